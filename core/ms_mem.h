@@ -1,0 +1,188 @@
+/*
+ * ms_mem.h - the core allocator family, checked size arithmetic, and a
+ * growable byte buffer.
+ *
+ * Every allocation made by libmscore goes through an ms_mem. An ms_mem counts
+ * bytes and allocations, tracks live and peak live bytes, and can be told to
+ * fail the Nth allocation (for tests). Counters are atomic: one ms_mem may be
+ * shared by threads. A child ms_mem (ms_mem_init with a parent) counts for
+ * itself and forwards every event to its parent, so a merge can have its own
+ * figures while the engine keeps the totals. There is no global allocator:
+ * a NULL ms_mem pointer means "plain malloc, counted nowhere".
+ *
+ * Design:
+ *  1. live = allocated bytes - freed bytes, at every moment (>= 0).
+ *  2. peak_live >= live, monotonic until ms_mem_reset_peak.
+ *  3. A failed allocation changes no counter except `failed`.
+ *  4. ms_mem_free(m, p, size) must be given the size passed at allocation
+ *     (sized deallocation, as in the C23 free_sized): callers know it.
+ */
+#ifndef MS_MEM_H
+#define MS_MEM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ms_mem ms_mem;
+
+/* A snapshot of an ms_mem's counters. */
+typedef struct ms_mem_stats {
+	uint64_t bytes;     /* bytes allocated (reallocs count their growth) */
+	uint64_t count;     /* number of successful allocations */
+	uint64_t frees;     /* number of frees */
+	int64_t live;       /* bytes currently allocated */
+	int64_t peak_live;  /* highest live seen */
+	uint64_t failed;    /* allocations refused (real or injected) */
+} ms_mem_stats;
+
+/* Embedded by its owner; initialise with ms_mem_init. */
+struct ms_mem {
+	ms_mem *parent;              /* borrowed; may be NULL */
+	_Atomic uint64_t bytes;
+	_Atomic uint64_t count;
+	_Atomic uint64_t frees;
+	_Atomic int64_t live;
+	_Atomic int64_t peak_live;
+	_Atomic uint64_t failed;
+	/* Fail injection: when fail_at > 0, the allocation whose ordinal
+	 * (1-based, counted in `attempts`) equals fail_at fails; with
+	 * fail_every set, every later one fails too. */
+	_Atomic uint64_t attempts;
+	_Atomic uint64_t fail_at;
+	bool fail_every;
+};
+
+/* Initialise m with zero counters; parent (borrowed) may be NULL. */
+void ms_mem_init(ms_mem *m, ms_mem *parent);
+/* Take a consistent-enough snapshot of m's counters (m may be NULL). */
+void ms_mem_stats_get(const ms_mem *m, ms_mem_stats *out);
+/* Set peak_live back to the current live value. */
+void ms_mem_reset_peak(ms_mem *m);
+/* Fail allocation number n (1-based) from now; 0 disables. With `every`,
+ * allocation n and all after it fail. Applies to m only, not parents. */
+void ms_mem_fail_at(ms_mem *m, uint64_t n, bool every);
+
+/* malloc/calloc/realloc/free through m (m may be NULL). Return NULL on
+ * failure; ms_mem_realloc leaves p untouched on failure. Sizes of 0 return
+ * a unique non-NULL pointer (allocated as 1 byte). */
+void *ms_mem_alloc(ms_mem *m, size_t size);
+void *ms_mem_calloc(ms_mem *m, size_t n, size_t size);
+void *ms_mem_realloc(ms_mem *m, void *p, size_t old_size, size_t new_size);
+void ms_mem_free(ms_mem *m, void *p, size_t size);
+/* Copy a string/bytes into memory from m; NULL on failure. */
+char *ms_mem_strdup(ms_mem *m, const char *s);
+void *ms_mem_dup(ms_mem *m, const void *p, size_t size);
+
+/* Overflow-checked size arithmetic: return false (and leave *out alone)
+ * if the result does not fit. Use these before sizing any allocation from a
+ * length read from disk or from a plugin. */
+static inline bool
+ms_add_ok(size_t a, size_t b, size_t *out)
+{
+	if (a > SIZE_MAX - b)
+		return false;
+	*out = a + b;
+	return true;
+}
+
+static inline bool
+ms_mul_ok(size_t a, size_t b, size_t *out)
+{
+	if (a != 0 && b > SIZE_MAX / a)
+		return false;
+	*out = a * b;
+	return true;
+}
+
+/*
+ * ms_buf - a growable byte buffer (git's strbuf, curl's dynbuf).
+ * Invariants: len <= cap; data is NULL iff cap == 0; len <= max always
+ * (appends that would pass max fail with MS_ERR_RANGE and change nothing).
+ * The buffer owns data; memory comes from mem (borrowed, may be NULL).
+ */
+typedef struct ms_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+	size_t max;   /* 0 means SIZE_MAX / 2 */
+	ms_mem *mem;
+} ms_buf;
+
+void ms_buf_init(ms_buf *b, ms_mem *mem, size_t max);
+void ms_buf_release(ms_buf *b);
+/* Make room for at least `extra` more bytes. 0 or MS_ERR_NOMEM/RANGE. */
+int ms_buf_reserve(ms_buf *b, size_t extra);
+int ms_buf_append(ms_buf *b, const void *p, size_t n);
+int ms_buf_append_u8(ms_buf *b, uint8_t v);
+int ms_buf_append_le32(ms_buf *b, uint32_t v);
+int ms_buf_append_le64(ms_buf *b, uint64_t v);
+/* LEB128 unsigned varint. */
+int ms_buf_append_uvarint(ms_buf *b, uint64_t v);
+/* Zigzag signed varint. */
+int ms_buf_append_svarint(ms_buf *b, int64_t v);
+static inline void
+ms_buf_reset(ms_buf *b)
+{
+	b->len = 0;
+}
+
+/* Little-endian loads/stores, independent of host order. */
+static inline uint32_t
+ms_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t
+ms_le64(const uint8_t *p)
+{
+	return (uint64_t)ms_le32(p) | (uint64_t)ms_le32(p + 4) << 32;
+}
+
+static inline void
+ms_put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static inline void
+ms_put_le64(uint8_t *p, uint64_t v)
+{
+	ms_put_le32(p, (uint32_t)v);
+	ms_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/*
+ * Bounded reader over bytes from disk: every get checks the remaining length
+ * and sets `bad` instead of reading past the end. Check `bad` once at the
+ * end of a parse.
+ */
+typedef struct ms_rd {
+	const uint8_t *p;
+	size_t left;
+	bool bad;
+} ms_rd;
+
+static inline void
+ms_rd_init(ms_rd *r, const void *p, size_t n)
+{
+	r->p = (const uint8_t *)p;
+	r->left = n;
+	r->bad = false;
+}
+
+uint8_t ms_rd_u8(ms_rd *r);
+uint32_t ms_rd_le32(ms_rd *r);
+uint64_t ms_rd_le64(ms_rd *r);
+uint64_t ms_rd_uvarint(ms_rd *r);
+int64_t ms_rd_svarint(ms_rd *r);
+/* Returns a pointer to the next n bytes and skips them, or NULL (bad). */
+const uint8_t *ms_rd_bytes(ms_rd *r, size_t n);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * ms_shard.h - a shard directory: the inventory of active parts, its epoch,
+ * the snapshot file, crash recovery, and pinned views.
+ *
+ * Layout (see core/FORMAT.md, section "Shard"):
+ *   DIR/snapshot                  active part IDs, epoch, next ID, depths
+ *   DIR/core/<16hex>/             core parts
+ *   DIR/sidx/latency/<16hex>/     latency index parts (same ID as core)
+ *   DIR/sidx/start_time/<16hex>/  start_time index parts
+ *   DIR/tmp/                      anything being written
+ * The snapshot is replaced by write-to-temp, fsync, rename, fsync(DIR): that
+ * rename is the commit point of every transaction.
+ *
+ * Design:
+ *  1. Every transaction (introduce one part; replace a set of inputs by one
+ *     output, core and both indexes together) bumps the epoch by exactly 1
+ *     and is durable before the call returns.
+ *  2. A part is in the inventory iff it is listed in the snapshot.
+ *  3. A part removed from the inventory is deleted from disk when the last
+ *     view pinning it is released (never before its replacement is
+ *     published).
+ *  4. Opening recovers: temporary leftovers and part directories the
+ *     snapshot does not list are removed, and what was cleaned is said in
+ *     ms_shard_recovery_note. A snapshot listing a part that is missing or
+ *     unreadable is an error naming the part; nothing is deleted then.
+ *
+ * Ownership: ms_shard and ms_view are heap objects owned by the caller of
+ * _open / ms_shard_view; parts returned by a view are borrowed from it.
+ * Threads: every function may be called from any thread; the shard
+ * serializes transactions with its own lock.
+ */
+#ifndef MS_SHARD_H
+#define MS_SHARD_H
+
+#include "ms_err.h"
+#include "ms_mem.h"
+#include "ms_part.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum ms_part_kind {
+	MS_KIND_CORE = 0,
+	MS_KIND_LATENCY = 1,
+	MS_KIND_START_TIME = 2,
+	MS_KIND_COUNT = 3,
+};
+
+/* "core", "latency", "start_time". */
+const char *ms_part_kind_name(enum ms_part_kind k);
+
+typedef struct ms_shard ms_shard;
+typedef struct ms_shard_opts {
+	const char *dir;    /* the shard directory (copied) */
+	bool create;        /* create an empty shard if DIR has no snapshot */
+	ms_mem *mem;        /* borrowed; NULL = uncounted */
+	ms_io *io;          /* borrowed; NULL = not counted */
+} ms_shard_opts;
+
+int ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb);
+void ms_shard_close(ms_shard *s);
+/* What recovery did at open, e.g. "recovered epoch 41: removed 2 temporary
+ * directories, 1 unpublished part (00000000000000a3)"; "" when nothing. */
+const char *ms_shard_recovery_note(const ms_shard *s);
+const char *ms_shard_get_dir(const ms_shard *s);
+uint64_t ms_shard_epoch(const ms_shard *s);
+
+/* Reserve a fresh part ID (monotonic per shard, persisted). */
+int ms_shard_new_id(ms_shard *s, uint64_t *id, ms_errbuf *eb);
+/* Path where a new part of `kind` with `id` is to be written before it is
+ * introduced or used as a merge output: DIR/tmp/<kind>-<16hex>. */
+int ms_shard_tmp_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
+		      char *buf, size_t n);
+/* Final path of a part: DIR/core/<16hex> etc. */
+int ms_shard_part_path(const ms_shard *s, enum ms_part_kind kind,
+		       uint64_t id, char *buf, size_t n);
+
+/* Introduce a part whose three kinds are written at their tmp paths: publish
+ * them, open them, add the part to the inventory, commit. */
+int ms_shard_introduce(ms_shard *s, uint64_t id, ms_errbuf *eb);
+/* One transaction: remove `inputs` from the inventory and (if output != 0)
+ * introduce `output`, whose three kinds are at their tmp paths. Fails with
+ * MS_ERR_CONFLICT, changing nothing, if an input is not active. On any
+ * failure the inventory, snapshot and the inputs on disk are unchanged. */
+int ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
+		     uint64_t output, ms_errbuf *eb);
+
+/* A pinned, consistent view of the inventory at one epoch. Parts are sorted
+ * by ID. */
+typedef struct ms_view ms_view;
+int ms_shard_view(ms_shard *s, ms_view **out, ms_errbuf *eb);
+void ms_view_release(ms_view *v);
+uint64_t ms_view_epoch(const ms_view *v);
+size_t ms_view_count(const ms_view *v);
+/* The i-th part (0 <= i < count) of each kind; borrowed from the view. */
+const ms_part *ms_view_part(const ms_view *v, size_t i,
+			    enum ms_part_kind kind);
+/* Find a part by ID in the view; NULL if absent. */
+const ms_part *ms_view_find(const ms_view *v, uint64_t id,
+			    enum ms_part_kind kind);
+
+#endif
