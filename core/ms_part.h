@@ -37,6 +37,18 @@
 #define MS_BLOOM_K 10
 #define MS_BLOOM_BITS_PER_ITEM 16
 
+/* A core part holds rows; an index part holds (series, key, 0x01||traceID)
+ * rows of one secondary index (ms_sidx.h) and carries its core part's ID. */
+enum ms_part_kind {
+	MS_KIND_CORE = 0,
+	MS_KIND_LATENCY = 1,
+	MS_KIND_START_TIME = 2,
+	MS_KIND_COUNT = 3,
+};
+
+/* "core", "latency", "start_time". */
+const char *ms_part_kind_name(enum ms_part_kind k);
+
 /* What a part says about itself (stored in its metadata). */
 typedef struct ms_part_meta {
 	uint64_t id;
@@ -121,13 +133,16 @@ int ms_part_publish(const char *tmp_dir, const char *final_dir,
 int ms_part_remove_dir(const char *dir, ms_errbuf *eb);
 
 typedef struct ms_part ms_part;
-/* Open the part in `dir`: read and verify metadata and Bloom filter (block
+/* Open the part in `dir`, of whichever kind it is (index parts: min_ts and
+ * max_ts hold the min and max key; blocks/traces/uncompressed as the index
+ * format defines): read and verify metadata and Bloom filter (block
  * data is verified as it is read). Errors name the part, the file and what
  * was wrong. mem (borrowed) counts the part's own memory. */
 int ms_part_open(ms_part **out, const char *dir, ms_mem *mem, ms_errbuf *eb);
 void ms_part_close(ms_part *p);
 const ms_part_meta *ms_part_get_meta(const ms_part *p);
 const char *ms_part_dir(const ms_part *p);
+enum ms_part_kind ms_part_kind_of(const ms_part *p);
 /* Bloom filter test: false means the trace ID is certainly absent. */
 bool ms_part_may_contain(const ms_part *p, const uint8_t *tid, uint32_t len);
 /* Read the whole data file and verify every block checksum and the part

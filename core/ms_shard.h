@@ -40,16 +40,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum ms_part_kind {
-	MS_KIND_CORE = 0,
-	MS_KIND_LATENCY = 1,
-	MS_KIND_START_TIME = 2,
-	MS_KIND_COUNT = 3,
-};
-
-/* "core", "latency", "start_time". */
-const char *ms_part_kind_name(enum ms_part_kind k);
-
 typedef struct ms_shard ms_shard;
 typedef struct ms_shard_opts {
 	const char *dir;    /* the shard directory (copied) */
