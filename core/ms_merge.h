@@ -1,0 +1,235 @@
+/*
+ * ms_merge.h - the merge executor: one merge of a set of active parts of a
+ * shard into one output part, core and both secondary indexes, published in
+ * one transaction.
+ *
+ * The dispatcher (engine) decides what to merge and on which lane; this
+ * module does the work on the calling thread and reports everything it
+ * measured in an ms_merge_result. A merge is lossless unless a sampling
+ * pipeline is given and decides to drop complete traces.
+ *
+ * Contract:
+ *  - Every input must be active in the shard at the start (else
+ *    MS_ERR_CONFLICT) and again at publication (the shard checks).
+ *  - On success the output (core, latency, start_time, same ID) replaced the
+ *    inputs in one ms_shard_replace; the shard deletes the inputs once no view
+ *    pins them.
+ *  - On failure at any stage nothing is published, every input stays active
+ *    and unchanged, the temporary output directories are removed, and the
+ *    error (code, stage, message naming the part) is in the result and in eb.
+ *
+ * Ownership: the request and everything it points to are borrowed for the
+ * duration of the call. The result is caller-owned; its `inputs` pointer is
+ * borrowed from req->inputs. No other pointer in the result outlives the call.
+ * Threads: ms_merge_execute may run on several threads at once for disjoint
+ * inputs of one shard; each call uses only its own memory and iterators.
+ */
+#ifndef MS_MERGE_H
+#define MS_MERGE_H
+
+#include "ms_err.h"
+#include "ms_mem.h"
+#include "ms_part.h"
+#include "ms_shard.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Defined by the sampling layer; NULL in a request means "pipeline
+ * disabled". */
+struct ms_pipeline;
+struct ms_merge_req;
+
+/* Lane names (a request may carry any string; these are the usual ones). */
+#define MS_LANE_FAST "fast"
+#define MS_LANE_SLOW "slow"
+#define MS_LANE_FINALIZE "finalize"
+
+/* Request flags. */
+enum ms_merge_flags {
+	/* A finalize merge: forced by the controller, picker bypassed. Allows
+	 * a single input (rewritten as one output). Lane defaults to
+	 * "finalize". */
+	MS_MERGE_FINALIZE = 1u << 0,
+};
+
+/* The stages of a merge, in order; a failure reports the stage it hit. */
+enum ms_merge_stage {
+	MS_MERGE_STAGE_NONE = 0,
+	MS_MERGE_STAGE_PIN = 1,     /* pin a view, check inputs active */
+	MS_MERGE_STAGE_READ = 2,    /* open iterators, read input blocks */
+	MS_MERGE_STAGE_WRITE = 3,   /* write/finish the core output */
+	MS_MERGE_STAGE_INDEX = 4,   /* merge the two secondary indexes */
+	MS_MERGE_STAGE_PUBLISH = 5, /* ms_shard_replace */
+	MS_MERGE_STAGE_DONE = 6,
+	MS_MERGE_STAGE_COUNT = 7,
+};
+
+/* "none", "pin", "read", "write", "index", "publish", "done". */
+const char *ms_merge_stage_name(enum ms_merge_stage st);
+
+/*
+ * Test hooks (NULL in production). `stage` is called at the start of every
+ * stage on the merging thread, and additionally once per input block read
+ * (stage MS_MERGE_STAGE_READ, `detail` = blocks read so far) and once per
+ * output block written (MS_MERGE_STAGE_WRITE). Returning a negative ms_err
+ * fails the merge there, exactly as a real error would (message says
+ * "injected"). It may block (a slow merge for dispatcher tests) — the merge
+ * holds no shard lock while calling it.
+ * fail_alloc_at (> 0) makes the merge's own allocator fail its Nth
+ * allocation (and every later one with fail_alloc_every).
+ */
+typedef struct ms_merge_hooks {
+	int (*stage)(void *arg, const struct ms_merge_req *req,
+	             enum ms_merge_stage st, uint64_t detail);
+	void *arg;
+	uint64_t fail_alloc_at;
+	bool fail_alloc_every;
+} ms_merge_hooks;
+
+typedef struct ms_merge_req {
+	ms_shard *shard;        /* borrowed */
+	const uint64_t *inputs; /* part IDs, >= 2 (>= 1 for finalize) */
+	size_t ninputs;
+	uint64_t output_id; /* 0 = reserve one with ms_shard_new_id */
+	uint64_t seq;       /* merge sequence number (for results) */
+	const char *lane;   /* "fast", "slow", "finalize"; NULL ok */
+	unsigned flags;     /* enum ms_merge_flags */
+	ms_mem *parent_mem; /* the merge's ms_mem reports here */
+	ms_io *io;          /* engine-wide I/O counters; may be NULL */
+	const struct ms_pipeline *pipeline; /* NULL = disabled */
+	int64_t now_ns;                     /* logical clock at dispatch */
+	int64_t grace_ns;            /* 0 = 2 h; frontier = now - grace */
+	int zstd_level;              /* 0 = the part writer's default */
+	const ms_merge_hooks *hooks; /* tests only; NULL otherwise */
+} ms_merge_req;
+
+/* Figures of one secondary-index child merge. */
+typedef struct ms_merge_index_stats {
+	uint64_t rows_in;
+	uint64_t rows_out;
+	uint64_t rows_pruned; /* rows of dropped traces removed */
+	uint64_t blocks_in;
+	uint64_t blocks_out;
+	uint64_t bytes_in;  /* compressed bytes of the inputs */
+	uint64_t bytes_out; /* compressed bytes of the output */
+	int64_t wall_ns;
+	bool done; /* the child merge completed */
+} ms_merge_index_stats;
+
+/* Per-merge sampling classification (exactly one per merge). */
+enum ms_sampling_class {
+	MS_SAMPLING_NOT_EXECUTED = 0,
+	MS_SAMPLING_ENABLED_NO_EVALUATION = 1,
+	MS_SAMPLING_EXECUTED = 2,
+};
+
+/* Why sampling did not execute (NONE when it did). */
+enum ms_sampling_reason {
+	MS_SREASON_NONE = 0,
+	MS_SREASON_PIPELINE_DISABLED = 1,
+	MS_SREASON_NO_SAMPLER = 2,
+	MS_SREASON_EVENT_DISABLED = 3,
+	MS_SREASON_MERGE_GRACE = 4,
+	MS_SREASON_FRAGMENT_GAP_CONTRACT = 5,
+	MS_SREASON_GUARD_UNAVAILABLE = 6,
+	MS_SREASON_ALL_TRACES_OVERSIZED = 7,
+	MS_SREASON_LOSSLESS_RETRY = 8,
+	MS_SREASON_EMPTY_INPUT = 9,
+	MS_SREASON_OTHER = 10,
+	MS_SREASON_COUNT = 11,
+};
+
+/* "executed", "enabled_no_evaluation", "not_executed". */
+const char *ms_sampling_class_name(enum ms_sampling_class c);
+/* "none", "pipeline_disabled", "no_sampler", ... as DESIGN spells them. */
+const char *ms_sampling_reason_name(enum ms_sampling_reason r);
+
+/* Sampling figures of one merge (all zero with the pipeline disabled,
+ * except class/reason). */
+typedef struct ms_merge_sampling {
+	enum ms_sampling_class klass;
+	enum ms_sampling_reason reason;
+	uint64_t traces_evaluated;   /* reached Decide */
+	uint64_t traces_kept;        /* evaluated and kept */
+	uint64_t traces_dropped;     /* confirmed drops (after the guard) */
+	uint64_t traces_oversized;   /* kept without evaluation */
+	uint64_t traces_deferred;    /* proposed drops the guard kept */
+	uint64_t traces_unevaluated; /* kept: hot under policy "trace" */
+	uint64_t rows_dropped;
+	uint64_t batches_planned;
+	uint64_t batches;
+	uint64_t estimate_bytes; /* E of the adaptive planner */
+	uint64_t hard_limit_bytes;
+	uint64_t preferred_limit_bytes;
+	uint64_t peak_staged_bytes;
+	uint64_t guard_probes; /* Bloom probes made by the guard */
+	uint64_t guard_deferred_positive;
+	uint64_t guard_deferred_budget;
+	uint64_t plugin_calls;
+	int64_t decide_ns; /* total time inside Decide calls */
+} ms_merge_sampling;
+
+typedef struct ms_merge_result {
+	uint64_t seq;
+	char lane[16];
+	unsigned flags;
+	const uint64_t *inputs; /* borrowed from req->inputs */
+	size_t ninputs;
+	uint64_t output_id;    /* 0 if nothing was published */
+	uint64_t epoch_before; /* epoch of the pinned view */
+	uint64_t epoch_after;  /* epoch after publication */
+
+	/* Input figures, from the inputs' metadata. */
+	uint64_t input_compressed_bytes;
+	uint64_t input_uncompressed_bytes;
+	uint32_t max_input_depth;
+	int64_t input_min_ts, input_max_ts;
+
+	/* Core merge figures. */
+	uint64_t rows_in, rows_out;
+	uint64_t blocks_in;
+	uint64_t blocks_out;
+	uint64_t blocks_raw;       /* copied without decoding */
+	uint64_t blocks_reencoded; /* input blocks decoded and rewritten */
+	uint64_t traces_in;        /* distinct trace IDs over the inputs */
+	uint64_t traces_out;
+	uint64_t traces_fragmented; /* trace IDs present in >= 2 inputs */
+	ms_part_meta output;        /* core output metadata (zero if none) */
+	ms_merge_index_stats index[MS_KIND_COUNT]; /* [LATENCY], [START_TIME] */
+
+	/* Resources. */
+	int64_t started_mono_ns; /* CLOCK_MONOTONIC at entry */
+	int64_t wall_ns;
+	int64_t cpu_ns; /* CLOCK_THREAD_CPUTIME_ID of the merge */
+	int64_t stage_wall_ns[MS_MERGE_STAGE_COUNT];
+	uint64_t alloc_bytes; /* through the merge's own ms_mem */
+	uint64_t alloc_count;
+	int64_t peak_live;
+	uint64_t bytes_read;
+	uint64_t bytes_written;
+	uint64_t fsyncs;
+
+	ms_merge_sampling sampling;
+
+	/* Outcome: err is 0 or a negative ms_err; stage is where it failed. */
+	int err;
+	enum ms_merge_stage err_stage;
+	ms_errbuf error;
+} ms_merge_result;
+
+/*
+ * Run one merge described by req on the calling thread. res is always
+ * filled (also on failure). Returns 0 or the negative ms_err also stored in
+ * res->err; eb (may be NULL) gets the same message.
+ */
+int ms_merge_execute(const ms_merge_req *req, ms_merge_result *res,
+                     ms_errbuf *eb);
+
+/* Finalize: ms_merge_execute with MS_MERGE_FINALIZE set and lane
+ * "finalize" unless req->lane says otherwise. */
+int ms_merge_finalize(const ms_merge_req *req, ms_merge_result *res,
+                      ms_errbuf *eb);
+
+#endif
