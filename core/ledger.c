@@ -1,0 +1,282 @@
+/*
+ * ledger.c - ledger arithmetic and the canonical row encodings hashed into
+ * a ledger (core/FORMAT.md, section "Ledger").
+ *
+ * The encoding is streamed into XXH3-128 through a small staging buffer, so
+ * hashing a row allocates nothing and a row that fits the buffer is hashed
+ * in one call.
+ */
+#define XXH_INLINE_ALL
+#include "ms_ledger.h"
+
+#include <xxhash.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Canonical-encoding sink: stages small fields, streams large ones. */
+struct enc {
+	XXH3_state_t st;
+	bool streaming;
+	size_t len;
+	uint8_t buf[1024];
+};
+
+static void
+enc_init(struct enc *e)
+{
+	e->streaming = false;
+	e->len = 0;
+}
+
+static void
+enc_put(struct enc *e, const void *p, size_t n)
+{
+	if (n <= sizeof(e->buf) - e->len) {
+		if (n)
+			memcpy(e->buf + e->len, p, n);
+		e->len += n;
+		return;
+	}
+	if (!e->streaming) {
+		XXH3_128bits_reset(&e->st);
+		e->streaming = true;
+	}
+	XXH3_128bits_update(&e->st, e->buf, e->len);
+	e->len = 0;
+	if (n <= sizeof(e->buf)) {
+		memcpy(e->buf, p, n);
+		e->len = n;
+	} else {
+		XXH3_128bits_update(&e->st, p, n);
+	}
+}
+
+static void
+enc_u8(struct enc *e, uint8_t v)
+{
+	enc_put(e, &v, 1);
+}
+
+static void
+enc_u32(struct enc *e, uint32_t v)
+{
+	uint8_t b[4];
+	ms_put_le32(b, v);
+	enc_put(e, b, 4);
+}
+
+static void
+enc_u64(struct enc *e, uint64_t v)
+{
+	uint8_t b[8];
+	ms_put_le64(b, v);
+	enc_put(e, b, 8);
+}
+
+/* u32le length then the bytes; a NULL pointer encodes as length 0. */
+static void
+enc_bytes(struct enc *e, const void *p, size_t n)
+{
+	if (!p)
+		n = 0;
+	enc_u32(e, (uint32_t)n);
+	enc_put(e, p, n);
+}
+
+static void
+enc_str(struct enc *e, const char *s)
+{
+	enc_bytes(e, s, s ? strlen(s) : 0);
+}
+
+static XXH128_hash_t
+enc_end(struct enc *e)
+{
+	if (!e->streaming)
+		return XXH3_128bits(e->buf, e->len);
+	XXH3_128bits_update(&e->st, e->buf, e->len);
+	return XXH3_128bits_digest(&e->st);
+}
+
+/* Encoding tags keep the core and index domains apart. */
+#define ENC_CORE_ROW 0x01
+#define ENC_INDEX_ROW 0x02
+
+static void
+add_hash(ms_ledger *l, XXH128_hash_t h)
+{
+	uint64_t lo = l->sum_lo + h.low64;
+	l->sum_hi += h.high64 + (lo < l->sum_lo);
+	l->sum_lo = lo;
+	l->rows++;
+}
+
+void
+ms_ledger_init(ms_ledger *l)
+{
+	memset(l, 0, sizeof(*l));
+}
+
+void
+ms_ledger_set_init(ms_ledger_set *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+static XXH128_hash_t
+row_hash(const ms_row *r)
+{
+	struct enc e;
+	enc_init(&e);
+	enc_u8(&e, ENC_CORE_ROW);
+	enc_bytes(&e, r->trace_id, r->trace_id_len);
+	enc_u64(&e, r->span_id);
+	enc_str(&e, r->segment_id);
+	enc_str(&e, r->service);
+	enc_str(&e, r->instance);
+	enc_str(&e, r->endpoint);
+	enc_u64(&e, (uint64_t)r->start_ns);
+	enc_u32(&e, r->latency_ms);
+	enc_u8(&e, r->is_error ? 1 : 0);
+	uint32_t ntags = r->tags ? r->ntags : 0;
+	enc_u32(&e, ntags);
+	for (uint32_t i = 0; i < ntags; i++)
+		enc_str(&e, r->tags[i]);
+	enc_bytes(&e, r->body, r->body_len);
+	return enc_end(&e);
+}
+
+void
+ms_ledger_row_hash(const ms_row *r, uint64_t *lo, uint64_t *hi)
+{
+	XXH128_hash_t h = row_hash(r);
+	*lo = h.low64;
+	*hi = h.high64;
+}
+
+void
+ms_ledger_add_row(ms_ledger *l, const ms_row *r)
+{
+	add_hash(l, row_hash(r));
+}
+
+void
+ms_ledger_add_index_row(ms_ledger *l, uint64_t series, int64_t key,
+                        const uint8_t *value, uint32_t value_len)
+{
+	struct enc e;
+	enc_init(&e);
+	enc_u8(&e, ENC_INDEX_ROW);
+	enc_u64(&e, series);
+	enc_u64(&e, (uint64_t)key);
+	enc_bytes(&e, value, value_len);
+	add_hash(l, enc_end(&e));
+}
+
+void
+ms_ledger_add(ms_ledger *acc, const ms_ledger *b)
+{
+	uint64_t lo = acc->sum_lo + b->sum_lo;
+	acc->sum_hi += b->sum_hi + (lo < acc->sum_lo);
+	acc->sum_lo = lo;
+	acc->rows += b->rows;
+}
+
+int
+ms_ledger_sub(ms_ledger *acc, const ms_ledger *b)
+{
+	if (b->rows > acc->rows)
+		return MS_ERR_RANGE;
+	uint64_t lo = acc->sum_lo - b->sum_lo;
+	acc->sum_hi -= b->sum_hi + (acc->sum_lo < b->sum_lo);
+	acc->sum_lo = lo;
+	acc->rows -= b->rows;
+	return 0;
+}
+
+bool
+ms_ledger_equal(const ms_ledger *a, const ms_ledger *b)
+{
+	return a->rows == b->rows && a->sum_lo == b->sum_lo &&
+	       a->sum_hi == b->sum_hi;
+}
+
+void
+ms_ledger_set_add(ms_ledger_set *acc, const ms_ledger_set *b)
+{
+	for (int k = 0; k < MS_KIND_COUNT; k++)
+		ms_ledger_add(&acc->kind[k], &b->kind[k]);
+}
+
+int
+ms_ledger_set_sub(ms_ledger_set *acc, const ms_ledger_set *b)
+{
+	for (int k = 0; k < MS_KIND_COUNT; k++)
+		if (b->kind[k].rows > acc->kind[k].rows)
+			return MS_ERR_RANGE;
+	for (int k = 0; k < MS_KIND_COUNT; k++)
+		ms_ledger_sub(&acc->kind[k], &b->kind[k]);
+	return 0;
+}
+
+bool
+ms_ledger_set_equal(const ms_ledger_set *a, const ms_ledger_set *b)
+{
+	for (int k = 0; k < MS_KIND_COUNT; k++)
+		if (!ms_ledger_equal(&a->kind[k], &b->kind[k]))
+			return false;
+	return true;
+}
+
+char *
+ms_ledger_format(const ms_ledger *l, char out[MS_LEDGER_STR_MAX])
+{
+	snprintf(out, MS_LEDGER_STR_MAX,
+	         "%" PRIu64 ":%016" PRIx64 "%016" PRIx64, l->rows, l->sum_hi,
+	         l->sum_lo);
+	return out;
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+ms_ledger_parse(ms_ledger *l, const char *s)
+{
+	uint64_t rows = 0;
+	const char *p = s;
+	if (*p < '0' || *p > '9')
+		return MS_ERR_INVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		uint64_t d = (uint64_t)(*p - '0');
+		if (rows > (UINT64_MAX - d) / 10)
+			return MS_ERR_INVAL;
+		rows = rows * 10 + d;
+	}
+	if (*p++ != ':')
+		return MS_ERR_INVAL;
+	uint64_t half[2] = { 0, 0 };
+	for (int i = 0; i < 32; i++) {
+		int v = hexval(p[i]);
+		if (v < 0)
+			return MS_ERR_INVAL;
+		half[i / 16] = half[i / 16] << 4 | (uint64_t)v;
+	}
+	if (p[32] != '\0')
+		return MS_ERR_INVAL;
+	l->rows = rows;
+	l->sum_hi = half[0];
+	l->sum_lo = half[1];
+	return 0;
+}

@@ -1,0 +1,71 @@
+/*
+ * ms_clock.h - the time seam of the engine: a real clock for general use and
+ * a logical clock the replay controller sets, plus the maturity rule.
+ *
+ * Everything in core that needs "now" (maturity, the frontier, the grace
+ * policy) asks an ms_clock, never the system directly, so a replay can run a
+ * logical day at any speed and a frozen shard can be re-run at one instant.
+ *
+ * Design:
+ *  1. A real clock reads CLOCK_REALTIME (unix ns) at every call.
+ *  2. A logical clock returns the last value set; setting is atomic, so the
+ *     controller may set it while merge workers read it.
+ *  3. A part is mature iff its max timestamp <= now - MS_GRACE_NS; the
+ *     frontier is now - MS_GRACE_NS. Both saturate instead of overflowing.
+ *
+ * Ownership: an ms_clock is embedded by its owner (init only, nothing to
+ * release). Threads: every function may be called from any thread.
+ */
+#ifndef MS_CLOCK_H
+#define MS_CLOCK_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The merge grace: two hours, fixed. */
+#define MS_GRACE_NS ((int64_t)2 * 3600 * 1000000000)
+
+enum ms_clock_mode {
+	MS_CLOCK_REAL = 0,    /* CLOCK_REALTIME */
+	MS_CLOCK_LOGICAL = 1, /* set by the controller */
+};
+
+typedef struct ms_clock {
+	enum ms_clock_mode mode;
+	_Atomic int64_t logical_ns;
+} ms_clock;
+
+void ms_clock_init_real(ms_clock *c);
+void ms_clock_init_logical(ms_clock *c, int64_t start_ns);
+bool ms_clock_is_logical(const ms_clock *c);
+/* Unix ns: CLOCK_REALTIME for a real clock (or c == NULL), the set value for
+ * a logical one. */
+int64_t ms_clock_now(const ms_clock *c);
+/* Logical clocks only: set the time. 0, or MS_ERR_STATE on a real clock. */
+int ms_clock_set(ms_clock *c, int64_t ns);
+/* Logical clocks only: move the time by delta_ns (may be negative).
+ * MS_ERR_STATE on a real clock, MS_ERR_RANGE if the result would not fit
+ * (the clock is then unchanged). */
+int ms_clock_advance(ms_clock *c, int64_t delta_ns);
+
+/* now - grace, saturating at INT64_MIN. */
+static inline int64_t
+ms_frontier(int64_t now_ns)
+{
+	return now_ns < INT64_MIN + MS_GRACE_NS ? INT64_MIN
+	                                        : now_ns - MS_GRACE_NS;
+}
+
+/* True when a part (or trace) whose max timestamp is max_ts is mature at
+ * now_ns: max_ts <= now - grace. */
+static inline bool
+ms_is_mature(int64_t max_ts, int64_t now_ns)
+{
+	return max_ts <= ms_frontier(now_ns);
+}
+
+/* The frontier of clock c at this moment. */
+int64_t ms_clock_frontier(const ms_clock *c);
+
+#endif

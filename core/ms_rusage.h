@@ -1,0 +1,40 @@
+/*
+ * ms_rusage.h - resource counters of the process and the calling thread:
+ * wall time, process CPU, thread CPU, peak and current resident memory.
+ *
+ * A merge or a phase samples before and after and keeps the difference
+ * (ms_rusage_diff); per-merge CPU of a worker is its thread CPU, which the
+ * kernel keeps per thread (CLOCK_THREAD_CPUTIME_ID). Peak RSS is the
+ * process high-water mark (VmHWM, falling back to getrusage); on Linux it
+ * can be reset with ms_rusage_reset_peak so a phase can measure its own.
+ *
+ * Ownership: plain values, no state. Threads: any thread; thread CPU is the
+ * caller's.
+ */
+#ifndef MS_RUSAGE_H
+#define MS_RUSAGE_H
+
+#include "ms_err.h"
+
+#include <stdint.h>
+
+typedef struct ms_rusage {
+	int64_t wall_ns;        /* CLOCK_MONOTONIC */
+	int64_t cpu_ns;         /* process CPU (user + system) */
+	int64_t thread_cpu_ns;  /* CPU of the calling thread */
+	int64_t peak_rss_bytes; /* high-water resident set since start/reset */
+	int64_t rss_bytes;      /* resident set now */
+} ms_rusage;
+
+/* Fill *out with the counters now. 0, or MS_ERR_IO if a clock or the memory
+ * figures cannot be read (fields that could not be read are -1). */
+int ms_rusage_sample(ms_rusage *out, ms_errbuf *eb);
+/* d = after - before for the time fields; the memory fields of d are
+ * after's (levels, not amounts). d may alias after. */
+void ms_rusage_diff(const ms_rusage *before, const ms_rusage *after,
+                    ms_rusage *d);
+/* Reset the process peak RSS to the current RSS (Linux: writes "5" to
+ * /proc/self/clear_refs). 0, or MS_ERR_IO where the kernel refuses. */
+int ms_rusage_reset_peak(ms_errbuf *eb);
+
+#endif

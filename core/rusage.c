@@ -1,0 +1,120 @@
+/*
+ * rusage.c - sampling the process and thread resource counters of
+ * ms_rusage.h from clock_gettime, /proc/self and getrusage.
+ */
+#include "ms_rusage.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t
+clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	if (clock_gettime(id, &ts) != 0)
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Read a small /proc file into buf (NUL-terminated); bytes read or -1. */
+static ssize_t
+read_small(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t got = 0;
+	while (got + 1 < n) {
+		ssize_t r = read(fd, buf + got, n - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+/* VmHWM from /proc/self/status in bytes, or -1. */
+static int64_t
+proc_hwm(void)
+{
+	char buf[4096];
+	if (read_small("/proc/self/status", buf, sizeof(buf)) <= 0)
+		return -1;
+	const char *p = strstr(buf, "VmHWM:");
+	if (!p)
+		return -1;
+	long long kb = strtoll(p + 6, NULL, 10);
+	return kb > 0 ? (int64_t)kb * 1024 : -1;
+}
+
+static int64_t
+proc_rss(void)
+{
+	char buf[256];
+	if (read_small("/proc/self/statm", buf, sizeof(buf)) <= 0)
+		return -1;
+	long long size = 0, res = 0;
+	if (sscanf(buf, "%lld %lld", &size, &res) != 2)
+		return -1;
+	long page = sysconf(_SC_PAGESIZE);
+	return page > 0 ? (int64_t)res * page : -1;
+}
+
+int
+ms_rusage_sample(ms_rusage *out, ms_errbuf *eb)
+{
+	out->wall_ns = clock_ns(CLOCK_MONOTONIC);
+	out->cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	out->thread_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	out->peak_rss_bytes = proc_hwm();
+	if (out->peak_rss_bytes < 0) {
+		struct rusage ru;
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			out->peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024;
+	}
+	out->rss_bytes = proc_rss();
+	if (out->wall_ns < 0 || out->cpu_ns < 0 || out->thread_cpu_ns < 0)
+		return ms_fail(eb, MS_ERR_IO, "rusage: a CPU clock failed");
+	if (out->peak_rss_bytes < 0 || out->rss_bytes < 0)
+		return ms_fail(eb, MS_ERR_IO,
+		               "rusage: /proc/self memory figures unreadable");
+	return 0;
+}
+
+void
+ms_rusage_diff(const ms_rusage *before, const ms_rusage *after, ms_rusage *d)
+{
+	ms_rusage r = *after;
+	r.wall_ns = after->wall_ns - before->wall_ns;
+	r.cpu_ns = after->cpu_ns - before->cpu_ns;
+	r.thread_cpu_ns = after->thread_cpu_ns - before->thread_cpu_ns;
+	*d = r;
+}
+
+int
+ms_rusage_reset_peak(ms_errbuf *eb)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ms_fail(eb, MS_ERR_IO,
+		               "rusage: /proc/self/clear_refs: %s",
+		               strerror(errno));
+	ssize_t w = write(fd, "5", 1);
+	int e = errno;
+	close(fd);
+	if (w != 1)
+		return ms_fail(eb, MS_ERR_IO,
+		               "rusage: resetting peak RSS refused: %s",
+		               strerror(e));
+	return 0;
+}

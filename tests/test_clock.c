@@ -1,0 +1,126 @@
+/*
+ * test_clock.c - the clock seam (real and logical), the maturity rule, and
+ * the resource counters.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "ms_clock.h"
+#include "ms_rusage.h"
+
+static int64_t
+realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void
+test_logical_holds_what_is_set(void **state)
+{
+	(void)state;
+	ms_clock c;
+	ms_clock_init_logical(&c, 1000);
+	assert_true(ms_clock_is_logical(&c));
+	assert_int_equal(ms_clock_now(&c), 1000);
+	assert_int_equal(ms_clock_now(&c), 1000);
+	assert_int_equal(ms_clock_set(&c, 5 * MS_GRACE_NS), 0);
+	assert_int_equal(ms_clock_now(&c), 5 * MS_GRACE_NS);
+	assert_int_equal(ms_clock_advance(&c, -MS_GRACE_NS), 0);
+	assert_int_equal(ms_clock_now(&c), 4 * MS_GRACE_NS);
+	assert_int_equal(ms_clock_frontier(&c), 3 * MS_GRACE_NS);
+	/* Overflow is refused and leaves the clock alone. */
+	assert_int_equal(ms_clock_set(&c, INT64_MAX - 5), 0);
+	assert_int_equal(ms_clock_advance(&c, 6), MS_ERR_RANGE);
+	assert_int_equal(ms_clock_now(&c), INT64_MAX - 5);
+}
+
+static void
+test_real_follows_system(void **state)
+{
+	(void)state;
+	ms_clock c;
+	ms_clock_init_real(&c);
+	assert_false(ms_clock_is_logical(&c));
+	int64_t a = realtime_ns();
+	int64_t n = ms_clock_now(&c);
+	int64_t b = realtime_ns();
+	assert_true(a <= n && n <= b);
+	assert_true(ms_clock_now(NULL) >= n);
+	assert_int_equal(ms_clock_set(&c, 1), MS_ERR_STATE);
+	assert_int_equal(ms_clock_advance(&c, 1), MS_ERR_STATE);
+}
+
+static void
+test_maturity_boundary(void **state)
+{
+	(void)state;
+	int64_t now = 100 * MS_GRACE_NS;
+	assert_int_equal(MS_GRACE_NS, 7200000000000LL);
+	assert_int_equal(ms_frontier(now), now - MS_GRACE_NS);
+	/* At the frontier: mature; one ns later: hot. */
+	assert_true(ms_is_mature(now - MS_GRACE_NS, now));
+	assert_false(ms_is_mature(now - MS_GRACE_NS + 1, now));
+	assert_true(ms_is_mature(INT64_MIN, now));
+	assert_false(ms_is_mature(now, now));
+	/* Saturation near the bottom of the range. */
+	assert_int_equal(ms_frontier(INT64_MIN + 5), INT64_MIN);
+	assert_true(ms_is_mature(INT64_MIN, INT64_MIN + 5));
+	assert_false(ms_is_mature(INT64_MIN + 1, INT64_MIN + 5));
+}
+
+static void
+test_rusage_moves(void **state)
+{
+	(void)state;
+	ms_rusage a, b, d;
+	ms_errbuf eb;
+	assert_int_equal(ms_rusage_sample(&a, &eb), 0);
+	assert_true(a.peak_rss_bytes > 0);
+	assert_true(a.rss_bytes > 0);
+	/* Touch 64 MiB and burn some CPU: both must show. */
+	size_t n = 64u << 20;
+	volatile unsigned char *p = malloc(n);
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = (unsigned char)i;
+	volatile uint64_t x = 0;
+	for (uint64_t i = 0; i < 20000000; i++)
+		x += i * i;
+	assert_int_equal(ms_rusage_sample(&b, &eb), 0);
+	ms_rusage_diff(&a, &b, &d);
+	assert_true(d.wall_ns > 0);
+	assert_true(d.cpu_ns > 0);
+	assert_true(d.thread_cpu_ns > 0);
+	assert_true(d.thread_cpu_ns <= d.cpu_ns + 1000000);
+	assert_true(b.peak_rss_bytes >= a.peak_rss_bytes + (int64_t)(n / 2));
+	assert_true(b.rss_bytes >= (int64_t)(n / 2));
+	free((void *)p);
+	/* After a reset (where the kernel allows it) the peak is back near the
+	 * current level instead of remembering the freed 64 MiB. */
+	if (ms_rusage_reset_peak(&eb) == 0) {
+		ms_rusage c;
+		assert_int_equal(ms_rusage_sample(&c, &eb), 0);
+		assert_true(c.peak_rss_bytes - c.rss_bytes < (int64_t)(n / 2));
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_logical_holds_what_is_set),
+		cmocka_unit_test(test_real_follows_system),
+		cmocka_unit_test(test_maturity_boundary),
+		cmocka_unit_test(test_rusage_moves),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,226 @@
+/*
+ * test_ledger.c - logical ledgers: order independence, sensitivity to every
+ * field of a row, arithmetic, text form, and ledgers of real parts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ms_ledger.h"
+
+static const char *tags_a[] = { "http.method=GET", "status=200" };
+static const char *tags_b[] = { "status=200", "http.method=GET" };
+static const uint8_t body[] = { 1, 2, 3, 4, 5 };
+
+static ms_row
+base_row(void)
+{
+	ms_row r;
+	memset(&r, 0, sizeof(r));
+	r.trace_id = (const uint8_t *)"trace-0001";
+	r.trace_id_len = 10;
+	r.span_id = 7;
+	r.segment_id = "seg-1";
+	r.service = "svc";
+	r.instance = "inst";
+	r.endpoint = "/api";
+	r.start_ns = 1700000000000000000LL;
+	r.latency_ms = 42;
+	r.is_error = false;
+	r.tags = tags_a;
+	r.ntags = 2;
+	r.body = body;
+	r.body_len = sizeof(body);
+	return r;
+}
+
+static ms_ledger
+ledger_of(const ms_row *rows, size_t n)
+{
+	ms_ledger l;
+	ms_ledger_init(&l);
+	for (size_t i = 0; i < n; i++)
+		ms_ledger_add_row(&l, &rows[i]);
+	return l;
+}
+
+static void
+test_order_independent(void **state)
+{
+	(void)state;
+	enum { N = 64 };
+	ms_row rows[N];
+	char segs[N][16];
+	for (int i = 0; i < N; i++) {
+		rows[i] = base_row();
+		rows[i].span_id = (uint64_t)i;
+		snprintf(segs[i], sizeof(segs[i]), "seg-%d", i);
+		rows[i].segment_id = segs[i];
+	}
+	ms_ledger fwd = ledger_of(rows, N);
+	assert_int_equal(fwd.rows, N);
+	/* Reverse, and a shuffled order split into two parts. */
+	ms_row rev[N];
+	for (int i = 0; i < N; i++)
+		rev[i] = rows[N - 1 - i];
+	ms_ledger back = ledger_of(rev, N);
+	assert_true(ms_ledger_equal(&fwd, &back));
+	srand(7);
+	for (int i = N - 1; i > 0; i--) {
+		int j = rand() % (i + 1);
+		ms_row t = rev[i];
+		rev[i] = rev[j];
+		rev[j] = t;
+	}
+	ms_ledger a = ledger_of(rev, 20), b = ledger_of(rev + 20, N - 20);
+	ms_ledger_add(&b, &a);
+	assert_true(ms_ledger_equal(&fwd, &b));
+	/* A duplicated row is not the same set. */
+	ms_ledger dup = ledger_of(rows, N);
+	ms_ledger_add_row(&dup, &rows[3]);
+	assert_false(ms_ledger_equal(&fwd, &dup));
+}
+
+static void
+test_every_field_counts(void **state)
+{
+	(void)state;
+	ms_row r0 = base_row();
+	ms_ledger l0 = ledger_of(&r0, 1);
+	ms_row v[16];
+	int n = 0;
+	v[n] = r0, v[n++].trace_id = (const uint8_t *)"trace-0002";
+	v[n] = r0, v[n++].trace_id_len = 9;
+	v[n] = r0, v[n++].span_id = 8;
+	v[n] = r0, v[n++].segment_id = "seg-2";
+	v[n] = r0, v[n++].service = "svd";
+	v[n] = r0, v[n++].instance = "insu";
+	v[n] = r0, v[n++].endpoint = "/apj";
+	v[n] = r0, v[n++].start_ns = r0.start_ns + 1;
+	v[n] = r0, v[n++].latency_ms = 43;
+	v[n] = r0, v[n++].is_error = true;
+	v[n] = r0, v[n++].tags = tags_b; /* same tags, other order */
+	v[n] = r0, v[n++].ntags = 1;
+	v[n] = r0, v[n++].body_len = 4;
+	v[n] = r0, v[n++].body = (const uint8_t *)"\x01\x02\x03\x04\x06";
+	/* Bytes moved across a field boundary. */
+	v[n] = r0, v[n].service = "svci", v[n++].instance = "nst";
+	v[n] = r0, v[n].body = NULL, v[n++].body_len = 0;
+	for (int i = 0; i < n; i++) {
+		ms_ledger li = ledger_of(&v[i], 1);
+		assert_int_equal(li.rows, 1);
+		if (ms_ledger_equal(&l0, &li))
+			fail_msg("variant %d has the same ledger", i);
+		for (int j = 0; j < i; j++) {
+			ms_ledger lj = ledger_of(&v[j], 1);
+			if (ms_ledger_equal(&lj, &li))
+				fail_msg("variants %d and %d collide", j, i);
+		}
+	}
+	/* The same row built from other buffers has the same ledger. */
+	ms_row c = r0;
+	char svc[] = "svc";
+	uint8_t tid[] = "trace-0001";
+	c.service = svc;
+	c.trace_id = tid;
+	ms_ledger lc = ledger_of(&c, 1);
+	assert_true(ms_ledger_equal(&l0, &lc));
+}
+
+static void
+test_index_rows(void **state)
+{
+	(void)state;
+	const uint8_t val[] = "\x01trace-0001";
+	ms_ledger a, b;
+	ms_ledger_init(&a);
+	ms_ledger_init(&b);
+	ms_ledger_add_index_row(&a, 1, 42, val, 11);
+	ms_ledger_add_index_row(&a, 1, 43, val, 11);
+	ms_ledger_add_index_row(&b, 1, 43, val, 11);
+	ms_ledger_add_index_row(&b, 1, 42, val, 11);
+	assert_true(ms_ledger_equal(&a, &b));
+	ms_ledger c[4];
+	for (int i = 0; i < 4; i++)
+		ms_ledger_init(&c[i]);
+	ms_ledger_add_index_row(&c[0], 2, 42, val, 11);
+	ms_ledger_add_index_row(&c[1], 1, 41, val, 11);
+	ms_ledger_add_index_row(&c[2], 1, 42, val, 10);
+	ms_ledger_add_index_row(&c[3], 1, 42, (const uint8_t *)"\x01trace-0002",
+	                        11);
+	ms_ledger one;
+	ms_ledger_init(&one);
+	ms_ledger_add_index_row(&one, 1, 42, val, 11);
+	for (int i = 0; i < 4; i++)
+		assert_false(ms_ledger_equal(&one, &c[i]));
+}
+
+static void
+test_add_sub_format(void **state)
+{
+	(void)state;
+	ms_row rows[3] = { base_row(), base_row(), base_row() };
+	rows[1].span_id = 99;
+	rows[2].latency_ms = 1;
+	ms_ledger all = ledger_of(rows, 3);
+	ms_ledger dropped = ledger_of(&rows[1], 1);
+	ms_ledger kept = ledger_of(rows, 1);
+	ms_ledger_add_row(&kept, &rows[2]);
+	ms_ledger x = all;
+	assert_int_equal(ms_ledger_sub(&x, &dropped), 0);
+	assert_true(ms_ledger_equal(&x, &kept));
+	assert_int_equal(ms_ledger_sub(&x, &all), MS_ERR_RANGE);
+	assert_true(ms_ledger_equal(&x, &kept));
+	/* Carries across the 64-bit halves wrap mod 2^128. */
+	ms_ledger big = { 1, UINT64_MAX, UINT64_MAX }, one = { 1, 1, 0 };
+	ms_ledger_add(&big, &one);
+	assert_int_equal(big.sum_lo, 0);
+	assert_int_equal(big.sum_hi, 0);
+	assert_int_equal(ms_ledger_sub(&big, &one), 0);
+	assert_int_equal(big.sum_lo, UINT64_MAX);
+	assert_int_equal(big.sum_hi, UINT64_MAX);
+
+	char s[MS_LEDGER_STR_MAX];
+	ms_ledger_format(&all, s);
+	assert_int_equal(strlen(s), 2 + 32);
+	assert_int_equal(s[0], '3');
+	ms_ledger p;
+	assert_int_equal(ms_ledger_parse(&p, s), 0);
+	assert_true(ms_ledger_equal(&p, &all));
+	ms_ledger_format(&big, s);
+	assert_string_equal(s, "1:ffffffffffffffffffffffffffffffff");
+	assert_int_equal(ms_ledger_parse(&p, "1:fff"), MS_ERR_INVAL);
+	assert_int_equal(ms_ledger_parse(&p, "x:0"), MS_ERR_INVAL);
+	assert_int_equal(
+	        ms_ledger_parse(&p, "1:ffffffffffffffffffffffffffffffff0"),
+	        MS_ERR_INVAL);
+
+	ms_ledger_set s1, s2;
+	ms_ledger_set_init(&s1);
+	ms_ledger_set_init(&s2);
+	s1.kind[MS_KIND_LATENCY] = all;
+	assert_false(ms_ledger_set_equal(&s1, &s2));
+	ms_ledger_set_add(&s2, &s1);
+	assert_true(ms_ledger_set_equal(&s1, &s2));
+	assert_int_equal(ms_ledger_set_sub(&s2, &s1), 0);
+	assert_int_equal(s2.kind[MS_KIND_LATENCY].rows, 0);
+	assert_int_equal(ms_ledger_set_sub(&s2, &s1), MS_ERR_RANGE);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_order_independent),
+		cmocka_unit_test(test_every_field_counts),
+		cmocka_unit_test(test_index_rows),
+		cmocka_unit_test(test_add_sub_format),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
