@@ -1,0 +1,277 @@
+/*
+ * part_int.h - private to the part format: the on-disk layout structs (each
+ * checked by _Static_assert against core/FORMAT.md), limits, and helpers
+ * shared by part_writer.c, part_reader.c, part_fs.c, bloom.c and sidx.c.
+ *
+ * The structs below are never read from or written to disk with memcpy:
+ * encoders and decoders store each field little-endian at offsetof(), so
+ * the struct is the written-down layout and the code is host-independent.
+ */
+#ifndef MS_PART_INT_H
+#define MS_PART_INT_H
+
+#include "ms_part.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_customMem, *_advanced */
+#include <zstd.h>
+#include <zstd_errors.h>
+
+/* File names inside a part directory. */
+#define MS__F_META "meta"
+#define MS__F_DATA "data"
+#define MS__F_INDEX "index"
+#define MS__F_BLOOM "bloom"
+
+#define MS__META_MAGIC "MSPMETA1"
+#define MS__INDEX_MAGIC "MSPINDX1"
+#define MS__BLOOM_MAGIC "MSPBLOM1"
+#define MS__BLOCK_MAGIC "MSB1"
+#define MS__CHUNK_MAGIC "MSX1"
+
+/* Largest uncompressed unit (one row can carry a 16 MiB body plus 1024
+ * tags of 64 KiB). */
+#define MS__UNIT_MAX (128u << 20)
+/* Rows in one block / index chunk, at most. */
+#define MS__BLOCK_ROWS_MAX (1u << 20)
+#define MS__CHUNK_ROWS 4096u
+/* Read window of an iterator. */
+#define MS__READ_WINDOW (1u << 20)
+
+/* meta: one fixed 128-byte record. */
+struct ms__meta_disk {
+	uint8_t magic[8];
+	uint32_t version;
+	uint32_t kind;
+	uint64_t id;
+	uint64_t compressed_bytes;
+	uint64_t uncompressed_bytes;
+	uint64_t rows;
+	uint64_t blocks;
+	uint64_t traces;
+	int64_t min_ts;
+	int64_t max_ts;
+	uint32_t depth;
+	uint32_t flags;
+	uint64_t checksum;
+	uint64_t data_bytes;
+	uint64_t index_bytes;
+	uint64_t bloom_bytes;
+	uint64_t meta_xxh; /* XXH64 (seed 0) of bytes 0..119 */
+};
+_Static_assert(offsetof(struct ms__meta_disk, version) == 8, "meta layout");
+_Static_assert(offsetof(struct ms__meta_disk, id) == 16, "meta layout");
+_Static_assert(offsetof(struct ms__meta_disk, min_ts) == 64, "meta layout");
+_Static_assert(offsetof(struct ms__meta_disk, depth) == 80, "meta layout");
+_Static_assert(offsetof(struct ms__meta_disk, checksum) == 88, "meta layout");
+_Static_assert(offsetof(struct ms__meta_disk, meta_xxh) == 120, "meta layout");
+_Static_assert(sizeof(struct ms__meta_disk) == 128, "meta layout");
+#define MS__META_SIZE 128u
+
+/* data (core part): a block header, then unit A then unit B bytes. */
+struct ms__block_disk {
+	uint8_t magic[4];
+	uint8_t tid_len;
+	uint8_t flags;
+	uint16_t reserved;
+	uint32_t nrows;
+	uint32_t a_stored;
+	uint32_t a_raw;
+	uint32_t b_stored;
+	uint32_t b_raw;
+	uint32_t reserved2;
+	int64_t min_ts;
+	int64_t max_ts;
+	int64_t max_end_ns;
+	uint64_t span_bytes;
+	uint64_t a_xxh;
+	uint64_t b_xxh;
+	uint8_t trace_id[MS_TRACE_ID_MAX];
+	uint64_t header_xxh; /* XXH64 (seed 0) of bytes 0..143 */
+};
+_Static_assert(offsetof(struct ms__block_disk, nrows) == 8, "block layout");
+_Static_assert(offsetof(struct ms__block_disk, min_ts) == 32, "block layout");
+_Static_assert(offsetof(struct ms__block_disk, a_xxh) == 64, "block layout");
+_Static_assert(offsetof(struct ms__block_disk, trace_id) == 80, "block layout");
+_Static_assert(offsetof(struct ms__block_disk, header_xxh) == 144,
+               "block layout");
+_Static_assert(sizeof(struct ms__block_disk) == 152, "block layout");
+#define MS__BLOCK_HDR 152u
+
+/* Unit A starts with this many u32 column lengths. */
+#define MS__A_COLS 9u
+
+/* index file: header, entries, then XXH64 of everything before it. */
+struct ms__index_hdr {
+	uint8_t magic[8];
+	uint32_t version;
+	uint32_t kind;
+	uint64_t count;
+	uint64_t entry_size;
+};
+_Static_assert(sizeof(struct ms__index_hdr) == 32, "index layout");
+#define MS__INDEX_HDR 32u
+
+struct ms__index_entry {
+	uint64_t offset;
+	uint32_t stored;
+	uint32_t nrows;
+};
+_Static_assert(sizeof(struct ms__index_entry) == 16, "index layout");
+
+/* Index parts: the entry also bounds the chunk's rows. */
+struct ms__sidx_entry {
+	uint64_t offset;
+	uint32_t stored;
+	uint32_t nrows;
+	uint64_t first_series;
+	int64_t first_key;
+	uint64_t last_series;
+	int64_t last_key;
+};
+_Static_assert(offsetof(struct ms__sidx_entry, first_series) == 16,
+               "sidx index layout");
+_Static_assert(sizeof(struct ms__sidx_entry) == 48, "sidx index layout");
+
+/* Index part chunk header; the zstd payload follows. */
+struct ms__chunk_disk {
+	uint8_t magic[4];
+	uint32_t nrows;
+	uint32_t stored;
+	uint32_t raw;
+	uint64_t payload_xxh;
+	uint64_t header_xxh; /* XXH64 (seed 0) of bytes 0..23 */
+};
+_Static_assert(offsetof(struct ms__chunk_disk, payload_xxh) == 16,
+               "chunk layout");
+_Static_assert(sizeof(struct ms__chunk_disk) == 32, "chunk layout");
+#define MS__CHUNK_HDR 32u
+
+/* bloom file: header, nbits / 8 bytes of bits, XXH64 of all before. */
+struct ms__bloom_hdr {
+	uint8_t magic[8];
+	uint32_t version;
+	uint32_t k;
+	uint64_t nbits;
+	uint64_t items;
+};
+_Static_assert(sizeof(struct ms__bloom_hdr) == 32, "bloom layout");
+#define MS__BLOOM_HDR 32u
+
+/* ---- the opened part (part_reader.c), shared with sidx.c ---- */
+struct ms_part {
+	ms_mem *mem;
+	char *dir;
+	size_t dir_size;
+	char name[17]; /* 16-hex ID */
+	ms_part_meta meta;
+	enum ms_part_kind kind;
+	uint8_t *index; /* whole index file */
+	size_t index_len;
+	uint64_t entry_size;
+	uint8_t *bloom; /* whole bloom file; bits at MS__BLOOM_HDR */
+	size_t bloom_len;
+	uint64_t nbits;
+	uint64_t data_bytes;
+};
+
+static inline const uint8_t *
+ms__part_entry(const ms_part *p, uint64_t i)
+{
+	return p->index + MS__INDEX_HDR + i * p->entry_size;
+}
+
+/* Fill eb with "part <id> (<dir>): <file>: <msg>" and return err. */
+int ms__part_fail(const ms_part *p, ms_errbuf *eb, int err, const char *file,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Meta encode/decode (part_writer.c / part_reader.c). */
+void ms__meta_encode(uint8_t out[MS__META_SIZE], const ms_part_meta *m,
+                     enum ms_part_kind kind, uint64_t data_bytes,
+                     uint64_t index_bytes, uint64_t bloom_bytes);
+
+/* Build an index file: header, `entries` (count of entry_size bytes), and
+ * the trailing XXH64 (part_writer.c). */
+int ms__index_build(ms_buf *dst, enum ms_part_kind kind, const ms_buf *entries,
+                    uint64_t count, uint64_t entry_size);
+
+/* A block header, parsed and checked (part_reader.c). */
+typedef struct ms__block_hdr {
+	uint8_t tid[MS_TRACE_ID_MAX];
+	uint32_t tid_len;
+	uint32_t nrows;
+	uint32_t a_stored, a_raw, b_stored, b_raw;
+	int64_t min_ts, max_ts, max_end_ns;
+	uint64_t span_bytes;
+	uint64_t a_xxh, b_xxh;
+	uint32_t stored; /* whole block: header + units */
+} ms__block_hdr;
+
+/* Parse the block at p (len bytes available, which must equal its stored
+ * size) and check its header checksum and every header field. On failure
+ * write the reason into why and return false. */
+bool ms__block_parse(const uint8_t *p, uint64_t len, ms__block_hdr *h,
+                     char *why, size_t whylen);
+/* Check both units' checksums of a parsed block. */
+bool ms__block_units_ok(const uint8_t *p, const ms__block_hdr *h, char *why,
+                        size_t whylen);
+
+/* A sequential reader over a part's data file with a read window
+ * (part_reader.c). Invariant: buf[0..len) holds file bytes [base,
+ * base + len). */
+typedef struct ms__win {
+	int fd;
+	ms_mem *mem;
+	ms_io *io;
+	uint8_t *buf;
+	size_t cap;
+	uint64_t base;
+	size_t len;
+	uint64_t size;
+	uint64_t bytes_read;
+} ms__win;
+
+int ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
+                 ms_errbuf *eb);
+/* Point *out at file bytes [off, off + n): 0, or an error code (the caller
+ * names the part). */
+int ms__win_get(ms__win *w, uint64_t off, size_t n, const uint8_t **out);
+void ms__win_close(ms__win *w);
+
+/* ---- part_fs.c ---- */
+/* Join dir and name into out (size n); false if it does not fit. */
+bool ms__path(char *out, size_t n, const char *dir, const char *name);
+/* Create `name` in dir (must not exist), write all bytes, fsync, close. */
+int ms__write_file(const char *dir, const char *name, const void *p, size_t n,
+                   ms_io *io, ms_errbuf *eb);
+/* write() all of p to fd; counts io. */
+int ms__write_all(int fd, const void *p, size_t n, ms_io *io);
+/* fsync a file descriptor / a directory by path; counts io. */
+int ms__fsync_fd(int fd, ms_io *io);
+int ms__fsync_dir(const char *dir, ms_io *io);
+/* pread exactly n bytes at off: 0, MS_ERR_CORRUPT on a short file, or an
+ * errno-mapped error. */
+int ms__pread_all(int fd, void *p, size_t n, uint64_t off);
+/* zstd allocation through an ms_mem (NULL = plain malloc). */
+ZSTD_customMem ms__zstd_mem(ms_mem *mem);
+/* Map a zstd error code to MS_ERR_NOMEM or MS_ERR_COMPRESS. */
+int ms__zstd_err(size_t code);
+
+/* ---- bloom.c ---- */
+/* Bits for `items` trace IDs: a multiple of 64, at least 64. */
+uint64_t ms__bloom_nbits(uint64_t items);
+/* The two 64-bit hashes of a trace ID used for double hashing. */
+void ms__bloom_hash(const uint8_t *tid, uint32_t len, uint64_t h[2]);
+void ms__bloom_add(uint8_t *bits, uint64_t nbits, const uint64_t h[2]);
+bool ms__bloom_test(const uint8_t *bits, uint64_t nbits, const uint64_t h[2]);
+
+/* ---- sidx.c: per-kind verification used by part_reader.c ---- */
+int ms__sidx_check_index(const ms_part *p, ms_errbuf *eb);
+int ms__sidx_verify(const ms_part *p, ms_errbuf *eb);
+
+/* ---- row.c ---- */
+/* Encoded uncompressed bytes a row adds to a block (used for splitting). */
+uint64_t ms__row_span_bytes(const ms_row *r);
+
+#endif

@@ -1,0 +1,1101 @@
+/*
+ * part_reader.c - opens a part of any kind, checks its metadata, index and
+ * Bloom filter, and iterates a core part's blocks in trace-ID order,
+ * decoding only the columns asked for or handing out the stored bytes for
+ * a raw copy. Layout: core/FORMAT.md.
+ *
+ * Nothing read from disk is trusted: every file's size must match meta,
+ * every file and block carries an XXH64 that is checked before its bytes
+ * are used, and every length is bounded before it sizes anything. An
+ * iterator that reaches the end has also checked the part checksum and the
+ * row, trace and byte totals against meta, so a full read of a damaged part
+ * always fails.
+ *
+ * Iterator design:
+ *  1. cur_ok is true only after next() returned 1 and the block's header
+ *     and unit checksums matched.
+ *  2. a_ok / b_ok: unit A / B of the current block is decompressed in ua /
+ *     ub (reset by next()).
+ *  3. content has absorbed every block returned so far, in file order.
+ *  4. After an error the iterator is `failed` and every call returns
+ *     MS_ERR_STATE.
+ */
+#define XXH_INLINE_ALL
+#include "part_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+int
+ms__part_fail(const ms_part *p, ms_errbuf *eb, int err, const char *file,
+              const char *fmt, ...)
+{
+	if (eb) {
+		char what[400];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(what, sizeof(what), fmt, ap);
+		va_end(ap);
+		if (p->name[0])
+			ms_fail(eb, err, "part %s (%s): %s: %s", p->name,
+			        p->dir, file, what);
+		else
+			ms_fail(eb, err, "part %s: %s: %s", p->dir, file, what);
+	}
+	return err;
+}
+
+/* ---- block header ---- */
+
+static bool why_fail(char *why, size_t n, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static bool
+why_fail(char *why, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, n, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+bool
+ms__block_parse(const uint8_t *p, uint64_t len, ms__block_hdr *h, char *why,
+                size_t whylen)
+{
+	if (len < MS__BLOCK_HDR)
+		return why_fail(why, whylen,
+		                "block of %llu bytes is shorter "
+		                "than its header",
+		                (unsigned long long)len);
+	if (memcmp(p, MS__BLOCK_MAGIC, 4) != 0)
+		return why_fail(why, whylen, "bad block magic");
+	uint64_t x = ms_le64(p + offsetof(struct ms__block_disk, header_xxh));
+	if (x != XXH64(p, offsetof(struct ms__block_disk, header_xxh), 0))
+		return why_fail(why, whylen, "block header checksum mismatch");
+#define G32(f) ms_le32(p + offsetof(struct ms__block_disk, f))
+#define G64(f) ms_le64(p + offsetof(struct ms__block_disk, f))
+	h->tid_len = p[offsetof(struct ms__block_disk, tid_len)];
+	h->nrows = G32(nrows);
+	h->a_stored = G32(a_stored);
+	h->a_raw = G32(a_raw);
+	h->b_stored = G32(b_stored);
+	h->b_raw = G32(b_raw);
+	h->min_ts = (int64_t)G64(min_ts);
+	h->max_ts = (int64_t)G64(max_ts);
+	h->max_end_ns = (int64_t)G64(max_end_ns);
+	h->span_bytes = G64(span_bytes);
+	h->a_xxh = G64(a_xxh);
+	h->b_xxh = G64(b_xxh);
+	const uint8_t *tid = p + offsetof(struct ms__block_disk, trace_id);
+	if (p[5] || p[6] || p[7] || G32(reserved2))
+		return why_fail(why, whylen, "reserved header bytes not zero");
+#undef G32
+#undef G64
+	if (h->tid_len < 1 || h->tid_len > MS_TRACE_ID_MAX)
+		return why_fail(why, whylen, "trace ID length %u", h->tid_len);
+	for (uint32_t i = h->tid_len; i < MS_TRACE_ID_MAX; i++)
+		if (tid[i])
+			return why_fail(why, whylen,
+			                "trace ID padding not zero");
+	memcpy(h->tid, tid, MS_TRACE_ID_MAX);
+	if (h->nrows < 1 || h->nrows > MS__BLOCK_ROWS_MAX)
+		return why_fail(why, whylen, "%u rows", h->nrows);
+	if (h->a_raw > MS__UNIT_MAX || h->b_raw > MS__UNIT_MAX)
+		return why_fail(why, whylen, "unit of %u/%u bytes too large",
+		                h->a_raw, h->b_raw);
+	if (h->span_bytes != (uint64_t)h->a_raw + h->b_raw)
+		return why_fail(why, whylen, "span bytes %llu != units",
+		                (unsigned long long)h->span_bytes);
+	if ((h->a_raw == 0) != (h->a_stored == 0) ||
+	    (h->b_raw == 0) != (h->b_stored == 0) ||
+	    h->a_stored > ZSTD_compressBound(h->a_raw) ||
+	    h->b_stored > ZSTD_compressBound(h->b_raw))
+		return why_fail(why, whylen,
+		                "stored unit sizes %u/%u do not "
+		                "fit raw sizes %u/%u",
+		                h->a_stored, h->b_stored, h->a_raw, h->b_raw);
+	if (h->a_raw < MS__A_COLS * 4 || h->b_raw < h->nrows)
+		return why_fail(why, whylen, "units too small for %u rows",
+		                h->nrows);
+	if ((uint64_t)MS__BLOCK_HDR + h->a_stored + h->b_stored != len)
+		return why_fail(why, whylen,
+		                "block is %llu bytes, header says %llu",
+		                (unsigned long long)len,
+		                (unsigned long long)MS__BLOCK_HDR +
+		                        h->a_stored + h->b_stored);
+	h->stored = (uint32_t)len;
+	if (h->min_ts > h->max_ts || h->max_end_ns < h->max_ts)
+		return why_fail(why, whylen,
+		                "time range min %lld max %lld "
+		                "end %lld",
+		                (long long)h->min_ts, (long long)h->max_ts,
+		                (long long)h->max_end_ns);
+	return true;
+}
+
+bool
+ms__block_units_ok(const uint8_t *p, const ms__block_hdr *h, char *why,
+                   size_t whylen)
+{
+	const uint8_t *a = p + MS__BLOCK_HDR, *b = a + h->a_stored;
+	if (XXH64(a, h->a_stored, 0) != h->a_xxh)
+		return why_fail(why, whylen, "unit A checksum mismatch");
+	if (XXH64(b, h->b_stored, 0) != h->b_xxh)
+		return why_fail(why, whylen, "unit B checksum mismatch");
+	return true;
+}
+
+/* ---- open ---- */
+
+static void
+part_free(ms_part *p)
+{
+	if (!p)
+		return;
+	ms_mem_free(p->mem, p->index, p->index_len);
+	ms_mem_free(p->mem, p->bloom, p->bloom_len);
+	ms_mem_free(p->mem, p->dir, p->dir_size);
+	ms_mem_free(p->mem, p, sizeof(*p));
+}
+
+void
+ms_part_close(ms_part *p)
+{
+	part_free(p);
+}
+
+/* Read file `name` of p, which must be exactly `want` bytes, into a fresh
+ * buffer (want may be 0 only for callers that pass out == NULL: a size
+ * check). */
+static int
+read_file(ms_part *p, const char *name, uint64_t want, uint8_t **out,
+          ms_errbuf *eb)
+{
+	char path[4096];
+	if (!ms__path(path, sizeof(path), p->dir, name))
+		return ms__part_fail(p, eb, MS_ERR_RANGE, name,
+		                     "path too long");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		return ms__part_fail(
+		        p, eb,
+		        e == ENOENT ? MS_ERR_NOTFOUND : ms_err_from_errno(e),
+		        name, "%s", e == ENOENT ? "missing" : strerror(e));
+	}
+	struct stat st;
+	int rc = 0;
+	if (fstat(fd, &st) != 0) {
+		rc = ms__part_fail(p, eb, ms_err_from_errno(errno), name,
+		                   "stat: %s", strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != want) {
+		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, name,
+		                   "%lld bytes, expected %llu",
+		                   (long long)st.st_size,
+		                   (unsigned long long)want);
+		goto out;
+	}
+	if (!out)
+		goto out;
+	if (want > SIZE_MAX / 2) {
+		rc = ms__part_fail(p, eb, MS_ERR_RANGE, name, "too large");
+		goto out;
+	}
+	uint8_t *b = ms_mem_alloc(p->mem, (size_t)want);
+	if (!b) {
+		rc = ms__part_fail(p, eb, MS_ERR_NOMEM, name, "%llu bytes",
+		                   (unsigned long long)want);
+		goto out;
+	}
+	rc = ms__pread_all(fd, b, (size_t)want, 0);
+	if (rc) {
+		ms_mem_free(p->mem, b, (size_t)want);
+		rc = ms__part_fail(p, eb, rc, name, "read: %s",
+		                   rc == MS_ERR_CORRUPT ? "file shrank"
+		                                        : strerror(errno));
+		goto out;
+	}
+	*out = b;
+out:
+	close(fd);
+	return rc;
+}
+
+static bool
+hex16(const char *s, uint64_t *v)
+{
+	if (strlen(s) != 16)
+		return false;
+	uint64_t x = 0;
+	for (int i = 0; i < 16; i++) {
+		char c = s[i];
+		int d = c >= '0' && c <= '9'   ? c - '0'
+		        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		                               : -1;
+		if (d < 0)
+			return false;
+		x = x << 4 | (uint64_t)d;
+	}
+	*v = x;
+	return true;
+}
+
+static int
+read_meta(ms_part *p, uint64_t *data_b, uint64_t *index_b, uint64_t *bloom_b,
+          ms_errbuf *eb)
+{
+	uint8_t *m = NULL;
+	int rc = read_file(p, MS__F_META, MS__META_SIZE, &m, eb);
+	if (rc)
+		return rc;
+	const char *f = MS__F_META;
+#define G32(x) ms_le32(m + offsetof(struct ms__meta_disk, x))
+#define G64(x) ms_le64(m + offsetof(struct ms__meta_disk, x))
+	if (memcmp(m, MS__META_MAGIC, 8) != 0) {
+		rc = ms__part_fail(p, eb, MS_ERR_FORMAT, f, "bad magic");
+		goto out;
+	}
+	if (G64(meta_xxh) !=
+	    XXH64(m, offsetof(struct ms__meta_disk, meta_xxh), 0)) {
+		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                   "checksum mismatch");
+		goto out;
+	}
+	if (G32(version) != MS_PART_FORMAT_VERSION) {
+		rc = ms__part_fail(p, eb, MS_ERR_FORMAT, f,
+		                   "format version %u, expected %u",
+		                   G32(version), MS_PART_FORMAT_VERSION);
+		goto out;
+	}
+	uint32_t kind = G32(kind);
+	if (kind >= MS_KIND_COUNT || G32(flags) != 0) {
+		rc = ms__part_fail(p, eb, MS_ERR_FORMAT, f, "kind %u flags %u",
+		                   kind, G32(flags));
+		goto out;
+	}
+	p->kind = (enum ms_part_kind)kind;
+	ms_part_meta *mt = &p->meta;
+	mt->id = G64(id);
+	mt->compressed_bytes = G64(compressed_bytes);
+	mt->uncompressed_bytes = G64(uncompressed_bytes);
+	mt->rows = G64(rows);
+	mt->blocks = G64(blocks);
+	mt->traces = G64(traces);
+	mt->min_ts = (int64_t)G64(min_ts);
+	mt->max_ts = (int64_t)G64(max_ts);
+	mt->depth = G32(depth);
+	mt->checksum = G64(checksum);
+	*data_b = G64(data_bytes);
+	*index_b = G64(index_bytes);
+	*bloom_b = G64(bloom_bytes);
+#undef G32
+#undef G64
+	ms_part_id_str(mt->id, p->name);
+	/* The directory name, when it is an ID, must be this part's. */
+	const char *base = strrchr(p->dir, '/');
+	base = base ? base + 1 : p->dir;
+	uint64_t dir_id;
+	if (hex16(base, &dir_id) && dir_id != mt->id) {
+		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                   "records ID %s, directory says %s", p->name,
+		                   base);
+		goto out;
+	}
+	if (mt->min_ts > mt->max_ts) {
+		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                   "min timestamp %lld > max %lld",
+		                   (long long)mt->min_ts,
+		                   (long long)mt->max_ts);
+		goto out;
+	}
+	bool core = p->kind == MS_KIND_CORE;
+	if (mt->blocks > mt->rows || (mt->rows && !mt->blocks) ||
+	    (core &&
+	     (mt->traces > mt->blocks || (mt->blocks && !mt->traces))) ||
+	    (!core && mt->traces != 0)) {
+		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                   "inconsistent counts: %llu rows, %llu "
+		                   "blocks, %llu traces",
+		                   (unsigned long long)mt->rows,
+		                   (unsigned long long)mt->blocks,
+		                   (unsigned long long)mt->traces);
+		goto out;
+	}
+	if (mt->rows == 0 &&
+	    (mt->min_ts || mt->max_ts || *data_b || mt->uncompressed_bytes)) {
+		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                   "an empty part with a time range or data");
+		goto out;
+	}
+	uint64_t esz = core ? sizeof(struct ms__index_entry)
+	                    : sizeof(struct ms__sidx_entry);
+	uint64_t ib, total;
+	if (__builtin_mul_overflow(mt->blocks, esz, &ib) ||
+	    __builtin_add_overflow(ib, MS__INDEX_HDR + 8, &ib) ||
+	    ib != *index_b) {
+		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                   "index size %llu does not fit %llu blocks",
+		                   (unsigned long long)*index_b,
+		                   (unsigned long long)mt->blocks);
+		goto out;
+	}
+	uint64_t want_bloom =
+	        core ? MS__BLOOM_HDR + ms__bloom_nbits(mt->traces) / 8 + 8 : 0;
+	if (*bloom_b != want_bloom ||
+	    (core && want_bloom == MS__BLOOM_HDR + 8)) {
+		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                   "bloom size %llu, expected %llu",
+		                   (unsigned long long)*bloom_b,
+		                   (unsigned long long)want_bloom);
+		goto out;
+	}
+	if (__builtin_add_overflow(*data_b, *index_b, &total) ||
+	    __builtin_add_overflow(total, *bloom_b, &total) ||
+	    __builtin_add_overflow(total, MS__META_SIZE, &total) ||
+	    total != mt->compressed_bytes) {
+		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                   "compressed bytes %llu != sum of files",
+		                   (unsigned long long)mt->compressed_bytes);
+		goto out;
+	}
+	if (mt->blocks &&
+	    *data_b / mt->blocks < (core ? MS__BLOCK_HDR : MS__CHUNK_HDR)) {
+		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                   "%llu data bytes cannot hold %llu blocks",
+		                   (unsigned long long)*data_b,
+		                   (unsigned long long)mt->blocks);
+		goto out;
+	}
+	p->entry_size = esz;
+out:
+	ms_mem_free(p->mem, m, MS__META_SIZE);
+	return rc;
+}
+
+static int
+check_index(ms_part *p, ms_errbuf *eb)
+{
+	const char *f = MS__F_INDEX;
+	const uint8_t *x = p->index;
+	size_t n = p->index_len;
+	if (memcmp(x, MS__INDEX_MAGIC, 8) != 0)
+		return ms__part_fail(p, eb, MS_ERR_FORMAT, f, "bad magic");
+	if (ms_le64(x + n - 8) != XXH64(x, n - 8, 0))
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "checksum mismatch");
+	if (ms_le32(x + offsetof(struct ms__index_hdr, version)) !=
+	            MS_PART_FORMAT_VERSION ||
+	    ms_le32(x + offsetof(struct ms__index_hdr, kind)) !=
+	            (uint32_t)p->kind ||
+	    ms_le64(x + offsetof(struct ms__index_hdr, count)) !=
+	            p->meta.blocks ||
+	    ms_le64(x + offsetof(struct ms__index_hdr, entry_size)) !=
+	            p->entry_size)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "header does not match meta");
+	if (p->kind != MS_KIND_CORE)
+		return ms__sidx_check_index(p, eb);
+	uint64_t off = 0, rows = 0;
+	for (uint64_t i = 0; i < p->meta.blocks; i++) {
+		const uint8_t *e = ms__part_entry(p, i);
+		uint64_t o = ms_le64(e);
+		uint32_t st = ms_le32(e + 8), nr = ms_le32(e + 12);
+		if (o != off || st < MS__BLOCK_HDR || nr < 1 ||
+		    nr > MS__BLOCK_ROWS_MAX || st > p->data_bytes - off)
+			return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+			                     "entry %llu: offset %llu, %u "
+			                     "bytes, %u rows",
+			                     (unsigned long long)i,
+			                     (unsigned long long)o, st, nr);
+		off += st;
+		rows += nr;
+	}
+	if (off != p->data_bytes || rows != p->meta.rows)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "entries cover %llu bytes and %llu rows, "
+		                     "meta says %llu and %llu",
+		                     (unsigned long long)off,
+		                     (unsigned long long)rows,
+		                     (unsigned long long)p->data_bytes,
+		                     (unsigned long long)p->meta.rows);
+	return 0;
+}
+
+static int
+check_bloom(ms_part *p, ms_errbuf *eb)
+{
+	const char *f = MS__F_BLOOM;
+	const uint8_t *b = p->bloom;
+	size_t n = p->bloom_len;
+	if (memcmp(b, MS__BLOOM_MAGIC, 8) != 0)
+		return ms__part_fail(p, eb, MS_ERR_FORMAT, f, "bad magic");
+	if (ms_le64(b + n - 8) != XXH64(b, n - 8, 0))
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "checksum mismatch");
+	p->nbits = ms_le64(b + offsetof(struct ms__bloom_hdr, nbits));
+	if (ms_le32(b + offsetof(struct ms__bloom_hdr, version)) !=
+	            MS_PART_FORMAT_VERSION ||
+	    ms_le32(b + offsetof(struct ms__bloom_hdr, k)) != MS_BLOOM_K ||
+	    ms_le64(b + offsetof(struct ms__bloom_hdr, items)) !=
+	            p->meta.traces ||
+	    p->nbits != ms__bloom_nbits(p->meta.traces) ||
+	    p->nbits / 8 != n - MS__BLOOM_HDR - 8)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "header does not match meta");
+	return 0;
+}
+
+int
+ms_part_open(ms_part **out, const char *dir, ms_mem *mem, ms_errbuf *eb)
+{
+	*out = NULL;
+	ms_part *p = ms_mem_calloc(mem, 1, sizeof(*p));
+	if (!p)
+		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open", dir);
+	p->mem = mem;
+	p->dir_size = strlen(dir) + 1;
+	p->dir = ms_mem_dup(mem, dir, p->dir_size);
+	if (!p->dir) {
+		ms_mem_free(mem, p, sizeof(*p));
+		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open", dir);
+	}
+	uint64_t db = 0, ib = 0, bb = 0;
+	int rc = read_meta(p, &db, &ib, &bb, eb);
+	if (rc)
+		goto fail;
+	p->data_bytes = db;
+	rc = read_file(p, MS__F_DATA, db, NULL, eb);
+	if (rc)
+		goto fail;
+	rc = read_file(p, MS__F_INDEX, ib, &p->index, eb);
+	if (rc)
+		goto fail;
+	p->index_len = (size_t)ib;
+	rc = check_index(p, eb);
+	if (rc)
+		goto fail;
+	if (p->kind == MS_KIND_CORE) {
+		rc = read_file(p, MS__F_BLOOM, bb, &p->bloom, eb);
+		if (rc)
+			goto fail;
+		p->bloom_len = (size_t)bb;
+		rc = check_bloom(p, eb);
+		if (rc)
+			goto fail;
+	} else {
+		char path[4096];
+		struct stat st;
+		if (ms__path(path, sizeof(path), dir, MS__F_BLOOM) &&
+		    lstat(path, &st) == 0) {
+			rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_BLOOM,
+			                   "present in a %s part",
+			                   ms_part_kind_name(p->kind));
+			goto fail;
+		}
+	}
+	*out = p;
+	return 0;
+fail:
+	part_free(p);
+	return rc;
+}
+
+const ms_part_meta *
+ms_part_get_meta(const ms_part *p)
+{
+	return &p->meta;
+}
+
+const char *
+ms_part_dir(const ms_part *p)
+{
+	return p->dir;
+}
+
+enum ms_part_kind
+ms_part_kind_of(const ms_part *p)
+{
+	return p->kind;
+}
+
+bool
+ms_part_may_contain(const ms_part *p, const uint8_t *tid, uint32_t len)
+{
+	if (p->kind != MS_KIND_CORE || !p->bloom)
+		return true;
+	if (p->meta.traces == 0)
+		return false;
+	uint64_t h[2];
+	ms__bloom_hash(tid, len, h);
+	return ms__bloom_test(p->bloom + MS__BLOOM_HDR, p->nbits, h);
+}
+
+/* ---- read window ---- */
+
+int
+ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
+             ms_errbuf *eb)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	w->mem = mem;
+	w->io = io;
+	w->size = p->data_bytes;
+	char path[4096];
+	if (!ms__path(path, sizeof(path), p->dir, MS__F_DATA))
+		return ms__part_fail(p, eb, MS_ERR_RANGE, MS__F_DATA,
+		                     "path too long");
+	w->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (w->fd < 0) {
+		int e = errno;
+		return ms__part_fail(p, eb,
+		                     e == ENOENT ? MS_ERR_NOTFOUND
+		                                 : ms_err_from_errno(e),
+		                     MS__F_DATA, "%s",
+		                     e == ENOENT ? "missing" : strerror(e));
+	}
+	return 0;
+}
+
+int
+ms__win_get(ms__win *w, uint64_t off, size_t n, const uint8_t **out)
+{
+	if (off >= w->base && off - w->base <= w->len &&
+	    n <= w->len - (off - w->base)) {
+		*out = w->buf + (off - w->base);
+		return 0;
+	}
+	if (off > w->size || n > w->size - off)
+		return MS_ERR_CORRUPT;
+	uint64_t want = n > MS__READ_WINDOW ? n : MS__READ_WINDOW;
+	if (want > w->size - off)
+		want = w->size - off;
+	if (want > w->cap) {
+		ms_mem_free(w->mem, w->buf, w->cap);
+		w->buf = NULL;
+		w->cap = 0;
+		w->len = 0;
+		w->buf = ms_mem_alloc(w->mem, (size_t)want);
+		if (!w->buf)
+			return MS_ERR_NOMEM;
+		w->cap = (size_t)want;
+	}
+	w->len = 0;
+	int rc = ms__pread_all(w->fd, w->buf, (size_t)want, off);
+	if (rc)
+		return rc;
+	w->base = off;
+	w->len = (size_t)want;
+	w->bytes_read += want;
+	if (w->io)
+		atomic_fetch_add(&w->io->bytes_read, want);
+	*out = w->buf;
+	return 0;
+}
+
+void
+ms__win_close(ms__win *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	ms_mem_free(w->mem, w->buf, w->cap);
+	w->buf = NULL;
+	w->cap = w->len = 0;
+}
+
+/* ---- iterator ---- */
+
+struct ms_part_iter {
+	const ms_part *p;
+	ms_mem *mem;
+	ms__win win;
+	ZSTD_DCtx *dctx;
+	uint64_t next; /* index of the next block */
+	bool cur_ok, a_ok, b_ok, failed, done;
+	const uint8_t *cur;
+	ms__block_hdr h;
+	ms_block_info info;
+	uint32_t acol[MS__A_COLS]; /* column offsets in ua */
+	ms_buf ua, ub;
+	ms_row *rows;
+	size_t rows_cap;
+	const char **tagv;
+	size_t tagv_cap;
+	XXH64_state_t content;
+	uint64_t rows_seen, span_seen, traces_seen;
+	uint8_t last[MS_TRACE_ID_MAX];
+	uint32_t last_len;
+};
+
+int
+ms_part_iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
+                  ms_errbuf *eb)
+{
+	*out = NULL;
+	if (p->kind != MS_KIND_CORE)
+		return ms__part_fail(p, eb, MS_ERR_INVAL, MS__F_DATA,
+		                     "a %s part has no blocks to iterate",
+		                     ms_part_kind_name(p->kind));
+	ms_part_iter *it = ms_mem_calloc(mem, 1, sizeof(*it));
+	if (!it)
+		return ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
+		                     "iterator");
+	it->p = p;
+	it->mem = mem;
+	ms_buf_init(&it->ua, mem, MS__UNIT_MAX);
+	ms_buf_init(&it->ub, mem, MS__UNIT_MAX);
+	XXH64_reset(&it->content, 0);
+	int rc = ms__win_open(&it->win, p, mem, io, eb);
+	if (rc)
+		goto fail;
+	it->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(mem));
+	if (!it->dctx) {
+		rc = ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
+		                   "zstd context");
+		goto fail;
+	}
+	*out = it;
+	return 0;
+fail:
+	ms_part_iter_close(it);
+	return rc;
+}
+
+void
+ms_part_iter_close(ms_part_iter *it)
+{
+	if (!it)
+		return;
+	ms__win_close(&it->win);
+	ZSTD_freeDCtx(it->dctx);
+	ms_buf_release(&it->ua);
+	ms_buf_release(&it->ub);
+	ms_mem_free(it->mem, it->rows, it->rows_cap * sizeof(ms_row));
+	ms_mem_free(it->mem, it->tagv, it->tagv_cap * sizeof(char *));
+	ms_mem_free(it->mem, it, sizeof(*it));
+}
+
+uint64_t
+ms_part_iter_bytes_read(const ms_part_iter *it)
+{
+	return it ? it->win.bytes_read : 0;
+}
+
+static int ifail(ms_part_iter *it, ms_errbuf *eb, int err, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static int
+ifail(ms_part_iter *it, ms_errbuf *eb, int err, const char *fmt, ...)
+{
+	it->failed = true;
+	it->cur_ok = false;
+	char what[360];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return ms__part_fail(it->p, eb, err, MS__F_DATA, "block %llu: %s",
+	                     (unsigned long long)(it->next ? it->next - 1 : 0),
+	                     what);
+}
+
+static int
+finish_checks(ms_part_iter *it, ms_errbuf *eb)
+{
+	const ms_part_meta *m = &it->p->meta;
+	it->failed = true;
+	if (XXH64_digest(&it->content) != m->checksum)
+		return ms__part_fail(it->p, eb, MS_ERR_CORRUPT, MS__F_DATA,
+		                     "part checksum mismatch");
+	if (it->rows_seen != m->rows || it->traces_seen != m->traces ||
+	    it->span_seen != m->uncompressed_bytes)
+		return ms__part_fail(it->p, eb, MS_ERR_CORRUPT, MS__F_DATA,
+		                     "blocks hold %llu rows, %llu traces, "
+		                     "%llu bytes; meta says %llu, %llu, %llu",
+		                     (unsigned long long)it->rows_seen,
+		                     (unsigned long long)it->traces_seen,
+		                     (unsigned long long)it->span_seen,
+		                     (unsigned long long)m->rows,
+		                     (unsigned long long)m->traces,
+		                     (unsigned long long)m->uncompressed_bytes);
+	it->failed = false;
+	it->done = true;
+	return 0;
+}
+
+int
+ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
+{
+	if (info)
+		*info = NULL;
+	if (it->failed)
+		return ms__part_fail(it->p, eb, MS_ERR_STATE, MS__F_DATA,
+		                     "iterator failed before");
+	it->cur_ok = it->a_ok = it->b_ok = false;
+	const ms_part *p = it->p;
+	if (it->done)
+		return 0;
+	if (it->next >= p->meta.blocks)
+		return finish_checks(it, eb);
+	const uint8_t *e = ms__part_entry(p, it->next);
+	uint64_t off = ms_le64(e);
+	uint32_t stored = ms_le32(e + 8), nrows = ms_le32(e + 12);
+	it->next++;
+	int rc = ms__win_get(&it->win, off, stored, &it->cur);
+	if (rc)
+		return ifail(it, eb, rc, "read at offset %llu: %s",
+		             (unsigned long long)off,
+		             rc == MS_ERR_CORRUPT ? "file is short"
+		                                  : ms_strerror(rc));
+	char why[200];
+	ms__block_hdr *h = &it->h;
+	if (!ms__block_parse(it->cur, stored, h, why, sizeof(why)) ||
+	    !ms__block_units_ok(it->cur, h, why, sizeof(why)))
+		return ifail(it, eb, MS_ERR_CORRUPT, "%s", why);
+	if (h->nrows != nrows)
+		return ifail(it, eb, MS_ERR_CORRUPT, "%u rows, index says %u",
+		             h->nrows, nrows);
+	if (h->min_ts < p->meta.min_ts || h->max_ts > p->meta.max_ts)
+		return ifail(it, eb, MS_ERR_CORRUPT,
+		             "time range outside the part's");
+	int cmp = it->traces_seen ? ms_trace_id_cmp(h->tid, h->tid_len,
+	                                            it->last, it->last_len)
+	                          : 1;
+	if (cmp < 0)
+		return ifail(it, eb, MS_ERR_CORRUPT, "trace IDs out of order");
+	if (cmp > 0) {
+		it->traces_seen++;
+		memcpy(it->last, h->tid, h->tid_len);
+		it->last_len = h->tid_len;
+	}
+	XXH64_update(&it->content, it->cur, stored);
+	it->rows_seen += h->nrows;
+	it->span_seen += h->span_bytes;
+	ms_block_info *bi = &it->info;
+	memcpy(bi->trace_id, h->tid, MS_TRACE_ID_MAX);
+	bi->trace_id_len = h->tid_len;
+	bi->nrows = h->nrows;
+	bi->min_ts = h->min_ts;
+	bi->max_ts = h->max_ts;
+	bi->max_end_ns = h->max_end_ns;
+	bi->span_bytes = h->span_bytes;
+	bi->stored_bytes = stored;
+	it->cur_ok = true;
+	if (info)
+		*info = bi;
+	return 1;
+}
+
+int
+ms_part_iter_raw(ms_part_iter *it, ms_raw_block *raw, ms_errbuf *eb)
+{
+	if (!it->cur_ok)
+		return ms__part_fail(it->p, eb, MS_ERR_STATE, MS__F_DATA,
+		                     "no current block");
+	raw->info = &it->info;
+	raw->bytes = it->cur;
+	return 0;
+}
+
+static int
+inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
+        uint32_t raw, const char *unit, ms_errbuf *eb)
+{
+	ms_buf_reset(dst);
+	if (raw == 0)
+		return 0;
+	unsigned long long fcs = ZSTD_getFrameContentSize(src, stored);
+	if (fcs != raw)
+		return ifail(it, eb, MS_ERR_CORRUPT,
+		             "unit %s frame says %llu bytes, header %u", unit,
+		             fcs, raw);
+	int rc = ms_buf_reserve(dst, raw);
+	if (rc)
+		return ifail(it, eb, rc, "unit %s: %u bytes", unit, raw);
+	size_t k = ZSTD_decompressDCtx(it->dctx, dst->data, raw, src, stored);
+	if (ZSTD_isError(k))
+		return ifail(it, eb, ms__zstd_err(k), "unit %s: zstd: %s", unit,
+		             ZSTD_getErrorName(k));
+	if (k != raw)
+		return ifail(it, eb, MS_ERR_CORRUPT,
+		             "unit %s inflated to %zu bytes, expected %u", unit,
+		             k, raw);
+	dst->len = raw;
+	return 0;
+}
+
+static int
+load_a(ms_part_iter *it, ms_errbuf *eb)
+{
+	if (it->a_ok)
+		return 0;
+	const ms__block_hdr *h = &it->h;
+	int rc = inflate(it, &it->ua, it->cur + MS__BLOCK_HDR, h->a_stored,
+	                 h->a_raw, "A", eb);
+	if (rc)
+		return rc;
+	uint64_t off = MS__A_COLS * 4;
+	for (unsigned c = 0; c < MS__A_COLS; c++) {
+		it->acol[c] = (uint32_t)off;
+		off += ms_le32(it->ua.data + 4 * c);
+	}
+	if (off != h->a_raw)
+		return ifail(it, eb, MS_ERR_CORRUPT,
+		             "unit A columns add up to %llu bytes, not %u",
+		             (unsigned long long)off, h->a_raw);
+	it->a_ok = true;
+	return 0;
+}
+
+static void
+col_rd(const ms_part_iter *it, unsigned c, ms_rd *r)
+{
+	uint32_t start = it->acol[c];
+	uint32_t end =
+	        c + 1 < MS__A_COLS ? it->acol[c + 1] : (uint32_t)it->ua.len;
+	ms_rd_init(r, it->ua.data + start, end - start);
+}
+
+static const char *
+rd_str(ms_rd *r, size_t max)
+{
+	uint64_t n = ms_rd_uvarint(r);
+	if (n > max) {
+		r->bad = true;
+		return NULL;
+	}
+	const uint8_t *s = ms_rd_bytes(r, (size_t)n + 1);
+	if (!s || s[n] != 0 || memchr(s, 0, (size_t)n)) {
+		r->bad = true;
+		return NULL;
+	}
+	return (const char *)s;
+}
+
+static const char *const col_names[MS__A_COLS] = {
+	"span_id", "segment_id", "service", "instance", "endpoint",
+	"start",   "latency",    "error",   "tags",
+};
+
+/* Parse the tags column: count tags (pointers == NULL) or fill them. */
+static bool
+parse_tags(ms_part_iter *it, size_t *total, bool fill)
+{
+	ms_rd r;
+	col_rd(it, 8, &r);
+	size_t k = 0;
+	for (uint32_t i = 0; i < it->h.nrows; i++) {
+		uint64_t nt = ms_rd_uvarint(&r);
+		if (nt > MS_TAGS_MAX)
+			return false;
+		if (fill) {
+			it->rows[i].tags = nt ? it->tagv + k : NULL;
+			it->rows[i].ntags = (uint32_t)nt;
+		}
+		for (uint64_t t = 0; t < nt; t++) {
+			const char *s = rd_str(&r, MS_TAG_MAX);
+			if (!s)
+				return false;
+			if (fill)
+				it->tagv[k] = s;
+			k++;
+		}
+	}
+	*total = k;
+	return !r.bad && r.left == 0;
+}
+
+int
+ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
+                    ms_errbuf *eb)
+{
+	if (rows)
+		*rows = NULL;
+	if (!it->cur_ok)
+		return ms__part_fail(it->p, eb, MS_ERR_STATE, MS__F_DATA,
+		                     "no current block to decode");
+	const ms__block_hdr *h = &it->h;
+	uint32_t n = h->nrows;
+	int rc;
+	if (cols & (MS_COL_ALL & ~(unsigned)MS_COL_BODY)) {
+		rc = load_a(it, eb);
+		if (rc)
+			return rc;
+	}
+	if ((cols & MS_COL_BODY) && !it->b_ok) {
+		rc = inflate(it, &it->ub, it->cur + MS__BLOCK_HDR + h->a_stored,
+		             h->b_stored, h->b_raw, "B", eb);
+		if (rc)
+			return rc;
+		it->b_ok = true;
+	}
+	if (n > it->rows_cap) {
+		ms_row *nr = ms_mem_realloc(it->mem, it->rows,
+		                            it->rows_cap * sizeof(ms_row),
+		                            (size_t)n * sizeof(ms_row));
+		if (!nr)
+			return ifail(it, eb, MS_ERR_NOMEM, "%u rows", n);
+		it->rows = nr;
+		it->rows_cap = n;
+	}
+	ms_row *out = it->rows;
+	memset(out, 0, (size_t)n * sizeof(ms_row));
+	for (uint32_t i = 0; i < n; i++) {
+		out[i].trace_id = it->info.trace_id;
+		out[i].trace_id_len = h->tid_len;
+	}
+	ms_rd r;
+	unsigned bad = MS__A_COLS;
+	if (cols & MS_COL_SPAN_ID) {
+		col_rd(it, 0, &r);
+		for (uint32_t i = 0; i < n; i++)
+			out[i].span_id = ms_rd_uvarint(&r);
+		if (r.bad || r.left)
+			bad = 0;
+	}
+	static const unsigned str_cols[4] = { MS_COL_SEGMENT_ID, MS_COL_SERVICE,
+		                              MS_COL_INSTANCE,
+		                              MS_COL_ENDPOINT };
+	for (unsigned c = 0; c < 4 && bad == MS__A_COLS; c++) {
+		if (!(cols & str_cols[c]))
+			continue;
+		col_rd(it, 1 + c, &r);
+		for (uint32_t i = 0; i < n; i++) {
+			const char *s = rd_str(&r, MS_STR_MAX);
+			if (c == 0)
+				out[i].segment_id = s;
+			else if (c == 1)
+				out[i].service = s;
+			else if (c == 2)
+				out[i].instance = s;
+			else
+				out[i].endpoint = s;
+		}
+		if (r.bad || r.left)
+			bad = 1 + c;
+	}
+	if ((cols & MS_COL_START) && bad == MS__A_COLS) {
+		col_rd(it, 5, &r);
+		uint64_t prev = 0;
+		int64_t mn = INT64_MAX, mx = INT64_MIN;
+		for (uint32_t i = 0; i < n; i++) {
+			prev += (uint64_t)ms_rd_svarint(&r);
+			int64_t s = (int64_t)prev;
+			out[i].start_ns = s;
+			mn = s < mn ? s : mn;
+			mx = s > mx ? s : mx;
+		}
+		if (r.bad || r.left || mn != h->min_ts || mx != h->max_ts)
+			bad = 5;
+	}
+	if ((cols & MS_COL_LATENCY) && bad == MS__A_COLS) {
+		col_rd(it, 6, &r);
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t v = ms_rd_uvarint(&r);
+			if (v > UINT32_MAX)
+				r.bad = true;
+			out[i].latency_ms = (uint32_t)v;
+		}
+		if (r.bad || r.left)
+			bad = 6;
+		else if (cols & MS_COL_START) {
+			int64_t me = INT64_MIN;
+			for (uint32_t i = 0; i < n; i++) {
+				int64_t lat = (int64_t)out[i].latency_ms *
+				              1000000,
+				        e;
+				if (__builtin_add_overflow(out[i].start_ns, lat,
+				                           &e))
+					e = INT64_MAX;
+				me = e > me ? e : me;
+			}
+			if (me != h->max_end_ns)
+				bad = 6;
+		}
+	}
+	if ((cols & MS_COL_ERROR) && bad == MS__A_COLS) {
+		col_rd(it, 7, &r);
+		const uint8_t *b = ms_rd_bytes(&r, n);
+		if (!b || r.left)
+			bad = 7;
+		for (uint32_t i = 0; b && i < n; i++) {
+			if (b[i] > 1)
+				bad = 7;
+			out[i].is_error = b[i] == 1;
+		}
+	}
+	if ((cols & MS_COL_TAGS) && bad == MS__A_COLS) {
+		size_t total;
+		if (!parse_tags(it, &total, false)) {
+			bad = 8;
+		} else {
+			if (total > it->tagv_cap) {
+				const char **nt = ms_mem_realloc(
+				        it->mem, it->tagv,
+				        it->tagv_cap * sizeof(char *),
+				        total * sizeof(char *));
+				if (!nt)
+					return ifail(it, eb, MS_ERR_NOMEM,
+					             "%zu tags", total);
+				it->tagv = nt;
+				it->tagv_cap = total;
+			}
+			parse_tags(it, &total, true);
+		}
+	}
+	if (bad < MS__A_COLS)
+		return ifail(it, eb, MS_ERR_CORRUPT, "column %s malformed",
+		             col_names[bad]);
+	if (cols & MS_COL_BODY) {
+		ms_rd_init(&r, it->ub.data, it->ub.len);
+		uint64_t sum = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t l = ms_rd_uvarint(&r);
+			if (l > MS_BODY_MAX)
+				r.bad = true;
+			out[i].body_len = (uint32_t)l;
+			sum += l;
+		}
+		if (r.bad || sum != r.left)
+			return ifail(it, eb, MS_ERR_CORRUPT,
+			             "column body malformed");
+		const uint8_t *b = r.p;
+		for (uint32_t i = 0; i < n; i++) {
+			out[i].body = out[i].body_len ? b : NULL;
+			b += out[i].body_len;
+		}
+	}
+	if (rows)
+		*rows = out;
+	return 0;
+}
+
+int
+ms_part_verify(const ms_part *p, ms_errbuf *eb)
+{
+	if (p->kind != MS_KIND_CORE)
+		return ms__sidx_verify(p, eb);
+	ms_part_iter *it;
+	int rc = ms_part_iter_open(&it, p, p->mem, NULL, eb);
+	if (rc)
+		return rc;
+	const ms_block_info *bi;
+	while ((rc = ms_part_iter_next(it, &bi, eb)) == 1) {
+		rc = ms_part_iter_decode(it, MS_COL_ALL, NULL, eb);
+		if (rc)
+			break;
+	}
+	ms_part_iter_close(it);
+	return rc;
+}

@@ -1,0 +1,767 @@
+/*
+ * part_writer.c - writes one immutable part into a temporary directory:
+ * blocks of zstd-compressed, column-oriented rows in trace-ID order (data),
+ * a block directory (index), a Bloom filter over trace IDs (bloom) and the
+ * metadata record (meta), each fsync()ed. Layout: core/FORMAT.md, "Part".
+ *
+ * Design:
+ *  1. Blocks reach `data` in strictly ascending trace-ID order, except that
+ *     consecutive blocks of one trace (split past MS_BLOCK_SPLIT_BYTES, or
+ *     copied raw) share an ID.
+ *  2. data_off is the byte length of `data` including bytes still pending in
+ *     `out`; every index entry's offset is the data_off before its block.
+ *  3. `content` has absorbed exactly the data bytes before data_off.
+ *  4. After any failed add the writer is `failed`: later calls return
+ *     MS_ERR_STATE and finish removes the directory.
+ *  5. `meta` is written last: a directory without `meta` is not a part.
+ * States: open (ms_part_writer_open) -> adding (add_trace/add_raw) ->
+ * freed (finish or abort).
+ */
+#define XXH_INLINE_ALL
+#include "part_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define FLUSH_AT (1u << 20)
+
+struct ms_part_writer {
+	ms_mem *mem;
+	ms_io *io;
+	int level;
+	char *dir;
+	size_t dir_size;
+	int fd;
+	ZSTD_CCtx *cctx;
+	ms_buf out;    /* data bytes not yet written */
+	ms_buf ua, ub; /* a block's uncompressed units */
+	ms_buf index;  /* index entries */
+	ms_buf hashes; /* two u64 Bloom hashes per trace */
+	uint64_t data_off;
+	XXH64_state_t content;
+	ms_part_meta meta;
+	uint8_t last[MS_TRACE_ID_MAX];
+	uint32_t last_len;
+	bool failed;
+};
+
+static int wfail(ms_part_writer *w, ms_errbuf *eb, int err, const char *file,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int
+wfail(ms_part_writer *w, ms_errbuf *eb, int err, const char *file,
+      const char *fmt, ...)
+{
+	w->failed = true;
+	if (eb) {
+		char id[17], what[384];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(what, sizeof(what), fmt, ap);
+		va_end(ap);
+		ms_part_id_str(w->meta.id, id);
+		ms_fail(eb, err, "part %s (%s): %s: %s", id, w->dir, file,
+		        what);
+	}
+	return err;
+}
+
+static void
+writer_free(ms_part_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	ZSTD_freeCCtx(w->cctx);
+	ms_buf_release(&w->out);
+	ms_buf_release(&w->ua);
+	ms_buf_release(&w->ub);
+	ms_buf_release(&w->index);
+	ms_buf_release(&w->hashes);
+	ms_mem *mem = w->mem;
+	ms_mem_free(mem, w->dir, w->dir_size);
+	ms_mem_free(mem, w, sizeof(*w));
+}
+
+int
+ms_part_writer_open(ms_part_writer **out, const char *tmp_dir, uint64_t id,
+                    const ms_part_writer_opts *opts, ms_errbuf *eb)
+{
+	*out = NULL;
+	ms_part_writer_opts o = { 0 };
+	if (opts)
+		o = *opts;
+	char idstr[17];
+	ms_part_id_str(id, idstr);
+	if (o.zstd_level == 0)
+		o.zstd_level = 3;
+	if (o.zstd_level < ZSTD_minCLevel() || o.zstd_level > ZSTD_maxCLevel())
+		return ms_fail(eb, MS_ERR_INVAL, "part %s: zstd level %d",
+		               idstr, o.zstd_level);
+	ms_part_writer *w = ms_mem_calloc(o.mem, 1, sizeof(*w));
+	if (!w)
+		return ms_fail(eb, MS_ERR_NOMEM, "part %s: writer", idstr);
+	w->mem = o.mem;
+	w->io = o.io;
+	w->level = o.zstd_level;
+	w->fd = -1;
+	w->meta.id = id;
+	w->meta.depth = o.depth;
+	ms_buf_init(&w->out, o.mem, 0);
+	ms_buf_init(&w->ua, o.mem, MS__UNIT_MAX);
+	ms_buf_init(&w->ub, o.mem, MS__UNIT_MAX);
+	ms_buf_init(&w->index, o.mem, 0);
+	ms_buf_init(&w->hashes, o.mem, 0);
+	XXH64_reset(&w->content, 0);
+	w->dir_size = strlen(tmp_dir) + 1;
+	w->dir = ms_mem_dup(o.mem, tmp_dir, w->dir_size);
+	int rc;
+	if (!w->dir) {
+		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: writer", idstr);
+		goto fail;
+	}
+	w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
+	if (!w->cctx) {
+		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: zstd context", idstr);
+		goto fail;
+	}
+	if (mkdir(tmp_dir, 0755) != 0) {
+		int e = errno;
+		rc = e == EEXIST ? MS_ERR_EXISTS : ms_err_from_errno(e);
+		rc = ms_fail(eb, rc, "part %s (%s): mkdir: %s", idstr, tmp_dir,
+		             strerror(e));
+		goto fail;
+	}
+	char path[4096];
+	if (!ms__path(path, sizeof(path), tmp_dir, MS__F_DATA)) {
+		rmdir(tmp_dir);
+		rc = ms_fail(eb, MS_ERR_RANGE, "part %s: path too long", idstr);
+		goto fail;
+	}
+	w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		int e = errno;
+		rmdir(tmp_dir);
+		rc = ms_fail(eb, ms_err_from_errno(e), "part %s (%s): data: %s",
+		             idstr, tmp_dir, strerror(e));
+		goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	writer_free(w);
+	return rc;
+}
+
+/* ---- row validation and encoding ---- */
+
+static size_t
+slen(const char *s)
+{
+	return s ? strnlen(s, MS_STR_MAX + 1) : 0;
+}
+
+static int
+check_row(ms_part_writer *w, const ms_row *r, const ms_row *first, size_t i,
+          ms_errbuf *eb)
+{
+	if (r->trace_id_len < 1 || r->trace_id_len > MS_TRACE_ID_MAX ||
+	    !r->trace_id)
+		return wfail(w, eb, MS_ERR_INVAL, "rows",
+		             "row %zu: trace ID length %u", i, r->trace_id_len);
+	if (ms_trace_id_cmp(r->trace_id, r->trace_id_len, first->trace_id,
+	                    first->trace_id_len) != 0)
+		return wfail(w, eb, MS_ERR_INVAL, "rows",
+		             "row %zu: trace ID differs from row 0", i);
+	if (slen(r->segment_id) > MS_STR_MAX || slen(r->service) > MS_STR_MAX ||
+	    slen(r->instance) > MS_STR_MAX || slen(r->endpoint) > MS_STR_MAX)
+		return wfail(w, eb, MS_ERR_RANGE, "rows",
+		             "row %zu: string longer than %u bytes", i,
+		             MS_STR_MAX);
+	if (r->ntags > MS_TAGS_MAX || (r->ntags && !r->tags))
+		return wfail(w, eb, MS_ERR_RANGE, "rows", "row %zu: %u tags", i,
+		             r->ntags);
+	for (uint32_t t = 0; t < r->ntags; t++)
+		if (!r->tags[t] ||
+		    strnlen(r->tags[t], MS_TAG_MAX + 1) > MS_TAG_MAX)
+			return wfail(w, eb, MS_ERR_RANGE, "rows",
+			             "row %zu: tag %u missing or longer than "
+			             "%u bytes",
+			             i, t, MS_TAG_MAX);
+	if (r->body_len > MS_BODY_MAX || (r->body_len && !r->body))
+		return wfail(w, eb, MS_ERR_RANGE, "rows",
+		             "row %zu: body of %u bytes", i, r->body_len);
+	return 0;
+}
+
+static inline uint8_t *
+put_uv(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static inline uint8_t *
+put_str(uint8_t *p, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	p = put_uv(p, n);
+	if (n)
+		memcpy(p, s, n);
+	p[n] = 0;
+	return p + n + 1;
+}
+
+static int64_t
+end_ns(const ms_row *r)
+{
+	int64_t lat = (int64_t)r->latency_ms * 1000000, e;
+	if (__builtin_add_overflow(r->start_ns, lat, &e))
+		return INT64_MAX;
+	return e;
+}
+
+/* Encode rows[0..n) into ua (unit A) and ub (unit B). */
+static int
+encode_units(ms_part_writer *w, const ms_row *rows, size_t n)
+{
+	size_t bound = MS__A_COLS * 4 + n * (10 + 10 + 5 + 1 + 5), bb = n * 5;
+	for (size_t i = 0; i < n; i++) {
+		const ms_row *r = &rows[i];
+		bound += 4 * 6 + slen(r->segment_id) + slen(r->service) +
+		         slen(r->instance) + slen(r->endpoint);
+		for (uint32_t t = 0; t < r->ntags; t++)
+			bound += 6 + strlen(r->tags[t]);
+		bb += r->body_len;
+		if (bound > MS__UNIT_MAX || bb > MS__UNIT_MAX)
+			return MS_ERR_RANGE;
+	}
+	ms_buf_reset(&w->ua);
+	ms_buf_reset(&w->ub);
+	int rc = ms_buf_reserve(&w->ua, bound);
+	if (rc == 0)
+		rc = ms_buf_reserve(&w->ub, bb);
+	if (rc)
+		return rc;
+
+	uint8_t *base = w->ua.data, *p = base + MS__A_COLS * 4, *c0;
+	uint32_t col = 0;
+#define COL_END()                                                              \
+	do {                                                                   \
+		ms_put_le32(base + 4 * col++, (uint32_t)(p - c0));             \
+	} while (0)
+	c0 = p;
+	for (size_t i = 0; i < n; i++)
+		p = put_uv(p, rows[i].span_id);
+	COL_END();
+	c0 = p;
+	for (size_t i = 0; i < n; i++)
+		p = put_str(p, rows[i].segment_id);
+	COL_END();
+	c0 = p;
+	for (size_t i = 0; i < n; i++)
+		p = put_str(p, rows[i].service);
+	COL_END();
+	c0 = p;
+	for (size_t i = 0; i < n; i++)
+		p = put_str(p, rows[i].instance);
+	COL_END();
+	c0 = p;
+	for (size_t i = 0; i < n; i++)
+		p = put_str(p, rows[i].endpoint);
+	COL_END();
+	c0 = p;
+	uint64_t prev = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t d = (uint64_t)rows[i].start_ns - prev;
+		prev = (uint64_t)rows[i].start_ns;
+		p = put_uv(p, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
+	}
+	COL_END();
+	c0 = p;
+	for (size_t i = 0; i < n; i++)
+		p = put_uv(p, rows[i].latency_ms);
+	COL_END();
+	c0 = p;
+	for (size_t i = 0; i < n; i++)
+		*p++ = rows[i].is_error ? 1 : 0;
+	COL_END();
+	c0 = p;
+	for (size_t i = 0; i < n; i++) {
+		p = put_uv(p, rows[i].ntags);
+		for (uint32_t t = 0; t < rows[i].ntags; t++)
+			p = put_str(p, rows[i].tags[t]);
+	}
+	COL_END();
+#undef COL_END
+	w->ua.len = (size_t)(p - base);
+
+	p = w->ub.data;
+	for (size_t i = 0; i < n; i++)
+		p = put_uv(p, rows[i].body_len);
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].body_len)
+			memcpy(p, rows[i].body, rows[i].body_len);
+		p += rows[i].body_len;
+	}
+	w->ub.len = (size_t)(p - w->ub.data);
+	return 0;
+}
+
+static int
+flush_out(ms_part_writer *w)
+{
+	if (w->out.len == 0)
+		return 0;
+	int rc = ms__write_all(w->fd, w->out.data, w->out.len, w->io);
+	w->out.len = 0;
+	return rc;
+}
+
+static void
+note_trace(ms_part_writer *w, const uint8_t *tid, uint32_t len, int *rc)
+{
+	uint64_t h[2];
+	ms__bloom_hash(tid, len, h);
+	*rc = ms_buf_append(&w->hashes, h, sizeof(h));
+	if (*rc)
+		return;
+	memcpy(w->last, tid, len);
+	w->last_len = len;
+	w->meta.traces++;
+}
+
+/* Account for a block of `len` bytes just appended at out.data + at. */
+static int
+commit_block(ms_part_writer *w, size_t at, size_t len, uint32_t nrows,
+             int64_t min_ts, int64_t max_ts, uint64_t span)
+{
+	uint8_t e[sizeof(struct ms__index_entry)];
+	ms_put_le64(e + offsetof(struct ms__index_entry, offset), w->data_off);
+	ms_put_le32(e + offsetof(struct ms__index_entry, stored),
+	            (uint32_t)len);
+	ms_put_le32(e + offsetof(struct ms__index_entry, nrows), nrows);
+	int rc = ms_buf_append(&w->index, e, sizeof(e));
+	if (rc) {
+		w->out.len = at;
+		return rc;
+	}
+	XXH64_update(&w->content, w->out.data + at, len);
+	if (w->meta.blocks == 0 || min_ts < w->meta.min_ts)
+		w->meta.min_ts = min_ts;
+	if (w->meta.blocks == 0 || max_ts > w->meta.max_ts)
+		w->meta.max_ts = max_ts;
+	w->data_off += len;
+	w->meta.blocks++;
+	w->meta.rows += nrows;
+	w->meta.uncompressed_bytes += span;
+	if (w->out.len >= FLUSH_AT)
+		return flush_out(w);
+	return 0;
+}
+
+static int
+compress_unit(ms_part_writer *w, uint8_t *dst, size_t cap, const ms_buf *u,
+              size_t *stored)
+{
+	if (u->len == 0) {
+		*stored = 0;
+		return 0;
+	}
+	size_t k =
+	        ZSTD_compressCCtx(w->cctx, dst, cap, u->data, u->len, w->level);
+	if (ZSTD_isError(k))
+		return ms__zstd_err(k);
+	*stored = k;
+	return 0;
+}
+
+static int
+write_block(ms_part_writer *w, const ms_row *rows, size_t n, ms_errbuf *eb)
+{
+	int rc = encode_units(w, rows, n);
+	if (rc)
+		return wfail(w, eb, rc, MS__F_DATA,
+		             "encoding a block of %zu rows: %s", n,
+		             ms_strerror(rc));
+	size_t ba = ZSTD_compressBound(w->ua.len);
+	size_t bb = ZSTD_compressBound(w->ub.len);
+	rc = ms_buf_reserve(&w->out, MS__BLOCK_HDR + ba + bb);
+	if (rc)
+		return wfail(w, eb, rc, MS__F_DATA, "block buffer: %s",
+		             ms_strerror(rc));
+	size_t at = w->out.len, sa = 0, sb = 0;
+	uint8_t *h = w->out.data + at;
+	rc = compress_unit(w, h + MS__BLOCK_HDR, ba, &w->ua, &sa);
+	if (rc == 0)
+		rc = compress_unit(w, h + MS__BLOCK_HDR + sa, bb, &w->ub, &sb);
+	if (rc)
+		return wfail(w, eb, rc, MS__F_DATA, "zstd: %s",
+		             ms_strerror(rc));
+	if (sa > UINT32_MAX - MS__BLOCK_HDR - sb)
+		return wfail(w, eb, MS_ERR_RANGE, MS__F_DATA, "block too big");
+
+	int64_t mn = rows[0].start_ns, mx = mn, me = end_ns(&rows[0]);
+	for (size_t i = 1; i < n; i++) {
+		int64_t s = rows[i].start_ns, e = end_ns(&rows[i]);
+		mn = s < mn ? s : mn;
+		mx = s > mx ? s : mx;
+		me = e > me ? e : me;
+	}
+	memset(h, 0, MS__BLOCK_HDR);
+	memcpy(h, MS__BLOCK_MAGIC, 4);
+	h[offsetof(struct ms__block_disk, tid_len)] =
+	        (uint8_t)rows[0].trace_id_len;
+#define PUT32(f, v) ms_put_le32(h + offsetof(struct ms__block_disk, f), v)
+#define PUT64(f, v) ms_put_le64(h + offsetof(struct ms__block_disk, f), v)
+	PUT32(nrows, (uint32_t)n);
+	PUT32(a_stored, (uint32_t)sa);
+	PUT32(a_raw, (uint32_t)w->ua.len);
+	PUT32(b_stored, (uint32_t)sb);
+	PUT32(b_raw, (uint32_t)w->ub.len);
+	PUT64(min_ts, (uint64_t)mn);
+	PUT64(max_ts, (uint64_t)mx);
+	PUT64(max_end_ns, (uint64_t)me);
+	uint64_t span = (uint64_t)w->ua.len + w->ub.len;
+	PUT64(span_bytes, span);
+	PUT64(a_xxh, XXH64(h + MS__BLOCK_HDR, sa, 0));
+	PUT64(b_xxh, XXH64(h + MS__BLOCK_HDR + sa, sb, 0));
+	memcpy(h + offsetof(struct ms__block_disk, trace_id), rows[0].trace_id,
+	       rows[0].trace_id_len);
+	PUT64(header_xxh,
+	      XXH64(h, offsetof(struct ms__block_disk, header_xxh), 0));
+#undef PUT32
+#undef PUT64
+	size_t len = MS__BLOCK_HDR + sa + sb;
+	w->out.len += len;
+	rc = commit_block(w, at, len, (uint32_t)n, mn, mx, span);
+	if (rc)
+		return wfail(w, eb, rc, MS__F_DATA, "%s", ms_strerror(rc));
+	return 0;
+}
+
+int
+ms_part_writer_add_trace(ms_part_writer *w, const ms_row *rows, size_t n,
+                         ms_errbuf *eb)
+{
+	if (!w || w->failed)
+		return ms_fail(eb, MS_ERR_STATE, "part writer: failed before");
+	if (n == 0 || !rows)
+		return wfail(w, eb, MS_ERR_INVAL, "rows", "no rows");
+	for (size_t i = 0; i < n; i++) {
+		int rc = check_row(w, &rows[i], &rows[0], i, eb);
+		if (rc)
+			return rc;
+	}
+	if (w->meta.traces &&
+	    ms_trace_id_cmp(rows[0].trace_id, rows[0].trace_id_len, w->last,
+	                    w->last_len) <= 0)
+		return wfail(w, eb, MS_ERR_INVAL, "rows",
+		             "trace IDs out of order");
+	int rc;
+	note_trace(w, rows[0].trace_id, rows[0].trace_id_len, &rc);
+	if (rc)
+		return wfail(w, eb, rc, MS__F_BLOOM, "%s", ms_strerror(rc));
+	size_t i = 0;
+	while (i < n) {
+		size_t j = i;
+		uint64_t sz = 0;
+		while (j < n && j - i < MS__BLOCK_ROWS_MAX) {
+			uint64_t rs = ms__row_span_bytes(&rows[j]);
+			if (j > i && sz + rs > MS_BLOCK_SPLIT_BYTES)
+				break;
+			sz += rs;
+			j++;
+		}
+		rc = write_block(w, rows + i, j - i, eb);
+		if (rc)
+			return rc;
+		i = j;
+	}
+	return 0;
+}
+
+int
+ms_part_writer_add_raw(ms_part_writer *w, const ms_raw_block *raw,
+                       ms_errbuf *eb)
+{
+	if (!w || w->failed)
+		return ms_fail(eb, MS_ERR_STATE, "part writer: failed before");
+	if (!raw || !raw->info || !raw->bytes)
+		return wfail(w, eb, MS_ERR_INVAL, "raw", "no block");
+	ms__block_hdr hd;
+	char why[160];
+	if (!ms__block_parse(raw->bytes, raw->info->stored_bytes, &hd, why,
+	                     sizeof(why)) ||
+	    !ms__block_units_ok(raw->bytes, &hd, why, sizeof(why)))
+		return wfail(w, eb, MS_ERR_CORRUPT, "raw block", "%s", why);
+	if (hd.tid_len != raw->info->trace_id_len ||
+	    memcmp(hd.tid, raw->info->trace_id, hd.tid_len) != 0 ||
+	    hd.nrows != raw->info->nrows)
+		return wfail(w, eb, MS_ERR_INVAL, "raw block",
+		             "bytes do not match the block info");
+	int cmp = w->meta.blocks ? ms_trace_id_cmp(hd.tid, hd.tid_len, w->last,
+	                                           w->last_len)
+	                         : 1;
+	if (cmp < 0)
+		return wfail(w, eb, MS_ERR_INVAL, "raw block",
+		             "trace IDs out of order");
+	int rc = 0;
+	if (cmp > 0)
+		note_trace(w, hd.tid, hd.tid_len, &rc);
+	if (rc == 0) {
+		size_t at = w->out.len;
+		rc = ms_buf_append(&w->out, raw->bytes, hd.stored);
+		if (rc == 0)
+			rc = commit_block(w, at, hd.stored, hd.nrows, hd.min_ts,
+			                  hd.max_ts, hd.span_bytes);
+	}
+	if (rc)
+		return wfail(w, eb, rc, MS__F_DATA, "%s", ms_strerror(rc));
+	return 0;
+}
+
+void
+ms__meta_encode(uint8_t out[MS__META_SIZE], const ms_part_meta *m,
+                enum ms_part_kind kind, uint64_t data_bytes,
+                uint64_t index_bytes, uint64_t bloom_bytes)
+{
+	memset(out, 0, MS__META_SIZE);
+	memcpy(out, MS__META_MAGIC, 8);
+#define PUT32(f, v) ms_put_le32(out + offsetof(struct ms__meta_disk, f), v)
+#define PUT64(f, v) ms_put_le64(out + offsetof(struct ms__meta_disk, f), v)
+	PUT32(version, MS_PART_FORMAT_VERSION);
+	PUT32(kind, (uint32_t)kind);
+	PUT64(id, m->id);
+	PUT64(compressed_bytes, m->compressed_bytes);
+	PUT64(uncompressed_bytes, m->uncompressed_bytes);
+	PUT64(rows, m->rows);
+	PUT64(blocks, m->blocks);
+	PUT64(traces, m->traces);
+	PUT64(min_ts, (uint64_t)m->min_ts);
+	PUT64(max_ts, (uint64_t)m->max_ts);
+	PUT32(depth, m->depth);
+	PUT64(checksum, m->checksum);
+	PUT64(data_bytes, data_bytes);
+	PUT64(index_bytes, index_bytes);
+	PUT64(bloom_bytes, bloom_bytes);
+	PUT64(meta_xxh,
+	      XXH64(out, offsetof(struct ms__meta_disk, meta_xxh), 0));
+#undef PUT32
+#undef PUT64
+}
+
+/* Build "<magic><version><kind><count><entry size> entries <xxh64>". */
+int
+ms__index_build(ms_buf *dst, enum ms_part_kind kind, const ms_buf *entries,
+                uint64_t count, uint64_t entry_size)
+{
+	uint8_t h[MS__INDEX_HDR] = { 0 };
+	memcpy(h, MS__INDEX_MAGIC, 8);
+	ms_put_le32(h + offsetof(struct ms__index_hdr, version),
+	            MS_PART_FORMAT_VERSION);
+	ms_put_le32(h + offsetof(struct ms__index_hdr, kind), (uint32_t)kind);
+	ms_put_le64(h + offsetof(struct ms__index_hdr, count), count);
+	ms_put_le64(h + offsetof(struct ms__index_hdr, entry_size), entry_size);
+	int rc = ms_buf_append(dst, h, sizeof(h));
+	if (rc == 0)
+		rc = ms_buf_append(dst, entries->data, entries->len);
+	if (rc == 0)
+		rc = ms_buf_append_le64(dst, XXH64(dst->data, dst->len, 0));
+	return rc;
+}
+
+static int
+build_bloom(ms_part_writer *w, ms_buf *dst)
+{
+	uint64_t nbits = ms__bloom_nbits(w->meta.traces);
+	size_t n = MS__BLOOM_HDR + nbits / 8;
+	int rc = ms_buf_reserve(dst, n + 8);
+	if (rc)
+		return rc;
+	uint8_t *b = dst->data;
+	memset(b, 0, n);
+	memcpy(b, MS__BLOOM_MAGIC, 8);
+	ms_put_le32(b + offsetof(struct ms__bloom_hdr, version),
+	            MS_PART_FORMAT_VERSION);
+	ms_put_le32(b + offsetof(struct ms__bloom_hdr, k), MS_BLOOM_K);
+	ms_put_le64(b + offsetof(struct ms__bloom_hdr, nbits), nbits);
+	ms_put_le64(b + offsetof(struct ms__bloom_hdr, items), w->meta.traces);
+	for (uint64_t i = 0; i < w->meta.traces; i++) {
+		uint64_t h[2];
+		memcpy(h, w->hashes.data + i * 16, 16);
+		ms__bloom_add(b + MS__BLOOM_HDR, nbits, h);
+	}
+	dst->len = n;
+	return ms_buf_append_le64(dst, XXH64(b, n, 0));
+}
+
+int
+ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
+{
+	if (!w)
+		return ms_fail(eb, MS_ERR_INVAL, "part writer: NULL");
+	if (w->failed) {
+		ms_part_writer_abort(w);
+		return ms_fail(eb, MS_ERR_STATE,
+		               "part writer: an earlier add failed");
+	}
+	ms_buf idx, bloom;
+	ms_buf_init(&idx, w->mem, 0);
+	ms_buf_init(&bloom, w->mem, 0);
+	const char *file = MS__F_DATA;
+	int rc = flush_out(w);
+	if (rc == 0)
+		rc = ms__fsync_fd(w->fd, w->io);
+	if (rc == 0) {
+		rc = close(w->fd) ? ms_err_from_errno(errno) : 0;
+		w->fd = -1;
+	}
+	if (rc) {
+		rc = wfail(w, eb, rc, file, "write: %s", strerror(errno));
+		goto out;
+	}
+	file = MS__F_INDEX;
+	rc = ms__index_build(&idx, MS_KIND_CORE, &w->index, w->meta.blocks,
+	                     sizeof(struct ms__index_entry));
+	if (rc == 0)
+		rc = ms__write_file(w->dir, MS__F_INDEX, idx.data, idx.len,
+		                    w->io, eb);
+	if (rc)
+		goto fail_named;
+	file = MS__F_BLOOM;
+	rc = build_bloom(w, &bloom);
+	if (rc == 0)
+		rc = ms__write_file(w->dir, MS__F_BLOOM, bloom.data, bloom.len,
+		                    w->io, eb);
+	if (rc)
+		goto fail_named;
+	file = MS__F_META;
+	w->meta.checksum = XXH64_digest(&w->content);
+	w->meta.compressed_bytes =
+	        MS__META_SIZE + w->data_off + idx.len + bloom.len;
+	uint8_t m[MS__META_SIZE];
+	ms__meta_encode(m, &w->meta, MS_KIND_CORE, w->data_off, idx.len,
+	                bloom.len);
+	rc = ms__write_file(w->dir, MS__F_META, m, sizeof(m), w->io, eb);
+	if (rc == 0)
+		rc = ms__fsync_dir(w->dir, w->io);
+	if (rc)
+		goto fail_named;
+	if (meta)
+		*meta = w->meta;
+	goto out;
+fail_named:
+	if (rc == MS_ERR_NOMEM || rc == MS_ERR_RANGE || !eb || !eb->msg[0])
+		wfail(w, eb, rc, file, "%s", ms_strerror(rc));
+	w->failed = true;
+out:
+	ms_buf_release(&idx);
+	ms_buf_release(&bloom);
+	if (rc)
+		ms_part_writer_abort(w);
+	else
+		writer_free(w);
+	return rc;
+}
+
+void
+ms_part_writer_abort(ms_part_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0) {
+		close(w->fd);
+		w->fd = -1;
+	}
+	if (w->dir)
+		ms_part_remove_dir(w->dir, NULL);
+	writer_free(w);
+}
+
+/* ---- ms_part_write_rows ---- */
+
+typedef struct {
+	const ms_row *r;
+	size_t i;
+} sort_ent;
+
+static int
+sort_cmp(const void *a, const void *b)
+{
+	const sort_ent *x = a, *y = b;
+	int c = ms_trace_id_cmp(x->r->trace_id, x->r->trace_id_len,
+	                        y->r->trace_id, y->r->trace_id_len);
+	if (c)
+		return c;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+int
+ms_part_write_rows(const char *tmp_dir, uint64_t id, const ms_row *rows,
+                   size_t n, const ms_part_writer_opts *opts,
+                   ms_part_meta *meta, ms_errbuf *eb)
+{
+	ms_mem *mem = opts ? opts->mem : NULL;
+	char idstr[17];
+	ms_part_id_str(id, idstr);
+	for (size_t i = 0; i < n; i++)
+		if (!rows[i].trace_id || rows[i].trace_id_len < 1 ||
+		    rows[i].trace_id_len > MS_TRACE_ID_MAX)
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "part %s: row %zu: trace ID length %u",
+			               idstr, i, rows[i].trace_id_len);
+	size_t bytes;
+	if (!ms_mul_ok(n, sizeof(sort_ent), &bytes) ||
+	    !ms_mul_ok(n, sizeof(ms_row), &bytes))
+		return ms_fail(eb, MS_ERR_RANGE, "part %s: %zu rows", idstr, n);
+	sort_ent *ix = ms_mem_alloc(mem, n * sizeof(sort_ent));
+	ms_row *sorted = ms_mem_alloc(mem, n * sizeof(ms_row));
+	ms_part_writer *w = NULL;
+	int rc = 0;
+	if (!ix || !sorted) {
+		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: sorting %zu rows",
+		             idstr, n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ix[i].r = &rows[i];
+		ix[i].i = i;
+	}
+	qsort(ix, n, sizeof(*ix), sort_cmp);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = *ix[i].r;
+	rc = ms_part_writer_open(&w, tmp_dir, id, opts, eb);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < n && rc == 0;) {
+		size_t j = i + 1;
+		while (j < n && ms_trace_id_cmp(sorted[j].trace_id,
+		                                sorted[j].trace_id_len,
+		                                sorted[i].trace_id,
+		                                sorted[i].trace_id_len) == 0)
+			j++;
+		rc = ms_part_writer_add_trace(w, sorted + i, j - i, eb);
+		i = j;
+	}
+	if (rc == 0)
+		rc = ms_part_writer_finish(w, meta, eb);
+	else
+		ms_part_writer_abort(w);
+out:
+	ms_mem_free(mem, ix, n * sizeof(sort_ent));
+	ms_mem_free(mem, sorted, n * sizeof(ms_row));
+	return rc;
+}

@@ -1,0 +1,62 @@
+/*
+ * row.c - small helpers of the row and part vocabulary: trace-ID order,
+ * part-ID text, part-kind names and the size a row adds to a block.
+ */
+#include "part_int.h"
+
+#include <string.h>
+
+int
+ms_trace_id_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b,
+                uint32_t blen)
+{
+	uint32_t n = alen < blen ? alen : blen;
+	int c = n ? memcmp(a, b, n) : 0;
+	if (c)
+		return c < 0 ? -1 : 1;
+	return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
+void
+ms_part_id_str(uint64_t id, char out[17])
+{
+	static const char hex[] = "0123456789abcdef";
+	for (int i = 15; i >= 0; i--) {
+		out[i] = hex[id & 0xf];
+		id >>= 4;
+	}
+	out[16] = '\0';
+}
+
+const char *
+ms_part_kind_name(enum ms_part_kind k)
+{
+	switch (k) {
+	case MS_KIND_CORE:
+		return "core";
+	case MS_KIND_LATENCY:
+		return "latency";
+	case MS_KIND_START_TIME:
+		return "start_time";
+	case MS_KIND_COUNT:
+		break;
+	}
+	return "unknown";
+}
+
+static uint64_t
+str_bytes(const char *s)
+{
+	return (s ? strlen(s) : 0) + 2; /* length varint (short) + NUL */
+}
+
+uint64_t
+ms__row_span_bytes(const ms_row *r)
+{
+	uint64_t n = 8 + 8 + 4 + 1 + 1; /* span, start, latency, error, ntags */
+	n += str_bytes(r->segment_id) + str_bytes(r->service) +
+	     str_bytes(r->instance) + str_bytes(r->endpoint);
+	for (uint32_t i = 0; i < r->ntags; i++)
+		n += str_bytes(r->tags[i]);
+	return n + 2 + r->body_len;
+}
