@@ -1,0 +1,1112 @@
+/*
+ * engine.c - the merge engine of one shard (ms_engine.h): dispatcher,
+ * lanes and workers, merge-idle, dispatch hook, backoff, quarantine and
+ * finalize. The merges themselves are ms_merge_execute (merge.c); the
+ * choice of inputs is ms_picker_select (picker.c).
+ *
+ * Design:
+ *  1. A job is one claimed selection. It is listed in e->jobs (sequence
+ *     order) from the picker pass that creates it until its last event has
+ *     been delivered, or until it is dropped or discarded at close; its
+ *     inputs are claimed exactly while it is listed, so claimed sets are
+ *     always disjoint and never contain a quarantined part.
+ *  2. Job states and who moves them:
+ *       HOOK    created by pick_run (or ms_engine_finalize)
+ *       INHOOK  dispatcher_main, while the dispatch hook runs
+ *       HELD    dispatcher_main, when the hook answered HOLD
+ *       QUEUED  dispatcher_main (GO) or ms_engine_release (run)
+ *       RUNNING worker_main, until the merge ends
+ *       ENDING  worker_main / job_drop, while its events are delivered
+ *     then removed (worker_main, job_drop).
+ *  3. The picker runs only with e->mu held and no backoff active, on one
+ *     pinned view of the shard; picked_epoch is that view's epoch. A run
+ *     does passes until one returns fewer than 2 parts.
+ *  4. When a merge completes, the worker that ran it runs the picker
+ *     before it takes another job, so with one worker per lane the
+ *     sequence of selections does not depend on thread timing.
+ *  5. idle <=> !trigger && !backing_off && picked &&
+ *     picked_epoch == shard epoch && no job listed.
+ *  6. Nothing sleeps for a fixed time: threads wait on cv_disp, cv_work
+ *     and cv_idle (CLOCK_MONOTONIC); the only timed waits are a backoff's
+ *     expiry (dispatcher) and a caller's wait_idle timeout.
+ *  7. Callbacks run without e->mu held; events are serialized by ev_mu.
+ */
+#include "ms_engine.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1024ull * 1024ull)
+#define DEFAULT_MEM_LIMIT (4096ull * MIB)
+
+enum job_state {
+	JOB_HOOK,
+	JOB_INHOOK,
+	JOB_HELD,
+	JOB_QUEUED,
+	JOB_RUNNING,
+	JOB_ENDING,
+};
+
+typedef struct job {
+	struct job *prev, *next;
+	enum job_state st;
+	bool early;     /* released from inside its own hook */
+	bool early_run; /* ... with run = true */
+	ms_dispatch d;
+	ms_dispatch_input *in;
+	uint64_t *ids;
+	size_t n;
+} job;
+
+typedef struct failcnt {
+	uint64_t id;
+	uint32_t n;
+} failcnt;
+
+typedef struct worker {
+	ms_engine *e;
+	unsigned lanes; /* bit per enum ms_lane_kind */
+	pthread_t th;
+	bool started;
+} worker;
+
+struct ms_engine {
+	ms_engine_opts o;
+	ms_mem *mem;
+	pthread_mutex_t mu, ev_mu;
+	pthread_cond_t cv_disp, cv_work, cv_idle;
+	pthread_t disp;
+	bool disp_started;
+	worker *workers;
+	unsigned nworkers, fast_workers, slow_workers;
+
+	job *head, *tail;
+	bool stop, trigger, picked, backing_off;
+	struct timespec backoff_until; /* CLOCK_MONOTONIC */
+	uint32_t backoff_ms;           /* last step; 0 after a success */
+	uint64_t picked_epoch;
+	uint64_t seq;
+	uint64_t fp;
+	uint64_t picker_runs, selections, merges_done, merges_failed, dropped;
+	uint64_t lane_merges[MS_LANE_KIND_COUNT];
+
+	uint64_t *quar; /* ascending */
+	size_t nquar, capquar;
+	failcnt *fails;
+	size_t nfails, capfails;
+};
+
+static const char *const lane_names[MS_LANE_KIND_COUNT] = {
+	MS_LANE_FAST,
+	MS_LANE_SLOW,
+	MS_LANE_FINALIZE,
+};
+
+const char *
+ms_lane_name(enum ms_lane_kind k)
+{
+	return (unsigned)k < MS_LANE_KIND_COUNT ? lane_names[k] : "?";
+}
+
+enum ms_lane_kind
+ms_lane_for(uint64_t bytes, uint64_t mem_limit)
+{
+	uint64_t thr;
+
+	if (mem_limit == 0)
+		mem_limit = DEFAULT_MEM_LIMIT;
+	thr = mem_limit / 16;
+	if (thr < 32 * MIB)
+		thr = 32 * MIB;
+	return bytes < thr ? MS_LANE_KIND_FAST : MS_LANE_KIND_SLOW;
+}
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static void
+mono_now(struct timespec *ts)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+}
+
+static void
+ts_add_ns(struct timespec *ts, int64_t ns)
+{
+	int64_t sec = ns / 1000000000, nsec = ns % 1000000000;
+
+	ts->tv_sec += (time_t)sec;
+	ts->tv_nsec += (long)nsec;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+static bool
+ts_reached(const struct timespec *when)
+{
+	struct timespec now;
+
+	mono_now(&now);
+	return now.tv_sec > when->tv_sec ||
+	       (now.tv_sec == when->tv_sec && now.tv_nsec >= when->tv_nsec);
+}
+
+static bool
+is_quarantined(const ms_engine *e, uint64_t id)
+{
+	size_t lo = 0, hi = e->nquar;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e->quar[mid] == id)
+			return true;
+		if (e->quar[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static bool
+is_claimed(const ms_engine *e, uint64_t id)
+{
+	for (const job *j = e->head; j; j = j->next)
+		for (size_t i = 0; i < j->n; i++)
+			if (j->ids[i] == id)
+				return true;
+	return false;
+}
+
+static uint64_t
+reserved_bytes(const ms_engine *e)
+{
+	uint64_t r = 0;
+
+	for (const job *j = e->head; j; j = j->next)
+		r += j->d.bytes;
+	return r;
+}
+
+static bool
+idle_locked(ms_engine *e)
+{
+	return !e->trigger && !e->backing_off && e->picked && !e->head &&
+	       e->picked_epoch == ms_shard_epoch(e->o.shard);
+}
+
+static void
+deliver(ms_engine *e, const ms_engine_event *ev)
+{
+	if (!e->o.event)
+		return;
+	pthread_mutex_lock(&e->ev_mu);
+	e->o.event(e->o.event_arg, ev);
+	pthread_mutex_unlock(&e->ev_mu);
+}
+
+/* ---- jobs ------------------------------------------------------------- */
+
+static void
+job_free(ms_engine *e, job *j)
+{
+	if (!j)
+		return;
+	ms_mem_free(e->mem, j->in, j->n * sizeof(*j->in));
+	ms_mem_free(e->mem, j->ids, j->n * sizeof(*j->ids));
+	ms_mem_free(e->mem, j, sizeof(*j));
+}
+
+static void
+job_unlink(ms_engine *e, job *j)
+{
+	if (j->prev)
+		j->prev->next = j->next;
+	else
+		e->head = j->next;
+	if (j->next)
+		j->next->prev = j->prev;
+	else
+		e->tail = j->prev;
+	j->prev = j->next = NULL;
+}
+
+static void
+job_append(ms_engine *e, job *j)
+{
+	j->prev = e->tail;
+	j->next = NULL;
+	if (e->tail)
+		e->tail->next = j;
+	else
+		e->head = j;
+	e->tail = j;
+}
+
+/*
+ * Build a job from n parts of view v (indices vidx[], in selection order).
+ * Reserves the output ID. Called with e->mu held.
+ */
+static int
+job_make(ms_engine *e, ms_view *v, const size_t *vidx, size_t n, bool fin,
+         double m, uint64_t fan, uint64_t pass, job **out, ms_errbuf *eb)
+{
+	job *j;
+
+	*out = NULL;
+	j = ms_mem_calloc(e->mem, 1, sizeof(*j));
+	if (!j)
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "engine: dispatch of %zu parts", n);
+	j->n = n;
+	j->in = ms_mem_calloc(e->mem, n, sizeof(*j->in));
+	j->ids = ms_mem_calloc(e->mem, n, sizeof(*j->ids));
+	if (!j->in || !j->ids) {
+		job_free(e, j);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "engine: dispatch of %zu parts", n);
+	}
+	ms_dispatch *d = &j->d;
+	d->now_ns = ms_clock_now(e->o.clock);
+	d->frontier_ns = ms_frontier(d->now_ns);
+	d->min_ts = INT64_MAX;
+	d->max_ts = INT64_MIN;
+	d->min_depth = UINT32_MAX;
+	for (size_t i = 0; i < n; i++) {
+		const ms_part_meta *pm = ms_part_get_meta(
+		        ms_view_part(v, vidx[i], MS_KIND_CORE));
+		ms_dispatch_input *in = &j->in[i];
+		in->id = pm->id;
+		in->bytes = pm->compressed_bytes;
+		in->uncompressed_bytes = pm->uncompressed_bytes;
+		in->rows = pm->rows;
+		in->blocks = pm->blocks;
+		in->depth = pm->depth;
+		in->min_ts = pm->min_ts;
+		in->max_ts = pm->max_ts;
+		in->mature = pm->max_ts <= d->frontier_ns;
+		j->ids[i] = pm->id;
+		d->bytes += in->bytes;
+		d->rows += in->rows;
+		if (in->depth < d->min_depth)
+			d->min_depth = in->depth;
+		if (in->depth > d->max_depth)
+			d->max_depth = in->depth;
+		if (in->min_ts < d->min_ts)
+			d->min_ts = in->min_ts;
+		if (in->max_ts > d->max_ts)
+			d->max_ts = in->max_ts;
+		if (in->mature) {
+			d->mature_parts++;
+			d->mature_rows += in->rows;
+		} else {
+			d->hot_parts++;
+			d->hot_rows += in->rows;
+		}
+	}
+	int rc = ms_shard_new_id(e->o.shard, &d->output_id, eb);
+	if (rc < 0) {
+		job_free(e, j);
+		return rc;
+	}
+	d->seq = ++e->seq;
+	d->finalize = fin;
+	d->lane = fin ? MS_LANE_KIND_FINALIZE
+	              : ms_lane_for(d->bytes, e->o.mem_limit);
+	d->epoch = ms_view_epoch(v);
+	d->pass = pass;
+	d->m = m;
+	d->max_fan_out = fan;
+	d->ninputs = n;
+	d->inputs = j->in;
+	d->predict_class = MS_SAMPLING_NOT_EXECUTED;
+	d->predict_reason = MS_SREASON_PIPELINE_DISABLED;
+	j->st = JOB_HOOK;
+	e->fp = ms_pick_fp_add(e->fp, j->ids, n);
+	e->selections++;
+	*out = j;
+	return 0;
+}
+
+/* ---- the picker run --------------------------------------------------- */
+
+static uint64_t
+free_disk(ms_engine *e)
+{
+	struct statvfs sv;
+
+	if (e->o.free_disk)
+		return e->o.free_disk(e->o.free_disk_arg);
+	if (statvfs(ms_shard_get_dir(e->o.shard), &sv) != 0)
+		return UINT64_MAX; /* unknown: do not throttle */
+	return (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+}
+
+static uint64_t
+fan_out(ms_engine *e)
+{
+	uint64_t fr = free_disk(e), res = reserved_bytes(e);
+	uint64_t fan = fr > res ? fr - res : 0;
+
+	if (e->o.max_fan_out && fan > e->o.max_fan_out)
+		fan = e->o.max_fan_out;
+	return fan;
+}
+
+/* One picker run: passes until fewer than 2 parts come back. e->mu held. */
+static int
+pick_run(ms_engine *e, ms_errbuf *eb)
+{
+	ms_view *v = NULL;
+	ms_pick_cand *cands = NULL, *rest = NULL;
+	size_t *vidx = NULL, *ridx = NULL, nv = 0, nc = 0;
+	bool *taken = NULL;
+	int rc;
+
+	e->trigger = false;
+	rc = ms_shard_view(e->o.shard, &v, eb);
+	if (rc < 0)
+		return rc;
+	nv = ms_view_count(v);
+	size_t cb = (nv ? nv : 1) * sizeof(ms_pick_cand);
+	size_t ib = (nv ? nv : 1) * sizeof(size_t);
+	cands = ms_mem_alloc(e->mem, cb);
+	rest = ms_mem_alloc(e->mem, cb);
+	vidx = ms_mem_alloc(e->mem, ib);
+	ridx = ms_mem_alloc(e->mem, ib);
+	taken = ms_mem_calloc(e->mem, nv ? nv : 1, sizeof(bool));
+	if (!cands || !rest || !vidx || !ridx || !taken) {
+		rc = ms_fail(eb, MS_ERR_NOMEM, "engine: picker over %zu parts",
+		             nv);
+		goto out;
+	}
+	for (size_t i = 0; i < nv; i++) {
+		const ms_part_meta *pm =
+		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
+		if (pm->rows < 1 || is_claimed(e, pm->id) ||
+		    is_quarantined(e, pm->id))
+			continue;
+		cands[nc] = (ms_pick_cand){ .id = pm->id,
+			                    .size = pm->compressed_bytes,
+			                    .min_ts = pm->min_ts,
+			                    .max_ts = pm->max_ts,
+			                    .rows = pm->rows,
+			                    .depth = pm->depth };
+		vidx[nc++] = i;
+	}
+	for (uint64_t pass = 1;; pass++) {
+		size_t nr = 0;
+		for (size_t i = 0; i < nc; i++) {
+			if (taken[i])
+				continue;
+			rest[nr] = cands[i];
+			ridx[nr++] = i;
+		}
+		uint64_t fan = fan_out(e);
+		ms_pick pk;
+		rc = ms_picker_select(&e->o.picker, rest, nr, fan, e->mem, &pk,
+		                      eb);
+		if (rc < 0 || pk.n < 2)
+			break;
+		size_t sel[MS_PICKER_PARTS_LIMIT];
+		for (size_t t = 0; t < pk.n; t++) {
+			size_t ci = ridx[pk.idx[t]];
+			taken[ci] = true;
+			sel[t] = vidx[ci];
+		}
+		job *j;
+		rc = job_make(e, v, sel, pk.n, false, pk.m, fan, pass, &j, eb);
+		if (rc < 0)
+			break;
+		job_append(e, j);
+	}
+	if (rc == 0) {
+		e->picked = true;
+		e->picked_epoch = ms_view_epoch(v);
+		e->picker_runs++;
+	}
+out:
+	ms_mem_free(e->mem, cands, cb);
+	ms_mem_free(e->mem, rest, cb);
+	ms_mem_free(e->mem, vidx, ib);
+	ms_mem_free(e->mem, ridx, ib);
+	ms_mem_free(e->mem, taken, (nv ? nv : 1) * sizeof(bool));
+	ms_view_release(v);
+	pthread_cond_broadcast(&e->cv_disp);
+	pthread_cond_broadcast(&e->cv_idle);
+	return rc;
+}
+
+/* Start (or extend) the shard's backoff after a failure. e->mu held. */
+static uint32_t
+backoff_start(ms_engine *e)
+{
+	uint32_t base = e->o.backoff_base_ms, max = e->o.backoff_max_ms;
+
+	if (e->backoff_ms == 0)
+		e->backoff_ms = base;
+	else if (e->backoff_ms > max / 2)
+		e->backoff_ms = max;
+	else
+		e->backoff_ms *= 2;
+	if (e->backoff_ms > max)
+		e->backoff_ms = max;
+	e->backing_off = true;
+	mono_now(&e->backoff_until);
+	ts_add_ns(&e->backoff_until, (int64_t)e->backoff_ms * 1000000);
+	pthread_cond_broadcast(&e->cv_disp);
+	return e->backoff_ms;
+}
+
+/* Run the picker; on failure back off and report. e->mu held (released
+ * and re-taken around the event). */
+static void
+pick_and_report(ms_engine *e)
+{
+	ms_errbuf eb = { { 0 } };
+	int rc = pick_run(e, &eb);
+
+	if (rc == 0)
+		return;
+	ms_engine_event ev = { .type = MS_EV_PICK_FAILED,
+		               .err = rc,
+		               .error = eb.msg,
+		               .backoff_ms = backoff_start(e) };
+	pthread_mutex_unlock(&e->mu);
+	deliver(e, &ev);
+	pthread_mutex_lock(&e->mu);
+}
+
+/* ---- dispatcher ------------------------------------------------------- */
+
+static void
+predict_default(const ms_engine *e, ms_dispatch *d)
+{
+	if (!e->o.pipeline) {
+		d->predict_class = MS_SAMPLING_NOT_EXECUTED;
+		d->predict_reason = MS_SREASON_PIPELINE_DISABLED;
+	} else if (d->hot_parts > 0) {
+		d->predict_class = MS_SAMPLING_NOT_EXECUTED;
+		d->predict_reason = MS_SREASON_MERGE_GRACE;
+	} else {
+		d->predict_class = MS_SAMPLING_EXECUTED;
+		d->predict_reason = MS_SREASON_NONE;
+	}
+}
+
+/* Drop a job that has not run: deliver MS_EV_DROPPED, unlink, free.
+ * e->mu held (released around the event). */
+static void
+job_drop(ms_engine *e, job *j)
+{
+	j->st = JOB_ENDING;
+	e->dropped++;
+	pthread_mutex_unlock(&e->mu);
+	ms_engine_event ev = { .type = MS_EV_DROPPED,
+		               .dispatch = &j->d,
+		               .error = "" };
+	deliver(e, &ev);
+	pthread_mutex_lock(&e->mu);
+	job_unlink(e, j);
+	job_free(e, j);
+	pthread_cond_broadcast(&e->cv_idle);
+}
+
+static job *
+first_in_state(ms_engine *e, enum job_state st)
+{
+	for (job *j = e->head; j; j = j->next)
+		if (j->st == st)
+			return j;
+	return NULL;
+}
+
+static void *
+dispatcher_main(void *arg)
+{
+	ms_engine *e = arg;
+
+	pthread_mutex_lock(&e->mu);
+	while (!e->stop) {
+		if (e->backing_off && ts_reached(&e->backoff_until)) {
+			e->backing_off = false;
+			e->trigger = true; /* the retry */
+		}
+		if (e->trigger && !e->backing_off) {
+			pick_and_report(e);
+			continue;
+		}
+		job *j = first_in_state(e, JOB_HOOK);
+		if (j) {
+			j->st = JOB_INHOOK;
+			pthread_mutex_unlock(&e->mu);
+			if (e->o.predict)
+				e->o.predict(e->o.predict_arg, &j->d);
+			else
+				predict_default(e, &j->d);
+			enum ms_dispatch_verdict vd = MS_DISPATCH_GO;
+			if (e->o.dispatch_hook)
+				vd = e->o.dispatch_hook(e->o.dispatch_arg,
+				                        &j->d);
+			pthread_mutex_lock(&e->mu);
+			bool run = vd == MS_DISPATCH_GO;
+			if (j->early)
+				run = j->early_run;
+			if (vd == MS_DISPATCH_HOLD && !j->early) {
+				j->st = JOB_HELD;
+			} else if (run) {
+				j->st = JOB_QUEUED;
+				pthread_cond_broadcast(&e->cv_work);
+			} else {
+				job_drop(e, j);
+			}
+			pthread_cond_broadcast(&e->cv_idle);
+			continue;
+		}
+		if (e->backing_off)
+			pthread_cond_timedwait(&e->cv_disp, &e->mu,
+			                       &e->backoff_until);
+		else
+			pthread_cond_wait(&e->cv_disp, &e->mu);
+	}
+	pthread_mutex_unlock(&e->mu);
+	return NULL;
+}
+
+/* ---- workers ---------------------------------------------------------- */
+
+static failcnt *
+fail_slot(ms_engine *e, uint64_t id)
+{
+	for (size_t i = 0; i < e->nfails; i++)
+		if (e->fails[i].id == id)
+			return &e->fails[i];
+	if (e->nfails == e->capfails) {
+		size_t nc = e->capfails ? e->capfails * 2 : 16;
+		failcnt *p = ms_mem_realloc(e->mem, e->fails,
+		                            e->capfails * sizeof(*p),
+		                            nc * sizeof(*p));
+		if (!p)
+			return NULL;
+		e->fails = p;
+		e->capfails = nc;
+	}
+	e->fails[e->nfails] = (failcnt){ .id = id, .n = 0 };
+	return &e->fails[e->nfails++];
+}
+
+static void
+fail_forget(ms_engine *e, uint64_t id)
+{
+	for (size_t i = 0; i < e->nfails; i++) {
+		if (e->fails[i].id == id) {
+			e->fails[i] = e->fails[--e->nfails];
+			return;
+		}
+	}
+}
+
+static bool
+quarantine_add(ms_engine *e, uint64_t id)
+{
+	if (is_quarantined(e, id))
+		return false;
+	if (e->nquar == e->capquar) {
+		size_t nc = e->capquar ? e->capquar * 2 : 8;
+		uint64_t *p =
+		        ms_mem_realloc(e->mem, e->quar, e->capquar * sizeof(*p),
+		                       nc * sizeof(*p));
+		if (!p)
+			return false;
+		e->quar = p;
+		e->capquar = nc;
+	}
+	size_t i = e->nquar;
+	while (i > 0 && e->quar[i - 1] > id) {
+		e->quar[i] = e->quar[i - 1];
+		i--;
+	}
+	e->quar[i] = id;
+	e->nquar++;
+	return true;
+}
+
+/*
+ * After a read-side failure, find which inputs are unreadable: every kind
+ * of each input is verified from disk. When none fails verification, the
+ * input named in the merge's error message (if exactly one is) is blamed.
+ * Marks blame[i]. No lock held.
+ */
+static void
+find_bad_inputs(ms_engine *e, const job *j, const ms_merge_result *res,
+                bool *blame)
+{
+	ms_view *v = NULL;
+	size_t found = 0;
+
+	if (ms_shard_view(e->o.shard, &v, NULL) == 0) {
+		for (size_t i = 0; i < j->n; i++) {
+			for (int k = 0; k < MS_KIND_COUNT; k++) {
+				const ms_part *p = ms_view_find(
+				        v, j->ids[i], (enum ms_part_kind)k);
+				if (!p || ms_part_verify(p, NULL) < 0) {
+					blame[i] = true;
+					found++;
+					break;
+				}
+			}
+		}
+		ms_view_release(v);
+	}
+	if (found)
+		return;
+	size_t hit = SIZE_MAX, hits = 0;
+	for (size_t i = 0; i < j->n; i++) {
+		char hex[17];
+		ms_part_id_str(j->ids[i], hex);
+		if (strstr(res->error.msg, hex)) {
+			hit = i;
+			hits++;
+		}
+	}
+	if (hits == 1)
+		blame[hit] = true;
+}
+
+static job *
+next_job(ms_engine *e, unsigned lanes)
+{
+	for (job *j = e->head; j; j = j->next)
+		if (j->st == JOB_QUEUED && (lanes & (1u << j->d.lane)))
+			return j;
+	return NULL;
+}
+
+static void
+run_job(ms_engine *e, job *j)
+{
+	ms_merge_req req = {
+		.shard = e->o.shard,
+		.inputs = j->ids,
+		.ninputs = j->n,
+		.output_id = j->d.output_id,
+		.seq = j->d.seq,
+		.lane = ms_lane_name(j->d.lane),
+		.flags = j->d.finalize ? MS_MERGE_FINALIZE : 0,
+		.parent_mem = e->mem,
+		.io = e->o.io,
+		.pipeline = e->o.pipeline,
+		.now_ns = j->d.now_ns,
+		.grace_ns = 0,
+		.zstd_level = e->o.zstd_level,
+		.hooks = e->o.merge_hooks,
+	};
+	ms_merge_result res;
+	ms_errbuf eb = { { 0 } };
+	bool blame[MS_PICKER_PARTS_LIMIT] = { false };
+	bool *bl = blame;
+	uint64_t newq[MS_PICKER_PARTS_LIMIT];
+	size_t nnewq = 0;
+
+	memset(&res, 0, sizeof(res));
+	int rc = ms_merge_execute(&req, &res, &eb);
+	if (rc < 0 && res.err == 0) {
+		res.err = rc;
+		memcpy(&res.error, &eb, sizeof(eb));
+	}
+	if (j->n > MS_PICKER_PARTS_LIMIT) /* a large finalize */
+		bl = ms_mem_calloc(e->mem, j->n, sizeof(bool));
+	if (rc < 0 && bl &&
+	    (res.err_stage == MS_MERGE_STAGE_READ ||
+	     res.err_stage == MS_MERGE_STAGE_INDEX))
+		find_bad_inputs(e, j, &res, bl);
+
+	pthread_mutex_lock(&e->mu);
+	ms_engine_event ev = { .dispatch = &j->d,
+		               .result = &res,
+		               .err = rc,
+		               .error = rc < 0 ? res.error.msg : "" };
+	if (rc == 0) {
+		ev.type = MS_EV_MERGE_DONE;
+		e->merges_done++;
+		e->lane_merges[j->d.lane]++;
+		if (!e->backing_off)
+			e->backoff_ms = 0;
+		for (size_t i = 0; i < j->n; i++)
+			fail_forget(e, j->ids[i]);
+	} else {
+		ev.type = MS_EV_MERGE_FAILED;
+		e->merges_failed++;
+		for (size_t i = 0; bl && i < j->n; i++) {
+			if (!bl[i])
+				continue;
+			failcnt *fc = fail_slot(e, j->ids[i]);
+			if (fc && ++fc->n >= e->o.quarantine_after &&
+			    quarantine_add(e, j->ids[i])) {
+				fail_forget(e, j->ids[i]);
+				if (nnewq < MS_PICKER_PARTS_LIMIT)
+					newq[nnewq++] = j->ids[i];
+			}
+		}
+		ev.backoff_ms = backoff_start(e);
+	}
+	j->st = JOB_ENDING;
+	pthread_mutex_unlock(&e->mu);
+
+	deliver(e, &ev);
+	for (size_t i = 0; i < nnewq; i++) {
+		ms_engine_event q = { .type = MS_EV_QUARANTINED,
+			              .err = rc,
+			              .error = res.error.msg,
+			              .part_id = newq[i] };
+		deliver(e, &q);
+	}
+	if (bl != blame)
+		ms_mem_free(e->mem, bl, j->n * sizeof(bool));
+
+	pthread_mutex_lock(&e->mu);
+	job_unlink(e, j);
+	job_free(e, j);
+	/* The epoch moved: pick again now, before this worker takes another
+	 * job (design 4). Set only here so no pick sees a finished merge
+	 * before its event. */
+	if (rc == 0)
+		e->trigger = true;
+	if (e->trigger && !e->backing_off && !e->stop)
+		pick_and_report(e);
+	pthread_cond_broadcast(&e->cv_work);
+	pthread_cond_broadcast(&e->cv_idle);
+}
+
+static void *
+worker_main(void *arg)
+{
+	worker *w = arg;
+	ms_engine *e = w->e;
+
+	pthread_mutex_lock(&e->mu);
+	while (!e->stop) {
+		job *j = next_job(e, w->lanes);
+		if (!j) {
+			pthread_cond_wait(&e->cv_work, &e->mu);
+			continue;
+		}
+		j->st = JOB_RUNNING;
+		pthread_mutex_unlock(&e->mu);
+		run_job(e, j); /* returns with e->mu held */
+	}
+	pthread_mutex_unlock(&e->mu);
+	return NULL;
+}
+
+/* ---- public API ------------------------------------------------------- */
+
+static unsigned
+online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+int
+ms_engine_open(ms_engine **out, const ms_engine_opts *opts, ms_errbuf *eb)
+{
+	ms_engine *e;
+	pthread_condattr_t ca;
+	int rc;
+
+	*out = NULL;
+	if (!opts || !opts->shard)
+		return ms_fail(eb, MS_ERR_INVAL, "engine: no shard given");
+	ms_pick probe;
+	rc = ms_picker_select(&opts->picker, NULL, 0, 0, NULL, &probe, eb);
+	if (rc < 0)
+		return rc;
+	e = ms_mem_calloc(opts->mem, 1, sizeof(*e));
+	if (!e)
+		return ms_fail(eb, MS_ERR_NOMEM, "engine: state");
+	e->o = *opts;
+	e->mem = opts->mem;
+	if (!e->o.backoff_base_ms)
+		e->o.backoff_base_ms = 1000;
+	if (!e->o.backoff_max_ms)
+		e->o.backoff_max_ms = 60000;
+	if (e->o.backoff_max_ms < e->o.backoff_base_ms)
+		e->o.backoff_max_ms = e->o.backoff_base_ms;
+	if (!e->o.quarantine_after)
+		e->o.quarantine_after = 3;
+	if (!e->o.mem_limit)
+		e->o.mem_limit = DEFAULT_MEM_LIMIT;
+	unsigned cpus = e->o.cpus ? e->o.cpus : online_cpus();
+
+	pthread_mutex_init(&e->mu, NULL);
+	pthread_mutex_init(&e->ev_mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->cv_disp, &ca);
+	pthread_cond_init(&e->cv_work, &ca);
+	pthread_cond_init(&e->cv_idle, &ca);
+	pthread_condattr_destroy(&ca);
+
+	if (e->o.serial) {
+		e->nworkers = 1;
+	} else {
+		e->fast_workers = cpus / 2 ? cpus / 2 : 1;
+		e->slow_workers = 1;
+		e->nworkers = e->fast_workers + e->slow_workers;
+	}
+	e->workers = ms_mem_calloc(e->mem, e->nworkers, sizeof(worker));
+	if (!e->workers) {
+		ms_engine_close(e);
+		return ms_fail(eb, MS_ERR_NOMEM, "engine: %u workers",
+		               e->nworkers);
+	}
+	for (unsigned i = 0; i < e->nworkers; i++) {
+		worker *w = &e->workers[i];
+		w->e = e;
+		if (e->o.serial)
+			w->lanes = (1u << MS_LANE_KIND_COUNT) - 1;
+		else if (i < e->fast_workers)
+			w->lanes = 1u << MS_LANE_KIND_FAST;
+		else
+			w->lanes = 1u << MS_LANE_KIND_SLOW |
+			           1u << MS_LANE_KIND_FINALIZE;
+		rc = pthread_create(&w->th, NULL, worker_main, w);
+		if (rc != 0) {
+			ms_engine_close(e);
+			return ms_fail(eb, MS_ERR_IO,
+			               "engine: starting worker %u: %s", i,
+			               strerror(rc));
+		}
+		w->started = true;
+	}
+	rc = pthread_create(&e->disp, NULL, dispatcher_main, e);
+	if (rc != 0) {
+		ms_engine_close(e);
+		return ms_fail(eb, MS_ERR_IO, "engine: starting dispatcher: %s",
+		               strerror(rc));
+	}
+	e->disp_started = true;
+	*out = e;
+	return 0;
+}
+
+void
+ms_engine_close(ms_engine *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->mu);
+	e->stop = true;
+	pthread_cond_broadcast(&e->cv_disp);
+	pthread_cond_broadcast(&e->cv_work);
+	pthread_cond_broadcast(&e->cv_idle);
+	pthread_mutex_unlock(&e->mu);
+	if (e->disp_started)
+		pthread_join(e->disp, NULL);
+	for (unsigned i = 0; e->workers && i < e->nworkers; i++)
+		if (e->workers[i].started)
+			pthread_join(e->workers[i].th, NULL);
+	while (e->head) {
+		job *j = e->head;
+		job_unlink(e, j);
+		job_free(e, j);
+	}
+	ms_mem_free(e->mem, e->workers, e->nworkers * sizeof(worker));
+	ms_mem_free(e->mem, e->quar, e->capquar * sizeof(*e->quar));
+	ms_mem_free(e->mem, e->fails, e->capfails * sizeof(*e->fails));
+	pthread_cond_destroy(&e->cv_disp);
+	pthread_cond_destroy(&e->cv_work);
+	pthread_cond_destroy(&e->cv_idle);
+	pthread_mutex_destroy(&e->mu);
+	pthread_mutex_destroy(&e->ev_mu);
+	ms_mem_free(e->mem, e, sizeof(*e));
+}
+
+void
+ms_engine_trigger(ms_engine *e)
+{
+	pthread_mutex_lock(&e->mu);
+	e->trigger = true;
+	pthread_cond_broadcast(&e->cv_disp);
+	pthread_mutex_unlock(&e->mu);
+}
+
+bool
+ms_engine_is_idle(ms_engine *e)
+{
+	pthread_mutex_lock(&e->mu);
+	bool idle = idle_locked(e);
+	pthread_mutex_unlock(&e->mu);
+	return idle;
+}
+
+int
+ms_engine_wait_idle(ms_engine *e, int64_t timeout_ns)
+{
+	struct timespec deadline;
+	int rc = 0;
+
+	if (timeout_ns >= 0) {
+		mono_now(&deadline);
+		ts_add_ns(&deadline, timeout_ns);
+	}
+	pthread_mutex_lock(&e->mu);
+	while (!idle_locked(e)) {
+		if (e->stop) {
+			rc = MS_ERR_CANCELED;
+			break;
+		}
+		/* An epoch nobody told us about: pick on it. */
+		if (!e->trigger && !e->backing_off && !e->head &&
+		    (!e->picked ||
+		     e->picked_epoch != ms_shard_epoch(e->o.shard))) {
+			e->trigger = true;
+			pthread_cond_broadcast(&e->cv_disp);
+		}
+		if (timeout_ns < 0) {
+			pthread_cond_wait(&e->cv_idle, &e->mu);
+		} else if (pthread_cond_timedwait(&e->cv_idle, &e->mu,
+		                                  &deadline) == ETIMEDOUT) {
+			if (!idle_locked(e))
+				rc = MS_ERR_TIMEOUT;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&e->mu);
+	return rc;
+}
+
+int
+ms_engine_release(ms_engine *e, uint64_t seq, bool run)
+{
+	int rc = MS_ERR_NOTFOUND;
+
+	pthread_mutex_lock(&e->mu);
+	for (job *j = e->head; j; j = j->next) {
+		if (j->d.seq != seq)
+			continue;
+		if (j->st == JOB_INHOOK || j->st == JOB_HOOK) {
+			j->early = true;
+			j->early_run = run;
+			rc = 0;
+		} else if (j->st == JOB_HELD) {
+			rc = 0;
+			if (run) {
+				j->st = JOB_QUEUED;
+				pthread_cond_broadcast(&e->cv_work);
+			} else {
+				job_drop(e, j);
+			}
+		} else {
+			rc = MS_ERR_STATE;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&e->mu);
+	return rc;
+}
+
+int
+ms_engine_finalize(ms_engine *e, uint64_t *seq, ms_errbuf *eb)
+{
+	ms_view *v = NULL;
+	size_t *sel = NULL, nsel = 0, nv = 0;
+	int rc;
+
+	*seq = 0;
+	pthread_mutex_lock(&e->mu);
+	rc = ms_shard_view(e->o.shard, &v, eb);
+	if (rc < 0)
+		goto out;
+	nv = ms_view_count(v);
+	sel = ms_mem_alloc(e->mem, (nv ? nv : 1) * sizeof(*sel));
+	if (!sel) {
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "engine: finalize over %zu parts", nv);
+		goto out;
+	}
+	int64_t frontier = ms_clock_frontier(e->o.clock);
+	for (size_t i = 0; i < nv; i++) {
+		const ms_part_meta *pm =
+		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
+		if (pm->rows < 1 || pm->max_ts > frontier ||
+		    is_claimed(e, pm->id) || is_quarantined(e, pm->id))
+			continue;
+		sel[nsel++] = i;
+	}
+	if (nsel > 0) {
+		job *j;
+		rc = job_make(e, v, sel, nsel, true, 0, 0, 1, &j, eb);
+		if (rc == 0) {
+			job_append(e, j);
+			*seq = j->d.seq;
+			pthread_cond_broadcast(&e->cv_disp);
+		}
+	}
+out:
+	ms_mem_free(e->mem, sel, (nv ? nv : 1) * sizeof(*sel));
+	ms_view_release(v);
+	pthread_mutex_unlock(&e->mu);
+	return rc;
+}
+
+void
+ms_engine_get_stats(ms_engine *e, ms_engine_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&e->mu);
+	st->picked_epoch = e->picked_epoch;
+	st->picker_runs = e->picker_runs;
+	st->selections = e->selections;
+	st->merges_done = e->merges_done;
+	st->merges_failed = e->merges_failed;
+	st->dropped = e->dropped;
+	memcpy(st->lane_merges, e->lane_merges, sizeof(st->lane_merges));
+	for (job *j = e->head; j; j = j->next) {
+		switch (j->st) {
+		case JOB_HOOK:
+		case JOB_INHOOK:
+			st->pending_hook++;
+			break;
+		case JOB_HELD:
+			st->held++;
+			break;
+		case JOB_QUEUED:
+			st->queued++;
+			break;
+		case JOB_RUNNING:
+		case JOB_ENDING:
+			st->running++;
+			break;
+		}
+		st->claimed_parts += j->n;
+		st->reserved_bytes += j->d.bytes;
+	}
+	st->quarantined = e->nquar;
+	st->trigger_pending = e->trigger;
+	st->backing_off = e->backing_off;
+	st->backoff_ms = e->backing_off ? e->backoff_ms : 0;
+	st->fingerprint = e->fp;
+	st->fast_workers = e->fast_workers;
+	st->slow_workers = e->slow_workers;
+	st->serial = e->o.serial;
+	pthread_mutex_unlock(&e->mu);
+}
+
+size_t
+ms_engine_quarantined(ms_engine *e, uint64_t *ids, size_t cap)
+{
+	pthread_mutex_lock(&e->mu);
+	size_t n = e->nquar;
+	for (size_t i = 0; i < n && i < cap; i++)
+		ids[i] = e->quar[i];
+	pthread_mutex_unlock(&e->mu);
+	return n;
+}
