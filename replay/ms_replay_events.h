@@ -1,0 +1,421 @@
+/*
+ * ms_replay_events.h - the replay's event model, the SQLite event log that
+ * records it, the readers over a recorded log, the exporters (JSON Lines,
+ * CSV, Chrome trace-event JSON) and the run report.
+ *
+ * One run writes one database. The controller fills the plain structs below
+ * from the engine's dispatch hook and merge results and hands them to the
+ * recorder (ms_rec_*). Everything afterwards (TUI event log, exports,
+ * `mergescope report`) reads the database back through ms_evdb_*. The table
+ * layout is documented in replay/SCHEMA.md and versioned by
+ * MS_EV_SCHEMA_VERSION (stored as PRAGMA user_version).
+ *
+ * Ownership: every struct here is plain data owned by whoever declared it.
+ * The only pointers are ms_ev_merge.inputs (an array of ninputs entries) and
+ * the string pointers of ms_ev_filter; they are borrowed by every function
+ * that takes the struct, for the duration of the call only (the recorder
+ * copies what it needs). Structs passed to ms_evdb_each_* callbacks,
+ * including their inputs arrays, belong to the reader and are valid only
+ * until the callback returns.
+ * Threads: one ms_rec may be used from several threads (it serializes calls
+ * with its own lock); an ms_evdb belongs to one thread.
+ */
+#ifndef MS_REPLAY_EVENTS_H
+#define MS_REPLAY_EVENTS_H
+
+#include "ms_err.h"
+#include "ms_ledger.h"
+#include "ms_merge.h"
+#include "ms_part.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define MS_EV_SCHEMA_VERSION 1
+#define MS_EV_LINKS_MAX 8     /* links of one sampler chain */
+#define MS_EV_HIST_BUCKETS 13 /* 12 bounds + overflow */
+#define MS_EV_HEX_MAX 65      /* 64 hex digits + NUL (SHA-256/XXH3 sized) */
+#define MS_EV_NAME_MAX 64
+#define MS_EV_TEXT_MAX 256
+
+/* Upper bounds (inclusive) of the Decide latency histogram, in ms:
+ * 0.25 0.5 1 2.5 5 10 25 50 100 250 500 1000, then overflow. */
+extern const double ms_ev_hist_bounds_ms[MS_EV_HIST_BUCKETS - 1];
+/* The bucket (0..MS_EV_HIST_BUCKETS-1) a Decide call of ns falls in. */
+unsigned ms_ev_hist_bucket(int64_t ns);
+
+/* Replay phases. Finalize merges belong to cooldown (their lane says
+ * "finalize"). */
+enum ms_ev_phase_id {
+	MS_EV_PHASE_PRIMARY = 0,
+	MS_EV_PHASE_COOLDOWN = 1,
+	MS_EV_PHASE_COUNT = 2,
+};
+/* "primary", "cooldown". */
+const char *ms_ev_phase_name(enum ms_ev_phase_id p);
+/* Same spellings as ms_sampling_class_name / ms_sampling_reason_name. */
+const char *ms_ev_class_name(enum ms_sampling_class c);
+const char *ms_ev_reason_name(enum ms_sampling_reason r);
+/* Parse the names above; -1 if unknown. */
+int ms_ev_class_parse(const char *s);
+int ms_ev_reason_parse(const char *s);
+
+/* One link of the sampler chain as loaded for the run. */
+typedef struct ms_ev_plugin {
+	char name[MS_EV_NAME_MAX];
+	char path[MS_EV_TEXT_MAX];
+	char config[MS_EV_TEXT_MAX];
+	char checksum[MS_EV_HEX_MAX]; /* hex of the .so's checksum */
+} ms_ev_plugin;
+
+/* The run record, written once at the start (ms_rec_run_begin). */
+typedef struct ms_ev_run {
+	char version[32];        /* mergescope version */
+	int64_t started_unix_ns; /* real clock */
+	char fixture_dir[MS_EV_TEXT_MAX];
+	char fixture_preset[32];
+	uint64_t fixture_seed;
+	char fixture_hash[MS_EV_HEX_MAX];       /* manifest content hash */
+	char fixture_parts_hash[MS_EV_HEX_MAX]; /* hash over staged parts */
+	char variant[MS_EV_NAME_MAX]; /* "disabled", "alwayskeep", ... */
+	char chain[MS_EV_TEXT_MAX];   /* the chain spec as given */
+	char grace_policy[16];        /* "selection" or "trace" */
+	bool serial;                  /* one merge at a time */
+	uint32_t nplugins;
+	ms_ev_plugin plugins[MS_EV_LINKS_MAX];
+	/* Limits: detected on the host, and the emulated profile in force. */
+	uint32_t detected_cpus;
+	uint64_t detected_mem_bytes;
+	uint64_t detected_disk_free_bytes;
+	char profile[32];
+	uint32_t emulated_cpus;
+	uint64_t emulated_mem_bytes;
+	uint32_t fast_workers, slow_workers;
+	/* Host. */
+	char hostname[MS_EV_NAME_MAX];
+	char kernel[MS_EV_NAME_MAX];
+	char filesystem[32];
+	char clone_method[16];      /* "reflink" or "copy" */
+	ms_ledger_set input_ledger; /* the fixture's ledgers */
+} ms_ev_run;
+
+/* What is known only at the end (ms_rec_run_end). */
+typedef struct ms_ev_run_end {
+	char status[16]; /* "complete", "failed", "aborted" */
+	int64_t ended_unix_ns;
+	int64_t wall_ns; /* whole run */
+	uint64_t publications;
+	uint64_t merges_completed;        /* the engine's own counter */
+	char selection_fp[MS_EV_HEX_MAX]; /* fingerprint over dispatch order */
+	ms_ledger_set final_ledger;
+	ms_ledger_set expected_ledger; /* input - confirmed drops */
+	/* Recorder's own cost, for "recording < 3% of wall". */
+	int64_t record_ns;
+} ms_ev_run_end;
+
+/* One publication of a scheduled part. */
+typedef struct ms_ev_pub {
+	uint64_t seq;       /* 0-based slot index */
+	int64_t logical_ns; /* P */
+	int64_t wall_ns;    /* since run start, when published */
+	uint64_t part_id;
+	uint64_t bytes; /* compressed core bytes */
+	uint64_t rows;
+	int64_t min_ts, max_ts;
+	uint64_t epoch;                /* epoch after introduction */
+	int64_t publish_ns;            /* rename + introduction */
+	int64_t idle_ns;               /* publication to merge-idle */
+	uint64_t merges;               /* merges completed during its drain */
+	uint64_t inv_parts, inv_bytes; /* inventory after the drain */
+} ms_ev_pub;
+
+/* One input of a merge, as the dispatch hook saw it (ms_dispatch_input). */
+typedef struct ms_ev_input {
+	uint64_t id;
+	uint64_t bytes; /* compressed core bytes */
+	uint64_t uncompressed_bytes;
+	uint64_t rows;
+	uint64_t blocks;
+	uint32_t depth;
+	int64_t min_ts, max_ts;
+	bool mature; /* max_ts <= frontier */
+} ms_ev_input;
+
+/* One chain link's figures in one merge. */
+typedef struct ms_ev_link {
+	char name[MS_EV_NAME_MAX];
+	uint64_t calls;
+	uint64_t traces; /* traces passed to Decide */
+	uint64_t kept;   /* verdicts of 1 */
+	int64_t total_ns;
+	int64_t max_ns;
+	uint64_t hist[MS_EV_HIST_BUCKETS]; /* Decide calls per bucket */
+	int result;         /* 0, or the ms_err of the last failure */
+	char fail_open[32]; /* "" or "error", "timeout", "bad_length",
+	                       "bad_value", "circuit_open" */
+} ms_ev_link;
+
+/* One merge: dispatch fields (named as in ms_dispatch), then completion
+ * (named as in ms_merge_result). */
+typedef struct ms_ev_merge {
+	/* Dispatch (from the dispatch hook). */
+	uint64_t seq; /* the engine's dispatch seq (1, 2, ...) */
+	enum ms_ev_phase_id phase;
+	char lane[16];         /* MS_LANE_FAST / _SLOW / _FINALIZE */
+	uint32_t worker;       /* worker index within the lane */
+	int64_t logical_ns;    /* clock at dispatch (ms_dispatch.now_ns) */
+	int64_t frontier_ns;   /* logical_ns - grace */
+	uint64_t epoch_before; /* epoch the picker ran on */
+	uint64_t pass;         /* picker pass within that epoch */
+	double m;              /* picker multiple (0 for finalize) */
+	uint64_t max_fan_out;
+	size_t ninputs;
+	const ms_ev_input *inputs;        /* borrowed, ninputs entries */
+	uint64_t input_bytes, input_rows; /* ms_dispatch.bytes / .rows */
+	uint32_t min_depth, max_depth;
+	int64_t input_min_ts, input_max_ts;
+	uint32_t mature_parts, hot_parts;
+	uint64_t mature_rows, hot_rows;
+	enum ms_sampling_class predict_class; /* predicted at dispatch */
+	enum ms_sampling_reason predict_reason;
+	int64_t wall_dispatch_ns; /* since run start */
+	int64_t queue_ns;         /* dispatch to start */
+
+	/* Completion (from ms_merge_result). */
+	int err; /* 0 or the merge's ms_err */
+	char error[MS_EV_TEXT_MAX];
+	ms_merge_sampling sampling; /* class, reason and counters */
+	uint32_t nlinks;
+	ms_ev_link links[MS_EV_LINKS_MAX];
+	ms_part_meta output; /* id 0 when nothing was published */
+	ms_merge_index_stats index[MS_KIND_COUNT]; /* [LATENCY],[START_TIME] */
+	uint64_t epoch_after;
+	uint64_t rows_in, rows_out;
+	uint64_t traces_in, traces_out;
+	int64_t wall_start_ns; /* since run start */
+	int64_t wall_ns;
+	int64_t cpu_ns;         /* merge thread */
+	int64_t process_cpu_ns; /* process delta (exact in serial mode) */
+	uint64_t alloc_bytes, alloc_count;
+	int64_t peak_live;
+	uint64_t rss_peak; /* process peak RSS after the merge */
+	uint64_t bytes_read, bytes_written;
+	uint64_t fsyncs;
+	uint64_t inv_parts, inv_bytes; /* inventory after publication */
+} ms_ev_merge;
+
+/* Part lifecycle. */
+enum ms_ev_part_kind {
+	MS_EV_PART_INTRODUCED = 0, /* published into the inventory */
+	MS_EV_PART_REMOVED = 1,    /* left the inventory (merge input) */
+	MS_EV_PART_DELETED = 2,    /* files removed from disk */
+	MS_EV_PART_KIND_COUNT = 3,
+};
+/* "introduced", "removed", "deleted". */
+const char *ms_ev_part_kind_name(enum ms_ev_part_kind k);
+
+typedef struct ms_ev_part {
+	enum ms_ev_part_kind what;
+	uint64_t part_id;
+	enum ms_part_kind kind; /* core, latency, start_time */
+	int64_t logical_ns;
+	int64_t wall_ns;
+	uint64_t epoch;
+	char cause[16];     /* "publication", "merge", "finalize" */
+	uint64_t cause_seq; /* publication or merge sequence */
+	uint64_t bytes, rows;
+	uint32_t depth;
+} ms_ev_part;
+
+/* A periodic resource sample. */
+typedef struct ms_ev_sample {
+	int64_t wall_ns; /* since run start */
+	int64_t logical_ns;
+	enum ms_ev_phase_id phase;
+	uint64_t inv_parts, inv_bytes;
+	uint64_t staged_bytes;
+	int64_t live_bytes;
+	uint64_t rss_bytes;
+	int64_t cpu_ns; /* process, since run start */
+	uint32_t running, queued;
+} ms_ev_sample;
+
+/* Resource figures of one phase, written at its end. */
+typedef struct ms_ev_phase {
+	enum ms_ev_phase_id phase;
+	int64_t logical_start_ns, logical_end_ns;
+	int64_t wall_ns;
+	int64_t cpu_ns; /* process */
+	uint64_t alloc_bytes, alloc_count;
+	int64_t peak_live;
+	uint64_t rss_peak;
+	uint64_t bytes_read, bytes_written;
+	uint64_t fsyncs;
+	int64_t drain_ns; /* final drain of the phase */
+} ms_ev_phase;
+
+/* One correctness gate. */
+typedef struct ms_ev_gate {
+	char name[MS_EV_NAME_MAX];
+	bool pass;
+	char detail[MS_EV_TEXT_MAX];
+} ms_ev_gate;
+
+/* ---------------------------------------------------------------------- */
+/* Recorder. */
+
+typedef struct ms_rec ms_rec;
+typedef struct ms_rec_opts {
+	const char *path;      /* database file (copied) */
+	bool overwrite;        /* replace an existing file */
+	uint32_t batch_events; /* commit after this many; 0 = 64 */
+	uint32_t batch_ms;     /* and at most this late; 0 = 100 */
+} ms_rec_opts;
+
+/* Cost of recording so far. */
+typedef struct ms_rec_stats {
+	uint64_t events; /* rows inserted (all tables) */
+	uint64_t merges; /* merge events accepted */
+	uint64_t merges_committed;
+	uint64_t commits;
+	int64_t busy_ns; /* time spent inside recorder calls + commits */
+} ms_rec_stats;
+
+/*
+ * Create the database at opts->path (WAL, schema MS_EV_SCHEMA_VERSION) and
+ * start the commit timer. Errors (one line, naming the path): the directory
+ * is not writable; the file exists (MS_ERR_EXISTS unless overwrite); the
+ * file is a database of another schema version (MS_ERR_FORMAT).
+ */
+int ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb);
+/* Commit pending events, stop the timer, close. Every event accepted before
+ * is in the file afterwards. NULL is accepted (returns 0). */
+int ms_rec_close(ms_rec *r, ms_errbuf *eb);
+const char *ms_rec_path(const ms_rec *r);
+
+/* Each call adds one event to the open transaction. Merge, publication,
+ * part, sample events are grouped: the transaction commits after
+ * batch_events events, or batch_ms after its first event (a timer thread
+ * commits even when no further event arrives). run_begin, run_end, phase
+ * and gate commit at once. */
+int ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb);
+int ms_rec_pub(ms_rec *r, const ms_ev_pub *p, ms_errbuf *eb);
+int ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb);
+int ms_rec_part(ms_rec *r, const ms_ev_part *p, ms_errbuf *eb);
+int ms_rec_sample(ms_rec *r, const ms_ev_sample *s, ms_errbuf *eb);
+int ms_rec_phase(ms_rec *r, const ms_ev_phase *p, ms_errbuf *eb);
+int ms_rec_gate(ms_rec *r, const ms_ev_gate *g, ms_errbuf *eb);
+int ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb);
+/* Commit now. */
+int ms_rec_flush(ms_rec *r, ms_errbuf *eb);
+void ms_rec_stats_get(ms_rec *r, ms_rec_stats *out);
+
+/* ---------------------------------------------------------------------- */
+/* Reading a recorded log. */
+
+typedef struct ms_evdb ms_evdb;
+/* Open read-only; checks the schema version (MS_ERR_FORMAT, naming the
+ * path, the version found and the one expected). Works while a recorder
+ * is still writing (WAL readers). */
+int ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb);
+void ms_evdb_close(ms_evdb *db);
+const char *ms_evdb_path(const ms_evdb *db);
+
+/* The run record; *has_end tells whether run_end was recorded (if not,
+ * *end is zeroed). Either out pointer may be NULL. */
+int ms_evdb_run(ms_evdb *db, ms_ev_run *run, ms_ev_run_end *end, bool *has_end,
+                ms_errbuf *eb);
+
+/* Which merges a reader, an export or the TUI's event log shows. Zeroed
+ * means "all". */
+typedef struct ms_ev_filter {
+	const char *lane; /* NULL = any */
+	int klass;        /* enum ms_sampling_class + 1; 0 = any */
+	int reason;       /* enum ms_sampling_reason + 1; 0 = any */
+	int phase;        /* enum ms_ev_phase_id + 1; 0 = any */
+	bool has_seq_range;
+	uint64_t seq_min, seq_max; /* inclusive */
+	const char *text; /* case-insensitive substring of the summary */
+} ms_ev_filter;
+
+/* The one-line summary the text filter matches, e.g. "#12 fast/0 primary
+ * executed none in 0000000000000003,... out 00000000000000a1". */
+void ms_ev_merge_summary(const ms_ev_merge *m, char *buf, size_t n);
+/* Does m pass f (NULL f passes everything)? */
+bool ms_ev_filter_match(const ms_ev_filter *f, const ms_ev_merge *m);
+
+/* Callbacks return 0 to continue, anything else stops the walk and is
+ * returned. Events come in ascending sequence (or insertion) order. */
+typedef int (*ms_ev_merge_fn)(void *ctx, const ms_ev_merge *m);
+typedef int (*ms_ev_pub_fn)(void *ctx, const ms_ev_pub *p);
+typedef int (*ms_ev_part_fn)(void *ctx, const ms_ev_part *p);
+typedef int (*ms_ev_sample_fn)(void *ctx, const ms_ev_sample *s);
+typedef int (*ms_ev_phase_fn)(void *ctx, const ms_ev_phase *p);
+typedef int (*ms_ev_gate_fn)(void *ctx, const ms_ev_gate *g);
+
+int ms_evdb_each_merge(ms_evdb *db, const ms_ev_filter *f, ms_ev_merge_fn fn,
+                       void *ctx, ms_errbuf *eb);
+int ms_evdb_each_pub(ms_evdb *db, ms_ev_pub_fn fn, void *ctx, ms_errbuf *eb);
+int ms_evdb_each_part(ms_evdb *db, ms_ev_part_fn fn, void *ctx, ms_errbuf *eb);
+int ms_evdb_each_sample(ms_evdb *db, ms_ev_sample_fn fn, void *ctx,
+                        ms_errbuf *eb);
+int ms_evdb_each_phase(ms_evdb *db, ms_ev_phase_fn fn, void *ctx,
+                       ms_errbuf *eb);
+int ms_evdb_each_gate(ms_evdb *db, ms_ev_gate_fn fn, void *ctx, ms_errbuf *eb);
+
+/* ---------------------------------------------------------------------- */
+/* Exports (replay/export.c). */
+
+enum ms_export_format {
+	MS_EXPORT_JSONL = 0,  /* one merge per line */
+	MS_EXPORT_CSV = 1,    /* RFC 4180, header line, CRLF */
+	MS_EXPORT_CHROME = 2, /* Chrome trace-event JSON object */
+};
+/* "jsonl", "csv", "chrome" -> format; -1 if unknown. */
+int ms_export_format_parse(const char *s);
+
+/* Write the merges that pass f (NULL = all) to out. The Chrome export also
+ * carries publications and inventory/staged counters (publications are not
+ * filtered). *written (may be NULL) gets the number of merges written. */
+int ms_export(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
+              FILE *out, uint64_t *written, ms_errbuf *eb);
+/* The same into a file path (written to PATH.tmp, then renamed). */
+int ms_export_file(ms_evdb *db, enum ms_export_format fmt,
+                   const ms_ev_filter *f, const char *path, uint64_t *written,
+                   ms_errbuf *eb);
+
+/* ---------------------------------------------------------------------- */
+/* Reports (replay/report.c). */
+
+/*
+ * Gates that follow from the event log alone (so the controller records
+ * them and a report can recompute them): event count equals completed
+ * merges; every merge has exactly one classification and a reason when not
+ * executed; every input removed and every output introduced exactly once;
+ * no Decide for a hot selection under policy "selection"; final ledgers
+ * equal the expected ones. Fills up to max gates, returns how many (or a
+ * negative ms_err).
+ */
+int ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
+                           ms_errbuf *eb);
+
+/* The run report: run header, primary and cooldown tables, merges by lane,
+ * classification and reason, plugin table with histogram, then every
+ * recorded gate as PASS/FAIL. *failed (may be NULL) gets the number of
+ * failing gates. */
+int ms_report_text(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb);
+/* The same figures as one JSON object. */
+int ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb);
+/*
+ * Compare two runs: per phase, each figure of A and B with the delta of B
+ * over A in %; then, when one run is "disabled" and the other "alwayskeep"
+ * on the same fixture, the check that their selection fingerprints and final
+ * ledgers are identical. *mismatch (may be NULL) is set when that check
+ * applies and fails.
+ */
+int ms_report_compare(ms_evdb *a, ms_evdb *b, FILE *out, bool *mismatch,
+                      ms_errbuf *eb);
+
+#endif

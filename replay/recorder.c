@@ -1,0 +1,1808 @@
+/*
+ * recorder.c - the SQLite event log: the recorder that writes one run's
+ * events, and the reader (ms_evdb) that exports, reports and the TUI use.
+ *
+ * Both sides are driven by one set of column tables (ms__cols below): a
+ * table's CREATE, INSERT and SELECT statements are generated from them, so
+ * a struct field and its column cannot drift apart. replay/SCHEMA.md shows
+ * the resulting schema; a change to any table bumps MS_EV_SCHEMA_VERSION.
+ *
+ * Design (recorder):
+ *  1. Every accepted event is inside the open transaction (r->pending > 0
+ *     iff a transaction is open) or committed.
+ *  2. The open transaction commits when it holds batch_events events, when
+ *     its first event is batch_ms old (the timer thread does it even if no
+ *     further event arrives), at run_begin/phase/gate/run_end, on flush and
+ *     on close. So a SIGKILL loses at most the last batch_ms of events, and a
+ *     clean close loses none.
+ *  3. The database is in WAL mode with synchronous=NORMAL: a commit appends
+ *     to the WAL with write(2) and needs no fsync, which is what makes a
+ *     commit every 100 ms cheap. A committed transaction survives the death
+ *     of the process (the kernel has the bytes); only a power loss or
+ *     kernel crash can take back the last commits. That is the trade-off we
+ *     accept for an event log: recording stays well under the run's cost.
+ *  4. All use of the connection happens under r->lock.
+ * States: open (timer running) -> closed (ms_rec_close). A background
+ * commit that fails is remembered in r->bg_err and returned by the next
+ * call.
+ */
+#include "ms_replay_events.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+const double ms_ev_hist_bounds_ms[MS_EV_HIST_BUCKETS - 1] = {
+	0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000,
+};
+
+unsigned
+ms_ev_hist_bucket(int64_t ns)
+{
+	for (unsigned i = 0; i < MS_EV_HIST_BUCKETS - 1; i++)
+		if ((double)ns <= ms_ev_hist_bounds_ms[i] * 1e6)
+			return i;
+	return MS_EV_HIST_BUCKETS - 1;
+}
+
+static const char *const phase_names[MS_EV_PHASE_COUNT] = {
+	"primary",
+	"cooldown",
+};
+static const char *const class_names[] = {
+	"not_executed",
+	"enabled_no_evaluation",
+	"executed",
+};
+static const char *const reason_names[MS_SREASON_COUNT] = {
+	"none",
+	"pipeline_disabled",
+	"no_sampler",
+	"event_disabled",
+	"merge_grace",
+	"fragment_gap_contract",
+	"guard_unavailable",
+	"all_traces_oversized",
+	"lossless_retry",
+	"empty_input",
+	"other",
+};
+static const char *const part_what_names[MS_EV_PART_KIND_COUNT] = {
+	"introduced",
+	"removed",
+	"deleted",
+};
+static const char *const kind_names[MS_KIND_COUNT] = {
+	"core",
+	"latency",
+	"start_time",
+};
+
+const char *
+ms_ev_phase_name(enum ms_ev_phase_id p)
+{
+	return (unsigned)p < MS_EV_PHASE_COUNT ? phase_names[p] : "?";
+}
+
+const char *
+ms_ev_class_name(enum ms_sampling_class c)
+{
+	return (unsigned)c < 3 ? class_names[c] : "?";
+}
+
+const char *
+ms_ev_reason_name(enum ms_sampling_reason r)
+{
+	return (unsigned)r < MS_SREASON_COUNT ? reason_names[r] : "?";
+}
+
+const char *
+ms_ev_part_kind_name(enum ms_ev_part_kind k)
+{
+	return (unsigned)k < MS_EV_PART_KIND_COUNT ? part_what_names[k] : "?";
+}
+
+static int
+name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; s && i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+int
+ms_ev_class_parse(const char *s)
+{
+	return name_index(class_names, 3, s);
+}
+
+int
+ms_ev_reason_parse(const char *s)
+{
+	return name_index(reason_names, MS_SREASON_COUNT, s);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Column tables. */
+
+enum col_type {
+	C_U64,    /* uint64_t, stored as its int64 bit pattern */
+	C_I64,    /* int64_t */
+	C_U32,    /* uint32_t */
+	C_INT,    /* int */
+	C_BOOL,   /* bool */
+	C_STR,    /* char[size], NUL-terminated */
+	C_SUM,    /* an ms_ledger's 128-bit sum as 32 hex digits, high first */
+	C_F64,    /* double */
+	C_CLASS,  /* enum ms_sampling_class as its name */
+	C_REASON, /* enum ms_sampling_reason as its name */
+	C_PHASE,  /* enum ms_ev_phase_id as its name */
+	C_WHAT,   /* enum ms_ev_part_kind as its name */
+	C_KIND,   /* enum ms_part_kind as its name */
+};
+
+typedef struct col {
+	const char *name;
+	enum col_type type;
+	size_t off;
+	size_t size;
+} col;
+
+#define COL(st, n, t, f)                                                       \
+	{                                                                      \
+		n, t, offsetof(st, f), sizeof(((st *)0)->f)                    \
+	}
+
+#define RUN(n, t, f) COL(ms_ev_run, n, t, f)
+static const col run_cols[] = {
+	RUN("version", C_STR, version),
+	RUN("started_unix_ns", C_I64, started_unix_ns),
+	RUN("fixture_dir", C_STR, fixture_dir),
+	RUN("fixture_preset", C_STR, fixture_preset),
+	RUN("fixture_seed", C_U64, fixture_seed),
+	RUN("fixture_hash", C_STR, fixture_hash),
+	RUN("fixture_parts_hash", C_STR, fixture_parts_hash),
+	RUN("variant", C_STR, variant),
+	RUN("chain", C_STR, chain),
+	RUN("grace_policy", C_STR, grace_policy),
+	RUN("serial", C_BOOL, serial),
+	RUN("detected_cpus", C_U32, detected_cpus),
+	RUN("detected_mem_bytes", C_U64, detected_mem_bytes),
+	RUN("detected_disk_free_bytes", C_U64, detected_disk_free_bytes),
+	RUN("profile", C_STR, profile),
+	RUN("emulated_cpus", C_U32, emulated_cpus),
+	RUN("emulated_mem_bytes", C_U64, emulated_mem_bytes),
+	RUN("fast_workers", C_U32, fast_workers),
+	RUN("slow_workers", C_U32, slow_workers),
+	RUN("hostname", C_STR, hostname),
+	RUN("kernel", C_STR, kernel),
+	RUN("filesystem", C_STR, filesystem),
+	RUN("clone_method", C_STR, clone_method),
+	RUN("input_core_rows", C_U64, input_ledger.kind[MS_KIND_CORE].rows),
+	RUN("input_core_sum", C_SUM, input_ledger.kind[MS_KIND_CORE]),
+	RUN("input_latency_rows", C_U64,
+	    input_ledger.kind[MS_KIND_LATENCY].rows),
+	RUN("input_latency_sum", C_SUM, input_ledger.kind[MS_KIND_LATENCY]),
+	RUN("input_start_time_rows", C_U64,
+	    input_ledger.kind[MS_KIND_START_TIME].rows),
+	RUN("input_start_time_sum", C_SUM,
+	    input_ledger.kind[MS_KIND_START_TIME]),
+};
+
+#define END(n, t, f) COL(ms_ev_run_end, n, t, f)
+static const col end_cols[] = {
+	END("status", C_STR, status),
+	END("ended_unix_ns", C_I64, ended_unix_ns),
+	END("wall_ns", C_I64, wall_ns),
+	END("publications", C_U64, publications),
+	END("merges_completed", C_U64, merges_completed),
+	END("selection_fp", C_STR, selection_fp),
+	END("final_core_rows", C_U64, final_ledger.kind[MS_KIND_CORE].rows),
+	END("final_core_sum", C_SUM, final_ledger.kind[MS_KIND_CORE]),
+	END("final_latency_rows", C_U64,
+	    final_ledger.kind[MS_KIND_LATENCY].rows),
+	END("final_latency_sum", C_SUM, final_ledger.kind[MS_KIND_LATENCY]),
+	END("final_start_time_rows", C_U64,
+	    final_ledger.kind[MS_KIND_START_TIME].rows),
+	END("final_start_time_sum", C_SUM,
+	    final_ledger.kind[MS_KIND_START_TIME]),
+	END("expected_core_rows", C_U64,
+	    expected_ledger.kind[MS_KIND_CORE].rows),
+	END("expected_core_sum", C_SUM, expected_ledger.kind[MS_KIND_CORE]),
+	END("expected_latency_rows", C_U64,
+	    expected_ledger.kind[MS_KIND_LATENCY].rows),
+	END("expected_latency_sum", C_SUM,
+	    expected_ledger.kind[MS_KIND_LATENCY]),
+	END("expected_start_time_rows", C_U64,
+	    expected_ledger.kind[MS_KIND_START_TIME].rows),
+	END("expected_start_time_sum", C_SUM,
+	    expected_ledger.kind[MS_KIND_START_TIME]),
+	END("record_ns", C_I64, record_ns),
+};
+
+#define PLG(n, t, f) COL(ms_ev_plugin, n, t, f)
+static const col plugin_cols[] = {
+	PLG("name", C_STR, name),
+	PLG("path", C_STR, path),
+	PLG("config", C_STR, config),
+	PLG("checksum", C_STR, checksum),
+};
+
+#define PUB(n, t, f) COL(ms_ev_pub, n, t, f)
+static const col pub_cols[] = {
+	PUB("seq", C_U64, seq),
+	PUB("logical_ns", C_I64, logical_ns),
+	PUB("wall_ns", C_I64, wall_ns),
+	PUB("part_id", C_U64, part_id),
+	PUB("bytes", C_U64, bytes),
+	PUB("rows", C_U64, rows),
+	PUB("min_ts", C_I64, min_ts),
+	PUB("max_ts", C_I64, max_ts),
+	PUB("epoch", C_U64, epoch),
+	PUB("publish_ns", C_I64, publish_ns),
+	PUB("idle_ns", C_I64, idle_ns),
+	PUB("merges", C_U64, merges),
+	PUB("inv_parts", C_U64, inv_parts),
+	PUB("inv_bytes", C_U64, inv_bytes),
+};
+
+#define MRG(n, t, f) COL(ms_ev_merge, n, t, f)
+#define MIDX(p, k)                                                             \
+	MRG(p "_rows_in", C_U64, index[k].rows_in),                            \
+	        MRG(p "_rows_out", C_U64, index[k].rows_out),                  \
+	        MRG(p "_rows_pruned", C_U64, index[k].rows_pruned),            \
+	        MRG(p "_blocks_in", C_U64, index[k].blocks_in),                \
+	        MRG(p "_blocks_out", C_U64, index[k].blocks_out),              \
+	        MRG(p "_bytes_in", C_U64, index[k].bytes_in),                  \
+	        MRG(p "_bytes_out", C_U64, index[k].bytes_out),                \
+	        MRG(p "_wall_ns", C_I64, index[k].wall_ns),                    \
+	        MRG(p "_done", C_BOOL, index[k].done)
+static const col merge_cols[] = {
+	MRG("seq", C_U64, seq),
+	MRG("phase", C_PHASE, phase),
+	MRG("lane", C_STR, lane),
+	MRG("worker", C_U32, worker),
+	MRG("logical_ns", C_I64, logical_ns),
+	MRG("frontier_ns", C_I64, frontier_ns),
+	MRG("epoch_before", C_U64, epoch_before),
+	MRG("pass", C_U64, pass),
+	MRG("m", C_F64, m),
+	MRG("max_fan_out", C_U64, max_fan_out),
+	MRG("ninputs", C_U64, ninputs),
+	MRG("input_bytes", C_U64, input_bytes),
+	MRG("input_rows", C_U64, input_rows),
+	MRG("min_depth", C_U32, min_depth),
+	MRG("max_depth", C_U32, max_depth),
+	MRG("input_min_ts", C_I64, input_min_ts),
+	MRG("input_max_ts", C_I64, input_max_ts),
+	MRG("mature_parts", C_U32, mature_parts),
+	MRG("hot_parts", C_U32, hot_parts),
+	MRG("mature_rows", C_U64, mature_rows),
+	MRG("hot_rows", C_U64, hot_rows),
+	MRG("predict_class", C_CLASS, predict_class),
+	MRG("predict_reason", C_REASON, predict_reason),
+	MRG("wall_dispatch_ns", C_I64, wall_dispatch_ns),
+	MRG("queue_ns", C_I64, queue_ns),
+	MRG("err", C_INT, err),
+	MRG("error", C_STR, error),
+	MRG("class", C_CLASS, sampling.klass),
+	MRG("reason", C_REASON, sampling.reason),
+	MRG("traces_evaluated", C_U64, sampling.traces_evaluated),
+	MRG("traces_kept", C_U64, sampling.traces_kept),
+	MRG("traces_dropped", C_U64, sampling.traces_dropped),
+	MRG("traces_oversized", C_U64, sampling.traces_oversized),
+	MRG("traces_deferred", C_U64, sampling.traces_deferred),
+	MRG("traces_unevaluated", C_U64, sampling.traces_unevaluated),
+	MRG("rows_dropped", C_U64, sampling.rows_dropped),
+	MRG("batches_planned", C_U64, sampling.batches_planned),
+	MRG("batches", C_U64, sampling.batches),
+	MRG("estimate_bytes", C_U64, sampling.estimate_bytes),
+	MRG("hard_limit_bytes", C_U64, sampling.hard_limit_bytes),
+	MRG("preferred_limit_bytes", C_U64, sampling.preferred_limit_bytes),
+	MRG("peak_staged_bytes", C_U64, sampling.peak_staged_bytes),
+	MRG("guard_probes", C_U64, sampling.guard_probes),
+	MRG("guard_deferred_positive", C_U64, sampling.guard_deferred_positive),
+	MRG("guard_deferred_budget", C_U64, sampling.guard_deferred_budget),
+	MRG("plugin_calls", C_U64, sampling.plugin_calls),
+	MRG("decide_ns", C_I64, sampling.decide_ns),
+	MRG("nlinks", C_U32, nlinks),
+	MRG("out_id", C_U64, output.id),
+	MRG("out_bytes", C_U64, output.compressed_bytes),
+	MRG("out_uncompressed_bytes", C_U64, output.uncompressed_bytes),
+	MRG("out_rows", C_U64, output.rows),
+	MRG("out_blocks", C_U64, output.blocks),
+	MRG("out_traces", C_U64, output.traces),
+	MRG("out_min_ts", C_I64, output.min_ts),
+	MRG("out_max_ts", C_I64, output.max_ts),
+	MRG("out_depth", C_U32, output.depth),
+	MRG("out_checksum", C_U64, output.checksum),
+	MIDX("latency", MS_KIND_LATENCY),
+	MIDX("start_time", MS_KIND_START_TIME),
+	MRG("epoch_after", C_U64, epoch_after),
+	MRG("rows_in", C_U64, rows_in),
+	MRG("rows_out", C_U64, rows_out),
+	MRG("traces_in", C_U64, traces_in),
+	MRG("traces_out", C_U64, traces_out),
+	MRG("wall_start_ns", C_I64, wall_start_ns),
+	MRG("wall_ns", C_I64, wall_ns),
+	MRG("cpu_ns", C_I64, cpu_ns),
+	MRG("process_cpu_ns", C_I64, process_cpu_ns),
+	MRG("alloc_bytes", C_U64, alloc_bytes),
+	MRG("alloc_count", C_U64, alloc_count),
+	MRG("peak_live", C_I64, peak_live),
+	MRG("rss_peak", C_U64, rss_peak),
+	MRG("bytes_read", C_U64, bytes_read),
+	MRG("bytes_written", C_U64, bytes_written),
+	MRG("fsyncs", C_U64, fsyncs),
+	MRG("inv_parts", C_U64, inv_parts),
+	MRG("inv_bytes", C_U64, inv_bytes),
+};
+
+#define INP(n, t, f) COL(ms_ev_input, n, t, f)
+static const col input_cols[] = {
+	INP("part_id", C_U64, id),
+	INP("bytes", C_U64, bytes),
+	INP("uncompressed_bytes", C_U64, uncompressed_bytes),
+	INP("rows", C_U64, rows),
+	INP("blocks", C_U64, blocks),
+	INP("depth", C_U32, depth),
+	INP("min_ts", C_I64, min_ts),
+	INP("max_ts", C_I64, max_ts),
+	INP("mature", C_BOOL, mature),
+};
+
+#define LNK(n, t, f) COL(ms_ev_link, n, t, f)
+static const col link_cols[] = {
+	LNK("name", C_STR, name),           LNK("calls", C_U64, calls),
+	LNK("traces", C_U64, traces),       LNK("kept", C_U64, kept),
+	LNK("total_ns", C_I64, total_ns),   LNK("max_ns", C_I64, max_ns),
+	LNK("le_0_25ms", C_U64, hist[0]),   LNK("le_0_5ms", C_U64, hist[1]),
+	LNK("le_1ms", C_U64, hist[2]),      LNK("le_2_5ms", C_U64, hist[3]),
+	LNK("le_5ms", C_U64, hist[4]),      LNK("le_10ms", C_U64, hist[5]),
+	LNK("le_25ms", C_U64, hist[6]),     LNK("le_50ms", C_U64, hist[7]),
+	LNK("le_100ms", C_U64, hist[8]),    LNK("le_250ms", C_U64, hist[9]),
+	LNK("le_500ms", C_U64, hist[10]),   LNK("le_1000ms", C_U64, hist[11]),
+	LNK("gt_1000ms", C_U64, hist[12]),  LNK("result", C_INT, result),
+	LNK("fail_open", C_STR, fail_open),
+};
+
+#define PRT(n, t, f) COL(ms_ev_part, n, t, f)
+static const col part_cols[] = {
+	PRT("what", C_WHAT, what),      PRT("part_id", C_U64, part_id),
+	PRT("kind", C_KIND, kind),      PRT("logical_ns", C_I64, logical_ns),
+	PRT("wall_ns", C_I64, wall_ns), PRT("epoch", C_U64, epoch),
+	PRT("cause", C_STR, cause),     PRT("cause_seq", C_U64, cause_seq),
+	PRT("bytes", C_U64, bytes),     PRT("rows", C_U64, rows),
+	PRT("depth", C_U32, depth),
+};
+
+#define SMP(n, t, f) COL(ms_ev_sample, n, t, f)
+static const col sample_cols[] = {
+	SMP("wall_ns", C_I64, wall_ns),
+	SMP("logical_ns", C_I64, logical_ns),
+	SMP("phase", C_PHASE, phase),
+	SMP("inv_parts", C_U64, inv_parts),
+	SMP("inv_bytes", C_U64, inv_bytes),
+	SMP("staged_bytes", C_U64, staged_bytes),
+	SMP("live_bytes", C_I64, live_bytes),
+	SMP("rss_bytes", C_U64, rss_bytes),
+	SMP("cpu_ns", C_I64, cpu_ns),
+	SMP("running", C_U32, running),
+	SMP("queued", C_U32, queued),
+};
+
+#define PHS(n, t, f) COL(ms_ev_phase, n, t, f)
+static const col phase_cols[] = {
+	PHS("phase", C_PHASE, phase),
+	PHS("logical_start_ns", C_I64, logical_start_ns),
+	PHS("logical_end_ns", C_I64, logical_end_ns),
+	PHS("wall_ns", C_I64, wall_ns),
+	PHS("cpu_ns", C_I64, cpu_ns),
+	PHS("alloc_bytes", C_U64, alloc_bytes),
+	PHS("alloc_count", C_U64, alloc_count),
+	PHS("peak_live", C_I64, peak_live),
+	PHS("rss_peak", C_U64, rss_peak),
+	PHS("bytes_read", C_U64, bytes_read),
+	PHS("bytes_written", C_U64, bytes_written),
+	PHS("fsyncs", C_U64, fsyncs),
+	PHS("drain_ns", C_I64, drain_ns),
+};
+
+#define GTE(n, t, f) COL(ms_ev_gate, n, t, f)
+static const col gate_cols[] = {
+	GTE("name", C_STR, name),
+	GTE("pass", C_BOOL, pass),
+	GTE("detail", C_STR, detail),
+};
+
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A table: its column list plus leading key columns that are not struct
+ * fields (bound by the caller before the struct's columns). */
+typedef struct ev_table {
+	const char *name;
+	const char *keys; /* key column declarations, or "" */
+	unsigned nkeys;   /* bound by the caller */
+	const col *cols;
+	size_t ncols;
+	const char *inner; /* table constraints after the columns */
+	const char *outer; /* after the closing parenthesis */
+	const char *order; /* ORDER BY for reading */
+	const col *more;   /* further columns, written by UPDATE */
+	size_t nmore;
+} ev_table;
+
+enum {
+	T_RUN,
+	T_PLUGIN,
+	T_PUB,
+	T_MERGE,
+	T_INPUT,
+	T_LINK,
+	T_PART,
+	T_SAMPLE,
+	T_PHASE,
+	T_GATE,
+	T_COUNT
+};
+
+static const ev_table tables[T_COUNT] = {
+	[T_RUN] = { "run", "id INTEGER PRIMARY KEY CHECK (id = 1)", 1, run_cols,
+	            NCOLS(run_cols), "", "", "id", end_cols, NCOLS(end_cols) },
+	[T_PLUGIN] = { "run_plugin", "link INTEGER PRIMARY KEY", 1, plugin_cols,
+	               NCOLS(plugin_cols), "", "", "link" },
+	[T_PUB] = { "publication", "", 0, pub_cols, NCOLS(pub_cols),
+	            ", PRIMARY KEY (seq)", "", "seq" },
+	[T_MERGE] = { "merge", "", 0, merge_cols, NCOLS(merge_cols),
+	              ", PRIMARY KEY (seq)", "", "seq" },
+	[T_INPUT] = { "merge_input",
+	              "seq INTEGER NOT NULL, idx INTEGER NOT NULL", 2,
+	              input_cols, NCOLS(input_cols), ", PRIMARY KEY (seq, idx)",
+	              " WITHOUT ROWID", "seq, idx" },
+	[T_LINK] = { "merge_link", "seq INTEGER NOT NULL, idx INTEGER NOT NULL",
+	             2, link_cols, NCOLS(link_cols), ", PRIMARY KEY (seq, idx)",
+	             " WITHOUT ROWID", "seq, idx" },
+	[T_PART] = { "part_event", "id INTEGER PRIMARY KEY", 0, part_cols,
+	             NCOLS(part_cols), "", "", "id" },
+	[T_SAMPLE] = { "sample", "id INTEGER PRIMARY KEY", 0, sample_cols,
+	               NCOLS(sample_cols), "", "", "id" },
+	[T_PHASE] = { "phase", "", 0, phase_cols, NCOLS(phase_cols),
+	              ", PRIMARY KEY (phase)", "",
+	              "CASE phase WHEN 'primary' THEN 0 ELSE 1 END" },
+	[T_GATE] = { "gate", "id INTEGER PRIMARY KEY", 0, gate_cols,
+	             NCOLS(gate_cols), "", "", "id" },
+};
+
+static bool
+is_text(enum col_type t)
+{
+	return t == C_STR || t == C_SUM || t == C_CLASS || t == C_REASON ||
+	       t == C_PHASE || t == C_WHAT || t == C_KIND;
+}
+
+/* Append printf-style to a fixed buffer; false when it does not fit. */
+static bool
+cat(char *buf, size_t n, size_t *len, const char *s)
+{
+	size_t l = strlen(s);
+	if (*len + l + 1 > n)
+		return false;
+	memcpy(buf + *len, s, l + 1);
+	*len += l;
+	return true;
+}
+
+static bool
+table_create_sql(const ev_table *t, char *buf, size_t n)
+{
+	size_t len = 0;
+	bool ok = cat(buf, n, &len, "CREATE TABLE ") &&
+	          cat(buf, n, &len, t->name) && cat(buf, n, &len, " (");
+	bool first = true;
+	if (t->keys[0]) {
+		ok = ok && cat(buf, n, &len, t->keys);
+		first = false;
+	}
+	for (size_t i = 0; i < t->ncols; i++) {
+		ok = ok && (first || cat(buf, n, &len, ", ")) &&
+		     cat(buf, n, &len, t->cols[i].name) &&
+		     cat(buf, n, &len,
+		         is_text(t->cols[i].type)   ? " TEXT NOT NULL"
+		         : t->cols[i].type == C_F64 ? " REAL NOT NULL"
+		                                    : " INTEGER NOT NULL");
+		first = false;
+	}
+	for (size_t i = 0; i < t->nmore; i++)
+		ok = ok && cat(buf, n, &len, ", ") &&
+		     cat(buf, n, &len, t->more[i].name) &&
+		     cat(buf, n, &len,
+		         is_text(t->more[i].type)
+		                 ? " TEXT NOT NULL DEFAULT ''"
+		                 : " INTEGER NOT NULL DEFAULT 0");
+	return ok && cat(buf, n, &len, t->inner) && cat(buf, n, &len, ")") &&
+	       cat(buf, n, &len, t->outer);
+}
+
+static bool
+table_insert_sql(const ev_table *t, const char *verb, char *buf, size_t n)
+{
+	size_t len = 0;
+	bool ok = cat(buf, n, &len, verb) && cat(buf, n, &len, " INTO ") &&
+	          cat(buf, n, &len, t->name) && cat(buf, n, &len, " (");
+	bool first = true;
+	if (t->nkeys == 1) {
+		/* the key's name is the first word of its declaration */
+		char key[32];
+		size_t k = strcspn(t->keys, " ");
+		if (k >= sizeof(key))
+			return false;
+		memcpy(key, t->keys, k);
+		key[k] = '\0';
+		ok = ok && cat(buf, n, &len, key);
+		first = false;
+	} else if (t->nkeys == 2) {
+		ok = ok && cat(buf, n, &len, "seq, idx");
+		first = false;
+	}
+	for (size_t i = 0; i < t->ncols; i++) {
+		ok = ok && (first || cat(buf, n, &len, ", ")) &&
+		     cat(buf, n, &len, t->cols[i].name);
+		first = false;
+	}
+	ok = ok && cat(buf, n, &len, ") VALUES (");
+	for (size_t i = 0; i < t->nkeys + t->ncols; i++)
+		ok = ok && cat(buf, n, &len, i ? ", ?" : "?");
+	return ok && cat(buf, n, &len, ")");
+}
+
+/* SELECT <cols> FROM t [WHERE where] ORDER BY order. */
+static bool
+table_select_sql(const ev_table *t, const char *where, char *buf, size_t n)
+{
+	size_t len = 0;
+	bool ok = cat(buf, n, &len, "SELECT ");
+	for (size_t i = 0; i < t->ncols; i++)
+		ok = ok && (i == 0 || cat(buf, n, &len, ", ")) &&
+		     cat(buf, n, &len, t->cols[i].name);
+	ok = ok && cat(buf, n, &len, " FROM ") && cat(buf, n, &len, t->name);
+	if (where)
+		ok = ok && cat(buf, n, &len, " WHERE ") &&
+		     cat(buf, n, &len, where);
+	return ok && cat(buf, n, &len, " ORDER BY ") &&
+	       cat(buf, n, &len, t->order);
+}
+
+static int
+enum_get(const void *p)
+{
+	int v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void
+enum_set(void *p, int v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static int
+bind_cols(sqlite3_stmt *st, int first, const col *cols, size_t n,
+          const void *obj)
+{
+	const char *base = obj;
+	char hex[40];
+	for (size_t i = 0; i < n; i++) {
+		const void *p = base + cols[i].off;
+		int k = first + (int)i;
+		int rc = SQLITE_OK;
+		uint64_t u, lo;
+		int64_t s;
+		uint32_t u32;
+		int iv;
+		bool b;
+		switch (cols[i].type) {
+		case C_U64:
+			memcpy(&u, p, 8);
+			rc = sqlite3_bind_int64(st, k, (sqlite3_int64)u);
+			break;
+		case C_I64:
+			memcpy(&s, p, 8);
+			rc = sqlite3_bind_int64(st, k, s);
+			break;
+		case C_U32:
+			memcpy(&u32, p, 4);
+			rc = sqlite3_bind_int64(st, k, u32);
+			break;
+		case C_INT:
+			memcpy(&iv, p, sizeof(iv));
+			rc = sqlite3_bind_int(st, k, iv);
+			break;
+		case C_BOOL:
+			memcpy(&b, p, sizeof(b));
+			rc = sqlite3_bind_int(st, k, b ? 1 : 0);
+			break;
+		case C_STR: {
+			/* bounded: the field may be unterminated garbage */
+			size_t l = strnlen(p, cols[i].size);
+			rc = sqlite3_bind_text(st, k, p, (int)l,
+			                       SQLITE_TRANSIENT);
+			break;
+		}
+		case C_F64: {
+			double dv;
+			memcpy(&dv, p, sizeof(dv));
+			rc = sqlite3_bind_double(st, k, dv);
+			break;
+		}
+		case C_SUM:
+			memcpy(&u,
+			       (const char *)p + offsetof(ms_ledger, sum_hi),
+			       8);
+			memcpy(&lo,
+			       (const char *)p + offsetof(ms_ledger, sum_lo),
+			       8);
+			snprintf(hex, sizeof(hex), "%016llx%016llx",
+			         (unsigned long long)u, (unsigned long long)lo);
+			rc = sqlite3_bind_text(st, k, hex, -1,
+			                       SQLITE_TRANSIENT);
+			break;
+		case C_CLASS:
+			rc = sqlite3_bind_text(st, k,
+			                       ms_ev_class_name(enum_get(p)),
+			                       -1, SQLITE_STATIC);
+			break;
+		case C_REASON:
+			rc = sqlite3_bind_text(st, k,
+			                       ms_ev_reason_name(enum_get(p)),
+			                       -1, SQLITE_STATIC);
+			break;
+		case C_PHASE:
+			rc = sqlite3_bind_text(st, k,
+			                       ms_ev_phase_name(enum_get(p)),
+			                       -1, SQLITE_STATIC);
+			break;
+		case C_WHAT:
+			rc = sqlite3_bind_text(
+			        st, k, ms_ev_part_kind_name(enum_get(p)), -1,
+			        SQLITE_STATIC);
+			break;
+		case C_KIND: {
+			int v = enum_get(p);
+			rc = sqlite3_bind_text(st, k,
+			                       (unsigned)v < MS_KIND_COUNT
+			                               ? kind_names[v]
+			                               : "?",
+			                       -1, SQLITE_STATIC);
+			break;
+		}
+		}
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+	return SQLITE_OK;
+}
+
+/* Fill obj from result columns first.. of st. Returns false when a text
+ * column holds a name we do not know (a corrupt or foreign log). */
+static bool
+read_cols(sqlite3_stmt *st, int first, const col *cols, size_t n, void *obj)
+{
+	char *base = obj;
+	bool ok = true;
+	for (size_t i = 0; i < n; i++) {
+		void *p = base + cols[i].off;
+		int k = first + (int)i;
+		sqlite3_int64 v = sqlite3_column_int64(st, k);
+		const char *t = (const char *)sqlite3_column_text(st, k);
+		int e;
+		switch (cols[i].type) {
+		case C_U64:
+		case C_I64:
+			memcpy(p, &v, 8);
+			break;
+		case C_U32: {
+			uint32_t u32 = (uint32_t)v;
+			memcpy(p, &u32, 4);
+			break;
+		}
+		case C_INT: {
+			int iv = (int)v;
+			memcpy(p, &iv, sizeof(iv));
+			break;
+		}
+		case C_BOOL: {
+			bool b = v != 0;
+			memcpy(p, &b, sizeof(b));
+			break;
+		}
+		case C_STR:
+			snprintf(p, cols[i].size, "%s", t ? t : "");
+			break;
+		case C_SUM: {
+			unsigned long long hi = 0, lo = 0;
+			if (!t || strlen(t) != 32 ||
+			    sscanf(t, "%16llx%16llx", &hi, &lo) != 2) {
+				ok = false;
+			}
+			uint64_t h = hi, l = lo;
+			memcpy((char *)p + offsetof(ms_ledger, sum_hi), &h, 8);
+			memcpy((char *)p + offsetof(ms_ledger, sum_lo), &l, 8);
+			break;
+		}
+		case C_F64: {
+			double dv = sqlite3_column_double(st, k);
+			memcpy(p, &dv, sizeof(dv));
+			break;
+		}
+		case C_CLASS:
+			e = ms_ev_class_parse(t);
+			ok = ok && e >= 0;
+			enum_set(p, e < 0 ? 0 : e);
+			break;
+		case C_REASON:
+			e = ms_ev_reason_parse(t);
+			ok = ok && e >= 0;
+			enum_set(p, e < 0 ? 0 : e);
+			break;
+		case C_PHASE:
+			e = name_index(phase_names, MS_EV_PHASE_COUNT, t);
+			ok = ok && e >= 0;
+			enum_set(p, e < 0 ? 0 : e);
+			break;
+		case C_WHAT:
+			e = name_index(part_what_names, MS_EV_PART_KIND_COUNT,
+			               t);
+			ok = ok && e >= 0;
+			enum_set(p, e < 0 ? 0 : e);
+			break;
+		case C_KIND:
+			e = name_index(kind_names, MS_KIND_COUNT, t);
+			ok = ok && e >= 0;
+			enum_set(p, e < 0 ? 0 : e);
+			break;
+		}
+	}
+	return ok;
+}
+
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* user_version of an existing database file, or -1 if the file is not one
+ * (msg gets SQLite's words). */
+static int
+file_schema_version(const char *path, char *msg, size_t n)
+{
+	sqlite3 *db = NULL;
+	int v = -1;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st,
+		                       NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int(st, 0);
+		else
+			snprintf(msg, n, "%s", sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+	} else {
+		snprintf(msg, n, "%s", db ? sqlite3_errmsg(db) : "no memory");
+	}
+	sqlite3_close(db);
+	return v;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Recorder. */
+
+enum {
+	S_RUN,
+	S_RUN_END,
+	S_PLUGIN,
+	S_PUB,
+	S_MERGE,
+	S_INPUT,
+	S_LINK,
+	S_PART,
+	S_SAMPLE,
+	S_PHASE,
+	S_GATE,
+	S_BEGIN,
+	S_COMMIT,
+	S_COUNT
+};
+
+struct ms_rec {
+	sqlite3 *db;
+	sqlite3_stmt *st[S_COUNT];
+	char *path;
+	uint32_t batch_events;
+	int64_t batch_ns;
+
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t timer;
+	bool timer_started;
+	bool stop;
+
+	uint32_t pending; /* events in the open transaction */
+	uint32_t pending_merges;
+	int64_t first_pending_ns; /* monotonic, when the batch opened */
+	int bg_err;
+	ms_errbuf bg_msg;
+
+	uint64_t events, merges, commits;
+	_Atomic uint64_t merges_committed;
+	int64_t busy_ns;
+};
+
+static int
+sql_fail(ms_rec *r, ms_errbuf *eb, const char *what)
+{
+	return ms_fail(eb, MS_ERR_IO, "event database %s: %s: %s", r->path,
+	               what, sqlite3_errmsg(r->db));
+}
+
+static int
+run_stmt(ms_rec *r, sqlite3_stmt *st, ms_errbuf *eb, const char *what)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(r, eb, what);
+	return 0;
+}
+
+/* Commit the open transaction, if any. Caller holds the lock. */
+static int
+commit_locked(ms_rec *r, ms_errbuf *eb)
+{
+	if (r->pending == 0)
+		return 0;
+	int64_t t0 = mono_ns();
+	int rc = run_stmt(r, r->st[S_COMMIT], eb, "commit");
+	r->busy_ns += mono_ns() - t0;
+	if (rc < 0)
+		return rc;
+	r->commits++;
+	atomic_fetch_add(&r->merges_committed, r->pending_merges);
+	r->pending = 0;
+	r->pending_merges = 0;
+	return 0;
+}
+
+static void *
+timer_main(void *arg)
+{
+	ms_rec *r = arg;
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop) {
+		if (r->pending == 0) {
+			pthread_cond_wait(&r->wake, &r->lock);
+			continue;
+		}
+		int64_t due = r->first_pending_ns + r->batch_ns;
+		int64_t now = mono_ns();
+		if (now < due) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			int64_t abs = (int64_t)ts.tv_sec * 1000000000 +
+			              ts.tv_nsec + (due - now);
+			ts.tv_sec = abs / 1000000000;
+			ts.tv_nsec = abs % 1000000000;
+			pthread_cond_timedwait(&r->wake, &r->lock, &ts);
+			continue;
+		}
+		ms_errbuf e;
+		int rc = commit_locked(r, &e);
+		if (rc < 0 && r->bg_err == 0) {
+			r->bg_err = rc;
+			r->bg_msg = e;
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+static int
+exec(ms_rec *r, const char *sql, ms_errbuf *eb)
+{
+	char *err = NULL;
+	if (sqlite3_exec(r->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		int rc = ms_fail(eb, MS_ERR_IO, "event database %s: %s",
+		                 r->path, err ? err : sqlite3_errmsg(r->db));
+		sqlite3_free(err);
+		return rc;
+	}
+	return 0;
+}
+
+static int
+prepare(ms_rec *r, int slot, const char *sql, ms_errbuf *eb)
+{
+	if (sqlite3_prepare_v3(r->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+	                       &r->st[slot], NULL) != SQLITE_OK)
+		return sql_fail(r, eb, "prepare");
+	return 0;
+}
+
+static void
+rec_free(ms_rec *r)
+{
+	for (int i = 0; i < S_COUNT; i++)
+		sqlite3_finalize(r->st[i]);
+	sqlite3_close(r->db);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->wake);
+	free(r->path);
+	free(r);
+}
+
+static int
+create_schema(ms_rec *r, ms_errbuf *eb)
+{
+	char sql[8192];
+	int rc = exec(r, "BEGIN", eb);
+	for (int t = 0; rc == 0 && t < T_COUNT; t++) {
+		if (!table_create_sql(&tables[t], sql, sizeof(sql)))
+			return ms_fail(eb, MS_ERR_RANGE,
+			               "schema text too long");
+		rc = exec(r, sql, eb);
+	}
+	if (rc == 0)
+		rc = exec(r,
+		          "CREATE INDEX part_event_by_part ON "
+		          "part_event(part_id, kind)",
+		          eb);
+	if (rc == 0) {
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+		         MS_EV_SCHEMA_VERSION);
+		rc = exec(r, sql, eb);
+	}
+	if (rc == 0)
+		rc = exec(r, "COMMIT", eb);
+	return rc;
+}
+
+static int
+prepare_all(ms_rec *r, ms_errbuf *eb)
+{
+	static const struct {
+		int slot, table;
+	} ins[] = {
+		{ S_RUN, T_RUN },     { S_PLUGIN, T_PLUGIN },
+		{ S_PUB, T_PUB },     { S_MERGE, T_MERGE },
+		{ S_INPUT, T_INPUT }, { S_LINK, T_LINK },
+		{ S_PART, T_PART },   { S_SAMPLE, T_SAMPLE },
+		{ S_PHASE, T_PHASE }, { S_GATE, T_GATE },
+	};
+	char sql[8192];
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < NCOLS(ins); i++) {
+		/* a phase may be recorded again: the last record wins */
+		const char *verb =
+		        ins[i].slot == S_PHASE ? "INSERT OR REPLACE" : "INSERT";
+		if (!table_insert_sql(&tables[ins[i].table], verb, sql,
+		                      sizeof(sql)))
+			return ms_fail(eb, MS_ERR_RANGE, "insert too long");
+		rc = prepare(r, ins[i].slot, sql, eb);
+	}
+	/* UPDATE run SET a = ?, b = ? ... WHERE id = 1 */
+	size_t len = 0;
+	bool ok = cat(sql, sizeof(sql), &len, "UPDATE run SET ");
+	for (size_t i = 0; i < NCOLS(end_cols); i++)
+		ok = ok && (i == 0 || cat(sql, sizeof(sql), &len, ", ")) &&
+		     cat(sql, sizeof(sql), &len, end_cols[i].name) &&
+		     cat(sql, sizeof(sql), &len, " = ?");
+	ok = ok && cat(sql, sizeof(sql), &len, " WHERE id = 1");
+	if (!ok)
+		return ms_fail(eb, MS_ERR_RANGE, "update too long");
+	if (rc == 0)
+		rc = prepare(r, S_RUN_END, sql, eb);
+	if (rc == 0)
+		rc = prepare(r, S_BEGIN, "BEGIN", eb);
+	if (rc == 0)
+		rc = prepare(r, S_COMMIT, "COMMIT", eb);
+	return rc;
+}
+
+/* Columns of the run table that the end record fills; they exist from the
+ * start (NOT NULL), so run_begin writes their zero values. */
+static const ms_ev_run_end zero_end;
+
+int
+ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
+{
+	*out = NULL;
+	if (!opts || !opts->path || !opts->path[0])
+		return ms_fail(eb, MS_ERR_INVAL, "event database: no path");
+	const char *path = opts->path;
+	if (access(path, F_OK) == 0) {
+		char msg[256] = "";
+		int v = file_schema_version(path, msg, sizeof(msg));
+		if (v < 0)
+			return ms_fail(eb, MS_ERR_FORMAT,
+			               "event database %s: exists and is not "
+			               "an SQLite database (%s); expected a "
+			               "new path or an event log",
+			               path, msg);
+		if (v != MS_EV_SCHEMA_VERSION && v != 0)
+			return ms_fail(eb, MS_ERR_FORMAT,
+			               "event database %s: schema version %d, "
+			               "expected %d; choose a new path",
+			               path, v, MS_EV_SCHEMA_VERSION);
+		if (!opts->overwrite)
+			return ms_fail(eb, MS_ERR_EXISTS,
+			               "event database %s: exists; expected a "
+			               "new path (or overwrite)",
+			               path);
+		char side[4096];
+		unlink(path);
+		snprintf(side, sizeof(side), "%s-wal", path);
+		unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", path);
+		unlink(side);
+	}
+
+	ms_rec *r = calloc(1, sizeof(*r));
+	if (!r)
+		return ms_fail(eb, MS_ERR_NOMEM, "event database %s: no memory",
+		               path);
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	r->batch_events = opts->batch_events ? opts->batch_events : 64;
+	r->batch_ns =
+	        (int64_t)(opts->batch_ms ? opts->batch_ms : 100) * 1000000;
+	r->path = strdup(path);
+	if (!r->path) {
+		rec_free(r);
+		return ms_fail(eb, MS_ERR_NOMEM, "event database %s: no memory",
+		               path);
+	}
+	int rc;
+	if (sqlite3_open_v2(path, &r->db,
+	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	                            SQLITE_OPEN_NOMUTEX,
+	                    NULL) != SQLITE_OK) {
+		rc = ms_fail(eb, MS_ERR_IO,
+		             "event database %s: cannot create: %s; expected "
+		             "a writable file in an existing directory",
+		             path, r->db ? sqlite3_errmsg(r->db) : "no memory");
+		rec_free(r);
+		return rc;
+	}
+	rc = exec(r,
+	          "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+	          "PRAGMA foreign_keys = OFF",
+	          eb);
+	if (rc == 0)
+		rc = create_schema(r, eb);
+	if (rc == 0)
+		rc = prepare_all(r, eb);
+	if (rc == 0 && pthread_create(&r->timer, NULL, timer_main, r) != 0)
+		rc = ms_fail(eb, MS_ERR_IO,
+		             "event database %s: cannot start commit timer",
+		             path);
+	int ec = r->db ? sqlite3_errcode(r->db) & 0xff : 0;
+	if (rc < 0) {
+		if (ec == SQLITE_CANTOPEN || ec == SQLITE_READONLY ||
+		    ec == SQLITE_PERM || ec == SQLITE_IOERR ||
+		    ec == SQLITE_FULL || ec == SQLITE_NOTADB)
+			rc = ms_fail(eb, MS_ERR_IO,
+			             "event database %s: cannot create: %s; "
+			             "expected a writable file in an existing "
+			             "directory",
+			             path, sqlite3_errmsg(r->db));
+		rec_free(r);
+		unlink(path);
+		return rc;
+	}
+	r->timer_started = true;
+	*out = r;
+	return 0;
+}
+
+const char *
+ms_rec_path(const ms_rec *r)
+{
+	return r->path;
+}
+
+/* Start (or join) the batch; caller holds the lock. */
+static int
+batch_begin(ms_rec *r, ms_errbuf *eb)
+{
+	if (r->bg_err) {
+		int rc = r->bg_err;
+		if (eb)
+			*eb = r->bg_msg;
+		r->bg_err = 0;
+		return rc;
+	}
+	if (r->pending == 0) {
+		int rc = run_stmt(r, r->st[S_BEGIN], eb, "begin");
+		if (rc < 0)
+			return rc;
+		r->first_pending_ns = mono_ns();
+		pthread_cond_signal(&r->wake);
+	}
+	return 0;
+}
+
+/* After a failed insert: if the batch holds nothing else, roll the open
+ * transaction back so invariant 1 holds. Caller holds the lock. */
+static void
+batch_abort(ms_rec *r)
+{
+	if (r->pending == 0 && r->db && !sqlite3_get_autocommit(r->db))
+		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Count one event in the batch and commit when it is full (or now). */
+static int
+batch_end(ms_rec *r, bool now, ms_errbuf *eb)
+{
+	r->pending++;
+	r->events++;
+	if (now || r->pending >= r->batch_events ||
+	    mono_ns() - r->first_pending_ns >= r->batch_ns)
+		return commit_locked(r, eb);
+	return 0;
+}
+
+static int
+insert(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
+       ms_errbuf *eb)
+{
+	const ev_table *t = &tables[table];
+	sqlite3_stmt *st = r->st[slot];
+	for (unsigned k = 0; k < t->nkeys; k++)
+		sqlite3_bind_int64(st, (int)k + 1, keys[k]);
+	if (bind_cols(st, (int)t->nkeys + 1, t->cols, t->ncols, obj) !=
+	    SQLITE_OK) {
+		sqlite3_reset(st);
+		return sql_fail(r, eb, t->name);
+	}
+	return run_stmt(r, st, eb, t->name);
+}
+
+/* Insert one object as one event of the batch. */
+static int
+record(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
+       bool commit_now, ms_errbuf *eb)
+{
+	if (!r || !obj)
+		return ms_fail(eb, MS_ERR_INVAL, "event database: no event");
+	int64_t t0 = mono_ns();
+	pthread_mutex_lock(&r->lock);
+	int rc = batch_begin(r, eb);
+	if (rc == 0)
+		rc = insert(r, slot, table, keys, obj, eb);
+	if (rc == 0)
+		rc = batch_end(r, commit_now, eb);
+	else
+		batch_abort(r);
+	r->busy_ns += mono_ns() - t0;
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+int
+ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
+{
+	if (!r || !run)
+		return ms_fail(eb, MS_ERR_INVAL, "event database: no run");
+	if (run->nplugins > MS_EV_LINKS_MAX)
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "event database %s: %u plugins, at most %d",
+		               r->path, run->nplugins, MS_EV_LINKS_MAX);
+	int64_t t0 = mono_ns();
+	pthread_mutex_lock(&r->lock);
+	int64_t key = 1;
+	int rc = batch_begin(r, eb);
+	if (rc == 0)
+		rc = insert(r, S_RUN, T_RUN, &key, run, eb);
+	if (rc == 0) {
+		/* the end columns start at zero values */
+		sqlite3_stmt *st = r->st[S_RUN_END];
+		if (bind_cols(st, 1, end_cols, NCOLS(end_cols), &zero_end) !=
+		    SQLITE_OK)
+			rc = sql_fail(r, eb, "run");
+		else
+			rc = run_stmt(r, st, eb, "run");
+	}
+	for (uint32_t i = 0; rc == 0 && i < run->nplugins; i++) {
+		key = i;
+		rc = insert(r, S_PLUGIN, T_PLUGIN, &key, &run->plugins[i], eb);
+	}
+	if (rc == 0)
+		rc = batch_end(r, true, eb);
+	else
+		batch_abort(r);
+	r->busy_ns += mono_ns() - t0;
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+int
+ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb)
+{
+	if (!r || !e)
+		return ms_fail(eb, MS_ERR_INVAL, "event database: no run end");
+	int64_t t0 = mono_ns();
+	pthread_mutex_lock(&r->lock);
+	int rc = batch_begin(r, eb);
+	if (rc == 0) {
+		sqlite3_stmt *st = r->st[S_RUN_END];
+		if (bind_cols(st, 1, end_cols, NCOLS(end_cols), e) != SQLITE_OK)
+			rc = sql_fail(r, eb, "run end");
+		else
+			rc = run_stmt(r, st, eb, "run end");
+	}
+	if (rc == 0 && sqlite3_changes(r->db) != 1)
+		rc = ms_fail(eb, MS_ERR_STATE,
+		             "event database %s: run end without run begin",
+		             r->path);
+	if (rc == 0)
+		rc = batch_end(r, true, eb);
+	else
+		batch_abort(r);
+	r->busy_ns += mono_ns() - t0;
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+int
+ms_rec_pub(ms_rec *r, const ms_ev_pub *p, ms_errbuf *eb)
+{
+	return record(r, S_PUB, T_PUB, NULL, p, false, eb);
+}
+
+int
+ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb)
+{
+	if (!r || !m)
+		return ms_fail(eb, MS_ERR_INVAL, "event database: no merge");
+	if (m->nlinks > MS_EV_LINKS_MAX || (m->ninputs && !m->inputs))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "event database %s: merge %llu: %u links "
+		               "(at most %d), %zu inputs%s",
+		               r->path, (unsigned long long)m->seq, m->nlinks,
+		               MS_EV_LINKS_MAX, m->ninputs,
+		               m->ninputs && !m->inputs ? " without array"
+		                                        : "");
+	int64_t t0 = mono_ns();
+	pthread_mutex_lock(&r->lock);
+	int rc = batch_begin(r, eb);
+	if (rc == 0)
+		rc = insert(r, S_MERGE, T_MERGE, NULL, m, eb);
+	for (size_t i = 0; rc == 0 && i < m->ninputs; i++) {
+		int64_t keys[2] = { (int64_t)m->seq, (int64_t)i };
+		rc = insert(r, S_INPUT, T_INPUT, keys, &m->inputs[i], eb);
+	}
+	for (uint32_t i = 0; rc == 0 && i < m->nlinks; i++) {
+		int64_t keys[2] = { (int64_t)m->seq, (int64_t)i };
+		rc = insert(r, S_LINK, T_LINK, keys, &m->links[i], eb);
+	}
+	if (rc == 0) {
+		r->merges++;
+		r->pending_merges++;
+		rc = batch_end(r, false, eb);
+	} else {
+		batch_abort(r);
+	}
+	r->busy_ns += mono_ns() - t0;
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+int
+ms_rec_part(ms_rec *r, const ms_ev_part *p, ms_errbuf *eb)
+{
+	return record(r, S_PART, T_PART, NULL, p, false, eb);
+}
+
+int
+ms_rec_sample(ms_rec *r, const ms_ev_sample *s, ms_errbuf *eb)
+{
+	return record(r, S_SAMPLE, T_SAMPLE, NULL, s, false, eb);
+}
+
+int
+ms_rec_phase(ms_rec *r, const ms_ev_phase *p, ms_errbuf *eb)
+{
+	return record(r, S_PHASE, T_PHASE, NULL, p, true, eb);
+}
+
+int
+ms_rec_gate(ms_rec *r, const ms_ev_gate *g, ms_errbuf *eb)
+{
+	return record(r, S_GATE, T_GATE, NULL, g, true, eb);
+}
+
+int
+ms_rec_flush(ms_rec *r, ms_errbuf *eb)
+{
+	if (!r)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	int rc = r->bg_err;
+	if (rc && eb)
+		*eb = r->bg_msg;
+	r->bg_err = 0;
+	if (rc == 0)
+		rc = commit_locked(r, eb);
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+void
+ms_rec_stats_get(ms_rec *r, ms_rec_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!r)
+		return;
+	/* merges_committed is atomic so a poller need not take the lock */
+	out->merges_committed = atomic_load(&r->merges_committed);
+	pthread_mutex_lock(&r->lock);
+	out->events = r->events;
+	out->merges = r->merges;
+	out->commits = r->commits;
+	out->busy_ns = r->busy_ns;
+	pthread_mutex_unlock(&r->lock);
+}
+
+int
+ms_rec_close(ms_rec *r, ms_errbuf *eb)
+{
+	if (!r)
+		return 0;
+	int rc = ms_rec_flush(r, eb);
+	if (r->timer_started) {
+		pthread_mutex_lock(&r->lock);
+		r->stop = true;
+		pthread_cond_signal(&r->wake);
+		pthread_mutex_unlock(&r->lock);
+		pthread_join(r->timer, NULL);
+	}
+	/* a failed flush leaves a transaction open: roll it back cleanly */
+	if (rc < 0 && !sqlite3_get_autocommit(r->db))
+		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+	for (int i = 0; i < S_COUNT; i++) {
+		sqlite3_finalize(r->st[i]);
+		r->st[i] = NULL;
+	}
+	if (sqlite3_close(r->db) != SQLITE_OK && rc == 0)
+		rc = ms_fail(eb, MS_ERR_IO, "event database %s: close: %s",
+		             r->path, sqlite3_errmsg(r->db));
+	r->db = NULL;
+	rec_free(r);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reader. */
+
+struct ms_evdb {
+	sqlite3 *db;
+	char *path;
+};
+
+static int
+db_fail(ms_evdb *d, ms_errbuf *eb, const char *what)
+{
+	return ms_fail(eb, MS_ERR_IO, "event database %s: %s: %s", d->path,
+	               what, sqlite3_errmsg(d->db));
+}
+
+int
+ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
+{
+	*out = NULL;
+	if (!path || !path[0])
+		return ms_fail(eb, MS_ERR_INVAL, "event database: no path");
+	if (access(path, R_OK) != 0)
+		return ms_fail(eb,
+		               errno == ENOENT ? MS_ERR_NOTFOUND : MS_ERR_IO,
+		               "event database %s: %s; expected a database "
+		               "written by `mergescope run`",
+		               path, strerror(errno));
+	ms_evdb *d = calloc(1, sizeof(*d));
+	if (!d || !(d->path = strdup(path))) {
+		free(d);
+		return ms_fail(eb, MS_ERR_NOMEM, "event database %s: no memory",
+		               path);
+	}
+	int rc = 0;
+	if (sqlite3_open_v2(path, &d->db,
+	                    SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+	                    NULL) != SQLITE_OK) {
+		rc = ms_fail(eb, MS_ERR_IO,
+		             "event database %s: cannot open: %s", path,
+		             d->db ? sqlite3_errmsg(d->db) : "no memory");
+		goto fail;
+	}
+	sqlite3_busy_timeout(d->db, 5000);
+	sqlite3_stmt *st = NULL;
+	int v = -1;
+	if (sqlite3_prepare_v2(d->db, "PRAGMA user_version", -1, &st, NULL) ==
+	            SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (v < 0) {
+		rc = ms_fail(eb, MS_ERR_FORMAT,
+		             "event database %s: not an SQLite database (%s); "
+		             "expected an event log of schema version %d",
+		             path, sqlite3_errmsg(d->db), MS_EV_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (v != MS_EV_SCHEMA_VERSION) {
+		rc = ms_fail(eb, MS_ERR_FORMAT,
+		             "event database %s: schema version %d, expected "
+		             "%d",
+		             path, v, MS_EV_SCHEMA_VERSION);
+		goto fail;
+	}
+	*out = d;
+	return 0;
+fail:
+	ms_evdb_close(d);
+	return rc;
+}
+
+void
+ms_evdb_close(ms_evdb *d)
+{
+	if (!d)
+		return;
+	sqlite3_close(d->db);
+	free(d->path);
+	free(d);
+}
+
+const char *
+ms_evdb_path(const ms_evdb *d)
+{
+	return d->path;
+}
+
+static int
+select_prepare(ms_evdb *d, int table, const char *where, sqlite3_stmt **st,
+               ms_errbuf *eb)
+{
+	char sql[8192];
+	if (!table_select_sql(&tables[table], where, sql, sizeof(sql)))
+		return ms_fail(eb, MS_ERR_RANGE, "select too long");
+	if (sqlite3_prepare_v2(d->db, sql, -1, st, NULL) != SQLITE_OK)
+		return db_fail(d, eb, tables[table].name);
+	return 0;
+}
+
+static int
+corrupt(ms_evdb *d, ms_errbuf *eb, const char *table)
+{
+	return ms_fail(eb, MS_ERR_CORRUPT,
+	               "event database %s: table %s holds a value this "
+	               "version does not know",
+	               d->path, table);
+}
+
+int
+ms_evdb_run(ms_evdb *d, ms_ev_run *run, ms_ev_run_end *end, bool *has_end,
+            ms_errbuf *eb)
+{
+	ms_ev_run tmp_run;
+	ms_ev_run_end tmp_end;
+	if (!run)
+		run = &tmp_run;
+	if (!end)
+		end = &tmp_end;
+	memset(run, 0, sizeof(*run));
+	memset(end, 0, sizeof(*end));
+	if (has_end)
+		*has_end = false;
+	sqlite3_stmt *st = NULL;
+	int rc = select_prepare(d, T_RUN, NULL, &st, eb);
+	if (rc < 0)
+		return rc;
+	int s = sqlite3_step(st);
+	if (s != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		if (s == SQLITE_DONE)
+			return ms_fail(eb, MS_ERR_NOTFOUND,
+			               "event database %s: no run record",
+			               d->path);
+		return db_fail(d, eb, "run");
+	}
+	if (!read_cols(st, 0, run_cols, NCOLS(run_cols), run))
+		rc = corrupt(d, eb, "run");
+	sqlite3_finalize(st);
+	if (rc < 0)
+		return rc;
+
+	/* the end columns */
+	char sql[4096];
+	size_t len = 0;
+	bool ok = cat(sql, sizeof(sql), &len, "SELECT ");
+	for (size_t i = 0; i < NCOLS(end_cols); i++)
+		ok = ok && (i == 0 || cat(sql, sizeof(sql), &len, ", ")) &&
+		     cat(sql, sizeof(sql), &len, end_cols[i].name);
+	ok = ok && cat(sql, sizeof(sql), &len, " FROM run WHERE id = 1");
+	if (!ok)
+		return ms_fail(eb, MS_ERR_RANGE, "select too long");
+	if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return db_fail(d, eb, "run");
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    !read_cols(st, 0, end_cols, NCOLS(end_cols), end))
+		rc = corrupt(d, eb, "run");
+	sqlite3_finalize(st);
+	if (rc < 0)
+		return rc;
+	if (has_end)
+		*has_end = end->status[0] != '\0';
+
+	rc = select_prepare(d, T_PLUGIN, NULL, &st, eb);
+	if (rc < 0)
+		return rc;
+	while (sqlite3_step(st) == SQLITE_ROW &&
+	       run->nplugins < MS_EV_LINKS_MAX) {
+		if (!read_cols(st, 0, plugin_cols, NCOLS(plugin_cols),
+		               &run->plugins[run->nplugins++]))
+			rc = corrupt(d, eb, "run_plugin");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+void
+ms_ev_merge_summary(const ms_ev_merge *m, char *buf, size_t n)
+{
+	if (!n)
+		return;
+	int w = snprintf(buf, n, "#%llu %s/%u %s %s %s in",
+	                 (unsigned long long)m->seq, m->lane, m->worker,
+	                 ms_ev_phase_name(m->phase),
+	                 ms_ev_class_name(m->sampling.klass),
+	                 ms_ev_reason_name(m->sampling.reason));
+	size_t len = w < 0 ? 0 : (size_t)w;
+	for (size_t i = 0; i < m->ninputs && len < n; i++) {
+		w = snprintf(buf + len, n - len, "%s%016llx", i ? "," : " ",
+		             (unsigned long long)m->inputs[i].id);
+		len += w < 0 ? 0 : (size_t)w;
+	}
+	if (len < n)
+		snprintf(buf + len, n - len, " out %016llx%s%s",
+		         (unsigned long long)m->output.id,
+		         m->err ? " error " : "", m->err ? m->error : "");
+}
+
+static bool
+contains_ci(const char *hay, const char *needle)
+{
+	size_t nl = strlen(needle);
+	if (nl == 0)
+		return true;
+	for (; *hay; hay++)
+		if (strncasecmp(hay, needle, nl) == 0)
+			return true;
+	return false;
+}
+
+bool
+ms_ev_filter_match(const ms_ev_filter *f, const ms_ev_merge *m)
+{
+	if (!f)
+		return true;
+	if (f->lane && f->lane[0] && strcmp(f->lane, m->lane) != 0)
+		return false;
+	if (f->klass && f->klass - 1 != (int)m->sampling.klass)
+		return false;
+	if (f->reason && f->reason - 1 != (int)m->sampling.reason)
+		return false;
+	if (f->phase && f->phase - 1 != (int)m->phase)
+		return false;
+	if (f->has_seq_range && (m->seq < f->seq_min || m->seq > f->seq_max))
+		return false;
+	if (f->text && f->text[0]) {
+		/* summaries of large finalize merges can be long */
+		size_t n = 128 + m->ninputs * 17 + MS_EV_TEXT_MAX;
+		char *buf = malloc(n);
+		if (!buf)
+			return true;
+		ms_ev_merge_summary(m, buf, n);
+		bool hit = contains_ci(buf, f->text);
+		free(buf);
+		return hit;
+	}
+	return true;
+}
+
+int
+ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
+                   void *ctx, ms_errbuf *eb)
+{
+	sqlite3_stmt *st = NULL, *in = NULL, *ln = NULL;
+	ms_ev_input *inputs = NULL;
+	size_t cap = 0;
+	int rc = select_prepare(d, T_MERGE, NULL, &st, eb);
+	if (rc == 0)
+		rc = select_prepare(d, T_INPUT, "seq = ?", &in, eb);
+	if (rc == 0)
+		rc = select_prepare(d, T_LINK, "seq = ?", &ln, eb);
+	int s;
+	while (rc == 0 && (s = sqlite3_step(st)) == SQLITE_ROW) {
+		ms_ev_merge m;
+		memset(&m, 0, sizeof(m));
+		if (!read_cols(st, 0, merge_cols, NCOLS(merge_cols), &m)) {
+			rc = corrupt(d, eb, "merge");
+			break;
+		}
+		size_t want = m.ninputs;
+		m.ninputs = 0;
+		m.nlinks = 0;
+		sqlite3_bind_int64(in, 1, (sqlite3_int64)m.seq);
+		while (sqlite3_step(in) == SQLITE_ROW) {
+			if (m.ninputs == cap) {
+				size_t nc = cap ? cap * 2 : 32;
+				ms_ev_input *ni =
+				        realloc(inputs, nc * sizeof(*ni));
+				if (!ni) {
+					rc = ms_fail(eb, MS_ERR_NOMEM,
+					             "event database %s: no "
+					             "memory",
+					             d->path);
+					break;
+				}
+				inputs = ni;
+				cap = nc;
+			}
+			memset(&inputs[m.ninputs], 0, sizeof(*inputs));
+			read_cols(in, 0, input_cols, NCOLS(input_cols),
+			          &inputs[m.ninputs++]);
+		}
+		sqlite3_reset(in);
+		if (rc < 0)
+			break;
+		if (m.ninputs != want) {
+			rc = ms_fail(eb, MS_ERR_CORRUPT,
+			             "event database %s: merge %llu lists %zu "
+			             "inputs, expected %zu",
+			             d->path, (unsigned long long)m.seq,
+			             m.ninputs, want);
+			break;
+		}
+		m.inputs = inputs;
+		sqlite3_bind_int64(ln, 1, (sqlite3_int64)m.seq);
+		while (sqlite3_step(ln) == SQLITE_ROW &&
+		       m.nlinks < MS_EV_LINKS_MAX)
+			if (!read_cols(ln, 0, link_cols, NCOLS(link_cols),
+			               &m.links[m.nlinks++]))
+				rc = corrupt(d, eb, "merge_link");
+		sqlite3_reset(ln);
+		if (rc < 0)
+			break;
+		if (ms_ev_filter_match(f, &m))
+			rc = fn(ctx, &m);
+	}
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = db_fail(d, eb, "merge");
+	sqlite3_finalize(st);
+	sqlite3_finalize(in);
+	sqlite3_finalize(ln);
+	free(inputs);
+	return rc;
+}
+
+/* Generic walk over a one-struct table. */
+struct adapt;
+static int adapt_call(void *c, const void *o, int table);
+
+static int
+each_simple(ms_evdb *d, int table, size_t size, struct adapt *ctx,
+            ms_errbuf *eb)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = select_prepare(d, table, NULL, &st, eb);
+	if (rc < 0)
+		return rc;
+	/* the largest simple struct is small; keep it on the stack */
+	_Alignas(max_align_t) char obj[1024];
+	if (size > sizeof(obj)) {
+		sqlite3_finalize(st);
+		return ms_fail(eb, MS_ERR_RANGE, "struct too large");
+	}
+	int s;
+	while (rc == 0 && (s = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(obj, 0, size);
+		if (!read_cols(st, 0, tables[table].cols, tables[table].ncols,
+		               obj))
+			rc = corrupt(d, eb, tables[table].name);
+		else
+			rc = adapt_call(ctx, obj, table);
+	}
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = db_fail(d, eb, tables[table].name);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Typed callbacks over each_simple's untyped one. */
+struct adapt {
+	ms_ev_pub_fn pub;
+	ms_ev_part_fn part;
+	ms_ev_sample_fn sample;
+	ms_ev_phase_fn phase;
+	ms_ev_gate_fn gate;
+	void *ctx;
+};
+
+static int
+adapt_call(void *c, const void *o, int table)
+{
+	const struct adapt *a = c;
+	switch (table) {
+	case T_PUB:
+		return a->pub(a->ctx, o);
+	case T_PART:
+		return a->part(a->ctx, o);
+	case T_SAMPLE:
+		return a->sample(a->ctx, o);
+	case T_PHASE:
+		return a->phase(a->ctx, o);
+	default:
+		return a->gate(a->ctx, o);
+	}
+}
+
+int
+ms_evdb_each_pub(ms_evdb *d, ms_ev_pub_fn fn, void *ctx, ms_errbuf *eb)
+{
+	struct adapt a = { .pub = fn, .ctx = ctx };
+	return each_simple(d, T_PUB, sizeof(ms_ev_pub), &a, eb);
+}
+
+int
+ms_evdb_each_part(ms_evdb *d, ms_ev_part_fn fn, void *ctx, ms_errbuf *eb)
+{
+	struct adapt a = { .part = fn, .ctx = ctx };
+	return each_simple(d, T_PART, sizeof(ms_ev_part), &a, eb);
+}
+
+int
+ms_evdb_each_sample(ms_evdb *d, ms_ev_sample_fn fn, void *ctx, ms_errbuf *eb)
+{
+	struct adapt a = { .sample = fn, .ctx = ctx };
+	return each_simple(d, T_SAMPLE, sizeof(ms_ev_sample), &a, eb);
+}
+
+int
+ms_evdb_each_phase(ms_evdb *d, ms_ev_phase_fn fn, void *ctx, ms_errbuf *eb)
+{
+	struct adapt a = { .phase = fn, .ctx = ctx };
+	return each_simple(d, T_PHASE, sizeof(ms_ev_phase), &a, eb);
+}
+
+int
+ms_evdb_each_gate(ms_evdb *d, ms_ev_gate_fn fn, void *ctx, ms_errbuf *eb)
+{
+	struct adapt a = { .gate = fn, .ctx = ctx };
+	return each_simple(d, T_GATE, sizeof(ms_ev_gate), &a, eb);
+}

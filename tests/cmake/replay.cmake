@@ -1,0 +1,13 @@
+# Replay layer: event log, exports, reports.
+ms_add_test(test_recorder LIBS msreplay mscore)
+foreach(t test_export test_report)
+	if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${t}.c)
+		ms_add_test(${t} LIBS msreplay mscore)
+	endif()
+endforeach()
+if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_recorder.c)
+	add_executable(bench_recorder ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_recorder.c)
+	target_link_libraries(bench_recorder PRIVATE msreplay mscore)
+	target_include_directories(bench_recorder PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+	add_dependencies(benches bench_recorder)
+endif()

@@ -1,0 +1,550 @@
+/*
+ * test_recorder.c - the SQLite event log: a realistic run written and read
+ * back field for field, the commit timer, survival of SIGKILL mid-run, the
+ * filter the TUI and exports share, and the one-line errors for bad paths
+ * and foreign schema versions.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "ev_fixture.h"
+#include "ms_replay_events.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ms-test-recorder-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void
+path_in(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "%s/%s", tmpdir, name);
+}
+
+/* ---- read back ------------------------------------------------------- */
+
+struct expect {
+	uint64_t n; /* merges in the run */
+	bool plugins;
+	uint64_t seen;
+	uint64_t next; /* next expected seq */
+};
+
+static int
+check_merge(void *ctx, const ms_ev_merge *got)
+{
+	struct expect *x = ctx;
+	ms_ev_input inputs[16];
+	ms_ev_merge want;
+	evf_merge(&want, inputs, x->next, x->n, x->plugins);
+	assert_int_equal(got->seq, want.seq);
+	assert_int_equal(got->ninputs, want.ninputs);
+	for (size_t i = 0; i < want.ninputs; i++)
+		assert_memory_equal(&got->inputs[i], &inputs[i],
+		                    sizeof(inputs[i]));
+	assert_string_equal(got->lane, want.lane);
+	assert_string_equal(got->error, want.error);
+	assert_int_equal(got->sampling.klass, want.sampling.klass);
+	assert_int_equal(got->sampling.reason, want.sampling.reason);
+	assert_int_equal(got->nlinks, want.nlinks);
+	for (uint32_t l = 0; l < want.nlinks; l++)
+		assert_memory_equal(&got->links[l], &want.links[l],
+		                    sizeof(want.links[l]));
+	/* everything else, padding included (both sides start zeroed) */
+	ms_ev_merge a = *got, b = want;
+	a.inputs = b.inputs = NULL;
+	assert_memory_equal(&a, &b, sizeof(a));
+	x->seen++;
+	x->next++;
+	return 0;
+}
+
+static int
+count_pub(void *ctx, const ms_ev_pub *p)
+{
+	uint64_t *n = ctx;
+	ms_ev_pub want;
+	evf_pub(&want, *n);
+	assert_memory_equal(p, &want, sizeof(want));
+	(*n)++;
+	return 0;
+}
+
+static int
+count_part(void *ctx, const ms_ev_part *p)
+{
+	uint64_t *n = ctx;
+	assert_string_equal(p->cause, "merge");
+	(*n)++;
+	return 0;
+}
+
+static int
+count_sample(void *ctx, const ms_ev_sample *s)
+{
+	uint64_t *n = ctx;
+	assert_true(s->wall_ns > 0);
+	(*n)++;
+	return 0;
+}
+
+static int
+check_phase(void *ctx, const ms_ev_phase *p)
+{
+	uint64_t *n = ctx;
+	ms_ev_phase want;
+	evf_phase(&want, (enum ms_ev_phase_id) * n);
+	assert_memory_equal(p, &want, sizeof(want));
+	(*n)++;
+	return 0;
+}
+
+static int
+count_gate(void *ctx, const ms_ev_gate *g)
+{
+	uint64_t *n = ctx;
+	assert_string_equal(g->name, *n ? "hot_decide" : "ledgers");
+	assert_true(g->pass);
+	(*n)++;
+	return 0;
+}
+
+static void
+test_roundtrip(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "run.db");
+	ms_errbuf eb = { "" };
+	const uint64_t n = 400;
+	int rc0 = evf_record(path, "skywalking", n, &eb);
+	if (rc0)
+		print_error("%s\n", eb.msg);
+	assert_int_equal(rc0, 0);
+
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	ms_ev_run run, want_run;
+	ms_ev_run_end end, want_end;
+	bool has_end = false;
+	assert_int_equal(ms_evdb_run(db, &run, &end, &has_end, &eb), 0);
+	evf_run(&want_run, "skywalking");
+	evf_end(&want_end, &want_run, n);
+	assert_true(has_end);
+	assert_memory_equal(&run, &want_run, sizeof(run));
+	assert_memory_equal(&end, &want_end, sizeof(end));
+
+	struct expect x = { .n = n, .plugins = true, .next = 1 };
+	assert_int_equal(ms_evdb_each_merge(db, NULL, check_merge, &x, &eb), 0);
+	assert_int_equal(x.seen, n);
+
+	uint64_t pubs = 0, parts = 0, samples = 0, phases = 0, gates = 0;
+	assert_int_equal(ms_evdb_each_pub(db, count_pub, &pubs, &eb), 0);
+	assert_int_equal(pubs, n);
+	assert_int_equal(ms_evdb_each_part(db, count_part, &parts, &eb), 0);
+	assert_true(parts > n * 8);
+	assert_int_equal(ms_evdb_each_sample(db, count_sample, &samples, &eb),
+	                 0);
+	assert_int_equal(samples, n / 10);
+	assert_int_equal(ms_evdb_each_phase(db, check_phase, &phases, &eb), 0);
+	assert_int_equal(phases, 2);
+	assert_int_equal(ms_evdb_each_gate(db, count_gate, &gates, &eb), 0);
+	assert_int_equal(gates, 2);
+	ms_evdb_close(db);
+}
+
+/* A run without its end record reads back with has_end false. */
+static void
+test_unfinished_run(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "unfinished.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	ms_ev_run run;
+	evf_run(&run, "disabled");
+	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	bool has_end = true;
+	ms_ev_run back;
+	assert_int_equal(ms_evdb_run(db, &back, NULL, &has_end, &eb), 0);
+	assert_false(has_end);
+	assert_string_equal(back.variant, "disabled");
+	assert_int_equal(back.nplugins, 0);
+	ms_evdb_close(db);
+}
+
+/* ---- commits ---------------------------------------------------------- */
+
+static int
+count_merge(void *ctx, const ms_ev_merge *m)
+{
+	(void)m;
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+static uint64_t
+merges_in(const char *path)
+{
+	ms_evdb *db = NULL;
+	ms_errbuf eb;
+	uint64_t n = 0;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	assert_int_equal(ms_evdb_each_merge(db, NULL, count_merge, &n, &eb), 0);
+	ms_evdb_close(db);
+	return n;
+}
+
+/* With huge batches, a clean close still writes everything. */
+static void
+test_close_commits(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "close.db");
+	ms_errbuf eb;
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path,
+		          .batch_events = 100000,
+		          .batch_ms = 3600000 };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	ms_ev_input in[16];
+	for (uint64_t s = 1; s <= 37; s++) {
+		ms_ev_merge m;
+		evf_merge(&m, in, s, 37, false);
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	ms_rec_stats st;
+	ms_rec_stats_get(r, &st);
+	assert_int_equal(st.merges, 37);
+	assert_int_equal(st.merges_committed, 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	assert_int_equal(merges_in(path), 37);
+}
+
+/* One event and then silence: the timer commits it without another event,
+ * and a reader sees it while the recorder is still open. */
+static void
+test_timer_commits(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "timer.db");
+	ms_errbuf eb;
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path, .batch_events = 1000, .batch_ms = 20 };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	ms_ev_input in[16];
+	ms_ev_merge m;
+	evf_merge(&m, in, 1, 10, true);
+	assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	ms_rec_stats st;
+	/* wait (bounded, no timing asserted) for the timer's commit */
+	for (int i = 0; i < 1000; i++) {
+		ms_rec_stats_get(r, &st);
+		if (st.merges_committed == 1)
+			break;
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(st.merges_committed, 1);
+	assert_int_equal(merges_in(path), 1);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+}
+
+/* The child records merges and reports on a pipe how many are committed;
+ * the parent kills it with SIGKILL mid-run. */
+static void
+test_sigkill(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "killed.db");
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		ms_errbuf eb;
+		ms_rec *r = NULL;
+		ms_rec_opts o = { .path = path,
+			          .batch_events = 16,
+			          .batch_ms = 30 };
+		if (ms_rec_open(&r, &o, &eb) < 0)
+			_exit(2);
+		ms_ev_input in[16];
+		uint64_t reported = 0;
+		for (uint64_t s = 1; s <= 1000000; s++) {
+			ms_ev_merge m;
+			evf_merge(&m, in, s, 1000000, true);
+			if (ms_rec_merge(r, &m, &eb) < 0)
+				_exit(3);
+			ms_rec_stats st;
+			ms_rec_stats_get(r, &st);
+			if (st.merges_committed != reported) {
+				reported = st.merges_committed;
+				if (write(fds[1], &reported, 8) != 8)
+					_exit(4);
+			}
+			struct timespec ts = { 0, 500000 };
+			nanosleep(&ts, NULL);
+		}
+		_exit(5);
+	}
+	close(fds[1]);
+	uint64_t committed = 0, v;
+	while (committed < 150 && read(fds[0], &v, 8) == 8)
+		committed = v;
+	assert_true(committed >= 150);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	while (read(fds[0], &v, 8) == 8)
+		committed = v;
+	close(fds[0]);
+
+	/* the file opens, is intact, and holds every committed merge */
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(
+	        sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL),
+	        SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+
+	struct expect x = { .n = 1000000, .plugins = true, .next = 1 };
+	ms_evdb *edb = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&edb, path, &eb), 0);
+	assert_int_equal(ms_evdb_each_merge(edb, NULL, check_merge, &x, &eb),
+	                 0);
+	ms_evdb_close(edb);
+	assert_true(x.seen >= committed);
+}
+
+/* ---- filter ----------------------------------------------------------- */
+
+struct seqs {
+	uint64_t n;
+	uint64_t first, last;
+	bool all_match;
+	const ms_ev_filter *f;
+};
+
+static int
+collect(void *ctx, const ms_ev_merge *m)
+{
+	struct seqs *s = ctx;
+	if (!s->n)
+		s->first = m->seq;
+	s->last = m->seq;
+	s->n++;
+	if (s->f->lane && strcmp(m->lane, s->f->lane) != 0)
+		s->all_match = false;
+	if (s->f->klass && (int)m->sampling.klass != s->f->klass - 1)
+		s->all_match = false;
+	return 0;
+}
+
+static void
+test_filter(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "filter.db");
+	ms_errbuf eb;
+	assert_int_equal(evf_record(path, "skywalking", 120, &eb), 0);
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+
+	ms_ev_filter f = { .lane = MS_LANE_FINALIZE };
+	struct seqs s = { .all_match = true, .f = &f };
+	assert_int_equal(ms_evdb_each_merge(db, &f, collect, &s, &eb), 0);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.first, 120);
+
+	memset(&f, 0, sizeof(f));
+	f.klass = MS_SAMPLING_EXECUTED + 1;
+	s = (struct seqs){ .all_match = true, .f = &f };
+	assert_int_equal(ms_evdb_each_merge(db, &f, collect, &s, &eb), 0);
+	assert_true(s.n > 0 && s.n < 120);
+	assert_true(s.all_match);
+
+	memset(&f, 0, sizeof(f));
+	f.has_seq_range = true;
+	f.seq_min = 10;
+	f.seq_max = 19;
+	s = (struct seqs){ .all_match = true, .f = &f };
+	assert_int_equal(ms_evdb_each_merge(db, &f, collect, &s, &eb), 0);
+	assert_int_equal(s.n, 10);
+	assert_int_equal(s.first, 10);
+	assert_int_equal(s.last, 19);
+
+	/* text: an input part ID of merge 42 (hex, any case) */
+	memset(&f, 0, sizeof(f));
+	f.text = "000000000000106A"; /* 4202 = merge 42, input 2 */
+	s = (struct seqs){ .all_match = true, .f = &f };
+	assert_int_equal(ms_evdb_each_merge(db, &f, collect, &s, &eb), 0);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.first, 42);
+	ms_evdb_close(db);
+}
+
+/* ---- histogram -------------------------------------------------------- */
+
+static void
+test_hist_buckets(void **state)
+{
+	(void)state;
+	assert_int_equal(ms_ev_hist_bucket(0), 0);
+	assert_int_equal(ms_ev_hist_bucket(250000), 0);
+	assert_int_equal(ms_ev_hist_bucket(250001), 1);
+	assert_int_equal(ms_ev_hist_bucket(2500000), 3);
+	assert_int_equal(ms_ev_hist_bucket(7000000), 5);
+	assert_int_equal(ms_ev_hist_bucket(1000000000), 11);
+	assert_int_equal(ms_ev_hist_bucket(1000000001), 12);
+}
+
+/* ---- errors ----------------------------------------------------------- */
+
+static void
+test_unwritable_path(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "no/such/dir/run.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = (ms_rec *)1;
+	int rc = ms_rec_open(&r, &(ms_rec_opts){ .path = path }, &eb);
+	assert_int_equal(rc, MS_ERR_IO);
+	assert_null(r);
+	assert_non_null(strstr(eb.msg, path));
+	assert_non_null(strstr(eb.msg, "expected a writable file"));
+	assert_null(strchr(eb.msg, '\n'));
+}
+
+static void
+make_foreign(const char *path, int version)
+{
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	char sql[128];
+	snprintf(sql, sizeof(sql),
+	         "CREATE TABLE merge(x); PRAGMA user_version = %d", version);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+static void
+test_other_schema_version(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "v7.db");
+	make_foreign(path, 7);
+	ms_errbuf eb = { "" };
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), MS_ERR_FORMAT);
+	assert_null(db);
+	assert_non_null(strstr(eb.msg, path));
+	assert_non_null(strstr(eb.msg, "schema version 7, expected 1"));
+
+	ms_rec *r = NULL;
+	memset(&eb, 0, sizeof(eb));
+	ms_rec_opts o = { .path = path, .overwrite = true };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, "schema version 7, expected 1"));
+	/* the foreign file is left alone */
+	assert_int_equal(access(path, F_OK), 0);
+
+	/* not a database at all */
+	path_in(path, sizeof(path), "text.db");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("hello, this is not sqlite, just text padding it out........"
+	      "...............................................\n",
+	      f);
+	fclose(f);
+	assert_int_equal(ms_evdb_open(&db, path, &eb), MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, path));
+	assert_null(strchr(eb.msg, '\n'));
+
+	path_in(path, sizeof(path), "missing.db");
+	assert_int_equal(ms_evdb_open(&db, path, &eb), MS_ERR_NOTFOUND);
+	assert_non_null(strstr(eb.msg, path));
+}
+
+static void
+test_exists_without_overwrite(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "twice.db");
+	ms_errbuf eb;
+	assert_int_equal(evf_record(path, "disabled", 3, &eb), 0);
+	ms_rec *r = NULL;
+	assert_int_equal(ms_rec_open(&r, &(ms_rec_opts){ .path = path }, &eb),
+	                 MS_ERR_EXISTS);
+	assert_non_null(strstr(eb.msg, path));
+	/* with overwrite it starts empty */
+	ms_rec_opts o = { .path = path, .overwrite = true };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	assert_int_equal(merges_in(path), 0);
+	assert_int_equal(ms_rec_close(NULL, &eb), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_unfinished_run),
+		cmocka_unit_test(test_close_commits),
+		cmocka_unit_test(test_timer_commits),
+		cmocka_unit_test(test_sigkill),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_hist_buckets),
+		cmocka_unit_test(test_unwritable_path),
+		cmocka_unit_test(test_other_schema_version),
+		cmocka_unit_test(test_exists_without_overwrite),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
