@@ -1,19 +1,931 @@
 /*
- * sidx.c - secondary index parts (placeholder until the index format
- * lands): index parts are refused.
+ * sidx.c - secondary index parts (latency, start_time): building index rows
+ * from core rows, writing them in zstd-compressed chunks, reading them back
+ * in order, and merging index parts with pruning of dropped traces.
+ * Layout: core/FORMAT.md, "Index part".
+ *
+ * Writer design:
+ *  1. Rows arrive in non-decreasing (series, key, value) order (checked).
+ *  2. `chunk` holds at most MS__CHUNK_ROWS rows not yet written; a full
+ *     chunk is encoded, compressed and appended to `out` at once.
+ *  3. data_off is the byte length of `data` including `out`; `content`
+ *     has absorbed exactly those bytes.
+ *  4. After a failure the writer is `failed`; finish removes the directory.
+ *  5. `meta` is written last.
  */
+#define XXH_INLINE_ALL
+#include "ms_sidx.h"
 #include "part_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+/* Bytes one row can take in a chunk payload. */
+#define ROW_MAX_BYTES (10 + 10 + 1 + MS_TRACE_ID_MAX)
+
+uint64_t
+ms_sidx_series(const char *service)
+{
+	return service ? XXH3_64bits(service, strlen(service))
+	               : XXH3_64bits("", 0);
+}
+
+void
+ms_sidx_row_of(enum ms_part_kind kind, const ms_row *r, ms_sidx_row *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->series = ms_sidx_series(r->service);
+	out->key =
+	        kind == MS_KIND_LATENCY ? (int64_t)r->latency_ms : r->start_ns;
+	out->tid_len = r->trace_id_len;
+	memcpy(out->tid, r->trace_id, r->trace_id_len);
+}
+
+int
+ms_sidx_row_cmp(const ms_sidx_row *a, const ms_sidx_row *b)
+{
+	if (a->series != b->series)
+		return a->series < b->series ? -1 : 1;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return ms_trace_id_cmp(a->tid, a->tid_len, b->tid, b->tid_len);
+}
+
+size_t
+ms_sidx_value(const ms_sidx_row *r, uint8_t out[1 + MS_TRACE_ID_MAX])
+{
+	out[0] = 0x01;
+	memcpy(out + 1, r->tid, r->tid_len);
+	return 1 + (size_t)r->tid_len;
+}
+
+static bool
+is_index_kind(enum ms_part_kind kind)
+{
+	return kind == MS_KIND_LATENCY || kind == MS_KIND_START_TIME;
+}
+
+/* ---- writer ---- */
+
+struct ms_sidx_writer {
+	ms_mem *mem;
+	ms_io *io;
+	int level;
+	enum ms_part_kind kind;
+	char *dir;
+	size_t dir_size;
+	int fd;
+	ZSTD_CCtx *cctx;
+	ms_sidx_row *chunk;
+	size_t nchunk;
+	ms_buf raw, out, index;
+	uint64_t data_off;
+	XXH64_state_t content;
+	ms_part_meta meta;
+	ms_sidx_row last;
+	bool failed;
+};
+
+static int swfail(ms_sidx_writer *w, ms_errbuf *eb, int err, const char *file,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int
+swfail(ms_sidx_writer *w, ms_errbuf *eb, int err, const char *file,
+       const char *fmt, ...)
+{
+	w->failed = true;
+	if (eb) {
+		char id[17], what[384];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(what, sizeof(what), fmt, ap);
+		va_end(ap);
+		ms_part_id_str(w->meta.id, id);
+		ms_fail(eb, err, "%s index part %s (%s): %s: %s",
+		        ms_part_kind_name(w->kind), id, w->dir, file, what);
+	}
+	return err;
+}
+
+static void
+swriter_free(ms_sidx_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	ZSTD_freeCCtx(w->cctx);
+	ms_buf_release(&w->raw);
+	ms_buf_release(&w->out);
+	ms_buf_release(&w->index);
+	ms_mem_free(w->mem, w->chunk, MS__CHUNK_ROWS * sizeof(ms_sidx_row));
+	ms_mem_free(w->mem, w->dir, w->dir_size);
+	ms_mem_free(w->mem, w, sizeof(*w));
+}
+
+void
+ms_sidx_writer_abort(ms_sidx_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0) {
+		close(w->fd);
+		w->fd = -1;
+	}
+	if (w->dir)
+		ms_part_remove_dir(w->dir, NULL);
+	swriter_free(w);
+}
+
+int
+ms_sidx_writer_open(ms_sidx_writer **out, enum ms_part_kind kind,
+                    const char *tmp_dir, uint64_t id,
+                    const ms_part_writer_opts *opts, ms_errbuf *eb)
+{
+	*out = NULL;
+	ms_part_writer_opts o = { 0 };
+	if (opts)
+		o = *opts;
+	char idstr[17];
+	ms_part_id_str(id, idstr);
+	if (!is_index_kind(kind))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "index part %s: kind %d is not an index", idstr,
+		               (int)kind);
+	if (o.zstd_level == 0)
+		o.zstd_level = 3;
+	if (o.zstd_level < ZSTD_minCLevel() || o.zstd_level > ZSTD_maxCLevel())
+		return ms_fail(eb, MS_ERR_INVAL, "index part %s: zstd level %d",
+		               idstr, o.zstd_level);
+	ms_sidx_writer *w = ms_mem_calloc(o.mem, 1, sizeof(*w));
+	if (!w)
+		return ms_fail(eb, MS_ERR_NOMEM, "index part %s: writer",
+		               idstr);
+	w->mem = o.mem;
+	w->io = o.io;
+	w->level = o.zstd_level;
+	w->kind = kind;
+	w->fd = -1;
+	w->meta.id = id;
+	w->meta.depth = o.depth;
+	ms_buf_init(&w->raw, o.mem, 0);
+	ms_buf_init(&w->out, o.mem, 0);
+	ms_buf_init(&w->index, o.mem, 0);
+	XXH64_reset(&w->content, 0);
+	int rc;
+	w->dir_size = strlen(tmp_dir) + 1;
+	w->dir = ms_mem_dup(o.mem, tmp_dir, w->dir_size);
+	w->chunk = ms_mem_alloc(o.mem, MS__CHUNK_ROWS * sizeof(ms_sidx_row));
+	w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
+	if (!w->dir || !w->chunk || !w->cctx) {
+		rc = ms_fail(eb, MS_ERR_NOMEM, "index part %s: writer", idstr);
+		goto fail;
+	}
+	if (mkdir(tmp_dir, 0755) != 0) {
+		int e = errno;
+		rc = e == EEXIST ? MS_ERR_EXISTS : ms_err_from_errno(e);
+		rc = ms_fail(eb, rc, "index part %s (%s): mkdir: %s", idstr,
+		             tmp_dir, strerror(e));
+		goto fail;
+	}
+	char path[4096];
+	if (!ms__path(path, sizeof(path), tmp_dir, MS__F_DATA)) {
+		rmdir(tmp_dir);
+		rc = ms_fail(eb, MS_ERR_RANGE, "index part %s: path too long",
+		             idstr);
+		goto fail;
+	}
+	w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		int e = errno;
+		rmdir(tmp_dir);
+		rc = ms_fail(eb, ms_err_from_errno(e),
+		             "index part %s (%s): data: %s", idstr, tmp_dir,
+		             strerror(e));
+		goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	swriter_free(w);
+	return rc;
+}
+
+static inline uint8_t *
+put_uv(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static int
+flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
+{
+	size_t n = w->nchunk;
+	if (n == 0)
+		return 0;
+	ms_buf_reset(&w->raw);
+	int rc = ms_buf_reserve(&w->raw, n * ROW_MAX_BYTES);
+	if (rc)
+		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
+		              ms_strerror(rc));
+	uint8_t *p = w->raw.data;
+	uint64_t prev = 0;
+	for (size_t i = 0; i < n; i++) {
+		p = put_uv(p, w->chunk[i].series - prev);
+		prev = w->chunk[i].series;
+	}
+	prev = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t d = (uint64_t)w->chunk[i].key - prev;
+		prev = (uint64_t)w->chunk[i].key;
+		p = put_uv(p, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
+	}
+	for (size_t i = 0; i < n; i++)
+		*p++ = (uint8_t)w->chunk[i].tid_len;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(p, w->chunk[i].tid, w->chunk[i].tid_len);
+		p += w->chunk[i].tid_len;
+	}
+	w->raw.len = (size_t)(p - w->raw.data);
+
+	size_t bound = ZSTD_compressBound(w->raw.len);
+	rc = ms_buf_reserve(&w->out, MS__CHUNK_HDR + bound);
+	if (rc)
+		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
+		              ms_strerror(rc));
+	size_t at = w->out.len;
+	uint8_t *h = w->out.data + at;
+	size_t k = ZSTD_compressCCtx(w->cctx, h + MS__CHUNK_HDR, bound,
+	                             w->raw.data, w->raw.len, w->level);
+	if (ZSTD_isError(k))
+		return swfail(w, eb, ms__zstd_err(k), MS__F_DATA, "zstd: %s",
+		              ZSTD_getErrorName(k));
+	memcpy(h, MS__CHUNK_MAGIC, 4);
+	ms_put_le32(h + offsetof(struct ms__chunk_disk, nrows), (uint32_t)n);
+	ms_put_le32(h + offsetof(struct ms__chunk_disk, stored), (uint32_t)k);
+	ms_put_le32(h + offsetof(struct ms__chunk_disk, raw),
+	            (uint32_t)w->raw.len);
+	ms_put_le64(h + offsetof(struct ms__chunk_disk, payload_xxh),
+	            XXH64(h + MS__CHUNK_HDR, k, 0));
+	ms_put_le64(h + offsetof(struct ms__chunk_disk, header_xxh),
+	            XXH64(h, offsetof(struct ms__chunk_disk, header_xxh), 0));
+	size_t len = MS__CHUNK_HDR + k;
+
+	uint8_t e[sizeof(struct ms__sidx_entry)];
+#define PUT64(f, v) ms_put_le64(e + offsetof(struct ms__sidx_entry, f), v)
+	PUT64(offset, w->data_off);
+	ms_put_le32(e + offsetof(struct ms__sidx_entry, stored), (uint32_t)len);
+	ms_put_le32(e + offsetof(struct ms__sidx_entry, nrows), (uint32_t)n);
+	PUT64(first_series, w->chunk[0].series);
+	PUT64(first_key, (uint64_t)w->chunk[0].key);
+	PUT64(last_series, w->chunk[n - 1].series);
+	PUT64(last_key, (uint64_t)w->chunk[n - 1].key);
+#undef PUT64
+	rc = ms_buf_append(&w->index, e, sizeof(e));
+	if (rc)
+		return swfail(w, eb, rc, MS__F_INDEX, "%s", ms_strerror(rc));
+	XXH64_update(&w->content, h, len);
+	w->out.len += len;
+	w->data_off += len;
+	w->meta.blocks++;
+	w->meta.uncompressed_bytes += w->raw.len;
+	w->nchunk = 0;
+	if (w->out.len >= (1u << 20)) {
+		rc = ms__write_all(w->fd, w->out.data, w->out.len, w->io);
+		w->out.len = 0;
+		if (rc)
+			return swfail(w, eb, rc, MS__F_DATA, "write: %s",
+			              strerror(errno));
+	}
+	return 0;
+}
+
+int
+ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
+{
+	if (!w || w->failed)
+		return ms_fail(eb, MS_ERR_STATE,
+		               "index part writer: failed before");
+	if (row->tid_len < 1 || row->tid_len > MS_TRACE_ID_MAX)
+		return swfail(w, eb, MS_ERR_INVAL, "rows", "trace ID length %u",
+		              row->tid_len);
+	if (w->meta.rows && ms_sidx_row_cmp(row, &w->last) < 0)
+		return swfail(w, eb, MS_ERR_INVAL, "rows",
+		              "row %llu sorts before the previous one",
+		              (unsigned long long)w->meta.rows);
+	if (w->nchunk == MS__CHUNK_ROWS) {
+		int rc = flush_chunk(w, eb);
+		if (rc)
+			return rc;
+	}
+	ms_sidx_row *c = &w->chunk[w->nchunk++];
+	memset(c, 0, sizeof(*c));
+	c->series = row->series;
+	c->key = row->key;
+	c->tid_len = row->tid_len;
+	memcpy(c->tid, row->tid, row->tid_len);
+	if (w->meta.rows == 0 || row->key < w->meta.min_ts)
+		w->meta.min_ts = row->key;
+	if (w->meta.rows == 0 || row->key > w->meta.max_ts)
+		w->meta.max_ts = row->key;
+	w->meta.rows++;
+	w->last = *c;
+	return 0;
+}
+
+int
+ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb)
+{
+	if (!w)
+		return ms_fail(eb, MS_ERR_INVAL, "index part writer: NULL");
+	if (w->failed) {
+		ms_sidx_writer_abort(w);
+		return ms_fail(eb, MS_ERR_STATE,
+		               "index part writer: an earlier add failed");
+	}
+	ms_buf idx;
+	ms_buf_init(&idx, w->mem, 0);
+	int rc = flush_chunk(w, eb);
+	if (rc)
+		goto out;
+	rc = ms__write_all(w->fd, w->out.data, w->out.len, w->io);
+	w->out.len = 0;
+	if (rc == 0)
+		rc = ms__fsync_fd(w->fd, w->io);
+	if (rc == 0) {
+		rc = close(w->fd) ? ms_err_from_errno(errno) : 0;
+		w->fd = -1;
+	}
+	if (rc) {
+		rc = swfail(w, eb, rc, MS__F_DATA, "write: %s",
+		            strerror(errno));
+		goto out;
+	}
+	rc = ms__index_build(&idx, w->kind, &w->index, w->meta.blocks,
+	                     sizeof(struct ms__sidx_entry));
+	if (rc) {
+		rc = swfail(w, eb, rc, MS__F_INDEX, "%s", ms_strerror(rc));
+		goto out;
+	}
+	rc = ms__write_file(w->dir, MS__F_INDEX, idx.data, idx.len, w->io, eb);
+	if (rc)
+		goto out;
+	w->meta.checksum = XXH64_digest(&w->content);
+	w->meta.compressed_bytes = MS__META_SIZE + w->data_off + idx.len;
+	uint8_t m[MS__META_SIZE];
+	ms__meta_encode(m, &w->meta, w->kind, w->data_off, idx.len, 0);
+	rc = ms__write_file(w->dir, MS__F_META, m, sizeof(m), w->io, eb);
+	if (rc == 0) {
+		rc = ms__fsync_dir(w->dir, w->io);
+		if (rc)
+			rc = swfail(w, eb, rc, ".", "fsync: %s",
+			            strerror(errno));
+	}
+	if (rc == 0 && meta)
+		*meta = w->meta;
+out:
+	ms_buf_release(&idx);
+	if (rc)
+		ms_sidx_writer_abort(w);
+	else
+		swriter_free(w);
+	return rc;
+}
+
+static int
+row_cmp_qsort(const void *a, const void *b)
+{
+	return ms_sidx_row_cmp(a, b);
+}
+
+int
+ms_sidx_write_rows(enum ms_part_kind kind, const char *tmp_dir, uint64_t id,
+                   const ms_row *rows, size_t n,
+                   const ms_part_writer_opts *opts, ms_part_meta *meta,
+                   ms_errbuf *eb)
+{
+	ms_mem *mem = opts ? opts->mem : NULL;
+	char idstr[17];
+	ms_part_id_str(id, idstr);
+	if (!is_index_kind(kind))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "index part %s: kind %d is not an index", idstr,
+		               (int)kind);
+	size_t bytes;
+	if (!ms_mul_ok(n, sizeof(ms_sidx_row), &bytes))
+		return ms_fail(eb, MS_ERR_RANGE, "index part %s: %zu rows",
+		               idstr, n);
+	for (size_t i = 0; i < n; i++)
+		if (!rows[i].trace_id || rows[i].trace_id_len < 1 ||
+		    rows[i].trace_id_len > MS_TRACE_ID_MAX)
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "%s index part %s: row %zu: trace ID "
+			               "length %u",
+			               ms_part_kind_name(kind), idstr, i,
+			               rows[i].trace_id_len);
+	ms_sidx_row *v = ms_mem_alloc(mem, bytes);
+	if (!v)
+		return ms_fail(eb, MS_ERR_NOMEM, "%s index part %s: %zu rows",
+		               ms_part_kind_name(kind), idstr, n);
+	for (size_t i = 0; i < n; i++)
+		ms_sidx_row_of(kind, &rows[i], &v[i]);
+	qsort(v, n, sizeof(*v), row_cmp_qsort);
+	ms_sidx_writer *w;
+	int rc = ms_sidx_writer_open(&w, kind, tmp_dir, id, opts, eb);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = ms_sidx_writer_add(w, &v[i], eb);
+	if (rc == 0)
+		rc = ms_sidx_writer_finish(w, meta, eb);
+	else if (w)
+		ms_sidx_writer_abort(w);
+	ms_mem_free(mem, v, bytes);
+	return rc;
+}
+
+/* ---- reading ---- */
+
+static void
+entry_first_last(const uint8_t *e, ms_sidx_row *first, ms_sidx_row *last)
+{
+	memset(first, 0, sizeof(*first));
+	memset(last, 0, sizeof(*last));
+	first->series =
+	        ms_le64(e + offsetof(struct ms__sidx_entry, first_series));
+	first->key = (int64_t)ms_le64(
+	        e + offsetof(struct ms__sidx_entry, first_key));
+	last->series =
+	        ms_le64(e + offsetof(struct ms__sidx_entry, last_series));
+	last->key =
+	        (int64_t)ms_le64(e + offsetof(struct ms__sidx_entry, last_key));
+}
+
+/* (series, key) order only. */
+static int
+sk_cmp(const ms_sidx_row *a, const ms_sidx_row *b)
+{
+	if (a->series != b->series)
+		return a->series < b->series ? -1 : 1;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return 0;
+}
 
 int
 ms__sidx_check_index(const ms_part *p, ms_errbuf *eb)
 {
-	return ms__part_fail(p, eb, MS_ERR_FORMAT, MS__F_INDEX,
-	                     "index parts are not supported yet");
+	uint64_t off = 0, rows = 0;
+	ms_sidx_row prev_last = { 0 };
+	for (uint64_t i = 0; i < p->meta.blocks; i++) {
+		const uint8_t *e = ms__part_entry(p, i);
+		uint64_t o = ms_le64(e);
+		uint32_t st = ms_le32(e + 8), nr = ms_le32(e + 12);
+		ms_sidx_row f, l;
+		entry_first_last(e, &f, &l);
+		if (o != off || st < MS__CHUNK_HDR || nr < 1 ||
+		    nr > MS__CHUNK_ROWS || st > p->data_bytes - off ||
+		    sk_cmp(&f, &l) > 0 || (i && sk_cmp(&prev_last, &f) > 0))
+			return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_INDEX,
+			                     "entry %llu: offset %llu, %u "
+			                     "bytes, %u rows, or key order",
+			                     (unsigned long long)i,
+			                     (unsigned long long)o, st, nr);
+		prev_last = l;
+		off += st;
+		rows += nr;
+	}
+	if (off != p->data_bytes || rows != p->meta.rows)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_INDEX,
+		                     "entries cover %llu bytes and %llu rows, "
+		                     "meta says %llu and %llu",
+		                     (unsigned long long)off,
+		                     (unsigned long long)rows,
+		                     (unsigned long long)p->data_bytes,
+		                     (unsigned long long)p->meta.rows);
+	return 0;
+}
+
+struct ms_sidx_iter {
+	const ms_part *p;
+	ms_mem *mem;
+	ms__win win;
+	ZSTD_DCtx *dctx;
+	ms_buf raw;
+	ms_sidx_row *rows; /* MS__CHUNK_ROWS */
+	uint32_t nrows, pos;
+	uint64_t next; /* next chunk */
+	uint64_t rows_seen, raw_seen;
+	int64_t min_key, max_key;
+	ms_sidx_row last;
+	XXH64_state_t content;
+	bool failed, done;
+};
+
+int
+ms_sidx_iter_open(ms_sidx_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
+                  ms_errbuf *eb)
+{
+	*out = NULL;
+	if (!is_index_kind(p->kind))
+		return ms__part_fail(p, eb, MS_ERR_INVAL, MS__F_DATA,
+		                     "a %s part is not an index part",
+		                     ms_part_kind_name(p->kind));
+	ms_sidx_iter *it = ms_mem_calloc(mem, 1, sizeof(*it));
+	if (!it)
+		return ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
+		                     "iterator");
+	it->p = p;
+	it->mem = mem;
+	it->win.fd = -1;
+	ms_buf_init(&it->raw, mem, MS__CHUNK_ROWS * ROW_MAX_BYTES);
+	XXH64_reset(&it->content, 0);
+	int rc = ms__win_open(&it->win, p, mem, io, eb);
+	if (rc)
+		goto fail;
+	it->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(mem));
+	it->rows = ms_mem_alloc(mem, MS__CHUNK_ROWS * sizeof(ms_sidx_row));
+	if (!it->dctx || !it->rows) {
+		rc = ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
+		                   "iterator buffers");
+		goto fail;
+	}
+	*out = it;
+	return 0;
+fail:
+	ms_sidx_iter_close(it);
+	return rc;
+}
+
+void
+ms_sidx_iter_close(ms_sidx_iter *it)
+{
+	if (!it)
+		return;
+	ms__win_close(&it->win);
+	ZSTD_freeDCtx(it->dctx);
+	ms_buf_release(&it->raw);
+	ms_mem_free(it->mem, it->rows, MS__CHUNK_ROWS * sizeof(ms_sidx_row));
+	ms_mem_free(it->mem, it, sizeof(*it));
+}
+
+static int sifail(ms_sidx_iter *it, ms_errbuf *eb, int err, const char *fmt,
+                  ...) __attribute__((format(printf, 4, 5)));
+
+static int
+sifail(ms_sidx_iter *it, ms_errbuf *eb, int err, const char *fmt, ...)
+{
+	it->failed = true;
+	char what[360];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return ms__part_fail(it->p, eb, err, MS__F_DATA, "chunk %llu: %s",
+	                     (unsigned long long)(it->next ? it->next - 1 : 0),
+	                     what);
+}
+
+/* Read, verify and decode chunk it->next into it->rows. */
+static int
+load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
+{
+	const ms_part *p = it->p;
+	const uint8_t *e = ms__part_entry(p, it->next);
+	uint64_t off = ms_le64(e);
+	uint32_t stored = ms_le32(e + 8), nrows = ms_le32(e + 12);
+	it->next++;
+	const uint8_t *c;
+	int rc = ms__win_get(&it->win, off, stored, &c);
+	if (rc)
+		return sifail(it, eb, rc, "read at offset %llu: %s",
+		              (unsigned long long)off,
+		              rc == MS_ERR_CORRUPT ? "file is short"
+		                                   : ms_strerror(rc));
+	if (memcmp(c, MS__CHUNK_MAGIC, 4) != 0)
+		return sifail(it, eb, MS_ERR_CORRUPT, "bad chunk magic");
+	if (ms_le64(c + offsetof(struct ms__chunk_disk, header_xxh)) !=
+	    XXH64(c, offsetof(struct ms__chunk_disk, header_xxh), 0))
+		return sifail(it, eb, MS_ERR_CORRUPT,
+		              "chunk header checksum mismatch");
+	uint32_t hn = ms_le32(c + offsetof(struct ms__chunk_disk, nrows));
+	uint32_t hs = ms_le32(c + offsetof(struct ms__chunk_disk, stored));
+	uint32_t hr = ms_le32(c + offsetof(struct ms__chunk_disk, raw));
+	if (hn != nrows || (uint64_t)hs + MS__CHUNK_HDR != stored ||
+	    hr < 3u * nrows || hr > nrows * ROW_MAX_BYTES || hs == 0 ||
+	    hs > ZSTD_compressBound(hr))
+		return sifail(it, eb, MS_ERR_CORRUPT,
+		              "header (%u rows, %u stored, %u raw) does not "
+		              "match its index entry",
+		              hn, hs, hr);
+	const uint8_t *z = c + MS__CHUNK_HDR;
+	if (XXH64(z, hs, 0) !=
+	    ms_le64(c + offsetof(struct ms__chunk_disk, payload_xxh)))
+		return sifail(it, eb, MS_ERR_CORRUPT,
+		              "payload checksum mismatch");
+	if (ZSTD_getFrameContentSize(z, hs) != hr)
+		return sifail(it, eb, MS_ERR_CORRUPT,
+		              "zstd frame size does not match header");
+	ms_buf_reset(&it->raw);
+	rc = ms_buf_reserve(&it->raw, hr);
+	if (rc)
+		return sifail(it, eb, rc, "%u bytes", hr);
+	size_t k = ZSTD_decompressDCtx(it->dctx, it->raw.data, hr, z, hs);
+	if (ZSTD_isError(k))
+		return sifail(it, eb, ms__zstd_err(k), "zstd: %s",
+		              ZSTD_getErrorName(k));
+	if (k != hr)
+		return sifail(it, eb, MS_ERR_CORRUPT,
+		              "payload inflated to %zu bytes, not %u", k, hr);
+	ms_rd r;
+	ms_rd_init(&r, it->raw.data, hr);
+	ms_sidx_row *v = it->rows;
+	uint64_t prev = 0;
+	for (uint32_t i = 0; i < nrows; i++) {
+		memset(&v[i], 0, sizeof(v[i]));
+		prev += ms_rd_uvarint(&r);
+		v[i].series = prev;
+	}
+	prev = 0;
+	for (uint32_t i = 0; i < nrows; i++) {
+		prev += (uint64_t)ms_rd_svarint(&r);
+		v[i].key = (int64_t)prev;
+	}
+	const uint8_t *lens = ms_rd_bytes(&r, nrows);
+	for (uint32_t i = 0; lens && i < nrows; i++) {
+		v[i].tid_len = lens[i];
+		const uint8_t *t = ms_rd_bytes(&r, lens[i]);
+		if (lens[i] < 1 || lens[i] > MS_TRACE_ID_MAX || !t) {
+			r.bad = true;
+			break;
+		}
+		memcpy(v[i].tid, t, lens[i]);
+	}
+	if (r.bad || r.left)
+		return sifail(it, eb, MS_ERR_CORRUPT, "payload malformed");
+	ms_sidx_row f, l;
+	entry_first_last(e, &f, &l);
+	if (sk_cmp(&f, &v[0]) || sk_cmp(&l, &v[nrows - 1]))
+		return sifail(it, eb, MS_ERR_CORRUPT,
+		              "first/last keys differ from the index entry");
+	for (uint32_t i = 0; i < nrows; i++) {
+		const ms_sidx_row *prevr = i ? &v[i - 1] : &it->last;
+		if ((i || it->rows_seen) && ms_sidx_row_cmp(prevr, &v[i]) > 0)
+			return sifail(it, eb, MS_ERR_CORRUPT,
+			              "row %u out of order", i);
+		if (v[i].key < p->meta.min_ts || v[i].key > p->meta.max_ts)
+			return sifail(it, eb, MS_ERR_CORRUPT,
+			              "row %u key outside the part's range", i);
+		if (!it->rows_seen && !i) {
+			it->min_key = it->max_key = v[i].key;
+		} else {
+			it->min_key =
+			        v[i].key < it->min_key ? v[i].key : it->min_key;
+			it->max_key =
+			        v[i].key > it->max_key ? v[i].key : it->max_key;
+		}
+	}
+	XXH64_update(&it->content, c, stored);
+	it->rows_seen += nrows;
+	it->raw_seen += hr;
+	it->last = v[nrows - 1];
+	it->nrows = nrows;
+	it->pos = 0;
+	return 0;
+}
+
+int
+ms_sidx_iter_next(ms_sidx_iter *it, const ms_sidx_row **row, ms_errbuf *eb)
+{
+	if (row)
+		*row = NULL;
+	if (it->failed)
+		return ms__part_fail(it->p, eb, MS_ERR_STATE, MS__F_DATA,
+		                     "iterator failed before");
+	if (it->pos == it->nrows) {
+		if (it->done)
+			return 0;
+		const ms_part *p = it->p;
+		if (it->next >= p->meta.blocks) {
+			const ms_part_meta *m = &p->meta;
+			it->failed = true;
+			if (XXH64_digest(&it->content) != m->checksum)
+				return ms__part_fail(p, eb, MS_ERR_CORRUPT,
+				                     MS__F_DATA,
+				                     "part checksum mismatch");
+			if (it->rows_seen != m->rows ||
+			    it->raw_seen != m->uncompressed_bytes ||
+			    (m->rows && (it->min_key != m->min_ts ||
+			                 it->max_key != m->max_ts)))
+				return ms__part_fail(
+				        p, eb, MS_ERR_CORRUPT, MS__F_DATA,
+				        "chunks hold %llu rows, %llu bytes, "
+				        "keys %lld..%lld; meta differs",
+				        (unsigned long long)it->rows_seen,
+				        (unsigned long long)it->raw_seen,
+				        (long long)it->min_key,
+				        (long long)it->max_key);
+			it->failed = false;
+			it->done = true;
+			return 0;
+		}
+		int rc = load_chunk(it, eb);
+		if (rc)
+			return rc;
+	}
+	if (row)
+		*row = &it->rows[it->pos];
+	it->pos++;
+	return 1;
 }
 
 int
 ms__sidx_verify(const ms_part *p, ms_errbuf *eb)
 {
-	return ms__part_fail(p, eb, MS_ERR_FORMAT, MS__F_DATA,
-	                     "index parts are not supported yet");
+	ms_sidx_iter *it;
+	int rc = ms_sidx_iter_open(&it, p, p->mem, NULL, eb);
+	if (rc)
+		return rc;
+	while ((rc = ms_sidx_iter_next(it, NULL, eb)) == 1)
+		;
+	ms_sidx_iter_close(it);
+	return rc;
+}
+
+void
+ms_sidx_rows_free(ms_mem *mem, ms_sidx_row *rows, size_t n)
+{
+	ms_mem_free(mem, rows, n * sizeof(ms_sidx_row));
+}
+
+int
+ms_sidx_read_all(const ms_part *p, ms_mem *mem, ms_sidx_row **rows, size_t *n,
+                 ms_errbuf *eb)
+{
+	*rows = NULL;
+	*n = 0;
+	uint64_t total = p->meta.rows;
+	size_t bytes;
+	if (total > SIZE_MAX ||
+	    !ms_mul_ok((size_t)total, sizeof(ms_sidx_row), &bytes))
+		return ms__part_fail(p, eb, MS_ERR_RANGE, MS__F_DATA,
+		                     "%llu rows", (unsigned long long)total);
+	if (total == 0) {
+		int rc = ms__sidx_verify(p, eb);
+		return rc;
+	}
+	ms_sidx_iter *it;
+	int rc = ms_sidx_iter_open(&it, p, mem, NULL, eb);
+	if (rc)
+		return rc;
+	ms_sidx_row *v = ms_mem_alloc(mem, bytes);
+	if (!v) {
+		ms_sidx_iter_close(it);
+		return ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
+		                     "%llu rows", (unsigned long long)total);
+	}
+	size_t k = 0;
+	const ms_sidx_row *r;
+	while ((rc = ms_sidx_iter_next(it, &r, eb)) == 1) {
+		/* The index check bounds the rows to meta.rows. */
+		v[k++] = *r;
+	}
+	ms_sidx_iter_close(it);
+	if (rc) {
+		ms_mem_free(mem, v, bytes);
+		return rc;
+	}
+	*rows = v;
+	*n = k;
+	return 0;
+}
+
+/* ---- merge ---- */
+
+typedef struct merge_src {
+	ms_sidx_iter *it;
+	const ms_sidx_row *cur;
+} merge_src;
+
+/* Min-heap of source indexes by current row. */
+static bool
+src_less(const merge_src *s, size_t a, size_t b)
+{
+	int c = ms_sidx_row_cmp(s[a].cur, s[b].cur);
+	return c < 0 || (c == 0 && a < b);
+}
+
+static void
+heap_down(const merge_src *s, size_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && src_less(s, h[l], h[m]))
+			m = l;
+		if (l + 1 < n && src_less(s, h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		size_t t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+int
+ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
+              bool (*keep)(void *ctx, const uint8_t *tid, uint32_t len),
+              void *ctx, const char *tmp_dir, uint64_t id,
+              const ms_part_writer_opts *opts, ms_part_meta *meta,
+              uint64_t *rows_pruned, ms_errbuf *eb)
+{
+	ms_mem *mem = opts ? opts->mem : NULL;
+	ms_io *io = opts ? opts->io : NULL;
+	char idstr[17];
+	ms_part_id_str(id, idstr);
+	if (rows_pruned)
+		*rows_pruned = 0;
+	if (!is_index_kind(kind))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "index merge %s: kind %d is not an index", idstr,
+		               (int)kind);
+	for (size_t i = 0; i < n; i++)
+		if (inputs[i]->kind != kind)
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "index merge %s: input %s is a %s part",
+			               idstr, inputs[i]->name,
+			               ms_part_kind_name(inputs[i]->kind));
+	size_t bs, bh;
+	if (!ms_mul_ok(n, sizeof(merge_src), &bs) ||
+	    !ms_mul_ok(n, sizeof(size_t), &bh))
+		return ms_fail(eb, MS_ERR_RANGE, "index merge %s: %zu inputs",
+		               idstr, n);
+	merge_src *src = ms_mem_calloc(mem, n ? n : 1, sizeof(merge_src));
+	size_t *heap = ms_mem_calloc(mem, n ? n : 1, sizeof(size_t));
+	ms_sidx_writer *w = NULL;
+	uint64_t pruned = 0;
+	int rc = 0;
+	if (!src || !heap) {
+		rc = ms_fail(eb, MS_ERR_NOMEM, "index merge %s: %zu inputs",
+		             idstr, n);
+		goto out;
+	}
+	size_t hn = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = ms_sidx_iter_open(&src[i].it, inputs[i], mem, io, eb);
+		if (rc == 0) {
+			rc = ms_sidx_iter_next(src[i].it, &src[i].cur, eb);
+			if (rc == 1) {
+				heap[hn++] = i;
+				rc = 0;
+			}
+		}
+	}
+	if (rc)
+		goto out;
+	for (size_t i = hn / 2; i-- > 0;)
+		heap_down(src, heap, hn, i);
+	rc = ms_sidx_writer_open(&w, kind, tmp_dir, id, opts, eb);
+	while (rc == 0 && hn > 0) {
+		merge_src *s = &src[heap[0]];
+		const ms_sidx_row *r = s->cur;
+		if (!keep || keep(ctx, r->tid, r->tid_len))
+			rc = ms_sidx_writer_add(w, r, eb);
+		else
+			pruned++;
+		if (rc)
+			break;
+		rc = ms_sidx_iter_next(s->it, &s->cur, eb);
+		if (rc < 0)
+			break;
+		if (rc == 0)
+			heap[0] = heap[--hn];
+		rc = 0;
+		heap_down(src, heap, hn, 0);
+	}
+	if (rc == 0) {
+		rc = ms_sidx_writer_finish(w, meta, eb);
+		w = NULL;
+	}
+out:
+	if (w)
+		ms_sidx_writer_abort(w);
+	for (size_t i = 0; src && i < n; i++)
+		ms_sidx_iter_close(src[i].it);
+	ms_mem_free(mem, src, (n ? n : 1) * sizeof(merge_src));
+	ms_mem_free(mem, heap, (n ? n : 1) * sizeof(size_t));
+	if (rc == 0 && rows_pruned)
+		*rows_pruned = pruned;
+	return rc;
 }

@@ -1,0 +1,101 @@
+/*
+ * ms_sidx.h - secondary index parts: the `latency` and `start_time` indexes.
+ *
+ * An index part holds one row per span of its core part, (series, key,
+ * value): series = XXH3_64bits (seed 0) over the bytes of the span's service
+ * name without its NUL ("" when absent); key = latency_ms (kind
+ * MS_KIND_LATENCY) or start_ns (MS_KIND_START_TIME) as a signed 64-bit
+ * integer; value = the byte 0x01 followed by the trace ID. Rows are ordered
+ * by (series, key, value) (value by ms_trace_id_cmp order, which is memcmp
+ * order of 0x01||ID); equal rows (two spans of one trace with the same
+ * service and key) are all kept. The byte layout is in core/FORMAT.md,
+ * section "Index part".
+ *
+ * Index parts are ms_part handles (ms_part_open opens them; ms_part_kind_of
+ * tells the kind). Their meta: rows = index rows, blocks = chunks, traces =
+ * 0, min_ts/max_ts = the min and max key (0 and 0 when empty),
+ * uncompressed_bytes = the chunks' uncompressed payload bytes, depth = the
+ * core part's depth (ms_part_writer_opts.depth).
+ *
+ * Ownership: writers and iterators are heap objects owned by the caller of
+ * their _open and freed by _finish/_abort/_close (NULL accepted). A row
+ * returned by ms_sidx_iter_next is owned by the iterator and valid until
+ * its next call. Rows from ms_sidx_read_all belong to the caller (free with
+ * ms_sidx_rows_free).
+ */
+#ifndef MS_SIDX_H
+#define MS_SIDX_H
+
+#include "ms_part.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ms_sidx_row {
+	uint64_t series;
+	int64_t key;
+	uint32_t tid_len; /* 1..MS_TRACE_ID_MAX */
+	uint8_t tid[MS_TRACE_ID_MAX];
+} ms_sidx_row;
+
+/* The series of a service name (NULL counts as ""). */
+uint64_t ms_sidx_series(const char *service);
+/* Fill *out with the index row of core row r for kind (latency or
+ * start_time). r's trace ID must be 1..MS_TRACE_ID_MAX bytes. */
+void ms_sidx_row_of(enum ms_part_kind kind, const ms_row *r, ms_sidx_row *out);
+/* Order of index rows: <0, 0, >0. */
+int ms_sidx_row_cmp(const ms_sidx_row *a, const ms_sidx_row *b);
+/* The row's value bytes (0x01 || trace ID); returns their length. */
+size_t ms_sidx_value(const ms_sidx_row *r, uint8_t out[1 + MS_TRACE_ID_MAX]);
+
+/* Build the index rows of core rows rows[0..n) for kind, sort them and
+ * write index part `id` into tmp_dir (created; must not exist); fill
+ * *meta. On failure tmp_dir is removed. */
+int ms_sidx_write_rows(enum ms_part_kind kind, const char *tmp_dir, uint64_t id,
+                       const ms_row *rows, size_t n,
+                       const ms_part_writer_opts *opts, ms_part_meta *meta,
+                       ms_errbuf *eb);
+
+/* Streaming writer for rows already in order. */
+typedef struct ms_sidx_writer ms_sidx_writer;
+int ms_sidx_writer_open(ms_sidx_writer **out, enum ms_part_kind kind,
+                        const char *tmp_dir, uint64_t id,
+                        const ms_part_writer_opts *opts, ms_errbuf *eb);
+/* Append a row; it must not sort before the previous one (MS_ERR_INVAL). */
+int ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row,
+                       ms_errbuf *eb);
+/* Write index and meta, fsync all and the directory, fill *meta (may be
+ * NULL). The writer is freed whatever the result; on failure the directory
+ * is removed. */
+int ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb);
+void ms_sidx_writer_abort(ms_sidx_writer *w);
+
+/* Iterate an index part's rows in order; every chunk is verified before
+ * use, and reaching the end (0) also checks the part checksum, row count
+ * and key range against meta. */
+typedef struct ms_sidx_iter ms_sidx_iter;
+int ms_sidx_iter_open(ms_sidx_iter **out, const ms_part *p, ms_mem *mem,
+                      ms_io *io, ms_errbuf *eb);
+/* 1 and *row set, 0 at the end, <0 on error. */
+int ms_sidx_iter_next(ms_sidx_iter *it, const ms_sidx_row **row, ms_errbuf *eb);
+void ms_sidx_iter_close(ms_sidx_iter *it);
+
+/* Load all rows of an index part (memory from mem). *rows is NULL when
+ * there are none. */
+int ms_sidx_read_all(const ms_part *p, ms_mem *mem, ms_sidx_row **rows,
+                     size_t *n, ms_errbuf *eb);
+void ms_sidx_rows_free(ms_mem *mem, ms_sidx_row *rows, size_t n);
+
+/* Merge index parts (all of kind `kind`) into one part `id` in tmp_dir,
+ * dropping every row whose trace ID keep() rejects (keep NULL keeps all);
+ * *rows_pruned (may be NULL) gets how many were dropped. opts->depth is
+ * recorded. On failure tmp_dir is removed and nothing is published. */
+int ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs,
+                  size_t n,
+                  bool (*keep)(void *ctx, const uint8_t *tid, uint32_t len),
+                  void *ctx, const char *tmp_dir, uint64_t id,
+                  const ms_part_writer_opts *opts, ms_part_meta *meta,
+                  uint64_t *rows_pruned, ms_errbuf *eb);
+
+#endif

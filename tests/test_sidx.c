@@ -1,0 +1,250 @@
+/*
+ * test_sidx.c - secondary index parts: row construction and order, round
+ * trips of both kinds, empty parts, merges with and without pruning,
+ * corruption, and allocation failure.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "ms_sidx.h"
+#include "part_testlib.h"
+
+#include <xxhash.h>
+
+static char root[256];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	tl_tmpdir(root, sizeof(root), "sidx");
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	tl_rmrf(root);
+	return 0;
+}
+
+static int
+cmp_rows(const void *a, const void *b)
+{
+	return ms_sidx_row_cmp(a, b);
+}
+
+/* The expected index rows of t, sorted. */
+static ms_sidx_row *
+expected(enum ms_part_kind kind, const tl_rows *t)
+{
+	ms_sidx_row *v = calloc(t->n + 1, sizeof(*v));
+	for (size_t i = 0; i < t->n; i++)
+		ms_sidx_row_of(kind, &t->rows[i], &v[i]);
+	qsort(v, t->n, sizeof(*v), cmp_rows);
+	return v;
+}
+
+static void
+open_part(const char *dir, ms_part **p)
+{
+	ms_errbuf eb = { { 0 } };
+	if (ms_part_open(p, dir, NULL, &eb))
+		fail_msg("open %s: %s", dir, eb.msg);
+}
+
+static void
+test_row_of(void **state)
+{
+	(void)state;
+	uint8_t tid[3] = { 7, 8, 9 };
+	ms_row r = { .trace_id = tid,
+		     .trace_id_len = 3,
+		     .service = "cart",
+		     .start_ns = -5,
+		     .latency_ms = 42 };
+	ms_sidx_row a, b;
+	ms_sidx_row_of(MS_KIND_LATENCY, &r, &a);
+	ms_sidx_row_of(MS_KIND_START_TIME, &r, &b);
+	assert_int_equal(a.series, XXH3_64bits("cart", 4));
+	assert_int_equal(a.series, ms_sidx_series("cart"));
+	assert_int_equal(ms_sidx_series(NULL), XXH3_64bits("", 0));
+	assert_int_equal(a.key, 42);
+	assert_int_equal(b.key, -5);
+	uint8_t v[65];
+	assert_int_equal(ms_sidx_value(&a, v), 4);
+	assert_int_equal(v[0], 1);
+	assert_memory_equal(v + 1, tid, 3);
+	/* Order: series, then key (signed), then value. */
+	ms_sidx_row c = b;
+	c.key = 1;
+	assert_true(ms_sidx_row_cmp(&b, &c) < 0);
+	c = b;
+	c.tid[2] = 10;
+	assert_true(ms_sidx_row_cmp(&b, &c) < 0);
+	c = b;
+	c.tid_len = 2;
+	assert_true(ms_sidx_row_cmp(&c, &b) < 0);
+	c = b;
+	c.series = b.series + 1;
+	c.key = INT64_MIN;
+	assert_true(ms_sidx_row_cmp(&b, &c) < 0);
+	assert_int_equal(ms_sidx_row_cmp(&b, &b), 0);
+}
+
+static void
+round_trip(enum ms_part_kind kind, size_t traces, uint64_t seed)
+{
+	tl_rng r = { seed };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = traces, .rows_per_trace = 6, .body_max = 10 };
+	tl_gen(&t, &r, &s);
+	char dir[300];
+	snprintf(dir, sizeof(dir), "%s/%s-%zu", root, ms_part_kind_name(kind),
+	         traces);
+	ms_part_meta m;
+	ms_errbuf eb = { { 0 } };
+	ms_part_writer_opts o = { .depth = 3 };
+	if (ms_sidx_write_rows(kind, dir, 0x77, t.rows, t.n, &o, &m, &eb))
+		fail_msg("write: %s", eb.msg);
+	ms_sidx_row *want = expected(kind, &t);
+	assert_int_equal(m.rows, t.n);
+	assert_int_equal(m.depth, 3);
+	assert_int_equal(m.traces, 0);
+	if (t.n) {
+		int64_t mn = want[0].key, mx = want[0].key;
+		for (size_t i = 0; i < t.n; i++) {
+			mn = want[i].key < mn ? want[i].key : mn;
+			mx = want[i].key > mx ? want[i].key : mx;
+		}
+		assert_int_equal(m.min_ts, mn);
+		assert_int_equal(m.max_ts, mx);
+	}
+	ms_part *p;
+	open_part(dir, &p);
+	assert_int_equal(ms_part_kind_of(p), kind);
+	assert_memory_equal(ms_part_get_meta(p), &m, sizeof(m));
+	ms_sidx_row *got;
+	size_t n;
+	if (ms_sidx_read_all(p, NULL, &got, &n, &eb))
+		fail_msg("read: %s", eb.msg);
+	assert_int_equal(n, t.n);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(ms_sidx_row_cmp(&got[i], &want[i]), 0);
+	assert_int_equal(ms_part_verify(p, &eb), 0);
+	ms_sidx_rows_free(NULL, got, n);
+	ms_part_close(p);
+	free(want);
+	tl_free(&t);
+}
+
+static void
+test_round_trip(void **state)
+{
+	(void)state;
+	round_trip(MS_KIND_LATENCY, 0, 1);
+	round_trip(MS_KIND_LATENCY, 1, 2);
+	round_trip(MS_KIND_START_TIME, 1, 3);
+	round_trip(MS_KIND_LATENCY, 3000, 4); /* several chunks */
+	round_trip(MS_KIND_START_TIME, 3000, 5);
+}
+
+typedef struct drop_set {
+	const ms_row *rows;
+	size_t n;
+} drop_set;
+
+/* Keep traces whose first ID byte is even. */
+static bool
+keep_even(void *ctx, const uint8_t *tid, uint32_t len)
+{
+	(void)ctx;
+	(void)len;
+	return (tid[0] & 1) == 0;
+}
+
+static void
+test_merge(void **state)
+{
+	(void)state;
+	enum ms_part_kind kind = MS_KIND_START_TIME;
+	tl_rows all = { 0 };
+	ms_part *in[4];
+	tl_rng r = { 99 };
+	for (int i = 0; i < 4; i++) {
+		tl_rows t = { 0 };
+		tl_shape s = { .traces = 400 + 300 * (size_t)i,
+			       .rows_per_trace = 5 };
+		tl_gen(&t, &r, &s);
+		char dir[300];
+		snprintf(dir, sizeof(dir), "%s/in%d", root, i);
+		ms_errbuf eb = { { 0 } };
+		if (ms_sidx_write_rows(kind, dir, (uint64_t)i, t.rows, t.n,
+		                       NULL, NULL, &eb))
+			fail_msg("write: %s", eb.msg);
+		open_part(dir, &in[i]);
+		/* Keep the rows alive in `all` (steal the blobs). */
+		for (size_t k = 0; k < t.n; k++)
+			*tl_add(&all) = t.rows[k];
+		for (size_t k = 0; k < t.nblobs; k++)
+			tl_keep(&all, t.blobs[k]);
+		free(t.blobs);
+		free(t.rows);
+	}
+	ms_sidx_row *want = expected(kind, &all);
+	for (int pass = 0; pass < 2; pass++) {
+		char dir[300];
+		snprintf(dir, sizeof(dir), "%s/out%d", root, pass);
+		ms_part_meta m;
+		uint64_t pruned = 7;
+		ms_errbuf eb = { { 0 } };
+		ms_part_writer_opts o = { .depth = 2 };
+		if (ms_sidx_merge(kind, (const ms_part *const *)in, 4,
+		                  pass ? keep_even : NULL, NULL, dir, 9, &o, &m,
+		                  &pruned, &eb))
+			fail_msg("merge: %s", eb.msg);
+		ms_part *p;
+		open_part(dir, &p);
+		ms_sidx_row *got;
+		size_t n;
+		assert_int_equal(ms_sidx_read_all(p, NULL, &got, &n, &eb), 0);
+		size_t k = 0, dropped = 0;
+		for (size_t i = 0; i < all.n; i++) {
+			if (pass && !keep_even(NULL, want[i].tid, 1)) {
+				dropped++;
+				continue;
+			}
+			assert_true(k < n);
+			assert_int_equal(ms_sidx_row_cmp(&got[k], &want[i]), 0);
+			k++;
+		}
+		assert_int_equal(k, n);
+		assert_int_equal(pruned, dropped);
+		assert_int_equal(m.rows, all.n - dropped);
+		assert_int_equal(m.depth, 2);
+		if (pass)
+			assert_true(dropped > all.n / 4);
+		ms_sidx_rows_free(NULL, got, n);
+		ms_part_close(p);
+	}
+	/* A core part is refused as merge input. */
+	free(want);
+	for (int i = 0; i < 4; i++)
+		ms_part_close(in[i]);
+	tl_free(&all);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_row_of),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_merge),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
