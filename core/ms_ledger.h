@@ -50,6 +50,10 @@ void ms_ledger_add_row(ms_ledger *l, const ms_row *r);
  * in the index. */
 void ms_ledger_add_index_row(ms_ledger *l, uint64_t series, int64_t key,
                              const uint8_t *value, uint32_t value_len);
+/* Add core row r to s's core ledger and its index rows (ms_sidx_row_of)
+ * to the latency and start_time ledgers: what writing r into a part and
+ * its index parts contributes. For oracles of dropped rows. */
+void ms_ledger_set_add_row(ms_ledger_set *s, const ms_row *r);
 /* The XXH3-128 of one core row's canonical encoding (what _add_row adds). */
 void ms_ledger_row_hash(const ms_row *r, uint64_t *lo, uint64_t *hi);
 
@@ -70,8 +74,9 @@ char *ms_ledger_format(const ms_ledger *l, char out[MS_LEDGER_STR_MAX]);
 int ms_ledger_parse(ms_ledger *l, const char *s);
 
 /* Ledger of every row of one part, of whichever kind (core rows, or index
- * rows for latency/start_time parts); *out is overwritten. Reads the whole
- * part through an iterator whose buffers come from mem (borrowed). */
+ * rows for latency/start_time parts); *out is overwritten only on success.
+ * Reads the whole part through an iterator whose buffers come from mem
+ * (borrowed); a row count differing from the part's meta is an error. */
 int ms_ledger_of_part(const ms_part *p, ms_ledger *out, ms_mem *mem,
                       ms_errbuf *eb);
 

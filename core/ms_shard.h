@@ -25,7 +25,9 @@
  *     unreadable is an error naming the part; nothing is deleted then.
  *
  * Ownership: ms_shard and ms_view are heap objects owned by the caller of
- * _open / ms_shard_view; parts returned by a view are borrowed from it.
+ * _open / ms_shard_view; parts returned by a view are borrowed from it. A
+ * view may be released after its shard is closed; the ms_mem given at open
+ * must outlive both.
  * Threads: every function may be called from any thread; the shard
  * serializes transactions with its own lock.
  */
@@ -42,10 +44,10 @@
 
 typedef struct ms_shard ms_shard;
 typedef struct ms_shard_opts {
-	const char *dir;    /* the shard directory (copied) */
-	bool create;        /* create an empty shard if DIR has no snapshot */
-	ms_mem *mem;        /* borrowed; NULL = uncounted */
-	ms_io *io;          /* borrowed; NULL = not counted */
+	const char *dir; /* the shard directory (copied) */
+	bool create;     /* create an empty shard if DIR has no snapshot */
+	ms_mem *mem;     /* borrowed; NULL = uncounted */
+	ms_io *io;       /* borrowed; NULL = not counted */
 } ms_shard_opts;
 
 int ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb);
@@ -61,10 +63,10 @@ int ms_shard_new_id(ms_shard *s, uint64_t *id, ms_errbuf *eb);
 /* Path where a new part of `kind` with `id` is to be written before it is
  * introduced or used as a merge output: DIR/tmp/<kind>-<16hex>. */
 int ms_shard_tmp_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
-		      char *buf, size_t n);
+                      char *buf, size_t n);
 /* Final path of a part: DIR/core/<16hex> etc. */
-int ms_shard_part_path(const ms_shard *s, enum ms_part_kind kind,
-		       uint64_t id, char *buf, size_t n);
+int ms_shard_part_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
+                       char *buf, size_t n);
 
 /* Introduce a part whose three kinds are written at their tmp paths: publish
  * them, open them, add the part to the inventory, commit. */
@@ -74,7 +76,27 @@ int ms_shard_introduce(ms_shard *s, uint64_t id, ms_errbuf *eb);
  * MS_ERR_CONFLICT, changing nothing, if an input is not active. On any
  * failure the inventory, snapshot and the inputs on disk are unchanged. */
 int ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
-		     uint64_t output, ms_errbuf *eb);
+                     uint64_t output, ms_errbuf *eb);
+
+/* The counterpart of ms_shard_introduce for a merge that produced nothing
+ * (every row dropped): remove `inputs` in one transaction. Same as
+ * ms_shard_replace(s, inputs, ninputs, 0, eb). */
+int ms_shard_remove(ms_shard *s, const uint64_t *inputs, size_t ninputs,
+                    ms_errbuf *eb);
+/* Number of active parts now. */
+size_t ms_shard_count(const ms_shard *s);
+
+/* Test seam: make the next snapshot commit fail at one step with errno
+ * `err` (0 = EIO), as a full disk or a failing rename would. One-shot. */
+enum ms_shard_fault {
+	MS_SHARD_FAULT_NONE = 0,
+	MS_SHARD_FAULT_OPEN,    /* creating tmp/snapshot.new */
+	MS_SHARD_FAULT_WRITE,   /* writing it (ENOSPC: disk full) */
+	MS_SHARD_FAULT_FSYNC,   /* fsync of the file */
+	MS_SHARD_FAULT_RENAME,  /* rename over DIR/snapshot */
+	MS_SHARD_FAULT_DIRSYNC, /* fsync of DIR after the rename */
+};
+void ms_shard_inject_fault(ms_shard *s, enum ms_shard_fault where, int err);
 
 /* A pinned, consistent view of the inventory at one epoch. Parts are sorted
  * by ID. */
@@ -84,10 +106,11 @@ void ms_view_release(ms_view *v);
 uint64_t ms_view_epoch(const ms_view *v);
 size_t ms_view_count(const ms_view *v);
 /* The i-th part (0 <= i < count) of each kind; borrowed from the view. */
-const ms_part *ms_view_part(const ms_view *v, size_t i,
-			    enum ms_part_kind kind);
+const ms_part *ms_view_part(const ms_view *v, size_t i, enum ms_part_kind kind);
+/* The ID of the i-th part (0 if i is out of range). */
+uint64_t ms_view_id(const ms_view *v, size_t i);
 /* Find a part by ID in the view; NULL if absent. */
 const ms_part *ms_view_find(const ms_view *v, uint64_t id,
-			    enum ms_part_kind kind);
+                            enum ms_part_kind kind);
 
 #endif

@@ -1,0 +1,1216 @@
+/*
+ * shard.c - the inventory of active parts of one shard directory: the
+ * snapshot file and its codec, transactions that bump the epoch, crash
+ * recovery at open, and pinned views.
+ *
+ * Design:
+ *  1. s->act is the inventory: shared parts sorted by ascending ID, exactly
+ *     the parts the snapshot on disk lists, at epoch s->epoch.
+ *  2. A transaction builds the new inventory aside, writes the snapshot
+ *     (tmp/snapshot.new, fsync, rename over DIR/snapshot, fsync DIR) and
+ *     only then swaps it in. Anything failing before the rename is undone:
+ *     the output's published directories are renamed back to their tmp
+ *     paths and the inputs are untouched. If the rename happened but the
+ *     directory sync failed, the previous snapshot is written back; if that
+ *     fails too the shard is `broken` and refuses further transactions.
+ *  3. Each shared part (struct ms__sp) is reference counted: the inventory
+ *     holds one reference, each view one more. Removing a part from the
+ *     inventory marks it dead and drops the inventory's reference; whoever
+ *     drops the last reference of a dead part closes it and deletes its
+ *     three directories. This happens after the snapshot that removed it.
+ *  4. Open never deletes anything before every listed part has opened:
+ *     a snapshot naming a missing or unreadable part fails open untouched.
+ *  5. Part IDs come from s->next_id, which is > every ID listed, seen on
+ *     disk at open, or handed out since; it is persisted with the next
+ *     snapshot.
+ *
+ * States of the shard: open (transactions allowed) and broken (after an
+ * undecidable commit failure; only views and close work). Locking: s->lock
+ * guards every field of the shard; reference counts are atomic so views can
+ * be released without it, even after the shard is closed.
+ */
+#define XXH_INLINE_ALL
+#include "ms_shard.h"
+
+#include <xxhash.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SNAP_NAME "snapshot"
+#define SNAP_TMP "tmp/snapshot.new"
+#define SNAP_MAGIC "MSSHARD\n"
+#define SNAP_VERSION 1u
+#define SNAP_HEAD 40u
+#define SNAP_ENTRY 16u
+#define SNAP_TAIL 8u
+/* More parts than any shard will hold; bounds the snapshot size read. */
+#define SNAP_MAX_PARTS (1u << 24)
+#define PATH_MAX_LEN 4096
+#define NOTE_IDS 4
+
+/* Directory of each kind under DIR, and its tmp-name prefix. */
+static const char *const kind_dir[MS_KIND_COUNT] = { "core", "sidx/latency",
+	                                             "sidx/start_time" };
+static const char *const kind_tmp[MS_KIND_COUNT] = { "core", "latency",
+	                                             "start_time" };
+
+struct ms__sp {
+	_Atomic uint32_t refs;
+	atomic_bool dead;
+	uint64_t id;
+	uint32_t depth;
+	ms_mem *mem;
+	ms_part *p[MS_KIND_COUNT];
+};
+
+struct ms_shard {
+	pthread_mutex_t lock;
+	ms_mem *mem;
+	ms_io *io;
+	char *dir;
+	size_t dir_size;
+	uint64_t epoch;
+	uint64_t next_id;
+	struct ms__sp **act;
+	size_t nact;
+	bool broken;
+	enum ms_shard_fault fault;
+	int fault_errno;
+	char note[512];
+};
+
+struct ms_view {
+	ms_mem *mem;
+	uint64_t epoch;
+	size_t n;
+	struct ms__sp **sp;
+};
+
+/* ---- small file-system helpers ---- */
+
+static void
+io_add(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_fetch_add(c, v);
+}
+
+static int
+fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = fsync(fd);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return rc;
+}
+
+static int
+mkdir_p(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		int rc = mkdir(path, 0755);
+		*p = '/';
+		if (rc != 0 && errno != EEXIST)
+			return -1;
+	}
+	if (mkdir(path, 0755) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* Remove path and, if it is a directory, everything under it. */
+static int
+rm_tree(const char *path, int depth)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path);
+	if (depth > 16)
+		return -1;
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	struct dirent *de;
+	int rc = 0;
+	char sub[PATH_MAX_LEN];
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >=
+		    (int)sizeof(sub)) {
+			rc = -1;
+			continue;
+		}
+		if (rm_tree(sub, depth + 1) != 0)
+			rc = -1;
+	}
+	closedir(d);
+	if (rmdir(path) != 0)
+		rc = -1;
+	return rc;
+}
+
+static bool
+exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+/* Parse exactly 16 lowercase hex digits. */
+static bool
+parse_id(const char *s, uint64_t *id)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 16; i++) {
+		char c = s[i];
+		int d;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else
+			return false;
+		v = v << 4 | (uint64_t)d;
+	}
+	if (s[16] != '\0')
+		return false;
+	*id = v;
+	return true;
+}
+
+static void
+id_hex(uint64_t id, char out[17])
+{
+	snprintf(out, 17, "%016" PRIx64, id);
+}
+
+/* ---- paths ---- */
+
+static int
+path_fmt(char *buf, size_t n, const char *dir, const char *a, const char *b,
+         uint64_t id)
+{
+	int w = b ? snprintf(buf, n, "%s/%s/%s-%016" PRIx64, dir, a, b, id)
+	          : snprintf(buf, n, "%s/%s/%016" PRIx64, dir, a, id);
+	return (w < 0 || (size_t)w >= n) ? MS_ERR_RANGE : 0;
+}
+
+int
+ms_shard_tmp_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
+                  char *buf, size_t n)
+{
+	if ((unsigned)kind >= MS_KIND_COUNT)
+		return MS_ERR_INVAL;
+	return path_fmt(buf, n, s->dir, "tmp", kind_tmp[kind], id);
+}
+
+int
+ms_shard_part_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
+                   char *buf, size_t n)
+{
+	if ((unsigned)kind >= MS_KIND_COUNT)
+		return MS_ERR_INVAL;
+	return path_fmt(buf, n, s->dir, kind_dir[kind], NULL, id);
+}
+
+static int
+sub_path(const ms_shard *s, const char *name, char *buf, size_t n)
+{
+	int w = snprintf(buf, n, "%s/%s", s->dir, name);
+	return (w < 0 || (size_t)w >= n) ? MS_ERR_RANGE : 0;
+}
+
+/* ---- shared parts ---- */
+
+static void
+sp_free(struct ms__sp *sp)
+{
+	for (int k = 0; k < MS_KIND_COUNT; k++)
+		ms_part_close(sp->p[k]);
+	ms_mem_free(sp->mem, sp, sizeof(*sp));
+}
+
+/* Drop one reference; the last one of a dead part deletes it from disk. */
+static void
+sp_unref(struct ms__sp *sp)
+{
+	if (!sp || atomic_fetch_sub(&sp->refs, 1) != 1)
+		return;
+	if (!atomic_load(&sp->dead)) {
+		sp_free(sp);
+		return;
+	}
+	char path[PATH_MAX_LEN];
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		if (!sp->p[k])
+			continue;
+		snprintf(path, sizeof(path), "%s", ms_part_dir(sp->p[k]));
+		ms_part_close(sp->p[k]);
+		sp->p[k] = NULL;
+		/* Best effort: a leftover is removed at the next open. */
+		rm_tree(path, 0);
+	}
+	ms_mem_free(sp->mem, sp, sizeof(*sp));
+}
+
+/* Index of id in a sorted array, or -1. */
+static ptrdiff_t
+find_sp(struct ms__sp *const *a, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a[mid]->id == id)
+			return (ptrdiff_t)mid;
+		if (a[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Open the three kinds of part `id` from their final paths into a new
+ * shared part with one reference. */
+static int
+sp_open(ms_shard *s, uint64_t id, uint32_t depth, bool check_depth,
+        struct ms__sp **out, ms_errbuf *eb)
+{
+	*out = NULL;
+	char hex[17], path[PATH_MAX_LEN];
+	id_hex(id, hex);
+	struct ms__sp *sp = ms_mem_calloc(s->mem, 1, sizeof(*sp));
+	if (!sp)
+		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: part %s: no memory",
+		               s->dir, hex);
+	atomic_init(&sp->refs, 1);
+	atomic_init(&sp->dead, false);
+	sp->id = id;
+	sp->mem = s->mem;
+	int rc = 0;
+	for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
+		rc = ms_shard_part_path(s, (enum ms_part_kind)k, id, path,
+		                        sizeof(path));
+		if (rc) {
+			rc = ms_fail(eb, rc, "shard %s: part %s: path too long",
+			             s->dir, hex);
+			break;
+		}
+		if (!exists(path)) {
+			rc = ms_fail(eb, MS_ERR_NOTFOUND,
+			             "shard %s: part %s: %s directory %s is "
+			             "missing",
+			             s->dir, hex, kind_tmp[k], path);
+			break;
+		}
+		ms_errbuf peb = { { 0 } };
+		rc = ms_part_open(&sp->p[k], path, s->mem, &peb);
+		if (rc) {
+			rc = ms_fail(eb, rc, "shard %s: part %s (%s): %s",
+			             s->dir, hex, kind_tmp[k], peb.msg);
+			break;
+		}
+		const ms_part_meta *m = ms_part_get_meta(sp->p[k]);
+		if (m->id != id || (int)ms_part_kind_of(sp->p[k]) != k) {
+			rc = ms_fail(eb, MS_ERR_CORRUPT,
+			             "shard %s: part %s: %s/meta holds part "
+			             "%016" PRIx64 " of kind %d, expected %s",
+			             s->dir, hex, path, m->id,
+			             (int)ms_part_kind_of(sp->p[k]),
+			             kind_tmp[k]);
+			break;
+		}
+	}
+	if (rc == 0) {
+		uint32_t d = ms_part_get_meta(sp->p[MS_KIND_CORE])->depth;
+		if (check_depth && d != depth)
+			rc = ms_fail(eb, MS_ERR_CORRUPT,
+			             "shard %s: part %s: snapshot says depth "
+			             "%" PRIu32 ", core/meta says %" PRIu32,
+			             s->dir, hex, depth, d);
+		sp->depth = d;
+	}
+	if (rc) {
+		sp_free(sp);
+		return rc;
+	}
+	*out = sp;
+	return 0;
+}
+
+/* ---- the snapshot codec (core/FORMAT.md, section "Shard") ---- */
+
+struct snap {
+	uint64_t epoch, next_id, n;
+	uint64_t *ids;
+	uint32_t *depths;
+	size_t alloc_n;
+};
+
+static int
+snap_encode(ms_buf *b, uint64_t epoch, uint64_t next_id,
+            struct ms__sp *const *list, size_t n)
+{
+	size_t size;
+	if (!ms_mul_ok(n, SNAP_ENTRY, &size) ||
+	    !ms_add_ok(size, SNAP_HEAD + SNAP_TAIL, &size))
+		return MS_ERR_RANGE;
+	int rc = ms_buf_reserve(b, size);
+	if (rc)
+		return rc;
+	ms_buf_append(b, SNAP_MAGIC, 8);
+	ms_buf_append_le32(b, SNAP_VERSION);
+	ms_buf_append_le32(b, 0);
+	ms_buf_append_le64(b, epoch);
+	ms_buf_append_le64(b, next_id);
+	ms_buf_append_le64(b, n);
+	for (size_t i = 0; i < n; i++) {
+		ms_buf_append_le64(b, list[i]->id);
+		ms_buf_append_le32(b, list[i]->depth);
+		ms_buf_append_le32(b, 0);
+	}
+	return ms_buf_append_le64(b, XXH64(b->data, b->len, 0));
+}
+
+static void
+snap_release(ms_mem *mem, struct snap *sn)
+{
+	ms_mem_free(mem, sn->ids, sn->alloc_n * sizeof(uint64_t));
+	ms_mem_free(mem, sn->depths, sn->alloc_n * sizeof(uint32_t));
+	sn->ids = NULL;
+	sn->depths = NULL;
+}
+
+/* Decode a snapshot image; `path` names it in errors. */
+static int
+snap_decode(ms_mem *mem, const char *path, const uint8_t *p, size_t size,
+            struct snap *sn, ms_errbuf *eb)
+{
+	memset(sn, 0, sizeof(*sn));
+	if (size < SNAP_HEAD + SNAP_TAIL)
+		return ms_fail(eb, MS_ERR_CORRUPT,
+		               "snapshot %s: truncated: %zu bytes, header "
+		               "needs %u",
+		               path, size, SNAP_HEAD + SNAP_TAIL);
+	if (memcmp(p, SNAP_MAGIC, 8) != 0)
+		return ms_fail(eb, MS_ERR_FORMAT,
+		               "snapshot %s: bad magic (not a shard snapshot)",
+		               path);
+	uint32_t ver = ms_le32(p + 8);
+	if (ver != SNAP_VERSION)
+		return ms_fail(eb, MS_ERR_FORMAT,
+		               "snapshot %s: version %" PRIu32 ", expected %u",
+		               path, ver, SNAP_VERSION);
+	uint64_t n = ms_le64(p + 32);
+	if (n > SNAP_MAX_PARTS ||
+	    (size - SNAP_HEAD - SNAP_TAIL) / SNAP_ENTRY != n ||
+	    (size - SNAP_HEAD - SNAP_TAIL) % SNAP_ENTRY != 0)
+		return ms_fail(eb, MS_ERR_CORRUPT,
+		               "snapshot %s: lists %" PRIu64
+		               " parts but holds %zu bytes (expected %" PRIu64
+		               ")",
+		               path, n, size,
+		               n <= SNAP_MAX_PARTS
+		                       ? SNAP_HEAD + SNAP_TAIL + n * SNAP_ENTRY
+		                       : 0);
+	uint64_t want = ms_le64(p + size - SNAP_TAIL);
+	uint64_t got = XXH64(p, size - SNAP_TAIL, 0);
+	if (want != got)
+		return ms_fail(
+		        eb, MS_ERR_CORRUPT,
+		        "snapshot %s: checksum mismatch (stored %016" PRIx64
+		        ", computed %016" PRIx64 ")",
+		        path, want, got);
+	if (ms_le32(p + 12) != 0)
+		return ms_fail(eb, MS_ERR_FORMAT,
+		               "snapshot %s: unknown flags %08" PRIx32, path,
+		               ms_le32(p + 12));
+	sn->epoch = ms_le64(p + 16);
+	sn->next_id = ms_le64(p + 24);
+	sn->n = n;
+	sn->alloc_n = n ? (size_t)n : 1;
+	sn->ids = ms_mem_alloc(mem, sn->alloc_n * sizeof(uint64_t));
+	sn->depths = ms_mem_alloc(mem, sn->alloc_n * sizeof(uint32_t));
+	if (!sn->ids || !sn->depths) {
+		snap_release(mem, sn);
+		return ms_fail(eb, MS_ERR_NOMEM, "snapshot %s: no memory",
+		               path);
+	}
+	const uint8_t *e = p + SNAP_HEAD;
+	for (size_t i = 0; i < n; i++, e += SNAP_ENTRY) {
+		sn->ids[i] = ms_le64(e);
+		sn->depths[i] = ms_le32(e + 8);
+		bool bad = sn->ids[i] == 0 || sn->ids[i] >= sn->next_id ||
+		           (i > 0 && sn->ids[i] <= sn->ids[i - 1]) ||
+		           ms_le32(e + 12) != 0;
+		if (bad) {
+			char hex[17];
+			id_hex(sn->ids[i], hex);
+			snap_release(mem, sn);
+			return ms_fail(
+			        eb, MS_ERR_CORRUPT,
+			        "snapshot %s: entry %zu (part %s) is out "
+			        "of order, zero, or not below next ID",
+			        path, i, hex);
+		}
+	}
+	return 0;
+}
+
+static int
+snap_read(ms_shard *s, struct snap *sn, ms_errbuf *eb)
+{
+	char path[PATH_MAX_LEN];
+	if (sub_path(s, SNAP_NAME, path, sizeof(path)))
+		return ms_fail(eb, MS_ERR_RANGE, "shard %s: path too long",
+		               s->dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ms_fail(eb,
+		               errno == ENOENT ? MS_ERR_NOTFOUND
+		                               : ms_err_from_errno(errno),
+		               "snapshot %s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return ms_fail(eb, MS_ERR_IO, "snapshot %s: not a regular file",
+		               path);
+	}
+	uint64_t max =
+	        SNAP_HEAD + SNAP_TAIL + (uint64_t)SNAP_MAX_PARTS * SNAP_ENTRY;
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return ms_fail(eb, MS_ERR_CORRUPT,
+		               "snapshot %s: %lld bytes is more than any "
+		               "snapshot (%" PRIu64 ")",
+		               path, (long long)st.st_size, max);
+	}
+	size_t size = (size_t)st.st_size;
+	uint8_t *buf = ms_mem_alloc(s->mem, size);
+	if (!buf) {
+		close(fd);
+		return ms_fail(eb, MS_ERR_NOMEM, "snapshot %s: no memory",
+		               path);
+	}
+	size_t got = 0;
+	while (got < size) {
+		ssize_t r = read(fd, buf + got, size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	int e = errno;
+	close(fd);
+	int rc;
+	if (got != size)
+		rc = ms_fail(eb, MS_ERR_IO, "snapshot %s: short read: %s", path,
+		             strerror(e));
+	else
+		rc = snap_decode(s->mem, path, buf, size, sn, eb);
+	if (rc == 0 && s->io)
+		io_add(&s->io->bytes_read, size);
+	ms_mem_free(s->mem, buf, size);
+	return rc;
+}
+
+static bool
+fault(ms_shard *s, enum ms_shard_fault where)
+{
+	if (s->fault != where)
+		return false;
+	s->fault = MS_SHARD_FAULT_NONE;
+	errno = s->fault_errno ? s->fault_errno : EIO;
+	return true;
+}
+
+/* Write and commit a snapshot. *renamed tells whether DIR/snapshot was
+ * replaced (so a failure after it needs undoing by the caller). */
+static int
+snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
+           struct ms__sp *const *list, size_t n, bool *renamed, ms_errbuf *eb)
+{
+	*renamed = false;
+	char tmp[PATH_MAX_LEN], fin[PATH_MAX_LEN];
+	if (sub_path(s, SNAP_TMP, tmp, sizeof(tmp)) ||
+	    sub_path(s, SNAP_NAME, fin, sizeof(fin)))
+		return ms_fail(eb, MS_ERR_RANGE, "shard %s: path too long",
+		               s->dir);
+	ms_buf b;
+	ms_buf_init(&b, s->mem, 0);
+	int rc = snap_encode(&b, epoch, next_id, list, n);
+	if (rc) {
+		ms_buf_release(&b);
+		return ms_fail(eb, rc,
+		               "snapshot %s: cannot encode %zu parts: %s", fin,
+		               n, ms_strerror(rc));
+	}
+	const char *step = "open";
+	int fd = fault(s, MS_SHARD_FAULT_OPEN)
+	                 ? -1
+	                 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	                        0644);
+	if (fd < 0)
+		goto fail;
+	step = "write";
+	size_t off = 0;
+	while (off < b.len) {
+		ssize_t w = fault(s, MS_SHARD_FAULT_WRITE)
+		                    ? -1
+		                    : write(fd, b.data + off, b.len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			goto fail;
+		}
+		off += (size_t)w;
+	}
+	step = "fsync";
+	if (fault(s, MS_SHARD_FAULT_FSYNC) || fsync(fd) != 0)
+		goto fail;
+	step = "close";
+	int crc = close(fd);
+	fd = -1;
+	if (crc != 0)
+		goto fail;
+	step = "rename";
+	if (fault(s, MS_SHARD_FAULT_RENAME) || rename(tmp, fin) != 0)
+		goto fail;
+	*renamed = true;
+	step = "fsync directory";
+	if (fault(s, MS_SHARD_FAULT_DIRSYNC) || fsync_dir(s->dir) != 0)
+		goto fail;
+	if (s->io) {
+		io_add(&s->io->bytes_written, b.len);
+		io_add(&s->io->fsyncs, 2);
+	}
+	ms_buf_release(&b);
+	return 0;
+fail:;
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (!*renamed)
+		unlink(tmp);
+	ms_buf_release(&b);
+	return ms_fail(eb, ms_err_from_errno(e), "snapshot %s: %s: %s", fin,
+	               step, strerror(e));
+}
+
+/* ---- open, recovery, close ---- */
+
+struct cleanup {
+	unsigned tmp_entries;
+	unsigned parts;
+	unsigned failed;
+	uint64_t ids[NOTE_IDS];
+	uint64_t max_seen;
+};
+
+static void
+note_id(struct cleanup *c, uint64_t id)
+{
+	for (unsigned i = 0; i < c->parts && i < NOTE_IDS; i++)
+		if (c->ids[i] == id)
+			return;
+	if (c->parts < NOTE_IDS)
+		c->ids[c->parts] = id;
+	c->parts++;
+}
+
+/* Remove everything in DIR/tmp. */
+static void
+clean_tmp(ms_shard *s, struct cleanup *c)
+{
+	char path[PATH_MAX_LEN], sub[PATH_MAX_LEN];
+	if (sub_path(s, "tmp", path, sizeof(path)))
+		return;
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		const char *dash = strrchr(de->d_name, '-');
+		uint64_t id;
+		if (dash && parse_id(dash + 1, &id) && id > c->max_seen)
+			c->max_seen = id;
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >=
+		    (int)sizeof(sub))
+			continue;
+		if (rm_tree(sub, 0) == 0)
+			c->tmp_entries++;
+		else
+			c->failed++;
+	}
+	closedir(d);
+}
+
+/* Remove part directories of every kind that the inventory does not list.
+ * Names that are not 16 hex digits are not ours and are left alone. */
+static void
+clean_unlisted(ms_shard *s, struct cleanup *c)
+{
+	char path[PATH_MAX_LEN], sub[PATH_MAX_LEN];
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		if (sub_path(s, kind_dir[k], path, sizeof(path)))
+			continue;
+		DIR *d = opendir(path);
+		if (!d)
+			continue;
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			uint64_t id;
+			if (!parse_id(de->d_name, &id))
+				continue;
+			if (id > c->max_seen)
+				c->max_seen = id;
+			if (find_sp(s->act, s->nact, id) >= 0)
+				continue;
+			if (snprintf(sub, sizeof(sub), "%s/%s", path,
+			             de->d_name) >= (int)sizeof(sub))
+				continue;
+			if (rm_tree(sub, 0) == 0)
+				note_id(c, id);
+			else
+				c->failed++;
+		}
+		closedir(d);
+	}
+}
+
+static void
+write_note(ms_shard *s, const struct cleanup *c)
+{
+	s->note[0] = '\0';
+	if (!c->tmp_entries && !c->parts && !c->failed)
+		return;
+	size_t n = sizeof(s->note), w = 0;
+	w += (size_t)snprintf(s->note, n,
+	                      "recovered epoch %" PRIu64
+	                      ": removed %u temporary entr%s, %u unlisted "
+	                      "part%s",
+	                      s->epoch, c->tmp_entries,
+	                      c->tmp_entries == 1 ? "y" : "ies", c->parts,
+	                      c->parts == 1 ? "" : "s");
+	for (unsigned i = 0; i < c->parts && i < NOTE_IDS && w < n; i++)
+		w += (size_t)snprintf(s->note + w, n - w, "%s%016" PRIx64,
+		                      i ? ", " : " (", c->ids[i]);
+	if (c->parts && w < n)
+		w += (size_t)snprintf(s->note + w, n - w, "%s)",
+		                      c->parts > NOTE_IDS ? ", ..." : "");
+	if (c->failed && w < n)
+		snprintf(s->note + w, n - w, "; %u could not be removed",
+		         c->failed);
+}
+
+/* Does any kind directory hold a part-named entry? */
+static bool
+has_part_dirs(ms_shard *s)
+{
+	char path[PATH_MAX_LEN];
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		if (sub_path(s, kind_dir[k], path, sizeof(path)))
+			continue;
+		DIR *d = opendir(path);
+		if (!d)
+			continue;
+		struct dirent *de;
+		uint64_t id;
+		bool any = false;
+		while (!any && (de = readdir(d)))
+			any = parse_id(de->d_name, &id);
+		closedir(d);
+		if (any)
+			return true;
+	}
+	return false;
+}
+
+static int
+make_layout(ms_shard *s, ms_errbuf *eb)
+{
+	static const char *const subs[] = { "core", "sidx/latency",
+		                            "sidx/start_time", "tmp" };
+	char path[PATH_MAX_LEN];
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		if (sub_path(s, subs[i], path, sizeof(path)))
+			return ms_fail(eb, MS_ERR_RANGE,
+			               "shard %s: path too long", s->dir);
+		if (mkdir_p(path) != 0)
+			return ms_fail(eb, ms_err_from_errno(errno),
+			               "shard %s: cannot create %s: %s", s->dir,
+			               path, strerror(errno));
+	}
+	return 0;
+}
+
+int
+ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
+{
+	*out = NULL;
+	if (!opts || !opts->dir || !opts->dir[0])
+		return ms_fail(eb, MS_ERR_INVAL, "shard: no directory given");
+	ms_shard *s = ms_mem_calloc(opts->mem, 1, sizeof(*s));
+	if (!s)
+		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory",
+		               opts->dir);
+	s->mem = opts->mem;
+	s->io = opts->io;
+	s->dir_size = strlen(opts->dir) + 1;
+	s->dir = ms_mem_dup(s->mem, opts->dir, s->dir_size);
+	if (!s->dir) {
+		ms_mem_free(s->mem, s, sizeof(*s));
+		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory",
+		               opts->dir);
+	}
+	while (s->dir_size > 2 && s->dir[s->dir_size - 2] == '/')
+		s->dir[--s->dir_size - 1] = '\0';
+	if (pthread_mutex_init(&s->lock, NULL) != 0) {
+		ms_mem_free(s->mem, s->dir, s->dir_size);
+		ms_mem_free(s->mem, s, sizeof(*s));
+		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no mutex",
+		               opts->dir);
+	}
+	struct snap sn = { 0 };
+	int rc;
+	char path[PATH_MAX_LEN];
+	if (sub_path(s, SNAP_NAME, path, sizeof(path))) {
+		rc = ms_fail(eb, MS_ERR_RANGE, "shard %s: path too long",
+		             s->dir);
+		goto fail;
+	}
+	if (!exists(path)) {
+		if (!opts->create) {
+			rc = ms_fail(eb, MS_ERR_NOTFOUND,
+			             "shard %s: no snapshot file %s", s->dir,
+			             path);
+			goto fail;
+		}
+		if (has_part_dirs(s)) {
+			rc = ms_fail(eb, MS_ERR_NOTFOUND,
+			             "shard %s: snapshot %s is missing but "
+			             "part directories exist; refusing to "
+			             "create an empty shard over them",
+			             s->dir, path);
+			goto fail;
+		}
+		if ((rc = make_layout(s, eb)) != 0)
+			goto fail;
+		bool renamed;
+		rc = snap_write(s, 0, 1, NULL, 0, &renamed, eb);
+		if (rc)
+			goto fail;
+	}
+	if ((rc = snap_read(s, &sn, eb)) != 0)
+		goto fail;
+	s->epoch = sn.epoch;
+	s->next_id = sn.next_id;
+	s->act = ms_mem_alloc(s->mem, (sn.n ? sn.n : 1) * sizeof(*s->act));
+	if (!s->act) {
+		rc = ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+		goto fail;
+	}
+	for (size_t i = 0; i < sn.n; i++) {
+		rc = sp_open(s, sn.ids[i], sn.depths[i], true, &s->act[i], eb);
+		if (rc)
+			goto fail;
+		s->nact++;
+	}
+	/* Every listed part opened: now it is safe to clean. */
+	if ((rc = make_layout(s, eb)) != 0)
+		goto fail;
+	struct cleanup c = { 0 };
+	clean_tmp(s, &c);
+	clean_unlisted(s, &c);
+	if (c.max_seen >= s->next_id && c.max_seen < UINT64_MAX)
+		s->next_id = c.max_seen + 1;
+	write_note(s, &c);
+	snap_release(s->mem, &sn);
+	*out = s;
+	return 0;
+fail:
+	if (s->act) {
+		for (size_t i = 0; i < s->nact; i++)
+			sp_unref(s->act[i]);
+		ms_mem_free(s->mem, s->act,
+		            (sn.n ? sn.n : 1) * sizeof(*s->act));
+	}
+	snap_release(s->mem, &sn);
+	pthread_mutex_destroy(&s->lock);
+	ms_mem_free(s->mem, s->dir, s->dir_size);
+	ms_mem_free(s->mem, s, sizeof(*s));
+	return rc;
+}
+
+void
+ms_shard_close(ms_shard *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nact; i++)
+		sp_unref(s->act[i]);
+	ms_mem_free(s->mem, s->act, (s->nact ? s->nact : 1) * sizeof(*s->act));
+	pthread_mutex_destroy(&s->lock);
+	ms_mem_free(s->mem, s->dir, s->dir_size);
+	ms_mem_free(s->mem, s, sizeof(*s));
+}
+
+const char *
+ms_shard_recovery_note(const ms_shard *s)
+{
+	return s->note;
+}
+
+const char *
+ms_shard_get_dir(const ms_shard *s)
+{
+	return s->dir;
+}
+
+uint64_t
+ms_shard_epoch(const ms_shard *s)
+{
+	ms_shard *m = (ms_shard *)s;
+	pthread_mutex_lock(&m->lock);
+	uint64_t e = s->epoch;
+	pthread_mutex_unlock(&m->lock);
+	return e;
+}
+
+size_t
+ms_shard_count(const ms_shard *s)
+{
+	ms_shard *m = (ms_shard *)s;
+	pthread_mutex_lock(&m->lock);
+	size_t n = s->nact;
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}
+
+int
+ms_shard_new_id(ms_shard *s, uint64_t *id, ms_errbuf *eb)
+{
+	pthread_mutex_lock(&s->lock);
+	int rc = 0;
+	if (s->next_id == UINT64_MAX)
+		rc = ms_fail(eb, MS_ERR_RANGE, "shard %s: part IDs exhausted",
+		             s->dir);
+	else
+		*id = s->next_id++;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void
+ms_shard_inject_fault(ms_shard *s, enum ms_shard_fault where, int err)
+{
+	pthread_mutex_lock(&s->lock);
+	s->fault = where;
+	s->fault_errno = err;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- transactions ---- */
+
+/* Move the output's three tmp directories back where they came from. */
+static void
+unpublish(ms_shard *s, uint64_t id, int upto)
+{
+	char tmp[PATH_MAX_LEN], fin[PATH_MAX_LEN];
+	for (int k = 0; k < upto; k++) {
+		if (ms_shard_tmp_path(s, (enum ms_part_kind)k, id, tmp,
+		                      sizeof(tmp)) ||
+		    ms_shard_part_path(s, (enum ms_part_kind)k, id, fin,
+		                       sizeof(fin)))
+			continue;
+		/* If this fails the directory is unlisted and the next open
+		 * removes it. */
+		rename(fin, tmp);
+	}
+}
+
+/* Publish the output's three kinds and open them. On failure nothing is
+ * published (the tmp directories are back in place). */
+static int
+publish_output(ms_shard *s, uint64_t id, struct ms__sp **out, ms_errbuf *eb)
+{
+	char tmp[PATH_MAX_LEN], fin[PATH_MAX_LEN], hex[17];
+	id_hex(id, hex);
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		if (ms_shard_tmp_path(s, (enum ms_part_kind)k, id, tmp,
+		                      sizeof(tmp)) ||
+		    ms_shard_part_path(s, (enum ms_part_kind)k, id, fin,
+		                       sizeof(fin)))
+			return ms_fail(eb, MS_ERR_RANGE,
+			               "shard %s: path too long", s->dir);
+		if (!exists(tmp))
+			return ms_fail(eb, MS_ERR_NOTFOUND,
+			               "shard %s: part %s: %s part not written "
+			               "(no %s)",
+			               s->dir, hex, kind_tmp[k], tmp);
+		if (exists(fin))
+			return ms_fail(eb, MS_ERR_EXISTS,
+			               "shard %s: part %s: %s already exists",
+			               s->dir, hex, fin);
+	}
+	int k;
+	for (k = 0; k < MS_KIND_COUNT; k++) {
+		ms_shard_tmp_path(s, (enum ms_part_kind)k, id, tmp,
+		                  sizeof(tmp));
+		ms_shard_part_path(s, (enum ms_part_kind)k, id, fin,
+		                   sizeof(fin));
+		ms_errbuf peb = { { 0 } };
+		int rc = ms_part_publish(tmp, fin, &peb);
+		if (rc) {
+			unpublish(s, id, k);
+			return ms_fail(eb, rc,
+			               "shard %s: part %s: publishing %s: %s",
+			               s->dir, hex, kind_tmp[k], peb.msg);
+		}
+	}
+	int rc = sp_open(s, id, 0, false, out, eb);
+	if (rc)
+		unpublish(s, id, MS_KIND_COUNT);
+	return rc;
+}
+
+int
+ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
+                 uint64_t output, ms_errbuf *eb)
+{
+	if ((ninputs == 0 && output == 0) || (ninputs && !inputs))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "shard %s: a transaction needs inputs or an "
+		               "output",
+		               s->dir);
+	pthread_mutex_lock(&s->lock);
+	int rc = 0;
+	struct ms__sp *osp = NULL, **next = NULL;
+	size_t nnext = 0;
+	char hex[17];
+	if (s->broken) {
+		rc = ms_fail(eb, MS_ERR_STATE,
+		             "shard %s: an earlier commit failed in an "
+		             "unknown state; reopen the shard",
+		             s->dir);
+		goto out;
+	}
+	for (size_t i = 0; i < ninputs; i++) {
+		id_hex(inputs[i], hex);
+		if (find_sp(s->act, s->nact, inputs[i]) < 0) {
+			rc = ms_fail(eb, MS_ERR_CONFLICT,
+			             "shard %s: input part %s is not active",
+			             s->dir, hex);
+			goto out;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (inputs[j] == inputs[i]) {
+				rc = ms_fail(eb, MS_ERR_INVAL,
+				             "shard %s: input part %s given "
+				             "twice",
+				             s->dir, hex);
+				goto out;
+			}
+	}
+	if (output) {
+		id_hex(output, hex);
+		if (find_sp(s->act, s->nact, output) >= 0) {
+			rc = ms_fail(eb, MS_ERR_EXISTS,
+			             "shard %s: part %s is already active",
+			             s->dir, hex);
+			goto out;
+		}
+		if (output == UINT64_MAX) {
+			rc = ms_fail(eb, MS_ERR_RANGE,
+			             "shard %s: part ID %s is reserved", s->dir,
+			             hex);
+			goto out;
+		}
+	}
+	/* New inventory: active minus inputs, plus the output in order. */
+	size_t cap = s->nact - ninputs + (output ? 1 : 0);
+	next = ms_mem_alloc(s->mem, (cap ? cap : 1) * sizeof(*next));
+	if (!next) {
+		rc = ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+		goto out;
+	}
+	if (output && (rc = publish_output(s, output, &osp, eb)) != 0)
+		goto out;
+	bool placed = osp == NULL;
+	for (size_t i = 0; i < s->nact; i++) {
+		struct ms__sp *sp = s->act[i];
+		bool gone = false;
+		for (size_t j = 0; j < ninputs && !gone; j++)
+			gone = inputs[j] == sp->id;
+		if (!placed && osp->id < sp->id) {
+			next[nnext++] = osp;
+			placed = true;
+		}
+		if (!gone)
+			next[nnext++] = sp;
+	}
+	if (!placed)
+		next[nnext++] = osp;
+	uint64_t next_id = s->next_id;
+	if (output >= next_id)
+		next_id = output + 1;
+	bool renamed;
+	rc = snap_write(s, s->epoch + 1, next_id, next, nnext, &renamed, eb);
+	if (rc) {
+		if (renamed) {
+			bool again;
+			if (snap_write(s, s->epoch, s->next_id, s->act, s->nact,
+			               &again, NULL) != 0)
+				s->broken = true;
+		}
+		if (osp) {
+			sp_unref(osp);
+			osp = NULL;
+			if (!s->broken)
+				unpublish(s, output, MS_KIND_COUNT);
+		}
+		goto out;
+	}
+	/* Committed. Keep the removed parts in the old array to unref them
+	 * outside the lock. */
+	struct ms__sp **old = s->act;
+	size_t oldn = s->nact, nrm = 0;
+	for (size_t i = 0; i < oldn; i++) {
+		struct ms__sp *sp = old[i];
+		for (size_t j = 0; j < ninputs; j++)
+			if (inputs[j] == sp->id) {
+				atomic_store(&sp->dead, true);
+				old[nrm++] = sp;
+				break;
+			}
+	}
+	s->act = next;
+	s->nact = nnext;
+	s->epoch++;
+	s->next_id = next_id;
+	next = NULL;
+	pthread_mutex_unlock(&s->lock);
+	for (size_t i = 0; i < nrm; i++)
+		sp_unref(old[i]);
+	ms_mem_free(s->mem, old, (oldn ? oldn : 1) * sizeof(*old));
+	return 0;
+out:
+	if (next)
+		ms_mem_free(s->mem, next, (cap ? cap : 1) * sizeof(*next));
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int
+ms_shard_introduce(ms_shard *s, uint64_t id, ms_errbuf *eb)
+{
+	if (id == 0)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "shard %s: part ID 0 is invalid", s->dir);
+	return ms_shard_replace(s, NULL, 0, id, eb);
+}
+
+int
+ms_shard_remove(ms_shard *s, const uint64_t *inputs, size_t ninputs,
+                ms_errbuf *eb)
+{
+	return ms_shard_replace(s, inputs, ninputs, 0, eb);
+}
+
+/* ---- views ---- */
+
+int
+ms_shard_view(ms_shard *s, ms_view **out, ms_errbuf *eb)
+{
+	*out = NULL;
+	ms_view *v = ms_mem_calloc(s->mem, 1, sizeof(*v));
+	if (!v)
+		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+	v->mem = s->mem;
+	pthread_mutex_lock(&s->lock);
+	v->sp = ms_mem_alloc(s->mem, (s->nact ? s->nact : 1) * sizeof(*v->sp));
+	if (!v->sp) {
+		pthread_mutex_unlock(&s->lock);
+		ms_mem_free(s->mem, v, sizeof(*v));
+		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+	}
+	v->n = s->nact;
+	v->epoch = s->epoch;
+	for (size_t i = 0; i < v->n; i++) {
+		v->sp[i] = s->act[i];
+		atomic_fetch_add(&v->sp[i]->refs, 1);
+	}
+	pthread_mutex_unlock(&s->lock);
+	*out = v;
+	return 0;
+}
+
+void
+ms_view_release(ms_view *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->n; i++)
+		sp_unref(v->sp[i]);
+	ms_mem_free(v->mem, v->sp, (v->n ? v->n : 1) * sizeof(*v->sp));
+	ms_mem_free(v->mem, v, sizeof(*v));
+}
+
+uint64_t
+ms_view_epoch(const ms_view *v)
+{
+	return v->epoch;
+}
+
+size_t
+ms_view_count(const ms_view *v)
+{
+	return v->n;
+}
+
+const ms_part *
+ms_view_part(const ms_view *v, size_t i, enum ms_part_kind kind)
+{
+	if (i >= v->n || (unsigned)kind >= MS_KIND_COUNT)
+		return NULL;
+	return v->sp[i]->p[kind];
+}
+
+uint64_t
+ms_view_id(const ms_view *v, size_t i)
+{
+	return i < v->n ? v->sp[i]->id : 0;
+}
+
+const ms_part *
+ms_view_find(const ms_view *v, uint64_t id, enum ms_part_kind kind)
+{
+	if ((unsigned)kind >= MS_KIND_COUNT)
+		return NULL;
+	ptrdiff_t i = find_sp(v->sp, v->n, id);
+	return i < 0 ? NULL : v->sp[i]->p[kind];
+}

@@ -1,0 +1,930 @@
+/*
+ * test_shard.c - the shard: transactions and epochs, views pinning deleted
+ * parts, failures that must change nothing, crash recovery from every
+ * on-disk state a killed writer can leave (built by hand and by SIGKILL),
+ * and allocation failure at every point of open, introduce and replace.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ms_ledger.h"
+#include "ms_shard.h"
+#include "ms_sidx.h"
+
+/* ---- rows derived from a seed: every raw part holds one seed ---- */
+
+#define SEED_ROWS_MAX 6
+
+struct seed_rows {
+	size_t n;
+	ms_row rows[SEED_ROWS_MAX];
+	uint8_t tid[SEED_ROWS_MAX][32];
+	uint8_t body[SEED_ROWS_MAX][8];
+	char seg[SEED_ROWS_MAX][24];
+	const char *tags[SEED_ROWS_MAX][2];
+};
+
+static void
+seed_rows(uint64_t seed, struct seed_rows *g)
+{
+	static const char *const tagv[] = { "http.method=GET", "status=200" };
+	memset(g, 0, sizeof(*g));
+	g->n = 1 + seed % SEED_ROWS_MAX;
+	for (size_t j = 0; j < g->n; j++) {
+		ms_row *r = &g->rows[j];
+		int len = snprintf((char *)g->tid[j], sizeof(g->tid[j]),
+		                   "t%06llu-%zu", (unsigned long long)seed,
+		                   j % 2);
+		r->trace_id = g->tid[j];
+		r->trace_id_len = (uint32_t)len;
+		r->span_id = seed * 100 + j;
+		snprintf(g->seg[j], sizeof(g->seg[j]), "seg-%llu",
+		         (unsigned long long)seed);
+		r->segment_id = g->seg[j];
+		r->service = (seed + j) % 3 ? "orders" : "billing";
+		r->instance = "i-1";
+		r->endpoint = "/checkout";
+		r->start_ns = 1700000000000000000LL + (int64_t)seed * 1000 +
+		              (int64_t)j;
+		r->latency_ms = (uint32_t)(seed * 7 + j) % 900;
+		r->is_error = (seed + j) % 5 == 0;
+		g->tags[j][0] = tagv[0];
+		g->tags[j][1] = tagv[1];
+		r->tags = g->tags[j];
+		r->ntags = (uint32_t)(j % 3);
+		for (int b = 0; b < 8; b++)
+			g->body[j][b] = (uint8_t)(seed >> (8 * b));
+		r->body = g->body[j];
+		r->body_len = 8;
+	}
+}
+
+/* The seed a row came from (its body). */
+static uint64_t
+row_seed(const ms_row *r)
+{
+	uint64_t v = 0;
+	for (int b = 7; b >= 0; b--)
+		v = v << 8 | r->body[b];
+	return v;
+}
+
+static void
+seeds_ledger(const uint64_t *seeds, size_t n, ms_ledger_set *out)
+{
+	ms_ledger_set_init(out);
+	struct seed_rows g;
+	for (size_t i = 0; i < n; i++) {
+		seed_rows(seeds[i], &g);
+		for (size_t j = 0; j < g.n; j++)
+			ms_ledger_set_add_row(out, &g.rows[j]);
+	}
+}
+
+/* Write part `id` (all three kinds) at its tmp paths from the rows of
+ * `seeds`. */
+static int
+write_part(ms_shard *s, uint64_t id, const uint64_t *seeds, size_t nseeds,
+           uint32_t depth)
+{
+	size_t cap = nseeds * SEED_ROWS_MAX + 1;
+	ms_row *rows = calloc(cap, sizeof(*rows));
+	struct seed_rows *g = calloc(nseeds + 1, sizeof(*g));
+	if (!rows || !g)
+		return MS_ERR_NOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < nseeds; i++) {
+		seed_rows(seeds[i], &g[i]);
+		for (size_t j = 0; j < g[i].n; j++)
+			rows[n++] = g[i].rows[j];
+	}
+	ms_part_writer_opts o = { .depth = depth };
+	ms_part_meta meta;
+	ms_errbuf eb = { { 0 } };
+	char path[4096];
+	int rc = 0;
+	for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
+		ms_shard_tmp_path(s, (enum ms_part_kind)k, id, path,
+		                  sizeof(path));
+		if (k == MS_KIND_CORE)
+			rc = ms_part_write_rows(path, id, rows, n, &o, &meta,
+			                        &eb);
+		else
+			rc = ms_sidx_write_rows((enum ms_part_kind)k, path, id,
+			                        rows, n, &o, &meta, &eb);
+	}
+	if (rc)
+		fprintf(stderr, "write_part %llu: %s\n", (unsigned long long)id,
+		        eb.msg);
+	free(rows);
+	free(g);
+	return rc;
+}
+
+static ms_shard *
+open_shard(const char *dir, bool create, ms_mem *mem)
+{
+	ms_shard_opts o = { .dir = dir, .create = create, .mem = mem };
+	ms_shard *s = NULL;
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_shard_open(&s, &o, &eb);
+	if (rc)
+		fail_msg("open %s: %s (%s)", dir, eb.msg, ms_strerror(rc));
+	return s;
+}
+
+static uint64_t
+add_raw(ms_shard *s, uint64_t seed)
+{
+	uint64_t id;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_shard_new_id(s, &id, &eb), 0);
+	assert_int_equal(write_part(s, id, &seed, 1, 0), 0);
+	int rc = ms_shard_introduce(s, id, &eb);
+	if (rc)
+		fail_msg("introduce: %s", eb.msg);
+	return id;
+}
+
+static void
+shard_ledger(ms_shard *s, ms_ledger_set *out)
+{
+	ms_view *v;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_shard_view(s, &v, &eb), 0);
+	int rc = ms_ledger_of_view(v, out, NULL, &eb);
+	if (rc)
+		fail_msg("ledger of view: %s", eb.msg);
+	ms_view_release(v);
+}
+
+static char *
+make_dir(void)
+{
+	char tmpl[] = "/tmp/ms-test-shard-XXXXXX";
+	char *d = mkdtemp(tmpl);
+	assert_non_null(d);
+	char *s = malloc(strlen(d) + 8);
+	sprintf(s, "%s/shard", d);
+	return s;
+}
+
+static void
+rm_dir(char *dir)
+{
+	char cmd[4200];
+	char *slash = strrchr(dir, '/');
+	*slash = '\0';
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(dir);
+}
+
+static bool
+path_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+static bool
+part_on_disk(ms_shard *s, enum ms_part_kind k, uint64_t id)
+{
+	char p[4096];
+	ms_shard_part_path(s, k, id, p, sizeof(p));
+	return path_exists(p);
+}
+
+static bool
+tmp_on_disk(ms_shard *s, enum ms_part_kind k, uint64_t id)
+{
+	char p[4096];
+	ms_shard_tmp_path(s, k, id, p, sizeof(p));
+	return path_exists(p);
+}
+
+/* Entries of DIR/tmp. */
+static int
+tmp_count(const char *dir)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "ls -A '%s/tmp' | wc -l", dir);
+	FILE *f = popen(cmd, "r");
+	int n = -1;
+	assert_int_equal(fscanf(f, "%d", &n), 1);
+	pclose(f);
+	return n;
+}
+
+/* Whole file into a malloc'd buffer. */
+static uint8_t *
+slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	uint8_t *b = malloc(1 << 20);
+	*n = fread(b, 1, 1 << 20, f);
+	fclose(f);
+	return b;
+}
+
+static void
+spit(const char *path, const uint8_t *b, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	fclose(f);
+}
+
+/* ---- transactions ---- */
+
+static void
+test_transactions_bump_epoch(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_errbuf eb = { { 0 } };
+	ms_shard_opts o = { .dir = dir };
+	ms_shard *s;
+	assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_NOTFOUND);
+	assert_null(s);
+	assert_non_null(strstr(eb.msg, "snapshot"));
+
+	s = open_shard(dir, true, NULL);
+	assert_string_equal(ms_shard_recovery_note(s), "");
+	assert_int_equal(ms_shard_epoch(s), 0);
+	uint64_t a = add_raw(s, 1), b = add_raw(s, 2), c = add_raw(s, 3);
+	assert_true(a < b && b < c);
+	assert_int_equal(ms_shard_epoch(s), 3);
+	assert_int_equal(ms_shard_count(s), 3);
+
+	/* Merge a and b into one output of depth 1. */
+	uint64_t out;
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	uint64_t seeds[] = { 1, 2 };
+	assert_int_equal(write_part(s, out, seeds, 2, 1), 0);
+	uint64_t in[] = { b, a };
+	assert_int_equal(ms_shard_replace(s, in, 2, out, &eb), 0);
+	assert_int_equal(ms_shard_epoch(s), 4);
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		assert_false(part_on_disk(s, (enum ms_part_kind)k, a));
+		assert_false(part_on_disk(s, (enum ms_part_kind)k, b));
+		assert_true(part_on_disk(s, (enum ms_part_kind)k, out));
+		assert_false(tmp_on_disk(s, (enum ms_part_kind)k, out));
+	}
+	ms_view *v;
+	assert_int_equal(ms_shard_view(s, &v, &eb), 0);
+	assert_int_equal(ms_view_epoch(v), 4);
+	assert_int_equal(ms_view_count(v), 2);
+	assert_int_equal(ms_view_id(v, 0), c);
+	assert_int_equal(ms_view_id(v, 1), out);
+	assert_null(ms_view_find(v, a, MS_KIND_CORE));
+	const ms_part *po = ms_view_find(v, out, MS_KIND_START_TIME);
+	assert_non_null(po);
+	assert_int_equal(ms_part_kind_of(po), MS_KIND_START_TIME);
+	assert_int_equal(
+	        ms_part_get_meta(ms_view_part(v, 1, MS_KIND_CORE))->depth, 1);
+	ms_view_release(v);
+
+	/* Lossless so far: the ledger is that of seeds 1..3. */
+	ms_ledger_set want, got;
+	uint64_t all[] = { 1, 2, 3 };
+	seeds_ledger(all, 3, &want);
+	shard_ledger(s, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+
+	/* A merge that keeps nothing. */
+	assert_int_equal(ms_shard_remove(s, &c, 1, &eb), 0);
+	assert_int_equal(ms_shard_epoch(s), 5);
+	assert_false(part_on_disk(s, MS_KIND_CORE, c));
+	ms_shard_close(s);
+
+	/* Reopen: same inventory, epoch, nothing to recover; IDs go on. */
+	s = open_shard(dir, false, NULL);
+	assert_string_equal(ms_shard_recovery_note(s), "");
+	assert_int_equal(ms_shard_epoch(s), 5);
+	assert_int_equal(ms_shard_count(s), 1);
+	seeds_ledger(seeds, 2, &want);
+	shard_ledger(s, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	uint64_t next;
+	assert_int_equal(ms_shard_new_id(s, &next, &eb), 0);
+	assert_true(next > out);
+	ms_shard_close(s);
+	rm_dir(dir);
+}
+
+static void
+test_view_pins_removed_parts(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_errbuf eb = { { 0 } };
+	ms_shard *s = open_shard(dir, true, NULL);
+	uint64_t a = add_raw(s, 10), b = add_raw(s, 11);
+	ms_view *v1, *v2;
+	assert_int_equal(ms_shard_view(s, &v1, &eb), 0);
+	assert_int_equal(ms_shard_view(s, &v2, &eb), 0);
+	uint64_t out;
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	uint64_t seeds[] = { 10, 11 };
+	assert_int_equal(write_part(s, out, seeds, 2, 1), 0);
+	uint64_t in[] = { a, b };
+	assert_int_equal(ms_shard_replace(s, in, 2, out, &eb), 0);
+	/* Out of the inventory, but pinned: still on disk and readable. */
+	assert_true(part_on_disk(s, MS_KIND_CORE, a));
+	assert_true(part_on_disk(s, MS_KIND_LATENCY, b));
+	ms_ledger_set l1, want;
+	assert_int_equal(ms_ledger_of_view(v1, &l1, NULL, &eb), 0);
+	seeds_ledger(seeds, 2, &want);
+	assert_true(ms_ledger_set_equal(&l1, &want));
+	assert_int_equal(ms_view_epoch(v1), 2);
+	ms_view_release(v1);
+	assert_true(part_on_disk(s, MS_KIND_CORE, a));
+	/* The last pin goes: now they are deleted. */
+	ms_view_release(v2);
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		assert_false(part_on_disk(s, (enum ms_part_kind)k, a));
+		assert_false(part_on_disk(s, (enum ms_part_kind)k, b));
+	}
+	/* A view may outlive its shard. */
+	ms_view *v3;
+	assert_int_equal(ms_shard_view(s, &v3, &eb), 0);
+	ms_shard_close(s);
+	assert_int_equal(ms_view_count(v3), 1);
+	assert_int_equal(
+	        ms_part_get_meta(ms_view_part(v3, 0, MS_KIND_CORE))->id, out);
+	ms_view_release(v3);
+	rm_dir(dir);
+}
+
+/* Snapshot bytes, to prove a failed transaction did not touch them. */
+static uint8_t *
+snapshot_bytes(const char *dir, size_t *n)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/snapshot", dir);
+	return slurp(p, n);
+}
+
+static void
+assert_unchanged(ms_shard *s, const char *dir, const uint8_t *snap,
+                 size_t snapn, uint64_t epoch, const uint64_t *ids, size_t n)
+{
+	size_t m;
+	uint8_t *now = snapshot_bytes(dir, &m);
+	/* Same epoch and parts; next_id (24..31, hence the checksum) may
+	 * have grown, since a snapshot written back keeps reserved IDs. */
+	assert_int_equal(m, snapn);
+	assert_memory_equal(now, snap, 24);
+	assert_memory_equal(now + 32, snap + 32, m - 40);
+	free(now);
+	assert_int_equal(ms_shard_epoch(s), epoch);
+	assert_int_equal(ms_shard_count(s), n);
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < MS_KIND_COUNT; k++)
+			assert_true(
+			        part_on_disk(s, (enum ms_part_kind)k, ids[i]));
+}
+
+static void
+test_failures_change_nothing(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_errbuf eb = { { 0 } };
+	ms_shard *s = open_shard(dir, true, NULL);
+	uint64_t ids[2] = { add_raw(s, 20), add_raw(s, 21) };
+	size_t sn;
+	uint8_t *snap = snapshot_bytes(dir, &sn);
+
+	/* An input that is not active: conflict. */
+	uint64_t out;
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	uint64_t seeds[] = { 20, 21 };
+	assert_int_equal(write_part(s, out, seeds, 2, 1), 0);
+	uint64_t bad[] = { ids[0], 999 };
+	assert_int_equal(ms_shard_replace(s, bad, 2, out, &eb),
+	                 MS_ERR_CONFLICT);
+	assert_non_null(strstr(eb.msg, "00000000000003e7"));
+	assert_unchanged(s, dir, snap, sn, 2, ids, 2);
+	assert_true(tmp_on_disk(s, MS_KIND_CORE, out));
+
+	/* An output never written. */
+	uint64_t ghost;
+	assert_int_equal(ms_shard_new_id(s, &ghost, &eb), 0);
+	assert_int_equal(ms_shard_replace(s, ids, 2, ghost, &eb),
+	                 MS_ERR_NOTFOUND);
+	assert_unchanged(s, dir, snap, sn, 2, ids, 2);
+
+	/* Each commit step failing, ENOSPC mapped to NOSPACE. */
+	static const struct {
+		enum ms_shard_fault f;
+		int err;
+		int want;
+	} faults[] = {
+		{ MS_SHARD_FAULT_OPEN, EACCES, MS_ERR_IO },
+		{ MS_SHARD_FAULT_WRITE, ENOSPC, MS_ERR_NOSPACE },
+		{ MS_SHARD_FAULT_FSYNC, EIO, MS_ERR_IO },
+		{ MS_SHARD_FAULT_RENAME, EXDEV, MS_ERR_IO },
+		{ MS_SHARD_FAULT_DIRSYNC, EDQUOT, MS_ERR_NOSPACE },
+	};
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+		ms_shard_inject_fault(s, faults[i].f, faults[i].err);
+		assert_int_equal(ms_shard_replace(s, ids, 2, out, &eb),
+		                 faults[i].want);
+		assert_non_null(strstr(eb.msg, "snapshot"));
+		assert_unchanged(s, dir, snap, sn, 2, ids, 2);
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			assert_true(tmp_on_disk(s, (enum ms_part_kind)k, out));
+			assert_false(
+			        part_on_disk(s, (enum ms_part_kind)k, out));
+		}
+		assert_int_equal(tmp_count(dir), 3);
+	}
+	/* Then it goes through. */
+	assert_int_equal(ms_shard_replace(s, ids, 2, out, &eb), 0);
+	assert_int_equal(ms_shard_epoch(s), 3);
+	free(snap);
+	ms_shard_close(s);
+
+	/* And the reopened shard agrees. */
+	s = open_shard(dir, false, NULL);
+	assert_int_equal(ms_shard_epoch(s), 3);
+	ms_ledger_set want, got;
+	seeds_ledger(seeds, 2, &want);
+	shard_ledger(s, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	ms_shard_close(s);
+	rm_dir(dir);
+}
+
+/* ---- recovery from hand-built states ---- */
+
+static void
+test_recovery_leftovers(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_errbuf eb = { { 0 } };
+	ms_shard *s = open_shard(dir, true, NULL);
+	uint64_t a = add_raw(s, 30), b = add_raw(s, 31), c = add_raw(s, 32);
+	/* Keep copies of a and b as they are before the merge. */
+	char cmd[8400];
+	snprintf(cmd, sizeof(cmd),
+	         "mkdir -p '%s.keep' && cp -a '%s/core' '%s/sidx' '%s.keep/'",
+	         dir, dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	/* (1) A merge committed whose input deletion was interrupted. */
+	uint64_t out;
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	uint64_t seeds[] = { 30, 31 };
+	assert_int_equal(write_part(s, out, seeds, 2, 1), 0);
+	uint64_t in[] = { a, b };
+	assert_int_equal(ms_shard_replace(s, in, 2, out, &eb), 0);
+	/* (2) A part still being written. */
+	uint64_t partial;
+	assert_int_equal(ms_shard_new_id(s, &partial, &eb), 0);
+	uint64_t ps = 33;
+	assert_int_equal(write_part(s, partial, &ps, 1, 0), 0);
+	/* (3) An output published but whose snapshot never came. */
+	uint64_t orphan;
+	assert_int_equal(ms_shard_new_id(s, &orphan, &eb), 0);
+	uint64_t os = 34;
+	assert_int_equal(write_part(s, orphan, &os, 1, 0), 0);
+	char t[4096], f[4096];
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		ms_shard_tmp_path(s, (enum ms_part_kind)k, orphan, t,
+		                  sizeof(t));
+		ms_shard_part_path(s, (enum ms_part_kind)k, orphan, f,
+		                   sizeof(f));
+		assert_int_equal(ms_part_publish(t, f, &eb), 0);
+	}
+	ms_shard_close(s);
+	/* Restore a's core and b's latency directories, as if deletion
+	 * stopped half-way; plus a stray snapshot.new. */
+	snprintf(cmd, sizeof(cmd),
+	         "cp -a '%s.keep/core/%016llx' '%s/core/' && "
+	         "cp -a '%s.keep/sidx/latency/%016llx' '%s/sidx/latency/' && "
+	         "echo junk > '%s/tmp/snapshot.new' && rm -rf '%s.keep'",
+	         dir, (unsigned long long)a, dir, dir, (unsigned long long)b,
+	         dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tmp_count(dir), 4);
+
+	s = open_shard(dir, false, NULL);
+	const char *note = ms_shard_recovery_note(s);
+	assert_non_null(strstr(note, "recovered epoch 4"));
+	assert_non_null(strstr(note, "4 temporary entries"));
+	assert_non_null(strstr(note, "3 unlisted parts"));
+	char hex[17];
+	ms_part_id_str(orphan, hex);
+	assert_non_null(strstr(note, hex));
+	ms_part_id_str(a, hex);
+	assert_non_null(strstr(note, hex));
+	assert_int_equal(tmp_count(dir), 0);
+	assert_int_equal(ms_shard_epoch(s), 4);
+	assert_int_equal(ms_shard_count(s), 2);
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		assert_false(part_on_disk(s, (enum ms_part_kind)k, a));
+		assert_false(part_on_disk(s, (enum ms_part_kind)k, b));
+		assert_false(part_on_disk(s, (enum ms_part_kind)k, orphan));
+		assert_true(part_on_disk(s, (enum ms_part_kind)k, c));
+		assert_true(part_on_disk(s, (enum ms_part_kind)k, out));
+	}
+	uint64_t all[] = { 30, 31, 32 };
+	ms_ledger_set want, got;
+	seeds_ledger(all, 3, &want);
+	shard_ledger(s, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	/* IDs seen on disk are never handed out again. */
+	uint64_t next;
+	assert_int_equal(ms_shard_new_id(s, &next, &eb), 0);
+	assert_true(next > orphan);
+	ms_shard_close(s);
+
+	/* A second open has nothing to say. */
+	s = open_shard(dir, false, NULL);
+	assert_string_equal(ms_shard_recovery_note(s), "");
+	ms_shard_close(s);
+	rm_dir(dir);
+}
+
+static void
+test_recovery_refuses_missing_part(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_errbuf eb = { { 0 } };
+	ms_shard *s = open_shard(dir, true, NULL);
+	add_raw(s, 40);
+	uint64_t b = add_raw(s, 41);
+	uint64_t junk;
+	assert_int_equal(ms_shard_new_id(s, &junk, &eb), 0);
+	assert_int_equal(write_part(s, junk, &junk, 1, 0), 0);
+	char p[4096];
+	ms_shard_part_path(s, MS_KIND_START_TIME, b, p, sizeof(p));
+	ms_shard_close(s);
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
+	assert_int_equal(system(cmd), 0);
+
+	ms_shard_opts o = { .dir = dir, .create = true };
+	assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_NOTFOUND);
+	assert_null(s);
+	char hex[17];
+	ms_part_id_str(b, hex);
+	assert_non_null(strstr(eb.msg, hex));
+	assert_non_null(strstr(eb.msg, "start_time"));
+	/* Nothing deleted: the leftovers are still there. */
+	assert_int_equal(tmp_count(dir), 3);
+
+	/* A corrupt part file is named too. */
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/sidx/latency/%s' '%s'", dir, hex,
+	         p);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, hex));
+	assert_int_equal(tmp_count(dir), 3);
+	rm_dir(dir);
+}
+
+static void
+test_recovery_refuses_bad_snapshot(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_shard *s = open_shard(dir, true, NULL);
+	add_raw(s, 50);
+	add_raw(s, 51);
+	ms_errbuf eb = { { 0 } };
+	uint64_t junk;
+	assert_int_equal(ms_shard_new_id(s, &junk, &eb), 0);
+	assert_int_equal(write_part(s, junk, &junk, 1, 0), 0);
+	ms_shard_close(s);
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/snapshot", dir);
+	size_t n;
+	uint8_t *good = slurp(path, &n);
+	assert_int_equal(n, 48 + 2 * 16);
+	uint8_t *b = malloc(n);
+	ms_shard_opts o = { .dir = dir, .create = true };
+
+	/* Cut short at every length. */
+	for (size_t cut = 0; cut < n; cut++) {
+		spit(path, good, cut);
+		assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_CORRUPT);
+		assert_non_null(strstr(eb.msg, path));
+	}
+	/* Any byte flipped. */
+	for (size_t i = 0; i < n; i++) {
+		memcpy(b, good, n);
+		b[i] ^= 0x20;
+		spit(path, b, n);
+		int rc = ms_shard_open(&s, &o, &eb);
+		assert_true(rc == MS_ERR_CORRUPT || rc == MS_ERR_FORMAT);
+		assert_null(s);
+		assert_non_null(strstr(eb.msg, path));
+	}
+	/* A checksum-correct snapshot with unsorted IDs. */
+	memcpy(b, good, n);
+	uint8_t t[8];
+	memcpy(t, b + 40, 8);
+	memcpy(b + 40, b + 56, 8);
+	memcpy(b + 56, t, 8);
+	spit(path, b, n);
+	assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_CORRUPT);
+	/* A missing snapshot with parts present is not an empty shard. */
+	unlink(path);
+	assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_NOTFOUND);
+	assert_non_null(strstr(eb.msg, "part directories exist"));
+	assert_int_equal(tmp_count(dir), 3);
+	/* Nothing was deleted by any of this. */
+	spit(path, good, n);
+	s = open_shard(dir, false, NULL);
+	assert_int_equal(ms_shard_count(s), 2);
+	assert_int_equal(tmp_count(dir), 0);
+	ms_shard_close(s);
+	free(b);
+	free(good);
+	rm_dir(dir);
+}
+
+/* ---- recovery after SIGKILL at random points ---- */
+
+/* Read which seeds a part's rows came from. */
+static void
+collect_seeds(const ms_part *p, uint8_t *seen, size_t maxseed)
+{
+	ms_part_iter *it;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	const ms_block_info *info;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &info, &eb)) == 1) {
+		const ms_row *rows;
+		assert_int_equal(
+		        ms_part_iter_decode(it, MS_COL_BODY, &rows, &eb), 0);
+		for (uint32_t i = 0; i < info->nrows; i++) {
+			uint64_t sd = row_seed(&rows[i]);
+			assert_true(sd < maxseed);
+			seen[sd] = 1;
+		}
+	}
+	assert_int_equal(rc, 0);
+	ms_part_iter_close(it);
+}
+
+#define KILL_MAX_SEED 100000
+
+/* The child: open (recovering), then introduce raw parts with fresh seeds
+ * and merge random pairs and triples, forever. Exits only when killed. */
+static void
+churn(const char *dir, unsigned rnd)
+{
+	ms_shard_opts o = { .dir = dir, .create = true };
+	ms_shard *s;
+	ms_errbuf eb;
+	if (ms_shard_open(&s, &o, &eb) != 0)
+		_exit(2);
+	/* Seeds listed so far, per part, from the parts themselves. */
+	static uint8_t seen[KILL_MAX_SEED];
+	uint64_t maxseed = 0;
+	srand(rnd);
+	for (;;) {
+		ms_view *v;
+		if (ms_shard_view(s, &v, &eb) != 0)
+			_exit(3);
+		size_t n = ms_view_count(v);
+		if (n >= 3 && rand() % 3 == 0) {
+			size_t k = 2 + (size_t)rand() % 2;
+			size_t start = (size_t)rand() % (n - k + 1);
+			uint64_t in[3];
+			uint64_t *seeds =
+			        malloc(KILL_MAX_SEED * sizeof(*seeds));
+			size_t ns = 0;
+			if (!seeds)
+				_exit(6);
+			uint32_t depth = 0;
+			for (size_t i = 0; i < k; i++) {
+				const ms_part *p = ms_view_part(v, start + i,
+				                                MS_KIND_CORE);
+				in[i] = ms_view_id(v, start + i);
+				uint32_t d = ms_part_get_meta(p)->depth;
+				depth = d > depth ? d : depth;
+				memset(seen, 0, sizeof(seen));
+				collect_seeds(p, seen, KILL_MAX_SEED);
+				for (size_t q = 0; q < KILL_MAX_SEED; q++)
+					if (seen[q])
+						seeds[ns++] = q;
+			}
+			uint64_t out;
+			if (ms_shard_new_id(s, &out, &eb) ||
+			    write_part(s, out, seeds, ns, depth + 1) ||
+			    ms_shard_replace(s, in, k, out, &eb))
+				_exit(4);
+			free(seeds);
+		} else {
+			if (maxseed == 0) {
+				for (size_t i = 0; i < n; i++) {
+					memset(seen, 0, sizeof(seen));
+					collect_seeds(
+					        ms_view_part(v, i,
+					                     MS_KIND_CORE),
+					        seen, KILL_MAX_SEED);
+					for (uint64_t q = 0; q < KILL_MAX_SEED;
+					     q++)
+						if (seen[q] && q > maxseed)
+							maxseed = q;
+				}
+			}
+			uint64_t id, seed = ++maxseed;
+			if (ms_shard_new_id(s, &id, &eb) ||
+			    write_part(s, id, &seed, 1, 0) ||
+			    ms_shard_introduce(s, id, &eb))
+				_exit(5);
+		}
+		ms_view_release(v);
+	}
+}
+
+static void
+test_recovery_after_sigkill(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	srand((unsigned)time(NULL));
+	for (int round = 0; round < 6; round++) {
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0)
+			churn(dir, (unsigned)rand());
+		struct timespec ts = { 0,
+			               (long)(20 + rand() % 200) * 1000000L };
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		int st;
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFSIGNALED(st)); /* not an early failure */
+
+		/* Reopen: recovered, no leftovers, and the rows are exactly
+		 * seeds 1..K, each once. */
+		ms_shard *s = open_shard(dir, true, NULL);
+		assert_int_equal(tmp_count(dir), 0);
+		ms_view *v;
+		ms_errbuf eb = { { 0 } };
+		assert_int_equal(ms_shard_view(s, &v, &eb), 0);
+		static uint8_t seen[KILL_MAX_SEED];
+		memset(seen, 0, sizeof(seen));
+		for (size_t i = 0; i < ms_view_count(v); i++)
+			collect_seeds(ms_view_part(v, i, MS_KIND_CORE), seen,
+			              KILL_MAX_SEED);
+		uint64_t k = 0;
+		while (k + 1 < KILL_MAX_SEED && seen[k + 1])
+			k++;
+		for (uint64_t q = k + 1; q < KILL_MAX_SEED; q++)
+			assert_int_equal(seen[q], 0);
+		uint64_t *seeds = malloc((k + 1) * sizeof(*seeds));
+		for (uint64_t q = 0; q < k; q++)
+			seeds[q] = q + 1;
+		ms_ledger_set want, got;
+		seeds_ledger(seeds, k, &want);
+		assert_int_equal(ms_ledger_of_view(v, &got, NULL, &eb), 0);
+		assert_true(ms_ledger_set_equal(&want, &got));
+		free(seeds);
+		ms_view_release(v);
+		ms_shard_close(s);
+		print_message("round %d: epoch-consistent with %llu raw "
+		              "parts\n",
+		              round, (unsigned long long)k);
+	}
+	rm_dir(dir);
+}
+
+/* ---- allocation failure at every point ---- */
+
+static void
+test_alloc_failures(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_errbuf eb = { { 0 } };
+	ms_shard *s = open_shard(dir, true, &mem);
+	uint64_t ids[2] = { add_raw(s, 60), add_raw(s, 61) };
+	ms_shard_close(s);
+
+	/* Open. */
+	int failures = 0;
+	for (uint64_t n = 1;; n++) {
+		ms_shard_opts o = { .dir = dir, .mem = &mem };
+		ms_mem_fail_at(&mem, n, false);
+		int rc = ms_shard_open(&s, &o, &eb);
+		ms_mem_fail_at(&mem, 0, false);
+		if (rc == 0)
+			break;
+		failures++;
+		assert_int_equal(rc, MS_ERR_NOMEM);
+		assert_null(s);
+		ms_mem_stats st;
+		ms_mem_stats_get(&mem, &st);
+		assert_int_equal(st.live, 0);
+	}
+	assert_true(failures > 3);
+	size_t sn;
+	uint8_t *snap = snapshot_bytes(dir, &sn);
+
+	/* Introduce. */
+	uint64_t c;
+	assert_int_equal(ms_shard_new_id(s, &c, &eb), 0);
+	uint64_t cs = 62;
+	assert_int_equal(write_part(s, c, &cs, 1, 0), 0);
+	failures = 0;
+	for (uint64_t n = 1;; n++) {
+		ms_mem_fail_at(&mem, n, false);
+		int rc = ms_shard_introduce(s, c, &eb);
+		ms_mem_fail_at(&mem, 0, false);
+		if (rc == 0)
+			break;
+		failures++;
+		assert_int_equal(rc, MS_ERR_NOMEM);
+		assert_unchanged(s, dir, snap, sn, 2, ids, 2);
+		assert_true(tmp_on_disk(s, MS_KIND_CORE, c));
+	}
+	assert_true(failures > 3);
+	free(snap);
+	snap = snapshot_bytes(dir, &sn);
+
+	/* Replace. */
+	uint64_t out;
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	uint64_t seeds[] = { 60, 61 };
+	assert_int_equal(write_part(s, out, seeds, 2, 1), 0);
+	uint64_t all[3] = { ids[0], ids[1], c };
+	failures = 0;
+	for (uint64_t n = 1;; n++) {
+		ms_mem_fail_at(&mem, n, false);
+		int rc = ms_shard_replace(s, ids, 2, out, &eb);
+		ms_mem_fail_at(&mem, 0, false);
+		if (rc == 0)
+			break;
+		failures++;
+		assert_int_equal(rc, MS_ERR_NOMEM);
+		assert_unchanged(s, dir, snap, sn, 3, all, 3);
+		assert_true(tmp_on_disk(s, MS_KIND_START_TIME, out));
+	}
+	assert_true(failures > 3);
+	assert_int_equal(ms_shard_epoch(s), 4);
+	/* A view failing to allocate leaves no pin behind. */
+	for (uint64_t n = 1; n < 3; n++) {
+		ms_view *v;
+		ms_mem_fail_at(&mem, n, false);
+		assert_int_equal(ms_shard_view(s, &v, &eb), MS_ERR_NOMEM);
+		ms_mem_fail_at(&mem, 0, false);
+		assert_null(v);
+	}
+	ms_ledger_set want, got;
+	uint64_t left[] = { 60, 61, 62 };
+	seeds_ledger(left, 3, &want);
+	shard_ledger(s, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	free(snap);
+	ms_shard_close(s);
+	ms_mem_stats st;
+	ms_mem_stats_get(&mem, &st);
+	assert_int_equal(st.live, 0);
+	rm_dir(dir);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_transactions_bump_epoch),
+		cmocka_unit_test(test_view_pins_removed_parts),
+		cmocka_unit_test(test_failures_change_nothing),
+		cmocka_unit_test(test_recovery_leftovers),
+		cmocka_unit_test(test_recovery_refuses_missing_part),
+		cmocka_unit_test(test_recovery_refuses_bad_snapshot),
+		cmocka_unit_test(test_recovery_after_sigkill),
+		cmocka_unit_test(test_alloc_failures),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
