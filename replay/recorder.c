@@ -26,6 +26,7 @@
  * commit that fails is remembered in r->bg_err and returned by the next
  * call.
  */
+#include "ev_private.h"
 #include "ms_replay_events.h"
 
 #include <errno.h>
@@ -1805,4 +1806,116 @@ ms_evdb_each_gate(ms_evdb *d, ms_ev_gate_fn fn, void *ctx, ms_errbuf *eb)
 {
 	struct adapt a = { .gate = fn, .ctx = ctx };
 	return each_simple(d, T_GATE, sizeof(ms_ev_gate), &a, eb);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Named values for the exporters (ev_private.h). */
+
+static const col *
+rec_cols(enum ms__ev_rec w, size_t *n)
+{
+	switch (w) {
+	case MS__EV_MERGE:
+		*n = NCOLS(merge_cols);
+		return merge_cols;
+	case MS__EV_INPUT:
+		*n = NCOLS(input_cols);
+		return input_cols;
+	case MS__EV_LINK:
+		*n = NCOLS(link_cols);
+		return link_cols;
+	case MS__EV_PUB:
+		*n = NCOLS(pub_cols);
+		return pub_cols;
+	}
+	*n = 0;
+	return NULL;
+}
+
+size_t
+ms__ev_ncols(enum ms__ev_rec w)
+{
+	size_t n;
+	rec_cols(w, &n);
+	return n;
+}
+
+void
+ms__ev_value(enum ms__ev_rec w, size_t i, const void *obj, ms__ev_val *v)
+{
+	size_t n;
+	const col *c = rec_cols(w, &n);
+	memset(v, 0, sizeof(*v));
+	if (i >= n)
+		return;
+	c += i;
+	const char *p = (const char *)obj + c->off;
+	v->name = c->name;
+	uint32_t u32;
+	switch (c->type) {
+	case C_U64:
+		v->type = MS__EV_UINT;
+		memcpy(&v->u, p, 8);
+		break;
+	case C_I64:
+		v->type = MS__EV_INT;
+		memcpy(&v->i, p, 8);
+		break;
+	case C_U32:
+		v->type = MS__EV_UINT;
+		memcpy(&u32, p, 4);
+		v->u = u32;
+		break;
+	case C_INT:
+		v->type = MS__EV_INT;
+		v->i = enum_get(p);
+		break;
+	case C_BOOL: {
+		bool b;
+		memcpy(&b, p, sizeof(b));
+		v->type = MS__EV_BOOL;
+		v->i = b;
+		break;
+	}
+	case C_F64:
+		v->type = MS__EV_REAL;
+		memcpy(&v->d, p, sizeof(v->d));
+		break;
+	case C_STR:
+		v->type = MS__EV_TEXT;
+		v->s = p;
+		break;
+	case C_SUM: {
+		uint64_t hi, lo;
+		memcpy(&hi, p + offsetof(ms_ledger, sum_hi), 8);
+		memcpy(&lo, p + offsetof(ms_ledger, sum_lo), 8);
+		snprintf(v->buf, sizeof(v->buf), "%016llx%016llx",
+		         (unsigned long long)hi, (unsigned long long)lo);
+		v->type = MS__EV_TEXT;
+		v->s = v->buf;
+		break;
+	}
+	case C_CLASS:
+		v->type = MS__EV_TEXT;
+		v->s = ms_ev_class_name(enum_get(p));
+		break;
+	case C_REASON:
+		v->type = MS__EV_TEXT;
+		v->s = ms_ev_reason_name(enum_get(p));
+		break;
+	case C_PHASE:
+		v->type = MS__EV_TEXT;
+		v->s = ms_ev_phase_name(enum_get(p));
+		break;
+	case C_WHAT:
+		v->type = MS__EV_TEXT;
+		v->s = ms_ev_part_kind_name(enum_get(p));
+		break;
+	case C_KIND: {
+		int k = enum_get(p);
+		v->type = MS__EV_TEXT;
+		v->s = (unsigned)k < MS_KIND_COUNT ? kind_names[k] : "?";
+		break;
+	}
+	}
 }

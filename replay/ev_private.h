@@ -1,0 +1,50 @@
+/*
+ * ev_private.h - what recorder.c shares with export.c and report.c: the
+ * column tables as named values, so every export writes exactly the fields
+ * the database holds under the same names, and a JSON string writer.
+ * Private to replay/.
+ */
+#ifndef MS_EV_PRIVATE_H
+#define MS_EV_PRIVATE_H
+
+#include "ms_replay_events.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Which record a column belongs to. */
+enum ms__ev_rec {
+	MS__EV_MERGE = 0, /* ms_ev_merge (without inputs and links) */
+	MS__EV_INPUT = 1, /* ms_ev_input */
+	MS__EV_LINK = 2,  /* ms_ev_link */
+	MS__EV_PUB = 3,   /* ms_ev_pub */
+};
+
+enum ms__ev_vtype {
+	MS__EV_INT = 0,  /* v->i */
+	MS__EV_UINT = 1, /* v->u */
+	MS__EV_REAL = 2, /* v->d */
+	MS__EV_TEXT = 3, /* v->s (borrowed from the object or v->buf) */
+	MS__EV_BOOL = 4, /* v->i is 0 or 1 */
+};
+
+typedef struct ms__ev_val {
+	const char *name; /* the column name */
+	enum ms__ev_vtype type;
+	int64_t i;
+	uint64_t u;
+	double d;
+	const char *s;
+	char buf[40];
+} ms__ev_val;
+
+/* Number of columns of record w, and column i of obj as a value. */
+size_t ms__ev_ncols(enum ms__ev_rec w);
+void ms__ev_value(enum ms__ev_rec w, size_t i, const void *obj, ms__ev_val *v);
+
+/* Write s as a JSON string (quotes included), escaping as RFC 8259 asks. */
+void ms__json_str(FILE *f, const char *s);
+/* Write v as a JSON value. */
+void ms__json_val(FILE *f, const ms__ev_val *v);
+
+#endif

@@ -1,0 +1,528 @@
+/*
+ * export.c - recorded merges out of the event log, for analysis elsewhere:
+ * JSON Lines (one merge per line, every column plus its inputs and links),
+ * RFC 4180 CSV (one merge per row, every column plus the input IDs), and
+ * the Chrome trace-event JSON object that Perfetto and chrome://tracing
+ * open.
+ *
+ * Every export takes the same ms_ev_filter the TUI's event log uses, so
+ * "export what the filter shows" is one call. Field names are the database
+ * column names (replay/SCHEMA.md), taken from the recorder's column tables.
+ *
+ * Chrome layout: pid 1 is the run. Track (tid) 1 holds publications as
+ * instant events; each lane worker has its own track (tid = 10 + 100 × lane
+ * + worker) holding its merges as complete ("X") events. Timestamps are
+ * logical time in µs from the first logical instant of the run. The clock
+ * stands still while a publication drains, so within one logical instant a
+ * merge is placed at its wall-clock offset from the publication that
+ * started the drain; a merge that would overlap the previous one on its
+ * track is pushed right. Durations and every wall figure are real (args
+ * carry them in ms). Counters: "inventory parts", "inventory bytes",
+ * "staged bytes".
+ */
+#include "ev_private.h"
+#include "ms_replay_events.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+ms_export_format_parse(const char *s)
+{
+	if (!s)
+		return -1;
+	if (strcmp(s, "jsonl") == 0)
+		return MS_EXPORT_JSONL;
+	if (strcmp(s, "csv") == 0)
+		return MS_EXPORT_CSV;
+	if (strcmp(s, "chrome") == 0)
+		return MS_EXPORT_CHROME;
+	return -1;
+}
+
+void
+ms__json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+void
+ms__json_val(FILE *f, const ms__ev_val *v)
+{
+	switch (v->type) {
+	case MS__EV_INT:
+		fprintf(f, "%lld", (long long)v->i);
+		break;
+	case MS__EV_UINT:
+		fprintf(f, "%llu", (unsigned long long)v->u);
+		break;
+	case MS__EV_REAL:
+		if (isfinite(v->d))
+			fprintf(f, "%.17g", v->d);
+		else
+			fputs("null", f);
+		break;
+	case MS__EV_BOOL:
+		fputs(v->i ? "true" : "false", f);
+		break;
+	case MS__EV_TEXT:
+		ms__json_str(f, v->s ? v->s : "");
+		break;
+	}
+}
+
+/* {"name": value, ...} over all columns of record w. */
+static void
+json_record(FILE *f, enum ms__ev_rec w, const void *obj, bool close)
+{
+	size_t n = ms__ev_ncols(w);
+	fputc('{', f);
+	for (size_t i = 0; i < n; i++) {
+		ms__ev_val v;
+		ms__ev_value(w, i, obj, &v);
+		if (i)
+			fputc(',', f);
+		ms__json_str(f, v.name);
+		fputc(':', f);
+		ms__json_val(f, &v);
+	}
+	if (close)
+		fputc('}', f);
+}
+
+struct exp {
+	FILE *f;
+	uint64_t n;
+	/* chrome */
+	int64_t origin_ns;
+	const ms_ev_pub *pubs; /* by seq, logical time ascending */
+	size_t npubs;
+	int64_t cur_logical, anchor_wall;
+	bool have_cur;
+	struct track {
+		int tid;
+		char name[32];
+		double cursor_us;
+	} tracks[64];
+	size_t ntracks;
+};
+
+static int
+jsonl_merge(void *ctx, const ms_ev_merge *m)
+{
+	struct exp *x = ctx;
+	json_record(x->f, MS__EV_MERGE, m, false);
+	fputs(",\"inputs\":[", x->f);
+	for (size_t i = 0; i < m->ninputs; i++) {
+		if (i)
+			fputc(',', x->f);
+		json_record(x->f, MS__EV_INPUT, &m->inputs[i], true);
+	}
+	fputs("],\"links\":[", x->f);
+	for (uint32_t i = 0; i < m->nlinks; i++) {
+		if (i)
+			fputc(',', x->f);
+		json_record(x->f, MS__EV_LINK, &m->links[i], true);
+	}
+	fputs("]}\n", x->f);
+	x->n++;
+	return 0;
+}
+
+/* A CSV field: quoted when it holds a comma, quote, CR or LF. */
+static void
+csv_text(FILE *f, const char *s)
+{
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void
+csv_header(FILE *f)
+{
+	size_t n = ms__ev_ncols(MS__EV_MERGE);
+	ms_ev_merge z;
+	memset(&z, 0, sizeof(z));
+	for (size_t i = 0; i < n; i++) {
+		ms__ev_val v;
+		ms__ev_value(MS__EV_MERGE, i, &z, &v);
+		fputs(v.name, f);
+		fputc(',', f);
+	}
+	fputs("input_ids\r\n", f);
+}
+
+static int
+csv_merge(void *ctx, const ms_ev_merge *m)
+{
+	struct exp *x = ctx;
+	size_t n = ms__ev_ncols(MS__EV_MERGE);
+	for (size_t i = 0; i < n; i++) {
+		ms__ev_val v;
+		ms__ev_value(MS__EV_MERGE, i, m, &v);
+		switch (v.type) {
+		case MS__EV_TEXT:
+			csv_text(x->f, v.s ? v.s : "");
+			break;
+		case MS__EV_BOOL:
+			fputs(v.i ? "1" : "0", x->f);
+			break;
+		default:
+			ms__json_val(x->f, &v);
+		}
+		fputc(',', x->f);
+	}
+	for (size_t i = 0; i < m->ninputs; i++)
+		fprintf(x->f, "%s%llu", i ? " " : "",
+		        (unsigned long long)m->inputs[i].id);
+	fputs("\r\n", x->f);
+	x->n++;
+	return 0;
+}
+
+/* ---- Chrome ----------------------------------------------------------- */
+
+static int
+lane_index(const char *lane)
+{
+	if (strcmp(lane, MS_LANE_FAST) == 0)
+		return 0;
+	if (strcmp(lane, MS_LANE_SLOW) == 0)
+		return 1;
+	if (strcmp(lane, MS_LANE_FINALIZE) == 0)
+		return 2;
+	return 3;
+}
+
+static struct track *
+track_for(struct exp *x, const ms_ev_merge *m)
+{
+	int tid = 10 + 100 * lane_index(m->lane) + (int)(m->worker % 100);
+	for (size_t i = 0; i < x->ntracks; i++)
+		if (x->tracks[i].tid == tid)
+			return &x->tracks[i];
+	if (x->ntracks == sizeof(x->tracks) / sizeof(x->tracks[0]))
+		return &x->tracks[x->ntracks - 1];
+	struct track *t = &x->tracks[x->ntracks++];
+	t->tid = tid;
+	snprintf(t->name, sizeof(t->name), "%s #%u", m->lane[0] ? m->lane : "?",
+	         m->worker);
+	t->cursor_us = -1e300;
+	return t;
+}
+
+/* Wall time (since run start) at which logical instant L began: the
+ * publication at L, or else the first merge dispatched at L. */
+static int64_t
+anchor_for(struct exp *x, const ms_ev_merge *m)
+{
+	if (x->have_cur && x->cur_logical == m->logical_ns)
+		return x->anchor_wall;
+	size_t lo = 0, hi = x->npubs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->pubs[mid].logical_ns < m->logical_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	x->have_cur = true;
+	x->cur_logical = m->logical_ns;
+	x->anchor_wall =
+	        lo < x->npubs && x->pubs[lo].logical_ns == m->logical_ns
+	                ? x->pubs[lo].wall_ns
+	                : m->wall_dispatch_ns;
+	return x->anchor_wall;
+}
+
+static double
+us_of(struct exp *x, int64_t logical_ns)
+{
+	return (double)(logical_ns - x->origin_ns) / 1000.0;
+}
+
+static void
+chrome_counter(FILE *f, const char *name, const char *key, double ts,
+               uint64_t v)
+{
+	fprintf(f,
+	        ",\n{\"ph\":\"C\",\"pid\":1,\"tid\":0,\"name\":\"%s\","
+	        "\"ts\":%.3f,\"args\":{\"%s\":%llu}}",
+	        name, ts, key, (unsigned long long)v);
+}
+
+static int
+chrome_merge(void *ctx, const ms_ev_merge *m)
+{
+	struct exp *x = ctx;
+	FILE *f = x->f;
+	struct track *t = track_for(x, m);
+	int64_t off = m->wall_start_ns - anchor_for(x, m);
+	double ts =
+	        us_of(x, m->logical_ns) + (off > 0 ? (double)off : 0) / 1000.0;
+	if (ts < t->cursor_us)
+		ts = t->cursor_us;
+	double dur = (double)m->wall_ns / 1000.0;
+	if (dur < 1)
+		dur = 1;
+	t->cursor_us = ts + dur;
+	fprintf(f,
+	        ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+	        "\"dur\":%.3f,\"name\":\"merge #%llu %s\",\"cat\":",
+	        t->tid, ts, dur, (unsigned long long)m->seq,
+	        ms_ev_class_name(m->sampling.klass));
+	ms__json_str(f, m->lane);
+	fprintf(f,
+	        ",\"args\":{\"seq\":%llu,\"lane\":\"%s\",\"worker\":%u,"
+	        "\"phase\":\"%s\",\"class\":\"%s\",\"reason\":\"%s\","
+	        "\"logical_ns\":%lld,\"inputs\":%zu,\"input_bytes\":%llu,"
+	        "\"input_rows\":%llu,\"mature_parts\":%u,\"hot_parts\":%u,"
+	        "\"max_depth\":%u,\"output_id\":\"%016llx\","
+	        "\"output_bytes\":%llu,\"traces_evaluated\":%llu,"
+	        "\"traces_dropped\":%llu,\"plugin_calls\":%llu,"
+	        "\"wall_ms\":%.3f,\"cpu_ms\":%.3f,\"queue_ms\":%.3f,"
+	        "\"alloc_bytes\":%llu,\"alloc_count\":%llu,"
+	        "\"peak_live\":%lld,\"rss_peak\":%llu,\"bytes_read\":%llu,"
+	        "\"bytes_written\":%llu,\"err\":%d}}",
+	        (unsigned long long)m->seq, m->lane, m->worker,
+	        ms_ev_phase_name(m->phase), ms_ev_class_name(m->sampling.klass),
+	        ms_ev_reason_name(m->sampling.reason), (long long)m->logical_ns,
+	        m->ninputs, (unsigned long long)m->input_bytes,
+	        (unsigned long long)m->input_rows, m->mature_parts,
+	        m->hot_parts, m->max_depth, (unsigned long long)m->output.id,
+	        (unsigned long long)m->output.compressed_bytes,
+	        (unsigned long long)m->sampling.traces_evaluated,
+	        (unsigned long long)m->sampling.traces_dropped,
+	        (unsigned long long)m->sampling.plugin_calls,
+	        (double)m->wall_ns / 1e6, (double)m->cpu_ns / 1e6,
+	        (double)m->queue_ns / 1e6, (unsigned long long)m->alloc_bytes,
+	        (unsigned long long)m->alloc_count, (long long)m->peak_live,
+	        (unsigned long long)m->rss_peak,
+	        (unsigned long long)m->bytes_read,
+	        (unsigned long long)m->bytes_written, m->err);
+	if (m->sampling.peak_staged_bytes) {
+		chrome_counter(f, "staged bytes", "bytes", ts,
+		               m->sampling.peak_staged_bytes);
+		chrome_counter(f, "staged bytes", "bytes", ts + dur, 0);
+	}
+	if (!m->err) {
+		chrome_counter(f, "inventory parts", "parts", ts + dur,
+		               m->inv_parts);
+		chrome_counter(f, "inventory bytes", "bytes", ts + dur,
+		               m->inv_bytes);
+	}
+	x->n++;
+	return 0;
+}
+
+struct pubs {
+	ms_ev_pub *v;
+	size_t n, cap;
+	int64_t min_logical;
+};
+
+static int
+collect_pub(void *ctx, const ms_ev_pub *p)
+{
+	struct pubs *ps = ctx;
+	if (ps->n == ps->cap) {
+		size_t nc = ps->cap ? ps->cap * 2 : 256;
+		ms_ev_pub *nv = realloc(ps->v, nc * sizeof(*nv));
+		if (!nv)
+			return MS_ERR_NOMEM;
+		ps->v = nv;
+		ps->cap = nc;
+	}
+	ps->v[ps->n++] = *p;
+	if (ps->n == 1 || p->logical_ns < ps->min_logical)
+		ps->min_logical = p->logical_ns;
+	return 0;
+}
+
+static int
+first_merge(void *ctx, const ms_ev_merge *m)
+{
+	*(int64_t *)ctx = m->logical_ns;
+	return 1; /* stop */
+}
+
+static int
+export_chrome(ms_evdb *db, const ms_ev_filter *flt, struct exp *x,
+              ms_errbuf *eb)
+{
+	FILE *f = x->f;
+	struct pubs ps = { 0 };
+	int rc = ms_evdb_each_pub(db, collect_pub, &ps, eb);
+	if (rc == MS_ERR_NOMEM)
+		rc = ms_fail(eb, rc, "export of %s: no memory",
+		             ms_evdb_path(db));
+	int64_t first = 0;
+	if (rc == 0) {
+		int r2 = ms_evdb_each_merge(db, NULL, first_merge, &first, eb);
+		if (r2 < 0)
+			rc = r2;
+		else if (r2 == 0)
+			first = ps.n ? ps.min_logical : 0;
+	}
+	ms_ev_run run;
+	if (rc == 0)
+		rc = ms_evdb_run(db, &run, NULL, NULL, eb);
+	if (rc < 0) {
+		free(ps.v);
+		return rc;
+	}
+	x->origin_ns = ps.n && ps.min_logical < first ? ps.min_logical : first;
+	x->pubs = ps.v;
+	x->npubs = ps.n;
+
+	fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{"
+	           "\"logical_origin_unix_ns\":");
+	fprintf(f, "%lld,\"variant\":", (long long)x->origin_ns);
+	ms__json_str(f, run.variant);
+	fputs(",\"fixture\":", f);
+	ms__json_str(f, run.fixture_dir);
+	fputs("},\"traceEvents\":[\n", f);
+	fputs("{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\","
+	      "\"args\":{\"name\":",
+	      f);
+	char pname[MS_EV_NAME_MAX + 32];
+	snprintf(pname, sizeof(pname), "mergescope %s", run.variant);
+	ms__json_str(f, pname);
+	fputs("}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":"
+	      "\"thread_name\",\"args\":{\"name\":\"publications\"}}",
+	      f);
+	for (size_t i = 0; i < ps.n; i++) {
+		const ms_ev_pub *p = &ps.v[i];
+		double ts = us_of(x, p->logical_ns);
+		fprintf(f,
+		        ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,"
+		        "\"ts\":%.3f,\"name\":\"publish %016llx\","
+		        "\"args\":{\"seq\":%llu,\"part_id\":\"%016llx\","
+		        "\"bytes\":%llu,\"rows\":%llu,\"epoch\":%llu,"
+		        "\"publish_ms\":%.3f,\"idle_ms\":%.3f,"
+		        "\"merges\":%llu}}",
+		        ts, (unsigned long long)p->part_id,
+		        (unsigned long long)p->seq,
+		        (unsigned long long)p->part_id,
+		        (unsigned long long)p->bytes,
+		        (unsigned long long)p->rows,
+		        (unsigned long long)p->epoch,
+		        (double)p->publish_ns / 1e6, (double)p->idle_ns / 1e6,
+		        (unsigned long long)p->merges);
+		chrome_counter(f, "inventory parts", "parts", ts, p->inv_parts);
+		chrome_counter(f, "inventory bytes", "bytes", ts, p->inv_bytes);
+	}
+	rc = ms_evdb_each_merge(db, flt, chrome_merge, x, eb);
+	for (size_t i = 0; rc == 0 && i < x->ntracks; i++) {
+		fprintf(f,
+		        ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":"
+		        "\"thread_name\",\"args\":{\"name\":\"%s\"}}",
+		        x->tracks[i].tid, x->tracks[i].name);
+		fprintf(f,
+		        ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":"
+		        "\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
+		        x->tracks[i].tid, x->tracks[i].tid);
+	}
+	fputs("\n]}\n", f);
+	free(ps.v);
+	return rc;
+}
+
+int
+ms_export(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
+          FILE *out, uint64_t *written, ms_errbuf *eb)
+{
+	struct exp x;
+	memset(&x, 0, sizeof(x));
+	x.f = out;
+	if (written)
+		*written = 0;
+	int rc;
+	switch (fmt) {
+	case MS_EXPORT_JSONL:
+		rc = ms_evdb_each_merge(db, f, jsonl_merge, &x, eb);
+		break;
+	case MS_EXPORT_CSV:
+		csv_header(out);
+		rc = ms_evdb_each_merge(db, f, csv_merge, &x, eb);
+		break;
+	case MS_EXPORT_CHROME:
+		rc = export_chrome(db, f, &x, eb);
+		break;
+	default:
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "export: unknown format %d; expected jsonl, "
+		               "csv or chrome",
+		               (int)fmt);
+	}
+	if (rc == 0 && (fflush(out) != 0 || ferror(out)))
+		rc = ms_fail(eb, MS_ERR_IO, "export of %s: write failed",
+		             ms_evdb_path(db));
+	if (written)
+		*written = x.n;
+	return rc;
+}
+
+int
+ms_export_file(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
+               const char *path, uint64_t *written, ms_errbuf *eb)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return ms_fail(eb, MS_ERR_RANGE, "export %s: path too long",
+		               path);
+	FILE *out = fopen(tmp, "w");
+	if (!out)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "export %s: cannot write: %s", path,
+		               strerror(errno));
+	int rc = ms_export(db, fmt, f, out, written, eb);
+	if (fclose(out) != 0 && rc == 0)
+		rc = ms_fail(eb, ms_err_from_errno(errno),
+		             "export %s: write failed: %s", path,
+		             strerror(errno));
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = ms_fail(eb, ms_err_from_errno(errno),
+		             "export %s: rename failed: %s", path,
+		             strerror(errno));
+	if (rc < 0)
+		remove(tmp);
+	return rc;
+}

@@ -1,0 +1,758 @@
+/*
+ * test_export.c - the exports parse and hold what the database holds.
+ *
+ * The test carries its own strict JSON reader (RFC 8259: no trailing
+ * commas, no bare words, no leading zeros, no control characters in
+ * strings) and RFC 4180 CSV reader, reads every export back and compares it
+ * field by field with the event log read through ms_evdb.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "ev_fixture.h"
+#include "ev_private.h"
+#include "ms_replay_events.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a strict JSON reader ------------------------------------------- */
+
+enum jt { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+typedef struct jv {
+	enum jt t;
+	bool b;
+	double num;
+	char *raw; /* number text or string value */
+	size_t n;  /* array items / object members */
+	struct jv *items;
+	char **keys;
+} jv;
+
+typedef struct jp {
+	const char *p;
+	bool bad;
+} jp;
+
+static void
+ws(jp *s)
+{
+	while (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r')
+		s->p++;
+}
+
+static bool parse_value(jp *s, jv *v);
+
+static char *
+parse_string(jp *s)
+{
+	if (*s->p != '"') {
+		s->bad = true;
+		return NULL;
+	}
+	s->p++;
+	size_t cap = 16, n = 0;
+	char *out = malloc(cap);
+	for (;;) {
+		unsigned char c = (unsigned char)*s->p;
+		if (c == '\0' || c < 0x20) {
+			s->bad = true;
+			free(out);
+			return NULL;
+		}
+		s->p++;
+		if (c == '"')
+			break;
+		if (c == '\\') {
+			char e = *s->p++;
+			switch (e) {
+			case '"':
+			case '\\':
+			case '/':
+				c = (unsigned char)e;
+				break;
+			case 'n':
+				c = '\n';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 'f':
+				c = '\f';
+				break;
+			case 'u': {
+				unsigned u = 0;
+				for (int i = 0; i < 4; i++) {
+					if (!isxdigit((unsigned char)s->p[i])) {
+						s->bad = true;
+						free(out);
+						return NULL;
+					}
+				}
+				sscanf(s->p, "%4x", &u);
+				s->p += 4;
+				c = (unsigned char)(u < 0x80 ? u : '?');
+				break;
+			}
+			default:
+				s->bad = true;
+				free(out);
+				return NULL;
+			}
+		}
+		if (n + 2 > cap)
+			out = realloc(out, cap *= 2);
+		out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static bool
+parse_number(jp *s, jv *v)
+{
+	const char *st = s->p;
+	if (*s->p == '-')
+		s->p++;
+	if (*s->p == '0') {
+		s->p++;
+	} else if (*s->p >= '1' && *s->p <= '9') {
+		while (isdigit((unsigned char)*s->p))
+			s->p++;
+	} else {
+		return false;
+	}
+	if (*s->p == '.') {
+		s->p++;
+		if (!isdigit((unsigned char)*s->p))
+			return false;
+		while (isdigit((unsigned char)*s->p))
+			s->p++;
+	}
+	if (*s->p == 'e' || *s->p == 'E') {
+		s->p++;
+		if (*s->p == '+' || *s->p == '-')
+			s->p++;
+		if (!isdigit((unsigned char)*s->p))
+			return false;
+		while (isdigit((unsigned char)*s->p))
+			s->p++;
+	}
+	v->t = J_NUM;
+	v->raw = strndup(st, (size_t)(s->p - st));
+	v->num = strtod(v->raw, NULL);
+	return true;
+}
+
+static bool
+parse_value(jp *s, jv *v)
+{
+	memset(v, 0, sizeof(*v));
+	ws(s);
+	if (*s->p == '{' || *s->p == '[') {
+		bool obj = *s->p == '{';
+		char close = obj ? '}' : ']';
+		v->t = obj ? J_OBJ : J_ARR;
+		s->p++;
+		ws(s);
+		if (*s->p == close) {
+			s->p++;
+			return true;
+		}
+		size_t cap = 0;
+		for (;;) {
+			if (v->n == cap) {
+				cap = cap ? cap * 2 : 8;
+				v->items = realloc(v->items,
+				                   cap * sizeof(*v->items));
+				v->keys = realloc(v->keys,
+				                  cap * sizeof(*v->keys));
+			}
+			ws(s);
+			v->keys[v->n] = NULL;
+			if (obj) {
+				v->keys[v->n] = parse_string(s);
+				if (!v->keys[v->n])
+					return false;
+				ws(s);
+				if (*s->p++ != ':')
+					return false;
+			}
+			if (!parse_value(s, &v->items[v->n]))
+				return false;
+			v->n++;
+			ws(s);
+			if (*s->p == ',') {
+				s->p++;
+				continue;
+			}
+			if (*s->p == close) {
+				s->p++;
+				return true;
+			}
+			return false;
+		}
+	}
+	if (*s->p == '"') {
+		v->t = J_STR;
+		v->raw = parse_string(s);
+		return v->raw != NULL;
+	}
+	if (strncmp(s->p, "true", 4) == 0 || strncmp(s->p, "false", 5) == 0) {
+		v->t = J_BOOL;
+		v->b = *s->p == 't';
+		s->p += v->b ? 4 : 5;
+		return true;
+	}
+	if (strncmp(s->p, "null", 4) == 0) {
+		s->p += 4;
+		return true;
+	}
+	return parse_number(s, v);
+}
+
+static void
+jfree(jv *v)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		jfree(&v->items[i]);
+		if (v->keys)
+			free(v->keys[i]);
+	}
+	free(v->items);
+	free(v->keys);
+	free(v->raw);
+}
+
+/* Parse all of text as one JSON value; fails the test if it is not. */
+static void
+json_parse(const char *text, jv *v)
+{
+	jp s = { text, false };
+	bool ok = parse_value(&s, v);
+	ws(&s);
+	if (!ok || s.bad || *s.p != '\0')
+		fail_msg("invalid JSON near: %.60s", s.p);
+}
+
+static const jv *
+jget(const jv *o, const char *key)
+{
+	assert_int_equal(o->t, J_OBJ);
+	for (size_t i = 0; i < o->n; i++)
+		if (strcmp(o->keys[i], key) == 0)
+			return &o->items[i];
+	return NULL;
+}
+
+static void
+test_json_reader_is_strict(void **state)
+{
+	(void)state;
+	static const char *bad[] = {
+		"{\"a\":1,}", "[1,]",      "{a:1}", "[01]", "\"x\ny\"",
+		"[1 2]",      "{\"a\" 1}", "tru",   "[1.]", "{\"a\":1}}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		jv v;
+		jp s = { bad[i], false };
+		bool ok = parse_value(&s, &v);
+		ws(&s);
+		assert_false(ok && !s.bad && *s.p == '\0');
+		jfree(&v);
+	}
+	jv v;
+	json_parse("{\"a\":[1,-2.5e3,\"q\\\"\\u0041\"],\"b\":null}", &v);
+	assert_int_equal(jget(&v, "a")->n, 3);
+	assert_string_equal(jget(&v, "a")->items[2].raw, "q\"A");
+	jfree(&v);
+}
+
+/* ---- an RFC 4180 CSV reader ------------------------------------------- */
+
+typedef struct csv_row {
+	size_t n;
+	char **f;
+} csv_row;
+
+/* Parse one record at *p (CRLF-terminated); NULL at end of input. */
+static bool
+csv_next(const char **pp, csv_row *row)
+{
+	const char *p = *pp;
+	memset(row, 0, sizeof(*row));
+	if (*p == '\0')
+		return false;
+	size_t cap = 0;
+	for (;;) {
+		size_t fcap = 16, n = 0;
+		char *fld = malloc(fcap);
+		if (*p == '"') {
+			p++;
+			for (;;) {
+				if (*p == '\0')
+					fail_msg("CSV: unterminated quote");
+				if (*p == '"') {
+					if (p[1] == '"') {
+						p += 2;
+						if (n + 2 > fcap)
+							fld = realloc(
+							        fld, fcap *= 2);
+						fld[n++] = '"';
+						continue;
+					}
+					p++;
+					break;
+				}
+				if (n + 2 > fcap)
+					fld = realloc(fld, fcap *= 2);
+				fld[n++] = *p++;
+			}
+		} else {
+			while (*p && *p != ',' && *p != '\r' && *p != '\n') {
+				if (*p == '"')
+					fail_msg(
+					        "CSV: quote in unquoted field");
+				if (n + 2 > fcap)
+					fld = realloc(fld, fcap *= 2);
+				fld[n++] = *p++;
+			}
+		}
+		fld[n] = '\0';
+		if (row->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			row->f = realloc(row->f, cap * sizeof(*row->f));
+		}
+		row->f[row->n++] = fld;
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		if (p[0] == '\r' && p[1] == '\n') {
+			p += 2;
+			break;
+		}
+		fail_msg("CSV: record not ended by CRLF near %.20s", p);
+	}
+	*pp = p;
+	return true;
+}
+
+static void
+csv_free(csv_row *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->f[i]);
+	free(r->f);
+}
+
+/* ---- fixtures --------------------------------------------------------- */
+
+static char tmpdir[256];
+static char dbpath[512];
+#define NMERGES 150
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ms-test-export-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(dbpath, sizeof(dbpath), "%s/run.db", tmpdir);
+	ms_errbuf eb;
+	return evf_record(dbpath, "skywalking", NMERGES, &eb);
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Export into memory; returns the NUL-terminated text (caller frees). */
+static char *
+export_text(enum ms_export_format fmt, const ms_ev_filter *f, uint64_t *written)
+{
+	ms_evdb *db = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&db, dbpath, &eb), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	assert_non_null(out);
+	assert_int_equal(ms_export(db, fmt, f, out, written, &eb), 0);
+	fclose(out);
+	ms_evdb_close(db);
+	return buf;
+}
+
+/* The merges the database holds (deep copies). */
+typedef struct held {
+	ms_ev_merge m;
+	ms_ev_input in[16];
+} held;
+
+struct held_list {
+	held *v;
+	size_t n;
+};
+
+static int
+hold(void *ctx, const ms_ev_merge *m)
+{
+	struct held_list *l = ctx;
+	l->v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
+	held *h = &l->v[l->n++];
+	h->m = *m;
+	assert_true(m->ninputs <= 16);
+	memcpy(h->in, m->inputs, m->ninputs * sizeof(*m->inputs));
+	return 0;
+}
+
+static struct held_list
+held_merges(const ms_ev_filter *f)
+{
+	struct held_list l = { 0 };
+	ms_evdb *db = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&db, dbpath, &eb), 0);
+	assert_int_equal(ms_evdb_each_merge(db, f, hold, &l, &eb), 0);
+	ms_evdb_close(db);
+	for (size_t i = 0; i < l.n; i++) /* the array moved while growing */
+		l.v[i].m.inputs = l.v[i].in;
+	return l;
+}
+
+/* Does JSON value j hold exactly v? */
+static void
+assert_json_is(const jv *j, const ms__ev_val *v)
+{
+	assert_non_null(j);
+	char want[64];
+	switch (v->type) {
+	case MS__EV_TEXT:
+		assert_int_equal(j->t, J_STR);
+		assert_string_equal(j->raw, v->s);
+		return;
+	case MS__EV_BOOL:
+		assert_int_equal(j->t, J_BOOL);
+		assert_int_equal(j->b, v->i != 0);
+		return;
+	case MS__EV_REAL:
+		assert_int_equal(j->t, J_NUM);
+		assert_true(j->num == v->d);
+		return;
+	case MS__EV_INT:
+		snprintf(want, sizeof(want), "%lld", (long long)v->i);
+		break;
+	case MS__EV_UINT:
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)v->u);
+		break;
+	}
+	assert_int_equal(j->t, J_NUM);
+	assert_string_equal(j->raw, want);
+}
+
+/* ---- JSON Lines ------------------------------------------------------- */
+
+static void
+check_jsonl(const ms_ev_filter *f)
+{
+	uint64_t written = 0;
+	char *text = export_text(MS_EXPORT_JSONL, f, &written);
+	struct held_list l = held_merges(f);
+	assert_int_equal(written, l.n);
+	char *save = NULL;
+	size_t lines = 0;
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), lines++) {
+		assert_true(lines < l.n);
+		const ms_ev_merge *m = &l.v[lines].m;
+		jv o;
+		json_parse(line, &o);
+		assert_int_equal(o.t, J_OBJ);
+		for (size_t i = 0; i < ms__ev_ncols(MS__EV_MERGE); i++) {
+			ms__ev_val v;
+			ms__ev_value(MS__EV_MERGE, i, m, &v);
+			assert_json_is(jget(&o, v.name), &v);
+		}
+		/* a few by name, independently of the column table */
+		assert_true(jget(&o, "seq")->num == (double)m->seq);
+		assert_string_equal(jget(&o, "lane")->raw, m->lane);
+		assert_string_equal(jget(&o, "class")->raw,
+		                    ms_ev_class_name(m->sampling.klass));
+		assert_string_equal(jget(&o, "error")->raw, m->error);
+		const jv *ins = jget(&o, "inputs");
+		assert_int_equal(ins->t, J_ARR);
+		assert_int_equal(ins->n, m->ninputs);
+		for (size_t k = 0; k < m->ninputs; k++) {
+			for (size_t i = 0; i < ms__ev_ncols(MS__EV_INPUT);
+			     i++) {
+				ms__ev_val v;
+				ms__ev_value(MS__EV_INPUT, i, &m->inputs[k],
+				             &v);
+				assert_json_is(jget(&ins->items[k], v.name),
+				               &v);
+			}
+			assert_true(jget(&ins->items[k], "part_id")->num ==
+			            (double)m->inputs[k].id);
+		}
+		const jv *lk = jget(&o, "links");
+		assert_int_equal(lk->n, m->nlinks);
+		for (size_t k = 0; k < m->nlinks; k++)
+			for (size_t i = 0; i < ms__ev_ncols(MS__EV_LINK); i++) {
+				ms__ev_val v;
+				ms__ev_value(MS__EV_LINK, i, &m->links[k], &v);
+				assert_json_is(jget(&lk->items[k], v.name), &v);
+			}
+		jfree(&o);
+	}
+	assert_int_equal(lines, l.n);
+	free(l.v);
+	free(text);
+}
+
+static void
+test_jsonl_all(void **state)
+{
+	(void)state;
+	check_jsonl(NULL);
+}
+
+static void
+test_jsonl_filtered(void **state)
+{
+	(void)state;
+	ms_ev_filter f = { .lane = MS_LANE_FAST,
+		           .klass = MS_SAMPLING_EXECUTED + 1 };
+	struct held_list l = held_merges(&f);
+	assert_true(l.n > 5 && l.n < NMERGES);
+	for (size_t i = 0; i < l.n; i++) {
+		assert_string_equal(l.v[i].m.lane, "fast");
+		assert_int_equal(l.v[i].m.sampling.klass, MS_SAMPLING_EXECUTED);
+	}
+	free(l.v);
+	check_jsonl(&f);
+}
+
+/* ---- CSV -------------------------------------------------------------- */
+
+static void
+test_csv(void **state)
+{
+	(void)state;
+	uint64_t written = 0;
+	char *text = export_text(MS_EXPORT_CSV, NULL, &written);
+	struct held_list l = held_merges(NULL);
+	assert_int_equal(written, NMERGES);
+	const char *p = text;
+	csv_row hdr;
+	assert_true(csv_next(&p, &hdr));
+	size_t ncols = ms__ev_ncols(MS__EV_MERGE);
+	assert_int_equal(hdr.n, ncols + 1);
+	assert_string_equal(hdr.f[0], "seq");
+	assert_string_equal(hdr.f[ncols], "input_ids");
+	size_t rows = 0, quoted_errors = 0;
+	csv_row r;
+	while (csv_next(&p, &r)) {
+		assert_true(rows < l.n);
+		const ms_ev_merge *m = &l.v[rows].m;
+		assert_int_equal(r.n, hdr.n);
+		for (size_t i = 0; i < ncols; i++) {
+			ms__ev_val v;
+			ms__ev_value(MS__EV_MERGE, i, m, &v);
+			assert_string_equal(hdr.f[i], v.name);
+			char want[64];
+			switch (v.type) {
+			case MS__EV_TEXT:
+				assert_string_equal(r.f[i], v.s);
+				continue;
+			case MS__EV_BOOL:
+				snprintf(want, sizeof(want), "%d", (int)v.i);
+				break;
+			case MS__EV_REAL:
+				assert_true(strtod(r.f[i], NULL) == v.d);
+				continue;
+			case MS__EV_INT:
+				snprintf(want, sizeof(want), "%lld",
+				         (long long)v.i);
+				break;
+			case MS__EV_UINT:
+				snprintf(want, sizeof(want), "%llu",
+				         (unsigned long long)v.u);
+				break;
+			}
+			assert_string_equal(r.f[i], want);
+		}
+		if (m->err)
+			quoted_errors++;
+		/* input IDs, space separated */
+		char *s = r.f[ncols], *save = NULL;
+		size_t k = 0;
+		for (char *t = strtok_r(s, " ", &save); t;
+		     t = strtok_r(NULL, " ", &save), k++)
+			assert_int_equal(strtoull(t, NULL, 10),
+			                 m->inputs[k].id);
+		assert_int_equal(k, m->ninputs);
+		csv_free(&r);
+		rows++;
+	}
+	assert_int_equal(rows, l.n);
+	assert_true(quoted_errors > 0); /* "quoted", comma survived */
+	csv_free(&hdr);
+	free(l.v);
+	free(text);
+}
+
+/* ---- Chrome trace ----------------------------------------------------- */
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	const double *x = a, *y = b;
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static void
+test_chrome(void **state)
+{
+	(void)state;
+	char *text = export_text(MS_EXPORT_CHROME, NULL, NULL);
+	jv o;
+	json_parse(text, &o);
+	assert_int_equal(o.t, J_OBJ);
+	assert_string_equal(jget(&o, "displayTimeUnit")->raw, "ms");
+	const jv *ev = jget(&o, "traceEvents");
+	assert_int_equal(ev->t, J_ARR);
+
+	size_t nx = 0, ni = 0, nc = 0, nproc = 0;
+	int named[1000] = { 0 };
+	int used[1000] = { 0 };
+	double(*spans)[3] = calloc(ev->n, sizeof(*spans));
+	for (size_t i = 0; i < ev->n; i++) {
+		const jv *e = &ev->items[i];
+		const jv *ph = jget(e, "ph");
+		assert_non_null(ph);
+		assert_int_equal(ph->t, J_STR);
+		assert_non_null(jget(e, "pid"));
+		assert_non_null(jget(e, "name"));
+		const char *k = ph->raw;
+		if (strcmp(k, "X") == 0) {
+			const jv *tid = jget(e, "tid"), *ts = jget(e, "ts"),
+			         *dur = jget(e, "dur"), *args = jget(e, "args");
+			assert_non_null(tid);
+			assert_non_null(ts);
+			assert_non_null(dur);
+			assert_non_null(args);
+			assert_true(dur->num >= 1);
+			assert_true(ts->num >= 0);
+			assert_non_null(jget(args, "wall_ms"));
+			assert_non_null(jget(args, "cpu_ms"));
+			assert_int_equal(jget(args, "seq")->num, nx + 1);
+			assert_true(tid->num >= 10 && tid->num < 1000);
+			used[(int)tid->num] = 1;
+			spans[nx][0] = tid->num * 1e15 + ts->num;
+			spans[nx][1] = ts->num;
+			spans[nx][2] = dur->num;
+			nx++;
+		} else if (strcmp(k, "i") == 0) {
+			assert_non_null(jget(e, "ts"));
+			assert_non_null(jget(e, "s"));
+			ni++;
+		} else if (strcmp(k, "C") == 0) {
+			assert_non_null(jget(e, "ts"));
+			const jv *args = jget(e, "args");
+			assert_int_equal(args->t, J_OBJ);
+			assert_int_equal(args->n, 1);
+			assert_int_equal(args->items[0].t, J_NUM);
+			nc++;
+		} else if (strcmp(k, "M") == 0) {
+			const char *n = jget(e, "name")->raw;
+			const jv *args = jget(e, "args");
+			assert_non_null(args);
+			if (strcmp(n, "process_name") == 0)
+				nproc++;
+			if (strcmp(n, "thread_name") == 0) {
+				assert_int_equal(jget(args, "name")->t, J_STR);
+				named[(int)jget(e, "tid")->num] = 1;
+			}
+		} else {
+			fail_msg("unexpected phase %s", k);
+		}
+	}
+	assert_int_equal(nx, NMERGES);
+	assert_int_equal(ni, NMERGES); /* one publication per merge here */
+	assert_true(nc >= 2 * NMERGES);
+	assert_int_equal(nproc, 1);
+	for (int t = 0; t < 1000; t++)
+		if (used[t])
+			assert_true(named[t]);
+	assert_true(named[1]);
+	/* merges on one track never overlap */
+	qsort(spans, nx, sizeof(*spans), cmp_double);
+	for (size_t i = 1; i < nx; i++) {
+		bool same = (long long)(spans[i][0] / 1e15) ==
+		            (long long)(spans[i - 1][0] / 1e15);
+		if (same)
+			assert_true(spans[i][1] + 1e-3 >=
+			            spans[i - 1][1] + spans[i - 1][2]);
+	}
+	free(spans);
+	jfree(&o);
+	free(text);
+}
+
+static void
+test_export_file_errors(void **state)
+{
+	(void)state;
+	ms_evdb *db = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&db, dbpath, &eb), 0);
+	char path[600];
+	snprintf(path, sizeof(path), "%s/no/such/dir/out.json", tmpdir);
+	assert_true(ms_export_file(db, MS_EXPORT_CHROME, NULL, path, NULL,
+	                           &eb) < 0);
+	assert_non_null(strstr(eb.msg, path));
+	snprintf(path, sizeof(path), "%s/out.csv", tmpdir);
+	uint64_t n = 0;
+	assert_int_equal(ms_export_file(db, MS_EXPORT_CSV, NULL, path, &n, &eb),
+	                 0);
+	assert_int_equal(n, NMERGES);
+	assert_int_equal(ms_export_format_parse("csv"), MS_EXPORT_CSV);
+	assert_int_equal(ms_export_format_parse("chrome"), MS_EXPORT_CHROME);
+	assert_int_equal(ms_export_format_parse("xml"), -1);
+	ms_evdb_close(db);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_reader_is_strict),
+		cmocka_unit_test(test_jsonl_all),
+		cmocka_unit_test(test_jsonl_filtered),
+		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_chrome),
+		cmocka_unit_test(test_export_file_errors),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
