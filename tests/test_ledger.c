@@ -13,6 +13,9 @@
 #include <cmocka.h>
 
 #include "ms_ledger.h"
+#include "ms_sidx.h"
+
+#include <unistd.h>
 
 static const char *tags_a[] = { "http.method=GET", "status=200" };
 static const char *tags_b[] = { "status=200", "http.method=GET" };
@@ -213,6 +216,119 @@ test_add_sub_format(void **state)
 	assert_int_equal(ms_ledger_set_sub(&s2, &s1), MS_ERR_RANGE);
 }
 
+/* Rows for part tests: n rows over n / 3 + 1 traces. */
+struct many {
+	ms_row *rows;
+	char (*tid)[16];
+	size_t n;
+};
+
+static void
+many_rows(struct many *m, size_t n)
+{
+	m->n = n;
+	m->rows = calloc(n, sizeof(*m->rows));
+	m->tid = calloc(n, sizeof(*m->tid));
+	assert_non_null(m->rows);
+	assert_non_null(m->tid);
+	for (size_t i = 0; i < n; i++) {
+		ms_row *r = &m->rows[i];
+		*r = base_row();
+		snprintf(m->tid[i], sizeof(m->tid[i]), "tr-%05zu", i / 3);
+		r->trace_id = (const uint8_t *)m->tid[i];
+		r->trace_id_len = (uint32_t)strlen(m->tid[i]);
+		r->span_id = i;
+		r->start_ns += (int64_t)(i * 7919 % 1000);
+		r->latency_ms = (uint32_t)(i * 31 % 700);
+		r->service = i % 2 ? "svc-a" : "svc-b";
+	}
+}
+
+/* Write rows into part `id` (all kinds) under dir/<kind>-<id>; return the
+ * three ledgers read back from disk. */
+static void
+part_ledgers(const char *dir, uint64_t id, const ms_row *rows, size_t n,
+             ms_ledger_set *out)
+{
+	static const char *const names[] = { "core", "latency", "start_time" };
+	ms_errbuf eb = { { 0 } };
+	ms_part_meta meta;
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/%s-%llu", dir, names[k],
+		         (unsigned long long)id);
+		int rc = k == MS_KIND_CORE
+		                 ? ms_part_write_rows(path, id, rows, n, NULL,
+		                                      &meta, &eb)
+		                 : ms_sidx_write_rows((enum ms_part_kind)k,
+		                                      path, id, rows, n, NULL,
+		                                      &meta, &eb);
+		if (rc)
+			fail_msg("write %s: %s", path, eb.msg);
+		ms_part *p;
+		assert_int_equal(ms_part_open(&p, path, NULL, &eb), 0);
+		assert_int_equal(ms_ledger_of_part(p, &out->kind[k], NULL, &eb),
+		                 0);
+		ms_part_close(p);
+	}
+}
+
+static void
+test_part_ledgers(void **state)
+{
+	(void)state;
+	char tmpl[] = "/tmp/ms-test-ledger-XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	assert_non_null(dir);
+	struct many m;
+	many_rows(&m, 300);
+	/* The oracle straight from the rows. */
+	ms_ledger_set want;
+	ms_ledger_set_init(&want);
+	for (size_t i = 0; i < m.n; i++)
+		ms_ledger_set_add_row(&want, &m.rows[i]);
+	assert_int_equal(want.kind[MS_KIND_LATENCY].rows, 300);
+	/* One part. */
+	ms_ledger_set one;
+	part_ledgers(dir, 1, m.rows, m.n, &one);
+	assert_true(ms_ledger_set_equal(&want, &one));
+	/* The same rows reversed and cut into two parts. */
+	ms_row *rev = calloc(m.n, sizeof(*rev));
+	for (size_t i = 0; i < m.n; i++)
+		rev[i] = m.rows[m.n - 1 - i];
+	ms_ledger_set a, b;
+	part_ledgers(dir, 2, rev, 101, &a);
+	part_ledgers(dir, 3, rev + 101, m.n - 101, &b);
+	ms_ledger_set_add(&a, &b);
+	assert_true(ms_ledger_set_equal(&want, &a));
+	/* One row's latency differs: core and latency ledgers change, the
+	 * start_time one does not. */
+	rev[5].latency_ms++;
+	ms_ledger_set c;
+	part_ledgers(dir, 4, rev, m.n, &c);
+	assert_false(ms_ledger_equal(&c.kind[MS_KIND_CORE],
+	                             &want.kind[MS_KIND_CORE]));
+	assert_false(ms_ledger_equal(&c.kind[MS_KIND_LATENCY],
+	                             &want.kind[MS_KIND_LATENCY]));
+	assert_true(ms_ledger_equal(&c.kind[MS_KIND_START_TIME],
+	                            &want.kind[MS_KIND_START_TIME]));
+	/* Dropping a trace: input minus the dropped rows' ledger. */
+	ms_ledger_set dropped, kept;
+	ms_ledger_set_init(&dropped);
+	for (size_t i = 0; i < 3; i++)
+		ms_ledger_set_add_row(&dropped, &m.rows[i]);
+	part_ledgers(dir, 5, m.rows + 3, m.n - 3, &kept);
+	ms_ledger_set x = want;
+	assert_int_equal(ms_ledger_set_sub(&x, &dropped), 0);
+	assert_true(ms_ledger_set_equal(&x, &kept));
+	free(rev);
+	free(m.rows);
+	free(m.tid);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -221,6 +337,7 @@ main(void)
 		cmocka_unit_test(test_every_field_counts),
 		cmocka_unit_test(test_index_rows),
 		cmocka_unit_test(test_add_sub_format),
+		cmocka_unit_test(test_part_ledgers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

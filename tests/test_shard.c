@@ -15,6 +15,8 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -817,6 +819,116 @@ test_recovery_after_sigkill(void **state)
 	rm_dir(dir);
 }
 
+/* ---- threads: views taken while transactions run ---- */
+
+struct conc {
+	ms_shard *s;
+	atomic_bool done;
+	int views;
+};
+
+/* Check a view holds seeds 1..K exactly once (by ledger); returns K. */
+static uint64_t
+check_view(ms_view *v)
+{
+	static _Thread_local uint8_t seen[KILL_MAX_SEED];
+	memset(seen, 0, sizeof(seen));
+	for (size_t i = 0; i < ms_view_count(v); i++)
+		collect_seeds(ms_view_part(v, i, MS_KIND_CORE), seen,
+		              KILL_MAX_SEED);
+	uint64_t k = 0;
+	while (k + 1 < KILL_MAX_SEED && seen[k + 1])
+		k++;
+	uint64_t *seeds = malloc((k + 1) * sizeof(*seeds));
+	for (uint64_t q = 0; q < k; q++)
+		seeds[q] = q + 1;
+	ms_ledger_set want, got;
+	ms_errbuf eb = { { 0 } };
+	seeds_ledger(seeds, k, &want);
+	free(seeds);
+	if (ms_ledger_of_view(v, &got, NULL, &eb) != 0)
+		fail_msg("ledger of a pinned view: %s", eb.msg);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	return k;
+}
+
+static void *
+conc_reader(void *arg)
+{
+	struct conc *c = arg;
+	uint64_t last_epoch = 0;
+	while (!atomic_load(&c->done)) {
+		ms_view *v;
+		ms_errbuf eb = { { 0 } };
+		assert_int_equal(ms_shard_view(c->s, &v, &eb), 0);
+		assert_true(ms_view_epoch(v) >= last_epoch);
+		last_epoch = ms_view_epoch(v);
+		check_view(v);
+		ms_view_release(v);
+		c->views++;
+	}
+	return NULL;
+}
+
+static void
+test_concurrent_views(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	struct conc c = { .s = open_shard(dir, true, NULL) };
+	atomic_init(&c.done, false);
+	struct conc c2 = c;
+	atomic_init(&c2.done, false);
+	pthread_t r1, r2;
+	assert_int_equal(pthread_create(&r1, NULL, conc_reader, &c), 0);
+	assert_int_equal(pthread_create(&r2, NULL, conc_reader, &c2), 0);
+	ms_errbuf eb = { { 0 } };
+	uint64_t seed = 0;
+	for (int t = 0; t < 60; t++) {
+		ms_view *v;
+		assert_int_equal(ms_shard_view(c.s, &v, &eb), 0);
+		if (t % 3 == 2 && ms_view_count(v) >= 2) {
+			static uint8_t seen[KILL_MAX_SEED];
+			memset(seen, 0, sizeof(seen));
+			uint64_t in[2] = { ms_view_id(v, 0), ms_view_id(v, 1) };
+			for (int i = 0; i < 2; i++)
+				collect_seeds(ms_view_part(v, (size_t)i,
+				                           MS_KIND_CORE),
+				              seen, KILL_MAX_SEED);
+			uint64_t seeds[256];
+			size_t ns = 0;
+			for (uint64_t q = 0; q <= seed; q++)
+				if (seen[q])
+					seeds[ns++] = q;
+			uint64_t out;
+			assert_int_equal(ms_shard_new_id(c.s, &out, &eb), 0);
+			assert_int_equal(write_part(c.s, out, seeds, ns, 1), 0);
+			assert_int_equal(ms_shard_replace(c.s, in, 2, out, &eb),
+			                 0);
+		} else {
+			add_raw(c.s, ++seed);
+		}
+		ms_view_release(v);
+	}
+	atomic_store(&c.done, true);
+	atomic_store(&c2.done, true);
+	pthread_join(r1, NULL);
+	pthread_join(r2, NULL);
+	assert_true(c.views > 0 && c2.views > 0);
+	assert_int_equal(ms_shard_epoch(c.s), 60);
+	ms_view *v;
+	assert_int_equal(ms_shard_view(c.s, &v, &eb), 0);
+	assert_int_equal(check_view(v), seed);
+	ms_view_release(v);
+	ms_shard_close(c.s);
+	/* Every removed part was deleted once its views were released:
+	 * reopening finds nothing unlisted. */
+	ms_shard *s = open_shard(dir, false, NULL);
+	assert_string_equal(ms_shard_recovery_note(s), "");
+	ms_shard_close(s);
+	rm_dir(dir);
+}
+
 /* ---- allocation failure at every point ---- */
 
 static void
@@ -924,6 +1036,7 @@ main(void)
 		cmocka_unit_test(test_recovery_refuses_missing_part),
 		cmocka_unit_test(test_recovery_refuses_bad_snapshot),
 		cmocka_unit_test(test_recovery_after_sigkill),
+		cmocka_unit_test(test_concurrent_views),
 		cmocka_unit_test(test_alloc_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
