@@ -283,9 +283,12 @@ evf_phase(ms_ev_phase *p, enum ms_ev_phase_id id)
 	p->drain_ns = pri ? 20000000 : 500000000;
 }
 
-/* Record a whole run of n merges into path (overwriting). 0 or ms_err. */
+/* Record a whole run of n merges into path (overwriting). 0 or ms_err.
+ * primary_wall_ns (0 = the default 8 s) and fp (NULL = the default) let a
+ * test make two runs differ. */
 static inline int
-evf_record(const char *path, const char *variant, uint64_t n, ms_errbuf *eb)
+evf_record_ex(const char *path, const char *variant, uint64_t n,
+              int64_t primary_wall_ns, const char *fp, ms_errbuf *eb)
 {
 	ms_rec *r = NULL;
 	ms_rec_opts o = { .path = path, .overwrite = true };
@@ -349,6 +352,8 @@ evf_record(const char *path, const char *variant, uint64_t n, ms_errbuf *eb)
 	for (int ph = 0; rc == 0 && ph < MS_EV_PHASE_COUNT; ph++) {
 		ms_ev_phase p;
 		evf_phase(&p, (enum ms_ev_phase_id)ph);
+		if (ph == MS_EV_PHASE_PRIMARY && primary_wall_ns)
+			p.wall_ns = primary_wall_ns;
 		rc = ms_rec_phase(r, &p, eb);
 	}
 	ms_ev_gate g1 = { .name = "ledgers",
@@ -363,10 +368,18 @@ evf_record(const char *path, const char *variant, uint64_t n, ms_errbuf *eb)
 		rc = ms_rec_gate(r, &g2, eb);
 	ms_ev_run_end e;
 	evf_end(&e, &run, n);
+	if (fp)
+		snprintf(e.selection_fp, sizeof(e.selection_fp), "%s", fp);
 	if (rc == 0)
 		rc = ms_rec_run_end(r, &e, eb);
 	int rc2 = ms_rec_close(r, eb);
 	return rc ? rc : rc2;
+}
+
+static inline int
+evf_record(const char *path, const char *variant, uint64_t n, ms_errbuf *eb)
+{
+	return evf_record_ex(path, variant, n, 0, NULL, eb);
 }
 
 #endif

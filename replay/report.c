@@ -1,0 +1,899 @@
+/*
+ * report.c - the run report and the variant comparison, read from an event
+ * log: what `mergescope run` prints at the end, `report --db A`, its
+ * `--json` twin, and `report --db A --vs B`.
+ *
+ * Everything is computed from the database alone (phase records, merge
+ * events, gates), so a report of a finished run and the report printed by
+ * the run itself are the same text. Primary and cooldown are kept apart in
+ * every table (finalize merges belong to cooldown). Gates come last, one
+ * PASS/FAIL line each.
+ */
+#include "ev_private.h"
+#include "ms_replay_events.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB (1024.0 * 1024.0)
+#define NLANES 4 /* fast, slow, finalize, other */
+
+static const char *const lane_names[NLANES] = { "fast", "slow", "finalize",
+	                                        "other" };
+
+typedef struct link_agg {
+	char name[MS_EV_NAME_MAX];
+	uint64_t calls, traces, kept, fail_open;
+	int64_t total_ns, max_ns;
+	uint64_t hist[MS_EV_HIST_BUCKETS];
+} link_agg;
+
+typedef struct phase_agg {
+	bool has_phase;
+	ms_ev_phase ph;
+	uint64_t merges, failed;
+	uint64_t by_lane[NLANES];
+	uint64_t by_class[3];
+	uint64_t by_reason[MS_SREASON_COUNT];
+	uint64_t in_bytes, out_bytes, idx_in_bytes, idx_out_bytes;
+	uint64_t rows_in, rows_out;
+	int64_t merge_wall_ns, merge_cpu_ns;
+	uint64_t evaluated, kept, dropped, oversized, deferred, calls;
+	uint64_t batches, peak_staged;
+	uint64_t mature_merges, hot_merges;
+} phase_agg;
+
+typedef struct report {
+	ms_ev_run run;
+	ms_ev_run_end end;
+	bool has_end;
+	phase_agg ph[MS_EV_PHASE_COUNT];
+	link_agg links[MS_EV_LINKS_MAX * 2];
+	size_t nlinks;
+	ms_ev_gate *gates;
+	size_t ngates, gcap;
+	/* derived-gate inputs */
+	uint64_t merges_ok;
+	uint64_t bad_class;
+	uint64_t hot_decide;
+} report;
+
+static int
+lane_idx(const char *l)
+{
+	for (int i = 0; i < NLANES - 1; i++)
+		if (strcmp(l, lane_names[i]) == 0)
+			return i;
+	return NLANES - 1;
+}
+
+static int
+agg_merge(void *ctx, const ms_ev_merge *m)
+{
+	report *r = ctx;
+	phase_agg *a = &r->ph[(unsigned)m->phase < MS_EV_PHASE_COUNT
+	                              ? m->phase
+	                              : MS_EV_PHASE_PRIMARY];
+	const ms_merge_sampling *s = &m->sampling;
+	a->merges++;
+	if (m->err) {
+		a->failed++;
+	} else {
+		r->merges_ok++;
+	}
+	a->by_lane[lane_idx(m->lane)]++;
+	if ((unsigned)s->klass < 3)
+		a->by_class[s->klass]++;
+	if ((unsigned)s->reason < MS_SREASON_COUNT)
+		a->by_reason[s->reason]++;
+	bool executed = s->klass == MS_SAMPLING_EXECUTED;
+	if ((unsigned)s->klass > 2 ||
+	    executed != (s->reason == MS_SREASON_NONE))
+		r->bad_class++;
+	if (m->hot_parts && (s->plugin_calls || s->traces_evaluated))
+		r->hot_decide++;
+	a->in_bytes += m->input_bytes;
+	if (!m->err) {
+		a->out_bytes += m->output.compressed_bytes;
+		for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
+			a->idx_in_bytes += m->index[k].bytes_in;
+			a->idx_out_bytes += m->index[k].bytes_out;
+		}
+	}
+	a->rows_in += m->rows_in;
+	a->rows_out += m->rows_out;
+	a->merge_wall_ns += m->wall_ns;
+	a->merge_cpu_ns += m->cpu_ns;
+	a->evaluated += s->traces_evaluated;
+	a->kept += s->traces_kept;
+	a->dropped += s->traces_dropped;
+	a->oversized += s->traces_oversized;
+	a->deferred += s->traces_deferred;
+	a->calls += s->plugin_calls;
+	a->batches += s->batches;
+	if (s->peak_staged_bytes > a->peak_staged)
+		a->peak_staged = s->peak_staged_bytes;
+	if (m->mature_parts)
+		a->mature_merges++;
+	if (m->hot_parts)
+		a->hot_merges++;
+	for (uint32_t i = 0; i < m->nlinks; i++) {
+		const ms_ev_link *l = &m->links[i];
+		link_agg *g = NULL;
+		for (size_t j = 0; j < r->nlinks && !g; j++)
+			if (strcmp(r->links[j].name, l->name) == 0)
+				g = &r->links[j];
+		if (!g) {
+			if (r->nlinks == sizeof(r->links) / sizeof(r->links[0]))
+				continue;
+			g = &r->links[r->nlinks++];
+			snprintf(g->name, sizeof(g->name), "%s", l->name);
+		}
+		g->calls += l->calls;
+		g->traces += l->traces;
+		g->kept += l->kept;
+		g->total_ns += l->total_ns;
+		if (l->max_ns > g->max_ns)
+			g->max_ns = l->max_ns;
+		if (l->fail_open[0])
+			g->fail_open++;
+		for (int b = 0; b < MS_EV_HIST_BUCKETS; b++)
+			g->hist[b] += l->hist[b];
+	}
+	return 0;
+}
+
+static int
+agg_phase(void *ctx, const ms_ev_phase *p)
+{
+	report *r = ctx;
+	if ((unsigned)p->phase < MS_EV_PHASE_COUNT) {
+		r->ph[p->phase].has_phase = true;
+		r->ph[p->phase].ph = *p;
+	}
+	return 0;
+}
+
+static int
+agg_gate(void *ctx, const ms_ev_gate *g)
+{
+	report *r = ctx;
+	if (r->ngates == r->gcap) {
+		size_t nc = r->gcap ? r->gcap * 2 : 16;
+		ms_ev_gate *nv = realloc(r->gates, nc * sizeof(*nv));
+		if (!nv)
+			return MS_ERR_NOMEM;
+		r->gates = nv;
+		r->gcap = nc;
+	}
+	r->gates[r->ngates++] = *g;
+	return 0;
+}
+
+static int
+report_load(ms_evdb *db, report *r, ms_errbuf *eb)
+{
+	memset(r, 0, sizeof(*r));
+	int rc = ms_evdb_run(db, &r->run, &r->end, &r->has_end, eb);
+	if (rc == 0)
+		rc = ms_evdb_each_merge(db, NULL, agg_merge, r, eb);
+	if (rc == 0)
+		rc = ms_evdb_each_phase(db, agg_phase, r, eb);
+	if (rc == 0)
+		rc = ms_evdb_each_gate(db, agg_gate, r, eb);
+	if (rc == MS_ERR_NOMEM)
+		rc = ms_fail(eb, rc, "report of %s: no memory",
+		             ms_evdb_path(db));
+	return rc;
+}
+
+static void
+report_free(report *r)
+{
+	free(r->gates);
+}
+
+/* ---- derived gates ---------------------------------------------------- */
+
+struct life {
+	uint64_t *intro, *removed;
+	size_t nintro, nremoved, cap_i, cap_r;
+	bool nomem;
+};
+
+static int
+collect_life(void *ctx, const ms_ev_part *p)
+{
+	struct life *l = ctx;
+	if (p->kind != MS_KIND_CORE)
+		return 0;
+	uint64_t **v;
+	size_t *n, *cap;
+	if (p->what == MS_EV_PART_INTRODUCED) {
+		v = &l->intro;
+		n = &l->nintro;
+		cap = &l->cap_i;
+	} else if (p->what == MS_EV_PART_REMOVED) {
+		v = &l->removed;
+		n = &l->nremoved;
+		cap = &l->cap_r;
+	} else {
+		return 0;
+	}
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 1024;
+		uint64_t *nv = realloc(*v, nc * sizeof(*nv));
+		if (!nv)
+			return MS_ERR_NOMEM;
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = p->part_id;
+	return 0;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static size_t
+count_in(const uint64_t *v, size_t n, uint64_t id)
+{
+	const uint64_t *p = bsearch(&id, v, n, sizeof(*v), cmp_u64);
+	if (!p)
+		return 0;
+	while (p > v && p[-1] == id)
+		p--;
+	size_t c = 0;
+	while (p < v + n && *p == id)
+		p++, c++;
+	return c;
+}
+
+struct life_check {
+	const struct life *l;
+	uint64_t bad_inputs, bad_outputs;
+	uint64_t first_bad;
+};
+
+static int
+check_life(void *ctx, const ms_ev_merge *m)
+{
+	struct life_check *c = ctx;
+	if (m->err)
+		return 0;
+	for (size_t i = 0; i < m->ninputs; i++)
+		if (count_in(c->l->removed, c->l->nremoved, m->inputs[i].id) !=
+		    1) {
+			if (!c->bad_inputs && !c->bad_outputs)
+				c->first_bad = m->seq;
+			c->bad_inputs++;
+		}
+	if (count_in(c->l->intro, c->l->nintro, m->output.id) != 1) {
+		if (!c->bad_inputs && !c->bad_outputs)
+			c->first_bad = m->seq;
+		c->bad_outputs++;
+	}
+	return 0;
+}
+
+static void gate_set(ms_ev_gate *g, const char *name, bool pass,
+                     const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static void
+gate_set(ms_ev_gate *g, const char *name, bool pass, const char *fmt, ...)
+{
+	memset(g, 0, sizeof(*g));
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->pass = pass;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(g->detail, sizeof(g->detail), fmt, ap);
+	va_end(ap);
+}
+
+int
+ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
+                       ms_errbuf *eb)
+{
+	report r;
+	int rc = report_load(db, &r, eb);
+	struct life l = { 0 };
+	if (rc == 0) {
+		rc = ms_evdb_each_part(db, collect_life, &l, eb);
+		if (rc == MS_ERR_NOMEM)
+			rc = ms_fail(eb, rc, "gates of %s: no memory",
+			             ms_evdb_path(db));
+	}
+	struct life_check lc = { .l = &l };
+	if (rc == 0) {
+		qsort(l.intro, l.nintro, sizeof(*l.intro), cmp_u64);
+		qsort(l.removed, l.nremoved, sizeof(*l.removed), cmp_u64);
+		rc = ms_evdb_each_merge(db, NULL, check_life, &lc, eb);
+	}
+	ms_ev_gate g[5];
+	size_t n = 0;
+	if (rc == 0) {
+		gate_set(&g[n++], "event_count",
+		         r.has_end && r.merges_ok == r.end.merges_completed,
+		         "%llu merge events, engine completed %llu%s",
+		         (unsigned long long)r.merges_ok,
+		         (unsigned long long)r.end.merges_completed,
+		         r.has_end ? "" : " (run did not end)");
+		gate_set(&g[n++], "one_classification", r.bad_class == 0,
+		         "%llu events without exactly one classification "
+		         "and reason",
+		         (unsigned long long)r.bad_class);
+		bool sel = strcmp(r.run.grace_policy, "trace") != 0;
+		gate_set(&g[n++], "no_hot_decide", !sel || r.hot_decide == 0,
+		         "%llu hot selections reached Decide (policy %s)",
+		         (unsigned long long)r.hot_decide,
+		         r.run.grace_policy[0] ? r.run.grace_policy
+		                               : "selection");
+		bool any = l.nintro || l.nremoved;
+		bool ok = any && lc.bad_inputs == 0 && lc.bad_outputs == 0;
+		if (!any)
+			gate_set(&g[n++], "lifecycle_once", false,
+			         "no part lifecycle events recorded");
+		else if (ok)
+			gate_set(&g[n++], "lifecycle_once", true,
+			         "every input removed and every output "
+			         "introduced exactly once");
+		else
+			gate_set(&g[n++], "lifecycle_once", false,
+			         "%llu inputs not removed exactly once, %llu "
+			         "outputs not introduced exactly once; first "
+			         "at merge #%llu",
+			         (unsigned long long)lc.bad_inputs,
+			         (unsigned long long)lc.bad_outputs,
+			         (unsigned long long)lc.first_bad);
+		bool leq = r.has_end;
+		for (int k = 0; leq && k < MS_KIND_COUNT; k++)
+			leq = ms_ledger_equal(&r.end.final_ledger.kind[k],
+			                      &r.end.expected_ledger.kind[k]);
+		gate_set(&g[n++], "ledgers", leq,
+		         "final core, latency, start_time ledgers %s the "
+		         "expected ones",
+		         leq ? "equal" : "differ from");
+	}
+	free(l.intro);
+	free(l.removed);
+	report_free(&r);
+	if (rc < 0)
+		return rc;
+	size_t k = n < max ? n : max;
+	memcpy(gates, g, k * sizeof(*g));
+	return (int)k;
+}
+
+/* ---- text ------------------------------------------------------------- */
+
+static double
+mib(uint64_t b)
+{
+	return (double)b / MIB;
+}
+
+static double
+sec(int64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static double
+ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+static void
+row_f(FILE *f, const char *name, const char *unit, double a, double b, int prec)
+{
+	char la[32];
+	snprintf(la, sizeof(la), "%s%s%s", name, unit[0] ? " " : "", unit);
+	fprintf(f, "  %-28s %14.*f %14.*f\n", la, prec, a, prec, b);
+}
+
+static void
+row_u(FILE *f, const char *name, uint64_t a, uint64_t b)
+{
+	fprintf(f, "  %-28s %14llu %14llu\n", name, (unsigned long long)a,
+	        (unsigned long long)b);
+}
+
+static void
+print_header(FILE *f, const report *r, const char *path)
+{
+	const ms_ev_run *u = &r->run;
+	fprintf(f, "mergescope run report\n");
+	fprintf(f, "  database     %s\n", path);
+	fprintf(f, "  version      %s\n", u->version);
+	fprintf(f, "  fixture      %s seed %llu  %s\n", u->fixture_preset,
+	        (unsigned long long)u->fixture_seed, u->fixture_dir);
+	fprintf(f, "  fixture hash %.16s  parts %.16s\n", u->fixture_hash,
+	        u->fixture_parts_hash);
+	fprintf(f, "  variant      %s  policy %s  %s\n", u->variant,
+	        u->grace_policy, u->serial ? "serial" : "lanes");
+	if (u->chain[0])
+		fprintf(f, "  chain        %s\n", u->chain);
+	for (uint32_t i = 0; i < u->nplugins; i++)
+		fprintf(f, "  plugin %u     %s  %s  checksum %.16s\n", i,
+		        u->plugins[i].name, u->plugins[i].path,
+		        u->plugins[i].checksum);
+	fprintf(f,
+	        "  host         %s  %s  %s  clone %s\n"
+	        "  limits       detected %u cpus %.2f GiB  emulated (%s) %u "
+	        "cpus %.2f GiB  workers %u fast + %u slow\n",
+	        u->hostname, u->kernel, u->filesystem, u->clone_method,
+	        u->detected_cpus, (double)u->detected_mem_bytes / (MIB * 1024),
+	        u->profile, u->emulated_cpus,
+	        (double)u->emulated_mem_bytes / (MIB * 1024), u->fast_workers,
+	        u->slow_workers);
+	if (r->has_end)
+		fprintf(f,
+		        "  status       %s  publications %llu  merges %llu  "
+		        "wall %.3f s  recording %.3f s (%.2f%%)\n"
+		        "  fingerprint  %s\n",
+		        r->end.status, (unsigned long long)r->end.publications,
+		        (unsigned long long)r->end.merges_completed,
+		        sec(r->end.wall_ns), sec(r->end.record_ns),
+		        r->end.wall_ns ? 100.0 * (double)r->end.record_ns /
+		                                 (double)r->end.wall_ns
+		                       : 0.0,
+		        r->end.selection_fp);
+	else
+		fprintf(f, "  status       unfinished (no end record)\n");
+}
+
+static void
+print_phases(FILE *f, const report *r)
+{
+	const phase_agg *p = &r->ph[0], *c = &r->ph[1];
+	fprintf(f, "\n%-30s %14s %14s\n", "resources", "primary", "cooldown");
+	row_f(f, "wall", "s", sec(p->ph.wall_ns), sec(c->ph.wall_ns), 3);
+	row_f(f, "cpu", "s", sec(p->ph.cpu_ns), sec(c->ph.cpu_ns), 3);
+	row_f(f, "effective cores", "",
+	      p->ph.wall_ns ? (double)p->ph.cpu_ns / (double)p->ph.wall_ns : 0,
+	      c->ph.wall_ns ? (double)c->ph.cpu_ns / (double)c->ph.wall_ns : 0,
+	      2);
+	row_f(f, "allocated", "MiB", mib(p->ph.alloc_bytes),
+	      mib(c->ph.alloc_bytes), 2);
+	row_u(f, "allocations", p->ph.alloc_count, c->ph.alloc_count);
+	row_f(f, "peak live", "MiB", mib((uint64_t)p->ph.peak_live),
+	      mib((uint64_t)c->ph.peak_live), 2);
+	row_f(f, "peak RSS", "MiB", mib(p->ph.rss_peak), mib(c->ph.rss_peak),
+	      2);
+	row_f(f, "read", "MiB", mib(p->ph.bytes_read), mib(c->ph.bytes_read),
+	      2);
+	row_f(f, "written", "MiB", mib(p->ph.bytes_written),
+	      mib(c->ph.bytes_written), 2);
+	row_u(f, "fsyncs", p->ph.fsyncs, c->ph.fsyncs);
+	row_f(f, "final drain", "s", sec(p->ph.drain_ns), sec(c->ph.drain_ns),
+	      3);
+	row_f(f, "merge wall (sum)", "s", sec(p->merge_wall_ns),
+	      sec(c->merge_wall_ns), 3);
+	row_f(f, "merge cpu (sum)", "s", sec(p->merge_cpu_ns),
+	      sec(c->merge_cpu_ns), 3);
+	row_f(f, "core input", "MiB", mib(p->in_bytes), mib(c->in_bytes), 2);
+	row_f(f, "core output", "MiB", mib(p->out_bytes), mib(c->out_bytes), 2);
+	row_f(f, "index input", "MiB", mib(p->idx_in_bytes),
+	      mib(c->idx_in_bytes), 2);
+	row_f(f, "index output", "MiB", mib(p->idx_out_bytes),
+	      mib(c->idx_out_bytes), 2);
+	row_f(f, "write amplification core", "x",
+	      ratio(p->out_bytes, p->in_bytes),
+	      ratio(c->out_bytes, c->in_bytes), 4);
+	row_f(f, "write amplification all", "x",
+	      ratio(p->out_bytes + p->idx_out_bytes,
+	            p->in_bytes + p->idx_in_bytes),
+	      ratio(c->out_bytes + c->idx_out_bytes,
+	            c->in_bytes + c->idx_in_bytes),
+	      4);
+	if (!p->has_phase || !c->has_phase)
+		fprintf(f, "  (no phase record for%s%s)\n",
+		        p->has_phase ? "" : " primary",
+		        c->has_phase ? "" : " cooldown");
+
+	fprintf(f, "\n%-30s %14s %14s\n", "merges", "primary", "cooldown");
+	row_u(f, "total", p->merges, c->merges);
+	row_u(f, "failed", p->failed, c->failed);
+	for (int l = 0; l < NLANES; l++)
+		if (p->by_lane[l] || c->by_lane[l] || l < 3) {
+			char n[40];
+			snprintf(n, sizeof(n), "lane %s", lane_names[l]);
+			row_u(f, n, p->by_lane[l], c->by_lane[l]);
+		}
+	row_u(f, "mature-containing", p->mature_merges, c->mature_merges);
+	row_u(f, "hot", p->hot_merges, c->hot_merges);
+	static const int order[3] = { MS_SAMPLING_EXECUTED,
+		                      MS_SAMPLING_ENABLED_NO_EVALUATION,
+		                      MS_SAMPLING_NOT_EXECUTED };
+	for (int i = 0; i < 3; i++)
+		row_u(f, ms_ev_class_name(order[i]), p->by_class[order[i]],
+		      c->by_class[order[i]]);
+	for (int k = 1; k < MS_SREASON_COUNT; k++)
+		if (p->by_reason[k] || c->by_reason[k]) {
+			char n[48];
+			snprintf(n, sizeof(n), "  reason %s",
+			         ms_ev_reason_name(k));
+			row_u(f, n, p->by_reason[k], c->by_reason[k]);
+		}
+
+	fprintf(f, "\n%-30s %14s %14s\n", "sampling", "primary", "cooldown");
+	row_u(f, "plugin calls", p->calls, c->calls);
+	row_u(f, "traces evaluated", p->evaluated, c->evaluated);
+	row_u(f, "traces kept", p->kept, c->kept);
+	row_u(f, "traces dropped", p->dropped, c->dropped);
+	row_u(f, "traces oversized", p->oversized, c->oversized);
+	row_u(f, "traces deferred", p->deferred, c->deferred);
+	row_u(f, "batches", p->batches, c->batches);
+	row_f(f, "peak staged", "MiB", mib(p->peak_staged), mib(c->peak_staged),
+	      2);
+	row_f(f, "deletion ratio", "%", 100.0 * ratio(p->dropped, p->evaluated),
+	      100.0 * ratio(c->dropped, c->evaluated), 2);
+}
+
+static void
+print_plugins(FILE *f, const report *r)
+{
+	if (!r->nlinks) {
+		fprintf(f, "\nplugins: none called\n");
+		return;
+	}
+	fprintf(f, "\n%-17s %10s %12s %12s %12s %12s %10s %9s\n", "plugins",
+	        "calls", "traces", "kept", "total ms", "ns/trace", "max ms",
+	        "fail-open");
+	for (size_t i = 0; i < r->nlinks; i++) {
+		const link_agg *g = &r->links[i];
+		fprintf(f,
+		        "  %-15s %10llu %12llu %12llu %12.3f %12.1f %10.3f "
+		        "%9llu\n",
+		        g->name, (unsigned long long)g->calls,
+		        (unsigned long long)g->traces,
+		        (unsigned long long)g->kept, (double)g->total_ns / 1e6,
+		        g->traces ? (double)g->total_ns / (double)g->traces : 0,
+		        (double)g->max_ns / 1e6,
+		        (unsigned long long)g->fail_open);
+	}
+	fprintf(f, "  Decide latency (calls per bucket, upper bound in ms)\n");
+	fprintf(f, "  %-15s", "");
+	for (int b = 0; b < MS_EV_HIST_BUCKETS - 1; b++)
+		fprintf(f, " %6g", ms_ev_hist_bounds_ms[b]);
+	fprintf(f, " %6s\n", ">1000");
+	for (size_t i = 0; i < r->nlinks; i++) {
+		fprintf(f, "  %-15s", r->links[i].name);
+		for (int b = 0; b < MS_EV_HIST_BUCKETS; b++)
+			fprintf(f, " %6llu",
+			        (unsigned long long)r->links[i].hist[b]);
+		fputc('\n', f);
+	}
+}
+
+static unsigned
+print_gates(FILE *f, const report *r)
+{
+	unsigned failed = 0;
+	fprintf(f, "\ngates\n");
+	if (!r->ngates)
+		fprintf(f, "  (none recorded)\n");
+	for (size_t i = 0; i < r->ngates; i++) {
+		const ms_ev_gate *g = &r->gates[i];
+		fprintf(f, "  %s  %-24s %s\n", g->pass ? "PASS" : "FAIL",
+		        g->name, g->detail);
+		failed += !g->pass;
+	}
+	fprintf(f, "  %zu gates, %u failed\n", r->ngates, failed);
+	return failed;
+}
+
+int
+ms_report_text(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
+{
+	report r;
+	int rc = report_load(db, &r, eb);
+	if (rc == 0) {
+		print_header(out, &r, ms_evdb_path(db));
+		print_phases(out, &r);
+		print_plugins(out, &r);
+		unsigned nf = print_gates(out, &r);
+		if (failed)
+			*failed = nf;
+	}
+	report_free(&r);
+	return rc;
+}
+
+/* ---- JSON ------------------------------------------------------------- */
+
+static void
+jkey(FILE *f, const char *k, bool *first)
+{
+	if (!*first)
+		fputc(',', f);
+	*first = false;
+	ms__json_str(f, k);
+	fputc(':', f);
+}
+
+static void
+ju(FILE *f, const char *k, uint64_t v, bool *first)
+{
+	jkey(f, k, first);
+	fprintf(f, "%llu", (unsigned long long)v);
+}
+
+static void
+ji(FILE *f, const char *k, int64_t v, bool *first)
+{
+	jkey(f, k, first);
+	fprintf(f, "%lld", (long long)v);
+}
+
+static void
+jd(FILE *f, const char *k, double v, bool *first)
+{
+	jkey(f, k, first);
+	fprintf(f, "%.6f", v);
+}
+
+static void
+js(FILE *f, const char *k, const char *v, bool *first)
+{
+	jkey(f, k, first);
+	ms__json_str(f, v);
+}
+
+static void
+json_phase(FILE *f, const phase_agg *a)
+{
+	bool first = true;
+	fputc('{', f);
+	ji(f, "wall_ns", a->ph.wall_ns, &first);
+	ji(f, "cpu_ns", a->ph.cpu_ns, &first);
+	ju(f, "alloc_bytes", a->ph.alloc_bytes, &first);
+	ju(f, "alloc_count", a->ph.alloc_count, &first);
+	ji(f, "peak_live", a->ph.peak_live, &first);
+	ju(f, "rss_peak", a->ph.rss_peak, &first);
+	ju(f, "bytes_read", a->ph.bytes_read, &first);
+	ju(f, "bytes_written", a->ph.bytes_written, &first);
+	ju(f, "fsyncs", a->ph.fsyncs, &first);
+	ji(f, "drain_ns", a->ph.drain_ns, &first);
+	ju(f, "merges", a->merges, &first);
+	ju(f, "failed", a->failed, &first);
+	ji(f, "merge_wall_ns", a->merge_wall_ns, &first);
+	ji(f, "merge_cpu_ns", a->merge_cpu_ns, &first);
+	ju(f, "core_input_bytes", a->in_bytes, &first);
+	ju(f, "core_output_bytes", a->out_bytes, &first);
+	ju(f, "index_input_bytes", a->idx_in_bytes, &first);
+	ju(f, "index_output_bytes", a->idx_out_bytes, &first);
+	jd(f, "write_amplification_core", ratio(a->out_bytes, a->in_bytes),
+	   &first);
+	jd(f, "write_amplification_all",
+	   ratio(a->out_bytes + a->idx_out_bytes,
+	         a->in_bytes + a->idx_in_bytes),
+	   &first);
+	ju(f, "mature_merges", a->mature_merges, &first);
+	ju(f, "hot_merges", a->hot_merges, &first);
+	jkey(f, "by_lane", &first);
+	fputc('{', f);
+	bool f2 = true;
+	for (int l = 0; l < NLANES; l++)
+		ju(f, lane_names[l], a->by_lane[l], &f2);
+	fputc('}', f);
+	jkey(f, "by_class", &first);
+	fputc('{', f);
+	f2 = true;
+	for (int c = 0; c < 3; c++)
+		ju(f, ms_ev_class_name(c), a->by_class[c], &f2);
+	fputc('}', f);
+	jkey(f, "by_reason", &first);
+	fputc('{', f);
+	f2 = true;
+	for (int k = 0; k < MS_SREASON_COUNT; k++)
+		ju(f, ms_ev_reason_name(k), a->by_reason[k], &f2);
+	fputc('}', f);
+	ju(f, "plugin_calls", a->calls, &first);
+	ju(f, "traces_evaluated", a->evaluated, &first);
+	ju(f, "traces_kept", a->kept, &first);
+	ju(f, "traces_dropped", a->dropped, &first);
+	ju(f, "traces_oversized", a->oversized, &first);
+	ju(f, "traces_deferred", a->deferred, &first);
+	ju(f, "batches", a->batches, &first);
+	ju(f, "peak_staged_bytes", a->peak_staged, &first);
+	fputc('}', f);
+}
+
+int
+ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
+{
+	report r;
+	int rc = report_load(db, &r, eb);
+	if (rc < 0) {
+		report_free(&r);
+		return rc;
+	}
+	FILE *f = out;
+	bool first = true;
+	fputc('{', f);
+	js(f, "database", ms_evdb_path(db), &first);
+	js(f, "version", r.run.version, &first);
+	js(f, "fixture_dir", r.run.fixture_dir, &first);
+	js(f, "fixture_preset", r.run.fixture_preset, &first);
+	ju(f, "fixture_seed", r.run.fixture_seed, &first);
+	js(f, "fixture_hash", r.run.fixture_hash, &first);
+	js(f, "variant", r.run.variant, &first);
+	js(f, "chain", r.run.chain, &first);
+	js(f, "grace_policy", r.run.grace_policy, &first);
+	jkey(f, "serial", &first);
+	fputs(r.run.serial ? "true" : "false", f);
+	js(f, "status", r.has_end ? r.end.status : "", &first);
+	ju(f, "publications", r.end.publications, &first);
+	ju(f, "merges_completed", r.end.merges_completed, &first);
+	ji(f, "wall_ns", r.end.wall_ns, &first);
+	ji(f, "record_ns", r.end.record_ns, &first);
+	js(f, "selection_fp", r.end.selection_fp, &first);
+	jkey(f, "phases", &first);
+	fputs("{\"primary\":", f);
+	json_phase(f, &r.ph[0]);
+	fputs(",\"cooldown\":", f);
+	json_phase(f, &r.ph[1]);
+	fputc('}', f);
+	jkey(f, "plugins", &first);
+	fputc('[', f);
+	for (size_t i = 0; i < r.nlinks; i++) {
+		const link_agg *g = &r.links[i];
+		bool f2 = true;
+		fputs(i ? ",{" : "{", f);
+		js(f, "name", g->name, &f2);
+		ju(f, "calls", g->calls, &f2);
+		ju(f, "traces", g->traces, &f2);
+		ju(f, "kept", g->kept, &f2);
+		ji(f, "total_ns", g->total_ns, &f2);
+		ji(f, "max_ns", g->max_ns, &f2);
+		jd(f, "ns_per_trace",
+		   g->traces ? (double)g->total_ns / (double)g->traces : 0,
+		   &f2);
+		ju(f, "fail_open", g->fail_open, &f2);
+		jkey(f, "histogram", &f2);
+		fputc('[', f);
+		for (int b = 0; b < MS_EV_HIST_BUCKETS; b++)
+			fprintf(f, "%s%llu", b ? "," : "",
+			        (unsigned long long)g->hist[b]);
+		fputs("]}", f);
+	}
+	fputc(']', f);
+	jkey(f, "histogram_bounds_ms", &first);
+	fputc('[', f);
+	for (int b = 0; b < MS_EV_HIST_BUCKETS - 1; b++)
+		fprintf(f, "%s%g", b ? "," : "", ms_ev_hist_bounds_ms[b]);
+	fputc(']', f);
+	jkey(f, "gates", &first);
+	fputc('[', f);
+	unsigned nf = 0;
+	for (size_t i = 0; i < r.ngates; i++) {
+		bool f2 = true;
+		fputs(i ? ",{" : "{", f);
+		js(f, "name", r.gates[i].name, &f2);
+		jkey(f, "pass", &f2);
+		fputs(r.gates[i].pass ? "true" : "false", f);
+		js(f, "detail", r.gates[i].detail, &f2);
+		fputc('}', f);
+		nf += !r.gates[i].pass;
+	}
+	fputc(']', f);
+	ju(f, "gates_failed", nf, &first);
+	fputs("}\n", f);
+	if (failed)
+		*failed = nf;
+	report_free(&r);
+	return 0;
+}
+
+/* ---- comparison ------------------------------------------------------- */
+
+static void
+cmp_row(FILE *f, const char *name, double a, double b, int prec)
+{
+	fprintf(f, "  %-28s %14.*f %14.*f ", name, prec, a, prec, b);
+	if (a == 0.0)
+		fprintf(f, "%9s\n", b == 0.0 ? "0.0%" : "n/a");
+	else
+		fprintf(f, "%+8.1f%%\n", 100.0 * (b - a) / a);
+}
+
+static void
+cmp_phase(FILE *f, const char *title, const phase_agg *a, const phase_agg *b)
+{
+	fprintf(f, "\n%-30s %14s %14s %9s\n", title, "A", "B", "delta");
+	cmp_row(f, "wall s", sec(a->ph.wall_ns), sec(b->ph.wall_ns), 3);
+	cmp_row(f, "cpu s", sec(a->ph.cpu_ns), sec(b->ph.cpu_ns), 3);
+	cmp_row(f, "allocated MiB", mib(a->ph.alloc_bytes),
+	        mib(b->ph.alloc_bytes), 2);
+	cmp_row(f, "allocations", (double)a->ph.alloc_count,
+	        (double)b->ph.alloc_count, 0);
+	cmp_row(f, "peak live MiB", mib((uint64_t)a->ph.peak_live),
+	        mib((uint64_t)b->ph.peak_live), 2);
+	cmp_row(f, "peak RSS MiB", mib(a->ph.rss_peak), mib(b->ph.rss_peak), 2);
+	cmp_row(f, "read MiB", mib(a->ph.bytes_read), mib(b->ph.bytes_read), 2);
+	cmp_row(f, "written MiB", mib(a->ph.bytes_written),
+	        mib(b->ph.bytes_written), 2);
+	cmp_row(f, "write amplification all x",
+	        ratio(a->out_bytes + a->idx_out_bytes,
+	              a->in_bytes + a->idx_in_bytes),
+	        ratio(b->out_bytes + b->idx_out_bytes,
+	              b->in_bytes + b->idx_in_bytes),
+	        4);
+	cmp_row(f, "merges", (double)a->merges, (double)b->merges, 0);
+	cmp_row(f, "plugin calls", (double)a->calls, (double)b->calls, 0);
+	cmp_row(f, "traces evaluated", (double)a->evaluated,
+	        (double)b->evaluated, 0);
+	cmp_row(f, "traces dropped", (double)a->dropped, (double)b->dropped, 0);
+}
+
+static bool
+is_pair(const char *x, const char *y)
+{
+	return (strcmp(x, "disabled") == 0 && strcmp(y, "alwayskeep") == 0) ||
+	       (strcmp(x, "alwayskeep") == 0 && strcmp(y, "disabled") == 0);
+}
+
+int
+ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
+                  ms_errbuf *eb)
+{
+	report a, b;
+	int rc = report_load(da, &a, eb);
+	if (rc == 0)
+		rc = report_load(db, &b, eb);
+	else
+		memset(&b, 0, sizeof(b));
+	if (mismatch)
+		*mismatch = false;
+	if (rc < 0)
+		goto out;
+	FILE *f = out;
+	fprintf(f, "mergescope comparison\n");
+	fprintf(f, "  A  %s  %s  %s\n", ms_evdb_path(da), a.run.variant,
+	        a.run.fixture_preset);
+	fprintf(f, "  B  %s  %s  %s\n", ms_evdb_path(db), b.run.variant,
+	        b.run.fixture_preset);
+	bool same_fixture = strcmp(a.run.fixture_hash, b.run.fixture_hash) == 0;
+	if (!same_fixture)
+		fprintf(f,
+		        "  note: different fixtures (%.16s vs %.16s); the "
+		        "picker trajectories are not comparable\n",
+		        a.run.fixture_hash, b.run.fixture_hash);
+	cmp_phase(f, "primary", &a.ph[0], &b.ph[0]);
+	cmp_phase(f, "cooldown", &a.ph[1], &b.ph[1]);
+
+	fprintf(f, "\nequivalence\n");
+	if (!is_pair(a.run.variant, b.run.variant) || !same_fixture) {
+		fprintf(f, "  not applicable: needs a disabled and an "
+		           "alwayskeep run of one fixture\n");
+		goto out;
+	}
+	bool fp = a.has_end && b.has_end &&
+	          strcmp(a.end.selection_fp, b.end.selection_fp) == 0;
+	bool led = a.has_end && b.has_end;
+	for (int k = 0; led && k < MS_KIND_COUNT; k++)
+		led = ms_ledger_equal(&a.end.final_ledger.kind[k],
+		                      &b.end.final_ledger.kind[k]);
+	fprintf(f, "  %s  selection fingerprints  %s %s %s\n",
+	        fp ? "PASS" : "FAIL", a.end.selection_fp,
+	        fp ? "==" : "!=", b.end.selection_fp);
+	fprintf(f,
+	        "  %s  logical outputs         final ledgers (core, "
+	        "latency, start_time) %s\n",
+	        led ? "PASS" : "FAIL", led ? "identical" : "differ");
+	if (mismatch)
+		*mismatch = !fp || !led;
+out:
+	report_free(&a);
+	report_free(&b);
+	return rc;
+}

@@ -1,0 +1,297 @@
+/*
+ * test_report.c - the run report of a known recorded run (golden text),
+ * its JSON twin, the gates derived from the event log, and the comparison
+ * of two runs (deltas in %, the disabled/alwayskeep equivalence check).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "ev_fixture.h"
+#include "ms_replay_events.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char tmpdir[256];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ms-test-report-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void
+record(const char *name, const char *variant, uint64_t n, int64_t wall,
+       const char *fp, char *path, size_t cap)
+{
+	snprintf(path, cap, "%s/%s", tmpdir, name);
+	ms_errbuf eb;
+	int rc = evf_record_ex(path, variant, n, wall, fp, &eb);
+	if (rc)
+		print_error("%s\n", eb.msg);
+	assert_int_equal(rc, 0);
+}
+
+typedef int (*report_fn)(ms_evdb *, FILE *, unsigned *, ms_errbuf *);
+
+static char *
+report_of(const char *path, report_fn fn, unsigned *failed)
+{
+	ms_evdb *db = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(fn(db, f, failed, &eb), 0);
+	fclose(f);
+	ms_evdb_close(db);
+	return buf;
+}
+
+/* Everything after the "database" line (which names the temp path). */
+static const char *
+after_db_line(const char *text)
+{
+	const char *p = strstr(text, "  version");
+	assert_non_null(p);
+	return p;
+}
+
+static const char golden[] =
+        "  version      0.1.0\n"
+        "  fixture      day-2x seed 1  /cache/mergescope/day-2x-seed1\n"
+        "  fixture hash 0000000000000000  parts 0000000000000000\n"
+        "  variant      skywalking  policy selection  serial\n"
+        "  chain        skywalking:{}\n"
+        "  plugin 0     skywalking  /lib/skywalking.so  checksum "
+        "0000000000000000\n"
+        "  plugin 1     detdrop  /lib/detdrop.so  checksum 0000000000000000\n"
+        "  host         bench-host  Linux 6.1.0  ext4  clone copy\n"
+        "  limits       detected 2 cpus 4.00 GiB  emulated (default) 2 cpus "
+        "4.00 GiB  workers 1 fast + 1 slow\n"
+        "  status       complete  publications 110  merges 10  wall 9.000 s  "
+        "recording 0.012 s (0.14%)\n"
+        "  fingerprint  00005eed5eed5eed\n"
+        "\n"
+        "resources                             primary       cooldown\n"
+        "  wall s                                8.000          1.000\n"
+        "  cpu s                                 7.500          0.900\n"
+        "  effective cores                        0.94           0.90\n"
+        "  allocated MiB                       2048.00         256.00\n"
+        "  allocations                         1000000         120000\n"
+        "  peak live MiB                         64.00          48.00\n"
+        "  peak RSS MiB                         135.00         140.00\n"
+        "  read MiB                             300.00          80.00\n"
+        "  written MiB                          310.00          82.00\n"
+        "  fsyncs                                 9000            300\n"
+        "  final drain s                         0.020          0.500\n";
+
+static void
+test_report_golden(void **state)
+{
+	(void)state;
+	char path[512];
+	record("golden.db", "skywalking", 10, 0, NULL, path, sizeof(path));
+	unsigned failed = 99;
+	char *text = report_of(path, ms_report_text, &failed);
+	assert_int_equal(failed, 0);
+	const char *head = "mergescope run report\n  database     ";
+	assert_true(strncmp(text, head, strlen(head)) == 0);
+	const char *body = after_db_line(text);
+	if (strncmp(body, golden, strlen(golden)) != 0)
+		fail_msg("report differs from golden text:\n%s", body);
+	/* the later tables: rows a user reads */
+	assert_non_null(strstr(text, "\nmerges "));
+	assert_non_null(strstr(text, "  lane finalize "));
+	assert_non_null(strstr(text, "  executed "));
+	assert_non_null(strstr(text, "    reason merge_grace "));
+	assert_non_null(strstr(text, "\nplugins "));
+	assert_non_null(strstr(text, "  skywalking "));
+	assert_non_null(strstr(text, " 0.25    0.5      1    2.5"));
+	assert_non_null(strstr(text, "  PASS  ledgers "));
+	assert_non_null(strstr(text, "  PASS  hot_decide "));
+	assert_non_null(strstr(text, "  2 gates, 0 failed\n"));
+	free(text);
+}
+
+static void
+test_report_counts(void **state)
+{
+	(void)state;
+	char path[512];
+	const uint64_t n = 60;
+	record("counts.db", "skywalking", n, 0, NULL, path, sizeof(path));
+	/* count by hand what the fixture generates */
+	uint64_t lanes[2][3] = { { 0 } }, exec = 0, dropped = 0, failed = 0;
+	ms_ev_input in[16];
+	for (uint64_t s = 1; s <= n; s++) {
+		ms_ev_merge m;
+		evf_merge(&m, in, s, n, true);
+		int l = strcmp(m.lane, "fast") == 0   ? 0
+		        : strcmp(m.lane, "slow") == 0 ? 1
+		                                      : 2;
+		lanes[m.phase][l]++;
+		exec += m.sampling.klass == MS_SAMPLING_EXECUTED;
+		dropped += m.sampling.traces_dropped;
+		failed += m.err != 0;
+	}
+	char *text = report_of(path, ms_report_text, NULL);
+	char want[128];
+	snprintf(want, sizeof(want), "  %-28s %14llu %14llu\n", "lane fast",
+	         (unsigned long long)lanes[0][0],
+	         (unsigned long long)lanes[1][0]);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "  %-28s %14llu %14llu\n", "lane finalize",
+	         (unsigned long long)lanes[0][2],
+	         (unsigned long long)lanes[1][2]);
+	assert_non_null(strstr(text, want));
+	free(text);
+
+	char *js = report_of(path, ms_report_json, NULL);
+	snprintf(want, sizeof(want), "\"merges_completed\":%llu",
+	         (unsigned long long)n);
+	assert_non_null(strstr(js, want));
+	assert_non_null(strstr(js, "\"gates_failed\":0"));
+	assert_non_null(strstr(js, "\"histogram_bounds_ms\":[0.25,0.5,1,2.5,"
+	                           "5,10,25,50,100,250,500,1000]"));
+	assert_non_null(strstr(js, "\"primary\":{\"wall_ns\":8000000000,"));
+	free(js);
+	(void)exec;
+	(void)dropped;
+	(void)failed;
+}
+
+static void
+test_failing_gate(void **state)
+{
+	(void)state;
+	char path[512];
+	record("bad.db", "bad", 5, 0, NULL, path, sizeof(path));
+	unsigned failed = 0;
+	char *text = report_of(path, ms_report_text, &failed);
+	assert_int_equal(failed, 1);
+	assert_non_null(strstr(text, "  FAIL  hot_decide "));
+	assert_non_null(strstr(text, "  2 gates, 1 failed\n"));
+	free(text);
+	text = report_of(path, ms_report_json, &failed);
+	assert_int_equal(failed, 1);
+	assert_non_null(strstr(text, "\"gates_failed\":1"));
+	free(text);
+}
+
+static void
+test_derived_gates(void **state)
+{
+	(void)state;
+	char path[512];
+	record("derive.db", "skywalking", 80, 0, NULL, path, sizeof(path));
+	ms_evdb *db = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	ms_ev_gate g[8];
+	int n = ms_report_derive_gates(db, g, 8, &eb);
+	assert_int_equal(n, 5);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "event_count") == 0) {
+			/* merge 97 would fail; 80 merges all succeed */
+			assert_true(g[i].pass);
+		} else {
+			if (!g[i].pass)
+				fail_msg("%s: %s", g[i].name, g[i].detail);
+		}
+	}
+	ms_evdb_close(db);
+
+	/* 100 merges: #97 failed, yet the fixture says 100 completed */
+	record("derive2.db", "skywalking", 100, 0, NULL, path, sizeof(path));
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	n = ms_report_derive_gates(db, g, 8, &eb);
+	assert_int_equal(n, 5);
+	assert_string_equal(g[0].name, "event_count");
+	assert_false(g[0].pass);
+	assert_non_null(strstr(g[0].detail, "99 merge events, engine "
+	                                    "completed 100"));
+	ms_evdb_close(db);
+}
+
+static char *
+compare(const char *a, const char *b, bool *mismatch)
+{
+	ms_evdb *da = NULL, *db = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&da, a, &eb), 0);
+	assert_int_equal(ms_evdb_open(&db, b, &eb), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(ms_report_compare(da, db, f, mismatch, &eb), 0);
+	fclose(f);
+	ms_evdb_close(da);
+	ms_evdb_close(db);
+	return buf;
+}
+
+static void
+test_compare(void **state)
+{
+	(void)state;
+	char a[512], b[512], c[512];
+	record("dis.db", "disabled", 40, 0, NULL, a, sizeof(a));
+	record("ak.db", "alwayskeep", 40, 10000000000LL, NULL, b, sizeof(b));
+	record("ak2.db", "alwayskeep", 40, 0, "00000000deadbeef", c, sizeof(c));
+	bool mismatch = true;
+	char *t = compare(a, b, &mismatch);
+	assert_false(mismatch);
+	/* primary wall 8 s -> 10 s */
+	assert_non_null(strstr(t, "  wall s                                "
+	                          "8.000         10.000    +25.0%\n"));
+	/* cooldown unchanged */
+	assert_non_null(strstr(t, "  wall s                                "
+	                          "1.000          1.000     +0.0%\n"));
+	assert_non_null(strstr(t, "  PASS  selection fingerprints  "
+	                          "00005eed5eed5eed == 00005eed5eed5eed\n"));
+	assert_non_null(strstr(t, "  PASS  logical outputs "));
+	free(t);
+
+	t = compare(a, c, &mismatch);
+	assert_true(mismatch);
+	assert_non_null(strstr(t, "  FAIL  selection fingerprints  "
+	                          "00005eed5eed5eed != 00000000deadbeef\n"));
+	free(t);
+
+	/* two alwayskeep runs: the check does not apply */
+	t = compare(b, c, &mismatch);
+	assert_false(mismatch);
+	assert_non_null(strstr(t, "not applicable"));
+	free(t);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_report_golden),
+		cmocka_unit_test(test_report_counts),
+		cmocka_unit_test(test_failing_gate),
+		cmocka_unit_test(test_derived_gates),
+		cmocka_unit_test(test_compare),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
