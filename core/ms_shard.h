@@ -58,7 +58,8 @@ const char *ms_shard_recovery_note(const ms_shard *s);
 const char *ms_shard_get_dir(const ms_shard *s);
 uint64_t ms_shard_epoch(const ms_shard *s);
 
-/* Reserve a fresh part ID (monotonic per shard, persisted). */
+/* Reserve a fresh part ID (monotonic per shard; persisted with the next
+ * committed transaction, and never below an ID seen on disk at open). */
 int ms_shard_new_id(ms_shard *s, uint64_t *id, ms_errbuf *eb);
 /* Path where a new part of `kind` with `id` is to be written before it is
  * introduced or used as a merge output: DIR/tmp/<kind>-<16hex>. */
@@ -69,7 +70,10 @@ int ms_shard_part_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
                        char *buf, size_t n);
 
 /* Introduce a part whose three kinds are written at their tmp paths: publish
- * them, open them, add the part to the inventory, commit. */
+ * them, open them, add the part to the inventory, commit. The ID need not
+ * come from ms_shard_new_id (a fixture's staged part keeps its own); later
+ * IDs are handed out above it. On failure nothing is published and the tmp
+ * directories are left where they were. */
 int ms_shard_introduce(ms_shard *s, uint64_t id, ms_errbuf *eb);
 /* One transaction: remove `inputs` from the inventory and (if output != 0)
  * introduce `output`, whose three kinds are at their tmp paths. Fails with
