@@ -1,0 +1,909 @@
+/*
+ * merge.c - the merge executor declared in ms_merge.h: k-way merge of a set
+ * of core parts by trace ID into one output part, the two secondary-index
+ * child merges into the same output ID, and one publication.
+ *
+ * Design:
+ *  1. The merge pins one view of the shard for its whole run; every input
+ *     must be active in it (else MS_ERR_CONFLICT before anything is written).
+ *     The view keeps the inputs on disk until the merge is over, whatever
+ *     happens to the inventory meanwhile.
+ *  2. Inputs are read through one iterator each; a binary heap orders the
+ *     iterators by their current block's trace ID (ties by input position,
+ *     so the merge is deterministic). The group of iterators whose head has
+ *     the minimum trace ID is that trace's complete set of fragments: each
+ *     input is sorted, so an input holding the trace has it at its head.
+ *  3. A group of one input is copied block by block as stored
+ *     (ms_part_iter_raw + ms_part_writer_add_raw): no decompression, no
+ *     re-encoding; a split trace stays split. A group of several inputs is
+ *     decoded (all columns), its rows are copied into a per-trace arena,
+ *     ordered by start_ns (ties: input position, then stored order — the
+ *     order is therefore the same whatever merge tree produced the inputs),
+ *     and written as one trace (one block unless over the split size).
+ *  4. Output depth = 1 + max input depth. Bounds, rows, blocks come from the
+ *     writer; for a lossless merge rows_out == rows_in and the output's time
+ *     bounds equal the inputs'.
+ *  5. The latency and start_time index parts of the same inputs are merged
+ *     into index parts with the output's ID (ms_sidx_merge), then core and
+ *     both indexes are published by one ms_shard_replace: the commit point.
+ *  6. Until that commit nothing is visible: any failure (read, write,
+ *     allocation, index, publish, injected) aborts the writers, removes the
+ *     temporary output directories and returns an error naming the part;
+ *     the inputs stay active and untouched. Inputs are deleted by the shard
+ *     after publication, when the last view pinning them is released.
+ *  7. All memory of the merge comes from one child ms_mem of
+ *     req->parent_mem; its figures are the result's allocation figures.
+ *     I/O is counted in a merge-local ms_io, added to req->io at the end.
+ *
+ * Stages (res->err_stage on failure): pin -> read (heap merge, which also
+ * writes) -> write (finish the core part) -> index -> publish -> done.
+ *
+ * Sampling hook points (for the pipeline layer, see "HOOK" below):
+ *  A. emit_group(): a complete trace is assembled here (all fragments of
+ *     all inputs are in the group); a keep/drop verdict applies before it is
+ *     written. Staged batches replace the direct write when a pipeline runs.
+ *  B. the drop set recorded in merge order is handed to the index merges,
+ *     which prune rows of dropped traces by exact lookup.
+ */
+#include "ms_merge.h"
+#include "ms_sidx.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MERGE_GRACE_NS ((int64_t)2 * 3600 * 1000000000)
+#define ARENA_CHUNK (64u << 10)
+
+static const char *const stage_names[MS_MERGE_STAGE_COUNT] = {
+	"none", "pin", "read", "write", "index", "publish", "done",
+};
+
+const char *
+ms_merge_stage_name(enum ms_merge_stage st)
+{
+	if ((unsigned)st >= MS_MERGE_STAGE_COUNT)
+		return "unknown";
+	return stage_names[st];
+}
+
+const char *
+ms_sampling_class_name(enum ms_sampling_class c)
+{
+	switch (c) {
+	case MS_SAMPLING_NOT_EXECUTED:
+		return "not_executed";
+	case MS_SAMPLING_ENABLED_NO_EVALUATION:
+		return "enabled_no_evaluation";
+	case MS_SAMPLING_EXECUTED:
+		return "executed";
+	}
+	return "unknown";
+}
+
+static const char *const reason_names[MS_SREASON_COUNT] = {
+	"none",
+	"pipeline_disabled",
+	"no_sampler",
+	"event_disabled",
+	"merge_grace",
+	"fragment_gap_contract",
+	"guard_unavailable",
+	"all_traces_oversized",
+	"lossless_retry",
+	"empty_input",
+	"other",
+};
+
+const char *
+ms_sampling_reason_name(enum ms_sampling_reason r)
+{
+	if ((unsigned)r >= MS_SREASON_COUNT)
+		return "unknown";
+	return reason_names[r];
+}
+
+static int64_t
+now_ns(clockid_t clk)
+{
+	struct timespec ts;
+	if (clock_gettime(clk, &ts) != 0)
+		return 0;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- per-trace arena: chunks never move, reset keeps the first one ---- */
+
+typedef struct arena_chunk {
+	struct arena_chunk *next;
+	size_t size;
+	size_t used;
+	uint8_t data[];
+} arena_chunk;
+
+typedef struct arena {
+	ms_mem *mem;
+	arena_chunk *head; /* current chunk; older ones follow */
+} arena;
+
+static void *
+arena_alloc(arena *a, size_t n, size_t align)
+{
+	arena_chunk *c = a->head;
+	if (c) {
+		size_t off = (c->used + align - 1) & ~(align - 1);
+		if (off <= c->size && n <= c->size - off) {
+			c->used = off + n;
+			return c->data + off;
+		}
+	}
+	size_t size = ARENA_CHUNK, total;
+	if (n > size)
+		size = n;
+	if (!ms_add_ok(size, sizeof(arena_chunk), &total))
+		return NULL;
+	c = ms_mem_alloc(a->mem, total);
+	if (!c)
+		return NULL;
+	c->next = a->head;
+	c->size = size;
+	c->used = n;
+	a->head = c;
+	return c->data;
+}
+
+static void
+arena_free_chain(ms_mem *mem, arena_chunk *c)
+{
+	while (c) {
+		arena_chunk *next = c->next;
+		ms_mem_free(mem, c, sizeof(arena_chunk) + c->size);
+		c = next;
+	}
+}
+
+/* Keep the newest chunk (emptied), free the rest. */
+static void
+arena_reset(arena *a)
+{
+	if (!a->head)
+		return;
+	arena_free_chain(a->mem, a->head->next);
+	a->head->next = NULL;
+	a->head->used = 0;
+}
+
+static void
+arena_release(arena *a)
+{
+	arena_free_chain(a->mem, a->head);
+	a->head = NULL;
+}
+
+static const char *
+arena_str(arena *a, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *p = arena_alloc(a, n, 1);
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+/* ---- the merge context ---- */
+
+typedef struct src {
+	const ms_part *part; /* core input, borrowed from the view */
+	ms_part_iter *it;
+	const ms_block_info *info; /* current head; NULL at end */
+	size_t pos;                /* position in req->inputs */
+	char name[17];
+} src;
+
+/* A row being assembled, with its position for a stable order. */
+typedef struct srow {
+	ms_row row;
+	size_t pos;
+} srow;
+
+typedef struct merge_ctx {
+	const ms_merge_req *req;
+	ms_merge_result *res;
+	ms_errbuf eb; /* detail of the first failure */
+	ms_mem mem;   /* the merge's own allocator (child) */
+	ms_io io;     /* the merge's own I/O counters */
+	ms_view *view;
+	src *srcs;
+	size_t nsrcs;
+	size_t *heap; /* min-heap of indexes into srcs */
+	size_t nheap;
+	size_t *group;          /* sources of the current trace */
+	const ms_part **iparts; /* index inputs of one kind */
+	size_t ngroup;
+	ms_part_writer *writer;
+	uint64_t out_id;
+	char tmp[MS_KIND_COUNT][4096];
+	arena arena;
+	srow *rows;
+	size_t nrows, caprows;
+	ms_row *flat;
+	size_t capflat;
+	uint8_t tid[MS_TRACE_ID_MAX]; /* the current trace ID */
+	uint32_t tid_len;
+	uint64_t blocks_read;
+	uint64_t blocks_written;
+	enum ms_merge_stage cur; /* the stage running (failed, on error) */
+	enum ms_merge_stage fail_stage; /* overrides cur: a write failing
+	                                 * inside the read/merge loop */
+	int64_t t_stage;                /* when it started */
+} merge_ctx;
+
+/* ---- test hook ---- */
+
+static int
+hook(merge_ctx *c, enum ms_merge_stage st, uint64_t detail)
+{
+	const ms_merge_hooks *h = c->req->hooks;
+	if (!h || !h->stage)
+		return 0;
+	int rc = h->stage(h->arg, c->req, st, detail);
+	if (rc < 0)
+		return ms_fail(
+		        &c->eb, rc, "injected failure at stage %s (%llu)",
+		        ms_merge_stage_name(st), (unsigned long long)detail);
+	return 0;
+}
+
+/* Move to stage st: account the previous stage's wall time, call the hook. */
+static int
+enter(merge_ctx *c, enum ms_merge_stage st)
+{
+	int64_t t = now_ns(CLOCK_MONOTONIC);
+	c->res->stage_wall_ns[c->cur] += t - c->t_stage;
+	c->cur = st;
+	c->t_stage = t;
+	return hook(c, st, 0);
+}
+
+/* ---- heap over sources, keyed by (head trace ID, input position) ---- */
+
+static bool
+src_less(const merge_ctx *c, size_t a, size_t b)
+{
+	const ms_block_info *x = c->srcs[a].info, *y = c->srcs[b].info;
+	int r = ms_trace_id_cmp(x->trace_id, x->trace_id_len, y->trace_id,
+	                        y->trace_id_len);
+	if (r != 0)
+		return r < 0;
+	return c->srcs[a].pos < c->srcs[b].pos;
+}
+
+static void
+heap_push(merge_ctx *c, size_t s)
+{
+	size_t i = c->nheap++;
+	c->heap[i] = s;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!src_less(c, c->heap[i], c->heap[p]))
+			break;
+		size_t t = c->heap[i];
+		c->heap[i] = c->heap[p];
+		c->heap[p] = t;
+		i = p;
+	}
+}
+
+static size_t
+heap_pop(merge_ctx *c)
+{
+	size_t top = c->heap[0];
+	c->heap[0] = c->heap[--c->nheap];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < c->nheap && src_less(c, c->heap[l], c->heap[m]))
+			m = l;
+		if (r < c->nheap && src_less(c, c->heap[r], c->heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		size_t t = c->heap[i];
+		c->heap[i] = c->heap[m];
+		c->heap[m] = t;
+		i = m;
+	}
+	return top;
+}
+
+static bool
+head_is_tid(const merge_ctx *c, const src *s)
+{
+	return s->info &&
+	       ms_trace_id_cmp(s->info->trace_id, s->info->trace_id_len, c->tid,
+	                       c->tid_len) == 0;
+}
+
+/* Move source s to its next block; checks the trace-ID order. */
+static int
+src_advance(merge_ctx *c, src *s)
+{
+	const ms_block_info *info = NULL;
+	int rc = ms_part_iter_next(s->it, &info, &c->eb);
+	if (rc < 0) {
+		s->info = NULL;
+		return rc;
+	}
+	if (rc == 0) {
+		s->info = NULL;
+		return 0;
+	}
+	if (s->info && ms_trace_id_cmp(info->trace_id, info->trace_id_len,
+	                               c->tid, c->tid_len) < 0) {
+		s->info = NULL;
+		return ms_fail(&c->eb, MS_ERR_CORRUPT,
+		               "part %s: block %llu: trace IDs out of order",
+		               s->name, (unsigned long long)c->blocks_read);
+	}
+	s->info = info;
+	c->blocks_read++;
+	c->res->blocks_in++;
+	c->res->rows_in += info->nrows;
+	return hook(c, MS_MERGE_STAGE_READ, c->blocks_read);
+}
+
+/* ---- assembling a fragmented trace ---- */
+
+static int
+rows_reserve(merge_ctx *c, size_t extra)
+{
+	size_t need;
+	if (!ms_add_ok(c->nrows, extra, &need))
+		return ms_fail(&c->eb, MS_ERR_RANGE, "trace too large");
+	if (need <= c->caprows)
+		return 0;
+	size_t cap = c->caprows ? c->caprows : 64;
+	while (cap < need)
+		if (!ms_mul_ok(cap, 2, &cap))
+			return ms_fail(&c->eb, MS_ERR_RANGE, "trace too large");
+	size_t ob, nb;
+	if (!ms_mul_ok(c->caprows, sizeof(srow), &ob) ||
+	    !ms_mul_ok(cap, sizeof(srow), &nb))
+		return ms_fail(&c->eb, MS_ERR_RANGE, "trace too large");
+	srow *p = ms_mem_realloc(&c->mem, c->rows, ob, nb);
+	if (!p)
+		return ms_fail(&c->eb, MS_ERR_NOMEM,
+		               "out of memory for %zu rows of one trace", need);
+	c->rows = p;
+	c->caprows = cap;
+	return 0;
+}
+
+/* Deep-copy a decoded row into the arena (the reader reuses its buffers). */
+static int
+copy_row(merge_ctx *c, const ms_row *in, ms_row *out)
+{
+	arena *a = &c->arena;
+	*out = *in;
+	out->trace_id = c->tid; /* same bytes; c->tid outlives the write */
+	out->segment_id = arena_str(a, in->segment_id);
+	out->service = arena_str(a, in->service);
+	out->instance = arena_str(a, in->instance);
+	out->endpoint = arena_str(a, in->endpoint);
+	if ((in->segment_id && !out->segment_id) ||
+	    (in->service && !out->service) ||
+	    (in->instance && !out->instance) ||
+	    (in->endpoint && !out->endpoint))
+		goto nomem;
+	if (in->ntags) {
+		size_t nb;
+		if (!ms_mul_ok(in->ntags, sizeof(char *), &nb))
+			goto nomem;
+		const char **tags = arena_alloc(a, nb, sizeof(void *));
+		if (!tags)
+			goto nomem;
+		for (uint32_t i = 0; i < in->ntags; i++) {
+			tags[i] = arena_str(a, in->tags[i]);
+			if (!tags[i])
+				goto nomem;
+		}
+		out->tags = tags;
+	} else {
+		out->tags = NULL;
+	}
+	if (in->body_len) {
+		uint8_t *b = arena_alloc(a, in->body_len, 1);
+		if (!b)
+			goto nomem;
+		memcpy(b, in->body, in->body_len);
+		out->body = b;
+	} else {
+		out->body = NULL;
+	}
+	return 0;
+nomem:
+	return ms_fail(&c->eb, MS_ERR_NOMEM,
+	               "out of memory copying a row of a fragmented trace");
+}
+
+static int
+srow_cmp(const void *pa, const void *pb)
+{
+	const srow *a = pa, *b = pb;
+	if (a->row.start_ns != b->row.start_ns)
+		return a->row.start_ns < b->row.start_ns ? -1 : 1;
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* ---- emitting one complete trace (HOOK A) ---- */
+
+/* A failure of the output writer inside the merge loop is a write-stage
+ * failure, although the loop runs in the read stage. */
+static int
+write_failed(merge_ctx *c, int rc)
+{
+	c->fail_stage = MS_MERGE_STAGE_WRITE;
+	return rc;
+}
+
+/* The group holds every source whose head is c->tid, in input order. */
+static int
+emit_raw(merge_ctx *c, src *s)
+{
+	int rc;
+	do {
+		ms_raw_block raw;
+		rc = ms_part_iter_raw(s->it, &raw, &c->eb);
+		if (rc < 0)
+			return rc;
+		rc = ms_part_writer_add_raw(c->writer, &raw, &c->eb);
+		if (rc < 0)
+			return write_failed(c, rc);
+		c->res->blocks_raw++;
+		c->res->rows_out += s->info->nrows;
+		c->blocks_written++;
+		if ((rc = hook(c, MS_MERGE_STAGE_WRITE, c->blocks_written)))
+			return write_failed(c, rc);
+		if ((rc = src_advance(c, s)) < 0)
+			return rc;
+	} while (head_is_tid(c, s));
+	return 0;
+}
+
+static int
+emit_combined(merge_ctx *c)
+{
+	int rc;
+	c->nrows = 0;
+	arena_reset(&c->arena);
+	for (size_t g = 0; g < c->ngroup; g++) {
+		src *s = &c->srcs[c->group[g]];
+		do {
+			const ms_row *rows = NULL;
+			uint32_t n = s->info->nrows;
+			rc = ms_part_iter_decode(s->it, MS_COL_ALL, &rows,
+			                         &c->eb);
+			if (rc < 0)
+				return rc;
+			if ((rc = rows_reserve(c, n)) < 0)
+				return rc;
+			for (uint32_t i = 0; i < n; i++) {
+				srow *r = &c->rows[c->nrows];
+				if ((rc = copy_row(c, &rows[i], &r->row)) < 0)
+					return rc;
+				r->pos = c->nrows++;
+			}
+			c->res->blocks_reencoded++;
+			if ((rc = src_advance(c, s)) < 0)
+				return rc;
+		} while (head_is_tid(c, s));
+	}
+	qsort(c->rows, c->nrows, sizeof(srow), srow_cmp);
+	if (c->nrows > c->capflat) {
+		size_t ob, nb;
+		if (!ms_mul_ok(c->capflat, sizeof(ms_row), &ob) ||
+		    !ms_mul_ok(c->nrows, sizeof(ms_row), &nb))
+			return ms_fail(&c->eb, MS_ERR_RANGE, "trace too large");
+		ms_row *f = ms_mem_realloc(&c->mem, c->flat, ob, nb);
+		if (!f)
+			return ms_fail(&c->eb, MS_ERR_NOMEM,
+			               "out of memory for %zu rows", c->nrows);
+		c->flat = f;
+		c->capflat = c->nrows;
+	}
+	for (size_t i = 0; i < c->nrows; i++)
+		c->flat[i] = c->rows[i].row;
+	/* HOOK A: the complete trace is c->flat[0..nrows); a drop verdict
+	 * would skip this write and record c->tid in the drop set. */
+	rc = ms_part_writer_add_trace(c->writer, c->flat, c->nrows, &c->eb);
+	if (rc < 0)
+		return write_failed(c, rc);
+	c->res->rows_out += c->nrows;
+	c->blocks_written++;
+	rc = hook(c, MS_MERGE_STAGE_WRITE, c->blocks_written);
+	return rc < 0 ? write_failed(c, rc) : 0;
+}
+
+/* Merge every input into the open writer. */
+static int
+merge_blocks(merge_ctx *c)
+{
+	int rc;
+	for (size_t i = 0; i < c->nsrcs; i++) {
+		c->tid_len = 0; /* no order check for the first block */
+		src *s = &c->srcs[i];
+		s->info = NULL;
+		if ((rc = src_advance(c, s)) < 0)
+			return rc;
+		if (s->info)
+			heap_push(c, i);
+	}
+	while (c->nheap > 0) {
+		const ms_block_info *top = c->srcs[c->heap[0]].info;
+		memcpy(c->tid, top->trace_id, top->trace_id_len);
+		c->tid_len = top->trace_id_len;
+		c->ngroup = 0;
+		while (c->nheap > 0 && head_is_tid(c, &c->srcs[c->heap[0]]))
+			c->group[c->ngroup++] = heap_pop(c);
+		/* Popped in (trace ID, input position) order: the group is
+		 * sorted by input position. */
+		c->res->traces_in++;
+		c->res->traces_out++;
+		if (c->ngroup == 1) {
+			rc = emit_raw(c, &c->srcs[c->group[0]]);
+		} else {
+			c->res->traces_fragmented++;
+			rc = emit_combined(c);
+		}
+		if (rc < 0)
+			return rc;
+		for (size_t g = 0; g < c->ngroup; g++)
+			if (c->srcs[c->group[g]].info)
+				heap_push(c, c->group[g]);
+	}
+	return 0;
+}
+
+/* ---- index children (HOOK B) ---- */
+
+static int
+merge_indexes(merge_ctx *c)
+{
+	static const enum ms_part_kind kinds[] = { MS_KIND_LATENCY,
+		                                   MS_KIND_START_TIME };
+	for (size_t k = 0; k < 2; k++) {
+		enum ms_part_kind kind = kinds[k];
+		ms_merge_index_stats *st = &c->res->index[kind];
+		int64_t t0 = now_ns(CLOCK_MONOTONIC);
+		const ms_part **parts = c->iparts;
+		for (size_t i = 0; i < c->nsrcs; i++) {
+			parts[i] =
+			        ms_view_find(c->view, c->req->inputs[i], kind);
+			if (!parts[i])
+				return ms_fail(&c->eb, MS_ERR_NOTFOUND,
+				               "part %s: no %s index part",
+				               c->srcs[i].name,
+				               ms_part_kind_name(kind));
+			const ms_part_meta *m = ms_part_get_meta(parts[i]);
+			st->rows_in += m->rows;
+			st->blocks_in += m->blocks;
+			st->bytes_in += m->compressed_bytes;
+		}
+		ms_part_writer_opts o = {
+			.mem = &c->mem,
+			.io = &c->io,
+			.zstd_level = c->req->zstd_level,
+			.depth = c->res->max_input_depth + 1,
+		};
+		ms_part_meta om;
+		uint64_t pruned = 0;
+		/* HOOK B: with a drop set, keep = "not in the drop set"
+		 * (exact lookup). */
+		int rc = ms_sidx_merge(kind, (const ms_part *const *)parts,
+		                       c->nsrcs, NULL, NULL, c->tmp[kind],
+		                       c->out_id, &o, &om, &pruned, &c->eb);
+		if (rc < 0)
+			return rc;
+		st->rows_out = om.rows;
+		st->rows_pruned = pruned;
+		st->blocks_out = om.blocks;
+		st->bytes_out = om.compressed_bytes;
+		st->wall_ns = now_ns(CLOCK_MONOTONIC) - t0;
+		st->done = true;
+	}
+	return 0;
+}
+
+/* ---- setup and teardown ---- */
+
+static int
+check_req(const ms_merge_req *req, ms_errbuf *eb)
+{
+	if (!req || !req->shard || !req->inputs)
+		return ms_fail(eb, MS_ERR_INVAL, "merge: no shard or inputs");
+	size_t min = (req->flags & MS_MERGE_FINALIZE) ? 1 : 2;
+	if (req->ninputs < min)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "merge: %zu input(s), at least %zu expected",
+		               req->ninputs, min);
+	for (size_t i = 0; i < req->ninputs; i++)
+		for (size_t j = i + 1; j < req->ninputs; j++)
+			if (req->inputs[i] == req->inputs[j]) {
+				char id[17];
+				ms_part_id_str(req->inputs[i], id);
+				return ms_fail(eb, MS_ERR_INVAL,
+				               "merge: part %s listed twice",
+				               id);
+			}
+	return 0;
+}
+
+static int
+pin_inputs(merge_ctx *c)
+{
+	const ms_merge_req *req = c->req;
+	ms_merge_result *res = c->res;
+	int rc = ms_shard_view(req->shard, &c->view, &c->eb);
+	if (rc < 0)
+		return rc;
+	res->epoch_before = ms_view_epoch(c->view);
+	size_t n = req->ninputs, nb;
+	if (!ms_mul_ok(n, sizeof(src), &nb))
+		return ms_fail(&c->eb, MS_ERR_RANGE, "too many inputs");
+	c->nsrcs = n; /* the size every array below is freed with */
+	c->srcs = ms_mem_calloc(&c->mem, n, sizeof(src));
+	c->heap = ms_mem_calloc(&c->mem, n, sizeof(size_t));
+	c->group = ms_mem_calloc(&c->mem, n, sizeof(size_t));
+	c->iparts = ms_mem_calloc(&c->mem, n, sizeof(ms_part *));
+	if (!c->srcs || !c->heap || !c->group || !c->iparts)
+		return ms_fail(&c->eb, MS_ERR_NOMEM,
+		               "out of memory for %zu merge inputs", n);
+	res->input_min_ts = INT64_MAX;
+	res->input_max_ts = INT64_MIN;
+	for (size_t i = 0; i < n; i++) {
+		src *s = &c->srcs[i];
+		s->pos = i;
+		ms_part_id_str(req->inputs[i], s->name);
+		s->part = ms_view_find(c->view, req->inputs[i], MS_KIND_CORE);
+		if (!s->part)
+			return ms_fail(&c->eb, MS_ERR_CONFLICT,
+			               "part %s is not active (epoch %llu)",
+			               s->name,
+			               (unsigned long long)res->epoch_before);
+		const ms_part_meta *m = ms_part_get_meta(s->part);
+		res->input_compressed_bytes += m->compressed_bytes;
+		res->input_uncompressed_bytes += m->uncompressed_bytes;
+		if (m->depth > res->max_input_depth)
+			res->max_input_depth = m->depth;
+		if (m->rows > 0) {
+			if (m->min_ts < res->input_min_ts)
+				res->input_min_ts = m->min_ts;
+			if (m->max_ts > res->input_max_ts)
+				res->input_max_ts = m->max_ts;
+		}
+	}
+	if (res->input_min_ts > res->input_max_ts)
+		res->input_min_ts = res->input_max_ts = 0;
+	return 0;
+}
+
+static int
+open_output(merge_ctx *c)
+{
+	const ms_merge_req *req = c->req;
+	int rc;
+	c->out_id = req->output_id;
+	if (c->out_id == 0 &&
+	    (rc = ms_shard_new_id(req->shard, &c->out_id, &c->eb)) < 0)
+		return rc;
+	for (int k = 0; k < MS_KIND_COUNT; k++)
+		if (ms_shard_tmp_path(req->shard, (enum ms_part_kind)k,
+		                      c->out_id, c->tmp[k],
+		                      sizeof(c->tmp[k])) < 0)
+			return ms_fail(&c->eb, MS_ERR_RANGE,
+			               "shard path too long");
+	ms_part_writer_opts o = {
+		.mem = &c->mem,
+		.io = &c->io,
+		.zstd_level = req->zstd_level,
+		.depth = c->res->max_input_depth + 1,
+	};
+	return ms_part_writer_open(&c->writer, c->tmp[MS_KIND_CORE], c->out_id,
+	                           &o, &c->eb);
+}
+
+static int
+open_iters(merge_ctx *c)
+{
+	for (size_t i = 0; i < c->nsrcs; i++) {
+		src *s = &c->srcs[i];
+		int rc = ms_part_iter_open(&s->it, s->part, &c->mem, &c->io,
+		                           &c->eb);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void
+close_iters(merge_ctx *c)
+{
+	if (!c->srcs)
+		return;
+	for (size_t i = 0; i < c->nsrcs; i++) {
+		ms_part_iter_close(c->srcs[i].it);
+		c->srcs[i].it = NULL;
+	}
+}
+
+/* Remove every temporary output; if the output is not in the inventory,
+ * also any final directory of it a failed publication may have left. */
+static void
+remove_outputs(merge_ctx *c)
+{
+	if (c->out_id == 0)
+		return;
+	for (int k = 0; k < MS_KIND_COUNT; k++)
+		if (c->tmp[k][0])
+			ms_part_remove_dir(c->tmp[k], NULL);
+}
+
+static void
+release_ctx(merge_ctx *c)
+{
+	close_iters(c);
+	ms_part_writer_abort(c->writer);
+	c->writer = NULL;
+	arena_release(&c->arena);
+	ms_mem_free(&c->mem, c->rows, c->caprows * sizeof(srow));
+	ms_mem_free(&c->mem, c->flat, c->capflat * sizeof(ms_row));
+	ms_mem_free(&c->mem, c->srcs, c->nsrcs * sizeof(src));
+	ms_mem_free(&c->mem, c->heap, c->nsrcs * sizeof(size_t));
+	ms_mem_free(&c->mem, c->group, c->nsrcs * sizeof(size_t));
+	ms_mem_free(&c->mem, c->iparts, c->nsrcs * sizeof(ms_part *));
+	c->iparts = NULL;
+	c->rows = NULL;
+	c->flat = NULL;
+	c->srcs = NULL;
+	c->heap = c->group = NULL;
+	ms_view_release(c->view);
+	c->view = NULL;
+}
+
+static void
+add_io(ms_io *to, const ms_io *from)
+{
+	if (!to)
+		return;
+	atomic_fetch_add(&to->bytes_read, atomic_load(&from->bytes_read));
+	atomic_fetch_add(&to->bytes_written, atomic_load(&from->bytes_written));
+	atomic_fetch_add(&to->fsyncs, atomic_load(&from->fsyncs));
+}
+
+static int
+run(merge_ctx *c)
+{
+	ms_merge_result *res = c->res;
+	int rc;
+
+	if ((rc = enter(c, MS_MERGE_STAGE_PIN)) < 0 || (rc = pin_inputs(c)) < 0)
+		return rc;
+	if ((rc = enter(c, MS_MERGE_STAGE_READ)) < 0 ||
+	    (rc = open_output(c)) < 0 || (rc = open_iters(c)) < 0 ||
+	    (rc = merge_blocks(c)) < 0)
+		return rc;
+	close_iters(c);
+	if ((rc = enter(c, MS_MERGE_STAGE_WRITE)) < 0)
+		return rc;
+	ms_part_writer *w = c->writer;
+	c->writer = NULL; /* finish frees it whatever happens */
+	if ((rc = ms_part_writer_finish(w, &res->output, &c->eb)) < 0)
+		return rc;
+	res->blocks_out = res->output.blocks;
+	if ((rc = enter(c, MS_MERGE_STAGE_INDEX)) < 0 ||
+	    (rc = merge_indexes(c)) < 0)
+		return rc;
+	if ((rc = enter(c, MS_MERGE_STAGE_PUBLISH)) < 0)
+		return rc;
+	rc = ms_shard_replace(c->req->shard, c->req->inputs, c->req->ninputs,
+	                      c->out_id, &c->eb);
+	if (rc < 0)
+		return rc;
+	res->output_id = c->out_id;
+	res->epoch_after = ms_shard_epoch(c->req->shard);
+	enter(c, MS_MERGE_STAGE_DONE); /* hook result ignored: committed */
+	return 0;
+}
+
+int
+ms_merge_execute(const ms_merge_req *req, ms_merge_result *res, ms_errbuf *eb)
+{
+	if (!res)
+		return ms_fail(eb, MS_ERR_INVAL, "merge: no result");
+	memset(res, 0, sizeof(*res));
+	int64_t wall0 = now_ns(CLOCK_MONOTONIC);
+	int64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	res->started_mono_ns = wall0;
+	int rc = check_req(req, &res->error);
+	if (rc < 0) {
+		res->err = rc;
+		if (eb)
+			*eb = res->error;
+		return rc;
+	}
+	res->seq = req->seq;
+	res->flags = req->flags;
+	const char *lane = req->lane;
+	if (!lane)
+		lane = (req->flags & MS_MERGE_FINALIZE) ? MS_LANE_FINALIZE : "";
+	snprintf(res->lane, sizeof(res->lane), "%s", lane);
+	res->inputs = req->inputs;
+	res->ninputs = req->ninputs;
+	res->sampling.klass = MS_SAMPLING_NOT_EXECUTED;
+	res->sampling.reason = MS_SREASON_PIPELINE_DISABLED;
+
+	/* The context lives on the merging thread's stack (about 16 KiB);
+	 * everything it points to comes from its own ms_mem. */
+	merge_ctx c;
+	memset(&c, 0, sizeof(c));
+	c.req = req;
+	c.res = res;
+	ms_mem_init(&c.mem, req->parent_mem);
+	memset(&c.io, 0, sizeof(c.io));
+	c.arena.mem = &c.mem;
+	c.t_stage = wall0;
+	if (req->hooks && req->hooks->fail_alloc_at)
+		ms_mem_fail_at(&c.mem, req->hooks->fail_alloc_at,
+		               req->hooks->fail_alloc_every);
+
+	rc = run(&c);
+	enum ms_merge_stage at = c.fail_stage ? c.fail_stage : c.cur;
+	res->stage_wall_ns[c.cur] += now_ns(CLOCK_MONOTONIC) - c.t_stage;
+	release_ctx(&c);
+	if (rc < 0) {
+		remove_outputs(&c);
+		res->output_id = 0;
+		memset(&res->output, 0, sizeof(res->output));
+		res->err = rc;
+		res->err_stage = at;
+		ms_fail(&res->error, rc, "merge %llu failed at %s: %s",
+		        (unsigned long long)req->seq, ms_merge_stage_name(at),
+		        c.eb.msg[0] ? c.eb.msg : ms_strerror(rc));
+		if (eb)
+			*eb = res->error;
+	} else {
+		res->err = 0;
+		res->err_stage = MS_MERGE_STAGE_NONE;
+	}
+	ms_mem_stats st;
+	ms_mem_stats_get(&c.mem, &st);
+	res->alloc_bytes = st.bytes;
+	res->alloc_count = st.count;
+	res->peak_live = st.peak_live;
+	res->bytes_read = atomic_load(&c.io.bytes_read);
+	res->bytes_written = atomic_load(&c.io.bytes_written);
+	res->fsyncs = atomic_load(&c.io.fsyncs);
+	add_io(req->io, &c.io);
+	res->wall_ns = now_ns(CLOCK_MONOTONIC) - wall0;
+	res->cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	return rc;
+}
+
+int
+ms_merge_finalize(const ms_merge_req *req, ms_merge_result *res, ms_errbuf *eb)
+{
+	if (!req)
+		return ms_merge_execute(req, res, eb);
+	ms_merge_req r = *req;
+	r.flags |= MS_MERGE_FINALIZE;
+	if (!r.lane)
+		r.lane = MS_LANE_FINALIZE;
+	int rc = ms_merge_execute(&r, res, eb);
+	if (res)
+		res->inputs = req->inputs;
+	return rc;
+}

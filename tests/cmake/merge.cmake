@@ -1,0 +1,10 @@
+# The merge executor (core/merge.c): lossless k-way merge, raw copy, index
+# children, publication, failure injection at every stage.
+ms_add_test(test_merge LIBS mscore)
+
+# bench_merge: 15-input merge against the zstd decompress+compress floor.
+# Run: cmake --build build --target bench_merge && build/tests/bench_merge
+add_executable(bench_merge ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_merge.c)
+target_link_libraries(bench_merge PRIVATE mscore)
+target_include_directories(bench_merge PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+add_dependencies(benches bench_merge)

@@ -1,0 +1,916 @@
+/*
+ * test_merge.c - the merge executor (core/merge.c): lossless k-way merges
+ * keep the three ledgers, fragmented traces come out whole in one block,
+ * unique traces are copied raw, depth and bounds follow the inputs, and a
+ * merge failing at any stage (read, write, allocation, index, publish)
+ * leaves the inventory, the snapshot and the directory exactly as before.
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "merge_gen.h"
+#include "ms_ledger.h"
+#include "ms_merge.h"
+#include "ms_shard.h"
+#include "ms_sidx.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- fixture: a shard in a fresh temporary directory ---- */
+
+typedef struct fx {
+	char dir[256];
+	ms_shard *s;
+	ms_mem mem; /* parent of every merge's allocator */
+	ms_io io;
+} fx;
+
+static int
+rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static void
+fx_open(fx *f)
+{
+	memset(f, 0, sizeof(*f));
+	const char *t = getenv("TMPDIR");
+	snprintf(f->dir, sizeof(f->dir), "%s/ms-merge-XXXXXX", t ? t : "/tmp");
+	assert_non_null(mkdtemp(f->dir));
+	ms_mem_init(&f->mem, NULL);
+	ms_shard_opts o = { .dir = f->dir, .create = true, .io = &f->io };
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_shard_open(&f->s, &o, &eb);
+	if (rc)
+		fail_msg("shard open: %s", eb.msg);
+}
+
+static void
+fx_close(fx *f)
+{
+	ms_shard_close(f->s);
+	nftw(f->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Write rows as one part (core + both indexes) and introduce it. */
+static uint64_t
+fx_put(fx *f, const ms_row *rows, size_t n)
+{
+	ms_errbuf eb = { { 0 } };
+	uint64_t id;
+	assert_int_equal(ms_shard_new_id(f->s, &id, &eb), 0);
+	char tmp[MS_KIND_COUNT][4096];
+	for (int k = 0; k < MS_KIND_COUNT; k++)
+		assert_int_equal(ms_shard_tmp_path(f->s, (enum ms_part_kind)k,
+		                                   id, tmp[k], sizeof(tmp[k])),
+		                 0);
+	ms_part_writer_opts wo = { 0 };
+	ms_part_meta m;
+	int rc = ms_part_write_rows(tmp[MS_KIND_CORE], id, rows, n, &wo, &m,
+	                            &eb);
+	if (rc)
+		fail_msg("write core: %s", eb.msg);
+	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
+		rc = ms_sidx_write_rows((enum ms_part_kind)k, tmp[k], id, rows,
+		                        n, &wo, &m, &eb);
+		if (rc)
+			fail_msg("write index: %s", eb.msg);
+	}
+	rc = ms_shard_introduce(f->s, id, &eb);
+	if (rc)
+		fail_msg("introduce: %s", eb.msg);
+	return id;
+}
+
+static void
+fx_ledgers(fx *f, ms_ledger_set *out)
+{
+	ms_view *v = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_shard_view(f->s, &v, &eb), 0);
+	int rc = ms_ledger_of_view(v, out, NULL, &eb);
+	if (rc)
+		fail_msg("ledger: %s", eb.msg);
+	ms_view_release(v);
+}
+
+static const ms_part *
+view_part(ms_view *v, uint64_t id)
+{
+	const ms_part *p = ms_view_find(v, id, MS_KIND_CORE);
+	assert_non_null(p);
+	return p;
+}
+
+/* Every file under the shard with its size, one per line, sorted. */
+static char listing_buf[1 << 16];
+static size_t listing_len;
+
+static int
+list_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)flag;
+	(void)ftw;
+	int w = snprintf(listing_buf + listing_len,
+	                 sizeof(listing_buf) - listing_len, "%s %lld\n", p,
+	                 S_ISDIR(st->st_mode) ? 0LL : (long long)st->st_size);
+	if (w > 0)
+		listing_len += (size_t)w;
+	return listing_len >= sizeof(listing_buf) - 1;
+}
+
+static int
+line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A sorted listing of the shard directory plus the snapshot's bytes. */
+static char *
+fx_state(fx *f)
+{
+	listing_len = 0;
+	nftw(f->dir, list_cb, 16, FTW_PHYS);
+	listing_buf[listing_len] = 0;
+	char *lines[2048];
+	size_t n = 0;
+	for (char *p = strtok(listing_buf, "\n"); p && n < 2048;
+	     p = strtok(NULL, "\n"))
+		lines[n++] = p;
+	qsort(lines, n, sizeof(char *), line_cmp);
+	size_t cap = 1 << 17, len = 0;
+	char *out = malloc(cap);
+	assert_non_null(out);
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(out + len, cap - len, "%s\n", lines[i]);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/snapshot", f->dir);
+	FILE *fp = fopen(path, "rb");
+	assert_non_null(fp);
+	len += fread(out + len, 1, cap - len - 1, fp);
+	fclose(fp);
+	out[len] = 0;
+	return out;
+}
+
+static bool
+fx_has_tmp(fx *f)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/tmp", f->dir);
+	listing_len = 0;
+	nftw(path, list_cb, 16, FTW_PHYS);
+	/* only the tmp directory itself may be listed */
+	return listing_len > 0 &&
+	       strchr(listing_buf, '\n') != listing_buf + listing_len - 1;
+}
+
+static int
+do_merge(fx *f, const uint64_t *ids, size_t n, const ms_merge_hooks *h,
+         ms_merge_result *res)
+{
+	ms_merge_req req = {
+		.shard = f->s,
+		.inputs = ids,
+		.ninputs = n,
+		.seq = 7,
+		.lane = MS_LANE_FAST,
+		.parent_mem = &f->mem,
+		.io = &f->io,
+		.hooks = h,
+	};
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_merge_execute(&req, res, &eb);
+	if (rc)
+		assert_string_equal(eb.msg, res->error.msg);
+	return rc;
+}
+
+/* Walk the output: blocks ascending by trace ID, one block per trace
+ * (consecutive blocks of one trace only after a block over the split
+ * size); returns per-trace row counts through *rows_of (indexed by trace
+ * number, up to ntr). */
+static void
+check_output(fx *f, uint64_t id, uint32_t *rows_of, size_t ntr,
+             uint64_t *blocks)
+{
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(f->s, &v, NULL), 0);
+	const ms_part *p = view_part(v, id);
+	ms_part_iter *it = NULL;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, NULL), 0);
+	uint8_t prev[MS_TRACE_ID_MAX];
+	uint32_t prev_len = 0;
+	uint64_t prev_bytes = 0;
+	const ms_block_info *bi;
+	*blocks = 0;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &bi, NULL)) == 1) {
+		(*blocks)++;
+		if (prev_len) {
+			int c = ms_trace_id_cmp(prev, prev_len, bi->trace_id,
+			                        bi->trace_id_len);
+			assert_true(c <= 0);
+			/* A split: the two blocks could not be one. */
+			if (c == 0)
+				assert_true(prev_bytes + bi->span_bytes >
+				            MS_BLOCK_SPLIT_BYTES);
+		}
+		memcpy(prev, bi->trace_id, bi->trace_id_len);
+		prev_len = bi->trace_id_len;
+		prev_bytes = bi->span_bytes;
+		unsigned long long tn =
+		        strtoull((const char *)bi->trace_id + 2, NULL, 16);
+		if (rows_of && tn < ntr)
+			rows_of[tn] += bi->nrows;
+	}
+	assert_int_equal(rc, 0);
+	ms_part_iter_close(it);
+	ms_view_release(v);
+}
+
+/* Three inputs of `per` traces each, every third trace fragmented over two
+ * inputs and every fifth over all three. Returns the ids. */
+static void
+put_fragmented(fx *f, gen_set *all, uint64_t ids[3], size_t ntr)
+{
+	gen_set g[3] = { { 0 } };
+	for (uint64_t t = 0; t < ntr; t++) {
+		uint32_t k = 0;
+		int home = (int)(t % 3);
+		gen_add(&g[home], t, k, 400);
+		gen_add(all, t, k++, 400);
+		gen_add(&g[home], t, k, 400);
+		gen_add(all, t, k++, 400);
+		if (t % 3 == 0) {
+			gen_add(&g[(home + 1) % 3], t, k, 400);
+			gen_add(all, t, k++, 400);
+		}
+		if (t % 5 == 0) {
+			gen_add(&g[(home + 1) % 3], t, k, 400);
+			gen_add(all, t, k++, 400);
+			gen_add(&g[(home + 2) % 3], t, k, 400);
+			gen_add(all, t, k++, 400);
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		ids[i] = fx_put(f, gen_rows(&g[i]), g[i].n);
+		gen_free(&g[i]);
+	}
+}
+
+/* ---- tests ---- */
+
+static void
+test_disjoint_inputs_copy_every_block_raw(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set g[4] = { { 0 } };
+	uint64_t ids[4];
+	for (int i = 0; i < 4; i++) {
+		for (uint64_t t = 0; t < 50; t++)
+			for (uint32_t k = 0; k < 4; k++)
+				gen_add(&g[i], t * 4 + (uint64_t)i, k, 300);
+		ids[i] = fx_put(&f, gen_rows(&g[i]), g[i].n);
+	}
+	ms_ledger_set before, after;
+	fx_ledgers(&f, &before);
+	ms_merge_result res;
+	assert_int_equal(do_merge(&f, ids, 4, NULL, &res), 0);
+	fx_ledgers(&f, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	assert_int_equal(res.rows_in, 800);
+	assert_int_equal(res.rows_out, 800);
+	assert_int_equal(res.blocks_in, 200);
+	assert_int_equal(res.blocks_raw, 200);
+	assert_int_equal(res.blocks_reencoded, 0);
+	assert_int_equal(res.traces_out, 200);
+	assert_int_equal(res.traces_fragmented, 0);
+	assert_int_equal(res.output.rows, 800);
+	assert_int_equal(res.output.blocks, 200);
+	assert_int_equal(res.output.depth, 1);
+	assert_int_not_equal(res.output_id, 0);
+	assert_int_equal(res.err, 0);
+	assert_string_equal(res.lane, "fast");
+	assert_int_equal(res.seq, 7);
+	assert_true(res.index[MS_KIND_LATENCY].done);
+	assert_true(res.index[MS_KIND_START_TIME].done);
+	assert_int_equal(res.index[MS_KIND_LATENCY].rows_out, 800);
+	assert_int_equal(res.index[MS_KIND_START_TIME].rows_in, 800);
+	/* Inputs left the inventory; only the output remains. */
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(f.s, &v, NULL), 0);
+	assert_int_equal(ms_view_count(v), 1);
+	for (int i = 0; i < 4; i++)
+		assert_null(ms_view_find(v, ids[i], MS_KIND_CORE));
+	ms_view_release(v);
+	uint32_t rows_of[200] = { 0 };
+	uint64_t blocks;
+	check_output(&f, res.output_id, rows_of, 200, &blocks);
+	assert_int_equal(blocks, 200);
+	for (int t = 0; t < 200; t++)
+		assert_int_equal(rows_of[t], 4);
+	for (int i = 0; i < 4; i++)
+		gen_free(&g[i]);
+	fx_close(&f);
+}
+
+static void
+test_fragmented_traces_come_out_whole(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 90);
+	ms_ledger_set before, after;
+	fx_ledgers(&f, &before);
+	/* Independent oracle: the ledger of the generated rows. */
+	ms_ledger oracle;
+	ms_ledger_init(&oracle);
+	ms_row *rows = gen_rows(&all);
+	for (size_t i = 0; i < all.n; i++)
+		ms_ledger_add_row(&oracle, &rows[i]);
+	assert_true(ms_ledger_equal(&oracle, &before.kind[MS_KIND_CORE]));
+
+	ms_merge_result res;
+	assert_int_equal(do_merge(&f, ids, 3, NULL, &res), 0);
+	fx_ledgers(&f, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	/* Traces 0..89: fragmented iff t % 3 == 0 or t % 5 == 0. */
+	uint64_t frag = 0, frag_blocks = 0;
+	for (uint64_t t = 0; t < 90; t++) {
+		int parts = 1 + (t % 3 == 0 || t % 5 == 0) + (t % 5 == 0);
+		if (t % 3 == 0 && t % 5 == 0)
+			parts = 3;
+		if (parts > 1) {
+			frag++;
+			frag_blocks += (uint64_t)parts;
+		}
+	}
+	assert_int_equal(res.traces_out, 90);
+	assert_int_equal(res.traces_fragmented, frag);
+	assert_int_equal(res.blocks_reencoded, frag_blocks);
+	assert_int_equal(res.blocks_raw, 90 - frag);
+	assert_int_equal(res.blocks_in, res.blocks_raw + res.blocks_reencoded);
+	assert_int_equal(res.rows_out, all.n);
+	uint32_t rows_of[90] = { 0 };
+	uint64_t blocks;
+	check_output(&f, res.output_id, rows_of, 90, &blocks);
+	assert_int_equal(blocks, 90);
+	for (uint64_t t = 0; t < 90; t++) {
+		uint32_t want = 2 + (t % 3 == 0) + 2 * (t % 5 == 0);
+		assert_int_equal(rows_of[t], want);
+	}
+	gen_free(&all);
+	fx_close(&f);
+}
+
+static void
+test_combined_rows_ordered_by_start(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 30);
+	/* Merge in reverse input order: the order of rows in a combined
+	 * trace depends only on start_ns. */
+	uint64_t rev[3] = { ids[2], ids[1], ids[0] };
+	ms_merge_result res;
+	assert_int_equal(do_merge(&f, rev, 3, NULL, &res), 0);
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(f.s, &v, NULL), 0);
+	ms_part_iter *it = NULL;
+	assert_int_equal(ms_part_iter_open(&it, view_part(v, res.output_id),
+	                                   NULL, NULL, NULL),
+	                 0);
+	const ms_block_info *bi;
+	while (ms_part_iter_next(it, &bi, NULL) == 1) {
+		const ms_row *r;
+		assert_int_equal(ms_part_iter_decode(it, MS_COL_ALL, &r, NULL),
+		                 0);
+		for (uint32_t i = 1; i < bi->nrows; i++)
+			assert_true(r[i - 1].start_ns <= r[i].start_ns);
+		assert_int_equal(bi->min_ts, r[0].start_ns);
+	}
+	ms_part_iter_close(it);
+	ms_view_release(v);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+static void
+test_depth_and_bounds(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set g = { 0 };
+	uint64_t a[2], b[3];
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (int i = 0; i < 4; i++) {
+		gen_reset(&g);
+		for (uint32_t k = 0; k < 3; k++)
+			gen_add(&g, 1000 + (uint64_t)i * 7, k, 100);
+		gen_add(&g, 5000 + (uint64_t)i, 0, 100);
+		ms_row *r = gen_rows(&g);
+		for (size_t j = 0; j < g.n; j++) {
+			if (r[j].start_ns < lo)
+				lo = r[j].start_ns;
+			if (r[j].start_ns > hi)
+				hi = r[j].start_ns;
+		}
+		uint64_t id = fx_put(&f, r, g.n);
+		if (i < 2)
+			a[i] = id;
+		else
+			b[i - 2] = id;
+	}
+	ms_merge_result r1, r2;
+	assert_int_equal(do_merge(&f, a, 2, NULL, &r1), 0);
+	assert_int_equal(r1.output.depth, 1);
+	assert_int_equal(r1.max_input_depth, 0);
+	b[2] = r1.output_id;
+	assert_int_equal(do_merge(&f, b, 3, NULL, &r2), 0);
+	assert_int_equal(r2.max_input_depth, 1);
+	assert_int_equal(r2.output.depth, 2);
+	assert_int_equal(r2.output.min_ts, lo);
+	assert_int_equal(r2.output.max_ts, hi);
+	assert_int_equal(r2.input_min_ts, lo);
+	assert_int_equal(r2.input_max_ts, hi);
+	assert_int_equal(r2.output.rows, 16);
+	assert_int_equal(r2.output.traces, 8);
+	gen_free(&g);
+	fx_close(&f);
+}
+
+static void
+test_result_figures(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 60);
+	ms_merge_result res;
+	assert_int_equal(do_merge(&f, ids, 3, NULL, &res), 0);
+	assert_true(res.wall_ns > 0);
+	assert_true(res.cpu_ns > 0);
+	assert_true(res.alloc_bytes > 0);
+	assert_true(res.alloc_count > 0);
+	assert_true(res.peak_live > 0);
+	assert_true(res.bytes_read > 0);
+	assert_true(res.bytes_written > 0);
+	assert_true(res.fsyncs > 0);
+	assert_int_equal(res.sampling.klass, MS_SAMPLING_NOT_EXECUTED);
+	assert_int_equal(res.sampling.reason, MS_SREASON_PIPELINE_DISABLED);
+	assert_true(res.epoch_after > res.epoch_before);
+	assert_int_equal(res.err_stage, MS_MERGE_STAGE_NONE);
+	/* The merge's allocations were forwarded to the parent and all freed.
+	 */
+	ms_mem_stats st;
+	ms_mem_stats_get(&f.mem, &st);
+	assert_int_equal(st.live, 0);
+	assert_int_equal(st.bytes, res.alloc_bytes);
+	/* ... and its I/O to the engine's counters. */
+	assert_true(atomic_load(&f.io.bytes_written) >= res.bytes_written);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+static void
+test_inactive_input_is_a_conflict(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 12);
+	char *before = fx_state(&f);
+	uint64_t bad[3] = { ids[0], ids[1], ids[2] + 100 };
+	ms_merge_result res;
+	assert_int_equal(do_merge(&f, bad, 3, NULL, &res), MS_ERR_CONFLICT);
+	assert_int_equal(res.err_stage, MS_MERGE_STAGE_PIN);
+	assert_non_null(strstr(res.error.msg, "not active"));
+	char *after = fx_state(&f);
+	assert_string_equal(before, after);
+	/* Duplicates and too few inputs are invalid requests. */
+	uint64_t dup[2] = { ids[0], ids[0] };
+	assert_int_equal(do_merge(&f, dup, 2, NULL, &res), MS_ERR_INVAL);
+	assert_int_equal(do_merge(&f, ids, 1, NULL, &res), MS_ERR_INVAL);
+	free(before);
+	free(after);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+static void
+test_finalize_single_input(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 12);
+	ms_ledger_set before, after;
+	fx_ledgers(&f, &before);
+	ms_merge_req req = { .shard = f.s, .inputs = ids, .ninputs = 1 };
+	ms_merge_result res;
+	assert_int_equal(ms_merge_finalize(&req, &res, NULL), 0);
+	assert_string_equal(res.lane, "finalize");
+	assert_true(res.flags & MS_MERGE_FINALIZE);
+	assert_int_equal(res.blocks_raw, res.blocks_in);
+	fx_ledgers(&f, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* ---- failure injection: the state must be exactly as before ---- */
+
+typedef struct fail_case {
+	enum ms_merge_stage stage;
+	uint64_t detail; /* 0 = at the stage start */
+	int err;
+	int calls;
+} fail_case;
+
+static int
+fail_hook(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+          uint64_t detail)
+{
+	(void)req;
+	fail_case *fc = arg;
+	fc->calls++;
+	if (st == fc->stage && detail == fc->detail)
+		return fc->err;
+	return 0;
+}
+
+/* Build the standard three inputs, run a merge with hooks h, expect it to
+ * fail with `err` (0 = any) and leave everything as it was. */
+static void
+expect_clean_failure(const ms_merge_hooks *h, int err,
+                     enum ms_merge_stage stage)
+{
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 40);
+	ms_ledger_set lb, la;
+	fx_ledgers(&f, &lb);
+	char *before = fx_state(&f);
+	ms_merge_result res;
+	int rc = do_merge(&f, ids, 3, h, &res);
+	assert_true(rc < 0);
+	if (err)
+		assert_int_equal(rc, err);
+	assert_int_equal(res.err, rc);
+	if (stage != MS_MERGE_STAGE_NONE)
+		assert_int_equal(res.err_stage, stage);
+	assert_int_equal(res.output_id, 0);
+	assert_true(res.error.msg[0] != 0);
+	char *after = fx_state(&f);
+	assert_string_equal(before, after);
+	assert_false(fx_has_tmp(&f));
+	fx_ledgers(&f, &la);
+	assert_true(ms_ledger_set_equal(&lb, &la));
+	ms_mem_stats st;
+	ms_mem_stats_get(&f.mem, &st);
+	assert_int_equal(st.live, 0);
+	/* A retry without the fault succeeds and keeps the ledgers. */
+	assert_int_equal(do_merge(&f, ids, 3, NULL, &res), 0);
+	fx_ledgers(&f, &la);
+	assert_true(ms_ledger_set_equal(&lb, &la));
+	free(before);
+	free(after);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+static void
+test_injected_failure_at_every_stage(void **state)
+{
+	(void)state;
+	static const fail_case cases[] = {
+		{ MS_MERGE_STAGE_PIN, 0, MS_ERR_IO, 0 },
+		{ MS_MERGE_STAGE_READ, 0, MS_ERR_IO, 0 },
+		{ MS_MERGE_STAGE_READ, 17, MS_ERR_CORRUPT, 0 },
+		{ MS_MERGE_STAGE_WRITE, 0, MS_ERR_IO, 0 },
+		{ MS_MERGE_STAGE_WRITE, 5, MS_ERR_NOSPACE, 0 },
+		{ MS_MERGE_STAGE_INDEX, 0, MS_ERR_IO, 0 },
+		{ MS_MERGE_STAGE_PUBLISH, 0, MS_ERR_IO, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fail_case fc = cases[i];
+		ms_merge_hooks h = { .stage = fail_hook, .arg = &fc };
+		expect_clean_failure(&h, fc.err, fc.stage);
+		assert_true(fc.calls > 0);
+	}
+}
+
+/* A real read error: one byte of an input's data file flipped. */
+static void
+test_corrupt_input_fails_cleanly(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 40);
+	char path[4096];
+	assert_int_equal(ms_shard_part_path(f.s, MS_KIND_CORE, ids[1], path,
+	                                    sizeof(path) - 8),
+	                 0);
+	strcat(path, "/data");
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	off_t off = st.st_size / 2;
+	uint8_t byte;
+	assert_int_equal(pread(fd, &byte, 1, off), 1);
+	byte ^= 0x5a;
+	assert_int_equal(pwrite(fd, &byte, 1, off), 1);
+	close(fd);
+	char *before = fx_state(&f);
+	ms_merge_result res;
+	int rc = do_merge(&f, ids, 3, NULL, &res);
+	assert_int_equal(rc, MS_ERR_CORRUPT);
+	assert_int_equal(res.err_stage, MS_MERGE_STAGE_READ);
+	char name[17];
+	ms_part_id_str(ids[1], name);
+	assert_non_null(strstr(res.error.msg, name));
+	char *after = fx_state(&f);
+	assert_string_equal(before, after);
+	assert_false(fx_has_tmp(&f));
+	free(before);
+	free(after);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* A real write error: the file size limit makes write(2) fail (EFBIG). */
+static void
+test_write_error_fails_cleanly(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 200);
+	char *before = fx_state(&f);
+	struct rlimit old, lim;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = 16 << 10;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	ms_merge_result res;
+	int rc = do_merge(&f, ids, 3, NULL, &res);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_true(rc == MS_ERR_IO || rc == MS_ERR_NOSPACE);
+	assert_int_equal(res.err_stage, MS_MERGE_STAGE_WRITE);
+	char *after = fx_state(&f);
+	assert_string_equal(before, after);
+	assert_false(fx_has_tmp(&f));
+	free(before);
+	free(after);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* Allocation failure at the Nth allocation, for N over the whole merge. */
+static void
+test_allocation_failure_at_every_nth(void **state)
+{
+	(void)state;
+	/* How many allocations does a clean merge make? */
+	uint64_t total;
+	{
+		fx f;
+		fx_open(&f);
+		gen_set all = { 0 };
+		uint64_t ids[3];
+		put_fragmented(&f, &all, ids, 40);
+		ms_merge_result res;
+		assert_int_equal(do_merge(&f, ids, 3, NULL, &res), 0);
+		total = res.alloc_count;
+		gen_free(&all);
+		fx_close(&f);
+	}
+	assert_true(total > 3);
+	uint64_t step = total / 12 ? total / 12 : 1;
+	for (uint64_t n = 1; n <= total; n += step) {
+		ms_merge_hooks h = { .fail_alloc_at = n };
+		expect_clean_failure(&h, MS_ERR_NOMEM, MS_MERGE_STAGE_NONE);
+	}
+	ms_merge_hooks every = { .fail_alloc_at = total / 2,
+		                 .fail_alloc_every = true };
+	expect_clean_failure(&every, MS_ERR_NOMEM, MS_MERGE_STAGE_NONE);
+}
+
+/* A real publication failure: an input leaves the inventory while the
+ * merge runs, so ms_shard_replace refuses. */
+typedef struct steal {
+	ms_shard *s;
+	uint64_t id;
+} steal;
+
+static int
+steal_hook(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+           uint64_t detail)
+{
+	(void)req;
+	(void)detail;
+	steal *sl = arg;
+	if (st == MS_MERGE_STAGE_PUBLISH)
+		return ms_shard_replace(sl->s, &sl->id, 1, 0, NULL);
+	return 0;
+}
+
+static void
+test_publish_conflict_fails_cleanly(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 40);
+	steal sl = { f.s, ids[2] };
+	ms_merge_hooks h = { .stage = steal_hook, .arg = &sl };
+	ms_merge_result res;
+	int rc = do_merge(&f, ids, 3, &h, &res);
+	assert_int_equal(rc, MS_ERR_CONFLICT);
+	assert_int_equal(res.err_stage, MS_MERGE_STAGE_PUBLISH);
+	assert_int_equal(res.output_id, 0);
+	assert_false(fx_has_tmp(&f));
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(f.s, &v, NULL), 0);
+	assert_int_equal(ms_view_count(v), 2);
+	assert_non_null(ms_view_find(v, ids[0], MS_KIND_CORE));
+	assert_non_null(ms_view_find(v, ids[1], MS_KIND_CORE));
+	ms_view_release(v);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* A real publication failure of the snapshot commit (disk full while
+ * writing it, or a failing rename): nothing changes. */
+static int
+fault_hook(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+           uint64_t detail)
+{
+	(void)detail;
+	const int *where = arg;
+	if (st == MS_MERGE_STAGE_PUBLISH)
+		ms_shard_inject_fault(req->shard, (enum ms_shard_fault) * where,
+		                      *where == MS_SHARD_FAULT_WRITE ? ENOSPC
+		                                                     : EIO);
+	return 0;
+}
+
+static void
+test_snapshot_commit_failure_fails_cleanly(void **state)
+{
+	(void)state;
+	static const int wheres[] = { MS_SHARD_FAULT_OPEN, MS_SHARD_FAULT_WRITE,
+		                      MS_SHARD_FAULT_FSYNC,
+		                      MS_SHARD_FAULT_RENAME };
+	for (size_t i = 0; i < sizeof(wheres) / sizeof(wheres[0]); i++) {
+		int where = wheres[i];
+		ms_merge_hooks h = { .stage = fault_hook, .arg = &where };
+		expect_clean_failure(&h, 0, MS_MERGE_STAGE_PUBLISH);
+	}
+}
+
+/* A trace over the split size stays split when copied raw and comes out
+ * split (never merged into one oversized block) when combined. */
+static void
+test_split_traces(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set a = { 0 }, b = { 0 };
+	/* Trace 1: 6 spans x 600 KiB in a only (raw, split). Trace 2: 3+3
+	 * spans x 600 KiB over a and b (combined, split). */
+	for (uint32_t k = 0; k < 6; k++)
+		gen_add(&a, 1, k, 600u << 10);
+	for (uint32_t k = 0; k < 3; k++)
+		gen_add(&a, 2, k, 600u << 10);
+	for (uint32_t k = 3; k < 6; k++)
+		gen_add(&b, 2, k, 600u << 10);
+	gen_add(&b, 3, 0, 100);
+	uint64_t ids[2];
+	ids[0] = fx_put(&f, gen_rows(&a), a.n);
+	ids[1] = fx_put(&f, gen_rows(&b), b.n);
+	ms_ledger_set lb, la;
+	fx_ledgers(&f, &lb);
+	ms_merge_result res;
+	assert_int_equal(do_merge(&f, ids, 2, NULL, &res), 0);
+	fx_ledgers(&f, &la);
+	assert_true(ms_ledger_set_equal(&lb, &la));
+	assert_int_equal(res.traces_out, 3);
+	assert_int_equal(res.traces_fragmented, 1);
+	assert_true(res.blocks_raw >= 3); /* trace 1 (>= 2 blocks) + trace 3 */
+	uint32_t rows_of[4] = { 0 };
+	uint64_t blocks;
+	check_output(&f, res.output_id, rows_of, 4, &blocks);
+	assert_int_equal(rows_of[1], 6);
+	assert_int_equal(rows_of[2], 6);
+	assert_int_equal(rows_of[3], 1);
+	assert_true(blocks >= 5);
+	gen_free(&a);
+	gen_free(&b);
+	fx_close(&f);
+}
+
+/* A slow merge for the dispatcher's tests: the hook may block. */
+static int
+count_hook(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+           uint64_t detail)
+{
+	(void)req;
+	(void)detail;
+	int *seen = arg;
+	seen[st]++;
+	return 0;
+}
+
+static void
+test_hook_sees_every_stage(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 30);
+	int seen[MS_MERGE_STAGE_COUNT] = { 0 };
+	ms_merge_hooks h = { .stage = count_hook, .arg = seen };
+	ms_merge_result res;
+	assert_int_equal(do_merge(&f, ids, 3, &h, &res), 0);
+	assert_int_equal(seen[MS_MERGE_STAGE_PIN], 1);
+	assert_int_equal((uint64_t)seen[MS_MERGE_STAGE_READ],
+	                 1 + res.blocks_in);
+	assert_true(seen[MS_MERGE_STAGE_WRITE] >= 2);
+	assert_int_equal(seen[MS_MERGE_STAGE_INDEX], 1);
+	assert_int_equal(seen[MS_MERGE_STAGE_PUBLISH], 1);
+	assert_int_equal(seen[MS_MERGE_STAGE_DONE], 1);
+	assert_string_equal(ms_merge_stage_name(MS_MERGE_STAGE_PUBLISH),
+	                    "publish");
+	assert_string_equal(ms_sampling_reason_name(MS_SREASON_MERGE_GRACE),
+	                    "merge_grace");
+	gen_free(&all);
+	fx_close(&f);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_disjoint_inputs_copy_every_block_raw),
+		cmocka_unit_test(test_fragmented_traces_come_out_whole),
+		cmocka_unit_test(test_combined_rows_ordered_by_start),
+		cmocka_unit_test(test_depth_and_bounds),
+		cmocka_unit_test(test_result_figures),
+		cmocka_unit_test(test_inactive_input_is_a_conflict),
+		cmocka_unit_test(test_finalize_single_input),
+		cmocka_unit_test(test_injected_failure_at_every_stage),
+		cmocka_unit_test(test_corrupt_input_fails_cleanly),
+		cmocka_unit_test(test_write_error_fails_cleanly),
+		cmocka_unit_test(test_allocation_failure_at_every_nth),
+		cmocka_unit_test(test_publish_conflict_fails_cleanly),
+		cmocka_unit_test(test_snapshot_commit_failure_fails_cleanly),
+		cmocka_unit_test(test_split_traces),
+		cmocka_unit_test(test_hook_sees_every_stage),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
