@@ -1,0 +1,582 @@
+/*
+ * ms_pipeline.h - sampling inside merges, host side: plugin loader, chain
+ * of links with fail-open and a circuit breaker, column-oriented batches,
+ * the staging budget and stager, the fragment guard and the drop set, and
+ * the per-merge sampling classification.
+ *
+ * How a merge uses it (the merge executor owns the order of calls):
+ *  1. ms_sampling_should_stage() decides from the selection whether this
+ *     merge samples at all (else: not_executed + reason, no staging work).
+ *  2. ms_stage_plan_make() turns the hard ceiling (ms_staging_hard_ceiling
+ *     from ms_limits) and the inputs' estimate into batch limits.
+ *  3. ms_guard_open() over the active parts outside the selection,
+ *     ms_dropset_open(), ms_stager_open() with the chain.
+ *  4. For every complete trace, in output (trace-ID) order:
+ *     ms_stager_add(); the stager cuts batches at trace boundaries, runs
+ *     the chain, asks the guard about every proposed drop, records
+ *     confirmed drops, and emits every trace, in the order added, with its
+ *     outcome through the emit callback (where the merge writes or skips).
+ *  5. ms_stager_finish(), then the report; before publication
+ *     ms_guard_revalidate() against the current inventory (MS_ERR_CONFLICT
+ *     means: redo the merge losslessly, reason lossless_retry).
+ *  6. Index pruning asks ms_dropset_contains() (exact).
+ *
+ * Ownership: every handle (ms_plugin, ms_chain, ms_batch, ms_stager,
+ * ms_guard, ms_dropset) is a heap object owned by whoever opened it and
+ * freed by its _close/_release/_unload (NULL accepted). Pointers returned
+ * by accessors are borrowed from the handle.
+ */
+#ifndef MS_PIPELINE_H
+#define MS_PIPELINE_H
+
+#include "ms_err.h"
+#include "ms_limits.h"
+#include "ms_mem.h"
+#include "ms_merge.h"
+#include "ms_part.h"
+#include "ms_plugin.h"
+#include "ms_row.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MS_MERGE_GRACE_NS (2LL * 3600 * 1000000000LL)
+
+/* ------------------------------------------------------------------ */
+/* Classification                                                      */
+
+/* The classification enum and its names (enum ms_sampling_class,
+ * enum ms_sampling_reason, ms_sampling_class_name,
+ * ms_sampling_reason_name) are the merge result's, in ms_merge.h. */
+
+enum ms_grace_policy {
+	MS_GRACE_SELECTION = 0, /* any hot input: no sampling (default) */
+	MS_GRACE_TRACE = 1,     /* only traces with max ts <= frontier */
+};
+const char *ms_grace_policy_name(enum ms_grace_policy p);
+/* "selection" or "trace"; MS_ERR_INVAL otherwise. */
+int ms_grace_policy_parse(const char *s, enum ms_grace_policy *out);
+
+/* What is known about a merge before it starts. */
+typedef struct ms_sampling_input {
+	bool pipeline_enabled;
+	size_t nsamplers;     /* links in the chain */
+	bool event_disabled;  /* sampling switched off for this merge */
+	bool guard_available; /* the fragment guard could be set up */
+	enum ms_grace_policy policy;
+	size_t ninputs;
+	uint64_t input_rows;
+	size_t hot_inputs; /* inputs with max ts > frontier */
+} ms_sampling_input;
+
+/*
+ * true: stage this merge (the final class comes from the stager report).
+ * false: do not stage; *cls = MS_SAMPLING_NOT_EXECUTED and *reason says
+ * why (first match: pipeline_disabled, no_sampler, event_disabled,
+ * empty_input, merge_grace (selection policy, any hot input),
+ * guard_unavailable). Reasons are MS_SREASON_* (ms_merge.h).
+ */
+bool ms_sampling_should_stage(const ms_sampling_input *in,
+                              enum ms_sampling_class *cls,
+                              enum ms_sampling_reason *reason);
+
+/* ------------------------------------------------------------------ */
+/* Plugin loader                                                       */
+
+typedef struct ms_plugin ms_plugin;
+
+/* A log sink for plugins and the loader; may be called from any thread. */
+typedef void (*ms_log_fn)(void *ctx, int level, const char *plugin,
+                          const char *msg);
+
+typedef struct ms_plugin_load_opts {
+	const char *config; /* NULL or "" = none */
+	ms_mem *mem;        /* borrowed; must outlive the plugin */
+	ms_log_fn log;      /* NULL = discard */
+	void *log_ctx;
+} ms_plugin_load_opts;
+
+/*
+ * dlopen(path, RTLD_NOW | RTLD_LOCAL), find MS_PLUGIN_ENTRY_SYMBOL, check
+ * the ABI (major equal, minor <= host), required fields (name, open,
+ * decide, close: a missing one is named), checksum the file (XXH3-128),
+ * and open the plugin with config. Every failure closes the handle and
+ * returns MS_ERR_PLUGIN (MS_ERR_IO when the file cannot be read) with a
+ * message naming the path and, where it applies, dlerror() text, the
+ * missing callback, the versions, or the plugin's own open() message.
+ */
+int ms_plugin_load(ms_plugin **out, const char *path,
+                   const ms_plugin_load_opts *opts, ms_errbuf *eb);
+/*
+ * Drop the caller's reference. The plugin's close() and dlclose() run when
+ * no abandoned (timed-out) call is still running; if one is, the last
+ * such call to return does it on its worker thread.
+ */
+void ms_plugin_unload(ms_plugin *p);
+const char *ms_plugin_name(const ms_plugin *p);
+const char *ms_plugin_path(const ms_plugin *p);
+const char *ms_plugin_version(const ms_plugin *p); /* "" when none */
+/* XXH3-128 of the .so file as 32 lowercase hex digits. */
+const char *ms_plugin_checksum(const ms_plugin *p);
+uint16_t ms_plugin_abi_minor(const ms_plugin *p);
+/* Columns the opened plugin reads (projection_of() if it has one). */
+uint32_t ms_plugin_projection(const ms_plugin *p);
+/* The plugin's own counters (see ms_plugin_desc.stats); 0 when none. */
+size_t ms_plugin_stats(const ms_plugin *p, ms_plugin_stat *out, size_t cap);
+/* Call decide() on the calling thread, no timeout, no checks (benchmarks
+ * and fixture gates that time the plugin alone). */
+int64_t ms_plugin_decide_direct(ms_plugin *p, const ms_plugin_batch *b,
+                                uint8_t *verdict, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* Batches                                                             */
+
+/*
+ * A read-only column-oriented batch (ms_plugin_batch) and the memory
+ * behind it, as one reference-counted unit: the chain keeps a reference
+ * while a timed-out call may still read it, so the memory is freed only
+ * when that call returns; it is never reused.
+ */
+typedef struct ms_batch ms_batch;
+
+/* Build a batch from rows grouped by trace (consecutive rows with equal
+ * trace IDs form one trace; traces must be in ascending ID order and
+ * distinct), copying only the projected columns. */
+int ms_batch_from_rows(ms_batch **out, ms_mem *mem, uint32_t projection,
+                       const ms_row *rows, size_t nrows, ms_errbuf *eb);
+const ms_plugin_batch *ms_batch_view(const ms_batch *b);
+/* Bytes the batch holds (its allocations). */
+uint64_t ms_batch_bytes(const ms_batch *b);
+void ms_batch_retain(ms_batch *b);
+void ms_batch_release(ms_batch *b);
+/* Internal (plugin_loader.c): a timed-out call keeps the batch; move its
+ * accounting to the parent of its ms_mem (which outlives a merge). */
+void ms__batch_abandon(ms_batch *b);
+
+/* ------------------------------------------------------------------ */
+/* Chain                                                               */
+
+enum ms_link_result {
+	MS_LINK_OK = 0,
+	MS_LINK_ERROR = 1,        /* decide() returned < 0 */
+	MS_LINK_WRONG_LENGTH = 2, /* returned a count other than n */
+	MS_LINK_BAD_VALUE = 3,    /* a verdict other than 0/1 */
+	MS_LINK_TIMEOUT = 4,      /* overran the Decide timeout */
+	MS_LINK_CIRCUIT_OPEN = 5, /* not called: the chain's circuit is open */
+	MS_LINK_HOST_ERROR = 6,   /* the host could not run the call */
+	MS_LINK_RESULT_COUNT = 7
+};
+/* "ok", "error", "wrong_length", "bad_value", "timeout", "circuit_open",
+ * "host_error". */
+const char *ms_link_result_name(enum ms_link_result r);
+
+#define MS_LINK_HIST_BUCKETS 13 /* 12 bounds + overflow */
+/* Upper bound (inclusive, ns) of histogram bucket i < 12: 0.25, 0.5, 1,
+ * 2.5, 5, 10, 25, 50, 100, 250, 500, 1000 ms; UINT64_MAX for the last. */
+uint64_t ms_link_hist_bound_ns(size_t i);
+
+/* Per-link figures, keyed by the plugin's name. */
+typedef struct ms_link_stats {
+	char name[64];
+	uint64_t calls;    /* decide() calls started */
+	uint64_t traces;   /* traces handed to those calls */
+	uint64_t total_ns; /* Decide wall time (a timeout counts its wait) */
+	uint64_t max_ns;
+	uint64_t hist[MS_LINK_HIST_BUCKETS];
+	uint64_t results[MS_LINK_RESULT_COUNT];
+	uint64_t kept, dropped; /* verdicts of successful calls */
+	enum ms_link_result last_result;
+	char last_fail[192]; /* last fail-open reason, "" if none */
+} ms_link_stats;
+
+typedef struct ms_chain_link_spec {
+	const char *path;   /* the .so */
+	const char *config; /* NULL = "" */
+} ms_chain_link_spec;
+
+typedef struct ms_chain_opts {
+	ms_mem *mem;                /* borrowed; outlives the chain */
+	uint64_t decide_timeout_ns; /* 0 = 5 s */
+	unsigned circuit_after;     /* consecutive timeouts; 0 = 3 */
+	ms_log_fn log;
+	void *log_ctx;
+} ms_chain_opts;
+
+typedef struct ms_chain ms_chain;
+
+/* Load and open every link (in order). Fails, loading nothing, if any
+ * link fails to load; the message names the link. n may be 0. */
+int ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
+                  const ms_chain_opts *opts, ms_errbuf *eb);
+/* Unload every link and wait for abandoned calls still running (their
+ * batches are freed through the chain's memory accounting). */
+void ms_chain_close(ms_chain *c);
+size_t ms_chain_len(const ms_chain *c);
+ms_plugin *ms_chain_plugin(const ms_chain *c, size_t i);
+/* OR of the links' projections. */
+uint32_t ms_chain_projection(const ms_chain *c);
+void ms_chain_link_stats(const ms_chain *c, size_t i, ms_link_stats *out);
+bool ms_chain_circuit_is_open(const ms_chain *c);
+/* Why the circuit opened ("" while closed). */
+const char *ms_chain_circuit_reason(const ms_chain *c);
+/* Calls abandoned after a timeout that have not returned yet. */
+size_t ms_chain_abandoned(const ms_chain *c);
+
+/* What one ms_chain_decide did. */
+typedef struct ms_chain_call {
+	size_t ntraces;
+	size_t kept;
+	size_t links_ok;     /* links whose verdicts were applied */
+	size_t links_failed; /* links bypassed (failed open) */
+	bool circuit_open;   /* everything kept because the circuit is open */
+} ms_chain_call;
+
+/*
+ * Run every link on the same batch and AND their verdicts into keep
+ * (ntraces bytes, 1 = keep). A failing link is bypassed (its verdicts are
+ * ignored) and its reason recorded; a link that times out is abandoned on
+ * its worker, which keeps a reference to b. Never fails open silently:
+ * every bypass is in the link stats. Returns 0, or MS_ERR_INVAL for bad
+ * arguments (then keep is all 1).
+ */
+int ms_chain_decide(ms_chain *c, ms_batch *b, uint8_t *keep,
+                    ms_chain_call *res);
+
+/*
+ * Evaluate complete traces given as rows through the chain: rows grouped
+ * by trace in ascending trace-ID order (as ms_batch_from_rows), cut into
+ * batches of at most batch_traces traces (0 = 4096) with the chain's
+ * projection. Writes one keep byte per trace into keep (keep_cap bytes)
+ * and the trace count into *ntraces. No guard: these are the plugins'
+ * verdicts. For fixture gates and tools that run the real sampler.
+ */
+int ms_chain_evaluate_rows(ms_chain *c, ms_mem *mem, const ms_row *rows,
+                           size_t nrows, size_t batch_traces, uint8_t *keep,
+                           size_t keep_cap, size_t *ntraces, ms_errbuf *eb);
+
+/* A parsed chain spec: "disabled", "alwayskeep", "detdrop:35",
+ * "skywalking", "skywalking:{json}", "detdrop:{\"percent\":35}", or
+ * several joined by commas. */
+#define MS_CHAIN_MAX_LINKS 16
+typedef struct ms_chain_spec {
+	size_t n; /* 0 for "disabled" */
+	char names[MS_CHAIN_MAX_LINKS][64];
+	char *paths[MS_CHAIN_MAX_LINKS];              /* owned */
+	char *configs[MS_CHAIN_MAX_LINKS];            /* owned */
+	ms_chain_link_spec links[MS_CHAIN_MAX_LINKS]; /* views of the above */
+	ms_mem *mem;
+} ms_chain_spec;
+
+/*
+ * Parse spec; plugin paths are plugin_dir/<name>.so. Names are
+ * [a-z0-9_-]+. "detdrop:PCT" becomes {"percent":PCT}; "skywalking" alone
+ * gets the default SkyWalking config. Errors name the position and what
+ * was expected. Release with ms_chain_spec_release (also after failure).
+ */
+int ms_chain_spec_parse(ms_chain_spec *out, const char *spec,
+                        const char *plugin_dir, ms_mem *mem, ms_errbuf *eb);
+void ms_chain_spec_release(ms_chain_spec *s);
+
+#define MS_SKYWALKING_DEFAULT_CONFIG                                           \
+	"{\"durationThresholdMs\":500,\"keepErrors\":true,"                    \
+	"\"healthySampleRate\":0.1}"
+
+/* ------------------------------------------------------------------ */
+/* Staging budget                                                      */
+
+#define MS_STAGE_MIN_HARD (16ull << 20)
+#define MS_STAGE_MAX_TRACES 65536u
+/* Per-block runtime structure estimate added to the input estimate. */
+#define MS_STAGE_BLOCK_ESTIMATE 256u
+
+/* clamp(mem / (4 * cpus), 16 MiB, max(32 MiB, mem / 16)). */
+uint64_t ms_staging_hard_ceiling(uint64_t mem, unsigned cpus);
+/* E: max(sum compressed, sum uncompressed) + blocks * block estimate. */
+uint64_t ms_stage_estimate(const ms_part_meta *inputs, size_t n);
+
+typedef struct ms_stage_plan {
+	uint64_t estimate;      /* E */
+	uint64_t hard;          /* the hard ceiling */
+	uint64_t window;        /* W = hard / 8 */
+	uint64_t planned;       /* P = ceil(E / W), >= 1 */
+	uint64_t preferred;     /* ceil(E / P), never above hard */
+	uint64_t trace_cap;     /* traces per batch, <= 65,536 */
+	uint64_t oversized_cap; /* charged bytes above which a trace is
+	                         * kept unevaluated */
+} ms_stage_plan;
+
+/* Fill a plan. estimate 0 means unknown: preferred = hard. The oversized
+ * cap defaults to the hard ceiling (a trace larger than the whole budget
+ * cannot be staged); the trace cap is min(65,536, preferred / the smallest
+ * possible trace charge). */
+void ms_stage_plan_make(ms_stage_plan *out, uint64_t hard, uint64_t estimate);
+
+/* ------------------------------------------------------------------ */
+/* Pipeline: what an engine is configured with                         */
+
+/*
+ * struct ms_pipeline (declared in ms_merge.h and ms_engine.h) is the
+ * configured sampling pipeline: the chain, the grace policy, the limits
+ * and the staging ceilings derived from them. One pipeline may serve
+ * several merges at once: chain calls are serialized inside the chain.
+ */
+typedef struct ms_pipeline ms_pipeline;
+
+typedef struct ms_pipeline_opts {
+	const char *spec;       /* chain spec; NULL or "disabled" = no links */
+	const char *plugin_dir; /* where <name>.so live (required with links) */
+	enum ms_grace_policy policy;
+	uint64_t decide_timeout_ns; /* 0 = 5 s */
+	unsigned circuit_after;     /* 0 = 3 */
+	const ms_limits *limits;    /* NULL = ms_limits_detect() */
+	uint64_t hard_ceiling;      /* 0 = from the limits */
+	uint64_t oversized_cap;     /* 0 = the hard ceiling */
+	ms_mem *mem;                /* borrowed; outlives the pipeline */
+	ms_log_fn log;
+	void *log_ctx;
+} ms_pipeline_opts;
+
+int ms_pipeline_open(ms_pipeline **out, const ms_pipeline_opts *opts,
+                     ms_errbuf *eb);
+void ms_pipeline_close(ms_pipeline *p);
+/* The chain (never NULL; it may have 0 links). */
+ms_chain *ms_pipeline_chain(const ms_pipeline *p);
+const char *ms_pipeline_spec(const ms_pipeline *p);
+enum ms_grace_policy ms_pipeline_policy(const ms_pipeline *p);
+const ms_limits *ms_pipeline_limits(const ms_pipeline *p);
+uint64_t ms_pipeline_hard_ceiling(const ms_pipeline *p);
+/* The plan for a merge of these inputs (ms_stage_estimate +
+ * ms_stage_plan_make + the configured oversized cap). */
+void ms_pipeline_plan(const ms_pipeline *p, const ms_part_meta *inputs,
+                      size_t n, ms_stage_plan *out);
+
+/* ------------------------------------------------------------------ */
+/* Fragment guard                                                      */
+
+/* May the part hold this trace? false = certainly absent. */
+typedef bool (*ms_guard_probe_fn)(const void *ctx, const uint8_t *tid,
+                                  uint32_t len);
+
+/* One active part outside the selection. ctx is borrowed and must stay
+ * valid while the guard lives (the merge pins a view). */
+typedef struct ms_guard_part {
+	uint64_t id;
+	int64_t min_ts, max_ts;
+	ms_guard_probe_fn may_contain; /* NULL: no filter, always defers */
+	const void *ctx;
+} ms_guard_part;
+
+static inline bool
+ms__guard_part_probe(const void *ctx, const uint8_t *tid, uint32_t len)
+{
+	return ms_part_may_contain((const ms_part *)ctx, tid, len);
+}
+
+/* Describe a core part (its metadata range and Bloom filter). */
+static inline void
+ms_guard_part_from_core(ms_guard_part *gp, const ms_part *p)
+{
+	const ms_part_meta *m = ms_part_get_meta(p);
+	gp->id = m->id;
+	gp->min_ts = m->min_ts;
+	gp->max_ts = m->max_ts;
+	gp->may_contain = ms__guard_part_probe;
+	gp->ctx = p;
+}
+
+enum ms_guard_reason {
+	MS_GUARD_CONFIRMED = 0,
+	MS_GUARD_FILTER_POSITIVE, /* an intersecting part may hold the ID */
+	MS_GUARD_NO_FILTER,       /* an intersecting part has no filter */
+	MS_GUARD_PROBE_BUDGET,    /* Bloom probe budget exhausted */
+	MS_GUARD_DROP_BUDGET,     /* confirmed-drop budget exhausted */
+	MS_GUARD_BAD_RANGE,       /* min > max or an empty ID */
+	MS_GUARD_REASON_COUNT
+};
+/* "confirmed", "filter_positive", "no_filter", "probe_budget",
+ * "drop_budget", "bad_range". */
+const char *ms_guard_reason_name(enum ms_guard_reason r);
+
+typedef struct ms_guard_opts {
+	ms_mem *mem;
+	uint64_t hard_ceiling; /* guard budget = max(this, 16 MiB) */
+	int64_t grace_ns;      /* 0 = MS_MERGE_GRACE_NS */
+} ms_guard_opts;
+
+typedef struct ms_guard_stats {
+	uint64_t budget;       /* max(hard, 16 MiB) */
+	uint64_t probe_budget; /* budget / 16 */
+	uint64_t drop_budget;  /* budget / 64 */
+	uint64_t outside_parts;
+	uint64_t checks;
+	uint64_t candidates; /* intersecting parts seen, summed */
+	uint64_t probes;
+	uint64_t confirmed;
+	uint64_t deferred;
+	uint64_t reasons[MS_GUARD_REASON_COUNT];
+} ms_guard_stats;
+
+typedef struct ms_guard ms_guard;
+typedef struct ms_dropset ms_dropset;
+
+/* Copy the outside parts (n may be 0: nothing outside, every drop in
+ * range is confirmed). */
+int ms_guard_open(ms_guard **out, const ms_guard_part *outside, size_t n,
+                  const ms_guard_opts *opts, ms_errbuf *eb);
+void ms_guard_close(ms_guard *g);
+/*
+ * Should the proposed drop of this trace (its rows span [min_ts, max_ts])
+ * stand? true only if every outside part whose range intersects
+ * [min_ts - grace, max_ts + grace] says, through its filter, the ID is
+ * absent, and the budgets allow. *why (may be NULL) gets the reason.
+ */
+bool ms_guard_check(ms_guard *g, const uint8_t *tid, uint32_t len,
+                    int64_t min_ts, int64_t max_ts, enum ms_guard_reason *why);
+/*
+ * Before publication: parts in `now` (the current active parts outside
+ * the selection) that the guard did not know are checked against every
+ * confirmed drop in `drops`. 0 when no new part may hold a dropped trace;
+ * MS_ERR_CONFLICT naming the part and trace otherwise (redo losslessly).
+ */
+int ms_guard_revalidate(ms_guard *g, const ms_guard_part *now, size_t n,
+                        const ms_dropset *drops, ms_errbuf *eb);
+void ms_guard_stats_get(const ms_guard *g, ms_guard_stats *out);
+
+/* ------------------------------------------------------------------ */
+/* Drop set                                                            */
+
+typedef uint64_t (*ms_dropset_hash_fn)(const uint8_t *tid, uint32_t len,
+                                       void *ctx);
+
+typedef struct ms_dropset_opts {
+	ms_mem *mem;
+	ms_dropset_hash_fn hash; /* NULL = XXH3-64; tests inject collisions */
+	void *hash_ctx;
+} ms_dropset_opts;
+
+int ms_dropset_open(ms_dropset **out, const ms_dropset_opts *opts,
+                    ms_errbuf *eb);
+void ms_dropset_close(ms_dropset *d);
+/* Record a confirmed drop (merge order). MS_ERR_EXISTS if the ID is
+ * already recorded; MS_ERR_INVAL for an empty or too long ID. */
+int ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len,
+                   int64_t min_ts, int64_t max_ts, ms_errbuf *eb);
+/* Exact: hash to a slot, then a full byte compare of the ID. */
+bool ms_dropset_contains(const ms_dropset *d, const uint8_t *tid, uint32_t len);
+size_t ms_dropset_count(const ms_dropset *d);
+/* The i-th recorded drop, in the order added. */
+void ms_dropset_get(const ms_dropset *d, size_t i, const uint8_t **tid,
+                    uint32_t *len, int64_t *min_ts, int64_t *max_ts);
+/* Bytes the set holds. */
+uint64_t ms_dropset_bytes(const ms_dropset *d);
+/* A keep predicate for ms_sidx_merge: ctx is the ms_dropset; true when
+ * the ID is not in the set. */
+bool ms_dropset_keep(void *ctx, const uint8_t *tid, uint32_t len);
+
+/* ------------------------------------------------------------------ */
+/* Stager                                                              */
+
+enum ms_flush_reason {
+	MS_FLUSH_BYTES = 0,     /* the next trace would pass the byte limit */
+	MS_FLUSH_TRACES = 1,    /* the trace-count limit was reached */
+	MS_FLUSH_OVERSIZED = 2, /* an oversized trace must go out in order */
+	MS_FLUSH_FINAL = 3,     /* ms_stager_finish */
+};
+/* "bytes", "traces", "oversized", "final". */
+const char *ms_flush_reason_name(enum ms_flush_reason r);
+
+enum ms_trace_outcome {
+	MS_TRACE_KEPT = 0,      /* evaluated, the chain kept it */
+	MS_TRACE_DROPPED = 1,   /* evaluated, drop confirmed by the guard */
+	MS_TRACE_DEFERRED = 2,  /* evaluated, drop proposed, guard kept it */
+	MS_TRACE_OVERSIZED = 3, /* over the per-trace cap, not evaluated */
+	MS_TRACE_HOT = 4,       /* trace policy: max ts > frontier */
+};
+const char *ms_trace_outcome_name(enum ms_trace_outcome o);
+
+/* One trace going out of the stager, in the order it was added. */
+typedef struct ms_stage_emit {
+	const uint8_t *trace_id;
+	uint32_t trace_id_len;
+	/* The trace's rows: the stager's full copy with copy_rows, the
+	 * caller's own rows for an oversized trace (emitted during the add
+	 * call), else NULL. Valid during the callback only. */
+	const ms_row *rows;
+	size_t nrows;
+	void *cookie; /* as given to ms_stager_add */
+	enum ms_trace_outcome outcome;
+	bool keep; /* outcome != MS_TRACE_DROPPED */
+	int64_t min_ts, max_ts;
+} ms_stage_emit;
+
+/* Return 0 to go on; a negative ms_err stops the stager with it. */
+typedef int (*ms_stage_emit_fn)(void *ctx, const ms_stage_emit *t);
+
+typedef struct ms_stager_opts {
+	ms_mem *mem;        /* staging memory; its parent must outlive
+	                     * the chain (abandoned batches move there) */
+	ms_chain *chain;    /* borrowed, required */
+	ms_guard *guard;    /* borrowed; NULL: every proposed drop defers */
+	ms_dropset *drops;  /* borrowed; confirmed drops go here */
+	ms_stage_plan plan; /* from ms_stage_plan_make */
+	enum ms_grace_policy policy;
+	int64_t frontier_ns; /* trace policy: max ts <= frontier evaluates */
+	bool copy_rows;      /* keep a full copy of each trace for emit */
+	ms_stage_emit_fn emit;
+	void *emit_ctx;
+} ms_stager_opts;
+
+typedef struct ms_stage_batch_rec {
+	uint64_t charged;   /* charged bytes of the batch */
+	uint32_t traces;    /* traces in the batch (all outcomes) */
+	uint32_t evaluated; /* of which reached Decide */
+	enum ms_flush_reason reason;
+} ms_stage_batch_rec;
+
+#define MS_STAGE_BATCH_RECS 256
+
+/* Per-merge staging figures. */
+typedef struct ms_stage_report {
+	ms_stage_plan plan;
+	uint64_t batches;      /* flushed batches */
+	uint64_t decide_calls; /* chain calls (batches with evaluations) */
+	ms_stage_batch_rec batch[MS_STAGE_BATCH_RECS]; /* the first ones */
+	uint64_t peak_charged; /* peak live charged bytes */
+	uint64_t peak_alloc;   /* peak live bytes allocated by staging */
+	uint64_t total_charged;
+	uint64_t traces, rows;
+	uint64_t evaluated, kept, proposed_drops, dropped, deferred;
+	uint64_t oversized, hot;
+	enum ms_sampling_class cls;
+	enum ms_sampling_reason reason;
+} ms_stage_report;
+
+typedef struct ms_stager ms_stager;
+
+int ms_stager_open(ms_stager **out, const ms_stager_opts *opts, ms_errbuf *eb);
+/*
+ * Bytes a trace is charged against the budget: projected column copies,
+ * per-row and per-trace descriptors, tag and string index slots, verdict
+ * state, the drop-set reserve, the full row copy when copy_rows, and
+ * extra_bytes (payload the caller holds for the trace until its emit).
+ */
+uint64_t ms_stager_charge(const ms_stager *s, const ms_row *rows, size_t n,
+                          uint64_t extra_bytes);
+/*
+ * Stage one complete trace (all its rows from all inputs; rows borrowed
+ * for the call). Trace IDs must ascend strictly across calls. Traces are
+ * emitted in the order added: a flush happens first when the trace would
+ * pass the byte limit or the count limit; an oversized trace flushes what
+ * is pending and is emitted at once, unevaluated.
+ */
+int ms_stager_add(ms_stager *s, const ms_row *rows, size_t n, void *cookie,
+                  uint64_t extra_bytes, ms_errbuf *eb);
+/* Flush what is pending and settle the classification. */
+int ms_stager_finish(ms_stager *s, ms_errbuf *eb);
+const ms_stage_report *ms_stager_report(const ms_stager *s);
+/* Live charged bytes now (for a staging gauge). */
+uint64_t ms_stager_live(const ms_stager *s);
+void ms_stager_close(ms_stager *s);
+
+#endif

@@ -1,0 +1,1165 @@
+/*
+ * staging.c - the staging budget, column-oriented batches and the stager
+ * that feeds complete traces to the chain inside a merge.
+ *
+ * The budget has three independent limits: the hard ceiling derived from
+ * memory and CPUs, the trace count per batch, and the per-trace oversized
+ * cap. The adaptive planner picks a preferred batch size under the hard
+ * ceiling from the inputs' estimate, so large merges are decided in a few
+ * balanced batches instead of one large one. The stager charges each trace
+ * the bytes it makes the host hold (projected column copies, descriptors,
+ * index slots, verdict state, drop-set reserve, the row copy and the
+ * caller's payload), cuts batches only between complete traces, and hands
+ * every trace back in the order it came, with its outcome.
+ *
+ * Design (stager):
+ *  1. Pending traces are emitted in the order they were added; nothing is
+ *     emitted out of order, whatever its outcome.
+ *  2. live_charged is the sum of the charges of the pending traces; it
+ *     never exceeds max(preferred limit, the charge of one trace) and a
+ *     trace is only staged if its charge is <= the oversized cap (<= hard).
+ *  3. A batch holds at most trace_cap traces that reach Decide.
+ *  4. An oversized trace is never put in a batch: pending traces are
+ *     flushed first (reason "oversized"), then it is emitted unevaluated.
+ *  5. A batch given to the chain is never reused: a new builder starts for
+ *     the next batch (a timed-out plugin may still read the old one).
+ * States: open (adding) -> finished (ms_stager_finish) -> closed; after an
+ * emit or chain error the stager is failed and refuses further adds.
+ */
+#include "ms_pipeline.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Names                                                               */
+
+const char *
+ms_grace_policy_name(enum ms_grace_policy p)
+{
+	return p == MS_GRACE_TRACE ? "trace" : "selection";
+}
+
+int
+ms_grace_policy_parse(const char *s, enum ms_grace_policy *out)
+{
+	if (s && strcmp(s, "selection") == 0)
+		*out = MS_GRACE_SELECTION;
+	else if (s && strcmp(s, "trace") == 0)
+		*out = MS_GRACE_TRACE;
+	else
+		return MS_ERR_INVAL;
+	return 0;
+}
+
+const char *
+ms_flush_reason_name(enum ms_flush_reason r)
+{
+	switch (r) {
+	case MS_FLUSH_BYTES:
+		return "bytes";
+	case MS_FLUSH_TRACES:
+		return "traces";
+	case MS_FLUSH_OVERSIZED:
+		return "oversized";
+	case MS_FLUSH_FINAL:
+		return "final";
+	}
+	return "unknown";
+}
+
+const char *
+ms_trace_outcome_name(enum ms_trace_outcome o)
+{
+	switch (o) {
+	case MS_TRACE_KEPT:
+		return "kept";
+	case MS_TRACE_DROPPED:
+		return "dropped";
+	case MS_TRACE_DEFERRED:
+		return "deferred";
+	case MS_TRACE_OVERSIZED:
+		return "oversized";
+	case MS_TRACE_HOT:
+		return "hot";
+	}
+	return "unknown";
+}
+
+bool
+ms_sampling_should_stage(const ms_sampling_input *in,
+                         enum ms_sampling_class *cls,
+                         enum ms_sampling_reason *reason)
+{
+	enum ms_sampling_reason r = MS_SREASON_NONE;
+	if (!in->pipeline_enabled)
+		r = MS_SREASON_PIPELINE_DISABLED;
+	else if (in->nsamplers == 0)
+		r = MS_SREASON_NO_SAMPLER;
+	else if (in->event_disabled)
+		r = MS_SREASON_EVENT_DISABLED;
+	else if (in->ninputs == 0 || in->input_rows == 0)
+		r = MS_SREASON_EMPTY_INPUT;
+	else if (in->policy == MS_GRACE_SELECTION && in->hot_inputs > 0)
+		r = MS_SREASON_MERGE_GRACE;
+	else if (!in->guard_available)
+		r = MS_SREASON_GUARD_UNAVAILABLE;
+	if (r == MS_SREASON_NONE) {
+		*cls = MS_SAMPLING_EXECUTED; /* provisional: the stager says */
+		*reason = MS_SREASON_NONE;
+		return true;
+	}
+	*cls = MS_SAMPLING_NOT_EXECUTED;
+	*reason = r;
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Budget and planner                                                  */
+
+uint64_t
+ms_staging_hard_ceiling(uint64_t mem, unsigned cpus)
+{
+	if (cpus == 0)
+		cpus = 1;
+	uint64_t v = mem / (4ull * cpus);
+	uint64_t hi = mem / 16;
+	if (hi < (32ull << 20))
+		hi = 32ull << 20;
+	if (v < MS_STAGE_MIN_HARD)
+		v = MS_STAGE_MIN_HARD;
+	if (v > hi)
+		v = hi;
+	return v;
+}
+
+uint64_t
+ms_stage_estimate(const ms_part_meta *inputs, size_t n)
+{
+	uint64_t comp = 0, unc = 0, blocks = 0;
+	for (size_t i = 0; i < n; i++) {
+		comp += inputs[i].compressed_bytes;
+		unc += inputs[i].uncompressed_bytes;
+		blocks += inputs[i].blocks;
+	}
+	return (comp > unc ? comp : unc) + blocks * MS_STAGE_BLOCK_ESTIMATE;
+}
+
+/* Per trace: descriptor, trace-ID offset, pending entry, keep and
+ * verdict bytes, drop-set reserve (slot + ID vector entry). */
+typedef struct pend {
+	void *cookie;
+	ms_row *rows; /* copy_rows: in the arena */
+	size_t nrows;
+	int64_t min_ts, max_ts;
+	uint64_t charge;
+	uint32_t batch_idx; /* index in the batch, if evaluated */
+	uint32_t tid_len;
+	bool hot;
+	uint8_t tid[MS_TRACE_ID_MAX];
+} pend;
+
+#define DROP_RESERVE 24u
+#define TRACE_FIXED                                                            \
+	(sizeof(ms_plugin_trace) + sizeof(size_t) + sizeof(pend) + 2u +        \
+	 DROP_RESERVE)
+
+void
+ms_stage_plan_make(ms_stage_plan *out, uint64_t hard, uint64_t estimate)
+{
+	memset(out, 0, sizeof(*out));
+	if (hard == 0)
+		hard = MS_STAGE_MIN_HARD;
+	out->hard = hard;
+	out->estimate = estimate;
+	out->window = hard / 8 ? hard / 8 : 1;
+	if (estimate == 0) {
+		out->planned = 1;
+		out->preferred = hard;
+	} else {
+		out->planned = (estimate + out->window - 1) / out->window;
+		if (out->planned == 0)
+			out->planned = 1;
+		out->preferred = (estimate + out->planned - 1) / out->planned;
+		if (out->preferred > hard)
+			out->preferred = hard;
+	}
+	uint64_t by_bytes = out->preferred / (TRACE_FIXED + 1);
+	if (by_bytes == 0)
+		by_bytes = 1;
+	out->trace_cap =
+	        by_bytes < MS_STAGE_MAX_TRACES ? by_bytes : MS_STAGE_MAX_TRACES;
+	out->oversized_cap = hard;
+}
+
+/* ------------------------------------------------------------------ */
+/* Batches                                                             */
+
+enum {
+	C_TRACES,
+	C_TIDOFF,
+	C_TIDS,
+	C_SPAN,
+	C_START,
+	C_LAT,
+	C_ERR,
+	C_TAGFIRST,
+	C_TAGOFF,
+	C_TAGLEN,
+	C_SEG,
+	C_SVC,
+	C_INST,
+	C_EP,
+	C_STRS,
+	C_BODYOFF,
+	C_BODYLEN,
+	C_BODIES,
+	C_NBUF
+};
+
+struct ms_batch {
+	_Atomic unsigned refs;
+	ms_mem *mem;
+	ms_plugin_batch view;
+	ms_buf buf[C_NBUF];
+	void *ptrs;
+	size_t ptrs_size;
+	uint64_t bytes;
+};
+
+typedef struct builder {
+	ms_mem *mem;
+	uint32_t proj;
+	ms_buf buf[C_NBUF];
+	size_t ntraces, nrows, ntags;
+	size_t bytes; /* bytes appended (lengths) */
+} builder;
+
+static void
+builder_init(builder *b, ms_mem *mem, uint32_t proj)
+{
+	memset(b, 0, sizeof(*b));
+	b->mem = mem;
+	b->proj = proj & MS_PROJ_ALL;
+	for (int i = 0; i < C_NBUF; i++)
+		ms_buf_init(&b->buf[i], mem, 0);
+}
+
+static void
+builder_release(builder *b)
+{
+	for (int i = 0; i < C_NBUF; i++)
+		ms_buf_release(&b->buf[i]);
+	b->ntraces = b->nrows = b->ntags = 0;
+}
+
+static int
+put_str(builder *b, int col, const char *s)
+{
+	size_t off = b->buf[C_STRS].len;
+	size_t len = s ? strlen(s) : 0;
+	int rc = ms_buf_append(&b->buf[col], &off, sizeof(off));
+	if (!rc)
+		rc = ms_buf_append(&b->buf[C_STRS], s ? s : "", len);
+	if (!rc)
+		rc = ms_buf_append_u8(&b->buf[C_STRS], 0);
+	return rc;
+}
+
+/* Append one trace (rows share one trace ID). */
+static int
+builder_add(builder *b, const ms_row *rows, size_t n)
+{
+	uint32_t p = b->proj;
+	ms_plugin_trace t;
+	memset(&t, 0, sizeof(t));
+	t.trace_id_len = rows[0].trace_id_len;
+	t.row_first = b->nrows;
+	t.row_count = (uint32_t)n;
+	t.min_start_ns = rows[0].start_ns;
+	t.max_start_ns = rows[0].start_ns;
+	t.max_end_ns = INT64_MIN;
+	size_t tidoff = b->buf[C_TIDS].len;
+	int rc = ms_buf_append(&b->buf[C_TIDS], rows[0].trace_id,
+	                       rows[0].trace_id_len);
+	if (!rc)
+		rc = ms_buf_append(&b->buf[C_TIDOFF], &tidoff, sizeof(tidoff));
+	for (size_t i = 0; i < n && !rc; i++) {
+		const ms_row *r = &rows[i];
+		int64_t end = r->start_ns + (int64_t)r->latency_ms * 1000000;
+		if (r->start_ns < t.min_start_ns)
+			t.min_start_ns = r->start_ns;
+		if (r->start_ns > t.max_start_ns)
+			t.max_start_ns = r->start_ns;
+		if (end > t.max_end_ns)
+			t.max_end_ns = end;
+		if (p & MS_PROJ_SPAN_ID)
+			rc |= ms_buf_append(&b->buf[C_SPAN], &r->span_id, 8);
+		if (p & MS_PROJ_START)
+			rc |= ms_buf_append(&b->buf[C_START], &r->start_ns, 8);
+		if (p & MS_PROJ_LATENCY)
+			rc |= ms_buf_append(&b->buf[C_LAT], &r->latency_ms, 4);
+		if (p & MS_PROJ_ERROR)
+			rc |= ms_buf_append_u8(&b->buf[C_ERR],
+			                       r->is_error ? 1 : 0);
+		if (p & MS_PROJ_SEGMENT_ID)
+			rc |= put_str(b, C_SEG, r->segment_id);
+		if (p & MS_PROJ_SERVICE)
+			rc |= put_str(b, C_SVC, r->service);
+		if (p & MS_PROJ_INSTANCE)
+			rc |= put_str(b, C_INST, r->instance);
+		if (p & MS_PROJ_ENDPOINT)
+			rc |= put_str(b, C_EP, r->endpoint);
+		if (p & MS_PROJ_TAGS) {
+			uint64_t first = b->ntags;
+			rc |= ms_buf_append(&b->buf[C_TAGFIRST], &first, 8);
+			for (uint32_t k = 0; k < r->ntags && !rc; k++) {
+				const char *tg = r->tags[k] ? r->tags[k] : "";
+				size_t off = b->buf[C_STRS].len;
+				uint32_t tl = (uint32_t)strlen(tg);
+				rc |= ms_buf_append(&b->buf[C_TAGOFF], &off,
+				                    sizeof(off));
+				rc |= ms_buf_append(&b->buf[C_TAGLEN], &tl, 4);
+				rc |= ms_buf_append(&b->buf[C_STRS], tg, tl);
+				rc |= ms_buf_append_u8(&b->buf[C_STRS], 0);
+				b->ntags++;
+			}
+		}
+		if (p & MS_PROJ_BODY) {
+			size_t off = b->buf[C_BODIES].len;
+			rc |= ms_buf_append(&b->buf[C_BODYOFF], &off,
+			                    sizeof(off));
+			rc |= ms_buf_append(&b->buf[C_BODYLEN], &r->body_len,
+			                    4);
+			if (r->body_len)
+				rc |= ms_buf_append(&b->buf[C_BODIES], r->body,
+				                    r->body_len);
+		}
+		b->nrows++;
+	}
+	if (!rc)
+		rc = ms_buf_append(&b->buf[C_TRACES], &t, sizeof(t));
+	if (rc)
+		return rc < 0 ? rc : MS_ERR_NOMEM;
+	b->ntraces++;
+	return 0;
+}
+
+static void
+batch_destroy(ms_batch *bt)
+{
+	ms_mem *m = bt->mem;
+	for (int i = 0; i < C_NBUF; i++)
+		ms_mem_free(m, bt->buf[i].data, bt->buf[i].cap);
+	ms_mem_free(m, bt->ptrs, bt->ptrs_size);
+	ms_mem_free(m, bt, sizeof(*bt));
+}
+
+/* Turn the builder's buffers into a batch; the builder is left empty
+ * (a fresh one, never the same memory). */
+static int
+builder_finish(builder *b, ms_batch **out)
+{
+	*out = NULL;
+	ms_batch *bt = ms_mem_calloc(b->mem, 1, sizeof(*bt));
+	if (!bt)
+		return MS_ERR_NOMEM;
+	atomic_init(&bt->refs, 1);
+	bt->mem = b->mem;
+	size_t nstr = 0, nr = b->nrows;
+	uint32_t p = b->proj;
+	if (p & MS_PROJ_SEGMENT_ID)
+		nstr++;
+	if (p & MS_PROJ_SERVICE)
+		nstr++;
+	if (p & MS_PROJ_INSTANCE)
+		nstr++;
+	if (p & MS_PROJ_ENDPOINT)
+		nstr++;
+	if (p & MS_PROJ_BODY)
+		nstr++;
+	size_t slots = nstr * nr + ((p & MS_PROJ_TAGS) ? b->ntags : 0);
+	size_t psize;
+	if (!ms_mul_ok(slots, sizeof(void *), &psize)) {
+		ms_mem_free(b->mem, bt, sizeof(*bt));
+		return MS_ERR_RANGE;
+	}
+	if (p & MS_PROJ_TAGS) {
+		uint64_t end = b->ntags;
+		if (ms_buf_append(&b->buf[C_TAGFIRST], &end, 8)) {
+			ms_mem_free(b->mem, bt, sizeof(*bt));
+			return MS_ERR_NOMEM;
+		}
+	}
+	if (psize) {
+		bt->ptrs = ms_mem_alloc(b->mem, psize);
+		if (!bt->ptrs) {
+			ms_mem_free(b->mem, bt, sizeof(*bt));
+			return MS_ERR_NOMEM;
+		}
+		bt->ptrs_size = psize;
+	}
+	memcpy(bt->buf, b->buf, sizeof(bt->buf));
+	for (int i = 0; i < C_NBUF; i++)
+		ms_buf_init(&b->buf[i], b->mem, 0);
+
+	ms_plugin_batch *v = &bt->view;
+	v->struct_size = sizeof(*v);
+	v->projection = p;
+	v->ntraces = b->ntraces;
+	v->nrows = nr;
+	ms_plugin_trace *tr = (ms_plugin_trace *)bt->buf[C_TRACES].data;
+	const size_t *tidoff = (const size_t *)bt->buf[C_TIDOFF].data;
+	for (size_t i = 0; i < b->ntraces; i++)
+		tr[i].trace_id = bt->buf[C_TIDS].data + tidoff[i];
+	v->traces = tr;
+	const char *strs = (const char *)bt->buf[C_STRS].data;
+	void **slot = bt->ptrs;
+	static const int strcols[4] = { C_SEG, C_SVC, C_INST, C_EP };
+	static const uint32_t strbits[4] = { MS_PROJ_SEGMENT_ID,
+		                             MS_PROJ_SERVICE, MS_PROJ_INSTANCE,
+		                             MS_PROJ_ENDPOINT };
+	const char *const *strptr[4] = { NULL, NULL, NULL, NULL };
+	for (int c = 0; c < 4; c++) {
+		if (!(p & strbits[c]))
+			continue;
+		const size_t *off = (const size_t *)bt->buf[strcols[c]].data;
+		const char **arr = (const char **)slot;
+		for (size_t r = 0; r < nr; r++)
+			arr[r] = strs + off[r];
+		strptr[c] = arr;
+		slot += nr;
+	}
+	v->segment_id = strptr[0];
+	v->service = strptr[1];
+	v->instance = strptr[2];
+	v->endpoint = strptr[3];
+	if (p & MS_PROJ_SPAN_ID)
+		v->span_id = (const uint64_t *)bt->buf[C_SPAN].data;
+	if (p & MS_PROJ_START)
+		v->start_ns = (const int64_t *)bt->buf[C_START].data;
+	if (p & MS_PROJ_LATENCY)
+		v->latency_ms = (const uint32_t *)bt->buf[C_LAT].data;
+	if (p & MS_PROJ_ERROR)
+		v->is_error = bt->buf[C_ERR].data;
+	if (p & MS_PROJ_TAGS) {
+		const size_t *off = (const size_t *)bt->buf[C_TAGOFF].data;
+		const char **arr = (const char **)slot;
+		for (size_t k = 0; k < b->ntags; k++)
+			arr[k] = strs + off[k];
+		slot += b->ntags;
+		v->tags = arr;
+		v->ntags = b->ntags;
+		v->tag_first = (const uint64_t *)bt->buf[C_TAGFIRST].data;
+		v->tag_len = (const uint32_t *)bt->buf[C_TAGLEN].data;
+	}
+	if (p & MS_PROJ_BODY) {
+		const size_t *off = (const size_t *)bt->buf[C_BODYOFF].data;
+		const uint32_t *bl = (const uint32_t *)bt->buf[C_BODYLEN].data;
+		const uint8_t **arr = (const uint8_t **)slot;
+		for (size_t r = 0; r < nr; r++)
+			arr[r] = bl[r] ? bt->buf[C_BODIES].data + off[r] : NULL;
+		v->body = arr;
+		v->body_len = bl;
+	}
+	/* Offsets were only needed to build the pointers. */
+	static const int drop[] = { C_TIDOFF, C_TAGOFF, C_SEG,    C_SVC,
+		                    C_INST,   C_EP,     C_BODYOFF };
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++) {
+		ms_buf_release(&bt->buf[drop[i]]);
+		ms_buf_init(&bt->buf[drop[i]], b->mem, 0);
+	}
+	bt->bytes = sizeof(*bt) + bt->ptrs_size;
+	for (int i = 0; i < C_NBUF; i++)
+		bt->bytes += bt->buf[i].cap;
+	b->ntraces = b->nrows = b->ntags = 0;
+	*out = bt;
+	return 0;
+}
+
+const ms_plugin_batch *
+ms_batch_view(const ms_batch *b)
+{
+	return &b->view;
+}
+
+uint64_t
+ms_batch_bytes(const ms_batch *b)
+{
+	return b->bytes;
+}
+
+void
+ms_batch_retain(ms_batch *b)
+{
+	atomic_fetch_add(&b->refs, 1);
+}
+
+void
+ms_batch_release(ms_batch *b)
+{
+	if (b && atomic_fetch_sub(&b->refs, 1) == 1)
+		batch_destroy(b);
+}
+
+void
+ms__batch_abandon(ms_batch *b)
+{
+	/* The batch's own ms_mem may die with its merge: account the late
+	 * free to the root ancestor, or count it nowhere if there is none
+	 * (the bytes then stay live in the original counters). */
+	ms_mem *m = b->mem;
+	if (m && !m->parent) {
+		b->mem = NULL;
+		return;
+	}
+	while (m && m->parent)
+		m = m->parent;
+	b->mem = m;
+}
+
+static bool
+same_tid(const ms_row *a, const ms_row *b)
+{
+	return a->trace_id_len == b->trace_id_len &&
+	       memcmp(a->trace_id, b->trace_id, a->trace_id_len) == 0;
+}
+
+static bool
+valid_tid(const ms_row *r)
+{
+	return r->trace_id && r->trace_id_len >= 1 &&
+	       r->trace_id_len <= MS_TRACE_ID_MAX;
+}
+
+int
+ms_batch_from_rows(ms_batch **out, ms_mem *mem, uint32_t projection,
+                   const ms_row *rows, size_t nrows, ms_errbuf *eb)
+{
+	*out = NULL;
+	builder b;
+	builder_init(&b, mem, projection);
+	size_t i = 0;
+	int rc = 0;
+	while (i < nrows) {
+		size_t j = i + 1;
+		if (!valid_tid(&rows[i])) {
+			rc = ms_fail(eb, MS_ERR_INVAL,
+			             "batch: row %zu: trace ID of %u bytes, "
+			             "expected 1..%d",
+			             i, rows[i].trace_id_len, MS_TRACE_ID_MAX);
+			goto out;
+		}
+		while (j < nrows && same_tid(&rows[i], &rows[j]))
+			j++;
+		if (i > 0 &&
+		    ms_trace_id_cmp(rows[i - 1].trace_id,
+		                    rows[i - 1].trace_id_len, rows[i].trace_id,
+		                    rows[i].trace_id_len) >= 0) {
+			rc = ms_fail(eb, MS_ERR_INVAL,
+			             "batch: row %zu: trace IDs must ascend "
+			             "and each trace be contiguous",
+			             i);
+			goto out;
+		}
+		if (j - i > UINT32_MAX) {
+			rc = ms_fail(eb, MS_ERR_RANGE,
+			             "batch: trace with too many rows");
+			goto out;
+		}
+		rc = builder_add(&b, rows + i, j - i);
+		if (rc) {
+			rc = ms_fail(eb, rc, "batch: out of memory");
+			goto out;
+		}
+		i = j;
+	}
+	rc = builder_finish(&b, out);
+	if (rc)
+		rc = ms_fail(eb, rc, "batch: out of memory");
+out:
+	builder_release(&b);
+	return rc;
+}
+
+int
+ms_chain_evaluate_rows(ms_chain *c, ms_mem *mem, const ms_row *rows,
+                       size_t nrows, size_t batch_traces, uint8_t *keep,
+                       size_t keep_cap, size_t *ntraces, ms_errbuf *eb)
+{
+	if (batch_traces == 0)
+		batch_traces = 4096;
+	*ntraces = 0;
+	uint32_t proj = ms_chain_projection(c);
+	size_t i = 0, done = 0;
+	while (i < nrows) {
+		size_t j = i, nt = 0;
+		while (j < nrows && nt < batch_traces) {
+			size_t k = j + 1;
+			while (k < nrows && valid_tid(&rows[j]) &&
+			       same_tid(&rows[j], &rows[k]))
+				k++;
+			j = k;
+			nt++;
+		}
+		if (done + nt > keep_cap)
+			return ms_fail(eb, MS_ERR_RANGE,
+			               "evaluate: more than %zu traces",
+			               keep_cap);
+		ms_batch *bt;
+		int rc =
+		        ms_batch_from_rows(&bt, mem, proj, rows + i, j - i, eb);
+		if (rc)
+			return rc;
+		if (i > 0 &&
+		    ms_trace_id_cmp(rows[i - 1].trace_id,
+		                    rows[i - 1].trace_id_len, rows[i].trace_id,
+		                    rows[i].trace_id_len) >= 0) {
+			ms_batch_release(bt);
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "evaluate: row %zu: trace IDs must "
+			               "ascend",
+			               i);
+		}
+		rc = ms_chain_decide(c, bt, keep + done, NULL);
+		ms_batch_release(bt);
+		if (rc)
+			return ms_fail(eb, rc, "evaluate: chain failed");
+		done += nt;
+		i = j;
+	}
+	*ntraces = done;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Row-copy arena: bounded chunks, reset after every batch. Never seen
+ * by a plugin, so reusing it is safe. */
+
+typedef struct chunk {
+	struct chunk *next;
+	size_t cap, used;
+	/* data follows */
+} chunk;
+
+#define ARENA_CHUNK (256u << 10)
+#define ARENA_KEEP 4
+
+typedef struct arena {
+	ms_mem *mem;
+	chunk *head; /* current chunk first */
+	chunk *spare;
+	size_t nspare;
+} arena;
+
+static void
+chunk_free(ms_mem *m, chunk *c)
+{
+	ms_mem_free(m, c, sizeof(*c) + c->cap);
+}
+
+static void *
+arena_alloc(arena *a, size_t size)
+{
+	size = (size + 15) & ~(size_t)15;
+	if (!a->head || a->head->cap - a->head->used < size) {
+		chunk *c = NULL;
+		if (size <= ARENA_CHUNK && a->spare) {
+			c = a->spare;
+			a->spare = c->next;
+			a->nspare--;
+		} else {
+			size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+			size_t total;
+			if (!ms_add_ok(sizeof(chunk), cap, &total))
+				return NULL;
+			c = ms_mem_alloc(a->mem, total);
+			if (!c)
+				return NULL;
+			c->cap = cap;
+		}
+		c->used = 0;
+		c->next = a->head;
+		a->head = c;
+	}
+	void *p = (uint8_t *)(a->head + 1) + a->head->used;
+	a->head->used += size;
+	return p;
+}
+
+static void
+arena_reset(arena *a)
+{
+	while (a->head) {
+		chunk *c = a->head;
+		a->head = c->next;
+		if (c->cap == ARENA_CHUNK && a->nspare < ARENA_KEEP) {
+			c->next = a->spare;
+			a->spare = c;
+			a->nspare++;
+		} else {
+			chunk_free(a->mem, c);
+		}
+	}
+}
+
+static void
+arena_release(arena *a)
+{
+	arena_reset(a);
+	while (a->spare) {
+		chunk *c = a->spare;
+		a->spare = c->next;
+		chunk_free(a->mem, c);
+	}
+	a->nspare = 0;
+}
+
+static size_t
+slen(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+static char *
+arena_str(arena *a, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *d = arena_alloc(a, n);
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+static ms_row *
+copy_rows(arena *a, const ms_row *rows, size_t n)
+{
+	ms_row *out = arena_alloc(a, n * sizeof(ms_row));
+	uint8_t *tid = arena_alloc(a, rows[0].trace_id_len);
+	if (!out || !tid)
+		return NULL;
+	memcpy(tid, rows[0].trace_id, rows[0].trace_id_len);
+	for (size_t i = 0; i < n; i++) {
+		const ms_row *r = &rows[i];
+		ms_row *o = &out[i];
+		*o = *r;
+		o->trace_id = tid;
+		o->segment_id = arena_str(a, r->segment_id);
+		o->service = arena_str(a, r->service);
+		o->instance = arena_str(a, r->instance);
+		o->endpoint = arena_str(a, r->endpoint);
+		if ((r->segment_id && !o->segment_id) ||
+		    (r->service && !o->service) ||
+		    (r->instance && !o->instance) ||
+		    (r->endpoint && !o->endpoint))
+			return NULL;
+		if (r->ntags) {
+			const char **tg =
+			        arena_alloc(a, r->ntags * sizeof(char *));
+			if (!tg)
+				return NULL;
+			for (uint32_t k = 0; k < r->ntags; k++) {
+				tg[k] = arena_str(a, r->tags[k]);
+				if (r->tags[k] && !tg[k])
+					return NULL;
+			}
+			o->tags = tg;
+		}
+		if (r->body_len) {
+			uint8_t *bd = arena_alloc(a, r->body_len);
+			if (!bd)
+				return NULL;
+			memcpy(bd, r->body, r->body_len);
+			o->body = bd;
+		}
+	}
+	return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* Stager                                                              */
+
+struct ms_stager {
+	ms_stager_opts o;
+	ms_mem mem; /* child of o.mem: staging's own figures */
+	uint32_t proj;
+	builder b;
+	arena ar;
+	ms_buf pend; /* pend entries, in order */
+	size_t npend;
+	uint64_t live;
+	uint8_t last_tid[MS_TRACE_ID_MAX];
+	uint32_t last_tid_len;
+	bool finished, failed;
+	uint8_t *keep;
+	size_t keepcap;
+	ms_stage_report rep;
+};
+
+int
+ms_stager_open(ms_stager **out, const ms_stager_opts *opts, ms_errbuf *eb)
+{
+	*out = NULL;
+	if (!opts || !opts->chain || !opts->emit)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "stager: a chain and an emit callback are "
+		               "required");
+	ms_stager *s = ms_mem_calloc(opts->mem, 1, sizeof(*s));
+	if (!s)
+		return ms_fail(eb, MS_ERR_NOMEM, "stager: out of memory");
+	s->o = *opts;
+	ms_mem_init(&s->mem, opts->mem);
+	ms_stage_plan *pl = &s->o.plan;
+	if (pl->hard == 0)
+		ms_stage_plan_make(pl, MS_STAGE_MIN_HARD, pl->estimate);
+	if (pl->preferred == 0 || pl->preferred > pl->hard)
+		pl->preferred = pl->hard;
+	if (pl->trace_cap == 0 || pl->trace_cap > MS_STAGE_MAX_TRACES)
+		pl->trace_cap = MS_STAGE_MAX_TRACES;
+	if (pl->oversized_cap == 0 || pl->oversized_cap > pl->hard)
+		pl->oversized_cap = pl->hard;
+	s->proj = ms_chain_projection(opts->chain);
+	builder_init(&s->b, &s->mem, s->proj);
+	s->ar.mem = &s->mem;
+	ms_buf_init(&s->pend, &s->mem, 0);
+	s->rep.plan = *pl;
+	s->rep.cls = MS_SAMPLING_ENABLED_NO_EVALUATION;
+	s->rep.reason = MS_SREASON_EMPTY_INPUT;
+	*out = s;
+	return 0;
+}
+
+static uint64_t
+str_charge(const char *s)
+{
+	return sizeof(size_t) + sizeof(char *) + (s ? strlen(s) : 0) + 1;
+}
+
+uint64_t
+ms_stager_charge(const ms_stager *s, const ms_row *rows, size_t n,
+                 uint64_t extra_bytes)
+{
+	uint32_t p = s->proj;
+	uint64_t c = TRACE_FIXED + extra_bytes;
+	if (n)
+		c += rows[0].trace_id_len;
+	if (p & MS_PROJ_TAGS)
+		c += 8; /* the batch's closing tag offset, charged per trace */
+	for (size_t i = 0; i < n; i++) {
+		const ms_row *r = &rows[i];
+		if (p & MS_PROJ_SPAN_ID)
+			c += 8;
+		if (p & MS_PROJ_START)
+			c += 8;
+		if (p & MS_PROJ_LATENCY)
+			c += 4;
+		if (p & MS_PROJ_ERROR)
+			c += 1;
+		if (p & MS_PROJ_SEGMENT_ID)
+			c += str_charge(r->segment_id);
+		if (p & MS_PROJ_SERVICE)
+			c += str_charge(r->service);
+		if (p & MS_PROJ_INSTANCE)
+			c += str_charge(r->instance);
+		if (p & MS_PROJ_ENDPOINT)
+			c += str_charge(r->endpoint);
+		if (p & MS_PROJ_TAGS) {
+			c += 8;
+			for (uint32_t k = 0; k < r->ntags; k++)
+				c += str_charge(r->tags[k]) + 4;
+		}
+		if (p & MS_PROJ_BODY)
+			c += sizeof(size_t) + sizeof(void *) + 4 + r->body_len;
+		if (s->o.copy_rows) {
+			c += sizeof(ms_row) + slen(r->segment_id) +
+			     slen(r->service) + slen(r->instance) +
+			     slen(r->endpoint) + r->body_len +
+			     (uint64_t)r->ntags * sizeof(char *);
+			for (uint32_t k = 0; k < r->ntags; k++)
+				c += slen(r->tags[k]);
+		}
+	}
+	if (s->o.copy_rows && n)
+		c += rows[0].trace_id_len;
+	return c;
+}
+
+static void
+note_peak(ms_stager *s)
+{
+	if (s->live > s->rep.peak_charged)
+		s->rep.peak_charged = s->live;
+	ms_mem_stats ms;
+	ms_mem_stats_get(&s->mem, &ms);
+	if ((uint64_t)ms.peak_live > s->rep.peak_alloc)
+		s->rep.peak_alloc = (uint64_t)ms.peak_live;
+}
+
+static int
+emit(ms_stager *s, ms_stage_emit *e, ms_errbuf *eb)
+{
+	int rc = s->o.emit(s->o.emit_ctx, e);
+	if (rc) {
+		s->failed = true;
+		return ms_fail(eb, rc < 0 ? rc : MS_ERR_CANCELED,
+		               "stager: emit callback stopped the merge (%s)",
+		               ms_strerror(rc < 0 ? rc : MS_ERR_CANCELED));
+	}
+	return 0;
+}
+
+static int
+flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
+{
+	if (s->npend == 0)
+		return 0;
+	pend *pe = (pend *)s->pend.data;
+	size_t nb = s->b.ntraces;
+	ms_batch *bt = NULL;
+	int rc = 0;
+	if (nb) {
+		rc = builder_finish(&s->b, &bt);
+		if (rc) {
+			s->failed = true;
+			return ms_fail(eb, rc, "stager: building a batch: %s",
+			               ms_strerror(rc));
+		}
+		if (nb > s->keepcap) {
+			uint8_t *k = ms_mem_realloc(&s->mem, s->keep,
+			                            s->keepcap, nb);
+			if (!k) {
+				ms_batch_release(bt);
+				s->failed = true;
+				return ms_fail(eb, MS_ERR_NOMEM,
+				               "stager: out of memory");
+			}
+			s->keep = k;
+			s->keepcap = nb;
+		}
+		note_peak(s);
+		ms_chain_call call;
+		rc = ms_chain_decide(s->o.chain, bt, s->keep, &call);
+		if (rc) {
+			ms_batch_release(bt);
+			s->failed = true;
+			return ms_fail(eb, rc, "stager: chain: %s",
+			               ms_strerror(rc));
+		}
+		s->rep.decide_calls++;
+		if (call.links_ok > 0)
+			s->rep.evaluated += nb;
+	}
+	ms_stage_batch_rec rec = { s->live, (uint32_t)s->npend, 0, why };
+	if (s->rep.batches < MS_STAGE_BATCH_RECS)
+		s->rep.batch[s->rep.batches] = rec;
+	for (size_t i = 0; i < s->npend && !rc; i++) {
+		pend *p = &pe[i];
+		ms_stage_emit e = { p->tid,   p->tid_len, p->rows,
+			            p->nrows, p->cookie,  MS_TRACE_KEPT,
+			            true,     p->min_ts,  p->max_ts };
+		if (p->hot) {
+			e.outcome = MS_TRACE_HOT;
+			s->rep.hot++;
+		} else if (s->keep[p->batch_idx]) {
+			s->rep.kept++;
+		} else {
+			s->rep.proposed_drops++;
+			enum ms_guard_reason why_g = MS_GUARD_NO_FILTER;
+			bool ok = s->o.guard &&
+			          ms_guard_check(s->o.guard, p->tid, p->tid_len,
+			                         p->min_ts, p->max_ts, &why_g);
+			if (ok && s->o.drops) {
+				rc = ms_dropset_add(s->o.drops, p->tid,
+				                    p->tid_len, p->min_ts,
+				                    p->max_ts, eb);
+				if (rc) {
+					s->failed = true;
+					break;
+				}
+			}
+			if (ok) {
+				e.outcome = MS_TRACE_DROPPED;
+				e.keep = false;
+				s->rep.dropped++;
+			} else {
+				e.outcome = MS_TRACE_DEFERRED;
+				s->rep.deferred++;
+			}
+		}
+		rc = emit(s, &e, eb);
+	}
+	if (s->rep.batches < MS_STAGE_BATCH_RECS)
+		s->rep.batch[s->rep.batches].evaluated = (uint32_t)nb;
+	s->rep.batches++;
+	ms_batch_release(bt);
+	s->pend.len = 0;
+	s->npend = 0;
+	s->live = 0;
+	arena_reset(&s->ar);
+	return rc;
+}
+
+int
+ms_stager_add(ms_stager *s, const ms_row *rows, size_t n, void *cookie,
+              uint64_t extra_bytes, ms_errbuf *eb)
+{
+	if (s->failed || s->finished)
+		return ms_fail(eb, MS_ERR_STATE, "stager: add after %s",
+		               s->failed ? "a failure" : "finish");
+	if (n == 0 || !rows || !valid_tid(&rows[0]))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "stager: a trace needs >= 1 row and a 1..%d "
+		               "byte trace ID",
+		               MS_TRACE_ID_MAX);
+	if (n > UINT32_MAX)
+		return ms_fail(eb, MS_ERR_RANGE, "stager: trace too long");
+	for (size_t i = 1; i < n; i++)
+		if (!same_tid(&rows[0], &rows[i]))
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "stager: row %zu belongs to another "
+			               "trace; one call stages one trace",
+			               i);
+	if (s->last_tid_len &&
+	    ms_trace_id_cmp(s->last_tid, s->last_tid_len, rows[0].trace_id,
+	                    rows[0].trace_id_len) >= 0)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "stager: trace IDs must ascend strictly "
+		               "(merge order)");
+	memcpy(s->last_tid, rows[0].trace_id, rows[0].trace_id_len);
+	s->last_tid_len = rows[0].trace_id_len;
+
+	int64_t mn = rows[0].start_ns, mx = rows[0].start_ns;
+	for (size_t i = 1; i < n; i++) {
+		if (rows[i].start_ns < mn)
+			mn = rows[i].start_ns;
+		if (rows[i].start_ns > mx)
+			mx = rows[i].start_ns;
+	}
+	s->rep.traces++;
+	s->rep.rows += n;
+	uint64_t c = ms_stager_charge(s, rows, n, extra_bytes);
+	const ms_stage_plan *pl = &s->o.plan;
+	int rc;
+	if (c > pl->oversized_cap) {
+		rc = flush(s, MS_FLUSH_OVERSIZED, eb);
+		if (rc)
+			return rc;
+		s->rep.oversized++;
+		ms_stage_emit e = { rows[0].trace_id,
+			            rows[0].trace_id_len,
+			            rows,
+			            n,
+			            cookie,
+			            MS_TRACE_OVERSIZED,
+			            true,
+			            mn,
+			            mx };
+		return emit(s, &e, eb);
+	}
+	bool hot = s->o.policy == MS_GRACE_TRACE && mx > s->o.frontier_ns;
+	if (s->npend && s->live + c > pl->preferred) {
+		rc = flush(s, MS_FLUSH_BYTES, eb);
+		if (rc)
+			return rc;
+	}
+	if (!hot && s->b.ntraces >= pl->trace_cap) {
+		rc = flush(s, MS_FLUSH_TRACES, eb);
+		if (rc)
+			return rc;
+	}
+	pend p;
+	memset(&p, 0, sizeof(p));
+	p.cookie = cookie;
+	p.nrows = n;
+	p.min_ts = mn;
+	p.max_ts = mx;
+	p.charge = c;
+	p.hot = hot;
+	p.tid_len = rows[0].trace_id_len;
+	memcpy(p.tid, rows[0].trace_id, p.tid_len);
+	if (s->o.copy_rows) {
+		p.rows = copy_rows(&s->ar, rows, n);
+		if (!p.rows) {
+			s->failed = true;
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "stager: out of memory copying a "
+			               "trace");
+		}
+	}
+	if (!hot) {
+		p.batch_idx = (uint32_t)s->b.ntraces;
+		rc = builder_add(&s->b, rows, n);
+		if (rc) {
+			s->failed = true;
+			return ms_fail(eb, rc, "stager: out of memory");
+		}
+	}
+	rc = ms_buf_append(&s->pend, &p, sizeof(p));
+	if (rc) {
+		s->failed = true;
+		return ms_fail(eb, rc, "stager: out of memory");
+	}
+	s->npend++;
+	s->live += c;
+	s->rep.total_charged += c;
+	note_peak(s);
+	return 0;
+}
+
+int
+ms_stager_finish(ms_stager *s, ms_errbuf *eb)
+{
+	if (s->failed || s->finished)
+		return ms_fail(eb, MS_ERR_STATE,
+		               "stager: finish twice or "
+		               "after a failure");
+	int rc = flush(s, MS_FLUSH_FINAL, eb);
+	if (rc)
+		return rc;
+	s->finished = true;
+	ms_stage_report *r = &s->rep;
+	if (r->evaluated > 0) {
+		r->cls = MS_SAMPLING_EXECUTED;
+		r->reason = MS_SREASON_NONE;
+		return 0;
+	}
+	r->cls = MS_SAMPLING_ENABLED_NO_EVALUATION;
+	if (r->traces == 0)
+		r->reason = MS_SREASON_EMPTY_INPUT;
+	else if (r->oversized == r->traces)
+		r->reason = MS_SREASON_ALL_TRACES_OVERSIZED;
+	else if (r->hot + r->oversized == r->traces)
+		r->reason = MS_SREASON_MERGE_GRACE;
+	else if (ms_chain_len(s->o.chain) == 0)
+		r->reason = MS_SREASON_NO_SAMPLER;
+	else
+		r->reason = MS_SREASON_OTHER;
+	return 0;
+}
+
+const ms_stage_report *
+ms_stager_report(const ms_stager *s)
+{
+	return &s->rep;
+}
+
+uint64_t
+ms_stager_live(const ms_stager *s)
+{
+	return s->live;
+}
+
+void
+ms_stager_close(ms_stager *s)
+{
+	if (!s)
+		return;
+	builder_release(&s->b);
+	arena_release(&s->ar);
+	ms_buf_release(&s->pend);
+	ms_mem_free(&s->mem, s->keep, s->keepcap);
+	ms_mem_free(s->o.mem, s, sizeof(*s));
+}

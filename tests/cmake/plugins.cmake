@@ -1,0 +1,23 @@
+# Plugins area: SDK, loader, chain, staging, guard, the shipped plugins.
+# Test-only plugins are MODULEs built into ${CMAKE_BINARY_DIR}/tests/plugins
+# (MS_TEST_PLUGIN_DIR in the tests) from one source, one kind each.
+set(MS_TP_KINDS slow:1 fail:2 short:3 badval:4 badabi:5 newminor:6
+	nodecide:7 openfail:8 mask:9 olddesc:10 noentry:11)
+set(MS_TEST_PLUGINS)
+foreach(kv ${MS_TP_KINDS})
+	string(REPLACE ":" ";" kv ${kv})
+	list(GET kv 0 kind)
+	list(GET kv 1 num)
+	set(t tp_${kind})
+	add_library(${t} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/testplugin.c)
+	target_include_directories(${t} PRIVATE ${CMAKE_SOURCE_DIR}/plugins/sdk)
+	target_compile_definitions(${t} PRIVATE TP_KIND=${num}
+		TP_NAME="tp_${kind}")
+	set_target_properties(${t} PROPERTIES PREFIX "" OUTPUT_NAME ${t}
+		LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/plugins
+		C_VISIBILITY_PRESET hidden)
+	list(APPEND MS_TEST_PLUGINS ${t})
+endforeach()
+
+ms_add_test(test_plugin_loader LIBS mscore)
+add_dependencies(test_plugin_loader ${MS_TEST_PLUGINS} alwayskeep)

@@ -1,0 +1,164 @@
+/*
+ * testplugin.c - misbehaving and scripted sampler plugins for the loader
+ * and chain tests, one source built into several modules: TP_KIND selects
+ * what the module does (see tests/cmake/plugins.cmake for the list).
+ *
+ *  slow      sleeps config milliseconds in every decide, then reads the
+ *            whole batch (so a freed batch would be caught) and keeps all
+ *  fail      decide returns an error
+ *  short     returns one verdict fewer than asked
+ *  badval    writes verdict 2
+ *  badabi    declares ABI major 99
+ *  newminor  declares an ABI minor newer than the host's
+ *  nodecide  leaves decide NULL
+ *  openfail  open refuses its config, naming a key
+ *  mask      drops traces whose ID ends in a character listed in config
+ *  olddesc   fills a descriptor that ends after close (an older minor)
+ *  noentry   exports no entry symbol
+ */
+#include "ms_plugin.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define K_SLOW 1
+#define K_FAIL 2
+#define K_SHORT 3
+#define K_BADVAL 4
+#define K_BADABI 5
+#define K_NEWMINOR 6
+#define K_NODECIDE 7
+#define K_OPENFAIL 8
+#define K_MASK 9
+#define K_OLDDESC 10
+#define K_NOENTRY 11
+
+#ifndef TP_KIND
+#error TP_KIND must be set
+#endif
+
+typedef struct tp_state {
+	long sleep_ms;
+	char drop_last[64];
+	_Atomic uint64_t sum; /* checksum over batches read */
+	_Atomic uint64_t calls;
+} tp_state;
+
+static int
+tp_open(const char *config, const ms_plugin_host *host, char *err,
+        size_t errlen, void **state)
+{
+	(void)host;
+	if (TP_KIND == K_OPENFAIL) {
+		strncpy(err, "unknown key \"bogus\"", errlen - 1);
+		err[errlen - 1] = '\0';
+		return -1;
+	}
+	tp_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -1;
+	if (TP_KIND == K_SLOW)
+		s->sleep_ms = config && *config ? atol(config) : 100;
+	if (TP_KIND == K_MASK && config) {
+		strncpy(s->drop_last, config, sizeof(s->drop_last) - 1);
+	}
+	*state = s;
+	return 0;
+}
+
+static int64_t
+tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
+{
+	tp_state *s = state;
+	atomic_fetch_add(&s->calls, 1);
+	memset(verdict, MS_VERDICT_KEEP, n);
+	switch (TP_KIND) {
+	case K_SLOW: {
+		struct timespec ts = { s->sleep_ms / 1000,
+			               (s->sleep_ms % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+		uint64_t sum = 0;
+		for (size_t i = 0; i < b->ntraces; i++)
+			for (uint32_t k = 0; k < b->traces[i].trace_id_len; k++)
+				sum = sum * 31 + b->traces[i].trace_id[k];
+		atomic_fetch_add(&s->sum, sum);
+		return (int64_t)n;
+	}
+	case K_FAIL:
+		return -3;
+	case K_SHORT:
+		return (int64_t)n - 1;
+	case K_BADVAL:
+		if (n)
+			verdict[n - 1] = 2;
+		return (int64_t)n;
+	case K_MASK:
+		for (size_t i = 0; i < n; i++) {
+			const ms_plugin_trace *t = &b->traces[i];
+			char last = (char)t->trace_id[t->trace_id_len - 1];
+			if (last && strchr(s->drop_last, last))
+				verdict[i] = MS_VERDICT_DROP;
+		}
+		return (int64_t)n;
+	default:
+		return (int64_t)n;
+	}
+}
+
+static void
+tp_close(void *state)
+{
+	free(state);
+}
+
+static size_t
+tp_stats(void *state, ms_plugin_stat *out, size_t cap)
+{
+	tp_state *s = state;
+	if (cap >= 1)
+		out[0] = (ms_plugin_stat){ "calls", atomic_load(&s->calls) };
+	if (cap >= 2)
+		out[1] = (ms_plugin_stat){ "sum", atomic_load(&s->sum) };
+	return 2;
+}
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+static const ms_plugin_desc tp_desc = {
+	.struct_size = sizeof(ms_plugin_desc),
+	.abi_major = TP_KIND == K_BADABI ? 99 : MS_PLUGIN_ABI_MAJOR,
+	.abi_minor = TP_KIND == K_NEWMINOR ? MS_PLUGIN_ABI_MINOR + 1
+	                                   : MS_PLUGIN_ABI_MINOR,
+	.name = TP_NAME,
+	.version = "test",
+	.projection = MS_PROJ_NONE,
+	.open = tp_open,
+	.decide = TP_KIND == K_NODECIDE ? NULL : tp_decide,
+	.close = tp_close,
+	.stats = tp_stats,
+};
+
+#if TP_KIND == K_NOENTRY
+MS_PLUGIN_EXPORT int not_the_entry(void);
+
+int
+not_the_entry(void)
+{
+	return tp_desc.abi_major;
+}
+#else
+MS_PLUGIN_EXPORT int ms_plugin_entry(ms_plugin_desc *desc, size_t desc_size);
+
+int
+ms_plugin_entry(ms_plugin_desc *desc, size_t desc_size)
+{
+	int rc = ms_plugin_fill(desc, desc_size, &tp_desc);
+	if (rc == 0 && TP_KIND == K_OLDDESC)
+		desc->struct_size =
+		        (uint32_t)offsetof(ms_plugin_desc, projection_of);
+	return rc;
+}
+#endif
