@@ -1,0 +1,331 @@
+/*
+ * test_tui_screen.c - the TUI drawn for real into an in-process virtual
+ * screen: curses is opened with newterm on /dev/null, sized with
+ * resize_term, and every cell is read back with mvin_wch. Text snapshots
+ * of the key states (running, paused at a barrier with a mature selection
+ * pending, help, too small) are compared with the committed files in
+ * tests/tui-expect/. To accept a deliberate change of the screen, run the
+ * test with MS_TUI_UPDATE_EXPECT=1 and review the diff of those files.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tui_fake.h"
+#include "tui_int.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct fixture {
+	FILE *out, *in;
+	ms_screen *scr;
+	ms_canvas canvas;
+	ms_tui_view *view;
+} fixture;
+
+static int
+setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	f->out = fopen("/dev/null", "w");
+	f->in = fopen("/dev/null", "r");
+	assert_non_null(f->out);
+	assert_non_null(f->in);
+	ms_screen_opts so = { .out = f->out,
+		              .in = f->in,
+		              .term = "xterm-256color",
+		              .color = true };
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_screen_open(&f->scr, &so, &eb), 0);
+	ms_canvas_init(&f->canvas);
+	f->view = ms_tui_view_new();
+	assert_non_null(f->view);
+	f->view->ui.ascii = true;
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	fixture *f = *state;
+	ms_screen_close(f->scr);
+	ms_canvas_release(&f->canvas);
+	ms_tui_view_free(f->view);
+	fclose(f->out);
+	fclose(f->in);
+	free(f);
+	return 0;
+}
+
+/* Size the virtual screen, draw the view, and read it back as text, one
+ * line per row, trailing blanks removed. */
+static char *
+draw_and_read(fixture *f, int w, int h)
+{
+	assert_int_equal(ms_screen_resize(f->scr, w, h), 0);
+	int sw, sh;
+	ms_screen_size(f->scr, &sw, &sh);
+	assert_int_equal(sw, w);
+	assert_int_equal(sh, h);
+	ms_tui_view_sort_parts(f->view);
+	assert_int_equal(ms_render_frame(&f->canvas, f->view, w, h), 0);
+	ms_screen_draw(f->scr, &f->canvas);
+	size_t cap = (size_t)h * ((size_t)w * 4 + 1) + 1;
+	char *text = malloc(cap), row[4096];
+	assert_non_null(text);
+	size_t used = 0;
+	for (int y = 0; y < h; y++) {
+		ms_screen_row(f->scr, y, row, sizeof(row));
+		size_t l = strlen(row);
+		while (l && row[l - 1] == ' ')
+			row[--l] = '\0';
+		memcpy(text + used, row, l);
+		used += l;
+		text[used++] = '\n';
+	}
+	text[used] = '\0';
+	return text;
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	long n = ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	size_t got = fread(buf, 1, (size_t)n, fp);
+	buf[got] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+static void
+expect_snapshot(const char *name, const char *actual)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/tests/tui-expect/%s.txt",
+	         MS_SOURCE_DIR, name);
+	const char *upd = getenv("MS_TUI_UPDATE_EXPECT");
+	if (upd && *upd == '1') {
+		FILE *fp = fopen(path, "w");
+		assert_non_null(fp);
+		fputs(actual, fp);
+		fclose(fp);
+		return;
+	}
+	char *want = slurp(path);
+	if (!want)
+		fail_msg("missing expectation %s (run with "
+		         "MS_TUI_UPDATE_EXPECT=1 to create it)",
+		         path);
+	if (strcmp(want, actual) != 0) {
+		char apath[1024];
+		snprintf(apath, sizeof(apath), "%s/tests/tui-actual-%s.txt",
+		         MS_BINARY_DIR, name);
+		FILE *fp = fopen(apath, "w");
+		if (fp) {
+			fputs(actual, fp);
+			fclose(fp);
+		}
+		/* Name the first line that differs. */
+		int line = 1;
+		const char *a = actual, *b = want;
+		while (*a && *a == *b) {
+			if (*a == '\n')
+				line++;
+			a++;
+			b++;
+		}
+		free(want);
+		fail_msg("screen %s differs from %s at line %d; got %s", name,
+		         path, line, apath);
+	}
+	free(want);
+}
+
+static void
+test_running(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	char *t = draw_and_read(f, 132, 44);
+	expect_snapshot("running-132x44", t);
+	/* What a user looks for, independent of the snapshot. */
+	assert_non_null(strstr(t, "RUNNING"));
+	assert_non_null(strstr(t, "frontier 04:12:30"));
+	assert_non_null(strstr(t, "pub 832/3219"));
+	assert_non_null(strstr(t, "merges 57"));
+	assert_non_null(strstr(t, "day-2x-skywalking.db"));
+	assert_non_null(strstr(t, "Plugins"));
+	assert_non_null(strstr(t, "skywalking"));
+	assert_non_null(strstr(t, "none pending"));
+	free(t);
+	/* The state block is reverse video, so it shows without colour. */
+	for (int x = 0; x < 10; x++)
+		assert_true(ms_screen_attr(f->scr, x, 0) & MS_A_REV);
+	assert_false(ms_screen_attr(f->scr, 40, 0) & MS_A_REV);
+}
+
+static void
+test_break_with_mature_selection(void **state)
+{
+	fixture *f = *state;
+	fake_scene_break(f->view);
+	char *t = draw_and_read(f, 100, 34);
+	expect_snapshot("break-100x34", t);
+	assert_non_null(strstr(t, "!! BREAK"));
+	assert_non_null(strstr(t, "Pending selection #58"));
+	assert_non_null(strstr(t, "mature 3"));
+	assert_non_null(strstr(t, "hot 5"));
+	assert_non_null(strstr(t, "predicted not_executed (merge_grace)"));
+	free(t);
+	for (int x = 0; x < 10; x++)
+		assert_true(ms_screen_attr(f->scr, x, 0) & MS_A_REV);
+}
+
+static void
+test_running_smallest(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	char *t = draw_and_read(f, 80, 24);
+	expect_snapshot("running-80x24", t);
+	/* Optional panels folded away, required ones there. */
+	assert_null(strstr(t, "Plugins"));
+	assert_null(strstr(t, "Timeline"));
+	assert_non_null(strstr(t, "Inventory"));
+	assert_non_null(strstr(t, "Events"));
+	free(t);
+}
+
+static void
+test_help(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	f->view->ui.overlay = MS_OVERLAY_HELP;
+	char *t = draw_and_read(f, 80, 24);
+	expect_snapshot("help-80x24", t);
+	/* Every key of the table is listed. */
+	for (size_t i = 0; i < ms_key_table_len; i++)
+		assert_non_null(strstr(t, ms_key_table[i].help));
+	free(t);
+}
+
+static void
+test_too_small(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	char *t = draw_and_read(f, 60, 20);
+	expect_snapshot("too-small-60x20", t);
+	assert_non_null(strstr(t, "too small: need 80x24, have 60x20"));
+	free(t);
+	t = draw_and_read(f, 20, 6);
+	assert_non_null(strstr(t, "need 80x24"));
+	assert_non_null(strstr(t, "have 20x6"));
+	free(t);
+}
+
+static void
+test_resize_any_moment(void **state)
+{
+	fixture *f = *state;
+	fake_scene_break(f->view);
+	f->view->ui.overlay = MS_OVERLAY_BREAKS;
+	static const int sizes[][2] = { { 250, 70 }, { 80, 24 },  { 79, 24 },
+		                        { 3, 2 },    { 181, 43 }, { 120, 28 },
+		                        { 100, 42 }, { 80, 70 } };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char *t = draw_and_read(f, sizes[i][0], sizes[i][1]);
+		if (sizes[i][0] >= 80 && sizes[i][1] >= 24) {
+			assert_non_null(strstr(t, "BREAK"));
+			assert_non_null(strstr(t, "Breakpoints"));
+		}
+		free(t);
+	}
+}
+
+static void
+test_unicode_glyphs(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	f->view->ui.ascii = false;
+	char *t = draw_and_read(f, 100, 34);
+	assert_non_null(strstr(t, "\xe2\x94\x8c")); /* U+250C corner */
+	free(t);
+	f->view->ui.ascii = true;
+	t = draw_and_read(f, 100, 34);
+	assert_null(strstr(t, "\xe2\x94\x8c"));
+	for (const char *p = t; *p; p++)
+		assert_true((unsigned char)*p < 0x80);
+	free(t);
+}
+
+static void
+test_filter_shows_in_log(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	char err[128];
+	assert_true(ms_tui_filter_parse("lane=slow", &f->view->ui.filt, err,
+	                                sizeof(err)));
+	snprintf(f->view->ui.filter, sizeof(f->view->ui.filter), "lane=slow");
+	char *t = draw_and_read(f, 132, 44);
+	assert_non_null(strstr(t, "Events 57 merges, 6 match /lane=slow"));
+	assert_null(strstr(t, " fast "));
+	free(t);
+}
+
+static void
+test_no_color(void **state)
+{
+	(void)state;
+	unsetenv("NO_COLOR");
+	assert_true(ms__color_wanted(false));
+	assert_false(ms__color_wanted(true));
+	setenv("NO_COLOR", "1", 1);
+	assert_false(ms__color_wanted(false));
+	setenv("NO_COLOR", "", 1); /* empty means unset (no-color.org) */
+	assert_true(ms__color_wanted(false));
+	unsetenv("NO_COLOR");
+}
+
+int
+main(void)
+{
+	if (!setlocale(LC_ALL, "C.UTF-8"))
+		setlocale(LC_ALL, "C.utf8");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_break_with_mature_selection, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_running_smallest, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_help, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_too_small, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_resize_any_moment, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_unicode_glyphs, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_filter_shows_in_log, setup,
+		                                teardown),
+		cmocka_unit_test(test_no_color),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,170 @@
+/*
+ * app.c - a TUI session and its main loop.
+ *
+ * The loop waits for a key at most until the next frame is due, handles
+ * every key that is queued, and draws a frame at most `fps` times a second
+ * from a fresh snapshot of the controller. Keys therefore take effect at
+ * once and show within one frame (33 ms at the default 30 fps) however
+ * busy the engine is: the engine runs on its own thread and the TUI only
+ * ever holds the controller's lock for the copy in `snapshot`.
+ *
+ * Ways out, all through ms_screen_close (which gives the terminal back):
+ * q/F10, a signal (the handler sets a flag this loop polls), or an error
+ * opening the screen. The atexit handler in screen.c covers exit() calls.
+ */
+#include "tui_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int
+ms_session_init(ms_tui_session *s, const ms_tui_ctl *ctl)
+{
+	memset(s, 0, sizeof(*s));
+	s->ctl = ctl;
+	s->view = ms_tui_view_new();
+	if (!s->view)
+		return MS_ERR_NOMEM;
+	s->dirty = true;
+	return 0;
+}
+
+void
+ms_session_release(ms_tui_session *s)
+{
+	if (!s)
+		return;
+	ms_tui_view_free(s->view);
+	s->view = NULL;
+}
+
+static void
+clamp_sel(size_t *sel, size_t n)
+{
+	if (*sel >= n)
+		*sel = n ? n - 1 : 0;
+}
+
+int
+ms_session_snapshot(ms_tui_session *s)
+{
+	ms_view_ui ui = s->view->ui;
+	ms_errbuf eb = { "" };
+	int rc = s->ctl->ops->snapshot(s->ctl->self, s->view, &eb);
+	s->view->ui = ui; /* the controller never owns ui */
+	if (s->view->nparts > MS_VIEW_MAX_PARTS)
+		s->view->nparts = MS_VIEW_MAX_PARTS;
+	if (s->view->nevents > MS_VIEW_MAX_EVENTS)
+		s->view->nevents = MS_VIEW_MAX_EVENTS;
+	if (s->view->nplugins > MS_VIEW_MAX_PLUGINS)
+		s->view->nplugins = MS_VIEW_MAX_PLUGINS;
+	if (s->view->nbreaks > MS_VIEW_MAX_BREAKS)
+		s->view->nbreaks = MS_VIEW_MAX_BREAKS;
+	if (s->view->sel.ninputs > MS_VIEW_MAX_INPUTS)
+		s->view->sel.ninputs = MS_VIEW_MAX_INPUTS;
+	ms_tui_view_sort_parts(s->view);
+	clamp_sel(&s->view->ui.part_sel, s->view->nparts);
+	clamp_sel(&s->view->ui.plugin_sel, s->view->nplugins);
+	clamp_sel(&s->view->ui.break_sel, s->view->nbreaks);
+	if (rc < 0)
+		ms_session_say(s, true, "snapshot: %s",
+		               eb.msg[0] ? eb.msg : ms_strerror(rc));
+	return rc;
+}
+
+bool
+ms__color_wanted(bool no_color_opt)
+{
+	const char *nc = getenv("NO_COLOR");
+	return !no_color_opt && !(nc && *nc);
+}
+
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static bool
+ops_complete(const ms_tui_ctl_ops *o)
+{
+	return o && o->run && o->pause && o->step && o->step_to_barrier &&
+	       o->run_to_breakpoint && o->run_to && o->set_speed &&
+	       o->break_add && o->break_enable && o->break_delete &&
+	       o->freeze && o->export_events && o->snapshot;
+}
+
+int
+ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
+{
+	ms_tui_opts zero = { 0 };
+	if (!opts)
+		opts = &zero;
+	if (!ctl || !ops_complete(ctl->ops))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "tui: controller is missing operations");
+	bool color = ms__color_wanted(opts->no_color);
+	int fps = opts->fps > 0 ? opts->fps : 30;
+	int64_t frame_ns = 1000000000LL / fps;
+
+	ms_tui_session s;
+	int rc = ms_session_init(&s, ctl);
+	if (rc)
+		return ms_fail(eb, rc, "tui: out of memory");
+	ms_screen_opts so = {
+		.out = opts->out,
+		.in = opts->in,
+		.term = opts->term,
+		.color = color,
+		.signals = true,
+	};
+	ms_screen *scr;
+	rc = ms_screen_open(&scr, &so, eb);
+	if (rc) {
+		ms_session_release(&s);
+		return rc;
+	}
+	s.view->ui.ascii = opts->ascii || !ms_screen_unicode();
+	s.view->ui.color = ms_screen_has_color(scr);
+
+	ms_canvas canvas;
+	ms_canvas_init(&canvas);
+	int64_t next_frame = 0;
+	while (!s.quit && !ms_screen_interrupted()) {
+		int64_t now = mono_ns();
+		int wait_ms = next_frame > now
+		                      ? (int)((next_frame - now) / 1000000) + 1
+		                      : 0;
+		int key = ms_screen_key(scr, wait_ms);
+		while (key != MS_KEY_NONE && !s.quit) {
+			if (key == MS_KEY_RESIZE)
+				ms_screen_invalidate(scr);
+			ms_session_key(&s, key);
+			key = ms_screen_key(scr, 0);
+		}
+		if (s.quit)
+			break;
+		now = mono_ns();
+		if (now < next_frame)
+			continue;
+		ms_session_snapshot(&s);
+		if (s.redraw) {
+			ms_screen_invalidate(scr);
+			s.redraw = false;
+		}
+		int w, h;
+		ms_screen_size(scr, &w, &h);
+		s.view->ui.frame++;
+		if (ms_render_frame(&canvas, s.view, w, h) == 0)
+			ms_screen_draw(scr, &canvas);
+		s.dirty = false;
+		next_frame = now + frame_ns;
+	}
+	ms_screen_close(scr);
+	ms_canvas_release(&canvas);
+	ms_session_release(&s);
+	return 0;
+}

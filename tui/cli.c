@@ -1,0 +1,143 @@
+/*
+ * cli.c - the `mergescope` command line: a table of commands, each defined
+ * in its own cmd_*.c and exporting one const ms_cmd; this file walks the
+ * table, prints the command list and per-command --help, and parses
+ * options the same way for every command so errors always name the option
+ * that is wrong and what was expected.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+static const ms_cmd *const commands[] = {
+	&ms_cmd_tui,    &ms_cmd_run,    &ms_cmd_fixture,
+	&ms_cmd_export, &ms_cmd_report, &ms_cmd_merge_once,
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: mergescope [COMMAND] [OPTIONS]\n"
+	        "\n"
+	        "Replays a 24-hour day of trace writes through a real storage "
+	        "merge engine\nand shows it live. Without a command: the TUI "
+	        "on the default fixture.\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-11s %s\n", commands[i]->name,
+		        commands[i]->summary);
+	fprintf(out, "\n`mergescope COMMAND --help` describes a command.\n");
+}
+
+bool
+ms__cmd_wants_help(const ms_cmd *c, int argc, char **argv, FILE *out)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0) {
+			fputs(c->usage, out);
+			return true;
+		}
+	}
+	return false;
+}
+
+int
+ms__cmd_not_built(const ms_cmd *c, const char *layer, FILE *err)
+{
+	fprintf(err,
+	        "mergescope %s: %s is not built yet in this version; "
+	        "nothing was run\n",
+	        c->name, layer);
+	return MS_EXIT_NOT_BUILT;
+}
+
+int
+ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
+              size_t nopts, FILE *err)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		ms__opt *o = NULL;
+		const char *val = NULL;
+		size_t alen = strcspn(a, "=");
+		for (size_t k = 0; k < nopts; k++)
+			if (strlen(opts[k].name) == alen &&
+			    strncmp(opts[k].name, a, alen) == 0)
+				o = &opts[k];
+		if (!o) {
+			fprintf(err,
+			        "mergescope %s: unknown option \"%s\" "
+			        "(see mergescope %s --help)\n",
+			        c->name, a, c->name);
+			return MS_EXIT_USAGE;
+		}
+		if (a[alen] == '=') {
+			val = a + alen + 1;
+			if (!o->arg) {
+				fprintf(err,
+				        "mergescope %s: option %s takes no "
+				        "value\n",
+				        c->name, o->name);
+				return MS_EXIT_USAGE;
+			}
+		} else if (o->arg) {
+			if (i + 1 >= argc) {
+				fprintf(err,
+				        "mergescope %s: option %s expects %s\n",
+				        c->name, o->name, o->arg);
+				return MS_EXIT_USAGE;
+			}
+			val = argv[++i];
+		}
+		if (o->count > 0 && !o->repeat) {
+			fprintf(err, "mergescope %s: option %s given twice\n",
+			        c->name, o->name);
+			return MS_EXIT_USAGE;
+		}
+		o->count++;
+		o->value = val;
+	}
+	for (size_t k = 0; k < nopts; k++) {
+		if (opts[k].required && opts[k].count == 0) {
+			fprintf(err,
+			        "mergescope %s: option %s %s is required\n",
+			        c->name, opts[k].name, opts[k].arg);
+			return MS_EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+int
+ms_cli_main(int argc, char **argv, FILE *out, FILE *err)
+{
+	if (argc < 2 || argv[1][0] == '-') {
+		if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
+		                  strcmp(argv[1], "-h") == 0)) {
+			usage(out);
+			return 0;
+		}
+		/* Plain `mergescope [tui options]`: the TUI. */
+		return ms_cmd_tui.run(argc, argv, out, err);
+	}
+	if (strcmp(argv[1], "help") == 0) {
+		if (argc >= 3)
+			for (size_t i = 0; i < NCOMMANDS; i++)
+				if (strcmp(argv[2], commands[i]->name) == 0) {
+					fputs(commands[i]->usage, out);
+					return 0;
+				}
+		usage(out);
+		return 0;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(argv[1], commands[i]->name) == 0)
+			return commands[i]->run(argc - 1, argv + 1, out, err);
+	fprintf(err, "mergescope: unknown command \"%s\"\n\n", argv[1]);
+	usage(err);
+	return MS_EXIT_USAGE;
+}

@@ -1,0 +1,204 @@
+/*
+ * fmt.c - the short human forms of numbers and times the panels print,
+ * and the parsers for what the user types back (times, merge numbers,
+ * export formats).
+ *
+ * Forms are chosen to keep columns narrow and stable: sizes with binary
+ * prefixes ("12.3M"), counts with decimal ones ("162.2k"), durations with
+ * the largest fitting unit ("3.54ms"), logical time as the clock of the
+ * replayed day ("06:12:30", "+1d 01:00:00" during cooldown).
+ */
+#include "tui_int.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS_PER_S 1000000000LL
+#define DAY_NS (86400LL * NS_PER_S)
+
+char *
+ms_fmt_bytes(char *buf, size_t n, uint64_t v)
+{
+	static const char unit[] = "KMGTPE";
+	if (v < 1024) {
+		snprintf(buf, n, "%" PRIu64 "B", v);
+		return buf;
+	}
+	double d = (double)v / 1024.0;
+	int u = 0;
+	while (d >= 1024.0 && u < 5) {
+		d /= 1024.0;
+		u++;
+	}
+	snprintf(buf, n,
+	         d < 10.0    ? "%.2f%c"
+	         : d < 100.0 ? "%.1f%c"
+	                     : "%.0f%c",
+	         d, unit[u]);
+	return buf;
+}
+
+char *
+ms_fmt_count(char *buf, size_t n, uint64_t v)
+{
+	if (v < 10000) {
+		snprintf(buf, n, "%" PRIu64, v);
+		return buf;
+	}
+	static const char unit[] = "kMGTPE";
+	double d = (double)v / 1000.0;
+	int u = 0;
+	while (d >= 1000.0 && u < 5) {
+		d /= 1000.0;
+		u++;
+	}
+	snprintf(buf, n, d < 100.0 ? "%.1f%c" : "%.0f%c", d, unit[u]);
+	return buf;
+}
+
+char *
+ms_fmt_ns(char *buf, size_t n, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, n, "%" PRIu64 "ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, n, "%.2fus", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, n, "%.2fms", (double)ns / 1e6);
+	else
+		snprintf(buf, n, "%.2fs", (double)ns / 1e9);
+	return buf;
+}
+
+char *
+ms_fmt_clock(char *buf, size_t n, int64_t t, int64_t day_start)
+{
+	int64_t d = t - day_start;
+	const char *sign = "";
+	if (d < 0) {
+		sign = "-";
+		d = -d;
+	}
+	int64_t days = d / DAY_NS;
+	int64_t s = (d % DAY_NS) / NS_PER_S;
+	int hh = (int)(s / 3600), mm = (int)(s / 60 % 60), ss = (int)(s % 60);
+	if (days > 0 && !*sign)
+		snprintf(buf, n, "+%" PRId64 "d %02d:%02d:%02d", days, hh, mm,
+		         ss);
+	else
+		snprintf(buf, n, "%s%02d:%02d:%02d", sign, hh + (int)days * 24,
+		         mm, ss);
+	return buf;
+}
+
+char *
+ms_fmt_speed(char *buf, size_t n, double multiple)
+{
+	if (multiple <= 0.0)
+		snprintf(buf, n, "max");
+	else if (multiple < 10.0 && multiple != (double)(long)multiple)
+		snprintf(buf, n, "%.1fx", multiple);
+	else
+		snprintf(buf, n, "%.0fx", multiple);
+	return buf;
+}
+
+char *
+ms_fmt_event_line(char *buf, size_t n, const ms_view_event *e,
+                  int64_t day_start)
+{
+	char t[24];
+	ms_fmt_clock(t, sizeof(t), e->t, day_start);
+	snprintf(buf, n,
+	         "#%" PRIu64 " t=%s lane=%s in=%u rows=%" PRIu64 ">%" PRIu64
+	         " class=%s reason=%s%s",
+	         e->seq, t, e->lane, e->ninputs, e->rows_in, e->rows_out,
+	         e->klass, e->reason[0] ? e->reason : "-",
+	         e->failed ? " failed" : "");
+	return buf;
+}
+
+/* "HH:MM[:SS]" -> seconds; false if malformed. */
+static bool
+parse_hms(const char *s, int64_t *secs)
+{
+	int hh, mm, ss = 0, used = 0;
+	if (sscanf(s, "%d:%d%n", &hh, &mm, &used) != 2)
+		return false;
+	if (s[used] == ':') {
+		int more = 0;
+		if (sscanf(s + used + 1, "%d%n", &ss, &more) != 1)
+			return false;
+		used += 1 + more;
+	}
+	while (isspace((unsigned char)s[used]))
+		used++;
+	if (s[used] != '\0' || hh < 0 || hh > 48 || mm < 0 || mm > 59 ||
+	    ss < 0 || ss > 59)
+		return false;
+	*secs = (int64_t)hh * 3600 + mm * 60 + ss;
+	return true;
+}
+
+bool
+ms_parse_target(const char *s, int64_t day_start, ms_tui_target *out)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	memset(out, 0, sizeof(*out));
+	if (*s == '#' || (isdigit((unsigned char)*s) && !strchr(s, ':'))) {
+		if (*s == '#')
+			s++;
+		char *end;
+		unsigned long long v = strtoull(s, &end, 10);
+		while (isspace((unsigned char)*end))
+			end++;
+		if (end == s || *end || v == 0)
+			return false;
+		out->kind = MS_TARGET_MERGE;
+		out->seq = v;
+		return true;
+	}
+	int64_t days = 0, secs;
+	if (*s == '+') {
+		char *end;
+		long d = strtol(s + 1, &end, 10);
+		if (end == s + 1 || *end != 'd' || d < 0 || d > 7)
+			return false;
+		days = d;
+		s = end + 1;
+		while (isspace((unsigned char)*s))
+			s++;
+	}
+	if (!parse_hms(s, &secs))
+		return false;
+	out->kind = MS_TARGET_TIME;
+	out->t = day_start + days * DAY_NS + secs * NS_PER_S;
+	return true;
+}
+
+static const char *const format_names[] = { "jsonl", "csv", "chrome" };
+
+const char *
+ms_tui_format_name(enum ms_tui_format f)
+{
+	if ((unsigned)f >= sizeof(format_names) / sizeof(format_names[0]))
+		return "?";
+	return format_names[f];
+}
+
+bool
+ms_tui_format_parse(const char *s, enum ms_tui_format *out)
+{
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]);
+	     i++) {
+		if (strcmp(s, format_names[i]) == 0) {
+			*out = (enum ms_tui_format)i;
+			return true;
+		}
+	}
+	return false;
+}

@@ -1,0 +1,766 @@
+/*
+ * keys.c - what every key does.
+ *
+ * Normal mode walks ms_key_table: each binding names a key, optionally an
+ * F-key for the same action (every F-key has a letter), the label the help
+ * and the footer show, and the action, which calls the controller. The
+ * help overlay and the footer are drawn from this table, so they cannot
+ * drift from what the keys do.
+ *
+ * Modes, checked in this order by ms_session_key:
+ *  1. a footer prompt is open (filter, command line, go-to, export, new
+ *     breakpoint): keys edit the line, Enter submits, Esc cancels;
+ *  2. the breakpoint list is open: its own keys (add, toggle, delete);
+ *  3. help or details are open: Esc, q, Enter or their key close them;
+ *  4. normal mode: the key table, then navigation of the focused panel.
+ * Every key that changes something marks the session dirty so the next
+ * frame is drawn at once rather than at the next tick.
+ */
+#include "tui_int.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const double ms_speed_steps[] = { 1,   2,   5,   10,   30,   60,
+	                          120, 300, 600, 1800, 3600, 0 };
+const size_t ms_speed_steps_len =
+        sizeof(ms_speed_steps) / sizeof(ms_speed_steps[0]);
+
+void
+ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->view->ui.message, sizeof(s->view->ui.message), fmt, ap);
+	va_end(ap);
+	s->view->ui.message_is_error = error;
+	s->dirty = true;
+}
+
+/* Report a controller result: its error text, or `ok` on success. */
+static void
+report(ms_tui_session *s, int rc, const ms_errbuf *eb, const char *ok)
+{
+	if (rc < 0)
+		ms_session_say(s, true, "%s",
+		               eb->msg[0] ? eb->msg : ms_strerror(rc));
+	else if (ok)
+		ms_session_say(s, false, "%s", ok);
+}
+
+static void
+open_prompt(ms_tui_session *s, enum ms_view_prompt p, const char *init)
+{
+	ms_view_ui *ui = &s->view->ui;
+	ui->prompt = p;
+	snprintf(ui->cmdline, sizeof(ui->cmdline), "%s", init ? init : "");
+	ui->cursor = strlen(ui->cmdline);
+	ui->message[0] = '\0';
+	s->dirty = true;
+}
+
+/* ---- Actions ------------------------------------------------------------ */
+
+static void
+act_run_pause(ms_tui_session *s)
+{
+	ms_errbuf eb = { "" };
+	if (s->view->state == MS_VIEW_RUNNING) {
+		report(s, s->ctl->ops->pause(s->ctl->self, &eb), &eb, "paused");
+	} else if (s->view->state == MS_VIEW_DONE) {
+		ms_session_say(s, true, "the run is over; nothing to resume");
+	} else {
+		report(s, s->ctl->ops->run(s->ctl->self, &eb), &eb, "running");
+	}
+}
+
+static void
+act_step(ms_tui_session *s)
+{
+	ms_errbuf eb = { "" };
+	report(s, s->ctl->ops->step(s->ctl->self, &eb), &eb, NULL);
+}
+
+static void
+act_next_barrier(ms_tui_session *s)
+{
+	ms_errbuf eb = { "" };
+	report(s, s->ctl->ops->step_to_barrier(s->ctl->self, &eb), &eb,
+	       "running to the next dispatch barrier");
+}
+
+static void
+act_run_to_break(ms_tui_session *s)
+{
+	ms_errbuf eb = { "" };
+	report(s, s->ctl->ops->run_to_breakpoint(s->ctl->self, &eb), &eb,
+	       "running to the next breakpoint");
+}
+
+static size_t
+current_speed_step(const ms_tui_session *s)
+{
+	double sp = s->view->speed;
+	if (sp <= 0)
+		return ms_speed_steps_len - 1;
+	size_t best = 0;
+	for (size_t i = 0; i + 1 < ms_speed_steps_len; i++)
+		if (ms_speed_steps[i] <= sp)
+			best = i;
+	return best;
+}
+
+static void
+set_speed_step(ms_tui_session *s, size_t step)
+{
+	ms_errbuf eb = { "" };
+	char buf[32], msg[48];
+	double sp = ms_speed_steps[step];
+	snprintf(msg, sizeof(msg), "speed %s",
+	         ms_fmt_speed(buf, sizeof(buf), sp));
+	int rc = s->ctl->ops->set_speed(s->ctl->self, sp, &eb);
+	if (rc == 0) {
+		s->view->speed = sp; /* shown before the next snapshot */
+		s->speed_step = step;
+	}
+	report(s, rc, &eb, msg);
+}
+
+static void
+act_faster(ms_tui_session *s)
+{
+	size_t i = current_speed_step(s);
+	set_speed_step(s, i + 1 < ms_speed_steps_len ? i + 1 : i);
+}
+
+static void
+act_slower(ms_tui_session *s)
+{
+	size_t i = current_speed_step(s);
+	set_speed_step(s, i > 0 ? i - 1 : 0);
+}
+
+static void
+act_goto(ms_tui_session *s)
+{
+	open_prompt(s, MS_PROMPT_GOTO, "");
+}
+
+static void
+act_breaks(ms_tui_session *s)
+{
+	s->view->ui.overlay = MS_OVERLAY_BREAKS;
+	s->dirty = true;
+}
+
+static void
+act_freeze(ms_tui_session *s)
+{
+	if (s->view->state != MS_VIEW_BREAK) {
+		ms_session_say(s, true,
+		               "freeze needs a dispatch barrier: press ] to "
+		               "run to a breakpoint first");
+		return;
+	}
+	ms_errbuf eb = { "" };
+	char dir[MS_VIEW_TEXT] = "";
+	int rc = s->ctl->ops->freeze(s->ctl->self, dir, sizeof(dir), &eb);
+	if (rc < 0)
+		report(s, rc, &eb, NULL);
+	else
+		ms_session_say(s, false, "frozen merge #%" PRIu64 " into %s",
+		               s->view->sel.seq, dir);
+}
+
+static void
+act_focus(ms_tui_session *s)
+{
+	ms_view_ui *ui = &s->view->ui;
+	ui->focus = (enum ms_view_focus)((ui->focus + 1) % MS_FOCUS_COUNT);
+	s->dirty = true;
+}
+
+static void
+act_focus_back(ms_tui_session *s)
+{
+	ms_view_ui *ui = &s->view->ui;
+	ui->focus = (enum ms_view_focus)((ui->focus + MS_FOCUS_COUNT - 1) %
+	                                 MS_FOCUS_COUNT);
+	s->dirty = true;
+}
+
+static void
+act_details(ms_tui_session *s)
+{
+	ms_view_ui *ui = &s->view->ui;
+	if (ui->focus == MS_FOCUS_EVENTS && ms_events_selected(s->view) < 0) {
+		ms_session_say(s, true, "no event selected");
+		return;
+	}
+	if (ui->focus == MS_FOCUS_INVENTORY && s->view->nparts == 0) {
+		ms_session_say(s, true, "no part selected");
+		return;
+	}
+	ui->overlay = MS_OVERLAY_DETAIL;
+	s->dirty = true;
+}
+
+static void
+act_filter(ms_tui_session *s)
+{
+	open_prompt(s, MS_PROMPT_FILTER, s->view->ui.filter);
+}
+
+static void
+act_command(ms_tui_session *s)
+{
+	open_prompt(s, MS_PROMPT_COMMAND, "");
+}
+
+static void
+act_export(ms_tui_session *s)
+{
+	open_prompt(s, MS_PROMPT_EXPORT, "jsonl ");
+}
+
+static void
+act_help(ms_tui_session *s)
+{
+	s->view->ui.overlay = MS_OVERLAY_HELP;
+	s->view->ui.help_visible = true;
+	s->dirty = true;
+}
+
+static void
+act_quit(ms_tui_session *s)
+{
+	s->quit = true;
+}
+
+static void
+act_redraw(ms_tui_session *s)
+{
+	s->redraw = true;
+	s->dirty = true;
+}
+
+const ms_key_binding ms_key_table[] = {
+	{ ' ', MS_KEY_NONE, "space", NULL, "run / pause", act_run_pause },
+	{ '.', MS_KEY_F(5), ". F5", "Step",
+	  "one step: to the next publication or barrier", act_step },
+	{ 'n', MS_KEY_NONE, "n", NULL, "run to the next dispatch barrier",
+	  act_next_barrier },
+	{ ']', MS_KEY_F(6), "] F6", "ToBrk", "run to the next breakpoint",
+	  act_run_to_break },
+	{ '+', MS_KEY_F(8), "+ F8", "Fast", "faster (up to max)", act_faster },
+	{ '-', MS_KEY_F(7), "- F7", "Slow", "slower (down to real time)",
+	  act_slower },
+	{ 'g', MS_KEY_NONE, "g", NULL, "go to a time HH:MM or merge #N",
+	  act_goto },
+	{ 'b', MS_KEY_F(2), "b F2", "Break",
+	  "breakpoints: add, enable, delete, hits", act_breaks },
+	{ 'f', MS_KEY_F(9), "f F9", "Freeze",
+	  "freeze the shard at this barrier", act_freeze },
+	{ MS_KEY_TAB, MS_KEY_BTAB, "Tab", NULL, "move focus between panels",
+	  act_focus },
+	{ MS_KEY_ENTER, MS_KEY_NONE, "Enter", NULL,
+	  "details of the selected merge or part", act_details },
+	{ '/', MS_KEY_F(3), "/ F3", "Filter", "filter the event log",
+	  act_filter },
+	{ ':', MS_KEY_NONE, ":", NULL, "command line", act_command },
+	{ 'e', MS_KEY_F(4), "e F4", "Export",
+	  "export what the filter shows (jsonl, csv, chrome)", act_export },
+	{ '?', MS_KEY_F(1), "? F1", "Help", "this help", act_help },
+	{ MS_KEY_CTRL('l'), MS_KEY_NONE, "^L", NULL, "redraw the screen",
+	  act_redraw },
+	{ 'q', MS_KEY_F(10), "q F10", "Quit", "quit", act_quit },
+};
+const size_t ms_key_table_len = sizeof(ms_key_table) / sizeof(ms_key_table[0]);
+
+const ms_key_binding *
+ms_keys_lookup(int k)
+{
+	if (k == MS_KEY_BTAB)
+		return NULL; /* handled as "focus back" below */
+	for (size_t i = 0; i < ms_key_table_len; i++)
+		if (ms_key_table[i].key == k || ms_key_table[i].alt == k)
+			return &ms_key_table[i];
+	return NULL;
+}
+
+/* ---- Navigation --------------------------------------------------------- */
+
+static void
+move_event(ms_tui_session *s, long delta, bool home, bool end)
+{
+	size_t idx[MS_VIEW_MAX_EVENTS];
+	size_t n = ms_events_visible(s->view, idx);
+	ms_view_ui *ui = &s->view->ui;
+	if (n == 0)
+		return;
+	if (end) {
+		ui->event_sel = 0;
+		return;
+	}
+	long cur = ms_events_selected(s->view);
+	long pos = (long)n - 1;
+	for (size_t i = 0; i < n; i++)
+		if ((long)idx[i] == cur)
+			pos = (long)i;
+	pos = home ? 0 : pos + delta;
+	if (pos < 0)
+		pos = 0;
+	if (pos >= (long)n - 1 && !home) {
+		ui->event_sel = 0; /* back to following the newest */
+		return;
+	}
+	ui->event_sel = s->view->events[idx[pos]].seq;
+}
+
+static void
+move_index(size_t *sel, size_t n, long delta, bool home, bool end)
+{
+	if (n == 0) {
+		*sel = 0;
+		return;
+	}
+	long pos = (long)*sel + delta;
+	if (home)
+		pos = 0;
+	if (end)
+		pos = (long)n - 1;
+	if (pos < 0)
+		pos = 0;
+	if (pos >= (long)n)
+		pos = (long)n - 1;
+	*sel = (size_t)pos;
+}
+
+static bool
+navigate(ms_tui_session *s, int key)
+{
+	long d;
+	bool home = false, end = false;
+	switch (key) {
+	case MS_KEY_UP:
+	case 'k':
+		d = -1;
+		break;
+	case MS_KEY_DOWN:
+	case 'j':
+		d = 1;
+		break;
+	case MS_KEY_PGUP:
+		d = -10;
+		break;
+	case MS_KEY_PGDN:
+		d = 10;
+		break;
+	case MS_KEY_HOME:
+		d = 0;
+		home = true;
+		break;
+	case MS_KEY_END:
+		d = 0;
+		end = true;
+		break;
+	default:
+		return false;
+	}
+	ms_view_ui *ui = &s->view->ui;
+	switch (ui->focus) {
+	case MS_FOCUS_EVENTS:
+		move_event(s, d, home, end);
+		break;
+	case MS_FOCUS_INVENTORY:
+		move_index(&ui->part_sel, s->view->nparts, d, home, end);
+		break;
+	default:
+		move_index(&ui->plugin_sel, s->view->nplugins, d, home, end);
+		break;
+	}
+	s->dirty = true;
+	return true;
+}
+
+/* ---- Prompts ------------------------------------------------------------ */
+
+static void
+do_export(ms_tui_session *s, const char *args)
+{
+	char fmt[32] = "", path[MS_VIEW_TEXT] = "";
+	if (sscanf(args, "%15s %255[^\n]", fmt, path) < 1) {
+		ms_session_say(s, true,
+		               "export: expected FORMAT [PATH], FORMAT one of "
+		               "jsonl, csv, chrome");
+		return;
+	}
+	enum ms_tui_format f;
+	if (!ms_tui_format_parse(fmt, &f)) {
+		ms_session_say(s, true,
+		               "export: unknown format \"%s\" (expected jsonl, "
+		               "csv or chrome)",
+		               fmt);
+		return;
+	}
+	if (!path[0])
+		snprintf(path, sizeof(path), "%s",
+		         f == MS_FORMAT_CSV      ? "mergescope-events.csv"
+		         : f == MS_FORMAT_CHROME ? "mergescope-trace.json"
+		                                 : "mergescope-events.jsonl");
+	ms_errbuf eb = { "" };
+	uint64_t written = 0;
+	int rc = s->ctl->ops->export_events(s->ctl->self, f, &s->view->ui.filt,
+	                                    path, &written, &eb);
+	if (rc < 0)
+		report(s, rc, &eb, NULL);
+	else
+		ms_session_say(
+		        s, false, "exported %" PRIu64 " merges%s%s as %s to %s",
+		        written, s->view->ui.filter[0] ? " matching /" : "",
+		        s->view->ui.filter, ms_tui_format_name(f), path);
+}
+
+static void
+do_goto(ms_tui_session *s, const char *arg)
+{
+	ms_tui_target t;
+	if (!ms_parse_target(arg, s->view->day_start, &t)) {
+		ms_session_say(s, true,
+		               "go to: \"%s\" is neither a time HH:MM[:SS] "
+		               "nor a merge number #N",
+		               arg);
+		return;
+	}
+	ms_errbuf eb = { "" };
+	char msg[64], tb[32];
+	if (t.kind == MS_TARGET_MERGE)
+		snprintf(msg, sizeof(msg), "running to merge #%" PRIu64, t.seq);
+	else
+		snprintf(msg, sizeof(msg), "running to %s",
+		         ms_fmt_clock(tb, sizeof(tb), t.t, s->view->day_start));
+	report(s, s->ctl->ops->run_to(s->ctl->self, &t, &eb), &eb, msg);
+}
+
+static void
+do_break_add(ms_tui_session *s, const char *spec)
+{
+	ms_errbuf eb = { "" };
+	int id = 0;
+	int rc = s->ctl->ops->break_add(s->ctl->self, spec, &id, &eb);
+	if (rc < 0)
+		report(s, rc, &eb, NULL);
+	else
+		ms_session_say(s, false, "breakpoint %d: %s", id, spec);
+}
+
+static void
+do_speed(ms_tui_session *s, const char *arg)
+{
+	if (strcmp(arg, "max") == 0) {
+		set_speed_step(s, ms_speed_steps_len - 1);
+		return;
+	}
+	char *end;
+	double v = strtod(arg, &end);
+	if (end != arg && (*end == 'x' || *end == 'X'))
+		end++;
+	if (end == arg || *end || v <= 0) {
+		ms_session_say(s, true,
+		               "speed: expected a multiple like 60 or 60x, or "
+		               "max");
+		return;
+	}
+	ms_errbuf eb = { "" };
+	int rc = s->ctl->ops->set_speed(s->ctl->self, v, &eb);
+	if (rc == 0)
+		s->view->speed = v;
+	report(s, rc, &eb, "speed set");
+}
+
+struct command {
+	const char *name;
+	bool takes_arg;
+	void (*simple)(ms_tui_session *s);
+	void (*with_arg)(ms_tui_session *s, const char *arg);
+};
+
+static void
+do_filter(ms_tui_session *s, const char *arg)
+{
+	ms_tui_filter f;
+	char err[MS_VIEW_TEXT];
+	if (!ms_tui_filter_parse(arg, &f, err, sizeof(err))) {
+		ms_session_say(s, true, "%s", err);
+		return;
+	}
+	snprintf(s->view->ui.filter, sizeof(s->view->ui.filter), "%s", arg);
+	s->view->ui.filt = f;
+	s->view->ui.event_sel = 0;
+}
+
+static const struct command commands[] = {
+	{ "run", false, act_run_pause, NULL },
+	{ "pause", false, act_run_pause, NULL },
+	{ "step", false, act_step, NULL },
+	{ "next", false, act_next_barrier, NULL },
+	{ "continue", false, act_run_to_break, NULL },
+	{ "break", true, NULL, do_break_add },
+	{ "go", true, NULL, do_goto },
+	{ "speed", true, NULL, do_speed },
+	{ "export", true, NULL, do_export },
+	{ "filter", true, NULL, do_filter },
+	{ "freeze", false, act_freeze, NULL },
+	{ "help", false, act_help, NULL },
+	{ "quit", false, act_quit, NULL },
+};
+
+static void
+do_command(ms_tui_session *s, const char *line)
+{
+	while (isspace((unsigned char)*line))
+		line++;
+	size_t n = strcspn(line, " \t");
+	const char *arg = line + n;
+	while (isspace((unsigned char)*arg))
+		arg++;
+	if (n == 0)
+		return;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		const struct command *c = &commands[i];
+		if (strlen(c->name) != n || strncmp(c->name, line, n) != 0)
+			continue;
+		/* run/pause both map to the toggle; only act if needed. */
+		bool running = s->view->state == MS_VIEW_RUNNING;
+		if ((strcmp(c->name, "run") == 0 && running) ||
+		    (strcmp(c->name, "pause") == 0 && !running))
+			return;
+		if (c->takes_arg) {
+			if (!*arg && strcmp(c->name, "filter") != 0) {
+				ms_session_say(s, true, ":%s needs an argument",
+				               c->name);
+				return;
+			}
+			c->with_arg(s, arg);
+		} else {
+			c->simple(s);
+		}
+		return;
+	}
+	ms_session_say(s, true,
+	               "unknown command \"%.*s\" (run, pause, step, next, "
+	               "continue, break, go, speed, export, filter, freeze, "
+	               "help, quit)",
+	               (int)n, line);
+}
+
+static void
+submit_prompt(ms_tui_session *s)
+{
+	ms_view_ui *ui = &s->view->ui;
+	char line[MS_VIEW_TEXT];
+	snprintf(line, sizeof(line), "%s", ui->cmdline);
+	enum ms_view_prompt p = ui->prompt;
+	ui->prompt = MS_PROMPT_NONE;
+	ui->cmdline[0] = '\0';
+	ui->cursor = 0;
+	switch (p) {
+	case MS_PROMPT_FILTER:
+		do_filter(s, line);
+		break;
+	case MS_PROMPT_COMMAND:
+		do_command(s, line);
+		break;
+	case MS_PROMPT_GOTO:
+		do_goto(s, line);
+		break;
+	case MS_PROMPT_EXPORT:
+		do_export(s, line);
+		break;
+	case MS_PROMPT_BREAK:
+		do_break_add(s, line);
+		break;
+	default:
+		break;
+	}
+	s->dirty = true;
+}
+
+static void
+prompt_key(ms_tui_session *s, int key)
+{
+	ms_view_ui *ui = &s->view->ui;
+	size_t len = strlen(ui->cmdline);
+	if (ui->cursor > len)
+		ui->cursor = len;
+	switch (key) {
+	case MS_KEY_ESC:
+		ui->prompt = MS_PROMPT_NONE;
+		ui->cmdline[0] = '\0';
+		ui->cursor = 0;
+		break;
+	case MS_KEY_ENTER:
+		submit_prompt(s);
+		break;
+	case MS_KEY_BACKSPACE:
+		if (ui->cursor > 0) {
+			memmove(ui->cmdline + ui->cursor - 1,
+			        ui->cmdline + ui->cursor, len - ui->cursor + 1);
+			ui->cursor--;
+		}
+		break;
+	case MS_KEY_DELETE:
+		if (ui->cursor < len)
+			memmove(ui->cmdline + ui->cursor,
+			        ui->cmdline + ui->cursor + 1, len - ui->cursor);
+		break;
+	case MS_KEY_LEFT:
+		if (ui->cursor > 0)
+			ui->cursor--;
+		break;
+	case MS_KEY_RIGHT:
+		if (ui->cursor < len)
+			ui->cursor++;
+		break;
+	case MS_KEY_HOME:
+	case MS_KEY_CTRL('a'):
+		ui->cursor = 0;
+		break;
+	case MS_KEY_END:
+	case MS_KEY_CTRL('e'):
+		ui->cursor = len;
+		break;
+	case MS_KEY_CTRL('u'):
+		ui->cmdline[0] = '\0';
+		ui->cursor = 0;
+		break;
+	default:
+		/* Printable ASCII only: the line ends up in file names and
+		 * specs. */
+		if (key >= 0x20 && key < 0x7f &&
+		    len + 1 < sizeof(ui->cmdline)) {
+			memmove(ui->cmdline + ui->cursor + 1,
+			        ui->cmdline + ui->cursor, len - ui->cursor + 1);
+			ui->cmdline[ui->cursor++] = (char)key;
+		}
+		break;
+	}
+	s->dirty = true;
+}
+
+/* ---- Overlays ----------------------------------------------------------- */
+
+static void
+breaks_key(ms_tui_session *s, int key)
+{
+	ms_view_ui *ui = &s->view->ui;
+	ms_errbuf eb = { "" };
+	size_t n = s->view->nbreaks;
+	const ms_view_break *b =
+	        ui->break_sel < n ? &s->view->breaks[ui->break_sel] : NULL;
+	switch (key) {
+	case MS_KEY_ESC:
+	case 'q':
+	case 'b':
+	case MS_KEY_F(2):
+		ui->overlay = MS_OVERLAY_NONE;
+		break;
+	case 'a':
+		open_prompt(s, MS_PROMPT_BREAK, "");
+		break;
+	case ' ':
+	case MS_KEY_ENTER:
+		if (b) {
+			bool on = !b->enabled;
+			int rc = s->ctl->ops->break_enable(s->ctl->self, b->id,
+			                                   on, &eb);
+			if (rc == 0)
+				s->view->breaks[ui->break_sel].enabled = on;
+			report(s, rc, &eb,
+			       on ? "breakpoint enabled"
+			          : "breakpoint disabled");
+		}
+		break;
+	case 'd':
+	case MS_KEY_DELETE:
+		if (b) {
+			int id = b->id;
+			int rc = s->ctl->ops->break_delete(s->ctl->self, id,
+			                                   &eb);
+			if (rc == 0) {
+				memmove(&s->view->breaks[ui->break_sel],
+				        &s->view->breaks[ui->break_sel + 1],
+				        (n - ui->break_sel - 1) *
+				                sizeof(ms_view_break));
+				s->view->nbreaks--;
+				if (ui->break_sel > 0 &&
+				    ui->break_sel >= s->view->nbreaks)
+					ui->break_sel--;
+			}
+			report(s, rc, &eb, "breakpoint deleted");
+		}
+		break;
+	case MS_KEY_UP:
+	case 'k':
+		move_index(&ui->break_sel, n, -1, false, false);
+		break;
+	case MS_KEY_DOWN:
+	case 'j':
+		move_index(&ui->break_sel, n, 1, false, false);
+		break;
+	default:
+		break;
+	}
+	s->dirty = true;
+}
+
+void
+ms_session_key(ms_tui_session *s, int key)
+{
+	ms_view_ui *ui = &s->view->ui;
+	if (key == MS_KEY_NONE)
+		return;
+	if (key == MS_KEY_RESIZE) {
+		s->dirty = true;
+		return;
+	}
+	if (ui->prompt != MS_PROMPT_NONE) {
+		prompt_key(s, key);
+		return;
+	}
+	if (key != MS_KEY_CTRL('l'))
+		ui->message[0] = '\0';
+	if (ui->overlay == MS_OVERLAY_BREAKS) {
+		breaks_key(s, key);
+		return;
+	}
+	if (ui->overlay != MS_OVERLAY_NONE) {
+		if (key == MS_KEY_ESC || key == 'q' || key == '?' ||
+		    key == MS_KEY_ENTER || key == MS_KEY_F(1) ||
+		    key == MS_KEY_F(10)) {
+			ui->overlay = MS_OVERLAY_NONE;
+			ui->help_visible = false;
+			s->dirty = true;
+		}
+		return;
+	}
+	if (key == MS_KEY_BTAB) {
+		act_focus_back(s);
+		return;
+	}
+	if (key == MS_KEY_ESC) {
+		s->dirty = true;
+		return;
+	}
+	const ms_key_binding *b = ms_keys_lookup(key);
+	if (b) {
+		b->act(s);
+		s->dirty = true;
+		return;
+	}
+	navigate(s, key);
+}

@@ -1,0 +1,16 @@
+/*
+ * main.c - the `mergescope` executable: sets the locale (for Unicode
+ * glyphs; ASCII is used when the locale is not UTF-8) and hands argv to
+ * the command table in cli.c.
+ */
+#include "ms_tui.h"
+
+#include <locale.h>
+#include <stdio.h>
+
+int
+main(int argc, char **argv)
+{
+	setlocale(LC_ALL, "");
+	return ms_cli_main(argc, argv, stdout, stderr);
+}

@@ -1,0 +1,114 @@
+/*
+ * ms_tui.h - the public API of the tui layer: the controller interface the
+ * screen drives, the options of a TUI session, and the session itself.
+ *
+ * The TUI knows nothing of how a replay works. It talks to an ms_tui_ctl:
+ * a table of operations plus an opaque `self`. The replay layer provides the
+ * implementation (an adapter that owns the engine thread); tests provide a
+ * fake one. Every operation is called from the TUI's thread only, must
+ * return quickly (it asks the engine thread to act; it never waits for a
+ * merge), and returns 0 or a negative enum ms_err with a message in `eb`.
+ *
+ * Threads: the engine runs on its own thread(s). `snapshot` copies state
+ * under the controller's lock; the TUI calls it at most ~30 times a second
+ * and never holds it across drawing.
+ */
+#ifndef MS_TUI_H
+#define MS_TUI_H
+
+#include "ms_err.h"
+#include "view.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Where `g` (run to) should stop. */
+enum ms_tui_target_kind {
+	MS_TARGET_TIME = 0,  /* logical time `t` (unix ns) */
+	MS_TARGET_MERGE = 1, /* the dispatch barrier of merge number `seq` */
+};
+
+typedef struct ms_tui_target {
+	enum ms_tui_target_kind kind;
+	int64_t t;
+	uint64_t seq;
+} ms_tui_target;
+
+/* Export formats; ms_tui_format_name gives "jsonl", "csv", "chrome". */
+enum ms_tui_format {
+	MS_FORMAT_JSONL = 0,
+	MS_FORMAT_CSV = 1,
+	MS_FORMAT_CHROME = 2,
+};
+
+const char *ms_tui_format_name(enum ms_tui_format f);
+/* Parse "jsonl", "csv" or "chrome"; false if it is none of them. */
+bool ms_tui_format_parse(const char *s, enum ms_tui_format *out);
+
+/*
+ * The controller. All function pointers are required except where marked.
+ */
+typedef struct ms_tui_ctl_ops {
+	/* Resume publishing and merging at the current speed. */
+	int (*run)(void *self, ms_errbuf *eb);
+	/* Stop before the next publication or dispatch. */
+	int (*pause)(void *self, ms_errbuf *eb);
+	/* One step: run to the next publication or dispatch barrier. */
+	int (*step)(void *self, ms_errbuf *eb);
+	/* Run to the next dispatch barrier, ignoring publications. */
+	int (*step_to_barrier)(void *self, ms_errbuf *eb);
+	/* Run until an enabled breakpoint hits (or the run ends). */
+	int (*run_to_breakpoint)(void *self, ms_errbuf *eb);
+	/* Run to a logical time or a merge number, then pause. */
+	int (*run_to)(void *self, const ms_tui_target *t, ms_errbuf *eb);
+	/* Logical seconds per wall second; 0 means as fast as the engine
+	 * goes. */
+	int (*set_speed)(void *self, double multiple, ms_errbuf *eb);
+	/* Add a breakpoint from its spec ("mature", "sampling", "merge=N",
+	 * "time=HH:MM[:SS]", "part=HEX", "lane=fast|slow|finalize",
+	 * "depth>=D"); *id receives its number. Errors name what is wrong. */
+	int (*break_add)(void *self, const char *spec, int *id, ms_errbuf *eb);
+	int (*break_enable)(void *self, int id, bool enabled, ms_errbuf *eb);
+	int (*break_delete)(void *self, int id, ms_errbuf *eb);
+	/* Freeze the shard at the current barrier (copy with the pending
+	 * selection and clock); writes the directory into dir[0..n). */
+	int (*freeze)(void *self, char *dir, size_t n, ms_errbuf *eb);
+	/* Export the recorded events that pass `filter` (ms_tui_filter; map
+	 * it to ms_ev_filter field for field) to `path`; *written gets how
+	 * many merges were written. */
+	int (*export_events)(void *self, enum ms_tui_format f,
+	                     const ms_tui_filter *filter, const char *path,
+	                     uint64_t *written, ms_errbuf *eb);
+	/* Copy the current state into *v, leaving v->ui alone. */
+	int (*snapshot)(void *self, ms_tui_view *v, ms_errbuf *eb);
+} ms_tui_ctl_ops;
+
+typedef struct ms_tui_ctl {
+	const ms_tui_ctl_ops *ops; /* borrowed, usually a static const */
+	void *self;                /* borrowed */
+} ms_tui_ctl;
+
+/* Options of a TUI session; zeroed means defaults. */
+typedef struct ms_tui_opts {
+	bool no_color;    /* --no-color (NO_COLOR in the environment also) */
+	bool ascii;       /* --ascii borders and glyphs */
+	FILE *out;        /* terminal output; NULL = stdout */
+	FILE *in;         /* terminal input; NULL = stdin */
+	const char *term; /* terminal type; NULL = $TERM */
+	int fps;          /* frames per second ceiling; 0 = 30 */
+} ms_tui_opts;
+
+/*
+ * Run an interactive session until the user quits, SIGINT/SIGTERM/SIGHUP
+ * arrives, or the controller fails. The terminal is restored on every way
+ * out (also from an atexit handler). Returns 0, or a negative ms_err with a
+ * message in eb (the screen is already restored then).
+ */
+int ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb);
+
+/* The `mergescope` command line: dispatches argv[1] through the command
+ * table. Returns the process exit status. Output goes to out/err. */
+int ms_cli_main(int argc, char **argv, FILE *out, FILE *err);
+
+#endif

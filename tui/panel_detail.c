@@ -1,0 +1,124 @@
+/*
+ * panel_detail.c - every field of the selected merge (Enter in the event
+ * log) or of the selected part (Enter in the inventory), one per line,
+ * in two columns when the box is wide enough.
+ */
+#include "tui_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+struct kv {
+	const char *k;
+	char v[128];
+};
+
+static void
+put_list(ms_canvas *c, ms_rect in, const struct kv *kv, size_t n)
+{
+	int cols = in.w >= 80 ? 2 : 1;
+	int colw = in.w / cols;
+	int rows = (int)((n + (size_t)cols - 1) / (size_t)cols);
+	for (size_t i = 0; i < n; i++) {
+		int col = (int)i / rows, row = (int)i % rows;
+		if (row >= in.h)
+			continue;
+		int x = in.x + 1 + col * colw;
+		ms_canvas_text(c, x, in.y + row, 18, kv[i].k, MS_C_MUTED);
+		ms_canvas_text(c, x + 18, in.y + row, colw - 19, kv[i].v, 0);
+	}
+}
+
+#define KV(key, ...)                                                           \
+	do {                                                                   \
+		kv[n].k = key;                                                 \
+		snprintf(kv[n].v, sizeof(kv[n].v), __VA_ARGS__);               \
+		n++;                                                           \
+	} while (0)
+
+static void
+draw_event(ms_canvas *c, ms_rect r, const ms_tui_view *v,
+           const ms_view_event *e)
+{
+	struct kv kv[32];
+	size_t n = 0;
+	char a[32], b[32];
+	char title[48];
+	snprintf(title, sizeof(title), "Merge #%" PRIu64 "  (Esc closes)",
+	         e->seq);
+	ms_rect in = ms_canvas_box(c, r, title, true);
+	KV("time", "%s", ms_fmt_clock(a, sizeof(a), e->t, v->day_start));
+	KV("lane", "%s", e->lane);
+	KV("inputs", "%u", e->ninputs);
+	KV("rows in / out", "%" PRIu64 " / %" PRIu64, e->rows_in, e->rows_out);
+	KV("bytes in / out", "%s / %s", ms_fmt_bytes(a, sizeof(a), e->bytes_in),
+	   ms_fmt_bytes(b, sizeof(b), e->bytes_out));
+	KV("output part", "%016" PRIx64, e->output_id);
+	KV("output depth", "%u", e->depth_out);
+	KV("mature / hot", "%u / %u", e->mature_count, e->hot_count);
+	KV("classification", "%s", e->klass);
+	KV("reason", "%s", e->reason[0] ? e->reason : "-");
+	KV("traces evaluated", "%" PRIu64, e->traces_evaluated);
+	KV("traces dropped", "%" PRIu64, e->traces_dropped);
+	KV("traces deferred", "%" PRIu64, e->traces_deferred);
+	KV("traces oversized", "%" PRIu64, e->traces_oversized);
+	KV("batches", "%" PRIu64, e->batches);
+	KV("peak staged", "%s", ms_fmt_bytes(a, sizeof(a), e->peak_staged));
+	KV("wall", "%s",
+	   ms_fmt_ns(a, sizeof(a), e->wall_ns > 0 ? (uint64_t)e->wall_ns : 0));
+	KV("cpu", "%s",
+	   ms_fmt_ns(a, sizeof(a), e->cpu_ns > 0 ? (uint64_t)e->cpu_ns : 0));
+	KV("allocated", "%s", ms_fmt_bytes(a, sizeof(a), e->alloc_bytes));
+	KV("fingerprint", "%016" PRIx64, e->fingerprint);
+	KV("result", "%s%s%s", e->failed ? "FAILED" : "ok",
+	   e->failed && e->error[0] ? ": " : "", e->failed ? e->error : "");
+	put_list(c, in, kv, n);
+}
+
+static void
+draw_part(ms_canvas *c, ms_rect r, const ms_tui_view *v, const ms_view_part *p)
+{
+	struct kv kv[16];
+	size_t n = 0;
+	char a[32];
+	ms_rect in = ms_canvas_box(c, r, "Part  (Esc closes)", true);
+	KV("id", "%016" PRIx64, p->id);
+	KV("bytes", "%" PRIu64 " (%s)", p->bytes,
+	   ms_fmt_bytes(a, sizeof(a), p->bytes));
+	KV("rows", "%" PRIu64, p->rows);
+	KV("depth", "%u", p->depth);
+	KV("min time", "%s",
+	   ms_fmt_clock(a, sizeof(a), p->min_ts, v->day_start));
+	KV("max time", "%s",
+	   ms_fmt_clock(a, sizeof(a), p->max_ts, v->day_start));
+	KV("maturity", "%s", p->mature ? "mature" : "hot");
+	if (p->claimed_by)
+		KV("claimed by", "merge #%" PRIu64, p->claimed_by);
+	else
+		KV("claimed by", "-");
+	KV("pending input", "%s", p->pending ? "yes" : "no");
+	put_list(c, in, kv, n);
+}
+
+static void
+draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+{
+	if (v->ui.focus == MS_FOCUS_INVENTORY && v->ui.part_sel < v->nparts) {
+		draw_part(c, r, v, &v->parts[v->ui.part_sel]);
+		return;
+	}
+	long e = ms_events_selected(v);
+	if (e >= 0) {
+		draw_event(c, r, v, &v->events[e]);
+		return;
+	}
+	ms_rect in = ms_canvas_box(c, r, "Details", true);
+	ms_canvas_text(c, in.x, in.y, in.w, "nothing selected", MS_C_MUTED);
+}
+
+const ms_panel_class ms_panel_detail = {
+	.name = "detail",
+	.title = "Details",
+	.slot = MS_PANEL_OVERLAY,
+	.draw = draw,
+};

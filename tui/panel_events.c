@@ -1,0 +1,149 @@
+/*
+ * panel_events.c - the event log: one line per recorded merge, newest at
+ * the bottom, limited to what the filter (`/`) matches. The log follows
+ * the newest event until the user moves the selection; Enter opens every
+ * field of the selected merge.
+ */
+#include "tui_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+size_t
+ms_events_visible(const ms_tui_view *v, size_t *idx)
+{
+	size_t n = 0;
+	size_t ne = v->nevents < MS_VIEW_MAX_EVENTS ? v->nevents
+	                                            : MS_VIEW_MAX_EVENTS;
+	for (size_t i = 0; i < ne; i++)
+		if (ms_tui_filter_match(&v->ui.filt, &v->events[i],
+		                        v->day_start))
+			idx[n++] = i;
+	return n;
+}
+
+long
+ms_events_selected(const ms_tui_view *v)
+{
+	size_t idx[MS_VIEW_MAX_EVENTS];
+	size_t n = ms_events_visible(v, idx);
+	if (n == 0)
+		return -1;
+	if (v->ui.event_sel == 0)
+		return (long)idx[n - 1];
+	for (size_t i = 0; i < n; i++)
+		if (v->events[idx[i]].seq == v->ui.event_sel)
+			return (long)idx[i];
+	return (long)idx[n - 1];
+}
+
+static const char *
+short_class(const char *k)
+{
+	if (strcmp(k, "executed") == 0)
+		return "exec";
+	if (strcmp(k, "enabled_no_evaluation") == 0)
+		return "no_eval";
+	if (strcmp(k, "not_executed") == 0)
+		return "not_exec";
+	return k;
+}
+
+static void
+draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+{
+	size_t idx[MS_VIEW_MAX_EVENTS];
+	size_t n = ms_events_visible(v, idx);
+	long sel = ms_events_selected(v);
+	bool focus = v->ui.focus == MS_FOCUS_EVENTS;
+	char title[MS_VIEW_TEXT + 64];
+	if (v->ui.filter[0])
+		snprintf(title, sizeof(title),
+		         "Events %" PRIu64 " merges, %zu match /%s",
+		         v->events_total, n, v->ui.filter);
+	else
+		snprintf(title, sizeof(title), "Events %" PRIu64 " merges",
+		         v->events_total);
+	ms_rect in = ms_canvas_box(c, r, title, focus);
+	if (in.h < 2)
+		return;
+	/* Where the events are recorded, on the bottom border (right). */
+	const char *db = v->db_path[0] ? v->db_path : "not recording";
+	int room = r.w - 12;
+	if (room > 10) {
+		int len = (int)strlen(db);
+		int show = len < room ? len : room;
+		int x0 = r.x + r.w - 2 - show - 8;
+		x0 += ms_canvas_text(c, x0, r.y + r.h - 1, 8, " events ",
+		                     MS_C_MUTED);
+		if (len > room) {
+			ms_canvas_text(c, x0, r.y + r.h - 1, 3, "...", 0);
+			ms_canvas_text(c, x0 + 3, r.y + r.h - 1, show - 3,
+			               db + len - (show - 3), 0);
+		} else {
+			ms_canvas_text(c, x0, r.y + r.h - 1, show, db, 0);
+		}
+		ms_canvas_put(c, x0 + show, r.y + r.h - 1, ' ', 0);
+	}
+	/* Reason comes last so that only it is cut on narrow screens; the
+	 * class is abbreviated there. */
+	bool narrow = in.w < 100;
+	int cw = narrow ? 8 : 21;
+	ms_canvas_printf(c, in.x, in.y, in.w, MS_C_MUTED | MS_A_UL,
+	                 "%6s %8s %-8s %3s %13s %8s %-*s %s", "seq", "time",
+	                 "lane", "in", "rows in>out", "wall", cw, "class",
+	                 "reason");
+	int rows = in.h - 1;
+	if (n == 0) {
+		ms_canvas_text(c, in.x, in.y + 1, in.w,
+		               v->ui.filter[0] ? "no event matches the filter"
+		                               : "no merges yet",
+		               MS_C_MUTED);
+		return;
+	}
+	/* Pick the first line so the selection is visible, tail-aligned. */
+	size_t pos = n - 1;
+	for (size_t i = 0; i < n; i++)
+		if ((long)idx[i] == sel)
+			pos = i;
+	size_t top = n > (size_t)rows ? n - (size_t)rows : 0;
+	if (pos < top)
+		top = pos;
+	for (int i = 0; i < rows && top + (size_t)i < n; i++) {
+		size_t k = idx[top + (size_t)i];
+		const ms_view_event *e = &v->events[k];
+		int y = in.y + 1 + i;
+		char t[32], ri[32], ro[32], rio[72], wall[32];
+		snprintf(rio, sizeof(rio), "%s>%s",
+		         ms_fmt_count(ri, sizeof(ri), e->rows_in),
+		         ms_fmt_count(ro, sizeof(ro), e->rows_out));
+		const char *kl = e->failed ? "FAILED" : e->klass;
+		if (narrow && !e->failed)
+			kl = short_class(kl);
+		int x = in.x +
+		        ms_canvas_printf(
+		                c, in.x, y, in.w, 0,
+		                "%6" PRIu64 " %8s %-8s %3u %13s %8s ", e->seq,
+		                ms_fmt_clock(t, sizeof(t), e->t, v->day_start),
+		                e->lane, e->ninputs, rio,
+		                ms_fmt_ns(wall, sizeof(wall),
+		                          e->wall_ns > 0 ? (uint64_t)e->wall_ns
+		                                         : 0));
+		x += ms_canvas_printf(c, x, y, in.x + in.w - x,
+		                      ms__class_attr(e->klass, e->failed),
+		                      "%-*s ", cw, kl);
+		ms_canvas_text(c, x, y, in.x + in.w - x,
+		               e->reason[0] ? e->reason : "-", 0);
+		if ((long)k == sel && (focus || v->ui.event_sel))
+			ms_canvas_attr(c, in.x, y, in.w,
+			               focus ? MS_A_REV : MS_A_BOLD);
+	}
+}
+
+const ms_panel_class ms_panel_events = {
+	.name = "events",
+	.title = "Events",
+	.slot = MS_PANEL_EVENTS,
+	.draw = draw,
+};

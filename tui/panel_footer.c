@@ -1,0 +1,89 @@
+/*
+ * panel_footer.c - the bottom line: the prompt being edited (filter,
+ * command line, go-to, export, new breakpoint) with its cursor; otherwise
+ * the last message (errors stand out); otherwise the F-key bar built from
+ * the key table, htop style.
+ */
+#include "tui_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *
+prompt_label(enum ms_view_prompt p)
+{
+	switch (p) {
+	case MS_PROMPT_FILTER:
+		return "/";
+	case MS_PROMPT_COMMAND:
+		return ":";
+	case MS_PROMPT_GOTO:
+		return "go to (HH:MM[:SS] or #merge): ";
+	case MS_PROMPT_EXPORT:
+		return "export FORMAT [PATH] (jsonl, csv, chrome): ";
+	case MS_PROMPT_BREAK:
+		return "break on (mature, sampling, merge=N, time=HH:MM, "
+		       "part=ID, lane=L, depth>=D): ";
+	default:
+		return "";
+	}
+}
+
+static void
+draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+{
+	const ms_view_ui *ui = &v->ui;
+	if (ui->prompt != MS_PROMPT_NONE) {
+		const char *label = prompt_label(ui->prompt);
+		int x = r.x + ms_canvas_text(c, r.x, r.y, r.w, label,
+		                             MS_A_BOLD | MS_C_ACCENT);
+		/* Keep the cursor on screen: scroll the text if needed. */
+		int room = r.x + r.w - x - 1;
+		size_t off = 0;
+		if (room > 0 && ui->cursor > (size_t)room)
+			off = ui->cursor - (size_t)room;
+		ms_canvas_text(c, x, r.y, room + 1, ui->cmdline + off, 0);
+		size_t len = strlen(ui->cmdline);
+		int cx =
+		        x + (int)((ui->cursor <= len ? ui->cursor : len) - off);
+		ms_canvas_attr(c, cx, r.y, 1, MS_A_REV);
+		return;
+	}
+	if (ui->message[0]) {
+		ms_canvas_text(c, r.x, r.y, r.w, ui->message,
+		               ui->message_is_error
+		                       ? (MS_C_ALERT | MS_A_BOLD | MS_A_REV)
+		                       : MS_C_OK);
+		return;
+	}
+	int x = r.x;
+	for (int fn = 1; fn <= 12; fn++) {
+		const ms_key_binding *b = NULL;
+		for (size_t i = 0; i < ms_key_table_len && !b; i++)
+			if (ms_key_table[i].alt == MS_KEY_F(fn) &&
+			    ms_key_table[i].fname)
+				b = &ms_key_table[i];
+		if (!b)
+			continue;
+		char fk[16];
+		snprintf(fk, sizeof(fk), "F%d", fn);
+		int need = (int)(strlen(fk) + strlen(b->fname)) + 1;
+		if (x + need > r.x + r.w)
+			break;
+		x += ms_canvas_text(c, x, r.y, r.x + r.w - x, fk, MS_A_BOLD);
+		x += ms_canvas_text(c, x, r.y, r.x + r.w - x, b->fname,
+		                    MS_A_REV | MS_C_ACCENT);
+		x++;
+	}
+	/* Whatever width is left shows the active filter. */
+	if (ui->filter[0] && x + 12 < r.x + r.w)
+		ms_canvas_printf(c, x + 1, r.y, r.x + r.w - x - 1, MS_C_WARN,
+		                 "/%s", ui->filter);
+}
+
+const ms_panel_class ms_panel_footer = {
+	.name = "footer",
+	.title = NULL,
+	.slot = MS_PANEL_FOOTER,
+	.draw = draw,
+};

@@ -1,0 +1,77 @@
+/*
+ * panel_plugins.c - one line per link of the sampler chain: Decide calls,
+ * traces decided, total time in Decide, mean nanoseconds per trace, the
+ * slowest call, the call-latency histogram as 13 bars, and how often the
+ * link failed open (error / timeout / bad verdict), with OPEN when its
+ * circuit has opened.
+ */
+#include "tui_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+static void
+draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+{
+	bool focus = v->ui.focus == MS_FOCUS_PLUGINS;
+	ms_rect in = ms_canvas_box(c, r, "Plugins", focus);
+	if (in.h < 1)
+		return;
+	if (v->nplugins == 0) {
+		ms_canvas_text(c, in.x, in.y, in.w,
+		               "no sampler links (pipeline disabled)",
+		               MS_C_MUTED);
+		return;
+	}
+	ms_canvas_printf(c, in.x, in.y, in.w, MS_C_MUTED | MS_A_UL,
+	                 "%-12s %7s %8s %8s %8s %8s %-13s %s", "link", "calls",
+	                 "traces", "total", "ns/trace", "max", "histogram",
+	                 "fail e/t/v");
+	for (size_t i = 0; i < v->nplugins && (int)i + 1 < in.h; i++) {
+		const ms_view_plugin *p = &v->plugins[i];
+		int y = in.y + 1 + (int)i;
+		char calls[32], tr[32], tot[32], mean[32], mx[32];
+		uint64_t m = p->traces ? p->total_ns / p->traces : 0;
+		snprintf(mean, sizeof(mean), "%" PRIu64, m);
+		int x = in.x +
+		        ms_canvas_printf(
+		                c, in.x, y, in.w, 0,
+		                "%-12.12s %7s %8s %8s %8s %8s ", p->name,
+		                ms_fmt_count(calls, sizeof(calls), p->calls),
+		                ms_fmt_count(tr, sizeof(tr), p->traces),
+		                ms_fmt_ns(tot, sizeof(tot), p->total_ns), mean,
+		                ms_fmt_ns(mx, sizeof(mx), p->max_ns));
+		uint64_t hmax = 0;
+		for (int b = 0; b < MS_VIEW_HIST; b++)
+			if (p->hist[b] > hmax)
+				hmax = p->hist[b];
+		for (int b = 0; b < MS_VIEW_HIST; b++) {
+			int level =
+			        hmax ? (int)((p->hist[b] * 7 + hmax - 1) / hmax)
+			             : 0;
+			uint32_t g = p->hist[b] ? ms_spark_glyph(c, level)
+			                        : (uint32_t)' ';
+			ms_canvas_put(c, x + b, y, g, MS_C_ACCENT);
+		}
+		x += MS_VIEW_HIST + 1;
+		uint64_t fo = p->failopen_error + p->failopen_timeout +
+		              p->failopen_verdict;
+		x += ms_canvas_printf(
+		        c, x, y, in.x + in.w - x,
+		        (uint16_t)(fo ? MS_C_ALERT | MS_A_BOLD : 0),
+		        "%" PRIu64 "/%" PRIu64 "/%" PRIu64, p->failopen_error,
+		        p->failopen_timeout, p->failopen_verdict);
+		if (p->circuit_open)
+			ms_canvas_text(c, x, y, in.x + in.w - x, " OPEN",
+			               MS_C_ALERT | MS_A_BOLD | MS_A_REV);
+		if (focus && i == v->ui.plugin_sel)
+			ms_canvas_attr(c, in.x, y, in.w, MS_A_REV);
+	}
+}
+
+const ms_panel_class ms_panel_plugins = {
+	.name = "plugins",
+	.title = "Plugins",
+	.slot = MS_PANEL_PLUGINS,
+	.draw = draw,
+};

@@ -1,0 +1,113 @@
+/*
+ * panel_selection.c - the selection waiting at a dispatch barrier: its
+ * merge number and lane, how many inputs are mature and hot (and their
+ * rows), the predicted sampling classification, the frontier it was judged
+ * against, then the inputs themselves. Without one, it says so and how to
+ * get to one.
+ */
+#include "tui_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+static void
+draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+{
+	const ms_view_selection *s = &v->sel;
+	char title[64];
+	if (s->present)
+		snprintf(title, sizeof(title), "Pending selection #%" PRIu64,
+		         s->seq);
+	else
+		snprintf(title, sizeof(title), "Pending selection");
+	ms_rect in = ms_canvas_box(c, r, title, v->state == MS_VIEW_BREAK);
+	if (in.h < 1)
+		return;
+	if (!s->present) {
+		ms_canvas_text(c, in.x, in.y, in.w, "none pending", MS_C_MUTED);
+		if (in.h >= 3)
+			ms_canvas_text(c, in.x, in.y + 2, in.w,
+			               "] runs to the next breakpoint,",
+			               MS_C_MUTED);
+		if (in.h >= 4)
+			ms_canvas_text(c, in.x, in.y + 3, in.w,
+			               "b sets one (e.g. \"mature\")",
+			               MS_C_MUTED);
+		return;
+	}
+	char b[32], n[32], mr[32], hr[32], fr[32];
+	int y = in.y, end = in.y + in.h;
+	int x = in.x;
+	x += ms_canvas_printf(c, x, y, in.w, MS_A_BOLD, "%zu inputs ",
+	                      s->inputs_total);
+	ms_canvas_printf(c, x, y, in.x + in.w - x, 0, "%s %s rows  lane %s",
+	                 ms_fmt_bytes(b, sizeof(b), s->bytes),
+	                 ms_fmt_count(n, sizeof(n), s->rows), s->lane);
+	if (++y >= end)
+		return;
+	x = in.x;
+	x += ms_canvas_printf(
+	        c, x, y, in.w,
+	        (uint16_t)(s->mature_count ? MS_C_WARN | MS_A_BOLD : 0),
+	        "mature %u (%s rows)", s->mature_count,
+	        ms_fmt_count(mr, sizeof(mr), s->mature_rows));
+	ms_canvas_printf(c, x, y, in.x + in.w - x,
+	                 (uint16_t)(s->hot_count ? MS_C_HOT | MS_A_BOLD : 0),
+	                 "  hot %u (%s rows)", s->hot_count,
+	                 ms_fmt_count(hr, sizeof(hr), s->hot_rows));
+	if (++y >= end)
+		return;
+	x = in.x + ms_canvas_text(c, in.x, y, in.w, "predicted ", MS_C_MUTED);
+	x += ms_canvas_text(
+	        c, x, y, in.x + in.w - x, s->predicted,
+	        (uint16_t)(ms__class_attr(s->predicted, false) | MS_A_BOLD));
+	if (s->reason[0])
+		ms_canvas_printf(c, x, y, in.x + in.w - x, 0, " (%s)",
+		                 s->reason);
+	if (++y >= end)
+		return;
+	ms_canvas_printf(
+	        c, in.x, y, in.w, 0, "frontier %s  max depth %u",
+	        ms_fmt_clock(fr, sizeof(fr), s->frontier, v->day_start),
+	        s->max_depth);
+	if (++y >= end)
+		return;
+	bool narrow = in.w < 37; /* leave out the rows column */
+	if (narrow)
+		ms_canvas_printf(c, in.x, y, in.w, MS_C_MUTED | MS_A_UL,
+		                 "%-16s %7s %2s %1s", "input", "bytes", "d",
+		                 "s");
+	else
+		ms_canvas_printf(c, in.x, y, in.w, MS_C_MUTED | MS_A_UL,
+		                 "%-16s %7s %7s %2s %1s", "input", "bytes",
+		                 "rows", "d", "s");
+	for (size_t i = 0; i < s->ninputs && ++y < end; i++) {
+		const ms_view_part *p = &s->inputs[i];
+		if (y == end - 1 && i + 1 < s->inputs_total) {
+			ms_canvas_printf(c, in.x, y, in.w, MS_C_MUTED,
+			                 "... %zu more", s->inputs_total - i);
+			break;
+		}
+		ms_fmt_bytes(b, sizeof(b), p->bytes);
+		ms_fmt_count(n, sizeof(n), p->rows);
+		if (narrow)
+			x = in.x + ms_canvas_printf(c, in.x, y, in.w, 0,
+			                            "%016" PRIx64 " %7s %2u ",
+			                            p->id, b, p->depth);
+		else
+			x = in.x + ms_canvas_printf(c, in.x, y, in.w, 0,
+			                            "%016" PRIx64
+			                            " %7s %7s %2u ",
+			                            p->id, b, n, p->depth);
+		ms_canvas_text(c, x, y, in.x + in.w - x, p->mature ? "M" : "H",
+		               (uint16_t)(MS_A_BOLD |
+		                          (p->mature ? MS_C_WARN : MS_C_HOT)));
+	}
+}
+
+const ms_panel_class ms_panel_selection = {
+	.name = "selection",
+	.title = "Pending selection",
+	.slot = MS_PANEL_SELECTION,
+	.draw = draw,
+};

@@ -1,0 +1,132 @@
+/*
+ * panel_status.c - the status line: the replay state in a reverse-video
+ * block at the far left (its name is spelled out, so it reads without
+ * colour), then logical time, frontier, publications k/N, merges done,
+ * fixture, variant, phase, speed, and where events are recorded.
+ *
+ * When the line is too narrow the least important fields are left out
+ * whole (never cut mid-word); the database path comes last and is
+ * shortened from the left if it does not fit.
+ */
+#include "tui_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+struct piece {
+	char text[160];
+	uint16_t attr;
+	int prio; /* lower is more important */
+	bool on;
+};
+
+static void
+draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+{
+	char t[32], f[32], sp[32];
+	struct piece p[10];
+	int n = 0;
+
+	uint16_t sa = MS_A_REV | MS_A_BOLD;
+	const char *mark;
+	switch (v->state) {
+	case MS_VIEW_RUNNING:
+		sa |= MS_C_OK;
+		mark = c->ascii ? ">>" : "\u25b6";
+		break;
+	case MS_VIEW_BREAK:
+		sa |= MS_C_ALERT;
+		mark = "!!";
+		break;
+	case MS_VIEW_DONE:
+		sa |= MS_C_ACCENT;
+		mark = "--";
+		break;
+	default:
+		sa |= MS_C_WARN;
+		mark = "||";
+		break;
+	}
+	snprintf(p[n].text, sizeof(p[n].text), " %s %-7s ", mark,
+	         ms__state_name(v->state));
+	p[n].attr = sa;
+	p[n++].prio = 0;
+	if (v->state == MS_VIEW_BREAK && v->break_why[0]) {
+		snprintf(p[n].text, sizeof(p[n].text), " at %s", v->break_why);
+		p[n].attr = MS_C_ALERT | MS_A_BOLD;
+		p[n++].prio = 5;
+	}
+	snprintf(p[n].text, sizeof(p[n].text), " t %s",
+	         ms_fmt_clock(t, sizeof(t), v->now, v->day_start));
+	p[n].attr = MS_A_BOLD;
+	p[n++].prio = 1;
+	snprintf(p[n].text, sizeof(p[n].text), " frontier %s",
+	         ms_fmt_clock(f, sizeof(f), v->frontier, v->day_start));
+	p[n].attr = MS_C_ALERT;
+	p[n++].prio = 2;
+	snprintf(p[n].text, sizeof(p[n].text), " pub %" PRIu64 "/%" PRIu64,
+	         v->pub_done, v->pub_total);
+	p[n].attr = 0;
+	p[n++].prio = 3;
+	snprintf(p[n].text, sizeof(p[n].text), " merges %" PRIu64,
+	         v->merges_done);
+	p[n].attr = 0;
+	p[n++].prio = 4;
+	snprintf(p[n].text, sizeof(p[n].text), " %s", v->fixture);
+	p[n].attr = MS_C_ACCENT;
+	p[n++].prio = 7;
+	snprintf(p[n].text, sizeof(p[n].text), " %s", v->variant);
+	p[n].attr = MS_C_ACCENT | MS_A_BOLD;
+	p[n++].prio = 6;
+	snprintf(p[n].text, sizeof(p[n].text), " %s", v->phase);
+	p[n].attr = MS_C_MUTED;
+	p[n++].prio = 9;
+	snprintf(p[n].text, sizeof(p[n].text), " speed %s",
+	         ms_fmt_speed(sp, sizeof(sp), v->speed));
+	p[n].attr = 0;
+	p[n++].prio = 8;
+
+	int total = 0;
+	for (int i = 0; i < n; i++) {
+		p[i].on = true;
+		total += (int)strlen(p[i].text);
+	}
+	while (total > r.w) {
+		int worst = -1;
+		for (int i = 0; i < n; i++)
+			if (p[i].on && (worst < 0 || p[i].prio > p[worst].prio))
+				worst = i;
+		if (worst <= 0)
+			break;
+		p[worst].on = false;
+		total -= (int)strlen(p[worst].text);
+	}
+	int x = r.x;
+	for (int i = 0; i < n; i++)
+		if (p[i].on)
+			x += ms_canvas_text(c, x, r.y, r.x + r.w - x, p[i].text,
+			                    p[i].attr);
+
+	/* Where events are recorded: the rest of the line. */
+	const char *db = v->db_path[0] ? v->db_path : "(not recording)";
+	int room = r.x + r.w - x - 5;
+	if (room >= 12) {
+		int len = (int)strlen(db);
+		x += ms_canvas_text(c, x, r.y, 5, "  db ", MS_C_MUTED);
+		if (len <= room) {
+			ms_canvas_text(c, x, r.y, len, db, 0);
+		} else {
+			ms_canvas_text(c, x, r.y, 3, "...", MS_C_MUTED);
+			ms_canvas_text(c, x + 3, r.y, room - 3,
+			               db + len - (room - 3), 0);
+		}
+	}
+}
+
+const ms_panel_class ms_panel_status = {
+	.name = "status",
+	.title = NULL,
+	.slot = MS_PANEL_STATUS,
+	.draw = draw,
+};

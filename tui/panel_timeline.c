@@ -1,0 +1,144 @@
+/*
+ * panel_timeline.c - the parts on the day's time axis.
+ *
+ * Each active part is a horizontal span from its min to its max timestamp,
+ * packed into as few lines as possible (first line where it does not touch
+ * the previous span). Spans of mature parts are drawn heavy, hot ones
+ * light, inputs of the pending selection as solid blocks; the frontier is a
+ * vertical line through every line, and the bottom line is the hour axis.
+ * Parts that do not fit in the lines available are counted in the title.
+ */
+#include "tui_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LANES 64
+
+static int
+col_of(int64_t t, int64_t t0, int64_t t1, ms_rect in)
+{
+	if (t1 <= t0)
+		return in.x;
+	double f = (double)(t - t0) / (double)(t1 - t0);
+	if (f < 0)
+		f = 0;
+	if (f > 1)
+		f = 1;
+	return in.x + (int)(f * (in.w - 1) + 0.5);
+}
+
+static int
+by_start(const void *pa, const void *pb)
+{
+	const ms_view_part *a = *(const ms_view_part *const *)pa;
+	const ms_view_part *b = *(const ms_view_part *const *)pb;
+	if (a->min_ts != b->min_ts)
+		return a->min_ts < b->min_ts ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static void
+draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+{
+	char title[128], fr[32], now[32];
+	int64_t t0 = v->day_start;
+	int64_t t1 = v->day_end > t0 ? v->day_end : t0 + 86400000000000LL;
+	ms_rect in = { r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
+	int lanes = in.h - 1;
+	if (lanes > MAX_LANES)
+		lanes = MAX_LANES;
+	int lane_end[MAX_LANES];
+	for (int i = 0; i < MAX_LANES; i++)
+		lane_end[i] = -1;
+
+	/* Draw spans first (into the inner area), then the box and title. */
+	size_t hidden = 0;
+	const ms_view_part *order[MS_VIEW_MAX_PARTS];
+	size_t np =
+	        v->nparts < MS_VIEW_MAX_PARTS ? v->nparts : MS_VIEW_MAX_PARTS;
+	for (size_t k = 0; k < np; k++)
+		order[k] = &v->parts[k];
+	qsort(order, np, sizeof(order[0]), by_start);
+	for (size_t k = 0; k < np && lanes > 0; k++) {
+		const ms_view_part *p = order[k];
+		int x0 = col_of(p->min_ts, t0, t1, in);
+		int x1 = col_of(p->max_ts, t0, t1, in);
+		int lane = 0;
+		while (lane < lanes && lane_end[lane] >= x0)
+			lane++;
+		if (lane == lanes) {
+			hidden++;
+			continue;
+		}
+		lane_end[lane] = x1 + 1; /* keep one column between spans */
+		uint32_t g;
+		uint16_t a;
+		if (p->pending) {
+			g = ms_glyph(c, MS_G_FULL);
+			a = MS_C_ACCENT | MS_A_BOLD;
+		} else if (p->mature) {
+			g = ms_glyph(c, MS_G_SPAN);
+			a = MS_C_WARN;
+		} else {
+			g = ms_glyph(c, MS_G_HLINE);
+			a = MS_C_HOT;
+		}
+		for (int x = x0; x <= x1; x++)
+			ms_canvas_put(c, x, in.y + lane, g, a);
+	}
+	hidden += v->parts_total > v->nparts ? v->parts_total - v->nparts : 0;
+
+	/* Hour axis: ticks every 1, 2, 3 or 6 hours, whatever fits. */
+	int ay = in.y + in.h - 1;
+	for (int x = in.x; x < in.x + in.w; x++)
+		ms_canvas_put(c, x, ay, ms_glyph(c, MS_G_HLINE), MS_C_MUTED);
+	static const int steps[] = { 1, 2, 3, 6, 12 };
+	int step = 12;
+	for (size_t i = 0; i < 5; i++) {
+		if ((in.w - 1) * steps[i] / 24 >= 4) {
+			step = steps[i];
+			break;
+		}
+	}
+	for (int hr = 0; hr <= 24; hr += step) {
+		int x = col_of(t0 + (int64_t)hr * 3600000000000LL, t0, t1, in);
+		char lab[16];
+		snprintf(lab, sizeof(lab), "%02d", hr);
+		int lx = x - 1 < in.x ? in.x : x;
+		if (hr == 24)
+			lx = x - 1;
+		ms_canvas_text(c, lx, ay, 2, lab, MS_C_MUTED);
+	}
+
+	/* The frontier line, over everything. */
+	if (v->frontier >= t0) {
+		int fx = col_of(v->frontier, t0, t1, in);
+		for (int y = in.y; y < in.y + in.h; y++)
+			ms_canvas_put(c, fx, y, ms_glyph(c, MS_G_FRONT),
+			              MS_C_ALERT | MS_A_BOLD);
+	}
+	bool now_on_axis = v->now >= t0 && v->now <= t1;
+
+	snprintf(title, sizeof(title), "Timeline  frontier %s  now %s%s",
+	         ms_fmt_clock(fr, sizeof(fr), v->frontier, v->day_start),
+	         ms_fmt_clock(now, sizeof(now), v->now, v->day_start), "");
+	if (hidden) {
+		size_t l = strlen(title);
+		snprintf(title + l, sizeof(title) - l, "  +%zu not shown",
+		         hidden);
+	}
+	ms_canvas_box(c, r, title, false);
+	/* "now" points up at the axis from the bottom border. */
+	if (now_on_axis)
+		ms_canvas_put(c, col_of(v->now, t0, t1, in), r.y + r.h - 1, '^',
+		              MS_A_BOLD);
+}
+
+const ms_panel_class ms_panel_timeline = {
+	.name = "timeline",
+	.title = "Timeline",
+	.slot = MS_PANEL_TIMELINE,
+	.draw = draw,
+};

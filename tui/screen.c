@@ -1,0 +1,368 @@
+/*
+ * screen.c - the only file that talks to curses.
+ *
+ * It opens a terminal with newterm (so tests and benchmarks can point it at
+ * a file), copies finished canvases to it, reads keys with a timeout and
+ * translates them to MS_KEY_* codes, and makes sure the terminal is given
+ * back: on close, from an atexit handler, and after SIGINT/SIGTERM/SIGHUP,
+ * whose handlers only set a flag that the main loop polls (endwin runs on
+ * the main thread, never inside a signal handler).
+ *
+ * Colours: only when the caller asks (NO_COLOR and --no-color are applied
+ * by the caller) and the terminal has them; pairs use the terminal's
+ * default colours (-1) for everything but the foreground of accents.
+ *
+ * Invariants:
+ *  1. At most one ms_screen is open at a time; `active` points to it.
+ *  2. `last` holds what was last copied to curses; rows equal to it are
+ *     not copied again unless `force` is set (resize, ctrl-L).
+ *  3. After ms_screen_close (or the atexit handler) the terminal is in the
+ *     state it was before ms_screen_open.
+ */
+#define NCURSES_WIDECHAR 1
+#include "tui_int.h"
+
+#include <curses.h>
+#include <langinfo.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ms_screen {
+	SCREEN *scr;
+	FILE *out, *in;
+	bool color;
+	bool open;
+	bool force;
+	ms_canvas last;
+	wchar_t run[1024];
+};
+
+static ms_screen *active;
+static volatile sig_atomic_t interrupted;
+static bool atexit_set;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void
+restore_at_exit(void)
+{
+	if (active && active->open) {
+		endwin();
+		active->open = false;
+	}
+}
+
+bool
+ms_screen_interrupted(void)
+{
+	return interrupted != 0;
+}
+
+bool
+ms_screen_unicode(void)
+{
+	const char *cs = nl_langinfo(CODESET);
+	return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+}
+
+static void
+install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: a blocked key read returns so the loop sees the
+	 * flag. Installed before newterm, so curses leaves them alone. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+int
+ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
+{
+	*out = NULL;
+	if (active)
+		return ms_fail(eb, MS_ERR_STATE, "screen: already open");
+	ms_screen *s = calloc(1, sizeof(*s));
+	if (!s)
+		return ms_fail(eb, MS_ERR_NOMEM, "screen: out of memory");
+	ms_canvas_init(&s->last);
+	s->out = o && o->out ? o->out : stdout;
+	s->in = o && o->in ? o->in : stdin;
+	if (o && o->signals) {
+		interrupted = 0;
+		install_signals();
+	}
+	const char *term = o && o->term ? o->term : getenv("TERM");
+	if (!term || !*term)
+		term = "vt100";
+	s->scr = newterm(term, s->out, s->in);
+	if (!s->scr) {
+		free(s);
+		return ms_fail(eb, MS_ERR_STATE,
+		               "screen: cannot open terminal type \"%s\" "
+		               "(is TERM right?)",
+		               term);
+	}
+	set_term(s->scr);
+	s->open = true;
+	active = s;
+	if (!atexit_set) {
+		atexit(restore_at_exit);
+		atexit_set = true;
+	}
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	leaveok(stdscr, TRUE);
+	scrollok(stdscr, FALSE);
+	curs_set(0);
+	set_escdelay(25);
+	if (o && o->color && has_colors()) {
+		start_color();
+		use_default_colors();
+		init_pair(MS_C_OK, COLOR_GREEN, -1);
+		init_pair(MS_C_WARN, COLOR_YELLOW, -1);
+		init_pair(MS_C_ALERT, COLOR_RED, -1);
+		init_pair(MS_C_ACCENT, COLOR_CYAN, -1);
+		init_pair(MS_C_HOT, COLOR_MAGENTA, -1);
+		init_pair(MS_C_MUTED, -1, -1);
+		s->color = true;
+	}
+	s->force = true;
+	*out = s;
+	return 0;
+}
+
+void
+ms_screen_close(ms_screen *s)
+{
+	if (!s)
+		return;
+	if (s->open) {
+		set_term(s->scr);
+		endwin();
+		s->open = false;
+	}
+	if (s->scr)
+		delscreen(s->scr);
+	if (active == s)
+		active = NULL;
+	ms_canvas_release(&s->last);
+	free(s);
+}
+
+void
+ms_screen_size(const ms_screen *s, int *w, int *h)
+{
+	(void)s;
+	int y, x;
+	getmaxyx(stdscr, y, x);
+	*w = x;
+	*h = y;
+}
+
+int
+ms_screen_resize(ms_screen *s, int w, int h)
+{
+	if (resize_term(h, w) != OK)
+		return MS_ERR_INVAL;
+	s->force = true;
+	return 0;
+}
+
+bool
+ms_screen_has_color(const ms_screen *s)
+{
+	return s->color;
+}
+
+void
+ms_screen_invalidate(ms_screen *s)
+{
+	s->force = true;
+}
+
+static attr_t
+to_curses(const ms_screen *s, uint16_t a, short *pair)
+{
+	attr_t r = A_NORMAL;
+	if (a & MS_A_BOLD)
+		r |= A_BOLD;
+	if (a & MS_A_REV)
+		r |= A_REVERSE;
+	if (a & MS_A_UL)
+		r |= A_UNDERLINE;
+	if ((a & MS_A_DIM) || (a & MS_C_MASK) == MS_C_MUTED)
+		r |= A_DIM;
+	*pair = s->color ? (short)(a & MS_C_MASK) : 0;
+	return r;
+}
+
+static bool
+row_same(const ms_canvas *a, const ms_canvas *b, int y)
+{
+	const ms_cell *ra = &a->cells[(size_t)y * (size_t)a->w];
+	const ms_cell *rb = &b->cells[(size_t)y * (size_t)b->w];
+	for (int x = 0; x < a->w; x++)
+		if (ra[x].ch != rb[x].ch || ra[x].attr != rb[x].attr)
+			return false;
+	return true;
+}
+
+void
+ms_screen_draw(ms_screen *s, const ms_canvas *c)
+{
+	int w, h;
+	ms_screen_size(s, &w, &h);
+	bool same_size = s->last.w == c->w && s->last.h == c->h;
+	if (!same_size)
+		s->force = true;
+	if (s->force)
+		clearok(curscr, TRUE);
+	for (int y = 0; y < c->h && y < h; y++) {
+		if (!s->force && row_same(c, &s->last, y))
+			continue;
+		int x = 0;
+		while (x < c->w && x < w) {
+			uint16_t a = ms_canvas_at(c, x, y).attr;
+			int n = 0, x0 = x;
+			while (x < c->w && x < w && n < 1023 &&
+			       ms_canvas_at(c, x, y).attr == a) {
+				s->run[n++] = (wchar_t)ms_canvas_at(c, x, y).ch;
+				x++;
+			}
+			short pair;
+			attr_t at = to_curses(s, a, &pair);
+			wattr_set(stdscr, at, pair, NULL);
+			/* The bottom-right cell makes addnwstr report an
+			 * error after placing it; nothing to handle. */
+			(void)mvwaddnwstr(stdscr, y, x0, s->run, n);
+		}
+	}
+	wattr_set(stdscr, A_NORMAL, 0, NULL);
+	if (ms_canvas_reset(&s->last, c->w, c->h) == 0)
+		memcpy(s->last.cells, c->cells,
+		       (size_t)c->w * (size_t)c->h * sizeof(ms_cell));
+	s->force = false;
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
+int
+ms_screen_key(ms_screen *s, int timeout_ms)
+{
+	(void)s;
+	wint_t ch;
+	wtimeout(stdscr, timeout_ms);
+	int r = wget_wch(stdscr, &ch);
+	if (r == ERR)
+		return MS_KEY_NONE;
+	if (r == KEY_CODE_YES) {
+		switch (ch) {
+		case KEY_UP:
+			return MS_KEY_UP;
+		case KEY_DOWN:
+			return MS_KEY_DOWN;
+		case KEY_LEFT:
+			return MS_KEY_LEFT;
+		case KEY_RIGHT:
+			return MS_KEY_RIGHT;
+		case KEY_PPAGE:
+			return MS_KEY_PGUP;
+		case KEY_NPAGE:
+			return MS_KEY_PGDN;
+		case KEY_HOME:
+			return MS_KEY_HOME;
+		case KEY_END:
+			return MS_KEY_END;
+		case KEY_ENTER:
+			return MS_KEY_ENTER;
+		case KEY_BACKSPACE:
+			return MS_KEY_BACKSPACE;
+		case KEY_DC:
+			return MS_KEY_DELETE;
+		case KEY_BTAB:
+			return MS_KEY_BTAB;
+		case KEY_RESIZE:
+			return MS_KEY_RESIZE;
+		default:
+			if (ch >= KEY_F(1) && ch <= KEY_F(12))
+				return MS_KEY_F((int)(ch - KEY_F0));
+			return MS_KEY_NONE;
+		}
+	}
+	switch (ch) {
+	case '\r':
+	case '\n':
+		return MS_KEY_ENTER;
+	case '\t':
+		return MS_KEY_TAB;
+	case 27:
+		return MS_KEY_ESC;
+	case 8:
+	case 127:
+		return MS_KEY_BACKSPACE;
+	default:
+		return (int)ch;
+	}
+}
+
+void
+ms_screen_row(ms_screen *s, int y, char *buf, size_t n)
+{
+	int w, h;
+	ms_screen_size(s, &w, &h);
+	size_t used = 0;
+	if (n == 0)
+		return;
+	for (int x = 0; x < w && y < h; x++) {
+		cchar_t cc;
+		wchar_t wch[CCHARW_MAX + 1];
+		attr_t at;
+		short pair;
+		char tmp[4];
+		uint32_t cp = ' ';
+		if (mvwin_wch(stdscr, y, x, &cc) == OK &&
+		    getcchar(&cc, wch, &at, &pair, NULL) == OK && wch[0])
+			cp = (uint32_t)wch[0];
+		size_t k = ms__utf8_encode(cp, tmp);
+		if (used + k >= n)
+			break;
+		memcpy(buf + used, tmp, k);
+		used += k;
+	}
+	buf[used] = '\0';
+}
+
+uint16_t
+ms_screen_attr(ms_screen *s, int x, int y)
+{
+	(void)s;
+	cchar_t cc;
+	wchar_t wch[CCHARW_MAX + 1];
+	attr_t at;
+	short pair;
+	uint16_t r = 0;
+	if (mvwin_wch(stdscr, y, x, &cc) != OK ||
+	    getcchar(&cc, wch, &at, &pair, NULL) != OK)
+		return 0;
+	if (at & A_BOLD)
+		r |= MS_A_BOLD;
+	if (at & A_REVERSE)
+		r |= MS_A_REV;
+	if (at & A_UNDERLINE)
+		r |= MS_A_UL;
+	if (at & A_DIM)
+		r |= MS_A_DIM;
+	return (uint16_t)(r | (pair & MS_C_MASK));
+}

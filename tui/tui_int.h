@@ -1,0 +1,331 @@
+/*
+ * tui_int.h - the private pieces of the tui layer, shared by its files and
+ * its tests: rectangles and the layout function, the cell canvas panels
+ * draw into, text formatting, the screen module (the only curses user),
+ * panel and key descriptors, the session state, and command descriptors.
+ *
+ * Drawing model: a frame is built in an ms_canvas (a grid of cells, pure
+ * memory, no curses) by ms_render_frame from an ms_tui_view; the screen
+ * module then copies the canvas to curses and refreshes. So panels and the
+ * layout are testable without a terminal, and exactly one file (screen.c)
+ * includes curses.h.
+ */
+#ifndef MS_TUI_INT_H
+#define MS_TUI_INT_H
+
+#include "ms_tui.h"
+#include "view.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- Layout ------------------------------------------------------------ */
+
+typedef struct ms_rect {
+	int x, y, w, h; /* w == 0 or h == 0: not shown */
+} ms_rect;
+
+enum ms_panel_id {
+	MS_PANEL_STATUS = 0,
+	MS_PANEL_TIMELINE,
+	MS_PANEL_INVENTORY,
+	MS_PANEL_SELECTION,
+	MS_PANEL_STAGING,
+	MS_PANEL_PLUGINS,
+	MS_PANEL_EVENTS,
+	MS_PANEL_FOOTER,
+	MS_PANEL_OVERLAY, /* help, detail or breakpoints, over the others */
+	MS_PANEL_COUNT
+};
+
+/* The smallest screen the layout accepts. */
+#define MS_MIN_W 80
+#define MS_MIN_H 24
+
+typedef struct ms_layout_opts {
+	bool overlay; /* an overlay box is open */
+} ms_layout_opts;
+
+typedef struct ms_layout {
+	int w, h;
+	bool too_small; /* below MS_MIN_W x MS_MIN_H: only the notice */
+	ms_rect r[MS_PANEL_COUNT];
+} ms_layout;
+
+/* Optional panels, in the order they fold away as the screen shrinks:
+ * plugins first, then the timeline, then staging. */
+extern const enum ms_panel_id ms_layout_fold_order[3];
+/* Panels every layout that is not too small shows. */
+extern const enum ms_panel_id ms_layout_required[5];
+
+/* Pure: the panel rectangles for a w x h screen. */
+void ms_layout_compute(int w, int h, const ms_layout_opts *o, ms_layout *out);
+static inline bool
+ms_rect_visible(ms_rect r)
+{
+	return r.w > 0 && r.h > 0;
+}
+
+/* ---- Canvas ------------------------------------------------------------ */
+
+/* Cell attributes. The low nibble is a semantic colour (0 = default). */
+enum {
+	MS_C_DEFAULT = 0,
+	MS_C_OK = 1,     /* running, executed */
+	MS_C_WARN = 2,   /* paused, mature */
+	MS_C_ALERT = 3,  /* break, failures, frontier line */
+	MS_C_ACCENT = 4, /* titles, focus, pending selection */
+	MS_C_HOT = 5,    /* hot parts */
+	MS_C_MUTED = 6,  /* axis, secondary text */
+	MS_C_MASK = 0x0f,
+	MS_A_BOLD = 0x10,
+	MS_A_REV = 0x20,
+	MS_A_DIM = 0x40,
+	MS_A_UL = 0x80,
+};
+
+typedef struct ms_cell {
+	uint32_t ch; /* Unicode code point */
+	uint16_t attr;
+} ms_cell;
+
+typedef struct ms_canvas {
+	int w, h;
+	bool ascii;     /* draw borders and glyphs with ASCII only */
+	ms_cell *cells; /* w * h, row-major, owned */
+	size_t cap;
+} ms_canvas;
+
+void ms_canvas_init(ms_canvas *c);
+void ms_canvas_release(ms_canvas *c);
+/* Resize and clear to blanks; 0 or MS_ERR_NOMEM. */
+int ms_canvas_reset(ms_canvas *c, int w, int h);
+void ms_canvas_put(ms_canvas *c, int x, int y, uint32_t ch, uint16_t attr);
+/* Draw UTF-8 text at (x, y), clipped at x + maxw; returns columns used. */
+int ms_canvas_text(ms_canvas *c, int x, int y, int maxw, const char *s,
+                   uint16_t attr);
+int ms_canvas_printf(ms_canvas *c, int x, int y, int maxw, uint16_t attr,
+                     const char *fmt, ...)
+        __attribute__((format(printf, 6, 7)));
+void ms_canvas_fill(ms_canvas *c, ms_rect r, uint32_t ch, uint16_t attr);
+/* Set attribute bits on a run of cells (keeps their characters). */
+void ms_canvas_attr(ms_canvas *c, int x, int y, int n, uint16_t attr);
+/* A bordered box with a title; returns the inner rectangle. */
+ms_rect ms_canvas_box(ms_canvas *c, ms_rect r, const char *title, bool focused);
+/* Encode cp as UTF-8 into tmp; returns the byte count (1..4). */
+size_t ms__utf8_encode(uint32_t cp, char tmp[4]);
+/* Row y as UTF-8 (trailing blanks kept); for tests and captures. */
+void ms_canvas_row(const ms_canvas *c, int y, char *buf, size_t n);
+static inline ms_cell
+ms_canvas_at(const ms_canvas *c, int x, int y)
+{
+	return c->cells[(size_t)y * (size_t)c->w + (size_t)x];
+}
+
+/* Glyphs that have an ASCII fallback. */
+enum ms_glyph {
+	MS_G_HLINE,
+	MS_G_VLINE,
+	MS_G_TL,
+	MS_G_TR,
+	MS_G_BL,
+	MS_G_BR,
+	MS_G_FULL,  /* gauge fill */
+	MS_G_SHADE, /* gauge preferred-limit zone */
+	MS_G_SPAN,  /* a part's time span */
+	MS_G_FRONT, /* the frontier line */
+	MS_G_COUNT
+};
+uint32_t ms_glyph(const ms_canvas *c, enum ms_glyph g);
+/* One of 8 bar heights (0..7) for sparklines. */
+uint32_t ms_spark_glyph(const ms_canvas *c, int level);
+
+/* ---- Formatting (fmt.c) --------------------------------------------------
+ * Fixed-width human forms; each writes into buf[0..n) and returns buf. */
+char *ms_fmt_bytes(char *buf, size_t n, uint64_t v); /* "12.3M" */
+char *ms_fmt_count(char *buf, size_t n, uint64_t v); /* "162.2k" */
+char *ms_fmt_ns(char *buf, size_t n, uint64_t ns);   /* "3.54ms" */
+/* Logical time as "HH:MM:SS" from day_start; "+1d HH:MM:SS" after it,
+ * "-HH:MM:SS" before it. */
+char *ms_fmt_clock(char *buf, size_t n, int64_t t, int64_t day_start);
+char *ms_fmt_speed(char *buf, size_t n, double multiple); /* "60x", "max" */
+/* The one-line form of an event the filter matches against. */
+char *ms_fmt_event_line(char *buf, size_t n, const ms_view_event *e,
+                        int64_t day_start);
+/* Parse a logical time "HH:MM[:SS]" (optionally "+1d ") relative to
+ * day_start, or "#N"/"N" as a merge number. */
+bool ms_parse_target(const char *s, int64_t day_start, ms_tui_target *out);
+
+/* ---- Panels ------------------------------------------------------------ */
+
+/* A panel draws into its rectangle of the canvas from the view; it never
+ * calls curses. */
+typedef struct ms_panel_class {
+	const char *name;  /* "inventory" */
+	const char *title; /* shown in the border */
+	enum ms_panel_id slot;
+	void (*draw)(ms_canvas *c, ms_rect r, const ms_tui_view *v);
+} ms_panel_class;
+
+extern const ms_panel_class ms_panel_status;
+extern const ms_panel_class ms_panel_inventory;
+extern const ms_panel_class ms_panel_timeline;
+extern const ms_panel_class ms_panel_selection;
+extern const ms_panel_class ms_panel_staging;
+extern const ms_panel_class ms_panel_plugins;
+extern const ms_panel_class ms_panel_events;
+extern const ms_panel_class ms_panel_footer;
+extern const ms_panel_class ms_panel_help;
+extern const ms_panel_class ms_panel_detail;
+extern const ms_panel_class ms_panel_breakpoints;
+
+/* Indices (into v->events) of the events the filter shows, oldest first;
+ * returns how many. idx must hold MS_VIEW_MAX_EVENTS. */
+size_t ms_events_visible(const ms_tui_view *v, size_t *idx);
+/* Index into v->events of the selected event, or -1 if none. */
+long ms_events_selected(const ms_tui_view *v);
+
+/* Attribute for a sampling classification ("executed", ...). */
+uint16_t ms__class_attr(const char *klass, bool failed);
+/* Name of a state: "RUNNING", "PAUSED", "BREAK", "DONE". */
+const char *ms__state_name(enum ms_view_state st);
+
+/* Lay out and draw a whole frame for a w x h screen. */
+int ms_render_frame(ms_canvas *c, const ms_tui_view *v, int w, int h);
+
+/* ---- Keys -------------------------------------------------------------- */
+
+/* Key codes beyond Unicode, independent of curses. */
+enum {
+	MS_KEY_NONE = -1,
+	MS_KEY_BASE = 0x110000,
+	MS_KEY_UP = MS_KEY_BASE,
+	MS_KEY_DOWN,
+	MS_KEY_LEFT,
+	MS_KEY_RIGHT,
+	MS_KEY_PGUP,
+	MS_KEY_PGDN,
+	MS_KEY_HOME,
+	MS_KEY_END,
+	MS_KEY_ENTER,
+	MS_KEY_BACKSPACE,
+	MS_KEY_DELETE,
+	MS_KEY_ESC,
+	MS_KEY_TAB,
+	MS_KEY_BTAB,
+	MS_KEY_RESIZE,
+	MS_KEY_F0, /* MS_KEY_F0 + n is Fn */
+};
+#define MS_KEY_F(n) (MS_KEY_F0 + (n))
+#define MS_KEY_CTRL(c) ((c)&0x1f)
+
+struct ms_tui_session;
+
+/* One binding of the key table. */
+typedef struct ms_key_binding {
+	int key;                /* main key */
+	int alt;                /* second key (an F-key) or MS_KEY_NONE */
+	const char *keys_label; /* "space", "g", "?/F1" */
+	const char *fname;      /* footer label next to its F-key, or NULL */
+	const char *help;
+	void (*act)(struct ms_tui_session *s);
+} ms_key_binding;
+
+extern const ms_key_binding ms_key_table[];
+extern const size_t ms_key_table_len;
+/* The binding for key k in normal mode, or NULL. */
+const ms_key_binding *ms_keys_lookup(int k);
+
+/* Speed steps for +/-, in logical seconds per wall second; the last is 0
+ * ("max"). */
+extern const double ms_speed_steps[];
+extern const size_t ms_speed_steps_len;
+
+/* ---- Session ----------------------------------------------------------- */
+
+/* A TUI session without the screen: the view, the controller, and what
+ * keys do. ms_tui_run owns one; tests drive one directly. */
+typedef struct ms_tui_session {
+	const ms_tui_ctl *ctl;
+	ms_tui_view *view;
+	size_t speed_step;
+	bool quit;
+	bool redraw; /* full repaint requested (ctrl-L) */
+	bool dirty;  /* something changed; draw soon */
+} ms_tui_session;
+
+int ms_session_init(ms_tui_session *s, const ms_tui_ctl *ctl);
+void ms_session_release(ms_tui_session *s);
+/* Handle one key (normal mode, prompt or overlay). */
+void ms_session_key(ms_tui_session *s, int key);
+/* Refresh the view from the controller (keeps ui). */
+int ms_session_snapshot(ms_tui_session *s);
+/* Set the footer message. */
+void ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* ---- Screen (screen.c: the only curses user) --------------------------- */
+
+typedef struct ms_screen ms_screen;
+typedef struct ms_screen_opts {
+	FILE *out;        /* NULL = stdout */
+	FILE *in;         /* NULL = stdin */
+	const char *term; /* NULL = $TERM */
+	bool color;       /* try colours (after NO_COLOR was applied) */
+	bool signals;     /* install SIGINT/SIGTERM/SIGHUP flag handlers */
+} ms_screen_opts;
+
+int ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb);
+/* Restore the terminal and free; NULL ok; safe to call twice. */
+void ms_screen_close(ms_screen *s);
+void ms_screen_size(const ms_screen *s, int *w, int *h);
+/* Force a size (tests, and after KEY_RESIZE). */
+int ms_screen_resize(ms_screen *s, int w, int h);
+bool ms_screen_has_color(const ms_screen *s);
+/* The locale can show Unicode glyphs (UTF-8 codeset). */
+bool ms_screen_unicode(void);
+/* Copy the canvas into the curses screen and update the terminal. */
+void ms_screen_draw(ms_screen *s, const ms_canvas *c);
+/* Next key, waiting up to timeout_ms; MS_KEY_NONE on timeout. */
+int ms_screen_key(ms_screen *s, int timeout_ms);
+/* Repaint everything on the next draw (ctrl-L). */
+void ms_screen_invalidate(ms_screen *s);
+/* Read row y of the curses screen back as UTF-8 (tests). */
+void ms_screen_row(ms_screen *s, int y, char *buf, size_t n);
+/* Attributes of the cell at (x, y) as MS_A_* bits (tests). */
+uint16_t ms_screen_attr(ms_screen *s, int x, int y);
+/* Should colours be used? False with --no-color (no_color_opt) or a
+ * non-empty NO_COLOR in the environment (no-color.org). */
+bool ms__color_wanted(bool no_color_opt);
+/* A signal asked us to stop (SIGINT, SIGTERM, SIGHUP). */
+bool ms_screen_interrupted(void);
+
+/* ---- Commands ---------------------------------------------------------- */
+
+typedef struct ms_cmd {
+	const char *name;
+	const char *summary; /* one line for the command list */
+	const char *usage;   /* the --help text */
+	int (*run)(int argc, char **argv, FILE *out, FILE *err);
+} ms_cmd;
+
+extern const ms_cmd ms_cmd_tui;
+extern const ms_cmd ms_cmd_run;
+extern const ms_cmd ms_cmd_fixture;
+extern const ms_cmd ms_cmd_export;
+extern const ms_cmd ms_cmd_report;
+extern const ms_cmd ms_cmd_merge_once;
+
+/* Exit status of a command whose layer is not in this build. */
+#define MS_EXIT_NOT_BUILT 2
+/* Exit status of a usage error. */
+#define MS_EXIT_USAGE 64
+
+/* Shared by commands: is argv[i] "--help"/"-h"? Prints usage if so. */
+bool ms__cmd_wants_help(const ms_cmd *c, int argc, char **argv, FILE *out);
+/* "mergescope NAME: LAYER is not built yet ..." and MS_EXIT_NOT_BUILT. */
+int ms__cmd_not_built(const ms_cmd *c, const char *layer, FILE *err);
+
+#endif

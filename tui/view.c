@@ -1,0 +1,275 @@
+/*
+ * view.c - helpers over the view model: allocation, the picker's ordering
+ * of the inventory, and the event-log filter that both the log and the
+ * exporters apply.
+ */
+#include "tui_int.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ms_tui_view *
+ms_tui_view_new(void)
+{
+	return calloc(1, sizeof(ms_tui_view));
+}
+
+void
+ms_tui_view_free(ms_tui_view *v)
+{
+	free(v);
+}
+
+static int
+part_cmp(const void *pa, const void *pb)
+{
+	const ms_view_part *a = pa, *b = pb;
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? -1 : 1;
+	if (a->min_ts != b->min_ts)
+		return a->min_ts > b->min_ts ? -1 : 1; /* newer first */
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return 0;
+}
+
+void
+ms_tui_view_sort_parts(ms_tui_view *v)
+{
+	if (v->nparts > MS_VIEW_MAX_PARTS)
+		v->nparts = MS_VIEW_MAX_PARTS;
+	qsort(v->parts, v->nparts, sizeof(v->parts[0]), part_cmp);
+}
+
+static bool
+contains_ci(const char *hay, const char *needle)
+{
+	size_t nlen = strlen(needle);
+	if (nlen == 0)
+		return true;
+	for (; *hay; hay++) {
+		size_t i = 0;
+		while (i < nlen && hay[i] &&
+		       tolower((unsigned char)hay[i]) ==
+		               tolower((unsigned char)needle[i]))
+			i++;
+		if (i == nlen)
+			return true;
+	}
+	return false;
+}
+
+static const char *const class_names[] = { "executed", "enabled_no_evaluation",
+	                                   "not_executed" };
+static const char *const reason_names[] = {
+	"none",
+	"pipeline_disabled",
+	"no_sampler",
+	"event_disabled",
+	"merge_grace",
+	"fragment_gap_contract",
+	"guard_unavailable",
+	"all_traces_oversized",
+	"lossless_retry",
+	"empty_input",
+	"other",
+};
+static const char *const lane_names[] = { "fast", "slow", "finalize" };
+static const char *const phase_names[] = { "primary", "cooldown" };
+
+static bool
+one_of(const char *v, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v, names[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool
+parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (!isdigit((unsigned char)*s) || v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+/* Narrow the sequence range of f to [lo, hi]. */
+static void
+seq_range(ms_tui_filter *f, uint64_t lo, uint64_t hi)
+{
+	if (!f->has_seq_range) {
+		f->has_seq_range = true;
+		f->seq_min = 0;
+		f->seq_max = UINT64_MAX;
+	}
+	if (lo > f->seq_min)
+		f->seq_min = lo;
+	if (hi < f->seq_max)
+		f->seq_max = hi;
+}
+
+static bool
+parse_seq(ms_tui_filter *f, const char *w)
+{
+	uint64_t a, b;
+	const char *dots;
+	if (w[0] == '#')
+		return parse_u64(w + 1, &a) && (seq_range(f, a, a), true);
+	w += 3; /* "seq" */
+	if (strncmp(w, ">=", 2) == 0)
+		return parse_u64(w + 2, &a) &&
+		       (seq_range(f, a, UINT64_MAX), true);
+	if (strncmp(w, "<=", 2) == 0)
+		return parse_u64(w + 2, &a) && (seq_range(f, 0, a), true);
+	if (*w == '>')
+		return parse_u64(w + 1, &a) && a < UINT64_MAX &&
+		       (seq_range(f, a + 1, UINT64_MAX), true);
+	if (*w == '<')
+		return parse_u64(w + 1, &a) && a > 0 &&
+		       (seq_range(f, 0, a - 1), true);
+	if (*w != '=')
+		return false;
+	w++;
+	dots = strstr(w, "..");
+	if (!dots)
+		return parse_u64(w, &a) && (seq_range(f, a, a), true);
+	char lo[32];
+	size_t n = (size_t)(dots - w);
+	if (n == 0 || n >= sizeof(lo))
+		return false;
+	memcpy(lo, w, n);
+	lo[n] = '\0';
+	return parse_u64(lo, &a) && parse_u64(dots + 2, &b) && a <= b &&
+	       (seq_range(f, a, b), true);
+}
+
+#define NAMES(a) a, sizeof(a) / sizeof(a[0])
+
+bool
+ms_tui_filter_parse(const char *text, ms_tui_filter *out, char *err, size_t n)
+{
+	static const struct {
+		const char *key;
+		size_t off, size;
+		const char *const *names;
+		size_t nnames;
+	} fields[] = {
+		{ "lane=", offsetof(ms_tui_filter, lane), sizeof(out->lane),
+		  NAMES(lane_names) },
+		{ "class=", offsetof(ms_tui_filter, klass), sizeof(out->klass),
+		  NAMES(class_names) },
+		{ "reason=", offsetof(ms_tui_filter, reason),
+		  sizeof(out->reason), NAMES(reason_names) },
+		{ "phase=", offsetof(ms_tui_filter, phase), sizeof(out->phase),
+		  NAMES(phase_names) },
+	};
+	memset(out, 0, sizeof(*out));
+	if (err && n)
+		err[0] = '\0';
+	const char *p = text;
+	size_t tl = 0;
+	for (;;) {
+		char w[MS_VIEW_TEXT];
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			return true;
+		size_t wl = strcspn(p, " \t");
+		if (wl >= sizeof(w))
+			wl = sizeof(w) - 1;
+		memcpy(w, p, wl);
+		w[wl] = '\0';
+		p += strcspn(p, " \t");
+
+		bool done = false;
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]);
+		     i++) {
+			size_t kl = strlen(fields[i].key);
+			if (strncmp(w, fields[i].key, kl) != 0)
+				continue;
+			const char *v = w + kl;
+			if (!one_of(v, fields[i].names, fields[i].nnames)) {
+				if (err)
+					snprintf(err, n,
+					         "filter: unknown %.*s \"%s\"",
+					         (int)(kl - 1), fields[i].key,
+					         v);
+				return false;
+			}
+			char *dst = (char *)out + fields[i].off;
+			snprintf(dst, fields[i].size, "%s", v);
+			done = true;
+		}
+		if (done)
+			continue;
+		if (w[0] == '#' || (strncmp(w, "seq", 3) == 0 &&
+		                    strchr("=<>", w[3]) && w[3])) {
+			if (!parse_seq(out, w)) {
+				if (err)
+					snprintf(err, n,
+					         "filter: \"%s\": expected #N, "
+					         "seq=N, seq=A..B, seq>=N or "
+					         "seq<=N",
+					         w);
+				return false;
+			}
+			continue;
+		}
+		if (tl + wl + 2 > sizeof(out->text)) {
+			if (err)
+				snprintf(err, n, "filter: text too long");
+			return false;
+		}
+		if (tl)
+			out->text[tl++] = ' ';
+		memcpy(out->text + tl, w, wl + 1);
+		tl += wl;
+	}
+}
+
+bool
+ms_tui_filter_empty(const ms_tui_filter *f)
+{
+	return !f->lane[0] && !f->klass[0] && !f->reason[0] && !f->phase[0] &&
+	       !f->has_seq_range && !f->text[0];
+}
+
+bool
+ms_tui_filter_match(const ms_tui_filter *f, const ms_view_event *e,
+                    int64_t day_start)
+{
+	if (f->lane[0] && strcmp(f->lane, e->lane) != 0)
+		return false;
+	if (f->klass[0] && strcmp(f->klass, e->klass) != 0)
+		return false;
+	if (f->reason[0]) {
+		const char *r = e->reason[0] ? e->reason : "none";
+		if (strcmp(f->reason, r) != 0)
+			return false;
+	}
+	if (f->phase[0] && strcmp(f->phase, e->phase) != 0)
+		return false;
+	if (f->has_seq_range && (e->seq < f->seq_min || e->seq > f->seq_max))
+		return false;
+	if (f->text[0]) {
+		char line[256];
+		const char *hay = e->summary;
+		if (!hay[0])
+			hay = ms_fmt_event_line(line, sizeof(line), e,
+			                        day_start);
+		if (!contains_ci(hay, f->text))
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,274 @@
+/*
+ * view.h - the view model of the TUI: one consistent snapshot of everything
+ * the screen shows.
+ *
+ * The screen never reads engine state directly. Once per frame the main
+ * loop asks the controller (ms_tui_ctl, see ms_tui.h) to fill an
+ * ms_tui_view under the controller's own lock; panels then draw from that
+ * copy only, so a frame is consistent and rendering never holds an engine
+ * lock. The `ui` member is owned by the TUI (focus, filter, prompts) and is
+ * never written by the controller.
+ *
+ * All arrays are fixed-capacity so a snapshot is a plain copy with no
+ * allocation under the engine lock. When the engine has more items than fit,
+ * it fills the first `*_cap` and sets the `*_total` count so the screen can
+ * say how many it is not showing.
+ *
+ * Times are logical unix nanoseconds (the replay's clock). Byte counts are
+ * compressed on-disk bytes unless a name says otherwise. Strings are
+ * NUL-terminated and truncated to fit.
+ *
+ * Ownership: an ms_tui_view is a caller-owned value (allocate it with
+ * ms_tui_view_new, it is large); it holds no pointers.
+ */
+#ifndef MS_TUI_VIEW_H
+#define MS_TUI_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MS_VIEW_MAX_PARTS 1024
+#define MS_VIEW_MAX_INPUTS 64
+#define MS_VIEW_MAX_PLUGINS 8
+#define MS_VIEW_MAX_EVENTS 512
+#define MS_VIEW_MAX_BREAKS 32
+#define MS_VIEW_SPARK 64
+#define MS_VIEW_HIST 13
+#define MS_VIEW_TEXT 256
+
+/* What the replay is doing. */
+enum ms_view_state {
+	MS_VIEW_PAUSED = 0,  /* stopped between steps, by the user */
+	MS_VIEW_RUNNING = 1, /* publishing and merging */
+	MS_VIEW_BREAK = 2,   /* stopped at a dispatch barrier */
+	MS_VIEW_DONE = 3,    /* the run is over (finalized) */
+};
+
+/* One active part, as the inventory lists it. */
+typedef struct ms_view_part {
+	uint64_t id;
+	uint64_t bytes; /* compressed size: the picker's size */
+	uint64_t rows;
+	uint32_t depth; /* 0 for raw writes */
+	int64_t min_ts;
+	int64_t max_ts;
+	bool mature;         /* max_ts <= frontier */
+	bool pending;        /* an input of the pending selection */
+	uint64_t claimed_by; /* merge seq holding it; 0 = not claimed */
+} ms_view_part;
+
+/* The selection waiting at a dispatch barrier. */
+typedef struct ms_view_selection {
+	bool present;
+	uint64_t seq; /* merge number it will get */
+	char lane[16];
+	char predicted[32]; /* predicted classification */
+	char reason[32];    /* predicted reason, "" when executed */
+	int64_t frontier;
+	uint64_t bytes;
+	uint64_t rows;
+	uint32_t mature_count;
+	uint64_t mature_rows;
+	uint32_t hot_count;
+	uint64_t hot_rows;
+	uint32_t max_depth;
+	size_t inputs_total;
+	size_t ninputs;
+	ms_view_part inputs[MS_VIEW_MAX_INPUTS];
+} ms_view_selection;
+
+/* Staged bytes of the sampling pipeline. */
+typedef struct ms_view_staging {
+	uint64_t live;
+	uint64_t peak;      /* peak of the merge in progress or the last one */
+	uint64_t preferred; /* adaptive preferred limit of that merge */
+	uint64_t hard;      /* hard staging ceiling */
+	size_t nspark; /* peak staged bytes of recent merges, oldest first */
+	uint64_t spark[MS_VIEW_SPARK];
+} ms_view_staging;
+
+/* One link of the sampler chain. */
+typedef struct ms_view_plugin {
+	char name[32];
+	uint64_t calls;
+	uint64_t traces;
+	uint64_t total_ns;
+	uint64_t max_ns;
+	/* Decide-call latency histogram; hist_le_ns[i] is the upper bound of
+	 * bucket i, the last bucket is the overflow (bound 0). */
+	uint64_t hist[MS_VIEW_HIST];
+	uint64_t hist_le_ns[MS_VIEW_HIST];
+	uint64_t failopen_error;
+	uint64_t failopen_timeout;
+	uint64_t failopen_verdict; /* wrong length or values other than 0/1 */
+	bool circuit_open;
+} ms_view_plugin;
+
+/* One recorded merge. */
+typedef struct ms_view_event {
+	uint64_t seq;
+	int64_t t; /* logical time at dispatch */
+	char lane[16];
+	uint32_t ninputs;
+	uint64_t rows_in;
+	uint64_t rows_out;
+	uint64_t bytes_in;
+	uint64_t bytes_out;
+	char phase[16];  /* primary, cooldown */
+	char klass[32];  /* executed, enabled_no_evaluation, not_executed */
+	char reason[32]; /* "" or "none" when executed */
+	int64_t wall_ns;
+	/* Details (Enter). */
+	uint64_t output_id;
+	uint32_t depth_out;
+	uint32_t mature_count;
+	uint32_t hot_count;
+	uint64_t traces_evaluated;
+	uint64_t traces_dropped;
+	uint64_t traces_deferred;
+	uint64_t traces_oversized;
+	uint64_t batches;
+	uint64_t peak_staged;
+	int64_t cpu_ns;
+	uint64_t alloc_bytes;
+	uint64_t fingerprint;
+	bool failed;
+	char error[96]; /* why it failed, "" otherwise */
+	/* The recorder's one-line summary (ms_ev_merge_summary), which the
+	 * filter's free text matches; "" means use the TUI's own line. */
+	char summary[192];
+} ms_view_event;
+
+/*
+ * An event filter, parsed from what the user types after `/`. It mirrors
+ * the replay's ms_ev_filter field for field, so the controller can hand it
+ * to the exporters and `e` writes exactly what the log shows. Words of the
+ * text: lane=L, class=C, reason=R, phase=P, seq=A..B, seq>=N, seq<=N,
+ * seq>N, seq<N, #N; all other words, joined by single spaces, form one
+ * case-insensitive substring of the event's summary. Empty fields match
+ * everything.
+ */
+typedef struct ms_tui_filter {
+	char lane[16];
+	char klass[32];
+	char reason[32];
+	char phase[16];
+	bool has_seq_range;
+	uint64_t seq_min, seq_max; /* inclusive */
+	char text[256];
+} ms_tui_filter;
+
+typedef struct ms_view_break {
+	int id;
+	char spec[64]; /* as the user typed it: "mature", "merge=40", ... */
+	bool enabled;
+	uint64_t hits;
+} ms_view_break;
+
+/* Which panel has the keyboard focus. */
+enum ms_view_focus {
+	MS_FOCUS_EVENTS = 0,
+	MS_FOCUS_INVENTORY = 1,
+	MS_FOCUS_PLUGINS = 2,
+	MS_FOCUS_COUNT = 3,
+};
+
+/* A box drawn over the panels, at most one at a time. */
+enum ms_view_overlay {
+	MS_OVERLAY_NONE = 0,
+	MS_OVERLAY_HELP = 1,
+	MS_OVERLAY_DETAIL = 2,
+	MS_OVERLAY_BREAKS = 3,
+};
+
+/* A one-line prompt in the footer. */
+enum ms_view_prompt {
+	MS_PROMPT_NONE = 0,
+	MS_PROMPT_FILTER = 1,  /* "/" */
+	MS_PROMPT_COMMAND = 2, /* ":" */
+	MS_PROMPT_GOTO = 3,    /* "g" */
+	MS_PROMPT_EXPORT = 4,  /* "e" */
+	MS_PROMPT_BREAK = 5,   /* "a" in the breakpoint list */
+};
+
+/* State owned by the TUI; the controller never touches it. */
+typedef struct ms_view_ui {
+	enum ms_view_focus focus;
+	enum ms_view_overlay overlay;
+	bool help_visible; /* overlay == HELP, kept for readers */
+	enum ms_view_prompt prompt;
+	char filter[MS_VIEW_TEXT];  /* applied event-log filter, as typed */
+	ms_tui_filter filt;         /* the same, parsed */
+	char cmdline[MS_VIEW_TEXT]; /* text being edited in the prompt */
+	size_t cursor;              /* byte offset in cmdline */
+	char message[MS_VIEW_TEXT]; /* last result or error, footer */
+	bool message_is_error;
+	uint64_t event_sel; /* seq of the selected event; 0 = follow newest */
+	size_t part_sel;    /* selected inventory row */
+	size_t plugin_sel;
+	size_t break_sel;
+	bool ascii;     /* ASCII borders and glyphs */
+	bool color;     /* colours in use */
+	uint32_t frame; /* frames drawn, for the spinner */
+} ms_view_ui;
+
+/* The whole snapshot. */
+typedef struct ms_tui_view {
+	/* Status. */
+	enum ms_view_state state;
+	char fixture[64];
+	char variant[64];
+	char phase[16]; /* primary, boundary, cooldown, finalize */
+	char db_path[MS_VIEW_TEXT];
+	int64_t day_start; /* first instant of the logical day */
+	int64_t day_end;   /* day_start + 24 h */
+	int64_t now;
+	int64_t frontier;  /* now - grace */
+	uint64_t pub_done; /* publications done (k of N) */
+	uint64_t pub_total;
+	uint64_t merges_done;
+	uint64_t epoch;
+	double speed;       /* logical seconds per wall second; 0 = max */
+	char break_why[64]; /* which breakpoint stopped us, at BREAK */
+
+	/* Inventory, in picker order after ms_tui_view_sort_parts. */
+	size_t parts_total;
+	size_t nparts;
+	ms_view_part parts[MS_VIEW_MAX_PARTS];
+
+	ms_view_selection sel;
+	ms_view_staging staging;
+
+	size_t nplugins;
+	ms_view_plugin plugins[MS_VIEW_MAX_PLUGINS];
+
+	/* The most recent events, oldest first. */
+	uint64_t events_total;
+	size_t nevents;
+	ms_view_event events[MS_VIEW_MAX_EVENTS];
+
+	size_t nbreaks;
+	ms_view_break breaks[MS_VIEW_MAX_BREAKS];
+
+	ms_view_ui ui;
+} ms_tui_view;
+
+/* Allocate a zeroed view (about 0.4 MiB); NULL on out-of-memory. */
+ms_tui_view *ms_tui_view_new(void);
+/* Free a view from ms_tui_view_new; NULL is allowed. */
+void ms_tui_view_free(ms_tui_view *v);
+/* Sort parts as the picker does: bytes ascending, then min_ts descending
+ * (newer first), then id ascending. */
+void ms_tui_view_sort_parts(ms_tui_view *v);
+/* Parse filter text (see ms_tui_filter). On a malformed word returns false
+ * and writes what is wrong to err[0..n); *out is then unspecified. */
+bool ms_tui_filter_parse(const char *text, ms_tui_filter *out, char *err,
+                         size_t n);
+/* Does e pass f? day_start is for the fallback summary line. */
+bool ms_tui_filter_match(const ms_tui_filter *f, const ms_view_event *e,
+                         int64_t day_start);
+/* Is f empty (matches everything)? */
+bool ms_tui_filter_empty(const ms_tui_filter *f);
+
+#endif
