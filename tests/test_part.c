@@ -9,7 +9,11 @@
 
 #include <cmocka.h>
 
+#include "fuzz/fuzz_common.h"
 #include "part_testlib.h"
+
+#include <dirent.h>
+#include <errno.h>
 
 #include <sys/stat.h>
 
@@ -99,18 +103,1092 @@ test_round_trip_basic(void **state)
 	path_of(dir, sizeof(dir), "00000000000000a1");
 	ms_part_meta m;
 	write_part(dir, 0xa1, &t, &m);
+	assert_int_equal(m.id, 0xa1);
 	assert_int_equal(m.rows, t.n);
 	assert_int_equal(m.traces, 50);
 	assert_int_equal(m.blocks, 50);
+	assert_int_equal(m.depth, 0);
+	int64_t mn = t.rows[0].start_ns, mx = mn;
+	for (size_t i = 0; i < t.n; i++) {
+		mn = t.rows[i].start_ns < mn ? t.rows[i].start_ns : mn;
+		mx = t.rows[i].start_ns > mx ? t.rows[i].start_ns : mx;
+	}
+	assert_int_equal(m.min_ts, mn);
+	assert_int_equal(m.max_ts, mx);
+	/* compressed_bytes is the size of the part's files. */
+	uint64_t sum = 0;
+	const char *files[] = { "meta", "data", "index", "bloom" };
+	for (int i = 0; i < 4; i++) {
+		char f[400];
+		struct stat st;
+		snprintf(f, sizeof(f), "%s/%s", dir, files[i]);
+		assert_int_equal(stat(f, &st), 0);
+		sum += (uint64_t)st.st_size;
+	}
+	assert_int_equal(m.compressed_bytes, sum);
+	assert_true(m.uncompressed_bytes > m.compressed_bytes);
+	check_part(dir, &t, MS_COL_ALL);
+	ms_part *p;
+	assert_int_equal(ms_part_open(&p, dir, NULL, NULL), 0);
+	assert_memory_equal(ms_part_get_meta(p), &m, sizeof(m));
+	assert_int_equal(ms_part_kind_of(p), MS_KIND_CORE);
+	assert_string_equal(ms_part_dir(p), dir);
+	ms_part_close(p);
+	tl_free(&t);
+}
+
+/* Same rows in another order give a byte-identical part. */
+static void
+test_deterministic(void **state)
+{
+	(void)state;
+	tl_rng r = { 2 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 30, .rows_per_trace = 4, .body_max = 100 };
+	tl_gen(&t, &r, &s);
+	char a[300], b[300];
+	path_of(a, sizeof(a), "det-a");
+	path_of(b, sizeof(b), "det-b");
+	ms_part_meta ma, mb;
+	write_part(a, 5, &t, &ma);
+	/* Reverse the traces but keep each trace's rows in order. */
+	tl_rows u = t;
+	u.rows = malloc(t.n * sizeof(ms_row));
+	const ms_row **v = tl_sorted(&t);
+	for (size_t i = 0; i < t.n; i++)
+		u.rows[i] = *v[i];
+	write_part(b, 5, &u, &mb);
+	assert_memory_equal(&ma, &mb, sizeof(ma));
+	free(u.rows);
+	free(v);
+	tl_free(&t);
+}
+
+static void
+test_single_row_and_shapes(void **state)
+{
+	(void)state;
+	/* One row, one-byte trace ID, NULL strings, no tags, no body. */
+	uint8_t tid1 = 0x42;
+	ms_row one = { .trace_id = &tid1,
+		       .trace_id_len = 1,
+		       .span_id = 9,
+		       .start_ns = -12345,
+		       .latency_ms = UINT32_MAX };
+	tl_rows t = { 0 };
+	*tl_add(&t) = one;
+	char dir[300];
+	path_of(dir, sizeof(dir), "one");
+	ms_part_meta m;
+	write_part(dir, 1, &t, &m);
+	assert_int_equal(m.rows, 1);
+	assert_int_equal(m.min_ts, -12345);
 	check_part(dir, &t, MS_COL_ALL);
 	tl_free(&t);
+
+	/* Many traces with 64-byte IDs; long tags; empty bodies. */
+	tl_rng r = { 3 };
+	tl_shape s = { .traces = 2000, .rows_per_trace = 3, .tid_len = 64 };
+	tl_gen(&t, &r, &s);
+	path_of(dir, sizeof(dir), "many");
+	write_part(dir, 2, &t, &m);
+	assert_int_equal(m.traces, 2000);
+	check_part(dir, &t, MS_COL_ALL);
+	tl_free(&t);
+
+	tl_shape lt = { .traces = 5,
+		        .rows_per_trace = 3,
+		        .tags_max = 20,
+		        .tag_len = 65534,
+		        .body_max = 0 };
+	tl_gen(&t, &r, &lt);
+	const char *biggest = NULL;
+	for (size_t i = 0; i < t.n; i++)
+		if (t.rows[i].ntags)
+			biggest = t.rows[i].tags[0];
+	assert_non_null(biggest);
+	assert_int_equal(strlen(biggest), 65536);
+	path_of(dir, sizeof(dir), "longtags");
+	write_part(dir, 3, &t, &m);
+	check_part(dir, &t, MS_COL_ALL);
+	tl_free(&t);
+}
+
+/* A trace past MS_BLOCK_SPLIT_BYTES becomes consecutive blocks. */
+static void
+test_big_trace_split(void **state)
+{
+	(void)state;
+	tl_rng r = { 4 };
+	tl_rows t = { 0 };
+	tl_shape small = { .traces = 20, .rows_per_trace = 3, .body_max = 200 };
+	tl_gen(&t, &r, &small);
+	tl_shape big = { .traces = 1, .rows_per_trace = 1, .body_max = 0 };
+	size_t before = t.n;
+	tl_gen(&t, &r, &big);
+	/* Make it 300 rows of 20 KiB bodies (about 6 MiB). */
+	ms_row proto = t.rows[before];
+	t.n = before;
+	for (int i = 0; i < 300; i++) {
+		ms_row *row = tl_add(&t);
+		*row = proto;
+		uint8_t *b = tl_keep(&t, malloc(20000));
+		for (int j = 0; j < 20000; j++)
+			b[j] = (uint8_t)(tl_next(&r) & 0x3f);
+		row->body = b;
+		row->body_len = 20000;
+		row->span_id = (uint64_t)i;
+		row->start_ns = proto.start_ns + i;
+	}
+	/* And one single row bigger than a block (4 MiB body). */
+	ms_row *huge = tl_add(&t);
+	uint8_t htid[4] = { 0xff, 0xff, 0xff, 0xff };
+	*huge = proto;
+	huge->trace_id = htid;
+	huge->trace_id_len = 4;
+	uint8_t *hb = tl_keep(&t, calloc(4u << 20, 1));
+	huge->body = hb;
+	huge->body_len = 4u << 20;
+	char dir[300];
+	path_of(dir, sizeof(dir), "big");
+	ms_part_meta m;
+	write_part(dir, 4, &t, &m);
+	assert_int_equal(m.traces, 22);
+	assert_true(m.blocks >= 20 + 3 + 1);
+	check_part(dir, &t, MS_COL_ALL);
+
+	/* Blocks of the big trace are consecutive, none over the limit
+	 * unless it holds one row. */
+	ms_part *p;
+	assert_int_equal(ms_part_open(&p, dir, NULL, NULL), 0);
+	ms_part_iter *it;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, NULL), 0);
+	const ms_block_info *bi;
+	size_t same = 0;
+	uint8_t prev[64];
+	uint32_t plen = 0;
+	while (ms_part_iter_next(it, &bi, NULL) == 1) {
+		if (bi->nrows > 1)
+			assert_true(bi->span_bytes <=
+			            MS_BLOCK_SPLIT_BYTES + 4096);
+		if (plen && ms_trace_id_cmp(prev, plen, bi->trace_id,
+		                            bi->trace_id_len) == 0)
+			same++;
+		memcpy(prev, bi->trace_id, bi->trace_id_len);
+		plen = bi->trace_id_len;
+	}
+	assert_true(same >= 2);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+	tl_free(&t);
+}
+
+/* Decoding a subset of columns fills only those columns. */
+static void
+test_projection(void **state)
+{
+	(void)state;
+	tl_rng r = { 5 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 40,
+		       .rows_per_trace = 5,
+		       .body_max = 300,
+		       .tags_max = 3,
+		       .tag_len = 8 };
+	tl_gen(&t, &r, &s);
+	char dir[300];
+	path_of(dir, sizeof(dir), "proj");
+	write_part(dir, 6, &t, NULL);
+	const unsigned sets[] = { 0,
+		                  MS_COL_BODY,
+		                  MS_COL_START | MS_COL_LATENCY,
+		                  MS_COL_TAGS | MS_COL_ERROR,
+		                  MS_COL_SERVICE,
+		                  MS_COL_SPAN_ID | MS_COL_SEGMENT_ID |
+		                          MS_COL_INSTANCE | MS_COL_ENDPOINT };
+	for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+		check_part(dir, &t, sets[k]);
+		ms_part *p;
+		assert_int_equal(ms_part_open(&p, dir, NULL, NULL), 0);
+		ms_part_iter *it;
+		assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, NULL),
+		                 0);
+		const ms_block_info *bi;
+		while (ms_part_iter_next(it, &bi, NULL) == 1) {
+			const ms_row *rows;
+			assert_int_equal(
+			        ms_part_iter_decode(it, sets[k], &rows, NULL),
+			        0);
+			for (uint32_t i = 0; i < bi->nrows; i++) {
+				const ms_row *x = &rows[i];
+				if (!(sets[k] & MS_COL_BODY))
+					assert_true(x->body == NULL &&
+					            x->body_len == 0);
+				if (!(sets[k] & MS_COL_SERVICE))
+					assert_null(x->service);
+				if (!(sets[k] & MS_COL_TAGS))
+					assert_true(x->ntags == 0 && !x->tags);
+				if (!(sets[k] & MS_COL_START))
+					assert_int_equal(x->start_ns, 0);
+				if (!(sets[k] & MS_COL_SPAN_ID))
+					assert_int_equal(x->span_id, 0);
+				assert_int_equal(x->trace_id_len,
+				                 bi->trace_id_len);
+			}
+		}
+		ms_part_iter_close(it);
+		ms_part_close(p);
+	}
+	tl_free(&t);
+}
+
+/* Read and write a part's file as bytes. */
+static uint8_t *
+slurp(const char *dir, const char *name, size_t *n)
+{
+	char path[400];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *fp = fopen(path, "rb");
+	assert_non_null(fp);
+	fseek(fp, 0, SEEK_END);
+	*n = (size_t)ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	uint8_t *b = malloc(*n + 1);
+	assert_int_equal(fread(b, 1, *n, fp), *n);
+	fclose(fp);
+	return b;
+}
+
+static void
+spill(const char *dir, const char *name, const uint8_t *b, size_t n)
+{
+	char path[400];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(b, 1, n, fp), n);
+	fclose(fp);
+}
+
+/* Projection is real: with unit A damaged (checksums resealed), decoding
+ * only the body still works and decoding a unit-A column fails; and the
+ * other way round. */
+static void
+test_projection_skips_units(void **state)
+{
+	(void)state;
+	tl_rng r = { 6 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 1, .rows_per_trace = 4, .body_max = 500 };
+	tl_gen(&t, &r, &s);
+	for (int unit = 0; unit < 2; unit++) {
+		char dir[300];
+		snprintf(dir, sizeof(dir), "%s/unit%d", root, unit);
+		write_part(dir, 7, &t, NULL);
+		fz_files f = { .bloom_absent = false };
+		const char *names[4] = { "meta", "index", "bloom", "data" };
+		for (int i = 0; i < 4; i++)
+			f.f[i] = slurp(dir, names[i], &f.n[i]);
+		uint8_t *blk = f.f[3];
+		uint32_t sa = ms_le32(blk + 12);
+		/* Overwrite the middle of the unit's zstd frame. */
+		size_t at =
+		        unit == 0 ? MS__BLOCK_HDR + sa / 2
+		                  : MS__BLOCK_HDR + sa + ms_le32(blk + 20) / 2;
+		for (int k = 0; k < 6; k++)
+			blk[at + (size_t)k] ^= 0x5a;
+		fz_reseal(&f);
+		for (int i = 0; i < 4; i++)
+			spill(dir, names[i], f.f[i], f.n[i]);
+		fz_free(&f);
+		ms_part *p;
+		ms_errbuf eb = { { 0 } };
+		if (ms_part_open(&p, dir, NULL, &eb))
+			fail_msg("%s", eb.msg);
+		ms_part_iter *it;
+		assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, NULL),
+		                 0);
+		const ms_block_info *bi;
+		assert_int_equal(ms_part_iter_next(it, &bi, NULL), 1);
+		const ms_row *rows;
+		unsigned ok = unit == 0 ? MS_COL_BODY : MS_COL_SERVICE;
+		unsigned bad = unit == 0 ? MS_COL_SERVICE : MS_COL_BODY;
+		assert_int_equal(ms_part_iter_decode(it, 0, &rows, NULL), 0);
+		assert_int_equal(ms_part_iter_decode(it, ok, &rows, NULL), 0);
+		int rc = ms_part_iter_decode(it, bad, &rows, &eb);
+		assert_true(rc < 0);
+		assert_non_null(
+		        strstr(eb.msg, unit == 0 ? "unit A" : "unit B"));
+		ms_part_iter_close(it);
+		ms_part_close(p);
+	}
+	tl_free(&t);
+}
+
+/* Copy every block raw into a new part: same rows, same bytes. */
+static void
+test_raw_copy(void **state)
+{
+	(void)state;
+	tl_rng r = { 7 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 300,
+		       .rows_per_trace = 4,
+		       .body_max = 400,
+		       .tags_max = 2,
+		       .tag_len = 10 };
+	tl_gen(&t, &r, &s);
+	char src[300], dst[300], mix[300];
+	path_of(src, sizeof(src), "raw-src");
+	path_of(dst, sizeof(dst), "raw-dst");
+	path_of(mix, sizeof(mix), "raw-mix");
+	ms_part_meta ms_, md, mm;
+	write_part(src, 8, &t, &ms_);
+	ms_part *p;
+	assert_int_equal(ms_part_open(&p, src, NULL, NULL), 0);
+	ms_part_writer *w, *wm;
+	ms_errbuf eb = { { 0 } };
+	ms_part_writer_opts o = { .depth = 4 };
+	assert_int_equal(ms_part_writer_open(&w, dst, 8, &o, &eb), 0);
+	assert_int_equal(ms_part_writer_open(&wm, mix, 8, &o, &eb), 0);
+	ms_part_iter *it;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, NULL), 0);
+	const ms_block_info *bi;
+	int rc, k = 0;
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		ms_raw_block raw;
+		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+		assert_int_equal(raw.info->stored_bytes, bi->stored_bytes);
+		if (ms_part_writer_add_raw(w, &raw, &eb))
+			fail_msg("%s", eb.msg);
+		/* The mixed part decodes every other block and rewrites. */
+		if (k++ % 2) {
+			assert_int_equal(ms_part_writer_add_raw(wm, &raw, &eb),
+			                 0);
+		} else {
+			const ms_row *rows;
+			assert_int_equal(
+			        ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb),
+			        0);
+			if (ms_part_writer_add_trace(wm, rows, bi->nrows, &eb))
+				fail_msg("%s", eb.msg);
+		}
+	}
+	assert_int_equal(rc, 0);
+	ms_part_iter_close(it);
+	assert_int_equal(ms_part_writer_finish(w, &md, &eb), 0);
+	assert_int_equal(ms_part_writer_finish(wm, &mm, &eb), 0);
+	assert_int_equal(md.checksum, ms_.checksum);
+	assert_int_equal(md.rows, ms_.rows);
+	assert_int_equal(md.traces, ms_.traces);
+	assert_int_equal(md.blocks, ms_.blocks);
+	assert_int_equal(md.depth, 4);
+	assert_int_equal(mm.checksum, ms_.checksum);
+	check_part(dst, &t, MS_COL_ALL);
+	check_part(mix, &t, MS_COL_ALL);
+
+	/* A damaged raw block is refused, and the writer is done. */
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, NULL), 0);
+	assert_int_equal(ms_part_iter_next(it, &bi, NULL), 1);
+	ms_raw_block raw;
+	assert_int_equal(ms_part_iter_raw(it, &raw, NULL), 0);
+	uint8_t *copy = malloc(bi->stored_bytes);
+	memcpy(copy, raw.bytes, bi->stored_bytes);
+	copy[bi->stored_bytes - 1] ^= 1;
+	ms_raw_block bad = { raw.info, copy };
+	char d2[300];
+	path_of(d2, sizeof(d2), "raw-bad");
+	assert_int_equal(ms_part_writer_open(&w, d2, 9, NULL, &eb), 0);
+	assert_int_equal(ms_part_writer_add_raw(w, &bad, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "checksum"));
+	assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), MS_ERR_STATE);
+	assert_true(ms_part_writer_finish(w, NULL, &eb) < 0);
+	struct stat st;
+	assert_int_equal(stat(d2, &st), -1);
+	free(copy);
+	/* Out of order: the second block, then the first. */
+	assert_int_equal(ms_part_writer_open(&w, d2, 9, NULL, &eb), 0);
+	uint8_t *first = malloc(bi->stored_bytes);
+	ms_block_info finfo = *bi;
+	memcpy(first, raw.bytes, bi->stored_bytes);
+	assert_int_equal(ms_part_iter_next(it, &bi, NULL), 1);
+	assert_int_equal(ms_part_iter_raw(it, &raw, NULL), 0);
+	assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
+	ms_raw_block fr = { &finfo, first };
+	assert_int_equal(ms_part_writer_add_raw(w, &fr, &eb), MS_ERR_INVAL);
+	ms_part_writer_abort(w);
+	assert_int_equal(stat(d2, &st), -1);
+	free(first);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+	tl_free(&t);
+}
+
+static void
+test_writer_rejects(void **state)
+{
+	(void)state;
+	char dir[300];
+	path_of(dir, sizeof(dir), "rejects");
+	ms_errbuf eb = { { 0 } };
+	ms_part_writer *w;
+	uint8_t a[2] = { 1, 2 }, b[2] = { 1, 3 };
+	ms_row ra = { .trace_id = a, .trace_id_len = 2, .service = "s" };
+	ms_row rb = ra;
+	rb.trace_id = b;
+	ms_row both[2] = { ra, rb };
+	struct {
+		const ms_row *rows;
+		size_t n;
+		const char *why;
+	} cases[] = {
+		{ both, 2, "differs" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(ms_part_writer_open(&w, dir, 1, NULL, &eb), 0);
+		assert_int_equal(ms_part_writer_add_trace(w, cases[i].rows,
+		                                          cases[i].n, &eb),
+		                 MS_ERR_INVAL);
+		assert_non_null(strstr(eb.msg, cases[i].why));
+		ms_part_writer_abort(w);
+	}
+	/* Order: b then a is refused; a then a as well. */
+	assert_int_equal(ms_part_writer_open(&w, dir, 1, NULL, &eb), 0);
+	assert_int_equal(ms_part_writer_add_trace(w, &rb, 1, &eb), 0);
+	assert_int_equal(ms_part_writer_add_trace(w, &ra, 1, &eb),
+	                 MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "order"));
+	ms_part_writer_abort(w);
+	assert_int_equal(ms_part_writer_open(&w, dir, 1, NULL, &eb), 0);
+	assert_int_equal(ms_part_writer_add_trace(w, &ra, 1, &eb), 0);
+	assert_int_equal(ms_part_writer_add_trace(w, &ra, 1, &eb),
+	                 MS_ERR_INVAL);
+	ms_part_writer_abort(w);
+	/* Bad lengths. */
+	ms_row bad = ra;
+	bad.trace_id_len = 65;
+	assert_int_equal(ms_part_write_rows(dir, 1, &bad, 1, NULL, NULL, &eb),
+	                 MS_ERR_INVAL);
+	bad = ra;
+	char *longs = calloc(MS_STR_MAX + 2, 1);
+	memset(longs, 'x', MS_STR_MAX + 1);
+	bad.endpoint = longs;
+	assert_int_equal(ms_part_write_rows(dir, 1, &bad, 1, NULL, NULL, &eb),
+	                 MS_ERR_RANGE);
+	assert_non_null(strstr(eb.msg, "string"));
+	free(longs);
+	bad = ra;
+	bad.body_len = 5;
+	assert_int_equal(ms_part_write_rows(dir, 1, &bad, 1, NULL, NULL, &eb),
+	                 MS_ERR_RANGE);
+	struct stat st;
+	assert_int_equal(stat(dir, &st), -1);
+	/* The directory must not exist yet. */
+	mkdir(dir, 0755);
+	assert_int_equal(ms_part_writer_open(&w, dir, 1, NULL, &eb),
+	                 MS_ERR_EXISTS);
+	assert_null(w);
+	rmdir(dir);
+	/* An empty part is a part. */
+	ms_part_meta m;
+	assert_int_equal(ms_part_write_rows(dir, 1, NULL, 0, NULL, &m, &eb), 0);
+	assert_int_equal(m.rows, 0);
+	assert_int_equal(m.blocks, 0);
+	ms_part *p;
+	assert_int_equal(ms_part_open(&p, dir, NULL, &eb), 0);
+	assert_false(ms_part_may_contain(p, a, 2));
+	assert_int_equal(ms_part_verify(p, &eb), 0);
+	ms_part_close(p);
+}
+
+static void
+test_bloom(void **state)
+{
+	(void)state;
+	tl_rng r = { 8 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 20000, .rows_per_trace = 1, .tid_len = 16 };
+	tl_gen(&t, &r, &s);
+	char dir[300];
+	path_of(dir, sizeof(dir), "bloom");
+	write_part(dir, 10, &t, NULL);
+	ms_part *p;
+	assert_int_equal(ms_part_open(&p, dir, NULL, NULL), 0);
+	for (size_t i = 0; i < t.n; i++)
+		assert_true(ms_part_may_contain(p, t.rows[i].trace_id,
+		                                t.rows[i].trace_id_len));
+	/* Random absent IDs: the theory says (1 - e^-0.625)^10 = 0.046%. */
+	size_t fp = 0, probes = 400000;
+	for (size_t i = 0; i < probes; i++) {
+		uint8_t id[17];
+		for (int j = 0; j < 17; j++)
+			id[j] = (uint8_t)tl_next(&r);
+		fp += ms_part_may_contain(p, id, 17);
+	}
+	double rate = (double)fp / (double)probes;
+	print_message("bloom false positives: %zu / %zu = %.4f%%\n", fp, probes,
+	              rate * 100);
+	assert_true(rate < 0.0015);
+	assert_true(fp > 0); /* a filter that never says yes is suspect */
+	ms_part_close(p);
+	tl_free(&t);
+}
+
+/* ---- corruption ---- */
+
+static char cdir[300];
+static tl_rows ct;
+
+static void
+make_corrupt_subject(void)
+{
+	if (ct.n)
+		return;
+	tl_rng r = { 9 };
+	tl_shape s = { .traces = 12,
+		       .rows_per_trace = 3,
+		       .body_max = 120,
+		       .tags_max = 2,
+		       .tag_len = 6 };
+	tl_gen(&ct, &r, &s);
+	path_of(cdir, sizeof(cdir), "00000000000000c0");
+	write_part(cdir, 0xc0, &ct, NULL);
+}
+
+/* Open and read everything; return the error (0 if all went well). */
+static int
+full_read(const char *dir, ms_errbuf *eb)
+{
+	ms_part *p;
+	int rc = ms_part_open(&p, dir, NULL, eb);
+	if (rc)
+		return rc;
+	ms_part_iter *it;
+	rc = ms_part_iter_open(&it, p, NULL, NULL, eb);
+	if (rc == 0) {
+		const ms_block_info *bi;
+		while ((rc = ms_part_iter_next(it, &bi, eb)) == 1) {
+			const ms_row *rows;
+			rc = ms_part_iter_decode(it, MS_COL_ALL, &rows, eb);
+			if (rc)
+				break;
+		}
+		ms_part_iter_close(it);
+	}
+	ms_part_close(p);
+	return rc;
+}
+
+static void
+expect_failure(const char *dir, const char *file, const char *what)
+{
+	ms_errbuf eb = { { 0 } };
+	int rc = full_read(dir, &eb);
+	if (rc == 0)
+		fail_msg("%s: %s went unnoticed", file, what);
+	if (!strstr(eb.msg, file) ||
+	    (!strstr(eb.msg, "00000000000000c0") && !strstr(eb.msg, dir)))
+		fail_msg("%s: %s: message does not name part and file: %s",
+		         file, what, eb.msg);
+}
+
+static const char *const part_files[] = { "meta", "index", "bloom", "data" };
+
+static void
+test_flip_every_byte(void **state)
+{
+	(void)state;
+	make_corrupt_subject();
+	ms_errbuf eb;
+	assert_int_equal(full_read(cdir, &eb), 0);
+	for (int fi = 0; fi < 4; fi++) {
+		size_t n;
+		uint8_t *orig = slurp(cdir, part_files[fi], &n);
+		size_t stride = fi == 3 ? 3 : 1;
+		size_t tried = 0;
+		for (size_t off = 0; off < n; off += stride) {
+			for (int bit = 0; bit < 8; bit += 7) {
+				orig[off] ^= (uint8_t)(1u << bit);
+				spill(cdir, part_files[fi], orig, n);
+				char what[64];
+				snprintf(what, sizeof(what),
+				         "bit %d of byte %zu", bit, off);
+				expect_failure(cdir, part_files[fi], what);
+				orig[off] ^= (uint8_t)(1u << bit);
+				tried++;
+			}
+		}
+		spill(cdir, part_files[fi], orig, n);
+		print_message("%s: %zu flips of %zu bytes, all caught\n",
+		              part_files[fi], tried, n);
+		free(orig);
+	}
+	assert_int_equal(full_read(cdir, &eb), 0);
+}
+
+static void
+test_truncate_and_remove(void **state)
+{
+	(void)state;
+	make_corrupt_subject();
+	for (int fi = 0; fi < 4; fi++) {
+		size_t n;
+		uint8_t *orig = slurp(cdir, part_files[fi], &n);
+		size_t step = n / 97 + 1;
+		for (size_t len = 0; len < n; len += step) {
+			spill(cdir, part_files[fi], orig, len);
+			expect_failure(cdir, part_files[fi], "truncation");
+		}
+		spill(cdir, part_files[fi], orig, n - 1);
+		expect_failure(cdir, part_files[fi], "truncation by one");
+		/* One byte too many is as wrong as one too few. */
+		uint8_t *more = malloc(n + 1);
+		memcpy(more, orig, n);
+		more[n] = 0;
+		spill(cdir, part_files[fi], more, n + 1);
+		expect_failure(cdir, part_files[fi], "extension");
+		free(more);
+		/* Missing. */
+		char path[400];
+		snprintf(path, sizeof(path), "%s/%s", cdir, part_files[fi]);
+		unlink(path);
+		ms_errbuf eb = { { 0 } };
+		int rc = full_read(cdir, &eb);
+		assert_true(rc < 0);
+		assert_non_null(strstr(eb.msg, part_files[fi]));
+		assert_non_null(strstr(eb.msg, "missing"));
+		spill(cdir, part_files[fi], orig, n);
+		free(orig);
+	}
+	ms_errbuf eb;
+	assert_int_equal(full_read(cdir, &eb), 0);
+}
+
+/* Checksums resealed: the format checks behind them must still hold. */
+static void
+reseal_and_expect(const char *file, void (*mutate)(fz_files *),
+                  const char *needle)
+{
+	make_corrupt_subject();
+	fz_files f = { .bloom_absent = false };
+	for (int i = 0; i < 4; i++)
+		f.f[i] = slurp(cdir, part_files[i], &f.n[i]);
+	uint8_t *keep[4];
+	for (int i = 0; i < 4; i++) {
+		keep[i] = malloc(f.n[i]);
+		memcpy(keep[i], f.f[i], f.n[i]);
+	}
+	mutate(&f);
+	fz_reseal(&f);
+	for (int i = 0; i < 4; i++)
+		spill(cdir, part_files[i], f.f[i], f.n[i]);
+	ms_errbuf eb = { { 0 } };
+	int rc = full_read(cdir, &eb);
+	if (rc == 0)
+		fail_msg("%s: mutation went unnoticed", needle);
+	if (!strstr(eb.msg, file) || !strstr(eb.msg, needle))
+		fail_msg("expected '%s' in %s error: %s", needle, file, eb.msg);
+	for (int i = 0; i < 4; i++) {
+		spill(cdir, part_files[i], keep[i], f.n[i]);
+		free(keep[i]);
+	}
+	fz_free(&f);
+}
+
+static void
+mut_min_gt_max(fz_files *f)
+{
+	ms_put_le64(f->f[0] + 64, ms_le64(f->f[0] + 72) + 1);
+}
+
+static void
+mut_rows_absurd(fz_files *f)
+{
+	ms_put_le64(f->f[0] + 40, UINT64_C(1) << 60);
+	ms_put_le64(f->f[0] + 48, UINT64_C(1) << 59);
+}
+
+static void
+mut_version(fz_files *f)
+{
+	ms_put_le32(f->f[0] + 8, 99);
+}
+
+static void
+mut_index_stored_absurd(fz_files *f)
+{
+	ms_put_le32(f->f[1] + MS__INDEX_HDR + 8, 0xffffffffu);
+}
+
+static void
+mut_block_raw_absurd(fz_files *f)
+{
+	ms_put_le32(f->f[3] + 16, 0xfffffff0u);
+}
+
+static void
+mut_block_rows(fz_files *f)
+{
+	ms_put_le32(f->f[3] + 8, ms_le32(f->f[3] + 8) + 1);
+}
+
+static void
+mut_block_order(fz_files *f)
+{
+	/* Swap the first two blocks and their index entries' lengths. */
+	uint8_t *d = f->f[3], *x = f->f[1] + MS__INDEX_HDR;
+	uint32_t l0 = ms_le32(x + 8), l1 = ms_le32(x + 16 + 8);
+	uint32_t n0 = ms_le32(x + 12), n1 = ms_le32(x + 16 + 12);
+	uint8_t *tmp = malloc(l0 + l1);
+	memcpy(tmp, d + l0, l1);
+	memcpy(tmp + l1, d, l0);
+	memcpy(d, tmp, l0 + l1);
+	free(tmp);
+	ms_put_le32(x + 8, l1);
+	ms_put_le32(x + 12, n1);
+	ms_put_le64(x + 16, l1);
+	ms_put_le32(x + 16 + 8, l0);
+	ms_put_le32(x + 16 + 12, n0);
+}
+
+static void
+mut_bloom_k(fz_files *f)
+{
+	ms_put_le32(f->f[2] + 12, 7);
+}
+
+static void
+mut_traces(fz_files *f)
+{
+	ms_put_le64(f->f[0] + 56, ms_le64(f->f[0] + 56) - 1);
+}
+
+static void
+test_resealed_format_checks(void **state)
+{
+	(void)state;
+	reseal_and_expect("meta", mut_min_gt_max, "min timestamp");
+	reseal_and_expect("meta", mut_rows_absurd, "index size");
+	reseal_and_expect("meta", mut_version, "version");
+	reseal_and_expect("index", mut_index_stored_absurd, "entry 0");
+	reseal_and_expect("data", mut_block_raw_absurd, "too large");
+	reseal_and_expect("data", mut_block_rows, "index says");
+	reseal_and_expect("data", mut_block_order, "order");
+	reseal_and_expect("bloom", mut_bloom_k, "header");
+	reseal_and_expect("bloom", mut_traces, "header");
+}
+
+/* Random mutations with resealed checksums: never a crash, always either
+ * a clean read or an error with a message (ASan watches for the rest). */
+static void
+test_resealed_random(void **state)
+{
+	(void)state;
+	make_corrupt_subject();
+	fz_files base = { .bloom_absent = false };
+	for (int i = 0; i < 4; i++)
+		base.f[i] = slurp(cdir, part_files[i], &base.n[i]);
+	tl_rng r = { 10 };
+	size_t failures = 0, rounds = 3000;
+	for (size_t k = 0; k < rounds; k++) {
+		fz_files f = base;
+		for (int i = 0; i < 4; i++) {
+			f.f[i] = malloc(base.n[i]);
+			memcpy(f.f[i], base.f[i], base.n[i]);
+		}
+		int nm = 1 + (int)tl_below(&r, 3);
+		for (int m = 0; m < nm; m++) {
+			int fi = (int)tl_below(&r, 4);
+			size_t off = tl_below(&r, f.n[fi]);
+			f.f[fi][off] = (uint8_t)tl_next(&r);
+		}
+		fz_reseal(&f);
+		for (int i = 0; i < 4; i++)
+			spill(cdir, part_files[i], f.f[i], f.n[i]);
+		ms_errbuf eb = { { 0 } };
+		int rc = full_read(cdir, &eb);
+		if (rc) {
+			failures++;
+			assert_true(eb.msg[0] != 0);
+		}
+		fz_free(&f);
+	}
+	print_message("resealed mutations: %zu of %zu rejected\n", failures,
+	              rounds);
+	for (int i = 0; i < 4; i++)
+		spill(cdir, part_files[i], base.f[i], base.n[i]);
+	fz_free(&base);
+}
+
+/* ---- allocation failure ---- */
+
+static void
+test_alloc_failure_write(void **state)
+{
+	(void)state;
+	tl_rng r = { 11 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 30,
+		       .rows_per_trace = 4,
+		       .body_max = 300,
+		       .tags_max = 2,
+		       .tag_len = 5 };
+	tl_gen(&t, &r, &s);
+	char dir[300];
+	path_of(dir, sizeof(dir), "allocw");
+	size_t failed = 0;
+	for (uint64_t n = 1;; n++) {
+		ms_mem mem;
+		ms_mem_init(&mem, NULL);
+		ms_mem_fail_at(&mem, n, false);
+		ms_part_writer_opts o = { .mem = &mem };
+		ms_errbuf eb = { { 0 } };
+		int rc = ms_part_write_rows(dir, 1, t.rows, t.n, &o, NULL, &eb);
+		ms_mem_stats st;
+		ms_mem_stats_get(&mem, &st);
+		assert_int_equal(st.live, 0);
+		if (st.failed == 0) {
+			assert_int_equal(rc, 0);
+			break;
+		}
+		failed++;
+		if (rc != MS_ERR_NOMEM)
+			fail_msg("allocation %llu: rc %d (%s)",
+			         (unsigned long long)n, rc, eb.msg);
+		struct stat sb;
+		assert_int_equal(stat(dir, &sb), -1);
+	}
+	assert_true(failed > 5);
+	check_part(dir, &t, MS_COL_ALL);
+	tl_free(&t);
+}
+
+static void
+test_alloc_failure_read(void **state)
+{
+	(void)state;
+	tl_rng r = { 12 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 30,
+		       .rows_per_trace = 4,
+		       .body_max = 300,
+		       .tags_max = 2,
+		       .tag_len = 5 };
+	tl_gen(&t, &r, &s);
+	char dir[300];
+	path_of(dir, sizeof(dir), "allocr");
+	write_part(dir, 1, &t, NULL);
+	size_t failed = 0;
+	for (uint64_t n = 1;; n++) {
+		ms_mem mem;
+		ms_mem_init(&mem, NULL);
+		ms_mem_fail_at(&mem, n, false);
+		ms_errbuf eb = { { 0 } };
+		ms_part *p;
+		int rc = ms_part_open(&p, dir, &mem, &eb);
+		size_t rows = 0;
+		if (rc == 0) {
+			ms_part_iter *it;
+			rc = ms_part_iter_open(&it, p, &mem, NULL, &eb);
+			if (rc == 0) {
+				const ms_block_info *bi;
+				while ((rc = ms_part_iter_next(it, &bi, &eb)) ==
+				       1) {
+					const ms_row *rw;
+					rc = ms_part_iter_decode(it, MS_COL_ALL,
+					                         &rw, &eb);
+					if (rc)
+						break;
+					rows += bi->nrows;
+				}
+				ms_part_iter_close(it);
+			}
+			ms_part_close(p);
+		}
+		ms_mem_stats st;
+		ms_mem_stats_get(&mem, &st);
+		assert_int_equal(st.live, 0);
+		if (st.failed == 0) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(rows, t.n);
+			break;
+		}
+		failed++;
+		if (rc != MS_ERR_NOMEM)
+			fail_msg("allocation %llu: rc %d (%s)",
+			         (unsigned long long)n, rc, eb.msg);
+	}
+	assert_true(failed > 3);
+	tl_free(&t);
+}
+
+/* Memory and I/O are counted where the caller says. */
+static void
+test_counters(void **state)
+{
+	(void)state;
+	tl_rng r = { 13 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 200, .rows_per_trace = 4, .body_max = 500 };
+	tl_gen(&t, &r, &s);
+	char dir[300];
+	path_of(dir, sizeof(dir), "counters");
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_io io = { 0 };
+	ms_part_writer_opts o = { .mem = &mem, .io = &io };
+	ms_part_meta m;
+	ms_errbuf eb;
+	assert_int_equal(ms_part_write_rows(dir, 1, t.rows, t.n, &o, &m, &eb),
+	                 0);
+	ms_mem_stats st;
+	ms_mem_stats_get(&mem, &st);
+	assert_int_equal(st.live, 0);
+	assert_true(st.peak_live > 100000); /* zstd's context is counted */
+	assert_int_equal(atomic_load(&io.bytes_written), m.compressed_bytes);
+	assert_true(atomic_load(&io.fsyncs) >= 5);
+	ms_io rio = { 0 };
+	ms_part *p;
+	assert_int_equal(ms_part_open(&p, dir, NULL, &eb), 0);
+	ms_part_iter *it;
+	assert_int_equal(ms_part_iter_open(&it, p, &mem, &rio, &eb), 0);
+	const ms_block_info *bi;
+	/* Without decoding, nothing is decompressed. */
+	ms_mem_stats before;
+	ms_mem_stats_get(&mem, &before);
+	while (ms_part_iter_next(it, &bi, &eb) == 1)
+		;
+	ms_mem_stats after;
+	ms_mem_stats_get(&mem, &after);
+	assert_true(after.count - before.count <= 1); /* the read window */
+	uint64_t data_bytes = m.compressed_bytes;
+	assert_int_equal(ms_part_iter_bytes_read(it),
+	                 atomic_load(&rio.bytes_read));
+	assert_true(ms_part_iter_bytes_read(it) < data_bytes);
+	assert_true(ms_part_iter_bytes_read(it) > data_bytes / 2);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+	tl_free(&t);
+}
+
+static void
+test_iter_states(void **state)
+{
+	(void)state;
+	make_corrupt_subject();
+	ms_part *p;
+	ms_errbuf eb;
+	assert_int_equal(ms_part_open(&p, cdir, NULL, &eb), 0);
+	ms_part_iter *it;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	const ms_row *rows;
+	ms_raw_block raw;
+	assert_int_equal(ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb),
+	                 MS_ERR_STATE);
+	assert_int_equal(ms_part_iter_raw(it, &raw, &eb), MS_ERR_STATE);
+	const ms_block_info *bi;
+	while (ms_part_iter_next(it, &bi, &eb) == 1)
+		;
+	assert_int_equal(ms_part_iter_next(it, &bi, &eb), 0);
+	assert_null(bi);
+	assert_int_equal(ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb),
+	                 MS_ERR_STATE);
+	ms_part_iter_close(it);
+	ms_part_iter_close(NULL);
+	ms_part_close(p);
+	ms_part_close(NULL);
+	ms_part_writer_abort(NULL);
+	/* Opening a missing directory names it. */
+	char nodir[300];
+	path_of(nodir, sizeof(nodir), "nope");
+	assert_int_equal(ms_part_open(&p, nodir, NULL, &eb), MS_ERR_NOTFOUND);
+	assert_null(p);
+	assert_non_null(strstr(eb.msg, "nope"));
+}
+
+static void
+test_publish(void **state)
+{
+	(void)state;
+	tl_rng r = { 14 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 3, .rows_per_trace = 2 };
+	tl_gen(&t, &r, &s);
+	char tmp[400], fin[400], sub[300];
+	path_of(sub, sizeof(sub), "shard");
+	mkdir(sub, 0755);
+	snprintf(tmp, sizeof(tmp), "%s/tmp-00000000000000d0", sub);
+	snprintf(fin, sizeof(fin), "%s/00000000000000d0", sub);
+	write_part(tmp, 0xd0, &t, NULL);
+	ms_errbuf eb;
+	assert_int_equal(ms_part_publish(tmp, fin, &eb), 0);
+	struct stat st;
+	assert_int_equal(stat(tmp, &st), -1);
+	check_part(fin, &t, MS_COL_ALL);
+	/* Publishing onto an existing part is refused. */
+	write_part(tmp, 0xd0, &t, NULL);
+	assert_int_equal(ms_part_publish(tmp, fin, &eb), MS_ERR_EXISTS);
+	assert_non_null(strstr(eb.msg, "exists"));
+	/* A part opened under another part's name is refused. */
+	char other[400];
+	snprintf(other, sizeof(other), "%s/00000000000000d1", sub);
+	assert_int_equal(ms_part_publish(tmp, other, &eb), 0);
+	ms_part *p;
+	assert_int_equal(ms_part_open(&p, other, NULL, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "directory"));
+	/* Removal is idempotent. */
+	assert_int_equal(ms_part_remove_dir(other, &eb), 0);
+	assert_int_equal(ms_part_remove_dir(other, &eb), 0);
+	assert_int_equal(stat(other, &st), -1);
+	assert_true(ms_part_publish(other, fin, &eb) < 0);
+	tl_free(&t);
+}
+
+static void
+test_names(void **state)
+{
+	(void)state;
+	char s[17];
+	ms_part_id_str(0xa1, s);
+	assert_string_equal(s, "00000000000000a1");
+	ms_part_id_str(UINT64_MAX, s);
+	assert_string_equal(s, "ffffffffffffffff");
+	assert_string_equal(ms_part_kind_name(MS_KIND_CORE), "core");
+	assert_string_equal(ms_part_kind_name(MS_KIND_LATENCY), "latency");
+	assert_string_equal(ms_part_kind_name(MS_KIND_START_TIME),
+	                    "start_time");
+	const uint8_t a[] = { 1, 2 }, b[] = { 1, 2, 0 }, c[] = { 1, 3 };
+	assert_int_equal(ms_trace_id_cmp(a, 2, a, 2), 0);
+	assert_true(ms_trace_id_cmp(a, 2, b, 3) < 0);
+	assert_true(ms_trace_id_cmp(b, 3, c, 2) < 0);
+	assert_true(ms_trace_id_cmp(c, 2, a, 2) > 0);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_round_trip_basic),
+		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_single_row_and_shapes),
+		cmocka_unit_test(test_big_trace_split),
+		cmocka_unit_test(test_projection),
+		cmocka_unit_test(test_projection_skips_units),
+		cmocka_unit_test(test_raw_copy),
+		cmocka_unit_test(test_writer_rejects),
+		cmocka_unit_test(test_bloom),
+		cmocka_unit_test(test_flip_every_byte),
+		cmocka_unit_test(test_truncate_and_remove),
+		cmocka_unit_test(test_resealed_format_checks),
+		cmocka_unit_test(test_resealed_random),
+		cmocka_unit_test(test_alloc_failure_write),
+		cmocka_unit_test(test_alloc_failure_read),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_iter_states),
+		cmocka_unit_test(test_publish),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	int rc = cmocka_run_group_tests(tests, setup, teardown);
+	tl_free(&ct);
+	return rc;
 }
