@@ -638,10 +638,12 @@ quarantine_add(ms_engine *e, uint64_t id)
 }
 
 /*
- * After a read-side failure, find which inputs are unreadable: every kind
- * of each input is verified from disk. When none fails verification, the
- * input named in the merge's error message (if exactly one is) is blamed.
- * Marks blame[i]. No lock held.
+ * After a failure while reading or writing, find which inputs are
+ * unreadable: every kind of each input is verified from disk (a raw block
+ * copy meets a bad checksum in the write stage). When none fails
+ * verification and the failure was in a read stage, the input named in the
+ * merge's error message (if exactly one is) is blamed. Marks blame[i]. No
+ * lock held.
  */
 static void
 find_bad_inputs(ms_engine *e, const job *j, const ms_merge_result *res,
@@ -664,7 +666,7 @@ find_bad_inputs(ms_engine *e, const job *j, const ms_merge_result *res,
 		}
 		ms_view_release(v);
 	}
-	if (found)
+	if (found || res->err_stage == MS_MERGE_STAGE_WRITE)
 		return;
 	size_t hit = SIZE_MAX, hits = 0;
 	for (size_t i = 0; i < j->n; i++) {
@@ -724,6 +726,7 @@ run_job(ms_engine *e, job *j)
 		bl = ms_mem_calloc(e->mem, j->n, sizeof(bool));
 	if (rc < 0 && bl &&
 	    (res.err_stage == MS_MERGE_STAGE_READ ||
+	     res.err_stage == MS_MERGE_STAGE_WRITE ||
 	     res.err_stage == MS_MERGE_STAGE_INDEX))
 		find_bad_inputs(e, j, &res, bl);
 

@@ -1,0 +1,1013 @@
+/*
+ * test_engine.c - the merge engine over real shards and real merges:
+ * merge-idle that never returns early (a blocked merge and a racing
+ * publication), the dispatch hook as a barrier (hold, release, drop), two
+ * lanes merging at once, failure injection with backoff, quarantine of an
+ * unreadable part, finalize, and a 500-publication sequence whose selection
+ * fingerprint repeats and whose ledgers match in serial and lane modes.
+ *
+ * Waits in this file are on condition variables with generous liveness
+ * bounds (a hang fails instead of blocking the suite); nothing asserts a
+ * duration.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "ms_engine.h"
+#include "ms_ledger.h"
+#include "ms_picker.h"
+#include "ms_shard.h"
+#include "ms_sidx.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SEC 1000000000LL
+#define LIVENESS (120 * SEC) /* only to fail instead of hanging */
+#define T0 1785283200000000000LL
+#define TID_LEN 16
+
+/* ---- rows ------------------------------------------------------------- */
+
+typedef struct span {
+	uint8_t tid[TID_LEN];
+	char service[16];
+	uint8_t *body;
+	uint32_t body_len;
+	int64_t start_ns;
+	uint32_t latency_ms;
+	uint64_t span_id;
+} span;
+
+typedef struct rowset {
+	span *s;
+	ms_row *r;
+	size_t n, cap;
+} rowset;
+
+static uint64_t
+mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* Add one span of trace `trace`; body bytes are noise when `noisy` (so
+ * parts are as big as their bodies), a repeated pattern otherwise. */
+static void
+rs_add(rowset *rs, uint64_t trace, uint64_t k, int64_t start, uint32_t body_len,
+       bool noisy)
+{
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap ? rs->cap * 2 : 16;
+		rs->s = realloc(rs->s, rs->cap * sizeof(*rs->s));
+		rs->r = realloc(rs->r, rs->cap * sizeof(*rs->r));
+		assert_non_null(rs->s);
+		assert_non_null(rs->r);
+	}
+	span *s = &rs->s[rs->n++];
+	char buf[TID_LEN + 1];
+	snprintf(buf, sizeof(buf), "t%015llx", (unsigned long long)trace);
+	memcpy(s->tid, buf, TID_LEN);
+	snprintf(s->service, sizeof(s->service), "svc-%u",
+	         (unsigned)(mix(trace) % 5));
+	s->body_len = body_len;
+	s->body = malloc(body_len ? body_len : 1);
+	assert_non_null(s->body);
+	uint64_t x = mix(trace * 977 + k);
+	for (uint32_t i = 0; i < body_len; i++) {
+		if (noisy && i % 8 == 0)
+			x = mix(x);
+		s->body[i] = noisy ? (uint8_t)(x >> (8 * (i % 8)))
+		                   : (uint8_t)("spanbody"[i % 8]);
+	}
+	s->start_ns = start;
+	s->latency_ms = (uint32_t)(x % 700);
+	s->span_id = trace * 100 + k;
+}
+
+static ms_row *
+rs_rows(rowset *rs)
+{
+	for (size_t i = 0; i < rs->n; i++) {
+		span *s = &rs->s[i];
+		rs->r[i] = (ms_row){ .trace_id = s->tid,
+			             .trace_id_len = TID_LEN,
+			             .span_id = s->span_id,
+			             .segment_id = "seg",
+			             .service = s->service,
+			             .instance = "i-1",
+			             .endpoint = "/x",
+			             .start_ns = s->start_ns,
+			             .latency_ms = s->latency_ms,
+			             .body = s->body,
+			             .body_len = s->body_len };
+	}
+	return rs->r;
+}
+
+static void
+rs_free(rowset *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		free(rs->s[i].body);
+	free(rs->s);
+	free(rs->r);
+	memset(rs, 0, sizeof(*rs));
+}
+
+/* Add the rows' ledgers (core and both indexes) to *l. */
+static void
+rs_ledger(rowset *rs, ms_ledger_set *l)
+{
+	ms_row *r = rs_rows(rs);
+	for (size_t i = 0; i < rs->n; i++) {
+		ms_ledger_add_row(&l->kind[MS_KIND_CORE], &r[i]);
+		for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
+			ms_sidx_row ir;
+			uint8_t v[1 + MS_TRACE_ID_MAX];
+			ms_sidx_row_of((enum ms_part_kind)k, &r[i], &ir);
+			size_t vl = ms_sidx_value(&ir, v);
+			ms_ledger_add_index_row(&l->kind[k], ir.series, ir.key,
+			                        v, (uint32_t)vl);
+		}
+	}
+}
+
+/* ---- shards ----------------------------------------------------------- */
+
+static void
+rm_rf(const char *path)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+static ms_shard *
+shard_new(char *dir, size_t n)
+{
+	ms_shard *s = NULL;
+	ms_errbuf eb;
+
+	snprintf(dir, n, "/tmp/ms-test-engine-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	ms_shard_opts o = { .dir = dir, .create = true };
+	if (ms_shard_open(&s, &o, &eb) != 0)
+		fail_msg("shard open: %s", eb.msg);
+	return s;
+}
+
+/* Write the rows as one part (core + both indexes) and introduce it. */
+static uint64_t
+publish(ms_shard *s, rowset *rs)
+{
+	uint64_t id;
+	char p[4096];
+	ms_errbuf eb;
+	ms_part_meta meta;
+	ms_part_writer_opts wo = { 0 };
+	ms_row *r = rs_rows(rs);
+
+	assert_int_equal(ms_shard_new_id(s, &id, &eb), 0);
+	ms_shard_tmp_path(s, MS_KIND_CORE, id, p, sizeof(p));
+	if (ms_part_write_rows(p, id, r, rs->n, &wo, &meta, &eb) != 0)
+		fail_msg("write core: %s", eb.msg);
+	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
+		ms_shard_tmp_path(s, (enum ms_part_kind)k, id, p, sizeof(p));
+		if (ms_sidx_write_rows((enum ms_part_kind)k, p, id, r, rs->n,
+		                       &wo, &meta, &eb) != 0)
+			fail_msg("write index: %s", eb.msg);
+	}
+	if (ms_shard_introduce(s, id, &eb) != 0)
+		fail_msg("introduce: %s", eb.msg);
+	return id;
+}
+
+/* A part of `traces` traces of one span each, `body` bytes per span. All
+ * parts made with the same arguments have (nearly) the same size. */
+static uint64_t
+publish_uniform(ms_shard *s, uint64_t first_trace, size_t traces, uint32_t body,
+                bool noisy, int64_t ts, ms_ledger_set *l)
+{
+	rowset rs = { 0 };
+	for (size_t t = 0; t < traces; t++)
+		rs_add(&rs, first_trace + t, 0, ts + (int64_t)t, body, noisy);
+	if (l)
+		rs_ledger(&rs, l);
+	uint64_t id = publish(s, &rs);
+	rs_free(&rs);
+	return id;
+}
+
+static void
+view_ids(ms_shard *s, uint64_t *ids, size_t *n)
+{
+	ms_view *v;
+	assert_int_equal(ms_shard_view(s, &v, NULL), 0);
+	*n = ms_view_count(v);
+	for (size_t i = 0; i < *n; i++)
+		ids[i] = ms_view_id(v, i);
+	ms_view_release(v);
+}
+
+static void
+shard_ledger(ms_shard *s, ms_ledger_set *l)
+{
+	ms_view *v;
+	ms_errbuf eb;
+	assert_int_equal(ms_shard_view(s, &v, NULL), 0);
+	if (ms_ledger_of_view(v, l, NULL, &eb) != 0)
+		fail_msg("ledger: %s", eb.msg);
+	ms_view_release(v);
+}
+
+/* What the picker would choose on the shard now (no claims). */
+static size_t
+picker_now(ms_shard *s)
+{
+	ms_view *v;
+	ms_pick_cand c[1024];
+	ms_pick p;
+	assert_int_equal(ms_shard_view(s, &v, NULL), 0);
+	size_t n = ms_view_count(v);
+	assert_true(n <= 1024);
+	for (size_t i = 0; i < n; i++) {
+		const ms_part_meta *m =
+		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
+		c[i] = (ms_pick_cand){ .id = m->id,
+			               .size = m->compressed_bytes,
+			               .min_ts = m->min_ts,
+			               .max_ts = m->max_ts,
+			               .rows = m->rows };
+	}
+	ms_view_release(v);
+	assert_int_equal(
+	        ms_picker_select(NULL, c, n, UINT64_MAX, NULL, &p, NULL), 0);
+	return p.n;
+}
+
+static size_t
+tmp_entries(const char *dir)
+{
+	char p[4200];
+	size_t n = 0;
+	snprintf(p, sizeof(p), "%s/tmp", dir);
+	DIR *d = opendir(p);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* ---- what the test sees of the engine --------------------------------- */
+
+#define MAXREC 4096
+
+typedef struct rec {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* events */
+	size_t done, failed, quarantined, dropped, pick_failed;
+	uint32_t backoff[64];
+	size_t nbackoff;
+	uint64_t quarantined_id;
+	char last_error[512];
+	uint64_t done_seq[MAXREC];
+	int done_lane[MAXREC];
+	/* dispatches seen by the hook */
+	size_t nseen;
+	uint64_t seen_seq[MAXREC];
+	int seen_lane[MAXREC];
+	size_t seen_n[MAXREC];
+	bool seen_finalize[MAXREC];
+	size_t seen_mature[MAXREC], seen_hot[MAXREC];
+	/* hook behaviour */
+	bool hold_all; /* answer HOLD */
+	int hold_lane; /* answer HOLD for this lane only (-1) */
+	/* merge stage hook behaviour */
+	bool gate_closed; /* block merges at PIN while closed */
+	size_t gate_from; /* ... from this attempt on (1-based) */
+	size_t in_merge;  /* merges inside the PIN hook */
+	size_t max_in_merge;
+	bool lanes_in[MS_LANE_KIND_COUNT];
+	int fail_writes; /* fail this many merges at WRITE */
+	size_t attempts;
+} rec;
+
+static void
+rec_init(rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	r->hold_lane = -1;
+}
+
+static void
+rec_destroy(rec *r)
+{
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+}
+
+static void
+on_event(void *arg, const ms_engine_event *ev)
+{
+	rec *r = arg;
+	pthread_mutex_lock(&r->mu);
+	switch (ev->type) {
+	case MS_EV_MERGE_DONE:
+		assert_non_null(ev->result);
+		assert_int_equal(ev->result->err, 0);
+		assert_int_equal(ev->result->seq, ev->dispatch->seq);
+		if (r->done < MAXREC) {
+			r->done_seq[r->done] = ev->dispatch->seq;
+			r->done_lane[r->done] = ev->dispatch->lane;
+		}
+		r->done++;
+		break;
+	case MS_EV_MERGE_FAILED:
+		r->failed++;
+		if (r->nbackoff < 64)
+			r->backoff[r->nbackoff++] = ev->backoff_ms;
+		snprintf(r->last_error, sizeof(r->last_error), "%s", ev->error);
+		break;
+	case MS_EV_QUARANTINED:
+		r->quarantined++;
+		r->quarantined_id = ev->part_id;
+		break;
+	case MS_EV_DROPPED:
+		r->dropped++;
+		break;
+	case MS_EV_PICK_FAILED:
+		r->pick_failed++;
+		break;
+	}
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+static enum ms_dispatch_verdict
+on_dispatch(void *arg, const ms_dispatch *d)
+{
+	rec *r = arg;
+	enum ms_dispatch_verdict v = MS_DISPATCH_GO;
+	pthread_mutex_lock(&r->mu);
+	size_t i = r->nseen++;
+	if (i < MAXREC) {
+		r->seen_seq[i] = d->seq;
+		r->seen_lane[i] = d->lane;
+		r->seen_n[i] = d->ninputs;
+		r->seen_finalize[i] = d->finalize;
+		r->seen_mature[i] = d->mature_parts;
+		r->seen_hot[i] = d->hot_parts;
+	}
+	/* Sanity of the dispatch fields. */
+	uint64_t bytes = 0, rows = 0;
+	for (size_t k = 0; k < d->ninputs; k++) {
+		bytes += d->inputs[k].bytes;
+		rows += d->inputs[k].rows;
+		assert_true(d->inputs[k].mature ==
+		            (d->inputs[k].max_ts <= d->frontier_ns));
+	}
+	assert_int_equal(bytes, d->bytes);
+	assert_int_equal(rows, d->rows);
+	assert_int_equal(d->mature_parts + d->hot_parts, d->ninputs);
+	assert_int_equal(d->mature_rows + d->hot_rows, d->rows);
+	assert_int_equal(d->predict_reason, MS_SREASON_PIPELINE_DISABLED);
+	if (r->hold_all || (int)d->lane == r->hold_lane)
+		v = MS_DISPATCH_HOLD;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	return v;
+}
+
+static int
+on_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+         uint64_t detail)
+{
+	rec *r = arg;
+	int rc = 0;
+	(void)detail;
+	if (st != MS_MERGE_STAGE_PIN && st != MS_MERGE_STAGE_WRITE)
+		return 0;
+	pthread_mutex_lock(&r->mu);
+	if (st == MS_MERGE_STAGE_PIN) {
+		r->attempts++;
+		int lane = !strcmp(req->lane, MS_LANE_SLOW)       ? 1
+		           : !strcmp(req->lane, MS_LANE_FINALIZE) ? 2
+		                                                  : 0;
+		r->in_merge++;
+		r->lanes_in[lane] = true;
+		if (r->in_merge > r->max_in_merge)
+			r->max_in_merge = r->in_merge;
+		pthread_cond_broadcast(&r->cv);
+		while (r->gate_closed && r->attempts >= r->gate_from)
+			pthread_cond_wait(&r->cv, &r->mu);
+		r->in_merge--;
+	} else if (r->fail_writes > 0 && detail == 0) {
+		r->fail_writes--;
+		rc = MS_ERR_IO;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return rc;
+}
+
+/* Wait (liveness-bounded) until *counter >= want. */
+static void
+rec_wait(rec *r, size_t *counter, size_t want)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += LIVENESS / SEC;
+	pthread_mutex_lock(&r->mu);
+	while (*counter < want) {
+		if (pthread_cond_timedwait(&r->cv, &r->mu, &dl) == ETIMEDOUT) {
+			pthread_mutex_unlock(&r->mu);
+			fail_msg("waited too long for %zu (have %zu)", want,
+			         *counter);
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void
+gate(rec *r, bool closed)
+{
+	pthread_mutex_lock(&r->mu);
+	r->gate_closed = closed;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+typedef struct fixture {
+	char dir[256];
+	ms_shard *shard;
+	ms_engine *eng;
+	ms_clock clock;
+	ms_mem mem;
+	ms_merge_hooks hooks;
+	rec r;
+} fixture;
+
+static void
+fx_open(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms)
+{
+	ms_errbuf eb;
+	memset(f, 0, sizeof(*f));
+	rec_init(&f->r);
+	ms_mem_init(&f->mem, NULL);
+	ms_clock_init_logical(&f->clock, T0 + 3600 * SEC);
+	f->shard = shard_new(f->dir, sizeof(f->dir));
+	f->hooks = (ms_merge_hooks){ .stage = on_stage, .arg = &f->r };
+	ms_engine_opts o = {
+		.shard = f->shard,
+		.clock = &f->clock,
+		.mem = &f->mem,
+		.serial = serial,
+		.cpus = cpus,
+		.mem_limit = 256u << 20, /* lane threshold: 32 MiB */
+		.backoff_base_ms = backoff_ms,
+		.merge_hooks = &f->hooks,
+		.dispatch_hook = on_dispatch,
+		.dispatch_arg = &f->r,
+		.event = on_event,
+		.event_arg = &f->r,
+	};
+	if (ms_engine_open(&f->eng, &o, &eb) != 0)
+		fail_msg("engine open: %s", eb.msg);
+}
+
+static void
+fx_close(fixture *f)
+{
+	ms_engine_close(f->eng);
+	ms_shard_close(f->shard);
+	ms_mem_stats st;
+	ms_mem_stats_get(&f->mem, &st);
+	assert_int_equal(st.live, 0); /* nothing leaked by engine or merges */
+	rm_rf(f->dir);
+	rec_destroy(&f->r);
+}
+
+static void
+idle(fixture *f)
+{
+	int rc = ms_engine_wait_idle(f->eng, LIVENESS);
+	if (rc != 0)
+		fail_msg("not idle: %s", ms_strerror(rc));
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+static void
+test_lanes_rule(void **state)
+{
+	(void)state;
+	const uint64_t mib = 1024 * 1024;
+	/* 4 GiB: the threshold is 256 MiB. */
+	assert_int_equal(ms_lane_for(256 * mib - 1, 0), MS_LANE_KIND_FAST);
+	assert_int_equal(ms_lane_for(256 * mib, 0), MS_LANE_KIND_SLOW);
+	/* Small memory: never below 32 MiB. */
+	assert_int_equal(ms_lane_for(32 * mib - 1, 64 * mib),
+	                 MS_LANE_KIND_FAST);
+	assert_int_equal(ms_lane_for(32 * mib, 64 * mib), MS_LANE_KIND_SLOW);
+	assert_string_equal(ms_lane_name(MS_LANE_KIND_FINALIZE), "finalize");
+}
+
+static void
+test_idle_empty_and_seven_then_eight(void **state)
+{
+	(void)state;
+	fixture f;
+	ms_engine_stats st;
+	ms_ledger_set want, got;
+	uint64_t ids[64];
+	size_t n;
+
+	fx_open(&f, false, 2, 10);
+	idle(&f); /* an empty shard is idle once the picker has run */
+	ms_engine_get_stats(f.eng, &st);
+	assert_true(st.picker_runs >= 1);
+	assert_int_equal(st.fast_workers, 1);
+	assert_int_equal(st.slow_workers, 1);
+
+	ms_ledger_set_init(&want);
+	for (int i = 0; i < 7; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false, T0,
+		                &want);
+	ms_engine_trigger(f.eng);
+	ms_engine_trigger(f.eng); /* coalesces */
+	idle(&f);
+	assert_int_equal(f.r.done, 0);
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 7);
+
+	publish_uniform(f.shard, 700, 20, 200, false, T0, &want);
+	ms_engine_trigger(f.eng);
+	idle(&f);
+	assert_int_equal(f.r.done, 1);
+	assert_int_equal(f.r.nseen, 1);
+	assert_int_equal(f.r.seen_n[0], 8);
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 1);
+	shard_ledger(f.shard, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.picked_epoch, ms_shard_epoch(f.shard));
+	assert_int_equal(st.merges_done, 1);
+	assert_int_equal(st.claimed_parts, 0);
+	fx_close(&f);
+}
+
+static void
+test_slow_merge_racing_publication(void **state)
+{
+	(void)state;
+	fixture f;
+	ms_engine_stats st;
+	uint64_t ids[64];
+	size_t n;
+
+	fx_open(&f, false, 2, 10);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false, T0,
+		                NULL);
+	gate(&f.r, true);
+	ms_engine_trigger(f.eng);
+	rec_wait(&f.r, &f.r.in_merge, 1); /* the merge is running, blocked */
+
+	/* A publication races it, first without a trigger. */
+	publish_uniform(f.shard, 5000, 20, 200, false, T0, NULL);
+	assert_false(ms_engine_is_idle(f.eng));
+	assert_int_equal(ms_engine_wait_idle(f.eng, SEC / 20), MS_ERR_TIMEOUT);
+	ms_engine_trigger(f.eng);
+	assert_int_equal(ms_engine_wait_idle(f.eng, SEC / 20), MS_ERR_TIMEOUT);
+	assert_false(ms_engine_is_idle(f.eng));
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.running, 1);
+	assert_int_equal(st.claimed_parts, 8);
+	assert_int_equal(f.r.done, 0);
+
+	gate(&f.r, false);
+	idle(&f);
+	/* Idle means: the picker saw the last epoch and finds nothing. */
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.picked_epoch, ms_shard_epoch(f.shard));
+	assert_int_equal(st.running + st.queued + st.held + st.pending_hook, 0);
+	assert_int_equal(f.r.done, 1);
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(picker_now(f.shard), 0);
+	fx_close(&f);
+}
+
+static void
+test_hold_release_and_drop(void **state)
+{
+	(void)state;
+	fixture f;
+	ms_engine_stats st;
+	uint64_t ids[64];
+	size_t n;
+
+	fx_open(&f, true, 2, 10);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false, T0,
+		                NULL);
+	f.r.hold_all = true;
+	ms_engine_trigger(f.eng);
+	rec_wait(&f.r, &f.r.nseen, 1);
+	/* Held: claimed, not running, never idle. */
+	assert_int_equal(ms_engine_wait_idle(f.eng, SEC / 20), MS_ERR_TIMEOUT);
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.held, 1);
+	assert_int_equal(st.claimed_parts, 8);
+	assert_int_equal(f.r.attempts, 0);
+	uint64_t seq = f.r.seen_seq[0];
+	assert_int_equal(ms_engine_release(f.eng, seq + 1, true),
+	                 MS_ERR_NOTFOUND);
+
+	/* Drop: parts stay, nothing merged, idle (until the next trigger). */
+	assert_int_equal(ms_engine_release(f.eng, seq, false), 0);
+	idle(&f);
+	assert_int_equal(f.r.dropped, 1);
+	assert_int_equal(f.r.done, 0);
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 8);
+
+	/* Trigger again: the same selection comes back; release it. */
+	ms_engine_trigger(f.eng);
+	rec_wait(&f.r, &f.r.nseen, 2);
+	assert_int_equal(f.r.seen_n[1], 8);
+	assert_int_equal(ms_engine_release(f.eng, f.r.seen_seq[1], true), 0);
+	idle(&f);
+	assert_int_equal(f.r.done, 1);
+	assert_int_equal(ms_engine_release(f.eng, f.r.seen_seq[1], true),
+	                 MS_ERR_NOTFOUND);
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 1);
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.selections, 2);
+	assert_int_equal(st.dropped, 1);
+	fx_close(&f);
+}
+
+/* Two selections in one trigger: 8 big parts (slow lane, > 32 MiB) and 8
+ * small ones (fast lane). Both merges must be inside the executor at the
+ * same time; holding the slow one must not stop the fast one. */
+static void
+test_two_lanes_at_once(void **state)
+{
+	(void)state;
+	fixture f;
+	ms_ledger_set want, got;
+	uint64_t ids[64];
+	size_t n;
+
+	fx_open(&f, false, 4, 10);
+	ms_ledger_set_init(&want);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 1000 + 10 * (uint64_t)i, 3,
+		                1500 * 1024, true, T0, &want);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false, T0,
+		                &want);
+
+	/* First: hold the slow selection; the fast one completes anyway. */
+	f.r.hold_lane = MS_LANE_KIND_SLOW;
+	ms_engine_trigger(f.eng);
+	rec_wait(&f.r, &f.r.done, 1);
+	assert_int_equal(f.r.done_lane[0], MS_LANE_KIND_FAST);
+	ms_engine_stats st;
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.held, 1);
+	assert_false(ms_engine_is_idle(f.eng));
+	uint64_t slow_seq = 0;
+	for (size_t i = 0; i < f.r.nseen; i++)
+		if (f.r.seen_lane[i] == MS_LANE_KIND_SLOW)
+			slow_seq = f.r.seen_seq[i];
+	assert_true(slow_seq != 0);
+	assert_int_equal(ms_engine_release(f.eng, slow_seq, true), 0);
+	idle(&f);
+	assert_int_equal(f.r.done, 2);
+	shard_ledger(f.shard, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	fx_close(&f);
+
+	/* Second: both run at once (each waits at PIN for the other). */
+	fx_open(&f, false, 4, 10);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 1000 + 10 * (uint64_t)i, 3,
+		                1500 * 1024, true, T0, NULL);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false, T0,
+		                NULL);
+	gate(&f.r, true);
+	ms_engine_trigger(f.eng);
+	rec_wait(&f.r, &f.r.max_in_merge, 2);
+	assert_true(f.r.lanes_in[MS_LANE_KIND_FAST]);
+	assert_true(f.r.lanes_in[MS_LANE_KIND_SLOW]);
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.running, 2);
+	assert_int_equal(st.claimed_parts, 16);
+	gate(&f.r, false);
+	idle(&f);
+	assert_int_equal(f.r.done, 2);
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 2);
+	fx_close(&f);
+}
+
+static void
+test_failure_backoff_inventory_unchanged(void **state)
+{
+	(void)state;
+	fixture f;
+	ms_ledger_set before, after;
+	uint64_t ids0[64], ids1[64];
+	size_t n0, n1;
+
+	fx_open(&f, true, 2, 20);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false, T0,
+		                NULL);
+	view_ids(f.shard, ids0, &n0);
+	shard_ledger(f.shard, &before);
+	uint64_t epoch0 = ms_shard_epoch(f.shard);
+
+	/* Two failing attempts, then the third blocks at PIN. */
+	pthread_mutex_lock(&f.r.mu);
+	f.r.fail_writes = 2;
+	f.r.gate_from = 3;
+	pthread_mutex_unlock(&f.r.mu);
+	gate(&f.r, true);
+	ms_engine_trigger(f.eng);
+	rec_wait(&f.r, &f.r.failed, 1);
+	assert_false(ms_engine_is_idle(f.eng)); /* backing off, not idle */
+	rec_wait(&f.r, &f.r.attempts, 3);
+
+	/* Inputs active and unchanged, nothing published, no temporary
+	 * leftovers. */
+	view_ids(f.shard, ids1, &n1);
+	assert_int_equal(n1, n0);
+	assert_memory_equal(ids0, ids1, n0 * sizeof(uint64_t));
+	shard_ledger(f.shard, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	assert_int_equal(ms_shard_epoch(f.shard), epoch0);
+	assert_int_equal(tmp_entries(f.dir), 0);
+	assert_int_equal(f.r.failed, 2);
+	assert_int_equal(f.r.backoff[0], 20);
+	assert_int_equal(f.r.backoff[1], 40);
+	assert_non_null(strstr(f.r.last_error, "inject"));
+
+	gate(&f.r, false);
+	idle(&f);
+	assert_int_equal(f.r.done, 1);
+	assert_int_equal(f.r.quarantined, 0); /* write failures blame no part */
+	ms_engine_stats st;
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.merges_failed, 2);
+	assert_int_equal(st.backoff_ms, 0);
+	fx_close(&f);
+}
+
+static void
+corrupt_part(const char *dir, uint64_t id)
+{
+	char hex[17], p[4200];
+	struct stat sb;
+	ms_part_id_str(id, hex);
+	snprintf(p, sizeof(p), "%s/core/%s/data", dir, hex);
+	int fd = open(p, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	assert_true(sb.st_size > 64);
+	off_t off = sb.st_size / 2;
+	uint8_t b;
+	assert_int_equal(pread(fd, &b, 1, off), 1);
+	b ^= 0x5a;
+	assert_int_equal(pwrite(fd, &b, 1, off), 1);
+	close(fd);
+}
+
+static void
+test_quarantine_after_three_read_failures(void **state)
+{
+	(void)state;
+	fixture f;
+	uint64_t ids[64], bad, q[4];
+	size_t n;
+
+	fx_open(&f, true, 2, 5);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 2000, true, T0,
+		                NULL);
+	view_ids(f.shard, ids, &n);
+	bad = ids[3];
+	corrupt_part(f.dir, bad);
+	ms_engine_trigger(f.eng);
+	idle(&f);
+	assert_int_equal(f.r.failed, 3);
+	assert_int_equal(f.r.backoff[0], 5);
+	assert_int_equal(f.r.backoff[1], 10);
+	assert_int_equal(f.r.backoff[2], 20);
+	assert_int_equal(f.r.quarantined, 1);
+	assert_int_equal(f.r.quarantined_id, bad);
+	assert_int_equal(ms_engine_quarantined(f.eng, q, 4), 1);
+	assert_int_equal(q[0], bad);
+	assert_int_equal(f.r.done, 0);
+	/* The shard still holds all eight; the picker (without the bad part)
+	 * has seven, which is not enough. */
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 8);
+	assert_int_equal(tmp_entries(f.dir), 0);
+
+	/* An eighth good part: merged without the quarantined one. */
+	publish_uniform(f.shard, 9000, 20, 2000, true, T0, NULL);
+	ms_engine_trigger(f.eng);
+	idle(&f);
+	assert_int_equal(f.r.done, 1);
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 2);
+	assert_true(ids[0] == bad || ids[1] == bad);
+	fx_close(&f);
+}
+
+static void
+test_finalize(void **state)
+{
+	(void)state;
+	fixture f;
+	ms_errbuf eb;
+	uint64_t seq, ids[64];
+	size_t n;
+	ms_ledger_set want, got;
+
+	fx_open(&f, false, 2, 10);
+	ms_ledger_set_init(&want);
+	int64_t now = ms_clock_now(&f.clock);
+	/* Three mature parts (max_ts <= now - 2h) and two hot ones. */
+	for (int i = 0; i < 3; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 10, 200, false,
+		                now - 3 * 3600 * SEC, &want);
+	for (int i = 0; i < 2; i++)
+		publish_uniform(f.shard, 1000 + 100 * (uint64_t)i, 10, 200,
+		                false, now - 60 * SEC, &want);
+	ms_engine_trigger(f.eng);
+	idle(&f);
+	assert_int_equal(f.r.done, 0);
+
+	assert_int_equal(ms_engine_finalize(f.eng, &seq, &eb), 0);
+	assert_true(seq != 0);
+	idle(&f);
+	assert_int_equal(f.r.done, 1);
+	assert_int_equal(f.r.done_lane[0], MS_LANE_KIND_FINALIZE);
+	assert_true(f.r.seen_finalize[0]);
+	assert_int_equal(f.r.seen_n[0], 3);
+	assert_int_equal(f.r.seen_mature[0], 3);
+	assert_int_equal(f.r.seen_hot[0], 0);
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 3);
+	shard_ledger(f.shard, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+
+	/* Move past everything: the three remaining parts (the first
+	 * output and the two formerly hot parts) become one. */
+	ms_clock_advance(&f.clock, 3 * 3600 * SEC);
+	assert_int_equal(ms_engine_finalize(f.eng, &seq, &eb), 0);
+	idle(&f);
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 1);
+	/* A single mature part is rewritten alone. */
+	assert_int_equal(ms_engine_finalize(f.eng, &seq, &eb), 0);
+	assert_true(seq != 0);
+	idle(&f);
+	assert_int_equal(f.r.done, 3);
+	assert_int_equal(f.r.seen_n[2], 1);
+	uint64_t before = ids[0];
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 1);
+	assert_true(ids[0] != before);
+	shard_ledger(f.shard, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	/* Nothing mature: nothing dispatched. */
+	ms_clock_advance(&f.clock, -10 * 3600 * SEC);
+	assert_int_equal(ms_engine_finalize(f.eng, &seq, &eb), 0);
+	assert_int_equal(seq, 0);
+	fx_close(&f);
+}
+
+/*
+ * 500 small random parts introduced one by one, idle after each. Returns
+ * the engine's selection fingerprint; fills the final and expected ledgers.
+ */
+static uint64_t
+run_sequence(bool serial, unsigned cpus, ms_ledger_set *final,
+             ms_ledger_set *want, uint64_t *merges)
+{
+	fixture f;
+	uint64_t x = 12345;
+	uint64_t next_trace = 1;
+
+	fx_open(&f, serial, cpus, 10);
+	ms_ledger_set_init(want);
+	for (int pub = 0; pub < 500; pub++) {
+		rowset rs = { 0 };
+		x = mix(x);
+		size_t traces = 1 + x % 6;
+		int64_t ts = T0 + (int64_t)pub * 60 * SEC;
+		for (size_t t = 0; t < traces; t++) {
+			x = mix(x);
+			/* Some traces continue an earlier one (fragments). */
+			uint64_t tr = (x % 5 == 0 && next_trace > 10)
+			                      ? next_trace - 1 - (x >> 8) % 10
+			                      : next_trace++;
+			size_t spans = 1 + (x >> 16) % 4;
+			for (size_t k = 0; k < spans; k++) {
+				x = mix(x);
+				rs_add(&rs, tr, (uint64_t)pub * 10 + k,
+				       ts + (int64_t)(x % SEC),
+				       (uint32_t)(20 + x % 3000), x % 3 == 0);
+			}
+		}
+		rs_ledger(&rs, want);
+		ms_clock_set(&f.clock, ts);
+		publish(f.shard, &rs);
+		rs_free(&rs);
+		ms_engine_trigger(f.eng);
+		idle(&f);
+	}
+	ms_engine_stats st;
+	ms_engine_get_stats(f.eng, &st);
+	shard_ledger(f.shard, final);
+	assert_int_equal(st.merges_failed, 0);
+	assert_int_equal(f.r.done, st.merges_done);
+	assert_int_equal(picker_now(f.shard), 0);
+	*merges = st.merges_done;
+	fx_close(&f);
+	return st.fingerprint;
+}
+
+static void
+test_sequence_500_deterministic(void **state)
+{
+	(void)state;
+	ms_ledger_set fin[4], want[4];
+	uint64_t fp[4], merges[4];
+
+	fp[0] = run_sequence(true, 2, &fin[0], &want[0], &merges[0]);
+	fp[1] = run_sequence(true, 2, &fin[1], &want[1], &merges[1]);
+	fp[2] = run_sequence(false, 2, &fin[2], &want[2], &merges[2]);
+	/* Two fast workers: merges of one drain may overlap and finish in
+	 * any order, so only the ledgers must agree. */
+	fp[3] = run_sequence(false, 4, &fin[3], &want[3], &merges[3]);
+	print_message("500 publications: %llu merges, fingerprint "
+	              "%016llx\n",
+	              (unsigned long long)merges[0], (unsigned long long)fp[0]);
+	assert_true(merges[0] > 20);
+	assert_true(fp[0] == fp[1]);
+	/* One worker per lane and small parts: lane mode follows the same
+	 * trajectory. */
+	assert_true(fp[0] == fp[2]);
+	for (int i = 0; i < 4; i++) {
+		assert_true(ms_ledger_set_equal(&fin[i], &want[i]));
+		assert_true(ms_ledger_set_equal(&fin[i], &fin[0]));
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lanes_rule),
+		cmocka_unit_test(test_idle_empty_and_seven_then_eight),
+		cmocka_unit_test(test_slow_merge_racing_publication),
+		cmocka_unit_test(test_hold_release_and_drop),
+		cmocka_unit_test(test_two_lanes_at_once),
+		cmocka_unit_test(test_failure_backoff_inventory_unchanged),
+		cmocka_unit_test(test_quarantine_after_three_read_failures),
+		cmocka_unit_test(test_finalize),
+		cmocka_unit_test(test_sequence_500_deterministic),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
