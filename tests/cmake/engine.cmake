@@ -7,3 +7,8 @@ ms_add_test(test_picker LIBS mscore)
 if(EXISTS ${CMAKE_SOURCE_DIR}/core/merge.c)
 	ms_add_test(test_engine LIBS mscore)
 endif()
+# bench_picker: one picker run against only sorting the same candidates.
+# Run: cmake --build build --target bench_picker && build/tests/bench_picker
+add_executable(bench_picker ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_picker.c)
+target_link_libraries(bench_picker PRIVATE mscore)
+add_dependencies(benches bench_picker)

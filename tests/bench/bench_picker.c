@@ -1,0 +1,103 @@
+/*
+ * bench_picker.c - the cost of one picker run over inventories of growing
+ * size, next to the cost of only sorting the same candidates (the floor
+ * any size-ordered policy pays). Prints medians; asserts nothing.
+ */
+#include "ms_picker.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define REPS 31
+
+static uint64_t rng = 7;
+
+static uint64_t
+rnd(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static int64_t
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int
+cmp_cand(const void *a, const void *b)
+{
+	const ms_pick_cand *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	if (x->min_ts != y->min_ts)
+		return x->min_ts > y->min_ts ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int64_t
+median(int64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_i64);
+	return v[n / 2];
+}
+
+int
+main(void)
+{
+	static const size_t sizes[] = { 20, 100, 1000, 10000 };
+	int64_t tp[REPS], ts[REPS];
+
+	printf("%8s %14s %14s %8s %6s\n", "parts", "picker ns", "sort ns",
+	       "ratio", "chose");
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s];
+		ms_pick_cand *c = calloc(n, sizeof(*c));
+		ms_pick_cand *tmp = calloc(n, sizeof(*c));
+		if (!c || !tmp)
+			return 1;
+		/* Production-shaped spread: many small raw parts, fewer big
+		 * merge outputs. */
+		for (size_t i = 0; i < n; i++) {
+			c[i].id = i + 1;
+			c[i].size = rnd() % 4 ? 1000 + rnd() % 4000
+			                      : 100000 + rnd() % 30000000;
+			c[i].min_ts = (int64_t)(rnd() % 86400);
+			c[i].max_ts = c[i].min_ts + 60;
+			c[i].rows = 10;
+		}
+		ms_pick p = { 0 };
+		for (int r = 0; r < REPS; r++) {
+			int64_t t0 = now_ns();
+			if (ms_picker_select(NULL, c, n, UINT64_MAX, NULL, &p,
+			                     NULL) != 0)
+				return 1;
+			tp[r] = now_ns() - t0;
+			memcpy(tmp, c, n * sizeof(*c));
+			t0 = now_ns();
+			qsort(tmp, n, sizeof(*tmp), cmp_cand);
+			ts[r] = now_ns() - t0;
+		}
+		int64_t mp = median(tp, REPS), ms = median(ts, REPS);
+		printf("%8zu %14lld %14lld %8.2f %6zu\n", n, (long long)mp,
+		       (long long)ms, ms ? (double)mp / (double)ms : 0.0, p.n);
+		free(c);
+		free(tmp);
+	}
+	return 0;
+}
