@@ -142,7 +142,8 @@ typedef struct ms_batch ms_batch;
 
 /* Build a batch from rows grouped by trace (consecutive rows with equal
  * trace IDs form one trace; traces must be in ascending ID order and
- * distinct), copying only the projected columns. */
+ * distinct), copying only the projected columns. mem must outlive every
+ * chain the batch is given to (a timed-out call frees it late). */
 int ms_batch_from_rows(ms_batch **out, ms_mem *mem, uint32_t projection,
                        const ms_row *rows, size_t nrows, ms_errbuf *eb);
 const ms_plugin_batch *ms_batch_view(const ms_batch *b);
@@ -150,8 +151,9 @@ const ms_plugin_batch *ms_batch_view(const ms_batch *b);
 uint64_t ms_batch_bytes(const ms_batch *b);
 void ms_batch_retain(ms_batch *b);
 void ms_batch_release(ms_batch *b);
-/* Internal (plugin_loader.c): a timed-out call keeps the batch; move its
- * accounting to the parent of its ms_mem (which outlives a merge). */
+/* Internal (plugin_loader.c): a timed-out call keeps the batch; its
+ * memory is then freed through the ms_mem chosen when it was built (the
+ * caller's for ms_batch_from_rows, the root of the stager's otherwise). */
 void ms__batch_abandon(ms_batch *b);
 
 /* ------------------------------------------------------------------ */

@@ -21,9 +21,10 @@
  *     worker for its next call.
  *  3. The memory of a batch an abandoned call may read is released only by
  *     that call's worker after the call returns (the batch reference).
- *  4. consecutive_timeouts counts timed-out calls since the last call that
- *     returned in time; reaching circuit_after opens the circuit, which
- *     stays open for the chain's life: every later batch keeps everything.
+ *  4. consecutive_timeouts counts timed-out calls since the last batch in
+ *     which no call timed out; reaching circuit_after opens the circuit,
+ *     which stays open for the chain's life: every later batch keeps
+ *     everything.
  *  5. ms_chain_close returns only after every abandoned call has returned.
  */
 #define XXH_STATIC_LINKING_ONLY
@@ -794,6 +795,7 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 	memset(keep, 1, n);
 	if (n == 0)
 		return 0;
+	bool timed_out = false;
 	for (size_t i = 0; i < c->n; i++) {
 		link_t *l = &c->links[i];
 		if (c->circuit_open) {
@@ -804,6 +806,7 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 		}
 		enum ms_link_result r = run_link(c, l, b, n);
 		if (r == MS_LINK_TIMEOUT) {
+			timed_out = true;
 			if (++c->consecutive_timeouts >= c->circuit_after) {
 				c->circuit_open = true;
 				snprintf(c->circuit_reason,
@@ -812,8 +815,6 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 				         "(last on link '%s')",
 				         c->consecutive_timeouts, l->st.name);
 			}
-		} else if (r != MS_LINK_HOST_ERROR) {
-			c->consecutive_timeouts = 0;
 		}
 		if (r != MS_LINK_OK) {
 			res->links_failed++;
@@ -829,6 +830,9 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 				l->st.dropped++;
 		}
 	}
+	/* A batch in which no link timed out ends a timeout streak. */
+	if (!timed_out && !c->circuit_open)
+		c->consecutive_timeouts = 0;
 	if (c->circuit_open) {
 		memset(keep, 1, n);
 		res->circuit_open = true;

@@ -221,6 +221,7 @@ enum {
 struct ms_batch {
 	_Atomic unsigned refs;
 	ms_mem *mem;
+	ms_mem *late_mem; /* takes over the accounting when abandoned */
 	ms_plugin_batch view;
 	ms_buf buf[C_NBUF];
 	void *ptrs;
@@ -230,6 +231,7 @@ struct ms_batch {
 
 typedef struct builder {
 	ms_mem *mem;
+	ms_mem *late_mem;
 	uint32_t proj;
 	ms_buf buf[C_NBUF];
 	size_t ntraces, nrows, ntags;
@@ -241,6 +243,7 @@ builder_init(builder *b, ms_mem *mem, uint32_t proj)
 {
 	memset(b, 0, sizeof(*b));
 	b->mem = mem;
+	b->late_mem = mem;
 	b->proj = proj & MS_PROJ_ALL;
 	for (int i = 0; i < C_NBUF; i++)
 		ms_buf_init(&b->buf[i], mem, 0);
@@ -367,6 +370,7 @@ builder_finish(builder *b, ms_batch **out)
 		return MS_ERR_NOMEM;
 	atomic_init(&bt->refs, 1);
 	bt->mem = b->mem;
+	bt->late_mem = b->late_mem;
 	size_t nstr = 0, nr = b->nrows;
 	uint32_t p = b->proj;
 	if (p & MS_PROJ_SEGMENT_ID)
@@ -506,17 +510,7 @@ ms_batch_release(ms_batch *b)
 void
 ms__batch_abandon(ms_batch *b)
 {
-	/* The batch's own ms_mem may die with its merge: account the late
-	 * free to the root ancestor, or count it nowhere if there is none
-	 * (the bytes then stay live in the original counters). */
-	ms_mem *m = b->mem;
-	if (m && !m->parent) {
-		b->mem = NULL;
-		return;
-	}
-	while (m && m->parent)
-		m = m->parent;
-	b->mem = m;
+	b->mem = b->late_mem;
 }
 
 static bool
@@ -823,6 +817,13 @@ ms_stager_open(ms_stager **out, const ms_stager_opts *opts, ms_errbuf *eb)
 		pl->oversized_cap = pl->hard;
 	s->proj = ms_chain_projection(opts->chain);
 	builder_init(&s->b, &s->mem, s->proj);
+	/* The stager's own ms_mem dies with it; a batch a timed-out plugin
+	 * still reads is freed later through the root of opts->mem (or
+	 * uncounted if there is none). */
+	ms_mem *root = opts->mem;
+	while (root && root->parent)
+		root = root->parent;
+	s->b.late_mem = root;
 	s->ar.mem = &s->mem;
 	ms_buf_init(&s->pend, &s->mem, 0);
 	s->rep.plan = *pl;

@@ -21,3 +21,6 @@ endforeach()
 
 ms_add_test(test_plugin_loader LIBS mscore)
 add_dependencies(test_plugin_loader ${MS_TEST_PLUGINS} alwayskeep)
+
+ms_add_test(test_chain LIBS mscore)
+add_dependencies(test_chain ${MS_TEST_PLUGINS} alwayskeep)

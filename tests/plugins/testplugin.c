@@ -3,8 +3,9 @@
  * and chain tests, one source built into several modules: TP_KIND selects
  * what the module does (see tests/cmake/plugins.cmake for the list).
  *
- *  slow      sleeps config milliseconds in every decide, then reads the
- *            whole batch (so a freed batch would be caught) and keeps all
+ *  slow      config "MS" or "MS/K": sleeps MS milliseconds in every decide
+ *            (or only in calls 1, 1+K, 1+2K ...), then reads the whole
+ *            batch (so a freed batch would be caught) and keeps all
  *  fail      decide returns an error
  *  short     returns one verdict fewer than asked
  *  badval    writes verdict 2
@@ -41,6 +42,7 @@
 
 typedef struct tp_state {
 	long sleep_ms;
+	long every;
 	char drop_last[64];
 	_Atomic uint64_t sum; /* checksum over batches read */
 	_Atomic uint64_t calls;
@@ -59,8 +61,13 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 	tp_state *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -1;
-	if (TP_KIND == K_SLOW)
+	if (TP_KIND == K_SLOW) {
 		s->sleep_ms = config && *config ? atol(config) : 100;
+		const char *sl = config ? strchr(config, '/') : NULL;
+		s->every = sl ? atol(sl + 1) : 1;
+		if (s->every < 1)
+			s->every = 1;
+	}
 	if (TP_KIND == K_MASK && config) {
 		strncpy(s->drop_last, config, sizeof(s->drop_last) - 1);
 	}
@@ -72,13 +79,14 @@ static int64_t
 tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 {
 	tp_state *s = state;
-	atomic_fetch_add(&s->calls, 1);
+	uint64_t call = atomic_fetch_add(&s->calls, 1);
 	memset(verdict, MS_VERDICT_KEEP, n);
 	switch (TP_KIND) {
 	case K_SLOW: {
 		struct timespec ts = { s->sleep_ms / 1000,
 			               (s->sleep_ms % 1000) * 1000000L };
-		nanosleep(&ts, NULL);
+		if (call % (uint64_t)s->every == 0)
+			nanosleep(&ts, NULL);
 		uint64_t sum = 0;
 		for (size_t i = 0; i < b->ntraces; i++)
 			for (uint32_t k = 0; k < b->traces[i].trace_id_len; k++)

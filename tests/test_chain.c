@@ -1,0 +1,429 @@
+/*
+ * test_chain.c - the chain of sampler links (core/plugin_loader.c): keep
+ * masks are ANDed over every link; a link that errors, returns the wrong
+ * number of verdicts, a value other than 0/1, or overruns the Decide
+ * timeout is bypassed (fails open) with its reason in the link stats; a
+ * timed-out call keeps reading a batch the caller already released; three
+ * consecutive timeouts open the circuit and everything is kept.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ms_pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NT 10
+
+/* Ten traces "tr-0" .. "tr-9", two rows each. */
+typedef struct rows10 {
+	char ids[NT][8];
+	ms_row rows[NT * 2];
+} rows10;
+
+static void
+make_rows(rows10 *r)
+{
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < NT; i++) {
+		snprintf(r->ids[i], sizeof(r->ids[i]), "tr-%d", i);
+		for (int k = 0; k < 2; k++) {
+			ms_row *w = &r->rows[i * 2 + k];
+			w->trace_id = (const uint8_t *)r->ids[i];
+			w->trace_id_len = (uint32_t)strlen(r->ids[i]);
+			w->start_ns = 1000 + k;
+			w->latency_ms = 1;
+		}
+	}
+}
+
+static void
+path_of(char *buf, size_t n, const char *name)
+{
+	if (strncmp(name, "tp_", 3) == 0)
+		snprintf(buf, n, "%s/%s.so", MS_TEST_PLUGIN_DIR, name);
+	else
+		snprintf(buf, n, "%s/%s.so", MS_PLUGIN_DIR, name);
+}
+
+typedef struct fx {
+	ms_mem mem;
+	ms_chain *c;
+	ms_batch *b;
+	rows10 rows;
+	char paths[4][512];
+} fx;
+
+static void
+open_chain(fx *f, const char *const *names, const char *const *configs,
+           size_t n, uint64_t timeout_ns)
+{
+	ms_chain_link_spec links[4];
+	for (size_t i = 0; i < n; i++) {
+		path_of(f->paths[i], sizeof(f->paths[i]), names[i]);
+		links[i].path = f->paths[i];
+		links[i].config = configs ? configs[i] : "";
+	}
+	ms_mem_init(&f->mem, NULL);
+	ms_chain_opts o = { &f->mem, timeout_ns, 0, NULL, NULL };
+	ms_errbuf eb;
+	if (ms_chain_open(&f->c, links, n, &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	make_rows(&f->rows);
+	assert_int_equal(ms_batch_from_rows(&f->b, &f->mem, MS_PROJ_ALL,
+	                                    f->rows.rows, NT * 2, &eb),
+	                 0);
+}
+
+static void
+close_chain(fx *f)
+{
+	ms_batch_release(f->b);
+	ms_chain_close(f->c);
+	ms_mem_stats ms;
+	ms_mem_stats_get(&f->mem, &ms);
+	assert_int_equal(ms.live, 0);
+}
+
+static int
+count_kept(const uint8_t *keep)
+{
+	int n = 0;
+	for (int i = 0; i < NT; i++)
+		n += keep[i];
+	return n;
+}
+
+static void
+test_batch_columns(void **st)
+{
+	(void)st;
+	rows10 r;
+	make_rows(&r);
+	const char *tags[] = { "http.status=500", "db=x" };
+	r.rows[3].tags = tags;
+	r.rows[3].ntags = 2;
+	r.rows[3].is_error = true;
+	r.rows[3].latency_ms = 7;
+	ms_batch *b;
+	ms_errbuf eb;
+	assert_int_equal(ms_batch_from_rows(&b, NULL,
+	                                    MS_PROJ_TAGS | MS_PROJ_LATENCY,
+	                                    r.rows, NT * 2, &eb),
+	                 0);
+	const ms_plugin_batch *v = ms_batch_view(b);
+	assert_int_equal(v->ntraces, NT);
+	assert_int_equal(v->nrows, NT * 2);
+	assert_null(v->start_ns); /* not projected */
+	assert_null(v->is_error);
+	assert_null(v->service);
+	assert_non_null(v->latency_ms);
+	assert_int_equal(v->latency_ms[3], 7);
+	assert_int_equal(v->traces[1].row_first, 2);
+	assert_int_equal(v->traces[1].row_count, 2);
+	assert_memory_equal(v->traces[1].trace_id, "tr-1", 4);
+	assert_int_equal(v->traces[1].max_end_ns, 1001 + 7 * 1000000);
+	assert_int_equal(v->traces[1].min_start_ns, 1000);
+	assert_int_equal(v->ntags, 2);
+	assert_int_equal(v->tag_first[3], 0);
+	assert_int_equal(v->tag_first[4], 2);
+	assert_string_equal(v->tags[0], "http.status=500");
+	assert_int_equal(v->tag_len[1], 4);
+	ms_batch_release(b);
+
+	/* Out of order or split traces are refused. */
+	ms_row two[2] = { r.rows[2], r.rows[0] };
+	assert_int_equal(ms_batch_from_rows(&b, NULL, 0, two, 2, &eb),
+	                 MS_ERR_INVAL);
+}
+
+static void
+test_and_over_links(void **st)
+{
+	(void)st;
+	fx f;
+	const char *names[] = { "tp_mask", "tp_mask", "tp_mask" };
+	const char *cfg[] = { "13", "5", "9" };
+	open_chain(&f, names, cfg, 3, 0);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	for (int i = 0; i < NT; i++)
+		assert_int_equal(keep[i],
+		                 !(i == 1 || i == 3 || i == 5 || i == 9));
+	assert_int_equal(call.kept, 6);
+	assert_int_equal(call.links_ok, 3);
+	ms_link_stats ls;
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_string_equal(ls.name, "tp_mask");
+	assert_int_equal(ls.calls, 1);
+	assert_int_equal(ls.traces, NT);
+	assert_int_equal(ls.kept, 8);
+	assert_int_equal(ls.dropped, 2);
+	assert_int_equal(ls.results[MS_LINK_OK], 1);
+	uint64_t h = 0;
+	for (int i = 0; i < MS_LINK_HIST_BUCKETS; i++)
+		h += ls.hist[i];
+	assert_int_equal(h, 1);
+	close_chain(&f);
+}
+
+static void
+fail_open_case(const char *bad, enum ms_link_result want, const char *why)
+{
+	fx f;
+	const char *names[] = { bad, "tp_mask" };
+	const char *cfg[] = { "", "02" };
+	open_chain(&f, names, cfg, 2, 0);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	/* The bad link is ignored; the good one still applies. */
+	assert_int_equal(count_kept(keep), NT - 2);
+	assert_false(keep[0]);
+	assert_false(keep[2]);
+	assert_int_equal(call.links_failed, 1);
+	ms_link_stats ls;
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.results[want], 1);
+	assert_int_equal(ls.last_result, want);
+	if (!strstr(ls.last_fail, why))
+		fail_msg("'%s' not in '%s'", why, ls.last_fail);
+	assert_int_equal(ls.kept + ls.dropped, 0);
+	close_chain(&f);
+
+	/* Alone, the failing link keeps everything. */
+	open_chain(&f, &bad, NULL, 1, 0);
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	assert_int_equal(count_kept(keep), NT);
+	close_chain(&f);
+}
+
+static void
+test_fail_open_error(void **st)
+{
+	(void)st;
+	fail_open_case("tp_fail", MS_LINK_ERROR, "error -3");
+}
+
+static void
+test_fail_open_wrong_length(void **st)
+{
+	(void)st;
+	fail_open_case("tp_short", MS_LINK_WRONG_LENGTH, "9 verdicts for 10");
+}
+
+static void
+test_fail_open_bad_value(void **st)
+{
+	(void)st;
+	fail_open_case("tp_badval", MS_LINK_BAD_VALUE, "verdict 9 is 2");
+}
+
+static void
+test_timeout_abandons_and_keeps_batch(void **st)
+{
+	(void)st;
+	fx f;
+	const char *names[] = { "tp_slow", "tp_mask" };
+	const char *cfg[] = { "300", "1" };
+	open_chain(&f, names, cfg, 2, 50 * 1000000ull); /* 50 ms */
+	uint8_t keep[NT];
+	ms_chain_call call;
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	assert_int_equal(count_kept(keep), NT - 1); /* mask still applied */
+	ms_link_stats ls;
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 1);
+	assert_non_null(strstr(ls.last_fail, "timeout"));
+	assert_true(ls.max_ns >= 50 * 1000000ull);
+	assert_int_equal(ms_chain_abandoned(f.c), 1);
+	assert_false(ms_chain_circuit_is_open(f.c));
+	/* Release our reference now: the slow call still reads the batch
+	 * (the sanitizer build would catch a use after free). */
+	ms_batch_release(f.b);
+	f.b = NULL;
+	ms_plugin *slow = ms_chain_plugin(f.c, 0);
+	ms_chain_close(f.c);
+	(void)slow;
+	ms_mem_stats ms;
+	ms_mem_stats_get(&f.mem, &ms);
+	assert_int_equal(ms.live, 0);
+}
+
+static void
+test_circuit_opens_after_three_timeouts(void **st)
+{
+	(void)st;
+	fx f;
+	const char *names[] = { "tp_slow", "tp_mask" };
+	const char *cfg[] = { "200", "0" };
+	open_chain(&f, names, cfg, 1, 20 * 1000000ull);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	for (int i = 0; i < 3; i++) {
+		assert_false(ms_chain_circuit_is_open(f.c));
+		assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+		assert_int_equal(count_kept(keep), NT);
+	}
+	assert_true(ms_chain_circuit_is_open(f.c));
+	assert_non_null(strstr(ms_chain_circuit_reason(f.c),
+	                       "3 consecutive Decide timeouts"));
+	assert_true(call.circuit_open);
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	assert_int_equal(count_kept(keep), NT);
+	ms_link_stats ls;
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.calls, 3); /* not called once open */
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 3);
+	assert_int_equal(ls.results[MS_LINK_CIRCUIT_OPEN], 1);
+	close_chain(&f);
+}
+
+static void
+test_circuit_open_keeps_everything(void **st)
+{
+	(void)st;
+	/* A dropping link after a slow one: once the circuit opens, even
+	 * the dropping link's verdicts no longer apply. */
+	fx f;
+	const char *names[] = { "tp_mask", "tp_slow" };
+	const char *cfg[] = { "0123", "300" };
+	open_chain(&f, names, cfg, 2, 50 * 1000000ull);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	for (int i = 0; i < 2; i++) {
+		ms_chain_decide(f.c, f.b, keep, &call);
+		assert_int_equal(count_kept(keep), NT - 4);
+	}
+	ms_chain_decide(f.c, f.b, keep, &call); /* third timeout */
+	assert_true(call.circuit_open);
+	assert_int_equal(count_kept(keep), NT);
+	close_chain(&f);
+}
+
+static void
+test_successful_batch_resets_timeout_count(void **st)
+{
+	(void)st;
+	/* The slow link sleeps on calls 1, 3, 5, 7 only: timeouts are never
+	 * consecutive, so the circuit stays closed. */
+	fx f;
+	const char *names[] = { "tp_slow" };
+	const char *cfg[] = { "300/2" };
+	open_chain(&f, names, cfg, 1, 50 * 1000000ull);
+	uint8_t keep[NT];
+	for (int i = 0; i < 8; i++)
+		ms_chain_decide(f.c, f.b, keep, NULL);
+	assert_false(ms_chain_circuit_is_open(f.c));
+	ms_link_stats ls;
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 4);
+	assert_int_equal(ls.results[MS_LINK_OK], 4);
+	close_chain(&f);
+}
+
+static void
+test_overlapping_abandoned_calls(void **st)
+{
+	(void)st;
+	/* Every batch abandons a slow call while the next starts: several
+	 * calls run at once on old batches; closing waits for all. */
+	fx f;
+	const char *names[] = { "tp_slow", "tp_mask" };
+	const char *cfg[] = { "300", "" };
+	open_chain(&f, names, cfg, 2, 30 * 1000000ull);
+	uint8_t keep[NT];
+	for (int i = 0; i < 4; i++) {
+		ms_batch *b;
+		ms_errbuf eb;
+		assert_int_equal(ms_batch_from_rows(&b, &f.mem, MS_PROJ_ALL,
+		                                    f.rows.rows, NT * 2, &eb),
+		                 0);
+		ms_chain_decide(f.c, b, keep, NULL);
+		ms_batch_release(b);
+	}
+	assert_true(ms_chain_abandoned(f.c) >= 1);
+	close_chain(&f);
+}
+
+static void
+test_empty_chain_keeps_all(void **st)
+{
+	(void)st;
+	fx f;
+	open_chain(&f, NULL, NULL, 0, 0);
+	uint8_t keep[NT];
+	memset(keep, 0, sizeof(keep));
+	ms_chain_call call;
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	assert_int_equal(count_kept(keep), NT);
+	assert_int_equal(ms_chain_projection(f.c), 0);
+	close_chain(&f);
+}
+
+static void
+test_evaluate_rows(void **st)
+{
+	(void)st;
+	fx f;
+	const char *names[] = { "tp_mask" };
+	const char *cfg[] = { "357" };
+	open_chain(&f, names, cfg, 1, 0);
+	uint8_t keep[NT];
+	size_t nt;
+	ms_errbuf eb;
+	/* Batches of 3 traces: verdicts land at the right trace index. */
+	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
+	                                        NT * 2, 3, keep, NT, &nt, &eb),
+	                 0);
+	assert_int_equal(nt, NT);
+	for (int i = 0; i < NT; i++)
+		assert_int_equal(keep[i], !(i == 3 || i == 5 || i == 7));
+	ms_link_stats ls;
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.calls, 4);
+	/* Too small a verdict array is an error, not an overrun. */
+	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
+	                                        NT * 2, 3, keep, 5, &nt, &eb),
+	                 MS_ERR_RANGE);
+	close_chain(&f);
+}
+
+static void
+test_histogram_bounds(void **st)
+{
+	(void)st;
+	assert_int_equal(ms_link_hist_bound_ns(0), 250000);
+	assert_int_equal(ms_link_hist_bound_ns(3), 2500000);
+	assert_int_equal(ms_link_hist_bound_ns(11), 1000000000);
+	assert_true(ms_link_hist_bound_ns(12) == UINT64_MAX);
+	assert_string_equal(ms_link_result_name(MS_LINK_WRONG_LENGTH),
+	                    "wrong_length");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_batch_columns),
+		cmocka_unit_test(test_and_over_links),
+		cmocka_unit_test(test_fail_open_error),
+		cmocka_unit_test(test_fail_open_wrong_length),
+		cmocka_unit_test(test_fail_open_bad_value),
+		cmocka_unit_test(test_timeout_abandons_and_keeps_batch),
+		cmocka_unit_test(test_circuit_opens_after_three_timeouts),
+		cmocka_unit_test(test_circuit_open_keeps_everything),
+		cmocka_unit_test(test_successful_batch_resets_timeout_count),
+		cmocka_unit_test(test_overlapping_abandoned_calls),
+		cmocka_unit_test(test_empty_chain_keeps_all),
+		cmocka_unit_test(test_evaluate_rows),
+		cmocka_unit_test(test_histogram_bounds),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
