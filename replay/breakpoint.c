@@ -1,0 +1,197 @@
+/*
+ * breakpoint.c - breakpoint specs: parsing what a user types ("mature",
+ * "merge=40", "time=12:10", "part=a1", "lane=slow", "depth>=3") and matching
+ * them against a pending dispatch or a publication time.
+ */
+#include "ms_replay.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS_PER_S 1000000000LL
+
+static int
+parse_u64(const char *s, int base, uint64_t *out)
+{
+	if (!*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, base);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "HH:MM" or "HH:MM:SS" -> ns since the start of the day. */
+static int
+parse_tod(const char *s, int64_t *out)
+{
+	unsigned h, m, sec = 0;
+	char tail;
+	int n = sscanf(s, "%u:%u:%u%c", &h, &m, &sec, &tail);
+	if (n == 2) {
+		if (sscanf(s, "%u:%u%c", &h, &m, &tail) != 2)
+			return -1;
+	} else if (n != 3) {
+		return -1;
+	}
+	if (h > 24 || m > 59 || sec > 59 || (h == 24 && (m || sec)))
+		return -1;
+	*out = ((int64_t)h * 3600 + m * 60 + sec) * NS_PER_S;
+	return 0;
+}
+
+int
+ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb)
+{
+	ms_breakpoint bp;
+	memset(&bp, 0, sizeof(bp));
+	bp.enabled = true;
+	if (!spec)
+		return ms_fail(eb, MS_ERR_INVAL, "breakpoint: empty spec");
+	while (isspace((unsigned char)*spec))
+		spec++;
+	char s[64];
+	size_t len = strlen(spec);
+	while (len && isspace((unsigned char)spec[len - 1]))
+		len--;
+	if (len == 0 || len >= sizeof(s))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "breakpoint '%.*s': expected mature, sampling, "
+		               "merge=N, time=HH:MM[:SS], part=HEX, lane=L or "
+		               "depth>=D",
+		               (int)(len > 40 ? 40 : len), spec);
+	memcpy(s, spec, len);
+	s[len] = '\0';
+
+	const char *val = NULL;
+	if (strcmp(s, "mature") == 0) {
+		bp.kind = MS_BP_MATURE;
+		snprintf(bp.spec, sizeof(bp.spec), "mature");
+	} else if (strcmp(s, "sampling") == 0) {
+		bp.kind = MS_BP_SAMPLING;
+		snprintf(bp.spec, sizeof(bp.spec), "sampling");
+	} else if ((val = strncmp(s, "merge=", 6) == 0 ? s + 6
+	                  : strncmp(s, "seq=", 4) == 0 ? s + 4
+	                                               : NULL)) {
+		if (parse_u64(val, 10, &bp.n) || bp.n == 0)
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "breakpoint '%s': merge number must be "
+			               "a positive integer",
+			               s);
+		bp.kind = MS_BP_MERGE;
+		snprintf(bp.spec, sizeof(bp.spec), "merge=%llu",
+		         (unsigned long long)bp.n);
+	} else if (strncmp(s, "time=", 5) == 0) {
+		val = s + 5;
+		bp.kind = MS_BP_TIME;
+		if (*val == '@') {
+			uint64_t v;
+			if (parse_u64(val + 1, 10, &v) || v > INT64_MAX)
+				return ms_fail(eb, MS_ERR_INVAL,
+				               "breakpoint '%s': expected "
+				               "time=@UNIX_NS",
+				               s);
+			bp.t = (int64_t)v;
+			bp.absolute = true;
+			snprintf(bp.spec, sizeof(bp.spec), "time=@%lld",
+			         (long long)bp.t);
+		} else {
+			if (parse_tod(val, &bp.t))
+				return ms_fail(eb, MS_ERR_INVAL,
+				               "breakpoint '%s': expected "
+				               "time=HH:MM or time=HH:MM:SS "
+				               "within the logical day",
+				               s);
+			int64_t sec = bp.t / NS_PER_S;
+			snprintf(bp.spec, sizeof(bp.spec),
+			         "time=%02lld:%02lld:%02lld",
+			         (long long)(sec / 3600),
+			         (long long)(sec / 60 % 60),
+			         (long long)(sec % 60));
+		}
+	} else if (strncmp(s, "part=", 5) == 0) {
+		if (parse_u64(s + 5, 16, &bp.n) || strlen(s + 5) > 16)
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "breakpoint '%s': expected part=HEX "
+			               "(up to 16 hex digits)",
+			               s);
+		bp.kind = MS_BP_PART;
+		snprintf(bp.spec, sizeof(bp.spec), "part=%016llx",
+		         (unsigned long long)bp.n);
+	} else if (strncmp(s, "lane=", 5) == 0) {
+		val = s + 5;
+		if (strcmp(val, MS_LANE_FAST) && strcmp(val, MS_LANE_SLOW) &&
+		    strcmp(val, MS_LANE_FINALIZE))
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "breakpoint '%s': lane must be fast, "
+			               "slow or finalize",
+			               s);
+		bp.kind = MS_BP_LANE;
+		snprintf(bp.lane, sizeof(bp.lane), "%s", val);
+		snprintf(bp.spec, sizeof(bp.spec), "lane=%s", val);
+	} else if (strncmp(s, "depth>=", 7) == 0) {
+		if (parse_u64(s + 7, 10, &bp.n) || bp.n > UINT32_MAX)
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "breakpoint '%s': expected depth>=D "
+			               "with D a non-negative integer",
+			               s);
+		bp.kind = MS_BP_DEPTH;
+		snprintf(bp.spec, sizeof(bp.spec), "depth>=%llu",
+		         (unsigned long long)bp.n);
+	} else {
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "breakpoint '%s': expected mature, sampling, "
+		               "merge=N, time=HH:MM[:SS], part=HEX, lane=L or "
+		               "depth>=D",
+		               s);
+	}
+	*out = bp;
+	return 0;
+}
+
+static int64_t
+bp_abs_time(const ms_breakpoint *bp, int64_t day_start)
+{
+	return bp->absolute ? bp->t : day_start + bp->t;
+}
+
+bool
+ms_bp_match_time(const ms_breakpoint *bp, int64_t t, int64_t day_start)
+{
+	return bp->enabled && bp->kind == MS_BP_TIME &&
+	       t >= bp_abs_time(bp, day_start);
+}
+
+bool
+ms_bp_match_dispatch(const ms_breakpoint *bp, const ms_dispatch *d,
+                     int64_t day_start)
+{
+	if (!bp->enabled)
+		return false;
+	switch (bp->kind) {
+	case MS_BP_MATURE:
+		return d->mature_parts > 0;
+	case MS_BP_SAMPLING:
+		return d->predict_class == MS_SAMPLING_EXECUTED;
+	case MS_BP_MERGE:
+		return d->seq == bp->n;
+	case MS_BP_TIME:
+		return d->now_ns >= bp_abs_time(bp, day_start);
+	case MS_BP_PART:
+		for (size_t i = 0; i < d->ninputs; i++)
+			if (d->inputs[i].id == bp->n)
+				return true;
+		return false;
+	case MS_BP_LANE:
+		return strcmp(ms_lane_name(d->lane), bp->lane) == 0;
+	case MS_BP_DEPTH:
+		return d->max_depth >= bp->n;
+	}
+	return false;
+}

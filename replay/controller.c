@@ -1,0 +1,1428 @@
+/*
+ * controller.c - the replay controller: one fixture's day through the real
+ * engine, with stepping, breakpoints, the event log and the end-of-run
+ * gates. The public contract and the state machine are in ms_replay.h.
+ *
+ * Design:
+ *  1. The controller thread is the only one that publishes and moves the
+ *     logical clock; the clock is held at a publication's P until the engine
+ *     reports epoch-aware merge-idle.
+ *  2. The dispatch hook (engine thread) and the event callback (worker
+ *     threads) take `mu` only to read or update controller state; they
+ *     never call into the engine while holding it. A barrier the user asked
+ *     for blocks inside the hook on `cv` (the engine allows a blocking hook:
+ *     the selection's parts stay claimed, other lanes go on).
+ *  3. Points where the controller may stop: before each publication
+ *     (PAUSED) and at each dispatch (BREAK). `mode` says which points stop:
+ *     RUN stops at breakpoints only, STEP at the next point of either kind,
+ *     STEP_BARRIER at the next dispatch; `pause_req` stops at the next point.
+ *  4. Every completed merge is recorded once (ms_rec_merge) from the event
+ *     callback, in completion order, and counted in merges_done.
+ */
+#define _GNU_SOURCE
+#include "ms_replay.h"
+
+#include "ms_clock.h"
+#include "ms_fixture.h"
+#include "ms_limits.h"
+#include "ms_rusage.h"
+#include "replay_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MS_DEFAULT_PLUGIN_DIR
+#define MS_DEFAULT_PLUGIN_DIR "plugins"
+#endif
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void
+copy_str(char *dst, size_t n, const char *src)
+{
+	snprintf(dst, n, "%s", src ? src : "");
+}
+
+static void
+notify(ms_replay *r)
+{
+	if (r->opts.notify)
+		r->opts.notify(r->opts.notify_arg);
+}
+
+const char *
+ms_replay_state_name(enum ms_replay_state s)
+{
+	switch (s) {
+	case MS_REPLAY_READY:
+		return "READY";
+	case MS_REPLAY_RUNNING:
+		return "RUNNING";
+	case MS_REPLAY_PAUSED:
+		return "PAUSED";
+	case MS_REPLAY_BREAK:
+		return "BREAK";
+	case MS_REPLAY_DONE:
+		return "DONE";
+	case MS_REPLAY_FAILED:
+		return "FAILED";
+	}
+	return "?";
+}
+
+const char *
+ms_replay_phase_name(enum ms_replay_phase p)
+{
+	switch (p) {
+	case MS_RPHASE_PRIMARY:
+		return "primary";
+	case MS_RPHASE_BOUNDARY:
+		return "boundary";
+	case MS_RPHASE_COOLDOWN:
+		return "cooldown";
+	case MS_RPHASE_FINALIZE:
+		return "finalize";
+	case MS_RPHASE_END:
+		return "end";
+	}
+	return "?";
+}
+
+/* ---- part lifecycle tracking (for the exactly-once gates) ------------- */
+
+static track_ent *
+track_slot(ms_replay *r, uint64_t id)
+{
+	if (r->track_n * 2 >= r->track_cap) {
+		size_t ncap = r->track_cap ? r->track_cap * 2 : 4096;
+		track_ent *nt = calloc(ncap, sizeof(*nt));
+		if (!nt)
+			return NULL;
+		for (size_t i = 0; i < r->track_cap; i++) {
+			if (!r->track[i].id)
+				continue;
+			size_t h = (size_t)(r->track[i].id *
+			                    0x9e3779b97f4a7c15ull) &
+			           (ncap - 1);
+			while (nt[h].id)
+				h = (h + 1) & (ncap - 1);
+			nt[h] = r->track[i];
+		}
+		free(r->track);
+		r->track = nt;
+		r->track_cap = ncap;
+	}
+	size_t h = (size_t)(id * 0x9e3779b97f4a7c15ull) & (r->track_cap - 1);
+	while (r->track[h].id && r->track[h].id != id)
+		h = (h + 1) & (r->track_cap - 1);
+	if (!r->track[h].id) {
+		r->track[h].id = id;
+		r->track_n++;
+	}
+	return &r->track[h];
+}
+
+static void
+track_introduce(ms_replay *r, uint64_t id)
+{
+	track_ent *t = track_slot(r, id);
+	if (!t) {
+		r->track_dup = true;
+		copy_str(r->track_err, sizeof(r->track_err), "out of memory");
+		return;
+	}
+	if (++t->introduced > 1 && !r->track_dup) {
+		r->track_dup = true;
+		snprintf(r->track_err, sizeof(r->track_err),
+		         "part %016llx introduced %u times",
+		         (unsigned long long)id, t->introduced);
+	}
+}
+
+static void
+track_remove(ms_replay *r, uint64_t id)
+{
+	track_ent *t = track_slot(r, id);
+	if (!t)
+		return;
+	if ((++t->removed > 1 || !t->introduced) && !r->track_dup) {
+		r->track_dup = true;
+		snprintf(r->track_err, sizeof(r->track_err),
+		         "part %016llx removed %u times (introduced %u)",
+		         (unsigned long long)id, t->removed, t->introduced);
+	}
+}
+
+/* ---- recording -------------------------------------------------------- */
+
+int64_t
+ms__replay_since_start(const ms_replay *r)
+{
+	return mono_ns() - r->t0_mono;
+}
+
+static int64_t
+since_start(const ms_replay *r)
+{
+	return ms__replay_since_start(r);
+}
+
+static void
+rec_part(ms_replay *r, enum ms_ev_part_kind what, const ms_part_meta *m,
+         uint64_t id, const char *cause, uint64_t cause_seq, uint64_t epoch)
+{
+	ms_ev_part ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.what = what;
+	ev.part_id = id;
+	ev.kind = MS_KIND_CORE;
+	ev.logical_ns = ms_clock_now(&r->clock);
+	ev.wall_ns = since_start(r);
+	ev.epoch = epoch;
+	copy_str(ev.cause, sizeof(ev.cause), cause);
+	ev.cause_seq = cause_seq;
+	if (m) {
+		ev.bytes = m->compressed_bytes;
+		ev.rows = m->rows;
+		ev.depth = m->depth;
+	}
+	ms_rec_part(r->rec, &ev, NULL);
+}
+
+static void
+inventory_totals(ms_replay *r, uint64_t *parts, uint64_t *bytes)
+{
+	*parts = *bytes = 0;
+	ms_view *v = NULL;
+	if (ms_shard_view(r->shard, &v, NULL))
+		return;
+	size_t n = ms_view_count(v);
+	*parts = n;
+	for (size_t i = 0; i < n; i++)
+		*bytes += ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE))
+		                  ->compressed_bytes;
+	ms_view_release(v);
+}
+
+static void
+rec_sample(ms_replay *r)
+{
+	ms_ev_sample s;
+	memset(&s, 0, sizeof(s));
+	s.wall_ns = since_start(r);
+	s.logical_ns = ms_clock_now(&r->clock);
+	s.phase = r->rec_phase;
+	inventory_totals(r, &s.inv_parts, &s.inv_bytes);
+	ms_mem_stats ms;
+	ms_mem_stats_get(&r->mem, &ms);
+	s.live_bytes = ms.live;
+	ms_rusage ru;
+	ms_rusage_sample(&ru, NULL);
+	s.rss_bytes = ru.rss_bytes > 0 ? (uint64_t)ru.rss_bytes : 0;
+	s.cpu_ns = ru.cpu_ns;
+	ms_engine_stats es;
+	ms_engine_get_stats(r->engine, &es);
+	s.running = (uint32_t)es.running;
+	s.queued = (uint32_t)es.queued;
+	pthread_mutex_lock(&r->mu);
+	s.staged_bytes = r->staged_peak;
+	pthread_mutex_unlock(&r->mu);
+	ms_rec_sample(r->rec, &s, NULL);
+}
+
+/* Per-merge link figures: the chain's cumulative stats minus what the
+ * previous event saw (events are serialized by the engine). */
+static void
+link_delta(ms_replay *r, ms_ev_merge *m)
+{
+	if (!r->pipe)
+		return;
+	ms_chain *c = ms_pipeline_chain(r->pipe);
+	size_t n = ms_chain_len(c);
+	if (n > MS_EV_LINKS_MAX)
+		n = MS_EV_LINKS_MAX;
+	m->nlinks = (uint32_t)n;
+	for (size_t i = 0; i < n; i++) {
+		ms_link_stats now;
+		ms_chain_link_stats(c, i, &now);
+		ms_link_stats *prev = &r->links_prev[i];
+		ms_ev_link *l = &m->links[i];
+		copy_str(l->name, sizeof(l->name), now.name);
+		l->calls = now.calls - prev->calls;
+		l->traces = now.traces - prev->traces;
+		l->kept = now.kept - prev->kept;
+		l->total_ns = (int64_t)(now.total_ns - prev->total_ns);
+		l->max_ns = (int64_t)now.max_ns;
+		for (size_t b = 0;
+		     b < MS_EV_HIST_BUCKETS && b < MS_LINK_HIST_BUCKETS; b++)
+			l->hist[b] = now.hist[b] - prev->hist[b];
+		uint64_t failed = 0;
+		for (int k = 1; k < MS_LINK_RESULT_COUNT; k++)
+			failed += now.results[k] - prev->results[k];
+		if (failed) {
+			l->result = MS_ERR_PLUGIN;
+			copy_str(l->fail_open, sizeof(l->fail_open),
+			         ms_link_result_name(now.last_result));
+		}
+		*prev = now;
+	}
+}
+
+static void
+fill_dispatch(ms_ev_merge *m, ms_ev_input *inputs, const ms_dispatch *d)
+{
+	m->seq = d->seq;
+	copy_str(m->lane, sizeof(m->lane), ms_lane_name(d->lane));
+	m->logical_ns = d->now_ns;
+	m->frontier_ns = d->frontier_ns;
+	m->epoch_before = d->epoch;
+	m->pass = d->pass;
+	m->m = d->m;
+	m->max_fan_out = d->max_fan_out;
+	m->ninputs = d->ninputs;
+	for (size_t i = 0; i < d->ninputs; i++) {
+		const ms_dispatch_input *in = &d->inputs[i];
+		inputs[i] = (ms_ev_input){
+			.id = in->id,
+			.bytes = in->bytes,
+			.uncompressed_bytes = in->uncompressed_bytes,
+			.rows = in->rows,
+			.blocks = in->blocks,
+			.depth = in->depth,
+			.min_ts = in->min_ts,
+			.max_ts = in->max_ts,
+			.mature = in->mature,
+		};
+	}
+	m->inputs = inputs;
+	m->input_bytes = d->bytes;
+	m->input_rows = d->rows;
+	m->min_depth = d->min_depth;
+	m->max_depth = d->max_depth;
+	m->input_min_ts = d->min_ts;
+	m->input_max_ts = d->max_ts;
+	m->mature_parts = (uint32_t)d->mature_parts;
+	m->hot_parts = (uint32_t)d->hot_parts;
+	m->mature_rows = d->mature_rows;
+	m->hot_rows = d->hot_rows;
+	m->predict_class = d->predict_class;
+	m->predict_reason = d->predict_reason;
+}
+
+static void
+release_claim(ms_replay *r, uint64_t seq)
+{
+	for (size_t i = 0; i < r->nclaims; i++) {
+		if (r->claims[i].seq == seq) {
+			r->claims[i] = r->claims[--r->nclaims];
+			return;
+		}
+	}
+}
+
+/* Engine event callback: worker threads, serialized by the engine. */
+static void
+on_engine_event(void *arg, const ms_engine_event *ev)
+{
+	ms_replay *r = arg;
+	if (ev->type == MS_EV_DROPPED || ev->type == MS_EV_PICK_FAILED ||
+	    ev->type == MS_EV_QUARANTINED) {
+		pthread_mutex_lock(&r->mu);
+		if (ev->dispatch)
+			release_claim(r, ev->dispatch->seq);
+		if (ev->type != MS_EV_DROPPED)
+			snprintf(r->error, sizeof(r->error), "%s",
+			         ev->error ? ev->error : "");
+		pthread_mutex_unlock(&r->mu);
+		notify(r);
+		return;
+	}
+	const ms_dispatch *d = ev->dispatch;
+	const ms_merge_result *res = ev->result;
+	size_t nin = d ? d->ninputs : 0;
+	ms_ev_input *inputs = calloc(nin ? nin : 1, sizeof(*inputs));
+	ms_ev_merge m;
+	memset(&m, 0, sizeof(m));
+	if (d && inputs)
+		fill_dispatch(&m, inputs, d);
+	else
+		m.ninputs = 0;
+	m.phase = r->rec_phase;
+	if (res) {
+		m.err = res->err;
+		copy_str(m.error, sizeof(m.error), res->error.msg);
+		m.sampling = res->sampling;
+		m.output = res->output;
+		memcpy(m.index, res->index, sizeof(m.index));
+		m.epoch_after = res->epoch_after;
+		m.rows_in = res->rows_in;
+		m.rows_out = res->rows_out;
+		m.traces_in = res->traces_in;
+		m.traces_out = res->traces_out;
+		m.wall_start_ns = res->started_mono_ns - r->t0_mono;
+		m.wall_ns = res->wall_ns;
+		m.cpu_ns = res->cpu_ns;
+		m.process_cpu_ns = res->cpu_ns;
+		m.alloc_bytes = res->alloc_bytes;
+		m.alloc_count = res->alloc_count;
+		m.peak_live = res->peak_live;
+		m.bytes_read = res->bytes_read;
+		m.bytes_written = res->bytes_written;
+		m.fsyncs = res->fsyncs;
+	}
+	if (ev->type == MS_EV_MERGE_FAILED && !m.err) {
+		m.err = ev->err ? ev->err : MS_ERR_IO;
+		copy_str(m.error, sizeof(m.error), ev->error);
+	}
+	ms_rusage ru;
+	if (ms_rusage_sample(&ru, NULL) == 0 && ru.peak_rss_bytes > 0)
+		m.rss_peak = (uint64_t)ru.peak_rss_bytes;
+	link_delta(r, &m);
+	if (ev->type == MS_EV_MERGE_DONE)
+		inventory_totals(r, &m.inv_parts, &m.inv_bytes);
+
+	if (ev->type == MS_EV_MERGE_DONE && d) {
+		for (size_t i = 0; i < d->ninputs; i++)
+			rec_part(r, MS_EV_PART_REMOVED, NULL, d->inputs[i].id,
+			         d->finalize ? "finalize" : "merge", d->seq,
+			         m.epoch_after);
+		if (m.output.id)
+			rec_part(r, MS_EV_PART_INTRODUCED, &m.output,
+			         m.output.id,
+			         d->finalize ? "finalize" : "merge", d->seq,
+			         m.epoch_after);
+	}
+	ms_rec_merge(r->rec, &m, NULL);
+
+	pthread_mutex_lock(&r->mu);
+	if (d)
+		release_claim(r, d->seq);
+	if (ev->type == MS_EV_MERGE_DONE) {
+		r->merges_done++;
+		r->pub_merges++;
+		if (d) {
+			for (size_t i = 0; i < d->ninputs; i++)
+				track_remove(r, d->inputs[i].id);
+		}
+		if (m.output.id)
+			track_introduce(r, m.output.id);
+		r->rows_dropped += m.sampling.rows_dropped;
+		r->traces_dropped += m.sampling.traces_dropped;
+		if (m.sampling.klass == MS_SAMPLING_EXECUTED)
+			r->executed_merges++;
+		if (m.hot_parts > 0 && r->policy == MS_GRACE_SELECTION &&
+		    (m.sampling.plugin_calls > 0 ||
+		     m.sampling.traces_evaluated > 0))
+			r->hot_decides++;
+		r->staged_peak = m.sampling.peak_staged_bytes;
+		r->staged_preferred = m.sampling.preferred_limit_bytes;
+		if (r->nspark == MS_REPLAY_SPARK) {
+			memmove(r->spark, r->spark + 1,
+			        sizeof(r->spark[0]) * (MS_REPLAY_SPARK - 1));
+			r->nspark--;
+		}
+		r->spark[r->nspark++] = m.sampling.peak_staged_bytes;
+	} else {
+		r->merges_failed++;
+	}
+	ms_ev_merge *slot = &r->recent[r->recent_head];
+	*slot = m;
+	slot->inputs = NULL;
+	r->recent_head = (r->recent_head + 1) % MS_REPLAY_RECENT;
+	if (r->recent_n < MS_REPLAY_RECENT)
+		r->recent_n++;
+	pthread_mutex_unlock(&r->mu);
+	free(inputs);
+	notify(r);
+}
+
+/* ---- stopping points -------------------------------------------------- */
+
+/* Wait while stopped; mu held. */
+static void
+wait_stopped(ms_replay *r)
+{
+	while ((r->state == MS_REPLAY_PAUSED || r->state == MS_REPLAY_BREAK) &&
+	       !r->abort_req)
+		pthread_cond_wait(&r->cv, &r->mu);
+}
+
+static void
+bp_hit(ms_replay *r, size_t i)
+{
+	ms_breakpoint *bp = &r->bps[i];
+	bp->hits++;
+	copy_str(r->break_why, sizeof(r->break_why), bp->spec);
+	if (bp->once) {
+		memmove(&r->bps[i], &r->bps[i + 1],
+		        sizeof(r->bps[0]) * (r->nbps - i - 1));
+		r->nbps--;
+	}
+}
+
+/* Engine dispatch hook: the barrier. */
+static enum ms_dispatch_verdict
+on_dispatch(void *arg, const ms_dispatch *d)
+{
+	ms_replay *r = arg;
+	pthread_mutex_lock(&r->mu);
+	if (r->nclaims < MAX_CLAIMS) {
+		claim *c = &r->claims[r->nclaims++];
+		c->seq = d->seq;
+		c->n = d->ninputs < MS_PICKER_PARTS_LIMIT
+		               ? d->ninputs
+		               : MS_PICKER_PARTS_LIMIT;
+		for (size_t i = 0; i < c->n; i++)
+			c->ids[i] = d->inputs[i].id;
+	}
+	bool stop = false;
+	if (!r->abort_req) {
+		if (r->mode == MODE_STEP || r->mode == MODE_STEP_BARRIER) {
+			stop = true;
+			copy_str(r->break_why, sizeof(r->break_why), "step");
+		} else if (r->pause_req) {
+			stop = true;
+			copy_str(r->break_why, sizeof(r->break_why), "pause");
+		} else {
+			for (size_t i = 0; i < r->nbps; i++) {
+				ms_breakpoint *bp = &r->bps[i];
+				if (bp->kind == MS_BP_TIME && bp->hits)
+					continue;
+				if (ms_bp_match_dispatch(
+				            bp, d, r->info->day_start_ns)) {
+					bp_hit(r, i);
+					stop = true;
+					break;
+				}
+			}
+		}
+	}
+	if (stop) {
+		r->pause_req = false;
+		r->mode = MODE_RUN;
+		r->state = MS_REPLAY_BREAK;
+		r->pending = *d;
+		size_t n = d->ninputs < MS_PICKER_PARTS_LIMIT
+		                   ? d->ninputs
+		                   : MS_PICKER_PARTS_LIMIT;
+		memcpy(r->pending_inputs, d->inputs, n * sizeof(*d->inputs));
+		r->pending.inputs = r->pending_inputs;
+		r->pending.ninputs = n;
+		r->has_pending = true;
+		pthread_mutex_unlock(&r->mu);
+		notify(r);
+		pthread_mutex_lock(&r->mu);
+		wait_stopped(r);
+		r->has_pending = false;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return MS_DISPATCH_GO;
+}
+
+/* Before a publication at logical time t: stop if asked. Controller
+ * thread. Returns false when the run is being aborted. */
+static bool
+publication_point(ms_replay *r, int64_t t)
+{
+	pthread_mutex_lock(&r->mu);
+	bool stop = false;
+	if (r->mode == MODE_STEP || r->pause_req) {
+		stop = true;
+		copy_str(r->break_why, sizeof(r->break_why),
+		         r->mode == MODE_STEP ? "step" : "pause");
+	} else {
+		for (size_t i = 0; i < r->nbps; i++) {
+			ms_breakpoint *bp = &r->bps[i];
+			if (bp->hits == 0 &&
+			    ms_bp_match_time(bp, t, r->info->day_start_ns)) {
+				bp_hit(r, i);
+				stop = true;
+				break;
+			}
+		}
+	}
+	if (stop) {
+		r->pause_req = false;
+		r->mode = MODE_RUN;
+		r->state = MS_REPLAY_PAUSED;
+		pthread_mutex_unlock(&r->mu);
+		notify(r);
+		pthread_mutex_lock(&r->mu);
+		wait_stopped(r);
+	}
+	bool go = !r->abort_req;
+	pthread_mutex_unlock(&r->mu);
+	return go;
+}
+
+/* Pace publications at `speed` logical seconds per wall second; returns
+ * early on any command. */
+static void
+pace(ms_replay *r, int64_t logical_gap, int64_t wall_since)
+{
+	pthread_mutex_lock(&r->mu);
+	double speed = r->speed;
+	if (speed > 0 && logical_gap > 0 && !r->abort_req) {
+		int64_t want = (int64_t)((double)logical_gap / speed);
+		int64_t left = want - wall_since;
+		if (left > 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			int64_t end = (int64_t)ts.tv_sec * 1000000000 +
+			              ts.tv_nsec + left;
+			ts.tv_sec = end / 1000000000;
+			ts.tv_nsec = end % 1000000000;
+			enum run_mode mode = r->mode;
+			while (!r->abort_req && !r->pause_req &&
+			       r->mode == mode && r->speed == speed &&
+			       pthread_cond_timedwait(&r->cv, &r->mu, &ts) !=
+			               ETIMEDOUT)
+				;
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+static int
+publish_slot(ms_replay *r, const ms_fixture_slot *s, ms_errbuf *eb)
+{
+	char tmp[PATH_MAX];
+	bool reflinked = false;
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		int rc = ms_shard_tmp_path(r->shard, (enum ms_part_kind)k,
+		                           s->part_id, tmp, sizeof(tmp));
+		if (rc)
+			return ms_fail(eb, rc, "part %016llx: tmp path",
+			               (unsigned long long)s->part_id);
+		ms__rm_tree(tmp);
+		rc = ms__copy_tree(s->path[k], tmp, &reflinked, eb);
+		if (rc)
+			return rc;
+	}
+	if (reflinked)
+		copy_str(r->clone_method, sizeof(r->clone_method), "reflink");
+	return ms_shard_introduce(r->shard, s->part_id, eb);
+}
+
+static void
+phase_begin(ms_replay *r, ms_rusage *ru, ms_mem_stats *mem, ms_io *io)
+{
+	ms_rusage_sample(ru, NULL);
+	ms_mem_stats_get(&r->mem, mem);
+	io->bytes_read = atomic_load(&r->io.bytes_read);
+	io->bytes_written = atomic_load(&r->io.bytes_written);
+	io->fsyncs = atomic_load(&r->io.fsyncs);
+	ms_mem_reset_peak(&r->mem);
+}
+
+static void
+phase_end(ms_replay *r, enum ms_ev_phase_id id, int64_t lstart,
+          const ms_rusage *ru0, const ms_mem_stats *m0, const ms_io *io0,
+          int64_t drain_ns)
+{
+	ms_rusage ru1;
+	ms_mem_stats m1;
+	ms_rusage_sample(&ru1, NULL);
+	ms_mem_stats_get(&r->mem, &m1);
+	ms_ev_phase p;
+	memset(&p, 0, sizeof(p));
+	p.phase = id;
+	p.logical_start_ns = lstart;
+	p.logical_end_ns = ms_clock_now(&r->clock);
+	p.wall_ns = ru1.wall_ns - ru0->wall_ns;
+	p.cpu_ns = ru1.cpu_ns - ru0->cpu_ns;
+	p.alloc_bytes = m1.bytes - m0->bytes;
+	p.alloc_count = m1.count - m0->count;
+	p.peak_live = m1.peak_live;
+	p.rss_peak = ru1.peak_rss_bytes > 0 ? (uint64_t)ru1.peak_rss_bytes : 0;
+	p.bytes_read = atomic_load(&r->io.bytes_read) - io0->bytes_read;
+	p.bytes_written =
+	        atomic_load(&r->io.bytes_written) - io0->bytes_written;
+	p.fsyncs = atomic_load(&r->io.fsyncs) - io0->fsyncs;
+	p.drain_ns = drain_ns;
+	ms_rec_phase(r->rec, &p, NULL);
+}
+
+static int
+drain(ms_replay *r, int64_t *ns)
+{
+	int64_t t0 = mono_ns();
+	ms_engine_trigger(r->engine);
+	int rc = ms_engine_wait_idle(r->engine, -1);
+	if (ns)
+		*ns = mono_ns() - t0;
+	return rc;
+}
+
+static void
+set_phase(ms_replay *r, enum ms_replay_phase p)
+{
+	pthread_mutex_lock(&r->mu);
+	r->phase = p;
+	r->rec_phase = p <= MS_RPHASE_BOUNDARY ? MS_EV_PHASE_PRIMARY
+	                                       : MS_EV_PHASE_COOLDOWN;
+	pthread_mutex_unlock(&r->mu);
+	notify(r);
+}
+
+static bool
+aborted(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	bool a = r->abort_req;
+	pthread_mutex_unlock(&r->mu);
+	return a;
+}
+
+static int
+run_day(ms_replay *r, ms_errbuf *eb)
+{
+	size_t n = ms_fixture_nslots(r->fx);
+	ms_rusage ru0;
+	ms_mem_stats m0;
+	ms_io io0;
+	int rc;
+	set_phase(r, MS_RPHASE_PRIMARY);
+	phase_begin(r, &ru0, &m0, &io0);
+	int64_t prev_p = r->info->day_start_ns;
+	int64_t prev_wall = mono_ns();
+	for (size_t i = 0; i < n; i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
+		pace(r, s->pub_ns - prev_p, mono_ns() - prev_wall);
+		if (!publication_point(r, s->pub_ns))
+			return MS_ERR_CANCELED;
+		prev_p = s->pub_ns;
+		prev_wall = mono_ns();
+		ms_clock_set(&r->clock, s->pub_ns);
+		int64_t t0 = mono_ns();
+		rc = publish_slot(r, s, eb);
+		if (rc)
+			return rc;
+		int64_t t1 = mono_ns();
+		pthread_mutex_lock(&r->mu);
+		track_introduce(r, s->part_id);
+		r->pub_done = i + 1;
+		r->pub_merges = 0;
+		pthread_mutex_unlock(&r->mu);
+		ms_part_meta pm;
+		memset(&pm, 0, sizeof(pm));
+		pm.compressed_bytes = s->bytes[MS_KIND_CORE];
+		pm.rows = s->rows;
+		rec_part(r, MS_EV_PART_INTRODUCED, &pm, s->part_id,
+		         "publication", i, ms_shard_epoch(r->shard));
+		uint64_t epoch = ms_shard_epoch(r->shard);
+		notify(r);
+		rc = drain(r, NULL);
+		if (rc)
+			return ms_fail(eb, rc,
+			               "waiting for merge-idle after "
+			               "publication %zu: %s",
+			               i, ms_strerror(rc));
+		ms_ev_pub pub;
+		memset(&pub, 0, sizeof(pub));
+		pub.seq = i;
+		pub.logical_ns = s->pub_ns;
+		pub.wall_ns = t0 - r->t0_mono;
+		pub.part_id = s->part_id;
+		pub.bytes = s->bytes[MS_KIND_CORE];
+		pub.rows = s->rows;
+		pub.min_ts = s->min_ts;
+		pub.max_ts = s->max_ts;
+		pub.epoch = epoch;
+		pub.publish_ns = t1 - t0;
+		pub.idle_ns = mono_ns() - t1;
+		pthread_mutex_lock(&r->mu);
+		pub.merges = r->pub_merges;
+		pthread_mutex_unlock(&r->mu);
+		inventory_totals(r, &pub.inv_parts, &pub.inv_bytes);
+		ms_rec_pub(r->rec, &pub, NULL);
+		if (i % SAMPLE_EVERY == 0)
+			rec_sample(r);
+		if (r->opts.progress)
+			r->opts.progress(r->opts.progress_arg, i + 1, n,
+			                 "publications");
+		if (aborted(r))
+			return MS_ERR_CANCELED;
+	}
+	/* End of the primary phase: the clock moves to the day boundary. */
+	set_phase(r, MS_RPHASE_BOUNDARY);
+	if (!publication_point(r, r->info->day_end_ns))
+		return MS_ERR_CANCELED;
+	ms_clock_set(&r->clock, r->info->day_end_ns);
+	int64_t dns;
+	if ((rc = drain(r, &dns)))
+		return ms_fail(eb, rc, "draining at the day boundary: %s",
+		               ms_strerror(rc));
+	rec_sample(r);
+	phase_end(r, MS_EV_PHASE_PRIMARY, r->info->day_start_ns, &ru0, &m0,
+	          &io0, dns);
+
+	/* Cooldown: age everything by the grace, drain, then finalize. */
+	int64_t lstart = ms_clock_now(&r->clock);
+	set_phase(r, MS_RPHASE_COOLDOWN);
+	phase_begin(r, &ru0, &m0, &io0);
+	if (!publication_point(r, r->info->day_end_ns + MS_GRACE_NS))
+		return MS_ERR_CANCELED;
+	ms_clock_set(&r->clock, r->info->day_end_ns + MS_GRACE_NS);
+	if ((rc = drain(r, &dns)))
+		return ms_fail(eb, rc, "draining in cooldown: %s",
+		               ms_strerror(rc));
+	set_phase(r, MS_RPHASE_FINALIZE);
+	uint64_t fseq = 0;
+	if ((rc = ms_engine_finalize(r->engine, &fseq, eb)))
+		return rc;
+	if ((rc = ms_engine_wait_idle(r->engine, -1)))
+		return ms_fail(eb, rc, "waiting for the finalize merge: %s",
+		               ms_strerror(rc));
+	rec_sample(r);
+	phase_end(r, MS_EV_PHASE_COOLDOWN, lstart, &ru0, &m0, &io0, dns);
+	set_phase(r, MS_RPHASE_END);
+	return 0;
+}
+
+static void *
+controller_main(void *arg)
+{
+	ms_replay *r = arg;
+	ms_errbuf eb = { { 0 } };
+	int rc = run_day(r, &eb);
+	if (rc == 0)
+		rc = ms__replay_gates(r, &eb);
+	pthread_mutex_lock(&r->mu);
+	if (rc && rc != MS_ERR_CANCELED) {
+		r->state = MS_REPLAY_FAILED;
+		copy_str(r->error, sizeof(r->error),
+		         eb.msg[0] ? eb.msg : ms_strerror(rc));
+	} else if (rc == MS_ERR_CANCELED) {
+		r->state = MS_REPLAY_FAILED;
+		copy_str(r->error, sizeof(r->error), "aborted");
+	} else {
+		r->state = MS_REPLAY_DONE;
+	}
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	notify(r);
+	return NULL;
+}
+
+/* ---- open / close ----------------------------------------------------- */
+
+static void
+fill_run_record(ms_replay *r, ms_ev_run *run)
+{
+	memset(run, 0, sizeof(*run));
+	copy_str(run->version, sizeof(run->version), MS_VERSION_STRING);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	run->started_unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	copy_str(run->fixture_dir, sizeof(run->fixture_dir), r->fixture_dir);
+	copy_str(run->fixture_preset, sizeof(run->fixture_preset),
+	         r->info->preset);
+	run->fixture_seed = r->info->seed;
+	copy_str(run->fixture_hash, sizeof(run->fixture_hash),
+	         r->info->schedule_hash);
+	copy_str(run->fixture_parts_hash, sizeof(run->fixture_parts_hash),
+	         r->info->topology_hash);
+	copy_str(run->variant, sizeof(run->variant), r->variant);
+	copy_str(run->chain, sizeof(run->chain),
+	         r->pipe ? ms_pipeline_spec(r->pipe) : "disabled");
+	copy_str(run->grace_policy, sizeof(run->grace_policy),
+	         ms_grace_policy_name(r->policy));
+	run->serial = r->serial;
+	if (r->pipe) {
+		ms_chain *c = ms_pipeline_chain(r->pipe);
+		size_t n = ms_chain_len(c);
+		for (size_t i = 0; i < n && i < MS_EV_LINKS_MAX; i++) {
+			ms_plugin *p = ms_chain_plugin(c, i);
+			ms_ev_plugin *e = &run->plugins[run->nplugins++];
+			copy_str(e->name, sizeof(e->name), ms_plugin_name(p));
+			copy_str(e->path, sizeof(e->path), ms_plugin_path(p));
+			copy_str(e->checksum, sizeof(e->checksum),
+			         ms_plugin_checksum(p));
+		}
+	}
+	run->detected_cpus = (uint32_t)ceil(r->limits.detected_cpus);
+	run->detected_mem_bytes = r->limits.detected_mem;
+	struct statvfs sv;
+	if (statvfs(r->work_dir, &sv) == 0)
+		run->detected_disk_free_bytes =
+		        (uint64_t)sv.f_bavail * sv.f_frsize;
+	copy_str(run->profile, sizeof(run->profile),
+	         r->limits.has_profile ? r->limits.profile : "");
+	run->emulated_cpus = r->limits.cpus;
+	run->emulated_mem_bytes = r->limits.mem;
+	ms_engine_stats es;
+	ms_engine_get_stats(r->engine, &es);
+	run->fast_workers = es.fast_workers;
+	run->slow_workers = es.slow_workers;
+	gethostname(run->hostname, sizeof(run->hostname) - 1);
+	struct utsname u;
+	if (uname(&u) == 0)
+		copy_str(run->kernel, sizeof(run->kernel), u.release);
+	copy_str(run->clone_method, sizeof(run->clone_method), r->clone_method);
+	run->input_ledger = r->info->ledgers;
+}
+
+static void
+log_to_nowhere(void *ctx, int level, const char *plugin, const char *msg)
+{
+	(void)ctx;
+	(void)level;
+	(void)plugin;
+	(void)msg;
+}
+
+static void
+predict(void *arg, ms_dispatch *d)
+{
+	ms_replay *r = arg;
+	if (!r->pipe || ms_chain_len(ms_pipeline_chain(r->pipe)) == 0) {
+		d->predict_class = MS_SAMPLING_NOT_EXECUTED;
+		d->predict_reason = r->pipe ? MS_SREASON_NO_SAMPLER
+		                            : MS_SREASON_PIPELINE_DISABLED;
+		return;
+	}
+	if (r->policy == MS_GRACE_SELECTION && d->hot_parts > 0) {
+		d->predict_class = MS_SAMPLING_NOT_EXECUTED;
+		d->predict_reason = MS_SREASON_MERGE_GRACE;
+		return;
+	}
+	if (r->policy == MS_GRACE_TRACE && d->mature_parts == 0 &&
+	    d->max_ts > d->frontier_ns) {
+		/* Every input hot: no trace can be old enough. */
+		d->predict_class = MS_SAMPLING_ENABLED_NO_EVALUATION;
+		d->predict_reason = MS_SREASON_MERGE_GRACE;
+		return;
+	}
+	d->predict_class = MS_SAMPLING_EXECUTED;
+	d->predict_reason = MS_SREASON_NONE;
+}
+
+int
+ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
+{
+	*out = NULL;
+	if (!opts || !opts->fixture_dir || !opts->db_path)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "replay: a fixture directory and a database "
+		               "path are required");
+	ms_replay *r = calloc(1, sizeof(*r));
+	if (!r)
+		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
+	int rc;
+	r->opts = *opts;
+	copy_str(r->fixture_dir, sizeof(r->fixture_dir), opts->fixture_dir);
+	copy_str(r->db_path, sizeof(r->db_path), opts->db_path);
+	if (opts->work_dir)
+		copy_str(r->work_dir, sizeof(r->work_dir), opts->work_dir);
+	else
+		snprintf(r->work_dir, sizeof(r->work_dir), "%s.shard",
+		         opts->db_path);
+	copy_str(r->plugin_dir, sizeof(r->plugin_dir),
+	         opts->plugin_dir ? opts->plugin_dir : MS_DEFAULT_PLUGIN_DIR);
+	copy_str(r->variant, sizeof(r->variant),
+	         opts->variant ? opts->variant : "disabled");
+	copy_str(r->clone_method, sizeof(r->clone_method), "copy");
+	r->keep_shard = opts->keep_shard;
+	r->serial = opts->serial;
+	r->speed = opts->speed;
+	r->next_bp_id = 1;
+	ms_mem_init(&r->mem, NULL);
+	ms_clock_init_logical(&r->clock, 0);
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	r->state = MS_REPLAY_READY;
+
+	if (opts->grace_policy &&
+	    ms_grace_policy_parse(opts->grace_policy, &r->policy)) {
+		rc = ms_fail(eb, MS_ERR_INVAL,
+		             "--grace-policy '%s': expected selection or "
+		             "trace",
+		             opts->grace_policy);
+		goto fail;
+	}
+	/* The fixture: manifest first (names a missing or foreign one). */
+	if ((rc = ms_fixture_open(&r->fx, r->fixture_dir, eb)))
+		goto fail;
+	r->info = ms_fixture_get_info(r->fx);
+	ms_clock_set(&r->clock, r->info->day_start_ns);
+	for (size_t i = 0; i < ms_fixture_nslots(r->fx); i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			struct stat st;
+			if (stat(s->path[k], &st) < 0 || !S_ISDIR(st.st_mode)) {
+				rc = ms_fail(
+				        eb, MS_ERR_NOTFOUND,
+				        "fixture %s: part %016llx (%s) is "
+				        "missing: %s",
+				        r->fixture_dir,
+				        (unsigned long long)s->part_id,
+				        ms_part_kind_name((enum ms_part_kind)k),
+				        s->path[k]);
+				goto fail;
+			}
+		}
+	}
+	/* Limits and the sampling pipeline (plugins load here). */
+	ms_limits_detect(&r->limits, NULL, NULL);
+	if (opts->profile) {
+		copy_str(r->profile, sizeof(r->profile), opts->profile);
+		if ((rc = ms_limits_apply_profile(&r->limits, opts->profile,
+		                                  eb)))
+			goto fail;
+	}
+	if (strcmp(r->variant, "disabled") != 0) {
+		ms_pipeline_opts po;
+		memset(&po, 0, sizeof(po));
+		po.spec = r->variant;
+		po.plugin_dir = r->plugin_dir;
+		po.policy = r->policy;
+		po.decide_timeout_ns = opts->decide_timeout_ns;
+		po.limits = &r->limits;
+		po.mem = &r->mem;
+		po.log = log_to_nowhere;
+		if ((rc = ms_pipeline_open(&r->pipe, &po, eb)))
+			goto fail;
+	}
+	/* A fresh shard clone. */
+	struct stat st;
+	if (stat(r->work_dir, &st) == 0) {
+		if (ms__rm_tree(r->work_dir) < 0) {
+			rc = ms_fail(eb, MS_ERR_IO,
+			             "cannot clear the shard directory %s",
+			             r->work_dir);
+			goto fail;
+		}
+	}
+	if (ms__mkdir_p(r->work_dir) < 0) {
+		rc = ms_fail(eb, ms_err_from_errno(errno),
+		             "cannot create the shard directory %s: %s",
+		             r->work_dir, strerror(errno));
+		goto fail;
+	}
+	ms_shard_opts so = {
+		.dir = r->work_dir, .create = true, .mem = &r->mem, .io = &r->io
+	};
+	if ((rc = ms_shard_open(&r->shard, &so, eb)))
+		goto fail;
+	/* The event database. */
+	ms_rec_opts ro = { .path = r->db_path,
+		           .overwrite = opts->db_overwrite };
+	if ((rc = ms_rec_open(&r->rec, &ro, eb)))
+		goto fail;
+	/* The engine. */
+	ms_engine_opts eo;
+	memset(&eo, 0, sizeof(eo));
+	eo.shard = r->shard;
+	eo.clock = &r->clock;
+	eo.mem = &r->mem;
+	eo.io = &r->io;
+	eo.mem_limit = r->limits.mem;
+	eo.cpus = r->limits.cpus;
+	eo.serial = r->serial;
+	eo.pipeline = r->pipe;
+	eo.dispatch_hook = on_dispatch;
+	eo.dispatch_arg = r;
+	eo.predict = predict;
+	eo.predict_arg = r;
+	eo.event = on_engine_event;
+	eo.event_arg = r;
+	if ((rc = ms_engine_open(&r->engine, &eo, eb)))
+		goto fail;
+	*out = r;
+	return 0;
+fail:
+	ms_replay_close(r);
+	return rc;
+}
+
+int
+ms_replay_start(ms_replay *r, ms_errbuf *eb)
+{
+	if (r->started)
+		return ms_fail(eb, MS_ERR_STATE, "replay already started");
+	r->t0_mono = mono_ns();
+	ms_ev_run run;
+	fill_run_record(r, &run);
+	int rc = ms_rec_run_begin(r->rec, &run, eb);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&r->mu);
+	r->state = MS_REPLAY_RUNNING;
+	if (r->opts.start_paused) {
+		r->mode = MODE_STEP; /* stops at the first publication */
+	}
+	pthread_mutex_unlock(&r->mu);
+	if (pthread_create(&r->thread, NULL, controller_main, r))
+		return ms_fail(eb, MS_ERR_IO,
+		               "cannot start the controller thread");
+	r->started = true;
+	return 0;
+}
+
+int
+ms_replay_wait(ms_replay *r, int64_t timeout_ns)
+{
+	pthread_mutex_lock(&r->mu);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int64_t end = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec +
+	              (timeout_ns < 0 ? 0 : timeout_ns);
+	ts.tv_sec = end / 1000000000;
+	ts.tv_nsec = end % 1000000000;
+	int rc = 0;
+	while (r->state != MS_REPLAY_DONE && r->state != MS_REPLAY_FAILED) {
+		if (timeout_ns < 0) {
+			pthread_cond_wait(&r->cv, &r->mu);
+		} else if (pthread_cond_timedwait(&r->cv, &r->mu, &ts) ==
+		           ETIMEDOUT) {
+			rc = MS_ERR_TIMEOUT;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	return rc;
+}
+
+static void
+finish_record(ms_replay *r)
+{
+	if (!r->rec || !r->started)
+		return;
+	ms_ev_run_end e;
+	memset(&e, 0, sizeof(e));
+	copy_str(e.status, sizeof(e.status),
+	         r->state == MS_REPLAY_DONE     ? "complete"
+	         : !strcmp(r->error, "aborted") ? "aborted"
+	                                        : "failed");
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	e.ended_unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	e.wall_ns = since_start(r);
+	e.publications = r->pub_done;
+	e.merges_completed = r->merges_done;
+	if (r->engine) {
+		ms_engine_stats es;
+		ms_engine_get_stats(r->engine, &es);
+		snprintf(e.selection_fp, sizeof(e.selection_fp), "%016llx",
+		         (unsigned long long)es.fingerprint);
+	}
+	ms_view *v = NULL;
+	if (r->shard && ms_shard_view(r->shard, &v, NULL) == 0) {
+		ms_ledger_of_view(v, &e.final_ledger, NULL, NULL);
+		ms_view_release(v);
+	}
+	e.expected_ledger = r->info ? r->info->ledgers : e.final_ledger;
+	ms_rec_stats rs;
+	ms_rec_stats_get(r->rec, &rs);
+	e.record_ns = rs.busy_ns;
+	ms_rec_run_end(r->rec, &e, NULL);
+}
+
+void
+ms_replay_close(ms_replay *r)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->mu);
+	r->abort_req = true;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	if (r->started)
+		pthread_join(r->thread, NULL);
+	finish_record(r);
+	ms_engine_close(r->engine);
+	ms_rec_close(r->rec, NULL);
+	ms_shard_close(r->shard);
+	ms_pipeline_close(r->pipe);
+	ms_fixture_close(r->fx);
+	if (!r->keep_shard && r->work_dir[0] && r->shard)
+		ms__rm_tree(r->work_dir);
+	free(r->track);
+	pthread_cond_destroy(&r->cv);
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+}
+
+/* ---- commands --------------------------------------------------------- */
+
+int
+ms_replay_command(ms_replay *r, enum ms_replay_cmd cmd, ms_errbuf *eb)
+{
+	pthread_mutex_lock(&r->mu);
+	int rc = 0;
+	if (r->state == MS_REPLAY_DONE || r->state == MS_REPLAY_FAILED) {
+		rc = ms_fail(eb, MS_ERR_STATE, "the run is over (%s)",
+		             ms_replay_state_name(r->state));
+	} else {
+		switch (cmd) {
+		case MS_RCMD_RUN:
+			r->mode = MODE_RUN;
+			r->pause_req = false;
+			break;
+		case MS_RCMD_PAUSE:
+			if (r->state == MS_REPLAY_RUNNING)
+				r->pause_req = true;
+			break;
+		case MS_RCMD_STEP:
+			r->mode = MODE_STEP;
+			r->pause_req = false;
+			break;
+		case MS_RCMD_STEP_BARRIER:
+			r->mode = MODE_STEP_BARRIER;
+			r->pause_req = false;
+			break;
+		}
+		if (cmd != MS_RCMD_PAUSE && (r->state == MS_REPLAY_PAUSED ||
+		                             r->state == MS_REPLAY_BREAK)) {
+			r->state = MS_REPLAY_RUNNING;
+			r->break_why[0] = '\0';
+		}
+		pthread_cond_broadcast(&r->cv);
+	}
+	pthread_mutex_unlock(&r->mu);
+	notify(r);
+	return rc;
+}
+
+static int
+add_bp(ms_replay *r, ms_breakpoint *bp, int *id, ms_errbuf *eb)
+{
+	pthread_mutex_lock(&r->mu);
+	if (r->nbps == MAX_BPS) {
+		pthread_mutex_unlock(&r->mu);
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "at most %d breakpoints; delete one first",
+		               MAX_BPS);
+	}
+	bp->id = r->next_bp_id++;
+	r->bps[r->nbps++] = *bp;
+	if (id)
+		*id = bp->id;
+	pthread_mutex_unlock(&r->mu);
+	notify(r);
+	return 0;
+}
+
+int
+ms_replay_break_add(ms_replay *r, const char *spec, int *id, ms_errbuf *eb)
+{
+	ms_breakpoint bp;
+	int rc = ms_bp_parse(spec, &bp, eb);
+	if (rc)
+		return rc;
+	return add_bp(r, &bp, id, eb);
+}
+
+int
+ms_replay_run_to_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb)
+{
+	ms_breakpoint bp;
+	memset(&bp, 0, sizeof(bp));
+	bp.kind = MS_BP_MERGE;
+	bp.n = seq;
+	bp.enabled = bp.once = true;
+	snprintf(bp.spec, sizeof(bp.spec), "merge=%llu (go)",
+	         (unsigned long long)seq);
+	int rc = add_bp(r, &bp, NULL, eb);
+	return rc ? rc : ms_replay_command(r, MS_RCMD_RUN, eb);
+}
+
+int
+ms_replay_run_to_time(ms_replay *r, int64_t t, ms_errbuf *eb)
+{
+	ms_breakpoint bp;
+	memset(&bp, 0, sizeof(bp));
+	bp.kind = MS_BP_TIME;
+	bp.t = t;
+	bp.absolute = true;
+	bp.enabled = bp.once = true;
+	snprintf(bp.spec, sizeof(bp.spec), "time (go)");
+	int rc = add_bp(r, &bp, NULL, eb);
+	return rc ? rc : ms_replay_command(r, MS_RCMD_RUN, eb);
+}
+
+int
+ms_replay_set_speed(ms_replay *r, double speed)
+{
+	pthread_mutex_lock(&r->mu);
+	r->speed = speed < 0 ? 0 : speed;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	notify(r);
+	return 0;
+}
+
+int
+ms_replay_break_enable(ms_replay *r, int id, bool on, ms_errbuf *eb)
+{
+	pthread_mutex_lock(&r->mu);
+	for (size_t i = 0; i < r->nbps; i++) {
+		if (r->bps[i].id == id) {
+			r->bps[i].enabled = on;
+			pthread_mutex_unlock(&r->mu);
+			notify(r);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	return ms_fail(eb, MS_ERR_NOTFOUND, "no breakpoint #%d", id);
+}
+
+int
+ms_replay_break_delete(ms_replay *r, int id, ms_errbuf *eb)
+{
+	pthread_mutex_lock(&r->mu);
+	for (size_t i = 0; i < r->nbps; i++) {
+		if (r->bps[i].id == id) {
+			memmove(&r->bps[i], &r->bps[i + 1],
+			        sizeof(r->bps[0]) * (r->nbps - i - 1));
+			r->nbps--;
+			pthread_mutex_unlock(&r->mu);
+			notify(r);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	return ms_fail(eb, MS_ERR_NOTFOUND, "no breakpoint #%d", id);
+}
+
+size_t
+ms_replay_breaks(ms_replay *r, ms_breakpoint *out, size_t cap)
+{
+	pthread_mutex_lock(&r->mu);
+	size_t n = r->nbps;
+	for (size_t i = 0; i < n && i < cap; i++)
+		out[i] = r->bps[i];
+	pthread_mutex_unlock(&r->mu);
+	return n;
+}
+
+/* ---- reading state ---------------------------------------------------- */
+
+void
+ms_replay_get_status(ms_replay *r, ms_replay_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&r->mu);
+	st->state = r->state;
+	st->phase = r->phase;
+	copy_str(st->fixture, sizeof(st->fixture),
+	         r->info ? r->info->preset : "");
+	copy_str(st->variant, sizeof(st->variant), r->variant);
+	copy_str(st->db_path, sizeof(st->db_path), r->db_path);
+	copy_str(st->break_why, sizeof(st->break_why), r->break_why);
+	st->day_start = r->info->day_start_ns;
+	st->day_end = r->info->day_end_ns;
+	st->pub_done = r->pub_done;
+	st->pub_total = ms_fixture_nslots(r->fx);
+	st->merges_done = r->merges_done;
+	st->merges_failed = r->merges_failed;
+	st->speed = r->speed;
+	st->has_pending = r->has_pending;
+	if (r->has_pending) {
+		st->pending = r->pending;
+		memcpy(st->pending_inputs, r->pending_inputs,
+		       sizeof(st->pending_inputs));
+		st->pending.inputs = st->pending_inputs;
+	}
+	st->staged_peak = r->staged_peak;
+	st->staged_preferred = r->staged_preferred;
+	st->nspark = r->nspark;
+	memcpy(st->spark, r->spark, sizeof(st->spark));
+	copy_str(st->error, sizeof(st->error), r->error);
+	pthread_mutex_unlock(&r->mu);
+	st->now = ms_clock_now(&r->clock);
+	st->frontier = st->now - MS_GRACE_NS;
+	st->epoch = ms_shard_epoch(r->shard);
+	if (r->pipe) {
+		st->staged_hard = ms_pipeline_hard_ceiling(r->pipe);
+		ms_chain *c = ms_pipeline_chain(r->pipe);
+		size_t n = ms_chain_len(c);
+		for (size_t i = 0; i < n && i < MS_EV_LINKS_MAX; i++)
+			ms_chain_link_stats(c, i, &st->links[st->nlinks++]);
+		st->circuit_open = ms_chain_circuit_is_open(c);
+	}
+}
+
+size_t
+ms_replay_recent(ms_replay *r, ms_ev_merge *out, size_t cap, uint64_t *total)
+{
+	pthread_mutex_lock(&r->mu);
+	size_t n = r->recent_n < cap ? r->recent_n : cap;
+	size_t start =
+	        (r->recent_head + MS_REPLAY_RECENT - n) % MS_REPLAY_RECENT;
+	for (size_t i = 0; i < n; i++)
+		out[i] = r->recent[(start + i) % MS_REPLAY_RECENT];
+	if (total)
+		*total = r->merges_done + r->merges_failed;
+	pthread_mutex_unlock(&r->mu);
+	return n;
+}
+
+size_t
+ms_replay_inventory(ms_replay *r, ms_replay_part *out, size_t cap)
+{
+	ms_view *v = NULL;
+	if (ms_shard_view(r->shard, &v, NULL))
+		return 0;
+	size_t n = ms_view_count(v);
+	pthread_mutex_lock(&r->mu);
+	for (size_t i = 0; i < n && i < cap; i++) {
+		out[i].meta =
+		        *ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
+		out[i].claimed_by = 0;
+		for (size_t c = 0; c < r->nclaims && !out[i].claimed_by; c++)
+			for (size_t k = 0; k < r->claims[c].n; k++)
+				if (r->claims[c].ids[k] == out[i].meta.id) {
+					out[i].claimed_by = r->claims[c].seq;
+					break;
+				}
+	}
+	pthread_mutex_unlock(&r->mu);
+	ms_view_release(v);
+	return n;
+}
+
+const char *
+ms_replay_db_path(const ms_replay *r)
+{
+	return r->db_path;
+}
+
+size_t
+ms_replay_gates(ms_replay *r, ms_ev_gate *out, size_t cap, unsigned *failed)
+{
+	pthread_mutex_lock(&r->mu);
+	size_t n = r->ngates;
+	for (size_t i = 0; i < n && i < cap; i++)
+		out[i] = r->gates[i];
+	if (failed)
+		*failed = r->gates_failed;
+	pthread_mutex_unlock(&r->mu);
+	return n;
+}

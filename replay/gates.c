@@ -1,0 +1,214 @@
+/*
+ * gates.c - the end-of-run correctness gates of a replay (DESIGN §4): each
+ * is checked against the shard and the controller's own tallies, recorded
+ * in the event log and kept for the report.
+ */
+#include "replay_int.h"
+
+#include "ms_ledger.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void
+gate(ms_replay *r, const char *name, bool pass, const char *fmt, ...)
+{
+	ms_ev_gate g;
+	memset(&g, 0, sizeof(g));
+	snprintf(g.name, sizeof(g.name), "%s", name);
+	g.pass = pass;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(g.detail, sizeof(g.detail), fmt, ap);
+	va_end(ap);
+	ms_rec_gate(r->rec, &g, NULL);
+	pthread_mutex_lock(&r->mu);
+	if (r->ngates < sizeof(r->gates) / sizeof(r->gates[0]))
+		r->gates[r->ngates++] = g;
+	if (!pass)
+		r->gates_failed++;
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* One block per trace per part: trace IDs strictly ascending, except the
+ * continuation blocks of a trace split past MS_BLOCK_SPLIT_BYTES. */
+static int
+check_blocks(const ms_part *p, char *why, size_t n)
+{
+	ms_part_iter *it = NULL;
+	ms_errbuf eb;
+	if (ms_part_iter_open(&it, p, NULL, NULL, &eb)) {
+		snprintf(why, n, "%s", eb.msg);
+		return -1;
+	}
+	uint8_t prev[MS_TRACE_ID_MAX];
+	uint32_t prev_len = 0;
+	uint64_t prev_span = 0;
+	bool first = true;
+	const ms_block_info *bi;
+	int rc, bad = 0;
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		if (!first) {
+			int c = ms_trace_id_cmp(prev, prev_len, bi->trace_id,
+			                        bi->trace_id_len);
+			if (c > 0 ||
+			    (c == 0 && prev_span < MS_BLOCK_SPLIT_BYTES / 2)) {
+				char id[17];
+				ms_part_id_str(ms_part_get_meta(p)->id, id);
+				snprintf(why, n,
+				         "part %s: trace %.*s has two blocks",
+				         id, (int)bi->trace_id_len,
+				         (const char *)bi->trace_id);
+				bad = 1;
+				break;
+			}
+		}
+		memcpy(prev, bi->trace_id, bi->trace_id_len);
+		prev_len = bi->trace_id_len;
+		prev_span = bi->span_bytes;
+		first = false;
+	}
+	if (rc < 0) {
+		snprintf(why, n, "%s", eb.msg);
+		bad = 1;
+	}
+	ms_part_iter_close(it);
+	return bad ? -1 : 0;
+}
+
+static size_t
+dir_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	size_t n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+int
+ms__replay_gates(ms_replay *r, ms_errbuf *eb)
+{
+	size_t nslots = ms_fixture_nslots(r->fx);
+	gate(r, "publications", r->pub_done == nslots,
+	     "%llu of %zu scheduled parts published",
+	     (unsigned long long)r->pub_done, nslots);
+
+	ms_view *v = NULL;
+	int rc = ms_shard_view(r->shard, &v, eb);
+	if (rc)
+		return rc;
+	size_t nparts = ms_view_count(v);
+
+	/* Ledgers: lossless runs end with the fixture's ledgers; dropping runs
+	 * with input minus the dropped rows' ledgers (r->dropped_ledger, from
+	 * the independent oracle over the dropped trace IDs). */
+	ms_ledger_set fin, want = r->info->ledgers;
+	ms_errbuf leb = { { 0 } };
+	rc = ms_ledger_of_view(v, &fin, NULL, &leb);
+	if (rc == 0 && r->rows_dropped)
+		rc = ms_ledger_set_sub(&want, &r->dropped_ledger);
+	if (rc) {
+		gate(r, "ledgers", false, "cannot compute: %s",
+		     leb.msg[0] ? leb.msg : ms_strerror(rc));
+	} else {
+		bool eq = ms_ledger_set_equal(&fin, &want);
+		char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
+		ms_ledger_format(&fin.kind[MS_KIND_CORE], a);
+		ms_ledger_format(&want.kind[MS_KIND_CORE], b);
+		bool idx_eq = ms_ledger_equal(&fin.kind[MS_KIND_LATENCY],
+		                              &want.kind[MS_KIND_LATENCY]) &&
+		              ms_ledger_equal(&fin.kind[MS_KIND_START_TIME],
+		                              &want.kind[MS_KIND_START_TIME]);
+		gate(r, "ledgers", eq,
+		     "core %s %s expected %s; indexes %s (%llu rows dropped)",
+		     a, eq ? "=" : "!=", b, idx_eq ? "equal" : "DIFFER",
+		     (unsigned long long)r->rows_dropped);
+	}
+
+	/* Every input removed and every output introduced exactly once, and
+	 * the inventory is what those events leave. */
+	size_t live = 0, missing = 0;
+	for (size_t i = 0; i < r->track_cap; i++)
+		if (r->track[i].id &&
+		    r->track[i].introduced > r->track[i].removed)
+			live++;
+	for (size_t i = 0; i < nparts; i++) {
+		uint64_t id = ms_view_id(v, i);
+		bool found = false;
+		for (size_t h = 0; h < r->track_cap; h++)
+			if (r->track[h].id == id) {
+				found = r->track[h].introduced == 1 &&
+				        r->track[h].removed == 0;
+				break;
+			}
+		if (!found)
+			missing++;
+	}
+	gate(r, "lifecycle", !r->track_dup && live == nparts && !missing,
+	     "%s; %zu parts active, %zu expected from events, %zu unexplained",
+	     r->track_dup ? r->track_err
+	                  : "no part introduced or removed twice",
+	     nparts, live, missing);
+
+	/* One block per trace per part. */
+	char why[160] = "";
+	size_t badparts = 0;
+	for (size_t i = 0; i < nparts; i++)
+		if (check_blocks(ms_view_part(v, i, MS_KIND_CORE), why,
+		                 sizeof(why)))
+			badparts++;
+	gate(r, "one_block_per_trace", badparts == 0, "%zu of %zu parts %s%s",
+	     badparts, nparts, badparts ? "fail: " : "checked", why);
+	ms_view_release(v);
+
+	/* No Decide for a hot selection under the selection policy. */
+	if (r->policy == MS_GRACE_SELECTION)
+		gate(r, "no_decide_when_hot", r->hot_decides == 0,
+		     "%llu hot selections called Decide",
+		     (unsigned long long)r->hot_decides);
+
+	/* Sampling exercised: a chain that never evaluated anything did not
+	 * test what it was configured for. */
+	if (r->pipe && ms_chain_len(ms_pipeline_chain(r->pipe)) > 0)
+		gate(r, "sampling_exercised", r->executed_merges > 0,
+		     "%llu merges executed sampling",
+		     (unsigned long long)r->executed_merges);
+
+	/* Idle with nothing leaked. */
+	ms_engine_stats es;
+	ms_engine_get_stats(r->engine, &es);
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s/tmp", r->work_dir);
+	size_t leftovers = dir_entries(tmp);
+	bool idle = ms_engine_is_idle(r->engine) && es.queued == 0 &&
+	            es.running == 0 && es.held == 0 && es.claimed_parts == 0 &&
+	            es.pending_hook == 0;
+	gate(r, "idle_no_leaks",
+	     idle && leftovers == 0 && es.quarantined == 0 &&
+	             r->merges_failed == 0,
+	     "idle %s, %zu claimed, %zu temporary entries, %zu quarantined, "
+	     "%llu failed merges",
+	     idle ? "yes" : "no", es.claimed_parts, leftovers, es.quarantined,
+	     (unsigned long long)r->merges_failed);
+
+	/* Event count equals completed merges. */
+	ms_rec_flush(r->rec, NULL);
+	ms_rec_stats rs;
+	ms_rec_stats_get(r->rec, &rs);
+	gate(r, "event_count",
+	     rs.merges == r->merges_done + r->merges_failed &&
+	             es.merges_done == r->merges_done,
+	     "%llu merge events recorded, %llu merges completed by the "
+	     "engine, %llu failed",
+	     (unsigned long long)rs.merges, (unsigned long long)es.merges_done,
+	     (unsigned long long)r->merges_failed);
+	return 0;
+}

@@ -1,0 +1,252 @@
+/*
+ * ms_replay.h - the replay controller: drives one fixture's day through the
+ * real engine, stops where the user asks, records every merge, and checks the
+ * run's correctness gates at the end.
+ *
+ * A run has phases: primary (for each publication slot: clock = P, publish
+ * the slot's part by copy + atomic rename + introduction, wait for
+ * epoch-aware merge-idle with the clock held at P; then clock = end of day
+ * and drain), cooldown (clock += grace, trigger, drain) and finalize (one
+ * forced merge of every mature part, drain). The controller runs on its own
+ * thread; merges run on the engine's workers.
+ *
+ * Stepping: the controller can stop at two kinds of points, before a
+ * publication and at a dispatch barrier (the engine's dispatch hook, just
+ * before a merge starts). `pause` stops at the next point of either kind;
+ * `step` runs to the next point and stops there; breakpoints stop at
+ * matching barriers (or, for time breakpoints, publications).
+ *
+ * Design:
+ *  1. The controller holds one lock (mu) over its state; the engine's
+ *     dispatch hook and event callback take it briefly and never call the
+ *     engine while holding it.
+ *  2. While stopped at a barrier the dispatch hook blocks on a condition
+ *     variable; merges already running go on, so BREAK means "this selection
+ *     has not started".
+ *  3. States: READY -(run/step)-> RUNNING -(pause point reached)-> PAUSED or
+ *     BREAK -(run/step)-> RUNNING ... -> DONE or FAILED. Only
+ *     ms_replay_command moves RUNNING <-> stopped states; the controller
+ *     thread moves to DONE/FAILED.
+ *
+ * Ownership: ms_replay is a heap object owned by the caller of
+ * ms_replay_open. Strings in the options are copied. Snapshot structs are
+ * caller-owned plain data.
+ */
+#ifndef MS_REPLAY_H
+#define MS_REPLAY_H
+
+#include "ms_engine.h"
+#include "ms_err.h"
+#include "ms_ledger.h"
+#include "ms_merge.h"
+#include "ms_pipeline.h"
+#include "ms_replay_events.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- Breakpoints ------------------------------------------------------ */
+
+enum ms_bp_kind {
+	MS_BP_MATURE = 0,   /* any mature-containing selection */
+	MS_BP_SAMPLING = 1, /* sampling is predicted to execute */
+	MS_BP_MERGE = 2,    /* merge sequence number N */
+	MS_BP_TIME = 3,     /* logical time >= T (barrier or publication) */
+	MS_BP_PART = 4,     /* a selection containing part ID */
+	MS_BP_LANE = 5,     /* a selection on lane L */
+	MS_BP_DEPTH = 6,    /* a selection with an input of depth >= d */
+};
+
+typedef struct ms_breakpoint {
+	int id;
+	enum ms_bp_kind kind;
+	uint64_t n;    /* merge number, part ID, depth */
+	int64_t t;     /* logical time (TIME: time of day ns if !absolute) */
+	bool absolute; /* TIME given as unix ns, not time of day */
+	char lane[16];
+	char spec[64]; /* canonical spelling */
+	bool enabled;
+	bool once; /* delete after the first hit (run-to targets) */
+	uint64_t hits;
+} ms_breakpoint;
+
+/*
+ * Parse a breakpoint spec: "mature", "sampling", "merge=N" (or "seq=N"),
+ * "time=HH:MM[:SS]" (time of day of the logical day) or "time=@UNIXNS",
+ * "part=HEX", "lane=fast|slow|finalize", "depth>=D". Errors name the spec
+ * and what was expected.
+ */
+int ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb);
+/* Does bp match dispatch d (day_start anchors time-of-day specs)? */
+bool ms_bp_match_dispatch(const ms_breakpoint *bp, const ms_dispatch *d,
+                          int64_t day_start);
+/* Does a time breakpoint fire for a publication at logical time t? */
+bool ms_bp_match_time(const ms_breakpoint *bp, int64_t t, int64_t day_start);
+
+/* ---- Controller ------------------------------------------------------- */
+
+enum ms_replay_state {
+	MS_REPLAY_READY = 0, /* opened, not started */
+	MS_REPLAY_RUNNING = 1,
+	MS_REPLAY_PAUSED = 2, /* stopped before a publication */
+	MS_REPLAY_BREAK = 3,  /* stopped at a dispatch barrier */
+	MS_REPLAY_DONE = 4,
+	MS_REPLAY_FAILED = 5,
+};
+const char *ms_replay_state_name(enum ms_replay_state s);
+
+enum ms_replay_phase {
+	MS_RPHASE_PRIMARY = 0,
+	MS_RPHASE_BOUNDARY = 1, /* clock at end of day, draining */
+	MS_RPHASE_COOLDOWN = 2,
+	MS_RPHASE_FINALIZE = 3,
+	MS_RPHASE_END = 4,
+};
+const char *ms_replay_phase_name(enum ms_replay_phase p);
+
+typedef struct ms_replay_opts {
+	const char *fixture_dir; /* required; never written */
+	const char *db_path;     /* required */
+	bool db_overwrite;
+	const char *work_dir;       /* shard clone; NULL = <db_path>.shard */
+	bool keep_shard;            /* keep work_dir after the run */
+	const char *variant;        /* NULL = "disabled"; or a chain spec */
+	const char *plugin_dir;     /* NULL = MS_PLUGIN_DIR of the build */
+	const char *grace_policy;   /* NULL = "selection" */
+	bool serial;                /* one merge at a time */
+	const char *profile;        /* "cpus=2,mem=4g"; NULL = detected */
+	uint64_t decide_timeout_ns; /* 0 = 5 s */
+	bool start_paused;          /* stop before the first publication */
+	double speed;               /* logical s per wall s; 0 = flat out */
+	/* Called (from any thread, no lock held) whenever something worth
+	 * redrawing happened. NULL = none. */
+	void (*notify)(void *arg);
+	void *notify_arg;
+	/* Progress lines for headless runs; NULL = none. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total,
+	                 const char *what);
+	void *progress_arg;
+} ms_replay_opts;
+
+typedef struct ms_replay ms_replay;
+
+/* Validate everything that can be validated before work starts (fixture
+ * and manifest, variant and chain, plugins load, database path writable)
+ * and prepare the run. Each failure is one line naming what and where. */
+int ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb);
+/* Start the controller thread (RUNNING, or PAUSED with start_paused). */
+int ms_replay_start(ms_replay *r, ms_errbuf *eb);
+/* Stop the run if it is still going (it ends "aborted"), join, close. */
+void ms_replay_close(ms_replay *r);
+
+/* Wait until the run is DONE or FAILED; timeout_ns < 0 waits forever.
+ * 0, or MS_ERR_TIMEOUT. */
+int ms_replay_wait(ms_replay *r, int64_t timeout_ns);
+
+enum ms_replay_cmd {
+	MS_RCMD_RUN = 0,          /* run until a breakpoint, pause or end */
+	MS_RCMD_PAUSE = 1,        /* stop at the next point */
+	MS_RCMD_STEP = 2,         /* to the next publication or barrier */
+	MS_RCMD_STEP_BARRIER = 3, /* to the next barrier */
+};
+int ms_replay_command(ms_replay *r, enum ms_replay_cmd cmd, ms_errbuf *eb);
+/* Run to merge number seq (its barrier) or to logical time t, then stop. */
+int ms_replay_run_to_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb);
+int ms_replay_run_to_time(ms_replay *r, int64_t t, ms_errbuf *eb);
+int ms_replay_set_speed(ms_replay *r, double speed);
+
+int ms_replay_break_add(ms_replay *r, const char *spec, int *id, ms_errbuf *eb);
+int ms_replay_break_enable(ms_replay *r, int id, bool on, ms_errbuf *eb);
+int ms_replay_break_delete(ms_replay *r, int id, ms_errbuf *eb);
+/* Copy up to cap breakpoints; returns how many there are. */
+size_t ms_replay_breaks(ms_replay *r, ms_breakpoint *out, size_t cap);
+
+/* At a barrier: copy the shard, the pending selection and the clock into
+ * a new directory `dir` (NULL = <work_dir>.frozen-<seq>); the chosen path
+ * is written to out_dir. */
+int ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
+                     ms_errbuf *eb);
+
+/* What the screen and the headless progress show. Plain data. */
+#define MS_REPLAY_RECENT 512
+#define MS_REPLAY_SPARK 64
+typedef struct ms_replay_status {
+	enum ms_replay_state state;
+	enum ms_replay_phase phase;
+	char fixture[64];
+	char variant[128];
+	char db_path[512];
+	char break_why[64];
+	int64_t day_start, day_end;
+	int64_t now, frontier;
+	uint64_t pub_done, pub_total;
+	uint64_t merges_done, merges_failed;
+	uint64_t epoch;
+	double speed;
+	bool has_pending;
+	ms_dispatch pending; /* inputs point into pending_inputs */
+	ms_dispatch_input pending_inputs[MS_PICKER_PARTS_LIMIT];
+	/* Staging. */
+	uint64_t staged_live, staged_peak, staged_preferred, staged_hard;
+	size_t nspark;
+	uint64_t spark[MS_REPLAY_SPARK];
+	/* Chain links (cumulative). */
+	size_t nlinks;
+	ms_link_stats links[MS_EV_LINKS_MAX];
+	bool circuit_open;
+	/* The error of a FAILED run. */
+	char error[256];
+} ms_replay_status;
+
+void ms_replay_get_status(ms_replay *r, ms_replay_status *st);
+/* The most recent merges (oldest first); returns how many were copied;
+ * *total gets how many completed in all. Inputs pointers are NULL. */
+size_t ms_replay_recent(ms_replay *r, ms_ev_merge *out, size_t cap,
+                        uint64_t *total);
+/* Which merge (seq) currently claims part id, 0 if none. */
+typedef struct ms_replay_part {
+	ms_part_meta meta;
+	uint64_t claimed_by;
+} ms_replay_part;
+/* Copy the active inventory (up to cap parts); returns how many are
+ * active. */
+size_t ms_replay_inventory(ms_replay *r, ms_replay_part *out, size_t cap);
+/* The run's event database path. */
+const char *ms_replay_db_path(const ms_replay *r);
+
+/* After DONE: number of failed gates and the gates (up to cap). */
+size_t ms_replay_gates(ms_replay *r, ms_ev_gate *out, size_t cap,
+                       unsigned *failed);
+
+/* ---- Controlled single merges (freeze + merge-once) ------------------- */
+
+typedef struct ms_merge_once_opts {
+	const char *frozen_dir; /* from ms_replay_freeze */
+	const char **variants;  /* alternated per repetition */
+	size_t nvariants;
+	unsigned reps; /* per variant; 0 = 5 */
+	const char *plugin_dir;
+	const char *grace_policy; /* NULL = "trace": every input is matured */
+	const char *scratch_dir;  /* NULL = <frozen_dir>/runs */
+	FILE *out;                /* the table; NULL = none */
+} ms_merge_once_opts;
+
+typedef struct ms_merge_once_result {
+	char variant[128];
+	unsigned reps;
+	double wall_median_ns, wall_cv;
+	double cpu_median_ns, cpu_cv;
+	double alloc_median, alloc_cv;
+	double peak_median, peak_cv;
+	uint64_t rows_in, rows_out, traces_dropped;
+	ms_ledger_set out_ledger; /* of the output part (last rep) */
+	bool ledgers_stable;      /* every rep gave the same output ledgers */
+} ms_merge_once_result;
+
+/* Replay the frozen merge from fresh copies; results[nvariants]. */
+int ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
+                  ms_errbuf *eb);
+
+#endif

@@ -1,0 +1,127 @@
+/*
+ * replay_int.h - internals shared by the replay controller's files.
+ */
+#ifndef MS_REPLAY_INT_H
+#define MS_REPLAY_INT_H
+
+#include "ms_err.h"
+#include "ms_fixture.h"
+#include "ms_limits.h"
+#include "ms_replay.h"
+
+#include <limits.h>
+#include <pthread.h>
+
+#include <stdbool.h>
+
+/* Copy one file / a directory tree (to must not exist). *reflinked is set
+ * when any file was cloned rather than copied. */
+int ms__copy_file(const char *from, const char *to, bool *reflinked,
+                  ms_errbuf *eb);
+int ms__copy_tree(const char *from, const char *to, bool *reflinked,
+                  ms_errbuf *eb);
+/* Remove a tree; 0 also when it did not exist. */
+int ms__rm_tree(const char *path);
+/* mkdir -p. */
+int ms__mkdir_p(const char *path);
+
+#define MAX_BPS 64
+#define MAX_CLAIMS 64
+#define SAMPLE_EVERY 64 /* publications between resource samples */
+
+enum run_mode {
+	MODE_RUN = 0,
+	MODE_STEP = 1,
+	MODE_STEP_BARRIER = 2,
+};
+
+/* Lifecycle of one part ID, for the "exactly once" gates. */
+typedef struct track_ent {
+	uint64_t id; /* 0 = empty slot */
+	uint32_t introduced;
+	uint32_t removed;
+} track_ent;
+
+typedef struct claim {
+	uint64_t seq;
+	size_t n;
+	uint64_t ids[MS_PICKER_PARTS_LIMIT];
+	bool finalize_big; /* finalize selections may exceed the array */
+} claim;
+
+struct ms_replay {
+	/* Options, copied. */
+	char fixture_dir[PATH_MAX];
+	char db_path[PATH_MAX];
+	char work_dir[PATH_MAX];
+	char plugin_dir[PATH_MAX];
+	char variant[256];
+	char profile[64];
+	enum ms_grace_policy policy;
+	bool keep_shard, serial;
+	ms_replay_opts opts;
+
+	ms_mem mem;
+	ms_io io;
+	ms_clock clock;
+	ms_limits limits;
+	ms_fixture *fx;
+	const ms_fixture_info *info;
+	ms_pipeline *pipe;
+	ms_rec *rec;
+	ms_shard *shard;
+	ms_engine *engine;
+	char clone_method[16];
+	int64_t t0_mono; /* run start, CLOCK_MONOTONIC */
+
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+
+	/* Protected by mu. */
+	enum ms_replay_state state;
+	enum ms_replay_phase phase;
+	enum run_mode mode;
+	bool pause_req;
+	bool abort_req;
+	double speed;
+	char break_why[64];
+	bool has_pending;
+	ms_dispatch pending;
+	ms_dispatch_input pending_inputs[MS_PICKER_PARTS_LIMIT];
+	ms_breakpoint bps[MAX_BPS];
+	size_t nbps;
+	int next_bp_id;
+	uint64_t pub_done;
+	uint64_t merges_done, merges_failed;
+	claim claims[MAX_CLAIMS];
+	size_t nclaims;
+	ms_ev_merge recent[MS_REPLAY_RECENT];
+	size_t recent_head, recent_n;
+	uint64_t spark[MS_REPLAY_SPARK];
+	size_t nspark;
+	uint64_t staged_peak, staged_preferred;
+	ms_link_stats links_prev[MS_EV_LINKS_MAX];
+	track_ent *track;
+	size_t track_cap, track_n;
+	bool track_dup; /* an ID introduced or removed twice */
+	char track_err[128];
+	uint64_t rows_dropped, traces_dropped;
+	ms_ledger_set dropped_ledger; /* oracle: rows of dropped traces */
+	uint64_t hot_decides;         /* hot selections that called Decide */
+	uint64_t executed_merges;
+	uint64_t pub_merges; /* merges completed during this drain */
+	char error[256];
+	ms_ev_gate gates[32];
+	size_t ngates;
+	unsigned gates_failed;
+	enum ms_ev_phase_id rec_phase;
+};
+
+/* Check the end-of-run gates, record them, and keep them in r->gates. */
+int ms__replay_gates(ms_replay *r, ms_errbuf *eb);
+/* Wall-clock ns since the run started. */
+int64_t ms__replay_since_start(const ms_replay *r);
+
+#endif
