@@ -133,6 +133,7 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 	ms_canvas canvas;
 	ms_canvas_init(&canvas);
 	int64_t next_frame = 0;
+	ms_session_snapshot(&s); /* keys before the first frame see state */
 	while (!s.quit && !ms_screen_interrupted()) {
 		int64_t now = mono_ns();
 		int wait_ms = next_frame > now
@@ -143,6 +144,9 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 			if (key == MS_KEY_RESIZE)
 				ms_screen_invalidate(scr);
 			ms_session_key(&s, key);
+			/* The next key must see what this one changed (two
+			 * quick spaces are pause, then run). */
+			ms_session_snapshot(&s);
 			key = ms_screen_key(scr, 0);
 		}
 		if (s.quit)

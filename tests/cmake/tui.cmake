@@ -2,3 +2,10 @@
 # a fake controller, the command line; the frame benchmark.
 ms_add_test(test_tui_layout LIBS mstui)
 ms_add_test(test_tui_screen LIBS mstui)
+ms_add_test(test_tui_keys LIBS mstui)
+ms_add_test(test_tui_cli LIBS mstui)
+
+add_executable(bench_tui ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_tui.c)
+target_include_directories(bench_tui PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(bench_tui PRIVATE mstui)
+add_dependencies(benches bench_tui)

@@ -1,0 +1,158 @@
+/*
+ * test_tui_cli.c - the `mergescope` command table: the command list and
+ * --help of every command, option errors that name the option and what it
+ * expects (exit 64), and a clear "not built yet" (exit 2) for commands
+ * whose layer is not in this build.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ms_tui.h"
+#include "tui_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char out_text[16384], err_text[16384];
+
+/* Run the CLI on a NULL-terminated argument list; capture both streams. */
+static int
+cli(const char *first, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	argv[argc++] = (char *)"mergescope";
+	va_list ap;
+	va_start(ap, first);
+	for (const char *a = first; a && argc < 31;
+	     a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	FILE *o = tmpfile(), *e = tmpfile();
+	assert_non_null(o);
+	assert_non_null(e);
+	int rc = ms_cli_main(argc, argv, o, e);
+	rewind(o);
+	rewind(e);
+	size_t n = fread(out_text, 1, sizeof(out_text) - 1, o);
+	out_text[n] = '\0';
+	n = fread(err_text, 1, sizeof(err_text) - 1, e);
+	err_text[n] = '\0';
+	fclose(o);
+	fclose(e);
+	return rc;
+}
+
+static void
+test_command_list(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("--help", NULL), 0);
+	static char list[sizeof(out_text)];
+	memcpy(list, out_text, sizeof(list));
+	static const char *const names[] = { "tui",    "run",    "fixture",
+		                             "export", "report", "merge-once" };
+	for (size_t i = 0; i < 6; i++) {
+		char want[32];
+		snprintf(want, sizeof(want), "  %s ", names[i]);
+		assert_non_null(strstr(list, want));
+		/* and each has its own --help */
+		assert_int_equal(cli(names[i], "--help", NULL), 0);
+		snprintf(want, sizeof(want), "usage: mergescope %s", names[i]);
+		assert_non_null(strstr(out_text, want));
+	}
+	assert_int_equal(cli("help", "export", NULL), 0);
+	assert_non_null(strstr(out_text, "--format"));
+}
+
+static void
+test_unknown(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("frobnicate", NULL), MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "unknown command \"frobnicate\""));
+	assert_int_equal(cli("report", "--db", "x.db", "--colour", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "unknown option \"--colour\""));
+}
+
+static void
+test_option_errors_name_the_option(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("export", "--db", "x.db", "--format", "xml", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--format \"xml\""));
+	assert_non_null(strstr(err_text, "jsonl"));
+	assert_int_equal(cli("export", "--format", "csv", NULL), MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--db FILE is required"));
+	assert_int_equal(cli("export", "--db", NULL), MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--db expects FILE"));
+	assert_int_equal(
+	        cli("fixture", "build", "--seed", "1", "--out", "d", NULL),
+	        MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--preset P is required"));
+	assert_int_equal(cli("fixture", "build", "--preset", "day-2x", "--seed",
+	                     "-3", "--out", "d", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "unsigned integer"));
+	assert_int_equal(cli("fixture", "make", NULL), MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "\"build\""));
+	assert_int_equal(cli("merge-once", "--frozen", "d", "--variant",
+	                     "skywalking", "--reps", "0", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--reps \"0\""));
+	assert_int_equal(cli("tui", "--grace-policy", "loose", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "selection or trace"));
+	assert_int_equal(cli("tui", "--variant", "a", "--chain", "b", NULL),
+	                 MS_EXIT_USAGE);
+	assert_int_equal(cli("report", "--db", "a", "--db", "b", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "given twice"));
+}
+
+static void
+test_not_built_yet(void **state)
+{
+	(void)state;
+	/* Valid invocations of commands whose layer this build lacks. */
+	assert_int_equal(cli("export", "--db=x.db", "--format=chrome", NULL),
+	                 MS_EXIT_NOT_BUILT);
+	assert_non_null(strstr(err_text, "not built yet"));
+	assert_int_equal(cli("report", "--db", "x.db", "--vs", "y.db", NULL),
+	                 MS_EXIT_NOT_BUILT);
+	assert_int_equal(cli("merge-once", "--frozen", "d", "--variant",
+	                     "skywalking", "--reps", "5", NULL),
+	                 MS_EXIT_NOT_BUILT);
+	assert_int_equal(cli("fixture", "build", "--preset", "day-2x", "--seed",
+	                     "7", "--out", "d", NULL),
+	                 MS_EXIT_NOT_BUILT);
+	assert_int_equal(
+	        cli("run", "--headless", "--variant", "disabled", NULL),
+	        MS_EXIT_NOT_BUILT);
+	/* Under ctest stdout is not a terminal: tui runs headless. */
+	assert_int_equal(
+	        cli("tui", "--break", "mature", "--break", "merge=4", NULL),
+	        MS_EXIT_NOT_BUILT);
+	assert_non_null(strstr(err_text, "mergescope run"));
+	assert_int_equal(cli(NULL), MS_EXIT_NOT_BUILT);
+	assert_string_equal(out_text, "");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_command_list),
+		cmocka_unit_test(test_unknown),
+		cmocka_unit_test(test_option_errors_name_the_option),
+		cmocka_unit_test(test_not_built_yet),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,387 @@
+/*
+ * test_tui_keys.c - what the keys do, against a fake controller that
+ * records each call: run/pause, step, run to breakpoint, speed steps up to
+ * max, go to a time or merge, the breakpoint list, freeze only at a
+ * barrier, filter and export of what the filter shows, the command line,
+ * help, focus, quit; and one whole ms_tui_run session fed keys through a
+ * pipe, which must drive the controller and give the terminal back.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tui_fake.h"
+#include "tui_int.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct fx {
+	ms_tui_view *model;
+	fake_ctl fake;
+	ms_tui_ctl ctl;
+	ms_tui_session s;
+} fx;
+
+static int
+setup(void **state)
+{
+	fx *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	f->model = ms_tui_view_new();
+	assert_non_null(f->model);
+	fake_scene_running(f->model);
+	fake_init(&f->fake, &f->ctl, f->model);
+	assert_int_equal(ms_session_init(&f->s, &f->ctl), 0);
+	assert_int_equal(ms_session_snapshot(&f->s), 0);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	fx *f = *state;
+	ms_session_release(&f->s);
+	ms_tui_view_free(f->model);
+	free(f);
+	return 0;
+}
+
+static void
+keys(fx *f, const char *s)
+{
+	for (; *s; s++)
+		ms_session_key(&f->s, *s == '\n' ? MS_KEY_ENTER : *s);
+	ms_session_snapshot(&f->s);
+}
+
+static void
+test_run_pause_step(void **state)
+{
+	fx *f = *state;
+	keys(f, " "); /* running -> pause */
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	keys(f, " "); /* paused -> run */
+	keys(f, ".");
+	ms_session_key(&f->s, MS_KEY_F(5));
+	keys(f, "]n");
+	ms_session_key(&f->s, MS_KEY_F(6));
+	assert_string_equal(f->fake.log,
+	                    "pause;run;step;step;tobreak;barrier;tobreak;");
+}
+
+static void
+test_speed_steps(void **state)
+{
+	fx *f = *state;
+	keys(f, "+");  /* 60 -> 120 */
+	keys(f, "--"); /* -> 60 -> 30 */
+	assert_string_equal(f->fake.log, "speed=120;speed=60;speed=30;");
+	f->fake.log[0] = '\0';
+	for (int i = 0; i < 20; i++)
+		keys(f, "+");
+	/* Ends at max (0) and stays there. */
+	assert_non_null(strstr(f->fake.log, "speed=3600;speed=0;"));
+	assert_true(f->s.view->speed == 0);
+	char *last = strrchr(f->fake.log, '=');
+	assert_string_equal(last, "=0;");
+	f->fake.log[0] = '\0';
+	for (int i = 0; i < 20; i++)
+		keys(f, "-");
+	assert_true(f->s.view->speed == 1);
+}
+
+static void
+test_goto(void **state)
+{
+	fx *f = *state;
+	keys(f, "g12:30\n");
+	keys(f, "g#40\n");
+	keys(f, "g+1d 01:00\n");
+	assert_string_equal(f->fake.log,
+	                    "runto=45000s;runto=#40;runto=90000s;");
+	keys(f, "gbogus\n");
+	assert_string_equal(f->fake.log,
+	                    "runto=45000s;runto=#40;runto=90000s;");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, "bogus"));
+}
+
+static void
+test_breakpoints(void **state)
+{
+	fx *f = *state;
+	keys(f, "b");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_BREAKS);
+	keys(f, "amature\n");
+	keys(f, "amerge=40\n");
+	assert_int_equal(f->s.view->nbreaks, 2);
+	keys(f, " "); /* disable the first */
+	assert_false(f->s.view->breaks[0].enabled);
+	ms_session_key(&f->s, MS_KEY_DOWN);
+	keys(f, "d"); /* delete the second */
+	assert_int_equal(f->s.view->nbreaks, 1);
+	assert_string_equal(f->fake.log,
+	                    "break+mature;break+merge=40;break1=off;break-2;");
+	/* A spec the controller refuses shows its message. */
+	keys(f, "abogus\n");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, "bogus"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+}
+
+static void
+test_freeze_only_at_barrier(void **state)
+{
+	fx *f = *state;
+	keys(f, "f");
+	assert_string_equal(f->fake.log, "");
+	assert_true(f->s.view->ui.message_is_error);
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	ms_session_key(&f->s, MS_KEY_F(9));
+	assert_string_equal(f->fake.log, "freeze;");
+	assert_non_null(strstr(f->s.view->ui.message, "/tmp/frozen-58"));
+}
+
+static void
+test_filter_and_export(void **state)
+{
+	fx *f = *state;
+	keys(f, "/lane=slow\n");
+	assert_string_equal(f->s.view->ui.filter, "lane=slow");
+	size_t idx[MS_VIEW_MAX_EVENTS];
+	assert_int_equal(ms_events_visible(f->s.view, idx), 6);
+	keys(f, "e");
+	ms_session_key(&f->s, MS_KEY_CTRL('u'));
+	keys(f, "csv out.csv\n");
+	assert_string_equal(f->fake.log, "export=csv:out.csv:lane=slow;");
+	assert_string_equal(f->fake.last_filter.lane, "slow");
+	assert_non_null(strstr(f->s.view->ui.message, "exported 7 merges"));
+	/* Default paths per format. */
+	f->fake.log[0] = '\0';
+	keys(f, "e");
+	ms_session_key(&f->s, MS_KEY_CTRL('u'));
+	keys(f, "chrome\n");
+	assert_string_equal(f->fake.log,
+	                    "export=chrome:mergescope-trace.json:lane=slow;");
+	/* A bad filter is refused and the old one stays. */
+	keys(f, "/");
+	ms_session_key(&f->s, MS_KEY_CTRL('u'));
+	keys(f, "class=bogus\n");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.filter, "lane=slow");
+	/* A bad format is refused before the controller is asked. */
+	f->fake.log[0] = '\0';
+	keys(f, "e");
+	ms_session_key(&f->s, MS_KEY_CTRL('u'));
+	keys(f, "xml x\n");
+	assert_string_equal(f->fake.log, "");
+	assert_non_null(strstr(f->s.view->ui.message, "xml"));
+}
+
+static void
+test_filter_rules(void **state)
+{
+	(void)state;
+	ms_tui_filter flt;
+	char err[128];
+	ms_view_event e;
+	memset(&e, 0, sizeof(e));
+	e.seq = 12;
+	snprintf(e.lane, sizeof(e.lane), "fast");
+	snprintf(e.klass, sizeof(e.klass), "executed");
+	snprintf(e.phase, sizeof(e.phase), "primary");
+	snprintf(e.summary, sizeof(e.summary), "#12 fast/0 primary executed");
+	assert_true(ms_tui_filter_parse("", &flt, err, sizeof(err)));
+	assert_true(ms_tui_filter_empty(&flt));
+	assert_true(ms_tui_filter_match(&flt, &e, 0));
+	assert_true(ms_tui_filter_parse("lane=fast class=executed seq=10..12",
+	                                &flt, err, sizeof(err)));
+	assert_true(ms_tui_filter_match(&flt, &e, 0));
+	assert_true(ms_tui_filter_parse("seq>12", &flt, err, sizeof(err)));
+	assert_false(ms_tui_filter_match(&flt, &e, 0));
+	assert_true(
+	        ms_tui_filter_parse("#12 reason=none", &flt, err, sizeof(err)));
+	assert_true(ms_tui_filter_match(&flt, &e, 0));
+	assert_true(
+	        ms_tui_filter_parse("FAST/0 primary", &flt, err, sizeof(err)));
+	assert_string_equal(flt.text, "FAST/0 primary");
+	assert_true(ms_tui_filter_match(&flt, &e, 0));
+	assert_true(ms_tui_filter_parse("slow/0", &flt, err, sizeof(err)));
+	assert_false(ms_tui_filter_match(&flt, &e, 0));
+	assert_false(
+	        ms_tui_filter_parse("lane=medium", &flt, err, sizeof(err)));
+	assert_non_null(strstr(err, "medium"));
+	assert_false(ms_tui_filter_parse("seq=9..3", &flt, err, sizeof(err)));
+}
+
+static void
+test_command_line(void **state)
+{
+	fx *f = *state;
+	keys(f, ":speed max\n");
+	keys(f, ":break sampling\n");
+	keys(f, ":step\n");
+	keys(f, ":go 08:00\n");
+	assert_string_equal(f->fake.log,
+	                    "speed=0;break+sampling;step;runto=28800s;");
+	keys(f, ":frobnicate\n");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, "frobnicate"));
+	keys(f, ":quit\n");
+	assert_true(f->s.quit);
+}
+
+static void
+test_prompt_editing(void **state)
+{
+	fx *f = *state;
+	keys(f, "/abc");
+	ms_session_key(&f->s, MS_KEY_LEFT);
+	ms_session_key(&f->s, MS_KEY_BACKSPACE); /* removes b */
+	keys(f, "X");
+	assert_string_equal(f->s.view->ui.cmdline, "aXc");
+	ms_session_key(&f->s, MS_KEY_ESC);
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_string_equal(f->s.view->ui.filter, ""); /* cancelled */
+	/* Keys typed into a prompt never reach the key table. */
+	assert_string_equal(f->fake.log, "");
+}
+
+static void
+test_help_focus_details_quit(void **state)
+{
+	fx *f = *state;
+	keys(f, "?");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_HELP);
+	keys(f, "q"); /* closes help, does not quit */
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+	assert_false(f->s.quit);
+	ms_session_key(&f->s, MS_KEY_F(1));
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_HELP);
+	ms_session_key(&f->s, MS_KEY_ESC);
+
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	ms_session_key(&f->s, MS_KEY_TAB);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_INVENTORY);
+	ms_session_key(&f->s, MS_KEY_BTAB);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+
+	/* Up moves off the newest event; End follows the newest again. */
+	ms_session_key(&f->s, MS_KEY_UP);
+	assert_int_equal(f->s.view->ui.event_sel, 56);
+	ms_session_key(&f->s, MS_KEY_ENTER);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	ms_session_key(&f->s, MS_KEY_ESC);
+	ms_session_key(&f->s, MS_KEY_END);
+	assert_int_equal(f->s.view->ui.event_sel, 0);
+
+	ms_session_key(&f->s, MS_KEY_F(10));
+	assert_true(f->s.quit);
+}
+
+static void
+test_every_fkey_has_a_letter(void **state)
+{
+	(void)state;
+	int fkeys = 0;
+	for (size_t i = 0; i < ms_key_table_len; i++) {
+		const ms_key_binding *b = &ms_key_table[i];
+		if (b->alt >= MS_KEY_F(1) && b->alt <= MS_KEY_F(12)) {
+			fkeys++;
+			assert_true(b->key > 0x20 && b->key < 0x7f);
+			assert_ptr_equal(ms_keys_lookup(b->key), b);
+			assert_ptr_equal(ms_keys_lookup(b->alt), b);
+		}
+	}
+	assert_int_equal(fkeys, 10); /* F1..F10 */
+	assert_null(ms_keys_lookup('Z'));
+}
+
+static void
+test_controller_errors_shown(void **state)
+{
+	fx *f = *state;
+	f->fake.fail = 1;
+	keys(f, ".");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, "fake: step refused"));
+}
+
+/* A whole session: keys come through a pipe as if typed. */
+static void
+test_session_loop(void **state)
+{
+	(void)state;
+	ms_tui_view *model = ms_tui_view_new();
+	assert_non_null(model);
+	fake_scene_running(model);
+	fake_ctl fake;
+	ms_tui_ctl ctl;
+	fake_init(&fake, &ctl, model);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	const char typed[] = ". ]/lane=fast\rq";
+	assert_int_equal(write(p[1], typed, sizeof(typed) - 1),
+	                 (ssize_t)sizeof(typed) - 1);
+	FILE *in = fdopen(p[0], "r");
+	FILE *out = fopen("/dev/null", "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	ms_tui_opts o = {
+		.in = in, .out = out, .term = "xterm-256color", .ascii = true
+	};
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_tui_run(&ctl, &o, &eb), 0);
+	assert_string_equal(fake.log, "step;pause;tobreak;");
+	fclose(in);
+	close(p[1]);
+	fclose(out);
+	ms_tui_view_free(model);
+}
+
+static void
+test_incomplete_controller(void **state)
+{
+	(void)state;
+	ms_tui_ctl_ops ops = fake_ops;
+	ops.freeze = NULL;
+	ms_tui_ctl ctl = { &ops, NULL };
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_tui_run(&ctl, NULL, &eb), MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "controller"));
+}
+
+int
+main(void)
+{
+	if (!setlocale(LC_ALL, "C.UTF-8"))
+		setlocale(LC_ALL, "C.utf8");
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_run_pause_step),
+		T(test_speed_steps),
+		T(test_goto),
+		T(test_breakpoints),
+		T(test_freeze_only_at_barrier),
+		T(test_filter_and_export),
+		cmocka_unit_test(test_filter_rules),
+		T(test_command_line),
+		T(test_prompt_editing),
+		T(test_help_focus_details_quit),
+		cmocka_unit_test(test_every_fkey_has_a_letter),
+		T(test_controller_errors_shown),
+		cmocka_unit_test(test_session_loop),
+		cmocka_unit_test(test_incomplete_controller),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
