@@ -24,3 +24,6 @@ add_dependencies(test_plugin_loader ${MS_TEST_PLUGINS} alwayskeep)
 
 ms_add_test(test_chain LIBS mscore)
 add_dependencies(test_chain ${MS_TEST_PLUGINS} alwayskeep)
+
+ms_add_test(test_staging LIBS mscore)
+add_dependencies(test_staging ${MS_TEST_PLUGINS} alwayskeep)

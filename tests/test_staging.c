@@ -1,0 +1,553 @@
+/*
+ * test_staging.c - the staging budget and the stager (core/staging.c):
+ * the hard ceiling formula, the adaptive planner's vectors, batches cut
+ * only between complete traces at exactly the byte and count limits,
+ * oversized traces kept without ever reaching Decide, the trace grace
+ * policy, proposed drops going through the guard into the drop set, every
+ * trace emitted once in order, and the per-merge classification.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ms_pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB (1ull << 20)
+#define GIB (1ull << 30)
+
+static void
+test_hard_ceiling(void **st)
+{
+	(void)st;
+	assert_int_equal(ms_staging_hard_ceiling(4 * GIB, 2), 256 * MIB);
+	assert_int_equal(ms_staging_hard_ceiling(256 * MIB, 1), 32 * MIB);
+	assert_int_equal(ms_staging_hard_ceiling(64 * MIB, 4), 16 * MIB);
+	assert_int_equal(ms_staging_hard_ceiling(64 * GIB, 2), 4 * GIB);
+	assert_int_equal(ms_staging_hard_ceiling(16 * GIB, 16), 256 * MIB);
+	assert_int_equal(ms_staging_hard_ceiling(4 * GIB, 0), 256 * MIB);
+}
+
+static void
+test_planner_vectors(void **st)
+{
+	(void)st;
+	ms_stage_plan p;
+	uint64_t hard = 8ull * 33554432; /* W = 33,554,432 */
+	ms_stage_plan_make(&p, hard, 85716327);
+	assert_int_equal(p.window, 33554432);
+	assert_int_equal(p.planned, 3);
+	assert_int_equal(p.preferred, 28572109);
+	ms_stage_plan_make(&p, hard, 190169855);
+	assert_int_equal(p.planned, 6);
+	assert_int_equal(p.preferred, 31694976);
+	/* Small merges stay one batch; no estimate means the hard limit. */
+	ms_stage_plan_make(&p, hard, 1000);
+	assert_int_equal(p.planned, 1);
+	assert_int_equal(p.preferred, 1000);
+	ms_stage_plan_make(&p, hard, 0);
+	assert_int_equal(p.preferred, hard);
+	assert_int_equal(p.trace_cap, MS_STAGE_MAX_TRACES);
+	assert_int_equal(p.oversized_cap, hard);
+	/* A window exactly filled is one batch, one byte more is two. */
+	ms_stage_plan_make(&p, hard, 33554432);
+	assert_int_equal(p.planned, 1);
+	ms_stage_plan_make(&p, hard, 33554433);
+	assert_int_equal(p.planned, 2);
+	assert_int_equal(p.preferred, 16777217);
+}
+
+static void
+test_estimate(void **st)
+{
+	(void)st;
+	ms_part_meta m[2];
+	memset(m, 0, sizeof(m));
+	m[0].compressed_bytes = 100;
+	m[0].uncompressed_bytes = 1000;
+	m[0].blocks = 2;
+	m[1].compressed_bytes = 50;
+	m[1].uncompressed_bytes = 500;
+	m[1].blocks = 1;
+	assert_int_equal(ms_stage_estimate(m, 2),
+	                 1500 + 3 * MS_STAGE_BLOCK_ESTIMATE);
+}
+
+static void
+test_should_stage(void **st)
+{
+	(void)st;
+	ms_sampling_input in = { true, 1,   false, true, MS_GRACE_SELECTION,
+		                 3,    100, 0 };
+	enum ms_sampling_class c;
+	enum ms_sampling_reason r;
+	assert_true(ms_sampling_should_stage(&in, &c, &r));
+	in.hot_inputs = 1;
+	assert_false(ms_sampling_should_stage(&in, &c, &r));
+	assert_int_equal(c, MS_SAMPLING_NOT_EXECUTED);
+	assert_string_equal(ms_sampling_reason_name(r), "merge_grace");
+	in.policy = MS_GRACE_TRACE; /* hot inputs are fine per trace */
+	assert_true(ms_sampling_should_stage(&in, &c, &r));
+	in.pipeline_enabled = false;
+	assert_false(ms_sampling_should_stage(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_PIPELINE_DISABLED);
+	in.pipeline_enabled = true;
+	in.nsamplers = 0;
+	assert_false(ms_sampling_should_stage(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_NO_SAMPLER);
+	in.nsamplers = 1;
+	in.input_rows = 0;
+	assert_false(ms_sampling_should_stage(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_EMPTY_INPUT);
+	in.input_rows = 5;
+	in.guard_available = false;
+	assert_false(ms_sampling_should_stage(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_GUARD_UNAVAILABLE);
+	enum ms_grace_policy gp;
+	assert_int_equal(ms_grace_policy_parse("trace", &gp), 0);
+	assert_int_equal(gp, MS_GRACE_TRACE);
+	assert_int_equal(ms_grace_policy_parse("x", &gp), MS_ERR_INVAL);
+}
+
+/* ---- stager fixture ---- */
+
+#define MAXT 64
+
+typedef struct trace_in {
+	char id[16];
+	ms_row rows[3];
+	const char *tags[1];
+} trace_in;
+
+typedef struct out_rec {
+	char id[16];
+	enum ms_trace_outcome outcome;
+	bool keep;
+	size_t nrows;
+	void *cookie;
+} out_rec;
+
+typedef struct fx {
+	ms_mem mem;
+	ms_chain *c;
+	char path[512];
+	trace_in t[MAXT];
+	out_rec out[MAXT];
+	size_t nout;
+	ms_stager *s;
+	ms_stager_opts o;
+	bool check_rows;
+} fx;
+
+static int
+on_emit(void *ctx, const ms_stage_emit *e)
+{
+	fx *f = ctx;
+	out_rec *r = &f->out[f->nout++];
+	snprintf(r->id, sizeof(r->id), "%.*s", (int)e->trace_id_len,
+	         (const char *)e->trace_id);
+	r->outcome = e->outcome;
+	r->keep = e->keep;
+	r->nrows = e->nrows;
+	r->cookie = e->cookie;
+	if (f->check_rows && e->rows) {
+		/* The copy matches what was staged. */
+		trace_in *t = e->cookie;
+		assert_int_equal(e->nrows, 3);
+		for (size_t i = 0; i < 3; i++) {
+			assert_string_equal(e->rows[i].service,
+			                    t->rows[i].service);
+			assert_int_equal(e->rows[i].start_ns,
+			                 t->rows[i].start_ns);
+			assert_int_equal(e->rows[i].ntags, 1);
+			assert_string_equal(e->rows[i].tags[0], "k=v");
+			assert_memory_equal(e->rows[i].trace_id, t->id,
+			                    strlen(t->id));
+		}
+	}
+	return 0;
+}
+
+/* Trace i: "tr-NN", three rows at start 1000 + i (ns). */
+static void
+make_traces(fx *f)
+{
+	for (int i = 0; i < MAXT; i++) {
+		trace_in *t = &f->t[i];
+		snprintf(t->id, sizeof(t->id), "tr-%02d", i);
+		t->tags[0] = "k=v";
+		for (int k = 0; k < 3; k++) {
+			ms_row *r = &t->rows[k];
+			memset(r, 0, sizeof(*r));
+			r->trace_id = (const uint8_t *)t->id;
+			r->trace_id_len = (uint32_t)strlen(t->id);
+			r->start_ns = 1000 + i + k;
+			r->latency_ms = 2;
+			r->service = "svc";
+			r->tags = t->tags;
+			r->ntags = 1;
+		}
+	}
+}
+
+static void
+fx_open(fx *f, const char *plugin, const char *config)
+{
+	memset(f, 0, sizeof(*f));
+	ms_mem_init(&f->mem, NULL);
+	if (strncmp(plugin, "tp_", 3) == 0)
+		snprintf(f->path, sizeof(f->path), "%s/%s.so",
+		         MS_TEST_PLUGIN_DIR, plugin);
+	else
+		snprintf(f->path, sizeof(f->path), "%s/%s.so", MS_PLUGIN_DIR,
+		         plugin);
+	ms_chain_link_spec l = { f->path, config };
+	ms_chain_opts co = { &f->mem, 0, 0, NULL, NULL };
+	ms_errbuf eb;
+	if (ms_chain_open(&f->c, &l, 1, &co, &eb))
+		fail_msg("%s", eb.msg);
+	make_traces(f);
+	f->o.mem = &f->mem;
+	f->o.chain = f->c;
+	f->o.emit = on_emit;
+	f->o.emit_ctx = f;
+	ms_stage_plan_make(&f->o.plan, 16 * MIB, 0);
+}
+
+static void
+fx_start(fx *f)
+{
+	ms_errbuf eb;
+	if (ms_stager_open(&f->s, &f->o, &eb))
+		fail_msg("%s", eb.msg);
+}
+
+static void
+add(fx *f, int i, uint64_t extra)
+{
+	ms_errbuf eb;
+	if (ms_stager_add(f->s, f->t[i].rows, 3, &f->t[i], extra, &eb))
+		fail_msg("add %d: %s", i, eb.msg);
+}
+
+static const ms_stage_report *
+finish(fx *f)
+{
+	ms_errbuf eb;
+	if (ms_stager_finish(f->s, &eb))
+		fail_msg("finish: %s", eb.msg);
+	return ms_stager_report(f->s);
+}
+
+static void
+fx_close(fx *f)
+{
+	ms_stager_close(f->s);
+	ms_chain_close(f->c);
+	ms_mem_stats ms;
+	ms_mem_stats_get(&f->mem, &ms);
+	assert_int_equal(ms.live, 0);
+}
+
+static uint64_t
+traces_seen_by(fx *f)
+{
+	ms_link_stats ls;
+	ms_chain_link_stats(f->c, 0, &ls);
+	return ls.traces;
+}
+
+static void
+test_byte_limit_exact_and_one_over(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "alwayskeep", "");
+	fx_start(&f);
+	uint64_t c0 = ms_stager_charge(f.s, f.t[0].rows, 3, 0);
+	assert_true(c0 > 3 * sizeof(ms_plugin_trace) / 3);
+	ms_stager_close(f.s);
+
+	/* Three traces whose charges sum exactly to the limit: one batch. */
+	f.o.plan.preferred = 3 * c0;
+	fx_start(&f);
+	for (int i = 0; i < 3; i++)
+		add(&f, i, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(r->batches, 1);
+	assert_int_equal(r->batch[0].reason, MS_FLUSH_FINAL);
+	assert_int_equal(r->batch[0].charged, 3 * c0);
+	assert_int_equal(r->peak_charged, 3 * c0);
+	assert_int_equal(r->decide_calls, 1);
+	ms_stager_close(f.s);
+
+	/* One byte over: the third trace starts a second batch. */
+	fx_start(&f);
+	add(&f, 0, 0);
+	add(&f, 1, 0);
+	add(&f, 2, 1);
+	r = finish(&f);
+	assert_int_equal(r->batches, 2);
+	assert_int_equal(r->batch[0].reason, MS_FLUSH_BYTES);
+	assert_int_equal(r->batch[0].traces, 2);
+	assert_int_equal(r->batch[0].charged, 2 * c0);
+	assert_int_equal(r->batch[1].reason, MS_FLUSH_FINAL);
+	assert_int_equal(r->batch[1].charged, c0 + 1);
+	assert_true(r->peak_charged <= 3 * c0);
+	assert_int_equal(r->evaluated, 3);
+	assert_int_equal(r->cls, MS_SAMPLING_EXECUTED);
+	fx_close(&f);
+}
+
+static void
+test_trace_count_limit(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "alwayskeep", "");
+	f.o.plan.trace_cap = 2;
+	fx_start(&f);
+	for (int i = 0; i < 5; i++)
+		add(&f, i, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(r->batches, 3);
+	assert_int_equal(r->batch[0].reason, MS_FLUSH_TRACES);
+	assert_int_equal(r->batch[1].reason, MS_FLUSH_TRACES);
+	assert_int_equal(r->batch[2].reason, MS_FLUSH_FINAL);
+	assert_int_equal(r->batch[2].traces, 1);
+	assert_int_equal(f.nout, 5);
+	for (int i = 0; i < 5; i++)
+		assert_string_equal(f.out[i].id, f.t[i].id);
+	fx_close(&f);
+}
+
+static void
+test_oversized_never_reaches_decide(void **st)
+{
+	(void)st;
+	fx f;
+	/* The plugin would drop every trace it sees. */
+	fx_open(&f, "tp_mask", "0123456789");
+	fx_start(&f);
+	uint64_t c0 = ms_stager_charge(f.s, f.t[0].rows, 3, 0);
+	ms_stager_close(f.s);
+	f.o.plan.oversized_cap = c0 + 10;
+	fx_start(&f);
+	add(&f, 0, 0);
+	add(&f, 1, 10); /* exactly at the cap: evaluated */
+	add(&f, 2, 11); /* one byte over: kept unevaluated */
+	add(&f, 3, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(f.nout, 4);
+	assert_int_equal(f.out[0].outcome, MS_TRACE_DEFERRED); /* no guard */
+	assert_int_equal(f.out[1].outcome, MS_TRACE_DEFERRED);
+	assert_int_equal(f.out[2].outcome, MS_TRACE_OVERSIZED);
+	assert_true(f.out[2].keep);
+	assert_int_equal(f.out[2].nrows, 3); /* the caller's rows */
+	assert_int_equal(f.out[3].outcome, MS_TRACE_DEFERRED);
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(f.out[i].id, f.t[i].id);
+	assert_int_equal(r->oversized, 1);
+	assert_int_equal(r->evaluated, 3);
+	assert_int_equal(traces_seen_by(&f), 3);
+	assert_int_equal(r->batches, 2);
+	assert_int_equal(r->batch[0].reason, MS_FLUSH_OVERSIZED);
+	assert_int_equal(r->proposed_drops, 3);
+	assert_int_equal(r->dropped, 0);
+	fx_close(&f);
+}
+
+static void
+test_all_oversized_classification(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "alwayskeep", "");
+	f.o.plan.oversized_cap = 10;
+	fx_start(&f);
+	for (int i = 0; i < 3; i++)
+		add(&f, i, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(r->cls, MS_SAMPLING_ENABLED_NO_EVALUATION);
+	assert_int_equal(r->reason, MS_SREASON_ALL_TRACES_OVERSIZED);
+	assert_int_equal(traces_seen_by(&f), 0);
+	assert_int_equal(r->decide_calls, 0);
+	fx_close(&f);
+
+	fx_open(&f, "alwayskeep", "");
+	fx_start(&f);
+	r = finish(&f);
+	assert_int_equal(r->reason, MS_SREASON_EMPTY_INPUT);
+	fx_close(&f);
+}
+
+static void
+test_trace_policy_keeps_hot_unevaluated(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "tp_mask", "0123456789");
+	f.o.policy = MS_GRACE_TRACE;
+	f.o.frontier_ns = 1003; /* trace i's max start is 1002 + i */
+	fx_start(&f);
+	for (int i = 0; i < 4; i++)
+		add(&f, i, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(f.out[0].outcome, MS_TRACE_DEFERRED);
+	assert_int_equal(f.out[1].outcome, MS_TRACE_DEFERRED);
+	assert_int_equal(f.out[2].outcome, MS_TRACE_HOT);
+	assert_int_equal(f.out[3].outcome, MS_TRACE_HOT);
+	assert_int_equal(r->hot, 2);
+	assert_int_equal(traces_seen_by(&f), 2);
+	fx_close(&f);
+
+	/* Only hot traces: staged, nothing evaluated, merge_grace. */
+	fx_open(&f, "tp_mask", "0");
+	f.o.policy = MS_GRACE_TRACE;
+	f.o.frontier_ns = 0;
+	fx_start(&f);
+	add(&f, 0, 0);
+	r = finish(&f);
+	assert_int_equal(r->cls, MS_SAMPLING_ENABLED_NO_EVALUATION);
+	assert_int_equal(r->reason, MS_SREASON_MERGE_GRACE);
+	fx_close(&f);
+}
+
+/* A fake outside part whose filter says "maybe" for one ID only. */
+static bool
+maybe_tr01(const void *ctx, const uint8_t *tid, uint32_t len)
+{
+	(void)ctx;
+	return len == 5 && memcmp(tid, "tr-01", 5) == 0;
+}
+
+static void
+test_drops_through_guard_and_dropset(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "tp_mask", "13"); /* proposes tr-01, tr-03 */
+	ms_guard_part gp = { 7, 0, 5000, maybe_tr01, NULL };
+	ms_guard *g;
+	ms_dropset *d;
+	ms_errbuf eb;
+	ms_guard_opts go = { &f.mem, 16 * MIB, 0 };
+	assert_int_equal(ms_guard_open(&g, &gp, 1, &go, &eb), 0);
+	ms_dropset_opts dopts = { &f.mem, NULL, NULL };
+	assert_int_equal(ms_dropset_open(&d, &dopts, &eb), 0);
+	f.o.guard = g;
+	f.o.drops = d;
+	f.o.copy_rows = true;
+	f.check_rows = true;
+	f.o.plan.trace_cap = 3;
+	fx_start(&f);
+	for (int i = 0; i < 6; i++)
+		add(&f, i, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(f.nout, 6);
+	assert_int_equal(f.out[1].outcome, MS_TRACE_DEFERRED);
+	assert_true(f.out[1].keep);
+	assert_int_equal(f.out[3].outcome, MS_TRACE_DROPPED);
+	assert_false(f.out[3].keep);
+	assert_ptr_equal(f.out[3].cookie, &f.t[3]);
+	assert_int_equal(r->dropped, 1);
+	assert_int_equal(r->deferred, 1);
+	assert_int_equal(r->kept, 4);
+	assert_int_equal(ms_dropset_count(d), 1);
+	assert_true(ms_dropset_contains(d, (const uint8_t *)"tr-03", 5));
+	assert_false(ms_dropset_contains(d, (const uint8_t *)"tr-01", 5));
+	ms_guard_stats gs;
+	ms_guard_stats_get(g, &gs);
+	assert_int_equal(gs.reasons[MS_GUARD_FILTER_POSITIVE], 1);
+	assert_int_equal(gs.confirmed, 1);
+	ms_stager_close(f.s);
+	f.s = NULL;
+	ms_guard_close(g);
+	ms_dropset_close(d);
+	fx_close(&f);
+}
+
+static void
+test_order_and_inputs_checked(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "alwayskeep", "");
+	fx_start(&f);
+	add(&f, 2, 0);
+	ms_errbuf eb;
+	/* Going back in trace-ID order is refused. */
+	assert_int_equal(ms_stager_add(f.s, f.t[1].rows, 3, NULL, 0, &eb),
+	                 MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "ascend"));
+	/* Rows of two traces in one call are refused. */
+	ms_row mix[2] = { f.t[5].rows[0], f.t[6].rows[0] };
+	assert_int_equal(ms_stager_add(f.s, mix, 2, NULL, 0, &eb),
+	                 MS_ERR_INVAL);
+	finish(&f);
+	assert_int_equal(ms_stager_add(f.s, f.t[9].rows, 3, NULL, 0, &eb),
+	                 MS_ERR_STATE);
+	fx_close(&f);
+}
+
+static int
+stop_emit(void *ctx, const ms_stage_emit *e)
+{
+	(void)ctx;
+	(void)e;
+	return MS_ERR_IO;
+}
+
+static void
+test_emit_error_stops(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "alwayskeep", "");
+	f.o.emit = stop_emit;
+	fx_start(&f);
+	add(&f, 0, 0);
+	ms_errbuf eb;
+	assert_int_equal(ms_stager_finish(f.s, &eb), MS_ERR_IO);
+	assert_int_equal(ms_stager_add(f.s, f.t[1].rows, 3, NULL, 0, &eb),
+	                 MS_ERR_STATE);
+	fx_close(&f);
+}
+
+static void
+test_names(void **st)
+{
+	(void)st;
+	assert_string_equal(ms_flush_reason_name(MS_FLUSH_OVERSIZED),
+	                    "oversized");
+	assert_string_equal(ms_trace_outcome_name(MS_TRACE_DEFERRED),
+	                    "deferred");
+	assert_string_equal(ms_grace_policy_name(MS_GRACE_SELECTION),
+	                    "selection");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hard_ceiling),
+		cmocka_unit_test(test_planner_vectors),
+		cmocka_unit_test(test_estimate),
+		cmocka_unit_test(test_should_stage),
+		cmocka_unit_test(test_byte_limit_exact_and_one_over),
+		cmocka_unit_test(test_trace_count_limit),
+		cmocka_unit_test(test_oversized_never_reaches_decide),
+		cmocka_unit_test(test_all_oversized_classification),
+		cmocka_unit_test(test_trace_policy_keeps_hot_unevaluated),
+		cmocka_unit_test(test_drops_through_guard_and_dropset),
+		cmocka_unit_test(test_order_and_inputs_checked),
+		cmocka_unit_test(test_emit_error_stops),
+		cmocka_unit_test(test_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
