@@ -27,3 +27,5 @@ add_dependencies(test_chain ${MS_TEST_PLUGINS} alwayskeep)
 
 ms_add_test(test_staging LIBS mscore)
 add_dependencies(test_staging ${MS_TEST_PLUGINS} alwayskeep)
+
+ms_add_test(test_guard LIBS mscore)

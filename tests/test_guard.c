@@ -1,0 +1,395 @@
+/*
+ * test_guard.c - the fragment guard and the drop set (core/guard.c): a
+ * proposed drop stands only when every outside part within the grace of
+ * the trace says "absent"; a Bloom "maybe" (even a forced one) never
+ * confirms; parts without a filter and exhausted budgets defer; a part
+ * that appears during the merge and may hold a dropped trace forces a
+ * lossless retry; the drop set answers exactly even when every ID hashes
+ * to the same slot. Fakes stand in for parts, and real parts written with
+ * the part writer check the Bloom-filter adapter.
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ms_pipeline.h"
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HOUR (3600LL * 1000000000LL)
+#define MIB (1ull << 20)
+
+/* A fake part: holds exactly the IDs in its list ("maybe" for them). */
+typedef struct fake {
+	const char *ids[8];
+	int probes;
+} fake;
+
+static bool
+fake_probe(const void *ctx, const uint8_t *tid, uint32_t len)
+{
+	fake *f = (fake *)ctx;
+	f->probes++;
+	for (int i = 0; i < 8 && f->ids[i]; i++)
+		if (strlen(f->ids[i]) == len &&
+		    memcmp(f->ids[i], tid, len) == 0)
+			return true;
+	return false;
+}
+
+static bool
+always_maybe(const void *ctx, const uint8_t *tid, uint32_t len)
+{
+	(void)ctx;
+	(void)tid;
+	(void)len;
+	return true;
+}
+
+static bool
+check(ms_guard *g, const char *id, int64_t mn, int64_t mx,
+      enum ms_guard_reason *why)
+{
+	return ms_guard_check(g, (const uint8_t *)id, (uint32_t)strlen(id), mn,
+	                      mx, why);
+}
+
+static void
+test_hot_outside_part_holding_trace_defers(void **st)
+{
+	(void)st;
+	/* An outside part written recently (hot) holds a fragment of A. */
+	fake hot = { { "A" }, 0 };
+	ms_guard_part gp = { 1, 10 * HOUR, 11 * HOUR, fake_probe, &hot };
+	ms_guard *g;
+	ms_errbuf eb;
+	assert_int_equal(ms_guard_open(&g, &gp, 1, NULL, &eb), 0);
+	enum ms_guard_reason why;
+	/* A ends at 9:00; the part starts within the 2 h grace. */
+	assert_false(check(g, "A", 8 * HOUR, 9 * HOUR, &why));
+	assert_int_equal(why, MS_GUARD_FILTER_POSITIVE);
+	/* B is absent from the part's filter: the drop stands. */
+	assert_true(check(g, "B", 8 * HOUR, 9 * HOUR, &why));
+	assert_int_equal(why, MS_GUARD_CONFIRMED);
+	assert_int_equal(hot.probes, 2);
+	ms_guard_stats gs;
+	ms_guard_stats_get(g, &gs);
+	assert_int_equal(gs.checks, 2);
+	assert_int_equal(gs.confirmed, 1);
+	assert_int_equal(gs.deferred, 1);
+	assert_int_equal(gs.probes, 2);
+	ms_guard_close(g);
+}
+
+static void
+test_grace_window_bounds(void **st)
+{
+	(void)st;
+	fake p = { { "A" }, 0 };
+	/* The part starts exactly at max + grace: it intersects. */
+	ms_guard_part gp = { 1, 11 * HOUR, 12 * HOUR, fake_probe, &p };
+	ms_guard *g;
+	assert_int_equal(ms_guard_open(&g, &gp, 1, NULL, NULL), 0);
+	assert_false(check(g, "A", 8 * HOUR, 9 * HOUR, NULL));
+	assert_int_equal(p.probes, 1);
+	/* One nanosecond earlier end: the part is out of reach, not probed,
+	 * and the drop is confirmed. */
+	assert_true(check(g, "A", 8 * HOUR, 9 * HOUR - 1, NULL));
+	assert_int_equal(p.probes, 1);
+	ms_guard_close(g);
+
+	/* A custom grace is honoured. */
+	ms_guard_opts o = { NULL, 0, HOUR };
+	assert_int_equal(ms_guard_open(&g, &gp, 1, &o, NULL), 0);
+	assert_true(check(g, "A", 8 * HOUR, 9 * HOUR, NULL));
+	ms_guard_close(g);
+}
+
+static void
+test_forced_positive_never_confirms(void **st)
+{
+	(void)st;
+	ms_guard_part gp[2] = { { 1, 0, INT64_MAX, always_maybe, NULL },
+		                { 2, 0, 10, NULL, NULL } };
+	ms_guard *g;
+	assert_int_equal(ms_guard_open(&g, gp, 1, NULL, NULL), 0);
+	for (int i = 0; i < 1000; i++) {
+		char id[16];
+		snprintf(id, sizeof(id), "t%d", i);
+		assert_false(check(g, id, i, i + 5, NULL));
+	}
+	ms_guard_stats gs;
+	ms_guard_stats_get(g, &gs);
+	assert_int_equal(gs.confirmed, 0);
+	assert_int_equal(gs.reasons[MS_GUARD_FILTER_POSITIVE], 1000);
+	ms_guard_close(g);
+
+	/* A part without a filter defers too. */
+	assert_int_equal(ms_guard_open(&g, gp + 1, 1, NULL, NULL), 0);
+	enum ms_guard_reason why;
+	assert_false(check(g, "x", 0, 1, &why));
+	assert_int_equal(why, MS_GUARD_NO_FILTER);
+	assert_string_equal(ms_guard_reason_name(why), "no_filter");
+	/* Bad ranges defer. */
+	assert_false(check(g, "x", 5, 1, &why));
+	assert_int_equal(why, MS_GUARD_BAD_RANGE);
+	ms_guard_close(g);
+}
+
+static bool
+never(const void *ctx, const uint8_t *tid, uint32_t len)
+{
+	(void)ctx;
+	(void)tid;
+	(void)len;
+	return false;
+}
+
+static void
+test_budgets(void **st)
+{
+	(void)st;
+	/* Budget = max(hard, 16 MiB): a small hard ceiling still gets 16 MiB:
+	 * 1 Mi probes, 256 Ki confirmed drops. */
+	ms_guard_opts o = { NULL, 1 * MIB, 0 };
+	ms_guard *g;
+	assert_int_equal(ms_guard_open(&g, NULL, 0, &o, NULL), 0);
+	ms_guard_stats gs;
+	ms_guard_stats_get(g, &gs);
+	assert_int_equal(gs.budget, 16 * MIB);
+	assert_int_equal(gs.probe_budget, MIB);
+	assert_int_equal(gs.drop_budget, 256 * 1024);
+	/* Nothing outside: every drop confirms until the drop budget. */
+	for (uint64_t i = 0; i < gs.drop_budget; i++)
+		assert_true(check(g, "a", 0, 1, NULL));
+	enum ms_guard_reason why;
+	assert_false(check(g, "a", 0, 1, &why));
+	assert_int_equal(why, MS_GUARD_DROP_BUDGET);
+	ms_guard_close(g);
+
+	/* 64 intersecting parts: each check makes 64 probes; the probe
+	 * budget (1 Mi) allows exactly 16,384 checks, then defers. */
+	ms_guard_part parts[64];
+	for (int i = 0; i < 64; i++)
+		parts[i] =
+		        (ms_guard_part){ (uint64_t)i + 1, 0, 100, never, NULL };
+	assert_int_equal(ms_guard_open(&g, parts, 64, &o, NULL), 0);
+	for (int i = 0; i < 16384; i++)
+		assert_true(check(g, "a", 0, 1, NULL));
+	assert_false(check(g, "a", 0, 1, &why));
+	assert_int_equal(why, MS_GUARD_PROBE_BUDGET);
+	ms_guard_stats_get(g, &gs);
+	assert_int_equal(gs.probes, MIB);
+	ms_guard_close(g);
+}
+
+static void
+test_revalidate(void **st)
+{
+	(void)st;
+	fake known = { { "D" }, 0 };
+	ms_guard_part before[1] = { { 5, 0, 10 * HOUR, fake_probe, &known } };
+	ms_guard *g;
+	ms_dropset *d;
+	ms_errbuf eb;
+	assert_int_equal(ms_guard_open(&g, before, 1, NULL, &eb), 0);
+	assert_int_equal(ms_dropset_open(&d, NULL, &eb), 0);
+	assert_int_equal(
+	        ms_dropset_add(d, (const uint8_t *)"A", 1, HOUR, 2 * HOUR, &eb),
+	        0);
+	/* Unchanged inventory: valid. */
+	assert_int_equal(ms_guard_revalidate(g, before, 1, d, &eb), 0);
+	/* A new part far away in time: valid without probing. */
+	fake far = { { "A" }, 0 };
+	ms_guard_part now[2] = {
+		before[0], { 9, 20 * HOUR, 21 * HOUR, fake_probe, &far }
+	};
+	assert_int_equal(ms_guard_revalidate(g, now, 2, d, &eb), 0);
+	assert_int_equal(far.probes, 0);
+	/* A new part near A whose filter is negative: valid. */
+	fake neg = { { "Z" }, 0 };
+	now[1] = (ms_guard_part){ 10, 3 * HOUR, 4 * HOUR, fake_probe, &neg };
+	assert_int_equal(ms_guard_revalidate(g, now, 2, d, &eb), 0);
+	/* A new part that may hold A: conflict, naming part and trace. */
+	fake pos = { { "A" }, 0 };
+	now[1] = (ms_guard_part){ 0xab, 3 * HOUR, 4 * HOUR, fake_probe, &pos };
+	assert_int_equal(ms_guard_revalidate(g, now, 2, d, &eb),
+	                 MS_ERR_CONFLICT);
+	assert_non_null(strstr(eb.msg, "00000000000000ab"));
+	assert_non_null(strstr(eb.msg, "trace A"));
+	ms_dropset_close(d);
+	ms_guard_close(g);
+}
+
+/* ---- real parts: the ms_part Bloom filter through the adapter ---- */
+
+static int
+rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static void
+test_real_part_filter(void **st)
+{
+	(void)st;
+	char base[] = "/tmp/ms-guard-XXXXXX";
+	assert_non_null(mkdtemp(base));
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s/p", base);
+	ms_row rows[40];
+	char ids[40][16];
+	memset(rows, 0, sizeof(rows));
+	for (int i = 0; i < 40; i++) {
+		snprintf(ids[i], sizeof(ids[i]), "held-%02d", i);
+		rows[i].trace_id = (const uint8_t *)ids[i];
+		rows[i].trace_id_len = (uint32_t)strlen(ids[i]);
+		rows[i].start_ns = 5 * HOUR + i;
+		rows[i].latency_ms = 1;
+		rows[i].service = "s";
+		rows[i].instance = "i";
+		rows[i].endpoint = "e";
+		rows[i].segment_id = "g";
+	}
+	ms_part_meta meta;
+	ms_errbuf eb;
+	if (ms_part_write_rows(dir, 0x42, rows, 40, NULL, &meta, &eb))
+		fail_msg("%s", eb.msg);
+	ms_part *p;
+	if (ms_part_open(&p, dir, NULL, &eb))
+		fail_msg("%s", eb.msg);
+	ms_guard_part gp;
+	ms_guard_part_from_core(&gp, p);
+	assert_int_equal(gp.id, 0x42);
+	assert_int_equal(gp.min_ts, 5 * HOUR);
+	assert_int_equal(gp.max_ts, 5 * HOUR + 39);
+	ms_guard *g;
+	assert_int_equal(ms_guard_open(&g, &gp, 1, NULL, &eb), 0);
+	/* Every ID the part holds defers: no false negatives. */
+	for (int i = 0; i < 40; i++)
+		assert_false(check(g, ids[i], 4 * HOUR, 4 * HOUR, NULL));
+	/* Most IDs it does not hold confirm (a rare false positive would
+	 * only defer, never the reverse). */
+	int confirmed = 0;
+	for (int i = 0; i < 100; i++) {
+		char id[16];
+		snprintf(id, sizeof(id), "other-%03d", i);
+		confirmed += check(g, id, 4 * HOUR, 4 * HOUR, NULL);
+	}
+	assert_true(confirmed >= 95);
+	ms_guard_close(g);
+	ms_part_close(p);
+	nftw(base, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- drop set ---- */
+
+static uint64_t
+const_hash(const uint8_t *tid, uint32_t len, void *ctx)
+{
+	(void)tid;
+	(void)len;
+	(void)ctx;
+	return 0x1234567800000007ull;
+}
+
+static uint64_t
+len_hash(const uint8_t *tid, uint32_t len, void *ctx)
+{
+	(void)tid;
+	(void)ctx;
+	return len; /* equal fingerprints for IDs of one length */
+}
+
+static void
+dropset_collisions(ms_dropset_hash_fn h)
+{
+	ms_dropset_opts o = { NULL, h, NULL };
+	ms_dropset *d;
+	ms_errbuf eb;
+	assert_int_equal(ms_dropset_open(&d, &o, &eb), 0);
+	char id[16];
+	for (int i = 0; i < 200; i += 2) {
+		snprintf(id, sizeof(id), "id-%03d", i);
+		assert_int_equal(ms_dropset_add(d, (const uint8_t *)id, 6, i,
+		                                i + 1, &eb),
+		                 0);
+	}
+	assert_int_equal(ms_dropset_count(d), 100);
+	for (int i = 0; i < 200; i++) {
+		snprintf(id, sizeof(id), "id-%03d", i);
+		bool in = ms_dropset_contains(d, (const uint8_t *)id, 6);
+		assert_int_equal(in, i % 2 == 0);
+		assert_int_equal(ms_dropset_keep(d, (const uint8_t *)id, 6),
+		                 i % 2 != 0);
+	}
+	/* A prefix of a recorded ID is a different ID. */
+	assert_false(ms_dropset_contains(d, (const uint8_t *)"id-00", 5));
+	/* Recorded once, in order. */
+	assert_int_equal(
+	        ms_dropset_add(d, (const uint8_t *)"id-010", 6, 0, 0, &eb),
+	        MS_ERR_EXISTS);
+	const uint8_t *t;
+	uint32_t len;
+	int64_t mn, mx;
+	ms_dropset_get(d, 7, &t, &len, &mn, &mx);
+	assert_int_equal(len, 6);
+	assert_memory_equal(t, "id-014", 6);
+	assert_int_equal(mn, 14);
+	assert_int_equal(mx, 15);
+	assert_true(ms_dropset_bytes(d) > 600);
+	ms_dropset_close(d);
+}
+
+static void
+test_dropset_forced_collisions(void **st)
+{
+	(void)st;
+	dropset_collisions(const_hash);
+	dropset_collisions(len_hash);
+	dropset_collisions(NULL);
+}
+
+static void
+test_dropset_bad_ids(void **st)
+{
+	(void)st;
+	ms_dropset *d;
+	assert_int_equal(ms_dropset_open(&d, NULL, NULL), 0);
+	uint8_t big[MS_TRACE_ID_MAX + 1];
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(ms_dropset_add(d, big, sizeof(big), 0, 0, NULL),
+	                 MS_ERR_INVAL);
+	assert_int_equal(ms_dropset_add(d, big, 0, 0, 0, NULL), MS_ERR_INVAL);
+	assert_false(ms_dropset_contains(d, big, 1));
+	assert_int_equal(ms_dropset_count(d), 0);
+	ms_dropset_close(d);
+	ms_dropset_close(NULL);
+	ms_guard_close(NULL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hot_outside_part_holding_trace_defers),
+		cmocka_unit_test(test_grace_window_bounds),
+		cmocka_unit_test(test_forced_positive_never_confirms),
+		cmocka_unit_test(test_budgets),
+		cmocka_unit_test(test_revalidate),
+		cmocka_unit_test(test_real_part_filter),
+		cmocka_unit_test(test_dropset_forced_collisions),
+		cmocka_unit_test(test_dropset_bad_ids),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
