@@ -194,7 +194,7 @@ test_filter_rules(void **state)
 	(void)state;
 	ms_tui_filter flt;
 	char err[128];
-	ms_view_event e;
+	ms_tui_event e;
 	memset(&e, 0, sizeof(e));
 	e.seq = 12;
 	snprintf(e.lane, sizeof(e.lane), "fast");

@@ -96,7 +96,7 @@ fake_break_add(void *self, const char *spec, int *id, ms_errbuf *eb)
 		               "sampling, merge=N, ...");
 	*id = ++f->next_break;
 	fake_log(f, "break+%s;", spec);
-	ms_view_break *b = &f->model->breaks[f->model->nbreaks++];
+	ms_tui_break *b = &f->model->breaks[f->model->nbreaks++];
 	b->id = *id;
 	snprintf(b->spec, sizeof(b->spec), "%s", spec);
 	b->enabled = true;
@@ -125,7 +125,7 @@ fake_break_delete(void *self, int id, ms_errbuf *eb)
 		if (f->model->breaks[i].id == id) {
 			memmove(&f->model->breaks[i], &f->model->breaks[i + 1],
 			        (f->model->nbreaks - i - 1) *
-			                sizeof(ms_view_break));
+			                sizeof(ms_tui_break));
 			f->model->nbreaks--;
 			break;
 		}
@@ -160,7 +160,7 @@ fake_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 {
 	fake_ctl *f = self;
 	(void)eb;
-	ms_view_ui ui = v->ui;
+	ms_tui_ui ui = v->ui;
 	memcpy(v, f->model, sizeof(*v));
 	v->ui = ui;
 	return 0;
@@ -191,7 +191,7 @@ fake_rand(uint64_t *s)
 }
 
 MS_FAKE static void
-fake_part(ms_view_part *p, uint64_t id, uint64_t bytes, uint64_t rows,
+fake_part(ms_tui_part *p, uint64_t id, uint64_t bytes, uint64_t rows,
           uint32_t depth, int64_t min_ts, int64_t max_ts, int64_t frontier)
 {
 	memset(p, 0, sizeof(*p));
@@ -208,7 +208,7 @@ fake_part(ms_view_part *p, uint64_t id, uint64_t bytes, uint64_t rows,
 MS_FAKE static void
 fake_scene_running(ms_tui_view *v)
 {
-	ms_view_ui ui = v->ui;
+	ms_tui_ui ui = v->ui;
 	memset(v, 0, sizeof(*v));
 	v->ui = ui;
 	uint64_t seed = 42;
@@ -265,7 +265,7 @@ fake_scene_running(ms_tui_view *v)
 		        i % 3 ? 0 : 4000000 + fake_rand(&seed) % 26000000;
 
 	v->nplugins = 1;
-	ms_view_plugin *p = &v->plugins[0];
+	ms_tui_plugin *p = &v->plugins[0];
 	snprintf(p->name, sizeof(p->name), "skywalking");
 	p->calls = 19;
 	p->traces = 74300;
@@ -275,7 +275,7 @@ fake_scene_running(ms_tui_view *v)
 	memcpy(p->hist, hist, sizeof(hist));
 
 	for (uint64_t s = 1; s <= 57; s++) {
-		ms_view_event *e = &v->events[v->nevents++];
+		ms_tui_event *e = &v->events[v->nevents++];
 		memset(e, 0, sizeof(*e));
 		e->seq = s;
 		e->t = FAKE_DAY0 + (int64_t)s * 6 * FAKE_MIN + 11 * FAKE_H / 3;
@@ -309,7 +309,7 @@ fake_scene_break(ms_tui_view *v)
 	v->state = MS_VIEW_BREAK;
 	v->speed = 0;
 	snprintf(v->break_why, sizeof(v->break_why), "break 1: mature");
-	ms_view_selection *s = &v->sel;
+	ms_tui_selection *s = &v->sel;
 	s->present = true;
 	s->seq = 58;
 	snprintf(s->lane, sizeof(s->lane), "fast");
@@ -319,7 +319,7 @@ fake_scene_break(ms_tui_view *v)
 	/* Inputs: three depth-1 mature parts and five raw hot ones. */
 	static const size_t pick[8] = { 4, 5, 6, 10, 11, 12, 13, 14 };
 	for (size_t i = 0; i < 8; i++) {
-		ms_view_part *p = &v->parts[pick[i]];
+		ms_tui_part *p = &v->parts[pick[i]];
 		p->mature = i < 3;
 		p->max_ts = p->mature
 		                    ? v->frontier - FAKE_MIN * (int64_t)(i + 1)

@@ -49,7 +49,7 @@ clamp_sel(size_t *sel, size_t n)
 int
 ms_session_snapshot(ms_tui_session *s)
 {
-	ms_view_ui ui = s->view->ui;
+	ms_tui_ui ui = s->view->ui;
 	ms_errbuf eb = { "" };
 	int rc = s->ctl->ops->snapshot(s->ctl->self, s->view, &eb);
 	s->view->ui = ui; /* the controller never owns ui */

@@ -107,8 +107,7 @@ ms_fmt_speed(char *buf, size_t n, double multiple)
 }
 
 char *
-ms_fmt_event_line(char *buf, size_t n, const ms_view_event *e,
-                  int64_t day_start)
+ms_fmt_event_line(char *buf, size_t n, const ms_tui_event *e, int64_t day_start)
 {
 	char t[24];
 	ms_fmt_clock(t, sizeof(t), e->t, day_start);

@@ -53,9 +53,9 @@ report(ms_tui_session *s, int rc, const ms_errbuf *eb, const char *ok)
 }
 
 static void
-open_prompt(ms_tui_session *s, enum ms_view_prompt p, const char *init)
+open_prompt(ms_tui_session *s, enum ms_tui_prompt p, const char *init)
 {
-	ms_view_ui *ui = &s->view->ui;
+	ms_tui_ui *ui = &s->view->ui;
 	ui->prompt = p;
 	snprintf(ui->cmdline, sizeof(ui->cmdline), "%s", init ? init : "");
 	ui->cursor = strlen(ui->cmdline);
@@ -179,24 +179,24 @@ act_freeze(ms_tui_session *s)
 static void
 act_focus(ms_tui_session *s)
 {
-	ms_view_ui *ui = &s->view->ui;
-	ui->focus = (enum ms_view_focus)((ui->focus + 1) % MS_FOCUS_COUNT);
+	ms_tui_ui *ui = &s->view->ui;
+	ui->focus = (enum ms_tui_focus)((ui->focus + 1) % MS_FOCUS_COUNT);
 	s->dirty = true;
 }
 
 static void
 act_focus_back(ms_tui_session *s)
 {
-	ms_view_ui *ui = &s->view->ui;
-	ui->focus = (enum ms_view_focus)((ui->focus + MS_FOCUS_COUNT - 1) %
-	                                 MS_FOCUS_COUNT);
+	ms_tui_ui *ui = &s->view->ui;
+	ui->focus = (enum ms_tui_focus)((ui->focus + MS_FOCUS_COUNT - 1) %
+	                                MS_FOCUS_COUNT);
 	s->dirty = true;
 }
 
 static void
 act_details(ms_tui_session *s)
 {
-	ms_view_ui *ui = &s->view->ui;
+	ms_tui_ui *ui = &s->view->ui;
 	if (ui->focus == MS_FOCUS_EVENTS && ms_events_selected(s->view) < 0) {
 		ms_session_say(s, true, "no event selected");
 		return;
@@ -299,7 +299,7 @@ move_event(ms_tui_session *s, long delta, bool home, bool end)
 {
 	size_t idx[MS_VIEW_MAX_EVENTS];
 	size_t n = ms_events_visible(s->view, idx);
-	ms_view_ui *ui = &s->view->ui;
+	ms_tui_ui *ui = &s->view->ui;
 	if (n == 0)
 		return;
 	if (end) {
@@ -371,7 +371,7 @@ navigate(ms_tui_session *s, int key)
 	default:
 		return false;
 	}
-	ms_view_ui *ui = &s->view->ui;
+	ms_tui_ui *ui = &s->view->ui;
 	switch (ui->focus) {
 	case MS_FOCUS_EVENTS:
 		move_event(s, d, home, end);
@@ -561,10 +561,10 @@ do_command(ms_tui_session *s, const char *line)
 static void
 submit_prompt(ms_tui_session *s)
 {
-	ms_view_ui *ui = &s->view->ui;
+	ms_tui_ui *ui = &s->view->ui;
 	char line[MS_VIEW_TEXT];
 	snprintf(line, sizeof(line), "%s", ui->cmdline);
-	enum ms_view_prompt p = ui->prompt;
+	enum ms_tui_prompt p = ui->prompt;
 	ui->prompt = MS_PROMPT_NONE;
 	ui->cmdline[0] = '\0';
 	ui->cursor = 0;
@@ -593,7 +593,7 @@ submit_prompt(ms_tui_session *s)
 static void
 prompt_key(ms_tui_session *s, int key)
 {
-	ms_view_ui *ui = &s->view->ui;
+	ms_tui_ui *ui = &s->view->ui;
 	size_t len = strlen(ui->cmdline);
 	if (ui->cursor > len)
 		ui->cursor = len;
@@ -657,10 +657,10 @@ prompt_key(ms_tui_session *s, int key)
 static void
 breaks_key(ms_tui_session *s, int key)
 {
-	ms_view_ui *ui = &s->view->ui;
+	ms_tui_ui *ui = &s->view->ui;
 	ms_errbuf eb = { "" };
 	size_t n = s->view->nbreaks;
-	const ms_view_break *b =
+	const ms_tui_break *b =
 	        ui->break_sel < n ? &s->view->breaks[ui->break_sel] : NULL;
 	switch (key) {
 	case MS_KEY_ESC:
@@ -695,7 +695,7 @@ breaks_key(ms_tui_session *s, int key)
 				memmove(&s->view->breaks[ui->break_sel],
 				        &s->view->breaks[ui->break_sel + 1],
 				        (n - ui->break_sel - 1) *
-				                sizeof(ms_view_break));
+				                sizeof(ms_tui_break));
 				s->view->nbreaks--;
 				if (ui->break_sel > 0 &&
 				    ui->break_sel >= s->view->nbreaks)
@@ -721,7 +721,7 @@ breaks_key(ms_tui_session *s, int key)
 void
 ms_session_key(ms_tui_session *s, int key)
 {
-	ms_view_ui *ui = &s->view->ui;
+	ms_tui_ui *ui = &s->view->ui;
 	if (key == MS_KEY_NONE)
 		return;
 	if (key == MS_KEY_RESIZE) {

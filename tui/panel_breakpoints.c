@@ -24,7 +24,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		               "none yet: press a, then e.g. mature",
 		               MS_C_MUTED);
 	for (size_t i = 0; i < v->nbreaks && y < end - 4; i++, y++) {
-		const ms_view_break *b = &v->breaks[i];
+		const ms_tui_break *b = &v->breaks[i];
 		ms_canvas_printf(c, in.x, y, in.w,
 		                 (uint16_t)(b->enabled ? 0 : MS_C_MUTED),
 		                 "%4d %-3s %8" PRIu64 "  %s", b->id,

@@ -37,8 +37,7 @@ put_list(ms_canvas *c, ms_rect in, const struct kv *kv, size_t n)
 	} while (0)
 
 static void
-draw_event(ms_canvas *c, ms_rect r, const ms_tui_view *v,
-           const ms_view_event *e)
+draw_event(ms_canvas *c, ms_rect r, const ms_tui_view *v, const ms_tui_event *e)
 {
 	struct kv kv[32];
 	size_t n = 0;
@@ -76,7 +75,7 @@ draw_event(ms_canvas *c, ms_rect r, const ms_tui_view *v,
 }
 
 static void
-draw_part(ms_canvas *c, ms_rect r, const ms_tui_view *v, const ms_view_part *p)
+draw_part(ms_canvas *c, ms_rect r, const ms_tui_view *v, const ms_tui_part *p)
 {
 	struct kv kv[16];
 	size_t n = 0;

@@ -112,7 +112,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		top = pos;
 	for (int i = 0; i < rows && top + (size_t)i < n; i++) {
 		size_t k = idx[top + (size_t)i];
-		const ms_view_event *e = &v->events[k];
+		const ms_tui_event *e = &v->events[k];
 		int y = in.y + 1 + i;
 		char t[32], ri[32], ro[32], rio[72], wall[32];
 		snprintf(rio, sizeof(rio), "%s>%s",

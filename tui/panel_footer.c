@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char *
-prompt_label(enum ms_view_prompt p)
+prompt_label(enum ms_tui_prompt p)
 {
 	switch (p) {
 	case MS_PROMPT_FILTER:
@@ -32,7 +32,7 @@ prompt_label(enum ms_view_prompt p)
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
-	const ms_view_ui *ui = &v->ui;
+	const ms_tui_ui *ui = &v->ui;
 	if (ui->prompt != MS_PROMPT_NONE) {
 		const char *label = prompt_label(ui->prompt);
 		int x = r.x + ms_canvas_text(c, r.x, r.y, r.w, label,

@@ -33,7 +33,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		size_t k = top + (size_t)i;
 		if (k >= v->nparts)
 			break;
-		const ms_view_part *p = &v->parts[k];
+		const ms_tui_part *p = &v->parts[k];
 		char b[32], n[32], cl[32] = "", t0[32], t1[32];
 		if (p->claimed_by)
 			snprintf(cl, sizeof(cl), "#%" PRIu64, p->claimed_by);

@@ -28,7 +28,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	                 "traces", "total", "ns/trace", "max", "histogram",
 	                 "fail e/t/v");
 	for (size_t i = 0; i < v->nplugins && (int)i + 1 < in.h; i++) {
-		const ms_view_plugin *p = &v->plugins[i];
+		const ms_tui_plugin *p = &v->plugins[i];
 		int y = in.y + 1 + (int)i;
 		char calls[32], tr[32], tot[32], mean[32], mx[32];
 		uint64_t m = p->traces ? p->total_ns / p->traces : 0;

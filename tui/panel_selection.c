@@ -13,7 +13,7 @@
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
-	const ms_view_selection *s = &v->sel;
+	const ms_tui_selection *s = &v->sel;
 	char title[64];
 	if (s->present)
 		snprintf(title, sizeof(title), "Pending selection #%" PRIu64,
@@ -82,7 +82,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		                 "%-16s %7s %7s %2s %1s", "input", "bytes",
 		                 "rows", "d", "s");
 	for (size_t i = 0; i < s->ninputs && ++y < end; i++) {
-		const ms_view_part *p = &s->inputs[i];
+		const ms_tui_part *p = &s->inputs[i];
 		if (y == end - 1 && i + 1 < s->inputs_total) {
 			ms_canvas_printf(c, in.x, y, in.w, MS_C_MUTED,
 			                 "... %zu more", s->inputs_total - i);

@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 static void
-gauge(ms_canvas *c, int x, int y, int w, const ms_view_staging *s)
+gauge(ms_canvas *c, int x, int y, int w, const ms_tui_staging *s)
 {
 	uint64_t scale = s->hard;
 	if (scale == 0)
@@ -47,7 +47,7 @@ gauge(ms_canvas *c, int x, int y, int w, const ms_view_staging *s)
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
-	const ms_view_staging *s = &v->staging;
+	const ms_tui_staging *s = &v->staging;
 	ms_rect in = ms_canvas_box(c, r, "Staging", false);
 	if (in.h < 1)
 		return;

@@ -32,8 +32,8 @@ col_of(int64_t t, int64_t t0, int64_t t1, ms_rect in)
 static int
 by_start(const void *pa, const void *pb)
 {
-	const ms_view_part *a = *(const ms_view_part *const *)pa;
-	const ms_view_part *b = *(const ms_view_part *const *)pb;
+	const ms_tui_part *a = *(const ms_tui_part *const *)pa;
+	const ms_tui_part *b = *(const ms_tui_part *const *)pb;
 	if (a->min_ts != b->min_ts)
 		return a->min_ts < b->min_ts ? -1 : 1;
 	return a->id < b->id ? -1 : a->id > b->id;
@@ -55,14 +55,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 
 	/* Draw spans first (into the inner area), then the box and title. */
 	size_t hidden = 0;
-	const ms_view_part *order[MS_VIEW_MAX_PARTS];
+	const ms_tui_part *order[MS_VIEW_MAX_PARTS];
 	size_t np =
 	        v->nparts < MS_VIEW_MAX_PARTS ? v->nparts : MS_VIEW_MAX_PARTS;
 	for (size_t k = 0; k < np; k++)
 		order[k] = &v->parts[k];
 	qsort(order, np, sizeof(order[0]), by_start);
 	for (size_t k = 0; k < np && lanes > 0; k++) {
-		const ms_view_part *p = order[k];
+		const ms_tui_part *p = order[k];
 		int x0 = col_of(p->min_ts, t0, t1, in);
 		int x1 = col_of(p->max_ts, t0, t1, in);
 		int lane = 0;

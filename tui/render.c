@@ -19,7 +19,7 @@ static const ms_panel_class *const panels[] = {
 };
 
 static const ms_panel_class *
-overlay_panel(enum ms_view_overlay o)
+overlay_panel(enum ms_tui_overlay o)
 {
 	switch (o) {
 	case MS_OVERLAY_HELP:
@@ -34,7 +34,7 @@ overlay_panel(enum ms_view_overlay o)
 }
 
 const char *
-ms__state_name(enum ms_view_state st)
+ms__state_name(enum ms_tui_state st)
 {
 	switch (st) {
 	case MS_VIEW_RUNNING:

@@ -152,7 +152,7 @@ char *ms_fmt_ns(char *buf, size_t n, uint64_t ns);   /* "3.54ms" */
 char *ms_fmt_clock(char *buf, size_t n, int64_t t, int64_t day_start);
 char *ms_fmt_speed(char *buf, size_t n, double multiple); /* "60x", "max" */
 /* The one-line form of an event the filter matches against. */
-char *ms_fmt_event_line(char *buf, size_t n, const ms_view_event *e,
+char *ms_fmt_event_line(char *buf, size_t n, const ms_tui_event *e,
                         int64_t day_start);
 /* Parse a logical time "HH:MM[:SS]" (optionally "+1d ") relative to
  * day_start, or "#N"/"N" as a merge number. */
@@ -190,7 +190,7 @@ long ms_events_selected(const ms_tui_view *v);
 /* Attribute for a sampling classification ("executed", ...). */
 uint16_t ms__class_attr(const char *klass, bool failed);
 /* Name of a state: "RUNNING", "PAUSED", "BREAK", "DONE". */
-const char *ms__state_name(enum ms_view_state st);
+const char *ms__state_name(enum ms_tui_state st);
 
 /* Lay out and draw a whole frame for a w x h screen. */
 int ms_render_frame(ms_canvas *c, const ms_tui_view *v, int w, int h);

@@ -26,7 +26,7 @@ ms_tui_view_free(ms_tui_view *v)
 static int
 part_cmp(const void *pa, const void *pb)
 {
-	const ms_view_part *a = pa, *b = pb;
+	const ms_tui_part *a = pa, *b = pb;
 	if (a->bytes != b->bytes)
 		return a->bytes < b->bytes ? -1 : 1;
 	if (a->min_ts != b->min_ts)
@@ -246,7 +246,7 @@ ms_tui_filter_empty(const ms_tui_filter *f)
 }
 
 bool
-ms_tui_filter_match(const ms_tui_filter *f, const ms_view_event *e,
+ms_tui_filter_match(const ms_tui_filter *f, const ms_tui_event *e,
                     int64_t day_start)
 {
 	if (f->lane[0] && strcmp(f->lane, e->lane) != 0)

@@ -38,7 +38,7 @@
 #define MS_VIEW_TEXT 256
 
 /* What the replay is doing. */
-enum ms_view_state {
+enum ms_tui_state {
 	MS_VIEW_PAUSED = 0,  /* stopped between steps, by the user */
 	MS_VIEW_RUNNING = 1, /* publishing and merging */
 	MS_VIEW_BREAK = 2,   /* stopped at a dispatch barrier */
@@ -46,7 +46,7 @@ enum ms_view_state {
 };
 
 /* One active part, as the inventory lists it. */
-typedef struct ms_view_part {
+typedef struct ms_tui_part {
 	uint64_t id;
 	uint64_t bytes; /* compressed size: the picker's size */
 	uint64_t rows;
@@ -56,10 +56,10 @@ typedef struct ms_view_part {
 	bool mature;         /* max_ts <= frontier */
 	bool pending;        /* an input of the pending selection */
 	uint64_t claimed_by; /* merge seq holding it; 0 = not claimed */
-} ms_view_part;
+} ms_tui_part;
 
 /* The selection waiting at a dispatch barrier. */
-typedef struct ms_view_selection {
+typedef struct ms_tui_selection {
 	bool present;
 	uint64_t seq; /* merge number it will get */
 	char lane[16];
@@ -75,21 +75,21 @@ typedef struct ms_view_selection {
 	uint32_t max_depth;
 	size_t inputs_total;
 	size_t ninputs;
-	ms_view_part inputs[MS_VIEW_MAX_INPUTS];
-} ms_view_selection;
+	ms_tui_part inputs[MS_VIEW_MAX_INPUTS];
+} ms_tui_selection;
 
 /* Staged bytes of the sampling pipeline. */
-typedef struct ms_view_staging {
+typedef struct ms_tui_staging {
 	uint64_t live;
 	uint64_t peak;      /* peak of the merge in progress or the last one */
 	uint64_t preferred; /* adaptive preferred limit of that merge */
 	uint64_t hard;      /* hard staging ceiling */
 	size_t nspark; /* peak staged bytes of recent merges, oldest first */
 	uint64_t spark[MS_VIEW_SPARK];
-} ms_view_staging;
+} ms_tui_staging;
 
 /* One link of the sampler chain. */
-typedef struct ms_view_plugin {
+typedef struct ms_tui_plugin {
 	char name[32];
 	uint64_t calls;
 	uint64_t traces;
@@ -103,10 +103,10 @@ typedef struct ms_view_plugin {
 	uint64_t failopen_timeout;
 	uint64_t failopen_verdict; /* wrong length or values other than 0/1 */
 	bool circuit_open;
-} ms_view_plugin;
+} ms_tui_plugin;
 
 /* One recorded merge. */
-typedef struct ms_view_event {
+typedef struct ms_tui_event {
 	uint64_t seq;
 	int64_t t; /* logical time at dispatch */
 	char lane[16];
@@ -138,7 +138,7 @@ typedef struct ms_view_event {
 	/* The recorder's one-line summary (ms_ev_merge_summary), which the
 	 * filter's free text matches; "" means use the TUI's own line. */
 	char summary[192];
-} ms_view_event;
+} ms_tui_event;
 
 /*
  * An event filter, parsed from what the user types after `/`. It mirrors
@@ -159,15 +159,15 @@ typedef struct ms_tui_filter {
 	char text[256];
 } ms_tui_filter;
 
-typedef struct ms_view_break {
+typedef struct ms_tui_break {
 	int id;
 	char spec[64]; /* as the user typed it: "mature", "merge=40", ... */
 	bool enabled;
 	uint64_t hits;
-} ms_view_break;
+} ms_tui_break;
 
 /* Which panel has the keyboard focus. */
-enum ms_view_focus {
+enum ms_tui_focus {
 	MS_FOCUS_EVENTS = 0,
 	MS_FOCUS_INVENTORY = 1,
 	MS_FOCUS_PLUGINS = 2,
@@ -175,7 +175,7 @@ enum ms_view_focus {
 };
 
 /* A box drawn over the panels, at most one at a time. */
-enum ms_view_overlay {
+enum ms_tui_overlay {
 	MS_OVERLAY_NONE = 0,
 	MS_OVERLAY_HELP = 1,
 	MS_OVERLAY_DETAIL = 2,
@@ -183,7 +183,7 @@ enum ms_view_overlay {
 };
 
 /* A one-line prompt in the footer. */
-enum ms_view_prompt {
+enum ms_tui_prompt {
 	MS_PROMPT_NONE = 0,
 	MS_PROMPT_FILTER = 1,  /* "/" */
 	MS_PROMPT_COMMAND = 2, /* ":" */
@@ -193,11 +193,11 @@ enum ms_view_prompt {
 };
 
 /* State owned by the TUI; the controller never touches it. */
-typedef struct ms_view_ui {
-	enum ms_view_focus focus;
-	enum ms_view_overlay overlay;
+typedef struct ms_tui_ui {
+	enum ms_tui_focus focus;
+	enum ms_tui_overlay overlay;
 	bool help_visible; /* overlay == HELP, kept for readers */
-	enum ms_view_prompt prompt;
+	enum ms_tui_prompt prompt;
 	char filter[MS_VIEW_TEXT];  /* applied event-log filter, as typed */
 	ms_tui_filter filt;         /* the same, parsed */
 	char cmdline[MS_VIEW_TEXT]; /* text being edited in the prompt */
@@ -211,12 +211,12 @@ typedef struct ms_view_ui {
 	bool ascii;     /* ASCII borders and glyphs */
 	bool color;     /* colours in use */
 	uint32_t frame; /* frames drawn, for the spinner */
-} ms_view_ui;
+} ms_tui_ui;
 
 /* The whole snapshot. */
 typedef struct ms_tui_view {
 	/* Status. */
-	enum ms_view_state state;
+	enum ms_tui_state state;
 	char fixture[64];
 	char variant[64];
 	char phase[16]; /* primary, boundary, cooldown, finalize */
@@ -235,23 +235,23 @@ typedef struct ms_tui_view {
 	/* Inventory, in picker order after ms_tui_view_sort_parts. */
 	size_t parts_total;
 	size_t nparts;
-	ms_view_part parts[MS_VIEW_MAX_PARTS];
+	ms_tui_part parts[MS_VIEW_MAX_PARTS];
 
-	ms_view_selection sel;
-	ms_view_staging staging;
+	ms_tui_selection sel;
+	ms_tui_staging staging;
 
 	size_t nplugins;
-	ms_view_plugin plugins[MS_VIEW_MAX_PLUGINS];
+	ms_tui_plugin plugins[MS_VIEW_MAX_PLUGINS];
 
 	/* The most recent events, oldest first. */
 	uint64_t events_total;
 	size_t nevents;
-	ms_view_event events[MS_VIEW_MAX_EVENTS];
+	ms_tui_event events[MS_VIEW_MAX_EVENTS];
 
 	size_t nbreaks;
-	ms_view_break breaks[MS_VIEW_MAX_BREAKS];
+	ms_tui_break breaks[MS_VIEW_MAX_BREAKS];
 
-	ms_view_ui ui;
+	ms_tui_ui ui;
 } ms_tui_view;
 
 /* Allocate a zeroed view (about 0.4 MiB); NULL on out-of-memory. */
@@ -266,7 +266,7 @@ void ms_tui_view_sort_parts(ms_tui_view *v);
 bool ms_tui_filter_parse(const char *text, ms_tui_filter *out, char *err,
                          size_t n);
 /* Does e pass f? day_start is for the fallback summary line. */
-bool ms_tui_filter_match(const ms_tui_filter *f, const ms_view_event *e,
+bool ms_tui_filter_match(const ms_tui_filter *f, const ms_tui_event *e,
                          int64_t day_start);
 /* Is f empty (matches everything)? */
 bool ms_tui_filter_empty(const ms_tui_filter *f);

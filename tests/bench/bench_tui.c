@@ -47,7 +47,7 @@ advance(ms_tui_view *v, int i)
 	v->frontier += 1000000000LL;
 	v->staging.live = (uint64_t)(i * 7919 % 30000000);
 	v->staging.spark[i % MS_VIEW_SPARK] = (uint64_t)(i * 104729 % 30000000);
-	ms_view_event *e = &v->events[(size_t)i % v->nevents];
+	ms_tui_event *e = &v->events[(size_t)i % v->nevents];
 	e->seq = 100 + (uint64_t)i;
 	e->rows_in += 1;
 	v->events_total++;

@@ -1,0 +1,21 @@
+/*
+ * ms_replay_ctl.h - the TUI controller backed by a running replay.
+ *
+ * Ownership: the adapter is a heap object owned by the caller of
+ * ms_replay_ctl_new; it borrows the replay, which must outlive it. The
+ * ms_tui_ctl it fills points at the adapter.
+ */
+#ifndef MS_REPLAY_CTL_H
+#define MS_REPLAY_CTL_H
+
+#include "ms_tui.h"
+
+struct ms_replay;
+typedef struct ms_replay_ctl ms_replay_ctl;
+
+/* Fill *ctl with operations over replay. 0 or MS_ERR_NOMEM. */
+int ms_replay_ctl_new(ms_replay_ctl **out, struct ms_replay *replay,
+                      ms_tui_ctl *ctl);
+void ms_replay_ctl_free(ms_replay_ctl *c);
+
+#endif

@@ -1,0 +1,406 @@
+/*
+ * replay_ctl.c - the TUI's controller backed by the real replay: every
+ * ms_tui_ctl operation maps onto ms_replay (replay/ms_replay.h), and
+ * `snapshot` copies the replay's state into the view model. This is the
+ * only tui file that knows the replay layer.
+ */
+#include "ms_replay_ctl.h"
+
+#include "ms_clock.h"
+#include "ms_replay.h"
+#include "ms_replay_events.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ms_replay_ctl {
+	ms_replay *replay;     /* borrowed */
+	ms_replay_part *parts; /* scratch, MS_VIEW_MAX_PARTS */
+	ms_ev_merge *recent;   /* scratch, MS_VIEW_MAX_EVENTS */
+	ms_breakpoint breaks[MS_VIEW_MAX_BREAKS];
+	ms_replay_status st;
+};
+
+static int
+c_cmd(void *self, enum ms_replay_cmd cmd, ms_errbuf *eb)
+{
+	ms_replay_ctl *c = self;
+	return ms_replay_command(c->replay, cmd, eb);
+}
+
+static int
+c_run(void *self, ms_errbuf *eb)
+{
+	return c_cmd(self, MS_RCMD_RUN, eb);
+}
+
+static int
+c_pause(void *self, ms_errbuf *eb)
+{
+	return c_cmd(self, MS_RCMD_PAUSE, eb);
+}
+
+static int
+c_step(void *self, ms_errbuf *eb)
+{
+	return c_cmd(self, MS_RCMD_STEP, eb);
+}
+
+static int
+c_step_barrier(void *self, ms_errbuf *eb)
+{
+	return c_cmd(self, MS_RCMD_STEP_BARRIER, eb);
+}
+
+static int
+c_run_to_breakpoint(void *self, ms_errbuf *eb)
+{
+	return c_cmd(self, MS_RCMD_RUN, eb);
+}
+
+static int
+c_run_to(void *self, const ms_tui_target *t, ms_errbuf *eb)
+{
+	ms_replay_ctl *c = self;
+	if (t->kind == MS_TARGET_MERGE)
+		return ms_replay_run_to_merge(c->replay, t->seq, eb);
+	return ms_replay_run_to_time(c->replay, t->t, eb);
+}
+
+static int
+c_set_speed(void *self, double multiple, ms_errbuf *eb)
+{
+	(void)eb;
+	ms_replay_ctl *c = self;
+	return ms_replay_set_speed(c->replay, multiple);
+}
+
+static int
+c_break_add(void *self, const char *spec, int *id, ms_errbuf *eb)
+{
+	ms_replay_ctl *c = self;
+	return ms_replay_break_add(c->replay, spec, id, eb);
+}
+
+static int
+c_break_enable(void *self, int id, bool enabled, ms_errbuf *eb)
+{
+	ms_replay_ctl *c = self;
+	return ms_replay_break_enable(c->replay, id, enabled, eb);
+}
+
+static int
+c_break_delete(void *self, int id, ms_errbuf *eb)
+{
+	ms_replay_ctl *c = self;
+	return ms_replay_break_delete(c->replay, id, eb);
+}
+
+static int
+c_freeze(void *self, char *dir, size_t n, ms_errbuf *eb)
+{
+	ms_replay_ctl *c = self;
+	return ms_replay_freeze(c->replay, NULL, dir, n, eb);
+}
+
+static int
+c_export(void *self, enum ms_tui_format f, const ms_tui_filter *tf,
+         const char *path, uint64_t *written, ms_errbuf *eb)
+{
+	ms_replay_ctl *c = self;
+	ms_ev_filter ef;
+	memset(&ef, 0, sizeof(ef));
+	if (tf) {
+		ef.lane = tf->lane[0] ? tf->lane : NULL;
+		if (tf->klass[0]) {
+			int k = ms_ev_class_parse(tf->klass);
+			if (k < 0)
+				return ms_fail(eb, MS_ERR_INVAL,
+				               "filter: unknown class '%s'",
+				               tf->klass);
+			ef.klass = k + 1;
+		}
+		if (tf->reason[0]) {
+			int k = ms_ev_reason_parse(tf->reason);
+			if (k < 0)
+				return ms_fail(eb, MS_ERR_INVAL,
+				               "filter: unknown reason '%s'",
+				               tf->reason);
+			ef.reason = k + 1;
+		}
+		if (tf->phase[0])
+			ef.phase = strcmp(tf->phase, "primary") == 0
+			                   ? MS_EV_PHASE_PRIMARY + 1
+			                   : MS_EV_PHASE_COOLDOWN + 1;
+		ef.has_seq_range = tf->has_seq_range;
+		ef.seq_min = tf->seq_min;
+		ef.seq_max = tf->seq_max;
+		ef.text = tf->text[0] ? tf->text : NULL;
+	}
+	enum ms_export_format fmt = f == MS_FORMAT_CSV      ? MS_EXPORT_CSV
+	                            : f == MS_FORMAT_CHROME ? MS_EXPORT_CHROME
+	                                                    : MS_EXPORT_JSONL;
+	ms_evdb *db = NULL;
+	int rc = ms_evdb_open(&db, ms_replay_db_path(c->replay), eb);
+	if (rc)
+		return rc;
+	rc = ms_export_file(db, fmt, &ef, path, written, eb);
+	ms_evdb_close(db);
+	return rc;
+}
+
+static void
+copy_str(char *dst, size_t n, const char *src)
+{
+	snprintf(dst, n, "%s", src ? src : "");
+}
+
+static enum ms_tui_state
+view_state(enum ms_replay_state s)
+{
+	switch (s) {
+	case MS_REPLAY_READY:
+	case MS_REPLAY_PAUSED:
+		return MS_VIEW_PAUSED;
+	case MS_REPLAY_RUNNING:
+		return MS_VIEW_RUNNING;
+	case MS_REPLAY_BREAK:
+		return MS_VIEW_BREAK;
+	case MS_REPLAY_DONE:
+	case MS_REPLAY_FAILED:
+		return MS_VIEW_DONE;
+	}
+	return MS_VIEW_PAUSED;
+}
+
+static void
+fill_event(ms_tui_event *e, const ms_ev_merge *m)
+{
+	memset(e, 0, sizeof(*e));
+	e->seq = m->seq;
+	e->t = m->logical_ns;
+	copy_str(e->lane, sizeof(e->lane), m->lane);
+	e->ninputs = (uint32_t)m->ninputs;
+	e->rows_in = m->rows_in;
+	e->rows_out = m->rows_out;
+	e->bytes_in = m->input_bytes;
+	e->bytes_out = m->output.compressed_bytes;
+	copy_str(e->phase, sizeof(e->phase), ms_ev_phase_name(m->phase));
+	copy_str(e->klass, sizeof(e->klass),
+	         ms_ev_class_name(m->sampling.klass));
+	copy_str(e->reason, sizeof(e->reason),
+	         ms_ev_reason_name(m->sampling.reason));
+	e->wall_ns = m->wall_ns;
+	e->output_id = m->output.id;
+	e->depth_out = m->output.depth;
+	e->mature_count = m->mature_parts;
+	e->hot_count = m->hot_parts;
+	e->traces_evaluated = m->sampling.traces_evaluated;
+	e->traces_dropped = m->sampling.traces_dropped;
+	e->traces_deferred = m->sampling.traces_deferred;
+	e->traces_oversized = m->sampling.traces_oversized;
+	e->batches = m->sampling.batches;
+	e->peak_staged = m->sampling.peak_staged_bytes;
+	e->cpu_ns = m->cpu_ns;
+	e->alloc_bytes = m->alloc_bytes;
+	e->failed = m->err != 0;
+	copy_str(e->error, sizeof(e->error), m->error);
+	ms_ev_merge_summary(m, e->summary, sizeof(e->summary));
+}
+
+static int
+c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
+{
+	(void)eb;
+	ms_replay_ctl *c = self;
+	ms_replay_status *st = &c->st;
+	ms_replay_get_status(c->replay, st);
+
+	v->state = view_state(st->state);
+	copy_str(v->fixture, sizeof(v->fixture), st->fixture);
+	copy_str(v->variant, sizeof(v->variant), st->variant);
+	copy_str(v->phase, sizeof(v->phase), ms_replay_phase_name(st->phase));
+	copy_str(v->db_path, sizeof(v->db_path), st->db_path);
+	v->day_start = st->day_start;
+	v->day_end = st->day_end;
+	v->now = st->now;
+	v->frontier = st->frontier;
+	v->pub_done = st->pub_done;
+	v->pub_total = st->pub_total;
+	v->merges_done = st->merges_done;
+	v->epoch = st->epoch;
+	v->speed = st->speed;
+	if (st->state == MS_REPLAY_FAILED)
+		snprintf(v->break_why, sizeof(v->break_why), "failed: %s",
+		         st->error);
+	else
+		copy_str(v->break_why, sizeof(v->break_why), st->break_why);
+
+	/* Inventory. */
+	size_t n = ms_replay_inventory(c->replay, c->parts, MS_VIEW_MAX_PARTS);
+	v->parts_total = n;
+	v->nparts = n < MS_VIEW_MAX_PARTS ? n : MS_VIEW_MAX_PARTS;
+	for (size_t i = 0; i < v->nparts; i++) {
+		const ms_part_meta *m = &c->parts[i].meta;
+		ms_tui_part *p = &v->parts[i];
+		memset(p, 0, sizeof(*p));
+		p->id = m->id;
+		p->bytes = m->compressed_bytes;
+		p->rows = m->rows;
+		p->depth = m->depth;
+		p->min_ts = m->min_ts;
+		p->max_ts = m->max_ts;
+		p->mature = m->max_ts <= st->frontier;
+		p->claimed_by = c->parts[i].claimed_by;
+		if (st->has_pending)
+			for (size_t k = 0; k < st->pending.ninputs; k++)
+				if (st->pending.inputs[k].id == m->id)
+					p->pending = true;
+	}
+	ms_tui_view_sort_parts(v);
+
+	/* Pending selection. */
+	ms_tui_selection *s = &v->sel;
+	memset(s, 0, sizeof(*s));
+	if (st->has_pending) {
+		const ms_dispatch *d = &st->pending;
+		s->present = true;
+		s->seq = d->seq;
+		copy_str(s->lane, sizeof(s->lane), ms_lane_name(d->lane));
+		copy_str(s->predicted, sizeof(s->predicted),
+		         ms_sampling_class_name(d->predict_class));
+		copy_str(s->reason, sizeof(s->reason),
+		         d->predict_class == MS_SAMPLING_EXECUTED
+		                 ? ""
+		                 : ms_sampling_reason_name(d->predict_reason));
+		s->frontier = d->frontier_ns;
+		s->bytes = d->bytes;
+		s->rows = d->rows;
+		s->mature_count = (uint32_t)d->mature_parts;
+		s->mature_rows = d->mature_rows;
+		s->hot_count = (uint32_t)d->hot_parts;
+		s->hot_rows = d->hot_rows;
+		s->max_depth = d->max_depth;
+		s->inputs_total = d->ninputs;
+		s->ninputs = d->ninputs < MS_VIEW_MAX_INPUTS
+		                     ? d->ninputs
+		                     : MS_VIEW_MAX_INPUTS;
+		for (size_t i = 0; i < s->ninputs; i++) {
+			const ms_dispatch_input *in = &d->inputs[i];
+			ms_tui_part *p = &s->inputs[i];
+			memset(p, 0, sizeof(*p));
+			p->id = in->id;
+			p->bytes = in->bytes;
+			p->rows = in->rows;
+			p->depth = in->depth;
+			p->min_ts = in->min_ts;
+			p->max_ts = in->max_ts;
+			p->mature = in->mature;
+			p->pending = true;
+			p->claimed_by = d->seq;
+		}
+	}
+
+	/* Staging. */
+	v->staging.live = st->staged_live;
+	v->staging.peak = st->staged_peak;
+	v->staging.preferred = st->staged_preferred;
+	v->staging.hard = st->staged_hard;
+	v->staging.nspark =
+	        st->nspark < MS_VIEW_SPARK ? st->nspark : MS_VIEW_SPARK;
+	memcpy(v->staging.spark, st->spark,
+	       v->staging.nspark * sizeof(v->staging.spark[0]));
+
+	/* Plugins. */
+	v->nplugins = st->nlinks < MS_VIEW_MAX_PLUGINS ? st->nlinks
+	                                               : MS_VIEW_MAX_PLUGINS;
+	for (size_t i = 0; i < v->nplugins; i++) {
+		const ms_link_stats *l = &st->links[i];
+		ms_tui_plugin *p = &v->plugins[i];
+		memset(p, 0, sizeof(*p));
+		copy_str(p->name, sizeof(p->name), l->name);
+		p->calls = l->calls;
+		p->traces = l->traces;
+		p->total_ns = l->total_ns;
+		p->max_ns = l->max_ns;
+		for (size_t b = 0; b < MS_VIEW_HIST && b < MS_LINK_HIST_BUCKETS;
+		     b++) {
+			p->hist[b] = l->hist[b];
+			p->hist_le_ns[b] = ms_link_hist_bound_ns(b);
+		}
+		p->failopen_error = l->results[MS_LINK_ERROR] +
+		                    l->results[MS_LINK_HOST_ERROR];
+		p->failopen_timeout = l->results[MS_LINK_TIMEOUT];
+		p->failopen_verdict = l->results[MS_LINK_WRONG_LENGTH] +
+		                      l->results[MS_LINK_BAD_VALUE];
+		p->circuit_open = st->circuit_open;
+	}
+
+	/* Events. */
+	uint64_t total = 0;
+	size_t ne = ms_replay_recent(c->replay, c->recent, MS_VIEW_MAX_EVENTS,
+	                             &total);
+	v->events_total = total;
+	v->nevents = ne;
+	for (size_t i = 0; i < ne; i++)
+		fill_event(&v->events[i], &c->recent[i]);
+
+	/* Breakpoints. */
+	size_t nb = ms_replay_breaks(c->replay, c->breaks, MS_VIEW_MAX_BREAKS);
+	v->nbreaks = nb < MS_VIEW_MAX_BREAKS ? nb : MS_VIEW_MAX_BREAKS;
+	for (size_t i = 0; i < v->nbreaks; i++) {
+		v->breaks[i].id = c->breaks[i].id;
+		copy_str(v->breaks[i].spec, sizeof(v->breaks[i].spec),
+		         c->breaks[i].spec);
+		v->breaks[i].enabled = c->breaks[i].enabled;
+		v->breaks[i].hits = c->breaks[i].hits;
+	}
+	return 0;
+}
+
+static const ms_tui_ctl_ops replay_ops = {
+	.run = c_run,
+	.pause = c_pause,
+	.step = c_step,
+	.step_to_barrier = c_step_barrier,
+	.run_to_breakpoint = c_run_to_breakpoint,
+	.run_to = c_run_to,
+	.set_speed = c_set_speed,
+	.break_add = c_break_add,
+	.break_enable = c_break_enable,
+	.break_delete = c_break_delete,
+	.freeze = c_freeze,
+	.export_events = c_export,
+	.snapshot = c_snapshot,
+};
+
+int
+ms_replay_ctl_new(ms_replay_ctl **out, ms_replay *replay, ms_tui_ctl *ctl)
+{
+	*out = NULL;
+	ms_replay_ctl *c = calloc(1, sizeof(*c));
+	if (!c)
+		return MS_ERR_NOMEM;
+	c->replay = replay;
+	c->parts = calloc(MS_VIEW_MAX_PARTS, sizeof(*c->parts));
+	c->recent = calloc(MS_VIEW_MAX_EVENTS, sizeof(*c->recent));
+	if (!c->parts || !c->recent) {
+		ms_replay_ctl_free(c);
+		return MS_ERR_NOMEM;
+	}
+	ctl->ops = &replay_ops;
+	ctl->self = c;
+	*out = c;
+	return 0;
+}
+
+void
+ms_replay_ctl_free(ms_replay_ctl *c)
+{
+	if (!c)
+		return;
+	free(c->parts);
+	free(c->recent);
+	free(c);
+}
