@@ -38,14 +38,26 @@
  * Stages (res->err_stage on failure): pin -> read (heap merge, which also
  * writes) -> write (finish the core part) -> index -> publish -> done.
  *
- * Sampling hook points (for the pipeline layer, see "HOOK" below):
- *  A. emit_group(): a complete trace is assembled here (all fragments of
- *     all inputs are in the group); a keep/drop verdict applies before it is
- *     written. Staged batches replace the direct write when a pipeline runs.
- *  B. the drop set recorded in merge order is handed to the index merges,
- *     which prune rows of dropped traces by exact lookup.
+ * Sampling (ms_pipeline.h; "HOOK" marks the places in the code):
+ *  8. Whether a merge samples is decided once, after pinning
+ *     (sampling_open: ms_sampling_should_stage over the selection's
+ *     hot/mature inputs). If not, the class and reason are recorded and
+ *     the merge is the lossless one above.
+ *  9. HOOK A: a sampling merge decodes every complete trace (the group of
+ *     2.) and stages it (ms_stager_add); no block is copied raw because a
+ *     trace's output waits for its batch's verdict. The stager emits every
+ *     trace in the order added (stage_emit): kept traces are written,
+ *     confirmed drops (guard over the active parts outside the selection)
+ *     are only counted; the stager records them in the drop set.
+ * 10. HOOK B: index children prune rows whose trace is in the drop set
+ *     (exact lookup). If every trace was dropped, no output is written and
+ *     the inputs are simply removed in the publishing transaction.
+ * 11. Before publication the guard revalidates against parts that became
+ *     active meanwhile; a conflict discards the attempt (outputs removed)
+ *     and the merge is redone losslessly (reason lossless_retry).
  */
 #include "ms_merge.h"
+#include "ms_pipeline.h"
 #include "ms_sidx.h"
 
 #include <errno.h>
@@ -214,8 +226,8 @@ typedef struct merge_ctx {
 	const ms_merge_req *req;
 	ms_merge_result *res;
 	ms_errbuf eb; /* detail of the first failure */
-	ms_mem mem;   /* the merge's own allocator (child) */
-	ms_io io;     /* the merge's own I/O counters */
+	ms_mem *mem;  /* the merge's own allocator (child) */
+	ms_io *io;    /* the merge's own I/O counters */
 	ms_view *view;
 	src *srcs;
 	size_t nsrcs;
@@ -240,7 +252,16 @@ typedef struct merge_ctx {
 	enum ms_merge_stage fail_stage; /* overrides cur: a write failing
 	                                 * inside the read/merge loop */
 	int64_t t_stage;                /* when it started */
+	/* Sampling (all NULL when the merge is lossless). */
+	bool lossless; /* a lossless retry: the pipeline is ignored */
+	ms_stager *stager;
+	ms_guard *guard;
+	ms_dropset *drops;
+	bool empty; /* every trace dropped: no output part */
 } merge_ctx;
+
+/* Internal: the guard's revalidation failed; redo the merge losslessly. */
+#define MERGE_RETRY 1
 
 /* ---- test hook ---- */
 
@@ -374,7 +395,7 @@ rows_reserve(merge_ctx *c, size_t extra)
 	if (!ms_mul_ok(c->caprows, sizeof(srow), &ob) ||
 	    !ms_mul_ok(cap, sizeof(srow), &nb))
 		return ms_fail(&c->eb, MS_ERR_RANGE, "trace too large");
-	srow *p = ms_mem_realloc(&c->mem, c->rows, ob, nb);
+	srow *p = ms_mem_realloc(c->mem, c->rows, ob, nb);
 	if (!p)
 		return ms_fail(&c->eb, MS_ERR_NOMEM,
 		               "out of memory for %zu rows of one trace", need);
@@ -474,8 +495,10 @@ emit_raw(merge_ctx *c, src *s)
 	return 0;
 }
 
+/* Decode every block of the current trace from every source in the group
+ * (all columns), copy the rows and order them by start_ns: c->flat. */
 static int
-emit_combined(merge_ctx *c)
+collect_trace(merge_ctx *c)
 {
 	int rc;
 	c->nrows = 0;
@@ -508,7 +531,7 @@ emit_combined(merge_ctx *c)
 		if (!ms_mul_ok(c->capflat, sizeof(ms_row), &ob) ||
 		    !ms_mul_ok(c->nrows, sizeof(ms_row), &nb))
 			return ms_fail(&c->eb, MS_ERR_RANGE, "trace too large");
-		ms_row *f = ms_mem_realloc(&c->mem, c->flat, ob, nb);
+		ms_row *f = ms_mem_realloc(c->mem, c->flat, ob, nb);
 		if (!f)
 			return ms_fail(&c->eb, MS_ERR_NOMEM,
 			               "out of memory for %zu rows", c->nrows);
@@ -517,15 +540,53 @@ emit_combined(merge_ctx *c)
 	}
 	for (size_t i = 0; i < c->nrows; i++)
 		c->flat[i] = c->rows[i].row;
-	/* HOOK A: the complete trace is c->flat[0..nrows); a drop verdict
-	 * would skip this write and record c->tid in the drop set. */
-	rc = ms_part_writer_add_trace(c->writer, c->flat, c->nrows, &c->eb);
+	return 0;
+}
+
+/* Write one complete trace's rows as one trace of the output. */
+static int
+write_rows(merge_ctx *c, const ms_row *rows, size_t n)
+{
+	int rc = ms_part_writer_add_trace(c->writer, rows, n, &c->eb);
 	if (rc < 0)
 		return write_failed(c, rc);
-	c->res->rows_out += c->nrows;
+	c->res->rows_out += n;
+	c->res->traces_out++;
 	c->blocks_written++;
 	rc = hook(c, MS_MERGE_STAGE_WRITE, c->blocks_written);
 	return rc < 0 ? write_failed(c, rc) : 0;
+}
+
+/* HOOK A, lossless: the complete trace is c->flat[0..nrows). */
+static int
+emit_combined(merge_ctx *c)
+{
+	int rc = collect_trace(c);
+	return rc < 0 ? rc : write_rows(c, c->flat, c->nrows);
+}
+
+/* HOOK A, sampling: the stager hands back every trace in the order added
+ * with its verdict; a kept trace is written, a dropped one is only
+ * counted (the stager has recorded it in the drop set). */
+static int
+stage_emit(void *ctx, const ms_stage_emit *e)
+{
+	merge_ctx *c = ctx;
+	if (e->keep)
+		return write_rows(c, e->rows, e->nrows);
+	c->res->sampling.rows_dropped += e->nrows;
+	return 0;
+}
+
+/* Sampling: every complete trace is decoded and staged (no raw copy: the
+ * output of a trace is decided only when its batch is). */
+static int
+stage_trace(merge_ctx *c)
+{
+	int rc = collect_trace(c);
+	if (rc < 0)
+		return rc;
+	return ms_stager_add(c->stager, c->flat, c->nrows, NULL, 0, &c->eb);
 }
 
 /* Merge every input into the open writer. */
@@ -552,11 +613,14 @@ merge_blocks(merge_ctx *c)
 		/* Popped in (trace ID, input position) order: the group is
 		 * sorted by input position. */
 		c->res->traces_in++;
-		c->res->traces_out++;
-		if (c->ngroup == 1) {
+		if (c->ngroup > 1)
+			c->res->traces_fragmented++;
+		if (c->stager) {
+			rc = stage_trace(c);
+		} else if (c->ngroup == 1) {
+			c->res->traces_out++;
 			rc = emit_raw(c, &c->srcs[c->group[0]]);
 		} else {
-			c->res->traces_fragmented++;
 			rc = emit_combined(c);
 		}
 		if (rc < 0)
@@ -569,6 +633,12 @@ merge_blocks(merge_ctx *c)
 }
 
 /* ---- index children (HOOK B) ---- */
+
+static bool
+index_keep(void *ctx, const uint8_t *tid, uint32_t len)
+{
+	return !ms_dropset_contains(ctx, tid, len);
+}
 
 static int
 merge_indexes(merge_ctx *c)
@@ -594,17 +664,19 @@ merge_indexes(merge_ctx *c)
 			st->bytes_in += m->compressed_bytes;
 		}
 		ms_part_writer_opts o = {
-			.mem = &c->mem,
-			.io = &c->io,
+			.mem = c->mem,
+			.io = c->io,
 			.zstd_level = c->req->zstd_level,
 			.depth = c->res->max_input_depth + 1,
 		};
 		ms_part_meta om;
 		uint64_t pruned = 0;
-		/* HOOK B: with a drop set, keep = "not in the drop set"
-		 * (exact lookup). */
+		/* HOOK B: with confirmed drops, an index row is kept iff its
+		 * trace is not in the drop set (exact lookup). */
+		bool prune = c->drops && ms_dropset_count(c->drops) > 0;
 		int rc = ms_sidx_merge(kind, (const ms_part *const *)parts,
-		                       c->nsrcs, NULL, NULL, c->tmp[kind],
+		                       c->nsrcs, prune ? index_keep : NULL,
+		                       prune ? c->drops : NULL, c->tmp[kind],
 		                       c->out_id, &o, &om, &pruned, &c->eb);
 		if (rc < 0)
 			return rc;
@@ -655,10 +727,10 @@ pin_inputs(merge_ctx *c)
 	if (!ms_mul_ok(n, sizeof(src), &nb))
 		return ms_fail(&c->eb, MS_ERR_RANGE, "too many inputs");
 	c->nsrcs = n; /* the size every array below is freed with */
-	c->srcs = ms_mem_calloc(&c->mem, n, sizeof(src));
-	c->heap = ms_mem_calloc(&c->mem, n, sizeof(size_t));
-	c->group = ms_mem_calloc(&c->mem, n, sizeof(size_t));
-	c->iparts = ms_mem_calloc(&c->mem, n, sizeof(ms_part *));
+	c->srcs = ms_mem_calloc(c->mem, n, sizeof(src));
+	c->heap = ms_mem_calloc(c->mem, n, sizeof(size_t));
+	c->group = ms_mem_calloc(c->mem, n, sizeof(size_t));
+	c->iparts = ms_mem_calloc(c->mem, n, sizeof(ms_part *));
 	if (!c->srcs || !c->heap || !c->group || !c->iparts)
 		return ms_fail(&c->eb, MS_ERR_NOMEM,
 		               "out of memory for %zu merge inputs", n);
@@ -707,8 +779,8 @@ open_output(merge_ctx *c)
 			return ms_fail(&c->eb, MS_ERR_RANGE,
 			               "shard path too long");
 	ms_part_writer_opts o = {
-		.mem = &c->mem,
-		.io = &c->io,
+		.mem = c->mem,
+		.io = c->io,
 		.zstd_level = req->zstd_level,
 		.depth = c->res->max_input_depth + 1,
 	};
@@ -721,7 +793,7 @@ open_iters(merge_ctx *c)
 {
 	for (size_t i = 0; i < c->nsrcs; i++) {
 		src *s = &c->srcs[i];
-		int rc = ms_part_iter_open(&s->it, s->part, &c->mem, &c->io,
+		int rc = ms_part_iter_open(&s->it, s->part, c->mem, c->io,
 		                           &c->eb);
 		if (rc < 0)
 			return rc;
@@ -759,12 +831,12 @@ release_ctx(merge_ctx *c)
 	ms_part_writer_abort(c->writer);
 	c->writer = NULL;
 	arena_release(&c->arena);
-	ms_mem_free(&c->mem, c->rows, c->caprows * sizeof(srow));
-	ms_mem_free(&c->mem, c->flat, c->capflat * sizeof(ms_row));
-	ms_mem_free(&c->mem, c->srcs, c->nsrcs * sizeof(src));
-	ms_mem_free(&c->mem, c->heap, c->nsrcs * sizeof(size_t));
-	ms_mem_free(&c->mem, c->group, c->nsrcs * sizeof(size_t));
-	ms_mem_free(&c->mem, c->iparts, c->nsrcs * sizeof(ms_part *));
+	ms_mem_free(c->mem, c->rows, c->caprows * sizeof(srow));
+	ms_mem_free(c->mem, c->flat, c->capflat * sizeof(ms_row));
+	ms_mem_free(c->mem, c->srcs, c->nsrcs * sizeof(src));
+	ms_mem_free(c->mem, c->heap, c->nsrcs * sizeof(size_t));
+	ms_mem_free(c->mem, c->group, c->nsrcs * sizeof(size_t));
+	ms_mem_free(c->mem, c->iparts, c->nsrcs * sizeof(ms_part *));
 	c->iparts = NULL;
 	c->rows = NULL;
 	c->flat = NULL;
@@ -784,39 +856,282 @@ add_io(ms_io *to, const ms_io *from)
 	atomic_fetch_add(&to->fsyncs, atomic_load(&from->fsyncs));
 }
 
+/* ---- sampling set-up (pipeline layer: ms_pipeline.h) ---- */
+
+static int64_t
+frontier_of(const ms_merge_req *req)
+{
+	int64_t grace = req->grace_ns > 0 ? req->grace_ns : MS_MERGE_GRACE_NS;
+	return req->now_ns - grace;
+}
+
+/* Active parts of `v` outside the selection, as guard parts (memory from
+ * the merge; *out NULL when there are none). */
+static int
+outside_parts(merge_ctx *c, const ms_view *v, ms_guard_part **out, size_t *n)
+{
+	size_t total = ms_view_count(v), k = 0;
+	*out = NULL;
+	*n = 0;
+	ms_guard_part *gp =
+	        ms_mem_calloc(c->mem, total ? total : 1, sizeof(ms_guard_part));
+	if (!gp)
+		return ms_fail(&c->eb, MS_ERR_NOMEM,
+		               "out of memory for %zu guard parts", total);
+	for (size_t i = 0; i < total; i++) {
+		uint64_t id = ms_view_id(v, i);
+		bool inside = false;
+		for (size_t j = 0; j < c->req->ninputs && !inside; j++)
+			inside = c->req->inputs[j] == id;
+		if (!inside)
+			ms_guard_part_from_core(
+			        &gp[k++], ms_view_part(v, i, MS_KIND_CORE));
+	}
+	*out = gp;
+	*n = k;
+	return 0;
+}
+
+static void
+sampling_close(merge_ctx *c)
+{
+	ms_stager_close(c->stager);
+	ms_guard_close(c->guard);
+	ms_dropset_close(c->drops);
+	c->stager = NULL;
+	c->guard = NULL;
+	c->drops = NULL;
+}
+
+/* Decide whether this merge samples; if so open the guard over the
+ * active parts outside the selection, the drop set and the stager. */
+static int
+sampling_open(merge_ctx *c)
+{
+	const ms_merge_req *req = c->req;
+	ms_merge_sampling *sm = &c->res->sampling;
+	const ms_pipeline *p = req->pipeline;
+	if (!p || c->lossless) {
+		sm->klass = MS_SAMPLING_NOT_EXECUTED;
+		sm->reason = c->lossless ? MS_SREASON_LOSSLESS_RETRY
+		                         : MS_SREASON_PIPELINE_DISABLED;
+		return 0;
+	}
+	int64_t frontier = frontier_of(req);
+	ms_sampling_input in = {
+		.pipeline_enabled = true,
+		.nsamplers = ms_chain_len(ms_pipeline_chain(p)),
+		.guard_available = true,
+		.policy = ms_pipeline_policy(p),
+		.ninputs = c->nsrcs,
+	};
+	ms_part_meta *metas =
+	        ms_mem_calloc(c->mem, c->nsrcs, sizeof(ms_part_meta));
+	if (!metas)
+		return ms_fail(&c->eb, MS_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < c->nsrcs; i++) {
+		metas[i] = *ms_part_get_meta(c->srcs[i].part);
+		in.input_rows += metas[i].rows;
+		if (metas[i].rows > 0 && metas[i].max_ts > frontier)
+			in.hot_inputs++;
+	}
+	ms_stage_plan plan;
+	ms_pipeline_plan(p, metas, c->nsrcs, &plan);
+	ms_mem_free(c->mem, metas, c->nsrcs * sizeof(ms_part_meta));
+	sm->estimate_bytes = plan.estimate;
+	sm->hard_limit_bytes = plan.hard;
+	sm->preferred_limit_bytes = plan.preferred;
+	sm->batches_planned = plan.planned;
+	if (!ms_sampling_should_stage(&in, &sm->klass, &sm->reason))
+		return 0;
+
+	ms_guard_part *gp = NULL;
+	size_t ngp = 0;
+	int rc = outside_parts(c, c->view, &gp, &ngp);
+	if (rc < 0)
+		return rc;
+	ms_guard_opts go = { .mem = c->mem,
+		             .hard_ceiling = plan.hard,
+		             .grace_ns = req->grace_ns };
+	rc = ms_guard_open(&c->guard, gp, ngp, &go, &c->eb);
+	ms_mem_free(c->mem, gp,
+	            (ms_view_count(c->view) ? ms_view_count(c->view) : 1) *
+	                    sizeof(ms_guard_part));
+	if (rc < 0)
+		return rc;
+	ms_dropset_opts dso = { .mem = c->mem };
+	if ((rc = ms_dropset_open(&c->drops, &dso, &c->eb)) < 0)
+		return rc;
+	ms_stager_opts so = {
+		.mem = c->mem,
+		.chain = ms_pipeline_chain(p),
+		.guard = c->guard,
+		.drops = c->drops,
+		.plan = plan,
+		.policy = in.policy,
+		.frontier_ns = frontier,
+		.copy_rows = true,
+		.emit = stage_emit,
+		.emit_ctx = c,
+	};
+	return ms_stager_open(&c->stager, &so, &c->eb);
+}
+
+/* After the last trace: flush, and copy the stager's report. */
+static int
+sampling_finish(merge_ctx *c)
+{
+	int rc = ms_stager_finish(c->stager, &c->eb);
+	if (rc < 0)
+		return rc;
+	const ms_stage_report *r = ms_stager_report(c->stager);
+	ms_merge_sampling *sm = &c->res->sampling;
+	sm->klass = r->cls;
+	sm->reason = r->reason;
+	sm->traces_evaluated = r->evaluated;
+	sm->traces_kept = r->kept;
+	sm->traces_dropped = r->dropped;
+	sm->traces_oversized = r->oversized;
+	sm->traces_deferred = r->deferred;
+	sm->traces_unevaluated = r->hot;
+	sm->batches = r->batches;
+	sm->peak_staged_bytes = r->peak_charged;
+	sm->plugin_calls = r->decide_calls;
+	ms_guard_stats gs;
+	ms_guard_stats_get(c->guard, &gs);
+	sm->guard_probes = gs.probes;
+	sm->guard_deferred_positive = gs.reasons[MS_GUARD_FILTER_POSITIVE] +
+	                              gs.reasons[MS_GUARD_NO_FILTER];
+	sm->guard_deferred_budget = gs.reasons[MS_GUARD_PROBE_BUDGET] +
+	                            gs.reasons[MS_GUARD_DROP_BUDGET];
+	return 0;
+}
+
+/* Before publication: parts that became active since the merge pinned its
+ * view must not hold a dropped trace; else MERGE_RETRY (lossless redo). */
+static int
+sampling_revalidate(merge_ctx *c)
+{
+	if (!c->drops || ms_dropset_count(c->drops) == 0)
+		return 0;
+	ms_view *v = NULL;
+	int rc = ms_shard_view(c->req->shard, &v, &c->eb);
+	if (rc < 0)
+		return rc;
+	ms_guard_part *gp = NULL;
+	size_t ngp = 0;
+	rc = outside_parts(c, v, &gp, &ngp);
+	if (rc == 0) {
+		rc = ms_guard_revalidate(c->guard, gp, ngp, c->drops, &c->eb);
+		if (rc == MS_ERR_CONFLICT)
+			rc = MERGE_RETRY;
+	}
+	ms_mem_free(c->mem, gp,
+	            (ms_view_count(v) ? ms_view_count(v) : 1) *
+	                    sizeof(ms_guard_part));
+	ms_view_release(v);
+	return rc;
+}
+
 static int
 run(merge_ctx *c)
 {
 	ms_merge_result *res = c->res;
 	int rc;
 
-	if ((rc = enter(c, MS_MERGE_STAGE_PIN)) < 0 || (rc = pin_inputs(c)) < 0)
+	if ((rc = enter(c, MS_MERGE_STAGE_PIN)) < 0 ||
+	    (rc = pin_inputs(c)) < 0 || (rc = sampling_open(c)) < 0)
 		return rc;
 	if ((rc = enter(c, MS_MERGE_STAGE_READ)) < 0 ||
 	    (rc = open_output(c)) < 0 || (rc = open_iters(c)) < 0 ||
 	    (rc = merge_blocks(c)) < 0)
+		return rc;
+	if (c->stager && (rc = sampling_finish(c)) < 0)
 		return rc;
 	close_iters(c);
 	if ((rc = enter(c, MS_MERGE_STAGE_WRITE)) < 0)
 		return rc;
 	ms_part_writer *w = c->writer;
 	c->writer = NULL; /* finish frees it whatever happens */
-	if ((rc = ms_part_writer_finish(w, &res->output, &c->eb)) < 0)
-		return rc;
-	res->blocks_out = res->output.blocks;
+	if (res->traces_out == 0 && res->traces_in > 0) {
+		/* Every trace dropped: no output; the inputs just go. */
+		ms_part_writer_abort(w);
+		c->empty = true;
+	} else {
+		if ((rc = ms_part_writer_finish(w, &res->output, &c->eb)) < 0)
+			return write_failed(c, rc);
+		res->blocks_out = res->output.blocks;
+	}
 	if ((rc = enter(c, MS_MERGE_STAGE_INDEX)) < 0 ||
-	    (rc = merge_indexes(c)) < 0)
+	    (!c->empty && (rc = merge_indexes(c)) < 0))
 		return rc;
-	if ((rc = enter(c, MS_MERGE_STAGE_PUBLISH)) < 0)
+	if ((rc = enter(c, MS_MERGE_STAGE_PUBLISH)) < 0 ||
+	    (rc = sampling_revalidate(c)) != 0)
 		return rc;
 	rc = ms_shard_replace(c->req->shard, c->req->inputs, c->req->ninputs,
-	                      c->out_id, &c->eb);
+	                      c->empty ? 0 : c->out_id, &c->eb);
 	if (rc < 0)
 		return rc;
-	res->output_id = c->out_id;
+	res->output_id = c->empty ? 0 : c->out_id;
 	res->epoch_after = ms_shard_epoch(c->req->shard);
 	enter(c, MS_MERGE_STAGE_DONE); /* hook result ignored: committed */
 	return 0;
+}
+
+/* Reset the result for an attempt (figures of a discarded attempt are
+ * not the merge's, except resources, which are kept across attempts). */
+static void
+result_begin(const ms_merge_req *req, ms_merge_result *res, int64_t wall0)
+{
+	memset(res, 0, sizeof(*res));
+	res->started_mono_ns = wall0;
+	res->seq = req->seq;
+	res->flags = req->flags;
+	const char *lane = req->lane;
+	if (!lane)
+		lane = (req->flags & MS_MERGE_FINALIZE) ? MS_LANE_FINALIZE : "";
+	snprintf(res->lane, sizeof(res->lane), "%s", lane);
+	res->inputs = req->inputs;
+	res->ninputs = req->ninputs;
+}
+
+/* One attempt; returns 0, MERGE_RETRY or a negative ms_err. */
+static int
+attempt(const ms_merge_req *req, ms_merge_result *res, ms_mem *mem, ms_io *io,
+        bool lossless, int64_t wall0, ms_errbuf *eb)
+{
+	/* The context lives on the merging thread's stack (about 16 KiB);
+	 * everything it points to comes from the merge's ms_mem. */
+	merge_ctx c;
+	memset(&c, 0, sizeof(c));
+	result_begin(req, res, wall0);
+	c.req = req;
+	c.res = res;
+	c.mem = mem;
+	c.io = io;
+	c.arena.mem = mem;
+	c.lossless = lossless;
+	c.t_stage = now_ns(CLOCK_MONOTONIC);
+
+	int rc = run(&c);
+	enum ms_merge_stage at = c.fail_stage ? c.fail_stage : c.cur;
+	res->stage_wall_ns[c.cur] += now_ns(CLOCK_MONOTONIC) - c.t_stage;
+	sampling_close(&c);
+	release_ctx(&c);
+	if (rc != 0)
+		remove_outputs(&c);
+	if (rc < 0) {
+		res->output_id = 0;
+		memset(&res->output, 0, sizeof(res->output));
+		res->err = rc;
+		res->err_stage = at;
+		ms_fail(&res->error, rc, "merge %llu failed at %s: %s",
+		        (unsigned long long)req->seq, ms_merge_stage_name(at),
+		        c.eb.msg[0] ? c.eb.msg : ms_strerror(rc));
+		if (eb)
+			*eb = res->error;
+	}
+	return rc;
 }
 
 int
@@ -835,59 +1150,27 @@ ms_merge_execute(const ms_merge_req *req, ms_merge_result *res, ms_errbuf *eb)
 			*eb = res->error;
 		return rc;
 	}
-	res->seq = req->seq;
-	res->flags = req->flags;
-	const char *lane = req->lane;
-	if (!lane)
-		lane = (req->flags & MS_MERGE_FINALIZE) ? MS_LANE_FINALIZE : "";
-	snprintf(res->lane, sizeof(res->lane), "%s", lane);
-	res->inputs = req->inputs;
-	res->ninputs = req->ninputs;
-	res->sampling.klass = MS_SAMPLING_NOT_EXECUTED;
-	res->sampling.reason = MS_SREASON_PIPELINE_DISABLED;
-
-	/* The context lives on the merging thread's stack (about 16 KiB);
-	 * everything it points to comes from its own ms_mem. */
-	merge_ctx c;
-	memset(&c, 0, sizeof(c));
-	c.req = req;
-	c.res = res;
-	ms_mem_init(&c.mem, req->parent_mem);
-	memset(&c.io, 0, sizeof(c.io));
-	c.arena.mem = &c.mem;
-	c.t_stage = wall0;
+	ms_mem mem;
+	ms_io io;
+	ms_mem_init(&mem, req->parent_mem);
+	memset(&io, 0, sizeof(io));
 	if (req->hooks && req->hooks->fail_alloc_at)
-		ms_mem_fail_at(&c.mem, req->hooks->fail_alloc_at,
+		ms_mem_fail_at(&mem, req->hooks->fail_alloc_at,
 		               req->hooks->fail_alloc_every);
 
-	rc = run(&c);
-	enum ms_merge_stage at = c.fail_stage ? c.fail_stage : c.cur;
-	res->stage_wall_ns[c.cur] += now_ns(CLOCK_MONOTONIC) - c.t_stage;
-	release_ctx(&c);
-	if (rc < 0) {
-		remove_outputs(&c);
-		res->output_id = 0;
-		memset(&res->output, 0, sizeof(res->output));
-		res->err = rc;
-		res->err_stage = at;
-		ms_fail(&res->error, rc, "merge %llu failed at %s: %s",
-		        (unsigned long long)req->seq, ms_merge_stage_name(at),
-		        c.eb.msg[0] ? c.eb.msg : ms_strerror(rc));
-		if (eb)
-			*eb = res->error;
-	} else {
-		res->err = 0;
-		res->err_stage = MS_MERGE_STAGE_NONE;
-	}
+	rc = attempt(req, res, &mem, &io, false, wall0, eb);
+	if (rc == MERGE_RETRY) /* the inventory changed under a drop */
+		rc = attempt(req, res, &mem, &io, true, wall0, eb);
+
 	ms_mem_stats st;
-	ms_mem_stats_get(&c.mem, &st);
+	ms_mem_stats_get(&mem, &st);
 	res->alloc_bytes = st.bytes;
 	res->alloc_count = st.count;
 	res->peak_live = st.peak_live;
-	res->bytes_read = atomic_load(&c.io.bytes_read);
-	res->bytes_written = atomic_load(&c.io.bytes_written);
-	res->fsyncs = atomic_load(&c.io.fsyncs);
-	add_io(req->io, &c.io);
+	res->bytes_read = atomic_load(&io.bytes_read);
+	res->bytes_written = atomic_load(&io.bytes_written);
+	res->fsyncs = atomic_load(&io.fsyncs);
+	add_io(req->io, &io);
 	res->wall_ns = now_ns(CLOCK_MONOTONIC) - wall0;
 	res->cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	return rc;

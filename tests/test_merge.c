@@ -15,6 +15,7 @@
 #include "merge_gen.h"
 #include "ms_ledger.h"
 #include "ms_merge.h"
+#include "ms_pipeline.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
 
@@ -892,6 +893,173 @@ test_hook_sees_every_stage(void **state)
 	fx_close(&f);
 }
 
+/* ---- sampling inside the merge (pipeline layer) ---- */
+
+static ms_pipeline *
+open_pipeline(const char *spec, ms_mem *mem)
+{
+	ms_pipeline *p = NULL;
+	ms_errbuf eb = { { 0 } };
+	ms_pipeline_opts o = { .spec = spec,
+		               .plugin_dir = MS_PLUGIN_DIR,
+		               .hard_ceiling = 64u << 20,
+		               .mem = mem };
+	if (ms_pipeline_open(&p, &o, &eb))
+		fail_msg("pipeline %s: %s", spec, eb.msg);
+	return p;
+}
+
+static int
+do_sampled(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
+           int64_t now, ms_merge_result *res)
+{
+	ms_merge_req req = {
+		.shard = f->s,
+		.inputs = ids,
+		.ninputs = n,
+		.parent_mem = &f->mem,
+		.pipeline = p,
+		.now_ns = now,
+	};
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_merge_execute(&req, res, &eb);
+	if (rc)
+		print_error("%s\n", eb.msg);
+	return rc;
+}
+
+/* Every input mature: a 35% deterministic drop removes whole traces, the
+ * output is the input minus exactly the missing traces' rows (oracle: the
+ * generated rows), and the index children are pruned of the same rows. */
+static void
+test_detdrop_drops_whole_traces(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 300);
+	ms_row *rows = gen_rows(&all);
+	ms_pipeline *p = open_pipeline("detdrop:35", &f.mem);
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000; /* all mature */
+	ms_merge_result res;
+	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), 0);
+	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
+	assert_int_equal(res.sampling.traces_evaluated, 300);
+	assert_true(res.sampling.traces_dropped > 60);
+	assert_true(res.sampling.traces_dropped < 150);
+	assert_int_equal(res.traces_out + res.sampling.traces_dropped, 300);
+	assert_int_equal(res.rows_out + res.sampling.rows_dropped, all.n);
+	assert_int_equal(res.index[MS_KIND_LATENCY].rows_pruned,
+	                 res.sampling.rows_dropped);
+	assert_int_equal(res.index[MS_KIND_START_TIME].rows_out, res.rows_out);
+	/* Oracle: which traces are in the output, and are they whole? */
+	uint32_t rows_of[300] = { 0 };
+	uint64_t blocks;
+	check_output(&f, res.output_id, rows_of, 300, &blocks);
+	ms_ledger want;
+	ms_ledger_init(&want);
+	uint64_t missing = 0;
+	for (size_t i = 0; i < all.n; i++) {
+		uint64_t t = all.v[i].trace;
+		if (rows_of[t])
+			ms_ledger_add_row(&want, &rows[i]);
+	}
+	for (uint64_t t = 0; t < 300; t++) {
+		uint32_t whole = 2 + (t % 3 == 0) + 2 * (t % 5 == 0);
+		assert_true(rows_of[t] == 0 || rows_of[t] == whole);
+		missing += rows_of[t] == 0;
+	}
+	assert_int_equal(missing, res.sampling.traces_dropped);
+	ms_ledger_set after;
+	fx_ledgers(&f, &after);
+	assert_true(ms_ledger_equal(&want, &after.kind[MS_KIND_CORE]));
+	assert_int_equal(after.kind[MS_KIND_LATENCY].rows, want.rows);
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* alwayskeep gives the same logical output as a disabled pipeline. */
+static void
+test_alwayskeep_equals_disabled(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 120);
+	ms_ledger_set before, after;
+	fx_ledgers(&f, &before);
+	ms_pipeline *p = open_pipeline("alwayskeep", &f.mem);
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	ms_merge_result res;
+	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), 0);
+	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
+	assert_int_equal(res.sampling.traces_evaluated, 120);
+	assert_int_equal(res.sampling.traces_dropped, 0);
+	fx_ledgers(&f, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* A hot input under the selection policy: no sampling, merge_grace. */
+static void
+test_hot_selection_bypasses_sampling(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 60);
+	ms_ledger_set before, after;
+	fx_ledgers(&f, &before);
+	ms_pipeline *p = open_pipeline("detdrop:50", &f.mem);
+	ms_merge_result res;
+	assert_int_equal(do_sampled(&f, ids, 3, p, GEN_T0, &res), 0);
+	assert_int_equal(res.sampling.klass, MS_SAMPLING_NOT_EXECUTED);
+	assert_int_equal(res.sampling.reason, MS_SREASON_MERGE_GRACE);
+	assert_int_equal(res.sampling.traces_evaluated, 0);
+	assert_true(res.blocks_raw > 0);
+	fx_ledgers(&f, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* Every trace dropped: the inputs leave and no output is published. */
+static void
+test_everything_dropped_publishes_no_output(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 30);
+	ms_pipeline *p = open_pipeline("detdrop:100", &f.mem);
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	ms_merge_result res;
+	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), 0);
+	assert_int_equal(res.sampling.traces_dropped, 30);
+	assert_int_equal(res.output_id, 0);
+	assert_int_equal(res.rows_out, 0);
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(f.s, &v, NULL), 0);
+	assert_int_equal(ms_view_count(v), 0);
+	ms_view_release(v);
+	assert_false(fx_has_tmp(&f));
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
 int
 main(void)
 {
@@ -911,6 +1079,10 @@ main(void)
 		cmocka_unit_test(test_snapshot_commit_failure_fails_cleanly),
 		cmocka_unit_test(test_split_traces),
 		cmocka_unit_test(test_hook_sees_every_stage),
+		cmocka_unit_test(test_detdrop_drops_whole_traces),
+		cmocka_unit_test(test_alwayskeep_equals_disabled),
+		cmocka_unit_test(test_hot_selection_bypasses_sampling),
+		cmocka_unit_test(test_everything_dropped_publishes_no_output),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
