@@ -289,29 +289,30 @@ msj__number(msj__rd *r, msj_value *v)
 		}
 		exp10 += eneg ? -e : e;
 	}
-	double x = (double)mant;
-	if (mant == 0) {
-		x = 0.0;
-	} else {
+	/* long double holds 19 digits exactly (x86: 64-bit mantissa), so
+	 * short decimals such as 0.37506316992498556 round once, as strtod
+	 * would, and 0.1 is the double nearest 0.1. */
+	long double x = (long double)mant;
+	if (mant != 0) {
 		while (exp10 > 22) {
-			x *= 1e22;
+			x *= 1e22L;
 			exp10 -= 22;
-			if (x > 1.7e308)
+			if (x > 1.7e308L)
 				return msj__fail(r, "number out of range");
 		}
 		while (exp10 < -22) {
-			x /= 1e22;
+			x /= 1e22L;
 			exp10 += 22;
 		}
 		if (exp10 > 0)
-			x *= msj__pow10[exp10];
+			x *= (long double)msj__pow10[exp10];
 		else if (exp10 < 0)
-			x /= msj__pow10[-exp10];
-		if (x > 1.7e308)
+			x /= (long double)msj__pow10[-exp10];
+		if (x > 1.7e308L)
 			return msj__fail(r, "number out of range");
 	}
 	v->type = MSJ_NUMBER;
-	v->num = neg ? -x : x;
+	v->num = (double)(neg ? -x : x);
 	return 0;
 }
 

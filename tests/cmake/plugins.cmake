@@ -20,7 +20,8 @@ foreach(kv ${MS_TP_KINDS})
 endforeach()
 
 ms_add_test(test_plugin_loader LIBS mscore)
-add_dependencies(test_plugin_loader ${MS_TEST_PLUGINS} alwayskeep)
+add_dependencies(test_plugin_loader ${MS_TEST_PLUGINS} alwayskeep detdrop
+	skywalking)
 
 ms_add_test(test_chain LIBS mscore)
 add_dependencies(test_chain ${MS_TEST_PLUGINS} alwayskeep)
@@ -29,3 +30,8 @@ ms_add_test(test_staging LIBS mscore)
 add_dependencies(test_staging ${MS_TEST_PLUGINS} alwayskeep)
 
 ms_add_test(test_guard LIBS mscore)
+
+ms_add_test(test_skywalking LIBS mscore)
+add_dependencies(test_skywalking skywalking)
+ms_add_test(test_detdrop LIBS mscore)
+add_dependencies(test_detdrop detdrop)
