@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MIB (1ull << 20)
 #define GIB (1ull << 30)
@@ -531,6 +533,154 @@ test_names(void **st)
 	                    "selection");
 }
 
+/* ---- limits: fake cgroup trees ---- */
+
+static void
+put(const char *dir, const char *name, const char *text)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+mkdirs(const char *base, const char *rel)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s%s", base, rel);
+	for (char *q = p + strlen(base) + 1; *q; q++)
+		if (*q == '/') {
+			*q = '\0';
+			mkdir(p, 0755);
+			*q = '/';
+		}
+	mkdir(p, 0755);
+}
+
+static void
+rmtree(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void
+test_limits_cgroup_v2(void **st)
+{
+	(void)st;
+	char root[] = "/tmp/ms-cg-XXXXXX";
+	assert_non_null(mkdtemp(root));
+	char proc[600], d[600];
+	snprintf(proc, sizeof(proc), "%s/self-cgroup", root);
+	put(root, "self-cgroup", "0::/box/job\n");
+	put(root, "cgroup.controllers", "cpu memory\n");
+	mkdirs(root, "/box/job");
+	snprintf(d, sizeof(d), "%s/box", root);
+	/* The parent is tighter on memory, the child on CPU. */
+	put(d, "memory.max", "268435456\n");
+	put(d, "cpu.max", "max 100000\n");
+	snprintf(d, sizeof(d), "%s/box/job", root);
+	put(d, "memory.max", "max\n");
+	put(d, "cpu.max", "50000 100000\n");
+	ms_limits l;
+	ms_limits_detect(&l, root, proc);
+	assert_int_equal(l.mem_source, MS_LIMIT_CGROUP_V2);
+	assert_int_equal(l.detected_mem, 256 * MIB);
+	assert_int_equal(l.cpu_source, MS_LIMIT_CGROUP_V2);
+	assert_true(l.detected_cpus > 0.49 && l.detected_cpus < 0.51);
+	assert_int_equal(l.cpus, 1);
+	assert_int_equal(l.mem, 256 * MIB);
+	assert_string_equal(ms_limit_source_name(l.mem_source), "cgroup2");
+	rmtree(root);
+}
+
+static void
+test_limits_cgroup_v1_and_machine(void **st)
+{
+	(void)st;
+	char root[] = "/tmp/ms-cg-XXXXXX";
+	assert_non_null(mkdtemp(root));
+	char proc[600], d[600];
+	snprintf(proc, sizeof(proc), "%s/self-cgroup", root);
+	put(root, "self-cgroup",
+	    "4:memory:/docker/abc\n3:cpu,cpuacct:/docker/abc\n0::/\n");
+	mkdirs(root, "/memory/docker/abc");
+	mkdirs(root, "/cpu,cpuacct/docker/abc");
+	snprintf(d, sizeof(d), "%s/memory/docker/abc", root);
+	put(d, "memory.limit_in_bytes", "134217728\n");
+	snprintf(d, sizeof(d), "%s/memory", root);
+	put(d, "memory.limit_in_bytes", "9223372036854771712\n");
+	snprintf(d, sizeof(d), "%s/cpu,cpuacct/docker/abc", root);
+	put(d, "cpu.cfs_quota_us", "50000\n");
+	put(d, "cpu.cfs_period_us", "100000\n");
+	ms_limits l;
+	ms_limits_detect(&l, root, proc);
+	assert_int_equal(l.mem_source, MS_LIMIT_CGROUP_V1);
+	assert_int_equal(l.detected_mem, 128 * MIB);
+	assert_int_equal(l.cpu_source, MS_LIMIT_CGROUP_V1);
+	assert_int_equal(l.cpus, 1);
+	rmtree(root);
+
+	/* No cgroup files at all: the machine. */
+	ms_limits_detect(&l, "/nonexistent-cgroup-root", "/nonexistent");
+	assert_int_equal(l.mem_source, MS_LIMIT_MACHINE);
+	assert_int_equal(l.cpu_source, MS_LIMIT_MACHINE);
+	assert_true(l.mem > 0);
+	assert_true(l.cpus >= 1);
+	assert_int_equal(l.cpus, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static void
+test_limits_profile(void **st)
+{
+	(void)st;
+	ms_limits l;
+	ms_limits_detect(&l, "/nonexistent-cgroup-root", "/nonexistent");
+	uint64_t det = l.detected_mem;
+	ms_errbuf eb;
+	assert_int_equal(ms_limits_apply_profile(&l, "cpus=2,mem=4g", &eb), 0);
+	assert_true(l.has_profile);
+	assert_string_equal(l.profile, "cpus=2,mem=4g");
+	assert_int_equal(l.mem, 4ull << 30);
+	assert_int_equal(l.cpus, 2);
+	assert_int_equal(l.detected_mem, det); /* kept alongside */
+	assert_int_equal(ms_staging_hard_ceiling(l.mem, l.cpus), 256 * MIB);
+	/* Only one key: the other stays detected. */
+	assert_int_equal(ms_limits_apply_profile(&l, "mem=512m", &eb), 0);
+	assert_int_equal(l.mem, 512 * MIB);
+	assert_int_equal(l.profile_cpus, 0);
+	static const struct {
+		const char *p, *needle;
+	} bad[] = {
+		{ "cpus=0", "cpus" },
+		{ "mem=lots", "mem" },
+		{ "gpus=1", "unknown key 'gpus'" },
+		{ "cpus", "key=value" },
+		{ "", "empty" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ms_limits before = l;
+		eb.msg[0] = '\0';
+		assert_int_equal(ms_limits_apply_profile(&l, bad[i].p, &eb),
+		                 MS_ERR_INVAL);
+		if (!strstr(eb.msg, bad[i].needle))
+			fail_msg("%s: %s", bad[i].p, eb.msg);
+		assert_memory_equal(&before, &l, sizeof(l));
+	}
+	uint64_t v;
+	assert_int_equal(ms_parse_size("1.5k", &v), 0);
+	assert_int_equal(v, 1536);
+	assert_int_equal(ms_parse_size("7", &v), 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(ms_parse_size("2GiB", &v), 0);
+	assert_int_equal(v, 2ull << 30);
+	assert_int_equal(ms_parse_size("-1", &v), MS_ERR_INVAL);
+}
+
 int
 main(void)
 {
@@ -548,6 +698,9 @@ main(void)
 		cmocka_unit_test(test_order_and_inputs_checked),
 		cmocka_unit_test(test_emit_error_stops),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_limits_cgroup_v2),
+		cmocka_unit_test(test_limits_cgroup_v1_and_machine),
+		cmocka_unit_test(test_limits_profile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
