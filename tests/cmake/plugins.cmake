@@ -35,3 +35,11 @@ ms_add_test(test_skywalking LIBS mscore)
 add_dependencies(test_skywalking skywalking)
 ms_add_test(test_detdrop LIBS mscore)
 add_dependencies(test_detdrop detdrop)
+
+# Benchmark (never a test): Decide ns/trace per plugin and batch size.
+add_executable(bench_decide ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_decide.c)
+target_link_libraries(bench_decide PRIVATE mscore)
+target_compile_definitions(bench_decide PRIVATE
+	MS_PLUGIN_DIR="${MS_PLUGIN_DIR}")
+add_dependencies(bench_decide alwayskeep detdrop skywalking)
+add_dependencies(benches bench_decide)
