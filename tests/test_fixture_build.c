@@ -1,0 +1,405 @@
+/*
+ * test_fixture_build.c - whole fixture builds of the smoke preset: the
+ * gates pass and the fixture opens for replay; two builds of one seed are
+ * byte-identical and another seed gives another day; every gate fails
+ * when its condition is broken on purpose, leaving no fixture behind;
+ * `fixture check` accepts a good fixture and names a part with a flipped
+ * byte or a missing part.
+ */
+#define _XOPEN_SOURCE 700
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ms_fixture.h"
+
+#define PLUGIN MS_PLUGIN_DIR "/skywalking.so"
+
+static char root[256];
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void
+rm_rf(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/ms-fixture-test-%ld",
+	         (long)getpid());
+	rm_rf(root);
+	return mkdir(root, 0755);
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	rm_rf(root);
+	return 0;
+}
+
+static int
+build(const char *name, uint64_t seed, enum ms_fixture_break brk,
+      ms_fixture_report *rep, ms_errbuf *eb)
+{
+	char dir[512];
+	ms_fixture_build_opts o = { 0 };
+
+	snprintf(dir, sizeof(dir), "%s/%s", root, name);
+	o.preset = "smoke";
+	o.seed = seed;
+	o.out_dir = dir;
+	o.plugin_path = PLUGIN;
+	o.break_gate = brk;
+	return ms_fixture_build(&o, rep, eb);
+}
+
+static bool
+exists(const char *name)
+{
+	char dir[512];
+	struct stat sb;
+
+	snprintf(dir, sizeof(dir), "%s/%s", root, name);
+	return stat(dir, &sb) == 0;
+}
+
+/* Files under dir, compared byte for byte with the same names under
+ * other. Returns the number of files compared, -1 on a difference. */
+static long
+compare_trees(const char *a, const char *b)
+{
+	DIR *d = opendir(a);
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		char pa[1024], pb[1024];
+		struct stat sa;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(pa, sizeof(pa), "%s/%s", a, e->d_name);
+		snprintf(pb, sizeof(pb), "%s/%s", b, e->d_name);
+		if (stat(pa, &sa) != 0)
+			goto bad;
+		if (S_ISDIR(sa.st_mode)) {
+			long k = compare_trees(pa, pb);
+
+			if (k < 0)
+				goto bad;
+			n += k;
+		} else {
+			FILE *fa = fopen(pa, "rb"), *fb = fopen(pb, "rb");
+			int ca = 0, cb = 0;
+
+			if (!fa || !fb) {
+				if (fa)
+					fclose(fa);
+				if (fb)
+					fclose(fb);
+				goto bad;
+			}
+			while (ca != EOF && ca == cb) {
+				ca = fgetc(fa);
+				cb = fgetc(fb);
+			}
+			fclose(fa);
+			fclose(fb);
+			if (ca != cb)
+				goto bad;
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+bad:
+	closedir(d);
+	return -1;
+}
+
+static const char *
+gate_value(const ms_fixture_report *r, const char *name, bool *pass)
+{
+	for (size_t i = 0; i < r->ngates; i++)
+		if (strcmp(r->gates[i].name, name) == 0) {
+			*pass = r->gates[i].pass;
+			return r->gates[i].value;
+		}
+	return NULL;
+}
+
+static void
+test_smoke_builds_and_opens(void **state)
+{
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+	ms_fixture *f = NULL;
+	char dir[512];
+	const char *names[] = { "traces", "rows",  "slots",   "fresh", "span",
+		                "tail",   "split", "sampler", "ledger" };
+
+	(void)state;
+	assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
+	assert_string_equal(rep.failed_gate, "");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		bool pass = false;
+
+		assert_non_null(gate_value(&rep, names[i], &pass));
+		assert_true(pass);
+	}
+	assert_int_equal(rep.traces, 4000);
+	assert_true(rep.sampler_delete_ratio > 0.33 &&
+	            rep.sampler_delete_ratio < 0.37);
+	assert_true(rep.partial_tail <= 1);
+	assert_true(rep.bytes[MS_KIND_CORE] > 0);
+	assert_true(rep.bytes[MS_KIND_LATENCY] > 0);
+	assert_true(rep.bytes[MS_KIND_START_TIME] > 0);
+
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_nslots(f), rep.writes);
+	assert_string_equal(ms_fixture_get_info(f)->preset, "smoke");
+	assert_string_equal(ms_fixture_get_info(f)->schedule_hash,
+	                    rep.schedule_hash);
+	{
+		uint64_t rows = 0;
+
+		for (size_t i = 0; i < ms_fixture_nslots(f); i++) {
+			const ms_fixture_slot *s = ms_fixture_slot_at(f, i);
+			struct stat sb;
+
+			assert_int_equal(s->slot, i);
+			if (i > 0)
+				assert_true(
+				        s->pub_ns >
+				        ms_fixture_slot_at(f, i - 1)->pub_ns);
+			/* Hot when published, never from the future. */
+			assert_true(s->max_ts <= s->pub_ns);
+			for (int k = 0; k < MS_KIND_COUNT; k++)
+				assert_int_equal(stat(s->path[k], &sb), 0);
+			rows += s->rows;
+		}
+		assert_int_equal(rows, rep.rows);
+		assert_int_equal(
+		        ms_fixture_get_info(f)->ledgers.kind[MS_KIND_CORE].rows,
+		        rep.rows);
+	}
+	assert_null(ms_fixture_slot_at(f, rep.writes));
+	ms_fixture_close(f);
+	ms_fixture_close(NULL);
+
+	/* A fixture is never overwritten. */
+	assert_int_equal(build("a", 1, 0, &rep, &eb), MS_ERR_EXISTS);
+}
+
+static void
+test_deterministic(void **state)
+{
+	ms_fixture_report r1, r2, r3;
+	ms_errbuf eb = { { 0 } };
+	char a[512], b[512];
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, &r1, &eb), 0);
+	assert_int_equal(build("b", 1, 0, &r2, &eb), 0);
+	snprintf(a, sizeof(a), "%s/a", root);
+	snprintf(b, sizeof(b), "%s/b", root);
+	/* manifest + 3 kinds x writes part directories' files */
+	assert_true(compare_trees(a, b) > (long)r2.writes * 3);
+	assert_true(compare_trees(b, a) > (long)r2.writes * 3);
+
+	assert_int_equal(build("c", 2, 0, &r3, &eb), 0);
+	assert_string_not_equal(r2.topology_hash, r3.topology_hash);
+	assert_string_not_equal(r2.verdict_checksum, r3.verdict_checksum);
+	assert_string_not_equal(r2.ledger[MS_KIND_CORE],
+	                        r3.ledger[MS_KIND_CORE]);
+}
+
+static void
+expect_gate_fails(enum ms_fixture_break brk, const char *gate)
+{
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+	char name[32];
+	char tmp[600];
+	bool pass = true;
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(name, sizeof(name), "broken-%d", (int)brk);
+	assert_int_equal(build(name, 1, brk, &rep, &eb), MS_ERR_STATE);
+	assert_string_equal(rep.failed_gate, gate);
+	assert_non_null(gate_value(&rep, gate, &pass));
+	assert_false(pass);
+	assert_non_null(strstr(eb.msg, gate));
+	assert_false(exists(name));
+	/* No staging directory is left either. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp-", name);
+	d = opendir(root);
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		assert_null(strstr(e->d_name, tmp));
+	closedir(d);
+}
+
+static void
+test_each_gate_fails_when_broken(void **state)
+{
+	(void)state;
+	expect_gate_fails(MS_FIXTURE_BREAK_TRACES, "traces");
+	expect_gate_fails(MS_FIXTURE_BREAK_ROWS, "rows");
+	expect_gate_fails(MS_FIXTURE_BREAK_SLOTS, "slots");
+	expect_gate_fails(MS_FIXTURE_BREAK_FUTURE, "fresh");
+	expect_gate_fails(MS_FIXTURE_BREAK_GRACE, "fresh");
+	expect_gate_fails(MS_FIXTURE_BREAK_SPAN, "span");
+	expect_gate_fails(MS_FIXTURE_BREAK_TAIL, "tail");
+	expect_gate_fails(MS_FIXTURE_BREAK_RATIO, "sampler");
+	expect_gate_fails(MS_FIXTURE_BREAK_LEDGER, "ledger");
+}
+
+static void
+test_bad_options(void **state)
+{
+	ms_fixture_build_opts o = { 0 };
+	ms_errbuf eb = { { 0 } };
+	char dir[512];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/x", root);
+	o.out_dir = dir;
+	o.preset = "day-3x";
+	assert_int_equal(ms_fixture_build(&o, NULL, &eb), MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "day-3x"));
+	o.preset = "smoke";
+	o.plugin_path = "/nonexistent/skywalking.so";
+	assert_int_not_equal(ms_fixture_build(&o, NULL, &eb), 0);
+	assert_non_null(strstr(eb.msg, "/nonexistent/skywalking.so"));
+	assert_false(exists("x"));
+}
+
+static void
+flip_byte(const char *path, long at)
+{
+	FILE *f = fopen(path, "r+b");
+	int c;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, at, SEEK_SET), 0);
+	c = fgetc(f);
+	assert_int_not_equal(c, EOF);
+	assert_int_equal(fseek(f, at, SEEK_SET), 0);
+	fputc(c ^ 0x20, f);
+	fclose(f);
+}
+
+static void
+test_check(void **state)
+{
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+	char dir[512], data[700], part[700], moved[700];
+	ms_fixture *f = NULL;
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+	assert_int_equal(rep.nproblems, 0);
+	assert_string_equal(rep.failed_gate, "");
+	assert_int_equal(rep.traces, 4000);
+
+	/* A flipped byte in the middle of slot 5's core data. */
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	snprintf(data, sizeof(data), "%s/data",
+	         ms_fixture_slot_at(f, 5)->path[MS_KIND_CORE]);
+	snprintf(part, sizeof(part), "%s",
+	         ms_fixture_slot_at(f, 9)->path[MS_KIND_LATENCY]);
+	ms_fixture_close(f);
+	flip_byte(data, 1000);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	/* The part is named first; the verdicts over the remaining parts
+	 * then differ too. */
+	assert_true(rep.nproblems >= 1);
+	assert_non_null(strstr(rep.problems[0], "core part 0000000000000006"));
+	assert_non_null(strstr(eb.msg, "0000000000000006"));
+	flip_byte(data, 1000);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+
+	/* A missing latency part. */
+	snprintf(moved, sizeof(moved), "%s.away", part);
+	assert_int_equal(rename(part, moved), 0);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(rep.problems[0],
+	                       "missing latency part 000000000000000a"));
+	assert_int_equal(rename(moved, part), 0);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+
+	/* Not a fixture. */
+	assert_int_equal(ms_fixture_check(root, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_NOTFOUND);
+}
+
+static void
+test_cache_dir(void **state)
+{
+	char buf[256];
+
+	(void)state;
+	setenv("XDG_CACHE_HOME", "/var/cache/x", 1);
+	assert_int_equal(ms_fixture_cache_dir(buf, sizeof(buf), "day-2x", 7),
+	                 0);
+	assert_string_equal(buf, "/var/cache/x/mergescope/day-2x-7");
+	unsetenv("XDG_CACHE_HOME");
+	setenv("HOME", "/home/u", 1);
+	assert_int_equal(ms_fixture_cache_dir(buf, sizeof(buf), NULL, 1), 0);
+	assert_string_equal(buf, "/home/u/.cache/mergescope/day-2x-1");
+	assert_int_equal(ms_fixture_cache_dir(buf, 8, NULL, 1), MS_ERR_RANGE);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_smoke_builds_and_opens),
+		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_each_gate_fails_when_broken),
+		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_cache_dir),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
