@@ -12,6 +12,7 @@
 #include "ms_sidx.h"
 #include "part_testlib.h"
 
+#include <sys/stat.h>
 #include <xxhash.h>
 
 static char root[256];
@@ -238,6 +239,206 @@ test_merge(void **state)
 	tl_free(&all);
 }
 
+static void
+write_subject(const char *dir)
+{
+	tl_rng r = { 123 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 2500, .rows_per_trace = 4 };
+	tl_gen(&t, &r, &s);
+	ms_errbuf eb;
+	if (ms_sidx_write_rows(MS_KIND_LATENCY, dir, 0xe0, t.rows, t.n, NULL,
+	                       NULL, &eb))
+		fail_msg("%s", eb.msg);
+	tl_free(&t);
+}
+
+static int
+read_index(const char *dir, ms_errbuf *eb)
+{
+	ms_part *p;
+	int rc = ms_part_open(&p, dir, NULL, eb);
+	if (rc)
+		return rc;
+	ms_sidx_row *rows;
+	size_t n;
+	rc = ms_sidx_read_all(p, NULL, &rows, &n, eb);
+	if (rc == 0)
+		ms_sidx_rows_free(NULL, rows, n);
+	ms_part_close(p);
+	return rc;
+}
+
+static uint8_t *
+slurp(const char *path, size_t *n)
+{
+	FILE *fp = fopen(path, "rb");
+	assert_non_null(fp);
+	fseek(fp, 0, SEEK_END);
+	*n = (size_t)ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	uint8_t *b = malloc(*n + 1);
+	assert_int_equal(fread(b, 1, *n, fp), *n);
+	fclose(fp);
+	return b;
+}
+
+static void
+spill(const char *path, const uint8_t *b, size_t n)
+{
+	FILE *fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(b, 1, n, fp), n);
+	fclose(fp);
+}
+
+/* Every byte of meta and index, a stride through data, truncation and
+ * removal of each file: all fail and the message names part and file. */
+static void
+test_corruption(void **state)
+{
+	(void)state;
+	char dir[300];
+	snprintf(dir, sizeof(dir), "%s/00000000000000e0", root);
+	write_subject(dir);
+	ms_errbuf eb;
+	assert_int_equal(read_index(dir, &eb), 0);
+	const char *files[] = { "meta", "index", "data" };
+	for (int fi = 0; fi < 3; fi++) {
+		char path[400];
+		snprintf(path, sizeof(path), "%s/%s", dir, files[fi]);
+		size_t n;
+		uint8_t *b = slurp(path, &n);
+		size_t stride = fi == 2 ? n / 800 + 1 : 1;
+		for (size_t off = 0; off < n; off += stride) {
+			b[off] ^= 0x10;
+			spill(path, b, n);
+			memset(&eb, 0, sizeof(eb));
+			if (read_index(dir, &eb) == 0)
+				fail_msg("%s byte %zu flip unnoticed",
+				         files[fi], off);
+			if (!strstr(eb.msg, files[fi]) ||
+			    !strstr(eb.msg, "00000000000000e0"))
+				fail_msg("message lacks part/file: %s", eb.msg);
+			b[off] ^= 0x10;
+		}
+		for (size_t len = 0; len < n; len += n / 50 + 1) {
+			spill(path, b, len);
+			memset(&eb, 0, sizeof(eb));
+			assert_true(read_index(dir, &eb) < 0);
+			assert_non_null(strstr(eb.msg, files[fi]));
+		}
+		unlink(path);
+		assert_true(read_index(dir, &eb) < 0);
+		assert_non_null(strstr(eb.msg, "missing"));
+		spill(path, b, n);
+		free(b);
+	}
+	assert_int_equal(read_index(dir, &eb), 0);
+	/* A bloom file has no place in an index part. */
+	char bl[400];
+	snprintf(bl, sizeof(bl), "%s/bloom", dir);
+	spill(bl, (const uint8_t *)"x", 1);
+	assert_true(read_index(dir, &eb) < 0);
+	assert_non_null(strstr(eb.msg, "bloom"));
+	unlink(bl);
+	/* Iterating a core part as an index is refused, and vice versa. */
+	ms_part *p;
+	assert_int_equal(ms_part_open(&p, dir, NULL, &eb), 0);
+	ms_part_iter *it;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb),
+	                 MS_ERR_INVAL);
+	assert_true(ms_part_may_contain(p, (const uint8_t *)"a", 1));
+	const ms_part *in[1] = { p };
+	assert_int_equal(ms_sidx_merge(MS_KIND_START_TIME, in, 1, NULL, NULL,
+	                               bl, 1, NULL, NULL, NULL, &eb),
+	                 MS_ERR_INVAL);
+	ms_part_close(p);
+}
+
+static void
+test_alloc_failure(void **state)
+{
+	(void)state;
+	tl_rng r = { 321 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 1500, .rows_per_trace = 4 };
+	tl_gen(&t, &r, &s);
+	char dir[300], out[300];
+	snprintf(dir, sizeof(dir), "%s/alloc", root);
+	snprintf(out, sizeof(out), "%s/alloc-out", root);
+	size_t failed = 0;
+	for (uint64_t n = 1;; n++) {
+		ms_mem mem;
+		ms_mem_init(&mem, NULL);
+		ms_mem_fail_at(&mem, n, false);
+		ms_part_writer_opts o = { .mem = &mem };
+		ms_errbuf eb = { { 0 } };
+		int rc = ms_sidx_write_rows(MS_KIND_START_TIME, dir, 1, t.rows,
+		                            t.n, &o, NULL, &eb);
+		ms_part *p = NULL;
+		if (rc == 0)
+			rc = ms_part_open(&p, dir, &mem, &eb);
+		if (rc == 0) {
+			ms_sidx_row *rows;
+			size_t k;
+			rc = ms_sidx_read_all(p, &mem, &rows, &k, &eb);
+			if (rc == 0)
+				ms_sidx_rows_free(&mem, rows, k);
+		}
+		if (rc == 0) {
+			const ms_part *in[2] = { p, p };
+			rc = ms_sidx_merge(MS_KIND_START_TIME, in, 2, NULL,
+			                   NULL, out, 1, &o, NULL, NULL, &eb);
+		}
+		ms_part_close(p);
+		ms_mem_stats st;
+		ms_mem_stats_get(&mem, &st);
+		assert_int_equal(st.live, 0);
+		struct stat sb;
+		assert_int_equal(stat(out, &sb), -1 + (rc == 0));
+		ms_part_remove_dir(dir, NULL);
+		ms_part_remove_dir(out, NULL);
+		if (st.failed == 0) {
+			assert_int_equal(rc, 0);
+			break;
+		}
+		failed++;
+		if (rc != MS_ERR_NOMEM)
+			fail_msg("allocation %llu: %d %s",
+			         (unsigned long long)n, rc, eb.msg);
+	}
+	assert_true(failed > 5);
+	tl_free(&t);
+}
+
+/* The writer refuses rows out of order. */
+static void
+test_writer_order(void **state)
+{
+	(void)state;
+	char dir[300];
+	snprintf(dir, sizeof(dir), "%s/order", root);
+	ms_sidx_writer *w;
+	ms_errbuf eb;
+	assert_int_equal(
+	        ms_sidx_writer_open(&w, MS_KIND_LATENCY, dir, 1, NULL, &eb), 0);
+	ms_sidx_row a = { .series = 5, .key = 10, .tid_len = 1, .tid = { 9 } };
+	ms_sidx_row b = a;
+	b.key = 9;
+	assert_int_equal(ms_sidx_writer_add(w, &a, &eb), 0);
+	assert_int_equal(ms_sidx_writer_add(w, &a, &eb), 0); /* equal: kept */
+	assert_int_equal(ms_sidx_writer_add(w, &b, &eb), MS_ERR_INVAL);
+	assert_true(ms_sidx_writer_finish(w, NULL, &eb) < 0);
+	struct stat sb;
+	assert_int_equal(stat(dir, &sb), -1);
+	assert_int_equal(
+	        ms_sidx_writer_open(&w, MS_KIND_CORE, dir, 1, NULL, &eb),
+	        MS_ERR_INVAL);
+	ms_sidx_writer_abort(NULL);
+	ms_sidx_iter_close(NULL);
+}
+
 int
 main(void)
 {
@@ -245,6 +446,9 @@ main(void)
 		cmocka_unit_test(test_row_of),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_corruption),
+		cmocka_unit_test(test_alloc_failure),
+		cmocka_unit_test(test_writer_order),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

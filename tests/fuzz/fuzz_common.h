@@ -6,10 +6,17 @@
  *
  * Input layout:
  *   byte 0      mode: bit 0 reseal checksums, bit 1 leave `bloom` out,
- *               bits 2..5 pick the decoded columns (core parts)
+ *               bits 2..5 pick the decoded columns (core parts), bit 6
+ *               "raw units" (core parts, below)
  *   bytes 1..6  u16 lengths of meta, index and bloom
  *   then        meta, index, bloom bytes (cut short if the input is), and
  *               everything left is `data`
+ *
+ * In raw-units mode `data` is a list of block specs, each a 152-byte block
+ * header followed by u16 length + unit A bytes and u16 length + unit B
+ * bytes, all uncompressed. The harness compresses the units, fills the
+ * header's sizes, rebuilds index, Bloom filter and meta totals from the
+ * headers and reseals, so the fuzzer's bytes reach the column decoders.
  */
 #ifndef MS_FUZZ_COMMON_H
 #define MS_FUZZ_COMMON_H
@@ -77,6 +84,126 @@ fz_reseal(fz_files *f)
 	}
 }
 
+static inline uint32_t
+fz_le16(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+/* Raw-units mode: rebuild data, index, bloom and meta from block specs. */
+static inline void
+fz_build_raw(fz_files *f)
+{
+	const uint8_t *in = f->f[3];
+	size_t n = f->n[3], pos = 0;
+	size_t cap = n * 2 + 1024, dl = 0;
+	uint8_t *d = malloc(cap);
+	size_t xcap = MS__INDEX_HDR + 8 + 16 * (n / MS__BLOCK_HDR + 1), xl;
+	uint8_t *x = calloc(1, xcap);
+	uint64_t blocks = 0, rows = 0, traces = 0, span = 0;
+	int64_t mn = 0, mx = 0;
+	uint8_t last[MS_TRACE_ID_MAX];
+	uint32_t last_len = 0;
+	uint64_t(*hashes)[2] =
+	        malloc(sizeof(*hashes) * (n / MS__BLOCK_HDR + 1));
+	xl = MS__INDEX_HDR;
+	while (n - pos >= MS__BLOCK_HDR + 4) {
+		const uint8_t *h = in + pos;
+		size_t p2 = pos + MS__BLOCK_HDR;
+		size_t al = fz_le16(in + p2);
+		if (n - p2 - 2 < al)
+			break;
+		const uint8_t *a = in + p2 + 2;
+		p2 += 2 + al;
+		if (n - p2 < 2)
+			break;
+		size_t bl = fz_le16(in + p2);
+		if (n - p2 - 2 < bl)
+			break;
+		const uint8_t *b = in + p2 + 2;
+		pos = p2 + 2 + bl;
+		size_t need = MS__BLOCK_HDR + ZSTD_compressBound(al) +
+		              ZSTD_compressBound(bl);
+		if (cap - dl < need) {
+			cap = (cap + need) * 2;
+			d = realloc(d, cap);
+		}
+		uint8_t *o = d + dl;
+		memcpy(o, h, MS__BLOCK_HDR);
+		size_t sa = al ? ZSTD_compress(o + MS__BLOCK_HDR,
+		                               ZSTD_compressBound(al), a, al, 1)
+		               : 0;
+		size_t sb = bl ? ZSTD_compress(o + MS__BLOCK_HDR + sa,
+		                               ZSTD_compressBound(bl), b, bl, 1)
+		               : 0;
+		if (ZSTD_isError(sa) || ZSTD_isError(sb))
+			break;
+		ms_put_le32(o + 12, (uint32_t)sa);
+		ms_put_le32(o + 16, (uint32_t)al);
+		ms_put_le32(o + 20, (uint32_t)sb);
+		ms_put_le32(o + 24, (uint32_t)bl);
+		ms_put_le64(o + 56, al + bl);
+		size_t len = MS__BLOCK_HDR + sa + sb;
+		uint32_t nr = ms_le32(o + 8), tl = o[4];
+		int64_t bmn = (int64_t)ms_le64(o + 32),
+		        bmx = (int64_t)ms_le64(o + 40);
+		ms_put_le64(x + xl, dl);
+		ms_put_le32(x + xl + 8, (uint32_t)len);
+		ms_put_le32(x + xl + 12, nr);
+		xl += 16;
+		if (tl > MS_TRACE_ID_MAX)
+			tl = MS_TRACE_ID_MAX;
+		if (!blocks || ms_trace_id_cmp(o + 80, tl, last, last_len)) {
+			ms__bloom_hash(o + 80, tl, hashes[traces]);
+			traces++;
+			memcpy(last, o + 80, tl);
+			last_len = tl;
+		}
+		mn = !blocks || bmn < mn ? bmn : mn;
+		mx = !blocks || bmx > mx ? bmx : mx;
+		blocks++;
+		rows += nr;
+		span += al + bl;
+		dl += len;
+	}
+	memcpy(x, MS__INDEX_MAGIC, 8);
+	ms_put_le32(x + 8, MS_PART_FORMAT_VERSION);
+	ms_put_le32(x + 12, MS_KIND_CORE);
+	ms_put_le64(x + 16, blocks);
+	ms_put_le64(x + 24, 16);
+	xl += 8;
+	uint64_t nbits = ms__bloom_nbits(traces);
+	size_t bn = MS__BLOOM_HDR + nbits / 8 + 8;
+	uint8_t *bf = calloc(1, bn);
+	memcpy(bf, MS__BLOOM_MAGIC, 8);
+	ms_put_le32(bf + 8, MS_PART_FORMAT_VERSION);
+	ms_put_le32(bf + 12, MS_BLOOM_K);
+	ms_put_le64(bf + 16, nbits);
+	ms_put_le64(bf + 24, traces);
+	for (uint64_t i = 0; i < traces; i++)
+		ms__bloom_add(bf + MS__BLOOM_HDR, nbits, hashes[i]);
+	free(hashes);
+	if (f->n[0] == MS__META_SIZE) {
+		uint8_t *m = f->f[0];
+		ms_put_le32(m + 12, MS_KIND_CORE);
+		ms_put_le64(m + 32, span);
+		ms_put_le64(m + 40, rows);
+		ms_put_le64(m + 48, blocks);
+		ms_put_le64(m + 56, traces);
+		ms_put_le64(m + 64, (uint64_t)mn);
+		ms_put_le64(m + 72, (uint64_t)mx);
+	}
+	free(f->f[1]);
+	free(f->f[2]);
+	free(f->f[3]);
+	f->f[1] = x;
+	f->n[1] = xl;
+	f->f[2] = bf;
+	f->n[2] = bn;
+	f->f[3] = d;
+	f->n[3] = dl;
+}
+
 /* Split one input into files (copies, so they can be resealed). */
 static inline bool
 fz_split(const uint8_t *in, size_t size, fz_files *f)
@@ -99,8 +226,13 @@ fz_split(const uint8_t *in, size_t size, fz_files *f)
 		p += n;
 		left -= n;
 	}
-	if (f->mode & 1)
+	if (f->mode & 0x40) {
+		f->bloom_absent = false;
+		fz_build_raw(f);
 		fz_reseal(f);
+	} else if (f->mode & 1) {
+		fz_reseal(f);
+	}
 	return true;
 }
 

@@ -18,6 +18,48 @@ save(const char *corpus, const char *name, const uint8_t *p, size_t n)
 	fclose(fp);
 }
 
+/* The raw-units form of a core part: meta, then block specs. */
+static size_t
+pack_raw(const char *dir, uint8_t **out)
+{
+	uint8_t *packed;
+	size_t n = fz_pack(dir, 0, &packed);
+	size_t lm = fz_le16(packed + 1), li = fz_le16(packed + 3),
+	       lb = fz_le16(packed + 5);
+	const uint8_t *meta = packed + 7, *data = meta + lm + li + lb;
+	size_t dn = n - 7 - lm - li - lb;
+	uint8_t *o = malloc(7 + lm + dn * 40 + 4096);
+	size_t k = 7;
+	o[0] = 0x40;
+	o[1] = (uint8_t)lm;
+	o[2] = (uint8_t)(lm >> 8);
+	memset(o + 3, 0, 4);
+	memcpy(o + k, meta, lm);
+	k += lm;
+	for (size_t off = 0; off + MS__BLOCK_HDR <= dn;) {
+		const uint8_t *h = data + off;
+		uint32_t sa = ms_le32(h + 12), ra = ms_le32(h + 16);
+		uint32_t sb = ms_le32(h + 20), rb = ms_le32(h + 24);
+		memcpy(o + k, h, MS__BLOCK_HDR);
+		k += MS__BLOCK_HDR;
+		o[k++] = (uint8_t)ra;
+		o[k++] = (uint8_t)(ra >> 8);
+		if (ZSTD_decompress(o + k, ra, h + MS__BLOCK_HDR, sa) != ra)
+			abort();
+		k += ra;
+		o[k++] = (uint8_t)rb;
+		o[k++] = (uint8_t)(rb >> 8);
+		if (ZSTD_decompress(o + k, rb, h + MS__BLOCK_HDR + sa, sb) !=
+		    rb)
+			abort();
+		k += rb;
+		off += MS__BLOCK_HDR + sa + sb;
+	}
+	free(packed);
+	*out = o;
+	return k;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -61,6 +103,15 @@ main(int argc, char **argv)
 				snprintf(name, sizeof(name), "seed-%d-%zu-%u",
 				         kind, traces[k], mode);
 				save(kind ? argv[2] : argv[1], name, in, n);
+				free(in);
+			}
+			if (kind == 0 && traces[k]) {
+				uint8_t *in;
+				size_t n = pack_raw(dir, &in);
+				char name[64];
+				snprintf(name, sizeof(name), "seed-raw-%zu",
+				         traces[k]);
+				save(argv[1], name, in, n);
 				free(in);
 			}
 		}
