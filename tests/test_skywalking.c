@@ -311,6 +311,8 @@ test_config_validation(void **st)
 		{ "{\"keepTagRules\":\"db\"}", "keepTagRules" },
 		{ "{\"keepTagRules\":[\"a=~(\"]}", "keepTagRules[0]" },
 		{ "{\"keepTagRules\":[\"=v\"]}", "empty key" },
+		{ "{\"keepTagRules\":[\"a=~x++\"]}", "stacked quantifiers" },
+		{ "{\"keepTagRules\":[\"a=~(x{9}){40}\"]}", "over 32" },
 		{ "{\"keepErrors\":true,}", "offset" },
 		{ "{\"keepErrors\":true,\"keepErrors\":false}", "duplicate" },
 	};

@@ -101,6 +101,53 @@ dupn(const char *p, size_t n)
 	return d;
 }
 
+/*
+ * Refuse regexes that could make regcomp or regexec explode: longer than
+ * SW_REGEX_MAX; a quantifier applied to a quantifier ("a++", "b*{2}"),
+ * which POSIX leaves undefined and glibc compiles into exponential state;
+ * more than two interval expressions, or one counting past 32 (nested
+ * intervals multiply the compiled size).
+ */
+#define SW_REGEX_MAX 256
+
+static const char *
+sw_regex_refused(const char *re)
+{
+	if (strlen(re) > SW_REGEX_MAX)
+		return "regex longer than 256 bytes";
+	bool prev_quant = false;
+	int intervals = 0;
+	for (const char *p = re; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+			prev_quant = false;
+			continue;
+		}
+		bool quant = *p == '*' || *p == '+' || *p == '?' || *p == '{';
+		if (quant && prev_quant)
+			return "stacked quantifiers";
+		if (*p == '{') {
+			if (++intervals > 2)
+				return "more than two {m,n} intervals";
+			unsigned long n = 0;
+			while (p[1] && p[1] != '}') {
+				p++;
+				if (*p >= '0' && *p <= '9') {
+					n = n * 10 + (unsigned long)(*p - '0');
+					if (n > 32)
+						return "interval count over 32";
+				} else {
+					n = 0;
+				}
+			}
+			if (p[1] == '}')
+				p++;
+		}
+		prev_quant = quant;
+	}
+	return NULL;
+}
+
 static int
 sw_rule_parse(sw_rule *r, const char *text, size_t idx, char *err,
               size_t errlen)
@@ -123,6 +170,13 @@ sw_rule_parse(sw_rule *r, const char *text, size_t idx, char *err,
 	}
 	if (eq[1] == '~') {
 		r->kind = SW_REGEX;
+		const char *why = sw_regex_refused(eq + 2);
+		if (why) {
+			snprintf(err, errlen,
+			         "skywalking: keepTagRules[%zu] \"%s\": %s",
+			         idx, text, why);
+			return -1;
+		}
 		int rc = regcomp(&r->re, eq + 2, REG_EXTENDED | REG_NOSUB);
 		if (rc) {
 			char buf[128];
