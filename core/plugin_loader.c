@@ -41,6 +41,19 @@
 #include <string.h>
 #include <time.h>
 
+/* The SDK's projection bits are the host's column bits. */
+_Static_assert(MS_PROJ_SPAN_ID == MS_COL_SPAN_ID &&
+                       MS_PROJ_SEGMENT_ID == MS_COL_SEGMENT_ID &&
+                       MS_PROJ_SERVICE == MS_COL_SERVICE &&
+                       MS_PROJ_INSTANCE == MS_COL_INSTANCE &&
+                       MS_PROJ_ENDPOINT == MS_COL_ENDPOINT &&
+                       MS_PROJ_START == MS_COL_START &&
+                       MS_PROJ_LATENCY == MS_COL_LATENCY &&
+                       MS_PROJ_ERROR == MS_COL_ERROR &&
+                       MS_PROJ_TAGS == MS_COL_TAGS &&
+                       MS_PROJ_BODY == MS_COL_BODY && MS_PROJ_ALL == MS_COL_ALL,
+               "projection bits must equal column bits");
+
 /* ------------------------------------------------------------------ */
 /* Plugins                                                             */
 
@@ -685,7 +698,7 @@ grow(ms_mem *mem, uint8_t **p, size_t *cap, size_t need)
  * result is MS_LINK_OK; otherwise the link failed open.
  */
 static enum ms_link_result
-run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n)
+run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 {
 	if (!l->w) {
 		l->w = worker_start(c, l->plugin);
@@ -732,7 +745,8 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n)
 		pthread_detach(w->thread);
 		pthread_mutex_unlock(&w->mu);
 		l->w = NULL;
-		time_call(l, (uint64_t)(mono_ns() - t0));
+		*ns = (uint64_t)(mono_ns() - t0);
+		time_call(l, *ns);
 		record(l, MS_LINK_TIMEOUT,
 		       "Decide overran the %.3f ms timeout on %zu traces; "
 		       "call abandoned",
@@ -744,7 +758,8 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n)
 	int64_t ret = w->ret;
 	memcpy(l->tmp, w->verdict, n);
 	pthread_mutex_unlock(&w->mu);
-	time_call(l, (uint64_t)(mono_ns() - t0));
+	*ns = (uint64_t)(mono_ns() - t0);
+	time_call(l, *ns);
 	if (ret < 0) {
 		record(l, MS_LINK_ERROR, "Decide returned error %lld",
 		       (long long)ret);
@@ -804,7 +819,9 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 			res->links_failed++;
 			continue;
 		}
-		enum ms_link_result r = run_link(c, l, b, n);
+		uint64_t ns = 0;
+		enum ms_link_result r = run_link(c, l, b, n, &ns);
+		res->decide_ns += ns;
 		if (r == MS_LINK_TIMEOUT) {
 			timed_out = true;
 			if (++c->consecutive_timeouts >= c->circuit_after) {
