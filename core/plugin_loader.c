@@ -42,17 +42,19 @@
 #include <time.h>
 
 /* The SDK's projection bits are the host's column bits. */
-_Static_assert(MS_PROJ_SPAN_ID == MS_COL_SPAN_ID &&
-                       MS_PROJ_SEGMENT_ID == MS_COL_SEGMENT_ID &&
-                       MS_PROJ_SERVICE == MS_COL_SERVICE &&
-                       MS_PROJ_INSTANCE == MS_COL_INSTANCE &&
-                       MS_PROJ_ENDPOINT == MS_COL_ENDPOINT &&
-                       MS_PROJ_START == MS_COL_START &&
-                       MS_PROJ_LATENCY == MS_COL_LATENCY &&
-                       MS_PROJ_ERROR == MS_COL_ERROR &&
-                       MS_PROJ_TAGS == MS_COL_TAGS &&
-                       MS_PROJ_BODY == MS_COL_BODY && MS_PROJ_ALL == MS_COL_ALL,
-               "projection bits must equal column bits");
+_Static_assert(
+        (unsigned)MS_PROJ_SPAN_ID == (unsigned)MS_COL_SPAN_ID &&
+                (unsigned)MS_PROJ_SEGMENT_ID == (unsigned)MS_COL_SEGMENT_ID &&
+                (unsigned)MS_PROJ_SERVICE == (unsigned)MS_COL_SERVICE &&
+                (unsigned)MS_PROJ_INSTANCE == (unsigned)MS_COL_INSTANCE &&
+                (unsigned)MS_PROJ_ENDPOINT == (unsigned)MS_COL_ENDPOINT &&
+                (unsigned)MS_PROJ_START == (unsigned)MS_COL_START &&
+                (unsigned)MS_PROJ_LATENCY == (unsigned)MS_COL_LATENCY &&
+                (unsigned)MS_PROJ_ERROR == (unsigned)MS_COL_ERROR &&
+                (unsigned)MS_PROJ_TAGS == (unsigned)MS_COL_TAGS &&
+                (unsigned)MS_PROJ_BODY == (unsigned)MS_COL_BODY &&
+                (unsigned)MS_PROJ_ALL == (unsigned)MS_COL_ALL,
+        "projection bits must equal column bits");
 
 /* ------------------------------------------------------------------ */
 /* Plugins                                                             */
