@@ -48,6 +48,10 @@ typedef struct ms_shard_opts {
 	bool create;     /* create an empty shard if DIR has no snapshot */
 	ms_mem *mem;     /* borrowed; NULL = uncounted */
 	ms_io *io;       /* borrowed; NULL = not counted */
+	/* IDs from ms_shard_new_id are at least this (0: no floor). A caller
+	 * that introduces parts with IDs of its own (a replay publishing a
+	 * fixture's parts) reserves them by setting it above the largest. */
+	uint64_t first_new_id;
 } ms_shard_opts;
 
 int ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb);

@@ -848,6 +848,8 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 	clean_unlisted(s, &c);
 	if (c.max_seen >= s->next_id && c.max_seen < UINT64_MAX)
 		s->next_id = c.max_seen + 1;
+	if (opts->first_new_id > s->next_id)
+		s->next_id = opts->first_new_id;
 	write_note(s, &c);
 	snap_release(s->mem, &sn);
 	*out = s;
