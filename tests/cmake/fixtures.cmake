@@ -5,3 +5,11 @@ ms_add_test(test_fixture_build LIBS msfixtures)
 ms_add_test(test_manifest LIBS msfixtures PkgConfig::SQLITE)
 # Whole builds run the real sampler plugin.
 add_dependencies(test_fixture_build skywalking)
+
+# Benchmark: build (and check) time of a fixture; see tests/bench/README.md.
+add_executable(bench_fixture ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_fixture.c)
+target_link_libraries(bench_fixture PRIVATE msfixtures)
+target_compile_definitions(bench_fixture PRIVATE
+	MS_PLUGIN_DIR="${MS_PLUGIN_DIR}")
+add_dependencies(bench_fixture skywalking)
+add_dependencies(benches bench_fixture)
