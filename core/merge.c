@@ -43,18 +43,34 @@
  *     (sampling_open: ms_sampling_should_stage over the selection's
  *     hot/mature inputs). If not, the class and reason are recorded and
  *     the merge is the lossless one above.
- *  9. HOOK A: a sampling merge decodes every complete trace (the group of
- *     2.) and stages it (ms_stager_add); no block is copied raw because a
- *     trace's output waits for its batch's verdict. The stager emits every
- *     trace in the order added (stage_emit): kept traces are written,
- *     confirmed drops (guard over the active parts outside the selection)
- *     are only counted; the stager records them in the drop set.
- * 10. HOOK B: index children prune rows whose trace is in the drop set
- *     (exact lookup). If every trace was dropped, no output is written and
- *     the inputs are simply removed in the publishing transaction.
- * 11. Before publication the guard revalidates against parts that became
- *     active meanwhile; a conflict discards the attempt (outputs removed)
- *     and the merge is redone losslessly (reason lossless_retry).
+ *  9. HOOK A: a sampling merge stages every complete trace (the group of
+ *     2.) without holding it: with a chain that reads no column the
+ *     trace is described by its block headers alone (ID, rows, bounds;
+ *     nothing is decompressed), else only the projected columns plus
+ *     start and latency are decoded (ms_merge_sampling.decoded_cols).
+ *     The cookie says which single input holds the trace, if one does.
+ * 10. The stager emits every trace in the order added once its batch is
+ *     decided (stage_emit). A second iterator per input (small window)
+ *     trails the scan and re-reads from the pinned input what a kept
+ *     trace needs: a single-input trace is copied raw, a fragmented one
+ *     decoded and combined, so a kept trace is written byte for byte as
+ *     the lossless merge writes it. Blocks of dropped traces are skipped.
+ *     The merge thus holds no per-trace payload between staging and
+ *     emission (extra_bytes 0): what it holds is bounded by the inputs'
+ *     windows, not by the batch.
+ * 11. Confirmed drops (the guard over the active parts outside the
+ *     selection; the stager records them in the drop set, in merge order)
+ *     are counted with their rows. HOOK B: index children prune rows
+ *     whose trace is in the drop set (exact lookup). If every trace was
+ *     dropped, no output is written and the inputs are simply removed in
+ *     the publishing transaction.
+ * 12. Before publication the guard revalidates against parts that became
+ *     active meanwhile. A conflict discards the attempt (outputs removed,
+ *     nothing reported) and the merge is sampled again over the new
+ *     inventory; after MERGE_SAMPLING_ATTEMPTS discarded attempts it is
+ *     redone losslessly (reason lossless_retry), which cannot conflict.
+ * 13. Only after a successful publication is each confirmed drop reported
+ *     to req->on_drop, once, in merge order, with its row count.
  */
 #include "ms_merge.h"
 #include "ms_pipeline.h"
@@ -212,7 +228,12 @@ typedef struct src {
 	const ms_part *part; /* core input, borrowed from the view */
 	ms_part_iter *it;
 	const ms_block_info *info; /* current head; NULL at end */
-	size_t pos;                /* position in req->inputs */
+	/* Sampling: a second iterator trailing `it`, re-reading the blocks
+	 * of traces whose batch is decided (HOOK A). */
+	ms_part_iter *eit;
+	const ms_block_info *einfo; /* its head; NULL at end */
+	bool estarted;              /* eit has read its first block */
+	size_t pos;                 /* position in req->inputs */
 	char name[17];
 } src;
 
@@ -221,6 +242,16 @@ typedef struct srow {
 	ms_row row;
 	size_t pos;
 } srow;
+
+/* Where one trace's rows are assembled: rows copied into the arena, then
+ * ordered into flat[0..nrows). Reset for every trace. */
+typedef struct scratch {
+	arena arena;
+	srow *rows;
+	size_t nrows, caprows;
+	ms_row *flat;
+	size_t capflat;
+} scratch;
 
 typedef struct merge_ctx {
 	const ms_merge_req *req;
@@ -239,11 +270,7 @@ typedef struct merge_ctx {
 	ms_part_writer *writer;
 	uint64_t out_id;
 	char tmp[MS_KIND_COUNT][4096];
-	arena arena;
-	srow *rows;
-	size_t nrows, caprows;
-	ms_row *flat;
-	size_t capflat;
+	scratch sc; /* the trace being read (lossless or staging) */
 	uint8_t tid[MS_TRACE_ID_MAX]; /* the current trace ID */
 	uint32_t tid_len;
 	uint64_t blocks_read;
@@ -257,11 +284,22 @@ typedef struct merge_ctx {
 	ms_stager *stager;
 	ms_guard *guard;
 	ms_dropset *drops;
+	unsigned stage_cols; /* ms_col bits decoded for staging; 0: none,
+	                      * traces are staged from block headers */
+	scratch esc;         /* the decided trace being written */
+	size_t *egroup;      /* its sources (emit iterators) */
+	size_t negroup;
+	uint8_t etid[MS_TRACE_ID_MAX];
+	uint32_t etid_len;
+	uint64_t *drop_rows; /* rows of the i-th confirmed drop */
+	size_t ndrops, capdrops;
 	bool empty; /* every trace dropped: no output part */
 } merge_ctx;
 
-/* Internal: the guard's revalidation failed; redo the merge losslessly. */
+/* Internal: the guard's revalidation failed; redo the merge. */
 #define MERGE_RETRY 1
+/* Sampling attempts before the lossless one (design 12). */
+#define MERGE_SAMPLING_ATTEMPTS 3
 
 /* ---- test hook ---- */
 
@@ -380,37 +418,39 @@ src_advance(merge_ctx *c, src *s)
 /* ---- assembling a fragmented trace ---- */
 
 static int
-rows_reserve(merge_ctx *c, size_t extra)
+rows_reserve(merge_ctx *c, scratch *sc, size_t extra)
 {
 	size_t need;
-	if (!ms_add_ok(c->nrows, extra, &need))
+	if (!ms_add_ok(sc->nrows, extra, &need))
 		return ms_fail(&c->eb, MS_ERR_RANGE, "trace too large");
-	if (need <= c->caprows)
+	if (need <= sc->caprows)
 		return 0;
-	size_t cap = c->caprows ? c->caprows : 64;
+	size_t cap = sc->caprows ? sc->caprows : 64;
 	while (cap < need)
 		if (!ms_mul_ok(cap, 2, &cap))
 			return ms_fail(&c->eb, MS_ERR_RANGE, "trace too large");
 	size_t ob, nb;
-	if (!ms_mul_ok(c->caprows, sizeof(srow), &ob) ||
+	if (!ms_mul_ok(sc->caprows, sizeof(srow), &ob) ||
 	    !ms_mul_ok(cap, sizeof(srow), &nb))
 		return ms_fail(&c->eb, MS_ERR_RANGE, "trace too large");
-	srow *p = ms_mem_realloc(c->mem, c->rows, ob, nb);
+	srow *p = ms_mem_realloc(c->mem, sc->rows, ob, nb);
 	if (!p)
 		return ms_fail(&c->eb, MS_ERR_NOMEM,
 		               "out of memory for %zu rows of one trace", need);
-	c->rows = p;
-	c->caprows = cap;
+	sc->rows = p;
+	sc->caprows = cap;
 	return 0;
 }
 
-/* Deep-copy a decoded row into the arena (the reader reuses its buffers). */
+/* Deep-copy a decoded row into the arena (the reader reuses its buffers);
+ * columns not decoded are NULL/0 in `in` and stay so. */
 static int
-copy_row(merge_ctx *c, const ms_row *in, ms_row *out)
+copy_row(merge_ctx *c, scratch *sc, const uint8_t *tid, const ms_row *in,
+         ms_row *out)
 {
-	arena *a = &c->arena;
+	arena *a = &sc->arena;
 	*out = *in;
-	out->trace_id = c->tid; /* same bytes; c->tid outlives the write */
+	out->trace_id = tid; /* same bytes; tid outlives the write */
 	out->segment_id = arena_str(a, in->segment_id);
 	out->service = arena_str(a, in->service);
 	out->instance = arena_str(a, in->instance);
@@ -495,51 +535,82 @@ emit_raw(merge_ctx *c, src *s)
 	return 0;
 }
 
-/* Decode every block of the current trace from every source in the group
- * (all columns), copy the rows and order them by start_ns: c->flat. */
+/* Advance the emit iterator of s (the iterator checks the order). */
 static int
-collect_trace(merge_ctx *c)
+eadvance(merge_ctx *c, src *s)
+{
+	const ms_block_info *info = NULL;
+	int rc = ms_part_iter_next(s->eit, &info, &c->eb);
+	s->estarted = true;
+	s->einfo = rc == 1 ? info : NULL;
+	return rc < 0 ? rc : 0;
+}
+
+static bool
+ehead_is_tid(const merge_ctx *c, const src *s)
+{
+	return s->einfo &&
+	       ms_trace_id_cmp(s->einfo->trace_id, s->einfo->trace_id_len,
+	                       c->etid, c->etid_len) == 0;
+}
+
+/*
+ * Decode every block of one trace from every source of a group (columns
+ * `cols`), copy the rows into sc and order them by start_ns: sc->flat.
+ * emit = false: the scan iterators, group c->group, trace c->tid;
+ * emit = true: the emit iterators, group c->egroup, trace c->etid.
+ */
+static int
+collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols)
 {
 	int rc;
-	c->nrows = 0;
-	arena_reset(&c->arena);
-	for (size_t g = 0; g < c->ngroup; g++) {
-		src *s = &c->srcs[c->group[g]];
+	const size_t *group = emit ? c->egroup : c->group;
+	size_t ngroup = emit ? c->negroup : c->ngroup;
+	const uint8_t *tid = emit ? c->etid : c->tid;
+	sc->nrows = 0;
+	arena_reset(&sc->arena);
+	for (size_t g = 0; g < ngroup; g++) {
+		src *s = &c->srcs[group[g]];
+		ms_part_iter *it = emit ? s->eit : s->it;
 		do {
 			const ms_row *rows = NULL;
-			uint32_t n = s->info->nrows;
-			rc = ms_part_iter_decode(s->it, MS_COL_ALL, &rows,
-			                         &c->eb);
+			uint32_t n = (emit ? s->einfo : s->info)->nrows;
+			rc = ms_part_iter_decode(it, cols, &rows, &c->eb);
 			if (rc < 0)
 				return rc;
-			if ((rc = rows_reserve(c, n)) < 0)
+			if ((rc = rows_reserve(c, sc, n)) < 0)
 				return rc;
 			for (uint32_t i = 0; i < n; i++) {
-				srow *r = &c->rows[c->nrows];
-				if ((rc = copy_row(c, &rows[i], &r->row)) < 0)
+				srow *r = &sc->rows[sc->nrows];
+				rc = copy_row(c, sc, tid, &rows[i], &r->row);
+				if (rc < 0)
 					return rc;
-				r->pos = c->nrows++;
+				r->pos = sc->nrows++;
 			}
-			c->res->blocks_reencoded++;
-			if ((rc = src_advance(c, s)) < 0)
+			if (cols == MS_COL_ALL)
+				c->res->blocks_reencoded++;
+			else
+				c->res->sampling.blocks_decoded++;
+			rc = emit ? eadvance(c, s) : src_advance(c, s);
+			if (rc < 0)
 				return rc;
-		} while (head_is_tid(c, s));
+		} while (emit ? ehead_is_tid(c, s) : head_is_tid(c, s));
 	}
-	qsort(c->rows, c->nrows, sizeof(srow), srow_cmp);
-	if (c->nrows > c->capflat) {
+	qsort(sc->rows, sc->nrows, sizeof(srow), srow_cmp);
+	if (sc->nrows > sc->capflat) {
 		size_t ob, nb;
-		if (!ms_mul_ok(c->capflat, sizeof(ms_row), &ob) ||
-		    !ms_mul_ok(c->nrows, sizeof(ms_row), &nb))
+		if (!ms_mul_ok(sc->capflat, sizeof(ms_row), &ob) ||
+		    !ms_mul_ok(sc->nrows, sizeof(ms_row), &nb))
 			return ms_fail(&c->eb, MS_ERR_RANGE, "trace too large");
-		ms_row *f = ms_mem_realloc(c->mem, c->flat, ob, nb);
+		ms_row *f = ms_mem_realloc(c->mem, sc->flat, ob, nb);
 		if (!f)
 			return ms_fail(&c->eb, MS_ERR_NOMEM,
-			               "out of memory for %zu rows", c->nrows);
-		c->flat = f;
-		c->capflat = c->nrows;
+			               "out of memory for %zu rows", sc->nrows);
+		sc->flat = f;
+		sc->capflat = sc->nrows;
 	}
-	for (size_t i = 0; i < c->nrows; i++)
-		c->flat[i] = c->rows[i].row;
+	for (size_t i = 0; i < sc->nrows; i++)
+		sc->flat[i] = sc->rows[i].row;
 	return 0;
 }
 
@@ -557,36 +628,144 @@ write_rows(merge_ctx *c, const ms_row *rows, size_t n)
 	return rc < 0 ? write_failed(c, rc) : 0;
 }
 
-/* HOOK A, lossless: the complete trace is c->flat[0..nrows). */
+/* HOOK A, lossless: the complete trace is c->sc.flat[0..nrows). */
 static int
 emit_combined(merge_ctx *c)
 {
-	int rc = collect_trace(c);
-	return rc < 0 ? rc : write_rows(c, c->flat, c->nrows);
+	int rc = collect_trace(c, &c->sc, false, MS_COL_ALL);
+	return rc < 0 ? rc : write_rows(c, c->sc.flat, c->sc.nrows);
+}
+
+/* Cookie of a staged trace: which input holds it when only one does
+ * (its blocks are then copied raw at emit); 0 for a fragmented trace. */
+static void *
+cookie_of(const merge_ctx *c)
+{
+	if (c->ngroup != 1)
+		return NULL;
+	return (void *)(uintptr_t)(c->group[0] + 1);
+}
+
+/* A decided, kept trace: move the emit iterators of its inputs to it
+ * (past the blocks of dropped traces) and write it exactly as the
+ * lossless merge would: raw blocks from a single input, else decoded,
+ * ordered and combined. */
+static int
+emit_kept(merge_ctx *c, const ms_stage_emit *e)
+{
+	int rc;
+	memcpy(c->etid, e->trace_id, e->trace_id_len);
+	c->etid_len = e->trace_id_len;
+	size_t one = (size_t)(uintptr_t)e->cookie;
+	size_t lo = one ? one - 1 : 0, hi = one ? one : c->nsrcs;
+	c->negroup = 0;
+	for (size_t i = lo; i < hi; i++) {
+		src *s = &c->srcs[i];
+		if (!s->estarted && (rc = eadvance(c, s)) < 0)
+			return rc;
+		while (s->einfo && ms_trace_id_cmp(s->einfo->trace_id,
+		                                   s->einfo->trace_id_len,
+		                                   c->etid, c->etid_len) < 0)
+			if ((rc = eadvance(c, s)) < 0)
+				return rc;
+		if (ehead_is_tid(c, s))
+			c->egroup[c->negroup++] = i;
+	}
+	if (c->negroup == 0)
+		return ms_fail(&c->eb, MS_ERR_STATE,
+		               "trace %.*s: no input holds it on re-read",
+		               (int)c->etid_len, (const char *)c->etid);
+	if (c->negroup > 1) {
+		rc = collect_trace(c, &c->esc, true, MS_COL_ALL);
+		return rc < 0 ? rc : write_rows(c, c->esc.flat, c->esc.nrows);
+	}
+	src *s = &c->srcs[c->egroup[0]];
+	c->res->traces_out++;
+	do {
+		ms_raw_block raw;
+		if ((rc = ms_part_iter_raw(s->eit, &raw, &c->eb)) < 0)
+			return rc;
+		rc = ms_part_writer_add_raw(c->writer, &raw, &c->eb);
+		if (rc < 0)
+			return write_failed(c, rc);
+		c->res->blocks_raw++;
+		c->res->rows_out += s->einfo->nrows;
+		c->blocks_written++;
+		if ((rc = hook(c, MS_MERGE_STAGE_WRITE, c->blocks_written)))
+			return write_failed(c, rc);
+		if ((rc = eadvance(c, s)) < 0)
+			return rc;
+	} while (ehead_is_tid(c, s));
+	return 0;
 }
 
 /* HOOK A, sampling: the stager hands back every trace in the order added
- * with its verdict; a kept trace is written, a dropped one is only
- * counted (the stager has recorded it in the drop set). */
+ * with its verdict; a kept trace is re-read and written, a dropped one is
+ * only counted (the stager has recorded it in the drop set; its blocks
+ * are skipped by the emit iterators). */
 static int
 stage_emit(void *ctx, const ms_stage_emit *e)
 {
 	merge_ctx *c = ctx;
 	if (e->keep)
-		return write_rows(c, e->rows, e->nrows);
+		return emit_kept(c, e);
 	c->res->sampling.rows_dropped += e->nrows;
+	if (c->ndrops == c->capdrops) {
+		size_t cap = c->capdrops ? 2 * c->capdrops : 256, ob, nb;
+		if (!ms_mul_ok(c->capdrops, sizeof(uint64_t), &ob) ||
+		    !ms_mul_ok(cap, sizeof(uint64_t), &nb))
+			return ms_fail(&c->eb, MS_ERR_RANGE, "too many drops");
+		uint64_t *v = ms_mem_realloc(c->mem, c->drop_rows, ob, nb);
+		if (!v)
+			return ms_fail(&c->eb, MS_ERR_NOMEM,
+			               "out of memory for %zu drops", cap);
+		c->drop_rows = v;
+		c->capdrops = cap;
+	}
+	c->drop_rows[c->ndrops++] = e->nrows;
 	return 0;
 }
 
-/* Sampling: every complete trace is decoded and staged (no raw copy: the
- * output of a trace is decided only when its batch is). */
+/* Sampling: stage the complete trace at the scan iterators' heads. With
+ * no column to decode, its block headers describe it (ID, rows, bounds);
+ * else only the projected columns (plus start and latency, which the
+ * batch's trace bounds are built from) are decoded. Nothing of the trace
+ * is held: its blocks are re-read when its batch is decided. */
 static int
 stage_trace(merge_ctx *c)
 {
-	int rc = collect_trace(c);
-	if (rc < 0)
-		return rc;
-	return ms_stager_add(c->stager, c->flat, c->nrows, NULL, 0, &c->eb);
+	int rc;
+	void *cookie = cookie_of(c);
+	if (c->stage_cols) {
+		rc = collect_trace(c, &c->sc, false, c->stage_cols);
+		if (rc < 0)
+			return rc;
+		return ms_stager_add(c->stager, c->sc.flat, c->sc.nrows, cookie,
+		                     0, &c->eb);
+	}
+	ms_stage_summary t = { c->tid,    c->tid_len, 0,
+		               INT64_MAX, INT64_MIN,  INT64_MIN };
+	for (size_t g = 0; g < c->ngroup; g++) {
+		src *s = &c->srcs[c->group[g]];
+		do {
+			const ms_block_info *bi = s->info;
+			if (bi->nrows > UINT32_MAX - t.nrows)
+				return ms_fail(&c->eb, MS_ERR_RANGE,
+				               "part %s: trace with more "
+				               "than 2^32 rows",
+				               s->name);
+			t.nrows += bi->nrows;
+			if (bi->min_ts < t.min_ts)
+				t.min_ts = bi->min_ts;
+			if (bi->max_ts > t.max_ts)
+				t.max_ts = bi->max_ts;
+			if (bi->max_end_ns > t.max_end_ns)
+				t.max_end_ns = bi->max_end_ns;
+			if ((rc = src_advance(c, s)) < 0)
+				return rc;
+		} while (head_is_tid(c, s));
+	}
+	return ms_stager_add_summary(c->stager, &t, cookie, 0, &c->eb);
 }
 
 /* Merge every input into the open writer. */
@@ -731,7 +910,8 @@ pin_inputs(merge_ctx *c)
 	c->heap = ms_mem_calloc(c->mem, n, sizeof(size_t));
 	c->group = ms_mem_calloc(c->mem, n, sizeof(size_t));
 	c->iparts = ms_mem_calloc(c->mem, n, sizeof(ms_part *));
-	if (!c->srcs || !c->heap || !c->group || !c->iparts)
+	c->egroup = ms_mem_calloc(c->mem, n, sizeof(size_t));
+	if (!c->srcs || !c->heap || !c->group || !c->iparts || !c->egroup)
 		return ms_fail(&c->eb, MS_ERR_NOMEM,
 		               "out of memory for %zu merge inputs", n);
 	res->input_min_ts = INT64_MAX;
@@ -788,6 +968,11 @@ open_output(merge_ctx *c)
 	                           &o, &c->eb);
 }
 
+/* Read-ahead of an emit iterator: it trails the scan by up to a batch,
+ * so it needs its own window, but a small one does (blocks are read in
+ * order; a larger block is read whole). */
+#define EMIT_WINDOW (64u << 10)
+
 static int
 open_iters(merge_ctx *c)
 {
@@ -796,6 +981,10 @@ open_iters(merge_ctx *c)
 		int rc = ms_part_iter_open(&s->it, s->part, c->mem, c->io,
 		                           &c->eb);
 		if (rc < 0)
+			return rc;
+		if (c->stager && (rc = ms_part_iter_open_window(
+		                          &s->eit, s->part, c->mem, c->io,
+		                          EMIT_WINDOW, &c->eb)) < 0)
 			return rc;
 	}
 	return 0;
@@ -808,7 +997,10 @@ close_iters(merge_ctx *c)
 		return;
 	for (size_t i = 0; i < c->nsrcs; i++) {
 		ms_part_iter_close(c->srcs[i].it);
+		ms_part_iter_close(c->srcs[i].eit);
 		c->srcs[i].it = NULL;
+		c->srcs[i].eit = NULL;
+		c->srcs[i].einfo = NULL;
 	}
 }
 
@@ -825,21 +1017,33 @@ remove_outputs(merge_ctx *c)
 }
 
 static void
+scratch_release(merge_ctx *c, scratch *sc)
+{
+	arena_release(&sc->arena);
+	ms_mem_free(c->mem, sc->rows, sc->caprows * sizeof(srow));
+	ms_mem_free(c->mem, sc->flat, sc->capflat * sizeof(ms_row));
+	sc->rows = NULL;
+	sc->flat = NULL;
+	sc->caprows = sc->capflat = sc->nrows = 0;
+}
+
+static void
 release_ctx(merge_ctx *c)
 {
 	close_iters(c);
 	ms_part_writer_abort(c->writer);
 	c->writer = NULL;
-	arena_release(&c->arena);
-	ms_mem_free(c->mem, c->rows, c->caprows * sizeof(srow));
-	ms_mem_free(c->mem, c->flat, c->capflat * sizeof(ms_row));
+	scratch_release(c, &c->sc);
+	scratch_release(c, &c->esc);
+	ms_mem_free(c->mem, c->drop_rows, c->capdrops * sizeof(uint64_t));
+	ms_mem_free(c->mem, c->egroup, c->nsrcs * sizeof(size_t));
+	c->drop_rows = NULL;
+	c->egroup = NULL;
 	ms_mem_free(c->mem, c->srcs, c->nsrcs * sizeof(src));
 	ms_mem_free(c->mem, c->heap, c->nsrcs * sizeof(size_t));
 	ms_mem_free(c->mem, c->group, c->nsrcs * sizeof(size_t));
 	ms_mem_free(c->mem, c->iparts, c->nsrcs * sizeof(ms_part *));
 	c->iparts = NULL;
-	c->rows = NULL;
-	c->flat = NULL;
 	c->srcs = NULL;
 	c->heap = c->group = NULL;
 	ms_view_release(c->view);
@@ -970,10 +1174,15 @@ sampling_open(merge_ctx *c)
 		.plan = plan,
 		.policy = in.policy,
 		.frontier_ns = frontier,
-		.copy_rows = true,
+		.copy_rows = false,
 		.emit = stage_emit,
 		.emit_ctx = c,
 	};
+	/* The projection bits are the reader's column bits (ms_plugin.h);
+	 * the batch's trace bounds need start and latency too. */
+	uint32_t proj = ms_chain_projection(ms_pipeline_chain(p)) & MS_COL_ALL;
+	c->stage_cols = proj ? proj | MS_COL_START | MS_COL_LATENCY : 0;
+	sm->decoded_cols = c->stage_cols;
 	return ms_stager_open(&c->stager, &so, &c->eb);
 }
 
@@ -997,6 +1206,11 @@ sampling_finish(merge_ctx *c)
 	sm->batches = r->batches;
 	sm->peak_staged_bytes = r->peak_charged;
 	sm->plugin_calls = r->decide_calls;
+	sm->decide_ns = (int64_t)r->decide_ns;
+	if (c->ndrops != ms_dropset_count(c->drops))
+		return ms_fail(&c->eb, MS_ERR_STATE,
+		               "%zu drops emitted, %zu in the drop set",
+		               c->ndrops, ms_dropset_count(c->drops));
 	ms_guard_stats gs;
 	ms_guard_stats_get(c->guard, &gs);
 	sm->guard_probes = gs.probes;
@@ -1031,6 +1245,23 @@ sampling_revalidate(merge_ctx *c)
 	                    sizeof(ms_guard_part));
 	ms_view_release(v);
 	return rc;
+}
+
+/* After publication: every confirmed drop, in merge order, to the
+ * request's on_drop. */
+static void
+report_drops(merge_ctx *c)
+{
+	const ms_merge_req *req = c->req;
+	if (!req->on_drop || !c->drops)
+		return;
+	for (size_t i = 0; i < c->ndrops; i++) {
+		const uint8_t *tid;
+		uint32_t len;
+		int64_t mn, mx;
+		ms_dropset_get(c->drops, i, &tid, &len, &mn, &mx);
+		req->on_drop(req->drop_arg, tid, len, c->drop_rows[i]);
+	}
 }
 
 static int
@@ -1074,6 +1305,7 @@ run(merge_ctx *c)
 		return rc;
 	res->output_id = c->empty ? 0 : c->out_id;
 	res->epoch_after = ms_shard_epoch(c->req->shard);
+	report_drops(c);
 	enter(c, MS_MERGE_STAGE_DONE); /* hook result ignored: committed */
 	return 0;
 }
@@ -1109,7 +1341,8 @@ attempt(const ms_merge_req *req, ms_merge_result *res, ms_mem *mem, ms_io *io,
 	c.res = res;
 	c.mem = mem;
 	c.io = io;
-	c.arena.mem = mem;
+	c.sc.arena.mem = mem;
+	c.esc.arena.mem = mem;
 	c.lossless = lossless;
 	c.t_stage = now_ns(CLOCK_MONOTONIC);
 
@@ -1158,9 +1391,19 @@ ms_merge_execute(const ms_merge_req *req, ms_merge_result *res, ms_errbuf *eb)
 		ms_mem_fail_at(&mem, req->hooks->fail_alloc_at,
 		               req->hooks->fail_alloc_every);
 
+	/* A sampling attempt whose drops a newly active part may hold is
+	 * discarded (MERGE_RETRY) and the merge sampled again against the
+	 * new inventory; after MERGE_SAMPLING_ATTEMPTS such attempts it is
+	 * redone losslessly, which cannot conflict. */
+	uint32_t discarded = 0;
 	rc = attempt(req, res, &mem, &io, false, wall0, eb);
-	if (rc == MERGE_RETRY) /* the inventory changed under a drop */
+	while (rc == MERGE_RETRY && ++discarded < MERGE_SAMPLING_ATTEMPTS)
+		rc = attempt(req, res, &mem, &io, false, wall0, eb);
+	if (rc == MERGE_RETRY) {
 		rc = attempt(req, res, &mem, &io, true, wall0, eb);
+		discarded = MERGE_SAMPLING_ATTEMPTS;
+	}
+	res->sampling.attempts_discarded = discarded;
 
 	ms_mem_stats st;
 	ms_mem_stats_get(&mem, &st);

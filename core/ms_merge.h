@@ -103,6 +103,14 @@ typedef struct ms_merge_req {
 	int64_t grace_ns;            /* 0 = 2 h; frontier = now - grace */
 	int zstd_level;              /* 0 = the part writer's default */
 	const ms_merge_hooks *hooks; /* tests only; NULL otherwise */
+	/* Optional: called once per confirmed dropped trace, in merge
+	 * (trace-ID) order, with the trace's row count, after the merge
+	 * published successfully and before ms_merge_execute returns; never
+	 * for a failed merge nor for an attempt discarded by revalidation.
+	 * tid is valid during the call only. On the merging thread. */
+	void (*on_drop)(void *arg, const uint8_t *tid, uint32_t tid_len,
+	                uint64_t rows);
+	void *drop_arg;
 } ms_merge_req;
 
 /* Figures of one secondary-index child merge. */
@@ -169,6 +177,18 @@ typedef struct ms_merge_sampling {
 	uint64_t guard_deferred_budget;
 	uint64_t plugin_calls;
 	int64_t decide_ns; /* total time inside Decide calls */
+	/* Columns (enum ms_col bits) decoded while staging: the chain's
+	 * projection plus start and latency, or 0 when the chain reads no
+	 * column (traces are then staged from their block headers). Bodies
+	 * and other columns are only decoded to combine a fragmented kept
+	 * trace, as in a lossless merge. */
+	uint32_t decoded_cols;
+	uint64_t blocks_decoded; /* input blocks decoded for staging */
+	/* Sampling attempts discarded because a part that became active
+	 * during the merge may hold a dropped trace; each was redone
+	 * against the new inventory, and after 3 the merge was redone
+	 * losslessly (reason lossless_retry). */
+	uint32_t attempts_discarded;
 } ms_merge_sampling;
 
 typedef struct ms_merge_result {

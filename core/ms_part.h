@@ -154,6 +154,14 @@ typedef struct ms_part_iter ms_part_iter;
  * buffers; it may differ from the part's (a merge passes its own). */
 int ms_part_iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem,
 		      ms_io *io, ms_errbuf *eb);
+/* The same with a read window of `window` bytes (0 = the default, 1 MiB;
+ * a block larger than the window is read whole) and a decompression
+ * context made only at the first decode: for a second iterator that
+ * trails another over the same part (a sampling merge re-reads the blocks
+ * of decided traces) without a second large buffer. */
+int ms_part_iter_open_window(ms_part_iter **out, const ms_part *p,
+			     ms_mem *mem, ms_io *io, size_t window,
+			     ms_errbuf *eb);
 /* Advance: 1 and *info set when there is a block, 0 at the end, <0 error. */
 int ms_part_iter_next(ms_part_iter *it, const ms_block_info **info,
 		      ms_errbuf *eb);

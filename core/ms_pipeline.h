@@ -232,6 +232,8 @@ typedef struct ms_chain_call {
 	size_t links_ok;     /* links whose verdicts were applied */
 	size_t links_failed; /* links bypassed (failed open) */
 	bool circuit_open;   /* everything kept because the circuit is open */
+	uint64_t decide_ns;  /* wall time of this call's Decide calls, summed
+	                      * over the links (a timeout counts its wait) */
 } ms_chain_call;
 
 /*
@@ -550,6 +552,7 @@ typedef struct ms_stage_report {
 	uint64_t traces, rows;
 	uint64_t evaluated, kept, proposed_drops, dropped, deferred;
 	uint64_t oversized, hot;
+	uint64_t decide_ns; /* sum of the chain calls' decide_ns */
 	enum ms_sampling_class cls;
 	enum ms_sampling_reason reason;
 } ms_stage_report;
@@ -574,6 +577,25 @@ uint64_t ms_stager_charge(const ms_stager *s, const ms_row *rows, size_t n,
  */
 int ms_stager_add(ms_stager *s, const ms_row *rows, size_t n, void *cookie,
                   uint64_t extra_bytes, ms_errbuf *eb);
+/*
+ * Stage one complete trace known only by its block headers, when the
+ * chain reads no row column (projection MS_PROJ_NONE) and copy_rows is
+ * off: nothing of the trace has to be decoded. The batch gets the trace's
+ * descriptor (ID, row count, bounds) exactly as ms_stager_add would build
+ * it from the rows; the charge is the per-trace fixed part, the ID and
+ * extra_bytes. Same ordering, limits and emission as ms_stager_add (emits
+ * carry rows = NULL and nrows). MS_ERR_INVAL when the chain projects a
+ * column, copy_rows is set, or the summary is malformed.
+ */
+typedef struct ms_stage_summary {
+	const uint8_t *trace_id;
+	uint32_t trace_id_len;
+	uint32_t nrows;         /* >= 1 */
+	int64_t min_ts, max_ts; /* over start_ns */
+	int64_t max_end_ns;     /* max(start_ns + latency_ms * 1e6) */
+} ms_stage_summary;
+int ms_stager_add_summary(ms_stager *s, const ms_stage_summary *t, void *cookie,
+                          uint64_t extra_bytes, ms_errbuf *eb);
 /* Flush what is pending and settle the classification. */
 int ms_stager_finish(ms_stager *s, ms_errbuf *eb);
 const ms_stage_report *ms_stager_report(const ms_stager *s);

@@ -230,6 +230,7 @@ typedef struct ms__win {
 	size_t len;
 	uint64_t size;
 	uint64_t bytes_read;
+	size_t window; /* read-ahead per refill; 0 = MS__READ_WINDOW */
 } ms__win;
 
 int ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,

@@ -577,7 +577,8 @@ ms__win_get(ms__win *w, uint64_t off, size_t n, const uint8_t **out)
 	}
 	if (off > w->size || n > w->size - off)
 		return MS_ERR_CORRUPT;
-	uint64_t want = n > MS__READ_WINDOW ? n : MS__READ_WINDOW;
+	size_t window = w->window ? w->window : MS__READ_WINDOW;
+	uint64_t want = n > window ? n : window;
 	if (want > w->size - off)
 		want = w->size - off;
 	if (want > w->cap) {
@@ -638,9 +639,30 @@ struct ms_part_iter {
 	uint32_t last_len;
 };
 
+static int iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem,
+                     ms_io *io, size_t window, ms_errbuf *eb);
+
 int
 ms_part_iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
                   ms_errbuf *eb)
+{
+	return iter_open(out, p, mem, io, 0, eb);
+}
+
+int
+ms_part_iter_open_window(ms_part_iter **out, const ms_part *p, ms_mem *mem,
+                         ms_io *io, size_t window, ms_errbuf *eb)
+{
+	if (window == 0)
+		window = MS__READ_WINDOW;
+	return iter_open(out, p, mem, io, window, eb);
+}
+
+/* window 0: the default window and a decompression context made now;
+ * else that window and a context made at the first decode. */
+static int
+iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
+          size_t window, ms_errbuf *eb)
 {
 	*out = NULL;
 	if (p->kind != MS_KIND_CORE)
@@ -659,12 +681,16 @@ ms_part_iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
 	int rc = ms__win_open(&it->win, p, mem, io, eb);
 	if (rc)
 		goto fail;
+	it->win.window = window;
+	if (window)
+		goto done;
 	it->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(mem));
 	if (!it->dctx) {
 		rc = ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
 		                   "zstd context");
 		goto fail;
 	}
+done:
 	*out = it;
 	return 0;
 fail:
@@ -823,6 +849,9 @@ inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
 	int rc = ms_buf_reserve(dst, raw);
 	if (rc)
 		return ifail(it, eb, rc, "unit %s: %u bytes", unit, raw);
+	if (!it->dctx &&
+	    !(it->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(it->mem))))
+		return ifail(it, eb, MS_ERR_NOMEM, "zstd context");
 	size_t k = ZSTD_decompressDCtx(it->dctx, dst->data, raw, src, stored);
 	if (ZSTD_isError(k))
 		return ifail(it, eb, ms__zstd_err(k), "unit %s: zstd: %s", unit,

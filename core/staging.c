@@ -349,6 +349,32 @@ builder_add(builder *b, const ms_row *rows, size_t n)
 	return 0;
 }
 
+/* Append one trace known by its descriptor alone (projection none: no
+ * row column to fill). */
+static int
+builder_add_summary(builder *b, const ms_stage_summary *ts)
+{
+	ms_plugin_trace t;
+	memset(&t, 0, sizeof(t));
+	t.trace_id_len = ts->trace_id_len;
+	t.row_first = b->nrows;
+	t.row_count = ts->nrows;
+	t.min_start_ns = ts->min_ts;
+	t.max_start_ns = ts->max_ts;
+	t.max_end_ns = ts->max_end_ns;
+	size_t tidoff = b->buf[C_TIDS].len;
+	int rc = ms_buf_append(&b->buf[C_TIDS], ts->trace_id, ts->trace_id_len);
+	if (!rc)
+		rc = ms_buf_append(&b->buf[C_TIDOFF], &tidoff, sizeof(tidoff));
+	if (!rc)
+		rc = ms_buf_append(&b->buf[C_TRACES], &t, sizeof(t));
+	if (rc)
+		return rc < 0 ? rc : MS_ERR_NOMEM;
+	b->nrows += ts->nrows;
+	b->ntraces++;
+	return 0;
+}
+
 static void
 batch_destroy(ms_batch *bt)
 {
@@ -950,6 +976,7 @@ flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
 			               ms_strerror(rc));
 		}
 		s->rep.decide_calls++;
+		s->rep.decide_ns += call.decide_ns;
 		if (call.links_ok > 0)
 			s->rep.evaluated += nb;
 	}
@@ -1003,6 +1030,94 @@ flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
 	return rc;
 }
 
+/* Order check shared by both add paths: IDs ascend strictly. */
+static int
+check_order(ms_stager *s, const uint8_t *tid, uint32_t len, ms_errbuf *eb)
+{
+	if (s->last_tid_len &&
+	    ms_trace_id_cmp(s->last_tid, s->last_tid_len, tid, len) >= 0)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "stager: trace IDs must ascend strictly "
+		               "(merge order)");
+	memcpy(s->last_tid, tid, len);
+	s->last_tid_len = len;
+	return 0;
+}
+
+/* Stage one trace with charge c: rows (may be NULL with a summary) or
+ * the summary ts goes into the batch. */
+static int
+stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
+          void *cookie, uint64_t c, ms_errbuf *eb)
+{
+	s->rep.traces++;
+	s->rep.rows += ts->nrows;
+	const ms_stage_plan *pl = &s->o.plan;
+	int rc;
+	if (c > pl->oversized_cap) {
+		rc = flush(s, MS_FLUSH_OVERSIZED, eb);
+		if (rc)
+			return rc;
+		s->rep.oversized++;
+		ms_stage_emit e = { ts->trace_id, ts->trace_id_len,
+			            rows,         ts->nrows,
+			            cookie,       MS_TRACE_OVERSIZED,
+			            true,         ts->min_ts,
+			            ts->max_ts };
+		return emit(s, &e, eb);
+	}
+	bool hot =
+	        s->o.policy == MS_GRACE_TRACE && ts->max_ts > s->o.frontier_ns;
+	if (s->npend && s->live + c > pl->preferred) {
+		rc = flush(s, MS_FLUSH_BYTES, eb);
+		if (rc)
+			return rc;
+	}
+	if (!hot && s->b.ntraces >= pl->trace_cap) {
+		rc = flush(s, MS_FLUSH_TRACES, eb);
+		if (rc)
+			return rc;
+	}
+	pend p;
+	memset(&p, 0, sizeof(p));
+	p.cookie = cookie;
+	p.nrows = ts->nrows;
+	p.min_ts = ts->min_ts;
+	p.max_ts = ts->max_ts;
+	p.charge = c;
+	p.hot = hot;
+	p.tid_len = ts->trace_id_len;
+	memcpy(p.tid, ts->trace_id, p.tid_len);
+	if (s->o.copy_rows && rows) {
+		p.rows = copy_rows(&s->ar, rows, ts->nrows);
+		if (!p.rows) {
+			s->failed = true;
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "stager: out of memory copying a "
+			               "trace");
+		}
+	}
+	if (!hot) {
+		p.batch_idx = (uint32_t)s->b.ntraces;
+		rc = rows ? builder_add(&s->b, rows, ts->nrows)
+		          : builder_add_summary(&s->b, ts);
+		if (rc) {
+			s->failed = true;
+			return ms_fail(eb, rc, "stager: out of memory");
+		}
+	}
+	rc = ms_buf_append(&s->pend, &p, sizeof(p));
+	if (rc) {
+		s->failed = true;
+		return ms_fail(eb, rc, "stager: out of memory");
+	}
+	s->npend++;
+	s->live += c;
+	s->rep.total_charged += c;
+	note_peak(s);
+	return 0;
+}
+
 int
 ms_stager_add(ms_stager *s, const ms_row *rows, size_t n, void *cookie,
               uint64_t extra_bytes, ms_errbuf *eb)
@@ -1023,91 +1138,45 @@ ms_stager_add(ms_stager *s, const ms_row *rows, size_t n, void *cookie,
 			               "stager: row %zu belongs to another "
 			               "trace; one call stages one trace",
 			               i);
-	if (s->last_tid_len &&
-	    ms_trace_id_cmp(s->last_tid, s->last_tid_len, rows[0].trace_id,
-	                    rows[0].trace_id_len) >= 0)
-		return ms_fail(eb, MS_ERR_INVAL,
-		               "stager: trace IDs must ascend strictly "
-		               "(merge order)");
-	memcpy(s->last_tid, rows[0].trace_id, rows[0].trace_id_len);
-	s->last_tid_len = rows[0].trace_id_len;
-
-	int64_t mn = rows[0].start_ns, mx = rows[0].start_ns;
+	int rc = check_order(s, rows[0].trace_id, rows[0].trace_id_len, eb);
+	if (rc)
+		return rc;
+	ms_stage_summary ts = { rows[0].trace_id, rows[0].trace_id_len,
+		                (uint32_t)n,      rows[0].start_ns,
+		                rows[0].start_ns, 0 };
 	for (size_t i = 1; i < n; i++) {
-		if (rows[i].start_ns < mn)
-			mn = rows[i].start_ns;
-		if (rows[i].start_ns > mx)
-			mx = rows[i].start_ns;
+		if (rows[i].start_ns < ts.min_ts)
+			ts.min_ts = rows[i].start_ns;
+		if (rows[i].start_ns > ts.max_ts)
+			ts.max_ts = rows[i].start_ns;
 	}
-	s->rep.traces++;
-	s->rep.rows += n;
 	uint64_t c = ms_stager_charge(s, rows, n, extra_bytes);
-	const ms_stage_plan *pl = &s->o.plan;
-	int rc;
-	if (c > pl->oversized_cap) {
-		rc = flush(s, MS_FLUSH_OVERSIZED, eb);
-		if (rc)
-			return rc;
-		s->rep.oversized++;
-		ms_stage_emit e = { rows[0].trace_id,
-			            rows[0].trace_id_len,
-			            rows,
-			            n,
-			            cookie,
-			            MS_TRACE_OVERSIZED,
-			            true,
-			            mn,
-			            mx };
-		return emit(s, &e, eb);
-	}
-	bool hot = s->o.policy == MS_GRACE_TRACE && mx > s->o.frontier_ns;
-	if (s->npend && s->live + c > pl->preferred) {
-		rc = flush(s, MS_FLUSH_BYTES, eb);
-		if (rc)
-			return rc;
-	}
-	if (!hot && s->b.ntraces >= pl->trace_cap) {
-		rc = flush(s, MS_FLUSH_TRACES, eb);
-		if (rc)
-			return rc;
-	}
-	pend p;
-	memset(&p, 0, sizeof(p));
-	p.cookie = cookie;
-	p.nrows = n;
-	p.min_ts = mn;
-	p.max_ts = mx;
-	p.charge = c;
-	p.hot = hot;
-	p.tid_len = rows[0].trace_id_len;
-	memcpy(p.tid, rows[0].trace_id, p.tid_len);
-	if (s->o.copy_rows) {
-		p.rows = copy_rows(&s->ar, rows, n);
-		if (!p.rows) {
-			s->failed = true;
-			return ms_fail(eb, MS_ERR_NOMEM,
-			               "stager: out of memory copying a "
-			               "trace");
-		}
-	}
-	if (!hot) {
-		p.batch_idx = (uint32_t)s->b.ntraces;
-		rc = builder_add(&s->b, rows, n);
-		if (rc) {
-			s->failed = true;
-			return ms_fail(eb, rc, "stager: out of memory");
-		}
-	}
-	rc = ms_buf_append(&s->pend, &p, sizeof(p));
-	if (rc) {
-		s->failed = true;
-		return ms_fail(eb, rc, "stager: out of memory");
-	}
-	s->npend++;
-	s->live += c;
-	s->rep.total_charged += c;
-	note_peak(s);
-	return 0;
+	return stage_one(s, rows, &ts, cookie, c, eb);
+}
+
+int
+ms_stager_add_summary(ms_stager *s, const ms_stage_summary *t, void *cookie,
+                      uint64_t extra_bytes, ms_errbuf *eb)
+{
+	if (s->failed || s->finished)
+		return ms_fail(eb, MS_ERR_STATE, "stager: add after %s",
+		               s->failed ? "a failure" : "finish");
+	if (s->proj != MS_PROJ_NONE || s->o.copy_rows)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "stager: a summary needs a chain that reads "
+		               "no column and no row copy");
+	if (!t || !t->trace_id || t->trace_id_len < 1 ||
+	    t->trace_id_len > MS_TRACE_ID_MAX || t->nrows == 0 ||
+	    t->min_ts > t->max_ts)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "stager: a summary needs >= 1 row, a 1..%d "
+		               "byte trace ID and min_ts <= max_ts",
+		               MS_TRACE_ID_MAX);
+	int rc = check_order(s, t->trace_id, t->trace_id_len, eb);
+	if (rc)
+		return rc;
+	uint64_t c = TRACE_FIXED + t->trace_id_len + extra_bytes;
+	return stage_one(s, NULL, t, cookie, c, eb);
 }
 
 int

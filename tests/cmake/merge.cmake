@@ -14,3 +14,14 @@ foreach(p alwayskeep detdrop)
 		add_dependencies(test_merge ${p})
 	endif()
 endforeach()
+
+# bench_pipeline: the same kind of merge with the pipeline disabled, with
+# alwayskeep, skywalking and detdrop:35 (real plugins from MS_PLUGIN_DIR).
+# Run: cmake --build build --target bench_pipeline && build/tests/bench_pipeline
+add_executable(bench_pipeline ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_pipeline.c)
+target_link_libraries(bench_pipeline PRIVATE mscore)
+target_include_directories(bench_pipeline PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(bench_pipeline PRIVATE
+	MS_PLUGIN_DIR="${MS_PLUGIN_DIR}")
+add_dependencies(bench_pipeline alwayskeep detdrop skywalking)
+add_dependencies(benches bench_pipeline)

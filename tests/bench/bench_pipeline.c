@@ -1,0 +1,204 @@
+/*
+ * bench_pipeline.c - what sampling inside a merge costs: one 15-input merge
+ * of ~150,000 rows run with the pipeline disabled and with the alwayskeep
+ * plugin (the real .so from the build's plugin directory), side by side,
+ * plus the SkyWalking default sampler and detdrop:35 for reference.
+ *
+ * Set-up (not timed): the seed shard of bench_seed.h (15 inputs of depth
+ * 0..2, some traces fragmented over inputs). The logical clock is ten days
+ * after the rows, so every input is mature and sampling executes. Staging
+ * limits come from the reference container profile (cpus=2, mem=4g: a
+ * 256 MiB hard ceiling), so the figures do not depend on this machine.
+ *
+ * Each repetition copies the seed into a fresh shard per variant and runs
+ * the one merge; disabled and alwayskeep alternate which goes first. The
+ * figures are the merge's own (ms_merge_result): wall, thread CPU, bytes
+ * and count allocated through its allocator, peak live bytes. Prints the
+ * medians per variant and the overhead ratios against disabled (targets
+ * for alwayskeep: wall <= 1.05x, allocated bytes <= 1.10x), and checks
+ * that alwayskeep wrote byte-identical output (data checksum).
+ *
+ * Usage: bench_pipeline [rows] [reps]     (defaults 150000, 5)
+ * TMPDIR decides the disk (default /dev/shm when present, else /tmp).
+ */
+#define BENCH_NAME "bench_pipeline"
+#include "bench_seed.h"
+#include "ms_limits.h"
+#include "ms_pipeline.h"
+
+#define NVAR 4
+#define MAXREP 99
+
+static const char *const variants[NVAR] = { "disabled", "alwayskeep",
+	                                    "skywalking", "detdrop:35" };
+
+typedef struct sample {
+	int64_t wall, cpu, bytes, count, peak;
+} sample;
+
+static void
+run_one(const char *seed, const char *run, const uint64_t ids[15], int v,
+        int rep, const ms_limits *lim, sample *out, ms_merge_result *res)
+{
+	rm_tree(run);
+	copy_tree(seed, run);
+	ms_shard *s = NULL;
+	ms_errbuf eb = { { 0 } };
+	ms_shard_opts so = { .dir = run };
+	if (ms_shard_open(&s, &so, &eb))
+		die("open run shard", &eb);
+	ms_mem pmem, mem;
+	ms_mem_init(&pmem, NULL);
+	ms_mem_init(&mem, NULL);
+	ms_pipeline *p = NULL;
+	if (v > 0) {
+		ms_pipeline_opts po = {
+			.spec = variants[v],
+			.plugin_dir = MS_PLUGIN_DIR,
+			.limits = lim,
+			.mem = &pmem,
+		};
+		if (ms_pipeline_open(&p, &po, &eb))
+			die(variants[v], &eb);
+	}
+	ms_merge_req req = {
+		.shard = s,
+		.inputs = ids,
+		.ninputs = 15,
+		.seq = (uint64_t)rep + 1,
+		.lane = MS_LANE_SLOW,
+		.parent_mem = &mem,
+		.pipeline = p,
+		.now_ns = GEN_T0 + 10LL * 86400 * 1000000000,
+		.zstd_level = LEVEL,
+	};
+	if (ms_merge_execute(&req, res, &eb))
+		die("merge", &eb);
+	out->wall = res->wall_ns;
+	out->cpu = res->cpu_ns;
+	out->bytes = (int64_t)res->alloc_bytes;
+	out->count = (int64_t)res->alloc_count;
+	out->peak = res->peak_live;
+	ms_pipeline_close(p);
+	ms_shard_close(s);
+}
+
+static int64_t
+med_of(sample *s, int n, size_t off)
+{
+	int64_t v[MAXREP];
+	for (int i = 0; i < n; i++)
+		v[i] = *(int64_t *)((char *)&s[i] + off);
+	return median(v, n);
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t rows = argc > 1 ? strtoul(argv[1], NULL, 10) : 150000;
+	int reps = argc > 2 ? atoi(argv[2]) : 5;
+	if (reps < 1 || reps > MAXREP || rows < 1000)
+		die("usage: bench_pipeline [rows>=1000] [reps 1..99]", NULL);
+	const char *t = getenv("TMPDIR");
+	if (!t)
+		t = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	char base[256], seed[300], run[300];
+	snprintf(base, sizeof(base), "%s/ms-bench-pipeline-XXXXXX", t);
+	if (!mkdtemp(base))
+		die("mkdtemp", NULL);
+	snprintf(seed, sizeof(seed), "%s/seed", base);
+	snprintf(run, sizeof(run), "%s/run", base);
+
+	ms_limits lim;
+	ms_errbuf eb = { { 0 } };
+	ms_limits_detect(&lim, NULL, NULL);
+	if (ms_limits_apply_profile(&lim, "cpus=2,mem=4g", &eb))
+		die("limits profile", &eb);
+
+	uint64_t ids[15];
+	int64_t tb = mono();
+	build_seed(seed, rows, ids);
+	printf("bench_pipeline: seed shard of 15 inputs built in %.2f s in "
+	       "%s\n",
+	       (double)(mono() - tb) / 1e9, t);
+
+	static sample sm[NVAR][MAXREP];
+	static ms_merge_result res[NVAR];
+	ms_merge_result r;
+	bool identical = true;
+	for (int rep = 0; rep < reps; rep++) {
+		/* disabled and alwayskeep alternate who goes first */
+		int order[NVAR] = { 0, 1, 2, 3 };
+		if (rep % 2) {
+			order[0] = 1;
+			order[1] = 0;
+		}
+		for (int k = 0; k < NVAR; k++) {
+			int v = order[k];
+			run_one(seed, run, ids, v, rep, &lim, &sm[v][rep], &r);
+			res[v] = r;
+		}
+		identical &= res[0].output.checksum == res[1].output.checksum &&
+		             res[0].rows_out == res[1].rows_out;
+	}
+	rm_tree(base);
+
+	const ms_merge_result *d = &res[0];
+	printf("inputs: 15 parts, depths 0-%u, %llu rows, %llu traces "
+	       "(%llu fragmented over inputs), %.2f MB stored, %.2f MB "
+	       "uncompressed; clock: all inputs mature\n",
+	       d->max_input_depth, (unsigned long long)d->rows_in,
+	       (unsigned long long)d->traces_in,
+	       (unsigned long long)d->traces_fragmented,
+	       (double)d->input_compressed_bytes / 1e6,
+	       (double)d->input_uncompressed_bytes / 1e6);
+	printf("staging: hard ceiling %.1f MiB (profile cpus=2,mem=4g), "
+	       "estimate %.1f MB, preferred limit %.1f MB, %llu batch(es) "
+	       "planned\n",
+	       (double)res[1].sampling.hard_limit_bytes / 1048576.0,
+	       (double)res[1].sampling.estimate_bytes / 1e6,
+	       (double)res[1].sampling.preferred_limit_bytes / 1e6,
+	       (unsigned long long)res[1].sampling.batches_planned);
+	printf("\nmedians of %d runs (fresh shard copy per run):\n", reps);
+	printf("%-12s %9s %9s %10s %10s %9s %7s %7s %8s %8s %9s %8s\n",
+	       "variant", "wall ms", "cpu ms", "alloc MB", "allocs", "peak MB",
+	       "raw", "reenc", "evald", "dropped", "staged MB", "decide ms");
+	int64_t m[NVAR][5];
+	for (int v = 0; v < NVAR; v++) {
+		m[v][0] = med_of(sm[v], reps, offsetof(sample, wall));
+		m[v][1] = med_of(sm[v], reps, offsetof(sample, cpu));
+		m[v][2] = med_of(sm[v], reps, offsetof(sample, bytes));
+		m[v][3] = med_of(sm[v], reps, offsetof(sample, count));
+		m[v][4] = med_of(sm[v], reps, offsetof(sample, peak));
+		const ms_merge_result *x = &res[v];
+		printf("%-12s %9.1f %9.1f %10.2f %10lld %9.2f %7llu %7llu "
+		       "%8llu %8llu %9.2f %8.2f\n",
+		       variants[v], (double)m[v][0] / 1e6,
+		       (double)m[v][1] / 1e6, (double)m[v][2] / 1e6,
+		       (long long)m[v][3], (double)m[v][4] / 1e6,
+		       (unsigned long long)x->blocks_raw,
+		       (unsigned long long)x->blocks_reencoded,
+		       (unsigned long long)x->sampling.traces_evaluated,
+		       (unsigned long long)x->sampling.traces_dropped,
+		       (double)x->sampling.peak_staged_bytes / 1e6,
+		       (double)x->sampling.decide_ns / 1e6);
+	}
+	printf("\noverhead against disabled (median / median):\n");
+	printf("%-12s %8s %8s %10s %8s %8s\n", "variant", "wall", "cpu",
+	       "alloc B", "allocs", "peak");
+	for (int v = 1; v < NVAR; v++)
+		printf("%-12s %7.3fx %7.3fx %9.3fx %7.3fx %7.3fx\n",
+		       variants[v], (double)m[v][0] / (double)m[0][0],
+		       (double)m[v][1] / (double)m[0][1],
+		       (double)m[v][2] / (double)m[0][2],
+		       (double)m[v][3] / (double)m[0][3],
+		       (double)m[v][4] / (double)m[0][4]);
+	printf("targets for alwayskeep: wall <= 1.050x (%s), allocated bytes "
+	       "<= 1.100x (%s)\n",
+	       (double)m[1][0] <= 1.05 * (double)m[0][0] ? "met" : "MISSED",
+	       (double)m[1][2] <= 1.10 * (double)m[0][2] ? "met" : "MISSED");
+	printf("alwayskeep output byte-identical to disabled in every run: "
+	       "%s\n",
+	       identical ? "yes" : "NO");
+	return identical ? 0 : 1;
+}
