@@ -1,34 +1,92 @@
 /*
- * cmd_fixture.c - `mergescope fixture build`: generate a deterministic
- * fixture from (preset, seed) and print its gates. Needs the fixtures
- * layer.
+ * cmd_fixture.c - `mergescope fixture build` and `mergescope fixture check`:
+ * generate a deterministic fixture from (preset, seed) and print its gates,
+ * or re-validate a built one and name any part that changed.
  */
 #include "cli.h"
+
+#include "ms_fixture.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
-        "usage: mergescope fixture build --preset P --seed N --out DIR\n"
+        "usage: mergescope fixture build --preset P --seed N [--out DIR]\n"
+        "       mergescope fixture check DIR\n"
         "\n"
-        "Generates the production-shaped day of trace writes for preset P\n"
-        "(day-1x, day-2x, or a small test preset) from seed N into DIR,\n"
-        "checks every fixture gate and prints them. A fixture that fails a\n"
-        "gate is not written.\n"
+        "build: generates the production-shaped day of trace writes for\n"
+        "preset P from seed N, checks every fixture gate and prints them.\n"
+        "A fixture that fails a gate is not written (exit status 1).\n"
+        "Without --out the fixture goes to the cache,\n"
+        "$XDG_CACHE_HOME/mergescope/<preset>-<seed>.\n"
         "\n"
-        "  --preset P    day-1x, day-2x, ...\n"
+        "check: re-reads every part of the fixture in DIR, recomputes its\n"
+        "hashes, ledgers and gates, and names any part that is missing or\n"
+        "changed (exit status 1).\n"
+        "\n"
+        "  --preset P    smoke, day-1x, day-2x\n"
         "  --seed N      unsigned integer\n"
         "  --out DIR     new directory for the fixture\n";
+
+typedef struct prog_ctx {
+	ms__progress p;
+} prog_ctx;
+
+static void
+on_progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
+{
+	prog_ctx *c = ctx;
+	ms__progress_update(&c->p, stage, done, total, NULL);
+}
+
+static int
+finish(int rc, const ms_fixture_report *rep, const ms_errbuf *eb, FILE *out,
+       FILE *err, const char *what)
+{
+	if (rep->ngates || rep->nproblems)
+		ms_fixture_report_print(out, rep);
+	if (rc == 0)
+		return 0;
+	fprintf(err, "mergescope fixture %s: %s\n", what,
+	        eb->msg[0] ? eb->msg : ms_strerror(rc));
+	return rc == MS_ERR_STATE || rc == MS_ERR_CORRUPT ? 1 : MS_EXIT_ERROR;
+}
+
+static int
+cmd_check(int argc, char **argv, FILE *out, FILE *err)
+{
+	if (argc != 3 || argv[2][0] == '-') {
+		fprintf(err, "mergescope fixture check: expected one fixture "
+		             "directory\n");
+		return MS_EXIT_USAGE;
+	}
+	char plugin[4200], dir[4096];
+	ms__plugin_dir(dir, sizeof(dir));
+	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", dir);
+	prog_ctx pc;
+	ms__progress_init(&pc.p, err, -1);
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	if (!rep)
+		return MS_EXIT_ERROR;
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_fixture_check(argv[2], plugin, rep, on_progress, &pc, &eb);
+	ms__progress_end(&pc.p);
+	rc = finish(rc, rep, &eb, out, err, "check");
+	free(rep);
+	return rc;
+}
 
 static int
 run(int argc, char **argv, FILE *out, FILE *err)
 {
 	if (ms__cmd_wants_help(&ms_cmd_fixture, argc, argv, out))
 		return 0;
+	if (argc >= 2 && strcmp(argv[1], "check") == 0)
+		return cmd_check(argc, argv, out, err);
 	if (argc < 2 || strcmp(argv[1], "build") != 0) {
 		fprintf(err,
 		        "mergescope fixture: expected the subcommand "
-		        "\"build\"%s%s%s\n",
+		        "\"build\" or \"check\"%s%s%s\n",
 		        argc >= 2 ? ", got \"" : "", argc >= 2 ? argv[1] : "",
 		        argc >= 2 ? "\"" : "");
 		return MS_EXIT_USAGE;
@@ -36,14 +94,14 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	ms__opt o[] = {
 		{ "--preset", "P", true, false, 0, NULL },
 		{ "--seed", "N", true, false, 0, NULL },
-		{ "--out", "DIR", true, false, 0, NULL },
+		{ "--out", "DIR", false, false, 0, NULL },
 	};
 	int rc = ms__cmd_parse(&ms_cmd_fixture, argc - 1, argv + 1, o,
 	                       sizeof(o) / sizeof(o[0]), err);
 	if (rc)
 		return rc;
 	char *end;
-	strtoull(o[1].value, &end, 10);
+	unsigned long long seed = strtoull(o[1].value, &end, 10);
 	if (!*o[1].value || *end || o[1].value[0] == '-') {
 		fprintf(err,
 		        "mergescope fixture: --seed \"%s\": expected an "
@@ -51,14 +109,45 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		        o[1].value);
 		return MS_EXIT_USAGE;
 	}
-	return ms__cmd_not_built(&ms_cmd_fixture,
-	                         "the fixture generator (fixtures/)", err);
+	char outdir[4096];
+	if (o[2].count) {
+		snprintf(outdir, sizeof(outdir), "%s", o[2].value);
+	} else if (ms_fixture_cache_dir(outdir, sizeof(outdir), o[0].value,
+	                                seed)) {
+		fprintf(err, "mergescope fixture: no --out and no cache "
+		             "directory (set XDG_CACHE_HOME or HOME)\n");
+		return MS_EXIT_USAGE;
+	}
+	char dir[4096], plugin[4200];
+	ms__plugin_dir(dir, sizeof(dir));
+	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", dir);
+	ms_fixture_build_opts bo = {
+		.preset = o[0].value,
+		.seed = seed,
+		.out_dir = outdir,
+		.plugin_path = plugin,
+		.progress = on_progress,
+	};
+	prog_ctx pc;
+	ms__progress_init(&pc.p, err, -1);
+	bo.progress_ctx = &pc;
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	if (!rep)
+		return MS_EXIT_ERROR;
+	ms_errbuf eb = { { 0 } };
+	rc = ms_fixture_build(&bo, rep, &eb);
+	ms__progress_end(&pc.p);
+	rc = finish(rc, rep, &eb, out, err, "build");
+	if (rc == 0)
+		fprintf(out, "fixture written to %s\n", outdir);
+	free(rep);
+	return rc;
 }
 
 const ms_cmd ms_cmd_fixture = {
 	.name = "fixture",
-	.summary =
-	        "build a fixture: fixture build --preset P --seed N --out DIR",
+	.summary = "build or check a fixture: fixture build --preset P "
+	           "--seed N [--out DIR] | fixture check DIR",
 	.usage = usage,
 	.run = run,
 };
