@@ -708,6 +708,8 @@ run_job(ms_engine *e, job *j)
 		.grace_ns = 0,
 		.zstd_level = e->o.zstd_level,
 		.hooks = e->o.merge_hooks,
+		.on_drop = e->o.on_drop,
+		.drop_arg = e->o.drop_arg,
 	};
 	ms_merge_result res;
 	ms_errbuf eb = { { 0 } };

@@ -158,6 +158,11 @@ typedef struct ms_engine_opts {
 	const struct ms_pipeline *pipeline; /* NULL = disabled */
 	int zstd_level;                     /* 0 = writer default */
 	const ms_merge_hooks *merge_hooks;  /* tests only */
+	/* Passed to every merge (ms_merge_req.on_drop): each confirmed dropped
+	 * trace, on the merging thread. NULL = none. */
+	void (*on_drop)(void *arg, const uint8_t *tid, uint32_t tid_len,
+	                uint64_t rows);
+	void *drop_arg;
 
 	/* Called before every dispatch on the engine's dispatcher thread,
 	 * with no engine lock held, in sequence order. It may block (merges

@@ -127,6 +127,7 @@ track_slot(ms_replay *r, uint64_t id)
 			nt[h] = r->track[i];
 		}
 		free(r->track);
+		ms__dropped_release(&r->dropped);
 		r->track = nt;
 		r->track_cap = ncap;
 	}
@@ -452,6 +453,17 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	pthread_mutex_unlock(&r->mu);
 	free(inputs);
 	notify(r);
+}
+
+/* Merge threads: one confirmed dropped trace. */
+static void
+on_drop(void *arg, const uint8_t *tid, uint32_t len, uint64_t rows)
+{
+	ms_replay *r = arg;
+	pthread_mutex_lock(&r->mu);
+	if (ms__dropped_add(&r->dropped, tid, len, rows))
+		r->drop_err = 1;
+	pthread_mutex_unlock(&r->mu);
 }
 
 /* ---- stopping points -------------------------------------------------- */
@@ -1032,8 +1044,13 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 		po.limits = &r->limits;
 		po.mem = &r->mem;
 		po.log = log_to_nowhere;
-		if ((rc = ms_pipeline_open(&r->pipe, &po, eb)))
+		ms_errbuf peb = { { 0 } };
+		if ((rc = ms_pipeline_open(&r->pipe, &po, &peb))) {
+			/* Say which variant, whatever the chain reported. */
+			ms_fail(eb, rc, "variant '%s': %s", r->variant,
+			        peb.msg[0] ? peb.msg : ms_strerror(rc));
 			goto fail;
+		}
 	}
 	/* A fresh shard clone. */
 	struct stat st;
@@ -1087,6 +1104,8 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 	eo.dispatch_arg = r;
 	eo.predict = predict;
 	eo.predict_arg = r;
+	eo.on_drop = on_drop;
+	eo.drop_arg = r;
 	eo.event = on_engine_event;
 	eo.event_arg = r;
 	if ((rc = ms_engine_open(&r->engine, &eo, eb)))
@@ -1174,7 +1193,9 @@ finish_record(ms_replay *r)
 		ms_ledger_of_view(v, &e.final_ledger, NULL, NULL);
 		ms_view_release(v);
 	}
-	e.expected_ledger = r->info ? r->info->ledgers : e.final_ledger;
+	e.expected_ledger = r->has_expected ? r->expected
+	                    : r->info       ? r->info->ledgers
+	                                    : e.final_ledger;
 	ms_rec_stats rs;
 	ms_rec_stats_get(r->rec, &rs);
 	e.record_ns = rs.busy_ns;
@@ -1201,6 +1222,7 @@ ms_replay_close(ms_replay *r)
 	if (!r->keep_shard && r->work_dir[0] && r->shard)
 		ms__rm_tree(r->work_dir);
 	free(r->track);
+	ms__dropped_release(&r->dropped);
 	pthread_cond_destroy(&r->cv);
 	pthread_mutex_destroy(&r->mu);
 	free(r);

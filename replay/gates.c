@@ -110,15 +110,28 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	/* Ledgers: lossless runs end with the fixture's ledgers; dropping runs
 	 * with input minus the dropped rows' ledgers (r->dropped_ledger, from
 	 * the independent oracle over the dropped trace IDs). */
-	ms_ledger_set fin, want = r->info->ledgers;
+	ms_ledger_set fin, want = r->info->ledgers, dropped;
 	ms_errbuf leb = { { 0 } };
+	char owhy[200] = "";
 	rc = ms_ledger_of_view(v, &fin, NULL, &leb);
-	if (rc == 0 && r->rows_dropped)
-		rc = ms_ledger_set_sub(&want, &r->dropped_ledger);
+	if (rc == 0 && r->drop_err)
+		rc = ms_fail(&leb, MS_ERR_NOMEM,
+		             "a dropped trace could not "
+		             "be recorded");
+	if (rc == 0) {
+		rc = ms__drop_oracle(&r->dropped, r->fx, &dropped, owhy,
+		                     sizeof(owhy));
+		if (rc)
+			ms_fail(&leb, rc, "drop oracle: %s", owhy);
+	}
+	if (rc == 0 && r->dropped.n)
+		rc = ms_ledger_set_sub(&want, &dropped);
 	if (rc) {
-		gate(r, "ledgers", false, "cannot compute: %s",
+		gate(r, "ledgers", false, "cannot reconcile: %s",
 		     leb.msg[0] ? leb.msg : ms_strerror(rc));
 	} else {
+		r->expected = want;
+		r->has_expected = true;
 		bool eq = ms_ledger_set_equal(&fin, &want);
 		char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
 		ms_ledger_format(&fin.kind[MS_KIND_CORE], a);
@@ -128,9 +141,10 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 		              ms_ledger_equal(&fin.kind[MS_KIND_START_TIME],
 		                              &want.kind[MS_KIND_START_TIME]);
 		gate(r, "ledgers", eq,
-		     "core %s %s expected %s; indexes %s (%llu rows dropped)",
+		     "core %s %s input minus oracle %s; indexes %s; %zu "
+		     "traces (%llu rows) dropped",
 		     a, eq ? "=" : "!=", b, idx_eq ? "equal" : "DIFFER",
-		     (unsigned long long)r->rows_dropped);
+		     r->dropped.n, (unsigned long long)dropped.kind[0].rows);
 	}
 
 	/* Every input removed and every output introduced exactly once, and

@@ -25,6 +25,28 @@ int ms__rm_tree(const char *path);
 /* mkdir -p. */
 int ms__mkdir_p(const char *path);
 
+/* The traces merges confirmed as dropped (an open-addressing set). */
+typedef struct ms__drop_ent {
+	uint8_t tid[MS_TRACE_ID_MAX];
+	uint32_t len;   /* 0 = empty slot */
+	uint32_t times; /* how often it was reported (must be 1) */
+	uint64_t rows;  /* rows the merges said they dropped */
+} ms__drop_ent;
+
+typedef struct ms__dropped {
+	ms__drop_ent *ent;
+	size_t cap, n;
+} ms__dropped;
+
+int ms__dropped_add(ms__dropped *d, const uint8_t *tid, uint32_t len,
+                    uint64_t rows);
+void ms__dropped_release(ms__dropped *d);
+/* The ledger of every fixture row of the dropped traces, read from the
+ * fixture's raw parts; also checks each trace was reported once with all
+ * its rows (else MS_ERR_STATE and `why`). */
+int ms__drop_oracle(const ms__dropped *d, const ms_fixture *fx,
+                    ms_ledger_set *out, char *why, size_t n);
+
 #define MAX_BPS 64
 #define MAX_CLAIMS 64
 #define SAMPLE_EVERY 64 /* publications between resource samples */
@@ -108,8 +130,11 @@ struct ms_replay {
 	bool track_dup; /* an ID introduced or removed twice */
 	char track_err[128];
 	uint64_t rows_dropped, traces_dropped;
-	ms_ledger_set dropped_ledger; /* oracle: rows of dropped traces */
-	uint64_t hot_decides;         /* hot selections that called Decide */
+	ms__dropped dropped;    /* every confirmed drop */
+	int drop_err;           /* a drop could not be recorded */
+	bool has_expected;      /* the gates computed `expected` */
+	ms_ledger_set expected; /* input - oracle(dropped) */
+	uint64_t hot_decides;   /* hot selections that called Decide */
 	uint64_t executed_merges;
 	uint64_t pub_merges; /* merges completed during this drain */
 	char error[256];
