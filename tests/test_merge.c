@@ -1060,6 +1060,334 @@ test_everything_dropped_publishes_no_output(void **state)
 	fx_close(&f);
 }
 
+/* ---- sampling: raw copy, projection, drop reports, retries ---- */
+
+/* The same inputs merged in two shards: disabled in one, alwayskeep in
+ * the other. The sampling merge writes byte-identical output (same data
+ * checksum, same ledgers), copies every unique trace's blocks raw as the
+ * lossless merge does, and decodes nothing to stage (alwayskeep reads no
+ * column). */
+static void
+test_alwayskeep_writes_identical_bytes_and_copies_raw(void **state)
+{
+	(void)state;
+	fx a, b;
+	fx_open(&a);
+	fx_open(&b);
+	gen_set ga = { 0 }, gb = { 0 };
+	uint64_t ia[3], ib[3];
+	put_fragmented(&a, &ga, ia, 240);
+	put_fragmented(&b, &gb, ib, 240);
+	ms_pipeline *p = open_pipeline("alwayskeep", &b.mem);
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	ms_merge_result ra, rb;
+	assert_int_equal(do_sampled(&a, ia, 3, NULL, now, &ra), 0);
+	assert_int_equal(do_sampled(&b, ib, 3, p, now, &rb), 0);
+	assert_int_equal(ra.sampling.klass, MS_SAMPLING_NOT_EXECUTED);
+	assert_int_equal(rb.sampling.klass, MS_SAMPLING_EXECUTED);
+	assert_int_equal(rb.sampling.traces_evaluated, 240);
+	assert_true(rb.sampling.plugin_calls >= 1);
+	assert_true(rb.sampling.decide_ns > 0);
+	/* Byte-identical output and logical content. */
+	assert_int_equal(ra.output.checksum, rb.output.checksum);
+	assert_int_equal(ra.output.blocks, rb.output.blocks);
+	assert_int_equal(ra.rows_out, rb.rows_out);
+	ms_ledger_set la, lb;
+	fx_ledgers(&a, &la);
+	fx_ledgers(&b, &lb);
+	assert_true(ms_ledger_set_equal(&la, &lb));
+	/* Unique traces copied raw, fragmented ones combined: as lossless. */
+	assert_true(rb.blocks_raw > 0);
+	assert_int_equal(rb.blocks_raw, ra.blocks_raw);
+	assert_int_equal(rb.blocks_reencoded, ra.blocks_reencoded);
+	assert_int_equal(rb.blocks_raw + rb.blocks_reencoded, rb.blocks_in);
+	/* Nothing decoded to stage. */
+	assert_int_equal(rb.sampling.decoded_cols, 0);
+	assert_int_equal(rb.sampling.blocks_decoded, 0);
+	ms_pipeline_close(p);
+	gen_free(&ga);
+	gen_free(&gb);
+	fx_close(&a);
+	fx_close(&b);
+}
+
+/* SkyWalking's default policy (no tag rules) reads start, latency and
+ * error: exactly those columns are decoded for staging (never tags nor
+ * bodies), every input block once, and kept unique traces still go out
+ * raw. */
+static void
+test_only_projected_columns_are_decoded(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 240);
+	ms_pipeline *p = open_pipeline("skywalking", &f.mem);
+	uint32_t proj = ms_chain_projection(ms_pipeline_chain(p));
+	assert_int_equal(proj, MS_PROJ_START | MS_PROJ_LATENCY | MS_PROJ_ERROR);
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	ms_merge_result res;
+	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), 0);
+	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
+	assert_int_equal(res.sampling.decoded_cols,
+	                 MS_COL_START | MS_COL_LATENCY | MS_COL_ERROR);
+	assert_int_equal(res.sampling.blocks_decoded, res.blocks_in);
+	assert_true(res.blocks_raw > 0);
+	assert_int_equal(res.traces_out + res.sampling.traces_dropped, 240);
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* What on_drop saw, in order. */
+typedef struct drops_seen {
+	size_t n;
+	uint64_t trace[400];
+	uint64_t rows[400];
+	uint64_t calls;
+} drops_seen;
+
+static void
+note_drop(void *arg, const uint8_t *tid, uint32_t len, uint64_t rows)
+{
+	drops_seen *d = arg;
+	d->calls++;
+	assert_int_equal(len, GEN_TID_LEN);
+	assert_true(d->n < 400);
+	char buf[GEN_TID_LEN + 1];
+	memcpy(buf, tid, len);
+	buf[len] = 0;
+	d->trace[d->n] = strtoull(buf + 2, NULL, 16);
+	d->rows[d->n++] = rows;
+}
+
+static int
+do_sampled_drops(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
+                 int64_t now, const ms_merge_hooks *h, drops_seen *d,
+                 ms_merge_result *res)
+{
+	ms_merge_req req = {
+		.shard = f->s,
+		.inputs = ids,
+		.ninputs = n,
+		.parent_mem = &f->mem,
+		.pipeline = p,
+		.now_ns = now,
+		.hooks = h,
+		.on_drop = note_drop,
+		.drop_arg = d,
+	};
+	ms_errbuf eb = { { 0 } };
+	return ms_merge_execute(&req, res, &eb);
+}
+
+/* on_drop reports exactly the traces missing from the output, once each,
+ * in trace-ID order, with their generated row counts; and the oracle
+ * "input ledgers minus the ledgers of the reported traces' generated
+ * rows" equals the shard's ledgers after the merge, core and indexes. */
+static void
+test_on_drop_reports_exactly_the_dropped_traces(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	const size_t ntr = 300;
+	put_fragmented(&f, &all, ids, ntr);
+	ms_row *rows = gen_rows(&all);
+	ms_ledger_set before, after;
+	fx_ledgers(&f, &before);
+	ms_pipeline *p = open_pipeline("detdrop:35", &f.mem);
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	ms_merge_result res;
+	drops_seen d;
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(do_sampled_drops(&f, ids, 3, p, now, NULL, &d, &res),
+	                 0);
+	assert_true(res.sampling.traces_dropped > 60);
+	assert_int_equal(d.n, res.sampling.traces_dropped);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < d.n; i++) {
+		sum += d.rows[i];
+		if (i)
+			assert_true(d.trace[i - 1] < d.trace[i]);
+	}
+	assert_int_equal(sum, res.sampling.rows_dropped);
+	/* Exactly the traces missing from the output, with their rows. */
+	uint32_t rows_of[300] = { 0 };
+	uint64_t blocks;
+	check_output(&f, res.output_id, rows_of, ntr, &blocks);
+	bool dropped[300] = { false };
+	for (size_t i = 0; i < d.n; i++) {
+		uint64_t t = d.trace[i];
+		assert_true(t < ntr);
+		dropped[t] = true;
+		uint32_t whole = 2 + (t % 3 == 0) + 2 * (t % 5 == 0);
+		assert_int_equal(d.rows[i], whole);
+	}
+	for (uint64_t t = 0; t < ntr; t++)
+		assert_int_equal(rows_of[t] == 0, dropped[t]);
+	/* The oracle, from the generator's rows. */
+	ms_ledger_set gone;
+	ms_ledger_set_init(&gone);
+	for (size_t i = 0; i < all.n; i++)
+		if (dropped[all.v[i].trace])
+			ms_ledger_set_add_row(&gone, &rows[i]);
+	assert_int_equal(gone.kind[MS_KIND_CORE].rows,
+	                 res.sampling.rows_dropped);
+	assert_int_equal(ms_ledger_set_sub(&before, &gone), 0);
+	fx_ledgers(&f, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* A merge that fails after deciding its drops reports none of them. */
+static int
+fail_publish(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+             uint64_t detail)
+{
+	(void)arg;
+	(void)req;
+	(void)detail;
+	return st == MS_MERGE_STAGE_PUBLISH ? MS_ERR_IO : 0;
+}
+
+static void
+test_on_drop_silent_when_the_merge_fails(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 90);
+	ms_pipeline *p = open_pipeline("detdrop:50", &f.mem);
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	ms_merge_hooks h = { .stage = fail_publish };
+	ms_merge_result res;
+	drops_seen d;
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(do_sampled_drops(&f, ids, 3, p, now, &h, &d, &res),
+	                 MS_ERR_IO);
+	assert_int_equal(d.calls, 0);
+	assert_int_equal(res.output_id, 0);
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* A hook that, at the start of publication, introduces a part holding a
+ * copy of the rows of trace 7 + k at the k-th attempt (outside the
+ * selection, inside its time range), for the first `times` attempts. */
+typedef struct intruder {
+	fx *f;
+	gen_set *all;
+	int times;
+	int attempts;
+} intruder;
+
+static int
+intrude(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+        uint64_t detail)
+{
+	(void)req;
+	(void)detail;
+	intruder *in = arg;
+	if (st != MS_MERGE_STAGE_PUBLISH)
+		return 0;
+	uint64_t t = 7 + (uint64_t)in->attempts;
+	if (in->attempts++ >= in->times)
+		return 0;
+	gen_set one = { 0 };
+	for (size_t i = 0; i < in->all->n; i++)
+		if (in->all->v[i].trace == t)
+			gen_add(&one, t, (uint32_t)(100 + one.n), 400);
+	fx_put(in->f, gen_rows(&one), one.n);
+	gen_free(&one);
+	return 0;
+}
+
+/* The inventory changes under a dropping merge once: the attempt is
+ * discarded, the merge samples again against the new inventory (the
+ * trace the new part may hold is now deferred) and publishes; on_drop
+ * reports only the published attempt's drops. */
+static void
+test_inventory_change_once_resamples(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 30);
+	ms_pipeline *p = open_pipeline("detdrop:100", &f.mem);
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	intruder in = { &f, &all, 1, 0 };
+	ms_merge_hooks h = { .stage = intrude, .arg = &in };
+	ms_merge_result res;
+	drops_seen d;
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(do_sampled_drops(&f, ids, 3, p, now, &h, &d, &res), 0);
+	assert_int_equal(in.attempts, 2);
+	assert_int_equal(res.sampling.attempts_discarded, 1);
+	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
+	assert_int_equal(res.sampling.traces_deferred, 1);
+	assert_int_equal(res.sampling.traces_dropped, 29);
+	assert_int_equal(res.traces_out, 1);
+	assert_int_equal(d.n, 29);
+	assert_int_equal(d.calls, 29);
+	for (size_t i = 0; i < d.n; i++)
+		assert_true(d.trace[i] != 7);
+	assert_false(fx_has_tmp(&f));
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* The inventory keeps changing: after three discarded sampling attempts
+ * the merge is redone losslessly, drops nothing and reports nothing. */
+static void
+test_inventory_keeps_changing_goes_lossless(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 30);
+	ms_ledger_set before, after;
+	fx_ledgers(&f, &before);
+	ms_pipeline *p = open_pipeline("detdrop:100", &f.mem);
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	intruder in = { &f, &all, 1000, 0 };
+	ms_merge_hooks h = { .stage = intrude, .arg = &in };
+	ms_merge_result res;
+	drops_seen d;
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(do_sampled_drops(&f, ids, 3, p, now, &h, &d, &res), 0);
+	assert_int_equal(in.attempts, 4); /* 3 sampling + 1 lossless */
+	assert_int_equal(res.sampling.attempts_discarded, 3);
+	assert_int_equal(res.sampling.klass, MS_SAMPLING_NOT_EXECUTED);
+	assert_int_equal(res.sampling.reason, MS_SREASON_LOSSLESS_RETRY);
+	assert_int_equal(res.sampling.traces_dropped, 0);
+	assert_int_equal(res.traces_out, 30);
+	assert_int_equal(d.calls, 0);
+	/* The inputs' rows all survive; the intruders (copies of traces 7,
+	 * 8, 9, 10: 2 + 2 + 3 + 4 rows) were added outside. */
+	fx_ledgers(&f, &after);
+	assert_int_equal(after.kind[MS_KIND_CORE].rows,
+	                 before.kind[MS_KIND_CORE].rows + 11);
+	assert_false(fx_has_tmp(&f));
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
 int
 main(void)
 {
@@ -1083,6 +1411,14 @@ main(void)
 		cmocka_unit_test(test_alwayskeep_equals_disabled),
 		cmocka_unit_test(test_hot_selection_bypasses_sampling),
 		cmocka_unit_test(test_everything_dropped_publishes_no_output),
+		cmocka_unit_test(
+		        test_alwayskeep_writes_identical_bytes_and_copies_raw),
+		cmocka_unit_test(test_only_projected_columns_are_decoded),
+		cmocka_unit_test(
+		        test_on_drop_reports_exactly_the_dropped_traces),
+		cmocka_unit_test(test_on_drop_silent_when_the_merge_fails),
+		cmocka_unit_test(test_inventory_change_once_resamples),
+		cmocka_unit_test(test_inventory_keeps_changing_goes_lossless),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
