@@ -242,6 +242,7 @@ typedef struct ms_merge_once_result {
 	double peak_median, peak_cv;
 	uint64_t rows_in, rows_out, traces_dropped;
 	ms_ledger_set out_ledger; /* of the output part (last rep) */
+	ms_ledger_set in_ledger;  /* sum of the frozen inputs' ledgers */
 	bool ledgers_stable;      /* every rep gave the same output ledgers */
 } ms_merge_once_result;
 

@@ -1,0 +1,13 @@
+# Replay controller end to end on the smoke fixture: whole runs per
+# variant, breakpoints and stepping, SIGKILL, bad input (test_replay);
+# freeze at a barrier and merge-once (test_freeze).
+foreach(t test_replay test_freeze)
+	if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${t}.c)
+		ms_add_test(${t} LIBS msreplay msfixtures mscore)
+		foreach(p alwayskeep detdrop skywalking)
+			if(TARGET ${p})
+				add_dependencies(${t} ${p})
+			endif()
+		endforeach()
+	endif()
+endforeach()

@@ -1,0 +1,220 @@
+/*
+ * replay_testlib.h - shared set-up for the replay controller tests
+ * (test_replay.c, test_freeze.c): one smoke fixture per test executable in
+ * a temporary directory, opening replays on it, and waiting for the
+ * controller to stop (through its notify callback, never a fixed sleep).
+ */
+#ifndef MS_REPLAY_TESTLIB_H
+#define MS_REPLAY_TESTLIB_H
+
+#define _GNU_SOURCE
+#include "ms_fixture.h"
+#include "ms_replay.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RT_SEED 7
+#define RT_FN static __attribute__((unused))
+#define RT_STOP_TIMEOUT_S 120
+
+typedef struct rt_env {
+	char root[PATH_MAX]; /* temp dir of this executable */
+	char shm[PATH_MAX];  /* shard clones: a tmpfs dir when there is one */
+	char fixture[PATH_MAX];
+	unsigned serial; /* per-run name counter */
+} rt_env;
+
+static rt_env rt;
+
+/* Wake-ups from the controller's notify callback. */
+static pthread_mutex_t rt_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t rt_cv = PTHREAD_COND_INITIALIZER;
+static unsigned long rt_ticks;
+
+RT_FN void
+rt_notify(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&rt_mu);
+	rt_ticks++;
+	pthread_cond_broadcast(&rt_cv);
+	pthread_mutex_unlock(&rt_mu);
+}
+
+RT_FN void
+rt_path(char *buf, size_t n, const char *fmt, ...)
+{
+	int k = snprintf(buf, n, "%s/", rt.root);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + k, n - (size_t)k, fmt, ap);
+	va_end(ap);
+}
+
+/* A path in the shard-clone directory (tmpfs when there is one). */
+RT_FN void
+rt_shm_path(char *buf, size_t n, const char *fmt, ...)
+{
+	int k = snprintf(buf, n, "%s/", rt.shm);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + k, n - (size_t)k, fmt, ap);
+	va_end(ap);
+}
+
+RT_FN bool
+rt_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+RT_FN void
+rt_rm(const char *p)
+{
+	char cmd[PATH_MAX + 32];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", p);
+}
+
+/* Build the smoke fixture once; every test of the executable uses it. */
+RT_FN int
+rt_setup(void **state)
+{
+	(void)state;
+	const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	snprintf(rt.root, sizeof(rt.root), "%s/ms-replaytest-XXXXXX", base);
+	if (!mkdtemp(rt.root))
+		return -1;
+	rt_path(rt.fixture, sizeof(rt.fixture), "fixture-smoke");
+	/* Shard clones go to memory when possible: a replay fsyncs every
+	 * publication, which on a disk costs most of the run. */
+	snprintf(rt.shm, sizeof(rt.shm), "/dev/shm/ms-replaytest-XXXXXX");
+	if (access("/dev/shm", W_OK) != 0 || !mkdtemp(rt.shm))
+		snprintf(rt.shm, sizeof(rt.shm), "%s", rt.root);
+	ms_fixture_build_opts o;
+	memset(&o, 0, sizeof(o));
+	o.preset = "smoke";
+	o.seed = RT_SEED;
+	o.out_dir = rt.fixture;
+	char plugin[PATH_MAX];
+	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", MS_PLUGIN_DIR);
+	o.plugin_path = plugin;
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_fixture_build(&o, NULL, &eb);
+	if (rc) {
+		fprintf(stderr, "smoke fixture: %s\n", eb.msg);
+		return -1;
+	}
+	return 0;
+}
+
+RT_FN int
+rt_teardown(void **state)
+{
+	(void)state;
+	if (getenv("MS_KEEP_TEST_DIR"))
+		return 0;
+	if (rt.shm[0] && strcmp(rt.shm, rt.root) != 0)
+		rt_rm(rt.shm);
+	if (rt.root[0])
+		rt_rm(rt.root);
+	return 0;
+}
+
+/* Options for a run called `name` (db <root>/<name>.db, shard
+ * <root>/<name>.shard). Strings live in the caller's buffers. */
+typedef struct rt_run {
+	char db[PATH_MAX];
+	char work[PATH_MAX];
+	ms_replay_opts o;
+} rt_run;
+
+RT_FN void
+rt_opts(rt_run *run, const char *name, const char *variant)
+{
+	memset(run, 0, sizeof(*run));
+	rt_path(run->db, sizeof(run->db), "%s-%u.db", name, ++rt.serial);
+	snprintf(run->work, sizeof(run->work), "%s/%s-%u.shard", rt.shm, name,
+	         rt.serial);
+	run->o.fixture_dir = rt.fixture;
+	run->o.db_path = run->db;
+	run->o.work_dir = run->work;
+	run->o.variant = variant;
+	run->o.plugin_dir = MS_PLUGIN_DIR;
+	run->o.decide_timeout_ns = 0;
+	run->o.notify = rt_notify;
+}
+
+RT_FN bool
+rt_stopped(enum ms_replay_state s)
+{
+	return s == MS_REPLAY_PAUSED || s == MS_REPLAY_BREAK ||
+	       s == MS_REPLAY_DONE || s == MS_REPLAY_FAILED;
+}
+
+/* Wait until the controller is stopped (PAUSED, BREAK) or over; fills st.
+ * Returns false after RT_STOP_TIMEOUT_S (a hung run, not a timing
+ * assertion). */
+RT_FN bool
+rt_wait_stop(ms_replay *r, ms_replay_status *st)
+{
+	struct timespec end;
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += RT_STOP_TIMEOUT_S;
+	for (;;) {
+		pthread_mutex_lock(&rt_mu);
+		unsigned long t0 = rt_ticks;
+		pthread_mutex_unlock(&rt_mu);
+		ms_replay_get_status(r, st);
+		if (rt_stopped(st->state))
+			return true;
+		pthread_mutex_lock(&rt_mu);
+		int rc = 0;
+		/* A notify may have come between the status and here: only
+		 * sleep while nothing happened. */
+		while (rt_ticks == t0 && rc == 0)
+			rc = pthread_cond_timedwait(&rt_cv, &rt_mu, &end);
+		pthread_mutex_unlock(&rt_mu);
+		if (rc == ETIMEDOUT) {
+			ms_replay_get_status(r, st);
+			return rt_stopped(st->state);
+		}
+	}
+}
+
+RT_FN ms_replay_status *
+rt_status_new(void)
+{
+	ms_replay_status *st = calloc(1, sizeof(*st));
+	if (!st)
+		abort();
+	return st;
+}
+
+/* Print the failed gates of a finished run (diagnostics for a failure). */
+RT_FN unsigned
+rt_print_gates(ms_replay *r, const char *what)
+{
+	ms_ev_gate g[32];
+	unsigned failed = 0;
+	size_t n = ms_replay_gates(r, g, 32, &failed);
+	for (size_t i = 0; i < n && i < 32; i++)
+		if (!g[i].pass)
+			fprintf(stderr, "%s: gate %s FAIL: %s\n", what,
+			        g[i].name, g[i].detail);
+	return failed;
+}
+
+#endif

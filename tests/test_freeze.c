@@ -1,0 +1,558 @@
+/*
+ * test_freeze.c - freezing the shard at a dispatch barrier and replaying
+ * that one merge with merge-once, on the smoke fixture: freeze works only
+ * at a barrier and never over an existing directory; the frozen shard and
+ * frozen.txt hold exactly the pending selection; frozen.txt is read
+ * strictly (errors name file, line and key); merge-once reproduces the
+ * output ledgers the merge produced in the run, for a lossless merge and
+ * for a sampling one; bad variants are refused before any work.
+ */
+#include "frozen.h"
+#include "replay_testlib.h"
+
+#include "ms_picker.h"
+
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+/* The frozen merge of test_freeze_contents, reused by later tests. */
+static char frozen_dir[PATH_MAX];
+
+static ms_replay *
+open_started(rt_run *run, const char *name, const char *variant, bool paused,
+             bool keep, const char *bp)
+{
+	rt_opts(run, name, variant);
+	run->o.serial = true;
+	run->o.start_paused = paused;
+	run->o.keep_shard = keep;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_replay_open(&r, &run->o, &eb);
+	if (rc)
+		fprintf(stderr, "%s: %s\n", name, eb.msg);
+	assert_int_equal(rc, 0);
+	if (bp)
+		assert_int_equal(ms_replay_break_add(r, bp, NULL, &eb), 0);
+	assert_int_equal(ms_replay_start(r, &eb), 0);
+	return r;
+}
+
+static void
+test_freeze_needs_barrier(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r =
+	        open_started(&run, "fz-paused", "disabled", true, false, NULL);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	char dir[PATH_MAX], out[PATH_MAX] = "x";
+	rt_path(dir, sizeof(dir), "fz-never");
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_freeze(r, dir, out, sizeof(out), &eb),
+	                 MS_ERR_STATE);
+	assert_non_null(strstr(eb.msg, "barrier"));
+	assert_string_equal(out, "");
+	assert_false(rt_exists(dir));
+	ms_replay_close(r);
+	free(st);
+}
+
+static void
+test_freeze_contents(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r =
+	        open_started(&run, "fz", "disabled", false, false, "merge=3");
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_int_equal(st->pending.seq, 3);
+	rt_shm_path(frozen_dir, sizeof(frozen_dir), "frozen-3");
+	char out[PATH_MAX];
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_replay_freeze(r, frozen_dir, out, sizeof(out), &eb);
+	if (rc)
+		fprintf(stderr, "freeze: %s\n", eb.msg);
+	assert_int_equal(rc, 0);
+	assert_string_equal(out, frozen_dir);
+	/* Never over an existing directory. */
+	assert_int_equal(ms_replay_freeze(r, frozen_dir, NULL, 0, &eb),
+	                 MS_ERR_EXISTS);
+	assert_non_null(strstr(eb.msg, frozen_dir));
+	/* The default name says which merge. */
+	assert_int_equal(ms_replay_freeze(r, NULL, out, sizeof(out), &eb), 0);
+	char want[PATH_MAX];
+	snprintf(want, sizeof(want), "%s.frozen-3", run.work);
+	assert_string_equal(out, want);
+	ms_replay_close(r);
+
+	/* frozen.txt says what the barrier showed. */
+	ms__frozen f;
+	rc = ms__frozen_read(frozen_dir, &f, &eb);
+	if (rc)
+		fprintf(stderr, "read: %s\n", eb.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(f.seq, 3);
+	assert_int_equal(f.ninputs, st->pending.ninputs);
+	for (size_t i = 0; i < f.ninputs; i++) {
+		assert_int_equal(f.ids[i], st->pending.inputs[i].id);
+		assert_int_equal(f.depths[i], st->pending.inputs[i].depth);
+	}
+	assert_int_equal(f.selection_fp, ms_pick_fp_add(0, f.ids, f.ninputs));
+	assert_int_equal(f.output_id, st->pending.output_id);
+	assert_int_equal(f.now_ns, st->pending.now_ns);
+	assert_int_equal(f.frontier_ns, st->pending.frontier_ns);
+	assert_string_equal(f.variant, "disabled");
+	assert_string_equal(f.fixture_dir, rt.fixture);
+	assert_int_equal(f.fixture_seed, RT_SEED);
+	assert_string_equal(f.lane, "fast");
+
+	/* The frozen shard is a proper shard holding the whole inventory,
+	 * and its inputs have the ledgers frozen.txt recorded. */
+	char sdir[PATH_MAX];
+	snprintf(sdir, sizeof(sdir), "%s/shard", frozen_dir);
+	ms_shard *s = NULL;
+	ms_shard_opts so = { .dir = sdir };
+	assert_int_equal(ms_shard_open(&s, &so, &eb), 0);
+	assert_int_equal(ms_shard_count(s), f.shard_parts);
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(s, &v, &eb), 0);
+	for (size_t i = 0; i < f.ninputs; i++) {
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			const ms_part *p =
+			        ms_view_find(v, f.ids[i], (enum ms_part_kind)k);
+			assert_non_null(p);
+			ms_ledger l;
+			assert_int_equal(ms_ledger_of_part(p, &l, NULL, &eb),
+			                 0);
+			assert_true(ms_ledger_equal(&l, &f.ledgers[i].kind[k]));
+			assert_true(l.rows > 0);
+		}
+	}
+	ms_view_release(v);
+	ms_shard_close(s);
+	ms__frozen_release(&f);
+	free(st);
+}
+
+/* ---- strict reading of frozen.txt ------------------------------------ */
+
+static char *
+slurp(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	assert_non_null(fp);
+	fseek(fp, 0, SEEK_END);
+	long n = ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	char *b = calloc(1, (size_t)n + 1);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, (size_t)n, fp), (size_t)n);
+	fclose(fp);
+	return b;
+}
+
+/* 1-based line number of the first line starting with prefix. */
+static unsigned
+line_of(const char *text, const char *prefix)
+{
+	unsigned ln = 1;
+	for (const char *p = text; *p;) {
+		if (!strncmp(p, prefix, strlen(prefix)))
+			return ln;
+		const char *nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		p = nl + 1;
+		ln++;
+	}
+	return 0;
+}
+
+/* Replace the line starting with `prefix` by `with` (NULL: delete it);
+ * `append` is added at the end. Returns a new string. */
+static char *
+edit(const char *text, const char *prefix, const char *with, const char *append)
+{
+	size_t n = strlen(text) + (with ? strlen(with) : 0) +
+	           (append ? strlen(append) : 0) + 4;
+	char *o = calloc(1, n);
+	assert_non_null(o);
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p + 1) : strlen(p);
+		if (prefix && !strncmp(p, prefix, strlen(prefix))) {
+			if (with) {
+				strcat(o, with);
+				strcat(o, "\n");
+			}
+			prefix = NULL;
+		} else {
+			strncat(o, p, len);
+		}
+		p += len;
+	}
+	if (append)
+		strcat(o, append);
+	return o;
+}
+
+/* Write text as DIR/frozen.txt of a fresh directory and read it: it must
+ * fail with MS_ERR_FORMAT naming the file, `line` (0 = no line) and
+ * `needle`. */
+static void
+expect_bad(const char *text, unsigned line, const char *needle)
+{
+	static unsigned n;
+	char dir[PATH_MAX], file[PATH_MAX + 16];
+	rt_path(dir, sizeof(dir), "bad-frozen-%u", ++n);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(file, sizeof(file), "%s/frozen.txt", dir);
+	FILE *fp = fopen(file, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	ms__frozen f;
+	ms_errbuf eb = { { 0 } };
+	int rc = ms__frozen_read(dir, &f, &eb);
+	fprintf(stderr, "refused as expected: %s\n", eb.msg);
+	assert_int_equal(rc, MS_ERR_FORMAT);
+	assert_null(f.ids);
+	assert_non_null(strstr(eb.msg, file));
+	assert_null(strchr(eb.msg, '\n'));
+	if (line) {
+		char at[32];
+		snprintf(at, sizeof(at), ":%u:", line);
+		assert_non_null(strstr(eb.msg, at));
+	}
+	if (!strstr(eb.msg, needle)) {
+		fprintf(stderr, "message lacks '%s'\n", needle);
+		fail();
+	}
+}
+
+static void
+test_frozen_file_strict(void **state)
+{
+	(void)state;
+	assert_true(frozen_dir[0]);
+	char file[PATH_MAX + 16];
+	snprintf(file, sizeof(file), "%s/frozen.txt", frozen_dir);
+	char *good = slurp(file);
+	char *t;
+
+	/* The file as written is accepted (and so are its comments). */
+	ms__frozen f;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms__frozen_read(frozen_dir, &f, &eb), 0);
+	char id0[17];
+	ms_part_id_str(f.ids[0], id0);
+	ms__frozen_release(&f);
+
+	t = edit(good, NULL, NULL, "bogus=1\n");
+	expect_bad(t, line_of(t, "bogus="), "unknown key 'bogus'");
+	free(t);
+
+	t = edit(good, NULL, NULL, "seq=4\n");
+	unsigned last = 0;
+	for (const char *p = t; *p; p++)
+		last += *p == '\n';
+	expect_bad(t, last, "key 'seq' repeated");
+	free(t);
+
+	t = edit(good, "lane=", NULL, NULL);
+	expect_bad(t, 0, "key 'lane' is missing");
+	free(t);
+
+	t = edit(good, "cpus=", "cpus=two", NULL);
+	expect_bad(t, line_of(t, "cpus="), "key 'cpus'");
+	free(t);
+
+	t = edit(good, "now_ns=", "now_ns=12x", NULL);
+	expect_bad(t, line_of(t, "now_ns="), "key 'now_ns'");
+	free(t);
+
+	t = edit(good, "grace_policy=", "grace_policy=sometimes", NULL);
+	expect_bad(t, line_of(t, "grace_policy="), "selection or trace");
+	free(t);
+
+	t = edit(good, "format=", "format=2", NULL);
+	expect_bad(t, line_of(t, "format="), "version 2");
+	free(t);
+
+	t = edit(good, "selection_fp=", "selection_fp=0123456789abcdef", NULL);
+	expect_bad(t, line_of(t, "selection_fp="), "does not match");
+	free(t);
+
+	t = edit(good, "output_id=", "output_id=ABC", NULL);
+	expect_bad(t, line_of(t, "output_id="), "key 'output_id'");
+	free(t);
+
+	t = edit(good, "depths=", "depths=0", NULL);
+	expect_bad(t, line_of(t, "depths="), "one per input");
+	free(t);
+
+	char key[64];
+	snprintf(key, sizeof(key), "ledger.%s.latency=", id0);
+	t = edit(good, key, NULL, NULL);
+	char want[80];
+	snprintf(want, sizeof(want), "ledger.%s.latency' is missing", id0);
+	expect_bad(t, 0, want);
+	free(t);
+
+	t = edit(good, NULL, NULL,
+	         "ledger.00000000deadbeef.core=1:"
+	         "00000000000000000000000000000000\n");
+	expect_bad(t, line_of(t, "ledger.00000000deadbeef"),
+	           "not one of the inputs");
+	free(t);
+
+	snprintf(key, sizeof(key), "ledger.%s.core=", id0);
+	char repl[128];
+	snprintf(repl, sizeof(repl), "ledger.%s.core=12:zz", id0);
+	t = edit(good, key, repl, NULL);
+	expect_bad(t, line_of(t, key), "<rows>:<32 hex digits>");
+	free(t);
+
+	t = edit(good, "inputs=", "inputs no equals sign", NULL);
+	expect_bad(t, line_of(t, "inputs no"), "expected key=value");
+	free(t);
+
+	/* No file at all: not found, naming the path. */
+	char empty[PATH_MAX];
+	rt_path(empty, sizeof(empty), "not-frozen");
+	assert_int_equal(mkdir(empty, 0755), 0);
+	assert_int_equal(ms__frozen_read(empty, &f, &eb), MS_ERR_NOTFOUND);
+	assert_non_null(strstr(eb.msg, empty));
+	free(good);
+}
+
+/* ---- merge-once reproduces the run ---------------------------------- */
+
+/* The ledgers part `id` had in the run: from a freeze at the barrier of
+ * the merge that consumes it, or from the kept shard at the end. */
+static void
+run_ledger_of(ms_replay *r, rt_run *run, uint64_t id, ms_ledger_set *out)
+{
+	char spec[40];
+	snprintf(spec, sizeof(spec), "part=%016" PRIx64, id);
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_break_add(r, spec, NULL, &eb), 0);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	if (st->state == MS_REPLAY_BREAK) {
+		char dir[PATH_MAX];
+		rt_shm_path(dir, sizeof(dir), "consumer-%016" PRIx64, id);
+		assert_int_equal(ms_replay_freeze(r, dir, NULL, 0, &eb), 0);
+		ms__frozen f;
+		assert_int_equal(ms__frozen_read(dir, &f, &eb), 0);
+		size_t i = 0;
+		while (i < f.ninputs && f.ids[i] != id)
+			i++;
+		assert_true(i < f.ninputs);
+		*out = f.ledgers[i];
+		ms__frozen_release(&f);
+		ms_replay_close(r);
+	} else {
+		/* Never merged again: it is in the final inventory. */
+		assert_int_equal(st->state, MS_REPLAY_DONE);
+		ms_replay_close(r);
+		ms_shard *s = NULL;
+		ms_shard_opts so = { .dir = run->work };
+		assert_int_equal(ms_shard_open(&s, &so, &eb), 0);
+		ms_view *v = NULL;
+		assert_int_equal(ms_shard_view(s, &v, &eb), 0);
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			const ms_part *p =
+			        ms_view_find(v, id, (enum ms_part_kind)k);
+			assert_non_null(p);
+			assert_int_equal(
+			        ms_ledger_of_part(p, &out->kind[k], NULL, &eb),
+			        0);
+		}
+		ms_view_release(v);
+		ms_shard_close(s);
+	}
+	free(st);
+}
+
+typedef struct merge_ev {
+	uint64_t seq;
+	bool found;
+	ms_ev_merge m;
+} merge_ev;
+
+static int
+find_merge(void *ctx, const ms_ev_merge *m)
+{
+	merge_ev *e = ctx;
+	if (m->seq == e->seq) {
+		e->found = true;
+		e->m = *m;
+		e->m.inputs = NULL;
+	}
+	return 0;
+}
+
+/* Freeze the first barrier matching bp in a serial run of variant, let
+ * the run go on to learn the merge's output ledgers, then replay the
+ * frozen merge under the variants and compare. */
+static void
+reproduce(const char *name, const char *variant, const char *bp,
+          const char **variants, size_t nv, bool expect_drops)
+{
+	rt_run run;
+	ms_replay *r = open_started(&run, name, variant, false, true, bp);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	uint64_t seq = st->pending.seq, out_id = st->pending.output_id;
+	char dir[PATH_MAX];
+	rt_shm_path(dir, sizeof(dir), "%s-frozen", name);
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_replay_freeze(r, dir, NULL, 0, &eb);
+	if (rc)
+		fprintf(stderr, "freeze: %s\n", eb.msg);
+	assert_int_equal(rc, 0);
+	ms_ledger_set in_run;
+	run_ledger_of(r, &run, out_id, &in_run);
+	assert_true(in_run.kind[MS_KIND_CORE].rows > 0);
+
+	/* The merge as the event log recorded it. */
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	merge_ev ev = { .seq = seq };
+	assert_int_equal(ms_evdb_each_merge(db, NULL, find_merge, &ev, &eb), 0);
+	ms_evdb_close(db);
+	assert_true(ev.found);
+	assert_int_equal(ev.m.output.id, out_id);
+	assert_int_equal(ev.m.output.rows, in_run.kind[MS_KIND_CORE].rows);
+
+	ms_merge_once_result res[4];
+	assert_true(nv <= 4);
+	char *table = NULL;
+	size_t tlen = 0;
+	FILE *out = open_memstream(&table, &tlen);
+	assert_non_null(out);
+	ms_merge_once_opts o = {
+		.frozen_dir = dir,
+		.variants = variants,
+		.nvariants = nv,
+		.reps = 3,
+		.plugin_dir = MS_PLUGIN_DIR,
+		.out = out,
+	};
+	rc = ms_merge_once(&o, res, &eb);
+	fclose(out);
+	if (rc)
+		fprintf(stderr, "merge-once: %s\n", eb.msg);
+	assert_int_equal(rc, 0);
+	fprintf(stderr, "%s", table);
+	for (size_t i = 0; i < nv; i++)
+		assert_non_null(strstr(table, variants[i]));
+	if (nv > 1) {
+		char want[80];
+		snprintf(want, sizeof(want), "ratio to %s", variants[0]);
+		assert_non_null(strstr(table, want));
+	}
+	free(table);
+	/* The first variant is the run's: the same output, row for row. */
+	assert_string_equal(res[0].variant, variant);
+	assert_int_equal(res[0].reps, 3);
+	assert_true(res[0].ledgers_stable);
+	assert_true(ms_ledger_set_equal(&res[0].out_ledger, &in_run));
+	assert_int_equal(res[0].rows_out, ev.m.rows_out);
+	assert_int_equal(res[0].traces_dropped, ev.m.sampling.traces_dropped);
+	assert_true(res[0].wall_median_ns > 0);
+	assert_true(res[0].alloc_median > 0);
+	if (expect_drops)
+		assert_true(res[0].traces_dropped > 0);
+	else
+		assert_true(ms_ledger_set_equal(&res[0].out_ledger,
+		                                &res[0].in_ledger));
+	for (size_t i = 1; i < nv; i++)
+		assert_true(res[i].ledgers_stable);
+	/* Scratch copies are gone. */
+	char runs[PATH_MAX + 8];
+	snprintf(runs, sizeof(runs), "%s/runs", dir);
+	assert_false(rt_exists(runs));
+	free(st);
+}
+
+static void
+test_merge_once_lossless(void **state)
+{
+	(void)state;
+	const char *v[] = { "alwayskeep", "disabled" };
+	reproduce("mo-keep", "alwayskeep", "merge=5", v, 2, false);
+}
+
+static void
+test_merge_once_sampling(void **state)
+{
+	(void)state;
+	const char *v[] = { "skywalking", "disabled", "detdrop:35" };
+	reproduce("mo-sky", "skywalking", "sampling", v, 3, true);
+}
+
+static void
+test_merge_once_bad_input(void **state)
+{
+	(void)state;
+	assert_true(frozen_dir[0]);
+	ms_merge_once_result res[2];
+	ms_errbuf eb = { { 0 } };
+	const char *bad[] = { "disabled", "nosuchsampler" };
+	ms_merge_once_opts o = {
+		.frozen_dir = frozen_dir,
+		.variants = bad,
+		.nvariants = 2,
+		.plugin_dir = MS_PLUGIN_DIR,
+	};
+	assert_true(ms_merge_once(&o, res, &eb) < 0);
+	assert_non_null(strstr(eb.msg, "nosuchsampler"));
+	char runs[PATH_MAX + 8];
+	snprintf(runs, sizeof(runs), "%s/runs", frozen_dir);
+	assert_false(rt_exists(runs));
+
+	char missing[PATH_MAX];
+	rt_path(missing, sizeof(missing), "no-such-frozen");
+	o.frozen_dir = missing;
+	o.nvariants = 1;
+	assert_int_equal(ms_merge_once(&o, res, &eb), MS_ERR_NOTFOUND);
+	assert_non_null(strstr(eb.msg, missing));
+
+	/* A frozen.txt without its shard. */
+	char lone[PATH_MAX], cmd[3 * PATH_MAX];
+	rt_path(lone, sizeof(lone), "frozen-no-shard");
+	assert_int_equal(mkdir(lone, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "cp '%s/frozen.txt' '%s/'", frozen_dir,
+	         lone);
+	assert_int_equal(system(cmd), 0);
+	o.frozen_dir = lone;
+	assert_int_equal(ms_merge_once(&o, res, &eb), MS_ERR_NOTFOUND);
+	assert_non_null(strstr(eb.msg, "shard"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_freeze_needs_barrier),
+		cmocka_unit_test(test_freeze_contents),
+		cmocka_unit_test(test_frozen_file_strict),
+		cmocka_unit_test(test_merge_once_lossless),
+		cmocka_unit_test(test_merge_once_sampling),
+		cmocka_unit_test(test_merge_once_bad_input),
+	};
+	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
+}

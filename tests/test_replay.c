@@ -1,0 +1,560 @@
+/*
+ * test_replay.c - the replay controller end to end on the smoke fixture:
+ * every variant runs its whole day headless with every gate passing and
+ * one recorded event per completed merge; disabled and alwayskeep select
+ * the same merges and end with the same ledgers; breakpoints and stepping
+ * stop exactly where they say; a run killed with SIGKILL leaves a database
+ * that opens and holds what it reported committed; bad input is refused
+ * with one line naming what and where, before any work.
+ */
+#include "replay_testlib.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+
+/* ---- whole runs ------------------------------------------------------- */
+
+/* One finished lane-mode run per variant, shared by the tests that read
+ * it (each test runs it if no earlier test did). */
+typedef struct done_run {
+	const char *variant;
+	bool done;
+	bool ok; /* DONE with every gate passing */
+	char db[PATH_MAX];
+	uint64_t merges;
+} done_run;
+
+static done_run runs[] = {
+	{ .variant = "disabled" },
+	{ .variant = "alwayskeep" },
+	{ .variant = "detdrop:35" },
+	{ .variant = "skywalking" },
+};
+
+static int
+count_merge(void *ctx, const ms_ev_merge *m)
+{
+	(void)m;
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+static done_run *
+full_run(const char *variant)
+{
+	done_run *d = NULL;
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
+		if (!strcmp(runs[i].variant, variant))
+			d = &runs[i];
+	assert_non_null(d);
+	if (d->done)
+		return d;
+	d->done = true;
+	rt_run run;
+	char name[64];
+	snprintf(name, sizeof(name), "full-%.20s", variant);
+	for (char *c = name; *c; c++)
+		if (*c == ':')
+			*c = '_';
+	rt_opts(&run, name, variant);
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_replay_open(&r, &run.o, &eb);
+	if (rc)
+		fprintf(stderr, "%s: %s\n", variant, eb.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(ms_replay_start(r, &eb), 0);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	if (st->state != MS_REPLAY_DONE)
+		fprintf(stderr, "%s: run ended %s: %s\n", variant,
+		        ms_replay_state_name(st->state), st->error);
+	unsigned failed = rt_print_gates(r, variant);
+	d->ok = st->state == MS_REPLAY_DONE && failed == 0;
+	d->merges = st->merges_done;
+	snprintf(d->db, sizeof(d->db), "%s", run.db);
+	ms_replay_close(r);
+	free(st);
+	return d;
+}
+
+static void
+check_full_run(const char *variant)
+{
+	done_run *d = full_run(variant);
+	assert_true(d->ok);
+	assert_true(d->merges > 0);
+	/* Every completed merge is one event, read back from the file. */
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, d->db, &eb), 0);
+	uint64_t n = 0;
+	assert_int_equal(ms_evdb_each_merge(db, NULL, count_merge, &n, &eb), 0);
+	assert_int_equal(n, d->merges);
+	ms_ev_run_end end;
+	bool has_end = false;
+	assert_int_equal(ms_evdb_run(db, NULL, &end, &has_end, &eb), 0);
+	assert_true(has_end);
+	assert_string_equal(end.status, "complete");
+	assert_int_equal(end.merges_completed, n);
+	ms_evdb_close(db);
+}
+
+static void
+test_run_disabled(void **state)
+{
+	(void)state;
+	check_full_run("disabled");
+}
+
+static void
+test_run_alwayskeep(void **state)
+{
+	(void)state;
+	check_full_run("alwayskeep");
+}
+
+static void
+test_run_detdrop(void **state)
+{
+	(void)state;
+	check_full_run("detdrop:35");
+}
+
+static void
+test_run_skywalking(void **state)
+{
+	(void)state;
+	check_full_run("skywalking");
+}
+
+/* Disabled and alwayskeep select the same merges in the same order and
+ * end with the same logical content. */
+static void
+test_disabled_alwayskeep_identical(void **state)
+{
+	(void)state;
+	ms_ev_run_end end[2];
+	const char *v[2] = { "disabled", "alwayskeep" };
+	for (int i = 0; i < 2; i++) {
+		done_run *d = full_run(v[i]);
+		ms_evdb *db = NULL;
+		ms_errbuf eb = { { 0 } };
+		assert_int_equal(ms_evdb_open(&db, d->db, &eb), 0);
+		bool has_end = false;
+		assert_int_equal(ms_evdb_run(db, NULL, &end[i], &has_end, &eb),
+		                 0);
+		assert_true(has_end);
+		assert_string_equal(end[i].status, "complete");
+		ms_evdb_close(db);
+	}
+	assert_true(end[0].selection_fp[0] != '\0');
+	assert_string_equal(end[0].selection_fp, end[1].selection_fp);
+	assert_true(ms_ledger_set_equal(&end[0].final_ledger,
+	                                &end[1].final_ledger));
+	assert_true(end[0].final_ledger.kind[MS_KIND_CORE].rows > 0);
+	assert_int_equal(end[0].merges_completed, end[1].merges_completed);
+}
+
+/* ---- breakpoints and stepping ---------------------------------------- */
+
+static ms_replay *
+open_started(rt_run *run, const char *name, const char *variant, bool serial,
+             bool paused, const char *bp)
+{
+	rt_opts(run, name, variant);
+	run->o.serial = serial;
+	run->o.start_paused = paused;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_replay_open(&r, &run->o, &eb);
+	if (rc)
+		fprintf(stderr, "%s: %s\n", name, eb.msg);
+	assert_int_equal(rc, 0);
+	if (bp)
+		assert_int_equal(ms_replay_break_add(r, bp, NULL, &eb), 0);
+	assert_int_equal(ms_replay_start(r, &eb), 0);
+	return r;
+}
+
+static void
+test_break_mature(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "bp-mature", "disabled", false, false,
+	                            "mature");
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_true(st->has_pending);
+	assert_string_equal(st->break_why, "mature");
+	assert_true(st->pending.mature_parts > 0);
+	size_t mature = 0;
+	for (size_t i = 0; i < st->pending.ninputs; i++) {
+		const ms_dispatch_input *in = &st->pending.inputs[i];
+		assert_int_equal(in->mature,
+		                 in->max_ts <= st->pending.frontier_ns);
+		mature += in->mature;
+	}
+	assert_int_equal(mature, st->pending.mature_parts);
+	ms_breakpoint bps[4];
+	assert_int_equal(ms_replay_breaks(r, bps, 4), 1);
+	assert_int_equal(bps[0].hits, 1);
+	ms_replay_close(r);
+	free(st);
+}
+
+static void
+test_break_merge_n(void **state)
+{
+	(void)state;
+	for (uint64_t n = 1; n <= 5; n += 4) {
+		rt_run run;
+		char spec[32];
+		snprintf(spec, sizeof(spec), "merge=%llu",
+		         (unsigned long long)n);
+		ms_replay *r = open_started(&run, "bp-merge", "disabled", false,
+		                            false, spec);
+		ms_replay_status *st = rt_status_new();
+		assert_true(rt_wait_stop(r, st));
+		assert_int_equal(st->state, MS_REPLAY_BREAK);
+		assert_int_equal(st->pending.seq, n);
+		/* Merge n has not started: at most n - 1 completed. */
+		assert_true(st->merges_done <= n - 1);
+		assert_true(st->pending.ninputs >= 2);
+		ms_replay_close(r);
+		free(st);
+	}
+}
+
+static void
+test_break_time(void **state)
+{
+	(void)state;
+	ms_fixture *fx = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_fixture_open(&fx, rt.fixture, &eb), 0);
+	const ms_fixture_info *info = ms_fixture_get_info(fx);
+	size_t ns = ms_fixture_nslots(fx);
+	assert_true(ns > 4);
+	/* A minute boundary after the middle slot's publication. */
+	int64_t mid =
+	        ms_fixture_slot_at(fx, ns / 2)->pub_ns - info->day_start_ns;
+	int64_t minute = 60 * 1000000000LL;
+	int64_t tod = (mid / minute + 1) * minute;
+	size_t want = 0;
+	while (want < ns &&
+	       ms_fixture_slot_at(fx, want)->pub_ns < info->day_start_ns + tod)
+		want++;
+	assert_true(want < ns);
+	char spec[32];
+	snprintf(spec, sizeof(spec), "time=%02lld:%02lld",
+	         (long long)(tod / (3600 * 1000000000LL)),
+	         (long long)(tod / minute % 60));
+	rt_run run;
+	ms_replay *r =
+	        open_started(&run, "bp-time", "disabled", false, false, spec);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	/* Stopped before publishing slot `want`, the first at or after T. */
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->pub_done, want);
+	assert_true(strstr(st->break_why, "time=") != NULL);
+	assert_true(st->now < info->day_start_ns + tod);
+	ms_breakpoint bps[4];
+	assert_int_equal(ms_replay_breaks(r, bps, 4), 1);
+	assert_int_equal(bps[0].hits, 1);
+	ms_replay_close(r);
+	ms_fixture_close(fx);
+	free(st);
+}
+
+/* Every step from a stop moves to exactly the next point: the next
+ * publication, or the next dispatch barrier (seq + 1). */
+static void
+test_step_one_point(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "step", "disabled", true, true, NULL);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->pub_done, 0);
+	uint64_t pub = 0, seq = 0;
+	enum ms_replay_state prev = MS_REPLAY_PAUSED;
+	unsigned barriers = 0, pubs = 0;
+	ms_errbuf eb = { { 0 } };
+	for (int i = 0; i < 60; i++) {
+		assert_int_equal(ms_replay_command(r, MS_RCMD_STEP, &eb), 0);
+		assert_true(rt_wait_stop(r, st));
+		if (st->state == MS_REPLAY_BREAK) {
+			/* The first barrier after publishing `pub`, or the
+			 * one right after the previous barrier. */
+			assert_int_equal(st->pending.seq, seq + 1);
+			assert_int_equal(st->pub_done, prev == MS_REPLAY_PAUSED
+			                                       ? pub + 1
+			                                       : pub);
+			seq = st->pending.seq;
+			pub = st->pub_done;
+			barriers++;
+		} else {
+			assert_int_equal(st->state, MS_REPLAY_PAUSED);
+			assert_int_equal(st->pub_done, prev == MS_REPLAY_PAUSED
+			                                       ? pub + 1
+			                                       : pub);
+			pub = st->pub_done;
+			pubs++;
+		}
+		prev = st->state;
+	}
+	assert_true(barriers > 0);
+	assert_true(pubs > 0);
+	/* Merges completed so far are exactly the barriers passed (serial
+	 * mode; the last barrier's merge has not started). */
+	assert_true(st->merges_done <= seq);
+	ms_replay_close(r);
+	free(st);
+}
+
+/* ---- SIGKILL ---------------------------------------------------------- */
+
+static void
+child_run(int fd, const char *db, const char *work)
+{
+	rt_run run;
+	rt_opts(&run, "kill", "alwayskeep");
+	snprintf(run.db, sizeof(run.db), "%s", db);
+	snprintf(run.work, sizeof(run.work), "%s", work);
+	/* Paced so the day takes several seconds: the kill lands mid-run. */
+	run.o.speed = 4000;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	if (ms_replay_open(&r, &run.o, &eb) || ms_replay_start(r, &eb)) {
+		fprintf(stderr, "child: %s\n", eb.msg);
+		_exit(2);
+	}
+	ms_replay_status *st = rt_status_new();
+	for (;;) {
+		pthread_mutex_lock(&rt_mu);
+		unsigned long t0 = rt_ticks;
+		pthread_mutex_unlock(&rt_mu);
+		ms_replay_get_status(r, st);
+		if (st->merges_done >= 3 || rt_stopped(st->state))
+			break;
+		pthread_mutex_lock(&rt_mu);
+		while (rt_ticks == t0)
+			pthread_cond_wait(&rt_cv, &rt_mu);
+		pthread_mutex_unlock(&rt_mu);
+	}
+	uint64_t done = st->merges_done;
+	/* The recorder commits at most 100 ms after an event: wait well
+	 * past that before saying these merges are committed. */
+	struct timespec ts = { 0, 400 * 1000000L };
+	nanosleep(&ts, NULL);
+	if (write(fd, &done, sizeof(done)) != (ssize_t)sizeof(done))
+		_exit(3);
+	for (;;)
+		pause();
+}
+
+static int
+integrity_ok(const char *path)
+{
+	sqlite3 *db = NULL;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		sqlite3_close(db);
+		return 0;
+	}
+	sqlite3_stmt *s = NULL;
+	int ok = 0;
+	if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, NULL) ==
+	            SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		ok = !strcmp((const char *)sqlite3_column_text(s, 0), "ok");
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return ok;
+}
+
+static void
+test_sigkill_mid_run(void **state)
+{
+	(void)state;
+	char db[PATH_MAX], work[PATH_MAX];
+	rt_path(db, sizeof(db), "killed.db");
+	snprintf(work, sizeof(work), "%s/killed.shard", rt.shm);
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		child_run(fds[1], db, work);
+		_exit(0);
+	}
+	close(fds[1]);
+	uint64_t reported = 0;
+	ssize_t n = read(fds[0], &reported, sizeof(reported));
+	kill(pid, SIGKILL);
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	close(fds[0]);
+	assert_int_equal(n, (ssize_t)sizeof(reported));
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_true(reported >= 3);
+
+	assert_true(integrity_ok(db));
+	ms_evdb *ev = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&ev, db, &eb), 0);
+	uint64_t merges = 0;
+	assert_int_equal(
+	        ms_evdb_each_merge(ev, NULL, count_merge, &merges, &eb), 0);
+	assert_true(merges >= reported);
+	ms_ev_run run;
+	bool has_end = true;
+	assert_int_equal(ms_evdb_run(ev, &run, NULL, &has_end, &eb), 0);
+	assert_string_equal(run.variant, "alwayskeep");
+	ms_evdb_close(ev);
+	/* A killed run's database is closed and renamed only by a person;
+	 * it must still be the run's own. */
+	assert_int_equal(integrity_ok(db), 1);
+}
+
+/* ---- bad input -------------------------------------------------------- */
+
+/* Open must fail with a one-line message containing every `needle`, and
+ * leave neither the database nor the shard directory behind. */
+static void
+expect_refused(rt_run *run, const char *n1, const char *n2)
+{
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_replay_open(&r, &run->o, &eb);
+	if (rc == 0)
+		ms_replay_close(r);
+	assert_true(rc < 0);
+	assert_null(r);
+	fprintf(stderr, "refused as expected: %s\n", eb.msg);
+	assert_true(eb.msg[0] != '\0');
+	assert_null(strchr(eb.msg, '\n'));
+	if (n1 && !strstr(eb.msg, n1)) {
+		fprintf(stderr, "message lacks '%s'\n", n1);
+		fail();
+	}
+	if (n2 && !strstr(eb.msg, n2)) {
+		fprintf(stderr, "message lacks '%s'\n", n2);
+		fail();
+	}
+	assert_false(rt_exists(run->work));
+	if (strstr(run->db, "/not-a-dir/") == NULL)
+		assert_false(rt_exists(run->db));
+}
+
+static void
+test_bad_fixture_dir(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "bad-fixture", "disabled");
+	char missing[PATH_MAX];
+	rt_path(missing, sizeof(missing), "no-such-fixture");
+	run.o.fixture_dir = missing;
+	expect_refused(&run, missing, NULL);
+}
+
+static void
+test_bad_fixture_part_removed(void **state)
+{
+	(void)state;
+	char copy[PATH_MAX], cmd[3 * PATH_MAX];
+	rt_path(copy, sizeof(copy), "fixture-damaged");
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", rt.fixture, copy);
+	assert_int_equal(system(cmd), 0);
+	ms_fixture *fx = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_fixture_open(&fx, copy, &eb), 0);
+	const ms_fixture_slot *s =
+	        ms_fixture_slot_at(fx, ms_fixture_nslots(fx) / 3);
+	char id[17];
+	ms_part_id_str(s->part_id, id);
+	rt_rm(s->path[MS_KIND_LATENCY]);
+	ms_fixture_close(fx);
+	rt_run run;
+	rt_opts(&run, "bad-part", "disabled");
+	run.o.fixture_dir = copy;
+	expect_refused(&run, id, copy);
+	rt_rm(copy);
+}
+
+static void
+test_bad_variant(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "bad-variant", "nosuchsampler");
+	expect_refused(&run, "nosuchsampler", NULL);
+}
+
+static void
+test_bad_chain_config(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "bad-chain",
+	        "skywalking:{\"durationThresholdMs\":500,\"keepErrors\":");
+	expect_refused(&run, "skywalking", NULL);
+	rt_opts(&run, "bad-chain", "skywalking:{\"noSuchKey\":1}");
+	expect_refused(&run, "noSuchKey", NULL);
+}
+
+static void
+test_bad_db_path(void **state)
+{
+	(void)state;
+	char file[PATH_MAX];
+	rt_path(file, sizeof(file), "plain-file");
+	FILE *fp = fopen(file, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	rt_run run;
+	rt_opts(&run, "bad-db", "disabled");
+	/* A path under a regular file cannot be created, even by root. */
+	rt_path(run.db, sizeof(run.db), "plain-file/not-a-dir/run.db");
+	expect_refused(&run, run.db, NULL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_fixture_dir),
+		cmocka_unit_test(test_bad_fixture_part_removed),
+		cmocka_unit_test(test_bad_variant),
+		cmocka_unit_test(test_bad_chain_config),
+		cmocka_unit_test(test_bad_db_path),
+		cmocka_unit_test(test_run_disabled),
+		cmocka_unit_test(test_run_alwayskeep),
+		cmocka_unit_test(test_run_detdrop),
+		cmocka_unit_test(test_run_skywalking),
+		cmocka_unit_test(test_disabled_alwayskeep_identical),
+		cmocka_unit_test(test_break_mature),
+		cmocka_unit_test(test_break_merge_n),
+		cmocka_unit_test(test_break_time),
+		cmocka_unit_test(test_step_one_point),
+		cmocka_unit_test(test_sigkill_mid_run),
+	};
+	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
+}
