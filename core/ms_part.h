@@ -56,11 +56,11 @@ typedef struct ms_part_meta {
 	uint64_t uncompressed_bytes; /* uncompressed span bytes (all columns) */
 	uint64_t rows;
 	uint64_t blocks;
-	uint64_t traces;             /* distinct trace IDs */
-	int64_t min_ts;              /* min start_ns over rows */
-	int64_t max_ts;              /* max start_ns over rows */
-	uint32_t depth;              /* 0 = raw write; merge = 1 + max input */
-	uint64_t checksum;           /* XXH64 over all blocks' stored bytes */
+	uint64_t traces;   /* distinct trace IDs */
+	int64_t min_ts;    /* min start_ns over rows */
+	int64_t max_ts;    /* max start_ns over rows */
+	uint32_t depth;    /* 0 = raw write; merge = 1 + max input */
+	uint64_t checksum; /* XXH64 over all blocks' stored bytes */
 } ms_part_meta;
 
 /* One block's header: readable without decompressing the block. */
@@ -68,16 +68,16 @@ typedef struct ms_block_info {
 	uint8_t trace_id[MS_TRACE_ID_MAX];
 	uint32_t trace_id_len;
 	uint32_t nrows;
-	int64_t min_ts, max_ts;      /* over start_ns of the block's rows */
-	int64_t max_end_ns;          /* max(start_ns + latency_ms * 1e6) */
-	uint64_t span_bytes;         /* uncompressed bytes of the block */
-	uint64_t stored_bytes;       /* compressed bytes, as copied raw */
+	int64_t min_ts, max_ts; /* over start_ns of the block's rows */
+	int64_t max_end_ns;     /* max(start_ns + latency_ms * 1e6) */
+	uint64_t span_bytes;    /* uncompressed bytes of the block */
+	uint64_t stored_bytes;  /* compressed bytes, as copied raw */
 } ms_block_info;
 
 /* A block exactly as stored: what ms_part_writer_add_raw copies. */
 typedef struct ms_raw_block {
 	const ms_block_info *info;
-	const uint8_t *bytes;        /* stored_bytes bytes, borrowed */
+	const uint8_t *bytes; /* stored_bytes bytes, borrowed */
 } ms_raw_block;
 
 /* I/O counters a caller can hand to writers and iterators (atomic: shared
@@ -90,45 +90,46 @@ typedef struct ms_io {
 
 typedef struct ms_part_writer ms_part_writer;
 typedef struct ms_part_writer_opts {
-	ms_mem *mem;        /* borrowed; NULL = uncounted malloc */
-	ms_io *io;          /* borrowed; NULL = not counted */
-	int zstd_level;     /* 0 = 3 */
-	uint32_t depth;     /* merge depth to record */
+	ms_mem *mem;    /* borrowed; NULL = uncounted malloc */
+	ms_io *io;      /* borrowed; NULL = not counted */
+	int zstd_level; /* 0 = 3 */
+	uint32_t depth; /* merge depth to record */
+	/* Skip every fsync: for bulk builds (a fixture) that write many
+	 * parts into a staging directory and make them durable with one
+	 * syncfs before their own commit rename. Never for a shard. */
+	bool no_sync;
 } ms_part_writer_opts;
 
 /* Start writing part `id` into directory `tmp_dir` (created; must not
  * exist). */
-int ms_part_writer_open(ms_part_writer **out, const char *tmp_dir,
-			uint64_t id, const ms_part_writer_opts *opts,
-			ms_errbuf *eb);
+int ms_part_writer_open(ms_part_writer **out, const char *tmp_dir, uint64_t id,
+                        const ms_part_writer_opts *opts, ms_errbuf *eb);
 /* Append one trace's rows (all with the same trace ID, which must sort after
  * every trace already added). Rows are stored in the given order; a trace
  * over MS_BLOCK_SPLIT_BYTES becomes consecutive blocks. */
 int ms_part_writer_add_trace(ms_part_writer *w, const ms_row *rows, size_t n,
-			     ms_errbuf *eb);
+                             ms_errbuf *eb);
 /* Append a stored block without decoding it; its trace ID must sort after
  * the last one added (or equal it, continuing a split trace). The bytes'
  * checksum is verified before they are copied. */
 int ms_part_writer_add_raw(ms_part_writer *w, const ms_raw_block *raw,
-			   ms_errbuf *eb);
+                           ms_errbuf *eb);
 /* Write metadata and Bloom filter, fsync every file and the directory,
  * and fill *meta. The writer is freed whatever the result; on failure the
  * temporary directory is removed. */
-int ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta,
-			  ms_errbuf *eb);
+int ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb);
 /* Drop an unfinished part: free the writer, remove its directory. */
 void ms_part_writer_abort(ms_part_writer *w);
 
 /* Convenience for generators: sort rows by trace ID (stable), group them and
  * write one part into tmp_dir. */
 int ms_part_write_rows(const char *tmp_dir, uint64_t id, const ms_row *rows,
-		       size_t n, const ms_part_writer_opts *opts,
-		       ms_part_meta *meta, ms_errbuf *eb);
+                       size_t n, const ms_part_writer_opts *opts,
+                       ms_part_meta *meta, ms_errbuf *eb);
 
 /* fsync tmp_dir's files, rename tmp_dir to final_dir atomically, fsync the
  * parent. final_dir must not exist. */
-int ms_part_publish(const char *tmp_dir, const char *final_dir,
-		    ms_errbuf *eb);
+int ms_part_publish(const char *tmp_dir, const char *final_dir, ms_errbuf *eb);
 /* Remove a part directory and everything in it (best effort, idempotent). */
 int ms_part_remove_dir(const char *dir, ms_errbuf *eb);
 
@@ -153,22 +154,21 @@ typedef struct ms_part_iter ms_part_iter;
 /* Iterate blocks in trace-ID order. mem (borrowed) counts the iterator's
  * buffers; it may differ from the part's (a merge passes its own). */
 int ms_part_iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem,
-		      ms_io *io, ms_errbuf *eb);
+                      ms_io *io, ms_errbuf *eb);
 /* The same with a read window of `window` bytes (0 = the default, 1 MiB;
  * a block larger than the window is read whole) and a decompression
  * context made only at the first decode: for a second iterator that
  * trails another over the same part (a sampling merge re-reads the blocks
  * of decided traces) without a second large buffer. */
-int ms_part_iter_open_window(ms_part_iter **out, const ms_part *p,
-			     ms_mem *mem, ms_io *io, size_t window,
-			     ms_errbuf *eb);
+int ms_part_iter_open_window(ms_part_iter **out, const ms_part *p, ms_mem *mem,
+                             ms_io *io, size_t window, ms_errbuf *eb);
 /* Advance: 1 and *info set when there is a block, 0 at the end, <0 error. */
 int ms_part_iter_next(ms_part_iter *it, const ms_block_info **info,
-		      ms_errbuf *eb);
+                      ms_errbuf *eb);
 /* Decode the current block's columns in `cols` (enum ms_col bits); other
  * fields of the returned rows are zero/NULL. */
 int ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
-			ms_errbuf *eb);
+                        ms_errbuf *eb);
 /* The current block as stored, for ms_part_writer_add_raw. */
 int ms_part_iter_raw(ms_part_iter *it, ms_raw_block *raw, ms_errbuf *eb);
 /* Bytes read from disk by this iterator so far. */

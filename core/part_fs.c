@@ -76,7 +76,7 @@ ms__fsync_dir(const char *dir, ms_io *io)
 
 int
 ms__write_file(const char *dir, const char *name, const void *p, size_t n,
-               ms_io *io, ms_errbuf *eb)
+               bool no_sync, ms_io *io, ms_errbuf *eb)
 {
 	char path[4096];
 	if (!ms__path(path, sizeof(path), dir, name))
@@ -89,7 +89,7 @@ ms__write_file(const char *dir, const char *name, const void *p, size_t n,
 		return ms_fail(eb, rc, "%s: create: %s", path, strerror(errno));
 	}
 	int rc = ms__write_all(fd, p, n, io);
-	if (rc == 0)
+	if (rc == 0 && !no_sync)
 		rc = ms__fsync_fd(fd, io);
 	int e = errno;
 	if (close(fd) != 0 && rc == 0) {

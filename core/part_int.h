@@ -244,8 +244,9 @@ void ms__win_close(ms__win *w);
 /* Join dir and name into out (size n); false if it does not fit. */
 bool ms__path(char *out, size_t n, const char *dir, const char *name);
 /* Create `name` in dir (must not exist), write all bytes, fsync, close. */
+/* Write a new file dir/name; fsync it unless no_sync. */
 int ms__write_file(const char *dir, const char *name, const void *p, size_t n,
-                   ms_io *io, ms_errbuf *eb);
+                   bool no_sync, ms_io *io, ms_errbuf *eb);
 /* write() all of p to fd; counts io. */
 int ms__write_all(int fd, const void *p, size_t n, ms_io *io);
 /* fsync a file descriptor / a directory by path; counts io. */

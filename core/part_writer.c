@@ -35,6 +35,7 @@
 struct ms_part_writer {
 	ms_mem *mem;
 	ms_io *io;
+	bool no_sync; /* opts.no_sync: the caller syncs */
 	int level;
 	char *dir;
 	size_t dir_size;
@@ -112,6 +113,7 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_dir, uint64_t id,
 		return ms_fail(eb, MS_ERR_NOMEM, "part %s: writer", idstr);
 	w->mem = o.mem;
 	w->io = o.io;
+	w->no_sync = o.no_sync;
 	w->level = o.zstd_level;
 	w->fd = -1;
 	w->meta.id = id;
@@ -648,7 +650,7 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	ms_buf_init(&bloom, w->mem, 0);
 	const char *file = MS__F_DATA;
 	int rc = flush_out(w);
-	if (rc == 0)
+	if (rc == 0 && !w->no_sync)
 		rc = ms__fsync_fd(w->fd, w->io);
 	if (rc == 0) {
 		rc = close(w->fd) ? ms_err_from_errno(errno) : 0;
@@ -663,14 +665,14 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	                     sizeof(struct ms__index_entry));
 	if (rc == 0)
 		rc = ms__write_file(w->dir, MS__F_INDEX, idx.data, idx.len,
-		                    w->io, eb);
+		                    w->no_sync, w->io, eb);
 	if (rc)
 		goto fail_named;
 	file = MS__F_BLOOM;
 	rc = build_bloom(w, &bloom);
 	if (rc == 0)
 		rc = ms__write_file(w->dir, MS__F_BLOOM, bloom.data, bloom.len,
-		                    w->io, eb);
+		                    w->no_sync, w->io, eb);
 	if (rc)
 		goto fail_named;
 	file = MS__F_META;
@@ -680,8 +682,9 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	uint8_t m[MS__META_SIZE];
 	ms__meta_encode(m, &w->meta, MS_KIND_CORE, w->data_off, idx.len,
 	                bloom.len);
-	rc = ms__write_file(w->dir, MS__F_META, m, sizeof(m), w->io, eb);
-	if (rc == 0)
+	rc = ms__write_file(w->dir, MS__F_META, m, sizeof(m), w->no_sync, w->io,
+	                    eb);
+	if (rc == 0 && !w->no_sync)
 		rc = ms__fsync_dir(w->dir, w->io);
 	if (rc)
 		goto fail_named;

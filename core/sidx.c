@@ -77,6 +77,7 @@ is_index_kind(enum ms_part_kind kind)
 struct ms_sidx_writer {
 	ms_mem *mem;
 	ms_io *io;
+	bool no_sync; /* opts.no_sync: the caller syncs */
 	int level;
 	enum ms_part_kind kind;
 	char *dir;
@@ -170,6 +171,7 @@ ms_sidx_writer_open(ms_sidx_writer **out, enum ms_part_kind kind,
 		               idstr);
 	w->mem = o.mem;
 	w->io = o.io;
+	w->no_sync = o.no_sync;
 	w->level = o.zstd_level;
 	w->kind = kind;
 	w->fd = -1;
@@ -362,7 +364,7 @@ ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		goto out;
 	rc = ms__write_all(w->fd, w->out.data, w->out.len, w->io);
 	w->out.len = 0;
-	if (rc == 0)
+	if (rc == 0 && !w->no_sync)
 		rc = ms__fsync_fd(w->fd, w->io);
 	if (rc == 0) {
 		rc = close(w->fd) ? ms_err_from_errno(errno) : 0;
@@ -379,15 +381,17 @@ ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		rc = swfail(w, eb, rc, MS__F_INDEX, "%s", ms_strerror(rc));
 		goto out;
 	}
-	rc = ms__write_file(w->dir, MS__F_INDEX, idx.data, idx.len, w->io, eb);
+	rc = ms__write_file(w->dir, MS__F_INDEX, idx.data, idx.len, w->no_sync,
+	                    w->io, eb);
 	if (rc)
 		goto out;
 	w->meta.checksum = XXH64_digest(&w->content);
 	w->meta.compressed_bytes = MS__META_SIZE + w->data_off + idx.len;
 	uint8_t m[MS__META_SIZE];
 	ms__meta_encode(m, &w->meta, w->kind, w->data_off, idx.len, 0);
-	rc = ms__write_file(w->dir, MS__F_META, m, sizeof(m), w->io, eb);
-	if (rc == 0) {
+	rc = ms__write_file(w->dir, MS__F_META, m, sizeof(m), w->no_sync, w->io,
+	                    eb);
+	if (rc == 0 && !w->no_sync) {
 		rc = ms__fsync_dir(w->dir, w->io);
 		if (rc)
 			rc = swfail(w, eb, rc, ".", "fsync: %s",
