@@ -427,10 +427,9 @@ test_sigkill_mid_run(void **state)
 	bool has_end = true;
 	assert_int_equal(ms_evdb_run(ev, &run, NULL, &has_end, &eb), 0);
 	assert_string_equal(run.variant, "alwayskeep");
+	/* Paced, the day lasts over 5 s of wall time: the kill came first. */
+	assert_false(has_end);
 	ms_evdb_close(ev);
-	/* A killed run's database is closed and renamed only by a person;
-	 * it must still be the run's own. */
-	assert_int_equal(integrity_ok(db), 1);
 }
 
 /* ---- bad input -------------------------------------------------------- */
