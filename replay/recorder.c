@@ -1584,7 +1584,7 @@ ms_ev_merge_summary(const ms_ev_merge *m, char *buf, size_t n)
 	                 ms_ev_class_name(m->sampling.klass),
 	                 ms_ev_reason_name(m->sampling.reason));
 	size_t len = w < 0 ? 0 : (size_t)w;
-	for (size_t i = 0; i < m->ninputs && len < n; i++) {
+	for (size_t i = 0; m->inputs && i < m->ninputs && len < n; i++) {
 		w = snprintf(buf + len, n - len, "%s%016llx", i ? "," : " ",
 		             (unsigned long long)m->inputs[i].id);
 		len += w < 0 ? 0 : (size_t)w;

@@ -1,8 +1,8 @@
 /*
  * test_tui_cli.c - the `mergescope` command table: the command list and
  * --help of every command, option errors that name the option and what it
- * expects (exit 64), and a clear "not built yet" (exit 2) for commands
- * whose layer is not in this build.
+ * expects (exit 64), and one-line errors naming the missing input (exit 2)
+ * before any work starts.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -118,30 +118,38 @@ test_option_errors_name_the_option(void **state)
 }
 
 static void
-test_not_built_yet(void **state)
+test_errors_before_work(void **state)
 {
 	(void)state;
-	/* Valid invocations of commands whose layer this build lacks. */
-	assert_int_equal(cli("export", "--db=x.db", "--format=chrome", NULL),
-	                 MS_EXIT_NOT_BUILT);
-	assert_non_null(strstr(err_text, "not built yet"));
-	assert_int_equal(cli("report", "--db", "x.db", "--vs", "y.db", NULL),
-	                 MS_EXIT_NOT_BUILT);
-	assert_int_equal(cli("merge-once", "--frozen", "d", "--variant",
-	                     "skywalking", "--reps", "5", NULL),
-	                 MS_EXIT_NOT_BUILT);
-	assert_int_equal(cli("fixture", "build", "--preset", "day-2x", "--seed",
-	                     "7", "--out", "d", NULL),
-	                 MS_EXIT_NOT_BUILT);
-	assert_int_equal(
-	        cli("run", "--headless", "--variant", "disabled", NULL),
-	        MS_EXIT_NOT_BUILT);
-	/* Under ctest stdout is not a terminal: tui runs headless. */
-	assert_int_equal(
-	        cli("tui", "--break", "mature", "--break", "merge=4", NULL),
-	        MS_EXIT_NOT_BUILT);
+	/* Valid invocations whose inputs do not exist: one line naming the
+	 * option and the path, exit status 2, nothing on stdout. */
+	assert_int_equal(cli("export", "--db=/nonexistent/x.db",
+	                     "--format=chrome", NULL),
+	                 2);
+	assert_non_null(strstr(err_text, "--db /nonexistent/x.db"));
+	assert_int_equal(cli("report", "--db", "/nonexistent/x.db", "--vs",
+	                     "y.db", NULL),
+	                 2);
+	assert_non_null(strstr(err_text, "/nonexistent/x.db"));
+	assert_int_equal(cli("merge-once", "--frozen", "/nonexistent/d",
+	                     "--variant", "skywalking", "--reps", "5", NULL),
+	                 2);
+	assert_non_null(strstr(err_text, "--frozen /nonexistent/d"));
+	assert_int_equal(cli("run", "--headless", "--variant", "disabled",
+	                     "--fixture", "/nonexistent/f", NULL),
+	                 2);
+	assert_non_null(strstr(err_text, "--fixture /nonexistent/f"));
+	/* Under ctest stdout is not a terminal: tui hands over to run. */
+	assert_int_equal(cli("tui", "--fixture", "/nonexistent/f", "--break",
+	                     "mature", "--break", "merge=4", NULL),
+	                 2);
 	assert_non_null(strstr(err_text, "mergescope run"));
-	assert_int_equal(cli(NULL), MS_EXIT_NOT_BUILT);
+	assert_non_null(strstr(err_text, "2 --break options ignored"));
+	assert_int_equal(cli("--fixture", "/nonexistent/f", NULL), 2);
+	assert_non_null(strstr(err_text, "mergescope run"));
+	/* A malformed breakpoint is a usage error, found before any work. */
+	assert_int_equal(cli("tui", "--break", "depth>x", NULL), MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--break \"depth>x\""));
 	assert_string_equal(out_text, "");
 }
 
@@ -152,7 +160,7 @@ main(void)
 		cmocka_unit_test(test_command_list),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_option_errors_name_the_option),
-		cmocka_unit_test(test_not_built_yet),
+		cmocka_unit_test(test_errors_before_work),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

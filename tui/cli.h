@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* One option of a command. `arg` names the value ("DIR") or is NULL for
@@ -27,5 +28,78 @@ typedef struct ms__opt {
  * MS_EXIT_USAGE after printing what is wrong to err. */
 int ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
                   size_t nopts, FILE *err);
+
+/* ---- Progress (progress.c) ---------------------------------------------- */
+
+/* Progress of one piece of work on a stream: a bar redrawn in place on a
+ * terminal, plain lines (each tenth) elsewhere. Plain data, embedded. */
+typedef struct ms__progress {
+	FILE *out;     /* borrowed; NULL = silent */
+	bool bar;      /* draw a bar (a terminal) */
+	bool open;     /* a bar line without its newline is on screen */
+	char what[48]; /* current stage */
+	int last_tenth;
+	int64_t last_ns;
+} ms__progress;
+
+/* bar: 1 = a bar, 0 = plain lines, -1 = a bar when out is a terminal. */
+void ms__progress_init(ms__progress *p, FILE *out, int bar);
+/* Stage `what` is at done of total; extra (may be NULL) is appended. */
+void ms__progress_update(ms__progress *p, const char *what, uint64_t done,
+                         uint64_t total, const char *extra);
+/* One line of its own (closes an open bar first). */
+void ms__progress_note(ms__progress *p, const char *line);
+/* Finish: close an open bar line. */
+void ms__progress_end(ms__progress *p);
+
+/* ---- What `tui` and `run` share (cli_setup.c) ---------------------------- */
+
+/* Exit status of a command that failed before or during its work. */
+#define MS_EXIT_ERROR 2
+
+/* Default replay speed of the TUI in logical seconds per wall second: a
+ * 24-hour day in 72 s. `+`/`-` change it, up to "max" (0). */
+#define MS_TUI_DEFAULT_SPEED 1200.0
+/* Default variant of both commands. */
+#define MS_DEFAULT_VARIANT "skywalking"
+#define MS_FIXTURE_SEED 1
+
+/* The options of a run as given on the command line (borrowed). */
+typedef struct ms__run_args {
+	const char *cmd;     /* "tui" or "run", for messages */
+	const char *fixture; /* --fixture DIR, or NULL */
+	const char *preset;  /* --preset P, or NULL (day-2x) */
+	const char *variant; /* --variant or --chain, or NULL (skywalking) */
+	const char *grace;   /* --grace-policy, or NULL */
+	const char *profile; /* --profile, or NULL */
+	const char *db;      /* --db FILE, or NULL (the cache's runs/) */
+	const char *json;    /* --json FILE (run), or NULL */
+} ms__run_args;
+
+/* What a run needs, resolved. */
+typedef struct ms__run_cfg {
+	char plugin_dir[4096];
+	char fixture_dir[4096];
+	char preset[32];
+	char variant[1024];
+	char db[4096];
+} ms__run_cfg;
+
+/* The plugin directory of this installation: <exe dir>/../plugins, else
+ * the build's plugin directory, else $MERGESCOPE_PLUGIN_DIR. */
+void ms__plugin_dir(char *buf, size_t n);
+/* "$XDG_CACHE_HOME/mergescope/runs/<preset>-<variant>-<stamp>.sqlite"
+ * (or ~/.cache/...), creating the directories. 0 or a negative ms_err. */
+int ms__default_db(char *buf, size_t n, const char *preset, const char *variant,
+                   ms_errbuf *eb);
+/*
+ * Check everything that can be checked before work starts (variant or
+ * chain with its plugins, grace policy, profile, fixture directory, --db
+ * and --json paths), then, without --fixture, find the preset's cached
+ * fixture or build it once (progress on err). Errors are one line on err
+ * naming the option, the path and what was expected. Returns 0 or the
+ * exit status (2).
+ */
+int ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err);
 
 #endif

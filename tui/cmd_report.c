@@ -1,20 +1,39 @@
 /*
- * cmd_report.c - `mergescope report`: the run report of an event
- * database, and with --vs the variant comparison tables against another.
- * Needs the replay layer.
+ * cmd_report.c - `mergescope report`: the run report of an event database
+ * (text, or JSON with --json), and with --vs the variant comparison tables
+ * against another run of the same fixture. Exit status 1 when a gate of
+ * the run failed, or when --vs compares a disabled and an alwayskeep run
+ * whose selection fingerprints or logical outputs differ.
  */
 #include "cli.h"
 
+#include "ms_replay_events.h"
+
 static const char usage[] =
-        "usage: mergescope report --db FILE [--vs FILE]\n"
+        "usage: mergescope report --db FILE [--vs FILE] [--json]\n"
         "\n"
         "Prints the run report of an event database: configuration, phases\n"
         "(primary, cooldown), resource figures, and every correctness gate.\n"
         "With --vs, compares two runs of the same fixture side by side\n"
-        "(selection fingerprints, logical outputs, costs as ratios).\n"
+        "(each figure of both and the delta in %) and, for a disabled and\n"
+        "an alwayskeep run, checks that their selection fingerprints and\n"
+        "logical outputs are identical. Exit status 1 when a gate failed or\n"
+        "that check failed.\n"
         "\n"
         "  --db FILE    the event database of a run\n"
-        "  --vs FILE    another run to compare against\n";
+        "  --vs FILE    another run to compare against\n"
+        "  --json       the report as one JSON object (not with --vs)\n";
+
+static int
+open_db(ms_evdb **db, const char *opt, const char *path, FILE *err)
+{
+	ms_errbuf eb = { "" };
+	int rc = ms_evdb_open(db, path, &eb);
+	if (rc)
+		fprintf(err, "mergescope report: %s %s: %s\n", opt, path,
+		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+	return rc;
+}
 
 static int
 run(int argc, char **argv, FILE *out, FILE *err)
@@ -24,13 +43,53 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	ms__opt o[] = {
 		{ "--db", "FILE", true, false, 0, NULL },
 		{ "--vs", "FILE", false, false, 0, NULL },
+		{ "--json", NULL, false, false, 0, NULL },
 	};
 	int rc = ms__cmd_parse(&ms_cmd_report, argc, argv, o,
 	                       sizeof(o) / sizeof(o[0]), err);
 	if (rc)
 		return rc;
-	return ms__cmd_not_built(&ms_cmd_report, "the run report (replay/)",
-	                         err);
+	if (o[1].count && o[2].count) {
+		fprintf(err, "mergescope report: --json prints one run; it "
+		             "does not combine with --vs\n");
+		return MS_EXIT_USAGE;
+	}
+	ms_evdb *a = NULL, *b = NULL;
+	if (open_db(&a, "--db", o[0].value, err))
+		return MS_EXIT_ERROR;
+	if (o[1].count && open_db(&b, "--vs", o[1].value, err)) {
+		ms_evdb_close(a);
+		return MS_EXIT_ERROR;
+	}
+	ms_errbuf eb = { "" };
+	unsigned failed = 0;
+	bool mismatch = false;
+	if (b)
+		rc = ms_report_compare(a, b, out, &mismatch, &eb);
+	else if (o[2].count)
+		rc = ms_report_json(a, out, &failed, &eb);
+	else
+		rc = ms_report_text(a, out, &failed, &eb);
+	ms_evdb_close(a);
+	ms_evdb_close(b);
+	if (rc) {
+		fprintf(err, "mergescope report: %s\n",
+		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		return MS_EXIT_ERROR;
+	}
+	if (mismatch) {
+		fprintf(err,
+		        "mergescope report: %s and %s differ in selection "
+		        "fingerprints or logical outputs\n",
+		        o[0].value, o[1].value);
+		return 1;
+	}
+	if (failed) {
+		fprintf(err, "mergescope report: %u gate%s failed in %s\n",
+		        failed, failed == 1 ? "" : "s", o[0].value);
+		return 1;
+	}
+	return 0;
 }
 
 const ms_cmd ms_cmd_report = {

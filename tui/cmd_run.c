@@ -1,62 +1,262 @@
 /*
  * cmd_run.c - `mergescope run --headless`: the same replay as the TUI
- * without curses, printing progress and the run report; the exit status is
- * non-zero if a correctness gate fails. Needs the replay layer.
+ * without curses. Progress goes to standard error (a bar on a terminal,
+ * plain lines otherwise), then the run report (ms_report_text on the
+ * run's event database) with every correctness gate goes to standard
+ * output; --json FILE writes the same report as JSON. Exit status: 0 when
+ * every gate passes, 1 when one fails, 2 when the run cannot start or
+ * fails, 64 for a usage error. `tui` hands its options over when stdout is
+ * not a terminal, so this command accepts them all.
  */
 #include "cli.h"
 
+#include "ms_replay.h"
+#include "ms_replay_events.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
         "usage: mergescope run --headless [--fixture DIR | --preset P]\n"
-        "                      [--variant V | --chain V,V...]\n"
-        "                      [--grace-policy selection|trace] [--db FILE]\n"
+        "                      [--variant V | --chain SPEC]\n"
+        "                      [--grace-policy selection|trace] [--serial]\n"
+        "                      [--profile cpus=N,mem=SIZE] [--db FILE]\n"
+        "                      [--json FILE]\n"
         "\n"
-        "Replays a fixture day without the screen: prints progress, where\n"
-        "events are recorded, and the run report with every correctness\n"
-        "gate. Exit status: 0 when every gate passes, 1 when one fails, 2 on\n"
-        "an error before the run completes.\n"
+        "Replays a fixture day as fast as the engine goes, without the\n"
+        "screen: prints progress on standard error, then the run report\n"
+        "(primary and cooldown tables, merges by lane and classification,\n"
+        "the plugin table) and every correctness gate as PASS/FAIL on\n"
+        "standard output. Exit status: 0 when every gate passes, 1 when one\n"
+        "fails, 2 when the run cannot start or fails.\n"
         "\n"
-        "  --headless           required: this command never opens curses\n"
+        "  --headless           no curses (the only mode of this command)\n"
         "  --fixture DIR        replay this fixture directory\n"
-        "  --preset P           fixture preset when none is given (day-2x)\n"
+        "  --preset P           without --fixture: the preset's cached\n"
+        "                       fixture, built once (default day-2x)\n"
         "  --variant V          disabled, alwayskeep, detdrop:PCT, skywalking\n"
-        "  --chain V,V...       several sampler links, in order\n"
+        "                       (default skywalking)\n"
+        "  --chain SPEC         sampler links in order, e.g.\n"
+        "                       'skywalking,detdrop:{\"percent\":35}'\n"
         "  --grace-policy P     selection (default) or trace\n"
-        "  --db FILE            record events to FILE\n";
+        "  --serial             one merge at a time\n"
+        "  --profile SPEC       emulated limits, e.g. cpus=2,mem=4g\n"
+        "  --db FILE            record events to FILE (new; default under\n"
+        "                       $XDG_CACHE_HOME/mergescope/runs/)\n"
+        "  --json FILE          also write the report as JSON to FILE\n"
+        "  --break SPEC         accepted for `tui` and ignored: a headless\n"
+        "                       run never stops\n";
+
+enum {
+	O_HEADLESS,
+	O_FIXTURE,
+	O_PRESET,
+	O_VARIANT,
+	O_CHAIN,
+	O_GRACE,
+	O_SERIAL,
+	O_PROFILE,
+	O_DB,
+	O_JSON,
+	O_BREAK,
+	O_NOCOLOR,
+	O_ASCII,
+	O_PAUSED,
+	O_SPEED,
+	O_COUNT
+};
+
+/* Progress from the status of the run, polled by the waiting thread. */
+static void
+show_progress(ms__progress *p, const ms_replay_status *st)
+{
+	char extra[64];
+	snprintf(extra, sizeof(extra), "%" PRIu64 " merges", st->merges_done);
+	if (st->phase == MS_RPHASE_PRIMARY) {
+		ms__progress_update(p, "publications", st->pub_done,
+		                    st->pub_total, extra);
+		return;
+	}
+	if (strcmp(p->what, "publications") == 0)
+		ms__progress_update(p, "publications", st->pub_total,
+		                    st->pub_total, extra);
+	if (st->phase >= MS_RPHASE_END)
+		return;
+	ms__progress_update(p, ms_replay_phase_name(st->phase), 0, 1, extra);
+}
+
+static int
+report(const char *db_path, const char *json, FILE *out, FILE *err,
+       unsigned *failed)
+{
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { "" };
+	int rc = ms_evdb_open(&db, db_path, &eb);
+	if (rc == 0)
+		rc = ms_report_text(db, out, failed, &eb);
+	if (rc == 0 && json) {
+		FILE *f = fopen(json, "w");
+		if (!f) {
+			rc = ms_fail(&eb, MS_ERR_IO, "--json %s: %s", json,
+			             strerror(errno));
+		} else {
+			unsigned jf = 0;
+			rc = ms_report_json(db, f, &jf, &eb);
+			if (fclose(f) != 0 && rc == 0)
+				rc = ms_fail(&eb, MS_ERR_IO, "--json %s: %s",
+				             json, strerror(errno));
+		}
+	}
+	ms_evdb_close(db);
+	if (rc)
+		fprintf(err, "mergescope run: report of %s: %s\n", db_path,
+		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+	return rc;
+}
+
+static int
+headless(const ms__run_args *a, const ms__run_cfg *cfg, bool serial, FILE *out,
+         FILE *err)
+{
+	ms_replay_opts ro;
+	memset(&ro, 0, sizeof(ro));
+	ro.fixture_dir = cfg->fixture_dir;
+	ro.db_path = cfg->db;
+	ro.variant = cfg->variant;
+	ro.plugin_dir = cfg->plugin_dir;
+	ro.grace_policy = a->grace;
+	ro.serial = serial;
+	ro.profile = a->profile;
+	ro.speed = 0; /* as fast as the engine goes */
+	ms_replay *r = NULL;
+	ms_errbuf eb = { "" };
+	int rc = ms_replay_open(&r, &ro, &eb);
+	if (rc) {
+		fprintf(err, "mergescope run: %s\n",
+		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		return MS_EXIT_ERROR;
+	}
+	fprintf(err, "replaying %s (%s) with %s; events recorded in %s\n",
+	        cfg->fixture_dir, cfg->preset, cfg->variant,
+	        ms_replay_db_path(r));
+	if ((rc = ms_replay_start(r, &eb))) {
+		fprintf(err, "mergescope run: %s\n",
+		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms_replay_close(r);
+		return MS_EXIT_ERROR;
+	}
+	ms_replay_status *st = malloc(sizeof(*st));
+	if (!st) {
+		fprintf(err, "mergescope run: out of memory\n");
+		ms_replay_close(r);
+		return MS_EXIT_ERROR;
+	}
+	ms__progress prog;
+	ms__progress_init(&prog, err, -1);
+	while (ms_replay_wait(r, 100000000LL) == MS_ERR_TIMEOUT) {
+		ms_replay_get_status(r, st);
+		show_progress(&prog, st);
+	}
+	ms_replay_get_status(r, st);
+	show_progress(&prog, st);
+	ms__progress_end(&prog);
+	bool failed_run = st->state == MS_REPLAY_FAILED;
+	if (failed_run)
+		fprintf(err, "mergescope run: the run failed: %s\n", st->error);
+	char db_path[sizeof(cfg->db)];
+	snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));
+	free(st);
+	ms_replay_close(r); /* commits the last events */
+
+	unsigned failed = 0;
+	if (report(db_path, a->json, out, err, &failed))
+		return MS_EXIT_ERROR;
+	fflush(out);
+	fprintf(err, "events recorded in %s%s%s\n", db_path,
+	        a->json ? "; report as JSON in " : "", a->json ? a->json : "");
+	if (failed_run)
+		return MS_EXIT_ERROR;
+	if (failed) {
+		fprintf(err, "mergescope run: %u gate%s failed\n", failed,
+		        failed == 1 ? "" : "s");
+		return 1;
+	}
+	return 0;
+}
 
 static int
 run(int argc, char **argv, FILE *out, FILE *err)
 {
 	if (ms__cmd_wants_help(&ms_cmd_run, argc, argv, out))
 		return 0;
-	ms__opt o[] = {
-		{ "--headless", NULL, false, false, 0, NULL },
-		{ "--fixture", "DIR", false, false, 0, NULL },
-		{ "--preset", "P", false, false, 0, NULL },
-		{ "--variant", "V", false, false, 0, NULL },
-		{ "--chain", "V,V...", false, false, 0, NULL },
-		{ "--grace-policy", "selection|trace", false, false, 0, NULL },
-		{ "--db", "FILE", false, false, 0, NULL },
-		/* Accepted so `tui --headless` can hand its options over. */
-		{ "--break", "SPEC", false, true, 0, NULL },
-		{ "--no-color", NULL, false, false, 0, NULL },
-		{ "--ascii", NULL, false, false, 0, NULL },
+	ms__opt o[O_COUNT] = {
+		[O_HEADLESS] = { "--headless", NULL, false, false, 0, NULL },
+		[O_FIXTURE] = { "--fixture", "DIR", false, false, 0, NULL },
+		[O_PRESET] = { "--preset", "P", false, false, 0, NULL },
+		[O_VARIANT] = { "--variant", "V", false, false, 0, NULL },
+		[O_CHAIN] = { "--chain", "SPEC", false, false, 0, NULL },
+		[O_GRACE] = { "--grace-policy", "selection|trace", false, false,
+		              0, NULL },
+		[O_SERIAL] = { "--serial", NULL, false, false, 0, NULL },
+		[O_PROFILE] = { "--profile", "SPEC", false, false, 0, NULL },
+		[O_DB] = { "--db", "FILE", false, false, 0, NULL },
+		[O_JSON] = { "--json", "FILE", false, false, 0, NULL },
+		/* Accepted so `tui` can hand its options over. */
+		[O_BREAK] = { "--break", "SPEC", false, true, 0, NULL },
+		[O_NOCOLOR] = { "--no-color", NULL, false, false, 0, NULL },
+		[O_ASCII] = { "--ascii", NULL, false, false, 0, NULL },
+		[O_PAUSED] = { "--paused", NULL, false, false, 0, NULL },
+		[O_SPEED] = { "--speed", "X", false, false, 0, NULL },
 	};
-	int rc = ms__cmd_parse(&ms_cmd_run, argc, argv, o,
-	                       sizeof(o) / sizeof(o[0]), err);
+	int rc = ms__cmd_parse(&ms_cmd_run, argc, argv, o, O_COUNT, err);
 	if (rc)
 		return rc;
-	if (o[5].count && strcmp(o[5].value, "selection") != 0 &&
-	    strcmp(o[5].value, "trace") != 0) {
+	if (o[O_FIXTURE].count && o[O_PRESET].count) {
+		fprintf(err, "mergescope run: give --fixture or --preset, "
+		             "not both\n");
+		return MS_EXIT_USAGE;
+	}
+	if (o[O_VARIANT].count && o[O_CHAIN].count) {
+		fprintf(err, "mergescope run: give --variant or --chain, "
+		             "not both\n");
+		return MS_EXIT_USAGE;
+	}
+	if (o[O_GRACE].count && strcmp(o[O_GRACE].value, "selection") != 0 &&
+	    strcmp(o[O_GRACE].value, "trace") != 0) {
 		fprintf(err,
 		        "mergescope run: --grace-policy \"%s\": expected "
 		        "selection or trace\n",
-		        o[5].value);
+		        o[O_GRACE].value);
 		return MS_EXIT_USAGE;
 	}
-	return ms__cmd_not_built(&ms_cmd_run, "the replay controller (replay/)",
-	                         err);
+	if (o[O_BREAK].count)
+		fprintf(err,
+		        "mergescope run: note: %d --break option%s ignored; a "
+		        "headless run never stops (use the TUI to break)\n",
+		        o[O_BREAK].count, o[O_BREAK].count == 1 ? "" : "s");
+	ms__run_args a = {
+		.cmd = "run",
+		.fixture = o[O_FIXTURE].value,
+		.preset = o[O_PRESET].value,
+		.variant = o[O_VARIANT].count ? o[O_VARIANT].value
+		                              : o[O_CHAIN].value,
+		.grace = o[O_GRACE].value,
+		.profile = o[O_PROFILE].value,
+		.db = o[O_DB].value,
+		.json = o[O_JSON].value,
+	};
+	ms__run_cfg *cfg = malloc(sizeof(*cfg));
+	if (!cfg) {
+		fprintf(err, "mergescope run: out of memory\n");
+		return MS_EXIT_ERROR;
+	}
+	rc = ms__run_prepare(&a, cfg, err);
+	if (rc == 0)
+		rc = headless(&a, cfg, o[O_SERIAL].count > 0, out, err);
+	free(cfg);
+	return rc;
 }
 
 const ms_cmd ms_cmd_run = {

@@ -1,85 +1,289 @@
 /*
  * cmd_tui.c - `mergescope tui` (and plain `mergescope`): the interactive
- * replay on a fixture. Options are parsed and checked here; the session
- * needs the replay controller, and until that layer is in the build the
- * command says so and exits with status 2. With --headless, or when
- * stdout is not a terminal, the same run goes without curses (`run`).
+ * replay on a fixture. Checks every option first, finds or builds the
+ * fixture (cli_setup.c), opens the replay with its breakpoints, starts it
+ * at the default speed (MS_TUI_DEFAULT_SPEED, a day in 72 s) and runs the
+ * session loop over the replay-backed controller. Quitting closes the
+ * replay (a run that did not finish is recorded as aborted) after the
+ * terminal is restored, then says where the events are. With --headless,
+ * or when stdout is not a terminal, the same run goes without curses
+ * (`run`).
  */
 #include "cli.h"
 
+#include "ms_replay.h"
+#include "ms_replay_ctl.h"
+
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static const char usage[] =
         "usage: mergescope tui [--fixture DIR | --preset P] [--variant V]\n"
-        "                      [--chain V,V...] [--grace-policy "
+        "                      [--chain SPEC] [--grace-policy "
         "selection|trace]\n"
-        "                      [--db FILE] [--break SPEC]... [--no-color] "
-        "[--ascii]\n"
+        "                      [--serial] [--profile SPEC] [--db FILE]\n"
+        "                      [--break SPEC]... [--paused] [--speed X]\n"
+        "                      [--no-color] [--ascii] [--headless]\n"
         "\n"
         "Replays a fixture day through the merge engine and shows it live.\n"
-        "Without --fixture the default fixture (preset day-2x) is built once\n"
-        "and cached under $XDG_CACHE_HOME/mergescope/.\n"
+        "Without --fixture the preset's fixture (day-2x) is built once and\n"
+        "cached under $XDG_CACHE_HOME/mergescope/.\n"
         "\n"
         "  --fixture DIR        replay this fixture directory\n"
-        "  --preset P           fixture preset when none is given (day-2x)\n"
+        "  --preset P           without --fixture: the preset's cached\n"
+        "                       fixture, built once (default day-2x)\n"
         "  --variant V          disabled, alwayskeep, detdrop:PCT, skywalking\n"
         "                       (default skywalking)\n"
-        "  --chain V,V...       several sampler links, in order\n"
+        "  --chain SPEC         sampler links in order, e.g.\n"
+        "                       'skywalking,detdrop:{\"percent\":35}'\n"
         "  --grace-policy P     selection (default) or trace\n"
-        "  --db FILE            record events to FILE (default: next to the\n"
-        "                       run, shown on the status line)\n"
+        "  --serial             one merge at a time\n"
+        "  --profile SPEC       emulated limits, e.g. cpus=2,mem=4g\n"
+        "  --db FILE            record events to FILE (new; default under\n"
+        "                       $XDG_CACHE_HOME/mergescope/runs/, shown on\n"
+        "                       the status line)\n"
         "  --break SPEC         stop at a dispatch barrier: mature, sampling,\n"
         "                       merge=N, time=HH:MM[:SS], part=HEX,\n"
         "                       lane=fast|slow|finalize, depth>=D "
         "(repeatable)\n"
+        "  --paused             stop before the first publication\n"
+        "  --speed X            logical seconds per wall second (default\n"
+        "                       1200: a day in 72 s), or max\n"
         "  --no-color           no colours (NO_COLOR in the environment too)\n"
         "  --ascii              ASCII borders and glyphs\n"
         "  --headless           no curses: progress and the report (= run)\n";
+
+enum {
+	O_FIXTURE,
+	O_PRESET,
+	O_VARIANT,
+	O_CHAIN,
+	O_GRACE,
+	O_SERIAL,
+	O_PROFILE,
+	O_DB,
+	O_BREAK,
+	O_PAUSED,
+	O_SPEED,
+	O_NOCOLOR,
+	O_ASCII,
+	O_HEADLESS,
+	O_COUNT
+};
+
+#define MAX_BREAKS 64
+
+/* "max" -> 0; "60", "60x", "0.5" -> the multiple; false otherwise. */
+static bool
+parse_speed(const char *s, double *out)
+{
+	if (strcmp(s, "max") == 0) {
+		*out = 0;
+		return true;
+	}
+	char *end;
+	double v = strtod(s, &end);
+	if (end != s && (*end == 'x' || *end == 'X'))
+		end++;
+	if (end == s || *end || !(v > 0) || v > 1e9)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Every --break value in order (ms__opt keeps only the last); argv was
+ * already checked by ms__cmd_parse against the same table. */
+static size_t
+collect_breaks(int argc, char **argv, const ms__opt *o, size_t nopts,
+               const char **out, size_t cap)
+{
+	size_t n = 0;
+	for (int i = 1; i < argc; i++) {
+		size_t alen = strcspn(argv[i], "=");
+		const ms__opt *hit = NULL;
+		for (size_t k = 0; k < nopts; k++)
+			if (strlen(o[k].name) == alen &&
+			    strncmp(o[k].name, argv[i], alen) == 0)
+				hit = &o[k];
+		if (!hit || !hit->arg)
+			continue;
+		const char *val = argv[i][alen] == '=' ? argv[i] + alen + 1
+		                  : i + 1 < argc       ? argv[++i]
+		                                       : NULL;
+		if (hit == &o[O_BREAK] && val && n < cap)
+			out[n++] = val;
+	}
+	return n;
+}
+
+static int
+session(const ms__run_args *a, const ms__run_cfg *cfg, bool serial,
+        const char **breaks, size_t nbreaks, bool paused, double speed,
+        const ms_tui_opts *topts, FILE *out, FILE *err)
+{
+	ms_replay_opts ro;
+	memset(&ro, 0, sizeof(ro));
+	ro.fixture_dir = cfg->fixture_dir;
+	ro.db_path = cfg->db;
+	ro.variant = cfg->variant;
+	ro.plugin_dir = cfg->plugin_dir;
+	ro.grace_policy = a->grace;
+	ro.serial = serial;
+	ro.profile = a->profile;
+	ro.start_paused = paused;
+	ro.speed = speed;
+	/* No notify hook: the session loop polls at its frame rate. */
+	ms_replay *r = NULL;
+	ms_errbuf eb = { "" };
+	int rc = ms_replay_open(&r, &ro, &eb);
+	if (rc) {
+		fprintf(err, "mergescope tui: %s\n",
+		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		return MS_EXIT_ERROR;
+	}
+	for (size_t i = 0; i < nbreaks; i++) {
+		int id;
+		if ((rc = ms_replay_break_add(r, breaks[i], &id, &eb))) {
+			fprintf(err, "mergescope tui: --break \"%s\": %s\n",
+			        breaks[i],
+			        eb.msg[0] ? eb.msg : ms_strerror(rc));
+			ms_replay_close(r);
+			return MS_EXIT_USAGE;
+		}
+	}
+	ms_tui_ctl ctl;
+	ms_replay_ctl *adapter = NULL;
+	if ((rc = ms_replay_ctl_new(&adapter, r, &ctl))) {
+		fprintf(err, "mergescope tui: out of memory\n");
+		ms_replay_close(r);
+		return MS_EXIT_ERROR;
+	}
+	if ((rc = ms_replay_start(r, &eb))) {
+		fprintf(err, "mergescope tui: %s\n",
+		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms_replay_ctl_free(adapter);
+		ms_replay_close(r);
+		return MS_EXIT_ERROR;
+	}
+	rc = ms_tui_run(&ctl, topts, &eb);
+	/* The terminal is restored here, whatever happened. */
+	char db_path[sizeof(cfg->db)];
+	snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));
+	ms_replay_status *st = malloc(sizeof(*st));
+	if (st)
+		ms_replay_get_status(r, st);
+	bool finished = st && st->state == MS_REPLAY_DONE;
+	bool failed = st && st->state == MS_REPLAY_FAILED;
+	if (failed)
+		fprintf(err, "mergescope tui: the run failed: %s\n", st->error);
+	free(st);
+	ms_replay_ctl_free(adapter);
+	ms_replay_close(r);
+	if (rc) {
+		fprintf(err, "mergescope tui: %s\n",
+		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		return MS_EXIT_ERROR;
+	}
+	fprintf(out, "events recorded in %s%s\n", db_path,
+	        finished ? ""
+	        : failed ? " (the run failed)"
+	                 : " (the run was stopped: aborted)");
+	return failed ? MS_EXIT_ERROR : 0;
+}
 
 static int
 run(int argc, char **argv, FILE *out, FILE *err)
 {
 	if (ms__cmd_wants_help(&ms_cmd_tui, argc, argv, out))
 		return 0;
-	ms__opt o[] = {
-		{ "--fixture", "DIR", false, false, 0, NULL },
-		{ "--preset", "P", false, false, 0, NULL },
-		{ "--variant", "V", false, false, 0, NULL },
-		{ "--chain", "V,V...", false, false, 0, NULL },
-		{ "--grace-policy", "selection|trace", false, false, 0, NULL },
-		{ "--db", "FILE", false, false, 0, NULL },
-		{ "--break", "SPEC", false, true, 0, NULL },
-		{ "--no-color", NULL, false, false, 0, NULL },
-		{ "--ascii", NULL, false, false, 0, NULL },
-		{ "--headless", NULL, false, false, 0, NULL },
+	ms__opt o[O_COUNT] = {
+		[O_FIXTURE] = { "--fixture", "DIR", false, false, 0, NULL },
+		[O_PRESET] = { "--preset", "P", false, false, 0, NULL },
+		[O_VARIANT] = { "--variant", "V", false, false, 0, NULL },
+		[O_CHAIN] = { "--chain", "SPEC", false, false, 0, NULL },
+		[O_GRACE] = { "--grace-policy", "selection|trace", false, false,
+		              0, NULL },
+		[O_SERIAL] = { "--serial", NULL, false, false, 0, NULL },
+		[O_PROFILE] = { "--profile", "SPEC", false, false, 0, NULL },
+		[O_DB] = { "--db", "FILE", false, false, 0, NULL },
+		[O_BREAK] = { "--break", "SPEC", false, true, 0, NULL },
+		[O_PAUSED] = { "--paused", NULL, false, false, 0, NULL },
+		[O_SPEED] = { "--speed", "X", false, false, 0, NULL },
+		[O_NOCOLOR] = { "--no-color", NULL, false, false, 0, NULL },
+		[O_ASCII] = { "--ascii", NULL, false, false, 0, NULL },
+		[O_HEADLESS] = { "--headless", NULL, false, false, 0, NULL },
 	};
-	int rc = ms__cmd_parse(&ms_cmd_tui, argc, argv, o,
-	                       sizeof(o) / sizeof(o[0]), err);
+	int rc = ms__cmd_parse(&ms_cmd_tui, argc, argv, o, O_COUNT, err);
 	if (rc)
 		return rc;
-	if (o[0].count && o[1].count) {
+	if (o[O_FIXTURE].count && o[O_PRESET].count) {
 		fprintf(err, "mergescope tui: give --fixture or --preset, "
 		             "not both\n");
 		return MS_EXIT_USAGE;
 	}
-	if (o[2].count && o[3].count) {
+	if (o[O_VARIANT].count && o[O_CHAIN].count) {
 		fprintf(err, "mergescope tui: give --variant or --chain, "
 		             "not both\n");
 		return MS_EXIT_USAGE;
 	}
-	if (o[4].count && strcmp(o[4].value, "selection") != 0 &&
-	    strcmp(o[4].value, "trace") != 0) {
+	if (o[O_GRACE].count && strcmp(o[O_GRACE].value, "selection") != 0 &&
+	    strcmp(o[O_GRACE].value, "trace") != 0) {
 		fprintf(err,
 		        "mergescope tui: --grace-policy \"%s\": expected "
 		        "selection or trace\n",
-		        o[4].value);
+		        o[O_GRACE].value);
 		return MS_EXIT_USAGE;
 	}
-	if (o[9].count || !isatty(STDOUT_FILENO))
+	double speed = MS_TUI_DEFAULT_SPEED;
+	if (o[O_SPEED].count && !parse_speed(o[O_SPEED].value, &speed)) {
+		fprintf(err,
+		        "mergescope tui: --speed \"%s\": expected a multiple "
+		        "of real time like 60 or 60x, or max\n",
+		        o[O_SPEED].value);
+		return MS_EXIT_USAGE;
+	}
+	const char *breaks[MAX_BREAKS];
+	size_t nbreaks =
+	        collect_breaks(argc, argv, o, O_COUNT, breaks, MAX_BREAKS);
+	for (size_t i = 0; i < nbreaks; i++) {
+		ms_breakpoint bp;
+		ms_errbuf eb = { "" };
+		if (ms_bp_parse(breaks[i], &bp, &eb)) {
+			fprintf(err, "mergescope tui: --break \"%s\": %s\n",
+			        breaks[i], eb.msg);
+			return MS_EXIT_USAGE;
+		}
+	}
+	if (o[O_HEADLESS].count || !isatty(STDOUT_FILENO))
 		return ms_cmd_run.run(argc, argv, out, err);
-	return ms__cmd_not_built(&ms_cmd_tui, "the replay controller (replay/)",
-	                         err);
+
+	ms__run_args a = {
+		.cmd = "tui",
+		.fixture = o[O_FIXTURE].value,
+		.preset = o[O_PRESET].value,
+		.variant = o[O_VARIANT].count ? o[O_VARIANT].value
+		                              : o[O_CHAIN].value,
+		.grace = o[O_GRACE].value,
+		.profile = o[O_PROFILE].value,
+		.db = o[O_DB].value,
+	};
+	ms__run_cfg *cfg = malloc(sizeof(*cfg));
+	if (!cfg) {
+		fprintf(err, "mergescope tui: out of memory\n");
+		return MS_EXIT_ERROR;
+	}
+	rc = ms__run_prepare(&a, cfg, err);
+	if (rc == 0) {
+		ms_tui_opts topts = {
+			.no_color = o[O_NOCOLOR].count > 0,
+			.ascii = o[O_ASCII].count > 0,
+		};
+		rc = session(&a, cfg, o[O_SERIAL].count > 0, breaks, nbreaks,
+		             o[O_PAUSED].count > 0, speed, &topts, out, err);
+	}
+	free(cfg);
+	return rc;
 }
 
 const ms_cmd ms_cmd_tui = {

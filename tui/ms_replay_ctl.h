@@ -11,11 +11,18 @@
 #include "ms_tui.h"
 
 struct ms_replay;
+struct ms_ev_filter;
 typedef struct ms_replay_ctl ms_replay_ctl;
 
 /* Fill *ctl with operations over replay. 0 or MS_ERR_NOMEM. */
 int ms_replay_ctl_new(ms_replay_ctl **out, struct ms_replay *replay,
                       ms_tui_ctl *ctl);
 void ms_replay_ctl_free(ms_replay_ctl *c);
+
+/* Map an event-log filter as the TUI parses it (ms_tui_filter_parse) onto
+ * the replay's, field for field; out borrows lane and text from f. 0, or
+ * MS_ERR_INVAL naming an unknown class or reason. f NULL means "all". */
+int ms_replay_ctl_filter(const ms_tui_filter *f, struct ms_ev_filter *out,
+                         ms_errbuf *eb);
 
 #endif

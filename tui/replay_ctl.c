@@ -104,45 +104,54 @@ c_freeze(void *self, char *dir, size_t n, ms_errbuf *eb)
 	return ms_replay_freeze(c->replay, NULL, dir, n, eb);
 }
 
+int
+ms_replay_ctl_filter(const ms_tui_filter *tf, struct ms_ev_filter *ef,
+                     ms_errbuf *eb)
+{
+	memset(ef, 0, sizeof(*ef));
+	if (!tf)
+		return 0;
+	ef->lane = tf->lane[0] ? tf->lane : NULL;
+	if (tf->klass[0]) {
+		int k = ms_ev_class_parse(tf->klass);
+		if (k < 0)
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "filter: unknown class '%s'", tf->klass);
+		ef->klass = k + 1;
+	}
+	if (tf->reason[0]) {
+		int k = ms_ev_reason_parse(tf->reason);
+		if (k < 0)
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "filter: unknown reason '%s'",
+			               tf->reason);
+		ef->reason = k + 1;
+	}
+	if (tf->phase[0])
+		ef->phase = strcmp(tf->phase, "primary") == 0
+		                    ? MS_EV_PHASE_PRIMARY + 1
+		                    : MS_EV_PHASE_COOLDOWN + 1;
+	ef->has_seq_range = tf->has_seq_range;
+	ef->seq_min = tf->seq_min;
+	ef->seq_max = tf->seq_max;
+	ef->text = tf->text[0] ? tf->text : NULL;
+	return 0;
+}
+
 static int
 c_export(void *self, enum ms_tui_format f, const ms_tui_filter *tf,
          const char *path, uint64_t *written, ms_errbuf *eb)
 {
 	ms_replay_ctl *c = self;
 	ms_ev_filter ef;
-	memset(&ef, 0, sizeof(ef));
-	if (tf) {
-		ef.lane = tf->lane[0] ? tf->lane : NULL;
-		if (tf->klass[0]) {
-			int k = ms_ev_class_parse(tf->klass);
-			if (k < 0)
-				return ms_fail(eb, MS_ERR_INVAL,
-				               "filter: unknown class '%s'",
-				               tf->klass);
-			ef.klass = k + 1;
-		}
-		if (tf->reason[0]) {
-			int k = ms_ev_reason_parse(tf->reason);
-			if (k < 0)
-				return ms_fail(eb, MS_ERR_INVAL,
-				               "filter: unknown reason '%s'",
-				               tf->reason);
-			ef.reason = k + 1;
-		}
-		if (tf->phase[0])
-			ef.phase = strcmp(tf->phase, "primary") == 0
-			                   ? MS_EV_PHASE_PRIMARY + 1
-			                   : MS_EV_PHASE_COOLDOWN + 1;
-		ef.has_seq_range = tf->has_seq_range;
-		ef.seq_min = tf->seq_min;
-		ef.seq_max = tf->seq_max;
-		ef.text = tf->text[0] ? tf->text : NULL;
-	}
+	int rc = ms_replay_ctl_filter(tf, &ef, eb);
+	if (rc)
+		return rc;
 	enum ms_export_format fmt = f == MS_FORMAT_CSV      ? MS_EXPORT_CSV
 	                            : f == MS_FORMAT_CHROME ? MS_EXPORT_CHROME
 	                                                    : MS_EXPORT_JSONL;
 	ms_evdb *db = NULL;
-	int rc = ms_evdb_open(&db, ms_replay_db_path(c->replay), eb);
+	rc = ms_evdb_open(&db, ms_replay_db_path(c->replay), eb);
 	if (rc)
 		return rc;
 	rc = ms_export_file(db, fmt, &ef, path, written, eb);

@@ -1,0 +1,22 @@
+# The wired commands (run, export, report, tui handing over to run) through
+# ms_cli_main on a smoke fixture. They load the shipped plugins.
+ms_add_test(test_cli_run LIBS mstui msfixtures msreplay mscore)
+foreach(p alwayskeep detdrop skywalking)
+	if(TARGET ${p})
+		add_dependencies(test_cli_run ${p})
+	endif()
+endforeach()
+
+# What watching costs: the replay under the TUI session loop against the
+# same replay headless (tests/bench/README.md).
+add_executable(bench_tui_replay ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_tui_replay.c)
+target_link_libraries(bench_tui_replay PRIVATE mstui msfixtures msreplay mscore
+	Threads::Threads)
+target_compile_definitions(bench_tui_replay PRIVATE
+	MS_PLUGIN_DIR="${MS_PLUGIN_DIR}")
+add_dependencies(benches bench_tui_replay)
+foreach(p alwayskeep detdrop skywalking)
+	if(TARGET ${p})
+		add_dependencies(bench_tui_replay ${p})
+	endif()
+endforeach()

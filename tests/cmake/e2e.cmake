@@ -1,0 +1,12 @@
+# End-to-end TUI tests in a real terminal (tmux): the `mergescope` binary
+# on the smoke fixture, once with colours and once with NO_COLOR=1. The
+# scripts exit 77 (skipped) only when tmux is missing; scripts/deps.sh
+# (make deps) installs it. In the sanitizer tree they drive the ASan+UBSan
+# binary.
+foreach(mode color nocolor)
+	add_test(NAME e2e_tui_smoke_${mode}
+		COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tui_smoke.sh
+			$<TARGET_FILE:mergescope> ${mode})
+	set_tests_properties(e2e_tui_smoke_${mode} PROPERTIES
+		SKIP_RETURN_CODE 77 TIMEOUT 300)
+endforeach()

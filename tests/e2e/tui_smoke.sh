@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# tui_smoke.sh - the TUI end to end in a real terminal (tmux) on the smoke
+# fixture: start paused, step with `.`, add a breakpoint on mature
+# selections from the breakpoint list, run to it with `]` and find the
+# pending selection showing mature inputs, resize the window (wider,
+# narrower, below the minimum) and find the screen laid out again, export
+# what the event log shows from the TUI and check the file, quit with `q`
+# and find the terminal restored (alternate screen off, exit status 0).
+#
+# usage: tui_smoke.sh MERGESCOPE [color|nocolor]
+#   nocolor runs with NO_COLOR=1 and checks that no colour reaches the
+#   terminal; color checks that some does.
+# Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
+set -u
+
+MS=${1:?usage: tui_smoke.sh MERGESCOPE [color|nocolor]}
+MODE=${2:-color}
+if ! command -v tmux >/dev/null 2>&1; then
+	echo "tmux is not installed: skipping (scripts/deps.sh installs it)"
+	exit 77
+fi
+
+WORK=$(mktemp -d /tmp/ms-e2e-XXXXXX)
+SOCK=ms-e2e-$$-$MODE # a private tmux server, never the user's
+T=main
+tm() { tmux -L "$SOCK" "$@"; }
+cleanup() {
+	tm kill-server >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL ($MODE): $*"
+	echo "---- screen ----"
+	tm capture-pane -p -t "$T" 2>/dev/null
+	echo "----------------"
+	for f in "$WORK"/sanitizer.*; do
+		[ -e "$f" ] && { echo "---- $f ----"; cat "$f"; }
+	done
+	exit 1
+}
+
+screen() { tm capture-pane -p -t "$T"; }
+
+# Wait (at most $2 seconds, default 30) until the screen matches the
+# extended regex $1.
+wait_for() {
+	local re=$1 limit=${2:-30} i
+	for ((i = 0; i < limit * 10; i++)); do
+		if screen | grep -Eq -- "$re"; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# The smoke fixture: `fixture build`, or, while that command is not in
+# this build, the cache a headless run builds.
+export XDG_CACHE_HOME=$WORK/cache
+FX=$WORK/fixture
+if ! "$MS" fixture build --preset smoke --seed 1 --out "$FX" \
+	>"$WORK/fixture.log" 2>&1; then
+	"$MS" run --headless --preset smoke --variant disabled \
+		--db "$WORK/build.sqlite" >"$WORK/fixture.log" 2>&1 ||
+		{
+			cat "$WORK/fixture.log"
+			echo "FAIL ($MODE): cannot build the smoke fixture"
+			exit 1
+		}
+	FX=$XDG_CACHE_HOME/mergescope/smoke-1
+fi
+[ -f "$FX/manifest.sqlite" ] || fail "no fixture at $FX"
+
+DB=$WORK/run.sqlite
+ENVS="XDG_CACHE_HOME=$XDG_CACHE_HOME"
+# Under the sanitizers (make test-asan) their reports go to files this
+# script prints, since the pane would garble them.
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+	ENVS="$ENVS ASAN_OPTIONS=$ASAN_OPTIONS:log_path=$WORK/sanitizer.asan"
+fi
+if [ -n "${UBSAN_OPTIONS:-}" ]; then
+	ENVS="$ENVS UBSAN_OPTIONS=$UBSAN_OPTIONS:log_path=$WORK/sanitizer.ubsan"
+fi
+[ "$MODE" = nocolor ] && ENVS="$ENVS NO_COLOR=1"
+tm new-session -d -s "$T" -x 120 -y 40 \
+	"env $ENVS bash -c '\"$MS\" tui --fixture \"$FX\" --db \"$DB\" --variant skywalking --paused --speed max; echo EXITED \$?; sleep 600'" ||
+	fail "tmux cannot start"
+tm set-option -t "$T" status off >/dev/null
+
+# 1. The status line, paused before the first publication, with the
+#    database it records to.
+wait_for 'PAUSED .*pub 0/' || fail "no status line PAUSED at pub 0"
+screen | grep -Fq "$DB" || fail "the event database is not on screen"
+
+# Colours: some with colour, none with NO_COLOR.
+ESC=$(printf '\033')
+if [ "$MODE" = nocolor ]; then
+	tm capture-pane -e -p -t "$T" | grep -Eq "$ESC\[([0-9]+;)*(3[0-7]|4[0-7]|9[0-7]|38;5|48;5)" &&
+		fail "colour escape sequences with NO_COLOR=1"
+else
+	tm capture-pane -e -p -t "$T" | grep -Eq "$ESC\[([0-9]+;)*(3[0-7]|4[0-7]|9[0-7]|38;5|48;5)" ||
+		fail "no colour at all without NO_COLOR"
+fi
+
+# 2. `.` steps to the next point: still stopped, one publication done.
+tm send-keys -t "$T" '.'
+wait_for '(PAUSED|BREAK) .*pub 1/' || fail "step did not stop after publication 1"
+
+# 3. A breakpoint on mature selections from the breakpoint list.
+tm send-keys -t "$T" 'b'
+wait_for 'Breakpoints' 10 || fail "b did not open the breakpoint list"
+tm send-keys -t "$T" 'a'
+tm send-keys -t "$T" -l 'mature'
+tm send-keys -t "$T" Enter
+wait_for 'breakpoint 1: mature' 10 || fail "the breakpoint was not added"
+tm send-keys -t "$T" 'b' # close the list
+
+# 4. `]` runs to it: BREAK, and the pending selection has mature inputs.
+tm send-keys -t "$T" ']'
+wait_for 'BREAK' || fail "] did not reach the mature breakpoint"
+wait_for 'mature [1-9][0-9]* \(' 10 ||
+	fail "the pending selection shows no mature inputs"
+
+# 5. Resize: narrower, the minimum notice, wider; the status line stays.
+check_width() {
+	local w h
+	w=$(tm display -p -t "$T" '#{window_width}')
+	h=$(tm display -p -t "$T" '#{window_height}')
+	[ "$w" = "$1" ] && [ "$h" = "$2" ] || fail "window is ${w}x$h, not $1x$2"
+}
+tm resize-window -t "$T" -x 90 -y 30
+check_width 90 30
+wait_for 'Pending selection' || fail "no layout at 90x30"
+wait_for 'BREAK' || fail "no status line at 90x30"
+tm resize-window -t "$T" -x 70 -y 20
+wait_for 'too small' 10 || fail "no too-small notice at 70x20"
+tm resize-window -t "$T" -x 200 -y 60
+check_width 200 60
+wait_for 'Plugins' || fail "no plugin panel at 200x60"
+wait_for 'BREAK .*pub [0-9]+/' || fail "no status line at 200x60"
+
+# 6. Export what the event log shows, as JSON Lines.
+OUT=$WORK/events.jsonl
+tm send-keys -t "$T" 'e'
+wait_for 'jsonl' 10 || fail "e did not open the export prompt"
+tm send-keys -t "$T" -l "$OUT"
+tm send-keys -t "$T" Enter
+wait_for 'exported [0-9]+ merges' || fail "export did not say it exported"
+[ -s "$OUT" ] || fail "export wrote no file at $OUT"
+while IFS= read -r line; do
+	case $line in
+	'{"'*'}') ;;
+	*) fail "export line is not a JSON object: $line" ;;
+	esac
+done <"$OUT"
+
+# 7. Quit: the terminal is restored and the command says where the
+#    events are.
+tm send-keys -t "$T" 'q'
+wait_for 'EXITED [0-9]+' || fail "q did not end the TUI"
+screen | grep -q 'EXITED 0' || fail "the TUI exited with an error"
+screen | grep -Fq "events recorded in $DB" || fail "no closing line"
+[ "$(tm display -p -t "$T" '#{alternate_on}')" = 0 ] ||
+	fail "the alternate screen is still on"
+[ -s "$DB" ] || fail "no event database at $DB"
+for f in "$WORK"/sanitizer.*; do
+	[ -e "$f" ] && fail "sanitizer report in $f"
+done
+echo "PASS ($MODE)"
+exit 0

@@ -1,0 +1,445 @@
+/*
+ * cli_setup.c - what `mergescope tui` and `mergescope run` share before a
+ * replay starts: where the plugins are, which fixture to replay (the
+ * preset's cached fixture, built once with a progress bar when missing),
+ * where the event database goes, and a check of every option that can be
+ * checked before any work starts, so a typo costs one line of error and
+ * not a fixture build.
+ *
+ * Cache layout ($XDG_CACHE_HOME, else ~/.cache):
+ *   mergescope/<preset>-<seed>/     a fixture (ms_fixture_cache_dir)
+ *   mergescope/runs/<preset>-<variant>-<YYYYmmdd-HHMMSS>.sqlite
+ *                                   an event database per run
+ */
+#include "cli.h"
+
+#include "ms_fixture.h"
+#include "ms_limits.h"
+#include "ms_mem.h"
+#include "ms_pipeline.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MS_BUILD_PLUGIN_DIR
+#define MS_BUILD_PLUGIN_DIR ""
+#endif
+
+static bool
+is_dir(const char *p)
+{
+	struct stat st;
+	return p && *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void
+ms__plugin_dir(char *buf, size_t n)
+{
+	char exe[4096];
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (k > 0) {
+		exe[k] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			char cand[4200];
+			snprintf(cand, sizeof(cand), "%s/../plugins", exe);
+			char real[PATH_MAX];
+			if (is_dir(cand) && realpath(cand, real)) {
+				snprintf(buf, n, "%s", real);
+				return;
+			}
+		}
+	}
+	if (is_dir(MS_BUILD_PLUGIN_DIR)) {
+		snprintf(buf, n, "%s", MS_BUILD_PLUGIN_DIR);
+		return;
+	}
+	const char *env = getenv("MERGESCOPE_PLUGIN_DIR");
+	if (env && *env) {
+		snprintf(buf, n, "%s", env);
+		return;
+	}
+	/* Nothing exists: name the build's directory so errors say where
+	 * the plugins were expected. */
+	snprintf(buf, n, "%s",
+	         *MS_BUILD_PLUGIN_DIR ? MS_BUILD_PLUGIN_DIR : "plugins");
+}
+
+static int
+mkdir_p(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		int rc = mkdir(path, 0777);
+		*p = '/';
+		if (rc < 0 && errno != EEXIST)
+			return -1;
+	}
+	if (mkdir(path, 0777) < 0 && errno != EEXIST)
+		return -1;
+	return is_dir(path) ? 0 : -1;
+}
+
+static int
+cache_root(char *buf, size_t n)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	int k;
+	if (xdg && *xdg)
+		k = snprintf(buf, n, "%s/mergescope", xdg);
+	else if (home && *home)
+		k = snprintf(buf, n, "%s/.cache/mergescope", home);
+	else
+		return MS_ERR_NOTFOUND;
+	return k < 0 || (size_t)k >= n ? MS_ERR_RANGE : 0;
+}
+
+/* Keep [A-Za-z0-9._-] of a variant or chain spec for a file name. */
+static void
+file_word(char *dst, size_t n, const char *src)
+{
+	size_t j = 0;
+	bool sep = false;
+	for (const char *s = src; *s && j + 1 < n && j < 40; s++) {
+		char c = *s;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		          (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+		          c == '_';
+		if (ok) {
+			dst[j++] = c;
+			sep = false;
+		} else if (!sep && j > 0) {
+			dst[j++] = '_';
+			sep = true;
+		}
+	}
+	while (j > 0 && dst[j - 1] == '_')
+		j--;
+	dst[j] = '\0';
+	if (j == 0)
+		snprintf(dst, n, "run");
+}
+
+int
+ms__default_db(char *buf, size_t n, const char *preset, const char *variant,
+               ms_errbuf *eb)
+{
+	char dir[4096];
+	int rc = cache_root(dir, sizeof(dir));
+	if (rc)
+		return ms_fail(eb, rc,
+		               "no place for the event database: set "
+		               "XDG_CACHE_HOME or HOME, or give --db FILE");
+	size_t len = strlen(dir);
+	if (len + 6 >= sizeof(dir))
+		return ms_fail(eb, MS_ERR_RANGE, "%s: path too long", dir);
+	memcpy(dir + len, "/runs", 6);
+	if (mkdir_p(dir) < 0)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "cannot create %s for the event database: %s "
+		               "(give --db FILE)",
+		               dir, strerror(errno));
+	char word[48], stamp[32];
+	file_word(word, sizeof(word), variant);
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	for (int i = 1; i < 1000; i++) {
+		char suffix[16] = "";
+		if (i > 1)
+			snprintf(suffix, sizeof(suffix), "-%d", i);
+		int k = snprintf(buf, n, "%s/%s-%s-%s%s.sqlite", dir, preset,
+		                 word, stamp, suffix);
+		if (k < 0 || (size_t)k >= n)
+			return ms_fail(eb, MS_ERR_RANGE, "%s: path too long",
+			               dir);
+		struct stat st;
+		if (stat(buf, &st) < 0)
+			return 0;
+	}
+	return ms_fail(eb, MS_ERR_EXISTS, "%s: too many runs this second", dir);
+}
+
+/* An output path must not be a directory, its directory must exist and
+ * be writable; with fresh, the file must not exist. */
+static int
+check_out_path(const ms__run_args *a, const char *opt, const char *path,
+               bool fresh, FILE *err)
+{
+	struct stat st;
+	if (!*path) {
+		fprintf(err, "mergescope %s: %s: expected a file name\n",
+		        a->cmd, opt);
+		return MS_EXIT_ERROR;
+	}
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			fprintf(err,
+			        "mergescope %s: %s %s is a directory; expected "
+			        "a file name\n",
+			        a->cmd, opt, path);
+			return MS_EXIT_ERROR;
+		}
+		if (fresh) {
+			fprintf(err,
+			        "mergescope %s: %s %s exists; give a new file "
+			        "name (a run never overwrites an event "
+			        "database)\n",
+			        a->cmd, opt, path);
+			return MS_EXIT_ERROR;
+		}
+	}
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	errno = 0;
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(err, "mergescope %s: %s %s: directory %s %s\n", a->cmd,
+		        opt, path, dir,
+		        errno == ENOENT ? "does not exist"
+		                        : "is not a directory");
+		return MS_EXIT_ERROR;
+	}
+	if (access(dir, W_OK | X_OK) < 0) {
+		fprintf(err,
+		        "mergescope %s: %s %s: directory %s is not writable\n",
+		        a->cmd, opt, path, dir);
+		return MS_EXIT_ERROR;
+	}
+	return 0;
+}
+
+/* Open the chain (loading every plugin with its config) and close it. */
+static int
+check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
+              const ms_limits *lim, enum ms_grace_policy policy, FILE *err)
+{
+	if (strcmp(spec, "disabled") == 0)
+		return 0;
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_pipeline_opts po;
+	memset(&po, 0, sizeof(po));
+	po.spec = spec;
+	po.plugin_dir = plugin_dir;
+	po.policy = policy;
+	po.limits = lim;
+	po.mem = &mem;
+	ms_pipeline *pipe = NULL;
+	ms_errbuf eb = { "" };
+	int rc = ms_pipeline_open(&pipe, &po, &eb);
+	ms_pipeline_close(pipe);
+	if (rc) {
+		fprintf(err, "mergescope %s: variant \"%s\": %s\n", a->cmd,
+		        spec, eb.msg[0] ? eb.msg : ms_strerror(rc));
+		return MS_EXIT_ERROR;
+	}
+	return 0;
+}
+
+static bool
+known_preset(const char *p)
+{
+	for (const char *const *n = ms_fixture_presets(); *n; n++)
+		if (strcmp(*n, p) == 0)
+			return true;
+	return false;
+}
+
+struct build_ctx {
+	ms__progress prog;
+};
+
+static void
+build_progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
+{
+	struct build_ctx *b = ctx;
+	char what[48];
+	snprintf(what, sizeof(what), "fixture %s", stage);
+	ms__progress_update(&b->prog, what, done, total, NULL);
+}
+
+/* The preset's cached fixture, built when missing or unreadable. */
+static int
+cached_fixture(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
+{
+	char dir[4096];
+	int rc = ms_fixture_cache_dir(dir, sizeof(dir), cfg->preset,
+	                              MS_FIXTURE_SEED);
+	if (rc) {
+		fprintf(err,
+		        "mergescope %s: no fixture cache: set XDG_CACHE_HOME "
+		        "or HOME, or give --fixture DIR\n",
+		        a->cmd);
+		return MS_EXIT_ERROR;
+	}
+	snprintf(cfg->fixture_dir, sizeof(cfg->fixture_dir), "%s", dir);
+	struct stat st;
+	if (stat(dir, &st) == 0) {
+		ms_fixture *f = NULL;
+		ms_errbuf eb = { "" };
+		rc = ms_fixture_open(&f, dir, &eb);
+		ms_fixture_close(f);
+		if (rc == 0)
+			return 0;
+		char aside[4200], stamp[32];
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+		snprintf(aside, sizeof(aside), "%s.broken-%s", dir, stamp);
+		if (rename(dir, aside) < 0) {
+			fprintf(err,
+			        "mergescope %s: the cached fixture %s does not "
+			        "open (%s) and cannot be moved aside: %s\n",
+			        a->cmd, dir, eb.msg, strerror(errno));
+			return MS_EXIT_ERROR;
+		}
+		fprintf(err,
+		        "mergescope %s: the cached fixture %s does not open "
+		        "(%s); moved it to %s and building a fresh one\n",
+		        a->cmd, dir, eb.msg, aside);
+	}
+	fprintf(err,
+	        "building the %s fixture (seed %d) once into %s; later runs "
+	        "reuse it\n",
+	        cfg->preset, MS_FIXTURE_SEED, dir);
+	struct build_ctx b;
+	ms__progress_init(&b.prog, err, -1);
+	ms_fixture_build_opts bo;
+	memset(&bo, 0, sizeof(bo));
+	bo.preset = cfg->preset;
+	bo.seed = MS_FIXTURE_SEED;
+	bo.out_dir = dir;
+	char plugin[4200];
+	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", cfg->plugin_dir);
+	bo.plugin_path = plugin;
+	bo.progress = build_progress;
+	bo.progress_ctx = &b;
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	if (!rep) {
+		fprintf(err, "mergescope %s: out of memory\n", a->cmd);
+		return MS_EXIT_ERROR;
+	}
+	ms_errbuf eb = { "" };
+	rc = ms_fixture_build(&bo, rep, &eb);
+	ms__progress_end(&b.prog);
+	if (rc) {
+		fprintf(err, "mergescope %s: building the %s fixture: %s\n",
+		        a->cmd, cfg->preset,
+		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+	} else {
+		fprintf(err,
+		        "fixture %s ready: %llu writes, %llu rows, all "
+		        "gates passed (%.1f s)\n",
+		        cfg->preset, (unsigned long long)rep->writes,
+		        (unsigned long long)rep->rows, rep->seconds);
+	}
+	free(rep);
+	return rc ? MS_EXIT_ERROR : 0;
+}
+
+int
+ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	ms__plugin_dir(cfg->plugin_dir, sizeof(cfg->plugin_dir));
+	snprintf(cfg->variant, sizeof(cfg->variant), "%s",
+	         a->variant ? a->variant : MS_DEFAULT_VARIANT);
+	ms_errbuf eb = { "" };
+	int rc;
+
+	enum ms_grace_policy policy = MS_GRACE_SELECTION;
+	if (a->grace && ms_grace_policy_parse(a->grace, &policy)) {
+		fprintf(err,
+		        "mergescope %s: --grace-policy \"%s\": expected "
+		        "selection or trace\n",
+		        a->cmd, a->grace);
+		return MS_EXIT_USAGE;
+	}
+	/* The fixture: a given directory must open; a preset must exist. */
+	if (a->fixture) {
+		ms_fixture *f = NULL;
+		if (!is_dir(a->fixture)) {
+			fprintf(err,
+			        "mergescope %s: --fixture %s: no such "
+			        "directory (build one with `mergescope fixture "
+			        "build`)\n",
+			        a->cmd, a->fixture);
+			return MS_EXIT_ERROR;
+		}
+		rc = ms_fixture_open(&f, a->fixture, &eb);
+		if (rc) {
+			fprintf(err, "mergescope %s: --fixture %s: %s\n",
+			        a->cmd, a->fixture,
+			        eb.msg[0] ? eb.msg : ms_strerror(rc));
+			return MS_EXIT_ERROR;
+		}
+		snprintf(cfg->preset, sizeof(cfg->preset), "%s",
+		         ms_fixture_get_info(f)->preset);
+		ms_fixture_close(f);
+		snprintf(cfg->fixture_dir, sizeof(cfg->fixture_dir), "%s",
+		         a->fixture);
+	} else {
+		const char *p =
+		        a->preset ? a->preset : MS_FIXTURE_DEFAULT_PRESET;
+		if (!known_preset(p)) {
+			fprintf(err,
+			        "mergescope %s: --preset \"%s\": expected one "
+			        "of",
+			        a->cmd, p);
+			for (const char *const *n = ms_fixture_presets(); *n;
+			     n++)
+				fprintf(err, " %s", *n);
+			fputc('\n', err);
+			return MS_EXIT_USAGE;
+		}
+		snprintf(cfg->preset, sizeof(cfg->preset), "%s", p);
+	}
+
+	/* Then the variant with its plugins, and the limits. */
+	ms_limits lim;
+	ms_limits_detect(&lim, NULL, NULL);
+	if (a->profile && ms_limits_apply_profile(&lim, a->profile, &eb)) {
+		fprintf(err, "mergescope %s: --profile \"%s\": %s\n", a->cmd,
+		        a->profile, eb.msg);
+		return MS_EXIT_USAGE;
+	}
+	rc = check_variant(a, cfg->variant, cfg->plugin_dir, &lim, policy, err);
+	if (rc)
+		return rc;
+
+	/* Outputs. */
+	if (a->json && (rc = check_out_path(a, "--json", a->json, false, err)))
+		return rc;
+	if (a->db) {
+		if ((rc = check_out_path(a, "--db", a->db, true, err)))
+			return rc;
+		snprintf(cfg->db, sizeof(cfg->db), "%s", a->db);
+	} else if ((rc = ms__default_db(cfg->db, sizeof(cfg->db), cfg->preset,
+	                                cfg->variant, &eb))) {
+		fprintf(err, "mergescope %s: %s\n", a->cmd, eb.msg);
+		return MS_EXIT_ERROR;
+	}
+
+	/* Work starts here: the cached fixture, built when missing. */
+	if (!a->fixture)
+		return cached_fixture(a, cfg, err);
+	return 0;
+}

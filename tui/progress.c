@@ -1,0 +1,125 @@
+/*
+ * progress.c - progress of long command-line work (building a fixture, a
+ * headless replay) on standard error: on a terminal one line redrawn in
+ * place with a bar, at most ten times a second; anywhere else (a pipe, a
+ * log file, a test) plain lines, one when a stage starts, one per tenth of
+ * it and one when it ends, so logs stay short and grep-able.
+ *
+ * Invariants:
+ *  1. A bar line is open (`open`) exactly when the last thing written was
+ *     a bar without its newline; ms__progress_end and a stage change close
+ *     it, so nothing else printed lands on the same line.
+ *  2. Plain mode prints each stage's 0% at most once and never prints the
+ *     same tenth twice.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BAR_WIDTH 28
+#define BAR_EVERY_NS 100000000LL /* 10 redraws a second at most */
+
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void
+ms__progress_init(ms__progress *p, FILE *out, int bar)
+{
+	memset(p, 0, sizeof(*p));
+	p->out = out;
+	if (bar < 0)
+		p->bar = out && isatty(fileno(out));
+	else
+		p->bar = bar != 0;
+	p->last_tenth = -1;
+}
+
+static void
+close_bar(ms__progress *p)
+{
+	if (p->open) {
+		fputc('\n', p->out);
+		fflush(p->out);
+		p->open = false;
+	}
+}
+
+void
+ms__progress_update(ms__progress *p, const char *what, uint64_t done,
+                    uint64_t total, const char *extra)
+{
+	if (!p->out)
+		return;
+	if (!what)
+		what = "";
+	if (!extra)
+		extra = "";
+	bool new_stage = strcmp(what, p->what) != 0;
+	if (new_stage) {
+		close_bar(p);
+		snprintf(p->what, sizeof(p->what), "%s", what);
+		p->last_tenth = -1;
+		p->last_ns = 0;
+	}
+	if (done > total)
+		done = total;
+	int pct = total ? (int)(done * 100 / total) : 100;
+	bool last = done == total;
+	if (p->bar) {
+		int64_t now = mono_ns();
+		if (!new_stage && !last && now - p->last_ns < BAR_EVERY_NS)
+			return;
+		if (last && p->last_tenth == 10)
+			return; /* the full bar is already drawn */
+		p->last_ns = now;
+		p->last_tenth = last ? 10 : pct / 10;
+		char bar[BAR_WIDTH + 1];
+		int fill = total ? (int)(done * BAR_WIDTH / total) : BAR_WIDTH;
+		for (int i = 0; i < BAR_WIDTH; i++)
+			bar[i] = i < fill ? '#' : '.';
+		bar[BAR_WIDTH] = '\0';
+		/* \033[K clears what a longer previous line left. */
+		fprintf(p->out,
+		        "\r%-14s [%s] %3d%%  %" PRIu64 "/%" PRIu64 "%s%s\033[K",
+		        p->what, bar, pct, done, total, *extra ? "  " : "",
+		        extra);
+		fflush(p->out);
+		p->open = true;
+		return;
+	}
+	int tenth = last ? 10 : pct / 10;
+	if (tenth == p->last_tenth)
+		return;
+	p->last_tenth = tenth;
+	fprintf(p->out, "%s: %" PRIu64 "/%" PRIu64 " (%d%%)%s%s\n", p->what,
+	        done, total, pct, *extra ? "  " : "", extra);
+	fflush(p->out);
+}
+
+void
+ms__progress_note(ms__progress *p, const char *line)
+{
+	if (!p->out)
+		return;
+	close_bar(p);
+	fprintf(p->out, "%s\n", line);
+	fflush(p->out);
+}
+
+void
+ms__progress_end(ms__progress *p)
+{
+	if (!p->out)
+		return;
+	close_bar(p);
+	p->what[0] = '\0';
+	p->last_tenth = -1;
+}
