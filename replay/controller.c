@@ -1008,6 +1008,8 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 	if ((rc = ms_fixture_open(&r->fx, r->fixture_dir, eb)))
 		goto fail;
 	r->info = ms_fixture_get_info(r->fx);
+	if ((rc = ms_fixture_verify(r->fx, NULL, NULL, eb)))
+		goto fail;
 	ms_clock_set(&r->clock, r->info->day_start_ns);
 	for (size_t i = 0; i < ms_fixture_nslots(r->fx); i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);

@@ -344,7 +344,15 @@ test_check(void **state)
 	snprintf(part, sizeof(part), "%s",
 	         ms_fixture_slot_at(f, 9)->path[MS_KIND_LATENCY]);
 	ms_fixture_close(f);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), 0);
+	ms_fixture_close(f);
 	flip_byte(data, 1000);
+	/* The cheap verification a replay runs first names the part too. */
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "core part 0000000000000006 changed"));
+	ms_fixture_close(f);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 MS_ERR_CORRUPT);
 	/* The part is named first; the verdicts over the remaining parts
@@ -359,6 +367,11 @@ test_check(void **state)
 	/* A missing latency part. */
 	snprintf(moved, sizeof(moved), "%s.away", part);
 	assert_int_equal(rename(part, moved), 0);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "latency part 000000000000000a is "
+	                               "missing"));
+	ms_fixture_close(f);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 MS_ERR_CORRUPT);
 	assert_non_null(strstr(rep.problems[0],
