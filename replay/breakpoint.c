@@ -31,6 +31,16 @@ parse_u64(const char *s, int base, uint64_t *out)
 static int
 parse_tod(const char *s, int64_t *out)
 {
+	/* Fields of one or two digits only: %u alone would take signs and
+	 * spaces and wrap values above UINT_MAX ("4294967297:00" is 01:00). */
+	for (const char *p = s;;) {
+		size_t d = strspn(p, "0123456789");
+		if (d < 1 || d > 2 || (p[d] && p[d] != ':'))
+			return -1;
+		if (!p[d])
+			break;
+		p += d + 1;
+	}
 	unsigned h, m, sec = 0;
 	char tail;
 	int n = sscanf(s, "%u:%u:%u%c", &h, &m, &sec, &tail);

@@ -278,6 +278,36 @@ test_break_time(void **state)
 	free(st);
 }
 
+/* A time of day is HH:MM[:SS] with fields of one or two digits: signs,
+ * inner spaces and numbers that wrap around are refused, not read as some
+ * other time (found by tests/fuzz/fuzz_breakpoint). */
+static void
+test_break_spec_time_of_day(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *spec, *canon;
+	} ok[] = { { "time=12:10", "time=12:10:00" },
+		   { "time=9:05:07", "time=09:05:07" },
+		   { " time=24:00 ", "time=24:00:00" } };
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ms_breakpoint bp;
+		ms_errbuf eb = { { 0 } };
+		assert_int_equal(ms_bp_parse(ok[i].spec, &bp, &eb), 0);
+		assert_string_equal(bp.spec, ok[i].canon);
+	}
+	static const char *const bad[] = {
+		"time=4294967297:00", "time=-0:30",  "time=+1:00",
+		"time= 1: 2",         "time=123:00", "time=12:00:"
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ms_breakpoint bp;
+		ms_errbuf eb = { { 0 } };
+		assert_int_equal(ms_bp_parse(bad[i], &bp, &eb), MS_ERR_INVAL);
+		assert_non_null(strstr(eb.msg, "HH:MM"));
+	}
+}
+
 /* Every step from a stop moves to exactly the next point: the next
  * publication, or the next dispatch barrier (seq + 1). */
 static void
@@ -552,6 +582,7 @@ main(void)
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),
 		cmocka_unit_test(test_break_time),
+		cmocka_unit_test(test_break_spec_time_of_day),
 		cmocka_unit_test(test_step_one_point),
 		cmocka_unit_test(test_sigkill_mid_run),
 	};

@@ -114,6 +114,24 @@ test_goto(void **state)
 	assert_non_null(strstr(f->s.view->ui.message, "bogus"));
 }
 
+/* Go-to numbers that do not fit are refused, not wrapped into another
+ * time or merge (found by tests/fuzz/fuzz_tui_input). */
+static void
+test_goto_refuses_wrapped_numbers(void **state)
+{
+	fx *f = *state;
+	static const char *const bad[] = { "g4294967297:00\n", "g#-1\n",
+		                           "g#18446744073709551616\n",
+		                           "g+-0d 01:00\n", "g12: 5\n" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		keys(f, bad[i]);
+		assert_true(f->s.view->ui.message_is_error);
+	}
+	assert_string_equal(f->fake.log, "");
+	keys(f, "g#18446744073709551615\n");
+	assert_string_equal(f->fake.log, "runto=#18446744073709551615;");
+}
+
 static void
 test_breakpoints(void **state)
 {
@@ -371,6 +389,7 @@ main(void)
 		T(test_run_pause_step),
 		T(test_speed_steps),
 		T(test_goto),
+		T(test_goto_refuses_wrapped_numbers),
 		T(test_breakpoints),
 		T(test_freeze_only_at_barrier),
 		T(test_filter_and_export),

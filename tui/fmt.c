@@ -11,6 +11,7 @@
 #include "tui_int.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,18 @@ ms_fmt_event_line(char *buf, size_t n, const ms_tui_event *e, int64_t day_start)
 static bool
 parse_hms(const char *s, int64_t *secs)
 {
+	/* Fields of one or two digits only: %d alone would take signs and
+	 * spaces and wrap values above INT_MAX ("4294967297:00" is 01:00). */
+	for (const char *p = s;;) {
+		size_t d = strspn(p, "0123456789");
+		if (d < 1 || d > 2 ||
+		    (p[d] != ':' && p[d] != '\0' &&
+		     !isspace((unsigned char)p[d])))
+			return false;
+		if (p[d] != ':')
+			break;
+		p += d + 1;
+	}
 	int hh, mm, ss = 0, used = 0;
 	if (sscanf(s, "%d:%d%n", &hh, &mm, &used) != 2)
 		return false;
@@ -151,11 +164,14 @@ ms_parse_target(const char *s, int64_t day_start, ms_tui_target *out)
 	if (*s == '#' || (isdigit((unsigned char)*s) && !strchr(s, ':'))) {
 		if (*s == '#')
 			s++;
+		if (!isdigit((unsigned char)*s))
+			return false; /* strtoull would take "-1" as 2^64-1 */
 		char *end;
+		errno = 0;
 		unsigned long long v = strtoull(s, &end, 10);
 		while (isspace((unsigned char)*end))
 			end++;
-		if (end == s || *end || v == 0)
+		if (end == s || *end || v == 0 || errno == ERANGE)
 			return false;
 		out->kind = MS_TARGET_MERGE;
 		out->seq = v;
@@ -164,6 +180,8 @@ ms_parse_target(const char *s, int64_t day_start, ms_tui_target *out)
 	int64_t days = 0, secs;
 	if (*s == '+') {
 		char *end;
+		if (!isdigit((unsigned char)s[1]))
+			return false;
 		long d = strtol(s + 1, &end, 10);
 		if (end == s + 1 || *end != 'd' || d < 0 || d > 7)
 			return false;

@@ -1,0 +1,75 @@
+/*
+ * fuzz_frozen.c - libFuzzer harness for the frozen-merge description
+ * reader (replay/freeze.c, ms__frozen_read): each input is written as
+ * DIR/frozen.txt and read back.
+ *
+ * What must hold: a refusal carries a message and leaves *f released; an
+ * accepted file describes a merge (at least two distinct non-zero inputs,
+ * one for finalize, each with a depth; frontier not after now; seq and
+ * cpus at least 1; the selection fingerprint matching the inputs).
+ */
+#include "frozen.h"
+#include "ms_picker.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[128], file[160];
+
+static void
+cleanup(void)
+{
+	unlink(file);
+	rmdir(dir);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!dir[0]) {
+		const char *root =
+		        access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+		snprintf(dir, sizeof(dir), "%s/msfuzz-frozen-%d", root,
+		         (int)getpid());
+		snprintf(file, sizeof(file), "%s/%s", dir, MS_FROZEN_FILE);
+		mkdir(dir, 0755);
+		atexit(cleanup);
+	}
+	if (size > 65536)
+		return 0;
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
+		abort();
+	close(fd);
+	ms__frozen f;
+	ms_errbuf eb = { "" };
+	int rc = ms__frozen_read(dir, &f, &eb);
+	if (rc != 0) {
+		if (rc > 0 || !eb.msg[0] || f.ids || f.ninputs)
+			abort();
+		ms__frozen_release(&f);
+		return 0;
+	}
+	if (f.ninputs < (f.finalize ? 1u : 2u) || !f.ids || !f.depths ||
+	    !f.ledgers || f.frontier_ns > f.now_ns || f.seq == 0 ||
+	    f.cpus == 0 || f.output_id == 0 || f.format != MS_FROZEN_FORMAT)
+		abort();
+	for (size_t i = 0; i < f.ninputs; i++) {
+		if (f.ids[i] == 0)
+			abort();
+		for (size_t j = 0; j < i; j++)
+			if (f.ids[i] == f.ids[j])
+				abort();
+	}
+	if (ms_pick_fp_add(0, f.ids, f.ninputs) != f.selection_fp)
+		abort();
+	ms__frozen_release(&f);
+	ms__frozen_release(&f); /* a released struct may be released again */
+	return 0;
+}

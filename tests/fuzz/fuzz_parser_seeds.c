@@ -1,0 +1,255 @@
+/*
+ * fuzz_parser_seeds.c - writes the seed corpora of the shard snapshot,
+ * breakpoint, TUI input and command-line harnesses under one directory:
+ * corpus-shard (real snapshots of an empty shard and of the two-part
+ * template, in several modes), corpus-frozen (frozen.txt files as a
+ * freeze writes them, and near misses), corpus-bp, corpus-tui and
+ * corpus-cli (what users type, one valid and a few near-miss spellings of
+ * each form).
+ * Usage: fuzz_parser_seeds OUT_DIR
+ */
+#include "fuzz_shard.h"
+
+#include <errno.h>
+
+static char out_dir[1024];
+
+static void
+save(const char *corpus, const char *name, const void *p, size_t n)
+{
+	char path[2048];
+	snprintf(path, sizeof(path), "%s/%s", out_dir, corpus);
+	if (mkdir(path, 0755) != 0 && errno != EEXIST)
+		abort();
+	snprintf(path, sizeof(path), "%s/%s/%s", out_dir, corpus, name);
+	fzs_write_file(path, p, n);
+}
+
+/* A text seed: optional leading mode byte, then the text. */
+static void
+save_text(const char *corpus, int mode, const char *text, size_t i)
+{
+	char name[32];
+	uint8_t buf[1024];
+	size_t n = 0;
+	if (mode >= 0)
+		buf[n++] = (uint8_t)mode;
+	size_t l = strlen(text);
+	memcpy(buf + n, text, l);
+	n += l;
+	snprintf(name, sizeof(name), "seed-%02x-%03zu", mode & 0xff, i);
+	save(corpus, name, buf, n);
+}
+
+static void
+shard_seeds(void)
+{
+	char base[1200], tpl[1300], empty[1300], path[1400];
+	snprintf(base, sizeof(base), "%s/shard-tmp", out_dir);
+	snprintf(tpl, sizeof(tpl), "%s/tpl", base);
+	snprintf(empty, sizeof(empty), "%s/empty", base);
+	fzs_rmrf(base);
+	if (mkdir(base, 0755) != 0)
+		abort();
+	fzs_make_template(tpl);
+	ms_shard_opts o = { .dir = empty, .create = true };
+	ms_shard *s = NULL;
+	ms_errbuf eb = { { 0 } };
+	if (ms_shard_open(&s, &o, &eb) != 0)
+		abort();
+	ms_shard_close(s);
+
+	static const uint8_t tpl_modes[] = { 0x00, 0x02, 0x0e, 0x22,
+		                             0x2e, 0x03, 0x42 };
+	static const uint8_t empty_modes[] = { 0x00, 0x0c, 0x10, 0x1c, 0x01 };
+	const struct {
+		const char *dir;
+		const uint8_t *modes;
+		size_t n;
+	} sets[] = { { tpl, tpl_modes, sizeof(tpl_modes) },
+		     { empty, empty_modes, sizeof(empty_modes) } };
+	for (size_t k = 0; k < 2; k++) {
+		uint8_t *snap;
+		snprintf(path, sizeof(path), "%s/snapshot", sets[k].dir);
+		size_t n = fzs_slurp(path, &snap);
+		uint8_t *in = malloc(n + 2);
+		memcpy(in + 2, snap, n);
+		for (size_t m = 0; m < sets[k].n; m++) {
+			char name[32];
+			in[0] = sets[k].modes[m];
+			in[1] = (uint8_t)(5 + m);
+			snprintf(name, sizeof(name), "%s-%02x",
+			         k ? "empty" : "two", in[0]);
+			save("corpus-shard", name, in, n + 2);
+		}
+		free(in);
+		free(snap);
+	}
+	fzs_rmrf(base);
+}
+
+/* A frozen.txt of n inputs as freeze.c writes it; `tweak` breaks one
+ * thing (0: nothing). */
+static void
+frozen_seed(size_t n, int tweak)
+{
+	uint64_t ids[4] = { 0x1f, 0x20, 0xa3, 0x1000 };
+	uint8_t le[8 * 5];
+	ms_put_le64(le, n);
+	for (size_t i = 0; i < n; i++)
+		ms_put_le64(le + 8 * (i + 1), ids[i]);
+	uint64_t fp = XXH3_64bits_withSeed(le, 8 * (n + 1), 0);
+	char buf[4096];
+	int k = snprintf(
+	        buf, sizeof(buf),
+	        "# mergescope frozen merge\n"
+	        "format=1\nfixture_dir=/cache/mergescope/day-2x-1\n"
+	        "fixture_preset=day-2x\nfixture_seed=1\n"
+	        "fixture_schedule_hash=%s\nfixture_topology_hash=ab12\n"
+	        "now_ns=1700050000000000000\nfrontier_ns=%s\n"
+	        "grace_policy=%s\nvariant=skywalking\nseq=58\nlane=%s\n"
+	        "finalize=%d\noutput_id=00000000000004a1\nepoch=946\n"
+	        "shard_parts=20\ncpus=2\nmem_limit=4294967296\n",
+	        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
+	        "abcdef",
+	        tweak == 1 ? "1700050000000000001" : "1700042800000000000",
+	        n == 1 ? "trace" : "selection", n == 1 ? "finalize" : "fast",
+	        n == 1);
+	k += snprintf(buf + k, sizeof(buf) - (size_t)k, "inputs=");
+	for (size_t i = 0; i < n; i++)
+		k += snprintf(buf + k, sizeof(buf) - (size_t)k, "%s%016llx",
+		              i ? "," : "", (unsigned long long)ids[i]);
+	k += snprintf(buf + k, sizeof(buf) - (size_t)k, "\ndepths=");
+	for (size_t i = 0; i < n; i++)
+		k += snprintf(buf + k, sizeof(buf) - (size_t)k, "%s%zu",
+		              i ? "," : "", i);
+	k += snprintf(buf + k, sizeof(buf) - (size_t)k,
+	              "\nselection_fp=%016llx\n",
+	              (unsigned long long)(tweak == 2 ? fp + 1 : fp));
+	static const char *const kinds[] = { "core", "latency", "start_time" };
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < 3; j++)
+			if (!(tweak == 3 && i == n - 1 && j == 2))
+				k += snprintf(
+				        buf + k, sizeof(buf) - (size_t)k,
+				        "ledger.%016llx.%s=%zu:"
+				        "000102030405060708090a0b0c0d0e0f\r\n",
+				        (unsigned long long)ids[i], kinds[j],
+				        40 + i * 3 + j);
+	char name[32];
+	snprintf(name, sizeof(name), "frozen-%zu-%d", n, tweak);
+	save("corpus-frozen", name, buf, (size_t)k);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
+		return 2;
+	}
+	snprintf(out_dir, sizeof(out_dir), "%s", argv[1]);
+	mkdir(out_dir, 0755);
+	shard_seeds();
+	for (int t = 0; t < 4; t++)
+		frozen_seed(3, t);
+	frozen_seed(1, 0);
+	frozen_seed(4, 0);
+
+	static const char *const bp[] = {
+		"mature",        "sampling",
+		"merge=40",      "seq=7",
+		"time=12:10",    "time=23:59:59",
+		"time=24:00",    "time=@1700006400000000000",
+		"part=a1",       "part=00000000000000ff",
+		"lane=fast",     "lane=slow",
+		"lane=finalize", "depth>=3",
+		"  merge=1  ",   "merge=0",
+		"time=25:00",    "part=1234567890abcdef0",
+		"depth>=-1",     "lane=medium",
+	};
+	for (size_t i = 0; i < sizeof(bp) / sizeof(bp[0]); i++)
+		save_text("corpus-bp", -1, bp[i], i);
+
+	static const char *const filters[] = {
+		"lane=fast",
+		"class=executed reason=merge_grace",
+		"phase=cooldown #12",
+		"seq=3..9 seq>=4 seq<8",
+		"seq>0 seq<=100 fast output",
+		"lane=bogus",
+		"seq=9..3",
+		"  merge   grace  ",
+	};
+	for (size_t i = 0; i < sizeof(filters) / sizeof(filters[0]); i++)
+		save_text("corpus-tui", 0, filters[i], i);
+	static const char *const targets[] = { "12:30",    "#58",
+		                               "58",       "+1d 01:00",
+		                               "23:59:59", "+8d 00:00",
+		                               "0",        "12:61" };
+	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++)
+		save_text("corpus-tui", 1, targets[i], i);
+	/* Keys: byte 1 scene and size, then keys. */
+	static const char *const keys[] = {
+		"\x01:break merge=60\n:speed 60x\n:go 12:00\n",
+		"\x04:filter lane=slow seq>=3\n/class=executed\n",
+		"\001bamature\n\011 d\001",
+		"\062:export csv out.csv\nejsonl\n",
+		"\x06gg 13:15\n..]+-\x09\x09\n\x01?q",
+		"\x01:freeze\n:help\n\x01:quit\n",
+		"\x07:abc\x04\x04\x02xy\x11\x12\n",
+	};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char name[32];
+		uint8_t buf[256];
+		size_t l = strlen(keys[i]);
+		buf[0] = 2;
+		memcpy(buf + 1, keys[i], l);
+		snprintf(name, sizeof(name), "seed-keys-%03zu", i);
+		save("corpus-tui", name, buf, l + 1);
+	}
+
+	/* Command lines: NUL-separated arguments. */
+	static const char *const cli[] = {
+		"help",
+		"help\0run",
+		"--help",
+		"run\0--headless\0--variant\0detdrop:30\0--db=x.db",
+		"tui\0--break\0mature\0--break=merge=3\0--paused",
+		"fixture\0build\0--preset\0day-1x\0--seed\0001\0--out\0/x",
+		"export\0--db\0a\0--format=csv\0--filter\0lane=fast",
+		"report\0--db\0a\0--vs\0b",
+		"merge-once\0--frozen\0f\0--variant\0a\0--variant\0b",
+		"run\0--serial=1",
+		"tui\0--db",
+		"report\0--json\0--json",
+		"nosuch\0--x",
+		"run\0--\0--help",
+	};
+	static const size_t cli_len[] = {
+		sizeof("help") - 1,
+		sizeof("help\0run") - 1,
+		sizeof("--help") - 1,
+		sizeof("run\0--headless\0--variant\0detdrop:30\0--db=x.db") - 1,
+		sizeof("tui\0--break\0mature\0--break=merge=3\0--paused") - 1,
+		sizeof("fixture\0build\0--preset\0day-1x\0--seed\0001\0--out\0/"
+		       "x") -
+		        1,
+		sizeof("export\0--db\0a\0--format=csv\0--filter\0lane=fast") -
+		        1,
+		sizeof("report\0--db\0a\0--vs\0b") - 1,
+		sizeof("merge-once\0--frozen\0f\0--variant\0a\0--variant\0b") -
+		        1,
+		sizeof("run\0--serial=1") - 1,
+		sizeof("tui\0--db") - 1,
+		sizeof("report\0--json\0--json") - 1,
+		sizeof("nosuch\0--x") - 1,
+		sizeof("run\0--\0--help") - 1,
+	};
+	for (size_t i = 0; i < sizeof(cli) / sizeof(cli[0]); i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "seed-%03zu", i);
+		save("corpus-cli", name, cli[i], cli_len[i]);
+	}
+	return 0;
+}
