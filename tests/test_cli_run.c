@@ -5,7 +5,9 @@
  * exits 0 when they pass, --json writes a report a JSON reader accepts;
  * `export` writes JSON Lines, CSV and Chrome trace JSON that parse and
  * agree on the number of merges, with --filter selecting fewer; `report`
- * and `report --vs` (the disabled/alwayskeep equivalence); and bad input
+ * and `report --vs` (the disabled/alwayskeep equivalence); the default
+ * fixture built once into the cache (and again when the cached one does
+ * not open) with the database under the cache's runs/; and bad input
  * (missing fixture, unknown variant, malformed chain, unwritable --db)
  * answered with one line naming what and where, a non-zero exit status,
  * and no database or shard left behind.
@@ -544,6 +546,43 @@ test_bad_input(void **state)
 	assert_false(exists(shard));
 }
 
+/* Without --fixture: the preset's fixture in the cache, rebuilt when the
+ * cached one does not open, and the database under the cache's runs/. */
+static void
+test_default_fixture_cache(void **state)
+{
+	(void)state;
+	char cached[600], runs[600];
+	snprintf(cached, sizeof(cached), "%s/cache/mergescope/smoke-1",
+	         tmp_root);
+	snprintf(runs, sizeof(runs), "%s/cache/mergescope/runs", tmp_root);
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", cached);
+	assert_int_equal(system(cmd), 0); /* empty: not a fixture */
+	int rc = cli("run", "--headless", "--preset", "smoke", "--variant",
+	             "disabled", NULL);
+	if (rc != 0)
+		fprintf(stderr, "%s\n%s\n", err_text, out_text);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(err_text, "does not open"));
+	assert_non_null(strstr(err_text, "moved it to"));
+	assert_non_null(strstr(err_text, "fixture write: "));
+	assert_non_null(strstr(err_text, "all gates passed"));
+	char want[700];
+	snprintf(want, sizeof(want), "events recorded in %s/smoke-disabled-",
+	         runs);
+	assert_non_null(strstr(err_text, want));
+	snprintf(want, sizeof(want), "%s/manifest.sqlite", cached);
+	assert_true(exists(want));
+	assert_null(strstr(out_text, "FAIL"));
+	/* The second run reuses the cache: no build. */
+	assert_int_equal(cli("run", "--headless", "--preset", "smoke",
+	                     "--variant", "disabled", NULL),
+	                 0);
+	assert_null(strstr(err_text, "building"));
+	assert_null(strstr(err_text, "fixture write"));
+}
+
 int
 main(void)
 {
@@ -552,6 +591,7 @@ main(void)
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_default_fixture_cache),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -188,7 +188,7 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, bool serial,
 	fprintf(out, "events recorded in %s%s\n", db_path,
 	        finished ? ""
 	        : failed ? " (the run failed)"
-	                 : " (the run was stopped: aborted)");
+	                 : " (stopped before the end: recorded as aborted)");
 	return failed ? MS_EXIT_ERROR : 0;
 }
 

@@ -88,7 +88,7 @@ ms__progress_update(ms__progress *p, const char *what, uint64_t done,
 		bar[BAR_WIDTH] = '\0';
 		/* \033[K clears what a longer previous line left. */
 		fprintf(p->out,
-		        "\r%-14s [%s] %3d%%  %" PRIu64 "/%" PRIu64 "%s%s\033[K",
+		        "\r%-16s [%s] %3d%%  %" PRIu64 "/%" PRIu64 "%s%s\033[K",
 		        p->what, bar, pct, done, total, *extra ? "  " : "",
 		        extra);
 		fflush(p->out);
