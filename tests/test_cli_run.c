@@ -7,7 +7,8 @@
  * agree on the number of merges, with --filter selecting fewer; `report`
  * and `report --vs` (the disabled/alwayskeep equivalence); the default
  * fixture built once into the cache (and again when the cached one does
- * not open) with the database under the cache's runs/; and bad input
+ * not open) with the database under the cache's runs/; merge-once on a
+ * shard frozen at a mature barrier; and bad input
  * (missing fixture, unknown variant, malformed chain, unwritable --db)
  * answered with one line naming what and where, a non-zero exit status,
  * and no database or shard left behind.
@@ -19,6 +20,7 @@
 #include <cmocka.h>
 
 #include "ms_fixture.h"
+#include "ms_replay.h"
 #include "ms_tui.h"
 
 #include <stdio.h>
@@ -583,6 +585,58 @@ test_default_fixture_cache(void **state)
 	assert_null(strstr(err_text, "fixture write"));
 }
 
+/* merge-once on a shard frozen at the first mature barrier of a run. */
+static void
+test_merge_once(void **state)
+{
+	(void)state;
+	char db[600], frozen[600];
+	snprintf(db, sizeof(db), "%s/freeze.sqlite", tmp_root);
+	snprintf(frozen, sizeof(frozen), "%s/frozen", tmp_root);
+	ms_replay_opts ro = {
+		.fixture_dir = fixture_dir,
+		.db_path = db,
+		.variant = "disabled",
+		.plugin_dir = MS_PLUGIN_DIR,
+	};
+	ms_replay *r = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_replay_open(&r, &ro, &eb), 0);
+	assert_int_equal(ms_replay_break_add(r, "mature", NULL, &eb), 0);
+	assert_int_equal(ms_replay_start(r, &eb), 0);
+	ms_replay_status *st = malloc(sizeof(*st));
+	assert_non_null(st);
+	/* Poll (bounded) until the run stops at the barrier. */
+	for (int i = 0; i < 6000; i++) {
+		ms_replay_get_status(r, st);
+		if (st->state != MS_REPLAY_RUNNING &&
+		    st->state != MS_REPLAY_READY)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	char out_dir[600];
+	assert_int_equal(
+	        ms_replay_freeze(r, frozen, out_dir, sizeof(out_dir), &eb), 0);
+	free(st);
+	ms_replay_close(r);
+
+	int rc =
+	        cli("merge-once", "--frozen", frozen, "--variant", "alwayskeep",
+	            "--variant", "skywalking", "--reps", "2", NULL);
+	if (rc != 0)
+		fprintf(stderr, "%s\n%s\n", err_text, out_text);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out_text, "alwayskeep"));
+	assert_non_null(strstr(out_text, "skywalking"));
+	assert_non_null(strstr(out_text, "stable"));
+	/* An unknown variant is named. */
+	assert_int_not_equal(cli("merge-once", "--frozen", frozen, "--variant",
+	                         "frobnicate", NULL),
+	                     0);
+	assert_non_null(strstr(err_text, "frobnicate"));
+}
+
 int
 main(void)
 {
@@ -592,6 +646,7 @@ main(void)
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_default_fixture_cache),
+		cmocka_unit_test(test_merge_once),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
