@@ -32,8 +32,10 @@ test-asan: deps
 fuzz:
 	@bash scripts/deps.sh clang
 	@CC=clang cmake -S . -B build-fuzz -DMS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	@cmake --build build-fuzz -j $(JOBS) --target fuzz_part_reader fuzz_sidx_reader fuzz_seeds
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_part_reader fuzz_sidx_reader fuzz_seeds \
+		fuzz_shard_snapshot fuzz_breakpoint fuzz_tui_input fuzz_cli fuzz_frozen fuzz_parser_seeds
 	@test -d build-fuzz/corpus-part || build-fuzz/tests/fuzz/fuzz_seeds build-fuzz/corpus-part build-fuzz/corpus-sidx
+	@test -d build-fuzz/corpus-shard || build-fuzz/tests/fuzz/fuzz_parser_seeds build-fuzz
 	@echo "run: build-fuzz/tests/fuzz/fuzz_part_reader -max_total_time=600 build-fuzz/corpus-part (see tests/fuzz/README.md)"
 
 bench: build

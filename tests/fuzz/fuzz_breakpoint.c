@@ -44,9 +44,12 @@ tod_of(const char *text, int64_t *ns)
 	int n = 0;
 	for (;;) {
 		int d = 0;
+		if (n == 3)
+			return false;
 		while (p[d] >= '0' && p[d] <= '9' && d < 3)
 			f[n] = f[n] * 10 + (uint64_t)(p[d++] - '0');
-		if (d < 1 || d > 2 || ++n > 3)
+		n++;
+		if (d < 1 || d > 2)
 			return false;
 		p += d;
 		if (*p != ':')

@@ -44,6 +44,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 65536)
 		return 0;
 	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) { /* someone cleaned /dev/shm under us */
+		mkdir(dir, 0755);
+		fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	}
 	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
 		abort();
 	close(fd);

@@ -39,7 +39,10 @@ setup(void)
 	if (mkdir(base, 0755) != 0)
 		abort();
 	fzs_make_template(tpl);
-	atexit(cleanup);
+	static bool registered;
+	if (!registered)
+		atexit(cleanup);
+	registered = true;
 }
 
 static void
@@ -89,8 +92,8 @@ remove_and_reopen(ms_shard *s, ms_mem *mem)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!base[0])
-		setup();
+	if (!base[0] || !fzs_exists(tpl))
+		setup(); /* first call, or someone cleaned /dev/shm under us */
 	if (size < 2 || size > 4096)
 		return 0;
 	unsigned mode = data[0];

@@ -157,8 +157,10 @@ target_of(const char *s, ms_tui_target *t)
 	uint64_t f[3] = { 0, 0, 0 };
 	int n = 0;
 	for (;;) {
-		f[n] = digits(&s, &nd);
-		if (nd < 1 || nd > 2 || ++n > 3)
+		if (n == 3)
+			return false;
+		f[n++] = digits(&s, &nd);
+		if (nd < 1 || nd > 2)
 			return false;
 		if (*s != ':')
 			break;
