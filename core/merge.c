@@ -251,6 +251,7 @@ typedef struct scratch {
 	size_t nrows, caprows;
 	ms_row *flat;
 	size_t capflat;
+	int64_t hdr_min, hdr_end; /* bounds from the blocks' headers */
 } scratch;
 
 typedef struct merge_ctx {
@@ -293,7 +294,8 @@ typedef struct merge_ctx {
 	uint32_t etid_len;
 	uint64_t *drop_rows; /* rows of the i-th confirmed drop */
 	size_t ndrops, capdrops;
-	bool empty; /* every trace dropped: no output part */
+	bool empty;           /* every trace dropped: no output part */
+	ms_stager_test stest; /* from the request's test hooks */
 } merge_ctx;
 
 /* Internal: the guard's revalidation failed; redo the merge. */
@@ -568,13 +570,20 @@ collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols)
 	size_t ngroup = emit ? c->negroup : c->ngroup;
 	const uint8_t *tid = emit ? c->etid : c->tid;
 	sc->nrows = 0;
+	sc->hdr_min = INT64_MAX;
+	sc->hdr_end = INT64_MIN;
 	arena_reset(&sc->arena);
 	for (size_t g = 0; g < ngroup; g++) {
 		src *s = &c->srcs[group[g]];
 		ms_part_iter *it = emit ? s->eit : s->it;
 		do {
 			const ms_row *rows = NULL;
-			uint32_t n = (emit ? s->einfo : s->info)->nrows;
+			const ms_block_info *bi = emit ? s->einfo : s->info;
+			uint32_t n = bi->nrows;
+			if (bi->min_ts < sc->hdr_min)
+				sc->hdr_min = bi->min_ts;
+			if (bi->max_end_ns > sc->hdr_end)
+				sc->hdr_end = bi->max_end_ns;
 			rc = ms_part_iter_decode(it, cols, &rows, &c->eb);
 			if (rc < 0)
 				return rc;
@@ -676,8 +685,10 @@ emit_kept(merge_ctx *c, const ms_stage_emit *e)
 		               "trace %.*s: no input holds it on re-read",
 		               (int)c->etid_len, (const char *)c->etid);
 	if (c->negroup > 1) {
-		rc = collect_trace(c, &c->esc, true, MS_COL_ALL);
-		return rc < 0 ? rc : write_rows(c, c->esc.flat, c->esc.nrows);
+		/* Staged from block headers, the scan's scratch is idle. */
+		scratch *sc = c->stage_cols ? &c->esc : &c->sc;
+		rc = collect_trace(c, sc, true, MS_COL_ALL);
+		return rc < 0 ? rc : write_rows(c, sc->flat, sc->nrows);
 	}
 	src *s = &c->srcs[c->egroup[0]];
 	c->res->traces_out++;
@@ -740,6 +751,8 @@ stage_trace(merge_ctx *c)
 		rc = collect_trace(c, &c->sc, false, c->stage_cols);
 		if (rc < 0)
 			return rc;
+		ms_stager_expect_bounds(c->stager, c->sc.hdr_min,
+		                        c->sc.hdr_end);
 		return ms_stager_add(c->stager, c->sc.flat, c->sc.nrows, cookie,
 		                     0, &c->eb);
 	}
@@ -765,6 +778,9 @@ stage_trace(merge_ctx *c)
 				return rc;
 		} while (head_is_tid(c, s));
 	}
+	/* The summary is made of the same headers: the check then guards
+	 * what the stager makes of it on the way to the chain. */
+	ms_stager_expect_bounds(c->stager, t.min_ts, t.max_end_ns);
 	return ms_stager_add_summary(c->stager, &t, cookie, 0, &c->eb);
 }
 
@@ -971,15 +987,18 @@ open_output(merge_ctx *c)
 /* Read-ahead of an emit iterator: it trails the scan by up to a batch,
  * so it needs its own window, but a small one does (blocks are read in
  * order; a larger block is read whole). */
-#define EMIT_WINDOW (64u << 10)
+#define EMIT_WINDOW (16u << 10)
 
 static int
 open_iters(merge_ctx *c)
 {
 	for (size_t i = 0; i < c->nsrcs; i++) {
 		src *s = &c->srcs[i];
-		int rc = ms_part_iter_open(&s->it, s->part, c->mem, c->io,
-		                           &c->eb);
+		/* Window 0: the default read window, and a decompression
+		 * context made at the first decode (a sampling merge that
+		 * stages from block headers never decodes on this one). */
+		int rc = ms_part_iter_open_window(&s->it, s->part, c->mem,
+		                                  c->io, 0, &c->eb);
 		if (rc < 0)
 			return rc;
 		if (c->stager && (rc = ms_part_iter_open_window(
@@ -1141,6 +1160,8 @@ sampling_open(merge_ctx *c)
 	}
 	ms_stage_plan plan;
 	ms_pipeline_plan(p, metas, c->nsrcs, &plan);
+	for (size_t i = 0; i < c->nsrcs; i++)
+		plan.trace_hint += metas[i].blocks; /* >= the traces */
 	ms_mem_free(c->mem, metas, c->nsrcs * sizeof(ms_part_meta));
 	sm->estimate_bytes = plan.estimate;
 	sm->hard_limit_bytes = plan.hard;
@@ -1178,6 +1199,12 @@ sampling_open(merge_ctx *c)
 		.emit = stage_emit,
 		.emit_ctx = c,
 	};
+	const ms_merge_hooks *h = req->hooks;
+	if (h && (h->stage_decide_twice || h->stage_bounds_skew_ns)) {
+		c->stest.decide_twice = h->stage_decide_twice;
+		c->stest.skew_end_ns = h->stage_bounds_skew_ns;
+		so.test = &c->stest;
+	}
 	/* The projection bits are the reader's column bits (ms_plugin.h);
 	 * the batch's trace bounds need start and latency too. */
 	uint32_t proj = ms_chain_projection(ms_pipeline_chain(p)) & MS_COL_ALL;
@@ -1207,6 +1234,8 @@ sampling_finish(merge_ctx *c)
 	sm->peak_staged_bytes = r->peak_charged;
 	sm->plugin_calls = r->decide_calls;
 	sm->decide_ns = (int64_t)r->decide_ns;
+	sm->decide_dup_traces = r->decide_dup_traces;
+	sm->bounds_mismatch = r->bounds_mismatch;
 	if (c->ndrops != ms_dropset_count(c->drops))
 		return ms_fail(&c->eb, MS_ERR_STATE,
 		               "%zu drops emitted, %zu in the drop set",

@@ -86,6 +86,12 @@ typedef struct ms_merge_hooks {
 	void *arg;
 	uint64_t fail_alloc_at;
 	bool fail_alloc_every;
+	/* Break what a sampling merge hands to the chain, so that the
+	 * checks behind ms_merge_sampling.decide_dup_traces and
+	 * bounds_mismatch can be seen to fail: every batch handed to the
+	 * chain twice; every batch entry's max_end_ns shifted by this. */
+	bool stage_decide_twice;
+	int64_t stage_bounds_skew_ns;
 } ms_merge_hooks;
 
 typedef struct ms_merge_req {
@@ -189,6 +195,16 @@ typedef struct ms_merge_sampling {
 	 * against the new inventory, and after 3 the merge was redone
 	 * losslessly (reason lossless_retry). */
 	uint32_t attempts_discarded;
+	/* Checks of the attempt that counted (both 0 in a correct merge;
+	 * the end-of-run gates one_decide_per_trace and plugin_bounds):
+	 * traces handed to Decide more than once (a batch entry whose ID is
+	 * not above every ID handed before: the merge stages in strictly
+	 * ascending ID order), and traces whose bounds in the batch
+	 * (min_start_ns, max_end_ns) differ from the bounds rebuilt from the
+	 * trace's fragments' block headers (min of min_ts, max of
+	 * max_end_ns over every fragment of every input). */
+	uint64_t decide_dup_traces;
+	uint64_t bounds_mismatch;
 } ms_merge_sampling;
 
 typedef struct ms_merge_result {

@@ -308,6 +308,11 @@ typedef struct ms_stage_plan {
 	uint64_t trace_cap;     /* traces per batch, <= 65,536 */
 	uint64_t oversized_cap; /* charged bytes above which a trace is
 	                         * kept unevaluated */
+	/* Traces the merge can stage at most (the inputs' block count: a
+	 * trace has at least one block), 0 when unknown. The stager sizes
+	 * its per-trace vectors once from min(this, trace_cap) instead of
+	 * growing them by doubling. ms_stage_plan_make leaves it 0. */
+	uint64_t trace_hint;
 } ms_stage_plan;
 
 /* Fill a plan. estimate 0 means unknown: preferred = hard. The oversized
@@ -517,6 +522,15 @@ typedef struct ms_stage_emit {
 /* Return 0 to go on; a negative ms_err stops the stager with it. */
 typedef int (*ms_stage_emit_fn)(void *ctx, const ms_stage_emit *t);
 
+/* Test hooks of the stager (NULL in production): they break what the
+ * stager hands to the chain, so that the checks counted in
+ * ms_stage_report (decide_dup_traces, bounds_mismatch) can be seen to
+ * fail. */
+typedef struct ms_stager_test {
+	bool decide_twice;   /* hand every batch to the chain twice */
+	int64_t skew_end_ns; /* added to every batch entry's max_end_ns */
+} ms_stager_test;
+
 typedef struct ms_stager_opts {
 	ms_mem *mem;        /* staging memory; its parent must outlive
 	                     * the chain (abandoned batches move there) */
@@ -529,6 +543,7 @@ typedef struct ms_stager_opts {
 	bool copy_rows;      /* keep a full copy of each trace for emit */
 	ms_stage_emit_fn emit;
 	void *emit_ctx;
+	const ms_stager_test *test; /* borrowed; NULL in production */
 } ms_stager_opts;
 
 typedef struct ms_stage_batch_rec {
@@ -555,6 +570,21 @@ typedef struct ms_stage_report {
 	uint64_t decide_ns; /* sum of the chain calls' decide_ns */
 	enum ms_sampling_class cls;
 	enum ms_sampling_reason reason;
+	/* Checks of what reached the chain (DESIGN 4, end-of-run gates).
+	 * decide_dup_traces: batch entries whose trace ID is not above
+	 * every ID handed to the chain before by this stager (the merge
+	 * stages in strictly ascending ID order, so such an entry is a
+	 * trace handed to Decide a second time). bounds_mismatch: of the
+	 * bounds_checked traces whose bounds the caller rebuilt from the
+	 * trace's fragments (ms_stager_expect_bounds), those whose batch
+	 * entry carries another min_start_ns or max_end_ns. */
+	uint64_t decide_dup_traces;
+	uint64_t bounds_checked;
+	uint64_t bounds_mismatch;
+	/* Batches whose buffers the next batch reused (a batch is reused
+	 * only when its chain call returned: never after a timeout). */
+	uint64_t batches_reused;
+	uint64_t alloc_bytes; /* bytes allocated by the stager in total */
 } ms_stage_report;
 
 typedef struct ms_stager ms_stager;
@@ -596,6 +626,15 @@ typedef struct ms_stage_summary {
 } ms_stage_summary;
 int ms_stager_add_summary(ms_stager *s, const ms_stage_summary *t, void *cookie,
                           uint64_t extra_bytes, ms_errbuf *eb);
+/*
+ * Optional, before the next ms_stager_add or ms_stager_add_summary: the
+ * bounds of that trace as the caller rebuilt them independently from its
+ * fragments (the minimum of the blocks' min_ts and the maximum of their
+ * max_end_ns). If the trace reaches a batch and its entry there says
+ * otherwise, the report's bounds_mismatch counts it. Applies to the next
+ * add only.
+ */
+void ms_stager_expect_bounds(ms_stager *s, int64_t min_ts, int64_t max_end_ns);
 /* Flush what is pending and settle the classification. */
 int ms_stager_finish(ms_stager *s, ms_errbuf *eb);
 const ms_stage_report *ms_stager_report(const ms_stager *s);

@@ -21,8 +21,21 @@
  *  3. A batch holds at most trace_cap traces that reach Decide.
  *  4. An oversized trace is never put in a batch: pending traces are
  *     flushed first (reason "oversized"), then it is emitted unevaluated.
- *  5. A batch given to the chain is never reused: a new builder starts for
- *     the next batch (a timed-out plugin may still read the old one).
+ *  5. A batch whose chain call timed out is never reused (the abandoned
+ *     plugin may still read it; it is freed when that call returns). Any
+ *     other batch hands its buffers back to the builder once its traces
+ *     are emitted, emptied, so the batches of one merge share one set of
+ *     buffers; retention is bounded by twice the preferred limit and
+ *     ends with the stager.
+ *  6. A trace ID is stored once, out of line: in the batch's ID bytes
+ *     (a pending entry refers to its batch entry, which also holds the
+ *     row count and bounds) or, for a hot trace, in the hot ID bytes.
+ *     Per-trace vectors are sized once from the plan's trace hint.
+ *  7. Every batch entry is checked before it goes to the chain: its ID
+ *     must be above every ID handed to the chain before (else it counts
+ *     in decide_dup_traces) and, when the caller gave the trace's bounds
+ *     rebuilt from its fragments, its bounds must equal them (else
+ *     bounds_mismatch).
  * States: open (adding) -> finished (ms_stager_finish) -> closed; after an
  * emit or chain error the stager is failed and refuses further adds.
  */
@@ -146,24 +159,33 @@ ms_stage_estimate(const ms_part_meta *inputs, size_t n)
 	return (comp > unc ? comp : unc) + blocks * MS_STAGE_BLOCK_ESTIMATE;
 }
 
-/* Per trace: descriptor, trace-ID offset, pending entry, keep and
- * verdict bytes, drop-set reserve (slot + ID vector entry). */
+/*
+ * What one pending trace costs the stager, whatever its outcome: a
+ * batch entry (or, for a hot trace under the trace policy, a hot entry,
+ * which is smaller), its pending entry (the caller's cookie; the i-th
+ * pending trace that is not hot is batch entry i, the others are hot
+ * entries in order, told apart by one flag byte under the trace policy),
+ * the keep byte and one link's verdict and check bytes (2 more per
+ * further link), and the drop-set reserve (slot + ID vector entry). The
+ * trace ID is stored once, out of line (the batch's ID bytes, or the hot
+ * IDs), and charged by length.
+ */
 typedef struct pend {
-	void *cookie;
-	ms_row *rows; /* copy_rows: in the arena */
-	size_t nrows;
-	int64_t min_ts, max_ts;
-	uint64_t charge;
-	uint32_t batch_idx; /* index in the batch, if evaluated */
-	uint32_t tid_len;
-	bool hot;
-	uint8_t tid[MS_TRACE_ID_MAX];
+	void *cookie; /* the pending entry: the rest is found in order */
 } pend;
 
+typedef struct hot_ent {
+	uint32_t tid_off; /* in the stager's hot ID bytes */
+	uint32_t tid_len;
+	uint32_t nrows;
+	int64_t min_ts, max_ts;
+} hot_ent;
+
+_Static_assert(sizeof(hot_ent) <= sizeof(ms_plugin_trace),
+               "a hot entry is charged as a batch entry");
+
 #define DROP_RESERVE 24u
-#define TRACE_FIXED                                                            \
-	(sizeof(ms_plugin_trace) + sizeof(size_t) + sizeof(pend) + 2u +        \
-	 DROP_RESERVE)
+#define TRACE_FIXED (sizeof(ms_plugin_trace) + sizeof(pend) + 3u + DROP_RESERVE)
 
 void
 ms_stage_plan_make(ms_stage_plan *out, uint64_t hard, uint64_t estimate)
@@ -196,25 +218,27 @@ ms_stage_plan_make(ms_stage_plan *out, uint64_t hard, uint64_t estimate)
 /* ------------------------------------------------------------------ */
 /* Batches                                                             */
 
+/* Columns a batch owns (C_NDATA of them), then builder scratch: offsets
+ * that become pointers when the batch is finished. */
 enum {
 	C_TRACES,
-	C_TIDOFF,
 	C_TIDS,
 	C_SPAN,
 	C_START,
 	C_LAT,
 	C_ERR,
 	C_TAGFIRST,
-	C_TAGOFF,
 	C_TAGLEN,
+	C_STRS,
+	C_BODYLEN,
+	C_BODIES,
+	C_NDATA,
+	C_TAGOFF = C_NDATA,
 	C_SEG,
 	C_SVC,
 	C_INST,
 	C_EP,
-	C_STRS,
 	C_BODYOFF,
-	C_BODYLEN,
-	C_BODIES,
 	C_NBUF
 };
 
@@ -222,20 +246,29 @@ struct ms_batch {
 	_Atomic unsigned refs;
 	ms_mem *mem;
 	ms_mem *late_mem; /* takes over the accounting when abandoned */
+	bool abandoned;   /* a timed-out call keeps it: never reused */
 	ms_plugin_batch view;
-	ms_buf buf[C_NBUF];
+	ms_buf buf[C_NDATA];
 	void *ptrs;
 	size_t ptrs_size;
 	uint64_t bytes;
 };
 
+/*
+ * Builds one batch. The data columns move into the batch when it is
+ * finished; the stager may hand them back afterwards (builder_reclaim),
+ * emptied, so that the batches of one merge share one set of buffers.
+ * hint > 0: the per-trace columns are first sized for that many traces.
+ */
 typedef struct builder {
 	ms_mem *mem;
 	ms_mem *late_mem;
 	uint32_t proj;
 	ms_buf buf[C_NBUF];
 	size_t ntraces, nrows, ntags;
-	size_t bytes; /* bytes appended (lengths) */
+	size_t hint;
+	void *ptrs; /* a spare pointer array handed back by a batch */
+	size_t ptrs_size;
 } builder;
 
 static void
@@ -254,7 +287,46 @@ builder_release(builder *b)
 {
 	for (int i = 0; i < C_NBUF; i++)
 		ms_buf_release(&b->buf[i]);
+	ms_mem_free(b->mem, b->ptrs, b->ptrs_size);
+	b->ptrs = NULL;
+	b->ptrs_size = 0;
 	b->ntraces = b->nrows = b->ntags = 0;
+}
+
+/* Give b room for n bytes in total, exactly (ms_buf_reserve rounds up
+ * to a power of two, which for a vector sized from a plan is waste). */
+static int
+buf_presize(ms_buf *b, size_t n)
+{
+	if (n <= b->cap)
+		return 0;
+	size_t max = b->max ? b->max : SIZE_MAX / 2;
+	if (n > max)
+		return MS_ERR_RANGE;
+	uint8_t *d = ms_mem_realloc(b->mem, b->data, b->cap, n);
+	if (!d)
+		return MS_ERR_NOMEM;
+	b->data = d;
+	b->cap = n;
+	return 0;
+}
+
+/* First trace of a batch with a hint: size the per-trace columns once
+ * (IDs at this trace's length; the generators use fixed-width IDs, and
+ * longer ones make the buffer grow as usual). */
+static int
+builder_presize(builder *b, uint32_t tid_len)
+{
+	if (b->hint == 0 || b->buf[C_TRACES].cap != 0)
+		return 0;
+	size_t nt, ni;
+	if (!ms_mul_ok(b->hint, sizeof(ms_plugin_trace), &nt) ||
+	    !ms_mul_ok(b->hint, tid_len, &ni))
+		return MS_ERR_RANGE;
+	int rc = buf_presize(&b->buf[C_TRACES], nt);
+	if (!rc && b->buf[C_TIDS].cap == 0)
+		rc = buf_presize(&b->buf[C_TIDS], ni);
+	return rc;
 }
 
 static int
@@ -283,11 +355,10 @@ builder_add(builder *b, const ms_row *rows, size_t n)
 	t.min_start_ns = rows[0].start_ns;
 	t.max_start_ns = rows[0].start_ns;
 	t.max_end_ns = INT64_MIN;
-	size_t tidoff = b->buf[C_TIDS].len;
-	int rc = ms_buf_append(&b->buf[C_TIDS], rows[0].trace_id,
-	                       rows[0].trace_id_len);
+	int rc = builder_presize(b, rows[0].trace_id_len);
 	if (!rc)
-		rc = ms_buf_append(&b->buf[C_TIDOFF], &tidoff, sizeof(tidoff));
+		rc = ms_buf_append(&b->buf[C_TIDS], rows[0].trace_id,
+		                   rows[0].trace_id_len);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const ms_row *r = &rows[i];
 		int64_t end = r->start_ns + (int64_t)r->latency_ms * 1000000;
@@ -362,10 +433,10 @@ builder_add_summary(builder *b, const ms_stage_summary *ts)
 	t.min_start_ns = ts->min_ts;
 	t.max_start_ns = ts->max_ts;
 	t.max_end_ns = ts->max_end_ns;
-	size_t tidoff = b->buf[C_TIDS].len;
-	int rc = ms_buf_append(&b->buf[C_TIDS], ts->trace_id, ts->trace_id_len);
+	int rc = builder_presize(b, ts->trace_id_len);
 	if (!rc)
-		rc = ms_buf_append(&b->buf[C_TIDOFF], &tidoff, sizeof(tidoff));
+		rc = ms_buf_append(&b->buf[C_TIDS], ts->trace_id,
+		                   ts->trace_id_len);
 	if (!rc)
 		rc = ms_buf_append(&b->buf[C_TRACES], &t, sizeof(t));
 	if (rc)
@@ -379,14 +450,15 @@ static void
 batch_destroy(ms_batch *bt)
 {
 	ms_mem *m = bt->mem;
-	for (int i = 0; i < C_NBUF; i++)
+	for (int i = 0; i < C_NDATA; i++)
 		ms_mem_free(m, bt->buf[i].data, bt->buf[i].cap);
 	ms_mem_free(m, bt->ptrs, bt->ptrs_size);
 	ms_mem_free(m, bt, sizeof(*bt));
 }
 
-/* Turn the builder's buffers into a batch; the builder is left empty
- * (a fresh one, never the same memory). */
+/* Turn the builder's data columns into a batch; the builder keeps its
+ * scratch (emptied) and starts the next batch with no data buffer, unless
+ * builder_reclaim hands this batch's back. */
 static int
 builder_finish(builder *b, ms_batch **out)
 {
@@ -422,7 +494,12 @@ builder_finish(builder *b, ms_batch **out)
 			return MS_ERR_NOMEM;
 		}
 	}
-	if (psize) {
+	if (psize && b->ptrs_size >= psize) {
+		bt->ptrs = b->ptrs; /* the spare: large enough */
+		bt->ptrs_size = b->ptrs_size;
+		b->ptrs = NULL;
+		b->ptrs_size = 0;
+	} else if (psize) {
 		bt->ptrs = ms_mem_alloc(b->mem, psize);
 		if (!bt->ptrs) {
 			ms_mem_free(b->mem, bt, sizeof(*bt));
@@ -431,7 +508,7 @@ builder_finish(builder *b, ms_batch **out)
 		bt->ptrs_size = psize;
 	}
 	memcpy(bt->buf, b->buf, sizeof(bt->buf));
-	for (int i = 0; i < C_NBUF; i++)
+	for (int i = 0; i < C_NDATA; i++)
 		ms_buf_init(&b->buf[i], b->mem, 0);
 
 	ms_plugin_batch *v = &bt->view;
@@ -439,10 +516,13 @@ builder_finish(builder *b, ms_batch **out)
 	v->projection = p;
 	v->ntraces = b->ntraces;
 	v->nrows = nr;
+	/* IDs were appended in trace order: entry i's ID follows i-1's. */
 	ms_plugin_trace *tr = (ms_plugin_trace *)bt->buf[C_TRACES].data;
-	const size_t *tidoff = (const size_t *)bt->buf[C_TIDOFF].data;
-	for (size_t i = 0; i < b->ntraces; i++)
-		tr[i].trace_id = bt->buf[C_TIDS].data + tidoff[i];
+	const uint8_t *tid = bt->buf[C_TIDS].data;
+	for (size_t i = 0; i < b->ntraces; i++) {
+		tr[i].trace_id = tid;
+		tid += tr[i].trace_id_len;
+	}
 	v->traces = tr;
 	const char *strs = (const char *)bt->buf[C_STRS].data;
 	void **slot = bt->ptrs;
@@ -454,7 +534,7 @@ builder_finish(builder *b, ms_batch **out)
 	for (int c = 0; c < 4; c++) {
 		if (!(p & strbits[c]))
 			continue;
-		const size_t *off = (const size_t *)bt->buf[strcols[c]].data;
+		const size_t *off = (const size_t *)b->buf[strcols[c]].data;
 		const char **arr = (const char **)slot;
 		for (size_t r = 0; r < nr; r++)
 			arr[r] = strs + off[r];
@@ -474,7 +554,7 @@ builder_finish(builder *b, ms_batch **out)
 	if (p & MS_PROJ_ERROR)
 		v->is_error = bt->buf[C_ERR].data;
 	if (p & MS_PROJ_TAGS) {
-		const size_t *off = (const size_t *)bt->buf[C_TAGOFF].data;
+		const size_t *off = (const size_t *)b->buf[C_TAGOFF].data;
 		const char **arr = (const char **)slot;
 		for (size_t k = 0; k < b->ntags; k++)
 			arr[k] = strs + off[k];
@@ -485,7 +565,7 @@ builder_finish(builder *b, ms_batch **out)
 		v->tag_len = (const uint32_t *)bt->buf[C_TAGLEN].data;
 	}
 	if (p & MS_PROJ_BODY) {
-		const size_t *off = (const size_t *)bt->buf[C_BODYOFF].data;
+		const size_t *off = (const size_t *)b->buf[C_BODYOFF].data;
 		const uint32_t *bl = (const uint32_t *)bt->buf[C_BODYLEN].data;
 		const uint8_t **arr = (const uint8_t **)slot;
 		for (size_t r = 0; r < nr; r++)
@@ -494,18 +574,46 @@ builder_finish(builder *b, ms_batch **out)
 		v->body_len = bl;
 	}
 	/* Offsets were only needed to build the pointers. */
-	static const int drop[] = { C_TIDOFF, C_TAGOFF, C_SEG,    C_SVC,
-		                    C_INST,   C_EP,     C_BODYOFF };
-	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++) {
-		ms_buf_release(&bt->buf[drop[i]]);
-		ms_buf_init(&bt->buf[drop[i]], b->mem, 0);
-	}
+	for (int i = C_NDATA; i < C_NBUF; i++)
+		ms_buf_reset(&b->buf[i]);
 	bt->bytes = sizeof(*bt) + bt->ptrs_size;
-	for (int i = 0; i < C_NBUF; i++)
+	for (int i = 0; i < C_NDATA; i++)
 		bt->bytes += bt->buf[i].cap;
 	b->ntraces = b->nrows = b->ntags = 0;
 	*out = bt;
 	return 0;
+}
+
+/*
+ * After the chain call on bt returned: if no timed-out call kept it (we
+ * hold the only reference) and its buffers hold at most `bound` bytes,
+ * move them back into the builder, emptied, for the next batch. Returns
+ * whether it did; bt is released by the caller either way.
+ */
+static bool
+builder_reclaim(builder *b, ms_batch *bt, uint64_t bound)
+{
+	if (bt->abandoned || atomic_load(&bt->refs) != 1)
+		return false;
+	uint64_t cap = bt->ptrs_size;
+	for (int i = 0; i < C_NDATA; i++)
+		cap += bt->buf[i].cap;
+	if (cap > bound)
+		return false;
+	for (int i = 0; i < C_NDATA; i++) {
+		if (b->buf[i].cap != 0)
+			continue;
+		b->buf[i] = bt->buf[i];
+		ms_buf_reset(&b->buf[i]);
+		ms_buf_init(&bt->buf[i], bt->mem, 0);
+	}
+	if (!b->ptrs) {
+		b->ptrs = bt->ptrs;
+		b->ptrs_size = bt->ptrs_size;
+		bt->ptrs = NULL;
+		bt->ptrs_size = 0;
+	}
+	return true;
 }
 
 const ms_plugin_batch *
@@ -536,6 +644,7 @@ ms_batch_release(ms_batch *b)
 void
 ms__batch_abandon(ms_batch *b)
 {
+	b->abandoned = true;
 	b->mem = b->late_mem;
 }
 
@@ -806,13 +915,22 @@ struct ms_stager {
 	ms_stager_opts o;
 	ms_mem mem; /* child of o.mem: staging's own figures */
 	uint32_t proj;
+	uint64_t fixed; /* per-trace charge before ID and columns */
 	builder b;
 	arena ar;
 	ms_buf pend; /* pend entries, in order */
 	size_t npend;
+	ms_buf hotflag;  /* trace policy: one byte per pending trace */
+	ms_buf hot;      /* hot_ent, for pending hot traces */
+	ms_buf hot_tids; /* their IDs */
+	ms_buf prows;    /* copy_rows: ms_row * per pending trace */
 	uint64_t live;
-	uint8_t last_tid[MS_TRACE_ID_MAX];
+	uint8_t last_tid[MS_TRACE_ID_MAX]; /* last staged */
 	uint32_t last_tid_len;
+	uint8_t dmax[MS_TRACE_ID_MAX]; /* highest ID handed to the chain */
+	uint32_t dmax_len;
+	bool expect; /* ms_stager_expect_bounds for the next add */
+	int64_t exp_min, exp_end;
 	bool finished, failed;
 	uint8_t *keep;
 	size_t keepcap;
@@ -833,8 +951,11 @@ ms_stager_open(ms_stager **out, const ms_stager_opts *opts, ms_errbuf *eb)
 	s->o = *opts;
 	ms_mem_init(&s->mem, opts->mem);
 	ms_stage_plan *pl = &s->o.plan;
-	if (pl->hard == 0)
+	if (pl->hard == 0) {
+		uint64_t hint = pl->trace_hint;
 		ms_stage_plan_make(pl, MS_STAGE_MIN_HARD, pl->estimate);
+		pl->trace_hint = hint;
+	}
 	if (pl->preferred == 0 || pl->preferred > pl->hard)
 		pl->preferred = pl->hard;
 	if (pl->trace_cap == 0 || pl->trace_cap > MS_STAGE_MAX_TRACES)
@@ -842,6 +963,10 @@ ms_stager_open(ms_stager **out, const ms_stager_opts *opts, ms_errbuf *eb)
 	if (pl->oversized_cap == 0 || pl->oversized_cap > pl->hard)
 		pl->oversized_cap = pl->hard;
 	s->proj = ms_chain_projection(opts->chain);
+	size_t links = ms_chain_len(opts->chain);
+	s->fixed = TRACE_FIXED + (links > 1 ? 2 * (links - 1) : 0) +
+	           (opts->copy_rows ? sizeof(ms_row *) : 0) +
+	           (opts->policy == MS_GRACE_TRACE ? 1 : 0);
 	builder_init(&s->b, &s->mem, s->proj);
 	/* The stager's own ms_mem dies with it; a batch a timed-out plugin
 	 * still reads is freed later through the root of opts->mem (or
@@ -852,6 +977,10 @@ ms_stager_open(ms_stager **out, const ms_stager_opts *opts, ms_errbuf *eb)
 	s->b.late_mem = root;
 	s->ar.mem = &s->mem;
 	ms_buf_init(&s->pend, &s->mem, 0);
+	ms_buf_init(&s->hotflag, &s->mem, 0);
+	ms_buf_init(&s->hot, &s->mem, 0);
+	ms_buf_init(&s->hot_tids, &s->mem, 0);
+	ms_buf_init(&s->prows, &s->mem, 0);
 	s->rep.plan = *pl;
 	s->rep.cls = MS_SAMPLING_ENABLED_NO_EVALUATION;
 	s->rep.reason = MS_SREASON_EMPTY_INPUT;
@@ -870,7 +999,7 @@ ms_stager_charge(const ms_stager *s, const ms_row *rows, size_t n,
                  uint64_t extra_bytes)
 {
 	uint32_t p = s->proj;
-	uint64_t c = TRACE_FIXED + extra_bytes;
+	uint64_t c = s->fixed + extra_bytes;
 	if (n)
 		c += rows[0].trace_id_len;
 	if (p & MS_PROJ_TAGS)
@@ -914,6 +1043,14 @@ ms_stager_charge(const ms_stager *s, const ms_row *rows, size_t n,
 	return c;
 }
 
+void
+ms_stager_expect_bounds(ms_stager *s, int64_t min_ts, int64_t max_end_ns)
+{
+	s->expect = true;
+	s->exp_min = min_ts;
+	s->exp_end = max_end_ns;
+}
+
 static void
 note_peak(ms_stager *s)
 {
@@ -923,6 +1060,7 @@ note_peak(ms_stager *s)
 	ms_mem_stats_get(&s->mem, &ms);
 	if ((uint64_t)ms.peak_live > s->rep.peak_alloc)
 		s->rep.peak_alloc = (uint64_t)ms.peak_live;
+	s->rep.alloc_bytes = ms.bytes;
 }
 
 static int
@@ -938,14 +1076,62 @@ emit(ms_stager *s, ms_stage_emit *e, ms_errbuf *eb)
 	return 0;
 }
 
+/* Count batch entries whose ID is not above every ID handed to the chain
+ * before (one compare per entry; the highest ID is copied once). */
+static void
+check_decide_order(ms_stager *s, const ms_plugin_batch *v)
+{
+	const uint8_t *hi = s->dmax;
+	uint32_t hi_len = s->dmax_len;
+	for (size_t i = 0; i < v->ntraces; i++) {
+		const ms_plugin_trace *t = &v->traces[i];
+		if (hi_len && ms_trace_id_cmp(t->trace_id, t->trace_id_len, hi,
+		                              hi_len) <= 0) {
+			s->rep.decide_dup_traces++;
+			continue;
+		}
+		hi = t->trace_id;
+		hi_len = t->trace_id_len;
+	}
+	if (hi != s->dmax && hi_len <= MS_TRACE_ID_MAX) {
+		memcpy(s->dmax, hi, hi_len);
+		s->dmax_len = hi_len;
+	}
+}
+
+static int
+decide(ms_stager *s, ms_batch *bt, ms_errbuf *eb)
+{
+	size_t nb = bt->view.ntraces;
+	int calls = s->o.test && s->o.test->decide_twice ? 2 : 1;
+	for (int k = 0; k < calls; k++) {
+		check_decide_order(s, &bt->view);
+		ms_chain_call call;
+		int rc = ms_chain_decide(s->o.chain, bt, s->keep, &call);
+		if (rc) {
+			s->failed = true;
+			return ms_fail(eb, rc, "stager: chain: %s",
+			               ms_strerror(rc));
+		}
+		s->rep.decide_calls++;
+		s->rep.decide_ns += call.decide_ns;
+		if (call.links_ok > 0 && k == 0)
+			s->rep.evaluated += nb;
+	}
+	return 0;
+}
+
 static int
 flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
 {
 	if (s->npend == 0)
 		return 0;
-	pend *pe = (pend *)s->pend.data;
+	const pend *pe = (const pend *)s->pend.data;
+	const hot_ent *he = (const hot_ent *)s->hot.data;
+	ms_row *const *prows = (ms_row *const *)s->prows.data;
 	size_t nb = s->b.ntraces;
 	ms_batch *bt = NULL;
+	const ms_plugin_trace *tr = NULL;
 	int rc = 0;
 	if (nb) {
 		rc = builder_finish(&s->b, &bt);
@@ -967,42 +1153,58 @@ flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
 			s->keepcap = nb;
 		}
 		note_peak(s);
-		ms_chain_call call;
-		rc = ms_chain_decide(s->o.chain, bt, s->keep, &call);
-		if (rc) {
+		if ((rc = decide(s, bt, eb))) {
 			ms_batch_release(bt);
-			s->failed = true;
-			return ms_fail(eb, rc, "stager: chain: %s",
-			               ms_strerror(rc));
+			return rc;
 		}
-		s->rep.decide_calls++;
-		s->rep.decide_ns += call.decide_ns;
-		if (call.links_ok > 0)
-			s->rep.evaluated += nb;
+		tr = bt->view.traces;
 	}
 	ms_stage_batch_rec rec = { s->live, (uint32_t)s->npend, 0, why };
 	if (s->rep.batches < MS_STAGE_BATCH_RECS)
 		s->rep.batch[s->rep.batches] = rec;
+	const uint8_t *hotflag = s->hotflag.len ? s->hotflag.data : NULL;
+	size_t nbi = 0, nhi = 0; /* next batch entry, next hot entry */
 	for (size_t i = 0; i < s->npend && !rc; i++) {
-		pend *p = &pe[i];
-		ms_stage_emit e = { p->tid,   p->tid_len, p->rows,
-			            p->nrows, p->cookie,  MS_TRACE_KEPT,
-			            true,     p->min_ts,  p->max_ts };
-		if (p->hot) {
+		const pend *p = &pe[i];
+		bool hot = hotflag && hotflag[i];
+		size_t idx = hot ? nhi++ : nbi++;
+		ms_stage_emit e;
+		memset(&e, 0, sizeof(e));
+		e.rows = s->o.copy_rows ? prows[i] : NULL;
+		e.cookie = p->cookie;
+		e.outcome = MS_TRACE_KEPT;
+		e.keep = true;
+		if (hot) {
+			const hot_ent *h = &he[idx];
+			e.trace_id = s->hot_tids.data + h->tid_off;
+			e.trace_id_len = h->tid_len;
+			e.nrows = h->nrows;
+			e.min_ts = h->min_ts;
+			e.max_ts = h->max_ts;
+		} else {
+			const ms_plugin_trace *t = &tr[idx];
+			e.trace_id = t->trace_id;
+			e.trace_id_len = t->trace_id_len;
+			e.nrows = t->row_count;
+			e.min_ts = t->min_start_ns;
+			e.max_ts = t->max_start_ns;
+		}
+		if (hot) {
 			e.outcome = MS_TRACE_HOT;
 			s->rep.hot++;
-		} else if (s->keep[p->batch_idx]) {
+		} else if (s->keep[idx]) {
 			s->rep.kept++;
 		} else {
 			s->rep.proposed_drops++;
 			enum ms_guard_reason why_g = MS_GUARD_NO_FILTER;
 			bool ok = s->o.guard &&
-			          ms_guard_check(s->o.guard, p->tid, p->tid_len,
-			                         p->min_ts, p->max_ts, &why_g);
+			          ms_guard_check(s->o.guard, e.trace_id,
+			                         e.trace_id_len, e.min_ts,
+			                         e.max_ts, &why_g);
 			if (ok && s->o.drops) {
-				rc = ms_dropset_add(s->o.drops, p->tid,
-				                    p->tid_len, p->min_ts,
-				                    p->max_ts, eb);
+				rc = ms_dropset_add(s->o.drops, e.trace_id,
+				                    e.trace_id_len, e.min_ts,
+				                    e.max_ts, eb);
 				if (rc) {
 					s->failed = true;
 					break;
@@ -1022,8 +1224,19 @@ flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
 	if (s->rep.batches < MS_STAGE_BATCH_RECS)
 		s->rep.batch[s->rep.batches].evaluated = (uint32_t)nb;
 	s->rep.batches++;
+	/* Reuse the batch's buffers for the next batch of this merge,
+	 * bounded by twice the preferred limit: a batch that one large
+	 * trace made bigger is freed instead. */
+	uint64_t bound = s->o.plan.preferred;
+	bound = bound > UINT64_MAX / 2 ? UINT64_MAX : 2 * bound;
+	if (bt && builder_reclaim(&s->b, bt, bound))
+		s->rep.batches_reused++;
 	ms_batch_release(bt);
-	s->pend.len = 0;
+	ms_buf_reset(&s->pend);
+	ms_buf_reset(&s->hotflag);
+	ms_buf_reset(&s->hot);
+	ms_buf_reset(&s->hot_tids);
+	ms_buf_reset(&s->prows);
 	s->npend = 0;
 	s->live = 0;
 	arena_reset(&s->ar);
@@ -1044,12 +1257,33 @@ check_order(ms_stager *s, const uint8_t *tid, uint32_t len, ms_errbuf *eb)
 	return 0;
 }
 
+/* Traces this batch may still hold, to size its vectors once. */
+static size_t
+batch_hint(const ms_stager *s)
+{
+	const ms_stage_plan *pl = &s->o.plan;
+	if (pl->trace_hint == 0)
+		return 0;
+	uint64_t done = s->rep.traces ? s->rep.traces - 1 : 0;
+	uint64_t left = pl->trace_hint > done ? pl->trace_hint - done : 1;
+	return (size_t)(left < pl->trace_cap ? left : pl->trace_cap);
+}
+
+static int
+nomem(ms_stager *s, int rc, ms_errbuf *eb)
+{
+	s->failed = true;
+	return ms_fail(eb, rc < 0 ? rc : MS_ERR_NOMEM, "stager: out of memory");
+}
+
 /* Stage one trace with charge c: rows (may be NULL with a summary) or
  * the summary ts goes into the batch. */
 static int
 stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
           void *cookie, uint64_t c, ms_errbuf *eb)
 {
+	bool expect = s->expect;
+	s->expect = false;
 	s->rep.traces++;
 	s->rep.rows += ts->nrows;
 	const ms_stage_plan *pl = &s->o.plan;
@@ -1078,39 +1312,52 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 		if (rc)
 			return rc;
 	}
-	pend p;
-	memset(&p, 0, sizeof(p));
-	p.cookie = cookie;
-	p.nrows = ts->nrows;
-	p.min_ts = ts->min_ts;
-	p.max_ts = ts->max_ts;
-	p.charge = c;
-	p.hot = hot;
-	p.tid_len = ts->trace_id_len;
-	memcpy(p.tid, ts->trace_id, p.tid_len);
-	if (s->o.copy_rows && rows) {
-		p.rows = copy_rows(&s->ar, rows, ts->nrows);
-		if (!p.rows) {
-			s->failed = true;
-			return ms_fail(eb, MS_ERR_NOMEM,
-			               "stager: out of memory copying a "
-			               "trace");
-		}
+	size_t hint = batch_hint(s);
+	if (hint && s->pend.cap == 0 &&
+	    (rc = buf_presize(&s->pend, hint * sizeof(pend))))
+		return nomem(s, rc, eb);
+	pend p = { cookie };
+	uint8_t hf = hot;
+	if (s->o.policy == MS_GRACE_TRACE &&
+	    (rc = ms_buf_append(&s->hotflag, &hf, 1)))
+		return nomem(s, rc, eb);
+	if (s->o.copy_rows) {
+		ms_row *copy = rows ? copy_rows(&s->ar, rows, ts->nrows) : NULL;
+		if (rows && !copy)
+			return nomem(s, MS_ERR_NOMEM, eb);
+		if ((rc = ms_buf_append(&s->prows, &copy, sizeof(copy))))
+			return nomem(s, rc, eb);
 	}
-	if (!hot) {
-		p.batch_idx = (uint32_t)s->b.ntraces;
+	if (hot) {
+		hot_ent h = { (uint32_t)s->hot_tids.len, ts->trace_id_len,
+			      ts->nrows, ts->min_ts, ts->max_ts };
+		if (s->hot_tids.len > UINT32_MAX - MS_TRACE_ID_MAX)
+			return nomem(s, MS_ERR_RANGE, eb);
+		if ((rc = ms_buf_append(&s->hot_tids, ts->trace_id,
+		                        ts->trace_id_len)) ||
+		    (rc = ms_buf_append(&s->hot, &h, sizeof(h))))
+			return nomem(s, rc, eb);
+	} else {
+		s->b.hint = hint;
 		rc = rows ? builder_add(&s->b, rows, ts->nrows)
 		          : builder_add_summary(&s->b, ts);
-		if (rc) {
-			s->failed = true;
-			return ms_fail(eb, rc, "stager: out of memory");
+		if (rc)
+			return nomem(s, rc, eb);
+		/* The entry exactly as the chain will get it. */
+		ms_plugin_trace *t =
+		        (ms_plugin_trace *)s->b.buf[C_TRACES].data +
+		        (s->b.ntraces - 1);
+		if (s->o.test)
+			t->max_end_ns += s->o.test->skew_end_ns;
+		if (expect) {
+			s->rep.bounds_checked++;
+			if (t->min_start_ns != s->exp_min ||
+			    t->max_end_ns != s->exp_end)
+				s->rep.bounds_mismatch++;
 		}
 	}
-	rc = ms_buf_append(&s->pend, &p, sizeof(p));
-	if (rc) {
-		s->failed = true;
-		return ms_fail(eb, rc, "stager: out of memory");
-	}
+	if ((rc = ms_buf_append(&s->pend, &p, sizeof(p))))
+		return nomem(s, rc, eb);
 	s->npend++;
 	s->live += c;
 	s->rep.total_charged += c;
@@ -1175,7 +1422,7 @@ ms_stager_add_summary(ms_stager *s, const ms_stage_summary *t, void *cookie,
 	int rc = check_order(s, t->trace_id, t->trace_id_len, eb);
 	if (rc)
 		return rc;
-	uint64_t c = TRACE_FIXED + t->trace_id_len + extra_bytes;
+	uint64_t c = s->fixed + t->trace_id_len + extra_bytes;
 	return stage_one(s, NULL, t, cookie, c, eb);
 }
 
@@ -1190,6 +1437,7 @@ ms_stager_finish(ms_stager *s, ms_errbuf *eb)
 	if (rc)
 		return rc;
 	s->finished = true;
+	note_peak(s);
 	ms_stage_report *r = &s->rep;
 	if (r->evaluated > 0) {
 		r->cls = MS_SAMPLING_EXECUTED;
@@ -1230,6 +1478,10 @@ ms_stager_close(ms_stager *s)
 	builder_release(&s->b);
 	arena_release(&s->ar);
 	ms_buf_release(&s->pend);
+	ms_buf_release(&s->hotflag);
+	ms_buf_release(&s->hot);
+	ms_buf_release(&s->hot_tids);
+	ms_buf_release(&s->prows);
 	ms_mem_free(&s->mem, s->keep, s->keepcap);
 	ms_mem_free(s->o.mem, s, sizeof(*s));
 }
