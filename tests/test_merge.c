@@ -1000,6 +1000,8 @@ test_alwayskeep_equals_disabled(void **state)
 	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
 	assert_int_equal(res.sampling.traces_evaluated, 120);
 	assert_int_equal(res.sampling.traces_dropped, 0);
+	assert_int_equal(res.sampling.decide_dup_traces, 0);
+	assert_int_equal(res.sampling.bounds_mismatch, 0);
 	fx_ledgers(&f, &after);
 	assert_true(ms_ledger_set_equal(&before, &after));
 	ms_pipeline_close(p);
@@ -1181,6 +1183,49 @@ do_sampled_drops(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
 	};
 	ms_errbuf eb = { { 0 } };
 	return ms_merge_execute(&req, res, &eb);
+}
+
+/* The two end-of-run checks (DESIGN 4) a merge reports: each trace
+ * handed to Decide once, with the bounds its fragments' block headers
+ * give. A normal merge reports 0 of each, staged from headers (alwayskeep)
+ * or from decoded columns (skywalking); a hook that hands every batch to
+ * the chain twice, or shifts the bounds handed to it, is caught trace by
+ * trace. */
+static void
+test_decide_once_and_bounds_checks(void **state)
+{
+	(void)state;
+	static const char *const specs[] = { "alwayskeep", "skywalking" };
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	for (size_t k = 0; k < 2; k++) {
+		for (int mode = 0; mode < 3; mode++) {
+			fx f;
+			fx_open(&f);
+			gen_set all = { 0 };
+			uint64_t ids[3];
+			put_fragmented(&f, &all, ids, 150);
+			ms_pipeline *p = open_pipeline(specs[k], &f.mem);
+			ms_merge_hooks h = { 0 };
+			h.stage_decide_twice = mode == 1;
+			h.stage_bounds_skew_ns = mode == 2 ? 1 : 0;
+			drops_seen d = { 0 };
+			ms_merge_result res;
+			assert_int_equal(do_sampled_drops(&f, ids, 3, p, now,
+			                                  &h, &d, &res),
+			                 0);
+			const ms_merge_sampling *sm = &res.sampling;
+			assert_int_equal(sm->klass, MS_SAMPLING_EXECUTED);
+			assert_int_equal(sm->traces_evaluated, 150);
+			assert_true(res.traces_fragmented > 0);
+			assert_int_equal(sm->decide_dup_traces,
+			                 mode == 1 ? 150 : 0);
+			assert_int_equal(sm->bounds_mismatch,
+			                 mode == 2 ? 150 : 0);
+			ms_pipeline_close(p);
+			gen_free(&all);
+			fx_close(&f);
+		}
+	}
 }
 
 /* on_drop reports exactly the traces missing from the output, once each,
@@ -1417,6 +1462,7 @@ main(void)
 		cmocka_unit_test(
 		        test_on_drop_reports_exactly_the_dropped_traces),
 		cmocka_unit_test(test_on_drop_silent_when_the_merge_fails),
+		cmocka_unit_test(test_decide_once_and_bounds_checks),
 		cmocka_unit_test(test_inventory_change_once_resamples),
 		cmocka_unit_test(test_inventory_keeps_changing_goes_lossless),
 	};

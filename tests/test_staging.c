@@ -497,6 +497,162 @@ test_order_and_inputs_checked(void **st)
 	fx_close(&f);
 }
 
+/* Trace i of make_traces: start 1000 + i .. 1002 + i, latency 2 ms. */
+static void
+expect_bounds_of(fx *f, int i, int64_t shift)
+{
+	ms_stager_expect_bounds(f->s, 1000 + i + shift, 1002 + i + 2000000);
+}
+
+static void
+test_decide_once_and_bounds_checks(void **st)
+{
+	(void)st;
+	fx f;
+	/* A correct stager: every entry checked, nothing counted. */
+	fx_open(&f, "alwayskeep", "");
+	f.o.plan.trace_cap = 2;
+	fx_start(&f);
+	for (int i = 0; i < 6; i++) {
+		expect_bounds_of(&f, i, 0);
+		add(&f, i, 0);
+	}
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(r->batches, 3);
+	assert_int_equal(r->bounds_checked, 6);
+	assert_int_equal(r->bounds_mismatch, 0);
+	assert_int_equal(r->decide_dup_traces, 0);
+	ms_stager_close(f.s);
+
+	/* Bounds the caller rebuilt otherwise: that trace is counted; the
+	 * expectation holds for one add only. */
+	fx_start(&f);
+	expect_bounds_of(&f, 0, 0);
+	add(&f, 0, 0);
+	expect_bounds_of(&f, 1, -1);
+	add(&f, 1, 0);
+	add(&f, 2, 0);
+	r = finish(&f);
+	assert_int_equal(r->bounds_checked, 2);
+	assert_int_equal(r->bounds_mismatch, 1);
+	ms_stager_close(f.s);
+
+	/* Hooks: every batch handed twice, every entry's end shifted. */
+	ms_stager_test t = { .decide_twice = true, .skew_end_ns = 5 };
+	f.o.test = &t;
+	fx_start(&f);
+	for (int i = 0; i < 5; i++) {
+		expect_bounds_of(&f, i, 0);
+		add(&f, i, 0);
+	}
+	r = finish(&f);
+	assert_int_equal(r->evaluated, 5);
+	assert_int_equal(r->decide_dup_traces, 5);
+	assert_int_equal(r->bounds_mismatch, 5);
+	assert_int_equal(traces_seen_by(&f), 6 + 3 + 10);
+	assert_int_equal(f.nout, 6 + 3 + 5); /* each emitted once */
+	fx_close(&f);
+
+	/* Hot traces (trace policy) never reach Decide: not checked. */
+	fx_open(&f, "alwayskeep", "");
+	f.o.policy = MS_GRACE_TRACE;
+	f.o.frontier_ns = 1003;
+	fx_start(&f);
+	for (int i = 0; i < 4; i++) {
+		expect_bounds_of(&f, i, 0);
+		add(&f, i, 0);
+	}
+	r = finish(&f);
+	assert_int_equal(r->hot, 2);
+	assert_int_equal(r->bounds_checked, 2);
+	assert_int_equal(r->bounds_mismatch, 0);
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(f.out[i].id, f.t[i].id);
+	fx_close(&f);
+}
+
+/* The batches of one stager share one set of buffers, except a batch
+ * whose call timed out: the abandoned plugin reads it after the stager
+ * went on (tp_slow reads the whole batch after sleeping; under ASan a
+ * reused or freed batch is caught), and the traces of every batch are
+ * still emitted with their own IDs, in order. */
+static void
+test_batches_reuse_buffers_unless_abandoned(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "alwayskeep", "");
+	f.o.plan.trace_cap = 2;
+	fx_start(&f);
+	for (int i = 0; i < 7; i++)
+		add(&f, i, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(r->batches, 4);
+	assert_int_equal(r->batches_reused, 4);
+	fx_close(&f);
+
+	memset(&f, 0, sizeof(f));
+	ms_mem_init(&f.mem, NULL);
+	snprintf(f.path, sizeof(f.path), "%s/tp_slow.so", MS_TEST_PLUGIN_DIR);
+	/* Calls 1, 3, 5 sleep 200 ms against a 20 ms timeout. */
+	ms_chain_link_spec l = { f.path, "200/2" };
+	ms_chain_opts co = { &f.mem, 20000000, 10, NULL, NULL };
+	ms_errbuf eb;
+	if (ms_chain_open(&f.c, &l, 1, &co, &eb))
+		fail_msg("%s", eb.msg);
+	make_traces(&f);
+	f.o.mem = &f.mem;
+	f.o.chain = f.c;
+	f.o.emit = on_emit;
+	f.o.emit_ctx = &f;
+	ms_stage_plan_make(&f.o.plan, 16 * MIB, 0);
+	f.o.plan.trace_cap = 2;
+	fx_start(&f);
+	for (int i = 0; i < 10; i++)
+		add(&f, i, 0);
+	r = finish(&f);
+	assert_int_equal(r->batches, 5);
+	assert_int_equal(r->batches_reused, 2); /* calls 2 and 4 */
+	assert_int_equal(f.nout, 10);
+	for (int i = 0; i < 10; i++) {
+		assert_string_equal(f.out[i].id, f.t[i].id);
+		assert_true(f.out[i].keep);
+	}
+	ms_link_stats ls;
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 3);
+	fx_close(&f); /* waits for the abandoned calls; nothing leaks */
+}
+
+/* What the stager allocates stays within what it charges: with the plan's
+ * trace hint, the per-trace vectors are sized once, exactly. */
+static void
+test_allocation_within_charge(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "alwayskeep", "");
+	f.o.plan.trace_hint = MAXT;
+	fx_start(&f);
+	for (int i = 0; i < MAXT; i++)
+		add(&f, i, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(r->batches, 1);
+	/* The batch header and the stager's bookkeeping aside. */
+	assert_true(r->peak_alloc <= r->peak_charged + 512);
+	uint64_t hinted = r->alloc_bytes;
+	ms_stager_close(f.s);
+
+	f.o.plan.trace_hint = 0; /* no hint: vectors grow by doubling */
+	f.nout = 0;
+	fx_start(&f);
+	for (int i = 0; i < MAXT; i++)
+		add(&f, i, 0);
+	r = finish(&f);
+	assert_true(hinted < r->alloc_bytes);
+	fx_close(&f);
+}
+
 static int
 stop_emit(void *ctx, const ms_stage_emit *e)
 {
@@ -697,6 +853,9 @@ main(void)
 		cmocka_unit_test(test_drops_through_guard_and_dropset),
 		cmocka_unit_test(test_order_and_inputs_checked),
 		cmocka_unit_test(test_emit_error_stops),
+		cmocka_unit_test(test_decide_once_and_bounds_checks),
+		cmocka_unit_test(test_batches_reuse_buffers_unless_abandoned),
+		cmocka_unit_test(test_allocation_within_charge),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_limits_cgroup_v2),
 		cmocka_unit_test(test_limits_cgroup_v1_and_machine),
