@@ -429,6 +429,9 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 		r->traces_dropped += m.sampling.traces_dropped;
 		if (m.sampling.klass == MS_SAMPLING_EXECUTED)
 			r->executed_merges++;
+		r->decide_dup_traces += m.sampling.decide_dup_traces;
+		r->bounds_mismatch += m.sampling.bounds_mismatch;
+		r->decide_traces += m.sampling.traces_evaluated;
 		if (m.hot_parts > 0 && r->policy == MS_GRACE_SELECTION &&
 		    (m.sampling.plugin_calls > 0 ||
 		     m.sampling.traces_evaluated > 0))

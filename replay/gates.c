@@ -189,6 +189,20 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 		     "%llu hot selections called Decide",
 		     (unsigned long long)r->hot_decides);
 
+	/* One Decide entry per trace per merge, and the bounds a plugin
+	 * sees equal those rebuilt from the trace's fragments (each merge
+	 * checks every trace it hands to the chain). */
+	gate(r, "one_decide_per_trace", r->decide_dup_traces == 0,
+	     "%llu traces handed to Decide twice in one merge, of %llu "
+	     "evaluated",
+	     (unsigned long long)r->decide_dup_traces,
+	     (unsigned long long)r->decide_traces);
+	gate(r, "plugin_bounds", r->bounds_mismatch == 0,
+	     "%llu traces with MinTS/MaxTS other than their fragments' "
+	     "bounds, of %llu evaluated",
+	     (unsigned long long)r->bounds_mismatch,
+	     (unsigned long long)r->decide_traces);
+
 	/* Sampling exercised: a chain that never evaluated anything did not
 	 * test what it was configured for. */
 	if (r->pipe && ms_chain_len(ms_pipeline_chain(r->pipe)) > 0)

@@ -312,6 +312,8 @@ static const col merge_cols[] = {
 	MRG("guard_deferred_budget", C_U64, sampling.guard_deferred_budget),
 	MRG("plugin_calls", C_U64, sampling.plugin_calls),
 	MRG("decide_ns", C_I64, sampling.decide_ns),
+	MRG("decide_dup_traces", C_U64, sampling.decide_dup_traces),
+	MRG("bounds_mismatch", C_U64, sampling.bounds_mismatch),
 	MRG("nlinks", C_U32, nlinks),
 	MRG("out_id", C_U64, output.id),
 	MRG("out_bytes", C_U64, output.compressed_bytes),

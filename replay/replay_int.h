@@ -136,7 +136,13 @@ struct ms_replay {
 	ms_ledger_set expected; /* input - oracle(dropped) */
 	uint64_t hot_decides;   /* hot selections that called Decide */
 	uint64_t executed_merges;
-	uint64_t pub_merges; /* merges completed during this drain */
+	/* Summed over completed merges: traces handed to Decide more than
+	 * once in one merge, and traces whose bounds in the batch differ
+	 * from those rebuilt from their fragments (ms_merge_sampling). */
+	uint64_t decide_dup_traces;
+	uint64_t bounds_mismatch;
+	uint64_t decide_traces; /* traces_evaluated, summed */
+	uint64_t pub_merges;    /* merges completed during this drain */
 	char error[256];
 	ms_ev_gate gates[32];
 	size_t ngates;

@@ -173,6 +173,8 @@ evf_merge(ms_ev_merge *m, ms_ev_input *inputs, uint64_t seq, uint64_t n,
 		s->batches = 1;
 		s->plugin_calls = 2;
 		s->decide_ns = 1500000;
+		s->decide_dup_traces = h % 3;
+		s->bounds_mismatch = h % 7;
 		s->peak_staged_bytes = m->input_bytes * 2;
 		s->estimate_bytes = m->input_bytes * 3;
 		s->hard_limit_bytes = 256ULL << 20;
