@@ -6,6 +6,7 @@
 #ifndef MS_PART_TESTLIB_H
 #define MS_PART_TESTLIB_H
 
+#include "testdir.h"
 #include "ms_part.h"
 
 #include <stdbool.h>
@@ -216,8 +217,9 @@ tl_sorted(const tl_rows *t)
 static inline void
 tl_tmpdir(char *out, size_t n, const char *tag)
 {
-	snprintf(out, n, "/tmp/mspart-%s-XXXXXX", tag);
-	if (!mkdtemp(out))
+	char t[64];
+	snprintf(t, sizeof(t), "mspart-%s", tag);
+	if (!ms_test_mkdtemp(out, n, t))
 		abort();
 }
 

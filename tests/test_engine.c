@@ -10,6 +10,7 @@
  * bounds (a hang fails instead of blocking the suite); nothing asserts a
  * duration.
  */
+#include "testdir.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -164,8 +165,7 @@ shard_new(char *dir, size_t n)
 	ms_shard *s = NULL;
 	ms_errbuf eb;
 
-	snprintf(dir, n, "/tmp/ms-test-engine-XXXXXX");
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(ms_test_mkdtemp(dir, n, "ms-test-engine"));
 	ms_shard_opts o = { .dir = dir, .create = true };
 	if (ms_shard_open(&s, &o, &eb) != 0)
 		fail_msg("shard open: %s", eb.msg);

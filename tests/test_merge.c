@@ -6,6 +6,7 @@
  * leaves the inventory, the snapshot and the directory exactly as before.
  */
 #define _XOPEN_SOURCE 700 /* nftw */
+#include "testdir.h"
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -49,9 +50,7 @@ static void
 fx_open(fx *f)
 {
 	memset(f, 0, sizeof(*f));
-	const char *t = getenv("TMPDIR");
-	snprintf(f->dir, sizeof(f->dir), "%s/ms-merge-XXXXXX", t ? t : "/tmp");
-	assert_non_null(mkdtemp(f->dir));
+	assert_non_null(ms_test_mkdtemp(f->dir, sizeof(f->dir), "ms-merge"));
 	ms_mem_init(&f->mem, NULL);
 	ms_shard_opts o = { .dir = f->dir, .create = true, .io = &f->io };
 	ms_errbuf eb = { { 0 } };

@@ -4,6 +4,7 @@
  * on-disk state a killed writer can leave (built by hand and by SIGKILL),
  * and allocation failure at every point of open, introduce and replace.
  */
+#include "testdir.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -178,8 +179,8 @@ shard_ledger(ms_shard *s, ms_ledger_set *out)
 static char *
 make_dir(void)
 {
-	char tmpl[] = "/tmp/ms-test-shard-XXXXXX";
-	char *d = mkdtemp(tmpl);
+	char tmpl[256];
+	char *d = ms_test_mkdtemp(tmpl, sizeof(tmpl), "ms-test-shard");
 	assert_non_null(d);
 	char *s = malloc(strlen(d) + 8);
 	sprintf(s, "%s/shard", d);
