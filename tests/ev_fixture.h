@@ -50,7 +50,7 @@ evf_run(ms_ev_run *r, const char *variant)
 			snprintf(p->name, sizeof(p->name), "%s",
 			         i ? "detdrop" : variant);
 			snprintf(p->path, sizeof(p->path), "/lib/%s.so",
-			         p->name);
+			         i ? "detdrop" : variant);
 			snprintf(p->config, sizeof(p->config),
 			         "pct=35, \"quoted\"");
 			snprintf(p->checksum, sizeof(p->checksum), "%064x",
