@@ -16,7 +16,9 @@
  * and count allocated through its allocator, peak live bytes. Prints the
  * medians per variant and the overhead ratios against disabled (targets
  * for alwayskeep: wall <= 1.05x, allocated bytes <= 1.10x), and checks
- * that alwayskeep wrote byte-identical output (data checksum).
+ * that alwayskeep wrote byte-identical output (data checksum) and that
+ * no sampling run handed a trace to Decide twice or with bounds other
+ * than its fragments' (ms_merge_sampling checks).
  *
  * Usage: bench_pipeline [rows] [reps]     (defaults 150000, 5)
  * TMPDIR decides the disk (default /dev/shm when present, else /tmp).
@@ -126,6 +128,7 @@ main(int argc, char **argv)
 	static ms_merge_result res[NVAR];
 	ms_merge_result r;
 	bool identical = true;
+	uint64_t checks_bad = 0; /* decide-once and bounds checks */
 	for (int rep = 0; rep < reps; rep++) {
 		/* disabled and alwayskeep alternate who goes first */
 		int order[NVAR] = { 0, 1, 2, 3 };
@@ -140,6 +143,9 @@ main(int argc, char **argv)
 		}
 		identical &= res[0].output.checksum == res[1].output.checksum &&
 		             res[0].rows_out == res[1].rows_out;
+		for (int v = 1; v < NVAR; v++)
+			checks_bad += res[v].sampling.decide_dup_traces +
+			              res[v].sampling.bounds_mismatch;
 	}
 	rm_tree(base);
 
@@ -200,5 +206,8 @@ main(int argc, char **argv)
 	printf("alwayskeep output byte-identical to disabled in every run: "
 	       "%s\n",
 	       identical ? "yes" : "NO");
-	return identical ? 0 : 1;
+	printf("traces handed to Decide twice or with bounds other than "
+	       "their fragments': %llu\n",
+	       (unsigned long long)checks_bad);
+	return identical && checks_bad == 0 ? 0 : 1;
 }
