@@ -189,11 +189,15 @@ parse_value(jp *s, jv *v)
 				if (!v->keys[v->n])
 					return false;
 				ws(s);
-				if (*s->p++ != ':')
+				if (*s->p++ != ':') {
+					free(v->keys[v->n]);
 					return false;
+				}
 			}
-			if (!parse_value(s, &v->items[v->n]))
+			if (!parse_value(s, &v->items[v->n])) {
+				free(v->keys[v->n]);
 				return false;
+			}
 			v->n++;
 			ws(s);
 			if (*s->p == ',') {
