@@ -986,8 +986,9 @@ open_output(merge_ctx *c)
 
 /* Read-ahead of an emit iterator: it trails the scan by up to a batch,
  * so it needs its own window, but a small one does (blocks are read in
- * order; a larger block is read whole). */
-#define EMIT_WINDOW (16u << 10)
+ * order; a larger block is read whole). 16 KiB saved 0.7 MB over 15
+ * inputs but cost ~4% more merge CPU in reads (bench_pipeline). */
+#define EMIT_WINDOW (64u << 10)
 
 static int
 open_iters(merge_ctx *c)
