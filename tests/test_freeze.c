@@ -196,7 +196,9 @@ edit(const char *text, const char *prefix, const char *with, const char *append)
 			}
 			prefix = NULL;
 		} else {
-			strncat(o, p, len);
+			size_t at = strlen(o);
+			memcpy(o + at, p, len);
+			o[at + len] = '\0';
 		}
 		p += len;
 	}
