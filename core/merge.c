@@ -1199,6 +1199,7 @@ sampling_open(merge_ctx *c)
 		.copy_rows = false,
 		.emit = stage_emit,
 		.emit_ctx = c,
+		.live_gauge = ms_pipeline_live_gauge((ms_pipeline *)p),
 	};
 	const ms_merge_hooks *h = req->hooks;
 	if (h && (h->stage_decide_twice || h->stage_bounds_skew_ns)) {

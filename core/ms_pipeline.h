@@ -355,6 +355,11 @@ const char *ms_pipeline_spec(const ms_pipeline *p);
 enum ms_grace_policy ms_pipeline_policy(const ms_pipeline *p);
 const ms_limits *ms_pipeline_limits(const ms_pipeline *p);
 uint64_t ms_pipeline_hard_ceiling(const ms_pipeline *p);
+/* Bytes charged right now by every merge staging through p (a gauge for
+ * screens; 0 between sampling merges). */
+uint64_t ms_pipeline_staged_live(const ms_pipeline *p);
+/* The gauge itself, for ms_stager_opts.live_gauge. */
+_Atomic uint64_t *ms_pipeline_live_gauge(ms_pipeline *p);
 /* The plan for a merge of these inputs (ms_stage_estimate +
  * ms_stage_plan_make + the configured oversized cap). */
 void ms_pipeline_plan(const ms_pipeline *p, const ms_part_meta *inputs,
@@ -544,6 +549,10 @@ typedef struct ms_stager_opts {
 	ms_stage_emit_fn emit;
 	void *emit_ctx;
 	const ms_stager_test *test; /* borrowed; NULL in production */
+	/* Optional gauge shared by every stager of a pipeline: the stager
+	 * adds each trace's charge when it stages it and takes it back when
+	 * the batch is done or the stager closes (ms_pipeline_staged_live). */
+	_Atomic uint64_t *live_gauge;
 } ms_stager_opts;
 
 typedef struct ms_stage_batch_rec {

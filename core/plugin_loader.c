@@ -1080,7 +1080,20 @@ struct ms_pipeline {
 	ms_limits limits;
 	uint64_t hard;
 	uint64_t oversized_cap;
+	_Atomic uint64_t staged_live; /* sum of the stagers' live charges */
 };
+
+uint64_t
+ms_pipeline_staged_live(const ms_pipeline *p)
+{
+	return p ? atomic_load(&((ms_pipeline *)p)->staged_live) : 0;
+}
+
+_Atomic uint64_t *
+ms_pipeline_live_gauge(ms_pipeline *p)
+{
+	return p ? &p->staged_live : NULL;
+}
 
 int
 ms_pipeline_open(ms_pipeline **out, const ms_pipeline_opts *opts, ms_errbuf *eb)

@@ -1238,6 +1238,8 @@ flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
 	ms_buf_reset(&s->hot_tids);
 	ms_buf_reset(&s->prows);
 	s->npend = 0;
+	if (s->o.live_gauge)
+		atomic_fetch_sub(s->o.live_gauge, s->live);
 	s->live = 0;
 	arena_reset(&s->ar);
 	return rc;
@@ -1360,6 +1362,8 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 		return nomem(s, rc, eb);
 	s->npend++;
 	s->live += c;
+	if (s->o.live_gauge)
+		atomic_fetch_add(s->o.live_gauge, c);
 	s->rep.total_charged += c;
 	note_peak(s);
 	return 0;
@@ -1475,6 +1479,8 @@ ms_stager_close(ms_stager *s)
 {
 	if (!s)
 		return;
+	if (s->o.live_gauge)
+		atomic_fetch_sub(s->o.live_gauge, s->live);
 	builder_release(&s->b);
 	arena_release(&s->ar);
 	ms_buf_release(&s->pend);

@@ -1431,6 +1431,7 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	st->epoch = ms_shard_epoch(r->shard);
 	if (r->pipe) {
 		st->staged_hard = ms_pipeline_hard_ceiling(r->pipe);
+		st->staged_live = ms_pipeline_staged_live(r->pipe);
 		ms_chain *c = ms_pipeline_chain(r->pipe);
 		size_t n = ms_chain_len(c);
 		for (size_t i = 0; i < n && i < MS_EV_LINKS_MAX; i++)

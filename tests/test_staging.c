@@ -16,6 +16,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -653,6 +654,37 @@ test_allocation_within_charge(void **st)
 	fx_close(&f);
 }
 
+/* The live gauge a screen reads: each staged trace's charge while it waits
+ * for its batch, nothing once the batch is decided or the stager closes
+ * (also when it closes with traces still pending). */
+static void
+test_live_gauge(void **st)
+{
+	(void)st;
+	fx f;
+	_Atomic uint64_t gauge = 0;
+	fx_open(&f, "alwayskeep", "");
+	f.o.live_gauge = &gauge;
+	fx_start(&f);
+	add(&f, 0, 0);
+	uint64_t one = atomic_load(&gauge);
+	assert_true(one > 0);
+	add(&f, 1, 0);
+	assert_true(atomic_load(&gauge) > one);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(atomic_load(&gauge), 0);
+	assert_true(r->peak_charged >= one);
+	ms_stager_close(f.s);
+	f.nout = 0;
+	fx_start(&f);
+	add(&f, 0, 0);
+	assert_int_equal(atomic_load(&gauge), one);
+	ms_stager_close(f.s); /* never finished */
+	assert_int_equal(atomic_load(&gauge), 0);
+	f.s = NULL;
+	fx_close(&f);
+}
+
 static int
 stop_emit(void *ctx, const ms_stage_emit *e)
 {
@@ -856,6 +888,7 @@ main(void)
 		cmocka_unit_test(test_decide_once_and_bounds_checks),
 		cmocka_unit_test(test_batches_reuse_buffers_unless_abandoned),
 		cmocka_unit_test(test_allocation_within_charge),
+		cmocka_unit_test(test_live_gauge),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_limits_cgroup_v2),
 		cmocka_unit_test(test_limits_cgroup_v1_and_machine),
