@@ -74,10 +74,10 @@ note_alloc(ms_mem *m, size_t grow, bool new_block)
 		if (new_block)
 			atomic_fetch_add(&m->count, 1);
 		int64_t live = atomic_fetch_add(&m->live, (int64_t)grow) +
-			       (int64_t)grow;
+		               (int64_t)grow;
 		int64_t peak = atomic_load(&m->peak_live);
-		while (live > peak &&
-		       !atomic_compare_exchange_weak(&m->peak_live, &peak, live))
+		while (live > peak && !atomic_compare_exchange_weak(
+		                              &m->peak_live, &peak, live))
 			;
 	}
 }

@@ -13,21 +13,22 @@
 
 enum ms_err {
 	MS_OK = 0,
-	MS_ERR_NOMEM = -1,	/* an allocation failed (or was failed on purpose) */
-	MS_ERR_IO = -2,		/* a system call on a file failed; errno in text */
-	MS_ERR_CORRUPT = -3,	/* bytes on disk do not match their checksum/format */
-	MS_ERR_FORMAT = -4,	/* a file is of another format or version */
-	MS_ERR_INVAL = -5,	/* the caller passed an invalid argument */
-	MS_ERR_NOTFOUND = -6,	/* a named part, file or key does not exist */
-	MS_ERR_RANGE = -7,	/* a length or count exceeds what is allowed */
-	MS_ERR_STATE = -8,	/* the object is not in a state for this call */
-	MS_ERR_EXISTS = -9,	/* something that must be new exists already */
-	MS_ERR_NOSPACE = -10,	/* the disk is full (ENOSPC, EDQUOT) */
-	MS_ERR_PLUGIN = -11,	/* a plugin failed to load or broke its contract */
-	MS_ERR_TIMEOUT = -12,	/* a bounded wait ran out */
-	MS_ERR_CANCELED = -13,	/* the operation was stopped on request */
-	MS_ERR_CONFLICT = -14,	/* the inventory changed under an operation */
-	MS_ERR_COMPRESS = -15,	/* zstd refused to compress or decompress */
+	MS_ERR_NOMEM = -1, /* an allocation failed (or was failed on purpose) */
+	MS_ERR_IO = -2,    /* a system call on a file failed; errno in text */
+	MS_ERR_CORRUPT =
+	        -3, /* bytes on disk do not match their checksum/format */
+	MS_ERR_FORMAT = -4,   /* a file is of another format or version */
+	MS_ERR_INVAL = -5,    /* the caller passed an invalid argument */
+	MS_ERR_NOTFOUND = -6, /* a named part, file or key does not exist */
+	MS_ERR_RANGE = -7,    /* a length or count exceeds what is allowed */
+	MS_ERR_STATE = -8,    /* the object is not in a state for this call */
+	MS_ERR_EXISTS = -9,   /* something that must be new exists already */
+	MS_ERR_NOSPACE = -10, /* the disk is full (ENOSPC, EDQUOT) */
+	MS_ERR_PLUGIN = -11, /* a plugin failed to load or broke its contract */
+	MS_ERR_TIMEOUT = -12,  /* a bounded wait ran out */
+	MS_ERR_CANCELED = -13, /* the operation was stopped on request */
+	MS_ERR_CONFLICT = -14, /* the inventory changed under an operation */
+	MS_ERR_COMPRESS = -15, /* zstd refused to compress or decompress */
 };
 
 /* A short, static, human description of an error code; never NULL. */
@@ -45,7 +46,7 @@ typedef struct ms_errbuf {
 
 /* Formats into eb (if non-NULL) and returns err, for `return ms_fail(...)`. */
 int ms_fail(ms_errbuf *eb, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 /* Maps an errno value to MS_ERR_IO or MS_ERR_NOSPACE. */
 int ms_err_from_errno(int e);

@@ -29,17 +29,17 @@ typedef struct ms_mem ms_mem;
 
 /* A snapshot of an ms_mem's counters. */
 typedef struct ms_mem_stats {
-	uint64_t bytes;     /* bytes allocated (reallocs count their growth) */
-	uint64_t count;     /* number of successful allocations */
-	uint64_t frees;     /* number of frees */
-	int64_t live;       /* bytes currently allocated */
-	int64_t peak_live;  /* highest live seen */
-	uint64_t failed;    /* allocations refused (real or injected) */
+	uint64_t bytes;    /* bytes allocated (reallocs count their growth) */
+	uint64_t count;    /* number of successful allocations */
+	uint64_t frees;    /* number of frees */
+	int64_t live;      /* bytes currently allocated */
+	int64_t peak_live; /* highest live seen */
+	uint64_t failed;   /* allocations refused (real or injected) */
 } ms_mem_stats;
 
 /* Embedded by its owner; initialise with ms_mem_init. */
 struct ms_mem {
-	ms_mem *parent;              /* borrowed; may be NULL */
+	ms_mem *parent; /* borrowed; may be NULL */
 	_Atomic uint64_t bytes;
 	_Atomic uint64_t count;
 	_Atomic uint64_t frees;
@@ -106,7 +106,7 @@ typedef struct ms_buf {
 	uint8_t *data;
 	size_t len;
 	size_t cap;
-	size_t max;   /* 0 means SIZE_MAX / 2 */
+	size_t max; /* 0 means SIZE_MAX / 2 */
 	ms_mem *mem;
 } ms_buf;
 

@@ -11,26 +11,26 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MS_TRACE_ID_MAX 64     /* bytes; trace IDs are 1..64 bytes */
-#define MS_STR_MAX 4096        /* longest service/instance/endpoint/segment */
-#define MS_TAGS_MAX 1024       /* most tags on one row */
-#define MS_TAG_MAX 65536       /* longest "key=value" tag */
+#define MS_TRACE_ID_MAX 64      /* bytes; trace IDs are 1..64 bytes */
+#define MS_STR_MAX 4096         /* longest service/instance/endpoint/segment */
+#define MS_TAGS_MAX 1024        /* most tags on one row */
+#define MS_TAG_MAX 65536        /* longest "key=value" tag */
 #define MS_BODY_MAX (16u << 20) /* largest span body */
 
 typedef struct ms_row {
-	const uint8_t *trace_id;   /* 1..MS_TRACE_ID_MAX bytes */
+	const uint8_t *trace_id; /* 1..MS_TRACE_ID_MAX bytes */
 	uint32_t trace_id_len;
 	uint64_t span_id;
 	const char *segment_id;
 	const char *service;
 	const char *instance;
 	const char *endpoint;
-	int64_t start_ns;          /* unix ns; the row's timestamp */
+	int64_t start_ns; /* unix ns; the row's timestamp */
 	uint32_t latency_ms;
 	bool is_error;
-	const char *const *tags;   /* ntags "key=value" strings */
+	const char *const *tags; /* ntags "key=value" strings */
 	uint32_t ntags;
-	const uint8_t *body;       /* opaque span body; may be NULL if 0 */
+	const uint8_t *body; /* opaque span body; may be NULL if 0 */
 	uint32_t body_len;
 } ms_row;
 
@@ -51,6 +51,6 @@ enum ms_col {
 
 /* Compare two trace IDs: memcmp order, shorter first on a common prefix. */
 int ms_trace_id_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b,
-		    uint32_t blen);
+                    uint32_t blen);
 
 #endif
