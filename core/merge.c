@@ -97,19 +97,11 @@ ms_merge_stage_name(enum ms_merge_stage st)
 	return stage_names[st];
 }
 
-const char *
-ms_sampling_class_name(enum ms_sampling_class c)
-{
-	switch (c) {
-	case MS_SAMPLING_NOT_EXECUTED:
-		return "not_executed";
-	case MS_SAMPLING_ENABLED_NO_EVALUATION:
-		return "enabled_no_evaluation";
-	case MS_SAMPLING_EXECUTED:
-		return "executed";
-	}
-	return "unknown";
-}
+static const char *const class_names[MS_SAMPLING_CLASS_COUNT] = {
+	"not_executed",
+	"enabled_no_evaluation",
+	"executed",
+};
 
 static const char *const reason_names[MS_SREASON_COUNT] = {
 	"none",
@@ -126,11 +118,40 @@ static const char *const reason_names[MS_SREASON_COUNT] = {
 };
 
 const char *
+ms_sampling_class_name(enum ms_sampling_class c)
+{
+	if ((unsigned)c >= MS_SAMPLING_CLASS_COUNT)
+		return "unknown";
+	return class_names[c];
+}
+
+const char *
 ms_sampling_reason_name(enum ms_sampling_reason r)
 {
 	if ((unsigned)r >= MS_SREASON_COUNT)
 		return "unknown";
 	return reason_names[r];
+}
+
+static int
+name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; s && i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+int
+ms_sampling_class_parse(const char *s)
+{
+	return name_index(class_names, MS_SAMPLING_CLASS_COUNT, s);
+}
+
+int
+ms_sampling_reason_parse(const char *s)
+{
+	return name_index(reason_names, MS_SREASON_COUNT, s);
 }
 
 static int64_t

@@ -137,6 +137,7 @@ enum ms_sampling_class {
 	MS_SAMPLING_NOT_EXECUTED = 0,
 	MS_SAMPLING_ENABLED_NO_EVALUATION = 1,
 	MS_SAMPLING_EXECUTED = 2,
+	MS_SAMPLING_CLASS_COUNT = 3,
 };
 
 /* Why sampling did not execute (NONE when it did). */
@@ -155,10 +156,15 @@ enum ms_sampling_reason {
 	MS_SREASON_COUNT = 11,
 };
 
-/* "executed", "enabled_no_evaluation", "not_executed". */
+/* "executed", "enabled_no_evaluation", "not_executed"; "unknown" out of
+ * range. */
 const char *ms_sampling_class_name(enum ms_sampling_class c);
-/* "none", "pipeline_disabled", "no_sampler", ... as DESIGN spells them. */
+/* "none", "pipeline_disabled", "no_sampler", ... as DESIGN spells them;
+ * "unknown" out of range. */
 const char *ms_sampling_reason_name(enum ms_sampling_reason r);
+/* The enum value the name above spells, or -1 if s is NULL or unknown. */
+int ms_sampling_class_parse(const char *s);
+int ms_sampling_reason_parse(const char *s);
 
 /* Sampling figures of one merge (all zero with the pipeline disabled,
  * except class/reason). */

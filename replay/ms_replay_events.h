@@ -55,10 +55,10 @@ enum ms_ev_phase_id {
 };
 /* "primary", "cooldown". */
 const char *ms_ev_phase_name(enum ms_ev_phase_id p);
-/* Same spellings as ms_sampling_class_name / ms_sampling_reason_name. */
+/* ms_sampling_class_name / ms_sampling_reason_name, but "?" out of range. */
 const char *ms_ev_class_name(enum ms_sampling_class c);
 const char *ms_ev_reason_name(enum ms_sampling_reason r);
-/* Parse the names above; -1 if unknown. */
+/* ms_sampling_class_parse / ms_sampling_reason_parse: -1 if unknown. */
 int ms_ev_class_parse(const char *s);
 int ms_ev_reason_parse(const char *s);
 

@@ -55,24 +55,6 @@ static const char *const phase_names[MS_EV_PHASE_COUNT] = {
 	"primary",
 	"cooldown",
 };
-static const char *const class_names[] = {
-	"not_executed",
-	"enabled_no_evaluation",
-	"executed",
-};
-static const char *const reason_names[MS_SREASON_COUNT] = {
-	"none",
-	"pipeline_disabled",
-	"no_sampler",
-	"event_disabled",
-	"merge_grace",
-	"fragment_gap_contract",
-	"guard_unavailable",
-	"all_traces_oversized",
-	"lossless_retry",
-	"empty_input",
-	"other",
-};
 static const char *const part_what_names[MS_EV_PART_KIND_COUNT] = {
 	"introduced",
 	"removed",
@@ -93,13 +75,15 @@ ms_ev_phase_name(enum ms_ev_phase_id p)
 const char *
 ms_ev_class_name(enum ms_sampling_class c)
 {
-	return (unsigned)c < 3 ? class_names[c] : "?";
+	return (unsigned)c < MS_SAMPLING_CLASS_COUNT ? ms_sampling_class_name(c)
+	                                             : "?";
 }
 
 const char *
 ms_ev_reason_name(enum ms_sampling_reason r)
 {
-	return (unsigned)r < MS_SREASON_COUNT ? reason_names[r] : "?";
+	return (unsigned)r < MS_SREASON_COUNT ? ms_sampling_reason_name(r)
+	                                      : "?";
 }
 
 const char *
@@ -120,13 +104,13 @@ name_index(const char *const *names, int n, const char *s)
 int
 ms_ev_class_parse(const char *s)
 {
-	return name_index(class_names, 3, s);
+	return ms_sampling_class_parse(s);
 }
 
 int
 ms_ev_reason_parse(const char *s)
 {
-	return name_index(reason_names, MS_SREASON_COUNT, s);
+	return ms_sampling_reason_parse(s);
 }
 
 /* ---------------------------------------------------------------------- */

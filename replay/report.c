@@ -10,6 +10,7 @@
  * PASS/FAIL line each.
  */
 #include "ev_private.h"
+#include "ms_engine.h"
 #include "ms_replay_events.h"
 
 #include <stdarg.h>
@@ -17,10 +18,14 @@
 #include <string.h>
 
 #define MIB (1024.0 * 1024.0)
-#define NLANES 4 /* fast, slow, finalize, other */
+#define NLANES (MS_LANE_KIND_COUNT + 1) /* the engine's lanes, then other */
 
-static const char *const lane_names[NLANES] = { "fast", "slow", "finalize",
-	                                        "other" };
+static const char *
+lane_name(int l)
+{
+	return l < MS_LANE_KIND_COUNT ? ms_lane_name((enum ms_lane_kind)l)
+	                              : "other";
+}
 
 typedef struct link_agg {
 	char name[MS_EV_NAME_MAX];
@@ -34,7 +39,7 @@ typedef struct phase_agg {
 	ms_ev_phase ph;
 	uint64_t merges, failed;
 	uint64_t by_lane[NLANES];
-	uint64_t by_class[3];
+	uint64_t by_class[MS_SAMPLING_CLASS_COUNT];
 	uint64_t by_reason[MS_SREASON_COUNT];
 	uint64_t in_bytes, out_bytes, idx_in_bytes, idx_out_bytes;
 	uint64_t rows_in, rows_out;
@@ -63,7 +68,7 @@ static int
 lane_idx(const char *l)
 {
 	for (int i = 0; i < NLANES - 1; i++)
-		if (strcmp(l, lane_names[i]) == 0)
+		if (strcmp(l, lane_name(i)) == 0)
 			return i;
 	return NLANES - 1;
 }
@@ -83,7 +88,7 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 		r->merges_ok++;
 	}
 	a->by_lane[lane_idx(m->lane)]++;
-	if ((unsigned)s->klass < 3)
+	if ((unsigned)s->klass < MS_SAMPLING_CLASS_COUNT)
 		a->by_class[s->klass]++;
 	if ((unsigned)s->reason < MS_SREASON_COUNT)
 		a->by_reason[s->reason]++;
@@ -505,7 +510,7 @@ print_phases(FILE *f, const report *r)
 	for (int l = 0; l < NLANES; l++)
 		if (p->by_lane[l] || c->by_lane[l] || l < 3) {
 			char n[40];
-			snprintf(n, sizeof(n), "lane %s", lane_names[l]);
+			snprintf(n, sizeof(n), "lane %s", lane_name(l));
 			row_u(f, n, p->by_lane[l], c->by_lane[l]);
 		}
 	row_u(f, "mature-containing", p->mature_merges, c->mature_merges);
@@ -683,12 +688,12 @@ json_phase(FILE *f, const phase_agg *a)
 	fputc('{', f);
 	bool f2 = true;
 	for (int l = 0; l < NLANES; l++)
-		ju(f, lane_names[l], a->by_lane[l], &f2);
+		ju(f, lane_name(l), a->by_lane[l], &f2);
 	fputc('}', f);
 	jkey(f, "by_class", &first);
 	fputc('{', f);
 	f2 = true;
-	for (int c = 0; c < 3; c++)
+	for (int c = 0; c < MS_SAMPLING_CLASS_COUNT; c++)
 		ju(f, ms_ev_class_name(c), a->by_class[c], &f2);
 	fputc('}', f);
 	jkey(f, "by_reason", &first);

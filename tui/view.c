@@ -5,6 +5,10 @@
  */
 #include "tui_int.h"
 
+#include "ms_engine.h"
+#include "ms_merge.h"
+#include "ms_replay_events.h"
+
 #include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -62,29 +66,34 @@ contains_ci(const char *hay, const char *needle)
 	return false;
 }
 
-static const char *const class_names[] = { "executed", "enabled_no_evaluation",
-	                                   "not_executed" };
-static const char *const reason_names[] = {
-	"none",
-	"pipeline_disabled",
-	"no_sampler",
-	"event_disabled",
-	"merge_grace",
-	"fragment_gap_contract",
-	"guard_unavailable",
-	"all_traces_oversized",
-	"lossless_retry",
-	"empty_input",
-	"other",
-};
-static const char *const lane_names[] = { "fast", "slow", "finalize" };
-static const char *const phase_names[] = { "primary", "cooldown" };
+/* The filter's value checks: the names the engine and the event log
+ * spell, taken from the layers that define them. */
+static bool
+is_lane(const char *v)
+{
+	for (int k = 0; k < MS_LANE_KIND_COUNT; k++)
+		if (strcmp(v, ms_lane_name((enum ms_lane_kind)k)) == 0)
+			return true;
+	return false;
+}
 
 static bool
-one_of(const char *v, const char *const *names, size_t n)
+is_class(const char *v)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(v, names[i]) == 0)
+	return ms_sampling_class_parse(v) >= 0;
+}
+
+static bool
+is_reason(const char *v)
+{
+	return ms_sampling_reason_parse(v) >= 0;
+}
+
+static bool
+is_phase(const char *v)
+{
+	for (int p = 0; p < MS_EV_PHASE_COUNT; p++)
+		if (strcmp(v, ms_ev_phase_name((enum ms_ev_phase_id)p)) == 0)
 			return true;
 	return false;
 }
@@ -154,25 +163,22 @@ parse_seq(ms_tui_filter *f, const char *w)
 	       (seq_range(f, a, b), true);
 }
 
-#define NAMES(a) a, sizeof(a) / sizeof(a[0])
-
 bool
 ms_tui_filter_parse(const char *text, ms_tui_filter *out, char *err, size_t n)
 {
 	static const struct {
 		const char *key;
 		size_t off, size;
-		const char *const *names;
-		size_t nnames;
+		bool (*valid)(const char *v);
 	} fields[] = {
 		{ "lane=", offsetof(ms_tui_filter, lane), sizeof(out->lane),
-		  NAMES(lane_names) },
+		  is_lane },
 		{ "class=", offsetof(ms_tui_filter, klass), sizeof(out->klass),
-		  NAMES(class_names) },
+		  is_class },
 		{ "reason=", offsetof(ms_tui_filter, reason),
-		  sizeof(out->reason), NAMES(reason_names) },
+		  sizeof(out->reason), is_reason },
 		{ "phase=", offsetof(ms_tui_filter, phase), sizeof(out->phase),
-		  NAMES(phase_names) },
+		  is_phase },
 	};
 	memset(out, 0, sizeof(*out));
 	if (err && n)
@@ -199,7 +205,7 @@ ms_tui_filter_parse(const char *text, ms_tui_filter *out, char *err, size_t n)
 			if (strncmp(w, fields[i].key, kl) != 0)
 				continue;
 			const char *v = w + kl;
-			if (!one_of(v, fields[i].names, fields[i].nnames)) {
+			if (!fields[i].valid(v)) {
 				if (err)
 					snprintf(err, n,
 					         "filter: unknown %.*s \"%s\"",
