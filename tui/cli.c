@@ -55,6 +55,20 @@ ms__cmd_not_built(const ms_cmd *c, const char *layer, FILE *err)
 	return MS_EXIT_NOT_BUILT;
 }
 
+/* The option argument a names ("--x" or "--x=V"; *alen is the length of
+ * "--x"), or -1. */
+static ptrdiff_t
+find_opt(const ms__opt *opts, size_t nopts, const char *a, size_t *alen)
+{
+	ptrdiff_t hit = -1;
+	*alen = strcspn(a, "=");
+	for (size_t k = 0; k < nopts; k++)
+		if (strlen(opts[k].name) == *alen &&
+		    strncmp(opts[k].name, a, *alen) == 0)
+			hit = (ptrdiff_t)k;
+	return hit;
+}
+
 int
 ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
               size_t nopts, FILE *err)
@@ -63,11 +77,10 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 		const char *a = argv[i];
 		ms__opt *o = NULL;
 		const char *val = NULL;
-		size_t alen = strcspn(a, "=");
-		for (size_t k = 0; k < nopts; k++)
-			if (strlen(opts[k].name) == alen &&
-			    strncmp(opts[k].name, a, alen) == 0)
-				o = &opts[k];
+		size_t alen;
+		ptrdiff_t k = find_opt(opts, nopts, a, &alen);
+		if (k >= 0)
+			o = &opts[k];
 		if (!o) {
 			fprintf(err,
 			        "mergescope %s: unknown option \"%s\" "
@@ -110,6 +123,28 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 		}
 	}
 	return 0;
+}
+
+size_t
+ms__opt_values(int argc, char **argv, const ms__opt *opts, size_t nopts,
+               const ms__opt *which, const char **out, size_t cap)
+{
+	size_t n = 0;
+	for (int i = 1; i < argc; i++) {
+		size_t alen;
+		ptrdiff_t k = find_opt(opts, nopts, argv[i], &alen);
+		if (k < 0 || !opts[k].arg)
+			continue;
+		const char *val = argv[i][alen] == '=' ? argv[i] + alen + 1
+		                  : i + 1 < argc       ? argv[++i]
+		                                       : NULL;
+		if (&opts[k] == which && val) {
+			if (n < cap)
+				out[n] = val;
+			n++;
+		}
+	}
+	return n;
 }
 
 int

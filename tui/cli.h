@@ -28,6 +28,52 @@ typedef struct ms__opt {
  * MS_EXIT_USAGE after printing what is wrong to err. */
 int ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
                   size_t nopts, FILE *err);
+/* Every value of the repeatable option `which` (an element of opts), in
+ * the order given; argv must have passed ms__cmd_parse with opts. Stores at
+ * most cap values in out and returns how many were given. */
+size_t ms__opt_values(int argc, char **argv, const ms__opt *opts, size_t nopts,
+                      const ms__opt *which, const char **out, size_t cap);
+
+/* ---- The option tables (cli_opts.c) -------------------------------------- */
+
+/* Each command copies its table into a local array and parses with the
+ * copy; tests/fuzz/fuzz_cli.c parses with the same tables. */
+
+/* `tui` and `run` accept the same options (`tui` hands them to `run`
+ * headless); --json, last, is `run`'s alone: `tui` parses the first
+ * MS__RO_JSON entries. */
+enum ms__run_opt {
+	MS__RO_FIXTURE,
+	MS__RO_PRESET,
+	MS__RO_VARIANT,
+	MS__RO_CHAIN,
+	MS__RO_GRACE,
+	MS__RO_SERIAL,
+	MS__RO_PROFILE,
+	MS__RO_DB,
+	MS__RO_BREAK,
+	MS__RO_PAUSED,
+	MS__RO_SPEED,
+	MS__RO_NOCOLOR,
+	MS__RO_ASCII,
+	MS__RO_HEADLESS,
+	MS__RO_JSON,
+	MS__RO_COUNT
+};
+extern const ms__opt ms__run_opts[MS__RO_COUNT];
+
+/* `fixture build` */
+enum { MS__FX_PRESET, MS__FX_SEED, MS__FX_OUT, MS__FX_COUNT };
+extern const ms__opt ms__fixture_opts[MS__FX_COUNT];
+
+enum { MS__EX_DB, MS__EX_FORMAT, MS__EX_OUT, MS__EX_FILTER, MS__EX_COUNT };
+extern const ms__opt ms__export_opts[MS__EX_COUNT];
+
+enum { MS__RP_DB, MS__RP_VS, MS__RP_JSON, MS__RP_COUNT };
+extern const ms__opt ms__report_opts[MS__RP_COUNT];
+
+enum { MS__MO_FROZEN, MS__MO_VARIANT, MS__MO_REPS, MS__MO_GRACE, MS__MO_COUNT };
+extern const ms__opt ms__merge_once_opts[MS__MO_COUNT];
 
 /* ---- Progress (progress.c) ---------------------------------------------- */
 
@@ -101,5 +147,15 @@ int ms__default_db(char *buf, size_t n, const char *preset, const char *variant,
  * exit status (2).
  */
 int ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err);
+/*
+ * The checks `tui` and `run` make on their parsed options (o holds
+ * MS__RO_COUNT entries) before anything else: --fixture with --preset,
+ * --variant with --chain, an unknown --grace-policy. Prints one line
+ * naming the command to err and returns MS_EXIT_USAGE, else 0.
+ */
+int ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err);
+/* The run arguments the parsed options o (MS__RO_COUNT entries) give;
+ * strings are borrowed from argv. */
+void ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o);
 
 #endif

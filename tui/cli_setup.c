@@ -443,3 +443,46 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		return cached_fixture(a, cfg, err);
 	return 0;
 }
+
+int
+ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err)
+{
+	if (o[MS__RO_FIXTURE].count && o[MS__RO_PRESET].count) {
+		fprintf(err,
+		        "mergescope %s: give --fixture or --preset, not both\n",
+		        c->name);
+		return MS_EXIT_USAGE;
+	}
+	if (o[MS__RO_VARIANT].count && o[MS__RO_CHAIN].count) {
+		fprintf(err,
+		        "mergescope %s: give --variant or --chain, not both\n",
+		        c->name);
+		return MS_EXIT_USAGE;
+	}
+	const ms__opt *g = &o[MS__RO_GRACE];
+	if (g->count && strcmp(g->value, "selection") != 0 &&
+	    strcmp(g->value, "trace") != 0) {
+		fprintf(err,
+		        "mergescope %s: --grace-policy \"%s\": expected "
+		        "selection or trace\n",
+		        c->name, g->value);
+		return MS_EXIT_USAGE;
+	}
+	return 0;
+}
+
+void
+ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
+{
+	*a = (ms__run_args){
+		.cmd = c->name,
+		.fixture = o[MS__RO_FIXTURE].value,
+		.preset = o[MS__RO_PRESET].value,
+		.variant = o[MS__RO_VARIANT].count ? o[MS__RO_VARIANT].value
+		                                   : o[MS__RO_CHAIN].value,
+		.grace = o[MS__RO_GRACE].value,
+		.profile = o[MS__RO_PROFILE].value,
+		.db = o[MS__RO_DB].value,
+		.json = o[MS__RO_JSON].value,
+	};
+}

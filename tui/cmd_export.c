@@ -11,6 +11,7 @@
 #include "ms_replay_events.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 static const char usage[] =
         "usage: mergescope export --db FILE --format jsonl|csv|chrome "
@@ -34,51 +35,49 @@ run(int argc, char **argv, FILE *out, FILE *err)
 {
 	if (ms__cmd_wants_help(&ms_cmd_export, argc, argv, out))
 		return 0;
-	ms__opt o[] = {
-		{ "--db", "FILE", true, false, 0, NULL },
-		{ "--format", "jsonl|csv|chrome", true, false, 0, NULL },
-		{ "--out", "FILE", false, false, 0, NULL },
-		{ "--filter", "TEXT", false, false, 0, NULL },
-	};
-	int rc = ms__cmd_parse(&ms_cmd_export, argc, argv, o,
-	                       sizeof(o) / sizeof(o[0]), err);
+	ms__opt o[MS__EX_COUNT];
+	memcpy(o, ms__export_opts, sizeof(o));
+	int rc =
+	        ms__cmd_parse(&ms_cmd_export, argc, argv, o, MS__EX_COUNT, err);
 	if (rc)
 		return rc;
-	int fmt = ms_export_format_parse(o[1].value);
+	int fmt = ms_export_format_parse(o[MS__EX_FORMAT].value);
 	if (fmt < 0) {
 		fprintf(err,
 		        "mergescope export: --format \"%s\": expected jsonl, "
 		        "csv or chrome\n",
-		        o[1].value);
+		        o[MS__EX_FORMAT].value);
 		return MS_EXIT_USAGE;
 	}
 	ms_tui_filter tf;
 	ms_ev_filter ef;
 	ms_errbuf eb = { "" };
 	char why[MS_VIEW_TEXT];
-	if (o[3].count) {
-		if (!ms_tui_filter_parse(o[3].value, &tf, why, sizeof(why))) {
+	if (o[MS__EX_FILTER].count) {
+		if (!ms_tui_filter_parse(o[MS__EX_FILTER].value, &tf, why,
+		                         sizeof(why))) {
 			fprintf(err, "mergescope export: --filter \"%s\": %s\n",
-			        o[3].value, why);
+			        o[MS__EX_FILTER].value, why);
 			return MS_EXIT_USAGE;
 		}
 		if (ms_replay_ctl_filter(&tf, &ef, &eb)) {
 			fprintf(err, "mergescope export: --filter \"%s\": %s\n",
-			        o[3].value, eb.msg);
+			        o[MS__EX_FILTER].value, eb.msg);
 			return MS_EXIT_USAGE;
 		}
 	}
 	ms_evdb *db = NULL;
-	if ((rc = ms_evdb_open(&db, o[0].value, &eb))) {
-		fprintf(err, "mergescope export: --db %s: %s\n", o[0].value,
+	if ((rc = ms_evdb_open(&db, o[MS__EX_DB].value, &eb))) {
+		fprintf(err, "mergescope export: --db %s: %s\n",
+		        o[MS__EX_DB].value,
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
 		return MS_EXIT_ERROR;
 	}
 	uint64_t written = 0;
-	const ms_ev_filter *f = o[3].count ? &ef : NULL;
-	if (o[2].count) {
+	const ms_ev_filter *f = o[MS__EX_FILTER].count ? &ef : NULL;
+	if (o[MS__EX_OUT].count) {
 		rc = ms_export_file(db, (enum ms_export_format)fmt, f,
-		                    o[2].value, &written, &eb);
+		                    o[MS__EX_OUT].value, &written, &eb);
 	} else {
 		rc = ms_export(db, (enum ms_export_format)fmt, f, out, &written,
 		               &eb);
@@ -92,9 +91,9 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
 		return MS_EXIT_ERROR;
 	}
-	if (o[2].count)
+	if (o[MS__EX_OUT].count)
 		fprintf(err, "exported %" PRIu64 " merges as %s to %s\n",
-		        written, o[1].value, o[2].value);
+		        written, o[MS__EX_FORMAT].value, o[MS__EX_OUT].value);
 	return 0;
 }
 

@@ -91,29 +91,26 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		        argc >= 2 ? "\"" : "");
 		return MS_EXIT_USAGE;
 	}
-	ms__opt o[] = {
-		{ "--preset", "P", true, false, 0, NULL },
-		{ "--seed", "N", true, false, 0, NULL },
-		{ "--out", "DIR", false, false, 0, NULL },
-	};
+	ms__opt o[MS__FX_COUNT];
+	memcpy(o, ms__fixture_opts, sizeof(o));
 	int rc = ms__cmd_parse(&ms_cmd_fixture, argc - 1, argv + 1, o,
-	                       sizeof(o) / sizeof(o[0]), err);
+	                       MS__FX_COUNT, err);
 	if (rc)
 		return rc;
 	char *end;
-	unsigned long long seed = strtoull(o[1].value, &end, 10);
-	if (!*o[1].value || *end || o[1].value[0] == '-') {
+	unsigned long long seed = strtoull(o[MS__FX_SEED].value, &end, 10);
+	if (!*o[MS__FX_SEED].value || *end || o[MS__FX_SEED].value[0] == '-') {
 		fprintf(err,
 		        "mergescope fixture: --seed \"%s\": expected an "
 		        "unsigned integer\n",
-		        o[1].value);
+		        o[MS__FX_SEED].value);
 		return MS_EXIT_USAGE;
 	}
 	char outdir[4096];
-	if (o[2].count) {
-		snprintf(outdir, sizeof(outdir), "%s", o[2].value);
-	} else if (ms_fixture_cache_dir(outdir, sizeof(outdir), o[0].value,
-	                                seed)) {
+	if (o[MS__FX_OUT].count) {
+		snprintf(outdir, sizeof(outdir), "%s", o[MS__FX_OUT].value);
+	} else if (ms_fixture_cache_dir(outdir, sizeof(outdir),
+	                                o[MS__FX_PRESET].value, seed)) {
 		fprintf(err, "mergescope fixture: no --out and no cache "
 		             "directory (set XDG_CACHE_HOME or HOME)\n");
 		return MS_EXIT_USAGE;
@@ -122,7 +119,7 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	ms__plugin_dir(dir, sizeof(dir));
 	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", dir);
 	ms_fixture_build_opts bo = {
-		.preset = o[0].value,
+		.preset = o[MS__FX_PRESET].value,
 		.seed = seed,
 		.out_dir = outdir,
 		.plugin_path = plugin,

@@ -38,79 +38,62 @@ run(int argc, char **argv, FILE *out, FILE *err)
 {
 	if (ms__cmd_wants_help(&ms_cmd_merge_once, argc, argv, out))
 		return 0;
-	ms__opt o[] = {
-		{ "--frozen", "DIR", true, false, 0, NULL },
-		{ "--variant", "V", true, true, 0, NULL },
-		{ "--reps", "N", false, false, 0, NULL },
-		{ "--grace-policy", "selection|trace", false, false, 0, NULL },
-	};
-	int rc = ms__cmd_parse(&ms_cmd_merge_once, argc, argv, o,
-	                       sizeof(o) / sizeof(o[0]), err);
+	ms__opt o[MS__MO_COUNT];
+	memcpy(o, ms__merge_once_opts, sizeof(o));
+	int rc = ms__cmd_parse(&ms_cmd_merge_once, argc, argv, o, MS__MO_COUNT,
+	                       err);
 	if (rc)
 		return rc;
 	unsigned reps = 5;
-	if (o[2].count) {
+	if (o[MS__MO_REPS].count) {
 		char *end;
-		long n = strtol(o[2].value, &end, 10);
-		if (!*o[2].value || *end || n < 1 || n > 1000000) {
+		long n = strtol(o[MS__MO_REPS].value, &end, 10);
+		if (!*o[MS__MO_REPS].value || *end || n < 1 || n > 1000000) {
 			fprintf(err,
 			        "mergescope merge-once: --reps \"%s\": "
 			        "expected a count from 1 to 1000000\n",
-			        o[2].value);
+			        o[MS__MO_REPS].value);
 			return MS_EXIT_USAGE;
 		}
 		reps = (unsigned)n;
 	}
-	if (o[3].count && strcmp(o[3].value, "selection") != 0 &&
-	    strcmp(o[3].value, "trace") != 0) {
+	if (o[MS__MO_GRACE].count &&
+	    strcmp(o[MS__MO_GRACE].value, "selection") != 0 &&
+	    strcmp(o[MS__MO_GRACE].value, "trace") != 0) {
 		fprintf(err,
 		        "mergescope merge-once: --grace-policy \"%s\": "
 		        "expected selection or trace\n",
-		        o[3].value);
+		        o[MS__MO_GRACE].value);
 		return MS_EXIT_USAGE;
 	}
 	/* Every --variant, in order (the option keeps only the last). */
 	const char *variants[MAX_VARIANTS];
-	size_t nv = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *v = NULL;
-		if (strcmp(argv[i], "--variant") == 0 && i + 1 < argc)
-			v = argv[++i];
-		else if (strncmp(argv[i], "--variant=", 10) == 0)
-			v = argv[i] + 10;
-		else if (strcmp(argv[i], "--frozen") == 0 ||
-		         strcmp(argv[i], "--reps") == 0 ||
-		         strcmp(argv[i], "--grace-policy") == 0)
-			i++;
-		if (!v)
-			continue;
-		if (nv == MAX_VARIANTS) {
-			fprintf(err,
-			        "mergescope merge-once: at most %d --variant "
-			        "options\n",
-			        MAX_VARIANTS);
-			return MS_EXIT_USAGE;
-		}
-		variants[nv++] = v;
+	size_t nv = ms__opt_values(argc, argv, o, MS__MO_COUNT,
+	                           &o[MS__MO_VARIANT], variants, MAX_VARIANTS);
+	if (nv > MAX_VARIANTS) {
+		fprintf(err,
+		        "mergescope merge-once: at most %d --variant options\n",
+		        MAX_VARIANTS);
+		return MS_EXIT_USAGE;
 	}
 	struct stat st;
-	if (stat(o[0].value, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (stat(o[MS__MO_FROZEN].value, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		fprintf(err,
 		        "mergescope merge-once: --frozen %s: no such directory "
 		        "(freeze one with f at a barrier in the TUI)\n",
-		        o[0].value);
+		        o[MS__MO_FROZEN].value);
 		return MS_EXIT_ERROR;
 	}
 	char plugin_dir[4096];
 	ms__plugin_dir(plugin_dir, sizeof(plugin_dir));
 	ms_merge_once_opts mo;
 	memset(&mo, 0, sizeof(mo));
-	mo.frozen_dir = o[0].value;
+	mo.frozen_dir = o[MS__MO_FROZEN].value;
 	mo.variants = variants;
 	mo.nvariants = nv;
 	mo.reps = reps;
 	mo.plugin_dir = plugin_dir;
-	mo.grace_policy = o[3].value;
+	mo.grace_policy = o[MS__MO_GRACE].value;
 	mo.out = out;
 	ms_merge_once_result *res = calloc(nv, sizeof(*res));
 	if (!res) {

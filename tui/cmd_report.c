@@ -9,6 +9,8 @@
 
 #include "ms_replay_events.h"
 
+#include <string.h>
+
 static const char usage[] =
         "usage: mergescope report --db FILE [--vs FILE] [--json]\n"
         "\n"
@@ -40,24 +42,22 @@ run(int argc, char **argv, FILE *out, FILE *err)
 {
 	if (ms__cmd_wants_help(&ms_cmd_report, argc, argv, out))
 		return 0;
-	ms__opt o[] = {
-		{ "--db", "FILE", true, false, 0, NULL },
-		{ "--vs", "FILE", false, false, 0, NULL },
-		{ "--json", NULL, false, false, 0, NULL },
-	};
-	int rc = ms__cmd_parse(&ms_cmd_report, argc, argv, o,
-	                       sizeof(o) / sizeof(o[0]), err);
+	ms__opt o[MS__RP_COUNT];
+	memcpy(o, ms__report_opts, sizeof(o));
+	int rc =
+	        ms__cmd_parse(&ms_cmd_report, argc, argv, o, MS__RP_COUNT, err);
 	if (rc)
 		return rc;
-	if (o[1].count && o[2].count) {
+	if (o[MS__RP_VS].count && o[MS__RP_JSON].count) {
 		fprintf(err, "mergescope report: --json prints one run; it "
 		             "does not combine with --vs\n");
 		return MS_EXIT_USAGE;
 	}
 	ms_evdb *a = NULL, *b = NULL;
-	if (open_db(&a, "--db", o[0].value, err))
+	if (open_db(&a, "--db", o[MS__RP_DB].value, err))
 		return MS_EXIT_ERROR;
-	if (o[1].count && open_db(&b, "--vs", o[1].value, err)) {
+	if (o[MS__RP_VS].count &&
+	    open_db(&b, "--vs", o[MS__RP_VS].value, err)) {
 		ms_evdb_close(a);
 		return MS_EXIT_ERROR;
 	}
@@ -66,7 +66,7 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	bool mismatch = false;
 	if (b)
 		rc = ms_report_compare(a, b, out, &mismatch, &eb);
-	else if (o[2].count)
+	else if (o[MS__RP_JSON].count)
 		rc = ms_report_json(a, out, &failed, &eb);
 	else
 		rc = ms_report_text(a, out, &failed, &eb);
@@ -81,12 +81,12 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		fprintf(err,
 		        "mergescope report: %s and %s differ in selection "
 		        "fingerprints or logical outputs\n",
-		        o[0].value, o[1].value);
+		        o[MS__RP_DB].value, o[MS__RP_VS].value);
 		return 1;
 	}
 	if (failed) {
 		fprintf(err, "mergescope report: %u gate%s failed in %s\n",
-		        failed, failed == 1 ? "" : "s", o[0].value);
+		        failed, failed == 1 ? "" : "s", o[MS__RP_DB].value);
 		return 1;
 	}
 	return 0;

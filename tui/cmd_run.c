@@ -49,25 +49,6 @@ static const char usage[] =
         "  --break SPEC         accepted for `tui` and ignored: a headless\n"
         "                       run never stops\n";
 
-enum {
-	O_HEADLESS,
-	O_FIXTURE,
-	O_PRESET,
-	O_VARIANT,
-	O_CHAIN,
-	O_GRACE,
-	O_SERIAL,
-	O_PROFILE,
-	O_DB,
-	O_JSON,
-	O_BREAK,
-	O_NOCOLOR,
-	O_ASCII,
-	O_PAUSED,
-	O_SPEED,
-	O_COUNT
-};
-
 /* Progress from the status of the run, polled by the waiting thread. */
 static void
 show_progress(ms__progress *p, const ms_replay_status *st)
@@ -191,62 +172,21 @@ run(int argc, char **argv, FILE *out, FILE *err)
 {
 	if (ms__cmd_wants_help(&ms_cmd_run, argc, argv, out))
 		return 0;
-	ms__opt o[O_COUNT] = {
-		[O_HEADLESS] = { "--headless", NULL, false, false, 0, NULL },
-		[O_FIXTURE] = { "--fixture", "DIR", false, false, 0, NULL },
-		[O_PRESET] = { "--preset", "P", false, false, 0, NULL },
-		[O_VARIANT] = { "--variant", "V", false, false, 0, NULL },
-		[O_CHAIN] = { "--chain", "SPEC", false, false, 0, NULL },
-		[O_GRACE] = { "--grace-policy", "selection|trace", false, false,
-		              0, NULL },
-		[O_SERIAL] = { "--serial", NULL, false, false, 0, NULL },
-		[O_PROFILE] = { "--profile", "SPEC", false, false, 0, NULL },
-		[O_DB] = { "--db", "FILE", false, false, 0, NULL },
-		[O_JSON] = { "--json", "FILE", false, false, 0, NULL },
-		/* Accepted so `tui` can hand its options over. */
-		[O_BREAK] = { "--break", "SPEC", false, true, 0, NULL },
-		[O_NOCOLOR] = { "--no-color", NULL, false, false, 0, NULL },
-		[O_ASCII] = { "--ascii", NULL, false, false, 0, NULL },
-		[O_PAUSED] = { "--paused", NULL, false, false, 0, NULL },
-		[O_SPEED] = { "--speed", "X", false, false, 0, NULL },
-	};
-	int rc = ms__cmd_parse(&ms_cmd_run, argc, argv, o, O_COUNT, err);
-	if (rc)
+	/* Every option of `tui` is accepted, so `tui` can hand its options
+	 * over; --break and the screen's options are ignored. */
+	ms__opt o[MS__RO_COUNT];
+	memcpy(o, ms__run_opts, sizeof(o));
+	int rc = ms__cmd_parse(&ms_cmd_run, argc, argv, o, MS__RO_COUNT, err);
+	if (rc || (rc = ms__run_opts_check(&ms_cmd_run, o, err)))
 		return rc;
-	if (o[O_FIXTURE].count && o[O_PRESET].count) {
-		fprintf(err, "mergescope run: give --fixture or --preset, "
-		             "not both\n");
-		return MS_EXIT_USAGE;
-	}
-	if (o[O_VARIANT].count && o[O_CHAIN].count) {
-		fprintf(err, "mergescope run: give --variant or --chain, "
-		             "not both\n");
-		return MS_EXIT_USAGE;
-	}
-	if (o[O_GRACE].count && strcmp(o[O_GRACE].value, "selection") != 0 &&
-	    strcmp(o[O_GRACE].value, "trace") != 0) {
-		fprintf(err,
-		        "mergescope run: --grace-policy \"%s\": expected "
-		        "selection or trace\n",
-		        o[O_GRACE].value);
-		return MS_EXIT_USAGE;
-	}
-	if (o[O_BREAK].count)
+	if (o[MS__RO_BREAK].count)
 		fprintf(err,
 		        "mergescope run: note: %d --break option%s ignored; a "
 		        "headless run never stops (use the TUI to break)\n",
-		        o[O_BREAK].count, o[O_BREAK].count == 1 ? "" : "s");
-	ms__run_args a = {
-		.cmd = "run",
-		.fixture = o[O_FIXTURE].value,
-		.preset = o[O_PRESET].value,
-		.variant = o[O_VARIANT].count ? o[O_VARIANT].value
-		                              : o[O_CHAIN].value,
-		.grace = o[O_GRACE].value,
-		.profile = o[O_PROFILE].value,
-		.db = o[O_DB].value,
-		.json = o[O_JSON].value,
-	};
+		        o[MS__RO_BREAK].count,
+		        o[MS__RO_BREAK].count == 1 ? "" : "s");
+	ms__run_args a;
+	ms__run_args_from(&a, &ms_cmd_run, o);
 	ms__run_cfg *cfg = malloc(sizeof(*cfg));
 	if (!cfg) {
 		fprintf(err, "mergescope run: out of memory\n");
@@ -254,7 +194,7 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	}
 	rc = ms__run_prepare(&a, cfg, err);
 	if (rc == 0)
-		rc = headless(&a, cfg, o[O_SERIAL].count > 0, out, err);
+		rc = headless(&a, cfg, o[MS__RO_SERIAL].count > 0, out, err);
 	free(cfg);
 	return rc;
 }

@@ -54,24 +54,6 @@ static const char usage[] =
         "  --ascii              ASCII borders and glyphs\n"
         "  --headless           no curses: progress and the report (= run)\n";
 
-enum {
-	O_FIXTURE,
-	O_PRESET,
-	O_VARIANT,
-	O_CHAIN,
-	O_GRACE,
-	O_SERIAL,
-	O_PROFILE,
-	O_DB,
-	O_BREAK,
-	O_PAUSED,
-	O_SPEED,
-	O_NOCOLOR,
-	O_ASCII,
-	O_HEADLESS,
-	O_COUNT
-};
-
 #define MAX_BREAKS 64
 
 /* "max" -> 0; "60", "60x", "0.5" -> the multiple; false otherwise. */
@@ -90,31 +72,6 @@ parse_speed(const char *s, double *out)
 		return false;
 	*out = v;
 	return true;
-}
-
-/* Every --break value in order (ms__opt keeps only the last); argv was
- * already checked by ms__cmd_parse against the same table. */
-static size_t
-collect_breaks(int argc, char **argv, const ms__opt *o, size_t nopts,
-               const char **out, size_t cap)
-{
-	size_t n = 0;
-	for (int i = 1; i < argc; i++) {
-		size_t alen = strcspn(argv[i], "=");
-		const ms__opt *hit = NULL;
-		for (size_t k = 0; k < nopts; k++)
-			if (strlen(o[k].name) == alen &&
-			    strncmp(o[k].name, argv[i], alen) == 0)
-				hit = &o[k];
-		if (!hit || !hit->arg)
-			continue;
-		const char *val = argv[i][alen] == '=' ? argv[i] + alen + 1
-		                  : i + 1 < argc       ? argv[++i]
-		                                       : NULL;
-		if (hit == &o[O_BREAK] && val && n < cap)
-			out[n++] = val;
-	}
-	return n;
 }
 
 static int
@@ -197,55 +154,26 @@ run(int argc, char **argv, FILE *out, FILE *err)
 {
 	if (ms__cmd_wants_help(&ms_cmd_tui, argc, argv, out))
 		return 0;
-	ms__opt o[O_COUNT] = {
-		[O_FIXTURE] = { "--fixture", "DIR", false, false, 0, NULL },
-		[O_PRESET] = { "--preset", "P", false, false, 0, NULL },
-		[O_VARIANT] = { "--variant", "V", false, false, 0, NULL },
-		[O_CHAIN] = { "--chain", "SPEC", false, false, 0, NULL },
-		[O_GRACE] = { "--grace-policy", "selection|trace", false, false,
-		              0, NULL },
-		[O_SERIAL] = { "--serial", NULL, false, false, 0, NULL },
-		[O_PROFILE] = { "--profile", "SPEC", false, false, 0, NULL },
-		[O_DB] = { "--db", "FILE", false, false, 0, NULL },
-		[O_BREAK] = { "--break", "SPEC", false, true, 0, NULL },
-		[O_PAUSED] = { "--paused", NULL, false, false, 0, NULL },
-		[O_SPEED] = { "--speed", "X", false, false, 0, NULL },
-		[O_NOCOLOR] = { "--no-color", NULL, false, false, 0, NULL },
-		[O_ASCII] = { "--ascii", NULL, false, false, 0, NULL },
-		[O_HEADLESS] = { "--headless", NULL, false, false, 0, NULL },
-	};
-	int rc = ms__cmd_parse(&ms_cmd_tui, argc, argv, o, O_COUNT, err);
-	if (rc)
+	/* --json, the last of the shared table, is `run`'s alone. */
+	ms__opt o[MS__RO_COUNT];
+	memcpy(o, ms__run_opts, sizeof(o));
+	int rc = ms__cmd_parse(&ms_cmd_tui, argc, argv, o, MS__RO_JSON, err);
+	if (rc || (rc = ms__run_opts_check(&ms_cmd_tui, o, err)))
 		return rc;
-	if (o[O_FIXTURE].count && o[O_PRESET].count) {
-		fprintf(err, "mergescope tui: give --fixture or --preset, "
-		             "not both\n");
-		return MS_EXIT_USAGE;
-	}
-	if (o[O_VARIANT].count && o[O_CHAIN].count) {
-		fprintf(err, "mergescope tui: give --variant or --chain, "
-		             "not both\n");
-		return MS_EXIT_USAGE;
-	}
-	if (o[O_GRACE].count && strcmp(o[O_GRACE].value, "selection") != 0 &&
-	    strcmp(o[O_GRACE].value, "trace") != 0) {
-		fprintf(err,
-		        "mergescope tui: --grace-policy \"%s\": expected "
-		        "selection or trace\n",
-		        o[O_GRACE].value);
-		return MS_EXIT_USAGE;
-	}
 	double speed = MS_TUI_DEFAULT_SPEED;
-	if (o[O_SPEED].count && !parse_speed(o[O_SPEED].value, &speed)) {
+	if (o[MS__RO_SPEED].count &&
+	    !parse_speed(o[MS__RO_SPEED].value, &speed)) {
 		fprintf(err,
 		        "mergescope tui: --speed \"%s\": expected a multiple "
 		        "of real time like 60 or 60x, or max\n",
-		        o[O_SPEED].value);
+		        o[MS__RO_SPEED].value);
 		return MS_EXIT_USAGE;
 	}
 	const char *breaks[MAX_BREAKS];
-	size_t nbreaks =
-	        collect_breaks(argc, argv, o, O_COUNT, breaks, MAX_BREAKS);
+	size_t nbreaks = ms__opt_values(argc, argv, o, MS__RO_JSON,
+	                                &o[MS__RO_BREAK], breaks, MAX_BREAKS);
+	if (nbreaks > MAX_BREAKS)
+		nbreaks = MAX_BREAKS;
 	for (size_t i = 0; i < nbreaks; i++) {
 		ms_breakpoint bp;
 		ms_errbuf eb = { "" };
@@ -255,19 +183,11 @@ run(int argc, char **argv, FILE *out, FILE *err)
 			return MS_EXIT_USAGE;
 		}
 	}
-	if (o[O_HEADLESS].count || !isatty(STDOUT_FILENO))
+	if (o[MS__RO_HEADLESS].count || !isatty(STDOUT_FILENO))
 		return ms_cmd_run.run(argc, argv, out, err);
 
-	ms__run_args a = {
-		.cmd = "tui",
-		.fixture = o[O_FIXTURE].value,
-		.preset = o[O_PRESET].value,
-		.variant = o[O_VARIANT].count ? o[O_VARIANT].value
-		                              : o[O_CHAIN].value,
-		.grace = o[O_GRACE].value,
-		.profile = o[O_PROFILE].value,
-		.db = o[O_DB].value,
-	};
+	ms__run_args a;
+	ms__run_args_from(&a, &ms_cmd_tui, o);
 	ms__run_cfg *cfg = malloc(sizeof(*cfg));
 	if (!cfg) {
 		fprintf(err, "mergescope tui: out of memory\n");
@@ -276,11 +196,12 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	rc = ms__run_prepare(&a, cfg, err);
 	if (rc == 0) {
 		ms_tui_opts topts = {
-			.no_color = o[O_NOCOLOR].count > 0,
-			.ascii = o[O_ASCII].count > 0,
+			.no_color = o[MS__RO_NOCOLOR].count > 0,
+			.ascii = o[MS__RO_ASCII].count > 0,
 		};
-		rc = session(&a, cfg, o[O_SERIAL].count > 0, breaks, nbreaks,
-		             o[O_PAUSED].count > 0, speed, &topts, out, err);
+		rc = session(&a, cfg, o[MS__RO_SERIAL].count > 0, breaks,
+		             nbreaks, o[MS__RO_PAUSED].count > 0, speed, &topts,
+		             out, err);
 	}
 	free(cfg);
 	return rc;

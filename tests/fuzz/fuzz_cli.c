@@ -5,9 +5,10 @@
  *
  * The real commands start long work (a replay, a fixture build, a
  * database) as soon as their options parse, so this harness links cli.c
- * alone with stand-ins for the six command descriptors: each has the name
- * and option table of the real command (tui/cmd_*.c; keep them in step)
- * and stops right after parsing, checking what the parser promises:
+ * and the option tables (cli_opts.c) alone, with stand-ins for the six
+ * command descriptors: each has the name of the real command, parses with
+ * its option table (`tui` without --json, as the real one) and stops right
+ * after parsing, checking what the parser promises:
  * required options given, flags without values, options with a value
  * holding one, non-repeatable options given once.
  *
@@ -38,7 +39,7 @@ check_parsed(const ms__opt *o, size_t n)
 	}
 }
 
-#define STUB(var, cname, first, ...)                                           \
+#define STUB(var, cname, first, tmpl, nopts)                                   \
 	static int var##_run(int argc, char **argv, FILE *out, FILE *err);     \
 	const ms_cmd var = { cname, "stand-in", "usage: " cname "\n",          \
 		             var##_run };                                      \
@@ -46,8 +47,9 @@ check_parsed(const ms__opt *o, size_t n)
 	{                                                                      \
 		if (ms__cmd_wants_help(&var, argc, argv, out))                 \
 			return 0;                                              \
-		ms__opt o[] = { __VA_ARGS__ };                                 \
-		size_t n = sizeof(o) / sizeof(o[0]);                           \
+		ms__opt o[sizeof(tmpl) / sizeof(tmpl[0])];                     \
+		memcpy(o, tmpl, sizeof(o));                                    \
+		size_t n = nopts;                                              \
 		int skip = first;                                              \
 		if (skip && (argc < 2 || strcmp(argv[1], "build") != 0))       \
 			return MS_EXIT_USAGE;                                  \
@@ -60,44 +62,12 @@ check_parsed(const ms__opt *o, size_t n)
 		return rc;                                                     \
 	}
 
-#define OPT(name, arg, req, rep)                                               \
-	{                                                                      \
-		name, arg, req, rep, 0, NULL                                   \
-	}
-
-STUB(ms_cmd_tui, "tui", 0, OPT("--fixture", "DIR", false, false),
-     OPT("--preset", "P", false, false), OPT("--variant", "V", false, false),
-     OPT("--chain", "SPEC", false, false),
-     OPT("--grace-policy", "selection|trace", false, false),
-     OPT("--serial", NULL, false, false),
-     OPT("--profile", "SPEC", false, false), OPT("--db", "FILE", false, false),
-     OPT("--break", "SPEC", false, true), OPT("--paused", NULL, false, false),
-     OPT("--speed", "X", false, false), OPT("--no-color", NULL, false, false),
-     OPT("--ascii", NULL, false, false), OPT("--headless", NULL, false, false))
-
-STUB(ms_cmd_run, "run", 0, OPT("--headless", NULL, false, false),
-     OPT("--fixture", "DIR", false, false), OPT("--preset", "P", false, false),
-     OPT("--variant", "V", false, false), OPT("--chain", "SPEC", false, false),
-     OPT("--grace-policy", "selection|trace", false, false),
-     OPT("--serial", NULL, false, false),
-     OPT("--profile", "SPEC", false, false), OPT("--db", "FILE", false, false),
-     OPT("--json", "FILE", false, false), OPT("--break", "SPEC", false, true),
-     OPT("--no-color", NULL, false, false), OPT("--ascii", NULL, false, false),
-     OPT("--paused", NULL, false, false), OPT("--speed", "X", false, false))
-
-STUB(ms_cmd_fixture, "fixture", 1, OPT("--preset", "P", true, false),
-     OPT("--seed", "N", true, false), OPT("--out", "DIR", true, false))
-
-STUB(ms_cmd_export, "export", 0, OPT("--db", "FILE", true, false),
-     OPT("--format", "jsonl|csv|chrome", true, false),
-     OPT("--out", "FILE", false, false), OPT("--filter", "TEXT", false, false))
-
-STUB(ms_cmd_report, "report", 0, OPT("--db", "FILE", true, false),
-     OPT("--vs", "FILE", false, false), OPT("--json", NULL, false, false))
-
-STUB(ms_cmd_merge_once, "merge-once", 0, OPT("--frozen", "DIR", true, false),
-     OPT("--variant", "V", true, true), OPT("--reps", "N", false, false),
-     OPT("--grace-policy", "selection|trace", false, false))
+STUB(ms_cmd_tui, "tui", 0, ms__run_opts, MS__RO_JSON)
+STUB(ms_cmd_run, "run", 0, ms__run_opts, MS__RO_COUNT)
+STUB(ms_cmd_fixture, "fixture", 1, ms__fixture_opts, MS__FX_COUNT)
+STUB(ms_cmd_export, "export", 0, ms__export_opts, MS__EX_COUNT)
+STUB(ms_cmd_report, "report", 0, ms__report_opts, MS__RP_COUNT)
+STUB(ms_cmd_merge_once, "merge-once", 0, ms__merge_once_opts, MS__MO_COUNT)
 
 static FILE *devnull;
 
