@@ -57,10 +57,4 @@ static const ms_plugin_desc ak_desc = {
 	.close = ak_close,
 };
 
-MS_PLUGIN_EXPORT int ms_plugin_entry(ms_plugin_desc *desc, size_t desc_size);
-
-int
-ms_plugin_entry(ms_plugin_desc *desc, size_t desc_size)
-{
-	return ms_plugin_fill(desc, desc_size, &ak_desc);
-}
+MS_PLUGIN_DEFINE(ak_desc)

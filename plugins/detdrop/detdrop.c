@@ -167,10 +167,4 @@ static const ms_plugin_desc dd_desc = {
 	.stats = dd_stats,
 };
 
-MS_PLUGIN_EXPORT int ms_plugin_entry(ms_plugin_desc *desc, size_t desc_size);
-
-int
-ms_plugin_entry(ms_plugin_desc *desc, size_t desc_size)
-{
-	return ms_plugin_fill(desc, desc_size, &dd_desc);
-}
+MS_PLUGIN_DEFINE(dd_desc)

@@ -207,4 +207,21 @@ ms_plugin_fill(ms_plugin_desc *desc, size_t desc_size,
 	return 0;
 }
 
+/*
+ * Define the exported entry point of a plugin whose descriptor is one
+ * complete static struct, handed to the host through ms_plugin_fill:
+ *
+ *   static const ms_plugin_desc my_desc = { .struct_size = ..., ... };
+ *   MS_PLUGIN_DEFINE(my_desc)
+ *
+ * Plain C over the declarations above; the ABI does not depend on it.
+ */
+#define MS_PLUGIN_DEFINE(desc)                                                 \
+	MS_PLUGIN_EXPORT int ms_plugin_entry(ms_plugin_desc *ms_desc_,         \
+	                                     size_t ms_desc_size_);            \
+	int ms_plugin_entry(ms_plugin_desc *ms_desc_, size_t ms_desc_size_)    \
+	{                                                                      \
+		return ms_plugin_fill(ms_desc_, ms_desc_size_, &(desc));       \
+	}
+
 #endif

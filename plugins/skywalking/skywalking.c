@@ -488,10 +488,4 @@ static const ms_plugin_desc sw_desc = {
 	.stats = sw_stats,
 };
 
-MS_PLUGIN_EXPORT int ms_plugin_entry(ms_plugin_desc *desc, size_t desc_size);
-
-int
-ms_plugin_entry(ms_plugin_desc *desc, size_t desc_size)
-{
-	return ms_plugin_fill(desc, desc_size, &sw_desc);
-}
+MS_PLUGIN_DEFINE(sw_desc)
