@@ -226,9 +226,7 @@ tl_tmpdir(char *out, size_t n, const char *tag)
 static inline void
 tl_rmrf(const char *dir)
 {
-	char cmd[4200];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
+	if (ms_test_rmtree(dir) != 0)
 		abort();
 }
 

@@ -1,8 +1,8 @@
 /*
  * replay_testlib.h - shared set-up for the replay controller tests
  * (test_replay.c, test_freeze.c): one smoke fixture per test executable in
- * a temporary directory, opening replays on it, and waiting for the
- * controller to stop (through its notify callback, never a fixed sleep).
+ * a temporary directory, opening and starting replays on it, and waiting for
+ * the controller to stop (through its notify callback, never a fixed sleep).
  */
 #ifndef MS_REPLAY_TESTLIB_H
 #define MS_REPLAY_TESTLIB_H
@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "ms_fixture.h"
 #include "ms_replay.h"
+#include "testdir.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -82,9 +83,7 @@ rt_exists(const char *p)
 RT_FN void
 rt_rm(const char *p)
 {
-	char cmd[PATH_MAX + 32];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
-	if (system(cmd) != 0)
+	if (ms_test_rmtree(p) != 0)
 		fprintf(stderr, "cannot remove %s\n", p);
 }
 
@@ -155,6 +154,27 @@ rt_opts(rt_run *run, const char *name, const char *variant)
 	run->o.plugin_dir = MS_PLUGIN_DIR;
 	run->o.decide_timeout_ns = 0;
 	run->o.notify = rt_notify;
+}
+
+/* Open a replay with run->o (rt_opts, then the caller's own settings),
+ * add the breakpoint bp (NULL: none) and start it. NULL after printing
+ * why on stderr. */
+RT_FN ms_replay *
+rt_start(rt_run *run, const char *bp)
+{
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_replay_open(&r, &run->o, &eb);
+	if (rc == 0 && bp)
+		rc = ms_replay_break_add(r, bp, NULL, &eb);
+	if (rc == 0)
+		rc = ms_replay_start(r, &eb);
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", run->db, eb.msg);
+		ms_replay_close(r);
+		return NULL;
+	}
+	return r;
 }
 
 RT_FN bool

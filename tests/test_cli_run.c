@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cli_testlib.h"
 #include "ms_fixture.h"
 #include "ms_replay.h"
 #include "ms_tui.h"
@@ -39,39 +40,14 @@ static size_t out_len;
 
 #define CAP (8u << 20)
 
-static size_t
-slurp(FILE *f, char *buf, size_t cap)
-{
-	rewind(f);
-	size_t n = fread(buf, 1, cap - 1, f);
-	buf[n] = '\0';
-	return n;
-}
-
 /* Run the CLI on a NULL-terminated argument list; capture both streams. */
 static int
 cli(const char *first, ...)
 {
-	char *argv[40];
-	int argc = 0;
-	argv[argc++] = (char *)"mergescope";
 	va_list ap;
 	va_start(ap, first);
-	for (const char *a = first; a && argc < 39;
-	     a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
+	int rc = ct_vcli(out_text, CAP, &out_len, err_text, CAP, first, ap);
 	va_end(ap);
-	argv[argc] = NULL;
-	FILE *o = tmpfile(), *e = tmpfile();
-	assert_non_null(o);
-	assert_non_null(e);
-	int rc = ms_cli_main(argc, argv, o, e);
-	fflush(o);
-	fflush(e);
-	out_len = slurp(o, out_text, CAP);
-	slurp(e, err_text, CAP);
-	fclose(o);
-	fclose(e);
 	return rc;
 }
 

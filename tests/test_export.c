@@ -16,6 +16,7 @@
 #include "ev_fixture.h"
 #include "ev_private.h"
 #include "ms_replay_events.h"
+#include "testdir.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -374,8 +375,7 @@ static int
 setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ms-test-export-XXXXXX");
-	if (!mkdtemp(tmpdir))
+	if (!ms_test_mkdtemp(tmpdir, sizeof(tmpdir), "ms-test-export"))
 		return -1;
 	snprintf(dbpath, sizeof(dbpath), "%s/run.db", tmpdir);
 	ms_errbuf eb;
@@ -386,9 +386,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return ms_test_rmtree(tmpdir);
 }
 
 /* Export into memory; returns the NUL-terminated text (caller frees). */

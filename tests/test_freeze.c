@@ -30,15 +30,8 @@ open_started(rt_run *run, const char *name, const char *variant, bool paused,
 	run->o.serial = true;
 	run->o.start_paused = paused;
 	run->o.keep_shard = keep;
-	ms_replay *r = NULL;
-	ms_errbuf eb = { { 0 } };
-	int rc = ms_replay_open(&r, &run->o, &eb);
-	if (rc)
-		fprintf(stderr, "%s: %s\n", name, eb.msg);
-	assert_int_equal(rc, 0);
-	if (bp)
-		assert_int_equal(ms_replay_break_add(r, bp, NULL, &eb), 0);
-	assert_int_equal(ms_replay_start(r, &eb), 0);
+	ms_replay *r = rt_start(run, bp);
+	assert_non_null(r);
 	return r;
 }
 

@@ -13,6 +13,7 @@
 
 #include "ev_fixture.h"
 #include "ms_replay_events.h"
+#include "testdir.h"
 
 #include <signal.h>
 #include <sqlite3.h>
@@ -28,17 +29,15 @@ static int
 setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ms-test-recorder-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return ms_test_mkdtemp(tmpdir, sizeof(tmpdir), "ms-test-recorder") ? 0
+	                                                                   : -1;
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return ms_test_rmtree(tmpdir);
 }
 
 static void

@@ -12,6 +12,7 @@
 
 #include "ev_fixture.h"
 #include "ms_replay_events.h"
+#include "testdir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,17 +24,15 @@ static int
 setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ms-test-report-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return ms_test_mkdtemp(tmpdir, sizeof(tmpdir), "ms-test-report") ? 0
+	                                                                 : -1;
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return ms_test_rmtree(tmpdir);
 }
 
 static void

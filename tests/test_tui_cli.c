@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cli_testlib.h"
 #include "ms_tui.h"
 #include "tui_int.h"
 
@@ -23,28 +24,11 @@ static char out_text[16384], err_text[16384];
 static int
 cli(const char *first, ...)
 {
-	char *argv[32];
-	int argc = 0;
-	argv[argc++] = (char *)"mergescope";
 	va_list ap;
 	va_start(ap, first);
-	for (const char *a = first; a && argc < 31;
-	     a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
+	int rc = ct_vcli(out_text, sizeof(out_text), NULL, err_text,
+	                 sizeof(err_text), first, ap);
 	va_end(ap);
-	argv[argc] = NULL;
-	FILE *o = tmpfile(), *e = tmpfile();
-	assert_non_null(o);
-	assert_non_null(e);
-	int rc = ms_cli_main(argc, argv, o, e);
-	rewind(o);
-	rewind(e);
-	size_t n = fread(out_text, 1, sizeof(out_text) - 1, o);
-	out_text[n] = '\0';
-	n = fread(err_text, 1, sizeof(err_text) - 1, e);
-	err_text[n] = '\0';
-	fclose(o);
-	fclose(e);
 	return rc;
 }
 

@@ -1,5 +1,6 @@
 /*
- * testdir.h - where tests put their scratch shards and parts.
+ * testdir.h - where tests put their scratch shards and parts, and how
+ * they remove them.
  *
  * Tests write thousands of small parts and fsync each one; on a disk that
  * makes the suite wait on the device for minutes. /dev/shm (tmpfs) runs
@@ -28,6 +29,17 @@ ms_test_mkdtemp(char *buf, size_t n, const char *tag)
 	if ((size_t)snprintf(buf, n, "%s/%s-XXXXXX", base, tag) >= n)
 		return NULL;
 	return mkdtemp(buf);
+}
+
+/* Remove dir and everything below it; 0, or -1 when rm failed. */
+static inline int
+ms_test_rmtree(const char *dir)
+{
+	char cmd[4200];
+	if ((size_t)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir) >=
+	    sizeof(cmd))
+		return -1;
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 #endif
