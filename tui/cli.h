@@ -120,6 +120,7 @@ typedef struct ms__run_args {
 	const char *profile; /* --profile, or NULL */
 	const char *db;      /* --db FILE, or NULL (the cache's runs/) */
 	const char *json;    /* --json FILE (run), or NULL */
+	bool serial;         /* --serial */
 } ms__run_args;
 
 /* What a run needs, resolved. */
@@ -157,5 +158,12 @@ int ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err);
 /* The run arguments the parsed options o (MS__RO_COUNT entries) give;
  * strings are borrowed from argv. */
 void ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o);
+struct ms_replay_opts; /* ms_replay.h */
+/* Replay options for the resolved run: fixture, database, variant, plugin
+ * directory, grace policy, --serial and --profile; everything else zero
+ * (the caller sets speed, breakpoints and the like). Strings are borrowed
+ * from a and cfg. */
+void ms__replay_opts_from(struct ms_replay_opts *ro, const ms__run_args *a,
+                          const ms__run_cfg *cfg);
 
 #endif

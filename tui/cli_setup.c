@@ -17,6 +17,7 @@
 #include "ms_limits.h"
 #include "ms_mem.h"
 #include "ms_pipeline.h"
+#include "ms_replay.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -484,5 +485,20 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 		.profile = o[MS__RO_PROFILE].value,
 		.db = o[MS__RO_DB].value,
 		.json = o[MS__RO_JSON].value,
+		.serial = o[MS__RO_SERIAL].count > 0,
 	};
+}
+
+void
+ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
+                     const ms__run_cfg *cfg)
+{
+	memset(ro, 0, sizeof(*ro));
+	ro->fixture_dir = cfg->fixture_dir;
+	ro->db_path = cfg->db;
+	ro->variant = cfg->variant;
+	ro->plugin_dir = cfg->plugin_dir;
+	ro->grace_policy = a->grace;
+	ro->serial = a->serial;
+	ro->profile = a->profile;
 }

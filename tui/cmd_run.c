@@ -98,18 +98,10 @@ report(const char *db_path, const char *json, FILE *out, FILE *err,
 }
 
 static int
-headless(const ms__run_args *a, const ms__run_cfg *cfg, bool serial, FILE *out,
-         FILE *err)
+headless(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out, FILE *err)
 {
 	ms_replay_opts ro;
-	memset(&ro, 0, sizeof(ro));
-	ro.fixture_dir = cfg->fixture_dir;
-	ro.db_path = cfg->db;
-	ro.variant = cfg->variant;
-	ro.plugin_dir = cfg->plugin_dir;
-	ro.grace_policy = a->grace;
-	ro.serial = serial;
-	ro.profile = a->profile;
+	ms__replay_opts_from(&ro, a, cfg);
 	ro.speed = 0; /* as fast as the engine goes */
 	ms_replay *r = NULL;
 	ms_errbuf eb = { "" };
@@ -194,7 +186,7 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	}
 	rc = ms__run_prepare(&a, cfg, err);
 	if (rc == 0)
-		rc = headless(&a, cfg, o[MS__RO_SERIAL].count > 0, out, err);
+		rc = headless(&a, cfg, out, err);
 	free(cfg);
 	return rc;
 }

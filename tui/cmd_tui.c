@@ -75,19 +75,12 @@ parse_speed(const char *s, double *out)
 }
 
 static int
-session(const ms__run_args *a, const ms__run_cfg *cfg, bool serial,
-        const char **breaks, size_t nbreaks, bool paused, double speed,
-        const ms_tui_opts *topts, FILE *out, FILE *err)
+session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
+        size_t nbreaks, bool paused, double speed, const ms_tui_opts *topts,
+        FILE *out, FILE *err)
 {
 	ms_replay_opts ro;
-	memset(&ro, 0, sizeof(ro));
-	ro.fixture_dir = cfg->fixture_dir;
-	ro.db_path = cfg->db;
-	ro.variant = cfg->variant;
-	ro.plugin_dir = cfg->plugin_dir;
-	ro.grace_policy = a->grace;
-	ro.serial = serial;
-	ro.profile = a->profile;
+	ms__replay_opts_from(&ro, a, cfg);
 	ro.start_paused = paused;
 	ro.speed = speed;
 	/* No notify hook: the session loop polls at its frame rate. */
@@ -199,9 +192,9 @@ run(int argc, char **argv, FILE *out, FILE *err)
 			.no_color = o[MS__RO_NOCOLOR].count > 0,
 			.ascii = o[MS__RO_ASCII].count > 0,
 		};
-		rc = session(&a, cfg, o[MS__RO_SERIAL].count > 0, breaks,
-		             nbreaks, o[MS__RO_PAUSED].count > 0, speed, &topts,
-		             out, err);
+		rc = session(&a, cfg, breaks, nbreaks,
+		             o[MS__RO_PAUSED].count > 0, speed, &topts, out,
+		             err);
 	}
 	free(cfg);
 	return rc;
