@@ -30,7 +30,9 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#define FLUSH_AT (1u << 20)
+/* `out` is written when the next block would take it past FLUSH_AT, so it
+ * stays one FLUSH_AT buffer; a block larger than that is written alone. */
+#define FLUSH_AT (256u << 10)
 
 struct ms_part_writer {
 	ms_mem *mem;
@@ -134,6 +136,10 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_dir, uint64_t id,
 	w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
 	if (!w->cctx) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: zstd context", idstr);
+		goto fail;
+	}
+	if (ms__index_start(&w->index) != 0) {
+		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: index", idstr);
 		goto fail;
 	}
 	w->lit_mode = ZSTD_ps_auto;
@@ -354,6 +360,19 @@ note_trace(ms_part_writer *w, const uint8_t *tid, uint32_t len, int *rc)
 	w->meta.traces++;
 }
 
+/* Make room for a block of `len` bytes in `out`: write what is pending
+ * first when the block would take `out` past FLUSH_AT. */
+static int
+out_room(ms_part_writer *w, size_t len)
+{
+	if (w->out.len && len > FLUSH_AT - w->out.len) {
+		int rc = flush_out(w);
+		if (rc)
+			return rc;
+	}
+	return ms_buf_reserve(&w->out, len);
+}
+
 /* Account for a block of `len` bytes just appended at out.data + at. */
 static int
 commit_block(ms_part_writer *w, size_t at, size_t len, uint32_t nrows,
@@ -425,7 +444,7 @@ write_block(ms_part_writer *w, const ms_row *rows, size_t n, ms_errbuf *eb)
 		             ms_strerror(rc));
 	size_t ba = ZSTD_compressBound(w->ua.len);
 	size_t bb = ZSTD_compressBound(w->ub.len);
-	rc = ms_buf_reserve(&w->out, MS__BLOCK_HDR + ba + bb);
+	rc = out_room(w, MS__BLOCK_HDR + ba + bb);
 	if (rc)
 		return wfail(w, eb, rc, MS__F_DATA, "block buffer: %s",
 		             ms_strerror(rc));
@@ -548,12 +567,14 @@ ms_part_writer_add_raw(ms_part_writer *w, const ms_raw_block *raw,
 	int rc = 0;
 	if (cmp > 0)
 		note_trace(w, hd.tid, hd.tid_len, &rc);
+	if (rc == 0)
+		rc = out_room(w, hd.stored);
 	if (rc == 0) {
 		size_t at = w->out.len;
-		rc = ms_buf_append(&w->out, raw->bytes, hd.stored);
-		if (rc == 0)
-			rc = commit_block(w, at, hd.stored, hd.nrows, hd.min_ts,
-			                  hd.max_ts, hd.span_bytes);
+		memcpy(w->out.data + at, raw->bytes, hd.stored);
+		w->out.len += hd.stored;
+		rc = commit_block(w, at, hd.stored, hd.nrows, hd.min_ts,
+		                  hd.max_ts, hd.span_bytes);
 	}
 	if (rc)
 		return wfail(w, eb, rc, MS__F_DATA, "%s", ms_strerror(rc));
@@ -590,24 +611,30 @@ ms__meta_encode(uint8_t out[MS__META_SIZE], const ms_part_meta *m,
 #undef PUT64
 }
 
-/* Build "<magic><version><kind><count><entry size> entries <xxh64>". */
 int
-ms__index_build(ms_buf *dst, enum ms_part_kind kind, const ms_buf *entries,
-                uint64_t count, uint64_t entry_size)
+ms__index_start(ms_buf *b)
 {
-	uint8_t h[MS__INDEX_HDR] = { 0 };
+	static const uint8_t zero[MS__INDEX_HDR];
+	ms_buf_reset(b);
+	return ms_buf_append(b, zero, sizeof(zero));
+}
+
+/* Make "<magic><version><kind><count><entry size> entries <xxh64>" of the
+ * placeholder and the entries after it, without copying the entries. */
+int
+ms__index_seal(ms_buf *b, enum ms_part_kind kind, uint64_t count,
+               uint64_t entry_size)
+{
+	if (b->len != MS__INDEX_HDR + count * entry_size)
+		return MS_ERR_STATE;
+	uint8_t *h = b->data;
 	memcpy(h, MS__INDEX_MAGIC, 8);
 	ms_put_le32(h + offsetof(struct ms__index_hdr, version),
 	            MS_PART_FORMAT_VERSION);
 	ms_put_le32(h + offsetof(struct ms__index_hdr, kind), (uint32_t)kind);
 	ms_put_le64(h + offsetof(struct ms__index_hdr, count), count);
 	ms_put_le64(h + offsetof(struct ms__index_hdr, entry_size), entry_size);
-	int rc = ms_buf_append(dst, h, sizeof(h));
-	if (rc == 0)
-		rc = ms_buf_append(dst, entries->data, entries->len);
-	if (rc == 0)
-		rc = ms_buf_append_le64(dst, XXH64(dst->data, dst->len, 0));
-	return rc;
+	return ms_buf_append_le64(b, XXH64(b->data, b->len, 0));
 }
 
 static int
@@ -645,8 +672,7 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_STATE,
 		               "part writer: an earlier add failed");
 	}
-	ms_buf idx, bloom;
-	ms_buf_init(&idx, w->mem, 0);
+	ms_buf *idx = &w->index, bloom;
 	ms_buf_init(&bloom, w->mem, 0);
 	const char *file = MS__F_DATA;
 	int rc = flush_out(w);
@@ -661,10 +687,10 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		goto out;
 	}
 	file = MS__F_INDEX;
-	rc = ms__index_build(&idx, MS_KIND_CORE, &w->index, w->meta.blocks,
-	                     sizeof(struct ms__index_entry));
+	rc = ms__index_seal(idx, MS_KIND_CORE, w->meta.blocks,
+	                    sizeof(struct ms__index_entry));
 	if (rc == 0)
-		rc = ms__write_file(w->dir, MS__F_INDEX, idx.data, idx.len,
+		rc = ms__write_file(w->dir, MS__F_INDEX, idx->data, idx->len,
 		                    w->no_sync, w->io, eb);
 	if (rc)
 		goto fail_named;
@@ -678,9 +704,9 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	file = MS__F_META;
 	w->meta.checksum = XXH64_digest(&w->content);
 	w->meta.compressed_bytes =
-	        MS__META_SIZE + w->data_off + idx.len + bloom.len;
+	        MS__META_SIZE + w->data_off + idx->len + bloom.len;
 	uint8_t m[MS__META_SIZE];
-	ms__meta_encode(m, &w->meta, MS_KIND_CORE, w->data_off, idx.len,
+	ms__meta_encode(m, &w->meta, MS_KIND_CORE, w->data_off, idx->len,
 	                bloom.len);
 	rc = ms__write_file(w->dir, MS__F_META, m, sizeof(m), w->no_sync, w->io,
 	                    eb);
@@ -696,7 +722,6 @@ fail_named:
 		wfail(w, eb, rc, file, "%s", ms_strerror(rc));
 	w->failed = true;
 out:
-	ms_buf_release(&idx);
 	ms_buf_release(&bloom);
 	if (rc)
 		ms_part_writer_abort(w);

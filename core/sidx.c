@@ -6,8 +6,10 @@
  *
  * Writer design:
  *  1. Rows arrive in non-decreasing (series, key, value) order (checked).
- *  2. `chunk` holds at most MS__CHUNK_ROWS rows not yet written; a full
- *     chunk is encoded, compressed and appended to `out` at once.
+ *  2. `chunk` holds nchunk <= chunk_cap <= MS__CHUNK_ROWS rows not yet
+ *     written; chunk_cap starts at the row hint (or small) and doubles.
+ *     A full chunk is encoded into `raw` (sized exactly), compressed into
+ *     `out` and written at once, so `out` holds one chunk at most.
  *  3. data_off is the byte length of `data` including `out`; `content`
  *     has absorbed exactly those bytes.
  *  4. After a failure the writer is `failed`; finish removes the directory.
@@ -85,7 +87,7 @@ struct ms_sidx_writer {
 	int fd;
 	ZSTD_CCtx *cctx;
 	ms_sidx_row *chunk;
-	size_t nchunk;
+	size_t nchunk, chunk_cap;
 	ms_buf raw, out, index;
 	uint64_t data_off;
 	XXH64_state_t content;
@@ -126,7 +128,7 @@ swriter_free(ms_sidx_writer *w)
 	ms_buf_release(&w->raw);
 	ms_buf_release(&w->out);
 	ms_buf_release(&w->index);
-	ms_mem_free(w->mem, w->chunk, MS__CHUNK_ROWS * sizeof(ms_sidx_row));
+	ms_mem_free(w->mem, w->chunk, w->chunk_cap * sizeof(ms_sidx_row));
 	ms_mem_free(w->mem, w->dir, w->dir_size);
 	ms_mem_free(w->mem, w, sizeof(*w));
 }
@@ -145,10 +147,15 @@ ms_sidx_writer_abort(ms_sidx_writer *w)
 	swriter_free(w);
 }
 
-int
-ms_sidx_writer_open(ms_sidx_writer **out, enum ms_part_kind kind,
-                    const char *tmp_dir, uint64_t id,
-                    const ms_part_writer_opts *opts, ms_errbuf *eb)
+/* First chunk capacity without a row hint; it doubles up to a full chunk. */
+#define CHUNK_START 256u
+
+/* rows_hint: rows the part will probably hold (0 = unknown); it sizes the
+ * first chunk buffer, so a small part never pays for a full one. */
+static int
+swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_dir,
+             uint64_t id, const ms_part_writer_opts *opts, uint64_t rows_hint,
+             ms_errbuf *eb)
 {
 	*out = NULL;
 	ms_part_writer_opts o = { 0 };
@@ -184,10 +191,18 @@ ms_sidx_writer_open(ms_sidx_writer **out, enum ms_part_kind kind,
 	int rc;
 	w->dir_size = strlen(tmp_dir) + 1;
 	w->dir = ms_mem_dup(o.mem, tmp_dir, w->dir_size);
-	w->chunk = ms_mem_alloc(o.mem, MS__CHUNK_ROWS * sizeof(ms_sidx_row));
+	w->chunk_cap = rows_hint == 0               ? CHUNK_START
+	               : rows_hint > MS__CHUNK_ROWS ? MS__CHUNK_ROWS
+	                                            : (size_t)rows_hint;
+	w->chunk = ms_mem_alloc(o.mem, w->chunk_cap * sizeof(ms_sidx_row));
 	w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
 	if (!w->dir || !w->chunk || !w->cctx) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "index part %s: writer", idstr);
+		goto fail;
+	}
+	rc = ms__index_start(&w->index);
+	if (rc) {
+		rc = ms_fail(eb, rc, "index part %s: writer", idstr);
 		goto fail;
 	}
 	if (mkdir(tmp_dir, 0755) != 0) {
@@ -220,6 +235,25 @@ fail:
 	return rc;
 }
 
+int
+ms_sidx_writer_open(ms_sidx_writer **out, enum ms_part_kind kind,
+                    const char *tmp_dir, uint64_t id,
+                    const ms_part_writer_opts *opts, ms_errbuf *eb)
+{
+	return swriter_open(out, kind, tmp_dir, id, opts, 0, eb);
+}
+
+static inline size_t
+uv_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
 static inline uint8_t *
 put_uv(uint8_t *p, uint64_t v)
 {
@@ -237,8 +271,18 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 	size_t n = w->nchunk;
 	if (n == 0)
 		return 0;
+	size_t need = 0;
+	uint64_t ps = 0, pk = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t d = (uint64_t)w->chunk[i].key - pk;
+		need += uv_len(w->chunk[i].series - ps) +
+		        uv_len((d << 1) ^ (uint64_t)((int64_t)d >> 63)) + 1 +
+		        w->chunk[i].tid_len;
+		ps = w->chunk[i].series;
+		pk = (uint64_t)w->chunk[i].key;
+	}
 	ms_buf_reset(&w->raw);
-	int rc = ms_buf_reserve(&w->raw, n * ROW_MAX_BYTES);
+	int rc = ms_buf_reserve(&w->raw, need);
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
 		              ms_strerror(rc));
@@ -263,6 +307,7 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 	w->raw.len = (size_t)(p - w->raw.data);
 
 	size_t bound = ZSTD_compressBound(w->raw.len);
+	ms_buf_reset(&w->out);
 	rc = ms_buf_reserve(&w->out, MS__CHUNK_HDR + bound);
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
@@ -299,18 +344,15 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 	if (rc)
 		return swfail(w, eb, rc, MS__F_INDEX, "%s", ms_strerror(rc));
 	XXH64_update(&w->content, h, len);
-	w->out.len += len;
 	w->data_off += len;
 	w->meta.blocks++;
 	w->meta.uncompressed_bytes += w->raw.len;
 	w->nchunk = 0;
-	if (w->out.len >= (1u << 20)) {
-		rc = ms__write_all(w->fd, w->out.data, w->out.len, w->io);
-		w->out.len = 0;
-		if (rc)
-			return swfail(w, eb, rc, MS__F_DATA, "write: %s",
-			              strerror(errno));
-	}
+	/* A chunk is tens of KiB: written at once, `out` stays one chunk. */
+	rc = ms__write_all(w->fd, h, len, w->io);
+	if (rc)
+		return swfail(w, eb, rc, MS__F_DATA, "write: %s",
+		              strerror(errno));
 	return 0;
 }
 
@@ -331,6 +373,19 @@ ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
 		int rc = flush_chunk(w, eb);
 		if (rc)
 			return rc;
+	}
+	if (w->nchunk == w->chunk_cap) {
+		size_t nc = w->chunk_cap * 2 > MS__CHUNK_ROWS
+		                    ? MS__CHUNK_ROWS
+		                    : w->chunk_cap * 2;
+		ms_sidx_row *c = ms_mem_realloc(
+		        w->mem, w->chunk, w->chunk_cap * sizeof(ms_sidx_row),
+		        nc * sizeof(ms_sidx_row));
+		if (!c)
+			return swfail(w, eb, MS_ERR_NOMEM, MS__F_DATA,
+			              "chunk of %zu rows", nc);
+		w->chunk = c;
+		w->chunk_cap = nc;
 	}
 	ms_sidx_row *c = &w->chunk[w->nchunk++];
 	memset(c, 0, sizeof(*c));
@@ -357,14 +412,10 @@ ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_STATE,
 		               "index part writer: an earlier add failed");
 	}
-	ms_buf idx;
-	ms_buf_init(&idx, w->mem, 0);
 	int rc = flush_chunk(w, eb);
 	if (rc)
 		goto out;
-	rc = ms__write_all(w->fd, w->out.data, w->out.len, w->io);
-	w->out.len = 0;
-	if (rc == 0 && !w->no_sync)
+	if (!w->no_sync)
 		rc = ms__fsync_fd(w->fd, w->io);
 	if (rc == 0) {
 		rc = close(w->fd) ? ms_err_from_errno(errno) : 0;
@@ -375,20 +426,21 @@ ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		            strerror(errno));
 		goto out;
 	}
-	rc = ms__index_build(&idx, w->kind, &w->index, w->meta.blocks,
-	                     sizeof(struct ms__sidx_entry));
+	ms_buf *idx = &w->index;
+	rc = ms__index_seal(idx, w->kind, w->meta.blocks,
+	                    sizeof(struct ms__sidx_entry));
 	if (rc) {
 		rc = swfail(w, eb, rc, MS__F_INDEX, "%s", ms_strerror(rc));
 		goto out;
 	}
-	rc = ms__write_file(w->dir, MS__F_INDEX, idx.data, idx.len, w->no_sync,
-	                    w->io, eb);
+	rc = ms__write_file(w->dir, MS__F_INDEX, idx->data, idx->len,
+	                    w->no_sync, w->io, eb);
 	if (rc)
 		goto out;
 	w->meta.checksum = XXH64_digest(&w->content);
-	w->meta.compressed_bytes = MS__META_SIZE + w->data_off + idx.len;
+	w->meta.compressed_bytes = MS__META_SIZE + w->data_off + idx->len;
 	uint8_t m[MS__META_SIZE];
-	ms__meta_encode(m, &w->meta, w->kind, w->data_off, idx.len, 0);
+	ms__meta_encode(m, &w->meta, w->kind, w->data_off, idx->len, 0);
 	rc = ms__write_file(w->dir, MS__F_META, m, sizeof(m), w->no_sync, w->io,
 	                    eb);
 	if (rc == 0 && !w->no_sync) {
@@ -400,7 +452,6 @@ ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	if (rc == 0 && meta)
 		*meta = w->meta;
 out:
-	ms_buf_release(&idx);
 	if (rc)
 		ms_sidx_writer_abort(w);
 	else
@@ -447,7 +498,7 @@ ms_sidx_write_rows(enum ms_part_kind kind, const char *tmp_dir, uint64_t id,
 		ms_sidx_row_of(kind, &rows[i], &v[i]);
 	qsort(v, n, sizeof(*v), row_cmp_qsort);
 	ms_sidx_writer *w;
-	int rc = ms_sidx_writer_open(&w, kind, tmp_dir, id, opts, eb);
+	int rc = swriter_open(&w, kind, tmp_dir, id, opts, n, eb);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		rc = ms_sidx_writer_add(w, &v[i], eb);
 	if (rc == 0)
@@ -520,25 +571,48 @@ ms__sidx_check_index(const ms_part *p, ms_errbuf *eb)
 	return 0;
 }
 
+/*
+ * Iterator design:
+ *  1. A loaded chunk is kept compressed-free in `raw` only: its four
+ *     columns (series deltas, key deltas, ID lengths, IDs) are located by
+ *     load_chunk, which also checks their lengths, the first row against
+ *     the index entry, and every ID length; rows are decoded one at a time
+ *     into `cur` by next(), so an iterator holds no row array.
+ *  2. pos rows of the loaded chunk (nrows) have been returned;
+ *     row[ci] is the last one returned and row[ci ^ 1] the one before it
+ *     (in this chunk or the previous one), which it had to sort after.
+ *  3. The last row of a chunk is checked against the index entry and the
+ *     columns must then be used up exactly.
+ *  4. dctx is borrowed (shared by the iterators of one merge, which
+ *     decompress one chunk at a time on one thread) or owned.
+ */
 struct ms_sidx_iter {
 	const ms_part *p;
 	ms_mem *mem;
 	ms__win win;
 	ZSTD_DCtx *dctx;
+	bool own_dctx;
 	ms_buf raw;
-	ms_sidx_row *rows; /* MS__CHUNK_ROWS */
+	/* Cursors into the series, key and ID columns and their ends. */
+	const uint8_t *sp, *kp, *tp, *s_end, *k_end, *t_end;
+	const uint8_t *lens;  /* ID length column */
+	const uint8_t *entry; /* index entry of the loaded chunk */
+	uint64_t ps, pk;      /* series and key of the previous row */
 	uint32_t nrows, pos;
 	uint64_t next; /* next chunk */
 	uint64_t rows_seen, raw_seen;
 	int64_t min_key, max_key;
-	ms_sidx_row last;
+	ms_sidx_row row[2];
+	unsigned ci;
 	XXH64_state_t content;
 	bool failed, done;
 };
 
-int
-ms_sidx_iter_open(ms_sidx_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
-                  ms_errbuf *eb)
+/* dctx: borrowed decompression context, or NULL to own one (made at the
+ * first chunk). */
+static int
+siter_open(ms_sidx_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
+           ZSTD_DCtx *dctx, ms_errbuf *eb)
 {
 	*out = NULL;
 	if (!is_index_kind(p->kind))
@@ -552,23 +626,24 @@ ms_sidx_iter_open(ms_sidx_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
 	it->p = p;
 	it->mem = mem;
 	it->win.fd = -1;
+	it->dctx = dctx;
+	it->own_dctx = dctx == NULL;
 	ms_buf_init(&it->raw, mem, MS__CHUNK_ROWS * ROW_MAX_BYTES);
 	XXH64_reset(&it->content, 0);
 	int rc = ms__win_open(&it->win, p, mem, io, eb);
-	if (rc)
-		goto fail;
-	it->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(mem));
-	it->rows = ms_mem_alloc(mem, MS__CHUNK_ROWS * sizeof(ms_sidx_row));
-	if (!it->dctx || !it->rows) {
-		rc = ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
-		                   "iterator buffers");
-		goto fail;
+	if (rc) {
+		ms_sidx_iter_close(it);
+		return rc;
 	}
 	*out = it;
 	return 0;
-fail:
-	ms_sidx_iter_close(it);
-	return rc;
+}
+
+int
+ms_sidx_iter_open(ms_sidx_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
+                  ms_errbuf *eb)
+{
+	return siter_open(out, p, mem, io, NULL, eb);
 }
 
 void
@@ -577,9 +652,9 @@ ms_sidx_iter_close(ms_sidx_iter *it)
 	if (!it)
 		return;
 	ms__win_close(&it->win);
-	ZSTD_freeDCtx(it->dctx);
+	if (it->own_dctx)
+		ZSTD_freeDCtx(it->dctx);
 	ms_buf_release(&it->raw);
-	ms_mem_free(it->mem, it->rows, MS__CHUNK_ROWS * sizeof(ms_sidx_row));
 	ms_mem_free(it->mem, it, sizeof(*it));
 }
 
@@ -600,7 +675,63 @@ sifail(ms_sidx_iter *it, ms_errbuf *eb, int err, const char *fmt, ...)
 	                     what);
 }
 
-/* Read, verify and decode chunk it->next into it->rows. */
+/* Skip n varints of r (as ms_rd_uvarint reads them, at most 10 bytes
+ * each); false if they do not fit. */
+static bool
+skip_varints(ms_rd *r, uint32_t n)
+{
+	const uint8_t *p = r->p, *end = r->p + r->left;
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned k = 0;
+		for (;;) {
+			if (p == end || k == 10)
+				return false;
+			k++;
+			if (!(*p++ & 0x80))
+				break;
+		}
+	}
+	r->left = (size_t)(end - p);
+	r->p = p;
+	return true;
+}
+
+/* One varint that skip_varints has already bounded (at most 10 bytes,
+ * inside its column), read as ms_rd_uvarint reads it. */
+static inline uint64_t
+get_uv(const uint8_t **pp)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+	for (unsigned shift = 0;; shift += 7) {
+		uint8_t b = *p++;
+		v |= (uint64_t)(b & 0x7f) << (shift & 63);
+		if (!(b & 0x80))
+			break;
+	}
+	*pp = p;
+	return v;
+}
+
+/* Decode the next row of the loaded chunk into v. The columns were
+ * bounded by load_chunk: each holds exactly nrows values. */
+static void
+decode_row(ms_sidx_iter *it, ms_sidx_row *v)
+{
+	uint32_t len = it->lens[it->pos];
+	uint64_t z;
+	it->ps += get_uv(&it->sp);
+	z = get_uv(&it->kp);
+	it->pk += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
+	v->series = it->ps;
+	v->key = (int64_t)it->pk;
+	v->tid_len = len;
+	memcpy(v->tid, it->tp, len);
+	memset(v->tid + len, 0, MS_TRACE_ID_MAX - len);
+	it->tp += len;
+}
+
+/* Read, verify and locate the columns of chunk it->next. */
 static int
 load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 {
@@ -644,6 +775,9 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 	rc = ms_buf_reserve(&it->raw, hr);
 	if (rc)
 		return sifail(it, eb, rc, "%u bytes", hr);
+	if (!it->dctx &&
+	    !(it->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(it->mem))))
+		return sifail(it, eb, MS_ERR_NOMEM, "zstd context");
 	size_t k = ZSTD_decompressDCtx(it->dctx, it->raw.data, hr, z, hs);
 	if (ZSTD_isError(k))
 		return sifail(it, eb, ms__zstd_err(k), "zstd: %s",
@@ -651,60 +785,79 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 	if (k != hr)
 		return sifail(it, eb, MS_ERR_CORRUPT,
 		              "payload inflated to %zu bytes, not %u", k, hr);
+	it->raw.len = hr;
+	/* Locate the columns: nrows varints, nrows varints, nrows
+	 * lengths, then exactly the sum of the lengths in ID bytes. */
 	ms_rd r;
 	ms_rd_init(&r, it->raw.data, hr);
-	ms_sidx_row *v = it->rows;
-	uint64_t prev = 0;
-	for (uint32_t i = 0; i < nrows; i++) {
-		memset(&v[i], 0, sizeof(v[i]));
-		prev += ms_rd_uvarint(&r);
-		v[i].series = prev;
-	}
-	prev = 0;
-	for (uint32_t i = 0; i < nrows; i++) {
-		prev += (uint64_t)ms_rd_svarint(&r);
-		v[i].key = (int64_t)prev;
-	}
-	const uint8_t *lens = ms_rd_bytes(&r, nrows);
+	const uint8_t *series = r.p;
+	bool ok = skip_varints(&r, nrows);
+	const uint8_t *keys = r.p;
+	ok = ok && skip_varints(&r, nrows);
+	const uint8_t *keys_end = r.p;
+	const uint8_t *lens = ok ? ms_rd_bytes(&r, nrows) : NULL;
+	uint64_t tids = 0;
 	for (uint32_t i = 0; lens && i < nrows; i++) {
-		v[i].tid_len = lens[i];
-		const uint8_t *t = ms_rd_bytes(&r, lens[i]);
-		if (lens[i] < 1 || lens[i] > MS_TRACE_ID_MAX || !t) {
-			r.bad = true;
-			break;
-		}
-		memcpy(v[i].tid, t, lens[i]);
+		if (lens[i] < 1 || lens[i] > MS_TRACE_ID_MAX)
+			lens = NULL;
+		else
+			tids += lens[i];
 	}
-	if (r.bad || r.left)
+	if (!lens || tids != r.left)
 		return sifail(it, eb, MS_ERR_CORRUPT, "payload malformed");
-	ms_sidx_row f, l;
-	entry_first_last(e, &f, &l);
-	if (sk_cmp(&f, &v[0]) || sk_cmp(&l, &v[nrows - 1]))
-		return sifail(it, eb, MS_ERR_CORRUPT,
-		              "first/last keys differ from the index entry");
-	for (uint32_t i = 0; i < nrows; i++) {
-		const ms_sidx_row *prevr = i ? &v[i - 1] : &it->last;
-		if ((i || it->rows_seen) && ms_sidx_row_cmp(prevr, &v[i]) > 0)
-			return sifail(it, eb, MS_ERR_CORRUPT,
-			              "row %u out of order", i);
-		if (v[i].key < p->meta.min_ts || v[i].key > p->meta.max_ts)
-			return sifail(it, eb, MS_ERR_CORRUPT,
-			              "row %u key outside the part's range", i);
-		if (!it->rows_seen && !i) {
-			it->min_key = it->max_key = v[i].key;
-		} else {
-			it->min_key =
-			        v[i].key < it->min_key ? v[i].key : it->min_key;
-			it->max_key =
-			        v[i].key > it->max_key ? v[i].key : it->max_key;
-		}
-	}
+	it->sp = series;
+	it->s_end = keys;
+	it->kp = keys;
+	it->k_end = keys_end;
+	it->tp = r.p;
+	it->t_end = r.p + r.left;
+	it->lens = lens;
+	it->entry = e;
+	it->ps = it->pk = 0;
+	it->nrows = nrows;
+	it->pos = 0;
 	XXH64_update(&it->content, c, stored);
 	it->rows_seen += nrows;
 	it->raw_seen += hr;
-	it->last = v[nrows - 1];
-	it->nrows = nrows;
-	it->pos = 0;
+	return 0;
+}
+
+/* Decode and check the next row of the loaded chunk (design 2, 3). */
+static int
+next_row(ms_sidx_iter *it, ms_errbuf *eb)
+{
+	const ms_part *p = it->p;
+	uint32_t i = it->pos;
+	ms_sidx_row *v = &it->row[it->ci ^ 1];
+	decode_row(it, v);
+	if (i == 0 || i + 1 == it->nrows) {
+		ms_sidx_row f, l;
+		entry_first_last(it->entry, &f, &l);
+		if ((i == 0 && sk_cmp(&f, v)) ||
+		    (i + 1 == it->nrows && sk_cmp(&l, v)))
+			return sifail(it, eb, MS_ERR_CORRUPT,
+			              "first/last keys differ from the index "
+			              "entry");
+		if (i + 1 == it->nrows &&
+		    (it->sp != it->s_end || it->kp != it->k_end ||
+		     it->tp != it->t_end))
+			return sifail(it, eb, MS_ERR_CORRUPT,
+			              "payload malformed");
+	}
+	bool first = it->rows_seen == it->nrows && i == 0;
+	if (!first && ms_sidx_row_cmp(&it->row[it->ci], v) > 0)
+		return sifail(it, eb, MS_ERR_CORRUPT, "row %u out of order", i);
+	if (v->key < p->meta.min_ts || v->key > p->meta.max_ts)
+		return sifail(it, eb, MS_ERR_CORRUPT,
+		              "row %u key outside the part's range", i);
+	if (first) {
+		it->min_key = it->max_key = v->key;
+	} else {
+		it->min_key = v->key < it->min_key ? v->key : it->min_key;
+		it->max_key = v->key > it->max_key ? v->key : it->max_key;
+	}
+	it->ci ^= 1;
+	it->pos++;
 	return 0;
 }
 
@@ -747,9 +900,11 @@ ms_sidx_iter_next(ms_sidx_iter *it, const ms_sidx_row **row, ms_errbuf *eb)
 		if (rc)
 			return rc;
 	}
+	int rc = next_row(it, eb);
+	if (rc)
+		return rc;
 	if (row)
-		*row = &it->rows[it->pos];
-	it->pos++;
+		*row = &it->row[it->ci];
 	return 1;
 }
 
@@ -877,17 +1032,21 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 		               idstr, n);
 	merge_src *src = ms_mem_calloc(mem, n ? n : 1, sizeof(merge_src));
 	size_t *heap = ms_mem_calloc(mem, n ? n : 1, sizeof(size_t));
+	/* One decompression context for every input: they decompress one
+	 * chunk at a time on this thread. */
+	ZSTD_DCtx *dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(mem));
 	ms_sidx_writer *w = NULL;
-	uint64_t pruned = 0;
+	uint64_t pruned = 0, rows_hint = 0;
 	int rc = 0;
-	if (!src || !heap) {
+	if (!src || !heap || !dctx) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "index merge %s: %zu inputs",
 		             idstr, n);
 		goto out;
 	}
 	size_t hn = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		rc = ms_sidx_iter_open(&src[i].it, inputs[i], mem, io, eb);
+		rows_hint += inputs[i]->meta.rows;
+		rc = siter_open(&src[i].it, inputs[i], mem, io, dctx, eb);
 		if (rc == 0) {
 			rc = ms_sidx_iter_next(src[i].it, &src[i].cur, eb);
 			if (rc == 1) {
@@ -900,7 +1059,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 		goto out;
 	for (size_t i = hn / 2; i-- > 0;)
 		heap_down(src, heap, hn, i);
-	rc = ms_sidx_writer_open(&w, kind, tmp_dir, id, opts, eb);
+	rc = swriter_open(&w, kind, tmp_dir, id, opts, rows_hint, eb);
 	while (rc == 0 && hn > 0) {
 		merge_src *s = &src[heap[0]];
 		const ms_sidx_row *r = s->cur;
@@ -927,6 +1086,7 @@ out:
 		ms_sidx_writer_abort(w);
 	for (size_t i = 0; src && i < n; i++)
 		ms_sidx_iter_close(src[i].it);
+	ZSTD_freeDCtx(dctx);
 	ms_mem_free(mem, src, (n ? n : 1) * sizeof(merge_src));
 	ms_mem_free(mem, heap, (n ? n : 1) * sizeof(size_t));
 	if (rc == 0 && rows_pruned)

@@ -14,6 +14,8 @@
 
 #include <sys/stat.h>
 #include <xxhash.h>
+#define ZSTD_STATIC_LINKING_ONLY /* context size estimates */
+#include <zstd.h>
 
 static char root[256];
 
@@ -412,6 +414,100 @@ test_alloc_failure(void **state)
 	tl_free(&t);
 }
 
+/*
+ * A small index part costs memory in proportion to its size, not to the
+ * largest chunk the format allows: writing a few rows, reading them back and
+ * merging 15 such parts each allocate less than zstd's own context for
+ * that much data plus a small multiple of the part's bytes. (A fixed
+ * 4096-row buffer is 360 KB: far over these bounds.)
+ */
+static void
+test_small_part_memory(void **state)
+{
+	(void)state;
+	tl_rng r = { 77 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 4, .rows_per_trace = 3 };
+	tl_gen(&t, &r, &s);
+	enum { N = 15 };
+	ms_part *parts[N] = { 0 };
+	char dir[300];
+	uint64_t data_max = 0;
+	for (int i = 0; i < N; i++) {
+		snprintf(dir, sizeof(dir), "%s/small-%d", root, i);
+		ms_mem mem;
+		ms_mem_init(&mem, NULL);
+		ms_part_writer_opts o = { .mem = &mem };
+		ms_part_meta m;
+		ms_errbuf eb = { { 0 } };
+		int rc = ms_sidx_write_rows(MS_KIND_LATENCY, dir,
+		                            (uint64_t)i + 1, t.rows, t.n, &o,
+		                            &m, &eb);
+		if (rc)
+			fail_msg("write: %s", eb.msg);
+		ms_mem_stats st;
+		ms_mem_stats_get(&mem, &st);
+		/* The compression context for this much data, the part's
+		 * rows sorted once, and a few copies of its bytes. */
+		size_t cctx = ZSTD_estimateCCtxSize_usingCParams(
+		        ZSTD_getCParams(3, m.uncompressed_bytes, 0));
+		uint64_t bound = cctx + t.n * sizeof(ms_sidx_row) * 2 +
+		                 8 * m.compressed_bytes + 16384;
+		if (st.peak_live > (int64_t)bound)
+			fail_msg("writing %zu rows peaked at %lld bytes, bound "
+			         "%llu",
+			         t.n, (long long)st.peak_live,
+			         (unsigned long long)bound);
+		open_part(dir, &parts[i]);
+		data_max = m.compressed_bytes > data_max ? m.compressed_bytes
+		                                         : data_max;
+	}
+	size_t dctx = ZSTD_estimateDCtxSize();
+	/* One iterator over a whole part. */
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_sidx_iter *it;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_sidx_iter_open(&it, parts[0], &mem, NULL, &eb), 0);
+	size_t k = 0;
+	int rc;
+	while ((rc = ms_sidx_iter_next(it, NULL, &eb)) == 1)
+		k++;
+	assert_int_equal(rc, 0);
+	assert_int_equal(k, t.n);
+	ms_sidx_iter_close(it);
+	ms_mem_stats st;
+	ms_mem_stats_get(&mem, &st);
+	uint64_t bound = dctx + 8 * data_max + 4096;
+	if (st.bytes > bound)
+		fail_msg("reading %zu rows allocated %llu bytes, bound %llu",
+		         t.n, (unsigned long long)st.bytes,
+		         (unsigned long long)bound);
+	/* A merge of all of them: one decompression context, one writer. */
+	ms_mem_init(&mem, NULL);
+	ms_part_writer_opts o = { .mem = &mem };
+	snprintf(dir, sizeof(dir), "%s/small-out", root);
+	ms_part_meta m;
+	rc = ms_sidx_merge(MS_KIND_LATENCY, (const ms_part *const *)parts, N,
+	                   NULL, NULL, dir, 99, &o, &m, NULL, &eb);
+	if (rc)
+		fail_msg("merge: %s", eb.msg);
+	assert_int_equal(m.rows, N * t.n);
+	ms_mem_stats_get(&mem, &st);
+	size_t cctx = ZSTD_estimateCCtxSize_usingCParams(
+	        ZSTD_getCParams(3, m.uncompressed_bytes, 0));
+	bound = dctx + cctx + N * (8 * data_max + 1024) +
+	        m.rows * sizeof(ms_sidx_row) + 16384;
+	if (st.bytes > bound)
+		fail_msg("merging %d parts of %zu rows allocated %llu bytes, "
+		         "bound %llu",
+		         N, t.n, (unsigned long long)st.bytes,
+		         (unsigned long long)bound);
+	for (int i = 0; i < N; i++)
+		ms_part_close(parts[i]);
+	tl_free(&t);
+}
+
 /* The writer refuses rows out of order. */
 static void
 test_writer_order(void **state)
@@ -449,6 +545,7 @@ main(void)
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_alloc_failure),
 		cmocka_unit_test(test_writer_order),
+		cmocka_unit_test(test_small_part_memory),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,6 +16,12 @@
  * chunks) decompressed and compressed again at the writer's level, from
  * memory. Prints medians of 5 repetitions and the ratio merge / floor.
  *
+ * Then the same for a small merge: 15 raw inputs of 10 rows each (150 rows,
+ * as a fresh shard merges), and the merges' own allocation figures (bytes
+ * and count allocated through the merge's ms_mem, peak live bytes; medians)
+ * for both sizes side by side: what a merge costs in memory apart from its
+ * data.
+ *
  * Usage: bench_merge [rows] [reps]     (defaults 150000, 5)
  */
 #define BENCH_NAME "bench_merge"
@@ -197,6 +203,73 @@ floor_bulk(floor_set *f)
 	return t;
 }
 
+/* The small merge: a shard of 15 raw parts of `per` rows (3 spans per
+ * trace) merged `reps` times from fresh copies; fills medians. */
+#define SMALL_PER 10
+
+typedef struct alloc_fig {
+	int64_t bytes, count, peak, wall;
+	uint64_t rows;
+} alloc_fig;
+
+static void
+small_merge(const char *base, int reps, alloc_fig *out)
+{
+	char seed[400], run[400];
+	snprintf(seed, sizeof(seed), "%s/small-seed", base);
+	snprintf(run, sizeof(run), "%s/small-run", base);
+	ms_shard *s = NULL;
+	ms_errbuf eb = { { 0 } };
+	ms_shard_opts o = { .dir = seed, .create = true };
+	if (ms_shard_open(&s, &o, &eb))
+		die("open small seed", &eb);
+	uint64_t ids[15];
+	for (int i = 0; i < 15; i++) {
+		gen_set g;
+		memset(&g, 0, sizeof(g));
+		for (uint64_t t = 0; g.n < SMALL_PER; t++)
+			for (uint32_t k = 0; k < 3 && g.n < SMALL_PER; k++)
+				gen_add(&g,
+				        gen_mix(1000 * (uint64_t)i + t) >> 16,
+				        k, 350);
+		ids[i] = put(s, &g);
+		gen_free(&g);
+	}
+	ms_shard_close(s);
+	int64_t b[99], c[99], pk[99], w[99];
+	for (int r = 0; r < reps; r++) {
+		rm_tree(run);
+		copy_tree(seed, run);
+		ms_shard_opts ro = { .dir = run };
+		if (ms_shard_open(&s, &ro, &eb))
+			die("open small run", &eb);
+		ms_mem mem;
+		ms_mem_init(&mem, NULL);
+		ms_merge_req req = {
+			.shard = s,
+			.inputs = ids,
+			.ninputs = 15,
+			.seq = (uint64_t)r + 1,
+			.lane = MS_LANE_FAST,
+			.parent_mem = &mem,
+			.zstd_level = LEVEL,
+		};
+		ms_merge_result res;
+		if (ms_merge_execute(&req, &res, &eb))
+			die("small merge", &eb);
+		b[r] = (int64_t)res.alloc_bytes;
+		c[r] = (int64_t)res.alloc_count;
+		pk[r] = (int64_t)res.peak_live;
+		w[r] = res.wall_ns;
+		out->rows = res.rows_in;
+		ms_shard_close(s);
+	}
+	out->bytes = median(b, reps);
+	out->count = median(c, reps);
+	out->peak = median(pk, reps);
+	out->wall = median(w, reps);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -219,6 +292,7 @@ main(int argc, char **argv)
 	       (double)(mono() - tb) / 1e9);
 
 	int64_t mw[99], mc[99], fw[99], fwi[99], fb[99];
+	int64_t ab[99], ac[99], ap[99];
 	ms_merge_result res;
 	uint64_t fbytes = 0;
 	for (int r = 0; r < reps; r++) {
@@ -270,10 +344,15 @@ main(int argc, char **argv)
 		fb[r] = floor_bulk(&fs);
 		mw[r] = res.wall_ns;
 		mc[r] = res.cpu_ns;
+		ab[r] = (int64_t)res.alloc_bytes;
+		ac[r] = (int64_t)res.alloc_count;
+		ap[r] = (int64_t)res.peak_live;
 		free(fs.mem);
 		free(fs.u);
 		ms_shard_close(s);
 	}
+	alloc_fig small;
+	small_merge(base, reps, &small);
 	rm_tree(base);
 
 	int64_t w = median(mw, reps), c = median(mc, reps);
@@ -312,6 +391,21 @@ main(int argc, char **argv)
 	       (unsigned long long)res.alloc_count, (double)res.peak_live / 1e6,
 	       (double)res.bytes_read / 1e6, (double)res.bytes_written / 1e6,
 	       (unsigned long long)res.fsyncs);
+	printf("merge allocation (median of %d):\n", reps);
+	printf("  %-26s %14s %14s\n", "15 inputs each", "large", "small");
+	printf("  %-26s %14llu %14llu\n", "rows",
+	       (unsigned long long)res.rows_in, (unsigned long long)small.rows);
+	printf("  %-26s %14.3f %14.3f\n", "MB allocated per merge",
+	       (double)median(ab, reps) / 1e6, (double)small.bytes / 1e6);
+	printf("  %-26s %14lld %14lld\n", "allocations per merge",
+	       (long long)median(ac, reps), (long long)small.count);
+	printf("  %-26s %14.3f %14.3f\n", "MB peak live",
+	       (double)median(ap, reps) / 1e6, (double)small.peak / 1e6);
+	printf("  %-26s %14.1f %14.1f\n", "bytes allocated per row",
+	       (double)median(ab, reps) / (double)res.rows_in,
+	       (double)small.bytes / (double)small.rows);
+	printf("  %-26s %14.2f %14.2f\n", "wall ms", (double)w / 1e6,
+	       (double)small.wall / 1e6);
 	printf("floor zstd decompress+compress, core streams: %.1f ms; "
 	       "core+index streams: %.1f ms\n",
 	       (double)f / 1e6, (double)fi / 1e6);
