@@ -56,6 +56,11 @@ parse_tod(const char *s, int64_t *out)
 	return 0;
 }
 
+/* What ms_bp_parse accepts, for its error messages. */
+#define BP_KINDS                                                               \
+	"mature, sampling, merge=N, time=HH:MM[:SS], part=HEX, lane=L or "     \
+	"depth>=D"
+
 int
 ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb)
 {
@@ -72,9 +77,7 @@ ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb)
 		len--;
 	if (len == 0 || len >= sizeof(s))
 		return ms_fail(eb, MS_ERR_INVAL,
-		               "breakpoint '%.*s': expected mature, sampling, "
-		               "merge=N, time=HH:MM[:SS], part=HEX, lane=L or "
-		               "depth>=D",
+		               "breakpoint '%.*s': expected " BP_KINDS,
 		               (int)(len > 40 ? 40 : len), spec);
 	memcpy(s, spec, len);
 	s[len] = '\0';
@@ -156,10 +159,7 @@ ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb)
 		         (unsigned long long)bp.n);
 	} else {
 		return ms_fail(eb, MS_ERR_INVAL,
-		               "breakpoint '%s': expected mature, sampling, "
-		               "merge=N, time=HH:MM[:SS], part=HEX, lane=L or "
-		               "depth>=D",
-		               s);
+		               "breakpoint '%s': expected " BP_KINDS, s);
 	}
 	*out = bp;
 	return 0;

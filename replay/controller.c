@@ -485,6 +485,21 @@ wait_stopped(ms_replay *r)
 		pthread_cond_wait(&r->cv, &r->mu);
 }
 
+/* Stop in `state` (BREAK or PAUSED) until released: a pending pause is
+ * taken, the front end is told outside the lock, then wait. mu held on
+ * entry and on return. */
+static void
+stop_at(ms_replay *r, enum ms_replay_state state)
+{
+	r->pause_req = false;
+	r->mode = MODE_RUN;
+	r->state = state;
+	pthread_mutex_unlock(&r->mu);
+	notify(r);
+	pthread_mutex_lock(&r->mu);
+	wait_stopped(r);
+}
+
 static void
 bp_hit(ms_replay *r, size_t i)
 {
@@ -536,9 +551,6 @@ on_dispatch(void *arg, const ms_dispatch *d)
 		}
 	}
 	if (stop) {
-		r->pause_req = false;
-		r->mode = MODE_RUN;
-		r->state = MS_REPLAY_BREAK;
 		r->pending = *d;
 		size_t n = d->ninputs < MS_PICKER_PARTS_LIMIT
 		                   ? d->ninputs
@@ -547,10 +559,7 @@ on_dispatch(void *arg, const ms_dispatch *d)
 		r->pending.inputs = r->pending_inputs;
 		r->pending.ninputs = n;
 		r->has_pending = true;
-		pthread_mutex_unlock(&r->mu);
-		notify(r);
-		pthread_mutex_lock(&r->mu);
-		wait_stopped(r);
+		stop_at(r, MS_REPLAY_BREAK);
 		r->has_pending = false;
 	}
 	pthread_mutex_unlock(&r->mu);
@@ -579,15 +588,8 @@ publication_point(ms_replay *r, int64_t t)
 			}
 		}
 	}
-	if (stop) {
-		r->pause_req = false;
-		r->mode = MODE_RUN;
-		r->state = MS_REPLAY_PAUSED;
-		pthread_mutex_unlock(&r->mu);
-		notify(r);
-		pthread_mutex_lock(&r->mu);
-		wait_stopped(r);
-	}
+	if (stop)
+		stop_at(r, MS_REPLAY_PAUSED);
 	bool go = !r->abort_req;
 	pthread_mutex_unlock(&r->mu);
 	return go;
