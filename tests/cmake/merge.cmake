@@ -9,7 +9,7 @@ target_link_libraries(bench_merge PRIVATE mscore)
 target_include_directories(bench_merge PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 add_dependencies(benches bench_merge)
 # The sampling tests load the shipped plugins.
-foreach(p alwayskeep detdrop)
+foreach(p alwayskeep detdrop skywalking)
 	if(TARGET ${p})
 		add_dependencies(test_merge ${p})
 	endif()
