@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-asan fuzz bench format clean
+.PHONY: all deps build run test test-asan test-tsan fuzz bench format clean
 
 all: build
 
@@ -29,6 +29,16 @@ test-asan: deps
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j $(JOBS)
 
+# The threaded modules (engine, chain, staging, merge, replay) under
+# ThreadSanitizer.
+TSAN_BUILD ?= build-tsan
+TSAN_TESTS ?= test_engine|test_chain|test_staging|test_merge|test_replay|test_freeze
+test-tsan: deps
+	@cmake -S . -B $(TSAN_BUILD) -DMS_TSAN=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS)
+	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1 \
+		ctest --output-on-failure -j $(JOBS) -R '^($(TSAN_TESTS))$$'
+
 fuzz:
 	@bash scripts/deps.sh clang
 	@CC=clang cmake -S . -B build-fuzz -DMS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -45,4 +55,4 @@ format:
 	@git ls-files '*.c' '*.h' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) build-fuzz
