@@ -52,7 +52,10 @@
  * 10. The stager emits every trace in the order added once its batch is
  *     decided (stage_emit). A second iterator per input (small window)
  *     trails the scan and re-reads from the pinned input what a kept
- *     trace needs: a single-input trace is copied raw, a fragmented one
+ *     trace needs (ms_part_iter_open_reread: the scan has checked every
+ *     unit and the input's totals, so the re-read checks each header and
+ *     only the units it decompresses, and hands out its raw blocks as
+ *     verified): a single-input trace is copied raw, a fragmented one
  *     decoded and combined, so a kept trace is written byte for byte as
  *     the lossless merge writes it. Blocks of dropped traces are skipped.
  *     The merge thus holds no per-trace payload between staging and
@@ -693,12 +696,14 @@ emit_kept(merge_ctx *c, const ms_stage_emit *e)
 		src *s = &c->srcs[i];
 		if (!s->estarted && (rc = eadvance(c, s)) < 0)
 			return rc;
-		while (s->einfo && ms_trace_id_cmp(s->einfo->trace_id,
-		                                   s->einfo->trace_id_len,
-		                                   c->etid, c->etid_len) < 0)
+		int cmp = -1;
+		while (s->einfo &&
+		       (cmp = ms_trace_id_cmp(s->einfo->trace_id,
+		                              s->einfo->trace_id_len, c->etid,
+		                              c->etid_len)) < 0)
 			if ((rc = eadvance(c, s)) < 0)
 				return rc;
-		if (ehead_is_tid(c, s))
+		if (s->einfo && cmp == 0)
 			c->egroup[c->negroup++] = i;
 	}
 	if (c->negroup == 0)
@@ -1023,7 +1028,7 @@ open_iters(merge_ctx *c)
 		                                  c->io, 0, &c->eb);
 		if (rc < 0)
 			return rc;
-		if (c->stager && (rc = ms_part_iter_open_window(
+		if (c->stager && (rc = ms_part_iter_open_reread(
 		                          &s->eit, s->part, c->mem, c->io,
 		                          EMIT_WINDOW, &c->eb)) < 0)
 			return rc;

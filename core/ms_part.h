@@ -78,6 +78,11 @@ typedef struct ms_block_info {
 typedef struct ms_raw_block {
 	const ms_block_info *info;
 	const uint8_t *bytes; /* stored_bytes bytes, borrowed */
+	/* Set by ms_part_iter_raw: the header and unit checksums of these
+	 * bytes were checked when they were read and info was parsed from
+	 * them, so ms_part_writer_add_raw copies them without checking them
+	 * again. False (as zero-initialised): the writer checks them. */
+	bool verified;
 } ms_raw_block;
 
 /* I/O counters a caller can hand to writers and iterators (atomic: shared
@@ -161,6 +166,14 @@ int ms_part_iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem,
  * trails another over the same part (a sampling merge re-reads the blocks
  * of decided traces) without a second large buffer. */
 int ms_part_iter_open_window(ms_part_iter **out, const ms_part *p, ms_mem *mem,
+                             ms_io *io, size_t window, ms_errbuf *eb);
+/* A trailing iterator over blocks that another iterator over the same
+ * (immutable, pinned) part has already checked in full: a second pass of
+ * a sampling merge. Each block's header is checked again (checksum,
+ * fields, index entry), a unit's checksum only when that unit is decoded,
+ * and neither the trace-ID order nor the part's totals; its raw blocks
+ * are handed out as verified. Window as ms_part_iter_open_window. */
+int ms_part_iter_open_reread(ms_part_iter **out, const ms_part *p, ms_mem *mem,
                              ms_io *io, size_t window, ms_errbuf *eb);
 /* Advance: 1 and *info set when there is a block, 0 at the end, <0 error. */
 int ms_part_iter_next(ms_part_iter *it, const ms_block_info **info,

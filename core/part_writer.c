@@ -547,17 +547,36 @@ ms_part_writer_add_raw(ms_part_writer *w, const ms_raw_block *raw,
 		return ms_fail(eb, MS_ERR_STATE, "part writer: failed before");
 	if (!raw || !raw->info || !raw->bytes)
 		return wfail(w, eb, MS_ERR_INVAL, "raw", "no block");
+	const ms_block_info *bi = raw->info;
 	ms__block_hdr hd;
-	char why[160];
-	if (!ms__block_parse(raw->bytes, raw->info->stored_bytes, &hd, why,
-	                     sizeof(why)) ||
-	    !ms__block_units_ok(raw->bytes, &hd, why, sizeof(why)))
-		return wfail(w, eb, MS_ERR_CORRUPT, "raw block", "%s", why);
-	if (hd.tid_len != raw->info->trace_id_len ||
-	    memcmp(hd.tid, raw->info->trace_id, hd.tid_len) != 0 ||
-	    hd.nrows != raw->info->nrows)
-		return wfail(w, eb, MS_ERR_INVAL, "raw block",
-		             "bytes do not match the block info");
+	if (raw->verified) {
+		/* The iterator checked these bytes and parsed bi from them. */
+		if (bi->trace_id_len < 1 ||
+		    bi->trace_id_len > MS_TRACE_ID_MAX ||
+		    bi->stored_bytes < MS__BLOCK_HDR ||
+		    bi->stored_bytes > UINT32_MAX)
+			return wfail(w, eb, MS_ERR_INVAL, "raw block",
+			             "block info out of range");
+		memcpy(hd.tid, bi->trace_id, bi->trace_id_len);
+		hd.tid_len = bi->trace_id_len;
+		hd.nrows = bi->nrows;
+		hd.min_ts = bi->min_ts;
+		hd.max_ts = bi->max_ts;
+		hd.span_bytes = bi->span_bytes;
+		hd.stored = (uint32_t)bi->stored_bytes;
+	} else {
+		char why[160];
+		if (!ms__block_parse(raw->bytes, bi->stored_bytes, &hd, why,
+		                     sizeof(why)) ||
+		    !ms__block_units_ok(raw->bytes, &hd, why, sizeof(why)))
+			return wfail(w, eb, MS_ERR_CORRUPT, "raw block", "%s",
+			             why);
+		if (hd.tid_len != bi->trace_id_len ||
+		    memcmp(hd.tid, bi->trace_id, hd.tid_len) != 0 ||
+		    hd.nrows != bi->nrows)
+			return wfail(w, eb, MS_ERR_INVAL, "raw block",
+			             "bytes do not match the block info");
+	}
 	int cmp = w->meta.blocks ? ms_trace_id_cmp(hd.tid, hd.tid_len, w->last,
 	                                           w->last_len)
 	                         : 1;
