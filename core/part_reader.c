@@ -872,11 +872,6 @@ inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
 	    XXH64(src, stored, 0) != (*unit == 'A' ? it->h.a_xxh : it->h.b_xxh))
 		return ifail(it, eb, MS_ERR_CORRUPT,
 		             "unit %s checksum mismatch", unit);
-	unsigned long long fcs = ZSTD_getFrameContentSize(src, stored);
-	if (fcs != raw)
-		return ifail(it, eb, MS_ERR_CORRUPT,
-		             "unit %s frame says %llu bytes, header %u", unit,
-		             fcs, raw);
 	int rc = ms_buf_reserve(dst, raw);
 	if (rc)
 		return ifail(it, eb, rc, "unit %s: %u bytes", unit, raw);
@@ -927,19 +922,40 @@ col_rd(const ms_part_iter *it, unsigned c, ms_rd *r)
 	ms_rd_init(r, it->ua.data + start, end - start);
 }
 
-static const char *
+/* ms_rd_uvarint with the one-byte case inline (most lengths and counts). */
+static inline uint64_t
+rd_uv(ms_rd *r)
+{
+	if (!r->bad && r->left && r->p[0] < 0x80) {
+		r->left--;
+		return *r->p++;
+	}
+	return ms_rd_uvarint(r);
+}
+
+/* A string: uvarint length n <= max, n bytes without NUL, then a NUL. */
+static inline const char *
 rd_str(ms_rd *r, size_t max)
 {
-	uint64_t n = ms_rd_uvarint(r);
-	if (n > max) {
+	uint64_t n = rd_uv(r);
+	if (r->bad || n > max || n >= r->left) {
 		r->bad = true;
 		return NULL;
 	}
-	const uint8_t *s = ms_rd_bytes(r, (size_t)n + 1);
-	if (!s || s[n] != 0 || memchr(s, 0, (size_t)n)) {
+	const uint8_t *s = r->p;
+	bool nul = s[n] != 0;
+	if (n < 32) {
+		for (size_t i = 0; i < n; i++)
+			nul |= s[i] == 0;
+	} else {
+		nul |= memchr(s, 0, (size_t)n) != NULL;
+	}
+	if (nul) {
 		r->bad = true;
 		return NULL;
 	}
+	r->p += n + 1;
+	r->left -= n + 1;
 	return (const char *)s;
 }
 
@@ -948,32 +964,47 @@ static const char *const col_names[MS__A_COLS] = {
 	"start",   "latency",    "error",   "tags",
 };
 
-/* Parse the tags column: count tags (pointers == NULL) or fill them. */
-static bool
-parse_tags(ms_part_iter *it, size_t *total, bool fill)
+/* Parse the tags column into it->tagv (grown as needed) and point each
+ * row's tags into it: 0, MS_ERR_CORRUPT (malformed) or MS_ERR_NOMEM. */
+static int
+parse_tags(ms_part_iter *it, ms_row *out)
 {
 	ms_rd r;
 	col_rd(it, 8, &r);
 	size_t k = 0;
 	for (uint32_t i = 0; i < it->h.nrows; i++) {
-		uint64_t nt = ms_rd_uvarint(&r);
-		if (nt > MS_TAGS_MAX)
-			return false;
-		if (fill) {
-			it->rows[i].tags = nt ? it->tagv + k : NULL;
-			it->rows[i].ntags = (uint32_t)nt;
+		uint64_t nt = rd_uv(&r);
+		if (r.bad || nt > MS_TAGS_MAX)
+			return MS_ERR_CORRUPT;
+		out[i].ntags = (uint32_t)nt;
+		if (k + nt > it->tagv_cap) {
+			size_t cap = it->tagv_cap ? 2 * it->tagv_cap : 64;
+			while (cap < k + nt)
+				cap *= 2;
+			const char **nv =
+			        ms_mem_realloc(it->mem, it->tagv,
+			                       it->tagv_cap * sizeof(char *),
+			                       cap * sizeof(char *));
+			if (!nv)
+				return MS_ERR_NOMEM;
+			it->tagv = nv;
+			it->tagv_cap = cap;
 		}
 		for (uint64_t t = 0; t < nt; t++) {
 			const char *s = rd_str(&r, MS_TAG_MAX);
 			if (!s)
-				return false;
-			if (fill)
-				it->tagv[k] = s;
-			k++;
+				return MS_ERR_CORRUPT;
+			it->tagv[k++] = s;
 		}
 	}
-	*total = k;
-	return !r.bad && r.left == 0;
+	if (r.bad || r.left)
+		return MS_ERR_CORRUPT;
+	k = 0;
+	for (uint32_t i = 0; i < it->h.nrows; i++) {
+		out[i].tags = out[i].ntags ? it->tagv + k : NULL;
+		k += out[i].ntags;
+	}
+	return 0;
 }
 
 int
@@ -1020,7 +1051,7 @@ ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
 	if (cols & MS_COL_SPAN_ID) {
 		col_rd(it, 0, &r);
 		for (uint32_t i = 0; i < n; i++)
-			out[i].span_id = ms_rd_uvarint(&r);
+			out[i].span_id = rd_uv(&r);
 		if (r.bad || r.left)
 			bad = 0;
 	}
@@ -1050,7 +1081,8 @@ ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
 		uint64_t prev = 0;
 		int64_t mn = INT64_MAX, mx = INT64_MIN;
 		for (uint32_t i = 0; i < n; i++) {
-			prev += (uint64_t)ms_rd_svarint(&r);
+			uint64_t z = rd_uv(&r);
+			prev += (z >> 1) ^ (0 - (z & 1));
 			int64_t s = (int64_t)prev;
 			out[i].start_ns = s;
 			mn = s < mn ? s : mn;
@@ -1062,7 +1094,7 @@ ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
 	if ((cols & MS_COL_LATENCY) && bad == MS__A_COLS) {
 		col_rd(it, 6, &r);
 		for (uint32_t i = 0; i < n; i++) {
-			uint64_t v = ms_rd_uvarint(&r);
+			uint64_t v = rd_uv(&r);
 			if (v > UINT32_MAX)
 				r.bad = true;
 			out[i].latency_ms = (uint32_t)v;
@@ -1096,23 +1128,12 @@ ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
 		}
 	}
 	if ((cols & MS_COL_TAGS) && bad == MS__A_COLS) {
-		size_t total;
-		if (!parse_tags(it, &total, false)) {
+		rc = parse_tags(it, out);
+		if (rc == MS_ERR_NOMEM)
+			return ifail(it, eb, MS_ERR_NOMEM, "tags of %u rows",
+			             n);
+		if (rc)
 			bad = 8;
-		} else {
-			if (total > it->tagv_cap) {
-				const char **nt = ms_mem_realloc(
-				        it->mem, it->tagv,
-				        it->tagv_cap * sizeof(char *),
-				        total * sizeof(char *));
-				if (!nt)
-					return ifail(it, eb, MS_ERR_NOMEM,
-					             "%zu tags", total);
-				it->tagv = nt;
-				it->tagv_cap = total;
-			}
-			parse_tags(it, &total, true);
-		}
 	}
 	if (bad < MS__A_COLS)
 		return ifail(it, eb, MS_ERR_CORRUPT, "column %s malformed",
@@ -1121,7 +1142,7 @@ ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
 		ms_rd_init(&r, it->ub.data, it->ub.len);
 		uint64_t sum = 0;
 		for (uint32_t i = 0; i < n; i++) {
-			uint64_t l = ms_rd_uvarint(&r);
+			uint64_t l = rd_uv(&r);
 			if (l > MS_BODY_MAX)
 				r.bad = true;
 			out[i].body_len = (uint32_t)l;

@@ -47,6 +47,8 @@ struct ms_part_writer {
 	ms_buf ua, ub; /* a block's uncompressed units */
 	ms_buf index;  /* index entries */
 	ms_buf hashes; /* two u64 Bloom hashes per trace */
+	ms_buf lens;   /* u32 string lengths of the trace being added */
+	ms_buf ptrs;   /* row pointers of add_trace */
 	uint64_t data_off;
 	XXH64_state_t content;
 	ms_part_meta meta;
@@ -90,6 +92,8 @@ writer_free(ms_part_writer *w)
 	ms_buf_release(&w->ub);
 	ms_buf_release(&w->index);
 	ms_buf_release(&w->hashes);
+	ms_buf_release(&w->lens);
+	ms_buf_release(&w->ptrs);
 	ms_mem *mem = w->mem;
 	ms_mem_free(mem, w->dir, w->dir_size);
 	ms_mem_free(mem, w, sizeof(*w));
@@ -125,6 +129,8 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_dir, uint64_t id,
 	ms_buf_init(&w->ub, o.mem, MS__UNIT_MAX);
 	ms_buf_init(&w->index, o.mem, 0);
 	ms_buf_init(&w->hashes, o.mem, 0);
+	ms_buf_init(&w->lens, o.mem, 0);
+	ms_buf_init(&w->ptrs, o.mem, 0);
 	XXH64_reset(&w->content, 0);
 	w->dir_size = strlen(tmp_dir) + 1;
 	w->dir = ms_mem_dup(o.mem, tmp_dir, w->dir_size);
@@ -186,37 +192,59 @@ slen(const char *s)
 	return s ? strnlen(s, MS_STR_MAX + 1) : 0;
 }
 
+/* Check row i of a trace and store its string lengths at L: segment_id,
+ * service, instance, endpoint, then each tag (4 + ntags values; ntags
+ * was checked by the caller). */
 static int
 check_row(ms_part_writer *w, const ms_row *r, const ms_row *first, size_t i,
-          ms_errbuf *eb)
+          uint32_t *L, ms_errbuf *eb)
 {
 	if (r->trace_id_len < 1 || r->trace_id_len > MS_TRACE_ID_MAX ||
 	    !r->trace_id)
 		return wfail(w, eb, MS_ERR_INVAL, "rows",
 		             "row %zu: trace ID length %u", i, r->trace_id_len);
-	if (ms_trace_id_cmp(r->trace_id, r->trace_id_len, first->trace_id,
-	                    first->trace_id_len) != 0)
+	if (r != first &&
+	    (r->trace_id_len != first->trace_id_len ||
+	     memcmp(r->trace_id, first->trace_id, r->trace_id_len) != 0))
 		return wfail(w, eb, MS_ERR_INVAL, "rows",
 		             "row %zu: trace ID differs from row 0", i);
-	if (slen(r->segment_id) > MS_STR_MAX || slen(r->service) > MS_STR_MAX ||
-	    slen(r->instance) > MS_STR_MAX || slen(r->endpoint) > MS_STR_MAX)
+	size_t l0 = slen(r->segment_id), l1 = slen(r->service),
+	       l2 = slen(r->instance), l3 = slen(r->endpoint);
+	if (l0 > MS_STR_MAX || l1 > MS_STR_MAX || l2 > MS_STR_MAX ||
+	    l3 > MS_STR_MAX)
 		return wfail(w, eb, MS_ERR_RANGE, "rows",
 		             "row %zu: string longer than %u bytes", i,
 		             MS_STR_MAX);
-	if (r->ntags > MS_TAGS_MAX || (r->ntags && !r->tags))
-		return wfail(w, eb, MS_ERR_RANGE, "rows", "row %zu: %u tags", i,
-		             r->ntags);
-	for (uint32_t t = 0; t < r->ntags; t++)
-		if (!r->tags[t] ||
-		    strnlen(r->tags[t], MS_TAG_MAX + 1) > MS_TAG_MAX)
+	L[0] = (uint32_t)l0;
+	L[1] = (uint32_t)l1;
+	L[2] = (uint32_t)l2;
+	L[3] = (uint32_t)l3;
+	for (uint32_t t = 0; t < r->ntags; t++) {
+		size_t lt = r->tags[t] ? strnlen(r->tags[t], MS_TAG_MAX + 1)
+		                       : MS_TAG_MAX + 1;
+		if (lt > MS_TAG_MAX)
 			return wfail(w, eb, MS_ERR_RANGE, "rows",
 			             "row %zu: tag %u missing or longer than "
 			             "%u bytes",
 			             i, t, MS_TAG_MAX);
+		L[4 + t] = (uint32_t)lt;
+	}
 	if (r->body_len > MS_BODY_MAX || (r->body_len && !r->body))
 		return wfail(w, eb, MS_ERR_RANGE, "rows",
 		             "row %zu: body of %u bytes", i, r->body_len);
 	return 0;
+}
+
+/* A row's encoded size for block splitting, from its lengths L: the same
+ * figure as ms__row_span_bytes (fixed fields, each string as length, bytes
+ * and NUL counted as its length + 2, tag count and body length as 2). */
+static uint64_t
+row_span(const ms_row *r, const uint32_t *L)
+{
+	uint64_t n = 8 + 8 + 4 + 1 + 1 + 2 + (uint64_t)r->body_len;
+	for (uint32_t k = 0; k < 4 + r->ntags; k++)
+		n += (uint64_t)L[k] + 2;
+	return n;
 }
 
 static inline uint8_t *
@@ -231,9 +259,8 @@ put_uv(uint8_t *p, uint64_t v)
 }
 
 static inline uint8_t *
-put_str(uint8_t *p, const char *s)
+put_str(uint8_t *p, const char *s, uint32_t n)
 {
-	size_t n = s ? strlen(s) : 0;
 	p = put_uv(p, n);
 	if (n)
 		memcpy(p, s, n);
@@ -250,17 +277,20 @@ end_ns(const ms_row *r)
 	return e;
 }
 
-/* Encode rows[0..n) into ua (unit A) and ub (unit B). */
+/* Encode the rows rp[0..n) into ua (unit A) and ub (unit B); L holds
+ * their string lengths (check_row). */
 static int
-encode_units(ms_part_writer *w, const ms_row *rows, size_t n)
+encode_units(ms_part_writer *w, const ms_row *const *rp, size_t n,
+             const uint32_t *L)
 {
 	size_t bound = MS__A_COLS * 4 + n * (10 + 10 + 5 + 1 + 5), bb = n * 5;
+	const uint32_t *l = L;
 	for (size_t i = 0; i < n; i++) {
-		const ms_row *r = &rows[i];
-		bound += 4 * 6 + slen(r->segment_id) + slen(r->service) +
-		         slen(r->instance) + slen(r->endpoint);
-		for (uint32_t t = 0; t < r->ntags; t++)
-			bound += 6 + strlen(r->tags[t]);
+		const ms_row *r = rp[i];
+		bound += 4 * 6;
+		for (uint32_t k = 0; k < 4 + r->ntags; k++)
+			bound += 6 + (size_t)l[k];
+		l += 4 + r->ntags;
 		bb += r->body_len;
 		if (bound > MS__UNIT_MAX || bb > MS__UNIT_MAX)
 			return MS_ERR_RANGE;
@@ -281,45 +311,46 @@ encode_units(ms_part_writer *w, const ms_row *rows, size_t n)
 	} while (0)
 	c0 = p;
 	for (size_t i = 0; i < n; i++)
-		p = put_uv(p, rows[i].span_id);
+		p = put_uv(p, rp[i]->span_id);
 	COL_END();
-	c0 = p;
-	for (size_t i = 0; i < n; i++)
-		p = put_str(p, rows[i].segment_id);
-	COL_END();
-	c0 = p;
-	for (size_t i = 0; i < n; i++)
-		p = put_str(p, rows[i].service);
-	COL_END();
-	c0 = p;
-	for (size_t i = 0; i < n; i++)
-		p = put_str(p, rows[i].instance);
-	COL_END();
-	c0 = p;
-	for (size_t i = 0; i < n; i++)
-		p = put_str(p, rows[i].endpoint);
-	COL_END();
+	for (unsigned k = 0; k < 4; k++) {
+		c0 = p;
+		l = L;
+		for (size_t i = 0; i < n; i++) {
+			const ms_row *r = rp[i];
+			const char *str = k == 0   ? r->segment_id
+			                  : k == 1 ? r->service
+			                  : k == 2 ? r->instance
+			                           : r->endpoint;
+			p = put_str(p, str, l[k]);
+			l += 4 + r->ntags;
+		}
+		COL_END();
+	}
 	c0 = p;
 	uint64_t prev = 0;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t d = (uint64_t)rows[i].start_ns - prev;
-		prev = (uint64_t)rows[i].start_ns;
+		uint64_t d = (uint64_t)rp[i]->start_ns - prev;
+		prev = (uint64_t)rp[i]->start_ns;
 		p = put_uv(p, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
 	}
 	COL_END();
 	c0 = p;
 	for (size_t i = 0; i < n; i++)
-		p = put_uv(p, rows[i].latency_ms);
+		p = put_uv(p, rp[i]->latency_ms);
 	COL_END();
 	c0 = p;
 	for (size_t i = 0; i < n; i++)
-		*p++ = rows[i].is_error ? 1 : 0;
+		*p++ = rp[i]->is_error ? 1 : 0;
 	COL_END();
 	c0 = p;
+	l = L;
 	for (size_t i = 0; i < n; i++) {
-		p = put_uv(p, rows[i].ntags);
-		for (uint32_t t = 0; t < rows[i].ntags; t++)
-			p = put_str(p, rows[i].tags[t]);
+		const ms_row *r = rp[i];
+		p = put_uv(p, r->ntags);
+		for (uint32_t t = 0; t < r->ntags; t++)
+			p = put_str(p, r->tags[t], l[4 + t]);
+		l += 4 + r->ntags;
 	}
 	COL_END();
 #undef COL_END
@@ -327,11 +358,11 @@ encode_units(ms_part_writer *w, const ms_row *rows, size_t n)
 
 	p = w->ub.data;
 	for (size_t i = 0; i < n; i++)
-		p = put_uv(p, rows[i].body_len);
+		p = put_uv(p, rp[i]->body_len);
 	for (size_t i = 0; i < n; i++) {
-		if (rows[i].body_len)
-			memcpy(p, rows[i].body, rows[i].body_len);
-		p += rows[i].body_len;
+		if (rp[i]->body_len)
+			memcpy(p, rp[i]->body, rp[i]->body_len);
+		p += rp[i]->body_len;
 	}
 	w->ub.len = (size_t)(p - w->ub.data);
 	return 0;
@@ -435,9 +466,10 @@ compress_unit(ms_part_writer *w, uint8_t *dst, size_t cap, const ms_buf *u,
 }
 
 static int
-write_block(ms_part_writer *w, const ms_row *rows, size_t n, ms_errbuf *eb)
+write_block(ms_part_writer *w, const ms_row *const *rows, size_t n,
+            const uint32_t *L, ms_errbuf *eb)
 {
-	int rc = encode_units(w, rows, n);
+	int rc = encode_units(w, rows, n, L);
 	if (rc)
 		return wfail(w, eb, rc, MS__F_DATA,
 		             "encoding a block of %zu rows: %s", n,
@@ -459,9 +491,9 @@ write_block(ms_part_writer *w, const ms_row *rows, size_t n, ms_errbuf *eb)
 	if (sa > UINT32_MAX - MS__BLOCK_HDR - sb)
 		return wfail(w, eb, MS_ERR_RANGE, MS__F_DATA, "block too big");
 
-	int64_t mn = rows[0].start_ns, mx = mn, me = end_ns(&rows[0]);
+	int64_t mn = rows[0]->start_ns, mx = mn, me = end_ns(rows[0]);
 	for (size_t i = 1; i < n; i++) {
-		int64_t s = rows[i].start_ns, e = end_ns(&rows[i]);
+		int64_t s = rows[i]->start_ns, e = end_ns(rows[i]);
 		mn = s < mn ? s : mn;
 		mx = s > mx ? s : mx;
 		me = e > me ? e : me;
@@ -469,7 +501,7 @@ write_block(ms_part_writer *w, const ms_row *rows, size_t n, ms_errbuf *eb)
 	memset(h, 0, MS__BLOCK_HDR);
 	memcpy(h, MS__BLOCK_MAGIC, 4);
 	h[offsetof(struct ms__block_disk, tid_len)] =
-	        (uint8_t)rows[0].trace_id_len;
+	        (uint8_t)rows[0]->trace_id_len;
 #define PUT32(f, v) ms_put_le32(h + offsetof(struct ms__block_disk, f), v)
 #define PUT64(f, v) ms_put_le64(h + offsetof(struct ms__block_disk, f), v)
 	PUT32(nrows, (uint32_t)n);
@@ -484,8 +516,8 @@ write_block(ms_part_writer *w, const ms_row *rows, size_t n, ms_errbuf *eb)
 	PUT64(span_bytes, span);
 	PUT64(a_xxh, XXH64(h + MS__BLOCK_HDR, sa, 0));
 	PUT64(b_xxh, XXH64(h + MS__BLOCK_HDR + sa, sb, 0));
-	memcpy(h + offsetof(struct ms__block_disk, trace_id), rows[0].trace_id,
-	       rows[0].trace_id_len);
+	memcpy(h + offsetof(struct ms__block_disk, trace_id), rows[0]->trace_id,
+	       rows[0]->trace_id_len);
 	PUT64(header_xxh,
 	      XXH64(h, offsetof(struct ms__block_disk, header_xxh), 0));
 #undef PUT32
@@ -498,6 +530,64 @@ write_block(ms_part_writer *w, const ms_row *rows, size_t n, ms_errbuf *eb)
 	return 0;
 }
 
+/* Add one trace given as row pointers (add_trace, ms_part_write_rows). */
+static int
+add_trace_ptrs(ms_part_writer *w, const ms_row *const *rp, size_t n,
+               ms_errbuf *eb)
+{
+	size_t nl = 0;
+	for (size_t i = 0; i < n; i++) {
+		const ms_row *r = rp[i];
+		if (r->ntags > MS_TAGS_MAX || (r->ntags && !r->tags))
+			return wfail(w, eb, MS_ERR_RANGE, "rows",
+			             "row %zu: %u tags", i, r->ntags);
+		nl += 4 + r->ntags;
+	}
+	size_t lb;
+	if (!ms_mul_ok(nl, sizeof(uint32_t), &lb))
+		return wfail(w, eb, MS_ERR_RANGE, "rows", "%zu rows", n);
+	ms_buf_reset(&w->lens);
+	int rc = ms_buf_reserve(&w->lens, lb);
+	if (rc)
+		return wfail(w, eb, rc, "rows", "%s", ms_strerror(rc));
+	uint32_t *L = (uint32_t *)(void *)w->lens.data, *l = L;
+	for (size_t i = 0; i < n; i++) {
+		rc = check_row(w, rp[i], rp[0], i, l, eb);
+		if (rc)
+			return rc;
+		l += 4 + rp[i]->ntags;
+	}
+	const ms_row *r0 = rp[0];
+	if (w->meta.traces && ms_trace_id_cmp(r0->trace_id, r0->trace_id_len,
+	                                      w->last, w->last_len) <= 0)
+		return wfail(w, eb, MS_ERR_INVAL, "rows",
+		             "trace IDs out of order");
+	note_trace(w, r0->trace_id, r0->trace_id_len, &rc);
+	if (rc)
+		return wfail(w, eb, rc, MS__F_BLOOM, "%s", ms_strerror(rc));
+	size_t i = 0;
+	const uint32_t *cl = L;
+	while (i < n) {
+		size_t j = i;
+		uint64_t sz = 0;
+		const uint32_t *lj = cl;
+		while (j < n && j - i < MS__BLOCK_ROWS_MAX) {
+			uint64_t rs = row_span(rp[j], lj);
+			if (j > i && sz + rs > MS_BLOCK_SPLIT_BYTES)
+				break;
+			sz += rs;
+			lj += 4 + rp[j]->ntags;
+			j++;
+		}
+		rc = write_block(w, rp + i, j - i, cl, eb);
+		if (rc)
+			return rc;
+		i = j;
+		cl = lj;
+	}
+	return 0;
+}
+
 int
 ms_part_writer_add_trace(ms_part_writer *w, const ms_row *rows, size_t n,
                          ms_errbuf *eb)
@@ -506,37 +596,17 @@ ms_part_writer_add_trace(ms_part_writer *w, const ms_row *rows, size_t n,
 		return ms_fail(eb, MS_ERR_STATE, "part writer: failed before");
 	if (n == 0 || !rows)
 		return wfail(w, eb, MS_ERR_INVAL, "rows", "no rows");
-	for (size_t i = 0; i < n; i++) {
-		int rc = check_row(w, &rows[i], &rows[0], i, eb);
-		if (rc)
-			return rc;
-	}
-	if (w->meta.traces &&
-	    ms_trace_id_cmp(rows[0].trace_id, rows[0].trace_id_len, w->last,
-	                    w->last_len) <= 0)
-		return wfail(w, eb, MS_ERR_INVAL, "rows",
-		             "trace IDs out of order");
-	int rc;
-	note_trace(w, rows[0].trace_id, rows[0].trace_id_len, &rc);
+	size_t pb;
+	if (!ms_mul_ok(n, sizeof(ms_row *), &pb))
+		return wfail(w, eb, MS_ERR_RANGE, "rows", "%zu rows", n);
+	ms_buf_reset(&w->ptrs);
+	int rc = ms_buf_reserve(&w->ptrs, pb);
 	if (rc)
-		return wfail(w, eb, rc, MS__F_BLOOM, "%s", ms_strerror(rc));
-	size_t i = 0;
-	while (i < n) {
-		size_t j = i;
-		uint64_t sz = 0;
-		while (j < n && j - i < MS__BLOCK_ROWS_MAX) {
-			uint64_t rs = ms__row_span_bytes(&rows[j]);
-			if (j > i && sz + rs > MS_BLOCK_SPLIT_BYTES)
-				break;
-			sz += rs;
-			j++;
-		}
-		rc = write_block(w, rows + i, j - i, eb);
-		if (rc)
-			return rc;
-		i = j;
-	}
-	return 0;
+		return wfail(w, eb, rc, "rows", "%s", ms_strerror(rc));
+	const ms_row **rp = (const ms_row **)(void *)w->ptrs.data;
+	for (size_t i = 0; i < n; i++)
+		rp[i] = &rows[i];
+	return add_trace_ptrs(w, rp, n, eb);
 }
 
 int
@@ -765,20 +835,90 @@ ms_part_writer_abort(ms_part_writer *w)
 
 /* ---- ms_part_write_rows ---- */
 
-typedef struct {
+/*
+ * Rows are ordered by trace ID, stably, with a merge sort over (key, row)
+ * entries: k0/k1 hold the ID's first 16 bytes big-endian, zero padded, so
+ * most comparisons are integer compares (IDs of up to 16 bytes with equal
+ * keys are ordered by length, longer ones by ms_trace_id_cmp; zero padding
+ * never orders IDs wrongly, it only ties). Input already in order (one
+ * pass to see it) is not sorted. The writer gets row pointers: rows are
+ * never copied.
+ */
+typedef struct sort_ent {
+	uint64_t k0, k1;
 	const ms_row *r;
-	size_t i;
 } sort_ent;
 
-static int
-sort_cmp(const void *a, const void *b)
+static inline int
+ent_cmp(const sort_ent *x, const sort_ent *y)
 {
-	const sort_ent *x = a, *y = b;
-	int c = ms_trace_id_cmp(x->r->trace_id, x->r->trace_id_len,
-	                        y->r->trace_id, y->r->trace_id_len);
-	if (c)
-		return c;
-	return x->i < y->i ? -1 : x->i > y->i;
+	if (x->k0 != y->k0)
+		return x->k0 < y->k0 ? -1 : 1;
+	if (x->k1 != y->k1)
+		return x->k1 < y->k1 ? -1 : 1;
+	uint32_t a = x->r->trace_id_len, b = y->r->trace_id_len;
+	if (a <= 16 && b <= 16)
+		return a < b ? -1 : a > b;
+	return ms_trace_id_cmp(x->r->trace_id, a, y->r->trace_id, b);
+}
+
+static void
+ent_init(sort_ent *e, const ms_row *r)
+{
+	uint8_t b[16] = { 0 };
+	memcpy(b, r->trace_id, r->trace_id_len < 16 ? r->trace_id_len : 16);
+	e->k0 = e->k1 = 0;
+	for (int i = 0; i < 8; i++) {
+		e->k0 = e->k0 << 8 | b[i];
+		e->k1 = e->k1 << 8 | b[8 + i];
+	}
+	e->r = r;
+}
+
+/* Stable bottom-up merge sort of a[0..n) using tmp[0..n); returns the
+ * array holding the result (a or tmp). */
+static sort_ent *
+ent_sort(sort_ent *a, sort_ent *tmp, size_t n)
+{
+	const size_t run = 16;
+	for (size_t lo = 0; lo < n; lo += run) {
+		size_t hi = lo + run < n ? lo + run : n;
+		for (size_t i = lo + 1; i < hi; i++) {
+			sort_ent v = a[i];
+			size_t j = i;
+			while (j > lo && ent_cmp(&a[j - 1], &v) > 0) {
+				a[j] = a[j - 1];
+				j--;
+			}
+			a[j] = v;
+		}
+	}
+	sort_ent *src = a, *dst = tmp;
+	for (size_t w = run; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n;
+			size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, k = lo;
+			if (mid == hi ||
+			    ent_cmp(&src[mid - 1], &src[mid]) <= 0) {
+				memcpy(dst + lo, src + lo,
+				       (hi - lo) * sizeof(sort_ent));
+				continue;
+			}
+			while (i < mid && j < hi)
+				dst[k++] = ent_cmp(&src[j], &src[i]) < 0
+				                   ? src[j++]
+				                   : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+		}
+		sort_ent *t = src;
+		src = dst;
+		dst = t;
+	}
+	return src;
 }
 
 int
@@ -796,36 +936,35 @@ ms_part_write_rows(const char *tmp_dir, uint64_t id, const ms_row *rows,
 			               "part %s: row %zu: trace ID length %u",
 			               idstr, i, rows[i].trace_id_len);
 	size_t bytes;
-	if (!ms_mul_ok(n, sizeof(sort_ent), &bytes) ||
-	    !ms_mul_ok(n, sizeof(ms_row), &bytes))
+	if (!ms_mul_ok(n, 2 * sizeof(sort_ent), &bytes) ||
+	    !ms_mul_ok(n, sizeof(ms_row *), &bytes))
 		return ms_fail(eb, MS_ERR_RANGE, "part %s: %zu rows", idstr, n);
-	sort_ent *ix = ms_mem_alloc(mem, n * sizeof(sort_ent));
-	ms_row *sorted = ms_mem_alloc(mem, n * sizeof(ms_row));
+	sort_ent *ix = ms_mem_alloc(mem, 2 * n * sizeof(sort_ent));
+	const ms_row **rp = ms_mem_alloc(mem, n * sizeof(ms_row *));
 	ms_part_writer *w = NULL;
 	int rc = 0;
-	if (!ix || !sorted) {
+	if (!ix || !rp) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: sorting %zu rows",
 		             idstr, n);
 		goto out;
 	}
+	bool in_order = true;
 	for (size_t i = 0; i < n; i++) {
-		ix[i].r = &rows[i];
-		ix[i].i = i;
+		ent_init(&ix[i], &rows[i]);
+		if (i && in_order && ent_cmp(&ix[i - 1], &ix[i]) > 0)
+			in_order = false;
 	}
-	qsort(ix, n, sizeof(*ix), sort_cmp);
+	const sort_ent *ord = in_order ? ix : ent_sort(ix, ix + n, n);
 	for (size_t i = 0; i < n; i++)
-		sorted[i] = *ix[i].r;
+		rp[i] = ord[i].r;
 	rc = ms_part_writer_open(&w, tmp_dir, id, opts, eb);
 	if (rc)
 		goto out;
 	for (size_t i = 0; i < n && rc == 0;) {
 		size_t j = i + 1;
-		while (j < n && ms_trace_id_cmp(sorted[j].trace_id,
-		                                sorted[j].trace_id_len,
-		                                sorted[i].trace_id,
-		                                sorted[i].trace_id_len) == 0)
+		while (j < n && ent_cmp(&ord[j], &ord[i]) == 0)
 			j++;
-		rc = ms_part_writer_add_trace(w, sorted + i, j - i, eb);
+		rc = add_trace_ptrs(w, rp + i, j - i, eb);
 		i = j;
 	}
 	if (rc == 0)
@@ -833,7 +972,7 @@ ms_part_write_rows(const char *tmp_dir, uint64_t id, const ms_row *rows,
 	else
 		ms_part_writer_abort(w);
 out:
-	ms_mem_free(mem, ix, n * sizeof(sort_ent));
-	ms_mem_free(mem, sorted, n * sizeof(ms_row));
+	ms_mem_free(mem, ix, 2 * n * sizeof(sort_ent));
+	ms_mem_free(mem, rp, n * sizeof(ms_row *));
 	return rc;
 }
