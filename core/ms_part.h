@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MS_PART_FORMAT_VERSION 1
+#define MS_PART_FORMAT_VERSION 2
 #define MS_BLOCK_SPLIT_BYTES (2u << 20) /* span-body bytes per block */
 #define MS_BLOOM_K 10
 #define MS_BLOOM_BITS_PER_ITEM 16
@@ -60,7 +60,8 @@ typedef struct ms_part_meta {
 	int64_t min_ts;    /* min start_ns over rows */
 	int64_t max_ts;    /* max start_ns over rows */
 	uint32_t depth;    /* 0 = raw write; merge = 1 + max input */
-	uint64_t checksum; /* XXH64 over all blocks' stored bytes */
+	uint64_t checksum; /* core: XXH64 over the blocks' header checksums;
+	                    * index parts: XXH64 of all chunks' bytes */
 } ms_part_meta;
 
 /* One block's header: readable without decompressing the block. */

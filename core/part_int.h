@@ -90,7 +90,7 @@ struct ms__block_disk {
 	uint64_t a_xxh;
 	uint64_t b_xxh;
 	uint8_t trace_id[MS_TRACE_ID_MAX];
-	uint64_t header_xxh; /* XXH64 (seed 0) of bytes 0..143 */
+	uint64_t header_xxh; /* XXH3_64bits of bytes 0..143 */
 };
 _Static_assert(offsetof(struct ms__block_disk, nrows) == 8, "block layout");
 _Static_assert(offsetof(struct ms__block_disk, min_ts) == 32, "block layout");
@@ -210,7 +210,8 @@ typedef struct ms__block_hdr {
 	int64_t min_ts, max_ts, max_end_ns;
 	uint64_t span_bytes;
 	uint64_t a_xxh, b_xxh;
-	uint32_t stored; /* whole block: header + units */
+	uint64_t hdr_xxh; /* the header's own checksum (bytes 144..151) */
+	uint32_t stored;  /* whole block: header + units */
 } ms__block_hdr;
 
 /* Parse the block at p (len bytes available, which must equal its stored

@@ -5,7 +5,7 @@
  * a raw copy. Layout: core/FORMAT.md.
  *
  * Nothing read from disk is trusted: every file's size must match meta,
- * every file and block carries an XXH64 that is checked before its bytes
+ * every file and block carries a checksum that is checked before its bytes
  * are used, and every length is bounded before it sizes anything. An
  * iterator that reaches the end has also checked the part checksum and the
  * row, trace and byte totals against meta, so a full read of a damaged part
@@ -16,7 +16,8 @@
  *     and unit checksums matched.
  *  2. a_ok / b_ok: unit A / B of the current block is decompressed in ua /
  *     ub (reset by next()).
- *  3. content has absorbed every block returned so far, in file order.
+ *  3. content has absorbed the header checksum of every block returned so
+ *     far, in file order.
  *  4. After an error the iterator is `failed` and every call returns
  *     MS_ERR_STATE.
  *  5. A re-read iterator (ms_part_iter_open_reread) trails one that checks
@@ -83,7 +84,7 @@ ms__block_parse(const uint8_t *p, uint64_t len, ms__block_hdr *h, char *why,
 	if (memcmp(p, MS__BLOCK_MAGIC, 4) != 0)
 		return why_fail(why, whylen, "bad block magic");
 	uint64_t x = ms_le64(p + offsetof(struct ms__block_disk, header_xxh));
-	if (x != XXH64(p, offsetof(struct ms__block_disk, header_xxh), 0))
+	if (x != XXH3_64bits(p, offsetof(struct ms__block_disk, header_xxh)))
 		return why_fail(why, whylen, "block header checksum mismatch");
 #define G32(f) ms_le32(p + offsetof(struct ms__block_disk, f))
 #define G64(f) ms_le64(p + offsetof(struct ms__block_disk, f))
@@ -99,6 +100,7 @@ ms__block_parse(const uint8_t *p, uint64_t len, ms__block_hdr *h, char *why,
 	h->span_bytes = G64(span_bytes);
 	h->a_xxh = G64(a_xxh);
 	h->b_xxh = G64(b_xxh);
+	h->hdr_xxh = x;
 	const uint8_t *tid = p + offsetof(struct ms__block_disk, trace_id);
 	if (p[5] || p[6] || p[7] || G32(reserved2))
 		return why_fail(why, whylen, "reserved header bytes not zero");
@@ -152,9 +154,9 @@ ms__block_units_ok(const uint8_t *p, const ms__block_hdr *h, char *why,
                    size_t whylen)
 {
 	const uint8_t *a = p + MS__BLOCK_HDR, *b = a + h->a_stored;
-	if (XXH64(a, h->a_stored, 0) != h->a_xxh)
+	if (XXH3_64bits(a, h->a_stored) != h->a_xxh)
 		return why_fail(why, whylen, "unit A checksum mismatch");
-	if (XXH64(b, h->b_stored, 0) != h->b_xxh)
+	if (XXH3_64bits(b, h->b_stored) != h->b_xxh)
 		return why_fail(why, whylen, "unit B checksum mismatch");
 	return true;
 }
@@ -829,7 +831,10 @@ ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
 		it->last_len = h->tid_len;
 	}
 	if (!it->reread)
-		XXH64_update(&it->content, it->cur, stored);
+		XXH64_update(
+		        &it->content,
+		        it->cur + offsetof(struct ms__block_disk, header_xxh),
+		        8);
 	it->rows_seen += h->nrows;
 	it->span_seen += h->span_bytes;
 	ms_block_info *bi = &it->info;
@@ -868,8 +873,8 @@ inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
 	ms_buf_reset(dst);
 	if (raw == 0)
 		return 0;
-	if (it->reread &&
-	    XXH64(src, stored, 0) != (*unit == 'A' ? it->h.a_xxh : it->h.b_xxh))
+	if (it->reread && XXH3_64bits(src, stored) !=
+	                          (*unit == 'A' ? it->h.a_xxh : it->h.b_xxh))
 		return ifail(it, eb, MS_ERR_CORRUPT,
 		             "unit %s checksum mismatch", unit);
 	int rc = ms_buf_reserve(dst, raw);

@@ -10,7 +10,8 @@
  *     copied raw) share an ID.
  *  2. data_off is the byte length of `data` including bytes still pending in
  *     `out`; every index entry's offset is the data_off before its block.
- *  3. `content` has absorbed exactly the data bytes before data_off.
+ *  3. `content` has absorbed the header checksum of exactly the blocks
+ *     before data_off, in order.
  *  4. After any failed add the writer is `failed`: later calls return
  *     MS_ERR_STATE and finish removes the directory.
  *  5. `meta` is written last: a directory without `meta` is not a part.
@@ -419,7 +420,12 @@ commit_block(ms_part_writer *w, size_t at, size_t len, uint32_t nrows,
 		w->out.len = at;
 		return rc;
 	}
-	XXH64_update(&w->content, w->out.data + at, len);
+	/* The part checksum chains the blocks' header checksums (which
+	 * cover their units' checksums): FORMAT.md, meta.checksum. */
+	XXH64_update(&w->content,
+	             w->out.data + at +
+	                     offsetof(struct ms__block_disk, header_xxh),
+	             8);
 	if (w->meta.blocks == 0 || min_ts < w->meta.min_ts)
 		w->meta.min_ts = min_ts;
 	if (w->meta.blocks == 0 || max_ts > w->meta.max_ts)
@@ -514,12 +520,12 @@ write_block(ms_part_writer *w, const ms_row *const *rows, size_t n,
 	PUT64(max_end_ns, (uint64_t)me);
 	uint64_t span = (uint64_t)w->ua.len + w->ub.len;
 	PUT64(span_bytes, span);
-	PUT64(a_xxh, XXH64(h + MS__BLOCK_HDR, sa, 0));
-	PUT64(b_xxh, XXH64(h + MS__BLOCK_HDR + sa, sb, 0));
+	PUT64(a_xxh, XXH3_64bits(h + MS__BLOCK_HDR, sa));
+	PUT64(b_xxh, XXH3_64bits(h + MS__BLOCK_HDR + sa, sb));
 	memcpy(h + offsetof(struct ms__block_disk, trace_id), rows[0]->trace_id,
 	       rows[0]->trace_id_len);
 	PUT64(header_xxh,
-	      XXH64(h, offsetof(struct ms__block_disk, header_xxh), 0));
+	      XXH3_64bits(h, offsetof(struct ms__block_disk, header_xxh)));
 #undef PUT32
 #undef PUT64
 	size_t len = MS__BLOCK_HDR + sa + sb;

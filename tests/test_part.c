@@ -893,6 +893,14 @@ mut_version(fz_files *f)
 	ms_put_le32(f->f[0] + 8, 99);
 }
 
+/* A part of the previous format (XXH64 unit checksums, part checksum over
+ * the data bytes) is refused by its version before anything else. */
+static void
+mut_version_prev(fz_files *f)
+{
+	ms_put_le32(f->f[0] + 8, MS_PART_FORMAT_VERSION - 1);
+}
+
 static void
 mut_index_stored_absurd(fz_files *f)
 {
@@ -949,6 +957,8 @@ test_resealed_format_checks(void **state)
 	reseal_and_expect("meta", mut_min_gt_max, "min timestamp");
 	reseal_and_expect("meta", mut_rows_absurd, "index size");
 	reseal_and_expect("meta", mut_version, "version");
+	reseal_and_expect("meta", mut_version_prev,
+	                  "format version 1, expected 2");
 	reseal_and_expect("index", mut_index_stored_absurd, "entry 0");
 	reseal_and_expect("data", mut_block_raw_absurd, "too large");
 	reseal_and_expect("data", mut_block_rows, "index says");

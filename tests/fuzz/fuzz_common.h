@@ -50,14 +50,17 @@ fz_reseal(fz_files *f)
 	size_t mn = f->n[0], xn = f->n[1], bn = f->n[2], dn = f->n[3];
 	bool core = mn < 16 || ms_le32(m + 12) == MS_KIND_CORE;
 	size_t off = 0;
+	XXH64_state_t chain; /* core: meta.checksum over header checksums */
+	XXH64_reset(&chain, 0);
 	while (core && dn - off >= MS__BLOCK_HDR) {
 		uint8_t *h = d + off;
 		uint64_t sa = ms_le32(h + 12), sb = ms_le32(h + 20);
 		if (MS__BLOCK_HDR + sa + sb > dn - off)
 			break;
-		ms_put_le64(h + 64, XXH64(h + MS__BLOCK_HDR, sa, 0));
-		ms_put_le64(h + 72, XXH64(h + MS__BLOCK_HDR + sa, sb, 0));
-		ms_put_le64(h + 144, XXH64(h, 144, 0));
+		ms_put_le64(h + 64, XXH3_64bits(h + MS__BLOCK_HDR, sa));
+		ms_put_le64(h + 72, XXH3_64bits(h + MS__BLOCK_HDR + sa, sb));
+		ms_put_le64(h + 144, XXH3_64bits(h, 144));
+		XXH64_update(&chain, h + 144, 8);
 		off += MS__BLOCK_HDR + sa + sb;
 	}
 	while (!core && dn - off >= MS__CHUNK_HDR) {
@@ -75,7 +78,8 @@ fz_reseal(fz_files *f)
 		ms_put_le64(b + bn - 8, XXH64(b, bn - 8, 0));
 	if (mn == MS__META_SIZE) {
 		uint64_t bb = f->bloom_absent ? 0 : bn;
-		ms_put_le64(m + 88, XXH64(d, dn, 0));
+		ms_put_le64(m + 88,
+		            core ? XXH64_digest(&chain) : XXH64(d, dn, 0));
 		ms_put_le64(m + 96, dn);
 		ms_put_le64(m + 104, xn);
 		ms_put_le64(m + 112, bb);
