@@ -1032,6 +1032,11 @@ open_iters(merge_ctx *c)
 		                          &s->eit, s->part, c->mem, c->io,
 		                          EMIT_WINDOW, &c->eb)) < 0)
 			return rc;
+		/* One decompression context for the merge (the iterators
+		 * decode one at a time, on this thread): the first input's
+		 * scan iterator owns it, closed with the others at the end. */
+		ms_part_iter_share_zstd(s->it, c->srcs[0].it);
+		ms_part_iter_share_zstd(s->eit, c->srcs[0].it);
 	}
 	return 0;
 }

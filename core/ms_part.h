@@ -185,6 +185,12 @@ int ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
                         ms_errbuf *eb);
 /* The current block as stored, for ms_part_writer_add_raw. */
 int ms_part_iter_raw(ms_part_iter *it, ms_raw_block *raw, ms_errbuf *eb);
+/* Make `it` decompress with the zstd context of `owner` (made at owner's
+ * or any sharer's first decode) and drop its own: the iterators of one
+ * merge share one context. owner must be used from the same thread and
+ * closed after the last decode through `it`; an owner that itself shares
+ * is refused (nothing changes). */
+void ms_part_iter_share_zstd(ms_part_iter *it, ms_part_iter *owner);
 /* Bytes read from disk by this iterator so far. */
 uint64_t ms_part_iter_bytes_read(const ms_part_iter *it);
 void ms_part_iter_close(ms_part_iter *it);

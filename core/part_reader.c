@@ -630,7 +630,8 @@ struct ms_part_iter {
 	ms_mem *mem;
 	ms__win win;
 	ZSTD_DCtx *dctx;
-	uint64_t next; /* index of the next block */
+	ms_part_iter *zowner; /* decompress with its dctx (not owned) */
+	uint64_t next;        /* index of the next block */
 	bool cur_ok, a_ok, b_ok, failed, done;
 	bool reread; /* design 5 */
 	const uint8_t *cur;
@@ -729,6 +730,16 @@ ms_part_iter_close(ms_part_iter *it)
 	ms_mem_free(it->mem, it->rows, it->rows_cap * sizeof(ms_row));
 	ms_mem_free(it->mem, it->tagv, it->tagv_cap * sizeof(char *));
 	ms_mem_free(it->mem, it, sizeof(*it));
+}
+
+void
+ms_part_iter_share_zstd(ms_part_iter *it, ms_part_iter *owner)
+{
+	if (!it || !owner || it == owner || owner->zowner)
+		return;
+	ZSTD_freeDCtx(it->dctx);
+	it->dctx = NULL;
+	it->zowner = owner;
 }
 
 uint64_t
@@ -880,10 +891,11 @@ inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
 	int rc = ms_buf_reserve(dst, raw);
 	if (rc)
 		return ifail(it, eb, rc, "unit %s: %u bytes", unit, raw);
-	if (!it->dctx &&
-	    !(it->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(it->mem))))
+	ms_part_iter *zi = it->zowner ? it->zowner : it;
+	if (!zi->dctx &&
+	    !(zi->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(zi->mem))))
 		return ifail(it, eb, MS_ERR_NOMEM, "zstd context");
-	size_t k = ZSTD_decompressDCtx(it->dctx, dst->data, raw, src, stored);
+	size_t k = ZSTD_decompressDCtx(zi->dctx, dst->data, raw, src, stored);
 	if (ZSTD_isError(k))
 		return ifail(it, eb, ms__zstd_err(k), "unit %s: zstd: %s", unit,
 		             ZSTD_getErrorName(k));

@@ -603,6 +603,91 @@ test_reread(void **state)
 	tl_free(&t);
 }
 
+/* Read p1, p2 and p1 again (re-read) in lock step, decoding every block
+ * and comparing with the rows written, the three iterators sharing the
+ * first one's zstd context or not; returns the bytes they allocated. */
+static uint64_t
+read_three(ms_part *p1, ms_part *p2, const tl_rows *t1, const tl_rows *t2,
+           bool share)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_part_iter *its[3];
+	assert_int_equal(
+	        ms_part_iter_open_window(&its[0], p1, &mem, NULL, 0, &eb), 0);
+	assert_int_equal(
+	        ms_part_iter_open_window(&its[1], p2, &mem, NULL, 0, &eb), 0);
+	assert_int_equal(
+	        ms_part_iter_open_reread(&its[2], p1, &mem, NULL, 0, &eb), 0);
+	if (share) {
+		ms_part_iter_share_zstd(its[1], its[0]);
+		ms_part_iter_share_zstd(its[2], its[0]);
+		ms_part_iter_share_zstd(its[0], its[1]); /* refused */
+	}
+	const tl_rows *want[3] = { t1, t2, t1 };
+	const ms_row **sorted[3] = { tl_sorted(t1), tl_sorted(t2), NULL };
+	sorted[2] = sorted[0];
+	size_t k[3] = { 0, 0, 0 };
+	for (int more = 1; more;) {
+		more = 0;
+		for (int i = 0; i < 3; i++) {
+			const ms_block_info *bi;
+			int rc = ms_part_iter_next(its[i], &bi, &eb);
+			assert_true(rc >= 0);
+			if (rc == 0)
+				continue;
+			more = 1;
+			const ms_row *rows;
+			if (ms_part_iter_decode(its[i], MS_COL_ALL, &rows, &eb))
+				fail_msg("%s", eb.msg);
+			for (uint32_t j = 0; j < bi->nrows; j++, k[i]++)
+				assert_true(tl_row_eq(&rows[j], sorted[i][k[i]],
+				                      MS_COL_ALL));
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(k[i], want[i]->n);
+	ms_part_iter_close(its[1]);
+	ms_part_iter_close(its[2]);
+	ms_part_iter_close(its[0]); /* the owner last */
+	ms_mem_stats st;
+	ms_mem_stats_get(&mem, &st);
+	assert_int_equal(st.live, 0);
+	free(sorted[0]);
+	free(sorted[1]);
+	return st.bytes;
+}
+
+/* Iterators over two parts decode through one zstd context (a merge's
+ * iterators share one): the same rows, two contexts fewer allocated. */
+static void
+test_share_zstd(void **state)
+{
+	(void)state;
+	tl_rng r = { 23 };
+	tl_rows t1 = { 0 }, t2 = { 0 };
+	tl_shape s = { .traces = 50, .rows_per_trace = 3, .body_max = 200 };
+	tl_gen(&t1, &r, &s);
+	tl_gen(&t2, &r, &s);
+	char d1[300], d2[300];
+	path_of(d1, sizeof(d1), "zs-1");
+	path_of(d2, sizeof(d2), "zs-2");
+	write_part(d1, 31, &t1, NULL);
+	write_part(d2, 32, &t2, NULL);
+	ms_part *p1, *p2;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_part_open(&p1, d1, NULL, &eb), 0);
+	assert_int_equal(ms_part_open(&p2, d2, NULL, &eb), 0);
+	uint64_t own = read_three(p1, p2, &t1, &t2, false);
+	uint64_t shared = read_three(p1, p2, &t1, &t2, true);
+	assert_true(shared + 2 * 64000 < own);
+	ms_part_close(p1);
+	ms_part_close(p2);
+	tl_free(&t1);
+	tl_free(&t2);
+}
+
 static void
 test_writer_rejects(void **state)
 {
@@ -1266,6 +1351,7 @@ main(void)
 		cmocka_unit_test(test_projection_skips_units),
 		cmocka_unit_test(test_raw_copy),
 		cmocka_unit_test(test_reread),
+		cmocka_unit_test(test_share_zstd),
 		cmocka_unit_test(test_writer_rejects),
 		cmocka_unit_test(test_bloom),
 		cmocka_unit_test(test_flip_every_byte),
