@@ -408,9 +408,8 @@ heap_pop(merge_ctx *c)
 static bool
 head_is_tid(const merge_ctx *c, const src *s)
 {
-	return s->info &&
-	       ms_trace_id_cmp(s->info->trace_id, s->info->trace_id_len, c->tid,
-	                       c->tid_len) == 0;
+	return s->info && s->info->trace_id_len == c->tid_len &&
+	       memcmp(s->info->trace_id, c->tid, c->tid_len) == 0;
 }
 
 /* Move source s to its next block; checks the trace-ID order. */
@@ -575,9 +574,8 @@ eadvance(merge_ctx *c, src *s)
 static bool
 ehead_is_tid(const merge_ctx *c, const src *s)
 {
-	return s->einfo &&
-	       ms_trace_id_cmp(s->einfo->trace_id, s->einfo->trace_id_len,
-	                       c->etid, c->etid_len) == 0;
+	return s->einfo && s->einfo->trace_id_len == c->etid_len &&
+	       memcmp(s->einfo->trace_id, c->etid, c->etid_len) == 0;
 }
 
 /*

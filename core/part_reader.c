@@ -108,10 +108,8 @@ ms__block_parse(const uint8_t *p, uint64_t len, ms__block_hdr *h, char *why,
 #undef G64
 	if (h->tid_len < 1 || h->tid_len > MS_TRACE_ID_MAX)
 		return why_fail(why, whylen, "trace ID length %u", h->tid_len);
-	uint8_t pad = 0;
-	for (uint32_t i = h->tid_len; i < MS_TRACE_ID_MAX; i++)
-		pad |= tid[i];
-	if (pad)
+	static const uint8_t zero[MS_TRACE_ID_MAX];
+	if (memcmp(tid + h->tid_len, zero, MS_TRACE_ID_MAX - h->tid_len))
 		return why_fail(why, whylen, "trace ID padding not zero");
 	memcpy(h->tid, tid, MS_TRACE_ID_MAX);
 	if (h->nrows < 1 || h->nrows > MS__BLOCK_ROWS_MAX)
