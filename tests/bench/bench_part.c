@@ -30,6 +30,15 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Thread CPU seconds: steadier than wall time on a shared machine. */
+static double
+cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -202,18 +211,19 @@ main(int argc, char **argv)
 
 	double w[REPS], rd[REPS], zc[REPS], zd[REPS], r0[REPS], ra[REPS];
 	double qw[REPS], qr[REPS]; /* per-repetition zstd/part ratios */
+	double cw[REPS], cr[REPS]; /* the same in thread CPU time */
 	ms_part_meta m = { 0 };
 	size_t zlen = 0;
 	for (int k = 0; k < REPS; k++) {
 		ms_errbuf eb;
 		ms_part_writer_opts o = { .zstd_level = level };
 		ms_part_remove_dir(dir, NULL);
-		double t0 = now();
+		double c0 = cpu_now(), t0 = now();
 		if (ms_part_write_rows(dir, 1, t.rows, t.n, &o, &m, &eb)) {
 			fprintf(stderr, "write: %s\n", eb.msg);
 			return 1;
 		}
-		double t1 = now();
+		double t1 = now(), c1 = cpu_now();
 		ms_part *p;
 		ms_part_iter *it;
 		if (ms_part_open(&p, dir, NULL, &eb) ||
@@ -234,7 +244,7 @@ main(int argc, char **argv)
 		}
 		ms_part_iter_close(it);
 		ms_part_close(p);
-		double t2 = now();
+		double t2 = now(), c2 = cpu_now();
 		double read_s = t2 - t1;
 		if (rc != 0 || rows != t.n) {
 			fprintf(stderr, "read: %s\n", eb.msg);
@@ -247,11 +257,12 @@ main(int argc, char **argv)
 			return 1;
 		r0[k] = (double)m.uncompressed_bytes / 1e6 / s0;
 		ra[k] = (double)m.uncompressed_bytes / 1e6 / sa;
+		double c3 = cpu_now();
 		t2 = now();
 		zlen = ZSTD_compress(z, zcap, flat, flat_len, level);
-		double t3 = now();
+		double t3 = now(), c4 = cpu_now();
 		size_t dl = ZSTD_decompress(back, flat_len, z, zlen);
-		double t4 = now();
+		double t4 = now(), c5 = cpu_now();
 		if (ZSTD_isError(zlen) || dl != flat_len ||
 		    memcmp(back, flat, flat_len) || sink == 0)
 			return 1;
@@ -263,6 +274,8 @@ main(int argc, char **argv)
 		zd[k] = fmb / (t4 - t3);
 		qw[k] = zc[k] / w[k];
 		qr[k] = zd[k] / rd[k];
+		cw[k] = (c1 - c0) / (c4 - c3);
+		cr[k] = (c2 - c1) / (c5 - c4);
 	}
 	ms_part_remove_dir(dir, NULL);
 	double mw = median(w), mr = median(rd), mzc = median(zc),
@@ -283,6 +296,9 @@ main(int argc, char **argv)
 	       median(qw));
 	printf("%-24s %10.1f %10.1f %8.2fx\n", "read(all) vs decompress", mr,
 	       mzd, median(qr));
+	printf("in thread CPU time, part/zstd: write %.2fx, read(all) "
+	       "%.2fx\n",
+	       median(cw), median(cr));
 	printf("read without bodies: %.1f MB/s; iterate only (checksums, no "
 	       "decompression): %.1f MB/s\n",
 	       median(ra), median(r0));
