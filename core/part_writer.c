@@ -53,7 +53,8 @@ struct ms_part_writer {
 	uint64_t data_off;
 	XXH64_state_t content;
 	ms_part_meta meta;
-	int lit_mode; /* ZSTD_c_literalCompressionMode now set */
+	int lit_mode;  /* ZSTD_c_literalCompressionMode now set */
+	int small_mml; /* ZSTD_c_minMatch for units under MS__HUFF_MIN */
 	uint8_t last[MS_TRACE_ID_MAX];
 	uint32_t last_len;
 	bool failed;
@@ -150,6 +151,8 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_dir, uint64_t id,
 		goto fail;
 	}
 	w->lit_mode = ZSTD_ps_auto;
+	w->small_mml =
+	        (int)ZSTD_getCParams(o.zstd_level, 128u << 10, 0).minMatch;
 	size_t ze = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel,
 	                                   o.zstd_level);
 	if (ZSTD_isError(ze)) {
@@ -443,8 +446,12 @@ commit_block(ms_part_writer *w, size_t at, size_t len, uint32_t nrows,
  * Units below MS__HUFF_MIN bytes are compressed without Huffman-coded
  * literals: for a block of a few KiB, building and reading the literal
  * table costs more time than it saves bytes (decoding runs about 2x faster
- * for ~25% more bytes on ~2 KiB units). Readers need not know: every frame
- * describes itself.
+ * for ~25% more bytes on ~2 KiB units). They also use the minimum match
+ * length the level uses for a 128 KiB input (small_mml; 5 at level 3)
+ * instead of zstd's choice for tiny inputs (4 at level 3), which finds
+ * more, shorter matches: on ~1-2 KiB units 5 compresses ~4% and
+ * decompresses ~10% faster for ~1.3% more bytes. Readers need not know:
+ * every frame describes itself.
  */
 #define MS__HUFF_MIN (16u << 10)
 
@@ -458,8 +465,13 @@ compress_unit(ms_part_writer *w, uint8_t *dst, size_t cap, const ms_buf *u,
 	}
 	int lit = u->len < MS__HUFF_MIN ? ZSTD_ps_disable : ZSTD_ps_auto;
 	if (lit != w->lit_mode) {
+		/* minMatch 0: the level's own for the unit's size. */
+		int mml = lit == ZSTD_ps_disable ? w->small_mml : 0;
 		size_t e = ZSTD_CCtx_setParameter(
 		        w->cctx, ZSTD_c_literalCompressionMode, lit);
+		if (!ZSTD_isError(e))
+			e = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_minMatch,
+			                           mml);
 		if (ZSTD_isError(e))
 			return ms__zstd_err(e);
 		w->lit_mode = lit;
