@@ -18,6 +18,7 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sqlite3.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -379,6 +380,30 @@ test_check(void **state)
 	assert_int_equal(rename(moved, part), 0);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 0);
+
+	/* Parts of another part format: refused before any part is read. */
+	char mpath[600], sql[128];
+	snprintf(mpath, sizeof(mpath), "%s/manifest.sqlite", dir);
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+	snprintf(
+	        sql, sizeof(sql),
+	        "UPDATE fixture SET value='%d' WHERE key='part_format_version'",
+	        MS_PART_FORMAT_VERSION - 1);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, "build the fixture again"));
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_FORMAT);
+	snprintf(
+	        sql, sizeof(sql),
+	        "UPDATE fixture SET value='%d' WHERE key='part_format_version'",
+	        MS_PART_FORMAT_VERSION);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	ms_fixture_close(f);
 
 	/* Not a fixture. */
 	assert_int_equal(ms_fixture_check(root, PLUGIN, &rep, NULL, NULL, &eb),
