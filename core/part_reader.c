@@ -948,6 +948,28 @@ rd_uv(ms_rd *r)
 	return ms_rd_uvarint(r);
 }
 
+/* Whether s[0..n) holds a 0 byte: 8 bytes at a time (the last word may
+ * overlap the one before it), bytes only under 8. */
+static inline bool
+has_nul(const uint8_t *s, size_t n)
+{
+	const uint64_t lo = 0x0101010101010101u, hi = 0x8080808080808080u;
+	if (n < 8) {
+		bool z = false;
+		for (size_t i = 0; i < n; i++)
+			z |= s[i] == 0;
+		return z;
+	}
+	uint64_t v;
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		memcpy(&v, s + i, 8);
+		if ((v - lo) & ~v & hi)
+			return true;
+	}
+	memcpy(&v, s + n - 8, 8);
+	return ((v - lo) & ~v & hi) != 0;
+}
+
 /* A string: uvarint length n <= max, n bytes without NUL, then a NUL. */
 static inline const char *
 rd_str(ms_rd *r, size_t max)
@@ -958,14 +980,7 @@ rd_str(ms_rd *r, size_t max)
 		return NULL;
 	}
 	const uint8_t *s = r->p;
-	bool nul = s[n] != 0;
-	if (n < 32) {
-		for (size_t i = 0; i < n; i++)
-			nul |= s[i] == 0;
-	} else {
-		nul |= memchr(s, 0, (size_t)n) != NULL;
-	}
-	if (nul) {
+	if (s[n] != 0 || has_nul(s, (size_t)n)) {
 		r->bad = true;
 		return NULL;
 	}
