@@ -16,7 +16,10 @@ build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# `make run` builds only the program and its plugins; `make test` all.
+run: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target mergescope alwayskeep detdrop skywalking
 	@$(BUILD)/tui/mergescope
 
 test: build
