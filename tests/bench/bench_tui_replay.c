@@ -11,7 +11,21 @@
  * is measured from ms_replay_start to DONE in both cases, so opening the
  * replay (fixture checks, plugin loading) is outside it.
  *
- * usage: bench_tui_replay [PRESET [REPS]]   default: day-2x 3
+ * Then one more TUI run measures how fast keys answer while the replay
+ * runs flat out (target 50 ms): a presser thread types space (run/pause)
+ * PRESSES times into the input pipe, each 20-80 ms (irregular, fixed seed)
+ * after the previous press has fully settled, alternating pause and run so
+ * the day still finishes. Per press it takes three times from the write():
+ * until the TUI calls the controller's run/pause (the ops table is wrapped
+ * and the call timestamped: the key is answered), until the first terminal
+ * output after that call (the next frame, read from the output pipe by a
+ * drain thread), and until the replay's state is the one asked for (status
+ * polled every 0.2 ms; a pause takes effect at the engine's next
+ * publication or dispatch point, PAUSED or BREAK).
+ * That run is not part of the headless-vs-TUI comparison.
+ *
+ * usage: bench_tui_replay [PRESET [REPS [PRESSES]]]   default: day-2x 3 50
+ * PRESSES 0 skips the key-latency run.
  * The fixture is the one `mergescope` caches (built once if missing).
  */
 #include "ms_fixture.h"
@@ -20,6 +34,7 @@
 #include "ms_tui.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +138,316 @@ watch(void *arg)
 	return NULL;
 }
 
+/* ---- key latency ----------------------------------------------------- */
+
+enum { OP_NONE = 0, OP_PAUSE = 1, OP_RUN = 2 };
+
+/* Shared between the TUI thread (the wrapped ops), the drain thread and the
+ * presser thread. */
+static struct {
+	const ms_tui_ctl_ops *real;
+	ms_tui_ctl_ops timed;
+	_Atomic int64_t t_op;    /* when run/pause was last called */
+	_Atomic int op;          /* which one */
+	_Atomic int64_t t_frame; /* first output after the last op call */
+	_Atomic int64_t t_out;   /* last output of any kind */
+} kl;
+
+static int
+timed_run(void *self, ms_errbuf *eb)
+{
+	atomic_store(&kl.op, OP_RUN);
+	atomic_store(&kl.t_op, mono_ns());
+	return kl.real->run(self, eb);
+}
+
+static int
+timed_pause(void *self, ms_errbuf *eb)
+{
+	atomic_store(&kl.op, OP_PAUSE);
+	atomic_store(&kl.t_op, mono_ns());
+	return kl.real->pause(self, eb);
+}
+
+/* Reads the terminal's output; the first read after an op call is the next
+ * frame that call could show in. */
+static void *
+drain(void *arg)
+{
+	int fd = *(int *)arg;
+	static char buf[1 << 16];
+	int64_t seen = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		int64_t t = mono_ns();
+		int64_t op = atomic_load(&kl.t_op);
+		if (op > seen && t > op) {
+			atomic_store(&kl.t_frame, t);
+			seen = op;
+		}
+		atomic_store(&kl.t_out, t);
+	}
+	return NULL;
+}
+
+static void
+sleep_ns(int64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000LL),
+		               (long)(ns % 1000000000LL) };
+	nanosleep(&ts, NULL);
+}
+
+#define KL_MAX 1000
+
+struct presser {
+	ms_replay *r;
+	int fd; /* write end of the terminal's input */
+	int presses;
+	int n;           /* presses measured */
+	int nrepeat;     /* presses answered with the same op as before */
+	int nstate_miss; /* state never became the asked one (run ended) */
+	double op_ms[KL_MAX], frame_ms[KL_MAX];
+	double paused_ms[KL_MAX], running_ms[KL_MAX];
+	int nframe, npaused, nrunning;
+	enum ms_replay_state miss_state; /* what it was instead */
+	double slow_ms;                  /* the slowest stop, and where */
+	enum ms_replay_phase slow_phase;
+	uint64_t slow_pub, slow_pubs, slow_merges;
+	int64_t t0, t_done;
+};
+
+static enum ms_replay_state
+replay_state(ms_replay *r, ms_replay_status *st)
+{
+	ms_replay_get_status(r, st);
+	return st->state;
+}
+
+/* Wait until *v > after, polling every 0.1 ms; false after 2 s. */
+static bool
+wait_after(_Atomic int64_t *v, int64_t after)
+{
+	int64_t limit = mono_ns() + 2000000000LL;
+	while (atomic_load(v) <= after) {
+		if (mono_ns() > limit)
+			return false;
+		sleep_ns(100000);
+	}
+	return true;
+}
+
+static void *
+press_keys(void *arg)
+{
+	struct presser *p = arg;
+	ms_replay_status *st = malloc(sizeof(*st));
+	if (!st) {
+		perror("bench_tui_replay");
+		exit(1);
+	}
+	uint32_t rng = 0x9e3779b9u;
+	/* Let the session come up and draw. */
+	wait_after(&kl.t_out, 0);
+	sleep_ns(200000000LL);
+	int last_op = OP_NONE;
+	for (int i = 0; i < p->presses && i < KL_MAX; i++) {
+		rng ^= rng << 13;
+		rng ^= rng >> 17;
+		rng ^= rng << 5;
+		sleep_ns((20 + (int64_t)(rng % 61)) * 1000000LL);
+		if (replay_state(p->r, st) == MS_REPLAY_DONE)
+			break;
+		int64_t t_prev = atomic_load(&kl.t_op);
+		int64_t tw = mono_ns();
+		if (write(p->fd, " ", 1) != 1) {
+			perror("bench_tui_replay: write space");
+			break;
+		}
+		if (!wait_after(&kl.t_op, t_prev)) {
+			fprintf(stderr,
+			        "bench_tui_replay: press %d: no "
+			        "run/pause call within 2 s\n",
+			        i + 1);
+			break;
+		}
+		int64_t top = atomic_load(&kl.t_op);
+		int op = atomic_load(&kl.op);
+		p->op_ms[p->n] = (double)(top - tw) / 1e6;
+		if (op == last_op)
+			p->nrepeat++;
+		last_op = op;
+		/* The state asked for (or the end of the run): a pause stops
+		 * at the next publication (PAUSED) or dispatch (BREAK). */
+		int64_t limit = mono_ns() + 2000000000LL;
+		enum ms_replay_state now_st;
+		bool got;
+		for (;;) {
+			now_st = replay_state(p->r, st);
+			got = op == OP_PAUSE ? now_st == MS_REPLAY_PAUSED ||
+			                               now_st == MS_REPLAY_BREAK
+			                     : now_st == MS_REPLAY_RUNNING;
+			if (got || now_st == MS_REPLAY_DONE ||
+			    mono_ns() > limit)
+				break;
+			sleep_ns(200000);
+		}
+		int64_t ts = mono_ns();
+		double ms = (double)(ts - tw) / 1e6;
+		if (!got) {
+			p->nstate_miss++;
+			p->miss_state = now_st;
+		} else if (op == OP_PAUSE) {
+			p->paused_ms[p->npaused++] = ms;
+			if (ms > p->slow_ms) {
+				p->slow_ms = ms;
+				p->slow_phase = st->phase;
+				p->slow_pub = st->pub_done;
+				p->slow_pubs = st->pub_total;
+				p->slow_merges = st->merges_done;
+			}
+		} else {
+			p->running_ms[p->nrunning++] = ms;
+		}
+		/* The next frame after the call, then one drawn after the
+		 * state changed, so the next press sees the new state. */
+		if (wait_after(&kl.t_frame, top - 1))
+			p->frame_ms[p->nframe++] =
+			        (double)(atomic_load(&kl.t_frame) - tw) / 1e6;
+		wait_after(&kl.t_out, ts);
+		p->n++;
+	}
+	/* Leave it running so the day finishes. */
+	for (int k = 0; k < 20 && replay_state(p->r, st) != MS_REPLAY_RUNNING &&
+	                st->state != MS_REPLAY_DONE;
+	     k++) {
+		if (write(p->fd, " ", 1) != 1)
+			break;
+		sleep_ns(100000000LL);
+	}
+	free(st);
+	ms_replay_wait(p->r, -1);
+	p->t_done = mono_ns();
+	if (write(p->fd, "q", 1) != 1)
+		perror("bench_tui_replay: write q");
+	return NULL;
+}
+
+static double
+pct(double *v, int n, double q)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	int i = (int)(q * (double)(n - 1) + 0.5);
+	return v[i];
+}
+
+static void
+print_lat(const char *what, double *v, int n)
+{
+	if (n == 0) {
+		printf("  %-28s no samples\n", what);
+		return;
+	}
+	double med = median(v, n);
+	double p90 = pct(v, n, 0.9), mx = pct(v, n, 1.0);
+	int over = 0;
+	for (int i = 0; i < n; i++)
+		over += v[i] > 50.0;
+	printf("  %-28s median %6.2f ms  p90 %6.2f ms  max %6.2f ms  "
+	       "(%d/%d over 50 ms)\n",
+	       what, med, p90, mx, over, n);
+}
+
+static void
+run_keylat(int presses)
+{
+	ms_replay *r = open_replay("keys", 0);
+	ms_tui_ctl ctl;
+	ms_replay_ctl *adapter = NULL;
+	if (ms_replay_ctl_new(&adapter, r, &ctl)) {
+		fprintf(stderr, "bench_tui_replay: out of memory\n");
+		exit(1);
+	}
+	kl.real = ctl.ops;
+	kl.timed = *ctl.ops;
+	kl.timed.run = timed_run;
+	kl.timed.pause = timed_pause;
+	ctl.ops = &kl.timed;
+	atomic_store(&kl.t_op, 0);
+	atomic_store(&kl.t_frame, 0);
+	atomic_store(&kl.t_out, 0);
+
+	int pi[2], po[2];
+	if (pipe(pi) < 0 || pipe(po) < 0) {
+		perror("pipe");
+		exit(1);
+	}
+	FILE *in = fdopen(pi[0], "r");
+	FILE *out = fdopen(po[1], "w");
+	if (!in || !out) {
+		perror("bench_tui_replay: terminal");
+		exit(1);
+	}
+	ms_tui_opts o = { .in = in, .out = out, .term = "xterm-256color" };
+	ms_errbuf eb = { "" };
+	struct presser *p = calloc(1, sizeof(*p));
+	if (!p) {
+		perror("bench_tui_replay");
+		exit(1);
+	}
+	p->r = r;
+	p->fd = pi[1];
+	p->presses = presses;
+	pthread_t td, tp;
+	pthread_create(&td, NULL, drain, &po[0]);
+	p->t0 = mono_ns();
+	if (ms_replay_start(r, &eb)) {
+		fprintf(stderr, "bench_tui_replay: %s\n", eb.msg);
+		exit(1);
+	}
+	pthread_create(&tp, NULL, press_keys, p);
+	int rc = ms_tui_run(&ctl, &o, &eb);
+	pthread_join(tp, NULL);
+	fclose(out); /* the drain thread sees the end */
+	pthread_join(td, NULL);
+	if (rc) {
+		fprintf(stderr, "bench_tui_replay: tui: %s\n", eb.msg);
+		exit(1);
+	}
+	bool ok = finished_ok(r);
+	printf("key latency: %d space presses (pause/run alternating, 20-80 "
+	       "ms apart) during the speed-max replay (%.3f s wall)\n",
+	       p->n, (double)(p->t_done - p->t0) / 1e9);
+	print_lat("key -> run/pause called", p->op_ms, p->n);
+	print_lat("key -> next frame written", p->frame_ms, p->nframe);
+	print_lat("key -> replay stopped", p->paused_ms, p->npaused);
+	print_lat("key -> replay RUNNING", p->running_ms, p->nrunning);
+	if (p->npaused)
+		printf("  slowest stop %.2f ms: phase %s, publication "
+		       "%llu/%llu, "
+		       "%llu merges done\n",
+		       p->slow_ms, ms_replay_phase_name(p->slow_phase),
+		       (unsigned long long)p->slow_pub,
+		       (unsigned long long)p->slow_pubs,
+		       (unsigned long long)p->slow_merges);
+	if (p->nrepeat || p->nstate_miss)
+		printf("  (%d presses repeated the previous op; %d never saw "
+		       "the state asked for within 2 s, last one %s)\n",
+		       p->nrepeat, p->nstate_miss,
+		       ms_replay_state_name(p->miss_state));
+	printf("  target: keys answer within 50 ms\n");
+	ms_replay_ctl_free(adapter);
+	ms_replay_close(r);
+	fclose(in);
+	close(pi[1]);
+	close(po[0]);
+	free(p);
+	if (!ok)
+		exit(1);
+}
+
 static double
 run_tui(int rep)
 {
@@ -186,6 +511,9 @@ main(int argc, char **argv)
 	int reps = argc > 2 ? atoi(argv[2]) : 3;
 	if (reps < 1 || reps > 50)
 		reps = 3;
+	int presses = argc > 3 ? atoi(argv[3]) : 50;
+	if (presses < 0 || presses > KL_MAX)
+		presses = 50;
 	static char dir[4096];
 	if (ms_fixture_cache_dir(dir, sizeof(dir), preset, 1)) {
 		fprintf(stderr, "bench_tui_replay: no cache directory\n");
@@ -241,6 +569,9 @@ main(int argc, char **argv)
 	printf("median   headless %.3f s  tui %.3f s  tui/headless %.3fx "
 	       "(target <= 1.15x)\n",
 	       mh, mt, mt / mh);
+	fflush(stdout);
+	if (presses > 0)
+		run_keylat(presses);
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work);
 	if (system(cmd) != 0)
