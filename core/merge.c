@@ -694,6 +694,12 @@ emit_kept(merge_ctx *c, const ms_stage_emit *e)
 		src *s = &c->srcs[i];
 		if (!s->estarted && (rc = eadvance(c, s)) < 0)
 			return rc;
+		/* Usually the head is the trace (nothing dropped before it):
+		 * test that first, by length and bytes. */
+		if (ehead_is_tid(c, s)) {
+			c->egroup[c->negroup++] = i;
+			continue;
+		}
 		int cmp = -1;
 		while (s->einfo &&
 		       (cmp = ms_trace_id_cmp(s->einfo->trace_id,
@@ -1193,6 +1199,19 @@ sampling_open(merge_ctx *c)
 	for (size_t i = 0; i < c->nsrcs; i++)
 		plan.trace_hint += metas[i].blocks; /* >= the traces */
 	ms_mem_free(c->mem, metas, c->nsrcs * sizeof(ms_part_meta));
+	/* A chain that reads no column is staged from block headers: a
+	 * trace is charged its descriptor only, so the byte limit (sized
+	 * for decoded columns) would never cut and the merge would go to
+	 * Decide in one batch holding every trace. Cut it into the planned
+	 * number of batches by trace count instead: the batch buffers are
+	 * then sized for one planned batch and reused by the next. */
+	uint32_t proj = ms_chain_projection(ms_pipeline_chain(p)) & MS_COL_ALL;
+	if (!proj && plan.planned > 1 && plan.trace_hint > 0) {
+		uint64_t per =
+		        (plan.trace_hint + plan.planned - 1) / plan.planned;
+		if (per < plan.trace_cap)
+			plan.trace_cap = per;
+	}
 	sm->estimate_bytes = plan.estimate;
 	sm->hard_limit_bytes = plan.hard;
 	sm->preferred_limit_bytes = plan.preferred;
@@ -1238,7 +1257,6 @@ sampling_open(merge_ctx *c)
 	}
 	/* The projection bits are the reader's column bits (ms_plugin.h);
 	 * the batch's trace bounds need start and latency too. */
-	uint32_t proj = ms_chain_projection(ms_pipeline_chain(p)) & MS_COL_ALL;
 	c->stage_cols = proj ? proj | MS_COL_START | MS_COL_LATENCY : 0;
 	sm->decoded_cols = c->stage_cols;
 	return ms_stager_open(&c->stager, &so, &c->eb);

@@ -311,14 +311,25 @@ buf_presize(ms_buf *b, size_t n)
 	return 0;
 }
 
+/* ms_buf_append with the common case inline: the vectors sized from the
+ * plan's hint seldom grow, so most appends are a bounds test and a copy. */
+static inline int
+buf_put(ms_buf *b, const void *p, size_t n)
+{
+	if (n <= b->cap - b->len) {
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+		return 0;
+	}
+	return ms_buf_append(b, p, n);
+}
+
 /* First trace of a batch with a hint: size the per-trace columns once
  * (IDs at this trace's length; the generators use fixed-width IDs, and
  * longer ones make the buffer grow as usual). */
 static int
-builder_presize(builder *b, uint32_t tid_len)
+builder_presize_now(builder *b, uint32_t tid_len)
 {
-	if (b->hint == 0 || b->buf[C_TRACES].cap != 0)
-		return 0;
 	size_t nt, ni;
 	if (!ms_mul_ok(b->hint, sizeof(ms_plugin_trace), &nt) ||
 	    !ms_mul_ok(b->hint, tid_len, &ni))
@@ -327,6 +338,14 @@ builder_presize(builder *b, uint32_t tid_len)
 	if (!rc && b->buf[C_TIDS].cap == 0)
 		rc = buf_presize(&b->buf[C_TIDS], ni);
 	return rc;
+}
+
+static inline int
+builder_presize(builder *b, uint32_t tid_len)
+{
+	if (b->hint == 0 || b->buf[C_TRACES].cap != 0)
+		return 0;
+	return builder_presize_now(b, tid_len);
 }
 
 static int
@@ -425,20 +444,19 @@ builder_add(builder *b, const ms_row *rows, size_t n)
 static int
 builder_add_summary(builder *b, const ms_stage_summary *ts)
 {
-	ms_plugin_trace t;
-	memset(&t, 0, sizeof(t));
-	t.trace_id_len = ts->trace_id_len;
-	t.row_first = b->nrows;
-	t.row_count = ts->nrows;
-	t.min_start_ns = ts->min_ts;
-	t.max_start_ns = ts->max_ts;
-	t.max_end_ns = ts->max_end_ns;
+	ms_plugin_trace t = {
+		.trace_id_len = ts->trace_id_len,
+		.row_count = ts->nrows,
+		.row_first = b->nrows,
+		.min_start_ns = ts->min_ts,
+		.max_start_ns = ts->max_ts,
+		.max_end_ns = ts->max_end_ns,
+	};
 	int rc = builder_presize(b, ts->trace_id_len);
 	if (!rc)
-		rc = ms_buf_append(&b->buf[C_TIDS], ts->trace_id,
-		                   ts->trace_id_len);
+		rc = buf_put(&b->buf[C_TIDS], ts->trace_id, ts->trace_id_len);
 	if (!rc)
-		rc = ms_buf_append(&b->buf[C_TRACES], &t, sizeof(t));
+		rc = buf_put(&b->buf[C_TRACES], &t, sizeof(t));
 	if (rc)
 		return rc < 0 ? rc : MS_ERR_NOMEM;
 	b->nrows += ts->nrows;
@@ -1051,6 +1069,9 @@ ms_stager_expect_bounds(ms_stager *s, int64_t min_ts, int64_t max_end_ns)
 	s->exp_end = max_end_ns;
 }
 
+/* The staging memory's own peak and total: read when a batch is built
+ * and at the end (the allocator keeps the running peak, so reading it
+ * then misses nothing); the charged peak is followed per trace. */
 static void
 note_peak(ms_stager *s)
 {
@@ -1358,14 +1379,15 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 				s->rep.bounds_mismatch++;
 		}
 	}
-	if ((rc = ms_buf_append(&s->pend, &p, sizeof(p))))
+	if ((rc = buf_put(&s->pend, &p, sizeof(p))))
 		return nomem(s, rc, eb);
 	s->npend++;
 	s->live += c;
 	if (s->o.live_gauge)
 		atomic_fetch_add(s->o.live_gauge, c);
 	s->rep.total_charged += c;
-	note_peak(s);
+	if (s->live > s->rep.peak_charged)
+		s->rep.peak_charged = s->live;
 	return 0;
 }
 

@@ -20,13 +20,18 @@
  * no sampling run handed a trace to Decide twice or with bounds other
  * than its fragments' (ms_merge_sampling checks).
  *
- * Usage: bench_pipeline [rows] [reps]     (defaults 150000, 5)
+ * Usage: bench_pipeline [rows] [reps] [variant]  (defaults 150000, 5)
+ * With a variant name (disabled, alwayskeep, ...) only that variant runs,
+ * once per rep, and only its figures are printed: for profiling one path
+ * (valgrind --tool=callgrind --toggle-collect=ms_merge_execute).
  * TMPDIR decides the disk (default /dev/shm when present, else /tmp).
  */
 #define BENCH_NAME "bench_pipeline"
 #include "bench_seed.h"
 #include "ms_limits.h"
 #include "ms_pipeline.h"
+
+#include <string.h>
 
 #define NVAR 4
 #define MAXREP 99
@@ -99,6 +104,12 @@ main(int argc, char **argv)
 {
 	size_t rows = argc > 1 ? strtoul(argv[1], NULL, 10) : 150000;
 	int reps = argc > 2 ? atoi(argv[2]) : 5;
+	int only = -1;
+	for (int v = 0; argc > 3 && v < NVAR; v++)
+		if (strcmp(argv[3], variants[v]) == 0)
+			only = v;
+	if (argc > 3 && only < 0)
+		die("usage: bench_pipeline [rows] [reps] [variant]", NULL);
 	if (reps < 1 || reps > MAXREP || rows < 1000)
 		die("usage: bench_pipeline [rows>=1000] [reps 1..99]", NULL);
 	const char *t = getenv("TMPDIR");
@@ -120,6 +131,23 @@ main(int argc, char **argv)
 	uint64_t ids[15];
 	int64_t tb = mono();
 	build_seed(seed, rows, ids);
+	if (only >= 0) {
+		sample one[MAXREP];
+		ms_merge_result r1;
+		for (int rep = 0; rep < reps; rep++)
+			run_one(seed, run, ids, only, rep, &lim, &one[rep],
+			        &r1);
+		rm_tree(base);
+		printf("%s: %d run(s), median wall %.1f ms, cpu %.1f ms, "
+		       "alloc %.2f MB in %lld allocations, peak %.2f MB\n",
+		       variants[only], reps,
+		       (double)med_of(one, reps, offsetof(sample, wall)) / 1e6,
+		       (double)med_of(one, reps, offsetof(sample, cpu)) / 1e6,
+		       (double)med_of(one, reps, offsetof(sample, bytes)) / 1e6,
+		       (long long)med_of(one, reps, offsetof(sample, count)),
+		       (double)med_of(one, reps, offsetof(sample, peak)) / 1e6);
+		return 0;
+	}
 	printf("bench_pipeline: seed shard of 15 inputs built in %.2f s in "
 	       "%s\n",
 	       (double)(mono() - tb) / 1e9, t);
