@@ -28,6 +28,7 @@
 #include "ms_rusage.h"
 #include "replay_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -1064,12 +1065,23 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 			goto fail;
 		}
 	}
-	/* A fresh shard clone. */
+	/* A fresh shard clone, in a directory that is new or empty: the run
+	 * deletes it at the end, so it must not hold anything else. */
 	struct stat st;
 	if (stat(r->work_dir, &st) == 0) {
-		if (ms__rm_tree(r->work_dir) < 0) {
-			rc = ms_fail(eb, MS_ERR_IO,
-			             "cannot clear the shard directory %s",
+		DIR *d = S_ISDIR(st.st_mode) ? opendir(r->work_dir) : NULL;
+		struct dirent *de = NULL;
+		while (d && (de = readdir(d)) &&
+		       (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")))
+			;
+		bool empty = d && !de;
+		if (d)
+			closedir(d);
+		if (!empty) {
+			rc = ms_fail(eb, MS_ERR_EXISTS,
+			             "shard directory %s exists and is not an "
+			             "empty directory; give a new or empty one "
+			             "(nothing was removed)",
 			             r->work_dir);
 			goto fail;
 		}

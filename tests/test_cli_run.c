@@ -519,6 +519,22 @@ test_bad_input(void **state)
 	assert_one_line();
 	assert_non_null(strstr(err_text, "disk"));
 
+	/* A --work-dir that holds something: refused, nothing removed. */
+	char wd[620], keep[640];
+	snprintf(wd, sizeof(wd), "%s/busy-work-dir", tmp_root);
+	snprintf(keep, sizeof(keep), "%s/precious", wd);
+	assert_int_equal(mkdir(wd, 0755), 0);
+	FILE *pf = fopen(keep, "w");
+	assert_non_null(pf);
+	fclose(pf);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "disabled", "--work-dir", wd, "--db",
+	                     db, NULL),
+	                 2);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "not an empty directory"));
+	assert_true(exists(keep));
+
 	/* None of these started any work. */
 	assert_false(exists(db));
 	assert_false(exists(shard));

@@ -51,6 +51,7 @@ enum ms__run_opt {
 	MS__RO_SERIAL,
 	MS__RO_PROFILE,
 	MS__RO_DB,
+	MS__RO_WORKDIR,
 	MS__RO_BREAK,
 	MS__RO_PAUSED,
 	MS__RO_SPEED,
@@ -112,15 +113,16 @@ void ms__progress_end(ms__progress *p);
 
 /* The options of a run as given on the command line (borrowed). */
 typedef struct ms__run_args {
-	const char *cmd;     /* "tui" or "run", for messages */
-	const char *fixture; /* --fixture DIR, or NULL */
-	const char *preset;  /* --preset P, or NULL (day-2x) */
-	const char *variant; /* --variant or --chain, or NULL (skywalking) */
-	const char *grace;   /* --grace-policy, or NULL */
-	const char *profile; /* --profile, or NULL */
-	const char *db;      /* --db FILE, or NULL (the cache's runs/) */
-	const char *json;    /* --json FILE (run), or NULL */
-	bool serial;         /* --serial */
+	const char *cmd;      /* "tui" or "run", for messages */
+	const char *fixture;  /* --fixture DIR, or NULL */
+	const char *preset;   /* --preset P, or NULL (day-2x) */
+	const char *variant;  /* --variant or --chain, or NULL (skywalking) */
+	const char *grace;    /* --grace-policy, or NULL */
+	const char *profile;  /* --profile, or NULL */
+	const char *work_dir; /* --work-dir DIR, or NULL (tmpfs if there) */
+	const char *db;       /* --db FILE, or NULL (the cache's runs/) */
+	const char *json;     /* --json FILE (run), or NULL */
+	bool serial;          /* --serial */
 } ms__run_args;
 
 /* What a run needs, resolved. */

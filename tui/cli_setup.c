@@ -483,6 +483,7 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 		                                   : o[MS__RO_CHAIN].value,
 		.grace = o[MS__RO_GRACE].value,
 		.profile = o[MS__RO_PROFILE].value,
+		.work_dir = o[MS__RO_WORKDIR].value,
 		.db = o[MS__RO_DB].value,
 		.json = o[MS__RO_JSON].value,
 		.serial = o[MS__RO_SERIAL].count > 0,
@@ -501,4 +502,5 @@ ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
 	ro->grace_policy = a->grace;
 	ro->serial = a->serial;
 	ro->profile = a->profile;
+	ro->work_dir = a->work_dir;
 }

@@ -23,7 +23,7 @@ static const char usage[] =
         "                      [--variant V | --chain SPEC]\n"
         "                      [--grace-policy selection|trace] [--serial]\n"
         "                      [--profile cpus=N,mem=SIZE] [--db FILE]\n"
-        "                      [--json FILE]\n"
+        "                      [--work-dir DIR] [--json FILE]\n"
         "\n"
         "Replays a fixture day as fast as the engine goes, without the\n"
         "screen: prints progress on standard error, then the run report\n"
@@ -45,6 +45,9 @@ static const char usage[] =
         "  --profile SPEC       emulated limits, e.g. cpus=2,mem=4g\n"
         "  --db FILE            record events to FILE (new; default under\n"
         "                       $XDG_CACHE_HOME/mergescope/runs/)\n"
+        "  --work-dir DIR       where the run's scratch shard goes (new or\n"
+        "                       empty; deleted after the run). Default:\n"
+        "                       /dev/shm when it is a writable tmpfs\n"
         "  --json FILE          also write the report as JSON to FILE\n"
         "  --break SPEC         accepted for `tui` and ignored: a headless\n"
         "                       run never stops\n";
