@@ -197,5 +197,8 @@ void ms_part_iter_close(ms_part_iter *it);
 
 /* Format a part ID as 16 lowercase hex digits plus NUL. */
 void ms_part_id_str(uint64_t id, char out[17]);
+/* Parse exactly 16 lowercase hex digits (what ms_part_id_str writes);
+ * false, leaving *v alone, for anything else. */
+bool ms_part_id_parse(const char *s, uint64_t *v);
 
 #endif

@@ -269,3 +269,15 @@ ms__zstd_err(size_t code)
 	               ? MS_ERR_NOMEM
 	               : MS_ERR_COMPRESS;
 }
+
+void
+ms__part_vfail(ms_errbuf *eb, int err, const char *what, uint64_t id,
+               const char *dir, const char *file, const char *fmt, va_list ap)
+{
+	if (!eb)
+		return;
+	char idstr[17], text[384];
+	vsnprintf(text, sizeof(text), fmt, ap);
+	ms_part_id_str(id, idstr);
+	ms_fail(eb, err, "%s %s (%s): %s: %s", what, idstr, dir, file, text);
+}

@@ -12,6 +12,7 @@
 
 #include "ms_part.h"
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_customMem, *_advanced */
@@ -250,6 +251,12 @@ void ms__win_close(ms__win *w);
 /* Join dir and name into out (size n); false if it does not fit. */
 bool ms__path(char *out, size_t n, const char *dir, const char *name);
 /* Create `name` in dir (must not exist), write all bytes, fsync, close. */
+/* A writer's failure message: "<what> <16hex> (<dir>): <file>: <text>".
+ * eb may be NULL. */
+void ms__part_vfail(ms_errbuf *eb, int err, const char *what, uint64_t id,
+                    const char *dir, const char *file, const char *fmt,
+                    va_list ap);
+
 /* Write a new file dir/name; fsync it unless no_sync. */
 int ms__write_file(const char *dir, const char *name, const void *p, size_t n,
                    bool no_sync, ms_io *io, ms_errbuf *eb);

@@ -237,25 +237,6 @@ out:
 	return rc;
 }
 
-static bool
-hex16(const char *s, uint64_t *v)
-{
-	if (strlen(s) != 16)
-		return false;
-	uint64_t x = 0;
-	for (int i = 0; i < 16; i++) {
-		char c = s[i];
-		int d = c >= '0' && c <= '9'   ? c - '0'
-		        : c >= 'a' && c <= 'f' ? c - 'a' + 10
-		                               : -1;
-		if (d < 0)
-			return false;
-		x = x << 4 | (uint64_t)d;
-	}
-	*v = x;
-	return true;
-}
-
 static int
 read_meta(ms_part *p, uint64_t *data_b, uint64_t *index_b, uint64_t *bloom_b,
           ms_errbuf *eb)
@@ -311,7 +292,7 @@ read_meta(ms_part *p, uint64_t *data_b, uint64_t *index_b, uint64_t *bloom_b,
 	const char *base = strrchr(p->dir, '/');
 	base = base ? base + 1 : p->dir;
 	uint64_t dir_id;
-	if (hex16(base, &dir_id) && dir_id != mt->id) {
+	if (ms_part_id_parse(base, &dir_id) && dir_id != mt->id) {
 		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
 		                   "records ID %s, directory says %s", p->name,
 		                   base);

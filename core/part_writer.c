@@ -68,16 +68,10 @@ wfail(ms_part_writer *w, ms_errbuf *eb, int err, const char *file,
       const char *fmt, ...)
 {
 	w->failed = true;
-	if (eb) {
-		char id[17], what[384];
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(what, sizeof(what), fmt, ap);
-		va_end(ap);
-		ms_part_id_str(w->meta.id, id);
-		ms_fail(eb, err, "part %s (%s): %s: %s", id, w->dir, file,
-		        what);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	ms__part_vfail(eb, err, "part", w->meta.id, w->dir, file, fmt, ap);
+	va_end(ap);
 	return err;
 }
 

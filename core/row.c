@@ -60,3 +60,22 @@ ms__row_span_bytes(const ms_row *r)
 		n += str_bytes(r->tags[i]);
 	return n + 2 + r->body_len;
 }
+
+bool
+ms_part_id_parse(const char *s, uint64_t *v)
+{
+	if (strlen(s) != 16)
+		return false;
+	uint64_t x = 0;
+	for (int i = 0; i < 16; i++) {
+		char c = s[i];
+		int d = c >= '0' && c <= '9'   ? c - '0'
+		        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		                               : -1;
+		if (d < 0)
+			return false;
+		x = x << 4 | (uint64_t)d;
+	}
+	*v = x;
+	return true;
+}

@@ -104,16 +104,13 @@ swfail(ms_sidx_writer *w, ms_errbuf *eb, int err, const char *file,
        const char *fmt, ...)
 {
 	w->failed = true;
-	if (eb) {
-		char id[17], what[384];
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(what, sizeof(what), fmt, ap);
-		va_end(ap);
-		ms_part_id_str(w->meta.id, id);
-		ms_fail(eb, err, "%s index part %s (%s): %s: %s",
-		        ms_part_kind_name(w->kind), id, w->dir, file, what);
-	}
+	char kind[32];
+	snprintf(kind, sizeof(kind), "%s index part",
+	         ms_part_kind_name(w->kind));
+	va_list ap;
+	va_start(ap, fmt);
+	ms__part_vfail(eb, err, kind, w->meta.id, w->dir, file, fmt, ap);
+	va_end(ap);
 	return err;
 }
 
