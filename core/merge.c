@@ -50,8 +50,9 @@
  *     start and latency are decoded (ms_merge_sampling.decoded_cols).
  *     The cookie says which single input holds the trace, if one does.
  * 10. The stager emits every trace in the order added once its batch is
- *     decided (stage_emit). A second iterator per input (small window)
- *     trails the scan and re-reads from the pinned input what a kept
+ *     decided (stage_emit). A second iterator per input trails the
+ *     scan (sharing its mapping of the input's data file, so nothing is
+ *     read or copied twice) and re-reads from the pinned input what a kept
  *     trace needs (ms_part_iter_open_reread: the scan has checked every
  *     unit and the input's totals, so the re-read checks each header and
  *     only the units it decompresses, and hands out its raw blocks as
@@ -1014,10 +1015,11 @@ open_output(merge_ctx *c)
 	                           &o, &c->eb);
 }
 
-/* Read-ahead of an emit iterator: it trails the scan by up to a batch,
- * so it needs its own window, but a small one does (blocks are read in
- * order; a larger block is read whole). 16 KiB saved 0.7 MB over 15
- * inputs but cost ~4% more merge CPU in reads (bench_pipeline). */
+/* Read-ahead of an emit iterator where the input's data file could not
+ * be mapped (else it shares the scan's mapping): it trails the scan by up
+ * to a batch, so it needs its own window, but a small one does (blocks
+ * are read in order; a larger block is read whole). 16 KiB saved 0.7 MB
+ * over 15 inputs but cost ~4% more merge CPU in reads (bench_pipeline). */
 #define EMIT_WINDOW (64u << 10)
 
 static int
@@ -1032,9 +1034,9 @@ open_iters(merge_ctx *c)
 		                                  c->io, 0, &c->eb);
 		if (rc < 0)
 			return rc;
-		if (c->stager && (rc = ms_part_iter_open_reread(
-		                          &s->eit, s->part, c->mem, c->io,
-		                          EMIT_WINDOW, &c->eb)) < 0)
+		if (c->stager &&
+		    (rc = ms_part_iter_open_reread(&s->eit, s->it, EMIT_WINDOW,
+		                                   &c->eb)) < 0)
 			return rc;
 		/* One decompression context for the merge (the iterators
 		 * decode one at a time, on this thread): the first input's
@@ -1051,8 +1053,8 @@ close_iters(merge_ctx *c)
 	if (!c->srcs)
 		return;
 	for (size_t i = 0; i < c->nsrcs; i++) {
+		ms_part_iter_close(c->srcs[i].eit); /* trails it */
 		ms_part_iter_close(c->srcs[i].it);
-		ms_part_iter_close(c->srcs[i].eit);
 		c->srcs[i].it = NULL;
 		c->srcs[i].eit = NULL;
 		c->srcs[i].einfo = NULL;

@@ -168,14 +168,17 @@ int ms_part_iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem,
  * of decided traces) without a second large buffer. */
 int ms_part_iter_open_window(ms_part_iter **out, const ms_part *p, ms_mem *mem,
                              ms_io *io, size_t window, ms_errbuf *eb);
-/* A trailing iterator over blocks that another iterator over the same
- * (immutable, pinned) part has already checked in full: a second pass of
- * a sampling merge. Each block's header is checked again (checksum,
- * fields, index entry), a unit's checksum only when that unit is decoded,
- * and neither the trace-ID order nor the part's totals; its raw blocks
- * are handed out as verified. Window as ms_part_iter_open_window. */
-int ms_part_iter_open_reread(ms_part_iter **out, const ms_part *p, ms_mem *mem,
-                             ms_io *io, size_t window, ms_errbuf *eb);
+/* A trailing iterator over the part of `lead`, whose blocks lead (a full
+ * iterator over the same immutable, pinned part) checks in full before
+ * this one reaches them: a second pass of a sampling merge. Each block's
+ * header is checked again (checksum, fields, index entry), a unit's
+ * checksum only when that unit is decoded, and neither the trace-ID order
+ * nor the part's totals; its raw blocks are handed out as verified. It
+ * shares lead's mapping of the data file when lead has one, else reads
+ * through its own window (as ms_part_iter_open_window). Memory and I/O
+ * counters are lead's. lead is borrowed: close it after this one. */
+int ms_part_iter_open_reread(ms_part_iter **out, const ms_part_iter *lead,
+                             size_t window, ms_errbuf *eb);
 /* Advance: 1 and *info set when there is a block, 0 at the end, <0 error. */
 int ms_part_iter_next(ms_part_iter *it, const ms_block_info **info,
                       ms_errbuf *eb);

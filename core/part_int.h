@@ -37,9 +37,10 @@
 /* Rows in one block / index chunk, at most. */
 #define MS__BLOCK_ROWS_MAX (1u << 20)
 #define MS__CHUNK_ROWS 4096u
-/* Read window of an iterator (clamped to the data file). A merge holds one
- * per input: 256 KiB keeps 15 inputs at ~4 MB instead of 15 MB, and reads
- * from the page cache cost the same per byte as 1 MiB ones (bench_merge). */
+/* Read window of an iterator whose data file is not mapped (clamped to
+ * the file). A merge then holds one per input: 256 KiB keeps 15 inputs
+ * at ~4 MB instead of 15 MB, and reads from the page cache cost the same
+ * per byte as 1 MiB ones (bench_merge). */
 #define MS__READ_WINDOW (256u << 10)
 
 /* meta: one fixed 128-byte record. */
@@ -177,7 +178,16 @@ struct ms_part {
 	size_t bloom_len;
 	uint64_t nbits;
 	uint64_t data_bytes;
+	bool no_map; /* iterators read through a window (ms__part_no_map) */
 };
+
+/* Make iterators opened from now on read the data file through a window
+ * instead of mapping it: the path taken when mapping fails, for tests. */
+static inline void
+ms__part_no_map(ms_part *p)
+{
+	p->no_map = true;
+}
 
 static inline const uint8_t *
 ms__part_entry(const ms_part *p, uint64_t i)
@@ -224,28 +234,39 @@ bool ms__block_parse(const uint8_t *p, uint64_t len, ms__block_hdr *h,
 bool ms__block_units_ok(const uint8_t *p, const ms__block_hdr *h, char *why,
                         size_t whylen);
 
-/* A sequential reader over a part's data file with a read window
- * (part_reader.c). Invariant: buf[0..len) holds file bytes [base,
- * base + len). */
+/* A sequential reader over a part's data file (part_reader.c). The file
+ * is mapped read-only when the system lets it be (map != NULL): bytes are
+ * handed out where they lie in the page cache, nothing is copied, and a
+ * merge that reads an input twice (the trailing emit iterator of a
+ * sampling merge) pays no second copy. Otherwise it is read through a
+ * window: buf[0..len) holds file bytes [base, base + len). Either way
+ * the file's size was checked against meta when it was opened, so no
+ * mapped byte lies past its end. */
 typedef struct ms__win {
 	int fd;
 	ms_mem *mem;
 	ms_io *io;
+	const uint8_t *map; /* size bytes, or NULL: read through buf */
+	bool borrowed;      /* map belongs to another window (ms__win_share) */
 	uint8_t *buf;
 	size_t cap;
 	uint64_t base;
 	size_t len;
 	uint64_t size;
 	uint64_t bytes_read;
-	size_t window; /* read-ahead per refill; 0 = MS__READ_WINDOW */
+	uint64_t counted; /* mapped: file bytes [0, counted) counted read */
+	size_t window;    /* read-ahead per refill; 0 = MS__READ_WINDOW */
 } ms__win;
 
 int ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
                  ms_errbuf *eb);
-/* Point *out at file bytes [off, off + n): 0, or an error code (the caller
- * names the part). */
+/* Point *out at file bytes [off, off + n), valid until the next call or
+ * close: 0, or an error code (the caller names the part). */
 int ms__win_get(ms__win *w, uint64_t off, size_t n, const uint8_t **out);
 void ms__win_close(ms__win *w);
+/* Open w over the mapping of `from` (which must be mapped and stay open
+ * while w is). */
+void ms__win_share(ms__win *w, const ms__win *from);
 
 /* ---- part_fs.c ---- */
 /* Join dir and name into out (size n); false if it does not fit. */

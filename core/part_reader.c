@@ -34,6 +34,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -551,12 +552,72 @@ ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
 		                     MS__F_DATA, "%s",
 		                     e == ENOENT ? "missing" : strerror(e));
 	}
+	/* The size was checked when the part was opened; check it again on
+	 * this descriptor: a mapping must never reach past the file's end. */
+	struct stat st;
+	if (fstat(w->fd, &st) != 0) {
+		int e = errno;
+		return ms__part_fail(p, eb, ms_err_from_errno(e), MS__F_DATA,
+		                     "%s", strerror(e));
+	}
+	if ((uint64_t)st.st_size != w->size)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_DATA,
+		                     "%llu bytes, meta says %llu",
+		                     (unsigned long long)st.st_size,
+		                     (unsigned long long)w->size);
+	if (w->size == 0 || w->size > SIZE_MAX || p->no_map)
+		return 0;
+	void *m = mmap(NULL, (size_t)w->size, PROT_READ, MAP_SHARED, w->fd, 0);
+	if (m == MAP_FAILED)
+		return 0; /* read through the window instead */
+	w->map = m;
+	close(w->fd);
+	w->fd = -1;
 	return 0;
+}
+
+void
+ms__win_share(ms__win *w, const ms__win *from)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	w->mem = from->mem;
+	w->io = from->io;
+	w->map = from->map;
+	w->borrowed = true;
+	w->size = from->size;
+}
+
+/* Mapped: count the bytes from off to the end of the stretch a window
+ * read would have fetched, once each, so bytes_read means what it means
+ * for a window read (and io is touched once per window, not per block). */
+static void
+win_count(ms__win *w, uint64_t off, size_t n)
+{
+	uint64_t end = off + n;
+	if (end <= w->counted)
+		return;
+	size_t window = w->window ? w->window : MS__READ_WINDOW;
+	uint64_t from = off > w->counted ? off : w->counted;
+	uint64_t upto = end - from < window ? from + window : end;
+	if (upto > w->size)
+		upto = w->size;
+	w->counted = upto;
+	w->bytes_read += upto - from;
+	if (w->io)
+		atomic_fetch_add(&w->io->bytes_read, upto - from);
 }
 
 int
 ms__win_get(ms__win *w, uint64_t off, size_t n, const uint8_t **out)
 {
+	if (w->map) {
+		if (off > w->size || n > w->size - off)
+			return MS_ERR_CORRUPT;
+		win_count(w, off, n);
+		*out = w->map + off;
+		return 0;
+	}
 	if (off >= w->base && off - w->base <= w->len &&
 	    n <= w->len - (off - w->base)) {
 		*out = w->buf + (off - w->base);
@@ -594,6 +655,9 @@ ms__win_get(ms__win *w, uint64_t off, size_t n, const uint8_t **out)
 void
 ms__win_close(ms__win *w)
 {
+	if (w->map && !w->borrowed)
+		munmap((void *)(uintptr_t)w->map, (size_t)w->size);
+	w->map = NULL;
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
@@ -629,13 +693,17 @@ struct ms_part_iter {
 };
 
 static int iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem,
-                     ms_io *io, size_t window, ms_errbuf *eb);
+                     ms_io *io, size_t window, const ms_part_iter *lead,
+                     ms_errbuf *eb);
 
 int
-ms_part_iter_open_reread(ms_part_iter **out, const ms_part *p, ms_mem *mem,
-                         ms_io *io, size_t window, ms_errbuf *eb)
+ms_part_iter_open_reread(ms_part_iter **out, const ms_part_iter *lead,
+                         size_t window, ms_errbuf *eb)
 {
-	int rc = ms_part_iter_open_window(out, p, mem, io, window, eb);
+	if (window == 0)
+		window = MS__READ_WINDOW;
+	int rc = iter_open(out, lead->p, lead->mem, lead->win.io, window, lead,
+	                   eb);
 	if (rc == 0)
 		(*out)->reread = true;
 	return rc;
@@ -645,7 +713,7 @@ int
 ms_part_iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
                   ms_errbuf *eb)
 {
-	return iter_open(out, p, mem, io, 0, eb);
+	return iter_open(out, p, mem, io, 0, NULL, eb);
 }
 
 int
@@ -654,14 +722,16 @@ ms_part_iter_open_window(ms_part_iter **out, const ms_part *p, ms_mem *mem,
 {
 	if (window == 0)
 		window = MS__READ_WINDOW;
-	return iter_open(out, p, mem, io, window, eb);
+	return iter_open(out, p, mem, io, window, NULL, eb);
 }
 
 /* window 0: the default window and a decompression context made now;
- * else that window and a context made at the first decode. */
+ * else that window and a context made at the first decode. With a lead
+ * whose file is mapped, its mapping is shared instead of mapping or
+ * reading the file again. */
 static int
 iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
-          size_t window, ms_errbuf *eb)
+          size_t window, const ms_part_iter *lead, ms_errbuf *eb)
 {
 	*out = NULL;
 	if (p->kind != MS_KIND_CORE)
@@ -677,7 +747,9 @@ iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
 	ms_buf_init(&it->ua, mem, MS__UNIT_MAX);
 	ms_buf_init(&it->ub, mem, MS__UNIT_MAX);
 	XXH64_reset(&it->content, 0);
-	int rc = ms__win_open(&it->win, p, mem, io, eb);
+	int rc = lead && lead->win.map
+	                 ? (ms__win_share(&it->win, &lead->win), 0)
+	                 : ms__win_open(&it->win, p, mem, io, eb);
 	if (rc)
 		goto fail;
 	it->win.window = window;
