@@ -933,6 +933,46 @@ ent_sort(sort_ent *a, sort_ent *tmp, size_t n)
 	return src;
 }
 
+/*
+ * Rows come in any order from anywhere in the caller's memory, and each
+ * row's strings are separate objects: checking and encoding them in
+ * trace-ID order waits on memory row after row (prefetching took a
+ * 100,000-row write of bench_part from ~270 to ~260 ms). The writer asks
+ * ahead of the
+ * row it encodes, in three steps so that each step only dereferences what
+ * an earlier one fetched: the row structs 2 x PF_AHEAD rows ahead, their
+ * strings, tag array and body PF_AHEAD rows ahead, the tag strings
+ * PF_AHEAD / 2 rows ahead. A prefetch never faults; a NULL tag array
+ * (refused later by check_row) is not followed.
+ */
+#define PF_AHEAD 12
+
+typedef struct prefetcher {
+	size_t row, str, tag; /* next row of each step */
+} prefetcher;
+
+static inline void
+prefetch_to(prefetcher *pf, const ms_row *const *rp, size_t n, size_t upto)
+{
+	for (; pf->row < n && pf->row < upto + 2 * PF_AHEAD; pf->row++)
+		__builtin_prefetch(rp[pf->row]);
+	for (; pf->str < n && pf->str < upto + PF_AHEAD; pf->str++) {
+		const ms_row *r = rp[pf->str];
+		__builtin_prefetch(r->trace_id);
+		__builtin_prefetch(r->segment_id);
+		__builtin_prefetch(r->service);
+		__builtin_prefetch(r->instance);
+		__builtin_prefetch(r->endpoint);
+		__builtin_prefetch(r->tags);
+		__builtin_prefetch(r->body);
+	}
+	for (; pf->tag < n && pf->tag < upto + PF_AHEAD / 2; pf->tag++) {
+		const ms_row *r = rp[pf->tag];
+		for (uint32_t t = 0; r->tags && t < r->ntags && t < 8; t++)
+			__builtin_prefetch(r->tags[t]);
+	}
+}
+
 int
 ms_part_write_rows(const char *tmp_dir, uint64_t id, const ms_row *rows,
                    size_t n, const ms_part_writer_opts *opts,
@@ -972,10 +1012,12 @@ ms_part_write_rows(const char *tmp_dir, uint64_t id, const ms_row *rows,
 	rc = ms_part_writer_open(&w, tmp_dir, id, opts, eb);
 	if (rc)
 		goto out;
+	prefetcher pf = { 0, 0, 0 };
 	for (size_t i = 0; i < n && rc == 0;) {
 		size_t j = i + 1;
 		while (j < n && ent_cmp(&ord[j], &ord[i]) == 0)
 			j++;
+		prefetch_to(&pf, rp, n, j);
 		rc = add_trace_ptrs(w, rp + i, j - i, eb);
 		i = j;
 	}
