@@ -53,10 +53,12 @@
  *     decided (stage_emit). A second iterator per input trails the
  *     scan (sharing its mapping of the input's data file, so nothing is
  *     read or copied twice) and re-reads from the pinned input what a kept
- *     trace needs (ms_part_iter_open_reread: the scan has checked every
- *     unit and the input's totals, so the re-read checks each header and
- *     only the units it decompresses, and hands out its raw blocks as
- *     verified): a single-input trace is copied raw, a fragmented one
+ *     trace needs (ms_part_iter_open_reread: the scan has checked the
+ *     headers, the order and the input's totals, so the re-read takes the
+ *     headers as checked; a scan that decodes has checked the units too,
+ *     a scan staged from headers defers them (ms_part_iter_defer_units)
+ *     and the re-read checks each unit as it copies or decodes it): a
+ *     single-input trace is copied raw, a fragmented one
  *     decoded and combined, so a kept trace is written byte for byte as
  *     the lossless merge writes it. Blocks of dropped traces are skipped.
  *     The merge thus holds no per-trace payload between staging and
@@ -746,20 +748,24 @@ emit_kept(merge_ctx *c, const ms_stage_emit *e)
  * only counted (the stager has recorded it in the drop set; its blocks
  * are skipped by the emit iterators). */
 static int
-stage_emit(void *ctx, const ms_stage_emit *e)
+stage_emit(void *ctx, const ms_stage_emit *e, ms_errbuf *eb)
 {
 	merge_ctx *c = ctx;
-	if (e->keep)
-		return emit_kept(c, e);
+	if (e->keep) {
+		int rc = emit_kept(c, e);
+		if (rc < 0) /* the reader or writer said why in c->eb */
+			*eb = c->eb;
+		return rc;
+	}
 	c->res->sampling.rows_dropped += e->nrows;
 	if (c->ndrops == c->capdrops) {
 		size_t cap = c->capdrops ? 2 * c->capdrops : 256, ob, nb;
 		if (!ms_mul_ok(c->capdrops, sizeof(uint64_t), &ob) ||
 		    !ms_mul_ok(cap, sizeof(uint64_t), &nb))
-			return ms_fail(&c->eb, MS_ERR_RANGE, "too many drops");
+			return ms_fail(eb, MS_ERR_RANGE, "too many drops");
 		uint64_t *v = ms_mem_realloc(c->mem, c->drop_rows, ob, nb);
 		if (!v)
-			return ms_fail(&c->eb, MS_ERR_NOMEM,
+			return ms_fail(eb, MS_ERR_NOMEM,
 			               "out of memory for %zu drops", cap);
 		c->drop_rows = v;
 		c->capdrops = cap;
@@ -1038,6 +1044,10 @@ open_iters(merge_ctx *c)
 		    (rc = ms_part_iter_open_reread(&s->eit, s->it, EMIT_WINDOW,
 		                                   &c->eb)) < 0)
 			return rc;
+		/* Staged from block headers, the scan reads no unit: the
+		 * emit pass checks each unit as it copies or decodes it. */
+		if (c->stager && !c->stage_cols)
+			ms_part_iter_defer_units(s->it);
 		/* One decompression context for the merge (the iterators
 		 * decode one at a time, on this thread): the first input's
 		 * scan iterator owns it, closed with the others at the end. */

@@ -168,15 +168,18 @@ int ms_part_iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem,
  * of decided traces) without a second large buffer. */
 int ms_part_iter_open_window(ms_part_iter **out, const ms_part *p, ms_mem *mem,
                              ms_io *io, size_t window, ms_errbuf *eb);
-/* A trailing iterator over the part of `lead`, whose blocks lead (a full
- * iterator over the same immutable, pinned part) checks in full before
- * this one reaches them: a second pass of a sampling merge. Each block's
- * header is checked again (checksum, fields, index entry), a unit's
- * checksum only when that unit is decoded, and neither the trace-ID order
- * nor the part's totals; its raw blocks are handed out as verified. It
- * shares lead's mapping of the data file when lead has one, else reads
- * through its own window (as ms_part_iter_open_window). Memory and I/O
- * counters are lead's. lead is borrowed: close it after this one. */
+/* A trailing iterator over the part of `lead`, a full iterator over the
+ * same immutable, pinned part that checks each block before this one
+ * reaches it: the second pass of a sampling merge. It shares lead's
+ * mapping of the data file when lead has one (else it reads through its
+ * own window, as ms_part_iter_open_window). A block lead has already
+ * returned, read through the shared mapping, is taken as lead checked it;
+ * any other block's header is checked again (checksum, fields, index
+ * entry). Units not checked over the same bytes (by lead, unless lead
+ * defers them) are checked when handed out raw or decompressed. The
+ * trace-ID order and the part's totals are left to lead. Raw blocks are
+ * handed out as verified. Memory and I/O counters are lead's. lead is
+ * borrowed and used from the same thread: close it after this one. */
 int ms_part_iter_open_reread(ms_part_iter **out, const ms_part_iter *lead,
                              size_t window, ms_errbuf *eb);
 /* Advance: 1 and *info set when there is a block, 0 at the end, <0 error. */
@@ -188,6 +191,14 @@ int ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
                         ms_errbuf *eb);
 /* The current block as stored, for ms_part_writer_add_raw. */
 int ms_part_iter_raw(ms_part_iter *it, ms_raw_block *raw, ms_errbuf *eb);
+/* Make `it` (a full iterator, before its first next) check each block's
+ * header, the order and the part's totals as always, but not the block's
+ * units: a unit is checked when it is handed out raw or decompressed, by
+ * `it` or by a re-read iterator trailing it. For a scan that only reads
+ * block headers and leaves the copying to a second pass, which then
+ * hashes the bytes it copies: each unit is read once, and a unit nobody
+ * hands out (a dropped trace's) is not read at all. */
+void ms_part_iter_defer_units(ms_part_iter *it);
 /* Make `it` decompress with the zstd context of `owner` (made at owner's
  * or any sharer's first decode) and drop its own: the iterators of one
  * merge share one context. owner must be used from the same thread and

@@ -524,8 +524,11 @@ typedef struct ms_stage_emit {
 	int64_t min_ts, max_ts;
 } ms_stage_emit;
 
-/* Return 0 to go on; a negative ms_err stops the stager with it. */
-typedef int (*ms_stage_emit_fn)(void *ctx, const ms_stage_emit *t);
+/* Return 0 to go on; a negative ms_err stops the stager with it, and
+ * the callback says what went wrong in eb (the stager's caller gets that
+ * message; left empty, the stager writes one). */
+typedef int (*ms_stage_emit_fn)(void *ctx, const ms_stage_emit *t,
+                                ms_errbuf *eb);
 
 /* Test hooks of the stager (NULL in production): they break what the
  * stager hands to the chain, so that the checks counted in

@@ -13,7 +13,9 @@
  *
  * Iterator design:
  *  1. cur_ok is true only after next() returned 1 and the block's header
- *     and unit checksums matched.
+ *     matched (and its units, unless 7. or 5. say otherwise: a_unchecked
+ *     / b_unchecked then mark each unit not yet checked over these
+ *     bytes, which raw() and inflate() check before handing it out).
  *  2. a_ok / b_ok: unit A / B of the current block is decompressed in ua /
  *     ub (reset by next()).
  *  3. content has absorbed the header checksum of every block returned so
@@ -22,9 +24,21 @@
  *     MS_ERR_STATE.
  *  5. A re-read iterator (ms_part_iter_open_reread) trails one that checks
  *     everything over the same part: cur_ok then means the header (and
- *     its index entry) matched; a unit's checksum is checked only when
- *     the unit is decompressed (inflate); the trace-ID order, 3. and the
- *     end-of-part totals are left to the other iterator.
+ *     its index entry) matched; its units are checked when handed out
+ *     raw or decompressed; the trace-ID order, 3. and the end-of-part
+ *     totals are left to the other iterator.
+ *  6. A re-read iterator that shares its lead's mapping reads the very
+ *     bytes the lead read. A block the lead has already returned
+ *     (index < lead->checked: header, units, index entry and bounds all
+ *     checked) is then trusted: its header fields are taken without
+ *     checking them again, and so are its units when the lead checked
+ *     them. Any other block is checked as 5. says.
+ *  7. An iterator told to defer units (ms_part_iter_defer_units, a scan
+ *     that stages from block headers) checks everything of 3. and 5.
+ *     except the units: each unit is checked when it is handed out raw
+ *     or decompressed, by it or by a re-read trailing it, so the bytes
+ *     are hashed on the pass that copies them and a unit nobody hands
+ *     out (a dropped trace's) is never read.
  */
 #define XXH_INLINE_ALL
 #include "part_int.h"
@@ -73,20 +87,10 @@ why_fail(char *why, size_t n, const char *fmt, ...)
 	return false;
 }
 
-bool
-ms__block_parse(const uint8_t *p, uint64_t len, ms__block_hdr *h, char *why,
-                size_t whylen)
+/* The header's fields, unchecked. */
+static inline void
+block_fields(const uint8_t *p, uint64_t len, ms__block_hdr *h)
 {
-	if (len < MS__BLOCK_HDR)
-		return why_fail(why, whylen,
-		                "block of %llu bytes is shorter "
-		                "than its header",
-		                (unsigned long long)len);
-	if (memcmp(p, MS__BLOCK_MAGIC, 4) != 0)
-		return why_fail(why, whylen, "bad block magic");
-	uint64_t x = ms_le64(p + offsetof(struct ms__block_disk, header_xxh));
-	if (x != XXH3_64bits(p, offsetof(struct ms__block_disk, header_xxh)))
-		return why_fail(why, whylen, "block header checksum mismatch");
 #define G32(f) ms_le32(p + offsetof(struct ms__block_disk, f))
 #define G64(f) ms_le64(p + offsetof(struct ms__block_disk, f))
 	h->tid_len = p[offsetof(struct ms__block_disk, tid_len)];
@@ -101,18 +105,38 @@ ms__block_parse(const uint8_t *p, uint64_t len, ms__block_hdr *h, char *why,
 	h->span_bytes = G64(span_bytes);
 	h->a_xxh = G64(a_xxh);
 	h->b_xxh = G64(b_xxh);
-	h->hdr_xxh = x;
-	const uint8_t *tid = p + offsetof(struct ms__block_disk, trace_id);
-	if (p[5] || p[6] || p[7] || G32(reserved2))
-		return why_fail(why, whylen, "reserved header bytes not zero");
+	h->hdr_xxh = G64(header_xxh);
 #undef G32
 #undef G64
+	memcpy(h->tid, p + offsetof(struct ms__block_disk, trace_id),
+	       MS_TRACE_ID_MAX);
+	h->stored = (uint32_t)len;
+}
+
+bool
+ms__block_parse(const uint8_t *p, uint64_t len, ms__block_hdr *h, char *why,
+                size_t whylen)
+{
+	if (len < MS__BLOCK_HDR)
+		return why_fail(why, whylen,
+		                "block of %llu bytes is shorter "
+		                "than its header",
+		                (unsigned long long)len);
+	if (memcmp(p, MS__BLOCK_MAGIC, 4) != 0)
+		return why_fail(why, whylen, "bad block magic");
+	uint64_t x = ms_le64(p + offsetof(struct ms__block_disk, header_xxh));
+	if (x != XXH3_64bits(p, offsetof(struct ms__block_disk, header_xxh)))
+		return why_fail(why, whylen, "block header checksum mismatch");
+	block_fields(p, len, h);
+	const uint8_t *tid = p + offsetof(struct ms__block_disk, trace_id);
+	if (p[5] || p[6] || p[7] ||
+	    ms_le32(p + offsetof(struct ms__block_disk, reserved2)))
+		return why_fail(why, whylen, "reserved header bytes not zero");
 	if (h->tid_len < 1 || h->tid_len > MS_TRACE_ID_MAX)
 		return why_fail(why, whylen, "trace ID length %u", h->tid_len);
 	static const uint8_t zero[MS_TRACE_ID_MAX];
 	if (memcmp(tid + h->tid_len, zero, MS_TRACE_ID_MAX - h->tid_len))
 		return why_fail(why, whylen, "trace ID padding not zero");
-	memcpy(h->tid, tid, MS_TRACE_ID_MAX);
 	if (h->nrows < 1 || h->nrows > MS__BLOCK_ROWS_MAX)
 		return why_fail(why, whylen, "%u rows", h->nrows);
 	if (h->a_raw > MS__UNIT_MAX || h->b_raw > MS__UNIT_MAX)
@@ -138,7 +162,6 @@ ms__block_parse(const uint8_t *p, uint64_t len, ms__block_hdr *h, char *why,
 		                (unsigned long long)len,
 		                (unsigned long long)MS__BLOCK_HDR +
 		                        h->a_stored + h->b_stored);
-	h->stored = (uint32_t)len;
 	if (h->min_ts > h->max_ts || h->max_end_ns < h->max_ts)
 		return why_fail(why, whylen,
 		                "time range min %lld max %lld "
@@ -676,7 +699,12 @@ struct ms_part_iter {
 	ms_part_iter *zowner; /* decompress with its dctx (not owned) */
 	uint64_t next;        /* index of the next block */
 	bool cur_ok, a_ok, b_ok, failed, done;
-	bool reread; /* design 5 */
+	bool reread;      /* design 5 */
+	bool trusted;     /* design 6: the current block was checked by lead */
+	bool defer_units; /* design 7 */
+	bool a_unchecked, b_unchecked; /* design 1 */
+	const ms_part_iter *lead;      /* re-read: the iterator it trails */
+	uint64_t checked; /* not re-read: blocks returned and checked */
 	const uint8_t *cur;
 	ms__block_hdr h;
 	ms_block_info info;
@@ -704,8 +732,10 @@ ms_part_iter_open_reread(ms_part_iter **out, const ms_part_iter *lead,
 		window = MS__READ_WINDOW;
 	int rc = iter_open(out, lead->p, lead->mem, lead->win.io, window, lead,
 	                   eb);
-	if (rc == 0)
+	if (rc == 0) {
 		(*out)->reread = true;
+		(*out)->lead = lead;
+	}
 	return rc;
 }
 
@@ -784,6 +814,13 @@ ms_part_iter_close(ms_part_iter *it)
 }
 
 void
+ms_part_iter_defer_units(ms_part_iter *it)
+{
+	if (it && !it->reread && it->next == 0)
+		it->defer_units = true;
+}
+
+void
 ms_part_iter_share_zstd(ms_part_iter *it, ms_part_iter *owner)
 {
 	if (!it || !owner || it == owner || owner->zowner)
@@ -841,6 +878,11 @@ finish_checks(ms_part_iter *it, ms_errbuf *eb)
 	return 0;
 }
 
+static int block_out(ms_part_iter *it, const ms_block_info **info);
+
+/* How many blocks ahead a mapped iterator prefetches a header. */
+#define HDR_AHEAD 4
+
 int
 ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
 {
@@ -862,18 +904,38 @@ ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
 	const uint8_t *e = ms__part_entry(p, it->next);
 	uint64_t off = ms_le64(e);
 	uint32_t stored = ms_le32(e + 8), nrows = ms_le32(e + 12);
+	it->trusted = it->lead && it->win.map &&
+	              it->win.map == it->lead->win.map &&
+	              it->next < it->lead->checked;
 	it->next++;
+	if (it->win.map && it->next + HDR_AHEAD < p->meta.blocks) {
+		/* Headers lie a block apart: ask for one a few blocks ahead
+		 * (a scan that reads headers only would wait on each). */
+		const uint8_t *ah =
+		        it->win.map +
+		        ms_le64(ms__part_entry(p, it->next + HDR_AHEAD));
+		__builtin_prefetch(ah);
+		__builtin_prefetch(ah + 64);
+		__builtin_prefetch(ah + 128);
+	}
 	int rc = ms__win_get(&it->win, off, stored, &it->cur);
 	if (rc)
 		return ifail(it, eb, rc, "read at offset %llu: %s",
 		             (unsigned long long)off,
 		             rc == MS_ERR_CORRUPT ? "file is short"
 		                                  : ms_strerror(rc));
-	char why[200];
 	ms__block_hdr *h = &it->h;
+	if (it->trusted) {
+		block_fields(it->cur, stored, h);
+		it->a_unchecked = it->b_unchecked = it->lead->defer_units;
+		return block_out(it, info);
+	}
+	char why[200];
+	bool units = !it->reread && !it->defer_units;
 	if (!ms__block_parse(it->cur, stored, h, why, sizeof(why)) ||
-	    (!it->reread && !ms__block_units_ok(it->cur, h, why, sizeof(why))))
+	    (units && !ms__block_units_ok(it->cur, h, why, sizeof(why))))
 		return ifail(it, eb, MS_ERR_CORRUPT, "%s", why);
+	it->a_unchecked = it->b_unchecked = !units;
 	if (h->nrows != nrows)
 		return ifail(it, eb, MS_ERR_CORRUPT, "%u rows, index says %u",
 		             h->nrows, nrows);
@@ -899,6 +961,16 @@ ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
 		        8);
 	it->rows_seen += h->nrows;
 	it->span_seen += h->span_bytes;
+	if (!it->reread)
+		it->checked = it->next;
+	return block_out(it, info);
+}
+
+/* Publish the current block's header as *info. */
+static int
+block_out(ms_part_iter *it, const ms_block_info **info)
+{
+	const ms__block_hdr *h = &it->h;
 	ms_block_info *bi = &it->info;
 	memcpy(bi->trace_id, h->tid, MS_TRACE_ID_MAX);
 	bi->trace_id_len = h->tid_len;
@@ -907,7 +979,7 @@ ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
 	bi->max_ts = h->max_ts;
 	bi->max_end_ns = h->max_end_ns;
 	bi->span_bytes = h->span_bytes;
-	bi->stored_bytes = stored;
+	bi->stored_bytes = h->stored;
 	it->cur_ok = true;
 	if (info)
 		*info = bi;
@@ -920,10 +992,16 @@ ms_part_iter_raw(ms_part_iter *it, ms_raw_block *raw, ms_errbuf *eb)
 	if (!it->cur_ok)
 		return ms__part_fail(it->p, eb, MS_ERR_STATE, MS__F_DATA,
 		                     "no current block");
+	if (it->a_unchecked || it->b_unchecked) {
+		char why[64];
+		if (!ms__block_units_ok(it->cur, &it->h, why, sizeof(why)))
+			return ifail(it, eb, MS_ERR_CORRUPT, "%s", why);
+		it->a_unchecked = it->b_unchecked = false;
+	}
 	raw->info = &it->info;
 	raw->bytes = it->cur;
-	/* Checked by next(), or (re-read) by the iterator this one trails,
-	 * over the same bytes of the same immutable file. */
+	/* Its units were checked over these bytes: by next(), by raw() just
+	 * now, or by the lead this iterator trails (design 6). */
 	raw->verified = true;
 	return 0;
 }
@@ -935,10 +1013,12 @@ inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
 	ms_buf_reset(dst);
 	if (raw == 0)
 		return 0;
-	if (it->reread && XXH3_64bits(src, stored) !=
+	bool *unchecked = *unit == 'A' ? &it->a_unchecked : &it->b_unchecked;
+	if (*unchecked && XXH3_64bits(src, stored) !=
 	                          (*unit == 'A' ? it->h.a_xxh : it->h.b_xxh))
 		return ifail(it, eb, MS_ERR_CORRUPT,
 		             "unit %s checksum mismatch", unit);
+	*unchecked = false;
 	int rc = ms_buf_reserve(dst, raw);
 	if (rc)
 		return ifail(it, eb, rc, "unit %s: %u bytes", unit, raw);

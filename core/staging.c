@@ -1087,12 +1087,16 @@ note_peak(ms_stager *s)
 static int
 emit(ms_stager *s, ms_stage_emit *e, ms_errbuf *eb)
 {
-	int rc = s->o.emit(s->o.emit_ctx, e);
+	ms_errbuf own = { { 0 } };
+	int rc = s->o.emit(s->o.emit_ctx, e, &own);
 	if (rc) {
 		s->failed = true;
-		return ms_fail(eb, rc < 0 ? rc : MS_ERR_CANCELED,
+		rc = rc < 0 ? rc : MS_ERR_CANCELED;
+		if (own.msg[0])
+			return ms_fail(eb, rc, "%s", own.msg);
+		return ms_fail(eb, rc,
 		               "stager: emit callback stopped the merge (%s)",
-		               ms_strerror(rc < 0 ? rc : MS_ERR_CANCELED));
+		               ms_strerror(rc));
 	}
 	return 0;
 }

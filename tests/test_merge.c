@@ -1033,6 +1033,55 @@ test_alwayskeep_equals_disabled(void **state)
 	fx_close(&f);
 }
 
+/* A sampling merge staged from block headers reads no unit in its scan:
+ * a damaged unit of a kept trace is caught by the pass that copies it,
+ * and the merge fails as a lossless one does, naming the input, with
+ * nothing changed. */
+static void
+test_sampled_corrupt_unit_fails_cleanly(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 40);
+	char path[4096];
+	assert_int_equal(ms_shard_part_path(f.s, MS_KIND_CORE, ids[2], path,
+	                                    sizeof(path) - 8),
+	                 0);
+	strcat(path, "/data");
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	off_t off = st.st_size - 3; /* the last block's last unit */
+	uint8_t byte;
+	assert_int_equal(pread(fd, &byte, 1, off), 1);
+	byte ^= 0x21;
+	assert_int_equal(pwrite(fd, &byte, 1, off), 1);
+	close(fd);
+	char *before = fx_state(&f);
+	ms_pipeline *p = open_pipeline("alwayskeep", &f.mem);
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	ms_merge_result res;
+	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), MS_ERR_CORRUPT);
+	assert_int_equal(res.err_stage, MS_MERGE_STAGE_READ);
+	char name[17];
+	ms_part_id_str(ids[2], name);
+	if (!strstr(res.error.msg, name) || !strstr(res.error.msg, "checksum"))
+		fail_msg("error names neither %s nor a checksum: %s", name,
+		         res.error.msg);
+	char *after = fx_state(&f);
+	assert_string_equal(before, after);
+	assert_false(fx_has_tmp(&f));
+	free(before);
+	free(after);
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
 /* A hot input under the selection policy: no sampling, merge_grace. */
 static void
 test_hot_selection_bypasses_sampling(void **state)
@@ -1479,6 +1528,7 @@ main(void)
 		cmocka_unit_test(test_sampling_names_round_trip),
 		cmocka_unit_test(test_detdrop_drops_whole_traces),
 		cmocka_unit_test(test_alwayskeep_equals_disabled),
+		cmocka_unit_test(test_sampled_corrupt_unit_fails_cleanly),
 		cmocka_unit_test(test_hot_selection_bypasses_sampling),
 		cmocka_unit_test(test_everything_dropped_publishes_no_output),
 		cmocka_unit_test(

@@ -1378,12 +1378,168 @@ test_names(void **state)
 	assert_true(ms_trace_id_cmp(c, 2, a, 2) > 0);
 }
 
+/* A re-read that trails a lead over the same mapping trusts the blocks
+ * the lead has checked and checks the others itself: with the lead half
+ * way through, the same rows and raw bytes come out of the first half,
+ * and a damaged header past the lead is still caught. */
+static void
+test_reread_trails_lead(void **state)
+{
+	(void)state;
+	tl_rng r = { 23 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 100, .rows_per_trace = 3, .body_max = 300 };
+	tl_gen(&t, &r, &s);
+	char dir[300];
+	path_of(dir, sizeof(dir), "rr-lead");
+	ms_part_meta m;
+	write_part(dir, 22, &t, &m);
+	size_t n;
+	uint8_t *data = slurp(dir, "data", &n);
+	/* The last block's header: the index entry says where it starts. */
+	uint8_t *idx = slurp(dir, "index", &(size_t){ 0 });
+	uint64_t last_off = ms_le64(idx + MS__INDEX_HDR + (m.blocks - 1) * 16);
+	free(idx);
+	data[last_off + 40] ^= 0x01; /* max_ts */
+	spill(dir, "data", data, n);
+
+	ms_errbuf eb = { { 0 } };
+	ms_part *p;
+	assert_int_equal(open_part(&p, dir, NULL, &eb), 0);
+	ms_part_iter *lead, *it, *plain;
+	assert_int_equal(ms_part_iter_open(&lead, p, NULL, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_open_reread(&it, lead, 0, &eb), 0);
+	assert_int_equal(ms_part_iter_open(&plain, p, NULL, NULL, &eb), 0);
+	const ms_block_info *bi;
+	uint64_t half = m.blocks / 2;
+	for (uint64_t b = 0; b < half; b++)
+		assert_int_equal(ms_part_iter_next(lead, &bi, &eb), 1);
+	uint64_t b = 0;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		const ms_block_info *pb;
+		assert_int_equal(ms_part_iter_next(plain, &pb, &eb), 1);
+		assert_memory_equal(bi, pb, sizeof(*bi));
+		ms_raw_block x, y;
+		assert_int_equal(ms_part_iter_raw(it, &x, &eb), 0);
+		assert_int_equal(ms_part_iter_raw(plain, &y, &eb), 0);
+		assert_memory_equal(x.bytes, y.bytes, bi->stored_bytes);
+		const ms_row *ra, *rb;
+		assert_int_equal(ms_part_iter_decode(it, MS_COL_ALL, &ra, &eb),
+		                 0);
+		assert_int_equal(
+		        ms_part_iter_decode(plain, MS_COL_ALL, &rb, &eb), 0);
+		for (uint32_t i = 0; i < bi->nrows; i++)
+			assert_true(tl_row_eq(&ra[i], &rb[i], MS_COL_ALL));
+		b++;
+	}
+	assert_int_equal(rc, MS_ERR_CORRUPT);
+	assert_int_equal(b, m.blocks - 1);
+	assert_non_null(strstr(eb.msg, "header checksum"));
+	ms_part_iter_close(it);
+	ms_part_iter_close(plain);
+	ms_part_iter_close(lead);
+	ms_part_close(p);
+	free(data);
+	tl_free(&t);
+}
+
+/* A scan that defers units reads headers only: a damaged unit passes the
+ * scan, and is caught where it is handed out raw or decoded, by the scan
+ * itself or by a re-read trailing it (which then names the part). */
+static void
+test_deferred_units(void **state)
+{
+	(void)state;
+	tl_rng r = { 29 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 60, .rows_per_trace = 3, .body_max = 300 };
+	tl_gen(&t, &r, &s);
+	char dir[300];
+	path_of(dir, sizeof(dir), "deferred");
+	ms_part_meta m;
+	write_part(dir, 24, &t, &m);
+	size_t n;
+	uint8_t *data = slurp(dir, "data", &n);
+	uint32_t sa = ms_le32(data + 12), sb = ms_le32(data + 20);
+	data[MS__BLOCK_HDR + sa + sb / 2] ^= 0x04; /* block 0, unit B */
+	spill(dir, "data", data, n);
+	ms_errbuf eb = { { 0 } };
+	ms_part *p;
+	assert_int_equal(open_part(&p, dir, NULL, &eb), 0);
+
+	/* Headers, order and totals hold: the scan reaches the end. */
+	ms_part_iter *lead, *it;
+	const ms_block_info *bi;
+	assert_int_equal(ms_part_iter_open(&lead, p, NULL, NULL, &eb), 0);
+	ms_part_iter_defer_units(lead);
+	uint64_t blocks = 0;
+	int rc;
+	while ((rc = ms_part_iter_next(lead, &bi, &eb)) == 1)
+		blocks++;
+	assert_int_equal(rc, 0);
+	assert_int_equal(blocks, m.blocks);
+	/* The re-read refuses to hand out block 0 raw, naming the part. */
+	assert_int_equal(ms_part_iter_open_reread(&it, lead, 0, &eb), 0);
+	assert_int_equal(ms_part_iter_next(it, &bi, &eb), 1);
+	ms_raw_block raw;
+	assert_int_equal(ms_part_iter_raw(it, &raw, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "unit B checksum"));
+	assert_non_null(strstr(eb.msg, "0000000000000018"));
+	ms_part_iter_close(it);
+	/* Unit A is intact: decoding it alone works, the body does not. */
+	assert_int_equal(ms_part_iter_open_reread(&it, lead, 0, &eb), 0);
+	assert_int_equal(ms_part_iter_next(it, &bi, &eb), 1);
+	const ms_row *rows;
+	assert_int_equal(ms_part_iter_decode(it, MS_COL_SERVICE, &rows, &eb),
+	                 0);
+	assert_int_equal(ms_part_iter_decode(it, MS_COL_BODY, &rows, &eb),
+	                 MS_ERR_CORRUPT);
+	/* The next block is whole and comes out raw. */
+	ms_part_iter_close(it);
+	assert_int_equal(ms_part_iter_open_reread(&it, lead, 0, &eb), 0);
+	assert_int_equal(ms_part_iter_next(it, &bi, &eb), 1);
+	assert_int_equal(ms_part_iter_next(it, &bi, &eb), 1);
+	assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+	assert_true(raw.verified);
+	ms_part_iter_close(it);
+	ms_part_iter_close(lead);
+
+	/* The deferring scan itself checks what it decodes or hands out. */
+	assert_int_equal(ms_part_iter_open(&lead, p, NULL, NULL, &eb), 0);
+	ms_part_iter_defer_units(lead);
+	assert_int_equal(ms_part_iter_next(lead, &bi, &eb), 1);
+	assert_int_equal(ms_part_iter_raw(lead, &raw, &eb), MS_ERR_CORRUPT);
+	ms_part_iter_close(lead);
+	/* A scan not told to defer refuses the block outright; told after
+	 * its first block, a scan keeps checking units. */
+	assert_int_equal(ms_part_iter_open(&lead, p, NULL, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_next(lead, &bi, &eb), MS_ERR_CORRUPT);
+	ms_part_iter_close(lead);
+	data[MS__BLOCK_HDR + sa + sb / 2] ^= 0x04; /* block 0 whole again */
+	size_t last = n - 8; /* inside the last block's last unit */
+	data[last] ^= 0x01;
+	spill(dir, "data", data, n);
+	assert_int_equal(ms_part_iter_open(&lead, p, NULL, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_next(lead, &bi, &eb), 1);
+	ms_part_iter_defer_units(lead);
+	while ((rc = ms_part_iter_next(lead, &bi, &eb)) == 1)
+		;
+	assert_int_equal(rc, MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "checksum"));
+	ms_part_iter_close(lead);
+	ms_part_close(p);
+	free(data);
+	tl_free(&t);
+}
+
 /* The window read, used when the data file cannot be mapped: the same
  * rows, the same re-read, the same failures. */
 static void
 test_window_fallback(void **state)
 {
-	const char *made[] = { "00000000000000a1", "rr-src", "rr-dst" };
+	const char *made[] = { "00000000000000a1", "rr-src", "rr-dst",
+		               "deferred" };
 	for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
 		char dir[300];
 		path_of(dir, sizeof(dir), made[i]);
@@ -1392,6 +1548,7 @@ test_window_fallback(void **state)
 	no_map = true;
 	test_round_trip_basic(state);
 	test_reread(state);
+	test_deferred_units(state);
 	test_truncate_and_remove(state);
 	no_map = false;
 }
@@ -1443,6 +1600,8 @@ main(void)
 		cmocka_unit_test(test_projection_skips_units),
 		cmocka_unit_test(test_raw_copy),
 		cmocka_unit_test(test_reread),
+		cmocka_unit_test(test_reread_trails_lead),
+		cmocka_unit_test(test_deferred_units),
 		cmocka_unit_test(test_share_zstd),
 		cmocka_unit_test(test_writer_rejects),
 		cmocka_unit_test(test_bloom),

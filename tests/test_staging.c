@@ -148,8 +148,9 @@ typedef struct fx {
 } fx;
 
 static int
-on_emit(void *ctx, const ms_stage_emit *e)
+on_emit(void *ctx, const ms_stage_emit *e, ms_errbuf *eb)
 {
+	(void)eb;
 	fx *f = ctx;
 	out_rec *r = &f->out[f->nout++];
 	snprintf(r->id, sizeof(r->id), "%.*s", (int)e->trace_id_len,
@@ -686,10 +687,20 @@ test_live_gauge(void **st)
 }
 
 static int
-stop_emit(void *ctx, const ms_stage_emit *e)
+stop_emit(void *ctx, const ms_stage_emit *e, ms_errbuf *eb)
 {
 	(void)ctx;
 	(void)e;
+	return ms_fail(eb, MS_ERR_IO, "the output disk failed");
+}
+
+/* A callback that fails without saying why. */
+static int
+mute_emit(void *ctx, const ms_stage_emit *e, ms_errbuf *eb)
+{
+	(void)ctx;
+	(void)e;
+	(void)eb;
 	return MS_ERR_IO;
 }
 
@@ -704,8 +715,18 @@ test_emit_error_stops(void **st)
 	add(&f, 0, 0);
 	ms_errbuf eb;
 	assert_int_equal(ms_stager_finish(f.s, &eb), MS_ERR_IO);
+	/* The callback's own words reach the caller. */
+	assert_string_equal(eb.msg, "the output disk failed");
 	assert_int_equal(ms_stager_add(f.s, f.t[1].rows, 3, NULL, 0, &eb),
 	                 MS_ERR_STATE);
+	fx_close(&f);
+
+	fx_open(&f, "alwayskeep", "");
+	f.o.emit = mute_emit;
+	fx_start(&f);
+	add(&f, 0, 0);
+	assert_int_equal(ms_stager_finish(f.s, &eb), MS_ERR_IO);
+	assert_non_null(strstr(eb.msg, "emit callback stopped"));
 	fx_close(&f);
 }
 
