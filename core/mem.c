@@ -303,7 +303,7 @@ ms_rd_le64(ms_rd *r)
 }
 
 uint64_t
-ms_rd_uvarint(ms_rd *r)
+ms__rd_uvarint_slow(ms_rd *r)
 {
 	uint64_t v = 0;
 	for (unsigned shift = 0; shift < 64; shift += 7) {
@@ -316,13 +316,6 @@ ms_rd_uvarint(ms_rd *r)
 	}
 	r->bad = true;
 	return 0;
-}
-
-int64_t
-ms_rd_svarint(ms_rd *r)
-{
-	uint64_t z = ms_rd_uvarint(r);
-	return (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
 }
 
 const uint8_t *

@@ -180,8 +180,63 @@ ms_rd_init(ms_rd *r, const void *p, size_t n)
 uint8_t ms_rd_u8(ms_rd *r);
 uint32_t ms_rd_le32(ms_rd *r);
 uint64_t ms_rd_le64(ms_rd *r);
-uint64_t ms_rd_uvarint(ms_rd *r);
-int64_t ms_rd_svarint(ms_rd *r);
+/* The bounds-checked varint decoder (at most 10 bytes). */
+uint64_t ms__rd_uvarint_slow(ms_rd *r);
+
+/* Pack the low 7 bits of each byte of x (little-endian groups) into one
+ * value: 8 groups of 7 bits become 56 bits. */
+static inline uint64_t
+ms__pack7(uint64_t x)
+{
+	x &= 0x7f7f7f7f7f7f7f7full;
+	x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+	x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+	return ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+}
+
+/* A uvarint. With 10 or more bytes left (nearly always: decoders read
+ * columns of many values) the first 8 bytes are taken as one word, the
+ * terminator found by its clear high bit and the 7-bit groups packed
+ * without a loop; else the checked loop. The same values, bytes consumed
+ * and errors either way (at most 10 bytes; a 10th byte's bits above the
+ * 64th are dropped). */
+static inline uint64_t
+ms_rd_uvarint(ms_rd *r)
+{
+	if (r->bad || r->left < 10)
+		return ms__rd_uvarint_slow(r);
+	const uint8_t *p = r->p;
+	uint64_t w = ms_le64(p);
+	uint64_t stop = ~w & 0x8080808080808080ull;
+	if (stop) {
+		unsigned bits = (unsigned)__builtin_ctzll(stop) + 1;
+		if (bits < 64)
+			w &= (1ull << bits) - 1;
+		r->p += bits / 8;
+		r->left -= bits / 8;
+		return ms__pack7(w);
+	}
+	uint64_t v = ms__pack7(w) | (uint64_t)(p[8] & 0x7f) << 56;
+	if (p[8] < 0x80) {
+		r->p += 9;
+		r->left -= 9;
+		return v;
+	}
+	v |= (uint64_t)(p[9] & 0x7f) << 63;
+	r->p += 10;
+	r->left -= 10;
+	if (p[9] < 0x80)
+		return v;
+	r->bad = true;
+	return 0;
+}
+
+static inline int64_t
+ms_rd_svarint(ms_rd *r)
+{
+	uint64_t z = ms_rd_uvarint(r);
+	return (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+}
 /* Returns a pointer to the next n bytes and skips them, or NULL (bad). */
 const uint8_t *ms_rd_bytes(ms_rd *r, size_t n);
 

@@ -34,6 +34,9 @@
 /* Largest uncompressed unit (one row can carry a 16 MiB body plus 1024
  * tags of 64 KiB). */
 #define MS__UNIT_MAX (128u << 20)
+/* Zero bytes an iterator keeps after an inflated unit, so a decoder may
+ * read a short field as one word. */
+#define MS__UNIT_PAD 8u
 /* Rows in one block / index chunk, at most. */
 #define MS__BLOCK_ROWS_MAX (1u << 20)
 #define MS__CHUNK_ROWS 4096u

@@ -590,7 +590,11 @@ ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
 		                     (unsigned long long)w->size);
 	if (w->size == 0 || w->size > SIZE_MAX || p->no_map)
 		return 0;
-	void *m = mmap(NULL, (size_t)w->size, PROT_READ, MAP_SHARED, w->fd, 0);
+	/* Populated at once: an iterator reads the whole file in order, and
+	 * mapping it in one call costs less than faulting it in page by
+	 * page (about 1 ms of a 50 ms read of 28 MB, bench_part). */
+	void *m = mmap(NULL, (size_t)w->size, PROT_READ,
+	               MAP_SHARED | MAP_POPULATE, w->fd, 0);
 	if (m == MAP_FAILED)
 		return 0; /* read through the window instead */
 	w->map = m;
@@ -774,8 +778,8 @@ iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
 		                     "iterator");
 	it->p = p;
 	it->mem = mem;
-	ms_buf_init(&it->ua, mem, MS__UNIT_MAX);
-	ms_buf_init(&it->ub, mem, MS__UNIT_MAX);
+	ms_buf_init(&it->ua, mem, MS__UNIT_MAX + MS__UNIT_PAD);
+	ms_buf_init(&it->ub, mem, MS__UNIT_MAX + MS__UNIT_PAD);
 	XXH64_reset(&it->content, 0);
 	int rc = lead && lead->win.map
 	                 ? (ms__win_share(&it->win, &lead->win), 0)
@@ -1019,9 +1023,10 @@ inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
 		return ifail(it, eb, MS_ERR_CORRUPT,
 		             "unit %s checksum mismatch", unit);
 	*unchecked = false;
-	int rc = ms_buf_reserve(dst, raw);
+	int rc = ms_buf_reserve(dst, (size_t)raw + MS__UNIT_PAD);
 	if (rc)
 		return ifail(it, eb, rc, "unit %s: %u bytes", unit, raw);
+	memset(dst->data + raw, 0, MS__UNIT_PAD);
 	ms_part_iter *zi = it->zowner ? it->zowner : it;
 	if (!zi->dctx &&
 	    !(zi->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(zi->mem))))
@@ -1082,18 +1087,18 @@ rd_uv(ms_rd *r)
 }
 
 /* Whether s[0..n) holds a 0 byte: 8 bytes at a time (the last word may
- * overlap the one before it), bytes only under 8. */
+ * overlap the one before it). Under 8 bytes, one word whose bytes from n
+ * on are forced non-zero: s lies in an inflated unit, which has
+ * MS__UNIT_PAD readable bytes after its end. */
 static inline bool
 has_nul(const uint8_t *s, size_t n)
 {
 	const uint64_t lo = 0x0101010101010101u, hi = 0x8080808080808080u;
-	if (n < 8) {
-		bool z = false;
-		for (size_t i = 0; i < n; i++)
-			z |= s[i] == 0;
-		return z;
-	}
 	uint64_t v;
+	if (n < 8) {
+		v = ms_le64(s) | (n ? ~0ull << (8 * n) : ~0ull);
+		return ((v - lo) & ~v & hi) != 0;
+	}
 	for (size_t i = 0; i + 8 <= n; i += 8) {
 		memcpy(&v, s + i, 8);
 		if ((v - lo) & ~v & hi)
@@ -1221,21 +1226,17 @@ ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
 	static const unsigned str_cols[4] = { MS_COL_SEGMENT_ID, MS_COL_SERVICE,
 		                              MS_COL_INSTANCE,
 		                              MS_COL_ENDPOINT };
+	static const size_t str_off[4] = { offsetof(ms_row, segment_id),
+		                           offsetof(ms_row, service),
+		                           offsetof(ms_row, instance),
+		                           offsetof(ms_row, endpoint) };
 	for (unsigned c = 0; c < 4 && bad == MS__A_COLS; c++) {
 		if (!(cols & str_cols[c]))
 			continue;
 		col_rd(it, 1 + c, &r);
-		for (uint32_t i = 0; i < n; i++) {
-			const char *s = rd_str(&r, MS_STR_MAX);
-			if (c == 0)
-				out[i].segment_id = s;
-			else if (c == 1)
-				out[i].service = s;
-			else if (c == 2)
-				out[i].instance = s;
-			else
-				out[i].endpoint = s;
-		}
+		char *field = (char *)out + str_off[c];
+		for (uint32_t i = 0; i < n; i++, field += sizeof(ms_row))
+			*(const char **)(void *)field = rd_str(&r, MS_STR_MAX);
 		if (r.bad || r.left)
 			bad = 1 + c;
 	}

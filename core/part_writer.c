@@ -1002,6 +1002,8 @@ ms_part_write_rows(const char *tmp_dir, uint64_t id, const ms_row *rows,
 	}
 	bool in_order = true;
 	for (size_t i = 0; i < n; i++) {
+		if (i + 2 * PF_AHEAD < n) /* a trace ID is its own object */
+			__builtin_prefetch(rows[i + 2 * PF_AHEAD].trace_id);
 		ent_init(&ix[i], &rows[i]);
 		if (i && in_order && ent_cmp(&ix[i - 1], &ix[i]) > 0)
 			in_order = false;

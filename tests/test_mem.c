@@ -255,6 +255,46 @@ test_varint_and_rd(void **state)
 	ms_rd_init(&r, eleven, sizeof(eleven));
 	ms_rd_uvarint(&r);
 	assert_true(r.bad);
+	/* The unrolled path (10 or more bytes left) and the checked one
+	 * (fewer) read the same values and consume the same bytes, for
+	 * every length, and a 10th byte's high bits are dropped by both. */
+	for (unsigned k = 0; k <= 64; k++) {
+		uint64_t vals[3] = { k == 64 ? UINT64_MAX : (1ull << k) - 1,
+			             k < 64 ? 1ull << k : 0,
+			             0x5555555555555555u };
+		for (int j = 0; j < 3; j++) {
+			uint8_t buf[24];
+			ms_buf vb;
+			ms_buf_init(&vb, NULL, 0);
+			assert_int_equal(ms_buf_append_uvarint(&vb, vals[j]),
+			                 0);
+			size_t len = vb.len;
+			memset(buf, 0xee, sizeof(buf));
+			memcpy(buf, vb.data, len);
+			ms_buf_release(&vb);
+			ms_rd fast, slow;
+			ms_rd_init(&fast, buf, sizeof(buf));
+			ms_rd_init(&slow, buf, len);
+			assert_int_equal(ms_rd_uvarint(&fast), vals[j]);
+			assert_int_equal(ms_rd_uvarint(&slow), vals[j]);
+			assert_int_equal(sizeof(buf) - fast.left, len);
+			assert_int_equal(slow.left, 0);
+			assert_false(fast.bad || slow.bad);
+		}
+	}
+	uint8_t ten[10];
+	memset(ten, 0xff, 9);
+	ten[9] = 0x7f;
+	ms_rd a, c;
+	uint8_t ten_pad[16] = { 0 };
+	memcpy(ten_pad, ten, 10);
+	ms_rd_init(&c, ten_pad, sizeof(ten_pad));
+	ms_rd_init(&a, ten, 9); /* cut short: bad */
+	ms_rd_uvarint(&a);
+	assert_true(a.bad);
+	ms_rd_init(&a, ten, 10);
+	assert_int_equal(ms_rd_uvarint(&a), ms_rd_uvarint(&c));
+	assert_false(a.bad || c.bad);
 	/* le helpers */
 	uint8_t t[8];
 	ms_put_le64(t, 0x1122334455667788ull);
