@@ -7,7 +7,8 @@
  * Input layout:
  *   byte 0      mode: bit 0 reseal checksums, bit 1 leave `bloom` out,
  *               bits 2..5 pick the decoded columns (core parts), bit 6
- *               "raw units" (core parts, below)
+ *               "raw units" (core parts, below), bit 7 the two-pass read of
+ *               fuzz_part_reader
  *   bytes 1..6  u16 lengths of meta, index and bloom
  *   then        meta, index, bloom bytes (cut short if the input is), and
  *               everything left is `data`

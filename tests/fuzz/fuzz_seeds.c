@@ -96,7 +96,10 @@ main(int argc, char **argv)
 				fprintf(stderr, "%s\n", eb.msg);
 				return 1;
 			}
-			for (uint8_t mode = 0; mode < 2; mode++) {
+			/* 0, reseal, and (core) the two-pass read. */
+			static const uint8_t modes[3] = { 0, 1, 0x80 };
+			for (int m = 0; m < (kind ? 2 : 3); m++) {
+				uint8_t mode = modes[m];
 				uint8_t *in;
 				size_t n = fz_pack(dir, mode, &in);
 				char name[64];
