@@ -13,14 +13,15 @@
  * the per-repetition ratios (each from back-to-back runs, which keeps
  * them steadier than the rates on a busy machine).
  *
- * Usage: bench_part [traces] [dir]   (defaults 25000, /dev/shm or /tmp)
+ * Usage: bench_part [traces] [dir] [reps]
+ *        (defaults 25000, /dev/shm or /tmp, 5 repetitions; at most 101)
  */
 #include "part_testlib.h"
 
 #include <time.h>
 #include <zstd.h>
 
-#define REPS 5
+#define REPS_MAX 101
 
 static double
 now(void)
@@ -46,11 +47,13 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int reps = 5;
+
 static double
 median(double *v)
 {
-	qsort(v, REPS, sizeof(double), cmp_double);
-	return v[REPS / 2];
+	qsort(v, (size_t)reps, sizeof(double), cmp_double);
+	return v[reps / 2];
 }
 
 static const char *const words[] = {
@@ -199,6 +202,14 @@ main(int argc, char **argv)
 	const char *base = argc > 2                        ? argv[2]
 	                   : access("/dev/shm", W_OK) == 0 ? "/dev/shm"
 	                                                   : "/tmp";
+	if (argc > 3) {
+		reps = atoi(argv[3]);
+		if (reps < 1 || reps > REPS_MAX) {
+			fprintf(stderr, "bench_part: reps must be 1..%d\n",
+			        REPS_MAX);
+			return 2;
+		}
+	}
 	char dir[256];
 	snprintf(dir, sizeof(dir), "%s/bench-part-%d", base, (int)getpid());
 	tl_rows t = { 0 };
@@ -209,12 +220,13 @@ main(int argc, char **argv)
 	uint8_t *z = malloc(zcap), *back = malloc(flat_len);
 	const int level = 3;
 
-	double w[REPS], rd[REPS], zc[REPS], zd[REPS], r0[REPS], ra[REPS];
-	double qw[REPS], qr[REPS]; /* per-repetition zstd/part ratios */
-	double cw[REPS], cr[REPS]; /* the same in thread CPU time */
+	double w[REPS_MAX], rd[REPS_MAX], zc[REPS_MAX], zd[REPS_MAX];
+	double r0[REPS_MAX], ra[REPS_MAX];
+	double qw[REPS_MAX], qr[REPS_MAX]; /* per-repetition zstd/part */
+	double cw[REPS_MAX], cr[REPS_MAX]; /* the same in thread CPU time */
 	ms_part_meta m = { 0 };
 	size_t zlen = 0;
-	for (int k = 0; k < REPS; k++) {
+	for (int k = 0; k < reps; k++) {
 		ms_errbuf eb;
 		ms_part_writer_opts o = { .zstd_level = level };
 		ms_part_remove_dir(dir, NULL);
@@ -282,7 +294,7 @@ main(int argc, char **argv)
 	       mzd = median(zd);
 	printf("bench_part: %zu traces, %zu rows, zstd level %d, %d reps, "
 	       "medians; dir %s\n",
-	       traces, t.n, level, REPS, base);
+	       traces, t.n, level, reps, base);
 	printf("span bytes/row: part %.1f, flat %.1f\n",
 	       (double)m.uncompressed_bytes / (double)t.n,
 	       (double)flat_len / (double)t.n);
