@@ -244,7 +244,10 @@ bool ms__block_units_ok(const uint8_t *p, const ms__block_hdr *h, char *why,
  * sampling merge) pays no second copy. Otherwise it is read through a
  * window: buf[0..len) holds file bytes [base, base + len). Either way
  * the file's size was checked against meta when it was opened, so no
- * mapped byte lies past its end. */
+ * mapped byte lies past its end. (A part file is never rewritten in
+ * place: written once under a temporary name, renamed, later unlinked,
+ * which leaves a mapping valid. Only someone truncating a published
+ * part's file behind the engine's back could make a mapped read fault.) */
 typedef struct ms__win {
 	int fd;
 	ms_mem *mem;
