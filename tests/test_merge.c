@@ -632,6 +632,28 @@ test_injected_failure_at_every_stage(void **state)
 	}
 }
 
+/* Flip bits `mask` of one byte of core part id's data file, in place: the
+ * byte `from_end` bytes before its end, or its middle byte (-1). */
+static void
+flip_data_byte(fx *f, uint64_t id, off_t from_end, uint8_t mask)
+{
+	char path[4096];
+	assert_int_equal(ms_shard_part_path(f->s, MS_KIND_CORE, id, path,
+	                                    sizeof(path) - 8),
+	                 0);
+	strcat(path, "/data");
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	off_t off = from_end < 0 ? st.st_size / 2 : st.st_size - from_end;
+	uint8_t byte;
+	assert_int_equal(pread(fd, &byte, 1, off), 1);
+	byte ^= mask;
+	assert_int_equal(pwrite(fd, &byte, 1, off), 1);
+	close(fd);
+}
+
 /* A real read error: one byte of an input's data file flipped. */
 static void
 test_corrupt_input_fails_cleanly(void **state)
@@ -642,21 +664,7 @@ test_corrupt_input_fails_cleanly(void **state)
 	gen_set all = { 0 };
 	uint64_t ids[3];
 	put_fragmented(&f, &all, ids, 40);
-	char path[4096];
-	assert_int_equal(ms_shard_part_path(f.s, MS_KIND_CORE, ids[1], path,
-	                                    sizeof(path) - 8),
-	                 0);
-	strcat(path, "/data");
-	int fd = open(path, O_RDWR);
-	assert_true(fd >= 0);
-	struct stat st;
-	assert_int_equal(fstat(fd, &st), 0);
-	off_t off = st.st_size / 2;
-	uint8_t byte;
-	assert_int_equal(pread(fd, &byte, 1, off), 1);
-	byte ^= 0x5a;
-	assert_int_equal(pwrite(fd, &byte, 1, off), 1);
-	close(fd);
+	flip_data_byte(&f, ids[1], -1, 0x5a);
 	char *before = fx_state(&f);
 	ms_merge_result res;
 	int rc = do_merge(&f, ids, 3, NULL, &res);
@@ -1046,21 +1054,7 @@ test_sampled_corrupt_unit_fails_cleanly(void **state)
 	gen_set all = { 0 };
 	uint64_t ids[3];
 	put_fragmented(&f, &all, ids, 40);
-	char path[4096];
-	assert_int_equal(ms_shard_part_path(f.s, MS_KIND_CORE, ids[2], path,
-	                                    sizeof(path) - 8),
-	                 0);
-	strcat(path, "/data");
-	int fd = open(path, O_RDWR);
-	assert_true(fd >= 0);
-	struct stat st;
-	assert_int_equal(fstat(fd, &st), 0);
-	off_t off = st.st_size - 3; /* the last block's last unit */
-	uint8_t byte;
-	assert_int_equal(pread(fd, &byte, 1, off), 1);
-	byte ^= 0x21;
-	assert_int_equal(pwrite(fd, &byte, 1, off), 1);
-	close(fd);
+	flip_data_byte(&f, ids[2], 3, 0x21); /* the last block's last unit */
 	char *before = fx_state(&f);
 	ms_pipeline *p = open_pipeline("alwayskeep", &f.mem);
 	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;

@@ -1378,6 +1378,21 @@ test_names(void **state)
 	assert_true(ms_trace_id_cmp(c, 2, a, 2) > 0);
 }
 
+/* Write part `id` of `traces` generated traces (3 rows each, seed) into
+ * the scratch directory `name` (path in dir) and return its data file's
+ * bytes (*n of them; the caller frees them and t). */
+static uint8_t *
+subject(const char *name, uint64_t id, uint64_t seed, uint32_t traces,
+        tl_rows *t, ms_part_meta *m, char dir[300], size_t *n)
+{
+	tl_rng r = { seed };
+	tl_shape s = { .traces = traces, .rows_per_trace = 3, .body_max = 300 };
+	tl_gen(t, &r, &s);
+	path_of(dir, 300, name);
+	write_part(dir, id, t, m);
+	return slurp(dir, "data", n);
+}
+
 /* A re-read that trails a lead over the same mapping trusts the blocks
  * the lead has checked and checks the others itself: with the lead half
  * way through, the same rows and raw bytes come out of the first half,
@@ -1386,16 +1401,11 @@ static void
 test_reread_trails_lead(void **state)
 {
 	(void)state;
-	tl_rng r = { 23 };
 	tl_rows t = { 0 };
-	tl_shape s = { .traces = 100, .rows_per_trace = 3, .body_max = 300 };
-	tl_gen(&t, &r, &s);
-	char dir[300];
-	path_of(dir, sizeof(dir), "rr-lead");
 	ms_part_meta m;
-	write_part(dir, 22, &t, &m);
+	char dir[300];
 	size_t n;
-	uint8_t *data = slurp(dir, "data", &n);
+	uint8_t *data = subject("rr-lead", 22, 23, 100, &t, &m, dir, &n);
 	/* The last block's header: the index entry says where it starts. */
 	uint8_t *idx = slurp(dir, "index", &(size_t){ 0 });
 	uint64_t last_off = ms_le64(idx + MS__INDEX_HDR + (m.blocks - 1) * 16);
@@ -1451,16 +1461,11 @@ static void
 test_deferred_units(void **state)
 {
 	(void)state;
-	tl_rng r = { 29 };
 	tl_rows t = { 0 };
-	tl_shape s = { .traces = 60, .rows_per_trace = 3, .body_max = 300 };
-	tl_gen(&t, &r, &s);
-	char dir[300];
-	path_of(dir, sizeof(dir), "deferred");
 	ms_part_meta m;
-	write_part(dir, 24, &t, &m);
+	char dir[300];
 	size_t n;
-	uint8_t *data = slurp(dir, "data", &n);
+	uint8_t *data = subject("deferred", 24, 29, 60, &t, &m, dir, &n);
 	uint32_t sa = ms_le32(data + 12), sb = ms_le32(data + 20);
 	data[MS__BLOCK_HDR + sa + sb / 2] ^= 0x04; /* block 0, unit B */
 	spill(dir, "data", data, n);
@@ -1560,18 +1565,13 @@ test_data_changed_after_open(void **state)
 {
 	(void)state;
 	tl_rows t = { 0 };
-	tl_rng r = { 17 };
-	tl_shape s = { .traces = 20, .rows_per_trace = 2, .body_max = 100 };
-	tl_gen(&t, &r, &s);
-	char dir[300];
-	path_of(dir, sizeof(dir), "changed");
 	ms_part_meta m;
-	write_part(dir, 5, &t, &m);
+	char dir[300];
+	size_t n;
+	uint8_t *data = subject("changed", 5, 17, 20, &t, &m, dir, &n);
 	ms_errbuf eb = { { 0 } };
 	ms_part *p;
 	assert_int_equal(open_part(&p, dir, NULL, &eb), 0);
-	size_t n;
-	uint8_t *data = slurp(dir, "data", &n);
 	spill(dir, "data", data, n - 1);
 	ms_part_iter *it;
 	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb),
