@@ -35,8 +35,9 @@
  * tags of 64 KiB). */
 #define MS__UNIT_MAX (128u << 20)
 /* Zero bytes an iterator keeps after an inflated unit, so a decoder may
- * read a short field as one word. */
-#define MS__UNIT_PAD 8u
+ * check a short string with whole-word loads (up to 32 bytes from its
+ * start). */
+#define MS__UNIT_PAD 32u
 /* Rows in one block / index chunk, at most. */
 #define MS__BLOCK_ROWS_MAX (1u << 20)
 #define MS__CHUNK_ROWS 4096u
