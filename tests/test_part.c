@@ -178,6 +178,44 @@ test_deterministic(void **state)
 	tl_free(&t);
 }
 
+/* Every zstd level the writer takes round-trips, with units on both sides
+ * of the small-unit policy's 16 KiB line in one part (the writer switches
+ * parameters between them); a level zstd does not have is refused. */
+static void
+test_levels(void **state)
+{
+	(void)state;
+	tl_rng r = { 6 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 40,
+		       .rows_per_trace = 6,
+		       .body_max = 9000,
+		       .tags_max = 3,
+		       .tag_len = 20 };
+	tl_gen(&t, &r, &s);
+	const int levels[] = { 1, 3, 4, 5, 9, 19, -5, ZSTD_minCLevel() };
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		char dir[300], name[32];
+		snprintf(name, sizeof(name), "level%d", levels[i]);
+		path_of(dir, sizeof(dir), name);
+		ms_part_writer_opts o = { .zstd_level = levels[i] };
+		ms_part_meta m;
+		ms_errbuf eb = { { 0 } };
+		if (ms_part_write_rows(dir, 7, t.rows, t.n, &o, &m, &eb))
+			fail_msg("level %d: %s", levels[i], eb.msg);
+		check_part(dir, &t, MS_COL_ALL);
+	}
+	char dir[300];
+	path_of(dir, sizeof(dir), "level-bad");
+	ms_part_writer_opts o = { .zstd_level = ZSTD_maxCLevel() + 1 };
+	ms_part_meta m;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_part_write_rows(dir, 7, t.rows, t.n, &o, &m, &eb),
+	                 MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "zstd level"));
+	tl_free(&t);
+}
+
 static void
 test_single_row_and_shapes(void **state)
 {
@@ -1594,6 +1632,7 @@ main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_round_trip_basic),
 		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_levels),
 		cmocka_unit_test(test_single_row_and_shapes),
 		cmocka_unit_test(test_big_trace_split),
 		cmocka_unit_test(test_projection),
