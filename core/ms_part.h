@@ -161,11 +161,11 @@ typedef struct ms_part_iter ms_part_iter;
  * buffers; it may differ from the part's (a merge passes its own). */
 int ms_part_iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem,
                       ms_io *io, ms_errbuf *eb);
-/* The same with a read window of `window` bytes (0 = the default, 1 MiB;
- * a block larger than the window is read whole) and a decompression
- * context made only at the first decode: for a second iterator that
- * trails another over the same part (a sampling merge re-reads the blocks
- * of decided traces) without a second large buffer. */
+/* The same with a decompression context made only at the first decode
+ * (a merge's scan, which may never decode, shares one context among its
+ * inputs) and, where the data file cannot be mapped, a read window of
+ * `window` bytes (0 = the default, 256 KiB; a block larger than the
+ * window is read whole). */
 int ms_part_iter_open_window(ms_part_iter **out, const ms_part *p, ms_mem *mem,
                              ms_io *io, size_t window, ms_errbuf *eb);
 /* A trailing iterator over the part of `lead`, a full iterator over the
