@@ -26,10 +26,12 @@
  *     sequence of selections does not depend on thread timing.
  *  5. idle <=> !trigger && !backing_off && picked &&
  *     picked_epoch == shard epoch && no job listed.
- *  6. Nothing sleeps for a fixed time: threads wait on cv_disp, cv_work
+ *  6. Once `fatal` is set (design note Failures in ms_engine.h) nothing
+ *     is picked, hooked or started again; running merges finish.
+ *  7. Nothing sleeps for a fixed time: threads wait on cv_disp, cv_work
  *     and cv_idle (CLOCK_MONOTONIC); the only timed waits are a backoff's
  *     expiry (dispatcher) and a caller's wait_idle timeout.
- *  7. Callbacks run without e->mu held; events are serialized by ev_mu.
+ *  8. Callbacks run without e->mu held; events are serialized by ev_mu.
  */
 #include "ms_engine.h"
 
@@ -99,6 +101,9 @@ struct ms_engine {
 	size_t nquar, capquar;
 	failcnt *fails;
 	size_t nfails, capfails;
+	uint32_t disk_fails; /* unblamed file-system failures in a row */
+	int fatal;           /* 0, or the error the engine stopped on */
+	ms_errbuf fatal_msg;
 };
 
 static const char *const lane_names[MS_LANE_KIND_COUNT] = {
@@ -538,11 +543,11 @@ dispatcher_main(void *arg)
 			e->backing_off = false;
 			e->trigger = true; /* the retry */
 		}
-		if (e->trigger && !e->backing_off) {
+		if (e->trigger && !e->backing_off && !e->fatal) {
 			pick_and_report(e);
 			continue;
 		}
-		job *j = first_in_state(e, JOB_HOOK);
+		job *j = e->fatal ? NULL : first_in_state(e, JOB_HOOK);
 		if (j) {
 			j->st = JOB_INHOOK;
 			pthread_mutex_unlock(&e->mu);
@@ -569,7 +574,7 @@ dispatcher_main(void *arg)
 			pthread_cond_broadcast(&e->cv_idle);
 			continue;
 		}
-		if (e->backing_off)
+		if (e->backing_off && !e->fatal)
 			pthread_cond_timedwait(&e->cv_disp, &e->mu,
 			                       &e->backoff_until);
 		else
@@ -684,10 +689,33 @@ find_bad_inputs(ms_engine *e, const job *j, const ms_merge_result *res,
 static job *
 next_job(ms_engine *e, unsigned lanes)
 {
+	if (e->fatal)
+		return NULL;
 	for (job *j = e->head; j; j = j->next)
 		if (j->st == JOB_QUEUED && (lanes & (1u << j->d.lane)))
 			return j;
 	return NULL;
+}
+
+/* Stop the engine on merge j's repeated failure (design 6). e->mu held;
+ * fatal_msg is written once, before `fatal` is set, and never again. */
+static bool
+engine_fail(ms_engine *e, const job *j, int rc, const char *msg)
+{
+	char out[17];
+	ms_part_id_str(j->d.output_id, out);
+	ms_fail(&e->fatal_msg, rc,
+	        "merge #%llu (%s lane, %zu inputs -> part %s): %s; %u "
+	        "failures in a row, not retried (inputs unchanged)",
+	        (unsigned long long)j->d.seq, ms_lane_name(j->d.lane), j->n,
+	        out, msg[0] ? msg : ms_strerror(rc), e->disk_fails);
+	e->fatal = rc;
+	e->backing_off = false;
+	e->trigger = false;
+	pthread_cond_broadcast(&e->cv_disp);
+	pthread_cond_broadcast(&e->cv_work);
+	pthread_cond_broadcast(&e->cv_idle);
+	return true;
 }
 
 static void
@@ -717,6 +745,7 @@ run_job(ms_engine *e, job *j)
 	bool *bl = blame;
 	uint64_t newq[MS_PICKER_PARTS_LIMIT];
 	size_t nnewq = 0;
+	bool fatal = false;
 
 	memset(&res, 0, sizeof(res));
 	int rc = ms_merge_execute(&req, &res, &eb);
@@ -745,12 +774,15 @@ run_job(ms_engine *e, job *j)
 			e->backoff_ms = 0;
 		for (size_t i = 0; i < j->n; i++)
 			fail_forget(e, j->ids[i]);
+		e->disk_fails = 0;
 	} else {
 		ev.type = MS_EV_MERGE_FAILED;
 		e->merges_failed++;
+		bool blamed = false;
 		for (size_t i = 0; bl && i < j->n; i++) {
 			if (!bl[i])
 				continue;
+			blamed = true;
 			failcnt *fc = fail_slot(e, j->ids[i]);
 			if (fc && ++fc->n >= e->o.quarantine_after &&
 			    quarantine_add(e, j->ids[i])) {
@@ -759,12 +791,24 @@ run_job(ms_engine *e, job *j)
 					newq[nnewq++] = j->ids[i];
 			}
 		}
-		ev.backoff_ms = backoff_start(e);
+		if (blamed || (rc != MS_ERR_IO && rc != MS_ERR_NOSPACE))
+			e->disk_fails = 0;
+		else if (++e->disk_fails >= e->o.fatal_after && !e->fatal)
+			fatal = engine_fail(e, j, rc, res.error.msg);
+		if (!e->fatal)
+			ev.backoff_ms = backoff_start(e);
 	}
 	j->st = JOB_ENDING;
 	pthread_mutex_unlock(&e->mu);
 
 	deliver(e, &ev);
+	if (fatal) {
+		ms_engine_event f = { .type = MS_EV_ENGINE_FAILED,
+			              .dispatch = &j->d,
+			              .err = rc,
+			              .error = e->fatal_msg.msg };
+		deliver(e, &f);
+	}
 	for (size_t i = 0; i < nnewq; i++) {
 		ms_engine_event q = { .type = MS_EV_QUARANTINED,
 			              .err = rc,
@@ -783,7 +827,7 @@ run_job(ms_engine *e, job *j)
 	 * before its event. */
 	if (rc == 0)
 		e->trigger = true;
-	if (e->trigger && !e->backing_off && !e->stop)
+	if (e->trigger && !e->backing_off && !e->stop && !e->fatal)
 		pick_and_report(e);
 	pthread_cond_broadcast(&e->cv_work);
 	pthread_cond_broadcast(&e->cv_idle);
@@ -846,6 +890,8 @@ ms_engine_open(ms_engine **out, const ms_engine_opts *opts, ms_errbuf *eb)
 		e->o.backoff_max_ms = e->o.backoff_base_ms;
 	if (!e->o.quarantine_after)
 		e->o.quarantine_after = 3;
+	if (!e->o.fatal_after)
+		e->o.fatal_after = 3;
 	if (!e->o.mem_limit)
 		e->o.mem_limit = DEFAULT_MEM_LIMIT;
 	unsigned cpus = e->o.cpus ? e->o.cpus : online_cpus();
@@ -968,6 +1014,10 @@ ms_engine_wait_idle(ms_engine *e, int64_t timeout_ns)
 			rc = MS_ERR_CANCELED;
 			break;
 		}
+		if (e->fatal) {
+			rc = e->fatal;
+			break;
+		}
 		/* An epoch nobody told us about: pick on it. */
 		if (!e->trigger && !e->backing_off && !e->head &&
 		    (!e->picked ||
@@ -984,6 +1034,17 @@ ms_engine_wait_idle(ms_engine *e, int64_t timeout_ns)
 			break;
 		}
 	}
+	pthread_mutex_unlock(&e->mu);
+	return rc;
+}
+
+int
+ms_engine_failed(ms_engine *e, ms_errbuf *eb)
+{
+	pthread_mutex_lock(&e->mu);
+	int rc = e->fatal;
+	if (rc && eb)
+		*eb = e->fatal_msg;
 	pthread_mutex_unlock(&e->mu);
 	return rc;
 }
@@ -1027,6 +1088,13 @@ ms_engine_finalize(ms_engine *e, uint64_t *seq, ms_errbuf *eb)
 
 	*seq = 0;
 	pthread_mutex_lock(&e->mu);
+	if (e->fatal) {
+		rc = e->fatal;
+		if (eb)
+			*eb = e->fatal_msg;
+		pthread_mutex_unlock(&e->mu);
+		return rc;
+	}
 	rc = ms_shard_view(e->o.shard, &v, eb);
 	if (rc < 0)
 		goto out;
@@ -1098,6 +1166,7 @@ ms_engine_get_stats(ms_engine *e, ms_engine_stats *st)
 	st->trigger_pending = e->trigger;
 	st->backing_off = e->backing_off;
 	st->backoff_ms = e->backing_off ? e->backoff_ms : 0;
+	st->failed = e->fatal != 0;
 	st->fingerprint = e->fp;
 	st->fast_workers = e->fast_workers;
 	st->slow_workers = e->slow_workers;

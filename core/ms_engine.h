@@ -17,6 +17,14 @@
  * finalize merge runs on lane "finalize", served by the slow worker. In
  * serial mode one worker serves every lane: exactly one merge at a time.
  *
+ * Failures: a merge that fails is retried after a backoff (1, 2, 4 ... s);
+ * an input that fails verification repeatedly is quarantined. A failure
+ * that names no bad input and comes from the file system (MS_ERR_IO,
+ * MS_ERR_NOSPACE: ENOSPC, EDQUOT, EFBIG, EIO, EROFS ...) is one that
+ * retrying rarely fixes: after fatal_after of them in a row the engine
+ * stops merging for good (MS_EV_ENGINE_FAILED; ms_engine_wait_idle and
+ * ms_engine_failed return the error). Its inputs stay in place.
+ *
  * The dispatch hook sees every selection before it runs and may hold it
  * (return MS_DISPATCH_HOLD, later ms_engine_release): this is the barrier
  * of the replay controller and the TUI. A held selection keeps its parts
@@ -125,6 +133,9 @@ enum ms_engine_event_type {
 	MS_EV_QUARANTINED = 3,  /* part_id + error of its last failure */
 	MS_EV_DROPPED = 4,      /* dispatch released with run = false */
 	MS_EV_PICK_FAILED = 5,  /* error + backoff_ms (e.g. no memory) */
+	/* dispatch + err + error: the merge failed fatal_after times in a
+	 * row with a file-system error; the engine has stopped merging. */
+	MS_EV_ENGINE_FAILED = 6,
 };
 
 typedef struct ms_engine_event {
@@ -155,6 +166,9 @@ typedef struct ms_engine_opts {
 	uint32_t backoff_base_ms;  /* 0 = 1000: 1, 2, 4 ... steps */
 	uint32_t backoff_max_ms;   /* 0 = 60000 */
 	uint32_t quarantine_after; /* 0 = 3 consecutive read failures */
+	/* 0 = 3: merges failing in a row with a file-system error that no
+	 * input is blamed for before the engine stops (see Failures). */
+	uint32_t fatal_after;
 	const struct ms_pipeline *pipeline; /* NULL = disabled */
 	int zstd_level;                     /* 0 = writer default */
 	const ms_merge_hooks *merge_hooks;  /* tests only */
@@ -206,9 +220,14 @@ void ms_engine_trigger(ms_engine *e);
  * held, queued, running, claimed or backing off. An epoch the engine was
  * not told about (publication without ms_engine_trigger) triggers a run
  * here. Waits on a condition variable; timeout_ns < 0 waits forever.
- * 0, or MS_ERR_TIMEOUT.
+ * 0, MS_ERR_TIMEOUT, MS_ERR_CANCELED (closing), or the error of an engine
+ * that stopped after repeated failures (ms_engine_failed says which).
  */
 int ms_engine_wait_idle(ms_engine *e, int64_t timeout_ns);
+/* 0 while the engine works; after it stopped on repeated file-system
+ * failures, that error, with "merge #N (lane, K inputs -> part ID): the
+ * merge's message; ..." in eb. */
+int ms_engine_failed(ms_engine *e, ms_errbuf *eb);
 /* The same predicate, without waiting. */
 bool ms_engine_is_idle(ms_engine *e);
 
@@ -246,6 +265,7 @@ typedef struct ms_engine_stats {
 	bool trigger_pending;
 	bool backing_off;
 	uint32_t backoff_ms;  /* current step (0 = none) */
+	bool failed;          /* stopped (ms_engine_failed) */
 	uint64_t fingerprint; /* ms_pick_fp_add over every selection */
 	unsigned fast_workers, slow_workers;
 	bool serial;

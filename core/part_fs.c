@@ -43,14 +43,24 @@ ms__write_all(int fd, const void *p, size_t n, ms_io *io)
 				continue;
 			return ms_err_from_errno(errno);
 		}
-		if (k == 0)
+		if (k == 0) {
+			errno = ENOSPC;
 			return MS_ERR_NOSPACE;
+		}
 		if (io)
 			io_add(&io->bytes_written, (uint64_t)k, io);
 		b += k;
 		n -= (size_t)k;
 	}
 	return 0;
+}
+
+const char *
+ms__write_err_text(int rc)
+{
+	if ((rc == MS_ERR_IO || rc == MS_ERR_NOSPACE) && errno != 0)
+		return strerror(errno);
+	return ms_strerror(rc);
 }
 
 int

@@ -290,6 +290,11 @@ int ms__write_file(const char *dir, const char *name, const void *p, size_t n,
                    bool no_sync, ms_io *io, ms_errbuf *eb);
 /* write() all of p to fd; counts io. */
 int ms__write_all(int fd, const void *p, size_t n, ms_io *io);
+/* The words for a failed write: strerror(errno) when rc came from a system
+ * call (MS_ERR_IO, MS_ERR_NOSPACE) so the user sees "File too large" or
+ * "No space left on device", else ms_strerror(rc). Call it before anything
+ * else can change errno. */
+const char *ms__write_err_text(int rc);
 /* fsync a file descriptor / a directory by path; counts io. */
 int ms__fsync_fd(int fd, ms_io *io);
 int ms__fsync_dir(const char *dir, ms_io *io);

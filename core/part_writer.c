@@ -552,7 +552,8 @@ write_block(ms_part_writer *w, const ms_row *const *rows, size_t n,
 	w->out.len += len;
 	rc = commit_block(w, at, len, (uint32_t)n, mn, mx, span);
 	if (rc)
-		return wfail(w, eb, rc, MS__F_DATA, "%s", ms_strerror(rc));
+		return wfail(w, eb, rc, MS__F_DATA, "%s",
+		             ms__write_err_text(rc));
 	return 0;
 }
 
@@ -692,7 +693,8 @@ ms_part_writer_add_raw(ms_part_writer *w, const ms_raw_block *raw,
 		                  hd.max_ts, hd.span_bytes);
 	}
 	if (rc)
-		return wfail(w, eb, rc, MS__F_DATA, "%s", ms_strerror(rc));
+		return wfail(w, eb, rc, MS__F_DATA, "%s",
+		             ms__write_err_text(rc));
 	return 0;
 }
 

@@ -18,6 +18,11 @@
  *     STEP_BARRIER at the next dispatch; `pause_req` stops at the next point.
  *  4. Every completed merge is recorded once (ms_rec_merge) from the event
  *     callback, in completion order, and counted in merges_done.
+ *  5. No wait of the controller thread is unbounded: merge-idle waits run
+ *     in slices against a deadline (wait_timeout_ns of running time), and
+ *     between slices the controller looks at the engine (stopped on
+ *     repeated failures?), the recorder (failed?) and abort requests. Only
+ *     a stop the user asked for (PAUSED, BREAK) waits without a deadline.
  */
 #define _GNU_SOURCE
 #include "ms_replay.h"
@@ -345,6 +350,11 @@ static void
 on_engine_event(void *arg, const ms_engine_event *ev)
 {
 	ms_replay *r = arg;
+	if (ev->type == MS_EV_ENGINE_FAILED) {
+		/* The controller's wait returns the error (design 5). */
+		notify(r);
+		return;
+	}
 	if (ev->type == MS_EV_DROPPED || ev->type == MS_EV_PICK_FAILED ||
 	    ev->type == MS_EV_QUARANTINED) {
 		pthread_mutex_lock(&r->mu);
@@ -495,6 +505,7 @@ stop_at(ms_replay *r, enum ms_replay_state state)
 	r->pause_req = false;
 	r->mode = MODE_RUN;
 	r->state = state;
+	r->stops++;
 	pthread_mutex_unlock(&r->mu);
 	notify(r);
 	pthread_mutex_lock(&r->mu);
@@ -686,12 +697,83 @@ phase_end(ms_replay *r, enum ms_ev_phase_id id, int64_t lstart,
 	ms_rec_phase(r->rec, &p, NULL);
 }
 
+/* The event log failed: the run cannot go on (nothing it does would be
+ * recorded). Any thread. */
 static int
-drain(ms_replay *r, int64_t *ns)
+recorder_check(ms_replay *r, ms_errbuf *eb)
+{
+	ms_errbuf re;
+	int rc = ms_rec_failed(r->rec, &re);
+	if (rc)
+		ms_fail(eb, rc, "cannot record events: %s", re.msg);
+	return rc;
+}
+
+#define WAIT_SLICE_NS (250 * 1000000LL)
+
+/*
+ * Wait for merge-idle, bounded (design 5). `what` names the wait in the
+ * error ("merge-idle after publication 12"). Returns 0; MS_ERR_CANCELED
+ * on abort; the engine's error when it stopped on repeated merge
+ * failures (its message names the merge, the file and the error); the
+ * recorder's when it cannot write; MS_ERR_TIMEOUT past the deadline.
+ */
+static int
+wait_idle_bounded(ms_replay *r, const char *what, ms_errbuf *eb)
+{
+	int64_t limit = r->wait_timeout_ns, waited = 0;
+	pthread_mutex_lock(&r->mu);
+	uint64_t stops = r->stops;
+	pthread_mutex_unlock(&r->mu);
+	for (;;) {
+		int64_t left = limit - waited, t0 = mono_ns();
+		int rc = ms_engine_wait_idle(
+		        r->engine, left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);
+		if (rc && rc != MS_ERR_TIMEOUT) {
+			ms_errbuf fe;
+			if (ms_engine_failed(r->engine, &fe))
+				return ms_fail(eb, rc, "%s", fe.msg);
+			if (rc == MS_ERR_CANCELED)
+				return rc;
+			return ms_fail(eb, rc, "waiting for %s: %s", what,
+			               ms_strerror(rc));
+		}
+		int rrc = recorder_check(r, eb);
+		if (rrc)
+			return rrc;
+		if (rc == 0)
+			return 0;
+		pthread_mutex_lock(&r->mu);
+		bool abort = r->abort_req;
+		bool held = r->stops != stops || r->state == MS_REPLAY_BREAK ||
+		            r->state == MS_REPLAY_PAUSED;
+		stops = r->stops;
+		pthread_mutex_unlock(&r->mu);
+		if (abort)
+			return MS_ERR_CANCELED;
+		waited = held ? 0 : waited + (mono_ns() - t0);
+		if (waited < limit)
+			continue;
+		ms_engine_stats es;
+		ms_engine_get_stats(r->engine, &es);
+		return ms_fail(eb, MS_ERR_TIMEOUT,
+		               "waited %.0f s for %s and gave up "
+		               "(--wait-timeout): %zu merges running, %zu "
+		               "queued, %zu held, %zu pending, %llu failed, "
+		               "backing off %u ms",
+		               (double)limit / 1e9, what, es.running, es.queued,
+		               es.held, es.pending_hook,
+		               (unsigned long long)es.merges_failed,
+		               es.backoff_ms);
+	}
+}
+
+static int
+drain(ms_replay *r, const char *what, int64_t *ns, ms_errbuf *eb)
 {
 	int64_t t0 = mono_ns();
 	ms_engine_trigger(r->engine);
-	int rc = ms_engine_wait_idle(r->engine, -1);
+	int rc = wait_idle_bounded(r, what, eb);
 	if (ns)
 		*ns = mono_ns() - t0;
 	return rc;
@@ -755,12 +837,11 @@ run_day(ms_replay *r, ms_errbuf *eb)
 		         "publication", i, ms_shard_epoch(r->shard));
 		uint64_t epoch = ms_shard_epoch(r->shard);
 		notify(r);
-		rc = drain(r, NULL);
-		if (rc)
-			return ms_fail(eb, rc,
-			               "waiting for merge-idle after "
-			               "publication %zu: %s",
-			               i, ms_strerror(rc));
+		char what[64];
+		snprintf(what, sizeof(what), "merge-idle after publication %zu",
+		         i);
+		if ((rc = drain(r, what, NULL, eb)))
+			return rc;
 		ms_ev_pub pub;
 		memset(&pub, 0, sizeof(pub));
 		pub.seq = i;
@@ -793,9 +874,8 @@ run_day(ms_replay *r, ms_errbuf *eb)
 		return MS_ERR_CANCELED;
 	ms_clock_set(&r->clock, r->info->day_end_ns);
 	int64_t dns;
-	if ((rc = drain(r, &dns)))
-		return ms_fail(eb, rc, "draining at the day boundary: %s",
-		               ms_strerror(rc));
+	if ((rc = drain(r, "merge-idle at the day boundary", &dns, eb)))
+		return rc;
 	rec_sample(r);
 	phase_end(r, MS_EV_PHASE_PRIMARY, r->info->day_start_ns, &ru0, &m0,
 	          &io0, dns);
@@ -807,16 +887,14 @@ run_day(ms_replay *r, ms_errbuf *eb)
 	if (!publication_point(r, r->info->day_end_ns + MS_GRACE_NS))
 		return MS_ERR_CANCELED;
 	ms_clock_set(&r->clock, r->info->day_end_ns + MS_GRACE_NS);
-	if ((rc = drain(r, &dns)))
-		return ms_fail(eb, rc, "draining in cooldown: %s",
-		               ms_strerror(rc));
+	if ((rc = drain(r, "merge-idle in cooldown", &dns, eb)))
+		return rc;
 	set_phase(r, MS_RPHASE_FINALIZE);
 	uint64_t fseq = 0;
 	if ((rc = ms_engine_finalize(r->engine, &fseq, eb)))
 		return rc;
-	if ((rc = ms_engine_wait_idle(r->engine, -1)))
-		return ms_fail(eb, rc, "waiting for the finalize merge: %s",
-		               ms_strerror(rc));
+	if ((rc = wait_idle_bounded(r, "the finalize merge", eb)))
+		return rc;
 	rec_sample(r);
 	phase_end(r, MS_EV_PHASE_COOLDOWN, lstart, &ru0, &m0, &io0, dns);
 	set_phase(r, MS_RPHASE_END);
@@ -829,6 +907,8 @@ controller_main(void *arg)
 	ms_replay *r = arg;
 	ms_errbuf eb = { { 0 } };
 	int rc = run_day(r, &eb);
+	if (rc == 0)
+		rc = recorder_check(r, &eb);
 	if (rc == 0)
 		rc = ms__replay_gates(r, &eb);
 	pthread_mutex_lock(&r->mu);
@@ -996,6 +1076,9 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 	r->keep_shard = opts->keep_shard;
 	r->serial = opts->serial;
 	r->speed = opts->speed;
+	r->wait_timeout_ns = opts->wait_timeout_ns > 0
+	                             ? opts->wait_timeout_ns
+	                             : MS_REPLAY_WAIT_TIMEOUT_DEFAULT_NS;
 	r->next_bp_id = 1;
 	ms_mem_init(&r->mem, NULL);
 	ms_clock_init_logical(&r->clock, 0);
@@ -1200,6 +1283,8 @@ finish_record(ms_replay *r)
 	         r->state == MS_REPLAY_DONE     ? "complete"
 	         : !strcmp(r->error, "aborted") ? "aborted"
 	                                        : "failed");
+	if (!strcmp(e.status, "failed"))
+		copy_str(e.error, sizeof(e.error), r->error);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	e.ended_unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;

@@ -106,6 +106,8 @@ enum ms_replay_phase {
 };
 const char *ms_replay_phase_name(enum ms_replay_phase p);
 
+#define MS_REPLAY_WAIT_TIMEOUT_DEFAULT_NS (600 * 1000000000LL)
+
 typedef struct ms_replay_opts {
 	const char *fixture_dir; /* required; never written */
 	const char *db_path;     /* required */
@@ -118,8 +120,14 @@ typedef struct ms_replay_opts {
 	bool serial;                /* one merge at a time */
 	const char *profile;        /* "cpus=2,mem=4g"; NULL = detected */
 	uint64_t decide_timeout_ns; /* 0 = 5 s */
-	bool start_paused;          /* stop before the first publication */
-	double speed;               /* logical s per wall s; 0 = flat out */
+	/* The longest the controller waits for merge-idle (after a
+	 * publication, at the day boundary, in cooldown, for the finalize
+	 * merge) while the run is running; time stopped at a barrier or
+	 * pause does not count. Past it the run fails naming the wait.
+	 * 0 = MS_REPLAY_WAIT_TIMEOUT_DEFAULT_NS. */
+	int64_t wait_timeout_ns;
+	bool start_paused; /* stop before the first publication */
+	double speed;      /* logical s per wall s; 0 = flat out */
 	/* Called (from any thread, no lock held) whenever something worth
 	 * redrawing happened. NULL = none. */
 	void (*notify)(void *arg);
@@ -197,7 +205,7 @@ typedef struct ms_replay_status {
 	ms_link_stats links[MS_EV_LINKS_MAX];
 	bool circuit_open;
 	/* The error of a FAILED run. */
-	char error[256];
+	char error[512];
 } ms_replay_status;
 
 void ms_replay_get_status(ms_replay *r, ms_replay_status *st);

@@ -33,7 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define MS_EV_SCHEMA_VERSION 1
+#define MS_EV_SCHEMA_VERSION 2
 #define MS_EV_LINKS_MAX 8     /* links of one sampler chain */
 #define MS_EV_HIST_BUCKETS 13 /* 12 bounds + overflow */
 #define MS_EV_HEX_MAX 65      /* 64 hex digits + NUL (SHA-256/XXH3 sized) */
@@ -113,6 +113,7 @@ typedef struct ms_ev_run_end {
 	ms_ledger_set expected_ledger; /* input - confirmed drops */
 	/* Recorder's own cost, for "recording < 3% of wall". */
 	int64_t record_ns;
+	char error[512]; /* why a failed run failed; "" otherwise */
 } ms_ev_run_end;
 
 /* One publication of a scheduled part. */
@@ -281,6 +282,7 @@ typedef struct ms_rec_stats {
 	uint64_t merges_committed;
 	uint64_t commits;
 	int64_t busy_ns; /* time spent inside recorder calls + commits */
+	uint64_t failed_statements; /* SQLite statements that failed */
 } ms_rec_stats;
 
 /*
@@ -310,6 +312,10 @@ int ms_rec_gate(ms_rec *r, const ms_ev_gate *g, ms_errbuf *eb);
 int ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb);
 /* Commit now. */
 int ms_rec_flush(ms_rec *r, ms_errbuf *eb);
+/* 0 while the recorder can write; after its first SQLite failure, that
+ * error for good ("event database PATH: commit: database or disk is full"
+ * in eb), and every recording call returns it without touching SQLite. */
+int ms_rec_failed(ms_rec *r, ms_errbuf *eb);
 void ms_rec_stats_get(ms_rec *r, ms_rec_stats *out);
 
 /* ---------------------------------------------------------------------- */

@@ -22,9 +22,14 @@
  *     kernel crash can take back the last commits. That is the trade-off we
  *     accept for an event log: recording stays well under the run's cost.
  *  4. All use of the connection happens under r->lock.
- * States: open (timer running) -> closed (ms_rec_close). A background
- * commit that fails is remembered in r->bg_err and returned by the next
- * call.
+ *  5. The first SQLite failure (an insert, a commit, the timer's commit)
+ *     makes the recorder failed for good: the open transaction is rolled
+ *     back, nothing is sent to SQLite again, and every later call returns
+ *     that first error ("event database PATH: commit: database or disk is
+ *     full"), which ms_rec_failed also reports. So a full disk costs one
+ *     failed statement, never a loop.
+ * States: open (timer running) -> failed (first SQLite error) -> closed
+ * (ms_rec_close).
  */
 #include "ev_private.h"
 #include "ms_replay_events.h"
@@ -209,6 +214,7 @@ static const col end_cols[] = {
 	END("expected_start_time_sum", C_SUM,
 	    expected_ledger.kind[MS_KIND_START_TIME]),
 	END("record_ns", C_I64, record_ns),
+	END("error", C_STR, error),
 };
 
 #define PLG(n, t, f) COL(ms_ev_plugin, n, t, f)
@@ -827,19 +833,44 @@ struct ms_rec {
 	uint32_t pending; /* events in the open transaction */
 	uint32_t pending_merges;
 	int64_t first_pending_ns; /* monotonic, when the batch opened */
-	int bg_err;
-	ms_errbuf bg_msg;
+	int dead;                 /* 0, or the first failure (design 5) */
+	ms_errbuf dead_msg;
+	uint64_t failed_statements;
 
 	uint64_t events, merges, commits;
 	_Atomic uint64_t merges_committed;
 	int64_t busy_ns;
 };
 
+/* The first SQLite failure: remembered for good, the batch dropped
+ * (design 5). Caller holds the lock (or is opening). */
 static int
 sql_fail(ms_rec *r, ms_errbuf *eb, const char *what)
 {
-	return ms_fail(eb, MS_ERR_IO, "event database %s: %s: %s", r->path,
-	               what, sqlite3_errmsg(r->db));
+	ms_errbuf e;
+	int rc = ms_fail(&e, MS_ERR_IO, "event database %s: %s: %s", r->path,
+	                 what, sqlite3_errmsg(r->db));
+	r->failed_statements++;
+	if (!r->dead) {
+		r->dead = rc;
+		r->dead_msg = e;
+	}
+	if (r->db && !sqlite3_get_autocommit(r->db))
+		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+	r->pending = 0;
+	r->pending_merges = 0;
+	if (eb)
+		*eb = e;
+	return rc;
+}
+
+/* The sticky failure, if any, into eb. Caller holds the lock. */
+static int
+dead_err(ms_rec *r, ms_errbuf *eb)
+{
+	if (r->dead && eb)
+		*eb = r->dead_msg;
+	return r->dead;
 }
 
 static int
@@ -877,7 +908,7 @@ timer_main(void *arg)
 	ms_rec *r = arg;
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop) {
-		if (r->pending == 0) {
+		if (r->pending == 0 || r->dead) {
 			pthread_cond_wait(&r->wake, &r->lock);
 			continue;
 		}
@@ -893,12 +924,7 @@ timer_main(void *arg)
 			pthread_cond_timedwait(&r->wake, &r->lock, &ts);
 			continue;
 		}
-		ms_errbuf e;
-		int rc = commit_locked(r, &e);
-		if (rc < 0 && r->bg_err == 0) {
-			r->bg_err = rc;
-			r->bg_msg = e;
-		}
+		commit_locked(r, NULL); /* a failure is kept in r->dead */
 	}
 	pthread_mutex_unlock(&r->lock);
 	return NULL;
@@ -1116,13 +1142,8 @@ ms_rec_path(const ms_rec *r)
 static int
 batch_begin(ms_rec *r, ms_errbuf *eb)
 {
-	if (r->bg_err) {
-		int rc = r->bg_err;
-		if (eb)
-			*eb = r->bg_msg;
-		r->bg_err = 0;
-		return rc;
-	}
+	if (r->dead)
+		return dead_err(r, eb);
 	if (r->pending == 0) {
 		int rc = run_stmt(r, r->st[S_BEGIN], eb, "begin");
 		if (rc < 0)
@@ -1330,12 +1351,20 @@ ms_rec_flush(ms_rec *r, ms_errbuf *eb)
 	if (!r)
 		return 0;
 	pthread_mutex_lock(&r->lock);
-	int rc = r->bg_err;
-	if (rc && eb)
-		*eb = r->bg_msg;
-	r->bg_err = 0;
+	int rc = dead_err(r, eb);
 	if (rc == 0)
 		rc = commit_locked(r, eb);
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+int
+ms_rec_failed(ms_rec *r, ms_errbuf *eb)
+{
+	if (!r)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	int rc = dead_err(r, eb);
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -1353,6 +1382,7 @@ ms_rec_stats_get(ms_rec *r, ms_rec_stats *out)
 	out->merges = r->merges;
 	out->commits = r->commits;
 	out->busy_ns = r->busy_ns;
+	out->failed_statements = r->failed_statements;
 	pthread_mutex_unlock(&r->lock);
 }
 

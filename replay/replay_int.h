@@ -96,6 +96,7 @@ struct ms_replay {
 	char clone_method[16];
 	int64_t t0_mono; /* run start, CLOCK_MONOTONIC */
 
+	int64_t wait_timeout_ns;
 	pthread_t thread;
 	bool started;
 	pthread_mutex_t mu;
@@ -107,6 +108,7 @@ struct ms_replay {
 	enum run_mode mode;
 	bool pause_req;
 	bool abort_req;
+	uint64_t stops; /* times the run stopped at a point (wait deadlines) */
 	double speed;
 	char break_why[64];
 	bool has_pending;
@@ -143,7 +145,7 @@ struct ms_replay {
 	uint64_t bounds_mismatch;
 	uint64_t decide_traces; /* traces_evaluated, summed */
 	uint64_t pub_merges;    /* merges completed during this drain */
-	char error[256];
+	char error[512];
 	ms_ev_gate gates[32];
 	size_t ngates;
 	unsigned gates_failed;

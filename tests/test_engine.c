@@ -286,7 +286,7 @@ typedef struct rec {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	/* events */
-	size_t done, failed, quarantined, dropped, pick_failed;
+	size_t done, failed, quarantined, dropped, pick_failed, engine_failed;
 	uint32_t backoff[64];
 	size_t nbackoff;
 	uint64_t quarantined_id;
@@ -310,6 +310,7 @@ typedef struct rec {
 	size_t max_in_merge;
 	bool lanes_in[MS_LANE_KIND_COUNT];
 	int fail_writes; /* fail this many merges at WRITE */
+	int fail_err;    /* ... with this error (0 = MS_ERR_IO) */
 	size_t attempts;
 } rec;
 
@@ -360,6 +361,11 @@ on_event(void *arg, const ms_engine_event *ev)
 		break;
 	case MS_EV_PICK_FAILED:
 		r->pick_failed++;
+		break;
+	case MS_EV_ENGINE_FAILED:
+		assert_non_null(ev->dispatch);
+		r->engine_failed++;
+		snprintf(r->last_error, sizeof(r->last_error), "%s", ev->error);
 		break;
 	}
 	pthread_cond_broadcast(&r->cv);
@@ -426,7 +432,7 @@ on_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 		r->in_merge--;
 	} else if (r->fail_writes > 0 && detail == 0) {
 		r->fail_writes--;
-		rc = MS_ERR_IO;
+		rc = r->fail_err ? r->fail_err : MS_ERR_IO;
 	}
 	pthread_mutex_unlock(&r->mu);
 	return rc;
@@ -791,6 +797,67 @@ test_failure_backoff_inventory_unchanged(void **state)
 	fx_close(&f);
 }
 
+/* A merge that keeps failing with a disk error (ENOSPC) is tried three
+ * times, then the engine stops: wait_idle returns the error instead of
+ * waiting forever, the message names the merge and its error, nothing is
+ * tried again, and the inputs are untouched. */
+static void
+test_disk_error_stops_engine(void **state)
+{
+	(void)state;
+	fixture f;
+	ms_ledger_set before, after;
+	uint64_t ids0[64], ids1[64];
+	size_t n0, n1;
+
+	fx_open(&f, true, 2, 20);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false, T0,
+		                NULL);
+	view_ids(f.shard, ids0, &n0);
+	shard_ledger(f.shard, &before);
+	pthread_mutex_lock(&f.r.mu);
+	f.r.fail_writes = 1000;
+	f.r.fail_err = MS_ERR_NOSPACE;
+	pthread_mutex_unlock(&f.r.mu);
+	ms_engine_trigger(f.eng);
+	assert_int_equal(ms_engine_wait_idle(f.eng, LIVENESS), MS_ERR_NOSPACE);
+	rec_wait(&f.r, &f.r.engine_failed, 1);
+
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_engine_failed(f.eng, &eb), MS_ERR_NOSPACE);
+	fprintf(stderr, "engine stopped: %s\n", eb.msg);
+	/* Each retry is a new selection of the same inputs: the third. */
+	assert_non_null(strstr(eb.msg, "merge #3 "));
+	assert_non_null(strstr(eb.msg, "inject"));
+	assert_non_null(strstr(eb.msg, "3 failures in a row"));
+	assert_string_equal(eb.msg, f.r.last_error);
+	/* No fourth attempt, however long one waits: asking again, a
+	 * trigger and a finalize all answer with the same error. */
+	ms_engine_trigger(f.eng);
+	assert_int_equal(ms_engine_wait_idle(f.eng, 0), MS_ERR_NOSPACE);
+	uint64_t seq = 1;
+	assert_int_equal(ms_engine_finalize(f.eng, &seq, NULL), MS_ERR_NOSPACE);
+	assert_int_equal(seq, 0);
+	ms_engine_stats st;
+	ms_engine_get_stats(f.eng, &st);
+	assert_true(st.failed);
+	assert_int_equal(st.merges_failed, 3);
+	assert_false(st.backing_off);
+	assert_int_equal(f.r.attempts, 3);
+	assert_int_equal(f.r.failed, 3);
+	assert_int_equal(f.r.engine_failed, 1);
+	assert_int_equal(f.r.quarantined, 0);
+
+	view_ids(f.shard, ids1, &n1);
+	assert_int_equal(n1, n0);
+	assert_memory_equal(ids0, ids1, n0 * sizeof(uint64_t));
+	shard_ledger(f.shard, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	assert_int_equal(tmp_entries(f.dir), 0);
+	fx_close(&f);
+}
+
 static void
 corrupt_part(const char *dir, uint64_t id)
 {
@@ -1005,6 +1072,7 @@ main(void)
 		cmocka_unit_test(test_hold_release_and_drop),
 		cmocka_unit_test(test_two_lanes_at_once),
 		cmocka_unit_test(test_failure_backoff_inventory_unchanged),
+		cmocka_unit_test(test_disk_error_stops_engine),
 		cmocka_unit_test(test_quarantine_after_three_read_failures),
 		cmocka_unit_test(test_finalize),
 		cmocka_unit_test(test_sequence_500_deterministic),

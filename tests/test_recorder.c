@@ -2,7 +2,9 @@
  * test_recorder.c - the SQLite event log: a realistic run written and read
  * back field for field, the commit timer, survival of SIGKILL mid-run, the
  * filter the TUI and exports share, and the one-line errors for bad paths
- * and foreign schema versions.
+ * and foreign schema versions; a disk that fills up under the recorder
+ * (a VFS that refuses writes) stops it with one error naming the file,
+ * and nothing keeps retrying.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 
 #include "ev_fixture.h"
 #include "ms_replay_events.h"
+#include "sqlite_full_vfs.h"
 #include "testdir.h"
 
 #include <signal.h>
@@ -283,6 +286,70 @@ test_timer_commits(void **state)
 	assert_int_equal(ms_rec_close(r, &eb), 0);
 }
 
+/* The disk fills up while a batch waits for the commit timer: the timer's
+ * commit fails, and from then on the recorder is failed for good. Every
+ * call returns that first error, naming the file and SQLite's words,
+ * without going back to SQLite: after many timer periods no statement
+ * failed again and no write was tried again (it used to commit in a loop,
+ * holding its lock). Close returns the error instead of hanging. */
+static void
+test_disk_full(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "full.db");
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path, .batch_events = 1000, .batch_ms = 10 };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	ms_ev_run run;
+	evf_run(&run, "disabled");
+	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	ms_ev_input in[16];
+	ms_ev_merge m;
+	evf_merge(&m, in, 1, 10, false);
+	full_vfs_arm(0);
+	assert_int_equal(ms_rec_merge(r, &m, &eb), 0); /* batched */
+	/* Wait (bounded, nothing timed is asserted) for the timer. */
+	int rc = 0;
+	for (int i = 0; i < 1000 && rc == 0; i++) {
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+		rc = ms_rec_failed(r, &eb);
+	}
+	assert_int_equal(rc, MS_ERR_IO);
+	fprintf(stderr, "recorder failed: %s\n", eb.msg);
+	assert_non_null(strstr(eb.msg, path));
+	assert_non_null(strstr(eb.msg, "database or disk is full"));
+	ms_rec_stats st;
+	ms_rec_stats_get(r, &st);
+	assert_int_equal(st.failed_statements, 1);
+	assert_int_equal(st.merges_committed, 0);
+	unsigned long refused = full_vfs_refused();
+	assert_true(refused >= 1);
+
+	/* Later events get the same error at once. */
+	ms_errbuf eb2 = { "" };
+	evf_merge(&m, in, 2, 10, false);
+	assert_int_equal(ms_rec_merge(r, &m, &eb2), MS_ERR_IO);
+	assert_string_equal(eb2.msg, eb.msg);
+	ms_ev_phase ph;
+	memset(&ph, 0, sizeof(ph));
+	assert_int_equal(ms_rec_phase(r, &ph, &eb2), MS_ERR_IO);
+	assert_int_equal(ms_rec_flush(r, &eb2), MS_ERR_IO);
+	/* Twenty timer periods: a spinning timer would have failed
+	 * thousands of commits by now. */
+	struct timespec ts = { 0, 200000000 };
+	nanosleep(&ts, NULL);
+	ms_rec_stats_get(r, &st);
+	assert_int_equal(st.failed_statements, 1);
+	assert_int_equal(full_vfs_refused(), refused);
+	assert_int_equal(ms_rec_close(r, &eb2), MS_ERR_IO);
+	assert_non_null(strstr(eb2.msg, "database or disk is full"));
+	full_vfs_disarm();
+}
+
 /* The child records merges and reports on a pipe how many are committed;
  * the parent kills it with SIGKILL mid-run. */
 static void
@@ -483,13 +550,16 @@ test_other_schema_version(void **state)
 	assert_int_equal(ms_evdb_open(&db, path, &eb), MS_ERR_FORMAT);
 	assert_null(db);
 	assert_non_null(strstr(eb.msg, path));
-	assert_non_null(strstr(eb.msg, "schema version 7, expected 1"));
+	char want[64];
+	snprintf(want, sizeof(want), "schema version 7, expected %d",
+	         MS_EV_SCHEMA_VERSION);
+	assert_non_null(strstr(eb.msg, want));
 
 	ms_rec *r = NULL;
 	memset(&eb, 0, sizeof(eb));
 	ms_rec_opts o = { .path = path, .overwrite = true };
 	assert_int_equal(ms_rec_open(&r, &o, &eb), MS_ERR_FORMAT);
-	assert_non_null(strstr(eb.msg, "schema version 7, expected 1"));
+	assert_non_null(strstr(eb.msg, want));
 	/* the foreign file is left alone */
 	assert_int_equal(access(path, F_OK), 0);
 
@@ -535,6 +605,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_close_commits),
 		cmocka_unit_test(test_timer_commits),
