@@ -757,7 +757,7 @@ wait_idle_bounded(ms_replay *r, const char *what, ms_errbuf *eb)
 		ms_engine_stats es;
 		ms_engine_get_stats(r->engine, &es);
 		return ms_fail(eb, MS_ERR_TIMEOUT,
-		               "waited %.0f s for %s and gave up "
+		               "waited %.3g s for %s and gave up "
 		               "(--wait-timeout): %zu merges running, %zu "
 		               "queued, %zu held, %zu pending, %llu failed, "
 		               "backing off %u ms",

@@ -5,9 +5,13 @@
  * the same merges and end with the same ledgers; breakpoints and stepping
  * stop exactly where they say; a run killed with SIGKILL leaves a database
  * that opens and holds what it reported committed; bad input is refused
- * with one line naming what and where, before any work.
+ * with one line naming what and where, before any work. No wait is
+ * unbounded: a merge-idle wait past --wait-timeout fails the run naming
+ * what it waited for (time held at a barrier does not count), and an event
+ * database whose disk fills up stops the run with its path and error.
  */
 #include "replay_testlib.h"
+#include "sqlite_full_vfs.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -455,6 +459,111 @@ test_sigkill_mid_run(void **state)
 	ms_evdb_close(ev);
 }
 
+/* ---- bounded waits and failures -------------------------------------- */
+
+/* The end record of a run's database: status and error. */
+static void
+run_end_of(const char *db, ms_ev_run_end *end)
+{
+	ms_evdb *ev = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&ev, db, &eb), 0);
+	bool has_end = false;
+	assert_int_equal(ms_evdb_run(ev, NULL, end, &has_end, &eb), 0);
+	assert_true(has_end);
+	ms_evdb_close(ev);
+}
+
+/* Every Decide sleeps 100 ms (tp_slow) and a merge-idle wait may take 20
+ * ms: the run fails at the first sampling merge, saying which wait gave up,
+ * and the
+ * database records the failure with that message. */
+static void
+test_wait_timeout_fails_run(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "wait-timeout", "tp_slow");
+	run.o.plugin_dir = MS_TEST_PLUGIN_DIR;
+	run.o.wait_timeout_ns = 20 * 1000000LL;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	fprintf(stderr, "run failed as expected: %s\n", st->error);
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	/* Which wait depends on where Decide first runs (the finalize merge
+	 * on this fixture); the message says. */
+	assert_non_null(strstr(st->error, "waited 0.02 s for "));
+	assert_non_null(strstr(st->error, "gave up (--wait-timeout)"));
+	char error[sizeof(st->error)];
+	snprintf(error, sizeof(error), "%s", st->error);
+	free(st);
+	ms_replay_close(r);
+	ms_ev_run_end end;
+	run_end_of(run.db, &end);
+	assert_string_equal(end.status, "failed");
+	assert_string_equal(end.error, error);
+	assert_false(rt_exists(run.work));
+}
+
+/* A deadline far shorter than the time the run is held at a barrier: the
+ * held time does not count, and the run completes. */
+static void
+test_wait_deadline_skips_barrier(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "wait-held", "alwayskeep");
+	run.o.wait_timeout_ns = 1000 * 1000000LL;
+	ms_replay *r = rt_start(&run, "merge=2");
+	assert_non_null(r);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	struct timespec ts = { 1, 500 * 1000000L }; /* held 1.5 s */
+	nanosleep(&ts, NULL);
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_get_status(r, st);
+	if (st->state != MS_REPLAY_DONE)
+		fprintf(stderr, "run ended %s: %s\n",
+		        ms_replay_state_name(st->state), st->error);
+	assert_int_equal(st->state, MS_REPLAY_DONE);
+	free(st);
+	ms_replay_close(r);
+}
+
+/* The event database's disk fills up mid-run (a VFS refusing writes after
+ * 32 KiB): the run stops (no hang, no spin) with the database path and
+ * SQLite's error, and the scratch shard is removed. */
+static void
+test_recorder_full_stops_run(void **state)
+{
+	(void)state;
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	rt_run run;
+	rt_opts(&run, "db-full", "alwayskeep");
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	full_vfs_arm(32 * 1024);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	fprintf(stderr, "run failed as expected: %s\n", st->error);
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	assert_non_null(strstr(st->error, "cannot record events"));
+	assert_non_null(strstr(st->error, run.db));
+	assert_non_null(strstr(st->error, "database or disk is full"));
+	assert_true(full_vfs_refused() >= 1);
+	free(st);
+	ms_replay_close(r);
+	full_vfs_disarm();
+	assert_false(rt_exists(run.work));
+}
+
 /* ---- bad input -------------------------------------------------------- */
 
 /* Open must fail with a one-line message containing every `needle`, and
@@ -578,6 +687,9 @@ main(void)
 		cmocka_unit_test(test_break_spec_time_of_day),
 		cmocka_unit_test(test_step_one_point),
 		cmocka_unit_test(test_sigkill_mid_run),
+		cmocka_unit_test(test_wait_timeout_fails_run),
+		cmocka_unit_test(test_wait_deadline_skips_barrier),
+		cmocka_unit_test(test_recorder_full_stops_run),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

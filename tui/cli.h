@@ -52,6 +52,7 @@ enum ms__run_opt {
 	MS__RO_PROFILE,
 	MS__RO_DB,
 	MS__RO_WORKDIR,
+	MS__RO_WAIT_TIMEOUT,
 	MS__RO_BREAK,
 	MS__RO_PAUSED,
 	MS__RO_SPEED,
@@ -123,6 +124,7 @@ typedef struct ms__run_args {
 	const char *db;       /* --db FILE, or NULL (the cache's runs/) */
 	const char *json;     /* --json FILE (run), or NULL */
 	bool serial;          /* --serial */
+	int64_t wait_timeout_ns; /* --wait-timeout, or 0 (the default) */
 } ms__run_args;
 
 /* What a run needs, resolved. */
@@ -157,6 +159,9 @@ int ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err);
  * naming the command to err and returns MS_EXIT_USAGE, else 0.
  */
 int ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err);
+/* A duration: a number with an optional unit s (the default), m, h or d
+ * ("90", "10m", "7d"); > 0 and at most a year. */
+bool ms__parse_duration(const char *s, int64_t *ns);
 /* The run arguments the parsed options o (MS__RO_COUNT entries) give;
  * strings are borrowed from argv. */
 void ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o);

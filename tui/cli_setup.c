@@ -460,6 +460,15 @@ ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err)
 		        c->name);
 		return MS_EXIT_USAGE;
 	}
+	const ms__opt *wt = &o[MS__RO_WAIT_TIMEOUT];
+	int64_t ns;
+	if (wt->count && !ms__parse_duration(wt->value, &ns)) {
+		fprintf(err,
+		        "mergescope %s: --wait-timeout \"%s\": expected a "
+		        "duration like 90, 90s, 10m or 1h\n",
+		        c->name, wt->value);
+		return MS_EXIT_USAGE;
+	}
 	const ms__opt *g = &o[MS__RO_GRACE];
 	if (g->count && strcmp(g->value, "selection") != 0 &&
 	    strcmp(g->value, "trace") != 0) {
@@ -470,6 +479,31 @@ ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err)
 		return MS_EXIT_USAGE;
 	}
 	return 0;
+}
+
+bool
+ms__parse_duration(const char *s, int64_t *ns)
+{
+	char *end = NULL;
+	if (!s || !(*s >= '0' && *s <= '9'))
+		return false;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s)
+		return false;
+	double unit = 1;
+	if (*end == 's')
+		end++;
+	else if (*end == 'm')
+		unit = 60, end++;
+	else if (*end == 'h')
+		unit = 3600, end++;
+	else if (*end == 'd')
+		unit = 86400, end++;
+	if (*end != '\0' || !(v > 0) || v * unit > 366.0 * 86400)
+		return false;
+	*ns = (int64_t)(v * unit * 1e9);
+	return *ns > 0;
 }
 
 void
@@ -488,6 +522,9 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 		.json = o[MS__RO_JSON].value,
 		.serial = o[MS__RO_SERIAL].count > 0,
 	};
+	if (o[MS__RO_WAIT_TIMEOUT].count)
+		ms__parse_duration(o[MS__RO_WAIT_TIMEOUT].value,
+		                   &a->wait_timeout_ns);
 }
 
 void
@@ -503,4 +540,5 @@ ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
 	ro->serial = a->serial;
 	ro->profile = a->profile;
 	ro->work_dir = a->work_dir;
+	ro->wait_timeout_ns = a->wait_timeout_ns;
 }

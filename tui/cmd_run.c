@@ -5,8 +5,18 @@
  * run's event database) with every correctness gate goes to standard
  * output; --json FILE writes the same report as JSON. Exit status: 0 when
  * every gate passes, 1 when one fails, 2 when the run cannot start or
- * fails, 64 for a usage error. `tui` hands its options over when stdout is
- * not a terminal, so this command accepts them all.
+ * fails, 64 for a usage error, 128 + N after signal N. `tui` hands its
+ * options over when stdout is not a terminal, so this command accepts them
+ * all.
+ *
+ * Signals: while the replay runs and its report is written, SIGINT,
+ * SIGTERM, SIGHUP and SIGPIPE are blocked in every thread (the replay's
+ * threads inherit the mask) and taken by the main thread with sigtimedwait
+ * between looks at the run, so no handler runs anywhere. One of them stops
+ * the run the way quitting the TUI does: the database records it as
+ * aborted, the scratch shard is removed, and the exit status is 128 + the
+ * signal (130, 143, 129, 141). A write to a closed pipe fails with EPIPE
+ * instead of killing the process.
  */
 #include "cli.h"
 
@@ -15,8 +25,11 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char usage[] =
         "usage: mergescope run --headless [--fixture DIR | --preset P]\n"
@@ -49,6 +62,8 @@ static const char usage[] =
         "                       empty; deleted after the run). Default:\n"
         "                       /dev/shm when it is a writable tmpfs\n"
         "  --json FILE          also write the report as JSON to FILE\n"
+        "  --wait-timeout T     fail the run when merge-idle takes longer\n"
+        "                       than T (90, 90s, 10m, 1h; default 10m)\n"
         "  --break SPEC         accepted for `tui` and ignored: a headless\n"
         "                       run never stops\n";
 
@@ -100,8 +115,80 @@ report(const char *db_path, const char *json, FILE *out, FILE *err,
 	return rc;
 }
 
+/* The signals a headless run stops on (see the file comment). */
+static void
+stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGPIPE);
+}
+
+/* A stop signal that arrived, waiting at most ns; 0 if none. */
+static int
+take_signal(const sigset_t *set, int64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000),
+		               (long)(ns % 1000000000) };
+	for (;;) {
+		int sig = sigtimedwait(set, NULL, &ts);
+		if (sig > 0)
+			return sig;
+		if (errno != EINTR)
+			return 0;
+	}
+}
+
+static const char *
+signal_name(int sig)
+{
+	switch (sig) {
+	case SIGINT:
+		return "SIGINT";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGHUP:
+		return "SIGHUP";
+	case SIGPIPE:
+		return "SIGPIPE";
+	}
+	return "a signal";
+}
+
+static int headless_run(const ms__run_args *a, const ms__run_cfg *cfg,
+                        FILE *out, FILE *err, const sigset_t *set, int *sig);
+
+/* The run with the stop signals blocked; restores the mask after taking
+ * any still pending (so none is delivered later). */
 static int
 headless(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out, FILE *err)
+{
+	sigset_t set, old;
+	stop_signals(&set);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	int sig = 0;
+	int rc = headless_run(a, cfg, out, err, &set, &sig);
+	int late = 0, s;
+	while ((s = take_signal(&set, 0)))
+		late = late ? late : s;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!sig && late) {
+		/* During the report: a closed pipe says nothing more. */
+		if (late != SIGPIPE)
+			fprintf(err,
+			        "mergescope run: stopped by %s while "
+			        "writing the report\n",
+			        signal_name(late));
+		sig = late;
+	}
+	return sig ? 128 + sig : rc;
+}
+
+static int
+headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
+             FILE *err, const sigset_t *set, int *sig)
 {
 	ms_replay_opts ro;
 	ms__replay_opts_from(&ro, a, cfg);
@@ -131,13 +218,27 @@ headless(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out, FILE *err)
 	}
 	ms__progress prog;
 	ms__progress_init(&prog, err, -1);
-	while (ms_replay_wait(r, 100000000LL) == MS_ERR_TIMEOUT) {
+	while (ms_replay_wait(r, 0) == MS_ERR_TIMEOUT) {
+		if ((*sig = take_signal(set, 100000000LL)))
+			break;
 		ms_replay_get_status(r, st);
 		show_progress(&prog, st);
 	}
 	ms_replay_get_status(r, st);
-	show_progress(&prog, st);
+	if (!*sig)
+		show_progress(&prog, st);
 	ms__progress_end(&prog);
+	if (*sig) {
+		char db_path[sizeof(cfg->db)];
+		snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));
+		free(st);
+		ms_replay_close(r); /* records "aborted", removes the shard */
+		fprintf(err,
+		        "mergescope run: stopped by %s; recorded as aborted "
+		        "in %s\n",
+		        signal_name(*sig), db_path);
+		return MS_EXIT_ERROR;
+	}
 	bool failed_run = st->state == MS_REPLAY_FAILED;
 	if (failed_run)
 		fprintf(err, "mergescope run: the run failed: %s\n", st->error);
