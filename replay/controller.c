@@ -30,6 +30,7 @@
 #include "ms_clock.h"
 #include "ms_fixture.h"
 #include "ms_limits.h"
+#include "ms_owner.h"
 #include "ms_rusage.h"
 #include "replay_int.h"
 
@@ -1175,6 +1176,13 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 		             r->work_dir, strerror(errno));
 		goto fail;
 	}
+	/* Scratch owned by this process: what a killed run leaves is found
+	 * and removed later (ms_owner.h). The note is the database. */
+	r->work_created = true;
+	if ((rc = ms_owner_write(r->work_dir,
+	                         r->keep_shard ? "kept" : "scratch", r->db_path,
+	                         eb)))
+		goto fail;
 	ms_shard_opts so = {
 		.dir = r->work_dir, .create = true, .mem = &r->mem, .io = &r->io
 	};
@@ -1328,7 +1336,7 @@ ms_replay_close(ms_replay *r)
 	ms_shard_close(r->shard);
 	ms_pipeline_close(r->pipe);
 	ms_fixture_close(r->fx);
-	if (!r->keep_shard && r->work_dir[0] && r->shard)
+	if (!r->keep_shard && r->work_dir[0] && r->work_created)
 		ms__rm_tree(r->work_dir);
 	free(r->track);
 	ms__dropped_release(&r->dropped);

@@ -53,6 +53,7 @@
 #include "frozen.h"
 #include "replay_int.h"
 
+#include "ms_owner.h"
 #include "ms_picker.h"
 
 #include <errno.h>
@@ -338,6 +339,8 @@ ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
 		                       strerror(errno))
 		             : 0;
 	if (rc == 0)
+		rc = ms_owner_write(tmpdir, "frozen-tmp", r->db_path, eb);
+	if (rc == 0)
 		rc = copy_shard(v, sub, eb);
 	ms_view_release(v);
 	if (rc)
@@ -345,6 +348,8 @@ ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
 	char file[PATH_MAX];
 	snprintf(file, sizeof(file), "%s/%s", tmpdir, MS_FROZEN_FILE);
 	if ((rc = write_frozen(file, &f, eb)))
+		goto out;
+	if ((rc = ms_owner_write(tmpdir, "frozen", r->db_path, eb)))
 		goto out;
 	if (rename(tmpdir, path) != 0) {
 		rc = ms_fail(eb, ms_err_from_errno(errno),

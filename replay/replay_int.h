@@ -81,6 +81,7 @@ struct ms_replay {
 	char profile[64];
 	enum ms_grace_policy policy;
 	bool keep_shard, serial;
+	bool work_created; /* work_dir made by this run (removed at close) */
 	ms_replay_opts opts;
 
 	ms_mem mem;

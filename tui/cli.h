@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* One option of a command. `arg` names the value ("DIR") or is NULL for
  * a flag; after parsing, `count` says how often it was given and `value`
@@ -76,6 +77,39 @@ extern const ms__opt ms__report_opts[MS__RP_COUNT];
 
 enum { MS__MO_FROZEN, MS__MO_VARIANT, MS__MO_REPS, MS__MO_GRACE, MS__MO_COUNT };
 extern const ms__opt ms__merge_once_opts[MS__MO_COUNT];
+
+enum { MS__CL_RUNS, MS__CL_FROZEN, MS__CL_OLDER, MS__CL_DRY, MS__CL_COUNT };
+extern const ms__opt ms__clean_opts[MS__CL_COUNT];
+
+/* ---- What mergescope leaves on disk (scratch.c) -------------------------- */
+
+enum ms__item_kind {
+	MS__IT_LEFTOVER = 0, /* scratch or temporary directory of a process */
+	MS__IT_FROZEN = 1,   /* a frozen shard */
+	MS__IT_RUN = 2,      /* a run database (with its -wal and -shm) */
+};
+
+typedef struct ms__scratch_item {
+	enum ms__item_kind kind;
+	char what[32]; /* "scratch shard", "frozen shard", "run database" */
+	char path[4096];
+	uint64_t bytes; /* disk space */
+	int64_t age_s;  /* since last modified */
+	bool in_use;    /* its owner (or the run writing it) is alive */
+	pid_t pid;      /* owner, 0 when unknown */
+} ms__scratch_item;
+
+typedef int (*ms__scratch_fn)(void *arg, const ms__scratch_item *it);
+/* Call fn for each item in the places scratch.c looks (a non-zero return
+ * stops the walk and is returned). */
+int ms__scratch_each(ms__scratch_fn fn, void *arg);
+/* Remove one item: 0, MS_ERR_STATE when in use, or an errno-mapped error. */
+int ms__scratch_remove(const ms__scratch_item *it);
+/* Remove the leftovers of dead processes; when there were any, one line on
+ * err says how many and how much was freed. */
+void ms__scratch_sweep(FILE *err, const char *cmd);
+/* $XDG_CACHE_HOME/mergescope (else ~/.cache/mergescope) into buf. */
+int ms__cache_root(char *buf, size_t n);
 
 /* ---- Progress (progress.c) ---------------------------------------------- */
 

@@ -51,6 +51,13 @@ const ms__opt ms__report_opts[MS__RP_COUNT] = {
 	[MS__RP_JSON] = OPT("--json", NULL, false, false),
 };
 
+const ms__opt ms__clean_opts[MS__CL_COUNT] = {
+	[MS__CL_RUNS] = OPT("--runs", NULL, false, false),
+	[MS__CL_FROZEN] = OPT("--frozen", NULL, false, false),
+	[MS__CL_OLDER] = OPT("--older-than", "AGE", false, false),
+	[MS__CL_DRY] = OPT("--dry-run", NULL, false, false),
+};
+
 const ms__opt ms__merge_once_opts[MS__MO_COUNT] = {
 	[MS__MO_FROZEN] = OPT("--frozen", "DIR", true, false),
 	[MS__MO_VARIANT] = OPT("--variant", "V", true, true),

@@ -89,8 +89,8 @@ mkdir_p(char *path)
 	return is_dir(path) ? 0 : -1;
 }
 
-static int
-cache_root(char *buf, size_t n)
+int
+ms__cache_root(char *buf, size_t n)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME");
 	const char *home = getenv("HOME");
@@ -135,7 +135,7 @@ ms__default_db(char *buf, size_t n, const char *preset, const char *variant,
                ms_errbuf *eb)
 {
 	char dir[4096];
-	int rc = cache_root(dir, sizeof(dir));
+	int rc = ms__cache_root(dir, sizeof(dir));
 	if (rc)
 		return ms_fail(eb, rc,
 		               "no place for the event database: set "
@@ -439,7 +439,9 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		return MS_EXIT_ERROR;
 	}
 
-	/* Work starts here: the cached fixture, built when missing. */
+	/* Work starts here: first what killed runs left behind, then the
+	 * cached fixture, built when missing. */
+	ms__scratch_sweep(err, a->cmd);
 	if (!a->fixture)
 		return cached_fixture(a, cfg, err);
 	return 0;

@@ -1,0 +1,136 @@
+/*
+ * cmd_clean.c - `mergescope clean`: list what mergescope keeps on disk
+ * (run databases, frozen shards, leftovers of killed runs and fixture
+ * builds) with size and age, and remove what is asked. The finding and
+ * removing is scratch.c's; this file is the table and the choices.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+static const char usage[] =
+        "usage: mergescope clean [--runs] [--frozen] [--older-than AGE]\n"
+        "                        [--dry-run]\n"
+        "\n"
+        "Lists what mergescope keeps on disk, with size and age: run\n"
+        "databases ($XDG_CACHE_HOME/mergescope/runs/), frozen shards, and\n"
+        "leftovers of runs, freezes and fixture builds whose process is\n"
+        "gone (in /dev/shm/mergescope-<uid>/ and the cache). Leftovers are\n"
+        "removed (as at the start of every run); run databases and frozen\n"
+        "shards only when asked. Anything a running process owns is listed\n"
+        "as in use and never removed.\n"
+        "\n"
+        "  --runs            also remove run databases\n"
+        "  --frozen          also remove frozen shards\n"
+        "  --older-than AGE  remove only what is older than AGE\n"
+        "                    (90s, 30m, 12h, 7d)\n"
+        "  --dry-run         remove nothing; say what would be removed\n";
+
+struct clean {
+	FILE *out;
+	bool runs, frozen, dry;
+	int64_t older_s; /* 0 = any age */
+	unsigned listed, removed, failed;
+	uint64_t bytes_listed, bytes_removed;
+};
+
+static void
+fmt_age(char *buf, size_t n, int64_t s)
+{
+	if (s < 120)
+		snprintf(buf, n, "%llds", (long long)s);
+	else if (s < 7200)
+		snprintf(buf, n, "%lldm", (long long)(s / 60));
+	else if (s < 2 * 86400)
+		snprintf(buf, n, "%lldh", (long long)(s / 3600));
+	else
+		snprintf(buf, n, "%lldd", (long long)(s / 86400));
+}
+
+static int
+one(void *arg, const ms__scratch_item *it)
+{
+	struct clean *c = arg;
+	bool wanted = it->kind == MS__IT_LEFTOVER ||
+	              (it->kind == MS__IT_RUN && c->runs) ||
+	              (it->kind == MS__IT_FROZEN && c->frozen);
+	bool old_enough = c->older_s == 0 || it->age_s >= c->older_s;
+	const char *action = "kept";
+	if (it->in_use) {
+		action = "in use";
+	} else if (wanted && old_enough) {
+		if (c->dry) {
+			action = "would remove";
+		} else if (ms__scratch_remove(it) == 0) {
+			action = "removed";
+		} else {
+			action = "cannot remove";
+			c->failed++;
+		}
+		if (strcmp(action, "cannot remove") != 0) {
+			c->removed++;
+			c->bytes_removed += it->bytes;
+		}
+	}
+	char size[32], age[32];
+	ms_fmt_bytes(size, sizeof(size), it->bytes);
+	fmt_age(age, sizeof(age), it->age_s);
+	fprintf(c->out, "%-18s %8s %6s  %-13s %s\n", it->what, size, age,
+	        action, it->path);
+	c->listed++;
+	c->bytes_listed += it->bytes;
+	return 0;
+}
+
+static int
+run(int argc, char **argv, FILE *out, FILE *err)
+{
+	if (ms__cmd_wants_help(&ms_cmd_clean, argc, argv, out))
+		return 0;
+	ms__opt o[MS__CL_COUNT];
+	memcpy(o, ms__clean_opts, sizeof(o));
+	int rc = ms__cmd_parse(&ms_cmd_clean, argc, argv, o, MS__CL_COUNT, err);
+	if (rc)
+		return rc;
+	struct clean c = {
+		.out = out,
+		.runs = o[MS__CL_RUNS].count > 0,
+		.frozen = o[MS__CL_FROZEN].count > 0,
+		.dry = o[MS__CL_DRY].count > 0,
+	};
+	if (o[MS__CL_OLDER].count) {
+		int64_t ns;
+		if (!ms__parse_duration(o[MS__CL_OLDER].value, &ns)) {
+			fprintf(err,
+			        "mergescope clean: --older-than \"%s\": "
+			        "expected an age like 90s, 30m, 12h or 7d\n",
+			        o[MS__CL_OLDER].value);
+			return MS_EXIT_USAGE;
+		}
+		c.older_s = ns / 1000000000;
+		if (c.older_s == 0)
+			c.older_s = 1;
+	}
+	fprintf(out, "%-18s %8s %6s  %-13s %s\n", "what", "size", "age",
+	        "action", "path");
+	ms__scratch_each(one, &c);
+	char listed[32], removed[32];
+	ms_fmt_bytes(listed, sizeof(listed), c.bytes_listed);
+	ms_fmt_bytes(removed, sizeof(removed), c.bytes_removed);
+	fprintf(out, "%u item%s, %s; %s %u, %s%s\n", c.listed,
+	        c.listed == 1 ? "" : "s", listed,
+	        c.dry ? "would remove" : "removed", c.removed, removed,
+	        c.failed ? " (some could not be removed)" : "");
+	if (c.failed)
+		fprintf(err,
+		        "mergescope clean: %u item%s could not be removed\n",
+		        c.failed, c.failed == 1 ? "" : "s");
+	return c.failed ? MS_EXIT_ERROR : 0;
+}
+
+const ms_cmd ms_cmd_clean = {
+	.name = "clean",
+	.summary = "list and remove run databases, frozen shards, leftovers",
+	.usage = usage,
+	.run = run,
+};

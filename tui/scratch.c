@@ -1,0 +1,329 @@
+/*
+ * scratch.c - what mergescope leaves on disk, found and removed: scratch
+ * shards of runs, temporary directories of fixture builds and freezes,
+ * frozen shards, run databases. Used by `mergescope clean` and, for the
+ * leftovers of dead processes, at the start of every run.
+ *
+ * Where it looks: /dev/shm/mergescope-<uid>/ (the default scratch place,
+ * frozen shards beside it), $XDG_CACHE_HOME/mergescope/runs/ (default
+ * databases, and scratch next to them when there is no tmpfs) and
+ * $XDG_CACHE_HOME/mergescope/ (fixture builds). Directories given with
+ * --work-dir or --db elsewhere are the user's to remove.
+ *
+ * What is what: a directory's owner record (core/ms_owner.h) says its
+ * kind and whose it is. scratch, frozen-tmp and fixture-tmp directories
+ * whose owner is gone are leftovers; frozen ones are frozen shards (also a
+ * `*.frozen-N` directory without a record, made before records existed);
+ * `*.sqlite` files under runs/ are run databases, in use while a live
+ * scratch shard names them. Anything whose owner still runs is never
+ * removed.
+ */
+#include "cli.h"
+
+#include "ms_owner.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Disk space of a tree (allocated blocks), not following links. */
+static uint64_t
+tree_bytes(const char *path, int depth)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return 0;
+	uint64_t n = (uint64_t)st.st_blocks * 512u;
+	if (!S_ISDIR(st.st_mode) || depth > 16)
+		return n;
+	DIR *d = opendir(path);
+	if (!d)
+		return n;
+	struct dirent *de;
+	char sub[PATH_MAX];
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path,
+		                     de->d_name) < sizeof(sub))
+			n += tree_bytes(sub, depth + 1);
+	}
+	closedir(d);
+	return n;
+}
+
+static int
+rm_tree(const char *path, int depth)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path);
+	if (depth > 16)
+		return -1;
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	struct dirent *de;
+	char sub[PATH_MAX];
+	int rc = 0;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path,
+		                     de->d_name) >= sizeof(sub) ||
+		    rm_tree(sub, depth + 1) != 0)
+			rc = -1;
+	}
+	closedir(d);
+	if (rmdir(path) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* Does name end in `tag` followed by one or more digits? */
+static bool
+ends_tag_digits(const char *name, const char *tag)
+{
+	const char *p = strstr(name, tag);
+	if (!p)
+		return false;
+	for (const char *q; (q = strstr(p + 1, tag));)
+		p = q;
+	p += strlen(tag);
+	if (!*p)
+		return false;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* The places, in order; n of them filled. */
+static size_t
+places(char out[3][PATH_MAX])
+{
+	size_t n = 0;
+	snprintf(out[n++], PATH_MAX, "/dev/shm/mergescope-%u",
+	         (unsigned)getuid());
+	char root[PATH_MAX];
+	if (ms__cache_root(root, sizeof(root)) == 0) {
+		if ((size_t)snprintf(out[n], PATH_MAX, "%s/runs", root) <
+		    PATH_MAX)
+			n++;
+		snprintf(out[n++], PATH_MAX, "%s", root);
+	}
+	return n;
+}
+
+/* Live scratch shards name their database: is `db` one of them? */
+typedef struct live_dbs {
+	char (*path)[PATH_MAX];
+	size_t n, cap;
+} live_dbs;
+
+static void
+live_add(live_dbs *l, const char *db)
+{
+	if (!db[0])
+		return;
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 8;
+		void *p = realloc(l->path, nc * sizeof(*l->path));
+		if (!p)
+			return;
+		l->path = p;
+		l->cap = nc;
+	}
+	snprintf(l->path[l->n++], PATH_MAX, "%s", db);
+}
+
+static bool
+live_has(const live_dbs *l, const char *db)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->path[i], db))
+			return true;
+	return false;
+}
+
+/* Classify one directory entry; false when it is none of ours. */
+static bool
+classify(const char *dir, const char *name, const live_dbs *live,
+         ms__scratch_item *it)
+{
+	char path[PATH_MAX];
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    sizeof(path))
+		return false;
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return false;
+	memset(it, 0, sizeof(*it));
+	snprintf(it->path, sizeof(it->path), "%s", path);
+	time_t now = time(NULL);
+	if (S_ISREG(st.st_mode)) {
+		if (!ends_with(dir, "/runs") || !ends_with(name, ".sqlite"))
+			return false;
+		it->kind = MS__IT_RUN;
+		snprintf(it->what, sizeof(it->what), "run database");
+		it->bytes = (uint64_t)st.st_blocks * 512u;
+		time_t newest = st.st_mtime;
+		static const char *const side[] = { "-wal", "-shm" };
+		for (int i = 0; i < 2; i++) {
+			char sp[PATH_MAX + 8];
+			struct stat ss;
+			snprintf(sp, sizeof(sp), "%s%s", path, side[i]);
+			if (stat(sp, &ss) == 0) {
+				it->bytes += (uint64_t)ss.st_blocks * 512u;
+				if (ss.st_mtime > newest)
+					newest = ss.st_mtime;
+			}
+		}
+		it->age_s = now > newest ? (int64_t)(now - newest) : 0;
+		it->in_use = live_has(live, path);
+		return true;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return false;
+	ms_owner o;
+	int rc = ms_owner_read(path, &o, NULL);
+	if (rc == 0) {
+		it->pid = o.pid;
+		it->in_use = ms_owner_alive(&o);
+		if (!strcmp(o.kind, "frozen")) {
+			it->kind = MS__IT_FROZEN;
+			snprintf(it->what, sizeof(it->what), "frozen shard");
+		} else if (!strcmp(o.kind, "scratch") ||
+		           !strcmp(o.kind, "frozen-tmp") ||
+		           !strcmp(o.kind, "fixture-tmp")) {
+			it->kind = MS__IT_LEFTOVER;
+			snprintf(it->what, sizeof(it->what), "%s",
+			         !strcmp(o.kind, "scratch") ? "scratch shard"
+			         : !strcmp(o.kind, "frozen-tmp")
+			                 ? "unfinished freeze"
+			                 : "unfinished fixture");
+		} else {
+			return false;
+		}
+	} else if (rc == MS_ERR_NOTFOUND && ends_tag_digits(name, ".frozen-")) {
+		it->kind = MS__IT_FROZEN;
+		snprintf(it->what, sizeof(it->what), "frozen shard");
+	} else {
+		return false;
+	}
+	it->bytes = tree_bytes(path, 0);
+	it->age_s = now > st.st_mtime ? (int64_t)(now - st.st_mtime) : 0;
+	return true;
+}
+
+int
+ms__scratch_each(ms__scratch_fn fn, void *arg)
+{
+	char where[3][PATH_MAX];
+	size_t nplaces = places(where);
+	live_dbs live = { 0 };
+	/* First the databases live runs write to. */
+	for (size_t p = 0; p < nplaces; p++) {
+		DIR *d = opendir(where[p]);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			char path[PATH_MAX];
+			ms_owner o;
+			if (de->d_name[0] == '.' ||
+			    (size_t)snprintf(path, sizeof(path), "%s/%s",
+			                     where[p],
+			                     de->d_name) >= sizeof(path))
+				continue;
+			if (ms_owner_read(path, &o, NULL) == 0 &&
+			    !strcmp(o.kind, "scratch") && ms_owner_alive(&o))
+				live_add(&live, o.note);
+		}
+		if (d)
+			closedir(d);
+	}
+	int rc = 0;
+	for (size_t p = 0; p < nplaces && rc == 0; p++) {
+		DIR *d = opendir(where[p]);
+		struct dirent *de;
+		while (rc == 0 && d && (de = readdir(d))) {
+			ms__scratch_item it;
+			if (de->d_name[0] == '.')
+				continue;
+			if (classify(where[p], de->d_name, &live, &it))
+				rc = fn(arg, &it);
+		}
+		if (d)
+			closedir(d);
+	}
+	free(live.path);
+	return rc;
+}
+
+int
+ms__scratch_remove(const ms__scratch_item *it)
+{
+	if (it->in_use)
+		return MS_ERR_STATE;
+	if (it->kind == MS__IT_RUN) {
+		char side[PATH_MAX + 8];
+		snprintf(side, sizeof(side), "%s-wal", it->path);
+		unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", it->path);
+		unlink(side);
+		return unlink(it->path) == 0 || errno == ENOENT
+		               ? 0
+		               : ms_err_from_errno(errno);
+	}
+	return rm_tree(it->path, 0) == 0 ? 0 : ms_err_from_errno(errno);
+}
+
+struct sweep {
+	unsigned n, failed;
+	uint64_t bytes;
+};
+
+static int
+sweep_one(void *arg, const ms__scratch_item *it)
+{
+	struct sweep *s = arg;
+	if (it->kind != MS__IT_LEFTOVER || it->in_use)
+		return 0;
+	if (ms__scratch_remove(it) == 0) {
+		s->n++;
+		s->bytes += it->bytes;
+	} else {
+		s->failed++;
+	}
+	return 0;
+}
+
+void
+ms__scratch_sweep(FILE *err, const char *cmd)
+{
+	struct sweep s = { 0 };
+	ms__scratch_each(sweep_one, &s);
+	if (s.n == 0 && s.failed == 0)
+		return;
+	char b[32];
+	ms_fmt_bytes(b, sizeof(b), s.bytes);
+	fprintf(err,
+	        "mergescope %s: removed %u leftover%s of killed runs and "
+	        "builds, %s freed%s\n",
+	        cmd, s.n, s.n == 1 ? "" : "s", b,
+	        s.failed ? " (some could not be removed: see mergescope clean)"
+	                 : "");
+}
