@@ -20,3 +20,18 @@ foreach(p alwayskeep detdrop skywalking)
 		add_dependencies(bench_tui_replay ${p})
 	endif()
 endforeach()
+
+# Faults on the real binary in child processes: a file system refusing the
+# merge output (RLIMIT_FSIZE), signals to headless runs, leftovers of
+# killed runs and builds, `mergescope clean`.
+if(TARGET mergescope)
+	ms_add_test(test_cli_faults LIBS msreplay mscore)
+	target_compile_definitions(test_cli_faults PRIVATE
+		MS_MERGESCOPE_BIN="$<TARGET_FILE:mergescope>")
+	add_dependencies(test_cli_faults mergescope)
+	foreach(p alwayskeep detdrop skywalking)
+		if(TARGET ${p})
+			add_dependencies(test_cli_faults ${p})
+		endif()
+	endforeach()
+endif()

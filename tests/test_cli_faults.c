@@ -1,0 +1,577 @@
+/*
+ * test_cli_faults.c - faults a user meets, tried on the real `mergescope`
+ * binary in child processes on a smoke fixture built once:
+ *
+ *  - a file system that refuses to grow the merge output (RLIMIT_FSIZE:
+ *    every write past the limit fails with EFBIG, SIGXFSZ ignored): the
+ *    run exits 2 within bounded time with one line naming the merge, the
+ *    file and the error, the database records the failure, the fixture
+ *    and the merge inputs are untouched, the scratch shard is removed;
+ *  - SIGINT, SIGTERM, SIGHUP and SIGPIPE sent to a headless run once its
+ *    scratch shard (with its owner record) exists: exit 130/143/129/141,
+ *    the database says aborted, the scratch shard is gone;
+ *  - a run and a fixture build killed with SIGKILL leave directories whose
+ *    owner record names a dead process: `clean --dry-run` lists them, the
+ *    next run removes the scratch and says how much it freed, `clean`
+ *    removes the rest; frozen shards and run databases go only when asked
+ *    (--frozen, --runs, --older-than); a live owner's directory stays.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "ms_owner.h"
+#include "ms_replay_events.h"
+#include "testdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HUNG_S 120 /* a child still running after this is hung */
+
+static char root[PATH_MAX];    /* this test's directory */
+static char cache[PATH_MAX];   /* XDG_CACHE_HOME of the children */
+static char fixture[PATH_MAX]; /* smoke fixture */
+
+static void
+path_in(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "%s/%s", root, name);
+}
+
+static bool
+exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+/*
+ * Start the binary with argv (after "mergescope"). Standard output goes to
+ * out_path (or /dev/null); standard error to err_path, or, when err_pipe is
+ * given, to a pipe whose read end is returned there. fsize > 0 limits the
+ * size of every file the child writes (RLIMIT_FSIZE, SIGXFSZ ignored).
+ */
+static pid_t
+spawn(const char *const *args, const char *out_path, const char *err_path,
+      int *err_pipe, rlim_t fsize)
+{
+	int fds[2] = { -1, -1 };
+	if (err_pipe)
+		assert_int_equal(pipe(fds), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(out_path ? out_path : "/dev/null",
+		             O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = err_pipe ? fds[1]
+		                 : open(err_path ? err_path : "/dev/null",
+		                        O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || e < 0)
+			_exit(120);
+		dup2(o, STDOUT_FILENO);
+		dup2(e, STDERR_FILENO);
+		if (err_pipe)
+			close(fds[0]);
+		if (fsize > 0) {
+			struct rlimit rl = { fsize, fsize };
+			signal(SIGXFSZ, SIG_IGN);
+			if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+				_exit(121);
+		}
+		const char *argv[32];
+		int n = 0;
+		argv[n++] = MS_MERGESCOPE_BIN;
+		for (const char *const *a = args; *a && n < 31; a++)
+			argv[n++] = *a;
+		argv[n] = NULL;
+		execv(MS_MERGESCOPE_BIN, (char *const *)argv);
+		_exit(127);
+	}
+	if (err_pipe) {
+		close(fds[1]);
+		*err_pipe = fds[0];
+	}
+	return pid;
+}
+
+/* Wait for pid; a child running past HUNG_S is killed and fails the test
+ * (a hang, not a timing assertion). Returns the wait status. */
+static int
+wait_child(pid_t pid)
+{
+	int status = 0;
+	for (int i = 0; i < HUNG_S * 20; i++) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			return status;
+		assert_int_equal(w, 0);
+		struct timespec ts = { 0, 50000000 };
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	fail_msg("child %ld still running after %d s: hung", (long)pid, HUNG_S);
+	return status;
+}
+
+/* Run the binary to its end; stdout and stderr into the buffers. */
+static int
+run_cli(const char *const *args, char *out, size_t on, char *err, size_t en)
+{
+	char op[PATH_MAX], ep[PATH_MAX];
+	path_in(op, sizeof(op), "cli.out");
+	path_in(ep, sizeof(ep), "cli.err");
+	int st = wait_child(spawn(args, op, ep, NULL, 0));
+	FILE *f;
+	out[0] = err[0] = '\0';
+	if ((f = fopen(op, "r"))) {
+		out[fread(out, 1, on - 1, f)] = '\0';
+		fclose(f);
+	}
+	if ((f = fopen(ep, "r"))) {
+		err[fread(err, 1, en - 1, f)] = '\0';
+		fclose(f);
+	}
+	fprintf(stderr, "%s", err);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Read the child's standard error until `needle` shows (or EOF). */
+static bool
+read_until(int fd, const char *needle, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	while (len + 1 < n) {
+		ssize_t k = read(fd, buf + len, n - 1 - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		len += (size_t)k;
+		buf[len] = '\0';
+		if (strstr(buf, needle))
+			return true;
+	}
+	return false;
+}
+
+static void
+run_end(const char *db, ms_ev_run_end *end)
+{
+	ms_evdb *ev = NULL;
+	ms_errbuf eb = { { 0 } };
+	if (ms_evdb_open(&ev, db, &eb))
+		fail_msg("%s", eb.msg);
+	bool has_end = false;
+	assert_int_equal(ms_evdb_run(ev, NULL, end, &has_end, &eb), 0);
+	assert_true(has_end);
+	ms_evdb_close(ev);
+}
+
+static int
+count_removed(void *ctx, const ms_ev_part *p)
+{
+	if (p->what == MS_EV_PART_REMOVED)
+		(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+/* The largest regular file below dir. */
+static off_t
+largest_file(const char *dir)
+{
+	off_t max = 0;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char p[PATH_MAX];
+		struct stat st;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (lstat(p, &st) != 0)
+			continue;
+		off_t n = S_ISDIR(st.st_mode) ? largest_file(p) : st.st_size;
+		if (n > max)
+			max = n;
+	}
+	if (d)
+		closedir(d);
+	return max;
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	if (!ms_test_mkdtemp(root, sizeof(root), "ms-test-cli-faults"))
+		return -1;
+	path_in(cache, sizeof(cache), "cache");
+	path_in(fixture, sizeof(fixture), "fixture");
+	setenv("XDG_CACHE_HOME", cache, 1);
+	char out[4096], err[4096];
+	const char *args[] = { "fixture", "build",  "--preset",
+		               "smoke",   "--seed", "1",
+		               "--out",   fixture,  NULL };
+	return run_cli(args, out, sizeof(out), err, sizeof(err)) == 0 ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	return getenv("MS_KEEP_TEST_DIR") ? 0 : ms_test_rmtree(root);
+}
+
+/* ---- a file system that will not grow the merge output ----------------- */
+
+#define FSIZE_LIMIT (512 * 1024)
+
+static void
+test_disk_full_merge(void **state)
+{
+	(void)state;
+	/* Every fixture part copies under the limit: what fails is a
+	 * merge's output, the only file that grows past it. */
+	assert_true(largest_file(fixture) < FSIZE_LIMIT);
+	char db[PATH_MAX], work[PATH_MAX], ep[PATH_MAX];
+	path_in(db, sizeof(db), "full.db");
+	path_in(work, sizeof(work), "full.shard");
+	path_in(ep, sizeof(ep), "full.err");
+	const char *args[] = { "run",        "--headless", "--fixture", fixture,
+		               "--variant",  "alwayskeep", "--db",      db,
+		               "--work-dir", work,         NULL };
+	int st = wait_child(spawn(args, NULL, ep, NULL, FSIZE_LIMIT));
+	char err[16384] = "";
+	FILE *f = fopen(ep, "r");
+	assert_non_null(f);
+	err[fread(err, 1, sizeof(err) - 1, f)] = '\0';
+	fclose(f);
+	fprintf(stderr, "%s", err);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 2);
+
+	/* One line: the merge, the file and the error. */
+	const char *prefix = "mergescope run: the run failed: ";
+	const char *line = strstr(err, prefix);
+	assert_non_null(line);
+	assert_null(strstr(line + strlen(prefix), prefix));
+	char one[2048];
+	snprintf(one, sizeof(one), "%.*s", (int)strcspn(line, "\n"), line);
+	assert_non_null(strstr(one, "merge #"));
+	assert_non_null(strstr(one, work));
+	assert_non_null(strstr(one, "/tmp/core-"));
+	assert_non_null(strstr(one, "): data: "));
+	assert_non_null(strstr(one, "File too large"));
+	assert_non_null(strstr(one, "3 failures in a row"));
+
+	/* Recorded as failed, with the message; no input was consumed. */
+	ms_ev_run_end end;
+	run_end(db, &end);
+	assert_string_equal(end.status, "failed");
+	assert_non_null(strstr(end.error, "File too large"));
+	ms_evdb *ev = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&ev, db, &eb), 0);
+	uint64_t removed = 0;
+	assert_int_equal(ms_evdb_each_part(ev, count_removed, &removed, &eb),
+	                 0);
+	ms_evdb_close(ev);
+	assert_int_equal(removed, 0);
+	assert_int_equal(end.merges_completed, 0);
+	assert_false(exists(work));
+
+	/* The fixture is exactly as built. */
+	char out[8192], e2[8192];
+	const char *check[] = { "fixture", "check", fixture, NULL };
+	assert_int_equal(run_cli(check, out, sizeof(out), e2, sizeof(e2)), 0);
+}
+
+/* ---- signals ------------------------------------------------------------ */
+
+static void
+signal_run(int sig, bool default_work_dir)
+{
+	char db[PATH_MAX], work[PATH_MAX], name[64];
+	snprintf(name, sizeof(name), "sig-%d.db", sig);
+	path_in(db, sizeof(db), name);
+	snprintf(name, sizeof(name), "sig-%d.shard", sig);
+	path_in(work, sizeof(work), name);
+	const char *args[] = { "run",        "--headless", "--fixture", fixture,
+		               "--variant",  "alwayskeep", "--db",      db,
+		               "--work-dir", work,         NULL };
+	if (default_work_dir)
+		args[8] = NULL;
+	char ep[PATH_MAX];
+	snprintf(name, sizeof(name), "sig-%d.err", sig);
+	path_in(ep, sizeof(ep), name);
+	pid_t pid = spawn(args, NULL, ep, NULL, 0);
+	if (default_work_dir) {
+		/* /dev/shm/mergescope-<uid>/<db name>.<pid>.shard, or
+		 * <db>.shard without a usable tmpfs. */
+		char shm[PATH_MAX];
+		snprintf(shm, sizeof(shm),
+		         "/dev/shm/mergescope-%u/sig-%d.db.%ld.shard",
+		         (unsigned)getuid(), sig, (long)pid);
+		snprintf(work, sizeof(work), "%s",
+		         access("/dev/shm", W_OK) == 0 ? shm : "");
+		if (!work[0])
+			snprintf(work, sizeof(work), "%s.shard", db);
+	}
+	/* The run is open once its scratch shard has its owner record
+	 * (the signals are blocked before that and taken after). */
+	char own[PATH_MAX + 32];
+	snprintf(own, sizeof(own), "%s/%s", work, MS_OWNER_FILE);
+	for (int i = 0; i < HUNG_S * 1000 && !exists(own); i++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	ms_owner o;
+	int orc = ms_owner_read(work, &o, NULL);
+	kill(pid, sig);
+	int st = wait_child(pid);
+	char buf[8192] = "";
+	FILE *f = fopen(ep, "r");
+	if (f) {
+		buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+		fclose(f);
+	}
+	fprintf(stderr, "signal %d:\n%s\n", sig, buf);
+	assert_int_equal(orc, 0);
+	assert_string_equal(o.kind, "scratch");
+	assert_int_equal(o.pid, pid);
+	assert_string_equal(o.note, db);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 128 + sig);
+	char want[64];
+	snprintf(want, sizeof(want), "stopped by %s;",
+	         sig == SIGINT    ? "SIGINT"
+	         : sig == SIGTERM ? "SIGTERM"
+	         : sig == SIGHUP  ? "SIGHUP"
+	                          : "SIGPIPE");
+	assert_non_null(strstr(buf, want));
+	assert_non_null(strstr(buf, "recorded as aborted"));
+	ms_ev_run_end end;
+	run_end(db, &end);
+	assert_string_equal(end.status, "aborted");
+	assert_false(exists(work));
+}
+
+static void
+test_sigint(void **state)
+{
+	(void)state;
+	signal_run(SIGINT, true);
+}
+
+static void
+test_sigterm(void **state)
+{
+	(void)state;
+	signal_run(SIGTERM, false);
+}
+
+static void
+test_sighup(void **state)
+{
+	(void)state;
+	signal_run(SIGHUP, false);
+}
+
+static void
+test_sigpipe(void **state)
+{
+	(void)state;
+	signal_run(SIGPIPE, false);
+}
+
+/* ---- leftovers and `clean` ---------------------------------------------- */
+
+static void
+mkdir_file(const char *dir, const char *file)
+{
+	char p[PATH_MAX];
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs("x\n", f);
+	fclose(f);
+}
+
+static void
+age_days(const char *path, int days)
+{
+	struct timespec t[2];
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= (time_t)days * 86400;
+	t[1] = t[0];
+	assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+/* The line of `clean` output that names path (NULL if none). */
+static const char *
+line_of(const char *out, const char *path, char *buf, size_t n)
+{
+	const char *p = strstr(out, path);
+	if (!p)
+		return NULL;
+	const char *b = p;
+	while (b > out && b[-1] != '\n')
+		b--;
+	snprintf(buf, n, "%.*s", (int)strcspn(b, "\n"), b);
+	return buf;
+}
+
+static void
+test_leftovers_and_clean(void **state)
+{
+	(void)state;
+	char out[65536], err[16384], line[4096];
+	char runs[PATH_MAX], db[PATH_MAX];
+	snprintf(runs, sizeof(runs), "%s/mergescope/runs", cache);
+
+	/* A run killed outright (default database and scratch place). */
+	const char *args[] = { "run",       "--headless", "--fixture", fixture,
+		               "--variant", "alwayskeep", NULL };
+	int efd = -1;
+	pid_t pid = spawn(args, NULL, NULL, &efd, 0);
+	char buf[8192];
+	assert_true(read_until(efd, "publications:", buf, sizeof(buf)));
+	kill(pid, SIGKILL);
+	wait_child(pid);
+	close(efd);
+	const char *at = strstr(buf, "events recorded in ");
+	assert_non_null(at);
+	snprintf(db, sizeof(db), "%.*s", (int)strcspn(at + 19, "\n"), at + 19);
+	const char *base = strrchr(db, '/') + 1;
+	char scratch[PATH_MAX];
+	snprintf(scratch, sizeof(scratch),
+	         "/dev/shm/mergescope-%u/%s.%ld.shard", (unsigned)getuid(),
+	         base, (long)pid);
+	if (!exists(scratch))
+		snprintf(scratch, sizeof(scratch), "%s.shard", db);
+	assert_true(exists(scratch));
+
+	/* A fixture build killed while it writes its temporary directory. */
+	const char *fx[] = { "fixture", "build", "--preset", "smoke",
+		             "--seed",  "99",    NULL };
+	pid_t fpid = spawn(fx, NULL, NULL, NULL, 0);
+	char ftmp[PATH_MAX], fown[PATH_MAX + 32];
+	snprintf(ftmp, sizeof(ftmp), "%s/mergescope/smoke-99.tmp-%ld", cache,
+	         (long)fpid);
+	snprintf(fown, sizeof(fown), "%s/%s", ftmp, MS_OWNER_FILE);
+	for (int i = 0; i < HUNG_S * 100 && !exists(fown); i++) {
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	kill(fpid, SIGKILL);
+	wait_child(fpid);
+	assert_true(exists(fown));
+
+	/* Frozen shards (an old one and a new one, made before owner
+	 * records existed) and a directory a live process owns. */
+	char frozen_old[PATH_MAX], frozen_new[PATH_MAX], live[PATH_MAX];
+	snprintf(frozen_old, sizeof(frozen_old), "%s/a.sqlite.shard.frozen-3",
+	         runs);
+	snprintf(frozen_new, sizeof(frozen_new), "%s/b.sqlite.shard.frozen-4",
+	         runs);
+	snprintf(live, sizeof(live), "%s/live.shard", runs);
+	mkdir_file(frozen_old, "frozen.txt");
+	mkdir_file(frozen_new, "frozen.txt");
+	age_days(frozen_old, 8);
+	assert_int_equal(mkdir(live, 0755), 0);
+	assert_int_equal(ms_owner_write(live, "scratch", "", NULL), 0);
+
+	/* clean --dry-run lists everything and removes nothing. */
+	const char *dry[] = { "clean", "--dry-run", NULL };
+	assert_int_equal(run_cli(dry, out, sizeof(out), err, sizeof(err)), 0);
+	fprintf(stderr, "%s", out);
+	assert_non_null(line_of(out, scratch, line, sizeof(line)));
+	assert_non_null(strstr(line, "scratch shard"));
+	assert_non_null(strstr(line, "would remove"));
+	assert_non_null(line_of(out, ftmp, line, sizeof(line)));
+	assert_non_null(strstr(line, "unfinished fixture"));
+	assert_non_null(strstr(line, "would remove"));
+	assert_non_null(line_of(out, frozen_old, line, sizeof(line)));
+	assert_non_null(strstr(line, "frozen shard"));
+	assert_non_null(strstr(line, "kept"));
+	assert_non_null(strstr(line, "8d"));
+	assert_non_null(line_of(out, live, line, sizeof(line)));
+	assert_non_null(strstr(line, "in use"));
+	assert_non_null(line_of(out, db, line, sizeof(line)));
+	assert_non_null(strstr(line, "run database"));
+	assert_non_null(strstr(line, "kept"));
+	assert_true(exists(scratch) && exists(ftmp));
+
+	/* The next run removes the leftovers and says how much it freed. */
+	char db2[PATH_MAX];
+	path_in(db2, sizeof(db2), "after.db");
+	const char *again[] = { "run",   "--headless", "--fixture",
+		                fixture, "--variant",  "disabled",
+		                "--db",  db2,          NULL };
+	assert_int_equal(run_cli(again, out, sizeof(out), err, sizeof(err)), 0);
+	const char *said = strstr(err, "mergescope run: removed ");
+	assert_non_null(said);
+	assert_non_null(strstr(said, "leftover"));
+	assert_non_null(strstr(said, " freed"));
+	assert_false(exists(scratch));
+	assert_false(exists(ftmp));
+	assert_true(exists(live));
+	assert_true(exists(frozen_old) && exists(frozen_new) && exists(db));
+
+	/* --frozen --older-than 7d: only the old frozen shard. */
+	const char *fr[] = { "clean", "--frozen", "--older-than", "7d", NULL };
+	assert_int_equal(run_cli(fr, out, sizeof(out), err, sizeof(err)), 0);
+	fprintf(stderr, "%s", out);
+	assert_false(exists(frozen_old));
+	assert_true(exists(frozen_new));
+	assert_true(exists(db));
+	/* --runs: the databases with their -wal and -shm; a live owner's
+	 * directory stays whatever is asked. */
+	const char *rn[] = { "clean", "--runs", "--frozen", NULL };
+	assert_int_equal(run_cli(rn, out, sizeof(out), err, sizeof(err)), 0);
+	fprintf(stderr, "%s", out);
+	char side[PATH_MAX + 8];
+	snprintf(side, sizeof(side), "%s-wal", db);
+	assert_false(exists(db));
+	assert_false(exists(side));
+	assert_false(exists(frozen_new));
+	assert_true(exists(live));
+
+	const char *bad[] = { "clean", "--older-than", "soon", NULL };
+	assert_int_equal(run_cli(bad, out, sizeof(out), err, sizeof(err)), 64);
+	assert_non_null(strstr(err, "--older-than \"soon\""));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_disk_full_merge),
+		cmocka_unit_test(test_sigint),
+		cmocka_unit_test(test_sigterm),
+		cmocka_unit_test(test_sighup),
+		cmocka_unit_test(test_sigpipe),
+		cmocka_unit_test(test_leftovers_and_clean),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
