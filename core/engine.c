@@ -1009,7 +1009,9 @@ ms_engine_wait_idle(ms_engine *e, int64_t timeout_ns)
 		ts_add_ns(&deadline, timeout_ns);
 	}
 	pthread_mutex_lock(&e->mu);
-	while (!idle_locked(e)) {
+	/* A stopped engine never gets idle: say so even when nothing is
+	 * listed (design 6). */
+	while (!idle_locked(e) || e->fatal) {
 		if (e->stop) {
 			rc = MS_ERR_CANCELED;
 			break;
