@@ -1101,6 +1101,10 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		rec_free(r);
 		return rc;
 	}
+	/* A reader (the TUI's export, `report`) holding a lock for a
+	 * moment is waited for, boundedly, before a statement fails (and
+	 * with it the recorder, design 5). */
+	sqlite3_busy_timeout(r->db, 5000);
 	rc = exec(r,
 	          "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
 	          "PRAGMA foreign_keys = OFF",
