@@ -119,7 +119,9 @@ static track_ent *
 track_slot(ms_replay *r, uint64_t id)
 {
 	if (r->track_n * 2 >= r->track_cap) {
-		size_t ncap = r->track_cap ? r->track_cap * 2 : 4096;
+		/* Small at first, so that every run (even a test's) grows
+		 * the table through this path. */
+		size_t ncap = r->track_cap ? r->track_cap * 2 : 64;
 		track_ent *nt = calloc(ncap, sizeof(*nt));
 		if (!nt)
 			return NULL;
@@ -134,7 +136,6 @@ track_slot(ms_replay *r, uint64_t id)
 			nt[h] = r->track[i];
 		}
 		free(r->track);
-		ms__dropped_release(&r->dropped);
 		r->track = nt;
 		r->track_cap = ncap;
 	}

@@ -29,6 +29,7 @@
  * it (each test runs it if no earlier test did). */
 typedef struct done_run {
 	const char *variant;
+	const char *policy; /* NULL = selection */
 	bool done;
 	bool ok; /* DONE with every gate passing */
 	char db[PATH_MAX];
@@ -40,6 +41,8 @@ static done_run runs[] = {
 	{ .variant = "alwayskeep" },
 	{ .variant = "detdrop:35" },
 	{ .variant = "skywalking" },
+	{ .variant = "skywalking", .policy = "trace" },
+	{ .variant = "detdrop:35", .policy = "trace" },
 };
 
 static int
@@ -51,11 +54,14 @@ count_merge(void *ctx, const ms_ev_merge *m)
 }
 
 static done_run *
-full_run(const char *variant)
+full_run_policy(const char *variant, const char *policy)
 {
 	done_run *d = NULL;
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
-		if (!strcmp(runs[i].variant, variant))
+		if (!strcmp(runs[i].variant, variant) &&
+		    (runs[i].policy == policy ||
+		     (runs[i].policy && policy &&
+		      !strcmp(runs[i].policy, policy))))
 			d = &runs[i];
 	assert_non_null(d);
 	if (d->done)
@@ -63,11 +69,13 @@ full_run(const char *variant)
 	d->done = true;
 	rt_run run;
 	char name[64];
-	snprintf(name, sizeof(name), "full-%.20s", variant);
+	snprintf(name, sizeof(name), "full-%.20s-%s", variant,
+	         policy ? policy : "selection");
 	for (char *c = name; *c; c++)
 		if (*c == ':')
 			*c = '_';
 	rt_opts(&run, name, variant);
+	run.o.grace_policy = policy;
 	ms_replay *r = NULL;
 	ms_errbuf eb = { { 0 } };
 	int rc = ms_replay_open(&r, &run.o, &eb);
@@ -90,10 +98,16 @@ full_run(const char *variant)
 	return d;
 }
 
-static void
-check_full_run(const char *variant)
+static done_run *
+full_run(const char *variant)
 {
-	done_run *d = full_run(variant);
+	return full_run_policy(variant, NULL);
+}
+
+static void
+check_full_run_policy(const char *variant, const char *policy)
+{
+	done_run *d = full_run_policy(variant, policy);
 	assert_true(d->ok);
 	assert_true(d->merges > 0);
 	/* Every completed merge is one event, read back from the file. */
@@ -110,6 +124,12 @@ check_full_run(const char *variant)
 	assert_string_equal(end.status, "complete");
 	assert_int_equal(end.merges_completed, n);
 	ms_evdb_close(db);
+}
+
+static void
+check_full_run(const char *variant)
+{
+	check_full_run_policy(variant, NULL);
 }
 
 static void
@@ -138,6 +158,63 @@ test_run_skywalking(void **state)
 {
 	(void)state;
 	check_full_run("skywalking");
+}
+
+/* Under the trace grace policy merges drop traces all day, not only in
+ * the finalize: every drop, from either phase, must reach the drop oracle
+ * (the ledgers gate) and the run must pass every gate. */
+typedef struct drop_phases {
+	uint64_t primary, cooldown, finalize;
+} drop_phases;
+
+static int
+count_drops(void *ctx, const ms_ev_merge *m)
+{
+	drop_phases *p = ctx;
+	if (!m->sampling.traces_dropped)
+		return 0;
+	if (!strcmp(m->lane, "finalize"))
+		p->finalize += m->sampling.traces_dropped;
+	else if (m->phase == MS_EV_PHASE_PRIMARY)
+		p->primary += m->sampling.traces_dropped;
+	else
+		p->cooldown += m->sampling.traces_dropped;
+	return 0;
+}
+
+static void
+check_trace_policy_drops(const char *variant)
+{
+	check_full_run_policy(variant, "trace");
+	done_run *d = full_run_policy(variant, "trace");
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, d->db, &eb), 0);
+	drop_phases p = { 0 };
+	assert_int_equal(ms_evdb_each_merge(db, NULL, count_drops, &p, &eb), 0);
+	ms_evdb_close(db);
+	if (!p.primary || !p.finalize)
+		fprintf(stderr,
+		        "%s: %llu traces dropped in the primary phase, %llu "
+		        "in the finalize\n",
+		        variant, (unsigned long long)p.primary,
+		        (unsigned long long)p.finalize);
+	assert_true(p.primary > 0);
+	assert_true(p.finalize > 0);
+}
+
+static void
+test_trace_policy_skywalking(void **state)
+{
+	(void)state;
+	check_trace_policy_drops("skywalking");
+}
+
+static void
+test_trace_policy_detdrop(void **state)
+{
+	(void)state;
+	check_trace_policy_drops("detdrop:35");
 }
 
 /* Disabled and alwayskeep select the same merges in the same order and
@@ -680,6 +757,8 @@ main(void)
 		cmocka_unit_test(test_run_alwayskeep),
 		cmocka_unit_test(test_run_detdrop),
 		cmocka_unit_test(test_run_skywalking),
+		cmocka_unit_test(test_trace_policy_skywalking),
+		cmocka_unit_test(test_trace_policy_detdrop),
 		cmocka_unit_test(test_disabled_alwayskeep_identical),
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),
