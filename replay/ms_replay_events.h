@@ -407,10 +407,17 @@ int ms_export_file(ms_evdb *db, enum ms_export_format fmt,
 int ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
                            ms_errbuf *eb);
 
+/* Did the run of db end with status "complete"? When not (no end record:
+ * killed or still running; or status "aborted"/"failed"), *unfinished is
+ * set and why gets one line saying so. */
+int ms_report_unfinished(ms_evdb *db, bool *unfinished, char *why, size_t n,
+                         ms_errbuf *eb);
+
 /* The run report: run header, primary and cooldown tables, merges by lane,
  * classification and reason, plugin table with histogram, then every
  * recorded gate as PASS/FAIL. *failed (may be NULL) gets the number of
- * failing gates. */
+ * failing gates; an unfinished run (ms_report_unfinished) counts one more,
+ * shown as the failing gate run_finished. */
 int ms_report_text(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb);
 /* The same figures as one JSON object. */
 int ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb);
@@ -419,7 +426,8 @@ int ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb);
  * over A in %; then, when one run is "disabled" and the other "alwayskeep"
  * on the same fixture, the check that their selection fingerprints and final
  * ledgers are identical. *mismatch (may be NULL) is set when that check
- * applies and fails.
+ * applies and fails, and when either run is unfinished: then no deltas are
+ * printed, only which side did not finish.
  */
 int ms_report_compare(ms_evdb *a, ms_evdb *b, FILE *out, bool *mismatch,
                       ms_errbuf *eb);

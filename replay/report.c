@@ -199,6 +199,45 @@ report_free(report *r)
 	free(r->gates);
 }
 
+/* A run is finished when it recorded its end with status "complete":
+ * only then were its end-of-run gates checked. */
+static bool
+run_unfinished(const report *r, char *why, size_t n)
+{
+	if (!r->has_end) {
+		snprintf(why, n,
+		         "the run did not finish (no end record: killed or "
+		         "still running); its end-of-run gates were never "
+		         "checked");
+		return true;
+	}
+	if (strcmp(r->end.status, "complete") != 0) {
+		snprintf(why, n,
+		         "the run did not finish (status %s); its end-of-run "
+		         "gates were never checked",
+		         r->end.status[0] ? r->end.status : "empty");
+		return true;
+	}
+	return false;
+}
+
+int
+ms_report_unfinished(ms_evdb *db, bool *unfinished, char *why, size_t n,
+                     ms_errbuf *eb)
+{
+	ms_ev_run_end end;
+	bool has_end = false;
+	report r;
+	memset(&r, 0, sizeof(r));
+	int rc = ms_evdb_run(db, NULL, &end, &has_end, eb);
+	if (rc)
+		return rc;
+	r.has_end = has_end;
+	r.end = end;
+	*unfinished = run_unfinished(&r, why, n);
+	return 0;
+}
+
 /* ---- derived gates ---------------------------------------------------- */
 
 struct life {
@@ -583,8 +622,12 @@ static unsigned
 print_gates(FILE *f, const report *r)
 {
 	unsigned failed = 0;
+	char why[200];
+	bool unfinished = run_unfinished(r, why, sizeof(why));
 	fprintf(f, "\ngates\n");
-	if (!r->ngates)
+	if (unfinished)
+		fprintf(f, "  FAIL  %-24s %s\n", "run_finished", why);
+	else if (!r->ngates)
 		fprintf(f, "  (none recorded)\n");
 	for (size_t i = 0; i < r->ngates; i++) {
 		const ms_ev_gate *g = &r->gates[i];
@@ -592,8 +635,10 @@ print_gates(FILE *f, const report *r)
 		        g->name, g->detail);
 		failed += !g->pass;
 	}
-	fprintf(f, "  %zu gates, %u failed\n", r->ngates, failed);
-	return failed;
+	fprintf(f, "  %zu gates, %u failed%s\n", r->ngates + unfinished,
+	        failed + unfinished,
+	        unfinished ? " (the run did not finish)" : "");
+	return failed + unfinished;
 }
 
 int
@@ -777,12 +822,26 @@ ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	for (int b = 0; b < MS_EV_HIST_BUCKETS - 1; b++)
 		fprintf(f, "%s%g", b ? "," : "", ms_ev_hist_bounds_ms[b]);
 	fputc(']', f);
+	char why[200];
+	bool unfinished = run_unfinished(&r, why, sizeof(why));
+	jkey(f, "finished", &first);
+	fputs(unfinished ? "false" : "true", f);
 	jkey(f, "gates", &first);
 	fputc('[', f);
 	unsigned nf = 0;
+	if (unfinished) {
+		bool f2 = true;
+		fputc('{', f);
+		js(f, "name", "run_finished", &f2);
+		jkey(f, "pass", &f2);
+		fputs("false", f);
+		js(f, "detail", why, &f2);
+		fputc('}', f);
+		nf++;
+	}
 	for (size_t i = 0; i < r.ngates; i++) {
 		bool f2 = true;
-		fputs(i ? ",{" : "{", f);
+		fputs(i || unfinished ? ",{" : "{", f);
 		js(f, "name", r.gates[i].name, &f2);
 		jkey(f, "pass", &f2);
 		fputs(r.gates[i].pass ? "true" : "false", f);
@@ -867,6 +926,20 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 	        a.run.fixture_preset);
 	fprintf(f, "  B  %s  %s  %s\n", ms_evdb_path(db), b.run.variant,
 	        b.run.fixture_preset);
+	char wa[200], wb[200];
+	bool ua = run_unfinished(&a, wa, sizeof(wa));
+	bool ub = run_unfinished(&b, wb, sizeof(wb));
+	if (ua || ub) {
+		if (ua)
+			fprintf(f, "  A is unfinished: %s\n", wa);
+		if (ub)
+			fprintf(f, "  B is unfinished: %s\n", wb);
+		fprintf(f, "  no deltas: an unfinished run's figures cover "
+		           "only part of its day\n");
+		if (mismatch)
+			*mismatch = true;
+		goto out;
+	}
 	bool same_fixture = strcmp(a.run.fixture_hash, b.run.fixture_hash) == 0;
 	if (!same_fixture)
 		fprintf(f,

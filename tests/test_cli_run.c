@@ -22,6 +22,7 @@
 #include "cli_testlib.h"
 #include "ms_fixture.h"
 #include "ms_replay.h"
+#include "ms_replay_events.h"
 #include "ms_tui.h"
 
 #include <stdio.h>
@@ -369,6 +370,27 @@ test_report(void **state)
 	assert_int_equal(
 	        cli("report", "--db", db_keep, "--vs", db_off, "--json", NULL),
 	        64);
+	/* A run that never ended (killed): its report says so and exits 1;
+	 * --vs against it names it and prints no deltas. */
+	char killed[600];
+	snprintf(killed, sizeof(killed), "%s/killed.sqlite", tmp_root);
+	ms_rec *rec = NULL;
+	ms_rec_opts ro = { .path = killed };
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_rec_open(&rec, &ro, &eb), 0);
+	ms_ev_run run;
+	memset(&run, 0, sizeof(run));
+	snprintf(run.variant, sizeof(run.variant), "skywalking");
+	assert_int_equal(ms_rec_run_begin(rec, &run, &eb), 0);
+	assert_int_equal(ms_rec_close(rec, &eb), 0);
+	assert_int_equal(cli("report", "--db", killed, NULL), 1);
+	assert_non_null(strstr(out_text, "FAIL  run_finished"));
+	assert_non_null(strstr(err_text, "did not finish"));
+	assert_int_equal(cli("report", "--db", db_keep, "--vs", killed, NULL),
+	                 1);
+	assert_non_null(strstr(out_text, "B is unfinished"));
+	assert_null(strstr(out_text, "%\n"));
+	assert_non_null(strstr(err_text, killed));
 }
 
 static void

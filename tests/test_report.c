@@ -282,6 +282,95 @@ test_compare(void **state)
 	free(t);
 }
 
+/* A run without an end record (killed) or ended "aborted": its report
+ * says it did not finish and counts that as a failure; --vs prints no
+ * deltas and names the unfinished side. */
+static void
+record_unfinished(const char *name, const char *status, char *path, size_t cap)
+{
+	snprintf(path, cap, "%s/%s", tmpdir, name);
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path, .overwrite = true };
+	ms_errbuf eb;
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	ms_ev_run run;
+	evf_run(&run, "skywalking");
+	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	ms_ev_input inputs[16];
+	for (uint64_t s = 1; s <= 5; s++) {
+		ms_ev_merge m;
+		evf_merge(&m, inputs, s, 5, true);
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	if (status) {
+		ms_ev_run_end e;
+		evf_end(&e, &run, 5);
+		snprintf(e.status, sizeof(e.status), "%s", status);
+		assert_int_equal(ms_rec_run_end(r, &e, &eb), 0);
+	}
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+}
+
+static void
+test_unfinished_run(void **state)
+{
+	(void)state;
+	char killed[512], aborted[512], done[512];
+	record_unfinished("killed.db", NULL, killed, sizeof(killed));
+	record_unfinished("aborted.db", "aborted", aborted, sizeof(aborted));
+	record("done.db", "skywalking", 5, 0, NULL, done, sizeof(done));
+	unsigned failed = 0;
+	char *t = report_of(killed, ms_report_text, &failed);
+	assert_int_equal(failed, 1);
+	assert_non_null(strstr(t, "  FAIL  run_finished "));
+	assert_non_null(strstr(t, "no end record"));
+	assert_non_null(strstr(t, "1 gates, 1 failed (the run did not "
+	                          "finish)\n"));
+	free(t);
+	t = report_of(aborted, ms_report_text, &failed);
+	assert_int_equal(failed, 1);
+	assert_non_null(strstr(t, "status aborted"));
+	free(t);
+	t = report_of(killed, ms_report_json, &failed);
+	assert_int_equal(failed, 1);
+	assert_non_null(strstr(t, "\"finished\":false"));
+	assert_non_null(strstr(t, "\"gates_failed\":1"));
+	free(t);
+	t = report_of(done, ms_report_json, &failed);
+	assert_int_equal(failed, 0);
+	assert_non_null(strstr(t, "\"finished\":true"));
+	free(t);
+
+	ms_evdb *db = NULL;
+	ms_errbuf eb;
+	bool u = false;
+	char why[200];
+	assert_int_equal(ms_evdb_open(&db, done, &eb), 0);
+	assert_int_equal(ms_report_unfinished(db, &u, why, sizeof(why), &eb),
+	                 0);
+	assert_false(u);
+	ms_evdb_close(db);
+	assert_int_equal(ms_evdb_open(&db, aborted, &eb), 0);
+	assert_int_equal(ms_report_unfinished(db, &u, why, sizeof(why), &eb),
+	                 0);
+	assert_true(u);
+	assert_non_null(strstr(why, "aborted"));
+	ms_evdb_close(db);
+
+	bool mismatch = false;
+	t = compare(done, killed, &mismatch);
+	assert_true(mismatch);
+	assert_non_null(strstr(t, "  B is unfinished: "));
+	assert_null(strstr(t, "  A is unfinished"));
+	assert_non_null(strstr(t, "no deltas"));
+	assert_null(strstr(t, "%\n"));
+	free(t);
+	t = compare(aborted, done, &mismatch);
+	assert_true(mismatch);
+	assert_non_null(strstr(t, "  A is unfinished: "));
+	free(t);
+}
+
 int
 main(void)
 {
@@ -291,6 +380,7 @@ main(void)
 		cmocka_unit_test(test_failing_gate),
 		cmocka_unit_test(test_derived_gates),
 		cmocka_unit_test(test_compare),
+		cmocka_unit_test(test_unfinished_run),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

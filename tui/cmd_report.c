@@ -20,7 +20,8 @@ static const char usage[] =
         "(each figure of both and the delta in %) and, for a disabled and\n"
         "an alwayskeep run, checks that their selection fingerprints and\n"
         "logical outputs are identical. Exit status 1 when a gate failed or\n"
-        "that check failed.\n"
+        "that check failed, or when a run did not finish (killed, aborted,\n"
+        "failed: its gates were never checked; --vs then prints no deltas).\n"
         "\n"
         "  --db FILE    the event database of a run\n"
         "  --vs FILE    another run to compare against\n"
@@ -64,6 +65,14 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	ms_errbuf eb = { "" };
 	unsigned failed = 0;
 	bool mismatch = false;
+	char why[200] = "";
+	const char *unfinished = NULL; /* the side that did not finish */
+	bool u = false;
+	if (ms_report_unfinished(a, &u, why, sizeof(why), &eb) == 0 && u)
+		unfinished = o[MS__RP_DB].value;
+	else if (b && ms_report_unfinished(b, &u, why, sizeof(why), &eb) == 0 &&
+	         u)
+		unfinished = o[MS__RP_VS].value;
 	if (b)
 		rc = ms_report_compare(a, b, out, &mismatch, &eb);
 	else if (o[MS__RP_JSON].count)
@@ -76,6 +85,10 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		fprintf(err, "mergescope report: %s\n",
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
 		return MS_EXIT_ERROR;
+	}
+	if (unfinished) {
+		fprintf(err, "mergescope report: %s: %s\n", unfinished, why);
+		return 1;
 	}
 	if (mismatch) {
 		fprintf(err,
