@@ -284,8 +284,12 @@ link_delta(ms_replay *r, ms_ev_merge *m)
 		     b < MS_EV_HIST_BUCKETS && b < MS_LINK_HIST_BUCKETS; b++)
 			l->hist[b] = now.hist[b] - prev->hist[b];
 		uint64_t failed = 0;
-		for (int k = 1; k < MS_LINK_RESULT_COUNT; k++)
-			failed += now.results[k] - prev->results[k];
+		for (int k = 1; k < MS_LINK_RESULT_COUNT; k++) {
+			uint64_t d = now.results[k] - prev->results[k];
+			if (k - 1 < MS_EV_FAIL_KINDS)
+				l->fails[k - 1] = d;
+			failed += d;
+		}
 		if (failed) {
 			l->result = MS_ERR_PLUGIN;
 			copy_str(l->fail_open, sizeof(l->fail_open),
@@ -345,6 +349,46 @@ release_claim(ms_replay *r, uint64_t seq)
 			return;
 		}
 	}
+}
+
+/* Fail-open link calls, lossless retries and oversized bypasses of one
+ * completed merge, for the plugin_health gate; and the link calls the
+ * merge events account for. mu held. */
+static void
+health_add(ms_replay *r, uint64_t seq, const char *link, const char *kind,
+           uint64_t count)
+{
+	r->health_total += count;
+	r->health_kinds++;
+	if (r->nhealth == MS__HEALTH_MAX)
+		return;
+	ms__health_ev *h = &r->health[r->nhealth++];
+	h->seq = seq;
+	copy_str(h->link, sizeof(h->link), link);
+	copy_str(h->kind, sizeof(h->kind), kind);
+	h->count = count;
+}
+
+static void
+health_note(ms_replay *r, const ms_ev_merge *m)
+{
+	for (uint32_t i = 0; i < m->nlinks; i++) {
+		const ms_ev_link *l = &m->links[i];
+		r->link_calls_events[i] += l->calls;
+		r->link_circuit_events[i] += l->fails[4];
+		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++)
+			if (l->fails[k])
+				health_add(r, m->seq, l->name,
+				           ms_ev_fail_kind_name(k),
+				           l->fails[k]);
+	}
+	r->plugin_calls_events += m->sampling.plugin_calls;
+	r->attempts_discarded += m->sampling.attempts_discarded;
+	if (m->sampling.reason == MS_SREASON_LOSSLESS_RETRY)
+		health_add(r, m->seq, "-", "lossless_retry", 1);
+	if (m->sampling.traces_oversized)
+		health_add(r, m->seq, "-", "oversized",
+		           m->sampling.traces_oversized);
 }
 
 /* Engine event callback: worker threads, serialized by the engine. */
@@ -447,6 +491,7 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 		r->traces_dropped += m.sampling.traces_dropped;
 		if (m.sampling.klass == MS_SAMPLING_EXECUTED)
 			r->executed_merges++;
+		health_note(r, &m);
 		r->decide_dup_traces += m.sampling.decide_dup_traces;
 		r->bounds_mismatch += m.sampling.bounds_mismatch;
 		r->decide_traces += m.sampling.traces_evaluated;
@@ -954,6 +999,7 @@ fill_run_record(ms_replay *r, ms_ev_run *run)
 	copy_str(run->grace_policy, sizeof(run->grace_policy),
 	         ms_grace_policy_name(r->policy));
 	run->serial = r->serial;
+	run->allow_fail_open = r->opts.allow_fail_open;
 	if (r->pipe) {
 		ms_chain *c = ms_pipeline_chain(r->pipe);
 		size_t n = ms_chain_len(c);

@@ -13,16 +13,15 @@
 #include <string.h>
 
 static void
-gate(ms_replay *r, const char *name, bool pass, const char *fmt, ...)
+gate_record(ms_replay *r, const char *name, bool pass, bool warn,
+            const char *detail)
 {
 	ms_ev_gate g;
 	memset(&g, 0, sizeof(g));
 	snprintf(g.name, sizeof(g.name), "%s", name);
 	g.pass = pass;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(g.detail, sizeof(g.detail), fmt, ap);
-	va_end(ap);
+	g.warn = pass && warn;
+	snprintf(g.detail, sizeof(g.detail), "%s", detail);
 	ms_rec_gate(r->rec, &g, NULL);
 	pthread_mutex_lock(&r->mu);
 	if (r->ngates < sizeof(r->gates) / sizeof(r->gates[0]))
@@ -30,6 +29,80 @@ gate(ms_replay *r, const char *name, bool pass, const char *fmt, ...)
 	if (!pass)
 		r->gates_failed++;
 	pthread_mutex_unlock(&r->mu);
+}
+
+static void
+gate(ms_replay *r, const char *name, bool pass, const char *fmt, ...)
+{
+	char d[MS_EV_TEXT_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d, sizeof(d), fmt, ap);
+	va_end(ap);
+	gate_record(r, name, pass, false, d);
+}
+
+/* plugin_health: no link failed open (error, timeout, malformed verdict,
+ * open circuit, host error), no merge took a lossless retry or kept
+ * oversized traces unevaluated; and the link calls reconcile: each link's
+ * own call counter equals the calls the merge events report, and calls
+ * plus circuit-open skips equal the Decide calls of the merges (more when
+ * a merge discarded an attempt, whose calls no merge reports). */
+static void
+gate_plugin_health(ms_replay *r)
+{
+	if (!r->pipe)
+		return;
+	ms_chain *c = ms_pipeline_chain(r->pipe);
+	size_t n = ms_chain_len(c);
+	if (n > MS_EV_LINKS_MAX)
+		n = MS_EV_LINKS_MAX;
+	bool calls_ok = true;
+	char cw[96] = "";
+	for (size_t i = 0; i < n; i++) {
+		ms_link_stats st;
+		ms_chain_link_stats(c, i, &st);
+		uint64_t ev = r->link_calls_events[i];
+		uint64_t seen = ev + r->link_circuit_events[i];
+		bool ok = st.calls == ev &&
+		          (r->attempts_discarded
+		                   ? seen >= r->plugin_calls_events
+		                   : seen == r->plugin_calls_events);
+		if (!ok && calls_ok) {
+			snprintf(
+			        cw, sizeof(cw),
+			        "link %s: %llu calls, merge events %llu + %llu "
+			        "skipped, Decide %llu",
+			        st.name, (unsigned long long)st.calls,
+			        (unsigned long long)ev,
+			        (unsigned long long)r->link_circuit_events[i],
+			        (unsigned long long)r->plugin_calls_events);
+			calls_ok = false;
+		}
+	}
+	char d[MS_EV_TEXT_MAX];
+	int k = snprintf(d, sizeof(d), "%llu events",
+	                 (unsigned long long)r->health_kinds);
+	for (size_t i = 0; i < r->nhealth && k > 0 && (size_t)k < sizeof(d);
+	     i++) {
+		const ms__health_ev *h = &r->health[i];
+		k += snprintf(d + k, sizeof(d) - (size_t)k,
+		              "%s #%llu %s %s x%llu", i ? "," : ":",
+		              (unsigned long long)h->seq, h->link, h->kind,
+		              (unsigned long long)h->count);
+	}
+	if (k > 0 && (size_t)k < sizeof(d))
+		k += snprintf(d + k, sizeof(d) - (size_t)k, "; %s%s",
+		              calls_ok ? "link calls reconcile with the merge "
+		                         "events"
+		                       : cw,
+		              r->health_kinds && r->opts.allow_fail_open
+		                      ? "; allowed by --allow-fail-open"
+		                      : "");
+	bool clean = r->health_kinds == 0;
+	gate_record(r, "plugin_health",
+	            calls_ok && (clean || r->opts.allow_fail_open),
+	            calls_ok && !clean, d);
 }
 
 /* One block per trace per part: trace IDs strictly ascending, except the
@@ -202,6 +275,8 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	     "bounds, of %llu evaluated",
 	     (unsigned long long)r->bounds_mismatch,
 	     (unsigned long long)r->decide_traces);
+
+	gate_plugin_health(r);
 
 	/* Sampling exercised: a chain that never evaluated anything did not
 	 * test what it was configured for. */

@@ -118,6 +118,7 @@ typedef struct ms_replay_opts {
 	const char *plugin_dir;     /* NULL = MS_PLUGIN_DIR of the build */
 	const char *grace_policy;   /* NULL = "selection" */
 	bool serial;                /* one merge at a time */
+	bool allow_fail_open;       /* plugin_health WARNs instead of FAILing */
 	const char *profile;        /* "cpus=2,mem=4g"; NULL = detected */
 	uint64_t decide_timeout_ns; /* 0 = 5 s */
 	/* The longest the controller waits for merge-idle (after a

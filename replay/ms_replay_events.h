@@ -83,6 +83,7 @@ typedef struct ms_ev_run {
 	char chain[MS_EV_TEXT_MAX];   /* the chain spec as given */
 	char grace_policy[16];        /* "selection" or "trace" */
 	bool serial;                  /* one merge at a time */
+	bool allow_fail_open;         /* plugin_health WARNs, not FAILs */
 	uint32_t nplugins;
 	ms_ev_plugin plugins[MS_EV_LINKS_MAX];
 	/* Limits: detected on the host, and the emulated profile in force. */
@@ -144,6 +145,12 @@ typedef struct ms_ev_input {
 	bool mature; /* max_ts <= frontier */
 } ms_ev_input;
 
+/* How a link call failed open, in the order of enum ms_link_result from
+ * MS_LINK_ERROR on: "error", "wrong_length", "bad_value", "timeout",
+ * "circuit_open" (not called), "host_error". */
+#define MS_EV_FAIL_KINDS 6
+const char *ms_ev_fail_kind_name(unsigned k);
+
 /* One chain link's figures in one merge. */
 typedef struct ms_ev_link {
 	char name[MS_EV_NAME_MAX];
@@ -154,8 +161,12 @@ typedef struct ms_ev_link {
 	int64_t max_ns;
 	uint64_t hist[MS_EV_HIST_BUCKETS]; /* Decide calls per bucket */
 	int result;         /* 0, or the ms_err of the last failure */
-	char fail_open[32]; /* "" or "error", "timeout", "bad_length",
-	                       "bad_value", "circuit_open" */
+	char fail_open[32]; /* "" or the last failure's kind name */
+	/* Calls that failed open, per kind (ms_ev_fail_kind_name). Under
+	 * lanes a link's counters are read when a merge completes, so a
+	 * concurrent merge's calls may land in this one's figures; the run's
+	 * sums are exact. */
+	uint64_t fails[MS_EV_FAIL_KINDS];
 } ms_ev_link;
 
 /* One merge: dispatch fields (named as in ms_dispatch), then completion
@@ -261,6 +272,7 @@ typedef struct ms_ev_phase {
 typedef struct ms_ev_gate {
 	char name[MS_EV_NAME_MAX];
 	bool pass;
+	bool warn; /* passed only because the run allowed it (WARN) */
 	char detail[MS_EV_TEXT_MAX];
 } ms_ev_gate;
 

@@ -162,6 +162,7 @@ static const col run_cols[] = {
 	RUN("chain", C_STR, chain),
 	RUN("grace_policy", C_STR, grace_policy),
 	RUN("serial", C_BOOL, serial),
+	RUN("allow_fail_open", C_BOOL, allow_fail_open),
 	RUN("detected_cpus", C_U32, detected_cpus),
 	RUN("detected_mem_bytes", C_U64, detected_mem_bytes),
 	RUN("detected_disk_free_bytes", C_U64, detected_disk_free_bytes),
@@ -352,18 +353,44 @@ static const col input_cols[] = {
 
 #define LNK(n, t, f) COL(ms_ev_link, n, t, f)
 static const col link_cols[] = {
-	LNK("name", C_STR, name),           LNK("calls", C_U64, calls),
-	LNK("traces", C_U64, traces),       LNK("kept", C_U64, kept),
-	LNK("total_ns", C_I64, total_ns),   LNK("max_ns", C_I64, max_ns),
-	LNK("le_0_25ms", C_U64, hist[0]),   LNK("le_0_5ms", C_U64, hist[1]),
-	LNK("le_1ms", C_U64, hist[2]),      LNK("le_2_5ms", C_U64, hist[3]),
-	LNK("le_5ms", C_U64, hist[4]),      LNK("le_10ms", C_U64, hist[5]),
-	LNK("le_25ms", C_U64, hist[6]),     LNK("le_50ms", C_U64, hist[7]),
-	LNK("le_100ms", C_U64, hist[8]),    LNK("le_250ms", C_U64, hist[9]),
-	LNK("le_500ms", C_U64, hist[10]),   LNK("le_1000ms", C_U64, hist[11]),
-	LNK("gt_1000ms", C_U64, hist[12]),  LNK("result", C_INT, result),
+	LNK("name", C_STR, name),
+	LNK("calls", C_U64, calls),
+	LNK("traces", C_U64, traces),
+	LNK("kept", C_U64, kept),
+	LNK("total_ns", C_I64, total_ns),
+	LNK("max_ns", C_I64, max_ns),
+	LNK("le_0_25ms", C_U64, hist[0]),
+	LNK("le_0_5ms", C_U64, hist[1]),
+	LNK("le_1ms", C_U64, hist[2]),
+	LNK("le_2_5ms", C_U64, hist[3]),
+	LNK("le_5ms", C_U64, hist[4]),
+	LNK("le_10ms", C_U64, hist[5]),
+	LNK("le_25ms", C_U64, hist[6]),
+	LNK("le_50ms", C_U64, hist[7]),
+	LNK("le_100ms", C_U64, hist[8]),
+	LNK("le_250ms", C_U64, hist[9]),
+	LNK("le_500ms", C_U64, hist[10]),
+	LNK("le_1000ms", C_U64, hist[11]),
+	LNK("gt_1000ms", C_U64, hist[12]),
+	LNK("result", C_INT, result),
 	LNK("fail_open", C_STR, fail_open),
+	LNK("fail_error", C_U64, fails[0]),
+	LNK("fail_wrong_length", C_U64, fails[1]),
+	LNK("fail_bad_value", C_U64, fails[2]),
+	LNK("fail_timeout", C_U64, fails[3]),
+	LNK("fail_circuit_open", C_U64, fails[4]),
+	LNK("fail_host_error", C_U64, fails[5]),
 };
+
+const char *
+ms_ev_fail_kind_name(unsigned k)
+{
+	static const char *const names[MS_EV_FAIL_KINDS] = {
+		"error",   "wrong_length", "bad_value",
+		"timeout", "circuit_open", "host_error",
+	};
+	return k < MS_EV_FAIL_KINDS ? names[k] : "?";
+}
 
 #define PRT(n, t, f) COL(ms_ev_part, n, t, f)
 static const col part_cols[] = {
@@ -411,6 +438,7 @@ static const col phase_cols[] = {
 static const col gate_cols[] = {
 	GTE("name", C_STR, name),
 	GTE("pass", C_BOOL, pass),
+	GTE("warn", C_BOOL, warn),
 	GTE("detail", C_STR, detail),
 };
 

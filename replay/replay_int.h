@@ -47,6 +47,15 @@ void ms__dropped_release(ms__dropped *d);
 int ms__drop_oracle(const ms__dropped *d, const ms_fixture *fx,
                     ms_ledger_set *out, char *why, size_t n);
 
+/* One fail-open or bypass event of a merge (plugin_health). */
+#define MS__HEALTH_MAX 64
+typedef struct ms__health_ev {
+	uint64_t seq;
+	char link[64]; /* "-" when no link is concerned */
+	char kind[24]; /* ms_ev_fail_kind_name, lossless_retry, oversized */
+	uint64_t count;
+} ms__health_ev;
+
 #define MAX_BPS 64
 #define MAX_CLAIMS 64
 #define SAMPLE_EVERY 64 /* publications between resource samples */
@@ -147,6 +156,17 @@ struct ms_replay {
 	uint64_t decide_traces; /* traces_evaluated, summed */
 	uint64_t pub_merges;    /* merges completed during this drain */
 	char error[512];
+	/* plugin_health: the first MS__HEALTH_MAX events, their number and
+	 * total count; per link the calls (and circuit-open skips) the merge
+	 * events report; Decide calls the merges report; attempts they
+	 * discarded (their calls are not in plugin_calls). */
+	ms__health_ev health[MS__HEALTH_MAX];
+	size_t nhealth;
+	uint64_t health_kinds, health_total;
+	uint64_t link_calls_events[MS_EV_LINKS_MAX];
+	uint64_t link_circuit_events[MS_EV_LINKS_MAX];
+	uint64_t plugin_calls_events;
+	uint64_t attempts_discarded;
 	ms_ev_gate gates[32];
 	size_t ngates;
 	unsigned gates_failed;

@@ -30,6 +30,7 @@ lane_name(int l)
 typedef struct link_agg {
 	char name[MS_EV_NAME_MAX];
 	uint64_t calls, traces, kept, fail_open;
+	uint64_t fails[MS_EV_FAIL_KINDS];
 	int64_t total_ns, max_ns;
 	uint64_t hist[MS_EV_HIST_BUCKETS];
 } link_agg;
@@ -49,6 +50,14 @@ typedef struct phase_agg {
 	uint64_t mature_merges, hot_merges;
 } phase_agg;
 
+/* A fail-open or bypass event of one merge (the plugin_health section). */
+typedef struct health_ev {
+	uint64_t seq;
+	char link[MS_EV_NAME_MAX]; /* "-" for a merge-wide bypass */
+	const char *kind;
+	uint64_t count;
+} health_ev;
+
 typedef struct report {
 	ms_ev_run run;
 	ms_ev_run_end end;
@@ -58,6 +67,9 @@ typedef struct report {
 	size_t nlinks;
 	ms_ev_gate *gates;
 	size_t ngates, gcap;
+	health_ev *health;
+	size_t nhealth, hcap;
+	int health_err;
 	/* derived-gate inputs */
 	uint64_t merges_ok;
 	uint64_t bad_class;
@@ -71,6 +83,27 @@ lane_idx(const char *l)
 		if (strcmp(l, lane_name(i)) == 0)
 			return i;
 	return NLANES - 1;
+}
+
+static void
+health_add(report *r, uint64_t seq, const char *link, const char *kind,
+           uint64_t count)
+{
+	if (r->nhealth == r->hcap) {
+		size_t nc = r->hcap ? r->hcap * 2 : 16;
+		health_ev *nv = realloc(r->health, nc * sizeof(*nv));
+		if (!nv) {
+			r->health_err = MS_ERR_NOMEM;
+			return;
+		}
+		r->health = nv;
+		r->hcap = nc;
+	}
+	health_ev *h = &r->health[r->nhealth++];
+	h->seq = seq;
+	snprintf(h->link, sizeof(h->link), "%s", link);
+	h->kind = kind;
+	h->count = count;
 }
 
 static int
@@ -106,6 +139,10 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 			a->idx_out_bytes += m->index[k].bytes_out;
 		}
 	}
+	if (s->reason == MS_SREASON_LOSSLESS_RETRY)
+		health_add(r, m->seq, "-", "lossless_retry", 1);
+	if (s->traces_oversized)
+		health_add(r, m->seq, "-", "oversized", s->traces_oversized);
 	a->rows_in += m->rows_in;
 	a->rows_out += m->rows_out;
 	a->merge_wall_ns += m->wall_ns;
@@ -143,6 +180,13 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 			g->max_ns = l->max_ns;
 		if (l->fail_open[0])
 			g->fail_open++;
+		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++) {
+			g->fails[k] += l->fails[k];
+			if (l->fails[k])
+				health_add(r, m->seq, l->name,
+				           ms_ev_fail_kind_name(k),
+				           l->fails[k]);
+		}
 		for (int b = 0; b < MS_EV_HIST_BUCKETS; b++)
 			g->hist[b] += l->hist[b];
 	}
@@ -187,6 +231,8 @@ report_load(ms_evdb *db, report *r, ms_errbuf *eb)
 		rc = ms_evdb_each_phase(db, agg_phase, r, eb);
 	if (rc == 0)
 		rc = ms_evdb_each_gate(db, agg_gate, r, eb);
+	if (rc == 0 && r->health_err)
+		rc = r->health_err;
 	if (rc == MS_ERR_NOMEM)
 		rc = ms_fail(eb, rc, "report of %s: no memory",
 		             ms_evdb_path(db));
@@ -197,6 +243,7 @@ static void
 report_free(report *r)
 {
 	free(r->gates);
+	free(r->health);
 }
 
 /* A run is finished when it recorded its end with status "complete":
@@ -461,8 +508,9 @@ print_header(FILE *f, const report *r, const char *path)
 	        (unsigned long long)u->fixture_seed, u->fixture_dir);
 	fprintf(f, "  fixture hash %.16s  parts %.16s\n", u->fixture_hash,
 	        u->fixture_parts_hash);
-	fprintf(f, "  variant      %s  policy %s  %s\n", u->variant,
-	        u->grace_policy, u->serial ? "serial" : "lanes");
+	fprintf(f, "  variant      %s  policy %s  %s%s\n", u->variant,
+	        u->grace_policy, u->serial ? "serial" : "lanes",
+	        u->allow_fail_open ? "  --allow-fail-open" : "");
 	if (u->chain[0])
 		fprintf(f, "  chain        %s\n", u->chain);
 	for (uint32_t i = 0; i < u->nplugins; i++)
@@ -592,6 +640,8 @@ print_plugins(FILE *f, const report *r)
 	fprintf(f, "\n%-17s %10s %12s %12s %12s %12s %10s %9s\n", "plugins",
 	        "calls", "traces", "kept", "total ms", "ns/trace", "max ms",
 	        "fail-open");
+	/* (fail-open: merges in which the link failed open at least once;
+	 * the calls by kind follow the histogram.) */
 	for (size_t i = 0; i < r->nlinks; i++) {
 		const link_agg *g = &r->links[i];
 		fprintf(f,
@@ -616,6 +666,32 @@ print_plugins(FILE *f, const report *r)
 			        (unsigned long long)r->links[i].hist[b]);
 		fputc('\n', f);
 	}
+	fprintf(f, "  Calls failed open by kind\n  %-15s", "");
+	for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++)
+		fprintf(f, " %12s", ms_ev_fail_kind_name(k));
+	fputc('\n', f);
+	for (size_t i = 0; i < r->nlinks; i++) {
+		fprintf(f, "  %-15s", r->links[i].name);
+		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++)
+			fprintf(f, " %12llu",
+			        (unsigned long long)r->links[i].fails[k]);
+		fputc('\n', f);
+	}
+}
+
+/* Every fail-open call and sampling bypass, by merge, link and kind. */
+static void
+print_health(FILE *f, const report *r)
+{
+	fprintf(f,
+	        "\nplugin health: %zu event%s (fail-open calls by kind, "
+	        "lossless retries, oversized traces kept unevaluated)\n",
+	        r->nhealth, r->nhealth == 1 ? "" : "s");
+	for (size_t i = 0; i < r->nhealth; i++)
+		fprintf(f, "  merge #%-6llu link %-15s %-15s x%llu\n",
+		        (unsigned long long)r->health[i].seq, r->health[i].link,
+		        r->health[i].kind,
+		        (unsigned long long)r->health[i].count);
 }
 
 static unsigned
@@ -631,7 +707,10 @@ print_gates(FILE *f, const report *r)
 		fprintf(f, "  (none recorded)\n");
 	for (size_t i = 0; i < r->ngates; i++) {
 		const ms_ev_gate *g = &r->gates[i];
-		fprintf(f, "  %s  %-24s %s\n", g->pass ? "PASS" : "FAIL",
+		fprintf(f, "  %s  %-24s %s\n",
+		        !g->pass  ? "FAIL"
+		        : g->warn ? "WARN"
+		                  : "PASS",
 		        g->name, g->detail);
 		failed += !g->pass;
 	}
@@ -650,6 +729,7 @@ ms_report_text(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 		print_header(out, &r, ms_evdb_path(db));
 		print_phases(out, &r);
 		print_plugins(out, &r);
+		print_health(out, &r);
 		unsigned nf = print_gates(out, &r);
 		if (failed)
 			*failed = nf;
@@ -779,6 +859,8 @@ ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	js(f, "variant", r.run.variant, &first);
 	js(f, "chain", r.run.chain, &first);
 	js(f, "grace_policy", r.run.grace_policy, &first);
+	jkey(f, "allow_fail_open", &first);
+	fputs(r.run.allow_fail_open ? "true" : "false", f);
 	jkey(f, "serial", &first);
 	fputs(r.run.serial ? "true" : "false", f);
 	js(f, "status", r.has_end ? r.end.status : "", &first);
@@ -809,12 +891,30 @@ ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 		   g->traces ? (double)g->total_ns / (double)g->traces : 0,
 		   &f2);
 		ju(f, "fail_open", g->fail_open, &f2);
+		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++) {
+			char key[40];
+			snprintf(key, sizeof(key), "fail_%s",
+			         ms_ev_fail_kind_name(k));
+			ju(f, key, g->fails[k], &f2);
+		}
 		jkey(f, "histogram", &f2);
 		fputc('[', f);
 		for (int b = 0; b < MS_EV_HIST_BUCKETS; b++)
 			fprintf(f, "%s%llu", b ? "," : "",
 			        (unsigned long long)g->hist[b]);
 		fputs("]}", f);
+	}
+	fputc(']', f);
+	jkey(f, "plugin_health", &first);
+	fputc('[', f);
+	for (size_t i = 0; i < r.nhealth; i++) {
+		bool f2 = true;
+		fputs(i ? ",{" : "{", f);
+		ju(f, "merge", r.health[i].seq, &f2);
+		js(f, "link", r.health[i].link, &f2);
+		js(f, "kind", r.health[i].kind, &f2);
+		ju(f, "count", r.health[i].count, &f2);
+		fputc('}', f);
 	}
 	fputc(']', f);
 	jkey(f, "histogram_bounds_ms", &first);
@@ -845,6 +945,8 @@ ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 		js(f, "name", r.gates[i].name, &f2);
 		jkey(f, "pass", &f2);
 		fputs(r.gates[i].pass ? "true" : "false", f);
+		jkey(f, "warn", &f2);
+		fputs(r.gates[i].warn ? "true" : "false", f);
 		js(f, "detail", r.gates[i].detail, &f2);
 		fputc('}', f);
 		nf += !r.gates[i].pass;

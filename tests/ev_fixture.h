@@ -190,6 +190,13 @@ evf_merge(ms_ev_merge *m, ms_ev_input *inputs, uint64_t seq, uint64_t n,
 			k->total_ns = 700000 + (int64_t)l * 100000;
 			k->max_ns = k->total_ns;
 			k->hist[ms_ev_hist_bucket(k->total_ns)] = 1;
+			/* one in 23 merges: a link timed out (round trip of
+			 * the per-kind fail-open counters) */
+			if (l == 1 && seq % 23 == 0) {
+				k->fails[3] = 1;
+				snprintf(k->fail_open, sizeof(k->fail_open),
+				         "timeout");
+			}
 		}
 	}
 	m->predict_class = s->klass;

@@ -12,6 +12,7 @@
  */
 #include "replay_testlib.h"
 #include "sqlite_full_vfs.h"
+#include "ms_replay_events.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -215,6 +216,128 @@ test_trace_policy_detdrop(void **state)
 {
 	(void)state;
 	check_trace_policy_drops("detdrop:35");
+}
+
+/* ---- plugin_health ---------------------------------------------------- */
+
+/* A plugin directory holding skywalking and the misbehaving test plugins
+ * (the chain spec names plugins of one directory). */
+static const char *
+health_plugin_dir(void)
+{
+	static char dir[PATH_MAX];
+	if (dir[0])
+		return dir;
+	rt_path(dir, sizeof(dir), "plugins-health");
+	assert_int_equal(mkdir(dir, 0700), 0);
+	const char *links[][2] = { { MS_PLUGIN_DIR, "skywalking" },
+		                   { MS_TEST_PLUGIN_DIR, "tp_badval" },
+		                   { MS_TEST_PLUGIN_DIR, "tp_slow" } };
+	for (size_t i = 0; i < 3; i++) {
+		char from[PATH_MAX], to[PATH_MAX + 64];
+		snprintf(from, sizeof(from), "%s/%s.so", links[i][0],
+		         links[i][1]);
+		snprintf(to, sizeof(to), "%s/%s.so", dir, links[i][1]);
+		assert_int_equal(symlink(from, to), 0);
+	}
+	return dir;
+}
+
+/* Run the chain to its end; return the plugin_health gate and the text
+ * report (caller frees). */
+static char *
+health_run(const char *chain, bool allow, uint64_t timeout_ns,
+           const char *policy, ms_ev_gate *out)
+{
+	rt_run run;
+	rt_opts(&run, "health", chain);
+	run.o.plugin_dir = health_plugin_dir();
+	run.o.allow_fail_open = allow;
+	run.o.decide_timeout_ns = timeout_ns;
+	run.o.grace_policy = policy;
+	run.o.serial = true; /* each event's link figures are its own */
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool found = false;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(g[i].name, "plugin_health")) {
+			*out = g[i];
+			found = true;
+		}
+	assert_true(found);
+	ms_replay_close(r);
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	unsigned failed = 0;
+	assert_int_equal(ms_report_text(db, f, &failed, &eb), 0);
+	fclose(f);
+	ms_evdb_close(db);
+	return buf;
+}
+
+static void
+test_plugin_health_bad_verdict(void **state)
+{
+	(void)state;
+	ms_ev_gate g;
+	char *t = health_run("skywalking,tp_badval", false, 0, NULL, &g);
+	if (g.pass)
+		fprintf(stderr, "plugin_health: %s\n", g.detail);
+	assert_false(g.pass);
+	assert_non_null(strstr(g.detail, "tp_badval bad_value"));
+	assert_non_null(strstr(g.detail, "link calls reconcile"));
+	assert_non_null(strstr(t, "  FAIL  plugin_health "));
+	assert_non_null(strstr(t, " link tp_badval "));
+	assert_non_null(strstr(t, " bad_value "));
+	free(t);
+	/* The same run allowed to fail open: WARN, not FAIL. */
+	t = health_run("skywalking,tp_badval", true, 0, NULL, &g);
+	assert_true(g.pass);
+	assert_true(g.warn);
+	assert_non_null(strstr(g.detail, "--allow-fail-open"));
+	assert_non_null(strstr(t, "  WARN  plugin_health "));
+	free(t);
+}
+
+static void
+test_plugin_health_timeout_circuit(void **state)
+{
+	(void)state;
+	ms_ev_gate g;
+	/* tp_slow sleeps 100 ms per call; 20 ms is its Decide timeout:
+	 * three timeouts open the circuit (the trace policy samples in
+	 * many merges, so there are more than three calls). */
+	char *t = health_run("tp_slow", false, 20000000, "trace", &g);
+	if (g.pass || !strstr(t, "tp_slow         circuit_open"))
+		fprintf(stderr, "plugin_health: %s\n%s\n", g.detail, t);
+	assert_false(g.pass);
+	assert_non_null(strstr(g.detail, "tp_slow timeout"));
+	assert_non_null(strstr(t, "link tp_slow         timeout "));
+	assert_non_null(strstr(t, "link tp_slow         circuit_open "));
+	free(t);
+}
+
+static void
+test_plugin_health_clean(void **state)
+{
+	(void)state;
+	/* The shipped plugins on smoke: nothing fails open. */
+	ms_ev_gate g;
+	char *t = health_run("skywalking", false, 0, "trace", &g);
+	if (!g.pass)
+		fprintf(stderr, "plugin_health: %s\n", g.detail);
+	assert_true(g.pass);
+	assert_false(g.warn);
+	assert_non_null(strstr(g.detail, "0 events"));
+	assert_non_null(strstr(t, "plugin health: 0 events"));
+	free(t);
 }
 
 /* Disabled and alwayskeep select the same merges in the same order and
@@ -759,6 +882,9 @@ main(void)
 		cmocka_unit_test(test_run_skywalking),
 		cmocka_unit_test(test_trace_policy_skywalking),
 		cmocka_unit_test(test_trace_policy_detdrop),
+		cmocka_unit_test(test_plugin_health_clean),
+		cmocka_unit_test(test_plugin_health_bad_verdict),
+		cmocka_unit_test(test_plugin_health_timeout_circuit),
 		cmocka_unit_test(test_disabled_alwayskeep_identical),
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),

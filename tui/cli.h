@@ -61,6 +61,7 @@ enum ms__run_opt {
 	MS__RO_ASCII,
 	MS__RO_HEADLESS,
 	MS__RO_JSON,
+	MS__RO_ALLOW_FAIL_OPEN,
 	MS__RO_COUNT
 };
 extern const ms__opt ms__run_opts[MS__RO_COUNT];
@@ -159,6 +160,7 @@ typedef struct ms__run_args {
 	const char *json;     /* --json FILE (run), or NULL */
 	bool serial;          /* --serial */
 	int64_t wait_timeout_ns; /* --wait-timeout, or 0 (the default) */
+	bool allow_fail_open; /* --allow-fail-open */
 } ms__run_args;
 
 /* What a run needs, resolved. */

@@ -30,6 +30,7 @@ const ms__opt ms__run_opts[MS__RO_COUNT] = {
 	[MS__RO_ASCII] = OPT("--ascii", NULL, false, false),
 	[MS__RO_HEADLESS] = OPT("--headless", NULL, false, false),
 	[MS__RO_JSON] = OPT("--json", "FILE", false, false),
+	[MS__RO_ALLOW_FAIL_OPEN] = OPT("--allow-fail-open", NULL, false, false),
 };
 
 const ms__opt ms__fixture_opts[MS__FX_COUNT] = {

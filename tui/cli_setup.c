@@ -523,6 +523,7 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 		.db = o[MS__RO_DB].value,
 		.json = o[MS__RO_JSON].value,
 		.serial = o[MS__RO_SERIAL].count > 0,
+		.allow_fail_open = o[MS__RO_ALLOW_FAIL_OPEN].count > 0,
 	};
 	if (o[MS__RO_WAIT_TIMEOUT].count)
 		ms__parse_duration(o[MS__RO_WAIT_TIMEOUT].value,
@@ -540,6 +541,7 @@ ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
 	ro->plugin_dir = cfg->plugin_dir;
 	ro->grace_policy = a->grace;
 	ro->serial = a->serial;
+	ro->allow_fail_open = a->allow_fail_open;
 	ro->profile = a->profile;
 	ro->work_dir = a->work_dir;
 	ro->wait_timeout_ns = a->wait_timeout_ns;

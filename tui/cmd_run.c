@@ -38,6 +38,7 @@ static const char usage[] =
         "                      [--profile cpus=N,mem=SIZE] [--db FILE]\n"
         "                      [--work-dir DIR] [--json FILE]\n"
         "                      [--wait-timeout T]\n"
+        "                      [--allow-fail-open]\n"
         "\n"
         "Replays a fixture day as fast as the engine goes, without the\n"
         "screen: prints progress on standard error, then the run report\n"
@@ -67,6 +68,11 @@ static const char usage[] =
         "  --json FILE          also write the report as JSON to FILE\n"
         "  --wait-timeout T     fail the run when merge-idle takes longer\n"
         "                       than T (90, 90s, 10m, 1h; default 10m)\n"
+        "  --allow-fail-open    a plugin that fails open (error, timeout,\n"
+        "                       bad verdict, open circuit) or a merge that\n"
+        "                       bypasses sampling (lossless retry, oversized\n"
+        "                       traces) makes the plugin_health gate WARN\n"
+        "                       instead of FAIL\n"
         "  --break SPEC         accepted for `tui` and ignored: a headless\n"
         "                       run never stops\n";
 
