@@ -774,6 +774,21 @@ stage_emit(void *ctx, const ms_stage_emit *e, ms_errbuf *eb)
 	return 0;
 }
 
+/* The bounds of rows from their own decoded timestamps: the earliest
+ * start and the latest start + latency. */
+static void
+rows_bounds(const ms_row *rows, size_t n, int64_t *min_ts, int64_t *max_end)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t end = rows[i].start_ns +
+		              (int64_t)rows[i].latency_ms * 1000000;
+		if (rows[i].start_ns < *min_ts)
+			*min_ts = rows[i].start_ns;
+		if (end > *max_end)
+			*max_end = end;
+	}
+}
+
 /* Sampling: stage the complete trace at the scan iterators' heads. With
  * no column to decode, its block headers describe it (ID, rows, bounds);
  * else only the projected columns (plus start and latency, which the
@@ -788,17 +803,31 @@ stage_trace(merge_ctx *c)
 		rc = collect_trace(c, &c->sc, false, c->stage_cols);
 		if (rc < 0)
 			return rc;
-		ms_stager_expect_bounds(c->stager, c->sc.hdr_min,
-		                        c->sc.hdr_end);
+		/* The bounds the chain must see, rebuilt from the rows'
+		 * own timestamps (not from the headers the batch uses). */
+		int64_t lo = INT64_MAX, hi = INT64_MIN;
+		rows_bounds(c->sc.flat, c->sc.nrows, &lo, &hi);
+		ms_stager_expect_bounds(c->stager, lo, hi);
 		return ms_stager_add(c->stager, c->sc.flat, c->sc.nrows, cookie,
 		                     0, &c->eb);
 	}
 	ms_stage_summary t = { c->tid,    c->tid_len, 0,
 		               INT64_MAX, INT64_MIN,  INT64_MIN };
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	for (size_t g = 0; g < c->ngroup; g++) {
 		src *s = &c->srcs[c->group[g]];
 		do {
 			const ms_block_info *bi = s->info;
+			/* The check's expected bounds come from the rows'
+			 * decoded timestamps (two columns); the summary the
+			 * chain gets from the headers. */
+			const ms_row *rows = NULL;
+			rc = ms_part_iter_decode(s->it,
+			                         MS_COL_START | MS_COL_LATENCY,
+			                         &rows, &c->eb);
+			if (rc < 0)
+				return rc;
+			rows_bounds(rows, bi->nrows, &lo, &hi);
 			if (bi->nrows > UINT32_MAX - t.nrows)
 				return ms_fail(&c->eb, MS_ERR_RANGE,
 				               "part %s: trace with more "
@@ -815,9 +844,7 @@ stage_trace(merge_ctx *c)
 				return rc;
 		} while (head_is_tid(c, s));
 	}
-	/* The summary is made of the same headers: the check then guards
-	 * what the stager makes of it on the way to the chain. */
-	ms_stager_expect_bounds(c->stager, t.min_ts, t.max_end_ns);
+	ms_stager_expect_bounds(c->stager, lo, hi);
 	return ms_stager_add_summary(c->stager, &t, cookie, 0, &c->eb);
 }
 

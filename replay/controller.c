@@ -149,8 +149,20 @@ track_slot(ms_replay *r, uint64_t id)
 	return &r->track[h];
 }
 
+/* The entry of id, or NULL; never grows the table (pointers stay). */
+static track_ent *
+track_find(ms_replay *r, uint64_t id)
+{
+	if (!r->track_cap)
+		return NULL;
+	size_t h = (size_t)(id * 0x9e3779b97f4a7c15ull) & (r->track_cap - 1);
+	while (r->track[h].id && r->track[h].id != id)
+		h = (h + 1) & (r->track_cap - 1);
+	return r->track[h].id ? &r->track[h] : NULL;
+}
+
 static void
-track_introduce(ms_replay *r, uint64_t id)
+track_introduce(ms_replay *r, uint64_t id, enum ms_part_kind k)
 {
 	track_ent *t = track_slot(r, id);
 	if (!t) {
@@ -158,26 +170,127 @@ track_introduce(ms_replay *r, uint64_t id)
 		copy_str(r->track_err, sizeof(r->track_err), "out of memory");
 		return;
 	}
-	if (++t->introduced > 1 && !r->track_dup) {
+	if (++t->introduced[k] > 1 && !r->track_dup) {
 		r->track_dup = true;
 		snprintf(r->track_err, sizeof(r->track_err),
-		         "part %016llx introduced %u times",
-		         (unsigned long long)id, t->introduced);
+		         "part %016llx (%s) introduced %u times",
+		         (unsigned long long)id, ms_part_kind_name(k),
+		         t->introduced[k]);
 	}
 }
 
 static void
-track_remove(ms_replay *r, uint64_t id)
+track_remove(ms_replay *r, uint64_t id, enum ms_part_kind k)
 {
 	track_ent *t = track_slot(r, id);
 	if (!t)
 		return;
-	if ((++t->removed > 1 || !t->introduced) && !r->track_dup) {
+	if ((++t->removed[k] > 1 || !t->introduced[k]) && !r->track_dup) {
 		r->track_dup = true;
 		snprintf(r->track_err, sizeof(r->track_err),
-		         "part %016llx removed %u times (introduced %u)",
-		         (unsigned long long)id, t->removed, t->introduced);
+		         "part %016llx (%s) removed %u times (introduced %u)",
+		         (unsigned long long)id, ms_part_kind_name(k),
+		         t->removed[k], t->introduced[k]);
 	}
+}
+
+/* Check part `id` as the shard holds it now (ms__part_check): 0 and its
+ * ledgers, -1 and why (failed), 1 (no longer in the inventory). Takes no
+ * lock; the view pins the part while it is read. */
+static int
+check_introduced(ms_replay *r, uint64_t id, ms_ledger_set *led, char *why,
+                 size_t n)
+{
+	ms_view *v = NULL;
+	ms_errbuf eb = { { 0 } };
+	int64_t t0 = mono_ns();
+	if (ms_shard_view(r->shard, &v, &eb)) {
+		snprintf(why, n, "part %016llx: %s", (unsigned long long)id,
+		         eb.msg);
+		return -1;
+	}
+	int rc = 1;
+	for (size_t i = 0; i < ms_view_count(v); i++) {
+		if (ms_view_id(v, i) != id)
+			continue;
+		rc = ms__part_check(ms_view_part(v, i, MS_KIND_CORE),
+		                    ms_view_part(v, i, MS_KIND_LATENCY),
+		                    ms_view_part(v, i, MS_KIND_START_TIME), led,
+		                    why, n);
+		break;
+	}
+	if (rc == 1)
+		snprintf(why, n,
+		         "part %016llx left the inventory before it was "
+		         "checked",
+		         (unsigned long long)id);
+	ms_view_release(v);
+	atomic_fetch_add(&r->check_ns, mono_ns() - t0);
+	return rc;
+}
+
+/* Count the check of a part that entered the shard and keep its ledgers.
+ * mu held. */
+static track_ent *
+track_checked(ms_replay *r, uint64_t id, int rc, const ms_ledger_set *led,
+              const char *why)
+{
+	r->parts_in++;
+	if (rc == 0)
+		r->parts_ok++;
+	else if (rc < 0)
+		r->parts_bad++;
+	else
+		r->parts_gone++;
+	if (rc && !r->part_err[0])
+		copy_str(r->part_err, sizeof(r->part_err), why);
+	track_ent *t = track_slot(r, id);
+	if (t && rc == 0) {
+		t->checked = true;
+		t->led = *led;
+	}
+	return t;
+}
+
+/* A merge's output ledgers must be its inputs' minus the rows it
+ * dropped: per kind, as many rows gone as it reports dropped (each core
+ * row has one row in each index), and nothing gone when it dropped
+ * nothing. mu held; the inputs' entries are still in the table. */
+static void
+reconcile_merge(ms_replay *r, const ms_dispatch *d, const ms_ev_merge *m,
+                const ms_ledger_set *out)
+{
+	if (!out)
+		return; /* counted as a part that failed its check */
+	ms_ledger_set in;
+	ms_ledger_set_init(&in);
+	for (size_t i = 0; i < d->ninputs; i++) {
+		const track_ent *t = track_find(r, d->inputs[i].id);
+		if (!t || !t->checked)
+			return; /* that input's failure is counted already */
+		ms_ledger_set_add(&in, &t->led);
+	}
+	bool ok = ms_ledger_set_sub(&in, out) == 0;
+	for (int k = 0; ok && k < MS_KIND_COUNT; k++) {
+		ok = in.kind[k].rows == m->sampling.rows_dropped;
+		if (ok && !m->sampling.rows_dropped)
+			ok = in.kind[k].sum_lo == 0 && in.kind[k].sum_hi == 0;
+	}
+	if (ok) {
+		r->merges_reconciled++;
+		return;
+	}
+	r->merges_unreconciled++;
+	if (!r->merge_err[0])
+		snprintf(
+		        r->merge_err, sizeof(r->merge_err),
+		        "merge #%llu: inputs minus output leave %llu core "
+		        "rows (%llu latency, %llu start_time), it dropped %llu",
+		        (unsigned long long)d->seq,
+		        (unsigned long long)in.kind[0].rows,
+		        (unsigned long long)in.kind[1].rows,
+		        (unsigned long long)in.kind[2].rows,
+		        (unsigned long long)m->sampling.rows_dropped);
 }
 
 /* ---- recording -------------------------------------------------------- */
@@ -195,14 +308,15 @@ since_start(const ms_replay *r)
 }
 
 static void
-rec_part(ms_replay *r, enum ms_ev_part_kind what, const ms_part_meta *m,
-         uint64_t id, const char *cause, uint64_t cause_seq, uint64_t epoch)
+rec_part(ms_replay *r, enum ms_ev_part_kind what, enum ms_part_kind kind,
+         const ms_part_meta *m, uint64_t id, const char *cause,
+         uint64_t cause_seq, uint64_t epoch)
 {
 	ms_ev_part ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.what = what;
 	ev.part_id = id;
-	ev.kind = MS_KIND_CORE;
+	ev.kind = kind;
 	ev.logical_ns = ms_clock_now(&r->clock);
 	ev.wall_ns = since_start(r);
 	ev.epoch = epoch;
@@ -415,6 +529,15 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	}
 	const ms_dispatch *d = ev->dispatch;
 	const ms_merge_result *res = ev->result;
+	/* The output first, while it is surely in the inventory (no other
+	 * merge can have taken it before this event is handled). */
+	ms_ledger_set out_led;
+	ms_ledger_set_init(&out_led);
+	char out_why[200] = "";
+	int out_rc = 1;
+	if (ev->type == MS_EV_MERGE_DONE && res && res->output.id)
+		out_rc = check_introduced(r, res->output.id, &out_led, out_why,
+		                          sizeof(out_why));
 	size_t nin = d ? d->ninputs : 0;
 	ms_ev_input *inputs = calloc(nin ? nin : 1, sizeof(*inputs));
 	ms_ev_merge m;
@@ -458,15 +581,32 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 		inventory_totals(r, &m.inv_parts, &m.inv_bytes);
 
 	if (ev->type == MS_EV_MERGE_DONE && d) {
+		const char *cause = d->finalize ? "finalize" : "merge";
 		for (size_t i = 0; i < d->ninputs; i++)
-			rec_part(r, MS_EV_PART_REMOVED, NULL, d->inputs[i].id,
-			         d->finalize ? "finalize" : "merge", d->seq,
+			for (int k = 0; k < MS_KIND_COUNT; k++)
+				rec_part(r, MS_EV_PART_REMOVED,
+				         (enum ms_part_kind)k, NULL,
+				         d->inputs[i].id, cause, d->seq,
+				         m.epoch_after);
+		if (m.output.id) {
+			rec_part(r, MS_EV_PART_INTRODUCED, MS_KIND_CORE,
+			         &m.output, m.output.id, cause, d->seq,
 			         m.epoch_after);
-		if (m.output.id)
-			rec_part(r, MS_EV_PART_INTRODUCED, &m.output,
-			         m.output.id,
-			         d->finalize ? "finalize" : "merge", d->seq,
-			         m.epoch_after);
+			for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME;
+			     k++) {
+				if (!m.index[k].done)
+					continue;
+				ms_part_meta im = {
+					.compressed_bytes =
+					        m.index[k].bytes_out,
+					.rows = m.index[k].rows_out,
+					.depth = m.output.depth
+				};
+				rec_part(r, MS_EV_PART_INTRODUCED,
+				         (enum ms_part_kind)k, &im, m.output.id,
+				         cause, d->seq, m.epoch_after);
+			}
+		}
 	}
 	/* A completed merge is committed before the engine counts it done
 	 * (the engine waits for this callback): a run killed at any moment
@@ -483,10 +623,29 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 		r->pub_merges++;
 		if (d) {
 			for (size_t i = 0; i < d->ninputs; i++)
-				track_remove(r, d->inputs[i].id);
+				for (int k = 0; k < MS_KIND_COUNT; k++)
+					track_remove(r, d->inputs[i].id,
+					             (enum ms_part_kind)k);
 		}
-		if (m.output.id)
-			track_introduce(r, m.output.id);
+		if (m.output.id) {
+			track_introduce(r, m.output.id, MS_KIND_CORE);
+			for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME;
+			     k++)
+				if (m.index[k].done)
+					track_introduce(r, m.output.id,
+					                (enum ms_part_kind)k);
+			track_ent *t = track_checked(r, m.output.id, out_rc,
+			                             &out_led, out_why);
+			ms_ledger_set ol = out_led;
+			if (d)
+				reconcile_merge(r, d, &m,
+				                t && t->checked ? &ol : NULL);
+		} else if (d) {
+			/* Everything dropped: nothing was published. */
+			ms_ledger_set none;
+			ms_ledger_set_init(&none);
+			reconcile_merge(r, d, &m, &none);
+		}
 		r->rows_dropped += m.sampling.rows_dropped;
 		r->traces_dropped += m.sampling.traces_dropped;
 		if (m.sampling.klass == MS_SAMPLING_EXECUTED)
@@ -871,17 +1030,27 @@ run_day(ms_replay *r, ms_errbuf *eb)
 		if (rc)
 			return rc;
 		int64_t t1 = mono_ns();
+		ms_ledger_set led;
+		ms_ledger_set_init(&led);
+		char why[200] = "";
+		int crc =
+		        check_introduced(r, s->part_id, &led, why, sizeof(why));
 		pthread_mutex_lock(&r->mu);
-		track_introduce(r, s->part_id);
+		for (int k = 0; k < MS_KIND_COUNT; k++)
+			track_introduce(r, s->part_id, (enum ms_part_kind)k);
+		track_checked(r, s->part_id, crc, &led, why);
 		r->pub_done = i + 1;
 		r->pub_merges = 0;
 		pthread_mutex_unlock(&r->mu);
 		ms_part_meta pm;
 		memset(&pm, 0, sizeof(pm));
-		pm.compressed_bytes = s->bytes[MS_KIND_CORE];
 		pm.rows = s->rows;
-		rec_part(r, MS_EV_PART_INTRODUCED, &pm, s->part_id,
-		         "publication", i, ms_shard_epoch(r->shard));
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			pm.compressed_bytes = s->bytes[k];
+			rec_part(r, MS_EV_PART_INTRODUCED, (enum ms_part_kind)k,
+			         &pm, s->part_id, "publication", i,
+			         ms_shard_epoch(r->shard));
+		}
 		uint64_t epoch = ms_shard_epoch(r->shard);
 		notify(r);
 		char what[64];
@@ -1267,6 +1436,7 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 	eo.predict = predict;
 	eo.predict_arg = r;
 	eo.on_drop = on_drop;
+	eo.merge_hooks = opts->merge_hooks;
 	eo.drop_arg = r;
 	eo.event = on_engine_event;
 	eo.event_arg = r;

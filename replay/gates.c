@@ -105,52 +105,6 @@ gate_plugin_health(ms_replay *r)
 	            calls_ok && !clean, d);
 }
 
-/* One block per trace per part: trace IDs strictly ascending, except the
- * continuation blocks of a trace split past MS_BLOCK_SPLIT_BYTES. */
-static int
-check_blocks(const ms_part *p, char *why, size_t n)
-{
-	ms_part_iter *it = NULL;
-	ms_errbuf eb;
-	if (ms_part_iter_open(&it, p, NULL, NULL, &eb)) {
-		snprintf(why, n, "%s", eb.msg);
-		return -1;
-	}
-	uint8_t prev[MS_TRACE_ID_MAX];
-	uint32_t prev_len = 0;
-	uint64_t prev_span = 0;
-	bool first = true;
-	const ms_block_info *bi;
-	int rc, bad = 0;
-	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
-		if (!first) {
-			int c = ms_trace_id_cmp(prev, prev_len, bi->trace_id,
-			                        bi->trace_id_len);
-			if (c > 0 ||
-			    (c == 0 && prev_span < MS_BLOCK_SPLIT_BYTES / 2)) {
-				char id[17];
-				ms_part_id_str(ms_part_get_meta(p)->id, id);
-				snprintf(why, n,
-				         "part %s: trace %.*s has two blocks",
-				         id, (int)bi->trace_id_len,
-				         (const char *)bi->trace_id);
-				bad = 1;
-				break;
-			}
-		}
-		memcpy(prev, bi->trace_id, bi->trace_id_len);
-		prev_len = bi->trace_id_len;
-		prev_span = bi->span_bytes;
-		first = false;
-	}
-	if (rc < 0) {
-		snprintf(why, n, "%s", eb.msg);
-		bad = 1;
-	}
-	ms_part_iter_close(it);
-	return bad ? -1 : 0;
-}
-
 static size_t
 dir_entries(const char *path)
 {
@@ -220,41 +174,63 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 		     r->dropped.n, (unsigned long long)dropped.kind[0].rows);
 	}
 
-	/* Every input removed and every output introduced exactly once, and
-	 * the inventory is what those events leave. */
-	size_t live = 0, missing = 0;
+	/* Every input removed and every output introduced exactly once, core
+	 * and both index parts alike, and the inventory is what those events
+	 * leave. */
+	size_t live[MS_KIND_COUNT] = { 0 }, present[MS_KIND_COUNT] = { 0 };
+	size_t missing = 0;
 	for (size_t i = 0; i < r->track_cap; i++)
-		if (r->track[i].id &&
-		    r->track[i].introduced > r->track[i].removed)
-			live++;
+		for (int k = 0; k < MS_KIND_COUNT; k++)
+			if (r->track[i].id &&
+			    r->track[i].introduced[k] > r->track[i].removed[k])
+				live[k]++;
 	for (size_t i = 0; i < nparts; i++) {
 		uint64_t id = ms_view_id(v, i);
-		bool found = false;
-		for (size_t h = 0; h < r->track_cap; h++)
-			if (r->track[h].id == id) {
-				found = r->track[h].introduced == 1 &&
-				        r->track[h].removed == 0;
-				break;
-			}
-		if (!found)
-			missing++;
+		const track_ent *t = NULL;
+		for (size_t h = 0; h < r->track_cap && !t; h++)
+			if (r->track[h].id == id)
+				t = &r->track[h];
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			if (!ms_view_part(v, i, (enum ms_part_kind)k))
+				continue;
+			present[k]++;
+			if (!t || t->introduced[k] != 1 || t->removed[k] != 0)
+				missing++;
+		}
 	}
-	gate(r, "lifecycle", !r->track_dup && live == nparts && !missing,
-	     "%s; %zu parts active, %zu expected from events, %zu unexplained",
+	bool live_ok = true;
+	for (int k = 0; k < MS_KIND_COUNT; k++)
+		live_ok = live_ok && live[k] == present[k];
+	gate(r, "lifecycle", !r->track_dup && live_ok && !missing,
+	     "%s; active parts core/latency/start_time %zu/%zu/%zu, "
+	     "expected from events %zu/%zu/%zu, %zu unexplained",
 	     r->track_dup ? r->track_err
 	                  : "no part introduced or removed twice",
-	     nparts, live, missing);
-
-	/* One block per trace per part. */
-	char why[160] = "";
-	size_t badparts = 0;
-	for (size_t i = 0; i < nparts; i++)
-		if (check_blocks(ms_view_part(v, i, MS_KIND_CORE), why,
-		                 sizeof(why)))
-			badparts++;
-	gate(r, "one_block_per_trace", badparts == 0, "%zu of %zu parts %s%s",
-	     badparts, nparts, badparts ? "fail: " : "checked", why);
+	     present[0], present[1], present[2], live[0], live[1], live[2],
+	     missing);
 	ms_view_release(v);
+
+	/* Every part that entered the shard, checked as it entered (core
+	 * blocks one per trace in order, rows, both index parts). */
+	gate(r, "one_block_per_trace", r->parts_ok == r->parts_in,
+	     "%llu of %llu parts checked as introduced (core and both "
+	     "indexes: one block per trace, order, index ledgers) in "
+	     "%.0f ms%s%s%s",
+	     (unsigned long long)r->parts_ok, (unsigned long long)r->parts_in,
+	     (double)atomic_load(&r->check_ns) / 1e6,
+	     r->part_err[0] ? "; " : "", r->part_err,
+	     r->parts_gone ? " (left before it was read)" : "");
+	/* Each merge's output ledgers are its inputs' minus what it
+	 * dropped. */
+	gate(r, "part_ledgers",
+	     r->merges_unreconciled == 0 &&
+	             r->merges_reconciled + r->merges_unreconciled ==
+	                     r->merges_done,
+	     "%llu of %llu merges: output = inputs - dropped rows, per "
+	     "kind%s%s",
+	     (unsigned long long)r->merges_reconciled,
+	     (unsigned long long)r->merges_done, r->merge_err[0] ? "; " : "",
+	     r->merge_err);
 
 	/* No Decide for a hot selection under the selection policy. */
 	if (r->policy == MS_GRACE_SELECTION)

@@ -112,13 +112,16 @@ typedef struct ms_replay_opts {
 	const char *fixture_dir; /* required; never written */
 	const char *db_path;     /* required */
 	bool db_overwrite;
-	const char *work_dir;       /* shard clone; NULL = <db_path>.shard */
-	bool keep_shard;            /* keep work_dir after the run */
-	const char *variant;        /* NULL = "disabled"; or a chain spec */
-	const char *plugin_dir;     /* NULL = MS_PLUGIN_DIR of the build */
-	const char *grace_policy;   /* NULL = "selection" */
-	bool serial;                /* one merge at a time */
-	bool allow_fail_open;       /* plugin_health WARNs instead of FAILing */
+	const char *work_dir;     /* shard clone; NULL = <db_path>.shard */
+	bool keep_shard;          /* keep work_dir after the run */
+	const char *variant;      /* NULL = "disabled"; or a chain spec */
+	const char *plugin_dir;   /* NULL = MS_PLUGIN_DIR of the build */
+	const char *grace_policy; /* NULL = "selection" */
+	bool serial;              /* one merge at a time */
+	bool allow_fail_open;     /* plugin_health WARNs instead of FAILing */
+	/* Tests only (NULL otherwise): handed to every merge, so that a
+	 * gate can be seen to fail (ms_merge.h). Borrowed for the run. */
+	const ms_merge_hooks *merge_hooks;
 	const char *profile;        /* "cpus=2,mem=4g"; NULL = detected */
 	uint64_t decide_timeout_ns; /* 0 = 5 s */
 	/* The longest the controller waits for merge-idle (after a

@@ -11,6 +11,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include <stdbool.h>
 
@@ -66,12 +67,22 @@ enum run_mode {
 	MODE_STEP_BARRIER = 2,
 };
 
-/* Lifecycle of one part ID, for the "exactly once" gates. */
+/* Lifecycle of one part ID (its core and both index parts), for the
+ * "exactly once" gates, and its ledgers once checked (ms__part_check). */
 typedef struct track_ent {
 	uint64_t id; /* 0 = empty slot */
-	uint32_t introduced;
-	uint32_t removed;
+	uint32_t introduced[MS_KIND_COUNT];
+	uint32_t removed[MS_KIND_COUNT];
+	bool checked; /* passed ms__part_check; led is its ledgers */
+	ms_ledger_set led;
 } track_ent;
+
+/* Check a part entering the shard: core blocks one per trace in
+ * ascending order, rows as its metadata says, both index parts present
+ * and holding exactly the index rows its core rows make. 0 and *out =
+ * its ledgers, or -1 and why (naming the part). */
+int ms__part_check(const ms_part *core, const ms_part *lat, const ms_part *st,
+                   ms_ledger_set *out, char *why, size_t n);
 
 typedef struct claim {
 	uint64_t seq;
@@ -141,6 +152,15 @@ struct ms_replay {
 	size_t track_cap, track_n;
 	bool track_dup; /* an ID introduced or removed twice */
 	char track_err[128];
+	/* Every part entering the shard is checked (ms__part_check): how
+	 * many entered, passed, failed or left before they could be read,
+	 * with the first failure; merges whose output ledgers equal their
+	 * inputs' minus the rows they dropped, and the first that did not. */
+	uint64_t parts_in, parts_ok, parts_bad, parts_gone;
+	_Atomic int64_t check_ns; /* wall spent checking parts */
+	char part_err[200];
+	uint64_t merges_reconciled, merges_unreconciled;
+	char merge_err[200];
 	uint64_t rows_dropped, traces_dropped;
 	ms__dropped dropped;    /* every confirmed drop */
 	int drop_err;           /* a drop could not be recorded */

@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -338,6 +339,191 @@ test_plugin_health_clean(void **state)
 	assert_non_null(strstr(g.detail, "0 events"));
 	assert_non_null(strstr(t, "plugin health: 0 events"));
 	free(t);
+}
+
+/* ---- gates seen failing ----------------------------------------------- */
+
+/* Run a variant with merge hooks; return gate `name` of the run. */
+static ms_ev_gate
+hooked_run(const char *variant, const char *policy, const ms_merge_hooks *h,
+           const char *name)
+{
+	rt_run run;
+	rt_opts(&run, "hooked", variant);
+	run.o.grace_policy = policy;
+	run.o.merge_hooks = h;
+	run.o.serial = true; /* one merge at a time: one tmp output */
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32], out;
+	memset(&out, 0, sizeof(out));
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(g[i].name, name))
+			out = g[i];
+	ms_replay_close(r);
+	assert_string_equal(out.name, name);
+	return out;
+}
+
+/* A batch whose trace bounds differ from the rows' own timestamps. */
+static void
+test_gate_bad_bound(void **state)
+{
+	(void)state;
+	ms_merge_hooks h = { .stage_bounds_skew_ns = 1 };
+	ms_ev_gate g = hooked_run("skywalking", "trace", &h, "plugin_bounds");
+	assert_false(g.pass);
+	assert_null(strstr(g.detail, " 0 traces with"));
+	/* detdrop stages from block headers: its check decodes the two
+	 * timestamp columns to rebuild the bounds. */
+	g = hooked_run("detdrop:35", "trace", &h, "plugin_bounds");
+	assert_false(g.pass);
+}
+
+/* Rewrite the core output of the 3rd non-finalize merge before its index
+ * merge: the first trace of two or more rows becomes two blocks (the same
+ * rows, so every ledger still holds). The final inventory is rewritten by
+ * the finalize, so only a check of every intermediate part sees it. */
+typedef struct split_hook {
+	char tmp[PATH_MAX]; /* the shard's tmp directory */
+	int merges;
+	bool done;
+} split_hook;
+
+static void
+write_one(const char *dir, uint64_t id, const ms_row *rows, size_t n)
+{
+	ms_part_writer *w = NULL;
+	ms_errbuf eb = { { 0 } };
+	ms_part_meta m;
+	assert_int_equal(ms_part_writer_open(&w, dir, id, NULL, &eb), 0);
+	assert_int_equal(ms_part_writer_add_trace(w, rows, n, &eb), 0);
+	assert_int_equal(ms_part_writer_finish(w, &m, &eb), 0);
+}
+
+static void
+copy_first_block(ms_part_writer *w, const char *dir)
+{
+	ms_part *p = NULL;
+	ms_part_iter *it = NULL;
+	ms_errbuf eb = { { 0 } };
+	const ms_block_info *bi;
+	ms_raw_block raw;
+	assert_int_equal(ms_part_open(&p, dir, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_next(it, &bi, &eb), 1);
+	assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+	assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+}
+
+static void
+split_first_trace(const char *core)
+{
+	char nd[PATH_MAX + 8], a[PATH_MAX + 8], b[PATH_MAX + 8];
+	snprintf(nd, sizeof(nd), "%s.new", core);
+	snprintf(a, sizeof(a), "%s.a", core);
+	snprintf(b, sizeof(b), "%s.b", core);
+	ms_part *p = NULL;
+	ms_part_iter *it = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_part_open(&p, core, NULL, &eb), 0);
+	uint64_t id = ms_part_get_meta(p)->id;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	ms_part_writer *w = NULL;
+	assert_int_equal(ms_part_writer_open(&w, nd, id, NULL, &eb), 0);
+	const ms_block_info *bi;
+	bool split = false;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		if (!split && bi->nrows >= 2) {
+			const ms_row *rows;
+			assert_int_equal(
+			        ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb),
+			        0);
+			write_one(a, id, rows, 1);
+			write_one(b, id, rows + 1, bi->nrows - 1);
+			copy_first_block(w, a);
+			copy_first_block(w, b);
+			rt_rm(a);
+			rt_rm(b);
+			split = true;
+			continue;
+		}
+		ms_raw_block raw;
+		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+		assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
+	}
+	assert_int_equal(rc, 0);
+	assert_true(split);
+	ms_part_meta m;
+	assert_int_equal(ms_part_writer_finish(w, &m, &eb), 0);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+	rt_rm(core);
+	assert_int_equal(rename(nd, core), 0);
+}
+
+static int
+split_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+            uint64_t detail)
+{
+	(void)detail;
+	split_hook *h = arg;
+	if (st != MS_MERGE_STAGE_INDEX || h->done ||
+	    (req->lane && !strcmp(req->lane, "finalize")))
+		return 0;
+	if (++h->merges < 3)
+		return 0;
+	DIR *d = opendir(h->tmp);
+	assert_non_null(d);
+	struct dirent *de;
+	char core[PATH_MAX + 300] = "";
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "core-", 5) &&
+		    !strchr(de->d_name, '.'))
+			snprintf(core, sizeof(core), "%s/%s", h->tmp,
+			         de->d_name);
+	closedir(d);
+	if (!core[0])
+		return 0; /* every trace dropped: no output */
+	split_first_trace(core);
+	h->done = true;
+	return 0;
+}
+
+static void
+test_gate_split_block_intermediate(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "split", "disabled");
+	split_hook sh = { .merges = 0 };
+	snprintf(sh.tmp, sizeof(sh.tmp), "%s/tmp", run.work);
+	ms_merge_hooks h = { .stage = split_stage, .arg = &sh };
+	run.o.merge_hooks = &h;
+	run.o.serial = true;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_true(sh.done);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "one_block_per_trace"))
+			continue;
+		seen = true;
+		if (g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
+		assert_false(g[i].pass);
+		assert_non_null(strstr(g[i].detail, "has two blocks"));
+	}
+	assert_true(seen);
+	ms_replay_close(r);
 }
 
 /* Disabled and alwayskeep select the same merges in the same order and
@@ -885,6 +1071,8 @@ main(void)
 		cmocka_unit_test(test_plugin_health_clean),
 		cmocka_unit_test(test_plugin_health_bad_verdict),
 		cmocka_unit_test(test_plugin_health_timeout_circuit),
+		cmocka_unit_test(test_gate_bad_bound),
+		cmocka_unit_test(test_gate_split_block_intermediate),
 		cmocka_unit_test(test_disabled_alwayskeep_identical),
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),
