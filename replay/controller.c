@@ -497,6 +497,35 @@ health_note(ms_replay *r, const ms_ev_merge *m)
 				           l->fails[k]);
 	}
 	r->plugin_calls_events += m->sampling.plugin_calls;
+	const ms_merge_sampling *s = &m->sampling;
+	ms__recon *c =
+	        &r->recon[!strcmp(m->lane, "finalize")       ? MS__RP_FINALIZE
+	                  : m->phase == MS_EV_PHASE_COOLDOWN ? MS__RP_COOLDOWN
+	                                                     : MS__RP_PRIMARY];
+	c->merges++;
+	c->traces_in += m->traces_in;
+	c->evaluated += s->traces_evaluated;
+	c->kept += s->traces_kept;
+	c->dropped += s->traces_dropped;
+	c->deferred += s->traces_deferred;
+	c->oversized += s->traces_oversized;
+	c->hot += s->traces_unevaluated;
+	if (s->klass == MS_SAMPLING_EXECUTED) {
+		c->executed++;
+	} else {
+		c->not_executed += m->traces_in;
+		if (s->reason == MS_SREASON_LOSSLESS_RETRY)
+			c->lossless += m->traces_in;
+	}
+	for (uint32_t i = 0; i < m->nlinks; i++) {
+		uint64_t f = 0;
+		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++)
+			f += m->links[i].fails[k];
+		if (f) {
+			c->failed_open++;
+			break;
+		}
+	}
 	r->attempts_discarded += m->sampling.attempts_discarded;
 	if (m->sampling.reason == MS_SREASON_LOSSLESS_RETRY)
 		health_add(r, m->seq, "-", "lossless_retry", 1);
@@ -686,7 +715,10 @@ on_drop(void *arg, const uint8_t *tid, uint32_t len, uint64_t rows)
 {
 	ms_replay *r = arg;
 	pthread_mutex_lock(&r->mu);
-	if (ms__dropped_add(&r->dropped, tid, len, rows))
+	enum ms__rphase ph = r->phase == MS_RPHASE_FINALIZE   ? MS__RP_FINALIZE
+	                     : r->phase >= MS_RPHASE_COOLDOWN ? MS__RP_COOLDOWN
+	                                                      : MS__RP_PRIMARY;
+	if (ms__dropped_add(&r->dropped, tid, len, rows, ph))
 		r->drop_err = 1;
 	pthread_mutex_unlock(&r->mu);
 }
@@ -1557,6 +1589,7 @@ ms_replay_close(ms_replay *r)
 		ms__rm_tree(r->work_dir);
 	free(r->track);
 	ms__dropped_release(&r->dropped);
+	ms__oracle_release(&r->oracle);
 	pthread_cond_destroy(&r->cv);
 	pthread_mutex_destroy(&r->mu);
 	free(r);

@@ -58,7 +58,8 @@ find(const ms__dropped *d, const uint8_t *tid, uint32_t len)
 }
 
 int
-ms__dropped_add(ms__dropped *d, const uint8_t *tid, uint32_t len, uint64_t rows)
+ms__dropped_add(ms__dropped *d, const uint8_t *tid, uint32_t len, uint64_t rows,
+                enum ms__rphase phase)
 {
 	if (len == 0 || len > MS_TRACE_ID_MAX)
 		return MS_ERR_INVAL;
@@ -78,6 +79,7 @@ ms__dropped_add(ms__dropped *d, const uint8_t *tid, uint32_t len, uint64_t rows)
 	e->len = len;
 	e->rows = rows;
 	e->times = 1;
+	e->phase = (uint8_t)phase;
 	d->n++;
 	return 0;
 }

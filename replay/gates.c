@@ -105,6 +105,228 @@ gate_plugin_health(ms_replay *r)
 	            calls_ok && !clean, d);
 }
 
+/* ---- the verdict oracle and the reconciliation ----------------------- */
+
+static void
+recon_row(ms_replay *r, const char *name, uint64_t p, uint64_t c, uint64_t f,
+          uint64_t t, bool ok, const char *note)
+{
+	ms_ev_recon row;
+	memset(&row, 0, sizeof(row));
+	snprintf(row.name, sizeof(row.name), "%s", name);
+	row.v[MS_EV_RECON_PRIMARY] = p;
+	row.v[MS_EV_RECON_COOLDOWN] = c;
+	row.v[MS_EV_RECON_FINALIZE] = f;
+	row.v[MS_EV_RECON_TOTAL] = t;
+	row.ok = ok;
+	snprintf(row.note, sizeof(row.note), "%s", note ? note : "");
+	ms_rec_recon(r->rec, &row, NULL);
+}
+
+/* A per-phase figure: the three phases and their sum. */
+#define PHASES(field)                                                          \
+	r->recon[0].field, r->recon[1].field, r->recon[2].field,               \
+	        r->recon[0].field + r->recon[1].field + r->recon[2].field
+
+/*
+ * verdict_oracle: the run reconciled with the oracle's verdicts, from the
+ * merge events, per phase and exactly:
+ *  - in every phase, evaluated = kept + dropped + deferred;
+ *  - every dropped trace is one the oracle drops (none it keeps, none it
+ *    does not know);
+ *  - the final output holds the oracle's traces minus the dropped ones;
+ *  - at the finalize (every trace complete and mature), the proposed
+ *    drops (dropped + deferred by the guard) are exactly the oracle's
+ *    drops still present and the kept verdicts exactly the oracle's keeps,
+ *    unless traces were kept unevaluated there (oversized, hot, a merge
+ *    that did not sample, a link that failed open): then the oracle drops
+ *    still present may exceed the proposed drops by at most those.
+ * So every oracle drop in the final output was deferred by the guard or
+ * kept unevaluated for a recorded reason.
+ */
+static void
+gate_verdict_oracle(ms_replay *r, uint64_t final_traces, bool have_final)
+{
+	ms__oracle *o = &r->oracle;
+	const char *spec = r->opts.oracle_spec ? r->opts.oracle_spec
+	                   : r->pipe           ? ms_pipeline_spec(r->pipe)
+	                                       : NULL;
+	int orc = ms__oracle_run(o, r->fx, spec, r->plugin_dir,
+	                         r->opts.decide_timeout_ns);
+	int64_t wall = ms__replay_since_start(r);
+	if (orc || !o->ok) {
+		gate(r, "verdict_oracle", false, "oracle failed: %s",
+		     o->why[0] ? o->why : ms_strerror(orc));
+		return;
+	}
+	const ms__recon *R = r->recon;
+	bool ok_all = true;
+	char bad[160] = "";
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			if (ok_all)                                            \
+				snprintf(bad, sizeof(bad), __VA_ARGS__);       \
+			ok_all = false;                                        \
+		}                                                              \
+	} while (0)
+
+	recon_row(r, "merges", PHASES(merges), true, "");
+	recon_row(r, "traces in merges", PHASES(traces_in), true, "");
+	recon_row(r, "evaluated", PHASES(evaluated), true, "");
+	recon_row(r, "kept by verdict", PHASES(kept), true, "");
+	recon_row(r, "dropped", PHASES(dropped), true, "");
+	recon_row(r, "deferred by the guard", PHASES(deferred), true, "");
+	uint64_t kdd[MS__RP_COUNT];
+	bool ident = true;
+	for (int p = 0; p < MS__RP_COUNT; p++) {
+		kdd[p] = R[p].kept + R[p].dropped + R[p].deferred;
+		if (kdd[p] != R[p].evaluated) {
+			CHECK(false,
+			      "phase %d: evaluated %llu != kept + dropped + "
+			      "deferred %llu",
+			      p, (unsigned long long)R[p].evaluated,
+			      (unsigned long long)kdd[p]);
+			ident = false;
+		}
+	}
+	recon_row(r, "kept + dropped + deferred", kdd[0], kdd[1], kdd[2],
+	          kdd[0] + kdd[1] + kdd[2], ident, "= evaluated");
+	recon_row(r, "kept unevaluated: oversized", PHASES(oversized), true,
+	          "");
+	recon_row(r, "kept unevaluated: hot", PHASES(hot), true,
+	          "(grace bypass per trace)");
+	recon_row(r, "in merges not sampling", PHASES(not_executed), true,
+	          "(grace bypass per merge, lossless retry, no chain)");
+	recon_row(r, "  of which lossless retry", PHASES(lossless), true, "");
+	recon_row(r, "merges with a fail-open link", PHASES(failed_open), true,
+	          "");
+
+	/* Every dropped trace against the oracle. */
+	uint64_t agree[MS__RP_COUNT] = { 0 }, wrong[MS__RP_COUNT] = { 0 };
+	uint64_t unknown = 0;
+	char ex[120] = "";
+	for (size_t i = 0; i < r->dropped.cap; i++) {
+		const ms__drop_ent *d = &r->dropped.ent[i];
+		if (!d->len)
+			continue;
+		const ms__oracle_ent *e = ms__oracle_find(o, d->tid, d->len);
+		unsigned p = d->phase < MS__RP_COUNT ? d->phase : 0;
+		if (e && !e->keep) {
+			agree[p]++;
+			continue;
+		}
+		if (e)
+			wrong[p]++;
+		else
+			unknown++;
+		if (!ex[0])
+			snprintf(ex, sizeof(ex), "trace %.*s %s", (int)d->len,
+			         (const char *)d->tid,
+			         e ? "is kept by the oracle"
+			           : "is not in the fixture");
+	}
+	bool agree_ok = true;
+	for (int p = 0; p < MS__RP_COUNT; p++)
+		agree_ok = agree_ok && agree[p] == R[p].dropped;
+	uint64_t d_total = agree[0] + agree[1] + agree[2] + wrong[0] +
+	                   wrong[1] + wrong[2] + unknown;
+	recon_row(r, "dropped the oracle drops", agree[0], agree[1], agree[2],
+	          agree[0] + agree[1] + agree[2], agree_ok, "= dropped");
+	recon_row(r, "dropped the oracle keeps", wrong[0], wrong[1], wrong[2],
+	          wrong[0] + wrong[1] + wrong[2],
+	          wrong[0] + wrong[1] + wrong[2] == 0, "= 0");
+	recon_row(r, "dropped, not in the fixture", 0, 0, 0, unknown,
+	          unknown == 0, "= 0");
+	CHECK(wrong[0] + wrong[1] + wrong[2] + unknown == 0, "%s", ex);
+	CHECK(agree_ok,
+	      "dropped traces the oracle drops %llu/%llu/%llu, merges report "
+	      "%llu/%llu/%llu",
+	      (unsigned long long)agree[0], (unsigned long long)agree[1],
+	      (unsigned long long)agree[2], (unsigned long long)R[0].dropped,
+	      (unsigned long long)R[1].dropped,
+	      (unsigned long long)R[2].dropped);
+
+	/* The day's traces and what is left of them. */
+	recon_row(r, "oracle traces", 0, 0, 0, o->n, true, "");
+	recon_row(r, "oracle keeps", 0, 0, 0, o->keep, true, "");
+	recon_row(r, "oracle drops", 0, 0, 0, o->drop, true, "");
+	bool fin_ok = have_final && final_traces + d_total == o->n;
+	recon_row(r, "final output traces", 0, 0, 0, final_traces, fin_ok,
+	          "= oracle traces - dropped");
+	CHECK(fin_ok,
+	      "final output %llu traces, oracle %llu minus %llu dropped",
+	      (unsigned long long)final_traces, (unsigned long long)o->n,
+	      (unsigned long long)d_total);
+
+	/* The finalize: every trace complete and mature. */
+	const ms__recon *F = &R[MS__RP_FINALIZE];
+	uint64_t before = agree[0] + agree[1];
+	uint64_t present = o->drop > before ? o->drop - before : 0;
+	uint64_t proposed = F->dropped + F->deferred;
+	uint64_t unevaluated = F->oversized + F->hot + F->not_executed +
+	                       (F->failed_open ? F->evaluated : 0);
+	bool clean = F->merges > 0 && F->executed == F->merges &&
+	             !F->oversized && !F->hot && !F->failed_open;
+	bool prop_ok, kept_ok;
+	if (!r->pipe) {
+		prop_ok = kept_ok = o->drop == 0 && d_total == 0;
+	} else if (clean) {
+		prop_ok = proposed == present;
+		kept_ok = F->kept == o->keep;
+	} else {
+		prop_ok = proposed <= present &&
+		          present - proposed <= unevaluated;
+		kept_ok = true;
+	}
+	recon_row(r, "finalize: proposed drops", 0, 0, proposed, present,
+	          prop_ok,
+	          clean ? "dropped + deferred = oracle drops present"
+	                : "oracle drops present - proposed <= kept "
+	                  "unevaluated");
+	recon_row(r, "finalize: kept by verdict", 0, 0, F->kept, o->keep,
+	          kept_ok,
+	          clean ? "= oracle keeps"
+	                : "not checked: traces kept "
+	                  "unevaluated at the finalize");
+	CHECK(prop_ok,
+	      "finalize proposed %llu drops, %llu oracle drops present, %llu "
+	      "kept unevaluated",
+	      (unsigned long long)proposed, (unsigned long long)present,
+	      (unsigned long long)unevaluated);
+	CHECK(kept_ok, "finalize kept %llu by verdict, oracle keeps %llu",
+	      (unsigned long long)F->kept, (unsigned long long)o->keep);
+	uint64_t retained = o->drop > d_total ? o->drop - d_total : 0;
+	recon_row(r, "oracle drops in the final output", 0, 0, F->deferred,
+	          retained, !clean || retained == F->deferred,
+	          "deferred at the finalize, or kept unevaluated there");
+
+	/* The fixture's own record of the default sampler's verdicts. */
+	bool sky = spec && !strcmp(spec, "skywalking") &&
+	           r->info->verdict_checksum && r->info->verdict_checksum[0];
+	if (sky) {
+		bool eq = !strcmp(o->checksum, r->info->verdict_checksum);
+		char note[80];
+		snprintf(note, sizeof(note), "= 1 (fixture %s, oracle %s)",
+		         r->info->verdict_checksum, o->checksum);
+		recon_row(r, "verdicts = fixture's (checksum)", 0, 0, 0, eq, eq,
+		          note);
+		CHECK(eq, "oracle verdict checksum %s, fixture %s", o->checksum,
+		      r->info->verdict_checksum);
+	}
+	recon_row(r, "oracle wall ms", 0, 0, 0, (uint64_t)(o->ns / 1000000),
+	          true, "");
+#undef CHECK
+	gate(r, "verdict_oracle", ok_all,
+	     "%s; oracle %zu traces, %llu keep, %llu drop (%s) in %.0f ms "
+	     "(%.1f%% of the run)%s",
+	     ok_all ? "run reconciles exactly" : bad, o->n,
+	     (unsigned long long)o->keep, (unsigned long long)o->drop,
+	     spec ? spec : "no chain", (double)o->ns / 1e6,
+	     wall > 0 ? 100.0 * (double)o->ns / (double)wall : 0.0,
+	     o->link_failures ? "; its chain failed open" : "");
+}
+
 static size_t
 dir_entries(const char *path)
 {
@@ -133,6 +355,11 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	if (rc)
 		return rc;
 	size_t nparts = ms_view_count(v);
+	uint64_t final_traces = 0;
+	for (size_t i = 0; i < nparts; i++)
+		final_traces +=
+		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE))
+		                ->traces;
 
 	/* Ledgers: lossless runs end with the fixture's ledgers; dropping runs
 	 * with input minus the dropped rows' ledgers (r->dropped_ledger, from
@@ -253,6 +480,7 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	     (unsigned long long)r->decide_traces);
 
 	gate_plugin_health(r);
+	gate_verdict_oracle(r, final_traces, true);
 
 	/* Sampling exercised: a chain that never evaluated anything did not
 	 * test what it was configured for. */

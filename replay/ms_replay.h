@@ -122,6 +122,10 @@ typedef struct ms_replay_opts {
 	/* Tests only (NULL otherwise): handed to every merge, so that a
 	 * gate can be seen to fail (ms_merge.h). Borrowed for the run. */
 	const ms_merge_hooks *merge_hooks;
+	/* Tests only (NULL otherwise): the chain the verdict oracle
+	 * evaluates instead of the run's, so that the gate can be seen to
+	 * fail. */
+	const char *oracle_spec;
 	const char *profile;        /* "cpus=2,mem=4g"; NULL = detected */
 	uint64_t decide_timeout_ns; /* 0 = 5 s */
 	/* The longest the controller waits for merge-idle (after a

@@ -276,6 +276,24 @@ typedef struct ms_ev_gate {
 	char detail[MS_EV_TEXT_MAX];
 } ms_ev_gate;
 
+/* One row of the run's reconciliation against the verdict oracle (the
+ * gate verdict_oracle): a figure for the primary phase, the cooldown
+ * merges, the finalize merge and the whole run, and whether the identity
+ * the row states holds (ok; always true for a plain figure). */
+enum {
+	MS_EV_RECON_PRIMARY = 0,
+	MS_EV_RECON_COOLDOWN = 1,
+	MS_EV_RECON_FINALIZE = 2,
+	MS_EV_RECON_TOTAL = 3,
+	MS_EV_RECON_COLS = 4,
+};
+typedef struct ms_ev_recon {
+	char name[MS_EV_NAME_MAX];
+	uint64_t v[MS_EV_RECON_COLS];
+	bool ok;
+	char note[MS_EV_TEXT_MAX]; /* what the row must satisfy, or "" */
+} ms_ev_recon;
+
 /* ---------------------------------------------------------------------- */
 /* Recorder. */
 
@@ -321,6 +339,7 @@ int ms_rec_part(ms_rec *r, const ms_ev_part *p, ms_errbuf *eb);
 int ms_rec_sample(ms_rec *r, const ms_ev_sample *s, ms_errbuf *eb);
 int ms_rec_phase(ms_rec *r, const ms_ev_phase *p, ms_errbuf *eb);
 int ms_rec_gate(ms_rec *r, const ms_ev_gate *g, ms_errbuf *eb);
+int ms_rec_recon(ms_rec *r, const ms_ev_recon *c, ms_errbuf *eb);
 int ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb);
 /* Commit now. */
 int ms_rec_flush(ms_rec *r, ms_errbuf *eb);
@@ -372,6 +391,7 @@ typedef int (*ms_ev_part_fn)(void *ctx, const ms_ev_part *p);
 typedef int (*ms_ev_sample_fn)(void *ctx, const ms_ev_sample *s);
 typedef int (*ms_ev_phase_fn)(void *ctx, const ms_ev_phase *p);
 typedef int (*ms_ev_gate_fn)(void *ctx, const ms_ev_gate *g);
+typedef int (*ms_ev_recon_fn)(void *ctx, const ms_ev_recon *c);
 
 int ms_evdb_each_merge(ms_evdb *db, const ms_ev_filter *f, ms_ev_merge_fn fn,
                        void *ctx, ms_errbuf *eb);
@@ -382,6 +402,8 @@ int ms_evdb_each_sample(ms_evdb *db, ms_ev_sample_fn fn, void *ctx,
 int ms_evdb_each_phase(ms_evdb *db, ms_ev_phase_fn fn, void *ctx,
                        ms_errbuf *eb);
 int ms_evdb_each_gate(ms_evdb *db, ms_ev_gate_fn fn, void *ctx, ms_errbuf *eb);
+int ms_evdb_each_recon(ms_evdb *db, ms_ev_recon_fn fn, void *ctx,
+                       ms_errbuf *eb);
 
 /* ---------------------------------------------------------------------- */
 /* Exports (replay/export.c). */

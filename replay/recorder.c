@@ -442,6 +442,17 @@ static const col gate_cols[] = {
 	GTE("detail", C_STR, detail),
 };
 
+#define RCN(n, t, f) COL(ms_ev_recon, n, t, f)
+static const col recon_cols[] = {
+	RCN("name", C_STR, name),
+	RCN("primary_n", C_U64, v[MS_EV_RECON_PRIMARY]),
+	RCN("cooldown_n", C_U64, v[MS_EV_RECON_COOLDOWN]),
+	RCN("finalize_n", C_U64, v[MS_EV_RECON_FINALIZE]),
+	RCN("total_n", C_U64, v[MS_EV_RECON_TOTAL]),
+	RCN("ok", C_BOOL, ok),
+	RCN("note", C_STR, note),
+};
+
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
 
 /* A table: its column list plus leading key columns that are not struct
@@ -470,6 +481,7 @@ enum {
 	T_SAMPLE,
 	T_PHASE,
 	T_GATE,
+	T_RECON,
 	T_COUNT
 };
 
@@ -496,6 +508,8 @@ static const ev_table tables[T_COUNT] = {
 	[T_PHASE] = { "phase", "", 0, phase_cols, NCOLS(phase_cols),
 	              ", PRIMARY KEY (phase)", "",
 	              "CASE phase WHEN 'primary' THEN 0 ELSE 1 END", NULL, 0 },
+	[T_RECON] = { "reconcile", "id INTEGER PRIMARY KEY", 0, recon_cols,
+	              NCOLS(recon_cols), "", "", "id", NULL, 0 },
 	[T_GATE] = { "gate", "id INTEGER PRIMARY KEY", 0, gate_cols,
 	             NCOLS(gate_cols), "", "", "id", NULL, 0 },
 };
@@ -840,6 +854,7 @@ enum {
 	S_SAMPLE,
 	S_PHASE,
 	S_GATE,
+	S_RECON,
 	S_BEGIN,
 	S_COMMIT,
 	S_COUNT
@@ -1029,6 +1044,7 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 		{ S_INPUT, T_INPUT }, { S_LINK, T_LINK },
 		{ S_PART, T_PART },   { S_SAMPLE, T_SAMPLE },
 		{ S_PHASE, T_PHASE }, { S_GATE, T_GATE },
+		{ S_RECON, T_RECON },
 	};
 	char sql[8192];
 	int rc = 0;
@@ -1375,6 +1391,12 @@ int
 ms_rec_gate(ms_rec *r, const ms_ev_gate *g, ms_errbuf *eb)
 {
 	return record(r, S_GATE, T_GATE, NULL, g, true, eb);
+}
+
+int
+ms_rec_recon(ms_rec *r, const ms_ev_recon *c, ms_errbuf *eb)
+{
+	return record(r, S_RECON, T_RECON, NULL, c, true, eb);
 }
 
 int
@@ -1800,6 +1822,7 @@ struct adapt {
 	ms_ev_sample_fn sample;
 	ms_ev_phase_fn phase;
 	ms_ev_gate_fn gate;
+	ms_ev_recon_fn recon;
 	void *ctx;
 };
 
@@ -1816,6 +1839,8 @@ adapt_call(void *c, const void *o, int table)
 		return a->sample(a->ctx, o);
 	case T_PHASE:
 		return a->phase(a->ctx, o);
+	case T_RECON:
+		return a->recon(a->ctx, o);
 	default:
 		return a->gate(a->ctx, o);
 	}
@@ -1854,6 +1879,13 @@ ms_evdb_each_gate(ms_evdb *d, ms_ev_gate_fn fn, void *ctx, ms_errbuf *eb)
 {
 	struct adapt a = { .gate = fn, .ctx = ctx };
 	return each_simple(d, T_GATE, sizeof(ms_ev_gate), &a, eb);
+}
+
+int
+ms_evdb_each_recon(ms_evdb *d, ms_ev_recon_fn fn, void *ctx, ms_errbuf *eb)
+{
+	struct adapt a = { .recon = fn, .ctx = ctx };
+	return each_simple(d, T_RECON, sizeof(ms_ev_recon), &a, eb);
 }
 
 /* ---------------------------------------------------------------------- */

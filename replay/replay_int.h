@@ -26,12 +26,22 @@ int ms__rm_tree(const char *path);
 /* mkdir -p. */
 int ms__mkdir_p(const char *path);
 
+/* Where a run stands, for per-phase figures: the two recorded phases
+ * and the finalize merge (recorded in cooldown) apart. */
+enum ms__rphase {
+	MS__RP_PRIMARY = 0,
+	MS__RP_COOLDOWN = 1,
+	MS__RP_FINALIZE = 2,
+	MS__RP_COUNT = 3,
+};
+
 /* The traces merges confirmed as dropped (an open-addressing set). */
 typedef struct ms__drop_ent {
 	uint8_t tid[MS_TRACE_ID_MAX];
 	uint32_t len;   /* 0 = empty slot */
 	uint32_t times; /* how often it was reported (must be 1) */
 	uint64_t rows;  /* rows the merges said they dropped */
+	uint8_t phase;  /* enum ms__rphase of its (first) drop */
 } ms__drop_ent;
 
 typedef struct ms__dropped {
@@ -40,7 +50,7 @@ typedef struct ms__dropped {
 } ms__dropped;
 
 int ms__dropped_add(ms__dropped *d, const uint8_t *tid, uint32_t len,
-                    uint64_t rows);
+                    uint64_t rows, enum ms__rphase phase);
 void ms__dropped_release(ms__dropped *d);
 /* The ledger of every fixture row of the dropped traces, read from the
  * fixture's raw parts; also checks each trace was reported once with all
@@ -56,6 +66,47 @@ typedef struct ms__health_ev {
 	char kind[24]; /* ms_ev_fail_kind_name, lossless_retry, oversized */
 	uint64_t count;
 } ms__health_ev;
+
+/* The verdict oracle (oracle.c): every complete trace of the fixture with
+ * the verdict the chain gives it, in trace-ID order. */
+typedef struct ms__oracle_ent {
+	uint8_t tid[MS_TRACE_ID_MAX];
+	uint8_t len;
+	bool keep;
+	uint32_t rows;
+} ms__oracle_ent;
+
+typedef struct ms__oracle {
+	ms__oracle_ent *ent;
+	size_t n;
+	uint64_t keep, drop;
+	uint64_t link_failures; /* link calls of the oracle's chain that
+	                           failed (their verdicts were bypassed) */
+	int64_t ns, decide_ns;  /* wall: all of it, the Decide calls */
+	char checksum[17];      /* XXH64 of (ID, verdict) in ID order */
+	bool ok;
+	char why[200];
+} ms__oracle;
+
+/* Read every raw core part of fx, gather each trace's rows, and evaluate
+ * the complete traces with a chain of its own built from spec (NULL or
+ * "disabled": every trace kept). 0, or an ms_err with o->why. Release
+ * with ms__oracle_release in every case. */
+int ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
+                   const char *plugin_dir, uint64_t decide_timeout_ns);
+const ms__oracle_ent *ms__oracle_find(const ms__oracle *o, const uint8_t *tid,
+                                      uint32_t len);
+void ms__oracle_release(ms__oracle *o);
+
+/* Per-phase figures the merge events report, for the reconciliation. */
+typedef struct ms__recon {
+	uint64_t merges, executed, failed_open; /* merges */
+	uint64_t traces_in, evaluated, kept, dropped, deferred;
+	uint64_t oversized, hot; /* kept without evaluation */
+	uint64_t not_executed;   /* traces of merges that did not
+	                            sample (grace, lossless, ...) */
+	uint64_t lossless;       /* of those: lossless retries */
+} ms__recon;
 
 #define MAX_BPS 64
 #define MAX_CLAIMS 64
@@ -187,6 +238,8 @@ struct ms_replay {
 	uint64_t link_circuit_events[MS_EV_LINKS_MAX];
 	uint64_t plugin_calls_events;
 	uint64_t attempts_discarded;
+	ms__recon recon[MS__RP_COUNT];
+	ms__oracle oracle;
 	ms_ev_gate gates[32];
 	size_t ngates;
 	unsigned gates_failed;

@@ -69,6 +69,8 @@ typedef struct report {
 	size_t ngates, gcap;
 	health_ev *health;
 	size_t nhealth, hcap;
+	ms_ev_recon *recon;
+	size_t nrecon, rcap;
 	int health_err;
 	/* derived-gate inputs */
 	uint64_t merges_ok;
@@ -221,6 +223,22 @@ agg_gate(void *ctx, const ms_ev_gate *g)
 }
 
 static int
+agg_recon(void *ctx, const ms_ev_recon *c)
+{
+	report *r = ctx;
+	if (r->nrecon == r->rcap) {
+		size_t nc = r->rcap ? r->rcap * 2 : 32;
+		ms_ev_recon *nv = realloc(r->recon, nc * sizeof(*nv));
+		if (!nv)
+			return MS_ERR_NOMEM;
+		r->recon = nv;
+		r->rcap = nc;
+	}
+	r->recon[r->nrecon++] = *c;
+	return 0;
+}
+
+static int
 report_load(ms_evdb *db, report *r, ms_errbuf *eb)
 {
 	memset(r, 0, sizeof(*r));
@@ -231,6 +249,8 @@ report_load(ms_evdb *db, report *r, ms_errbuf *eb)
 		rc = ms_evdb_each_phase(db, agg_phase, r, eb);
 	if (rc == 0)
 		rc = ms_evdb_each_gate(db, agg_gate, r, eb);
+	if (rc == 0)
+		rc = ms_evdb_each_recon(db, agg_recon, r, eb);
 	if (rc == 0 && r->health_err)
 		rc = r->health_err;
 	if (rc == MS_ERR_NOMEM)
@@ -244,6 +264,7 @@ report_free(report *r)
 {
 	free(r->gates);
 	free(r->health);
+	free(r->recon);
 }
 
 /* A run is finished when it recorded its end with status "complete":
@@ -679,6 +700,32 @@ print_plugins(FILE *f, const report *r)
 	}
 }
 
+/* The run reconciled with the verdict oracle (gate verdict_oracle): a
+ * figure per phase and for the run; rows that state an identity say
+ * whether it holds. */
+static void
+print_recon(FILE *f, const report *r)
+{
+	if (!r->nrecon)
+		return;
+	fprintf(f, "\n%-34s %10s %10s %10s %10s\n",
+	        "reconciliation with the oracle", "primary", "cooldown",
+	        "finalize", "run");
+	for (size_t i = 0; i < r->nrecon; i++) {
+		const ms_ev_recon *c = &r->recon[i];
+		fprintf(f, "  %-32s", c->name);
+		for (int k = 0; k < MS_EV_RECON_COLS; k++)
+			fprintf(f, " %10llu", (unsigned long long)c->v[k]);
+		if (c->note[0] == '(')
+			fprintf(f, "  %s", c->note);
+		else if (c->note[0])
+			fprintf(f, "  %s %s", c->ok ? "ok" : "FAIL", c->note);
+		else if (!c->ok)
+			fprintf(f, "  FAIL");
+		fputc('\n', f);
+	}
+}
+
 /* Every fail-open call and sampling bypass, by merge, link and kind. */
 static void
 print_health(FILE *f, const report *r)
@@ -730,6 +777,7 @@ ms_report_text(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 		print_phases(out, &r);
 		print_plugins(out, &r);
 		print_health(out, &r);
+		print_recon(out, &r);
 		unsigned nf = print_gates(out, &r);
 		if (failed)
 			*failed = nf;
@@ -914,6 +962,23 @@ ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 		js(f, "link", r.health[i].link, &f2);
 		js(f, "kind", r.health[i].kind, &f2);
 		ju(f, "count", r.health[i].count, &f2);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	jkey(f, "reconciliation", &first);
+	fputc('[', f);
+	for (size_t i = 0; i < r.nrecon; i++) {
+		const ms_ev_recon *c = &r.recon[i];
+		bool f2 = true;
+		fputs(i ? ",{" : "{", f);
+		js(f, "name", c->name, &f2);
+		ju(f, "primary", c->v[MS_EV_RECON_PRIMARY], &f2);
+		ju(f, "cooldown", c->v[MS_EV_RECON_COOLDOWN], &f2);
+		ju(f, "finalize", c->v[MS_EV_RECON_FINALIZE], &f2);
+		ju(f, "run", c->v[MS_EV_RECON_TOTAL], &f2);
+		jkey(f, "ok", &f2);
+		fputs(c->ok ? "true" : "false", f);
+		js(f, "check", c->note, &f2);
 		fputc('}', f);
 	}
 	fputc(']', f);

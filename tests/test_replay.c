@@ -526,6 +526,76 @@ test_gate_split_block_intermediate(void **state)
 	ms_replay_close(r);
 }
 
+/* The verdict oracle evaluating another chain than the run's: with fewer
+ * drops, the run drops traces the oracle keeps; with more, traces the
+ * oracle drops survive with no recorded reason. */
+static void
+test_gate_oracle_wrong_drop(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "oracle-wrong", "detdrop:35");
+	run.o.oracle_spec = "detdrop:30";
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "verdict_oracle"))
+			continue;
+		seen = true;
+		assert_false(g[i].pass);
+		assert_non_null(strstr(g[i].detail, "is kept by the oracle"));
+	}
+	assert_true(seen);
+	ms_replay_close(r);
+	/* The report's reconciliation table says which row fails. */
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(ms_report_text(db, f, NULL, &eb), 0);
+	fclose(f);
+	ms_evdb_close(db);
+	assert_non_null(strstr(buf, "reconciliation with the oracle"));
+	const char *row = strstr(buf, "  dropped the oracle keeps");
+	assert_non_null(row);
+	const char *eol = strchr(row, '\n');
+	assert_non_null(eol);
+	assert_non_null(memmem(row, (size_t)(eol - row), "FAIL", 4));
+	free(buf);
+}
+
+static void
+test_gate_oracle_unexplained_survivor(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "oracle-more", "detdrop:35");
+	run.o.oracle_spec = "detdrop:40";
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "verdict_oracle"))
+			continue;
+		seen = true;
+		if (g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
+		assert_false(g[i].pass);
+		assert_non_null(strstr(g[i].detail, "finalize proposed"));
+	}
+	assert_true(seen);
+	ms_replay_close(r);
+}
+
 /* Disabled and alwayskeep select the same merges in the same order and
  * end with the same logical content. */
 static void
@@ -1073,6 +1143,8 @@ main(void)
 		cmocka_unit_test(test_plugin_health_timeout_circuit),
 		cmocka_unit_test(test_gate_bad_bound),
 		cmocka_unit_test(test_gate_split_block_intermediate),
+		cmocka_unit_test(test_gate_oracle_wrong_drop),
+		cmocka_unit_test(test_gate_oracle_unexplained_survivor),
 		cmocka_unit_test(test_disabled_alwayskeep_identical),
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),

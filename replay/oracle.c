@@ -1,0 +1,266 @@
+/*
+ * oracle.c - the verdict oracle: what the run's sampler chain decides for
+ * every complete trace of the day, computed from the fixture alone and
+ * never from the engine. Every raw core part is read, the rows of each
+ * trace are gathered across the parts its fragments went to (only the
+ * columns the chain reads, plus the trace ID), the traces are put in
+ * trace-ID order and handed, complete, to a chain of its own (the same
+ * plugins and configs, loaded again) in batches. The gates then check the
+ * run against it: every trace a merge dropped must be one the oracle
+ * drops, and what survived must be what the oracle keeps plus traces with
+ * a recorded reason to be kept.
+ *
+ * For the default SkyWalking variant the fixture's manifest holds the
+ * checksum of the sampler's per-trace verdicts (XXH64 over ID and verdict
+ * byte in ID order); the oracle's verdicts must reproduce it.
+ */
+#include "replay_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <xxhash.h>
+
+/* One row as the oracle keeps it: the trace ID and the columns a chain
+ * may read that the oracle rebuilds. */
+typedef struct orow {
+	uint8_t tid[MS_TRACE_ID_MAX];
+	uint8_t tid_len;
+	bool is_error;
+	uint32_t seq; /* read order: a stable sort within a trace */
+	uint32_t latency_ms;
+	int64_t start_ns;
+} orow;
+
+#define ORACLE_COLS (MS_COL_START | MS_COL_LATENCY | MS_COL_ERROR)
+
+static int
+cmp_orow(const void *a, const void *b)
+{
+	const orow *x = a, *y = b;
+	int c = ms_trace_id_cmp(x->tid, x->tid_len, y->tid, y->tid_len);
+	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int64_t
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Every row of every raw core part, decoding only `cols`. */
+static int
+read_rows(const ms_fixture *fx, unsigned cols, orow **out, size_t *nout,
+          char *why, size_t n)
+{
+	orow *v = NULL;
+	size_t nv = 0, cap = 0;
+	int rc = 0;
+	ms_errbuf eb = { { 0 } };
+	for (size_t i = 0; i < ms_fixture_nslots(fx) && !rc; i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(fx, i);
+		ms_part *p = NULL;
+		ms_part_iter *it = NULL;
+		if ((rc = ms_part_open(&p, s->path[MS_KIND_CORE], NULL, &eb)) ||
+		    (rc = ms_part_iter_open(&it, p, NULL, NULL, &eb))) {
+			snprintf(why, n, "%s", eb.msg);
+			ms_part_close(p);
+			break;
+		}
+		const ms_block_info *bi;
+		while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+			const ms_row *rows = NULL;
+			if (cols &&
+			    (rc = ms_part_iter_decode(it, cols, &rows, &eb)))
+				break;
+			if (nv + bi->nrows > cap) {
+				size_t nc = (cap ? cap * 2 : 65536) + bi->nrows;
+				orow *nvp = realloc(v, nc * sizeof(*nvp));
+				if (!nvp) {
+					rc = MS_ERR_NOMEM;
+					snprintf(why, n,
+					         "oracle: out of memory");
+					break;
+				}
+				v = nvp;
+				cap = nc;
+			}
+			for (uint32_t k = 0; k < bi->nrows; k++) {
+				orow *o = &v[nv];
+				memcpy(o->tid, bi->trace_id, bi->trace_id_len);
+				o->tid_len = (uint8_t)bi->trace_id_len;
+				o->seq = (uint32_t)nv;
+				o->start_ns = rows ? rows[k].start_ns : 0;
+				o->latency_ms = rows ? rows[k].latency_ms : 0;
+				o->is_error = rows ? rows[k].is_error : false;
+				nv++;
+			}
+		}
+		if (rc < 0 && !why[0])
+			snprintf(why, n, "%s", eb.msg);
+		else if (rc > 0)
+			rc = 0;
+		ms_part_iter_close(it);
+		ms_part_close(p);
+	}
+	if (rc) {
+		free(v);
+		return rc < 0 ? rc : MS_ERR_IO;
+	}
+	*out = v;
+	*nout = nv;
+	return 0;
+}
+
+int
+ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
+               const char *plugin_dir, uint64_t decide_timeout_ns)
+{
+	memset(o, 0, sizeof(*o));
+	int64_t t0 = now_ns();
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_chain_spec cs;
+	memset(&cs, 0, sizeof(cs));
+	ms_chain *chain = NULL;
+	orow *rows = NULL;
+	ms_row *flat = NULL;
+	size_t nrows = 0;
+	ms_errbuf eb = { { 0 } };
+	int rc = 0;
+	if (spec && strcmp(spec, "disabled") != 0) {
+		if ((rc = ms_chain_spec_parse(&cs, spec, plugin_dir, &mem,
+		                              &eb))) {
+			snprintf(o->why, sizeof(o->why), "chain: %s", eb.msg);
+			goto out;
+		}
+		ms_chain_opts co = { .mem = &mem,
+			             .decide_timeout_ns = decide_timeout_ns };
+		if ((rc = ms_chain_open(&chain, cs.links, cs.n, &co, &eb))) {
+			snprintf(o->why, sizeof(o->why), "chain: %s", eb.msg);
+			goto out;
+		}
+	}
+	unsigned cols = chain ? ms_chain_projection(chain) & MS_COL_ALL : 0;
+	if (cols & ~(unsigned)ORACLE_COLS) {
+		rc = MS_ERR_PLUGIN;
+		snprintf(o->why, sizeof(o->why),
+		         "the chain reads columns (0x%x) the oracle does not "
+		         "rebuild (it rebuilds start, latency, error)",
+		         cols);
+		goto out;
+	}
+	if ((rc = read_rows(fx, cols, &rows, &nrows, o->why, sizeof(o->why))))
+		goto out;
+	qsort(rows, nrows, sizeof(*rows), cmp_orow);
+	/* The traces, in ID order. */
+	size_t ntr = 0;
+	for (size_t i = 0; i < nrows; i++)
+		ntr += i == 0 || ms_trace_id_cmp(rows[i].tid, rows[i].tid_len,
+		                                 rows[i - 1].tid,
+		                                 rows[i - 1].tid_len) != 0;
+	o->ent = calloc(ntr ? ntr : 1, sizeof(*o->ent));
+	flat = calloc(nrows ? nrows : 1, sizeof(*flat));
+	uint8_t *keep = malloc(ntr ? ntr : 1);
+	if (!o->ent || !flat || !keep) {
+		free(keep);
+		rc = MS_ERR_NOMEM;
+		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
+		goto out;
+	}
+	for (size_t i = 0, t = 0; i < nrows; i++) {
+		flat[i].trace_id = rows[i].tid;
+		flat[i].trace_id_len = rows[i].tid_len;
+		flat[i].start_ns = rows[i].start_ns;
+		flat[i].latency_ms = rows[i].latency_ms;
+		flat[i].is_error = rows[i].is_error;
+		if (i == 0 || ms_trace_id_cmp(rows[i].tid, rows[i].tid_len,
+		                              rows[i - 1].tid,
+		                              rows[i - 1].tid_len) != 0) {
+			memcpy(o->ent[t].tid, rows[i].tid, rows[i].tid_len);
+			o->ent[t].len = rows[i].tid_len;
+			t++;
+		}
+		o->ent[t - 1].rows++;
+	}
+	o->n = ntr;
+	int64_t td = now_ns();
+	if (chain) {
+		size_t got = 0;
+		rc = ms_chain_evaluate_rows(chain, &mem, flat, nrows, 0, keep,
+		                            ntr, &got, &eb);
+		if (!rc && got != ntr)
+			rc = ms_fail(&eb, MS_ERR_STATE,
+			             "%zu verdicts for %zu traces", got, ntr);
+		if (rc) {
+			free(keep);
+			snprintf(o->why, sizeof(o->why), "oracle: %s", eb.msg);
+			goto out;
+		}
+		for (size_t i = 0; i < ms_chain_len(chain); i++) {
+			ms_link_stats st;
+			ms_chain_link_stats(chain, i, &st);
+			for (int k = 1; k < MS_LINK_RESULT_COUNT; k++)
+				o->link_failures += st.results[k];
+		}
+	} else {
+		memset(keep, 1, ntr);
+	}
+	o->decide_ns = now_ns() - td;
+	XXH64_state_t *xs = XXH64_createState();
+	if (xs)
+		XXH64_reset(xs, 0);
+	for (size_t t = 0; t < ntr; t++) {
+		uint8_t vd = keep[t] ? MS_VERDICT_KEEP : MS_VERDICT_DROP;
+		o->ent[t].keep = keep[t] != 0;
+		o->keep += o->ent[t].keep;
+		if (xs) {
+			XXH64_update(xs, o->ent[t].tid, o->ent[t].len);
+			XXH64_update(xs, &vd, 1);
+		}
+	}
+	o->drop = ntr - o->keep;
+	if (xs) {
+		snprintf(o->checksum, sizeof(o->checksum), "%016llx",
+		         (unsigned long long)XXH64_digest(xs));
+		XXH64_freeState(xs);
+	}
+	free(keep);
+	o->ok = true;
+out:
+	free(flat);
+	free(rows);
+	ms_chain_close(chain);
+	ms_chain_spec_release(&cs);
+	o->ns = now_ns() - t0;
+	return rc;
+}
+
+const ms__oracle_ent *
+ms__oracle_find(const ms__oracle *o, const uint8_t *tid, uint32_t len)
+{
+	size_t lo = 0, hi = o->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = ms_trace_id_cmp(o->ent[mid].tid, o->ent[mid].len, tid,
+		                        len);
+		if (c == 0)
+			return &o->ent[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void
+ms__oracle_release(ms__oracle *o)
+{
+	free(o->ent);
+	o->ent = NULL;
+	o->n = 0;
+}
