@@ -71,6 +71,17 @@ typedef struct report {
 	size_t nhealth, hcap;
 	ms_ev_recon *recon;
 	size_t nrecon, rcap;
+	/* Readiness figures of the primary phase (the reference's, shown as
+	 * figures, never as gates). */
+	struct {
+		uint64_t grace, executed, executed_deep;
+		uint64_t mature_sel, mature_rows, mature_bytes;
+		uint64_t mature_rows_deep; /* in selections with an input at
+		                              depth >= 1 */
+		uint64_t precompacted;     /* every input at depth >= 1 */
+		uint32_t max_depth;
+		uint64_t raw_bytes; /* compressed core bytes published */
+	} ready;
 	int health_err;
 	/* derived-gate inputs */
 	uint64_t merges_ok;
@@ -139,6 +150,29 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 		for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
 			a->idx_in_bytes += m->index[k].bytes_in;
 			a->idx_out_bytes += m->index[k].bytes_out;
+		}
+	}
+	if (m->phase == MS_EV_PHASE_PRIMARY && strcmp(m->lane, "finalize")) {
+		bool deep = m->ninputs > 0 && m->min_depth >= 1;
+		bool any_deep = m->max_depth >= 1;
+		if (s->reason == MS_SREASON_MERGE_GRACE)
+			r->ready.grace++;
+		if (executed) {
+			r->ready.executed++;
+			r->ready.executed_deep += deep;
+		}
+		if (m->mature_parts) {
+			r->ready.mature_sel++;
+			r->ready.mature_rows += m->mature_rows;
+			for (size_t i = 0; i < m->ninputs; i++)
+				if (m->inputs[i].mature)
+					r->ready.mature_bytes +=
+					        m->inputs[i].bytes;
+			if (any_deep)
+				r->ready.mature_rows_deep += m->mature_rows;
+			r->ready.precompacted += deep;
+			if (m->max_depth > r->ready.max_depth)
+				r->ready.max_depth = m->max_depth;
 		}
 	}
 	if (s->reason == MS_SREASON_LOSSLESS_RETRY)
@@ -239,6 +273,14 @@ agg_recon(void *ctx, const ms_ev_recon *c)
 }
 
 static int
+agg_pub(void *ctx, const ms_ev_pub *p)
+{
+	report *r = ctx;
+	r->ready.raw_bytes += p->bytes;
+	return 0;
+}
+
+static int
 report_load(ms_evdb *db, report *r, ms_errbuf *eb)
 {
 	memset(r, 0, sizeof(*r));
@@ -251,6 +293,8 @@ report_load(ms_evdb *db, report *r, ms_errbuf *eb)
 		rc = ms_evdb_each_gate(db, agg_gate, r, eb);
 	if (rc == 0)
 		rc = ms_evdb_each_recon(db, agg_recon, r, eb);
+	if (rc == 0)
+		rc = ms_evdb_each_pub(db, agg_pub, r, eb);
 	if (rc == 0 && r->health_err)
 		rc = r->health_err;
 	if (rc == MS_ERR_NOMEM)
@@ -726,6 +770,48 @@ print_recon(FILE *f, const report *r)
 	}
 }
 
+static double
+pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+/* The reference's readiness figures for the primary phase (before the
+ * cooldown), beside its thresholds: figures to read, not gates. */
+static void
+print_readiness(FILE *f, const report *r)
+{
+	uint64_t rows = r->run.input_ledger.kind[MS_KIND_CORE].rows;
+	fprintf(f,
+	        "\n%-48s %12s  %s\n"
+	        "  %-46s %12llu  >= 10\n"
+	        "  %-46s %12llu  >= 10\n"
+	        "  %-46s %12llu  all executed\n"
+	        "  %-46s %12llu  >= 10 (the ten-round threshold)\n"
+	        "  %-46s %11.1f%%  >= 30%%\n"
+	        "  %-46s %11.1f%%  >= 30%%\n"
+	        "  %-46s %11.1f%%  >= 95%%\n"
+	        "  %-46s %12llu  (diagnostic)\n"
+	        "  %-46s %12u\n",
+	        "readiness, primary phase (figures, not gates)", "run",
+	        "reference", "merges bypassed: merge_grace",
+	        (unsigned long long)r->ready.grace, "merges executed",
+	        (unsigned long long)r->ready.executed,
+	        "  executed with every input at depth >= 1",
+	        (unsigned long long)r->ready.executed_deep,
+	        "mature-containing selections",
+	        (unsigned long long)r->ready.mature_sel,
+	        "  their mature input rows, of fixture rows",
+	        pct(r->ready.mature_rows, rows),
+	        "  their mature core bytes, of raw core bytes",
+	        pct(r->ready.mature_bytes, r->ready.raw_bytes),
+	        "  mature rows with an input at depth >= 1",
+	        pct(r->ready.mature_rows_deep, r->ready.mature_rows),
+	        "  fully precompacted (every input depth >= 1)",
+	        (unsigned long long)r->ready.precompacted, "  deepest input",
+	        r->ready.max_depth);
+}
+
 /* Every fail-open call and sampling bypass, by merge, link and kind. */
 static void
 print_health(FILE *f, const report *r)
@@ -777,6 +863,7 @@ ms_report_text(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 		print_phases(out, &r);
 		print_plugins(out, &r);
 		print_health(out, &r);
+		print_readiness(out, &r);
 		print_recon(out, &r);
 		unsigned nf = print_gates(out, &r);
 		if (failed)
@@ -965,6 +1052,28 @@ ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 		fputc('}', f);
 	}
 	fputc(']', f);
+	jkey(f, "readiness", &first);
+	{
+		bool f2 = true;
+		uint64_t rows = r.run.input_ledger.kind[MS_KIND_CORE].rows;
+		fputc('{', f);
+		ju(f, "merge_grace", r.ready.grace, &f2);
+		ju(f, "executed", r.ready.executed, &f2);
+		ju(f, "executed_all_inputs_deep", r.ready.executed_deep, &f2);
+		ju(f, "mature_selections", r.ready.mature_sel, &f2);
+		ju(f, "mature_selection_threshold", 10, &f2);
+		ju(f, "mature_rows", r.ready.mature_rows, &f2);
+		jd(f, "mature_rows_pct", pct(r.ready.mature_rows, rows), &f2);
+		ju(f, "mature_core_bytes", r.ready.mature_bytes, &f2);
+		jd(f, "mature_core_bytes_pct",
+		   pct(r.ready.mature_bytes, r.ready.raw_bytes), &f2);
+		jd(f, "mature_rows_with_deep_input_pct",
+		   pct(r.ready.mature_rows_deep, r.ready.mature_rows), &f2);
+		ju(f, "precompacted_mature_selections", r.ready.precompacted,
+		   &f2);
+		ju(f, "max_mature_depth", r.ready.max_depth, &f2);
+		fputc('}', f);
+	}
 	jkey(f, "reconciliation", &first);
 	fputc('[', f);
 	for (size_t i = 0; i < r.nrecon; i++) {

@@ -127,6 +127,32 @@ test_report_golden(void **state)
 	assert_non_null(strstr(text, "  PASS  ledgers "));
 	assert_non_null(strstr(text, "  PASS  hot_decide "));
 	assert_non_null(strstr(text, "  2 gates, 0 failed\n"));
+	/* the readiness figures, counted by hand from the fixture's merges */
+	assert_non_null(strstr(text, "readiness, primary phase (figures, "
+	                             "not gates)"));
+	uint64_t grace = 0, exec = 0, mature = 0;
+	ms_ev_input in[16];
+	for (uint64_t s = 1; s <= 10; s++) {
+		ms_ev_merge m;
+		evf_merge(&m, in, s, 10, true);
+		if (m.phase != MS_EV_PHASE_PRIMARY ||
+		    !strcmp(m.lane, "finalize"))
+			continue;
+		grace += m.sampling.reason == MS_SREASON_MERGE_GRACE;
+		exec += m.sampling.klass == MS_SAMPLING_EXECUTED;
+		mature += m.mature_parts > 0;
+	}
+	assert_true(grace > 0 && mature > 0);
+	char want[128];
+	snprintf(want, sizeof(want), "  %-46s %12llu  >= 10\n",
+	         "merges bypassed: merge_grace", (unsigned long long)grace);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "  %-46s %12llu  >= 10\n",
+	         "merges executed", (unsigned long long)exec);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "  %-46s %12llu  >= 10 (the ten-round",
+	         "mature-containing selections", (unsigned long long)mature);
+	assert_non_null(strstr(text, want));
 	free(text);
 }
 
