@@ -1086,6 +1086,46 @@ test_bad_fixture_part_removed(void **state)
 	rt_rm(copy);
 }
 
+/* A schedule edited after the build (one publication moved, the parts
+ * intact) is refused before any work, naming the schedule and the slot. */
+static void
+edit_schedule(const char *dir, const char *sql)
+{
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof(path), "%s/%s", dir, MS_FIXTURE_MANIFEST);
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+	sqlite3_close(db);
+}
+
+static void
+test_bad_fixture_schedule_edited(void **state)
+{
+	(void)state;
+	char copy[PATH_MAX], cmd[3 * PATH_MAX];
+	rt_path(copy, sizeof(copy), "fixture-edited");
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", rt.fixture, copy);
+	assert_int_equal(system(cmd), 0);
+	/* Slot 5 published one hour earlier: before its own rows. */
+	edit_schedule(copy, "UPDATE schedule SET pub_ns = pub_ns - "
+	                    "3600000000000 WHERE slot = 5");
+	rt_run run;
+	rt_opts(&run, "edited", "disabled");
+	run.o.fixture_dir = copy;
+	expect_refused(&run, "schedule", "slot 5");
+	rt_rm(copy);
+	/* A one-nanosecond move later in the day: still refused. */
+	assert_int_equal(system(cmd), 0);
+	edit_schedule(copy, "UPDATE schedule SET pub_ns = pub_ns + 1 WHERE "
+	                    "slot = 40");
+	rt_opts(&run, "edited", "disabled");
+	run.o.fixture_dir = copy;
+	expect_refused(&run, "edited after the build", copy);
+	rt_rm(copy);
+}
+
 static void
 test_bad_variant(void **state)
 {
@@ -1129,6 +1169,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_fixture_dir),
 		cmocka_unit_test(test_bad_fixture_part_removed),
+		cmocka_unit_test(test_bad_fixture_schedule_edited),
 		cmocka_unit_test(test_bad_variant),
 		cmocka_unit_test(test_bad_chain_config),
 		cmocka_unit_test(test_bad_db_path),
