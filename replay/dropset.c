@@ -1,9 +1,10 @@
 /*
  * dropset.c - the replay's record of every trace a merge confirmed as
- * dropped, and the independent oracle over it: the ledger of the dropped
- * rows is computed from the fixture's own raw parts (never from merge
- * outputs), so `final == input - oracle` proves that exactly the reported
- * traces left, whole, and nothing else did.
+ * dropped. The ledger of the dropped rows is computed from the fixture's
+ * own raw parts by the oracle's pass over them (oracle.c; never from merge
+ * outputs), so `final == input - dropped` proves that exactly the reported
+ * traces left, whole, and nothing else did; ms__drop_check proves each was
+ * reported once with all its rows.
  */
 #include "replay_int.h"
 
@@ -91,66 +92,31 @@ ms__dropped_release(ms__dropped *d)
 	memset(d, 0, sizeof(*d));
 }
 
-int
-ms__drop_oracle(const ms__dropped *d, const ms_fixture *fx, ms_ledger_set *out,
-                char *why, size_t n)
+const ms__drop_ent *
+ms__dropped_find(const ms__dropped *d, const uint8_t *tid, uint32_t len)
 {
-	ms_ledger_set_init(out);
+	return find(d, tid, len);
+}
+
+int
+ms__drop_check(const ms__dropped *d, const uint64_t *found, char *why, size_t n)
+{
 	why[0] = '\0';
-	if (!d->n)
-		return 0;
-	/* Rows of each dropped trace as the fixture holds them. */
-	uint64_t *found = calloc(d->cap, sizeof(*found));
-	if (!found)
-		return MS_ERR_NOMEM;
-	int rc = 0;
-	ms_errbuf eb = { { 0 } };
-	for (size_t i = 0; i < ms_fixture_nslots(fx) && !rc; i++) {
-		const ms_fixture_slot *s = ms_fixture_slot_at(fx, i);
-		ms_part *p = NULL;
-		ms_part_iter *it = NULL;
-		if ((rc = ms_part_open(&p, s->path[MS_KIND_CORE], NULL, &eb)) ||
-		    (rc = ms_part_iter_open(&it, p, NULL, NULL, &eb))) {
-			snprintf(why, n, "%s", eb.msg);
-			ms_part_close(p);
-			break;
-		}
-		const ms_block_info *bi;
-		while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
-			ms__drop_ent *e =
-			        find(d, bi->trace_id, bi->trace_id_len);
-			if (!e)
-				continue;
-			const ms_row *rows;
-			if ((rc = ms_part_iter_decode(it, MS_COL_ALL, &rows,
-			                              &eb)))
-				break;
-			for (uint32_t k = 0; k < bi->nrows; k++)
-				ms_ledger_set_add_row(out, &rows[k]);
-			found[e - d->ent] += bi->nrows;
-		}
-		if (rc < 0)
-			snprintf(why, n, "%s", eb.msg);
-		else
-			rc = 0;
-		ms_part_iter_close(it);
-		ms_part_close(p);
-	}
 	/* A dropped trace must have been dropped once, and whole. */
-	for (size_t i = 0; i < d->cap && !rc; i++) {
+	for (size_t i = 0; i < d->cap; i++) {
 		const ms__drop_ent *e = &d->ent[i];
 		if (!e->len)
 			continue;
-		if (e->times != 1 || e->rows != found[i]) {
+		uint64_t f = found ? found[i] : 0;
+		if (e->times != 1 || e->rows != f) {
 			snprintf(why, n,
 			         "trace %.*s: dropped %u times, %llu rows "
 			         "reported, %llu in the fixture",
 			         (int)e->len, (const char *)e->tid, e->times,
 			         (unsigned long long)e->rows,
-			         (unsigned long long)found[i]);
-			rc = MS_ERR_STATE;
+			         (unsigned long long)f);
+			return MS_ERR_STATE;
 		}
 	}
-	free(found);
-	return rc;
+	return 0;
 }

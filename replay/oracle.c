@@ -16,29 +16,37 @@
  */
 #include "replay_int.h"
 
+#include "ms_ledger.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <xxhash.h>
 
-/* One row as the oracle keeps it: the trace ID and the columns a chain
- * may read that the oracle rebuilds. */
-typedef struct orow {
+/* One block of a raw part (a trace's fragment in that part) as the
+ * oracle keeps it: the trace ID, read order, and where its rows' columns
+ * are; the columns a chain may read that the oracle rebuilds, per row. */
+typedef struct ofrag {
 	uint8_t tid[MS_TRACE_ID_MAX];
 	uint8_t tid_len;
-	bool is_error;
 	uint32_t seq; /* read order: a stable sort within a trace */
-	uint32_t latency_ms;
+	uint32_t first, nrows;
+} ofrag;
+
+typedef struct ocol {
 	int64_t start_ns;
-} orow;
+	uint32_t latency_ms;
+	bool is_error;
+} ocol;
 
 #define ORACLE_COLS (MS_COL_START | MS_COL_LATENCY | MS_COL_ERROR)
 
 static int
-cmp_orow(const void *a, const void *b)
+cmp_ofrag(const void *a, const void *b)
 {
-	const orow *x = a, *y = b;
+	const ofrag *x = a, *y = b;
 	int c = ms_trace_id_cmp(x->tid, x->tid_len, y->tid, y->tid_len);
 	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
 }
@@ -51,13 +59,33 @@ now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Every row of every raw core part, decoding only `cols`. */
+/* Every block of every raw core part, decoding only `cols`; the rows of
+ * the dropped traces whole, into the dropped ledger. */
+typedef struct oread {
+	ofrag *f;
+	size_t nf, fcap;
+	ocol *c;
+	size_t nc, ccap;
+} oread;
+
 static int
-read_rows(const ms_fixture *fx, unsigned cols, orow **out, size_t *nout,
-          char *why, size_t n)
+grow(void **p, size_t *cap, size_t need, size_t size)
 {
-	orow *v = NULL;
-	size_t nv = 0, cap = 0;
+	if (need <= *cap)
+		return 0;
+	size_t nc = (*cap ? *cap * 2 : 65536) + need;
+	void *np = realloc(*p, nc * size);
+	if (!np)
+		return MS_ERR_NOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+static int
+read_rows(ms__oracle *o, const ms_fixture *fx, unsigned cols,
+          const ms__dropped *d, oread *rd, char *why, size_t n)
+{
 	int rc = 0;
 	ms_errbuf eb = { { 0 } };
 	for (size_t i = 0; i < ms_fixture_nslots(fx) && !rc; i++) {
@@ -73,30 +101,39 @@ read_rows(const ms_fixture *fx, unsigned cols, orow **out, size_t *nout,
 		const ms_block_info *bi;
 		while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
 			const ms_row *rows = NULL;
-			if (cols &&
-			    (rc = ms_part_iter_decode(it, cols, &rows, &eb)))
+			const ms__drop_ent *de =
+			        d ? ms__dropped_find(d, bi->trace_id,
+			                             bi->trace_id_len)
+			          : NULL;
+			unsigned dc = de ? MS_COL_ALL : cols;
+			if (dc &&
+			    (rc = ms_part_iter_decode(it, dc, &rows, &eb)))
 				break;
-			if (nv + bi->nrows > cap) {
-				size_t nc = (cap ? cap * 2 : 65536) + bi->nrows;
-				orow *nvp = realloc(v, nc * sizeof(*nvp));
-				if (!nvp) {
-					rc = MS_ERR_NOMEM;
-					snprintf(why, n,
-					         "oracle: out of memory");
-					break;
-				}
-				v = nvp;
-				cap = nc;
+			if (de) {
+				for (uint32_t k = 0; k < bi->nrows; k++)
+					ms_ledger_set_add_row(&o->dropped_led,
+					                      &rows[k]);
+				o->drop_found[de - d->ent] += bi->nrows;
 			}
+			if (grow((void **)&rd->f, &rd->fcap, rd->nf + 1,
+			         sizeof(*rd->f)) ||
+			    grow((void **)&rd->c, &rd->ccap, rd->nc + bi->nrows,
+			         sizeof(*rd->c))) {
+				rc = MS_ERR_NOMEM;
+				snprintf(why, n, "oracle: out of memory");
+				break;
+			}
+			ofrag *f = &rd->f[rd->nf];
+			memcpy(f->tid, bi->trace_id, bi->trace_id_len);
+			f->tid_len = (uint8_t)bi->trace_id_len;
+			f->seq = (uint32_t)rd->nf++;
+			f->first = (uint32_t)rd->nc;
+			f->nrows = bi->nrows;
 			for (uint32_t k = 0; k < bi->nrows; k++) {
-				orow *o = &v[nv];
-				memcpy(o->tid, bi->trace_id, bi->trace_id_len);
-				o->tid_len = (uint8_t)bi->trace_id_len;
-				o->seq = (uint32_t)nv;
-				o->start_ns = rows ? rows[k].start_ns : 0;
-				o->latency_ms = rows ? rows[k].latency_ms : 0;
-				o->is_error = rows ? rows[k].is_error : false;
-				nv++;
+				ocol *c = &rd->c[rd->nc++];
+				c->start_ns = rows ? rows[k].start_ns : 0;
+				c->latency_ms = rows ? rows[k].latency_ms : 0;
+				c->is_error = rows ? rows[k].is_error : false;
 			}
 		}
 		if (rc < 0 && !why[0])
@@ -106,29 +143,30 @@ read_rows(const ms_fixture *fx, unsigned cols, orow **out, size_t *nout,
 		ms_part_iter_close(it);
 		ms_part_close(p);
 	}
-	if (rc) {
-		free(v);
-		return rc < 0 ? rc : MS_ERR_IO;
-	}
-	*out = v;
-	*nout = nv;
-	return 0;
+	return rc < 0 ? rc : rc ? MS_ERR_IO : 0;
 }
 
 int
 ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
-               const char *plugin_dir, uint64_t decide_timeout_ns)
+               const char *plugin_dir, uint64_t decide_timeout_ns,
+               const ms__dropped *dropped)
 {
 	memset(o, 0, sizeof(*o));
+	ms_ledger_set_init(&o->dropped_led);
+	if (dropped && dropped->cap &&
+	    !(o->drop_found = calloc(dropped->cap, sizeof(uint64_t)))) {
+		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
+		return MS_ERR_NOMEM;
+	}
 	int64_t t0 = now_ns();
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
 	ms_chain_spec cs;
 	memset(&cs, 0, sizeof(cs));
 	ms_chain *chain = NULL;
-	orow *rows = NULL;
+	oread rd;
+	memset(&rd, 0, sizeof(rd));
 	ms_row *flat = NULL;
-	size_t nrows = 0;
 	ms_errbuf eb = { { 0 } };
 	int rc = 0;
 	if (spec && strcmp(spec, "disabled") != 0) {
@@ -153,15 +191,15 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		         cols);
 		goto out;
 	}
-	if ((rc = read_rows(fx, cols, &rows, &nrows, o->why, sizeof(o->why))))
+	if ((rc = read_rows(o, fx, cols, dropped, &rd, o->why, sizeof(o->why))))
 		goto out;
-	qsort(rows, nrows, sizeof(*rows), cmp_orow);
-	/* The traces, in ID order. */
-	size_t ntr = 0;
-	for (size_t i = 0; i < nrows; i++)
-		ntr += i == 0 || ms_trace_id_cmp(rows[i].tid, rows[i].tid_len,
-		                                 rows[i - 1].tid,
-		                                 rows[i - 1].tid_len) != 0;
+	qsort(rd.f, rd.nf, sizeof(*rd.f), cmp_ofrag);
+	/* The traces, in ID order, their rows in read order. */
+	size_t ntr = 0, nrows = rd.nc;
+	for (size_t i = 0; i < rd.nf; i++)
+		ntr += i == 0 || ms_trace_id_cmp(rd.f[i].tid, rd.f[i].tid_len,
+		                                 rd.f[i - 1].tid,
+		                                 rd.f[i - 1].tid_len) != 0;
 	o->ent = calloc(ntr ? ntr : 1, sizeof(*o->ent));
 	flat = calloc(nrows ? nrows : 1, sizeof(*flat));
 	uint8_t *keep = malloc(ntr ? ntr : 1);
@@ -171,20 +209,23 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 		goto out;
 	}
-	for (size_t i = 0, t = 0; i < nrows; i++) {
-		flat[i].trace_id = rows[i].tid;
-		flat[i].trace_id_len = rows[i].tid_len;
-		flat[i].start_ns = rows[i].start_ns;
-		flat[i].latency_ms = rows[i].latency_ms;
-		flat[i].is_error = rows[i].is_error;
-		if (i == 0 || ms_trace_id_cmp(rows[i].tid, rows[i].tid_len,
-		                              rows[i - 1].tid,
-		                              rows[i - 1].tid_len) != 0) {
-			memcpy(o->ent[t].tid, rows[i].tid, rows[i].tid_len);
-			o->ent[t].len = rows[i].tid_len;
+	for (size_t i = 0, t = 0, k = 0; i < rd.nf; i++) {
+		const ofrag *f = &rd.f[i];
+		if (i == 0 || ms_trace_id_cmp(f->tid, f->tid_len, f[-1].tid,
+		                              f[-1].tid_len) != 0) {
+			memcpy(o->ent[t].tid, f->tid, f->tid_len);
+			o->ent[t].len = f->tid_len;
 			t++;
 		}
-		o->ent[t - 1].rows++;
+		o->ent[t - 1].rows += f->nrows;
+		for (uint32_t j = 0; j < f->nrows; j++, k++) {
+			const ocol *c = &rd.c[f->first + j];
+			flat[k].trace_id = f->tid;
+			flat[k].trace_id_len = f->tid_len;
+			flat[k].start_ns = c->start_ns;
+			flat[k].latency_ms = c->latency_ms;
+			flat[k].is_error = c->is_error;
+		}
 	}
 	o->n = ntr;
 	int64_t td = now_ns();
@@ -232,7 +273,8 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	o->ok = true;
 out:
 	free(flat);
-	free(rows);
+	free(rd.f);
+	free(rd.c);
 	ms_chain_close(chain);
 	ms_chain_spec_release(&cs);
 	o->ns = now_ns() - t0;
@@ -261,6 +303,8 @@ void
 ms__oracle_release(ms__oracle *o)
 {
 	free(o->ent);
+	free(o->drop_found);
 	o->ent = NULL;
+	o->drop_found = NULL;
 	o->n = 0;
 }

@@ -52,11 +52,13 @@ typedef struct ms__dropped {
 int ms__dropped_add(ms__dropped *d, const uint8_t *tid, uint32_t len,
                     uint64_t rows, enum ms__rphase phase);
 void ms__dropped_release(ms__dropped *d);
-/* The ledger of every fixture row of the dropped traces, read from the
- * fixture's raw parts; also checks each trace was reported once with all
- * its rows (else MS_ERR_STATE and `why`). */
-int ms__drop_oracle(const ms__dropped *d, const ms_fixture *fx,
-                    ms_ledger_set *out, char *why, size_t n);
+const ms__drop_ent *ms__dropped_find(const ms__dropped *d, const uint8_t *tid,
+                                     uint32_t len);
+/* Each dropped trace was reported once with all its rows: found[i] is
+ * the number of fixture rows of the trace in slot i (NULL: none found).
+ * 0, or MS_ERR_STATE and `why`. */
+int ms__drop_check(const ms__dropped *d, const uint64_t *found, char *why,
+                   size_t n);
 
 /* One fail-open or bypass event of a merge (plugin_health). */
 #define MS__HEALTH_MAX 64
@@ -83,7 +85,12 @@ typedef struct ms__oracle {
 	uint64_t link_failures; /* link calls of the oracle's chain that
 	                           failed (their verdicts were bypassed) */
 	int64_t ns, decide_ns;  /* wall: all of it, the Decide calls */
-	char checksum[17];      /* XXH64 of (ID, verdict) in ID order */
+	/* The dropped traces (the run's drop set, given to the oracle):
+	 * the ledger of their fixture rows, and per slot of the set the
+	 * rows found. */
+	ms_ledger_set dropped_led;
+	uint64_t *drop_found;
+	char checksum[17]; /* XXH64 of (ID, verdict) in ID order */
 	bool ok;
 	char why[200];
 } ms__oracle;
@@ -93,7 +100,8 @@ typedef struct ms__oracle {
  * "disabled": every trace kept). 0, or an ms_err with o->why. Release
  * with ms__oracle_release in every case. */
 int ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
-                   const char *plugin_dir, uint64_t decide_timeout_ns);
+                   const char *plugin_dir, uint64_t decide_timeout_ns,
+                   const ms__dropped *dropped);
 const ms__oracle_ent *ms__oracle_find(const ms__oracle *o, const uint8_t *tid,
                                       uint32_t len);
 void ms__oracle_release(ms__oracle *o);
@@ -240,6 +248,7 @@ struct ms_replay {
 	uint64_t attempts_discarded;
 	ms__recon recon[MS__RP_COUNT];
 	ms__oracle oracle;
+	int64_t oracle_wall; /* the run's wall when the oracle started */
 	ms_ev_gate gates[32];
 	size_t ngates;
 	unsigned gates_failed;
