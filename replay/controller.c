@@ -215,8 +215,8 @@ check_introduced(ms_replay *r, uint64_t id, ms_ledger_set *led, char *why,
 			continue;
 		rc = ms__part_check(ms_view_part(v, i, MS_KIND_CORE),
 		                    ms_view_part(v, i, MS_KIND_LATENCY),
-		                    ms_view_part(v, i, MS_KIND_START_TIME), led,
-		                    why, n);
+		                    ms_view_part(v, i, MS_KIND_START_TIME),
+		                    r->blocks, led, why, n);
 		break;
 	}
 	if (rc == 1)
@@ -1338,6 +1338,10 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 	pthread_cond_init(&r->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	r->state = MS_REPLAY_READY;
+	if (ms__blkcache_new(&r->blocks)) {
+		rc = ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
+		goto fail;
+	}
 
 	if (opts->grace_policy &&
 	    ms_grace_policy_parse(opts->grace_policy, &r->policy)) {
@@ -1590,6 +1594,7 @@ ms_replay_close(ms_replay *r)
 	free(r->track);
 	ms__dropped_release(&r->dropped);
 	ms__oracle_release(&r->oracle);
+	ms__blkcache_free(r->blocks);
 	pthread_cond_destroy(&r->cv);
 	pthread_mutex_destroy(&r->mu);
 	free(r);

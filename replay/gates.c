@@ -457,14 +457,16 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 
 	/* Every part that entered the shard, checked as it entered (core
 	 * blocks one per trace in order, rows, both index parts). */
+	uint64_t bhit, bmiss;
+	ms__blkcache_stats(r->blocks, &bhit, &bmiss);
 	gate(r, "one_block_per_trace", r->parts_ok == r->parts_in,
 	     "%llu of %llu parts checked as introduced (core and both "
 	     "indexes: one block per trace, order, index ledgers) in "
-	     "%.0f ms%s%s%s",
+	     "%.0f ms, %llu of %llu blocks decoded%s%s%s",
 	     (unsigned long long)r->parts_ok, (unsigned long long)r->parts_in,
-	     (double)atomic_load(&r->check_ns) / 1e6,
-	     r->part_err[0] ? "; " : "", r->part_err,
-	     r->parts_gone ? " (left before it was read)" : "");
+	     (double)atomic_load(&r->check_ns) / 1e6, (unsigned long long)bmiss,
+	     (unsigned long long)(bhit + bmiss), r->part_err[0] ? "; " : "",
+	     r->part_err, r->parts_gone ? " (left before it was read)" : "");
 	/* Each merge's output ledgers are its inputs' minus what it
 	 * dropped. */
 	gate(r, "part_ledgers",

@@ -13,14 +13,135 @@
 
 #include "ms_ledger.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <xxhash.h>
+
+/*
+ * The ledgers of blocks already checked, keyed by a hash of the block as
+ * stored (its bytes, trace ID and row count). A merge copies most blocks
+ * byte for byte (a trace with one fragment among its inputs); such a block
+ * holds the same rows as the block it was copied from, so its ledgers are
+ * those computed when that block was first decoded. A block whose bytes
+ * are new (a trace combined from fragments, or a block a faulty merge
+ * changed) is decoded. The bytes are the ones the reader verified against
+ * their checksums.
+ */
+typedef struct blk_ent {
+	uint64_t lo, hi; /* the key; 0/0 = empty */
+	ms_ledger_set led;
+} blk_ent;
+
+struct ms__blkcache {
+	pthread_mutex_t mu;
+	blk_ent *e;
+	size_t cap, n;
+	uint64_t hits, misses;
+};
+
+int
+ms__blkcache_new(ms__blkcache **out)
+{
+	ms__blkcache *c = calloc(1, sizeof(*c));
+	if (!c)
+		return MS_ERR_NOMEM;
+	pthread_mutex_init(&c->mu, NULL);
+	*out = c;
+	return 0;
+}
+
+void
+ms__blkcache_free(ms__blkcache *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_destroy(&c->mu);
+	free(c->e);
+	free(c);
+}
+
+void
+ms__blkcache_stats(ms__blkcache *c, uint64_t *hits, uint64_t *misses)
+{
+	*hits = *misses = 0;
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->mu);
+	*hits = c->hits;
+	*misses = c->misses;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static blk_ent *
+blk_slot(blk_ent *e, size_t cap, uint64_t lo, uint64_t hi)
+{
+	size_t h = (size_t)lo & (cap - 1);
+	while ((e[h].lo || e[h].hi) && (e[h].lo != lo || e[h].hi != hi))
+		h = (h + 1) & (cap - 1);
+	return &e[h];
+}
+
+static bool
+blk_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out)
+{
+	if (!c)
+		return false;
+	pthread_mutex_lock(&c->mu);
+	bool hit = false;
+	if (c->cap) {
+		blk_ent *s = blk_slot(c->e, c->cap, lo, hi);
+		if (s->lo || s->hi) {
+			*out = s->led;
+			hit = true;
+		}
+	}
+	if (hit)
+		c->hits++;
+	else
+		c->misses++;
+	pthread_mutex_unlock(&c->mu);
+	return hit;
+}
+
+static void
+blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
+{
+	if (!c || (!lo && !hi))
+		return;
+	pthread_mutex_lock(&c->mu);
+	if ((c->n + 1) * 2 > c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 65536;
+		blk_ent *ne = calloc(ncap, sizeof(*ne));
+		if (!ne) {
+			pthread_mutex_unlock(&c->mu);
+			return; /* a cache: the next check decodes */
+		}
+		for (size_t i = 0; i < c->cap; i++)
+			if (c->e[i].lo || c->e[i].hi)
+				*blk_slot(ne, ncap, c->e[i].lo, c->e[i].hi) =
+				        c->e[i];
+		free(c->e);
+		c->e = ne;
+		c->cap = ncap;
+	}
+	blk_ent *s = blk_slot(c->e, c->cap, lo, hi);
+	if (!s->lo && !s->hi) {
+		s->lo = lo;
+		s->hi = hi;
+		s->led = *led;
+		c->n++;
+	}
+	pthread_mutex_unlock(&c->mu);
+}
 
 /* One block per trace, ascending; the core ledger and the index ledgers
  * derived from the rows. */
 static int
-check_core(const ms_part *p, const char *id, ms_ledger_set *derived, char *why,
-           size_t n)
+check_core(const ms_part *p, const char *id, ms__blkcache *cache,
+           ms_ledger_set *derived, char *why, size_t n)
 {
 	ms_part_iter *it = NULL;
 	ms_errbuf eb = { { 0 } };
@@ -53,11 +174,26 @@ check_core(const ms_part *p, const char *id, ms_ledger_set *derived, char *why,
 		prev_len = bi->trace_id_len;
 		prev_span = bi->span_bytes;
 		first = false;
-		const ms_row *r;
-		if ((rc = ms_part_iter_decode(it, MS_COL_ALL, &r, &eb)) < 0)
+		ms_raw_block raw;
+		if ((rc = ms_part_iter_raw(it, &raw, &eb)) < 0)
 			break;
-		for (uint32_t k = 0; k < bi->nrows; k++)
-			ms_ledger_set_add_row(derived, &r[k]);
+		/* The stored bytes, seeded with the trace ID and rows. */
+		uint64_t seed =
+		        XXH3_64bits(bi->trace_id, bi->trace_id_len) ^ bi->nrows;
+		XXH128_hash_t key = XXH3_128bits_withSeed(
+		        raw.bytes, bi->stored_bytes, seed);
+		ms_ledger_set bl;
+		if (!blk_get(cache, key.low64, key.high64, &bl)) {
+			const ms_row *r;
+			if ((rc = ms_part_iter_decode(it, MS_COL_ALL, &r,
+			                              &eb)) < 0)
+				break;
+			ms_ledger_set_init(&bl);
+			for (uint32_t k = 0; k < bi->nrows; k++)
+				ms_ledger_set_add_row(&bl, &r[k]);
+			blk_put(cache, key.low64, key.high64, &bl);
+		}
+		ms_ledger_set_add(derived, &bl);
 		rows += bi->nrows;
 	}
 	if (rc < 0 && !bad) {
@@ -78,14 +214,14 @@ check_core(const ms_part *p, const char *id, ms_ledger_set *derived, char *why,
 
 int
 ms__part_check(const ms_part *core, const ms_part *lat, const ms_part *st,
-               ms_ledger_set *out, char *why, size_t n)
+               ms__blkcache *cache, ms_ledger_set *out, char *why, size_t n)
 {
 	char id[17];
 	ms_part_id_str(ms_part_get_meta(core)->id, id);
 	ms_ledger_set d;
 	ms_ledger_set_init(&d);
 	why[0] = '\0';
-	if (check_core(core, id, &d, why, n))
+	if (check_core(core, id, cache, &d, why, n))
 		return -1;
 	const ms_part *idx[MS_KIND_COUNT] = { core, lat, st };
 	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {

@@ -140,8 +140,15 @@ typedef struct track_ent {
  * ascending order, rows as its metadata says, both index parts present
  * and holding exactly the index rows its core rows make. 0 and *out =
  * its ledgers, or -1 and why (naming the part). */
+typedef struct ms__blkcache ms__blkcache;
 int ms__part_check(const ms_part *core, const ms_part *lat, const ms_part *st,
-                   ms_ledger_set *out, char *why, size_t n);
+                   ms__blkcache *cache, ms_ledger_set *out, char *why,
+                   size_t n);
+/* The ledgers of blocks already checked (partcheck.c), shared by the
+ * checks of one run (thread-safe); NULL: every block is decoded. */
+int ms__blkcache_new(ms__blkcache **out);
+void ms__blkcache_free(ms__blkcache *c);
+void ms__blkcache_stats(ms__blkcache *c, uint64_t *hits, uint64_t *misses);
 
 typedef struct claim {
 	uint64_t seq;
@@ -217,6 +224,7 @@ struct ms_replay {
 	 * inputs' minus the rows they dropped, and the first that did not. */
 	uint64_t parts_in, parts_ok, parts_bad, parts_gone;
 	_Atomic int64_t check_ns; /* wall spent checking parts */
+	ms__blkcache *blocks;     /* ledgers of checked blocks */
 	char part_err[200];
 	uint64_t merges_reconciled, merges_unreconciled;
 	char merge_err[200];
