@@ -233,8 +233,9 @@ health_plugin_dir(void)
 	assert_int_equal(mkdir(dir, 0700), 0);
 	const char *links[][2] = { { MS_PLUGIN_DIR, "skywalking" },
 		                   { MS_TEST_PLUGIN_DIR, "tp_badval" },
+		                   { MS_TEST_PLUGIN_DIR, "tp_fail" },
 		                   { MS_TEST_PLUGIN_DIR, "tp_slow" } };
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		char from[PATH_MAX], to[PATH_MAX + 64];
 		snprintf(from, sizeof(from), "%s/%s.so", links[i][0],
 		         links[i][1]);
@@ -304,6 +305,12 @@ test_plugin_health_bad_verdict(void **state)
 	assert_true(g.warn);
 	assert_non_null(strstr(g.detail, "--allow-fail-open"));
 	assert_non_null(strstr(t, "  WARN  plugin_health "));
+	free(t);
+	/* A link whose Decide returns an error. */
+	t = health_run("skywalking,tp_fail", false, 0, NULL, &g);
+	assert_false(g.pass);
+	assert_non_null(strstr(g.detail, "tp_fail error"));
+	assert_non_null(strstr(t, "link tp_fail         error "));
 	free(t);
 }
 

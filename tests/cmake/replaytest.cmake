@@ -4,7 +4,8 @@
 foreach(t test_replay test_freeze)
 	if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${t}.c)
 		ms_add_test(${t} LIBS msreplay msfixtures mscore)
-		foreach(p alwayskeep detdrop skywalking tp_badval tp_slow)
+		foreach(p alwayskeep detdrop skywalking tp_badval tp_fail
+				tp_slow)
 			if(TARGET ${p})
 				add_dependencies(${t} ${p})
 			endif()
