@@ -353,9 +353,9 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	/* The oracle first: the ledgers gate uses its dropped rows' ledger.
 	 * Its share is of the run's wall up to the gates. */
 	r->oracle_wall = ms__replay_since_start(r);
-	int orc =
-	        ms__oracle_run(&r->oracle, r->fx, oracle_spec(r), r->plugin_dir,
-	                       r->opts.decide_timeout_ns, &r->dropped);
+	int orc = ms__oracle_run(&r->oracle, r->fx, oracle_spec(r),
+	                         r->plugin_dir, r->opts.decide_timeout_ns,
+	                         &r->dropped, r->blocks);
 	if (orc && !r->oracle.why[0])
 		snprintf(r->oracle.why, sizeof(r->oracle.why), "%s",
 		         ms_strerror(orc));

@@ -84,7 +84,8 @@ grow(void **p, size_t *cap, size_t need, size_t size)
 
 static int
 read_rows(ms__oracle *o, const ms_fixture *fx, unsigned cols,
-          const ms__dropped *d, oread *rd, char *why, size_t n)
+          const ms__dropped *d, ms__blkcache *blocks, oread *rd, char *why,
+          size_t n)
 {
 	int rc = 0;
 	ms_errbuf eb = { { 0 } };
@@ -105,16 +106,20 @@ read_rows(ms__oracle *o, const ms_fixture *fx, unsigned cols,
 			        d ? ms__dropped_find(d, bi->trace_id,
 			                             bi->trace_id_len)
 			          : NULL;
-			unsigned dc = de ? MS_COL_ALL : cols;
-			if (dc &&
-			    (rc = ms_part_iter_decode(it, dc, &rows, &eb)))
-				break;
 			if (de) {
-				for (uint32_t k = 0; k < bi->nrows; k++)
-					ms_ledger_set_add_row(&o->dropped_led,
-					                      &rows[k]);
+				/* A block's ledgers are a function of its
+				 * stored bytes: the checks' cache has them
+				 * when these bytes were decoded before. */
+				ms_ledger_set bl;
+				if ((rc = ms__block_ledger(blocks, it, bi, &bl,
+				                           &eb)) < 0)
+					break;
+				ms_ledger_set_add(&o->dropped_led, &bl);
 				o->drop_found[de - d->ent] += bi->nrows;
 			}
+			if (cols &&
+			    (rc = ms_part_iter_decode(it, cols, &rows, &eb)))
+				break;
 			if (grow((void **)&rd->f, &rd->fcap, rd->nf + 1,
 			         sizeof(*rd->f)) ||
 			    grow((void **)&rd->c, &rd->ccap, rd->nc + bi->nrows,
@@ -149,7 +154,7 @@ read_rows(ms__oracle *o, const ms_fixture *fx, unsigned cols,
 int
 ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                const char *plugin_dir, uint64_t decide_timeout_ns,
-               const ms__dropped *dropped)
+               const ms__dropped *dropped, ms__blkcache *blocks)
 {
 	memset(o, 0, sizeof(*o));
 	ms_ledger_set_init(&o->dropped_led);
@@ -191,7 +196,8 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		         cols);
 		goto out;
 	}
-	if ((rc = read_rows(o, fx, cols, dropped, &rd, o->why, sizeof(o->why))))
+	if ((rc = read_rows(o, fx, cols, dropped, blocks, &rd, o->why,
+	                    sizeof(o->why))))
 		goto out;
 	qsort(rd.f, rd.nf, sizeof(*rd.f), cmp_ofrag);
 	/* The traces, in ID order, their rows in read order. */

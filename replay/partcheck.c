@@ -139,6 +139,30 @@ blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 
 /* One block per trace, ascending; the core ledger and the index ledgers
  * derived from the rows. */
+int
+ms__block_ledger(ms__blkcache *cache, ms_part_iter *it, const ms_block_info *bi,
+                 ms_ledger_set *out, ms_errbuf *eb)
+{
+	ms_raw_block raw;
+	int rc = ms_part_iter_raw(it, &raw, eb);
+	if (rc < 0)
+		return rc;
+	/* The stored bytes, seeded with the trace ID and rows. */
+	uint64_t seed = XXH3_64bits(bi->trace_id, bi->trace_id_len) ^ bi->nrows;
+	XXH128_hash_t key =
+	        XXH3_128bits_withSeed(raw.bytes, bi->stored_bytes, seed);
+	if (blk_get(cache, key.low64, key.high64, out))
+		return 0;
+	const ms_row *r;
+	if ((rc = ms_part_iter_decode(it, MS_COL_ALL, &r, eb)) < 0)
+		return rc;
+	ms_ledger_set_init(out);
+	for (uint32_t k = 0; k < bi->nrows; k++)
+		ms_ledger_set_add_row(out, &r[k]);
+	blk_put(cache, key.low64, key.high64, out);
+	return 0;
+}
+
 static int
 check_core(const ms_part *p, const char *id, ms__blkcache *cache,
            ms_ledger_set *derived, char *why, size_t n)
@@ -174,25 +198,9 @@ check_core(const ms_part *p, const char *id, ms__blkcache *cache,
 		prev_len = bi->trace_id_len;
 		prev_span = bi->span_bytes;
 		first = false;
-		ms_raw_block raw;
-		if ((rc = ms_part_iter_raw(it, &raw, &eb)) < 0)
-			break;
-		/* The stored bytes, seeded with the trace ID and rows. */
-		uint64_t seed =
-		        XXH3_64bits(bi->trace_id, bi->trace_id_len) ^ bi->nrows;
-		XXH128_hash_t key = XXH3_128bits_withSeed(
-		        raw.bytes, bi->stored_bytes, seed);
 		ms_ledger_set bl;
-		if (!blk_get(cache, key.low64, key.high64, &bl)) {
-			const ms_row *r;
-			if ((rc = ms_part_iter_decode(it, MS_COL_ALL, &r,
-			                              &eb)) < 0)
-				break;
-			ms_ledger_set_init(&bl);
-			for (uint32_t k = 0; k < bi->nrows; k++)
-				ms_ledger_set_add_row(&bl, &r[k]);
-			blk_put(cache, key.low64, key.high64, &bl);
-		}
+		if ((rc = ms__block_ledger(cache, it, bi, &bl, &eb)) < 0)
+			break;
 		ms_ledger_set_add(derived, &bl);
 		rows += bi->nrows;
 	}

@@ -35,6 +35,8 @@ enum ms__rphase {
 	MS__RP_COUNT = 3,
 };
 
+typedef struct ms__blkcache ms__blkcache;
+
 /* The traces merges confirmed as dropped (an open-addressing set). */
 typedef struct ms__drop_ent {
 	uint8_t tid[MS_TRACE_ID_MAX];
@@ -101,7 +103,7 @@ typedef struct ms__oracle {
  * with ms__oracle_release in every case. */
 int ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                    const char *plugin_dir, uint64_t decide_timeout_ns,
-                   const ms__dropped *dropped);
+                   const ms__dropped *dropped, ms__blkcache *blocks);
 const ms__oracle_ent *ms__oracle_find(const ms__oracle *o, const uint8_t *tid,
                                       uint32_t len);
 void ms__oracle_release(ms__oracle *o);
@@ -140,7 +142,6 @@ typedef struct track_ent {
  * ascending order, rows as its metadata says, both index parts present
  * and holding exactly the index rows its core rows make. 0 and *out =
  * its ledgers, or -1 and why (naming the part). */
-typedef struct ms__blkcache ms__blkcache;
 int ms__part_check(const ms_part *core, const ms_part *lat, const ms_part *st,
                    ms__blkcache *cache, ms_ledger_set *out, char *why,
                    size_t n);
@@ -149,6 +150,12 @@ int ms__part_check(const ms_part *core, const ms_part *lat, const ms_part *st,
 int ms__blkcache_new(ms__blkcache **out);
 void ms__blkcache_free(ms__blkcache *c);
 void ms__blkcache_stats(ms__blkcache *c, uint64_t *hits, uint64_t *misses);
+/* The ledgers (core and the index rows its rows make) of the block `it`
+ * is at: from the cache when a block with the same stored bytes was
+ * decoded before, else decoded (and cached). 0 or an ms_err. */
+int ms__block_ledger(ms__blkcache *cache, ms_part_iter *it,
+                     const ms_block_info *bi, ms_ledger_set *out,
+                     ms_errbuf *eb);
 
 typedef struct claim {
 	uint64_t seq;
