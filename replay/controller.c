@@ -1485,6 +1485,32 @@ fail:
 	return rc;
 }
 
+/* The verdict oracle's thread: it needs only the fixture and the spec. */
+static void *
+oracle_main(void *arg)
+{
+	ms_replay *r = arg;
+	const char *spec = r->opts.oracle_spec ? r->opts.oracle_spec
+	                   : r->pipe           ? ms_pipeline_spec(r->pipe)
+	                                       : NULL;
+	r->oracle_rc =
+	        ms__oracle_run(&r->oracle, r->fx, spec, r->plugin_dir,
+	                       r->opts.decide_timeout_ns, &r->oracle_cancel);
+	return NULL;
+}
+
+int
+ms__oracle_join(ms_replay *r)
+{
+	if (!r->oracle_started)
+		return MS_ERR_STATE;
+	if (!r->oracle_joined) {
+		pthread_join(r->oracle_thread, NULL);
+		r->oracle_joined = true;
+	}
+	return r->oracle_rc;
+}
+
 int
 ms_replay_start(ms_replay *r, ms_errbuf *eb)
 {
@@ -1502,6 +1528,9 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 		r->mode = MODE_STEP; /* stops at the first publication */
 	}
 	pthread_mutex_unlock(&r->mu);
+	if (pthread_create(&r->oracle_thread, NULL, oracle_main, r))
+		return ms_fail(eb, MS_ERR_IO, "cannot start the oracle thread");
+	r->oracle_started = true;
 	if (pthread_create(&r->thread, NULL, controller_main, r))
 		return ms_fail(eb, MS_ERR_IO,
 		               "cannot start the controller thread");
@@ -1583,6 +1612,9 @@ ms_replay_close(ms_replay *r)
 	pthread_mutex_unlock(&r->mu);
 	if (r->started)
 		pthread_join(r->thread, NULL);
+	atomic_store(&r->oracle_cancel, true);
+	if (r->oracle_started)
+		ms__oracle_join(r);
 	finish_record(r);
 	ms_engine_close(r->engine);
 	ms_rec_close(r->rec, NULL);

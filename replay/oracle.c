@@ -19,6 +19,7 @@
 #include "ms_ledger.h"
 
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,6 +34,7 @@ typedef struct ofrag {
 	uint8_t tid_len;
 	uint32_t seq; /* read order: a stable sort within a trace */
 	uint32_t first, nrows;
+	uint64_t lo, hi; /* the block's key (ms__block_key) */
 } ofrag;
 
 typedef struct ocol {
@@ -83,13 +85,16 @@ grow(void **p, size_t *cap, size_t need, size_t size)
 }
 
 static int
-read_rows(ms__oracle *o, const ms_fixture *fx, unsigned cols,
-          const ms__dropped *d, ms__blkcache *blocks, oread *rd, char *why,
-          size_t n)
+read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
+          oread *rd, char *why, size_t n)
 {
 	int rc = 0;
 	ms_errbuf eb = { { 0 } };
 	for (size_t i = 0; i < ms_fixture_nslots(fx) && !rc; i++) {
+		if (cancel && atomic_load(cancel)) {
+			snprintf(why, n, "oracle: cancelled");
+			return MS_ERR_CANCELED;
+		}
 		const ms_fixture_slot *s = ms_fixture_slot_at(fx, i);
 		ms_part *p = NULL;
 		ms_part_iter *it = NULL;
@@ -102,21 +107,13 @@ read_rows(ms__oracle *o, const ms_fixture *fx, unsigned cols,
 		const ms_block_info *bi;
 		while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
 			const ms_row *rows = NULL;
-			const ms__drop_ent *de =
-			        d ? ms__dropped_find(d, bi->trace_id,
-			                             bi->trace_id_len)
-			          : NULL;
-			if (de) {
-				/* A block's ledgers are a function of its
-				 * stored bytes: the checks' cache has them
-				 * when these bytes were decoded before. */
-				ms_ledger_set bl;
-				if ((rc = ms__block_ledger(blocks, it, bi, &bl,
-				                           &eb)) < 0)
-					break;
-				ms_ledger_set_add(&o->dropped_led, &bl);
-				o->drop_found[de - d->ent] += bi->nrows;
-			}
+			/* Every block's key: a block's ledgers are a
+			 * function of its stored bytes, and the part checks
+			 * cache them by this key (a dropped trace's rows
+			 * are summed from them). */
+			uint64_t klo, khi;
+			if ((rc = ms__block_key(it, bi, &klo, &khi, &eb)) < 0)
+				break;
 			if (cols &&
 			    (rc = ms_part_iter_decode(it, cols, &rows, &eb)))
 				break;
@@ -134,6 +131,8 @@ read_rows(ms__oracle *o, const ms_fixture *fx, unsigned cols,
 			f->seq = (uint32_t)rd->nf++;
 			f->first = (uint32_t)rd->nc;
 			f->nrows = bi->nrows;
+			f->lo = klo;
+			f->hi = khi;
 			for (uint32_t k = 0; k < bi->nrows; k++) {
 				ocol *c = &rd->c[rd->nc++];
 				c->start_ns = rows ? rows[k].start_ns : 0;
@@ -151,19 +150,21 @@ read_rows(ms__oracle *o, const ms_fixture *fx, unsigned cols,
 	return rc < 0 ? rc : rc ? MS_ERR_IO : 0;
 }
 
+static int64_t
+cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 int
 ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                const char *plugin_dir, uint64_t decide_timeout_ns,
-               const ms__dropped *dropped, ms__blkcache *blocks)
+               const _Atomic bool *cancel)
 {
 	memset(o, 0, sizeof(*o));
-	ms_ledger_set_init(&o->dropped_led);
-	if (dropped && dropped->cap &&
-	    !(o->drop_found = calloc(dropped->cap, sizeof(uint64_t)))) {
-		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
-		return MS_ERR_NOMEM;
-	}
-	int64_t t0 = now_ns();
+	int64_t t0 = now_ns(), c0 = cpu_ns();
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
 	ms_chain_spec cs;
@@ -196,8 +197,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		         cols);
 		goto out;
 	}
-	if ((rc = read_rows(o, fx, cols, dropped, blocks, &rd, o->why,
-	                    sizeof(o->why))))
+	if ((rc = read_rows(fx, cols, cancel, &rd, o->why, sizeof(o->why))))
 		goto out;
 	qsort(rd.f, rd.nf, sizeof(*rd.f), cmp_ofrag);
 	/* The traces, in ID order, their rows in read order. */
@@ -207,9 +207,11 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		                                 rd.f[i - 1].tid,
 		                                 rd.f[i - 1].tid_len) != 0;
 	o->ent = calloc(ntr ? ntr : 1, sizeof(*o->ent));
+	o->frags = calloc(rd.nf ? rd.nf : 1, sizeof(*o->frags));
+	o->nfrags = rd.nf;
 	flat = calloc(nrows ? nrows : 1, sizeof(*flat));
 	uint8_t *keep = malloc(ntr ? ntr : 1);
-	if (!o->ent || !flat || !keep) {
+	if (!o->ent || !o->frags || !flat || !keep) {
 		free(keep);
 		rc = MS_ERR_NOMEM;
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
@@ -221,9 +223,12 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		                              f[-1].tid_len) != 0) {
 			memcpy(o->ent[t].tid, f->tid, f->tid_len);
 			o->ent[t].len = f->tid_len;
+			o->ent[t].frag0 = (uint32_t)i;
 			t++;
 		}
 		o->ent[t - 1].rows += f->nrows;
+		o->ent[t - 1].nfrags++;
+		o->frags[i] = (ms__oracle_frag){ f->lo, f->hi };
 		for (uint32_t j = 0; j < f->nrows; j++, k++) {
 			const ocol *c = &rd.c[f->first + j];
 			flat[k].trace_id = f->tid;
@@ -284,7 +289,42 @@ out:
 	ms_chain_close(chain);
 	ms_chain_spec_release(&cs);
 	o->ns = now_ns() - t0;
+	o->cpu_ns = cpu_ns() - c0;
 	return rc;
+}
+
+int
+ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
+{
+	ms_ledger_set_init(&o->dropped_led);
+	free(o->drop_found);
+	o->drop_found = NULL;
+	if (!d->cap)
+		return 0;
+	if (!(o->drop_found = calloc(d->cap, sizeof(uint64_t))))
+		return MS_ERR_NOMEM;
+	for (size_t i = 0; i < d->cap; i++) {
+		const ms__drop_ent *e = &d->ent[i];
+		if (!e->len)
+			continue;
+		const ms__oracle_ent *t = ms__oracle_find(o, e->tid, e->len);
+		if (!t)
+			continue; /* not in the fixture: found stays 0 */
+		for (uint32_t k = 0; k < t->nfrags; k++) {
+			ms_ledger_set bl;
+			const ms__oracle_frag *f = &o->frags[t->frag0 + k];
+			if (!ms__blkcache_get(blocks, f->lo, f->hi, &bl)) {
+				snprintf(o->why, sizeof(o->why),
+				         "trace %.*s: a block of it was never "
+				         "checked (no ledger)",
+				         (int)t->len, (const char *)t->tid);
+				return MS_ERR_STATE;
+			}
+			ms_ledger_set_add(&o->dropped_led, &bl);
+		}
+		o->drop_found[i] = t->rows;
+	}
+	return 0;
 }
 
 const ms__oracle_ent *
@@ -309,6 +349,8 @@ void
 ms__oracle_release(ms__oracle *o)
 {
 	free(o->ent);
+	free(o->frags);
+	o->frags = NULL;
 	free(o->drop_found);
 	o->ent = NULL;
 	o->drop_found = NULL;

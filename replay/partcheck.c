@@ -85,7 +85,8 @@ blk_slot(blk_ent *e, size_t cap, uint64_t lo, uint64_t hi)
 }
 
 static bool
-blk_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out)
+blk_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out,
+        bool count)
 {
 	if (!c)
 		return false;
@@ -98,9 +99,9 @@ blk_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out)
 			hit = true;
 		}
 	}
-	if (hit)
+	if (count && hit)
 		c->hits++;
-	else
+	else if (count)
 		c->misses++;
 	pthread_mutex_unlock(&c->mu);
 	return hit;
@@ -139,9 +140,32 @@ blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 
 /* One block per trace, ascending; the core ledger and the index ledgers
  * derived from the rows. */
+int ms__block_key(ms_part_iter *it, const ms_block_info *bi, uint64_t *lo,
+                  uint64_t *hi, ms_errbuf *eb);
+
 int
 ms__block_ledger(ms__blkcache *cache, ms_part_iter *it, const ms_block_info *bi,
                  ms_ledger_set *out, ms_errbuf *eb)
+{
+	uint64_t lo, hi;
+	int rc = ms__block_key(it, bi, &lo, &hi, eb);
+	if (rc < 0)
+		return rc;
+	if (blk_get(cache, lo, hi, out, true))
+		return 0;
+	const ms_row *r;
+	if ((rc = ms_part_iter_decode(it, MS_COL_ALL, &r, eb)) < 0)
+		return rc;
+	ms_ledger_set_init(out);
+	for (uint32_t k = 0; k < bi->nrows; k++)
+		ms_ledger_set_add_row(out, &r[k]);
+	blk_put(cache, lo, hi, out);
+	return 0;
+}
+
+int
+ms__block_key(ms_part_iter *it, const ms_block_info *bi, uint64_t *lo,
+              uint64_t *hi, ms_errbuf *eb)
 {
 	ms_raw_block raw;
 	int rc = ms_part_iter_raw(it, &raw, eb);
@@ -151,16 +175,15 @@ ms__block_ledger(ms__blkcache *cache, ms_part_iter *it, const ms_block_info *bi,
 	uint64_t seed = XXH3_64bits(bi->trace_id, bi->trace_id_len) ^ bi->nrows;
 	XXH128_hash_t key =
 	        XXH3_128bits_withSeed(raw.bytes, bi->stored_bytes, seed);
-	if (blk_get(cache, key.low64, key.high64, out))
-		return 0;
-	const ms_row *r;
-	if ((rc = ms_part_iter_decode(it, MS_COL_ALL, &r, eb)) < 0)
-		return rc;
-	ms_ledger_set_init(out);
-	for (uint32_t k = 0; k < bi->nrows; k++)
-		ms_ledger_set_add_row(out, &r[k]);
-	blk_put(cache, key.low64, key.high64, out);
+	*lo = key.low64;
+	*hi = key.high64;
 	return 0;
+}
+
+bool
+ms__blkcache_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out)
+{
+	return blk_get(c, lo, hi, out, false);
 }
 
 static int

@@ -78,16 +78,25 @@ typedef struct ms__oracle_ent {
 	uint8_t len;
 	bool keep;
 	uint32_t rows;
+	uint32_t frag0, nfrags; /* its blocks in ms__oracle.frags */
 } ms__oracle_ent;
+
+/* One block of a trace in the raw parts: its cache key (ms__block_key). */
+typedef struct ms__oracle_frag {
+	uint64_t lo, hi;
+} ms__oracle_frag;
 
 typedef struct ms__oracle {
 	ms__oracle_ent *ent;
 	size_t n;
+	ms__oracle_frag *frags; /* by trace, in trace-ID order */
+	size_t nfrags;
 	uint64_t keep, drop;
 	uint64_t link_failures; /* link calls of the oracle's chain that
 	                           failed (their verdicts were bypassed) */
 	int64_t ns, decide_ns;  /* wall: all of it, the Decide calls */
-	/* The dropped traces (the run's drop set, given to the oracle):
+	int64_t cpu_ns;         /* CPU of the thread that ran it */
+	/* The dropped traces (the run's drop set, ms__oracle_dropped):
 	 * the ledger of their fixture rows, and per slot of the set the
 	 * rows found. */
 	ms_ledger_set dropped_led;
@@ -103,7 +112,11 @@ typedef struct ms__oracle {
  * with ms__oracle_release in every case. */
 int ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                    const char *plugin_dir, uint64_t decide_timeout_ns,
-                   const ms__dropped *dropped, ms__blkcache *blocks);
+                   const _Atomic bool *cancel);
+/* The ledger of the fixture rows of the run's dropped traces and the rows
+ * of each (o->dropped_led, o->drop_found), from the oracle's traces. */
+int ms__oracle_dropped(ms__oracle *o, const ms__dropped *d,
+                       ms__blkcache *blocks);
 const ms__oracle_ent *ms__oracle_find(const ms__oracle *o, const uint8_t *tid,
                                       uint32_t len);
 void ms__oracle_release(ms__oracle *o);
@@ -153,6 +166,12 @@ void ms__blkcache_stats(ms__blkcache *c, uint64_t *hits, uint64_t *misses);
 /* The ledgers (core and the index rows its rows make) of the block `it`
  * is at: from the cache when a block with the same stored bytes was
  * decoded before, else decoded (and cached). 0 or an ms_err. */
+/* The cache key of the block `it` is at (a hash of its verified stored
+ * bytes, trace ID and rows), and a lookup by key. */
+int ms__block_key(ms_part_iter *it, const ms_block_info *bi, uint64_t *lo,
+                  uint64_t *hi, ms_errbuf *eb);
+bool ms__blkcache_get(ms__blkcache *c, uint64_t lo, uint64_t hi,
+                      ms_ledger_set *out);
 int ms__block_ledger(ms__blkcache *cache, ms_part_iter *it,
                      const ms_block_info *bi, ms_ledger_set *out,
                      ms_errbuf *eb);
@@ -262,8 +281,16 @@ struct ms_replay {
 	uint64_t plugin_calls_events;
 	uint64_t attempts_discarded;
 	ms__recon recon[MS__RP_COUNT];
+	/* The oracle runs on its own thread from the start of the run (it
+	 * needs the fixture only); the gates join it. */
 	ms__oracle oracle;
 	int64_t oracle_wall; /* the run's wall when the oracle started */
+	pthread_t oracle_thread;
+	bool oracle_started, oracle_joined;
+	int oracle_rc;
+	_Atomic bool oracle_cancel;
+	int64_t oracle_wall;    /* the run's wall when the gates began */
+	int64_t oracle_wait_ns; /* the gates waited this long for it */
 	ms_ev_gate gates[32];
 	size_t ngates;
 	unsigned gates_failed;
@@ -272,6 +299,8 @@ struct ms_replay {
 
 /* Check the end-of-run gates, record them, and keep them in r->gates. */
 int ms__replay_gates(ms_replay *r, ms_errbuf *eb);
+/* Wait for the oracle's thread (once); its ms__oracle_run result. */
+int ms__oracle_join(ms_replay *r);
 /* Wall-clock ns since the run started. */
 int64_t ms__replay_since_start(const ms_replay *r);
 
