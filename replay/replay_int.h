@@ -284,7 +284,6 @@ struct ms_replay {
 	/* The oracle runs on its own thread from the start of the run (it
 	 * needs the fixture only); the gates join it. */
 	ms__oracle oracle;
-	int64_t oracle_wall; /* the run's wall when the oracle started */
 	pthread_t oracle_thread;
 	bool oracle_started, oracle_joined;
 	int oracle_rc;
