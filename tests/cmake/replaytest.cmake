@@ -1,7 +1,8 @@
 # Replay controller end to end on the smoke fixture: whole runs per
 # variant, breakpoints and stepping, SIGKILL, bad input (test_replay);
-# freeze at a barrier and merge-once (test_freeze).
-foreach(t test_replay test_freeze)
+# freeze at a barrier and merge-once (test_freeze); the end-of-run gates
+# seen failing (test_gates).
+foreach(t test_replay test_freeze test_gates)
 	if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${t}.c)
 		ms_add_test(${t} LIBS msreplay msfixtures mscore)
 		foreach(p alwayskeep detdrop skywalking tp_badval tp_fail

@@ -1,0 +1,419 @@
+/*
+ * test_gates.c - the end-of-run gates of a replay seen failing when they
+ * should, on the smoke fixture: plugin_health for a link that returns a
+ * malformed verdict, errs or times out until its circuit opens (WARN under
+ * --allow-fail-open, PASS for the shipped plugins), plugin_bounds for a
+ * batch whose bounds differ from the rows' own timestamps,
+ * one_block_per_trace for a split block in an intermediate part, and
+ * verdict_oracle both ways (the run drops a trace the oracle keeps; the
+ * oracle drops traces that survive with no recorded reason).
+ */
+#include "replay_testlib.h"
+#include "ms_replay_events.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+
+/* ---- plugin_health ---------------------------------------------------- */
+
+/* A plugin directory holding skywalking and the misbehaving test plugins
+ * (the chain spec names plugins of one directory). */
+static const char *
+health_plugin_dir(void)
+{
+	static char dir[PATH_MAX];
+	if (dir[0])
+		return dir;
+	rt_path(dir, sizeof(dir), "plugins-health");
+	assert_int_equal(mkdir(dir, 0700), 0);
+	const char *links[][2] = { { MS_PLUGIN_DIR, "skywalking" },
+		                   { MS_TEST_PLUGIN_DIR, "tp_badval" },
+		                   { MS_TEST_PLUGIN_DIR, "tp_fail" },
+		                   { MS_TEST_PLUGIN_DIR, "tp_slow" } };
+	for (size_t i = 0; i < 4; i++) {
+		char from[PATH_MAX], to[PATH_MAX + 64];
+		snprintf(from, sizeof(from), "%s/%s.so", links[i][0],
+		         links[i][1]);
+		snprintf(to, sizeof(to), "%s/%s.so", dir, links[i][1]);
+		assert_int_equal(symlink(from, to), 0);
+	}
+	return dir;
+}
+
+/* Run the chain to its end; return the plugin_health gate and the text
+ * report (caller frees). */
+static char *
+health_run(const char *chain, bool allow, uint64_t timeout_ns,
+           const char *policy, ms_ev_gate *out)
+{
+	rt_run run;
+	rt_opts(&run, "health", chain);
+	run.o.plugin_dir = health_plugin_dir();
+	run.o.allow_fail_open = allow;
+	run.o.decide_timeout_ns = timeout_ns;
+	run.o.grace_policy = policy;
+	run.o.serial = true; /* each event's link figures are its own */
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool found = false;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(g[i].name, "plugin_health")) {
+			*out = g[i];
+			found = true;
+		}
+	assert_true(found);
+	ms_replay_close(r);
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	unsigned failed = 0;
+	assert_int_equal(ms_report_text(db, f, &failed, &eb), 0);
+	fclose(f);
+	ms_evdb_close(db);
+	return buf;
+}
+
+static void
+test_plugin_health_bad_verdict(void **state)
+{
+	(void)state;
+	ms_ev_gate g;
+	char *t = health_run("skywalking,tp_badval", false, 0, NULL, &g);
+	if (g.pass)
+		fprintf(stderr, "plugin_health: %s\n", g.detail);
+	assert_false(g.pass);
+	assert_non_null(strstr(g.detail, "tp_badval bad_value"));
+	assert_non_null(strstr(g.detail, "link calls reconcile"));
+	assert_non_null(strstr(t, "  FAIL  plugin_health "));
+	assert_non_null(strstr(t, " link tp_badval "));
+	assert_non_null(strstr(t, " bad_value "));
+	free(t);
+	/* The same run allowed to fail open: WARN, not FAIL. */
+	t = health_run("skywalking,tp_badval", true, 0, NULL, &g);
+	assert_true(g.pass);
+	assert_true(g.warn);
+	assert_non_null(strstr(g.detail, "--allow-fail-open"));
+	assert_non_null(strstr(t, "  WARN  plugin_health "));
+	free(t);
+	/* A link whose Decide returns an error. */
+	t = health_run("skywalking,tp_fail", false, 0, NULL, &g);
+	assert_false(g.pass);
+	assert_non_null(strstr(g.detail, "tp_fail error"));
+	assert_non_null(strstr(t, "link tp_fail         error "));
+	free(t);
+}
+
+static void
+test_plugin_health_timeout_circuit(void **state)
+{
+	(void)state;
+	ms_ev_gate g;
+	/* tp_slow sleeps 100 ms per call; 20 ms is its Decide timeout:
+	 * three timeouts open the circuit (the trace policy samples in
+	 * many merges, so there are more than three calls). */
+	char *t = health_run("tp_slow", false, 20000000, "trace", &g);
+	if (g.pass || !strstr(t, "tp_slow         circuit_open"))
+		fprintf(stderr, "plugin_health: %s\n%s\n", g.detail, t);
+	assert_false(g.pass);
+	assert_non_null(strstr(g.detail, "tp_slow timeout"));
+	assert_non_null(strstr(t, "link tp_slow         timeout "));
+	assert_non_null(strstr(t, "link tp_slow         circuit_open "));
+	free(t);
+}
+
+static void
+test_plugin_health_clean(void **state)
+{
+	(void)state;
+	/* The shipped plugins on smoke: nothing fails open. */
+	ms_ev_gate g;
+	char *t = health_run("skywalking", false, 0, "trace", &g);
+	if (!g.pass)
+		fprintf(stderr, "plugin_health: %s\n", g.detail);
+	assert_true(g.pass);
+	assert_false(g.warn);
+	assert_non_null(strstr(g.detail, "0 events"));
+	assert_non_null(strstr(t, "plugin health: 0 events"));
+	free(t);
+}
+
+/* ---- gates seen failing ----------------------------------------------- */
+
+/* Run a variant with merge hooks; return gate `name` of the run. */
+static ms_ev_gate
+hooked_run(const char *variant, const char *policy, const ms_merge_hooks *h,
+           const char *name)
+{
+	rt_run run;
+	rt_opts(&run, "hooked", variant);
+	run.o.grace_policy = policy;
+	run.o.merge_hooks = h;
+	run.o.serial = true; /* one merge at a time: one tmp output */
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32], out;
+	memset(&out, 0, sizeof(out));
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(g[i].name, name))
+			out = g[i];
+	ms_replay_close(r);
+	assert_string_equal(out.name, name);
+	return out;
+}
+
+/* A batch whose trace bounds differ from the rows' own timestamps. */
+static void
+test_gate_bad_bound(void **state)
+{
+	(void)state;
+	ms_merge_hooks h = { .stage_bounds_skew_ns = 1 };
+	ms_ev_gate g = hooked_run("skywalking", "trace", &h, "plugin_bounds");
+	assert_false(g.pass);
+	assert_null(strstr(g.detail, " 0 traces with"));
+	/* detdrop stages from block headers: its check decodes the two
+	 * timestamp columns to rebuild the bounds. */
+	g = hooked_run("detdrop:35", "trace", &h, "plugin_bounds");
+	assert_false(g.pass);
+}
+
+/* Rewrite the core output of the 3rd non-finalize merge before its index
+ * merge: the first trace of two or more rows becomes two blocks (the same
+ * rows, so every ledger still holds). The final inventory is rewritten by
+ * the finalize, so only a check of every intermediate part sees it. */
+typedef struct split_hook {
+	char tmp[PATH_MAX]; /* the shard's tmp directory */
+	int merges;
+	bool done;
+} split_hook;
+
+static void
+write_one(const char *dir, uint64_t id, const ms_row *rows, size_t n)
+{
+	ms_part_writer *w = NULL;
+	ms_errbuf eb = { { 0 } };
+	ms_part_meta m;
+	assert_int_equal(ms_part_writer_open(&w, dir, id, NULL, &eb), 0);
+	assert_int_equal(ms_part_writer_add_trace(w, rows, n, &eb), 0);
+	assert_int_equal(ms_part_writer_finish(w, &m, &eb), 0);
+}
+
+static void
+copy_first_block(ms_part_writer *w, const char *dir)
+{
+	ms_part *p = NULL;
+	ms_part_iter *it = NULL;
+	ms_errbuf eb = { { 0 } };
+	const ms_block_info *bi;
+	ms_raw_block raw;
+	assert_int_equal(ms_part_open(&p, dir, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_next(it, &bi, &eb), 1);
+	assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+	assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+}
+
+static void
+split_first_trace(const char *core)
+{
+	char nd[PATH_MAX + 8], a[PATH_MAX + 8], b[PATH_MAX + 8];
+	snprintf(nd, sizeof(nd), "%s.new", core);
+	snprintf(a, sizeof(a), "%s.a", core);
+	snprintf(b, sizeof(b), "%s.b", core);
+	ms_part *p = NULL;
+	ms_part_iter *it = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_part_open(&p, core, NULL, &eb), 0);
+	uint64_t id = ms_part_get_meta(p)->id;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	ms_part_writer *w = NULL;
+	assert_int_equal(ms_part_writer_open(&w, nd, id, NULL, &eb), 0);
+	const ms_block_info *bi;
+	bool split = false;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		if (!split && bi->nrows >= 2) {
+			const ms_row *rows;
+			assert_int_equal(
+			        ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb),
+			        0);
+			write_one(a, id, rows, 1);
+			write_one(b, id, rows + 1, bi->nrows - 1);
+			copy_first_block(w, a);
+			copy_first_block(w, b);
+			rt_rm(a);
+			rt_rm(b);
+			split = true;
+			continue;
+		}
+		ms_raw_block raw;
+		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+		assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
+	}
+	assert_int_equal(rc, 0);
+	assert_true(split);
+	ms_part_meta m;
+	assert_int_equal(ms_part_writer_finish(w, &m, &eb), 0);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+	rt_rm(core);
+	assert_int_equal(rename(nd, core), 0);
+}
+
+static int
+split_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+            uint64_t detail)
+{
+	(void)detail;
+	split_hook *h = arg;
+	if (st != MS_MERGE_STAGE_INDEX || h->done ||
+	    (req->lane && !strcmp(req->lane, "finalize")))
+		return 0;
+	if (++h->merges < 3)
+		return 0;
+	DIR *d = opendir(h->tmp);
+	assert_non_null(d);
+	struct dirent *de;
+	char core[PATH_MAX + 300] = "";
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "core-", 5) &&
+		    !strchr(de->d_name, '.'))
+			snprintf(core, sizeof(core), "%s/%s", h->tmp,
+			         de->d_name);
+	closedir(d);
+	if (!core[0])
+		return 0; /* every trace dropped: no output */
+	split_first_trace(core);
+	h->done = true;
+	return 0;
+}
+
+static void
+test_gate_split_block_intermediate(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "split", "disabled");
+	split_hook sh = { .merges = 0 };
+	snprintf(sh.tmp, sizeof(sh.tmp), "%s/tmp", run.work);
+	ms_merge_hooks h = { .stage = split_stage, .arg = &sh };
+	run.o.merge_hooks = &h;
+	run.o.serial = true;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_true(sh.done);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "one_block_per_trace"))
+			continue;
+		seen = true;
+		if (g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
+		assert_false(g[i].pass);
+		assert_non_null(strstr(g[i].detail, "has two blocks"));
+	}
+	assert_true(seen);
+	ms_replay_close(r);
+}
+
+/* The verdict oracle evaluating another chain than the run's: with fewer
+ * drops, the run drops traces the oracle keeps; with more, traces the
+ * oracle drops survive with no recorded reason. */
+static void
+test_gate_oracle_wrong_drop(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "oracle-wrong", "detdrop:35");
+	run.o.oracle_spec = "detdrop:30";
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "verdict_oracle"))
+			continue;
+		seen = true;
+		assert_false(g[i].pass);
+		assert_non_null(strstr(g[i].detail, "is kept by the oracle"));
+	}
+	assert_true(seen);
+	ms_replay_close(r);
+	/* The report's reconciliation table says which row fails. */
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(ms_report_text(db, f, NULL, &eb), 0);
+	fclose(f);
+	ms_evdb_close(db);
+	assert_non_null(strstr(buf, "reconciliation with the oracle"));
+	const char *row = strstr(buf, "  dropped the oracle keeps");
+	assert_non_null(row);
+	const char *eol = strchr(row, '\n');
+	assert_non_null(eol);
+	assert_non_null(memmem(row, (size_t)(eol - row), "FAIL", 4));
+	free(buf);
+}
+
+static void
+test_gate_oracle_unexplained_survivor(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "oracle-more", "detdrop:35");
+	run.o.oracle_spec = "detdrop:40";
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "verdict_oracle"))
+			continue;
+		seen = true;
+		if (g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
+		assert_false(g[i].pass);
+		assert_non_null(strstr(g[i].detail, "finalize proposed"));
+	}
+	assert_true(seen);
+	ms_replay_close(r);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plugin_health_clean),
+		cmocka_unit_test(test_plugin_health_bad_verdict),
+		cmocka_unit_test(test_plugin_health_timeout_circuit),
+		cmocka_unit_test(test_gate_bad_bound),
+		cmocka_unit_test(test_gate_split_block_intermediate),
+		cmocka_unit_test(test_gate_oracle_wrong_drop),
+		cmocka_unit_test(test_gate_oracle_unexplained_survivor),
+	};
+	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
+}
