@@ -194,19 +194,30 @@ track_remove(ms_replay *r, uint64_t id, enum ms_part_kind k)
 	}
 }
 
-/* Check part `id` as the shard holds it now (ms__part_check): 0 and its
- * ledgers, -1 and why (failed), 1 (no longer in the inventory). Takes no
- * lock; the view pins the part while it is read. */
-static int
-check_introduced(ms_replay *r, uint64_t id, ms_ledger_set *led, char *why,
-                 size_t n)
+/* A view that pins part `id` while it waits for its check (checker.c),
+ * taken while the part is surely in the inventory; NULL if none could be
+ * taken (the check then says why). */
+static ms_view *
+pin_for_check(ms_replay *r)
 {
 	ms_view *v = NULL;
-	ms_errbuf eb = { { 0 } };
+	if (ms_shard_view(r->shard, &v, NULL))
+		return NULL;
+	return v;
+}
+
+/* Check part `id` as view v holds it (ms__part_check): 0 and its
+ * ledgers, -1 and why (failed), 1 (not in the view). Takes no lock; the
+ * view pins the part while it is read. */
+static int
+check_introduced(ms_replay *r, const ms_view *v, uint64_t id,
+                 ms_ledger_set *led, char *why, size_t n)
+{
 	int64_t t0 = mono_ns();
-	if (ms_shard_view(r->shard, &v, &eb)) {
-		snprintf(why, n, "part %016llx: %s", (unsigned long long)id,
-		         eb.msg);
+	if (!v) {
+		snprintf(why, n,
+		         "part %016llx: no view of the shard to read it",
+		         (unsigned long long)id);
 		return -1;
 	}
 	int rc = 1;
@@ -224,7 +235,6 @@ check_introduced(ms_replay *r, uint64_t id, ms_ledger_set *led, char *why,
 		         "part %016llx left the inventory before it was "
 		         "checked",
 		         (unsigned long long)id);
-	ms_view_release(v);
 	atomic_fetch_add(&r->check_ns, mono_ns() - t0);
 	return rc;
 }
@@ -257,23 +267,31 @@ track_checked(ms_replay *r, uint64_t id, int rc, const ms_ledger_set *led,
  * row has one row in each index), and nothing gone when it dropped
  * nothing. mu held; the inputs' entries are still in the table. */
 static void
-reconcile_merge(ms_replay *r, const ms_dispatch *d, const ms_ev_merge *m,
-                const ms_ledger_set *out)
+reconcile_merge(ms_replay *r, const ms__check_job *j, const ms_ledger_set *out)
 {
 	if (!out)
 		return; /* counted as a part that failed its check */
+	if (j->lost_inputs) {
+		r->merges_unreconciled++;
+		if (!r->merge_err[0])
+			snprintf(r->merge_err, sizeof(r->merge_err),
+			         "part %016llx: out of memory keeping its "
+			         "merge's inputs",
+			         (unsigned long long)j->id);
+		return;
+	}
 	ms_ledger_set in;
 	ms_ledger_set_init(&in);
-	for (size_t i = 0; i < d->ninputs; i++) {
-		const track_ent *t = track_find(r, d->inputs[i].id);
+	for (size_t i = 0; i < j->ninputs; i++) {
+		const track_ent *t = track_find(r, j->inputs[i]);
 		if (!t || !t->checked)
 			return; /* that input's failure is counted already */
 		ms_ledger_set_add(&in, &t->led);
 	}
 	bool ok = ms_ledger_set_sub(&in, out) == 0;
 	for (int k = 0; ok && k < MS_KIND_COUNT; k++) {
-		ok = in.kind[k].rows == m->sampling.rows_dropped;
-		if (ok && !m->sampling.rows_dropped)
+		ok = in.kind[k].rows == j->rows_dropped;
+		if (ok && !j->rows_dropped)
 			ok = in.kind[k].sum_lo == 0 && in.kind[k].sum_hi == 0;
 	}
 	if (ok) {
@@ -286,11 +304,35 @@ reconcile_merge(ms_replay *r, const ms_dispatch *d, const ms_ev_merge *m,
 		        r->merge_err, sizeof(r->merge_err),
 		        "merge #%llu: inputs minus output leave %llu core "
 		        "rows (%llu latency, %llu start_time), it dropped %llu",
-		        (unsigned long long)d->seq,
+		        (unsigned long long)j->seq,
 		        (unsigned long long)in.kind[0].rows,
 		        (unsigned long long)in.kind[1].rows,
 		        (unsigned long long)in.kind[2].rows,
-		        (unsigned long long)m->sampling.rows_dropped);
+		        (unsigned long long)j->rows_dropped);
+}
+
+void
+ms__replay_check(ms_replay *r, const ms__check_job *j)
+{
+	ms_ledger_set led;
+	ms_ledger_set_init(&led);
+	char why[200] = "";
+	int rc = 1;
+	if (j->id)
+		rc = check_introduced(r, j->view, j->id, &led, why,
+		                      sizeof(why));
+	pthread_mutex_lock(&r->mu);
+	if (j->id) {
+		track_ent *t = track_checked(r, j->id, rc, &led, why);
+		if (j->merge)
+			reconcile_merge(r, j, t && t->checked ? &led : NULL);
+	} else if (j->merge) {
+		/* Everything dropped: nothing was published. */
+		ms_ledger_set none;
+		ms_ledger_set_init(&none);
+		reconcile_merge(r, j, &none);
+	}
+	pthread_mutex_unlock(&r->mu);
 }
 
 /* ---- recording -------------------------------------------------------- */
@@ -558,15 +600,12 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	}
 	const ms_dispatch *d = ev->dispatch;
 	const ms_merge_result *res = ev->result;
-	/* The output first, while it is surely in the inventory (no other
-	 * merge can have taken it before this event is handled). */
-	ms_ledger_set out_led;
-	ms_ledger_set_init(&out_led);
-	char out_why[200] = "";
-	int out_rc = 1;
+	/* Pin the output first, while it is surely in the inventory (no
+	 * other merge can have taken it before this event is handled); it is
+	 * checked on the checker's thread once the event is recorded. */
+	ms_view *out_view = NULL;
 	if (ev->type == MS_EV_MERGE_DONE && res && res->output.id)
-		out_rc = check_introduced(r, res->output.id, &out_led, out_why,
-		                          sizeof(out_why));
+		out_view = pin_for_check(r);
 	size_t nin = d ? d->ninputs : 0;
 	ms_ev_input *inputs = calloc(nin ? nin : 1, sizeof(*inputs));
 	ms_ev_merge m;
@@ -663,17 +702,6 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 				if (m.index[k].done)
 					track_introduce(r, m.output.id,
 					                (enum ms_part_kind)k);
-			track_ent *t = track_checked(r, m.output.id, out_rc,
-			                             &out_led, out_why);
-			ms_ledger_set ol = out_led;
-			if (d)
-				reconcile_merge(r, d, &m,
-				                t && t->checked ? &ol : NULL);
-		} else if (d) {
-			/* Everything dropped: nothing was published. */
-			ms_ledger_set none;
-			ms_ledger_set_init(&none);
-			reconcile_merge(r, d, &m, &none);
 		}
 		r->rows_dropped += m.sampling.rows_dropped;
 		r->traces_dropped += m.sampling.traces_dropped;
@@ -705,6 +733,13 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	if (r->recent_n < MS_REPLAY_RECENT)
 		r->recent_n++;
 	pthread_mutex_unlock(&r->mu);
+	/* After the output's introduction is counted (its check finds the
+	 * entry) and before the engine can merge it away. */
+	if (ev->type == MS_EV_MERGE_DONE && (m.output.id || d))
+		ms__checker_submit(r, out_view, m.output.id, d,
+		                   m.sampling.rows_dropped);
+	else
+		ms_view_release(out_view);
 	free(inputs);
 	notify(r);
 }
@@ -1062,18 +1097,14 @@ run_day(ms_replay *r, ms_errbuf *eb)
 		if (rc)
 			return rc;
 		int64_t t1 = mono_ns();
-		ms_ledger_set led;
-		ms_ledger_set_init(&led);
-		char why[200] = "";
-		int crc =
-		        check_introduced(r, s->part_id, &led, why, sizeof(why));
+		ms_view *cv = pin_for_check(r);
 		pthread_mutex_lock(&r->mu);
 		for (int k = 0; k < MS_KIND_COUNT; k++)
 			track_introduce(r, s->part_id, (enum ms_part_kind)k);
-		track_checked(r, s->part_id, crc, &led, why);
 		r->pub_done = i + 1;
 		r->pub_merges = 0;
 		pthread_mutex_unlock(&r->mu);
+		ms__checker_submit(r, cv, s->part_id, NULL, 0);
 		ms_part_meta pm;
 		memset(&pm, 0, sizeof(pm));
 		pm.rows = s->rows;
@@ -1528,6 +1559,9 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 		r->mode = MODE_STEP; /* stops at the first publication */
 	}
 	pthread_mutex_unlock(&r->mu);
+	if (ms__checker_start(r))
+		return ms_fail(eb, MS_ERR_IO,
+		               "cannot start the part checker's thread");
 	if (pthread_create(&r->oracle_thread, NULL, oracle_main, r))
 		return ms_fail(eb, MS_ERR_IO, "cannot start the oracle thread");
 	r->oracle_started = true;
@@ -1615,9 +1649,11 @@ ms_replay_close(ms_replay *r)
 	atomic_store(&r->oracle_cancel, true);
 	if (r->oracle_started)
 		ms__oracle_join(r);
+	ms__checker_stop(r);
 	finish_record(r);
 	ms_engine_close(r->engine);
 	ms_rec_close(r->rec, NULL);
+	ms__checker_release(r);
 	ms_shard_close(r->shard);
 	ms_pipeline_close(r->pipe);
 	ms_fixture_close(r->fx);

@@ -358,6 +358,9 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	/* The oracle first (it ran beside the replay): the ledgers gate uses
 	 * its dropped rows' ledger. */
 	int64_t w0 = ms__replay_since_start(r);
+	ms__checker_drain(r);
+	r->check_wait_ns = ms__replay_since_start(r) - w0;
+	w0 = ms__replay_since_start(r);
 	int orc = ms__oracle_join(r);
 	r->oracle_wall = ms__replay_since_start(r);
 	r->oracle_wait_ns = r->oracle_wall - w0;
@@ -466,14 +469,18 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	 * blocks one per trace in order, rows, both index parts). */
 	uint64_t bhit, bmiss;
 	ms__blkcache_stats(r->blocks, &bhit, &bmiss);
-	gate(r, "one_block_per_trace", r->parts_ok == r->parts_in,
+	gate(r, "one_block_per_trace",
+	     r->parts_ok == r->parts_in && r->parts_in == r->check_submitted,
 	     "%llu of %llu parts checked as introduced (core and both "
-	     "indexes: one block per trace, order, index ledgers) in "
-	     "%.0f ms, %llu of %llu blocks decoded%s%s%s",
-	     (unsigned long long)r->parts_ok, (unsigned long long)r->parts_in,
-	     (double)atomic_load(&r->check_ns) / 1e6, (unsigned long long)bmiss,
-	     (unsigned long long)(bhit + bmiss), r->part_err[0] ? "; " : "",
-	     r->part_err, r->parts_gone ? " (left before it was read)" : "");
+	     "indexes: one block per trace, order, index ledgers)%s%s%s; "
+	     "%.0f ms on the checker's thread (the gates waited %.0f ms), "
+	     "%llu of %llu blocks decoded",
+	     (unsigned long long)r->parts_ok,
+	     (unsigned long long)r->check_submitted, r->part_err[0] ? ": " : "",
+	     r->part_err, r->parts_gone ? " (left before it was read)" : "",
+	     (double)atomic_load(&r->check_ns) / 1e6,
+	     (double)r->check_wait_ns / 1e6, (unsigned long long)bmiss,
+	     (unsigned long long)(bhit + bmiss));
 	/* Each merge's output ledgers are its inputs' minus what it
 	 * dropped. */
 	gate(r, "part_ledgers",

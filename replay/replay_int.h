@@ -158,6 +158,35 @@ typedef struct track_ent {
 int ms__part_check(const ms_part *core, const ms_part *lat, const ms_part *st,
                    ms__blkcache *cache, ms_ledger_set *out, char *why,
                    size_t n);
+/* One part waiting for its check (checker.c): the view that pins it,
+ * and for a merge's output its inputs and the rows it dropped, so that
+ * its ledgers are reconciled with theirs. id 0: a merge that published
+ * nothing (everything dropped). */
+typedef struct ms__check_job {
+	struct ms__check_job *next;
+	ms_view *view; /* owned; NULL when id is 0 */
+	uint64_t id;
+	bool merge;       /* a merge's output (or its empty result) */
+	bool lost_inputs; /* no memory to keep the inputs: not reconciled */
+	uint64_t seq, rows_dropped;
+	size_t ninputs;
+	uint64_t inputs[];
+} ms__check_job;
+/* Start the checker's thread (0 or MS_ERR_IO). */
+int ms__checker_start(ms_replay *r);
+/* Queue part `id` (pinned by v, whose ownership passes) for its check;
+ * d: the merge that made it, or NULL for a publication. Never fails: with
+ * no memory to queue it, the part is checked at once. */
+void ms__checker_submit(ms_replay *r, ms_view *v, uint64_t id,
+                        const ms_dispatch *d, uint64_t rows_dropped);
+/* Wait until every part submitted so far is checked. */
+void ms__checker_drain(ms_replay *r);
+/* Stop the thread; parts still queued are released unread. */
+void ms__checker_stop(ms_replay *r);
+void ms__checker_release(ms_replay *r);
+/* Check one queued part and count it (controller.c). */
+void ms__replay_check(ms_replay *r, const ms__check_job *j);
+
 /* The ledgers of blocks already checked (partcheck.c), shared by the
  * checks of one run (thread-safe); NULL: every block is decoded. */
 int ms__blkcache_new(ms__blkcache **out);
@@ -250,6 +279,14 @@ struct ms_replay {
 	 * inputs' minus the rows they dropped, and the first that did not. */
 	uint64_t parts_in, parts_ok, parts_bad, parts_gone;
 	_Atomic int64_t check_ns; /* wall spent checking parts */
+	/* The checker's queue (checker.c); check_mu guards the queue. */
+	pthread_t check_thread;
+	pthread_mutex_t check_mu;
+	pthread_cond_t check_cv;
+	ms__check_job *check_head, *check_tail;
+	bool check_init, check_started, check_busy, check_stop;
+	int64_t check_wait_ns;    /* the gates' wait for the last checks */
+	uint64_t check_submitted; /* parts queued (id != 0), check_mu */
 	ms__blkcache *blocks;     /* ledgers of checked blocks */
 	char part_err[200];
 	uint64_t merges_reconciled, merges_unreconciled;
