@@ -772,9 +772,23 @@ wait_stopped(ms_replay *r)
 /* Stop in `state` (BREAK or PAUSED) until released: a pending pause is
  * taken, the front end is told outside the lock, then wait. mu held on
  * entry and on return. */
+/* Run-to targets (`once` breakpoints) last until the run stops: a stop for
+ * any other reason cancels them, so a `g` that a breakpoint or a pause
+ * interrupted never stops the run again later by surprise. mu held. */
+static void
+drop_run_to_targets(ms_replay *r)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < r->nbps; i++)
+		if (!r->bps[i].once)
+			r->bps[k++] = r->bps[i];
+	r->nbps = k;
+}
+
 static void
 stop_at(ms_replay *r, enum ms_replay_state state)
 {
+	drop_run_to_targets(r);
 	r->pause_req = false;
 	r->mode = MODE_RUN;
 	r->state = state;
@@ -863,10 +877,14 @@ publication_point(ms_replay *r, int64_t t)
 		copy_str(r->break_why, sizeof(r->break_why),
 		         r->mode == MODE_STEP ? "step" : "pause");
 	} else {
+		/* Only run-to targets stop here, before the first
+		 * publication past them; a time breakpoint stops at the
+		 * first barrier at or after its time (on_dispatch). */
 		for (size_t i = 0; i < r->nbps; i++) {
 			ms_breakpoint *bp = &r->bps[i];
-			if (bp->hits == 0 &&
-			    ms_bp_match_time(bp, t, r->info->day_start_ns)) {
+			if (bp->once && bp->kind == MS_BP_TIME &&
+			    ms_bp_match_time(bp, t - 1,
+			                     r->info->day_start_ns)) {
 				bp_hit(r, i);
 				stop = true;
 				break;
@@ -1746,8 +1764,7 @@ ms_replay_run_to_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb)
 	bp.kind = MS_BP_MERGE;
 	bp.n = seq;
 	bp.enabled = bp.once = true;
-	snprintf(bp.spec, sizeof(bp.spec), "merge=%llu (go)",
-	         (unsigned long long)seq);
+	snprintf(bp.spec, sizeof(bp.spec), "go #%llu", (unsigned long long)seq);
 	int rc = add_bp(r, &bp, NULL, eb);
 	return rc ? rc : ms_replay_command(r, MS_RCMD_RUN, eb);
 }
@@ -1761,7 +1778,16 @@ ms_replay_run_to_time(ms_replay *r, int64_t t, ms_errbuf *eb)
 	bp.t = t;
 	bp.absolute = true;
 	bp.enabled = bp.once = true;
-	snprintf(bp.spec, sizeof(bp.spec), "time (go)");
+	/* "go 09:00:00", "go +1d 00:30:00": the target as the day's clock. */
+	int64_t d = (t - r->info->day_start_ns) / 1000000000;
+	if (d < 0)
+		d = 0;
+	char day[8] = "";
+	if (d >= 86400)
+		snprintf(day, sizeof(day), "+%lldd ", (long long)(d / 86400));
+	snprintf(bp.spec, sizeof(bp.spec), "go %s%02lld:%02lld:%02lld", day,
+	         (long long)(d % 86400 / 3600), (long long)(d % 3600 / 60),
+	         (long long)(d % 60));
 	int rc = add_bp(r, &bp, NULL, eb);
 	return rc ? rc : ms_replay_command(r, MS_RCMD_RUN, eb);
 }

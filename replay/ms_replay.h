@@ -53,7 +53,7 @@ enum ms_bp_kind {
 	MS_BP_MATURE = 0,   /* any mature-containing selection */
 	MS_BP_SAMPLING = 1, /* sampling is predicted to execute */
 	MS_BP_MERGE = 2,    /* merge sequence number N */
-	MS_BP_TIME = 3,     /* logical time >= T (barrier or publication) */
+	MS_BP_TIME = 3,     /* the first barrier at logical time >= T */
 	MS_BP_PART = 4,     /* a selection containing part ID */
 	MS_BP_LANE = 5,     /* a selection on lane L */
 	MS_BP_DEPTH = 6,    /* a selection with an input of depth >= d */
@@ -168,7 +168,10 @@ enum ms_replay_cmd {
 	MS_RCMD_STEP_BARRIER = 3, /* to the next barrier */
 };
 int ms_replay_command(ms_replay *r, enum ms_replay_cmd cmd, ms_errbuf *eb);
-/* Run to merge number seq (its barrier) or to logical time t, then stop. */
+/* Run to merge number seq (BREAK at its barrier, break_why "go #N") or to
+ * logical time t (PAUSED before the first publication after t, or BREAK at
+ * a barrier at or after t; break_why "go HH:MM:SS"). The target is
+ * dropped when the run stops for any other reason first. */
 int ms_replay_run_to_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb);
 int ms_replay_run_to_time(ms_replay *r, int64_t t, ms_errbuf *eb);
 int ms_replay_set_speed(ms_replay *r, double speed);

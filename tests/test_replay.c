@@ -340,16 +340,69 @@ test_break_time(void **state)
 	        open_started(&run, "bp-time", "disabled", false, false, spec);
 	ms_replay_status *st = rt_status_new();
 	assert_true(rt_wait_stop(r, st));
-	/* Stopped before publishing slot `want`, the first at or after T. */
-	assert_int_equal(st->state, MS_REPLAY_PAUSED);
-	assert_int_equal(st->pub_done, want);
-	assert_true(strstr(st->break_why, "time=") != NULL);
-	assert_true(st->now < info->day_start_ns + tod);
+	/* A BREAK at the first dispatch barrier at or after T (slot `want`
+	 * or a later one published), never a pause before it. */
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_true(st->has_pending);
+	assert_true(st->pub_done > want);
+	assert_int_equal(strncmp(st->break_why, spec, strlen(spec)), 0);
+	assert_true(st->now >= info->day_start_ns + tod);
+	assert_true(st->pending.now_ns >= info->day_start_ns + tod);
 	ms_breakpoint bps[4];
 	assert_int_equal(ms_replay_breaks(r, bps, 4), 1);
 	assert_int_equal(bps[0].hits, 1);
 	ms_replay_close(r);
 	ms_fixture_close(fx);
+	free(st);
+}
+
+/* A run-to target (`g`) stops where asked, says so, and is dropped when
+ * the run stops for another reason first: it never stops the run later. */
+static void
+test_run_to_targets(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r =
+	        open_started(&run, "goto", "disabled", true, true, "merge=2");
+	ms_replay_status *st = rt_status_new();
+	ms_errbuf eb = { { 0 } };
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	/* Merge #1 first: a go target. */
+	assert_int_equal(ms_replay_run_to_merge(r, 1, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_int_equal(st->pending.seq, 1);
+	assert_string_equal(st->break_why, "go #1");
+	/* #6 is behind the user's merge=2: that stops first, the go target
+	 * is gone. */
+	assert_int_equal(ms_replay_run_to_merge(r, 6, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_int_equal(st->pending.seq, 2);
+	assert_string_equal(st->break_why, "merge=2");
+	ms_breakpoint bps[4];
+	assert_int_equal(ms_replay_breaks(r, bps, 4), 1);
+	assert_string_equal(bps[0].spec, "merge=2");
+	/* A time target: paused before the first publication after it, the
+	 * clock at or before it. */
+	int64_t t = st->now + 3600 * 1000000000LL;
+	assert_int_equal(ms_replay_run_to_time(r, t, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	if (st->state == MS_REPLAY_PAUSED) {
+		assert_true(st->now <= t);
+	} else {
+		assert_int_equal(st->state, MS_REPLAY_BREAK);
+		assert_true(st->pending.now_ns >= t);
+	}
+	assert_true(strncmp(st->break_why, "go ", 3) == 0);
+	assert_int_equal(ms_replay_breaks(r, bps, 4), 1);
+	/* Nothing else stops the run now: it ends. */
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_DONE);
+	ms_replay_close(r);
 	free(st);
 }
 
@@ -805,6 +858,7 @@ main(void)
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),
 		cmocka_unit_test(test_break_time),
+		cmocka_unit_test(test_run_to_targets),
 		cmocka_unit_test(test_break_spec_time_of_day),
 		cmocka_unit_test(test_step_one_point),
 		cmocka_unit_test(test_sigkill_mid_run),

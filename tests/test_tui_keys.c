@@ -96,22 +96,71 @@ test_speed_steps(void **state)
 	for (int i = 0; i < 20; i++)
 		keys(f, "-");
 	assert_true(f->s.view->speed == 1);
+	/* The default 1200x is on the ladder, between 600x and 1800x. */
+	f->fake.log[0] = '\0';
+	f->model->speed = 1200;
+	ms_session_snapshot(&f->s);
+	keys(f, "+--");
+	assert_string_equal(f->fake.log, "speed=1800;speed=1200;speed=600;");
 }
 
 static void
 test_goto(void **state)
 {
 	fx *f = *state;
+	/* Every `g` runs at full speed (0) ... */
 	keys(f, "g12:30\n");
-	keys(f, "g#40\n");
+	keys(f, "g#80\n");
 	keys(f, "g+1d 01:00\n");
-	assert_string_equal(f->fake.log,
-	                    "runto=45000s;runto=#40;runto=90000s;");
+	assert_string_equal(f->fake.log, "speed=0;runto=45000s;speed=0;"
+	                                 "runto=#80;speed=0;runto=90000s;");
+	assert_non_null(strstr(f->s.view->ui.message, "full speed"));
 	keys(f, "gbogus\n");
-	assert_string_equal(f->fake.log,
-	                    "runto=45000s;runto=#40;runto=90000s;");
 	assert_true(f->s.view->ui.message_is_error);
 	assert_non_null(strstr(f->s.view->ui.message, "bogus"));
+	/* ... and the speed the user had (60x) comes back when the run
+	 * stops, with the "running to" message gone. */
+	f->fake.log[0] = '\0';
+	keys(f, "g13:00\n");
+	assert_non_null(strstr(f->s.view->ui.message, "running to 13:00:00"));
+	f->model->state = MS_VIEW_PAUSED;
+	f->model->now += 6 * FAKE_H;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "speed=0;runto=46800s;speed=60;");
+	assert_true(f->s.view->speed == 60);
+	assert_string_equal(f->s.view->ui.message, "");
+}
+
+/* A target behind the replay is refused: `g` never runs forward to the
+ * end looking for a merge that is already done. */
+static void
+test_goto_past_refused(void **state)
+{
+	fx *f = *state;
+	keys(f, "g#40\n"); /* 57 merges done */
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, "behind the replay"));
+	keys(f, "g05:00\n"); /* now 06:12:30 */
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, "05:00:00"));
+	assert_string_equal(f->fake.log, "");
+	f->model->state = MS_VIEW_DONE;
+	ms_session_snapshot(&f->s);
+	keys(f, "g23:00\n");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_string_equal(f->fake.log, "");
+}
+
+/* A speed the user picks while a `g` runs is kept when it stops. */
+static void
+test_goto_user_speed_kept(void **state)
+{
+	fx *f = *state;
+	keys(f, "g12:30\n");
+	keys(f, "-"); /* from max down one step */
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "speed=0;runto=45000s;speed=3600;");
 }
 
 /* Go-to numbers that do not fit are refused, not wrapped into another
@@ -129,7 +178,8 @@ test_goto_refuses_wrapped_numbers(void **state)
 	}
 	assert_string_equal(f->fake.log, "");
 	keys(f, "g#18446744073709551615\n");
-	assert_string_equal(f->fake.log, "runto=#18446744073709551615;");
+	assert_string_equal(f->fake.log,
+	                    "speed=0;runto=#18446744073709551615;");
 }
 
 static void
@@ -250,8 +300,9 @@ test_command_line(void **state)
 	keys(f, ":break sampling\n");
 	keys(f, ":step\n");
 	keys(f, ":go 08:00\n");
-	assert_string_equal(f->fake.log,
-	                    "speed=0;break+sampling;step;runto=28800s;");
+	assert_string_equal(
+	        f->fake.log,
+	        "speed=0;break+sampling;step;speed=0;runto=28800s;");
 	keys(f, ":frobnicate\n");
 	assert_true(f->s.view->ui.message_is_error);
 	assert_non_null(strstr(f->s.view->ui.message, "frobnicate"));
@@ -389,6 +440,8 @@ main(void)
 		T(test_run_pause_step),
 		T(test_speed_steps),
 		T(test_goto),
+		T(test_goto_past_refused),
+		T(test_goto_user_speed_kept),
 		T(test_goto_refuses_wrapped_numbers),
 		T(test_breakpoints),
 		T(test_freeze_only_at_barrier),

@@ -67,6 +67,8 @@ ms_session_snapshot(ms_tui_session *s)
 	clamp_sel(&s->view->ui.part_sel, s->view->nparts);
 	clamp_sel(&s->view->ui.plugin_sel, s->view->nplugins);
 	clamp_sel(&s->view->ui.break_sel, s->view->nbreaks);
+	if (rc == 0)
+		ms__session_observe(s);
 	if (rc < 0)
 		ms_session_say(s, true, "snapshot: %s",
 		               eb.msg[0] ? eb.msg : ms_strerror(rc));

@@ -25,8 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const double ms_speed_steps[] = { 1,   2,   5,   10,   30,   60,
-	                          120, 300, 600, 1800, 3600, 0 };
+/* 1200x is the default speed (a day in 72 s): `+`/`-` come back to it. */
+const double ms_speed_steps[] = { 1,   2,   5,    10,   30,   60, 120,
+	                          300, 600, 1200, 1800, 3600, 0 };
 const size_t ms_speed_steps_len =
         sizeof(ms_speed_steps) / sizeof(ms_speed_steps[0]);
 
@@ -38,7 +39,42 @@ ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
 	vsnprintf(s->view->ui.message, sizeof(s->view->ui.message), fmt, ap);
 	va_end(ap);
 	s->view->ui.message_is_error = error;
+	s->msg_stamped = false;
 	s->dirty = true;
+}
+
+/* Where the replay is, as far as a footer message cares: running (any
+ * point), or stopped at a given publication count and barrier. */
+static uint64_t
+replay_where(const ms_tui_view *v)
+{
+	if (v->state == MS_VIEW_RUNNING)
+		return 1;
+	uint64_t h = (uint64_t)v->state * 0x9e3779b97f4a7c15ULL;
+	h ^= v->pub_done * 0xff51afd7ed558ccdULL;
+	h ^= (v->sel.present ? v->sel.seq : 0) * 0xc4ceb9fe1a85ec53ULL;
+	return h | 2; /* never 1 */
+}
+
+void
+ms__session_observe(ms_tui_session *s)
+{
+	ms_tui_view *v = s->view;
+	if (s->go_active && v->state != MS_VIEW_RUNNING) {
+		ms_errbuf eb = { "" };
+		s->go_active = false;
+		if (s->ctl->ops->set_speed(s->ctl->self, s->go_speed, &eb) == 0)
+			v->speed = s->go_speed;
+	}
+	uint64_t where = replay_where(v);
+	if (!s->msg_stamped) {
+		s->msg_stamped = true;
+		s->msg_where = where;
+	} else if (where != s->msg_where && v->ui.message[0] &&
+	           !v->ui.message_is_error) {
+		v->ui.message[0] = '\0';
+		s->dirty = true;
+	}
 }
 
 /* Report a controller result: its error text, or `ok` on success. */
@@ -126,6 +162,7 @@ set_speed_step(ms_tui_session *s, size_t step)
 	if (rc == 0) {
 		s->view->speed = sp; /* shown before the next snapshot */
 		s->speed_step = step;
+		s->go_active = false; /* the user's speed from now on */
 	}
 	report(s, rc, &eb, msg);
 }
@@ -425,6 +462,20 @@ do_export(ms_tui_session *s, const char *args)
 		        s->view->ui.filter, ms_tui_format_name(f), path);
 }
 
+/* The last merge the replay has dispatched: the one waiting at a barrier,
+ * else the newest recorded. A `g #N` below it would need going back. */
+static uint64_t
+go_merge_position(const ms_tui_view *v)
+{
+	uint64_t at = v->merges_done;
+	if (v->sel.present && v->sel.seq > at)
+		at = v->sel.seq;
+	for (size_t i = 0; i < v->nevents; i++)
+		if (v->events[i].seq > at)
+			at = v->events[i].seq;
+	return at;
+}
+
 static void
 do_goto(ms_tui_session *s, const char *arg)
 {
@@ -436,14 +487,63 @@ do_goto(ms_tui_session *s, const char *arg)
 		               arg);
 		return;
 	}
+	const ms_tui_view *v = s->view;
+	char msg[96], tb[32], nb[32];
+	if (v->state == MS_VIEW_DONE) {
+		ms_session_say(s, true, "go to: the run is over");
+		return;
+	}
+	if (t.kind == MS_TARGET_MERGE) {
+		uint64_t at = go_merge_position(v);
+		if (t.seq <= at) {
+			ms_session_say(
+			        s, true,
+			        t.seq == at && v->state == MS_VIEW_BREAK
+			                ? "go to: already at merge #%" PRIu64
+			                : "go to: merge #%" PRIu64
+			                  " is behind the replay (at #%" PRIu64
+			                  "); it only runs forward",
+			        t.seq, at);
+			return;
+		}
+		snprintf(msg, sizeof(msg),
+		         "running to merge #%" PRIu64 " at full speed", t.seq);
+	} else {
+		ms_fmt_clock(tb, sizeof(tb), t.t, v->day_start);
+		if (t.t <= v->now) {
+			ms_session_say(
+			        s, true,
+			        "go to: %s is behind the replay (at %s); "
+			        "it only runs forward",
+			        tb,
+			        ms_fmt_clock(nb, sizeof(nb), v->now,
+			                     v->day_start));
+			return;
+		}
+		snprintf(msg, sizeof(msg), "running to %s at full speed", tb);
+	}
+	/* Full speed to the target, the user's speed back when it stops
+	 * (ms__session_observe). */
 	ms_errbuf eb = { "" };
-	char msg[64], tb[32];
-	if (t.kind == MS_TARGET_MERGE)
-		snprintf(msg, sizeof(msg), "running to merge #%" PRIu64, t.seq);
-	else
-		snprintf(msg, sizeof(msg), "running to %s",
-		         ms_fmt_clock(tb, sizeof(tb), t.t, s->view->day_start));
-	report(s, s->ctl->ops->run_to(s->ctl->self, &t, &eb), &eb, msg);
+	double before = v->speed;
+	bool was_going = s->go_active;
+	if (was_going)
+		before = s->go_speed;
+	int rc = s->ctl->ops->set_speed(s->ctl->self, 0, &eb);
+	if (rc == 0) {
+		s->view->speed = 0;
+		rc = s->ctl->ops->run_to(s->ctl->self, &t, &eb);
+		if (rc == 0) {
+			s->go_active = true;
+			s->go_speed = before;
+		} else {
+			ms_errbuf eb2 = { "" };
+			if (s->ctl->ops->set_speed(s->ctl->self, before,
+			                           &eb2) == 0)
+				s->view->speed = before;
+		}
+	}
+	report(s, rc, &eb, msg);
 }
 
 static void
@@ -477,8 +577,10 @@ do_speed(ms_tui_session *s, const char *arg)
 	}
 	ms_errbuf eb = { "" };
 	int rc = s->ctl->ops->set_speed(s->ctl->self, v, &eb);
-	if (rc == 0)
+	if (rc == 0) {
 		s->view->speed = v;
+		s->go_active = false;
+	}
 	report(s, rc, &eb, "speed set");
 }
 

@@ -52,7 +52,10 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	         ms__state_name(v->state));
 	p[n].attr = sa;
 	p[n++].prio = 0;
-	if (v->state == MS_VIEW_BREAK && v->break_why[0]) {
+	/* Why it stopped: the breakpoint's spec at a BREAK, the `g` target
+	 * or step at a pause (a plain pause says nothing more). */
+	if ((v->state == MS_VIEW_BREAK || v->state == MS_VIEW_PAUSED) &&
+	    v->break_why[0] && strcmp(v->break_why, "pause") != 0) {
 		snprintf(p[n].text, sizeof(p[n].text), " at %s", v->break_why);
 		p[n].attr = MS_C_ALERT | MS_A_BOLD;
 		p[n++].prio = 5;

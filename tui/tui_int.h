@@ -254,6 +254,16 @@ typedef struct ms_tui_session {
 	bool quit;
 	bool redraw; /* full repaint requested (ctrl-L) */
 	bool dirty;  /* something changed; draw soon */
+	/* A `g` in progress runs at full speed; go_speed is the speed to
+	 * restore when the run stops for whatever reason. */
+	bool go_active;
+	double go_speed;
+	/* Where the replay was when the footer message was said (set at
+	 * the first snapshot after it): a message that is not an error is
+	 * stale, and cleared, once the replay stops somewhere else or starts
+	 * running again. */
+	bool msg_stamped;
+	uint64_t msg_where;
 } ms_tui_session;
 
 int ms_session_init(ms_tui_session *s, const ms_tui_ctl *ctl);
@@ -262,6 +272,9 @@ void ms_session_release(ms_tui_session *s);
 void ms_session_key(ms_tui_session *s, int key);
 /* Refresh the view from the controller (keeps ui). */
 int ms_session_snapshot(ms_tui_session *s);
+/* After each snapshot: restore the speed when a `g` has stopped, clear a
+ * footer message the replay has moved past. */
+void ms__session_observe(ms_tui_session *s);
 /* Set the footer message. */
 void ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
