@@ -493,6 +493,10 @@ test_bad_input(void **state)
 	                     0);
 	assert_one_line();
 	assert_non_null(strstr(err_text, "frobnicate"));
+	/* ... and the variants there are listed. */
+	assert_non_null(strstr(err_text, "skywalking,"));
+	assert_non_null(strstr(err_text, "detdrop:PCT,"));
+	assert_non_null(strstr(err_text, "disabled"));
 
 	/* Malformed chain: named with the position. */
 	assert_int_not_equal(

@@ -196,6 +196,19 @@ test_break_with_mature_selection(void **state)
 		assert_true(ms_screen_attr(f->scr, x, 0) & MS_A_REV);
 }
 
+/* The widest common terminal: every panel's header fits. */
+static void
+test_running_wide(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	char *t = draw_and_read(f, 200, 60);
+	expect_snapshot("running-200x60", t);
+	assert_non_null(strstr(t, "fail e/t/v"));
+	assert_non_null(strstr(t, "Inventory 20 parts"));
+	free(t);
+}
+
 static void
 test_running_smallest(void **state)
 {
@@ -314,6 +327,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_break_with_mature_selection, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_running_wide, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_running_smallest, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_help, setup, teardown),

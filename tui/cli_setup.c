@@ -19,6 +19,7 @@
 #include "ms_pipeline.h"
 #include "ms_replay.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -226,6 +227,42 @@ check_out_path(const ms__run_args *a, const char *opt, const char *path,
 	return 0;
 }
 
+/* When the first link of spec names no plugin in plugin_dir, the variants
+ * there (every NAME.so, and "disabled") as ", the variants here are ...";
+ * "" otherwise. */
+static void
+variants_hint(char *buf, size_t n, const char *spec, const char *plugin_dir)
+{
+	buf[0] = '\0';
+	char name[128], path[PATH_MAX];
+	size_t len = strcspn(spec, ":,{");
+	if (len == 0 || len >= sizeof(name))
+		return;
+	memcpy(name, spec, len);
+	name[len] = '\0';
+	snprintf(path, sizeof(path), "%s/%s.so", plugin_dir, name);
+	if (access(path, R_OK) == 0)
+		return;
+	DIR *d = opendir(plugin_dir);
+	if (!d)
+		return;
+	size_t used = (size_t)snprintf(buf, n, "; the variants in %s are",
+	                               plugin_dir);
+	const struct dirent *e;
+	while ((e = readdir(d)) && used < n) {
+		size_t l = strlen(e->d_name);
+		if (l <= 3 || strcmp(e->d_name + l - 3, ".so") != 0)
+			continue;
+		used += (size_t)snprintf(
+		        buf + used, n - used, " %.*s%s,", (int)(l - 3),
+		        e->d_name,
+		        strcmp(e->d_name, "detdrop.so") == 0 ? ":PCT" : "");
+	}
+	closedir(d);
+	if (used < n)
+		snprintf(buf + used, n - used, " disabled");
+}
+
 /* Open the chain (loading every plugin with its config) and close it. */
 static int
 check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
@@ -247,8 +284,10 @@ check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
 	int rc = ms_pipeline_open(&pipe, &po, &eb);
 	ms_pipeline_close(pipe);
 	if (rc) {
-		fprintf(err, "mergescope %s: variant \"%s\": %s\n", a->cmd,
-		        spec, eb.msg[0] ? eb.msg : ms_strerror(rc));
+		char hint[512];
+		variants_hint(hint, sizeof(hint), spec, plugin_dir);
+		fprintf(err, "mergescope %s: variant \"%s\": %s%s\n", a->cmd,
+		        spec, eb.msg[0] ? eb.msg : ms_strerror(rc), hint);
 		return MS_EXIT_ERROR;
 	}
 	return 0;

@@ -68,7 +68,16 @@ draw_event(ms_canvas *c, ms_rect r, const ms_tui_view *v, const ms_tui_event *e)
 	KV("cpu", "%s",
 	   ms_fmt_ns(a, sizeof(a), e->cpu_ns > 0 ? (uint64_t)e->cpu_ns : 0));
 	KV("allocated", "%s", ms_fmt_bytes(a, sizeof(a), e->alloc_bytes));
-	KV("fingerprint", "%016" PRIx64, e->fingerprint);
+	KV("output checksum", "%016" PRIx64, e->fingerprint);
+	for (size_t i = 0; i < e->nlinks && n + 1 < 32; i++)
+		KV(e->links[i].name,
+		   "%" PRIu64 " calls, %" PRIu64 " traces, %" PRIu64
+		   " kept, %s",
+		   e->links[i].calls, e->links[i].traces, e->links[i].kept,
+		   ms_fmt_ns(a, sizeof(a),
+		             e->links[i].total_ns > 0
+		                     ? (uint64_t)e->links[i].total_ns
+		                     : 0));
 	KV("result", "%s%s%s", e->failed ? "FAILED" : "ok",
 	   e->failed && e->error[0] ? ": " : "", e->failed ? e->error : "");
 	put_list(c, in, kv, n);

@@ -90,8 +90,17 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	 * class is abbreviated there. */
 	bool narrow = in.w < 100;
 	int cw = narrow ? 8 : 21;
+	/* The time column widens for "+1d 02:00:00" (the finalize) when one
+	 * of the listed merges is outside the day. */
+	int tw = 8;
+	for (size_t i = 0; i < n; i++) {
+		int64_t t = v->events[idx[i]].t;
+		if (t < v->day_start ||
+		    (v->day_end > v->day_start && t >= v->day_end))
+			tw = MS_CLOCK_WIDE;
+	}
 	ms_canvas_printf(c, in.x, in.y, in.w, MS_C_MUTED | MS_A_UL,
-	                 "%6s %8s %-8s %3s %13s %8s %-*s %s", "seq", "time",
+	                 "%6s %*s %-8s %3s %13s %8s %-*s %s", "seq", tw, "time",
 	                 "lane", "in", "rows in>out", "wall", cw, "class",
 	                 "reason");
 	int rows = in.h - 1;
@@ -124,7 +133,8 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		int x = in.x +
 		        ms_canvas_printf(
 		                c, in.x, y, in.w, 0,
-		                "%6" PRIu64 " %8s %-8s %3u %13s %8s ", e->seq,
+		                "%6" PRIu64 " %*s %-8s %3u %13s %8s ", e->seq,
+		                tw,
 		                ms_fmt_clock(t, sizeof(t), e->t, v->day_start),
 		                e->lane, e->ninputs, rio,
 		                ms_fmt_ns(wall, sizeof(wall),

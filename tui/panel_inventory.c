@@ -16,7 +16,8 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
 	char title[64];
 	bool focus = v->ui.focus == MS_FOCUS_INVENTORY;
-	snprintf(title, sizeof(title), "Inventory %zu parts", v->parts_total);
+	snprintf(title, sizeof(title), "Inventory %zu part%s", v->parts_total,
+	         v->parts_total == 1 ? "" : "s");
 	ms_rect in = ms_canvas_box(c, r, title, focus);
 	if (in.h < 2)
 		return;

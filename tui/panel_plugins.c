@@ -23,9 +23,10 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		               MS_C_MUTED);
 		return;
 	}
+	/* 77 columns in all: the panel's width at 200 columns. */
 	ms_canvas_printf(c, in.x, in.y, in.w, MS_C_MUTED | MS_A_UL,
-	                 "%-12s %7s %8s %8s %8s %8s %-13s %s", "link", "calls",
-	                 "traces", "total", "ns/trace", "max", "histogram",
+	                 "%-12s %6s %7s %8s %6s %8s %-13s %s", "link", "calls",
+	                 "traces", "total", "ns/tr", "max", "histogram",
 	                 "fail e/t/v");
 	for (size_t i = 0; i < v->nplugins && (int)i + 1 < in.h; i++) {
 		const ms_tui_plugin *p = &v->plugins[i];
@@ -36,7 +37,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		int x = in.x +
 		        ms_canvas_printf(
 		                c, in.x, y, in.w, 0,
-		                "%-12.12s %7s %8s %8s %8s %8s ", p->name,
+		                "%-12.12s %6s %7s %8s %6s %8s ", p->name,
 		                ms_fmt_count(calls, sizeof(calls), p->calls),
 		                ms_fmt_count(tr, sizeof(tr), p->traces),
 		                ms_fmt_ns(tot, sizeof(tot), p->total_ns), mean,

@@ -20,7 +20,9 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		         s->seq);
 	else
 		snprintf(title, sizeof(title), "Pending selection");
-	ms_rect in = ms_canvas_box(c, r, title, v->state == MS_VIEW_BREAK);
+	/* Never drawn as focused: it takes no keys, and a second focused
+	 * border would hide which panel does. */
+	ms_rect in = ms_canvas_box(c, r, title, false);
 	if (in.h < 1)
 		return;
 	if (!s->present) {

@@ -213,6 +213,17 @@ fill_event(ms_tui_event *e, const ms_ev_merge *m)
 	e->peak_staged = m->sampling.peak_staged_bytes;
 	e->cpu_ns = m->cpu_ns;
 	e->alloc_bytes = m->alloc_bytes;
+	e->fingerprint = m->output.checksum;
+	e->nlinks = m->nlinks < MS_VIEW_EVENT_LINKS ? m->nlinks
+	                                            : MS_VIEW_EVENT_LINKS;
+	for (size_t i = 0; i < e->nlinks; i++) {
+		const ms_ev_link *l = &m->links[i];
+		copy_str(e->links[i].name, sizeof(e->links[i].name), l->name);
+		e->links[i].calls = l->calls;
+		e->links[i].traces = l->traces;
+		e->links[i].kept = l->kept;
+		e->links[i].total_ns = l->total_ns;
+	}
 	e->failed = m->err != 0;
 	copy_str(e->error, sizeof(e->error), m->error);
 	ms_ev_merge_summary(m, e->summary, sizeof(e->summary));

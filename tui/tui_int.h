@@ -147,8 +147,11 @@ uint32_t ms_spark_glyph(const ms_canvas *c, int level);
 char *ms_fmt_bytes(char *buf, size_t n, uint64_t v); /* "12.3M" */
 char *ms_fmt_count(char *buf, size_t n, uint64_t v); /* "162.2k" */
 char *ms_fmt_ns(char *buf, size_t n, uint64_t ns);   /* "3.54ms" */
-/* Logical time as "HH:MM:SS" from day_start; "+1d HH:MM:SS" after it,
- * "-HH:MM:SS" before it. */
+/* Logical time as "HH:MM:SS" within the day from day_start; "+1d
+ * HH:MM:SS" on a later day, "-1d HH:MM:SS" (the clock of the day before)
+ * before it. At most 12 columns for a week either side
+ * (MS_CLOCK_WIDE). */
+#define MS_CLOCK_WIDE 12
 char *ms_fmt_clock(char *buf, size_t n, int64_t t, int64_t day_start);
 char *ms_fmt_speed(char *buf, size_t n, double multiple); /* "60x", "max" */
 /* The one-line form of an event the filter matches against. */

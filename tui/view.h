@@ -36,6 +36,7 @@
 #define MS_VIEW_SPARK 64
 #define MS_VIEW_HIST 13
 #define MS_VIEW_TEXT 256
+#define MS_VIEW_EVENT_LINKS 4
 
 /* What the replay is doing. */
 enum ms_tui_state {
@@ -132,7 +133,14 @@ typedef struct ms_tui_event {
 	uint64_t peak_staged;
 	int64_t cpu_ns;
 	uint64_t alloc_bytes;
-	uint64_t fingerprint;
+	uint64_t fingerprint; /* the output part's checksum (XXH64) */
+	/* The sampler links' figures in this merge, in chain order. */
+	size_t nlinks;
+	struct {
+		char name[24];
+		uint64_t calls, traces, kept;
+		int64_t total_ns;
+	} links[MS_VIEW_EVENT_LINKS];
 	bool failed;
 	char error[96]; /* why it failed, "" otherwise */
 	/* The recorder's one-line summary (ms_ev_merge_summary), which the
