@@ -209,6 +209,62 @@ test_running_wide(void **state)
 	free(t);
 }
 
+/* The day's clock in every form: before the day (the frontier early in
+ * the morning, a part that starts half a second before midnight), within
+ * it, and the finalize after it. */
+static void
+test_clock_forms(void **state)
+{
+	(void)state;
+	char b[32];
+	const int64_t s = 1000000000LL;
+	assert_string_equal(ms_fmt_clock(b, sizeof(b), FAKE_DAY0, FAKE_DAY0),
+	                    "00:00:00");
+	assert_string_equal(
+	        ms_fmt_clock(b, sizeof(b), FAKE_DAY0 - s / 2, FAKE_DAY0),
+	        "-1d 23:59:59");
+	assert_string_equal(ms_fmt_clock(b, sizeof(b),
+	                                 FAKE_DAY0 - (3600 + 53 * 60 + 17) * s,
+	                                 FAKE_DAY0),
+	                    "-1d 22:06:43");
+	assert_string_equal(
+	        ms_fmt_clock(b, sizeof(b), FAKE_DAY0 + 86399 * s, FAKE_DAY0),
+	        "23:59:59");
+	assert_string_equal(
+	        ms_fmt_clock(b, sizeof(b), FAKE_DAY0 + 26 * FAKE_H, FAKE_DAY0),
+	        "+1d 02:00:00");
+	assert_string_equal(
+	        ms_fmt_clock(b, sizeof(b), FAKE_DAY0 - 30 * FAKE_H, FAKE_DAY0),
+	        "-2d 18:00:00");
+	assert_true(
+	        strlen(ms_fmt_clock(b, sizeof(b), FAKE_DAY0 - 7 * 24 * FAKE_H,
+	                            FAKE_DAY0)) <= MS_CLOCK_WIDE);
+}
+
+static void
+test_clock_on_screen(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	ms_tui_view *v = f->view;
+	/* 00:06:43 into the day: the frontier is the day before. */
+	v->now = FAKE_DAY0 + 403 * 1000000000LL;
+	v->frontier = v->now - 2 * FAKE_H;
+	v->parts[0].min_ts = FAKE_DAY0 - 500000000LL;
+	v->parts[0].bytes = 1000; /* first in picker order */
+	/* The last merge is the finalize at +1d 02:00. */
+	v->events[v->nevents - 1].t = FAKE_DAY0 + 26 * FAKE_H;
+	char *t = draw_and_read(f, 200, 60);
+	expect_snapshot("clock-200x60", t);
+	assert_non_null(strstr(t, "frontier -1d 22:06:43"));
+	assert_null(strstr(t, "-00:"));
+	assert_non_null(strstr(t, "-1d 23:59:59-"));
+	/* The whole +1d time sits in its column, before the lane. */
+	assert_non_null(strstr(t, "    57 +1d 02:00:00 fast"));
+	assert_non_null(strstr(t, "    56     09:16:00 fast"));
+	free(t);
+}
+
 static void
 test_running_smallest(void **state)
 {
@@ -328,6 +384,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		        test_break_with_mature_selection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_running_wide, setup,
+		                                teardown),
+		cmocka_unit_test(test_clock_forms),
+		cmocka_unit_test_setup_teardown(test_clock_on_screen, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_running_smallest, setup,
 		                                teardown),
