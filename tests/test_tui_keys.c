@@ -144,6 +144,10 @@ test_goto_past_refused(void **state)
 	assert_true(f->s.view->ui.message_is_error);
 	assert_non_null(strstr(f->s.view->ui.message, "05:00:00"));
 	assert_string_equal(f->fake.log, "");
+	keys(f, "g+1d 02:30\n"); /* after the finalize at +1d 02:00 */
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, "+1d 02:00:00"));
+	assert_string_equal(f->fake.log, "");
 	f->model->state = MS_VIEW_DONE;
 	ms_session_snapshot(&f->s);
 	keys(f, "g23:00\n");

@@ -520,6 +520,19 @@ do_goto(ms_tui_session *s, const char *arg)
 			                     v->day_start));
 			return;
 		}
+		/* The last point the run stops at is the finalize, a grace
+		 * (now - frontier) after the day's end. */
+		int64_t last = v->day_end + (v->now - v->frontier);
+		if (v->day_end > v->day_start && t.t > last) {
+			ms_session_say(
+			        s, true,
+			        "go to: %s is after the run's last point "
+			        "(the finalize at %s)",
+			        tb,
+			        ms_fmt_clock(nb, sizeof(nb), last,
+			                     v->day_start));
+			return;
+		}
 		snprintf(msg, sizeof(msg), "running to %s at full speed", tb);
 	}
 	/* Full speed to the target, the user's speed back when it stops

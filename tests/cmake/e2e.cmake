@@ -10,3 +10,11 @@ foreach(mode color nocolor)
 	set_tests_properties(e2e_tui_smoke_${mode} PROPERTIES
 		SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
+
+# Steering: g forward at full speed, targets behind refused, a time
+# breakpoint stopping as BREAK.
+add_test(NAME e2e_tui_steer
+	COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tui_steer.sh
+		$<TARGET_FILE:mergescope>)
+set_tests_properties(e2e_tui_steer PROPERTIES
+	SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -15,79 +15,12 @@ set -u
 
 MS=${1:?usage: tui_smoke.sh MERGESCOPE [color|nocolor]}
 MODE=${2:-color}
-if ! command -v tmux >/dev/null 2>&1; then
-	echo "tmux is not installed: skipping (scripts/deps.sh installs it)"
-	exit 77
-fi
-
-WORK=$(mktemp -d /tmp/ms-e2e-XXXXXX)
-SOCK=ms-e2e-$$-$MODE # a private tmux server, never the user's
-T=main
-tm() { tmux -L "$SOCK" "$@"; }
-cleanup() {
-	tm kill-server >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL ($MODE): $*"
-	echo "---- screen ----"
-	tm capture-pane -p -t "$T" 2>/dev/null
-	echo "----------------"
-	for f in "$WORK"/sanitizer.*; do
-		[ -e "$f" ] && { echo "---- $f ----"; cat "$f"; }
-	done
-	exit 1
-}
-
-screen() { tm capture-pane -p -t "$T"; }
-
-# Wait (at most $2 seconds, default 30) until the screen matches the
-# extended regex $1.
-wait_for() {
-	local re=$1 limit=${2:-30} i
-	for ((i = 0; i < limit * 10; i++)); do
-		if screen | grep -Eq -- "$re"; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
-}
-
-# The smoke fixture: `fixture build`, or, while that command is not in
-# this build, the cache a headless run builds.
-export XDG_CACHE_HOME=$WORK/cache
-FX=$WORK/fixture
-if ! "$MS" fixture build --preset smoke --seed 1 --out "$FX" \
-	>"$WORK/fixture.log" 2>&1; then
-	"$MS" run --headless --preset smoke --variant disabled \
-		--db "$WORK/build.sqlite" >"$WORK/fixture.log" 2>&1 ||
-		{
-			cat "$WORK/fixture.log"
-			echo "FAIL ($MODE): cannot build the smoke fixture"
-			exit 1
-		}
-	FX=$XDG_CACHE_HOME/mergescope/smoke-1
-fi
-[ -f "$FX/manifest.sqlite" ] || fail "no fixture at $FX"
+. "$(dirname "$0")/e2e_lib.sh"
 
 DB=$WORK/run.sqlite
-ENVS="XDG_CACHE_HOME=$XDG_CACHE_HOME"
-# Under the sanitizers (make test-asan) their reports go to files this
-# script prints, since the pane would garble them.
-if [ -n "${ASAN_OPTIONS:-}" ]; then
-	ENVS="$ENVS ASAN_OPTIONS=$ASAN_OPTIONS:log_path=$WORK/sanitizer.asan"
-fi
-if [ -n "${UBSAN_OPTIONS:-}" ]; then
-	ENVS="$ENVS UBSAN_OPTIONS=$UBSAN_OPTIONS:log_path=$WORK/sanitizer.ubsan"
-fi
 [ "$MODE" = nocolor ] && ENVS="$ENVS NO_COLOR=1"
-tm new-session -d -s "$T" -x 120 -y 40 \
-	"env $ENVS bash -c '\"$MS\" tui --fixture \"$FX\" --db \"$DB\" --variant skywalking --paused --speed max; echo EXITED \$?; sleep 600'" ||
-	fail "tmux cannot start"
-tm set-option -t "$T" status off >/dev/null
+e2e_start 120 40 --fixture "$FX" --db "$DB" --variant skywalking --paused \
+	--speed max
 
 # 1. The status line, paused before the first publication, with the
 #    database it records to.
