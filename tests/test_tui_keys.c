@@ -225,6 +225,13 @@ test_freeze_only_at_barrier(void **state)
 }
 
 static void
+type_line(fx *f, const char *text)
+{
+	ms_session_key(&f->s, MS_KEY_CTRL('u'));
+	keys(f, text);
+}
+
+static void
 test_filter_and_export(void **state)
 {
 	fx *f = *state;
@@ -232,32 +239,130 @@ test_filter_and_export(void **state)
 	assert_string_equal(f->s.view->ui.filter, "lane=slow");
 	size_t idx[MS_VIEW_MAX_EVENTS];
 	assert_int_equal(ms_events_visible(f->s.view, idx), 6);
+	/* Format first, prefilled with the last one (jsonl at first). */
 	keys(f, "e");
-	ms_session_key(&f->s, MS_KEY_CTRL('u'));
-	keys(f, "csv out.csv\n");
-	assert_string_equal(f->fake.log, "export=csv:out.csv:lane=slow;");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_EXPORT);
+	assert_string_equal(f->s.view->ui.cmdline, "jsonl");
+	type_line(f, "csv\n");
+	/* Then the path: next to the database, named after it. */
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_EXPORT_PATH);
+	assert_string_equal(f->s.view->ui.cmdline,
+	                    "/home/u/.cache/mergescope/runs/"
+	                    "day-2x-skywalking-filtered.csv");
+	char dir[] = "/tmp/ms-keys-XXXXXX", out[128];
+	assert_non_null(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/out.csv\n", dir);
+	type_line(f, out);
+	char want[256];
+	snprintf(want, sizeof(want), "export=csv:%s/out.csv:lane=slow;", dir);
+	assert_string_equal(f->fake.log, want);
 	assert_string_equal(f->fake.last_filter.lane, "slow");
 	assert_non_null(strstr(f->s.view->ui.message, "exported 7 merges"));
-	/* Default paths per format. */
+	/* The format is remembered; `:export FMT` asks for the path. */
 	f->fake.log[0] = '\0';
 	keys(f, "e");
-	ms_session_key(&f->s, MS_KEY_CTRL('u'));
-	keys(f, "chrome\n");
-	assert_string_equal(f->fake.log,
-	                    "export=chrome:mergescope-trace.json:lane=slow;");
+	assert_string_equal(f->s.view->ui.cmdline, "csv");
+	ms_session_key(&f->s, MS_KEY_ESC);
+	keys(f, ":export chrome\n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_EXPORT_PATH);
+	assert_non_null(strstr(f->s.view->ui.cmdline, "-filtered.trace.json"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	assert_string_equal(f->fake.log, "");
 	/* A bad filter is refused and the old one stays. */
 	keys(f, "/");
-	ms_session_key(&f->s, MS_KEY_CTRL('u'));
-	keys(f, "class=bogus\n");
+	type_line(f, "class=bogus\n");
 	assert_true(f->s.view->ui.message_is_error);
 	assert_string_equal(f->s.view->ui.filter, "lane=slow");
-	/* A bad format is refused before the controller is asked. */
-	f->fake.log[0] = '\0';
+	/* A bad format is refused before a path is asked for. */
 	keys(f, "e");
-	ms_session_key(&f->s, MS_KEY_CTRL('u'));
-	keys(f, "xml x\n");
+	type_line(f, "xml\n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
 	assert_string_equal(f->fake.log, "");
 	assert_non_null(strstr(f->s.view->ui.message, "xml"));
+	rmdir(dir);
+}
+
+/* An existing file is written over only after "y"; "~/" is the home
+ * directory; Tab completes the path. */
+static void
+test_export_path_field(void **state)
+{
+	fx *f = *state;
+	char dir[] = "/tmp/ms-keys-XXXXXX", line[256], want[512];
+	assert_non_null(mkdtemp(dir));
+	char file[128];
+	snprintf(file, sizeof(file), "%s/kept.jsonl", dir);
+	FILE *fp = fopen(file, "w");
+	assert_non_null(fp);
+	fputs("old\n", fp);
+	fclose(fp);
+	/* Refused: any key but y keeps the file. */
+	keys(f, "e\n");
+	snprintf(line, sizeof(line), "%s\n", file);
+	type_line(f, line);
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_CONFIRM);
+	keys(f, "n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_string_equal(f->fake.log, "");
+	assert_non_null(strstr(f->s.view->ui.message, "not exported"));
+	/* Confirmed. */
+	keys(f, "e\n");
+	type_line(f, line);
+	keys(f, "y");
+	snprintf(want, sizeof(want), "export=jsonl:%s:lane=;", file);
+	assert_string_equal(f->fake.log, want);
+	/* ~ expands to $HOME. */
+	f->fake.log[0] = '\0';
+	const char *old_home = getenv("HOME");
+	char saved[256] = "";
+	if (old_home)
+		snprintf(saved, sizeof(saved), "%s", old_home);
+	setenv("HOME", dir, 1);
+	keys(f, "e\n");
+	type_line(f, "~/new.jsonl\n");
+	snprintf(want, sizeof(want), "export=jsonl:%s/new.jsonl:lane=;", dir);
+	assert_string_equal(f->fake.log, want);
+	/* Tab: "~/ke" completes to the one file that starts so. */
+	keys(f, "e\n");
+	type_line(f, "~/ke");
+	ms_session_key(&f->s, MS_KEY_TAB);
+	assert_string_equal(f->s.view->ui.cmdline, "~/kept.jsonl");
+	ms_session_key(&f->s, MS_KEY_ESC);
+	if (saved[0])
+		setenv("HOME", saved, 1);
+	else
+		unsetenv("HOME");
+	remove(file);
+	rmdir(dir);
+}
+
+/* Every prompt remembers what it was given: up and down walk it. */
+static void
+test_prompt_history(void **state)
+{
+	fx *f = *state;
+	keys(f, "/");
+	type_line(f, "lane=fast\n");
+	keys(f, "/");
+	type_line(f, "lane=slow\n");
+	keys(f, "/");
+	ms_session_key(&f->s, MS_KEY_CTRL('u'));
+	ms_session_key(&f->s, MS_KEY_UP);
+	assert_string_equal(f->s.view->ui.cmdline, "lane=slow");
+	ms_session_key(&f->s, MS_KEY_UP);
+	assert_string_equal(f->s.view->ui.cmdline, "lane=fast");
+	ms_session_key(&f->s, MS_KEY_UP); /* no older one: stays */
+	assert_string_equal(f->s.view->ui.cmdline, "lane=fast");
+	ms_session_key(&f->s, MS_KEY_DOWN);
+	assert_string_equal(f->s.view->ui.cmdline, "lane=slow");
+	ms_session_key(&f->s, MS_KEY_DOWN);
+	assert_string_equal(f->s.view->ui.cmdline, "");
+	ms_session_key(&f->s, MS_KEY_ESC);
+	/* Another prompt has its own. */
+	keys(f, "g");
+	ms_session_key(&f->s, MS_KEY_UP);
+	assert_string_equal(f->s.view->ui.cmdline, "");
+	ms_session_key(&f->s, MS_KEY_ESC);
 }
 
 static void
@@ -450,6 +555,8 @@ main(void)
 		T(test_breakpoints),
 		T(test_freeze_only_at_barrier),
 		T(test_filter_and_export),
+		T(test_export_path_field),
+		T(test_prompt_history),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),
 		T(test_prompt_editing),

@@ -88,10 +88,11 @@ report(ms_tui_session *s, int rc, const ms_errbuf *eb, const char *ok)
 		ms_session_say(s, false, "%s", ok);
 }
 
-static void
-open_prompt(ms_tui_session *s, enum ms_tui_prompt p, const char *init)
+void
+ms__prompt_open(ms_tui_session *s, enum ms_tui_prompt p, const char *init)
 {
 	ms_tui_ui *ui = &s->view->ui;
+	s->hist_pos = 0;
 	ui->prompt = p;
 	snprintf(ui->cmdline, sizeof(ui->cmdline), "%s", init ? init : "");
 	ui->cursor = strlen(ui->cmdline);
@@ -184,7 +185,7 @@ act_slower(ms_tui_session *s)
 static void
 act_goto(ms_tui_session *s)
 {
-	open_prompt(s, MS_PROMPT_GOTO, "");
+	ms__prompt_open(s, MS_PROMPT_GOTO, "");
 }
 
 static void
@@ -249,19 +250,19 @@ act_details(ms_tui_session *s)
 static void
 act_filter(ms_tui_session *s)
 {
-	open_prompt(s, MS_PROMPT_FILTER, s->view->ui.filter);
+	ms__prompt_open(s, MS_PROMPT_FILTER, s->view->ui.filter);
 }
 
 static void
 act_command(ms_tui_session *s)
 {
-	open_prompt(s, MS_PROMPT_COMMAND, "");
+	ms__prompt_open(s, MS_PROMPT_COMMAND, "");
 }
 
 static void
 act_export(ms_tui_session *s)
 {
-	open_prompt(s, MS_PROMPT_EXPORT, "jsonl ");
+	ms__export_begin(s);
 }
 
 static void
@@ -425,42 +426,6 @@ navigate(ms_tui_session *s, int key)
 }
 
 /* ---- Prompts ------------------------------------------------------------ */
-
-static void
-do_export(ms_tui_session *s, const char *args)
-{
-	char fmt[32] = "", path[MS_VIEW_TEXT] = "";
-	if (sscanf(args, "%15s %255[^\n]", fmt, path) < 1) {
-		ms_session_say(s, true,
-		               "export: expected FORMAT [PATH], FORMAT one of "
-		               "jsonl, csv, chrome");
-		return;
-	}
-	enum ms_tui_format f;
-	if (!ms_tui_format_parse(fmt, &f)) {
-		ms_session_say(s, true,
-		               "export: unknown format \"%s\" (expected jsonl, "
-		               "csv or chrome)",
-		               fmt);
-		return;
-	}
-	if (!path[0])
-		snprintf(path, sizeof(path), "%s",
-		         f == MS_FORMAT_CSV      ? "mergescope-events.csv"
-		         : f == MS_FORMAT_CHROME ? "mergescope-trace.json"
-		                                 : "mergescope-events.jsonl");
-	ms_errbuf eb = { "" };
-	uint64_t written = 0;
-	int rc = s->ctl->ops->export_events(s->ctl->self, f, &s->view->ui.filt,
-	                                    path, &written, &eb);
-	if (rc < 0)
-		report(s, rc, &eb, NULL);
-	else
-		ms_session_say(
-		        s, false, "exported %" PRIu64 " merges%s%s as %s to %s",
-		        written, s->view->ui.filter[0] ? " matching /" : "",
-		        s->view->ui.filter, ms_tui_format_name(f), path);
-}
 
 /* The last merge the replay has dispatched: the one waiting at a barrier,
  * else the newest recorded. A `g #N` below it would need going back. */
@@ -627,7 +592,7 @@ static const struct command commands[] = {
 	{ "break", true, NULL, do_break_add },
 	{ "go", true, NULL, do_goto },
 	{ "speed", true, NULL, do_speed },
-	{ "export", true, NULL, do_export },
+	{ "export", true, NULL, ms__export_command },
 	{ "filter", true, NULL, do_filter },
 	{ "freeze", false, act_freeze, NULL },
 	{ "help", false, act_help, NULL },
@@ -674,6 +639,42 @@ do_command(ms_tui_session *s, const char *line)
 }
 
 static void
+history_add(ms_tui_session *s, enum ms_tui_prompt p, const char *line)
+{
+	if ((unsigned)p >= MS_PROMPT_COUNT || !line[0])
+		return;
+	size_t n = s->hist_n[p];
+	if (n && strcmp(s->hist[p][n - 1], line) == 0)
+		return;
+	if (n == MS_HIST_MAX) {
+		memmove(s->hist[p][0], s->hist[p][1],
+		        (MS_HIST_MAX - 1) * sizeof(s->hist[p][0]));
+		n--;
+	}
+	snprintf(s->hist[p][n], sizeof(s->hist[p][n]), "%s", line);
+	s->hist_n[p] = n + 1;
+}
+
+/* Up (back = true) or down through what this prompt was given before;
+ * down past the newest gives an empty line. */
+static void
+history_move(ms_tui_session *s, bool back)
+{
+	ms_tui_ui *ui = &s->view->ui;
+	enum ms_tui_prompt p = ui->prompt;
+	size_t n = s->hist_n[p];
+	if (back && s->hist_pos < n)
+		s->hist_pos++;
+	else if (!back && s->hist_pos > 0)
+		s->hist_pos--;
+	else
+		return;
+	snprintf(ui->cmdline, sizeof(ui->cmdline), "%s",
+	         s->hist_pos ? s->hist[p][n - s->hist_pos] : "");
+	ui->cursor = strlen(ui->cmdline);
+}
+
+static void
 submit_prompt(ms_tui_session *s)
 {
 	ms_tui_ui *ui = &s->view->ui;
@@ -683,6 +684,8 @@ submit_prompt(ms_tui_session *s)
 	ui->prompt = MS_PROMPT_NONE;
 	ui->cmdline[0] = '\0';
 	ui->cursor = 0;
+	if (p != MS_PROMPT_CONFIRM)
+		history_add(s, p, line);
 	switch (p) {
 	case MS_PROMPT_FILTER:
 		do_filter(s, line);
@@ -694,7 +697,9 @@ submit_prompt(ms_tui_session *s)
 		do_goto(s, line);
 		break;
 	case MS_PROMPT_EXPORT:
-		do_export(s, line);
+	case MS_PROMPT_EXPORT_PATH:
+	case MS_PROMPT_CONFIRM:
+		ms__export_submit(s, p, line);
 		break;
 	case MS_PROMPT_BREAK:
 		do_break_add(s, line);
@@ -712,11 +717,31 @@ prompt_key(ms_tui_session *s, int key)
 	size_t len = strlen(ui->cmdline);
 	if (ui->cursor > len)
 		ui->cursor = len;
+	if (ui->prompt == MS_PROMPT_CONFIRM) {
+		/* One key answers: y writes over the file, anything else
+		 * keeps it. */
+		snprintf(ui->cmdline, sizeof(ui->cmdline), "%s",
+		         key == 'y' || key == 'Y' ? "y" : "n");
+		submit_prompt(s);
+		s->dirty = true;
+		return;
+	}
 	switch (key) {
 	case MS_KEY_ESC:
 		ui->prompt = MS_PROMPT_NONE;
 		ui->cmdline[0] = '\0';
 		ui->cursor = 0;
+		break;
+	case MS_KEY_UP:
+		history_move(s, true);
+		break;
+	case MS_KEY_DOWN:
+		history_move(s, false);
+		break;
+	case MS_KEY_TAB:
+		if (ui->prompt == MS_PROMPT_EXPORT_PATH)
+			ms__path_complete(ui->cmdline, sizeof(ui->cmdline),
+			                  &ui->cursor);
 		break;
 	case MS_KEY_ENTER:
 		submit_prompt(s);
@@ -785,7 +810,7 @@ breaks_key(ms_tui_session *s, int key)
 		ui->overlay = MS_OVERLAY_NONE;
 		break;
 	case 'a':
-		open_prompt(s, MS_PROMPT_BREAK, "");
+		ms__prompt_open(s, MS_PROMPT_BREAK, "");
 		break;
 	case ' ':
 	case MS_KEY_ENTER:

@@ -20,7 +20,9 @@ prompt_label(enum ms_tui_prompt p)
 	case MS_PROMPT_GOTO:
 		return "go to (HH:MM[:SS] or #merge): ";
 	case MS_PROMPT_EXPORT:
-		return "export FORMAT [PATH] (jsonl, csv, chrome): ";
+		return "export format (jsonl, csv, chrome): ";
+	case MS_PROMPT_EXPORT_PATH:
+		return "export to (Tab completes): ";
 	case MS_PROMPT_BREAK:
 		return "break on (mature, sampling, merge=N, time=HH:MM, "
 		       "part=ID, lane=L, depth>=D): ";
@@ -33,6 +35,12 @@ static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
 	const ms_tui_ui *ui = &v->ui;
+	if (ui->prompt == MS_PROMPT_CONFIRM) {
+		ms_canvas_printf(c, r.x, r.y, r.w, MS_A_BOLD | MS_C_ALERT,
+		                 "%s exists: write over it? (y/N) ",
+		                 ui->export_path);
+		return;
+	}
 	if (ui->prompt != MS_PROMPT_NONE) {
 		const char *label = prompt_label(ui->prompt);
 		int x = r.x + ms_canvas_text(c, r.x, r.y, r.w, label,

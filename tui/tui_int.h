@@ -248,6 +248,9 @@ extern const size_t ms_speed_steps_len;
 
 /* ---- Session ----------------------------------------------------------- */
 
+/* Entries of prompt history kept per kind of prompt. */
+#define MS_HIST_MAX 16
+
 /* A TUI session without the screen: the view, the controller, and what
  * keys do. ms_tui_run owns one; tests drive one directly. */
 typedef struct ms_tui_session {
@@ -267,6 +270,13 @@ typedef struct ms_tui_session {
 	 * running again. */
 	bool msg_stamped;
 	uint64_t msg_where;
+	/* The format of the export being asked for (and the next default). */
+	enum ms_tui_format export_fmt;
+	/* What was submitted in each kind of prompt, oldest first, for
+	 * up/down; hist_pos counts back from the newest while browsing. */
+	char hist[MS_PROMPT_COUNT][MS_HIST_MAX][MS_VIEW_TEXT];
+	size_t hist_n[MS_PROMPT_COUNT];
+	size_t hist_pos;
 } ms_tui_session;
 
 int ms_session_init(ms_tui_session *s, const ms_tui_ctl *ctl);
@@ -281,6 +291,27 @@ void ms__session_observe(ms_tui_session *s);
 /* Set the footer message. */
 void ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+
+/* ---- Export prompts (prompt_export.c) ----------------------------------- */
+
+/* Open footer prompt p with init as its text, cursor at the end. */
+void ms__prompt_open(ms_tui_session *s, enum ms_tui_prompt p, const char *init);
+
+/* `e`: open the format field (the last format used). */
+void ms__export_begin(ms_tui_session *s);
+/* `:export FMT [PATH]`: the same steps with the fields given. */
+void ms__export_command(ms_tui_session *s, const char *args);
+/* Enter in an export prompt (format, path or overwrite confirmation). */
+void ms__export_submit(ms_tui_session *s, enum ms_tui_prompt p,
+                       const char *line);
+/* The default file: next to the event database, named after it, with
+ * "-filtered" when a filter is on, and the format's extension. */
+void ms__export_default_path(char *buf, size_t n, const ms_tui_view *v,
+                             enum ms_tui_format f);
+/* "~/x" -> "$HOME/x"; other paths as they are. False if it does not fit. */
+bool ms__path_expand(const char *in, char *out, size_t n);
+/* Tab in a path field: complete line[0..n) in place, cursor at its end. */
+void ms__path_complete(char *line, size_t n, size_t *cursor);
 
 /* ---- Screen (screen.c: the only curses user) --------------------------- */
 

@@ -193,11 +193,14 @@ enum ms_tui_overlay {
 /* A one-line prompt in the footer. */
 enum ms_tui_prompt {
 	MS_PROMPT_NONE = 0,
-	MS_PROMPT_FILTER = 1,  /* "/" */
-	MS_PROMPT_COMMAND = 2, /* ":" */
-	MS_PROMPT_GOTO = 3,    /* "g" */
-	MS_PROMPT_EXPORT = 4,  /* "e" */
-	MS_PROMPT_BREAK = 5,   /* "a" in the breakpoint list */
+	MS_PROMPT_FILTER = 1,      /* "/" */
+	MS_PROMPT_COMMAND = 2,     /* ":" */
+	MS_PROMPT_GOTO = 3,        /* "g" */
+	MS_PROMPT_EXPORT = 4,      /* "e" */
+	MS_PROMPT_BREAK = 5,       /* "a" in the breakpoint list */
+	MS_PROMPT_EXPORT_PATH = 6, /* the export's second field */
+	MS_PROMPT_CONFIRM = 7,     /* overwrite ui.export_path? y/N */
+	MS_PROMPT_COUNT = 8,
 };
 
 /* State owned by the TUI; the controller never touches it. */
@@ -206,11 +209,12 @@ typedef struct ms_tui_ui {
 	enum ms_tui_overlay overlay;
 	bool help_visible; /* overlay == HELP, kept for readers */
 	enum ms_tui_prompt prompt;
-	char filter[MS_VIEW_TEXT];  /* applied event-log filter, as typed */
-	ms_tui_filter filt;         /* the same, parsed */
-	char cmdline[MS_VIEW_TEXT]; /* text being edited in the prompt */
-	size_t cursor;              /* byte offset in cmdline */
-	char message[MS_VIEW_TEXT]; /* last result or error, footer */
+	char filter[MS_VIEW_TEXT];      /* applied event-log filter, as typed */
+	ms_tui_filter filt;             /* the same, parsed */
+	char cmdline[MS_VIEW_TEXT];     /* text being edited in the prompt */
+	size_t cursor;                  /* byte offset in cmdline */
+	char message[MS_VIEW_TEXT];     /* last result or error, footer */
+	char export_path[MS_VIEW_TEXT]; /* the export's file, expanded */
 	bool message_is_error;
 	uint64_t event_sel; /* seq of the selected event; 0 = follow newest */
 	size_t part_sel;    /* selected inventory row */

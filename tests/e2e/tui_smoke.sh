@@ -4,7 +4,8 @@
 # selections from the breakpoint list, run to it with `]` and find the
 # pending selection showing mature inputs, resize the window (wider,
 # narrower, below the minimum) and find the screen laid out again, export
-# what the event log shows from the TUI and check the file, quit with `q`
+# what the event log shows from the TUI (format, then path; an existing
+# file only after y) and check the files, quit with `q`
 # and find the terminal restored (alternate screen off, exit status 0).
 #
 # usage: tui_smoke.sh MERGESCOPE [color|nocolor]
@@ -74,10 +75,14 @@ check_width 200 60
 wait_for 'Plugins' || fail "no plugin panel at 200x60"
 wait_for 'BREAK .*pub [0-9]+/' || fail "no status line at 200x60"
 
-# 6. Export what the event log shows, as JSON Lines.
+# 6. Export what the event log shows: the format, then the path.
 OUT=$WORK/events.jsonl
 tm send-keys -t "$T" 'e'
-wait_for 'jsonl' 10 || fail "e did not open the export prompt"
+wait_for 'export format .*jsonl' 10 || fail "e did not open the format field"
+tm send-keys -t "$T" Enter
+wait_for 'export to .*run\.jsonl' 10 ||
+	fail "the path field does not offer the file next to the database"
+tm send-keys -t "$T" C-u
 tm send-keys -t "$T" -l "$OUT"
 tm send-keys -t "$T" Enter
 wait_for 'exported [0-9]+ merges' || fail "export did not say it exported"
@@ -88,6 +93,30 @@ while IFS= read -r line; do
 	*) fail "export line is not a JSON object: $line" ;;
 	esac
 done <"$OUT"
+# CSV to the offered default path.
+tm send-keys -t "$T" 'e'
+wait_for 'export format' 10 || fail "e did not open the format field"
+tm send-keys -t "$T" C-u
+tm send-keys -t "$T" -l 'csv'
+tm send-keys -t "$T" Enter
+wait_for 'export to .*run\.csv' 10 || fail "no default .csv path offered"
+tm send-keys -t "$T" Enter
+wait_for 'exported [0-9]+ merges as csv' || fail "the csv export failed"
+head -1 "$WORK/run.csv" | grep -q '^seq,' || fail "no CSV header in run.csv"
+# The same file again: refused unless confirmed.
+SUM=$(cksum <"$OUT")
+tm send-keys -t "$T" 'e'
+wait_for 'export format' 10 || fail "e did not open the format field"
+tm send-keys -t "$T" C-u
+tm send-keys -t "$T" -l 'jsonl'
+tm send-keys -t "$T" Enter
+tm send-keys -t "$T" C-u
+tm send-keys -t "$T" -l "$OUT"
+tm send-keys -t "$T" Enter
+wait_for 'exists: write over it' 10 || fail "no confirmation for an existing file"
+tm send-keys -t "$T" 'n'
+wait_for 'not exported' 10 || fail "n did not keep the file"
+[ "$(cksum <"$OUT")" = "$SUM" ] || fail "the refused export changed $OUT"
 
 # 7. Quit: the terminal is restored and the command says where the
 #    events are.
