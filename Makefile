@@ -17,10 +17,13 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # `make run` builds only the program and its plugins; `make test` all.
+# It stops at the first merge that runs the sampler (on the default day,
+# the finalize): `b` lists the breakpoint, `d` removes it.
+RUN_ARGS ?= --break sampling
 run: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target mergescope alwayskeep detdrop skywalking
-	@$(BUILD)/tui/mergescope
+	@$(BUILD)/tui/mergescope tui $(RUN_ARGS)
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -131,6 +131,33 @@ test_goto(void **state)
 	assert_string_equal(f->s.view->ui.message, "");
 }
 
+/* The status line's sampled / bypassed counts follow the merges as they
+ * complete, each counted once. */
+static void
+test_sampling_counts(void **state)
+{
+	fx *f = *state;
+	/* The scene: 57 merges, every 4th executed, the rest merge_grace. */
+	assert_int_equal(f->s.view->ui.n_sampled, 14);
+	assert_int_equal(f->s.view->ui.n_bypassed, 43);
+	ms_session_snapshot(&f->s);
+	assert_int_equal(f->s.view->ui.n_sampled, 14);
+	ms_tui_event *e = &f->model->events[f->model->nevents++];
+	*e = f->model->events[3]; /* an executed one */
+	e->seq = 58;
+	f->model->events_total = 58;
+	ms_session_snapshot(&f->s);
+	assert_int_equal(f->s.view->ui.n_sampled, 15);
+	assert_int_equal(f->s.view->ui.n_bypassed, 43);
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, 200, 60), 0);
+	char row[1024];
+	ms_canvas_row(&cv, 0, row, sizeof(row));
+	assert_non_null(strstr(row, "(sampled 15, bypassed 43)"));
+	ms_canvas_release(&cv);
+}
+
 /* A target behind the replay is refused: `g` never runs forward to the
  * end looking for a merge that is already done. */
 static void
@@ -550,6 +577,7 @@ main(void)
 		T(test_speed_steps),
 		T(test_goto),
 		T(test_goto_past_refused),
+		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),
 		T(test_goto_refuses_wrapped_numbers),
 		T(test_breakpoints),

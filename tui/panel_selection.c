@@ -9,6 +9,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
@@ -68,6 +69,37 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		                 s->reason);
 	if (++y >= end)
 		return;
+	/* Why sampling is bypassed, and until when: an input is hot until
+	 * the frontier (now - grace) passes its newest row, so it matures at
+	 * max_ts + grace. */
+	int64_t oldest = 0, newest = 0;
+	size_t hot = 0;
+	for (size_t i = 0; i < s->ninputs; i++) {
+		const ms_tui_part *p = &s->inputs[i];
+		if (p->mature)
+			continue;
+		if (hot++ == 0 || p->max_ts < oldest)
+			oldest = p->max_ts;
+		if (p->max_ts > newest)
+			newest = p->max_ts;
+	}
+	if (hot && strcmp(s->reason, "merge_grace") == 0) {
+		int64_t grace = v->now - v->frontier;
+		char t1[32], t2[32], line[128];
+		ms_fmt_clock(t1, sizeof(t1), oldest + grace, v->day_start);
+		ms_fmt_clock(t2, sizeof(t2), newest + grace, v->day_start);
+		int len = snprintf(line, sizeof(line),
+		                   "bypassed (%u hot): oldest matures %s, all "
+		                   "%s",
+		                   s->hot_count, t1, t2);
+		if (len > in.w)
+			len = snprintf(line, sizeof(line),
+			               "bypassed (%u hot): 1st mature %s",
+			               s->hot_count, t1);
+		ms_canvas_text(c, in.x, y, in.w, line, MS_C_HOT);
+		if (++y >= end)
+			return;
+	}
 	ms_canvas_printf(
 	        c, in.x, y, in.w, 0, "frontier %s  max depth %u",
 	        ms_fmt_clock(fr, sizeof(fr), s->frontier, v->day_start),

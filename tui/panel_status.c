@@ -25,7 +25,7 @@ static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
 	char t[32], f[32], sp[32];
-	struct piece p[10];
+	struct piece p[12];
 	int n = 0;
 
 	uint16_t sa = MS_A_REV | MS_A_BOLD;
@@ -76,6 +76,15 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	         v->merges_done);
 	p[n].attr = 0;
 	p[n++].prio = 4;
+	/* What sampling did: the default day bypasses it for almost every
+	 * merge (a hot input in the selection), which nothing else says. */
+	if (v->ui.n_sampled + v->ui.n_bypassed) {
+		snprintf(p[n].text, sizeof(p[n].text),
+		         " (sampled %" PRIu64 ", bypassed %" PRIu64 ")",
+		         v->ui.n_sampled, v->ui.n_bypassed);
+		p[n].attr = MS_C_MUTED;
+		p[n++].prio = 5;
+	}
 	snprintf(p[n].text, sizeof(p[n].text), " %s", v->fixture);
 	p[n].attr = MS_C_ACCENT;
 	p[n++].prio = 7;

@@ -215,6 +215,10 @@ typedef struct ms_tui_ui {
 	size_t cursor;                  /* byte offset in cmdline */
 	char message[MS_VIEW_TEXT];     /* last result or error, footer */
 	char export_path[MS_VIEW_TEXT]; /* the export's file, expanded */
+	/* Merges counted as they complete: sampled (class executed) and
+	 * bypassed (sampling skipped for hot data, reason merge_grace). */
+	uint64_t n_sampled, n_bypassed;
+	uint64_t n_counted; /* events_total when last counted */
 	bool message_is_error;
 	uint64_t event_sel; /* seq of the selected event; 0 = follow newest */
 	size_t part_sel;    /* selected inventory row */
