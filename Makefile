@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-asan test-tsan fuzz bench format clean
+.PHONY: all deps build run install test test-asan test-tsan fuzz bench format clean
 
 all: build
 
@@ -24,6 +24,15 @@ run: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target mergescope alwayskeep detdrop skywalking
 	@$(BUILD)/tui/mergescope tui $(RUN_ARGS)
+
+# `make install`: mergescope into $(PREFIX)/bin and its plugins into
+# $(PREFIX)/lib/mergescope/plugins, where the program finds them.
+PREFIX ?= $(HOME)/.local
+install: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target mergescope alwayskeep detdrop skywalking
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+	@echo "installed $(PREFIX)/bin/mergescope (is $(PREFIX)/bin on your PATH?)"
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -249,6 +249,31 @@ test_freeze_only_at_barrier(void **state)
 	ms_session_key(&f->s, MS_KEY_F(9));
 	assert_string_equal(f->fake.log, "freeze;");
 	assert_non_null(strstr(f->s.view->ui.message, "/tmp/frozen-58"));
+	/* The merge-once command stays after the message is gone, a
+	 * chain spec quoted for the shell. */
+	assert_string_equal(f->s.view->ui.frozen_cmd,
+	                    "mergescope merge-once --frozen /tmp/frozen-58 "
+	                    "--variant skywalking");
+	keys(f, "j");
+	assert_string_equal(f->s.view->ui.message, "");
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, 132, 44), 0);
+	bool shown = false;
+	for (int y = 0; y < 44; y++) {
+		char row[1024];
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		shown |= strstr(row, "frozen: mergescope merge-once") != NULL;
+	}
+	assert_true(shown);
+	ms_canvas_release(&cv);
+	snprintf(f->model->variant, sizeof(f->model->variant),
+	         "skywalking,detdrop:{\"percent\":35}");
+	ms_session_snapshot(&f->s);
+	keys(f, "f");
+	assert_non_null(
+	        strstr(f->s.view->ui.frozen_cmd,
+	               "--variant 'skywalking,detdrop:{\"percent\":35}'"));
 }
 
 static void

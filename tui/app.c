@@ -26,6 +26,7 @@ ms_session_init(ms_tui_session *s, const ms_tui_ctl *ctl)
 	s->view = ms_tui_view_new();
 	if (!s->view)
 		return MS_ERR_NOMEM;
+	s->program = "mergescope";
 	s->dirty = true;
 	return 0;
 }
@@ -116,6 +117,8 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 	int rc = ms_session_init(&s, ctl);
 	if (rc)
 		return ms_fail(eb, rc, "tui: out of memory");
+	if (opts->program)
+		s.program = opts->program;
 	ms_screen_opts so = {
 		.out = opts->out,
 		.in = opts->in,

@@ -49,12 +49,20 @@ ms__plugin_dir(char *buf, size_t n)
 		char *slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			char cand[4200];
-			snprintf(cand, sizeof(cand), "%s/../plugins", exe);
-			char real[PATH_MAX];
-			if (is_dir(cand) && realpath(cand, real)) {
-				snprintf(buf, n, "%s", real);
-				return;
+			/* A build tree, then an installed one (make
+			 * install). */
+			static const char *const rel[] = {
+				"../plugins", "../lib/mergescope/plugins"
+			};
+			for (size_t i = 0; i < 2; i++) {
+				char cand[4200];
+				snprintf(cand, sizeof(cand), "%s/%s", exe,
+				         rel[i]);
+				char real[PATH_MAX];
+				if (is_dir(cand) && realpath(cand, real)) {
+					snprintf(buf, n, "%s", real);
+					return;
+				}
 			}
 		}
 	}

@@ -198,9 +198,15 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	}
 	rc = ms__run_prepare(&a, cfg, err);
 	if (rc == 0) {
+		/* The merge-once command after a freeze names this very
+		 * program, so it runs as shown whatever PATH says. */
+		char self[4096] = "mergescope";
+		ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		self[k > 0 ? k : 10] = '\0';
 		ms_tui_opts topts = {
 			.no_color = o[MS__RO_NOCOLOR].count > 0,
 			.ascii = o[MS__RO_ASCII].count > 0,
+			.program = self,
 		};
 		rc = session(&a, cfg, breaks, nbreaks,
 		             o[MS__RO_PAUSED].count > 0, speed, &topts, out,

@@ -217,6 +217,32 @@ act_breaks(ms_tui_session *s)
 	s->dirty = true;
 }
 
+/* w as one shell word: as it is when it is plain, else in single
+ * quotes. */
+static const char *
+shell_word(char *buf, size_t n, const char *w)
+{
+	if (*w &&
+	    strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	              "0123456789._-/:=,+@%") == strlen(w)) {
+		snprintf(buf, n, "%s", w);
+		return buf;
+	}
+	size_t o = 0;
+	buf[o++] = '\'';
+	for (; *w && o + 5 < n; w++) {
+		if (*w == '\'') {
+			memcpy(buf + o, "'\\''", 4);
+			o += 4;
+		} else {
+			buf[o++] = *w;
+		}
+	}
+	buf[o++] = '\'';
+	buf[o] = '\0';
+	return buf;
+}
+
 static void
 act_freeze(ms_tui_session *s)
 {
@@ -229,11 +255,21 @@ act_freeze(ms_tui_session *s)
 	ms_errbuf eb = { "" };
 	char dir[MS_VIEW_TEXT] = "";
 	int rc = s->ctl->ops->freeze(s->ctl->self, dir, sizeof(dir), &eb);
-	if (rc < 0)
+	if (rc < 0) {
 		report(s, rc, &eb, NULL);
-	else
-		ms_session_say(s, false, "frozen merge #%" PRIu64 " into %s",
-		               s->view->sel.seq, dir);
+		return;
+	}
+	ms_tui_ui *ui = &s->view->ui;
+	snprintf(ui->frozen_dir, sizeof(ui->frozen_dir), "%s", dir);
+	char q1[MS_VIEW_TEXT + 16], q2[MS_VIEW_TEXT + 16],
+	        q3[sizeof(s->view->variant) + 16];
+	snprintf(ui->frozen_cmd, sizeof(ui->frozen_cmd),
+	         "%s merge-once --frozen %s --variant %s",
+	         shell_word(q1, sizeof(q1), s->program),
+	         shell_word(q2, sizeof(q2), dir),
+	         shell_word(q3, sizeof(q3), s->view->variant));
+	ms_session_say(s, false, "frozen merge #%" PRIu64 " into %s",
+	               s->view->sel.seq, dir);
 }
 
 static void

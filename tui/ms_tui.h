@@ -97,6 +97,9 @@ typedef struct ms_tui_opts {
 	FILE *in;         /* terminal input; NULL = stdin */
 	const char *term; /* terminal type; NULL = $TERM */
 	int fps;          /* frames per second ceiling; 0 = 30 */
+	/* How to run this program again from a shell, for the merge-once
+	 * command shown after a freeze; NULL = "mergescope". */
+	const char *program;
 } ms_tui_opts;
 
 /*

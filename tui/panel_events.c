@@ -104,6 +104,17 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	                 "lane", "in", "rows in>out", "wall", cw, "class",
 	                 "reason");
 	int rows = in.h - 1;
+	/* After a freeze, its last line: the frozen directory's merge-once
+	 * command, until the next freeze. */
+	if (v->ui.frozen_cmd[0] && rows > 2) {
+		rows--;
+		int y = in.y + in.h - 1;
+		int x = in.x +
+		        ms_canvas_text(c, in.x, y, in.w,
+		                       "frozen: ", MS_C_ACCENT | MS_A_BOLD);
+		ms_canvas_text(c, x, y, in.x + in.w - x, v->ui.frozen_cmd,
+		               MS_C_ACCENT);
+	}
 	if (n == 0) {
 		ms_canvas_text(c, in.x, in.y + 1, in.w,
 		               v->ui.filter[0] ? "no event matches the filter"

@@ -215,6 +215,10 @@ typedef struct ms_tui_ui {
 	size_t cursor;                  /* byte offset in cmdline */
 	char message[MS_VIEW_TEXT];     /* last result or error, footer */
 	char export_path[MS_VIEW_TEXT]; /* the export's file, expanded */
+	/* After a freeze: its directory and the command that replays it,
+	 * shown until the next freeze. */
+	char frozen_dir[MS_VIEW_TEXT];
+	char frozen_cmd[MS_VIEW_TEXT * 2];
 	/* Merges counted as they complete: sampled (class executed) and
 	 * bypassed (sampling skipped for hot data, reason merge_grace). */
 	uint64_t n_sampled, n_bypassed;

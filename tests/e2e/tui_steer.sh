@@ -8,7 +8,9 @@
 #     barrier after 02:00 (merge #4 at 02:21:30), not at a pause before;
 #  3. `g #2` and `g 00:30` (behind the replay) are refused and the replay
 #     stays where it is;
-#  4. `g #6` stops at BREAK "at go #6" with the speed back at 30x.
+#  4. `g #6` stops at BREAK "at go #6" with the speed back at 30x;
+#  5. `f` there leaves a "frozen:" line whose merge-once command runs as
+#     shown.
 #
 # usage: tui_steer.sh MERGESCOPE
 # Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
@@ -62,6 +64,28 @@ wait_for 'BREAK +at go #6 ' || fail "g #6 did not stop at its barrier"
 wait_for 'Pending selection #6' 5 || fail "not at the barrier of merge #6"
 wait_for 'speed 30x' 5 || fail "the speed did not come back to 30x"
 screen | grep -q 'running to' && fail "a stale 'running to' message"
+
+# 5. Freeze at #6: the merge-once command stays on screen and runs as
+#    shown.
+tm resize-window -t "$T" -x 250 -y 44
+tm send-keys -t "$T" 'f'
+wait_for 'frozen: .* merge-once --frozen ' 10 || fail "no frozen line after f"
+tm send-keys -t "$T" 'j' # another key: the message goes, the line stays
+sleep 0.3
+CMD=$(screen | grep -o 'frozen: .*merge-once --frozen [^ ]* --variant [^ │|]*' |
+	head -1 | sed 's/^frozen: //')
+[ -n "$CMD" ] || fail "the frozen line went away"
+env XDG_CACHE_HOME="$XDG_CACHE_HOME" bash -c "$CMD --reps 1" \
+	>"$WORK/merge-once.log" 2>&1 ||
+	{
+		cat "$WORK/merge-once.log"
+		fail "the shown command did not run: $CMD"
+	}
+echo "ran: $CMD"
+FROZEN=$(printf '%s\n' "$CMD" | sed 's/.* --frozen \([^ ]*\) .*/\1/')
+case $FROZEN in
+*frozen*) rm -rf "$FROZEN" ;;
+esac
 
 e2e_quit
 echo "PASS ($MODE)"
