@@ -174,6 +174,10 @@ int ms_replay_command(ms_replay *r, enum ms_replay_cmd cmd, ms_errbuf *eb);
  * dropped when the run stops for any other reason first. */
 int ms_replay_run_to_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb);
 int ms_replay_run_to_time(ms_replay *r, int64_t t, ms_errbuf *eb);
+/* Run to the publication point before publication k (0-based: PAUSED with
+ * k publications done, break_why "go pub K"); MS_ERR_RANGE past the day's
+ * last. For seeking back: a new replay of the same options runs there. */
+int ms_replay_run_to_pub(ms_replay *r, uint64_t k, ms_errbuf *eb);
 int ms_replay_set_speed(ms_replay *r, double speed);
 
 int ms_replay_break_add(ms_replay *r, const char *spec, int *id, ms_errbuf *eb);

@@ -398,6 +398,17 @@ test_run_to_targets(void **state)
 	}
 	assert_true(strncmp(st->break_why, "go ", 3) == 0);
 	assert_int_equal(ms_replay_breaks(r, bps, 4), 1);
+	/* A publication target: paused with exactly that many published. */
+	uint64_t k = st->pub_done + 3;
+	assert_int_equal(ms_replay_run_to_pub(r, k, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->pub_done, k);
+	char want[32];
+	snprintf(want, sizeof(want), "go pub %llu", (unsigned long long)k);
+	assert_string_equal(st->break_why, want);
+	assert_int_equal(ms_replay_run_to_pub(r, st->pub_total, &eb),
+	                 MS_ERR_RANGE);
 	/* Nothing else stops the run now: it ends. */
 	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
 	assert_true(rt_wait_stop(r, st));

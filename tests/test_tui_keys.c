@@ -158,28 +158,60 @@ test_sampling_counts(void **state)
 	ms_canvas_release(&cv);
 }
 
-/* A target behind the replay is refused: `g` never runs forward to the
- * end looking for a merge that is already done. */
+/* A target behind the replay re-runs the day to it (restart with the
+ * target) at full speed, never forward to the end; `[` and `{` go one
+ * barrier or publication back; `r` restarts. */
 static void
-test_goto_past_refused(void **state)
+test_goto_back(void **state)
 {
 	fx *f = *state;
 	keys(f, "g#40\n"); /* 57 merges done */
-	assert_true(f->s.view->ui.message_is_error);
-	assert_non_null(strstr(f->s.view->ui.message, "behind the replay"));
+	assert_string_equal(f->fake.log, "speed=0;restart=#40;");
+	assert_non_null(strstr(f->s.view->ui.message, "re-running the day"));
+	f->fake.log[0] = '\0';
 	keys(f, "g05:00\n"); /* now 06:12:30 */
-	assert_true(f->s.view->ui.message_is_error);
-	assert_non_null(strstr(f->s.view->ui.message, "05:00:00"));
-	assert_string_equal(f->fake.log, "");
+	assert_string_equal(f->fake.log, "speed=0;restart=18000s;");
+	f->fake.log[0] = '\0';
 	keys(f, "g+1d 02:30\n"); /* after the finalize at +1d 02:00 */
 	assert_true(f->s.view->ui.message_is_error);
 	assert_non_null(strstr(f->s.view->ui.message, "+1d 02:00:00"));
 	assert_string_equal(f->fake.log, "");
-	f->model->state = MS_VIEW_DONE;
+	/* At the barrier of #58: one barrier back is #57, one publication
+	 * back the point before publication 831 (832 done). */
+	fake_scene_break(f->model);
 	ms_session_snapshot(&f->s);
-	keys(f, "g23:00\n");
+	f->fake.log[0] = '\0';
+	keys(f, "[{");
+	/* (The fake stays at BREAK, so the speed comes back at once.) */
+	assert_string_equal(f->fake.log, "speed=0;restart=#57;speed=0;"
+	                                 "restart=pub831;speed=60;");
+	keys(f, "g#58\n"); /* where it is */
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, "already at"));
+	/* After the end every target is behind. */
+	f->model->state = MS_VIEW_DONE;
+	f->model->sel.present = false;
+	ms_session_snapshot(&f->s);
+	f->fake.log[0] = '\0';
+	keys(f, "g23:00\nr");
+	assert_string_equal(f->fake.log, "speed=0;restart=82800s;restart;");
+}
+
+/* Without a restart operation nothing goes back, and nothing runs
+ * forward instead. */
+static void
+test_goto_back_unavailable(void **state)
+{
+	fx *f = *state;
+	ms_tui_ctl_ops ops = fake_ops;
+	ops.restart = NULL;
+	f->ctl.ops = &ops;
+	keys(f, "g#40\n");
+	assert_true(f->s.view->ui.message_is_error);
+	keys(f, "[r");
 	assert_true(f->s.view->ui.message_is_error);
 	assert_string_equal(f->fake.log, "");
+	f->ctl.ops = &fake_ops;
 }
 
 /* A speed the user picks while a `g` runs is kept when it stops. */
@@ -601,7 +633,8 @@ main(void)
 		T(test_run_pause_step),
 		T(test_speed_steps),
 		T(test_goto),
-		T(test_goto_past_refused),
+		T(test_goto_back),
+		T(test_goto_back_unavailable),
 		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),
 		T(test_goto_refuses_wrapped_numbers),

@@ -166,6 +166,24 @@ fake_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 	return 0;
 }
 
+MS_FAKE static int
+fake_restart(void *self, const ms_tui_target *t, ms_errbuf *eb)
+{
+	fake_ctl *f = self;
+	(void)eb;
+	if (!t)
+		fake_log(f, "restart;");
+	else if (t->kind == MS_TARGET_MERGE)
+		fake_log(f, "restart=#%" PRIu64 ";", t->seq);
+	else if (t->kind == MS_TARGET_PUB)
+		fake_log(f, "restart=pub%" PRIu64 ";", t->pub);
+	else
+		fake_log(
+		        f, "restart=%" PRId64 "s;",
+		        (int64_t)((t->t - f->model->day_start) / 1000000000LL));
+	return 0;
+}
+
 MS_FAKE static const ms_tui_ctl_ops fake_ops = {
 	.run = fake_run,
 	.pause = fake_pause,
@@ -180,6 +198,7 @@ MS_FAKE static const ms_tui_ctl_ops fake_ops = {
 	.freeze = fake_freeze,
 	.export_events = fake_export,
 	.snapshot = fake_snapshot,
+	.restart = fake_restart,
 };
 
 /* A small deterministic generator for the made-up figures. */

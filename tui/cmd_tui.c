@@ -84,6 +84,57 @@ parse_speed(const char *s, double *out)
 	return true;
 }
 
+/* Restarts (the TUI's r, and going back in time): the same options, a
+ * new database "<db stem>.rerun-N<ext>" next to the first and, with
+ * --work-dir, a scratch directory "<dir>.rerun-N" next to it. */
+struct reopen_ctx {
+	const ms__run_args *a;
+	const ms__run_cfg *cfg;
+	bool paused;
+	double speed;
+	unsigned n;
+	char db[4096 + 32];
+	char work[4096 + 32];
+};
+
+static void
+rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext)
+{
+	size_t len = strlen(path);
+	const char *slash = strrchr(path, '/');
+	const char *dot = ext ? strrchr(path, '.') : NULL;
+	if (dot && (!slash || dot > slash + 1))
+		len = (size_t)(dot - path);
+	snprintf(buf, n, "%.*s.rerun-%u%s", (int)len, path, k,
+	         dot && (!slash || dot > slash + 1) ? dot : "");
+}
+
+static int
+reopen(void *arg, ms_replay *old, bool running, ms_replay **out, ms_errbuf *eb)
+{
+	struct reopen_ctx *x = arg;
+	*out = NULL;
+	ms_replay_opts ro;
+	ms__replay_opts_from(&ro, x->a, x->cfg);
+	x->n++;
+	rerun_name(x->db, sizeof(x->db), x->cfg->db, x->n, true);
+	ro.db_path = x->db;
+	if (x->a->work_dir) {
+		rerun_name(x->work, sizeof(x->work), x->a->work_dir, x->n,
+		           false);
+		ro.work_dir = x->work;
+	}
+	ro.start_paused = x->paused && !running;
+	ro.speed = x->speed;
+	int rc = ms_replay_open(out, &ro, eb);
+	if (rc) {
+		*out = NULL;
+		return rc;
+	}
+	ms_replay_close(old);
+	return 0;
+}
+
 static int
 session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
         size_t nbreaks, bool paused, double speed, const ms_tui_opts *topts,
@@ -119,6 +170,10 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 		ms_replay_close(r);
 		return MS_EXIT_ERROR;
 	}
+	struct reopen_ctx rctx = {
+		.a = a, .cfg = cfg, .paused = paused, .speed = speed
+	};
+	ms_replay_ctl_set_reopen(adapter, reopen, &rctx);
 	if ((rc = ms_replay_start(r, &eb))) {
 		fprintf(err, "mergescope tui: %s\n",
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
@@ -128,6 +183,7 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	}
 	rc = ms_tui_run(&ctl, topts, &eb);
 	/* The terminal is restored here, whatever happened. */
+	r = ms_replay_ctl_replay(adapter); /* a restart replaced it */
 	char db_path[sizeof(cfg->db)];
 	snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));
 	ms_replay_status *st = malloc(sizeof(*st));

@@ -210,6 +210,67 @@ act_goto(ms_tui_session *s)
 	ms__prompt_open(s, MS_PROMPT_GOTO, "");
 }
 
+static uint64_t go_merge_position(const ms_tui_view *v);
+static void go_to(ms_tui_session *s, const ms_tui_target *t, bool back,
+                  const char *msg);
+
+/* `[`: the barrier before this one (at a barrier), or the last one
+ * passed (elsewhere). */
+static void
+act_barrier_back(ms_tui_session *s)
+{
+	const ms_tui_view *v = s->view;
+	uint64_t at = go_merge_position(v);
+	uint64_t want = v->state == MS_VIEW_BREAK && v->sel.present
+	                        ? v->sel.seq - 1
+	                        : at;
+	if (want == 0) {
+		ms_session_say(s, true,
+		               "no dispatch barrier before this point");
+		return;
+	}
+	ms_tui_target t = { .kind = MS_TARGET_MERGE, .seq = want };
+	char msg[96];
+	snprintf(msg, sizeof(msg),
+	         "back one barrier: re-running the day to merge #%" PRIu64,
+	         want);
+	go_to(s, &t, true, msg);
+}
+
+/* `{`: the point before the last publication. */
+static void
+act_pub_back(ms_tui_session *s)
+{
+	const ms_tui_view *v = s->view;
+	if (v->pub_done == 0) {
+		ms_session_say(s, true, "no publication before this point");
+		return;
+	}
+	ms_tui_target t = { .kind = MS_TARGET_PUB, .pub = v->pub_done - 1 };
+	char msg[96];
+	snprintf(msg, sizeof(msg),
+	         "back one publication: re-running the day to publication "
+	         "%" PRIu64,
+	         t.pub);
+	go_to(s, &t, true, msg);
+}
+
+/* `r`: the day again from its start, same options and breakpoints. */
+static void
+act_restart(ms_tui_session *s)
+{
+	if (!s->ctl->ops->restart) {
+		ms_session_say(s, true, "restart is not available here");
+		return;
+	}
+	ms_errbuf eb = { "" };
+	s->go_active = false;
+	s->view->ui.event_sel = 0;
+	report(s, s->ctl->ops->restart(s->ctl->self, NULL, &eb), &eb,
+	       "restarted the day (a new event database; see the status "
+	       "line)");
+}
+
 static void
 act_breaks(ms_tui_session *s)
 {
@@ -355,8 +416,14 @@ const ms_key_binding ms_key_table[] = {
 	{ '+', MS_KEY_F(8), "+ F8", "Fast", "faster (up to max)", act_faster },
 	{ '-', MS_KEY_F(7), "- F7", "Slow", "slower (down to real time)",
 	  act_slower },
-	{ 'g', MS_KEY_NONE, "g", NULL, "go to a time HH:MM or merge #N",
+	{ 'g', MS_KEY_NONE, "g", NULL,
+	  "go to a time HH:MM or merge #N (behind: re-runs the day)",
 	  act_goto },
+	{ '[', MS_KEY_NONE, "[", NULL, "back one dispatch barrier",
+	  act_barrier_back },
+	{ '{', MS_KEY_NONE, "{", NULL, "back one publication", act_pub_back },
+	{ 'r', MS_KEY_NONE, "r", NULL,
+	  "restart the day (same options and breakpoints)", act_restart },
 	{ 'b', MS_KEY_F(2), "b F2", "Break",
 	  "breakpoints: add, enable, delete, hits", act_breaks },
 	{ 'f', MS_KEY_F(9), "f F9", "Freeze",
@@ -499,6 +566,38 @@ go_merge_position(const ms_tui_view *v)
 	return at;
 }
 
+/* Full speed to target t, the user's speed back when it stops
+ * (ms__session_observe): forward with run_to, or back (behind the replay,
+ * or after the end) by restarting the day and running there. */
+static void
+go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
+{
+	ms_errbuf eb = { "" };
+	double before = s->go_active ? s->go_speed : s->view->speed;
+	if (back && !s->ctl->ops->restart) {
+		ms_session_say(s, true,
+		               "go to: that is behind the replay, and this "
+		               "controller only runs forward");
+		return;
+	}
+	int rc = s->ctl->ops->set_speed(s->ctl->self, 0, &eb);
+	if (rc == 0) {
+		s->view->speed = 0;
+		rc = back ? s->ctl->ops->restart(s->ctl->self, t, &eb)
+		          : s->ctl->ops->run_to(s->ctl->self, t, &eb);
+		if (rc == 0) {
+			s->go_active = true;
+			s->go_speed = before;
+		} else {
+			ms_errbuf eb2 = { "" };
+			if (s->ctl->ops->set_speed(s->ctl->self, before,
+			                           &eb2) == 0)
+				s->view->speed = before;
+		}
+	}
+	report(s, rc, &eb, msg);
+}
+
 static void
 do_goto(ms_tui_session *s, const char *arg)
 {
@@ -511,42 +610,26 @@ do_goto(ms_tui_session *s, const char *arg)
 		return;
 	}
 	const ms_tui_view *v = s->view;
-	char msg[96], tb[32], nb[32];
-	if (v->state == MS_VIEW_DONE) {
-		ms_session_say(s, true, "go to: the run is over");
-		return;
-	}
+	char msg[128], tb[32], nb[32];
+	bool back = v->state == MS_VIEW_DONE;
 	if (t.kind == MS_TARGET_MERGE) {
 		uint64_t at = go_merge_position(v);
-		if (t.seq <= at) {
-			ms_session_say(
-			        s, true,
-			        t.seq == at && v->state == MS_VIEW_BREAK
-			                ? "go to: already at merge #%" PRIu64
-			                : "go to: merge #%" PRIu64
-			                  " is behind the replay (at #%" PRIu64
-			                  "); it only runs forward",
-			        t.seq, at);
+		if (t.seq == at && v->state == MS_VIEW_BREAK) {
+			ms_session_say(s, true,
+			               "go to: already at merge #%" PRIu64, at);
 			return;
 		}
+		back = back || t.seq <= at;
 		snprintf(msg, sizeof(msg),
-		         "running to merge #%" PRIu64 " at full speed", t.seq);
+		         "%s merge #%" PRIu64 " at full speed",
+		         back ? "re-running the day to" : "running to", t.seq);
 	} else {
 		ms_fmt_clock(tb, sizeof(tb), t.t, v->day_start);
-		if (t.t <= v->now) {
-			ms_session_say(
-			        s, true,
-			        "go to: %s is behind the replay (at %s); "
-			        "it only runs forward",
-			        tb,
-			        ms_fmt_clock(nb, sizeof(nb), v->now,
-			                     v->day_start));
-			return;
-		}
 		/* The last point the run stops at is the finalize, a grace
 		 * (now - frontier) after the day's end. */
 		int64_t last = v->day_end + (v->now - v->frontier);
-		if (v->day_end > v->day_start && t.t > last) {
+		if (v->state != MS_VIEW_DONE && v->day_end > v->day_start &&
+		    t.t > last) {
 			ms_session_say(
 			        s, true,
 			        "go to: %s is after the run's last point "
@@ -556,30 +639,11 @@ do_goto(ms_tui_session *s, const char *arg)
 			                     v->day_start));
 			return;
 		}
-		snprintf(msg, sizeof(msg), "running to %s at full speed", tb);
+		back = back || t.t <= v->now;
+		snprintf(msg, sizeof(msg), "%s %s at full speed",
+		         back ? "re-running the day to" : "running to", tb);
 	}
-	/* Full speed to the target, the user's speed back when it stops
-	 * (ms__session_observe). */
-	ms_errbuf eb = { "" };
-	double before = v->speed;
-	bool was_going = s->go_active;
-	if (was_going)
-		before = s->go_speed;
-	int rc = s->ctl->ops->set_speed(s->ctl->self, 0, &eb);
-	if (rc == 0) {
-		s->view->speed = 0;
-		rc = s->ctl->ops->run_to(s->ctl->self, &t, &eb);
-		if (rc == 0) {
-			s->go_active = true;
-			s->go_speed = before;
-		} else {
-			ms_errbuf eb2 = { "" };
-			if (s->ctl->ops->set_speed(s->ctl->self, before,
-			                           &eb2) == 0)
-				s->view->speed = before;
-		}
-	}
-	report(s, rc, &eb, msg);
+	go_to(s, &t, back, msg);
 }
 
 static void

@@ -2,8 +2,10 @@
  * ms_replay_ctl.h - the TUI controller backed by a running replay.
  *
  * Ownership: the adapter is a heap object owned by the caller of
- * ms_replay_ctl_new; it borrows the replay, which must outlive it. The
- * ms_tui_ctl it fills points at the adapter.
+ * ms_replay_ctl_new; it borrows the replay, which must outlive it. After a
+ * restart the caller owns the new replay (ms_replay_ctl_replay) and the
+ * reopen callback has closed the old one. The ms_tui_ctl it fills points
+ * at the adapter.
  */
 #ifndef MS_REPLAY_CTL_H
 #define MS_REPLAY_CTL_H
@@ -18,6 +20,21 @@ typedef struct ms_replay_ctl ms_replay_ctl;
 int ms_replay_ctl_new(ms_replay_ctl **out, struct ms_replay *replay,
                       ms_tui_ctl *ctl);
 void ms_replay_ctl_free(ms_replay_ctl *c);
+
+/* How the adapter restarts the day (the ctl's `restart`): open a replay of
+ * the same options recording to a new database, not started and with no
+ * breakpoints, into *out, then close `old` (ms_replay_close). `running`:
+ * it must not stop before its first publication even if the session
+ * started --paused (a run to a target follows). On failure *out is NULL
+ * and `old` is left open as it was. */
+typedef int (*ms_replay_reopen_fn)(void *arg, struct ms_replay *old,
+                                   bool running, struct ms_replay **out,
+                                   ms_errbuf *eb);
+/* Without it, `restart` fails. */
+void ms_replay_ctl_set_reopen(ms_replay_ctl *c, ms_replay_reopen_fn fn,
+                              void *arg);
+/* The replay the adapter drives now (a restart replaces it). */
+struct ms_replay *ms_replay_ctl_replay(const ms_replay_ctl *c);
 
 /* Map an event-log filter as the TUI parses it (ms_tui_filter_parse) onto
  * the replay's, field for field; out borrows lane and text from f. 0, or

@@ -27,12 +27,14 @@
 enum ms_tui_target_kind {
 	MS_TARGET_TIME = 0,  /* logical time `t` (unix ns) */
 	MS_TARGET_MERGE = 1, /* the dispatch barrier of merge number `seq` */
+	MS_TARGET_PUB = 2,   /* the point before publication `pub` (0-based) */
 };
 
 typedef struct ms_tui_target {
 	enum ms_tui_target_kind kind;
 	int64_t t;
 	uint64_t seq;
+	uint64_t pub;
 } ms_tui_target;
 
 /* Export formats; ms_tui_format_name gives "jsonl", "csv", "chrome". */
@@ -82,6 +84,11 @@ typedef struct ms_tui_ctl_ops {
 	                     uint64_t *written, ms_errbuf *eb);
 	/* Copy the current state into *v, leaving v->ui alone. */
 	int (*snapshot)(void *self, ms_tui_view *v, ms_errbuf *eb);
+	/* Optional (NULL: the TUI only runs forward). Start the day again
+	 * with the same options and breakpoints, recording to a new event
+	 * database; with a target, run there (as run_to) instead of from the
+	 * start's usual state. How the replay goes back in time. */
+	int (*restart)(void *self, const ms_tui_target *t, ms_errbuf *eb);
 } ms_tui_ctl_ops;
 
 typedef struct ms_tui_ctl {

@@ -15,7 +15,11 @@
 #include <string.h>
 
 struct ms_replay_ctl {
-	ms_replay *replay;     /* borrowed */
+	ms_replay *replay; /* borrowed; owned after a restart (see reopen) */
+	ms_replay_reopen_fn reopen;
+	void *reopen_arg;
+	double speed; /* the last speed set, carried over a restart */
+	bool speed_set;
 	ms_replay_part *parts; /* scratch, MS_VIEW_MAX_PARTS */
 	ms_ev_merge *recent;   /* scratch, MS_VIEW_MAX_EVENTS */
 	ms_breakpoint breaks[MS_VIEW_MAX_BREAKS];
@@ -65,6 +69,8 @@ c_run_to(void *self, const ms_tui_target *t, ms_errbuf *eb)
 	ms_replay_ctl *c = self;
 	if (t->kind == MS_TARGET_MERGE)
 		return ms_replay_run_to_merge(c->replay, t->seq, eb);
+	if (t->kind == MS_TARGET_PUB)
+		return ms_replay_run_to_pub(c->replay, t->pub, eb);
 	return ms_replay_run_to_time(c->replay, t->t, eb);
 }
 
@@ -73,7 +79,52 @@ c_set_speed(void *self, double multiple, ms_errbuf *eb)
 {
 	(void)eb;
 	ms_replay_ctl *c = self;
+	c->speed = multiple;
+	c->speed_set = true;
 	return ms_replay_set_speed(c->replay, multiple);
+}
+
+/*
+ * Restart: a new replay of the same options (the reopen callback opens it,
+ * paused, recording to a new database), the user's breakpoints and speed
+ * carried over, then started, and run to the target if there is one. The
+ * old replay is closed first (it records how far it got and frees its
+ * scratch shard), so a --work-dir can be reused.
+ */
+static int
+c_restart(void *self, const ms_tui_target *t, ms_errbuf *eb)
+{
+	ms_replay_ctl *c = self;
+	if (!c->reopen)
+		return ms_fail(eb, MS_ERR_STATE, "restart is not available");
+	size_t nb = ms_replay_breaks(c->replay, c->breaks, MS_VIEW_MAX_BREAKS);
+	if (nb > MS_VIEW_MAX_BREAKS)
+		nb = MS_VIEW_MAX_BREAKS;
+	ms_replay_status *st = &c->st;
+	ms_replay_get_status(c->replay, st);
+	double speed = c->speed_set ? c->speed : st->speed;
+	ms_replay *n = NULL;
+	int rc = c->reopen(c->reopen_arg, c->replay, t != NULL, &n, eb);
+	if (rc)
+		return rc; /* the old replay is still there, as it was */
+	c->replay = n;
+	for (size_t i = 0; i < nb; i++) {
+		const ms_breakpoint *b = &c->breaks[i];
+		int id;
+		if (b->once)
+			continue; /* a go target of the old run */
+		rc = ms_replay_break_add(n, b->spec, &id, eb);
+		if (rc == 0 && !b->enabled)
+			rc = ms_replay_break_enable(n, id, false, eb);
+		if (rc)
+			return rc;
+	}
+	ms_replay_set_speed(n, speed);
+	/* The target goes in before the start, so a fast run cannot pass it
+	 * (and the replay was opened not to stop on its own before). */
+	if (t && (rc = c_run_to(c, t, eb)))
+		return rc;
+	return ms_replay_start(n, eb);
 }
 
 static int
@@ -393,6 +444,7 @@ static const ms_tui_ctl_ops replay_ops = {
 	.freeze = c_freeze,
 	.export_events = c_export,
 	.snapshot = c_snapshot,
+	.restart = c_restart,
 };
 
 int
@@ -413,6 +465,19 @@ ms_replay_ctl_new(ms_replay_ctl **out, ms_replay *replay, ms_tui_ctl *ctl)
 	ctl->self = c;
 	*out = c;
 	return 0;
+}
+
+void
+ms_replay_ctl_set_reopen(ms_replay_ctl *c, ms_replay_reopen_fn fn, void *arg)
+{
+	c->reopen = fn;
+	c->reopen_arg = arg;
+}
+
+struct ms_replay *
+ms_replay_ctl_replay(const ms_replay_ctl *c)
+{
+	return c->replay;
 }
 
 void

@@ -6,11 +6,14 @@
 #     "running to" message;
 #  2. `--break time=02:00` stops as BREAK "at time=02:00:00" at the first
 #     barrier after 02:00 (merge #4 at 02:21:30), not at a pause before;
-#  3. `g #2` and `g 00:30` (behind the replay) are refused and the replay
-#     stays where it is;
-#  4. `g #6` stops at BREAK "at go #6" with the speed back at 30x;
+#  3. `g #2` (behind the replay) re-runs the day into a new database to
+#     #2's barrier, `[` to #1's, `{` one publication back;
+#  4. `g #6` stops first at the time breakpoint the re-run kept, then
+#     at BREAK "at go #6" with the speed back at 30x;
+#     the re-run's merges 1-3 have the first run's inputs;
 #  5. `f` there leaves a "frozen:" line whose merge-once command runs as
-#     shown.
+#     shown;
+#  6. `r` restarts the day with its breakpoint.
 #
 # usage: tui_steer.sh MERGESCOPE
 # Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
@@ -43,20 +46,35 @@ wait_for 'BREAK +at time=02:00:00 t 02:' ||
 	fail "--break time=02:00 did not stop as BREAK after 02:00"
 wait_for 'Pending selection #4' 5 || fail "not at the barrier of merge #4"
 
-# 3. Targets behind the replay are refused; it stays at #4.
-for target in '#2' '00:30'; do
-	tm send-keys -t "$T" 'g'
-	tm send-keys -t "$T" -l "$target"
-	tm send-keys -t "$T" Enter
-	wait_for 'behind the replay' 5 || fail "g $target was not refused"
-	wait_for 'BREAK +at time=02:00:00' 5 || fail "g $target moved the replay"
-	screen | grep -q 'Pending selection #4' || fail "g $target left #4"
-done
+# 3. Back in time: `g #2` from #4 re-runs the day into a new database and
+#    stops at #2's barrier; `[` goes one barrier further back (#1); `{`
+#    one publication back (PAUSED, one publication fewer).
+tm send-keys -t "$T" 'g'
+tm send-keys -t "$T" -l '#2'
+tm send-keys -t "$T" Enter
+wait_for 'BREAK +at go #2 ' || fail "g #2 did not stop at merge #2"
+wait_for 'Pending selection #2' 5 || fail "not at the barrier of merge #2"
+screen | grep -q 'run\.rerun-1\.sqlite' || fail "no new database on screen"
+tm send-keys -t "$T" '['
+wait_for 'BREAK +at go #1 ' || fail "[ did not go back to merge #1"
+wait_for 'Pending selection #1' 5 || fail "not at the barrier of merge #1"
+PUB=$(screen | grep -o 'pub [0-9]*/' | head -1 | tr -dc 0-9)
+tm send-keys -t "$T" '{'
+wait_for "PAUSED +at go pub $((PUB - 1)) .*pub $((PUB - 1))/" ||
+	fail "{ did not go back one publication (from $PUB)"
 
-# 4. Forward to merge #6 at full speed, 30x again at the stop.
+# 4. Forward to merge #6 at full speed, 30x again at the stop. The re-run
+#    kept the time breakpoint, which stops it first (at #4) and cancels
+#    the target; a second `g #6` gets there.
 tm send-keys -t "$T" ':'
 tm send-keys -t "$T" -l 'speed 30'
 tm send-keys -t "$T" Enter
+tm send-keys -t "$T" 'g'
+tm send-keys -t "$T" -l '#6'
+tm send-keys -t "$T" Enter
+wait_for 'BREAK +at time=02:00:00 .*speed 30x' ||
+	fail "the re-run lost the time breakpoint"
+screen | grep -q 'Pending selection #4' || fail "the breakpoint is not at #4"
 tm send-keys -t "$T" 'g'
 tm send-keys -t "$T" -l '#6'
 tm send-keys -t "$T" Enter
@@ -64,6 +82,24 @@ wait_for 'BREAK +at go #6 ' || fail "g #6 did not stop at its barrier"
 wait_for 'Pending selection #6' 5 || fail "not at the barrier of merge #6"
 wait_for 'speed 30x' 5 || fail "the speed did not come back to 30x"
 screen | grep -q 'running to' && fail "a stale 'running to' message"
+
+# The re-run selected what the first run selected: merges 1-3 (all the
+# first run completed before going back from #4) with the same inputs in
+# both databases (the selection fingerprint's prefix).
+inputs() {
+	"$MS" export --db "$1" --format jsonl --filter 'seq=1..3' |
+		sed 's/^{"seq":\([0-9]*\),.*"inputs":\[\([^]]*\)\].*/\1 \2/' |
+		sed 's/{"part_id":\([0-9]*\),[^}]*}/\1/g' | sort -n
+}
+DB4=$WORK/run.rerun-3.sqlite
+screen | grep -q 'run\.rerun-3\.sqlite' || fail "not recording to $DB4"
+A=$(inputs "$DB")
+B=$(inputs "$DB4")
+[ "$(printf '%s\n' "$A" | wc -l)" = 3 ] || fail "the first run has no merges 1-3: $A"
+[ "$A" = "$B" ] || fail "the re-run selected other inputs:
+$A
+---
+$B"
 
 # 5. Freeze at #6: the merge-once command stays on screen and runs as
 #    shown.
@@ -86,6 +122,17 @@ FROZEN=$(printf '%s\n' "$CMD" | sed 's/.* --frozen \([^ ]*\) .*/\1/')
 case $FROZEN in
 *frozen*) rm -rf "$FROZEN" ;;
 esac
+
+# 6. r: the day again, paused at its start as first launched (--paused),
+#    the breakpoint still set.
+tm send-keys -t "$T" 'r'
+wait_for 'PAUSED .*pub 0/' || fail "r did not restart the day"
+screen | grep -q 'run\.rerun-4\.sqlite' || fail "r did not open a new database"
+tm send-keys -t "$T" ':'
+tm send-keys -t "$T" -l 'speed max'
+tm send-keys -t "$T" Enter
+tm send-keys -t "$T" ']'
+wait_for 'BREAK +at time=02:00:00' || fail "the breakpoint did not survive r"
 
 e2e_quit
 echo "PASS ($MODE)"
