@@ -420,6 +420,24 @@ test_export_path_field(void **state)
 	rmdir(dir);
 }
 
+/* The help scrolls with the arrows (and j/k) and starts at its top. */
+static void
+test_help_scrolls(void **state)
+{
+	fx *f = *state;
+	keys(f, "?jjj");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_HELP);
+	assert_int_equal(f->s.view->ui.help_scroll, 3);
+	ms_session_key(&f->s, MS_KEY_UP);
+	assert_int_equal(f->s.view->ui.help_scroll, 2);
+	ms_session_key(&f->s, MS_KEY_END);
+	assert_int_equal(f->s.view->ui.help_scroll, ms__help_lines() - 1);
+	ms_session_key(&f->s, MS_KEY_ESC);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+	keys(f, "?");
+	assert_int_equal(f->s.view->ui.help_scroll, 0);
+}
+
 /* Every prompt remembers what it was given: up and down walk it. */
 static void
 test_prompt_history(void **state)
@@ -643,6 +661,7 @@ main(void)
 		T(test_filter_and_export),
 		T(test_export_path_field),
 		T(test_prompt_history),
+		T(test_help_scrolls),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),
 		T(test_prompt_editing),

@@ -291,9 +291,31 @@ test_help(void **state)
 	f->view->ui.overlay = MS_OVERLAY_HELP;
 	char *t = draw_and_read(f, 80, 24);
 	expect_snapshot("help-80x24", t);
-	/* Every key of the table is listed. */
+	assert_non_null(strstr(t, "down scrolls"));
+	/* Scrolled through, every key of the table, every command and every
+	 * breakpoint spec is listed. */
+	size_t cap = 1 << 16, used = 0;
+	char *all = calloc(1, cap);
+	assert_non_null(all);
+	for (size_t top = 0; top < ms__help_lines(); top += 5) {
+		f->view->ui.help_scroll = top;
+		char *p = draw_and_read(f, 80, 24);
+		size_t l = strlen(p);
+		if (used + l + 1 < cap) {
+			memcpy(all + used, p, l + 1);
+			used += l;
+		}
+		free(p);
+	}
 	for (size_t i = 0; i < ms_key_table_len; i++)
-		assert_non_null(strstr(t, ms_key_table[i].help));
+		assert_non_null(strstr(all, ms_key_table[i].help));
+	static const char *const more[] = {
+		"export FMT [PATH]", "filter TEXT", "depth>=D",
+		"time=HH:MM[:SS]",   "part=HEX",    "lane=fast|slow"
+	};
+	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+		assert_non_null(strstr(all, more[i]));
+	free(all);
 	free(t);
 }
 

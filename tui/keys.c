@@ -387,6 +387,7 @@ act_export(ms_tui_session *s)
 static void
 act_help(ms_tui_session *s)
 {
+	s->view->ui.help_scroll = 0;
 	s->view->ui.overlay = MS_OVERLAY_HELP;
 	s->view->ui.help_visible = true;
 	s->dirty = true;
@@ -980,6 +981,41 @@ breaks_key(ms_tui_session *s, int key)
 	s->dirty = true;
 }
 
+/* Up/down/PgUp/PgDn/Home/End (and j/k) scroll the help; true if key was
+ * one of them. The panel clamps the bottom to the screen. */
+static bool
+help_scroll(ms_tui_session *s, int key)
+{
+	size_t *top = &s->view->ui.help_scroll;
+	size_t last = ms__help_lines() - 1;
+	switch (key) {
+	case MS_KEY_UP:
+	case 'k':
+		*top = *top > last ? last - 1 : *top > 0 ? *top - 1 : 0;
+		break;
+	case MS_KEY_DOWN:
+	case 'j':
+		*top = *top < last ? *top + 1 : last;
+		break;
+	case MS_KEY_PGUP:
+		*top = *top > 10 ? *top - 10 : 0;
+		break;
+	case MS_KEY_PGDN:
+		*top = *top + 10 < last ? *top + 10 : last;
+		break;
+	case MS_KEY_HOME:
+		*top = 0;
+		break;
+	case MS_KEY_END:
+		*top = last;
+		break;
+	default:
+		return false;
+	}
+	s->dirty = true;
+	return true;
+}
+
 void
 ms_session_key(ms_tui_session *s, int key)
 {
@@ -1000,6 +1036,8 @@ ms_session_key(ms_tui_session *s, int key)
 		breaks_key(s, key);
 		return;
 	}
+	if (ui->overlay == MS_OVERLAY_HELP && help_scroll(s, key))
+		return;
 	if (ui->overlay != MS_OVERLAY_NONE) {
 		if (key == MS_KEY_ESC || key == 'q' || key == '?' ||
 		    key == MS_KEY_ENTER || key == MS_KEY_F(1) ||

@@ -1,15 +1,19 @@
 /*
  * panel_help.c - the help overlay (? or F1): every binding of the key
- * table with what it does, then how to read the panels. Drawn from the key
- * table itself so help and behaviour agree.
+ * table with what it does, then how to read the panels, the commands, the
+ * breakpoint specs and go-to targets. Drawn from the key table itself so
+ * help and behaviour agree; it scrolls (ui.help_scroll) when the screen is
+ * shorter than the list.
  */
 #include "tui_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const legend[] = {
 	"Status: state block RUNNING / PAUSED / BREAK / DONE, logical time,",
-	"  frontier (now - 2h grace), publications k/N, merges, database.",
+	"  frontier (now - 2h grace), publications k/N, merges (sampled and",
+	"  bypassed), fixture, variant, phase, speed, database.",
 	"Inventory: picker order (size asc, newer first); s = M mature /",
 	"  H hot; claim = merge holding the part; bold = pending input.",
 	"Timeline: each part's time span; heavy = mature, light = hot,",
@@ -18,24 +22,52 @@ static const char *const legend[] = {
 	"Filter: lane=L class=C reason=R phase=P seq=A..B seq>=N #N; other",
 	"  words are text in the merge's summary. e exports what it shows.",
 	"Arrows/PgUp/PgDn/Home/End move in the focused panel; End follows.",
+	"Prompts: up/down recall what they were given; Esc cancels.",
+	"",
+	"Commands (:): run, pause, step, next, continue, break SPEC, go T,",
+	"  speed X|max, export FMT [PATH], filter TEXT, freeze, help, quit.",
+	"Breakpoint specs (b then a, :break, --break): mature, sampling,",
+	"  merge=N, time=HH:MM[:SS] (first barrier at or after), part=HEX,",
+	"  lane=fast|slow|finalize, depth>=D.",
+	"Go to (g): HH:MM[:SS], +1d HH:MM (cooldown), #N (a merge); a point",
+	"  behind the replay re-runs the day to it (new database).",
 };
+
+#define NLEGEND (sizeof(legend) / sizeof(legend[0]))
+
+size_t
+ms__help_lines(void)
+{
+	return ms_key_table_len + 1 + NLEGEND;
+}
 
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
-	(void)v;
-	ms_rect in = ms_canvas_box(c, r, "Help  (Esc closes)", true);
-	int y = in.y;
-	int end = in.y + in.h;
-	for (size_t i = 0; i < ms_key_table_len && y < end; i++, y++) {
-		const ms_key_binding *b = &ms_key_table[i];
-		ms_canvas_text(c, in.x + 1, y, 8, b->keys_label, MS_A_BOLD);
-		ms_canvas_text(c, in.x + 10, y, in.w - 10, b->help, 0);
+	size_t n = ms__help_lines();
+	char title[64];
+	ms_rect in = ms_canvas_box(c, r, "", true);
+	size_t top = v->ui.help_scroll;
+	size_t h = in.h > 0 ? (size_t)in.h : 0;
+	if (top + h > n)
+		top = n > h ? n - h : 0;
+	snprintf(title, sizeof(title), "Help  %zu-%zu of %zu%s  (Esc closes)",
+	         top + 1, top + h < n ? top + h : n, n,
+	         top + h < n ? ", down scrolls" : "");
+	ms_canvas_box(c, r, title, true);
+	for (size_t i = top; i < n && i < top + h; i++) {
+		int y = in.y + (int)(i - top);
+		if (i < ms_key_table_len) {
+			const ms_key_binding *b = &ms_key_table[i];
+			ms_canvas_text(c, in.x + 1, y, 8, b->keys_label,
+			               MS_A_BOLD);
+			ms_canvas_text(c, in.x + 10, y, in.w - 10, b->help, 0);
+		} else if (i > ms_key_table_len) {
+			ms_canvas_text(c, in.x + 1, y, in.w - 1,
+			               legend[i - ms_key_table_len - 1],
+			               MS_C_MUTED);
+		}
 	}
-	y++;
-	for (size_t i = 0; i < sizeof(legend) / sizeof(legend[0]) && y < end;
-	     i++, y++)
-		ms_canvas_text(c, in.x + 1, y, in.w - 1, legend[i], MS_C_MUTED);
 }
 
 const ms_panel_class ms_panel_help = {

@@ -181,6 +181,8 @@ extern const ms_panel_class ms_panel_plugins;
 extern const ms_panel_class ms_panel_events;
 extern const ms_panel_class ms_panel_footer;
 extern const ms_panel_class ms_panel_help;
+/* Lines of the help overlay (keys, a blank, the legend). */
+size_t ms__help_lines(void);
 extern const ms_panel_class ms_panel_detail;
 extern const ms_panel_class ms_panel_breakpoints;
 

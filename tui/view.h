@@ -228,9 +228,10 @@ typedef struct ms_tui_ui {
 	size_t part_sel;    /* selected inventory row */
 	size_t plugin_sel;
 	size_t break_sel;
-	bool ascii;     /* ASCII borders and glyphs */
-	bool color;     /* colours in use */
-	uint32_t frame; /* frames drawn, for the spinner */
+	size_t help_scroll; /* first help line shown */
+	bool ascii;         /* ASCII borders and glyphs */
+	bool color;         /* colours in use */
+	uint32_t frame;     /* frames drawn, for the spinner */
 } ms_tui_ui;
 
 /* The whole snapshot. */
