@@ -420,6 +420,59 @@ test_export_path_field(void **state)
 	rmdir(dir);
 }
 
+/* At DONE the gates take the Events area; Tab shows the events, and
+ * coming round again the gates. */
+static void
+test_gates_at_done(void **state)
+{
+	fx *f = *state;
+	f->model->state = MS_VIEW_DONE;
+	f->model->ngates = 2;
+	f->model->gates_failed = 1;
+	snprintf(f->model->gates[0].name, sizeof(f->model->gates[0].name),
+	         "exactly_once");
+	f->model->gates[0].pass = true;
+	snprintf(f->model->gates[1].name, sizeof(f->model->gates[1].name),
+	         "drop_oracle");
+	snprintf(f->model->gates[1].detail, sizeof(f->model->gates[1].detail),
+	         "3 traces differ");
+	f->s.view->ui.focus = MS_FOCUS_PLUGINS;
+	ms_session_snapshot(&f->s);
+	assert_true(f->s.view->ui.show_gates);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, 132, 44), 0);
+	char all[44 * 600] = "", row[600];
+	for (int y = 0; y < 44; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		strncat(all, row, sizeof(all) - strlen(all) - 1);
+	}
+	assert_non_null(strstr(all, "Gates  1 pass, 1 fail"));
+	/* The failure is listed first. */
+	char *fail = strstr(all, "FAIL drop_oracle");
+	char *pass = strstr(all, "PASS exactly_once");
+	assert_non_null(fail);
+	assert_non_null(pass);
+	assert_true(fail < pass);
+	assert_non_null(strstr(all, "3 traces differ"));
+	ms_session_key(&f->s, MS_KEY_TAB);
+	assert_false(f->s.view->ui.show_gates);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, 132, 44), 0);
+	bool events = false;
+	for (int y = 0; y < 44; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		events |= strstr(row, "Events 57 merges") != NULL;
+	}
+	assert_true(events);
+	ms_canvas_release(&cv);
+	for (int i = 0; i < 3; i++)
+		ms_session_key(&f->s, MS_KEY_TAB);
+	assert_true(f->s.view->ui.show_gates);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+}
+
 /* The help scrolls with the arrows (and j/k) and starts at its top. */
 static void
 test_help_scrolls(void **state)
@@ -662,6 +715,7 @@ main(void)
 		T(test_export_path_field),
 		T(test_prompt_history),
 		T(test_help_scrolls),
+		T(test_gates_at_done),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),
 		T(test_prompt_editing),

@@ -88,6 +88,15 @@ ms__session_observe(ms_tui_session *s)
 		if (s->ctl->ops->set_speed(s->ctl->self, s->go_speed, &eb) == 0)
 			v->speed = s->go_speed;
 	}
+	/* The run just ended: its gates take the Events area. */
+	if (v->state == MS_VIEW_DONE && s->last_state != MS_VIEW_DONE &&
+	    v->ngates) {
+		v->ui.show_gates = true;
+		v->ui.focus = MS_FOCUS_EVENTS;
+	}
+	if (v->state != MS_VIEW_DONE)
+		v->ui.show_gates = false;
+	s->last_state = v->state;
 	uint64_t where = replay_where(v);
 	if (!s->msg_stamped) {
 		s->msg_stamped = true;
@@ -337,6 +346,17 @@ static void
 act_focus(ms_tui_session *s)
 {
 	ms_tui_ui *ui = &s->view->ui;
+	/* At DONE the Events area has two faces: the gates, then (Tab)
+	 * the events; Tab coming round to it shows the gates again. */
+	if (s->view->state == MS_VIEW_DONE && s->view->ngates) {
+		if (ui->focus == MS_FOCUS_EVENTS && ui->show_gates) {
+			ui->show_gates = false;
+			s->dirty = true;
+			return;
+		}
+		if (ui->focus == MS_FOCUS_COUNT - 1)
+			ui->show_gates = true;
+	}
 	ui->focus = (enum ms_tui_focus)((ui->focus + 1) % MS_FOCUS_COUNT);
 	s->dirty = true;
 }

@@ -50,9 +50,52 @@ short_class(const char *k)
 	return k;
 }
 
+/* At DONE: the run's correctness gates, failures first. */
+static void
+draw_gates(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+{
+	char title[96];
+	snprintf(title, sizeof(title),
+	         "Gates  %zu pass, %u fail  (Tab: the events)",
+	         v->ngates - v->gates_failed, v->gates_failed);
+	ms_rect in = ms_canvas_box(c, r, title, v->ui.focus == MS_FOCUS_EVENTS);
+	if (in.h < 2)
+		return;
+	int nw = 12;
+	for (size_t i = 0; i < v->ngates; i++) {
+		int l = (int)strlen(v->gates[i].name);
+		if (l > nw)
+			nw = l < 28 ? l : 28;
+	}
+	ms_canvas_printf(c, in.x, in.y, in.w, MS_C_MUTED | MS_A_UL,
+	                 "%-4s %-*s %s", "", nw, "gate", "detail");
+	int y = in.y + 1;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < v->ngates && y < in.y + in.h; i++) {
+			if (v->gates[i].pass != (pass == 1))
+				continue;
+			bool ok = v->gates[i].pass;
+			int x = in.x +
+			        ms_canvas_text(
+			                c, in.x, y, in.w, ok ? "PASS" : "FAIL",
+			                (uint16_t)(MS_A_BOLD |
+			                           (ok ? MS_C_OK
+			                               : MS_C_ALERT |
+			                                            MS_A_REV)));
+			ms_canvas_printf(c, x, y, in.x + in.w - x, 0,
+			                 " %-*.*s %s", nw, nw, v->gates[i].name,
+			                 v->gates[i].detail);
+			y++;
+		}
+}
+
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
+	if (v->state == MS_VIEW_DONE && v->ui.show_gates && v->ngates) {
+		draw_gates(c, r, v);
+		return;
+	}
 	size_t idx[MS_VIEW_MAX_EVENTS];
 	size_t n = ms_events_visible(v, idx);
 	long sel = ms_events_selected(v);

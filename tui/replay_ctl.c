@@ -23,6 +23,7 @@ struct ms_replay_ctl {
 	ms_replay_part *parts; /* scratch, MS_VIEW_MAX_PARTS */
 	ms_ev_merge *recent;   /* scratch, MS_VIEW_MAX_EVENTS */
 	ms_breakpoint breaks[MS_VIEW_MAX_BREAKS];
+	ms_ev_gate gates[MS_VIEW_MAX_GATES];
 	ms_replay_status st;
 };
 
@@ -416,6 +417,23 @@ c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 	v->nevents = ne;
 	for (size_t i = 0; i < ne; i++)
 		fill_event(&v->events[i], &c->recent[i]);
+
+	/* Gates, once the run is over. */
+	v->ngates = 0;
+	v->gates_failed = 0;
+	if (st->state == MS_REPLAY_DONE) {
+		size_t ng =
+		        ms_replay_gates(c->replay, c->gates, MS_VIEW_MAX_GATES,
+		                        &v->gates_failed);
+		v->ngates = ng < MS_VIEW_MAX_GATES ? ng : MS_VIEW_MAX_GATES;
+		for (size_t i = 0; i < v->ngates; i++) {
+			copy_str(v->gates[i].name, sizeof(v->gates[i].name),
+			         c->gates[i].name);
+			v->gates[i].pass = c->gates[i].pass;
+			copy_str(v->gates[i].detail, sizeof(v->gates[i].detail),
+			         c->gates[i].detail);
+		}
+	}
 
 	/* Breakpoints. */
 	size_t nb = ms_replay_breaks(c->replay, c->breaks, MS_VIEW_MAX_BREAKS);

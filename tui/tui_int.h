@@ -272,7 +272,8 @@ typedef struct ms_tui_session {
 	 * running again. */
 	bool msg_stamped;
 	uint64_t msg_where;
-	const char *program; /* ms_tui_opts.program, or "mergescope" */
+	const char *program;          /* ms_tui_opts.program, or "mergescope" */
+	enum ms_tui_state last_state; /* at the previous snapshot */
 	/* The format of the export being asked for (and the next default). */
 	enum ms_tui_format export_fmt;
 	/* What was submitted in each kind of prompt, oldest first, for

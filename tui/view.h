@@ -37,6 +37,7 @@
 #define MS_VIEW_HIST 13
 #define MS_VIEW_TEXT 256
 #define MS_VIEW_EVENT_LINKS 4
+#define MS_VIEW_MAX_GATES 48
 
 /* What the replay is doing. */
 enum ms_tui_state {
@@ -229,6 +230,7 @@ typedef struct ms_tui_ui {
 	size_t plugin_sel;
 	size_t break_sel;
 	size_t help_scroll; /* first help line shown */
+	bool show_gates;    /* at DONE the Events area shows the gates */
 	bool ascii;         /* ASCII borders and glyphs */
 	bool color;         /* colours in use */
 	uint32_t frame;     /* frames drawn, for the spinner */
@@ -271,6 +273,15 @@ typedef struct ms_tui_view {
 
 	size_t nbreaks;
 	ms_tui_break breaks[MS_VIEW_MAX_BREAKS];
+
+	/* At DONE: the run's correctness gates. */
+	size_t ngates;
+	unsigned gates_failed;
+	struct {
+		char name[48];
+		bool pass;
+		char detail[160];
+	} gates[MS_VIEW_MAX_GATES];
 
 	ms_tui_ui ui;
 } ms_tui_view;

@@ -13,7 +13,8 @@
 #     the re-run's merges 1-3 have the first run's inputs;
 #  5. `f` there leaves a "frozen:" line whose merge-once command runs as
 #     shown;
-#  6. `r` restarts the day with its breakpoint.
+#  6. `r` restarts the day with its breakpoint;
+#  7. at DONE the gate table fills the Events area, Tab shows the events.
 #
 # usage: tui_steer.sh MERGESCOPE
 # Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
@@ -133,6 +134,14 @@ tm send-keys -t "$T" -l 'speed max'
 tm send-keys -t "$T" Enter
 tm send-keys -t "$T" ']'
 wait_for 'BREAK +at time=02:00:00' || fail "the breakpoint did not survive r"
+
+# 7. To the end: the gates fill the Events area; Tab shows the events.
+tm send-keys -t "$T" ']'
+wait_for 'DONE ' || fail "the run did not end"
+wait_for 'Gates +[0-9]+ pass, 0 fail' 10 || fail "no gate table at DONE"
+screen | grep -Eq 'PASS [a-z_]+' || fail "no PASS rows in the gate table"
+tm send-keys -t "$T" Tab
+wait_for 'Events [0-9]+ merges' 10 || fail "Tab did not show the events"
 
 e2e_quit
 echo "PASS ($MODE)"
