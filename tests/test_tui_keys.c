@@ -473,6 +473,24 @@ test_gates_at_done(void **state)
 	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
 }
 
+/* z zooms the timeline in (24 h, 6 h, 1 h), Z out, stopping at the
+ * ends. */
+static void
+test_zoom_keys(void **state)
+{
+	fx *f = *state;
+	keys(f, "z");
+	assert_int_equal(f->s.view->ui.zoom, 1);
+	assert_non_null(strstr(f->s.view->ui.message, "6 hours"));
+	keys(f, "zz");
+	assert_int_equal(f->s.view->ui.zoom, 2);
+	keys(f, "Z");
+	assert_int_equal(f->s.view->ui.zoom, 1);
+	keys(f, "ZZZ");
+	assert_int_equal(f->s.view->ui.zoom, 0);
+	assert_string_equal(f->fake.log, "");
+}
+
 /* The help scrolls with the arrows (and j/k) and starts at its top. */
 static void
 test_help_scrolls(void **state)
@@ -637,7 +655,7 @@ test_every_fkey_has_a_letter(void **state)
 		}
 	}
 	assert_int_equal(fkeys, 10); /* F1..F10 */
-	assert_null(ms_keys_lookup('Z'));
+	assert_null(ms_keys_lookup('X')); /* unbound */
 }
 
 static void
@@ -715,6 +733,7 @@ main(void)
 		T(test_export_path_field),
 		T(test_prompt_history),
 		T(test_help_scrolls),
+		T(test_zoom_keys),
 		T(test_gates_at_done),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),

@@ -268,6 +268,46 @@ test_clock_on_screen(void **state)
 	free(t);
 }
 
+/* The timeline at each zoom: the day, then 6 h and 1 h windows with now
+ * three quarters across and "HH:MM" ticks. */
+static void
+test_timeline_zoom(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view); /* now 06:12:30, frontier 04:12:30 */
+	static const char *const name[] = { "zoom-24h-132x44", "zoom-6h-132x44",
+		                            "zoom-1h-132x44" };
+	static const char *const title[] = { "Timeline 24h frontier",
+		                             "Timeline 6h frontier",
+		                             "Timeline 1h frontier" };
+	/* Ticks each window must show. */
+	static const char *const tick[] = { "12", "03:00", "06:00" };
+	static const char *const not_tick[] = { "03:00", "12:00", "03:00" };
+	for (int z = 0; z < 3; z++) {
+		f->view->ui.zoom = z;
+		char *t = draw_and_read(f, 132, 44);
+		expect_snapshot(name[z], t);
+		assert_non_null(strstr(t, title[z]));
+		/* The axis is the timeline's last inner row: the one before
+		 * the box's bottom border. */
+		const char *row = strchr(strstr(t, title[z]), '\n') + 1;
+		const char *prev = row;
+		while (strncmp(row, "+-", 2) != 0) {
+			prev = row;
+			row = strchr(row, '\n') + 1;
+		}
+		char axis[1024];
+		snprintf(axis, sizeof(axis), "%.*s", (int)(row - prev - 1),
+		         prev);
+		assert_non_null(strstr(axis, tick[z]));
+		assert_null(strstr(axis, not_tick[z]));
+		free(t);
+	}
+	/* Out of range stays at the ends. */
+	assert_true(ms__timeline_span(-1) == ms__timeline_span(0));
+	assert_true(ms__timeline_span(5) == 3600000000000LL);
+}
+
 static void
 test_running_smallest(void **state)
 {
@@ -412,6 +452,8 @@ main(void)
 		                                teardown),
 		cmocka_unit_test(test_clock_forms),
 		cmocka_unit_test_setup_teardown(test_clock_on_screen, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_timeline_zoom, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_running_smallest, setup,
 		                                teardown),

@@ -281,6 +281,28 @@ act_restart(ms_tui_session *s)
 }
 
 static void
+zoom_to(ms_tui_session *s, int z)
+{
+	static const char *const names[] = { "the whole day", "6 hours",
+		                             "1 hour" };
+	s->view->ui.zoom = z < 0 ? 0 : z > 2 ? 2 : z;
+	ms_session_say(s, false, "timeline: %s%s", names[s->view->ui.zoom],
+	               s->view->ui.zoom ? " around now" : "");
+}
+
+static void
+act_zoom_in(ms_tui_session *s)
+{
+	zoom_to(s, s->view->ui.zoom + 1);
+}
+
+static void
+act_zoom_out(ms_tui_session *s)
+{
+	zoom_to(s, s->view->ui.zoom - 1);
+}
+
+static void
 act_breaks(ms_tui_session *s)
 {
 	s->view->ui.overlay = MS_OVERLAY_BREAKS;
@@ -445,6 +467,9 @@ const ms_key_binding ms_key_table[] = {
 	{ '{', MS_KEY_NONE, "{", NULL, "back one publication", act_pub_back },
 	{ 'r', MS_KEY_NONE, "r", NULL,
 	  "restart the day (same options and breakpoints)", act_restart },
+	{ 'z', MS_KEY_NONE, "z", NULL,
+	  "timeline zoom in: 24 h, 6 h, 1 h around now", act_zoom_in },
+	{ 'Z', MS_KEY_NONE, "Z", NULL, "timeline zoom out", act_zoom_out },
 	{ 'b', MS_KEY_F(2), "b F2", "Break",
 	  "breakpoints: add, enable, delete, hits", act_breaks },
 	{ 'f', MS_KEY_F(9), "f F9", "Freeze",

@@ -7,6 +7,8 @@
  * light, inputs of the pending selection as solid blocks; the frontier is a
  * vertical line through every line, and the bottom line is the hour axis.
  * Parts that do not fit in the lines available are counted in the title.
+ * `z`/`Z` zoom from the whole day to 6 h and 1 h windows around now
+ * (ui.zoom), which move with the replay.
  */
 #include "tui_int.h"
 
@@ -39,12 +41,24 @@ by_start(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
+static void axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1);
+static void axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0,
+                        int64_t t1, int64_t day_start);
+
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
-	char title[128], fr[32], now[32];
+	char title[160], fr[32], now[32];
 	int64_t t0 = v->day_start;
 	int64_t t1 = v->day_end > t0 ? v->day_end : t0 + 86400000000000LL;
+	int64_t span = ms__timeline_span(v->ui.zoom);
+	bool zoomed = v->ui.zoom > 0;
+	if (zoomed) {
+		/* A window around now that moves with it: now three quarters
+		 * across, the frontier (2 h back) in view at 6 h. */
+		t0 = v->now - span * 3 / 4;
+		t1 = t0 + span;
+	}
 	ms_rect in = { r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
 	int lanes = in.h - 1;
 	if (lanes > MAX_LANES)
@@ -63,6 +77,8 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	qsort(order, np, sizeof(order[0]), by_start);
 	for (size_t k = 0; k < np && lanes > 0; k++) {
 		const ms_tui_part *p = order[k];
+		if (zoomed && (p->max_ts < t0 || p->min_ts > t1))
+			continue; /* outside the window */
 		int x0 = col_of(p->min_ts, t0, t1, in);
 		int x1 = col_of(p->max_ts, t0, t1, in);
 		int lane = 0;
@@ -94,6 +110,48 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	int ay = in.y + in.h - 1;
 	for (int x = in.x; x < in.x + in.w; x++)
 		ms_canvas_put(c, x, ay, ms_glyph(c, MS_G_HLINE), MS_C_MUTED);
+	if (zoomed)
+		axis_zoomed(c, in, ay, t0, t1, v->day_start);
+	else
+		axis_day(c, in, ay, t0, t1);
+
+	/* The frontier line, over everything (when it is in the window). */
+	if (v->frontier >= t0 && v->frontier <= t1) {
+		int fx = col_of(v->frontier, t0, t1, in);
+		for (int y = in.y; y < in.y + in.h; y++)
+			ms_canvas_put(c, fx, y, ms_glyph(c, MS_G_FRONT),
+			              MS_C_ALERT | MS_A_BOLD);
+	}
+	bool now_on_axis = v->now >= t0 && v->now <= t1;
+
+	snprintf(title, sizeof(title), "Timeline %s frontier %s  now %s",
+	         zoomed ? (v->ui.zoom == 1 ? "6h" : "1h") : "24h",
+	         ms_fmt_clock(fr, sizeof(fr), v->frontier, v->day_start),
+	         ms_fmt_clock(now, sizeof(now), v->now, v->day_start));
+	if (hidden) {
+		size_t l = strlen(title);
+		snprintf(title + l, sizeof(title) - l, "  +%zu not shown",
+		         hidden);
+	}
+	ms_canvas_box(c, r, title, false);
+	/* "now" points up at the axis from the bottom border. */
+	if (now_on_axis)
+		ms_canvas_put(c, col_of(v->now, t0, t1, in), r.y + r.h - 1, '^',
+		              MS_A_BOLD);
+}
+
+int64_t
+ms__timeline_span(int zoom)
+{
+	static const int64_t hours[] = { 24, 6, 1 };
+	int z = zoom < 0 ? 0 : zoom > 2 ? 2 : zoom;
+	return hours[z] * 3600000000000LL;
+}
+
+/* The whole day: hour labels every 1, 2, 3, 6 or 12 hours. */
+static void
+axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1)
+{
 	static const int steps[] = { 1, 2, 3, 6, 12 };
 	int step = 12;
 	for (size_t i = 0; i < 5; i++) {
@@ -111,29 +169,45 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 			lx = x - 1;
 		ms_canvas_text(c, lx, ay, 2, lab, MS_C_MUTED);
 	}
+}
 
-	/* The frontier line, over everything. */
-	if (v->frontier >= t0) {
-		int fx = col_of(v->frontier, t0, t1, in);
-		for (int y = in.y; y < in.y + in.h; y++)
-			ms_canvas_put(c, fx, y, ms_glyph(c, MS_G_FRONT),
-			              MS_C_ALERT | MS_A_BOLD);
+/* A zoomed window: "HH:MM" labels (the day's clock) on round steps from
+ * 5 minutes to 3 hours, the finest that leaves room between labels. */
+static void
+axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1,
+            int64_t day_start)
+{
+	static const int64_t mins[] = { 5, 10, 15, 30, 60, 120, 180 };
+	const int64_t min_ns = 60000000000LL;
+	int64_t step = mins[6] * min_ns;
+	for (size_t i = 0; i < sizeof(mins) / sizeof(mins[0]); i++) {
+		int64_t st = mins[i] * min_ns;
+		if ((double)(in.w - 1) * (double)st / (double)(t1 - t0) >= 8) {
+			step = st;
+			break;
+		}
 	}
-	bool now_on_axis = v->now >= t0 && v->now <= t1;
-
-	snprintf(title, sizeof(title), "Timeline  frontier %s  now %s%s",
-	         ms_fmt_clock(fr, sizeof(fr), v->frontier, v->day_start),
-	         ms_fmt_clock(now, sizeof(now), v->now, v->day_start), "");
-	if (hidden) {
-		size_t l = strlen(title);
-		snprintf(title + l, sizeof(title) - l, "  +%zu not shown",
-		         hidden);
+	/* The first tick at or after t0, on the day's clock. */
+	int64_t k = (t0 - day_start) / step;
+	int64_t t = day_start + k * step;
+	while (t < t0)
+		t += step;
+	for (; t <= t1; t += step) {
+		int x = col_of(t, t0, t1, in);
+		char lab[32];
+		ms_fmt_clock(lab, sizeof(lab), t, day_start);
+		/* "HH:MM" of "HH:MM:SS", or "+1d HH:MM" after the day. */
+		size_t l = strlen(lab);
+		if (l >= 3)
+			lab[l - 3] = '\0';
+		int w = (int)strlen(lab);
+		int lx = x - w / 2;
+		if (lx < in.x)
+			lx = in.x;
+		if (lx + w > in.x + in.w)
+			lx = in.x + in.w - w;
+		ms_canvas_text(c, lx, ay, w, lab, MS_C_MUTED);
 	}
-	ms_canvas_box(c, r, title, false);
-	/* "now" points up at the axis from the bottom border. */
-	if (now_on_axis)
-		ms_canvas_put(c, col_of(v->now, t0, t1, in), r.y + r.h - 1, '^',
-		              MS_A_BOLD);
 }
 
 const ms_panel_class ms_panel_timeline = {

@@ -175,6 +175,8 @@ typedef struct ms_panel_class {
 extern const ms_panel_class ms_panel_status;
 extern const ms_panel_class ms_panel_inventory;
 extern const ms_panel_class ms_panel_timeline;
+/* The timeline's window for ui.zoom 0, 1, 2: 24 h, 6 h, 1 h (ns). */
+int64_t ms__timeline_span(int zoom);
 extern const ms_panel_class ms_panel_selection;
 extern const ms_panel_class ms_panel_staging;
 extern const ms_panel_class ms_panel_plugins;

@@ -231,6 +231,7 @@ typedef struct ms_tui_ui {
 	size_t break_sel;
 	size_t help_scroll; /* first help line shown */
 	bool show_gates;    /* at DONE the Events area shows the gates */
+	int zoom;           /* timeline: 0 = the day, 1 = 6 h, 2 = 1 h */
 	bool ascii;         /* ASCII borders and glyphs */
 	bool color;         /* colours in use */
 	uint32_t frame;     /* frames drawn, for the spinner */
