@@ -473,6 +473,45 @@ test_gates_at_done(void **state)
 	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
 }
 
+/* A click focuses the panel under it and selects the row clicked; the
+ * wheel moves the selection of the list under the pointer. */
+static void
+test_mouse(void **state)
+{
+	fx *f = *state;
+	ms_layout l;
+	ms_layout_opts lo = { .overlay = false };
+	ms_layout_compute(132, 44, &lo, &l);
+	ms_rect inv = l.r[MS_PANEL_INVENTORY], ev = l.r[MS_PANEL_EVENTS];
+	ms_mouse m = { MS_MOUSE_CLICK, inv.x + 5, inv.y + 2 + 3 };
+	ms_session_mouse(&f->s, &m, 132, 44);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_INVENTORY);
+	assert_int_equal(f->s.view->ui.part_sel, 3);
+	/* The header and the borders select nothing. */
+	m.y = inv.y + 1;
+	ms_session_mouse(&f->s, &m, 132, 44);
+	assert_int_equal(f->s.view->ui.part_sel, 3);
+	/* The first event row shown is the oldest that fits. */
+	int rows = ms__events_rows(f->s.view, ev.h - 2);
+	m.x = ev.x + 3;
+	m.y = ev.y + 2;
+	ms_session_mouse(&f->s, &m, 132, 44);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	assert_int_equal(f->s.view->ui.event_sel, 57 - (uint64_t)rows + 1);
+	/* Wheel down three rows from there. */
+	m.kind = MS_MOUSE_WHEEL_DOWN;
+	ms_session_mouse(&f->s, &m, 132, 44);
+	assert_int_equal(f->s.view->ui.event_sel, 57 - (uint64_t)rows + 4);
+	/* The wheel over the inventory focuses it and scrolls it. */
+	m.x = inv.x + 5;
+	m.y = inv.y + 4;
+	m.kind = MS_MOUSE_WHEEL_UP;
+	ms_session_mouse(&f->s, &m, 132, 44);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_INVENTORY);
+	assert_int_equal(f->s.view->ui.part_sel, 0);
+	assert_string_equal(f->fake.log, "");
+}
+
 /* z zooms the timeline in (24 h, 6 h, 1 h), Z out, stopping at the
  * ends. */
 static void
@@ -654,7 +693,7 @@ test_every_fkey_has_a_letter(void **state)
 			assert_ptr_equal(ms_keys_lookup(b->alt), b);
 		}
 	}
-	assert_int_equal(fkeys, 10); /* F1..F10 */
+	assert_int_equal(fkeys, 10);      /* F1..F10 */
 	assert_null(ms_keys_lookup('X')); /* unbound */
 }
 
@@ -734,6 +773,7 @@ main(void)
 		T(test_prompt_history),
 		T(test_help_scrolls),
 		T(test_zoom_keys),
+		T(test_mouse),
 		T(test_gates_at_done),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),

@@ -148,7 +148,15 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		while (key != MS_KEY_NONE && !s.quit) {
 			if (key == MS_KEY_RESIZE)
 				ms_screen_invalidate(scr);
-			ms_session_key(&s, key);
+			if (key == MS_KEY_MOUSE) {
+				ms_mouse m;
+				int mw, mh;
+				ms_screen_mouse(scr, &m);
+				ms_screen_size(scr, &mw, &mh);
+				ms_session_mouse(&s, &m, mw, mh);
+			} else {
+				ms_session_key(&s, key);
+			}
 			/* The next key must see what this one changed (two
 			 * quick spaces are pause, then run). */
 			ms_session_snapshot(&s);

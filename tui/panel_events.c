@@ -50,6 +50,30 @@ short_class(const char *k)
 	return k;
 }
 
+int
+ms__events_rows(const ms_tui_view *v, int inner_h)
+{
+	int rows = inner_h - 1;
+	if (v->ui.frozen_cmd[0] && rows > 2)
+		rows--;
+	return rows;
+}
+
+size_t
+ms__events_top(const ms_tui_view *v, const size_t *idx, size_t n, int rows)
+{
+	/* The first line keeps the selection visible, tail-aligned. */
+	long sel = ms_events_selected(v);
+	size_t pos = n ? n - 1 : 0;
+	for (size_t i = 0; i < n; i++)
+		if ((long)idx[i] == sel)
+			pos = i;
+	size_t top = rows > 0 && n > (size_t)rows ? n - (size_t)rows : 0;
+	if (pos < top)
+		top = pos;
+	return top;
+}
+
 /* At DONE: the run's correctness gates, failures first. */
 static void
 draw_gates(ms_canvas *c, ms_rect r, const ms_tui_view *v)
@@ -146,11 +170,10 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	                 "%6s %*s %-8s %3s %13s %8s %-*s %s", "seq", tw, "time",
 	                 "lane", "in", "rows in>out", "wall", cw, "class",
 	                 "reason");
-	int rows = in.h - 1;
+	int rows = ms__events_rows(v, in.h);
 	/* After a freeze, its last line: the frozen directory's merge-once
 	 * command, until the next freeze. */
-	if (v->ui.frozen_cmd[0] && rows > 2) {
-		rows--;
+	if (rows < in.h - 1) {
 		int y = in.y + in.h - 1;
 		int x = in.x +
 		        ms_canvas_text(c, in.x, y, in.w,
@@ -165,14 +188,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		               MS_C_MUTED);
 		return;
 	}
-	/* Pick the first line so the selection is visible, tail-aligned. */
-	size_t pos = n - 1;
-	for (size_t i = 0; i < n; i++)
-		if ((long)idx[i] == sel)
-			pos = i;
-	size_t top = n > (size_t)rows ? n - (size_t)rows : 0;
-	if (pos < top)
-		top = pos;
+	size_t top = ms__events_top(v, idx, n, rows);
 	for (int i = 0; i < rows && top + (size_t)i < n; i++) {
 		size_t k = idx[top + (size_t)i];
 		const ms_tui_event *e = &v->events[k];

@@ -11,6 +11,14 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+size_t
+ms__inventory_top(const ms_tui_view *v, int rows)
+{
+	if (rows > 0 && v->ui.part_sel >= (size_t)rows)
+		return v->ui.part_sel - (size_t)rows + 1;
+	return 0;
+}
+
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
@@ -27,9 +35,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	                 "rows", "d", "s", "claim",
 	                 wide ? "  min-max time" : "");
 	int rows = in.h - 1;
-	size_t top = 0;
-	if (v->ui.part_sel >= (size_t)rows)
-		top = v->ui.part_sel - (size_t)rows + 1;
+	size_t top = ms__inventory_top(v, rows);
 	for (int i = 0; i < rows; i++) {
 		size_t k = top + (size_t)i;
 		if (k >= v->nparts)

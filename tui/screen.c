@@ -36,6 +36,7 @@ struct ms_screen {
 	bool force;
 	ms_canvas last;
 	wchar_t run[1024];
+	ms_mouse mouse; /* the last MS_KEY_MOUSE */
 };
 
 static ms_screen *active;
@@ -127,6 +128,10 @@ ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
 	scrollok(stdscr, FALSE);
 	curs_set(0);
 	set_escdelay(25);
+	/* Clicks and the wheel; presses are reported at once (no click
+	 * interval to wait for). */
+	mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+	mouseinterval(0);
 	if (o && o->color && has_colors()) {
 		start_color();
 		use_default_colors();
@@ -258,10 +263,15 @@ ms_screen_draw(ms_screen *s, const ms_canvas *c)
 	doupdate();
 }
 
+void
+ms_screen_mouse(const ms_screen *s, ms_mouse *out)
+{
+	*out = s->mouse;
+}
+
 int
 ms_screen_key(ms_screen *s, int timeout_ms)
 {
-	(void)s;
 	wint_t ch;
 	wtimeout(stdscr, timeout_ms);
 	int r = wget_wch(stdscr, &ch);
@@ -295,6 +305,22 @@ ms_screen_key(ms_screen *s, int timeout_ms)
 			return MS_KEY_BTAB;
 		case KEY_RESIZE:
 			return MS_KEY_RESIZE;
+		case KEY_MOUSE: {
+			MEVENT me;
+			if (getmouse(&me) != OK)
+				return MS_KEY_NONE;
+			s->mouse.x = me.x;
+			s->mouse.y = me.y;
+			if (me.bstate & BUTTON1_PRESSED)
+				s->mouse.kind = MS_MOUSE_CLICK;
+			else if (me.bstate & BUTTON4_PRESSED)
+				s->mouse.kind = MS_MOUSE_WHEEL_UP;
+			else if (me.bstate & BUTTON5_PRESSED)
+				s->mouse.kind = MS_MOUSE_WHEEL_DOWN;
+			else
+				return MS_KEY_NONE;
+			return MS_KEY_MOUSE;
+		}
 		default:
 			if (ch >= KEY_F(1) && ch <= KEY_F(12))
 				return MS_KEY_F((int)(ch - KEY_F0));

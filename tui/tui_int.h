@@ -193,6 +193,13 @@ extern const ms_panel_class ms_panel_breakpoints;
 size_t ms_events_visible(const ms_tui_view *v, size_t *idx);
 /* Index into v->events of the selected event, or -1 if none. */
 long ms_events_selected(const ms_tui_view *v);
+/* Rows of the event list in a box of inner height inner_h, and the first
+ * one shown (a position in idx[0..n), from ms_events_visible). */
+int ms__events_rows(const ms_tui_view *v, int inner_h);
+size_t ms__events_top(const ms_tui_view *v, const size_t *idx, size_t n,
+                      int rows);
+/* The first inventory row shown when `rows` fit. */
+size_t ms__inventory_top(const ms_tui_view *v, int rows);
 
 /* Attribute for a sampling classification ("executed", ...). */
 uint16_t ms__class_attr(const char *klass, bool failed);
@@ -223,8 +230,20 @@ enum {
 	MS_KEY_TAB,
 	MS_KEY_BTAB,
 	MS_KEY_RESIZE,
-	MS_KEY_F0, /* MS_KEY_F0 + n is Fn */
+	MS_KEY_MOUSE, /* a mouse event: ms_screen_mouse says which */
+	MS_KEY_F0,    /* MS_KEY_F0 + n is Fn */
 };
+
+/* A mouse event, in screen cells. */
+enum ms_mouse_kind {
+	MS_MOUSE_CLICK = 0, /* button 1 pressed */
+	MS_MOUSE_WHEEL_UP = 1,
+	MS_MOUSE_WHEEL_DOWN = 2,
+};
+typedef struct ms_mouse {
+	enum ms_mouse_kind kind;
+	int x, y;
+} ms_mouse;
 #define MS_KEY_F(n) (MS_KEY_F0 + (n))
 #define MS_KEY_CTRL(c) ((c)&0x1f)
 
@@ -294,6 +313,10 @@ int ms_session_snapshot(ms_tui_session *s);
 /* After each snapshot: restore the speed when a `g` has stopped, clear a
  * footer message the replay has moved past. */
 void ms__session_observe(ms_tui_session *s);
+/* A mouse event on a w x h screen: a click focuses the panel under it and
+ * selects the row clicked (events, inventory, plugins); the wheel scrolls
+ * the list under the pointer, or the help. */
+void ms_session_mouse(ms_tui_session *s, const ms_mouse *m, int w, int h);
 /* Set the footer message. */
 void ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
@@ -343,6 +366,8 @@ bool ms_screen_unicode(void);
 void ms_screen_draw(ms_screen *s, const ms_canvas *c);
 /* Next key, waiting up to timeout_ms; MS_KEY_NONE on timeout. */
 int ms_screen_key(ms_screen *s, int timeout_ms);
+/* After MS_KEY_MOUSE: the event. */
+void ms_screen_mouse(const ms_screen *s, ms_mouse *out);
 /* Repaint everything on the next draw (ctrl-L). */
 void ms_screen_invalidate(ms_screen *s);
 /* Read row y of the curses screen back as UTF-8 (tests). */

@@ -18,3 +18,10 @@ add_test(NAME e2e_tui_steer
 		$<TARGET_FILE:mergescope>)
 set_tests_properties(e2e_tui_steer PROPERTIES
 	SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# The mouse: clicks select rows, the wheel scrolls.
+add_test(NAME e2e_tui_mouse
+	COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tui_mouse.sh
+		$<TARGET_FILE:mergescope>)
+set_tests_properties(e2e_tui_mouse PROPERTIES
+	SKIP_RETURN_CODE 77 TIMEOUT 300)
