@@ -492,7 +492,7 @@ test_mouse(void **state)
 	ms_session_mouse(&f->s, &m, 132, 44);
 	assert_int_equal(f->s.view->ui.part_sel, 3);
 	/* The first event row shown is the oldest that fits. */
-	int rows = ms__events_rows(f->s.view, ev.h - 2);
+	int rows = ms__events_rows(f->s.view, ev.w - 2, ev.h - 2);
 	m.x = ev.x + 3;
 	m.y = ev.y + 2;
 	ms_session_mouse(&f->s, &m, 132, 44);

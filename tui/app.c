@@ -14,6 +14,7 @@
  */
 #include "tui_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -182,6 +183,9 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 	}
 	ms_screen_close(scr);
 	ms_canvas_release(&canvas);
+	if (opts->frozen_cmd && opts->frozen_cmd_n)
+		snprintf(opts->frozen_cmd, opts->frozen_cmd_n, "%s",
+		         s.view->ui.frozen_cmd);
 	ms_session_release(&s);
 	return 0;
 }

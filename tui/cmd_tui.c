@@ -201,6 +201,9 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
 		return MS_EXIT_ERROR;
 	}
+	if (topts->frozen_cmd && topts->frozen_cmd[0])
+		fprintf(out, "replay the frozen merge with:\n  %s\n",
+		        topts->frozen_cmd);
 	fprintf(out, "events recorded in %s%s\n", db_path,
 	        finished ? ""
 	        : failed ? " (the run failed)"
@@ -259,10 +262,13 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		char self[4096] = "mergescope";
 		ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
 		self[k > 0 ? k : 10] = '\0';
+		char frozen[1024] = "";
 		ms_tui_opts topts = {
 			.no_color = o[MS__RO_NOCOLOR].count > 0,
 			.ascii = o[MS__RO_ASCII].count > 0,
 			.program = self,
+			.frozen_cmd = frozen,
+			.frozen_cmd_n = sizeof(frozen),
 		};
 		rc = session(&a, cfg, breaks, nbreaks,
 		             o[MS__RO_PAUSED].count > 0, speed, &topts, out,

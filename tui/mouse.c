@@ -26,7 +26,7 @@ click_events(ms_tui_session *s, ms_rect r, int row)
 		return; /* the gate table: nothing to select */
 	size_t idx[MS_VIEW_MAX_EVENTS];
 	size_t n = ms_events_visible(v, idx);
-	int rows = ms__events_rows(v, r.h - 2);
+	int rows = ms__events_rows(v, r.w - 2, r.h - 2);
 	if (row < 0 || row >= rows)
 		return;
 	size_t k = ms__events_top(v, idx, n, rows) + (size_t)row;

@@ -107,6 +107,11 @@ typedef struct ms_tui_opts {
 	/* How to run this program again from a shell, for the merge-once
 	 * command shown after a freeze; NULL = "mergescope". */
 	const char *program;
+	/* Optional: receives the last freeze's merge-once command ("" if
+	 * none) when the session ends, to print after the terminal is
+	 * back. */
+	char *frozen_cmd;
+	size_t frozen_cmd_n;
 } ms_tui_opts;
 
 /*

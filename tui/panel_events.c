@@ -51,11 +51,19 @@ short_class(const char *k)
 }
 
 int
-ms__events_rows(const ms_tui_view *v, int inner_h)
+ms__events_rows(const ms_tui_view *v, int inner_w, int inner_h)
 {
 	int rows = inner_h - 1;
-	if (v->ui.frozen_cmd[0] && rows > 2)
-		rows--;
+	if (v->ui.frozen_cmd[0] && inner_w > 0) {
+		/* "frozen: " and the command, wrapped at the inner width;
+		 * at least two event rows stay. */
+		int len = 8 + (int)strlen(v->ui.frozen_cmd);
+		int lines = (len + inner_w - 1) / inner_w;
+		if (rows - lines >= 2)
+			rows -= lines;
+		else if (rows > 3)
+			rows = 2;
+	}
 	return rows;
 }
 
@@ -170,16 +178,23 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	                 "%6s %*s %-8s %3s %13s %8s %-*s %s", "seq", tw, "time",
 	                 "lane", "in", "rows in>out", "wall", cw, "class",
 	                 "reason");
-	int rows = ms__events_rows(v, in.h);
-	/* After a freeze, its last line: the frozen directory's merge-once
-	 * command, until the next freeze. */
+	int rows = ms__events_rows(v, in.w, in.h);
+	/* After a freeze, its last lines: the frozen directory's merge-once
+	 * command, whole (wrapped), until the next freeze. */
 	if (rows < in.h - 1) {
-		int y = in.y + in.h - 1;
+		int y = in.y + rows + 1;
 		int x = in.x +
 		        ms_canvas_text(c, in.x, y, in.w,
 		                       "frozen: ", MS_C_ACCENT | MS_A_BOLD);
-		ms_canvas_text(c, x, y, in.x + in.w - x, v->ui.frozen_cmd,
-		               MS_C_ACCENT);
+		const char *cmd = v->ui.frozen_cmd;
+		while (*cmd && y < in.y + in.h) {
+			int w = in.x + in.w - x;
+			int used = ms_canvas_text(c, x, y, w, cmd, MS_C_ACCENT);
+			size_t len = strlen(cmd);
+			cmd += (size_t)used < len ? (size_t)used : len;
+			x = in.x;
+			y++;
+		}
 	}
 	if (n == 0) {
 		ms_canvas_text(c, in.x, in.y + 1, in.w,

@@ -193,9 +193,10 @@ extern const ms_panel_class ms_panel_breakpoints;
 size_t ms_events_visible(const ms_tui_view *v, size_t *idx);
 /* Index into v->events of the selected event, or -1 if none. */
 long ms_events_selected(const ms_tui_view *v);
-/* Rows of the event list in a box of inner height inner_h, and the first
+/* Rows of the event list in a box of inner size inner_w x inner_h (less the
+ * lines of a frozen: command), and the first
  * one shown (a position in idx[0..n), from ms_events_visible). */
-int ms__events_rows(const ms_tui_view *v, int inner_h);
+int ms__events_rows(const ms_tui_view *v, int inner_w, int inner_h);
 size_t ms__events_top(const ms_tui_view *v, const size_t *idx, size_t n,
                       int rows);
 /* The first inventory row shown when `rows` fit. */

@@ -144,5 +144,7 @@ tm send-keys -t "$T" Tab
 wait_for 'Events [0-9]+ merges' 10 || fail "Tab did not show the events"
 
 e2e_quit
+screen | grep -q 'replay the frozen merge with' ||
+	fail "the merge-once command was not printed at the end"
 echo "PASS ($MODE)"
 exit 0
