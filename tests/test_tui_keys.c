@@ -512,6 +512,67 @@ test_mouse(void **state)
 	assert_string_equal(f->fake.log, "");
 }
 
+/* s searches the focused list; ; and , walk the matches, wrapping. */
+static void
+test_search(void **state)
+{
+	fx *f = *state;
+	/* Events: "slow" is in merges 9, 18, ... 54 (every 9th). */
+	keys(f, "sslow\n");
+	assert_false(f->s.view->ui.message_is_error);
+	/* From the newest (57) on, wrapping: the first is #9. */
+	assert_int_equal(f->s.view->ui.event_sel, 9);
+	assert_non_null(strstr(f->s.view->ui.message, "match 1 of 6"));
+	keys(f, ";;");
+	assert_int_equal(f->s.view->ui.event_sel, 27);
+	keys(f, ",");
+	assert_int_equal(f->s.view->ui.event_sel, 18);
+	keys(f, ",,");
+	assert_int_equal(f->s.view->ui.event_sel, 54); /* wrapped */
+	/* The inventory by part ID. */
+	f->s.view->ui.focus = MS_FOCUS_INVENTORY;
+	keys(f, "s0203\n");
+	assert_int_equal(f->s.view->parts[f->s.view->ui.part_sel].id, 0x203);
+	keys(f, "snothing-like-it\n");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_string_equal(f->fake.log, "");
+}
+
+/* o cycles the inventory's order; the title says which. */
+static void
+test_inventory_sort(void **state)
+{
+	fx *f = *state;
+	keys(f, "o");
+	assert_int_equal(f->s.view->ui.part_sort, MS_SORT_BYTES);
+	const ms_tui_view *v = f->s.view;
+	for (size_t i = 1; i < v->nparts; i++)
+		assert_true(v->parts[i - 1].bytes >= v->parts[i].bytes);
+	keys(f, "o");
+	for (size_t i = 1; i < v->nparts; i++)
+		assert_true(v->parts[i - 1].max_ts >= v->parts[i].max_ts);
+	keys(f, "o");
+	for (size_t i = 1; i < v->nparts; i++)
+		assert_true(v->parts[i - 1].depth >= v->parts[i].depth);
+	keys(f, "o");
+	for (size_t i = 1; i < v->nparts; i++)
+		assert_true(v->parts[i - 1].id < v->parts[i].id);
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, 132, 44), 0);
+	bool titled = false;
+	for (int y = 0; y < 44; y++) {
+		char row[1024];
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		titled |= strstr(row, "Inventory 20 parts, by id") != NULL;
+	}
+	assert_true(titled);
+	ms_canvas_release(&cv);
+	keys(f, "o"); /* back to the picker's order */
+	for (size_t i = 1; i < v->nparts; i++)
+		assert_true(v->parts[i - 1].bytes <= v->parts[i].bytes);
+}
+
 /* z zooms the timeline in (24 h, 6 h, 1 h), Z out, stopping at the
  * ends. */
 static void
@@ -774,6 +835,8 @@ main(void)
 		T(test_help_scrolls),
 		T(test_zoom_keys),
 		T(test_mouse),
+		T(test_search),
+		T(test_inventory_sort),
 		T(test_gates_at_done),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),

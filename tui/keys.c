@@ -281,6 +281,37 @@ act_restart(ms_tui_session *s)
 }
 
 static void
+act_search(ms_tui_session *s)
+{
+	ms__prompt_open(s, MS_PROMPT_SEARCH, "");
+}
+
+static void
+act_search_next(ms_tui_session *s)
+{
+	ms__search_step(s, 1, false);
+}
+
+static void
+act_search_prev(ms_tui_session *s)
+{
+	ms__search_step(s, -1, false);
+}
+
+/* `o`: the inventory's next order. */
+static void
+act_sort(ms_tui_session *s)
+{
+	ms_tui_ui *ui = &s->view->ui;
+	ui->part_sort =
+	        (enum ms_tui_part_sort)((ui->part_sort + 1) % MS_SORT_COUNT);
+	ui->part_sel = 0;
+	ms_tui_view_sort_parts(s->view);
+	ms_session_say(s, false, "inventory: %s",
+	               ms_tui_part_sort_name(ui->part_sort));
+}
+
+static void
 zoom_to(ms_tui_session *s, int z)
 {
 	static const char *const names[] = { "the whole day", "6 hours",
@@ -467,6 +498,14 @@ const ms_key_binding ms_key_table[] = {
 	{ '{', MS_KEY_NONE, "{", NULL, "back one publication", act_pub_back },
 	{ 'r', MS_KEY_NONE, "r", NULL,
 	  "restart the day (same options and breakpoints)", act_restart },
+	{ 's', MS_KEY_NONE, "s", NULL,
+	  "search the focused list (events, parts, links)", act_search },
+	{ ';', MS_KEY_NONE, ";", NULL, "next match of the search",
+	  act_search_next },
+	{ ',', MS_KEY_NONE, ",", NULL, "previous match of the search",
+	  act_search_prev },
+	{ 'o', MS_KEY_NONE, "o", NULL,
+	  "inventory order: picker, largest, newest, deepest, id", act_sort },
 	{ 'z', MS_KEY_NONE, "z", NULL,
 	  "timeline zoom in: 24 h, 6 h, 1 h around now", act_zoom_in },
 	{ 'Z', MS_KEY_NONE, "Z", NULL, "timeline zoom out", act_zoom_out },
@@ -871,6 +910,10 @@ submit_prompt(ms_tui_session *s)
 		break;
 	case MS_PROMPT_BREAK:
 		do_break_add(s, line);
+		break;
+	case MS_PROMPT_SEARCH:
+		if (line[0])
+			ms__search_submit(s, line);
 		break;
 	default:
 		break;

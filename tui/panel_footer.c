@@ -21,6 +21,8 @@ prompt_label(enum ms_tui_prompt p)
 		return "go to (HH:MM[:SS] or #merge): ";
 	case MS_PROMPT_EXPORT:
 		return "export format (jsonl, csv, chrome): ";
+	case MS_PROMPT_SEARCH:
+		return "search the focused list (then ; next, , previous): ";
 	case MS_PROMPT_EXPORT_PATH:
 		return "export to (Tab completes): ";
 	case MS_PROMPT_BREAK:

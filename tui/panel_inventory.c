@@ -22,10 +22,12 @@ ms__inventory_top(const ms_tui_view *v, int rows)
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
-	char title[64];
+	char title[96];
 	bool focus = v->ui.focus == MS_FOCUS_INVENTORY;
-	snprintf(title, sizeof(title), "Inventory %zu part%s", v->parts_total,
-	         v->parts_total == 1 ? "" : "s");
+	snprintf(title, sizeof(title), "Inventory %zu part%s%s%s",
+	         v->parts_total, v->parts_total == 1 ? "" : "s",
+	         v->ui.part_sort ? ", " : "",
+	         v->ui.part_sort ? ms_tui_part_sort_name(v->ui.part_sort) : "");
 	ms_rect in = ms_canvas_box(c, r, title, focus);
 	if (in.h < 2)
 		return;

@@ -322,6 +322,15 @@ void ms_session_mouse(ms_tui_session *s, const ms_mouse *m, int w, int h);
 void ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
+/* ---- Search (search.c) ------------------------------------------------- */
+
+/* Enter in the search prompt: remember text, select the first match from
+ * the current row on. */
+void ms__search_submit(ms_tui_session *s, const char *text);
+/* The next (dir > 0) or previous match of the last search, wrapping;
+ * include_current also accepts the selected row. */
+void ms__search_step(ms_tui_session *s, int dir, bool include_current);
+
 /* ---- Export prompts (prompt_export.c) ----------------------------------- */
 
 /* Open footer prompt p with init as its text, cursor at the end. */

@@ -40,12 +40,68 @@ part_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
+/* The other inventory orders (ui.part_sort), each falling back on the
+ * picker's order for ties. */
+static int
+part_cmp_bytes_desc(const void *pa, const void *pb)
+{
+	const ms_tui_part *a = pa, *b = pb;
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return part_cmp(pa, pb);
+}
+
+static int
+part_cmp_newest(const void *pa, const void *pb)
+{
+	const ms_tui_part *a = pa, *b = pb;
+	if (a->max_ts != b->max_ts)
+		return a->max_ts > b->max_ts ? -1 : 1;
+	return part_cmp(pa, pb);
+}
+
+static int
+part_cmp_depth(const void *pa, const void *pb)
+{
+	const ms_tui_part *a = pa, *b = pb;
+	if (a->depth != b->depth)
+		return a->depth > b->depth ? -1 : 1;
+	return part_cmp(pa, pb);
+}
+
+static int
+part_cmp_id(const void *pa, const void *pb)
+{
+	const ms_tui_part *a = pa, *b = pb;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static const struct {
+	const char *name;
+	int (*cmp)(const void *, const void *);
+} part_orders[MS_SORT_COUNT] = {
+	[MS_SORT_PICKER] = { "picker order", part_cmp },
+	[MS_SORT_BYTES] = { "largest first", part_cmp_bytes_desc },
+	[MS_SORT_NEWEST] = { "newest first", part_cmp_newest },
+	[MS_SORT_DEPTH] = { "deepest first", part_cmp_depth },
+	[MS_SORT_ID] = { "by id", part_cmp_id },
+};
+
+const char *
+ms_tui_part_sort_name(enum ms_tui_part_sort k)
+{
+	return (unsigned)k < MS_SORT_COUNT ? part_orders[k].name : "?";
+}
+
 void
 ms_tui_view_sort_parts(ms_tui_view *v)
 {
 	if (v->nparts > MS_VIEW_MAX_PARTS)
 		v->nparts = MS_VIEW_MAX_PARTS;
-	qsort(v->parts, v->nparts, sizeof(v->parts[0]), part_cmp);
+	enum ms_tui_part_sort k = (unsigned)v->ui.part_sort < MS_SORT_COUNT
+	                                  ? v->ui.part_sort
+	                                  : MS_SORT_PICKER;
+	qsort(v->parts, v->nparts, sizeof(v->parts[0]), part_orders[k].cmp);
 }
 
 static bool

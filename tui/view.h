@@ -201,7 +201,18 @@ enum ms_tui_prompt {
 	MS_PROMPT_BREAK = 5,       /* "a" in the breakpoint list */
 	MS_PROMPT_EXPORT_PATH = 6, /* the export's second field */
 	MS_PROMPT_CONFIRM = 7,     /* overwrite ui.export_path? y/N */
-	MS_PROMPT_COUNT = 8,
+	MS_PROMPT_SEARCH = 8,      /* "s": search the focused list */
+	MS_PROMPT_COUNT = 9,
+};
+
+/* The inventory's order (o cycles through them). */
+enum ms_tui_part_sort {
+	MS_SORT_PICKER = 0, /* the picker's: size ascending, newer first */
+	MS_SORT_BYTES = 1,  /* largest first */
+	MS_SORT_NEWEST = 2, /* newest rows first (max_ts) */
+	MS_SORT_DEPTH = 3,  /* deepest first */
+	MS_SORT_ID = 4,
+	MS_SORT_COUNT = 5,
 };
 
 /* State owned by the TUI; the controller never touches it. */
@@ -232,9 +243,11 @@ typedef struct ms_tui_ui {
 	size_t help_scroll; /* first help line shown */
 	bool show_gates;    /* at DONE the Events area shows the gates */
 	int zoom;           /* timeline: 0 = the day, 1 = 6 h, 2 = 1 h */
-	bool ascii;         /* ASCII borders and glyphs */
-	bool color;         /* colours in use */
-	uint32_t frame;     /* frames drawn, for the spinner */
+	enum ms_tui_part_sort part_sort;
+	char search[MS_VIEW_TEXT]; /* the last search (s), for ; and , */
+	bool ascii;                /* ASCII borders and glyphs */
+	bool color;                /* colours in use */
+	uint32_t frame;            /* frames drawn, for the spinner */
 } ms_tui_ui;
 
 /* The whole snapshot. */
@@ -291,9 +304,12 @@ typedef struct ms_tui_view {
 ms_tui_view *ms_tui_view_new(void);
 /* Free a view from ms_tui_view_new; NULL is allowed. */
 void ms_tui_view_free(ms_tui_view *v);
-/* Sort parts as the picker does: bytes ascending, then min_ts descending
- * (newer first), then id ascending. */
+/* Sort parts in the order ui.part_sort names; by default as the picker
+ * does: bytes ascending, then min_ts descending (newer first), then id
+ * ascending. */
 void ms_tui_view_sort_parts(ms_tui_view *v);
+/* "picker order", "largest first", ... */
+const char *ms_tui_part_sort_name(enum ms_tui_part_sort k);
 /* Parse filter text (see ms_tui_filter). On a malformed word returns false
  * and writes what is wrong to err[0..n); *out is then unspecified. */
 bool ms_tui_filter_parse(const char *text, ms_tui_filter *out, char *err,
