@@ -120,6 +120,8 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		return ms_fail(eb, rc, "tui: out of memory");
 	if (opts->program)
 		s.program = opts->program;
+	ms__session_offer(&s, opts->offer_breaks, opts->offer_nbreaks,
+	                  opts->offer_filter);
 	ms_screen_opts so = {
 		.out = opts->out,
 		.in = opts->in,
@@ -183,6 +185,9 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 	}
 	ms_screen_close(scr);
 	ms_canvas_release(&canvas);
+	if (opts->filter_out && opts->filter_out_n)
+		snprintf(opts->filter_out, opts->filter_out_n, "%s",
+		         s.view->ui.filter);
 	if (opts->frozen_cmd && opts->frozen_cmd_n)
 		snprintf(opts->frozen_cmd, opts->frozen_cmd_n, "%s",
 		         s.view->ui.frozen_cmd);

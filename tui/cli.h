@@ -175,6 +175,24 @@ typedef struct ms__run_cfg {
 /* The plugin directory of this installation: <exe dir>/../plugins, else
  * the build's plugin directory, else $MERGESCOPE_PLUGIN_DIR. */
 void ms__plugin_dir(char *buf, size_t n);
+/* "$XDG_CACHE_HOME/mergescope" (else ~/.cache/mergescope) into buf; 0,
+ * MS_ERR_NOTFOUND without either variable, MS_ERR_RANGE if too long. */
+int ms__cache_root(char *buf, size_t n);
+/* The TUI's memory of a fixture (tui_memory.c): the breakpoints and the
+ * filter of the last session on it, offered at the next start. */
+#define MS__MEMORY_BREAKS 16
+typedef struct ms__tui_memory {
+	size_t nbreaks;
+	char breaks[MS__MEMORY_BREAKS][64];
+	char filter[256];
+} ms__tui_memory;
+/* "<cache>/tui/<fixture dir name>-<hash of its path>.last", creating the
+ * directory. 0 or a negative ms_err. */
+int ms__tui_memory_path(char *buf, size_t n, const char *fixture_dir);
+/* Read it; false when there is none or nothing in it. */
+bool ms__tui_memory_load(const char *path, ms__tui_memory *m);
+/* Write it (temp file, then rename); nothing to remember removes it. */
+int ms__tui_memory_save(const char *path, const ms__tui_memory *m);
 /* "$XDG_CACHE_HOME/mergescope/runs/<preset>-<variant>-<stamp>.sqlite"
  * (or ~/.cache/...), creating the directories. 0 or a negative ms_err. */
 int ms__default_db(char *buf, size_t n, const char *preset, const char *variant,

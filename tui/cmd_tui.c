@@ -84,6 +84,33 @@ parse_speed(const char *s, double *out)
 	return true;
 }
 
+/* Remember this session's breakpoints (not go targets) and filter for the
+ * next one on the same fixture (tui_memory.c); a failure only loses the
+ * offer. */
+static void
+remember(ms_replay *r, const char *fixture_dir, const char *filter)
+{
+	char path[4096];
+	if (ms__tui_memory_path(path, sizeof(path), fixture_dir))
+		return;
+	ms__tui_memory *m = calloc(1, sizeof(*m));
+	ms_breakpoint *b = calloc(MS__MEMORY_BREAKS * 4, sizeof(*b));
+	if (m && b) {
+		size_t n = ms_replay_breaks(r, b, MS__MEMORY_BREAKS * 4);
+		for (size_t i = 0; i < n && i < MS__MEMORY_BREAKS * 4 &&
+		                   m->nbreaks < MS__MEMORY_BREAKS;
+		     i++)
+			if (!b[i].once)
+				snprintf(m->breaks[m->nbreaks++],
+				         sizeof(m->breaks[0]), "%s", b[i].spec);
+		snprintf(m->filter, sizeof(m->filter), "%s",
+		         filter ? filter : "");
+		ms__tui_memory_save(path, m);
+	}
+	free(b);
+	free(m);
+}
+
 /* Restarts (the TUI's r, and going back in time): the same options, a
  * new database "<db stem>.rerun-N<ext>" next to the first and, with
  * --work-dir, a scratch directory "<dir>.rerun-N" next to it. */
@@ -184,6 +211,7 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	rc = ms_tui_run(&ctl, topts, &eb);
 	/* The terminal is restored here, whatever happened. */
 	r = ms_replay_ctl_replay(adapter); /* a restart replaced it */
+	remember(r, cfg->fixture_dir, topts->filter_out);
 	char db_path[sizeof(cfg->db)];
 	snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));
 	ms_replay_status *st = malloc(sizeof(*st));
@@ -262,17 +290,33 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		char self[4096] = "mergescope";
 		ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
 		self[k > 0 ? k : 10] = '\0';
-		char frozen[1024] = "";
+		char frozen[1024] = "", filter[256] = "";
+		/* What the last session on this fixture used, on offer. */
+		ms__tui_memory *mem = calloc(1, sizeof(*mem));
+		const char *offer[MS__MEMORY_BREAKS];
+		char mpath[4096];
+		bool have = mem &&
+		            ms__tui_memory_path(mpath, sizeof(mpath),
+		                                cfg->fixture_dir) == 0 &&
+		            ms__tui_memory_load(mpath, mem);
+		for (size_t i = 0; have && i < mem->nbreaks; i++)
+			offer[i] = mem->breaks[i];
 		ms_tui_opts topts = {
 			.no_color = o[MS__RO_NOCOLOR].count > 0,
 			.ascii = o[MS__RO_ASCII].count > 0,
 			.program = self,
 			.frozen_cmd = frozen,
 			.frozen_cmd_n = sizeof(frozen),
+			.offer_nbreaks = have ? mem->nbreaks : 0,
+			.offer_breaks = offer,
+			.offer_filter = have ? mem->filter : NULL,
+			.filter_out = filter,
+			.filter_out_n = sizeof(filter),
 		};
 		rc = session(&a, cfg, breaks, nbreaks,
 		             o[MS__RO_PAUSED].count > 0, speed, &topts, out,
 		             err);
+		free(mem);
 	}
 	free(cfg);
 	return rc;

@@ -881,6 +881,55 @@ history_move(ms_tui_session *s, bool back)
 	ui->cursor = strlen(ui->cmdline);
 }
 
+static void do_filter(ms_tui_session *s, const char *arg);
+
+void
+ms__session_offer(ms_tui_session *s, const char *const *breaks, size_t nbreaks,
+                  const char *filter)
+{
+	if (!nbreaks && !(filter && *filter))
+		return;
+	s->offer_breaks = breaks;
+	s->offer_nbreaks = nbreaks;
+	s->offer_filter = filter;
+	char *o = s->view->ui.offer;
+	size_t n = sizeof(s->view->ui.offer), used = 0;
+	o[0] = '\0';
+	for (size_t i = 0; i < nbreaks && used < n; i++)
+		used += (size_t)snprintf(o + used, n - used, "%s%s",
+		                         i ? ", " : "break ", breaks[i]);
+	if (filter && *filter && used < n)
+		snprintf(o + used, n - used, "%sfilter /%s", used ? "; " : "",
+		         filter);
+	ms__prompt_open(s, MS_PROMPT_RESTORE, "");
+}
+
+static void
+restore_offer(ms_tui_session *s, bool yes)
+{
+	size_t added = 0;
+	if (yes) {
+		for (size_t i = 0; i < s->offer_nbreaks; i++) {
+			ms_errbuf eb = { "" };
+			int id;
+			added += s->ctl->ops->break_add(s->ctl->self,
+			                                s->offer_breaks[i], &id,
+			                                &eb) == 0;
+		}
+		s->view->ui.message_is_error = false;
+		if (s->offer_filter && *s->offer_filter)
+			do_filter(s, s->offer_filter); /* says what is wrong */
+		if (!s->view->ui.message_is_error)
+			ms_session_say(s, false, "restored %zu breakpoint%s%s",
+			               added, added == 1 ? "" : "s",
+			               s->view->ui.filter[0] ? " and the filter"
+			                                     : "");
+	}
+	s->offer_breaks = NULL;
+	s->offer_nbreaks = 0;
+	s->offer_filter = NULL;
+}
+
 static void
 submit_prompt(ms_tui_session *s)
 {
@@ -891,7 +940,7 @@ submit_prompt(ms_tui_session *s)
 	ui->prompt = MS_PROMPT_NONE;
 	ui->cmdline[0] = '\0';
 	ui->cursor = 0;
-	if (p != MS_PROMPT_CONFIRM)
+	if (p != MS_PROMPT_CONFIRM && p != MS_PROMPT_RESTORE)
 		history_add(s, p, line);
 	switch (p) {
 	case MS_PROMPT_FILTER:
@@ -915,6 +964,9 @@ submit_prompt(ms_tui_session *s)
 		if (line[0])
 			ms__search_submit(s, line);
 		break;
+	case MS_PROMPT_RESTORE:
+		restore_offer(s, strcmp(line, "y") == 0);
+		break;
 	default:
 		break;
 	}
@@ -928,7 +980,8 @@ prompt_key(ms_tui_session *s, int key)
 	size_t len = strlen(ui->cmdline);
 	if (ui->cursor > len)
 		ui->cursor = len;
-	if (ui->prompt == MS_PROMPT_CONFIRM) {
+	if (ui->prompt == MS_PROMPT_CONFIRM ||
+	    ui->prompt == MS_PROMPT_RESTORE) {
 		/* One key answers: y writes over the file, anything else
 		 * keeps it. */
 		snprintf(ui->cmdline, sizeof(ui->cmdline), "%s",

@@ -112,6 +112,14 @@ typedef struct ms_tui_opts {
 	 * back. */
 	char *frozen_cmd;
 	size_t frozen_cmd_n;
+	/* Optional: breakpoints and a filter from the last session on this
+	 * fixture, offered (y/N) when the session starts. */
+	size_t offer_nbreaks;
+	const char *const *offer_breaks;
+	const char *offer_filter; /* NULL or "" = none */
+	/* Optional: receives the event filter in use at the end. */
+	char *filter_out;
+	size_t filter_out_n;
 } ms_tui_opts;
 
 /*

@@ -37,6 +37,12 @@ static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
 	const ms_tui_ui *ui = &v->ui;
+	if (ui->prompt == MS_PROMPT_RESTORE) {
+		ms_canvas_printf(c, r.x, r.y, r.w, MS_A_BOLD | MS_C_ACCENT,
+		                 "last time on this fixture: %s; again? (y/N) ",
+		                 ui->offer);
+		return;
+	}
 	if (ui->prompt == MS_PROMPT_CONFIRM) {
 		ms_canvas_printf(c, r.x, r.y, r.w, MS_A_BOLD | MS_C_ALERT,
 		                 "%s exists: write over it? (y/N) ",

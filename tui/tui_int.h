@@ -296,6 +296,11 @@ typedef struct ms_tui_session {
 	uint64_t msg_where;
 	const char *program;          /* ms_tui_opts.program, or "mergescope" */
 	enum ms_tui_state last_state; /* at the previous snapshot */
+	/* The last session's breakpoints and filter on offer (borrowed
+	 * from ms_tui_opts until answered). */
+	size_t offer_nbreaks;
+	const char *const *offer_breaks;
+	const char *offer_filter;
 	/* The format of the export being asked for (and the next default). */
 	enum ms_tui_format export_fmt;
 	/* What was submitted in each kind of prompt, oldest first, for
@@ -318,6 +323,9 @@ void ms__session_observe(ms_tui_session *s);
  * selects the row clicked (events, inventory, plugins); the wheel scrolls
  * the list under the pointer, or the help. */
 void ms_session_mouse(ms_tui_session *s, const ms_mouse *m, int w, int h);
+/* Offer the last session's breakpoints and filter (y/N prompt). */
+void ms__session_offer(ms_tui_session *s, const char *const *breaks,
+                       size_t nbreaks, const char *filter);
 /* Set the footer message. */
 void ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

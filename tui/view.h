@@ -202,7 +202,8 @@ enum ms_tui_prompt {
 	MS_PROMPT_EXPORT_PATH = 6, /* the export's second field */
 	MS_PROMPT_CONFIRM = 7,     /* overwrite ui.export_path? y/N */
 	MS_PROMPT_SEARCH = 8,      /* "s": search the focused list */
-	MS_PROMPT_COUNT = 9,
+	MS_PROMPT_RESTORE = 9,     /* restore ui.offer from last time? y/N */
+	MS_PROMPT_COUNT = 10,
 };
 
 /* The inventory's order (o cycles through them). */
@@ -245,6 +246,7 @@ typedef struct ms_tui_ui {
 	int zoom;           /* timeline: 0 = the day, 1 = 6 h, 2 = 1 h */
 	enum ms_tui_part_sort part_sort;
 	char search[MS_VIEW_TEXT]; /* the last search (s), for ; and , */
+	char offer[MS_VIEW_TEXT];  /* what MS_PROMPT_RESTORE offers */
 	bool ascii;                /* ASCII borders and glyphs */
 	bool color;                /* colours in use */
 	uint32_t frame;            /* frames drawn, for the spinner */

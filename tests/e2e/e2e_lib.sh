@@ -73,6 +73,7 @@ if [ -n "${UBSAN_OPTIONS:-}" ]; then
 fi
 
 # Start "mergescope tui ARGS..." in a WxH window: e2e_start W H ARGS...
+# (again: the running one is replaced)
 e2e_start() {
 	local w=$1 h=$2
 	shift 2
@@ -80,8 +81,14 @@ e2e_start() {
 	for a in "$@"; do
 		args="$args \"$a\""
 	done
-	tm new-session -d -s "$T" -x "$w" -y "$h" \
-		"env $ENVS bash -c '\"$MS\" tui $args; echo EXITED \$?; sleep 600'" ||
+	local cmd="env $ENVS bash -c '\"$MS\" tui $args; echo EXITED \$?; sleep 600'"
+	if tm has-session -t "$T" 2>/dev/null; then
+		# A second session in the same window: replace the first.
+		tm resize-window -t "$T" -x "$w" -y "$h"
+		tm respawn-pane -k -t "$T" "$cmd" || fail "tmux cannot respawn"
+		return
+	fi
+	tm new-session -d -s "$T" -x "$w" -y "$h" "$cmd" ||
 		fail "tmux cannot start"
 	tm set-option -t "$T" status off >/dev/null
 }

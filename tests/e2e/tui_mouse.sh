@@ -4,7 +4,8 @@
 # barrier of merge #4, a click on the third inventory row focuses the
 # inventory and selects that part (Enter shows its details), a click on
 # the first event row selects merge #1, and the wheel over the event log
-# moves that selection down.
+# moves that selection down. Then the next session on the fixture offers
+# the last one's breakpoint and filter, and y restores them.
 #
 # usage: tui_mouse.sh MERGESCOPE
 # Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
@@ -58,6 +59,21 @@ wait_for 'Merge #(2|3) ' 5 || fail "the wheel did not move the selection"
 tm send-keys -t "$T" Escape
 sleep 0.3 # a lone Escape, not the start of the next report
 
+tm send-keys -t "$T" '/'
+tm send-keys -t "$T" -l 'lane=fast'
+tm send-keys -t "$T" Enter
+e2e_quit
+
+# The next session on this fixture offers the breakpoint and the filter.
+e2e_start 132 44 --fixture "$FX" --db "$WORK/run2.sqlite" --speed max \
+	--paused
+wait_for 'last time on this fixture: break merge=4; filter /lane=fast' ||
+	fail "the last session's breakpoint and filter were not offered"
+tm send-keys -t "$T" 'y'
+wait_for 'restored 1 breakpoint and the filter' 10 || fail "y did not restore"
+tm send-keys -t "$T" ']'
+wait_for 'BREAK +at merge=4' || fail "the restored breakpoint did not stop"
+screen | grep -q '/lane=fast' || fail "the restored filter is not shown"
 e2e_quit
 echo "PASS ($MODE)"
 exit 0
