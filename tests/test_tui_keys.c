@@ -436,6 +436,12 @@ test_gates_at_done(void **state)
 	         "drop_oracle");
 	snprintf(f->model->gates[1].detail, sizeof(f->model->gates[1].detail),
 	         "3 traces differ");
+	f->model->nrecon = 1;
+	snprintf(f->model->recon[0].name, sizeof(f->model->recon[0].name),
+	         "kept by verdict");
+	f->model->recon[0].v[2] = 2585;
+	f->model->recon[0].v[3] = 2585;
+	f->model->recon[0].ok = true;
 	f->s.view->ui.focus = MS_FOCUS_PLUGINS;
 	ms_session_snapshot(&f->s);
 	assert_true(f->s.view->ui.show_gates);
@@ -456,6 +462,10 @@ test_gates_at_done(void **state)
 	assert_non_null(pass);
 	assert_true(fail < pass);
 	assert_non_null(strstr(all, "3 traces differ"));
+	/* The reconciliation table under the gates. */
+	assert_non_null(strstr(all, "reconciliation"));
+	assert_non_null(strstr(all, "kept by verdict"));
+	assert_non_null(strstr(all, "2585"));
 	ms_session_key(&f->s, MS_KEY_TAB);
 	assert_false(f->s.view->ui.show_gates);
 	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);

@@ -160,7 +160,7 @@ typedef struct ms__run_args {
 	const char *json;     /* --json FILE (run), or NULL */
 	bool serial;          /* --serial */
 	int64_t wait_timeout_ns; /* --wait-timeout, or 0 (the default) */
-	bool allow_fail_open; /* --allow-fail-open */
+	bool allow_fail_open;    /* --allow-fail-open */
 } ms__run_args;
 
 /* What a run needs, resolved. */

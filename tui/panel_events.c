@@ -109,7 +109,10 @@ draw_gates(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 			bool ok = v->gates[i].pass;
 			int x = in.x +
 			        ms_canvas_text(
-			                c, in.x, y, in.w, ok ? "PASS" : "FAIL",
+			                c, in.x, y, in.w,
+			                !ok                ? "FAIL"
+			                : v->gates[i].warn ? "WARN"
+			                                   : "PASS",
 			                (uint16_t)(MS_A_BOLD |
 			                           (ok ? MS_C_OK
 			                               : MS_C_ALERT |
@@ -119,6 +122,24 @@ draw_gates(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 			                 v->gates[i].detail);
 			y++;
 		}
+	/* Then the reconciliation with the verdict oracle, as the report
+	 * prints it. */
+	if (v->nrecon == 0 || y + 2 >= in.y + in.h)
+		return;
+	y++;
+	ms_canvas_printf(c, in.x, y++, in.w, MS_C_MUTED | MS_A_UL,
+	                 "%-4s %-28s %12s %12s %12s %12s", "", "reconciliation",
+	                 "primary", "cooldown", "finalize", "total");
+	for (size_t i = 0; i < v->nrecon && y < in.y + in.h; i++, y++) {
+		const char *mark = v->recon[i].ok ? "" : "FAIL";
+		ms_canvas_printf(
+		        c, in.x, y, in.w,
+		        (uint16_t)(v->recon[i].ok ? 0 : MS_C_ALERT | MS_A_BOLD),
+		        "%-4s %-28.28s %12" PRIu64 " %12" PRIu64 " %12" PRIu64
+		        " %12" PRIu64,
+		        mark, v->recon[i].name, v->recon[i].v[0],
+		        v->recon[i].v[1], v->recon[i].v[2], v->recon[i].v[3]);
+	}
 }
 
 static void

@@ -24,6 +24,11 @@ struct ms_replay_ctl {
 	ms_ev_merge *recent;   /* scratch, MS_VIEW_MAX_EVENTS */
 	ms_breakpoint breaks[MS_VIEW_MAX_BREAKS];
 	ms_ev_gate gates[MS_VIEW_MAX_GATES];
+	/* The reconciliation table, read from the event database once the
+	 * run is DONE (retried a few times until its rows are there). */
+	size_t nrecon;
+	ms_ev_recon recon[MS_VIEW_MAX_RECON];
+	unsigned recon_tries, recon_wait;
 	ms_replay_status st;
 };
 
@@ -109,6 +114,7 @@ c_restart(void *self, const ms_tui_target *t, ms_errbuf *eb)
 	if (rc)
 		return rc; /* the old replay is still there, as it was */
 	c->replay = n;
+	c->nrecon = c->recon_tries = c->recon_wait = 0;
 	for (size_t i = 0; i < nb; i++) {
 		const ms_breakpoint *b = &c->breaks[i];
 		int id;
@@ -282,6 +288,33 @@ fill_event(ms_tui_event *e, const ms_ev_merge *m)
 }
 
 static int
+add_recon(void *ctx, const ms_ev_recon *r)
+{
+	ms_replay_ctl *c = ctx;
+	if (c->nrecon < MS_VIEW_MAX_RECON)
+		c->recon[c->nrecon++] = *r;
+	return 0;
+}
+
+/* Read the reconciliation rows once the run is over: at the first DONE
+ * snapshot, then every 30th (about a second) for a few tries while the
+ * recorder's last batch may not be committed yet. */
+static void
+load_recon(ms_replay_ctl *c)
+{
+	if (c->nrecon || c->recon_tries >= 5 || c->recon_wait++ % 30)
+		return;
+	c->recon_tries++;
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { "" };
+	if (ms_evdb_open(&db, ms_replay_db_path(c->replay), &eb) == 0) {
+		if (ms_evdb_each_recon(db, add_recon, c, &eb))
+			c->nrecon = 0;
+		ms_evdb_close(db);
+	}
+}
+
+static int
 c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 {
 	(void)eb;
@@ -430,9 +463,20 @@ c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 			copy_str(v->gates[i].name, sizeof(v->gates[i].name),
 			         c->gates[i].name);
 			v->gates[i].pass = c->gates[i].pass;
+			v->gates[i].warn = c->gates[i].warn;
 			copy_str(v->gates[i].detail, sizeof(v->gates[i].detail),
 			         c->gates[i].detail);
 		}
+	}
+
+	if (st->state == MS_REPLAY_DONE)
+		load_recon(c);
+	v->nrecon = c->nrecon;
+	for (size_t i = 0; i < c->nrecon; i++) {
+		copy_str(v->recon[i].name, sizeof(v->recon[i].name),
+		         c->recon[i].name);
+		memcpy(v->recon[i].v, c->recon[i].v, sizeof(v->recon[i].v));
+		v->recon[i].ok = c->recon[i].ok;
 	}
 
 	/* Breakpoints. */

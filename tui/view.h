@@ -38,6 +38,7 @@
 #define MS_VIEW_TEXT 256
 #define MS_VIEW_EVENT_LINKS 4
 #define MS_VIEW_MAX_GATES 48
+#define MS_VIEW_MAX_RECON 24
 
 /* What the replay is doing. */
 enum ms_tui_state {
@@ -296,8 +297,17 @@ typedef struct ms_tui_view {
 	struct {
 		char name[48];
 		bool pass;
+		bool warn; /* passed only because the run allowed it */
 		char detail[160];
 	} gates[MS_VIEW_MAX_GATES];
+	/* At DONE: the reconciliation with the verdict oracle (report's
+	 * table): per row primary, cooldown, finalize, total. */
+	size_t nrecon;
+	struct {
+		char name[40];
+		uint64_t v[4];
+		bool ok;
+	} recon[MS_VIEW_MAX_RECON];
 
 	ms_tui_ui ui;
 } ms_tui_view;

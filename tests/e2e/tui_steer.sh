@@ -14,7 +14,8 @@
 #  5. `f` there leaves a "frozen:" line with the merge-once command,
 #     printed again at the end, where it runs as shown;
 #  6. `r` restarts the day with its breakpoint;
-#  7. at DONE the gate table fills the Events area, Tab shows the events.
+#  7. at DONE the gate and reconciliation tables fill the Events area,
+#     Tab shows the events.
 #
 # usage: tui_steer.sh MERGESCOPE
 # Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
@@ -122,11 +123,15 @@ tm send-keys -t "$T" Enter
 tm send-keys -t "$T" ']'
 wait_for 'BREAK +at time=02:00:00' || fail "the breakpoint did not survive r"
 
-# 7. To the end: the gates fill the Events area; Tab shows the events.
+# 7. To the end: the gates and the reconciliation with the verdict oracle
+#    fill the Events area; Tab shows the events.
+tm resize-window -t "$T" -x 200 -y 80
 tm send-keys -t "$T" ']'
 wait_for 'DONE ' || fail "the run did not end"
 wait_for 'Gates +[0-9]+ pass, 0 fail' 10 || fail "no gate table at DONE"
 screen | grep -Eq 'PASS [a-z_]+' || fail "no PASS rows in the gate table"
+wait_for 'reconciliation +primary +cooldown +finalize +total' 10 ||
+	fail "no reconciliation table at DONE"
 tm send-keys -t "$T" Tab
 wait_for 'Events [0-9]+ merges' 10 || fail "Tab did not show the events"
 
