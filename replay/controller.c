@@ -1439,6 +1439,7 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 		po.plugin_dir = r->plugin_dir;
 		po.policy = r->policy;
 		po.decide_timeout_ns = opts->decide_timeout_ns;
+		po.oversized_cap = opts->oversized_cap;
 		po.limits = &r->limits;
 		po.mem = &r->mem;
 		po.log = log_to_nowhere;

@@ -128,6 +128,9 @@ typedef struct ms_replay_opts {
 	const char *oracle_spec;
 	const char *profile;        /* "cpus=2,mem=4g"; NULL = detected */
 	uint64_t decide_timeout_ns; /* 0 = 5 s */
+	/* Charged bytes above which a trace is kept without evaluation
+	 * (an oversized bypass); 0 = the hard staging ceiling. */
+	uint64_t oversized_cap;
 	/* The longest the controller waits for merge-idle (after a
 	 * publication, at the day boundary, in cooldown, for the finalize
 	 * merge) while the run is running; time stopped at a barrier or

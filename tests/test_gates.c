@@ -48,14 +48,15 @@ health_plugin_dir(void)
 /* Run the chain to its end; return the plugin_health gate and the text
  * report (caller frees). */
 static char *
-health_run(const char *chain, bool allow, uint64_t timeout_ns,
-           const char *policy, ms_ev_gate *out)
+health_run_capped(const char *chain, bool allow, uint64_t timeout_ns,
+                  const char *policy, uint64_t oversized_cap, ms_ev_gate *out)
 {
 	rt_run run;
 	rt_opts(&run, "health", chain);
 	run.o.plugin_dir = health_plugin_dir();
 	run.o.allow_fail_open = allow;
 	run.o.decide_timeout_ns = timeout_ns;
+	run.o.oversized_cap = oversized_cap;
 	run.o.grace_policy = policy;
 	run.o.serial = true; /* each event's link figures are its own */
 	ms_replay *r = rt_start(&run, NULL);
@@ -82,6 +83,13 @@ health_run(const char *chain, bool allow, uint64_t timeout_ns,
 	fclose(f);
 	ms_evdb_close(db);
 	return buf;
+}
+
+static char *
+health_run(const char *chain, bool allow, uint64_t timeout_ns,
+           const char *policy, ms_ev_gate *out)
+{
+	return health_run_capped(chain, allow, timeout_ns, policy, 0, out);
 }
 
 static void
@@ -129,6 +137,29 @@ test_plugin_health_timeout_circuit(void **state)
 	assert_non_null(strstr(g.detail, "tp_slow timeout"));
 	assert_non_null(strstr(t, "link tp_slow         timeout "));
 	assert_non_null(strstr(t, "link tp_slow         circuit_open "));
+	free(t);
+}
+
+/* An oversized cap below every trace's charge: the finalize keeps every
+ * trace without evaluation, an oversized bypass that plugin_health names
+ * (FAIL, or WARN when the run allows failing open). */
+static void
+test_plugin_health_oversized(void **state)
+{
+	(void)state;
+	ms_ev_gate g;
+	char *t = health_run_capped("skywalking", false, 0, NULL, 1, &g);
+	if (g.pass)
+		fprintf(stderr, "plugin_health: %s\n%s\n", g.detail, t);
+	assert_false(g.pass);
+	assert_non_null(strstr(g.detail, "oversized"));
+	assert_non_null(strstr(t, "  FAIL  plugin_health "));
+	assert_non_null(strstr(t, " oversized "));
+	free(t);
+	t = health_run_capped("skywalking", true, 0, NULL, 1, &g);
+	assert_true(g.pass);
+	assert_true(g.warn);
+	assert_non_null(strstr(t, "  WARN  plugin_health "));
 	free(t);
 }
 
@@ -410,6 +441,7 @@ main(void)
 		cmocka_unit_test(test_plugin_health_clean),
 		cmocka_unit_test(test_plugin_health_bad_verdict),
 		cmocka_unit_test(test_plugin_health_timeout_circuit),
+		cmocka_unit_test(test_plugin_health_oversized),
 		cmocka_unit_test(test_gate_bad_bound),
 		cmocka_unit_test(test_gate_split_block_intermediate),
 		cmocka_unit_test(test_gate_oracle_wrong_drop),
