@@ -162,8 +162,9 @@ test_smoke_builds_and_opens(void **state)
 	ms_errbuf eb = { { 0 } };
 	ms_fixture *f = NULL;
 	char dir[512];
-	const char *names[] = { "traces", "rows",  "slots",   "fresh", "span",
-		                "tail",   "split", "sampler", "ledger" };
+	const char *names[] = { "traces",    "rows",   "slots",      "fresh",
+		                "span",      "tail",   "split",      "sampler",
+		                "rows_left", "ledger", "consolidate" };
 
 	(void)state;
 	assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
@@ -177,6 +178,17 @@ test_smoke_builds_and_opens(void **state)
 	assert_int_equal(rep.traces, 4000);
 	assert_true(rep.sampler_delete_ratio > 0.33 &&
 	            rep.sampler_delete_ratio < 0.37);
+	/* Error and slow traces are the small ones: the sampler deletes
+	 * about 35% of the traces but about 72.6% of the rows. */
+	assert_true(rep.sampler_rows == rep.rows);
+	assert_true(
+	        (double)rep.sampler_rows_deleted / (double)rep.rows > 0.696 &&
+	        (double)rep.sampler_rows_deleted / (double)rep.rows < 0.756);
+	/* Consolidated into the reference's 26 parts, all rows kept. */
+	assert_int_equal(rep.consolidated_parts, 26);
+	assert_true(rep.consolidated_bytes[MS_KIND_CORE] > 0);
+	assert_true(rep.consolidated_bytes[MS_KIND_LATENCY] > 0);
+	assert_true(rep.consolidated_bytes[MS_KIND_START_TIME] > 0);
 	assert_true(rep.partial_tail <= 1);
 	assert_true(rep.bytes[MS_KIND_CORE] > 0);
 	assert_true(rep.bytes[MS_KIND_LATENCY] > 0);
@@ -283,6 +295,9 @@ test_each_gate_fails_when_broken(void **state)
 	expect_gate_fails(MS_FIXTURE_BREAK_TAIL, "tail");
 	expect_gate_fails(MS_FIXTURE_BREAK_RATIO, "sampler");
 	expect_gate_fails(MS_FIXTURE_BREAK_LEDGER, "ledger");
+	/* Row counts drawn blind to the class: the sampler still deletes
+	 * about 35% of the traces, but only about 35% of the rows. */
+	expect_gate_fails(MS_FIXTURE_BREAK_CORRELATION, "rows_left");
 }
 
 static void
@@ -327,6 +342,7 @@ test_check(void **state)
 	ms_errbuf eb = { { 0 } };
 	char dir[512], data[700], part[700], moved[700];
 	ms_fixture *f = NULL;
+	uint32_t genv;
 
 	(void)state;
 	if (!exists("a"))
@@ -337,6 +353,20 @@ test_check(void **state)
 	assert_int_equal(rep.nproblems, 0);
 	assert_string_equal(rep.failed_gate, "");
 	assert_int_equal(rep.traces, 4000);
+	genv = rep.generator_version;
+	assert_true(genv > 1);
+	/* The check consolidated the parts again (the same figures as the
+	 * build, or it names a problem) and left the raw fixture
+	 * byte-identical to another build of the seed. */
+	assert_int_equal(rep.consolidated_parts, 26);
+	if (!exists("b"))
+		assert_int_equal(build("b", 1, 0, NULL, &eb), 0);
+	{
+		char b[512];
+
+		snprintf(b, sizeof(b), "%s/b", root);
+		assert_true(compare_trees(dir, b) > (long)rep.writes * 3);
+	}
 
 	/* A flipped byte in the middle of slot 5's core data. */
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
@@ -400,6 +430,25 @@ test_check(void **state)
 	        sql, sizeof(sql),
 	        "UPDATE fixture SET value='%d' WHERE key='part_format_version'",
 	        MS_PART_FORMAT_VERSION);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	ms_fixture_close(f);
+
+	/* A day of another generator version is not replayed: a cached
+	 * fixture of an older build gets built again. */
+	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+	                              "UPDATE fixture SET value='1' WHERE "
+	                              "key='generator_version'",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, "generator v1"));
+	snprintf(sql, sizeof(sql),
+	         "UPDATE fixture SET value='%u' WHERE key='generator_version'",
+	         (unsigned)genv);
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);

@@ -55,7 +55,7 @@ test_smoke_day_mapping(void **state)
 
 	(void)state;
 	assert_non_null(p);
-	assert_int_equal(ms__fx_model_generate(&m, p, 7, &eb), 0);
+	assert_int_equal(ms__fx_model_generate(&m, p, 7, false, &eb), 0);
 	assert_int_equal(ms__fx_model_schedule(&m, &eb), 0);
 	ms__fx_model_timemap(&m);
 	assert_int_equal(ms__fx_arena_new(&a), 0);
