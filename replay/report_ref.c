@@ -1,0 +1,105 @@
+/*
+ * report_ref.c - the run report's comparison with the reference replay:
+ * the figures of the reference's day-2x pilot (primary merges,
+ * mature-containing selections, selection ranges, the finalize merge and
+ * the rows it left) beside this run's, from the fixtures layer's one table
+ * of reference figures. Figures the reference knows at another scale only
+ * are shown without a reference; the rows left are compared for the
+ * SkyWalking variant only (the reference's). A difference here is a diagnostic,
+ * not a gate: the merge trajectory follows from the fixture and the picker, and
+ * the generator is never tuned to it.
+ */
+#include "ev_private.h"
+#include "ms_fixture.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+typedef struct ref_agg {
+	uint64_t merges, mature;
+	uint64_t parts_min, parts_max, rows_max;
+	uint64_t bytes_min, bytes_max;
+	uint64_t fin_parts, fin_calls, fin_rows_in, fin_rows_out;
+	bool finalized;
+} ref_agg;
+
+static int
+ref_merge(void *ctx, const ms_ev_merge *m)
+{
+	ref_agg *a = ctx;
+
+	if (m->err)
+		return 0;
+	if (strcmp(m->lane, "finalize") == 0) {
+		a->finalized = true;
+		a->fin_parts += m->ninputs;
+		a->fin_calls += m->sampling.plugin_calls;
+		a->fin_rows_in += m->rows_in;
+		a->fin_rows_out += m->rows_out;
+		return 0;
+	}
+	if (m->phase != MS_EV_PHASE_PRIMARY)
+		return 0;
+	if (!a->merges || m->ninputs < a->parts_min)
+		a->parts_min = m->ninputs;
+	if (m->ninputs > a->parts_max)
+		a->parts_max = m->ninputs;
+	if (m->input_rows > a->rows_max)
+		a->rows_max = m->input_rows;
+	if (!a->merges || m->input_bytes < a->bytes_min)
+		a->bytes_min = m->input_bytes;
+	if (m->input_bytes > a->bytes_max)
+		a->bytes_max = m->input_bytes;
+	a->merges++;
+	a->mature += m->mature_parts > 0;
+	return 0;
+}
+
+int
+ms__report_reference(ms_evdb *db, const char *preset, const char *variant,
+                     FILE *out, ms_errbuf *eb)
+{
+	double u = ms_fixture_preset_units(preset);
+	ref_agg a;
+	int rc;
+
+	if (u <= 0)
+		return 0; /* a fixture of no known scale */
+	memset(&a, 0, sizeof(a));
+	rc = ms_evdb_each_merge(db, NULL, ref_merge, &a, eb);
+	if (rc)
+		return rc;
+	ms_fixture_ref_header(out, "against the reference replay (day-2x "
+	                           "pilot; a diagnostic, not a gate)");
+	ms_fixture_ref_print(out, "primary_merges", u, (double)a.merges);
+	ms_fixture_ref_print(out, "mature_selections", u, (double)a.mature);
+	if (a.merges) {
+		ms_fixture_ref_print(out, "selection_parts_min", u,
+		                     (double)a.parts_min);
+		ms_fixture_ref_print(out, "selection_parts_max", u,
+		                     (double)a.parts_max);
+		ms_fixture_ref_print(out, "selection_rows_max", u,
+		                     (double)a.rows_max);
+		ms_fixture_ref_print(out, "selection_bytes_min", u,
+		                     (double)a.bytes_min);
+		ms_fixture_ref_print(out, "selection_bytes_max", u,
+		                     (double)a.bytes_max);
+	}
+	if (a.finalized) {
+		ms_fixture_ref_print(out, "finalize_parts", u,
+		                     (double)a.fin_parts);
+		ms_fixture_ref_print(out, "finalize_calls", u,
+		                     (double)a.fin_calls);
+	}
+	/* The reference's rows figures are the SkyWalking default's. */
+	if (a.finalized && strcmp(variant, "skywalking") == 0) {
+		ms_fixture_ref_print(out, "rows_left", u,
+		                     (double)a.fin_rows_out);
+		if (a.fin_rows_in)
+			ms_fixture_ref_print(
+			        out, "rows_removed", u,
+			        1.0 - (double)a.fin_rows_out /
+			                        (double)a.fin_rows_in);
+	}
+	return 0;
+}
