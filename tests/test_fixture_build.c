@@ -459,6 +459,57 @@ test_check(void **state)
 	                 MS_ERR_NOTFOUND);
 }
 
+/* The reference table: volume figures scale with the day, others do not
+ * or are known at their own scale only; tolerances decide "OUTSIDE". */
+static void
+test_reference(void **state)
+{
+	const ms_fixture_ref *core = ms_fixture_ref_find("core_bytes");
+	const ms_fixture_ref *rm = ms_fixture_ref_find("rows_removed");
+	const ms_fixture_ref *mg = ms_fixture_ref_find("primary_merges");
+	const ms_fixture_ref *dr = ms_fixture_ref_find("delete_ratio");
+	char buf[4096];
+	FILE *f;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(ms_fixture_refs(&n));
+	assert_true(n > 10);
+	assert_null(ms_fixture_ref_find("no such figure"));
+	assert_non_null(core);
+	assert_non_null(rm);
+	assert_non_null(mg);
+	assert_non_null(dr);
+	/* 40,879,799 per day-1x unit, 2% either way. */
+	assert_true(ms_fixture_ref_at(core, 2) == 2 * 40879799.0);
+	assert_true(ms_fixture_ref_within(core, 1, 40879799.0 * 1.019));
+	assert_false(ms_fixture_ref_within(core, 1, 40879799.0 * 1.021));
+	assert_false(ms_fixture_ref_within(core, 2, 40879799.0));
+	/* 72.6% at every scale, 3 points either way. */
+	assert_true(ms_fixture_ref_at(rm, 1) == ms_fixture_ref_at(rm, 2));
+	assert_true(ms_fixture_ref_within(rm, 1, 0.70));
+	assert_false(ms_fixture_ref_within(rm, 1, 0.35));
+	/* The window of the sampler gate. */
+	assert_true(ms_fixture_ref_within(dr, 2, 0.345));
+	assert_false(ms_fixture_ref_within(dr, 2, 0.3449));
+	/* The pilot's merges: day-2x only. */
+	assert_true(ms_fixture_ref_at(mg, 2) == 286);
+	assert_true(ms_fixture_ref_at(mg, 1) != ms_fixture_ref_at(mg, 1));
+	assert_true(ms_fixture_units(37288) == 1.0);
+	assert_true(ms_fixture_preset_units("day-2x") == 2.0);
+	assert_true(ms_fixture_preset_units("nonesuch") == 0);
+
+	f = fmemopen(buf, sizeof(buf), "w");
+	assert_non_null(f);
+	ms_fixture_ref_print(f, "core_bytes", 1, 2 * 40879799.0);
+	ms_fixture_ref_print(f, "rows_removed", 2, 0.7258);
+	ms_fixture_ref_print(f, "primary_merges", 1, 120);
+	fclose(f);
+	assert_non_null(strstr(buf, "+100.0%   OUTSIDE"));
+	assert_non_null(strstr(buf, "ok\n"));
+	assert_non_null(strstr(buf, "(other scale)"));
+}
+
 static void
 test_cache_dir(void **state)
 {
@@ -485,6 +536,7 @@ main(void)
 		cmocka_unit_test(test_each_gate_fails_when_broken),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_reference),
 		cmocka_unit_test(test_cache_dir),
 	};
 
