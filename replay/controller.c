@@ -1137,7 +1137,12 @@ run_day(ms_replay *r, ms_errbuf *eb)
 		char what[64];
 		snprintf(what, sizeof(what), "merge-idle after publication %zu",
 		         i);
-		if ((rc = drain(r, what, NULL, eb)))
+		/* A warm opening goes in as one snapshot: the engine is
+		 * triggered only once its last part is in, so no merge sees
+		 * part of it (a trace may span two of its parts). */
+		const ms_fixture_slot *nx = ms_fixture_slot_at(r->fx, i + 1);
+		if (!(s->opening && nx && nx->opening) &&
+		    (rc = drain(r, what, NULL, eb)))
 			return rc;
 		ms_ev_pub pub;
 		memset(&pub, 0, sizeof(pub));

@@ -50,6 +50,6 @@ void ms__json_val(FILE *f, const ms__ev_val *v);
 /* The run's figures beside the reference replay's (report_ref.c), for a
  * fixture of a known preset; nothing otherwise. */
 int ms__report_reference(ms_evdb *db, const char *preset, const char *variant,
-                         FILE *out, ms_errbuf *eb);
+                         const char *fixture_dir, FILE *out, ms_errbuf *eb);
 
 #endif

@@ -459,6 +459,80 @@ test_check(void **state)
 	                 MS_ERR_NOTFOUND);
 }
 
+/* A warm opening: a previous day consolidated into 26 parts, published
+ * first at the day's start, all of it before the day, no ID shared; the
+ * fixture's ledgers include it, check and verify cover it. */
+static void
+test_warm_opening(void **state)
+{
+	ms_fixture_report rep, chk;
+	ms_errbuf eb = { { 0 } };
+	ms_fixture_build_opts o = { 0 };
+	ms_fixture *f = NULL;
+	const ms_fixture_info *info;
+	char dir[512];
+	bool pass = false;
+	uint64_t rows = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/warm", root);
+	o.preset = "smoke";
+	o.seed = 1;
+	o.out_dir = dir;
+	o.plugin_path = PLUGIN;
+	o.opening = "lukewarm";
+	assert_int_equal(ms_fixture_build(&o, &rep, &eb), MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "expected empty or warm"));
+	o.opening = "warm";
+	assert_int_equal(ms_fixture_build(&o, &rep, &eb), 0);
+	assert_string_equal(rep.opening, "warm");
+	assert_non_null(gate_value(&rep, "opening", &pass));
+	assert_true(pass);
+	assert_int_equal(rep.opening_parts, 26);
+	assert_true(rep.opening_rows > 0);
+
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	info = ms_fixture_get_info(f);
+	assert_string_equal(info->opening, "warm");
+	assert_int_equal(info->opening_parts, 26);
+	assert_int_equal(ms_fixture_nslots(f), rep.writes + 26);
+	for (size_t i = 0; i < ms_fixture_nslots(f); i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(f, i);
+
+		assert_int_equal(s->opening, i < 26);
+		if (i < 26) {
+			assert_true(s->pub_ns == info->day_start_ns);
+			assert_true(s->max_ts < info->day_start_ns);
+		}
+		rows += s->rows;
+	}
+	assert_int_equal(rows, rep.rows + rep.opening_rows);
+	assert_int_equal(info->ledgers.kind[MS_KIND_CORE].rows,
+	                 rep.rows + rep.opening_rows);
+	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), 0);
+	ms_fixture_close(f);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &chk, NULL, NULL, &eb),
+	                 0);
+	assert_string_equal(chk.opening, "warm");
+	assert_int_equal(chk.opening_parts, 26);
+	assert_int_equal(chk.opening_rows, rep.opening_rows);
+	/* The day itself is the empty opening's. */
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, NULL, &eb), 0);
+	{
+		ms_fixture_report ra;
+		char a[512];
+
+		snprintf(a, sizeof(a), "%s/a", root);
+		assert_int_equal(
+		        ms_fixture_check(a, PLUGIN, &ra, NULL, NULL, &eb), 0);
+		assert_string_equal(ra.opening, "empty");
+		assert_string_equal(ra.schedule_hash, chk.schedule_hash);
+		assert_string_equal(ra.ledger[MS_KIND_CORE],
+		                    chk.ledger[MS_KIND_CORE]);
+	}
+}
+
 /* The reference table: volume figures scale with the day, others do not
  * or are known at their own scale only; tolerances decide "OUTSIDE". */
 static void
@@ -536,6 +610,7 @@ main(void)
 		cmocka_unit_test(test_each_gate_fails_when_broken),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_warm_opening),
 		cmocka_unit_test(test_reference),
 		cmocka_unit_test(test_cache_dir),
 	};

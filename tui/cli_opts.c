@@ -37,6 +37,7 @@ const ms__opt ms__fixture_opts[MS__FX_COUNT] = {
 	[MS__FX_PRESET] = OPT("--preset", "P", true, false),
 	[MS__FX_SEED] = OPT("--seed", "N", true, false),
 	[MS__FX_OUT] = OPT("--out", "DIR", false, false),
+	[MS__FX_OPENING] = OPT("--opening", "empty|warm", false, false),
 };
 
 const ms__opt ms__export_opts[MS__EX_COUNT] = {

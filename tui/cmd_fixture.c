@@ -12,13 +12,15 @@
 
 static const char usage[] =
         "usage: mergescope fixture build --preset P --seed N [--out DIR]\n"
+        "                                [--opening empty|warm]\n"
         "       mergescope fixture check DIR\n"
         "\n"
         "build: generates the production-shaped day of trace writes for\n"
         "preset P from seed N, checks every fixture gate and prints them.\n"
         "A fixture that fails a gate is not written (exit status 1).\n"
         "Without --out the fixture goes to the cache,\n"
-        "$XDG_CACHE_HOME/mergescope/<preset>-<seed>.\n"
+        "$XDG_CACHE_HOME/mergescope/<preset>-<seed> (-warm for a warm\n"
+        "opening).\n"
         "\n"
         "check: re-reads every part of the fixture in DIR, recomputes its\n"
         "hashes, ledgers and gates, and names any part that is missing or\n"
@@ -26,7 +28,12 @@ static const char usage[] =
         "\n"
         "  --preset P    smoke, day-1x, day-2x\n"
         "  --seed N      unsigned integer\n"
-        "  --out DIR     new directory for the fixture\n";
+        "  --out DIR     new directory for the fixture\n"
+        "  --opening O   the shard's state when the day begins: empty\n"
+        "                (default, the reference pilot) or warm (a\n"
+        "                previous day consolidated into 26 parts,\n"
+        "                published first, so mature data exists from\n"
+        "                the start)\n";
 
 typedef struct prog_ctx {
 	ms__progress p;
@@ -106,6 +113,15 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		        o[MS__FX_SEED].value);
 		return MS_EXIT_USAGE;
 	}
+	const char *opening =
+	        o[MS__FX_OPENING].count ? o[MS__FX_OPENING].value : "empty";
+	if (strcmp(opening, "empty") != 0 && strcmp(opening, "warm") != 0) {
+		fprintf(err,
+		        "mergescope fixture: --opening \"%s\": expected empty "
+		        "or warm\n",
+		        opening);
+		return MS_EXIT_USAGE;
+	}
 	char outdir[4096];
 	if (o[MS__FX_OUT].count) {
 		snprintf(outdir, sizeof(outdir), "%s", o[MS__FX_OUT].value);
@@ -114,6 +130,9 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		fprintf(err, "mergescope fixture: no --out and no cache "
 		             "directory (set XDG_CACHE_HOME or HOME)\n");
 		return MS_EXIT_USAGE;
+	} else if (strcmp(opening, "warm") == 0) {
+		size_t len = strlen(outdir);
+		snprintf(outdir + len, sizeof(outdir) - len, "-warm");
 	}
 	char dir[4096], plugin[4200];
 	ms__plugin_dir(dir, sizeof(dir));
@@ -124,6 +143,7 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		.out_dir = outdir,
 		.plugin_path = plugin,
 		.progress = on_progress,
+		.opening = opening,
 	};
 	prog_ctx pc;
 	ms__progress_init(&pc.p, err, -1);
