@@ -495,6 +495,10 @@ test_warm_opening(void **state)
 	info = ms_fixture_get_info(f);
 	assert_string_equal(info->opening, "warm");
 	assert_int_equal(info->opening_parts, 26);
+	/* A replay's verdict oracle sees both days: their checksum. */
+	assert_string_equal(info->verdict_checksum,
+	                    rep.replay_verdict_checksum);
+	assert_string_not_equal(info->verdict_checksum, rep.verdict_checksum);
 	assert_int_equal(ms_fixture_nslots(f), rep.writes + 26);
 	for (size_t i = 0; i < ms_fixture_nslots(f); i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(f, i);
