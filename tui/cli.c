@@ -11,7 +11,7 @@
 
 static const ms_cmd *const commands[] = {
 	&ms_cmd_tui,    &ms_cmd_run,        &ms_cmd_fixture, &ms_cmd_export,
-	&ms_cmd_report, &ms_cmd_merge_once, &ms_cmd_clean,
+	&ms_cmd_report, &ms_cmd_merge_once, &ms_cmd_clean,   &ms_cmd_bench,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

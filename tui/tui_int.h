@@ -414,6 +414,7 @@ extern const ms_cmd ms_cmd_export;
 extern const ms_cmd ms_cmd_report;
 extern const ms_cmd ms_cmd_merge_once;
 extern const ms_cmd ms_cmd_clean;
+extern const ms_cmd ms_cmd_bench;
 
 /* Exit status of a command whose layer is not in this build. */
 #define MS_EXIT_NOT_BUILT 2

@@ -1,0 +1,403 @@
+/*
+ * bench.c - the figures of a bench series (ms_bench.h): each run database
+ * read into one row of metrics per phase, the validity conditions checked
+ * against the first valid run, and per variant and phase the median, p95,
+ * min, max and CV of every metric with the delta of the median against
+ * the first variant.
+ */
+#include "ms_bench.h"
+
+#include "ev_private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB (1024.0 * 1024.0)
+
+static const struct {
+	const char *key, *name, *unit;
+	int prec;
+} metrics[MS_BM_COUNT] = {
+	[MS_BM_WALL_S] = { "wall_s", "wall", "s", 3 },
+	[MS_BM_CPU_S] = { "cpu_s", "cpu", "s", 3 },
+	[MS_BM_ALLOC_MIB] = { "alloc_mib", "allocated", "MiB", 1 },
+	[MS_BM_ALLOCS] = { "allocs", "allocations", "", 0 },
+	[MS_BM_RSS_MIB] = { "rss_peak_mib", "peak RSS", "MiB", 1 },
+	[MS_BM_READ_MIB] = { "read_mib", "read", "MiB", 1 },
+	[MS_BM_WRITTEN_MIB] = { "written_mib", "written", "MiB", 1 },
+	[MS_BM_WRITE_AMP] = { "write_amp", "write amp", "x", 4 },
+};
+
+const char *
+ms_bench_metric_key(enum ms_bench_metric m)
+{
+	return (unsigned)m < MS_BM_COUNT ? metrics[m].key : "?";
+}
+
+/* Merge bytes in and out per phase, for the write amplification. */
+typedef struct io_sum {
+	double in[MS_EV_PHASE_COUNT], out[MS_EV_PHASE_COUNT];
+} io_sum;
+
+static int
+sum_merge(void *ctx, const ms_ev_merge *m)
+{
+	io_sum *s = ctx;
+	unsigned p = (unsigned)m->phase < MS_EV_PHASE_COUNT
+	                     ? (unsigned)m->phase
+	                     : MS_EV_PHASE_PRIMARY;
+	if (m->err)
+		return 0;
+	s->in[p] += (double)m->input_bytes;
+	s->out[p] += (double)m->output.compressed_bytes;
+	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
+		s->in[p] += (double)m->index[k].bytes_in;
+		s->out[p] += (double)m->index[k].bytes_out;
+	}
+	return 0;
+}
+
+typedef struct load_ctx {
+	ms_bench_run *r;
+	bool seen[MS_EV_PHASE_COUNT];
+	char failed_gate[MS_EV_NAME_MAX];
+} load_ctx;
+
+static int
+take_phase(void *ctx, const ms_ev_phase *p)
+{
+	load_ctx *c = ctx;
+	if ((unsigned)p->phase >= MS_EV_PHASE_COUNT)
+		return 0;
+	double *m = c->r->m[p->phase];
+	c->seen[p->phase] = true;
+	m[MS_BM_WALL_S] = (double)p->wall_ns / 1e9;
+	m[MS_BM_CPU_S] = (double)p->cpu_ns / 1e9;
+	m[MS_BM_ALLOC_MIB] = (double)p->alloc_bytes / MIB;
+	m[MS_BM_ALLOCS] = (double)p->alloc_count;
+	m[MS_BM_RSS_MIB] = (double)p->rss_peak / MIB;
+	m[MS_BM_READ_MIB] = (double)p->bytes_read / MIB;
+	m[MS_BM_WRITTEN_MIB] = (double)p->bytes_written / MIB;
+	return 0;
+}
+
+static int
+take_gate(void *ctx, const ms_ev_gate *g)
+{
+	load_ctx *c = ctx;
+	if (!g->pass && !c->failed_gate[0])
+		snprintf(c->failed_gate, sizeof(c->failed_gate), "%s", g->name);
+	return 0;
+}
+
+static void
+invalid(ms_bench_run *r, const char *why)
+{
+	r->valid = false;
+	snprintf(r->why, sizeof(r->why), "%s", why);
+}
+
+int
+ms_bench_load(ms_bench_run *r, ms_errbuf *eb)
+{
+	(void)eb;
+	ms_evdb *db = NULL;
+	ms_errbuf e = { "" };
+	ms_ev_run_end end;
+	bool has_end = false;
+	load_ctx c = { .r = r };
+	io_sum io = { { 0 }, { 0 } };
+	memset(r->m, 0, sizeof(r->m));
+	r->valid = true;
+	r->why[0] = '\0';
+	int rc = ms_evdb_open(&db, r->db, &e);
+	if (rc == 0)
+		rc = ms_evdb_run(db, &r->run, &end, &has_end, &e);
+	if (rc == 0)
+		rc = ms_evdb_each_phase(db, take_phase, &c, &e);
+	if (rc == 0)
+		rc = ms_evdb_each_merge(db, NULL, sum_merge, &io, &e);
+	if (rc == 0)
+		rc = ms_evdb_each_gate(db, take_gate, &c, &e);
+	ms_evdb_close(db);
+	if (rc == MS_ERR_NOMEM)
+		return ms_fail(eb, rc, "%s: no memory", r->db);
+	if (rc) {
+		invalid(r, e.msg[0] ? e.msg : ms_strerror(rc));
+		return 0;
+	}
+	snprintf(r->label, sizeof(r->label), "%s",
+	         r->run.variant[0] ? r->run.variant : r->run.chain);
+	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++)
+		r->m[p][MS_BM_WRITE_AMP] =
+		        io.in[p] > 0 ? io.out[p] / io.in[p] : 0;
+	char why[512];
+	if (!has_end || strcmp(end.status, "complete") != 0) {
+		snprintf(why, sizeof(why), "run status \"%s\", not complete",
+		         has_end ? end.status : "unfinished");
+		invalid(r, why);
+	} else if (!c.seen[MS_EV_PHASE_PRIMARY] ||
+	           !c.seen[MS_EV_PHASE_COOLDOWN]) {
+		invalid(r, "no phase record for primary or cooldown");
+	} else if (c.failed_gate[0]) {
+		snprintf(why, sizeof(why), "gate %s failed", c.failed_gate);
+		invalid(r, why);
+	}
+	return 0;
+}
+
+/* The first condition on which b differs from the reference a, or NULL;
+ * the two values go to va/vb. */
+static const char *
+differs(const ms_ev_run *a, const ms_ev_run *b, char *va, char *vb, size_t n)
+{
+#define STR(field, what)                                                       \
+	if (strcmp(a->field, b->field) != 0) {                                 \
+		snprintf(va, n, "%s", a->field);                               \
+		snprintf(vb, n, "%s", b->field);                               \
+		return what;                                                   \
+	}
+#define NUM(field, what)                                                       \
+	if (a->field != b->field) {                                            \
+		snprintf(va, n, "%llu", (unsigned long long)a->field);         \
+		snprintf(vb, n, "%llu", (unsigned long long)b->field);         \
+		return what;                                                   \
+	}
+	STR(fixture_hash, "fixture");
+	STR(fixture_parts_hash, "fixture parts");
+	STR(version, "mergescope version");
+	STR(profile, "profile");
+	NUM(emulated_cpus, "emulated cpus");
+	NUM(emulated_mem_bytes, "emulated memory");
+	NUM(fast_workers, "fast workers");
+	NUM(slow_workers, "slow workers");
+	NUM(serial, "serial");
+	STR(grace_policy, "grace policy");
+	STR(hostname, "host");
+	STR(kernel, "kernel");
+	STR(filesystem, "work-dir file system");
+#undef STR
+#undef NUM
+	return NULL;
+}
+
+void
+ms_bench_validate(ms_bench_run *runs, size_t n)
+{
+	const ms_bench_run *ref = NULL;
+	for (size_t i = 0; i < n && !ref; i++)
+		if (runs[i].valid)
+			ref = &runs[i];
+	if (!ref)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		ms_bench_run *r = &runs[i];
+		if (!r->valid || r == ref)
+			continue;
+		char va[MS_EV_TEXT_MAX], vb[MS_EV_TEXT_MAX];
+		const char *what =
+		        differs(&ref->run, &r->run, va, vb, sizeof(va));
+		if (what)
+			snprintf(r->why, sizeof(r->why),
+			         "%s \"%.200s\" differs from \"%.200s\" of %s",
+			         what, vb, va, ref->db);
+		r->valid = what == NULL;
+	}
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+void
+ms_bench_stat_of(double *v, size_t n, ms_bench_stat *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n = n;
+	if (n == 0)
+		return;
+	qsort(v, n, sizeof(*v), cmp_double);
+	out->min = v[0];
+	out->max = v[n - 1];
+	out->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	size_t rank = (size_t)ceil(0.95 * (double)n);
+	out->p95 = v[rank ? rank - 1 : 0];
+	if (n < 2)
+		return;
+	double mean = 0, ss = 0;
+	for (size_t i = 0; i < n; i++)
+		mean += v[i];
+	mean /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += (v[i] - mean) * (v[i] - mean);
+	if (mean != 0)
+		out->cv = sqrt(ss / (double)(n - 1)) / fabs(mean);
+}
+
+/* Statistics of metric k in phase p over the valid runs of variant vi. */
+static int
+stat_for(const ms_bench_run *runs, size_t n, unsigned vi, unsigned p,
+         unsigned k, ms_bench_stat *st)
+{
+	double *v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return MS_ERR_NOMEM;
+	size_t c = 0;
+	for (size_t i = 0; i < n; i++)
+		if (runs[i].valid && runs[i].variant == vi)
+			v[c++] = runs[i].m[p][k];
+	ms_bench_stat_of(v, c, st);
+	free(v);
+	return 0;
+}
+
+static double
+delta_pct(double base, double x)
+{
+	return base != 0 ? 100.0 * (x - base) / base : 0;
+}
+
+static void
+jnum(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.6g", v);
+	else
+		fputs("null", f);
+}
+
+static int
+write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
+           size_t nv, FILE *f)
+{
+	size_t valid = 0;
+	for (size_t i = 0; i < n; i++)
+		valid += runs[i].valid;
+	fprintf(f, "bench series: %zu runs, %zu valid, %zu variants\n", n,
+	        valid, nv);
+	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
+		fprintf(f, "\n%-18s %-14s %3s %12s %12s %12s %12s %7s %8s\n",
+		        ms_ev_phase_name(p), "variant", "n", "median", "p95",
+		        "min", "max", "cv%", "delta%");
+		for (unsigned k = 0; k < MS_BM_COUNT; k++) {
+			ms_bench_stat base;
+			int rc = stat_for(runs, n, 0, p, k, &base);
+			for (unsigned vi = 0; vi < nv && rc == 0; vi++) {
+				ms_bench_stat st;
+				rc = stat_for(runs, n, vi, p, k, &st);
+				if (rc)
+					break;
+				char name[40] = "";
+				if (vi == 0)
+					snprintf(name, sizeof(name), "%s%s%s",
+					         metrics[k].name,
+					         metrics[k].unit[0] ? " " : "",
+					         metrics[k].unit);
+				int pr = metrics[k].prec;
+				fprintf(f,
+				        "%-18s %-14.14s %3zu %12.*f %12.*f "
+				        "%12.*f %12.*f %7.2f",
+				        name, labels[vi], st.n, pr, st.median,
+				        pr, st.p95, pr, st.min, pr, st.max,
+				        100.0 * st.cv);
+				if (vi == 0 || !base.n || !st.n)
+					fputc('\n', f);
+				else
+					fprintf(f, " %+8.2f\n",
+					        delta_pct(base.median,
+					                  st.median));
+			}
+			if (rc)
+				return rc;
+		}
+	}
+	if (valid < n) {
+		fprintf(f, "\nleft out of every figure:\n");
+		for (size_t i = 0; i < n; i++)
+			if (!runs[i].valid)
+				fprintf(f, "  %s: %s\n", runs[i].db,
+				        runs[i].why);
+	}
+	return 0;
+}
+
+static int
+write_json(const ms_bench_run *runs, size_t n, const char *const *labels,
+           size_t nv, FILE *f)
+{
+	fprintf(f, "{\"format\":\"mergescope-bench\",\"version\":1,"
+	           "\"base\":");
+	ms__json_str(f, nv ? labels[0] : "");
+	fprintf(f, ",\"runs\":[");
+	for (size_t i = 0; i < n; i++) {
+		const ms_bench_run *r = &runs[i];
+		fprintf(f, "%s{\"db\":", i ? "," : "");
+		ms__json_str(f, r->db);
+		fprintf(f, ",\"rep\":%u,\"variant\":", r->rep);
+		ms__json_str(f, r->variant < nv ? labels[r->variant] : "");
+		fprintf(f, ",\"valid\":%s", r->valid ? "true" : "false");
+		if (!r->valid) {
+			fprintf(f, ",\"why\":");
+			ms__json_str(f, r->why);
+		}
+		fprintf(f, "}");
+	}
+	fprintf(f, "],\"variants\":[");
+	for (unsigned vi = 0; vi < nv; vi++) {
+		fprintf(f, "%s{\"name\":", vi ? "," : "");
+		ms__json_str(f, labels[vi]);
+		fprintf(f, ",\"phases\":{");
+		for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
+			fprintf(f, "%s\"%s\":{", p ? "," : "",
+			        ms_ev_phase_name(p));
+			for (unsigned k = 0; k < MS_BM_COUNT; k++) {
+				ms_bench_stat st, base;
+				if (stat_for(runs, n, vi, p, k, &st) ||
+				    stat_for(runs, n, 0, p, k, &base))
+					return MS_ERR_NOMEM;
+				fprintf(f, "%s\"%s\":{\"n\":%zu,\"median\":",
+				        k ? "," : "", metrics[k].key, st.n);
+				jnum(f, st.median);
+				fprintf(f, ",\"p95\":");
+				jnum(f, st.p95);
+				fprintf(f, ",\"min\":");
+				jnum(f, st.min);
+				fprintf(f, ",\"max\":");
+				jnum(f, st.max);
+				fprintf(f, ",\"cv\":");
+				jnum(f, st.cv);
+				fprintf(f, ",\"delta_pct\":");
+				if (base.n && st.n)
+					jnum(f,
+					     delta_pct(base.median, st.median));
+				else
+					fputs("null", f);
+				fprintf(f, "}");
+			}
+			fprintf(f, "}");
+		}
+		fprintf(f, "}}");
+	}
+	fprintf(f, "]}\n");
+	return 0;
+}
+
+int
+ms_bench_summary(const ms_bench_run *runs, size_t n, const char *const *labels,
+                 size_t nvariants, FILE *text, FILE *json, ms_errbuf *eb)
+{
+	int rc = 0;
+	if (text)
+		rc = write_text(runs, n, labels, nvariants, text);
+	if (rc == 0 && json)
+		rc = write_json(runs, n, labels, nvariants, json);
+	if (rc == MS_ERR_NOMEM)
+		return ms_fail(eb, rc, "bench summary: no memory");
+	if (rc == 0 && ((text && ferror(text)) || (json && ferror(json))))
+		return ms_fail(eb, MS_ERR_IO, "bench summary: write failed");
+	return rc;
+}

@@ -1,0 +1,84 @@
+/*
+ * ms_bench.h - a bench series: the figures of many run databases of the
+ * same fixture (one per process and variant), summarised per variant and
+ * phase as median, p95, min, max and coefficient of variation, with the
+ * delta of each median against the first variant's. `mergescope bench`
+ * runs the series (tui/cmd_bench.c); this is the part that reads the
+ * databases and writes the table and the JSON.
+ *
+ * A run that breaks a validity condition (not complete, a failed gate,
+ * another fixture, version, profile, limits, serial or grace policy than
+ * the series' first valid run) is listed by name with the reason and left
+ * out of every figure.
+ */
+#ifndef MS_BENCH_H
+#define MS_BENCH_H
+
+#include "ms_err.h"
+#include "ms_replay_events.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* The metrics of one phase of one run, in this order. */
+enum ms_bench_metric {
+	MS_BM_WALL_S = 0,  /* phase wall, seconds */
+	MS_BM_CPU_S,       /* process CPU, seconds */
+	MS_BM_ALLOC_MIB,   /* bytes allocated, MiB */
+	MS_BM_ALLOCS,      /* allocations */
+	MS_BM_RSS_MIB,     /* peak RSS, MiB */
+	MS_BM_READ_MIB,    /* bytes read, MiB */
+	MS_BM_WRITTEN_MIB, /* bytes written, MiB */
+	MS_BM_WRITE_AMP,   /* merge output / merge input (core + index) */
+	MS_BM_COUNT
+};
+
+/* "wall_s", "cpu_s", ... (the JSON key). */
+const char *ms_bench_metric_key(enum ms_bench_metric m);
+
+typedef struct ms_bench_run {
+	char db[4096];              /* database path */
+	unsigned rep;               /* repetition, from 0 */
+	unsigned variant;           /* index into the series' variants */
+	char label[MS_EV_TEXT_MAX]; /* run.variant or run.chain */
+	bool valid;                 /* counted in the figures */
+	char why[512];              /* why not, when !valid */
+	ms_ev_run run;              /* the run record */
+	double m[MS_EV_PHASE_COUNT][MS_BM_COUNT];
+} ms_bench_run;
+
+/*
+ * Read the figures of the database at r->db into r (r->rep and
+ * r->variant are kept). A database that cannot be read is not an error:
+ * r->valid is false and r->why says why. Returns 0, or MS_ERR_NOMEM.
+ */
+int ms_bench_load(ms_bench_run *r, ms_errbuf *eb);
+
+/*
+ * Check the validity conditions over runs[0..n) (after ms_bench_load):
+ * the first valid run is the reference; every other run that differs
+ * from it gets valid = false and a why naming the difference.
+ */
+void ms_bench_validate(ms_bench_run *runs, size_t n);
+
+/* Summary statistics of v[0..n) (v is sorted in place). n == 0 gives
+ * zeros. p95 is the nearest-rank percentile; cv the sample standard
+ * deviation over the mean (0 for n < 2 or a zero mean). */
+typedef struct ms_bench_stat {
+	size_t n;
+	double median, p95, min, max, cv;
+} ms_bench_stat;
+void ms_bench_stat_of(double *v, size_t n, ms_bench_stat *out);
+
+/*
+ * Write the series summary: text (a table per phase: one line per metric
+ * and variant) to text, JSON to json (either may be NULL). labels names
+ * the nvariants variants in series order; the first is the base of the
+ * deltas. Returns 0, MS_ERR_NOMEM or MS_ERR_IO.
+ */
+int ms_bench_summary(const ms_bench_run *runs, size_t n,
+                     const char *const *labels, size_t nvariants, FILE *text,
+                     FILE *json, ms_errbuf *eb);
+
+#endif

@@ -1,0 +1,542 @@
+/*
+ * test_cli_bench.c - `mergescope bench` on the real binary in child
+ * processes, on the smoke preset built once into the test's cache:
+ *
+ *  - the summary statistics of known values (median, nearest-rank p95,
+ *    min, max, sample CV);
+ *  - a 2-repetition series of disabled and skywalking: one database per
+ *    run in the series directory, the order reversed on the second
+ *    repetition, the table on standard output and in summary.txt with a
+ *    row per metric and variant in both phases, summary.json holding the
+ *    medians of the databases' phase records and the deltas against the
+ *    first variant;
+ *  - `--collect` on a copy where one run has another profile: that run is
+ *    named with the reason and left out of the figures;
+ *  - `--emit parallel` lists the runs in the same alternating order and
+ *    runs nothing; the list runs under GNU parallel when it is installed
+ *    and `--collect` summarises what it wrote; `--emit slurm` is a job
+ *    array script whose array range matches its job list;
+ *  - usage errors exit 64 naming the option.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "json_testlib.h"
+#include "ms_bench.h"
+#include "ms_replay_events.h"
+#include "testdir.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HUNG_S 240 /* a child still running after this is hung */
+#define OUT_MAX (256 * 1024)
+
+static char root[PATH_MAX];   /* this test's directory */
+static char series[PATH_MAX]; /* the series of test_series */
+static char out[OUT_MAX], err[OUT_MAX];
+
+static void
+path_in(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "%s/%s", root, name);
+}
+
+/* Run `mergescope args...` (or `sh -c args[0]` when shell); stdout and
+ * stderr into out and err. Returns the exit status. */
+static int
+run(const char *const *args, bool shell)
+{
+	char op[PATH_MAX], ep[PATH_MAX];
+	path_in(op, sizeof(op), "cli.out");
+	path_in(ep, sizeof(ep), "cli.err");
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || e < 0)
+			_exit(120);
+		dup2(o, STDOUT_FILENO);
+		dup2(e, STDERR_FILENO);
+		if (shell) {
+			execl("/bin/sh", "sh", "-c", args[0], (char *)NULL);
+			_exit(127);
+		}
+		const char *argv[32];
+		int n = 0;
+		argv[n++] = MS_MERGESCOPE_BIN;
+		for (const char *const *a = args; *a && n < 31; a++)
+			argv[n++] = *a;
+		argv[n] = NULL;
+		execv(MS_MERGESCOPE_BIN, (char *const *)argv);
+		_exit(127);
+	}
+	int st = 0;
+	bool done = false;
+	for (int i = 0; i < HUNG_S * 20 && !done; i++) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		assert_true(w >= 0);
+		done = w == pid;
+		if (!done) {
+			struct timespec ts = { 0, 50000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (!done) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		fail_msg("child still running after %d s: hung", HUNG_S);
+	}
+	FILE *f;
+	out[0] = err[0] = '\0';
+	if ((f = fopen(op, "r"))) {
+		out[fread(out, 1, OUT_MAX - 1, f)] = '\0';
+		fclose(f);
+	}
+	if ((f = fopen(ep, "r"))) {
+		err[fread(err, 1, OUT_MAX - 1, f)] = '\0';
+		fclose(f);
+	}
+	fprintf(stderr, "%s", err);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		fail_msg("%s: cannot open", path);
+	char *buf = malloc(OUT_MAX);
+	assert_non_null(buf);
+	buf[fread(buf, 1, OUT_MAX - 1, f)] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static bool
+exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	if (!ms_test_mkdtemp(root, sizeof(root), "ms-test-cli-bench"))
+		return -1;
+	char cache[PATH_MAX];
+	path_in(cache, sizeof(cache), "cache");
+	path_in(series, sizeof(series), "series");
+	setenv("XDG_CACHE_HOME", cache, 1);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	return getenv("MS_KEEP_TEST_DIR") ? 0 : ms_test_rmtree(root);
+}
+
+/* ---- statistics --------------------------------------------------------- */
+
+static void
+test_stats(void **state)
+{
+	(void)state;
+	double v[] = { 4, 100, 1, 3, 2 };
+	ms_bench_stat st;
+	ms_bench_stat_of(v, 5, &st);
+	assert_int_equal(st.n, 5);
+	assert_true(st.median == 3 && st.min == 1 && st.max == 100);
+	assert_true(st.p95 == 100); /* rank ceil(0.95 * 5) = 5 */
+	/* mean 22, sample variance (441+400+361+324+6084)/4 = 1902.5 */
+	assert_true(fabs(st.cv - sqrt(1902.5) / 22) < 1e-12);
+	double w[] = { 2, 4 };
+	ms_bench_stat_of(w, 2, &st);
+	assert_true(st.median == 3 && st.p95 == 4);
+	double one = 7;
+	ms_bench_stat_of(&one, 1, &st);
+	assert_true(st.median == 7 && st.p95 == 7 && st.cv == 0);
+	ms_bench_stat_of(NULL, 0, &st);
+	assert_true(st.n == 0 && st.median == 0);
+	double twenty[20];
+	for (int i = 0; i < 20; i++)
+		twenty[i] = 20 - i; /* 20..1 */
+	ms_bench_stat_of(twenty, 20, &st);
+	assert_true(st.p95 == 19); /* rank 19 of 1..20 */
+	assert_true(st.median == 10.5);
+}
+
+/* ---- a series ----------------------------------------------------------- */
+
+static void
+db_of(char *buf, size_t n, const char *dir, unsigned rep, unsigned vi,
+      const char *v)
+{
+	snprintf(buf, n, "%s/rep%03u-v%u-%s.db", dir, rep, vi, v);
+}
+
+static ms_ev_run
+run_of(const char *db)
+{
+	ms_evdb *ev = NULL;
+	ms_errbuf eb = { { 0 } };
+	ms_ev_run r;
+	if (ms_evdb_open(&ev, db, &eb))
+		fail_msg("%s", eb.msg);
+	assert_int_equal(ms_evdb_run(ev, &r, NULL, NULL, &eb), 0);
+	ms_evdb_close(ev);
+	return r;
+}
+
+static int
+take_phase(void *ctx, const ms_ev_phase *p)
+{
+	ms_ev_phase *ph = ctx;
+	ph[p->phase] = *p;
+	return 0;
+}
+
+static void
+phases_of(const char *db, ms_ev_phase ph[MS_EV_PHASE_COUNT])
+{
+	ms_evdb *ev = NULL;
+	ms_errbuf eb = { { 0 } };
+	if (ms_evdb_open(&ev, db, &eb))
+		fail_msg("%s", eb.msg);
+	assert_int_equal(ms_evdb_each_phase(ev, take_phase, ph, &eb), 0);
+	ms_evdb_close(ev);
+}
+
+static const char *const vnames[2] = { "disabled", "skywalking" };
+static const char *const keys[] = { "wall_s",      "cpu_s",        "alloc_mib",
+	                            "allocs",      "rss_peak_mib", "read_mib",
+	                            "written_mib", "write_amp" };
+
+/* The JSON's variant vi, checked against its name. */
+static const jv *
+variant_json(const jv *j, unsigned vi)
+{
+	const jv *vs = jget(j, "variants");
+	assert_non_null(vs);
+	assert_int_equal(vs->t, J_ARR);
+	assert_int_equal(vs->n, 2);
+	const jv *v = &vs->items[vi];
+	assert_string_equal(jget(v, "name")->raw, vnames[vi]);
+	return v;
+}
+
+static void
+test_series(void **state)
+{
+	(void)state;
+	const char *args[] = { "bench",  "--variants", "disabled,skywalking",
+		               "--reps", "2",          "--preset",
+		               "smoke",  "--out",      series,
+		               NULL };
+	assert_int_equal(run(args, false), 0);
+	char *stdout_text = strdup(out);
+	assert_non_null(stdout_text);
+
+	/* One database per run; the second repetition reversed. */
+	char db[2][2][PATH_MAX];
+	ms_ev_phase ph[2][2][MS_EV_PHASE_COUNT];
+	ms_ev_run r[2][2];
+	for (unsigned rep = 0; rep < 2; rep++)
+		for (unsigned vi = 0; vi < 2; vi++) {
+			db_of(db[rep][vi], PATH_MAX, series, rep, vi,
+			      vnames[vi]);
+			assert_true(exists(db[rep][vi]));
+			r[rep][vi] = run_of(db[rep][vi]);
+			assert_string_equal(r[rep][vi].variant, vnames[vi]);
+			memset(ph[rep][vi], 0, sizeof(ph[rep][vi]));
+			phases_of(db[rep][vi], ph[rep][vi]);
+		}
+	assert_true(r[0][0].started_unix_ns < r[0][1].started_unix_ns);
+	assert_true(r[1][1].started_unix_ns < r[1][0].started_unix_ns);
+	assert_true(r[0][1].started_unix_ns < r[1][1].started_unix_ns);
+
+	/* The table: a row per metric and variant in both phases, the same
+	 * text in summary.txt. */
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/summary.txt", series);
+	char *txt = slurp(p);
+	assert_non_null(strstr(stdout_text, txt));
+	assert_non_null(strstr(txt, "bench series: 4 runs, 4 valid, 2 "
+	                            "variants"));
+	const char *rows[] = { "wall s",      "cpu s",        "allocated MiB",
+		               "allocations", "peak RSS MiB", "read MiB",
+		               "written MiB", "write amp x" };
+	const char *cool = strstr(txt, "\ncooldown ");
+	assert_non_null(strstr(txt, "\nprimary "));
+	assert_non_null(cool);
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		const char *a = strstr(txt, rows[k]);
+		assert_non_null(a);
+		assert_true(a < cool);
+		assert_non_null(strstr(cool, rows[k]));
+		/* the variant of the row, then the second variant's line */
+		const char *nl = strchr(a, '\n');
+		assert_non_null(nl);
+		assert_non_null(strstr(a, "disabled"));
+		assert_true(strstr(a, "disabled") < nl);
+		assert_true(strncmp(strstr(nl + 1, "skywalking") - 19, "  ",
+		                    2) == 0);
+	}
+	free(txt);
+
+	/* The JSON: medians of the phase records, deltas against
+	 * disabled. */
+	snprintf(p, sizeof(p), "%s/summary.json", series);
+	char *js = slurp(p);
+	jv j;
+	json_parse(js, &j);
+	assert_string_equal(jget(&j, "base")->raw, "disabled");
+	const jv *runs = jget(&j, "runs");
+	assert_int_equal(runs->n, 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(jget(&runs->items[i], "valid")->t, J_BOOL),
+		        assert_true(jget(&runs->items[i], "valid")->b);
+	for (unsigned vi = 0; vi < 2; vi++) {
+		const jv *phs = jget(variant_json(&j, vi), "phases");
+		for (unsigned pi = 0; pi < MS_EV_PHASE_COUNT; pi++) {
+			const jv *pj = jget(phs, ms_ev_phase_name(pi));
+			assert_non_null(pj);
+			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]);
+			     k++) {
+				const jv *m = jget(pj, keys[k]);
+				assert_non_null(m);
+				assert_true(jget(m, "n")->num == 2);
+				const jv *d = jget(m, "delta_pct");
+				assert_int_equal(d->t, J_NUM);
+				if (vi == 0)
+					assert_true(d->num == 0);
+			}
+			double w0 = (double)ph[0][vi][pi].wall_ns / 1e9;
+			double w1 = (double)ph[1][vi][pi].wall_ns / 1e9;
+			const jv *wall = jget(pj, "wall_s");
+			double med = jget(wall, "median")->num;
+			assert_true(fabs(med - (w0 + w1) / 2) <=
+			            1e-5 * (w0 + w1));
+			assert_true(jget(wall, "min")->num <= med);
+			assert_true(jget(wall, "max")->num >= med);
+			double a0 = (double)ph[0][vi][pi].alloc_count;
+			double a1 = (double)ph[1][vi][pi].alloc_count;
+			assert_true(
+			        fabs(jget(jget(pj, "allocs"), "median")->num -
+			             (a0 + a1) / 2) <= 1e-5 * (a0 + a1));
+		}
+	}
+	/* the second variant's delta is its median against disabled's */
+	const jv *b = jget(jget(jget(variant_json(&j, 0), "phases"), "primary"),
+	                   "allocs");
+	const jv *s = jget(jget(jget(variant_json(&j, 1), "phases"), "primary"),
+	                   "allocs");
+	double bm = jget(b, "median")->num, sm = jget(s, "median")->num;
+	assert_true(fabs(jget(s, "delta_pct")->num - 100 * (sm - bm) / bm) <
+	            1e-3);
+	jfree(&j);
+	free(js);
+	free(stdout_text);
+}
+
+/* ---- a run that breaks a condition is named, not averaged ------------- */
+
+static void
+test_collect_names_invalid(void **state)
+{
+	(void)state;
+	char copy[PATH_MAX], cmd[3 * PATH_MAX];
+	path_in(copy, sizeof(copy), "series-copy");
+	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s' && rm '%s'/summary.*",
+	         series, copy, copy);
+	assert_int_equal(system(cmd), 0);
+	char db[PATH_MAX];
+	db_of(db, sizeof(db), copy, 1, 1, "skywalking");
+	sqlite3 *h = NULL;
+	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, "UPDATE run SET profile = 'cpus=1'",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	sqlite3_close(h);
+
+	const char *args[] = { "bench", "--collect", copy, NULL };
+	assert_int_equal(run(args, false), 0);
+	assert_non_null(strstr(out, "4 runs, 3 valid"));
+	const char *left = strstr(out, "left out of every figure:");
+	assert_non_null(left);
+	assert_non_null(strstr(left, "rep001-v1-skywalking.db: profile "
+	                             "\"cpus=1\" differs"));
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/summary.json", copy);
+	char *js = slurp(p);
+	jv j;
+	json_parse(js, &j);
+	const jv *wall = jget(
+	        jget(jget(variant_json(&j, 1), "phases"), "primary"), "wall_s");
+	assert_true(jget(wall, "n")->num == 1);
+	const jv *runs = jget(&j, "runs");
+	unsigned invalid = 0;
+	for (size_t i = 0; i < runs->n; i++)
+		if (!jget(&runs->items[i], "valid")->b) {
+			invalid++;
+			assert_non_null(strstr(
+			        jget(&runs->items[i], "why")->raw, "profile"));
+		}
+	assert_int_equal(invalid, 1);
+	jfree(&j);
+	free(js);
+}
+
+/* ---- an existing scheduler runs the series ------------------------------ */
+
+static void
+test_emit_parallel(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], list[PATH_MAX];
+	path_in(dir, sizeof(dir), "par");
+	path_in(list, sizeof(list), "jobs.txt");
+	const char *args[] = { "bench",  "--variants", "disabled,skywalking",
+		               "--reps", "2",          "--preset",
+		               "smoke",  "--out",      dir,
+		               "--emit", "parallel",   NULL };
+	assert_int_equal(run(args, false), 0);
+	char *jobs = strdup(out);
+	assert_non_null(jobs);
+	/* Four lines in alternating order; nothing ran. */
+	static const char *const want[4] = { "-v0-disabled.db",
+		                             "-v1-skywalking.db",
+		                             "-v1-skywalking.db",
+		                             "-v0-disabled.db" };
+	const char *line = jobs;
+	for (int i = 0; i < 4; i++) {
+		const char *nl = strchr(line, '\n');
+		assert_non_null(nl);
+		const char *hit = strstr(line, want[i]);
+		assert_true(hit && hit < nl);
+		assert_non_null(strstr(line, "'run' '--headless'"));
+		line = nl + 1;
+	}
+	assert_string_equal(line, "");
+	char db[PATH_MAX];
+	db_of(db, sizeof(db), dir, 0, 0, "disabled");
+	assert_false(exists(db));
+	assert_non_null(strstr(err, "--collect"));
+
+	FILE *f = fopen(list, "w");
+	assert_non_null(f);
+	fputs(jobs, f);
+	fclose(f);
+	free(jobs);
+	if (access("/usr/bin/parallel", X_OK) != 0) {
+		fprintf(stderr, "GNU parallel not installed: the job list "
+		                "is not run\n");
+		return;
+	}
+	char cmd[2 * PATH_MAX];
+	snprintf(cmd, sizeof(cmd), "parallel --will-cite -j2 <'%s'", list);
+	const char *sh[] = { cmd, NULL };
+	assert_int_equal(run(sh, true), 0);
+	const char *col[] = { "bench", "--collect", dir, NULL };
+	assert_int_equal(run(col, false), 0);
+	assert_non_null(strstr(out, "4 runs, 4 valid, 2 variants"));
+}
+
+static void
+test_emit_slurm(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX];
+	path_in(dir, sizeof(dir), "slurm");
+	const char *args[] = { "bench",  "--variants", "disabled,skywalking",
+		               "--reps", "3",          "--preset",
+		               "smoke",  "--out",      dir,
+		               "--emit", "slurm",      NULL };
+	assert_int_equal(run(args, false), 0);
+	assert_true(strncmp(out, "#!/bin/bash\n", 12) == 0);
+	/* The array range covers the job list exactly. */
+	const char *a = strstr(out, "\n#SBATCH --array=0-");
+	assert_non_null(a);
+	int last = atoi(a + strlen("\n#SBATCH --array=0-"));
+	const char *open_ = strstr(out, "\nJOBS=(\n");
+	assert_non_null(open_);
+	const char *close_ = strstr(open_, "\n)\n");
+	assert_non_null(close_);
+	int n = 0;
+	for (const char *p = open_ + 8; p < close_; p = strchr(p, '\n') + 1) {
+		assert_true(strncmp(p, "  '", 3) == 0);
+		assert_non_null(strstr(p, "--headless"));
+		n++;
+	}
+	assert_int_equal(n, 6);
+	assert_int_equal(last, n - 1);
+	assert_non_null(
+	        strstr(close_, "eval \"${JOBS[$SLURM_ARRAY_TASK_ID]}\""));
+	/* It is a shell script bash accepts. */
+	char path[PATH_MAX], cmd[2 * PATH_MAX];
+	path_in(path, sizeof(path), "job.sbatch");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(out, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "bash -n '%s'", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* ---- usage errors ------------------------------------------------------- */
+
+static void
+test_usage(void **state)
+{
+	(void)state;
+	const char *noreps[] = { "bench",  "--variants", "disabled",
+		                 "--reps", "0",          NULL };
+	assert_int_equal(run(noreps, false), 64);
+	assert_non_null(strstr(err, "--reps \"0\""));
+	const char *emit[] = { "bench",  "--variants", "disabled",
+		               "--emit", "make",       NULL };
+	assert_int_equal(run(emit, false), 64);
+	assert_non_null(strstr(err, "--emit \"make\""));
+	const char *full[] = { "bench", "--variants", "disabled",
+		               "--out", series,       NULL };
+	assert_int_equal(run(full, false), 64);
+	assert_non_null(strstr(err, "not empty"));
+	const char *none[] = { "bench", NULL };
+	assert_int_equal(run(none, false), 64);
+	assert_non_null(strstr(err, "--variants"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_series),
+		cmocka_unit_test(test_collect_names_invalid),
+		cmocka_unit_test(test_emit_parallel),
+		cmocka_unit_test(test_emit_slurm),
+		cmocka_unit_test(test_usage),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,570 @@
+/*
+ * cmd_bench.c - `mergescope bench`: a series of full headless replays, one
+ * fresh process of this very binary per run (`run --headless`), the
+ * variants alternating their order from one repetition to the next, each
+ * run writing its own event database into one series directory. The
+ * figures (replay/bench.c) go to standard output and to summary.txt and
+ * summary.json in the series directory.
+ *
+ * --emit parallel|slurm runs nothing: it prints the same runs as command
+ * lines for GNU parallel or as a Slurm job-array script, so an existing
+ * scheduler runs them; `bench --collect DIR` summarises the databases
+ * afterwards.
+ */
+#include "cli.h"
+
+#include "ms_bench.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_VARIANTS 8
+#define MAX_REPS 1000
+
+static const char usage[] =
+        "usage: mergescope bench --variants V1,V2[,...] [--reps N]\n"
+        "                        [--fixture DIR | --preset P]\n"
+        "                        [--profile SPEC] [--out DIR]\n"
+        "                        [--emit parallel|slurm]\n"
+        "       mergescope bench --collect DIR\n"
+        "\n"
+        "Runs every variant N times, each run a fresh `mergescope run\n"
+        "--headless` process with its own event database in one series\n"
+        "directory, the variants in order on even repetitions and in\n"
+        "reverse order on odd ones. Then prints per variant and phase\n"
+        "(primary, cooldown) the median, p95, min, max and coefficient of\n"
+        "variation of wall, CPU, allocated bytes, allocations, peak RSS,\n"
+        "bytes read and written and write amplification, with the delta of\n"
+        "each median against the first variant. The same table goes to\n"
+        "DIR/summary.txt, the figures to DIR/summary.json. A run that is\n"
+        "not complete, fails a gate, or differs from the first valid run\n"
+        "in fixture, version, profile, limits or host is named and left\n"
+        "out of every figure.\n"
+        "\n"
+        "  --variants LIST  comma-separated variants (disabled, alwayskeep,\n"
+        "                   detdrop:PCT, skywalking); the first is the\n"
+        "                   base of the deltas\n"
+        "  --reps N         repetitions per variant (default 5)\n"
+        "  --fixture DIR    replay this fixture directory\n"
+        "  --preset P       without --fixture: the preset's cached fixture\n"
+        "                   (default day-2x)\n"
+        "  --profile SPEC   emulated limits passed to every run\n"
+        "  --out DIR        the series directory (new or empty; default\n"
+        "                   $XDG_CACHE_HOME/mergescope/bench/<time>)\n"
+        "  --emit KIND      run nothing; print the runs for an existing\n"
+        "                   scheduler: `parallel` one command line per run\n"
+        "                   (for GNU parallel, e.g. `parallel -j1 <FILE`),\n"
+        "                   `slurm` a job-array script for sbatch. Then\n"
+        "                   `mergescope bench --collect DIR`\n"
+        "  --collect DIR    summarise the databases of a series directory\n";
+
+enum {
+	O_VARIANTS,
+	O_REPS,
+	O_FIXTURE,
+	O_PRESET,
+	O_PROFILE,
+	O_OUT,
+	O_EMIT,
+	O_COLLECT,
+	O_COUNT
+};
+
+typedef struct bench {
+	char dir[PATH_MAX];
+	char exe[PATH_MAX];
+	char *vbuf; /* --variants, split in place */
+	const char *variants[MAX_VARIANTS];
+	size_t nv;
+	unsigned reps;
+	const ms__opt *o;
+} bench;
+
+static int
+fail(FILE *err, int status, const char *fmt, const char *a, const char *b)
+{
+	fprintf(err, "mergescope bench: ");
+	fprintf(err, fmt, a, b);
+	fputc('\n', err);
+	return status;
+}
+
+/* The file name part of a variant: [A-Za-z0-9._-], others as '_'. */
+static void
+file_part(char *buf, size_t n, const char *v)
+{
+	size_t i = 0;
+	for (; v[i] && i + 1 < n; i++) {
+		char c = v[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		          (c >= '0' && c <= '9') || c == '.' || c == '-';
+		buf[i] = ok ? c : '_';
+	}
+	buf[i] = '\0';
+}
+
+static void
+db_path(const bench *b, unsigned rep, unsigned vi, const char *ext, char *buf,
+        size_t n)
+{
+	char fp[64];
+	file_part(fp, sizeof(fp), b->variants[vi]);
+	snprintf(buf, n, "%s/rep%03u-v%u-%s.%s", b->dir, rep, vi, fp, ext);
+}
+
+/* The variant index run at position k of repetition rep. */
+static unsigned
+order(const bench *b, unsigned rep, size_t k)
+{
+	return (unsigned)(rep % 2 ? b->nv - 1 - k : k);
+}
+
+/* The argument vector of one run (static storage in args). */
+static size_t
+run_argv(const bench *b, unsigned rep, unsigned vi, char *dbbuf, size_t dbn,
+         const char **argv)
+{
+	size_t n = 0;
+	db_path(b, rep, vi, "db", dbbuf, dbn);
+	argv[n++] = b->exe;
+	argv[n++] = "run";
+	argv[n++] = "--headless";
+	argv[n++] = "--variant";
+	argv[n++] = b->variants[vi];
+	argv[n++] = "--db";
+	argv[n++] = dbbuf;
+	if (b->o[O_FIXTURE].count) {
+		argv[n++] = "--fixture";
+		argv[n++] = b->o[O_FIXTURE].value;
+	} else if (b->o[O_PRESET].count) {
+		argv[n++] = "--preset";
+		argv[n++] = b->o[O_PRESET].value;
+	}
+	if (b->o[O_PROFILE].count) {
+		argv[n++] = "--profile";
+		argv[n++] = b->o[O_PROFILE].value;
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+static void
+shell_word(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	fputc('\'', f);
+}
+
+/* One run as a shell command line, its output to the run's .log. */
+static void
+print_cmd(FILE *f, const bench *b, unsigned rep, unsigned vi)
+{
+	char db[PATH_MAX + 64], log[PATH_MAX + 64];
+	const char *argv[16];
+	size_t n = run_argv(b, rep, vi, db, sizeof(db), argv);
+	db_path(b, rep, vi, "log", log, sizeof(log));
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(' ', f);
+		shell_word(f, argv[i]);
+	}
+	fputs(" >", f);
+	shell_word(f, log);
+	fputs(" 2>&1", f);
+}
+
+static int
+emit(FILE *out, const bench *b, const char *kind)
+{
+	size_t total = b->reps * b->nv;
+	if (strcmp(kind, "slurm") == 0) {
+		fprintf(out,
+		        "#!/bin/bash\n"
+		        "# mergescope bench series: %zu runs, one per array "
+		        "task.\n"
+		        "# Submit with: sbatch FILE; then: mergescope bench "
+		        "--collect ",
+		        total);
+		shell_word(out, b->dir);
+		fprintf(out,
+		        "\n#SBATCH --job-name=mergescope-bench\n"
+		        "#SBATCH --array=0-%zu\n"
+		        "#SBATCH --ntasks=1\n"
+		        "#SBATCH --output=%s/slurm-%%A_%%a.out\n"
+		        "set -eu\n"
+		        "JOBS=(\n",
+		        total - 1, b->dir);
+	}
+	for (unsigned r = 0; r < b->reps; r++)
+		for (size_t k = 0; k < b->nv; k++) {
+			if (strcmp(kind, "slurm") == 0) {
+				/* Each element one shell word: the command
+				 * line, evaluated by the task. */
+				char *line = NULL;
+				size_t len = 0;
+				FILE *m = open_memstream(&line, &len);
+				if (!m)
+					return MS_EXIT_ERROR;
+				print_cmd(m, b, r, order(b, r, k));
+				fclose(m);
+				fputs("  ", out);
+				shell_word(out, line);
+				fputc('\n', out);
+				free(line);
+			} else {
+				print_cmd(out, b, r, order(b, r, k));
+				fputc('\n', out);
+			}
+		}
+	if (strcmp(kind, "slurm") == 0)
+		fprintf(out, ")\neval \"${JOBS[$SLURM_ARRAY_TASK_ID]}\"\n");
+	return 0;
+}
+
+/* Run one replay in a fresh process; returns its exit status (or 128 +
+ * signal), -1 if it could not start. */
+static int
+run_one(const bench *b, unsigned rep, unsigned vi, FILE *err)
+{
+	char db[PATH_MAX + 64], log[PATH_MAX + 64];
+	const char *argv[16];
+	run_argv(b, rep, vi, db, sizeof(db), argv);
+	db_path(b, rep, vi, "log", log, sizeof(log));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(err, "mergescope bench: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		              0644);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(127);
+		execv(b->exe, (char *const *)argv);
+		dprintf(2, "mergescope bench: exec %s: %s\n", b->exe,
+		        strerror(errno));
+		_exit(127);
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int64_t
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Make dir (and its parents); it must end up an empty directory. */
+static int
+series_dir(const char *dir, FILE *err)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s", dir);
+	for (char *s = p + 1; *s; s++)
+		if (*s == '/') {
+			*s = '\0';
+			if (mkdir(p, 0755) != 0 && errno != EEXIST)
+				return fail(err, MS_EXIT_ERROR, "--out %s: %s",
+				            p, strerror(errno));
+			*s = '/';
+		}
+	if (mkdir(p, 0755) != 0 && errno != EEXIST)
+		return fail(err, MS_EXIT_ERROR, "--out %s: %s", p,
+		            strerror(errno));
+	DIR *d = opendir(p);
+	if (!d)
+		return fail(err, MS_EXIT_ERROR, "--out %s: %s", p,
+		            strerror(errno));
+	struct dirent *e;
+	bool empty = true;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = false;
+	closedir(d);
+	if (!empty)
+		return fail(err, MS_EXIT_USAGE,
+		            "--out %s: not empty (a series directory must be "
+		            "new or empty)%s",
+		            p, "");
+	return 0;
+}
+
+typedef struct found {
+	ms_bench_run *runs;
+	size_t n, cap;
+} found;
+
+static int
+cmp_run(const void *a, const void *b)
+{
+	const ms_bench_run *x = a, *y = b;
+	if (x->rep != y->rep)
+		return x->rep < y->rep ? -1 : 1;
+	return (x->variant > y->variant) - (x->variant < y->variant);
+}
+
+/* The databases rep<R>-v<I>-*.db of dir, sorted. */
+static int
+scan(const char *dir, found *fd, FILE *err)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return fail(err, MS_EXIT_ERROR, "--collect %s: %s", dir,
+		            strerror(errno));
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		unsigned rep, vi;
+		int end = 0;
+		size_t len = strlen(e->d_name);
+		if (sscanf(e->d_name, "rep%u-v%u-%n", &rep, &vi, &end) != 2 ||
+		    end == 0 || len < 3 ||
+		    strcmp(e->d_name + len - 3, ".db") != 0 ||
+		    vi >= MAX_VARIANTS)
+			continue;
+		if (fd->n == fd->cap) {
+			size_t nc = fd->cap ? fd->cap * 2 : 16;
+			ms_bench_run *nr = realloc(fd->runs, nc * sizeof(*nr));
+			if (!nr) {
+				closedir(d);
+				return fail(err, MS_EXIT_ERROR, "%s%s",
+				            "no memory", "");
+			}
+			fd->runs = nr;
+			fd->cap = nc;
+		}
+		ms_bench_run *r = &fd->runs[fd->n++];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->db, sizeof(r->db), "%s/%s", dir, e->d_name);
+		r->rep = rep;
+		r->variant = vi;
+	}
+	closedir(d);
+	qsort(fd->runs, fd->n, sizeof(*fd->runs), cmp_run);
+	return 0;
+}
+
+/* Load and summarise the series in dir. labels may be NULL: then each
+ * variant is named by its first database's run record. */
+static int
+collect(const char *dir, const char *const *labels, size_t nv, FILE *out,
+        FILE *err)
+{
+	found fd = { 0 };
+	int rc = scan(dir, &fd, err);
+	if (rc)
+		return rc;
+	if (fd.n == 0) {
+		free(fd.runs);
+		return fail(err, MS_EXIT_ERROR,
+		            "%s: no run databases (rep*-v*-*.db)%s", dir, "");
+	}
+	ms_errbuf eb = { "" };
+	const char *names[MAX_VARIANTS] = { 0 };
+	for (size_t i = 0; i < fd.n && rc == 0; i++) {
+		rc = ms_bench_load(&fd.runs[i], &eb);
+		unsigned vi = fd.runs[i].variant;
+		if (vi + 1 > nv && !labels)
+			nv = vi + 1;
+		if (!labels && !names[vi] && fd.runs[i].label[0])
+			names[vi] = fd.runs[i].label;
+	}
+	if (rc == 0) {
+		ms_bench_validate(fd.runs, fd.n);
+		if (!labels) {
+			for (size_t v = 0; v < nv; v++)
+				if (!names[v])
+					names[v] = "?";
+			labels = names;
+		}
+		char p[PATH_MAX + 32];
+		snprintf(p, sizeof(p), "%s/summary.txt", dir);
+		FILE *t = fopen(p, "w");
+		snprintf(p, sizeof(p), "%s/summary.json", dir);
+		FILE *j = t ? fopen(p, "w") : NULL;
+		if (!t || !j) {
+			rc = ms_fail(&eb, MS_ERR_IO, "%s: %s", p,
+			             strerror(errno));
+		} else {
+			rc = ms_bench_summary(fd.runs, fd.n, labels, nv, out,
+			                      NULL, &eb);
+			if (rc == 0)
+				rc = ms_bench_summary(fd.runs, fd.n, labels, nv,
+				                      t, j, &eb);
+		}
+		if (t && fclose(t) != 0 && rc == 0)
+			rc = ms_fail(&eb, MS_ERR_IO, "summary.txt: %s",
+			             strerror(errno));
+		if (j && fclose(j) != 0 && rc == 0)
+			rc = ms_fail(&eb, MS_ERR_IO, "summary.json: %s",
+			             strerror(errno));
+		if (rc == 0)
+			fprintf(out, "\nseries %s: summary.txt, summary.json\n",
+			        dir);
+	}
+	free(fd.runs);
+	if (rc)
+		return fail(err, MS_EXIT_ERROR, "%s%s",
+		            eb.msg[0] ? eb.msg : ms_strerror(rc), "");
+	return 0;
+}
+
+static int
+default_dir(char *buf, size_t n, FILE *err)
+{
+	char root[PATH_MAX];
+	if (ms__cache_root(root, sizeof(root)) != 0)
+		return fail(err, MS_EXIT_ERROR, "%s%s",
+		            "no cache directory (set XDG_CACHE_HOME or HOME) "
+		            "for the series; give --out DIR",
+		            "");
+	time_t t = time(NULL);
+	struct tm tm;
+	char stamp[32];
+	localtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(buf, n, "%s/bench/%s-%ld", root, stamp, (long)getpid());
+	return 0;
+}
+
+static int
+parse_variants(bench *b, const char *list, FILE *err)
+{
+	b->vbuf = strdup(list);
+	if (!b->vbuf)
+		return fail(err, MS_EXIT_ERROR, "%s%s", "no memory", "");
+	char *save = NULL;
+	for (char *t = strtok_r(b->vbuf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (b->nv == MAX_VARIANTS)
+			return fail(err, MS_EXIT_USAGE,
+			            "--variants %s: at most 8 variants%s", list,
+			            "");
+		b->variants[b->nv++] = t;
+	}
+	if (b->nv == 0)
+		return fail(err, MS_EXIT_USAGE,
+		            "--variants \"%s\": expected a comma-separated "
+		            "list of variants%s",
+		            list, "");
+	return 0;
+}
+
+static int
+bench_main(int argc, char **argv, FILE *out, FILE *err)
+{
+	ms__opt o[O_COUNT] = {
+		[O_VARIANTS] = { "--variants", "LIST", false, false, 0, 0 },
+		[O_REPS] = { "--reps", "N", false, false, 0, 0 },
+		[O_FIXTURE] = { "--fixture", "DIR", false, false, 0, 0 },
+		[O_PRESET] = { "--preset", "P", false, false, 0, 0 },
+		[O_PROFILE] = { "--profile", "SPEC", false, false, 0, 0 },
+		[O_OUT] = { "--out", "DIR", false, false, 0, 0 },
+		[O_EMIT] = { "--emit", "KIND", false, false, 0, 0 },
+		[O_COLLECT] = { "--collect", "DIR", false, false, 0, 0 },
+	};
+	if (ms__cmd_wants_help(&ms_cmd_bench, argc, argv, out))
+		return 0;
+	int rc = ms__cmd_parse(&ms_cmd_bench, argc, argv, o, O_COUNT, err);
+	if (rc)
+		return rc;
+	if (o[O_COLLECT].count) {
+		if (o[O_VARIANTS].count || o[O_EMIT].count || o[O_OUT].count)
+			return fail(err, MS_EXIT_USAGE, "%s%s",
+			            "--collect summarises a series directory; "
+			            "it takes no other option",
+			            "");
+		return collect(o[O_COLLECT].value, NULL, 0, out, err);
+	}
+	if (!o[O_VARIANTS].count)
+		return fail(err, MS_EXIT_USAGE, "%s%s",
+		            "option --variants LIST is required (or "
+		            "--collect DIR)",
+		            "");
+	if (o[O_FIXTURE].count && o[O_PRESET].count)
+		return fail(err, MS_EXIT_USAGE, "%s%s",
+		            "--fixture and --preset exclude each other", "");
+	const char *kind = o[O_EMIT].value;
+	if (kind && strcmp(kind, "parallel") && strcmp(kind, "slurm"))
+		return fail(err, MS_EXIT_USAGE,
+		            "--emit \"%s\": expected parallel or slurm%s", kind,
+		            "");
+	bench b = { .reps = 5, .o = o };
+	if (o[O_REPS].count) {
+		char *end = NULL;
+		errno = 0;
+		unsigned long r = strtoul(o[O_REPS].value, &end, 10);
+		if (errno || !end || *end || end == o[O_REPS].value || r < 1 ||
+		    r > MAX_REPS || o[O_REPS].value[0] == '-')
+			return fail(err, MS_EXIT_USAGE,
+			            "--reps \"%s\": expected a whole number "
+			            "from 1 to 1000%s",
+			            o[O_REPS].value, "");
+		b.reps = (unsigned)r;
+	}
+	rc = parse_variants(&b, o[O_VARIANTS].value, err);
+	ssize_t el =
+	        rc ? 0 : readlink("/proc/self/exe", b.exe, sizeof(b.exe) - 1);
+	if (rc == 0 && el <= 0)
+		rc = fail(err, MS_EXIT_ERROR, "/proc/self/exe: %s%s",
+		          strerror(errno), "");
+	else if (rc == 0)
+		b.exe[el] = '\0';
+	if (rc == 0 && o[O_OUT].count) {
+		if (!realpath(o[O_OUT].value, b.dir))
+			snprintf(b.dir, sizeof(b.dir), "%s", o[O_OUT].value);
+	} else if (rc == 0) {
+		rc = default_dir(b.dir, sizeof(b.dir), err);
+	}
+	if (rc == 0)
+		rc = series_dir(b.dir, err);
+	if (rc == 0 && kind) {
+		rc = emit(out, &b, kind);
+		fprintf(err,
+		        "mergescope bench: %u runs listed; nothing was run. "
+		        "Afterwards: mergescope bench --collect %s\n",
+		        b.reps * (unsigned)b.nv, b.dir);
+	} else if (rc == 0) {
+		fprintf(err, "mergescope bench: %u x %zu runs into %s\n",
+		        b.reps, b.nv, b.dir);
+		for (unsigned r = 0; r < b.reps; r++)
+			for (size_t k = 0; k < b.nv; k++) {
+				unsigned vi = order(&b, r, k);
+				int64_t t0 = now_ns();
+				int st = run_one(&b, r, vi, err);
+				fprintf(err,
+				        "  rep %u/%u %-14s exit %d  %.1f s\n",
+				        r + 1, b.reps, b.variants[vi], st,
+				        (double)(now_ns() - t0) / 1e9);
+			}
+		rc = collect(b.dir, b.variants, b.nv, out, err);
+	}
+	free(b.vbuf);
+	return rc;
+}
+
+const ms_cmd ms_cmd_bench = {
+	.name = "bench",
+	.summary = "repeat full replays per variant, alternating; medians",
+	.usage = usage,
+	.run = bench_main,
+};
