@@ -52,4 +52,12 @@ void ms__json_val(FILE *f, const ms__ev_val *v);
 int ms__report_reference(ms_evdb *db, const char *preset, const char *variant,
                          const char *fixture_dir, FILE *out, ms_errbuf *eb);
 
+/* How a column is written outside SQLite (by its name): a part ID as 16
+ * hex digits, an integer that can exceed 2^53 (nanosecond logical and
+ * unix times, timestamps, checksums, seeds) as a JSON string, or plain. */
+enum ms__col_kind { MS__COL_PLAIN, MS__COL_PART_ID, MS__COL_BIG };
+enum ms__col_kind ms__col_kind(const char *name);
+/* Write column value v as JSON by its kind. */
+void ms__json_col(FILE *f, const ms__ev_val *v);
+
 #endif

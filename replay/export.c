@@ -9,16 +9,23 @@
  * "export what the filter shows" is one call. Field names are the database
  * column names (replay/SCHEMA.md), taken from the recorder's column tables.
  *
- * Chrome layout: pid 1 is the run. Track (tid) 1 holds publications as
- * instant events; each lane worker has its own track (tid = 10 + 100 × lane
- * + worker) holding its merges as complete ("X") events. Timestamps are
- * logical time in µs from the first logical instant of the run. The clock
- * stands still while a publication drains, so within one logical instant a
- * merge is placed at its wall-clock offset from the publication that
- * started the drain; a merge that would overlap the previous one on its
- * track is pushed right. Durations and every wall figure are real (args
- * carry them in ms). Counters: "inventory parts", "inventory bytes",
- * "staged bytes".
+ * Chrome layout, two processes. pid 1 is the run on wall time: ts is
+ * microseconds since the run started, so a merge is a complete ("X")
+ * event whose ts and dur are both wall clock, on one track per lane
+ * worker (tid = 10 + 100 x lane + worker); publications are instants on
+ * track 1; counters "inventory parts", "inventory bytes" and "staged
+ * bytes" follow them. A merge's logical time is in its args. pid 2 is the
+ * logical day: publications as instants and the inventory counters at
+ * their logical time (microseconds from the first logical instant of the
+ * run). With a filter, only the merges it passes are written, and only
+ * the publications and counters inside their range (wall range in pid 1,
+ * logical range in pid 2).
+ *
+ * Outside SQLite, part IDs are always 16 lowercase hex digits (as the TUI
+ * shows them), in JSON as strings; integers that can exceed 2^53
+ * (logical and unix nanosecond times, timestamps, checksums) are JSON
+ * strings of their decimal digits, so JavaScript and jq keep every digit.
+ * CSV writes them as digits (part IDs as hex).
  */
 #include "ev_private.h"
 #include "ms_replay_events.h"
@@ -99,6 +106,49 @@ ms__json_val(FILE *f, const ms__ev_val *v)
 	}
 }
 
+static bool
+ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+	return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+enum ms__col_kind
+ms__col_kind(const char *name)
+{
+	if (strcmp(name, "part_id") == 0 || ends_with(name, "_id"))
+		return MS__COL_PART_ID;
+	if (strstr(name, "checksum") || strcmp(name, "logical_ns") == 0 ||
+	    strcmp(name, "frontier_ns") == 0 || ends_with(name, "_ts") ||
+	    ends_with(name, "_unix_ns") || strcmp(name, "fixture_seed") == 0)
+		return MS__COL_BIG;
+	return MS__COL_PLAIN;
+}
+
+static uint64_t
+val_bits(const ms__ev_val *v)
+{
+	return v->type == MS__EV_INT ? (uint64_t)v->i : v->u;
+}
+
+void
+ms__json_col(FILE *f, const ms__ev_val *v)
+{
+	bool integer = v->type == MS__EV_INT || v->type == MS__EV_UINT;
+	switch (integer ? ms__col_kind(v->name) : MS__COL_PLAIN) {
+	case MS__COL_PART_ID:
+		fprintf(f, "\"%016llx\"", (unsigned long long)val_bits(v));
+		break;
+	case MS__COL_BIG:
+		fputc('"', f);
+		ms__json_val(f, v);
+		fputc('"', f);
+		break;
+	default:
+		ms__json_val(f, v);
+	}
+}
+
 /* {"name": value, ...} over all columns of record w. */
 static void
 json_record(FILE *f, enum ms__ev_rec w, const void *obj, bool close)
@@ -112,7 +162,7 @@ json_record(FILE *f, enum ms__ev_rec w, const void *obj, bool close)
 			fputc(',', f);
 		ms__json_str(f, v.name);
 		fputc(':', f);
-		ms__json_val(f, &v);
+		ms__json_col(f, &v);
 	}
 	if (close)
 		fputc('}', f);
@@ -123,14 +173,9 @@ struct exp {
 	uint64_t n;
 	/* chrome */
 	int64_t origin_ns;
-	const ms_ev_pub *pubs; /* by seq, logical time ascending */
-	size_t npubs;
-	int64_t cur_logical, anchor_wall;
-	bool have_cur;
 	struct track {
 		int tid;
 		char name[32];
-		double cursor_us;
 	} tracks[64];
 	size_t ntracks;
 };
@@ -205,12 +250,16 @@ csv_merge(void *ctx, const ms_ev_merge *m)
 			fputs(v.i ? "1" : "0", x->f);
 			break;
 		default:
-			ms__json_val(x->f, &v);
+			if (ms__col_kind(v.name) == MS__COL_PART_ID)
+				fprintf(x->f, "%016llx",
+				        (unsigned long long)val_bits(&v));
+			else
+				ms__json_val(x->f, &v);
 		}
 		fputc(',', x->f);
 	}
 	for (size_t i = 0; i < m->ninputs; i++)
-		fprintf(x->f, "%s%llu", i ? " " : "",
+		fprintf(x->f, "%s%016llx", i ? " " : "",
 		        (unsigned long long)m->inputs[i].id);
 	fputs("\r\n", x->f);
 	x->n++;
@@ -218,6 +267,9 @@ csv_merge(void *ctx, const ms_ev_merge *m)
 }
 
 /* ---- Chrome ----------------------------------------------------------- */
+
+#define PID_WALL 1
+#define PID_LOGICAL 2
 
 static int
 lane_index(const char *lane)
@@ -244,32 +296,7 @@ track_for(struct exp *x, const ms_ev_merge *m)
 	t->tid = tid;
 	snprintf(t->name, sizeof(t->name), "%s #%u", m->lane[0] ? m->lane : "?",
 	         m->worker);
-	t->cursor_us = -1e300;
 	return t;
-}
-
-/* Wall time (since run start) at which logical instant L began: the
- * publication at L, or else the first merge dispatched at L. */
-static int64_t
-anchor_for(struct exp *x, const ms_ev_merge *m)
-{
-	if (x->have_cur && x->cur_logical == m->logical_ns)
-		return x->anchor_wall;
-	size_t lo = 0, hi = x->npubs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (x->pubs[mid].logical_ns < m->logical_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	x->have_cur = true;
-	x->cur_logical = m->logical_ns;
-	x->anchor_wall =
-	        lo < x->npubs && x->pubs[lo].logical_ns == m->logical_ns
-	                ? x->pubs[lo].wall_ns
-	                : m->wall_dispatch_ns;
-	return x->anchor_wall;
 }
 
 static double
@@ -279,13 +306,13 @@ us_of(struct exp *x, int64_t logical_ns)
 }
 
 static void
-chrome_counter(FILE *f, const char *name, const char *key, double ts,
+chrome_counter(FILE *f, int pid, const char *name, const char *key, double ts,
                uint64_t v)
 {
 	fprintf(f,
-	        ",\n{\"ph\":\"C\",\"pid\":1,\"tid\":0,\"name\":\"%s\","
+	        ",\n{\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"name\":\"%s\","
 	        "\"ts\":%.3f,\"args\":{\"%s\":%llu}}",
-	        name, ts, key, (unsigned long long)v);
+	        pid, name, ts, key, (unsigned long long)v);
 }
 
 static int
@@ -294,25 +321,28 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 	struct exp *x = ctx;
 	FILE *f = x->f;
 	struct track *t = track_for(x, m);
-	int64_t off = m->wall_start_ns - anchor_for(x, m);
-	double ts =
-	        us_of(x, m->logical_ns) + (off > 0 ? (double)off : 0) / 1000.0;
-	if (ts < t->cursor_us)
-		ts = t->cursor_us;
+	double ts = (double)m->wall_start_ns / 1000.0;
 	double dur = (double)m->wall_ns / 1000.0;
-	if (dur < 1)
-		dur = 1;
-	t->cursor_us = ts + dur;
 	fprintf(f,
-	        ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+	        ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
 	        "\"dur\":%.3f,\"name\":\"merge #%llu %s\",\"cat\":",
-	        t->tid, ts, dur, (unsigned long long)m->seq,
+	        PID_WALL, t->tid, ts, dur, (unsigned long long)m->seq,
 	        ms_ev_class_name(m->sampling.klass));
 	ms__json_str(f, m->lane);
 	fprintf(f,
 	        ",\"args\":{\"seq\":%llu,\"lane\":\"%s\",\"worker\":%u,"
 	        "\"phase\":\"%s\",\"class\":\"%s\",\"reason\":\"%s\","
-	        "\"logical_ns\":%lld,\"inputs\":%zu,\"input_bytes\":%llu,"
+	        "\"logical_ns\":\"%lld\",\"logical_s\":%.6f,"
+	        "\"inputs\":%zu,\"input_ids\":[",
+	        (unsigned long long)m->seq, m->lane, m->worker,
+	        ms_ev_phase_name(m->phase), ms_ev_class_name(m->sampling.klass),
+	        ms_ev_reason_name(m->sampling.reason), (long long)m->logical_ns,
+	        us_of(x, m->logical_ns) / 1e6, m->ninputs);
+	for (size_t i = 0; i < m->ninputs; i++)
+		fprintf(f, "%s\"%016llx\"", i ? "," : "",
+		        (unsigned long long)m->inputs[i].id);
+	fprintf(f,
+	        "],\"input_bytes\":%llu,"
 	        "\"input_rows\":%llu,\"mature_parts\":%u,\"hot_parts\":%u,"
 	        "\"max_depth\":%u,\"output_id\":\"%016llx\","
 	        "\"output_bytes\":%llu,\"traces_evaluated\":%llu,"
@@ -321,10 +351,7 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 	        "\"alloc_bytes\":%llu,\"alloc_count\":%llu,"
 	        "\"peak_live\":%lld,\"rss_peak\":%llu,\"bytes_read\":%llu,"
 	        "\"bytes_written\":%llu,\"err\":%d}}",
-	        (unsigned long long)m->seq, m->lane, m->worker,
-	        ms_ev_phase_name(m->phase), ms_ev_class_name(m->sampling.klass),
-	        ms_ev_reason_name(m->sampling.reason), (long long)m->logical_ns,
-	        m->ninputs, (unsigned long long)m->input_bytes,
+	        (unsigned long long)m->input_bytes,
 	        (unsigned long long)m->input_rows, m->mature_parts,
 	        m->hot_parts, m->max_depth, (unsigned long long)m->output.id,
 	        (unsigned long long)m->output.compressed_bytes,
@@ -338,15 +365,16 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 	        (unsigned long long)m->bytes_read,
 	        (unsigned long long)m->bytes_written, m->err);
 	if (m->sampling.peak_staged_bytes) {
-		chrome_counter(f, "staged bytes", "bytes", ts,
+		chrome_counter(f, PID_WALL, "staged bytes", "bytes", ts,
 		               m->sampling.peak_staged_bytes);
-		chrome_counter(f, "staged bytes", "bytes", ts + dur, 0);
+		chrome_counter(f, PID_WALL, "staged bytes", "bytes", ts + dur,
+		               0);
 	}
 	if (!m->err) {
-		chrome_counter(f, "inventory parts", "parts", ts + dur,
-		               m->inv_parts);
-		chrome_counter(f, "inventory bytes", "bytes", ts + dur,
-		               m->inv_bytes);
+		chrome_counter(f, PID_WALL, "inventory parts", "parts",
+		               ts + dur, m->inv_parts);
+		chrome_counter(f, PID_WALL, "inventory bytes", "bytes",
+		               ts + dur, m->inv_bytes);
 	}
 	x->n++;
 	return 0;
@@ -383,12 +411,71 @@ first_merge(void *ctx, const ms_ev_merge *m)
 	return 1; /* stop */
 }
 
+/* The wall and logical range of the merges a filter passes. */
+struct range {
+	bool any;
+	int64_t wall_lo, wall_hi, log_lo, log_hi;
+};
+
+static int
+widen(void *ctx, const ms_ev_merge *m)
+{
+	struct range *r = ctx;
+	int64_t w0 = m->wall_start_ns, w1 = m->wall_start_ns + m->wall_ns;
+	if (!r->any) {
+		r->wall_lo = w0;
+		r->wall_hi = w1;
+		r->log_lo = r->log_hi = m->logical_ns;
+		r->any = true;
+		return 0;
+	}
+	r->wall_lo = w0 < r->wall_lo ? w0 : r->wall_lo;
+	r->wall_hi = w1 > r->wall_hi ? w1 : r->wall_hi;
+	r->log_lo = m->logical_ns < r->log_lo ? m->logical_ns : r->log_lo;
+	r->log_hi = m->logical_ns > r->log_hi ? m->logical_ns : r->log_hi;
+	return 0;
+}
+
+static void
+chrome_pub(struct exp *x, const ms_ev_pub *p, int pid, double ts)
+{
+	FILE *f = x->f;
+	fprintf(f,
+	        ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":1,"
+	        "\"ts\":%.3f,\"name\":\"publish %016llx\","
+	        "\"args\":{\"seq\":%llu,\"part_id\":\"%016llx\","
+	        "\"logical_ns\":\"%lld\",\"wall_ms\":%.3f,"
+	        "\"bytes\":%llu,\"rows\":%llu,\"epoch\":%llu,"
+	        "\"publish_ms\":%.3f,\"idle_ms\":%.3f,"
+	        "\"merges\":%llu}}",
+	        pid, ts, (unsigned long long)p->part_id,
+	        (unsigned long long)p->seq, (unsigned long long)p->part_id,
+	        (long long)p->logical_ns, (double)p->wall_ns / 1e6,
+	        (unsigned long long)p->bytes, (unsigned long long)p->rows,
+	        (unsigned long long)p->epoch, (double)p->publish_ns / 1e6,
+	        (double)p->idle_ns / 1e6, (unsigned long long)p->merges);
+	chrome_counter(f, pid, "inventory parts", "parts", ts, p->inv_parts);
+	chrome_counter(f, pid, "inventory bytes", "bytes", ts, p->inv_bytes);
+}
+
+static void
+chrome_meta(FILE *f, int pid, int tid, const char *what, const char *name)
+{
+	fprintf(f,
+	        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\","
+	        "\"args\":{\"name\":",
+	        pid, tid, what);
+	ms__json_str(f, name);
+	fputs("}}", f);
+}
+
 static int
 export_chrome(ms_evdb *db, const ms_ev_filter *flt, struct exp *x,
               ms_errbuf *eb)
 {
 	FILE *f = x->f;
 	struct pubs ps = { 0 };
+	struct range rg = { 0 };
 	int rc = ms_evdb_each_pub(db, collect_pub, &ps, eb);
 	if (rc == MS_ERR_NOMEM)
 		rc = ms_fail(eb, rc, "export of %s: no memory",
@@ -401,6 +488,8 @@ export_chrome(ms_evdb *db, const ms_ev_filter *flt, struct exp *x,
 		else if (r2 == 0)
 			first = ps.n ? ps.min_logical : 0;
 	}
+	if (rc == 0 && flt)
+		rc = ms_evdb_each_merge(db, flt, widen, &rg, eb);
 	ms_ev_run run;
 	if (rc == 0)
 		rc = ms_evdb_run(db, &run, NULL, NULL, eb);
@@ -409,56 +498,50 @@ export_chrome(ms_evdb *db, const ms_ev_filter *flt, struct exp *x,
 		return rc;
 	}
 	x->origin_ns = ps.n && ps.min_logical < first ? ps.min_logical : first;
-	x->pubs = ps.v;
-	x->npubs = ps.n;
 
-	fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{"
-	           "\"logical_origin_unix_ns\":");
-	fprintf(f, "%lld,\"variant\":", (long long)x->origin_ns);
+	fprintf(f,
+	        "{\"displayTimeUnit\":\"ms\",\"otherData\":{"
+	        "\"clock\":\"pid %d: wall microseconds since the run "
+	        "started; pid %d: logical microseconds since "
+	        "logical_origin_unix_ns\","
+	        "\"logical_origin_unix_ns\":\"%lld\",\"filtered\":%s,"
+	        "\"variant\":",
+	        PID_WALL, PID_LOGICAL, (long long)x->origin_ns,
+	        flt ? "true" : "false");
 	ms__json_str(f, run.variant);
 	fputs(",\"fixture\":", f);
 	ms__json_str(f, run.fixture_dir);
 	fputs("},\"traceEvents\":[\n", f);
-	fputs("{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\","
-	      "\"args\":{\"name\":",
-	      f);
-	char pname[MS_EV_NAME_MAX + 32];
-	snprintf(pname, sizeof(pname), "mergescope %s", run.variant);
+	char pname[MS_EV_NAME_MAX + 48];
+	snprintf(pname, sizeof(pname), "mergescope %s (wall)", run.variant);
+	fprintf(f,
+	        "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":"
+	        "\"process_name\",\"args\":{\"name\":",
+	        PID_WALL);
 	ms__json_str(f, pname);
-	fputs("}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":"
-	      "\"thread_name\",\"args\":{\"name\":\"publications\"}}",
-	      f);
+	fputs("}}", f);
+	snprintf(pname, sizeof(pname), "mergescope %s (logical day)",
+	         run.variant);
+	chrome_meta(f, PID_LOGICAL, 0, "process_name", pname);
+	chrome_meta(f, PID_WALL, 1, "thread_name", "publications");
+	chrome_meta(f, PID_LOGICAL, 1, "thread_name", "publications");
 	for (size_t i = 0; i < ps.n; i++) {
 		const ms_ev_pub *p = &ps.v[i];
-		double ts = us_of(x, p->logical_ns);
-		fprintf(f,
-		        ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,"
-		        "\"ts\":%.3f,\"name\":\"publish %016llx\","
-		        "\"args\":{\"seq\":%llu,\"part_id\":\"%016llx\","
-		        "\"bytes\":%llu,\"rows\":%llu,\"epoch\":%llu,"
-		        "\"publish_ms\":%.3f,\"idle_ms\":%.3f,"
-		        "\"merges\":%llu}}",
-		        ts, (unsigned long long)p->part_id,
-		        (unsigned long long)p->seq,
-		        (unsigned long long)p->part_id,
-		        (unsigned long long)p->bytes,
-		        (unsigned long long)p->rows,
-		        (unsigned long long)p->epoch,
-		        (double)p->publish_ns / 1e6, (double)p->idle_ns / 1e6,
-		        (unsigned long long)p->merges);
-		chrome_counter(f, "inventory parts", "parts", ts, p->inv_parts);
-		chrome_counter(f, "inventory bytes", "bytes", ts, p->inv_bytes);
+		if (!flt || (rg.any && p->wall_ns >= rg.wall_lo &&
+		             p->wall_ns <= rg.wall_hi))
+			chrome_pub(x, p, PID_WALL, (double)p->wall_ns / 1000.0);
+		if (!flt || (rg.any && p->logical_ns >= rg.log_lo &&
+		             p->logical_ns <= rg.log_hi))
+			chrome_pub(x, p, PID_LOGICAL, us_of(x, p->logical_ns));
 	}
 	rc = ms_evdb_each_merge(db, flt, chrome_merge, x, eb);
 	for (size_t i = 0; rc == 0 && i < x->ntracks; i++) {
+		chrome_meta(f, PID_WALL, x->tracks[i].tid, "thread_name",
+		            x->tracks[i].name);
 		fprintf(f,
-		        ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":"
-		        "\"thread_name\",\"args\":{\"name\":\"%s\"}}",
-		        x->tracks[i].tid, x->tracks[i].name);
-		fprintf(f,
-		        ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":"
+		        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":"
 		        "\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
-		        x->tracks[i].tid, x->tracks[i].tid);
+		        PID_WALL, x->tracks[i].tid, x->tracks[i].tid);
 	}
 	fputs("\n]}\n", f);
 	free(ps.v);

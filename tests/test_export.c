@@ -206,6 +206,28 @@ held_merges(const ms_ev_filter *f)
 }
 
 /* Does JSON value j hold exactly v? */
+/* Part IDs are 16 hex digits everywhere outside SQLite. */
+static bool
+is_part_id(const char *name)
+{
+	return strcmp(name, "part_id") == 0 || strcmp(name, "out_id") == 0;
+}
+
+/* Columns whose values can exceed 2^53: JSON strings. */
+static bool
+is_big(const char *name)
+{
+	static const char *const big[] = { "logical_ns",   "frontier_ns",
+		                           "input_min_ts", "input_max_ts",
+		                           "out_min_ts",   "out_max_ts",
+		                           "min_ts",       "max_ts",
+		                           "out_checksum" };
+	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++)
+		if (strcmp(name, big[i]) == 0)
+			return true;
+	return false;
+}
+
 static void
 assert_json_is(const jv *j, const ms__ev_val *v)
 {
@@ -231,7 +253,19 @@ assert_json_is(const jv *j, const ms__ev_val *v)
 		snprintf(want, sizeof(want), "%llu", (unsigned long long)v->u);
 		break;
 	}
-	assert_int_equal(j->t, J_NUM);
+	if (is_part_id(v->name)) {
+		snprintf(want, sizeof(want), "%016llx",
+		         (unsigned long long)(v->type == MS__EV_INT
+		                                      ? (uint64_t)v->i
+		                                      : v->u));
+		assert_int_equal(j->t, J_STR);
+	} else if (is_big(v->name)) {
+		assert_int_equal(j->t, J_STR);
+	} else {
+		/* every JSON number is exact in a double */
+		assert_int_equal(j->t, J_NUM);
+		assert_true(fabs(j->num) <= 9007199254740992.0);
+	}
 	assert_string_equal(j->raw, want);
 }
 
@@ -276,8 +310,11 @@ check_jsonl(const ms_ev_filter *f)
 				assert_json_is(jget(&ins->items[k], v.name),
 				               &v);
 			}
-			assert_true(jget(&ins->items[k], "part_id")->num ==
-			            (double)m->inputs[k].id);
+			const jv *pid = jget(&ins->items[k], "part_id");
+			assert_int_equal(pid->t, J_STR);
+			assert_true(strlen(pid->raw) == 16 &&
+			            strtoull(pid->raw, NULL, 16) ==
+			                    m->inputs[k].id);
 		}
 		const jv *lk = jget(&o, "links");
 		assert_int_equal(lk->n, m->nlinks);
@@ -364,6 +401,13 @@ test_csv(void **state)
 				         (unsigned long long)v.u);
 				break;
 			}
+			if (is_part_id(v.name))
+				snprintf(
+				        want, sizeof(want), "%016llx",
+				        (unsigned long long)(v.type == MS__EV_INT
+				                                     ? (uint64_t)
+				                                               v.i
+				                                     : v.u));
 			assert_string_equal(r.f[i], want);
 		}
 		if (m->err)
@@ -373,8 +417,8 @@ test_csv(void **state)
 		size_t k = 0;
 		for (char *t = strtok_r(s, " ", &save); t;
 		     t = strtok_r(NULL, " ", &save), k++)
-			assert_int_equal(strtoull(t, NULL, 10),
-			                 m->inputs[k].id);
+			assert_true(strlen(t) == 16 &&
+			            strtoull(t, NULL, 16) == m->inputs[k].id);
 		assert_int_equal(k, m->ninputs);
 		csv_free(&r);
 		rows++;
@@ -389,72 +433,137 @@ test_csv(void **state)
 /* ---- Chrome trace ----------------------------------------------------- */
 
 static int
-cmp_double(const void *a, const void *b)
+hold_pub(void *ctx, const ms_ev_pub *p)
 {
-	const double *x = a, *y = b;
-	return (x[0] > y[0]) - (x[0] < y[0]);
+	struct {
+		ms_ev_pub *v;
+		size_t n;
+	} *l = ctx;
+	l->v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n++] = *p;
+	return 0;
 }
 
+/* What a Chrome export holds, checked event by event against the
+ * database: merges (all, or those f passes) on wall time in pid 1, the
+ * publications and counters inside their ranges. */
 static void
-test_chrome(void **state)
+check_chrome(const ms_ev_filter *f)
 {
-	(void)state;
-	char *text = export_text(MS_EXPORT_CHROME, NULL, NULL);
+	char *text = export_text(MS_EXPORT_CHROME, f, NULL);
+	struct held_list l = held_merges(f);
+	struct {
+		ms_ev_pub *v;
+		size_t n;
+	} pubs = { 0 };
+	ms_evdb *db = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&db, dbpath, &eb), 0);
+	assert_int_equal(ms_evdb_each_pub(db, hold_pub, &pubs, &eb), 0);
+	ms_evdb_close(db);
+	/* the ranges the filtered merges cover, in µs */
+	double wlo = 1e300, whi = -1e300, llo = 1e300, lhi = -1e300;
+	for (size_t i = 0; i < l.n; i++) {
+		const ms_ev_merge *m = &l.v[i].m;
+		double w0 = (double)m->wall_start_ns / 1e3;
+		double w1 = (double)(m->wall_start_ns + m->wall_ns) / 1e3;
+		double lg = (double)m->logical_ns;
+		wlo = w0 < wlo ? w0 : wlo;
+		whi = w1 > whi ? w1 : whi;
+		llo = lg < llo ? lg : llo;
+		lhi = lg > lhi ? lg : lhi;
+	}
+
 	jv o;
 	json_parse(text, &o);
 	assert_int_equal(o.t, J_OBJ);
 	assert_string_equal(jget(&o, "displayTimeUnit")->raw, "ms");
+	const jv *other = jget(&o, "otherData");
+	const jv *origin = jget(other, "logical_origin_unix_ns");
+	assert_int_equal(origin->t, J_STR);
+	double origin_ns = strtod(origin->raw, NULL);
 	const jv *ev = jget(&o, "traceEvents");
 	assert_int_equal(ev->t, J_ARR);
 
-	size_t nx = 0, ni = 0, nc = 0, nproc = 0;
+	size_t nx = 0, ni[3] = { 0 }, nproc = 0;
 	int named[1000] = { 0 };
 	int used[1000] = { 0 };
-	double(*spans)[3] = calloc(ev->n, sizeof(*spans));
 	for (size_t i = 0; i < ev->n; i++) {
 		const jv *e = &ev->items[i];
 		const jv *ph = jget(e, "ph");
 		assert_non_null(ph);
 		assert_int_equal(ph->t, J_STR);
-		assert_non_null(jget(e, "pid"));
+		const jv *pidv = jget(e, "pid");
+		assert_non_null(pidv);
+		int pid = (int)pidv->num;
+		assert_true(pid == 1 || pid == 2);
 		assert_non_null(jget(e, "name"));
 		const char *k = ph->raw;
+		const jv *tsv = jget(e, "ts");
+		double ts = tsv ? tsv->num : 0;
+		/* pid 1 in wall µs, pid 2 in logical µs from the origin */
+		double lg = origin_ns + ts * 1e3;
+		bool in_range = pid == 1 ? ts >= wlo - 1e-3 && ts <= whi + 1e-3
+		                         : lg >= llo - 1 && lg <= lhi + 1;
 		if (strcmp(k, "X") == 0) {
-			const jv *tid = jget(e, "tid"), *ts = jget(e, "ts"),
-			         *dur = jget(e, "dur"), *args = jget(e, "args");
-			assert_non_null(tid);
-			assert_non_null(ts);
-			assert_non_null(dur);
-			assert_non_null(args);
-			assert_true(dur->num >= 1);
-			assert_true(ts->num >= 0);
-			assert_non_null(jget(args, "wall_ms"));
-			assert_non_null(jget(args, "cpu_ms"));
-			assert_int_equal(jget(args, "seq")->num, nx + 1);
+			assert_int_equal(pid, 1);
+			const jv *tid = jget(e, "tid"), *dur = jget(e, "dur"),
+			         *args = jget(e, "args");
+			assert_true(nx < l.n);
+			const ms_ev_merge *m = &l.v[nx].m;
+			assert_true(jget(args, "seq")->num == (double)m->seq);
+			/* ts and dur both wall clock */
+			assert_true(fabs(ts - (double)m->wall_start_ns / 1e3) <
+			            1e-3);
+			assert_true(fabs(dur->num - (double)m->wall_ns / 1e3) <
+			            1e-3);
+			const jv *lns = jget(args, "logical_ns");
+			assert_int_equal(lns->t, J_STR);
+			assert_true(strtoll(lns->raw, NULL, 10) ==
+			            m->logical_ns);
+			assert_true(jget(args, "worker")->num == m->worker);
+			const jv *ids = jget(args, "input_ids");
+			assert_int_equal(ids->n, m->ninputs);
+			for (size_t q = 0; q < ids->n; q++) {
+				assert_int_equal(strlen(ids->items[q].raw), 16);
+				assert_true(strtoull(ids->items[q].raw, NULL,
+				                     16) == m->inputs[q].id);
+			}
+			assert_int_equal(strlen(jget(args, "output_id")->raw),
+			                 16);
 			assert_true(tid->num >= 10 && tid->num < 1000);
 			used[(int)tid->num] = 1;
-			spans[nx][0] = tid->num * 1e15 + ts->num;
-			spans[nx][1] = ts->num;
-			spans[nx][2] = dur->num;
 			nx++;
 		} else if (strcmp(k, "i") == 0) {
-			assert_non_null(jget(e, "ts"));
 			assert_non_null(jget(e, "s"));
-			ni++;
+			const jv *args = jget(e, "args");
+			const ms_ev_pub *p =
+			        &pubs.v[(size_t)jget(args, "seq")->num];
+			if (pid == 1)
+				assert_true(fabs(ts - (double)p->wall_ns /
+				                              1e3) < 1e-3);
+			else
+				assert_true(fabs(lg - (double)p->logical_ns) <
+				            1e3);
+			assert_int_equal(strlen(jget(args, "part_id")->raw),
+			                 16);
+			if (f)
+				assert_true(in_range);
+			ni[pid]++;
 		} else if (strcmp(k, "C") == 0) {
-			assert_non_null(jget(e, "ts"));
 			const jv *args = jget(e, "args");
 			assert_int_equal(args->t, J_OBJ);
 			assert_int_equal(args->n, 1);
 			assert_int_equal(args->items[0].t, J_NUM);
-			nc++;
+			if (f)
+				assert_true(in_range);
 		} else if (strcmp(k, "M") == 0) {
 			const char *n = jget(e, "name")->raw;
 			const jv *args = jget(e, "args");
 			assert_non_null(args);
 			if (strcmp(n, "process_name") == 0)
 				nproc++;
-			if (strcmp(n, "thread_name") == 0) {
+			if (strcmp(n, "thread_name") == 0 && pid == 1) {
 				assert_int_equal(jget(args, "name")->t, J_STR);
 				named[(int)jget(e, "tid")->num] = 1;
 			}
@@ -462,26 +571,38 @@ test_chrome(void **state)
 			fail_msg("unexpected phase %s", k);
 		}
 	}
-	assert_int_equal(nx, NMERGES);
-	assert_int_equal(ni, NMERGES); /* one publication per merge here */
-	assert_true(nc >= 2 * NMERGES);
-	assert_int_equal(nproc, 1);
+	assert_int_equal(nx, l.n);
+	assert_int_equal(nproc, 2);
+	if (!f) {
+		assert_int_equal(ni[1], pubs.n);
+		assert_int_equal(ni[2], pubs.n);
+	} else {
+		assert_true(ni[1] < pubs.n && ni[2] < pubs.n);
+		assert_true(ni[1] > 0 && ni[2] > 0);
+	}
 	for (int t = 0; t < 1000; t++)
 		if (used[t])
 			assert_true(named[t]);
 	assert_true(named[1]);
-	/* merges on one track never overlap */
-	qsort(spans, nx, sizeof(*spans), cmp_double);
-	for (size_t i = 1; i < nx; i++) {
-		bool same = (long long)(spans[i][0] / 1e15) ==
-		            (long long)(spans[i - 1][0] / 1e15);
-		if (same)
-			assert_true(spans[i][1] + 1e-3 >=
-			            spans[i - 1][1] + spans[i - 1][2]);
-	}
-	free(spans);
 	jfree(&o);
 	free(text);
+	free(l.v);
+	free(pubs.v);
+}
+
+static void
+test_chrome(void **state)
+{
+	(void)state;
+	check_chrome(NULL);
+}
+
+static void
+test_chrome_filtered(void **state)
+{
+	(void)state;
+	ms_ev_filter f = { .has_seq_range = true, .seq_min = 2, .seq_max = 5 };
+	check_chrome(&f);
 }
 
 static void
@@ -516,6 +637,7 @@ main(void)
 		cmocka_unit_test(test_jsonl_filtered),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_chrome),
+		cmocka_unit_test(test_chrome_filtered),
 		cmocka_unit_test(test_export_file_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
