@@ -73,6 +73,7 @@ typedef struct failcnt {
 typedef struct worker {
 	ms_engine *e;
 	unsigned lanes; /* bit per enum ms_lane_kind */
+	unsigned index; /* within its lanes: fast 0..n-1, slow 0, serial 0 */
 	pthread_t th;
 	bool started;
 } worker;
@@ -719,7 +720,7 @@ engine_fail(ms_engine *e, const job *j, int rc, const char *msg)
 }
 
 static void
-run_job(ms_engine *e, job *j)
+run_job(ms_engine *e, job *j, unsigned windex)
 {
 	ms_merge_req req = {
 		.shard = e->o.shard,
@@ -764,6 +765,7 @@ run_job(ms_engine *e, job *j)
 	pthread_mutex_lock(&e->mu);
 	ms_engine_event ev = { .dispatch = &j->d,
 		               .result = &res,
+		               .worker = windex,
 		               .err = rc,
 		               .error = rc < 0 ? res.error.msg : "" };
 	if (rc == 0) {
@@ -848,7 +850,7 @@ worker_main(void *arg)
 		}
 		j->st = JOB_RUNNING;
 		pthread_mutex_unlock(&e->mu);
-		run_job(e, j); /* returns with e->mu held */
+		run_job(e, j, w->index); /* returns with e->mu held */
 	}
 	pthread_mutex_unlock(&e->mu);
 	return NULL;
@@ -921,6 +923,7 @@ ms_engine_open(ms_engine **out, const ms_engine_opts *opts, ms_errbuf *eb)
 	for (unsigned i = 0; i < e->nworkers; i++) {
 		worker *w = &e->workers[i];
 		w->e = e;
+		w->index = !e->o.serial && i < e->fast_workers ? i : 0;
 		if (e->o.serial)
 			w->lanes = (1u << MS_LANE_KIND_COUNT) - 1;
 		else if (i < e->fast_workers)

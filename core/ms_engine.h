@@ -142,10 +142,12 @@ typedef struct ms_engine_event {
 	enum ms_engine_event_type type;
 	const ms_dispatch *dispatch;   /* NULL for QUARANTINED, PICK_FAILED */
 	const ms_merge_result *result; /* DONE and FAILED only */
-	int err;                       /* 0 or a negative ms_err */
-	const char *error;             /* "" when err == 0 */
-	uint64_t part_id;              /* QUARANTINED */
-	uint32_t backoff_ms;           /* FAILED, PICK_FAILED */
+	uint32_t worker;     /* DONE and FAILED: the worker within its lane
+	                        (fast 0..n-1; slow and serial 0) */
+	int err;             /* 0 or a negative ms_err */
+	const char *error;   /* "" when err == 0 */
+	uint64_t part_id;    /* QUARANTINED */
+	uint32_t backoff_ms; /* FAILED, PICK_FAILED */
 } ms_engine_event;
 
 typedef struct ms_engine_opts {

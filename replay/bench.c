@@ -167,6 +167,11 @@ differs(const ms_ev_run *a, const ms_ev_run *b, char *va, char *vb, size_t n)
 	STR(fixture_hash, "fixture");
 	STR(fixture_parts_hash, "fixture parts");
 	STR(version, "mergescope version");
+	STR(binary_checksum, "binary");
+	STR(git_commit, "commit");
+	STR(compiler, "compiler");
+	STR(cpu_model, "CPU model");
+	STR(cache_label, "cache label");
 	STR(profile, "profile");
 	NUM(emulated_cpus, "emulated cpus");
 	NUM(emulated_mem_bytes, "emulated memory");

@@ -615,6 +615,15 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	else
 		m.ninputs = 0;
 	m.phase = r->rec_phase;
+	m.worker = ev->worker;
+	int64_t dispatch_mono = 0;
+	if (d) {
+		pthread_mutex_lock(&r->mu);
+		for (size_t i = 0; i < r->nclaims; i++)
+			if (r->claims[i].seq == d->seq)
+				dispatch_mono = r->claims[i].dispatch_mono;
+		pthread_mutex_unlock(&r->mu);
+	}
 	if (res) {
 		m.err = res->err;
 		copy_str(m.error, sizeof(m.error), res->error.msg);
@@ -627,6 +636,10 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 		m.traces_in = res->traces_in;
 		m.traces_out = res->traces_out;
 		m.wall_start_ns = res->started_mono_ns - r->t0_mono;
+		if (dispatch_mono) {
+			m.wall_dispatch_ns = dispatch_mono - r->t0_mono;
+			m.queue_ns = res->started_mono_ns - dispatch_mono;
+		}
 		m.wall_ns = res->wall_ns;
 		m.cpu_ns = res->cpu_ns;
 		m.process_cpu_ns = res->cpu_ns;
@@ -821,6 +834,7 @@ on_dispatch(void *arg, const ms_dispatch *d)
 	if (r->nclaims < MAX_CLAIMS) {
 		claim *c = &r->claims[r->nclaims++];
 		c->seq = d->seq;
+		c->dispatch_mono = mono_ns();
 		c->n = d->ninputs < MS_PICKER_PARTS_LIMIT
 		               ? d->ninputs
 		               : MS_PICKER_PARTS_LIMIT;
@@ -1258,14 +1272,25 @@ fill_run_record(ms_replay *r, ms_ev_run *run)
 	if (r->pipe) {
 		ms_chain *c = ms_pipeline_chain(r->pipe);
 		size_t n = ms_chain_len(c);
+		/* The configs each link was opened with, as the spec gives
+		 * them (a spec that parsed once parses again). */
+		ms_chain_spec spec;
+		memset(&spec, 0, sizeof(spec));
+		if (ms_chain_spec_parse(&spec, ms_pipeline_spec(r->pipe), "",
+		                        NULL, NULL) != 0)
+			spec.n = 0;
 		for (size_t i = 0; i < n && i < MS_EV_LINKS_MAX; i++) {
 			ms_plugin *p = ms_chain_plugin(c, i);
 			ms_ev_plugin *e = &run->plugins[run->nplugins++];
 			copy_str(e->name, sizeof(e->name), ms_plugin_name(p));
+			if (i < spec.n && spec.configs[i])
+				copy_str(e->config, sizeof(e->config),
+				         spec.configs[i]);
 			copy_str(e->path, sizeof(e->path), ms_plugin_path(p));
 			copy_str(e->checksum, sizeof(e->checksum),
 			         ms_plugin_checksum(p));
 		}
+		ms_chain_spec_release(&spec);
 	}
 	run->detected_cpus = (uint32_t)ceil(r->limits.detected_cpus);
 	run->detected_mem_bytes = r->limits.detected_mem;
@@ -1286,6 +1311,8 @@ fill_run_record(ms_replay *r, ms_ev_run *run)
 	if (uname(&u) == 0)
 		copy_str(run->kernel, sizeof(run->kernel), u.release);
 	copy_str(run->clone_method, sizeof(run->clone_method), r->clone_method);
+	ms__run_environment(run, r->work_dir);
+	copy_str(run->cache_label, sizeof(run->cache_label), r->cache_label);
 	run->input_ledger = r->info->ledgers;
 }
 
@@ -1377,6 +1404,8 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 	         opts->variant ? opts->variant : "disabled");
 	copy_str(r->clone_method, sizeof(r->clone_method), "copy");
 	r->keep_shard = opts->keep_shard;
+	copy_str(r->cache_label, sizeof(r->cache_label),
+	         opts->cache_label ? opts->cache_label : "uncontrolled");
 	r->serial = opts->serial;
 	r->speed = opts->speed;
 	r->wait_timeout_ns = opts->wait_timeout_ns > 0
@@ -1456,6 +1485,10 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 			goto fail;
 		}
 	}
+	/* The page cache the run starts from (after every check, before
+	 * the first fixture read). */
+	if ((rc = ms__cache_prepare(r->fixture_dir, opts->cache_label, eb)))
+		goto fail;
 	/* A fresh shard clone, in a directory that is new or empty: the run
 	 * deletes it at the end, so it must not hold anything else. */
 	struct stat st;

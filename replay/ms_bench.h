@@ -7,9 +7,10 @@
  * databases and writes the table and the JSON.
  *
  * A run that breaks a validity condition (not complete, a failed gate,
- * another fixture, version, profile, limits, serial or grace policy than
- * the series' first valid run) is listed by name with the reason and left
- * out of every figure.
+ * another fixture, version, binary, commit, compiler, CPU model, cache
+ * label, profile, limits, serial, grace policy, host, kernel or work-dir
+ * file system than the series' first valid run) is listed by name with
+ * the reason and left out of every figure.
  */
 #ifndef MS_BENCH_H
 #define MS_BENCH_H

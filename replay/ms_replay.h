@@ -127,6 +127,9 @@ typedef struct ms_replay_opts {
 	 * fail. */
 	const char *oracle_spec;
 	const char *profile;        /* "cpus=2,mem=4g"; NULL = detected */
+	/* Page cache before the run: "warm" (the fixture read once),
+	 * "cold" (its pages dropped), NULL or "uncontrolled" (neither). */
+	const char *cache_label;
 	uint64_t decide_timeout_ns; /* 0 = 5 s */
 	/* Charged bytes above which a trace is kept without evaluation
 	 * (an oversized bypass); 0 = the hard staging ceiling. */

@@ -97,8 +97,14 @@ typedef struct ms_ev_run {
 	/* Host. */
 	char hostname[MS_EV_NAME_MAX];
 	char kernel[MS_EV_NAME_MAX];
-	char filesystem[32];
-	char clone_method[16];      /* "reflink" or "copy" */
+	char filesystem[32];   /* statfs type of the work dir: "tmpfs" */
+	char clone_method[16]; /* "reflink" or "copy" */
+	/* Build and machine (version 3). */
+	char binary_checksum[MS_EV_HEX_MAX]; /* of /proc/self/exe */
+	char git_commit[48];        /* of the source tree at configure time */
+	char compiler[64];          /* "gcc 12.2.0" */
+	char cpu_model[128];        /* /proc/cpuinfo "model name" */
+	char cache_label[16];       /* "warm", "cold" or "uncontrolled" */
 	ms_ledger_set input_ledger; /* the fixture's ledgers */
 } ms_ev_run;
 

@@ -209,7 +209,8 @@ typedef struct claim {
 	uint64_t seq;
 	size_t n;
 	uint64_t ids[MS_PICKER_PARTS_LIMIT];
-	bool finalize_big; /* finalize selections may exceed the array */
+	bool finalize_big;     /* finalize selections may exceed the array */
+	int64_t dispatch_mono; /* when the dispatch hook saw it */
 } claim;
 
 struct ms_replay {
@@ -236,7 +237,8 @@ struct ms_replay {
 	ms_shard *shard;
 	ms_engine *engine;
 	char clone_method[16];
-	int64_t t0_mono; /* run start, CLOCK_MONOTONIC */
+	char cache_label[16]; /* warm, cold, uncontrolled */
+	int64_t t0_mono;      /* run start, CLOCK_MONOTONIC */
 
 	int64_t wait_timeout_ns;
 	pthread_t thread;
@@ -339,5 +341,15 @@ int ms__replay_gates(ms_replay *r, ms_errbuf *eb);
 int ms__oracle_join(ms_replay *r);
 /* Wall-clock ns since the run started. */
 int64_t ms__replay_since_start(const ms_replay *r);
+
+/* environ.c: the statfs type name of dir ("tmpfs", "ext4", or 0xHEX);
+ * the build and machine columns of a run record (file system of
+ * work_dir, binary checksum, commit, compiler, CPU model); the page-cache
+ * state of the fixture before a run (label warm, cold, uncontrolled or
+ * NULL; anything else is MS_ERR_INVAL naming --cache). */
+void ms__fs_type_name(const char *dir, char *buf, size_t n);
+void ms__run_environment(ms_ev_run *run, const char *work_dir);
+int ms__cache_prepare(const char *fixture_dir, const char *label,
+                      ms_errbuf *eb);
 
 #endif

@@ -360,6 +360,81 @@ test_series(void **state)
 	free(stdout_text);
 }
 
+/* ---- what a run records about itself ---------------------------------- */
+
+static int
+check_merge(void *ctx, const ms_ev_merge *m)
+{
+	const ms_ev_run *r = ctx;
+	/* dispatch, then the wait, then the start on a worker */
+	assert_true(m->wall_dispatch_ns > 0);
+	assert_true(m->queue_ns >= 0);
+	assert_true(m->wall_dispatch_ns + m->queue_ns == m->wall_start_ns);
+	if (strcmp(m->lane, "fast") == 0)
+		assert_true(m->worker < r->fast_workers);
+	else
+		assert_int_equal(m->worker, 0);
+	return 0;
+}
+
+static bool
+is_hex(const char *s, size_t n)
+{
+	if (strlen(s) != n)
+		return false;
+	for (; *s; s++)
+		if (!strchr("0123456789abcdef", *s))
+			return false;
+	return true;
+}
+
+static void
+test_run_record(void **state)
+{
+	(void)state;
+	char db[PATH_MAX], work[PATH_MAX];
+	path_in(db, sizeof(db), "cold.db");
+	path_in(work, sizeof(work), "cold.shard");
+	const char *args[] = { "run",       "--headless", "--preset",   "smoke",
+		               "--variant", "detdrop:35", "--cache",    "cold",
+		               "--db",      db,           "--work-dir", work,
+		               NULL };
+	assert_int_equal(run(args, false), 0);
+	ms_evdb *ev = NULL;
+	ms_errbuf eb = { { 0 } };
+	ms_ev_run r;
+	if (ms_evdb_open(&ev, db, &eb))
+		fail_msg("%s", eb.msg);
+	assert_int_equal(ms_evdb_run(ev, &r, NULL, NULL, &eb), 0);
+	assert_string_equal(r.cache_label, "cold");
+	assert_true(is_hex(r.binary_checksum, 32));
+	assert_true(r.git_commit[0] != '\0');
+	assert_true(strncmp(r.compiler, "gcc ", 4) == 0 ||
+	            strncmp(r.compiler, "clang ", 6) == 0);
+	/* the work dir's file system, as statfs names it (the test dir is
+	 * on tmpfs when /dev/shm is writable) */
+	assert_true(r.filesystem[0] != '\0');
+	if (strncmp(root, "/dev/shm/", 9) == 0)
+		assert_string_equal(r.filesystem, "tmpfs");
+	assert_int_equal(r.nplugins, 1);
+	assert_string_equal(r.plugins[0].name, "detdrop");
+	assert_string_equal(r.plugins[0].config, "{\"percent\":35}");
+	assert_int_equal(ms_evdb_each_merge(ev, NULL, check_merge, &r, &eb), 0);
+	ms_evdb_close(ev);
+
+	/* the series' runs say where they ran alike, and skywalking's
+	 * config is the default one */
+	char sdb[PATH_MAX];
+	db_of(sdb, sizeof(sdb), series, 0, 1, "skywalking");
+	ms_ev_run s = run_of(sdb);
+	assert_string_equal(s.cache_label, "uncontrolled");
+	assert_string_equal(s.binary_checksum, r.binary_checksum);
+	assert_string_equal(s.cpu_model, r.cpu_model);
+	assert_string_equal(s.plugins[0].config,
+	                    "{\"durationThresholdMs\":500,\"keepErrors\":true,"
+	                    "\"healthySampleRate\":0.1}");
+}
+
 /* ---- a run that breaks a condition is named, not averaged ------------- */
 
 static void
@@ -533,6 +608,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_series),
+		cmocka_unit_test(test_run_record),
 		cmocka_unit_test(test_collect_names_invalid),
 		cmocka_unit_test(test_emit_parallel),
 		cmocka_unit_test(test_emit_slurm),

@@ -54,6 +54,7 @@ enum ms__run_opt {
 	MS__RO_DB,
 	MS__RO_WORKDIR,
 	MS__RO_WAIT_TIMEOUT,
+	MS__RO_CACHE,
 	MS__RO_BREAK,
 	MS__RO_PAUSED,
 	MS__RO_SPEED,
@@ -161,6 +162,7 @@ typedef struct ms__run_args {
 	bool serial;          /* --serial */
 	int64_t wait_timeout_ns; /* --wait-timeout, or 0 (the default) */
 	bool allow_fail_open;    /* --allow-fail-open */
+	const char *cache;       /* --cache warm|cold, or NULL */
 } ms__run_args;
 
 /* What a run needs, resolved. */

@@ -23,6 +23,7 @@ const ms__opt ms__run_opts[MS__RO_COUNT] = {
 	[MS__RO_DB] = OPT("--db", "FILE", false, false),
 	[MS__RO_WORKDIR] = OPT("--work-dir", "DIR", false, false),
 	[MS__RO_WAIT_TIMEOUT] = OPT("--wait-timeout", "DURATION", false, false),
+	[MS__RO_CACHE] = OPT("--cache", "warm|cold", false, false),
 	[MS__RO_BREAK] = OPT("--break", "SPEC", false, true),
 	[MS__RO_PAUSED] = OPT("--paused", NULL, false, false),
 	[MS__RO_SPEED] = OPT("--speed", "X", false, false),

@@ -518,6 +518,16 @@ ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err)
 		        c->name, wt->value);
 		return MS_EXIT_USAGE;
 	}
+	const ms__opt *ca = &o[MS__RO_CACHE];
+	if (ca->count && strcmp(ca->value, "warm") != 0 &&
+	    strcmp(ca->value, "cold") != 0 &&
+	    strcmp(ca->value, "uncontrolled") != 0) {
+		fprintf(err,
+		        "mergescope %s: --cache \"%s\": expected warm, cold "
+		        "or uncontrolled\n",
+		        c->name, ca->value);
+		return MS_EXIT_USAGE;
+	}
 	const ms__opt *g = &o[MS__RO_GRACE];
 	if (g->count && strcmp(g->value, "selection") != 0 &&
 	    strcmp(g->value, "trace") != 0) {
@@ -571,6 +581,7 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 		.json = o[MS__RO_JSON].value,
 		.serial = o[MS__RO_SERIAL].count > 0,
 		.allow_fail_open = o[MS__RO_ALLOW_FAIL_OPEN].count > 0,
+		.cache = o[MS__RO_CACHE].value,
 	};
 	if (o[MS__RO_WAIT_TIMEOUT].count)
 		ms__parse_duration(o[MS__RO_WAIT_TIMEOUT].value,
@@ -592,4 +603,5 @@ ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
 	ro->profile = a->profile;
 	ro->work_dir = a->work_dir;
 	ro->wait_timeout_ns = a->wait_timeout_ns;
+	ro->cache_label = a->cache;
 }

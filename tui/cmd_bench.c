@@ -32,7 +32,8 @@
 static const char usage[] =
         "usage: mergescope bench --variants V1,V2[,...] [--reps N]\n"
         "                        [--fixture DIR | --preset P]\n"
-        "                        [--profile SPEC] [--out DIR]\n"
+        "                        [--profile SPEC] [--cache warm|cold]\n"
+        "                        [--out DIR]\n"
         "                        [--emit parallel|slurm]\n"
         "       mergescope bench --collect DIR\n"
         "\n"
@@ -46,8 +47,8 @@ static const char usage[] =
         "each median against the first variant. The same table goes to\n"
         "DIR/summary.txt, the figures to DIR/summary.json. A run that is\n"
         "not complete, fails a gate, or differs from the first valid run\n"
-        "in fixture, version, profile, limits or host is named and left\n"
-        "out of every figure.\n"
+        "in fixture, binary, commit, compiler, CPU, cache label, profile,\n"
+        "limits or host is named and left out of every figure.\n"
         "\n"
         "  --variants LIST  comma-separated variants (disabled, alwayskeep,\n"
         "                   detdrop:PCT, skywalking); the first is the\n"
@@ -57,6 +58,8 @@ static const char usage[] =
         "  --preset P       without --fixture: the preset's cached fixture\n"
         "                   (default day-2x)\n"
         "  --profile SPEC   emulated limits passed to every run\n"
+        "  --cache warm|cold  the page cache each run starts from (see\n"
+        "                   `run --help`); default uncontrolled\n"
         "  --out DIR        the series directory (new or empty; default\n"
         "                   $XDG_CACHE_HOME/mergescope/bench/<time>)\n"
         "  --emit KIND      run nothing; print the runs for an existing\n"
@@ -72,6 +75,7 @@ enum {
 	O_FIXTURE,
 	O_PRESET,
 	O_PROFILE,
+	O_CACHE,
 	O_OUT,
 	O_EMIT,
 	O_COLLECT,
@@ -151,6 +155,10 @@ run_argv(const bench *b, unsigned rep, unsigned vi, char *dbbuf, size_t dbn,
 	if (b->o[O_PROFILE].count) {
 		argv[n++] = "--profile";
 		argv[n++] = b->o[O_PROFILE].value;
+	}
+	if (b->o[O_CACHE].count) {
+		argv[n++] = "--cache";
+		argv[n++] = b->o[O_CACHE].value;
 	}
 	argv[n] = NULL;
 	return n;
@@ -478,6 +486,7 @@ bench_main(int argc, char **argv, FILE *out, FILE *err)
 		[O_FIXTURE] = { "--fixture", "DIR", false, false, 0, 0 },
 		[O_PRESET] = { "--preset", "P", false, false, 0, 0 },
 		[O_PROFILE] = { "--profile", "SPEC", false, false, 0, 0 },
+		[O_CACHE] = { "--cache", "warm|cold", false, false, 0, 0 },
 		[O_OUT] = { "--out", "DIR", false, false, 0, 0 },
 		[O_EMIT] = { "--emit", "KIND", false, false, 0, 0 },
 		[O_COLLECT] = { "--collect", "DIR", false, false, 0, 0 },

@@ -38,7 +38,7 @@ static const char usage[] =
         "                      [--profile cpus=N,mem=SIZE] [--db FILE]\n"
         "                      [--work-dir DIR] [--json FILE]\n"
         "                      [--wait-timeout T]\n"
-        "                      [--allow-fail-open]\n"
+        "                      [--allow-fail-open] [--cache warm|cold]\n"
         "\n"
         "Replays a fixture day as fast as the engine goes, without the\n"
         "screen: prints progress on standard error, then the run report\n"
@@ -73,6 +73,10 @@ static const char usage[] =
         "                       bypasses sampling (lossless retry, oversized\n"
         "                       traces) makes the plugin_health gate WARN\n"
         "                       instead of FAIL\n"
+        "  --cache warm|cold    the page cache the run starts from: warm\n"
+        "                       reads the fixture once first, cold drops\n"
+        "                       its cached pages; recorded in the run\n"
+        "                       (default: uncontrolled)\n"
         "  --break SPEC         accepted for `tui` and ignored: a headless\n"
         "                       run never stops\n";
 
