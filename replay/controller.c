@@ -1686,6 +1686,24 @@ finish_record(ms_replay *r)
 	e.expected_ledger = r->has_expected ? r->expected
 	                    : r->info       ? r->info->ledgers
 	                                    : e.final_ledger;
+	/* The plugins' own counters (SkyWalking's per rule, detdrop's
+	 * observed ratio). */
+	if (r->pipe) {
+		ms_chain *c = ms_pipeline_chain(r->pipe);
+		size_t n = ms_chain_len(c);
+		for (size_t i = 0; i < n && i < MS_EV_LINKS_MAX; i++) {
+			ms_plugin_stat st[64];
+			size_t k =
+			        ms_plugin_stats(ms_chain_plugin(c, i), st, 64);
+			for (size_t j = 0; j < k && j < 64; j++) {
+				ms_ev_plugin_stat ps = { .link = (uint32_t)i,
+					                 .value = st[j].value };
+				copy_str(ps.name, sizeof(ps.name),
+				         st[j].name ? st[j].name : "");
+				ms_rec_plugin_stat(r->rec, &ps, NULL);
+			}
+		}
+	}
 	ms_rec_stats rs;
 	ms_rec_stats_get(r->rec, &rs);
 	e.record_ns = rs.busy_ns;

@@ -274,6 +274,14 @@ typedef struct ms_ev_phase {
 	int64_t drain_ns; /* final drain of the phase */
 } ms_ev_phase;
 
+/* One counter a plugin exports (ms_plugin_desc.stats), read at the end
+ * of the run (version 3). */
+typedef struct ms_ev_plugin_stat {
+	uint32_t link; /* chain position, as run_plugin.link */
+	char name[MS_EV_NAME_MAX];
+	uint64_t value;
+} ms_ev_plugin_stat;
+
 /* One correctness gate. */
 typedef struct ms_ev_gate {
 	char name[MS_EV_NAME_MAX];
@@ -346,6 +354,7 @@ int ms_rec_sample(ms_rec *r, const ms_ev_sample *s, ms_errbuf *eb);
 int ms_rec_phase(ms_rec *r, const ms_ev_phase *p, ms_errbuf *eb);
 int ms_rec_gate(ms_rec *r, const ms_ev_gate *g, ms_errbuf *eb);
 int ms_rec_recon(ms_rec *r, const ms_ev_recon *c, ms_errbuf *eb);
+int ms_rec_plugin_stat(ms_rec *r, const ms_ev_plugin_stat *s, ms_errbuf *eb);
 int ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb);
 /* Commit now. */
 int ms_rec_flush(ms_rec *r, ms_errbuf *eb);
@@ -398,6 +407,7 @@ typedef int (*ms_ev_sample_fn)(void *ctx, const ms_ev_sample *s);
 typedef int (*ms_ev_phase_fn)(void *ctx, const ms_ev_phase *p);
 typedef int (*ms_ev_gate_fn)(void *ctx, const ms_ev_gate *g);
 typedef int (*ms_ev_recon_fn)(void *ctx, const ms_ev_recon *c);
+typedef int (*ms_ev_plugin_stat_fn)(void *ctx, const ms_ev_plugin_stat *s);
 
 int ms_evdb_each_merge(ms_evdb *db, const ms_ev_filter *f, ms_ev_merge_fn fn,
                        void *ctx, ms_errbuf *eb);
@@ -410,6 +420,8 @@ int ms_evdb_each_phase(ms_evdb *db, ms_ev_phase_fn fn, void *ctx,
 int ms_evdb_each_gate(ms_evdb *db, ms_ev_gate_fn fn, void *ctx, ms_errbuf *eb);
 int ms_evdb_each_recon(ms_evdb *db, ms_ev_recon_fn fn, void *ctx,
                        ms_errbuf *eb);
+int ms_evdb_each_plugin_stat(ms_evdb *db, ms_ev_plugin_stat_fn fn, void *ctx,
+                             ms_errbuf *eb);
 
 /* ---------------------------------------------------------------------- */
 /* Exports (replay/export.c). */

@@ -456,6 +456,11 @@ static const col recon_cols[] = {
 	RCN("total_n", C_U64, v[MS_EV_RECON_TOTAL]),
 	RCN("ok", C_BOOL, ok),
 	RCN("note", C_STR, note),
+#define PST(n, t, f) COL(ms_ev_plugin_stat, n, t, f)
+static const col pstat_cols[] = {
+	PST("link", C_U32, link),
+	PST("name", C_STR, name),
+	PST("value", C_U64, value),
 };
 
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
@@ -487,6 +492,7 @@ enum {
 	T_PHASE,
 	T_GATE,
 	T_RECON,
+	T_PSTAT,
 	T_COUNT
 };
 
@@ -517,6 +523,8 @@ static const ev_table tables[T_COUNT] = {
 	              NCOLS(recon_cols), "", "", "id", NULL, 0 },
 	[T_GATE] = { "gate", "id INTEGER PRIMARY KEY", 0, gate_cols,
 	             NCOLS(gate_cols), "", "", "id", NULL, 0 },
+	[T_PSTAT] = { "plugin_stat", "id INTEGER PRIMARY KEY", 0, pstat_cols,
+	              NCOLS(pstat_cols), "", "", "id", NULL, 0 },
 };
 
 static bool
@@ -860,6 +868,7 @@ enum {
 	S_PHASE,
 	S_GATE,
 	S_RECON,
+	S_PSTAT,
 	S_BEGIN,
 	S_COMMIT,
 	S_COUNT
@@ -1050,6 +1059,7 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 		{ S_PART, T_PART },   { S_SAMPLE, T_SAMPLE },
 		{ S_PHASE, T_PHASE }, { S_GATE, T_GATE },
 		{ S_RECON, T_RECON },
+		{ S_PSTAT, T_PSTAT },
 	};
 	char sql[8192];
 	int rc = 0;
@@ -1402,6 +1412,9 @@ int
 ms_rec_recon(ms_rec *r, const ms_ev_recon *c, ms_errbuf *eb)
 {
 	return record(r, S_RECON, T_RECON, NULL, c, true, eb);
+ms_rec_plugin_stat(ms_rec *r, const ms_ev_plugin_stat *s, ms_errbuf *eb)
+{
+	return record(r, S_PSTAT, T_PSTAT, NULL, s, true, eb);
 }
 
 int
@@ -1828,6 +1841,7 @@ struct adapt {
 	ms_ev_phase_fn phase;
 	ms_ev_gate_fn gate;
 	ms_ev_recon_fn recon;
+	ms_ev_plugin_stat_fn pstat;
 	void *ctx;
 };
 
@@ -1846,6 +1860,8 @@ adapt_call(void *c, const void *o, int table)
 		return a->phase(a->ctx, o);
 	case T_RECON:
 		return a->recon(a->ctx, o);
+	case T_PSTAT:
+		return a->pstat(a->ctx, o);
 	default:
 		return a->gate(a->ctx, o);
 	}
@@ -1891,6 +1907,11 @@ ms_evdb_each_recon(ms_evdb *d, ms_ev_recon_fn fn, void *ctx, ms_errbuf *eb)
 {
 	struct adapt a = { .recon = fn, .ctx = ctx };
 	return each_simple(d, T_RECON, sizeof(ms_ev_recon), &a, eb);
+ms_evdb_each_plugin_stat(ms_evdb *d, ms_ev_plugin_stat_fn fn, void *ctx,
+                         ms_errbuf *eb)
+{
+	struct adapt a = { .pstat = fn, .ctx = ctx };
+	return each_simple(d, T_PSTAT, sizeof(ms_ev_plugin_stat), &a, eb);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -10,6 +10,7 @@
  * PASS/FAIL line each.
  */
 #include "ev_private.h"
+#include "figures.h"
 #include "ms_engine.h"
 #include "ms_replay_events.h"
 
@@ -214,9 +215,8 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 		g->total_ns += l->total_ns;
 		if (l->max_ns > g->max_ns)
 			g->max_ns = l->max_ns;
-		if (l->fail_open[0])
-			g->fail_open++;
 		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++) {
+			g->fail_open += l->fails[k]; /* calls, not merges */
 			g->fails[k] += l->fails[k];
 			if (l->fails[k])
 				health_add(r, m->seq, l->name,
@@ -862,6 +862,12 @@ ms_report_text(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 		print_header(out, &r, ms_evdb_path(db));
 		print_phases(out, &r);
 		print_plugins(out, &r);
+		ms__figures fg;
+		rc = ms__figures_load(db, &fg, eb);
+		if (rc == 0)
+			ms__figures_text(out, &fg);
+	}
+	if (rc == 0) {
 		print_health(out, &r);
 		print_readiness(out, &r);
 		print_recon(out, &r);
@@ -1105,6 +1111,13 @@ ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	bool unfinished = run_unfinished(&r, why, sizeof(why));
 	jkey(f, "finished", &first);
 	fputs(unfinished ? "false" : "true", f);
+	ms__figures fg;
+	rc = ms__figures_load(db, &fg, eb);
+	if (rc < 0) {
+		report_free(&r);
+		return rc;
+	}
+	ms__figures_json(f, &fg);
 	jkey(f, "gates", &first);
 	fputc('[', f);
 	unsigned nf = 0;

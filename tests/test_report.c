@@ -11,9 +11,11 @@
 #include <cmocka.h>
 
 #include "ev_fixture.h"
+#include "json_testlib.h"
 #include "ms_replay_events.h"
 #include "testdir.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +399,115 @@ test_unfinished_run(void **state)
 	free(t);
 }
 
+/* ---- figures beyond the phase tables ---------------------------------- */
+
+/* The core parts alive at the end: introduced and not removed since
+ * (removals of parts the log never introduced do not count). */
+struct inv {
+	uint64_t ids[256];
+	size_t n;
+	double pub_bytes;
+};
+
+static int
+count_part(void *ctx, const ms_ev_part *p)
+{
+	struct inv *v = ctx;
+	if (p->kind != MS_KIND_CORE)
+		return 0;
+	if (p->what == MS_EV_PART_INTRODUCED) {
+		assert_true(v->n < 256);
+		v->ids[v->n++] = p->part_id;
+	}
+	for (size_t i = 0; p->what == MS_EV_PART_REMOVED && i < v->n; i++)
+		if (v->ids[i] == p->part_id) {
+			v->ids[i] = v->ids[--v->n];
+			break;
+		}
+	return 0;
+}
+
+static int
+sum_pub(void *ctx, const ms_ev_pub *p)
+{
+	((struct inv *)ctx)->pub_bytes += (double)p->bytes;
+	return 0;
+}
+
+static void
+test_report_figures(void **state)
+{
+	(void)state;
+	char path[512];
+	record("figures.db", "skywalking", 20, 0, NULL, path, sizeof(path));
+	/* what the end of a run adds: the plugins' counters; and a merge
+	 * whose first link failed open in 3 of its calls */
+	sqlite3 *h = NULL;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(
+	        sqlite3_exec(h,
+	                     "INSERT INTO plugin_stat (link, name, value) "
+	                     "VALUES (0, 'sample.kept', 139), "
+	                     "(1, 'observed_ppm', 350500);"
+	                     "UPDATE merge_link SET calls = 5, "
+	                     "fail_timeout = 3, fail_open = 'timeout' "
+	                     "WHERE seq = 2 AND idx = 0;",
+	                     NULL, NULL, NULL),
+	        SQLITE_OK);
+	sqlite3_close(h);
+	struct inv v = { 0 };
+	ms_evdb *db = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	assert_int_equal(ms_evdb_each_part(db, count_part, &v, &eb), 0);
+	assert_int_equal(ms_evdb_each_pub(db, sum_pub, &v, &eb), 0);
+	ms_evdb_close(db);
+
+	char *text = report_of(path, ms_report_text, NULL);
+	char want[256];
+	/* the fixture publishes every 26.8 logical s and 2 wall ms */
+	assert_non_null(strstr(text, "publication gaps (20 publications)\n"));
+	snprintf(want, sizeof(want), "  %-28s %14.1f\n", "logical median s",
+	         26.8);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "  %-28s %14.3f\n", "wall median ms", 2.0);
+	assert_non_null(strstr(text, want));
+	/* published bytes over the primary phase's 8 s */
+	snprintf(want, sizeof(want), "  %-28s %14.2f", "published MiB/s",
+	         v.pub_bytes / (1024.0 * 1024.0) / 8.0);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "inventory at the end: %llu core parts",
+	         (unsigned long long)v.n);
+	assert_non_null(strstr(text, want));
+	assert_non_null(strstr(text, "  skywalking sample.kept"));
+	assert_non_null(strstr(text, "350500  (35.0500%)\n"));
+	/* fail-open counts calls: 3, not 1 merge */
+	const char *sk = strstr(strstr(text, "\nplugins "), "  skywalking ");
+	assert_non_null(sk);
+	const char *nl = strchr(sk, '\n');
+	assert_true(nl - sk > 3 && strncmp(nl - 2, " 3", 2) == 0);
+	free(text);
+
+	char *js = report_of(path, ms_report_json, NULL);
+	jv j;
+	json_parse(js, &j);
+	const jv *gaps = jget(&j, "publication_gaps");
+	assert_true(jget(gaps, "publications")->num == 20);
+	assert_true(fabs(jget(gaps, "logical_median_s")->num - 26.8) < 1e-9);
+	const jv *tp = jget(jget(&j, "throughput"), "primary");
+	assert_int_equal(jget(tp, "traces_per_s")->t, J_NUM);
+	const jv *inv = jget(&j, "final_inventory");
+	assert_true(jget(inv, "parts")->num == (double)v.n);
+	const jv *pc = jget(&j, "plugin_counters");
+	assert_int_equal(pc->n, 2);
+	assert_string_equal(jget(&pc->items[1], "plugin")->raw, "detdrop");
+	assert_true(jget(&pc->items[1], "value")->num == 350500);
+	const jv *pl = jget(&j, "plugins");
+	assert_true(jget(&pl->items[0], "fail_open")->num == 3);
+	jfree(&j);
+	free(js);
+}
+
 int
 main(void)
 {
@@ -407,6 +518,7 @@ main(void)
 		cmocka_unit_test(test_derived_gates),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_unfinished_run),
+		cmocka_unit_test(test_report_figures),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
