@@ -483,5 +483,11 @@ int ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb);
  */
 int ms_report_compare(ms_evdb *a, ms_evdb *b, FILE *out, bool *mismatch,
                       ms_errbuf *eb);
+/* The run report of db as one self-contained HTML file (replay/html.c):
+ * inline SVG charts (merges per lane worker on wall time, inventory parts
+ * and bytes over the day, staged bytes, Decide latency), the text report
+ * and, when vs is given, the comparison with it. Nothing is loaded from
+ * anywhere else. */
+int ms_report_html(ms_evdb *db, ms_evdb *vs, FILE *out, ms_errbuf *eb);
 
 #endif

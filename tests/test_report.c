@@ -508,6 +508,96 @@ test_report_figures(void **state)
 	free(js);
 }
 
+/* ---- the HTML report --------------------------------------------------- */
+
+/* Every element closed in order (void elements written self-closing), no
+ * stray '<' in text; fails the test otherwise. */
+static void
+assert_well_formed(const char *s)
+{
+	char stack[64][32];
+	size_t depth = 0;
+	for (const char *p = s; (p = strchr(p, '<')); p++) {
+		if (strncmp(p, "<!DOCTYPE", 9) == 0)
+			continue;
+		const char *end = strchr(p, '>');
+		assert_non_null(end);
+		bool closing = p[1] == '/';
+		const char *n = p + 1 + closing;
+		size_t len = strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789");
+		assert_true(len > 0 && len < 32);
+		if (closing) {
+			assert_true(depth > 0);
+			depth--;
+			if (strlen(stack[depth]) != len ||
+			    strncmp(stack[depth], n, len) != 0)
+				fail_msg("</%.*s> closes <%s>", (int)len, n,
+				         stack[depth]);
+		} else if (end[-1] != '/') {
+			assert_true(depth < 64);
+			memcpy(stack[depth], n, len);
+			stack[depth++][len] = '\0';
+		}
+		p = end;
+	}
+	assert_int_equal(depth, 0);
+}
+
+static size_t
+count(const char *s, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void
+test_report_html(void **state)
+{
+	(void)state;
+	char a[512], b[512];
+	record("html-a.db", "skywalking", 12, 0, NULL, a, sizeof(a));
+	record("html-b.db", "disabled", 12, 0, NULL, b, sizeof(b));
+	ms_evdb *da = NULL, *dbb = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&da, a, &eb), 0);
+	assert_int_equal(ms_evdb_open(&dbb, b, &eb), 0);
+	char *html = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&html, &len);
+	assert_int_equal(ms_report_html(da, dbb, f, &eb), 0);
+	fclose(f);
+	ms_evdb_close(da);
+	ms_evdb_close(dbb);
+
+	assert_true(strncmp(html, "<!DOCTYPE html>\n<html", 21) == 0);
+	assert_well_formed(html);
+	/* nothing from elsewhere: no script, style sheet, image, font */
+	assert_null(strstr(html, "src="));
+	assert_null(strstr(html, "href="));
+	assert_null(strstr(html, "url("));
+	assert_null(strstr(html, "<script"));
+	assert_null(strstr(html, "<link"));
+	/* the figures of the database: one rectangle per merge, one point
+	 * per publication, the report with its gates, the comparison */
+	assert_int_equal(count(html, "<rect class=\"merge\""), 12);
+	const char *inv = strstr(html, "<svg id=\"inv_parts\"");
+	assert_non_null(inv);
+	const char *pts = strstr(inv, "points=\"");
+	assert_non_null(pts);
+	pts += 8;
+	size_t npts = 1;
+	for (const char *q = pts; *q != '"'; q++)
+		npts += *q == ' ';
+	assert_int_equal(npts, 12);
+	assert_non_null(strstr(html, "<pre id=\"report\">"));
+	assert_non_null(strstr(html, "  PASS  ledgers "));
+	assert_non_null(strstr(html, "<pre id=\"compare\">"));
+	assert_non_null(strstr(html, "<svg id=\"latency\""));
+	free(html);
+}
+
 int
 main(void)
 {
@@ -519,6 +609,7 @@ main(void)
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_report_figures),
+		cmocka_unit_test(test_report_html),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -74,7 +74,7 @@ extern const ms__opt ms__fixture_opts[MS__FX_COUNT];
 enum { MS__EX_DB, MS__EX_FORMAT, MS__EX_OUT, MS__EX_FILTER, MS__EX_COUNT };
 extern const ms__opt ms__export_opts[MS__EX_COUNT];
 
-enum { MS__RP_DB, MS__RP_VS, MS__RP_JSON, MS__RP_COUNT };
+enum { MS__RP_DB, MS__RP_VS, MS__RP_JSON, MS__RP_HTML, MS__RP_COUNT };
 extern const ms__opt ms__report_opts[MS__RP_COUNT];
 
 enum { MS__MO_FROZEN, MS__MO_VARIANT, MS__MO_REPS, MS__MO_GRACE, MS__MO_COUNT };

@@ -9,10 +9,12 @@
 
 #include "ms_replay_events.h"
 
+#include <errno.h>
 #include <string.h>
 
 static const char usage[] =
         "usage: mergescope report --db FILE [--vs FILE] [--json]\n"
+        "                         [--html FILE]\n"
         "\n"
         "Prints the run report of an event database: configuration, phases\n"
         "(primary, cooldown), resource figures, and every correctness gate.\n"
@@ -25,7 +27,12 @@ static const char usage[] =
         "\n"
         "  --db FILE    the event database of a run\n"
         "  --vs FILE    another run to compare against\n"
-        "  --json       the report as one JSON object (not with --vs)\n";
+        "  --json       the report as one JSON object (not with --vs)\n"
+        "  --html FILE  also write one self-contained HTML file: charts\n"
+        "               (merges per lane worker on wall time, inventory\n"
+        "               over the day, staged bytes, Decide latency), the\n"
+        "               report and, with --vs, the comparison; opens\n"
+        "               offline\n";
 
 static int
 open_db(ms_evdb **db, const char *opt, const char *path, FILE *err)
@@ -65,6 +72,22 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	ms_errbuf eb = { "" };
 	unsigned failed = 0;
 	bool mismatch = false;
+	if (o[MS__RP_HTML].count) {
+		const char *path = o[MS__RP_HTML].value;
+		FILE *h = fopen(path, "w");
+		rc = h ? ms_report_html(a, b, h, &eb)
+		       : ms_fail(&eb, MS_ERR_IO, "--html %s: %s", path,
+		                 strerror(errno));
+		if (h && fclose(h) != 0 && rc == 0)
+			rc = ms_fail(&eb, MS_ERR_IO, "--html %s: %s", path,
+			             strerror(errno));
+		if (rc) {
+			ms_evdb_close(a);
+			ms_evdb_close(b);
+			fprintf(err, "mergescope report: %s\n", eb.msg);
+			return MS_EXIT_ERROR;
+		}
+	}
 	char why[200] = "";
 	const char *unfinished = NULL; /* the side that did not finish */
 	bool u = false;
