@@ -126,7 +126,7 @@ typedef struct ms_replay_opts {
 	 * evaluates instead of the run's, so that the gate can be seen to
 	 * fail. */
 	const char *oracle_spec;
-	const char *profile;        /* "cpus=2,mem=4g"; NULL = detected */
+	const char *profile; /* "cpus=2,mem=4g"; NULL = detected */
 	/* Page cache before the run: "warm" (the fixture read once),
 	 * "cold" (its pages dropped), NULL or "uncontrolled" (neither). */
 	const char *cache_label;

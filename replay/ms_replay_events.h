@@ -33,7 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define MS_EV_SCHEMA_VERSION 3
+#define MS_EV_SCHEMA_VERSION 4
 #define MS_EV_LINKS_MAX 8     /* links of one sampler chain */
 #define MS_EV_HIST_BUCKETS 13 /* 12 bounds + overflow */
 #define MS_EV_HEX_MAX 65      /* 64 hex digits + NUL (SHA-256/XXH3 sized) */
@@ -99,7 +99,7 @@ typedef struct ms_ev_run {
 	char kernel[MS_EV_NAME_MAX];
 	char filesystem[32];   /* statfs type of the work dir: "tmpfs" */
 	char clone_method[16]; /* "reflink" or "copy" */
-	/* Build and machine (version 3). */
+	/* Build and machine (version 4). */
 	char binary_checksum[MS_EV_HEX_MAX]; /* of /proc/self/exe */
 	char git_commit[48];        /* of the source tree at configure time */
 	char compiler[64];          /* "gcc 12.2.0" */
@@ -275,7 +275,7 @@ typedef struct ms_ev_phase {
 } ms_ev_phase;
 
 /* One counter a plugin exports (ms_plugin_desc.stats), read at the end
- * of the run (version 3). */
+ * of the run (version 4). */
 typedef struct ms_ev_plugin_stat {
 	uint32_t link; /* chain position, as run_plugin.link */
 	char name[MS_EV_NAME_MAX];

@@ -456,6 +456,8 @@ static const col recon_cols[] = {
 	RCN("total_n", C_U64, v[MS_EV_RECON_TOTAL]),
 	RCN("ok", C_BOOL, ok),
 	RCN("note", C_STR, note),
+};
+
 #define PST(n, t, f) COL(ms_ev_plugin_stat, n, t, f)
 static const col pstat_cols[] = {
 	PST("link", C_U32, link),
@@ -521,10 +523,10 @@ static const ev_table tables[T_COUNT] = {
 	              "CASE phase WHEN 'primary' THEN 0 ELSE 1 END", NULL, 0 },
 	[T_RECON] = { "reconcile", "id INTEGER PRIMARY KEY", 0, recon_cols,
 	              NCOLS(recon_cols), "", "", "id", NULL, 0 },
-	[T_GATE] = { "gate", "id INTEGER PRIMARY KEY", 0, gate_cols,
-	             NCOLS(gate_cols), "", "", "id", NULL, 0 },
 	[T_PSTAT] = { "plugin_stat", "id INTEGER PRIMARY KEY", 0, pstat_cols,
 	              NCOLS(pstat_cols), "", "", "id", NULL, 0 },
+	[T_GATE] = { "gate", "id INTEGER PRIMARY KEY", 0, gate_cols,
+	             NCOLS(gate_cols), "", "", "id", NULL, 0 },
 };
 
 static bool
@@ -1058,8 +1060,7 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 		{ S_INPUT, T_INPUT }, { S_LINK, T_LINK },
 		{ S_PART, T_PART },   { S_SAMPLE, T_SAMPLE },
 		{ S_PHASE, T_PHASE }, { S_GATE, T_GATE },
-		{ S_RECON, T_RECON },
-		{ S_PSTAT, T_PSTAT },
+		{ S_RECON, T_RECON }, { S_PSTAT, T_PSTAT },
 	};
 	char sql[8192];
 	int rc = 0;
@@ -1412,6 +1413,9 @@ int
 ms_rec_recon(ms_rec *r, const ms_ev_recon *c, ms_errbuf *eb)
 {
 	return record(r, S_RECON, T_RECON, NULL, c, true, eb);
+}
+
+int
 ms_rec_plugin_stat(ms_rec *r, const ms_ev_plugin_stat *s, ms_errbuf *eb)
 {
 	return record(r, S_PSTAT, T_PSTAT, NULL, s, true, eb);
@@ -1907,6 +1911,9 @@ ms_evdb_each_recon(ms_evdb *d, ms_ev_recon_fn fn, void *ctx, ms_errbuf *eb)
 {
 	struct adapt a = { .recon = fn, .ctx = ctx };
 	return each_simple(d, T_RECON, sizeof(ms_ev_recon), &a, eb);
+}
+
+int
 ms_evdb_each_plugin_stat(ms_evdb *d, ms_ev_plugin_stat_fn fn, void *ctx,
                          ms_errbuf *eb)
 {
