@@ -1,0 +1,11 @@
+# Every test that starts `mergescope run` or `tui` sweeps the leftovers of
+# dead owners from the shared scratch place (/dev/shm/mergescope-<uid>) at
+# its start, as a user's run does. test_cli_faults kills runs on purpose
+# and then looks for what they left, so these tests take one lock and never
+# overlap. (This file is read after the other areas: it names their tests.)
+foreach(t test_cli_faults test_cli_run test_cli_bench e2e_tui_smoke_color
+		e2e_tui_smoke_nocolor e2e_tui_steer e2e_tui_mouse)
+	if(TEST ${t})
+		set_tests_properties(${t} PROPERTIES RESOURCE_LOCK ms_scratch)
+	endif()
+endforeach()
