@@ -829,6 +829,11 @@ run_job(ms_engine *e, job *j, unsigned windex)
 	 * before its event. */
 	if (rc == 0)
 		e->trigger = true;
+	/* A failed merge whose backoff ran out while its event was being
+	 * delivered: the retry's pick saw its inputs still claimed. They are
+	 * free now, so that pick does not count: pick again. */
+	if (rc != 0 && !e->backing_off)
+		e->trigger = true;
 	if (e->trigger && !e->backing_off && !e->stop && !e->fatal)
 		pick_and_report(e);
 	pthread_cond_broadcast(&e->cv_work);

@@ -312,6 +312,7 @@ typedef struct rec {
 	int fail_writes; /* fail this many merges at WRITE */
 	int fail_err;    /* ... with this error (0 = MS_ERR_IO) */
 	size_t attempts;
+	int fail_event_ms; /* a failure's event takes this long */
 } rec;
 
 static void
@@ -347,6 +348,10 @@ on_event(void *arg, const ms_engine_event *ev)
 		r->done++;
 		break;
 	case MS_EV_MERGE_FAILED:
+		if (r->fail_event_ms) {
+			struct timespec ts = { 0, r->fail_event_ms * 1000000L };
+			nanosleep(&ts, NULL);
+		}
 		r->failed++;
 		if (r->nbackoff < 64)
 			r->backoff[r->nbackoff++] = ev->backoff_ms;
@@ -920,6 +925,34 @@ test_quarantine_after_three_read_failures(void **state)
 	fx_close(&f);
 }
 
+/* The same, with each failure's event taking longer than the backoff: the
+ * retry's pick runs while the failed merge still claims its inputs, and
+ * must be done again once they are free (not taken for merge-idle). */
+static void
+test_quarantine_slow_failure_events(void **state)
+{
+	(void)state;
+	fixture f;
+	uint64_t ids[64], bad;
+	size_t n;
+
+	fx_open(&f, true, 2, 5);
+	f.r.fail_event_ms = 30;
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 2000, true, T0,
+		                NULL);
+	view_ids(f.shard, ids, &n);
+	bad = ids[3];
+	corrupt_part(f.dir, bad);
+	ms_engine_trigger(f.eng);
+	idle(&f);
+	assert_int_equal(f.r.failed, 3);
+	assert_int_equal(f.r.quarantined, 1);
+	assert_int_equal(f.r.quarantined_id, bad);
+	assert_int_equal(f.r.done, 0);
+	fx_close(&f);
+}
+
 static void
 test_finalize(void **state)
 {
@@ -1074,6 +1107,7 @@ main(void)
 		cmocka_unit_test(test_failure_backoff_inventory_unchanged),
 		cmocka_unit_test(test_disk_error_stops_engine),
 		cmocka_unit_test(test_quarantine_after_three_read_failures),
+		cmocka_unit_test(test_quarantine_slow_failure_events),
 		cmocka_unit_test(test_finalize),
 		cmocka_unit_test(test_sequence_500_deterministic),
 	};
