@@ -203,6 +203,9 @@ typedef struct ms_chain_opts {
 	unsigned circuit_after;     /* consecutive timeouts; 0 = 3 */
 	ms_log_fn log;
 	void *log_ctx;
+	/* How long ms_chain_close waits for calls abandoned after a timeout
+	 * before leaving them behind; 0 = 2 s. */
+	uint64_t close_grace_ns;
 } ms_chain_opts;
 
 typedef struct ms_chain ms_chain;
@@ -211,8 +214,12 @@ typedef struct ms_chain ms_chain;
  * link fails to load; the message names the link. n may be 0. */
 int ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
                   const ms_chain_opts *opts, ms_errbuf *eb);
-/* Unload every link and wait for abandoned calls still running (their
- * batches are freed through the chain's memory accounting). */
+/* Unload every link and wait up to close_grace_ns for abandoned calls still
+ * running (their batches are freed through the chain's memory accounting).
+ * Calls still running after that are left behind and never block: each
+ * keeps its worker, verdict buffer, batch and plugin reference allocated
+ * for the life of the process, and its plugin is never closed nor
+ * dlclose()d, since the call may still be executing the plugin's code. */
 void ms_chain_close(ms_chain *c);
 size_t ms_chain_len(const ms_chain *c);
 ms_plugin *ms_chain_plugin(const ms_chain *c, size_t i);

@@ -25,7 +25,17 @@
  *     which no call timed out; reaching circuit_after opens the circuit,
  *     which stays open for the chain's life: every later batch keeps
  *     everything.
- *  5. ms_chain_close returns only after every abandoned call has returned.
+ *  5. ms_chain_close waits at most close_grace_ns for abandoned calls to
+ *     return, then leaves the rest behind: their workers are detached and
+ *     marked orphaned in the chain's abandon record, which outlives the
+ *     chain (it is counted by the chain and by every running abandoned
+ *     call, and freed by whichever drops the last count). A call that
+ *     never returns therefore never blocks closing or process exit.
+ *  6. An orphaned call that returns frees nothing and calls nothing: the
+ *     memory it holds (its worker, verdict buffer and batch) may belong to
+ *     allocators its owners have torn down, so it is left allocated. Its
+ *     plugin reference is never dropped either, so the plugin is neither
+ *     close()d nor dlclose()d while the thread may still run its code.
  */
 #define XXH_STATIC_LINKING_ONLY
 #include "ms_pipeline.h"
@@ -361,6 +371,45 @@ ms_plugin_decide_direct(ms_plugin *p, const ms_plugin_batch *b,
 
 enum worker_state { W_IDLE, W_REQUEST, W_DONE, W_QUIT };
 
+/* The chain's abandon record (invariants 5 and 6). Plain malloc memory
+ * (a NULL ms_mem): it may outlive every allocator of the chain. */
+typedef struct abandon_ctl {
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* broadcast when an abandoned call returns */
+	unsigned refs;  /* the chain's one + one per running abandoned call */
+	size_t running; /* abandoned calls that have not returned */
+	bool closed;    /* the chain is gone: returning calls free nothing */
+} abandon_ctl;
+
+static abandon_ctl *
+abandon_ctl_new(void)
+{
+	abandon_ctl *a = ms_mem_calloc(NULL, 1, sizeof(*a));
+	if (!a)
+		return NULL;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	a->refs = 1;
+	return a;
+}
+
+/* Drop one count; call with a->mu held. Unlocks (and frees on the last). */
+static void
+abandon_ctl_put_locked(abandon_ctl *a)
+{
+	bool last = --a->refs == 0;
+	pthread_mutex_unlock(&a->mu);
+	if (last) {
+		pthread_cond_destroy(&a->cv);
+		pthread_mutex_destroy(&a->mu);
+		ms_mem_free(NULL, a, sizeof(*a));
+	}
+}
+
 typedef struct worker {
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -373,7 +422,8 @@ typedef struct worker {
 	size_t vcap;
 	size_t n;
 	int64_t ret;
-	struct ms_chain *chain;
+	struct ms_chain *chain; /* invalid once ctl->closed */
+	abandon_ctl *ctl;       /* set when abandoned */
 } worker;
 
 typedef struct link {
@@ -394,9 +444,8 @@ struct ms_chain {
 	unsigned consecutive_timeouts;
 	bool circuit_open;
 	char circuit_reason[192];
-	pthread_mutex_t amu;
-	pthread_cond_t acv;
-	size_t abandoned;
+	uint64_t close_grace_ns;
+	abandon_ctl *ctl;
 	pthread_mutex_t mu; /* serializes decide and stats reads */
 };
 
@@ -427,16 +476,21 @@ worker_main(void *arg)
 		pthread_mutex_lock(&w->mu);
 		w->ret = ret;
 		if (w->abandoned) {
-			/* Nobody waits: this thread owns everything now. */
+			/* Nobody waits: this thread owns everything now,
+			 * unless the chain is gone (invariant 6). The frees
+			 * run under ctl->mu so the chain's close cannot
+			 * finish, and its allocator go, half-way. */
 			pthread_mutex_unlock(&w->mu);
-			struct ms_chain *c = w->chain;
-			ms_batch_release(w->batch);
-			ms_plugin_unload(w->plugin);
-			worker_free(w);
-			pthread_mutex_lock(&c->amu);
-			c->abandoned--;
-			pthread_cond_broadcast(&c->acv);
-			pthread_mutex_unlock(&c->amu);
+			abandon_ctl *a = w->ctl;
+			pthread_mutex_lock(&a->mu);
+			if (!a->closed) {
+				ms_batch_release(w->batch);
+				ms_plugin_unload(w->plugin);
+				worker_free(w);
+			}
+			a->running--;
+			pthread_cond_broadcast(&a->cv);
+			abandon_ctl_put_locked(a);
 			return NULL;
 		}
 		w->state = W_DONE;
@@ -538,9 +592,14 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 	c->timeout_ns = opts->decide_timeout_ns ? opts->decide_timeout_ns
 	                                        : 5000000000ull;
 	c->circuit_after = opts->circuit_after ? opts->circuit_after : 3;
-	pthread_mutex_init(&c->amu, NULL);
-	pthread_cond_init(&c->acv, NULL);
+	c->close_grace_ns =
+	        opts->close_grace_ns ? opts->close_grace_ns : 2000000000ull;
 	pthread_mutex_init(&c->mu, NULL);
+	c->ctl = abandon_ctl_new();
+	if (!c->ctl) {
+		ms_chain_close(c);
+		return ms_fail(eb, MS_ERR_NOMEM, "chain: out of memory");
+	}
 	if (n) {
 		c->links = ms_mem_calloc(c->mem, n, sizeof(*c->links));
 		if (!c->links) {
@@ -582,12 +641,19 @@ ms_chain_close(ms_chain *c)
 		ms_mem_free(c->mem, l->tmp, l->tmpcap);
 		ms_plugin_unload(l->plugin);
 	}
-	pthread_mutex_lock(&c->amu);
-	while (c->abandoned > 0)
-		pthread_cond_wait(&c->acv, &c->amu);
-	pthread_mutex_unlock(&c->amu);
-	pthread_cond_destroy(&c->acv);
-	pthread_mutex_destroy(&c->amu);
+	if (c->ctl) {
+		/* Wait a bounded time for abandoned calls, then leave the
+		 * rest behind (invariants 5 and 6). */
+		abandon_ctl *a = c->ctl;
+		int64_t end = mono_ns() + (int64_t)c->close_grace_ns;
+		struct timespec dl = { end / 1000000000LL, end % 1000000000LL };
+		pthread_mutex_lock(&a->mu);
+		while (a->running > 0 &&
+		       pthread_cond_timedwait(&a->cv, &a->mu, &dl) != ETIMEDOUT)
+			;
+		a->closed = true;
+		abandon_ctl_put_locked(a);
+	}
 	pthread_mutex_destroy(&c->mu);
 	if (c->links)
 		ms_mem_free(c->mem, c->links, c->nalloc * sizeof(*c->links));
@@ -646,10 +712,10 @@ ms_chain_circuit_reason(const ms_chain *c)
 size_t
 ms_chain_abandoned(const ms_chain *c)
 {
-	ms_chain *m = (ms_chain *)c;
-	pthread_mutex_lock(&m->amu);
-	size_t n = m->abandoned;
-	pthread_mutex_unlock(&m->amu);
+	abandon_ctl *a = c->ctl;
+	pthread_mutex_lock(&a->mu);
+	size_t n = a->running;
+	pthread_mutex_unlock(&a->mu);
 	return n;
 }
 
@@ -741,9 +807,11 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		ms_batch_retain(b);
 		ms__batch_abandon(b);
 		plugin_retain(l->plugin);
-		pthread_mutex_lock(&c->amu);
-		c->abandoned++;
-		pthread_mutex_unlock(&c->amu);
+		w->ctl = c->ctl;
+		pthread_mutex_lock(&c->ctl->mu);
+		c->ctl->refs++;
+		c->ctl->running++;
+		pthread_mutex_unlock(&c->ctl->mu);
 		pthread_detach(w->thread);
 		pthread_mutex_unlock(&w->mu);
 		l->w = NULL;
@@ -1133,8 +1201,10 @@ ms_pipeline_open(ms_pipeline **out, const ms_pipeline_opts *opts, ms_errbuf *eb)
 		ms_pipeline_close(p);
 		return rc;
 	}
-	ms_chain_opts co = { p->mem, opts->decide_timeout_ns,
-		             opts->circuit_after, opts->log, opts->log_ctx };
+	ms_chain_opts co = {
+		p->mem,    opts->decide_timeout_ns, opts->circuit_after,
+		opts->log, opts->log_ctx,           0
+	};
 	rc = ms_chain_open(&p->chain, cs.links, cs.n, &co, eb);
 	ms_chain_spec_release(&cs);
 	if (rc) {

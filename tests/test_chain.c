@@ -4,7 +4,8 @@
  * number of verdicts, a value other than 0/1, or overruns the Decide
  * timeout is bypassed (fails open) with its reason in the link stats; a
  * timed-out call keeps reading a batch the caller already released; three
- * consecutive timeouts open the circuit and everything is kept.
+ * consecutive timeouts open the circuit and everything is kept; a call
+ * that never returns does not keep the chain from closing.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,7 +71,7 @@ open_chain(fx *f, const char *const *names, const char *const *configs,
 		links[i].config = configs ? configs[i] : "";
 	}
 	ms_mem_init(&f->mem, NULL);
-	ms_chain_opts o = { &f->mem, timeout_ns, 0, NULL, NULL };
+	ms_chain_opts o = { &f->mem, timeout_ns, 0, NULL, NULL, 0 };
 	ms_errbuf eb;
 	if (ms_chain_open(&f->c, links, n, &o, &eb))
 		fail_msg("chain: %s", eb.msg);
@@ -353,6 +354,52 @@ test_overlapping_abandoned_calls(void **st)
 }
 
 static void
+test_stuck_call_never_blocks_close(void **st)
+{
+	(void)st;
+	/* tp_loop never returns: three timeouts open the circuit, and
+	 * closing waits its grace and leaves the three calls behind. Were
+	 * the chain to join them, this test would never end. */
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	char path[512];
+	path_of(path, sizeof(path), "tp_loop");
+	ms_chain_link_spec link = { path, "" };
+	ms_chain_opts o = { .mem = &mem,
+		            .decide_timeout_ns = 20 * 1000000ull,
+		            .close_grace_ns = 50 * 1000000ull };
+	ms_chain *c;
+	ms_errbuf eb;
+	if (ms_chain_open(&c, &link, 1, &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	static rows10 rows; /* may be read by the calls left behind */
+	make_rows(&rows);
+	ms_batch *b;
+	assert_int_equal(ms_batch_from_rows(&b, &mem, MS_PROJ_ALL, rows.rows,
+	                                    NT * 2, &eb),
+	                 0);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(ms_chain_decide(c, b, keep, &call), 0);
+		assert_int_equal(count_kept(keep), NT);
+	}
+	assert_true(call.circuit_open);
+	assert_int_equal(ms_chain_abandoned(c), 3);
+	ms_link_stats ls;
+	ms_chain_link_stats(c, 0, &ls);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 3);
+	assert_int_equal(ls.results[MS_LINK_CIRCUIT_OPEN], 1);
+	ms_batch_release(b);
+	ms_chain_close(c);
+	/* The calls left behind keep their batch and buffers (never freed,
+	 * and mem is never touched again, so it may go out of scope). */
+	ms_mem_stats ms;
+	ms_mem_stats_get(&mem, &ms);
+	assert_true(ms.live > 0);
+}
+
+static void
 test_empty_chain_keeps_all(void **st)
 {
 	(void)st;
@@ -421,6 +468,7 @@ main(void)
 		cmocka_unit_test(test_circuit_open_keeps_everything),
 		cmocka_unit_test(test_successful_batch_resets_timeout_count),
 		cmocka_unit_test(test_overlapping_abandoned_calls),
+		cmocka_unit_test(test_stuck_call_never_blocks_close),
 		cmocka_unit_test(test_empty_chain_keeps_all),
 		cmocka_unit_test(test_evaluate_rows),
 		cmocka_unit_test(test_histogram_bounds),

@@ -16,6 +16,12 @@
  *  mask      drops traces whose ID ends in a character listed in config
  *  olddesc   fills a descriptor that ends after close (an older minor)
  *  noentry   exports no entry symbol
+ *  loop      decide never returns (sleeps in a loop)
+ *  segv      decide writes through a null pointer (SIGSEGV)
+ *  abort     decide calls abort() (SIGABRT)
+ *  exit      decide calls exit(3)
+ *  For loop, segv, abort and exit, config "K" makes calls 0..K-1 keep
+ *  everything and only call K (and later ones) misbehave.
  */
 #include "ms_plugin.h"
 
@@ -35,6 +41,10 @@
 #define K_MASK 9
 #define K_OLDDESC 10
 #define K_NOENTRY 11
+#define K_LOOP 12
+#define K_SEGV 13
+#define K_ABORT 14
+#define K_EXIT 15
 
 #ifndef TP_KIND
 #error TP_KIND must be set
@@ -43,6 +53,7 @@
 typedef struct tp_state {
 	long sleep_ms;
 	long every;
+	long from; /* first call that misbehaves (loop, segv, abort, exit) */
 	char drop_last[64];
 	_Atomic uint64_t sum; /* checksum over batches read */
 	_Atomic uint64_t calls;
@@ -68,6 +79,8 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 		if (s->every < 1)
 			s->every = 1;
 	}
+	if (TP_KIND >= K_LOOP && config && *config)
+		s->from = atol(config);
 	if (TP_KIND == K_MASK && config) {
 		strncpy(s->drop_last, config, sizeof(s->drop_last) - 1);
 	}
@@ -109,6 +122,26 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 			if (last && strchr(s->drop_last, last))
 				verdict[i] = MS_VERDICT_DROP;
 		}
+		return (int64_t)n;
+	case K_LOOP:
+		while (call >= (uint64_t)s->from) {
+			struct timespec ts = { 0, 50000000L };
+			nanosleep(&ts, NULL);
+		}
+		return (int64_t)n;
+	case K_SEGV:
+		if (call >= (uint64_t)s->from) {
+			volatile uint8_t *volatile nowhere = NULL;
+			*nowhere = 1;
+		}
+		return (int64_t)n;
+	case K_ABORT:
+		if (call >= (uint64_t)s->from)
+			abort();
+		return (int64_t)n;
+	case K_EXIT:
+		if (call >= (uint64_t)s->from)
+			exit(3);
 		return (int64_t)n;
 	default:
 		return (int64_t)n;
