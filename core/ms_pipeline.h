@@ -128,6 +128,11 @@ size_t ms_plugin_stats(const ms_plugin *p, ms_plugin_stat *out, size_t cap);
  * and fixture gates that time the plugin alone). */
 int64_t ms_plugin_decide_direct(ms_plugin *p, const ms_plugin_batch *b,
                                 uint8_t *verdict, size_t n);
+/* The name of the plugin whose Decide is running on the calling thread (a
+ * chain worker), or NULL. Async-signal-safe: a handler of a fatal signal
+ * uses it to name the plugin that crashed, and an exit hook to notice a
+ * plugin calling exit(). */
+const char *ms_plugin_in_decide(void);
 
 /* ------------------------------------------------------------------ */
 /* Batches                                                             */

@@ -87,6 +87,17 @@ struct ms_plugin {
 	void *log_ctx;
 };
 
+/* The plugin whose Decide runs on this thread. The one piece of state in
+ * core outside an object, and necessarily so: a fatal signal handler has
+ * nothing else to find the crashing call by. */
+static _Thread_local const char *in_decide;
+
+const char *
+ms_plugin_in_decide(void)
+{
+	return in_decide;
+}
+
 static void
 host_log(void *ctx, int level, const char *plugin, const char *msg)
 {
@@ -363,7 +374,11 @@ int64_t
 ms_plugin_decide_direct(ms_plugin *p, const ms_plugin_batch *b,
                         uint8_t *verdict, size_t n)
 {
-	return p->desc.decide(p->state, b, verdict, n);
+	const char *outer = in_decide;
+	in_decide = p->name;
+	int64_t ret = p->desc.decide(p->state, b, verdict, n);
+	in_decide = outer;
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -470,9 +485,11 @@ worker_main(void *arg)
 		if (w->state == W_QUIT)
 			break;
 		pthread_mutex_unlock(&w->mu);
+		in_decide = w->plugin->name;
 		int64_t ret = w->plugin->desc.decide(w->plugin->state,
 		                                     ms_batch_view(w->batch),
 		                                     w->verdict, w->n);
+		in_decide = NULL;
 		pthread_mutex_lock(&w->mu);
 		w->ret = ret;
 		if (w->abandoned) {

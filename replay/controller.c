@@ -1998,6 +1998,12 @@ ms_replay_db_path(const ms_replay *r)
 	return r->db_path;
 }
 
+const char *
+ms_replay_work_dir(const ms_replay *r)
+{
+	return r->work_dir;
+}
+
 size_t
 ms_replay_gates(ms_replay *r, ms_ev_gate *out, size_t cap, unsigned *failed)
 {

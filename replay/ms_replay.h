@@ -244,6 +244,16 @@ typedef struct ms_replay_part {
 size_t ms_replay_inventory(ms_replay *r, ms_replay_part *out, size_t cap);
 /* The run's event database path. */
 const char *ms_replay_db_path(const ms_replay *r);
+/* The run's scratch shard directory (removed at close unless kept). */
+const char *ms_replay_work_dir(const ms_replay *r);
+/*
+ * Clean up after a run whose process died (killed by a signal, or a plugin
+ * exiting inside Decide), from another process once that one is gone:
+ * record status "aborted" with reason in db_path (unless the run already
+ * ended) and remove the scratch shard work_dir. Either path may be NULL.
+ */
+int ms_replay_postmortem(const char *db_path, const char *work_dir,
+                         const char *reason, ms_errbuf *eb);
 
 /* After DONE: number of failed gates and the gates (up to cap). */
 size_t ms_replay_gates(ms_replay *r, ms_ev_gate *out, size_t cap,

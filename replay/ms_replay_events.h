@@ -358,6 +358,14 @@ int ms_rec_plugin_stat(ms_rec *r, const ms_ev_plugin_stat *s, ms_errbuf *eb);
 int ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb);
 /* Commit now. */
 int ms_rec_flush(ms_rec *r, ms_errbuf *eb);
+/*
+ * Record the end of a run whose process died without one (postmortem.c):
+ * set status and error of the run record if it has no status yet; a run
+ * that already ended is left as it is. For another process than the
+ * recorder's, after that one is gone. Waits up to 10 s for a lock.
+ */
+int ms_evdb_mark_ended(const char *path, const char *status, const char *reason,
+                       ms_errbuf *eb);
 /* 0 while the recorder can write; after its first SQLite failure, that
  * error for good ("event database PATH: commit: database or disk is full"
  * in eb), and every recording call returns it without touching SQLite. */

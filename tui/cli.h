@@ -141,6 +141,13 @@ void ms__progress_end(ms__progress *p);
 /* Exit status of a command that failed before or during its work. */
 #define MS_EXIT_ERROR 2
 
+/* Tell the supervising parent (supervise.c) what to clean up should this
+ * process die: key "db" or "scratch" with a path. No-op when the process
+ * is not supervised. */
+void ms__supervise_note(const char *key, const char *value);
+/* The curses screen is up (restore the terminal on a crash) or down. */
+void ms__supervise_screen(bool up);
+
 /* Default replay speed of the TUI in logical seconds per wall second: a
  * 24-hour day in 72 s. `+`/`-` change it, up to "max" (0). */
 #define MS_TUI_DEFAULT_SPEED 1200.0

@@ -214,6 +214,8 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
 		return MS_EXIT_ERROR;
 	}
+	ms__supervise_note("db", ms_replay_db_path(r));
+	ms__supervise_note("scratch", ms_replay_work_dir(r));
 	fprintf(err, "replaying %s (%s) with %s; events recorded in %s\n",
 	        cfg->fixture_dir, cfg->preset, cfg->variant,
 	        ms_replay_db_path(r));

@@ -208,7 +208,11 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 		ms_replay_close(r);
 		return MS_EXIT_ERROR;
 	}
+	ms__supervise_note("db", ms_replay_db_path(r));
+	ms__supervise_note("scratch", ms_replay_work_dir(r));
+	ms__supervise_screen(true);
 	rc = ms_tui_run(&ctl, topts, &eb);
+	ms__supervise_screen(false);
 	/* The terminal is restored here, whatever happened. */
 	r = ms_replay_ctl_replay(adapter); /* a restart replaced it */
 	remember(r, cfg->fixture_dir, topts->filter_out);

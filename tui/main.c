@@ -1,7 +1,8 @@
 /*
  * main.c - the `mergescope` executable: sets the locale (for Unicode
  * glyphs; ASCII is used when the locale is not UTF-8) and hands argv to
- * the command table in cli.c.
+ * the command table in cli.c, run in a supervised child process
+ * (supervise.c) so that a crashing plugin still leaves a record.
  */
 #include "ms_tui.h"
 
@@ -12,5 +13,5 @@ int
 main(int argc, char **argv)
 {
 	setlocale(LC_ALL, "");
-	return ms_cli_main(argc, argv, stdout, stderr);
+	return ms_cli_main_supervised(argc, argv, stdout, stderr);
 }

@@ -133,5 +133,12 @@ int ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb);
 /* The `mergescope` command line: dispatches argv[1] through the command
  * table. Returns the process exit status. Output goes to out/err. */
 int ms_cli_main(int argc, char **argv, FILE *out, FILE *err);
+/* ms_cli_main in a child process that this one supervises (supervise.c):
+ * what the `mergescope` executable runs. When the child dies of a signal,
+ * or a plugin calls exit() inside Decide, the run is recorded as aborted
+ * with the reason, its scratch shard removed, the terminal restored, and
+ * the status is 128 + the signal (2 for exit()); otherwise the child's
+ * exit status is returned. */
+int ms_cli_main_supervised(int argc, char **argv, FILE *out, FILE *err);
 
 #endif

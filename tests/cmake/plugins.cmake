@@ -44,3 +44,12 @@ target_compile_definitions(bench_decide PRIVATE
 	MS_PLUGIN_DIR="${MS_PLUGIN_DIR}")
 add_dependencies(bench_decide alwayskeep detdrop skywalking)
 add_dependencies(benches bench_decide)
+
+# Misbehaving plugins (loop, segv, abort, exit) in real headless runs of
+# the `mergescope` executable.
+if(TARGET msfixtures AND TARGET mergescope)
+	ms_add_test(test_plugin_faults LIBS msfixtures mscore
+		PkgConfig::SQLITE)
+	add_dependencies(test_plugin_faults mergescope skywalking
+		${MS_TEST_PLUGINS})
+endif()

@@ -1,0 +1,71 @@
+/*
+ * postmortem.c - the end record of a run whose process died before it
+ * could write one: the `mergescope` supervisor (tui/supervise.c) calls it
+ * after the replay process was killed by a signal, for instance a plugin
+ * crashing inside Decide. It runs in another process, after the recorder's
+ * process is gone, so SQLite's own recovery (WAL replay, released locks)
+ * applies and no signal handler ever touches the database.
+ */
+#include "ms_replay.h"
+#include "ms_replay_events.h"
+#include "replay_int.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+int
+ms_evdb_mark_ended(const char *path, const char *status, const char *reason,
+                   ms_errbuf *eb)
+{
+	if (!path || !*path || !status || !*status)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "event database: no path or status to record");
+	sqlite3 *db = NULL;
+	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
+	sqlite3_stmt *st = NULL;
+	if (rc == SQLITE_OK)
+		rc = sqlite3_busy_timeout(db, 10000);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db,
+		                        "UPDATE run SET status = ?1, "
+		                        "error = ?2, ended_unix_ns = ?3 "
+		                        "WHERE id = 1 AND status = ''",
+		                        -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		sqlite3_bind_text(st, 1, status, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, reason ? reason : "", -1,
+		                  SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 3,
+		                   (sqlite3_int64)ts.tv_sec * 1000000000 +
+		                           ts.tv_nsec);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK
+		                                     : sqlite3_errcode(db);
+	}
+	int ret = 0;
+	if (rc != SQLITE_OK)
+		ret = ms_fail(eb, MS_ERR_IO,
+		              "event database %s: recording the end (%s): %s",
+		              path, status,
+		              db ? sqlite3_errmsg(db) : "out of memory");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return ret;
+}
+
+int
+ms_replay_postmortem(const char *db_path, const char *work_dir,
+                     const char *reason, ms_errbuf *eb)
+{
+	int rc = 0;
+	if (db_path && *db_path)
+		rc = ms_evdb_mark_ended(db_path, "aborted", reason, eb);
+	if (work_dir && *work_dir && ms__rm_tree(work_dir) < 0 && rc == 0)
+		rc = ms_fail(eb, MS_ERR_IO, "removing the scratch shard %s: %s",
+		             work_dir, strerror(errno));
+	return rc;
+}

@@ -1,0 +1,276 @@
+/*
+ * test_plugin_faults.c - plugins that misbehave inside Decide, in real
+ * headless runs of the `mergescope` executable (a child process each) on
+ * a smoke fixture: a Decide that never returns times out three times,
+ * opens the circuit and the process still exits with the run complete and
+ * its gates; a Decide that segfaults, aborts or calls exit() ends the run
+ * as aborted in the event database with the plugin and the signal named,
+ * the scratch shard removed, and an exit status that says so.
+ *
+ * The executable is copied into the test's directory next to a plugins/
+ * link to the test plugins, so that its plugin directory (the one beside
+ * it) holds the test-only plugins.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ms_fixture.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char root[256];
+static char fixture[512];
+static char exe[512];
+
+/* Generous: the looping run waits 3 x 5 s of Decide timeouts. A run still
+ * going after this is a hang, and the test fails saying so. */
+#define WATCHDOG_S 240
+
+static int
+copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	char buf[65536];
+	ssize_t n = 0;
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	int rc = in < 0 || out < 0 || n < 0 ? -1 : 0;
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) != 0)
+		rc = -1;
+	return rc;
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/ms-test-pf-XXXXXX");
+	if (!mkdtemp(root))
+		return -1;
+	char p[600], q[600];
+	snprintf(p, sizeof(p), "%s/cache", root);
+	setenv("XDG_CACHE_HOME", p, 1);
+	snprintf(p, sizeof(p), "%s/bin", root);
+	if (mkdir(p, 0755) != 0)
+		return -1;
+	snprintf(exe, sizeof(exe), "%s/bin/mergescope", root);
+	if (copy_file(MS_BINARY_DIR "/tui/mergescope", exe) != 0)
+		return -1;
+	snprintf(q, sizeof(q), "%s/plugins", root);
+	if (symlink(MS_TEST_PLUGIN_DIR, q) != 0)
+		return -1;
+	snprintf(fixture, sizeof(fixture), "%s/smoke", root);
+	ms_fixture_build_opts bo = {
+		.preset = "smoke",
+		.seed = 1,
+		.out_dir = fixture,
+		.plugin_path = MS_PLUGIN_DIR "/skywalking.so",
+	};
+	ms_errbuf eb = { "" };
+	if (ms_fixture_build(&bo, NULL, &eb)) {
+		fprintf(stderr, "fixture build: %s\n", eb.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return root[0] && system(cmd) != 0 ? -1 : 0;
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return calloc(1, 1);
+	char *buf = calloc(1, 1 << 20);
+	if (buf)
+		fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	return buf;
+}
+
+typedef struct run_out {
+	int status; /* waitpid status of the executable */
+	char *out, *err;
+	char db[600], work[600];
+} run_out;
+
+/* Run `mergescope run --headless --fixture F --chain CHAIN --db D
+ * --work-dir W` to its end (or fail after WATCHDOG_S). */
+static void
+run_chain(const char *name, const char *chain, run_out *r)
+{
+	char outp[600], errp[600];
+	snprintf(r->db, sizeof(r->db), "%s/%s.sqlite", root, name);
+	snprintf(r->work, sizeof(r->work), "%s/%s.shard", root, name);
+	snprintf(outp, sizeof(outp), "%s/%s.out", root, name);
+	snprintf(errp, sizeof(errp), "%s/%s.err", root, name);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || e < 0)
+			_exit(126);
+		dup2(o, STDOUT_FILENO);
+		dup2(e, STDERR_FILENO);
+		execl(exe, exe, "run", "--headless", "--fixture", fixture,
+		      "--chain", chain, "--db", r->db, "--work-dir", r->work,
+		      (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	time_t end = time(NULL) + WATCHDOG_S;
+	pid_t w;
+	while ((w = waitpid(pid, &st, WNOHANG)) == 0 && time(NULL) < end) {
+		struct timespec ts = { 0, 50000000L };
+		nanosleep(&ts, NULL);
+	}
+	if (w == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		fail_msg("mergescope run --chain %s did not exit within %d s",
+		         chain, WATCHDOG_S);
+	}
+	r->status = st;
+	r->out = slurp(outp);
+	r->err = slurp(errp);
+}
+
+static void
+run_free(run_out *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* One text value of the event database (first row, first column). */
+static void
+db_text(const char *db, const char *sql, char *buf, size_t n)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	buf[0] = '\0';
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		snprintf(buf, n, "%s", sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+}
+
+static bool
+exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+static void
+test_loop_times_out_and_exits(void **state)
+{
+	(void)state;
+	/* Three links that never return: each call times out, the third
+	 * opens the circuit; closing the chain leaves the calls behind. */
+	run_out r;
+	run_chain("loop", "tp_loop,tp_loop,tp_loop", &r);
+	assert_true(WIFEXITED(r.status));
+	/* Nothing was sampled: that gate fails, the others pass. */
+	assert_int_equal(WEXITSTATUS(r.status), 1);
+	assert_non_null(strstr(r.out, "FAIL  sampling_exercised"));
+	assert_non_null(strstr(r.out, "PASS  event_count"));
+	char v[256];
+	db_text(r.db, "SELECT status FROM run", v, sizeof(v));
+	assert_string_equal(v, "complete");
+	db_text(r.db,
+	        "SELECT count(*) || ' ' || group_concat(DISTINCT fail_open) "
+	        "FROM merge_link WHERE fail_open != ''",
+	        v, sizeof(v));
+	assert_string_equal(v, "3 timeout");
+	assert_false(exists(r.work));
+	run_free(&r);
+}
+
+static void
+crash_case(const char *kind, int want_exit, const char *want_reason)
+{
+	char chain[32];
+	snprintf(chain, sizeof(chain), "tp_%s", kind);
+	run_out r;
+	run_chain(kind, chain, &r);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), want_exit);
+	char line[300];
+	snprintf(line, sizeof(line), "mergescope: aborted: %s\n", want_reason);
+	if (!strstr(r.err, line))
+		fail_msg("stderr lacks \"%s\":\n%s", line, r.err);
+	char v[256];
+	db_text(r.db, "SELECT status FROM run", v, sizeof(v));
+	assert_string_equal(v, "aborted");
+	db_text(r.db, "SELECT error FROM run", v, sizeof(v));
+	assert_string_equal(v, want_reason);
+	assert_false(exists(r.work));
+	run_free(&r);
+}
+
+static void
+test_segv_in_decide(void **state)
+{
+	(void)state;
+	crash_case("segv", 128 + SIGSEGV,
+	           "plugin tp_segv crashed in Decide (SIGSEGV)");
+}
+
+static void
+test_abort_in_decide(void **state)
+{
+	(void)state;
+	crash_case("abort", 128 + SIGABRT,
+	           "plugin tp_abort crashed in Decide (SIGABRT)");
+}
+
+static void
+test_exit_in_decide(void **state)
+{
+	(void)state;
+	/* tp_exit calls exit(3): never mistaken for a normal end. */
+	crash_case("exit", 2, "plugin tp_exit called exit() in Decide");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_segv_in_decide),
+		cmocka_unit_test(test_abort_in_decide),
+		cmocka_unit_test(test_exit_in_decide),
+		cmocka_unit_test(test_loop_times_out_and_exits),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
