@@ -172,10 +172,12 @@ enum ms_link_result {
 	MS_LINK_TIMEOUT = 4,      /* overran the Decide timeout */
 	MS_LINK_CIRCUIT_OPEN = 5, /* not called: the chain's circuit is open */
 	MS_LINK_HOST_ERROR = 6,   /* the host could not run the call */
-	MS_LINK_RESULT_COUNT = 7
+	MS_LINK_CRASHED = 7,      /* the plugin host process died in Decide */
+	MS_LINK_RESULT_COUNT = 8
 };
-/* "ok", "error", "wrong_length", "bad_value", "timeout", "circuit_open",
- * "host_error". */
+/* The one table of fail-open reason names, as the event log stores them:
+ * "ok", "error", "wrong_length", "bad_value", "timeout", "circuit_open",
+ * "host_error", "crashed". */
 const char *ms_link_result_name(enum ms_link_result r);
 
 #define MS_LINK_HIST_BUCKETS 13 /* 12 bounds + overflow */
@@ -202,6 +204,24 @@ typedef struct ms_chain_link_spec {
 	const char *config; /* NULL = "" */
 } ms_chain_link_spec;
 
+/* Where a chain's links run Decide. */
+enum ms_plugin_host_mode {
+	/* On a worker thread of this process (a crash takes it down). */
+	MS_PLUGIN_HOST_INPROC = 0,
+	/* In a child host process per link (plugin_host.c): a crash, abort,
+	 * exit or hang fails the link open ("crashed" or "timeout") and the
+	 * host is started again for the next call. */
+	MS_PLUGIN_HOST_PROCESS = 1,
+};
+/* "inproc", "process"; parse returns false for anything else. */
+const char *ms_plugin_host_mode_name(enum ms_plugin_host_mode m);
+bool ms_plugin_host_mode_parse(const char *s, enum ms_plugin_host_mode *out);
+
+/* The entry point of the host process: `EXE __plugin-host PATH CONFIG`
+ * with the control socket on fd 3 (see plugin_host.c). Returns the exit
+ * status. */
+int ms_plugin_host_main(int argc, char **argv);
+
 typedef struct ms_chain_opts {
 	ms_mem *mem;                /* borrowed; outlives the chain */
 	uint64_t decide_timeout_ns; /* 0 = 5 s */
@@ -211,6 +231,10 @@ typedef struct ms_chain_opts {
 	/* How long ms_chain_close waits for calls abandoned after a timeout
 	 * before leaving them behind; 0 = 2 s. */
 	uint64_t close_grace_ns;
+	enum ms_plugin_host_mode host_mode;
+	/* The executable that serves as plugin host (process mode): it must
+	 * call ms_plugin_host_main for `__plugin-host`. Borrowed, copied. */
+	const char *host_exe;
 } ms_chain_opts;
 
 typedef struct ms_chain ms_chain;
@@ -356,6 +380,8 @@ typedef struct ms_pipeline_opts {
 	ms_mem *mem;                /* borrowed; outlives the pipeline */
 	ms_log_fn log;
 	void *log_ctx;
+	enum ms_plugin_host_mode host_mode; /* see ms_chain_opts */
+	const char *host_exe;
 } ms_pipeline_opts;
 
 int ms_pipeline_open(ms_pipeline **out, const ms_pipeline_opts *opts,

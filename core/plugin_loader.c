@@ -39,6 +39,7 @@
  */
 #define XXH_STATIC_LINKING_ONLY
 #include "ms_pipeline.h"
+#include "plugin_host.h"
 
 #include <xxhash.h>
 
@@ -444,6 +445,9 @@ typedef struct worker {
 typedef struct link {
 	ms_plugin *plugin;
 	worker *w;
+	ms__phost *host; /* process mode: the running host, if any */
+	char *path, *config;
+	size_t path_size, config_size;
 	ms_link_stats st;
 	uint8_t *tmp; /* verdict copy for checks */
 	size_t tmpcap;
@@ -460,6 +464,9 @@ struct ms_chain {
 	bool circuit_open;
 	char circuit_reason[192];
 	uint64_t close_grace_ns;
+	enum ms_plugin_host_mode host_mode;
+	char *host_exe;
+	size_t host_exe_size;
 	abandon_ctl *ctl;
 	pthread_mutex_t mu; /* serializes decide and stats reads */
 };
@@ -585,10 +592,30 @@ ms_link_result_name(enum ms_link_result r)
 		return "circuit_open";
 	case MS_LINK_HOST_ERROR:
 		return "host_error";
+	case MS_LINK_CRASHED:
+		return "crashed";
 	case MS_LINK_RESULT_COUNT:
 		break;
 	}
 	return "unknown";
+}
+
+const char *
+ms_plugin_host_mode_name(enum ms_plugin_host_mode m)
+{
+	return m == MS_PLUGIN_HOST_PROCESS ? "process" : "inproc";
+}
+
+bool
+ms_plugin_host_mode_parse(const char *s, enum ms_plugin_host_mode *out)
+{
+	if (s && strcmp(s, "inproc") == 0)
+		*out = MS_PLUGIN_HOST_INPROC;
+	else if (s && strcmp(s, "process") == 0)
+		*out = MS_PLUGIN_HOST_PROCESS;
+	else
+		return false;
+	return true;
 }
 
 int
@@ -612,6 +639,24 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 	c->close_grace_ns =
 	        opts->close_grace_ns ? opts->close_grace_ns : 2000000000ull;
 	pthread_mutex_init(&c->mu, NULL);
+	c->host_mode = opts->host_mode;
+	if (c->host_mode == MS_PLUGIN_HOST_PROCESS && n) {
+		if (!opts->host_exe || !*opts->host_exe) {
+			ms_chain_close(c);
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "chain: process plugin host without a "
+			               "host executable");
+		}
+		c->host_exe_size = strlen(opts->host_exe) + 1;
+		c->host_exe =
+		        ms_mem_dup(c->mem, opts->host_exe, c->host_exe_size);
+		if (!c->host_exe) {
+			c->host_exe_size = 0;
+			ms_chain_close(c);
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "chain: out of memory");
+		}
+	}
 	c->ctl = abandon_ctl_new();
 	if (!c->ctl) {
 		ms_chain_close(c);
@@ -638,6 +683,17 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 			               sub.msg);
 		}
 		c->n = i + 1;
+		link_t *l = &c->links[i];
+		const char *cfg = links[i].config ? links[i].config : "";
+		l->path_size = strlen(links[i].path) + 1;
+		l->config_size = strlen(cfg) + 1;
+		l->path = ms_mem_dup(c->mem, links[i].path, l->path_size);
+		l->config = ms_mem_dup(c->mem, cfg, l->config_size);
+		if (!l->path || !l->config) {
+			ms_chain_close(c);
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "chain: out of memory");
+		}
 		snprintf(c->links[i].st.name, sizeof(c->links[i].st.name), "%s",
 		         ms_plugin_name(c->links[i].plugin));
 	}
@@ -655,6 +711,11 @@ ms_chain_close(ms_chain *c)
 		link_t *l = &c->links[i];
 		if (l->w)
 			worker_stop(l->w);
+		ms__phost_free(l->host);
+		if (l->path)
+			ms_mem_free(c->mem, l->path, l->path_size);
+		if (l->config)
+			ms_mem_free(c->mem, l->config, l->config_size);
 		ms_mem_free(c->mem, l->tmp, l->tmpcap);
 		ms_plugin_unload(l->plugin);
 	}
@@ -672,6 +733,8 @@ ms_chain_close(ms_chain *c)
 		abandon_ctl_put_locked(a);
 	}
 	pthread_mutex_destroy(&c->mu);
+	if (c->host_exe)
+		ms_mem_free(c->mem, c->host_exe, c->host_exe_size);
 	if (c->links)
 		ms_mem_free(c->mem, c->links, c->nalloc * sizeof(*c->links));
 	ms_mem_free(c->mem, c, sizeof(*c));
@@ -778,6 +841,32 @@ grow(ms_mem *mem, uint8_t **p, size_t *cap, size_t need)
 	return 0;
 }
 
+/* Check what Decide returned and wrote into l->tmp. */
+static enum ms_link_result
+check_verdicts(link_t *l, int64_t ret, size_t n)
+{
+	if (ret < 0) {
+		record(l, MS_LINK_ERROR, "Decide returned error %lld",
+		       (long long)ret);
+		return MS_LINK_ERROR;
+	}
+	if ((uint64_t)ret != n) {
+		record(l, MS_LINK_WRONG_LENGTH,
+		       "Decide returned %lld verdicts for %zu traces",
+		       (long long)ret, n);
+		return MS_LINK_WRONG_LENGTH;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (l->tmp[i] > 1) {
+			record(l, MS_LINK_BAD_VALUE,
+			       "verdict %zu is %u, expected 0 or 1", i,
+			       (unsigned)l->tmp[i]);
+			return MS_LINK_BAD_VALUE;
+		}
+	}
+	return MS_LINK_OK;
+}
+
 /*
  * Run one link. On success its checked verdicts are in l->tmp and the
  * result is MS_LINK_OK; otherwise the link failed open.
@@ -847,26 +936,58 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	pthread_mutex_unlock(&w->mu);
 	*ns = (uint64_t)(mono_ns() - t0);
 	time_call(l, *ns);
-	if (ret < 0) {
-		record(l, MS_LINK_ERROR, "Decide returned error %lld",
-		       (long long)ret);
-		return MS_LINK_ERROR;
+	return check_verdicts(l, ret, n);
+}
+
+/* run_link in process mode: the call goes to the link's host process,
+ * started first if the link has none (at the start, or after a crash or
+ * a timeout killed the previous one). */
+static enum ms_link_result
+run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
+{
+	if (grow(c->mem, &l->tmp, &l->tmpcap, n)) {
+		record(l, MS_LINK_HOST_ERROR, "out of memory for verdicts");
+		return MS_LINK_HOST_ERROR;
 	}
-	if ((uint64_t)ret != n) {
-		record(l, MS_LINK_WRONG_LENGTH,
-		       "Decide returned %lld verdicts for %zu traces",
-		       (long long)ret, n);
-		return MS_LINK_WRONG_LENGTH;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (l->tmp[i] > 1) {
-			record(l, MS_LINK_BAD_VALUE,
-			       "verdict %zu is %u, expected 0 or 1", i,
-			       (unsigned)l->tmp[i]);
-			return MS_LINK_BAD_VALUE;
+	if (!l->host) {
+		ms_errbuf eb = { "" };
+		if (ms__phost_start(&l->host, c->host_exe, l->path, l->config,
+		                    c->timeout_ns, &eb)) {
+			record(l, MS_LINK_HOST_ERROR, "%s", eb.msg);
+			return MS_LINK_HOST_ERROR;
 		}
 	}
-	return MS_LINK_OK;
+	l->st.calls++;
+	l->st.traces += n;
+	int64_t t0 = mono_ns(), ret = 0;
+	char why[160] = "";
+	enum ms__phost_result r =
+	        ms__phost_decide(l->host, ms_batch_view(b), l->tmp, n,
+	                         c->timeout_ns, &ret, why, sizeof(why));
+	*ns = (uint64_t)(mono_ns() - t0);
+	time_call(l, *ns);
+	if (r != MS__PHOST_OK && r != MS__PHOST_ERROR) {
+		ms__phost_free(l->host);
+		l->host = NULL;
+	}
+	switch (r) {
+	case MS__PHOST_TIMEOUT:
+		record(l, MS_LINK_TIMEOUT,
+		       "Decide overran the %.3f ms timeout on %zu traces; "
+		       "plugin host killed",
+		       (double)c->timeout_ns / 1e6, n);
+		return MS_LINK_TIMEOUT;
+	case MS__PHOST_CRASHED:
+		record(l, MS_LINK_CRASHED,
+		       "plugin host %s in Decide on %zu traces", why, n);
+		return MS_LINK_CRASHED;
+	case MS__PHOST_ERROR:
+		record(l, MS_LINK_HOST_ERROR, "plugin host: %s", why);
+		return MS_LINK_HOST_ERROR;
+	case MS__PHOST_OK:
+		break;
+	}
+	return check_verdicts(l, ret, n);
 }
 
 static int chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep,
@@ -907,16 +1028,19 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 			continue;
 		}
 		uint64_t ns = 0;
-		enum ms_link_result r = run_link(c, l, b, n, &ns);
+		enum ms_link_result r =
+		        c->host_mode == MS_PLUGIN_HOST_PROCESS
+		                ? run_link_process(c, l, b, n, &ns)
+		                : run_link(c, l, b, n, &ns);
 		res->decide_ns += ns;
-		if (r == MS_LINK_TIMEOUT) {
+		if (r == MS_LINK_TIMEOUT || r == MS_LINK_CRASHED) {
 			timed_out = true;
 			if (++c->consecutive_timeouts >= c->circuit_after) {
 				c->circuit_open = true;
 				snprintf(c->circuit_reason,
 				         sizeof(c->circuit_reason),
 				         "%u consecutive Decide timeouts "
-				         "(last on link '%s')",
+				         "or crashes (last on link '%s')",
 				         c->consecutive_timeouts, l->st.name);
 			}
 		}
@@ -1219,8 +1343,13 @@ ms_pipeline_open(ms_pipeline **out, const ms_pipeline_opts *opts, ms_errbuf *eb)
 		return rc;
 	}
 	ms_chain_opts co = {
-		p->mem,    opts->decide_timeout_ns, opts->circuit_after,
-		opts->log, opts->log_ctx,           0
+		.mem = p->mem,
+		.decide_timeout_ns = opts->decide_timeout_ns,
+		.circuit_after = opts->circuit_after,
+		.log = opts->log,
+		.log_ctx = opts->log_ctx,
+		.host_mode = opts->host_mode,
+		.host_exe = opts->host_exe,
 	};
 	rc = ms_chain_open(&p->chain, cs.links, cs.n, &co, eb);
 	ms_chain_spec_release(&cs);

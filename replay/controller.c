@@ -1474,6 +1474,8 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 		po.policy = r->policy;
 		po.decide_timeout_ns = opts->decide_timeout_ns;
 		po.oversized_cap = opts->oversized_cap;
+		po.host_mode = opts->plugin_host;
+		po.host_exe = opts->plugin_host_exe;
 		po.limits = &r->limits;
 		po.mem = &r->mem;
 		po.log = log_to_nowhere;

@@ -83,6 +83,8 @@ open_pipeline(const once_ctx *c, const char *variant, ms_mem *mem,
 	memset(&po, 0, sizeof(po));
 	po.spec = variant;
 	po.plugin_dir = c->plugin_dir;
+	po.host_mode = c->o->plugin_host;
+	po.host_exe = c->o->plugin_host_exe;
 	po.policy = c->policy;
 	po.limits = &c->limits;
 	po.mem = mem;

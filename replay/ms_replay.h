@@ -140,6 +140,10 @@ typedef struct ms_replay_opts {
 	 * pause does not count. Past it the run fails naming the wait.
 	 * 0 = MS_REPLAY_WAIT_TIMEOUT_DEFAULT_NS. */
 	int64_t wait_timeout_ns;
+	/* Where the chain's links run (ms_pipeline.h); plugin_host_exe is
+	 * the host executable of process mode. */
+	enum ms_plugin_host_mode plugin_host;
+	const char *plugin_host_exe;
 	bool start_paused; /* stop before the first publication */
 	double speed;      /* logical s per wall s; 0 = flat out */
 	/* Called (from any thread, no lock held) whenever something worth
@@ -270,6 +274,10 @@ typedef struct ms_merge_once_opts {
 	const char *grace_policy; /* NULL = "trace": every input is matured */
 	const char *scratch_dir;  /* NULL = <frozen_dir>/runs */
 	FILE *out;                /* the table; NULL = none */
+	/* Where the chain's links run (ms_pipeline.h); host_exe for
+	 * process mode. */
+	enum ms_plugin_host_mode plugin_host;
+	const char *plugin_host_exe;
 } ms_merge_once_opts;
 
 typedef struct ms_merge_once_result {

@@ -61,8 +61,8 @@ typedef struct fx {
 } fx;
 
 static void
-open_chain(fx *f, const char *const *names, const char *const *configs,
-           size_t n, uint64_t timeout_ns)
+open_chain_mode(fx *f, const char *const *names, const char *const *configs,
+                size_t n, uint64_t timeout_ns, enum ms_plugin_host_mode mode)
 {
 	ms_chain_link_spec links[4];
 	for (size_t i = 0; i < n; i++) {
@@ -71,7 +71,10 @@ open_chain(fx *f, const char *const *names, const char *const *configs,
 		links[i].config = configs ? configs[i] : "";
 	}
 	ms_mem_init(&f->mem, NULL);
-	ms_chain_opts o = { &f->mem, timeout_ns, 0, NULL, NULL, 0 };
+	ms_chain_opts o = { .mem = &f->mem,
+		            .decide_timeout_ns = timeout_ns,
+		            .host_mode = mode,
+		            .host_exe = MS_BINARY_DIR "/tui/mergescope" };
 	ms_errbuf eb;
 	if (ms_chain_open(&f->c, links, n, &o, &eb))
 		fail_msg("chain: %s", eb.msg);
@@ -79,6 +82,14 @@ open_chain(fx *f, const char *const *names, const char *const *configs,
 	assert_int_equal(ms_batch_from_rows(&f->b, &f->mem, MS_PROJ_ALL,
 	                                    f->rows.rows, NT * 2, &eb),
 	                 0);
+}
+
+static void
+open_chain(fx *f, const char *const *names, const char *const *configs,
+           size_t n, uint64_t timeout_ns)
+{
+	open_chain_mode(f, names, configs, n, timeout_ns,
+	                MS_PLUGIN_HOST_INPROC);
 }
 
 static void
@@ -399,6 +410,149 @@ test_stuck_call_never_blocks_close(void **st)
 	assert_true(ms.live > 0);
 }
 
+/* ---- Process mode: the links run in host processes ---------------- */
+
+static void
+test_process_and_over_links(void **st)
+{
+	(void)st;
+	fx f;
+	const char *names[] = { "tp_mask", "tp_mask", "tp_slow" };
+	const char *cfg[] = { "13", "5", "0" };
+	open_chain_mode(&f, names, cfg, 3, 0, MS_PLUGIN_HOST_PROCESS);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	for (int rep = 0; rep < 2; rep++) {
+		assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+		assert_int_equal(call.links_ok, 3);
+		for (int i = 0; i < NT; i++)
+			assert_int_equal(keep[i],
+			                 !(i == 1 || i == 3 || i == 5));
+	}
+	ms_link_stats ls;
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.results[MS_LINK_OK], 2);
+	assert_int_equal(ls.dropped, 4);
+	close_chain(&f);
+}
+
+/* The host of kind dies in its first call: fail-open "crashed" with how
+ * it ended; the next call runs in a new host. */
+static void
+crash_case_process(const char *name, const char *how)
+{
+	fx f;
+	const char *names[] = { name, "tp_mask" };
+	const char *cfg[] = { "1", "0" }; /* calls 1, 3 ... of a host crash */
+	open_chain_mode(&f, names, cfg, 2, 0, MS_PLUGIN_HOST_PROCESS);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	/* Host 1: call 0 fine, call 1 dies. Host 2: call 0 fine. */
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	assert_int_equal(call.links_ok, 2);
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	assert_int_equal(call.links_failed, 1);
+	assert_int_equal(count_kept(keep), NT - 1); /* mask still applies */
+	ms_link_stats ls;
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.last_result, MS_LINK_CRASHED);
+	if (!strstr(ls.last_fail, how))
+		fail_msg("last_fail \"%s\" lacks \"%s\"", ls.last_fail, how);
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	assert_int_equal(call.links_ok, 2);
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.results[MS_LINK_OK], 2);
+	assert_int_equal(ls.results[MS_LINK_CRASHED], 1);
+	assert_string_equal(ms_link_result_name(MS_LINK_CRASHED), "crashed");
+	close_chain(&f);
+}
+
+static void
+test_process_segv_fails_open(void **st)
+{
+	(void)st;
+	crash_case_process("tp_segv", "killed by signal 11");
+}
+
+static void
+test_process_abort_fails_open(void **st)
+{
+	(void)st;
+	crash_case_process("tp_abort", "killed by signal 6");
+}
+
+static void
+test_process_exit_fails_open(void **st)
+{
+	(void)st;
+	crash_case_process("tp_exit", "exited with status 3");
+}
+
+static void
+test_process_crashes_open_the_circuit(void **st)
+{
+	(void)st;
+	fx f;
+	const char *names[] = { "tp_segv" };
+	open_chain_mode(&f, names, NULL, 1, 0, MS_PLUGIN_HOST_PROCESS);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+		assert_int_equal(count_kept(keep), NT);
+	}
+	assert_true(call.circuit_open);
+	assert_non_null(strstr(ms_chain_circuit_reason(f.c),
+	                       "3 consecutive Decide timeouts or crashes"));
+	ms_link_stats ls;
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.results[MS_LINK_CRASHED], 3);
+	assert_int_equal(ls.results[MS_LINK_CIRCUIT_OPEN], 1);
+	close_chain(&f);
+}
+
+static void
+test_process_loop_times_out(void **st)
+{
+	(void)st;
+	/* The host that never answers is killed: nothing is left behind. */
+	fx f;
+	const char *names[] = { "tp_loop", "tp_mask" };
+	const char *cfg[] = { "", "0" };
+	open_chain_mode(&f, names, cfg, 2, 50 * 1000000ull,
+	                MS_PLUGIN_HOST_PROCESS);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	assert_int_equal(count_kept(keep), NT - 1);
+	ms_link_stats ls;
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 1);
+	assert_non_null(strstr(ls.last_fail, "plugin host killed"));
+	assert_int_equal(ms_chain_abandoned(f.c), 0);
+	close_chain(&f);
+}
+
+static void
+test_process_needs_a_host(void **st)
+{
+	(void)st;
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	char path[512];
+	path_of(path, sizeof(path), "tp_mask");
+	ms_chain_link_spec link = { path, "" };
+	ms_chain_opts o = { .mem = &mem, .host_mode = MS_PLUGIN_HOST_PROCESS };
+	ms_chain *c;
+	ms_errbuf eb;
+	assert_int_equal(ms_chain_open(&c, &link, 1, &o, &eb), MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "host executable"));
+	enum ms_plugin_host_mode m;
+	assert_true(ms_plugin_host_mode_parse("process", &m));
+	assert_int_equal(m, MS_PLUGIN_HOST_PROCESS);
+	assert_false(ms_plugin_host_mode_parse("thread", &m));
+}
+
 static void
 test_empty_chain_keeps_all(void **st)
 {
@@ -457,6 +611,16 @@ test_histogram_bounds(void **st)
 int
 main(void)
 {
+	/* The process-mode hosts are this build's executable: in the
+	 * sanitizer build, leave the fatal signals to the default actions,
+	 * as in a plain build, so a crash reads as the signal. */
+	const char *ao = getenv("ASAN_OPTIONS");
+	char opts[600];
+	snprintf(opts, sizeof(opts),
+	         "%s%shandle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+	         "handle_sigill=0:handle_abort=0",
+	         ao ? ao : "", ao && *ao ? ":" : "");
+	setenv("ASAN_OPTIONS", opts, 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_batch_columns),
 		cmocka_unit_test(test_and_over_links),
@@ -469,6 +633,13 @@ main(void)
 		cmocka_unit_test(test_successful_batch_resets_timeout_count),
 		cmocka_unit_test(test_overlapping_abandoned_calls),
 		cmocka_unit_test(test_stuck_call_never_blocks_close),
+		cmocka_unit_test(test_process_and_over_links),
+		cmocka_unit_test(test_process_segv_fails_open),
+		cmocka_unit_test(test_process_abort_fails_open),
+		cmocka_unit_test(test_process_exit_fails_open),
+		cmocka_unit_test(test_process_crashes_open_the_circuit),
+		cmocka_unit_test(test_process_loop_times_out),
+		cmocka_unit_test(test_process_needs_a_host),
 		cmocka_unit_test(test_empty_chain_keeps_all),
 		cmocka_unit_test(test_evaluate_rows),
 		cmocka_unit_test(test_histogram_bounds),

@@ -5,7 +5,10 @@
  * opens the circuit and the process still exits with the run complete and
  * its gates; a Decide that segfaults, aborts or calls exit() ends the run
  * as aborted in the event database with the plugin and the signal named,
- * the scratch shard removed, and an exit status that says so.
+ * the scratch shard removed, and an exit status that says so. With
+ * --plugin-host process the same plugins cost a fail-open ("crashed",
+ * "timeout") and the run completes; the shipped sampler decides the same
+ * through the host as in process.
  *
  * The executable is copied into the test's directory next to a plugins/
  * link to the test plugins, so that its plugin directory (the one beside
@@ -19,6 +22,7 @@
 
 #include "ms_fixture.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -68,14 +72,41 @@ setup(void **state)
 	char p[600], q[600];
 	snprintf(p, sizeof(p), "%s/cache", root);
 	setenv("XDG_CACHE_HOME", p, 1);
+	/* In the sanitizer build, leave the fatal signals to the program's
+	 * own handlers, as in a plain build. */
+	const char *ao = getenv("ASAN_OPTIONS");
+	char opts[600];
+	snprintf(opts, sizeof(opts),
+	         "%s%shandle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+	         "handle_sigill=0:handle_abort=0",
+	         ao ? ao : "", ao && *ao ? ":" : "");
+	setenv("ASAN_OPTIONS", opts, 1);
 	snprintf(p, sizeof(p), "%s/bin", root);
 	if (mkdir(p, 0755) != 0)
 		return -1;
 	snprintf(exe, sizeof(exe), "%s/bin/mergescope", root);
 	if (copy_file(MS_BINARY_DIR "/tui/mergescope", exe) != 0)
 		return -1;
+	/* plugins/: the test plugins and the shipped skywalking. */
 	snprintf(q, sizeof(q), "%s/plugins", root);
-	if (symlink(MS_TEST_PLUGIN_DIR, q) != 0)
+	if (mkdir(q, 0755) != 0)
+		return -1;
+	DIR *d = opendir(MS_TEST_PLUGIN_DIR);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (!strstr(de->d_name, ".so"))
+			continue;
+		char from[600], to[600];
+		snprintf(from, sizeof(from), "%s/%s", MS_TEST_PLUGIN_DIR,
+		         de->d_name);
+		snprintf(to, sizeof(to), "%s/%s", q, de->d_name);
+		if (symlink(from, to) != 0)
+			return -1;
+	}
+	if (d)
+		closedir(d);
+	snprintf(p, sizeof(p), "%s/skywalking.so", q);
+	if (symlink(MS_PLUGIN_DIR "/skywalking.so", p) != 0)
 		return -1;
 	snprintf(fixture, sizeof(fixture), "%s/smoke", root);
 	ms_fixture_build_opts bo = {
@@ -123,7 +154,8 @@ typedef struct run_out {
 /* Run `mergescope run --headless --fixture F --chain CHAIN --db D
  * --work-dir W` to its end (or fail after WATCHDOG_S). */
 static void
-run_chain(const char *name, const char *chain, run_out *r)
+run_chain_host(const char *name, const char *chain, const char *host,
+               run_out *r)
 {
 	char outp[600], errp[600];
 	snprintf(r->db, sizeof(r->db), "%s/%s.sqlite", root, name);
@@ -141,7 +173,7 @@ run_chain(const char *name, const char *chain, run_out *r)
 		dup2(e, STDERR_FILENO);
 		execl(exe, exe, "run", "--headless", "--fixture", fixture,
 		      "--chain", chain, "--db", r->db, "--work-dir", r->work,
-		      (char *)NULL);
+		      "--plugin-host", host, (char *)NULL);
 		_exit(127);
 	}
 	int st = 0;
@@ -160,6 +192,12 @@ run_chain(const char *name, const char *chain, run_out *r)
 	r->status = st;
 	r->out = slurp(outp);
 	r->err = slurp(errp);
+}
+
+static void
+run_chain(const char *name, const char *chain, run_out *r)
+{
+	run_chain_host(name, chain, "inproc", r);
 }
 
 static void
@@ -263,6 +301,95 @@ test_exit_in_decide(void **state)
 	crash_case("exit", 2, "plugin tp_exit called exit() in Decide");
 }
 
+/* ---- --plugin-host process: the same plugins cost a fail-open ---- */
+
+static void
+process_case(const char *kind, const char *reason)
+{
+	char chain[32], name[32];
+	snprintf(chain, sizeof(chain), "tp_%s", kind);
+	snprintf(name, sizeof(name), "proc-%s", kind);
+	run_out r;
+	run_chain_host(name, chain, "process", &r);
+	assert_true(WIFEXITED(r.status));
+	/* The run goes on to its end; nothing was sampled, so that gate
+	 * fails and the rest pass. */
+	assert_int_equal(WEXITSTATUS(r.status), 1);
+	assert_non_null(strstr(r.out, "FAIL  sampling_exercised"));
+	assert_non_null(strstr(r.out, "PASS  event_count"));
+	char v[256];
+	db_text(r.db, "SELECT status FROM run", v, sizeof(v));
+	assert_string_equal(v, "complete");
+	db_text(r.db,
+	        "SELECT group_concat(DISTINCT fail_open) FROM merge_link "
+	        "WHERE fail_open != ''",
+	        v, sizeof(v));
+	assert_string_equal(v, reason);
+	assert_false(exists(r.work));
+	run_free(&r);
+}
+
+static void
+test_process_segv(void **state)
+{
+	(void)state;
+	process_case("segv", "crashed");
+}
+
+static void
+test_process_abort(void **state)
+{
+	(void)state;
+	process_case("abort", "crashed");
+}
+
+static void
+test_process_exit(void **state)
+{
+	(void)state;
+	process_case("exit", "crashed");
+}
+
+static void
+test_process_loop(void **state)
+{
+	(void)state;
+	process_case("loop", "timeout");
+}
+
+static void
+test_process_matches_inproc(void **state)
+{
+	(void)state;
+	/* The shipped sampler decides the same through the host: same
+	 * selection, same kept traces, same output ledgers. */
+	run_out a, b;
+	run_chain_host("sw-inproc", "skywalking", "inproc", &a);
+	run_chain_host("sw-process", "skywalking", "process", &b);
+	assert_true(WIFEXITED(a.status) && WIFEXITED(b.status));
+	assert_int_equal(WEXITSTATUS(a.status), 0);
+	assert_int_equal(WEXITSTATUS(b.status), 0);
+	static const char *const q[] = {
+		"SELECT selection_fp FROM run",
+		"SELECT final_core_sum || final_latency_sum || "
+		"final_start_time_sum FROM run",
+		"SELECT sum(kept) || '/' || sum(traces) FROM merge_link",
+		"SELECT count(*) FROM merge_link WHERE fail_open != ''",
+	};
+	for (size_t i = 0; i < sizeof(q) / sizeof(*q); i++) {
+		char va[256], vb[256];
+		db_text(a.db, q[i], va, sizeof(va));
+		db_text(b.db, q[i], vb, sizeof(vb));
+		assert_string_equal(va, vb);
+	}
+	char v[256];
+	db_text(b.db, "SELECT sum(kept) < sum(traces) FROM merge_link", v,
+	        sizeof(v));
+	assert_string_equal(v, "1"); /* it did drop traces */
+	run_free(&a);
+	run_free(&b);
+}
+
 int
 main(void)
 {
@@ -271,6 +398,11 @@ main(void)
 		cmocka_unit_test(test_abort_in_decide),
 		cmocka_unit_test(test_exit_in_decide),
 		cmocka_unit_test(test_loop_times_out_and_exits),
+		cmocka_unit_test(test_process_segv),
+		cmocka_unit_test(test_process_abort),
+		cmocka_unit_test(test_process_exit),
+		cmocka_unit_test(test_process_loop),
+		cmocka_unit_test(test_process_matches_inproc),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

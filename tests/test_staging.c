@@ -211,7 +211,7 @@ fx_open(fx *f, const char *plugin, const char *config)
 		snprintf(f->path, sizeof(f->path), "%s/%s.so", MS_PLUGIN_DIR,
 		         plugin);
 	ms_chain_link_spec l = { f->path, config };
-	ms_chain_opts co = { &f->mem, 0, 0, NULL, NULL, 0 };
+	ms_chain_opts co = { &f->mem, 0, 0, NULL, NULL, 0, 0, NULL };
 	ms_errbuf eb;
 	if (ms_chain_open(&f->c, &l, 1, &co, &eb))
 		fail_msg("%s", eb.msg);
@@ -598,7 +598,7 @@ test_batches_reuse_buffers_unless_abandoned(void **st)
 	snprintf(f.path, sizeof(f.path), "%s/tp_slow.so", MS_TEST_PLUGIN_DIR);
 	/* Calls 1, 3, 5 sleep 200 ms against a 20 ms timeout. */
 	ms_chain_link_spec l = { f.path, "200/2" };
-	ms_chain_opts co = { &f.mem, 20000000, 10, NULL, NULL, 0 };
+	ms_chain_opts co = { &f.mem, 20000000, 10, NULL, NULL, 0, 0, NULL };
 	ms_errbuf eb;
 	if (ms_chain_open(&f.c, &l, 1, &co, &eb))
 		fail_msg("%s", eb.msg);

@@ -5,6 +5,7 @@
 #ifndef MS_TUI_CLI_H
 #define MS_TUI_CLI_H
 
+#include "ms_pipeline.h"
 #include "tui_int.h"
 
 #include <stdbool.h>
@@ -61,6 +62,7 @@ enum ms__run_opt {
 	MS__RO_NOCOLOR,
 	MS__RO_ASCII,
 	MS__RO_HEADLESS,
+	MS__RO_PLUGIN_HOST,
 	MS__RO_JSON,
 	MS__RO_ALLOW_FAIL_OPEN,
 	MS__RO_COUNT
@@ -77,7 +79,14 @@ extern const ms__opt ms__export_opts[MS__EX_COUNT];
 enum { MS__RP_DB, MS__RP_VS, MS__RP_JSON, MS__RP_HTML, MS__RP_COUNT };
 extern const ms__opt ms__report_opts[MS__RP_COUNT];
 
-enum { MS__MO_FROZEN, MS__MO_VARIANT, MS__MO_REPS, MS__MO_GRACE, MS__MO_COUNT };
+enum {
+	MS__MO_FROZEN,
+	MS__MO_VARIANT,
+	MS__MO_REPS,
+	MS__MO_GRACE,
+	MS__MO_PLUGIN_HOST,
+	MS__MO_COUNT
+};
 extern const ms__opt ms__merge_once_opts[MS__MO_COUNT];
 
 enum { MS__CL_RUNS, MS__CL_FROZEN, MS__CL_OLDER, MS__CL_DRY, MS__CL_COUNT };
@@ -151,6 +160,8 @@ void ms__supervise_screen(bool up);
 /* Default replay speed of the TUI in logical seconds per wall second: a
  * 24-hour day in 72 s. `+`/`-` change it, up to "max" (0). */
 #define MS_TUI_DEFAULT_SPEED 1200.0
+/* Where plugins run unless --plugin-host says otherwise. */
+#define MS_DEFAULT_PLUGIN_HOST "inproc"
 /* Default variant of both commands. */
 #define MS_DEFAULT_VARIANT "skywalking"
 #define MS_FIXTURE_SEED 1
@@ -170,6 +181,7 @@ typedef struct ms__run_args {
 	int64_t wait_timeout_ns; /* --wait-timeout, or 0 (the default) */
 	bool allow_fail_open;    /* --allow-fail-open */
 	const char *cache;       /* --cache warm|cold, or NULL */
+	enum ms_plugin_host_mode plugin_host; /* --plugin-host */
 } ms__run_args;
 
 /* What a run needs, resolved. */
@@ -179,8 +191,15 @@ typedef struct ms__run_cfg {
 	char preset[32];
 	char variant[1024];
 	char db[4096];
+	char host_exe[4096]; /* this executable (the process plugin host) */
 } ms__run_cfg;
 
+/* Parse --plugin-host's value (NULL = the default) for command cmd: 0, or
+ * MS_EXIT_USAGE after one line on err. */
+int ms__plugin_host_arg(const char *cmd, const char *value,
+                        enum ms_plugin_host_mode *out, FILE *err);
+/* This executable's path (the plugin host of process mode), or "". */
+void ms__self_exe(char *buf, size_t n);
 /* The plugin directory of this installation: <exe dir>/../plugins, else
  * the build's plugin directory, else $MERGESCOPE_PLUGIN_DIR. */
 void ms__plugin_dir(char *buf, size_t n);

@@ -30,6 +30,8 @@ const ms__opt ms__run_opts[MS__RO_COUNT] = {
 	[MS__RO_NOCOLOR] = OPT("--no-color", NULL, false, false),
 	[MS__RO_ASCII] = OPT("--ascii", NULL, false, false),
 	[MS__RO_HEADLESS] = OPT("--headless", NULL, false, false),
+	[MS__RO_PLUGIN_HOST] =
+	        OPT("--plugin-host", "inproc|process", false, false),
 	[MS__RO_JSON] = OPT("--json", "FILE", false, false),
 	[MS__RO_ALLOW_FAIL_OPEN] = OPT("--allow-fail-open", NULL, false, false),
 };
@@ -67,4 +69,6 @@ const ms__opt ms__merge_once_opts[MS__MO_COUNT] = {
 	[MS__MO_VARIANT] = OPT("--variant", "V", true, true),
 	[MS__MO_REPS] = OPT("--reps", "N", false, false),
 	[MS__MO_GRACE] = OPT("--grace-policy", "selection|trace", false, false),
+	[MS__MO_PLUGIN_HOST] =
+	        OPT("--plugin-host", "inproc|process", false, false),
 };

@@ -408,6 +408,7 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	ms__plugin_dir(cfg->plugin_dir, sizeof(cfg->plugin_dir));
+	ms__self_exe(cfg->host_exe, sizeof(cfg->host_exe));
 	snprintf(cfg->variant, sizeof(cfg->variant), "%s",
 	         a->variant ? a->variant : MS_DEFAULT_VARIANT);
 	ms_errbuf eb = { "" };
@@ -528,6 +529,9 @@ ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err)
 		        c->name, ca->value);
 		return MS_EXIT_USAGE;
 	}
+	enum ms_plugin_host_mode hm;
+	if (ms__plugin_host_arg(c->name, o[MS__RO_PLUGIN_HOST].value, &hm, err))
+		return MS_EXIT_USAGE;
 	const ms__opt *g = &o[MS__RO_GRACE];
 	if (g->count && strcmp(g->value, "selection") != 0 &&
 	    strcmp(g->value, "trace") != 0) {
@@ -586,6 +590,11 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 	if (o[MS__RO_WAIT_TIMEOUT].count)
 		ms__parse_duration(o[MS__RO_WAIT_TIMEOUT].value,
 		                   &a->wait_timeout_ns);
+	/* Checked by ms__run_opts_check. */
+	ms_plugin_host_mode_parse(o[MS__RO_PLUGIN_HOST].count
+	                                  ? o[MS__RO_PLUGIN_HOST].value
+	                                  : MS_DEFAULT_PLUGIN_HOST,
+	                          &a->plugin_host);
 }
 
 void
@@ -604,4 +613,30 @@ ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
 	ro->work_dir = a->work_dir;
 	ro->wait_timeout_ns = a->wait_timeout_ns;
 	ro->cache_label = a->cache;
+	ro->plugin_host = a->plugin_host;
+	ro->plugin_host_exe = cfg->host_exe;
+}
+
+int
+ms__plugin_host_arg(const char *cmd, const char *value,
+                    enum ms_plugin_host_mode *out, FILE *err)
+{
+	if (ms_plugin_host_mode_parse(value ? value : MS_DEFAULT_PLUGIN_HOST,
+	                              out))
+		return 0;
+	fprintf(err,
+	        "mergescope %s: --plugin-host \"%s\": expected inproc or "
+	        "process\n",
+	        cmd, value);
+	return MS_EXIT_USAGE;
+}
+
+void
+ms__self_exe(char *buf, size_t n)
+{
+	ssize_t k = n ? readlink("/proc/self/exe", buf, n - 1) : -1;
+	if (k < 0)
+		k = 0;
+	if (n)
+		buf[k] = '\0';
 }

@@ -19,6 +19,7 @@ static const char usage[] =
         "usage: mergescope merge-once --frozen DIR --variant V "
         "[--variant V2]...\n"
         "                             [--reps N] [--grace-policy P]\n"
+        "                             [--plugin-host inproc|process]\n"
         "\n"
         "Runs the pending merge of a frozen shard (made with f at a dispatch\n"
         "barrier) on a fresh copy, N times per variant, alternating the\n"
@@ -31,7 +32,8 @@ static const char usage[] =
         "                      or a chain spec (repeatable)\n"
         "  --reps N            repetitions per variant (default 5)\n"
         "  --grace-policy P    selection or trace (default trace: every\n"
-        "                      input counts as matured)\n";
+        "                      input counts as matured)\n"
+        "  --plugin-host H     inproc (default) or process: see `run`\n";
 
 static int
 run(int argc, char **argv, FILE *out, FILE *err)
@@ -84,8 +86,13 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		        o[MS__MO_FROZEN].value);
 		return MS_EXIT_ERROR;
 	}
-	char plugin_dir[4096];
+	enum ms_plugin_host_mode host_mode;
+	if (ms__plugin_host_arg("merge-once", o[MS__MO_PLUGIN_HOST].value,
+	                        &host_mode, err))
+		return MS_EXIT_USAGE;
+	char plugin_dir[4096], host_exe[4096];
 	ms__plugin_dir(plugin_dir, sizeof(plugin_dir));
+	ms__self_exe(host_exe, sizeof(host_exe));
 	ms_merge_once_opts mo;
 	memset(&mo, 0, sizeof(mo));
 	mo.frozen_dir = o[MS__MO_FROZEN].value;
@@ -94,6 +101,8 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	mo.reps = reps;
 	mo.plugin_dir = plugin_dir;
 	mo.grace_policy = o[MS__MO_GRACE].value;
+	mo.plugin_host = host_mode;
+	mo.plugin_host_exe = host_exe;
 	mo.out = out;
 	ms_merge_once_result *res = calloc(nv, sizeof(*res));
 	if (!res) {

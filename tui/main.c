@@ -4,14 +4,20 @@
  * the command table in cli.c, run in a supervised child process
  * (supervise.c) so that a crashing plugin still leaves a record.
  */
+#include "ms_pipeline.h"
 #include "ms_tui.h"
 
 #include <locale.h>
 #include <stdio.h>
+#include <string.h>
 
 int
 main(int argc, char **argv)
 {
+	/* The out-of-process plugin host (core/plugin_host.c) is this same
+	 * executable: the chain starts it as `mergescope __plugin-host`. */
+	if (argc >= 2 && strcmp(argv[1], "__plugin-host") == 0)
+		return ms_plugin_host_main(argc, argv);
 	setlocale(LC_ALL, "");
 	return ms_cli_main_supervised(argc, argv, stdout, stderr);
 }

@@ -26,6 +26,10 @@ add_dependencies(test_plugin_loader ${MS_TEST_PLUGINS} alwayskeep detdrop
 
 ms_add_test(test_chain LIBS mscore)
 add_dependencies(test_chain ${MS_TEST_PLUGINS} alwayskeep)
+if(TARGET mergescope)
+	# The process-mode tests use the executable as plugin host.
+	add_dependencies(test_chain mergescope)
+endif()
 
 ms_add_test(test_staging LIBS mscore)
 add_dependencies(test_staging ${MS_TEST_PLUGINS} alwayskeep)

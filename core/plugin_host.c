@@ -1,0 +1,724 @@
+/*
+ * plugin_host.c - running one chain link's Decide in a child process, so
+ * that a plugin that crashes, aborts, exits or hangs costs a fail-open and
+ * not the workbench (`--plugin-host process`).
+ *
+ * The parent (ms__phost_*) spawns the host executable (the `mergescope`
+ * binary, command `__plugin-host`), which loads the plugin with the same
+ * loader and checks as in process and then serves Decide calls
+ * (ms_plugin_host_main). Batches travel through a shared memory region
+ * (memfd_create + mmap, handed over with SCM_RIGHTS whenever it is
+ * replaced by a larger one); the host writes the verdicts into the same
+ * region. A SOCK_SEQPACKET socket pair carries one small message each way
+ * per call.
+ *
+ * Design:
+ *  1. One host process per link; a host serves one call at a time.
+ *  2. A call ends in one of three ways: a reply (OK), no reply before the
+ *     timeout (the host is killed with SIGKILL and reaped: TIMEOUT), or the
+ *     socket closing first (the host died; reaped, its end named: CRASHED).
+ *     After TIMEOUT or CRASHED the host is gone; the chain starts a fresh
+ *     one for the link's next call.
+ *  3. The region is only written by the parent before a request and by
+ *     the host before its reply, so no lock is needed.
+ *
+ * Region layout (native byte order, every array 8-byte aligned, offsets
+ * from the region's start): a wire_hdr, then the arrays the batch's
+ * projection holds (wire_trace[ntraces], then per column an array of
+ * nrows values; string columns as uint64 offsets of NUL-terminated
+ * strings, a NULL body as UINT64_MAX), then the string bytes, then n
+ * verdict bytes at verdict_off.
+ */
+#define _GNU_SOURCE
+#include "plugin_host.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define WIRE_MAGIC 0x6d7370686f737431ull /* "msphost1" */
+#define HOST_FD 3
+
+enum wire_col {
+	W_TRACES,
+	W_SPAN,
+	W_SEG,
+	W_SVC,
+	W_INST,
+	W_ENDP,
+	W_START,
+	W_LAT,
+	W_ERR,
+	W_TAGFIRST,
+	W_TAGS,
+	W_TAGLEN,
+	W_BODY,
+	W_BODYLEN,
+	W_COUNT
+};
+
+typedef struct wire_hdr {
+	uint64_t magic;
+	uint32_t projection;
+	uint32_t pad;
+	uint64_t ntraces, nrows, ntags;
+	uint64_t off[W_COUNT]; /* 0 = column absent */
+	uint64_t verdict_off;
+} wire_hdr;
+
+typedef struct wire_trace {
+	uint64_t id_off;
+	uint32_t id_len;
+	uint32_t row_count;
+	uint64_t row_first;
+	int64_t min_start_ns, max_start_ns, max_end_ns;
+} wire_trace;
+
+/* One message each way. */
+typedef struct wire_req {
+	uint64_t region_size; /* the size of the region (new fd attached when
+	                         it changed) */
+	uint64_t n;
+} wire_req;
+
+typedef struct wire_rep {
+	int64_t ret;
+	char msg[240]; /* the load error of the first reply, else "" */
+} wire_rep;
+
+struct ms__phost {
+	pid_t pid;
+	int sock;
+	int memfd;
+	uint8_t *map;
+	size_t size;
+	bool sent_fd; /* the host has the current region */
+};
+
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static size_t
+al8(size_t x)
+{
+	return (x + 7) & ~(size_t)7;
+}
+
+/* ------------------------------------------------------------------ */
+/* Serializing a batch                                                 */
+
+static size_t
+str_bytes(const char *const *col, size_t n)
+{
+	size_t s = 0;
+	for (size_t i = 0; col && i < n; i++)
+		s += (col[i] ? strlen(col[i]) : 0) + 1;
+	return s;
+}
+
+/* Bytes the region needs for b and n verdicts; *blob_at gets where the
+ * string bytes start. */
+static size_t
+wire_size(const ms_plugin_batch *b, size_t n, size_t *blob_at)
+{
+	size_t at = al8(sizeof(wire_hdr));
+	at += al8(b->ntraces * sizeof(wire_trace));
+	const void *cols8[] = { b->span_id,  b->segment_id, b->service,
+		                b->instance, b->endpoint,   b->start_ns,
+		                b->body };
+	for (size_t i = 0; i < sizeof(cols8) / sizeof(*cols8); i++)
+		if (cols8[i])
+			at += al8(b->nrows * 8);
+	if (b->latency_ms)
+		at += al8(b->nrows * 4);
+	if (b->is_error)
+		at += al8(b->nrows);
+	if (b->tag_first)
+		at += al8((b->nrows + 1) * 8);
+	if (b->tags)
+		at += al8(b->ntags * 8);
+	if (b->tag_len)
+		at += al8(b->ntags * 4);
+	if (b->body_len)
+		at += al8(b->nrows * 4);
+	*blob_at = at;
+	size_t blob = 0;
+	for (size_t i = 0; i < b->ntraces; i++)
+		blob += b->traces[i].trace_id_len;
+	blob += str_bytes(b->segment_id, b->nrows);
+	blob += str_bytes(b->service, b->nrows);
+	blob += str_bytes(b->instance, b->nrows);
+	blob += str_bytes(b->endpoint, b->nrows);
+	if (b->tags)
+		for (size_t i = 0; i < b->ntags; i++)
+			blob += b->tag_len ? b->tag_len[i] + 1
+			                   : strlen(b->tags[i]) + 1;
+	if (b->body && b->body_len)
+		for (size_t i = 0; i < b->nrows; i++)
+			blob += b->body[i] ? b->body_len[i] : 0;
+	return al8(at + blob) + n;
+}
+
+typedef struct wbuf {
+	uint8_t *base;
+	size_t at;   /* next array */
+	size_t blob; /* next string byte */
+} wbuf;
+
+static uint64_t
+put_bytes(wbuf *w, const void *p, size_t len, bool nul)
+{
+	uint64_t off = w->blob;
+	memcpy(w->base + w->blob, p, len);
+	w->blob += len;
+	if (nul)
+		w->base[w->blob++] = '\0';
+	return off;
+}
+
+static uint64_t
+put_array(wbuf *w, const void *src, size_t bytes)
+{
+	uint64_t off = w->at;
+	memcpy(w->base + w->at, src, bytes);
+	w->at += al8(bytes);
+	return off;
+}
+
+static uint64_t
+put_strs(wbuf *w, const char *const *col, size_t n)
+{
+	uint64_t off = w->at;
+	uint64_t *o = (uint64_t *)(void *)(w->base + w->at);
+	for (size_t i = 0; i < n; i++) {
+		const char *s = col[i] ? col[i] : "";
+		o[i] = put_bytes(w, s, strlen(s), true);
+	}
+	w->at += al8(n * 8);
+	return off;
+}
+
+static void
+wire_write(uint8_t *base, const ms_plugin_batch *b, size_t blob_at)
+{
+	wire_hdr *h = (wire_hdr *)(void *)base;
+	memset(h, 0, sizeof(*h));
+	h->magic = WIRE_MAGIC;
+	h->projection = b->projection;
+	h->ntraces = b->ntraces;
+	h->nrows = b->nrows;
+	h->ntags = b->ntags;
+	wbuf w = { base, al8(sizeof(wire_hdr)), blob_at };
+	h->off[W_TRACES] = w.at;
+	wire_trace *t = (wire_trace *)(void *)(base + w.at);
+	for (size_t i = 0; i < b->ntraces; i++) {
+		const ms_plugin_trace *s = &b->traces[i];
+		t[i] = (wire_trace){ put_bytes(&w, s->trace_id, s->trace_id_len,
+			                       false),
+			             s->trace_id_len,
+			             s->row_count,
+			             s->row_first,
+			             s->min_start_ns,
+			             s->max_start_ns,
+			             s->max_end_ns };
+	}
+	w.at += al8(b->ntraces * sizeof(wire_trace));
+	size_t r = b->nrows;
+	if (b->span_id)
+		h->off[W_SPAN] = put_array(&w, b->span_id, r * 8);
+	if (b->segment_id)
+		h->off[W_SEG] = put_strs(&w, b->segment_id, r);
+	if (b->service)
+		h->off[W_SVC] = put_strs(&w, b->service, r);
+	if (b->instance)
+		h->off[W_INST] = put_strs(&w, b->instance, r);
+	if (b->endpoint)
+		h->off[W_ENDP] = put_strs(&w, b->endpoint, r);
+	if (b->start_ns)
+		h->off[W_START] = put_array(&w, b->start_ns, r * 8);
+	if (b->latency_ms)
+		h->off[W_LAT] = put_array(&w, b->latency_ms, r * 4);
+	if (b->is_error)
+		h->off[W_ERR] = put_array(&w, b->is_error, r);
+	if (b->tag_first)
+		h->off[W_TAGFIRST] = put_array(&w, b->tag_first, (r + 1) * 8);
+	if (b->tags) {
+		h->off[W_TAGS] = w.at;
+		uint64_t *o = (uint64_t *)(void *)(base + w.at);
+		for (size_t i = 0; i < b->ntags; i++)
+			o[i] = put_bytes(&w, b->tags[i],
+			                 b->tag_len ? b->tag_len[i]
+			                            : strlen(b->tags[i]),
+			                 true);
+		w.at += al8(b->ntags * 8);
+	}
+	if (b->tag_len)
+		h->off[W_TAGLEN] = put_array(&w, b->tag_len, b->ntags * 4);
+	if (b->body) {
+		h->off[W_BODY] = w.at;
+		uint64_t *o = (uint64_t *)(void *)(base + w.at);
+		for (size_t i = 0; i < r; i++)
+			o[i] = b->body[i] && b->body_len
+			               ? put_bytes(&w, b->body[i],
+			                           b->body_len[i], false)
+			               : UINT64_MAX;
+		w.at += al8(r * 8);
+	}
+	if (b->body_len)
+		h->off[W_BODYLEN] = put_array(&w, b->body_len, r * 4);
+	h->verdict_off = al8(w.blob);
+}
+
+/* ------------------------------------------------------------------ */
+/* Parent side                                                         */
+
+static int
+send_req(ms__phost *h, const wire_req *rq, int fd)
+{
+	struct iovec iov = { (void *)rq, sizeof(*rq) };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m;
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	if (fd >= 0) {
+		memset(&u, 0, sizeof(u));
+		m.msg_control = u.buf;
+		m.msg_controllen = sizeof(u.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	ssize_t w;
+	do
+		w = sendmsg(h->sock, &m, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	return w == (ssize_t)sizeof(*rq) ? 0 : -1;
+}
+
+/* Reap the host; describe how it ended into why. */
+static void
+reap(ms__phost *h, bool kill_first, char *why, size_t n)
+{
+	if (h->pid <= 0)
+		return;
+	if (kill_first)
+		kill(h->pid, SIGKILL);
+	int st = 0;
+	pid_t r;
+	do
+		r = waitpid(h->pid, &st, 0);
+	while (r < 0 && errno == EINTR);
+	if (why && r == h->pid) {
+		if (WIFSIGNALED(st))
+			snprintf(why, n, "killed by signal %d (%s)",
+			         WTERMSIG(st), strsignal(WTERMSIG(st)));
+		else if (WIFEXITED(st))
+			snprintf(why, n, "exited with status %d",
+			         WEXITSTATUS(st));
+	}
+	h->pid = -1;
+}
+
+/* Wait for a reply until deadline (mono ns). 1 = reply, 0 = timeout,
+ * -1 = the host is gone. */
+static int
+recv_rep(ms__phost *h, wire_rep *rep, int64_t deadline)
+{
+	for (;;) {
+		int64_t left = deadline - mono_ns();
+		if (left <= 0)
+			return 0;
+		struct pollfd pf = { h->sock, POLLIN, 0 };
+		int ms = (int)((left + 999999) / 1000000);
+		int pr = poll(&pf, 1, ms);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0)
+			return -1;
+		if (pr == 0)
+			continue;
+		ssize_t r = recv(h->sock, rep, sizeof(*rep), 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == (ssize_t)sizeof(*rep))
+			return 1;
+		return -1;
+	}
+}
+
+void
+ms__phost_free(ms__phost *h)
+{
+	if (!h)
+		return;
+	if (h->sock >= 0)
+		close(h->sock);
+	/* A host told nothing more ends by itself (closing its plugin);
+	 * one that does not within a second is killed. */
+	for (int i = 0; h->pid > 0 && i < 100; i++) {
+		int st;
+		pid_t r = waitpid(h->pid, &st, WNOHANG);
+		if (r == h->pid || (r < 0 && errno != EINTR))
+			h->pid = -1;
+		else {
+			struct timespec ts = { 0, 10000000L };
+			nanosleep(&ts, NULL);
+		}
+	}
+	reap(h, true, NULL, 0);
+	if (h->map)
+		munmap(h->map, h->size);
+	if (h->memfd >= 0)
+		close(h->memfd);
+	free(h);
+}
+
+int
+ms__phost_start(ms__phost **out, const char *exe, const char *path,
+                const char *config, uint64_t timeout_ns, ms_errbuf *eb)
+{
+	*out = NULL;
+	if (!exe || !*exe)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "plugin host for %s: no host executable", path);
+	ms__phost *h = calloc(1, sizeof(*h));
+	if (!h)
+		return ms_fail(eb, MS_ERR_NOMEM, "plugin host: out of memory");
+	h->pid = -1;
+	h->sock = h->memfd = -1;
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		free(h);
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "plugin host for %s: socketpair: %s", path,
+		               strerror(errno));
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, sv[1], HOST_FD);
+	char *argv[] = { (char *)exe, (char *)"__plugin-host", (char *)path,
+		         (char *)(config ? config : ""), NULL };
+	int rc = posix_spawn(&h->pid, exe, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(sv[1]);
+	h->sock = sv[0];
+	if (rc != 0) {
+		h->pid = -1;
+		ms__phost_free(h);
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin host for %s: cannot start %s: %s", path,
+		               exe, strerror(rc));
+	}
+	/* The host answers once the plugin is loaded and opened. */
+	wire_rep rep;
+	int got = recv_rep(h, &rep, mono_ns() + (int64_t)timeout_ns);
+	if (got != 1 || rep.ret != 0) {
+		char why[128] = "";
+		reap(h, true, why, sizeof(why));
+		rep.msg[sizeof(rep.msg) - 1] = '\0';
+		rc = ms_fail(eb, MS_ERR_PLUGIN, "plugin host for %s: %s", path,
+		             got == 1   ? rep.msg
+		             : got == 0 ? "no answer before the timeout"
+		                        : why);
+		ms__phost_free(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+enum ms__phost_result
+ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
+                 size_t n, uint64_t timeout_ns, int64_t *ret, char *why,
+                 size_t whylen)
+{
+	int64_t deadline = mono_ns() + (int64_t)timeout_ns;
+	size_t blob_at;
+	size_t need = wire_size(b, n, &blob_at);
+	if (need > h->size) {
+		size_t sz = h->size ? h->size : 1u << 20;
+		while (sz < need)
+			sz *= 2;
+		int fd = memfd_create("ms-batch", MFD_CLOEXEC);
+		uint8_t *map = NULL;
+		if (fd >= 0 && ftruncate(fd, (off_t)sz) == 0)
+			map = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED,
+			           fd, 0);
+		if (fd < 0 || !map || map == MAP_FAILED) {
+			snprintf(why, whylen, "shared memory of %zu bytes: %s",
+			         sz, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return MS__PHOST_ERROR;
+		}
+		if (h->map)
+			munmap(h->map, h->size);
+		if (h->memfd >= 0)
+			close(h->memfd);
+		h->map = map;
+		h->memfd = fd;
+		h->size = sz;
+		h->sent_fd = false;
+	}
+	wire_write(h->map, b, blob_at);
+	const wire_hdr *hd = (const wire_hdr *)(void *)h->map;
+	memset(h->map + hd->verdict_off, 0xA5, n);
+	wire_req rq = { h->size, n };
+	if (send_req(h, &rq, h->sent_fd ? -1 : h->memfd) < 0) {
+		reap(h, true, why, whylen);
+		return MS__PHOST_CRASHED;
+	}
+	h->sent_fd = true;
+	wire_rep rep;
+	int got = recv_rep(h, &rep, deadline);
+	if (got == 0) {
+		reap(h, true, NULL, 0);
+		return MS__PHOST_TIMEOUT;
+	}
+	if (got < 0) {
+		reap(h, false, why, whylen);
+		return MS__PHOST_CRASHED;
+	}
+	*ret = rep.ret;
+	memcpy(verdict, h->map + hd->verdict_off, n);
+	return MS__PHOST_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host side                                                           */
+
+typedef struct host_batch {
+	ms_plugin_batch b;
+	ms_plugin_trace *traces;
+	const char **strs[4]; /* segment, service, instance, endpoint */
+	const char **tags;
+	const uint8_t **body;
+	size_t cap_traces, cap_rows, cap_tags;
+} host_batch;
+
+static void *
+grow_arr(void *p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap && p)
+		return p;
+	size_t nc = need ? need : 1;
+	void *q = realloc(p, nc * elem);
+	if (q)
+		*cap = nc;
+	return q;
+}
+
+/* Rebuild the batch's pointers over the mapping. Offsets come from the
+ * parent, which the host trusts as much as its own memory. */
+static int
+host_read(host_batch *hb, const uint8_t *base, size_t size)
+{
+	const wire_hdr *h = (const wire_hdr *)(const void *)base;
+	if (size < sizeof(*h) || h->magic != WIRE_MAGIC)
+		return -1;
+	ms_plugin_batch *b = &hb->b;
+	memset(b, 0, sizeof(*b));
+	b->struct_size = sizeof(*b);
+	b->projection = h->projection;
+	b->ntraces = h->ntraces;
+	b->nrows = h->nrows;
+	b->ntags = h->ntags;
+	size_t ct = hb->cap_traces;
+	ms_plugin_trace *t = grow_arr(hb->traces, &ct, b->ntraces, sizeof(*t));
+	if (!t)
+		return -1;
+	hb->traces = t;
+	hb->cap_traces = ct;
+	const wire_trace *wt =
+	        (const wire_trace *)(const void *)(base + h->off[W_TRACES]);
+	for (size_t i = 0; i < b->ntraces; i++)
+		t[i] = (ms_plugin_trace){
+			base + wt[i].id_off, wt[i].id_len,
+			wt[i].row_count,     wt[i].row_first,
+			wt[i].min_start_ns,  wt[i].max_start_ns,
+			wt[i].max_end_ns
+		};
+	b->traces = t;
+	size_t r = b->nrows;
+	if (r + 1 > hb->cap_rows || !hb->body) {
+		size_t nc = r + 1;
+		for (int k = 0; k < 4; k++) {
+			const char **q =
+			        realloc(hb->strs[k], nc * sizeof(char *));
+			if (!q)
+				return -1;
+			hb->strs[k] = q;
+		}
+		const uint8_t **q = realloc(hb->body, nc * sizeof(*q));
+		if (!q)
+			return -1;
+		hb->body = q;
+		hb->cap_rows = nc;
+	}
+	static const enum wire_col scol[4] = { W_SEG, W_SVC, W_INST, W_ENDP };
+	const char *const **dst[4] = { &b->segment_id, &b->service,
+		                       &b->instance, &b->endpoint };
+	for (int k = 0; k < 4; k++) {
+		if (!h->off[scol[k]])
+			continue;
+		const uint64_t *o =
+		        (const uint64_t *)(const void *)(base +
+		                                         h->off[scol[k]]);
+		for (size_t i = 0; i < r; i++)
+			hb->strs[k][i] = (const char *)base + o[i];
+		*dst[k] = hb->strs[k];
+	}
+#define COL(field, wc, type)                                                   \
+	if (h->off[wc])                                                        \
+	b->field = (type)(const void *)(base + h->off[wc])
+	COL(span_id, W_SPAN, const uint64_t *);
+	COL(start_ns, W_START, const int64_t *);
+	COL(latency_ms, W_LAT, const uint32_t *);
+	COL(is_error, W_ERR, const uint8_t *);
+	COL(tag_first, W_TAGFIRST, const uint64_t *);
+	COL(tag_len, W_TAGLEN, const uint32_t *);
+	COL(body_len, W_BODYLEN, const uint32_t *);
+#undef COL
+	if (h->off[W_TAGS]) {
+		size_t ctg = hb->cap_tags;
+		const char **tg =
+		        grow_arr(hb->tags, &ctg, b->ntags, sizeof(char *));
+		if (!tg)
+			return -1;
+		hb->tags = tg;
+		hb->cap_tags = ctg;
+		const uint64_t *o =
+		        (const uint64_t *)(const void *)(base + h->off[W_TAGS]);
+		for (size_t i = 0; i < b->ntags; i++)
+			tg[i] = (const char *)base + o[i];
+		b->tags = tg;
+	}
+	if (h->off[W_BODY]) {
+		const uint64_t *o =
+		        (const uint64_t *)(const void *)(base + h->off[W_BODY]);
+		for (size_t i = 0; i < r; i++)
+			hb->body[i] = o[i] == UINT64_MAX ? NULL : base + o[i];
+		b->body = hb->body;
+	}
+	return 0;
+}
+
+static int
+host_recv(int sock, wire_req *rq, int *fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { rq, sizeof(*rq) };
+	struct msghdr m;
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.buf;
+	m.msg_controllen = sizeof(u.buf);
+	ssize_t r;
+	do
+		r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+	while (r < 0 && errno == EINTR);
+	if (r != (ssize_t)sizeof(*rq))
+		return -1;
+	*fd = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(fd, CMSG_DATA(c), sizeof(int));
+	return 0;
+}
+
+static void
+host_reply(int sock, int64_t ret, const char *msg)
+{
+	wire_rep rep;
+	memset(&rep, 0, sizeof(rep));
+	rep.ret = ret;
+	if (msg)
+		snprintf(rep.msg, sizeof(rep.msg), "%s", msg);
+	ssize_t w;
+	do
+		w = send(sock, &rep, sizeof(rep), MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+}
+
+int
+ms_plugin_host_main(int argc, char **argv)
+{
+	if (argc < 4)
+		return 64;
+	int sock = HOST_FD;
+	signal(SIGPIPE, SIG_IGN);
+	ms_plugin *p = NULL;
+	ms_plugin_load_opts lo = { argv[3], NULL, NULL, NULL };
+	ms_errbuf eb = { "" };
+	if (ms_plugin_load(&p, argv[2], &lo, &eb)) {
+		host_reply(sock, -1, eb.msg);
+		return 1;
+	}
+	host_reply(sock, 0, NULL);
+	host_batch hb;
+	memset(&hb, 0, sizeof(hb));
+	uint8_t *map = NULL;
+	size_t size = 0;
+	for (;;) {
+		wire_req rq;
+		int fd;
+		if (host_recv(sock, &rq, &fd) < 0)
+			break; /* the chain closed the link */
+		if (fd >= 0) {
+			if (map)
+				munmap(map, size);
+			size = rq.region_size;
+			map = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			           MAP_SHARED, fd, 0);
+			close(fd);
+			if (map == MAP_FAILED) {
+				map = NULL;
+				break;
+			}
+		}
+		if (!map || host_read(&hb, map, size) < 0)
+			break;
+		const wire_hdr *h = (const wire_hdr *)(const void *)map;
+		if (h->verdict_off + rq.n > size)
+			break;
+		int64_t ret = ms_plugin_decide_direct(
+		        p, &hb.b, map + h->verdict_off, rq.n);
+		host_reply(sock, ret, NULL);
+	}
+	ms_plugin_unload(p);
+	if (map)
+		munmap(map, size);
+	free(hb.traces);
+	for (int k = 0; k < 4; k++)
+		free(hb.strs[k]);
+	free(hb.tags);
+	free(hb.body);
+	return 0;
+}

@@ -1,0 +1,33 @@
+/*
+ * plugin_host.h - the parent's side of an out-of-process plugin host
+ * (plugin_host.c), used by the chain (plugin_loader.c) for links that run
+ * with MS_PLUGIN_HOST_PROCESS.
+ */
+#ifndef MS_PLUGIN_HOST_INT_H
+#define MS_PLUGIN_HOST_INT_H
+
+#include "ms_pipeline.h"
+
+typedef struct ms__phost ms__phost;
+
+enum ms__phost_result {
+	MS__PHOST_OK = 0,      /* *ret and the verdicts are the plugin's */
+	MS__PHOST_TIMEOUT = 1, /* no reply in time; the host was killed */
+	MS__PHOST_CRASHED = 2, /* the host died; why says how */
+	MS__PHOST_ERROR = 3,   /* the call could not be made; why says why */
+};
+
+/* Spawn exe as a plugin host for the .so at path with config and wait (up
+ * to timeout_ns) until it has loaded and opened the plugin. */
+int ms__phost_start(ms__phost **out, const char *exe, const char *path,
+                    const char *config, uint64_t timeout_ns, ms_errbuf *eb);
+/* One Decide call through the host. After TIMEOUT or CRASHED the host is
+ * gone: free it and start another for the next call. */
+enum ms__phost_result ms__phost_decide(ms__phost *h, const ms_plugin_batch *b,
+                                       uint8_t *verdict, size_t n,
+                                       uint64_t timeout_ns, int64_t *ret,
+                                       char *why, size_t whylen);
+/* Stop the host (killing it if it still runs), reap it, free. NULL ok. */
+void ms__phost_free(ms__phost *h);
+
+#endif
