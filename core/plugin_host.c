@@ -32,6 +32,8 @@
 #define _GNU_SOURCE
 #include "plugin_host.h"
 
+#include "ms_mem.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -393,7 +395,7 @@ ms__phost_free(ms__phost *h)
 		munmap(h->map, h->size);
 	if (h->memfd >= 0)
 		close(h->memfd);
-	free(h);
+	ms_mem_free(NULL, h, sizeof(*h));
 }
 
 int
@@ -404,14 +406,14 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 	if (!exe || !*exe)
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "plugin host for %s: no host executable", path);
-	ms__phost *h = calloc(1, sizeof(*h));
+	ms__phost *h = ms_mem_calloc(NULL, 1, sizeof(*h));
 	if (!h)
 		return ms_fail(eb, MS_ERR_NOMEM, "plugin host: out of memory");
 	h->pid = -1;
 	h->sock = h->memfd = -1;
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		free(h);
+		ms_mem_free(NULL, h, sizeof(*h));
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "plugin host for %s: socketpair: %s", path,
 		               strerror(errno));
@@ -525,7 +527,7 @@ grow_arr(void *p, size_t *cap, size_t need, size_t elem)
 	if (need <= *cap && p)
 		return p;
 	size_t nc = need ? need : 1;
-	void *q = realloc(p, nc * elem);
+	void *q = ms_mem_realloc(NULL, p, *cap * elem, nc * elem);
 	if (q)
 		*cap = nc;
 	return q;
@@ -567,12 +569,16 @@ host_read(host_batch *hb, const uint8_t *base, size_t size)
 		size_t nc = r + 1;
 		for (int k = 0; k < 4; k++) {
 			const char **q =
-			        realloc(hb->strs[k], nc * sizeof(char *));
+			        ms_mem_realloc(NULL, hb->strs[k],
+			                       hb->cap_rows * sizeof(char *),
+			                       nc * sizeof(char *));
 			if (!q)
 				return -1;
 			hb->strs[k] = q;
 		}
-		const uint8_t **q = realloc(hb->body, nc * sizeof(*q));
+		const uint8_t **q = ms_mem_realloc(NULL, hb->body,
+		                                   hb->cap_rows * sizeof(*q),
+		                                   nc * sizeof(*q));
 		if (!q)
 			return -1;
 		hb->body = q;
@@ -715,10 +721,10 @@ ms_plugin_host_main(int argc, char **argv)
 	ms_plugin_unload(p);
 	if (map)
 		munmap(map, size);
-	free(hb.traces);
+	ms_mem_free(NULL, hb.traces, hb.cap_traces * sizeof(*hb.traces));
 	for (int k = 0; k < 4; k++)
-		free(hb.strs[k]);
-	free(hb.tags);
-	free(hb.body);
+		ms_mem_free(NULL, hb.strs[k], hb.cap_rows * sizeof(char *));
+	ms_mem_free(NULL, hb.tags, hb.cap_tags * sizeof(char *));
+	ms_mem_free(NULL, hb.body, hb.cap_rows * sizeof(*hb.body));
 	return 0;
 }

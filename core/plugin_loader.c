@@ -21,8 +21,8 @@
  *     worker for its next call.
  *  3. The memory of a batch an abandoned call may read is released only by
  *     that call's worker after the call returns (the batch reference).
- *  4. consecutive_timeouts counts timed-out calls since the last batch in
- *     which no call timed out; reaching circuit_after opens the circuit,
+ *  4. consecutive_timeouts counts timed-out (and crashed) calls since the
+ *     last batch in which none timed out or crashed; reaching circuit_after opens the circuit,
  *     which stays open for the chain's life: every later batch keeps
  *     everything.
  *  5. ms_chain_close waits at most close_grace_ns for abandoned calls to
@@ -36,6 +36,13 @@
  *     allocators its owners have torn down, so it is left allocated. Its
  *     plugin reference is never dropped either, so the plugin is neither
  *     close()d nor dlclose()d while the thread may still run its code.
+ *
+ * With MS_PLUGIN_HOST_PROCESS a link has no worker: its calls go to a
+ * plugin host process (plugin_host.c), so invariants 2, 3, 5 and 6 do not
+ * apply; a host that overruns is killed, never abandoned, and one that
+ * dies in Decide fails the link open as "crashed". The plugin is still
+ * loaded and opened here as well (name, checksum, projection, config
+ * errors at open), but its Decide never runs in this process.
  */
 #define XXH_STATIC_LINKING_ONLY
 #include "ms_pipeline.h"

@@ -1269,6 +1269,8 @@ fill_run_record(ms_replay *r, ms_ev_run *run)
 	         ms_grace_policy_name(r->policy));
 	run->serial = r->serial;
 	run->allow_fail_open = r->opts.allow_fail_open;
+	copy_str(run->plugin_host, sizeof(run->plugin_host),
+	         ms_plugin_host_mode_name(r->plugin_host));
 	if (r->pipe) {
 		ms_chain *c = ms_pipeline_chain(r->pipe);
 		size_t n = ms_chain_len(c);
@@ -1407,6 +1409,7 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 	copy_str(r->cache_label, sizeof(r->cache_label),
 	         opts->cache_label ? opts->cache_label : "uncontrolled");
 	r->serial = opts->serial;
+	r->plugin_host = opts->plugin_host;
 	r->speed = opts->speed;
 	r->wait_timeout_ns = opts->wait_timeout_ns > 0
 	                             ? opts->wait_timeout_ns

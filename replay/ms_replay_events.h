@@ -106,6 +106,7 @@ typedef struct ms_ev_run {
 	char cpu_model[128];        /* /proc/cpuinfo "model name" */
 	char cache_label[16];       /* "warm", "cold" or "uncontrolled" */
 	ms_ledger_set input_ledger; /* the fixture's ledgers */
+	char plugin_host[16];       /* "inproc" or "process" */
 } ms_ev_run;
 
 /* What is known only at the end (ms_rec_run_end). */
@@ -152,9 +153,10 @@ typedef struct ms_ev_input {
 } ms_ev_input;
 
 /* How a link call failed open, in the order of enum ms_link_result from
- * MS_LINK_ERROR on: "error", "wrong_length", "bad_value", "timeout",
- * "circuit_open" (not called), "host_error". */
-#define MS_EV_FAIL_KINDS 6
+ * MS_LINK_ERROR on, named by ms_link_result_name: "error", "wrong_length",
+ * "bad_value", "timeout", "circuit_open" (not called), "host_error",
+ * "crashed" (the plugin host process died in Decide). */
+#define MS_EV_FAIL_KINDS 7
 const char *ms_ev_fail_kind_name(unsigned k);
 
 /* One chain link's figures in one merge. */
@@ -166,8 +168,11 @@ typedef struct ms_ev_link {
 	int64_t total_ns;
 	int64_t max_ns;
 	uint64_t hist[MS_EV_HIST_BUCKETS]; /* Decide calls per bucket */
-	int result;         /* 0, or the ms_err of the last failure */
-	char fail_open[32]; /* "" or the last failure's kind name */
+	int result; /* 0, or the ms_err of the last failure */
+	/* "" or the last fail-open reason of the merge's calls, named by
+	 * ms_link_result_name (ms_pipeline.h): "error", "wrong_length",
+	 * "bad_value", "timeout", "circuit_open", "host_error", "crashed". */
+	char fail_open[32];
 	/* Calls that failed open, per kind (ms_ev_fail_kind_name). Under
 	 * lanes a link's counters are read when a merge completes, so a
 	 * concurrent merge's calls may land in this one's figures; the run's

@@ -189,6 +189,7 @@ static const col run_cols[] = {
 	    input_ledger.kind[MS_KIND_START_TIME].rows),
 	RUN("input_start_time_sum", C_SUM,
 	    input_ledger.kind[MS_KIND_START_TIME]),
+	RUN("plugin_host", C_STR, plugin_host),
 };
 
 #define END(n, t, f) COL(ms_ev_run_end, n, t, f)
@@ -385,16 +386,18 @@ static const col link_cols[] = {
 	LNK("fail_timeout", C_U64, fails[3]),
 	LNK("fail_circuit_open", C_U64, fails[4]),
 	LNK("fail_host_error", C_U64, fails[5]),
+	LNK("fail_crashed", C_U64, fails[6]),
 };
 
 const char *
 ms_ev_fail_kind_name(unsigned k)
 {
-	static const char *const names[MS_EV_FAIL_KINDS] = {
-		"error",   "wrong_length", "bad_value",
-		"timeout", "circuit_open", "host_error",
-	};
-	return k < MS_EV_FAIL_KINDS ? names[k] : "?";
+	/* The names live in one place: the chain's. */
+	_Static_assert(MS_EV_FAIL_KINDS == MS_LINK_RESULT_COUNT - 1,
+	               "one fail kind per link result but ok");
+	return k < MS_EV_FAIL_KINDS
+	               ? ms_link_result_name((enum ms_link_result)(k + 1))
+	               : "?";
 }
 
 #define PRT(n, t, f) COL(ms_ev_part, n, t, f)

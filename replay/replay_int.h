@@ -224,6 +224,7 @@ struct ms_replay {
 	enum ms_grace_policy policy;
 	bool keep_shard, serial;
 	bool work_created; /* work_dir made by this run (removed at close) */
+	enum ms_plugin_host_mode plugin_host;
 	ms_replay_opts opts;
 
 	ms_mem mem;

@@ -1,12 +1,15 @@
 /*
  * bench_decide.c - Decide cost per trace for each shipped plugin over
  * production-shaped complete traces, at batch sizes 1, 16, 64, 512 and
- * 4096. Two figures per cell: the plugin's decide() called directly
- * ("plugin") and the same batches through the chain with its worker
- * thread, timeout and verdict checks ("chain"). Each cell is the median
- * of 5 runs; each run repeats the whole 4096-trace set until it has run
- * for at least 50 ms. Prints a table and the chain/plugin ratio; asserts
- * nothing.
+ * 4096. Three figures per cell: the plugin's decide() called directly
+ * ("plugin"), the same batches through the chain with its worker thread,
+ * timeout and verdict checks ("chain", --plugin-host inproc), and through
+ * a chain whose link runs in a host process ("process", --plugin-host
+ * process: shared-memory copy of the batch and a socket round trip).
+ * Each cell is the median of 5 runs, the three modes alternating; each
+ * run repeats the whole 4096-trace set until it has run for at least
+ * 50 ms. Prints a table with the chain/plugin and process/chain ratios;
+ * asserts nothing.
  *
  * Traces: 4.4 rows on average (1..12), 32-hex-digit IDs, latencies mostly
  * 1..80 ms with a 3% slow tail, 2% error rows, 4 tags per row, so each
@@ -98,7 +101,7 @@ make_corpus(corpus *c)
 }
 
 typedef struct cell {
-	double plugin_ns, chain_ns;
+	double plugin_ns, chain_ns, process_ns;
 } cell;
 
 static int
@@ -116,7 +119,7 @@ median(double *v)
 }
 
 static cell
-measure(ms_chain *ch, const corpus *c, size_t bsize)
+measure(ms_chain *ch, ms_chain *pch, const corpus *c, size_t bsize)
 {
 	ms_plugin *p = ms_chain_plugin(ch, 0);
 	uint32_t proj = ms_plugin_projection(p);
@@ -132,9 +135,10 @@ measure(ms_chain *ch, const corpus *c, size_t bsize)
 		}
 	}
 	uint8_t *v = malloc(bsize);
-	double pl[REPS], chn[REPS];
+	double pl[REPS], chn[REPS], prc[REPS];
+	double *out[3] = { pl, chn, prc };
 	for (int rep = 0; rep < REPS; rep++) {
-		for (int mode = 0; mode < 2; mode++) {
+		for (int mode = 0; mode < 3; mode++) {
 			uint64_t traces = 0;
 			int64_t t0 = now_ns(), el;
 			do {
@@ -144,22 +148,22 @@ measure(ms_chain *ch, const corpus *c, size_t bsize)
 						        p, ms_batch_view(b[i]),
 						        v, bsize);
 					else
-						ms_chain_decide(ch, b[i], v,
-						                NULL);
+						ms_chain_decide(mode == 1 ? ch
+						                          : pch,
+						                b[i], v, NULL);
 				}
 				traces += NTRACES;
 				el = now_ns() - t0;
 			} while (el < 50000000);
-			(mode == 0 ? pl : chn)[rep] =
-			        (double)el / (double)traces;
+			out[mode][rep] = (double)el / (double)traces;
 		}
 	}
 	for (size_t i = 0; i < nb; i++)
 		ms_batch_release(b[i]);
 	free(b);
 	free(v);
-	cell out = { median(pl), median(chn) };
-	return out;
+	cell m = { median(pl), median(chn), median(prc) };
+	return m;
 }
 
 int
@@ -174,28 +178,34 @@ main(int argc, char **argv)
 	printf("bench_decide: %d complete traces, %zu rows (%.2f rows/trace),"
 	       " median of %d runs\n",
 	       NTRACES, c->nrows, (double)c->nrows / NTRACES, REPS);
-	printf("%-12s %6s %14s %14s %8s\n", "plugin", "batch", "plugin ns/tr",
-	       "chain ns/tr", "ratio");
+	printf("%-12s %6s %14s %14s %8s %14s %8s\n", "plugin", "batch",
+	       "plugin ns/tr", "chain ns/tr", "ratio", "process ns/tr",
+	       "p/chain");
 	double sw512 = 0;
 	for (size_t s = 0; s < 3; s++) {
 		ms_chain_spec cs;
 		ms_errbuf eb;
-		ms_chain *ch;
+		ms_chain *ch, *pch;
+		ms_chain_opts po = { .host_mode = MS_PLUGIN_HOST_PROCESS,
+			             .host_exe = MS_HOST_EXE };
 		if (ms_chain_spec_parse(&cs, specs[s], dir, NULL, &eb) ||
-		    ms_chain_open(&ch, cs.links, cs.n, NULL, &eb)) {
+		    ms_chain_open(&ch, cs.links, cs.n, NULL, &eb) ||
+		    ms_chain_open(&pch, cs.links, cs.n, &po, &eb)) {
 			fprintf(stderr, "%s: %s\n", specs[s], eb.msg);
 			return 1;
 		}
 		ms_chain_spec_release(&cs);
 		for (size_t z = 0; z < 5; z++) {
-			cell m = measure(ch, c, sizes[z]);
-			printf("%-12s %6zu %14.2f %14.2f %8.2f\n", specs[s],
-			       sizes[z], m.plugin_ns, m.chain_ns,
-			       m.chain_ns / m.plugin_ns);
+			cell m = measure(ch, pch, c, sizes[z]);
+			printf("%-12s %6zu %14.2f %14.2f %8.2f %14.2f %8.2f\n",
+			       specs[s], sizes[z], m.plugin_ns, m.chain_ns,
+			       m.chain_ns / m.plugin_ns, m.process_ns,
+			       m.process_ns / m.chain_ns);
 			if (s == 2 && sizes[z] == 512)
 				sw512 = m.plugin_ns;
 		}
 		ms_chain_close(ch);
+		ms_chain_close(pch);
 	}
 	printf("skywalking at 512 traces/batch: %.2f ns/trace (target <= 50)\n",
 	       sw512);

@@ -45,8 +45,12 @@ add_dependencies(test_detdrop detdrop)
 add_executable(bench_decide ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_decide.c)
 target_link_libraries(bench_decide PRIVATE mscore)
 target_compile_definitions(bench_decide PRIVATE
-	MS_PLUGIN_DIR="${MS_PLUGIN_DIR}")
+	MS_PLUGIN_DIR="${MS_PLUGIN_DIR}"
+	MS_HOST_EXE="${CMAKE_BINARY_DIR}/tui/mergescope")
 add_dependencies(bench_decide alwayskeep detdrop skywalking)
+if(TARGET mergescope)
+	add_dependencies(bench_decide mergescope)
+endif()
 add_dependencies(benches bench_decide)
 
 # Misbehaving plugins (loop, segv, abort, exit) in real headless runs of
