@@ -17,7 +17,7 @@
  *  olddesc   fills a descriptor that ends after close (an older minor)
  *  noentry   exports no entry symbol
  *  loop      decide never returns (sleeps in a loop)
- *  segv      decide writes through a null pointer (SIGSEGV)
+ *  segv      decide writes to a page mapped without access (SIGSEGV)
  *  abort     decide calls abort() (SIGABRT)
  *  exit      decide calls exit(3)
  *  For loop, segv, abort and exit, config "K" makes calls 0..K-1 keep
@@ -28,6 +28,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define K_SLOW 1
@@ -131,8 +132,13 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 		return (int64_t)n;
 	case K_SEGV:
 		if (call >= (uint64_t)s->from) {
-			volatile uint8_t *volatile nowhere = NULL;
-			*nowhere = 1;
+			/* A real fault, on a page mapped without access (not
+			 * a null store, which the sanitizers would stop
+			 * before it faults). */
+			volatile uint8_t *page =
+			        mmap(NULL, 4096, PROT_NONE,
+			             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			*page = 1;
 		}
 		return (int64_t)n;
 	case K_ABORT:
