@@ -74,13 +74,16 @@ setup(void **state)
 	setenv("XDG_CACHE_HOME", p, 1);
 	/* In the sanitizer build, leave the fatal signals to the program's
 	 * own handlers, as in a plain build. */
-	const char *ao = getenv("ASAN_OPTIONS");
-	char opts[600];
-	snprintf(opts, sizeof(opts),
-	         "%s%shandle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
-	         "handle_sigill=0:handle_abort=0",
-	         ao ? ao : "", ao && *ao ? ":" : "");
-	setenv("ASAN_OPTIONS", opts, 1);
+	static const char *const san[] = { "ASAN_OPTIONS", "TSAN_OPTIONS" };
+	for (size_t i = 0; i < 2; i++) {
+		const char *ao = getenv(san[i]);
+		char opts[600];
+		snprintf(opts, sizeof(opts),
+		         "%s%shandle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+		         "handle_sigill=0:handle_abort=0",
+		         ao ? ao : "", ao && *ao ? ":" : "");
+		setenv(san[i], opts, 1);
+	}
 	snprintf(p, sizeof(p), "%s/bin", root);
 	if (mkdir(p, 0755) != 0)
 		return -1;
