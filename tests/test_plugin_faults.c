@@ -393,6 +393,21 @@ test_process_matches_inproc(void **state)
 	run_free(&b);
 }
 
+static void
+test_plugin_host_refuses_unknown_mode(void **state)
+{
+	(void)state;
+	/* run_chain_host passes the mode through as given. */
+	run_out r;
+	run_chain_host("badhost", "tp_mask", "thread", &r);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 64);
+	assert_non_null(strstr(r.err, "--plugin-host \"thread\": expected "
+	                              "inproc or process"));
+	assert_false(exists(r.db));
+	run_free(&r);
+}
+
 int
 main(void)
 {
@@ -406,6 +421,7 @@ main(void)
 		cmocka_unit_test(test_process_exit),
 		cmocka_unit_test(test_process_loop),
 		cmocka_unit_test(test_process_matches_inproc),
+		cmocka_unit_test(test_plugin_host_refuses_unknown_mode),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
