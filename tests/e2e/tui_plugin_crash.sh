@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# tui_plugin_crash.sh - a plugin that segfaults inside Decide while the TUI
+# runs, in a real terminal (tmux): the terminal comes back restored
+# (alternate screen off, canonical mode and echo on), one line says
+# "aborted: plugin tp_segv crashed in Decide (SIGSEGV)", the exit status
+# is 139, the event database says aborted with that reason, and the
+# scratch shard is gone.
+#
+# usage: tui_plugin_crash.sh MERGESCOPE TEST_PLUGIN_DIR
+#   The executable is copied next to a plugins/ directory holding the
+#   test plugins, so that it finds tp_segv.
+# Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
+set -u
+
+MS_SRC=${1:?usage: tui_plugin_crash.sh MERGESCOPE TEST_PLUGIN_DIR}
+TPDIR=${2:?usage: tui_plugin_crash.sh MERGESCOPE TEST_PLUGIN_DIR}
+if ! command -v tmux >/dev/null 2>&1; then
+	echo "tmux is not installed: skipping (scripts/deps.sh installs it)"
+	exit 77
+fi
+
+WORK=$(mktemp -d /tmp/ms-e2e-crash-XXXXXX)
+SOCK=ms-e2e-crash-$$ # a private tmux server, never the user's
+T=main
+tm() { tmux -L "$SOCK" "$@"; }
+cleanup() {
+	tm kill-server >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	echo "---- screen ----"
+	tm capture-pane -p -t "$T" 2>/dev/null
+	echo "----------------"
+	exit 1
+}
+
+screen() { tm capture-pane -p -t "$T"; }
+
+wait_for() {
+	local re=$1 limit=${2:-60} i
+	for ((i = 0; i < limit * 10; i++)); do
+		if screen | grep -Eq -- "$re"; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+mkdir -p "$WORK/bin" "$WORK/plugins"
+cp "$MS_SRC" "$WORK/bin/mergescope" || fail "cannot copy $MS_SRC"
+ln -s "$TPDIR"/tp_*.so "$WORK/plugins/" || fail "no test plugins in $TPDIR"
+MS=$WORK/bin/mergescope
+
+export XDG_CACHE_HOME=$WORK/cache
+FX=$WORK/fixture
+"$MS_SRC" fixture build --preset smoke --seed 1 --out "$FX" \
+	>"$WORK/fixture.log" 2>&1 || {
+	cat "$WORK/fixture.log"
+	fail "cannot build the smoke fixture"
+}
+
+DB=$WORK/run.sqlite
+SHARD=$WORK/run.shard
+# Under the sanitizers the fatal signals go to the program's own
+# handlers, as in a plain build.
+H=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0
+ENVS="XDG_CACHE_HOME=$XDG_CACHE_HOME"
+ENVS="$ENVS ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}$H"
+ENVS="$ENVS TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS:}$H"
+tm new-session -d -s "$T" -x 120 -y 40 \
+	"env $ENVS bash -c '\"$MS\" tui --fixture \"$FX\" --db \"$DB\" --work-dir \"$SHARD\" --chain tp_segv --speed max; echo EXITED \$?; stty -a > \"$WORK/stty\"; sleep 600'" ||
+	fail "tmux cannot start"
+tm set-option -t "$T" status off >/dev/null
+
+wait_for 'EXITED [0-9]+' 120 || fail "the TUI did not end"
+screen | grep -q 'EXITED 139' || fail "exit status is not 139 (128 + SIGSEGV)"
+screen | grep -Fq 'mergescope: aborted: plugin tp_segv crashed in Decide (SIGSEGV)' ||
+	fail "no line naming the plugin and the signal"
+[ "$(tm display -p -t "$T" '#{alternate_on}')" = 0 ] ||
+	fail "the alternate screen is still on"
+for i in $(seq 50); do
+	[ -s "$WORK/stty" ] && break
+	sleep 0.1
+done
+grep -Eq '(^| )icanon( |$)' "$WORK/stty" || fail "the terminal is not in canonical mode"
+grep -Eq '(^| )echo( |$)' "$WORK/stty" || fail "the terminal does not echo"
+[ ! -e "$SHARD" ] || fail "the scratch shard $SHARD is left"
+"$MS" report --db "$DB" >"$WORK/report.txt" 2>&1 || true
+grep -Eq 'status +aborted' "$WORK/report.txt" || {
+	cat "$WORK/report.txt"
+	fail "the event database does not say aborted"
+}
+echo "PASS"
