@@ -680,6 +680,11 @@ ms_plugin_host_main(int argc, char **argv)
 		return 64;
 	int sock = HOST_FD;
 	signal(SIGPIPE, SIG_IGN);
+	/* Keys the terminal sends to the whole group are for the workbench,
+	 * which ends its hosts itself. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 	ms_plugin *p = NULL;
 	ms_plugin_load_opts lo = { argv[3], NULL, NULL, NULL };
 	ms_errbuf eb = { "" };
