@@ -251,8 +251,8 @@ const char *ms_replay_db_path(const ms_replay *r);
 /* The run's scratch shard directory (removed at close unless kept). */
 const char *ms_replay_work_dir(const ms_replay *r);
 /*
- * Clean up after a run whose process died (killed by a signal, or a plugin
- * exiting inside Decide), from another process once that one is gone:
+ * Clean up after a run whose process is dying (a plugin crashed or called
+ * exit() inside Decide), from another process:
  * record status "aborted" with reason in db_path (unless the run already
  * ended) and remove the scratch shard work_dir. Either path may be NULL.
  */

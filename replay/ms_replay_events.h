@@ -367,7 +367,7 @@ int ms_rec_flush(ms_rec *r, ms_errbuf *eb);
  * Record the end of a run whose process died without one (postmortem.c):
  * set status and error of the run record if it has no status yet; a run
  * that already ended is left as it is. For another process than the
- * recorder's, after that one is gone. Waits up to 10 s for a lock.
+ * recorder's. Waits up to 10 s for a lock.
  */
 int ms_evdb_mark_ended(const char *path, const char *status, const char *reason,
                        ms_errbuf *eb);

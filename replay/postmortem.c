@@ -1,10 +1,9 @@
 /*
- * postmortem.c - the end record of a run whose process died before it
- * could write one: the `mergescope` supervisor (tui/supervise.c) calls it
- * after the replay process was killed by a signal, for instance a plugin
- * crashing inside Decide. It runs in another process, after the recorder's
- * process is gone, so SQLite's own recovery (WAL replay, released locks)
- * applies and no signal handler ever touches the database.
+ * postmortem.c - the end record of a run whose process is dying before it
+ * could write one: the `mergescope` watcher (tui/supervise.c) calls it
+ * when a plugin crashed inside Decide or called exit() there. It runs in
+ * another process, in ordinary context (no signal handler ever touches
+ * the database), waiting for SQLite's lock if the recorder holds it.
  */
 #include "ms_replay.h"
 #include "ms_replay_events.h"

@@ -1,7 +1,7 @@
 /*
  * main.c - the `mergescope` executable: sets the locale (for Unicode
  * glyphs; ASCII is used when the locale is not UTF-8) and hands argv to
- * the command table in cli.c, run in a supervised child process
+ * the command table in cli.c, with a watcher process beside it
  * (supervise.c) so that a crashing plugin still leaves a record.
  */
 #include "ms_pipeline.h"

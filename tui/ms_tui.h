@@ -133,12 +133,11 @@ int ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb);
 /* The `mergescope` command line: dispatches argv[1] through the command
  * table. Returns the process exit status. Output goes to out/err. */
 int ms_cli_main(int argc, char **argv, FILE *out, FILE *err);
-/* ms_cli_main in a child process that this one supervises (supervise.c):
- * what the `mergescope` executable runs. When the child dies of a signal,
- * or a plugin calls exit() inside Decide, the run is recorded as aborted
- * with the reason, its scratch shard removed, the terminal restored, and
- * the status is 128 + the signal (2 for exit()); otherwise the child's
- * exit status is returned. */
+/* ms_cli_main with a watcher process beside it (supervise.c): what the
+ * `mergescope` executable runs. When a plugin crashes inside Decide (a
+ * fatal signal) or calls exit() there, the watcher records the run as
+ * aborted with the reason and removes its scratch shard, the terminal is
+ * restored, and the process dies of the signal (exits 2 for exit()). */
 int ms_cli_main_supervised(int argc, char **argv, FILE *out, FILE *err);
 
 #endif

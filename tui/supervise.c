@@ -1,33 +1,35 @@
 /*
- * supervise.c - the `mergescope` executable runs its command in a child
- * process and waits for it, so that a plugin taking that process down
- * (a fatal signal inside Decide, or exit() called from Decide) still
- * leaves a record, a clean terminal and no scratch shard behind.
+ * supervise.c - a watcher process beside the `mergescope` process, so that
+ * a plugin taking the workbench down (a fatal signal inside Decide, or
+ * exit() called from Decide) still leaves a record, a clean terminal and
+ * no scratch shard behind.
  *
- * Why a parent: nothing the event database needs can be done safely in a
- * signal handler, and a process that called exit() has no say in its exit
- * status. The child only writes short notes with write(2) to a pipe: what
- * to clean up once known (the database, the scratch shard, whether the
- * screen is up), and from the fatal signal handler or the exit hook which
- * plugin was in Decide. The parent, in ordinary context and after the
- * child is gone (so SQLite's locks are released), records the run as
- * aborted with the reason, removes the scratch shard, restores the
- * terminal modes, prints one line, and exits 128 + the signal (2 for an
- * exit() inside Decide). A child that ends normally is mirrored exactly:
- * its exit status becomes the parent's.
+ * Why a second process: nothing the event database needs can be done
+ * safely in a signal handler. At start, while it has one thread, the
+ * executable forks a watcher; the command keeps running in the original
+ * process (its pid, signals and exit status are the ones the user sees).
+ * It writes short notes with write(2) to a pipe: what to clean up once
+ * known (the database, the scratch shard, whether the screen is up), and
+ * from the fatal signal handler or the exit hook which plugin was in
+ * Decide. On such a note the watcher, in ordinary context, records the run
+ * as aborted with the reason (waiting for SQLite's lock if the recorder
+ * holds it), removes the scratch shard, prints one line, and answers on a
+ * second pipe; the handler, which waited for that answer (bounded), puts
+ * the terminal back and dies of its signal (exit status 128 + the signal
+ * in a shell), or the exit hook ends the process with status 2. The
+ * watcher removes the scratch shard once more after the process is gone,
+ * then exits; when the process ends in any other way, the watcher just
+ * exits.
  *
- * Notes (one line each, tab-separated, written by the child):
+ * Notes (one line each, tab-separated):
  *   db <TAB> PATH           the run's event database
  *   scratch <TAB> PATH      the run's scratch shard directory
  *   screen <TAB> 1|0        the curses screen is up / down
  *   crash <TAB> PLUGIN <TAB> SIGNUM   fatal signal inside PLUGIN's Decide
  *   exit <TAB> PLUGIN       exit() called inside PLUGIN's Decide
  *
- * Signals: the parent ignores what the terminal sends to the whole
- * foreground group (the child handles those itself) and forwards SIGINT,
- * SIGTERM, SIGHUP and SIGQUIT sent to its own pid by another process.
- * In-process callers of ms_cli_main (the tests) are not supervised: the
- * notes are then no-ops and no handler is installed.
+ * In-process callers of ms_cli_main (the tests) are not watched: the notes
+ * are then no-ops and no handler is installed.
  */
 #include "cli.h"
 
@@ -36,6 +38,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,14 +46,13 @@
 #include <termios.h>
 #include <unistd.h>
 
-/* Child side: the write end of the notes pipe (-1 when unsupervised). */
+/* The watched process: the write end of the notes pipe and the read end
+ * of the answers (-1 when not watched). */
 static int note_fd = -1;
+static int ack_fd = -1;
 static volatile sig_atomic_t screen_up;
 static struct termios saved_tio;
 static bool have_tio;
-
-/* Parent side: the child to forward signals to. */
-static volatile pid_t child_pid;
 
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 
@@ -135,46 +137,63 @@ restore_terminal(void)
 	screen_up = 0;
 }
 
-/* Fatal signal in the child: note the plugin if one was in Decide, put
- * the terminal back, then die of the signal (SA_RESETHAND restored the
- * default action; SA_NODEFER lets raise() deliver it at once). */
+/* Wait (at most 30 s) for the watcher's answer to a crash or exit note. */
+static void
+wait_answer(void)
+{
+	if (ack_fd < 0)
+		return;
+	struct pollfd pf = { ack_fd, POLLIN, 0 };
+	for (int i = 0; i < 300; i++) {
+		int r = poll(&pf, 1, 100);
+		if (r > 0 || (r < 0 && errno != EINTR))
+			return;
+	}
+}
+
+static void
+note_plugin(const char *what, const char *plugin, int sig)
+{
+	char line[160];
+	size_t n = 0;
+	put(line, sizeof(line), &n, what);
+	put(line, sizeof(line), &n, "\t");
+	put(line, sizeof(line), &n, plugin);
+	if (sig) {
+		put(line, sizeof(line), &n, "\t");
+		put_uint(line, sizeof(line), &n, (unsigned)sig);
+	}
+	put(line, sizeof(line), &n, "\n");
+	write_all(note_fd, line, n);
+	wait_answer();
+}
+
+/* Fatal signal: put the terminal back; if a plugin was in Decide, have the
+ * watcher record it and clean up; then die of the signal (SA_RESETHAND
+ * restored the default action; SA_NODEFER lets raise() deliver it). */
 static void
 on_fatal(int sig)
 {
 	int saved = errno;
 	const char *plugin = ms_plugin_in_decide();
-	if (plugin && note_fd >= 0) {
-		char line[160];
-		size_t n = 0;
-		put(line, sizeof(line), &n, "crash\t");
-		put(line, sizeof(line), &n, plugin);
-		put(line, sizeof(line), &n, "\t");
-		put_uint(line, sizeof(line), &n, (unsigned)sig);
-		put(line, sizeof(line), &n, "\n");
-		write_all(note_fd, line, n);
-	}
-	restore_terminal();
+	restore_terminal(); /* first: the watcher's line goes below */
+	if (plugin && note_fd >= 0)
+		note_plugin("crash", plugin, sig);
 	errno = saved;
 	raise(sig);
 }
 
-/* exit() or quick_exit() in the child: if a plugin's Decide called it, say
- * so and end at once (the other threads are still running). */
+/* exit() or quick_exit(): if a plugin's Decide called it, say so and end
+ * at once with status 2 (the other threads are still running). */
 static void
 on_exit_hook(void)
 {
 	const char *plugin = ms_plugin_in_decide();
 	if (!plugin)
 		return;
-	if (note_fd >= 0) {
-		char line[160];
-		size_t n = 0;
-		put(line, sizeof(line), &n, "exit\t");
-		put(line, sizeof(line), &n, plugin);
-		put(line, sizeof(line), &n, "\n");
-		write_all(note_fd, line, n);
-	}
 	restore_terminal();
+	if (note_fd >= 0)
+		note_plugin("exit", plugin, 0);
 	_exit(MS_EXIT_ERROR);
 }
 
@@ -200,9 +219,10 @@ ms__supervise_screen(bool up)
 }
 
 static void
-child_setup(int fd)
+watched_setup(int nfd, int afd)
 {
-	note_fd = fd;
+	note_fd = nfd;
+	ack_fd = afd;
 	have_tio = isatty(STDIN_FILENO) &&
 	           tcgetattr(STDIN_FILENO, &saved_tio) == 0;
 	struct sigaction sa;
@@ -217,24 +237,13 @@ child_setup(int fd)
 	at_quick_exit(on_exit_hook);
 }
 
-static void
-forward(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	/* Sent by a process (kill, timeout...), not by the terminal to the
-	 * whole group, which the child receives anyway. */
-	if (child_pid > 0 && si && si->si_code <= 0)
-		kill(child_pid, sig);
-}
-
-/* What the child noted. */
+/* What the watched process noted. */
 typedef struct notes {
 	char db[4096];
 	char scratch[4096];
 	char plugin[64];
 	int crash_sig;
 	bool exited_in_decide;
-	bool screen;
 } notes;
 
 static void
@@ -248,8 +257,6 @@ take_line(notes *nt, char *line)
 		snprintf(nt->db, sizeof(nt->db), "%s", tab);
 	} else if (strcmp(line, "scratch") == 0) {
 		snprintf(nt->scratch, sizeof(nt->scratch), "%s", tab);
-	} else if (strcmp(line, "screen") == 0) {
-		nt->screen = strcmp(tab, "1") == 0;
 	} else if (strcmp(line, "crash") == 0 || strcmp(line, "exit") == 0) {
 		bool crash = line[0] == 'c';
 		char *sig = strchr(tab, '\t');
@@ -257,19 +264,53 @@ take_line(notes *nt, char *line)
 			*sig++ = '\0';
 		snprintf(nt->plugin, sizeof(nt->plugin), "%s", tab);
 		if (crash)
-			nt->crash_sig = sig ? atoi(sig) : 0;
+			nt->crash_sig = sig ? atoi(sig) : SIGSEGV;
 		else
 			nt->exited_in_decide = true;
 	}
 }
 
+/* A plugin took the process down: record, clean up, say so. */
 static void
-read_notes(int fd, notes *nt)
+postmortem(const notes *nt, FILE *err)
 {
+	char reason[256];
+	if (nt->crash_sig)
+		snprintf(reason, sizeof(reason),
+		         "plugin %s crashed in Decide (%s)", nt->plugin,
+		         signal_name(nt->crash_sig));
+	else
+		snprintf(reason, sizeof(reason),
+		         "plugin %s called exit() in Decide", nt->plugin);
+	fprintf(err, "mergescope: aborted: %s\n", reason);
+	ms_errbuf eb = { "" };
+	if (nt->db[0] || nt->scratch[0]) {
+		if (ms_replay_postmortem(nt->db, nt->scratch, reason, &eb))
+			fprintf(err, "mergescope: %s\n", eb.msg);
+		else if (nt->db[0])
+			fprintf(err, "mergescope: recorded as aborted in %s\n",
+			        nt->db);
+	}
+	fflush(err);
+}
+
+/* The watcher: read notes until the watched process is gone. */
+static int
+watch(int nfd, int afd, FILE *err)
+{
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	notes *nt = calloc(1, sizeof(*nt));
+	if (!nt)
+		return 0;
 	char buf[8192];
 	size_t len = 0;
+	bool handled = false;
 	for (;;) {
-		ssize_t r = read(fd, buf + len, sizeof(buf) - 1 - len);
+		ssize_t r = read(nfd, buf + len, sizeof(buf) - 1 - len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -281,107 +322,57 @@ read_notes(int fd, notes *nt)
 			*nl = '\0';
 			take_line(nt, start);
 			start = nl + 1;
+			if ((nt->crash_sig || nt->exited_in_decide) &&
+			    !handled) {
+				handled = true;
+				postmortem(nt, err);
+				write_all(afd, "k", 1);
+			}
 		}
 		len -= (size_t)(start - buf);
 		memmove(buf, start, len);
 		if (len == sizeof(buf) - 1)
 			len = 0; /* a line too long to be ours */
 	}
-}
-
-/* The child is gone without ending normally: clean up after it. */
-static int
-postmortem(const notes *nt, int status, FILE *err)
-{
-	char reason[256];
-	int code;
-	if (WIFSIGNALED(status)) {
-		int sig = WTERMSIG(status);
-		if (nt->crash_sig && nt->plugin[0])
-			snprintf(reason, sizeof(reason),
-			         "plugin %s crashed in Decide (%s)", nt->plugin,
-			         signal_name(nt->crash_sig));
-		else
-			snprintf(reason, sizeof(reason),
-			         "mergescope was killed by %s",
-			         signal_name(sig));
-		code = 128 + sig;
-	} else {
-		snprintf(reason, sizeof(reason),
-		         "plugin %s called exit() in Decide", nt->plugin);
-		code = MS_EXIT_ERROR;
+	/* Gone: anything its last moments wrote to the shard goes too. */
+	if (handled && nt->scratch[0]) {
+		ms_errbuf eb = { "" };
+		ms_replay_postmortem(NULL, nt->scratch, NULL, &eb);
 	}
-	if (nt->screen) {
-		if (have_tio)
-			tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
-		fputs(term_restore, stdout);
-		fflush(stdout);
-	}
-	fprintf(err, "mergescope: aborted: %s\n", reason);
-	ms_errbuf eb = { "" };
-	if (nt->db[0] || nt->scratch[0]) {
-		if (ms_replay_postmortem(nt->db, nt->scratch, reason, &eb))
-			fprintf(err, "mergescope: %s\n", eb.msg);
-		else if (nt->db[0])
-			fprintf(err, "mergescope: recorded as aborted in %s\n",
-			        nt->db);
-	}
-	fflush(err);
-	return code;
+	free(nt);
+	return 0;
 }
 
 int
 ms_cli_main_supervised(int argc, char **argv, FILE *out, FILE *err)
 {
-	int fds[2];
+	int nfd[2], afd[2];
 	fflush(out);
 	fflush(err);
-	if (pipe(fds) < 0)
+	if (pipe(nfd) < 0)
 		return ms_cli_main(argc, argv, out, err);
-	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-	have_tio = isatty(STDIN_FILENO) &&
-	           tcgetattr(STDIN_FILENO, &saved_tio) == 0;
+	if (pipe(afd) < 0) {
+		close(nfd[0]);
+		close(nfd[1]);
+		return ms_cli_main(argc, argv, out, err);
+	}
+	for (int i = 0; i < 2; i++) {
+		fcntl(nfd[i], F_SETFD, FD_CLOEXEC);
+		fcntl(afd[i], F_SETFD, FD_CLOEXEC);
+	}
 	pid_t pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return ms_cli_main(argc, argv, out, err);
-	}
 	if (pid == 0) {
-		close(fds[0]);
-		child_setup(fds[1]);
+		close(nfd[1]);
+		close(afd[0]);
+		_exit(watch(nfd[0], afd[1], err));
+	}
+	close(nfd[0]);
+	close(afd[1]);
+	if (pid < 0) {
+		close(nfd[1]);
+		close(afd[0]);
 		return ms_cli_main(argc, argv, out, err);
 	}
-	close(fds[1]);
-	child_pid = pid;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = forward;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	notes *nt = calloc(1, sizeof(*nt));
-	notes none;
-	if (!nt) {
-		memset(&none, 0, sizeof(none));
-		nt = &none;
-	}
-	read_notes(fds[0], nt);
-	close(fds[0]);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	int code;
-	if (WIFEXITED(status) && !nt->exited_in_decide)
-		code = WEXITSTATUS(status);
-	else
-		code = postmortem(nt, status, err);
-	if (nt != &none)
-		free(nt);
-	return code;
+	watched_setup(nfd[1], afd[0]);
+	return ms_cli_main(argc, argv, out, err);
 }
