@@ -22,9 +22,9 @@
  *  3. The memory of a batch an abandoned call may read is released only by
  *     that call's worker after the call returns (the batch reference).
  *  4. consecutive_timeouts counts timed-out (and crashed) calls since the
- *     last batch in which none timed out or crashed; reaching circuit_after opens the circuit,
- *     which stays open for the chain's life: every later batch keeps
- *     everything.
+ *     last batch in which none timed out or crashed; reaching circuit_after
+ * opens the circuit, which stays open for the chain's life: every later batch
+ * keeps everything.
  *  5. ms_chain_close waits at most close_grace_ns for abandoned calls to
  *     return, then leaves the rest behind: their workers are detached and
  *     marked orphaned in the chain's abandon record, which outlives the

@@ -42,7 +42,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
