@@ -1588,7 +1588,8 @@ oracle_main(void *arg)
 	                                       : NULL;
 	r->oracle_rc =
 	        ms__oracle_run(&r->oracle, r->fx, spec, r->plugin_dir,
-	                       r->opts.decide_timeout_ns, &r->oracle_cancel);
+	                       r->opts.decide_timeout_ns, r->opts.plugin_host,
+	                       r->opts.plugin_host_exe, &r->oracle_cancel);
 	return NULL;
 }
 

@@ -161,6 +161,7 @@ cpu_ns(void)
 int
 ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                const char *plugin_dir, uint64_t decide_timeout_ns,
+               enum ms_plugin_host_mode host, const char *host_exe,
                const _Atomic bool *cancel)
 {
 	memset(o, 0, sizeof(*o));
@@ -181,8 +182,13 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 			snprintf(o->why, sizeof(o->why), "chain: %s", eb.msg);
 			goto out;
 		}
+		/* A plugin that crashes in Decide must not take the run
+		 * down here either: the oracle's links run where the run's
+		 * do. */
 		ms_chain_opts co = { .mem = &mem,
-			             .decide_timeout_ns = decide_timeout_ns };
+			             .decide_timeout_ns = decide_timeout_ns,
+			             .host_mode = host,
+			             .host_exe = host_exe };
 		if ((rc = ms_chain_open(&chain, cs.links, cs.n, &co, &eb))) {
 			snprintf(o->why, sizeof(o->why), "chain: %s", eb.msg);
 			goto out;

@@ -32,6 +32,7 @@
  * (ms_rec_close).
  */
 #include "ev_private.h"
+#include "ms_pipeline.h"
 #include "ms_replay_events.h"
 
 #include <errno.h>

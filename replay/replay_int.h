@@ -108,10 +108,12 @@ typedef struct ms__oracle {
 
 /* Read every raw core part of fx, gather each trace's rows, and evaluate
  * the complete traces with a chain of its own built from spec (NULL or
- * "disabled": every trace kept). 0, or an ms_err with o->why. Release
- * with ms__oracle_release in every case. */
+ * "disabled": every trace kept), its links running where the run's do
+ * (host, host_exe: see ms_chain_opts). 0, or an ms_err with o->why.
+ * Release with ms__oracle_release in every case. */
 int ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                    const char *plugin_dir, uint64_t decide_timeout_ns,
+                   enum ms_plugin_host_mode host, const char *host_exe,
                    const _Atomic bool *cancel);
 /* The ledger of the fixture rows of the run's dropped traces and the rows
  * of each (o->dropped_led, o->drop_found), from the oracle's traces. */

@@ -128,12 +128,9 @@ write_all(int fd, const char *p, size_t n)
 static void
 restore_terminal(void)
 {
-	if (!screen_up)
-		return;
 	if (have_tio)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
 	write_all(STDOUT_FILENO, term_restore, sizeof(term_restore) - 1);
-	screen_up = 0;
 }
 
 /* Wait (at most 30 s) for the watcher's answer to a crash or exit note. */
@@ -150,9 +147,15 @@ wait_answer(void)
 	}
 }
 
+/* Have the watcher record the run and clean up (waiting for its answer),
+ * then put the terminal back if the screen was up (again: the screen's
+ * thread may have drawn meanwhile) and say what happened on stderr. */
 static void
 note_plugin(const char *what, const char *plugin, int sig)
 {
+	bool screen = screen_up;
+	if (screen)
+		restore_terminal();
 	char line[160];
 	size_t n = 0;
 	put(line, sizeof(line), &n, what);
@@ -165,19 +168,34 @@ note_plugin(const char *what, const char *plugin, int sig)
 	put(line, sizeof(line), &n, "\n");
 	write_all(note_fd, line, n);
 	wait_answer();
+	if (screen)
+		restore_terminal();
+	n = 0;
+	put(line, sizeof(line), &n, "mergescope: aborted: plugin ");
+	put(line, sizeof(line), &n, plugin);
+	if (sig) {
+		put(line, sizeof(line), &n, " crashed in Decide (");
+		put(line, sizeof(line), &n, signal_name(sig));
+		put(line, sizeof(line), &n, ")\n");
+	} else {
+		put(line, sizeof(line), &n, " called exit() in Decide\n");
+	}
+	write_all(STDERR_FILENO, line, n);
 }
 
-/* Fatal signal: put the terminal back; if a plugin was in Decide, have the
- * watcher record it and clean up; then die of the signal (SA_RESETHAND
- * restored the default action; SA_NODEFER lets raise() deliver it). */
+/* Fatal signal: if a plugin was in Decide, have the watcher record it and
+ * clean up, and say so; put the terminal back; then die of the signal
+ * (SA_RESETHAND restored the default action; SA_NODEFER lets raise()
+ * deliver it). */
 static void
 on_fatal(int sig)
 {
 	int saved = errno;
 	const char *plugin = ms_plugin_in_decide();
-	restore_terminal(); /* first: the watcher's line goes below */
 	if (plugin && note_fd >= 0)
 		note_plugin("crash", plugin, sig);
+	else if (screen_up)
+		restore_terminal();
 	errno = saved;
 	raise(sig);
 }
@@ -190,7 +208,6 @@ on_exit_hook(void)
 	const char *plugin = ms_plugin_in_decide();
 	if (!plugin)
 		return;
-	restore_terminal();
 	if (note_fd >= 0)
 		note_plugin("exit", plugin, 0);
 	_exit(MS_EXIT_ERROR);
@@ -281,16 +298,14 @@ postmortem(const notes *nt, FILE *err)
 	else
 		snprintf(reason, sizeof(reason),
 		         "plugin %s called exit() in Decide", nt->plugin);
-	fprintf(err, "mergescope: aborted: %s\n", reason);
+	/* The process says what happened; only a failure to record it is
+	 * the watcher's to tell. */
 	ms_errbuf eb = { "" };
-	if (nt->db[0] || nt->scratch[0]) {
-		if (ms_replay_postmortem(nt->db, nt->scratch, reason, &eb))
-			fprintf(err, "mergescope: %s\n", eb.msg);
-		else if (nt->db[0])
-			fprintf(err, "mergescope: recorded as aborted in %s\n",
-			        nt->db);
+	if ((nt->db[0] || nt->scratch[0]) &&
+	    ms_replay_postmortem(nt->db, nt->scratch, reason, &eb)) {
+		fprintf(err, "mergescope: %s\n", eb.msg);
+		fflush(err);
 	}
-	fflush(err);
 }
 
 /* The watcher: read notes until the watched process is gone. */
