@@ -24,6 +24,8 @@ add_test(NAME e2e_tui_mouse
 	COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tui_mouse.sh
 		$<TARGET_FILE:mergescope>)
 set_tests_properties(e2e_tui_mouse PROPERTIES
+	SKIP_RETURN_CODE 77 TIMEOUT 300)
+
 # A plugin crashing inside Decide under the TUI: terminal restored, record
 # and exit status (tests/plugins' tp_segv).
 add_test(NAME e2e_tui_plugin_crash
