@@ -95,7 +95,12 @@ show_progress(ms__progress *p, const ms_replay_status *st)
 		                    st->pub_total, extra);
 		return;
 	}
-	if (strcmp(p->what, "publications") == 0)
+	/* The publications line is always shown whole, even when the first
+	 * poll comes after the primary phase (a short day). */
+	if (!p->what[0])
+		ms__progress_update(p, "publications", st->pub_done,
+		                    st->pub_total, extra);
+	else if (strcmp(p->what, "publications") == 0)
 		ms__progress_update(p, "publications", st->pub_total,
 		                    st->pub_total, extra);
 	if (st->phase >= MS_RPHASE_END)
