@@ -515,11 +515,13 @@ static void
 test_process_loop_times_out(void **st)
 {
 	(void)st;
-	/* The host that never answers is killed: nothing is left behind. */
+	/* The host that never answers is killed: nothing is left behind.
+	 * The timeout also bounds the healthy link's call, which starts its
+	 * host (an exec and a dlopen, slow in a sanitizer build): 2 s. */
 	fx f;
 	const char *names[] = { "tp_loop", "tp_mask" };
 	const char *cfg[] = { "", "0" };
-	open_chain_mode(&f, names, cfg, 2, 50 * 1000000ull,
+	open_chain_mode(&f, names, cfg, 2, 2000 * 1000000ull,
 	                MS_PLUGIN_HOST_PROCESS);
 	uint8_t keep[NT];
 	ms_chain_call call;
