@@ -1388,11 +1388,41 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "replay: a fixture directory and a database "
 		               "path are required");
+	/* User strings are kept whole or refused, never cut. */
+	const char *variant = opts->variant ? opts->variant : "disabled";
+	const struct {
+		const char *what, *s;
+		size_t cap;
+	} given[] = {
+		{ "fixture directory", opts->fixture_dir, PATH_MAX },
+		{ "event database path", opts->db_path, PATH_MAX },
+		{ "work directory", opts->work_dir, PATH_MAX },
+		{ "plugin directory", opts->plugin_dir, PATH_MAX },
+		{ "chain spec", variant, MS_EV_SPEC_MAX },
+	};
+	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+		size_t n = given[i].s ? strlen(given[i].s) : 0;
+		if (n >= given[i].cap)
+			return ms_fail(eb, MS_ERR_RANGE,
+			               "replay: the %s is %zu bytes; at most "
+			               "%zu are accepted",
+			               given[i].what, n, given[i].cap - 1);
+	}
+	if (!opts->work_dir && strlen(opts->db_path) + 16 >= PATH_MAX)
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "replay: the event database path is too long "
+		               "for the work directory beside it; give "
+		               "--work-dir");
 	ms_replay *r = calloc(1, sizeof(*r));
 	if (!r)
 		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
 	int rc;
 	r->opts = *opts;
+	r->variant = strdup(variant);
+	if (!r->variant) {
+		free(r);
+		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
+	}
 	copy_str(r->fixture_dir, sizeof(r->fixture_dir), opts->fixture_dir);
 	copy_str(r->db_path, sizeof(r->db_path), opts->db_path);
 	if (opts->work_dir)
@@ -1402,8 +1432,6 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 		                 opts->db_path);
 	copy_str(r->plugin_dir, sizeof(r->plugin_dir),
 	         opts->plugin_dir ? opts->plugin_dir : MS_DEFAULT_PLUGIN_DIR);
-	copy_str(r->variant, sizeof(r->variant),
-	         opts->variant ? opts->variant : "disabled");
 	copy_str(r->clone_method, sizeof(r->clone_method), "copy");
 	r->keep_shard = opts->keep_shard;
 	copy_str(r->cache_label, sizeof(r->cache_label),
@@ -1746,6 +1774,7 @@ ms_replay_close(ms_replay *r)
 	ms__blkcache_free(r->blocks);
 	pthread_cond_destroy(&r->cv);
 	pthread_mutex_destroy(&r->mu);
+	free(r->variant);
 	free(r);
 }
 

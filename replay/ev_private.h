@@ -42,6 +42,16 @@ typedef struct ms__ev_val {
 size_t ms__ev_ncols(enum ms__ev_rec w);
 void ms__ev_value(enum ms__ev_rec w, size_t i, const void *obj, ms__ev_val *v);
 
+/* Machine-readable output is written in the "C" numeric locale whatever
+ * the process's locale is (a decimal comma would break JSON and CSV):
+ * ms__c_numeric_begin switches this thread to it and returns what to give
+ * ms__c_numeric_end, which switches back. */
+typedef struct ms__c_numeric {
+	void *old, *c; /* locale_t */
+} ms__c_numeric;
+void ms__c_numeric_begin(ms__c_numeric *n);
+void ms__c_numeric_end(ms__c_numeric *n);
+
 /* Write s as a JSON string (quotes included), escaping as RFC 8259 asks. */
 void ms__json_str(FILE *f, const char *s);
 /* Write v as a JSON value. */

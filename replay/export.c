@@ -31,10 +31,12 @@
 #include "ms_replay_events.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int
 ms_export_format_parse(const char *s)
@@ -548,9 +550,43 @@ export_chrome(ms_evdb *db, const ms_ev_filter *flt, struct exp *x,
 	return rc;
 }
 
+void
+ms__c_numeric_begin(ms__c_numeric *n)
+{
+	locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+	n->c = c;
+	n->old = c ? uselocale(c) : NULL;
+}
+
+void
+ms__c_numeric_end(ms__c_numeric *n)
+{
+	if (!n->c)
+		return;
+	uselocale((locale_t)n->old);
+	freelocale((locale_t)n->c);
+	n->c = NULL;
+}
+
+static int export_c(ms_evdb *db, enum ms_export_format fmt,
+                    const ms_ev_filter *f, FILE *out, uint64_t *written,
+                    ms_errbuf *eb);
+
 int
 ms_export(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
           FILE *out, uint64_t *written, ms_errbuf *eb)
+{
+	ms__c_numeric cn;
+	ms__c_numeric_begin(&cn);
+	int rc = export_c(db, fmt, f, out, written, eb);
+	ms__c_numeric_end(&cn);
+	return rc;
+}
+
+/* ms_export in the C numeric locale. */
+static int
+export_c(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
+         FILE *out, uint64_t *written, ms_errbuf *eb)
 {
 	struct exp x;
 	memset(&x, 0, sizeof(x));
@@ -583,29 +619,31 @@ ms_export(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
 	return rc;
 }
 
+/* Whether path names the same file as the database (or its journal). */
+static bool
+same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int
 ms_export_file(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
-               const char *path, uint64_t *written, ms_errbuf *eb)
+               const char *path, bool force, uint64_t *written, ms_errbuf *eb)
 {
-	char tmp[4096];
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return ms_fail(eb, MS_ERR_RANGE, "export %s: path too long",
+	if (same_file(path, ms_evdb_path(db)))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "export %s: that is the event database being "
+		               "exported; choose another file",
 		               path);
-	FILE *out = fopen(tmp, "w");
-	if (!out)
-		return ms_fail(eb, ms_err_from_errno(errno),
-		               "export %s: cannot write: %s", path,
-		               strerror(errno));
-	int rc = ms_export(db, fmt, f, out, written, eb);
-	if (fclose(out) != 0 && rc == 0)
-		rc = ms_fail(eb, ms_err_from_errno(errno),
-		             "export %s: write failed: %s", path,
-		             strerror(errno));
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = ms_fail(eb, ms_err_from_errno(errno),
-		             "export %s: rename failed: %s", path,
-		             strerror(errno));
-	if (rc < 0)
-		remove(tmp);
+	ms_outfile *o = NULL;
+	int rc = ms_outfile_open(&o, path, force, eb);
+	if (rc)
+		return rc;
+	rc = ms_export(db, fmt, f, ms_outfile_stream(o), written, eb);
+	if (rc == 0)
+		return ms_outfile_commit(o, eb);
+	ms_outfile_abort(o);
 	return rc;
 }

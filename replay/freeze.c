@@ -296,7 +296,7 @@ ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
 	f.now_ns = d.now_ns;
 	f.frontier_ns = d.frontier_ns;
 	f.policy = r->policy;
-	snprintf(f.variant, sizeof(f.variant), "%s", r->variant);
+	memcpy(f.variant, r->variant, strlen(r->variant) + 1); /* fits */
 	f.seq = d.seq;
 	snprintf(f.lane, sizeof(f.lane), "%s", ms_lane_name(d.lane));
 	f.finalize = d.finalize;

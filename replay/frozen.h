@@ -13,6 +13,7 @@
 #include "ms_err.h"
 #include "ms_ledger.h"
 #include "ms_pipeline.h"
+#include "ms_replay_events.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -33,7 +34,7 @@ typedef struct ms__frozen {
 	char schedule_hash[65], topology_hash[65];
 	int64_t now_ns, frontier_ns;
 	enum ms_grace_policy policy;
-	char variant[256];
+	char variant[MS_EV_SPEC_MAX];
 	uint64_t seq;
 	char lane[16];
 	bool finalize;

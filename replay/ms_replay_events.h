@@ -39,6 +39,9 @@
 #define MS_EV_HEX_MAX 65      /* 64 hex digits + NUL (SHA-256/XXH3 sized) */
 #define MS_EV_NAME_MAX 64
 #define MS_EV_TEXT_MAX 256
+/* A chain spec or a path as the user gave it, recorded whole: the
+ * longest accepted is one byte less (ms_replay_open refuses longer). */
+#define MS_EV_SPEC_MAX 4096
 
 /* Upper bounds (inclusive) of the Decide latency histogram, in ms:
  * 0.25 0.5 1 2.5 5 10 25 50 100 250 500 1000, then overflow. */
@@ -74,13 +77,13 @@ typedef struct ms_ev_plugin {
 typedef struct ms_ev_run {
 	char version[32];        /* mergescope version */
 	int64_t started_unix_ns; /* real clock */
-	char fixture_dir[MS_EV_TEXT_MAX];
+	char fixture_dir[MS_EV_SPEC_MAX];
 	char fixture_preset[32];
 	uint64_t fixture_seed;
 	char fixture_hash[MS_EV_HEX_MAX];       /* manifest content hash */
 	char fixture_parts_hash[MS_EV_HEX_MAX]; /* hash over staged parts */
-	char variant[MS_EV_NAME_MAX]; /* "disabled", "alwayskeep", ... */
-	char chain[MS_EV_TEXT_MAX];   /* the chain spec as given */
+	char variant[MS_EV_SPEC_MAX]; /* "disabled", "alwayskeep", a chain */
+	char chain[MS_EV_SPEC_MAX];   /* the chain spec as given */
 	char grace_policy[16];        /* "selection" or "trace" */
 	bool serial;                  /* one merge at a time */
 	bool allow_fail_open;         /* plugin_health WARNs, not FAILs */
@@ -437,6 +440,30 @@ int ms_evdb_each_plugin_stat(ms_evdb *db, ms_ev_plugin_stat_fn fn, void *ctx,
                              ms_errbuf *eb);
 
 /* ---------------------------------------------------------------------- */
+/* Output files the user names (replay/outfile.c): exports, JSON reports. */
+
+/* Written to a temporary file beside the name, fsynced, then renamed over
+ * it; an existing name is refused unless force. Heap object. */
+typedef struct ms_outfile ms_outfile;
+/* Whether path may be written: not a directory, and (unless force) not an
+ * existing file. For checks before long work; ms_outfile_open checks again.
+ * 0, MS_ERR_EXISTS ("... exists; not overwritten (give --force ...)"),
+ * MS_ERR_INVAL or MS_ERR_IO. */
+int ms_outfile_check(const char *path, bool force, ms_errbuf *eb);
+/* Check path, then create the temporary file. *out = NULL on error. */
+int ms_outfile_open(ms_outfile **out, const char *path, bool force,
+                    ms_errbuf *eb);
+/* The stream to write to (owned by o). */
+FILE *ms_outfile_stream(ms_outfile *o);
+/* Flush, fsync and rename the temporary file to the name (without force,
+ * never over a file created meanwhile), then free o. On error the
+ * temporary file is removed and the name untouched. */
+int ms_outfile_commit(ms_outfile *o, ms_errbuf *eb);
+/* Drop what was written (removes the temporary file) and free o. NULL
+ * is fine. */
+void ms_outfile_abort(ms_outfile *o);
+
+/* ---------------------------------------------------------------------- */
 /* Exports (replay/export.c). */
 
 enum ms_export_format {
@@ -452,10 +479,12 @@ int ms_export_format_parse(const char *s);
  * filtered). *written (may be NULL) gets the number of merges written. */
 int ms_export(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
               FILE *out, uint64_t *written, ms_errbuf *eb);
-/* The same into a file path (written to PATH.tmp, then renamed). */
+/* The same into a file path, through ms_outfile: refused if path exists
+ * unless force; an interrupted or failed export leaves no file at path.
+ * Writing over the database db itself is refused even with force. */
 int ms_export_file(ms_evdb *db, enum ms_export_format fmt,
-                   const ms_ev_filter *f, const char *path, uint64_t *written,
-                   ms_errbuf *eb);
+                   const ms_ev_filter *f, const char *path, bool force,
+                   uint64_t *written, ms_errbuf *eb);
 
 /* ---------------------------------------------------------------------- */
 /* Reports (replay/report.c). */

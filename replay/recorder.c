@@ -834,8 +834,8 @@ mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* user_version of an existing database file, or -1 if the file is not one
- * (msg gets SQLite's words). */
+/* user_version of an existing database file, -1 if the file is not one
+ * (msg gets SQLite's words), -2 if another process holds it locked. */
 static int
 file_schema_version(const char *path, char *msg, size_t n)
 {
@@ -848,6 +848,9 @@ file_schema_version(const char *path, char *msg, size_t n)
 		                       NULL) == SQLITE_OK &&
 		    sqlite3_step(st) == SQLITE_ROW)
 			v = sqlite3_column_int(st, 0);
+		else if ((sqlite3_errcode(db) & 0xff) == SQLITE_BUSY ||
+		         (sqlite3_errcode(db) & 0xff) == SQLITE_LOCKED)
+			v = -2;
 		else
 			snprintf(msg, n, "%s", sqlite3_errmsg(db));
 		sqlite3_finalize(st);
@@ -1096,6 +1099,16 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 	return rc;
 }
 
+/* A database another process holds locked is its database. */
+static int
+locked_error(ms_errbuf *eb, const char *path)
+{
+	return ms_fail(eb, MS_ERR_EXISTS,
+	               "event database %s: locked by another process (another "
+	               "run is writing it); expected a new path",
+	               path);
+}
+
 /* Columns of the run table that the end record fills; they exist from the
  * start (NOT NULL), so run_begin writes their zero values. */
 static const ms_ev_run_end zero_end;
@@ -1110,6 +1123,8 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 	if (access(path, F_OK) == 0) {
 		char msg[256] = "";
 		int v = file_schema_version(path, msg, sizeof(msg));
+		if (v == -2)
+			return locked_error(eb, path);
 		if (v < 0)
 			return ms_fail(eb, MS_ERR_FORMAT,
 			               "event database %s: exists and is not "
@@ -1182,6 +1197,13 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		             "event database %s: cannot start commit timer",
 		             path);
 	int ec = r->db ? sqlite3_errcode(r->db) & 0xff : 0;
+	if (rc < 0 && (ec == SQLITE_BUSY || ec == SQLITE_LOCKED)) {
+		/* Another process has the file: it is its database, so it
+		 * is neither ours to remove nor a reason to say more. */
+		rc = locked_error(eb, path);
+		rec_free(r);
+		return rc;
+	}
 	if (rc < 0) {
 		if (ec == SQLITE_CANTOPEN || ec == SQLITE_READONLY ||
 		    ec == SQLITE_PERM || ec == SQLITE_IOERR ||

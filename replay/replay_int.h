@@ -221,7 +221,7 @@ struct ms_replay {
 	char db_path[PATH_MAX];
 	char work_dir[PATH_MAX];
 	char plugin_dir[PATH_MAX];
-	char variant[256];
+	char *variant; /* the chain spec, whole (malloc) */
 	char profile[64];
 	enum ms_grace_policy policy;
 	bool keep_shard, serial;

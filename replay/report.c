@@ -984,8 +984,21 @@ json_phase(FILE *f, const phase_agg *a)
 	fputc('}', f);
 }
 
+static int report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb);
+
 int
 ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
+{
+	ms__c_numeric cn;
+	ms__c_numeric_begin(&cn);
+	int rc = report_json(db, out, failed, eb);
+	ms__c_numeric_end(&cn);
+	return rc;
+}
+
+/* ms_report_json in the C numeric locale. */
+static int
+report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 {
 	report r;
 	int rc = report_load(db, &r, eb);

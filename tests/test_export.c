@@ -614,13 +614,13 @@ test_export_file_errors(void **state)
 	assert_int_equal(ms_evdb_open(&db, dbpath, &eb), 0);
 	char path[600];
 	snprintf(path, sizeof(path), "%s/no/such/dir/out.json", tmpdir);
-	assert_true(ms_export_file(db, MS_EXPORT_CHROME, NULL, path, NULL,
-	                           &eb) < 0);
+	assert_true(ms_export_file(db, MS_EXPORT_CHROME, NULL, path, false,
+	                           NULL, &eb) < 0);
 	assert_non_null(strstr(eb.msg, path));
 	snprintf(path, sizeof(path), "%s/out.csv", tmpdir);
 	uint64_t n = 0;
-	assert_int_equal(ms_export_file(db, MS_EXPORT_CSV, NULL, path, &n, &eb),
-	                 0);
+	assert_int_equal(
+	        ms_export_file(db, MS_EXPORT_CSV, NULL, path, false, &n, &eb), 0);
 	assert_int_equal(n, NMERGES);
 	assert_int_equal(ms_export_format_parse("csv"), MS_EXPORT_CSV);
 	assert_int_equal(ms_export_format_parse("chrome"), MS_EXPORT_CHROME);

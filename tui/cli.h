@@ -42,8 +42,8 @@ size_t ms__opt_values(int argc, char **argv, const ms__opt *opts, size_t nopts,
  * copy; tests/fuzz/fuzz_cli.c parses with the same tables. */
 
 /* `tui` and `run` accept the same options (`tui` hands them to `run`
- * headless); --json, last, is `run`'s alone: `tui` parses the first
- * MS__RO_JSON entries. */
+ * headless); --json and --force, last, are `run`'s alone: `tui` parses
+ * the first MS__RO_JSON entries. */
 enum ms__run_opt {
 	MS__RO_FIXTURE,
 	MS__RO_PRESET,
@@ -65,6 +65,7 @@ enum ms__run_opt {
 	MS__RO_PLUGIN_HOST,
 	MS__RO_JSON,
 	MS__RO_ALLOW_FAIL_OPEN,
+	MS__RO_FORCE,
 	MS__RO_COUNT
 };
 extern const ms__opt ms__run_opts[MS__RO_COUNT];
@@ -73,7 +74,14 @@ extern const ms__opt ms__run_opts[MS__RO_COUNT];
 enum { MS__FX_PRESET, MS__FX_SEED, MS__FX_OUT, MS__FX_OPENING, MS__FX_COUNT };
 extern const ms__opt ms__fixture_opts[MS__FX_COUNT];
 
-enum { MS__EX_DB, MS__EX_FORMAT, MS__EX_OUT, MS__EX_FILTER, MS__EX_COUNT };
+enum {
+	MS__EX_DB,
+	MS__EX_FORMAT,
+	MS__EX_OUT,
+	MS__EX_FILTER,
+	MS__EX_FORCE,
+	MS__EX_COUNT
+};
 extern const ms__opt ms__export_opts[MS__EX_COUNT];
 
 enum { MS__RP_DB, MS__RP_VS, MS__RP_JSON, MS__RP_HTML, MS__RP_COUNT };
@@ -177,6 +185,7 @@ typedef struct ms__run_args {
 	const char *work_dir; /* --work-dir DIR, or NULL (tmpfs if there) */
 	const char *db;       /* --db FILE, or NULL (the cache's runs/) */
 	const char *json;     /* --json FILE (run), or NULL */
+	bool force;           /* --force (run): replace an existing --json */
 	bool serial;          /* --serial */
 	int64_t wait_timeout_ns; /* --wait-timeout, or 0 (the default) */
 	bool allow_fail_open;    /* --allow-fail-open */
@@ -189,7 +198,7 @@ typedef struct ms__run_cfg {
 	char plugin_dir[4096];
 	char fixture_dir[4096];
 	char preset[32];
-	char variant[1024];
+	const char *variant; /* borrowed from the arguments, never cut */
 	char db[4096];
 	char host_exe[4096]; /* this executable (the process plugin host) */
 } ms__run_cfg;
@@ -221,8 +230,10 @@ int ms__tui_memory_path(char *buf, size_t n, const char *fixture_dir);
 bool ms__tui_memory_load(const char *path, ms__tui_memory *m);
 /* Write it (temp file, then rename); nothing to remember removes it. */
 int ms__tui_memory_save(const char *path, const ms__tui_memory *m);
-/* "$XDG_CACHE_HOME/mergescope/runs/<preset>-<variant>-<stamp>.sqlite"
- * (or ~/.cache/...), creating the directories. 0 or a negative ms_err. */
+/* "$XDG_CACHE_HOME/mergescope/runs/<preset>-<variant>-<stamp>-<pid>.sqlite"
+ * (or ~/.cache/...), creating the directories; a name no file has, so
+ * runs started in the same second (in one process or several) never share
+ * one. 0 or a negative ms_err. */
 int ms__default_db(char *buf, size_t n, const char *preset, const char *variant,
                    ms_errbuf *eb);
 /*
@@ -234,6 +245,14 @@ int ms__default_db(char *buf, size_t n, const char *preset, const char *variant,
  * exit status (2).
  */
 int ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err);
+/*
+ * Take the build lock of the fixture directory dir ("<dir>.lock", an
+ * flock): one build of a preset and seed at a time. When another process
+ * holds it, one line on err says so (cmd names the command) and the call
+ * waits. Returns the lock's descriptor (close it to release) or -1 after
+ * printing why on err.
+ */
+int ms__fixture_lock(const char *cmd, const char *dir, FILE *err);
 /*
  * The checks `tui` and `run` make on their parsed options (o holds
  * MS__RO_COUNT entries) before anything else: --fixture with --preset,

@@ -34,6 +34,7 @@ const ms__opt ms__run_opts[MS__RO_COUNT] = {
 	        OPT("--plugin-host", "inproc|process", false, false),
 	[MS__RO_JSON] = OPT("--json", "FILE", false, false),
 	[MS__RO_ALLOW_FAIL_OPEN] = OPT("--allow-fail-open", NULL, false, false),
+	[MS__RO_FORCE] = OPT("--force", NULL, false, false),
 };
 
 const ms__opt ms__fixture_opts[MS__FX_COUNT] = {
@@ -48,6 +49,7 @@ const ms__opt ms__export_opts[MS__EX_COUNT] = {
 	[MS__EX_FORMAT] = OPT("--format", "jsonl|csv|chrome", true, false),
 	[MS__EX_OUT] = OPT("--out", "FILE", false, false),
 	[MS__EX_FILTER] = OPT("--filter", "TEXT", false, false),
+	[MS__EX_FORCE] = OPT("--force", NULL, false, false),
 };
 
 const ms__opt ms__report_opts[MS__RP_COUNT] = {

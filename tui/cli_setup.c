@@ -8,7 +8,8 @@
  *
  * Cache layout ($XDG_CACHE_HOME, else ~/.cache):
  *   mergescope/<preset>-<seed>/     a fixture (ms_fixture_cache_dir)
- *   mergescope/runs/<preset>-<variant>-<YYYYmmdd-HHMMSS>.sqlite
+ *   mergescope/<preset>-<seed>.lock the build lock of that fixture
+ *   mergescope/runs/<preset>-<variant>-<YYYYmmdd-HHMMSS>-<pid>.sqlite
  *                                   an event database per run
  */
 #include "cli.h"
@@ -21,9 +22,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -164,12 +168,17 @@ ms__default_db(char *buf, size_t n, const char *preset, const char *variant,
 	struct tm tm;
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	for (int i = 1; i < 1000; i++) {
+	/* The pid keeps processes apart; within one process, each call
+	 * takes the next number, so two names given out in one second
+	 * differ even before either database exists. */
+	static atomic_uint calls;
+	unsigned first = atomic_fetch_add(&calls, 1) + 1;
+	for (unsigned i = first; i < first + 1000; i++) {
 		char suffix[16] = "";
 		if (i > 1)
-			snprintf(suffix, sizeof(suffix), "-%d", i);
-		int k = snprintf(buf, n, "%s/%s-%s-%s%s.sqlite", dir, preset,
-		                 word, stamp, suffix);
+			snprintf(suffix, sizeof(suffix), "-%u", i);
+		int k = snprintf(buf, n, "%s/%s-%s-%s-%ld%s.sqlite", dir,
+		                 preset, word, stamp, (long)getpid(), suffix);
 		if (k < 0 || (size_t)k >= n)
 			return ms_fail(eb, MS_ERR_RANGE, "%s: path too long",
 			               dir);
@@ -271,6 +280,22 @@ variants_hint(char *buf, size_t n, const char *spec, const char *plugin_dir)
 		snprintf(buf + used, n - used, " disabled");
 }
 
+/* A path copied into a buffer of cap bytes must fit whole: a longer one
+ * is refused, never cut (PATH_MAX is what the system opens anyway). */
+static int
+path_fits(const ms__run_args *a, const char *opt, const char *path, size_t cap,
+          FILE *err)
+{
+	size_t n = strlen(path);
+	if (n < cap)
+		return 0;
+	fprintf(err,
+	        "mergescope %s: %s: the path is %zu bytes; at most %zu are "
+	        "accepted\n",
+	        a->cmd, opt, n, cap - 1);
+	return MS_EXIT_USAGE;
+}
+
 /* Open the chain (loading every plugin with its config) and close it. */
 static int
 check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
@@ -323,9 +348,55 @@ build_progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
 	ms__progress_update(&b->prog, what, done, total, NULL);
 }
 
-/* The preset's cached fixture, built when missing or unreadable. */
+int
+ms__fixture_lock(const char *cmd, const char *dir, FILE *err)
+{
+	size_t n = strlen(dir) + sizeof(".lock");
+	char *path = malloc(n);
+	if (!path) {
+		fprintf(err, "mergescope %s: out of memory\n", cmd);
+		return -1;
+	}
+	snprintf(path, n, "%s.lock", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		fprintf(err,
+		        "mergescope %s: cannot create the build lock %s: %s\n",
+		        cmd, path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK) {
+			fprintf(err,
+			        "mergescope %s: another process is building "
+			        "%s; waiting for it (lock %s)\n",
+			        cmd, dir, path);
+			fflush(err);
+		}
+		int rc;
+		while ((rc = flock(fd, LOCK_EX)) < 0 && errno == EINTR)
+			;
+		if (rc < 0) {
+			fprintf(err, "mergescope %s: lock %s: %s\n", cmd, path,
+			        strerror(errno));
+			close(fd);
+			free(path);
+			return -1;
+		}
+	}
+	free(path);
+	return fd;
+}
+
+/* The preset's cached fixture, built when missing or unreadable, under
+ * the fixture's build lock: a second run that finds a build under way
+ * waits for it and then opens what it built. */
+static int cached_fixture(const ms__run_args *a, ms__run_cfg *cfg,
+                          const char *dir, FILE *err);
+
 static int
-cached_fixture(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
+cached_fixture_locked(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
 	char dir[4096];
 	int rc = ms_fixture_cache_dir(dir, sizeof(dir), cfg->preset,
@@ -337,6 +408,31 @@ cached_fixture(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		        a->cmd);
 		return MS_EXIT_ERROR;
 	}
+	/* The cache's directory must exist for the lock file. */
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		int mk = mkdir_p(dir);
+		*slash = '/';
+		if (mk < 0) {
+			fprintf(err, "mergescope %s: cannot create %s: %s\n",
+			        a->cmd, dir, strerror(errno));
+			return MS_EXIT_ERROR;
+		}
+	}
+	int fd = ms__fixture_lock(a->cmd, dir, err);
+	if (fd < 0)
+		return MS_EXIT_ERROR;
+	rc = cached_fixture(a, cfg, dir, err);
+	close(fd); /* releases the lock */
+	return rc;
+}
+
+static int
+cached_fixture(const ms__run_args *a, ms__run_cfg *cfg, const char *dir,
+               FILE *err)
+{
+	int rc;
 	snprintf(cfg->fixture_dir, sizeof(cfg->fixture_dir), "%s", dir);
 	struct stat st;
 	if (stat(dir, &st) == 0) {
@@ -409,8 +505,14 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	memset(cfg, 0, sizeof(*cfg));
 	ms__plugin_dir(cfg->plugin_dir, sizeof(cfg->plugin_dir));
 	ms__self_exe(cfg->host_exe, sizeof(cfg->host_exe));
-	snprintf(cfg->variant, sizeof(cfg->variant), "%s",
-	         a->variant ? a->variant : MS_DEFAULT_VARIANT);
+	cfg->variant = a->variant ? a->variant : MS_DEFAULT_VARIANT;
+	if (strlen(cfg->variant) >= MS_EV_SPEC_MAX) {
+		fprintf(err,
+		        "mergescope %s: the chain spec is %zu bytes; at most "
+		        "%d are accepted\n",
+		        a->cmd, strlen(cfg->variant), MS_EV_SPEC_MAX - 1);
+		return MS_EXIT_USAGE;
+	}
 	ms_errbuf eb = { "" };
 	int rc;
 
@@ -443,6 +545,9 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		snprintf(cfg->preset, sizeof(cfg->preset), "%s",
 		         ms_fixture_get_info(f)->preset);
 		ms_fixture_close(f);
+		if ((rc = path_fits(a, "--fixture", a->fixture,
+		                    sizeof(cfg->fixture_dir), err)))
+			return rc;
 		snprintf(cfg->fixture_dir, sizeof(cfg->fixture_dir), "%s",
 		         a->fixture);
 	} else {
@@ -475,10 +580,18 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		return rc;
 
 	/* Outputs. */
-	if (a->json && (rc = check_out_path(a, "--json", a->json, false, err)))
-		return rc;
+	if (a->json) {
+		if ((rc = check_out_path(a, "--json", a->json, false, err)))
+			return rc;
+		if (ms_outfile_check(a->json, a->force, &eb)) {
+			fprintf(err, "mergescope %s: --json %s\n", a->cmd,
+			        eb.msg);
+			return MS_EXIT_ERROR;
+		}
+	}
 	if (a->db) {
-		if ((rc = check_out_path(a, "--db", a->db, true, err)))
+		if ((rc = check_out_path(a, "--db", a->db, true, err)) ||
+		    (rc = path_fits(a, "--db", a->db, sizeof(cfg->db), err)))
 			return rc;
 		snprintf(cfg->db, sizeof(cfg->db), "%s", a->db);
 	} else if ((rc = ms__default_db(cfg->db, sizeof(cfg->db), cfg->preset,
@@ -491,7 +604,7 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	 * cached fixture, built when missing. */
 	ms__scratch_sweep(err, a->cmd);
 	if (!a->fixture)
-		return cached_fixture(a, cfg, err);
+		return cached_fixture_locked(a, cfg, err);
 	return 0;
 }
 
@@ -583,6 +696,7 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 		.work_dir = o[MS__RO_WORKDIR].value,
 		.db = o[MS__RO_DB].value,
 		.json = o[MS__RO_JSON].value,
+		.force = o[MS__RO_FORCE].count > 0,
 		.serial = o[MS__RO_SERIAL].count > 0,
 		.allow_fail_open = o[MS__RO_ALLOW_FAIL_OPEN].count > 0,
 		.cache = o[MS__RO_CACHE].value,

@@ -2,8 +2,8 @@
  * cmd_export.c - `mergescope export`: write the merge events recorded in
  * an event database as JSON Lines, CSV or Chrome trace-event JSON, all of
  * them or those a filter in the TUI's `/` syntax passes, to a file
- * (written beside it and renamed, so a reader never sees half a file) or
- * to standard output.
+ * (written beside it and renamed, so a reader never sees half a file; an
+ * existing file only with --force) or to standard output.
  */
 #include "cli.h"
 
@@ -16,7 +16,7 @@
 static const char usage[] =
         "usage: mergescope export --db FILE --format jsonl|csv|chrome "
         "[--out FILE]\n"
-        "                         [--filter TEXT]\n"
+        "                         [--force] [--filter TEXT]\n"
         "\n"
         "Writes the recorded merge events of an event database. jsonl is\n"
         "one merge per line; csv is RFC 4180 with a header; chrome is\n"
@@ -25,7 +25,9 @@ static const char usage[] =
         "\n"
         "  --db FILE        the event database of a run\n"
         "  --format F       jsonl, csv or chrome\n"
-        "  --out FILE       output file (default: standard output)\n"
+        "  --out FILE       output file (default: standard output); an\n"
+        "                   existing file is refused unless --force\n"
+        "  --force          replace an existing --out FILE\n"
         "  --filter TEXT    only events matching TEXT, as `/` in the TUI:\n"
         "                   lane=L class=C reason=R phase=P seq=A..B #N,\n"
         "                   other words match the event's summary line\n";
@@ -41,6 +43,10 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	        ms__cmd_parse(&ms_cmd_export, argc, argv, o, MS__EX_COUNT, err);
 	if (rc)
 		return rc;
+	if (o[MS__EX_FORCE].count && !o[MS__EX_OUT].count) {
+		fprintf(err, "mergescope export: --force needs --out FILE\n");
+		return MS_EXIT_USAGE;
+	}
 	int fmt = ms_export_format_parse(o[MS__EX_FORMAT].value);
 	if (fmt < 0) {
 		fprintf(err,
@@ -66,6 +72,13 @@ run(int argc, char **argv, FILE *out, FILE *err)
 			return MS_EXIT_USAGE;
 		}
 	}
+	bool force = o[MS__EX_FORCE].count > 0;
+	/* Refuse an existing --out before the database is read. */
+	if (o[MS__EX_OUT].count &&
+	    (rc = ms_outfile_check(o[MS__EX_OUT].value, force, &eb))) {
+		fprintf(err, "mergescope export: --out %s\n", eb.msg);
+		return MS_EXIT_ERROR;
+	}
 	ms_evdb *db = NULL;
 	if ((rc = ms_evdb_open(&db, o[MS__EX_DB].value, &eb))) {
 		fprintf(err, "mergescope export: --db %s: %s\n",
@@ -77,7 +90,7 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	const ms_ev_filter *f = o[MS__EX_FILTER].count ? &ef : NULL;
 	if (o[MS__EX_OUT].count) {
 		rc = ms_export_file(db, (enum ms_export_format)fmt, f,
-		                    o[MS__EX_OUT].value, &written, &eb);
+		                    o[MS__EX_OUT].value, force, &written, &eb);
 	} else {
 		rc = ms_export(db, (enum ms_export_format)fmt, f, out, &written,
 		               &eb);

@@ -36,7 +36,7 @@ static const char usage[] =
         "                      [--variant V | --chain SPEC]\n"
         "                      [--grace-policy selection|trace] [--serial]\n"
         "                      [--profile cpus=N,mem=SIZE] [--db FILE]\n"
-        "                      [--work-dir DIR] [--json FILE]\n"
+        "                      [--work-dir DIR] [--json FILE [--force]]\n"
         "                      [--wait-timeout T]\n"
         "                      [--allow-fail-open] [--cache warm|cold]\n"
         "                      [--plugin-host inproc|process]\n"
@@ -69,7 +69,9 @@ static const char usage[] =
         "  --work-dir DIR       where the run's scratch shard goes (new or\n"
         "                       empty; deleted after the run). Default:\n"
         "                       /dev/shm when it is a writable tmpfs\n"
-        "  --json FILE          also write the report as JSON to FILE\n"
+        "  --json FILE          also write the report as JSON to FILE (a\n"
+        "                       new file; an existing one needs --force)\n"
+        "  --force              replace an existing --json FILE\n"
         "  --wait-timeout T     fail the run when merge-idle takes longer\n"
         "                       than T (90, 90s, 10m, 1h; default 10m)\n"
         "  --allow-fail-open    a plugin that fails open (error, timeout,\n"
@@ -81,8 +83,8 @@ static const char usage[] =
         "                       reads the fixture once first, cold drops\n"
         "                       its cached pages; recorded in the run\n"
         "                       (default: uncontrolled)\n"
-        "  --break SPEC         accepted for `tui` and ignored: a headless\n"
-        "                       run never stops\n";
+        "  --break SPEC         checked as in `tui`, then ignored: a\n"
+        "                       headless run never stops\n";
 
 /* Progress from the status of the run, polled by the waiting thread. */
 static void
@@ -109,7 +111,7 @@ show_progress(ms__progress *p, const ms_replay_status *st)
 }
 
 static int
-report(const char *db_path, const char *json, FILE *out, FILE *err,
+report(const char *db_path, const char *json, bool force, FILE *out, FILE *err,
        unsigned *failed)
 {
 	ms_evdb *db = NULL;
@@ -118,17 +120,19 @@ report(const char *db_path, const char *json, FILE *out, FILE *err,
 	if (rc == 0)
 		rc = ms_report_text(db, out, failed, &eb);
 	if (rc == 0 && json) {
-		FILE *f = fopen(json, "w");
-		if (!f) {
-			rc = ms_fail(&eb, MS_ERR_IO, "--json %s: %s", json,
-			             strerror(errno));
-		} else {
-			unsigned jf = 0;
-			rc = ms_report_json(db, f, &jf, &eb);
-			if (fclose(f) != 0 && rc == 0)
-				rc = ms_fail(&eb, MS_ERR_IO, "--json %s: %s",
-				             json, strerror(errno));
-		}
+		/* Beside the name, then renamed: never half a file. */
+		ms_outfile *of = NULL;
+		unsigned jf = 0;
+		rc = ms_outfile_open(&of, json, force, &eb);
+		if (rc == 0)
+			rc = ms_report_json(db, ms_outfile_stream(of), &jf,
+			                    &eb);
+		if (rc == 0)
+			rc = ms_outfile_commit(of, &eb);
+		else
+			ms_outfile_abort(of);
+		if (rc)
+			ms_fail(&eb, rc, "--json %s", eb.msg);
 	}
 	ms_evdb_close(db);
 	if (rc)
@@ -272,7 +276,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	ms_replay_close(r); /* commits the last events */
 
 	unsigned failed = 0;
-	if (report(db_path, a->json, out, err, &failed))
+	if (report(db_path, a->json, a->force, out, err, &failed))
 		return MS_EXIT_ERROR;
 	fflush(out);
 	fprintf(err, "events recorded in %s%s%s\n", db_path,
@@ -287,6 +291,34 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	return 0;
 }
 
+/* Every --break must parse, as in `tui`, though a headless run ignores
+ * them: a typo is named, not silently dropped. */
+static int
+check_breaks(int argc, char **argv, const ms__opt *o, FILE *err)
+{
+	size_t n = (size_t)o[MS__RO_BREAK].count;
+	if (n == 0)
+		return 0;
+	const char **v = malloc(n * sizeof(*v));
+	if (!v) {
+		fprintf(err, "mergescope run: out of memory\n");
+		return MS_EXIT_ERROR;
+	}
+	n = ms__opt_values(argc, argv, o, MS__RO_COUNT, &o[MS__RO_BREAK], v, n);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		ms_breakpoint bp;
+		ms_errbuf eb = { "" };
+		if (ms_bp_parse(v[i], &bp, &eb)) {
+			fprintf(err, "mergescope run: --break \"%s\": %s\n",
+			        v[i], eb.msg);
+			rc = MS_EXIT_USAGE;
+		}
+	}
+	free(v);
+	return rc;
+}
+
 static int
 run(int argc, char **argv, FILE *out, FILE *err)
 {
@@ -298,6 +330,12 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	memcpy(o, ms__run_opts, sizeof(o));
 	int rc = ms__cmd_parse(&ms_cmd_run, argc, argv, o, MS__RO_COUNT, err);
 	if (rc || (rc = ms__run_opts_check(&ms_cmd_run, o, err)))
+		return rc;
+	if (o[MS__RO_FORCE].count && !o[MS__RO_JSON].count) {
+		fprintf(err, "mergescope run: --force needs --json FILE\n");
+		return MS_EXIT_USAGE;
+	}
+	if ((rc = check_breaks(argc, argv, o, err)))
 		return rc;
 	if (o[MS__RO_BREAK].count)
 		fprintf(err,

@@ -14,6 +14,7 @@
 #include "ms_replay.h"
 #include "ms_replay_ctl.h"
 
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -78,8 +79,16 @@ parse_speed(const char *s, double *out)
 		*out = 0;
 		return true;
 	}
+	/* Read in the C locale: "1.5" means one and a half in every
+	 * locale, and "1,5" is refused in every locale. */
+	locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+	if (!c)
+		return false;
+	locale_t old = uselocale(c);
 	char *end;
 	double v = strtod(s, &end);
+	uselocale(old);
+	freelocale(c);
 	if (end != s && (*end == 'x' || *end == 'X'))
 		end++;
 	if (end == s || *end || !(v > 0) || v > 1e9)

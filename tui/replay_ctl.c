@@ -212,7 +212,7 @@ c_export(void *self, enum ms_tui_format f, const ms_tui_filter *tf,
 	rc = ms_evdb_open(&db, ms_replay_db_path(c->replay), eb);
 	if (rc)
 		return rc;
-	rc = ms_export_file(db, fmt, &ef, path, written, eb);
+	rc = ms_export_file(db, fmt, &ef, path, false, written, eb);
 	ms_evdb_close(db);
 	return rc;
 }

@@ -1,0 +1,220 @@
+/*
+ * outfile.c - a file the user named for output (an export, a JSON report),
+ * written so that no existing file is lost by accident and no reader ever
+ * sees half of one.
+ *
+ * The data goes to a fresh temporary file in the same directory
+ * (".<name>.XXXXXX", so the rename cannot cross file systems), is flushed
+ * and fsynced, and is then renamed over the name. Without force the name
+ * must not exist, checked when the file is opened and again, atomically,
+ * by the rename itself (RENAME_NOREPLACE, or link + unlink where the file
+ * system has no such rename): a file created meanwhile is never replaced.
+ * Anything that fails on the way, including an interrupted process that
+ * never reaches the commit, leaves at most the temporary file, never a
+ * half-written target; ms_outfile_abort removes the temporary file.
+ */
+#define _GNU_SOURCE
+#include "ms_replay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct ms_outfile {
+	FILE *f;
+	bool force;
+	char *path; /* the name the user gave */
+	char *tmp;  /* the temporary file beside it */
+};
+
+/* The error for an existing target, shared by open and commit. */
+static int
+exists_error(const char *path, ms_errbuf *eb)
+{
+	return ms_fail(eb, MS_ERR_EXISTS,
+	               "%s exists; not overwritten (give --force to replace "
+	               "it)",
+	               path);
+}
+
+static char *
+dup_str(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = malloc(n);
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+int
+ms_outfile_check(const char *path, bool force, ms_errbuf *eb)
+{
+	struct stat st;
+	if (!path || !*path)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "output: expected a file name");
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "%s is a directory; expected a file "
+			               "name",
+			               path);
+		if (!force)
+			return exists_error(path, eb);
+		if (!S_ISREG(st.st_mode))
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "%s exists and is not a regular file; "
+			               "not replaced",
+			               path);
+	} else if (errno != ENOENT) {
+		return ms_fail(eb, ms_err_from_errno(errno), "%s: %s", path,
+		               strerror(errno));
+	}
+	return 0;
+}
+
+int
+ms_outfile_open(ms_outfile **out, const char *path, bool force, ms_errbuf *eb)
+{
+	*out = NULL;
+	int rc = ms_outfile_check(path, force, eb);
+	if (rc)
+		return rc;
+	ms_outfile *o = calloc(1, sizeof(*o));
+	if (!o)
+		return ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", path);
+	o->force = force;
+	o->path = dup_str(path);
+	/* dir + "/." + base + ".XXXXXX" */
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+	const char *base = path + dlen;
+	size_t n = dlen + 1 + strlen(base) + 8;
+	o->tmp = malloc(n);
+	if (!o->path || !o->tmp) {
+		ms_outfile_abort(o);
+		return ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", path);
+	}
+	snprintf(o->tmp, n, "%.*s.%s.XXXXXX", (int)dlen, path, base);
+	int fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		rc = ms_fail(eb, ms_err_from_errno(errno),
+		             "%s: cannot create a file in its directory: %s",
+		             path, strerror(errno));
+		o->tmp[0] = '\0';
+		ms_outfile_abort(o);
+		return rc;
+	}
+	/* mkostemp makes the file 0600; an output file gets the usual
+	 * mode under the umask. */
+	mode_t um = umask(0);
+	umask(um);
+	(void)fchmod(fd, 0666 & ~um);
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		rc = ms_fail(eb, ms_err_from_errno(errno), "%s: %s", path,
+		             strerror(errno));
+		close(fd);
+		ms_outfile_abort(o);
+		return rc;
+	}
+	*out = o;
+	return 0;
+}
+
+FILE *
+ms_outfile_stream(ms_outfile *o)
+{
+	return o ? o->f : NULL;
+}
+
+/* Rename tmp to path, never replacing an existing path. */
+static int
+rename_noreplace(const char *tmp, const char *path)
+{
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	if (link(tmp, path) < 0)
+		return -1;
+	unlink(tmp);
+	return 0;
+}
+
+/* fsync the directory holding path, so the rename survives a crash. */
+static void
+sync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = NULL;
+	if (slash && slash != path) {
+		size_t n = (size_t)(slash - path);
+		dir = malloc(n + 1);
+		if (!dir)
+			return;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+	}
+	int fd = open(dir     ? dir
+	              : slash ? "/"
+	                      : ".",
+	              O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+int
+ms_outfile_commit(ms_outfile *o, ms_errbuf *eb)
+{
+	if (!o)
+		return ms_fail(eb, MS_ERR_INVAL, "output: no file");
+	int rc = 0;
+	FILE *f = o->f;
+	o->f = NULL;
+	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
+		rc = ms_fail(eb, ms_err_from_errno(errno),
+		             "%s: write failed: %s", o->path, strerror(errno));
+	if (fclose(f) != 0 && rc == 0)
+		rc = ms_fail(eb, ms_err_from_errno(errno),
+		             "%s: write failed: %s", o->path, strerror(errno));
+	if (rc == 0) {
+		int r = o->force ? rename(o->tmp, o->path)
+		                 : rename_noreplace(o->tmp, o->path);
+		if (r != 0)
+			rc = errno == EEXIST
+			             ? exists_error(o->path, eb)
+			             : ms_fail(eb, ms_err_from_errno(errno),
+			                       "%s: rename from %s failed: %s",
+			                       o->path, o->tmp,
+			                       strerror(errno));
+		else
+			o->tmp[0] = '\0'; /* nothing left to remove */
+	}
+	if (rc == 0)
+		sync_dir(o->path);
+	ms_outfile_abort(o);
+	return rc;
+}
+
+void
+ms_outfile_abort(ms_outfile *o)
+{
+	if (!o)
+		return;
+	if (o->f)
+		fclose(o->f);
+	if (o->tmp && o->tmp[0])
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	free(o);
+}
