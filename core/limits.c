@@ -366,6 +366,7 @@ ms_limits_apply_profile(ms_limits *l, const char *profile, ms_errbuf *eb)
 	snprintf(tmp, sizeof(tmp), "%s", profile);
 	uint64_t mem = 0;
 	double cpus = 0;
+	bool seen_mem = false, seen_cpus = false;
 	for (char *sv, *t = strtok_r(tmp, ",", &sv); t;
 	     t = strtok_r(NULL, ",", &sv)) {
 		char *eq = strchr(t, '=');
@@ -374,12 +375,28 @@ ms_limits_apply_profile(ms_limits *l, const char *profile, ms_errbuf *eb)
 			               "profile: '%s': expected key=value", t);
 		*eq = '\0';
 		const char *val = eq + 1;
+		bool *seen = strcmp(t, "mem") == 0    ? &seen_mem
+		             : strcmp(t, "cpus") == 0 ? &seen_cpus
+		                                      : NULL;
+		if (seen && *seen)
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "profile: %s given twice; expected each "
+			               "key once",
+			               t);
+		if (seen)
+			*seen = true;
 		if (strcmp(t, "mem") == 0) {
 			if (ms_parse_size(val, &mem) || mem == 0)
 				return ms_fail(eb, MS_ERR_INVAL,
 				               "profile: mem '%s': expected a "
 				               "size such as 4g or 512m",
 				               val);
+			if (mem < MS_PROFILE_MEM_MIN)
+				return ms_fail(eb, MS_ERR_INVAL,
+				               "profile: mem '%s': expected at "
+				               "least %llum (a merge's buffers "
+				               "need it)",
+				               val, MS_PROFILE_MEM_MIN >> 20);
 		} else if (strcmp(t, "cpus") == 0) {
 			const char *end;
 			if (!parse_decimal(val, &cpus, &end) || *end ||

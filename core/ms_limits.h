@@ -57,9 +57,11 @@ void ms_limits_detect(ms_limits *out, const char *cgroup_root,
 /*
  * Apply an explicit profile "cpus=N,mem=SIZE" (either key may be absent;
  * SIZE takes k/m/g/t suffixes, powers of 1024; cpus may be fractional).
- * Unknown keys, bad numbers and zero values are refused with a message
- * naming the key. On failure *l is unchanged.
+ * Unknown keys, a key given twice, bad numbers, zero values and a memory
+ * below MS_PROFILE_MEM_MIN are refused with a message naming the key. On
+ * failure *l is unchanged.
  */
+#define MS_PROFILE_MEM_MIN (64ull << 20)
 int ms_limits_apply_profile(ms_limits *l, const char *profile, ms_errbuf *eb);
 
 /* Parse "4g", "512m", "1073741824" into bytes. 0 or MS_ERR_INVAL. */

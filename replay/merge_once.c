@@ -321,14 +321,18 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 	c.f = &f;
 	snprintf(c.shard_src, sizeof(c.shard_src), "%s/%s", opts->frozen_dir,
 	         MS_FROZEN_SHARD);
-	if ((size_t)snprintf(c.scratch, sizeof(c.scratch), "%s",
-	                     opts->scratch_dir
-	                             ? opts->scratch_dir
-	                             : opts->frozen_dir) >= sizeof(c.scratch))
-		goto toolong;
-	if (!opts->scratch_dir &&
-	    (size_t)snprintf(c.scratch, sizeof(c.scratch), "%s/runs",
-	                     opts->frozen_dir) >= sizeof(c.scratch))
+	/* Scratch copies go to the given directory, else to a new one under
+	 * $TMPDIR (removed afterwards): the frozen directory is only read,
+	 * so it may be read-only. */
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (opts->scratch_dir
+	            ? (size_t)snprintf(c.scratch, sizeof(c.scratch), "%s",
+	                               opts->scratch_dir) >= sizeof(c.scratch)
+	            : (size_t)snprintf(c.scratch, sizeof(c.scratch),
+	                               "%s/mergescope-once-XXXXXX",
+	                               tmp) >= sizeof(c.scratch))
 		goto toolong;
 	struct stat st;
 	if (stat(c.shard_src, &st) < 0 || !S_ISDIR(st.st_mode)) {
@@ -360,7 +364,8 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 			goto done;
 		ms_pipeline_close(p);
 	}
-	if (ms__mkdir_p(c.scratch) < 0) {
+	if (opts->scratch_dir ? ms__mkdir_p(c.scratch) < 0
+	                      : mkdtemp(c.scratch) == NULL) {
 		rc = ms_fail(eb, ms_err_from_errno(errno),
 		             "merge-once: cannot create %s: %s", c.scratch,
 		             strerror(errno));
@@ -374,6 +379,8 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 	if (!samples || !first) {
 		free(samples);
 		free(first);
+		if (!opts->scratch_dir)
+			ms__rm_tree(c.scratch);
 		rc = ms_fail(eb, MS_ERR_NOMEM, "merge-once: out of memory");
 		goto done;
 	}
@@ -383,8 +390,7 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 		ms_ledger_set_add(&in_sum, &f.ledgers[i]);
 	for (size_t i = 0; i < nv; i++) {
 		memset(&results[i], 0, sizeof(results[i]));
-		snprintf(results[i].variant, sizeof(results[i].variant), "%s",
-		         opts->variants[i]);
+		results[i].variant = opts->variants[i];
 		results[i].reps = reps;
 		results[i].ledgers_stable = true;
 		results[i].in_ledger = in_sum;
@@ -447,7 +453,7 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 	free(samples);
 	free(first);
 	if (!opts->scratch_dir)
-		rmdir(c.scratch);
+		ms__rm_tree(c.scratch);
 	goto done;
 toolong:
 	rc = ms_fail(eb, MS_ERR_RANGE, "merge-once: path too long: %s",

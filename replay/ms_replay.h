@@ -272,7 +272,8 @@ typedef struct ms_merge_once_opts {
 	unsigned reps; /* per variant; 0 = 5 */
 	const char *plugin_dir;
 	const char *grace_policy; /* NULL = "trace": every input is matured */
-	const char *scratch_dir;  /* NULL = <frozen_dir>/runs */
+	const char *scratch_dir;  /* NULL = a new $TMPDIR/mergescope-once-*,
+	                           * removed after; frozen_dir is only read */
 	FILE *out;                /* the table; NULL = none */
 	/* Where the chain's links run (ms_pipeline.h); host_exe for
 	 * process mode. */
@@ -281,7 +282,7 @@ typedef struct ms_merge_once_opts {
 } ms_merge_once_opts;
 
 typedef struct ms_merge_once_result {
-	char variant[128];
+	const char *variant; /* borrowed from the options' variants */
 	unsigned reps;
 	double wall_median_ns, wall_cv;
 	double cpu_median_ns, cpu_cv;

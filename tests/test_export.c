@@ -15,6 +15,7 @@
 
 #include "ev_fixture.h"
 #include "ev_private.h"
+#include "locale_testlib.h"
 #include "ms_replay_events.h"
 #include "testdir.h"
 
@@ -23,6 +24,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "json_testlib.h"
 
@@ -620,12 +626,195 @@ test_export_file_errors(void **state)
 	snprintf(path, sizeof(path), "%s/out.csv", tmpdir);
 	uint64_t n = 0;
 	assert_int_equal(
-	        ms_export_file(db, MS_EXPORT_CSV, NULL, path, false, &n, &eb), 0);
+	        ms_export_file(db, MS_EXPORT_CSV, NULL, path, false, &n, &eb),
+	        0);
 	assert_int_equal(n, NMERGES);
 	assert_int_equal(ms_export_format_parse("csv"), MS_EXPORT_CSV);
 	assert_int_equal(ms_export_format_parse("chrome"), MS_EXPORT_CHROME);
 	assert_int_equal(ms_export_format_parse("xml"), -1);
 	ms_evdb_close(db);
+}
+
+/* The whole of path (caller frees), or NULL when it does not exist. */
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = calloc(1, 1 << 20);
+	assert_non_null(buf);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void
+put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Number of entries in dir whose name starts with prefix. */
+static int
+entries_with(const char *dir, const char *prefix)
+{
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | grep -c '^%s' > '%s/.count'",
+	         dir, prefix, dir);
+	(void)system(cmd);
+	char path[600];
+	snprintf(path, sizeof(path), "%s/.count", dir);
+	char *t = slurp(path);
+	assert_non_null(t);
+	int n = atoi(t);
+	free(t);
+	unlink(path);
+	return n;
+}
+
+/* An export never replaces a file unless asked to, never writes over the
+ * database it reads, and a failed or interrupted one leaves neither a
+ * half file at the name nor its temporary file. */
+static void
+test_export_file_refuses_existing(void **state)
+{
+	(void)state;
+	ms_evdb *db = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&db, dbpath, &eb), 0);
+	char path[600];
+	snprintf(path, sizeof(path), "%s/keep.jsonl", tmpdir);
+	put(path, "precious\n");
+	/* Exists: refused, untouched, nothing left beside it. */
+	eb.msg[0] = '\0';
+	assert_int_equal(ms_export_file(db, MS_EXPORT_JSONL, NULL, path, false,
+	                                NULL, &eb),
+	                 MS_ERR_EXISTS);
+	assert_non_null(strstr(eb.msg, path));
+	assert_non_null(strstr(eb.msg, "--force"));
+	char *t = slurp(path);
+	assert_string_equal(t, "precious\n");
+	free(t);
+	assert_int_equal(entries_with(tmpdir, ".keep.jsonl."), 0);
+	/* With force: replaced by the whole export. */
+	uint64_t n = 0;
+	assert_int_equal(
+	        ms_export_file(db, MS_EXPORT_JSONL, NULL, path, true, &n, &eb),
+	        0);
+	assert_int_equal(n, NMERGES);
+	t = slurp(path);
+	assert_null(strstr(t, "precious"));
+	size_t lines = 0;
+	for (const char *p = t; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, NMERGES);
+	free(t);
+	/* The database itself: refused even with force, and intact. */
+	eb.msg[0] = '\0';
+	assert_int_equal(ms_export_file(db, MS_EXPORT_CSV, NULL, dbpath, true,
+	                                NULL, &eb),
+	                 MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "event database"));
+	ms_evdb_close(db);
+	db = NULL;
+	assert_int_equal(ms_evdb_open(&db, dbpath, &eb), 0);
+
+	/* A file created between the open and the commit is not replaced
+	 * without force. */
+	char late[600];
+	snprintf(late, sizeof(late), "%s/late.csv", tmpdir);
+	ms_outfile *o = NULL;
+	assert_int_equal(ms_outfile_open(&o, late, false, &eb), 0);
+	fputs("new text\n", ms_outfile_stream(o));
+	put(late, "written meanwhile\n");
+	assert_int_equal(ms_outfile_commit(o, &eb), MS_ERR_EXISTS);
+	t = slurp(late);
+	assert_string_equal(t, "written meanwhile\n");
+	free(t);
+	assert_int_equal(entries_with(tmpdir, ".late.csv."), 0);
+
+	/* A write that fails (the file size limit) over an existing file:
+	 * the old file stays whole, no temporary file is left. */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		struct rlimit rl = { 4096, 4096 };
+		setrlimit(RLIMIT_FSIZE, &rl);
+		ms_errbuf ceb;
+		int rc = ms_export_file(db, MS_EXPORT_CHROME, NULL, path, true,
+		                        NULL, &ceb);
+		_exit(rc < 0 ? 0 : 1);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	t = slurp(path);
+	lines = 0;
+	for (const char *p = t; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, NMERGES); /* still the jsonl export */
+	free(t);
+	assert_int_equal(entries_with(tmpdir, ".keep.jsonl."), 0);
+
+	/* Killed in the middle of writing: nothing at the name. */
+	char killed[600];
+	snprintf(killed, sizeof(killed), "%s/killed.json", tmpdir);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		ms_outfile *k = NULL;
+		ms_errbuf ceb;
+		if (ms_outfile_open(&k, killed, false, &ceb) == 0) {
+			fputs("{\"half\":", ms_outfile_stream(k));
+			fflush(ms_outfile_stream(k));
+			raise(SIGKILL);
+		}
+		_exit(1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	struct stat st;
+	assert_int_equal(stat(killed, &st), -1);
+	ms_evdb_close(db);
+}
+
+/* Exports are the same bytes in a locale with a decimal comma as in the C
+ * locale (a comma would break JSON and add CSV columns). */
+static void
+test_export_decimal_comma_locale(void **state)
+{
+	(void)state;
+	enum ms_export_format fmts[] = { MS_EXPORT_JSONL, MS_EXPORT_CSV,
+		                         MS_EXPORT_CHROME };
+	char *c_text[3];
+	for (int i = 0; i < 3; i++)
+		c_text[i] = export_text(fmts[i], NULL, NULL);
+	/* The exports carry fractional numbers, so the test can fail. */
+	bool fraction = false;
+	for (const char *p = c_text[2]; *p && !fraction; p++)
+		fraction = isdigit((unsigned char)p[0]) && p[1] == '.' &&
+		           isdigit((unsigned char)p[2]);
+	assert_true(fraction);
+	assert_true(lt_use_comma_locale(tmpdir));
+	char probe[16];
+	snprintf(probe, sizeof(probe), "%.1f", 0.5);
+	assert_string_equal(probe, "0,5"); /* the locale is in force */
+	char *comma_text[3];
+	for (int i = 0; i < 3; i++)
+		comma_text[i] = export_text(fmts[i], NULL, NULL);
+	setlocale(LC_ALL, "C");
+	for (int i = 0; i < 3; i++) {
+		assert_string_equal(comma_text[i], c_text[i]);
+		free(comma_text[i]);
+		free(c_text[i]);
+	}
 }
 
 int
@@ -639,6 +828,8 @@ main(void)
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_chrome_filtered),
 		cmocka_unit_test(test_export_file_errors),
+		cmocka_unit_test(test_export_file_refuses_existing),
+		cmocka_unit_test(test_export_decimal_comma_locale),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -870,6 +870,10 @@ test_limits_profile(void **st)
 		{ "gpus=1", "unknown key 'gpus'" },
 		{ "cpus", "key=value" },
 		{ "", "empty" },
+		{ "mem=1", "at least 64m" },
+		{ "mem=63m", "at least 64m" },
+		{ "cpus=2,cpus=4", "cpus given twice" },
+		{ "mem=4g,cpus=1,mem=1g", "mem given twice" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ms_limits before = l;

@@ -253,6 +253,10 @@ int ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err);
  * printing why on err.
  */
 int ms__fixture_lock(const char *cmd, const char *dir, FILE *err);
+/* The directory dir of path (its parent; "." for a bare name) created
+ * with its parents, for a lock file or an output beside it. 0 or -1 with
+ * errno. */
+int ms__mkdir_parent(const char *path);
 /*
  * The checks `tui` and `run` make on their parsed options (o holds
  * MS__RO_COUNT entries) before anything else: --fixture with --preset,

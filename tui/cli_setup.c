@@ -349,6 +349,23 @@ build_progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
 }
 
 int
+ms__mkdir_parent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash || slash == path)
+		return 0;
+	size_t n = (size_t)(slash - path);
+	char *dir = malloc(n + 1);
+	if (!dir)
+		return -1;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	int rc = mkdir_p(dir);
+	free(dir);
+	return rc;
+}
+
+int
 ms__fixture_lock(const char *cmd, const char *dir, FILE *err)
 {
 	size_t n = strlen(dir) + sizeof(".lock");
@@ -409,16 +426,12 @@ cached_fixture_locked(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		return MS_EXIT_ERROR;
 	}
 	/* The cache's directory must exist for the lock file. */
-	char *slash = strrchr(dir, '/');
-	if (slash) {
-		*slash = '\0';
-		int mk = mkdir_p(dir);
-		*slash = '/';
-		if (mk < 0) {
-			fprintf(err, "mergescope %s: cannot create %s: %s\n",
-			        a->cmd, dir, strerror(errno));
-			return MS_EXIT_ERROR;
-		}
+	if (ms__mkdir_parent(dir) < 0) {
+		fprintf(err,
+		        "mergescope %s: cannot create the directory of %s: "
+		        "%s\n",
+		        a->cmd, dir, strerror(errno));
+		return MS_EXIT_ERROR;
 	}
 	int fd = ms__fixture_lock(a->cmd, dir, err);
 	if (fd < 0)

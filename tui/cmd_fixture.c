@@ -9,6 +9,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char usage[] =
         "usage: mergescope fixture build --preset P --seed N [--out DIR]\n"
@@ -152,7 +154,35 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	if (!rep)
 		return MS_EXIT_ERROR;
 	ms_errbuf eb = { { 0 } };
+	/* One build of a directory at a time: a second waits, then finds
+	 * the fixture the first built and reuses it. */
+	int lock = ms__mkdir_parent(outdir) == 0
+	                   ? ms__fixture_lock("fixture build", outdir, err)
+	                   : -1;
+	if (lock < 0) {
+		free(rep);
+		return MS_EXIT_ERROR;
+	}
+	ms_fixture *have = NULL;
+	struct stat st;
+	if (stat(outdir, &st) == 0 &&
+	    ms_fixture_open(&have, outdir, &eb) == 0 &&
+	    strcmp(ms_fixture_get_info(have)->preset, bo.preset) == 0 &&
+	    ms_fixture_get_info(have)->seed == seed) {
+		ms_fixture_close(have);
+		close(lock);
+		free(rep);
+		fprintf(out,
+		        "fixture %s (preset %s, seed %llu) is already built; "
+		        "reusing it (`mergescope fixture check %s` "
+		        "re-validates it)\n",
+		        outdir, bo.preset, seed, outdir);
+		return 0;
+	}
+	ms_fixture_close(have);
+	eb.msg[0] = '\0';
 	rc = ms_fixture_build(&bo, rep, &eb);
+	close(lock);
 	ms__progress_end(&pc.p);
 	rc = finish(rc, rep, &eb, out, err, "build");
 	if (rc == 0)
