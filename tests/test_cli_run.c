@@ -20,15 +20,22 @@
 #include <cmocka.h>
 
 #include "cli_testlib.h"
+#include "locale_testlib.h"
 #include "ms_fixture.h"
 #include "ms_replay.h"
 #include "ms_replay_events.h"
 #include "ms_tui.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char tmp_root[256];
@@ -655,6 +662,494 @@ test_merge_once(void **state)
 	assert_non_null(strstr(err_text, "frobnicate"));
 }
 
+/* ---- Output files, long specs, locale, concurrency, small refusals ---- */
+
+static void
+put_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* export --out, run --json: an existing file is refused unless --force;
+ * never the database being exported. */
+static void
+test_output_files_need_force(void **state)
+{
+	(void)state;
+	char out[600], db[600], js[600];
+	snprintf(out, sizeof(out), "%s/precious.csv", tmp_root);
+	put_text(out, "precious\n");
+	assert_int_equal(cli("export", "--db", db_keep, "--format", "csv",
+	                     "--out", out, NULL),
+	                 2);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "exists"));
+	assert_non_null(strstr(err_text, "--force"));
+	char *t = read_file(out, NULL);
+	assert_string_equal(t, "precious\n");
+	free(t);
+	assert_int_equal(cli("export", "--db", db_keep, "--format", "csv",
+	                     "--out", out, "--force", NULL),
+	                 0);
+	t = read_file(out, NULL);
+	assert_true(csv_records(t) > 1);
+	free(t);
+	/* --force without --out is a usage error. */
+	assert_int_equal(cli("export", "--db", db_keep, "--format", "csv",
+	                     "--force", NULL),
+	                 64);
+	/* Over its own database: refused even with --force. */
+	assert_int_equal(cli("export", "--db", db_keep, "--format", "jsonl",
+	                     "--out", db_keep, "--force", NULL),
+	                 2);
+	assert_non_null(strstr(err_text, "event database"));
+	assert_int_equal(cli("report", "--db", db_keep, NULL), 0);
+
+	/* run --json over an existing file: refused before any work. */
+	snprintf(db, sizeof(db), "%s/json-force.sqlite", tmp_root);
+	snprintf(js, sizeof(js), "%s/report.json", tmp_root);
+	put_text(js, "precious\n");
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "disabled", "--db", db, "--json", js,
+	                     NULL),
+	                 2);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--json"));
+	assert_non_null(strstr(err_text, "--force"));
+	assert_false(exists(db));
+	t = read_file(js, NULL);
+	assert_string_equal(t, "precious\n");
+	free(t);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "disabled", "--db", db, "--force",
+	                     NULL),
+	                 64);
+	int rc = cli("run", "--headless", "--fixture", fixture_dir, "--variant",
+	             "disabled", "--db", db, "--json", js, "--force", NULL);
+	if (rc)
+		fprintf(stderr, "%s\n", err_text);
+	assert_int_equal(rc, 0);
+	t = read_file(js, NULL);
+	assert_true(json_ok(t));
+	free(t);
+}
+
+/* A chain spec longer than 255 bytes is replayed and recorded whole; one
+ * longer than the record holds is refused with a message. */
+static void
+test_long_chain_spec(void **state)
+{
+	(void)state;
+	char spec[1024] = "skywalking";
+	for (int i = 0; i < 7; i++)
+		strcat(spec, ",detdrop:{\"percent\":0.00000000000000000000}");
+	assert_true(strlen(spec) > 300);
+	char db[600];
+	snprintf(db, sizeof(db), "%s/long-chain.sqlite", tmp_root);
+	int rc = cli("run", "--headless", "--fixture", fixture_dir, "--chain",
+	             spec, "--db", db, NULL);
+	if (rc)
+		fprintf(stderr, "%s\n", err_text);
+	assert_int_equal(rc, 0);
+	ms_evdb *d = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_evdb_open(&d, db, &eb), 0);
+	ms_ev_run *run = calloc(1, sizeof(*run));
+	ms_ev_run_end *end = calloc(1, sizeof(*end));
+	assert_non_null(run);
+	assert_non_null(end);
+	bool has_end = false;
+	assert_int_equal(ms_evdb_run(d, run, end, &has_end, &eb), 0);
+	assert_string_equal(run->variant, spec);
+	assert_string_equal(run->chain, spec);
+	assert_int_equal(run->nplugins, 8);
+	free(run);
+	free(end);
+	ms_evdb_close(d);
+
+	/* Longer than a run records: refused before any work, and by the
+	 * replay itself. */
+	size_t n = MS_EV_SPEC_MAX + 10;
+	char *huge = malloc(n + 1);
+	assert_non_null(huge);
+	memset(huge, ' ', n);
+	memcpy(huge, "alwayskeep", 10);
+	huge[n] = '\0';
+	snprintf(db, sizeof(db), "%s/huge-chain.sqlite", tmp_root);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--chain", huge, "--db", db, NULL),
+	                 64);
+	assert_non_null(strstr(err_text, "at most 4095"));
+	assert_false(exists(db));
+	ms_replay_opts ro = { .fixture_dir = fixture_dir,
+		              .db_path = db,
+		              .variant = huge,
+		              .plugin_dir = MS_PLUGIN_DIR };
+	ms_replay *r = NULL;
+	assert_int_equal(ms_replay_open(&r, &ro, &eb), MS_ERR_RANGE);
+	assert_null(r);
+	assert_non_null(strstr(eb.msg, "chain spec"));
+	free(huge);
+}
+
+/* The mergescope binary and the command line in a locale with a decimal
+ * comma: the same report and exports as in the C locale; --speed reads
+ * "1.5" and refuses "1,5". */
+static void
+test_decimal_comma_locale(void **state)
+{
+	(void)state;
+	/* In the C locale first (the reference bytes). */
+	assert_int_equal(cli("report", "--db", db_keep, "--json", NULL), 0);
+	char *ref_json = strdup(out_text);
+	assert_int_equal(cli("report", "--db", db_keep, NULL), 0);
+	char *ref_text = strdup(out_text);
+	assert_non_null(strstr(ref_text, ".")); /* it has fractions */
+	assert_true(lt_use_comma_locale(tmp_root));
+	/* In process, under the comma locale. */
+	assert_int_equal(cli("report", "--db", db_keep, "--json", NULL), 0);
+	assert_string_equal(out_text, ref_json);
+	assert_int_equal(
+	        cli("tui", "--speed", "1.5", "--preset", "no-such", NULL), 64);
+	assert_null(strstr(err_text, "--speed"));
+	assert_non_null(strstr(err_text, "--preset"));
+	assert_int_equal(
+	        cli("tui", "--speed", "1,5", "--preset", "no-such", NULL), 64);
+	assert_non_null(strstr(err_text, "--speed"));
+	setlocale(LC_ALL, "C");
+
+	/* The binary with LC_ALL set: main takes only LC_CTYPE. */
+	char path[700], cmd[1600];
+	snprintf(path, sizeof(path), "%s/locale-report.txt", tmp_root);
+	snprintf(cmd, sizeof(cmd),
+	         "LC_ALL=" LT_COMMA_LOCALE " '%s/tui/mergescope' report "
+	         "--db '%s' > '%s'",
+	         MS_BINARY_DIR, db_keep, path);
+	assert_int_equal(system(cmd), 0);
+	char *t = read_file(path, NULL);
+	assert_string_equal(t, ref_text);
+	free(t);
+	snprintf(path, sizeof(path), "%s/locale.csv", tmp_root);
+	snprintf(cmd, sizeof(cmd),
+	         "LC_ALL=" LT_COMMA_LOCALE " '%s/tui/mergescope' export "
+	         "--db '%s' --format csv --out '%s'",
+	         MS_BINARY_DIR, db_keep, path);
+	assert_int_equal(system(cmd), 0);
+	t = read_file(path, NULL);
+	assert_true(csv_records(t) > 1); /* every row as wide as the header */
+	free(t);
+	free(ref_json);
+	free(ref_text);
+}
+
+/* Run the command line in a child process with stderr to err_path;
+ * returns the child's pid. */
+static pid_t
+spawn_cli(const char *err_path, const char *first, ...)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid > 0)
+		return pid;
+	char *argv[CT_MAX_ARGS];
+	int argc = 0;
+	argv[argc++] = (char *)"mergescope";
+	va_list ap;
+	va_start(ap, first);
+	for (const char *a = first; a && argc < CT_MAX_ARGS - 1;
+	     a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	/* Not the parent's descriptors: a lock the parent holds must go
+	 * when the parent closes it. */
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	FILE *o = fopen("/dev/null", "w"), *e = fopen(err_path, "w");
+	if (!o || !e)
+		_exit(99);
+	setvbuf(e, NULL, _IONBF, 0);
+	int rc = ms_cli_main(argc, argv, o, e);
+	fclose(o);
+	fclose(e);
+	_exit(rc);
+}
+
+static int
+wait_exit(pid_t pid)
+{
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static bool
+file_has(const char *path, const char *needle)
+{
+	char *t = read_file(path, NULL);
+	bool yes = t && strstr(t, needle);
+	free(t);
+	return yes;
+}
+
+/* Two first-time builds of one preset at once: the second waits for the
+ * first and replays what it built. Two runs started together get their
+ * own default databases. */
+static void
+test_concurrent_builds_and_runs(void **state)
+{
+	(void)state;
+	char cache[600], lock[700], e1[600], e2[600];
+	snprintf(cache, sizeof(cache), "%s/cache2", tmp_root);
+	snprintf(lock, sizeof(lock), "%s/mergescope/smoke-1.lock", cache);
+	snprintf(e1, sizeof(e1), "%s/build1.err", tmp_root);
+	snprintf(e2, sizeof(e2), "%s/build2.err", tmp_root);
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/mergescope'", cache);
+	assert_int_equal(system(cmd), 0);
+	/* Hold the build lock so both runs are under way before either
+	 * builds; each says it waits. */
+	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0);
+	char *old = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME"))
+	                                     : NULL;
+	setenv("XDG_CACHE_HOME", cache, 1);
+	pid_t a = spawn_cli(e1, "run", "--headless", "--preset", "smoke",
+	                    "--variant", "disabled", NULL);
+	pid_t b = spawn_cli(e2, "run", "--headless", "--preset", "smoke",
+	                    "--variant", "disabled", NULL);
+	int i;
+	for (i = 0; i < 3000; i++) { /* up to 5 min; a bound, not a timing */
+		if (file_has(e1, "waiting for it") &&
+		    file_has(e2, "waiting for it"))
+			break;
+		usleep(100000);
+	}
+	assert_true(i < 3000);
+	close(fd); /* let them go */
+	int ra = wait_exit(a), rb = wait_exit(b);
+	if (ra || rb) {
+		char *t1 = read_file(e1, NULL), *t2 = read_file(e2, NULL);
+		fprintf(stderr, "%s\n---\n%s\n", t1, t2);
+		free(t1);
+		free(t2);
+	}
+	assert_int_equal(ra, 0);
+	assert_int_equal(rb, 0);
+	/* Exactly one built; the other reused it. */
+	assert_int_equal(file_has(e1, "building the smoke fixture") +
+	                         file_has(e2, "building the smoke fixture"),
+	                 1);
+	/* Two databases under runs/, one per run. */
+	char runs[700];
+	snprintf(runs, sizeof(runs), "%s/mergescope/runs", cache);
+	DIR *dir = opendir(runs);
+	assert_non_null(dir);
+	int ndb = 0;
+	for (struct dirent *de; (de = readdir(dir));) {
+		size_t l = strlen(de->d_name);
+		ndb += l > 7 && strcmp(de->d_name + l - 7, ".sqlite") == 0;
+	}
+	closedir(dir);
+	assert_int_equal(ndb, 2);
+	/* Two more started together on the built fixture. */
+	a = spawn_cli(e1, "run", "--headless", "--preset", "smoke", "--variant",
+	              "alwayskeep", NULL);
+	b = spawn_cli(e2, "run", "--headless", "--preset", "smoke", "--variant",
+	              "alwayskeep", NULL);
+	assert_int_equal(wait_exit(a), 0);
+	assert_int_equal(wait_exit(b), 0);
+	assert_false(file_has(e1, "building"));
+	dir = opendir(runs);
+	assert_non_null(dir);
+	ndb = 0;
+	for (struct dirent *de; (de = readdir(dir));)
+		ndb += strstr(de->d_name, "smoke-alwayskeep-") != NULL &&
+		       strstr(de->d_name, "-wal") == NULL &&
+		       strstr(de->d_name, "-shm") == NULL;
+	closedir(dir);
+	assert_int_equal(ndb, 2);
+	if (old) {
+		setenv("XDG_CACHE_HOME", old, 1);
+		free(old);
+	}
+}
+
+/* A database another process holds locked is reported as locked, and is
+ * not removed. */
+static void
+test_locked_database(void **state)
+{
+	(void)state;
+	char path[600];
+	snprintf(path, sizeof(path), "%s/locked.sqlite", tmp_root);
+	sqlite3 *h = NULL;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h,
+	                              "PRAGMA locking_mode=EXCLUSIVE; "
+	                              "BEGIN EXCLUSIVE; CREATE TABLE t(x);",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	ms_rec *rec = NULL;
+	ms_errbuf eb = { "" };
+	ms_rec_opts ro = { .path = path };
+	assert_true(ms_rec_open(&rec, &ro, &eb) < 0);
+	assert_null(rec);
+	assert_non_null(strstr(eb.msg, "locked by another process"));
+	assert_null(strstr(eb.msg, "not an SQLite database"));
+	assert_true(exists(path));
+	sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(h);
+}
+
+/* Small refusals: a --break that does not parse, a profile too small or
+ * with a key twice. */
+static void
+test_small_refusals(void **state)
+{
+	(void)state;
+	char db[600];
+	snprintf(db, sizeof(db), "%s/refused.sqlite", tmp_root);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--break", "garbage", "--db", db, NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--break \"garbage\""));
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--profile", "mem=1", "--db", db, NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "mem"));
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--profile", "cpus=2,cpus=4", "--db", db, NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "twice"));
+	assert_false(exists(db));
+}
+
+/* Become a user who cannot override file permissions (nobody) when root;
+ * in a child process only. */
+static void
+drop_privileges(void)
+{
+	if (geteuid() != 0)
+		return;
+	if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+		_exit(98);
+}
+
+/* Run the command line as nobody (when root) in a child; its stderr goes
+ * to err_path (made writable for it first). */
+static int
+cli_unprivileged(const char *err_path, const char *first, ...)
+{
+	put_text(err_path, "");
+	assert_int_equal(chmod(err_path, 0666), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		drop_privileges();
+		char *argv[CT_MAX_ARGS];
+		int argc = 0;
+		argv[argc++] = (char *)"mergescope";
+		va_list ap;
+		va_start(ap, first);
+		for (const char *a = first; a && argc < CT_MAX_ARGS - 1;
+		     a = va_arg(ap, const char *))
+			argv[argc++] = (char *)a;
+		va_end(ap);
+		argv[argc] = NULL;
+		FILE *o = fopen("/dev/null", "w"), *e = fopen(err_path, "w");
+		if (!o || !e)
+			_exit(99);
+		int rc = ms_cli_main(argc, argv, o, e);
+		fclose(o);
+		fclose(e);
+		_exit(rc);
+	}
+	return wait_exit(pid);
+}
+
+/* fixture check: an unreadable part is a permission error, not a changed
+ * or missing part; a damaged manifest gives SQLite's own words. */
+static void
+test_fixture_check_errors(void **state)
+{
+	(void)state;
+	char copy[600], cmd[1400], errp[600];
+	snprintf(copy, sizeof(copy), "%s/check-copy", tmp_root);
+	snprintf(errp, sizeof(errp), "%s/check.err", tmp_root);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s' && chmod 755 '%s'",
+	         fixture_dir, copy, tmp_root);
+	assert_int_equal(system(cmd), 0);
+	ms_fixture *f = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_fixture_open(&f, copy, &eb), 0);
+	char data[700];
+	snprintf(data, sizeof(data), "%s/data",
+	         ms_fixture_slot_at(f, 2)->path[MS_KIND_CORE]);
+	ms_fixture_close(f);
+	assert_int_equal(chmod(data, 0), 0);
+	int rc = cli_unprivileged(errp, "fixture", "check", copy, NULL);
+	char *t = read_file(errp, NULL);
+	assert_int_equal(rc, 2);
+	assert_non_null(strstr(t, "Permission denied"));
+	assert_null(strstr(t, "changed"));
+	assert_null(strstr(t, "missing"));
+	free(t);
+	assert_int_equal(chmod(data, 0644), 0);
+
+	/* A damaged manifest: its first page overwritten. */
+	char mf[700];
+	snprintf(mf, sizeof(mf), "%s/manifest.sqlite", copy);
+	int fd = open(mf, O_WRONLY);
+	assert_true(fd >= 0);
+	char junk[100];
+	memset(junk, 'x', sizeof(junk));
+	assert_int_equal(pwrite(fd, junk, sizeof(junk), 0), sizeof(junk));
+	close(fd);
+	assert_int_equal(cli("fixture", "check", copy, NULL), 2);
+	assert_non_null(strstr(err_text, "file is not a database"));
+	assert_null(strstr(err_text, "no fixture table"));
+	assert_int_equal(chmod(tmp_root, 0700), 0);
+}
+
+/* merge-once on a read-only frozen directory (test_merge_once froze it):
+ * it is only read, as its help says. */
+static void
+test_merge_once_read_only(void **state)
+{
+	(void)state;
+	char frozen[600], errp[600], cmd[1400], runs[700];
+	snprintf(frozen, sizeof(frozen), "%s/frozen", tmp_root);
+	snprintf(errp, sizeof(errp), "%s/once.err", tmp_root);
+	snprintf(cmd, sizeof(cmd), "chmod -R a+rX,a-w '%s' && chmod 755 '%s'",
+	         frozen, tmp_root);
+	assert_int_equal(system(cmd), 0);
+	int rc = cli_unprivileged(errp, "merge-once", "--frozen", frozen,
+	                          "--variant", "alwayskeep", "--reps", "1",
+	                          NULL);
+	if (rc) {
+		char *t = read_file(errp, NULL);
+		fprintf(stderr, "%s\n", t);
+		free(t);
+	}
+	assert_int_equal(rc, 0);
+	snprintf(runs, sizeof(runs), "%s/runs", frozen);
+	assert_false(exists(runs));
+	snprintf(cmd, sizeof(cmd), "chmod -R u+w '%s' && chmod 700 '%s'",
+	         frozen, tmp_root);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -665,6 +1160,14 @@ main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_default_fixture_cache),
 		cmocka_unit_test(test_merge_once),
+		cmocka_unit_test(test_output_files_need_force),
+		cmocka_unit_test(test_long_chain_spec),
+		cmocka_unit_test(test_decimal_comma_locale),
+		cmocka_unit_test(test_concurrent_builds_and_runs),
+		cmocka_unit_test(test_locked_database),
+		cmocka_unit_test(test_small_refusals),
+		cmocka_unit_test(test_fixture_check_errors),
+		cmocka_unit_test(test_merge_once_read_only),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
