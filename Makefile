@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run install test test-asan test-tsan fuzz bench format clean
+.PHONY: all deps build run install test test-asan test-tsan fuzz fuzz-smoke bench format clean
 
 all: build
 
@@ -54,14 +54,20 @@ test-tsan: deps
 	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1 \
 		ctest --output-on-failure -j $(JOBS) -R '^($(TSAN_TESTS))$$'
 
+# Every libFuzzer harness (the `fuzzers` target of tests/fuzz) and the
+# seed corpora; `make fuzz-smoke` then runs each briefly (CI does).
+FUZZ_RUNS ?= 2000
 fuzz:
 	@bash scripts/deps.sh clang
 	@CC=clang cmake -S . -B build-fuzz -DMS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	@cmake --build build-fuzz -j $(JOBS) --target fuzz_part_reader fuzz_sidx_reader fuzz_seeds \
-		fuzz_shard_snapshot fuzz_breakpoint fuzz_tui_input fuzz_cli fuzz_frozen fuzz_parser_seeds
+	@cmake --build build-fuzz -j $(JOBS) --target fuzzers
 	@test -d build-fuzz/corpus-part || build-fuzz/tests/fuzz/fuzz_seeds build-fuzz/corpus-part build-fuzz/corpus-sidx
 	@test -d build-fuzz/corpus-shard || build-fuzz/tests/fuzz/fuzz_parser_seeds build-fuzz
+	@test -d build-fuzz/corpus-chain || build-fuzz/tests/fuzz/fuzz_manifest_seeds build-fuzz
 	@echo "run: build-fuzz/tests/fuzz/fuzz_part_reader -max_total_time=600 build-fuzz/corpus-part (see tests/fuzz/README.md)"
+
+fuzz-smoke: fuzz
+	@bash tests/fuzz/smoke.sh build-fuzz $(FUZZ_RUNS)
 
 bench: build
 	@cmake --build $(BUILD) -j $(JOBS) --target benches

@@ -16,6 +16,8 @@ checks=(
 	"libxxhash-dev:pc:libxxhash"
 	"libsqlite3-dev:pc:sqlite3"
 	"libcmocka-dev:pc:cmocka"
+	# the locale sources the decimal-comma tests compile de_DE.UTF-8 from
+	"locales:file:/usr/share/i18n/locales/de_DE"
 )
 for extra in "$@"; do
 	case "$extra" in
