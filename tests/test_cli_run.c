@@ -975,6 +975,11 @@ test_concurrent_builds_and_runs(void **state)
 		       strstr(de->d_name, "-shm") == NULL;
 	closedir(dir);
 	assert_int_equal(ndb, 2);
+	/* `fixture build` of the same preset and seed reuses it too. */
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", NULL),
+	                 0);
+	assert_non_null(strstr(out_text, "already built; reusing it"));
 	if (old) {
 		setenv("XDG_CACHE_HOME", old, 1);
 		free(old);
