@@ -223,7 +223,7 @@ test_refusals(void **state)
 	               "malformed");
 	expect_refused("UPDATE schedule SET choice='best' WHERE slot=0",
 	               "schedule row 0");
-	expect_refused("DROP TABLE fixture", "no fixture table");
+	expect_refused("DROP TABLE fixture", "no such table: fixture");
 }
 
 static void
