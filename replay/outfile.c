@@ -4,7 +4,7 @@
  * sees half of one.
  *
  * The data goes to a fresh temporary file in the same directory
- * (".<name>.XXXXXX", so the rename cannot cross file systems), is flushed
+ * (".<name>.<pid>-<hex>", so the rename cannot cross file systems), is flushed
  * and fsynced, and is then renamed over the name. Without force the name
  * must not exist, checked when the file is opened and again, atomically,
  * by the rename itself (RENAME_NOREPLACE, or link + unlink where the file
@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct ms_outfile {
@@ -90,18 +91,33 @@ ms_outfile_open(ms_outfile **out, const char *path, bool force, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", path);
 	o->force = force;
 	o->path = dup_str(path);
-	/* dir + "/." + base + ".XXXXXX" */
+	/* dir + "/." + base + "." + pid + "-" + 16 hex digits */
 	const char *slash = strrchr(path, '/');
 	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
 	const char *base = path + dlen;
-	size_t n = dlen + 1 + strlen(base) + 8;
+	size_t n = dlen + 1 + strlen(base) + 48;
 	o->tmp = malloc(n);
 	if (!o->path || !o->tmp) {
 		ms_outfile_abort(o);
 		return ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", path);
 	}
-	snprintf(o->tmp, n, "%.*s.%s.XXXXXX", (int)dlen, path, base);
-	int fd = mkostemp(o->tmp, O_CLOEXEC);
+	/* A new name created exclusively, with the usual mode under the
+	 * umask (mkstemp would make it 0600). */
+	int fd = -1;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t salt = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^
+	                (uint64_t)ts.tv_sec;
+	for (unsigned i = 0; i < 100 && fd < 0; i++) {
+		snprintf(
+		        o->tmp, n, "%.*s.%s.%ld-%016llx", (int)dlen, path, base,
+		        (long)getpid(),
+		        (unsigned long long)(salt + i * 0x632be59bd9b4e019ull));
+		fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		          0666);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
 	if (fd < 0) {
 		rc = ms_fail(eb, ms_err_from_errno(errno),
 		             "%s: cannot create a file in its directory: %s",
@@ -110,11 +126,6 @@ ms_outfile_open(ms_outfile **out, const char *path, bool force, ms_errbuf *eb)
 		ms_outfile_abort(o);
 		return rc;
 	}
-	/* mkostemp makes the file 0600; an output file gets the usual
-	 * mode under the umask. */
-	mode_t um = umask(0);
-	umask(um);
-	(void)fchmod(fd, 0666 & ~um);
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		rc = ms_fail(eb, ms_err_from_errno(errno), "%s: %s", path,
