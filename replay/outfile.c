@@ -4,11 +4,12 @@
  * sees half of one.
  *
  * The data goes to a fresh temporary file in the same directory
- * (".<name>.<pid>-<hex>", so the rename cannot cross file systems), is flushed
- * and fsynced, and is then renamed over the name. Without force the name
- * must not exist, checked when the file is opened and again, atomically,
- * by the rename itself (RENAME_NOREPLACE, or link + unlink where the file
- * system has no such rename): a file created meanwhile is never replaced.
+ * (".<name>.<pid>-<hex>", so the rename cannot cross file systems), is
+ * flushed and fsynced, and is then renamed over the name. Without force
+ * the name must not exist, checked when the file is opened and again,
+ * atomically, by the rename itself (RENAME_NOREPLACE, or link + unlink
+ * where the file system has no such rename): a file created meanwhile is
+ * never replaced.
  * Anything that fails on the way, including an interrupted process that
  * never reaches the commit, leaves at most the temporary file, never a
  * half-written target; ms_outfile_abort removes the temporary file.
