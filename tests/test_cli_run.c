@@ -965,7 +965,8 @@ test_concurrent_builds_and_runs(void **state)
 	              "alwayskeep", NULL);
 	assert_int_equal(wait_exit(a), 0);
 	assert_int_equal(wait_exit(b), 0);
-	assert_false(file_has(e1, "building"));
+	assert_false(file_has(e1, "building the smoke fixture"));
+	assert_false(file_has(e2, "building the smoke fixture"));
 	dir = opendir(runs);
 	assert_non_null(dir);
 	ndb = 0;

@@ -386,8 +386,8 @@ ms__fixture_lock(const char *cmd, const char *dir, FILE *err)
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK) {
 			fprintf(err,
-			        "mergescope %s: another process is building "
-			        "%s; waiting for it (lock %s)\n",
+			        "mergescope %s: another process holds the "
+			        "build lock of %s; waiting for it (lock %s)\n",
 			        cmd, dir, path);
 			fflush(err);
 		}
@@ -432,6 +432,15 @@ cached_fixture_locked(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		        "%s\n",
 		        a->cmd, dir, strerror(errno));
 		return MS_EXIT_ERROR;
+	}
+	/* A built fixture is immutable: one that opens needs no lock. */
+	ms_fixture *f = NULL;
+	ms_errbuf eb = { "" };
+	struct stat st;
+	if (stat(dir, &st) == 0 && ms_fixture_open(&f, dir, &eb) == 0) {
+		ms_fixture_close(f);
+		snprintf(cfg->fixture_dir, sizeof(cfg->fixture_dir), "%s", dir);
+		return 0;
 	}
 	int fd = ms__fixture_lock(a->cmd, dir, err);
 	if (fd < 0)
