@@ -707,6 +707,22 @@ test_output_files_need_force(void **state)
 	                 2);
 	assert_non_null(strstr(err_text, "event database"));
 	assert_int_equal(cli("report", "--db", db_keep, NULL), 0);
+	/* report --html likewise. */
+	char html[600];
+	snprintf(html, sizeof(html), "%s/precious.html", tmp_root);
+	put_text(html, "precious\n");
+	assert_int_equal(cli("report", "--db", db_keep, "--html", html, NULL),
+	                 2);
+	assert_non_null(strstr(err_text, "--force"));
+	t = read_file(html, NULL);
+	assert_string_equal(t, "precious\n");
+	free(t);
+	assert_int_equal(
+	        cli("report", "--db", db_keep, "--html", html, "--force", NULL),
+	        0);
+	t = read_file(html, NULL);
+	assert_non_null(strstr(t, "<html"));
+	free(t);
 
 	/* run --json over an existing file: refused before any work. */
 	snprintf(db, sizeof(db), "%s/json-force.sqlite", tmp_root);

@@ -84,7 +84,14 @@ enum {
 };
 extern const ms__opt ms__export_opts[MS__EX_COUNT];
 
-enum { MS__RP_DB, MS__RP_VS, MS__RP_JSON, MS__RP_HTML, MS__RP_COUNT };
+enum {
+	MS__RP_DB,
+	MS__RP_VS,
+	MS__RP_JSON,
+	MS__RP_HTML,
+	MS__RP_FORCE,
+	MS__RP_COUNT
+};
 extern const ms__opt ms__report_opts[MS__RP_COUNT];
 
 enum {

@@ -14,7 +14,7 @@
 
 static const char usage[] =
         "usage: mergescope report --db FILE [--vs FILE] [--json]\n"
-        "                         [--html FILE]\n"
+        "                         [--html FILE [--force]]\n"
         "\n"
         "Prints the run report of an event database: configuration, phases\n"
         "(primary, cooldown), resource figures, and every correctness gate.\n"
@@ -32,7 +32,9 @@ static const char usage[] =
         "               (merges per lane worker on wall time, inventory\n"
         "               over the day, staged bytes, Decide latency), the\n"
         "               report and, with --vs, the comparison; opens\n"
-        "               offline\n";
+        "               offline; an existing FILE is refused unless\n"
+        "               --force\n"
+        "  --force      replace an existing --html FILE\n";
 
 static int
 open_db(ms_evdb **db, const char *opt, const char *path, FILE *err)
@@ -73,18 +75,21 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	unsigned failed = 0;
 	bool mismatch = false;
 	if (o[MS__RP_HTML].count) {
-		const char *path = o[MS__RP_HTML].value;
-		FILE *h = fopen(path, "w");
-		rc = h ? ms_report_html(a, b, h, &eb)
-		       : ms_fail(&eb, MS_ERR_IO, "--html %s: %s", path,
-		                 strerror(errno));
-		if (h && fclose(h) != 0 && rc == 0)
-			rc = ms_fail(&eb, MS_ERR_IO, "--html %s: %s", path,
-			             strerror(errno));
+		/* Beside the name, then renamed; an existing file only
+		 * with --force. */
+		ms_outfile *h = NULL;
+		rc = ms_outfile_open(&h, o[MS__RP_HTML].value,
+		                     o[MS__RP_FORCE].count > 0, &eb);
+		if (rc == 0)
+			rc = ms_report_html(a, b, ms_outfile_stream(h), &eb);
+		if (rc == 0)
+			rc = ms_outfile_commit(h, &eb);
+		else
+			ms_outfile_abort(h);
 		if (rc) {
 			ms_evdb_close(a);
 			ms_evdb_close(b);
-			fprintf(err, "mergescope report: %s\n", eb.msg);
+			fprintf(err, "mergescope report: --html %s\n", eb.msg);
 			return MS_EXIT_ERROR;
 		}
 	}

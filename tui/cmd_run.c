@@ -131,8 +131,11 @@ report(const char *db_path, const char *json, bool force, FILE *out, FILE *err,
 			rc = ms_outfile_commit(of, &eb);
 		else
 			ms_outfile_abort(of);
-		if (rc)
-			ms_fail(&eb, rc, "--json %s", eb.msg);
+		if (rc) {
+			char why[sizeof(eb.msg)];
+			memcpy(why, eb.msg, sizeof(why));
+			ms_fail(&eb, rc, "--json %s", why);
+		}
 	}
 	ms_evdb_close(db);
 	if (rc)
