@@ -94,6 +94,21 @@ enum {
 };
 extern const ms__opt ms__report_opts[MS__RP_COUNT];
 
+/* `bench` */
+enum {
+	MS__BN_VARIANTS,
+	MS__BN_REPS,
+	MS__BN_FIXTURE,
+	MS__BN_PRESET,
+	MS__BN_PROFILE,
+	MS__BN_CACHE,
+	MS__BN_OUT,
+	MS__BN_EMIT,
+	MS__BN_COLLECT,
+	MS__BN_COUNT
+};
+extern const ms__opt ms__bench_opts[MS__BN_COUNT];
+
 enum {
 	MS__MO_FROZEN,
 	MS__MO_VARIANT,

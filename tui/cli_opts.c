@@ -75,3 +75,15 @@ const ms__opt ms__merge_once_opts[MS__MO_COUNT] = {
 	[MS__MO_PLUGIN_HOST] =
 	        OPT("--plugin-host", "inproc|process", false, false),
 };
+
+const ms__opt ms__bench_opts[MS__BN_COUNT] = {
+	[MS__BN_VARIANTS] = OPT("--variants", "LIST", false, false),
+	[MS__BN_REPS] = OPT("--reps", "N", false, false),
+	[MS__BN_FIXTURE] = OPT("--fixture", "DIR", false, false),
+	[MS__BN_PRESET] = OPT("--preset", "P", false, false),
+	[MS__BN_PROFILE] = OPT("--profile", "SPEC", false, false),
+	[MS__BN_CACHE] = OPT("--cache", "warm|cold", false, false),
+	[MS__BN_OUT] = OPT("--out", "DIR", false, false),
+	[MS__BN_EMIT] = OPT("--emit", "KIND", false, false),
+	[MS__BN_COLLECT] = OPT("--collect", "DIR", false, false),
+};

@@ -69,17 +69,19 @@ static const char usage[] =
         "                   `mergescope bench --collect DIR`\n"
         "  --collect DIR    summarise the databases of a series directory\n";
 
+/* The option table is ms__bench_opts (cli_opts.c), shared with the
+ * command-line fuzz harness. */
 enum {
-	O_VARIANTS,
-	O_REPS,
-	O_FIXTURE,
-	O_PRESET,
-	O_PROFILE,
-	O_CACHE,
-	O_OUT,
-	O_EMIT,
-	O_COLLECT,
-	O_COUNT
+	O_VARIANTS = MS__BN_VARIANTS,
+	O_REPS = MS__BN_REPS,
+	O_FIXTURE = MS__BN_FIXTURE,
+	O_PRESET = MS__BN_PRESET,
+	O_PROFILE = MS__BN_PROFILE,
+	O_CACHE = MS__BN_CACHE,
+	O_OUT = MS__BN_OUT,
+	O_EMIT = MS__BN_EMIT,
+	O_COLLECT = MS__BN_COLLECT,
+	O_COUNT = MS__BN_COUNT
 };
 
 typedef struct bench {
@@ -480,17 +482,8 @@ parse_variants(bench *b, const char *list, FILE *err)
 static int
 bench_main(int argc, char **argv, FILE *out, FILE *err)
 {
-	ms__opt o[O_COUNT] = {
-		[O_VARIANTS] = { "--variants", "LIST", false, false, 0, 0 },
-		[O_REPS] = { "--reps", "N", false, false, 0, 0 },
-		[O_FIXTURE] = { "--fixture", "DIR", false, false, 0, 0 },
-		[O_PRESET] = { "--preset", "P", false, false, 0, 0 },
-		[O_PROFILE] = { "--profile", "SPEC", false, false, 0, 0 },
-		[O_CACHE] = { "--cache", "warm|cold", false, false, 0, 0 },
-		[O_OUT] = { "--out", "DIR", false, false, 0, 0 },
-		[O_EMIT] = { "--emit", "KIND", false, false, 0, 0 },
-		[O_COLLECT] = { "--collect", "DIR", false, false, 0, 0 },
-	};
+	ms__opt o[O_COUNT];
+	memcpy(o, ms__bench_opts, sizeof(o));
 	if (ms__cmd_wants_help(&ms_cmd_bench, argc, argv, out))
 		return 0;
 	int rc = ms__cmd_parse(&ms_cmd_bench, argc, argv, o, O_COUNT, err);

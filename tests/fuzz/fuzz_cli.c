@@ -69,6 +69,7 @@ STUB(ms_cmd_export, "export", 0, ms__export_opts, MS__EX_COUNT)
 STUB(ms_cmd_report, "report", 0, ms__report_opts, MS__RP_COUNT)
 STUB(ms_cmd_merge_once, "merge-once", 0, ms__merge_once_opts, MS__MO_COUNT)
 STUB(ms_cmd_clean, "clean", 0, ms__clean_opts, MS__CL_COUNT)
+STUB(ms_cmd_bench, "bench", 0, ms__bench_opts, MS__BN_COUNT)
 
 static FILE *devnull;
 
