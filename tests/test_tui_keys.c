@@ -393,7 +393,7 @@ test_export_path_field(void **state)
 	keys(f, "e\n");
 	type_line(f, line);
 	keys(f, "y");
-	snprintf(want, sizeof(want), "export=jsonl:%s:lane=;", file);
+	snprintf(want, sizeof(want), "export=jsonl:%s:lane=:overwrite;", file);
 	assert_string_equal(f->fake.log, want);
 	/* ~ expands to $HOME. */
 	f->fake.log[0] = '\0';

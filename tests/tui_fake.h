@@ -144,13 +144,13 @@ fake_freeze(void *self, char *dir, size_t n, ms_errbuf *eb)
 
 MS_FAKE static int
 fake_export(void *self, enum ms_tui_format fmt, const ms_tui_filter *flt,
-            const char *path, uint64_t *written, ms_errbuf *eb)
+            const char *path, bool overwrite, uint64_t *written, ms_errbuf *eb)
 {
 	fake_ctl *f = self;
 	(void)eb;
 	f->last_filter = *flt;
-	fake_log(f, "export=%s:%s:lane=%s;", ms_tui_format_name(fmt), path,
-	         flt->lane);
+	fake_log(f, "export=%s:%s:lane=%s%s;", ms_tui_format_name(fmt), path,
+	         flt->lane, overwrite ? ":overwrite" : "");
 	*written = 7;
 	return 0;
 }

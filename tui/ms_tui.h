@@ -78,10 +78,11 @@ typedef struct ms_tui_ctl_ops {
 	int (*freeze)(void *self, char *dir, size_t n, ms_errbuf *eb);
 	/* Export the recorded events that pass `filter` (ms_tui_filter; map
 	 * it to ms_ev_filter field for field) to `path`; *written gets how
-	 * many merges were written. */
+	 * many merges were written. An existing file at `path` is refused
+	 * unless `overwrite` (the user confirmed it). */
 	int (*export_events)(void *self, enum ms_tui_format f,
 	                     const ms_tui_filter *filter, const char *path,
-	                     uint64_t *written, ms_errbuf *eb);
+	                     bool overwrite, uint64_t *written, ms_errbuf *eb);
 	/* Copy the current state into *v, leaving v->ui alone. */
 	int (*snapshot)(void *self, ms_tui_view *v, ms_errbuf *eb);
 	/* Optional (NULL: the TUI only runs forward). Start the day again

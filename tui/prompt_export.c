@@ -125,14 +125,14 @@ ms__path_complete(char *line, size_t n, size_t *cursor)
 }
 
 static void
-run_export(ms_tui_session *s)
+run_export(ms_tui_session *s, bool overwrite)
 {
 	ms_tui_ui *ui = &s->view->ui;
 	ms_errbuf eb = { "" };
 	uint64_t written = 0;
 	int rc = s->ctl->ops->export_events(s->ctl->self, s->export_fmt,
 	                                    &ui->filt, ui->export_path,
-	                                    &written, &eb);
+	                                    overwrite, &written, &eb);
 	if (rc < 0)
 		ms_session_say(s, true, "%s",
 		               eb.msg[0] ? eb.msg : ms_strerror(rc));
@@ -178,7 +178,7 @@ export_to(ms_tui_session *s, const char *typed)
 		ms__prompt_open(s, MS_PROMPT_CONFIRM, "");
 		return;
 	}
-	run_export(s);
+	run_export(s, false);
 }
 
 static bool
@@ -204,6 +204,7 @@ void
 ms__export_command(ms_tui_session *s, const char *args)
 {
 	char fmt[32] = "", path[MS_VIEW_TEXT] = "";
+	_Static_assert(MS_VIEW_TEXT == 256, "the %255 below");
 	if (sscanf(args, "%31s %255[^\n]", fmt, path) < 1) {
 		ms_session_say(s, true,
 		               "export: expected FORMAT [PATH], FORMAT one of "
@@ -243,7 +244,7 @@ ms__export_submit(ms_tui_session *s, enum ms_tui_prompt p, const char *line)
 		break;
 	case MS_PROMPT_CONFIRM:
 		if (strcmp(line, "y") == 0 || strcmp(line, "yes") == 0)
-			run_export(s);
+			run_export(s, true);
 		else
 			ms_session_say(s, false,
 			               "not exported: %s is kept as it was",

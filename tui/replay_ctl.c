@@ -198,7 +198,7 @@ ms_replay_ctl_filter(const ms_tui_filter *tf, struct ms_ev_filter *ef,
 
 static int
 c_export(void *self, enum ms_tui_format f, const ms_tui_filter *tf,
-         const char *path, uint64_t *written, ms_errbuf *eb)
+         const char *path, bool overwrite, uint64_t *written, ms_errbuf *eb)
 {
 	ms_replay_ctl *c = self;
 	ms_ev_filter ef;
@@ -212,7 +212,7 @@ c_export(void *self, enum ms_tui_format f, const ms_tui_filter *tf,
 	rc = ms_evdb_open(&db, ms_replay_db_path(c->replay), eb);
 	if (rc)
 		return rc;
-	rc = ms_export_file(db, fmt, &ef, path, false, written, eb);
+	rc = ms_export_file(db, fmt, &ef, path, overwrite, written, eb);
 	ms_evdb_close(db);
 	return rc;
 }
