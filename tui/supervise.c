@@ -53,6 +53,7 @@ static volatile sig_atomic_t screen_up;
 static struct termios saved_tio;
 static bool have_tio;
 
+enum { EXIT_HOOKS = 8 };
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 
 /* Leave the alternate screen, show the cursor, reset attributes: what
@@ -183,20 +184,37 @@ note_plugin(const char *what, const char *plugin, int sig)
 	write_all(STDERR_FILENO, line, n);
 }
 
+/* Set by the first thread that reports a crash or an exit in Decide. The
+ * same plugin may run on two threads at once (the run's chain and the
+ * verdict oracle's): a second thread that crashes or exits meanwhile must
+ * neither end the process before the first has reported (the default
+ * action, or exit's own status) nor report again, so it waits for the
+ * first thread to end the process. */
+static volatile sig_atomic_t reporting;
+
+static void
+wait_for_reporter(void)
+{
+	for (;;)
+		pause();
+}
+
 /* Fatal signal: if a plugin was in Decide, have the watcher record it and
- * clean up, and say so; put the terminal back; then die of the signal
- * (SA_RESETHAND restored the default action; SA_NODEFER lets raise()
- * deliver it). */
+ * clean up, and say so; put the terminal back; then restore the default
+ * action and die of the signal (SA_NODEFER lets raise() deliver it). */
 static void
 on_fatal(int sig)
 {
 	int saved = errno;
+	if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST))
+		wait_for_reporter();
 	const char *plugin = ms_plugin_in_decide();
 	if (plugin && note_fd >= 0)
 		note_plugin("crash", plugin, sig);
 	else if (screen_up)
 		restore_terminal();
 	errno = saved;
+	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
@@ -206,8 +224,13 @@ static void
 on_exit_hook(void)
 {
 	const char *plugin = ms_plugin_in_decide();
-	if (!plugin)
+	if (!plugin) {
+		if (reporting)
+			wait_for_reporter();
 		return;
+	}
+	if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST))
+		wait_for_reporter();
 	if (note_fd >= 0)
 		note_plugin("exit", plugin, 0);
 	_exit(MS_EXIT_ERROR);
@@ -244,13 +267,18 @@ watched_setup(int nfd, int afd)
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_fatal;
-	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	sa.sa_flags = SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(*fatal_signals);
 	     i++)
 		sigaction(fatal_signals[i], &sa, NULL);
-	atexit(on_exit_hook);
-	at_quick_exit(on_exit_hook);
+	/* exit() runs each registered hook once, in whichever thread gets
+	 * to it: one registration per thread that may call exit() from a
+	 * Decide at the same time (the run's links and the oracle's). */
+	for (int i = 0; i < EXIT_HOOKS; i++) {
+		atexit(on_exit_hook);
+		at_quick_exit(on_exit_hook);
+	}
 }
 
 /* What the watched process noted. */
