@@ -882,23 +882,34 @@ corrupt_part(const char *dir, uint64_t id)
 	close(fd);
 }
 
+/* Eight parts, the fourth corrupt, a 5 ms backoff, each failure's event
+ * taking event_ms: merge until idle; the corrupt part's ID. */
+static uint64_t
+quarantine_run(fixture *f, int event_ms)
+{
+	uint64_t ids[64];
+	size_t n;
+	fx_open(f, true, 2, 5);
+	f->r.fail_event_ms = event_ms;
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f->shard, 100 * (uint64_t)i, 20, 2000, true, T0,
+		                NULL);
+	view_ids(f->shard, ids, &n);
+	corrupt_part(f->dir, ids[3]);
+	ms_engine_trigger(f->eng);
+	idle(f);
+	return ids[3];
+}
+
 static void
 test_quarantine_after_three_read_failures(void **state)
 {
 	(void)state;
 	fixture f;
-	uint64_t ids[64], bad, q[4];
+	uint64_t ids[64], q[4];
 	size_t n;
 
-	fx_open(&f, true, 2, 5);
-	for (int i = 0; i < 8; i++)
-		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 2000, true, T0,
-		                NULL);
-	view_ids(f.shard, ids, &n);
-	bad = ids[3];
-	corrupt_part(f.dir, bad);
-	ms_engine_trigger(f.eng);
-	idle(&f);
+	uint64_t bad = quarantine_run(&f, 0);
 	assert_int_equal(f.r.failed, 3);
 	assert_int_equal(f.r.backoff[0], 5);
 	assert_int_equal(f.r.backoff[1], 10);
@@ -933,19 +944,7 @@ test_quarantine_slow_failure_events(void **state)
 {
 	(void)state;
 	fixture f;
-	uint64_t ids[64], bad;
-	size_t n;
-
-	fx_open(&f, true, 2, 5);
-	f.r.fail_event_ms = 30;
-	for (int i = 0; i < 8; i++)
-		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 2000, true, T0,
-		                NULL);
-	view_ids(f.shard, ids, &n);
-	bad = ids[3];
-	corrupt_part(f.dir, bad);
-	ms_engine_trigger(f.eng);
-	idle(&f);
+	uint64_t bad = quarantine_run(&f, 30);
 	assert_int_equal(f.r.failed, 3);
 	assert_int_equal(f.r.quarantined, 1);
 	assert_int_equal(f.r.quarantined_id, bad);
