@@ -364,17 +364,16 @@ test_gate_split_block_intermediate(void **state)
 	ms_replay_close(r);
 }
 
-/* The verdict oracle evaluating another chain than the run's: with fewer
- * drops, the run drops traces the oracle keeps; with more, traces the
- * oracle drops survive with no recorded reason. */
+/* A detdrop:35 run whose verdict oracle evaluates `oracle_spec` instead:
+ * the verdict_oracle gate must fail saying `why`. The run's database is
+ * left in run->db. */
 static void
-test_gate_oracle_wrong_drop(void **state)
+oracle_mismatch(rt_run *run, const char *name, const char *oracle_spec,
+                const char *why)
 {
-	(void)state;
-	rt_run run;
-	rt_opts(&run, "oracle-wrong", "detdrop:35");
-	run.o.oracle_spec = "detdrop:30";
-	ms_replay *r = rt_start(&run, NULL);
+	rt_opts(run, name, "detdrop:35");
+	run->o.oracle_spec = oracle_spec;
+	ms_replay *r = rt_start(run, NULL);
 	assert_non_null(r);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
 	ms_ev_gate g[32];
@@ -384,11 +383,25 @@ test_gate_oracle_wrong_drop(void **state)
 		if (strcmp(g[i].name, "verdict_oracle"))
 			continue;
 		seen = true;
+		if (g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
 		assert_false(g[i].pass);
-		assert_non_null(strstr(g[i].detail, "is kept by the oracle"));
+		assert_non_null(strstr(g[i].detail, why));
 	}
 	assert_true(seen);
 	ms_replay_close(r);
+}
+
+/* The verdict oracle evaluating another chain than the run's: with fewer
+ * drops, the run drops traces the oracle keeps; with more, traces the
+ * oracle drops survive with no recorded reason. */
+static void
+test_gate_oracle_wrong_drop(void **state)
+{
+	(void)state;
+	rt_run run;
+	oracle_mismatch(&run, "oracle-wrong", "detdrop:30",
+	                "is kept by the oracle");
 	/* The report's reconciliation table says which row fails. */
 	ms_evdb *db = NULL;
 	ms_errbuf eb = { { 0 } };
@@ -413,25 +426,7 @@ test_gate_oracle_unexplained_survivor(void **state)
 {
 	(void)state;
 	rt_run run;
-	rt_opts(&run, "oracle-more", "detdrop:35");
-	run.o.oracle_spec = "detdrop:40";
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	assert_int_equal(ms_replay_wait(r, -1), 0);
-	ms_ev_gate g[32];
-	size_t n = ms_replay_gates(r, g, 32, NULL);
-	bool seen = false;
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(g[i].name, "verdict_oracle"))
-			continue;
-		seen = true;
-		if (g[i].pass)
-			fprintf(stderr, "%s\n", g[i].detail);
-		assert_false(g[i].pass);
-		assert_non_null(strstr(g[i].detail, "finalize proposed"));
-	}
-	assert_true(seen);
-	ms_replay_close(r);
+	oracle_mismatch(&run, "oracle-more", "detdrop:40", "finalize proposed");
 }
 
 int
