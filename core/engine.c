@@ -34,6 +34,7 @@
  *  8. Callbacks run without e->mu held; events are serialized by ev_mu.
  */
 #include "ms_engine.h"
+#include "ms_pipeline.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -255,6 +256,25 @@ job_append(ms_engine *e, job *j)
 	e->tail = j;
 }
 
+/* The predicted sampling decision of d: the rule the merge applies when
+ * it starts (ms_sampling.h), over the same inputs and frontier. */
+static void
+predict(const ms_engine *e, ms_dispatch *d)
+{
+	const ms_pipeline *p = e->o.pipeline;
+	ms_sampling_input in = {
+		.pipeline_enabled = p != NULL,
+		.nsamplers = p ? ms_chain_len(ms_pipeline_chain(p)) : 0,
+		.guard_available = true,
+		.policy = p ? ms_pipeline_policy(p) : MS_GRACE_SELECTION,
+	};
+	for (size_t i = 0; i < d->ninputs; i++)
+		ms_sampling_input_add(&in, d->inputs[i].rows,
+		                      d->inputs[i].min_ts, d->inputs[i].max_ts,
+		                      d->frontier_ns);
+	ms_sampling_predict(&in, &d->predict_class, &d->predict_reason);
+}
+
 /*
  * Build a job from n parts of view v (indices vidx[], in selection order).
  * Reserves the output ID. Called with e->mu held.
@@ -331,8 +351,7 @@ job_make(ms_engine *e, ms_view *v, const size_t *vidx, size_t n, bool fin,
 	d->max_fan_out = fan;
 	d->ninputs = n;
 	d->inputs = j->in;
-	d->predict_class = MS_SAMPLING_NOT_EXECUTED;
-	d->predict_reason = MS_SREASON_PIPELINE_DISABLED;
+	predict(e, d);
 	j->st = JOB_HOOK;
 	e->fp = ms_pick_fp_add(e->fp, j->ids, n);
 	e->selections++;
@@ -491,21 +510,6 @@ pick_and_report(ms_engine *e)
 
 /* ---- dispatcher ------------------------------------------------------- */
 
-static void
-predict_default(const ms_engine *e, ms_dispatch *d)
-{
-	if (!e->o.pipeline) {
-		d->predict_class = MS_SAMPLING_NOT_EXECUTED;
-		d->predict_reason = MS_SREASON_PIPELINE_DISABLED;
-	} else if (d->hot_parts > 0) {
-		d->predict_class = MS_SAMPLING_NOT_EXECUTED;
-		d->predict_reason = MS_SREASON_MERGE_GRACE;
-	} else {
-		d->predict_class = MS_SAMPLING_EXECUTED;
-		d->predict_reason = MS_SREASON_NONE;
-	}
-}
-
 /* Drop a job that has not run: deliver MS_EV_DROPPED, unlink, free.
  * e->mu held (released around the event). */
 static void
@@ -552,10 +556,6 @@ dispatcher_main(void *arg)
 		if (j) {
 			j->st = JOB_INHOOK;
 			pthread_mutex_unlock(&e->mu);
-			if (e->o.predict)
-				e->o.predict(e->o.predict_arg, &j->d);
-			else
-				predict_default(e, &j->d);
 			enum ms_dispatch_verdict vd = MS_DISPATCH_GO;
 			if (e->o.dispatch_hook)
 				vd = e->o.dispatch_hook(e->o.dispatch_arg,

@@ -89,7 +89,7 @@ ms_guard_open(ms_guard **out, const ms_guard_part *outside, size_t n,
 	if (!g)
 		return ms_fail(eb, MS_ERR_NOMEM, "guard: out of memory");
 	g->mem = opts->mem;
-	g->grace = opts->grace_ns > 0 ? opts->grace_ns : MS_MERGE_GRACE_NS;
+	g->grace = opts->grace_ns > 0 ? opts->grace_ns : MS_GRACE_NS;
 	if (n) {
 		g->parts = ms_mem_calloc(g->mem, n, sizeof(*g->parts));
 		g->known = ms_mem_calloc(g->mem, n, sizeof(*g->known));

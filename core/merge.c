@@ -40,7 +40,7 @@
  *
  * Sampling (ms_pipeline.h; "HOOK" marks the places in the code):
  *  8. Whether a merge samples is decided once, after pinning
- *     (sampling_open: ms_sampling_should_stage over the selection's
+ *     (sampling_open: ms_sampling_predict over the selection's
  *     hot/mature inputs). If not, the class and reason are recorded and
  *     the merge is the lossless one above.
  *  9. HOOK A: a sampling merge stages every complete trace (the group of
@@ -88,7 +88,6 @@
 #include <string.h>
 #include <time.h>
 
-#define MERGE_GRACE_NS ((int64_t)2 * 3600 * 1000000000)
 #define ARENA_CHUNK (64u << 10)
 
 static const char *const stage_names[MS_MERGE_STAGE_COUNT] = {
@@ -101,63 +100,6 @@ ms_merge_stage_name(enum ms_merge_stage st)
 	if ((unsigned)st >= MS_MERGE_STAGE_COUNT)
 		return "unknown";
 	return stage_names[st];
-}
-
-static const char *const class_names[MS_SAMPLING_CLASS_COUNT] = {
-	"not_executed",
-	"enabled_no_evaluation",
-	"executed",
-};
-
-static const char *const reason_names[MS_SREASON_COUNT] = {
-	"none",
-	"pipeline_disabled",
-	"no_sampler",
-	"event_disabled",
-	"merge_grace",
-	"fragment_gap_contract",
-	"guard_unavailable",
-	"all_traces_oversized",
-	"lossless_retry",
-	"empty_input",
-	"other",
-};
-
-const char *
-ms_sampling_class_name(enum ms_sampling_class c)
-{
-	if ((unsigned)c >= MS_SAMPLING_CLASS_COUNT)
-		return "unknown";
-	return class_names[c];
-}
-
-const char *
-ms_sampling_reason_name(enum ms_sampling_reason r)
-{
-	if ((unsigned)r >= MS_SREASON_COUNT)
-		return "unknown";
-	return reason_names[r];
-}
-
-static int
-name_index(const char *const *names, int n, const char *s)
-{
-	for (int i = 0; s && i < n; i++)
-		if (strcmp(names[i], s) == 0)
-			return i;
-	return -1;
-}
-
-int
-ms_sampling_class_parse(const char *s)
-{
-	return name_index(class_names, MS_SAMPLING_CLASS_COUNT, s);
-}
-
-int
-ms_sampling_reason_parse(const char *s)
-{
-	return name_index(reason_names, MS_SREASON_COUNT, s);
 }
 
 static int64_t
@@ -1159,7 +1101,7 @@ add_io(ms_io *to, const ms_io *from)
 static int64_t
 frontier_of(const ms_merge_req *req)
 {
-	int64_t grace = req->grace_ns > 0 ? req->grace_ns : MS_MERGE_GRACE_NS;
+	int64_t grace = req->grace_ns > 0 ? req->grace_ns : MS_GRACE_NS;
 	return req->now_ns - grace;
 }
 
@@ -1221,7 +1163,6 @@ sampling_open(merge_ctx *c)
 		.nsamplers = ms_chain_len(ms_pipeline_chain(p)),
 		.guard_available = true,
 		.policy = ms_pipeline_policy(p),
-		.ninputs = c->nsrcs,
 	};
 	ms_part_meta *metas =
 	        ms_mem_calloc(c->mem, c->nsrcs, sizeof(ms_part_meta));
@@ -1229,9 +1170,8 @@ sampling_open(merge_ctx *c)
 		return ms_fail(&c->eb, MS_ERR_NOMEM, "out of memory");
 	for (size_t i = 0; i < c->nsrcs; i++) {
 		metas[i] = *ms_part_get_meta(c->srcs[i].part);
-		in.input_rows += metas[i].rows;
-		if (metas[i].rows > 0 && metas[i].max_ts > frontier)
-			in.hot_inputs++;
+		ms_sampling_input_add(&in, metas[i].rows, metas[i].min_ts,
+		                      metas[i].max_ts, frontier);
 	}
 	ms_stage_plan plan;
 	ms_pipeline_plan(p, metas, c->nsrcs, &plan);
@@ -1255,7 +1195,7 @@ sampling_open(merge_ctx *c)
 	sm->hard_limit_bytes = plan.hard;
 	sm->preferred_limit_bytes = plan.preferred;
 	sm->batches_planned = plan.planned;
-	if (!ms_sampling_should_stage(&in, &sm->klass, &sm->reason))
+	if (!ms_sampling_predict(&in, &sm->klass, &sm->reason))
 		return 0;
 
 	ms_guard_part *gp = NULL;

@@ -104,7 +104,8 @@ typedef struct ms_dispatch {
 	uint64_t mature_rows, hot_rows;
 	double m;             /* picker multiple (0 for finalize) */
 	uint64_t max_fan_out; /* fan-out limit the picker used */
-	/* Predicted sampling decision, filled just before the hook. */
+	/* Predicted sampling decision (ms_sampling_predict over the
+	 * inputs, the frontier and the engine's pipeline). */
 	enum ms_sampling_class predict_class;
 	enum ms_sampling_reason predict_reason;
 } ms_dispatch;
@@ -187,11 +188,6 @@ typedef struct ms_engine_opts {
 	enum ms_dispatch_verdict (*dispatch_hook)(void *arg,
 	                                          const ms_dispatch *d);
 	void *dispatch_arg;
-	/* Fills the predicted sampling decision before the hook. NULL =
-	 * not_executed/pipeline_disabled without a pipeline; with one,
-	 * not_executed/merge_grace for a hot selection, else executed. */
-	void (*predict)(void *arg, ms_dispatch *d);
-	void *predict_arg;
 	/* Completion, failure, quarantine and drop events, one at a time
 	 * (serialized), on the thread where they happen. A merge counts as
 	 * running until its event callback has returned. NULL = none. */

@@ -30,6 +30,7 @@
 #include "ms_err.h"
 #include "ms_mem.h"
 #include "ms_part.h"
+#include "ms_sampling.h"
 #include "ms_shard.h"
 
 #include <stdbool.h>
@@ -132,39 +133,8 @@ typedef struct ms_merge_index_stats {
 	bool done; /* the child merge completed */
 } ms_merge_index_stats;
 
-/* Per-merge sampling classification (exactly one per merge). */
-enum ms_sampling_class {
-	MS_SAMPLING_NOT_EXECUTED = 0,
-	MS_SAMPLING_ENABLED_NO_EVALUATION = 1,
-	MS_SAMPLING_EXECUTED = 2,
-	MS_SAMPLING_CLASS_COUNT = 3,
-};
-
-/* Why sampling did not execute (NONE when it did). */
-enum ms_sampling_reason {
-	MS_SREASON_NONE = 0,
-	MS_SREASON_PIPELINE_DISABLED = 1,
-	MS_SREASON_NO_SAMPLER = 2,
-	MS_SREASON_EVENT_DISABLED = 3,
-	MS_SREASON_MERGE_GRACE = 4,
-	MS_SREASON_FRAGMENT_GAP_CONTRACT = 5,
-	MS_SREASON_GUARD_UNAVAILABLE = 6,
-	MS_SREASON_ALL_TRACES_OVERSIZED = 7,
-	MS_SREASON_LOSSLESS_RETRY = 8,
-	MS_SREASON_EMPTY_INPUT = 9,
-	MS_SREASON_OTHER = 10,
-	MS_SREASON_COUNT = 11,
-};
-
-/* "executed", "enabled_no_evaluation", "not_executed"; "unknown" out of
- * range. */
-const char *ms_sampling_class_name(enum ms_sampling_class c);
-/* "none", "pipeline_disabled", "no_sampler", ... as DESIGN spells them;
- * "unknown" out of range. */
-const char *ms_sampling_reason_name(enum ms_sampling_reason r);
-/* The enum value the name above spells, or -1 if s is NULL or unknown. */
-int ms_sampling_class_parse(const char *s);
-int ms_sampling_reason_parse(const char *s);
+/* The classification (enum ms_sampling_class, enum ms_sampling_reason)
+ * and its names are ms_sampling.h's. */
 
 /* Sampling figures of one merge (all zero with the pipeline disabled,
  * except class/reason). */

@@ -5,8 +5,9 @@
  * the per-merge sampling classification.
  *
  * How a merge uses it (the merge executor owns the order of calls):
- *  1. ms_sampling_should_stage() decides from the selection whether this
- *     merge samples at all (else: not_executed + reason, no staging work).
+ *  1. ms_sampling_predict() (ms_sampling.h) decides from the selection
+ *     whether this merge samples at all (else: not_executed + reason, no
+ *     staging work).
  *  2. ms_stage_plan_make() turns the hard ceiling (ms_staging_hard_ceiling
  *     from ms_limits) and the inputs' estimate into batch limits.
  *  3. ms_guard_open() over the active parts outside the selection,
@@ -29,6 +30,7 @@
 #ifndef MS_PIPELINE_H
 #define MS_PIPELINE_H
 
+#include "ms_clock.h"
 #include "ms_err.h"
 #include "ms_limits.h"
 #include "ms_mem.h"
@@ -36,50 +38,20 @@
 #include "ms_part.h"
 #include "ms_plugin.h"
 #include "ms_row.h"
+#include "ms_sampling.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define MS_MERGE_GRACE_NS (2LL * 3600 * 1000000000LL)
-
 /* ------------------------------------------------------------------ */
 /* Classification                                                      */
 
-/* The classification enum and its names (enum ms_sampling_class,
- * enum ms_sampling_reason, ms_sampling_class_name,
- * ms_sampling_reason_name) are the merge result's, in ms_merge.h. */
-
-enum ms_grace_policy {
-	MS_GRACE_SELECTION = 0, /* any hot input: no sampling (default) */
-	MS_GRACE_TRACE = 1,     /* only traces with max ts <= frontier */
-};
+/* The classification, the grace policy enum and the rule that decides
+ * whether a merge samples (ms_sampling_predict) are ms_sampling.h's. */
 const char *ms_grace_policy_name(enum ms_grace_policy p);
 /* "selection" or "trace"; MS_ERR_INVAL otherwise. */
 int ms_grace_policy_parse(const char *s, enum ms_grace_policy *out);
-
-/* What is known about a merge before it starts. */
-typedef struct ms_sampling_input {
-	bool pipeline_enabled;
-	size_t nsamplers;     /* links in the chain */
-	bool event_disabled;  /* sampling switched off for this merge */
-	bool guard_available; /* the fragment guard could be set up */
-	enum ms_grace_policy policy;
-	size_t ninputs;
-	uint64_t input_rows;
-	size_t hot_inputs; /* inputs with max ts > frontier */
-} ms_sampling_input;
-
-/*
- * true: stage this merge (the final class comes from the stager report).
- * false: do not stage; *cls = MS_SAMPLING_NOT_EXECUTED and *reason says
- * why (first match: pipeline_disabled, no_sampler, event_disabled,
- * empty_input, merge_grace (selection policy, any hot input),
- * guard_unavailable). Reasons are MS_SREASON_* (ms_merge.h).
- */
-bool ms_sampling_should_stage(const ms_sampling_input *in,
-                              enum ms_sampling_class *cls,
-                              enum ms_sampling_reason *reason);
 
 /* ------------------------------------------------------------------ */
 /* Plugin loader                                                       */
@@ -453,7 +425,7 @@ const char *ms_guard_reason_name(enum ms_guard_reason r);
 typedef struct ms_guard_opts {
 	ms_mem *mem;
 	uint64_t hard_ceiling; /* guard budget = max(this, 16 MiB) */
-	int64_t grace_ns;      /* 0 = MS_MERGE_GRACE_NS */
+	int64_t grace_ns;      /* 0 = MS_GRACE_NS */
 } ms_guard_opts;
 
 typedef struct ms_guard_stats {

@@ -100,34 +100,6 @@ ms_trace_outcome_name(enum ms_trace_outcome o)
 	return "unknown";
 }
 
-bool
-ms_sampling_should_stage(const ms_sampling_input *in,
-                         enum ms_sampling_class *cls,
-                         enum ms_sampling_reason *reason)
-{
-	enum ms_sampling_reason r = MS_SREASON_NONE;
-	if (!in->pipeline_enabled)
-		r = MS_SREASON_PIPELINE_DISABLED;
-	else if (in->nsamplers == 0)
-		r = MS_SREASON_NO_SAMPLER;
-	else if (in->event_disabled)
-		r = MS_SREASON_EVENT_DISABLED;
-	else if (in->ninputs == 0 || in->input_rows == 0)
-		r = MS_SREASON_EMPTY_INPUT;
-	else if (in->policy == MS_GRACE_SELECTION && in->hot_inputs > 0)
-		r = MS_SREASON_MERGE_GRACE;
-	else if (!in->guard_available)
-		r = MS_SREASON_GUARD_UNAVAILABLE;
-	if (r == MS_SREASON_NONE) {
-		*cls = MS_SAMPLING_EXECUTED; /* provisional: the stager says */
-		*reason = MS_SREASON_NONE;
-		return true;
-	}
-	*cls = MS_SAMPLING_NOT_EXECUTED;
-	*reason = r;
-	return false;
-}
-
 /* ------------------------------------------------------------------ */
 /* Budget and planner                                                  */
 

@@ -1327,32 +1327,6 @@ log_to_nowhere(void *ctx, int level, const char *plugin, const char *msg)
 	(void)msg;
 }
 
-static void
-predict(void *arg, ms_dispatch *d)
-{
-	ms_replay *r = arg;
-	if (!r->pipe || ms_chain_len(ms_pipeline_chain(r->pipe)) == 0) {
-		d->predict_class = MS_SAMPLING_NOT_EXECUTED;
-		d->predict_reason = r->pipe ? MS_SREASON_NO_SAMPLER
-		                            : MS_SREASON_PIPELINE_DISABLED;
-		return;
-	}
-	if (r->policy == MS_GRACE_SELECTION && d->hot_parts > 0) {
-		d->predict_class = MS_SAMPLING_NOT_EXECUTED;
-		d->predict_reason = MS_SREASON_MERGE_GRACE;
-		return;
-	}
-	if (r->policy == MS_GRACE_TRACE && d->mature_parts == 0 &&
-	    d->max_ts > d->frontier_ns) {
-		/* Every input hot: no trace can be old enough. */
-		d->predict_class = MS_SAMPLING_ENABLED_NO_EVALUATION;
-		d->predict_reason = MS_SREASON_MERGE_GRACE;
-		return;
-	}
-	d->predict_class = MS_SAMPLING_EXECUTED;
-	d->predict_reason = MS_SREASON_NONE;
-}
-
 /*
  * The shard clone is scratch: it is rebuilt from the fixture for every run
  * and deleted after it. It goes to memory (/dev/shm) when that is a
@@ -1590,8 +1564,6 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 	eo.pipeline = r->pipe;
 	eo.dispatch_hook = on_dispatch;
 	eo.dispatch_arg = r;
-	eo.predict = predict;
-	eo.predict_arg = r;
 	eo.on_drop = on_drop;
 	eo.merge_hooks = opts->merge_hooks;
 	eo.drop_arg = r;

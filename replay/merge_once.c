@@ -163,8 +163,8 @@ run_once(const once_ctx *c, const char *variant, unsigned rep, size_t vi,
 	req.flags = f->finalize ? MS_MERGE_FINALIZE : 0;
 	req.parent_mem = &merge_mem;
 	req.pipeline = pipe;
-	req.now_ns = max_ts + MS_MERGE_GRACE_NS;
-	req.grace_ns = MS_MERGE_GRACE_NS;
+	req.now_ns = max_ts + MS_GRACE_NS;
+	req.grace_ns = MS_GRACE_NS;
 	rc = f->finalize ? ms_merge_finalize(&req, res, eb)
 	                 : ms_merge_execute(&req, res, eb);
 	if (rc) {

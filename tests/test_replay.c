@@ -218,6 +218,128 @@ test_trace_policy_detdrop(void **state)
 	check_trace_policy_drops("detdrop:35");
 }
 
+/* The sampling rule (ms_sampling_predict) at dispatch against every
+ * merge's own classification: equal, except where the traces decide (see
+ * ms_sampling.h): a merge predicted to execute may evaluate nothing (no
+ * trace old enough under the trace policy, every trace oversized, none at
+ * all, or none reaching Decide for another reason) or be redone
+ * losslessly after a guard conflict. */
+typedef struct pred_tally {
+	uint64_t merges, exact, by_traces, wrong;
+	uint64_t exact_class[MS_SAMPLING_CLASS_COUNT];
+	uint64_t first_wrong;
+	char why[160];
+} pred_tally;
+
+static bool
+decided_by_traces(const ms_ev_merge *m)
+{
+	const ms_merge_sampling *s = &m->sampling;
+	if (m->predict_class != MS_SAMPLING_EXECUTED)
+		return false;
+	if (s->klass == MS_SAMPLING_NOT_EXECUTED)
+		return s->reason == MS_SREASON_LOSSLESS_RETRY;
+	if (s->klass != MS_SAMPLING_ENABLED_NO_EVALUATION)
+		return false;
+	switch (s->reason) {
+	case MS_SREASON_MERGE_GRACE:
+		return s->traces_unevaluated > 0 && s->traces_evaluated == 0;
+	case MS_SREASON_ALL_TRACES_OVERSIZED:
+	case MS_SREASON_EMPTY_INPUT:
+	case MS_SREASON_OTHER:
+		return s->traces_evaluated == 0;
+	default:
+		return false;
+	}
+}
+
+static int
+tally_prediction(void *ctx, const ms_ev_merge *m)
+{
+	pred_tally *t = ctx;
+	const ms_merge_sampling *s = &m->sampling;
+	t->merges++;
+	if (m->predict_class == s->klass && m->predict_reason == s->reason) {
+		t->exact++;
+		t->exact_class[s->klass]++;
+		return 0;
+	}
+	if (decided_by_traces(m)) {
+		t->by_traces++;
+		return 0;
+	}
+	if (!t->wrong++) {
+		t->first_wrong = m->seq;
+		snprintf(t->why, sizeof(t->why),
+		         "predicted %s (%s), merge %s (%s)",
+		         ms_sampling_class_name(m->predict_class),
+		         ms_sampling_reason_name(m->predict_reason),
+		         ms_sampling_class_name(s->klass),
+		         ms_sampling_reason_name(s->reason));
+	}
+	return 0;
+}
+
+static pred_tally
+predictions_of(const char *variant, const char *policy)
+{
+	done_run *d = full_run_policy(variant, policy);
+	assert_true(d->ok);
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, d->db, &eb), 0);
+	pred_tally t;
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(
+	        ms_evdb_each_merge(db, NULL, tally_prediction, &t, &eb), 0);
+	ms_evdb_close(db);
+	fprintf(stderr,
+	        "%s/%s: %llu merges, %llu predicted exactly (%llu "
+	        "not_executed, %llu enabled_no_evaluation, %llu executed), "
+	        "%llu decided by their traces\n",
+	        variant, policy ? policy : "selection",
+	        (unsigned long long)t.merges, (unsigned long long)t.exact,
+	        (unsigned long long)t.exact_class[MS_SAMPLING_NOT_EXECUTED],
+	        (unsigned long long)
+	                t.exact_class[MS_SAMPLING_ENABLED_NO_EVALUATION],
+	        (unsigned long long)t.exact_class[MS_SAMPLING_EXECUTED],
+	        (unsigned long long)t.by_traces);
+	if (t.wrong)
+		fprintf(stderr, "%s: %llu wrong predictions, first #%llu: %s\n",
+		        variant, (unsigned long long)t.wrong,
+		        (unsigned long long)t.first_wrong, t.why);
+	assert_int_equal(t.merges, d->merges);
+	assert_int_equal(t.wrong, 0);
+	return t;
+}
+
+static void
+test_prediction_selection_policy(void **state)
+{
+	(void)state;
+	/* Hot selections are predicted not to sample, the others to
+	 * execute, and both happen on the smoke day. */
+	pred_tally t = predictions_of("skywalking", NULL);
+	assert_true(t.exact_class[MS_SAMPLING_NOT_EXECUTED] > 0);
+	assert_true(t.exact_class[MS_SAMPLING_EXECUTED] > 0);
+	t = predictions_of("disabled", NULL);
+	assert_int_equal(t.exact, t.merges);
+	assert_int_equal(t.exact_class[MS_SAMPLING_NOT_EXECUTED], t.merges);
+}
+
+static void
+test_prediction_trace_policy(void **state)
+{
+	(void)state;
+	/* Hot selections sample too: some evaluate traces, and those whose
+	 * every input is younger than the frontier are predicted, exactly,
+	 * to evaluate none. */
+	pred_tally t = predictions_of("skywalking", "trace");
+	assert_true(t.exact_class[MS_SAMPLING_EXECUTED] > 0);
+	assert_true(t.exact_class[MS_SAMPLING_ENABLED_NO_EVALUATION] > 0);
+	predictions_of("detdrop:35", "trace");
+}
+
 /* Disabled and alwayskeep select the same merges in the same order and
  * end with the same logical content. */
 static void
@@ -865,6 +987,8 @@ main(void)
 		cmocka_unit_test(test_run_skywalking),
 		cmocka_unit_test(test_trace_policy_skywalking),
 		cmocka_unit_test(test_trace_policy_detdrop),
+		cmocka_unit_test(test_prediction_selection_policy),
+		cmocka_unit_test(test_prediction_trace_policy),
 		cmocka_unit_test(test_disabled_alwayskeep_identical),
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),

@@ -81,42 +81,6 @@ test_estimate(void **st)
 	                 1500 + 3 * MS_STAGE_BLOCK_ESTIMATE);
 }
 
-static void
-test_should_stage(void **st)
-{
-	(void)st;
-	ms_sampling_input in = { true, 1,   false, true, MS_GRACE_SELECTION,
-		                 3,    100, 0 };
-	enum ms_sampling_class c;
-	enum ms_sampling_reason r;
-	assert_true(ms_sampling_should_stage(&in, &c, &r));
-	in.hot_inputs = 1;
-	assert_false(ms_sampling_should_stage(&in, &c, &r));
-	assert_int_equal(c, MS_SAMPLING_NOT_EXECUTED);
-	assert_string_equal(ms_sampling_reason_name(r), "merge_grace");
-	in.policy = MS_GRACE_TRACE; /* hot inputs are fine per trace */
-	assert_true(ms_sampling_should_stage(&in, &c, &r));
-	in.pipeline_enabled = false;
-	assert_false(ms_sampling_should_stage(&in, &c, &r));
-	assert_int_equal(r, MS_SREASON_PIPELINE_DISABLED);
-	in.pipeline_enabled = true;
-	in.nsamplers = 0;
-	assert_false(ms_sampling_should_stage(&in, &c, &r));
-	assert_int_equal(r, MS_SREASON_NO_SAMPLER);
-	in.nsamplers = 1;
-	in.input_rows = 0;
-	assert_false(ms_sampling_should_stage(&in, &c, &r));
-	assert_int_equal(r, MS_SREASON_EMPTY_INPUT);
-	in.input_rows = 5;
-	in.guard_available = false;
-	assert_false(ms_sampling_should_stage(&in, &c, &r));
-	assert_int_equal(r, MS_SREASON_GUARD_UNAVAILABLE);
-	enum ms_grace_policy gp;
-	assert_int_equal(ms_grace_policy_parse("trace", &gp), 0);
-	assert_int_equal(gp, MS_GRACE_TRACE);
-	assert_int_equal(ms_grace_policy_parse("x", &gp), MS_ERR_INVAL);
-}
-
 /* ---- stager fixture ---- */
 
 #define MAXT 64
@@ -901,7 +865,6 @@ main(void)
 		cmocka_unit_test(test_hard_ceiling),
 		cmocka_unit_test(test_planner_vectors),
 		cmocka_unit_test(test_estimate),
-		cmocka_unit_test(test_should_stage),
 		cmocka_unit_test(test_byte_limit_exact_and_one_over),
 		cmocka_unit_test(test_trace_count_limit),
 		cmocka_unit_test(test_oversized_never_reaches_decide),

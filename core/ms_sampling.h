@@ -1,0 +1,109 @@
+/*
+ * ms_sampling.h - "will this merge sample?": the one rule, its inputs, the
+ * grace policy, and the per-merge sampling classification with its names.
+ *
+ * The engine predicts a merge's classification at dispatch (the dispatch
+ * hook, the `sampling` breakpoint and the event log's predict_class see
+ * it); the merge executor decides at the start of the merge whether to
+ * stage its traces. Both call ms_sampling_predict on an ms_sampling_input
+ * built with ms_sampling_input_add from the inputs' metadata, so a
+ * prediction can only differ from the merge's outcome where the outcome
+ * depends on the traces themselves (see ms_sampling_predict).
+ *
+ * Nothing here allocates or keeps state; every function may be called
+ * from any thread.
+ */
+#ifndef MS_SAMPLING_H
+#define MS_SAMPLING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Per-merge sampling classification (exactly one per merge). */
+enum ms_sampling_class {
+	MS_SAMPLING_NOT_EXECUTED = 0,
+	MS_SAMPLING_ENABLED_NO_EVALUATION = 1,
+	MS_SAMPLING_EXECUTED = 2,
+	MS_SAMPLING_CLASS_COUNT = 3,
+};
+
+/* Why sampling did not execute (NONE when it did). */
+enum ms_sampling_reason {
+	MS_SREASON_NONE = 0,
+	MS_SREASON_PIPELINE_DISABLED = 1,
+	MS_SREASON_NO_SAMPLER = 2,
+	MS_SREASON_EVENT_DISABLED = 3,
+	MS_SREASON_MERGE_GRACE = 4,
+	MS_SREASON_FRAGMENT_GAP_CONTRACT = 5,
+	MS_SREASON_GUARD_UNAVAILABLE = 6,
+	MS_SREASON_ALL_TRACES_OVERSIZED = 7,
+	MS_SREASON_LOSSLESS_RETRY = 8,
+	MS_SREASON_EMPTY_INPUT = 9,
+	MS_SREASON_OTHER = 10,
+	MS_SREASON_COUNT = 11,
+};
+
+/* "executed", "enabled_no_evaluation", "not_executed"; "unknown" out of
+ * range. */
+const char *ms_sampling_class_name(enum ms_sampling_class c);
+/* "none", "pipeline_disabled", "no_sampler", ... as DESIGN spells them;
+ * "unknown" out of range. */
+const char *ms_sampling_reason_name(enum ms_sampling_reason r);
+/* The enum value the name above spells, or -1 if s is NULL or unknown. */
+int ms_sampling_class_parse(const char *s);
+int ms_sampling_reason_parse(const char *s);
+
+/* The grace policy (DESIGN: pipeline). Its names and parser are
+ * ms_grace_policy_name/_parse (ms_pipeline.h). */
+enum ms_grace_policy {
+	MS_GRACE_SELECTION = 0, /* any hot input: no sampling (default) */
+	MS_GRACE_TRACE = 1,     /* only traces with max ts <= frontier */
+};
+
+/* What is known about a merge before it starts. Zero it, set the first
+ * five fields, then count every input with ms_sampling_input_add. */
+typedef struct ms_sampling_input {
+	bool pipeline_enabled;
+	size_t nsamplers;     /* links in the chain */
+	bool event_disabled;  /* sampling switched off for this merge */
+	bool guard_available; /* the fragment guard could be set up */
+	enum ms_grace_policy policy;
+	size_t ninputs;
+	uint64_t input_rows;
+	size_t hot_inputs; /* inputs with rows and max ts > frontier */
+	/* Inputs holding no trace at or before the frontier: no rows, or
+	 * min ts > frontier (a trace's max ts is at least the min ts of every
+	 * part holding a fragment of it). */
+	size_t young_inputs;
+} ms_sampling_input;
+
+/* Count one input part (its row count and time bounds) judged against
+ * frontier_ns. */
+void ms_sampling_input_add(ms_sampling_input *in, uint64_t rows, int64_t min_ts,
+                           int64_t max_ts, int64_t frontier_ns);
+
+/*
+ * The rule. Returns true when the merge stages its traces for the chain,
+ * false when it does not sample at all.
+ *
+ * false: *cls = MS_SAMPLING_NOT_EXECUTED and *reason is the first match
+ * of: pipeline_disabled, no_sampler, event_disabled, empty_input,
+ * merge_grace (selection policy, any hot input), guard_unavailable. The
+ * merge's outcome is exactly this.
+ *
+ * true: the prediction. Under the trace policy with every input young no
+ * trace can be old enough for Decide: *cls = enabled_no_evaluation,
+ * *reason = merge_grace. Otherwise *cls = executed, *reason = none. The
+ * merge's outcome is its stager's report, which differs from the
+ * prediction only where the traces decide: no trace at or before the
+ * frontier (enabled_no_evaluation, merge_grace), every trace oversized
+ * (all_traces_oversized), no trace at all (empty_input), none reaching
+ * Decide otherwise (other); or a merge redone losslessly after its guard
+ * found a conflict (not_executed, lossless_retry).
+ */
+bool ms_sampling_predict(const ms_sampling_input *in,
+                         enum ms_sampling_class *cls,
+                         enum ms_sampling_reason *reason);
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * test_sampling.c - the rule that decides whether a merge samples
+ * (core/sampling.c): the reasons a merge does not sample, in their order;
+ * the grace policies; how inputs are counted against the frontier; the
+ * classification names and their parser. That the rule predicts every
+ * merge of a replayed day is checked on whole runs in test_replay.c.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ms_pipeline.h"
+#include "ms_sampling.h"
+
+#include <string.h>
+
+static void
+test_predict_reasons(void **st)
+{
+	(void)st;
+	ms_sampling_input in = { true, 1,   false, true, MS_GRACE_SELECTION,
+		                 3,    100, 0,     0 };
+	enum ms_sampling_class c;
+	enum ms_sampling_reason r;
+	assert_true(ms_sampling_predict(&in, &c, &r));
+	in.hot_inputs = 1;
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(c, MS_SAMPLING_NOT_EXECUTED);
+	assert_string_equal(ms_sampling_reason_name(r), "merge_grace");
+	in.policy = MS_GRACE_TRACE; /* hot inputs are fine per trace */
+	assert_true(ms_sampling_predict(&in, &c, &r));
+	in.pipeline_enabled = false;
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_PIPELINE_DISABLED);
+	in.pipeline_enabled = true;
+	in.nsamplers = 0;
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_NO_SAMPLER);
+	in.nsamplers = 1;
+	in.input_rows = 0;
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_EMPTY_INPUT);
+	in.input_rows = 5;
+	in.guard_available = false;
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_GUARD_UNAVAILABLE);
+	enum ms_grace_policy gp;
+	assert_int_equal(ms_grace_policy_parse("trace", &gp), 0);
+	assert_int_equal(gp, MS_GRACE_TRACE);
+	assert_int_equal(ms_grace_policy_parse("x", &gp), MS_ERR_INVAL);
+}
+
+/* Inputs are hot by their max ts and young (no trace old enough for
+ * Decide) by their min ts, both strictly after the frontier. */
+static void
+test_input_add(void **st)
+{
+	(void)st;
+	ms_sampling_input in;
+	memset(&in, 0, sizeof(in));
+	const int64_t f = 1000;
+	ms_sampling_input_add(&in, 10, 100, 1000, f); /* mature */
+	assert_int_equal(in.ninputs, 1);
+	assert_int_equal(in.input_rows, 10);
+	assert_int_equal(in.hot_inputs, 0);
+	assert_int_equal(in.young_inputs, 0);
+	ms_sampling_input_add(&in, 5, 1000, 1001, f); /* hot, not young */
+	assert_int_equal(in.hot_inputs, 1);
+	assert_int_equal(in.young_inputs, 0);
+	ms_sampling_input_add(&in, 5, 1001, 2000, f); /* hot and young */
+	assert_int_equal(in.hot_inputs, 2);
+	assert_int_equal(in.young_inputs, 1);
+	ms_sampling_input_add(&in, 0, 0, 0, f); /* empty: holds no trace */
+	assert_int_equal(in.ninputs, 4);
+	assert_int_equal(in.input_rows, 20);
+	assert_int_equal(in.hot_inputs, 2);
+	assert_int_equal(in.young_inputs, 2);
+}
+
+/* Under the trace policy a hot selection samples; it is predicted to
+ * evaluate nothing only when no input holds a trace at or before the
+ * frontier. Under the selection policy any hot input stops it. */
+static void
+test_predict_policies(void **st)
+{
+	(void)st;
+	const int64_t f = 5000;
+	enum ms_sampling_class c;
+	enum ms_sampling_reason r;
+	for (int pol = 0; pol < 2; pol++) {
+		ms_sampling_input in = { .pipeline_enabled = true,
+			                 .nsamplers = 2,
+			                 .guard_available = true,
+			                 .policy = pol ? MS_GRACE_TRACE
+			                               : MS_GRACE_SELECTION };
+		ms_sampling_input_add(&in, 10, 100, 200, f); /* mature */
+		assert_true(ms_sampling_predict(&in, &c, &r));
+		assert_int_equal(c, MS_SAMPLING_EXECUTED);
+		assert_int_equal(r, MS_SREASON_NONE);
+		ms_sampling_input_add(&in, 10, 4000, 6000, f); /* hot */
+		assert_int_equal(ms_sampling_predict(&in, &c, &r), pol == 1);
+		assert_int_equal(c, pol ? MS_SAMPLING_EXECUTED
+		                        : MS_SAMPLING_NOT_EXECUTED);
+		assert_int_equal(r, pol ? MS_SREASON_NONE
+		                        : MS_SREASON_MERGE_GRACE);
+	}
+	ms_sampling_input in = { .pipeline_enabled = true,
+		                 .nsamplers = 1,
+		                 .guard_available = true,
+		                 .policy = MS_GRACE_TRACE };
+	ms_sampling_input_add(&in, 10, 5001, 6000, f);
+	ms_sampling_input_add(&in, 10, 7000, 8000, f);
+	assert_true(ms_sampling_predict(&in, &c, &r)); /* still staged */
+	assert_int_equal(c, MS_SAMPLING_ENABLED_NO_EVALUATION);
+	assert_int_equal(r, MS_SREASON_MERGE_GRACE);
+	in.policy = MS_GRACE_SELECTION;
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(c, MS_SAMPLING_NOT_EXECUTED);
+	assert_int_equal(r, MS_SREASON_MERGE_GRACE);
+	/* An earlier reason wins over the grace. */
+	in.policy = MS_GRACE_TRACE;
+	in.nsamplers = 0;
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_NO_SAMPLER);
+}
+
+static void
+test_names(void **st)
+{
+	(void)st;
+	for (int c = 0; c < MS_SAMPLING_CLASS_COUNT; c++)
+		assert_int_equal(ms_sampling_class_parse(ms_sampling_class_name(
+		                         (enum ms_sampling_class)c)),
+		                 c);
+	for (int r = 0; r < MS_SREASON_COUNT; r++)
+		assert_int_equal(
+		        ms_sampling_reason_parse(ms_sampling_reason_name(
+		                (enum ms_sampling_reason)r)),
+		        r);
+	assert_string_equal(ms_sampling_class_name(MS_SAMPLING_CLASS_COUNT),
+	                    "unknown");
+	assert_string_equal(ms_sampling_reason_name(MS_SREASON_COUNT),
+	                    "unknown");
+	assert_string_equal(
+	        ms_sampling_reason_name(MS_SREASON_ALL_TRACES_OVERSIZED),
+	        "all_traces_oversized");
+	assert_int_equal(ms_sampling_class_parse("executed"),
+	                 MS_SAMPLING_EXECUTED);
+	assert_int_equal(ms_sampling_class_parse("Executed"), -1);
+	assert_int_equal(ms_sampling_reason_parse(NULL), -1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_predict_reasons),
+		cmocka_unit_test(test_input_add),
+		cmocka_unit_test(test_predict_policies),
+		cmocka_unit_test(test_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
