@@ -73,7 +73,7 @@ test_smoke_day_mapping(void **state)
 
 			assert_int_equal(f->trace, t);
 			assert_true(max <= pub);
-			assert_true(pub - max < FX_GRACE_NS);
+			assert_true(pub - max < MS_GRACE_NS);
 			aligned |= max == pub;
 			if (j > 0) {
 				/* Later fragments: later writes. */
