@@ -29,6 +29,7 @@
 
 #include "ms_clock.h"
 #include "ms_fixture.h"
+#include "ms_gates.h"
 #include "ms_limits.h"
 #include "ms_owner.h"
 #include "ms_rusage.h"
@@ -724,9 +725,8 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 		r->decide_dup_traces += m.sampling.decide_dup_traces;
 		r->bounds_mismatch += m.sampling.bounds_mismatch;
 		r->decide_traces += m.sampling.traces_evaluated;
-		if (m.hot_parts > 0 && r->policy == MS_GRACE_SELECTION &&
-		    (m.sampling.plugin_calls > 0 ||
-		     m.sampling.traces_evaluated > 0))
+		if (r->policy == MS_GRACE_SELECTION &&
+		    ms_gate_merge_hot_decide(&m))
 			r->hot_decides++;
 		r->staged_peak = m.sampling.peak_staged_bytes;
 		r->staged_preferred = m.sampling.preferred_limit_bytes;

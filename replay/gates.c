@@ -5,6 +5,7 @@
  */
 #include "replay_int.h"
 
+#include "ms_gates.h"
 #include "ms_ledger.h"
 
 #include <dirent.h>
@@ -13,34 +14,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void gate(ms_replay *r, enum ms_gate id, const ms_gate_facts *f,
+                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Evaluate gate id over f (its one definition, ms_gates.h) and, when it
+ * applies to this run, record it with the detail line fmt. */
 static void
-gate_record(ms_replay *r, const char *name, bool pass, bool warn,
-            const char *detail)
+gate(ms_replay *r, enum ms_gate id, const ms_gate_facts *f, const char *fmt,
+     ...)
 {
 	ms_ev_gate g;
-	memset(&g, 0, sizeof(g));
-	snprintf(g.name, sizeof(g.name), "%s", name);
-	g.pass = pass;
-	g.warn = pass && warn;
-	snprintf(g.detail, sizeof(g.detail), "%s", detail);
+	if (!ms_gate_eval(id, f, &g))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(g.detail, sizeof(g.detail), fmt, ap);
+	va_end(ap);
 	ms_rec_gate(r->rec, &g, NULL);
 	pthread_mutex_lock(&r->mu);
 	if (r->ngates < sizeof(r->gates) / sizeof(r->gates[0]))
 		r->gates[r->ngates++] = g;
-	if (!pass)
+	if (!g.pass)
 		r->gates_failed++;
 	pthread_mutex_unlock(&r->mu);
-}
-
-static void
-gate(ms_replay *r, const char *name, bool pass, const char *fmt, ...)
-{
-	char d[MS_EV_TEXT_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(d, sizeof(d), fmt, ap);
-	va_end(ap);
-	gate_record(r, name, pass, false, d);
 }
 
 /* plugin_health: no link failed open (error, timeout, malformed verdict,
@@ -50,7 +46,7 @@ gate(ms_replay *r, const char *name, bool pass, const char *fmt, ...)
  * plus circuit-open skips equal the Decide calls of the merges (more when
  * a merge discarded an attempt, whose calls no merge reports). */
 static void
-gate_plugin_health(ms_replay *r)
+gate_plugin_health(ms_replay *r, ms_gate_facts *f)
 {
 	if (!r->pipe)
 		return;
@@ -100,10 +96,10 @@ gate_plugin_health(ms_replay *r)
 		              r->health_kinds && r->opts.allow_fail_open
 		                      ? "; allowed by --allow-fail-open"
 		                      : "");
-	bool clean = r->health_kinds == 0;
-	gate_record(r, "plugin_health",
-	            calls_ok && (clean || r->opts.allow_fail_open),
-	            calls_ok && !clean, d);
+	f->link_calls_ok = calls_ok;
+	f->health_kinds = r->health_kinds;
+	f->allow_fail_open = r->opts.allow_fail_open;
+	gate(r, MS_GATE_PLUGIN_HEALTH, f, "%s", d);
 }
 
 /* ---- the verdict oracle and the reconciliation ----------------------- */
@@ -154,12 +150,14 @@ oracle_spec(const ms_replay *r)
  * kept unevaluated for a recorded reason.
  */
 static void
-gate_verdict_oracle(ms_replay *r, uint64_t final_traces, bool have_final)
+gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
+                    bool have_final)
 {
 	ms__oracle *o = &r->oracle;
 	const char *spec = oracle_spec(r);
 	if (!o->ok) {
-		gate(r, "verdict_oracle", false, "oracle failed: %s", o->why);
+		f->oracle_ok = false;
+		gate(r, MS_GATE_VERDICT_ORACLE, f, "oracle failed: %s", o->why);
 		return;
 	}
 	const ms__recon *R = r->recon;
@@ -325,7 +323,8 @@ gate_verdict_oracle(ms_replay *r, uint64_t final_traces, bool have_final)
 	          (uint64_t)(r->oracle_wait_ns / 1000000), true, "");
 #undef CHECK
 	double w = r->oracle_wall > 0 ? (double)r->oracle_wall : 1.0;
-	gate(r, "verdict_oracle", ok_all,
+	f->oracle_ok = ok_all;
+	gate(r, MS_GATE_VERDICT_ORACLE, f,
 	     "%s; oracle %zu traces, %llu keep, %llu drop (%s): %.0f ms wall, "
 	     "%.0f ms cpu = %.1f%% of the run's %.2f s, gates waited %.0f ms%s",
 	     ok_all ? "run reconciles exactly" : bad, o->n,
@@ -369,7 +368,16 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	if (orc && !r->oracle.why[0])
 		snprintf(r->oracle.why, sizeof(r->oracle.why), "%s",
 		         ms_strerror(orc));
-	gate(r, "publications", r->pub_done == nslots,
+	ms_gate_facts f = {
+		.policy = r->policy,
+		.pipeline = r->pipe != NULL,
+		.chain =
+		        r->pipe && ms_chain_len(ms_pipeline_chain(r->pipe)) > 0,
+		.ended = true,
+		.slots = nslots,
+		.published = r->pub_done,
+	};
+	gate(r, MS_GATE_PUBLICATIONS, &f,
 	     "%llu of %zu scheduled parts published",
 	     (unsigned long long)r->pub_done, nslots);
 
@@ -409,7 +417,8 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	if (rc == 0 && r->dropped.n)
 		rc = ms_ledger_set_sub(&want, &dropped);
 	if (rc) {
-		gate(r, "ledgers", false, "cannot reconcile: %s",
+		f.ledgers_known = false;
+		gate(r, MS_GATE_LEDGERS, &f, "cannot reconcile: %s",
 		     leb.msg[0] ? leb.msg : ms_strerror(rc));
 	} else {
 		r->expected = want;
@@ -422,7 +431,9 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 		                              &want.kind[MS_KIND_LATENCY]) &&
 		              ms_ledger_equal(&fin.kind[MS_KIND_START_TIME],
 		                              &want.kind[MS_KIND_START_TIME]);
-		gate(r, "ledgers", eq,
+		f.ledgers_known = true;
+		f.ledgers_equal = eq;
+		gate(r, MS_GATE_LEDGERS, &f,
 		     "core %s %s input minus oracle %s; indexes %s; %zu "
 		     "traces (%llu rows) dropped",
 		     a, eq ? "=" : "!=", b, idx_eq ? "equal" : "DIFFER",
@@ -456,7 +467,10 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	bool live_ok = true;
 	for (int k = 0; k < MS_KIND_COUNT; k++)
 		live_ok = live_ok && live[k] == present[k];
-	gate(r, "lifecycle", !r->track_dup && live_ok && !missing,
+	f.lifecycle_known = true;
+	f.lifecycle_twice = r->track_dup;
+	f.unexplained = missing + !live_ok;
+	gate(r, MS_GATE_LIFECYCLE, &f,
 	     "%s; active parts core/latency/start_time %zu/%zu/%zu, "
 	     "expected from events %zu/%zu/%zu, %zu unexplained",
 	     r->track_dup ? r->track_err
@@ -469,8 +483,10 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	 * blocks one per trace in order, rows, both index parts). */
 	uint64_t bhit, bmiss;
 	ms__blkcache_stats(r->blocks, &bhit, &bmiss);
-	gate(r, "one_block_per_trace",
-	     r->parts_ok == r->parts_in && r->parts_in == r->check_submitted,
+	f.parts_in = r->parts_in;
+	f.parts_checked = r->check_submitted;
+	f.parts_ok = r->parts_ok;
+	gate(r, MS_GATE_ONE_BLOCK_PER_TRACE, &f,
 	     "%llu of %llu parts checked as introduced (core and both "
 	     "indexes: one block per trace, order, index ledgers)%s%s%s; "
 	     "%.0f ms on the checker's thread (the gates waited %.0f ms), "
@@ -483,10 +499,11 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	     (unsigned long long)(bhit + bmiss));
 	/* Each merge's output ledgers are its inputs' minus what it
 	 * dropped. */
-	gate(r, "part_ledgers",
-	     r->merges_unreconciled == 0 &&
-	             r->merges_reconciled + r->merges_unreconciled ==
-	                     r->merges_done,
+	f.merges_done = r->merges_done;
+	f.merges_failed = r->merges_failed;
+	f.merges_reconciled = r->merges_reconciled;
+	f.merges_unreconciled = r->merges_unreconciled;
+	gate(r, MS_GATE_PART_LEDGERS, &f,
 	     "%llu of %llu merges: output = inputs - dropped rows, per "
 	     "kind%s%s",
 	     (unsigned long long)r->merges_reconciled,
@@ -494,34 +511,35 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	     r->merge_err);
 
 	/* No Decide for a hot selection under the selection policy. */
-	if (r->policy == MS_GRACE_SELECTION)
-		gate(r, "no_decide_when_hot", r->hot_decides == 0,
-		     "%llu hot selections called Decide",
-		     (unsigned long long)r->hot_decides);
+	f.hot_decides = r->hot_decides;
+	gate(r, MS_GATE_NO_DECIDE_WHEN_HOT, &f,
+	     "%llu hot selections called Decide",
+	     (unsigned long long)r->hot_decides);
 
 	/* One Decide entry per trace per merge, and the bounds a plugin
 	 * sees equal those rebuilt from the trace's fragments (each merge
 	 * checks every trace it hands to the chain). */
-	gate(r, "one_decide_per_trace", r->decide_dup_traces == 0,
+	f.decide_dup_traces = r->decide_dup_traces;
+	f.bounds_mismatch = r->bounds_mismatch;
+	gate(r, MS_GATE_ONE_DECIDE_PER_TRACE, &f,
 	     "%llu traces handed to Decide twice in one merge, of %llu "
 	     "evaluated",
 	     (unsigned long long)r->decide_dup_traces,
 	     (unsigned long long)r->decide_traces);
-	gate(r, "plugin_bounds", r->bounds_mismatch == 0,
+	gate(r, MS_GATE_PLUGIN_BOUNDS, &f,
 	     "%llu traces with MinTS/MaxTS other than their fragments' "
 	     "bounds, of %llu evaluated",
 	     (unsigned long long)r->bounds_mismatch,
 	     (unsigned long long)r->decide_traces);
 
-	gate_plugin_health(r);
-	gate_verdict_oracle(r, final_traces, true);
+	gate_plugin_health(r, &f);
+	gate_verdict_oracle(r, &f, final_traces, true);
 
 	/* Sampling exercised: a chain that never evaluated anything did not
 	 * test what it was configured for. */
-	if (r->pipe && ms_chain_len(ms_pipeline_chain(r->pipe)) > 0)
-		gate(r, "sampling_exercised", r->executed_merges > 0,
-		     "%llu merges executed sampling",
-		     (unsigned long long)r->executed_merges);
+	f.executed_merges = r->executed_merges;
+	gate(r, MS_GATE_SAMPLING_EXERCISED, &f, "%llu merges executed sampling",
+	     (unsigned long long)r->executed_merges);
 
 	/* Idle with nothing leaked. */
 	ms_engine_stats es;
@@ -532,9 +550,10 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	bool idle = ms_engine_is_idle(r->engine) && es.queued == 0 &&
 	            es.running == 0 && es.held == 0 && es.claimed_parts == 0 &&
 	            es.pending_hook == 0;
-	gate(r, "idle_no_leaks",
-	     idle && leftovers == 0 && es.quarantined == 0 &&
-	             r->merges_failed == 0,
+	f.engine_idle = idle;
+	f.tmp_leftovers = leftovers;
+	f.quarantined = es.quarantined;
+	gate(r, MS_GATE_IDLE_NO_LEAKS, &f,
 	     "idle %s, %zu claimed, %zu temporary entries, %zu quarantined, "
 	     "%llu failed merges",
 	     idle ? "yes" : "no", es.claimed_parts, leftovers, es.quarantined,
@@ -544,9 +563,9 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	ms_rec_flush(r->rec, NULL);
 	ms_rec_stats rs;
 	ms_rec_stats_get(r->rec, &rs);
-	gate(r, "event_count",
-	     rs.merges == r->merges_done + r->merges_failed &&
-	             es.merges_done == r->merges_done,
+	f.merge_events = rs.merges;
+	f.engine_merges_done = es.merges_done;
+	gate(r, MS_GATE_EVENT_COUNT, &f,
 	     "%llu merge events recorded, %llu merges completed by the "
 	     "engine, %llu failed",
 	     (unsigned long long)rs.merges, (unsigned long long)es.merges_done,

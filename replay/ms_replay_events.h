@@ -490,13 +490,13 @@ int ms_export_file(ms_evdb *db, enum ms_export_format fmt,
 /* Reports (replay/report.c). */
 
 /*
- * Gates that follow from the event log alone (so the controller records
- * them and a report can recompute them): event count equals completed
- * merges; every merge has exactly one classification and a reason when not
- * executed; every input removed and every output introduced exactly once;
- * no Decide for a hot selection under policy "selection"; final ledgers
- * equal the expected ones. Fills up to max gates, returns how many (or a
- * negative ms_err).
+ * Gates that follow from the event log alone, evaluated with the run's own
+ * definitions (ms_gates.h), in this order: event_count, one_classification
+ * (the log's own: every merge has exactly one classification and a reason
+ * when not executed), no_decide_when_hot (selection policy only),
+ * lifecycle (every input removed and every output introduced exactly
+ * once), ledgers. Fills up to max gates, returns how many (or a negative
+ * ms_err).
  */
 int ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
                            ms_errbuf *eb);

@@ -12,6 +12,7 @@
 #include "ev_private.h"
 #include "figures.h"
 #include "ms_engine.h"
+#include "ms_gates.h"
 #include "ms_replay_events.h"
 
 #include <stdarg.h>
@@ -85,7 +86,7 @@ typedef struct report {
 	} ready;
 	int health_err;
 	/* derived-gate inputs */
-	uint64_t merges_ok;
+	uint64_t merges_ok, merges_err;
 	uint64_t bad_class;
 	uint64_t hot_decide;
 } report;
@@ -131,6 +132,7 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 	a->merges++;
 	if (m->err) {
 		a->failed++;
+		r->merges_err++;
 	} else {
 		r->merges_ok++;
 	}
@@ -140,10 +142,9 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 	if ((unsigned)s->reason < MS_SREASON_COUNT)
 		a->by_reason[s->reason]++;
 	bool executed = s->klass == MS_SAMPLING_EXECUTED;
-	if ((unsigned)s->klass > 2 ||
-	    executed != (s->reason == MS_SREASON_NONE))
+	if (ms_gate_merge_bad_class(m))
 		r->bad_class++;
-	if (m->hot_parts && (s->plugin_calls || s->traces_evaluated))
+	if (ms_gate_merge_hot_decide(m))
 		r->hot_decide++;
 	a->in_bytes += m->input_bytes;
 	if (!m->err) {
@@ -437,20 +438,63 @@ check_life(void *ctx, const ms_ev_merge *m)
 	return 0;
 }
 
-static void gate_set(ms_ev_gate *g, const char *name, bool pass,
-                     const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
+/* The gates a report recomputes from the event log alone, in the order
+ * ms_report_derive_gates lists them; their definitions are ms_gates.h's. */
+static const enum ms_gate derived_gates[] = {
+	MS_GATE_EVENT_COUNT,
+	MS_GATE_ONE_CLASSIFICATION,
+	MS_GATE_NO_DECIDE_WHEN_HOT,
+	MS_GATE_LIFECYCLE,
+	MS_GATE_LEDGERS,
+};
 
 static void
-gate_set(ms_ev_gate *g, const char *name, bool pass, const char *fmt, ...)
+derive_detail(enum ms_gate id, const report *r, const struct life_check *lc,
+              const ms_gate_facts *f, char *d, size_t n)
 {
-	memset(g, 0, sizeof(*g));
-	snprintf(g->name, sizeof(g->name), "%s", name);
-	g->pass = pass;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(g->detail, sizeof(g->detail), fmt, ap);
-	va_end(ap);
+	switch (id) {
+	case MS_GATE_EVENT_COUNT:
+		snprintf(d, n, "%llu merge events, engine completed %llu%s",
+		         (unsigned long long)r->merges_ok,
+		         (unsigned long long)r->end.merges_completed,
+		         r->has_end ? "" : " (run did not end)");
+		break;
+	case MS_GATE_ONE_CLASSIFICATION:
+		snprintf(d, n,
+		         "%llu events without exactly one classification "
+		         "and reason",
+		         (unsigned long long)r->bad_class);
+		break;
+	case MS_GATE_NO_DECIDE_WHEN_HOT:
+		snprintf(d, n, "%llu hot selections called Decide",
+		         (unsigned long long)r->hot_decide);
+		break;
+	case MS_GATE_LIFECYCLE:
+		if (!f->lifecycle_known)
+			snprintf(d, n, "no part lifecycle events recorded");
+		else if (!f->unexplained)
+			snprintf(d, n,
+			         "every input removed and every output "
+			         "introduced exactly once");
+		else
+			snprintf(d, n,
+			         "%llu inputs not removed exactly once, %llu "
+			         "outputs not introduced exactly once; first "
+			         "at merge #%llu",
+			         (unsigned long long)lc->bad_inputs,
+			         (unsigned long long)lc->bad_outputs,
+			         (unsigned long long)lc->first_bad);
+		break;
+	case MS_GATE_LEDGERS:
+		snprintf(d, n,
+		         "final core, latency, start_time ledgers %s the "
+		         "expected ones",
+		         f->ledgers_equal ? "equal" : "differ from");
+		break;
+	default:
+		d[0] = '\0';
+		break;
+	}
 }
 
 int
@@ -472,50 +516,36 @@ ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
 		qsort(l.removed, l.nremoved, sizeof(*l.removed), cmp_u64);
 		rc = ms_evdb_each_merge(db, NULL, check_life, &lc, eb);
 	}
-	ms_ev_gate g[5];
+	ms_ev_gate g[sizeof(derived_gates) / sizeof(derived_gates[0])];
 	size_t n = 0;
 	if (rc == 0) {
-		gate_set(&g[n++], "event_count",
-		         r.has_end && r.merges_ok == r.end.merges_completed,
-		         "%llu merge events, engine completed %llu%s",
-		         (unsigned long long)r.merges_ok,
-		         (unsigned long long)r.end.merges_completed,
-		         r.has_end ? "" : " (run did not end)");
-		gate_set(&g[n++], "one_classification", r.bad_class == 0,
-		         "%llu events without exactly one classification "
-		         "and reason",
-		         (unsigned long long)r.bad_class);
-		bool sel = strcmp(r.run.grace_policy, "trace") != 0;
-		gate_set(&g[n++], "no_hot_decide", !sel || r.hot_decide == 0,
-		         "%llu hot selections reached Decide (policy %s)",
-		         (unsigned long long)r.hot_decide,
-		         r.run.grace_policy[0] ? r.run.grace_policy
-		                               : "selection");
-		bool any = l.nintro || l.nremoved;
-		bool ok = any && lc.bad_inputs == 0 && lc.bad_outputs == 0;
-		if (!any)
-			gate_set(&g[n++], "lifecycle_once", false,
-			         "no part lifecycle events recorded");
-		else if (ok)
-			gate_set(&g[n++], "lifecycle_once", true,
-			         "every input removed and every output "
-			         "introduced exactly once");
-		else
-			gate_set(&g[n++], "lifecycle_once", false,
-			         "%llu inputs not removed exactly once, %llu "
-			         "outputs not introduced exactly once; first "
-			         "at merge #%llu",
-			         (unsigned long long)lc.bad_inputs,
-			         (unsigned long long)lc.bad_outputs,
-			         (unsigned long long)lc.first_bad);
-		bool leq = r.has_end;
-		for (int k = 0; leq && k < MS_KIND_COUNT; k++)
-			leq = ms_ledger_equal(&r.end.final_ledger.kind[k],
-			                      &r.end.expected_ledger.kind[k]);
-		gate_set(&g[n++], "ledgers", leq,
-		         "final core, latency, start_time ledgers %s the "
-		         "expected ones",
-		         leq ? "equal" : "differ from");
+		ms_gate_facts f = {
+			.policy = strcmp(r.run.grace_policy, "trace") == 0
+			                  ? MS_GRACE_TRACE
+			                  : MS_GRACE_SELECTION,
+			.ended = r.has_end,
+			.merge_events = r.merges_ok + r.merges_err,
+			.merges_done = r.merges_ok,
+			.merges_failed = r.merges_err,
+			.engine_merges_done = r.end.merges_completed,
+			.bad_class = r.bad_class,
+			.hot_decides = r.hot_decide,
+			.lifecycle_known = l.nintro || l.nremoved,
+			.unexplained = lc.bad_inputs + lc.bad_outputs,
+			.ledgers_known = r.has_end,
+			.ledgers_equal = r.has_end,
+		};
+		for (int k = 0; f.ledgers_equal && k < MS_KIND_COUNT; k++)
+			f.ledgers_equal =
+			        ms_ledger_equal(&r.end.final_ledger.kind[k],
+			                        &r.end.expected_ledger.kind[k]);
+		for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+			if (!ms_gate_eval(derived_gates[i], &f, &g[n]))
+				continue;
+			derive_detail(derived_gates[i], &r, &lc, &f,
+			              g[n].detail, sizeof(g[n].detail));
+			n++;
+		}
 	}
 	free(l.intro);
 	free(l.removed);

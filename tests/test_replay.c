@@ -13,6 +13,7 @@
 #include "replay_testlib.h"
 #include "sqlite_full_vfs.h"
 #include "ms_replay_events.h"
+#include "ms_gates.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -338,6 +339,73 @@ test_prediction_trace_policy(void **state)
 	assert_true(t.exact_class[MS_SAMPLING_EXECUTED] > 0);
 	assert_true(t.exact_class[MS_SAMPLING_ENABLED_NO_EVALUATION] > 0);
 	predictions_of("detdrop:35", "trace");
+}
+
+/* The gates a run records and those a report derives from its event log
+ * come from one table (ms_gates.h): the run records table gates in table
+ * order, and every derived gate the run also records agrees with it. */
+typedef struct gate_list {
+	ms_ev_gate g[MS_GATE_COUNT];
+	size_t n;
+	bool bad_order;
+} gate_list;
+
+static int
+collect_gate(void *ctx, const ms_ev_gate *g)
+{
+	gate_list *l = ctx;
+	int id = ms_gate_parse(g->name);
+	if (id < 0 || l->n == MS_GATE_COUNT ||
+	    (l->n && ms_gate_parse(l->g[l->n - 1].name) >= id))
+		l->bad_order = true;
+	else
+		l->g[l->n++] = *g;
+	return 0;
+}
+
+static void
+check_gates_agree(const char *variant, const char *policy)
+{
+	done_run *d = full_run_policy(variant, policy);
+	assert_true(d->ok);
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, d->db, &eb), 0);
+	gate_list run = { .n = 0 };
+	assert_int_equal(ms_evdb_each_gate(db, collect_gate, &run, &eb), 0);
+	assert_false(run.bad_order);
+	ms_ev_gate der[MS_GATE_COUNT];
+	int n = ms_report_derive_gates(db, der, MS_GATE_COUNT, &eb);
+	ms_evdb_close(db);
+	assert_true(n > 0);
+	size_t shared = 0;
+	for (int i = 0; i < n; i++) {
+		int id = ms_gate_parse(der[i].name);
+		assert_true(id >= 0);
+		if (!ms_gate_def_of((enum ms_gate)id)->run)
+			continue;
+		const ms_ev_gate *rg = NULL;
+		for (size_t k = 0; k < run.n && !rg; k++)
+			if (!strcmp(run.g[k].name, der[i].name))
+				rg = &run.g[k];
+		if (!rg)
+			fail_msg("%s: derived gate %s not recorded by the run",
+			         variant, der[i].name);
+		assert_int_equal(rg->pass, der[i].pass);
+		shared++;
+	}
+	/* event_count, lifecycle, ledgers, and under the selection policy
+	 * no_decide_when_hot. */
+	assert_int_equal(shared, policy ? 3 : 4);
+}
+
+static void
+test_gates_one_definition(void **state)
+{
+	(void)state;
+	check_gates_agree("skywalking", NULL);
+	check_gates_agree("skywalking", "trace");
+	check_gates_agree("disabled", NULL);
 }
 
 /* Disabled and alwayskeep select the same merges in the same order and
@@ -989,6 +1057,7 @@ main(void)
 		cmocka_unit_test(test_trace_policy_detdrop),
 		cmocka_unit_test(test_prediction_selection_policy),
 		cmocka_unit_test(test_prediction_trace_policy),
+		cmocka_unit_test(test_gates_one_definition),
 		cmocka_unit_test(test_disabled_alwayskeep_identical),
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),

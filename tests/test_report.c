@@ -12,9 +12,11 @@
 
 #include "ev_fixture.h"
 #include "json_testlib.h"
+#include "ms_gates.h"
 #include "ms_replay_events.h"
 #include "testdir.h"
 
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +258,86 @@ test_derived_gates(void **state)
 	assert_non_null(strstr(g[0].detail, "99 merge events, engine "
 	                                    "completed 100"));
 	ms_evdb_close(db);
+}
+
+/* One definition per gate: unique names, each with an expectation and a
+ * predicate; the gates a run records are the ones README explains, by the
+ * names the event log carries; every derived gate is one of them or says
+ * it is the log's own. */
+static void
+test_gate_table(void **state)
+{
+	(void)state;
+	char readme[PATH_MAX];
+	snprintf(readme, sizeof(readme), "%s/README.md", MS_SOURCE_DIR);
+	FILE *fp = fopen(readme, "r");
+	assert_non_null(fp);
+	static char text[1 << 17];
+	size_t len = fread(text, 1, sizeof(text) - 1, fp);
+	fclose(fp);
+	text[len] = '\0';
+	for (int i = 0; i < MS_GATE_COUNT; i++) {
+		const ms_gate_def *d = ms_gate_def_of((enum ms_gate)i);
+		assert_non_null(d);
+		assert_non_null(d->pass);
+		assert_true(d->expect && d->expect[0]);
+		assert_true(d->run || d->from_log);
+		assert_int_equal(ms_gate_parse(d->name), i);
+		char quoted[64];
+		snprintf(quoted, sizeof(quoted), "`%s`", d->name);
+		if (d->run && !strstr(text, quoted))
+			fail_msg("gate %s is not in README.md", d->name);
+	}
+	assert_null(ms_gate_def_of(MS_GATE_COUNT));
+	assert_int_equal(ms_gate_parse("no_hot_decide"), -1);
+	assert_int_equal(ms_gate_parse("lifecycle_once"), -1);
+
+	/* The derived gates are the table's from_log gates, by name. */
+	char path[512];
+	record("table.db", "skywalking", 80, 0, NULL, path, sizeof(path));
+	ms_evdb *db = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	ms_ev_gate g[MS_GATE_COUNT];
+	int n = ms_report_derive_gates(db, g, MS_GATE_COUNT, &eb);
+	ms_evdb_close(db);
+	int from_log = 0;
+	for (int i = 0; i < MS_GATE_COUNT; i++)
+		from_log += ms_gate_def_of((enum ms_gate)i)->from_log;
+	assert_int_equal(n, from_log);
+	for (int i = 0; i < n; i++) {
+		int id = ms_gate_parse(g[i].name);
+		assert_true(id >= 0);
+		assert_true(ms_gate_def_of((enum ms_gate)id)->from_log);
+	}
+
+	/* A predicate, seen both ways. */
+	ms_gate_facts f = { .policy = MS_GRACE_SELECTION, .ended = true };
+	ms_ev_gate one;
+	f.merge_events = 10;
+	f.merges_done = 9;
+	f.merges_failed = 1;
+	f.engine_merges_done = 9;
+	assert_true(ms_gate_eval(MS_GATE_EVENT_COUNT, &f, &one));
+	assert_string_equal(one.name, "event_count");
+	assert_true(one.pass);
+	f.engine_merges_done = 10;
+	assert_true(ms_gate_eval(MS_GATE_EVENT_COUNT, &f, &one));
+	assert_false(one.pass);
+	f.hot_decides = 1;
+	assert_true(ms_gate_eval(MS_GATE_NO_DECIDE_WHEN_HOT, &f, &one));
+	assert_false(one.pass);
+	f.policy = MS_GRACE_TRACE; /* the gate is the selection policy's */
+	assert_false(ms_gate_eval(MS_GATE_NO_DECIDE_WHEN_HOT, &f, &one));
+	f.pipeline = true;
+	f.link_calls_ok = true;
+	f.health_kinds = 1;
+	assert_true(ms_gate_eval(MS_GATE_PLUGIN_HEALTH, &f, &one));
+	assert_false(one.pass);
+	f.allow_fail_open = true;
+	assert_true(ms_gate_eval(MS_GATE_PLUGIN_HEALTH, &f, &one));
+	assert_true(one.pass);
+	assert_true(one.warn);
 }
 
 static char *
@@ -606,6 +688,7 @@ main(void)
 		cmocka_unit_test(test_report_counts),
 		cmocka_unit_test(test_failing_gate),
 		cmocka_unit_test(test_derived_gates),
+		cmocka_unit_test(test_gate_table),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_report_figures),

@@ -1,0 +1,229 @@
+/*
+ * gate_def.c - the one definition of each end-of-run gate (ms_gates.h):
+ * name, expectation and predicate, shared by the run (gates.c), the
+ * reports (report.c) and the tests.
+ */
+#include "ms_gates.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool
+selection_policy(const ms_gate_facts *f)
+{
+	return f->policy == MS_GRACE_SELECTION;
+}
+
+static bool
+has_chain(const ms_gate_facts *f)
+{
+	return f->chain;
+}
+
+static bool
+has_pipeline(const ms_gate_facts *f)
+{
+	return f->pipeline;
+}
+
+static bool
+publications(const ms_gate_facts *f)
+{
+	return f->published == f->slots;
+}
+
+static bool
+ledgers(const ms_gate_facts *f)
+{
+	return f->ledgers_known && f->ledgers_equal;
+}
+
+static bool
+lifecycle(const ms_gate_facts *f)
+{
+	return f->lifecycle_known && !f->lifecycle_twice && !f->unexplained;
+}
+
+static bool
+one_block_per_trace(const ms_gate_facts *f)
+{
+	return f->parts_ok == f->parts_in && f->parts_in == f->parts_checked;
+}
+
+static bool
+part_ledgers(const ms_gate_facts *f)
+{
+	return f->merges_unreconciled == 0 &&
+	       f->merges_reconciled + f->merges_unreconciled == f->merges_done;
+}
+
+static bool
+no_decide_when_hot(const ms_gate_facts *f)
+{
+	return f->hot_decides == 0;
+}
+
+static bool
+one_decide_per_trace(const ms_gate_facts *f)
+{
+	return f->decide_dup_traces == 0;
+}
+
+static bool
+plugin_bounds(const ms_gate_facts *f)
+{
+	return f->bounds_mismatch == 0;
+}
+
+static bool
+plugin_health(const ms_gate_facts *f)
+{
+	return f->link_calls_ok && (f->health_kinds == 0 || f->allow_fail_open);
+}
+
+static bool
+plugin_health_warn(const ms_gate_facts *f)
+{
+	return f->link_calls_ok && f->health_kinds != 0;
+}
+
+static bool
+verdict_oracle(const ms_gate_facts *f)
+{
+	return f->oracle_ok;
+}
+
+static bool
+sampling_exercised(const ms_gate_facts *f)
+{
+	return f->executed_merges > 0;
+}
+
+static bool
+idle_no_leaks(const ms_gate_facts *f)
+{
+	return f->engine_idle && f->tmp_leftovers == 0 && f->quarantined == 0 &&
+	       f->merges_failed == 0;
+}
+
+static bool
+event_count(const ms_gate_facts *f)
+{
+	return f->ended &&
+	       f->merge_events == f->merges_done + f->merges_failed &&
+	       f->engine_merges_done == f->merges_done;
+}
+
+static bool
+one_classification(const ms_gate_facts *f)
+{
+	return f->bad_class == 0;
+}
+
+static const ms_gate_def defs[MS_GATE_COUNT] = {
+	[MS_GATE_PUBLICATIONS] = { "publications",
+	                           "every scheduled part published", true,
+	                           false, NULL, publications, NULL },
+	[MS_GATE_LEDGERS] = { "ledgers",
+	                      "final ledgers = the fixture's minus the "
+	                      "dropped traces' rows",
+	                      true, true, NULL, ledgers, NULL },
+	[MS_GATE_LIFECYCLE] = { "lifecycle",
+	                        "every input removed and every output "
+	                        "introduced exactly once",
+	                        true, true, NULL, lifecycle, NULL },
+	[MS_GATE_ONE_BLOCK_PER_TRACE] = { "one_block_per_trace",
+	                                  "every part checked as it entered: "
+	                                  "one block per trace, in order",
+	                                  true, false, NULL,
+	                                  one_block_per_trace, NULL },
+	[MS_GATE_PART_LEDGERS] = { "part_ledgers",
+	                           "each merge's output = its inputs minus "
+	                           "its dropped rows",
+	                           true, false, NULL, part_ledgers, NULL },
+	[MS_GATE_NO_DECIDE_WHEN_HOT] = { "no_decide_when_hot",
+	                                 "no Decide for a hot selection "
+	                                 "(selection policy)",
+	                                 true, true, selection_policy,
+	                                 no_decide_when_hot, NULL },
+	[MS_GATE_ONE_DECIDE_PER_TRACE] = { "one_decide_per_trace",
+	                                   "each trace handed to Decide once "
+	                                   "per merge",
+	                                   true, false, NULL,
+	                                   one_decide_per_trace, NULL },
+	[MS_GATE_PLUGIN_BOUNDS] = { "plugin_bounds",
+	                            "MinTS/MaxTS as rebuilt from the "
+	                            "fragments",
+	                            true, false, NULL, plugin_bounds, NULL },
+	[MS_GATE_PLUGIN_HEALTH] = { "plugin_health",
+	                            "no link failed open (unless "
+	                            "--allow-fail-open); link calls reconcile",
+	                            true, false, has_pipeline, plugin_health,
+	                            plugin_health_warn },
+	[MS_GATE_VERDICT_ORACLE] = { "verdict_oracle",
+	                             "the run reconciles exactly with an "
+	                             "independent oracle",
+	                             true, false, NULL, verdict_oracle, NULL },
+	[MS_GATE_SAMPLING_EXERCISED] = { "sampling_exercised",
+	                                 "a configured chain evaluated "
+	                                 "something",
+	                                 true, false, has_chain,
+	                                 sampling_exercised, NULL },
+	[MS_GATE_IDLE_NO_LEAKS] = { "idle_no_leaks",
+	                            "engine idle; nothing claimed, left in "
+	                            "tmp/, quarantined or failed",
+	                            true, false, NULL, idle_no_leaks, NULL },
+	[MS_GATE_EVENT_COUNT] = { "event_count",
+	                          "one merge event per completed merge", true,
+	                          true, NULL, event_count, NULL },
+	[MS_GATE_ONE_CLASSIFICATION] = { "one_classification",
+	                                 "every merge has exactly one "
+	                                 "classification, a reason iff not "
+	                                 "executed",
+	                                 false, true, NULL, one_classification,
+	                                 NULL },
+};
+
+const ms_gate_def *
+ms_gate_def_of(enum ms_gate g)
+{
+	return (unsigned)g < MS_GATE_COUNT ? &defs[g] : NULL;
+}
+
+int
+ms_gate_parse(const char *name)
+{
+	for (int g = 0; name && g < MS_GATE_COUNT; g++)
+		if (strcmp(defs[g].name, name) == 0)
+			return g;
+	return -1;
+}
+
+bool
+ms_gate_eval(enum ms_gate g, const ms_gate_facts *f, ms_ev_gate *out)
+{
+	const ms_gate_def *d = ms_gate_def_of(g);
+	if (!d || (d->applies && !d->applies(f)))
+		return false;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", d->name);
+	out->pass = d->pass(f);
+	out->warn = out->pass && d->warn && d->warn(f);
+	return true;
+}
+
+bool
+ms_gate_merge_hot_decide(const ms_ev_merge *m)
+{
+	return m->hot_parts > 0 && (m->sampling.plugin_calls > 0 ||
+	                            m->sampling.traces_evaluated > 0);
+}
+
+bool
+ms_gate_merge_bad_class(const ms_ev_merge *m)
+{
+	const ms_merge_sampling *s = &m->sampling;
+	bool executed = s->klass == MS_SAMPLING_EXECUTED;
+	return (unsigned)s->klass >= MS_SAMPLING_CLASS_COUNT ||
+	       executed != (s->reason == MS_SREASON_NONE);
+}

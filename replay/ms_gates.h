@@ -1,0 +1,105 @@
+/*
+ * ms_gates.h - the end-of-run correctness gates of a replay, each defined
+ * once: its name (as the event log, the reports and README spell it), what
+ * it expects, and its predicate over the facts of a run.
+ *
+ * A run (replay/gates.c) fills the facts from the shard and its own
+ * tallies and records every gate that applies, in enum order, with a
+ * detail line of its evidence. A report (ms_report_derive_gates) fills the
+ * facts it can from the event log alone and evaluates, with the same
+ * predicates, the gates marked from_log. Tests walk the table.
+ */
+#ifndef MS_GATES_H
+#define MS_GATES_H
+
+#include "ms_replay_events.h"
+#include "ms_sampling.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* In the order a run records them. */
+enum ms_gate {
+	MS_GATE_PUBLICATIONS = 0,
+	MS_GATE_LEDGERS,
+	MS_GATE_LIFECYCLE,
+	MS_GATE_ONE_BLOCK_PER_TRACE,
+	MS_GATE_PART_LEDGERS,
+	MS_GATE_NO_DECIDE_WHEN_HOT,
+	MS_GATE_ONE_DECIDE_PER_TRACE,
+	MS_GATE_PLUGIN_BOUNDS,
+	MS_GATE_PLUGIN_HEALTH,
+	MS_GATE_VERDICT_ORACLE,
+	MS_GATE_SAMPLING_EXERCISED,
+	MS_GATE_IDLE_NO_LEAKS,
+	MS_GATE_EVENT_COUNT,
+	MS_GATE_ONE_CLASSIFICATION,
+	MS_GATE_COUNT,
+};
+
+/* What the predicates read. Zero means "nothing wrong seen" for every
+ * count; a source fills the fields of the gates it evaluates. */
+typedef struct ms_gate_facts {
+	enum ms_grace_policy policy;
+	bool chain;     /* a chain with at least one link is configured */
+	bool pipeline;  /* a pipeline is configured (plugin_health) */
+	bool ended;     /* the run ended (a log without an end has not) */
+	uint64_t slots; /* publications: scheduled parts */
+	uint64_t published;
+	bool ledgers_known;   /* the expected ledgers could be computed */
+	bool ledgers_equal;   /* final = expected, core and both indexes */
+	bool lifecycle_known; /* part lifecycle was tracked or recorded */
+	bool lifecycle_twice; /* a part introduced or removed twice */
+	uint64_t unexplained; /* parts the lifecycle does not explain */
+	uint64_t parts_in;    /* parts that entered the shard */
+	uint64_t parts_checked;
+	uint64_t parts_ok;
+	uint64_t merges_done; /* completed merges (events received) */
+	uint64_t merges_failed;
+	uint64_t merges_reconciled; /* output ledgers = inputs - dropped */
+	uint64_t merges_unreconciled;
+	uint64_t hot_decides; /* ms_gate_merge_hot_decide merges */
+	uint64_t decide_dup_traces;
+	uint64_t bounds_mismatch;
+	bool link_calls_ok;    /* link call counters reconcile */
+	uint64_t health_kinds; /* fail-open, retry and oversized events */
+	bool allow_fail_open;
+	bool oracle_ok; /* the run reconciles with the verdict oracle */
+	uint64_t executed_merges;
+	bool engine_idle; /* idle, nothing queued, running, held, claimed */
+	uint64_t tmp_leftovers;
+	uint64_t quarantined;
+	uint64_t merge_events;       /* merge events recorded */
+	uint64_t engine_merges_done; /* the engine's own count */
+	uint64_t bad_class;          /* ms_gate_merge_bad_class merges */
+} ms_gate_facts;
+
+typedef struct ms_gate_def {
+	const char *name;   /* as recorded; unique */
+	const char *expect; /* what must hold, one line */
+	bool run;           /* a run records it */
+	bool from_log;      /* ms_report_derive_gates recomputes it */
+	/* NULL = always; else the gate exists only for such runs. */
+	bool (*applies)(const ms_gate_facts *f);
+	bool (*pass)(const ms_gate_facts *f);
+	/* NULL = never; else a passing gate that is a WARN. */
+	bool (*warn)(const ms_gate_facts *f);
+} ms_gate_def;
+
+/* The definition of gate g; NULL out of range. */
+const ms_gate_def *ms_gate_def_of(enum ms_gate g);
+/* The gate called name, or -1. */
+int ms_gate_parse(const char *name);
+
+/* Evaluate gate g over f into out: name, pass, warn; detail "". Returns
+ * false (out untouched) when the gate does not apply to f's run. */
+bool ms_gate_eval(enum ms_gate g, const ms_gate_facts *f, ms_ev_gate *out);
+
+/* A merge of a hot selection that called Decide (no_decide_when_hot). */
+bool ms_gate_merge_hot_decide(const ms_ev_merge *m);
+/* A merge without exactly one classification: an unknown class, or a
+ * reason other than none with executed (or none without) (the gate
+ * one_classification). */
+bool ms_gate_merge_bad_class(const ms_ev_merge *m);
+
+#endif
