@@ -577,6 +577,104 @@ health_note(ms_replay *r, const ms_ev_merge *m)
 		           m->sampling.traces_oversized);
 }
 
+/* The figures of a merge's result into its event. */
+static void
+fill_result(const ms_replay *r, ms_ev_merge *m, const ms_merge_result *res,
+            int64_t dispatch_mono)
+{
+	m->err = res->err;
+	copy_str(m->error, sizeof(m->error), res->error.msg);
+	m->sampling = res->sampling;
+	m->output = res->output;
+	memcpy(m->index, res->index, sizeof(m->index));
+	m->epoch_after = res->epoch_after;
+	m->rows_in = res->rows_in;
+	m->rows_out = res->rows_out;
+	m->traces_in = res->traces_in;
+	m->traces_out = res->traces_out;
+	m->wall_start_ns = res->started_mono_ns - r->t0_mono;
+	if (dispatch_mono) {
+		m->wall_dispatch_ns = dispatch_mono - r->t0_mono;
+		m->queue_ns = res->started_mono_ns - dispatch_mono;
+	}
+	m->wall_ns = res->wall_ns;
+	m->cpu_ns = res->cpu_ns;
+	m->process_cpu_ns = res->cpu_ns;
+	m->alloc_bytes = res->alloc_bytes;
+	m->alloc_count = res->alloc_count;
+	m->peak_live = res->peak_live;
+	m->bytes_read = res->bytes_read;
+	m->bytes_written = res->bytes_written;
+	m->fsyncs = res->fsyncs;
+}
+
+/* The part lifecycle records of a completed merge: every input part
+ * removed, the output's core and index parts introduced. */
+static void
+rec_merge_parts(ms_replay *r, const ms_dispatch *d, const ms_ev_merge *m)
+{
+	const char *cause = d->finalize ? "finalize" : "merge";
+	for (size_t i = 0; i < d->ninputs; i++)
+		for (int k = 0; k < MS_KIND_COUNT; k++)
+			rec_part(r, MS_EV_PART_REMOVED, (enum ms_part_kind)k,
+			         NULL, d->inputs[i].id, cause, d->seq,
+			         m->epoch_after);
+	if (!m->output.id)
+		return;
+	rec_part(r, MS_EV_PART_INTRODUCED, MS_KIND_CORE, &m->output,
+	         m->output.id, cause, d->seq, m->epoch_after);
+	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
+		if (!m->index[k].done)
+			continue;
+		ms_part_meta im = { .compressed_bytes = m->index[k].bytes_out,
+			            .rows = m->index[k].rows_out,
+			            .depth = m->output.depth };
+		rec_part(r, MS_EV_PART_INTRODUCED, (enum ms_part_kind)k, &im,
+		         m->output.id, cause, d->seq, m->epoch_after);
+	}
+}
+
+/* The controller's tallies of a completed merge (d NULL when the event
+ * had no dispatch): lifecycle tracking, drops, gate counters, the staging
+ * sparkline. r->mu held. */
+static void
+tally_merge_done(ms_replay *r, const ms_dispatch *d, const ms_ev_merge *m)
+{
+	r->merges_done++;
+	r->pub_merges++;
+	if (d) {
+		for (size_t i = 0; i < d->ninputs; i++)
+			for (int k = 0; k < MS_KIND_COUNT; k++)
+				track_remove(r, d->inputs[i].id,
+				             (enum ms_part_kind)k);
+	}
+	if (m->output.id) {
+		track_introduce(r, m->output.id, MS_KIND_CORE);
+		for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++)
+			if (m->index[k].done)
+				track_introduce(r, m->output.id,
+				                (enum ms_part_kind)k);
+	}
+	r->rows_dropped += m->sampling.rows_dropped;
+	r->traces_dropped += m->sampling.traces_dropped;
+	if (m->sampling.klass == MS_SAMPLING_EXECUTED)
+		r->executed_merges++;
+	health_note(r, m);
+	r->decide_dup_traces += m->sampling.decide_dup_traces;
+	r->bounds_mismatch += m->sampling.bounds_mismatch;
+	r->decide_traces += m->sampling.traces_evaluated;
+	if (r->policy == MS_GRACE_SELECTION && ms_gate_merge_hot_decide(m))
+		r->hot_decides++;
+	r->staged_peak = m->sampling.peak_staged_bytes;
+	r->staged_preferred = m->sampling.preferred_limit_bytes;
+	if (r->nspark == MS_REPLAY_SPARK) {
+		memmove(r->spark, r->spark + 1,
+		        sizeof(r->spark[0]) * (MS_REPLAY_SPARK - 1));
+		r->nspark--;
+	}
+	r->spark[r->nspark++] = m->sampling.peak_staged_bytes;
+}
+
 /* Engine event callback: worker threads, serialized by the engine. */
 static void
 on_engine_event(void *arg, const ms_engine_event *ev)
@@ -625,32 +723,8 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 				dispatch_mono = r->claims[i].dispatch_mono;
 		pthread_mutex_unlock(&r->mu);
 	}
-	if (res) {
-		m.err = res->err;
-		copy_str(m.error, sizeof(m.error), res->error.msg);
-		m.sampling = res->sampling;
-		m.output = res->output;
-		memcpy(m.index, res->index, sizeof(m.index));
-		m.epoch_after = res->epoch_after;
-		m.rows_in = res->rows_in;
-		m.rows_out = res->rows_out;
-		m.traces_in = res->traces_in;
-		m.traces_out = res->traces_out;
-		m.wall_start_ns = res->started_mono_ns - r->t0_mono;
-		if (dispatch_mono) {
-			m.wall_dispatch_ns = dispatch_mono - r->t0_mono;
-			m.queue_ns = res->started_mono_ns - dispatch_mono;
-		}
-		m.wall_ns = res->wall_ns;
-		m.cpu_ns = res->cpu_ns;
-		m.process_cpu_ns = res->cpu_ns;
-		m.alloc_bytes = res->alloc_bytes;
-		m.alloc_count = res->alloc_count;
-		m.peak_live = res->peak_live;
-		m.bytes_read = res->bytes_read;
-		m.bytes_written = res->bytes_written;
-		m.fsyncs = res->fsyncs;
-	}
+	if (res)
+		fill_result(r, &m, res, dispatch_mono);
 	if (ev->type == MS_EV_MERGE_FAILED && !m.err) {
 		m.err = ev->err ? ev->err : MS_ERR_IO;
 		copy_str(m.error, sizeof(m.error), ev->error);
@@ -662,34 +736,8 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	if (ev->type == MS_EV_MERGE_DONE)
 		inventory_totals(r, &m.inv_parts, &m.inv_bytes);
 
-	if (ev->type == MS_EV_MERGE_DONE && d) {
-		const char *cause = d->finalize ? "finalize" : "merge";
-		for (size_t i = 0; i < d->ninputs; i++)
-			for (int k = 0; k < MS_KIND_COUNT; k++)
-				rec_part(r, MS_EV_PART_REMOVED,
-				         (enum ms_part_kind)k, NULL,
-				         d->inputs[i].id, cause, d->seq,
-				         m.epoch_after);
-		if (m.output.id) {
-			rec_part(r, MS_EV_PART_INTRODUCED, MS_KIND_CORE,
-			         &m.output, m.output.id, cause, d->seq,
-			         m.epoch_after);
-			for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME;
-			     k++) {
-				if (!m.index[k].done)
-					continue;
-				ms_part_meta im = {
-					.compressed_bytes =
-					        m.index[k].bytes_out,
-					.rows = m.index[k].rows_out,
-					.depth = m.output.depth
-				};
-				rec_part(r, MS_EV_PART_INTRODUCED,
-				         (enum ms_part_kind)k, &im, m.output.id,
-				         cause, d->seq, m.epoch_after);
-			}
-		}
-	}
+	if (ev->type == MS_EV_MERGE_DONE && d)
+		rec_merge_parts(r, d, &m);
 	/* A completed merge is committed before the engine counts it done
 	 * (the engine waits for this callback): a run killed at any moment
 	 * leaves every completed merge in the database. Merges are a few
@@ -700,45 +748,10 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	pthread_mutex_lock(&r->mu);
 	if (d)
 		release_claim(r, d->seq);
-	if (ev->type == MS_EV_MERGE_DONE) {
-		r->merges_done++;
-		r->pub_merges++;
-		if (d) {
-			for (size_t i = 0; i < d->ninputs; i++)
-				for (int k = 0; k < MS_KIND_COUNT; k++)
-					track_remove(r, d->inputs[i].id,
-					             (enum ms_part_kind)k);
-		}
-		if (m.output.id) {
-			track_introduce(r, m.output.id, MS_KIND_CORE);
-			for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME;
-			     k++)
-				if (m.index[k].done)
-					track_introduce(r, m.output.id,
-					                (enum ms_part_kind)k);
-		}
-		r->rows_dropped += m.sampling.rows_dropped;
-		r->traces_dropped += m.sampling.traces_dropped;
-		if (m.sampling.klass == MS_SAMPLING_EXECUTED)
-			r->executed_merges++;
-		health_note(r, &m);
-		r->decide_dup_traces += m.sampling.decide_dup_traces;
-		r->bounds_mismatch += m.sampling.bounds_mismatch;
-		r->decide_traces += m.sampling.traces_evaluated;
-		if (r->policy == MS_GRACE_SELECTION &&
-		    ms_gate_merge_hot_decide(&m))
-			r->hot_decides++;
-		r->staged_peak = m.sampling.peak_staged_bytes;
-		r->staged_preferred = m.sampling.preferred_limit_bytes;
-		if (r->nspark == MS_REPLAY_SPARK) {
-			memmove(r->spark, r->spark + 1,
-			        sizeof(r->spark[0]) * (MS_REPLAY_SPARK - 1));
-			r->nspark--;
-		}
-		r->spark[r->nspark++] = m.sampling.peak_staged_bytes;
-	} else {
+	if (ev->type == MS_EV_MERGE_DONE)
+		tally_merge_done(r, d, &m);
+	else
 		r->merges_failed++;
-	}
 	ms_ev_merge *slot = &r->recent[r->recent_head];
 	*slot = m;
 	slot->inputs = NULL;
@@ -1354,16 +1367,13 @@ default_work_dir(char *buf, size_t n, const char *db_path)
 	snprintf(buf, n, "%s.shard", db_path);
 }
 
-int
-ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
+/* ---- ms_replay_open, step by step ------------------------------------ */
+
+/* The options a replay cannot start without, and user strings kept whole
+ * or refused, never cut. */
+static int
+open_check_opts(const ms_replay_opts *opts, const char *variant, ms_errbuf *eb)
 {
-	*out = NULL;
-	if (!opts || !opts->fixture_dir || !opts->db_path)
-		return ms_fail(eb, MS_ERR_INVAL,
-		               "replay: a fixture directory and a database "
-		               "path are required");
-	/* User strings are kept whole or refused, never cut. */
-	const char *variant = opts->variant ? opts->variant : "disabled";
 	const struct {
 		const char *what, *s;
 		size_t cap;
@@ -1387,16 +1397,14 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 		               "replay: the event database path is too long "
 		               "for the work directory beside it; give "
 		               "--work-dir");
-	ms_replay *r = calloc(1, sizeof(*r));
-	if (!r)
-		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
-	int rc;
-	r->opts = *opts;
-	r->variant = strdup(variant);
-	if (!r->variant) {
-		free(r);
-		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
-	}
+	return 0;
+}
+
+/* Copy the options into r and set up its lock, clock and settings (r
+ * from calloc, r->opts and r->variant set). Cannot fail. */
+static void
+open_init(ms_replay *r, const ms_replay_opts *opts)
+{
 	copy_str(r->fixture_dir, sizeof(r->fixture_dir), opts->fixture_dir);
 	copy_str(r->db_path, sizeof(r->db_path), opts->db_path);
 	if (opts->work_dir)
@@ -1426,32 +1434,26 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 	pthread_cond_init(&r->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	r->state = MS_REPLAY_READY;
-	if (ms__blkcache_new(&r->blocks)) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
-		goto fail;
-	}
+}
 
-	if (opts->grace_policy &&
-	    ms_grace_policy_parse(opts->grace_policy, &r->policy)) {
-		rc = ms_fail(eb, MS_ERR_INVAL,
-		             "--grace-policy '%s': expected selection or "
-		             "trace",
-		             opts->grace_policy);
-		goto fail;
-	}
-	/* The fixture: manifest first (names a missing or foreign one). */
+/* The fixture: manifest first (names a missing or foreign one), then its
+ * recorded hashes, then every scheduled part's directories. */
+static int
+open_fixture(ms_replay *r, ms_errbuf *eb)
+{
+	int rc;
 	if ((rc = ms_fixture_open(&r->fx, r->fixture_dir, eb)))
-		goto fail;
+		return rc;
 	r->info = ms_fixture_get_info(r->fx);
 	if ((rc = ms_fixture_verify(r->fx, NULL, NULL, eb)))
-		goto fail;
+		return rc;
 	ms_clock_set(&r->clock, r->info->day_start_ns);
 	for (size_t i = 0; i < ms_fixture_nslots(r->fx); i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
 		for (int k = 0; k < MS_KIND_COUNT; k++) {
 			struct stat st;
-			if (stat(s->path[k], &st) < 0 || !S_ISDIR(st.st_mode)) {
-				rc = ms_fail(
+			if (stat(s->path[k], &st) < 0 || !S_ISDIR(st.st_mode))
+				return ms_fail(
 				        eb, MS_ERR_NOTFOUND,
 				        "fixture %s: part %016llx (%s) is "
 				        "missing: %s",
@@ -1459,45 +1461,52 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 				        (unsigned long long)s->part_id,
 				        ms_part_kind_name((enum ms_part_kind)k),
 				        s->path[k]);
-				goto fail;
-			}
 		}
 	}
-	/* Limits and the sampling pipeline (plugins load here). */
+	return 0;
+}
+
+/* Limits and the sampling pipeline (plugins load here). */
+static int
+open_pipeline(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
+{
+	int rc;
 	ms_limits_detect(&r->limits, NULL, NULL);
 	if (opts->profile) {
 		copy_str(r->profile, sizeof(r->profile), opts->profile);
 		if ((rc = ms_limits_apply_profile(&r->limits, opts->profile,
 		                                  eb)))
-			goto fail;
+			return rc;
 	}
-	if (strcmp(r->variant, "disabled") != 0) {
-		ms_pipeline_opts po;
-		memset(&po, 0, sizeof(po));
-		po.spec = r->variant;
-		po.plugin_dir = r->plugin_dir;
-		po.policy = r->policy;
-		po.decide_timeout_ns = opts->decide_timeout_ns;
-		po.oversized_cap = opts->oversized_cap;
-		po.host_mode = opts->plugin_host;
-		po.host_exe = opts->plugin_host_exe;
-		po.limits = &r->limits;
-		po.mem = &r->mem;
-		po.log = log_to_nowhere;
-		ms_errbuf peb = { { 0 } };
-		if ((rc = ms_pipeline_open(&r->pipe, &po, &peb))) {
-			/* Say which variant, whatever the chain reported. */
-			ms_fail(eb, rc, "variant '%s': %s", r->variant,
-			        peb.msg[0] ? peb.msg : ms_strerror(rc));
-			goto fail;
-		}
-	}
-	/* The page cache the run starts from (after every check, before
-	 * the first fixture read). */
-	if ((rc = ms__cache_prepare(r->fixture_dir, opts->cache_label, eb)))
-		goto fail;
-	/* A fresh shard clone, in a directory that is new or empty: the run
-	 * deletes it at the end, so it must not hold anything else. */
+	if (strcmp(r->variant, "disabled") == 0)
+		return 0;
+	ms_pipeline_opts po;
+	memset(&po, 0, sizeof(po));
+	po.spec = r->variant;
+	po.plugin_dir = r->plugin_dir;
+	po.policy = r->policy;
+	po.decide_timeout_ns = opts->decide_timeout_ns;
+	po.oversized_cap = opts->oversized_cap;
+	po.host_mode = opts->plugin_host;
+	po.host_exe = opts->plugin_host_exe;
+	po.limits = &r->limits;
+	po.mem = &r->mem;
+	po.log = log_to_nowhere;
+	ms_errbuf peb = { { 0 } };
+	if ((rc = ms_pipeline_open(&r->pipe, &po, &peb)))
+		/* Say which variant, whatever the chain reported. */
+		ms_fail(eb, rc, "variant '%s': %s", r->variant,
+		        peb.msg[0] ? peb.msg : ms_strerror(rc));
+	return rc;
+}
+
+/* A fresh shard clone, in a directory that is new or empty: the run
+ * deletes it at the end, so it must not hold anything else. It is scratch
+ * owned by this process: what a killed run leaves is found and removed
+ * later (ms_owner.h). The owner note is the database. */
+static int
+open_work_dir(ms_replay *r, ms_errbuf *eb)
+{
 	struct stat st;
 	if (stat(r->work_dir, &st) == 0) {
 		DIR *d = S_ISDIR(st.st_mode) ? opendir(r->work_dir) : NULL;
@@ -1508,50 +1517,48 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 		bool empty = d && !de;
 		if (d)
 			closedir(d);
-		if (!empty) {
-			rc = ms_fail(eb, MS_ERR_EXISTS,
-			             "shard directory %s exists and is not an "
-			             "empty directory; give a new or empty one "
-			             "(nothing was removed)",
-			             r->work_dir);
-			goto fail;
-		}
+		if (!empty)
+			return ms_fail(
+			        eb, MS_ERR_EXISTS,
+			        "shard directory %s exists and is not an "
+			        "empty directory; give a new or empty one "
+			        "(nothing was removed)",
+			        r->work_dir);
 	}
-	if (ms__mkdir_p(r->work_dir) < 0) {
-		rc = ms_fail(eb, ms_err_from_errno(errno),
-		             "cannot create the shard directory %s: %s",
-		             r->work_dir, strerror(errno));
-		goto fail;
-	}
-	/* Scratch owned by this process: what a killed run leaves is found
-	 * and removed later (ms_owner.h). The note is the database. */
+	if (ms__mkdir_p(r->work_dir) < 0)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "cannot create the shard directory %s: %s",
+		               r->work_dir, strerror(errno));
 	r->work_created = true;
-	if ((rc = ms_owner_write(r->work_dir,
-	                         r->keep_shard ? "kept" : "scratch", r->db_path,
-	                         eb)))
-		goto fail;
+	return ms_owner_write(r->work_dir, r->keep_shard ? "kept" : "scratch",
+	                      r->db_path, eb);
+}
+
+/* The shard in the work directory. Merge outputs must not take the ID of
+ * a part still to be published: hand out IDs above every scheduled
+ * part's. */
+static int
+open_shard(ms_replay *r, ms_errbuf *eb)
+{
 	ms_shard_opts so = {
 		.dir = r->work_dir, .create = true, .mem = &r->mem, .io = &r->io
 	};
-	if ((rc = ms_shard_open(&r->shard, &so, eb)))
-		goto fail;
-	/* Merge outputs must not take the ID of a part still to be
-	 * published: hand out IDs above every scheduled part's. */
+	int rc = ms_shard_open(&r->shard, &so, eb);
 	uint64_t max_id = 0, id = 0;
-	for (size_t i = 0; i < ms_fixture_nslots(r->fx); i++) {
+	for (size_t i = 0; rc == 0 && i < ms_fixture_nslots(r->fx); i++) {
 		uint64_t sid = ms_fixture_slot_at(r->fx, i)->part_id;
 		if (sid > max_id)
 			max_id = sid;
 	}
-	while (id < max_id)
-		if ((rc = ms_shard_new_id(r->shard, &id, eb)))
-			goto fail;
-	/* The event database. */
-	ms_rec_opts ro = { .path = r->db_path,
-		           .overwrite = opts->db_overwrite };
-	if ((rc = ms_rec_open(&r->rec, &ro, eb)))
-		goto fail;
-	/* The engine. */
+	while (rc == 0 && id < max_id)
+		rc = ms_shard_new_id(r->shard, &id, eb);
+	return rc;
+}
+
+/* The engine over the shard, with the controller's hooks. */
+static int
+open_engine(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
+{
 	ms_engine_opts eo;
 	memset(&eo, 0, sizeof(eo));
 	eo.shard = r->shard;
@@ -1569,7 +1576,57 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 	eo.drop_arg = r;
 	eo.event = on_engine_event;
 	eo.event_arg = r;
-	if ((rc = ms_engine_open(&r->engine, &eo, eb)))
+	return ms_engine_open(&r->engine, &eo, eb);
+}
+
+/*
+ * Open a replay: check the options, then each step in turn, the first
+ * failure closing what the earlier ones opened (ms_replay_close): the
+ * grace policy, the fixture, limits and pipeline, the page cache the run
+ * starts from (after every check, before the first fixture read), the
+ * work directory, the shard, the event database, the engine.
+ */
+int
+ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
+{
+	*out = NULL;
+	if (!opts || !opts->fixture_dir || !opts->db_path)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "replay: a fixture directory and a database "
+		               "path are required");
+	const char *variant = opts->variant ? opts->variant : "disabled";
+	int rc = open_check_opts(opts, variant, eb);
+	if (rc)
+		return rc;
+	ms_replay *r = calloc(1, sizeof(*r));
+	if (!r)
+		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
+	r->opts = *opts;
+	r->variant = strdup(variant);
+	if (!r->variant) {
+		free(r);
+		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
+	}
+	open_init(r, opts);
+	if (ms__blkcache_new(&r->blocks)) {
+		rc = ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
+		goto fail;
+	}
+	if (opts->grace_policy &&
+	    ms_grace_policy_parse(opts->grace_policy, &r->policy)) {
+		rc = ms_fail(eb, MS_ERR_INVAL,
+		             "--grace-policy '%s': expected selection or "
+		             "trace",
+		             opts->grace_policy);
+		goto fail;
+	}
+	ms_rec_opts ro = { .path = r->db_path,
+		           .overwrite = opts->db_overwrite };
+	if ((rc = open_fixture(r, eb)) || (rc = open_pipeline(r, opts, eb)) ||
+	    (rc = ms__cache_prepare(r->fixture_dir, opts->cache_label, eb)) ||
+	    (rc = open_work_dir(r, eb)) || (rc = open_shard(r, eb)) ||
+	    (rc = ms_rec_open(&r->rec, &ro, eb)) ||
+	    (rc = open_engine(r, opts, eb)))
 		goto fail;
 	*out = r;
 	return 0;
