@@ -148,6 +148,11 @@ oracle_spec(const ms_replay *r)
  *    still present may exceed the proposed drops by at most those.
  * So every oracle drop in the final output was deferred by the guard or
  * kept unevaluated for a recorded reason.
+ *
+ * Longer than most functions on purpose: it writes the reconciliation
+ * table row by row in the order the report prints it, and the first
+ * failed CHECK is the gate's detail, so its rows and checks read best in
+ * one place.
  */
 static void
 gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
@@ -350,12 +355,12 @@ dir_entries(const char *path)
 	return n;
 }
 
-int
-ms__replay_gates(ms_replay *r, ms_errbuf *eb)
+/* Wait for the checker and the verdict oracle (they ran beside the
+ * replay) and find the dropped rows' ledger, which the ledgers gate
+ * uses. */
+static void
+join_oracle(ms_replay *r)
 {
-	size_t nslots = ms_fixture_nslots(r->fx);
-	/* The oracle first (it ran beside the replay): the ledgers gate uses
-	 * its dropped rows' ledger. */
 	int64_t w0 = ms__replay_since_start(r);
 	ms__checker_drain(r);
 	r->check_wait_ns = ms__replay_since_start(r) - w0;
@@ -368,37 +373,18 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	if (orc && !r->oracle.why[0])
 		snprintf(r->oracle.why, sizeof(r->oracle.why), "%s",
 		         ms_strerror(orc));
-	ms_gate_facts f = {
-		.policy = r->policy,
-		.pipeline = r->pipe != NULL,
-		.chain =
-		        r->pipe && ms_chain_len(ms_pipeline_chain(r->pipe)) > 0,
-		.ended = true,
-		.slots = nslots,
-		.published = r->pub_done,
-	};
-	gate(r, MS_GATE_PUBLICATIONS, &f,
-	     "%llu of %zu scheduled parts published",
-	     (unsigned long long)r->pub_done, nslots);
+}
 
-	ms_view *v = NULL;
-	int rc = ms_shard_view(r->shard, &v, eb);
-	if (rc)
-		return rc;
-	size_t nparts = ms_view_count(v);
-	uint64_t final_traces = 0;
-	for (size_t i = 0; i < nparts; i++)
-		final_traces +=
-		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE))
-		                ->traces;
-
-	/* Ledgers: lossless runs end with the fixture's ledgers; dropping runs
-	 * with input minus the dropped rows' ledgers (r->dropped_ledger, from
-	 * the independent oracle over the dropped trace IDs). */
+/* ledgers: lossless runs end with the fixture's ledgers; dropping runs
+ * with input minus the dropped rows' ledgers (from the independent oracle
+ * over the dropped trace IDs). */
+static void
+gate_ledgers(ms_replay *r, ms_gate_facts *f, const ms_view *v)
+{
 	ms_ledger_set fin, want = r->info->ledgers, dropped;
 	ms_errbuf leb = { { 0 } };
 	char owhy[200] = "";
-	rc = ms_ledger_of_view(v, &fin, NULL, &leb);
+	int rc = ms_ledger_of_view(v, &fin, NULL, &leb);
 	if (rc == 0 && r->drop_err)
 		rc = ms_fail(&leb, MS_ERR_NOMEM,
 		             "a dropped trace could not "
@@ -417,8 +403,8 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	if (rc == 0 && r->dropped.n)
 		rc = ms_ledger_set_sub(&want, &dropped);
 	if (rc) {
-		f.ledgers_known = false;
-		gate(r, MS_GATE_LEDGERS, &f, "cannot reconcile: %s",
+		f->ledgers_known = false;
+		gate(r, MS_GATE_LEDGERS, f, "cannot reconcile: %s",
 		     leb.msg[0] ? leb.msg : ms_strerror(rc));
 	} else {
 		r->expected = want;
@@ -431,18 +417,23 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 		                              &want.kind[MS_KIND_LATENCY]) &&
 		              ms_ledger_equal(&fin.kind[MS_KIND_START_TIME],
 		                              &want.kind[MS_KIND_START_TIME]);
-		f.ledgers_known = true;
-		f.ledgers_equal = eq;
-		gate(r, MS_GATE_LEDGERS, &f,
+		f->ledgers_known = true;
+		f->ledgers_equal = eq;
+		gate(r, MS_GATE_LEDGERS, f,
 		     "core %s %s input minus oracle %s; indexes %s; %zu "
 		     "traces (%llu rows) dropped",
 		     a, eq ? "=" : "!=", b, idx_eq ? "equal" : "DIFFER",
 		     r->dropped.n, (unsigned long long)dropped.kind[0].rows);
 	}
+}
 
-	/* Every input removed and every output introduced exactly once, core
-	 * and both index parts alike, and the inventory is what those events
-	 * leave. */
+/* lifecycle: every input removed and every output introduced exactly
+ * once, core and both index parts alike, and the inventory v is what
+ * those events leave. */
+static void
+gate_lifecycle(ms_replay *r, ms_gate_facts *f, const ms_view *v)
+{
+	size_t nparts = ms_view_count(v);
 	size_t live[MS_KIND_COUNT] = { 0 }, present[MS_KIND_COUNT] = { 0 };
 	size_t missing = 0;
 	for (size_t i = 0; i < r->track_cap; i++)
@@ -467,26 +458,32 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	bool live_ok = true;
 	for (int k = 0; k < MS_KIND_COUNT; k++)
 		live_ok = live_ok && live[k] == present[k];
-	f.lifecycle_known = true;
-	f.lifecycle_twice = r->track_dup;
-	f.unexplained = missing + !live_ok;
-	gate(r, MS_GATE_LIFECYCLE, &f,
+	f->lifecycle_known = true;
+	f->lifecycle_twice = r->track_dup;
+	f->unexplained = missing + !live_ok;
+	gate(r, MS_GATE_LIFECYCLE, f,
 	     "%s; active parts core/latency/start_time %zu/%zu/%zu, "
 	     "expected from events %zu/%zu/%zu, %zu unexplained",
 	     r->track_dup ? r->track_err
 	                  : "no part introduced or removed twice",
 	     present[0], present[1], present[2], live[0], live[1], live[2],
 	     missing);
-	ms_view_release(v);
+}
 
+/* The gates the controller tallied merge by merge: one_block_per_trace,
+ * part_ledgers, no_decide_when_hot, one_decide_per_trace,
+ * plugin_bounds. */
+static void
+gate_tallies(ms_replay *r, ms_gate_facts *f)
+{
 	/* Every part that entered the shard, checked as it entered (core
 	 * blocks one per trace in order, rows, both index parts). */
 	uint64_t bhit, bmiss;
 	ms__blkcache_stats(r->blocks, &bhit, &bmiss);
-	f.parts_in = r->parts_in;
-	f.parts_checked = r->check_submitted;
-	f.parts_ok = r->parts_ok;
-	gate(r, MS_GATE_ONE_BLOCK_PER_TRACE, &f,
+	f->parts_in = r->parts_in;
+	f->parts_checked = r->check_submitted;
+	f->parts_ok = r->parts_ok;
+	gate(r, MS_GATE_ONE_BLOCK_PER_TRACE, f,
 	     "%llu of %llu parts checked as introduced (core and both "
 	     "indexes: one block per trace, order, index ledgers)%s%s%s; "
 	     "%.0f ms on the checker's thread (the gates waited %.0f ms), "
@@ -499,11 +496,11 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	     (unsigned long long)(bhit + bmiss));
 	/* Each merge's output ledgers are its inputs' minus what it
 	 * dropped. */
-	f.merges_done = r->merges_done;
-	f.merges_failed = r->merges_failed;
-	f.merges_reconciled = r->merges_reconciled;
-	f.merges_unreconciled = r->merges_unreconciled;
-	gate(r, MS_GATE_PART_LEDGERS, &f,
+	f->merges_done = r->merges_done;
+	f->merges_failed = r->merges_failed;
+	f->merges_reconciled = r->merges_reconciled;
+	f->merges_unreconciled = r->merges_unreconciled;
+	gate(r, MS_GATE_PART_LEDGERS, f,
 	     "%llu of %llu merges: output = inputs - dropped rows, per "
 	     "kind%s%s",
 	     (unsigned long long)r->merges_reconciled,
@@ -511,36 +508,33 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	     r->merge_err);
 
 	/* No Decide for a hot selection under the selection policy. */
-	f.hot_decides = r->hot_decides;
-	gate(r, MS_GATE_NO_DECIDE_WHEN_HOT, &f,
+	f->hot_decides = r->hot_decides;
+	gate(r, MS_GATE_NO_DECIDE_WHEN_HOT, f,
 	     "%llu hot selections called Decide",
 	     (unsigned long long)r->hot_decides);
 
 	/* One Decide entry per trace per merge, and the bounds a plugin
 	 * sees equal those rebuilt from the trace's fragments (each merge
 	 * checks every trace it hands to the chain). */
-	f.decide_dup_traces = r->decide_dup_traces;
-	f.bounds_mismatch = r->bounds_mismatch;
-	gate(r, MS_GATE_ONE_DECIDE_PER_TRACE, &f,
+	f->decide_dup_traces = r->decide_dup_traces;
+	f->bounds_mismatch = r->bounds_mismatch;
+	gate(r, MS_GATE_ONE_DECIDE_PER_TRACE, f,
 	     "%llu traces handed to Decide twice in one merge, of %llu "
 	     "evaluated",
 	     (unsigned long long)r->decide_dup_traces,
 	     (unsigned long long)r->decide_traces);
-	gate(r, MS_GATE_PLUGIN_BOUNDS, &f,
+	gate(r, MS_GATE_PLUGIN_BOUNDS, f,
 	     "%llu traces with MinTS/MaxTS other than their fragments' "
 	     "bounds, of %llu evaluated",
 	     (unsigned long long)r->bounds_mismatch,
 	     (unsigned long long)r->decide_traces);
+}
 
-	gate_plugin_health(r, &f);
-	gate_verdict_oracle(r, &f, final_traces, true);
-
-	/* Sampling exercised: a chain that never evaluated anything did not
-	 * test what it was configured for. */
-	f.executed_merges = r->executed_merges;
-	gate(r, MS_GATE_SAMPLING_EXERCISED, &f, "%llu merges executed sampling",
-	     (unsigned long long)r->executed_merges);
-
+/* idle_no_leaks and event_count: the engine and the event log at the
+ * end. */
+static void
+gate_idle_events(ms_replay *r, ms_gate_facts *f)
+{
 	/* Idle with nothing leaked. */
 	ms_engine_stats es;
 	ms_engine_get_stats(r->engine, &es);
@@ -550,10 +544,10 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	bool idle = ms_engine_is_idle(r->engine) && es.queued == 0 &&
 	            es.running == 0 && es.held == 0 && es.claimed_parts == 0 &&
 	            es.pending_hook == 0;
-	f.engine_idle = idle;
-	f.tmp_leftovers = leftovers;
-	f.quarantined = es.quarantined;
-	gate(r, MS_GATE_IDLE_NO_LEAKS, &f,
+	f->engine_idle = idle;
+	f->tmp_leftovers = leftovers;
+	f->quarantined = es.quarantined;
+	gate(r, MS_GATE_IDLE_NO_LEAKS, f,
 	     "idle %s, %zu claimed, %zu temporary entries, %zu quarantined, "
 	     "%llu failed merges",
 	     idle ? "yes" : "no", es.claimed_parts, leftovers, es.quarantined,
@@ -563,12 +557,54 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	ms_rec_flush(r->rec, NULL);
 	ms_rec_stats rs;
 	ms_rec_stats_get(r->rec, &rs);
-	f.merge_events = rs.merges;
-	f.engine_merges_done = es.merges_done;
-	gate(r, MS_GATE_EVENT_COUNT, &f,
+	f->merge_events = rs.merges;
+	f->engine_merges_done = es.merges_done;
+	gate(r, MS_GATE_EVENT_COUNT, f,
 	     "%llu merge events recorded, %llu merges completed by the "
 	     "engine, %llu failed",
 	     (unsigned long long)rs.merges, (unsigned long long)es.merges_done,
 	     (unsigned long long)r->merges_failed);
+}
+
+int
+ms__replay_gates(ms_replay *r, ms_errbuf *eb)
+{
+	size_t nslots = ms_fixture_nslots(r->fx);
+	join_oracle(r);
+	ms_gate_facts f = {
+		.policy = r->policy,
+		.pipeline = r->pipe != NULL,
+		.chain =
+		        r->pipe && ms_chain_len(ms_pipeline_chain(r->pipe)) > 0,
+		.ended = true,
+		.slots = nslots,
+		.published = r->pub_done,
+	};
+	gate(r, MS_GATE_PUBLICATIONS, &f,
+	     "%llu of %zu scheduled parts published",
+	     (unsigned long long)r->pub_done, nslots);
+
+	ms_view *v = NULL;
+	int rc = ms_shard_view(r->shard, &v, eb);
+	if (rc)
+		return rc;
+	uint64_t final_traces = 0;
+	for (size_t i = 0; i < ms_view_count(v); i++)
+		final_traces +=
+		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE))
+		                ->traces;
+	gate_ledgers(r, &f, v);
+	gate_lifecycle(r, &f, v);
+	ms_view_release(v);
+	gate_tallies(r, &f);
+	gate_plugin_health(r, &f);
+	gate_verdict_oracle(r, &f, final_traces, true);
+
+	/* Sampling exercised: a chain that never evaluated anything did not
+	 * test what it was configured for. */
+	f.executed_merges = r->executed_merges;
+	gate(r, MS_GATE_SAMPLING_EXERCISED, &f, "%llu merges executed sampling",
+	     (unsigned long long)r->executed_merges);
+	gate_idle_events(r, &f);
 	return 0;
 }

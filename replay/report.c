@@ -1026,6 +1026,134 @@ ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	return rc;
 }
 
+/* The JSON report's sections, one function each, in report order. */
+static void
+json_links(FILE *f, const report *r)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < r->nlinks; i++) {
+		const link_agg *g = &r->links[i];
+		bool f2 = true;
+		fputs(i ? ",{" : "{", f);
+		js(f, "name", g->name, &f2);
+		ju(f, "calls", g->calls, &f2);
+		ju(f, "traces", g->traces, &f2);
+		ju(f, "kept", g->kept, &f2);
+		ji(f, "total_ns", g->total_ns, &f2);
+		ji(f, "max_ns", g->max_ns, &f2);
+		jd(f, "ns_per_trace",
+		   g->traces ? (double)g->total_ns / (double)g->traces : 0,
+		   &f2);
+		ju(f, "fail_open", g->fail_open, &f2);
+		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++) {
+			char key[40];
+			snprintf(key, sizeof(key), "fail_%s",
+			         ms_ev_fail_kind_name(k));
+			ju(f, key, g->fails[k], &f2);
+		}
+		jkey(f, "histogram", &f2);
+		fputc('[', f);
+		for (int b = 0; b < MS_EV_HIST_BUCKETS; b++)
+			fprintf(f, "%s%llu", b ? "," : "",
+			        (unsigned long long)g->hist[b]);
+		fputs("]}", f);
+	}
+	fputc(']', f);
+}
+
+static void
+json_health(FILE *f, const report *r)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < r->nhealth; i++) {
+		bool f2 = true;
+		fputs(i ? ",{" : "{", f);
+		ju(f, "merge", r->health[i].seq, &f2);
+		js(f, "link", r->health[i].link, &f2);
+		js(f, "kind", r->health[i].kind, &f2);
+		ju(f, "count", r->health[i].count, &f2);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+static void
+json_readiness(FILE *f, const report *r)
+{
+	bool f2 = true;
+	uint64_t rows = r->run.input_ledger.kind[MS_KIND_CORE].rows;
+	fputc('{', f);
+	ju(f, "merge_grace", r->ready.grace, &f2);
+	ju(f, "executed", r->ready.executed, &f2);
+	ju(f, "executed_all_inputs_deep", r->ready.executed_deep, &f2);
+	ju(f, "mature_selections", r->ready.mature_sel, &f2);
+	ju(f, "mature_selection_threshold", 10, &f2);
+	ju(f, "mature_rows", r->ready.mature_rows, &f2);
+	jd(f, "mature_rows_pct", pct(r->ready.mature_rows, rows), &f2);
+	ju(f, "mature_core_bytes", r->ready.mature_bytes, &f2);
+	jd(f, "mature_core_bytes_pct",
+	   pct(r->ready.mature_bytes, r->ready.raw_bytes), &f2);
+	jd(f, "mature_rows_with_deep_input_pct",
+	   pct(r->ready.mature_rows_deep, r->ready.mature_rows), &f2);
+	ju(f, "precompacted_mature_selections", r->ready.precompacted, &f2);
+	ju(f, "max_mature_depth", r->ready.max_depth, &f2);
+	fputc('}', f);
+}
+
+static void
+json_recon(FILE *f, const report *r)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < r->nrecon; i++) {
+		const ms_ev_recon *c = &r->recon[i];
+		bool f2 = true;
+		fputs(i ? ",{" : "{", f);
+		js(f, "name", c->name, &f2);
+		ju(f, "primary", c->v[MS_EV_RECON_PRIMARY], &f2);
+		ju(f, "cooldown", c->v[MS_EV_RECON_COOLDOWN], &f2);
+		ju(f, "finalize", c->v[MS_EV_RECON_FINALIZE], &f2);
+		ju(f, "run", c->v[MS_EV_RECON_TOTAL], &f2);
+		jkey(f, "ok", &f2);
+		fputs(c->ok ? "true" : "false", f);
+		js(f, "check", c->note, &f2);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+/* The gates (a run that did not finish fails "run_finished" first);
+ * returns how many failed. */
+static unsigned
+json_gates(FILE *f, const report *r, bool unfinished, const char *why)
+{
+	fputc('[', f);
+	unsigned nf = 0;
+	if (unfinished) {
+		bool f2 = true;
+		fputc('{', f);
+		js(f, "name", "run_finished", &f2);
+		jkey(f, "pass", &f2);
+		fputs("false", f);
+		js(f, "detail", why, &f2);
+		fputc('}', f);
+		nf++;
+	}
+	for (size_t i = 0; i < r->ngates; i++) {
+		bool f2 = true;
+		fputs(i || unfinished ? ",{" : "{", f);
+		js(f, "name", r->gates[i].name, &f2);
+		jkey(f, "pass", &f2);
+		fputs(r->gates[i].pass ? "true" : "false", f);
+		jkey(f, "warn", &f2);
+		fputs(r->gates[i].warn ? "true" : "false", f);
+		js(f, "detail", r->gates[i].detail, &f2);
+		fputc('}', f);
+		nf += !r->gates[i].pass;
+	}
+	fputc(']', f);
+	return nf;
+}
+
 /* ms_report_json in the C numeric locale. */
 static int
 report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
@@ -1065,86 +1193,13 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	json_phase(f, &r.ph[1]);
 	fputc('}', f);
 	jkey(f, "plugins", &first);
-	fputc('[', f);
-	for (size_t i = 0; i < r.nlinks; i++) {
-		const link_agg *g = &r.links[i];
-		bool f2 = true;
-		fputs(i ? ",{" : "{", f);
-		js(f, "name", g->name, &f2);
-		ju(f, "calls", g->calls, &f2);
-		ju(f, "traces", g->traces, &f2);
-		ju(f, "kept", g->kept, &f2);
-		ji(f, "total_ns", g->total_ns, &f2);
-		ji(f, "max_ns", g->max_ns, &f2);
-		jd(f, "ns_per_trace",
-		   g->traces ? (double)g->total_ns / (double)g->traces : 0,
-		   &f2);
-		ju(f, "fail_open", g->fail_open, &f2);
-		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++) {
-			char key[40];
-			snprintf(key, sizeof(key), "fail_%s",
-			         ms_ev_fail_kind_name(k));
-			ju(f, key, g->fails[k], &f2);
-		}
-		jkey(f, "histogram", &f2);
-		fputc('[', f);
-		for (int b = 0; b < MS_EV_HIST_BUCKETS; b++)
-			fprintf(f, "%s%llu", b ? "," : "",
-			        (unsigned long long)g->hist[b]);
-		fputs("]}", f);
-	}
-	fputc(']', f);
+	json_links(f, &r);
 	jkey(f, "plugin_health", &first);
-	fputc('[', f);
-	for (size_t i = 0; i < r.nhealth; i++) {
-		bool f2 = true;
-		fputs(i ? ",{" : "{", f);
-		ju(f, "merge", r.health[i].seq, &f2);
-		js(f, "link", r.health[i].link, &f2);
-		js(f, "kind", r.health[i].kind, &f2);
-		ju(f, "count", r.health[i].count, &f2);
-		fputc('}', f);
-	}
-	fputc(']', f);
+	json_health(f, &r);
 	jkey(f, "readiness", &first);
-	{
-		bool f2 = true;
-		uint64_t rows = r.run.input_ledger.kind[MS_KIND_CORE].rows;
-		fputc('{', f);
-		ju(f, "merge_grace", r.ready.grace, &f2);
-		ju(f, "executed", r.ready.executed, &f2);
-		ju(f, "executed_all_inputs_deep", r.ready.executed_deep, &f2);
-		ju(f, "mature_selections", r.ready.mature_sel, &f2);
-		ju(f, "mature_selection_threshold", 10, &f2);
-		ju(f, "mature_rows", r.ready.mature_rows, &f2);
-		jd(f, "mature_rows_pct", pct(r.ready.mature_rows, rows), &f2);
-		ju(f, "mature_core_bytes", r.ready.mature_bytes, &f2);
-		jd(f, "mature_core_bytes_pct",
-		   pct(r.ready.mature_bytes, r.ready.raw_bytes), &f2);
-		jd(f, "mature_rows_with_deep_input_pct",
-		   pct(r.ready.mature_rows_deep, r.ready.mature_rows), &f2);
-		ju(f, "precompacted_mature_selections", r.ready.precompacted,
-		   &f2);
-		ju(f, "max_mature_depth", r.ready.max_depth, &f2);
-		fputc('}', f);
-	}
+	json_readiness(f, &r);
 	jkey(f, "reconciliation", &first);
-	fputc('[', f);
-	for (size_t i = 0; i < r.nrecon; i++) {
-		const ms_ev_recon *c = &r.recon[i];
-		bool f2 = true;
-		fputs(i ? ",{" : "{", f);
-		js(f, "name", c->name, &f2);
-		ju(f, "primary", c->v[MS_EV_RECON_PRIMARY], &f2);
-		ju(f, "cooldown", c->v[MS_EV_RECON_COOLDOWN], &f2);
-		ju(f, "finalize", c->v[MS_EV_RECON_FINALIZE], &f2);
-		ju(f, "run", c->v[MS_EV_RECON_TOTAL], &f2);
-		jkey(f, "ok", &f2);
-		fputs(c->ok ? "true" : "false", f);
-		js(f, "check", c->note, &f2);
-		fputc('}', f);
-	}
-	fputc(']', f);
+	json_recon(f, &r);
 	jkey(f, "histogram_bounds_ms", &first);
 	fputc('[', f);
 	for (int b = 0; b < MS_EV_HIST_BUCKETS - 1; b++)
@@ -1162,31 +1217,7 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	}
 	ms__figures_json(f, &fg);
 	jkey(f, "gates", &first);
-	fputc('[', f);
-	unsigned nf = 0;
-	if (unfinished) {
-		bool f2 = true;
-		fputc('{', f);
-		js(f, "name", "run_finished", &f2);
-		jkey(f, "pass", &f2);
-		fputs("false", f);
-		js(f, "detail", why, &f2);
-		fputc('}', f);
-		nf++;
-	}
-	for (size_t i = 0; i < r.ngates; i++) {
-		bool f2 = true;
-		fputs(i || unfinished ? ",{" : "{", f);
-		js(f, "name", r.gates[i].name, &f2);
-		jkey(f, "pass", &f2);
-		fputs(r.gates[i].pass ? "true" : "false", f);
-		jkey(f, "warn", &f2);
-		fputs(r.gates[i].warn ? "true" : "false", f);
-		js(f, "detail", r.gates[i].detail, &f2);
-		fputc('}', f);
-		nf += !r.gates[i].pass;
-	}
-	fputc(']', f);
+	unsigned nf = json_gates(f, &r, unfinished, why);
 	ju(f, "gates_failed", nf, &first);
 	fputs("}\n", f);
 	if (failed)
