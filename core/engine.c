@@ -34,6 +34,7 @@
  *  8. Callbacks run without e->mu held; events are serialized by ev_mu.
  */
 #include "ms_engine.h"
+#include "ms_invariant.h"
 #include "ms_pipeline.h"
 
 #include <errno.h>
@@ -53,7 +54,55 @@ enum job_state {
 	JOB_QUEUED,
 	JOB_RUNNING,
 	JOB_ENDING,
+	JOB_STATE_COUNT,
 };
+
+/*
+ * The moves of design 2 as a table (SQLite's pager.c keeps its states the
+ * same way): job_move checks every move against it in debug builds
+ * (MS_DEBUG_INVARIANTS, ms_invariant.h), and a job leaves the list only
+ * from ENDING, or from any state when ms_engine_close discards it.
+ *
+ *   from     to                       by
+ *   HOOK     INHOOK                   dispatcher_main
+ *   INHOOK   HELD, QUEUED, ENDING     dispatcher_main (HOLD, GO or an
+ *                                     early release; drop: job_drop)
+ *   HELD     QUEUED, ENDING           ms_engine_release (run; drop)
+ *   QUEUED   RUNNING                  worker_main
+ *   RUNNING  ENDING                   run_job
+ */
+#define JOB_TO(st) (1u << (st))
+static const struct {
+	const char *name;
+	unsigned to; /* JOB_TO bits */
+} job_states[JOB_STATE_COUNT] = {
+	[JOB_HOOK] = { "hook", JOB_TO(JOB_INHOOK) },
+	[JOB_INHOOK] = { "inhook", JOB_TO(JOB_HELD) | JOB_TO(JOB_QUEUED) |
+	                                   JOB_TO(JOB_ENDING) },
+	[JOB_HELD] = { "held", JOB_TO(JOB_QUEUED) | JOB_TO(JOB_ENDING) },
+	[JOB_QUEUED] = { "queued", JOB_TO(JOB_RUNNING) },
+	[JOB_RUNNING] = { "running", JOB_TO(JOB_ENDING) },
+	[JOB_ENDING] = { "ending", 0 },
+};
+
+int
+ms__engine_job_states(void)
+{
+	return JOB_STATE_COUNT;
+}
+
+const char *
+ms__engine_job_state_name(int st)
+{
+	return st >= 0 && st < JOB_STATE_COUNT ? job_states[st].name : NULL;
+}
+
+bool
+ms__engine_job_move_ok(int from, int to)
+{
+	return from >= 0 && from < JOB_STATE_COUNT && to >= 0 &&
+	       to < JOB_STATE_COUNT && (job_states[from].to & JOB_TO(to));
+}
 
 typedef struct job {
 	struct job *prev, *next;
@@ -233,6 +282,9 @@ job_free(ms_engine *e, job *j)
 static void
 job_unlink(ms_engine *e, job *j)
 {
+	MS_INVARIANT(j->st == JOB_ENDING || e->stop,
+	             "merge #%llu leaves the job list in state %s",
+	             (unsigned long long)j->d.seq, job_states[j->st].name);
 	if (j->prev)
 		j->prev->next = j->next;
 	else
@@ -242,6 +294,17 @@ job_unlink(ms_engine *e, job *j)
 	else
 		e->tail = j->prev;
 	j->prev = j->next = NULL;
+}
+
+/* Move job j to state `to` (design 2; e->mu held). */
+static void
+job_move(job *j, enum job_state to)
+{
+	MS_INVARIANT(ms__engine_job_move_ok((int)j->st, (int)to),
+	             "merge #%llu moves from %s to %s",
+	             (unsigned long long)j->d.seq, job_states[j->st].name,
+	             job_states[to].name);
+	j->st = to;
 }
 
 static void
@@ -515,7 +578,7 @@ pick_and_report(ms_engine *e)
 static void
 job_drop(ms_engine *e, job *j)
 {
-	j->st = JOB_ENDING;
+	job_move(j, JOB_ENDING);
 	e->dropped++;
 	pthread_mutex_unlock(&e->mu);
 	ms_engine_event ev = { .type = MS_EV_DROPPED,
@@ -554,7 +617,7 @@ dispatcher_main(void *arg)
 		}
 		job *j = e->fatal ? NULL : first_in_state(e, JOB_HOOK);
 		if (j) {
-			j->st = JOB_INHOOK;
+			job_move(j, JOB_INHOOK);
 			pthread_mutex_unlock(&e->mu);
 			enum ms_dispatch_verdict vd = MS_DISPATCH_GO;
 			if (e->o.dispatch_hook)
@@ -565,9 +628,9 @@ dispatcher_main(void *arg)
 			if (j->early)
 				run = j->early_run;
 			if (vd == MS_DISPATCH_HOLD && !j->early) {
-				j->st = JOB_HELD;
+				job_move(j, JOB_HELD);
 			} else if (run) {
-				j->st = JOB_QUEUED;
+				job_move(j, JOB_QUEUED);
 				pthread_cond_broadcast(&e->cv_work);
 			} else {
 				job_drop(e, j);
@@ -800,7 +863,7 @@ run_job(ms_engine *e, job *j, unsigned windex)
 		if (!e->fatal)
 			ev.backoff_ms = backoff_start(e);
 	}
-	j->st = JOB_ENDING;
+	job_move(j, JOB_ENDING);
 	pthread_mutex_unlock(&e->mu);
 
 	deliver(e, &ev);
@@ -853,7 +916,7 @@ worker_main(void *arg)
 			pthread_cond_wait(&e->cv_work, &e->mu);
 			continue;
 		}
-		j->st = JOB_RUNNING;
+		job_move(j, JOB_RUNNING);
 		pthread_mutex_unlock(&e->mu);
 		run_job(e, j, w->index); /* returns with e->mu held */
 	}
@@ -1075,7 +1138,7 @@ ms_engine_release(ms_engine *e, uint64_t seq, bool run)
 		} else if (j->st == JOB_HELD) {
 			rc = 0;
 			if (run) {
-				j->st = JOB_QUEUED;
+				job_move(j, JOB_QUEUED);
 				pthread_cond_broadcast(&e->cv_work);
 			} else {
 				job_drop(e, j);
@@ -1167,6 +1230,8 @@ ms_engine_get_stats(ms_engine *e, ms_engine_stats *st)
 		case JOB_RUNNING:
 		case JOB_ENDING:
 			st->running++;
+			break;
+		case JOB_STATE_COUNT:
 			break;
 		}
 		st->claimed_parts += j->n;

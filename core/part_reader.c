@@ -42,6 +42,7 @@
  */
 #define XXH_INLINE_ALL
 #include "part_int.h"
+#include "ms_invariant.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -727,6 +728,77 @@ struct ms_part_iter {
 	uint32_t last_len;
 };
 
+/* ---- iterator modes (design 5-7), checked in debug builds ---- */
+
+/*
+ * An iterator is in one of three modes, set when it is opened; the only
+ * change is check -> defer, before the first block. What each mode checks
+ * when next() returns a block, and what it leaves for later:
+ *
+ *   mode    opened by / set by         units at next()   order, totals
+ *   check   ms_part_iter_open[_window] yes               yes (checked)
+ *   defer   ms_part_iter_defer_units   no: when handed   yes (checked)
+ *   reread  ms_part_iter_open_reread   no: when handed   its lead's
+ *                                      (design 6: trusted blocks)
+ *
+ * iter_check holds an iterator to its mode's row at every next().
+ */
+enum iter_mode { ITER_CHECK, ITER_DEFER, ITER_REREAD, ITER_MODE_COUNT };
+
+static const struct {
+	const char *name;
+	bool lead;          /* trails a lead iterator */
+	bool units_at_next; /* a returned block's units are checked */
+	bool counts;        /* order, content and totals are its own */
+} iter_modes[ITER_MODE_COUNT] = {
+	[ITER_CHECK] = { "check", false, true, true },
+	[ITER_DEFER] = { "defer", false, false, true },
+	[ITER_REREAD] = { "reread", true, false, false },
+};
+
+static enum iter_mode
+iter_mode(const ms_part_iter *it)
+{
+	return it->reread        ? ITER_REREAD
+	       : it->defer_units ? ITER_DEFER
+	                         : ITER_CHECK;
+}
+
+const char *
+ms__part_iter_mode_name(const ms_part_iter *it)
+{
+	return iter_modes[iter_mode(it)].name;
+}
+
+#ifdef MS_DEBUG_INVARIANTS
+static void
+iter_check(const ms_part_iter *it)
+{
+	enum iter_mode m = iter_mode(it);
+	const char *mn = iter_modes[m].name;
+	unsigned long long at = (unsigned long long)it->next;
+	MS_INVARIANT(!(it->reread && it->defer_units), "%s iterator", mn);
+	MS_INVARIANT(iter_modes[m].lead == (it->lead != NULL),
+	             "%s iterator at block %llu", mn, at);
+	MS_INVARIANT(!it->trusted || iter_modes[m].lead,
+	             "%s iterator trusts block %llu", mn, at);
+	MS_INVARIANT(!it->cur_ok || !iter_modes[m].units_at_next ||
+	                     (!it->a_unchecked && !it->b_unchecked),
+	             "%s iterator: block %llu has unchecked units", mn, at);
+	MS_INVARIANT(it->failed ||
+	                     it->checked ==
+	                             (iter_modes[m].counts ? it->next : 0),
+	             "%s iterator: %llu blocks checked of %llu returned", mn,
+	             (unsigned long long)it->checked, at);
+	MS_INVARIANT(!it->done ||
+	                     (!it->cur_ok && it->next >= it->p->meta.blocks),
+	             "%s iterator done at block %llu", mn, at);
+}
+#define ITER_CHECK(it) iter_check(it)
+#else
+#define ITER_CHECK(it) ((void)(it))
+#endif
+
 static int iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem,
                      ms_io *io, size_t window, const ms_part_iter *lead,
                      ms_errbuf *eb);
@@ -895,6 +967,7 @@ ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
 {
 	if (info)
 		*info = NULL;
+	ITER_CHECK(it);
 	if (it->failed)
 		return ms__part_fail(it->p, eb, MS_ERR_STATE, MS__F_DATA,
 		                     "iterator failed before");

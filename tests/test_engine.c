@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "ms_engine.h"
+#include "ms_invariant.h"
 #include "ms_ledger.h"
 #include "ms_picker.h"
 #include "ms_shard.h"
@@ -1094,11 +1095,46 @@ test_sequence_500_deterministic(void **state)
 	}
 }
 
+/* The job-state table (engine.c design 2) allows exactly the moves the
+ * design lists; debug builds check every move against it. */
+static void
+test_job_state_table(void **state)
+{
+	(void)state;
+	static const char *const moves[] = {
+		"hook>inhook",    "inhook>held",    "inhook>queued",
+		"inhook>ending",  "held>queued",    "held>ending",
+		"queued>running", "running>ending",
+	};
+	int n = ms__engine_job_states();
+	assert_int_equal(n, 6);
+	assert_null(ms__engine_job_state_name(n));
+	assert_null(ms__engine_job_state_name(-1));
+	size_t allowed = 0;
+	for (int a = 0; a < n; a++)
+		for (int b = 0; b < n; b++) {
+			char mv[40];
+			snprintf(mv, sizeof(mv), "%s>%s",
+			         ms__engine_job_state_name(a),
+			         ms__engine_job_state_name(b));
+			bool want = false;
+			for (size_t k = 0; k < sizeof(moves) / sizeof(moves[0]);
+			     k++)
+				want = want || !strcmp(moves[k], mv);
+			if (ms__engine_job_move_ok(a, b) != want)
+				fail_msg("move %s: table says %d", mv, !want);
+			allowed += want;
+		}
+	assert_int_equal(allowed, sizeof(moves) / sizeof(moves[0]));
+	assert_false(ms__engine_job_move_ok(0, n));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lanes_rule),
+		cmocka_unit_test(test_job_state_table),
 		cmocka_unit_test(test_idle_empty_and_seven_then_eight),
 		cmocka_unit_test(test_slow_merge_racing_publication),
 		cmocka_unit_test(test_hold_release_and_drop),

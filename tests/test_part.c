@@ -11,6 +11,7 @@
 
 #include "fuzz/fuzz_common.h"
 #include "part_testlib.h"
+#include "ms_invariant.h"
 #include "ms_sidx.h"
 
 #include <dirent.h>
@@ -1323,6 +1324,40 @@ test_counters(void **state)
 	tl_free(&t);
 }
 
+/* The iterator modes of part_reader.c's mode table: an iterator checks
+ * everything unless told to defer units before its first block; one
+ * trailing a lead re-reads, whatever it is told. */
+static void
+test_iter_modes(void **state)
+{
+	(void)state;
+	make_corrupt_subject();
+	ms_part *p;
+	ms_errbuf eb;
+	assert_int_equal(open_part(&p, cdir, NULL, &eb), 0);
+	ms_part_iter *lead, *it;
+	assert_int_equal(ms_part_iter_open(&lead, p, NULL, NULL, &eb), 0);
+	assert_string_equal(ms__part_iter_mode_name(lead), "check");
+	ms_part_iter_defer_units(lead);
+	assert_string_equal(ms__part_iter_mode_name(lead), "defer");
+	assert_int_equal(ms_part_iter_open_reread(&it, lead, 0, &eb), 0);
+	assert_string_equal(ms__part_iter_mode_name(it), "reread");
+	ms_part_iter_defer_units(it);
+	assert_string_equal(ms__part_iter_mode_name(it), "reread");
+	const ms_block_info *bi;
+	assert_int_equal(ms_part_iter_next(lead, &bi, &eb), 1);
+	assert_int_equal(ms_part_iter_next(it, &bi, &eb), 1);
+	ms_part_iter_close(it);
+	ms_part_iter_close(lead);
+	/* Too late to defer once a block was returned. */
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_next(it, &bi, &eb), 1);
+	ms_part_iter_defer_units(it);
+	assert_string_equal(ms__part_iter_mode_name(it), "check");
+	ms_part_iter_close(it);
+	ms_part_close(p);
+}
+
 static void
 test_iter_states(void **state)
 {
@@ -1654,6 +1689,7 @@ main(void)
 		cmocka_unit_test(test_alloc_failure_read),
 		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_iter_states),
+		cmocka_unit_test(test_iter_modes),
 		cmocka_unit_test(test_publish),
 	};
 	int rc = cmocka_run_group_tests(tests, setup, teardown);

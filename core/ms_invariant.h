@@ -1,0 +1,51 @@
+/*
+ * ms_invariant.h - debug-only invariant checks inside core, and the state
+ * tables they check against, readable by the tests.
+ *
+ * MS_INVARIANT(cond, fmt, ...) checks cond where MS_DEBUG_INVARIANTS is
+ * defined (the Debug build type, hence the sanitizer builds: see
+ * CMakeLists.txt) and compiles to nothing elsewhere, without evaluating
+ * cond. A failed invariant is a bug in core, not bad input: it names the
+ * file, the line, the condition and the state, and aborts, as assert()
+ * does (the one place where core prints).
+ *
+ * The tables (engine job states, part iterator modes) are private to
+ * their files; the functions below answer questions about them so tests
+ * can hold them to their design blocks in every build.
+ */
+#ifndef MS_INVARIANT_H
+#define MS_INVARIANT_H
+
+#include <stdbool.h>
+
+#ifdef MS_DEBUG_INVARIANTS
+#define MS_INVARIANT(cond, ...)                                                \
+	do {                                                                   \
+		if (!(cond))                                                   \
+			ms__invariant_failed(__FILE__, __LINE__, #cond,        \
+			                     __VA_ARGS__);                     \
+	} while (0)
+#else
+#define MS_INVARIANT(cond, ...)                                                \
+	do {                                                                   \
+		(void)sizeof(!(cond));                                         \
+	} while (0)
+#endif
+
+void ms__invariant_failed(const char *file, int line, const char *cond,
+                          const char *fmt, ...)
+        __attribute__((noreturn, format(printf, 4, 5)));
+
+/* Engine job states (engine.c design 2): their count, names ("hook",
+ * "inhook", "held", "queued", "running", "ending"; NULL out of range),
+ * and whether the table allows the move from -> to. */
+int ms__engine_job_states(void);
+const char *ms__engine_job_state_name(int st);
+bool ms__engine_job_move_ok(int from, int to);
+
+struct ms_part_iter;
+/* The mode of a part iterator (part_reader.c): "check", "defer" or
+ * "reread". */
+const char *ms__part_iter_mode_name(const struct ms_part_iter *it);
+
+#endif
