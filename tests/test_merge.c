@@ -900,31 +900,6 @@ test_hook_sees_every_stage(void **state)
 	fx_close(&f);
 }
 
-/* Every classification and reason name parses back to its value; the
- * recorder, the report and the TUI filter all rely on this one table. */
-static void
-test_sampling_names_round_trip(void **state)
-{
-	(void)state;
-	for (int c = 0; c < MS_SAMPLING_CLASS_COUNT; c++)
-		assert_int_equal(ms_sampling_class_parse(ms_sampling_class_name(
-		                         (enum ms_sampling_class)c)),
-		                 c);
-	for (int r = 0; r < MS_SREASON_COUNT; r++)
-		assert_int_equal(
-		        ms_sampling_reason_parse(ms_sampling_reason_name(
-		                (enum ms_sampling_reason)r)),
-		        r);
-	assert_string_equal(ms_sampling_class_name(MS_SAMPLING_EXECUTED),
-	                    "executed");
-	assert_string_equal(ms_sampling_class_name(MS_SAMPLING_CLASS_COUNT),
-	                    "unknown");
-	assert_int_equal(ms_sampling_class_parse("sometimes"), -1);
-	assert_int_equal(ms_sampling_reason_parse(NULL), -1);
-	assert_int_equal(ms_sampling_reason_parse("guard_unavailable"),
-	                 MS_SREASON_GUARD_UNAVAILABLE);
-}
-
 /* ---- sampling inside the merge (pipeline layer) ---- */
 
 static ms_pipeline *
@@ -1519,7 +1494,6 @@ main(void)
 		cmocka_unit_test(test_snapshot_commit_failure_fails_cleanly),
 		cmocka_unit_test(test_split_traces),
 		cmocka_unit_test(test_hook_sees_every_stage),
-		cmocka_unit_test(test_sampling_names_round_trip),
 		cmocka_unit_test(test_detdrop_drops_whole_traces),
 		cmocka_unit_test(test_alwayskeep_equals_disabled),
 		cmocka_unit_test(test_sampled_corrupt_unit_fails_cleanly),

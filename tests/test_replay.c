@@ -281,14 +281,26 @@ tally_prediction(void *ctx, const ms_ev_merge *m)
 	return 0;
 }
 
-static pred_tally
-predictions_of(const char *variant, const char *policy)
+/* The event database of a finished run that passed every gate. */
+static ms_evdb *
+open_done_run(const char *variant, const char *policy, done_run **run)
 {
 	done_run *d = full_run_policy(variant, policy);
 	assert_true(d->ok);
 	ms_evdb *db = NULL;
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(ms_evdb_open(&db, d->db, &eb), 0);
+	if (run)
+		*run = d;
+	return db;
+}
+
+static pred_tally
+predictions_of(const char *variant, const char *policy)
+{
+	done_run *d = NULL;
+	ms_evdb *db = open_done_run(variant, policy, &d);
+	ms_errbuf eb = { { 0 } };
 	pred_tally t;
 	memset(&t, 0, sizeof(t));
 	assert_int_equal(
@@ -366,11 +378,8 @@ collect_gate(void *ctx, const ms_ev_gate *g)
 static void
 check_gates_agree(const char *variant, const char *policy)
 {
-	done_run *d = full_run_policy(variant, policy);
-	assert_true(d->ok);
-	ms_evdb *db = NULL;
+	ms_evdb *db = open_done_run(variant, policy, NULL);
 	ms_errbuf eb = { { 0 } };
-	assert_int_equal(ms_evdb_open(&db, d->db, &eb), 0);
 	gate_list run = { .n = 0 };
 	assert_int_equal(ms_evdb_each_gate(db, collect_gate, &run, &eb), 0);
 	assert_false(run.bad_order);
