@@ -782,6 +782,34 @@ engine_fail(ms_engine *e, const job *j, int rc, const char *msg)
 	return true;
 }
 
+/* Count merge j's failure rc (e->mu held): each input blamed (bl[i])
+ * one more failure, quarantined at quarantine_after (its ID added to
+ * newq); an unblamed file-system failure one more in a row. True when
+ * that stopped the engine (engine_fail). */
+static bool
+count_failure(ms_engine *e, const job *j, int rc, const char *msg,
+              const bool *bl, uint64_t *newq, size_t *nnewq)
+{
+	bool blamed = false;
+	for (size_t i = 0; bl && i < j->n; i++) {
+		if (!bl[i])
+			continue;
+		blamed = true;
+		failcnt *fc = fail_slot(e, j->ids[i]);
+		if (fc && ++fc->n >= e->o.quarantine_after &&
+		    quarantine_add(e, j->ids[i])) {
+			fail_forget(e, j->ids[i]);
+			if (*nnewq < MS_PICKER_PARTS_LIMIT)
+				newq[(*nnewq)++] = j->ids[i];
+		}
+	}
+	if (blamed || (rc != MS_ERR_IO && rc != MS_ERR_NOSPACE))
+		e->disk_fails = 0;
+	else if (++e->disk_fails >= e->o.fatal_after && !e->fatal)
+		return engine_fail(e, j, rc, msg);
+	return false;
+}
+
 static void
 run_job(ms_engine *e, job *j, unsigned windex)
 {
@@ -843,23 +871,8 @@ run_job(ms_engine *e, job *j, unsigned windex)
 	} else {
 		ev.type = MS_EV_MERGE_FAILED;
 		e->merges_failed++;
-		bool blamed = false;
-		for (size_t i = 0; bl && i < j->n; i++) {
-			if (!bl[i])
-				continue;
-			blamed = true;
-			failcnt *fc = fail_slot(e, j->ids[i]);
-			if (fc && ++fc->n >= e->o.quarantine_after &&
-			    quarantine_add(e, j->ids[i])) {
-				fail_forget(e, j->ids[i]);
-				if (nnewq < MS_PICKER_PARTS_LIMIT)
-					newq[nnewq++] = j->ids[i];
-			}
-		}
-		if (blamed || (rc != MS_ERR_IO && rc != MS_ERR_NOSPACE))
-			e->disk_fails = 0;
-		else if (++e->disk_fails >= e->o.fatal_after && !e->fatal)
-			fatal = engine_fail(e, j, rc, res.error.msg);
+		fatal = count_failure(e, j, rc, res.error.msg, bl, newq,
+		                      &nnewq);
 		if (!e->fatal)
 			ev.backoff_ms = backoff_start(e);
 	}
