@@ -12,6 +12,7 @@
  * run; the detected figures are kept next to it.
  */
 #include "ms_limits.h"
+#include "limits_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -83,8 +84,8 @@ parse_u64(const char *s, uint64_t *out)
  * "0::" line (want NULL). v1: the line whose controller list contains
  * want. Returns false when absent.
  */
-static bool
-cgroup_path(const char *proc_file, const char *want, char *out, size_t n)
+bool
+ms__cgroup_path(const char *proc_file, const char *want, char *out, size_t n)
 {
 	FILE *f = fopen(proc_file, "r");
 	if (!f)
@@ -249,7 +250,7 @@ ms_limits_detect(ms_limits *out, const char *cgroup_root,
 	double v;
 	snprintf(probe, sizeof(probe), "%s/cgroup.controllers", root);
 	if (is_file(probe)) {
-		if (!cgroup_path(proc, NULL, path, sizeof(path)))
+		if (!ms__cgroup_path(proc, NULL, path, sizeof(path)))
 			snprintf(path, sizeof(path), "/");
 		const char *rel = strcmp(path, "/") == 0 ? "" : path;
 		if (walk_min(root, rel, v2_mem, &v) && v < machine_mem) {
@@ -264,7 +265,7 @@ ms_limits_detect(ms_limits *out, const char *cgroup_root,
 		char base[2100];
 		snprintf(base, sizeof(base), "%s/memory", root);
 		if (is_dir(base)) {
-			if (!cgroup_path(proc, "memory", path, sizeof(path)))
+			if (!ms__cgroup_path(proc, "memory", path, sizeof(path)))
 				snprintf(path, sizeof(path), "/");
 			const char *rel = strcmp(path, "/") == 0 ? "" : path;
 			if (walk_min(base, rel, v1_mem, &v) &&
@@ -278,7 +279,7 @@ ms_limits_detect(ms_limits *out, const char *cgroup_root,
 			snprintf(base, sizeof(base), "%s/%s", root, cpudirs[i]);
 			if (!is_dir(base))
 				continue;
-			if (!cgroup_path(proc, "cpu", path, sizeof(path)))
+			if (!ms__cgroup_path(proc, "cpu", path, sizeof(path)))
 				snprintf(path, sizeof(path), "/");
 			const char *rel = strcmp(path, "/") == 0 ? "" : path;
 			if (walk_min(base, rel, v1_cpu, &v) &&

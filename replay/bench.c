@@ -27,6 +27,8 @@ static const struct {
 	[MS_BM_READ_MIB] = { "read_mib", "read", "MiB", 1 },
 	[MS_BM_WRITTEN_MIB] = { "written_mib", "written", "MiB", 1 },
 	[MS_BM_WRITE_AMP] = { "write_amp", "write amp", "x", 4 },
+	[MS_BM_CG_PEAK_MIB] = { "cgroup_peak_mib", "cgroup peak (run)", "MiB",
+	                        1 },
 };
 
 const char *
@@ -129,9 +131,13 @@ ms_bench_load(ms_bench_run *r, ms_errbuf *eb)
 	}
 	snprintf(r->label, sizeof(r->label), "%s",
 	         r->run.variant[0] ? r->run.variant : r->run.chain);
-	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++)
+	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
 		r->m[p][MS_BM_WRITE_AMP] =
 		        io.in[p] > 0 ? io.out[p] / io.in[p] : 0;
+		/* The cgroup keeps one high-water mark for the whole run. */
+		r->m[p][MS_BM_CG_PEAK_MIB] =
+		        has_end ? (double)end.cgroup_peak_bytes / MIB : 0;
+	}
 	char why[512];
 	if (!has_end || strcmp(end.status, "complete") != 0) {
 		snprintf(why, sizeof(why), "run status \"%s\", not complete",
@@ -175,6 +181,8 @@ differs(const ms_ev_run *a, const ms_ev_run *b, char *va, char *vb, size_t n)
 	STR(profile, "profile");
 	NUM(emulated_cpus, "emulated cpus");
 	NUM(emulated_mem_bytes, "emulated memory");
+	STR(limits_mode, "limits envelope");
+	NUM(pids_max, "pid limit");
 	NUM(fast_workers, "fast workers");
 	NUM(slow_workers, "slow workers");
 	NUM(serial, "serial");

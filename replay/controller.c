@@ -1317,6 +1317,10 @@ fill_run_record(ms_replay *r, ms_ev_run *run)
 	         r->limits.has_profile ? r->limits.profile : "");
 	run->emulated_cpus = r->limits.cpus;
 	run->emulated_mem_bytes = r->limits.mem;
+	copy_str(run->limits_mode, sizeof(run->limits_mode), r->limits_mode);
+	copy_str(run->limits_why, sizeof(run->limits_why), r->env.why);
+	run->pids_max =
+	        r->env.mode != MS_ENVELOPE_EMULATED ? r->env.pids_max : 0;
 	ms_engine_stats es;
 	ms_engine_get_stats(r->engine, &es);
 	run->fast_workers = es.fast_workers;
@@ -1329,6 +1333,46 @@ fill_run_record(ms_replay *r, ms_ev_run *run)
 	ms__run_environment(run, r->work_dir);
 	copy_str(run->cache_label, sizeof(run->cache_label), r->cache_label);
 	run->input_ledger = r->info->ledgers;
+}
+
+/*
+ * With a profile the run moves into a real cgroup holding it
+ * (ms_envelope.h) unless opts->envelope is "emulated"; "cgroup" makes a
+ * missing hierarchy an error. The limits are then detected inside, so
+ * the run records what the engine really sees next to what was asked.
+ */
+static int
+enter_envelope(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
+{
+	const char *how = opts->envelope ? opts->envelope : "auto";
+	if (strcmp(how, "auto") && strcmp(how, "cgroup") &&
+	    strcmp(how, "emulated"))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "envelope \"%s\": expected auto, cgroup or "
+		               "emulated",
+		               how);
+	memset(&r->env, 0, sizeof(r->env));
+	if (!opts->profile) {
+		copy_str(r->limits_mode, sizeof(r->limits_mode), "host");
+		return 0;
+	}
+	copy_str(r->limits_mode, sizeof(r->limits_mode), "emulated");
+	if (strcmp(how, "emulated") == 0) {
+		copy_str(r->env.why, sizeof(r->env.why),
+		         "--envelope emulated");
+		return 0;
+	}
+	ms_limits want;
+	ms_limits_detect(&want, NULL, NULL);
+	int rc = ms_limits_apply_profile(&want, opts->profile, eb);
+	if (rc == 0)
+		rc = ms_envelope_enter(&r->env, NULL, NULL, want.profile_cpus,
+		                       want.profile_mem, 0,
+		                       strcmp(how, "cgroup") == 0, eb);
+	if (rc == 0)
+		copy_str(r->limits_mode, sizeof(r->limits_mode),
+		         ms_envelope_mode_name(r->env.mode));
+	return rc;
 }
 
 static void
@@ -1466,11 +1510,14 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 	return 0;
 }
 
-/* Limits and the sampling pipeline (plugins load here). */
+/* The envelope, then the limits as detected inside it, and the sampling
+ * pipeline (plugins load here). */
 static int
 open_pipeline(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 {
 	int rc;
+	if ((rc = enter_envelope(r, opts, eb)))
+		return rc;
 	ms_limits_detect(&r->limits, NULL, NULL);
 	if (opts->profile) {
 		copy_str(r->profile, sizeof(r->profile), opts->profile);
@@ -1770,6 +1817,13 @@ finish_record(ms_replay *r)
 	ms_rec_stats rs;
 	ms_rec_stats_get(r->rec, &rs);
 	e.record_ns = rs.busy_ns;
+	ms_envelope_stats cs;
+	ms_envelope_read(&r->env, &cs);
+	e.cgroup_peak_bytes = cs.peak_bytes;
+	e.cgroup_nr_throttled = cs.nr_throttled;
+	e.cgroup_throttled_ns = cs.throttled_ns;
+	e.cgroup_oom_kills = cs.oom_events;
+	e.cgroup_limit_hits = cs.failcnt;
 	ms_rec_run_end(r->rec, &e, NULL);
 }
 
@@ -1797,6 +1851,8 @@ ms_replay_close(ms_replay *r)
 	ms_fixture_close(r->fx);
 	if (!r->keep_shard && r->work_dir[0] && r->work_created)
 		ms__rm_tree(r->work_dir);
+	/* Out of the cgroup last: the shard's pages were charged to it. */
+	(void)ms_envelope_leave(&r->env, NULL);
 	free(r->track);
 	ms__dropped_release(&r->dropped);
 	ms__oracle_release(&r->oracle);

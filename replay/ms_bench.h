@@ -8,8 +8,8 @@
  *
  * A run that breaks a validity condition (not complete, a failed gate,
  * another fixture, version, binary, commit, compiler, CPU model, cache
- * label, profile, limits, serial, grace policy, host, kernel or work-dir
- * file system than the series' first valid run) is listed by name with
+ * label, profile, limits, envelope, serial, grace policy, host, kernel
+ * or work-dir file system than the series' first valid run) is listed by name with
  * the reason and left out of every figure.
  */
 #ifndef MS_BENCH_H
@@ -32,6 +32,7 @@ enum ms_bench_metric {
 	MS_BM_READ_MIB,    /* bytes read, MiB */
 	MS_BM_WRITTEN_MIB, /* bytes written, MiB */
 	MS_BM_WRITE_AMP,   /* merge output / merge input (core + index) */
+	MS_BM_CG_PEAK_MIB, /* the run cgroup's peak memory (whole run) */
 	MS_BM_COUNT
 };
 

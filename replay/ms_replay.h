@@ -127,6 +127,11 @@ typedef struct ms_replay_opts {
 	 * fail. */
 	const char *oracle_spec;
 	const char *profile; /* "cpus=2,mem=4g"; NULL = detected */
+	/* How a profile is held (ms_envelope.h): NULL or "auto" = a real
+	 * cgroup where one is writable, else emulated; "cgroup" = a real
+	 * cgroup or the run fails; "emulated" = sized from the profile,
+	 * nothing enforced. Ignored without a profile. */
+	const char *envelope;
 	/* Page cache before the run: "warm" (the fixture read once),
 	 * "cold" (its pages dropped), NULL or "uncontrolled" (neither). */
 	const char *cache_label;

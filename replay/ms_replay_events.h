@@ -33,7 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define MS_EV_SCHEMA_VERSION 5
+#define MS_EV_SCHEMA_VERSION 6
 #define MS_EV_LINKS_MAX 8     /* links of one sampler chain */
 #define MS_EV_HIST_BUCKETS 13 /* 12 bounds + overflow */
 #define MS_EV_HEX_MAX 65      /* 64 hex digits + NUL (SHA-256/XXH3 sized) */
@@ -110,6 +110,13 @@ typedef struct ms_ev_run {
 	char cache_label[16];       /* "warm", "cold" or "uncontrolled" */
 	ms_ledger_set input_ledger; /* the fixture's ledgers */
 	char plugin_host[16];       /* "inproc" or "process" */
+	/* How the profile was held (version 6): "host" (no profile: the
+	 * detected limits), "emulated" (sized from it, not enforced) or
+	 * "cgroup1" / "cgroup2" (a real cgroup with its limits); why, when
+	 * emulated. */
+	char limits_mode[16];
+	char limits_why[256];
+	uint32_t pids_max; /* the cgroup's pid limit; 0 without one */
 } ms_ev_run;
 
 /* What is known only at the end (ms_rec_run_end). */
@@ -125,6 +132,15 @@ typedef struct ms_ev_run_end {
 	/* Recorder's own cost, for "recording < 3% of wall". */
 	int64_t record_ns;
 	char error[512]; /* why a failed run failed; "" otherwise */
+	/* What the run's cgroup kept (zeros unless limits_mode is cgroup1 or
+	 * cgroup2; version 6): peak memory charged to it (RSS plus the page
+	 * cache and tmpfs pages the run wrote), CFS periods throttled and
+	 * the time throttled, OOM kills and limit hits. */
+	uint64_t cgroup_peak_bytes;
+	uint64_t cgroup_nr_throttled;
+	int64_t cgroup_throttled_ns;
+	uint64_t cgroup_oom_kills;
+	uint64_t cgroup_limit_hits;
 } ms_ev_run_end;
 
 /* One publication of a scheduled part. */

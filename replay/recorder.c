@@ -191,6 +191,9 @@ static const col run_cols[] = {
 	RUN("input_start_time_sum", C_SUM,
 	    input_ledger.kind[MS_KIND_START_TIME]),
 	RUN("plugin_host", C_STR, plugin_host),
+	RUN("limits_mode", C_STR, limits_mode),
+	RUN("limits_why", C_STR, limits_why),
+	RUN("pids_max", C_U32, pids_max),
 };
 
 #define END(n, t, f) COL(ms_ev_run_end, n, t, f)
@@ -223,6 +226,11 @@ static const col end_cols[] = {
 	    expected_ledger.kind[MS_KIND_START_TIME]),
 	END("record_ns", C_I64, record_ns),
 	END("error", C_STR, error),
+	END("cgroup_peak_bytes", C_U64, cgroup_peak_bytes),
+	END("cgroup_nr_throttled", C_U64, cgroup_nr_throttled),
+	END("cgroup_throttled_ns", C_I64, cgroup_throttled_ns),
+	END("cgroup_oom_kills", C_U64, cgroup_oom_kills),
+	END("cgroup_limit_hits", C_U64, cgroup_limit_hits),
 };
 
 #define PLG(n, t, f) COL(ms_ev_plugin, n, t, f)

@@ -6,6 +6,7 @@
 
 #include "ms_err.h"
 #include "ms_fixture.h"
+#include "ms_envelope.h"
 #include "ms_limits.h"
 #include "ms_replay.h"
 
@@ -233,6 +234,8 @@ struct ms_replay {
 	ms_io io;
 	ms_clock clock;
 	ms_limits limits;
+	ms_envelope env; /* the real cgroup holding the profile, if any */
+	char limits_mode[16]; /* "host", "emulated", "cgroup1", "cgroup2" */
 	ms_fixture *fx;
 	const ms_fixture_info *info;
 	ms_pipeline *pipe;

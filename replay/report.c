@@ -592,6 +592,36 @@ row_u(FILE *f, const char *name, uint64_t a, uint64_t b)
 	        (unsigned long long)b);
 }
 
+/* How the profile was held: a real cgroup with what it kept, emulated
+ * with why, or the host's own limits. */
+static void
+envelope_line(FILE *f, const report *r)
+{
+	const ms_ev_run *u = &r->run;
+	const char *m = u->limits_mode[0] ? u->limits_mode : "host";
+	if (strcmp(m, "cgroup1") == 0 || strcmp(m, "cgroup2") == 0) {
+		fprintf(f, "  envelope     %s, pids.max %u", m, u->pids_max);
+		if (r->has_end)
+			fprintf(f,
+			        ": peak %.1f MiB  throttled %llu periods %.3f s"
+			        "  OOM kills %llu  limit hits %llu",
+			        (double)r->end.cgroup_peak_bytes / MIB,
+			        (unsigned long long)r->end.cgroup_nr_throttled,
+			        sec(r->end.cgroup_throttled_ns),
+			        (unsigned long long)r->end.cgroup_oom_kills,
+			        (unsigned long long)r->end.cgroup_limit_hits);
+		fputc('\n', f);
+	} else if (strcmp(m, "emulated") == 0) {
+		fprintf(f,
+		        "  envelope     emulated: sized from the profile, not "
+		        "enforced (%s)\n",
+		        u->limits_why[0] ? u->limits_why : "no cgroup");
+	} else {
+		fprintf(f, "  envelope     host: no profile, the detected "
+		           "limits\n");
+	}
+}
+
 static void
 print_header(FILE *f, const report *r, const char *path)
 {
@@ -614,13 +644,14 @@ print_header(FILE *f, const report *r, const char *path)
 		        u->plugins[i].checksum);
 	fprintf(f,
 	        "  host         %s  %s  %s  clone %s\n"
-	        "  limits       detected %u cpus %.2f GiB  emulated (%s) %u "
+	        "  limits       detected %u cpus %.2f GiB  profile (%s) %u "
 	        "cpus %.2f GiB  workers %u fast + %u slow\n",
 	        u->hostname, u->kernel, u->filesystem, u->clone_method,
 	        u->detected_cpus, (double)u->detected_mem_bytes / (MIB * 1024),
 	        u->profile, u->emulated_cpus,
 	        (double)u->emulated_mem_bytes / (MIB * 1024), u->fast_workers,
 	        u->slow_workers);
+	envelope_line(f, r);
 	if (r->has_end)
 		fprintf(f,
 		        "  status       %s  publications %llu  merges %llu  "
@@ -1176,6 +1207,11 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	js(f, "variant", r.run.variant, &first);
 	js(f, "chain", r.run.chain, &first);
 	js(f, "grace_policy", r.run.grace_policy, &first);
+	js(f, "profile", r.run.profile, &first);
+	js(f, "limits_mode", r.run.limits_mode, &first);
+	js(f, "limits_why", r.run.limits_why, &first);
+	ji(f, "cgroup_peak_bytes", (int64_t)r.end.cgroup_peak_bytes, &first);
+	ji(f, "cgroup_throttled_ns", r.end.cgroup_throttled_ns, &first);
 	jkey(f, "allow_fail_open", &first);
 	fputs(r.run.allow_fail_open ? "true" : "false", f);
 	jkey(f, "serial", &first);

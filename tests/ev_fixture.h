@@ -63,6 +63,8 @@ evf_run(ms_ev_run *r, const char *variant)
 	snprintf(r->profile, sizeof(r->profile), "default");
 	r->emulated_cpus = 2;
 	r->emulated_mem_bytes = 4ULL << 30;
+	snprintf(r->limits_mode, sizeof(r->limits_mode), "cgroup1");
+	r->pids_max = 512;
 	r->fast_workers = 1;
 	r->slow_workers = 1;
 	snprintf(r->hostname, sizeof(r->hostname), "bench-host");
@@ -90,6 +92,9 @@ evf_end(ms_ev_run_end *e, const ms_ev_run *r, uint64_t merges)
 	e->final_ledger = r->input_ledger;
 	e->expected_ledger = r->input_ledger;
 	e->record_ns = 12345678;
+	e->cgroup_peak_bytes = 150ULL << 20;
+	e->cgroup_nr_throttled = 12;
+	e->cgroup_throttled_ns = 300000000;
 }
 
 /* Merge number seq (1-based) of a run of n merges; inputs (capacity 16)

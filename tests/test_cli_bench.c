@@ -602,6 +602,134 @@ test_usage(void **state)
 	assert_non_null(strstr(err, "--variants"));
 }
 
+/* ---- the profile held by a real cgroup, or emulated with why ---------- */
+
+/* May a run make groups in this machine's cgroup hierarchy? */
+static bool
+cgroups_writable(void)
+{
+	return geteuid() == 0 &&
+	       (access("/sys/fs/cgroup/memory", W_OK) == 0 ||
+	        access("/sys/fs/cgroup/cgroup.subtree_control", W_OK) == 0);
+}
+
+static void
+run_end_of(const char *db, ms_ev_run *r, ms_ev_run_end *e)
+{
+	ms_evdb *ev = NULL;
+	ms_errbuf eb = { { 0 } };
+	bool has_end = false;
+	if (ms_evdb_open(&ev, db, &eb))
+		fail_msg("%s", eb.msg);
+	assert_int_equal(ms_evdb_run(ev, r, e, &has_end, &eb), 0);
+	assert_true(has_end);
+	ms_evdb_close(ev);
+}
+
+static void
+test_envelope(void **state)
+{
+	(void)state;
+	char db[PATH_MAX];
+	ms_ev_run r;
+	ms_ev_run_end e;
+	path_in(db, sizeof(db), "envelope.db");
+	const char *args[] = { "run",   "--headless", "--preset",
+		               "smoke", "--profile",  "cpus=1,mem=1g",
+		               "--db",  db,           NULL };
+	assert_int_equal(run(args, false), 0);
+	run_end_of(db, &r, &e);
+	assert_string_equal(r.profile, "cpus=1,mem=1g");
+	if (cgroups_writable()) {
+		/* The real path: the run sat in its own cgroup, saw its
+		 * limits from inside, and the group kept its peak. */
+		assert_true(strcmp(r.limits_mode, "cgroup1") == 0 ||
+		            strcmp(r.limits_mode, "cgroup2") == 0);
+		assert_string_equal(r.limits_why, "");
+		assert_int_equal(r.pids_max, 512);
+		assert_int_equal(r.detected_mem_bytes, 1ull << 30);
+		assert_int_equal(r.detected_cpus, 1);
+		assert_true(e.cgroup_peak_bytes > 1u << 20);
+		assert_true(e.cgroup_peak_bytes <= 1ull << 30);
+		assert_int_equal(e.cgroup_oom_kills, 0);
+		/* the report says so */
+		const char *rep[] = { "report", "--db", db, NULL };
+		assert_int_equal(run(rep, false), 0);
+		assert_non_null(strstr(out, "  envelope     cgroup"));
+		assert_non_null(strstr(out, ", pids.max 512: peak "));
+	} else {
+		assert_string_equal(r.limits_mode, "emulated");
+		assert_true(r.limits_why[0] != '\0');
+		assert_int_equal(e.cgroup_peak_bytes, 0);
+		const char *need[] = { "run",        "--headless", "--preset",
+			               "smoke",      "--profile",  "cpus=1",
+			               "--envelope", "cgroup",     NULL };
+		assert_int_not_equal(run(need, false), 0);
+		assert_non_null(strstr(err, "no cgroup to hold the limits"));
+	}
+	/* Emulated on request: sized from the profile, nothing enforced. */
+	path_in(db, sizeof(db), "emulated.db");
+	const char *emu[] = { "run",        "--headless", "--preset",
+		              "smoke",      "--profile",  "cpus=1,mem=1g",
+		              "--envelope", "emulated",   "--db",
+		              db,           NULL };
+	assert_int_equal(run(emu, false), 0);
+	run_end_of(db, &r, &e);
+	assert_string_equal(r.limits_mode, "emulated");
+	assert_string_equal(r.limits_why, "--envelope emulated");
+	assert_int_equal(r.pids_max, 0);
+	assert_int_equal(e.cgroup_peak_bytes, 0);
+	assert_int_equal(r.emulated_mem_bytes, 1ull << 30);
+	/* Without a profile: the host's limits. */
+	char sdb[PATH_MAX];
+	db_of(sdb, sizeof(sdb), series, 0, 0, "disabled");
+	assert_string_equal(run_of(sdb).limits_mode, "host");
+	/* A bad value is named. */
+	const char *bad[] = { "run",        "--headless", "--preset", "smoke",
+		              "--envelope", "docker",     NULL };
+	assert_int_equal(run(bad, false), 64);
+	assert_non_null(strstr(err, "--envelope \"docker\""));
+}
+
+/* ---- --jobs: runs side by side, the same series ----------------------- */
+
+static void
+test_jobs(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX];
+	path_in(dir, sizeof(dir), "jobs");
+	const char *args[] = { "bench",  "--variants", "disabled,alwayskeep",
+		               "--reps", "2",          "--preset",
+		               "smoke",  "--jobs",     "2",
+		               "--out",  dir,          NULL };
+	assert_int_equal(run(args, false), 0);
+	assert_non_null(strstr(err, ", 2 at a time"));
+	assert_non_null(strstr(out, "bench series: 4 runs, 4 valid, 2 "
+	                            "variants"));
+	/* Two ran at once: some run started before another had ended. */
+	ms_ev_run r[4];
+	ms_ev_run_end e[4];
+	const char *vn[2] = { "disabled", "alwayskeep" };
+	for (unsigned i = 0; i < 4; i++) {
+		char db[PATH_MAX];
+		db_of(db, sizeof(db), dir, i / 2, i % 2, vn[i % 2]);
+		run_end_of(db, &r[i], &e[i]);
+	}
+	bool overlap = false;
+	for (unsigned i = 0; i < 4; i++)
+		for (unsigned k = 0; k < 4; k++)
+			if (i != k &&
+			    r[k].started_unix_ns > r[i].started_unix_ns &&
+			    r[k].started_unix_ns < e[i].ended_unix_ns)
+				overlap = true;
+	assert_true(overlap);
+	const char *bad[] = { "bench",  "--variants", "disabled",
+		              "--jobs", "0",          NULL };
+	assert_int_equal(run(bad, false), 64);
+	assert_non_null(strstr(err, "--jobs \"0\""));
+}
+
 int
 main(void)
 {
@@ -613,6 +741,8 @@ main(void)
 		cmocka_unit_test(test_emit_parallel),
 		cmocka_unit_test(test_emit_slurm),
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_envelope),
+		cmocka_unit_test(test_jobs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

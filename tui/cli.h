@@ -63,6 +63,7 @@ enum ms__run_opt {
 	MS__RO_ASCII,
 	MS__RO_HEADLESS,
 	MS__RO_PLUGIN_HOST,
+	MS__RO_ENVELOPE,
 	MS__RO_JSON,
 	MS__RO_ALLOW_FAIL_OPEN,
 	MS__RO_FORCE,
@@ -105,6 +106,8 @@ enum {
 	MS__BN_OUT,
 	MS__BN_EMIT,
 	MS__BN_COLLECT,
+	MS__BN_ENVELOPE,
+	MS__BN_JOBS,
 	MS__BN_COUNT
 };
 extern const ms__opt ms__bench_opts[MS__BN_COUNT];
@@ -212,6 +215,7 @@ typedef struct ms__run_args {
 	int64_t wait_timeout_ns; /* --wait-timeout, or 0 (the default) */
 	bool allow_fail_open;    /* --allow-fail-open */
 	const char *cache;       /* --cache warm|cold, or NULL */
+	const char *envelope;    /* --envelope auto|cgroup|emulated, or NULL */
 	enum ms_plugin_host_mode plugin_host; /* --plugin-host */
 } ms__run_args;
 

@@ -32,6 +32,8 @@ const ms__opt ms__run_opts[MS__RO_COUNT] = {
 	[MS__RO_HEADLESS] = OPT("--headless", NULL, false, false),
 	[MS__RO_PLUGIN_HOST] =
 	        OPT("--plugin-host", "inproc|process", false, false),
+	[MS__RO_ENVELOPE] =
+	        OPT("--envelope", "auto|cgroup|emulated", false, false),
 	[MS__RO_JSON] = OPT("--json", "FILE", false, false),
 	[MS__RO_ALLOW_FAIL_OPEN] = OPT("--allow-fail-open", NULL, false, false),
 	[MS__RO_FORCE] = OPT("--force", NULL, false, false),
@@ -86,4 +88,7 @@ const ms__opt ms__bench_opts[MS__BN_COUNT] = {
 	[MS__BN_OUT] = OPT("--out", "DIR", false, false),
 	[MS__BN_EMIT] = OPT("--emit", "KIND", false, false),
 	[MS__BN_COLLECT] = OPT("--collect", "DIR", false, false),
+	[MS__BN_ENVELOPE] =
+	        OPT("--envelope", "auto|cgroup|emulated", false, false),
+	[MS__BN_JOBS] = OPT("--jobs", "N", false, false),
 };

@@ -664,6 +664,16 @@ ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err)
 		        c->name, ca->value);
 		return MS_EXIT_USAGE;
 	}
+	const ms__opt *en = &o[MS__RO_ENVELOPE];
+	if (en->count && strcmp(en->value, "auto") != 0 &&
+	    strcmp(en->value, "cgroup") != 0 &&
+	    strcmp(en->value, "emulated") != 0) {
+		fprintf(err,
+		        "mergescope %s: --envelope \"%s\": expected auto, "
+		        "cgroup or emulated\n",
+		        c->name, en->value);
+		return MS_EXIT_USAGE;
+	}
 	enum ms_plugin_host_mode hm;
 	if (ms__plugin_host_arg(c->name, o[MS__RO_PLUGIN_HOST].value, &hm, err))
 		return MS_EXIT_USAGE;
@@ -722,6 +732,7 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 		.serial = o[MS__RO_SERIAL].count > 0,
 		.allow_fail_open = o[MS__RO_ALLOW_FAIL_OPEN].count > 0,
 		.cache = o[MS__RO_CACHE].value,
+		.envelope = o[MS__RO_ENVELOPE].value,
 	};
 	if (o[MS__RO_WAIT_TIMEOUT].count)
 		ms__parse_duration(o[MS__RO_WAIT_TIMEOUT].value,
@@ -749,6 +760,7 @@ ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
 	ro->work_dir = a->work_dir;
 	ro->wait_timeout_ns = a->wait_timeout_ns;
 	ro->cache_label = a->cache;
+	ro->envelope = a->envelope;
 	ro->plugin_host = a->plugin_host;
 	ro->plugin_host_exe = cfg->host_exe;
 }

@@ -28,12 +28,14 @@
 
 #define MAX_VARIANTS 8
 #define MAX_REPS 1000
+#define MAX_JOBS 64
 
 static const char usage[] =
         "usage: mergescope bench --variants V1,V2[,...] [--reps N]\n"
         "                        [--fixture DIR | --preset P]\n"
         "                        [--profile SPEC] [--cache warm|cold]\n"
-        "                        [--out DIR]\n"
+        "                        [--envelope auto|cgroup|emulated]\n"
+        "                        [--out DIR] [--jobs N]\n"
         "                        [--emit parallel|slurm]\n"
         "       mergescope bench --collect DIR\n"
         "\n"
@@ -57,7 +59,12 @@ static const char usage[] =
         "  --fixture DIR    replay this fixture directory\n"
         "  --preset P       without --fixture: the preset's cached fixture\n"
         "                   (default day-2x)\n"
-        "  --profile SPEC   emulated limits passed to every run\n"
+        "  --profile SPEC   the limits of every run (`run --profile`):\n"
+        "                   each run in its own cgroup holding them where\n"
+        "                   a hierarchy is writable\n"
+        "  --envelope E     passed to every run (`run --envelope`)\n"
+        "  --jobs N         runs at a time on this machine (default 1: a\n"
+        "                   comparison wants the machine to itself)\n"
         "  --cache warm|cold  the page cache each run starts from (see\n"
         "                   `run --help`); default uncontrolled\n"
         "  --out DIR        the series directory (new or empty; default\n"
@@ -81,6 +88,8 @@ enum {
 	O_OUT = MS__BN_OUT,
 	O_EMIT = MS__BN_EMIT,
 	O_COLLECT = MS__BN_COLLECT,
+	O_ENVELOPE = MS__BN_ENVELOPE,
+	O_JOBS = MS__BN_JOBS,
 	O_COUNT = MS__BN_COUNT
 };
 
@@ -161,6 +170,10 @@ run_argv(const bench *b, unsigned rep, unsigned vi, char *dbbuf, size_t dbn,
 	if (b->o[O_CACHE].count) {
 		argv[n++] = "--cache";
 		argv[n++] = b->o[O_CACHE].value;
+	}
+	if (b->o[O_ENVELOPE].count) {
+		argv[n++] = "--envelope";
+		argv[n++] = b->o[O_ENVELOPE].value;
 	}
 	argv[n] = NULL;
 	return n;
@@ -244,10 +257,10 @@ emit(FILE *out, const bench *b, const char *kind)
 	return 0;
 }
 
-/* Run one replay in a fresh process; returns its exit status (or 128 +
- * signal), -1 if it could not start. */
-static int
-run_one(const bench *b, unsigned rep, unsigned vi, FILE *err)
+/* Start one replay in a fresh process: its pid, or -1 if it could not
+ * start. */
+static pid_t
+start_one(const bench *b, unsigned rep, unsigned vi, FILE *err)
 {
 	char db[PATH_MAX + 64], log[PATH_MAX + 64];
 	const char *argv[16];
@@ -269,11 +282,75 @@ run_one(const bench *b, unsigned rep, unsigned vi, FILE *err)
 		        strerror(errno));
 		_exit(127);
 	}
+	return pid;
+}
+
+/* One run in flight under --jobs. */
+typedef struct slot {
+	pid_t pid; /* 0 = free */
+	unsigned rep, vi;
+	int64_t t0;
+} slot;
+
+static int64_t now_ns(void);
+
+/* Wait for any started run, report it and free its slot. */
+static void
+reap_one(const bench *b, slot *slots, unsigned nslots, FILE *err)
+{
 	int st = 0;
-	while (waitpid(pid, &st, 0) < 0)
+	pid_t pid;
+	while ((pid = waitpid(-1, &st, 0)) < 0)
 		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			return;
+	for (unsigned i = 0; i < nslots; i++) {
+		if (slots[i].pid != pid)
+			continue;
+		int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		fprintf(err, "  rep %u/%u %-14s exit %d  %.1f s\n",
+		        slots[i].rep + 1, b->reps, b->variants[slots[i].vi],
+		        code, (double)(now_ns() - slots[i].t0) / 1e9);
+		slots[i].pid = 0;
+		return;
+	}
+}
+
+/*
+ * Every run of the series, at most jobs at a time, in series order (the
+ * variants alternating per repetition). With jobs > 1 runs share the
+ * machine: a series for comparison wants jobs 1 unless each run has its
+ * own CPUs (a cgroup envelope or separate hosts).
+ */
+static void
+run_series(const bench *b, unsigned jobs, FILE *err)
+{
+	slot slots[MAX_JOBS] = { { 0 } };
+	unsigned busy = 0;
+	for (unsigned r = 0; r < b->reps; r++)
+		for (size_t k = 0; k < b->nv; k++) {
+			if (busy == jobs) {
+				reap_one(b, slots, jobs, err);
+				busy--;
+			}
+			unsigned i = 0;
+			while (slots[i].pid)
+				i++;
+			unsigned vi = order(b, r, k);
+			slots[i] = (slot){ .rep = r, .vi = vi, .t0 = now_ns() };
+			pid_t pid = start_one(b, r, vi, err);
+			if (pid > 0) {
+				slots[i].pid = pid;
+				busy++;
+			} else {
+				fprintf(err,
+				        "  rep %u/%u %-14s did not start\n",
+				        r + 1, b->reps, b->variants[vi]);
+			}
+		}
+	while (busy) {
+		reap_one(b, slots, jobs, err);
+		busy--;
+	}
 }
 
 static int64_t
@@ -490,7 +567,8 @@ bench_main(int argc, char **argv, FILE *out, FILE *err)
 	if (rc)
 		return rc;
 	if (o[O_COLLECT].count) {
-		if (o[O_VARIANTS].count || o[O_EMIT].count || o[O_OUT].count)
+		if (o[O_VARIANTS].count || o[O_EMIT].count || o[O_OUT].count ||
+		    o[O_JOBS].count || o[O_ENVELOPE].count)
 			return fail(err, MS_EXIT_USAGE, "%s%s",
 			            "--collect summarises a series directory; "
 			            "it takes no other option",
@@ -523,6 +601,26 @@ bench_main(int argc, char **argv, FILE *out, FILE *err)
 			            o[O_REPS].value, "");
 		b.reps = (unsigned)r;
 	}
+	unsigned jobs = 1;
+	if (o[O_JOBS].count) {
+		char *end = NULL;
+		errno = 0;
+		unsigned long j = strtoul(o[O_JOBS].value, &end, 10);
+		if (errno || !end || *end || end == o[O_JOBS].value || j < 1 ||
+		    j > MAX_JOBS || o[O_JOBS].value[0] == '-')
+			return fail(err, MS_EXIT_USAGE,
+			            "--jobs \"%s\": expected a whole number "
+			            "from 1 to 64%s",
+			            o[O_JOBS].value, "");
+		jobs = (unsigned)j;
+	}
+	const char *env = o[O_ENVELOPE].value;
+	if (env && strcmp(env, "auto") && strcmp(env, "cgroup") &&
+	    strcmp(env, "emulated"))
+		return fail(err, MS_EXIT_USAGE,
+		            "--envelope \"%s\": expected auto, cgroup or "
+		            "emulated%s",
+		            env, "");
 	rc = parse_variants(&b, o[O_VARIANTS].value, err);
 	ssize_t el =
 	        rc ? 0 : readlink("/proc/self/exe", b.exe, sizeof(b.exe) - 1);
@@ -546,18 +644,11 @@ bench_main(int argc, char **argv, FILE *out, FILE *err)
 		        "Afterwards: mergescope bench --collect %s\n",
 		        b.reps * (unsigned)b.nv, b.dir);
 	} else if (rc == 0) {
-		fprintf(err, "mergescope bench: %u x %zu runs into %s\n",
-		        b.reps, b.nv, b.dir);
-		for (unsigned r = 0; r < b.reps; r++)
-			for (size_t k = 0; k < b.nv; k++) {
-				unsigned vi = order(&b, r, k);
-				int64_t t0 = now_ns();
-				int st = run_one(&b, r, vi, err);
-				fprintf(err,
-				        "  rep %u/%u %-14s exit %d  %.1f s\n",
-				        r + 1, b.reps, b.variants[vi], st,
-				        (double)(now_ns() - t0) / 1e9);
-			}
+		fprintf(err,
+		        "mergescope bench: %u x %zu runs into %s, %u at a "
+		        "time\n",
+		        b.reps, b.nv, b.dir, jobs);
+		run_series(&b, jobs, err);
 		rc = collect(b.dir, b.variants, b.nv, out, err);
 	}
 	free(b.vbuf);
