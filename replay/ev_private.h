@@ -70,4 +70,7 @@ enum ms__col_kind ms__col_kind(const char *name);
 /* Write column value v as JSON by its kind. */
 void ms__json_col(FILE *f, const ms__ev_val *v);
 
+/* s to f with <, >, & and " escaped for HTML text and attributes. */
+void ms__html_esc(FILE *f, const char *s);
+
 #endif

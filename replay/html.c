@@ -19,8 +19,8 @@
 #define H 220.0 /* chart height, px */
 #define PAD 48.0
 
-static void
-esc(FILE *f, const char *s)
+void
+ms__html_esc(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
@@ -251,7 +251,7 @@ timeline(FILE *f, const hctx *c)
 		        "width=\"%.2f\" height=\"18\" fill=\"%s\"><title>",
 		        70 + m->start_s * scale, PAD + row * (double)k,
 		        w < 0.5 ? 0.5 : w, colors[m->track / 100 % 4]);
-		esc(f, m->label);
+		ms__html_esc(f, m->label);
 		fputs("</title></rect>\n", f);
 	}
 	char b[64];
@@ -296,7 +296,7 @@ latency(FILE *f, const hctx *c)
 			        "<title>",
 			        PAD + gw * b + bw * (double)k, 20 + bh - y, bw,
 			        y, colors[k % 4]);
-			esc(f, c->links[k]);
+			ms__html_esc(f, c->links[k]);
 			fprintf(f, ": %llu calls</title></rect>\n",
 			        (unsigned long long)c->hist[k][b]);
 		}
@@ -316,7 +316,7 @@ latency(FILE *f, const hctx *c)
 		        "<text x=\"%.0f\" y=\"14\" font-size=\"11\" "
 		        "fill=\"%s\">",
 		        PAD + 120.0 * (double)k, colors[k % 4]);
-		esc(f, c->links[k]);
+		ms__html_esc(f, c->links[k]);
 		fputs("</text>\n", f);
 	}
 	fprintf(f,
@@ -341,7 +341,7 @@ pre_of(FILE *f, const char *id,
 	fclose(m);
 	if (rc == 0) {
 		fprintf(f, "<pre id=\"%s\">", id);
-		esc(f, buf);
+		ms__html_esc(f, buf);
 		fputs("</pre>\n", f);
 	}
 	free(buf);
@@ -366,13 +366,13 @@ ms_report_html(ms_evdb *db, ms_evdb *vs, FILE *f, ms_errbuf *eb)
 		fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
 		      "<meta charset=\"utf-8\"/>\n<title>mergescope ",
 		      f);
-		esc(f, run.variant);
+		ms__html_esc(f, run.variant);
 		fputs(" run report</title>\n</head>\n<body style=\"font-family:"
 		      "sans-serif;margin:16px\">\n<h1>mergescope run report: ",
 		      f);
-		esc(f, run.variant);
+		ms__html_esc(f, run.variant);
 		fputs("</h1>\n<p>", f);
-		esc(f, ms_evdb_path(db));
+		ms__html_esc(f, ms_evdb_path(db));
 		fprintf(f, " &#8212; %zu merges, %zu publications</p>\n", c.nm,
 		        c.np);
 		timeline(f, &c);
@@ -396,9 +396,9 @@ ms_report_html(ms_evdb *db, ms_evdb *vs, FILE *f, ms_errbuf *eb)
 			fclose(m);
 		if (rc == 0) {
 			fputs("<h2>Against ", f);
-			esc(f, ms_evdb_path(vs));
+			ms__html_esc(f, ms_evdb_path(vs));
 			fputs("</h2>\n<pre id=\"compare\">", f);
-			esc(f, buf);
+			ms__html_esc(f, buf);
 			fputs("</pre>\n", f);
 		}
 		free(buf);

@@ -83,4 +83,15 @@ int ms_bench_summary(const ms_bench_run *runs, size_t n,
                      const char *const *labels, size_t nvariants, FILE *text,
                      FILE *json, ms_errbuf *eb);
 
+/*
+ * Write the series as one self-contained HTML file to f: per phase and
+ * metric a box plot per variant (quartiles, min, max, median, a dot per
+ * valid run), then the summary table (which names the runs left out).
+ * title heads the page (the series directories). Returns 0,
+ * MS_ERR_NOMEM or MS_ERR_IO.
+ */
+int ms_bench_html(const ms_bench_run *runs, size_t n,
+                  const char *const *labels, size_t nvariants,
+                  const char *title, FILE *f, ms_errbuf *eb);
+
 #endif

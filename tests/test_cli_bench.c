@@ -16,7 +16,13 @@
  *    runs nothing; the list runs under GNU parallel when it is installed
  *    and `--collect` summarises what it wrote; `--emit slurm` is a job
  *    array script whose array range matches its job list;
- *  - usage errors exit 64 naming the option.
+ *  - usage errors exit 64 naming the option;
+ *  - `run --profile` in a real cgroup where the hierarchy is writable
+ *    (root here), recorded with the group's peak, or emulated with why;
+ *  - `--jobs 2` runs two at a time and makes the same series;
+ *  - `report --collect` of two series directories: one table with the
+ *    variants matched by name, box plots holding its figures, and a
+ *    directory of other conditions refused.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -27,6 +33,7 @@
 #include <cmocka.h>
 
 #include "json_testlib.h"
+#include "xml_testlib.h"
 #include "ms_bench.h"
 #include "ms_replay_events.h"
 #include "testdir.h"
@@ -730,6 +737,85 @@ test_jobs(void **state)
 	assert_non_null(strstr(err, "--jobs \"0\""));
 }
 
+/* ---- report --collect: many series directories, one summary ----------- */
+
+static void
+test_report_collect(void **state)
+{
+	(void)state;
+	char jobs[PATH_MAX], html[PATH_MAX];
+	path_in(jobs, sizeof(jobs), "jobs");
+	path_in(html, sizeof(html), "collect.html");
+	/* test_series (disabled, skywalking) and test_jobs (disabled,
+	 * alwayskeep): one table, variants matched by name. */
+	const char *args[] = { "report", "--collect", series, "--collect", jobs,
+		               "--json", "--html",    html,   NULL };
+	assert_int_equal(run(args, false), 0);
+	jv j;
+	json_parse(out, &j);
+	assert_string_equal(jget(&j, "base")->raw, "disabled");
+	assert_int_equal(jget(&j, "runs")->n, 8);
+	const jv *vs = jget(&j, "variants");
+	assert_int_equal(vs->n, 3);
+	const char *names[3] = { "disabled", "skywalking", "alwayskeep" };
+	for (unsigned v = 0; v < 3; v++)
+		assert_string_equal(jget(&vs->items[v], "name")->raw, names[v]);
+	const jv *wall =
+	        jget(jget(jget(&vs->items[0], "phases"), "primary"), "wall_s");
+	assert_true(jget(wall, "n")->num == 4);
+	double med = jget(wall, "median")->num;
+	jfree(&j);
+
+	/* The HTML: well formed, a box per variant and metric holding the
+	 * figures of the table. */
+	char *h = slurp(html);
+	assert_true(strncmp(h, "<!DOCTYPE html>\n<html", 21) == 0);
+	assert_well_formed(h);
+	assert_null(strstr(h, "<script"));
+	assert_null(strstr(h, "href="));
+	const char *svg = strstr(h, "<svg id=\"box-primary-wall_s\"");
+	assert_non_null(svg);
+	const char *box = strstr(svg, "<g class=\"box\" data-variant=\"0\"");
+	assert_non_null(box);
+	char want[96];
+	snprintf(want, sizeof(want), "data-n=\"4\" ");
+	assert_true(strncmp(strstr(box, "data-n="), want, strlen(want)) == 0);
+	snprintf(want, sizeof(want), "data-median=\"%.6g\"", med);
+	assert_non_null(strstr(box, want));
+	assert_non_null(strstr(h, "<svg id=\"box-cooldown-cgroup_peak_mib\""));
+	assert_non_null(strstr(h, "<pre id=\"summary\">"));
+	free(h);
+
+	/* A directory of other conditions is refused, naming it. */
+	char other[PATH_MAX], cmd[3 * PATH_MAX];
+	path_in(other, sizeof(other), "jobs-other");
+	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s'", jobs, other);
+	assert_int_equal(system(cmd), 0);
+	for (unsigned i = 0; i < 4; i++) {
+		char db[PATH_MAX];
+		const char *vn[2] = { "disabled", "alwayskeep" };
+		db_of(db, sizeof(db), other, i / 2, i % 2, vn[i % 2]);
+		sqlite3 *q = NULL;
+		assert_int_equal(sqlite3_open(db, &q), SQLITE_OK);
+		assert_int_equal(sqlite3_exec(q,
+		                              "UPDATE run SET cache_label = "
+		                              "'cold'",
+		                              NULL, NULL, NULL),
+		                 SQLITE_OK);
+		sqlite3_close(q);
+	}
+	const char *mixed[] = { "report",    "--collect", series,
+		                "--collect", other,       NULL };
+	assert_int_equal(run(mixed, false), 2);
+	assert_non_null(strstr(err, other));
+	assert_non_null(strstr(err, "cache label"));
+	assert_non_null(strstr(err, "not combined"));
+	/* --collect with --db is a usage error. */
+	const char *both[] = { "report", "--collect", series,
+		               "--db",   "x.db",      NULL };
+	assert_int_equal(run(both, false), 64);
+}
+
 int
 main(void)
 {
@@ -743,6 +829,7 @@ main(void)
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_jobs),
+		cmocka_unit_test(test_report_collect),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -91,6 +91,7 @@ enum {
 	MS__RP_JSON,
 	MS__RP_HTML,
 	MS__RP_FORCE,
+	MS__RP_COLLECT,
 	MS__RP_COUNT
 };
 extern const ms__opt ms__report_opts[MS__RP_COUNT];

@@ -55,11 +55,12 @@ const ms__opt ms__export_opts[MS__EX_COUNT] = {
 };
 
 const ms__opt ms__report_opts[MS__RP_COUNT] = {
-	[MS__RP_DB] = OPT("--db", "FILE", true, false),
+	[MS__RP_DB] = OPT("--db", "FILE", false, false),
 	[MS__RP_VS] = OPT("--vs", "FILE", false, false),
 	[MS__RP_JSON] = OPT("--json", NULL, false, false),
 	[MS__RP_HTML] = OPT("--html", "FILE", false, false),
 	[MS__RP_FORCE] = OPT("--force", NULL, false, false),
+	[MS__RP_COLLECT] = OPT("--collect", "DIR", false, true),
 };
 
 const ms__opt ms__clean_opts[MS__CL_COUNT] = {

@@ -3,8 +3,9 @@
  * fresh process of this very binary per run (`run --headless`), the
  * variants alternating their order from one repetition to the next, each
  * run writing its own event database into one series directory. The
- * figures (replay/bench.c) go to standard output and to summary.txt and
- * summary.json in the series directory.
+ * figures (replay/bench.c) go to standard output and to summary.txt,
+ * summary.json and summary.html (box plots, replay/bench_html.c) in the
+ * series directory.
  *
  * --emit parallel|slurm runs nothing: it prints the same runs as command
  * lines for GNU parallel or as a Slurm job-array script, so an existing
@@ -14,6 +15,7 @@
 #include "cli.h"
 
 #include "ms_bench.h"
+#include "series.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_VARIANTS 8
+#define MAX_VARIANTS MS__SERIES_VARIANTS_MAX
 #define MAX_REPS 1000
 #define MAX_JOBS 64
 
@@ -47,7 +49,8 @@ static const char usage[] =
         "variation of wall, CPU, allocated bytes, allocations, peak RSS,\n"
         "bytes read and written and write amplification, with the delta of\n"
         "each median against the first variant. The same table goes to\n"
-        "DIR/summary.txt, the figures to DIR/summary.json. A run that is\n"
+        "DIR/summary.txt, the figures to DIR/summary.json, box plots per\n"
+        "metric to DIR/summary.html. A run that is\n"
         "not complete, fails a gate, or differs from the first valid run\n"
         "in fixture, binary, commit, compiler, CPU, cache label, profile,\n"
         "limits or host is named and left out of every figure.\n"
@@ -396,123 +399,88 @@ series_dir(const char *dir, FILE *err)
 	return 0;
 }
 
-typedef struct found {
-	ms_bench_run *runs;
-	size_t n, cap;
-} found;
+/* Write the summary of s as DIR/name through fn, the file replaced
+ * whole (a temporary beside it, renamed). */
+typedef int (*write_fn)(const ms__series *s, const char *dir, FILE *f,
+                        ms_errbuf *eb);
 
 static int
-cmp_run(const void *a, const void *b)
+put_text_json(const ms__series *s, const char *dir, FILE *f, ms_errbuf *eb,
+              bool json)
 {
-	const ms_bench_run *x = a, *y = b;
-	if (x->rep != y->rep)
-		return x->rep < y->rep ? -1 : 1;
-	return (x->variant > y->variant) - (x->variant < y->variant);
+	(void)dir;
+	return ms_bench_summary(s->runs, s->n, s->labels, s->nv,
+	                        json ? NULL : f, json ? f : NULL, eb);
 }
 
-/* The databases rep<R>-v<I>-*.db of dir, sorted. */
 static int
-scan(const char *dir, found *fd, FILE *err)
+put_text(const ms__series *s, const char *dir, FILE *f, ms_errbuf *eb)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return fail(err, MS_EXIT_ERROR, "--collect %s: %s", dir,
-		            strerror(errno));
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		unsigned rep, vi;
-		int end = 0;
-		size_t len = strlen(e->d_name);
-		if (sscanf(e->d_name, "rep%u-v%u-%n", &rep, &vi, &end) != 2 ||
-		    end == 0 || len < 3 ||
-		    strcmp(e->d_name + len - 3, ".db") != 0 ||
-		    vi >= MAX_VARIANTS)
-			continue;
-		if (fd->n == fd->cap) {
-			size_t nc = fd->cap ? fd->cap * 2 : 16;
-			ms_bench_run *nr = realloc(fd->runs, nc * sizeof(*nr));
-			if (!nr) {
-				closedir(d);
-				return fail(err, MS_EXIT_ERROR, "%s%s",
-				            "no memory", "");
-			}
-			fd->runs = nr;
-			fd->cap = nc;
-		}
-		ms_bench_run *r = &fd->runs[fd->n++];
-		memset(r, 0, sizeof(*r));
-		snprintf(r->db, sizeof(r->db), "%s/%s", dir, e->d_name);
-		r->rep = rep;
-		r->variant = vi;
-	}
-	closedir(d);
-	qsort(fd->runs, fd->n, sizeof(*fd->runs), cmp_run);
-	return 0;
+	return put_text_json(s, dir, f, eb, false);
 }
 
-/* Load and summarise the series in dir. labels may be NULL: then each
- * variant is named by its first database's run record. */
+static int
+put_json(const ms__series *s, const char *dir, FILE *f, ms_errbuf *eb)
+{
+	return put_text_json(s, dir, f, eb, true);
+}
+
+static int
+put_html(const ms__series *s, const char *dir, FILE *f, ms_errbuf *eb)
+{
+	return ms_bench_html(s->runs, s->n, s->labels, s->nv, dir, f, eb);
+}
+
+static int
+write_summary(const ms__series *s, const char *dir, const char *name,
+              write_fn fn, ms_errbuf *eb)
+{
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	ms_outfile *o = NULL;
+	int rc = ms_outfile_open(&o, p, true, eb);
+	if (rc == 0)
+		rc = fn(s, dir, ms_outfile_stream(o), eb);
+	if (rc == 0)
+		return ms_outfile_commit(o, eb);
+	ms_outfile_abort(o);
+	return rc;
+}
+
+/* Load and summarise the series in dir: the table on out, summary.txt,
+ * summary.json and summary.html in dir. labels may be NULL: then the
+ * variants are named by the runs' records. */
 static int
 collect(const char *dir, const char *const *labels, size_t nv, FILE *out,
         FILE *err)
 {
-	found fd = { 0 };
-	int rc = scan(dir, &fd, err);
-	if (rc)
-		return rc;
-	if (fd.n == 0) {
-		free(fd.runs);
-		return fail(err, MS_EXIT_ERROR,
-		            "%s: no run databases (rep*-v*-*.db)%s", dir, "");
-	}
+	ms__series s;
+	const char *dirs[1] = { dir };
+	int rc = ms__series_load(&s, dirs, 1, labels, nv, "bench", err);
 	ms_errbuf eb = { "" };
-	const char *names[MAX_VARIANTS] = { 0 };
-	for (size_t i = 0; i < fd.n && rc == 0; i++) {
-		rc = ms_bench_load(&fd.runs[i], &eb);
-		unsigned vi = fd.runs[i].variant;
-		if (vi + 1 > nv && !labels)
-			nv = vi + 1;
-		if (!labels && !names[vi] && fd.runs[i].label[0])
-			names[vi] = fd.runs[i].label;
-	}
 	if (rc == 0) {
-		ms_bench_validate(fd.runs, fd.n);
-		if (!labels) {
-			for (size_t v = 0; v < nv; v++)
-				if (!names[v])
-					names[v] = "?";
-			labels = names;
-		}
-		char p[PATH_MAX + 32];
-		snprintf(p, sizeof(p), "%s/summary.txt", dir);
-		FILE *t = fopen(p, "w");
-		snprintf(p, sizeof(p), "%s/summary.json", dir);
-		FILE *j = t ? fopen(p, "w") : NULL;
-		if (!t || !j) {
-			rc = ms_fail(&eb, MS_ERR_IO, "%s: %s", p,
-			             strerror(errno));
-		} else {
-			rc = ms_bench_summary(fd.runs, fd.n, labels, nv, out,
-			                      NULL, &eb);
-			if (rc == 0)
-				rc = ms_bench_summary(fd.runs, fd.n, labels, nv,
-				                      t, j, &eb);
-		}
-		if (t && fclose(t) != 0 && rc == 0)
-			rc = ms_fail(&eb, MS_ERR_IO, "summary.txt: %s",
-			             strerror(errno));
-		if (j && fclose(j) != 0 && rc == 0)
-			rc = ms_fail(&eb, MS_ERR_IO, "summary.json: %s",
-			             strerror(errno));
+		rc = ms_bench_summary(s.runs, s.n, s.labels, s.nv, out, NULL,
+		                      &eb);
 		if (rc == 0)
-			fprintf(out, "\nseries %s: summary.txt, summary.json\n",
+			rc = write_summary(&s, dir, "summary.txt", put_text,
+			                   &eb);
+		if (rc == 0)
+			rc = write_summary(&s, dir, "summary.json", put_json,
+			                   &eb);
+		if (rc == 0)
+			rc = write_summary(&s, dir, "summary.html", put_html,
+			                   &eb);
+		if (rc == 0)
+			fprintf(out,
+			        "\nseries %s: summary.txt, summary.json, "
+			        "summary.html\n",
 			        dir);
+		else
+			rc = fail(err, MS_EXIT_ERROR, "%s%s",
+			          eb.msg[0] ? eb.msg : ms_strerror(rc), "");
 	}
-	free(fd.runs);
-	if (rc)
-		return fail(err, MS_EXIT_ERROR, "%s%s",
-		            eb.msg[0] ? eb.msg : ms_strerror(rc), "");
-	return 0;
+	ms__series_free(&s);
+	return rc;
 }
 
 static int

@@ -8,12 +8,15 @@
 #include "cli.h"
 
 #include "ms_replay_events.h"
+#include "series.h"
 
 #include <errno.h>
 #include <string.h>
 
 static const char usage[] =
         "usage: mergescope report --db FILE [--vs FILE] [--json]\n"
+        "                         [--html FILE [--force]]\n"
+        "       mergescope report --collect DIR [--collect DIR...] [--json]\n"
         "                         [--html FILE [--force]]\n"
         "\n"
         "Prints the run report of an event database: configuration, phases\n"
@@ -34,7 +37,15 @@ static const char usage[] =
         "               report and, with --vs, the comparison; opens\n"
         "               offline; an existing FILE is refused unless\n"
         "               --force\n"
-        "  --force      replace an existing --html FILE\n";
+        "  --force      replace an existing --html FILE\n"
+        "  --collect DIR  summarise bench series directories instead (one\n"
+        "               or many, e.g. one per host of a GNU parallel or\n"
+        "               Slurm series): the table of `mergescope bench`\n"
+        "               over all their runs (--json: its figures; --html:\n"
+        "               box plots per metric), variants matched by name;\n"
+        "               a directory whose runs differ in fixture, binary,\n"
+        "               profile, envelope, cache label or host conditions\n"
+        "               from the first is refused\n";
 
 static int
 open_db(ms_evdb **db, const char *opt, const char *path, FILE *err)
@@ -44,6 +55,57 @@ open_db(ms_evdb **db, const char *opt, const char *path, FILE *err)
 	if (rc)
 		fprintf(err, "mergescope report: %s %s: %s\n", opt, path,
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+	return rc;
+}
+
+/* `report --collect DIR...`: bench series directories, summarised. */
+static int
+collect(int argc, char **argv, ms__opt *o, FILE *out, FILE *err)
+{
+	if (o[MS__RP_DB].count || o[MS__RP_VS].count) {
+		fprintf(err, "mergescope report: --collect summarises series "
+		             "directories; it does not take --db or --vs\n");
+		return MS_EXIT_USAGE;
+	}
+	const char *dirs[64];
+	size_t nd = ms__opt_values(argc, argv, o, MS__RP_COUNT,
+	                           &o[MS__RP_COLLECT], dirs, 64);
+	if (nd > 64) {
+		fprintf(err, "mergescope report: at most 64 --collect "
+		             "directories\n");
+		return MS_EXIT_USAGE;
+	}
+	ms__series s;
+	int rc = ms__series_load(&s, dirs, nd, NULL, 0, "report", err);
+	ms_errbuf eb = { "" };
+	if (rc == 0 && o[MS__RP_HTML].count) {
+		ms_outfile *h = NULL;
+		rc = ms_outfile_open(&h, o[MS__RP_HTML].value,
+		                     o[MS__RP_FORCE].count > 0, &eb);
+		if (rc == 0)
+			rc = ms_bench_html(s.runs, s.n, s.labels, s.nv, dirs[0],
+			                   ms_outfile_stream(h), &eb);
+		if (rc == 0)
+			rc = ms_outfile_commit(h, &eb);
+		else
+			ms_outfile_abort(h);
+		if (rc) {
+			fprintf(err, "mergescope report: --html %s\n", eb.msg);
+			rc = MS_EXIT_ERROR;
+		}
+	}
+	if (rc == 0) {
+		bool json = o[MS__RP_JSON].count > 0;
+		rc = ms_bench_summary(s.runs, s.n, s.labels, s.nv,
+		                      json ? NULL : out, json ? out : NULL,
+		                      &eb);
+		if (rc) {
+			fprintf(err, "mergescope report: %s\n",
+			        eb.msg[0] ? eb.msg : ms_strerror(rc));
+			rc = MS_EXIT_ERROR;
+		}
+	}
+	ms__series_free(&s);
 	return rc;
 }
 
@@ -58,6 +120,13 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	        ms__cmd_parse(&ms_cmd_report, argc, argv, o, MS__RP_COUNT, err);
 	if (rc)
 		return rc;
+	if (o[MS__RP_COLLECT].count)
+		return collect(argc, argv, o, out, err);
+	if (!o[MS__RP_DB].count) {
+		fprintf(err, "mergescope report: option --db FILE is required "
+		             "(or --collect DIR)\n");
+		return MS_EXIT_USAGE;
+	}
 	if (o[MS__RP_VS].count && o[MS__RP_JSON].count) {
 		fprintf(err, "mergescope report: --json prints one run; it "
 		             "does not combine with --vs\n");

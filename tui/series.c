@@ -1,0 +1,191 @@
+/*
+ * series.c - the run databases of one or more bench series directories
+ * (rep<R>-v<I>-<variant>.db), loaded and checked against one another:
+ * what `bench` summarises after its runs, `bench --collect DIR` and
+ * `report --collect DIR...` (many directories, e.g. one per host of a
+ * GNU parallel or Slurm series).
+ */
+#include "series.h"
+
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+cmp_run(const void *a, const void *b)
+{
+	const ms_bench_run *x = a, *y = b;
+	if (x->rep != y->rep)
+		return x->rep < y->rep ? -1 : 1;
+	return (x->variant > y->variant) - (x->variant < y->variant);
+}
+
+/* Append the databases of dir (directory index di). */
+static int
+scan(ms__series *s, const char *dir, size_t di, const char *cmd, FILE *err)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		fprintf(err, "mergescope %s: --collect %s: %s\n", cmd, dir,
+		        strerror(errno));
+		return MS_EXIT_ERROR;
+	}
+	size_t first = s->n;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		unsigned rep, vi;
+		int end = 0;
+		size_t len = strlen(e->d_name);
+		if (sscanf(e->d_name, "rep%u-v%u-%n", &rep, &vi, &end) != 2 ||
+		    end == 0 || len < 3 ||
+		    strcmp(e->d_name + len - 3, ".db") != 0 ||
+		    vi >= MS__SERIES_VARIANTS_MAX)
+			continue;
+		if (s->n == s->cap) {
+			size_t nc = s->cap ? s->cap * 2 : 16;
+			ms_bench_run *nr = realloc(s->runs, nc * sizeof(*nr));
+			size_t *no = realloc(s->dir_of, nc * sizeof(*no));
+			if (nr)
+				s->runs = nr;
+			if (no)
+				s->dir_of = no;
+			if (!nr || !no) {
+				closedir(d);
+				fprintf(err, "mergescope %s: no memory\n", cmd);
+				return MS_EXIT_ERROR;
+			}
+			s->cap = nc;
+		}
+		ms_bench_run *r = &s->runs[s->n];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->db, sizeof(r->db), "%s/%s", dir, e->d_name);
+		r->rep = rep;
+		r->variant = vi;
+		s->dir_of[s->n++] = di;
+	}
+	closedir(d);
+	if (s->n == first) {
+		fprintf(err,
+		        "mergescope %s: %s: no run databases "
+		        "(rep*-v*-*.db)\n",
+		        cmd, dir);
+		return MS_EXIT_ERROR;
+	}
+	/* Sorted within the directory; directories stay in order. */
+	ms_bench_run *runs = s->runs + first;
+	size_t k = s->n - first;
+	qsort(runs, k, sizeof(*runs), cmp_run);
+	return 0;
+}
+
+/* Number the variants by their run records' labels, in order of first
+ * appearance: the same variant has the same index in every directory. */
+static int
+number_by_label(ms__series *s, const char *cmd, FILE *err)
+{
+	s->nv = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		ms_bench_run *r = &s->runs[i];
+		const char *l = r->label[0] ? r->label : "?";
+		size_t v = 0;
+		while (v < s->nv && strcmp(s->labels[v], l) != 0)
+			v++;
+		if (v == s->nv) {
+			if (s->nv == MS__SERIES_VARIANTS_MAX) {
+				fprintf(err,
+				        "mergescope %s: more than %d variants "
+				        "in the series (%s is one too many)\n",
+				        cmd, MS__SERIES_VARIANTS_MAX, r->db);
+				return MS_EXIT_ERROR;
+			}
+			s->labels[s->nv++] = l;
+		}
+		r->variant = (unsigned)v;
+	}
+	return 0;
+}
+
+/*
+ * Directories of different conditions are not combined: a directory
+ * whose every readable run differs from the first valid run of the
+ * series is refused, naming the difference.
+ */
+static int
+refuse_mixed(const ms__series *s, const bool *loaded, size_t ndirs,
+             const char *const *dirs, const char *cmd, FILE *err)
+{
+	for (size_t d = 1; d < ndirs; d++) {
+		size_t readable = 0, valid = 0;
+		const char *why = NULL;
+		for (size_t i = 0; i < s->n; i++) {
+			if (s->dir_of[i] != d || !loaded[i])
+				continue;
+			readable++;
+			valid += s->runs[i].valid;
+			if (!s->runs[i].valid && !why)
+				why = s->runs[i].why;
+		}
+		if (readable && !valid) {
+			fprintf(err,
+			        "mergescope %s: --collect %s: no run of it "
+			        "matches the conditions of %s (%s); series of "
+			        "different conditions are not combined\n",
+			        cmd, dirs[d], dirs[0], why ? why : "?");
+			return MS_EXIT_ERROR;
+		}
+	}
+	return 0;
+}
+
+int
+ms__series_load(ms__series *s, const char *const *dirs, size_t ndirs,
+                const char *const *labels, size_t nv, const char *cmd,
+                FILE *err)
+{
+	memset(s, 0, sizeof(*s));
+	for (size_t d = 0; d < ndirs; d++) {
+		int rc = scan(s, dirs[d], d, cmd, err);
+		if (rc)
+			return rc;
+	}
+	bool *loaded = calloc(s->n, sizeof(*loaded));
+	if (!loaded) {
+		fprintf(err, "mergescope %s: no memory\n", cmd);
+		return MS_EXIT_ERROR;
+	}
+	ms_errbuf eb = { "" };
+	int rc = 0;
+	for (size_t i = 0; i < s->n && rc == 0; i++) {
+		rc = ms_bench_load(&s->runs[i], &eb);
+		loaded[i] = s->runs[i].valid;
+	}
+	if (rc) {
+		fprintf(err, "mergescope %s: %s\n", cmd,
+		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		free(loaded);
+		return MS_EXIT_ERROR;
+	}
+	if (labels) {
+		s->nv = nv;
+		for (size_t v = 0; v < nv; v++)
+			s->labels[v] = labels[v];
+	} else if ((rc = number_by_label(s, cmd, err))) {
+		free(loaded);
+		return rc;
+	}
+	ms_bench_validate(s->runs, s->n);
+	rc = refuse_mixed(s, loaded, ndirs, dirs, cmd, err);
+	free(loaded);
+	return rc;
+}
+
+void
+ms__series_free(ms__series *s)
+{
+	free(s->runs);
+	free(s->dir_of);
+	memset(s, 0, sizeof(*s));
+}
