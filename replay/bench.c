@@ -190,6 +190,7 @@ differs(const ms_ev_run *a, const ms_ev_run *b, char *va, char *vb, size_t n)
 	STR(hostname, "host");
 	STR(kernel, "kernel");
 	STR(filesystem, "work-dir file system");
+	STR(device, "storage device");
 #undef STR
 #undef NUM
 	return NULL;

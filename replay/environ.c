@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -98,10 +99,70 @@ cpu_model(char *out, size_t n)
 		fclose(f);
 }
 
+/*
+ * The device under dir, from a mountinfo file (/proc/self/mountinfo):
+ * the mount whose mount point is the longest prefix of dir's real path,
+ * as "SOURCE (MAJOR:MINOR)", with the block device's model from sysfs
+ * when it has one ("/dev/vda1 (254:1) QEMU HARDDISK"). "" if unknown.
+ */
+void
+ms__device_name(const char *dir, const char *mountinfo, char *out, size_t n)
+{
+	char real[PATH_MAX];
+	out[0] = '\0';
+	if (!realpath(dir, real))
+		return;
+	FILE *f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "r");
+	if (!f)
+		return;
+	char line[4096];
+	size_t best = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[PATH_MAX], dev[32], src[256], *dash;
+		unsigned id, parent;
+		if (sscanf(line, "%u %u %31s %*s %4095s", &id, &parent, dev,
+		           mnt) != 4 ||
+		    !(dash = strstr(line, " - ")) ||
+		    sscanf(dash + 3, "%*s %255s", src) != 1)
+			continue;
+		size_t ml = strlen(mnt);
+		bool under = strcmp(mnt, "/") == 0 ||
+		             (strncmp(real, mnt, ml) == 0 &&
+		              (real[ml] == '/' || real[ml] == '\0'));
+		if (!under || ml < best)
+			continue;
+		best = ml;
+		snprintf(out, n, "%s (%s)", src, dev);
+		char model[128] = "", p[128];
+		snprintf(p, sizeof(p), "/sys/dev/block/%s/device/model", dev);
+		FILE *m = fopen(p, "r");
+		if (!m) {
+			/* a partition: its disk's model */
+			snprintf(p, sizeof(p),
+			         "/sys/dev/block/%s/../device/model", dev);
+			m = fopen(p, "r");
+		}
+		if (m) {
+			if (fgets(model, sizeof(model), m))
+				model[strcspn(model, "\n")] = '\0';
+			fclose(m);
+		}
+		size_t k = strlen(model);
+		while (k && model[k - 1] == ' ')
+			model[--k] = '\0';
+		if (k) {
+			size_t used = strlen(out);
+			snprintf(out + used, n - used, " %s", model);
+		}
+	}
+	fclose(f);
+}
+
 void
 ms__run_environment(ms_ev_run *run, const char *work_dir)
 {
 	ms__fs_type_name(work_dir, run->filesystem, sizeof(run->filesystem));
+	ms__device_name(work_dir, NULL, run->device, sizeof(run->device));
 	checksum_file("/proc/self/exe", run->binary_checksum,
 	              sizeof(run->binary_checksum));
 	snprintf(run->git_commit, sizeof(run->git_commit), "%s", MS_GIT_COMMIT);

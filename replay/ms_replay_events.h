@@ -114,6 +114,7 @@ typedef struct ms_ev_run {
 	 * detected limits), "emulated" (sized from it, not enforced) or
 	 * "cgroup1" / "cgroup2" (a real cgroup with its limits); why, when
 	 * emulated. */
+	char device[192]; /* under the work dir: "/dev/vda1 (254:1) MODEL" */
 	char limits_mode[16];
 	char limits_why[256];
 	uint32_t pids_max; /* the cgroup's pid limit; 0 without one */

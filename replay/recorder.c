@@ -191,6 +191,7 @@ static const col run_cols[] = {
 	RUN("input_start_time_sum", C_SUM,
 	    input_ledger.kind[MS_KIND_START_TIME]),
 	RUN("plugin_host", C_STR, plugin_host),
+	RUN("device", C_STR, device),
 	RUN("limits_mode", C_STR, limits_mode),
 	RUN("limits_why", C_STR, limits_why),
 	RUN("pids_max", C_U32, pids_max),

@@ -354,6 +354,10 @@ int64_t ms__replay_since_start(const ms_replay *r);
  * state of the fixture before a run (label warm, cold, uncontrolled or
  * NULL; anything else is MS_ERR_INVAL naming --cache). */
 void ms__fs_type_name(const char *dir, char *buf, size_t n);
+/* The device under dir, from mountinfo ("/proc/self/mountinfo" when
+ * NULL): "SOURCE (MAJOR:MINOR) MODEL"; "" if unknown. */
+void ms__device_name(const char *dir, const char *mountinfo, char *out,
+                     size_t n);
 void ms__run_environment(ms_ev_run *run, const char *work_dir);
 int ms__cache_prepare(const char *fixture_dir, const char *label,
                       ms_errbuf *eb);

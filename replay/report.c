@@ -643,10 +643,11 @@ print_header(FILE *f, const report *r, const char *path)
 		        u->plugins[i].name, u->plugins[i].path,
 		        u->plugins[i].checksum);
 	fprintf(f,
-	        "  host         %s  %s  %s  clone %s\n"
+	        "  host         %s  %s  %s%s%s  clone %s\n"
 	        "  limits       detected %u cpus %.2f GiB  profile (%s) %u "
 	        "cpus %.2f GiB  workers %u fast + %u slow\n",
-	        u->hostname, u->kernel, u->filesystem, u->clone_method,
+	        u->hostname, u->kernel, u->filesystem,
+	        u->device[0] ? " on " : "", u->device, u->clone_method,
 	        u->detected_cpus, (double)u->detected_mem_bytes / (MIB * 1024),
 	        u->profile, u->emulated_cpus,
 	        (double)u->emulated_mem_bytes / (MIB * 1024), u->fast_workers,

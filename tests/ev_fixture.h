@@ -70,6 +70,7 @@ evf_run(ms_ev_run *r, const char *variant)
 	snprintf(r->hostname, sizeof(r->hostname), "bench-host");
 	snprintf(r->kernel, sizeof(r->kernel), "Linux 6.1.0");
 	snprintf(r->filesystem, sizeof(r->filesystem), "ext4");
+	snprintf(r->device, sizeof(r->device), "/dev/vda (254:0)");
 	snprintf(r->clone_method, sizeof(r->clone_method), "copy");
 	for (int k = 0; k < MS_KIND_COUNT; k++) {
 		r->input_ledger.kind[k].rows = 325570;

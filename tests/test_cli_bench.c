@@ -423,6 +423,12 @@ test_run_record(void **state)
 	assert_true(r.filesystem[0] != '\0');
 	if (strncmp(root, "/dev/shm/", 9) == 0)
 		assert_string_equal(r.filesystem, "tmpfs");
+	/* and the device under it, with its numbers */
+	assert_non_null(strstr(r.device, " ("));
+	assert_non_null(strchr(r.device, ':'));
+	if (strncmp(root, "/dev/shm/", 9) == 0)
+		assert_true(strncmp(r.device, "tmpfs (", 7) == 0 ||
+		            strncmp(r.device, "shm (", 5) == 0);
 	assert_int_equal(r.nplugins, 1);
 	assert_string_equal(r.plugins[0].name, "detdrop");
 	assert_string_equal(r.plugins[0].config, "{\"percent\":35}");
