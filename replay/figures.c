@@ -32,8 +32,17 @@ typedef struct live {
 	int64_t intro_ns;
 } live;
 
+/* One end of a merge's wall interval: +1 at its start, -1 at its end. */
+typedef struct edge {
+	int64_t ns;
+	int delta;
+	unsigned phase;
+} edge;
+
 typedef struct fig_ctx {
 	ms__figures *g;
+	edge *ed;
+	size_t ned, edcap;
 	double wall_s[MS_EV_PHASE_COUNT], cpu_s[MS_EV_PHASE_COUNT];
 	double traces[MS_EV_PHASE_COUNT], in_bytes[MS_EV_PHASE_COUNT];
 	/* inventory replay */
@@ -70,7 +79,59 @@ on_merge(void *ctx, const ms_ev_merge *m)
 		return 0;
 	c->traces[p] += (double)m->traces_in;
 	c->in_bytes[p] += (double)m->input_bytes;
+	if (c->ned + 2 > c->edcap) {
+		size_t nc = c->edcap ? c->edcap * 2 : 256;
+		edge *ne = realloc(c->ed, nc * sizeof(*ne));
+		if (!ne)
+			return MS_ERR_NOMEM;
+		c->ed = ne;
+		c->edcap = nc;
+	}
+	c->ed[c->ned++] = (edge){ m->wall_start_ns, +1, p };
+	c->ed[c->ned++] = (edge){ m->wall_start_ns + m->wall_ns, -1, p };
 	return 0;
+}
+
+/* Ends before starts at the same instant: touching merges do not
+ * overlap. */
+static int
+cmp_edge(const void *a, const void *b)
+{
+	const edge *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? -1 : 1;
+	return (x->delta > y->delta) - (x->delta < y->delta);
+}
+
+/* Sweep the intervals of each phase: the concurrency figures. */
+static void
+concurrency(fig_ctx *c)
+{
+	qsort(c->ed, c->ned, sizeof(*c->ed), cmp_edge);
+	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
+		int run = 0;
+		int64_t prev = 0;
+		double busy = 0, weighted = 0, multi = 0;
+		for (size_t i = 0; i < c->ned; i++) {
+			const edge *e = &c->ed[i];
+			if (e->phase != p)
+				continue;
+			if (run > 0) {
+				double dt = (double)(e->ns - prev) / 1e9;
+				busy += dt;
+				weighted += dt * run;
+				if (run >= 2)
+					multi += dt;
+			}
+			run += e->delta;
+			prev = e->ns;
+			if (run > (int)c->g->conc_max[p])
+				c->g->conc_max[p] = (unsigned)run;
+		}
+		c->g->merging_s[p] = busy;
+		c->g->conc_mean[p] = busy > 0 ? weighted / busy : 0;
+		c->g->conc_multi_share[p] = busy > 0 ? multi / busy : 0;
+	}
 }
 
 static double
@@ -194,6 +255,7 @@ ms__figures_load(ms_evdb *db, ms__figures *g, ms_errbuf *eb)
 		}
 		g->published_mib_per_s =
 		        per(c.pub_bytes / MIB, c.wall_s[MS_EV_PHASE_PRIMARY]);
+		concurrency(&c);
 		g->final_parts = c.nlive;
 		for (size_t i = 0; i < c.nlive; i++) {
 			unsigned b = 0;
@@ -213,6 +275,7 @@ ms__figures_load(ms_evdb *db, ms__figures *g, ms_errbuf *eb)
 		g->gap_wall_max_ms = st.max;
 	}
 	free(c.lv);
+	free(c.ed);
 	free(c.gl);
 	free(c.gw);
 	if (rc == MS_ERR_NOMEM)
@@ -258,6 +321,17 @@ ms__figures_text(FILE *f, const ms__figures *g)
 	        g->mib_per_cpu_s[0], g->mib_per_cpu_s[1]);
 	fprintf(f, "  %-28s %14.2f %14s\n", "published MiB/s",
 	        g->published_mib_per_s, "");
+
+	fprintf(f, "\n%-30s %14s %14s\n", "merge concurrency", "primary",
+	        "cooldown");
+	fprintf(f, "  %-28s %14u %14u\n", "most merges at once", g->conc_max[0],
+	        g->conc_max[1]);
+	fprintf(f, "  %-28s %14.2f %14.2f\n", "mean while merging",
+	        g->conc_mean[0], g->conc_mean[1]);
+	fprintf(f, "  %-28s %14.1f %14.1f\n", "time with >= 2 merges %",
+	        100 * g->conc_multi_share[0], 100 * g->conc_multi_share[1]);
+	fprintf(f, "  %-28s %14.3f %14.3f\n", "time merging s", g->merging_s[0],
+	        g->merging_s[1]);
 
 	fprintf(f, "\ninventory at the end: %llu core parts\n",
 	        (unsigned long long)g->final_parts);
@@ -321,6 +395,17 @@ ms__figures_json(FILE *f, const ms__figures *g)
 	}
 	fputs(",\"published_mib_per_s\":", f);
 	jnum(f, g->published_mib_per_s);
+	fputs("},\"concurrency\":{", f);
+	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
+		fprintf(f, "%s\"%s\":{\"max\":%u,\"mean_while_merging\":",
+		        p ? "," : "", ms_ev_phase_name(p), g->conc_max[p]);
+		jnum(f, g->conc_mean[p]);
+		fputs(",\"multi_share\":", f);
+		jnum(f, g->conc_multi_share[p]);
+		fputs(",\"merging_s\":", f);
+		jnum(f, g->merging_s[p]);
+		fputc('}', f);
+	}
 	fprintf(f, "},\"final_inventory\":{\"parts\":%llu,\"size_histogram\":[",
 	        (unsigned long long)g->final_parts);
 	for (unsigned b = 0; b < MS__SIZE_BUCKETS; b++) {

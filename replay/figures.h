@@ -1,8 +1,8 @@
 /*
  * figures.h - the run report's figures beyond the phase tables
- * (figures.c): throughput, the final inventory's part sizes, the oldest
- * part's age, the gaps between publications and the plugins' own
- * counters. Private to replay/.
+ * (figures.c): throughput, merge concurrency, the final inventory's part
+ * sizes, the oldest part's age, the gaps between publications and the
+ * plugins' own counters. Private to replay/.
  */
 #ifndef MS_FIGURES_H
 #define MS_FIGURES_H
@@ -32,6 +32,14 @@ typedef struct ms__figures {
 	uint64_t pubs;
 	double gap_logical_median_s, gap_logical_max_s;
 	double gap_wall_median_ms, gap_wall_p95_ms, gap_wall_max_ms;
+	/* Merges running at once, per phase, from each merge's wall
+	 * interval (start on its worker to completion): the most at any
+	 * instant, the time-weighted mean while at least one ran, the share
+	 * of that time with two or more, and that time itself. */
+	unsigned conc_max[MS_EV_PHASE_COUNT];
+	double conc_mean[MS_EV_PHASE_COUNT];
+	double conc_multi_share[MS_EV_PHASE_COUNT];
+	double merging_s[MS_EV_PHASE_COUNT];
 	/* The plugins' counters at the end of the run, with their link. */
 	size_t nstats;
 	ms_ev_plugin_stat stats[MS__FIG_STATS_MAX];

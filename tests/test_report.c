@@ -537,7 +537,15 @@ test_report_figures(void **state)
 	                     "(1, 'observed_ppm', 350500);"
 	                     "UPDATE merge_link SET calls = 5, "
 	                     "fail_timeout = 3, fail_open = 'timeout' "
-	                     "WHERE seq = 2 AND idx = 0;",
+	                     "WHERE seq = 2 AND idx = 0;"
+	                     /* three merges at once: [0,10], [5,15] and
+	                      * [8,10] ms; the others run alone */
+	                     "UPDATE merge SET wall_start_ns = 0, wall_ns = "
+	                     "10000000 WHERE seq = 1;"
+	                     "UPDATE merge SET wall_start_ns = 5000000, "
+	                     "wall_ns = 10000000 WHERE seq = 2;"
+	                     "UPDATE merge SET wall_start_ns = 8000000, "
+	                     "wall_ns = 2000000 WHERE seq = 3;",
 	                     NULL, NULL, NULL),
 	        SQLITE_OK);
 	sqlite3_close(h);
@@ -590,6 +598,31 @@ test_report_figures(void **state)
 	assert_true(jget(&pc->items[1], "value")->num == 350500);
 	const jv *pl = jget(&j, "plugins");
 	assert_true(jget(&pl->items[0], "fail_open")->num == 3);
+	/* concurrency: three at most; two or more from 5 to 10 ms; the
+	 * mean over the time merging is the merges' summed wall over it
+	 * (JSON carries 6 significant digits) */
+	const jv *cc = jget(jget(&j, "concurrency"), "primary");
+	assert_true(jget(cc, "max")->num == 3);
+	double busy = jget(cc, "merging_s")->num;
+	assert_true(fabs(jget(cc, "multi_share")->num * busy - 0.005) < 1e-7);
+	sqlite3 *q = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open(path, &q), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(q,
+	                                    "SELECT sum(wall_ns) FROM merge "
+	                                    "WHERE phase = 'primary'",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	double sum_s = (double)sqlite3_column_int64(st, 0) / 1e9;
+	sqlite3_finalize(st);
+	sqlite3_close(q);
+	assert_true(sum_s > 0.015);
+	assert_true(fabs(jget(cc, "mean_while_merging")->num * busy - sum_s) <
+	            1e-5 * sum_s);
+	assert_true(
+	        jget(jget(jget(&j, "concurrency"), "cooldown"), "max")->num ==
+	        1);
 	jfree(&j);
 	free(js);
 }
