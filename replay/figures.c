@@ -107,7 +107,8 @@ cmp_edge(const void *a, const void *b)
 static void
 concurrency(fig_ctx *c)
 {
-	qsort(c->ed, c->ned, sizeof(*c->ed), cmp_edge);
+	if (c->ned)
+		qsort(c->ed, c->ned, sizeof(*c->ed), cmp_edge);
 	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
 		int run = 0;
 		int64_t prev = 0;
