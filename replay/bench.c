@@ -27,8 +27,7 @@ static const struct {
 	[MS_BM_READ_MIB] = { "read_mib", "read", "MiB", 1 },
 	[MS_BM_WRITTEN_MIB] = { "written_mib", "written", "MiB", 1 },
 	[MS_BM_WRITE_AMP] = { "write_amp", "write amp", "x", 4 },
-	[MS_BM_CG_PEAK_MIB] = { "cgroup_peak_mib", "cgroup peak (run)", "MiB",
-	                        1 },
+	[MS_BM_CG_PEAK_MIB] = { "cgroup_peak_mib", "cgroup peak", "MiB", 1 },
 };
 
 const char *
