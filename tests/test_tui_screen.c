@@ -425,6 +425,31 @@ test_filter_shows_in_log(void **state)
 	free(t);
 }
 
+/* Enter on a merge: its fields, then its inputs one per line; a box too
+ * short for all of them says how many more there are. */
+static void
+test_merge_details(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	f->view->ui.focus = MS_FOCUS_EVENTS;
+	f->view->ui.event_sel = 12; /* 10 inputs */
+	f->view->ui.overlay = MS_OVERLAY_DETAIL;
+	char *t = draw_and_read(f, 132, 44);
+	assert_non_null(strstr(t, "Merge #12"));
+	assert_non_null(strstr(t, "input part"));
+	assert_non_null(strstr(t, "00000000000001c0"));
+	assert_non_null(strstr(t, "00000000000001c9"));
+	assert_null(strstr(t, "more input"));
+	free(t);
+	/* 132x28: not all ten fit */
+	t = draw_and_read(f, 132, 28);
+	assert_non_null(strstr(t, "00000000000001c0"));
+	assert_null(strstr(t, "00000000000001c9"));
+	assert_non_null(strstr(t, " more inputs"));
+	free(t);
+}
+
 static void
 test_no_color(void **state)
 {
@@ -465,6 +490,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_unicode_glyphs, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_filter_shows_in_log, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_merge_details, setup,
 		                                teardown),
 		cmocka_unit_test(test_no_color),
 	};

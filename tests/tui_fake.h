@@ -315,6 +315,16 @@ fake_scene_running(ms_tui_view *v)
 		e->output_id = 0x400 + s;
 		e->depth_out = 1;
 		e->fingerprint = 0x9e3779b97f4a7c15ULL * s;
+		e->ninputs_kept = e->ninputs;
+		for (uint32_t i = 0; i < e->ninputs; i++) {
+			ms_tui_input *in = &e->inputs[i];
+			in->id = 0x100 + s * 16 + i;
+			in->bytes = 40000 + i * 1000;
+			in->rows = 100 + i;
+			in->depth = i % 3;
+			in->mature = mature && i < 3;
+			in->max_ts = e->t - (int64_t)(i + 1) * FAKE_MIN;
+		}
 	}
 	v->events_total = 57;
 }

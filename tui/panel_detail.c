@@ -1,7 +1,7 @@
 /*
  * panel_detail.c - every field of the selected merge (Enter in the event
- * log) or of the selected part (Enter in the inventory), one per line,
- * in two columns when the box is wide enough.
+ * log) with its inputs, or of the selected part (Enter in the inventory),
+ * one per line, in two columns when the box is wide enough.
  */
 #include "tui_int.h"
 
@@ -13,7 +13,8 @@ struct kv {
 	char v[128];
 };
 
-static void
+/* The fields in one or two columns; returns the rows used. */
+static int
 put_list(ms_canvas *c, ms_rect in, const struct kv *kv, size_t n)
 {
 	int cols = in.w >= 80 ? 2 : 1;
@@ -26,6 +27,42 @@ put_list(ms_canvas *c, ms_rect in, const struct kv *kv, size_t n)
 		int x = in.x + 1 + col * colw;
 		ms_canvas_text(c, x, in.y + row, 18, kv[i].k, MS_C_MUTED);
 		ms_canvas_text(c, x + 18, in.y + row, colw - 19, kv[i].v, 0);
+	}
+	return rows < in.h ? rows : in.h;
+}
+
+/* The merge's inputs below its fields, as many as fit, then how many
+ * more there are. */
+static void
+put_inputs(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v,
+           const ms_tui_event *e)
+{
+	if (y + 2 >= in.y + in.h || e->ninputs == 0)
+		return;
+	char line[160], a[32], b[32];
+	snprintf(line, sizeof(line), "%-3s %-16s %5s %10s %9s  %-14s %s", "#",
+	         "input part", "depth", "rows", "bytes", "max time",
+	         "maturity");
+	ms_canvas_text(c, in.x + 1, y++, in.w - 2, line, MS_C_MUTED);
+	uint32_t shown = 0;
+	for (; shown < e->ninputs_kept && y < in.y + in.h; shown++, y++) {
+		bool last_row = y == in.y + in.h - 1;
+		if (last_row && shown + 1 < e->ninputs)
+			break; /* keep the row for "+N more" */
+		const ms_tui_input *p = &e->inputs[shown];
+		snprintf(line, sizeof(line),
+		         "%-3u %016" PRIx64 " %5u %10" PRIu64 " %9s  %-14s %s",
+		         shown + 1, p->id, p->depth, p->rows,
+		         ms_fmt_bytes(a, sizeof(a), p->bytes),
+		         ms_fmt_clock(b, sizeof(b), p->max_ts, v->day_start),
+		         p->mature ? "mature" : "hot");
+		ms_canvas_text(c, in.x + 1, y, in.w - 2, line, 0);
+	}
+	if (shown < e->ninputs && y < in.y + in.h) {
+		snprintf(line, sizeof(line), "+%u more input%s",
+		         e->ninputs - shown,
+		         e->ninputs - shown == 1 ? "" : "s");
+		ms_canvas_text(c, in.x + 1, y, in.w - 2, line, MS_C_MUTED);
 	}
 }
 
@@ -80,7 +117,8 @@ draw_event(ms_canvas *c, ms_rect r, const ms_tui_view *v, const ms_tui_event *e)
 		                     : 0));
 	KV("result", "%s%s%s", e->failed ? "FAILED" : "ok",
 	   e->failed && e->error[0] ? ": " : "", e->failed ? e->error : "");
-	put_list(c, in, kv, n);
+	int used = put_list(c, in, kv, n);
+	put_inputs(c, in, in.y + used + 1, v, e);
 }
 
 static void

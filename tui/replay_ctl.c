@@ -282,6 +282,18 @@ fill_event(ms_tui_event *e, const ms_ev_merge *m)
 		e->links[i].kept = l->kept;
 		e->links[i].total_ns = l->total_ns;
 	}
+	e->ninputs_kept = m->ninputs < MS_VIEW_EVENT_INPUTS
+	                          ? (uint32_t)m->ninputs
+	                          : MS_VIEW_EVENT_INPUTS;
+	for (uint32_t i = 0; i < e->ninputs_kept && m->inputs; i++) {
+		const ms_ev_input *in = &m->inputs[i];
+		e->inputs[i].id = in->id;
+		e->inputs[i].bytes = in->bytes;
+		e->inputs[i].rows = in->rows;
+		e->inputs[i].depth = in->depth;
+		e->inputs[i].mature = in->mature;
+		e->inputs[i].max_ts = in->max_ts;
+	}
 	e->failed = m->err != 0;
 	copy_str(e->error, sizeof(e->error), m->error);
 	ms_ev_merge_summary(m, e->summary, sizeof(e->summary));

@@ -37,6 +37,8 @@
 #define MS_VIEW_HIST 13
 #define MS_VIEW_TEXT 256
 #define MS_VIEW_EVENT_LINKS 4
+/* Inputs of a merge kept for its details (the finalize may have more). */
+#define MS_VIEW_EVENT_INPUTS 32
 #define MS_VIEW_MAX_GATES 48
 #define MS_VIEW_MAX_RECON 24
 
@@ -109,6 +111,14 @@ typedef struct ms_tui_plugin {
 } ms_tui_plugin;
 
 /* One recorded merge. */
+/* One input of a merge, for its details. */
+typedef struct ms_tui_input {
+	uint64_t id, bytes, rows;
+	uint32_t depth;
+	bool mature;
+	int64_t max_ts;
+} ms_tui_input;
+
 typedef struct ms_tui_event {
 	uint64_t seq;
 	int64_t t; /* logical time at dispatch */
@@ -143,6 +153,10 @@ typedef struct ms_tui_event {
 		uint64_t calls, traces, kept;
 		int64_t total_ns;
 	} links[MS_VIEW_EVENT_LINKS];
+	/* Its inputs as the dispatch saw them, the first
+	 * MS_VIEW_EVENT_INPUTS of ninputs. */
+	uint32_t ninputs_kept;
+	ms_tui_input inputs[MS_VIEW_EVENT_INPUTS];
 	bool failed;
 	char error[96]; /* why it failed, "" otherwise */
 	/* The recorder's one-line summary (ms_ev_merge_summary), which the
