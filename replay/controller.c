@@ -755,6 +755,12 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	ms_ev_merge *slot = &r->recent[r->recent_head];
 	*slot = m;
 	slot->inputs = NULL;
+	size_t kept = m.ninputs < MS_REPLAY_RECENT_INPUTS
+	                      ? m.ninputs
+	                      : MS_REPLAY_RECENT_INPUTS;
+	if (m.inputs && kept)
+		memcpy(r->recent_inputs[r->recent_head], m.inputs,
+		       kept * sizeof(*m.inputs));
 	r->recent_head = (r->recent_head + 1) % MS_REPLAY_RECENT;
 	if (r->recent_n < MS_REPLAY_RECENT)
 		r->recent_n++;
@@ -1358,8 +1364,7 @@ enter_envelope(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	}
 	copy_str(r->limits_mode, sizeof(r->limits_mode), "emulated");
 	if (strcmp(how, "emulated") == 0) {
-		copy_str(r->env.why, sizeof(r->env.why),
-		         "--envelope emulated");
+		copy_str(r->env.why, sizeof(r->env.why), "--envelope emulated");
 		return 0;
 	}
 	ms_limits want;
@@ -2074,14 +2079,25 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 }
 
 size_t
-ms_replay_recent(ms_replay *r, ms_ev_merge *out, size_t cap, uint64_t *total)
+ms_replay_recent(ms_replay *r, ms_ev_merge *out, ms_ev_input *inputs,
+                 size_t cap, uint64_t *total)
 {
 	pthread_mutex_lock(&r->mu);
 	size_t n = r->recent_n < cap ? r->recent_n : cap;
 	size_t start =
 	        (r->recent_head + MS_REPLAY_RECENT - n) % MS_REPLAY_RECENT;
-	for (size_t i = 0; i < n; i++)
-		out[i] = r->recent[(start + i) % MS_REPLAY_RECENT];
+	for (size_t i = 0; i < n; i++) {
+		size_t k = (start + i) % MS_REPLAY_RECENT;
+		out[i] = r->recent[k];
+		if (!inputs)
+			continue;
+		ms_ev_input *dst = inputs + i * MS_REPLAY_RECENT_INPUTS;
+		size_t kept = out[i].ninputs < MS_REPLAY_RECENT_INPUTS
+		                      ? out[i].ninputs
+		                      : MS_REPLAY_RECENT_INPUTS;
+		memcpy(dst, r->recent_inputs[k], kept * sizeof(*dst));
+		out[i].inputs = dst;
+	}
 	if (total)
 		*total = r->merges_done + r->merges_failed;
 	pthread_mutex_unlock(&r->mu);

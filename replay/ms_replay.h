@@ -209,6 +209,8 @@ int ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
 
 /* What the screen and the headless progress show. Plain data. */
 #define MS_REPLAY_RECENT 512
+/* Inputs kept per recent merge (a finalize may have more). */
+#define MS_REPLAY_RECENT_INPUTS 32
 #define MS_REPLAY_SPARK 64
 typedef struct ms_replay_status {
 	enum ms_replay_state state;
@@ -240,9 +242,13 @@ typedef struct ms_replay_status {
 
 void ms_replay_get_status(ms_replay *r, ms_replay_status *st);
 /* The most recent merges (oldest first); returns how many were copied;
- * *total gets how many completed in all. Inputs pointers are NULL. */
-size_t ms_replay_recent(ms_replay *r, ms_ev_merge *out, size_t cap,
-                        uint64_t *total);
+ * *total gets how many completed in all. inputs: NULL (then every
+ * out[i].inputs is NULL), or room for cap * MS_REPLAY_RECENT_INPUTS
+ * entries: out[i].inputs then points at merge i's first
+ * min(out[i].ninputs, MS_REPLAY_RECENT_INPUTS) inputs there (ninputs
+ * stays the merge's own count). */
+size_t ms_replay_recent(ms_replay *r, ms_ev_merge *out, ms_ev_input *inputs,
+                        size_t cap, uint64_t *total);
 /* Which merge (seq) currently claims part id, 0 if none. */
 typedef struct ms_replay_part {
 	ms_part_meta meta;

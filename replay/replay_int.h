@@ -272,6 +272,8 @@ struct ms_replay {
 	claim claims[MAX_CLAIMS];
 	size_t nclaims;
 	ms_ev_merge recent[MS_REPLAY_RECENT];
+	/* The first MS_REPLAY_RECENT_INPUTS inputs of each recent merge. */
+	ms_ev_input recent_inputs[MS_REPLAY_RECENT][MS_REPLAY_RECENT_INPUTS];
 	size_t recent_head, recent_n;
 	uint64_t spark[MS_REPLAY_SPARK];
 	size_t nspark;

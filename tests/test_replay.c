@@ -36,6 +36,9 @@ typedef struct done_run {
 	bool ok; /* DONE with every gate passing */
 	char db[PATH_MAX];
 	uint64_t merges;
+	/* What ms_replay_recent gave at the end: merges from first_seq on,
+	 * their kept inputs counted and their ids summed. */
+	uint64_t first_seq, recent_inputs, recent_id_sum;
 } done_run;
 
 static done_run runs[] = {
@@ -53,6 +56,53 @@ count_merge(void *ctx, const ms_ev_merge *m)
 	(void)m;
 	(*(uint64_t *)ctx)++;
 	return 0;
+}
+
+/* The same sums over the event log's merges from first_seq on. */
+typedef struct input_sums {
+	uint64_t first_seq, inputs, id_sum;
+} input_sums;
+
+static int
+sum_inputs(void *ctx, const ms_ev_merge *m)
+{
+	input_sums *s = ctx;
+	if (m->seq < s->first_seq)
+		return 0;
+	for (size_t i = 0; i < m->ninputs && i < MS_REPLAY_RECENT_INPUTS; i++) {
+		s->inputs++;
+		s->id_sum += m->inputs[i].id;
+	}
+	return 0;
+}
+
+/* The recent merges with their inputs, as the TUI reads them. */
+static void
+take_recent(ms_replay *r, done_run *d)
+{
+	ms_ev_merge *m = calloc(MS_REPLAY_RECENT, sizeof(*m));
+	ms_ev_input *in =
+	        calloc((size_t)MS_REPLAY_RECENT * MS_REPLAY_RECENT_INPUTS,
+	               sizeof(*in));
+	assert_non_null(m);
+	assert_non_null(in);
+	size_t n = ms_replay_recent(r, m, in, MS_REPLAY_RECENT, NULL);
+	assert_true(n > 0);
+	d->first_seq = m[0].seq;
+	for (size_t i = 0; i < n; i++) {
+		assert_non_null(m[i].inputs);
+		assert_true(m[i].ninputs >= 2);
+		for (size_t k = 0;
+		     k < m[i].ninputs && k < MS_REPLAY_RECENT_INPUTS; k++) {
+			d->recent_inputs++;
+			d->recent_id_sum += m[i].inputs[k].id;
+		}
+	}
+	/* Without an inputs buffer, no pointers. */
+	assert_int_equal(ms_replay_recent(r, m, NULL, 1, NULL), 1);
+	assert_null(m[0].inputs);
+	free(m);
+	free(in);
 }
 
 static done_run *
@@ -95,6 +145,7 @@ full_run_policy(const char *variant, const char *policy)
 	d->ok = st->state == MS_REPLAY_DONE && failed == 0;
 	d->merges = st->merges_done;
 	snprintf(d->db, sizeof(d->db), "%s", run.db);
+	take_recent(r, d);
 	ms_replay_close(r);
 	free(st);
 	return d;
@@ -125,6 +176,12 @@ check_full_run_policy(const char *variant, const char *policy)
 	assert_true(has_end);
 	assert_string_equal(end.status, "complete");
 	assert_int_equal(end.merges_completed, n);
+	/* The recent merges' inputs are the recorded ones. */
+	input_sums is = { .first_seq = d->first_seq };
+	assert_int_equal(ms_evdb_each_merge(db, NULL, sum_inputs, &is, &eb), 0);
+	assert_true(is.inputs > 0);
+	assert_int_equal(is.inputs, d->recent_inputs);
+	assert_int_equal(is.id_sum, d->recent_id_sum);
 	ms_evdb_close(db);
 }
 

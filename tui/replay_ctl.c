@@ -20,8 +20,10 @@ struct ms_replay_ctl {
 	void *reopen_arg;
 	double speed; /* the last speed set, carried over a restart */
 	bool speed_set;
-	ms_replay_part *parts; /* scratch, MS_VIEW_MAX_PARTS */
-	ms_ev_merge *recent;   /* scratch, MS_VIEW_MAX_EVENTS */
+	ms_replay_part *parts;      /* scratch, MS_VIEW_MAX_PARTS */
+	ms_ev_merge *recent;        /* scratch, MS_VIEW_MAX_EVENTS */
+	ms_ev_input *recent_inputs; /* scratch, MS_VIEW_MAX_EVENTS *
+	                             * MS_REPLAY_RECENT_INPUTS */
 	ms_breakpoint breaks[MS_VIEW_MAX_BREAKS];
 	ms_ev_gate gates[MS_VIEW_MAX_GATES];
 	/* The reconciliation table, read from the event database once the
@@ -282,10 +284,13 @@ fill_event(ms_tui_event *e, const ms_ev_merge *m)
 		e->links[i].kept = l->kept;
 		e->links[i].total_ns = l->total_ns;
 	}
-	e->ninputs_kept = m->ninputs < MS_VIEW_EVENT_INPUTS
-	                          ? (uint32_t)m->ninputs
-	                          : MS_VIEW_EVENT_INPUTS;
-	for (uint32_t i = 0; i < e->ninputs_kept && m->inputs; i++) {
+	size_t kept = m->ninputs < MS_REPLAY_RECENT_INPUTS
+	                      ? m->ninputs
+	                      : MS_REPLAY_RECENT_INPUTS;
+	if (kept > MS_VIEW_EVENT_INPUTS)
+		kept = MS_VIEW_EVENT_INPUTS;
+	e->ninputs_kept = m->inputs ? (uint32_t)kept : 0;
+	for (uint32_t i = 0; i < e->ninputs_kept; i++) {
 		const ms_ev_input *in = &m->inputs[i];
 		e->inputs[i].id = in->id;
 		e->inputs[i].bytes = in->bytes;
@@ -456,8 +461,8 @@ c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 
 	/* Events. */
 	uint64_t total = 0;
-	size_t ne = ms_replay_recent(c->replay, c->recent, MS_VIEW_MAX_EVENTS,
-	                             &total);
+	size_t ne = ms_replay_recent(c->replay, c->recent, c->recent_inputs,
+	                             MS_VIEW_MAX_EVENTS, &total);
 	v->events_total = total;
 	v->nevents = ne;
 	for (size_t i = 0; i < ne; i++)
@@ -531,7 +536,10 @@ ms_replay_ctl_new(ms_replay_ctl **out, ms_replay *replay, ms_tui_ctl *ctl)
 	c->replay = replay;
 	c->parts = calloc(MS_VIEW_MAX_PARTS, sizeof(*c->parts));
 	c->recent = calloc(MS_VIEW_MAX_EVENTS, sizeof(*c->recent));
-	if (!c->parts || !c->recent) {
+	c->recent_inputs =
+	        calloc((size_t)MS_VIEW_MAX_EVENTS * MS_REPLAY_RECENT_INPUTS,
+	               sizeof(*c->recent_inputs));
+	if (!c->parts || !c->recent || !c->recent_inputs) {
 		ms_replay_ctl_free(c);
 		return MS_ERR_NOMEM;
 	}
@@ -561,5 +569,6 @@ ms_replay_ctl_free(ms_replay_ctl *c)
 		return;
 	free(c->parts);
 	free(c->recent);
+	free(c->recent_inputs);
 	free(c);
 }
