@@ -32,6 +32,7 @@
  * (ms_rec_close).
  */
 #include "ev_private.h"
+#include "ms_sqltab.h"
 #include "ms_pipeline.h"
 #include "ms_replay_events.h"
 
@@ -120,35 +121,85 @@ ms_ev_reason_parse(const char *s)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Column tables. */
+/* Column tables (the mechanism is fixtures/ms_sqltab.h, shared with the
+ * fixture manifest; col, ev_table, COL and C_* are its names here). */
 
-enum col_type {
-	C_U64,    /* uint64_t, stored as its int64 bit pattern */
-	C_I64,    /* int64_t */
-	C_U32,    /* uint32_t */
-	C_INT,    /* int */
-	C_BOOL,   /* bool */
-	C_STR,    /* char[size], NUL-terminated */
-	C_SUM,    /* an ms_ledger's 128-bit sum as 32 hex digits, high first */
-	C_F64,    /* double */
-	C_CLASS,  /* enum ms_sampling_class as its name */
-	C_REASON, /* enum ms_sampling_reason as its name */
-	C_PHASE,  /* enum ms_ev_phase_id as its name */
-	C_WHAT,   /* enum ms_ev_part_kind as its name */
-	C_KIND,   /* enum ms_part_kind as its name */
-};
+typedef ms_sqlcol col;
+typedef ms_sqltab ev_table;
+#define COL(st, n, t, f) MS_SQLCOL(st, n, t, f)
 
-typedef struct col {
-	const char *name;
-	enum col_type type;
-	size_t off;
-	size_t size;
-} col;
+static const char *
+class_name(int v)
+{
+	return ms_ev_class_name((enum ms_sampling_class)v);
+}
 
-#define COL(st, n, t, f)                                                       \
-	{                                                                      \
-		n, t, offsetof(st, f), sizeof(((st *)0)->f)                    \
-	}
+static const char *
+reason_name(int v)
+{
+	return ms_ev_reason_name((enum ms_sampling_reason)v);
+}
+
+static const char *
+phase_name(int v)
+{
+	return ms_ev_phase_name((enum ms_ev_phase_id)v);
+}
+
+static int
+phase_index(const char *s)
+{
+	return name_index(phase_names, MS_EV_PHASE_COUNT, s);
+}
+
+static const char *
+what_name(int v)
+{
+	return ms_ev_part_kind_name((enum ms_ev_part_kind)v);
+}
+
+static int
+what_index(const char *s)
+{
+	return name_index(part_what_names, MS_EV_PART_KIND_COUNT, s);
+}
+
+static const char *
+kind_name(int v)
+{
+	return (unsigned)v < MS_KIND_COUNT ? kind_names[v] : "?";
+}
+
+static int
+kind_index(const char *s)
+{
+	return name_index(kind_names, MS_KIND_COUNT, s);
+}
+
+static const ms_sqltype class_type = { MS_SQLT_ENUM, class_name,
+	                               ms_ev_class_parse, NULL, NULL };
+static const ms_sqltype reason_type = { MS_SQLT_ENUM, reason_name,
+	                                ms_ev_reason_parse, NULL, NULL };
+static const ms_sqltype phase_type = { MS_SQLT_ENUM, phase_name, phase_index,
+	                               NULL, NULL };
+static const ms_sqltype what_type = { MS_SQLT_ENUM, what_name, what_index, NULL,
+	                              NULL };
+static const ms_sqltype kind_type = { MS_SQLT_ENUM, kind_name, kind_index, NULL,
+	                              NULL };
+
+#define C_U64 (&ms_sqlt_u64)    /* uint64_t, its int64 bit pattern */
+#define C_I64 (&ms_sqlt_i64)    /* int64_t */
+#define C_U32 (&ms_sqlt_u32)    /* uint32_t */
+#define C_INT (&ms_sqlt_int)    /* int */
+#define C_BOOL (&ms_sqlt_bool)  /* bool */
+#define C_STR (&ms_sqlt_str)    /* char[size], NUL-terminated */
+#define C_SUM (&ms_sqlt_sum)    /* an ms_ledger's sum, 32 hex digits */
+#define C_F64 (&ms_sqlt_f64)    /* double */
+#define C_CLASS (&class_type)   /* enum ms_sampling_class, its name */
+#define C_REASON (&reason_type) /* enum ms_sampling_reason, its name */
+#define C_PHASE (&phase_type)   /* enum ms_ev_phase_id, its name */
+#define C_WHAT (&what_type)     /* enum ms_ev_part_kind, its name */
+#define C_KIND (&kind_type)     /* enum ms_part_kind, its name */
 
 #define RUN(n, t, f) COL(ms_ev_run, n, t, f)
 static const col run_cols[] = {
@@ -480,21 +531,6 @@ static const col pstat_cols[] = {
 
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
 
-/* A table: its column list plus leading key columns that are not struct
- * fields (bound by the caller before the struct's columns). */
-typedef struct ev_table {
-	const char *name;
-	const char *keys; /* key column declarations, or "" */
-	unsigned nkeys;   /* bound by the caller */
-	const col *cols;
-	size_t ncols;
-	const char *inner; /* table constraints after the columns */
-	const char *outer; /* after the closing parenthesis */
-	const char *order; /* ORDER BY for reading */
-	const col *more;   /* further columns, written by UPDATE */
-	size_t nmore;
-} ev_table;
-
 enum {
 	T_RUN,
 	T_PLUGIN,
@@ -541,299 +577,6 @@ static const ev_table tables[T_COUNT] = {
 	[T_GATE] = { "gate", "id INTEGER PRIMARY KEY", 0, gate_cols,
 	             NCOLS(gate_cols), "", "", "id", NULL, 0 },
 };
-
-static bool
-is_text(enum col_type t)
-{
-	return t == C_STR || t == C_SUM || t == C_CLASS || t == C_REASON ||
-	       t == C_PHASE || t == C_WHAT || t == C_KIND;
-}
-
-/* Append printf-style to a fixed buffer; false when it does not fit. */
-static bool
-cat(char *buf, size_t n, size_t *len, const char *s)
-{
-	size_t l = strlen(s);
-	if (*len + l + 1 > n)
-		return false;
-	memcpy(buf + *len, s, l + 1);
-	*len += l;
-	return true;
-}
-
-static bool
-table_create_sql(const ev_table *t, char *buf, size_t n)
-{
-	size_t len = 0;
-	bool ok = cat(buf, n, &len, "CREATE TABLE ") &&
-	          cat(buf, n, &len, t->name) && cat(buf, n, &len, " (");
-	bool first = true;
-	if (t->keys[0]) {
-		ok = ok && cat(buf, n, &len, t->keys);
-		first = false;
-	}
-	for (size_t i = 0; i < t->ncols; i++) {
-		ok = ok && (first || cat(buf, n, &len, ", ")) &&
-		     cat(buf, n, &len, t->cols[i].name) &&
-		     cat(buf, n, &len,
-		         is_text(t->cols[i].type)   ? " TEXT NOT NULL"
-		         : t->cols[i].type == C_F64 ? " REAL NOT NULL"
-		                                    : " INTEGER NOT NULL");
-		first = false;
-	}
-	for (size_t i = 0; i < t->nmore; i++)
-		ok = ok && cat(buf, n, &len, ", ") &&
-		     cat(buf, n, &len, t->more[i].name) &&
-		     cat(buf, n, &len,
-		         is_text(t->more[i].type)
-		                 ? " TEXT NOT NULL DEFAULT ''"
-		                 : " INTEGER NOT NULL DEFAULT 0");
-	return ok && cat(buf, n, &len, t->inner) && cat(buf, n, &len, ")") &&
-	       cat(buf, n, &len, t->outer);
-}
-
-static bool
-table_insert_sql(const ev_table *t, const char *verb, char *buf, size_t n)
-{
-	size_t len = 0;
-	bool ok = cat(buf, n, &len, verb) && cat(buf, n, &len, " INTO ") &&
-	          cat(buf, n, &len, t->name) && cat(buf, n, &len, " (");
-	bool first = true;
-	if (t->nkeys == 1) {
-		/* the key's name is the first word of its declaration */
-		char key[32];
-		size_t k = strcspn(t->keys, " ");
-		if (k >= sizeof(key))
-			return false;
-		memcpy(key, t->keys, k);
-		key[k] = '\0';
-		ok = ok && cat(buf, n, &len, key);
-		first = false;
-	} else if (t->nkeys == 2) {
-		ok = ok && cat(buf, n, &len, "seq, idx");
-		first = false;
-	}
-	for (size_t i = 0; i < t->ncols; i++) {
-		ok = ok && (first || cat(buf, n, &len, ", ")) &&
-		     cat(buf, n, &len, t->cols[i].name);
-		first = false;
-	}
-	ok = ok && cat(buf, n, &len, ") VALUES (");
-	for (size_t i = 0; i < t->nkeys + t->ncols; i++)
-		ok = ok && cat(buf, n, &len, i ? ", ?" : "?");
-	return ok && cat(buf, n, &len, ")");
-}
-
-/* SELECT <cols> FROM t [WHERE where] ORDER BY order. */
-static bool
-table_select_sql(const ev_table *t, const char *where, char *buf, size_t n)
-{
-	size_t len = 0;
-	bool ok = cat(buf, n, &len, "SELECT ");
-	for (size_t i = 0; i < t->ncols; i++)
-		ok = ok && (i == 0 || cat(buf, n, &len, ", ")) &&
-		     cat(buf, n, &len, t->cols[i].name);
-	ok = ok && cat(buf, n, &len, " FROM ") && cat(buf, n, &len, t->name);
-	if (where)
-		ok = ok && cat(buf, n, &len, " WHERE ") &&
-		     cat(buf, n, &len, where);
-	return ok && cat(buf, n, &len, " ORDER BY ") &&
-	       cat(buf, n, &len, t->order);
-}
-
-static int
-enum_get(const void *p)
-{
-	int v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static void
-enum_set(void *p, int v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static int
-bind_cols(sqlite3_stmt *st, int first, const col *cols, size_t n,
-          const void *obj)
-{
-	const char *base = obj;
-	char hex[40];
-	for (size_t i = 0; i < n; i++) {
-		const void *p = base + cols[i].off;
-		int k = first + (int)i;
-		int rc = SQLITE_OK;
-		uint64_t u, lo;
-		int64_t s;
-		uint32_t u32;
-		int iv;
-		bool b;
-		switch (cols[i].type) {
-		case C_U64:
-			memcpy(&u, p, 8);
-			rc = sqlite3_bind_int64(st, k, (sqlite3_int64)u);
-			break;
-		case C_I64:
-			memcpy(&s, p, 8);
-			rc = sqlite3_bind_int64(st, k, s);
-			break;
-		case C_U32:
-			memcpy(&u32, p, 4);
-			rc = sqlite3_bind_int64(st, k, u32);
-			break;
-		case C_INT:
-			memcpy(&iv, p, sizeof(iv));
-			rc = sqlite3_bind_int(st, k, iv);
-			break;
-		case C_BOOL:
-			memcpy(&b, p, sizeof(b));
-			rc = sqlite3_bind_int(st, k, b ? 1 : 0);
-			break;
-		case C_STR: {
-			/* bounded: the field may be unterminated garbage */
-			size_t l = strnlen(p, cols[i].size);
-			rc = sqlite3_bind_text(st, k, p, (int)l,
-			                       SQLITE_TRANSIENT);
-			break;
-		}
-		case C_F64: {
-			double dv;
-			memcpy(&dv, p, sizeof(dv));
-			rc = sqlite3_bind_double(st, k, dv);
-			break;
-		}
-		case C_SUM:
-			memcpy(&u,
-			       (const char *)p + offsetof(ms_ledger, sum_hi),
-			       8);
-			memcpy(&lo,
-			       (const char *)p + offsetof(ms_ledger, sum_lo),
-			       8);
-			snprintf(hex, sizeof(hex), "%016llx%016llx",
-			         (unsigned long long)u, (unsigned long long)lo);
-			rc = sqlite3_bind_text(st, k, hex, -1,
-			                       SQLITE_TRANSIENT);
-			break;
-		case C_CLASS:
-			rc = sqlite3_bind_text(st, k,
-			                       ms_ev_class_name(enum_get(p)),
-			                       -1, SQLITE_STATIC);
-			break;
-		case C_REASON:
-			rc = sqlite3_bind_text(st, k,
-			                       ms_ev_reason_name(enum_get(p)),
-			                       -1, SQLITE_STATIC);
-			break;
-		case C_PHASE:
-			rc = sqlite3_bind_text(st, k,
-			                       ms_ev_phase_name(enum_get(p)),
-			                       -1, SQLITE_STATIC);
-			break;
-		case C_WHAT:
-			rc = sqlite3_bind_text(
-			        st, k, ms_ev_part_kind_name(enum_get(p)), -1,
-			        SQLITE_STATIC);
-			break;
-		case C_KIND: {
-			int v = enum_get(p);
-			rc = sqlite3_bind_text(st, k,
-			                       (unsigned)v < MS_KIND_COUNT
-			                               ? kind_names[v]
-			                               : "?",
-			                       -1, SQLITE_STATIC);
-			break;
-		}
-		}
-		if (rc != SQLITE_OK)
-			return rc;
-	}
-	return SQLITE_OK;
-}
-
-/* Fill obj from result columns first.. of st. Returns false when a text
- * column holds a name we do not know (a corrupt or foreign log). */
-static bool
-read_cols(sqlite3_stmt *st, int first, const col *cols, size_t n, void *obj)
-{
-	char *base = obj;
-	bool ok = true;
-	for (size_t i = 0; i < n; i++) {
-		void *p = base + cols[i].off;
-		int k = first + (int)i;
-		sqlite3_int64 v = sqlite3_column_int64(st, k);
-		const char *t = (const char *)sqlite3_column_text(st, k);
-		int e;
-		switch (cols[i].type) {
-		case C_U64:
-		case C_I64:
-			memcpy(p, &v, 8);
-			break;
-		case C_U32: {
-			uint32_t u32 = (uint32_t)v;
-			memcpy(p, &u32, 4);
-			break;
-		}
-		case C_INT: {
-			int iv = (int)v;
-			memcpy(p, &iv, sizeof(iv));
-			break;
-		}
-		case C_BOOL: {
-			bool b = v != 0;
-			memcpy(p, &b, sizeof(b));
-			break;
-		}
-		case C_STR:
-			snprintf(p, cols[i].size, "%s", t ? t : "");
-			break;
-		case C_SUM: {
-			unsigned long long hi = 0, lo = 0;
-			if (!t || strlen(t) != 32 ||
-			    sscanf(t, "%16llx%16llx", &hi, &lo) != 2) {
-				ok = false;
-			}
-			uint64_t h = hi, l = lo;
-			memcpy((char *)p + offsetof(ms_ledger, sum_hi), &h, 8);
-			memcpy((char *)p + offsetof(ms_ledger, sum_lo), &l, 8);
-			break;
-		}
-		case C_F64: {
-			double dv = sqlite3_column_double(st, k);
-			memcpy(p, &dv, sizeof(dv));
-			break;
-		}
-		case C_CLASS:
-			e = ms_ev_class_parse(t);
-			ok = ok && e >= 0;
-			enum_set(p, e < 0 ? 0 : e);
-			break;
-		case C_REASON:
-			e = ms_ev_reason_parse(t);
-			ok = ok && e >= 0;
-			enum_set(p, e < 0 ? 0 : e);
-			break;
-		case C_PHASE:
-			e = name_index(phase_names, MS_EV_PHASE_COUNT, t);
-			ok = ok && e >= 0;
-			enum_set(p, e < 0 ? 0 : e);
-			break;
-		case C_WHAT:
-			e = name_index(part_what_names, MS_EV_PART_KIND_COUNT,
-			               t);
-			ok = ok && e >= 0;
-			enum_set(p, e < 0 ? 0 : e);
-			break;
-		case C_KIND:
-			e = name_index(kind_names, MS_KIND_COUNT, t);
-			ok = ok && e >= 0;
-			enum_set(p, e < 0 ? 0 : e);
-			break;
-		}
-	}
-	return ok;
-}
 
 static int64_t
 mono_ns(void)
@@ -1045,7 +788,7 @@ create_schema(ms_rec *r, ms_errbuf *eb)
 	char sql[8192];
 	int rc = exec(r, "BEGIN", eb);
 	for (int t = 0; rc == 0 && t < T_COUNT; t++) {
-		if (!table_create_sql(&tables[t], sql, sizeof(sql)))
+		if (!ms_sqltab_create_sql(&tables[t], sql, sizeof(sql)))
 			return ms_fail(eb, MS_ERR_RANGE,
 			               "schema text too long");
 		rc = exec(r, sql, eb);
@@ -1084,19 +827,20 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 		/* a phase may be recorded again: the last record wins */
 		const char *verb =
 		        ins[i].slot == S_PHASE ? "INSERT OR REPLACE" : "INSERT";
-		if (!table_insert_sql(&tables[ins[i].table], verb, sql,
-		                      sizeof(sql)))
+		if (!ms_sqltab_insert_sql(&tables[ins[i].table], verb, sql,
+		                          sizeof(sql)))
 			return ms_fail(eb, MS_ERR_RANGE, "insert too long");
 		rc = prepare(r, ins[i].slot, sql, eb);
 	}
 	/* UPDATE run SET a = ?, b = ? ... WHERE id = 1 */
 	size_t len = 0;
-	bool ok = cat(sql, sizeof(sql), &len, "UPDATE run SET ");
+	bool ok = ms_sql_cat(sql, sizeof(sql), &len, "UPDATE run SET ");
 	for (size_t i = 0; i < NCOLS(end_cols); i++)
-		ok = ok && (i == 0 || cat(sql, sizeof(sql), &len, ", ")) &&
-		     cat(sql, sizeof(sql), &len, end_cols[i].name) &&
-		     cat(sql, sizeof(sql), &len, " = ?");
-	ok = ok && cat(sql, sizeof(sql), &len, " WHERE id = 1");
+		ok = ok &&
+		     (i == 0 || ms_sql_cat(sql, sizeof(sql), &len, ", ")) &&
+		     ms_sql_cat(sql, sizeof(sql), &len, end_cols[i].name) &&
+		     ms_sql_cat(sql, sizeof(sql), &len, " = ?");
+	ok = ok && ms_sql_cat(sql, sizeof(sql), &len, " WHERE id = 1");
 	if (!ok)
 		return ms_fail(eb, MS_ERR_RANGE, "update too long");
 	if (rc == 0)
@@ -1282,7 +1026,7 @@ insert(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 	sqlite3_stmt *st = r->st[slot];
 	for (unsigned k = 0; k < t->nkeys; k++)
 		sqlite3_bind_int64(st, (int)k + 1, keys[k]);
-	if (bind_cols(st, (int)t->nkeys + 1, t->cols, t->ncols, obj) !=
+	if (ms_sqlcols_bind(st, (int)t->nkeys + 1, t->cols, t->ncols, obj) !=
 	    SQLITE_OK) {
 		sqlite3_reset(st);
 		return sql_fail(r, eb, t->name);
@@ -1329,8 +1073,8 @@ ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
 	if (rc == 0) {
 		/* the end columns start at zero values */
 		sqlite3_stmt *st = r->st[S_RUN_END];
-		if (bind_cols(st, 1, end_cols, NCOLS(end_cols), &zero_end) !=
-		    SQLITE_OK)
+		if (ms_sqlcols_bind(st, 1, end_cols, NCOLS(end_cols),
+		                    &zero_end) != SQLITE_OK)
 			rc = sql_fail(r, eb, "run");
 		else
 			rc = run_stmt(r, st, eb, "run");
@@ -1358,7 +1102,8 @@ ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb)
 	int rc = batch_begin(r, eb);
 	if (rc == 0) {
 		sqlite3_stmt *st = r->st[S_RUN_END];
-		if (bind_cols(st, 1, end_cols, NCOLS(end_cols), e) != SQLITE_OK)
+		if (ms_sqlcols_bind(st, 1, end_cols, NCOLS(end_cols), e) !=
+		    SQLITE_OK)
 			rc = sql_fail(r, eb, "run end");
 		else
 			rc = run_stmt(r, st, eb, "run end");
@@ -1617,7 +1362,7 @@ select_prepare(ms_evdb *d, int table, const char *where, sqlite3_stmt **st,
                ms_errbuf *eb)
 {
 	char sql[8192];
-	if (!table_select_sql(&tables[table], where, sql, sizeof(sql)))
+	if (!ms_sqltab_select_sql(&tables[table], where, sql, sizeof(sql)))
 		return ms_fail(eb, MS_ERR_RANGE, "select too long");
 	if (sqlite3_prepare_v2(d->db, sql, -1, st, NULL) != SQLITE_OK)
 		return db_fail(d, eb, tables[table].name);
@@ -1660,7 +1405,7 @@ ms_evdb_run(ms_evdb *d, ms_ev_run *run, ms_ev_run_end *end, bool *has_end,
 			               d->path);
 		return db_fail(d, eb, "run");
 	}
-	if (!read_cols(st, 0, run_cols, NCOLS(run_cols), run))
+	if (!ms_sqlcols_read(st, 0, run_cols, NCOLS(run_cols), run))
 		rc = corrupt(d, eb, "run");
 	sqlite3_finalize(st);
 	if (rc < 0)
@@ -1669,17 +1414,18 @@ ms_evdb_run(ms_evdb *d, ms_ev_run *run, ms_ev_run_end *end, bool *has_end,
 	/* the end columns */
 	char sql[4096];
 	size_t len = 0;
-	bool ok = cat(sql, sizeof(sql), &len, "SELECT ");
+	bool ok = ms_sql_cat(sql, sizeof(sql), &len, "SELECT ");
 	for (size_t i = 0; i < NCOLS(end_cols); i++)
-		ok = ok && (i == 0 || cat(sql, sizeof(sql), &len, ", ")) &&
-		     cat(sql, sizeof(sql), &len, end_cols[i].name);
-	ok = ok && cat(sql, sizeof(sql), &len, " FROM run WHERE id = 1");
+		ok = ok &&
+		     (i == 0 || ms_sql_cat(sql, sizeof(sql), &len, ", ")) &&
+		     ms_sql_cat(sql, sizeof(sql), &len, end_cols[i].name);
+	ok = ok && ms_sql_cat(sql, sizeof(sql), &len, " FROM run WHERE id = 1");
 	if (!ok)
 		return ms_fail(eb, MS_ERR_RANGE, "select too long");
 	if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(d, eb, "run");
 	if (sqlite3_step(st) == SQLITE_ROW &&
-	    !read_cols(st, 0, end_cols, NCOLS(end_cols), end))
+	    !ms_sqlcols_read(st, 0, end_cols, NCOLS(end_cols), end))
 		rc = corrupt(d, eb, "run");
 	sqlite3_finalize(st);
 	if (rc < 0)
@@ -1692,8 +1438,8 @@ ms_evdb_run(ms_evdb *d, ms_ev_run *run, ms_ev_run_end *end, bool *has_end,
 		return rc;
 	while (sqlite3_step(st) == SQLITE_ROW &&
 	       run->nplugins < MS_EV_LINKS_MAX) {
-		if (!read_cols(st, 0, plugin_cols, NCOLS(plugin_cols),
-		               &run->plugins[run->nplugins++]))
+		if (!ms_sqlcols_read(st, 0, plugin_cols, NCOLS(plugin_cols),
+		                     &run->plugins[run->nplugins++]))
 			rc = corrupt(d, eb, "run_plugin");
 	}
 	sqlite3_finalize(st);
@@ -1779,7 +1525,8 @@ ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
 	while (rc == 0 && (s = sqlite3_step(st)) == SQLITE_ROW) {
 		ms_ev_merge m;
 		memset(&m, 0, sizeof(m));
-		if (!read_cols(st, 0, merge_cols, NCOLS(merge_cols), &m)) {
+		if (!ms_sqlcols_read(st, 0, merge_cols, NCOLS(merge_cols),
+		                     &m)) {
 			rc = corrupt(d, eb, "merge");
 			break;
 		}
@@ -1803,8 +1550,8 @@ ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
 				cap = nc;
 			}
 			memset(&inputs[m.ninputs], 0, sizeof(*inputs));
-			read_cols(in, 0, input_cols, NCOLS(input_cols),
-			          &inputs[m.ninputs++]);
+			ms_sqlcols_read(in, 0, input_cols, NCOLS(input_cols),
+			                &inputs[m.ninputs++]);
 		}
 		sqlite3_reset(in);
 		if (rc < 0)
@@ -1821,8 +1568,8 @@ ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
 		sqlite3_bind_int64(ln, 1, (sqlite3_int64)m.seq);
 		while (sqlite3_step(ln) == SQLITE_ROW &&
 		       m.nlinks < MS_EV_LINKS_MAX)
-			if (!read_cols(ln, 0, link_cols, NCOLS(link_cols),
-			               &m.links[m.nlinks++]))
+			if (!ms_sqlcols_read(ln, 0, link_cols, NCOLS(link_cols),
+			                     &m.links[m.nlinks++]))
 				rc = corrupt(d, eb, "merge_link");
 		sqlite3_reset(ln);
 		if (rc < 0)
@@ -1860,8 +1607,8 @@ each_simple(ms_evdb *d, int table, size_t size, struct adapt *ctx,
 	int s;
 	while (rc == 0 && (s = sqlite3_step(st)) == SQLITE_ROW) {
 		memset(obj, 0, size);
-		if (!read_cols(st, 0, tables[table].cols, tables[table].ncols,
-		               obj))
+		if (!ms_sqlcols_read(st, 0, tables[table].cols,
+		                     tables[table].ncols, obj))
 			rc = corrupt(d, eb, tables[table].name);
 		else
 			rc = adapt_call(ctx, obj, table);
@@ -2000,70 +1747,56 @@ ms__ev_value(enum ms__ev_rec w, size_t i, const void *obj, ms__ev_val *v)
 	const char *p = (const char *)obj + c->off;
 	v->name = c->name;
 	uint32_t u32;
-	switch (c->type) {
-	case C_U64:
+	int iv;
+	char text[MS_SQLT_TEXT_MAX];
+	switch (c->type->kind) {
+	case MS_SQLT_U64:
 		v->type = MS__EV_UINT;
 		memcpy(&v->u, p, 8);
 		break;
-	case C_I64:
+	case MS_SQLT_I64:
 		v->type = MS__EV_INT;
 		memcpy(&v->i, p, 8);
 		break;
-	case C_U32:
+	case MS_SQLT_U32:
 		v->type = MS__EV_UINT;
 		memcpy(&u32, p, 4);
 		v->u = u32;
 		break;
-	case C_INT:
+	case MS_SQLT_INT:
 		v->type = MS__EV_INT;
-		v->i = enum_get(p);
+		memcpy(&iv, p, sizeof(iv));
+		v->i = iv;
 		break;
-	case C_BOOL: {
+	case MS_SQLT_BOOL: {
 		bool b;
 		memcpy(&b, p, sizeof(b));
 		v->type = MS__EV_BOOL;
 		v->i = b;
 		break;
 	}
-	case C_F64:
+	case MS_SQLT_F64:
 		v->type = MS__EV_REAL;
 		memcpy(&v->d, p, sizeof(v->d));
 		break;
-	case C_STR:
+	case MS_SQLT_STR:
 		v->type = MS__EV_TEXT;
 		v->s = p;
 		break;
-	case C_SUM: {
-		uint64_t hi, lo;
-		memcpy(&hi, p + offsetof(ms_ledger, sum_hi), 8);
-		memcpy(&lo, p + offsetof(ms_ledger, sum_lo), 8);
-		snprintf(v->buf, sizeof(v->buf), "%016llx%016llx",
-		         (unsigned long long)hi, (unsigned long long)lo);
+	case MS_SQLT_STRP:
+		v->type = MS__EV_TEXT;
+		memcpy(&v->s, p, sizeof(v->s));
+		break;
+	case MS_SQLT_ENUM:
+		v->type = MS__EV_TEXT;
+		memcpy(&iv, p, sizeof(iv));
+		v->s = c->type->name(iv);
+		break;
+	case MS_SQLT_TEXT:
+		snprintf(v->buf, sizeof(v->buf), "%s",
+		         c->type->format(p, text));
 		v->type = MS__EV_TEXT;
 		v->s = v->buf;
 		break;
-	}
-	case C_CLASS:
-		v->type = MS__EV_TEXT;
-		v->s = ms_ev_class_name(enum_get(p));
-		break;
-	case C_REASON:
-		v->type = MS__EV_TEXT;
-		v->s = ms_ev_reason_name(enum_get(p));
-		break;
-	case C_PHASE:
-		v->type = MS__EV_TEXT;
-		v->s = ms_ev_phase_name(enum_get(p));
-		break;
-	case C_WHAT:
-		v->type = MS__EV_TEXT;
-		v->s = ms_ev_part_kind_name(enum_get(p));
-		break;
-	case C_KIND: {
-		int k = enum_get(p);
-		v->type = MS__EV_TEXT;
-		v->s = (unsigned)k < MS_KIND_COUNT ? kind_names[k] : "?";
-		break;
-	}
 	}
 }
