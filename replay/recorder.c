@@ -67,11 +67,6 @@ static const char *const part_what_names[MS_EV_PART_KIND_COUNT] = {
 	"removed",
 	"deleted",
 };
-static const char *const kind_names[MS_KIND_COUNT] = {
-	"core",
-	"latency",
-	"start_time",
-};
 
 const char *
 ms_ev_phase_name(enum ms_ev_phase_id p)
@@ -164,18 +159,6 @@ what_index(const char *s)
 	return name_index(part_what_names, MS_EV_PART_KIND_COUNT, s);
 }
 
-static const char *
-kind_name(int v)
-{
-	return (unsigned)v < MS_KIND_COUNT ? kind_names[v] : "?";
-}
-
-static int
-kind_index(const char *s)
-{
-	return name_index(kind_names, MS_KIND_COUNT, s);
-}
-
 static const ms_sqltype class_type = { MS_SQLT_ENUM, class_name,
 	                               ms_ev_class_parse, NULL, NULL };
 static const ms_sqltype reason_type = { MS_SQLT_ENUM, reason_name,
@@ -184,22 +167,20 @@ static const ms_sqltype phase_type = { MS_SQLT_ENUM, phase_name, phase_index,
 	                               NULL, NULL };
 static const ms_sqltype what_type = { MS_SQLT_ENUM, what_name, what_index, NULL,
 	                              NULL };
-static const ms_sqltype kind_type = { MS_SQLT_ENUM, kind_name, kind_index, NULL,
-	                              NULL };
 
-#define C_U64 (&ms_sqlt_u64)    /* uint64_t, its int64 bit pattern */
-#define C_I64 (&ms_sqlt_i64)    /* int64_t */
-#define C_U32 (&ms_sqlt_u32)    /* uint32_t */
-#define C_INT (&ms_sqlt_int)    /* int */
-#define C_BOOL (&ms_sqlt_bool)  /* bool */
-#define C_STR (&ms_sqlt_str)    /* char[size], NUL-terminated */
-#define C_SUM (&ms_sqlt_sum)    /* an ms_ledger's sum, 32 hex digits */
-#define C_F64 (&ms_sqlt_f64)    /* double */
-#define C_CLASS (&class_type)   /* enum ms_sampling_class, its name */
-#define C_REASON (&reason_type) /* enum ms_sampling_reason, its name */
-#define C_PHASE (&phase_type)   /* enum ms_ev_phase_id, its name */
-#define C_WHAT (&what_type)     /* enum ms_ev_part_kind, its name */
-#define C_KIND (&kind_type)     /* enum ms_part_kind, its name */
+#define C_U64 (&ms_sqlt_u64)        /* uint64_t, its int64 bit pattern */
+#define C_I64 (&ms_sqlt_i64)        /* int64_t */
+#define C_U32 (&ms_sqlt_u32)        /* uint32_t */
+#define C_INT (&ms_sqlt_int)        /* int */
+#define C_BOOL (&ms_sqlt_bool)      /* bool */
+#define C_STR (&ms_sqlt_str)        /* char[size], NUL-terminated */
+#define C_SUM (&ms_sqlt_sum)        /* an ms_ledger's sum, 32 hex digits */
+#define C_F64 (&ms_sqlt_f64)        /* double */
+#define C_CLASS (&class_type)       /* enum ms_sampling_class, its name */
+#define C_REASON (&reason_type)     /* enum ms_sampling_reason, its name */
+#define C_PHASE (&phase_type)       /* enum ms_ev_phase_id, its name */
+#define C_WHAT (&what_type)         /* enum ms_ev_part_kind, its name */
+#define C_KIND (&ms_sqlt_part_kind) /* enum ms_part_kind, its name */
 
 #define RUN(n, t, f) COL(ms_ev_run, n, t, f)
 static const col run_cols[] = {
