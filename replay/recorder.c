@@ -2,7 +2,8 @@
  * recorder.c - the SQLite event log: the recorder that writes one run's
  * events, and the reader (ms_evdb) that exports, reports and the TUI use.
  *
- * Both sides are driven by one set of column tables (ms__cols below): a
+ * Both sides are driven by one set of column tables (below, over the
+ * mechanism in fixtures/ms_sqltab.h that the fixture manifest uses too): a
  * table's CREATE, INSERT and SELECT statements are generated from them, so
  * a struct field and its column cannot drift apart. replay/SCHEMA.md shows
  * the resulting schema; a change to any table bumps MS_EV_SCHEMA_VERSION.

@@ -186,6 +186,70 @@ test_round_trip(void **state)
 	ms__fx_manifest_free(NULL);
 }
 
+/* The tables as the file stores them: the CREATE texts are part of every
+ * manifest's bytes (the same day gives the same file), so the column
+ * tables that generate them must give exactly the format's text. */
+static void
+test_schema_text(void **state)
+{
+	static const char *const want[][2] = {
+		{ "fixture", "CREATE TABLE fixture(key TEXT PRIMARY KEY, value "
+		             "TEXT NOT NULL)" },
+		{ "schedule",
+		  "CREATE TABLE schedule(slot INTEGER PRIMARY KEY, pub_ns "
+		  "INTEGER NOT NULL, part_id INTEGER NOT NULL, template "
+		  "INTEGER "
+		  "NOT NULL, partial_tail INTEGER NOT NULL, target_blocks "
+		  "INTEGER NOT NULL, target_rows INTEGER NOT NULL, blocks "
+		  "INTEGER NOT NULL, rows INTEGER NOT NULL, cum_target_blocks "
+		  "INTEGER NOT NULL, cum_target_rows INTEGER NOT NULL, "
+		  "cum_blocks INTEGER NOT NULL, cum_rows INTEGER NOT NULL, "
+		  "dist_before REAL NOT NULL, dist_after REAL NOT NULL, choice "
+		  "TEXT NOT NULL, fragments INTEGER NOT NULL, deferred INTEGER "
+		  "NOT NULL)" },
+		{ "part",
+		  "CREATE TABLE part(part_id INTEGER NOT NULL, kind TEXT NOT "
+		  "NULL, path TEXT NOT NULL, compressed_bytes INTEGER NOT "
+		  "NULL, "
+		  "uncompressed_bytes INTEGER NOT NULL, rows INTEGER NOT NULL, "
+		  "blocks INTEGER NOT NULL, traces INTEGER NOT NULL, min_ts "
+		  "INTEGER NOT NULL, max_ts INTEGER NOT NULL, checksum TEXT "
+		  "NOT "
+		  "NULL, files_hash TEXT NOT NULL, ledger TEXT NOT NULL, "
+		  "PRIMARY KEY(part_id, kind))" },
+		{ "opening", "CREATE TABLE opening(ord INTEGER PRIMARY KEY, "
+		             "part_id INTEGER NOT NULL)" },
+		{ "gate",
+		  "CREATE TABLE gate(ord INTEGER PRIMARY KEY, name TEXT "
+		  "NOT NULL, pass INTEGER NOT NULL, value TEXT NOT "
+		  "NULL, expected TEXT NOT NULL)" },
+		{ "sampler_stat", "CREATE TABLE sampler_stat(name TEXT PRIMARY "
+		                  "KEY, value INTEGER NOT NULL)" },
+	};
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	size_t n = 0;
+
+	(void)state;
+	write_sample();
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+	                                    "SELECT name, sql FROM "
+	                                    "sqlite_master WHERE type = "
+	                                    "'table' ORDER BY rowid",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		assert_true(n < sizeof(want) / sizeof(want[0]));
+		assert_string_equal(sqlite3_column_text(st, 0), want[n][0]);
+		assert_string_equal(sqlite3_column_text(st, 1), want[n][1]);
+		n++;
+	}
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
 /* Apply sql to the sample manifest, then expect the reader to refuse it
  * with MS_ERR_FORMAT and a message containing want. */
 static void
@@ -284,6 +348,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_schema_text),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_not_a_database),
 		cmocka_unit_test(test_read_from_memory),
