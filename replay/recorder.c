@@ -770,7 +770,7 @@ create_schema(ms_rec *r, ms_errbuf *eb)
 	char sql[8192];
 	int rc = exec(r, "BEGIN", eb);
 	for (int t = 0; rc == 0 && t < T_COUNT; t++) {
-		if (!ms_sqltab_create_sql(&tables[t], sql, sizeof(sql)))
+		if (!ms_sqltab_create_sql(&tables[t], " (", sql, sizeof(sql)))
 			return ms_fail(eb, MS_ERR_RANGE,
 			               "schema text too long");
 		rc = exec(r, sql, eb);
