@@ -972,7 +972,7 @@ publish_slot(ms_replay *r, const ms_fixture_slot *s, ms_errbuf *eb)
 		if (rc)
 			return ms_fail(eb, rc, "part %016llx: tmp path",
 			               (unsigned long long)s->part_id);
-		ms__rm_tree(tmp);
+		ms_fs_rm_tree(tmp, NULL);
 		rc = ms__copy_tree(s->path[k], tmp, &reflinked, eb);
 		if (rc)
 			return rc;
@@ -1577,7 +1577,7 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 			        "(nothing was removed)",
 			        r->work_dir);
 	}
-	if (ms__mkdir_p(r->work_dir) < 0)
+	if (ms_fs_mkdir_p(r->work_dir, 0755, NULL) < 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "cannot create the shard directory %s: %s",
 		               r->work_dir, strerror(errno));
@@ -1855,7 +1855,7 @@ ms_replay_close(ms_replay *r)
 	ms_pipeline_close(r->pipe);
 	ms_fixture_close(r->fx);
 	if (!r->keep_shard && r->work_dir[0] && r->work_created)
-		ms__rm_tree(r->work_dir);
+		ms_fs_rm_tree(r->work_dir, NULL);
 	/* Out of the cgroup last: the shard's pages were charged to it. */
 	(void)ms_envelope_leave(&r->env, NULL);
 	free(r->track);

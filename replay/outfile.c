@@ -15,6 +15,7 @@
  * half-written target; ms_outfile_abort removes the temporary file.
  */
 #define _GNU_SOURCE
+#include "ms_fs.h"
 #include "ms_replay.h"
 
 #include <errno.h>
@@ -159,31 +160,6 @@ rename_noreplace(const char *tmp, const char *path)
 	return 0;
 }
 
-/* fsync the directory holding path, so the rename survives a crash. */
-static void
-sync_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = NULL;
-	if (slash && slash != path) {
-		size_t n = (size_t)(slash - path);
-		dir = malloc(n + 1);
-		if (!dir)
-			return;
-		memcpy(dir, path, n);
-		dir[n] = '\0';
-	}
-	int fd = open(dir     ? dir
-	              : slash ? "/"
-	                      : ".",
-	              O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
-	free(dir);
-}
-
 int
 ms_outfile_commit(ms_outfile *o, ms_errbuf *eb)
 {
@@ -212,7 +188,8 @@ ms_outfile_commit(ms_outfile *o, ms_errbuf *eb)
 			o->tmp[0] = '\0'; /* nothing left to remove */
 	}
 	if (rc == 0)
-		sync_dir(o->path);
+		/* Best effort: the rename has happened either way. */
+		(void)ms_fs_fsync_parent(o->path, NULL);
 	ms_outfile_abort(o);
 	return rc;
 }

@@ -5,6 +5,7 @@
 #ifndef MS_TUI_CLI_H
 #define MS_TUI_CLI_H
 
+#include "ms_fs.h"
 #include "ms_pipeline.h"
 #include "tui_int.h"
 

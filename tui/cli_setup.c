@@ -85,23 +85,6 @@ ms__plugin_dir(char *buf, size_t n)
 	         *MS_BUILD_PLUGIN_DIR ? MS_BUILD_PLUGIN_DIR : "plugins");
 }
 
-static int
-mkdir_p(char *path)
-{
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		int rc = mkdir(path, 0777);
-		*p = '/';
-		if (rc < 0 && errno != EEXIST)
-			return -1;
-	}
-	if (mkdir(path, 0777) < 0 && errno != EEXIST)
-		return -1;
-	return is_dir(path) ? 0 : -1;
-}
-
 int
 ms__cache_root(char *buf, size_t n)
 {
@@ -157,7 +140,7 @@ ms__default_db(char *buf, size_t n, const char *preset, const char *variant,
 	if (len + 6 >= sizeof(dir))
 		return ms_fail(eb, MS_ERR_RANGE, "%s: path too long", dir);
 	memcpy(dir + len, "/runs", 6);
-	if (mkdir_p(dir) < 0)
+	if (ms_fs_mkdir_p(dir, 0777, NULL) < 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "cannot create %s for the event database: %s "
 		               "(give --db FILE)",
@@ -360,7 +343,7 @@ ms__mkdir_parent(const char *path)
 		return -1;
 	memcpy(dir, path, n);
 	dir[n] = '\0';
-	int rc = mkdir_p(dir);
+	int rc = ms_fs_mkdir_p(dir, 0777, NULL) < 0 ? -1 : 0;
 	free(dir);
 	return rc;
 }

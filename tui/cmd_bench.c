@@ -370,17 +370,9 @@ series_dir(const char *dir, FILE *err)
 {
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s", dir);
-	for (char *s = p + 1; *s; s++)
-		if (*s == '/') {
-			*s = '\0';
-			if (mkdir(p, 0755) != 0 && errno != EEXIST)
-				return fail(err, MS_EXIT_ERROR, "--out %s: %s",
-				            p, strerror(errno));
-			*s = '/';
-		}
-	if (mkdir(p, 0755) != 0 && errno != EEXIST)
-		return fail(err, MS_EXIT_ERROR, "--out %s: %s", p,
-		            strerror(errno));
+	ms_errbuf eb;
+	if (ms_fs_mkdir_p(p, 0755, &eb) != 0)
+		return fail(err, MS_EXIT_ERROR, "--out %s%s", eb.msg, "");
 	DIR *d = opendir(p);
 	if (!d)
 		return fail(err, MS_EXIT_ERROR, "--out %s: %s", p,

@@ -17,6 +17,7 @@
 
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "../merge_gen.h"
+#include "ms_fs.h"
 #include "ms_merge.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
@@ -49,19 +50,10 @@ die(const char *what, const ms_errbuf *eb)
 	exit(1);
 }
 
-static inline int
-rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static inline void
 rm_tree(const char *dir)
 {
-	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	ms_fs_rm_tree(dir, NULL);
 }
 
 static const char *bench_copy_from, *bench_copy_to;
