@@ -31,6 +31,7 @@
  * States: open (timer running) -> failed (first SQLite error) -> closed
  * (ms_rec_close).
  */
+#include "ms_clock.h"
 #include "ev_private.h"
 #include "ms_pipeline.h"
 #include "ms_replay_events.h"
@@ -835,14 +836,6 @@ read_cols(sqlite3_stmt *st, int first, const col *cols, size_t n, void *obj)
 	return ok;
 }
 
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* user_version of an existing database file, -1 if the file is not one
  * (msg gets SQLite's words), -2 if another process holds it locked. */
 static int
@@ -965,9 +958,9 @@ commit_locked(ms_rec *r, ms_errbuf *eb)
 {
 	if (r->pending == 0)
 		return 0;
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	int rc = run_stmt(r, r->st[S_COMMIT], eb, "commit");
-	r->busy_ns += mono_ns() - t0;
+	r->busy_ns += ms_mono_ns() - t0;
 	if (rc < 0)
 		return rc;
 	r->commits++;
@@ -988,14 +981,9 @@ timer_main(void *arg)
 			continue;
 		}
 		int64_t due = r->first_pending_ns + r->batch_ns;
-		int64_t now = mono_ns();
+		int64_t now = ms_mono_ns();
 		if (now < due) {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			int64_t abs = (int64_t)ts.tv_sec * 1000000000 +
-			              ts.tv_nsec + (due - now);
-			ts.tv_sec = abs / 1000000000;
-			ts.tv_nsec = abs % 1000000000;
+			struct timespec ts = ms_mono_timespec(due);
 			pthread_cond_timedwait(&r->wake, &r->lock, &ts);
 			continue;
 		}
@@ -1247,7 +1235,7 @@ batch_begin(ms_rec *r, ms_errbuf *eb)
 		int rc = run_stmt(r, r->st[S_BEGIN], eb, "begin");
 		if (rc < 0)
 			return rc;
-		r->first_pending_ns = mono_ns();
+		r->first_pending_ns = ms_mono_ns();
 		pthread_cond_signal(&r->wake);
 	}
 	return 0;
@@ -1269,7 +1257,7 @@ batch_end(ms_rec *r, bool now, ms_errbuf *eb)
 	r->pending++;
 	r->events++;
 	if (now || r->pending >= r->batch_events ||
-	    mono_ns() - r->first_pending_ns >= r->batch_ns)
+	    ms_mono_ns() - r->first_pending_ns >= r->batch_ns)
 		return commit_locked(r, eb);
 	return 0;
 }
@@ -1297,7 +1285,7 @@ record(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 {
 	if (!r || !obj)
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no event");
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
 	int rc = batch_begin(r, eb);
 	if (rc == 0)
@@ -1306,7 +1294,7 @@ record(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 		rc = batch_end(r, commit_now, eb);
 	else
 		batch_abort(r);
-	r->busy_ns += mono_ns() - t0;
+	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -1320,7 +1308,7 @@ ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_RANGE,
 		               "event database %s: %u plugins, at most %d",
 		               r->path, run->nplugins, MS_EV_LINKS_MAX);
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
 	int64_t key = 1;
 	int rc = batch_begin(r, eb);
@@ -1343,7 +1331,7 @@ ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
 		rc = batch_end(r, true, eb);
 	else
 		batch_abort(r);
-	r->busy_ns += mono_ns() - t0;
+	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -1353,7 +1341,7 @@ ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb)
 {
 	if (!r || !e)
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no run end");
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
 	int rc = batch_begin(r, eb);
 	if (rc == 0) {
@@ -1371,7 +1359,7 @@ ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb)
 		rc = batch_end(r, true, eb);
 	else
 		batch_abort(r);
-	r->busy_ns += mono_ns() - t0;
+	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -1395,7 +1383,7 @@ ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb)
 		               MS_EV_LINKS_MAX, m->ninputs,
 		               m->ninputs && !m->inputs ? " without array"
 		                                        : "");
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
 	int rc = batch_begin(r, eb);
 	if (rc == 0)
@@ -1415,7 +1403,7 @@ ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb)
 	} else {
 		batch_abort(r);
 	}
-	r->busy_ns += mono_ns() - t0;
+	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }

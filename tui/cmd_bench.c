@@ -12,6 +12,7 @@
  * scheduler runs them; `bench --collect DIR` summarises the databases
  * afterwards.
  */
+#include "ms_clock.h"
 #include "cli.h"
 
 #include "ms_bench.h"
@@ -295,8 +296,6 @@ typedef struct slot {
 	int64_t t0;
 } slot;
 
-static int64_t now_ns(void);
-
 /* Wait for any started run, report it and free its slot. */
 static void
 reap_one(const bench *b, slot *slots, unsigned nslots, FILE *err)
@@ -312,7 +311,7 @@ reap_one(const bench *b, slot *slots, unsigned nslots, FILE *err)
 		int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		fprintf(err, "  rep %u/%u %-14s exit %d  %.1f s\n",
 		        slots[i].rep + 1, b->reps, b->variants[slots[i].vi],
-		        code, (double)(now_ns() - slots[i].t0) / 1e9);
+		        code, (double)(ms_mono_ns() - slots[i].t0) / 1e9);
 		slots[i].pid = 0;
 		return;
 	}
@@ -339,7 +338,9 @@ run_series(const bench *b, unsigned jobs, FILE *err)
 			while (slots[i].pid)
 				i++;
 			unsigned vi = order(b, r, k);
-			slots[i] = (slot){ .rep = r, .vi = vi, .t0 = now_ns() };
+			slots[i] = (slot){ .rep = r,
+				           .vi = vi,
+				           .t0 = ms_mono_ns() };
 			pid_t pid = start_one(b, r, vi, err);
 			if (pid > 0) {
 				slots[i].pid = pid;
@@ -354,14 +355,6 @@ run_series(const bench *b, unsigned jobs, FILE *err)
 		reap_one(b, slots, jobs, err);
 		busy--;
 	}
-}
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Make dir (and its parents); it must end up an empty directory. */

@@ -16,6 +16,7 @@
 #define MS_BENCH_SEED_H
 
 #define _XOPEN_SOURCE 700 /* nftw */
+#include "ms_clock.h"
 #include "../merge_gen.h"
 #include "ms_fs.h"
 #include "ms_merge.h"
@@ -34,14 +35,6 @@
 #endif
 #define NRAW 36
 #define LEVEL 3
-
-static inline int64_t
-mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static inline void
 die(const char *what, const ms_errbuf *eb)
