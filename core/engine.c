@@ -34,6 +34,7 @@
  *  8. Callbacks run without e->mu held; events are serialized by ev_mu.
  */
 #include "ms_engine.h"
+#include "ms_enum.h"
 #include "ms_invariant.h"
 #include "ms_pipeline.h"
 
@@ -158,15 +159,15 @@ struct ms_engine {
 };
 
 static const char *const lane_names[MS_LANE_KIND_COUNT] = {
-	MS_LANE_FAST,
-	MS_LANE_SLOW,
-	MS_LANE_FINALIZE,
+	[MS_LANE_KIND_FAST] = MS_LANE_FAST,
+	[MS_LANE_KIND_SLOW] = MS_LANE_SLOW,
+	[MS_LANE_KIND_FINALIZE] = MS_LANE_FINALIZE,
 };
 
 const char *
 ms_lane_name(enum ms_lane_kind k)
 {
-	return (unsigned)k < MS_LANE_KIND_COUNT ? lane_names[k] : "?";
+	return MS_ENUM_NAME(lane_names, k, "?");
 }
 
 enum ms_lane_kind

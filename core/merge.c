@@ -79,6 +79,7 @@
  *     to req->on_drop, once, in merge order, with its row count.
  */
 #include "ms_clock.h"
+#include "ms_enum.h"
 #include "ms_merge.h"
 #include "ms_pipeline.h"
 #include "ms_rusage.h"
@@ -99,9 +100,7 @@ static const char *const stage_names[MS_MERGE_STAGE_COUNT] = {
 const char *
 ms_merge_stage_name(enum ms_merge_stage st)
 {
-	if ((unsigned)st >= MS_MERGE_STAGE_COUNT)
-		return "unknown";
-	return stage_names[st];
+	return MS_ENUM_NAME(stage_names, st, "unknown");
 }
 
 /* ---- per-trace arena: chunks never move, reset keeps the first one ---- */

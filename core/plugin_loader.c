@@ -46,6 +46,7 @@
  */
 #define XXH_STATIC_LINKING_ONLY
 #include "ms_clock.h"
+#include "ms_enum.h"
 #include "ms_pipeline.h"
 #include "plugin_host.h"
 
@@ -574,47 +575,42 @@ ms_link_hist_bound_ns(size_t i)
 	return i < MS_LINK_HIST_BUCKETS - 1 ? hist_bounds_ns[i] : UINT64_MAX;
 }
 
+static const char *const link_result_names[MS_LINK_RESULT_COUNT] = {
+	[MS_LINK_OK] = "ok",
+	[MS_LINK_ERROR] = "error",
+	[MS_LINK_WRONG_LENGTH] = "wrong_length",
+	[MS_LINK_BAD_VALUE] = "bad_value",
+	[MS_LINK_TIMEOUT] = "timeout",
+	[MS_LINK_CIRCUIT_OPEN] = "circuit_open",
+	[MS_LINK_HOST_ERROR] = "host_error",
+	[MS_LINK_CRASHED] = "crashed",
+};
+
 const char *
 ms_link_result_name(enum ms_link_result r)
 {
-	switch (r) {
-	case MS_LINK_OK:
-		return "ok";
-	case MS_LINK_ERROR:
-		return "error";
-	case MS_LINK_WRONG_LENGTH:
-		return "wrong_length";
-	case MS_LINK_BAD_VALUE:
-		return "bad_value";
-	case MS_LINK_TIMEOUT:
-		return "timeout";
-	case MS_LINK_CIRCUIT_OPEN:
-		return "circuit_open";
-	case MS_LINK_HOST_ERROR:
-		return "host_error";
-	case MS_LINK_CRASHED:
-		return "crashed";
-	case MS_LINK_RESULT_COUNT:
-		break;
-	}
-	return "unknown";
+	return MS_ENUM_NAME(link_result_names, r, "unknown");
 }
+
+static const char *const host_mode_names[] = {
+	[MS_PLUGIN_HOST_INPROC] = "inproc",
+	[MS_PLUGIN_HOST_PROCESS] = "process",
+};
 
 const char *
 ms_plugin_host_mode_name(enum ms_plugin_host_mode m)
 {
-	return m == MS_PLUGIN_HOST_PROCESS ? "process" : "inproc";
+	/* Any value but process is the default, in-process hosting. */
+	return MS_ENUM_NAME(host_mode_names, m, "inproc");
 }
 
 bool
 ms_plugin_host_mode_parse(const char *s, enum ms_plugin_host_mode *out)
 {
-	if (s && strcmp(s, "inproc") == 0)
-		*out = MS_PLUGIN_HOST_INPROC;
-	else if (s && strcmp(s, "process") == 0)
-		*out = MS_PLUGIN_HOST_PROCESS;
-	else
+	int v = MS_ENUM_PARSE(host_mode_names, s);
+	if (v < 0)
 		return false;
+	*out = (enum ms_plugin_host_mode)v;
 	return true;
 }
 

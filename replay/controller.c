@@ -28,6 +28,7 @@
 #include "ms_replay.h"
 
 #include "ms_clock.h"
+#include "ms_enum.h"
 #include "ms_fixture.h"
 #include "ms_gates.h"
 #include "ms_limits.h"
@@ -68,42 +69,28 @@ notify(ms_replay *r)
 		r->opts.notify(r->opts.notify_arg);
 }
 
+static const char *const state_names[] = {
+	[MS_REPLAY_READY] = "READY",   [MS_REPLAY_RUNNING] = "RUNNING",
+	[MS_REPLAY_PAUSED] = "PAUSED", [MS_REPLAY_BREAK] = "BREAK",
+	[MS_REPLAY_DONE] = "DONE",     [MS_REPLAY_FAILED] = "FAILED",
+};
+
 const char *
 ms_replay_state_name(enum ms_replay_state s)
 {
-	switch (s) {
-	case MS_REPLAY_READY:
-		return "READY";
-	case MS_REPLAY_RUNNING:
-		return "RUNNING";
-	case MS_REPLAY_PAUSED:
-		return "PAUSED";
-	case MS_REPLAY_BREAK:
-		return "BREAK";
-	case MS_REPLAY_DONE:
-		return "DONE";
-	case MS_REPLAY_FAILED:
-		return "FAILED";
-	}
-	return "?";
+	return MS_ENUM_NAME(state_names, s, "?");
 }
+
+static const char *const phase_names[] = {
+	[MS_RPHASE_PRIMARY] = "primary",   [MS_RPHASE_BOUNDARY] = "boundary",
+	[MS_RPHASE_COOLDOWN] = "cooldown", [MS_RPHASE_FINALIZE] = "finalize",
+	[MS_RPHASE_END] = "end",
+};
 
 const char *
 ms_replay_phase_name(enum ms_replay_phase p)
 {
-	switch (p) {
-	case MS_RPHASE_PRIMARY:
-		return "primary";
-	case MS_RPHASE_BOUNDARY:
-		return "boundary";
-	case MS_RPHASE_COOLDOWN:
-		return "cooldown";
-	case MS_RPHASE_FINALIZE:
-		return "finalize";
-	case MS_RPHASE_END:
-		return "end";
-	}
-	return "?";
+	return MS_ENUM_NAME(phase_names, p, "?");
 }
 
 /* ---- part lifecycle tracking (for the exactly-once gates) ------------- */

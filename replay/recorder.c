@@ -31,8 +31,9 @@
  * States: open (timer running) -> failed (first SQLite error) -> closed
  * (ms_rec_close).
  */
-#include "ms_clock.h"
 #include "ev_private.h"
+#include "ms_clock.h"
+#include "ms_enum.h"
 #include "ms_pipeline.h"
 #include "ms_replay_events.h"
 
@@ -59,24 +60,19 @@ ms_ev_hist_bucket(int64_t ns)
 }
 
 static const char *const phase_names[MS_EV_PHASE_COUNT] = {
-	"primary",
-	"cooldown",
+	[MS_EV_PHASE_PRIMARY] = "primary",
+	[MS_EV_PHASE_COOLDOWN] = "cooldown",
 };
 static const char *const part_what_names[MS_EV_PART_KIND_COUNT] = {
-	"introduced",
-	"removed",
-	"deleted",
-};
-static const char *const kind_names[MS_KIND_COUNT] = {
-	"core",
-	"latency",
-	"start_time",
+	[MS_EV_PART_INTRODUCED] = "introduced",
+	[MS_EV_PART_REMOVED] = "removed",
+	[MS_EV_PART_DELETED] = "deleted",
 };
 
 const char *
 ms_ev_phase_name(enum ms_ev_phase_id p)
 {
-	return (unsigned)p < MS_EV_PHASE_COUNT ? phase_names[p] : "?";
+	return MS_ENUM_NAME(phase_names, p, "?");
 }
 
 const char *
@@ -96,16 +92,14 @@ ms_ev_reason_name(enum ms_sampling_reason r)
 const char *
 ms_ev_part_kind_name(enum ms_ev_part_kind k)
 {
-	return (unsigned)k < MS_EV_PART_KIND_COUNT ? part_what_names[k] : "?";
+	return MS_ENUM_NAME(part_what_names, k, "?");
 }
 
-static int
-name_index(const char *const *names, int n, const char *s)
+/* The part kind's name (ms_part_kind_name), but "?" out of range. */
+static const char *
+ev_kind_name(int k)
 {
-	for (int i = 0; s && i < n; i++)
-		if (strcmp(names[i], s) == 0)
-			return i;
-	return -1;
+	return (unsigned)k < MS_KIND_COUNT ? ms_part_kind_name(k) : "?";
 }
 
 int
@@ -738,11 +732,7 @@ bind_cols(sqlite3_stmt *st, int first, const col *cols, size_t n,
 			        SQLITE_STATIC);
 			break;
 		case C_KIND: {
-			int v = enum_get(p);
-			rc = sqlite3_bind_text(st, k,
-			                       (unsigned)v < MS_KIND_COUNT
-			                               ? kind_names[v]
-			                               : "?",
+			rc = sqlite3_bind_text(st, k, ev_kind_name(enum_get(p)),
 			                       -1, SQLITE_STATIC);
 			break;
 		}
@@ -816,18 +806,17 @@ read_cols(sqlite3_stmt *st, int first, const col *cols, size_t n, void *obj)
 			enum_set(p, e < 0 ? 0 : e);
 			break;
 		case C_PHASE:
-			e = name_index(phase_names, MS_EV_PHASE_COUNT, t);
+			e = MS_ENUM_PARSE(phase_names, t);
 			ok = ok && e >= 0;
 			enum_set(p, e < 0 ? 0 : e);
 			break;
 		case C_WHAT:
-			e = name_index(part_what_names, MS_EV_PART_KIND_COUNT,
-			               t);
+			e = MS_ENUM_PARSE(part_what_names, t);
 			ok = ok && e >= 0;
 			enum_set(p, e < 0 ? 0 : e);
 			break;
 		case C_KIND:
-			e = name_index(kind_names, MS_KIND_COUNT, t);
+			e = ms_part_kind_parse(t);
 			ok = ok && e >= 0;
 			enum_set(p, e < 0 ? 0 : e);
 			break;
@@ -2048,9 +2037,8 @@ ms__ev_value(enum ms__ev_rec w, size_t i, const void *obj, ms__ev_val *v)
 		v->s = ms_ev_part_kind_name(enum_get(p));
 		break;
 	case C_KIND: {
-		int k = enum_get(p);
 		v->type = MS__EV_TEXT;
-		v->s = (unsigned)k < MS_KIND_COUNT ? kind_names[k] : "?";
+		v->s = ev_kind_name(enum_get(p));
 		break;
 	}
 	}
