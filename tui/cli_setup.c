@@ -614,8 +614,9 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 }
 
 int
-ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err)
+ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err)
 {
+	const ms__opt *o = a->o;
 	if (o[MS__RO_FIXTURE].count && o[MS__RO_PRESET].count) {
 		fprintf(err,
 		        "mergescope %s: give --fixture or --preset, not both\n",
@@ -637,39 +638,27 @@ ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err)
 		        c->name, wt->value);
 		return MS_EXIT_USAGE;
 	}
-	const ms__opt *ca = &o[MS__RO_CACHE];
-	if (ca->count && strcmp(ca->value, "warm") != 0 &&
-	    strcmp(ca->value, "cold") != 0 &&
-	    strcmp(ca->value, "uncontrolled") != 0) {
-		fprintf(err,
-		        "mergescope %s: --cache \"%s\": expected warm, cold "
-		        "or uncontrolled\n",
-		        c->name, ca->value);
-		return MS_EXIT_USAGE;
+	/* Every --break parses, in `run` too (which ignores them): a typo
+	 * is named, not silently dropped. */
+	size_t n = (size_t)o[MS__RO_BREAK].count;
+	const char **v = n ? malloc(n * sizeof(*v)) : NULL;
+	if (n && !v) {
+		fprintf(err, "mergescope %s: out of memory\n", c->name);
+		return MS_EXIT_ERROR;
 	}
-	const ms__opt *en = &o[MS__RO_ENVELOPE];
-	if (en->count && strcmp(en->value, "auto") != 0 &&
-	    strcmp(en->value, "cgroup") != 0 &&
-	    strcmp(en->value, "emulated") != 0) {
-		fprintf(err,
-		        "mergescope %s: --envelope \"%s\": expected auto, "
-		        "cgroup or emulated\n",
-		        c->name, en->value);
-		return MS_EXIT_USAGE;
+	n = ms__cmd_values(a, MS__RO_BREAK, v, n);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		ms_breakpoint bp;
+		ms_errbuf eb = { "" };
+		if (ms_bp_parse(v[i], &bp, &eb)) {
+			fprintf(err, "mergescope %s: --break \"%s\": %s\n",
+			        c->name, v[i], eb.msg);
+			rc = MS_EXIT_USAGE;
+		}
 	}
-	enum ms_plugin_host_mode hm;
-	if (ms__plugin_host_arg(c->name, o[MS__RO_PLUGIN_HOST].value, &hm, err))
-		return MS_EXIT_USAGE;
-	const ms__opt *g = &o[MS__RO_GRACE];
-	if (g->count && strcmp(g->value, "selection") != 0 &&
-	    strcmp(g->value, "trace") != 0) {
-		fprintf(err,
-		        "mergescope %s: --grace-policy \"%s\": expected "
-		        "selection or trace\n",
-		        c->name, g->value);
-		return MS_EXIT_USAGE;
-	}
-	return 0;
+	free(v);
+	return rc;
 }
 
 bool
@@ -720,11 +709,26 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 	if (o[MS__RO_WAIT_TIMEOUT].count)
 		ms__parse_duration(o[MS__RO_WAIT_TIMEOUT].value,
 		                   &a->wait_timeout_ns);
-	/* Checked by ms__run_opts_check. */
-	ms_plugin_host_mode_parse(o[MS__RO_PLUGIN_HOST].count
-	                                  ? o[MS__RO_PLUGIN_HOST].value
-	                                  : MS_DEFAULT_PLUGIN_HOST,
-	                          &a->plugin_host);
+	a->plugin_host = ms__plugin_host_mode(o[MS__RO_PLUGIN_HOST].value);
+}
+
+ms__run_cfg *
+ms__run_begin(const ms_cmd *c, const ms__opt *o, ms__run_args *a, FILE *err,
+              int *rc)
+{
+	ms__run_args_from(a, c, o);
+	ms__run_cfg *cfg = malloc(sizeof(*cfg));
+	if (!cfg) {
+		fprintf(err, "mergescope %s: out of memory\n", c->name);
+		*rc = MS_EXIT_ERROR;
+		return NULL;
+	}
+	*rc = ms__run_prepare(a, cfg, err);
+	if (*rc) {
+		free(cfg);
+		return NULL;
+	}
+	return cfg;
 }
 
 void
@@ -748,18 +752,13 @@ ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
 	ro->plugin_host_exe = cfg->host_exe;
 }
 
-int
-ms__plugin_host_arg(const char *cmd, const char *value,
-                    enum ms_plugin_host_mode *out, FILE *err)
+enum ms_plugin_host_mode
+ms__plugin_host_mode(const char *value)
 {
-	if (ms_plugin_host_mode_parse(value ? value : MS_DEFAULT_PLUGIN_HOST,
-	                              out))
-		return 0;
-	fprintf(err,
-	        "mergescope %s: --plugin-host \"%s\": expected inproc or "
-	        "process\n",
-	        cmd, value);
-	return MS_EXIT_USAGE;
+	/* The parser let only the option's choices through. */
+	enum ms_plugin_host_mode m = MS_PLUGIN_HOST_INPROC;
+	ms_plugin_host_mode_parse(value ? value : MS_DEFAULT_PLUGIN_HOST, &m);
+	return m;
 }
 
 void

@@ -510,15 +510,10 @@ parse_variants(bench *b, const char *list, FILE *err)
 }
 
 static int
-bench_main(int argc, char **argv, FILE *out, FILE *err)
+bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 {
-	ms__opt o[O_COUNT];
-	memcpy(o, ms__bench_opts, sizeof(o));
-	if (ms__cmd_wants_help(&ms_cmd_bench, argc, argv, out))
-		return 0;
-	int rc = ms__cmd_parse(&ms_cmd_bench, argc, argv, o, O_COUNT, err);
-	if (rc)
-		return rc;
+	const ms__opt *o = args->o;
+	int rc;
 	if (o[O_COLLECT].count) {
 		if (o[O_VARIANTS].count || o[O_EMIT].count || o[O_OUT].count ||
 		    o[O_JOBS].count || o[O_ENVELOPE].count)
@@ -536,11 +531,7 @@ bench_main(int argc, char **argv, FILE *out, FILE *err)
 	if (o[O_FIXTURE].count && o[O_PRESET].count)
 		return fail(err, MS_EXIT_USAGE, "%s%s",
 		            "--fixture and --preset exclude each other", "");
-	const char *kind = o[O_EMIT].value;
-	if (kind && strcmp(kind, "parallel") && strcmp(kind, "slurm"))
-		return fail(err, MS_EXIT_USAGE,
-		            "--emit \"%s\": expected parallel or slurm%s", kind,
-		            "");
+	const char *kind = o[O_EMIT].value; /* one of its choices */
 	bench b = { .reps = 5, .o = o };
 	if (o[O_REPS].count) {
 		char *end = NULL;
@@ -567,13 +558,6 @@ bench_main(int argc, char **argv, FILE *out, FILE *err)
 			            o[O_JOBS].value, "");
 		jobs = (unsigned)j;
 	}
-	const char *env = o[O_ENVELOPE].value;
-	if (env && strcmp(env, "auto") && strcmp(env, "cgroup") &&
-	    strcmp(env, "emulated"))
-		return fail(err, MS_EXIT_USAGE,
-		            "--envelope \"%s\": expected auto, cgroup or "
-		            "emulated%s",
-		            env, "");
 	rc = parse_variants(&b, o[O_VARIANTS].value, err);
 	ssize_t el =
 	        rc ? 0 : readlink("/proc/self/exe", b.exe, sizeof(b.exe) - 1);
@@ -612,5 +596,7 @@ const ms_cmd ms_cmd_bench = {
 	.name = "bench",
 	.summary = "repeat full replays per variant, alternating; medians",
 	.usage = usage,
-	.run = bench_main,
+	.opts = ms__bench_opts,
+	.nopts = MS__BN_COUNT,
+	.exec = bench_main,
 };
