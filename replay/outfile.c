@@ -15,6 +15,7 @@
  * half-written target; ms_outfile_abort removes the temporary file.
  */
 #define _GNU_SOURCE
+#include "ms_clock.h"
 #include "ms_fs.h"
 #include "ms_replay.h"
 
@@ -106,10 +107,7 @@ ms_outfile_open(ms_outfile **out, const char *path, bool force, ms_errbuf *eb)
 	/* A new name created exclusively, with the usual mode under the
 	 * umask (mkstemp would make it 0600). */
 	int fd = -1;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t salt = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^
-	                (uint64_t)ts.tv_sec;
+	uint64_t salt = (uint64_t)ms_mono_ns() * 0x9e3779b97f4a7c15ull;
 	for (unsigned i = 0; i < 100 && fd < 0; i++) {
 		snprintf(
 		        o->tmp, n, "%.*s.%s.%ld-%016llx", (int)dlen, path, base,

@@ -254,6 +254,9 @@ typedef struct ms__run_cfg {
 /* --plugin-host's value (checked against its choices; NULL = the
  * default) as a mode. */
 enum ms_plugin_host_mode ms__plugin_host_mode(const char *value);
+/* "SIGINT" and the like for the signals mergescope stops or dies on, else
+ * "a signal" (supervise.c; safe in a signal handler). */
+const char *ms__signal_name(int sig);
 /* This executable's path (the plugin host of process mode), or "". */
 void ms__self_exe(char *buf, size_t n);
 /* The plugin directory of this installation: <exe dir>/../plugins, else

@@ -178,22 +178,6 @@ take_signal(const sigset_t *set, int64_t ns)
 	}
 }
 
-static const char *
-signal_name(int sig)
-{
-	switch (sig) {
-	case SIGINT:
-		return "SIGINT";
-	case SIGTERM:
-		return "SIGTERM";
-	case SIGHUP:
-		return "SIGHUP";
-	case SIGPIPE:
-		return "SIGPIPE";
-	}
-	return "a signal";
-}
-
 static int headless_run(const ms__run_args *a, const ms__run_cfg *cfg,
                         FILE *out, FILE *err, const sigset_t *set, int *sig);
 
@@ -217,7 +201,7 @@ headless(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out, FILE *err)
 			fprintf(err,
 			        "mergescope run: stopped by %s while "
 			        "writing the report\n",
-			        signal_name(late));
+			        ms__signal_name(late));
 		sig = late;
 	}
 	return sig ? 128 + sig : rc;
@@ -275,7 +259,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		fprintf(err,
 		        "mergescope run: stopped by %s; recorded as aborted "
 		        "in %s\n",
-		        signal_name(*sig), db_path);
+		        ms__signal_name(*sig), db_path);
 		return MS_EXIT_ERROR;
 	}
 	bool failed_run = st->state == MS_REPLAY_FAILED;
