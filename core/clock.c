@@ -66,3 +66,23 @@ ms_clock_frontier(const ms_clock *c)
 {
 	return ms_frontier(ms_clock_now(c));
 }
+
+int64_t
+ms_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+struct timespec
+ms_mono_timespec(int64_t mono_ns)
+{
+	int64_t sec = mono_ns / 1000000000, nsec = mono_ns % 1000000000;
+	if (nsec < 0) {
+		sec--;
+		nsec += 1000000000;
+	}
+	return (struct timespec){ .tv_sec = (time_t)sec,
+		                  .tv_nsec = (long)nsec };
+}

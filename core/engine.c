@@ -34,6 +34,7 @@
  *  8. Callbacks run without e->mu held; events are serialized by ev_mu.
  */
 #include "ms_engine.h"
+#include "ms_enum.h"
 #include "ms_invariant.h"
 #include "ms_pipeline.h"
 
@@ -140,8 +141,8 @@ struct ms_engine {
 
 	job *head, *tail;
 	bool stop, trigger, picked, backing_off;
-	struct timespec backoff_until; /* CLOCK_MONOTONIC */
-	uint32_t backoff_ms;           /* last step; 0 after a success */
+	int64_t backoff_until; /* ms_mono_ns */
+	uint32_t backoff_ms;   /* last step; 0 after a success */
 	uint64_t picked_epoch;
 	uint64_t seq;
 	uint64_t fp;
@@ -158,15 +159,15 @@ struct ms_engine {
 };
 
 static const char *const lane_names[MS_LANE_KIND_COUNT] = {
-	MS_LANE_FAST,
-	MS_LANE_SLOW,
-	MS_LANE_FINALIZE,
+	[MS_LANE_KIND_FAST] = MS_LANE_FAST,
+	[MS_LANE_KIND_SLOW] = MS_LANE_SLOW,
+	[MS_LANE_KIND_FINALIZE] = MS_LANE_FINALIZE,
 };
 
 const char *
 ms_lane_name(enum ms_lane_kind k)
 {
-	return (unsigned)k < MS_LANE_KIND_COUNT ? lane_names[k] : "?";
+	return MS_ENUM_NAME(lane_names, k, "?");
 }
 
 enum ms_lane_kind
@@ -183,35 +184,6 @@ ms_lane_for(uint64_t bytes, uint64_t mem_limit)
 }
 
 /* ---- small helpers ---------------------------------------------------- */
-
-static void
-mono_now(struct timespec *ts)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-}
-
-static void
-ts_add_ns(struct timespec *ts, int64_t ns)
-{
-	int64_t sec = ns / 1000000000, nsec = ns % 1000000000;
-
-	ts->tv_sec += (time_t)sec;
-	ts->tv_nsec += (long)nsec;
-	if (ts->tv_nsec >= 1000000000) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000;
-	}
-}
-
-static bool
-ts_reached(const struct timespec *when)
-{
-	struct timespec now;
-
-	mono_now(&now);
-	return now.tv_sec > when->tv_sec ||
-	       (now.tv_sec == when->tv_sec && now.tv_nsec >= when->tv_nsec);
-}
 
 static bool
 is_quarantined(const ms_engine *e, uint64_t id)
@@ -546,8 +518,7 @@ backoff_start(ms_engine *e)
 	if (e->backoff_ms > max)
 		e->backoff_ms = max;
 	e->backing_off = true;
-	mono_now(&e->backoff_until);
-	ts_add_ns(&e->backoff_until, (int64_t)e->backoff_ms * 1000000);
+	e->backoff_until = ms_mono_ns() + (int64_t)e->backoff_ms * 1000000;
 	pthread_cond_broadcast(&e->cv_disp);
 	return e->backoff_ms;
 }
@@ -607,7 +578,7 @@ dispatcher_main(void *arg)
 
 	pthread_mutex_lock(&e->mu);
 	while (!e->stop) {
-		if (e->backing_off && ts_reached(&e->backoff_until)) {
+		if (e->backing_off && ms_mono_ns() >= e->backoff_until) {
 			e->backing_off = false;
 			e->trigger = true; /* the retry */
 		}
@@ -638,11 +609,12 @@ dispatcher_main(void *arg)
 			pthread_cond_broadcast(&e->cv_idle);
 			continue;
 		}
-		if (e->backing_off && !e->fatal)
-			pthread_cond_timedwait(&e->cv_disp, &e->mu,
-			                       &e->backoff_until);
-		else
+		if (e->backing_off && !e->fatal) {
+			struct timespec dl = ms_mono_timespec(e->backoff_until);
+			pthread_cond_timedwait(&e->cv_disp, &e->mu, &dl);
+		} else {
 			pthread_cond_wait(&e->cv_disp, &e->mu);
+		}
 	}
 	pthread_mutex_unlock(&e->mu);
 	return NULL;
@@ -1089,8 +1061,7 @@ ms_engine_wait_idle(ms_engine *e, int64_t timeout_ns)
 	int rc = 0;
 
 	if (timeout_ns >= 0) {
-		mono_now(&deadline);
-		ts_add_ns(&deadline, timeout_ns);
+		deadline = ms_mono_timespec(ms_mono_ns() + timeout_ns);
 	}
 	pthread_mutex_lock(&e->mu);
 	/* A stopped engine never gets idle: say so even when nothing is

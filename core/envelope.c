@@ -13,6 +13,7 @@
  */
 #include "ms_envelope.h"
 #include "limits_int.h"
+#include "ms_enum.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,18 +28,16 @@
 
 #define CFS_PERIOD_US 100000u
 
+static const char *const envelope_mode_names[] = {
+	[MS_ENVELOPE_EMULATED] = "emulated",
+	[MS_ENVELOPE_CGROUP_V1] = "cgroup1",
+	[MS_ENVELOPE_CGROUP_V2] = "cgroup2",
+};
+
 const char *
 ms_envelope_mode_name(enum ms_envelope_mode m)
 {
-	switch (m) {
-	case MS_ENVELOPE_EMULATED:
-		return "emulated";
-	case MS_ENVELOPE_CGROUP_V1:
-		return "cgroup1";
-	case MS_ENVELOPE_CGROUP_V2:
-		return "cgroup2";
-	}
-	return "unknown";
+	return MS_ENUM_NAME(envelope_mode_names, m, "unknown");
 }
 
 static bool

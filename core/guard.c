@@ -27,6 +27,7 @@
  *     comparison, so a hash collision can never answer "contains".
  */
 #include "ms_pipeline.h"
+#include "ms_enum.h"
 
 #include <xxhash.h>
 
@@ -46,26 +47,19 @@ struct ms_guard {
 	ms_guard_stats st;
 };
 
+static const char *const guard_reason_names[MS_GUARD_REASON_COUNT] = {
+	[MS_GUARD_CONFIRMED] = "confirmed",
+	[MS_GUARD_FILTER_POSITIVE] = "filter_positive",
+	[MS_GUARD_NO_FILTER] = "no_filter",
+	[MS_GUARD_PROBE_BUDGET] = "probe_budget",
+	[MS_GUARD_DROP_BUDGET] = "drop_budget",
+	[MS_GUARD_BAD_RANGE] = "bad_range",
+};
+
 const char *
 ms_guard_reason_name(enum ms_guard_reason r)
 {
-	switch (r) {
-	case MS_GUARD_CONFIRMED:
-		return "confirmed";
-	case MS_GUARD_FILTER_POSITIVE:
-		return "filter_positive";
-	case MS_GUARD_NO_FILTER:
-		return "no_filter";
-	case MS_GUARD_PROBE_BUDGET:
-		return "probe_budget";
-	case MS_GUARD_DROP_BUDGET:
-		return "drop_budget";
-	case MS_GUARD_BAD_RANGE:
-		return "bad_range";
-	case MS_GUARD_REASON_COUNT:
-		break;
-	}
-	return "unknown";
+	return MS_ENUM_NAME(guard_reason_names, r, "unknown");
 }
 
 static int

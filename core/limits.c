@@ -13,6 +13,7 @@
  */
 #include "ms_limits.h"
 #include "limits_int.h"
+#include "ms_enum.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,20 +22,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static const char *const limit_source_names[] = {
+	[MS_LIMIT_MACHINE] = "machine",
+	[MS_LIMIT_CGROUP_V2] = "cgroup2",
+	[MS_LIMIT_CGROUP_V1] = "cgroup1",
+	[MS_LIMIT_PROFILE] = "profile",
+};
+
 const char *
 ms_limit_source_name(enum ms_limit_source s)
 {
-	switch (s) {
-	case MS_LIMIT_MACHINE:
-		return "machine";
-	case MS_LIMIT_CGROUP_V2:
-		return "cgroup2";
-	case MS_LIMIT_CGROUP_V1:
-		return "cgroup1";
-	case MS_LIMIT_PROFILE:
-		return "profile";
-	}
-	return "unknown";
+	return MS_ENUM_NAME(limit_source_names, s, "unknown");
 }
 
 /* Read the first line of a small file into buf; false if unreadable. */

@@ -78,8 +78,11 @@
  * 13. Only after a successful publication is each confirmed drop reported
  *     to req->on_drop, once, in merge order, with its row count.
  */
+#include "ms_clock.h"
+#include "ms_enum.h"
 #include "ms_merge.h"
 #include "ms_pipeline.h"
+#include "ms_rusage.h"
 #include "ms_sidx.h"
 
 #include <errno.h>
@@ -97,18 +100,7 @@ static const char *const stage_names[MS_MERGE_STAGE_COUNT] = {
 const char *
 ms_merge_stage_name(enum ms_merge_stage st)
 {
-	if ((unsigned)st >= MS_MERGE_STAGE_COUNT)
-		return "unknown";
-	return stage_names[st];
-}
-
-static int64_t
-now_ns(clockid_t clk)
-{
-	struct timespec ts;
-	if (clock_gettime(clk, &ts) != 0)
-		return 0;
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return MS_ENUM_NAME(stage_names, st, "unknown");
 }
 
 /* ---- per-trace arena: chunks never move, reset keeps the first one ---- */
@@ -292,7 +284,7 @@ hook(merge_ctx *c, enum ms_merge_stage st, uint64_t detail)
 static int
 enter(merge_ctx *c, enum ms_merge_stage st)
 {
-	int64_t t = now_ns(CLOCK_MONOTONIC);
+	int64_t t = ms_mono_ns();
 	c->res->stage_wall_ns[c->cur] += t - c->t_stage;
 	c->cur = st;
 	c->t_stage = t;
@@ -849,7 +841,7 @@ merge_indexes(merge_ctx *c)
 	for (size_t k = 0; k < 2; k++) {
 		enum ms_part_kind kind = kinds[k];
 		ms_merge_index_stats *st = &c->res->index[kind];
-		int64_t t0 = now_ns(CLOCK_MONOTONIC);
+		int64_t t0 = ms_mono_ns();
 		const ms_part **parts = c->iparts;
 		for (size_t i = 0; i < c->nsrcs; i++) {
 			parts[i] =
@@ -885,7 +877,7 @@ merge_indexes(merge_ctx *c)
 		st->rows_pruned = pruned;
 		st->blocks_out = om.blocks;
 		st->bytes_out = om.compressed_bytes;
-		st->wall_ns = now_ns(CLOCK_MONOTONIC) - t0;
+		st->wall_ns = ms_mono_ns() - t0;
 		st->done = true;
 	}
 	return 0;
@@ -1401,11 +1393,11 @@ attempt(const ms_merge_req *req, ms_merge_result *res, ms_mem *mem, ms_io *io,
 	c.sc.arena.mem = mem;
 	c.esc.arena.mem = mem;
 	c.lossless = lossless;
-	c.t_stage = now_ns(CLOCK_MONOTONIC);
+	c.t_stage = ms_mono_ns();
 
 	int rc = run(&c);
 	enum ms_merge_stage at = c.fail_stage ? c.fail_stage : c.cur;
-	res->stage_wall_ns[c.cur] += now_ns(CLOCK_MONOTONIC) - c.t_stage;
+	res->stage_wall_ns[c.cur] += ms_mono_ns() - c.t_stage;
 	sampling_close(&c);
 	release_ctx(&c);
 	if (rc != 0)
@@ -1430,8 +1422,8 @@ ms_merge_execute(const ms_merge_req *req, ms_merge_result *res, ms_errbuf *eb)
 	if (!res)
 		return ms_fail(eb, MS_ERR_INVAL, "merge: no result");
 	memset(res, 0, sizeof(*res));
-	int64_t wall0 = now_ns(CLOCK_MONOTONIC);
-	int64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	int64_t wall0 = ms_mono_ns();
+	int64_t cpu0 = ms_rusage_thread_cpu_ns();
 	res->started_mono_ns = wall0;
 	int rc = check_req(req, &res->error);
 	if (rc < 0) {
@@ -1471,8 +1463,8 @@ ms_merge_execute(const ms_merge_req *req, ms_merge_result *res, ms_errbuf *eb)
 	res->bytes_written = atomic_load(&io.bytes_written);
 	res->fsyncs = atomic_load(&io.fsyncs);
 	add_io(req->io, &io);
-	res->wall_ns = now_ns(CLOCK_MONOTONIC) - wall0;
-	res->cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	res->wall_ns = ms_mono_ns() - wall0;
+	res->cpu_ns = ms_rusage_thread_cpu_ns() - cpu0;
 	return rc;
 }
 

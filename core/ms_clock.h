@@ -13,6 +13,10 @@
  *  3. A part is mature iff its max timestamp <= now - MS_GRACE_NS; the
  *     frontier is now - MS_GRACE_NS. Both saturate instead of overflowing.
  *
+ * Durations, deadlines and rates are another matter: they are measured on
+ * the one monotonic clock below (ms_mono_ns), never on an ms_clock, so a
+ * logical day never stretches a timeout.
+ *
  * Ownership: an ms_clock is embedded by its owner (init only, nothing to
  * release). Threads: every function may be called from any thread.
  */
@@ -22,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 /* The merge grace: two hours, fixed. */
 #define MS_GRACE_NS ((int64_t)2 * 3600 * 1000000000)
@@ -67,5 +72,21 @@ ms_is_mature(int64_t max_ts, int64_t now_ns)
 
 /* The frontier of clock c at this moment. */
 int64_t ms_clock_frontier(const ms_clock *c);
+
+/* CLOCK_MONOTONIC in ns: the clock of every duration, deadline and rate in
+ * mergescope (wall time of a merge, a plugin's timeout, a redraw interval). */
+int64_t ms_mono_ns(void);
+
+/* ms_mono_ns in seconds, for figures printed as seconds. */
+static inline double
+ms_mono_s(void)
+{
+	return (double)ms_mono_ns() / 1e9;
+}
+
+/* A CLOCK_MONOTONIC instant (ns, as ms_mono_ns returns) as a timespec, for
+ * pthread_cond_timedwait on a condition variable whose clock attribute is
+ * CLOCK_MONOTONIC: ms_mono_timespec(ms_mono_ns() + timeout_ns). */
+struct timespec ms_mono_timespec(int64_t mono_ns);
 
 #endif

@@ -48,6 +48,8 @@ enum ms_part_kind {
 
 /* "core", "latency", "start_time". */
 const char *ms_part_kind_name(enum ms_part_kind k);
+/* The kind named s (as ms_part_kind_name spells it), or -1. */
+int ms_part_kind_parse(const char *s);
 
 /* What a part says about itself (stored in its metadata). */
 typedef struct ms_part_meta {

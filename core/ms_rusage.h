@@ -33,6 +33,9 @@ int ms_rusage_sample(ms_rusage *out, ms_errbuf *eb);
  * after's (levels, not amounts). d may alias after. */
 void ms_rusage_diff(const ms_rusage *before, const ms_rusage *after,
                     ms_rusage *d);
+/* CPU time of the calling thread in ns (CLOCK_THREAD_CPUTIME_ID), or -1
+ * if it cannot be read. Wall time is ms_mono_ns (ms_clock.h). */
+int64_t ms_rusage_thread_cpu_ns(void);
 /* Reset the process peak RSS to the current RSS (Linux: writes "5" to
  * /proc/self/clear_refs). 0, or MS_ERR_IO where the kernel refuses. */
 int ms_rusage_reset_peak(ms_errbuf *eb);

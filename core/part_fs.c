@@ -8,6 +8,7 @@
  * and then fsyncs the parent, so after a crash either the whole part is
  * there under its final name or only the temporary directory is.
  */
+#include "ms_fs.h"
 #include "part_int.h"
 
 #include <dirent.h>
@@ -76,11 +77,9 @@ ms__fsync_fd(int fd, ms_io *io)
 int
 ms__fsync_dir(const char *dir, ms_io *io)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return ms_err_from_errno(errno);
-	int rc = ms__fsync_fd(fd, io);
-	close(fd);
+	int rc = ms_fs_fsync_dir(dir, NULL);
+	if (rc == 0 && io)
+		io_add(&io->fsyncs, 1, io);
 	return rc;
 }
 
@@ -185,20 +184,9 @@ ms_part_publish(const char *tmp_dir, const char *final_dir, ms_errbuf *eb)
 		               "publish %s as %s: rename: %s", tmp_dir,
 		               final_dir, strerror(errno));
 	char parent[4096];
-	size_t n = strlen(final_dir);
-	if (n >= sizeof(parent))
+	if (ms_fs_parent(parent, sizeof(parent), final_dir) != 0)
 		return ms_fail(eb, MS_ERR_RANGE, "%s: path too long",
 		               final_dir);
-	memcpy(parent, final_dir, n + 1);
-	while (n > 1 && parent[n - 1] == '/')
-		parent[--n] = '\0';
-	char *slash = strrchr(parent, '/');
-	if (!slash)
-		strcpy(parent, ".");
-	else if (slash == parent)
-		parent[1] = '\0';
-	else
-		*slash = '\0';
 	if (ms__fsync_dir(parent, NULL) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "publish %s: fsync %s: %s", final_dir, parent,
@@ -209,34 +197,7 @@ ms_part_publish(const char *tmp_dir, const char *final_dir, ms_errbuf *eb)
 int
 ms_part_remove_dir(const char *dir, ms_errbuf *eb)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
-		if (errno == ENOENT)
-			return 0;
-		if (errno == ENOTDIR) {
-			if (unlink(dir) == 0 || errno == ENOENT)
-				return 0;
-		}
-		return ms_fail(eb, ms_err_from_errno(errno), "remove %s: %s",
-		               dir, strerror(errno));
-	}
-	int rc = 0;
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		char path[4096];
-		if (!ms__path(path, sizeof(path), dir, de->d_name))
-			continue;
-		if (unlink(path) != 0 && errno != ENOENT && rc == 0)
-			rc = ms_fail(eb, ms_err_from_errno(errno),
-			             "remove %s: %s", path, strerror(errno));
-	}
-	closedir(d);
-	if (rmdir(dir) != 0 && errno != ENOENT && rc == 0)
-		rc = ms_fail(eb, ms_err_from_errno(errno), "remove %s: %s", dir,
-		             strerror(errno));
-	return rc;
+	return ms_fs_rm_tree(dir, eb);
 }
 
 /* zstd allocations carry their size in a 16-byte prefix because

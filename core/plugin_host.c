@@ -30,6 +30,7 @@
  * verdict bytes at verdict_off.
  */
 #define _GNU_SOURCE
+#include "ms_clock.h"
 #include "plugin_host.h"
 
 #include "ms_mem.h"
@@ -108,14 +109,6 @@ struct ms__phost {
 	size_t size;
 	bool sent_fd; /* the host has the current region */
 };
-
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static size_t
 al8(size_t x)
@@ -350,7 +343,7 @@ static int
 recv_rep(ms__phost *h, wire_rep *rep, int64_t deadline)
 {
 	for (;;) {
-		int64_t left = deadline - mono_ns();
+		int64_t left = deadline - ms_mono_ns();
 		if (left <= 0)
 			return 0;
 		struct pollfd pf = { h->sock, POLLIN, 0 };
@@ -436,7 +429,7 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 	}
 	/* The host answers once the plugin is loaded and opened. */
 	wire_rep rep;
-	int got = recv_rep(h, &rep, mono_ns() + (int64_t)timeout_ns);
+	int got = recv_rep(h, &rep, ms_mono_ns() + (int64_t)timeout_ns);
 	if (got != 1 || rep.ret != 0) {
 		char why[128] = "";
 		reap(h, true, why, sizeof(why));
@@ -457,7 +450,7 @@ ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
                  size_t n, uint64_t timeout_ns, int64_t *ret, char *why,
                  size_t whylen)
 {
-	int64_t deadline = mono_ns() + (int64_t)timeout_ns;
+	int64_t deadline = ms_mono_ns() + (int64_t)timeout_ns;
 	size_t blob_at;
 	size_t need = wire_size(b, n, &blob_at);
 	if (need > h->size) {

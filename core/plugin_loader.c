@@ -45,6 +45,8 @@
  * errors at open), but its Decide never runs in this process.
  */
 #define XXH_STATIC_LINKING_ONLY
+#include "ms_clock.h"
+#include "ms_enum.h"
 #include "ms_pipeline.h"
 #include "plugin_host.h"
 
@@ -116,18 +118,10 @@ host_log(void *ctx, int level, const char *plugin, const char *msg)
 }
 
 static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int64_t
 host_now(void *ctx)
 {
 	(void)ctx;
-	return mono_ns();
+	return ms_mono_ns();
 }
 
 static int
@@ -581,47 +575,42 @@ ms_link_hist_bound_ns(size_t i)
 	return i < MS_LINK_HIST_BUCKETS - 1 ? hist_bounds_ns[i] : UINT64_MAX;
 }
 
+static const char *const link_result_names[MS_LINK_RESULT_COUNT] = {
+	[MS_LINK_OK] = "ok",
+	[MS_LINK_ERROR] = "error",
+	[MS_LINK_WRONG_LENGTH] = "wrong_length",
+	[MS_LINK_BAD_VALUE] = "bad_value",
+	[MS_LINK_TIMEOUT] = "timeout",
+	[MS_LINK_CIRCUIT_OPEN] = "circuit_open",
+	[MS_LINK_HOST_ERROR] = "host_error",
+	[MS_LINK_CRASHED] = "crashed",
+};
+
 const char *
 ms_link_result_name(enum ms_link_result r)
 {
-	switch (r) {
-	case MS_LINK_OK:
-		return "ok";
-	case MS_LINK_ERROR:
-		return "error";
-	case MS_LINK_WRONG_LENGTH:
-		return "wrong_length";
-	case MS_LINK_BAD_VALUE:
-		return "bad_value";
-	case MS_LINK_TIMEOUT:
-		return "timeout";
-	case MS_LINK_CIRCUIT_OPEN:
-		return "circuit_open";
-	case MS_LINK_HOST_ERROR:
-		return "host_error";
-	case MS_LINK_CRASHED:
-		return "crashed";
-	case MS_LINK_RESULT_COUNT:
-		break;
-	}
-	return "unknown";
+	return MS_ENUM_NAME(link_result_names, r, "unknown");
 }
+
+static const char *const host_mode_names[] = {
+	[MS_PLUGIN_HOST_INPROC] = "inproc",
+	[MS_PLUGIN_HOST_PROCESS] = "process",
+};
 
 const char *
 ms_plugin_host_mode_name(enum ms_plugin_host_mode m)
 {
-	return m == MS_PLUGIN_HOST_PROCESS ? "process" : "inproc";
+	/* Any value but process is the default, in-process hosting. */
+	return MS_ENUM_NAME(host_mode_names, m, "inproc");
 }
 
 bool
 ms_plugin_host_mode_parse(const char *s, enum ms_plugin_host_mode *out)
 {
-	if (s && strcmp(s, "inproc") == 0)
-		*out = MS_PLUGIN_HOST_INPROC;
-	else if (s && strcmp(s, "process") == 0)
-		*out = MS_PLUGIN_HOST_PROCESS;
-	else
+	int v = MS_ENUM_PARSE(host_mode_names, s);
+	if (v < 0)
 		return false;
+	*out = (enum ms_plugin_host_mode)v;
 	return true;
 }
 
@@ -730,8 +719,8 @@ ms_chain_close(ms_chain *c)
 		/* Wait a bounded time for abandoned calls, then leave the
 		 * rest behind (invariants 5 and 6). */
 		abandon_ctl *a = c->ctl;
-		int64_t end = mono_ns() + (int64_t)c->close_grace_ns;
-		struct timespec dl = { end / 1000000000LL, end % 1000000000LL };
+		struct timespec dl = ms_mono_timespec(
+		        ms_mono_ns() + (int64_t)c->close_grace_ns);
 		pthread_mutex_lock(&a->mu);
 		while (a->running > 0 &&
 		       pthread_cond_timedwait(&a->cv, &a->mu, &dl) != ETIMEDOUT)
@@ -896,11 +885,8 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		return MS_LINK_HOST_ERROR;
 	}
 	memset(w->verdict, 0xA5, n); /* unwritten bytes read as bad values */
-	int64_t t0 = mono_ns();
-	struct timespec dl;
-	int64_t deadline = t0 + (int64_t)c->timeout_ns;
-	dl.tv_sec = deadline / 1000000000LL;
-	dl.tv_nsec = deadline % 1000000000LL;
+	int64_t t0 = ms_mono_ns();
+	struct timespec dl = ms_mono_timespec(t0 + (int64_t)c->timeout_ns);
 	l->st.calls++;
 	l->st.traces += n;
 	pthread_mutex_lock(&w->mu);
@@ -928,7 +914,7 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		pthread_detach(w->thread);
 		pthread_mutex_unlock(&w->mu);
 		l->w = NULL;
-		*ns = (uint64_t)(mono_ns() - t0);
+		*ns = (uint64_t)(ms_mono_ns() - t0);
 		time_call(l, *ns);
 		record(l, MS_LINK_TIMEOUT,
 		       "Decide overran the %.3f ms timeout on %zu traces; "
@@ -941,7 +927,7 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	int64_t ret = w->ret;
 	memcpy(l->tmp, w->verdict, n);
 	pthread_mutex_unlock(&w->mu);
-	*ns = (uint64_t)(mono_ns() - t0);
+	*ns = (uint64_t)(ms_mono_ns() - t0);
 	time_call(l, *ns);
 	return check_verdicts(l, ret, n);
 }
@@ -966,12 +952,12 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	}
 	l->st.calls++;
 	l->st.traces += n;
-	int64_t t0 = mono_ns(), ret = 0;
+	int64_t t0 = ms_mono_ns(), ret = 0;
 	char why[160] = "";
 	enum ms__phost_result r =
 	        ms__phost_decide(l->host, ms_batch_view(b), l->tmp, n,
 	                         c->timeout_ns, &ret, why, sizeof(why));
-	*ns = (uint64_t)(mono_ns() - t0);
+	*ns = (uint64_t)(ms_mono_ns() - t0);
 	time_call(l, *ns);
 	if (r != MS__PHOST_OK && r != MS__PHOST_ERROR) {
 		ms__phost_free(l->host);

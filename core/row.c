@@ -3,6 +3,7 @@
  * part-ID text, part-kind names and the size a row adds to a block.
  */
 #include "part_int.h"
+#include "ms_enum.h"
 
 #include <string.h>
 
@@ -28,20 +29,22 @@ ms_part_id_str(uint64_t id, char out[17])
 	out[16] = '\0';
 }
 
+static const char *const part_kind_names[MS_KIND_COUNT] = {
+	[MS_KIND_CORE] = "core",
+	[MS_KIND_LATENCY] = "latency",
+	[MS_KIND_START_TIME] = "start_time",
+};
+
 const char *
 ms_part_kind_name(enum ms_part_kind k)
 {
-	switch (k) {
-	case MS_KIND_CORE:
-		return "core";
-	case MS_KIND_LATENCY:
-		return "latency";
-	case MS_KIND_START_TIME:
-		return "start_time";
-	case MS_KIND_COUNT:
-		break;
-	}
-	return "unknown";
+	return MS_ENUM_NAME(part_kind_names, k, "unknown");
+}
+
+int
+ms_part_kind_parse(const char *s)
+{
+	return MS_ENUM_PARSE(part_kind_names, s);
 }
 
 static uint64_t

@@ -2,6 +2,7 @@
  * rusage.c - sampling the process and thread resource counters of
  * ms_rusage.h from clock_gettime, /proc/self and getrusage.
  */
+#include "ms_clock.h"
 #include "ms_rusage.h"
 
 #include <errno.h>
@@ -20,6 +21,12 @@ clock_ns(clockid_t id)
 	if (clock_gettime(id, &ts) != 0)
 		return -1;
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t
+ms_rusage_thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* Read a small /proc file into buf (NUL-terminated); bytes read or -1. */
@@ -73,9 +80,9 @@ proc_rss(void)
 int
 ms_rusage_sample(ms_rusage *out, ms_errbuf *eb)
 {
-	out->wall_ns = clock_ns(CLOCK_MONOTONIC);
+	out->wall_ns = ms_mono_ns();
 	out->cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	out->thread_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	out->thread_cpu_ns = ms_rusage_thread_cpu_ns();
 	out->peak_rss_bytes = proc_hwm();
 	if (out->peak_rss_bytes < 0) {
 		struct rusage ru;

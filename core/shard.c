@@ -30,6 +30,7 @@
  * be released without it, even after the shard is closed.
  */
 #define XXH_INLINE_ALL
+#include "ms_fs.h"
 #include "ms_shard.h"
 
 #include <xxhash.h>
@@ -102,70 +103,6 @@ static void
 io_add(_Atomic uint64_t *c, uint64_t v)
 {
 	atomic_fetch_add(c, v);
-}
-
-static int
-fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int rc = fsync(fd);
-	int e = errno;
-	close(fd);
-	errno = e;
-	return rc;
-}
-
-static int
-mkdir_p(char *path)
-{
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		int rc = mkdir(path, 0755);
-		*p = '/';
-		if (rc != 0 && errno != EEXIST)
-			return -1;
-	}
-	if (mkdir(path, 0755) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
-/* Remove path and, if it is a directory, everything under it. */
-static int
-rm_tree(const char *path, int depth)
-{
-	struct stat st;
-	if (lstat(path, &st) != 0)
-		return errno == ENOENT ? 0 : -1;
-	if (!S_ISDIR(st.st_mode))
-		return unlink(path);
-	if (depth > 16)
-		return -1;
-	DIR *d = opendir(path);
-	if (!d)
-		return -1;
-	struct dirent *de;
-	int rc = 0;
-	char sub[PATH_MAX_LEN];
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >=
-		    (int)sizeof(sub)) {
-			rc = -1;
-			continue;
-		}
-		if (rm_tree(sub, depth + 1) != 0)
-			rc = -1;
-	}
-	closedir(d);
-	if (rmdir(path) != 0)
-		rc = -1;
-	return rc;
 }
 
 static bool
@@ -267,7 +204,7 @@ sp_unref(struct ms__sp *sp)
 		ms_part_close(sp->p[k]);
 		sp->p[k] = NULL;
 		/* Best effort: a leftover is removed at the next open. */
-		rm_tree(path, 0);
+		ms_fs_rm_tree(path, NULL);
 	}
 	ms_mem_free(sp->mem, sp, sizeof(*sp));
 }
@@ -600,7 +537,8 @@ snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
 		goto fail;
 	*renamed = true;
 	step = "fsync directory";
-	if (fault(s, MS_SHARD_FAULT_DIRSYNC) || fsync_dir(s->dir) != 0)
+	if (fault(s, MS_SHARD_FAULT_DIRSYNC) ||
+	    ms_fs_fsync_dir(s->dir, NULL) != 0)
 		goto fail;
 	if (s->io) {
 		io_add(&s->io->bytes_written, b.len);
@@ -661,7 +599,7 @@ clean_tmp(ms_shard *s, struct cleanup *c)
 		if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >=
 		    (int)sizeof(sub))
 			continue;
-		if (rm_tree(sub, 0) == 0)
+		if (ms_fs_rm_tree(sub, NULL) == 0)
 			c->tmp_entries++;
 		else
 			c->failed++;
@@ -693,7 +631,7 @@ clean_unlisted(ms_shard *s, struct cleanup *c)
 			if (snprintf(sub, sizeof(sub), "%s/%s", path,
 			             de->d_name) >= (int)sizeof(sub))
 				continue;
-			if (rm_tree(sub, 0) == 0)
+			if (ms_fs_rm_tree(sub, NULL) == 0)
 				note_id(c, id);
 			else
 				c->failed++;
@@ -760,7 +698,7 @@ make_layout(ms_shard *s, ms_errbuf *eb)
 		if (sub_path(s, subs[i], path, sizeof(path)))
 			return ms_fail(eb, MS_ERR_RANGE,
 			               "shard %s: path too long", s->dir);
-		if (mkdir_p(path) != 0)
+		if (ms_fs_mkdir_p(path, 0755, NULL) != 0)
 			return ms_fail(eb, ms_err_from_errno(errno),
 			               "shard %s: cannot create %s: %s", s->dir,
 			               path, strerror(errno));

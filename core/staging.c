@@ -39,6 +39,7 @@
  * States: open (adding) -> finished (ms_stager_finish) -> closed; after an
  * emit or chain error the stager is failed and refuses further adds.
  */
+#include "ms_enum.h"
 #include "ms_pipeline.h"
 
 #include <stdatomic.h>
@@ -48,56 +49,51 @@
 /* ------------------------------------------------------------------ */
 /* Names                                                               */
 
+static const char *const grace_policy_names[] = {
+	[MS_GRACE_SELECTION] = "selection",
+	[MS_GRACE_TRACE] = "trace",
+};
+
 const char *
 ms_grace_policy_name(enum ms_grace_policy p)
 {
-	return p == MS_GRACE_TRACE ? "trace" : "selection";
+	/* Any value but trace is the default policy, and named so. */
+	return MS_ENUM_NAME(grace_policy_names, p, "selection");
 }
 
 int
 ms_grace_policy_parse(const char *s, enum ms_grace_policy *out)
 {
-	if (s && strcmp(s, "selection") == 0)
-		*out = MS_GRACE_SELECTION;
-	else if (s && strcmp(s, "trace") == 0)
-		*out = MS_GRACE_TRACE;
-	else
+	int v = MS_ENUM_PARSE(grace_policy_names, s);
+	if (v < 0)
 		return MS_ERR_INVAL;
+	*out = (enum ms_grace_policy)v;
 	return 0;
 }
+
+static const char *const flush_reason_names[] = {
+	[MS_FLUSH_BYTES] = "bytes",
+	[MS_FLUSH_TRACES] = "traces",
+	[MS_FLUSH_OVERSIZED] = "oversized",
+	[MS_FLUSH_FINAL] = "final",
+};
 
 const char *
 ms_flush_reason_name(enum ms_flush_reason r)
 {
-	switch (r) {
-	case MS_FLUSH_BYTES:
-		return "bytes";
-	case MS_FLUSH_TRACES:
-		return "traces";
-	case MS_FLUSH_OVERSIZED:
-		return "oversized";
-	case MS_FLUSH_FINAL:
-		return "final";
-	}
-	return "unknown";
+	return MS_ENUM_NAME(flush_reason_names, r, "unknown");
 }
+
+static const char *const trace_outcome_names[] = {
+	[MS_TRACE_KEPT] = "kept",         [MS_TRACE_DROPPED] = "dropped",
+	[MS_TRACE_DEFERRED] = "deferred", [MS_TRACE_OVERSIZED] = "oversized",
+	[MS_TRACE_HOT] = "hot",
+};
 
 const char *
 ms_trace_outcome_name(enum ms_trace_outcome o)
 {
-	switch (o) {
-	case MS_TRACE_KEPT:
-		return "kept";
-	case MS_TRACE_DROPPED:
-		return "dropped";
-	case MS_TRACE_DEFERRED:
-		return "deferred";
-	case MS_TRACE_OVERSIZED:
-		return "oversized";
-	case MS_TRACE_HOT:
-		return "hot";
-	}
-	return "unknown";
+	return MS_ENUM_NAME(trace_outcome_names, o, "unknown");
 }
 
 /* ------------------------------------------------------------------ */

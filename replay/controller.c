@@ -28,6 +28,7 @@
 #include "ms_replay.h"
 
 #include "ms_clock.h"
+#include "ms_enum.h"
 #include "ms_fixture.h"
 #include "ms_gates.h"
 #include "ms_limits.h"
@@ -55,14 +56,6 @@
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void
 copy_str(char *dst, size_t n, const char *src)
 {
@@ -76,42 +69,28 @@ notify(ms_replay *r)
 		r->opts.notify(r->opts.notify_arg);
 }
 
+static const char *const state_names[] = {
+	[MS_REPLAY_READY] = "READY",   [MS_REPLAY_RUNNING] = "RUNNING",
+	[MS_REPLAY_PAUSED] = "PAUSED", [MS_REPLAY_BREAK] = "BREAK",
+	[MS_REPLAY_DONE] = "DONE",     [MS_REPLAY_FAILED] = "FAILED",
+};
+
 const char *
 ms_replay_state_name(enum ms_replay_state s)
 {
-	switch (s) {
-	case MS_REPLAY_READY:
-		return "READY";
-	case MS_REPLAY_RUNNING:
-		return "RUNNING";
-	case MS_REPLAY_PAUSED:
-		return "PAUSED";
-	case MS_REPLAY_BREAK:
-		return "BREAK";
-	case MS_REPLAY_DONE:
-		return "DONE";
-	case MS_REPLAY_FAILED:
-		return "FAILED";
-	}
-	return "?";
+	return MS_ENUM_NAME(state_names, s, "?");
 }
+
+static const char *const phase_names[] = {
+	[MS_RPHASE_PRIMARY] = "primary",   [MS_RPHASE_BOUNDARY] = "boundary",
+	[MS_RPHASE_COOLDOWN] = "cooldown", [MS_RPHASE_FINALIZE] = "finalize",
+	[MS_RPHASE_END] = "end",
+};
 
 const char *
 ms_replay_phase_name(enum ms_replay_phase p)
 {
-	switch (p) {
-	case MS_RPHASE_PRIMARY:
-		return "primary";
-	case MS_RPHASE_BOUNDARY:
-		return "boundary";
-	case MS_RPHASE_COOLDOWN:
-		return "cooldown";
-	case MS_RPHASE_FINALIZE:
-		return "finalize";
-	case MS_RPHASE_END:
-		return "end";
-	}
-	return "?";
+	return MS_ENUM_NAME(phase_names, p, "?");
 }
 
 /* ---- part lifecycle tracking (for the exactly-once gates) ------------- */
@@ -214,7 +193,7 @@ static int
 check_introduced(ms_replay *r, const ms_view *v, uint64_t id,
                  ms_ledger_set *led, char *why, size_t n)
 {
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	if (!v) {
 		snprintf(why, n,
 		         "part %016llx: no view of the shard to read it",
@@ -236,7 +215,7 @@ check_introduced(ms_replay *r, const ms_view *v, uint64_t id,
 		         "part %016llx left the inventory before it was "
 		         "checked",
 		         (unsigned long long)id);
-	atomic_fetch_add(&r->check_ns, mono_ns() - t0);
+	atomic_fetch_add(&r->check_ns, ms_mono_ns() - t0);
 	return rc;
 }
 
@@ -341,7 +320,7 @@ ms__replay_check(ms_replay *r, const ms__check_job *j)
 int64_t
 ms__replay_since_start(const ms_replay *r)
 {
-	return mono_ns() - r->t0_mono;
+	return ms_mono_ns() - r->t0_mono;
 }
 
 static int64_t
@@ -853,7 +832,7 @@ on_dispatch(void *arg, const ms_dispatch *d)
 	if (r->nclaims < MAX_CLAIMS) {
 		claim *c = &r->claims[r->nclaims++];
 		c->seq = d->seq;
-		c->dispatch_mono = mono_ns();
+		c->dispatch_mono = ms_mono_ns();
 		c->n = d->ninputs < MS_PICKER_PARTS_LIMIT
 		               ? d->ninputs
 		               : MS_PICKER_PARTS_LIMIT;
@@ -942,12 +921,8 @@ pace(ms_replay *r, int64_t logical_gap, int64_t wall_since)
 		int64_t want = (int64_t)((double)logical_gap / speed);
 		int64_t left = want - wall_since;
 		if (left > 0) {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			int64_t end = (int64_t)ts.tv_sec * 1000000000 +
-			              ts.tv_nsec + left;
-			ts.tv_sec = end / 1000000000;
-			ts.tv_nsec = end % 1000000000;
+			struct timespec ts =
+			        ms_mono_timespec(ms_mono_ns() + left);
 			enum run_mode mode = r->mode;
 			while (!r->abort_req && !r->pause_req &&
 			       r->mode == mode && r->speed == speed &&
@@ -972,7 +947,7 @@ publish_slot(ms_replay *r, const ms_fixture_slot *s, ms_errbuf *eb)
 		if (rc)
 			return ms_fail(eb, rc, "part %016llx: tmp path",
 			               (unsigned long long)s->part_id);
-		ms__rm_tree(tmp);
+		ms_fs_rm_tree(tmp, NULL);
 		rc = ms__copy_tree(s->path[k], tmp, &reflinked, eb);
 		if (rc)
 			return rc;
@@ -1050,7 +1025,7 @@ wait_idle_bounded(ms_replay *r, const char *what, ms_errbuf *eb)
 	uint64_t stops = r->stops;
 	pthread_mutex_unlock(&r->mu);
 	for (;;) {
-		int64_t left = limit - waited, t0 = mono_ns();
+		int64_t left = limit - waited, t0 = ms_mono_ns();
 		int rc = ms_engine_wait_idle(
 		        r->engine, left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);
 		if (rc && rc != MS_ERR_TIMEOUT) {
@@ -1075,7 +1050,7 @@ wait_idle_bounded(ms_replay *r, const char *what, ms_errbuf *eb)
 		pthread_mutex_unlock(&r->mu);
 		if (abort)
 			return MS_ERR_CANCELED;
-		waited = held ? 0 : waited + (mono_ns() - t0);
+		waited = held ? 0 : waited + (ms_mono_ns() - t0);
 		if (waited < limit)
 			continue;
 		ms_engine_stats es;
@@ -1095,11 +1070,11 @@ wait_idle_bounded(ms_replay *r, const char *what, ms_errbuf *eb)
 static int
 drain(ms_replay *r, const char *what, int64_t *ns, ms_errbuf *eb)
 {
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	ms_engine_trigger(r->engine);
 	int rc = wait_idle_bounded(r, what, eb);
 	if (ns)
-		*ns = mono_ns() - t0;
+		*ns = ms_mono_ns() - t0;
 	return rc;
 }
 
@@ -1134,20 +1109,20 @@ run_day(ms_replay *r, ms_errbuf *eb)
 	set_phase(r, MS_RPHASE_PRIMARY);
 	phase_begin(r, &ru0, &m0, &io0);
 	int64_t prev_p = r->info->day_start_ns;
-	int64_t prev_wall = mono_ns();
+	int64_t prev_wall = ms_mono_ns();
 	for (size_t i = 0; i < n; i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
-		pace(r, s->pub_ns - prev_p, mono_ns() - prev_wall);
+		pace(r, s->pub_ns - prev_p, ms_mono_ns() - prev_wall);
 		if (!publication_point(r, s->pub_ns))
 			return MS_ERR_CANCELED;
 		prev_p = s->pub_ns;
-		prev_wall = mono_ns();
+		prev_wall = ms_mono_ns();
 		ms_clock_set(&r->clock, s->pub_ns);
-		int64_t t0 = mono_ns();
+		int64_t t0 = ms_mono_ns();
 		rc = publish_slot(r, s, eb);
 		if (rc)
 			return rc;
-		int64_t t1 = mono_ns();
+		int64_t t1 = ms_mono_ns();
 		ms_view *cv = pin_for_check(r);
 		pthread_mutex_lock(&r->mu);
 		for (int k = 0; k < MS_KIND_COUNT; k++)
@@ -1189,7 +1164,7 @@ run_day(ms_replay *r, ms_errbuf *eb)
 		pub.max_ts = s->max_ts;
 		pub.epoch = epoch;
 		pub.publish_ns = t1 - t0;
-		pub.idle_ns = mono_ns() - t1;
+		pub.idle_ns = ms_mono_ns() - t1;
 		pthread_mutex_lock(&r->mu);
 		pub.merges = r->pub_merges;
 		pthread_mutex_unlock(&r->mu);
@@ -1577,7 +1552,7 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 			        "(nothing was removed)",
 			        r->work_dir);
 	}
-	if (ms__mkdir_p(r->work_dir) < 0)
+	if (ms_fs_mkdir_p(r->work_dir, 0755, NULL) < 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "cannot create the shard directory %s: %s",
 		               r->work_dir, strerror(errno));
@@ -1719,7 +1694,7 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 {
 	if (r->started)
 		return ms_fail(eb, MS_ERR_STATE, "replay already started");
-	r->t0_mono = mono_ns();
+	r->t0_mono = ms_mono_ns();
 	ms_ev_run run;
 	fill_run_record(r, &run);
 	int rc = ms_rec_run_begin(r->rec, &run, eb);
@@ -1748,12 +1723,8 @@ int
 ms_replay_wait(ms_replay *r, int64_t timeout_ns)
 {
 	pthread_mutex_lock(&r->mu);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	int64_t end = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec +
-	              (timeout_ns < 0 ? 0 : timeout_ns);
-	ts.tv_sec = end / 1000000000;
-	ts.tv_nsec = end % 1000000000;
+	struct timespec ts = ms_mono_timespec(
+	        ms_mono_ns() + (timeout_ns < 0 ? 0 : timeout_ns));
 	int rc = 0;
 	while (r->state != MS_REPLAY_DONE && r->state != MS_REPLAY_FAILED) {
 		if (timeout_ns < 0) {
@@ -1855,7 +1826,7 @@ ms_replay_close(ms_replay *r)
 	ms_pipeline_close(r->pipe);
 	ms_fixture_close(r->fx);
 	if (!r->keep_shard && r->work_dir[0] && r->work_created)
-		ms__rm_tree(r->work_dir);
+		ms_fs_rm_tree(r->work_dir, NULL);
 	/* Out of the cgroup last: the shard's pages were charged to it. */
 	(void)ms_envelope_leave(&r->env, NULL);
 	free(r->track);

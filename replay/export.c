@@ -28,6 +28,7 @@
  * CSV writes them as digits (part IDs as hex).
  */
 #include "ev_private.h"
+#include "ms_enum.h"
 #include "ms_replay_events.h"
 
 #include <errno.h>
@@ -38,18 +39,22 @@
 #include <string.h>
 #include <sys/stat.h>
 
+static const char *const format_names[] = {
+	[MS_EXPORT_JSONL] = "jsonl",
+	[MS_EXPORT_CSV] = "csv",
+	[MS_EXPORT_CHROME] = "chrome",
+};
+
+const char *
+ms_export_format_name(enum ms_export_format f)
+{
+	return MS_ENUM_NAME(format_names, f, "?");
+}
+
 int
 ms_export_format_parse(const char *s)
 {
-	if (!s)
-		return -1;
-	if (strcmp(s, "jsonl") == 0)
-		return MS_EXPORT_JSONL;
-	if (strcmp(s, "csv") == 0)
-		return MS_EXPORT_CSV;
-	if (strcmp(s, "chrome") == 0)
-		return MS_EXPORT_CHROME;
-	return -1;
+	return MS_ENUM_PARSE(format_names, s);
 }
 
 void

@@ -182,7 +182,7 @@ frozen_alloc(ms__frozen *f, size_t n)
 static int
 copy_shard(ms_view *v, const char *dir, ms_errbuf *eb)
 {
-	if (ms__mkdir_p(dir) < 0)
+	if (ms_fs_mkdir_p(dir, 0755, NULL) < 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "freeze: cannot create %s: %s", dir,
 		               strerror(errno));
@@ -279,7 +279,7 @@ ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
 	                     MS_FROZEN_SHARD) >= sizeof(sub))
 		return ms_fail(eb, MS_ERR_RANGE, "freeze: path too long: %s",
 		               path);
-	ms__rm_tree(tmpdir);
+	ms_fs_rm_tree(tmpdir, NULL);
 
 	int rc = frozen_alloc(&f, d.ninputs);
 	if (rc)
@@ -333,7 +333,7 @@ ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
 		}
 	}
 	if (rc == 0)
-		rc = ms__mkdir_p(tmpdir) < 0
+		rc = ms_fs_mkdir_p(tmpdir, 0755, NULL) < 0
 		             ? ms_fail(eb, ms_err_from_errno(errno),
 		                       "freeze: cannot create %s: %s", tmpdir,
 		                       strerror(errno))
@@ -361,7 +361,7 @@ ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
 		snprintf(out_dir, n, "%s", path);
 out:
 	if (rc)
-		ms__rm_tree(tmpdir);
+		ms_fs_rm_tree(tmpdir, NULL);
 	ms__frozen_release(&f);
 	return rc;
 }

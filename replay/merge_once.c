@@ -103,7 +103,7 @@ run_once(const once_ctx *c, const char *variant, unsigned rep, size_t vi,
 	                     (long)getpid(), rep, vi) >= sizeof(dir))
 		return ms_fail(eb, MS_ERR_RANGE,
 		               "merge-once: path too long: %s", c->scratch);
-	ms__rm_tree(dir);
+	ms_fs_rm_tree(dir, NULL);
 	bool reflinked = false;
 	int rc = ms__copy_tree(c->shard_src, dir, &reflinked, eb);
 	if (rc)
@@ -201,7 +201,7 @@ out:
 	ms_view_release(v);
 	ms_shard_close(s);
 	ms_pipeline_close(pipe);
-	ms__rm_tree(dir);
+	ms_fs_rm_tree(dir, NULL);
 	return rc;
 }
 
@@ -364,7 +364,7 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 			goto done;
 		ms_pipeline_close(p);
 	}
-	if (opts->scratch_dir ? ms__mkdir_p(c.scratch) < 0
+	if (opts->scratch_dir ? ms_fs_mkdir_p(c.scratch, 0755, NULL) < 0
 	                      : mkdtemp(c.scratch) == NULL) {
 		rc = ms_fail(eb, ms_err_from_errno(errno),
 		             "merge-once: cannot create %s: %s", c.scratch,
@@ -380,7 +380,7 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 		free(samples);
 		free(first);
 		if (!opts->scratch_dir)
-			ms__rm_tree(c.scratch);
+			ms_fs_rm_tree(c.scratch, NULL);
 		rc = ms_fail(eb, MS_ERR_NOMEM, "merge-once: out of memory");
 		goto done;
 	}
@@ -453,7 +453,7 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 	free(samples);
 	free(first);
 	if (!opts->scratch_dir)
-		ms__rm_tree(c.scratch);
+		ms_fs_rm_tree(c.scratch, NULL);
 	goto done;
 toolong:
 	rc = ms_fail(eb, MS_ERR_RANGE, "merge-once: path too long: %s",

@@ -490,6 +490,8 @@ enum ms_export_format {
 };
 /* "jsonl", "csv", "chrome" -> format; -1 if unknown. */
 int ms_export_format_parse(const char *s);
+/* The format's name as ms_export_format_parse reads it; "?" if none. */
+const char *ms_export_format_name(enum ms_export_format f);
 
 /* Write the merges that pass f (NULL = all) to out. The Chrome export also
  * carries publications and inventory/staged counters (publications are not

@@ -14,6 +14,7 @@
  * checksum of the sampler's per-trace verdicts (XXH64 over ID and verdict
  * byte in ID order); the oracle's verdicts must reproduce it.
  */
+#include "ms_clock.h"
 #include "replay_int.h"
 
 #include "ms_ledger.h"
@@ -51,14 +52,6 @@ cmp_ofrag(const void *a, const void *b)
 	const ofrag *x = a, *y = b;
 	int c = ms_trace_id_cmp(x->tid, x->tid_len, y->tid, y->tid_len);
 	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Every block of every raw core part, decoding only `cols`; the rows of
@@ -165,7 +158,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                const _Atomic bool *cancel)
 {
 	memset(o, 0, sizeof(*o));
-	int64_t t0 = now_ns(), c0 = cpu_ns();
+	int64_t t0 = ms_mono_ns(), c0 = cpu_ns();
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
 	ms_chain_spec cs;
@@ -245,7 +238,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		}
 	}
 	o->n = ntr;
-	int64_t td = now_ns();
+	int64_t td = ms_mono_ns();
 	if (chain) {
 		size_t got = 0;
 		rc = ms_chain_evaluate_rows(chain, &mem, flat, nrows, 0, keep,
@@ -267,7 +260,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	} else {
 		memset(keep, 1, ntr);
 	}
-	o->decide_ns = now_ns() - td;
+	o->decide_ns = ms_mono_ns() - td;
 	XXH64_state_t *xs = XXH64_createState();
 	if (xs)
 		XXH64_reset(xs, 0);
@@ -294,7 +287,7 @@ out:
 	free(rd.c);
 	ms_chain_close(chain);
 	ms_chain_spec_release(&cs);
-	o->ns = now_ns() - t0;
+	o->ns = ms_mono_ns() - t0;
 	o->cpu_ns = cpu_ns() - c0;
 	return rc;
 }

@@ -15,6 +15,8 @@
  * half-written target; ms_outfile_abort removes the temporary file.
  */
 #define _GNU_SOURCE
+#include "ms_clock.h"
+#include "ms_fs.h"
 #include "ms_replay.h"
 
 #include <errno.h>
@@ -105,10 +107,7 @@ ms_outfile_open(ms_outfile **out, const char *path, bool force, ms_errbuf *eb)
 	/* A new name created exclusively, with the usual mode under the
 	 * umask (mkstemp would make it 0600). */
 	int fd = -1;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t salt = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^
-	                (uint64_t)ts.tv_sec;
+	uint64_t salt = (uint64_t)ms_mono_ns() * 0x9e3779b97f4a7c15ull;
 	for (unsigned i = 0; i < 100 && fd < 0; i++) {
 		snprintf(
 		        o->tmp, n, "%.*s.%s.%ld-%016llx", (int)dlen, path, base,
@@ -159,31 +158,6 @@ rename_noreplace(const char *tmp, const char *path)
 	return 0;
 }
 
-/* fsync the directory holding path, so the rename survives a crash. */
-static void
-sync_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = NULL;
-	if (slash && slash != path) {
-		size_t n = (size_t)(slash - path);
-		dir = malloc(n + 1);
-		if (!dir)
-			return;
-		memcpy(dir, path, n);
-		dir[n] = '\0';
-	}
-	int fd = open(dir     ? dir
-	              : slash ? "/"
-	                      : ".",
-	              O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
-	free(dir);
-}
-
 int
 ms_outfile_commit(ms_outfile *o, ms_errbuf *eb)
 {
@@ -212,7 +186,8 @@ ms_outfile_commit(ms_outfile *o, ms_errbuf *eb)
 			o->tmp[0] = '\0'; /* nothing left to remove */
 	}
 	if (rc == 0)
-		sync_dir(o->path);
+		/* Best effort: the rename has happened either way. */
+		(void)ms_fs_fsync_parent(o->path, NULL);
 	ms_outfile_abort(o);
 	return rc;
 }

@@ -63,7 +63,8 @@ ms_replay_postmortem(const char *db_path, const char *work_dir,
 	int rc = 0;
 	if (db_path && *db_path)
 		rc = ms_evdb_mark_ended(db_path, "aborted", reason, eb);
-	if (work_dir && *work_dir && ms__rm_tree(work_dir) < 0 && rc == 0)
+	if (work_dir && *work_dir && ms_fs_rm_tree(work_dir, NULL) < 0 &&
+	    rc == 0)
 		rc = ms_fail(eb, MS_ERR_IO, "removing the scratch shard %s: %s",
 		             work_dir, strerror(errno));
 	return rc;

@@ -33,6 +33,8 @@
  * (ms_rec_close).
  */
 #include "ev_private.h"
+#include "ms_clock.h"
+#include "ms_enum.h"
 #include "ms_sqltab.h"
 #include "ms_pipeline.h"
 #include "ms_replay_events.h"
@@ -60,19 +62,19 @@ ms_ev_hist_bucket(int64_t ns)
 }
 
 static const char *const phase_names[MS_EV_PHASE_COUNT] = {
-	"primary",
-	"cooldown",
+	[MS_EV_PHASE_PRIMARY] = "primary",
+	[MS_EV_PHASE_COOLDOWN] = "cooldown",
 };
 static const char *const part_what_names[MS_EV_PART_KIND_COUNT] = {
-	"introduced",
-	"removed",
-	"deleted",
+	[MS_EV_PART_INTRODUCED] = "introduced",
+	[MS_EV_PART_REMOVED] = "removed",
+	[MS_EV_PART_DELETED] = "deleted",
 };
 
 const char *
 ms_ev_phase_name(enum ms_ev_phase_id p)
 {
-	return (unsigned)p < MS_EV_PHASE_COUNT ? phase_names[p] : "?";
+	return MS_ENUM_NAME(phase_names, p, "?");
 }
 
 const char *
@@ -92,16 +94,7 @@ ms_ev_reason_name(enum ms_sampling_reason r)
 const char *
 ms_ev_part_kind_name(enum ms_ev_part_kind k)
 {
-	return (unsigned)k < MS_EV_PART_KIND_COUNT ? part_what_names[k] : "?";
-}
-
-static int
-name_index(const char *const *names, int n, const char *s)
-{
-	for (int i = 0; s && i < n; i++)
-		if (strcmp(names[i], s) == 0)
-			return i;
-	return -1;
+	return MS_ENUM_NAME(part_what_names, k, "?");
 }
 
 int
@@ -145,7 +138,7 @@ phase_name(int v)
 static int
 phase_index(const char *s)
 {
-	return name_index(phase_names, MS_EV_PHASE_COUNT, s);
+	return MS_ENUM_PARSE(phase_names, s);
 }
 
 static const char *
@@ -157,7 +150,7 @@ what_name(int v)
 static int
 what_index(const char *s)
 {
-	return name_index(part_what_names, MS_EV_PART_KIND_COUNT, s);
+	return MS_ENUM_PARSE(part_what_names, s);
 }
 
 static const ms_sqltype class_type = { MS_SQLT_ENUM, class_name,
@@ -560,14 +553,6 @@ static const ev_table tables[T_COUNT] = {
 	             NCOLS(gate_cols), "", "", "id", NULL, 0 },
 };
 
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* user_version of an existing database file, -1 if the file is not one
  * (msg gets SQLite's words), -2 if another process holds it locked. */
 static int
@@ -690,9 +675,9 @@ commit_locked(ms_rec *r, ms_errbuf *eb)
 {
 	if (r->pending == 0)
 		return 0;
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	int rc = run_stmt(r, r->st[S_COMMIT], eb, "commit");
-	r->busy_ns += mono_ns() - t0;
+	r->busy_ns += ms_mono_ns() - t0;
 	if (rc < 0)
 		return rc;
 	r->commits++;
@@ -713,14 +698,9 @@ timer_main(void *arg)
 			continue;
 		}
 		int64_t due = r->first_pending_ns + r->batch_ns;
-		int64_t now = mono_ns();
+		int64_t now = ms_mono_ns();
 		if (now < due) {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			int64_t abs = (int64_t)ts.tv_sec * 1000000000 +
-			              ts.tv_nsec + (due - now);
-			ts.tv_sec = abs / 1000000000;
-			ts.tv_nsec = abs % 1000000000;
+			struct timespec ts = ms_mono_timespec(due);
 			pthread_cond_timedwait(&r->wake, &r->lock, &ts);
 			continue;
 		}
@@ -973,7 +953,7 @@ batch_begin(ms_rec *r, ms_errbuf *eb)
 		int rc = run_stmt(r, r->st[S_BEGIN], eb, "begin");
 		if (rc < 0)
 			return rc;
-		r->first_pending_ns = mono_ns();
+		r->first_pending_ns = ms_mono_ns();
 		pthread_cond_signal(&r->wake);
 	}
 	return 0;
@@ -995,7 +975,7 @@ batch_end(ms_rec *r, bool now, ms_errbuf *eb)
 	r->pending++;
 	r->events++;
 	if (now || r->pending >= r->batch_events ||
-	    mono_ns() - r->first_pending_ns >= r->batch_ns)
+	    ms_mono_ns() - r->first_pending_ns >= r->batch_ns)
 		return commit_locked(r, eb);
 	return 0;
 }
@@ -1023,7 +1003,7 @@ record(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 {
 	if (!r || !obj)
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no event");
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
 	int rc = batch_begin(r, eb);
 	if (rc == 0)
@@ -1032,7 +1012,7 @@ record(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 		rc = batch_end(r, commit_now, eb);
 	else
 		batch_abort(r);
-	r->busy_ns += mono_ns() - t0;
+	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -1046,7 +1026,7 @@ ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_RANGE,
 		               "event database %s: %u plugins, at most %d",
 		               r->path, run->nplugins, MS_EV_LINKS_MAX);
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
 	int64_t key = 1;
 	int rc = batch_begin(r, eb);
@@ -1069,7 +1049,7 @@ ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
 		rc = batch_end(r, true, eb);
 	else
 		batch_abort(r);
-	r->busy_ns += mono_ns() - t0;
+	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -1079,7 +1059,7 @@ ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb)
 {
 	if (!r || !e)
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no run end");
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
 	int rc = batch_begin(r, eb);
 	if (rc == 0) {
@@ -1098,7 +1078,7 @@ ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb)
 		rc = batch_end(r, true, eb);
 	else
 		batch_abort(r);
-	r->busy_ns += mono_ns() - t0;
+	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -1122,7 +1102,7 @@ ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb)
 		               MS_EV_LINKS_MAX, m->ninputs,
 		               m->ninputs && !m->inputs ? " without array"
 		                                        : "");
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
 	int rc = batch_begin(r, eb);
 	if (rc == 0)
@@ -1142,7 +1122,7 @@ ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb)
 	} else {
 		batch_abort(r);
 	}
-	r->busy_ns += mono_ns() - t0;
+	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }

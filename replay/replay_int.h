@@ -7,6 +7,7 @@
 #include "ms_err.h"
 #include "ms_fixture.h"
 #include "ms_envelope.h"
+#include "ms_fs.h"
 #include "ms_limits.h"
 #include "ms_replay.h"
 
@@ -22,10 +23,6 @@ int ms__copy_file(const char *from, const char *to, bool *reflinked,
                   ms_errbuf *eb);
 int ms__copy_tree(const char *from, const char *to, bool *reflinked,
                   ms_errbuf *eb);
-/* Remove a tree; 0 also when it did not exist. */
-int ms__rm_tree(const char *path);
-/* mkdir -p. */
-int ms__mkdir_p(const char *path);
 
 /* Where a run stands, for per-phase figures: the two recorded phases
  * and the finalize merge (recorded in cooldown) apart. */

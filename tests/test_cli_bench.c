@@ -32,6 +32,7 @@
 
 #include <cmocka.h>
 
+#include "bin_testlib.h"
 #include "json_testlib.h"
 #include "xml_testlib.h"
 #include "ms_bench.h"
@@ -71,57 +72,8 @@ run(const char *const *args, bool shell)
 	char op[PATH_MAX], ep[PATH_MAX];
 	path_in(op, sizeof(op), "cli.out");
 	path_in(ep, sizeof(ep), "cli.err");
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (o < 0 || e < 0)
-			_exit(120);
-		dup2(o, STDOUT_FILENO);
-		dup2(e, STDERR_FILENO);
-		if (shell) {
-			execl("/bin/sh", "sh", "-c", args[0], (char *)NULL);
-			_exit(127);
-		}
-		const char *argv[32];
-		int n = 0;
-		argv[n++] = MS_MERGESCOPE_BIN;
-		for (const char *const *a = args; *a && n < 31; a++)
-			argv[n++] = *a;
-		argv[n] = NULL;
-		execv(MS_MERGESCOPE_BIN, (char *const *)argv);
-		_exit(127);
-	}
-	int st = 0;
-	bool done = false;
-	for (int i = 0; i < HUNG_S * 20 && !done; i++) {
-		pid_t w = waitpid(pid, &st, WNOHANG);
-		assert_true(w >= 0);
-		done = w == pid;
-		if (!done) {
-			struct timespec ts = { 0, 50000000 };
-			nanosleep(&ts, NULL);
-		}
-	}
-	if (!done) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		fail_msg("child still running after %d s: hung", HUNG_S);
-	}
-	FILE *f;
-	out[0] = err[0] = '\0';
-	if ((f = fopen(op, "r"))) {
-		out[fread(out, 1, OUT_MAX - 1, f)] = '\0';
-		fclose(f);
-	}
-	if ((f = fopen(ep, "r"))) {
-		err[fread(err, 1, OUT_MAX - 1, f)] = '\0';
-		fclose(f);
-	}
-	fprintf(stderr, "%s", err);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	int st = bt_wait(bt_spawn(args, shell, op, ep, NULL, 0), HUNG_S);
+	return bt_outputs(st, op, out, OUT_MAX, ep, err, OUT_MAX);
 }
 
 static char *

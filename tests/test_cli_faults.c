@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "bin_testlib.h"
 #include "ms_owner.h"
 #include "ms_replay_events.h"
 #include "testdir.h"
@@ -61,76 +62,6 @@ exists(const char *p)
 	return stat(p, &st) == 0;
 }
 
-/*
- * Start the binary with argv (after "mergescope"). Standard output goes to
- * out_path (or /dev/null); standard error to err_path, or, when err_pipe is
- * given, to a pipe whose read end is returned there. fsize > 0 limits the
- * size of every file the child writes (RLIMIT_FSIZE, SIGXFSZ ignored).
- */
-static pid_t
-spawn(const char *const *args, const char *out_path, const char *err_path,
-      int *err_pipe, rlim_t fsize)
-{
-	int fds[2] = { -1, -1 };
-	if (err_pipe)
-		assert_int_equal(pipe(fds), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(out_path ? out_path : "/dev/null",
-		             O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = err_pipe ? fds[1]
-		                 : open(err_path ? err_path : "/dev/null",
-		                        O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (o < 0 || e < 0)
-			_exit(120);
-		dup2(o, STDOUT_FILENO);
-		dup2(e, STDERR_FILENO);
-		if (err_pipe)
-			close(fds[0]);
-		if (fsize > 0) {
-			struct rlimit rl = { fsize, fsize };
-			signal(SIGXFSZ, SIG_IGN);
-			if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
-				_exit(121);
-		}
-		const char *argv[32];
-		int n = 0;
-		argv[n++] = MS_MERGESCOPE_BIN;
-		for (const char *const *a = args; *a && n < 31; a++)
-			argv[n++] = *a;
-		argv[n] = NULL;
-		execv(MS_MERGESCOPE_BIN, (char *const *)argv);
-		_exit(127);
-	}
-	if (err_pipe) {
-		close(fds[1]);
-		*err_pipe = fds[0];
-	}
-	return pid;
-}
-
-/* Wait for pid; a child running past HUNG_S is killed and fails the test
- * (a hang, not a timing assertion). Returns the wait status. */
-static int
-wait_child(pid_t pid)
-{
-	int status = 0;
-	for (int i = 0; i < HUNG_S * 20; i++) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		if (w == pid)
-			return status;
-		assert_int_equal(w, 0);
-		struct timespec ts = { 0, 50000000 };
-		nanosleep(&ts, NULL);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	fail_msg("child %ld still running after %d s: hung", (long)pid, HUNG_S);
-	return status;
-}
-
 /* Run the binary to its end; stdout and stderr into the buffers. */
 static int
 run_cli(const char *const *args, char *out, size_t on, char *err, size_t en)
@@ -138,19 +69,8 @@ run_cli(const char *const *args, char *out, size_t on, char *err, size_t en)
 	char op[PATH_MAX], ep[PATH_MAX];
 	path_in(op, sizeof(op), "cli.out");
 	path_in(ep, sizeof(ep), "cli.err");
-	int st = wait_child(spawn(args, op, ep, NULL, 0));
-	FILE *f;
-	out[0] = err[0] = '\0';
-	if ((f = fopen(op, "r"))) {
-		out[fread(out, 1, on - 1, f)] = '\0';
-		fclose(f);
-	}
-	if ((f = fopen(ep, "r"))) {
-		err[fread(err, 1, en - 1, f)] = '\0';
-		fclose(f);
-	}
-	fprintf(stderr, "%s", err);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	int st = bt_wait(bt_spawn(args, false, op, ep, NULL, 0), HUNG_S);
+	return bt_outputs(st, op, out, on, ep, err, en);
 }
 
 /* Read the child's standard error until `needle` shows (or EOF). */
@@ -261,7 +181,8 @@ test_disk_full_merge(void **state)
 	const char *args[] = { "run",        "--headless", "--fixture", fixture,
 		               "--variant",  "alwayskeep", "--db",      db,
 		               "--work-dir", work,         NULL };
-	int st = wait_child(spawn(args, NULL, ep, NULL, FSIZE_LIMIT));
+	int st = bt_wait(bt_spawn(args, false, NULL, ep, NULL, FSIZE_LIMIT),
+	                 HUNG_S);
 	char err[16384] = "";
 	FILE *f = fopen(ep, "r");
 	assert_non_null(f);
@@ -325,7 +246,7 @@ signal_run(int sig, bool default_work_dir)
 	char ep[PATH_MAX];
 	snprintf(name, sizeof(name), "sig-%d.err", sig);
 	path_in(ep, sizeof(ep), name);
-	pid_t pid = spawn(args, NULL, ep, NULL, 0);
+	pid_t pid = bt_spawn(args, false, NULL, ep, NULL, 0);
 	if (default_work_dir) {
 		/* /dev/shm/mergescope-<uid>/<db name>.<pid>.shard, or
 		 * <db>.shard without a usable tmpfs. */
@@ -349,7 +270,7 @@ signal_run(int sig, bool default_work_dir)
 	ms_owner o;
 	int orc = ms_owner_read(work, &o, NULL);
 	kill(pid, sig);
-	int st = wait_child(pid);
+	int st = bt_wait(pid, HUNG_S);
 	char buf[8192] = "";
 	FILE *f = fopen(ep, "r");
 	if (f) {
@@ -455,13 +376,13 @@ test_leftovers_and_clean(void **state)
 	const char *args[] = { "run",       "--headless", "--fixture", fixture,
 		               "--variant", "alwayskeep", NULL };
 	int efd = -1;
-	pid_t pid = spawn(args, NULL, NULL, &efd, 0);
+	pid_t pid = bt_spawn(args, false, NULL, NULL, &efd, 0);
 	char buf[8192];
 	/* Said once the run is open (its scratch shard made), before it
 	 * starts: the kill lands mid-run. */
 	assert_true(read_until(efd, ".sqlite\n", buf, sizeof(buf)));
 	kill(pid, SIGKILL);
-	wait_child(pid);
+	bt_wait(pid, HUNG_S);
 	close(efd);
 	const char *at = strstr(buf, "events recorded in ");
 	assert_non_null(at);
@@ -478,7 +399,7 @@ test_leftovers_and_clean(void **state)
 	/* A fixture build killed while it writes its temporary directory. */
 	const char *fx[] = { "fixture", "build", "--preset", "smoke",
 		             "--seed",  "99",    NULL };
-	pid_t fpid = spawn(fx, NULL, NULL, NULL, 0);
+	pid_t fpid = bt_spawn(fx, false, NULL, NULL, NULL, 0);
 	char ftmp[PATH_MAX], fown[PATH_MAX + 32];
 	snprintf(ftmp, sizeof(ftmp), "%s/mergescope/smoke-99.tmp-%ld", cache,
 	         (long)fpid);
@@ -488,7 +409,7 @@ test_leftovers_and_clean(void **state)
 		nanosleep(&ts, NULL);
 	}
 	kill(fpid, SIGKILL);
-	wait_child(fpid);
+	bt_wait(fpid, HUNG_S);
 	assert_true(exists(fown));
 
 	/* Frozen shards (an old one and a new one, made before owner

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "ms_fs.h"
 #include "cli_testlib.h"
 #include "locale_testlib.h"
 #include "ms_fixture.h"
@@ -297,9 +298,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	char cmd[400];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
-	if (tmp_root[0] && system(cmd) != 0)
+	if (tmp_root[0] && ms_fs_rm_tree(tmp_root, NULL) != 0)
 		return -1;
 	free(out_text);
 	free(err_text);

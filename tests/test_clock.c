@@ -77,6 +77,29 @@ test_maturity_boundary(void **state)
 	assert_false(ms_is_mature(INT64_MIN + 1, INT64_MIN + 5));
 }
 
+/* The one monotonic clock: never goes back, agrees with CLOCK_MONOTONIC,
+ * and converts to the timespec a timed wait takes. */
+static void
+test_mono_clock(void **state)
+{
+	(void)state;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int64_t sys = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	int64_t a = ms_mono_ns(), b = ms_mono_ns();
+	assert_true(sys <= a && a <= b);
+	assert_true(ms_mono_s() >= (double)b / 1e9);
+	ts = ms_mono_timespec(1500000000);
+	assert_int_equal(ts.tv_sec, 1);
+	assert_int_equal(ts.tv_nsec, 500000000);
+	ts = ms_mono_timespec(-1);
+	assert_int_equal(ts.tv_sec, -1);
+	assert_int_equal(ts.tv_nsec, 999999999);
+	ts = ms_mono_timespec(b);
+	assert_int_equal((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, b);
+	assert_true(ms_rusage_thread_cpu_ns() >= 0);
+}
+
 static void
 test_rusage_moves(void **state)
 {
@@ -121,6 +144,7 @@ main(void)
 		cmocka_unit_test(test_logical_holds_what_is_set),
 		cmocka_unit_test(test_real_follows_system),
 		cmocka_unit_test(test_maturity_boundary),
+		cmocka_unit_test(test_mono_clock),
 		cmocka_unit_test(test_rusage_moves),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -155,9 +155,7 @@ rs_ledger(rowset *rs, ms_ledger_set *l)
 static void
 rm_rf(const char *path)
 {
-	char cmd[4200];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ms_fs_rm_tree(path, NULL), 0);
 }
 
 static ms_shard *

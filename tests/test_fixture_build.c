@@ -15,7 +15,6 @@
 #include <cmocka.h>
 
 #include <dirent.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sqlite3.h>
@@ -24,24 +23,16 @@
 #include <unistd.h>
 
 #include "ms_fixture.h"
+#include "ms_fs.h"
 
 #define PLUGIN MS_PLUGIN_DIR "/skywalking.so"
 
 static char root[256];
 
-static int
-rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void
 rm_rf(const char *dir)
 {
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	ms_fs_rm_tree(dir, NULL);
 }
 
 static int

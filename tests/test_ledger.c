@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "ms_fs.h"
 #include "ms_ledger.h"
 #include "ms_sidx.h"
 
@@ -324,9 +325,7 @@ test_part_ledgers(void **state)
 	free(rev);
 	free(m.rows);
 	free(m.tid);
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ms_fs_rm_tree(dir, NULL), 0);
 }
 
 int

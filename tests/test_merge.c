@@ -37,15 +37,6 @@ typedef struct fx {
 	ms_io io;
 } fx;
 
-static int
-rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static void
 fx_open(fx *f)
 {
@@ -63,7 +54,7 @@ static void
 fx_close(fx *f)
 {
 	ms_shard_close(f->s);
-	nftw(f->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	ms_test_rmtree(f->dir);
 }
 
 /* Write rows as one part (core + both indexes) and introduce it. */

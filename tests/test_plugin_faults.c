@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "ms_fs.h"
 #include "ms_fixture.h"
 
 #include <dirent.h>
@@ -130,9 +131,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	char cmd[400];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return root[0] && system(cmd) != 0 ? -1 : 0;
+	return root[0] && ms_fs_rm_tree(root, NULL) != 0 ? -1 : 0;
 }
 
 static char *

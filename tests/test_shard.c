@@ -190,11 +190,9 @@ make_dir(void)
 static void
 rm_dir(char *dir)
 {
-	char cmd[4200];
 	char *slash = strrchr(dir, '/');
 	*slash = '\0';
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ms_fs_rm_tree(dir, NULL), 0);
 	free(dir);
 }
 
@@ -489,7 +487,7 @@ test_recovery_leftovers(void **state)
 	ms_shard *s = open_shard(dir, true, NULL);
 	uint64_t a = add_raw(s, 30), b = add_raw(s, 31), c = add_raw(s, 32);
 	/* Keep copies of a and b as they are before the merge. */
-	char cmd[8400];
+	char cmd[4200];
 	snprintf(cmd, sizeof(cmd),
 	         "mkdir -p '%s.keep' && cp -a '%s/core' '%s/sidx' '%s.keep/'",
 	         dir, dir, dir, dir);
@@ -584,9 +582,7 @@ test_recovery_refuses_missing_part(void **state)
 	char p[4096];
 	ms_shard_part_path(s, MS_KIND_START_TIME, b, p, sizeof(p));
 	ms_shard_close(s);
-	char cmd[4200];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ms_fs_rm_tree(p, NULL), 0);
 
 	ms_shard_opts o = { .dir = dir, .create = true };
 	assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_NOTFOUND);
@@ -599,6 +595,7 @@ test_recovery_refuses_missing_part(void **state)
 	assert_int_equal(tmp_count(dir), 3);
 
 	/* A corrupt part file is named too. */
+	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "cp -a '%s/sidx/latency/%s' '%s'", dir, hex,
 	         p);
 	assert_int_equal(system(cmd), 0);

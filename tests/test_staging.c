@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "ms_fs.h"
 #include "ms_pipeline.h"
 
 #include <stdio.h>
@@ -724,21 +725,13 @@ mkdirs(const char *base, const char *rel)
 {
 	char p[512];
 	snprintf(p, sizeof(p), "%s%s", base, rel);
-	for (char *q = p + strlen(base) + 1; *q; q++)
-		if (*q == '/') {
-			*q = '\0';
-			mkdir(p, 0755);
-			*q = '/';
-		}
-	mkdir(p, 0755);
+	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
 }
 
 static void
 rmtree(const char *dir)
 {
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ms_fs_rm_tree(dir, NULL), 0);
 }
 
 static void

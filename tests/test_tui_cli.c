@@ -137,6 +137,52 @@ test_errors_before_work(void **state)
 	assert_string_equal(out_text, "");
 }
 
+/* Options with a fixed set of values are checked from the command's
+ * table before the command runs, with one wording everywhere. */
+static void
+test_choices_from_the_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *argv[8];
+		const char *want;
+	} cases[] = {
+		{ { "run", "--cache", "hot" },
+		  "mergescope run: --cache \"hot\": expected warm, cold or "
+		  "uncontrolled\n" },
+		{ { "tui", "--plugin-host", "thread" },
+		  "mergescope tui: --plugin-host \"thread\": expected inproc "
+		  "or process\n" },
+		{ { "merge-once", "--frozen", "d", "--variant", "x",
+		    "--grace-policy", "loose" },
+		  "mergescope merge-once: --grace-policy \"loose\": expected "
+		  "selection or trace\n" },
+		{ { "fixture", "build", "--preset", "p", "--seed", "1",
+		    "--opening=cold" },
+		  "mergescope fixture: --opening \"cold\": expected empty or "
+		  "warm\n" },
+		{ { "export", "--db", "x.db", "--format", "json" },
+		  "mergescope export: --format \"json\": expected jsonl, csv "
+		  "or chrome\n" },
+		{ { "bench", "--variants", "disabled", "--emit", "make" },
+		  "mergescope bench: --emit \"make\": expected parallel or "
+		  "slurm\n" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const *a = cases[i].argv;
+		assert_int_equal(cli(a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+		                     a[7], NULL),
+		                 MS_EXIT_USAGE);
+		assert_string_equal(err_text, cases[i].want);
+		assert_string_equal(out_text, "");
+	}
+	/* A value among the choices passes the parser (and fails later,
+	 * on the missing database). */
+	assert_int_equal(cli("export", "--db", "/nonexistent/x.db", "--format",
+	                     "csv", NULL),
+	                 2);
+}
+
 int
 main(void)
 {
@@ -145,6 +191,7 @@ main(void)
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_option_errors_name_the_option),
 		cmocka_unit_test(test_errors_before_work),
+		cmocka_unit_test(test_choices_from_the_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,8 @@
 #ifndef MS_TESTDIR_H
 #define MS_TESTDIR_H
 
+#include "ms_fs.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -31,15 +33,11 @@ ms_test_mkdtemp(char *buf, size_t n, const char *tag)
 	return mkdtemp(buf);
 }
 
-/* Remove dir and everything below it; 0, or -1 when rm failed. */
+/* Remove dir and everything below it; 0, or -1 when that failed. */
 static inline int
 ms_test_rmtree(const char *dir)
 {
-	char cmd[4200];
-	if ((size_t)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir) >=
-	    sizeof(cmd))
-		return -1;
-	return system(cmd) == 0 ? 0 : -1;
+	return ms_fs_rm_tree(dir, NULL) == 0 ? 0 : -1;
 }
 
 #endif

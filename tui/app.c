@@ -12,6 +12,7 @@
  * q/F10, a signal (the handler sets a flag this loop polls), or an error
  * opening the screen. The atexit handler in screen.c covers exit() calls.
  */
+#include "ms_clock.h"
 #include "tui_int.h"
 
 #include <stdio.h>
@@ -84,14 +85,6 @@ ms__color_wanted(bool no_color_opt)
 	return !no_color_opt && !(nc && *nc);
 }
 
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static bool
 ops_complete(const ms_tui_ctl_ops *o)
 {
@@ -143,7 +136,7 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 	int64_t next_frame = 0;
 	ms_session_snapshot(&s); /* keys before the first frame see state */
 	while (!s.quit && !ms_screen_interrupted()) {
-		int64_t now = mono_ns();
+		int64_t now = ms_mono_ns();
 		int wait_ms = next_frame > now
 		                      ? (int)((next_frame - now) / 1000000) + 1
 		                      : 0;
@@ -167,7 +160,7 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		}
 		if (s.quit)
 			break;
-		now = mono_ns();
+		now = ms_mono_ns();
 		if (now < next_frame)
 			continue;
 		ms_session_snapshot(&s);

@@ -1,9 +1,10 @@
 /*
  * cli.c - the `mergescope` command line: a table of commands, each defined
- * in its own cmd_*.c and exporting one const ms_cmd; this file walks the
- * table, prints the command list and per-command --help, and parses
- * options the same way for every command so errors always name the option
- * that is wrong and what was expected.
+ * in its own cmd_*.c and exporting one const ms_cmd with its option table;
+ * this file walks the table, prints the command list and per-command
+ * --help, and parses every command's options from its descriptor before
+ * the command runs (ms__cmd_main), so errors always name the option that
+ * is wrong and what was expected.
  */
 #include "cli.h"
 
@@ -69,6 +70,36 @@ find_opt(const ms__opt *opts, size_t nopts, const char *a, size_t *alen)
 	return hit;
 }
 
+/* Is v one of choices ("a|b|c")? */
+static bool
+is_choice(const char *choices, const char *v)
+{
+	size_t n = strlen(v);
+	for (const char *p = choices; *p;) {
+		size_t k = strcspn(p, "|");
+		if (k == n && strncmp(p, v, n) == 0)
+			return true;
+		p += k + (p[k] == '|');
+	}
+	return false;
+}
+
+/* "mergescope C: --x "V": expected a, b or c". */
+static void
+print_choices(const ms_cmd *c, const ms__opt *o, FILE *err)
+{
+	fprintf(err, "mergescope %s: %s \"%s\": expected ", c->name, o->name,
+	        o->value);
+	for (const char *p = o->choices; *p;) {
+		size_t k = strcspn(p, "|");
+		fprintf(err, "%.*s", (int)k, p);
+		p += k + (p[k] == '|');
+		if (*p)
+			fputs(strchr(p, '|') ? ", " : " or ", err);
+	}
+	fputc('\n', err);
+}
+
 int
 ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
               size_t nopts, FILE *err)
@@ -121,30 +152,56 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 			        c->name, opts[k].name, opts[k].arg);
 			return MS_EXIT_USAGE;
 		}
+		if (opts[k].count && opts[k].choices &&
+		    !is_choice(opts[k].choices, opts[k].value)) {
+			print_choices(c, &opts[k], err);
+			return MS_EXIT_USAGE;
+		}
 	}
 	return 0;
 }
 
 size_t
-ms__opt_values(int argc, char **argv, const ms__opt *opts, size_t nopts,
-               const ms__opt *which, const char **out, size_t cap)
+ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out, size_t cap)
 {
 	size_t n = 0;
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < a->argc; i++) {
 		size_t alen;
-		ptrdiff_t k = find_opt(opts, nopts, argv[i], &alen);
-		if (k < 0 || !opts[k].arg)
+		ptrdiff_t hit = find_opt(a->o, a->n, a->argv[i], &alen);
+		if (hit < 0 || !a->o[hit].arg)
 			continue;
-		const char *val = argv[i][alen] == '=' ? argv[i] + alen + 1
-		                  : i + 1 < argc       ? argv[++i]
-		                                       : NULL;
-		if (&opts[k] == which && val) {
+		const char *val = a->argv[i][alen] == '='
+		                          ? a->argv[i] + alen + 1
+		                  : i + 1 < a->argc ? a->argv[++i]
+		                                    : NULL;
+		if ((size_t)hit == k && val) {
 			if (n < cap)
 				out[n] = val;
 			n++;
 		}
 	}
 	return n;
+}
+
+int
+ms__cmd_main(const ms_cmd *c, int argc, char **argv, FILE *out, FILE *err)
+{
+	if (ms__cmd_wants_help(c, argc, argv, out))
+		return 0;
+	if (c->run)
+		return c->run(argc, argv, out, err);
+	ms__opt o[MS__MAX_OPTS] = { { 0 } };
+	if (c->nopts > MS__MAX_OPTS) {
+		fprintf(err, "mergescope %s: %zu options, at most %d\n",
+		        c->name, c->nopts, MS__MAX_OPTS);
+		return MS_EXIT_ERROR;
+	}
+	memcpy(o, c->opts, c->nopts * sizeof(o[0]));
+	int rc = ms__cmd_parse(c, argc, argv, o, c->nopts, err);
+	if (rc)
+		return rc;
+	ms__cmd_args a = { .argc = argc, .argv = argv, .o = o, .n = c->nopts };
+	return c->exec(&a, out, err);
 }
 
 int
@@ -157,7 +214,7 @@ ms_cli_main(int argc, char **argv, FILE *out, FILE *err)
 			return 0;
 		}
 		/* Plain `mergescope [tui options]`: the TUI. */
-		return ms_cmd_tui.run(argc, argv, out, err);
+		return ms__cmd_main(&ms_cmd_tui, argc, argv, out, err);
 	}
 	if (strcmp(argv[1], "help") == 0) {
 		if (argc >= 3)
@@ -171,7 +228,8 @@ ms_cli_main(int argc, char **argv, FILE *out, FILE *err)
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (strcmp(argv[1], commands[i]->name) == 0)
-			return commands[i]->run(argc - 1, argv + 1, out, err);
+			return ms__cmd_main(commands[i], argc - 1, argv + 1,
+			                    out, err);
 	fprintf(err, "mergescope: unknown command \"%s\"\n\n", argv[1]);
 	usage(err);
 	return MS_EXIT_USAGE;

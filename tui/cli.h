@@ -5,6 +5,7 @@
 #ifndef MS_TUI_CLI_H
 #define MS_TUI_CLI_H
 
+#include "ms_fs.h"
 #include "ms_pipeline.h"
 #include "tui_int.h"
 
@@ -15,31 +16,51 @@
 #include <sys/types.h>
 
 /* One option of a command. `arg` names the value ("DIR") or is NULL for
- * a flag; after parsing, `count` says how often it was given and `value`
- * holds the last value (borrowed from argv). */
+ * a flag; `choices` ("a|b|c"), when set, are the only values accepted.
+ * After parsing, `count` says how often it was given and `value` holds
+ * the last value (borrowed from argv). */
 typedef struct ms__opt {
 	const char *name;
 	const char *arg;
+	const char *choices;
 	bool required;
 	bool repeat;
 	int count;
 	const char *value;
 } ms__opt;
 
-/* Parse argv[1..argc) against opts ("--x V" and "--x=V"). Returns 0, or
+/* The most options one command has. */
+#define MS__MAX_OPTS 32
+
+/* What a command's exec receives: its words (argv[0] is the command's
+ * name) and its option table, filled in by the parser. */
+typedef struct ms__cmd_args {
+	int argc;
+	char **argv;
+	const ms__opt *o; /* the table's entries in its order, n of them; */
+	size_t n;         /* entries past n (up to MS__MAX_OPTS) are zero */
+} ms__cmd_args;
+
+/* Run command c on argv: --help prints its usage; a command with run gets
+ * argv as it is; else argv is parsed against c's options and exec called
+ * with the result. Returns the command's exit status (MS_EXIT_USAGE after
+ * one line on err naming the option and what it expects). */
+int ms__cmd_main(const ms_cmd *c, int argc, char **argv, FILE *out, FILE *err);
+/* Parse argv[1..argc) against opts ("--x V" and "--x=V"): unknown options,
+ * missing values, values given to flags, options given twice, required
+ * options missing and values outside their choices. Returns 0, or
  * MS_EXIT_USAGE after printing what is wrong to err. */
 int ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
                   size_t nopts, FILE *err);
-/* Every value of the repeatable option `which` (an element of opts), in
- * the order given; argv must have passed ms__cmd_parse with opts. Stores at
- * most cap values in out and returns how many were given. */
-size_t ms__opt_values(int argc, char **argv, const ms__opt *opts, size_t nopts,
-                      const ms__opt *which, const char **out, size_t cap);
+/* Every value of the repeatable option a->o[k], in the order given.
+ * Stores at most cap values in out and returns how many were given. */
+size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
+                      size_t cap);
 
 /* ---- The option tables (cli_opts.c) -------------------------------------- */
 
-/* Each command copies its table into a local array and parses with the
- * copy; tests/fuzz/fuzz_cli.c parses with the same tables. */
+/* Each command's descriptor points at its table; tests/fuzz/fuzz_cli.c
+ * parses with the same tables. */
 
 /* `tui` and `run` accept the same options (`tui` hands them to `run`
  * headless); --json and --force, last, are `run`'s alone: `tui` parses
@@ -230,10 +251,12 @@ typedef struct ms__run_cfg {
 	char host_exe[4096]; /* this executable (the process plugin host) */
 } ms__run_cfg;
 
-/* Parse --plugin-host's value (NULL = the default) for command cmd: 0, or
- * MS_EXIT_USAGE after one line on err. */
-int ms__plugin_host_arg(const char *cmd, const char *value,
-                        enum ms_plugin_host_mode *out, FILE *err);
+/* --plugin-host's value (checked against its choices; NULL = the
+ * default) as a mode. */
+enum ms_plugin_host_mode ms__plugin_host_mode(const char *value);
+/* "SIGINT" and the like for the signals mergescope stops or dies on, else
+ * "a signal" (supervise.c; safe in a signal handler). */
+const char *ms__signal_name(int sig);
 /* This executable's path (the plugin host of process mode), or "". */
 void ms__self_exe(char *buf, size_t n);
 /* The plugin directory of this installation: <exe dir>/../plugins, else
@@ -285,18 +308,25 @@ int ms__fixture_lock(const char *cmd, const char *dir, FILE *err);
  * errno. */
 int ms__mkdir_parent(const char *path);
 /*
- * The checks `tui` and `run` make on their parsed options (o holds
- * MS__RO_COUNT entries) before anything else: --fixture with --preset,
- * --variant with --chain, an unknown --grace-policy. Prints one line
- * naming the command to err and returns MS_EXIT_USAGE, else 0.
+ * The checks `tui` and `run` make on their parsed options (a->o holds the
+ * run table, MS__RO_COUNT entries, of which `tui` parses the first
+ * MS__RO_JSON) beyond the parser's: --fixture with --preset, --variant
+ * with --chain, --wait-timeout, and every --break parsed as the TUI would.
+ * Prints one line naming the command to err and returns MS_EXIT_USAGE,
+ * else 0.
  */
-int ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err);
+int ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err);
 /* A duration: a number with an optional unit s (the default), m, h or d
  * ("90", "10m", "7d"); > 0 and at most a year. */
 bool ms__parse_duration(const char *s, int64_t *ns);
 /* The run arguments the parsed options o (MS__RO_COUNT entries) give;
  * strings are borrowed from argv. */
 void ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o);
+/* ms__run_args_from, then ms__run_prepare into a new configuration (the
+ * caller frees it). NULL after the error went to err, *rc the exit
+ * status. */
+ms__run_cfg *ms__run_begin(const ms_cmd *c, const ms__opt *o, ms__run_args *a,
+                           FILE *err, int *rc);
 struct ms_replay_opts; /* ms_replay.h */
 /* Replay options for the resolved run: fixture, database, variant, plugin
  * directory, grace policy, --serial and --profile; everything else zero

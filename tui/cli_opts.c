@@ -1,15 +1,23 @@
 /*
  * cli_opts.c - the options every command accepts, one const table per
- * command. A command copies its table into a local array and parses argv
- * against the copy (ms__cmd_parse fills in count and value); the
- * command-line fuzz harness, which links cli.c and this file only, parses
- * with the same tables, so its stand-ins cannot drift from the commands.
+ * command, which the command's descriptor carries (ms_cmd.opts):
+ * ms__cmd_main copies it, parses argv against the copy (count and value)
+ * and checks every value that has a fixed set of choices before the
+ * command's exec runs. The command-line fuzz harness, which links cli.c
+ * and this file only, parses with the same tables, so its stand-ins cannot
+ * drift from the commands.
  */
 #include "cli.h"
 
-#define OPT(name, arg, required, repeat)                                       \
+/* An option: "--name", the name of its value (NULL for a flag). */
+#define OPT(n, a, req, rep)                                                    \
 	{                                                                      \
-		name, arg, required, repeat, 0, NULL                           \
+		.name = (n), .arg = (a), .required = (req), .repeat = (rep)    \
+	}
+/* An option whose value is one of choices ("a|b"), given at most once. */
+#define CHOICE(n, a, ch)                                                       \
+	{                                                                      \
+		.name = (n), .arg = (a), .choices = (ch)                       \
 	}
 
 const ms__opt ms__run_opts[MS__RO_COUNT] = {
@@ -17,13 +25,15 @@ const ms__opt ms__run_opts[MS__RO_COUNT] = {
 	[MS__RO_PRESET] = OPT("--preset", "P", false, false),
 	[MS__RO_VARIANT] = OPT("--variant", "V", false, false),
 	[MS__RO_CHAIN] = OPT("--chain", "SPEC", false, false),
-	[MS__RO_GRACE] = OPT("--grace-policy", "selection|trace", false, false),
+	[MS__RO_GRACE] =
+	        CHOICE("--grace-policy", "selection|trace", "selection|trace"),
 	[MS__RO_SERIAL] = OPT("--serial", NULL, false, false),
 	[MS__RO_PROFILE] = OPT("--profile", "SPEC", false, false),
 	[MS__RO_DB] = OPT("--db", "FILE", false, false),
 	[MS__RO_WORKDIR] = OPT("--work-dir", "DIR", false, false),
 	[MS__RO_WAIT_TIMEOUT] = OPT("--wait-timeout", "DURATION", false, false),
-	[MS__RO_CACHE] = OPT("--cache", "warm|cold", false, false),
+	[MS__RO_CACHE] =
+	        CHOICE("--cache", "warm|cold", "warm|cold|uncontrolled"),
 	[MS__RO_BREAK] = OPT("--break", "SPEC", false, true),
 	[MS__RO_PAUSED] = OPT("--paused", NULL, false, false),
 	[MS__RO_SPEED] = OPT("--speed", "X", false, false),
@@ -31,9 +41,9 @@ const ms__opt ms__run_opts[MS__RO_COUNT] = {
 	[MS__RO_ASCII] = OPT("--ascii", NULL, false, false),
 	[MS__RO_HEADLESS] = OPT("--headless", NULL, false, false),
 	[MS__RO_PLUGIN_HOST] =
-	        OPT("--plugin-host", "inproc|process", false, false),
-	[MS__RO_ENVELOPE] =
-	        OPT("--envelope", "auto|cgroup|emulated", false, false),
+	        CHOICE("--plugin-host", "inproc|process", "inproc|process"),
+	[MS__RO_ENVELOPE] = CHOICE("--envelope", "auto|cgroup|emulated",
+	                           "auto|cgroup|emulated"),
 	[MS__RO_JSON] = OPT("--json", "FILE", false, false),
 	[MS__RO_ALLOW_FAIL_OPEN] = OPT("--allow-fail-open", NULL, false, false),
 	[MS__RO_FORCE] = OPT("--force", NULL, false, false),
@@ -43,12 +53,15 @@ const ms__opt ms__fixture_opts[MS__FX_COUNT] = {
 	[MS__FX_PRESET] = OPT("--preset", "P", true, false),
 	[MS__FX_SEED] = OPT("--seed", "N", true, false),
 	[MS__FX_OUT] = OPT("--out", "DIR", false, false),
-	[MS__FX_OPENING] = OPT("--opening", "empty|warm", false, false),
+	[MS__FX_OPENING] = CHOICE("--opening", "empty|warm", "empty|warm"),
 };
 
 const ms__opt ms__export_opts[MS__EX_COUNT] = {
 	[MS__EX_DB] = OPT("--db", "FILE", true, false),
-	[MS__EX_FORMAT] = OPT("--format", "jsonl|csv|chrome", true, false),
+	[MS__EX_FORMAT] = { .name = "--format",
+	                    .arg = "jsonl|csv|chrome",
+	                    .choices = "jsonl|csv|chrome",
+	                    .required = true },
 	[MS__EX_OUT] = OPT("--out", "FILE", false, false),
 	[MS__EX_FILTER] = OPT("--filter", "TEXT", false, false),
 	[MS__EX_FORCE] = OPT("--force", NULL, false, false),
@@ -74,9 +87,10 @@ const ms__opt ms__merge_once_opts[MS__MO_COUNT] = {
 	[MS__MO_FROZEN] = OPT("--frozen", "DIR", true, false),
 	[MS__MO_VARIANT] = OPT("--variant", "V", true, true),
 	[MS__MO_REPS] = OPT("--reps", "N", false, false),
-	[MS__MO_GRACE] = OPT("--grace-policy", "selection|trace", false, false),
+	[MS__MO_GRACE] =
+	        CHOICE("--grace-policy", "selection|trace", "selection|trace"),
 	[MS__MO_PLUGIN_HOST] =
-	        OPT("--plugin-host", "inproc|process", false, false),
+	        CHOICE("--plugin-host", "inproc|process", "inproc|process"),
 };
 
 const ms__opt ms__bench_opts[MS__BN_COUNT] = {
@@ -87,9 +101,12 @@ const ms__opt ms__bench_opts[MS__BN_COUNT] = {
 	[MS__BN_PROFILE] = OPT("--profile", "SPEC", false, false),
 	[MS__BN_CACHE] = OPT("--cache", "warm|cold", false, false),
 	[MS__BN_OUT] = OPT("--out", "DIR", false, false),
-	[MS__BN_EMIT] = OPT("--emit", "KIND", false, false),
+	[MS__BN_EMIT] = CHOICE("--emit", "KIND", "parallel|slurm"),
 	[MS__BN_COLLECT] = OPT("--collect", "DIR", false, false),
-	[MS__BN_ENVELOPE] =
-	        OPT("--envelope", "auto|cgroup|emulated", false, false),
+	[MS__BN_ENVELOPE] = CHOICE("--envelope", "auto|cgroup|emulated",
+	                           "auto|cgroup|emulated"),
 	[MS__BN_JOBS] = OPT("--jobs", "N", false, false),
 };
+
+_Static_assert(MS__RO_COUNT <= MS__MAX_OPTS && MS__BN_COUNT <= MS__MAX_OPTS,
+               "a command has at most MS__MAX_OPTS options");

@@ -85,23 +85,6 @@ ms__plugin_dir(char *buf, size_t n)
 	         *MS_BUILD_PLUGIN_DIR ? MS_BUILD_PLUGIN_DIR : "plugins");
 }
 
-static int
-mkdir_p(char *path)
-{
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		int rc = mkdir(path, 0777);
-		*p = '/';
-		if (rc < 0 && errno != EEXIST)
-			return -1;
-	}
-	if (mkdir(path, 0777) < 0 && errno != EEXIST)
-		return -1;
-	return is_dir(path) ? 0 : -1;
-}
-
 int
 ms__cache_root(char *buf, size_t n)
 {
@@ -157,7 +140,7 @@ ms__default_db(char *buf, size_t n, const char *preset, const char *variant,
 	if (len + 6 >= sizeof(dir))
 		return ms_fail(eb, MS_ERR_RANGE, "%s: path too long", dir);
 	memcpy(dir + len, "/runs", 6);
-	if (mkdir_p(dir) < 0)
+	if (ms_fs_mkdir_p(dir, 0777, NULL) < 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "cannot create %s for the event database: %s "
 		               "(give --db FILE)",
@@ -360,7 +343,7 @@ ms__mkdir_parent(const char *path)
 		return -1;
 	memcpy(dir, path, n);
 	dir[n] = '\0';
-	int rc = mkdir_p(dir);
+	int rc = ms_fs_mkdir_p(dir, 0777, NULL) < 0 ? -1 : 0;
 	free(dir);
 	return rc;
 }
@@ -631,8 +614,9 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 }
 
 int
-ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err)
+ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err)
 {
+	const ms__opt *o = a->o;
 	if (o[MS__RO_FIXTURE].count && o[MS__RO_PRESET].count) {
 		fprintf(err,
 		        "mergescope %s: give --fixture or --preset, not both\n",
@@ -654,39 +638,27 @@ ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err)
 		        c->name, wt->value);
 		return MS_EXIT_USAGE;
 	}
-	const ms__opt *ca = &o[MS__RO_CACHE];
-	if (ca->count && strcmp(ca->value, "warm") != 0 &&
-	    strcmp(ca->value, "cold") != 0 &&
-	    strcmp(ca->value, "uncontrolled") != 0) {
-		fprintf(err,
-		        "mergescope %s: --cache \"%s\": expected warm, cold "
-		        "or uncontrolled\n",
-		        c->name, ca->value);
-		return MS_EXIT_USAGE;
+	/* Every --break parses, in `run` too (which ignores them): a typo
+	 * is named, not silently dropped. */
+	size_t n = (size_t)o[MS__RO_BREAK].count;
+	const char **v = n ? malloc(n * sizeof(*v)) : NULL;
+	if (n && !v) {
+		fprintf(err, "mergescope %s: out of memory\n", c->name);
+		return MS_EXIT_ERROR;
 	}
-	const ms__opt *en = &o[MS__RO_ENVELOPE];
-	if (en->count && strcmp(en->value, "auto") != 0 &&
-	    strcmp(en->value, "cgroup") != 0 &&
-	    strcmp(en->value, "emulated") != 0) {
-		fprintf(err,
-		        "mergescope %s: --envelope \"%s\": expected auto, "
-		        "cgroup or emulated\n",
-		        c->name, en->value);
-		return MS_EXIT_USAGE;
+	n = ms__cmd_values(a, MS__RO_BREAK, v, n);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		ms_breakpoint bp;
+		ms_errbuf eb = { "" };
+		if (ms_bp_parse(v[i], &bp, &eb)) {
+			fprintf(err, "mergescope %s: --break \"%s\": %s\n",
+			        c->name, v[i], eb.msg);
+			rc = MS_EXIT_USAGE;
+		}
 	}
-	enum ms_plugin_host_mode hm;
-	if (ms__plugin_host_arg(c->name, o[MS__RO_PLUGIN_HOST].value, &hm, err))
-		return MS_EXIT_USAGE;
-	const ms__opt *g = &o[MS__RO_GRACE];
-	if (g->count && strcmp(g->value, "selection") != 0 &&
-	    strcmp(g->value, "trace") != 0) {
-		fprintf(err,
-		        "mergescope %s: --grace-policy \"%s\": expected "
-		        "selection or trace\n",
-		        c->name, g->value);
-		return MS_EXIT_USAGE;
-	}
-	return 0;
+	free(v);
+	return rc;
 }
 
 bool
@@ -737,11 +709,26 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 	if (o[MS__RO_WAIT_TIMEOUT].count)
 		ms__parse_duration(o[MS__RO_WAIT_TIMEOUT].value,
 		                   &a->wait_timeout_ns);
-	/* Checked by ms__run_opts_check. */
-	ms_plugin_host_mode_parse(o[MS__RO_PLUGIN_HOST].count
-	                                  ? o[MS__RO_PLUGIN_HOST].value
-	                                  : MS_DEFAULT_PLUGIN_HOST,
-	                          &a->plugin_host);
+	a->plugin_host = ms__plugin_host_mode(o[MS__RO_PLUGIN_HOST].value);
+}
+
+ms__run_cfg *
+ms__run_begin(const ms_cmd *c, const ms__opt *o, ms__run_args *a, FILE *err,
+              int *rc)
+{
+	ms__run_args_from(a, c, o);
+	ms__run_cfg *cfg = malloc(sizeof(*cfg));
+	if (!cfg) {
+		fprintf(err, "mergescope %s: out of memory\n", c->name);
+		*rc = MS_EXIT_ERROR;
+		return NULL;
+	}
+	*rc = ms__run_prepare(a, cfg, err);
+	if (*rc) {
+		free(cfg);
+		return NULL;
+	}
+	return cfg;
 }
 
 void
@@ -765,18 +752,13 @@ ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
 	ro->plugin_host_exe = cfg->host_exe;
 }
 
-int
-ms__plugin_host_arg(const char *cmd, const char *value,
-                    enum ms_plugin_host_mode *out, FILE *err)
+enum ms_plugin_host_mode
+ms__plugin_host_mode(const char *value)
 {
-	if (ms_plugin_host_mode_parse(value ? value : MS_DEFAULT_PLUGIN_HOST,
-	                              out))
-		return 0;
-	fprintf(err,
-	        "mergescope %s: --plugin-host \"%s\": expected inproc or "
-	        "process\n",
-	        cmd, value);
-	return MS_EXIT_USAGE;
+	/* The parser let only the option's choices through. */
+	enum ms_plugin_host_mode m = MS_PLUGIN_HOST_INPROC;
+	ms_plugin_host_mode_parse(value ? value : MS_DEFAULT_PLUGIN_HOST, &m);
+	return m;
 }
 
 void

@@ -12,6 +12,7 @@
  * scheduler runs them; `bench --collect DIR` summarises the databases
  * afterwards.
  */
+#include "ms_clock.h"
 #include "cli.h"
 
 #include "ms_bench.h"
@@ -295,8 +296,6 @@ typedef struct slot {
 	int64_t t0;
 } slot;
 
-static int64_t now_ns(void);
-
 /* Wait for any started run, report it and free its slot. */
 static void
 reap_one(const bench *b, slot *slots, unsigned nslots, FILE *err)
@@ -312,7 +311,7 @@ reap_one(const bench *b, slot *slots, unsigned nslots, FILE *err)
 		int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		fprintf(err, "  rep %u/%u %-14s exit %d  %.1f s\n",
 		        slots[i].rep + 1, b->reps, b->variants[slots[i].vi],
-		        code, (double)(now_ns() - slots[i].t0) / 1e9);
+		        code, (double)(ms_mono_ns() - slots[i].t0) / 1e9);
 		slots[i].pid = 0;
 		return;
 	}
@@ -339,7 +338,9 @@ run_series(const bench *b, unsigned jobs, FILE *err)
 			while (slots[i].pid)
 				i++;
 			unsigned vi = order(b, r, k);
-			slots[i] = (slot){ .rep = r, .vi = vi, .t0 = now_ns() };
+			slots[i] = (slot){ .rep = r,
+				           .vi = vi,
+				           .t0 = ms_mono_ns() };
 			pid_t pid = start_one(b, r, vi, err);
 			if (pid > 0) {
 				slots[i].pid = pid;
@@ -356,31 +357,15 @@ run_series(const bench *b, unsigned jobs, FILE *err)
 	}
 }
 
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Make dir (and its parents); it must end up an empty directory. */
 static int
 series_dir(const char *dir, FILE *err)
 {
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s", dir);
-	for (char *s = p + 1; *s; s++)
-		if (*s == '/') {
-			*s = '\0';
-			if (mkdir(p, 0755) != 0 && errno != EEXIST)
-				return fail(err, MS_EXIT_ERROR, "--out %s: %s",
-				            p, strerror(errno));
-			*s = '/';
-		}
-	if (mkdir(p, 0755) != 0 && errno != EEXIST)
-		return fail(err, MS_EXIT_ERROR, "--out %s: %s", p,
-		            strerror(errno));
+	ms_errbuf eb;
+	if (ms_fs_mkdir_p(p, 0755, &eb) != 0)
+		return fail(err, MS_EXIT_ERROR, "--out %s%s", eb.msg, "");
 	DIR *d = opendir(p);
 	if (!d)
 		return fail(err, MS_EXIT_ERROR, "--out %s: %s", p,
@@ -525,15 +510,10 @@ parse_variants(bench *b, const char *list, FILE *err)
 }
 
 static int
-bench_main(int argc, char **argv, FILE *out, FILE *err)
+bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 {
-	ms__opt o[O_COUNT];
-	memcpy(o, ms__bench_opts, sizeof(o));
-	if (ms__cmd_wants_help(&ms_cmd_bench, argc, argv, out))
-		return 0;
-	int rc = ms__cmd_parse(&ms_cmd_bench, argc, argv, o, O_COUNT, err);
-	if (rc)
-		return rc;
+	const ms__opt *o = args->o;
+	int rc;
 	if (o[O_COLLECT].count) {
 		if (o[O_VARIANTS].count || o[O_EMIT].count || o[O_OUT].count ||
 		    o[O_JOBS].count || o[O_ENVELOPE].count)
@@ -551,11 +531,7 @@ bench_main(int argc, char **argv, FILE *out, FILE *err)
 	if (o[O_FIXTURE].count && o[O_PRESET].count)
 		return fail(err, MS_EXIT_USAGE, "%s%s",
 		            "--fixture and --preset exclude each other", "");
-	const char *kind = o[O_EMIT].value;
-	if (kind && strcmp(kind, "parallel") && strcmp(kind, "slurm"))
-		return fail(err, MS_EXIT_USAGE,
-		            "--emit \"%s\": expected parallel or slurm%s", kind,
-		            "");
+	const char *kind = o[O_EMIT].value; /* one of its choices */
 	bench b = { .reps = 5, .o = o };
 	if (o[O_REPS].count) {
 		char *end = NULL;
@@ -582,13 +558,6 @@ bench_main(int argc, char **argv, FILE *out, FILE *err)
 			            o[O_JOBS].value, "");
 		jobs = (unsigned)j;
 	}
-	const char *env = o[O_ENVELOPE].value;
-	if (env && strcmp(env, "auto") && strcmp(env, "cgroup") &&
-	    strcmp(env, "emulated"))
-		return fail(err, MS_EXIT_USAGE,
-		            "--envelope \"%s\": expected auto, cgroup or "
-		            "emulated%s",
-		            env, "");
 	rc = parse_variants(&b, o[O_VARIANTS].value, err);
 	ssize_t el =
 	        rc ? 0 : readlink("/proc/self/exe", b.exe, sizeof(b.exe) - 1);
@@ -627,5 +596,7 @@ const ms_cmd ms_cmd_bench = {
 	.name = "bench",
 	.summary = "repeat full replays per variant, alternating; medians",
 	.usage = usage,
-	.run = bench_main,
+	.opts = ms__bench_opts,
+	.nopts = MS__BN_COUNT,
+	.exec = bench_main,
 };

@@ -83,15 +83,9 @@ one(void *arg, const ms__scratch_item *it)
 }
 
 static int
-run(int argc, char **argv, FILE *out, FILE *err)
+exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
-	if (ms__cmd_wants_help(&ms_cmd_clean, argc, argv, out))
-		return 0;
-	ms__opt o[MS__CL_COUNT];
-	memcpy(o, ms__clean_opts, sizeof(o));
-	int rc = ms__cmd_parse(&ms_cmd_clean, argc, argv, o, MS__CL_COUNT, err);
-	if (rc)
-		return rc;
+	const ms__opt *o = args->o;
 	struct clean c = {
 		.out = out,
 		.runs = o[MS__CL_RUNS].count > 0,
@@ -132,5 +126,7 @@ const ms_cmd ms_cmd_clean = {
 	.name = "clean",
 	.summary = "list and remove run databases, frozen shards, leftovers",
 	.usage = usage,
-	.run = run,
+	.opts = ms__clean_opts,
+	.nopts = MS__CL_COUNT,
+	.exec = exec,
 };

@@ -33,28 +33,16 @@ static const char usage[] =
         "                   other words match the event's summary line\n";
 
 static int
-run(int argc, char **argv, FILE *out, FILE *err)
+exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
-	if (ms__cmd_wants_help(&ms_cmd_export, argc, argv, out))
-		return 0;
-	ms__opt o[MS__EX_COUNT];
-	memcpy(o, ms__export_opts, sizeof(o));
-	int rc =
-	        ms__cmd_parse(&ms_cmd_export, argc, argv, o, MS__EX_COUNT, err);
-	if (rc)
-		return rc;
+	const ms__opt *o = args->o;
+	int rc;
 	if (o[MS__EX_FORCE].count && !o[MS__EX_OUT].count) {
 		fprintf(err, "mergescope export: --force needs --out FILE\n");
 		return MS_EXIT_USAGE;
 	}
+	/* One of the option's choices: the parser checked it. */
 	int fmt = ms_export_format_parse(o[MS__EX_FORMAT].value);
-	if (fmt < 0) {
-		fprintf(err,
-		        "mergescope export: --format \"%s\": expected jsonl, "
-		        "csv or chrome\n",
-		        o[MS__EX_FORMAT].value);
-		return MS_EXIT_USAGE;
-	}
 	ms_tui_filter tf;
 	ms_ev_filter ef;
 	ms_errbuf eb = { "" };
@@ -115,5 +103,7 @@ const ms_cmd ms_cmd_export = {
 	.summary =
 	        "export recorded events: --db FILE --format jsonl|csv|chrome",
 	.usage = usage,
-	.run = run,
+	.opts = ms__export_opts,
+	.nopts = MS__EX_COUNT,
+	.exec = exec,
 };

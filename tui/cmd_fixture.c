@@ -85,11 +85,22 @@ cmd_check(int argc, char **argv, FILE *out, FILE *err)
 	return rc;
 }
 
+static int build(const ms__cmd_args *args, FILE *out, FILE *err);
+
+/* `fixture build`: its options are parsed from this descriptor, after the
+ * word "build"; messages name the command "fixture". */
+static const ms_cmd fixture_build = {
+	.name = "fixture",
+	.usage = usage,
+	.opts = ms__fixture_opts,
+	.nopts = MS__FX_COUNT,
+	.exec = build,
+};
+
+/* The subcommand word, then `check DIR` or `build` with its options. */
 static int
 run(int argc, char **argv, FILE *out, FILE *err)
 {
-	if (ms__cmd_wants_help(&ms_cmd_fixture, argc, argv, out))
-		return 0;
 	if (argc >= 2 && strcmp(argv[1], "check") == 0)
 		return cmd_check(argc, argv, out, err);
 	if (argc < 2 || strcmp(argv[1], "build") != 0) {
@@ -100,12 +111,14 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		        argc >= 2 ? "\"" : "");
 		return MS_EXIT_USAGE;
 	}
-	ms__opt o[MS__FX_COUNT];
-	memcpy(o, ms__fixture_opts, sizeof(o));
-	int rc = ms__cmd_parse(&ms_cmd_fixture, argc - 1, argv + 1, o,
-	                       MS__FX_COUNT, err);
-	if (rc)
-		return rc;
+	return ms__cmd_main(&fixture_build, argc - 1, argv + 1, out, err);
+}
+
+static int
+build(const ms__cmd_args *args, FILE *out, FILE *err)
+{
+	const ms__opt *o = args->o;
+	int rc;
 	char *end;
 	unsigned long long seed = strtoull(o[MS__FX_SEED].value, &end, 10);
 	if (!*o[MS__FX_SEED].value || *end || o[MS__FX_SEED].value[0] == '-') {
@@ -115,15 +128,9 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		        o[MS__FX_SEED].value);
 		return MS_EXIT_USAGE;
 	}
+	/* One of the option's choices: the parser checked it. */
 	const char *opening =
 	        o[MS__FX_OPENING].count ? o[MS__FX_OPENING].value : "empty";
-	if (strcmp(opening, "empty") != 0 && strcmp(opening, "warm") != 0) {
-		fprintf(err,
-		        "mergescope fixture: --opening \"%s\": expected empty "
-		        "or warm\n",
-		        opening);
-		return MS_EXIT_USAGE;
-	}
 	char outdir[4096];
 	if (o[MS__FX_OUT].count) {
 		snprintf(outdir, sizeof(outdir), "%s", o[MS__FX_OUT].value);

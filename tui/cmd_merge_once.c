@@ -36,16 +36,10 @@ static const char usage[] =
         "  --plugin-host H     inproc (default) or process: see `run`\n";
 
 static int
-run(int argc, char **argv, FILE *out, FILE *err)
+exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
-	if (ms__cmd_wants_help(&ms_cmd_merge_once, argc, argv, out))
-		return 0;
-	ms__opt o[MS__MO_COUNT];
-	memcpy(o, ms__merge_once_opts, sizeof(o));
-	int rc = ms__cmd_parse(&ms_cmd_merge_once, argc, argv, o, MS__MO_COUNT,
-	                       err);
-	if (rc)
-		return rc;
+	const ms__opt *o = args->o;
+	int rc;
 	unsigned reps = 5;
 	if (o[MS__MO_REPS].count) {
 		char *end;
@@ -59,19 +53,10 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		}
 		reps = (unsigned)n;
 	}
-	if (o[MS__MO_GRACE].count &&
-	    strcmp(o[MS__MO_GRACE].value, "selection") != 0 &&
-	    strcmp(o[MS__MO_GRACE].value, "trace") != 0) {
-		fprintf(err,
-		        "mergescope merge-once: --grace-policy \"%s\": "
-		        "expected selection or trace\n",
-		        o[MS__MO_GRACE].value);
-		return MS_EXIT_USAGE;
-	}
 	/* Every --variant, in order (the option keeps only the last). */
 	const char *variants[MAX_VARIANTS];
-	size_t nv = ms__opt_values(argc, argv, o, MS__MO_COUNT,
-	                           &o[MS__MO_VARIANT], variants, MAX_VARIANTS);
+	size_t nv =
+	        ms__cmd_values(args, MS__MO_VARIANT, variants, MAX_VARIANTS);
 	if (nv > MAX_VARIANTS) {
 		fprintf(err,
 		        "mergescope merge-once: at most %d --variant options\n",
@@ -86,10 +71,8 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		        o[MS__MO_FROZEN].value);
 		return MS_EXIT_ERROR;
 	}
-	enum ms_plugin_host_mode host_mode;
-	if (ms__plugin_host_arg("merge-once", o[MS__MO_PLUGIN_HOST].value,
-	                        &host_mode, err))
-		return MS_EXIT_USAGE;
+	enum ms_plugin_host_mode host_mode =
+	        ms__plugin_host_mode(o[MS__MO_PLUGIN_HOST].value);
 	char plugin_dir[4096], host_exe[4096];
 	ms__plugin_dir(plugin_dir, sizeof(plugin_dir));
 	ms__self_exe(host_exe, sizeof(host_exe));
@@ -134,5 +117,7 @@ const ms_cmd ms_cmd_merge_once = {
 	.summary =
 	        "controlled single merge: --frozen DIR --variant V [--reps N]",
 	.usage = usage,
-	.run = run,
+	.opts = ms__merge_once_opts,
+	.nopts = MS__MO_COUNT,
+	.exec = exec,
 };

@@ -60,16 +60,16 @@ open_db(ms_evdb **db, const char *opt, const char *path, FILE *err)
 
 /* `report --collect DIR...`: bench series directories, summarised. */
 static int
-collect(int argc, char **argv, ms__opt *o, FILE *out, FILE *err)
+collect(const ms__cmd_args *args, FILE *out, FILE *err)
 {
+	const ms__opt *o = args->o;
 	if (o[MS__RP_DB].count || o[MS__RP_VS].count) {
 		fprintf(err, "mergescope report: --collect summarises series "
 		             "directories; it does not take --db or --vs\n");
 		return MS_EXIT_USAGE;
 	}
 	const char *dirs[64];
-	size_t nd = ms__opt_values(argc, argv, o, MS__RP_COUNT,
-	                           &o[MS__RP_COLLECT], dirs, 64);
+	size_t nd = ms__cmd_values(args, MS__RP_COLLECT, dirs, 64);
 	if (nd > 64) {
 		fprintf(err, "mergescope report: at most 64 --collect "
 		             "directories\n");
@@ -110,18 +110,12 @@ collect(int argc, char **argv, ms__opt *o, FILE *out, FILE *err)
 }
 
 static int
-run(int argc, char **argv, FILE *out, FILE *err)
+exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
-	if (ms__cmd_wants_help(&ms_cmd_report, argc, argv, out))
-		return 0;
-	ms__opt o[MS__RP_COUNT];
-	memcpy(o, ms__report_opts, sizeof(o));
-	int rc =
-	        ms__cmd_parse(&ms_cmd_report, argc, argv, o, MS__RP_COUNT, err);
-	if (rc)
-		return rc;
+	const ms__opt *o = args->o;
+	int rc;
 	if (o[MS__RP_COLLECT].count)
-		return collect(argc, argv, o, out, err);
+		return collect(args, out, err);
 	if (!o[MS__RP_DB].count) {
 		fprintf(err, "mergescope report: option --db FILE is required "
 		             "(or --collect DIR)\n");
@@ -206,5 +200,7 @@ const ms_cmd ms_cmd_report = {
 	.name = "report",
 	.summary = "run report and variant comparison: --db FILE [--vs FILE]",
 	.usage = usage,
-	.run = run,
+	.opts = ms__report_opts,
+	.nopts = MS__RP_COUNT,
+	.exec = exec,
 };

@@ -178,22 +178,6 @@ take_signal(const sigset_t *set, int64_t ns)
 	}
 }
 
-static const char *
-signal_name(int sig)
-{
-	switch (sig) {
-	case SIGINT:
-		return "SIGINT";
-	case SIGTERM:
-		return "SIGTERM";
-	case SIGHUP:
-		return "SIGHUP";
-	case SIGPIPE:
-		return "SIGPIPE";
-	}
-	return "a signal";
-}
-
 static int headless_run(const ms__run_args *a, const ms__run_cfg *cfg,
                         FILE *out, FILE *err, const sigset_t *set, int *sig);
 
@@ -217,7 +201,7 @@ headless(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out, FILE *err)
 			fprintf(err,
 			        "mergescope run: stopped by %s while "
 			        "writing the report\n",
-			        signal_name(late));
+			        ms__signal_name(late));
 		sig = late;
 	}
 	return sig ? 128 + sig : rc;
@@ -275,7 +259,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		fprintf(err,
 		        "mergescope run: stopped by %s; recorded as aborted "
 		        "in %s\n",
-		        signal_name(*sig), db_path);
+		        ms__signal_name(*sig), db_path);
 		return MS_EXIT_ERROR;
 	}
 	bool failed_run = st->state == MS_REPLAY_FAILED;
@@ -302,52 +286,19 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	return 0;
 }
 
-/* Every --break must parse, as in `tui`, though a headless run ignores
- * them: a typo is named, not silently dropped. */
 static int
-check_breaks(int argc, char **argv, const ms__opt *o, FILE *err)
+exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
-	size_t n = (size_t)o[MS__RO_BREAK].count;
-	if (n == 0)
-		return 0;
-	const char **v = malloc(n * sizeof(*v));
-	if (!v) {
-		fprintf(err, "mergescope run: out of memory\n");
-		return MS_EXIT_ERROR;
-	}
-	n = ms__opt_values(argc, argv, o, MS__RO_COUNT, &o[MS__RO_BREAK], v, n);
-	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		ms_breakpoint bp;
-		ms_errbuf eb = { "" };
-		if (ms_bp_parse(v[i], &bp, &eb)) {
-			fprintf(err, "mergescope run: --break \"%s\": %s\n",
-			        v[i], eb.msg);
-			rc = MS_EXIT_USAGE;
-		}
-	}
-	free(v);
-	return rc;
-}
-
-static int
-run(int argc, char **argv, FILE *out, FILE *err)
-{
-	if (ms__cmd_wants_help(&ms_cmd_run, argc, argv, out))
-		return 0;
 	/* Every option of `tui` is accepted, so `tui` can hand its options
-	 * over; --break and the screen's options are ignored. */
-	ms__opt o[MS__RO_COUNT];
-	memcpy(o, ms__run_opts, sizeof(o));
-	int rc = ms__cmd_parse(&ms_cmd_run, argc, argv, o, MS__RO_COUNT, err);
-	if (rc || (rc = ms__run_opts_check(&ms_cmd_run, o, err)))
+	 * over; --break (checked) and the screen's options are ignored. */
+	const ms__opt *o = args->o;
+	int rc = ms__run_opts_check(&ms_cmd_run, args, err);
+	if (rc)
 		return rc;
 	if (o[MS__RO_FORCE].count && !o[MS__RO_JSON].count) {
 		fprintf(err, "mergescope run: --force needs --json FILE\n");
 		return MS_EXIT_USAGE;
 	}
-	if ((rc = check_breaks(argc, argv, o, err)))
-		return rc;
 	if (o[MS__RO_BREAK].count)
 		fprintf(err,
 		        "mergescope run: note: %d --break option%s ignored; a "
@@ -355,15 +306,10 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		        o[MS__RO_BREAK].count,
 		        o[MS__RO_BREAK].count == 1 ? "" : "s");
 	ms__run_args a;
-	ms__run_args_from(&a, &ms_cmd_run, o);
-	ms__run_cfg *cfg = malloc(sizeof(*cfg));
-	if (!cfg) {
-		fprintf(err, "mergescope run: out of memory\n");
-		return MS_EXIT_ERROR;
-	}
-	rc = ms__run_prepare(&a, cfg, err);
-	if (rc == 0)
-		rc = headless(&a, cfg, out, err);
+	ms__run_cfg *cfg = ms__run_begin(&ms_cmd_run, o, &a, err, &rc);
+	if (!cfg)
+		return rc;
+	rc = headless(&a, cfg, out, err);
 	free(cfg);
 	return rc;
 }
@@ -372,5 +318,7 @@ const ms_cmd ms_cmd_run = {
 	.name = "run",
 	.summary = "the same replay without curses: progress and the report",
 	.usage = usage,
-	.run = run,
+	.opts = ms__run_opts,
+	.nopts = MS__RO_COUNT,
+	.exec = exec,
 };

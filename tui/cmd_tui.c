@@ -265,15 +265,11 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 }
 
 static int
-run(int argc, char **argv, FILE *out, FILE *err)
+exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
-	if (ms__cmd_wants_help(&ms_cmd_tui, argc, argv, out))
-		return 0;
-	/* --json, the last of the shared table, is `run`'s alone. */
-	ms__opt o[MS__RO_COUNT];
-	memcpy(o, ms__run_opts, sizeof(o));
-	int rc = ms__cmd_parse(&ms_cmd_tui, argc, argv, o, MS__RO_JSON, err);
-	if (rc || (rc = ms__run_opts_check(&ms_cmd_tui, o, err)))
+	const ms__opt *o = args->o;
+	int rc = ms__run_opts_check(&ms_cmd_tui, args, err);
+	if (rc)
 		return rc;
 	double speed = MS_TUI_DEFAULT_SPEED;
 	if (o[MS__RO_SPEED].count &&
@@ -285,64 +281,49 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		return MS_EXIT_USAGE;
 	}
 	const char *breaks[MAX_BREAKS];
-	size_t nbreaks = ms__opt_values(argc, argv, o, MS__RO_JSON,
-	                                &o[MS__RO_BREAK], breaks, MAX_BREAKS);
+	size_t nbreaks = ms__cmd_values(args, MS__RO_BREAK, breaks, MAX_BREAKS);
 	if (nbreaks > MAX_BREAKS)
 		nbreaks = MAX_BREAKS;
-	for (size_t i = 0; i < nbreaks; i++) {
-		ms_breakpoint bp;
-		ms_errbuf eb = { "" };
-		if (ms_bp_parse(breaks[i], &bp, &eb)) {
-			fprintf(err, "mergescope tui: --break \"%s\": %s\n",
-			        breaks[i], eb.msg);
-			return MS_EXIT_USAGE;
-		}
-	}
 	if (o[MS__RO_HEADLESS].count || !isatty(STDOUT_FILENO))
-		return ms_cmd_run.run(argc, argv, out, err);
+		return ms__cmd_main(&ms_cmd_run, args->argc, args->argv, out,
+		                    err);
 
 	ms__run_args a;
-	ms__run_args_from(&a, &ms_cmd_tui, o);
-	ms__run_cfg *cfg = malloc(sizeof(*cfg));
-	if (!cfg) {
-		fprintf(err, "mergescope tui: out of memory\n");
-		return MS_EXIT_ERROR;
-	}
-	rc = ms__run_prepare(&a, cfg, err);
-	if (rc == 0) {
-		/* The merge-once command after a freeze names this very
-		 * program, so it runs as shown whatever PATH says. */
-		char self[4096] = "mergescope";
-		ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		self[k > 0 ? k : 10] = '\0';
-		char frozen[1024] = "", filter[256] = "";
-		/* What the last session on this fixture used, on offer. */
-		ms__tui_memory *mem = calloc(1, sizeof(*mem));
-		const char *offer[MS__MEMORY_BREAKS];
-		char mpath[4096];
-		bool have = mem &&
-		            ms__tui_memory_path(mpath, sizeof(mpath),
-		                                cfg->fixture_dir) == 0 &&
-		            ms__tui_memory_load(mpath, mem);
-		for (size_t i = 0; have && i < mem->nbreaks; i++)
-			offer[i] = mem->breaks[i];
-		ms_tui_opts topts = {
-			.no_color = o[MS__RO_NOCOLOR].count > 0,
-			.ascii = o[MS__RO_ASCII].count > 0,
-			.program = self,
-			.frozen_cmd = frozen,
-			.frozen_cmd_n = sizeof(frozen),
-			.offer_nbreaks = have ? mem->nbreaks : 0,
-			.offer_breaks = offer,
-			.offer_filter = have ? mem->filter : NULL,
-			.filter_out = filter,
-			.filter_out_n = sizeof(filter),
-		};
-		rc = session(&a, cfg, breaks, nbreaks,
-		             o[MS__RO_PAUSED].count > 0, speed, &topts, out,
-		             err);
-		free(mem);
-	}
+	ms__run_cfg *cfg = ms__run_begin(&ms_cmd_tui, o, &a, err, &rc);
+	if (!cfg)
+		return rc;
+	/* The merge-once command after a freeze names this very program, so
+	 * it runs as shown whatever PATH says. */
+	char self[4096];
+	ms__self_exe(self, sizeof(self));
+	if (!self[0])
+		snprintf(self, sizeof(self), "mergescope");
+	char frozen[1024] = "", filter[256] = "";
+	/* What the last session on this fixture used, on offer. */
+	ms__tui_memory *mem = calloc(1, sizeof(*mem));
+	const char *offer[MS__MEMORY_BREAKS];
+	char mpath[4096];
+	bool have = mem &&
+	            ms__tui_memory_path(mpath, sizeof(mpath),
+	                                cfg->fixture_dir) == 0 &&
+	            ms__tui_memory_load(mpath, mem);
+	for (size_t i = 0; have && i < mem->nbreaks; i++)
+		offer[i] = mem->breaks[i];
+	ms_tui_opts topts = {
+		.no_color = o[MS__RO_NOCOLOR].count > 0,
+		.ascii = o[MS__RO_ASCII].count > 0,
+		.program = self,
+		.frozen_cmd = frozen,
+		.frozen_cmd_n = sizeof(frozen),
+		.offer_nbreaks = have ? mem->nbreaks : 0,
+		.offer_breaks = offer,
+		.offer_filter = have ? mem->filter : NULL,
+		.filter_out = filter,
+		.filter_out_n = sizeof(filter),
+	};
+	rc = session(&a, cfg, breaks, nbreaks, o[MS__RO_PAUSED].count > 0,
+	             speed, &topts, out, err);
+	free(mem);
 	free(cfg);
 	return rc;
 }
@@ -351,5 +332,8 @@ const ms_cmd ms_cmd_tui = {
 	.name = "tui",
 	.summary = "watch and steer a replay live (the default)",
 	.usage = usage,
-	.run = run,
+	/* --json and --force, the last of the shared table, are `run`'s. */
+	.opts = ms__run_opts,
+	.nopts = MS__RO_JSON,
+	.exec = exec,
 };

@@ -10,6 +10,8 @@
  */
 #include "tui_int.h"
 
+#include "ms_replay_events.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -195,25 +197,24 @@ ms_parse_target(const char *s, int64_t day_start, ms_tui_target *out)
 	return true;
 }
 
-static const char *const format_names[] = { "jsonl", "csv", "chrome" };
+/* The export formats are the replay's: one table of names (export.c). */
+_Static_assert((int)MS_FORMAT_JSONL == (int)MS_EXPORT_JSONL &&
+                       (int)MS_FORMAT_CSV == (int)MS_EXPORT_CSV &&
+                       (int)MS_FORMAT_CHROME == (int)MS_EXPORT_CHROME,
+               "a TUI format is the export format of the same number");
 
 const char *
 ms_tui_format_name(enum ms_tui_format f)
 {
-	if ((unsigned)f >= sizeof(format_names) / sizeof(format_names[0]))
-		return "?";
-	return format_names[f];
+	return ms_export_format_name((enum ms_export_format)f);
 }
 
 bool
 ms_tui_format_parse(const char *s, enum ms_tui_format *out)
 {
-	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]);
-	     i++) {
-		if (strcmp(s, format_names[i]) == 0) {
-			*out = (enum ms_tui_format)i;
-			return true;
-		}
-	}
-	return false;
+	int v = ms_export_format_parse(s);
+	if (v < 0)
+		return false;
+	*out = (enum ms_tui_format)v;
+	return true;
 }

@@ -3,9 +3,10 @@
  * screen drives, the options of a TUI session, and the session itself.
  *
  * The TUI knows nothing of how a replay works. It talks to an ms_tui_ctl:
- * a table of operations plus an opaque `self`. The replay layer provides the
- * implementation (an adapter that owns the engine thread); tests provide a
- * fake one. Every operation is called from the TUI's thread only, must
+ * a table of operations plus an opaque `self`. tui/replay_ctl.c provides
+ * the implementation over a running replay (ms_replay_ctl.h; the replay's
+ * controller owns the engine threads); tests provide a fake one
+ * (tests/tui_fake.h). Every operation is called from the TUI's thread only, must
  * return quickly (it asks the engine thread to act; it never waits for a
  * merge), and returns 0 or a negative enum ms_err with a message in `eb`.
  *

@@ -12,6 +12,7 @@
  *  2. Plain mode prints each stage's 0% at most once and never prints the
  *     same tenth twice.
  */
+#include "ms_clock.h"
 #include "cli.h"
 
 #include <inttypes.h>
@@ -21,14 +22,6 @@
 
 #define BAR_WIDTH 28
 #define BAR_EVERY_NS 100000000LL /* 10 redraws a second at most */
-
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 void
 ms__progress_init(ms__progress *p, FILE *out, int bar)
@@ -74,7 +67,7 @@ ms__progress_update(ms__progress *p, const char *what, uint64_t done,
 	int pct = total ? (int)(done * 100 / total) : 100;
 	bool last = done == total;
 	if (p->bar) {
-		int64_t now = mono_ns();
+		int64_t now = ms_mono_ns();
 		if (!new_stage && !last && now - p->last_ns < BAR_EVERY_NS)
 			return;
 		if (last && p->last_tenth == 10)

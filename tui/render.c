@@ -8,6 +8,7 @@
  * row here, not a new branch.
  */
 #include "tui_int.h"
+#include "ms_enum.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -33,20 +34,17 @@ overlay_panel(enum ms_tui_overlay o)
 	}
 }
 
+static const char *const state_names[] = {
+	[MS_VIEW_RUNNING] = "RUNNING",
+	[MS_VIEW_PAUSED] = "PAUSED",
+	[MS_VIEW_BREAK] = "BREAK",
+	[MS_VIEW_DONE] = "DONE",
+};
+
 const char *
 ms__state_name(enum ms_tui_state st)
 {
-	switch (st) {
-	case MS_VIEW_RUNNING:
-		return "RUNNING";
-	case MS_VIEW_PAUSED:
-		return "PAUSED";
-	case MS_VIEW_BREAK:
-		return "BREAK";
-	case MS_VIEW_DONE:
-		return "DONE";
-	}
-	return "?";
+	return MS_ENUM_NAME(state_names, st, "?");
 }
 
 uint16_t

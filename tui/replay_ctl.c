@@ -1,8 +1,12 @@
 /*
  * replay_ctl.c - the TUI's controller backed by the real replay: every
  * ms_tui_ctl operation maps onto ms_replay (replay/ms_replay.h), and
- * `snapshot` copies the replay's state into the view model. This is the
- * only tui file that knows the replay layer.
+ * `snapshot` copies the replay's state into the view model. It is the only
+ * file between the screen (app.c, the panels, the view model) and a
+ * running replay; the commands that start replays, export and report
+ * (cmd_*.c, cli_setup.c, supervise.c) use the replay layer directly, and
+ * the view's filter borrows the event log's names (tui/README.md, "What
+ * tui uses from the other layers").
  */
 #include "ms_replay_ctl.h"
 

@@ -57,36 +57,6 @@ tree_bytes(const char *path, int depth)
 	return n;
 }
 
-static int
-rm_tree(const char *path, int depth)
-{
-	struct stat st;
-	if (lstat(path, &st) != 0)
-		return errno == ENOENT ? 0 : -1;
-	if (!S_ISDIR(st.st_mode))
-		return unlink(path);
-	if (depth > 16)
-		return -1;
-	DIR *d = opendir(path);
-	if (!d)
-		return -1;
-	struct dirent *de;
-	char sub[PATH_MAX];
-	int rc = 0;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path,
-		                     de->d_name) >= sizeof(sub) ||
-		    rm_tree(sub, depth + 1) != 0)
-			rc = -1;
-	}
-	closedir(d);
-	if (rmdir(path) != 0)
-		rc = -1;
-	return rc;
-}
-
 /* Does name end in `tag` followed by one or more digits? */
 static bool
 ends_tag_digits(const char *name, const char *tag)
@@ -288,7 +258,7 @@ ms__scratch_remove(const ms__scratch_item *it)
 		               ? 0
 		               : ms_err_from_errno(errno);
 	}
-	return rm_tree(it->path, 0) == 0 ? 0 : ms_err_from_errno(errno);
+	return ms_fs_rm_tree(it->path, NULL);
 }
 
 struct sweep {

@@ -33,6 +33,7 @@
  */
 #include "cli.h"
 
+#include "ms_enum.h"
 #include "ms_pipeline.h"
 #include "ms_replay.h"
 
@@ -60,35 +61,18 @@ static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
  * endwin() sends on the terminals curses is used on. */
 static const char term_restore[] = "\033[0m\033[?25h\033[?1049l\r\n";
 
-static const char *
-signal_name(int sig)
+static const char *const signal_names[] = {
+	[SIGSEGV] = "SIGSEGV", [SIGBUS] = "SIGBUS",   [SIGILL] = "SIGILL",
+	[SIGFPE] = "SIGFPE",   [SIGABRT] = "SIGABRT", [SIGKILL] = "SIGKILL",
+	[SIGTERM] = "SIGTERM", [SIGINT] = "SIGINT",   [SIGHUP] = "SIGHUP",
+	[SIGPIPE] = "SIGPIPE", [SIGQUIT] = "SIGQUIT",
+};
+
+const char *
+ms__signal_name(int sig)
 {
-	switch (sig) {
-	case SIGSEGV:
-		return "SIGSEGV";
-	case SIGBUS:
-		return "SIGBUS";
-	case SIGILL:
-		return "SIGILL";
-	case SIGFPE:
-		return "SIGFPE";
-	case SIGABRT:
-		return "SIGABRT";
-	case SIGKILL:
-		return "SIGKILL";
-	case SIGTERM:
-		return "SIGTERM";
-	case SIGINT:
-		return "SIGINT";
-	case SIGHUP:
-		return "SIGHUP";
-	case SIGPIPE:
-		return "SIGPIPE";
-	case SIGQUIT:
-		return "SIGQUIT";
-	default:
-		return "a signal";
-	}
+	/* A table lookup: safe in a signal handler. */
+	return MS_ENUM_NAME(signal_names, sig, "a signal");
 }
 
 /* Append s to buf[*n..cap): async-signal-safe string building. */
@@ -176,7 +160,7 @@ note_plugin(const char *what, const char *plugin, int sig)
 	put(line, sizeof(line), &n, plugin);
 	if (sig) {
 		put(line, sizeof(line), &n, " crashed in Decide (");
-		put(line, sizeof(line), &n, signal_name(sig));
+		put(line, sizeof(line), &n, ms__signal_name(sig));
 		put(line, sizeof(line), &n, ")\n");
 	} else {
 		put(line, sizeof(line), &n, " called exit() in Decide\n");
@@ -322,7 +306,7 @@ postmortem(const notes *nt, FILE *err)
 	if (nt->crash_sig)
 		snprintf(reason, sizeof(reason),
 		         "plugin %s crashed in Decide (%s)", nt->plugin,
-		         signal_name(nt->crash_sig));
+		         ms__signal_name(nt->crash_sig));
 	else
 		snprintf(reason, sizeof(reason),
 		         "plugin %s called exit() in Decide", nt->plugin);

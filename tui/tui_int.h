@@ -400,10 +400,24 @@ bool ms_screen_interrupted(void);
 
 /* ---- Commands ---------------------------------------------------------- */
 
+struct ms__opt;      /* cli.h */
+struct ms__cmd_args; /* cli.h */
+
+/*
+ * One command, as tmux's cmd_entry: its option table comes with it, and
+ * the dispatcher (ms__cmd_main) answers --help, parses argv against the
+ * table and checks every value with a fixed set of choices before exec
+ * runs, so a command never sees an option it did not declare. A command
+ * that reads words before its options (fixture's build and check) sets
+ * run instead and dispatches to its own descriptors.
+ */
 typedef struct ms_cmd {
 	const char *name;
-	const char *summary; /* one line for the command list */
-	const char *usage;   /* the --help text */
+	const char *summary;        /* one line for the command list */
+	const char *usage;          /* the --help text */
+	const struct ms__opt *opts; /* the option table (cli_opts.c) */
+	size_t nopts;
+	int (*exec)(const struct ms__cmd_args *a, FILE *out, FILE *err);
 	int (*run)(int argc, char **argv, FILE *out, FILE *err);
 } ms_cmd;
 

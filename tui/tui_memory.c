@@ -34,19 +34,8 @@ ms__tui_memory_path(char *buf, size_t n, const char *fixture_dir)
 	base = base && base[1] ? base + 1 : real;
 	char dir[PATH_MAX + 8];
 	snprintf(dir, sizeof(dir), "%s/tui", root);
-	/* mkdir -p: every component of dir. */
-	for (char *p = dir + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-		*p = '\0';
-		int bad = mkdir(dir, 0755) && errno != EEXIST;
-		*p = c;
-		if (bad)
-			return MS_ERR_IO;
-		if (!c)
-			break;
-	}
+	if (ms_fs_mkdir_p(dir, 0755, NULL) != 0)
+		return MS_ERR_IO;
 	int k = snprintf(buf, n, "%s/%.64s-%016llx.last", dir, base,
 	                 (unsigned long long)h);
 	return k < 0 || (size_t)k >= n ? MS_ERR_RANGE : 0;

@@ -17,6 +17,7 @@
  *
  * Usage: bench_decide [plugin_dir]   (default: the build's plugin dir)
  */
+#include "ms_clock.h"
 #include "ms_pipeline.h"
 
 #include <stdio.h>
@@ -34,14 +35,6 @@ rng(uint64_t *s)
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
-}
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 typedef struct corpus {
@@ -140,7 +133,7 @@ measure(ms_chain *ch, ms_chain *pch, const corpus *c, size_t bsize)
 	for (int rep = 0; rep < REPS; rep++) {
 		for (int mode = 0; mode < 3; mode++) {
 			uint64_t traces = 0;
-			int64_t t0 = now_ns(), el;
+			int64_t t0 = ms_mono_ns(), el;
 			do {
 				for (size_t i = 0; i < nb; i++) {
 					if (mode == 0)
@@ -153,7 +146,7 @@ measure(ms_chain *ch, ms_chain *pch, const corpus *c, size_t bsize)
 						                b[i], v, NULL);
 				}
 				traces += NTRACES;
-				el = now_ns() - t0;
+				el = ms_mono_ns() - t0;
 			} while (el < 50000000);
 			out[mode][rep] = (double)el / (double)traces;
 		}

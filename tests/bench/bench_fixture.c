@@ -10,8 +10,8 @@
  */
 #define _XOPEN_SOURCE 700
 #include "ms_fixture.h"
+#include "ms_fs.h"
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,15 +19,6 @@
 #include <unistd.h>
 
 #define TARGET_S 20.0
-
-static int
-rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int
 cmp_d(const void *a, const void *b)
@@ -73,7 +64,7 @@ main(int argc, char **argv)
 			return 1;
 		}
 		check_s[r] = crep.seconds;
-		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		ms_fs_rm_tree(dir, NULL);
 	}
 	ms_fixture_report_print(stdout, &rep);
 	qsort(build_s, (size_t)reps, sizeof(double), cmp_d);

@@ -141,7 +141,7 @@ floor_run(floor_set *f, bool with_index, uint64_t *out_bytes)
 		die("oom", NULL);
 	uint64_t total = 0;
 	size_t n = with_index ? f->n : f->core_units;
-	int64_t t0 = mono();
+	int64_t t0 = ms_mono_ns();
 	for (size_t i = 0; i < n; i++) {
 		const unit *u = &f->u[i];
 		const uint8_t *src = f->mem + (uintptr_t)u->p;
@@ -154,7 +154,7 @@ floor_run(floor_set *f, bool with_index, uint64_t *out_bytes)
 			die("zstd compress", NULL);
 		total += z;
 	}
-	int64_t t = mono() - t0;
+	int64_t t = ms_mono_ns() - t0;
 	*out_bytes = total;
 	ZSTD_freeDCtx(d);
 	ZSTD_freeCCtx(c);
@@ -186,7 +186,7 @@ floor_bulk(floor_set *f)
 	uint8_t *cmp = malloc(ccap), *back = malloc(frame);
 	if (!d || !c || !all || !cmp || !back)
 		die("oom", NULL);
-	int64_t t0 = mono();
+	int64_t t0 = ms_mono_ns();
 	for (size_t off = 0; off < at; off += frame) {
 		size_t n = at - off < frame ? at - off : frame;
 		size_t z = ZSTD_compressCCtx(c, cmp, ccap, all + off, n, LEVEL);
@@ -194,7 +194,7 @@ floor_bulk(floor_set *f)
 		    ZSTD_isError(ZSTD_decompressDCtx(d, back, frame, cmp, z)))
 			die("zstd bulk", NULL);
 	}
-	int64_t t = mono() - t0;
+	int64_t t = ms_mono_ns() - t0;
 	ZSTD_freeDCtx(d);
 	ZSTD_freeCCtx(c);
 	free(all);
@@ -286,10 +286,10 @@ main(int argc, char **argv)
 	snprintf(seed, sizeof(seed), "%s/seed", base);
 	snprintf(run, sizeof(run), "%s/run", base);
 	uint64_t ids[15];
-	int64_t tb = mono();
+	int64_t tb = ms_mono_ns();
 	build_seed(seed, rows, ids);
 	printf("bench_merge: seed shard of 15 inputs built in %.2f s\n",
-	       (double)(mono() - tb) / 1e9);
+	       (double)(ms_mono_ns() - tb) / 1e9);
 
 	int64_t mw[99], mc[99], fw[99], fwi[99], fb[99];
 	int64_t ab[99], ac[99], ap[99];

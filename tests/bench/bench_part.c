@@ -16,20 +16,13 @@
  * Usage: bench_part [traces] [dir] [reps]
  *        (defaults 25000, /dev/shm or /tmp, 5 repetitions; at most 101)
  */
+#include "ms_clock.h"
 #include "part_testlib.h"
 
 #include <time.h>
 #include <zstd.h>
 
 #define REPS_MAX 101
-
-static double
-now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Thread CPU seconds: steadier than wall time on a shared machine. */
 static double
@@ -174,7 +167,7 @@ flatten(const tl_rows *t, size_t *len)
 static double
 read_part(const char *dir, unsigned cols, size_t want_rows)
 {
-	double t0 = now();
+	double t0 = ms_mono_s();
 	ms_errbuf eb;
 	ms_part *p;
 	ms_part_iter *it;
@@ -192,7 +185,7 @@ read_part(const char *dir, unsigned cols, size_t want_rows)
 	}
 	ms_part_iter_close(it);
 	ms_part_close(p);
-	return rc == 0 && rows == want_rows ? now() - t0 : -1;
+	return rc == 0 && rows == want_rows ? ms_mono_s() - t0 : -1;
 }
 
 int
@@ -230,12 +223,12 @@ main(int argc, char **argv)
 		ms_errbuf eb;
 		ms_part_writer_opts o = { .zstd_level = level };
 		ms_part_remove_dir(dir, NULL);
-		double c0 = cpu_now(), t0 = now();
+		double c0 = cpu_now(), t0 = ms_mono_s();
 		if (ms_part_write_rows(dir, 1, t.rows, t.n, &o, &m, &eb)) {
 			fprintf(stderr, "write: %s\n", eb.msg);
 			return 1;
 		}
-		double t1 = now(), c1 = cpu_now();
+		double t1 = ms_mono_s(), c1 = cpu_now();
 		ms_part *p;
 		ms_part_iter *it;
 		if (ms_part_open(&p, dir, NULL, &eb) ||
@@ -256,7 +249,7 @@ main(int argc, char **argv)
 		}
 		ms_part_iter_close(it);
 		ms_part_close(p);
-		double t2 = now(), c2 = cpu_now();
+		double t2 = ms_mono_s(), c2 = cpu_now();
 		double read_s = t2 - t1;
 		if (rc != 0 || rows != t.n) {
 			fprintf(stderr, "read: %s\n", eb.msg);
@@ -270,11 +263,11 @@ main(int argc, char **argv)
 		r0[k] = (double)m.uncompressed_bytes / 1e6 / s0;
 		ra[k] = (double)m.uncompressed_bytes / 1e6 / sa;
 		double c3 = cpu_now();
-		t2 = now();
+		t2 = ms_mono_s();
 		zlen = ZSTD_compress(z, zcap, flat, flat_len, level);
-		double t3 = now(), c4 = cpu_now();
+		double t3 = ms_mono_s(), c4 = cpu_now();
 		size_t dl = ZSTD_decompress(back, flat_len, z, zlen);
-		double t4 = now(), c5 = cpu_now();
+		double t4 = ms_mono_s(), c5 = cpu_now();
 		if (ZSTD_isError(zlen) || dl != flat_len ||
 		    memcmp(back, flat, flat_len) || sink == 0)
 			return 1;

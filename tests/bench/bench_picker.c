@@ -3,6 +3,7 @@
  * size, next to the cost of only sorting the same candidates (the floor
  * any size-ordered policy pays). Prints medians; asserts nothing.
  */
+#include "ms_clock.h"
 #include "ms_picker.h"
 
 #include <stdint.h>
@@ -22,14 +23,6 @@ rnd(void)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
-}
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static int
@@ -83,15 +76,15 @@ main(void)
 		}
 		ms_pick p = { 0 };
 		for (int r = 0; r < REPS; r++) {
-			int64_t t0 = now_ns();
+			int64_t t0 = ms_mono_ns();
 			if (ms_picker_select(NULL, c, n, UINT64_MAX, NULL, &p,
 			                     NULL) != 0)
 				return 1;
-			tp[r] = now_ns() - t0;
+			tp[r] = ms_mono_ns() - t0;
 			memcpy(tmp, c, n * sizeof(*c));
-			t0 = now_ns();
+			t0 = ms_mono_ns();
 			qsort(tmp, n, sizeof(*tmp), cmp_cand);
-			ts[r] = now_ns() - t0;
+			ts[r] = ms_mono_ns() - t0;
 		}
 		int64_t mp = median(tp, REPS), ms = median(ts, REPS);
 		printf("%8zu %14lld %14lld %8.2f %6zu\n", n, (long long)mp,

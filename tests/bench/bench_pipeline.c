@@ -129,7 +129,7 @@ main(int argc, char **argv)
 		die("limits profile", &eb);
 
 	uint64_t ids[15];
-	int64_t tb = mono();
+	int64_t tb = ms_mono_ns();
 	build_seed(seed, rows, ids);
 	if (only >= 0) {
 		sample one[MAXREP];
@@ -150,7 +150,7 @@ main(int argc, char **argv)
 	}
 	printf("bench_pipeline: seed shard of 15 inputs built in %.2f s in "
 	       "%s\n",
-	       (double)(mono() - tb) / 1e9, t);
+	       (double)(ms_mono_ns() - tb) / 1e9, t);
 
 	static sample sm[NVAR][MAXREP];
 	static ms_merge_result res[NVAR];

@@ -11,6 +11,7 @@
  * day-2x-sized run (3,219 publications + 300 merges + 3,500 lifecycle
  * events) against a 10 s run. No time is asserted.
  */
+#include "ms_clock.h"
 #include "ev_fixture.h"
 #include "ms_replay_events.h"
 
@@ -21,14 +22,6 @@
 #include <unistd.h>
 
 #define REPS 7
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int
 cmp_i64(const void *a, const void *b)
@@ -66,7 +59,7 @@ merges(const char *path, uint32_t batch, int n)
 	ms_rec *r = open_rec(path, batch);
 	ms_ev_input in[16];
 	ms_errbuf eb;
-	int64_t t0 = now_ns();
+	int64_t t0 = ms_mono_ns();
 	for (int s = 1; s <= n; s++) {
 		ms_ev_merge m;
 		evf_merge(&m, in, (uint64_t)s, 1000000, true);
@@ -77,7 +70,7 @@ merges(const char *path, uint32_t batch, int n)
 		}
 	}
 	ms_rec_close(r, &eb);
-	return (now_ns() - t0) / n;
+	return (ms_mono_ns() - t0) / n;
 }
 
 static int64_t
@@ -85,14 +78,14 @@ pubs(const char *path, int n)
 {
 	ms_rec *r = open_rec(path, 0);
 	ms_errbuf eb;
-	int64_t t0 = now_ns();
+	int64_t t0 = ms_mono_ns();
 	for (int s = 0; s < n; s++) {
 		ms_ev_pub p;
 		evf_pub(&p, (uint64_t)s);
 		ms_rec_pub(r, &p, &eb);
 	}
 	ms_rec_close(r, &eb);
-	return (now_ns() - t0) / n;
+	return (ms_mono_ns() - t0) / n;
 }
 
 /* A day-2x-shaped run's events; returns the wall of recording them. */
@@ -104,7 +97,7 @@ day(const char *path)
 	ms_ev_input in[16];
 	ms_ev_run run;
 	evf_run(&run, "skywalking");
-	int64_t t0 = now_ns();
+	int64_t t0 = ms_mono_ns();
 	ms_rec_run_begin(r, &run, &eb);
 	for (int s = 0; s < 3219; s++) {
 		ms_ev_pub p;
@@ -123,7 +116,7 @@ day(const char *path)
 	evf_end(&e, &run, 300);
 	ms_rec_run_end(r, &e, &eb);
 	ms_rec_close(r, &eb);
-	return now_ns() - t0;
+	return ms_mono_ns() - t0;
 }
 
 int

@@ -16,7 +16,9 @@
 #define MS_BENCH_SEED_H
 
 #define _XOPEN_SOURCE 700 /* nftw */
+#include "ms_clock.h"
 #include "../merge_gen.h"
+#include "ms_fs.h"
 #include "ms_merge.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
@@ -34,14 +36,6 @@
 #define NRAW 36
 #define LEVEL 3
 
-static inline int64_t
-mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static inline void
 die(const char *what, const ms_errbuf *eb)
 {
@@ -49,19 +43,10 @@ die(const char *what, const ms_errbuf *eb)
 	exit(1);
 }
 
-static inline int
-rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static inline void
 rm_tree(const char *dir)
 {
-	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	ms_fs_rm_tree(dir, NULL);
 }
 
 static const char *bench_copy_from, *bench_copy_to;

@@ -9,6 +9,7 @@
  * (DIR defaults to a fresh directory under /tmp; its disk decides the
  * commit latency, which is fsync-bound).
  */
+#include "ms_clock.h"
 #include "ms_ledger.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
@@ -23,14 +24,6 @@
 
 #define REPS 7
 #define NROWS 200000
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int
 cmp_d(const void *a, const void *b)
@@ -131,18 +124,18 @@ main(int argc, char **argv)
 	double t_led[REPS], t_flat[REPS];
 	volatile uint64_t sink = 0;
 	for (int r = 0; r < REPS; r++) {
-		double t0 = now_s();
+		double t0 = ms_mono_s();
 		ms_ledger l;
 		ms_ledger_init(&l);
 		for (size_t i = 0; i < NROWS; i++)
 			ms_ledger_add_row(&l, &rows[i]);
-		t_led[r] = now_s() - t0;
+		t_led[r] = ms_mono_s() - t0;
 		sink += l.sum_lo;
-		t0 = now_s();
+		t0 = ms_mono_s();
 		uint64_t acc = 0;
 		for (size_t i = 0; i < NROWS; i++)
 			acc += XXH3_128bits(flat + i * 640, flen[i]).low64;
-		t_flat[r] = now_s() - t0;
+		t_flat[r] = ms_mono_s() - t0;
 		sink += acc;
 	}
 	double led = median(t_led, REPS), fl = median(t_flat, REPS);
@@ -166,11 +159,11 @@ main(int argc, char **argv)
 	}
 	double t_pl[REPS], t_it[REPS];
 	for (int r = 0; r < REPS; r++) {
-		double t0 = now_s();
+		double t0 = ms_mono_s();
 		ms_ledger l;
 		ms_ledger_of_part(p, &l, NULL, &eb);
-		t_pl[r] = now_s() - t0;
-		t0 = now_s();
+		t_pl[r] = ms_mono_s() - t0;
+		t0 = ms_mono_s();
 		ms_part_iter *it;
 		ms_part_iter_open(&it, p, NULL, NULL, &eb);
 		const ms_block_info *info;
@@ -180,7 +173,7 @@ main(int argc, char **argv)
 			sink += rr[0].span_id;
 		}
 		ms_part_iter_close(it);
-		t_it[r] = now_s() - t0;
+		t_it[r] = ms_mono_s() - t0;
 	}
 	double pl = median(t_pl, REPS), it = median(t_it, REPS);
 	printf("part ledger:  %8.1f ms (%d rows)   decode only: %8.1f ms   "
@@ -201,7 +194,7 @@ main(int argc, char **argv)
 	for (int i = 0; i < NINTRO; i++) {
 		uint64_t id;
 		ms_shard_new_id(s, &id, &eb);
-		double t0 = now_s();
+		double t0 = ms_mono_s();
 		for (int k = 0; k < MS_KIND_COUNT; k++) {
 			char tp[600];
 			ms_shard_tmp_path(s, (enum ms_part_kind)k, id, tp,
@@ -219,16 +212,16 @@ main(int argc, char **argv)
 				return 1;
 			}
 		}
-		double t1 = now_s();
+		double t1 = ms_mono_s();
 		if (ms_shard_introduce(s, id, &eb)) {
 			fprintf(stderr, "%s\n", eb.msg);
 			return 1;
 		}
-		double t2 = now_s();
+		double t2 = ms_mono_s();
 		ms_view *v;
 		ms_shard_view(s, &v, &eb);
 		ms_view_release(v);
-		t_vw[i] = now_s() - t2;
+		t_vw[i] = ms_mono_s() - t2;
 		t_wr[i] = t1 - t0;
 		t_in[i] = t2 - t1;
 	}

@@ -12,6 +12,7 @@
  *
  *   bench_tui [frames]      (default 2000)
  */
+#include "ms_clock.h"
 #include "tui_fake.h"
 #include "tui_int.h"
 
@@ -23,14 +24,6 @@
 
 #define W 200
 #define H 60
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int
 cmp64(const void *a, const void *b)
@@ -114,21 +107,21 @@ main(int argc, char **argv)
 
 	for (int i = 0; i < frames; i++) {
 		advance(v, i);
-		int64_t t0 = now_ns();
+		int64_t t0 = ms_mono_ns();
 		ms_render_frame(&c, v, W, H);
-		int64_t t1 = now_ns();
+		int64_t t1 = ms_mono_ns();
 		ms_screen_draw(scr, &c);
-		int64_t t2 = now_ns();
+		int64_t t2 = ms_mono_ns();
 		canvas_t[i] = t1 - t0;
 		live_t[i] = t2 - t0;
 	}
 	for (int i = 0; i < frames; i++) {
 		advance(v, i);
-		int64_t t0 = now_ns();
+		int64_t t0 = ms_mono_ns();
 		ms_render_frame(&c, v, W, H);
 		ms_screen_invalidate(scr);
 		ms_screen_draw(scr, &c);
-		full_t[i] = now_ns() - t0;
+		full_t[i] = ms_mono_ns() - t0;
 	}
 	ms_screen_close(scr);
 

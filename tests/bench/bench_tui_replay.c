@@ -28,6 +28,7 @@
  * PRESSES 0 skips the key-latency run.
  * The fixture is the one `mergescope` caches (built once if missing).
  */
+#include "ms_clock.h"
 #include "ms_fixture.h"
 #include "ms_replay.h"
 #include "ms_replay_ctl.h"
@@ -41,14 +42,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int
 cmp_double(const void *a, const void *b)
@@ -108,13 +101,13 @@ run_headless(int rep)
 {
 	ms_replay *r = open_replay("headless", rep);
 	ms_errbuf eb = { "" };
-	int64_t t0 = mono_ns();
+	int64_t t0 = ms_mono_ns();
 	if (ms_replay_start(r, &eb)) {
 		fprintf(stderr, "bench_tui_replay: %s\n", eb.msg);
 		exit(1);
 	}
 	ms_replay_wait(r, -1);
-	double s = (double)(mono_ns() - t0) / 1e9;
+	double s = (double)(ms_mono_ns() - t0) / 1e9;
 	if (!finished_ok(r))
 		exit(1);
 	ms_replay_close(r);
@@ -132,7 +125,7 @@ watch(void *arg)
 {
 	struct watcher *w = arg;
 	ms_replay_wait(w->r, -1);
-	w->t_done = mono_ns();
+	w->t_done = ms_mono_ns();
 	if (write(w->fd, "q", 1) != 1)
 		perror("bench_tui_replay: write q");
 	return NULL;
@@ -157,7 +150,7 @@ static int
 timed_run(void *self, ms_errbuf *eb)
 {
 	atomic_store(&kl.op, OP_RUN);
-	atomic_store(&kl.t_op, mono_ns());
+	atomic_store(&kl.t_op, ms_mono_ns());
 	return kl.real->run(self, eb);
 }
 
@@ -165,7 +158,7 @@ static int
 timed_pause(void *self, ms_errbuf *eb)
 {
 	atomic_store(&kl.op, OP_PAUSE);
-	atomic_store(&kl.t_op, mono_ns());
+	atomic_store(&kl.t_op, ms_mono_ns());
 	return kl.real->pause(self, eb);
 }
 
@@ -181,7 +174,7 @@ drain(void *arg)
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n <= 0)
 			break;
-		int64_t t = mono_ns();
+		int64_t t = ms_mono_ns();
 		int64_t op = atomic_load(&kl.t_op);
 		if (op > seen && t > op) {
 			atomic_store(&kl.t_frame, t);
@@ -230,9 +223,9 @@ replay_state(ms_replay *r, ms_replay_status *st)
 static bool
 wait_after(_Atomic int64_t *v, int64_t after)
 {
-	int64_t limit = mono_ns() + 2000000000LL;
+	int64_t limit = ms_mono_ns() + 2000000000LL;
 	while (atomic_load(v) <= after) {
-		if (mono_ns() > limit)
+		if (ms_mono_ns() > limit)
 			return false;
 		sleep_ns(100000);
 	}
@@ -261,7 +254,7 @@ press_keys(void *arg)
 		if (replay_state(p->r, st) == MS_REPLAY_DONE)
 			break;
 		int64_t t_prev = atomic_load(&kl.t_op);
-		int64_t tw = mono_ns();
+		int64_t tw = ms_mono_ns();
 		if (write(p->fd, " ", 1) != 1) {
 			perror("bench_tui_replay: write space");
 			break;
@@ -281,7 +274,7 @@ press_keys(void *arg)
 		last_op = op;
 		/* The state asked for (or the end of the run): a pause stops
 		 * at the next publication (PAUSED) or dispatch (BREAK). */
-		int64_t limit = mono_ns() + 2000000000LL;
+		int64_t limit = ms_mono_ns() + 2000000000LL;
 		enum ms_replay_state now_st;
 		bool got;
 		for (;;) {
@@ -290,11 +283,11 @@ press_keys(void *arg)
 			                               now_st == MS_REPLAY_BREAK
 			                     : now_st == MS_REPLAY_RUNNING;
 			if (got || now_st == MS_REPLAY_DONE ||
-			    mono_ns() > limit)
+			    ms_mono_ns() > limit)
 				break;
 			sleep_ns(200000);
 		}
-		int64_t ts = mono_ns();
+		int64_t ts = ms_mono_ns();
 		double ms = (double)(ts - tw) / 1e6;
 		if (!got) {
 			p->nstate_miss++;
@@ -329,7 +322,7 @@ press_keys(void *arg)
 	}
 	free(st);
 	ms_replay_wait(p->r, -1);
-	p->t_done = mono_ns();
+	p->t_done = ms_mono_ns();
 	if (write(p->fd, "q", 1) != 1)
 		perror("bench_tui_replay: write q");
 	return NULL;
@@ -402,7 +395,7 @@ run_keylat(int presses)
 	p->presses = presses;
 	pthread_t td, tp;
 	pthread_create(&td, NULL, drain, &po[0]);
-	p->t0 = mono_ns();
+	p->t0 = ms_mono_ns();
 	if (ms_replay_start(r, &eb)) {
 		fprintf(stderr, "bench_tui_replay: %s\n", eb.msg);
 		exit(1);
@@ -472,7 +465,7 @@ run_tui(int rep)
 	ms_tui_opts o = { .in = in, .out = out, .term = "xterm-256color" };
 	ms_errbuf eb = { "" };
 	struct watcher w = { .r = r, .fd = p[1] };
-	w.t0 = mono_ns();
+	w.t0 = ms_mono_ns();
 	if (ms_replay_start(r, &eb)) {
 		fprintf(stderr, "bench_tui_replay: %s\n", eb.msg);
 		exit(1);

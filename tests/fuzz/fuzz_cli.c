@@ -5,12 +5,13 @@
  *
  * The real commands start long work (a replay, a fixture build, a
  * database) as soon as their options parse, so this harness links cli.c
- * and the option tables (cli_opts.c) alone, with stand-ins for the six
- * command descriptors: each has the name of the real command, parses with
- * its option table (`tui` without --json, as the real one) and stops right
- * after parsing, checking what the parser promises:
- * required options given, flags without values, options with a value
- * holding one, non-repeatable options given once.
+ * and the option tables (cli_opts.c) alone, with stand-ins for the
+ * command descriptors: each has the name and the option table of the real
+ * command (`tui` without --json, as the real one), so ms__cmd_main parses
+ * as for the real one, and its exec stops right away, checking what the
+ * parser promises: required options given, flags without values, options
+ * with a value holding one, non-repeatable options given once, values
+ * among their choices.
  *
  * Input: the arguments after argv[0], separated by NUL bytes (at most 64).
  * Output goes to /dev/null.
@@ -24,6 +25,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_ARGS 64
 
+/* Is v exactly one of choices ("a|b|c")? */
+static bool
+in_choices(const char *choices, const char *v)
+{
+	size_t n = strlen(v);
+	for (const char *p = choices;; p++) {
+		if (strncmp(p, v, n) == 0 && (p[n] == '|' || p[n] == '\0'))
+			return true;
+		if (!(p = strchr(p, '|')))
+			return false;
+	}
+}
+
 static void
 check_parsed(const ms__opt *o, size_t n)
 {
@@ -36,40 +50,50 @@ check_parsed(const ms__opt *o, size_t n)
 			abort();
 		if (!o[k].count && o[k].value)
 			abort();
+		if (o[k].count && o[k].choices &&
+		    !in_choices(o[k].choices, o[k].value))
+			abort();
 	}
 }
 
-#define STUB(var, cname, first, tmpl, nopts)                                   \
-	static int var##_run(int argc, char **argv, FILE *out, FILE *err);     \
-	const ms_cmd var = { cname, "stand-in", "usage: " cname "\n",          \
-		             var##_run };                                      \
-	static int var##_run(int argc, char **argv, FILE *out, FILE *err)      \
+/* A stand-in descriptor with the real command's name and option table;
+ * its exec checks what the parser promised and stops. */
+#define STUB(storage, var, cname, tmpl, n_)                                    \
+	static int var##_exec(const ms__cmd_args *a, FILE *out, FILE *err)     \
 	{                                                                      \
-		if (ms__cmd_wants_help(&var, argc, argv, out))                 \
-			return 0;                                              \
-		ms__opt o[sizeof(tmpl) / sizeof(tmpl[0])];                     \
-		memcpy(o, tmpl, sizeof(o));                                    \
-		size_t n = nopts;                                              \
-		int skip = first;                                              \
-		if (skip && (argc < 2 || strcmp(argv[1], "build") != 0))       \
-			return MS_EXIT_USAGE;                                  \
-		int rc = ms__cmd_parse(&var, argc - skip, argv + skip, o, n,   \
-		                       err);                                   \
-		if (rc == 0)                                                   \
-			check_parsed(o, n);                                    \
-		else if (rc != MS_EXIT_USAGE)                                  \
-			abort();                                               \
-		return rc;                                                     \
-	}
+		(void)out;                                                     \
+		(void)err;                                                     \
+		check_parsed(a->o, a->n);                                      \
+		return 0;                                                      \
+	}                                                                      \
+	storage const ms_cmd var = { .name = cname,                            \
+		                     .summary = "stand-in",                    \
+		                     .usage = "usage: " cname "\n",            \
+		                     .opts = tmpl,                             \
+		                     .nopts = n_,                              \
+		                     .exec = var##_exec };
 
-STUB(ms_cmd_tui, "tui", 0, ms__run_opts, MS__RO_JSON)
-STUB(ms_cmd_run, "run", 0, ms__run_opts, MS__RO_COUNT)
-STUB(ms_cmd_fixture, "fixture", 1, ms__fixture_opts, MS__FX_COUNT)
-STUB(ms_cmd_export, "export", 0, ms__export_opts, MS__EX_COUNT)
-STUB(ms_cmd_report, "report", 0, ms__report_opts, MS__RP_COUNT)
-STUB(ms_cmd_merge_once, "merge-once", 0, ms__merge_once_opts, MS__MO_COUNT)
-STUB(ms_cmd_clean, "clean", 0, ms__clean_opts, MS__CL_COUNT)
-STUB(ms_cmd_bench, "bench", 0, ms__bench_opts, MS__BN_COUNT)
+STUB(, ms_cmd_tui, "tui", ms__run_opts, MS__RO_JSON)
+STUB(, ms_cmd_run, "run", ms__run_opts, MS__RO_COUNT)
+STUB(static, fixture_build, "fixture", ms__fixture_opts, MS__FX_COUNT)
+STUB(, ms_cmd_export, "export", ms__export_opts, MS__EX_COUNT)
+STUB(, ms_cmd_report, "report", ms__report_opts, MS__RP_COUNT)
+STUB(, ms_cmd_merge_once, "merge-once", ms__merge_once_opts, MS__MO_COUNT)
+STUB(, ms_cmd_clean, "clean", ms__clean_opts, MS__CL_COUNT)
+STUB(, ms_cmd_bench, "bench", ms__bench_opts, MS__BN_COUNT)
+
+/* `fixture`: the word "build", then its options, as the real one. */
+static int
+fixture_run(int argc, char **argv, FILE *out, FILE *err)
+{
+	if (argc < 2 || strcmp(argv[1], "build") != 0)
+		return MS_EXIT_USAGE;
+	return ms__cmd_main(&fixture_build, argc - 1, argv + 1, out, err);
+}
+const ms_cmd ms_cmd_fixture = { .name = "fixture",
+	                        .summary = "stand-in",
+	                        .usage = "usage: fixture\n",
+	                        .run = fixture_run };
 
 static FILE *devnull;
 

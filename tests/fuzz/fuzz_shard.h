@@ -22,6 +22,7 @@
 #define MS_FUZZ_SHARD_H
 
 #define XXH_INLINE_ALL
+#include "ms_fs.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
 
@@ -50,26 +51,7 @@ static const char *const fzs_kind_dir[MS_KIND_COUNT] = { "core", "sidx/latency",
 static inline void
 fzs_rmrf(const char *path)
 {
-	struct stat st;
-	if (lstat(path, &st) != 0)
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(path);
-		struct dirent *de;
-		char sub[4096];
-		while (d && (de = readdir(d))) {
-			if (!strcmp(de->d_name, ".") ||
-			    !strcmp(de->d_name, ".."))
-				continue;
-			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-			fzs_rmrf(sub);
-		}
-		if (d)
-			closedir(d);
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
+	ms_fs_rm_tree(path, NULL);
 }
 
 static inline bool

@@ -1,0 +1,192 @@
+/*
+ * fs.c - mkdir -p, rm -r and directory fsync for every layer (ms_fs.h).
+ *
+ * Each helper records the first failure with the path it concerns and
+ * leaves errno at that failure's cause before returning, because callers in
+ * the upper layers word their own messages from errno.
+ */
+#include "ms_fs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ms_fail, then errno = e (formatting may clobber it). */
+static int
+fail_errno(ms_errbuf *eb, int e, int err, const char *what, const char *path)
+{
+	ms_fail(eb, err, "%s%s: %s", what, path, strerror(e));
+	errno = e;
+	return err;
+}
+
+int
+ms_fs_mkdir_p(const char *path, mode_t mode, ms_errbuf *eb)
+{
+	char buf[MS_FS_PATH_MAX];
+	size_t n = strlen(path);
+	if (n == 0)
+		return fail_errno(eb, ENOENT, MS_ERR_INVAL, "", "(empty path)");
+	if (n >= sizeof(buf))
+		return fail_errno(eb, ENAMETOOLONG, MS_ERR_RANGE, "", path);
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		int rc = mkdir(buf, mode);
+		int e = errno;
+		if (rc != 0 && e != EEXIST)
+			return fail_errno(eb, e, ms_err_from_errno(e), "", buf);
+		*p = '/';
+	}
+	if (mkdir(buf, mode) == 0)
+		return 0;
+	int e = errno;
+	struct stat st;
+	if (e != EEXIST)
+		return fail_errno(eb, e, ms_err_from_errno(e), "", buf);
+	if (stat(buf, &st) != 0)
+		return fail_errno(eb, errno, ms_err_from_errno(errno), "", buf);
+	if (!S_ISDIR(st.st_mode))
+		return fail_errno(eb, ENOTDIR, MS_ERR_IO, "", buf);
+	return 0;
+}
+
+/* One removal: the path being worked on (extended and cut back in place
+ * as the walk descends) and the first failure. */
+struct rm {
+	char path[MS_FS_PATH_MAX];
+	int rc, e;
+	ms_errbuf *eb;
+};
+
+static void
+rm_fail(struct rm *r, int err, int e)
+{
+	if (r->rc)
+		return;
+	r->rc = err;
+	r->e = e;
+	ms_fail(r->eb, err, "remove %s: %s", r->path, strerror(e));
+}
+
+/* The system call failed with errno: a vanished entry is not an error. */
+static void
+rm_errno(struct rm *r)
+{
+	int e = errno;
+	if (e != ENOENT)
+		rm_fail(r, ms_err_from_errno(e), e);
+}
+
+static void
+rm_walk(struct rm *r, size_t len, int depth)
+{
+	struct stat st;
+	if (lstat(r->path, &st) != 0) {
+		rm_errno(r);
+		return;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlink(r->path) != 0)
+			rm_errno(r);
+		return;
+	}
+	if (depth > MS_FS_MAX_DEPTH) {
+		rm_fail(r, MS_ERR_RANGE, ELOOP);
+		return;
+	}
+	DIR *d = opendir(r->path);
+	if (!d) {
+		rm_errno(r);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		size_t k = strlen(de->d_name);
+		if (len + 1 + k >= sizeof(r->path)) {
+			rm_fail(r, MS_ERR_RANGE, ENAMETOOLONG);
+			continue;
+		}
+		r->path[len] = '/';
+		memcpy(r->path + len + 1, de->d_name, k + 1);
+		rm_walk(r, len + 1 + k, depth + 1);
+		r->path[len] = '\0';
+	}
+	closedir(d);
+	if (rmdir(r->path) != 0)
+		rm_errno(r);
+}
+
+int
+ms_fs_rm_tree(const char *path, ms_errbuf *eb)
+{
+	struct rm r = { .eb = eb };
+	size_t n = strlen(path);
+	if (n >= sizeof(r.path))
+		return fail_errno(eb, ENAMETOOLONG, MS_ERR_RANGE, "remove ",
+		                  path);
+	memcpy(r.path, path, n + 1);
+	rm_walk(&r, n, 0);
+	if (r.rc)
+		errno = r.e;
+	return r.rc;
+}
+
+int
+ms_fs_fsync_dir(const char *dir, ms_errbuf *eb)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) != 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		ms_fail(eb, ms_err_from_errno(e), "%s: fsync: %s", dir,
+		        strerror(e));
+		errno = e;
+		return ms_err_from_errno(e);
+	}
+	close(fd);
+	return 0;
+}
+
+int
+ms_fs_parent(char *out, size_t n, const char *path)
+{
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	size_t cut = len;
+	while (cut > 0 && path[cut - 1] != '/')
+		cut--;
+	const char *src = path;
+	if (cut == 0) { /* no slash: the current directory */
+		src = ".";
+		cut = 1;
+	} else if (cut > 1) {
+		cut--; /* drop the slash before the last name */
+	}
+	if (cut >= n) {
+		errno = ENAMETOOLONG;
+		return MS_ERR_RANGE;
+	}
+	memcpy(out, src, cut);
+	out[cut] = '\0';
+	return 0;
+}
+
+int
+ms_fs_fsync_parent(const char *path, ms_errbuf *eb)
+{
+	char dir[MS_FS_PATH_MAX];
+	if (ms_fs_parent(dir, sizeof(dir), path) != 0)
+		return fail_errno(eb, ENAMETOOLONG, MS_ERR_RANGE, "", path);
+	return ms_fs_fsync_dir(dir, eb);
+}

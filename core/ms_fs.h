@@ -1,0 +1,56 @@
+/*
+ * ms_fs.h - the small file-system helpers every layer shares: create a
+ * directory and its parents, remove a tree, make a directory's entries
+ * durable.
+ *
+ * They exist once so that the shard, the replay's scratch shards, the
+ * fixture builder and the command line agree on what "mkdir -p" and
+ * "rm -r" mean (modes, depth, what counts as success).
+ *
+ * Contract shared by every function:
+ *  1. 0 on success, else a negative enum ms_err (ms_err_from_errno for a
+ *     failed system call, MS_ERR_RANGE for a path or depth over the limit).
+ *  2. On failure eb (may be NULL) names the path that failed and why, and
+ *     errno holds the cause, so a caller may word its own message with
+ *     strerror(errno) instead.
+ *  3. Nothing is printed; no state is kept; any thread may call them.
+ */
+#ifndef MS_FS_H
+#define MS_FS_H
+
+#include "ms_err.h"
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Longest path the helpers build (bytes, with the NUL). */
+#define MS_FS_PATH_MAX 4096
+/* Deepest tree ms_fs_rm_tree descends into below its root. */
+#define MS_FS_MAX_DEPTH 16
+
+/* mkdir -p: create path and every missing parent with mode (less the
+ * umask). An existing directory is success; an existing non-directory at
+ * path fails with ENOTDIR. Messages: "COMPONENT: strerror". */
+int ms_fs_mkdir_p(const char *path, mode_t mode, ms_errbuf *eb);
+
+/* rm -r: remove path and, if it is a directory, everything below it,
+ * without following symbolic links. A path that does not exist (or an entry
+ * that vanishes meanwhile) is success. On an error it goes on removing what
+ * it can and returns the first error ("remove PATH: strerror"); a tree
+ * deeper than MS_FS_MAX_DEPTH is left in place below that depth. */
+int ms_fs_rm_tree(const char *path, ms_errbuf *eb);
+
+/* fsync a directory, so the entries created, renamed or removed in it
+ * survive a crash. Message: "DIR: fsync: strerror". */
+int ms_fs_fsync_dir(const char *dir, ms_errbuf *eb);
+
+/* The directory holding path, into out (n bytes): trailing slashes are
+ * ignored, "." when path has no slash, "/" for an entry of the root.
+ * MS_ERR_RANGE if it does not fit. */
+int ms_fs_parent(char *out, size_t n, const char *path);
+
+/* ms_fs_fsync_dir of the directory holding path (ms_fs_parent): makes a
+ * rename onto path durable. */
+int ms_fs_fsync_parent(const char *path, ms_errbuf *eb);
+
+#endif

@@ -1,0 +1,4 @@
+# Helpers every layer shares: file-system helpers (core/fs.c) and the enum
+# name tables (core/ms_enum.h with the core tables that use it).
+ms_add_test(test_fs LIBS mscore)
+ms_add_test(test_enum LIBS mscore)

@@ -1,0 +1,204 @@
+/*
+ * test_fs.c - the shared file-system helpers (core/ms_fs.h): mkdir -p,
+ * rm -r, the parent of a path and directory fsync, with the messages and
+ * errno a caller words its own error from.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ms_fs.h"
+#include "testdir.h"
+
+static char base[4096];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	return ms_test_mkdtemp(base, sizeof(base), "ms-fs") ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	return ms_fs_rm_tree(base, NULL) == 0 ? 0 : -1;
+}
+
+static bool
+is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool
+exists(const char *p)
+{
+	struct stat st;
+	return lstat(p, &st) == 0;
+}
+
+static void
+touch(const char *p)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "x", 1), 1);
+	close(fd);
+}
+
+static void
+test_mkdir_p_creates_every_level(void **state)
+{
+	(void)state;
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/a/b/c", base);
+	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
+	assert_true(is_dir(p));
+	/* Again: an existing directory is success. */
+	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
+	/* A trailing slash is the same directory. */
+	strcat(p, "/");
+	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
+}
+
+static void
+test_mkdir_p_names_the_blocking_file(void **state)
+{
+	(void)state;
+	char f[4200], p[4300];
+	snprintf(f, sizeof(f), "%s/file", base);
+	touch(f);
+	ms_errbuf eb = { "" };
+	/* The file itself: it exists but is no directory. */
+	errno = 0;
+	int rc = ms_fs_mkdir_p(f, 0755, &eb);
+	assert_int_equal(rc, MS_ERR_IO);
+	assert_int_equal(errno, ENOTDIR);
+	assert_non_null(strstr(eb.msg, f));
+	/* Below it: the failing component is named. */
+	snprintf(p, sizeof(p), "%s/sub/dir", f);
+	errno = 0;
+	rc = ms_fs_mkdir_p(p, 0755, &eb);
+	assert_true(rc < 0);
+	assert_int_equal(errno, ENOTDIR);
+	char want[4400];
+	snprintf(want, sizeof(want), "%s/sub: %s", f, strerror(ENOTDIR));
+	assert_string_equal(eb.msg, want);
+	assert_int_equal(ms_fs_mkdir_p("", 0755, &eb), MS_ERR_INVAL);
+}
+
+static void
+test_rm_tree_removes_everything(void **state)
+{
+	(void)state;
+	char root[4200], p[4300];
+	snprintf(root, sizeof(root), "%s/tree", base);
+	snprintf(p, sizeof(p), "%s/x/y/z", root);
+	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
+	snprintf(p, sizeof(p), "%s/x/y/z/f", root);
+	touch(p);
+	snprintf(p, sizeof(p), "%s/top", root);
+	touch(p);
+	/* A link to something outside is removed, not followed. */
+	char outside[4200], link[4300];
+	snprintf(outside, sizeof(outside), "%s/outside", base);
+	touch(outside);
+	snprintf(link, sizeof(link), "%s/x/link", root);
+	assert_int_equal(symlink(outside, link), 0);
+	assert_int_equal(ms_fs_rm_tree(root, NULL), 0);
+	assert_false(exists(root));
+	assert_true(exists(outside));
+	/* Gone already, and a plain file. */
+	assert_int_equal(ms_fs_rm_tree(root, NULL), 0);
+	assert_int_equal(ms_fs_rm_tree(outside, NULL), 0);
+	assert_false(exists(outside));
+}
+
+static void
+test_rm_tree_stops_at_the_depth_limit(void **state)
+{
+	(void)state;
+	char root[4200], p[4200];
+	snprintf(root, sizeof(root), "%s/deep", base);
+	size_t n = (size_t)snprintf(p, sizeof(p), "%s", root);
+	for (int i = 0; i <= MS_FS_MAX_DEPTH; i++)
+		n += (size_t)snprintf(p + n, sizeof(p) - n, "/d");
+	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_fs_rm_tree(root, &eb), MS_ERR_RANGE);
+	assert_non_null(strstr(eb.msg, "remove "));
+	assert_true(exists(p));
+	/* One level less is within the limit. */
+	p[strlen(p) - 2] = '\0';
+	assert_int_equal(ms_fs_rm_tree(p, NULL), 0);
+	assert_int_equal(ms_fs_rm_tree(root, NULL), 0);
+	assert_false(exists(root));
+}
+
+static void
+test_parent(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *path, *parent;
+	} v[] = {
+		{ "a/b/c", "a/b" }, { "a/b/", "a" },  { "name", "." },
+		{ "name/", "." },   { "/a", "/" },    { "/", "/" },
+		{ "/x/y", "/x" },   { "a//b", "a/" },
+	};
+	char out[64];
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		assert_int_equal(ms_fs_parent(out, sizeof(out), v[i].path), 0);
+		assert_string_equal(out, v[i].parent);
+	}
+	char tiny[3];
+	assert_int_equal(ms_fs_parent(tiny, sizeof(tiny), "abc/d"),
+	                 MS_ERR_RANGE);
+}
+
+static void
+test_fsync_dir(void **state)
+{
+	(void)state;
+	char p[4200];
+	assert_int_equal(ms_fs_fsync_dir(base, NULL), 0);
+	snprintf(p, sizeof(p), "%s/file", base);
+	touch(p);
+	assert_int_equal(ms_fs_fsync_parent(p, NULL), 0);
+	ms_errbuf eb = { "" };
+	snprintf(p, sizeof(p), "%s/missing", base);
+	errno = 0;
+	assert_int_equal(ms_fs_fsync_dir(p, &eb), MS_ERR_IO);
+	assert_int_equal(errno, ENOENT);
+	char want[4300];
+	snprintf(want, sizeof(want), "%s: fsync: %s", p, strerror(ENOENT));
+	assert_string_equal(eb.msg, want);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mkdir_p_creates_every_level),
+		cmocka_unit_test(test_mkdir_p_names_the_blocking_file),
+		cmocka_unit_test(test_rm_tree_removes_everything),
+		cmocka_unit_test(test_rm_tree_stops_at_the_depth_limit),
+		cmocka_unit_test(test_parent),
+		cmocka_unit_test(test_fsync_dir),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
