@@ -88,6 +88,7 @@
 #include <string.h>
 #include <time.h>
 
+/* The per-trace arena: 64 KiB chunks, one kept across traces. */
 #define ARENA_CHUNK (64u << 10)
 
 static const char *const stage_names[MS_MERGE_STAGE_COUNT] = {
@@ -109,86 +110,6 @@ now_ns(clockid_t clk)
 	if (clock_gettime(clk, &ts) != 0)
 		return 0;
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* ---- per-trace arena: chunks never move, reset keeps the first one ---- */
-
-typedef struct arena_chunk {
-	struct arena_chunk *next;
-	size_t size;
-	size_t used;
-	uint8_t data[];
-} arena_chunk;
-
-typedef struct arena {
-	ms_mem *mem;
-	arena_chunk *head; /* current chunk; older ones follow */
-} arena;
-
-static void *
-arena_alloc(arena *a, size_t n, size_t align)
-{
-	arena_chunk *c = a->head;
-	if (c) {
-		size_t off = (c->used + align - 1) & ~(align - 1);
-		if (off <= c->size && n <= c->size - off) {
-			c->used = off + n;
-			return c->data + off;
-		}
-	}
-	size_t size = ARENA_CHUNK, total;
-	if (n > size)
-		size = n;
-	if (!ms_add_ok(size, sizeof(arena_chunk), &total))
-		return NULL;
-	c = ms_mem_alloc(a->mem, total);
-	if (!c)
-		return NULL;
-	c->next = a->head;
-	c->size = size;
-	c->used = n;
-	a->head = c;
-	return c->data;
-}
-
-static void
-arena_free_chain(ms_mem *mem, arena_chunk *c)
-{
-	while (c) {
-		arena_chunk *next = c->next;
-		ms_mem_free(mem, c, sizeof(arena_chunk) + c->size);
-		c = next;
-	}
-}
-
-/* Keep the newest chunk (emptied), free the rest. */
-static void
-arena_reset(arena *a)
-{
-	if (!a->head)
-		return;
-	arena_free_chain(a->mem, a->head->next);
-	a->head->next = NULL;
-	a->head->used = 0;
-}
-
-static void
-arena_release(arena *a)
-{
-	arena_free_chain(a->mem, a->head);
-	a->head = NULL;
-}
-
-static const char *
-arena_str(arena *a, const char *s)
-{
-	if (!s)
-		return NULL;
-	size_t n = strlen(s) + 1;
-	char *p = arena_alloc(a, n, 1);
-	if (p)
-		memcpy(p, s, n);
-	return p;
 }
 
 /* ---- the merge context ---- */
@@ -215,7 +136,7 @@ typedef struct srow {
 /* Where one trace's rows are assembled: rows copied into the arena, then
  * ordered into flat[0..nrows). Reset for every trace. */
 typedef struct scratch {
-	arena arena;
+	ms_arena arena;
 	srow *rows;
 	size_t nrows, caprows;
 	ms_row *flat;
@@ -418,13 +339,13 @@ static int
 copy_row(merge_ctx *c, scratch *sc, const uint8_t *tid, const ms_row *in,
          ms_row *out)
 {
-	arena *a = &sc->arena;
+	ms_arena *a = &sc->arena;
 	*out = *in;
 	out->trace_id = tid; /* same bytes; tid outlives the write */
-	out->segment_id = arena_str(a, in->segment_id);
-	out->service = arena_str(a, in->service);
-	out->instance = arena_str(a, in->instance);
-	out->endpoint = arena_str(a, in->endpoint);
+	out->segment_id = ms_arena_strdup(a, in->segment_id);
+	out->service = ms_arena_strdup(a, in->service);
+	out->instance = ms_arena_strdup(a, in->instance);
+	out->endpoint = ms_arena_strdup(a, in->endpoint);
 	if ((in->segment_id && !out->segment_id) ||
 	    (in->service && !out->service) ||
 	    (in->instance && !out->instance) ||
@@ -434,11 +355,11 @@ copy_row(merge_ctx *c, scratch *sc, const uint8_t *tid, const ms_row *in,
 		size_t nb;
 		if (!ms_mul_ok(in->ntags, sizeof(char *), &nb))
 			goto nomem;
-		const char **tags = arena_alloc(a, nb, sizeof(void *));
+		const char **tags = ms_arena_alloc(a, nb, sizeof(void *));
 		if (!tags)
 			goto nomem;
 		for (uint32_t i = 0; i < in->ntags; i++) {
-			tags[i] = arena_str(a, in->tags[i]);
+			tags[i] = ms_arena_strdup(a, in->tags[i]);
 			if (!tags[i])
 				goto nomem;
 		}
@@ -447,7 +368,7 @@ copy_row(merge_ctx *c, scratch *sc, const uint8_t *tid, const ms_row *in,
 		out->tags = NULL;
 	}
 	if (in->body_len) {
-		uint8_t *b = arena_alloc(a, in->body_len, 1);
+		uint8_t *b = ms_arena_alloc(a, in->body_len, 1);
 		if (!b)
 			goto nomem;
 		memcpy(b, in->body, in->body_len);
@@ -539,7 +460,7 @@ collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols)
 	sc->nrows = 0;
 	sc->hdr_min = INT64_MAX;
 	sc->hdr_end = INT64_MIN;
-	arena_reset(&sc->arena);
+	ms_arena_reset(&sc->arena);
 	for (size_t g = 0; g < ngroup; g++) {
 		src *s = &c->srcs[group[g]];
 		ms_part_iter *it = emit ? s->eit : s->it;
@@ -1055,7 +976,7 @@ remove_outputs(merge_ctx *c)
 static void
 scratch_release(merge_ctx *c, scratch *sc)
 {
-	arena_release(&sc->arena);
+	ms_arena_release(&sc->arena);
 	ms_mem_free(c->mem, sc->rows, sc->caprows * sizeof(srow));
 	ms_mem_free(c->mem, sc->flat, sc->capflat * sizeof(ms_row));
 	sc->rows = NULL;
@@ -1398,8 +1319,8 @@ attempt(const ms_merge_req *req, ms_merge_result *res, ms_mem *mem, ms_io *io,
 	c.res = res;
 	c.mem = mem;
 	c.io = io;
-	c.sc.arena.mem = mem;
-	c.esc.arena.mem = mem;
+	ms_arena_init(&c.sc.arena, mem, ARENA_CHUNK, 1);
+	ms_arena_init(&c.esc.arena, mem, ARENA_CHUNK, 1);
 	c.lossless = lossless;
 	c.t_stage = now_ns(CLOCK_MONOTONIC);
 

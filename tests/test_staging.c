@@ -1,5 +1,6 @@
 /*
- * test_staging.c - the staging budget and the stager (core/staging.c):
+ * test_staging.c - the staging budget (core/staging.c), the batch builder
+ * (core/batch.c) and the stager (core/stager.c):
  * the hard ceiling formula, the adaptive planner's vectors, batches cut
  * only between complete traces at exactly the byte and count limits,
  * oversized traces kept without ever reaching Decide, the trace grace
