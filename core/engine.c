@@ -827,6 +827,7 @@ run_job(ms_engine *e, job *j, unsigned windex)
 		.now_ns = j->d.now_ns,
 		.grace_ns = 0,
 		.zstd_level = e->o.zstd_level,
+		.staging = e->o.staging,
 		.hooks = e->o.merge_hooks,
 		.on_drop = e->o.on_drop,
 		.drop_arg = e->o.drop_arg,

@@ -328,6 +328,7 @@ ms_arena_alloc(ms_arena *a, size_t n, size_t align)
 	if (c) {
 		size_t off = (c->used + align - 1) & ~(align - 1);
 		if (off <= c->size && n <= c->size - off) {
+			a->used_bytes += off + n - c->used;
 			c->used = off + n;
 			return c->data + off;
 		}
@@ -348,6 +349,7 @@ ms_arena_alloc(ms_arena *a, size_t n, size_t align)
 		a->cold_bytes += size;
 	}
 	a->cap_bytes += size;
+	a->used_bytes += n;
 	c->used = n;
 	c->next = a->head;
 	a->head = c;

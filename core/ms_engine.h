@@ -173,6 +173,7 @@ typedef struct ms_engine_opts {
 	 * input is blamed for before the engine stops (see Failures). */
 	uint32_t fatal_after;
 	const struct ms_pipeline *pipeline; /* NULL = disabled */
+	enum ms_staging_mode staging;       /* sampling merges; 0 = retain */
 	int zstd_level;                     /* 0 = writer default */
 	const ms_merge_hooks *merge_hooks;  /* tests only */
 	/* Passed to every merge (ms_merge_req.on_drop): each confirmed dropped

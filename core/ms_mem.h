@@ -150,6 +150,8 @@ typedef struct ms_arena {
 	ms_arena_chunk *spare; /* emptied standard chunks */
 	size_t nspare;
 	uint64_t cap_bytes;    /* capacity of the chunks in use */
+	uint64_t used_bytes;   /* bytes handed out since init, padding
+	                        * included (a caller's charge by difference) */
 	uint64_t cold_bytes;   /* 3. */
 	uint64_t reused_bytes; /* 3. */
 } ms_arena;

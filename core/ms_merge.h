@@ -95,6 +95,21 @@ typedef struct ms_merge_hooks {
 	int64_t stage_bounds_skew_ns;
 } ms_merge_hooks;
 
+/* How a sampling merge writes the traces it keeps (DESIGN, Staging). */
+enum ms_staging_mode {
+	/* The stager retains each staged trace's payload (a single input's
+	 * blocks as stored, a fragmented trace's combined rows), charged
+	 * against the budget; kept traces are written from it. */
+	MS_STAGING_RETAIN = 0,
+	/* Only what Decide reads is staged; kept traces are re-read from
+	 * the pinned inputs once their batch is decided. */
+	MS_STAGING_REREAD = 1,
+};
+/* "retain", "reread"; "unknown" out of range. */
+const char *ms_staging_mode_name(enum ms_staging_mode m);
+/* 0 and *out set, or MS_ERR_INVAL for anything else (NULL too). */
+int ms_staging_mode_parse(const char *s, enum ms_staging_mode *out);
+
 typedef struct ms_merge_req {
 	ms_shard *shard;        /* borrowed */
 	const uint64_t *inputs; /* part IDs, >= 2 (>= 1 for finalize) */
@@ -107,9 +122,10 @@ typedef struct ms_merge_req {
 	ms_io *io;          /* engine-wide I/O counters; may be NULL */
 	const struct ms_pipeline *pipeline; /* NULL = disabled */
 	int64_t now_ns;                     /* logical clock at dispatch */
-	int64_t grace_ns;            /* 0 = 2 h; frontier = now - grace */
-	int zstd_level;              /* 0 = the part writer's default */
-	const ms_merge_hooks *hooks; /* tests only; NULL otherwise */
+	int64_t grace_ns;             /* 0 = 2 h; frontier = now - grace */
+	int zstd_level;               /* 0 = the part writer's default */
+	enum ms_staging_mode staging; /* sampling merges; 0 = retain */
+	const ms_merge_hooks *hooks;  /* tests only; NULL otherwise */
 	/* Optional: called once per confirmed dropped trace, in merge
 	 * (trace-ID) order, with the trace's row count, after the merge
 	 * published successfully and before ms_merge_execute returns; never
@@ -166,6 +182,10 @@ typedef struct ms_merge_sampling {
 	 * trace, as in a lossless merge. */
 	uint32_t decoded_cols;
 	uint64_t blocks_decoded; /* input blocks decoded for staging */
+	/* Retain mode: capacity of the arena holding staged payload, newly
+	 * allocated (cold) or taken back from the previous batch (reused). */
+	uint64_t arena_cold_bytes;
+	uint64_t arena_reused_bytes;
 	/* Sampling attempts discarded because a part that became active
 	 * during the merge may hold a dropped trace; each was redone
 	 * against the new inventory, and after 3 the merge was redone

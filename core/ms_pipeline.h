@@ -532,6 +532,9 @@ typedef struct ms_stage_emit {
 	enum ms_trace_outcome outcome;
 	bool keep; /* outcome != MS_TRACE_DROPPED */
 	int64_t min_ts, max_ts;
+	/* The last trace of its batch (or an oversized trace, alone):
+	 * nothing added before it is pending any more. */
+	bool batch_end;
 } ms_stage_emit;
 
 /* Return 0 to go on; a negative ms_err stops the stager with it, and

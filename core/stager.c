@@ -400,6 +400,7 @@ flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
 		e.cookie = p->cookie;
 		e.outcome = MS_TRACE_KEPT;
 		e.keep = true;
+		e.batch_end = i + 1 == s->npend;
 		if (hot) {
 			const hot_ent *h = &he[idx];
 			e.trace_id = s->hot_tids.data + h->tid_off;
@@ -525,7 +526,7 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 			            rows,         ts->nrows,
 			            cookie,       MS_TRACE_OVERSIZED,
 			            true,         ts->min_ts,
-			            ts->max_ts };
+			            ts->max_ts,   true };
 		return emit(s, &e, eb);
 	}
 	bool hot =

@@ -1286,6 +1286,8 @@ fill_run_record(ms_replay *r, ms_ev_run *run)
 	         r->pipe ? ms_pipeline_spec(r->pipe) : "disabled");
 	copy_str(run->grace_policy, sizeof(run->grace_policy),
 	         ms_grace_policy_name(r->policy));
+	copy_str(run->staging, sizeof(run->staging),
+	         ms_staging_mode_name(r->staging));
 	run->serial = r->serial;
 	run->allow_fail_open = r->opts.allow_fail_open;
 	copy_str(run->plugin_host, sizeof(run->plugin_host),
@@ -1621,6 +1623,7 @@ open_engine(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	eo.cpus = r->limits.cpus;
 	eo.serial = r->serial;
 	eo.pipeline = r->pipe;
+	eo.staging = r->staging;
 	eo.dispatch_hook = on_dispatch;
 	eo.dispatch_arg = r;
 	eo.on_drop = on_drop;
@@ -1670,6 +1673,13 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 		             "--grace-policy '%s': expected selection or "
 		             "trace",
 		             opts->grace_policy);
+		goto fail;
+	}
+	if (opts->staging &&
+	    ms_staging_mode_parse(opts->staging, &r->staging)) {
+		rc = ms_fail(eb, MS_ERR_INVAL,
+		             "--staging '%s': expected retain or reread",
+		             opts->staging);
 		goto fail;
 	}
 	ms_rec_opts ro = { .path = r->db_path,

@@ -60,6 +60,7 @@ typedef struct once_ctx {
 	char scratch[PATH_MAX];
 	const char *plugin_dir;
 	enum ms_grace_policy policy;
+	enum ms_staging_mode staging;
 	ms_limits limits;
 } once_ctx;
 
@@ -163,6 +164,7 @@ run_once(const once_ctx *c, const char *variant, unsigned rep, size_t vi,
 	req.flags = f->finalize ? MS_MERGE_FINALIZE : 0;
 	req.parent_mem = &merge_mem;
 	req.pipeline = pipe;
+	req.staging = c->staging;
 	req.now_ns = max_ts + MS_GRACE_NS;
 	req.grace_ns = MS_GRACE_NS;
 	rc = f->finalize ? ms_merge_finalize(&req, res, eb)
@@ -314,6 +316,11 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 		               "merge-once: grace policy '%s': expected "
 		               "selection or trace",
 		               opts->grace_policy);
+	if (opts->staging && ms_staging_mode_parse(opts->staging, &c.staging))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "merge-once: --staging '%s': expected retain "
+		               "or reread",
+		               opts->staging);
 	ms__frozen f;
 	int rc = ms__frozen_read(opts->frozen_dir, &f, eb);
 	if (rc)

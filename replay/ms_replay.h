@@ -117,6 +117,7 @@ typedef struct ms_replay_opts {
 	const char *variant;      /* NULL = "disabled"; or a chain spec */
 	const char *plugin_dir;   /* NULL = MS_PLUGIN_DIR of the build */
 	const char *grace_policy; /* NULL = "selection" */
+	const char *staging;      /* "retain" (NULL) or "reread" */
 	bool serial;              /* one merge at a time */
 	bool allow_fail_open;     /* plugin_health WARNs instead of FAILing */
 	/* Tests only (NULL otherwise): handed to every merge, so that a
@@ -283,6 +284,7 @@ typedef struct ms_merge_once_opts {
 	unsigned reps; /* per variant; 0 = 5 */
 	const char *plugin_dir;
 	const char *grace_policy; /* NULL = "trace": every input is matured */
+	const char *staging;      /* "retain" (NULL) or "reread" */
 	const char *scratch_dir;  /* NULL = a new $TMPDIR/mergescope-once-*,
 	                           * removed after; frozen_dir is only read */
 	FILE *out;                /* the table; NULL = none */

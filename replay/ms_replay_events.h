@@ -85,6 +85,7 @@ typedef struct ms_ev_run {
 	char variant[MS_EV_SPEC_MAX]; /* "disabled", "alwayskeep", a chain */
 	char chain[MS_EV_SPEC_MAX];   /* the chain spec as given */
 	char grace_policy[16];        /* "selection" or "trace" */
+	char staging[16];             /* "retain" or "reread" */
 	bool serial;                  /* one merge at a time */
 	bool allow_fail_open;         /* plugin_health WARNs, not FAILs */
 	uint32_t nplugins;

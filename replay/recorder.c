@@ -162,6 +162,7 @@ static const col run_cols[] = {
 	RUN("variant", C_STR, variant),
 	RUN("chain", C_STR, chain),
 	RUN("grace_policy", C_STR, grace_policy),
+	RUN("staging", C_STR, staging),
 	RUN("serial", C_BOOL, serial),
 	RUN("allow_fail_open", C_BOOL, allow_fail_open),
 	RUN("detected_cpus", C_U32, detected_cpus),

@@ -225,6 +225,7 @@ struct ms_replay {
 	char *variant; /* the chain spec, whole (malloc) */
 	char profile[64];
 	enum ms_grace_policy policy;
+	enum ms_staging_mode staging;
 	bool keep_shard, serial;
 	bool work_created; /* work_dir made by this run (removed at close) */
 	enum ms_plugin_host_mode plugin_host;

@@ -64,6 +64,7 @@ enum ms__run_opt {
 	MS__RO_HEADLESS,
 	MS__RO_PLUGIN_HOST,
 	MS__RO_ENVELOPE,
+	MS__RO_STAGING,
 	MS__RO_JSON,
 	MS__RO_ALLOW_FAIL_OPEN,
 	MS__RO_FORCE,
@@ -119,6 +120,7 @@ enum {
 	MS__MO_REPS,
 	MS__MO_GRACE,
 	MS__MO_PLUGIN_HOST,
+	MS__MO_STAGING,
 	MS__MO_COUNT
 };
 extern const ms__opt ms__merge_once_opts[MS__MO_COUNT];
@@ -207,6 +209,7 @@ typedef struct ms__run_args {
 	const char *preset;   /* --preset P, or NULL (day-2x) */
 	const char *variant;  /* --variant or --chain, or NULL (skywalking) */
 	const char *grace;    /* --grace-policy, or NULL */
+	const char *staging;  /* --staging, or NULL (retain) */
 	const char *profile;  /* --profile, or NULL */
 	const char *work_dir; /* --work-dir DIR, or NULL (tmpfs if there) */
 	const char *db;       /* --db FILE, or NULL (the cache's runs/) */

@@ -34,6 +34,7 @@ const ms__opt ms__run_opts[MS__RO_COUNT] = {
 	        OPT("--plugin-host", "inproc|process", false, false),
 	[MS__RO_ENVELOPE] =
 	        OPT("--envelope", "auto|cgroup|emulated", false, false),
+	[MS__RO_STAGING] = OPT("--staging", "retain|reread", false, false),
 	[MS__RO_JSON] = OPT("--json", "FILE", false, false),
 	[MS__RO_ALLOW_FAIL_OPEN] = OPT("--allow-fail-open", NULL, false, false),
 	[MS__RO_FORCE] = OPT("--force", NULL, false, false),
@@ -77,6 +78,7 @@ const ms__opt ms__merge_once_opts[MS__MO_COUNT] = {
 	[MS__MO_GRACE] = OPT("--grace-policy", "selection|trace", false, false),
 	[MS__MO_PLUGIN_HOST] =
 	        OPT("--plugin-host", "inproc|process", false, false),
+	[MS__MO_STAGING] = OPT("--staging", "retain|reread", false, false),
 };
 
 const ms__opt ms__bench_opts[MS__BN_COUNT] = {

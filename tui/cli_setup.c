@@ -546,6 +546,14 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		        a->cmd, a->grace);
 		return MS_EXIT_USAGE;
 	}
+	enum ms_staging_mode staging;
+	if (a->staging && ms_staging_mode_parse(a->staging, &staging)) {
+		fprintf(err,
+		        "mergescope %s: --staging \"%s\": expected retain "
+		        "or reread\n",
+		        a->cmd, a->staging);
+		return MS_EXIT_USAGE;
+	}
 	/* The fixture: a given directory must open; a preset must exist. */
 	if (a->fixture) {
 		ms_fixture *f = NULL;
@@ -724,6 +732,7 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 		.variant = o[MS__RO_VARIANT].count ? o[MS__RO_VARIANT].value
 		                                   : o[MS__RO_CHAIN].value,
 		.grace = o[MS__RO_GRACE].value,
+		.staging = o[MS__RO_STAGING].value,
 		.profile = o[MS__RO_PROFILE].value,
 		.work_dir = o[MS__RO_WORKDIR].value,
 		.db = o[MS__RO_DB].value,
@@ -754,6 +763,7 @@ ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
 	ro->variant = cfg->variant;
 	ro->plugin_dir = cfg->plugin_dir;
 	ro->grace_policy = a->grace;
+	ro->staging = a->staging;
 	ro->serial = a->serial;
 	ro->allow_fail_open = a->allow_fail_open;
 	ro->profile = a->profile;

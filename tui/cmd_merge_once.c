@@ -101,6 +101,7 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	mo.reps = reps;
 	mo.plugin_dir = plugin_dir;
 	mo.grace_policy = o[MS__MO_GRACE].value;
+	mo.staging = o[MS__MO_STAGING].value;
 	mo.plugin_host = host_mode;
 	mo.plugin_host_exe = host_exe;
 	mo.out = out;
