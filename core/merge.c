@@ -1283,14 +1283,16 @@ sampling_open(merge_ctx *c)
 	for (size_t i = 0; i < c->nsrcs; i++)
 		plan.trace_hint += metas[i].blocks; /* >= the traces */
 	ms_mem_free(c->mem, metas, c->nsrcs * sizeof(ms_part_meta));
-	/* A chain that reads no column is staged from block headers: a
-	 * trace is charged its descriptor only, so the byte limit (sized
-	 * for decoded columns) would never cut and the merge would go to
-	 * Decide in one batch holding every trace. Cut it into the planned
-	 * number of batches by trace count instead: the batch buffers are
-	 * then sized for one planned batch and reused by the next. */
+	/* Reread: a chain that reads no column is staged from block
+	 * headers: a trace is charged its descriptor only, so the byte
+	 * limit (sized for decoded columns) would never cut and the merge
+	 * would go to Decide in one batch holding every trace. Cut it into
+	 * the planned number of batches by trace count instead: the batch
+	 * buffers are then sized for one planned batch and reused by the
+	 * next. Retain charges the payload it holds: the bytes cut. */
 	uint32_t proj = ms_chain_projection(ms_pipeline_chain(p)) & MS_COL_ALL;
-	if (!proj && plan.planned > 1 && plan.trace_hint > 0) {
+	if (!proj && req->staging == MS_STAGING_REREAD && plan.planned > 1 &&
+	    plan.trace_hint > 0) {
 		uint64_t per =
 		        (plan.trace_hint + plan.planned - 1) / plan.planned;
 		if (per < plan.trace_cap)
@@ -1374,6 +1376,15 @@ sampling_finish(merge_ctx *c)
 	sm->decide_ns = (int64_t)r->decide_ns;
 	sm->decide_dup_traces = r->decide_dup_traces;
 	sm->bounds_mismatch = r->bounds_mismatch;
+	sm->peak_concurrent_bytes = r->peak_concurrent;
+	sm->nbatch_recs = (uint32_t)(r->batches < MS_MERGE_BATCH_RECS
+	                                     ? r->batches
+	                                     : MS_MERGE_BATCH_RECS);
+	for (uint32_t i = 0; i < sm->nbatch_recs; i++)
+		sm->batch[i] = (ms_merge_batch){ r->batch[i].charged,
+			                         r->batch[i].traces,
+			                         r->batch[i].evaluated,
+			                         (int)r->batch[i].reason };
 	sm->arena_cold_bytes = c->hold.cold_bytes;
 	sm->arena_reused_bytes = c->hold.reused_bytes;
 	if (c->ndrops != ms_dropset_count(c->drops))

@@ -152,6 +152,15 @@ typedef struct ms_merge_index_stats {
 /* The classification (enum ms_sampling_class, enum ms_sampling_reason)
  * and its names are ms_sampling.h's. */
 
+/* One decided batch of a sampling merge, as the stager cut it. */
+typedef struct ms_merge_batch {
+	uint64_t charged_bytes; /* the batch's charged bytes when cut */
+	uint32_t traces;        /* traces in it, whatever their outcome */
+	uint32_t evaluated;     /* of which reached Decide */
+	int reason;             /* enum ms_flush_reason (ms_pipeline.h) */
+} ms_merge_batch;
+#define MS_MERGE_BATCH_RECS 64
+
 /* Sampling figures of one merge (all zero with the pipeline disabled,
  * except class/reason). */
 typedef struct ms_merge_sampling {
@@ -186,6 +195,12 @@ typedef struct ms_merge_sampling {
 	 * allocated (cold) or taken back from the previous batch (reused). */
 	uint64_t arena_cold_bytes;
 	uint64_t arena_reused_bytes;
+	/* The highest charged bytes staged by every merge of the pipeline
+	 * at once, seen while this merge staged. */
+	uint64_t peak_concurrent_bytes;
+	/* The first MS_MERGE_BATCH_RECS batches (`batches` counts all). */
+	uint32_t nbatch_recs;
+	ms_merge_batch batch[MS_MERGE_BATCH_RECS];
 	/* Sampling attempts discarded because a part that became active
 	 * during the merge may hold a dropped trace; each was redone
 	 * against the new inventory, and after 3 the merge was redone

@@ -587,7 +587,11 @@ typedef struct ms_stage_report {
 	uint64_t decide_calls; /* chain calls (batches with evaluations) */
 	ms_stage_batch_rec batch[MS_STAGE_BATCH_RECS]; /* the first ones */
 	uint64_t peak_charged; /* peak live charged bytes */
-	uint64_t peak_alloc;   /* peak live bytes allocated by staging */
+	/* Peak of opts.live_gauge seen after this stager's adds: what every
+	 * stager of the pipeline charged at once (peak_charged without a
+	 * gauge). */
+	uint64_t peak_concurrent;
+	uint64_t peak_alloc; /* peak live bytes allocated by staging */
 	uint64_t total_charged;
 	uint64_t traces, rows;
 	uint64_t evaluated, kept, proposed_drops, dropped, deferred;

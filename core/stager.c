@@ -589,8 +589,11 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 		return nomem(s, rc, eb);
 	s->npend++;
 	s->live += c;
+	uint64_t all = s->live;
 	if (s->o.live_gauge)
-		atomic_fetch_add(s->o.live_gauge, c);
+		all = atomic_fetch_add(s->o.live_gauge, c) + c;
+	if (all > s->rep.peak_concurrent)
+		s->rep.peak_concurrent = all;
 	s->rep.total_charged += c;
 	if (s->live > s->rep.peak_charged)
 		s->rep.peak_charged = s->live;

@@ -66,6 +66,11 @@ static const char *const part_what_names[MS_EV_PART_KIND_COUNT] = {
 	"removed",
 	"deleted",
 };
+/* ms_flush_reason_name's names, in enum order (parsed back on read). */
+static const char *const flush_names[] = { "bytes", "traces", "oversized",
+	                                   "final" };
+#define FLUSH_COUNT ((int)(sizeof(flush_names) / sizeof(flush_names[0])))
+
 static const char *const kind_names[MS_KIND_COUNT] = {
 	"core",
 	"latency",
@@ -136,6 +141,7 @@ enum col_type {
 	C_PHASE,  /* enum ms_ev_phase_id as its name */
 	C_WHAT,   /* enum ms_ev_part_kind as its name */
 	C_KIND,   /* enum ms_part_kind as its name */
+	C_FLUSH,  /* enum ms_flush_reason as its name */
 };
 
 typedef struct col {
@@ -315,6 +321,9 @@ static const col merge_cols[] = {
 	MRG("hard_limit_bytes", C_U64, sampling.hard_limit_bytes),
 	MRG("preferred_limit_bytes", C_U64, sampling.preferred_limit_bytes),
 	MRG("peak_staged_bytes", C_U64, sampling.peak_staged_bytes),
+	MRG("peak_concurrent_bytes", C_U64, sampling.peak_concurrent_bytes),
+	MRG("arena_cold_bytes", C_U64, sampling.arena_cold_bytes),
+	MRG("arena_reused_bytes", C_U64, sampling.arena_reused_bytes),
 	MRG("guard_probes", C_U64, sampling.guard_probes),
 	MRG("guard_deferred_positive", C_U64, sampling.guard_deferred_positive),
 	MRG("guard_deferred_budget", C_U64, sampling.guard_deferred_budget),
@@ -369,6 +378,14 @@ static const col input_cols[] = {
 };
 
 #define LNK(n, t, f) COL(ms_ev_link, n, t, f)
+#define BAT(n, t, f) COL(ms_merge_batch, n, t, f)
+static const col batch_cols[] = {
+	BAT("charged_bytes", C_U64, charged_bytes),
+	BAT("traces", C_U32, traces),
+	BAT("evaluated", C_U32, evaluated),
+	BAT("reason", C_FLUSH, reason),
+};
+
 static const col link_cols[] = {
 	LNK("name", C_STR, name),
 	LNK("calls", C_U64, calls),
@@ -503,6 +520,7 @@ enum {
 	T_MERGE,
 	T_INPUT,
 	T_LINK,
+	T_BATCH,
 	T_PART,
 	T_SAMPLE,
 	T_PHASE,
@@ -528,6 +546,10 @@ static const ev_table tables[T_COUNT] = {
 	[T_LINK] = { "merge_link", "seq INTEGER NOT NULL, idx INTEGER NOT NULL",
 	             2, link_cols, NCOLS(link_cols), ", PRIMARY KEY (seq, idx)",
 	             " WITHOUT ROWID", "seq, idx", NULL, 0 },
+	[T_BATCH] = { "merge_batch",
+	              "seq INTEGER NOT NULL, idx INTEGER NOT NULL", 2,
+	              batch_cols, NCOLS(batch_cols), ", PRIMARY KEY (seq, idx)",
+	              " WITHOUT ROWID", "seq, idx", NULL, 0 },
 	[T_PART] = { "part_event", "id INTEGER PRIMARY KEY", 0, part_cols,
 	             NCOLS(part_cols), "", "", "id", NULL, 0 },
 	[T_SAMPLE] = { "sample", "id INTEGER PRIMARY KEY", 0, sample_cols,
@@ -547,7 +569,7 @@ static bool
 is_text(enum col_type t)
 {
 	return t == C_STR || t == C_SUM || t == C_CLASS || t == C_REASON ||
-	       t == C_PHASE || t == C_WHAT || t == C_KIND;
+	       t == C_PHASE || t == C_WHAT || t == C_KIND || t == C_FLUSH;
 }
 
 /* Append printf-style to a fixed buffer; false when it does not fit. */
@@ -746,6 +768,15 @@ bind_cols(sqlite3_stmt *st, int first, const col *cols, size_t n,
 			                       -1, SQLITE_STATIC);
 			break;
 		}
+		case C_FLUSH: {
+			int v = enum_get(p);
+			rc = sqlite3_bind_text(st, k,
+			                       v >= 0 && v < FLUSH_COUNT
+			                               ? flush_names[v]
+			                               : "?",
+			                       -1, SQLITE_STATIC);
+			break;
+		}
 		}
 		if (rc != SQLITE_OK)
 			return rc;
@@ -831,6 +862,11 @@ read_cols(sqlite3_stmt *st, int first, const col *cols, size_t n, void *obj)
 			ok = ok && e >= 0;
 			enum_set(p, e < 0 ? 0 : e);
 			break;
+		case C_FLUSH:
+			e = name_index(flush_names, FLUSH_COUNT, t);
+			ok = ok && e >= 0;
+			enum_set(p, e < 0 ? 0 : e);
+			break;
 		}
 	}
 	return ok;
@@ -882,6 +918,7 @@ enum {
 	S_MERGE,
 	S_INPUT,
 	S_LINK,
+	S_BATCH,
 	S_PART,
 	S_SAMPLE,
 	S_PHASE,
@@ -1072,12 +1109,13 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 	static const struct {
 		int slot, table;
 	} ins[] = {
-		{ S_RUN, T_RUN },     { S_PLUGIN, T_PLUGIN },
-		{ S_PUB, T_PUB },     { S_MERGE, T_MERGE },
-		{ S_INPUT, T_INPUT }, { S_LINK, T_LINK },
-		{ S_PART, T_PART },   { S_SAMPLE, T_SAMPLE },
-		{ S_PHASE, T_PHASE }, { S_GATE, T_GATE },
-		{ S_RECON, T_RECON }, { S_PSTAT, T_PSTAT },
+		{ S_RUN, T_RUN },       { S_PLUGIN, T_PLUGIN },
+		{ S_PUB, T_PUB },       { S_MERGE, T_MERGE },
+		{ S_INPUT, T_INPUT },   { S_LINK, T_LINK },
+		{ S_BATCH, T_BATCH },   { S_PART, T_PART },
+		{ S_SAMPLE, T_SAMPLE }, { S_PHASE, T_PHASE },
+		{ S_GATE, T_GATE },     { S_RECON, T_RECON },
+		{ S_PSTAT, T_PSTAT },
 	};
 	char sql[8192];
 	int rc = 0;
@@ -1408,6 +1446,12 @@ ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb)
 	for (uint32_t i = 0; rc == 0 && i < m->nlinks; i++) {
 		int64_t keys[2] = { (int64_t)m->seq, (int64_t)i };
 		rc = insert(r, S_LINK, T_LINK, keys, &m->links[i], eb);
+	}
+	const ms_merge_sampling *sm = &m->sampling;
+	for (uint32_t i = 0;
+	     rc == 0 && i < sm->nbatch_recs && i < MS_MERGE_BATCH_RECS; i++) {
+		int64_t keys[2] = { (int64_t)m->seq, (int64_t)i };
+		rc = insert(r, S_BATCH, T_BATCH, keys, &sm->batch[i], eb);
 	}
 	if (rc == 0) {
 		r->merges++;
@@ -1768,7 +1812,7 @@ int
 ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
                    void *ctx, ms_errbuf *eb)
 {
-	sqlite3_stmt *st = NULL, *in = NULL, *ln = NULL;
+	sqlite3_stmt *st = NULL, *in = NULL, *ln = NULL, *bt = NULL;
 	ms_ev_input *inputs = NULL;
 	size_t cap = 0;
 	int rc = select_prepare(d, T_MERGE, NULL, &st, eb);
@@ -1776,6 +1820,8 @@ ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
 		rc = select_prepare(d, T_INPUT, "seq = ?", &in, eb);
 	if (rc == 0)
 		rc = select_prepare(d, T_LINK, "seq = ?", &ln, eb);
+	if (rc == 0)
+		rc = select_prepare(d, T_BATCH, "seq = ?", &bt, eb);
 	int s;
 	while (rc == 0 && (s = sqlite3_step(st)) == SQLITE_ROW) {
 		ms_ev_merge m;
@@ -1826,6 +1872,16 @@ ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
 			               &m.links[m.nlinks++]))
 				rc = corrupt(d, eb, "merge_link");
 		sqlite3_reset(ln);
+		/* nbatch_recs is not a column: the rows say how many. */
+		ms_merge_sampling *sm = &m.sampling;
+		sm->nbatch_recs = 0;
+		sqlite3_bind_int64(bt, 1, (sqlite3_int64)m.seq);
+		while (rc == 0 && sqlite3_step(bt) == SQLITE_ROW &&
+		       sm->nbatch_recs < MS_MERGE_BATCH_RECS)
+			if (!read_cols(bt, 0, batch_cols, NCOLS(batch_cols),
+			               &sm->batch[sm->nbatch_recs++]))
+				rc = corrupt(d, eb, "merge_batch");
+		sqlite3_reset(bt);
 		if (rc < 0)
 			break;
 		if (ms_ev_filter_match(f, &m))
@@ -1836,6 +1892,7 @@ ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
 	sqlite3_finalize(st);
 	sqlite3_finalize(in);
 	sqlite3_finalize(ln);
+	sqlite3_finalize(bt);
 	free(inputs);
 	return rc;
 }
@@ -2064,6 +2121,12 @@ ms__ev_value(enum ms__ev_rec w, size_t i, const void *obj, ms__ev_val *v)
 		int k = enum_get(p);
 		v->type = MS__EV_TEXT;
 		v->s = (unsigned)k < MS_KIND_COUNT ? kind_names[k] : "?";
+		break;
+	}
+	case C_FLUSH: {
+		int k = enum_get(p);
+		v->type = MS__EV_TEXT;
+		v->s = k >= 0 && k < FLUSH_COUNT ? flush_names[k] : "?";
 		break;
 	}
 	}

@@ -546,14 +546,6 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		        a->cmd, a->grace);
 		return MS_EXIT_USAGE;
 	}
-	enum ms_staging_mode staging;
-	if (a->staging && ms_staging_mode_parse(a->staging, &staging)) {
-		fprintf(err,
-		        "mergescope %s: --staging \"%s\": expected retain "
-		        "or reread\n",
-		        a->cmd, a->staging);
-		return MS_EXIT_USAGE;
-	}
 	/* The fixture: a given directory must open; a preset must exist. */
 	if (a->fixture) {
 		ms_fixture *f = NULL;
@@ -692,6 +684,15 @@ ms__run_opts_check(const ms_cmd *c, const ms__opt *o, FILE *err)
 		        "mergescope %s: --grace-policy \"%s\": expected "
 		        "selection or trace\n",
 		        c->name, g->value);
+		return MS_EXIT_USAGE;
+	}
+	enum ms_staging_mode sm;
+	const ms__opt *st = &o[MS__RO_STAGING];
+	if (st->count && ms_staging_mode_parse(st->value, &sm)) {
+		fprintf(err,
+		        "mergescope %s: --staging \"%s\": expected retain "
+		        "or reread\n",
+		        c->name, st->value);
 		return MS_EXIT_USAGE;
 	}
 	return 0;

@@ -20,6 +20,7 @@ static const char usage[] =
         "[--variant V2]...\n"
         "                             [--reps N] [--grace-policy P]\n"
         "                             [--plugin-host inproc|process]\n"
+        "                             [--staging retain|reread]\n"
         "\n"
         "Runs the pending merge of a frozen shard (made with f at a dispatch\n"
         "barrier) on a fresh copy, N times per variant, alternating the\n"
@@ -33,7 +34,8 @@ static const char usage[] =
         "  --reps N            repetitions per variant (default 5)\n"
         "  --grace-policy P    selection or trace (default trace: every\n"
         "                      input counts as matured)\n"
-        "  --plugin-host H     inproc (default) or process: see `run`\n";
+        "  --plugin-host H     inproc (default) or process: see `run`\n"
+        "  --staging S         retain (default) or reread: see `run`\n";
 
 static int
 run(int argc, char **argv, FILE *out, FILE *err)
@@ -66,6 +68,15 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		        "mergescope merge-once: --grace-policy \"%s\": "
 		        "expected selection or trace\n",
 		        o[MS__MO_GRACE].value);
+		return MS_EXIT_USAGE;
+	}
+	enum ms_staging_mode sm;
+	if (o[MS__MO_STAGING].count &&
+	    ms_staging_mode_parse(o[MS__MO_STAGING].value, &sm)) {
+		fprintf(err,
+		        "mergescope merge-once: --staging \"%s\": expected "
+		        "retain or reread\n",
+		        o[MS__MO_STAGING].value);
 		return MS_EXIT_USAGE;
 	}
 	/* Every --variant, in order (the option keeps only the last). */
