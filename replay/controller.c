@@ -2080,6 +2080,11 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	if (r->pipe) {
 		st->staged_hard = ms_pipeline_hard_ceiling(r->pipe);
 		st->staged_live = ms_pipeline_staged_live(r->pipe);
+		/* A sampled merge is staging now: its peak so far is at
+		 * least what it holds (the recorded peak comes with its
+		 * event). */
+		if (st->staged_live > st->staged_peak)
+			st->staged_peak = st->staged_live;
 		ms_chain *c = ms_pipeline_chain(r->pipe);
 		size_t n = ms_chain_len(c);
 		for (size_t i = 0; i < n && i < MS_EV_LINKS_MAX; i++)

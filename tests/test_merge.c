@@ -1029,6 +1029,65 @@ test_retain_and_reread_write_the_same(void **state)
 	}
 }
 
+/* The pipeline's staged-bytes gauge, read from inside the merge. */
+typedef struct gauge_seen {
+	const ms_pipeline *p;
+	uint64_t max;
+} gauge_seen;
+
+static int
+read_gauge(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+           uint64_t detail)
+{
+	(void)req;
+	(void)st;
+	(void)detail;
+	gauge_seen *g = arg;
+	uint64_t v = ms_pipeline_staged_live(g->p);
+	if (v > g->max)
+		g->max = v;
+	return 0;
+}
+
+/* While a retaining merge stages, the pipeline's gauge (what the Staging
+ * panel shows as live) holds the charged payload: it moves during the
+ * merge, up to the merge's own peak, and is back to 0 after it. */
+static void
+test_staged_gauge_moves_during_merge(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 300);
+	ms_pipeline *p = open_pipeline("alwayskeep", &f.mem);
+	gauge_seen g = { p, 0 };
+	ms_merge_hooks h = { .stage = read_gauge, .arg = &g };
+	ms_merge_req req = {
+		.shard = f.s,
+		.inputs = ids,
+		.ninputs = 3,
+		.parent_mem = &f.mem,
+		.pipeline = p,
+		.now_ns = GEN_T0 + 10LL * 86400 * 1000000000,
+		.hooks = &h,
+	};
+	ms_merge_result res;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_merge_execute(&req, &res, &eb), 0);
+	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
+	/* 300 traces of 400-byte bodies: well over 100 KiB held. */
+	assert_true(g.max > 100u << 10);
+	assert_true(g.max <= res.sampling.peak_staged_bytes);
+	assert_int_equal(res.sampling.peak_concurrent_bytes,
+	                 res.sampling.peak_staged_bytes);
+	assert_int_equal(ms_pipeline_staged_live(p), 0);
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
 /* A plugin stat by name (-1 when the plugin has none). */
 static int64_t
 plugin_stat(const ms_pipeline *p, const char *name)
@@ -1658,6 +1717,7 @@ main(void)
 		cmocka_unit_test(test_alwayskeep_equals_disabled),
 		cmocka_unit_test(test_retain_and_reread_write_the_same),
 		cmocka_unit_test(test_timed_out_batch_untouched_after_merge),
+		cmocka_unit_test(test_staged_gauge_moves_during_merge),
 		cmocka_unit_test(test_sampled_corrupt_unit_fails_cleanly),
 		cmocka_unit_test(test_hot_selection_bypasses_sampling),
 		cmocka_unit_test(test_everything_dropped_publishes_no_output),
