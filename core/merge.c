@@ -1263,11 +1263,17 @@ sampling_open(merge_ctx *c)
 		return 0;
 	}
 	int64_t frontier = frontier_of(req);
+	bool segment = req->segment_min_ns != 0 || req->segment_max_ns != 0;
 	ms_sampling_input in = {
 		.pipeline_enabled = true,
 		.nsamplers = ms_chain_len(ms_pipeline_chain(p)),
+		.event_disabled = req->merge_event_disabled &&
+		                  !(req->flags & MS_MERGE_FINALIZE),
 		.guard_available = true,
 		.policy = ms_pipeline_policy(p),
+		.segment_min_ns = req->segment_min_ns,
+		.segment_max_ns = req->segment_max_ns,
+		.grace_ns = req->grace_ns > 0 ? req->grace_ns : MS_GRACE_NS,
 	};
 	ms_part_meta *metas =
 	        ms_mem_calloc(c->mem, c->nsrcs, sizeof(ms_part_meta));
@@ -1319,6 +1325,9 @@ sampling_open(merge_ctx *c)
 	                    sizeof(ms_guard_part));
 	if (rc < 0)
 		return rc;
+	if (segment)
+		ms_guard_set_coverage(c->guard, req->segment_min_ns,
+		                      req->segment_max_ns);
 	ms_dropset_opts dso = { .mem = c->mem };
 	if ((rc = ms_dropset_open(&c->drops, &dso, &c->eb)) < 0)
 		return rc;
@@ -1398,6 +1407,7 @@ sampling_finish(merge_ctx *c)
 	                              gs.reasons[MS_GUARD_NO_FILTER];
 	sm->guard_deferred_budget = gs.reasons[MS_GUARD_PROBE_BUDGET] +
 	                            gs.reasons[MS_GUARD_DROP_BUDGET];
+	sm->guard_retained_edge = gs.reasons[MS_GUARD_SEGMENT_EDGE];
 	return 0;
 }
 

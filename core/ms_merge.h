@@ -125,7 +125,15 @@ typedef struct ms_merge_req {
 	int64_t grace_ns;             /* 0 = 2 h; frontier = now - grace */
 	int zstd_level;               /* 0 = the part writer's default */
 	enum ms_staging_mode staging; /* sampling merges; 0 = retain */
-	const ms_merge_hooks *hooks;  /* tests only; NULL otherwise */
+	/* The time segment the shard's parts belong to, inclusive, as the
+	 * boundary guard's coverage (ms_guard_set_coverage); both 0: not
+	 * known, no boundary guard. A coverage with no interior once the
+	 * grace is taken off both edges makes the guard unavailable. */
+	int64_t segment_min_ns, segment_max_ns;
+	/* The pipeline's ordinary-merge event is off: only a finalize
+	 * samples (others: not_executed, event_disabled). */
+	bool merge_event_disabled;
+	const ms_merge_hooks *hooks; /* tests only; NULL otherwise */
 	/* Optional: called once per confirmed dropped trace, in merge
 	 * (trace-ID) order, with the trace's row count, after the merge
 	 * published successfully and before ms_merge_execute returns; never
@@ -182,6 +190,9 @@ typedef struct ms_merge_sampling {
 	uint64_t guard_probes; /* Bloom probes made by the guard */
 	uint64_t guard_deferred_positive;
 	uint64_t guard_deferred_budget;
+	/* Proposed drops the boundary guard retained: fragments could still
+	 * arrive within the grace of the segment's edge. */
+	uint64_t guard_retained_edge;
 	uint64_t plugin_calls;
 	int64_t decide_ns; /* total time inside Decide calls */
 	/* Columns (enum ms_col bits) decoded while staging: the chain's

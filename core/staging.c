@@ -1,7 +1,7 @@
 /*
  * staging.c - the staging budget and the adaptive planner, and the names
  * of the staging enums. The rule that says whether a merge stages at all
- * (ms_sampling_should_stage) is here too.
+ * is sampling.c's (ms_sampling_predict).
  *
  * Staging is three files, one per job:
  *   staging.c  the budget: three independent limits (the hard ceiling
@@ -17,12 +17,20 @@
  *              back in order with its outcome.
  * staging_int.h holds what two of them share.
  *
- * Rounding (the planner): planned batches P = ceil(E / W) and the
- * preferred limit ceil(E / P), both rounded up in integers, as the
- * reference does: with W = hard / 8 = 33,554,432 the estimates
- * 85,716,327 and 190,169,855 give 3 x 28,572,109 and 6 x 31,694,976
- * (tests/test_staging.c). Rounding up keeps P x limit >= E, so a merge
- * whose estimate is exact needs no extra batch for its last bytes.
+ * Rounding (the planner): planned batches P = ceil(E / W), W = hard / 8,
+ * and the preferred limit ceil(E / P), both rounded up in integers. The
+ * public engine rounds P to the nearest integer instead (halves up) and
+ * the limit up. Both give the reference figures: with W = 33,554,432 the
+ * estimates 85,716,327 (2.55 W) and 190,169,855 (5.67 W) give 3 x
+ * 28,572,109 and 6 x 31,694,976 (tests/test_staging.c). They differ when
+ * E / W has a fraction below one half: 1.4 W is one batch of 1.4 W to
+ * the public engine, two of 0.7 W here. DESIGN.md's ceil is kept: no
+ * planned batch passes the nominal window (the preferred limit is at
+ * most W, so the batches of one merge stay within the retention the
+ * builder's reuse allows, 2 x preferred); the cost is at most one more
+ * Decide call.
+ * Without a memory limit (0) the hard ceiling is the public engine's
+ * default, 32 MiB, its fast/slow lane threshold too (ms_lane_for).
  */
 #include "ms_pipeline.h"
 #include "staging_int.h"
@@ -90,6 +98,8 @@ ms_trace_outcome_name(enum ms_trace_outcome o)
 uint64_t
 ms_staging_hard_ceiling(uint64_t mem, unsigned cpus)
 {
+	if (mem == 0) /* no limit known: the public engine's default */
+		return MS_STAGE_DEFAULT_HARD;
 	if (cpus == 0)
 		cpus = 1;
 	uint64_t v = mem / (4ull * cpus);

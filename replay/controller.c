@@ -388,6 +388,13 @@ inventory_totals(ms_replay *r, uint64_t *parts, uint64_t *bytes)
 	ms_view_release(v);
 }
 
+void
+ms__replay_segment(const ms_replay *r, int64_t *min_ns, int64_t *max_ns)
+{
+	*min_ns = r->info->day_start_ns - MS_GRACE_NS;
+	*max_ns = r->info->day_end_ns + MS_GRACE_NS;
+}
+
 static void
 rec_sample(ms_replay *r)
 {
@@ -1624,6 +1631,7 @@ open_engine(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	eo.serial = r->serial;
 	eo.pipeline = r->pipe;
 	eo.staging = r->staging;
+	ms__replay_segment(r, &eo.segment_min_ns, &eo.segment_max_ns);
 	eo.dispatch_hook = on_dispatch;
 	eo.dispatch_arg = r;
 	eo.on_drop = on_drop;

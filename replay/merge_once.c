@@ -165,6 +165,8 @@ run_once(const once_ctx *c, const char *variant, unsigned rep, size_t vi,
 	req.parent_mem = &merge_mem;
 	req.pipeline = pipe;
 	req.staging = c->staging;
+	req.segment_min_ns = f->segment_min_ns;
+	req.segment_max_ns = f->segment_max_ns;
 	req.now_ns = max_ts + MS_GRACE_NS;
 	req.grace_ns = MS_GRACE_NS;
 	rc = f->finalize ? ms_merge_finalize(&req, res, eb)

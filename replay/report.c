@@ -49,6 +49,7 @@ typedef struct phase_agg {
 	uint64_t rows_in, rows_out;
 	int64_t merge_wall_ns, merge_cpu_ns;
 	uint64_t evaluated, kept, dropped, oversized, deferred, calls;
+	uint64_t edge; /* deferred by the boundary guard */
 	uint64_t batches, planned, peak_staged;
 	uint64_t mature_merges, hot_merges;
 } phase_agg;
@@ -217,6 +218,7 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 	a->dropped += s->traces_dropped;
 	a->oversized += s->traces_oversized;
 	a->deferred += s->traces_deferred;
+	a->edge += s->guard_retained_edge;
 	a->calls += s->plugin_calls;
 	a->batches += s->batches;
 	if (s->klass == MS_SAMPLING_EXECUTED)
@@ -786,6 +788,7 @@ print_phases(FILE *f, const report *r)
 	row_u(f, "traces dropped", p->dropped, c->dropped);
 	row_u(f, "traces oversized", p->oversized, c->oversized);
 	row_u(f, "traces deferred", p->deferred, c->deferred);
+	row_u(f, "  guard-retained at the edge", p->edge, c->edge);
 	row_u(f, "batches", p->batches, c->batches);
 	row_f(f, "peak staged", "MiB", mib(p->peak_staged), mib(c->peak_staged),
 	      2);

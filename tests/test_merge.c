@@ -1088,6 +1088,128 @@ test_staged_gauge_moves_during_merge(void **state)
 	fx_close(&f);
 }
 
+/* A sampled merge of ids with the segment [seg_min, seg_max] (both 0:
+ * none) and the merge event on or off. */
+static int
+do_segment(fx *f, const uint64_t *ids, const ms_pipeline *p, int64_t seg_min,
+           int64_t seg_max, bool event_off, bool finalize, ms_merge_result *res)
+{
+	ms_merge_req req = {
+		.shard = f->s,
+		.inputs = ids,
+		.ninputs = 3,
+		.parent_mem = &f->mem,
+		.pipeline = p,
+		.now_ns = GEN_T0 + 10LL * 86400 * 1000000000,
+		.segment_min_ns = seg_min,
+		.segment_max_ns = seg_max,
+		.merge_event_disabled = event_off,
+	};
+	ms_errbuf eb = { { 0 } };
+	int rc = finalize ? ms_merge_finalize(&req, res, &eb)
+	                  : ms_merge_execute(&req, res, &eb);
+	if (rc)
+		print_error("%s\n", eb.msg);
+	return rc;
+}
+
+/* The boundary guard of the fragment-gap contract: trace t starts at
+ * GEN_T0 + t s; with the segment beginning 100 s after GEN_T0 - grace,
+ * traces 0..99 have fragments within the grace of its edge. A chain that
+ * drops everything drops every other trace; those 100 are retained,
+ * whole, counted as guard-retained (and deferred). */
+static void
+test_boundary_guard_retains_edge_traces(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 300);
+	ms_pipeline *p = open_pipeline("detdrop:100", &f.mem);
+	const int64_t grace = MS_GRACE_NS;
+	ms_merge_result res;
+	assert_int_equal(do_segment(&f, ids, p, GEN_T0 + 100000000000LL - grace,
+	                            GEN_T0 + 30LL * 86400 * 1000000000, false,
+	                            true, &res),
+	                 0);
+	const ms_merge_sampling *sm = &res.sampling;
+	assert_int_equal(sm->klass, MS_SAMPLING_EXECUTED);
+	assert_int_equal(sm->traces_evaluated, 300);
+	assert_int_equal(sm->guard_retained_edge, 100);
+	assert_int_equal(sm->traces_deferred, 100);
+	assert_int_equal(sm->traces_dropped, 200);
+	assert_int_equal(res.traces_out, 100);
+	uint32_t rows_of[300] = { 0 };
+	uint64_t blocks;
+	check_output(&f, res.output_id, rows_of, 300, &blocks);
+	for (uint64_t t = 0; t < 300; t++) {
+		uint32_t whole = 2 + (t % 3 == 0) + 2 * (t % 5 == 0);
+		assert_int_equal(rows_of[t], t < 100 ? whole : 0);
+	}
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* The reasons the segment and the merge event give: a segment too short
+ * to hold anything beyond the grace of both edges leaves no guard
+ * (guard_unavailable); a selection wholly within the grace of an edge
+ * could drop nothing (fragment_gap_contract); with the merge event off
+ * an ordinary merge does not sample (event_disabled) while the finalize
+ * does. Each merge not sampled is lossless. */
+static void
+test_segment_and_event_reasons(void **state)
+{
+	(void)state;
+	const int64_t grace = MS_GRACE_NS, s = 1000000000LL;
+	static const struct {
+		int64_t lo, hi; /* from GEN_T0 */
+		bool event_off, finalize;
+		enum ms_sampling_class klass;
+		enum ms_sampling_reason reason;
+	} c[] = {
+		{ 0, 3600, false, false, MS_SAMPLING_NOT_EXECUTED,
+		  MS_SREASON_GUARD_UNAVAILABLE },
+		{ 1000, 30 * 86400, false, false, MS_SAMPLING_NOT_EXECUTED,
+		  MS_SREASON_FRAGMENT_GAP_CONTRACT },
+		{ 0, 0, true, false, MS_SAMPLING_NOT_EXECUTED,
+		  MS_SREASON_EVENT_DISABLED },
+		{ 0, 0, true, true, MS_SAMPLING_EXECUTED, MS_SREASON_NONE },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		fx f;
+		fx_open(&f);
+		gen_set all = { 0 };
+		uint64_t ids[3];
+		put_fragmented(&f, &all, ids, 120);
+		ms_ledger_set before, after;
+		fx_ledgers(&f, &before);
+		ms_pipeline *p = open_pipeline("detdrop:100", &f.mem);
+		int64_t lo = 0, hi = 0;
+		if (c[i].lo || c[i].hi) {
+			/* The second case's edge: grace before +1000 s. */
+			lo = GEN_T0 + c[i].lo * s - (c[i].lo ? grace : 0);
+			hi = GEN_T0 + c[i].hi * s;
+		}
+		ms_merge_result res;
+		assert_int_equal(do_segment(&f, ids, p, lo, hi, c[i].event_off,
+		                            c[i].finalize, &res),
+		                 0);
+		assert_int_equal(res.sampling.klass, c[i].klass);
+		assert_int_equal(res.sampling.reason, c[i].reason);
+		fx_ledgers(&f, &after);
+		if (c[i].klass == MS_SAMPLING_NOT_EXECUTED)
+			assert_true(ms_ledger_set_equal(&before, &after));
+		else
+			assert_int_equal(res.sampling.traces_dropped, 120);
+		ms_pipeline_close(p);
+		gen_free(&all);
+		fx_close(&f);
+	}
+}
+
 /* A plugin stat by name (-1 when the plugin has none). */
 static int64_t
 plugin_stat(const ms_pipeline *p, const char *name)
@@ -1718,6 +1840,8 @@ main(void)
 		cmocka_unit_test(test_retain_and_reread_write_the_same),
 		cmocka_unit_test(test_timed_out_batch_untouched_after_merge),
 		cmocka_unit_test(test_staged_gauge_moves_during_merge),
+		cmocka_unit_test(test_boundary_guard_retains_edge_traces),
+		cmocka_unit_test(test_segment_and_event_reasons),
 		cmocka_unit_test(test_sampled_corrupt_unit_fails_cleanly),
 		cmocka_unit_test(test_hot_selection_bypasses_sampling),
 		cmocka_unit_test(test_everything_dropped_publishes_no_output),
