@@ -297,38 +297,34 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 	}
 }
 
-int
-ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
-              ms_errbuf *eb)
+/* Options, the frozen file, the scratch directory (made), the run's limits
+ * and every variant loading: all checked before any merge runs. On
+ * failure c->f (if read) is released by the caller. */
+static int
+once_setup(once_ctx *c, const ms_merge_once_opts *opts, ms__frozen *f,
+           ms_errbuf *eb)
 {
-	if (!opts || !opts->frozen_dir || !opts->variants ||
-	    opts->nvariants == 0 || !results)
-		return ms_fail(eb, MS_ERR_INVAL,
-		               "merge-once: a frozen directory and at least "
-		               "one variant are required");
-	once_ctx c;
-	memset(&c, 0, sizeof(c));
-	c.o = opts;
-	c.plugin_dir =
+	memset(c, 0, sizeof(*c));
+	c->o = opts;
+	c->plugin_dir =
 	        opts->plugin_dir ? opts->plugin_dir : MS_DEFAULT_PLUGIN_DIR;
-	c.policy = MS_GRACE_TRACE;
+	c->policy = MS_GRACE_TRACE;
 	if (opts->grace_policy &&
-	    ms_grace_policy_parse(opts->grace_policy, &c.policy))
+	    ms_grace_policy_parse(opts->grace_policy, &c->policy))
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "merge-once: grace policy '%s': expected "
 		               "selection or trace",
 		               opts->grace_policy);
-	if (opts->staging && ms_staging_mode_parse(opts->staging, &c.staging))
+	if (opts->staging && ms_staging_mode_parse(opts->staging, &c->staging))
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "merge-once: --staging '%s': expected retain "
 		               "or reread",
 		               opts->staging);
-	ms__frozen f;
-	int rc = ms__frozen_read(opts->frozen_dir, &f, eb);
+	int rc = ms__frozen_read(opts->frozen_dir, f, eb);
 	if (rc)
 		return rc;
-	c.f = &f;
-	snprintf(c.shard_src, sizeof(c.shard_src), "%s/%s", opts->frozen_dir,
+	c->f = f;
+	snprintf(c->shard_src, sizeof(c->shard_src), "%s/%s", opts->frozen_dir,
 	         MS_FROZEN_SHARD);
 	/* Scratch copies go to the given directory, else to a new one under
 	 * $TMPDIR (removed afterwards): the frozen directory is only read,
@@ -337,50 +333,97 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
 	if (opts->scratch_dir
-	            ? (size_t)snprintf(c.scratch, sizeof(c.scratch), "%s",
-	                               opts->scratch_dir) >= sizeof(c.scratch)
-	            : (size_t)snprintf(c.scratch, sizeof(c.scratch),
+	            ? (size_t)snprintf(c->scratch, sizeof(c->scratch), "%s",
+	                               opts->scratch_dir) >= sizeof(c->scratch)
+	            : (size_t)snprintf(c->scratch, sizeof(c->scratch),
 	                               "%s/mergescope-once-XXXXXX",
-	                               tmp) >= sizeof(c.scratch))
-		goto toolong;
+	                               tmp) >= sizeof(c->scratch))
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "merge-once: path too long: %s",
+		               opts->frozen_dir);
 	struct stat st;
-	if (stat(c.shard_src, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		rc = ms_fail(eb, MS_ERR_NOTFOUND,
-		             "merge-once: %s: the frozen shard is missing",
-		             c.shard_src);
-		goto done;
-	}
+	if (stat(c->shard_src, &st) < 0 || !S_ISDIR(st.st_mode))
+		return ms_fail(eb, MS_ERR_NOTFOUND,
+		               "merge-once: %s: the frozen shard is missing",
+		               c->shard_src);
 	/* The run's limits (they size the staging budget). */
-	ms_limits_detect(&c.limits, NULL, NULL);
+	ms_limits_detect(&c->limits, NULL, NULL);
 	char profile[64];
-	snprintf(profile, sizeof(profile), "cpus=%u,mem=%" PRIu64, f.cpus,
-	         f.mem_limit);
-	if ((rc = ms_limits_apply_profile(&c.limits, profile, eb)))
-		goto done;
-
+	snprintf(profile, sizeof(profile), "cpus=%u,mem=%" PRIu64, f->cpus,
+	         f->mem_limit);
+	if ((rc = ms_limits_apply_profile(&c->limits, profile, eb)))
+		return rc;
 	/* Every variant must load before any work. */
 	for (size_t i = 0; i < opts->nvariants; i++) {
 		ms_mem m;
 		ms_mem_init(&m, NULL);
 		ms_pipeline *p = NULL;
 		const char *v = opts->variants[i];
-		if (!v || !*v) {
-			rc = ms_fail(eb, MS_ERR_INVAL,
-			             "merge-once: variant %zu is empty", i + 1);
-			goto done;
-		}
-		if ((rc = open_pipeline(&c, v, &m, &p, eb)))
-			goto done;
+		if (!v || !*v)
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "merge-once: variant %zu is empty",
+			               i + 1);
+		if ((rc = open_pipeline(c, v, &m, &p, eb)))
+			return rc;
 		ms_pipeline_close(p);
 	}
-	if (opts->scratch_dir ? ms__mkdir_p(c.scratch) < 0
-	                      : mkdtemp(c.scratch) == NULL) {
-		rc = ms_fail(eb, ms_err_from_errno(errno),
-		             "merge-once: cannot create %s: %s", c.scratch,
-		             strerror(errno));
-		goto done;
-	}
+	if (opts->scratch_dir ? ms__mkdir_p(c->scratch) < 0
+	                      : mkdtemp(c->scratch) == NULL)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "merge-once: cannot create %s: %s", c->scratch,
+		               strerror(errno));
+	return 0;
+}
 
+/* Repetition r of variant vi into its result and sample; the output's
+ * ledgers must repeat, and equal the inputs' when nothing was dropped. */
+static int
+once_rep(const once_ctx *c, unsigned r, size_t vi, sample *sm,
+         ms_ledger_set *first, const ms_ledger_set *in_sum,
+         ms_merge_once_result *out, ms_errbuf *eb)
+{
+	const ms_merge_once_opts *opts = c->o;
+	ms_merge_result mr;
+	ms_ledger_set led;
+	int rc = run_once(c, opts->variants[vi], r, vi, &mr, &led, eb);
+	if (rc)
+		return rc;
+	*sm = (sample){
+		(double)mr.wall_ns,
+		(double)mr.cpu_ns,
+		(double)mr.alloc_bytes,
+		(double)mr.peak_live,
+	};
+	out->rows_in = mr.rows_in;
+	out->rows_out = mr.rows_out;
+	out->traces_dropped = mr.sampling.traces_dropped;
+	out->out_ledger = led;
+	if (r == 0)
+		*first = led;
+	else if (!ms_ledger_set_equal(first, &led))
+		out->ledgers_stable = false;
+	if (mr.sampling.traces_dropped == 0 && mr.sampling.rows_dropped == 0 &&
+	    !ms_ledger_set_equal(&led, in_sum)) {
+		char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
+		return ms_fail(eb, MS_ERR_CORRUPT,
+		               "merge-once: %s dropped nothing but its "
+		               "output ledger (core %s) differs from the "
+		               "inputs' (core %s) recorded in %s",
+		               opts->variants[vi],
+		               ms_ledger_format(&led.kind[MS_KIND_CORE], a),
+		               ms_ledger_format(&in_sum->kind[MS_KIND_CORE], b),
+		               opts->frozen_dir);
+	}
+	return 0;
+}
+
+/* Every repetition of every variant, alternating (see Order above), then
+ * the medians and the table. */
+static int
+once_measure(const once_ctx *c, ms_merge_once_result *results, ms_errbuf *eb)
+{
+	const ms_merge_once_opts *opts = c->o;
+	const ms__frozen *f = c->f;
 	unsigned reps = opts->reps ? opts->reps : DEFAULT_REPS;
 	size_t nv = opts->nvariants;
 	sample *samples = calloc(nv * reps, sizeof(*samples));
@@ -388,15 +431,12 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 	if (!samples || !first) {
 		free(samples);
 		free(first);
-		if (!opts->scratch_dir)
-			ms__rm_tree(c.scratch);
-		rc = ms_fail(eb, MS_ERR_NOMEM, "merge-once: out of memory");
-		goto done;
+		return ms_fail(eb, MS_ERR_NOMEM, "merge-once: out of memory");
 	}
 	ms_ledger_set in_sum;
 	ms_ledger_set_init(&in_sum);
-	for (size_t i = 0; i < f.ninputs; i++)
-		ms_ledger_set_add(&in_sum, &f.ledgers[i]);
+	for (size_t i = 0; i < f->ninputs; i++)
+		ms_ledger_set_add(&in_sum, &f->ledgers[i]);
 	for (size_t i = 0; i < nv; i++) {
 		memset(&results[i], 0, sizeof(results[i]));
 		results[i].variant = opts->variants[i];
@@ -404,49 +444,13 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 		results[i].ledgers_stable = true;
 		results[i].in_ledger = in_sum;
 	}
-	for (unsigned r = 0; r < reps && rc == 0; r++) {
+	int rc = 0;
+	for (unsigned r = 0; r < reps && rc == 0; r++)
 		for (size_t k = 0; k < nv && rc == 0; k++) {
 			size_t vi = r % 2 ? nv - 1 - k : k;
-			ms_merge_once_result *out = &results[vi];
-			ms_merge_result mr;
-			ms_ledger_set led;
-			rc = run_once(&c, opts->variants[vi], r, vi, &mr, &led,
-			              eb);
-			if (rc)
-				break;
-			samples[vi * reps + r] = (sample){
-				(double)mr.wall_ns,
-				(double)mr.cpu_ns,
-				(double)mr.alloc_bytes,
-				(double)mr.peak_live,
-			};
-			out->rows_in = mr.rows_in;
-			out->rows_out = mr.rows_out;
-			out->traces_dropped = mr.sampling.traces_dropped;
-			out->out_ledger = led;
-			if (r == 0)
-				first[vi] = led;
-			else if (!ms_ledger_set_equal(&first[vi], &led))
-				out->ledgers_stable = false;
-			if (mr.sampling.traces_dropped == 0 &&
-			    mr.sampling.rows_dropped == 0 &&
-			    !ms_ledger_set_equal(&led, &in_sum)) {
-				char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
-				rc = ms_fail(
-				        eb, MS_ERR_CORRUPT,
-				        "merge-once: %s dropped nothing but "
-				        "its "
-				        "output ledger (core %s) differs from "
-				        "the inputs' (core %s) recorded in %s",
-				        opts->variants[vi],
-				        ms_ledger_format(
-				                &led.kind[MS_KIND_CORE], a),
-				        ms_ledger_format(
-				                &in_sum.kind[MS_KIND_CORE], b),
-				        opts->frozen_dir);
-			}
+			rc = once_rep(c, r, vi, &samples[vi * reps + r],
+			              &first[vi], &in_sum, &results[vi], eb);
 		}
-	}
 	if (rc == 0) {
 		for (size_t i = 0; i < nv; i++) {
 			const sample *s = &samples[i * reps];
@@ -457,17 +461,33 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 			stats_of(s, reps, 3, &o->peak_median, &o->peak_cv);
 		}
 		if (opts->out)
-			print_table(opts->out, &c, results, nv);
+			print_table(opts->out, c, results, nv);
 	}
 	free(samples);
 	free(first);
-	if (!opts->scratch_dir)
+	return rc;
+}
+
+int
+ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
+              ms_errbuf *eb)
+{
+	if (!opts || !opts->frozen_dir || !opts->variants ||
+	    opts->nvariants == 0 || !results)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "merge-once: a frozen directory and at least "
+		               "one variant are required");
+	once_ctx c;
+	ms__frozen f;
+	memset(&f, 0, sizeof(f));
+	bool made = false;
+	int rc = once_setup(&c, opts, &f, eb);
+	if (rc == 0) {
+		made = true;
+		rc = once_measure(&c, results, eb);
+	}
+	if (made && !opts->scratch_dir)
 		ms__rm_tree(c.scratch);
-	goto done;
-toolong:
-	rc = ms_fail(eb, MS_ERR_RANGE, "merge-once: path too long: %s",
-	             opts->frozen_dir);
-done:
 	ms__frozen_release(&f);
 	return rc;
 }
