@@ -38,6 +38,7 @@ const ms__opt ms__run_opts[MS__RO_COUNT] = {
 	[MS__RO_JSON] = OPT("--json", "FILE", false, false),
 	[MS__RO_ALLOW_FAIL_OPEN] = OPT("--allow-fail-open", NULL, false, false),
 	[MS__RO_FORCE] = OPT("--force", NULL, false, false),
+	[MS__RO_FREEZE_AT] = OPT("--freeze-at", "SPEC", false, false),
 };
 
 const ms__opt ms__fixture_opts[MS__FX_COUNT] = {

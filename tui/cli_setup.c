@@ -739,6 +739,7 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 		.db = o[MS__RO_DB].value,
 		.json = o[MS__RO_JSON].value,
 		.force = o[MS__RO_FORCE].count > 0,
+		.freeze_at = o[MS__RO_FREEZE_AT].value,
 		.serial = o[MS__RO_SERIAL].count > 0,
 		.allow_fail_open = o[MS__RO_ALLOW_FAIL_OPEN].count > 0,
 		.cache = o[MS__RO_CACHE].value,
