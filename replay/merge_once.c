@@ -48,9 +48,12 @@
 
 #define DEFAULT_REPS 5
 
-/* What one repetition measured. */
+/* What one repetition measured: wall ns, cpu ns, allocated bytes, peak
+ * live bytes, allocations, bytes read, bytes written, write
+ * amplification (core + index output bytes over their input bytes). */
+enum { S_WALL, S_CPU, S_ALLOC, S_PEAK, S_COUNT, S_READ, S_WRITTEN, S_WA, S_N };
 typedef struct sample {
-	double wall_ns, cpu_ns, alloc, peak;
+	double v[S_N];
 } sample;
 
 typedef struct once_ctx {
@@ -227,10 +230,7 @@ stats_of(const sample *s, size_t n, size_t field, double *median, double *cv)
 	}
 	double sum = 0;
 	for (size_t i = 0; i < n; i++) {
-		v[i] = field == 0   ? s[i].wall_ns
-		       : field == 1 ? s[i].cpu_ns
-		       : field == 2 ? s[i].alloc
-		                    : s[i].peak;
+		v[i] = s[i].v[field];
 		sum += v[i];
 	}
 	qsort(v, n, sizeof(*v), cmp_double);
@@ -281,6 +281,14 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 		        r->peak_median / 1048576.0, r->peak_cv * 100,
 		        r->rows_in, r->rows_out, r->traces_dropped,
 		        r->ledgers_stable ? "stable" : "DIFFER");
+	}
+	fprintf(out, "\n%-24s %12s %10s %13s %8s\n", "variant (medians)",
+	        "allocations", "read MiB", "written MiB", "WA");
+	for (size_t i = 0; i < nv; i++) {
+		const ms_merge_once_result *r = &res[i];
+		fprintf(out, "%-24.24s %12.0f %10.3f %13.3f %8.4f\n",
+		        r->variant, r->count_median, r->read_median / 1048576.0,
+		        r->written_median / 1048576.0, r->wa_median);
 	}
 	if (nv < 2)
 		return;
@@ -388,12 +396,22 @@ once_rep(const once_ctx *c, unsigned r, size_t vi, sample *sm,
 	int rc = run_once(c, opts->variants[vi], r, vi, &mr, &led, eb);
 	if (rc)
 		return rc;
-	*sm = (sample){
+	uint64_t in = mr.input_compressed_bytes,
+	         outb = mr.output.compressed_bytes;
+	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
+		in += mr.index[k].bytes_in;
+		outb += mr.index[k].bytes_out;
+	}
+	*sm = (sample){ {
 		(double)mr.wall_ns,
 		(double)mr.cpu_ns,
 		(double)mr.alloc_bytes,
 		(double)mr.peak_live,
-	};
+		(double)mr.alloc_count,
+		(double)mr.bytes_read,
+		(double)mr.bytes_written,
+		in ? (double)outb / (double)in : 0,
+	} };
 	out->rows_in = mr.rows_in;
 	out->rows_out = mr.rows_out;
 	out->traces_dropped = mr.sampling.traces_dropped;
@@ -455,10 +473,17 @@ once_measure(const once_ctx *c, ms_merge_once_result *results, ms_errbuf *eb)
 		for (size_t i = 0; i < nv; i++) {
 			const sample *s = &samples[i * reps];
 			ms_merge_once_result *o = &results[i];
-			stats_of(s, reps, 0, &o->wall_median_ns, &o->wall_cv);
-			stats_of(s, reps, 1, &o->cpu_median_ns, &o->cpu_cv);
-			stats_of(s, reps, 2, &o->alloc_median, &o->alloc_cv);
-			stats_of(s, reps, 3, &o->peak_median, &o->peak_cv);
+			double cv;
+			stats_of(s, reps, S_WALL, &o->wall_median_ns,
+			         &o->wall_cv);
+			stats_of(s, reps, S_CPU, &o->cpu_median_ns, &o->cpu_cv);
+			stats_of(s, reps, S_ALLOC, &o->alloc_median,
+			         &o->alloc_cv);
+			stats_of(s, reps, S_PEAK, &o->peak_median, &o->peak_cv);
+			stats_of(s, reps, S_COUNT, &o->count_median, &cv);
+			stats_of(s, reps, S_READ, &o->read_median, &cv);
+			stats_of(s, reps, S_WRITTEN, &o->written_median, &cv);
+			stats_of(s, reps, S_WA, &o->wa_median, &cv);
 		}
 		if (opts->out)
 			print_table(opts->out, c, results, nv);

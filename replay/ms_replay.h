@@ -301,6 +301,10 @@ typedef struct ms_merge_once_result {
 	double cpu_median_ns, cpu_cv;
 	double alloc_median, alloc_cv;
 	double peak_median, peak_cv;
+	/* Medians: allocations, bytes read and written by the merge, and
+	 * its write amplification (output bytes of the core part and both
+	 * indexes over their input bytes). */
+	double count_median, read_median, written_median, wa_median;
 	uint64_t rows_in, rows_out, traces_dropped;
 	ms_ledger_set out_ledger; /* of the output part (last rep) */
 	ms_ledger_set in_ledger;  /* sum of the frozen inputs' ledgers */

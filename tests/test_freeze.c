@@ -476,6 +476,11 @@ reproduce(const char *name, const char *variant, const char *bp,
 	assert_int_equal(res[0].rows_out, ev.m.rows_out);
 	assert_int_equal(res[0].traces_dropped, ev.m.sampling.traces_dropped);
 	assert_true(res[0].wall_median_ns > 0);
+	/* The merge's I/O, allocations and write amplification. */
+	assert_true(res[0].count_median > 0);
+	assert_true(res[0].read_median > 0);
+	assert_true(res[0].written_median > 0);
+	assert_true(res[0].wa_median > 0 && res[0].wa_median < 2);
 	assert_true(res[0].alloc_median > 0);
 	if (expect_drops)
 		assert_true(res[0].traces_dropped > 0);
