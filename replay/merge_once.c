@@ -170,7 +170,7 @@ run_once(const once_ctx *c, const char *variant, unsigned rep, size_t vi,
 	req.staging = c->staging;
 	req.segment_min_ns = f->segment_min_ns;
 	req.segment_max_ns = f->segment_max_ns;
-	req.now_ns = max_ts + MS_GRACE_NS;
+	req.now_ns = c->o->run_clock ? f->now_ns : max_ts + MS_GRACE_NS;
 	req.grace_ns = MS_GRACE_NS;
 	rc = f->finalize ? ms_merge_finalize(&req, res, eb)
 	                 : ms_merge_execute(&req, res, eb);
@@ -260,8 +260,10 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 	        f->seq, f->lane, f->ninputs, in_rows,
 	        f->finalize ? ", finalize" : "", c->o->frozen_dir);
 	fprintf(out,
-	        "clock: max input max_ts + 2 h (every input mature); grace "
-	        "policy %s; %u repetitions per variant, alternating\n\n",
+	        "clock: %s; grace policy %s; %u repetitions per variant, "
+	        "alternating\n\n",
+	        c->o->run_clock ? "the run's at the barrier"
+	                        : "max input max_ts + 2 h (every input mature)",
 	        ms_grace_policy_name(c->policy), res[0].reps);
 	fprintf(out,
 	        "%-24s %10s %6s %10s %6s %11s %6s %10s %6s %9s %9s "
@@ -282,13 +284,19 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 		        r->rows_in, r->rows_out, r->traces_dropped,
 		        r->ledgers_stable ? "stable" : "DIFFER");
 	}
-	fprintf(out, "\n%-24s %12s %10s %13s %8s\n", "variant (medians)",
-	        "allocations", "read MiB", "written MiB", "WA");
+	fprintf(out, "\n%-24s %12s %10s %13s %8s %8s  %s\n",
+	        "variant (medians)", "allocations", "read MiB", "written MiB",
+	        "WA", "decides", "sampling");
 	for (size_t i = 0; i < nv; i++) {
 		const ms_merge_once_result *r = &res[i];
-		fprintf(out, "%-24.24s %12.0f %10.3f %13.3f %8.4f\n",
+		fprintf(out,
+		        "%-24.24s %12.0f %10.3f %13.3f %8.4f %8" PRIu64
+		        "  %s%s%s\n",
 		        r->variant, r->count_median, r->read_median / 1048576.0,
-		        r->written_median / 1048576.0, r->wa_median);
+		        r->written_median / 1048576.0, r->wa_median,
+		        r->plugin_calls, ms_sampling_class_name(r->klass),
+		        r->reason ? " " : "",
+		        r->reason ? ms_sampling_reason_name(r->reason) : "");
 	}
 	if (nv < 2)
 		return;
@@ -415,6 +423,9 @@ once_rep(const once_ctx *c, unsigned r, size_t vi, sample *sm,
 	out->rows_in = mr.rows_in;
 	out->rows_out = mr.rows_out;
 	out->traces_dropped = mr.sampling.traces_dropped;
+	out->klass = mr.sampling.klass;
+	out->reason = mr.sampling.reason;
+	out->plugin_calls = mr.sampling.plugin_calls;
 	out->out_ledger = led;
 	if (r == 0)
 		*first = led;

@@ -512,6 +512,48 @@ test_merge_once_sampling(void **state)
 	reproduce("mo-sky", "skywalking", "sampling", v, 3, true);
 }
 
+/* A hot selection replayed with the run's own clock under policy
+ * selection never reaches Decide (not_executed, merge_grace, 0 calls)
+ * and is lossless; matured (the default clock) it samples. */
+static void
+test_merge_once_run_clock(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "mo-hot", "skywalking", false, true,
+	                            "merge=5");
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_true(st->pending.hot_parts > 0);
+	char dir[PATH_MAX];
+	rt_shm_path(dir, sizeof(dir), "mo-hot-frozen");
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_freeze(r, dir, NULL, 0, &eb), 0);
+	ms_replay_close(r);
+	free(st);
+	const char *v[] = { "skywalking" };
+	ms_merge_once_result res[1];
+	ms_merge_once_opts o = {
+		.frozen_dir = dir,
+		.variants = v,
+		.nvariants = 1,
+		.reps = 1,
+		.plugin_dir = MS_PLUGIN_DIR,
+		.grace_policy = "selection",
+		.run_clock = true,
+	};
+	assert_int_equal(ms_merge_once(&o, res, &eb), 0);
+	assert_int_equal(res[0].klass, MS_SAMPLING_NOT_EXECUTED);
+	assert_int_equal(res[0].reason, MS_SREASON_MERGE_GRACE);
+	assert_int_equal(res[0].plugin_calls, 0);
+	assert_true(ms_ledger_set_equal(&res[0].out_ledger, &res[0].in_ledger));
+	o.run_clock = false;
+	assert_int_equal(ms_merge_once(&o, res, &eb), 0);
+	assert_int_equal(res[0].klass, MS_SAMPLING_EXECUTED);
+	assert_true(res[0].plugin_calls >= 1);
+}
+
 static void
 test_merge_once_bad_input(void **state)
 {
@@ -558,6 +600,7 @@ main(void)
 		cmocka_unit_test(test_freeze_needs_barrier),
 		cmocka_unit_test(test_freeze_contents),
 		cmocka_unit_test(test_frozen_file_strict),
+		cmocka_unit_test(test_merge_once_run_clock),
 		cmocka_unit_test(test_merge_once_lossless),
 		cmocka_unit_test(test_merge_once_sampling),
 		cmocka_unit_test(test_merge_once_bad_input),

@@ -122,6 +122,7 @@ enum {
 	MS__MO_GRACE,
 	MS__MO_PLUGIN_HOST,
 	MS__MO_STAGING,
+	MS__MO_CLOCK,
 	MS__MO_COUNT
 };
 extern const ms__opt ms__merge_once_opts[MS__MO_COUNT];

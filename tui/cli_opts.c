@@ -80,6 +80,7 @@ const ms__opt ms__merge_once_opts[MS__MO_COUNT] = {
 	[MS__MO_PLUGIN_HOST] =
 	        OPT("--plugin-host", "inproc|process", false, false),
 	[MS__MO_STAGING] = OPT("--staging", "retain|reread", false, false),
+	[MS__MO_CLOCK] = OPT("--clock", "mature|run", false, false),
 };
 
 const ms__opt ms__bench_opts[MS__BN_COUNT] = {

@@ -21,6 +21,7 @@ static const char usage[] =
         "                             [--reps N] [--grace-policy P]\n"
         "                             [--plugin-host inproc|process]\n"
         "                             [--staging retain|reread]\n"
+        "                             [--clock mature|run]\n"
         "\n"
         "Runs the pending merge of a frozen shard (made with f at a dispatch\n"
         "barrier) on a fresh copy, N times per variant, alternating the\n"
@@ -35,7 +36,10 @@ static const char usage[] =
         "  --grace-policy P    selection or trace (default trace: every\n"
         "                      input counts as matured)\n"
         "  --plugin-host H     inproc (default) or process: see `run`\n"
-        "  --staging S         retain (default) or reread: see `run`\n";
+        "  --staging S         retain (default) or reread: see `run`\n"
+        "  --clock C           mature (default: every input matured) or\n"
+        "                      run (the run's clock at the barrier: a hot\n"
+        "                      selection stays hot)\n";
 
 static int
 run(int argc, char **argv, FILE *out, FILE *err)
@@ -79,6 +83,14 @@ run(int argc, char **argv, FILE *out, FILE *err)
 		        o[MS__MO_STAGING].value);
 		return MS_EXIT_USAGE;
 	}
+	if (o[MS__MO_CLOCK].count && strcmp(o[MS__MO_CLOCK].value, "run") &&
+	    strcmp(o[MS__MO_CLOCK].value, "mature")) {
+		fprintf(err,
+		        "mergescope merge-once: --clock \"%s\": expected "
+		        "mature or run\n",
+		        o[MS__MO_CLOCK].value);
+		return MS_EXIT_USAGE;
+	}
 	/* Every --variant, in order (the option keeps only the last). */
 	const char *variants[MAX_VARIANTS];
 	size_t nv = ms__opt_values(argc, argv, o, MS__MO_COUNT,
@@ -113,6 +125,8 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	mo.plugin_dir = plugin_dir;
 	mo.grace_policy = o[MS__MO_GRACE].value;
 	mo.staging = o[MS__MO_STAGING].value;
+	mo.run_clock = o[MS__MO_CLOCK].count &&
+	               strcmp(o[MS__MO_CLOCK].value, "run") == 0;
 	mo.plugin_host = host_mode;
 	mo.plugin_host_exe = host_exe;
 	mo.out = out;
