@@ -46,7 +46,6 @@
 #include <unistd.h>
 
 #define MIB (1024ull * 1024ull)
-#define DEFAULT_MEM_LIMIT (4096ull * MIB)
 
 enum job_state {
 	JOB_HOOK,
@@ -175,8 +174,8 @@ ms_lane_for(uint64_t bytes, uint64_t mem_limit)
 {
 	uint64_t thr;
 
-	if (mem_limit == 0)
-		mem_limit = DEFAULT_MEM_LIMIT;
+	/* A limit of 0 (none known) gives the public engine's default
+	 * threshold, 32 MiB, as its staging budget does. */
 	thr = mem_limit / 16;
 	if (thr < 32 * MIB)
 		thr = 32 * MIB;
@@ -302,6 +301,8 @@ predict(const ms_engine *e, ms_dispatch *d)
 		.nsamplers = p ? ms_chain_len(ms_pipeline_chain(p)) : 0,
 		.guard_available = true,
 		.policy = p ? ms_pipeline_policy(p) : MS_GRACE_SELECTION,
+		.segment_min_ns = e->o.segment_min_ns,
+		.segment_max_ns = e->o.segment_max_ns,
 	};
 	for (size_t i = 0; i < d->ninputs; i++)
 		ms_sampling_input_add(&in, d->inputs[i].rows,
@@ -799,6 +800,9 @@ run_job(ms_engine *e, job *j, unsigned windex)
 		.now_ns = j->d.now_ns,
 		.grace_ns = 0,
 		.zstd_level = e->o.zstd_level,
+		.staging = e->o.staging,
+		.segment_min_ns = e->o.segment_min_ns,
+		.segment_max_ns = e->o.segment_max_ns,
 		.hooks = e->o.merge_hooks,
 		.on_drop = e->o.on_drop,
 		.drop_arg = e->o.drop_arg,
@@ -947,8 +951,6 @@ ms_engine_open(ms_engine **out, const ms_engine_opts *opts, ms_errbuf *eb)
 		e->o.quarantine_after = 3;
 	if (!e->o.fatal_after)
 		e->o.fatal_after = 3;
-	if (!e->o.mem_limit)
-		e->o.mem_limit = DEFAULT_MEM_LIMIT;
 	unsigned cpus = e->o.cpus ? e->o.cpus : online_cpus();
 
 	pthread_mutex_init(&e->mu, NULL);

@@ -44,6 +44,8 @@ struct ms_guard {
 	size_t nparts;
 	uint64_t *known; /* sorted IDs of parts, for revalidation */
 	int64_t grace;
+	bool cov_known; /* the boundary guard is on */
+	int64_t cov_min, cov_max;
 	ms_guard_stats st;
 };
 
@@ -54,6 +56,7 @@ static const char *const guard_reason_names[MS_GUARD_REASON_COUNT] = {
 	[MS_GUARD_PROBE_BUDGET] = "probe_budget",
 	[MS_GUARD_DROP_BUDGET] = "drop_budget",
 	[MS_GUARD_BAD_RANGE] = "bad_range",
+	[MS_GUARD_SEGMENT_EDGE] = "segment_edge",
 };
 
 const char *
@@ -146,6 +149,14 @@ defer(ms_guard *g, enum ms_guard_reason r, enum ms_guard_reason *why)
 	return false;
 }
 
+void
+ms_guard_set_coverage(ms_guard *g, int64_t min_ns, int64_t max_ns)
+{
+	g->cov_known = true;
+	g->cov_min = min_ns;
+	g->cov_max = max_ns;
+}
+
 bool
 ms_guard_check(ms_guard *g, const uint8_t *tid, uint32_t len, int64_t min_ts,
                int64_t max_ts, enum ms_guard_reason *why)
@@ -153,10 +164,16 @@ ms_guard_check(ms_guard *g, const uint8_t *tid, uint32_t len, int64_t min_ts,
 	g->st.checks++;
 	if (!tid || len == 0 || len > MS_TRACE_ID_MAX || min_ts > max_ts)
 		return defer(g, MS_GUARD_BAD_RANGE, why);
-	if (g->st.confirmed >= g->st.drop_budget)
-		return defer(g, MS_GUARD_DROP_BUDGET, why);
 	int64_t lo = sat_add(min_ts, -g->grace);
 	int64_t hi = sat_add(max_ts, g->grace);
+	/* The fragment-gap contract: a trace's fragments lie within the
+	 * grace of each other, so one within the grace of the segment's
+	 * edge may still have fragments beyond it, where this guard sees no
+	 * part: it is retained. */
+	if (g->cov_known && (lo < g->cov_min || hi > g->cov_max))
+		return defer(g, MS_GUARD_SEGMENT_EDGE, why);
+	if (g->st.confirmed >= g->st.drop_budget)
+		return defer(g, MS_GUARD_DROP_BUDGET, why);
 	/* Count first, so a budget overrun defers before any probe. */
 	size_t cand = 0;
 	for (size_t i = 0; i < g->nparts; i++) {

@@ -1,6 +1,6 @@
 /*
- * mem.c - the counting allocator, the growable buffer and the bounded
- * reader declared in ms_mem.h.
+ * mem.c - the counting allocator, the growable buffer, the arena and the
+ * bounded reader declared in ms_mem.h.
  */
 #include "ms_mem.h"
 #include "ms_err.h"
@@ -280,6 +280,132 @@ ms_buf_append_svarint(ms_buf *b, int64_t v)
 }
 
 /* ---- ms_rd ---- */
+
+/* ---- ms_arena ---- */
+
+struct ms_arena_chunk {
+	ms_arena_chunk *next;
+	size_t size, used;
+	_Alignas(16) uint8_t data[];
+};
+
+void
+ms_arena_init(ms_arena *a, ms_mem *mem, size_t chunk, size_t keep)
+{
+	memset(a, 0, sizeof(*a));
+	a->mem = mem;
+	a->chunk = chunk ? chunk : (64u << 10);
+	a->keep = keep;
+}
+
+static void
+chunk_free(ms_arena *a, ms_arena_chunk *c)
+{
+	ms_mem_free(a->mem, c, sizeof(*c) + c->size);
+}
+
+/* Emptied chunk c: a spare if it is standard and there is room, else
+ * freed. */
+static void
+chunk_retire(ms_arena *a, ms_arena_chunk *c)
+{
+	a->cap_bytes -= c->size;
+	if (c->size == a->chunk && a->nspare < a->keep) {
+		c->next = a->spare;
+		a->spare = c;
+		a->nspare++;
+	} else {
+		chunk_free(a, c);
+	}
+}
+
+void *
+ms_arena_alloc(ms_arena *a, size_t n, size_t align)
+{
+	ms_arena_chunk *c = a->head;
+	if (align == 0)
+		align = 1;
+	if (c) {
+		size_t off = (c->used + align - 1) & ~(align - 1);
+		if (off <= c->size && n <= c->size - off) {
+			a->used_bytes += off + n - c->used;
+			c->used = off + n;
+			return c->data + off;
+		}
+	}
+	size_t size = n > a->chunk ? n : a->chunk, total;
+	if (size == a->chunk && a->spare) {
+		c = a->spare;
+		a->spare = c->next;
+		a->nspare--;
+		a->reused_bytes += size;
+	} else {
+		if (!ms_add_ok(size, sizeof(*c), &total))
+			return NULL;
+		c = ms_mem_alloc(a->mem, total);
+		if (!c)
+			return NULL;
+		c->size = size;
+		a->cold_bytes += size;
+	}
+	a->cap_bytes += size;
+	a->used_bytes += n;
+	c->used = n;
+	c->next = a->head;
+	a->head = c;
+	return c->data;
+}
+
+void *
+ms_arena_dup(ms_arena *a, const void *p, size_t n, size_t align)
+{
+	void *d = ms_arena_alloc(a, n, align);
+	if (d && n)
+		memcpy(d, p, n);
+	return d;
+}
+
+char *
+ms_arena_strdup(ms_arena *a, const char *s)
+{
+	return s ? ms_arena_dup(a, s, strlen(s) + 1, 1) : NULL;
+}
+
+void
+ms_arena_trim(ms_arena *a, ms_arena_mark mark)
+{
+	if (!mark.chunk)
+		return; /* the arena was empty: all is newer */
+	ms_arena_chunk *old = mark.chunk->next;
+	mark.chunk->next = NULL;
+	while (old) {
+		ms_arena_chunk *next = old->next;
+		chunk_retire(a, old);
+		old = next;
+	}
+}
+
+void
+ms_arena_reset(ms_arena *a)
+{
+	while (a->head) {
+		ms_arena_chunk *c = a->head;
+		a->head = c->next;
+		chunk_retire(a, c);
+	}
+}
+
+void
+ms_arena_release(ms_arena *a)
+{
+	ms_arena_reset(a);
+	while (a->spare) {
+		ms_arena_chunk *c = a->spare;
+		a->spare = c->next;
+		chunk_free(a, c);
+	}
+	a->nspare = 0;
+}
 
 uint8_t
 ms_rd_u8(ms_rd *r)

@@ -91,7 +91,10 @@
 #include <string.h>
 #include <time.h>
 
+/* The per-trace arena: 64 KiB chunks, one kept across traces. */
 #define ARENA_CHUNK (64u << 10)
+/* Retain mode's hold arena (design 10): 256 KiB chunks. */
+#define HOLD_CHUNK (256u << 10)
 
 static const char *const stage_names[MS_MERGE_STAGE_COUNT] = {
 	"none", "pin", "read", "write", "index", "publish", "done",
@@ -103,84 +106,25 @@ ms_merge_stage_name(enum ms_merge_stage st)
 	return MS_ENUM_NAME(stage_names, st, "unknown");
 }
 
-/* ---- per-trace arena: chunks never move, reset keeps the first one ---- */
+static const char *const staging_mode_names[] = {
+	[MS_STAGING_RETAIN] = "retain",
+	[MS_STAGING_REREAD] = "reread",
+};
 
-typedef struct arena_chunk {
-	struct arena_chunk *next;
-	size_t size;
-	size_t used;
-	uint8_t data[];
-} arena_chunk;
-
-typedef struct arena {
-	ms_mem *mem;
-	arena_chunk *head; /* current chunk; older ones follow */
-} arena;
-
-static void *
-arena_alloc(arena *a, size_t n, size_t align)
+const char *
+ms_staging_mode_name(enum ms_staging_mode m)
 {
-	arena_chunk *c = a->head;
-	if (c) {
-		size_t off = (c->used + align - 1) & ~(align - 1);
-		if (off <= c->size && n <= c->size - off) {
-			c->used = off + n;
-			return c->data + off;
-		}
-	}
-	size_t size = ARENA_CHUNK, total;
-	if (n > size)
-		size = n;
-	if (!ms_add_ok(size, sizeof(arena_chunk), &total))
-		return NULL;
-	c = ms_mem_alloc(a->mem, total);
-	if (!c)
-		return NULL;
-	c->next = a->head;
-	c->size = size;
-	c->used = n;
-	a->head = c;
-	return c->data;
+	return MS_ENUM_NAME(staging_mode_names, m, "unknown");
 }
 
-static void
-arena_free_chain(ms_mem *mem, arena_chunk *c)
+int
+ms_staging_mode_parse(const char *s, enum ms_staging_mode *out)
 {
-	while (c) {
-		arena_chunk *next = c->next;
-		ms_mem_free(mem, c, sizeof(arena_chunk) + c->size);
-		c = next;
-	}
-}
-
-/* Keep the newest chunk (emptied), free the rest. */
-static void
-arena_reset(arena *a)
-{
-	if (!a->head)
-		return;
-	arena_free_chain(a->mem, a->head->next);
-	a->head->next = NULL;
-	a->head->used = 0;
-}
-
-static void
-arena_release(arena *a)
-{
-	arena_free_chain(a->mem, a->head);
-	a->head = NULL;
-}
-
-static const char *
-arena_str(arena *a, const char *s)
-{
-	if (!s)
-		return NULL;
-	size_t n = strlen(s) + 1;
-	char *p = arena_alloc(a, n, 1);
-	if (p)
-		memcpy(p, s, n);
-	return p;
+	int v = MS_ENUM_PARSE(staging_mode_names, s);
+	if (v < 0)
+		return MS_ERR_INVAL;
+	*out = (enum ms_staging_mode)v;
+	return 0;
 }
 
 /* ---- the merge context ---- */
@@ -207,13 +151,28 @@ typedef struct srow {
 /* Where one trace's rows are assembled: rows copied into the arena, then
  * ordered into flat[0..nrows). Reset for every trace. */
 typedef struct scratch {
-	arena arena;
+	ms_arena arena;
 	srow *rows;
 	size_t nrows, caprows;
 	ms_row *flat;
 	size_t capflat;
 	int64_t hdr_min, hdr_end; /* bounds from the blocks' headers */
+	int64_t hdr_max;          /* max of the blocks' max_ts */
 } scratch;
+
+/*
+ * Retain mode: what a staged trace keeps in the merge's hold arena until
+ * its batch is decided (design 10): the blocks of a single-input trace as
+ * stored (info and bytes copied), or the rows of a fragmented trace,
+ * decoded (all columns), ordered and copied. Written from here if kept.
+ */
+typedef struct held {
+	ms_raw_block *raw; /* nraw blocks as stored */
+	uint32_t nraw, capraw;
+	const ms_row *rows; /* or nrows combined rows */
+	size_t nrows;
+	uint64_t nblocks; /* input blocks behind the rows */
+} held;
 
 typedef struct merge_ctx {
 	const ms_merge_req *req;
@@ -255,8 +214,13 @@ typedef struct merge_ctx {
 	uint32_t etid_len;
 	uint64_t *drop_rows; /* rows of the i-th confirmed drop */
 	size_t ndrops, capdrops;
-	bool empty;           /* every trace dropped: no output part */
-	ms_stager_test stest; /* from the request's test hooks */
+	bool empty; /* every trace dropped: no output part */
+	/* Retain mode (design 10): the staged payload of pending traces. */
+	bool retain;
+	ms_arena hold;
+	ms_arena_mark hold_mark; /* before the trace being added */
+	const held *adding;      /* that trace, during ms_stager_add */
+	ms_stager_test stest;    /* from the request's test hooks */
 } merge_ctx;
 
 /* Internal: the guard's revalidation failed; redo the merge. */
@@ -407,16 +371,15 @@ rows_reserve(merge_ctx *c, scratch *sc, size_t extra)
 /* Deep-copy a decoded row into the arena (the reader reuses its buffers);
  * columns not decoded are NULL/0 in `in` and stay so. */
 static int
-copy_row(merge_ctx *c, scratch *sc, const uint8_t *tid, const ms_row *in,
+copy_row(merge_ctx *c, ms_arena *a, const uint8_t *tid, const ms_row *in,
          ms_row *out)
 {
-	arena *a = &sc->arena;
 	*out = *in;
 	out->trace_id = tid; /* same bytes; tid outlives the write */
-	out->segment_id = arena_str(a, in->segment_id);
-	out->service = arena_str(a, in->service);
-	out->instance = arena_str(a, in->instance);
-	out->endpoint = arena_str(a, in->endpoint);
+	out->segment_id = ms_arena_strdup(a, in->segment_id);
+	out->service = ms_arena_strdup(a, in->service);
+	out->instance = ms_arena_strdup(a, in->instance);
+	out->endpoint = ms_arena_strdup(a, in->endpoint);
 	if ((in->segment_id && !out->segment_id) ||
 	    (in->service && !out->service) ||
 	    (in->instance && !out->instance) ||
@@ -426,11 +389,11 @@ copy_row(merge_ctx *c, scratch *sc, const uint8_t *tid, const ms_row *in,
 		size_t nb;
 		if (!ms_mul_ok(in->ntags, sizeof(char *), &nb))
 			goto nomem;
-		const char **tags = arena_alloc(a, nb, sizeof(void *));
+		const char **tags = ms_arena_alloc(a, nb, sizeof(void *));
 		if (!tags)
 			goto nomem;
 		for (uint32_t i = 0; i < in->ntags; i++) {
-			tags[i] = arena_str(a, in->tags[i]);
+			tags[i] = ms_arena_strdup(a, in->tags[i]);
 			if (!tags[i])
 				goto nomem;
 		}
@@ -439,7 +402,7 @@ copy_row(merge_ctx *c, scratch *sc, const uint8_t *tid, const ms_row *in,
 		out->tags = NULL;
 	}
 	if (in->body_len) {
-		uint8_t *b = arena_alloc(a, in->body_len, 1);
+		uint8_t *b = ms_arena_alloc(a, in->body_len, 1);
 		if (!b)
 			goto nomem;
 		memcpy(b, in->body, in->body_len);
@@ -473,6 +436,21 @@ write_failed(merge_ctx *c, int rc)
 	return rc;
 }
 
+/* Copy one stored block to the output. */
+static int
+write_raw(merge_ctx *c, const ms_raw_block *raw)
+{
+	int rc = ms_part_writer_add_raw(c->writer, raw, &c->eb);
+	if (rc < 0)
+		return write_failed(c, rc);
+	c->res->blocks_raw++;
+	c->res->rows_out += raw->info->nrows;
+	c->blocks_written++;
+	if ((rc = hook(c, MS_MERGE_STAGE_WRITE, c->blocks_written)))
+		return write_failed(c, rc);
+	return 0;
+}
+
 /* The group holds every source whose head is c->tid, in input order. */
 static int
 emit_raw(merge_ctx *c, src *s)
@@ -483,14 +461,8 @@ emit_raw(merge_ctx *c, src *s)
 		rc = ms_part_iter_raw(s->it, &raw, &c->eb);
 		if (rc < 0)
 			return rc;
-		rc = ms_part_writer_add_raw(c->writer, &raw, &c->eb);
-		if (rc < 0)
-			return write_failed(c, rc);
-		c->res->blocks_raw++;
-		c->res->rows_out += s->info->nrows;
-		c->blocks_written++;
-		if ((rc = hook(c, MS_MERGE_STAGE_WRITE, c->blocks_written)))
-			return write_failed(c, rc);
+		if ((rc = write_raw(c, &raw)) < 0)
+			return rc;
 		if ((rc = src_advance(c, s)) < 0)
 			return rc;
 	} while (head_is_tid(c, s));
@@ -515,23 +487,67 @@ ehead_is_tid(const merge_ctx *c, const src *s)
 	       memcmp(s->einfo->trace_id, c->etid, c->etid_len) == 0;
 }
 
+/* Retain mode: copy the scan's current block, as stored, into h. */
+static int
+hold_raw(merge_ctx *c, held *h, ms_part_iter *it)
+{
+	ms_raw_block rb;
+	int rc = ms_part_iter_raw(it, &rb, &c->eb);
+	if (rc < 0)
+		return rc;
+	if (h->nraw == h->capraw) {
+		uint32_t cap = h->capraw ? 2 * h->capraw : 1;
+		ms_raw_block *v = ms_arena_alloc(&c->hold, cap * sizeof(*v), 8);
+		if (!v)
+			goto nomem;
+		if (h->nraw)
+			memcpy(v, h->raw, h->nraw * sizeof(*v));
+		h->raw = v;
+		h->capraw = cap;
+	}
+	ms_block_info *bi =
+	        ms_arena_dup(&c->hold, rb.info, sizeof(*rb.info), 8);
+	uint8_t *by = ms_arena_dup(&c->hold, rb.bytes,
+	                           (size_t)rb.info->stored_bytes, 8);
+	if (!bi || !by)
+		goto nomem;
+	h->raw[h->nraw++] = (ms_raw_block){ bi, by, rb.verified };
+	h->nblocks++;
+	return 0;
+nomem:
+	return ms_fail(&c->eb, MS_ERR_NOMEM,
+	               "out of memory retaining a block of %llu bytes",
+	               (unsigned long long)rb.info->stored_bytes);
+}
+
 /*
  * Decode every block of one trace from every source of a group (columns
  * `cols`), copy the rows into sc and order them by start_ns: sc->flat.
  * emit = false: the scan iterators, group c->group, trace c->tid;
  * emit = true: the emit iterators, group c->egroup, trace c->etid.
+ * h (retain mode, scan only): a single input's blocks are also copied
+ * as stored into h; a fragmented trace's rows are copied into the hold
+ * arena instead of sc's (the caller then keeps sc->flat in h).
  */
 static int
-collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols)
+collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols, held *h)
 {
 	int rc;
 	const size_t *group = emit ? c->egroup : c->group;
 	size_t ngroup = emit ? c->negroup : c->ngroup;
 	const uint8_t *tid = emit ? c->etid : c->tid;
+	bool hold_rows = h && ngroup > 1;
+	ms_arena *a = hold_rows ? &c->hold : &sc->arena;
 	sc->nrows = 0;
 	sc->hdr_min = INT64_MAX;
+	sc->hdr_max = INT64_MIN;
 	sc->hdr_end = INT64_MIN;
-	arena_reset(&sc->arena);
+	if (hold_rows) {
+		if (!(tid = ms_arena_dup(a, tid, c->tid_len, 1)))
+			return ms_fail(&c->eb, MS_ERR_NOMEM, "out of memory");
+	} else {
+		ms_arena_reset(&sc->arena);
+	}
 	for (size_t g = 0; g < ngroup; g++) {
 		src *s = &c->srcs[group[g]];
 		ms_part_iter *it = emit ? s->eit : s->it;
@@ -543,6 +559,10 @@ collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols)
 				sc->hdr_min = bi->min_ts;
 			if (bi->max_end_ns > sc->hdr_end)
 				sc->hdr_end = bi->max_end_ns;
+			if (bi->max_ts > sc->hdr_max)
+				sc->hdr_max = bi->max_ts;
+			if (h && !hold_rows && (rc = hold_raw(c, h, it)) < 0)
+				return rc;
 			rc = ms_part_iter_decode(it, cols, &rows, &c->eb);
 			if (rc < 0)
 				return rc;
@@ -550,14 +570,19 @@ collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols)
 				return rc;
 			for (uint32_t i = 0; i < n; i++) {
 				srow *r = &sc->rows[sc->nrows];
-				rc = copy_row(c, sc, tid, &rows[i], &r->row);
+				rc = copy_row(c, a, tid, &rows[i], &r->row);
 				if (rc < 0)
 					return rc;
 				r->pos = sc->nrows++;
 			}
-			if (cols == MS_COL_ALL)
+			/* Retained rows count as re-encoded when written;
+			 * decoded for staging only if the chain reads a
+			 * column. */
+			if (hold_rows)
+				h->nblocks++;
+			if (cols == MS_COL_ALL && !h)
 				c->res->blocks_reencoded++;
-			else
+			else if (!hold_rows || c->stage_cols)
 				c->res->sampling.blocks_decoded++;
 			rc = emit ? eadvance(c, s) : src_advance(c, s);
 			if (rc < 0)
@@ -600,7 +625,7 @@ write_rows(merge_ctx *c, const ms_row *rows, size_t n)
 static int
 emit_combined(merge_ctx *c)
 {
-	int rc = collect_trace(c, &c->sc, false, MS_COL_ALL);
+	int rc = collect_trace(c, &c->sc, false, MS_COL_ALL, NULL);
 	return rc < 0 ? rc : write_rows(c, c->sc.flat, c->sc.nrows);
 }
 
@@ -654,41 +679,66 @@ emit_kept(merge_ctx *c, const ms_stage_emit *e)
 	if (c->negroup > 1) {
 		/* Staged from block headers, the scan's scratch is idle. */
 		scratch *sc = c->stage_cols ? &c->esc : &c->sc;
-		rc = collect_trace(c, sc, true, MS_COL_ALL);
+		rc = collect_trace(c, sc, true, MS_COL_ALL, NULL);
 		return rc < 0 ? rc : write_rows(c, sc->flat, sc->nrows);
 	}
 	src *s = &c->srcs[c->egroup[0]];
 	c->res->traces_out++;
 	do {
 		ms_raw_block raw;
-		if ((rc = ms_part_iter_raw(s->eit, &raw, &c->eb)) < 0)
+		if ((rc = ms_part_iter_raw(s->eit, &raw, &c->eb)) < 0 ||
+		    (rc = write_raw(c, &raw)) < 0)
 			return rc;
-		rc = ms_part_writer_add_raw(c->writer, &raw, &c->eb);
-		if (rc < 0)
-			return write_failed(c, rc);
-		c->res->blocks_raw++;
-		c->res->rows_out += s->einfo->nrows;
-		c->blocks_written++;
-		if ((rc = hook(c, MS_MERGE_STAGE_WRITE, c->blocks_written)))
-			return write_failed(c, rc);
 		if ((rc = eadvance(c, s)) < 0)
 			return rc;
 	} while (ehead_is_tid(c, s));
 	return 0;
 }
 
+/* Retain mode: write a kept trace from what was staged. */
+static int
+write_held(merge_ctx *c, const held *h)
+{
+	if (h->rows) {
+		c->res->blocks_reencoded += h->nblocks;
+		return write_rows(c, h->rows, h->nrows);
+	}
+	c->res->traces_out++;
+	for (uint32_t i = 0; i < h->nraw; i++) {
+		int rc = write_raw(c, &h->raw[i]);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Retain mode, after the last trace of a batch went out: its payload is
+ * dead. Unless a trace is being added (the flush its add caused): its
+ * payload, since the mark, lives on. */
+static void
+hold_batch_done(merge_ctx *c, const ms_stage_emit *e)
+{
+	if (c->adding && e->cookie != c->adding)
+		ms_arena_trim(&c->hold, c->hold_mark);
+	else
+		ms_arena_reset(&c->hold);
+}
+
 /* HOOK A, sampling: the stager hands back every trace in the order added
- * with its verdict; a kept trace is re-read and written, a dropped one is
- * only counted (the stager has recorded it in the drop set; its blocks
- * are skipped by the emit iterators). */
+ * with its verdict; a kept trace is written (retain: from what was
+ * staged; reread: re-read from the inputs), a dropped one is only counted
+ * (the stager has recorded it in the drop set; reread: its blocks are
+ * skipped by the emit iterators). */
 static int
 stage_emit(void *ctx, const ms_stage_emit *e, ms_errbuf *eb)
 {
 	merge_ctx *c = ctx;
 	if (e->keep) {
-		int rc = emit_kept(c, e);
+		int rc = c->retain ? write_held(c, e->cookie) : emit_kept(c, e);
 		if (rc < 0) /* the reader or writer said why in c->eb */
 			*eb = c->eb;
+		if (c->retain && e->batch_end)
+			hold_batch_done(c, e);
 		return rc;
 	}
 	c->res->sampling.rows_dropped += e->nrows;
@@ -705,6 +755,8 @@ stage_emit(void *ctx, const ms_stage_emit *e, ms_errbuf *eb)
 		c->capdrops = cap;
 	}
 	c->drop_rows[c->ndrops++] = e->nrows;
+	if (c->retain && e->batch_end)
+		hold_batch_done(c, e);
 	return 0;
 }
 
@@ -723,27 +775,74 @@ rows_bounds(const ms_row *rows, size_t n, int64_t *min_ts, int64_t *max_end)
 	}
 }
 
+/* Hand the staged trace to the stager (h: its retained payload, from
+ * the hold arena since c->hold_mark, charged as extra bytes). rows NULL:
+ * the summary t. */
+static int
+stage_add(merge_ctx *c, const ms_row *rows, size_t n, const ms_stage_summary *t,
+          held *h, uint64_t held0)
+{
+	void *cookie = h ? (void *)h : cookie_of(c);
+	uint64_t extra = h ? c->hold.used_bytes - held0 : 0;
+	c->adding = h;
+	int rc = rows ? ms_stager_add(c->stager, rows, n, cookie, extra, &c->eb)
+	              : ms_stager_add_summary(c->stager, t, cookie, extra,
+	                                      &c->eb);
+	c->adding = NULL;
+	return rc;
+}
+
 /* Sampling: stage the complete trace at the scan iterators' heads. With
  * no column to decode, its block headers describe it (ID, rows, bounds);
  * else only the projected columns (plus start and latency, which the
- * batch's trace bounds are built from) are decoded. Nothing of the trace
- * is held: its blocks are re-read when its batch is decided. */
+ * batch's trace bounds are built from) are decoded. Retain mode keeps the
+ * trace's payload until its batch is decided (a single input's blocks as
+ * stored, a fragmented trace decoded and combined); reread holds nothing
+ * of it: its blocks are re-read when its batch is decided. */
 static int
 stage_trace(merge_ctx *c)
 {
 	int rc;
-	void *cookie = cookie_of(c);
-	if (c->stage_cols) {
-		rc = collect_trace(c, &c->sc, false, c->stage_cols);
+	held *h = NULL;
+	uint64_t held0 = 0;
+	if (c->retain) {
+		c->hold_mark = ms_arena_mark_get(&c->hold);
+		held0 = c->hold.used_bytes;
+		if (!(h = ms_arena_alloc(&c->hold, sizeof(*h), 8)))
+			return ms_fail(&c->eb, MS_ERR_NOMEM, "out of memory");
+		memset(h, 0, sizeof(*h));
+	}
+	bool hold_rows = h && c->ngroup > 1;
+	if (c->stage_cols || hold_rows) {
+		rc = collect_trace(c, &c->sc, false,
+		                   hold_rows ? MS_COL_ALL : c->stage_cols, h);
 		if (rc < 0)
 			return rc;
+		if (hold_rows) {
+			h->nrows = c->sc.nrows;
+			h->rows = ms_arena_dup(&c->hold, c->sc.flat,
+			                       c->sc.nrows * sizeof(ms_row), 8);
+			if (!h->rows)
+				return ms_fail(&c->eb, MS_ERR_NOMEM,
+				               "out of memory for %zu rows",
+				               c->sc.nrows);
+		}
 		/* The bounds the chain must see, rebuilt from the rows'
 		 * own timestamps (not from the headers the batch uses). */
 		int64_t lo = INT64_MAX, hi = INT64_MIN;
 		rows_bounds(c->sc.flat, c->sc.nrows, &lo, &hi);
 		ms_stager_expect_bounds(c->stager, lo, hi);
-		return ms_stager_add(c->stager, c->sc.flat, c->sc.nrows, cookie,
-		                     0, &c->eb);
+		if (c->stage_cols)
+			return stage_add(c, c->sc.flat, c->sc.nrows, NULL, h,
+			                 held0);
+		if (c->sc.nrows > UINT32_MAX)
+			return ms_fail(&c->eb, MS_ERR_RANGE,
+			               "trace with more than 2^32 rows");
+		ms_stage_summary t = {
+			c->tid,        c->tid_len,    (uint32_t)c->sc.nrows,
+			c->sc.hdr_min, c->sc.hdr_max, c->sc.hdr_end
+		};
+		return stage_add(c, NULL, 0, &t, h, held0);
 	}
 	ms_stage_summary t = { c->tid,    c->tid_len, 0,
 		               INT64_MAX, INT64_MIN,  INT64_MIN };
@@ -756,6 +855,8 @@ stage_trace(merge_ctx *c)
 			 * decoded timestamps (two columns); the summary the
 			 * chain gets from the headers. */
 			const ms_row *rows = NULL;
+			if (h && (rc = hold_raw(c, h, s->it)) < 0)
+				return rc;
 			rc = ms_part_iter_decode(s->it,
 			                         MS_COL_START | MS_COL_LATENCY,
 			                         &rows, &c->eb);
@@ -779,7 +880,7 @@ stage_trace(merge_ctx *c)
 		} while (head_is_tid(c, s));
 	}
 	ms_stager_expect_bounds(c->stager, lo, hi);
-	return ms_stager_add_summary(c->stager, &t, cookie, 0, &c->eb);
+	return stage_add(c, NULL, 0, &t, h, held0);
 }
 
 /* Merge every input into the open writer. */
@@ -1001,7 +1102,7 @@ open_iters(merge_ctx *c)
 		                                  c->io, 0, &c->eb);
 		if (rc < 0)
 			return rc;
-		if (c->stager &&
+		if (c->stager && !c->retain &&
 		    (rc = ms_part_iter_open_reread(&s->eit, s->it, EMIT_WINDOW,
 		                                   &c->eb)) < 0)
 			return rc;
@@ -1047,7 +1148,7 @@ remove_outputs(merge_ctx *c)
 static void
 scratch_release(merge_ctx *c, scratch *sc)
 {
-	arena_release(&sc->arena);
+	ms_arena_release(&sc->arena);
 	ms_mem_free(c->mem, sc->rows, sc->caprows * sizeof(srow));
 	ms_mem_free(c->mem, sc->flat, sc->capflat * sizeof(ms_row));
 	sc->rows = NULL;
@@ -1063,6 +1164,7 @@ release_ctx(merge_ctx *c)
 	c->writer = NULL;
 	scratch_release(c, &c->sc);
 	scratch_release(c, &c->esc);
+	ms_arena_release(&c->hold);
 	ms_mem_free(c->mem, c->drop_rows, c->capdrops * sizeof(uint64_t));
 	ms_mem_free(c->mem, c->egroup, c->nsrcs * sizeof(size_t));
 	c->drop_rows = NULL;
@@ -1150,11 +1252,17 @@ sampling_open(merge_ctx *c)
 		return 0;
 	}
 	int64_t frontier = frontier_of(req);
+	bool segment = req->segment_min_ns != 0 || req->segment_max_ns != 0;
 	ms_sampling_input in = {
 		.pipeline_enabled = true,
 		.nsamplers = ms_chain_len(ms_pipeline_chain(p)),
+		.event_disabled = req->merge_event_disabled &&
+		                  !(req->flags & MS_MERGE_FINALIZE),
 		.guard_available = true,
 		.policy = ms_pipeline_policy(p),
+		.segment_min_ns = req->segment_min_ns,
+		.segment_max_ns = req->segment_max_ns,
+		.grace_ns = req->grace_ns > 0 ? req->grace_ns : MS_GRACE_NS,
 	};
 	ms_part_meta *metas =
 	        ms_mem_calloc(c->mem, c->nsrcs, sizeof(ms_part_meta));
@@ -1170,14 +1278,16 @@ sampling_open(merge_ctx *c)
 	for (size_t i = 0; i < c->nsrcs; i++)
 		plan.trace_hint += metas[i].blocks; /* >= the traces */
 	ms_mem_free(c->mem, metas, c->nsrcs * sizeof(ms_part_meta));
-	/* A chain that reads no column is staged from block headers: a
-	 * trace is charged its descriptor only, so the byte limit (sized
-	 * for decoded columns) would never cut and the merge would go to
-	 * Decide in one batch holding every trace. Cut it into the planned
-	 * number of batches by trace count instead: the batch buffers are
-	 * then sized for one planned batch and reused by the next. */
+	/* Reread: a chain that reads no column is staged from block
+	 * headers: a trace is charged its descriptor only, so the byte
+	 * limit (sized for decoded columns) would never cut and the merge
+	 * would go to Decide in one batch holding every trace. Cut it into
+	 * the planned number of batches by trace count instead: the batch
+	 * buffers are then sized for one planned batch and reused by the
+	 * next. Retain charges the payload it holds: the bytes cut. */
 	uint32_t proj = ms_chain_projection(ms_pipeline_chain(p)) & MS_COL_ALL;
-	if (!proj && plan.planned > 1 && plan.trace_hint > 0) {
+	if (!proj && req->staging == MS_STAGING_REREAD && plan.planned > 1 &&
+	    plan.trace_hint > 0) {
 		uint64_t per =
 		        (plan.trace_hint + plan.planned - 1) / plan.planned;
 		if (per < plan.trace_cap)
@@ -1204,6 +1314,9 @@ sampling_open(merge_ctx *c)
 	                    sizeof(ms_guard_part));
 	if (rc < 0)
 		return rc;
+	if (segment)
+		ms_guard_set_coverage(c->guard, req->segment_min_ns,
+		                      req->segment_max_ns);
 	ms_dropset_opts dso = { .mem = c->mem };
 	if ((rc = ms_dropset_open(&c->drops, &dso, &c->eb)) < 0)
 		return rc;
@@ -1230,6 +1343,11 @@ sampling_open(merge_ctx *c)
 	 * the batch's trace bounds need start and latency too. */
 	c->stage_cols = proj ? proj | MS_COL_START | MS_COL_LATENCY : 0;
 	sm->decoded_cols = c->stage_cols;
+	/* Retain: the payload of one batch in chunks kept across batches
+	 * (bounded by about the preferred limit). */
+	c->retain = req->staging == MS_STAGING_RETAIN;
+	ms_arena_init(&c->hold, c->mem, HOLD_CHUNK,
+	              (size_t)(plan.preferred / HOLD_CHUNK) + 1);
 	return ms_stager_open(&c->stager, &so, &c->eb);
 }
 
@@ -1256,6 +1374,17 @@ sampling_finish(merge_ctx *c)
 	sm->decide_ns = (int64_t)r->decide_ns;
 	sm->decide_dup_traces = r->decide_dup_traces;
 	sm->bounds_mismatch = r->bounds_mismatch;
+	sm->peak_concurrent_bytes = r->peak_concurrent;
+	sm->nbatch_recs = (uint32_t)(r->batches < MS_MERGE_BATCH_RECS
+	                                     ? r->batches
+	                                     : MS_MERGE_BATCH_RECS);
+	for (uint32_t i = 0; i < sm->nbatch_recs; i++)
+		sm->batch[i] = (ms_merge_batch){ r->batch[i].charged,
+			                         r->batch[i].traces,
+			                         r->batch[i].evaluated,
+			                         (int)r->batch[i].reason };
+	sm->arena_cold_bytes = c->hold.cold_bytes;
+	sm->arena_reused_bytes = c->hold.reused_bytes;
 	if (c->ndrops != ms_dropset_count(c->drops))
 		return ms_fail(&c->eb, MS_ERR_STATE,
 		               "%zu drops emitted, %zu in the drop set",
@@ -1267,6 +1396,7 @@ sampling_finish(merge_ctx *c)
 	                              gs.reasons[MS_GUARD_NO_FILTER];
 	sm->guard_deferred_budget = gs.reasons[MS_GUARD_PROBE_BUDGET] +
 	                            gs.reasons[MS_GUARD_DROP_BUDGET];
+	sm->guard_retained_edge = gs.reasons[MS_GUARD_SEGMENT_EDGE];
 	return 0;
 }
 
@@ -1390,8 +1520,8 @@ attempt(const ms_merge_req *req, ms_merge_result *res, ms_mem *mem, ms_io *io,
 	c.res = res;
 	c.mem = mem;
 	c.io = io;
-	c.sc.arena.mem = mem;
-	c.esc.arena.mem = mem;
+	ms_arena_init(&c.sc.arena, mem, ARENA_CHUNK, 1);
+	ms_arena_init(&c.esc.arena, mem, ARENA_CHUNK, 1);
 	c.lossless = lossless;
 	c.t_stage = ms_mono_ns();
 

@@ -68,7 +68,8 @@ enum ms_lane_kind {
 const char *ms_lane_name(enum ms_lane_kind k);
 
 /* The lane of a merge of `bytes` compressed input bytes for a process with
- * mem_limit bytes (0 = 4 GiB): fast below max(32 MiB, mem_limit / 16). */
+ * mem_limit bytes (0: none known): fast below max(32 MiB, mem_limit / 16),
+ * so 32 MiB without a limit, the public engine's default. */
 enum ms_lane_kind ms_lane_for(uint64_t bytes, uint64_t mem_limit);
 
 /* One input of a pending selection. */
@@ -163,7 +164,7 @@ typedef struct ms_engine_opts {
 	 * reserved sums the input bytes of every claimed selection. */
 	uint64_t (*free_disk)(void *arg);
 	void *free_disk_arg;
-	uint64_t mem_limit;        /* 0 = 4 GiB; sets the lane threshold */
+	uint64_t mem_limit;        /* 0 = none known; the lane threshold */
 	unsigned cpus;             /* 0 = online CPUs; max(1, cpus/2) fast */
 	bool serial;               /* one merge at a time, one worker */
 	uint32_t backoff_base_ms;  /* 0 = 1000: 1, 2, 4 ... steps */
@@ -173,8 +174,12 @@ typedef struct ms_engine_opts {
 	 * input is blamed for before the engine stops (see Failures). */
 	uint32_t fatal_after;
 	const struct ms_pipeline *pipeline; /* NULL = disabled */
-	int zstd_level;                     /* 0 = writer default */
-	const ms_merge_hooks *merge_hooks;  /* tests only */
+	enum ms_staging_mode staging;       /* sampling merges; 0 = retain */
+	/* The segment the shard holds, inclusive (ms_merge_req); both 0:
+	 * unknown. */
+	int64_t segment_min_ns, segment_max_ns;
+	int zstd_level;                    /* 0 = writer default */
+	const ms_merge_hooks *merge_hooks; /* tests only */
 	/* Passed to every merge (ms_merge_req.on_drop): each confirmed dropped
 	 * trace, on the merging thread. NULL = none. */
 	void (*on_drop)(void *arg, const uint8_t *tid, uint32_t tid_len,

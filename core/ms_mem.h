@@ -1,6 +1,6 @@
 /*
- * ms_mem.h - the core allocator family, checked size arithmetic, and a
- * growable byte buffer.
+ * ms_mem.h - the core allocator family, checked size arithmetic, a
+ * growable byte buffer and an arena.
  *
  * Every allocation made by libmscore goes through an ms_mem. An ms_mem counts
  * bytes and allocations, tracks live and peak live bytes, and can be told to
@@ -127,6 +127,64 @@ ms_buf_reset(ms_buf *b)
 {
 	b->len = 0;
 }
+
+/*
+ * ms_arena - bump allocation in chunks, freed in one call (git's mem-pool):
+ * per-trace, per-batch and per-batch-of-rows memory.
+ * Invariants:
+ *  1. A pointer handed out stays valid and unmoved until the reset,
+ *     trim or release that frees its chunk.
+ *  2. Reset empties the arena; it keeps at most `keep` chunks of the
+ *     standard size as spares for the next uses and frees the others, so
+ *     what an idle arena holds is bounded by keep x chunk.
+ *  3. cold_bytes counts chunk capacity newly allocated, reused_bytes the
+ *     capacity taken back from spares (both since init, never reset).
+ * Memory comes from mem (borrowed; NULL: plain malloc, counted nowhere).
+ */
+typedef struct ms_arena_chunk ms_arena_chunk;
+typedef struct ms_arena {
+	ms_mem *mem;
+	size_t chunk;          /* standard chunk size */
+	size_t keep;           /* spares reset keeps, at most */
+	ms_arena_chunk *head;  /* current chunk; older ones follow */
+	ms_arena_chunk *spare; /* emptied standard chunks */
+	size_t nspare;
+	uint64_t cap_bytes;    /* capacity of the chunks in use */
+	uint64_t used_bytes;   /* bytes handed out since init, padding
+	                        * included (a caller's charge by difference) */
+	uint64_t cold_bytes;   /* 3. */
+	uint64_t reused_bytes; /* 3. */
+} ms_arena;
+
+/* Where the arena stood: ms_arena_trim frees what came before it. */
+typedef struct ms_arena_mark {
+	ms_arena_chunk *chunk;
+} ms_arena_mark;
+
+/* An empty arena of `chunk`-byte chunks (0: 64 KiB) keeping `keep`
+ * spares across resets (SIZE_MAX: every standard chunk). */
+void ms_arena_init(ms_arena *a, ms_mem *mem, size_t chunk, size_t keep);
+/* n bytes aligned to align (a power of two, at most 16); a request over
+ * the chunk size gets a chunk of its own. NULL when out of memory or on
+ * overflow (the arena is unchanged). */
+void *ms_arena_alloc(ms_arena *a, size_t n, size_t align);
+/* Copies; NULL for a NULL string, or when out of memory. */
+char *ms_arena_strdup(ms_arena *a, const char *s);
+void *ms_arena_dup(ms_arena *a, const void *p, size_t n, size_t align);
+static inline ms_arena_mark
+ms_arena_mark_get(const ms_arena *a)
+{
+	ms_arena_mark m = { a->head };
+	return m;
+}
+/* Free the chunks that hold only bytes handed out before mark (the chunk
+ * current at the mark stays, whole): for a caller whose older objects die
+ * while the ones since the mark live on. */
+void ms_arena_trim(ms_arena *a, ms_arena_mark mark);
+/* Empty the arena (2.). */
+void ms_arena_reset(ms_arena *a);
+/* Free every chunk, spares too; the arena may be used again. */
+void ms_arena_release(ms_arena *a);
 
 /* Little-endian loads/stores, independent of host order. */
 static inline uint32_t

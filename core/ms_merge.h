@@ -95,6 +95,21 @@ typedef struct ms_merge_hooks {
 	int64_t stage_bounds_skew_ns;
 } ms_merge_hooks;
 
+/* How a sampling merge writes the traces it keeps (DESIGN, Staging). */
+enum ms_staging_mode {
+	/* The stager retains each staged trace's payload (a single input's
+	 * blocks as stored, a fragmented trace's combined rows), charged
+	 * against the budget; kept traces are written from it. */
+	MS_STAGING_RETAIN = 0,
+	/* Only what Decide reads is staged; kept traces are re-read from
+	 * the pinned inputs once their batch is decided. */
+	MS_STAGING_REREAD = 1,
+};
+/* "retain", "reread"; "unknown" out of range. */
+const char *ms_staging_mode_name(enum ms_staging_mode m);
+/* 0 and *out set, or MS_ERR_INVAL for anything else (NULL too). */
+int ms_staging_mode_parse(const char *s, enum ms_staging_mode *out);
+
 typedef struct ms_merge_req {
 	ms_shard *shard;        /* borrowed */
 	const uint64_t *inputs; /* part IDs, >= 2 (>= 1 for finalize) */
@@ -107,8 +122,17 @@ typedef struct ms_merge_req {
 	ms_io *io;          /* engine-wide I/O counters; may be NULL */
 	const struct ms_pipeline *pipeline; /* NULL = disabled */
 	int64_t now_ns;                     /* logical clock at dispatch */
-	int64_t grace_ns;            /* 0 = 2 h; frontier = now - grace */
-	int zstd_level;              /* 0 = the part writer's default */
+	int64_t grace_ns;             /* 0 = 2 h; frontier = now - grace */
+	int zstd_level;               /* 0 = the part writer's default */
+	enum ms_staging_mode staging; /* sampling merges; 0 = retain */
+	/* The time segment the shard's parts belong to, inclusive, as the
+	 * boundary guard's coverage (ms_guard_set_coverage); both 0: not
+	 * known, no boundary guard. A coverage with no interior once the
+	 * grace is taken off both edges makes the guard unavailable. */
+	int64_t segment_min_ns, segment_max_ns;
+	/* The pipeline's ordinary-merge event is off: only a finalize
+	 * samples (others: not_executed, event_disabled). */
+	bool merge_event_disabled;
 	const ms_merge_hooks *hooks; /* tests only; NULL otherwise */
 	/* Optional: called once per confirmed dropped trace, in merge
 	 * (trace-ID) order, with the trace's row count, after the merge
@@ -136,6 +160,15 @@ typedef struct ms_merge_index_stats {
 /* The classification (enum ms_sampling_class, enum ms_sampling_reason)
  * and its names are ms_sampling.h's. */
 
+/* One decided batch of a sampling merge, as the stager cut it. */
+typedef struct ms_merge_batch {
+	uint64_t charged_bytes; /* the batch's charged bytes when cut */
+	uint32_t traces;        /* traces in it, whatever their outcome */
+	uint32_t evaluated;     /* of which reached Decide */
+	int reason;             /* enum ms_flush_reason (ms_pipeline.h) */
+} ms_merge_batch;
+#define MS_MERGE_BATCH_RECS 64
+
 /* Sampling figures of one merge (all zero with the pipeline disabled,
  * except class/reason). */
 typedef struct ms_merge_sampling {
@@ -157,6 +190,9 @@ typedef struct ms_merge_sampling {
 	uint64_t guard_probes; /* Bloom probes made by the guard */
 	uint64_t guard_deferred_positive;
 	uint64_t guard_deferred_budget;
+	/* Proposed drops the boundary guard retained: fragments could still
+	 * arrive within the grace of the segment's edge. */
+	uint64_t guard_retained_edge;
 	uint64_t plugin_calls;
 	int64_t decide_ns; /* total time inside Decide calls */
 	/* Columns (enum ms_col bits) decoded while staging: the chain's
@@ -166,6 +202,16 @@ typedef struct ms_merge_sampling {
 	 * trace, as in a lossless merge. */
 	uint32_t decoded_cols;
 	uint64_t blocks_decoded; /* input blocks decoded for staging */
+	/* Retain mode: capacity of the arena holding staged payload, newly
+	 * allocated (cold) or taken back from the previous batch (reused). */
+	uint64_t arena_cold_bytes;
+	uint64_t arena_reused_bytes;
+	/* The highest charged bytes staged by every merge of the pipeline
+	 * at once, seen while this merge staged. */
+	uint64_t peak_concurrent_bytes;
+	/* The first MS_MERGE_BATCH_RECS batches (`batches` counts all). */
+	uint32_t nbatch_recs;
+	ms_merge_batch batch[MS_MERGE_BATCH_RECS];
 	/* Sampling attempts discarded because a part that became active
 	 * during the merge may hold a dropped trace; each was redone
 	 * against the new inventory, and after 3 the merge was redone

@@ -298,6 +298,9 @@ void ms_chain_spec_release(ms_chain_spec *s);
 /* Staging budget                                                      */
 
 #define MS_STAGE_MIN_HARD (16ull << 20)
+/* The hard ceiling without a memory limit: the public engine's default,
+ * its fast/slow lane threshold (32 MiB). */
+#define MS_STAGE_DEFAULT_HARD (32ull << 20)
 #define MS_STAGE_MAX_TRACES 65536u
 /* Per-block runtime structure estimate added to the input estimate. */
 #define MS_STAGE_BLOCK_ESTIMATE 256u
@@ -416,10 +419,14 @@ enum ms_guard_reason {
 	MS_GUARD_PROBE_BUDGET,    /* Bloom probe budget exhausted */
 	MS_GUARD_DROP_BUDGET,     /* confirmed-drop budget exhausted */
 	MS_GUARD_BAD_RANGE,       /* min > max or an empty ID */
+	/* The boundary guard of the fragment-gap contract: [min - grace,
+	 * max + grace] leaves the segment's coverage, so fragments could
+	 * still arrive beyond its edge: retained (guard-retained). */
+	MS_GUARD_SEGMENT_EDGE,
 	MS_GUARD_REASON_COUNT
 };
 /* "confirmed", "filter_positive", "no_filter", "probe_budget",
- * "drop_budget", "bad_range". */
+ * "drop_budget", "bad_range", "segment_edge". */
 const char *ms_guard_reason_name(enum ms_guard_reason r);
 
 typedef struct ms_guard_opts {
@@ -455,6 +462,11 @@ void ms_guard_close(ms_guard *g);
  * [min_ts - grace, max_ts + grace] says, through its filter, the ID is
  * absent, and the budgets allow. *why (may be NULL) gets the reason.
  */
+/* Turn on the boundary guard: the segment's coverage [min_ns, max_ns]
+ * (inclusive; see ms_sampling_input). A proposed drop whose [min -
+ * grace, max + grace] leaves it is retained (MS_GUARD_SEGMENT_EDGE).
+ * Without it the guard knows no segment edge. */
+void ms_guard_set_coverage(ms_guard *g, int64_t min_ns, int64_t max_ns);
 bool ms_guard_check(ms_guard *g, const uint8_t *tid, uint32_t len,
                     int64_t min_ts, int64_t max_ts, enum ms_guard_reason *why);
 /*
@@ -532,6 +544,9 @@ typedef struct ms_stage_emit {
 	enum ms_trace_outcome outcome;
 	bool keep; /* outcome != MS_TRACE_DROPPED */
 	int64_t min_ts, max_ts;
+	/* The last trace of its batch (or an oversized trace, alone):
+	 * nothing added before it is pending any more. */
+	bool batch_end;
 } ms_stage_emit;
 
 /* Return 0 to go on; a negative ms_err stops the stager with it, and
@@ -584,7 +599,11 @@ typedef struct ms_stage_report {
 	uint64_t decide_calls; /* chain calls (batches with evaluations) */
 	ms_stage_batch_rec batch[MS_STAGE_BATCH_RECS]; /* the first ones */
 	uint64_t peak_charged; /* peak live charged bytes */
-	uint64_t peak_alloc;   /* peak live bytes allocated by staging */
+	/* Peak of opts.live_gauge seen after this stager's adds: what every
+	 * stager of the pipeline charged at once (peak_charged without a
+	 * gauge). */
+	uint64_t peak_concurrent;
+	uint64_t peak_alloc; /* peak live bytes allocated by staging */
 	uint64_t total_charged;
 	uint64_t traces, rows;
 	uint64_t evaluated, kept, proposed_drops, dropped, deferred;

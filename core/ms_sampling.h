@@ -28,18 +28,27 @@ enum ms_sampling_class {
 	MS_SAMPLING_CLASS_COUNT = 3,
 };
 
-/* Why sampling did not execute (NONE when it did). */
+/* Why sampling did not execute (NONE when it did). Every reason has a
+ * path that reaches it and a test that sees it (tests/test_staging.c,
+ * tests/test_merge.c). */
 enum ms_sampling_reason {
 	MS_SREASON_NONE = 0,
-	MS_SREASON_PIPELINE_DISABLED = 1,
-	MS_SREASON_NO_SAMPLER = 2,
+	MS_SREASON_PIPELINE_DISABLED = 1, /* no pipeline */
+	MS_SREASON_NO_SAMPLER = 2,        /* a chain of 0 links */
+	/* ms_merge_req.merge_event_disabled: ordinary merges off, the
+	 * finalize samples */
 	MS_SREASON_EVENT_DISABLED = 3,
-	MS_SREASON_MERGE_GRACE = 4,
+	MS_SREASON_MERGE_GRACE = 4, /* policy selection: a hot input */
+	/* every input lies within the grace of its segment's edge: the
+	 * boundary guard would retain every trace, so Decide is skipped */
 	MS_SREASON_FRAGMENT_GAP_CONTRACT = 5,
+	/* the segment leaves no interior once the grace is taken off both
+	 * edges: no drop could stand */
 	MS_SREASON_GUARD_UNAVAILABLE = 6,
-	MS_SREASON_ALL_TRACES_OVERSIZED = 7,
-	MS_SREASON_LOSSLESS_RETRY = 8,
-	MS_SREASON_EMPTY_INPUT = 9,
+	MS_SREASON_ALL_TRACES_OVERSIZED = 7, /* each over the per-trace cap */
+	MS_SREASON_LOSSLESS_RETRY = 8,       /* revalidation failed 3 times */
+	MS_SREASON_EMPTY_INPUT = 9,          /* no input row */
+	/* staged, but no trace evaluated: every chain call failed open */
 	MS_SREASON_OTHER = 10,
 	MS_SREASON_COUNT = 11,
 };
@@ -76,6 +85,14 @@ typedef struct ms_sampling_input {
 	 * min ts > frontier (a trace's max ts is at least the min ts of every
 	 * part holding a fragment of it). */
 	size_t young_inputs;
+	/* The boundary guard's segment, inclusive (both 0: none known), and
+	 * the grace (0: MS_GRACE_NS): set them before the first
+	 * ms_sampling_input_add, which then counts the inputs that lie
+	 * wholly within the grace of the segment's edges (or hold no row):
+	 * no trace with a fragment there can be dropped. */
+	int64_t segment_min_ns, segment_max_ns;
+	int64_t grace_ns;
+	size_t edge_inputs;
 } ms_sampling_input;
 
 /* Count one input part (its row count and time bounds) judged against
@@ -89,8 +106,10 @@ void ms_sampling_input_add(ms_sampling_input *in, uint64_t rows, int64_t min_ts,
  *
  * false: *cls = MS_SAMPLING_NOT_EXECUTED and *reason is the first match
  * of: pipeline_disabled, no_sampler, event_disabled, empty_input,
- * merge_grace (selection policy, any hot input), guard_unavailable. The
- * merge's outcome is exactly this.
+ * merge_grace (selection policy, any hot input), guard_unavailable (no
+ * guard, or a segment with no interior once the grace is taken off both
+ * edges), fragment_gap_contract (every input within the grace of the
+ * segment's edges). The merge's outcome is exactly this.
  *
  * true: the prediction. Under the trace policy with every input young no
  * trace can be old enough for Decide: *cls = enabled_no_evaluation,

@@ -7,6 +7,7 @@
  * the inputs with ms_sampling_input_add and ask ms_sampling_predict.
  */
 #include "ms_sampling.h"
+#include "ms_clock.h"
 
 #include <string.h>
 
@@ -67,10 +68,50 @@ ms_sampling_reason_parse(const char *s)
 	return name_index(reason_names, MS_SREASON_COUNT, s);
 }
 
+static int64_t
+sat_add(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
+static bool
+has_segment(const ms_sampling_input *in)
+{
+	return in->segment_min_ns != 0 || in->segment_max_ns != 0;
+}
+
+static int64_t
+grace_of(const ms_sampling_input *in)
+{
+	return in->grace_ns > 0 ? in->grace_ns : MS_GRACE_NS;
+}
+
+/* The segment keeps an interior once the grace is off both edges. */
+static bool
+segment_usable(const ms_sampling_input *in)
+{
+	int64_t g = grace_of(in);
+	return in->segment_min_ns <= in->segment_max_ns &&
+	       sat_add(in->segment_min_ns, g) <=
+	               sat_add(in->segment_max_ns, -g);
+}
+
 void
 ms_sampling_input_add(ms_sampling_input *in, uint64_t rows, int64_t min_ts,
                       int64_t max_ts, int64_t frontier_ns)
 {
+	/* A trace can be dropped only with min >= segment min + grace and
+	 * max <= segment max - grace; a fragment in a part wholly outside
+	 * that band breaks one of them. */
+	int64_t g = grace_of(in);
+	if (has_segment(in) &&
+	    (rows == 0 || max_ts < sat_add(in->segment_min_ns, g) ||
+	     min_ts > sat_add(in->segment_max_ns, -g)))
+		in->edge_inputs++;
 	in->ninputs++;
 	in->input_rows += rows;
 	if (rows > 0 && max_ts > frontier_ns)
@@ -94,8 +135,11 @@ ms_sampling_predict(const ms_sampling_input *in, enum ms_sampling_class *cls,
 		r = MS_SREASON_EMPTY_INPUT;
 	else if (in->policy == MS_GRACE_SELECTION && in->hot_inputs > 0)
 		r = MS_SREASON_MERGE_GRACE;
-	else if (!in->guard_available)
+	else if (!in->guard_available ||
+	         (has_segment(in) && !segment_usable(in)))
 		r = MS_SREASON_GUARD_UNAVAILABLE;
+	else if (has_segment(in) && in->edge_inputs == in->ninputs)
+		r = MS_SREASON_FRAGMENT_GAP_CONTRACT;
 	if (r != MS_SREASON_NONE) {
 		*cls = MS_SAMPLING_NOT_EXECUTED;
 		*reason = r;

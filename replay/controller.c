@@ -367,6 +367,13 @@ inventory_totals(ms_replay *r, uint64_t *parts, uint64_t *bytes)
 	ms_view_release(v);
 }
 
+void
+ms__replay_segment(const ms_replay *r, int64_t *min_ns, int64_t *max_ns)
+{
+	*min_ns = r->info->day_start_ns - MS_GRACE_NS;
+	*max_ns = r->info->day_end_ns + MS_GRACE_NS;
+}
+
 static void
 rec_sample(ms_replay *r)
 {
@@ -1261,6 +1268,8 @@ fill_run_record(ms_replay *r, ms_ev_run *run)
 	         r->pipe ? ms_pipeline_spec(r->pipe) : "disabled");
 	copy_str(run->grace_policy, sizeof(run->grace_policy),
 	         ms_grace_policy_name(r->policy));
+	copy_str(run->staging, sizeof(run->staging),
+	         ms_staging_mode_name(r->staging));
 	run->serial = r->serial;
 	run->allow_fail_open = r->opts.allow_fail_open;
 	copy_str(run->plugin_host, sizeof(run->plugin_host),
@@ -1596,6 +1605,8 @@ open_engine(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	eo.cpus = r->limits.cpus;
 	eo.serial = r->serial;
 	eo.pipeline = r->pipe;
+	eo.staging = r->staging;
+	ms__replay_segment(r, &eo.segment_min_ns, &eo.segment_max_ns);
 	eo.dispatch_hook = on_dispatch;
 	eo.dispatch_arg = r;
 	eo.on_drop = on_drop;
@@ -1645,6 +1656,13 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 		             "--grace-policy '%s': expected selection or "
 		             "trace",
 		             opts->grace_policy);
+		goto fail;
+	}
+	if (opts->staging &&
+	    ms_staging_mode_parse(opts->staging, &r->staging)) {
+		rc = ms_fail(eb, MS_ERR_INVAL,
+		             "--staging '%s': expected retain or reread",
+		             opts->staging);
 		goto fail;
 	}
 	ms_rec_opts ro = { .path = r->db_path,
@@ -2041,6 +2059,11 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	if (r->pipe) {
 		st->staged_hard = ms_pipeline_hard_ceiling(r->pipe);
 		st->staged_live = ms_pipeline_staged_live(r->pipe);
+		/* A sampled merge is staging now: its peak so far is at
+		 * least what it holds (the recorded peak comes with its
+		 * event). */
+		if (st->staged_live > st->staged_peak)
+			st->staged_peak = st->staged_live;
 		ms_chain *c = ms_pipeline_chain(r->pipe);
 		size_t n = ms_chain_len(c);
 		for (size_t i = 0; i < n && i < MS_EV_LINKS_MAX; i++)

@@ -22,7 +22,8 @@
  * exactly once (ledger keys once per input and kind); unknown keys, repeats,
  * missing keys and malformed values are errors naming the file, the line
  * and the key.
- *   format=1                      this format's version
+ *   format=2                      this format's version (2 added
+ *                                 segment_ns)
  *   fixture_dir=PATH              the fixture the run replayed
  *   fixture_preset=NAME           its preset
  *   fixture_seed=N                its seed (decimal)
@@ -42,6 +43,8 @@
  *   mem_limit=N                   memory limit in force (bytes, >= 1)
  *   inputs=HEX16,HEX16,...        input part IDs in selection order
  *   depths=N,N,...                their merge depths, same order
+ *   segment_ns=N,N                the segment the run's boundary guard
+ *                                 covered (inclusive unix ns; 0,0: none)
  *   selection_fp=HEX16            ms_pick_fp_add(0, inputs): XXH3-64 of
  *                                 LE64(n) || LE64(id[0]) || ... (seed 0)
  *   ledger.HEX16.core=LEDGER      for every input: its ledger of each kind
@@ -118,6 +121,8 @@ write_frozen(const char *path, const ms__frozen *f, ms_errbuf *eb)
 	fputs("\ndepths=", fp);
 	for (size_t i = 0; i < f->ninputs; i++)
 		fprintf(fp, "%s%" PRIu32, i ? "," : "", f->depths[i]);
+	fprintf(fp, "\nsegment_ns=%" PRId64 ",%" PRId64, f->segment_min_ns,
+	        f->segment_max_ns);
 	fprintf(fp, "\nselection_fp=%016" PRIx64 "\n", f->selection_fp);
 	for (size_t i = 0; i < f->ninputs; i++) {
 		ms_part_id_str(f->ids[i], hex);
@@ -295,6 +300,7 @@ ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
 	         r->info->topology_hash ? r->info->topology_hash : "");
 	f.now_ns = d.now_ns;
 	f.frontier_ns = d.frontier_ns;
+	ms__replay_segment(r, &f.segment_min_ns, &f.segment_max_ns);
 	f.policy = r->policy;
 	memcpy(f.variant, r->variant, strlen(r->variant) + 1); /* fits */
 	f.seq = d.seq;
@@ -390,6 +396,7 @@ enum key_id {
 	K_INPUTS,
 	K_DEPTHS,
 	K_SELECTION_FP,
+	K_SEGMENT,
 	K_COUNT
 };
 
@@ -415,6 +422,7 @@ static const char *const key_names[K_COUNT] = {
 	"inputs",
 	"depths",
 	"selection_fp",
+	"segment_ns",
 };
 
 typedef struct parser {
@@ -610,6 +618,22 @@ scalar(parser *p, enum key_id k, const char *val, ms__frozen *f)
 		if (!parse_hex16(val, strlen(val), &f->selection_fp))
 			return bad(p, key, "16 lowercase hex digits", val);
 		return 0;
+	case K_SEGMENT: {
+		char lo[32];
+		const char *comma = strchr(val, ',');
+		size_t n = comma ? (size_t)(comma - val) : 0;
+		if (!comma || n == 0 || n >= sizeof(lo))
+			return bad(p, key, "two unix nanosecond values MIN,MAX",
+			           val);
+		memcpy(lo, val, n);
+		lo[n] = '\0';
+		if (!parse_i64(lo, &f->segment_min_ns) ||
+		    !parse_i64(comma + 1, &f->segment_max_ns) ||
+		    f->segment_min_ns > f->segment_max_ns)
+			return bad(p, key, "two unix nanosecond values MIN,MAX",
+			           val);
+		return 0;
+	}
 	case K_INPUTS:
 	case K_DEPTHS:
 	case K_COUNT:

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MS_FROZEN_FORMAT 1
+#define MS_FROZEN_FORMAT 2
 #define MS_FROZEN_FILE "frozen.txt"
 #define MS_FROZEN_SHARD "shard"
 /* Sanity bound on the number of inputs a frozen file may list. */
@@ -33,6 +33,7 @@ typedef struct ms__frozen {
 	uint64_t fixture_seed;
 	char schedule_hash[65], topology_hash[65];
 	int64_t now_ns, frontier_ns;
+	int64_t segment_min_ns, segment_max_ns; /* the boundary guard's */
 	enum ms_grace_policy policy;
 	char variant[MS_EV_SPEC_MAX];
 	uint64_t seq;

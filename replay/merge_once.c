@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include "frozen.h"
 #include "replay_int.h"
+#include "ms_fs.h"
 
 #include "ms_picker.h"
 
@@ -48,9 +49,12 @@
 
 #define DEFAULT_REPS 5
 
-/* What one repetition measured. */
+/* What one repetition measured: wall ns, cpu ns, allocated bytes, peak
+ * live bytes, allocations, bytes read, bytes written, write
+ * amplification (core + index output bytes over their input bytes). */
+enum { S_WALL, S_CPU, S_ALLOC, S_PEAK, S_COUNT, S_READ, S_WRITTEN, S_WA, S_N };
 typedef struct sample {
-	double wall_ns, cpu_ns, alloc, peak;
+	double v[S_N];
 } sample;
 
 typedef struct once_ctx {
@@ -60,6 +64,7 @@ typedef struct once_ctx {
 	char scratch[PATH_MAX];
 	const char *plugin_dir;
 	enum ms_grace_policy policy;
+	enum ms_staging_mode staging;
 	ms_limits limits;
 } once_ctx;
 
@@ -163,7 +168,10 @@ run_once(const once_ctx *c, const char *variant, unsigned rep, size_t vi,
 	req.flags = f->finalize ? MS_MERGE_FINALIZE : 0;
 	req.parent_mem = &merge_mem;
 	req.pipeline = pipe;
-	req.now_ns = max_ts + MS_GRACE_NS;
+	req.staging = c->staging;
+	req.segment_min_ns = f->segment_min_ns;
+	req.segment_max_ns = f->segment_max_ns;
+	req.now_ns = c->o->run_clock ? f->now_ns : max_ts + MS_GRACE_NS;
 	req.grace_ns = MS_GRACE_NS;
 	rc = f->finalize ? ms_merge_finalize(&req, res, eb)
 	                 : ms_merge_execute(&req, res, eb);
@@ -223,10 +231,7 @@ stats_of(const sample *s, size_t n, size_t field, double *median, double *cv)
 	}
 	double sum = 0;
 	for (size_t i = 0; i < n; i++) {
-		v[i] = field == 0   ? s[i].wall_ns
-		       : field == 1 ? s[i].cpu_ns
-		       : field == 2 ? s[i].alloc
-		                    : s[i].peak;
+		v[i] = s[i].v[field];
 		sum += v[i];
 	}
 	qsort(v, n, sizeof(*v), cmp_double);
@@ -256,8 +261,10 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 	        f->seq, f->lane, f->ninputs, in_rows,
 	        f->finalize ? ", finalize" : "", c->o->frozen_dir);
 	fprintf(out,
-	        "clock: max input max_ts + 2 h (every input mature); grace "
-	        "policy %s; %u repetitions per variant, alternating\n\n",
+	        "clock: %s; grace policy %s; %u repetitions per variant, "
+	        "alternating\n\n",
+	        c->o->run_clock ? "the run's at the barrier"
+	                        : "max input max_ts + 2 h (every input mature)",
 	        ms_grace_policy_name(c->policy), res[0].reps);
 	fprintf(out,
 	        "%-24s %10s %6s %10s %6s %11s %6s %10s %6s %9s %9s "
@@ -278,6 +285,20 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 		        r->rows_in, r->rows_out, r->traces_dropped,
 		        r->ledgers_stable ? "stable" : "DIFFER");
 	}
+	fprintf(out, "\n%-24s %12s %10s %13s %8s %8s  %s\n",
+	        "variant (medians)", "allocations", "read MiB", "written MiB",
+	        "WA", "decides", "sampling");
+	for (size_t i = 0; i < nv; i++) {
+		const ms_merge_once_result *r = &res[i];
+		fprintf(out,
+		        "%-24.24s %12.0f %10.3f %13.3f %8.4f %8" PRIu64
+		        "  %s%s%s\n",
+		        r->variant, r->count_median, r->read_median / 1048576.0,
+		        r->written_median / 1048576.0, r->wa_median,
+		        r->plugin_calls, ms_sampling_class_name(r->klass),
+		        r->reason ? " " : "",
+		        r->reason ? ms_sampling_reason_name(r->reason) : "");
+	}
 	if (nv < 2)
 		return;
 	fprintf(out, "\nratio to %-15.15s %10s %10s %11s %10s\n",
@@ -293,6 +314,197 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 	}
 }
 
+/* Options, the frozen file, the scratch directory (made), the run's limits
+ * and every variant loading: all checked before any merge runs. On
+ * failure c->f (if read) is released by the caller. */
+static int
+once_setup(once_ctx *c, const ms_merge_once_opts *opts, ms__frozen *f,
+           ms_errbuf *eb)
+{
+	memset(c, 0, sizeof(*c));
+	c->o = opts;
+	c->plugin_dir =
+	        opts->plugin_dir ? opts->plugin_dir : MS_DEFAULT_PLUGIN_DIR;
+	c->policy = MS_GRACE_TRACE;
+	if (opts->grace_policy &&
+	    ms_grace_policy_parse(opts->grace_policy, &c->policy))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "merge-once: grace policy '%s': expected "
+		               "selection or trace",
+		               opts->grace_policy);
+	if (opts->staging && ms_staging_mode_parse(opts->staging, &c->staging))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "merge-once: --staging '%s': expected retain "
+		               "or reread",
+		               opts->staging);
+	int rc = ms__frozen_read(opts->frozen_dir, f, eb);
+	if (rc)
+		return rc;
+	c->f = f;
+	snprintf(c->shard_src, sizeof(c->shard_src), "%s/%s", opts->frozen_dir,
+	         MS_FROZEN_SHARD);
+	/* Scratch copies go to the given directory, else to a new one under
+	 * $TMPDIR (removed afterwards): the frozen directory is only read,
+	 * so it may be read-only. */
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (opts->scratch_dir
+	            ? (size_t)snprintf(c->scratch, sizeof(c->scratch), "%s",
+	                               opts->scratch_dir) >= sizeof(c->scratch)
+	            : (size_t)snprintf(c->scratch, sizeof(c->scratch),
+	                               "%s/mergescope-once-XXXXXX",
+	                               tmp) >= sizeof(c->scratch))
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "merge-once: path too long: %s",
+		               opts->frozen_dir);
+	struct stat st;
+	if (stat(c->shard_src, &st) < 0 || !S_ISDIR(st.st_mode))
+		return ms_fail(eb, MS_ERR_NOTFOUND,
+		               "merge-once: %s: the frozen shard is missing",
+		               c->shard_src);
+	/* The run's limits (they size the staging budget). */
+	ms_limits_detect(&c->limits, NULL, NULL);
+	char profile[64];
+	snprintf(profile, sizeof(profile), "cpus=%u,mem=%" PRIu64, f->cpus,
+	         f->mem_limit);
+	if ((rc = ms_limits_apply_profile(&c->limits, profile, eb)))
+		return rc;
+	/* Every variant must load before any work. */
+	for (size_t i = 0; i < opts->nvariants; i++) {
+		ms_mem m;
+		ms_mem_init(&m, NULL);
+		ms_pipeline *p = NULL;
+		const char *v = opts->variants[i];
+		if (!v || !*v)
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "merge-once: variant %zu is empty",
+			               i + 1);
+		if ((rc = open_pipeline(c, v, &m, &p, eb)))
+			return rc;
+		ms_pipeline_close(p);
+	}
+	if (opts->scratch_dir ? ms_fs_mkdir_p(c->scratch, 0755, NULL) < 0
+	                      : mkdtemp(c->scratch) == NULL)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "merge-once: cannot create %s: %s", c->scratch,
+		               strerror(errno));
+	return 0;
+}
+
+/* Repetition r of variant vi into its result and sample; the output's
+ * ledgers must repeat, and equal the inputs' when nothing was dropped. */
+static int
+once_rep(const once_ctx *c, unsigned r, size_t vi, sample *sm,
+         ms_ledger_set *first, const ms_ledger_set *in_sum,
+         ms_merge_once_result *out, ms_errbuf *eb)
+{
+	const ms_merge_once_opts *opts = c->o;
+	ms_merge_result mr;
+	ms_ledger_set led;
+	int rc = run_once(c, opts->variants[vi], r, vi, &mr, &led, eb);
+	if (rc)
+		return rc;
+	uint64_t in = mr.input_compressed_bytes,
+	         outb = mr.output.compressed_bytes;
+	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
+		in += mr.index[k].bytes_in;
+		outb += mr.index[k].bytes_out;
+	}
+	*sm = (sample){ {
+		(double)mr.wall_ns,
+		(double)mr.cpu_ns,
+		(double)mr.alloc_bytes,
+		(double)mr.peak_live,
+		(double)mr.alloc_count,
+		(double)mr.bytes_read,
+		(double)mr.bytes_written,
+		in ? (double)outb / (double)in : 0,
+	} };
+	out->rows_in = mr.rows_in;
+	out->rows_out = mr.rows_out;
+	out->traces_dropped = mr.sampling.traces_dropped;
+	out->klass = mr.sampling.klass;
+	out->reason = mr.sampling.reason;
+	out->plugin_calls = mr.sampling.plugin_calls;
+	out->out_ledger = led;
+	if (r == 0)
+		*first = led;
+	else if (!ms_ledger_set_equal(first, &led))
+		out->ledgers_stable = false;
+	if (mr.sampling.traces_dropped == 0 && mr.sampling.rows_dropped == 0 &&
+	    !ms_ledger_set_equal(&led, in_sum)) {
+		char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
+		return ms_fail(eb, MS_ERR_CORRUPT,
+		               "merge-once: %s dropped nothing but its "
+		               "output ledger (core %s) differs from the "
+		               "inputs' (core %s) recorded in %s",
+		               opts->variants[vi],
+		               ms_ledger_format(&led.kind[MS_KIND_CORE], a),
+		               ms_ledger_format(&in_sum->kind[MS_KIND_CORE], b),
+		               opts->frozen_dir);
+	}
+	return 0;
+}
+
+/* Every repetition of every variant, alternating (see Order above), then
+ * the medians and the table. */
+static int
+once_measure(const once_ctx *c, ms_merge_once_result *results, ms_errbuf *eb)
+{
+	const ms_merge_once_opts *opts = c->o;
+	const ms__frozen *f = c->f;
+	unsigned reps = opts->reps ? opts->reps : DEFAULT_REPS;
+	size_t nv = opts->nvariants;
+	sample *samples = calloc(nv * reps, sizeof(*samples));
+	ms_ledger_set *first = calloc(nv, sizeof(*first));
+	if (!samples || !first) {
+		free(samples);
+		free(first);
+		return ms_fail(eb, MS_ERR_NOMEM, "merge-once: out of memory");
+	}
+	ms_ledger_set in_sum;
+	ms_ledger_set_init(&in_sum);
+	for (size_t i = 0; i < f->ninputs; i++)
+		ms_ledger_set_add(&in_sum, &f->ledgers[i]);
+	for (size_t i = 0; i < nv; i++) {
+		memset(&results[i], 0, sizeof(results[i]));
+		results[i].variant = opts->variants[i];
+		results[i].reps = reps;
+		results[i].ledgers_stable = true;
+		results[i].in_ledger = in_sum;
+	}
+	int rc = 0;
+	for (unsigned r = 0; r < reps && rc == 0; r++)
+		for (size_t k = 0; k < nv && rc == 0; k++) {
+			size_t vi = r % 2 ? nv - 1 - k : k;
+			rc = once_rep(c, r, vi, &samples[vi * reps + r],
+			              &first[vi], &in_sum, &results[vi], eb);
+		}
+	if (rc == 0) {
+		for (size_t i = 0; i < nv; i++) {
+			const sample *s = &samples[i * reps];
+			ms_merge_once_result *o = &results[i];
+			double cv;
+			stats_of(s, reps, S_WALL, &o->wall_median_ns,
+			         &o->wall_cv);
+			stats_of(s, reps, S_CPU, &o->cpu_median_ns, &o->cpu_cv);
+			stats_of(s, reps, S_ALLOC, &o->alloc_median,
+			         &o->alloc_cv);
+			stats_of(s, reps, S_PEAK, &o->peak_median, &o->peak_cv);
+			stats_of(s, reps, S_COUNT, &o->count_median, &cv);
+			stats_of(s, reps, S_READ, &o->read_median, &cv);
+			stats_of(s, reps, S_WRITTEN, &o->written_median, &cv);
+			stats_of(s, reps, S_WA, &o->wa_median, &cv);
+		}
+		if (opts->out)
+			print_table(opts->out, c, results, nv);
+	}
+	free(samples);
+	free(first);
+	return rc;
+}
+
 int
 ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
               ms_errbuf *eb)
@@ -303,162 +515,16 @@ ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
 		               "merge-once: a frozen directory and at least "
 		               "one variant are required");
 	once_ctx c;
-	memset(&c, 0, sizeof(c));
-	c.o = opts;
-	c.plugin_dir =
-	        opts->plugin_dir ? opts->plugin_dir : MS_DEFAULT_PLUGIN_DIR;
-	c.policy = MS_GRACE_TRACE;
-	if (opts->grace_policy &&
-	    ms_grace_policy_parse(opts->grace_policy, &c.policy))
-		return ms_fail(eb, MS_ERR_INVAL,
-		               "merge-once: grace policy '%s': expected "
-		               "selection or trace",
-		               opts->grace_policy);
 	ms__frozen f;
-	int rc = ms__frozen_read(opts->frozen_dir, &f, eb);
-	if (rc)
-		return rc;
-	c.f = &f;
-	snprintf(c.shard_src, sizeof(c.shard_src), "%s/%s", opts->frozen_dir,
-	         MS_FROZEN_SHARD);
-	/* Scratch copies go to the given directory, else to a new one under
-	 * $TMPDIR (removed afterwards): the frozen directory is only read,
-	 * so it may be read-only. */
-	const char *tmp = getenv("TMPDIR");
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
-	if (opts->scratch_dir
-	            ? (size_t)snprintf(c.scratch, sizeof(c.scratch), "%s",
-	                               opts->scratch_dir) >= sizeof(c.scratch)
-	            : (size_t)snprintf(c.scratch, sizeof(c.scratch),
-	                               "%s/mergescope-once-XXXXXX",
-	                               tmp) >= sizeof(c.scratch))
-		goto toolong;
-	struct stat st;
-	if (stat(c.shard_src, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		rc = ms_fail(eb, MS_ERR_NOTFOUND,
-		             "merge-once: %s: the frozen shard is missing",
-		             c.shard_src);
-		goto done;
-	}
-	/* The run's limits (they size the staging budget). */
-	ms_limits_detect(&c.limits, NULL, NULL);
-	char profile[64];
-	snprintf(profile, sizeof(profile), "cpus=%u,mem=%" PRIu64, f.cpus,
-	         f.mem_limit);
-	if ((rc = ms_limits_apply_profile(&c.limits, profile, eb)))
-		goto done;
-
-	/* Every variant must load before any work. */
-	for (size_t i = 0; i < opts->nvariants; i++) {
-		ms_mem m;
-		ms_mem_init(&m, NULL);
-		ms_pipeline *p = NULL;
-		const char *v = opts->variants[i];
-		if (!v || !*v) {
-			rc = ms_fail(eb, MS_ERR_INVAL,
-			             "merge-once: variant %zu is empty", i + 1);
-			goto done;
-		}
-		if ((rc = open_pipeline(&c, v, &m, &p, eb)))
-			goto done;
-		ms_pipeline_close(p);
-	}
-	if (opts->scratch_dir ? ms_fs_mkdir_p(c.scratch, 0755, NULL) < 0
-	                      : mkdtemp(c.scratch) == NULL) {
-		rc = ms_fail(eb, ms_err_from_errno(errno),
-		             "merge-once: cannot create %s: %s", c.scratch,
-		             strerror(errno));
-		goto done;
-	}
-
-	unsigned reps = opts->reps ? opts->reps : DEFAULT_REPS;
-	size_t nv = opts->nvariants;
-	sample *samples = calloc(nv * reps, sizeof(*samples));
-	ms_ledger_set *first = calloc(nv, sizeof(*first));
-	if (!samples || !first) {
-		free(samples);
-		free(first);
-		if (!opts->scratch_dir)
-			ms_fs_rm_tree(c.scratch, NULL);
-		rc = ms_fail(eb, MS_ERR_NOMEM, "merge-once: out of memory");
-		goto done;
-	}
-	ms_ledger_set in_sum;
-	ms_ledger_set_init(&in_sum);
-	for (size_t i = 0; i < f.ninputs; i++)
-		ms_ledger_set_add(&in_sum, &f.ledgers[i]);
-	for (size_t i = 0; i < nv; i++) {
-		memset(&results[i], 0, sizeof(results[i]));
-		results[i].variant = opts->variants[i];
-		results[i].reps = reps;
-		results[i].ledgers_stable = true;
-		results[i].in_ledger = in_sum;
-	}
-	for (unsigned r = 0; r < reps && rc == 0; r++) {
-		for (size_t k = 0; k < nv && rc == 0; k++) {
-			size_t vi = r % 2 ? nv - 1 - k : k;
-			ms_merge_once_result *out = &results[vi];
-			ms_merge_result mr;
-			ms_ledger_set led;
-			rc = run_once(&c, opts->variants[vi], r, vi, &mr, &led,
-			              eb);
-			if (rc)
-				break;
-			samples[vi * reps + r] = (sample){
-				(double)mr.wall_ns,
-				(double)mr.cpu_ns,
-				(double)mr.alloc_bytes,
-				(double)mr.peak_live,
-			};
-			out->rows_in = mr.rows_in;
-			out->rows_out = mr.rows_out;
-			out->traces_dropped = mr.sampling.traces_dropped;
-			out->out_ledger = led;
-			if (r == 0)
-				first[vi] = led;
-			else if (!ms_ledger_set_equal(&first[vi], &led))
-				out->ledgers_stable = false;
-			if (mr.sampling.traces_dropped == 0 &&
-			    mr.sampling.rows_dropped == 0 &&
-			    !ms_ledger_set_equal(&led, &in_sum)) {
-				char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
-				rc = ms_fail(
-				        eb, MS_ERR_CORRUPT,
-				        "merge-once: %s dropped nothing but "
-				        "its "
-				        "output ledger (core %s) differs from "
-				        "the inputs' (core %s) recorded in %s",
-				        opts->variants[vi],
-				        ms_ledger_format(
-				                &led.kind[MS_KIND_CORE], a),
-				        ms_ledger_format(
-				                &in_sum.kind[MS_KIND_CORE], b),
-				        opts->frozen_dir);
-			}
-		}
-	}
+	memset(&f, 0, sizeof(f));
+	bool made = false;
+	int rc = once_setup(&c, opts, &f, eb);
 	if (rc == 0) {
-		for (size_t i = 0; i < nv; i++) {
-			const sample *s = &samples[i * reps];
-			ms_merge_once_result *o = &results[i];
-			stats_of(s, reps, 0, &o->wall_median_ns, &o->wall_cv);
-			stats_of(s, reps, 1, &o->cpu_median_ns, &o->cpu_cv);
-			stats_of(s, reps, 2, &o->alloc_median, &o->alloc_cv);
-			stats_of(s, reps, 3, &o->peak_median, &o->peak_cv);
-		}
-		if (opts->out)
-			print_table(opts->out, &c, results, nv);
+		made = true;
+		rc = once_measure(&c, results, eb);
 	}
-	free(samples);
-	free(first);
-	if (!opts->scratch_dir)
+	if (made && !opts->scratch_dir)
 		ms_fs_rm_tree(c.scratch, NULL);
-	goto done;
-toolong:
-	rc = ms_fail(eb, MS_ERR_RANGE, "merge-once: path too long: %s",
-	             opts->frozen_dir);
-done:
 	ms__frozen_release(&f);
 	return rc;
 }

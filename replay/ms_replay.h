@@ -117,6 +117,7 @@ typedef struct ms_replay_opts {
 	const char *variant;      /* NULL = "disabled"; or a chain spec */
 	const char *plugin_dir;   /* NULL = MS_PLUGIN_DIR of the build */
 	const char *grace_policy; /* NULL = "selection" */
+	const char *staging;      /* "retain" (NULL) or "reread" */
 	bool serial;              /* one merge at a time */
 	bool allow_fail_open;     /* plugin_health WARNs instead of FAILing */
 	/* Tests only (NULL otherwise): handed to every merge, so that a
@@ -283,9 +284,14 @@ typedef struct ms_merge_once_opts {
 	unsigned reps; /* per variant; 0 = 5 */
 	const char *plugin_dir;
 	const char *grace_policy; /* NULL = "trace": every input is matured */
-	const char *scratch_dir;  /* NULL = a new $TMPDIR/mergescope-once-*,
-	                           * removed after; frozen_dir is only read */
-	FILE *out;                /* the table; NULL = none */
+	const char *staging;      /* "retain" (NULL) or "reread" */
+	/* The run's own clock at the barrier (a hot selection stays hot:
+	 * under policy selection it must not reach Decide) instead of
+	 * every input matured. */
+	bool run_clock;
+	const char *scratch_dir; /* NULL = a new $TMPDIR/mergescope-once-*,
+	                          * removed after; frozen_dir is only read */
+	FILE *out;               /* the table; NULL = none */
 	/* Where the chain's links run (ms_pipeline.h); host_exe for
 	 * process mode. */
 	enum ms_plugin_host_mode plugin_host;
@@ -299,6 +305,14 @@ typedef struct ms_merge_once_result {
 	double cpu_median_ns, cpu_cv;
 	double alloc_median, alloc_cv;
 	double peak_median, peak_cv;
+	/* Medians: allocations, bytes read and written by the merge, and
+	 * its write amplification (output bytes of the core part and both
+	 * indexes over their input bytes). */
+	double count_median, read_median, written_median, wa_median;
+	/* The last repetition's sampling: class, reason, Decide calls. */
+	enum ms_sampling_class klass;
+	enum ms_sampling_reason reason;
+	uint64_t plugin_calls;
 	uint64_t rows_in, rows_out, traces_dropped;
 	ms_ledger_set out_ledger; /* of the output part (last rep) */
 	ms_ledger_set in_ledger;  /* sum of the frozen inputs' ledgers */

@@ -33,7 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define MS_EV_SCHEMA_VERSION 6
+#define MS_EV_SCHEMA_VERSION 7
 #define MS_EV_LINKS_MAX 8     /* links of one sampler chain */
 #define MS_EV_HIST_BUCKETS 13 /* 12 bounds + overflow */
 #define MS_EV_HEX_MAX 65      /* 64 hex digits + NUL (SHA-256/XXH3 sized) */
@@ -85,6 +85,7 @@ typedef struct ms_ev_run {
 	char variant[MS_EV_SPEC_MAX]; /* "disabled", "alwayskeep", a chain */
 	char chain[MS_EV_SPEC_MAX];   /* the chain spec as given */
 	char grace_policy[16];        /* "selection" or "trace" */
+	char staging[16];             /* "retain" or "reread" */
 	bool serial;                  /* one merge at a time */
 	bool allow_fail_open;         /* plugin_health WARNs, not FAILs */
 	uint32_t nplugins;

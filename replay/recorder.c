@@ -153,6 +153,26 @@ what_index(const char *s)
 	return MS_ENUM_PARSE(part_what_names, s);
 }
 
+/* ms_flush_reason_name's names, parsed back on read. */
+static const char *const flush_names[] = {
+	[MS_FLUSH_BYTES] = "bytes",
+	[MS_FLUSH_TRACES] = "traces",
+	[MS_FLUSH_OVERSIZED] = "oversized",
+	[MS_FLUSH_FINAL] = "final",
+};
+
+static const char *
+flush_name(int v)
+{
+	return MS_ENUM_NAME(flush_names, v, "?");
+}
+
+static int
+flush_index(const char *s)
+{
+	return MS_ENUM_PARSE(flush_names, s);
+}
+
 static const ms_sqltype class_type = { MS_SQLT_ENUM, class_name,
 	                               ms_ev_class_parse, NULL, NULL };
 static const ms_sqltype reason_type = { MS_SQLT_ENUM, reason_name,
@@ -161,6 +181,8 @@ static const ms_sqltype phase_type = { MS_SQLT_ENUM, phase_name, phase_index,
 	                               NULL, NULL };
 static const ms_sqltype what_type = { MS_SQLT_ENUM, what_name, what_index, NULL,
 	                              NULL };
+static const ms_sqltype flush_type = { MS_SQLT_ENUM, flush_name, flush_index,
+	                               NULL, NULL };
 
 #define C_U64 (&ms_sqlt_u64)        /* uint64_t, its int64 bit pattern */
 #define C_I64 (&ms_sqlt_i64)        /* int64_t */
@@ -175,6 +197,7 @@ static const ms_sqltype what_type = { MS_SQLT_ENUM, what_name, what_index, NULL,
 #define C_PHASE (&phase_type)       /* enum ms_ev_phase_id, its name */
 #define C_WHAT (&what_type)         /* enum ms_ev_part_kind, its name */
 #define C_KIND (&ms_sqlt_part_kind) /* enum ms_part_kind, its name */
+#define C_FLUSH (&flush_type)       /* enum ms_flush_reason, its name */
 
 #define RUN(n, t, f) COL(ms_ev_run, n, t, f)
 static const col run_cols[] = {
@@ -188,6 +211,7 @@ static const col run_cols[] = {
 	RUN("variant", C_STR, variant),
 	RUN("chain", C_STR, chain),
 	RUN("grace_policy", C_STR, grace_policy),
+	RUN("staging", C_STR, staging),
 	RUN("serial", C_BOOL, serial),
 	RUN("allow_fail_open", C_BOOL, allow_fail_open),
 	RUN("detected_cpus", C_U32, detected_cpus),
@@ -340,9 +364,13 @@ static const col merge_cols[] = {
 	MRG("hard_limit_bytes", C_U64, sampling.hard_limit_bytes),
 	MRG("preferred_limit_bytes", C_U64, sampling.preferred_limit_bytes),
 	MRG("peak_staged_bytes", C_U64, sampling.peak_staged_bytes),
+	MRG("peak_concurrent_bytes", C_U64, sampling.peak_concurrent_bytes),
+	MRG("arena_cold_bytes", C_U64, sampling.arena_cold_bytes),
+	MRG("arena_reused_bytes", C_U64, sampling.arena_reused_bytes),
 	MRG("guard_probes", C_U64, sampling.guard_probes),
 	MRG("guard_deferred_positive", C_U64, sampling.guard_deferred_positive),
 	MRG("guard_deferred_budget", C_U64, sampling.guard_deferred_budget),
+	MRG("guard_retained_edge", C_U64, sampling.guard_retained_edge),
 	MRG("plugin_calls", C_U64, sampling.plugin_calls),
 	MRG("decide_ns", C_I64, sampling.decide_ns),
 	MRG("decide_dup_traces", C_U64, sampling.decide_dup_traces),
@@ -506,6 +534,14 @@ static const col pstat_cols[] = {
 
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
 
+#define BAT(n, t, f) COL(ms_merge_batch, n, t, f)
+static const col batch_cols[] = {
+	BAT("charged_bytes", C_U64, charged_bytes),
+	BAT("traces", C_U32, traces),
+	BAT("evaluated", C_U32, evaluated),
+	BAT("reason", C_FLUSH, reason),
+};
+
 enum {
 	T_RUN,
 	T_PLUGIN,
@@ -513,6 +549,7 @@ enum {
 	T_MERGE,
 	T_INPUT,
 	T_LINK,
+	T_BATCH,
 	T_PART,
 	T_SAMPLE,
 	T_PHASE,
@@ -538,6 +575,10 @@ static const ev_table tables[T_COUNT] = {
 	[T_LINK] = { "merge_link", "seq INTEGER NOT NULL, idx INTEGER NOT NULL",
 	             2, link_cols, NCOLS(link_cols), ", PRIMARY KEY (seq, idx)",
 	             " WITHOUT ROWID", "seq, idx", NULL, 0 },
+	[T_BATCH] = { "merge_batch",
+	              "seq INTEGER NOT NULL, idx INTEGER NOT NULL", 2,
+	              batch_cols, NCOLS(batch_cols), ", PRIMARY KEY (seq, idx)",
+	              " WITHOUT ROWID", "seq, idx", NULL, 0 },
 	[T_PART] = { "part_event", "id INTEGER PRIMARY KEY", 0, part_cols,
 	             NCOLS(part_cols), "", "", "id", NULL, 0 },
 	[T_SAMPLE] = { "sample", "id INTEGER PRIMARY KEY", 0, sample_cols,
@@ -591,6 +632,7 @@ enum {
 	S_MERGE,
 	S_INPUT,
 	S_LINK,
+	S_BATCH,
 	S_PART,
 	S_SAMPLE,
 	S_PHASE,
@@ -776,12 +818,13 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 	static const struct {
 		int slot, table;
 	} ins[] = {
-		{ S_RUN, T_RUN },     { S_PLUGIN, T_PLUGIN },
-		{ S_PUB, T_PUB },     { S_MERGE, T_MERGE },
-		{ S_INPUT, T_INPUT }, { S_LINK, T_LINK },
-		{ S_PART, T_PART },   { S_SAMPLE, T_SAMPLE },
-		{ S_PHASE, T_PHASE }, { S_GATE, T_GATE },
-		{ S_RECON, T_RECON }, { S_PSTAT, T_PSTAT },
+		{ S_RUN, T_RUN },       { S_PLUGIN, T_PLUGIN },
+		{ S_PUB, T_PUB },       { S_MERGE, T_MERGE },
+		{ S_INPUT, T_INPUT },   { S_LINK, T_LINK },
+		{ S_BATCH, T_BATCH },   { S_PART, T_PART },
+		{ S_SAMPLE, T_SAMPLE }, { S_PHASE, T_PHASE },
+		{ S_GATE, T_GATE },     { S_RECON, T_RECON },
+		{ S_PSTAT, T_PSTAT },
 	};
 	char sql[8192];
 	int rc = 0;
@@ -1114,6 +1157,12 @@ ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb)
 	for (uint32_t i = 0; rc == 0 && i < m->nlinks; i++) {
 		int64_t keys[2] = { (int64_t)m->seq, (int64_t)i };
 		rc = insert(r, S_LINK, T_LINK, keys, &m->links[i], eb);
+	}
+	const ms_merge_sampling *sm = &m->sampling;
+	for (uint32_t i = 0;
+	     rc == 0 && i < sm->nbatch_recs && i < MS_MERGE_BATCH_RECS; i++) {
+		int64_t keys[2] = { (int64_t)m->seq, (int64_t)i };
+		rc = insert(r, S_BATCH, T_BATCH, keys, &sm->batch[i], eb);
 	}
 	if (rc == 0) {
 		r->merges++;
@@ -1475,7 +1524,7 @@ int
 ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
                    void *ctx, ms_errbuf *eb)
 {
-	sqlite3_stmt *st = NULL, *in = NULL, *ln = NULL;
+	sqlite3_stmt *st = NULL, *in = NULL, *ln = NULL, *bt = NULL;
 	ms_ev_input *inputs = NULL;
 	size_t cap = 0;
 	int rc = select_prepare(d, T_MERGE, NULL, &st, eb);
@@ -1483,6 +1532,8 @@ ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
 		rc = select_prepare(d, T_INPUT, "seq = ?", &in, eb);
 	if (rc == 0)
 		rc = select_prepare(d, T_LINK, "seq = ?", &ln, eb);
+	if (rc == 0)
+		rc = select_prepare(d, T_BATCH, "seq = ?", &bt, eb);
 	int s;
 	while (rc == 0 && (s = sqlite3_step(st)) == SQLITE_ROW) {
 		ms_ev_merge m;
@@ -1534,6 +1585,17 @@ ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
 			                     &m.links[m.nlinks++]))
 				rc = corrupt(d, eb, "merge_link");
 		sqlite3_reset(ln);
+		/* nbatch_recs is not a column: the rows say how many. */
+		ms_merge_sampling *sm = &m.sampling;
+		sm->nbatch_recs = 0;
+		sqlite3_bind_int64(bt, 1, (sqlite3_int64)m.seq);
+		while (rc == 0 && sqlite3_step(bt) == SQLITE_ROW &&
+		       sm->nbatch_recs < MS_MERGE_BATCH_RECS)
+			if (!ms_sqlcols_read(bt, 0, batch_cols,
+			                     NCOLS(batch_cols),
+			                     &sm->batch[sm->nbatch_recs++]))
+				rc = corrupt(d, eb, "merge_batch");
+		sqlite3_reset(bt);
 		if (rc < 0)
 			break;
 		if (ms_ev_filter_match(f, &m))
@@ -1544,6 +1606,7 @@ ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
 	sqlite3_finalize(st);
 	sqlite3_finalize(in);
 	sqlite3_finalize(ln);
+	sqlite3_finalize(bt);
 	free(inputs);
 	return rc;
 }

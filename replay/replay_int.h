@@ -222,6 +222,7 @@ struct ms_replay {
 	char *variant; /* the chain spec, whole (malloc) */
 	char profile[64];
 	enum ms_grace_policy policy;
+	enum ms_staging_mode staging;
 	bool keep_shard, serial;
 	bool work_created; /* work_dir made by this run (removed at close) */
 	enum ms_plugin_host_mode plugin_host;
@@ -346,6 +347,10 @@ int ms__replay_gates(ms_replay *r, ms_errbuf *eb);
 int ms__oracle_join(ms_replay *r);
 /* Wall-clock ns since the run started. */
 int64_t ms__replay_since_start(const ms_replay *r);
+/* The segment the boundary guard covers: the fixture's day with the
+ * grace on both sides (as the reference's benchmark gives it), so a
+ * trace with a fragment outside the day is retained at the edge. */
+void ms__replay_segment(const ms_replay *r, int64_t *min_ns, int64_t *max_ns);
 
 /* environ.c: the statfs type name of dir ("tmpfs", "ext4", or 0xHEX);
  * the build and machine columns of a run record (file system of

@@ -13,6 +13,7 @@
 #include "figures.h"
 #include "ms_engine.h"
 #include "ms_gates.h"
+#include "ms_pipeline.h"
 #include "ms_replay_events.h"
 
 #include <stdarg.h>
@@ -48,9 +49,18 @@ typedef struct phase_agg {
 	uint64_t rows_in, rows_out;
 	int64_t merge_wall_ns, merge_cpu_ns;
 	uint64_t evaluated, kept, dropped, oversized, deferred, calls;
-	uint64_t batches, peak_staged;
+	uint64_t edge; /* deferred by the boundary guard */
+	uint64_t batches, planned, peak_staged;
 	uint64_t mature_merges, hot_merges;
 } phase_agg;
+
+/* A sampled merge's staging, for the staged-batches section. */
+typedef struct staged_merge {
+	uint64_t seq;
+	char lane[16];
+	ms_merge_sampling s;
+} staged_merge;
+#define STAGED_SHOWN 32 /* sampled merges listed, the first ones */
 
 /* A fail-open or bypass event of one merge (the plugin_health section). */
 typedef struct health_ev {
@@ -73,6 +83,8 @@ typedef struct report {
 	size_t nhealth, hcap;
 	ms_ev_recon *recon;
 	size_t nrecon, rcap;
+	staged_merge *staged; /* the first STAGED_SHOWN sampled merges */
+	size_t nstaged, nsampled;
 	/* Readiness figures of the primary phase (the reference's, shown as
 	 * figures, never as gates). */
 	struct {
@@ -119,6 +131,22 @@ health_add(report *r, uint64_t seq, const char *link, const char *kind,
 	snprintf(h->link, sizeof(h->link), "%s", link);
 	h->kind = kind;
 	h->count = count;
+}
+
+static int
+staged_add(report *r, const ms_ev_merge *m)
+{
+	r->nsampled++;
+	if (r->nstaged >= STAGED_SHOWN)
+		return 0;
+	if (!r->staged &&
+	    !(r->staged = calloc(STAGED_SHOWN, sizeof(*r->staged))))
+		return MS_ERR_NOMEM;
+	staged_merge *sm = &r->staged[r->nstaged++];
+	sm->seq = m->seq;
+	snprintf(sm->lane, sizeof(sm->lane), "%s", m->lane);
+	sm->s = m->sampling;
+	return 0;
 }
 
 static int
@@ -190,8 +218,13 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 	a->dropped += s->traces_dropped;
 	a->oversized += s->traces_oversized;
 	a->deferred += s->traces_deferred;
+	a->edge += s->guard_retained_edge;
 	a->calls += s->plugin_calls;
 	a->batches += s->batches;
+	if (s->klass == MS_SAMPLING_EXECUTED)
+		a->planned += s->batches_planned;
+	if (s->klass == MS_SAMPLING_EXECUTED && staged_add(r, m) < 0)
+		r->health_err = MS_ERR_NOMEM;
 	if (s->peak_staged_bytes > a->peak_staged)
 		a->peak_staged = s->peak_staged_bytes;
 	if (m->mature_parts)
@@ -310,6 +343,7 @@ report_free(report *r)
 	free(r->gates);
 	free(r->health);
 	free(r->recon);
+	free(r->staged);
 }
 
 /* A run is finished when it recorded its end with status "complete":
@@ -633,8 +667,12 @@ print_header(FILE *f, const report *r, const char *path)
 	        (unsigned long long)u->fixture_seed, u->fixture_dir);
 	fprintf(f, "  fixture hash %.16s  parts %.16s\n", u->fixture_hash,
 	        u->fixture_parts_hash);
-	fprintf(f, "  variant      %s  policy %s  %s%s\n", u->variant,
-	        u->grace_policy, u->serial ? "serial" : "lanes",
+	/* The staging is named when it is not the default (retain). */
+	bool reread = u->staging[0] && strcmp(u->staging, "retain") != 0;
+	fprintf(f, "  variant      %s  policy %s  %s%s%s%s%s\n", u->variant,
+	        u->grace_policy, reread ? "staging " : "",
+	        reread ? u->staging : "", reread ? "  " : "",
+	        u->serial ? "serial" : "lanes",
 	        u->allow_fail_open ? "  --allow-fail-open" : "");
 	if (u->chain[0])
 		fprintf(f, "  chain        %s\n", u->chain);
@@ -750,11 +788,52 @@ print_phases(FILE *f, const report *r)
 	row_u(f, "traces dropped", p->dropped, c->dropped);
 	row_u(f, "traces oversized", p->oversized, c->oversized);
 	row_u(f, "traces deferred", p->deferred, c->deferred);
+	row_u(f, "  guard-retained at the edge", p->edge, c->edge);
 	row_u(f, "batches", p->batches, c->batches);
 	row_f(f, "peak staged", "MiB", mib(p->peak_staged), mib(c->peak_staged),
 	      2);
 	row_f(f, "deletion ratio", "%", 100.0 * ratio(p->dropped, p->evaluated),
 	      100.0 * ratio(c->dropped, c->evaluated), 2);
+}
+
+/* Each sampled merge's staging (the first STAGED_SHOWN): the planner's
+ * figures, planned and actual batches, peaks, the hold arena's cold and
+ * reused capacity, then every recorded batch with its flush reason. */
+static void
+print_staging(FILE *f, const report *r)
+{
+	if (r->nsampled == 0)
+		return;
+	fprintf(f, "\nstaged batches (staging %s; %zu sampled merges%s)\n",
+	        r->run.staging[0] ? r->run.staging : "?", r->nsampled,
+	        r->nsampled > r->nstaged ? ", the first listed" : "");
+	for (size_t i = 0; i < r->nstaged; i++) {
+		const staged_merge *m = &r->staged[i];
+		const ms_merge_sampling *s = &m->s;
+		fprintf(f,
+		        "  merge %llu %s: estimate %.2f MiB, hard %.2f MiB, "
+		        "preferred %.2f MiB\n"
+		        "    batches planned %llu, cut %llu; peak staged %.2f "
+		        "MiB (all merges at once %.2f MiB); arena cold %.2f "
+		        "MiB, reused %.2f MiB\n",
+		        (unsigned long long)m->seq, m->lane,
+		        mib(s->estimate_bytes), mib(s->hard_limit_bytes),
+		        mib(s->preferred_limit_bytes),
+		        (unsigned long long)s->batches_planned,
+		        (unsigned long long)s->batches,
+		        mib(s->peak_staged_bytes),
+		        mib(s->peak_concurrent_bytes), mib(s->arena_cold_bytes),
+		        mib(s->arena_reused_bytes));
+		if (s->nbatch_recs)
+			fprintf(f, "    %5s %12s %9s %9s  %s\n", "batch",
+			        "charged MiB", "traces", "evaluated", "reason");
+		for (uint32_t k = 0; k < s->nbatch_recs; k++) {
+			const ms_merge_batch *b = &s->batch[k];
+			fprintf(f, "    %5u %12.2f %9u %9u  %s\n", k + 1,
+			        mib(b->charged_bytes), b->traces, b->evaluated,
+			        ms_flush_reason_name(b->reason));
+		}
+	}
 }
 
 static void
@@ -923,6 +1002,7 @@ ms_report_text(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	if (rc == 0) {
 		print_header(out, &r, ms_evdb_path(db));
 		print_phases(out, &r);
+		print_staging(out, &r);
 		print_plugins(out, &r);
 		ms__figures fg;
 		rc = ms__figures_load(db, &fg, eb);
@@ -1042,6 +1122,7 @@ json_phase(FILE *f, const phase_agg *a)
 	ju(f, "traces_oversized", a->oversized, &first);
 	ju(f, "traces_deferred", a->deferred, &first);
 	ju(f, "batches", a->batches, &first);
+	ju(f, "batches_planned", a->planned, &first);
 	ju(f, "peak_staged_bytes", a->peak_staged, &first);
 	fputc('}', f);
 }
@@ -1208,6 +1289,7 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	js(f, "variant", r.run.variant, &first);
 	js(f, "chain", r.run.chain, &first);
 	js(f, "grace_policy", r.run.grace_policy, &first);
+	js(f, "staging", r.run.staging, &first);
 	js(f, "profile", r.run.profile, &first);
 	js(f, "limits_mode", r.run.limits_mode, &first);
 	js(f, "limits_why", r.run.limits_why, &first);
@@ -1302,13 +1384,24 @@ cmp_phase(FILE *f, const char *title, const phase_agg *a, const phase_agg *b)
 	cmp_row(f, "traces evaluated", (double)a->evaluated,
 	        (double)b->evaluated, 0);
 	cmp_row(f, "traces dropped", (double)a->dropped, (double)b->dropped, 0);
+	cmp_row(f, "batches planned", (double)a->planned, (double)b->planned,
+	        0);
+	cmp_row(f, "batches", (double)a->batches, (double)b->batches, 0);
+	cmp_row(f, "peak staged MiB", mib(a->peak_staged), mib(b->peak_staged),
+	        2);
 }
 
+/* Runs that must end alike: disabled and alwayskeep, or one variant
+ * under both stagings. */
 static bool
-is_pair(const char *x, const char *y)
+is_pair(const ms_ev_run *x, const ms_ev_run *y)
 {
-	return (strcmp(x, "disabled") == 0 && strcmp(y, "alwayskeep") == 0) ||
-	       (strcmp(x, "alwayskeep") == 0 && strcmp(y, "disabled") == 0);
+	const char *a = x->variant, *b = y->variant;
+	if (strcmp(a, b) == 0)
+		return strcmp(x->staging, y->staging) != 0 &&
+		       strcmp(x->grace_policy, y->grace_policy) == 0;
+	return (strcmp(a, "disabled") == 0 && strcmp(b, "alwayskeep") == 0) ||
+	       (strcmp(a, "alwayskeep") == 0 && strcmp(b, "disabled") == 0);
 }
 
 int
@@ -1327,10 +1420,10 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 		goto out;
 	FILE *f = out;
 	fprintf(f, "mergescope comparison\n");
-	fprintf(f, "  A  %s  %s  %s\n", ms_evdb_path(da), a.run.variant,
-	        a.run.fixture_preset);
-	fprintf(f, "  B  %s  %s  %s\n", ms_evdb_path(db), b.run.variant,
-	        b.run.fixture_preset);
+	fprintf(f, "  A  %s  %s  %s  staging %s\n", ms_evdb_path(da),
+	        a.run.variant, a.run.fixture_preset, a.run.staging);
+	fprintf(f, "  B  %s  %s  %s  staging %s\n", ms_evdb_path(db),
+	        b.run.variant, b.run.fixture_preset, b.run.staging);
 	char wa[200], wb[200];
 	bool ua = run_unfinished(&a, wa, sizeof(wa));
 	bool ub = run_unfinished(&b, wb, sizeof(wb));
@@ -1355,9 +1448,10 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 	cmp_phase(f, "cooldown", &a.ph[1], &b.ph[1]);
 
 	fprintf(f, "\nequivalence\n");
-	if (!is_pair(a.run.variant, b.run.variant) || !same_fixture) {
+	if (!is_pair(&a.run, &b.run) || !same_fixture) {
 		fprintf(f, "  not applicable: needs a disabled and an "
-		           "alwayskeep run of one fixture\n");
+		           "alwayskeep run of one fixture, or one variant "
+		           "retained and re-read\n");
 		goto out;
 	}
 	bool fp = a.has_end && b.has_end &&

@@ -185,6 +185,12 @@ evf_merge(ms_ev_merge *m, ms_ev_input *inputs, uint64_t seq, uint64_t n,
 		s->estimate_bytes = m->input_bytes * 3;
 		s->hard_limit_bytes = 256ULL << 20;
 		s->preferred_limit_bytes = 32ULL << 20;
+		s->nbatch_recs = 1;
+		s->batch[0] = (ms_merge_batch){ s->peak_staged_bytes,
+			                        (uint32_t)s->traces_evaluated,
+			                        (uint32_t)s->traces_evaluated,
+			                        3 /* final */ };
+		s->arena_cold_bytes = s->peak_staged_bytes;
 		m->nlinks = 2;
 		for (uint32_t l = 0; l < 2; l++) {
 			ms_ev_link *k = &m->links[l];

@@ -352,6 +352,44 @@ test_run_headless_passes(void **state)
 	assert_null(strstr(out_text, "FAIL"));
 }
 
+/* run --freeze-at: the headless run freezes the shard at the first
+ * barrier the spec matches, says where and how to replay it, runs on to
+ * the end, and the frozen merge replays with merge-once. */
+static void
+test_run_freeze_at(void **state)
+{
+	(void)state;
+	char db[600];
+	snprintf(db, sizeof(db), "%s/freeze-at.sqlite", tmp_root);
+	int rc = cli("run", "--headless", "--fixture", fixture_dir, "--variant",
+	             "alwayskeep", "--freeze-at", "merge=3", "--db", db, NULL);
+	assert_int_equal(rc, 0);
+	const char *p = strstr(err_text, "merge-once --frozen ");
+	assert_non_null(p);
+	assert_non_null(strstr(err_text, "\nfrozen ("));
+	char dir[600];
+	p += strlen("merge-once --frozen ");
+	size_t n = strcspn(p, " \n");
+	assert_true(n > 0 && n < sizeof(dir));
+	memcpy(dir, p, n);
+	dir[n] = '\0';
+	char file[700];
+	snprintf(file, sizeof(file), "%s/frozen.txt", dir);
+	assert_int_equal(access(file, R_OK), 0);
+	assert_int_equal(cli("merge-once", "--frozen", dir, "--variant",
+	                     "alwayskeep", "--reps", "1", NULL),
+	                 0);
+	assert_non_null(strstr(out_text, "alwayskeep"));
+	/* A spec that does not parse is named. */
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--freeze-at", "merge=x", "--db", db, NULL),
+	                 64 /* usage */);
+	assert_non_null(strstr(err_text, "--freeze-at"));
+	char cmd[1400];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void
 test_report(void **state)
 {
@@ -1176,6 +1214,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_headless_passes),
+		cmocka_unit_test(test_run_freeze_at),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_bad_input),

@@ -535,8 +535,12 @@ test_lanes_rule(void **state)
 	(void)state;
 	const uint64_t mib = 1024 * 1024;
 	/* 4 GiB: the threshold is 256 MiB. */
-	assert_int_equal(ms_lane_for(256 * mib - 1, 0), MS_LANE_KIND_FAST);
-	assert_int_equal(ms_lane_for(256 * mib, 0), MS_LANE_KIND_SLOW);
+	assert_int_equal(ms_lane_for(256 * mib - 1, 4096 * mib),
+	                 MS_LANE_KIND_FAST);
+	assert_int_equal(ms_lane_for(256 * mib, 4096 * mib), MS_LANE_KIND_SLOW);
+	/* No limit known (0): the public engine's default, 32 MiB. */
+	assert_int_equal(ms_lane_for(32 * mib - 1, 0), MS_LANE_KIND_FAST);
+	assert_int_equal(ms_lane_for(32 * mib, 0), MS_LANE_KIND_SLOW);
 	/* Small memory: never below 32 MiB. */
 	assert_int_equal(ms_lane_for(32 * mib - 1, 64 * mib),
 	                 MS_LANE_KIND_FAST);

@@ -279,8 +279,16 @@ test_frozen_file_strict(void **state)
 	expect_bad(t, line_of(t, "grace_policy="), "selection or trace");
 	free(t);
 
-	t = edit(good, "format=", "format=2", NULL);
-	expect_bad(t, line_of(t, "format="), "version 2");
+	/* A newer format than this build reads. */
+	char fmt[32], ver[32];
+	snprintf(fmt, sizeof(fmt), "format=%d", MS_FROZEN_FORMAT + 1);
+	snprintf(ver, sizeof(ver), "version %d", MS_FROZEN_FORMAT + 1);
+	t = edit(good, "format=", fmt, NULL);
+	expect_bad(t, line_of(t, "format="), ver);
+	free(t);
+
+	t = edit(good, "segment_ns=", "segment_ns=5,4", NULL);
+	expect_bad(t, line_of(t, "segment_ns="), "key 'segment_ns'");
 	free(t);
 
 	t = edit(good, "selection_fp=", "selection_fp=0123456789abcdef", NULL);
@@ -468,6 +476,11 @@ reproduce(const char *name, const char *variant, const char *bp,
 	assert_int_equal(res[0].rows_out, ev.m.rows_out);
 	assert_int_equal(res[0].traces_dropped, ev.m.sampling.traces_dropped);
 	assert_true(res[0].wall_median_ns > 0);
+	/* The merge's I/O, allocations and write amplification. */
+	assert_true(res[0].count_median > 0);
+	assert_true(res[0].read_median > 0);
+	assert_true(res[0].written_median > 0);
+	assert_true(res[0].wa_median > 0 && res[0].wa_median < 2);
 	assert_true(res[0].alloc_median > 0);
 	if (expect_drops)
 		assert_true(res[0].traces_dropped > 0);
@@ -497,6 +510,48 @@ test_merge_once_sampling(void **state)
 	(void)state;
 	const char *v[] = { "skywalking", "disabled", "detdrop:35" };
 	reproduce("mo-sky", "skywalking", "sampling", v, 3, true);
+}
+
+/* A hot selection replayed with the run's own clock under policy
+ * selection never reaches Decide (not_executed, merge_grace, 0 calls)
+ * and is lossless; matured (the default clock) it samples. */
+static void
+test_merge_once_run_clock(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "mo-hot", "skywalking", false, true,
+	                            "merge=5");
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_true(st->pending.hot_parts > 0);
+	char dir[PATH_MAX];
+	rt_shm_path(dir, sizeof(dir), "mo-hot-frozen");
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_freeze(r, dir, NULL, 0, &eb), 0);
+	ms_replay_close(r);
+	free(st);
+	const char *v[] = { "skywalking" };
+	ms_merge_once_result res[1];
+	ms_merge_once_opts o = {
+		.frozen_dir = dir,
+		.variants = v,
+		.nvariants = 1,
+		.reps = 1,
+		.plugin_dir = MS_PLUGIN_DIR,
+		.grace_policy = "selection",
+		.run_clock = true,
+	};
+	assert_int_equal(ms_merge_once(&o, res, &eb), 0);
+	assert_int_equal(res[0].klass, MS_SAMPLING_NOT_EXECUTED);
+	assert_int_equal(res[0].reason, MS_SREASON_MERGE_GRACE);
+	assert_int_equal(res[0].plugin_calls, 0);
+	assert_true(ms_ledger_set_equal(&res[0].out_ledger, &res[0].in_ledger));
+	o.run_clock = false;
+	assert_int_equal(ms_merge_once(&o, res, &eb), 0);
+	assert_int_equal(res[0].klass, MS_SAMPLING_EXECUTED);
+	assert_true(res[0].plugin_calls >= 1);
 }
 
 static void
@@ -545,6 +600,7 @@ main(void)
 		cmocka_unit_test(test_freeze_needs_barrier),
 		cmocka_unit_test(test_freeze_contents),
 		cmocka_unit_test(test_frozen_file_strict),
+		cmocka_unit_test(test_merge_once_run_clock),
 		cmocka_unit_test(test_merge_once_lossless),
 		cmocka_unit_test(test_merge_once_sampling),
 		cmocka_unit_test(test_merge_once_bad_input),

@@ -326,6 +326,60 @@ test_errors(void **state)
 	assert_int_equal(ms_fail(NULL, MS_ERR_IO, "nothing"), MS_ERR_IO);
 }
 
+/* The arena: pointers stay put, reset keeps at most `keep` standard
+ * chunks, a large request gets its own chunk, trim frees what came before
+ * a mark, and every chunk goes back to the ms_mem. */
+static void
+test_arena(void **state)
+{
+	(void)state;
+	ms_mem m;
+	ms_mem_init(&m, NULL);
+	ms_arena a;
+	ms_arena_init(&a, &m, 1024, 1);
+	char *s = ms_arena_strdup(&a, "span");
+	assert_string_equal(s, "span");
+	assert_null(ms_arena_strdup(&a, NULL));
+	uint64_t *w = ms_arena_alloc(&a, 8, 8);
+	assert_int_equal((uintptr_t)w % 8, 0);
+	*w = 42;
+	for (int i = 0; i < 5; i++) /* three more standard chunks */
+		assert_non_null(ms_arena_alloc(&a, 700, 1));
+	assert_string_equal(s, "span");
+	assert_int_equal(*w, 42);
+	void *big = ms_arena_alloc(&a, 5000, 16);
+	assert_non_null(big);
+	assert_int_equal((uintptr_t)big % 16, 0);
+	assert_int_equal(a.cold_bytes, 5 * 1024 + 5000);
+	assert_int_equal(a.cap_bytes, 5 * 1024 + 5000);
+	ms_arena_reset(&a);
+	assert_int_equal(a.cap_bytes, 0);
+	assert_int_equal(a.nspare, 1); /* one standard chunk kept */
+	ms_mem_stats st;
+	ms_mem_stats_get(&m, &st);
+	assert_true(st.live > 1024 && st.live < 2048);
+	assert_non_null(ms_arena_alloc(&a, 100, 1)); /* the spare again */
+	assert_int_equal(a.reused_bytes, 1024);
+	assert_int_equal(a.cold_bytes, 5 * 1024 + 5000);
+	/* Trim: the chunk current at the mark and newer ones stay. */
+	assert_non_null(ms_arena_alloc(&a, 1000, 1)); /* a second chunk */
+	ms_arena_mark mk = ms_arena_mark_get(&a);
+	char *keep = ms_arena_strdup(&a, "kept");
+	assert_non_null(ms_arena_alloc(&a, 1000, 1));
+	assert_int_equal(a.cap_bytes, 3 * 1024);
+	ms_arena_trim(&a, mk);
+	assert_int_equal(a.cap_bytes, 2 * 1024);
+	assert_string_equal(keep, "kept");
+	ms_arena_release(&a);
+	ms_mem_stats_get(&m, &st);
+	assert_int_equal(st.live, 0);
+	/* Out of memory: NULL, the arena unchanged. */
+	ms_mem_fail_at(&m, 1, true);
+	assert_null(ms_arena_alloc(&a, 10, 1));
+	assert_int_equal(a.cap_bytes, 0);
+	ms_arena_release(&a);
+}
+
 int
 main(void)
 {
@@ -336,6 +390,7 @@ main(void)
 		cmocka_unit_test(test_buf),
 		cmocka_unit_test(test_varint_and_rd),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_arena),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- fixture: a shard in a fresh temporary directory ---- */
@@ -908,8 +909,8 @@ open_pipeline(const char *spec, ms_mem *mem)
 }
 
 static int
-do_sampled(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
-           int64_t now, ms_merge_result *res)
+do_sampled_mode(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
+                int64_t now, enum ms_staging_mode mode, ms_merge_result *res)
 {
 	ms_merge_req req = {
 		.shard = f->s,
@@ -918,12 +919,352 @@ do_sampled(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
 		.parent_mem = &f->mem,
 		.pipeline = p,
 		.now_ns = now,
+		.staging = mode,
 	};
 	ms_errbuf eb = { { 0 } };
 	int rc = ms_merge_execute(&req, res, &eb);
 	if (rc)
 		print_error("%s\n", eb.msg);
 	return rc;
+}
+
+static int
+do_sampled(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
+           int64_t now, ms_merge_result *res)
+{
+	return do_sampled_mode(f, ids, n, p, now, MS_STAGING_RETAIN, res);
+}
+
+/* Retain and reread write the same thing for every variant: the same
+ * inputs merged in two shards, kept traces written from the retained
+ * payload in one and re-read from the inputs in the other. A 1 MiB
+ * hard ceiling plans several batches; retain charges the payload it
+ * holds, so it peaks higher, cuts more batches by bytes and reads no
+ * input twice. */
+static void
+test_retain_and_reread_write_the_same(void **state)
+{
+	(void)state;
+	static const char *const variants[] = {
+		"alwayskeep",
+		"detdrop:35",
+		"skywalking",
+		"skywalking,detdrop:35",
+	};
+	for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+		fx a, b;
+		fx_open(&a);
+		fx_open(&b);
+		gen_set ga = { 0 }, gb = { 0 };
+		uint64_t ia[3], ib[3];
+		put_fragmented(&a, &ga, ia, 900);
+		put_fragmented(&b, &gb, ib, 900);
+		ms_pipeline *pa = NULL, *pb = NULL;
+		ms_errbuf eb = { { 0 } };
+		ms_pipeline_opts o = { .spec = variants[v],
+			               .plugin_dir = MS_PLUGIN_DIR,
+			               .hard_ceiling = 1u << 20 };
+		o.mem = &a.mem;
+		if (ms_pipeline_open(&pa, &o, &eb))
+			fail_msg("%s: %s", variants[v], eb.msg);
+		o.mem = &b.mem;
+		if (ms_pipeline_open(&pb, &o, &eb))
+			fail_msg("%s: %s", variants[v], eb.msg);
+		int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+		ms_merge_result ra, rb;
+		assert_int_equal(do_sampled_mode(&a, ia, 3, pa, now,
+		                                 MS_STAGING_RETAIN, &ra),
+		                 0);
+		assert_int_equal(do_sampled_mode(&b, ib, 3, pb, now,
+		                                 MS_STAGING_REREAD, &rb),
+		                 0);
+		const ms_merge_sampling *sa = &ra.sampling, *sb = &rb.sampling;
+		assert_int_equal(sa->klass, MS_SAMPLING_EXECUTED);
+		assert_int_equal(sb->klass, MS_SAMPLING_EXECUTED);
+		/* The same output, byte for byte, and the same decisions. */
+		assert_int_equal(ra.output.checksum, rb.output.checksum);
+		assert_int_equal(ra.output.blocks, rb.output.blocks);
+		assert_int_equal(ra.output_id != 0, rb.output_id != 0);
+		assert_int_equal(ra.rows_out, rb.rows_out);
+		assert_int_equal(ra.traces_out, rb.traces_out);
+		assert_int_equal(ra.blocks_raw, rb.blocks_raw);
+		assert_int_equal(ra.blocks_reencoded, rb.blocks_reencoded);
+		assert_int_equal(sa->traces_evaluated, 900);
+		assert_int_equal(sb->traces_evaluated, 900);
+		assert_int_equal(sa->traces_dropped, sb->traces_dropped);
+		assert_int_equal(sa->rows_dropped, sb->rows_dropped);
+		assert_int_equal(sa->traces_kept, sb->traces_kept);
+		assert_int_equal(sa->blocks_decoded, sb->blocks_decoded);
+		for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++)
+			assert_int_equal(ra.index[k].rows_out,
+			                 rb.index[k].rows_out);
+		ms_ledger_set la, lb;
+		fx_ledgers(&a, &la);
+		fx_ledgers(&b, &lb);
+		assert_true(ms_ledger_set_equal(&la, &lb));
+		/* Retain holds and charges the payload: a higher peak, more
+		 * batches, cut by bytes; nothing is read twice. */
+		assert_true(sa->peak_staged_bytes > sb->peak_staged_bytes);
+		assert_true(sa->peak_staged_bytes <= sa->preferred_limit_bytes);
+		assert_true(sa->batches > 1);
+		assert_true(sa->batches >= sb->batches);
+		assert_true(sa->arena_cold_bytes > 0);
+		assert_int_equal(sb->arena_cold_bytes, 0);
+		assert_true(ra.bytes_read <= rb.bytes_read);
+		ms_pipeline_close(pa);
+		ms_pipeline_close(pb);
+		gen_free(&ga);
+		gen_free(&gb);
+		fx_close(&a);
+		fx_close(&b);
+	}
+}
+
+/* The pipeline's staged-bytes gauge, read from inside the merge. */
+typedef struct gauge_seen {
+	const ms_pipeline *p;
+	uint64_t max;
+} gauge_seen;
+
+static int
+read_gauge(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+           uint64_t detail)
+{
+	(void)req;
+	(void)st;
+	(void)detail;
+	gauge_seen *g = arg;
+	uint64_t v = ms_pipeline_staged_live(g->p);
+	if (v > g->max)
+		g->max = v;
+	return 0;
+}
+
+/* While a retaining merge stages, the pipeline's gauge (what the Staging
+ * panel shows as live) holds the charged payload: it moves during the
+ * merge, up to the merge's own peak, and is back to 0 after it. */
+static void
+test_staged_gauge_moves_during_merge(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 300);
+	ms_pipeline *p = open_pipeline("alwayskeep", &f.mem);
+	gauge_seen g = { p, 0 };
+	ms_merge_hooks h = { .stage = read_gauge, .arg = &g };
+	ms_merge_req req = {
+		.shard = f.s,
+		.inputs = ids,
+		.ninputs = 3,
+		.parent_mem = &f.mem,
+		.pipeline = p,
+		.now_ns = GEN_T0 + 10LL * 86400 * 1000000000,
+		.hooks = &h,
+	};
+	ms_merge_result res;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_merge_execute(&req, &res, &eb), 0);
+	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
+	/* 300 traces of 400-byte bodies: well over 100 KiB held. */
+	assert_true(g.max > 100u << 10);
+	assert_true(g.max <= res.sampling.peak_staged_bytes);
+	assert_int_equal(res.sampling.peak_concurrent_bytes,
+	                 res.sampling.peak_staged_bytes);
+	assert_int_equal(ms_pipeline_staged_live(p), 0);
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* A sampled merge of ids with the segment [seg_min, seg_max] (both 0:
+ * none) and the merge event on or off. */
+static int
+do_segment(fx *f, const uint64_t *ids, const ms_pipeline *p, int64_t seg_min,
+           int64_t seg_max, bool event_off, bool finalize, ms_merge_result *res)
+{
+	ms_merge_req req = {
+		.shard = f->s,
+		.inputs = ids,
+		.ninputs = 3,
+		.parent_mem = &f->mem,
+		.pipeline = p,
+		.now_ns = GEN_T0 + 10LL * 86400 * 1000000000,
+		.segment_min_ns = seg_min,
+		.segment_max_ns = seg_max,
+		.merge_event_disabled = event_off,
+	};
+	ms_errbuf eb = { { 0 } };
+	int rc = finalize ? ms_merge_finalize(&req, res, &eb)
+	                  : ms_merge_execute(&req, res, &eb);
+	if (rc)
+		print_error("%s\n", eb.msg);
+	return rc;
+}
+
+/* The boundary guard of the fragment-gap contract: trace t starts at
+ * GEN_T0 + t s; with the segment beginning 100 s after GEN_T0 - grace,
+ * traces 0..99 have fragments within the grace of its edge. A chain that
+ * drops everything drops every other trace; those 100 are retained,
+ * whole, counted as guard-retained (and deferred). */
+static void
+test_boundary_guard_retains_edge_traces(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 300);
+	ms_pipeline *p = open_pipeline("detdrop:100", &f.mem);
+	const int64_t grace = MS_GRACE_NS;
+	ms_merge_result res;
+	assert_int_equal(do_segment(&f, ids, p, GEN_T0 + 100000000000LL - grace,
+	                            GEN_T0 + 30LL * 86400 * 1000000000, false,
+	                            true, &res),
+	                 0);
+	const ms_merge_sampling *sm = &res.sampling;
+	assert_int_equal(sm->klass, MS_SAMPLING_EXECUTED);
+	assert_int_equal(sm->traces_evaluated, 300);
+	assert_int_equal(sm->guard_retained_edge, 100);
+	assert_int_equal(sm->traces_deferred, 100);
+	assert_int_equal(sm->traces_dropped, 200);
+	assert_int_equal(res.traces_out, 100);
+	uint32_t rows_of[300] = { 0 };
+	uint64_t blocks;
+	check_output(&f, res.output_id, rows_of, 300, &blocks);
+	for (uint64_t t = 0; t < 300; t++) {
+		uint32_t whole = 2 + (t % 3 == 0) + 2 * (t % 5 == 0);
+		assert_int_equal(rows_of[t], t < 100 ? whole : 0);
+	}
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* The reasons the segment and the merge event give: a segment too short
+ * to hold anything beyond the grace of both edges leaves no guard
+ * (guard_unavailable); a selection wholly within the grace of an edge
+ * could drop nothing (fragment_gap_contract); with the merge event off
+ * an ordinary merge does not sample (event_disabled) while the finalize
+ * does. Each merge not sampled is lossless. */
+static void
+test_segment_and_event_reasons(void **state)
+{
+	(void)state;
+	const int64_t grace = MS_GRACE_NS, s = 1000000000LL;
+	static const struct {
+		int64_t lo, hi; /* from GEN_T0 */
+		bool event_off, finalize;
+		enum ms_sampling_class klass;
+		enum ms_sampling_reason reason;
+	} c[] = {
+		{ 0, 3600, false, false, MS_SAMPLING_NOT_EXECUTED,
+		  MS_SREASON_GUARD_UNAVAILABLE },
+		{ 1000, 30 * 86400, false, false, MS_SAMPLING_NOT_EXECUTED,
+		  MS_SREASON_FRAGMENT_GAP_CONTRACT },
+		{ 0, 0, true, false, MS_SAMPLING_NOT_EXECUTED,
+		  MS_SREASON_EVENT_DISABLED },
+		{ 0, 0, true, true, MS_SAMPLING_EXECUTED, MS_SREASON_NONE },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		fx f;
+		fx_open(&f);
+		gen_set all = { 0 };
+		uint64_t ids[3];
+		put_fragmented(&f, &all, ids, 120);
+		ms_ledger_set before, after;
+		fx_ledgers(&f, &before);
+		ms_pipeline *p = open_pipeline("detdrop:100", &f.mem);
+		int64_t lo = 0, hi = 0;
+		if (c[i].lo || c[i].hi) {
+			/* The second case's edge: grace before +1000 s. */
+			lo = GEN_T0 + c[i].lo * s - (c[i].lo ? grace : 0);
+			hi = GEN_T0 + c[i].hi * s;
+		}
+		ms_merge_result res;
+		assert_int_equal(do_segment(&f, ids, p, lo, hi, c[i].event_off,
+		                            c[i].finalize, &res),
+		                 0);
+		assert_int_equal(res.sampling.klass, c[i].klass);
+		assert_int_equal(res.sampling.reason, c[i].reason);
+		fx_ledgers(&f, &after);
+		if (c[i].klass == MS_SAMPLING_NOT_EXECUTED)
+			assert_true(ms_ledger_set_equal(&before, &after));
+		else
+			assert_int_equal(res.sampling.traces_dropped, 120);
+		ms_pipeline_close(p);
+		gen_free(&all);
+		fx_close(&f);
+	}
+}
+
+/* A plugin stat by name (-1 when the plugin has none). */
+static int64_t
+plugin_stat(const ms_pipeline *p, const char *name)
+{
+	ms_plugin_stat st[8];
+	ms_plugin *pl = ms_chain_plugin(ms_pipeline_chain(p), 0);
+	size_t n = ms_plugin_stats(pl, st, 8);
+	for (size_t i = 0; i < n && i < 8; i++)
+		if (strcmp(st[i].name, name) == 0)
+			return (int64_t)st[i].value;
+	return -1;
+}
+
+/* A batch whose Decide timed out is abandoned, never reused: tp_slow's
+ * calls 1, 3, 5 ... wait for a file the test creates only after the merge
+ * has returned, and read their batch again then: they find it as it was
+ * (under ASan a freed or reused batch would be caught too). The merge
+ * failed open on those batches, kept everything and is lossless. */
+static void
+test_timed_out_batch_untouched_after_merge(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 900);
+	ms_ledger_set before, after;
+	fx_ledgers(&f, &before);
+	char gate[300], spec[400];
+	snprintf(gate, sizeof(gate), "%s/release", f.dir);
+	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"1/2@%s\"}", gate);
+	ms_pipeline *p = NULL;
+	ms_errbuf eb = { { 0 } };
+	ms_pipeline_opts o = { .spec = spec,
+		               .plugin_dir = MS_TEST_PLUGIN_DIR,
+		               .decide_timeout_ns = 20 * 1000000ull,
+		               .hard_ceiling = 1u << 20,
+		               .mem = &f.mem };
+	if (ms_pipeline_open(&p, &o, &eb))
+		fail_msg("%s: %s", spec, eb.msg);
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	ms_merge_result res;
+	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), 0);
+	assert_true(res.sampling.batches >= 3);
+	assert_int_equal(res.sampling.traces_dropped, 0);
+	assert_int_equal(res.rows_out, all.n);
+	fx_ledgers(&f, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	/* Only now may the abandoned calls read their batches again. */
+	ms_chain *c = ms_pipeline_chain(p);
+	assert_true(ms_chain_abandoned(c) >= 1);
+	FILE *fp = fopen(gate, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	struct timespec tick = { 0, 10000000L };
+	for (int i = 0; i < 6000 && ms_chain_abandoned(c) > 0; i++)
+		nanosleep(&tick, NULL);
+	assert_int_equal(ms_chain_abandoned(c), 0);
+	assert_true(plugin_stat(p, "checked") >= 1);
+	assert_int_equal(plugin_stat(p, "changed"), 0);
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
 }
 
 /* Every input mature: a 35% deterministic drop removes whole traces, the
@@ -1487,6 +1828,11 @@ main(void)
 		cmocka_unit_test(test_hook_sees_every_stage),
 		cmocka_unit_test(test_detdrop_drops_whole_traces),
 		cmocka_unit_test(test_alwayskeep_equals_disabled),
+		cmocka_unit_test(test_retain_and_reread_write_the_same),
+		cmocka_unit_test(test_timed_out_batch_untouched_after_merge),
+		cmocka_unit_test(test_staged_gauge_moves_during_merge),
+		cmocka_unit_test(test_boundary_guard_retains_edge_traces),
+		cmocka_unit_test(test_segment_and_event_reasons),
 		cmocka_unit_test(test_sampled_corrupt_unit_fails_cleanly),
 		cmocka_unit_test(test_hot_selection_bypasses_sampling),
 		cmocka_unit_test(test_everything_dropped_publishes_no_output),

@@ -10,6 +10,7 @@
  * what it waited for (time held at a barrier does not count), and an event
  * database whose disk fills up stops the run with its path and error.
  */
+#include "ms_pipeline.h"
 #include "replay_testlib.h"
 #include "sqlite_full_vfs.h"
 #include "ms_replay_events.h"
@@ -31,7 +32,8 @@
  * it (each test runs it if no earlier test did). */
 typedef struct done_run {
 	const char *variant;
-	const char *policy; /* NULL = selection */
+	const char *policy;  /* NULL = selection */
+	const char *staging; /* NULL = retain */
 	bool done;
 	bool ok; /* DONE with every gate passing */
 	char db[PATH_MAX];
@@ -48,7 +50,18 @@ static done_run runs[] = {
 	{ .variant = "skywalking" },
 	{ .variant = "skywalking", .policy = "trace" },
 	{ .variant = "detdrop:35", .policy = "trace" },
+	{ .variant = "alwayskeep", .staging = "reread" },
+	{ .variant = "detdrop:35", .staging = "reread" },
+	{ .variant = "skywalking", .staging = "reread" },
+	{ .variant = "skywalking", .policy = "trace", .staging = "reread" },
+	{ .variant = "detdrop:35", .policy = "trace", .staging = "reread" },
 };
+
+static bool
+same_opt(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
 
 static int
 count_merge(void *ctx, const ms_ev_merge *m)
@@ -106,14 +119,13 @@ take_recent(ms_replay *r, done_run *d)
 }
 
 static done_run *
-full_run_policy(const char *variant, const char *policy)
+full_run_staging(const char *variant, const char *policy, const char *staging)
 {
 	done_run *d = NULL;
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
 		if (!strcmp(runs[i].variant, variant) &&
-		    (runs[i].policy == policy ||
-		     (runs[i].policy && policy &&
-		      !strcmp(runs[i].policy, policy))))
+		    same_opt(runs[i].policy, policy) &&
+		    same_opt(runs[i].staging, staging))
 			d = &runs[i];
 	assert_non_null(d);
 	if (d->done)
@@ -121,13 +133,14 @@ full_run_policy(const char *variant, const char *policy)
 	d->done = true;
 	rt_run run;
 	char name[64];
-	snprintf(name, sizeof(name), "full-%.20s-%s", variant,
-	         policy ? policy : "selection");
+	snprintf(name, sizeof(name), "full-%.20s-%s-%s", variant,
+	         policy ? policy : "selection", staging ? staging : "retain");
 	for (char *c = name; *c; c++)
 		if (*c == ':')
 			*c = '_';
 	rt_opts(&run, name, variant);
 	run.o.grace_policy = policy;
+	run.o.staging = staging;
 	ms_replay *r = NULL;
 	ms_errbuf eb = { { 0 } };
 	int rc = ms_replay_open(&r, &run.o, &eb);
@@ -149,6 +162,12 @@ full_run_policy(const char *variant, const char *policy)
 	ms_replay_close(r);
 	free(st);
 	return d;
+}
+
+static done_run *
+full_run_policy(const char *variant, const char *policy)
+{
+	return full_run_staging(variant, policy, NULL);
 }
 
 static done_run *
@@ -500,6 +519,169 @@ test_disabled_alwayskeep_identical(void **state)
 	                                &end[1].final_ledger));
 	assert_true(end[0].final_ledger.kind[MS_KIND_CORE].rows > 0);
 	assert_int_equal(end[0].merges_completed, end[1].merges_completed);
+}
+
+/* Per merge, what it wrote and dropped (by seq). */
+typedef struct merge_outs {
+	uint64_t n;
+	uint64_t checksum[512];
+	uint64_t dropped[512];
+	uint64_t executed;
+} merge_outs;
+
+static int
+note_out(void *ctx, const ms_ev_merge *m)
+{
+	merge_outs *o = ctx;
+	assert_true(m->seq >= 1 && m->seq <= 512);
+	o->checksum[m->seq - 1] = m->output.checksum;
+	o->dropped[m->seq - 1] = m->sampling.traces_dropped;
+	o->n++;
+	o->executed += m->sampling.klass == MS_SAMPLING_EXECUTED;
+	return 0;
+}
+
+static void
+read_run(const done_run *d, ms_ev_run *run, ms_ev_run_end *end,
+         merge_outs *outs)
+{
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, d->db, &eb), 0);
+	bool has_end = false;
+	assert_int_equal(ms_evdb_run(db, run, end, &has_end, &eb), 0);
+	assert_true(has_end);
+	memset(outs, 0, sizeof(*outs));
+	assert_int_equal(ms_evdb_each_merge(db, NULL, note_out, outs, &eb), 0);
+	ms_evdb_close(db);
+}
+
+/* --staging retain (the default) and reread: for every sampling variant
+ * and both grace policies the same merges in the same order, each merge
+ * writing the same output part and dropping the same traces, the same
+ * final and expected ledgers, every gate passing both ways. */
+static void
+test_retain_reread_identical(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *variant, *policy;
+	} v[] = {
+		{ "alwayskeep", NULL },    { "detdrop:35", NULL },
+		{ "skywalking", NULL },    { "skywalking", "trace" },
+		{ "detdrop:35", "trace" },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		done_run *a = full_run_staging(v[i].variant, v[i].policy, NULL);
+		done_run *b =
+		        full_run_staging(v[i].variant, v[i].policy, "reread");
+		assert_true(a->ok);
+		assert_true(b->ok);
+		ms_ev_run *run = calloc(2, sizeof(*run));
+		ms_ev_run_end end[2];
+		merge_outs *o = calloc(2, sizeof(*o));
+		assert_non_null(run);
+		assert_non_null(o);
+		read_run(a, &run[0], &end[0], &o[0]);
+		read_run(b, &run[1], &end[1], &o[1]);
+		assert_string_equal(run[0].staging, "retain");
+		assert_string_equal(run[1].staging, "reread");
+		assert_string_equal(end[0].selection_fp, end[1].selection_fp);
+		assert_true(ms_ledger_set_equal(&end[0].final_ledger,
+		                                &end[1].final_ledger));
+		assert_true(ms_ledger_set_equal(&end[0].expected_ledger,
+		                                &end[1].expected_ledger));
+		assert_int_equal(o[0].n, o[1].n);
+		assert_true(o[0].executed >= 1);
+		assert_int_equal(o[0].executed, o[1].executed);
+		for (uint64_t k = 0; k < o[0].n; k++) {
+			assert_int_equal(o[0].checksum[k], o[1].checksum[k]);
+			assert_int_equal(o[0].dropped[k], o[1].dropped[k]);
+		}
+		free(run);
+		free(o);
+	}
+}
+
+/* The sampled merges' batch records, as the event log has them. */
+typedef struct batch_seen {
+	uint64_t merges, batches, by_bytes;
+	uint64_t hard, preferred, planned, peak;
+	bool charged_within; /* every batch <= preferred limit */
+	bool recs_match;     /* records = the batch count */
+} batch_seen;
+
+static int
+note_batches(void *ctx, const ms_ev_merge *m)
+{
+	batch_seen *b = ctx;
+	const ms_merge_sampling *sm = &m->sampling;
+	if (sm->klass != MS_SAMPLING_EXECUTED)
+		return 0;
+	b->merges++;
+	b->batches += sm->batches;
+	b->hard = sm->hard_limit_bytes;
+	b->preferred = sm->preferred_limit_bytes;
+	b->planned = sm->batches_planned;
+	if (sm->peak_staged_bytes > b->peak)
+		b->peak = sm->peak_staged_bytes;
+	if (sm->nbatch_recs != sm->batches)
+		b->recs_match = false;
+	for (uint32_t i = 0; i < sm->nbatch_recs; i++) {
+		if (sm->batch[i].reason == MS_FLUSH_BYTES)
+			b->by_bytes++;
+		if (sm->batch[i].charged_bytes > sm->preferred_limit_bytes)
+			b->charged_within = false;
+	}
+	return 0;
+}
+
+/* At the reference's profile (2 CPUs, 4 GiB: a 256 MiB hard ceiling) the
+ * finalize of a day-1x fixture retains more than one preferred batch of
+ * payload, so the stager cuts it by bytes by itself: no limit is made
+ * smaller for the test. The event log records each batch. */
+static void
+test_day1x_finalize_cut_by_budget(void **state)
+{
+	(void)state;
+	char fixture[PATH_MAX];
+	rt_path(fixture, sizeof(fixture), "fixture-day1x");
+	ms_fixture_build_opts fo;
+	memset(&fo, 0, sizeof(fo));
+	fo.preset = "day-1x";
+	fo.seed = 1;
+	fo.out_dir = fixture;
+	char plugin[PATH_MAX];
+	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", MS_PLUGIN_DIR);
+	fo.plugin_path = plugin;
+	ms_errbuf eb = { { 0 } };
+	if (ms_fixture_build(&fo, NULL, &eb))
+		fail_msg("day-1x fixture: %s", eb.msg);
+	rt_run run;
+	rt_opts(&run, "day1x", "alwayskeep");
+	run.o.fixture_dir = fixture;
+	run.o.profile = "cpus=2,mem=4g";
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	unsigned failed = rt_print_gates(r, "day-1x alwayskeep");
+	ms_replay_close(r);
+	assert_int_equal(failed, 0);
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	batch_seen b = { .charged_within = true, .recs_match = true };
+	assert_int_equal(ms_evdb_each_merge(db, NULL, note_batches, &b, &eb),
+	                 0);
+	ms_evdb_close(db);
+	assert_int_equal(b.hard, 256u << 20);
+	assert_true(b.preferred < b.hard);
+	assert_true(b.merges >= 1);
+	assert_true(b.planned >= 2);
+	assert_true(b.batches >= 2);
+	assert_true(b.by_bytes >= 1);
+	assert_true(b.recs_match);
+	assert_true(b.charged_within);
+	assert_true(b.peak <= b.preferred);
 }
 
 /* ---- breakpoints and stepping ---------------------------------------- */
@@ -1125,6 +1307,8 @@ main(void)
 		cmocka_unit_test(test_prediction_trace_policy),
 		cmocka_unit_test(test_gates_one_definition),
 		cmocka_unit_test(test_disabled_alwayskeep_identical),
+		cmocka_unit_test(test_retain_reread_identical),
+		cmocka_unit_test(test_day1x_finalize_cut_by_budget),
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),
 		cmocka_unit_test(test_break_time),

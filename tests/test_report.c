@@ -361,6 +361,24 @@ compare(const char *a, const char *b, bool *mismatch)
 	return buf;
 }
 
+/* Each sampled merge's staging: the planner's figures, planned and cut
+ * batches, peaks, the arena, and every batch with its flush reason. */
+static void
+test_report_staged_batches(void **state)
+{
+	(void)state;
+	char path[512];
+	record("staged.db", "skywalking", 10, 0, NULL, path, sizeof(path));
+	char *text = report_of(path, ms_report_text, NULL);
+	assert_non_null(strstr(text, "\nstaged batches (staging "));
+	assert_non_null(strstr(text, "preferred 32.00 MiB\n"));
+	assert_non_null(strstr(text, "    batches planned 1, cut 1; "));
+	assert_non_null(strstr(text, "    batch  charged MiB    traces "
+	                             "evaluated  reason\n"));
+	assert_non_null(strstr(text, "  final\n"));
+	free(text);
+}
+
 static void
 test_compare(void **state)
 {
@@ -693,6 +711,7 @@ main(void)
 		cmocka_unit_test(test_failing_gate),
 		cmocka_unit_test(test_derived_gates),
 		cmocka_unit_test(test_gate_table),
+		cmocka_unit_test(test_report_staged_batches),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_report_figures),

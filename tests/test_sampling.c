@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "ms_pipeline.h"
+#include "ms_clock.h"
 #include "ms_sampling.h"
 
 #include <string.h>
@@ -21,7 +22,8 @@ test_predict_reasons(void **st)
 {
 	(void)st;
 	ms_sampling_input in = { true, 1,   false, true, MS_GRACE_SELECTION,
-		                 3,    100, 0,     0 };
+		                 3,    100, 0,     0,    0,
+		                 0,    0,   0 };
 	enum ms_sampling_class c;
 	enum ms_sampling_reason r;
 	assert_true(ms_sampling_predict(&in, &c, &r));
@@ -46,6 +48,23 @@ test_predict_reasons(void **st)
 	in.guard_available = false;
 	assert_false(ms_sampling_predict(&in, &c, &r));
 	assert_int_equal(r, MS_SREASON_GUARD_UNAVAILABLE);
+	/* The boundary guard's segment: one with no interior once the grace
+	 * is off both edges leaves no guard; inputs all within the grace of
+	 * an edge leave nothing to drop. */
+	in.guard_available = true;
+	in.segment_min_ns = 1000;
+	in.segment_max_ns = 1000 + MS_GRACE_NS;
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_GUARD_UNAVAILABLE);
+	in.segment_max_ns = 1000 + 10 * MS_GRACE_NS;
+	in.edge_inputs = in.ninputs;
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_FRAGMENT_GAP_CONTRACT);
+	in.edge_inputs = in.ninputs - 1;
+	assert_true(ms_sampling_predict(&in, &c, &r));
+	in.event_disabled = true;
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_EVENT_DISABLED);
 	enum ms_grace_policy gp;
 	assert_int_equal(ms_grace_policy_parse("trace", &gp), 0);
 	assert_int_equal(gp, MS_GRACE_TRACE);
@@ -77,6 +96,21 @@ test_input_add(void **st)
 	assert_int_equal(in.input_rows, 20);
 	assert_int_equal(in.hot_inputs, 2);
 	assert_int_equal(in.young_inputs, 2);
+	assert_int_equal(in.edge_inputs, 0); /* no segment */
+
+	/* With a segment [S, E] and grace G an input is on the edge when it
+	 * ends before S + G or starts after E - G (or holds no row). */
+	const int64_t G = MS_GRACE_NS, S = 100 * G, E = 200 * G;
+	memset(&in, 0, sizeof(in));
+	in.segment_min_ns = S;
+	in.segment_max_ns = E;
+	ms_sampling_input_add(&in, 3, S, S + G - 1, f); /* on the edge */
+	ms_sampling_input_add(&in, 3, E - G + 1, E, f); /* on the edge */
+	ms_sampling_input_add(&in, 0, 0, 0, f);         /* empty */
+	assert_int_equal(in.edge_inputs, 3);
+	ms_sampling_input_add(&in, 3, S + G, S + 2 * G, f); /* inside */
+	assert_int_equal(in.edge_inputs, 3);
+	assert_int_equal(in.ninputs, 4);
 }
 
 /* Under the trace policy a hot selection samples; it is predicted to

@@ -1,5 +1,6 @@
 /*
- * test_staging.c - the staging budget and the stager (core/staging.c):
+ * test_staging.c - the staging budget (core/staging.c), the batch builder
+ * (core/batch.c) and the stager (core/stager.c):
  * the hard ceiling formula, the adaptive planner's vectors, batches cut
  * only between complete traces at exactly the byte and count limits,
  * oversized traces kept without ever reaching Decide, the trace grace
@@ -35,6 +36,9 @@ test_hard_ceiling(void **st)
 	assert_int_equal(ms_staging_hard_ceiling(64 * GIB, 2), 4 * GIB);
 	assert_int_equal(ms_staging_hard_ceiling(16 * GIB, 16), 256 * MIB);
 	assert_int_equal(ms_staging_hard_ceiling(4 * GIB, 0), 256 * MIB);
+	/* No memory limit known: the public engine's 32 MiB default. */
+	assert_int_equal(ms_staging_hard_ceiling(0, 2), 32 * MIB);
+	assert_int_equal(ms_staging_hard_ceiling(0, 0), 32 * MIB);
 }
 
 static void
@@ -328,6 +332,28 @@ test_oversized_never_reaches_decide(void **st)
 	assert_int_equal(r->batch[0].reason, MS_FLUSH_OVERSIZED);
 	assert_int_equal(r->proposed_drops, 3);
 	assert_int_equal(r->dropped, 0);
+	fx_close(&f);
+}
+
+/* Every chain call failed open (the one link errors): traces went to
+ * Decide but none was evaluated, and no other reason fits: the merge is
+ * enabled_no_evaluation, reason other; everything is kept. */
+static void
+test_failed_chain_classification(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "tp_fail", "");
+	fx_start(&f);
+	for (int i = 0; i < 4; i++)
+		add(&f, i, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(r->cls, MS_SAMPLING_ENABLED_NO_EVALUATION);
+	assert_int_equal(r->reason, MS_SREASON_OTHER);
+	assert_int_equal(r->evaluated, 0);
+	assert_int_equal(r->decide_calls, 1);
+	assert_int_equal(r->dropped, 0);
+	assert_int_equal(f.nout, 4);
 	fx_close(&f);
 }
 
@@ -862,6 +888,7 @@ main(void)
 		cmocka_unit_test(test_trace_count_limit),
 		cmocka_unit_test(test_oversized_never_reaches_decide),
 		cmocka_unit_test(test_all_oversized_classification),
+		cmocka_unit_test(test_failed_chain_classification),
 		cmocka_unit_test(test_trace_policy_keeps_hot_unevaluated),
 		cmocka_unit_test(test_drops_through_guard_and_dropset),
 		cmocka_unit_test(test_order_and_inputs_checked),

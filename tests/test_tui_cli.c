@@ -94,6 +94,13 @@ test_option_errors_name_the_option(void **state)
 	assert_int_equal(cli("tui", "--grace-policy", "loose", NULL),
 	                 MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "selection or trace"));
+	assert_int_equal(cli("run", "--headless", "--staging", "twice", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--staging \"twice\""));
+	assert_int_equal(cli("merge-once", "--frozen", "d", "--variant",
+	                     "skywalking", "--staging", "keep", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "retain or reread"));
 	assert_int_equal(cli("tui", "--variant", "a", "--chain", "b", NULL),
 	                 MS_EXIT_USAGE);
 	assert_int_equal(cli("report", "--db", "a", "--db", "b", NULL),

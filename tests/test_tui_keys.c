@@ -750,6 +750,53 @@ test_help_focus_details_quit(void **state)
 	assert_true(f->s.quit);
 }
 
+/* The details of a sampled merge show its staging: planned and cut
+ * batches, the planner's limits, the arena, and each batch with its
+ * charged bytes, traces and flush reason. */
+static void
+test_details_show_staged_batches(void **state)
+{
+	fx *f = *state;
+	ms_tui_event *e = &f->model->events[f->model->nevents - 1];
+	e->batches = 2;
+	e->batches_planned = 3;
+	e->estimate = 90u << 20;
+	e->preferred = 30u << 20;
+	e->hard = 256u << 20;
+	e->peak_staged = 30u << 20;
+	e->peak_concurrent = 31u << 20;
+	e->arena_cold = 28u << 20;
+	e->arena_reused = 27u << 20;
+	e->nbatch = 2;
+	e->batch[0].charged = 30u << 20;
+	e->batch[0].traces = 16559;
+	snprintf(e->batch[0].reason, sizeof(e->batch[0].reason), "bytes");
+	e->batch[1].charged = 12u << 20;
+	e->batch[1].traces = 8264;
+	snprintf(e->batch[1].reason, sizeof(e->batch[1].reason), "final");
+	ms_session_snapshot(&f->s);
+	ms_session_key(&f->s, MS_KEY_ENTER);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, 200, 60), 0);
+	static const char *const want[] = {
+		"planned batches", "preferred / hard",    "arena cold/reused",
+		"batch 1",         "16559 traces, bytes", "8264 traces, final",
+	};
+	bool seen[6] = { false };
+	char row[4096];
+	for (int y = 0; y < 60; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		for (int k = 0; k < 6; k++)
+			seen[k] = seen[k] || strstr(row, want[k]);
+	}
+	ms_canvas_release(&cv);
+	for (int k = 0; k < 6; k++)
+		if (!seen[k])
+			fail_msg("details lack \"%s\"", want[k]);
+}
+
 static void
 test_every_fkey_has_a_letter(void **state)
 {
@@ -852,6 +899,7 @@ main(void)
 		T(test_command_line),
 		T(test_prompt_editing),
 		T(test_help_focus_details_quit),
+		T(test_details_show_staged_batches),
 		cmocka_unit_test(test_every_fkey_has_a_letter),
 		T(test_controller_errors_shown),
 		cmocka_unit_test(test_session_loop),

@@ -85,9 +85,11 @@ enum ms__run_opt {
 	MS__RO_HEADLESS,
 	MS__RO_PLUGIN_HOST,
 	MS__RO_ENVELOPE,
+	MS__RO_STAGING,
 	MS__RO_JSON,
 	MS__RO_ALLOW_FAIL_OPEN,
 	MS__RO_FORCE,
+	MS__RO_FREEZE_AT,
 	MS__RO_COUNT
 };
 extern const ms__opt ms__run_opts[MS__RO_COUNT];
@@ -140,6 +142,8 @@ enum {
 	MS__MO_REPS,
 	MS__MO_GRACE,
 	MS__MO_PLUGIN_HOST,
+	MS__MO_STAGING,
+	MS__MO_CLOCK,
 	MS__MO_COUNT
 };
 extern const ms__opt ms__merge_once_opts[MS__MO_COUNT];
@@ -223,17 +227,19 @@ void ms__supervise_screen(bool up);
 
 /* The options of a run as given on the command line (borrowed). */
 typedef struct ms__run_args {
-	const char *cmd;      /* "tui" or "run", for messages */
-	const char *fixture;  /* --fixture DIR, or NULL */
-	const char *preset;   /* --preset P, or NULL (day-2x) */
-	const char *variant;  /* --variant or --chain, or NULL (skywalking) */
-	const char *grace;    /* --grace-policy, or NULL */
-	const char *profile;  /* --profile, or NULL */
-	const char *work_dir; /* --work-dir DIR, or NULL (tmpfs if there) */
-	const char *db;       /* --db FILE, or NULL (the cache's runs/) */
-	const char *json;     /* --json FILE (run), or NULL */
-	bool force;           /* --force (run): replace an existing --json */
-	bool serial;          /* --serial */
+	const char *cmd;       /* "tui" or "run", for messages */
+	const char *fixture;   /* --fixture DIR, or NULL */
+	const char *preset;    /* --preset P, or NULL (day-2x) */
+	const char *variant;   /* --variant or --chain, or NULL (skywalking) */
+	const char *grace;     /* --grace-policy, or NULL */
+	const char *staging;   /* --staging, or NULL (retain) */
+	const char *profile;   /* --profile, or NULL */
+	const char *work_dir;  /* --work-dir DIR, or NULL (tmpfs if there) */
+	const char *db;        /* --db FILE, or NULL (the cache's runs/) */
+	const char *json;      /* --json FILE (run), or NULL */
+	bool force;            /* --force (run): replace an existing --json */
+	const char *freeze_at; /* --freeze-at SPEC (run), or NULL */
+	bool serial;           /* --serial */
 	int64_t wait_timeout_ns; /* --wait-timeout, or 0 (the default) */
 	bool allow_fail_open;    /* --allow-fail-open */
 	const char *cache;       /* --cache warm|cold, or NULL */

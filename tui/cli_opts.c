@@ -44,9 +44,12 @@ const ms__opt ms__run_opts[MS__RO_COUNT] = {
 	        CHOICE("--plugin-host", "inproc|process", "inproc|process"),
 	[MS__RO_ENVELOPE] = CHOICE("--envelope", "auto|cgroup|emulated",
 	                           "auto|cgroup|emulated"),
+	[MS__RO_STAGING] =
+	        CHOICE("--staging", "retain|reread", "retain|reread"),
 	[MS__RO_JSON] = OPT("--json", "FILE", false, false),
 	[MS__RO_ALLOW_FAIL_OPEN] = OPT("--allow-fail-open", NULL, false, false),
 	[MS__RO_FORCE] = OPT("--force", NULL, false, false),
+	[MS__RO_FREEZE_AT] = OPT("--freeze-at", "SPEC", false, false),
 };
 
 const ms__opt ms__fixture_opts[MS__FX_COUNT] = {
@@ -91,6 +94,9 @@ const ms__opt ms__merge_once_opts[MS__MO_COUNT] = {
 	        CHOICE("--grace-policy", "selection|trace", "selection|trace"),
 	[MS__MO_PLUGIN_HOST] =
 	        CHOICE("--plugin-host", "inproc|process", "inproc|process"),
+	[MS__MO_STAGING] =
+	        CHOICE("--staging", "retain|reread", "retain|reread"),
+	[MS__MO_CLOCK] = CHOICE("--clock", "mature|run", "mature|run"),
 };
 
 const ms__opt ms__bench_opts[MS__BN_COUNT] = {

@@ -696,11 +696,13 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 		.variant = o[MS__RO_VARIANT].count ? o[MS__RO_VARIANT].value
 		                                   : o[MS__RO_CHAIN].value,
 		.grace = o[MS__RO_GRACE].value,
+		.staging = o[MS__RO_STAGING].value,
 		.profile = o[MS__RO_PROFILE].value,
 		.work_dir = o[MS__RO_WORKDIR].value,
 		.db = o[MS__RO_DB].value,
 		.json = o[MS__RO_JSON].value,
 		.force = o[MS__RO_FORCE].count > 0,
+		.freeze_at = o[MS__RO_FREEZE_AT].value,
 		.serial = o[MS__RO_SERIAL].count > 0,
 		.allow_fail_open = o[MS__RO_ALLOW_FAIL_OPEN].count > 0,
 		.cache = o[MS__RO_CACHE].value,
@@ -741,6 +743,7 @@ ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
 	ro->variant = cfg->variant;
 	ro->plugin_dir = cfg->plugin_dir;
 	ro->grace_policy = a->grace;
+	ro->staging = a->staging;
 	ro->serial = a->serial;
 	ro->allow_fail_open = a->allow_fail_open;
 	ro->profile = a->profile;

@@ -20,6 +20,8 @@ static const char usage[] =
         "[--variant V2]...\n"
         "                             [--reps N] [--grace-policy P]\n"
         "                             [--plugin-host inproc|process]\n"
+        "                             [--staging retain|reread]\n"
+        "                             [--clock mature|run]\n"
         "\n"
         "Runs the pending merge of a frozen shard (made with f at a dispatch\n"
         "barrier) on a fresh copy, N times per variant, alternating the\n"
@@ -33,7 +35,11 @@ static const char usage[] =
         "  --reps N            repetitions per variant (default 5)\n"
         "  --grace-policy P    selection or trace (default trace: every\n"
         "                      input counts as matured)\n"
-        "  --plugin-host H     inproc (default) or process: see `run`\n";
+        "  --plugin-host H     inproc (default) or process: see `run`\n"
+        "  --staging S         retain (default) or reread: see `run`\n"
+        "  --clock C           mature (default: every input matured) or\n"
+        "                      run (the run's clock at the barrier: a hot\n"
+        "                      selection stays hot)\n";
 
 static int
 exec(const ms__cmd_args *args, FILE *out, FILE *err)
@@ -84,6 +90,9 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	mo.reps = reps;
 	mo.plugin_dir = plugin_dir;
 	mo.grace_policy = o[MS__MO_GRACE].value;
+	mo.staging = o[MS__MO_STAGING].value;
+	mo.run_clock = o[MS__MO_CLOCK].count &&
+	               strcmp(o[MS__MO_CLOCK].value, "run") == 0;
 	mo.plugin_host = host_mode;
 	mo.plugin_host_exe = host_exe;
 	mo.out = out;

@@ -41,6 +41,8 @@ static const char usage[] =
         "                      [--wait-timeout T]\n"
         "                      [--allow-fail-open] [--cache warm|cold]\n"
         "                      [--plugin-host inproc|process]\n"
+        "                      [--staging retain|reread]\n"
+        "                      [--freeze-at SPEC]\n"
         "\n"
         "Replays a fixture day as fast as the engine goes, without the\n"
         "screen: prints progress on standard error, then the run report\n"
@@ -61,6 +63,14 @@ static const char usage[] =
         "                       'skywalking,detdrop:{\"percent\":35}'\n"
         "  --grace-policy P     selection (default) or trace\n"
         "  --serial             one merge at a time\n"
+        "  --freeze-at SPEC     freeze the shard at the first dispatch\n"
+        "                       barrier SPEC matches (a breakpoint spec:\n"
+        "                       merge=N, mature, sampling, ...), print the\n"
+        "                       merge-once command that replays it, and\n"
+        "                       run on\n"
+        "  --staging S          how a sampling merge writes what it keeps:\n"
+        "                       retain (default: from the payload it\n"
+        "                       staged) or reread (re-read from inputs)\n"
         "  --plugin-host H      where Decide runs: inproc (default, worker\n"
         "                       threads) or process (a host process per\n"
         "                       link: a crash or hang fails the link open)\n"
@@ -207,6 +217,26 @@ headless(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out, FILE *err)
 	return sig ? 128 + sig : rc;
 }
 
+/* --freeze-at: the run is at the barrier the spec matched; freeze the
+ * shard there and say how to replay it (a failure is reported, the run
+ * goes on). */
+static void
+freeze_here(ms_replay *r, const ms_replay_status *st, const char *variant,
+            FILE *err)
+{
+	char dir[4096], self[4096];
+	ms_errbuf eb = { "" };
+	if (ms_replay_freeze(r, NULL, dir, sizeof(dir), &eb)) {
+		fprintf(err, "\nmergescope run: --freeze-at: %s\n", eb.msg);
+		return;
+	}
+	ms__self_exe(self, sizeof(self));
+	fprintf(err,
+	        "\nfrozen (%s): %s\nreplay it: %s merge-once --frozen %s "
+	        "--variant '%s'\n",
+	        st->break_why, dir, self, dir, variant);
+}
+
 static int
 headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
              FILE *err, const sigset_t *set, int *sig)
@@ -241,10 +271,26 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	}
 	ms__progress prog;
 	ms__progress_init(&prog, err, -1);
+	int freeze_id = -1;
+	if (a->freeze_at &&
+	    (rc = ms_replay_break_add(r, a->freeze_at, &freeze_id, &eb))) {
+		fprintf(err, "mergescope run: --freeze-at \"%s\": %s\n",
+		        a->freeze_at, eb.msg);
+		free(st);
+		ms_replay_close(r);
+		return MS_EXIT_USAGE;
+	}
 	while (ms_replay_wait(r, 0) == MS_ERR_TIMEOUT) {
 		if ((*sig = take_signal(set, 100000000LL)))
 			break;
 		ms_replay_get_status(r, st);
+		if (freeze_id >= 0 && st->state == MS_REPLAY_BREAK) {
+			freeze_here(r, st, cfg->variant, err);
+			ms_replay_break_delete(r, freeze_id, NULL);
+			freeze_id = -1;
+			ms_replay_command(r, MS_RCMD_RUN, NULL);
+			continue;
+		}
 		show_progress(&prog, st);
 	}
 	ms_replay_get_status(r, st);
@@ -298,6 +344,15 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	if (o[MS__RO_FORCE].count && !o[MS__RO_JSON].count) {
 		fprintf(err, "mergescope run: --force needs --json FILE\n");
 		return MS_EXIT_USAGE;
+	}
+	if (o[MS__RO_FREEZE_AT].count) {
+		ms_breakpoint bp;
+		ms_errbuf eb = { "" };
+		if (ms_bp_parse(o[MS__RO_FREEZE_AT].value, &bp, &eb)) {
+			fprintf(err, "mergescope run: --freeze-at \"%s\": %s\n",
+			        o[MS__RO_FREEZE_AT].value, eb.msg);
+			return MS_EXIT_USAGE;
+		}
 	}
 	if (o[MS__RO_BREAK].count)
 		fprintf(err,

@@ -76,7 +76,7 @@ put_inputs(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v,
 static void
 draw_event(ms_canvas *c, ms_rect r, const ms_tui_view *v, const ms_tui_event *e)
 {
-	struct kv kv[32];
+	struct kv kv[48];
 	size_t n = 0;
 	char a[32], b[32];
 	char title[48];
@@ -100,13 +100,35 @@ draw_event(ms_canvas *c, ms_rect r, const ms_tui_view *v, const ms_tui_event *e)
 	KV("traces oversized", "%" PRIu64, e->traces_oversized);
 	KV("batches", "%" PRIu64, e->batches);
 	KV("peak staged", "%s", ms_fmt_bytes(a, sizeof(a), e->peak_staged));
+	if (e->batches_planned) {
+		char h[32];
+		KV("planned batches", "%" PRIu64, e->batches_planned);
+		KV("estimate", "%s", ms_fmt_bytes(a, sizeof(a), e->estimate));
+		KV("preferred / hard", "%s / %s",
+		   ms_fmt_bytes(a, sizeof(a), e->preferred),
+		   ms_fmt_bytes(h, sizeof(h), e->hard));
+		KV("peak, all merges", "%s",
+		   ms_fmt_bytes(a, sizeof(a), e->peak_concurrent));
+		KV("arena cold/reused", "%s / %s",
+		   ms_fmt_bytes(a, sizeof(a), e->arena_cold),
+		   ms_fmt_bytes(h, sizeof(h), e->arena_reused));
+	}
+	for (size_t i = 0; i < e->nbatch && n + 12 < 48; i++) {
+		static const char *const names[MS_VIEW_EVENT_BATCHES] = {
+			"batch 1", "batch 2", "batch 3", "batch 4",
+			"batch 5", "batch 6", "batch 7", "batch 8",
+		};
+		KV(names[i], "%s, %u traces, %s",
+		   ms_fmt_bytes(a, sizeof(a), e->batch[i].charged),
+		   e->batch[i].traces, e->batch[i].reason);
+	}
 	KV("wall", "%s",
 	   ms_fmt_ns(a, sizeof(a), e->wall_ns > 0 ? (uint64_t)e->wall_ns : 0));
 	KV("cpu", "%s",
 	   ms_fmt_ns(a, sizeof(a), e->cpu_ns > 0 ? (uint64_t)e->cpu_ns : 0));
 	KV("allocated", "%s", ms_fmt_bytes(a, sizeof(a), e->alloc_bytes));
 	KV("output checksum", "%016" PRIx64, e->fingerprint);
-	for (size_t i = 0; i < e->nlinks && n + 1 < 32; i++)
+	for (size_t i = 0; i < e->nlinks && n + 1 < 48; i++)
 		KV(e->links[i].name,
 		   "%" PRIu64 " calls, %" PRIu64 " traces, %" PRIu64
 		   " kept, %s",

@@ -275,6 +275,23 @@ fill_event(ms_tui_event *e, const ms_ev_merge *m)
 	e->traces_oversized = m->sampling.traces_oversized;
 	e->batches = m->sampling.batches;
 	e->peak_staged = m->sampling.peak_staged_bytes;
+	const ms_merge_sampling *sm = &m->sampling;
+	e->batches_planned = sm->batches_planned;
+	e->estimate = sm->estimate_bytes;
+	e->hard = sm->hard_limit_bytes;
+	e->preferred = sm->preferred_limit_bytes;
+	e->peak_concurrent = sm->peak_concurrent_bytes;
+	e->arena_cold = sm->arena_cold_bytes;
+	e->arena_reused = sm->arena_reused_bytes;
+	e->nbatch = sm->nbatch_recs < MS_VIEW_EVENT_BATCHES
+	                    ? sm->nbatch_recs
+	                    : MS_VIEW_EVENT_BATCHES;
+	for (size_t i = 0; i < e->nbatch; i++) {
+		e->batch[i].charged = sm->batch[i].charged_bytes;
+		e->batch[i].traces = sm->batch[i].traces;
+		copy_str(e->batch[i].reason, sizeof(e->batch[i].reason),
+		         ms_flush_reason_name(sm->batch[i].reason));
+	}
 	e->cpu_ns = m->cpu_ns;
 	e->alloc_bytes = m->alloc_bytes;
 	e->fingerprint = m->output.checksum;

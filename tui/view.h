@@ -39,6 +39,7 @@
 #define MS_VIEW_EVENT_LINKS 4
 /* Inputs of a merge kept for its details (the finalize may have more). */
 #define MS_VIEW_EVENT_INPUTS 32
+#define MS_VIEW_EVENT_BATCHES 8 /* batches shown per merge */
 #define MS_VIEW_MAX_GATES 48
 #define MS_VIEW_MAX_RECON 24
 
@@ -143,6 +144,18 @@ typedef struct ms_tui_event {
 	uint64_t traces_oversized;
 	uint64_t batches;
 	uint64_t peak_staged;
+	/* Staging of a sampled merge: the planner's figures, the peak of
+	 * every merge at once, the hold arena, the first batches. */
+	uint64_t batches_planned;
+	uint64_t estimate, hard, preferred;
+	uint64_t peak_concurrent;
+	uint64_t arena_cold, arena_reused;
+	size_t nbatch;
+	struct {
+		uint64_t charged;
+		uint32_t traces;
+		char reason[12]; /* bytes, traces, oversized, final */
+	} batch[MS_VIEW_EVENT_BATCHES];
 	int64_t cpu_ns;
 	uint64_t alloc_bytes;
 	uint64_t fingerprint; /* the output part's checksum (XXH64) */

@@ -25,6 +25,8 @@
  * once per rep, and only its figures are printed: for profiling one path
  * (valgrind --tool=callgrind --toggle-collect=ms_merge_execute).
  * TMPDIR decides the disk (default /dev/shm when present, else /tmp).
+ * BENCH_STAGING=reread runs the sampling merges with --staging reread
+ * (default retain, as mergescope runs them).
  */
 #define BENCH_NAME "bench_pipeline"
 #include "bench_seed.h"
@@ -42,6 +44,19 @@ static const char *const variants[NVAR] = { "disabled", "alwayskeep",
 typedef struct sample {
 	int64_t wall, cpu, bytes, count, peak;
 } sample;
+
+static enum ms_staging_mode
+staging_mode(void)
+{
+	enum ms_staging_mode m = MS_STAGING_RETAIN;
+	const char *e = getenv("BENCH_STAGING");
+	if (e && ms_staging_mode_parse(e, &m))
+		fprintf(stderr,
+		        "BENCH_STAGING=%s: expected retain or reread; "
+		        "using retain\n",
+		        e);
+	return m;
+}
 
 static void
 run_one(const char *seed, const char *run, const uint64_t ids[15], int v,
@@ -78,6 +93,7 @@ run_one(const char *seed, const char *run, const uint64_t ids[15], int v,
 		.pipeline = p,
 		.now_ns = GEN_T0 + 10LL * 86400 * 1000000000,
 		.zstd_level = LEVEL,
+		.staging = staging_mode(),
 	};
 	if (ms_merge_execute(&req, res, &eb))
 		die("merge", &eb);
@@ -186,13 +202,16 @@ main(int argc, char **argv)
 	       (unsigned long long)d->traces_fragmented,
 	       (double)d->input_compressed_bytes / 1e6,
 	       (double)d->input_uncompressed_bytes / 1e6);
-	printf("staging: hard ceiling %.1f MiB (profile cpus=2,mem=4g), "
+	printf("staging %s: hard ceiling %.1f MiB (profile cpus=2,mem=4g), "
 	       "estimate %.1f MB, preferred limit %.1f MB, %llu batch(es) "
-	       "planned\n",
+	       "planned, %llu cut, peak staged %.1f MB\n",
+	       ms_staging_mode_name(staging_mode()),
 	       (double)res[1].sampling.hard_limit_bytes / 1048576.0,
 	       (double)res[1].sampling.estimate_bytes / 1e6,
 	       (double)res[1].sampling.preferred_limit_bytes / 1e6,
-	       (unsigned long long)res[1].sampling.batches_planned);
+	       (unsigned long long)res[1].sampling.batches_planned,
+	       (unsigned long long)res[1].sampling.batches,
+	       (double)res[1].sampling.peak_staged_bytes / 1e6);
 	printf("\nmedians of %d runs (fresh shard copy per run):\n", reps);
 	printf("%-12s %9s %9s %10s %10s %9s %7s %7s %8s %8s %9s %8s\n",
 	       "variant", "wall ms", "cpu ms", "alloc MB", "allocs", "peak MB",

@@ -8,12 +8,14 @@ add_executable(bench_merge ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_merge.c)
 target_link_libraries(bench_merge PRIVATE mscore)
 target_include_directories(bench_merge PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 add_dependencies(benches bench_merge)
-# The sampling tests load the shipped plugins.
+# The sampling tests load the shipped plugins, and tp_slow (a timed-out
+# batch left untouched).
 foreach(p alwayskeep detdrop skywalking)
 	if(TARGET ${p})
 		add_dependencies(test_merge ${p})
 	endif()
 endforeach()
+add_dependencies(test_merge tp_slow)
 
 # bench_pipeline: the same kind of merge with the pipeline disabled, with
 # alwayskeep, skywalking and detdrop:35 (real plugins from MS_PLUGIN_DIR).

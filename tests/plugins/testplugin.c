@@ -5,7 +5,12 @@
  *
  *  slow      config "MS" or "MS/K": sleeps MS milliseconds in every decide
  *            (or only in calls 1, 1+K, 1+2K ...), then reads the whole
- *            batch (so a freed batch would be caught) and keeps all
+ *            batch (so a freed batch would be caught) and keeps all.
+ *            "MS/K@PATH": those calls wait until the file PATH exists
+ *            instead (at most 60 s), and read the batch before and
+ *            after: stats "checked" counts such calls, "changed" those
+ *            that found the batch changed meanwhile. In a chain spec:
+ *            tp_slow:{"slow":"CONFIG"}
  *  fail      decide returns an error
  *  short     returns one verdict fewer than asked
  *  badval    writes verdict 2
@@ -26,10 +31,12 @@
 #include "ms_plugin.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #define K_SLOW 1
 #define K_FAIL 2
@@ -58,6 +65,8 @@ typedef struct tp_state {
 	char drop_last[64];
 	_Atomic uint64_t sum; /* checksum over batches read */
 	_Atomic uint64_t calls;
+	char gate[512]; /* slow: wait for this file, not MS */
+	_Atomic uint64_t checked, changed;
 } tp_state;
 
 static int
@@ -73,12 +82,28 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 	tp_state *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -1;
+	/* In a chain spec a config is a JSON object: {"slow":"CONFIG"}. */
+	char inner[600];
+	const char *js = config ? strstr(config, "\"slow\":\"") : NULL;
+	if (TP_KIND == K_SLOW && config && config[0] == '{' && js) {
+		js += 8;
+		size_t k = 0;
+		while (js[k] && js[k] != '"' && k < sizeof(inner) - 1) {
+			inner[k] = js[k];
+			k++;
+		}
+		inner[k] = '\0';
+		config = inner;
+	}
 	if (TP_KIND == K_SLOW) {
 		s->sleep_ms = config && *config ? atol(config) : 100;
 		const char *sl = config ? strchr(config, '/') : NULL;
 		s->every = sl ? atol(sl + 1) : 1;
 		if (s->every < 1)
 			s->every = 1;
+		const char *at = config ? strchr(config, '@') : NULL;
+		if (at)
+			strncpy(s->gate, at + 1, sizeof(s->gate) - 1);
 	}
 	if (TP_KIND >= K_LOOP && config && *config)
 		s->from = atol(config);
@@ -87,6 +112,24 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 	}
 	*state = s;
 	return 0;
+}
+
+/* Over everything a batch with no projection holds: each entry's ID,
+ * row range and bounds. */
+static uint64_t
+batch_sum(const ms_plugin_batch *b)
+{
+	uint64_t sum = b->ntraces;
+	for (size_t i = 0; i < b->ntraces; i++) {
+		const ms_plugin_trace *t = &b->traces[i];
+		for (uint32_t k = 0; k < t->trace_id_len; k++)
+			sum = sum * 31 + t->trace_id[k];
+		sum = sum * 31 + t->row_first;
+		sum = sum * 31 + t->row_count;
+		sum = sum * 31 + (uint64_t)t->min_start_ns;
+		sum = sum * 31 + (uint64_t)t->max_end_ns;
+	}
+	return sum;
 }
 
 static int64_t
@@ -99,12 +142,21 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 	case K_SLOW: {
 		struct timespec ts = { s->sleep_ms / 1000,
 			               (s->sleep_ms % 1000) * 1000000L };
-		if (call % (uint64_t)s->every == 0)
+		bool slow = call % (uint64_t)s->every == 0;
+		uint64_t before = batch_sum(b);
+		if (slow && s->gate[0]) {
+			struct timespec tick = { 0, 10000000L };
+			for (int i = 0; i < 6000 && access(s->gate, F_OK); i++)
+				nanosleep(&tick, NULL);
+		} else if (slow) {
 			nanosleep(&ts, NULL);
-		uint64_t sum = 0;
-		for (size_t i = 0; i < b->ntraces; i++)
-			for (uint32_t k = 0; k < b->traces[i].trace_id_len; k++)
-				sum = sum * 31 + b->traces[i].trace_id[k];
+		}
+		uint64_t sum = batch_sum(b);
+		if (slow && s->gate[0]) {
+			atomic_fetch_add(&s->checked, 1);
+			if (sum != before)
+				atomic_fetch_add(&s->changed, 1);
+		}
 		atomic_fetch_add(&s->sum, sum);
 		return (int64_t)n;
 	}
@@ -168,7 +220,15 @@ tp_stats(void *state, ms_plugin_stat *out, size_t cap)
 		out[0] = (ms_plugin_stat){ "calls", atomic_load(&s->calls) };
 	if (cap >= 2)
 		out[1] = (ms_plugin_stat){ "sum", atomic_load(&s->sum) };
-	return 2;
+	if (TP_KIND != K_SLOW)
+		return 2;
+	if (cap >= 3)
+		out[2] =
+		        (ms_plugin_stat){ "checked", atomic_load(&s->checked) };
+	if (cap >= 4)
+		out[3] =
+		        (ms_plugin_stat){ "changed", atomic_load(&s->changed) };
+	return 4;
 }
 
 #define STR2(x) #x

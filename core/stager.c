@@ -1,0 +1,724 @@
+/*
+ * stager.c - the stager that feeds complete traces to the chain inside a
+ * merge (staging.c says how the three staging files divide the work).
+ * It charges each trace the bytes it makes the host hold (projected
+ * column copies, descriptors, index slots, verdict state, drop-set
+ * reserve, the row copy and the caller's payload), cuts batches only
+ * between complete traces, and hands every trace back in the order it
+ * came, with its outcome.
+ *
+ * Design (stager):
+ *  1. Pending traces are emitted in the order they were added; nothing is
+ *     emitted out of order, whatever its outcome.
+ *  2. live_charged is the sum of the charges of the pending traces; it
+ *     never exceeds max(preferred limit, the charge of one trace) and a
+ *     trace is only staged if its charge is <= the oversized cap (<= hard).
+ *  3. A batch holds at most trace_cap traces that reach Decide.
+ *  4. An oversized trace is never put in a batch: pending traces are
+ *     flushed first (reason "oversized"), then it is emitted unevaluated.
+ *  5. A batch whose chain call timed out is never reused (the abandoned
+ *     plugin may still read it; it is freed when that call returns). Any
+ *     other batch hands its buffers back to the builder once its traces
+ *     are emitted, emptied, so the batches of one merge share one set of
+ *     buffers; retention is bounded by twice the preferred limit and
+ *     ends with the stager.
+ *  6. A trace ID is stored once, out of line: in the batch's ID bytes
+ *     (a pending entry refers to its batch entry, which also holds the
+ *     row count and bounds) or, for a hot trace, in the hot ID bytes.
+ *     Per-trace vectors are sized once from the plan's trace hint.
+ *  7. Every batch entry is checked before it goes to the chain: its ID
+ *     must be above every ID handed to the chain before (else it counts
+ *     in decide_dup_traces) and, when the caller gave the trace's bounds
+ *     rebuilt from its fragments, its bounds must equal them (else
+ *     bounds_mismatch).
+ * States: open (adding) -> finished (ms_stager_finish) -> closed; after an
+ * emit or chain error the stager is failed and refuses further adds.
+ */
+#include "ms_pipeline.h"
+#include "staging_int.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+/*
+ * What one pending trace costs the stager, whatever its outcome: a
+ * batch entry (or, for a hot trace under the trace policy, a hot entry,
+ * which is smaller), its pending entry (the caller's cookie; the i-th
+ * pending trace that is not hot is batch entry i, the others are hot
+ * entries in order, told apart by one flag byte under the trace policy),
+ * the keep byte and one link's verdict and check bytes (2 more per
+ * further link), and the drop-set reserve (slot + ID vector entry). The
+ * trace ID is stored once, out of line (the batch's ID bytes, or the hot
+ * IDs), and charged by length.
+ */
+typedef struct pend {
+	void *cookie; /* the pending entry: the rest is found in order */
+} pend;
+
+typedef struct hot_ent {
+	uint32_t tid_off; /* in the stager's hot ID bytes */
+	uint32_t tid_len;
+	uint32_t nrows;
+	int64_t min_ts, max_ts;
+} hot_ent;
+
+_Static_assert(sizeof(hot_ent) <= sizeof(ms_plugin_trace),
+               "a hot entry is charged as a batch entry");
+
+_Static_assert(sizeof(pend) == sizeof(void *),
+               "MS__TRACE_FIXED charges one pointer per pending entry");
+
+/* ------------------------------------------------------------------ */
+/* Row copies (copy_rows): an arena of bounded chunks, reset after every
+ * batch. Never seen by a plugin, so reusing it is safe. */
+
+#define ARENA_CHUNK (256u << 10)
+#define ARENA_KEEP 4
+
+static size_t
+slen(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+static ms_row *
+copy_rows(ms_arena *a, const ms_row *rows, size_t n)
+{
+	ms_row *out = ms_arena_alloc(a, n * sizeof(ms_row), 16);
+	uint8_t *tid = ms_arena_alloc(a, rows[0].trace_id_len, 16);
+	if (!out || !tid)
+		return NULL;
+	memcpy(tid, rows[0].trace_id, rows[0].trace_id_len);
+	for (size_t i = 0; i < n; i++) {
+		const ms_row *r = &rows[i];
+		ms_row *o = &out[i];
+		*o = *r;
+		o->trace_id = tid;
+		o->segment_id = ms_arena_strdup(a, r->segment_id);
+		o->service = ms_arena_strdup(a, r->service);
+		o->instance = ms_arena_strdup(a, r->instance);
+		o->endpoint = ms_arena_strdup(a, r->endpoint);
+		if ((r->segment_id && !o->segment_id) ||
+		    (r->service && !o->service) ||
+		    (r->instance && !o->instance) ||
+		    (r->endpoint && !o->endpoint))
+			return NULL;
+		if (r->ntags) {
+			const char **tg = ms_arena_alloc(
+			        a, r->ntags * sizeof(char *), 16);
+			if (!tg)
+				return NULL;
+			for (uint32_t k = 0; k < r->ntags; k++) {
+				tg[k] = ms_arena_strdup(a, r->tags[k]);
+				if (r->tags[k] && !tg[k])
+					return NULL;
+			}
+			o->tags = tg;
+		}
+		if (r->body_len) {
+			uint8_t *bd = ms_arena_alloc(a, r->body_len, 16);
+			if (!bd)
+				return NULL;
+			memcpy(bd, r->body, r->body_len);
+			o->body = bd;
+		}
+	}
+	return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* Stager                                                              */
+
+struct ms_stager {
+	ms_stager_opts o;
+	ms_mem mem; /* child of o.mem: staging's own figures */
+	uint32_t proj;
+	uint64_t fixed; /* per-trace charge before ID and columns */
+	ms__builder b;
+	ms_arena ar;
+	ms_buf pend; /* pend entries, in order */
+	size_t npend;
+	ms_buf hotflag;  /* trace policy: one byte per pending trace */
+	ms_buf hot;      /* hot_ent, for pending hot traces */
+	ms_buf hot_tids; /* their IDs */
+	ms_buf prows;    /* copy_rows: ms_row * per pending trace */
+	uint64_t live;
+	uint8_t last_tid[MS_TRACE_ID_MAX]; /* last staged */
+	uint32_t last_tid_len;
+	uint8_t dmax[MS_TRACE_ID_MAX]; /* highest ID handed to the chain */
+	uint32_t dmax_len;
+	bool expect; /* ms_stager_expect_bounds for the next add */
+	int64_t exp_min, exp_end;
+	bool finished, failed;
+	uint8_t *keep;
+	size_t keepcap;
+	ms_stage_report rep;
+};
+
+int
+ms_stager_open(ms_stager **out, const ms_stager_opts *opts, ms_errbuf *eb)
+{
+	*out = NULL;
+	if (!opts || !opts->chain || !opts->emit)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "stager: a chain and an emit callback are "
+		               "required");
+	ms_stager *s = ms_mem_calloc(opts->mem, 1, sizeof(*s));
+	if (!s)
+		return ms_fail(eb, MS_ERR_NOMEM, "stager: out of memory");
+	s->o = *opts;
+	ms_mem_init(&s->mem, opts->mem);
+	ms_stage_plan *pl = &s->o.plan;
+	if (pl->hard == 0) {
+		uint64_t hint = pl->trace_hint;
+		ms_stage_plan_make(pl, MS_STAGE_MIN_HARD, pl->estimate);
+		pl->trace_hint = hint;
+	}
+	if (pl->preferred == 0 || pl->preferred > pl->hard)
+		pl->preferred = pl->hard;
+	if (pl->trace_cap == 0 || pl->trace_cap > MS_STAGE_MAX_TRACES)
+		pl->trace_cap = MS_STAGE_MAX_TRACES;
+	if (pl->oversized_cap == 0 || pl->oversized_cap > pl->hard)
+		pl->oversized_cap = pl->hard;
+	s->proj = ms_chain_projection(opts->chain);
+	size_t links = ms_chain_len(opts->chain);
+	s->fixed = MS__TRACE_FIXED + (links > 1 ? 2 * (links - 1) : 0) +
+	           (opts->copy_rows ? sizeof(ms_row *) : 0) +
+	           (opts->policy == MS_GRACE_TRACE ? 1 : 0);
+	ms__builder_init(&s->b, &s->mem, s->proj);
+	/* The stager's own ms_mem dies with it; a batch a timed-out plugin
+	 * still reads is freed later through the root of opts->mem (or
+	 * uncounted if there is none). */
+	ms_mem *root = opts->mem;
+	while (root && root->parent)
+		root = root->parent;
+	s->b.late_mem = root;
+	ms_arena_init(&s->ar, &s->mem, ARENA_CHUNK, ARENA_KEEP);
+	ms_buf_init(&s->pend, &s->mem, 0);
+	ms_buf_init(&s->hotflag, &s->mem, 0);
+	ms_buf_init(&s->hot, &s->mem, 0);
+	ms_buf_init(&s->hot_tids, &s->mem, 0);
+	ms_buf_init(&s->prows, &s->mem, 0);
+	s->rep.plan = *pl;
+	s->rep.cls = MS_SAMPLING_ENABLED_NO_EVALUATION;
+	s->rep.reason = MS_SREASON_EMPTY_INPUT;
+	*out = s;
+	return 0;
+}
+
+static uint64_t
+str_charge(const char *s)
+{
+	return sizeof(size_t) + sizeof(char *) + (s ? strlen(s) : 0) + 1;
+}
+
+uint64_t
+ms_stager_charge(const ms_stager *s, const ms_row *rows, size_t n,
+                 uint64_t extra_bytes)
+{
+	uint32_t p = s->proj;
+	uint64_t c = s->fixed + extra_bytes;
+	if (n)
+		c += rows[0].trace_id_len;
+	if (p & MS_PROJ_TAGS)
+		c += 8; /* the batch's closing tag offset, charged per trace */
+	for (size_t i = 0; i < n; i++) {
+		const ms_row *r = &rows[i];
+		if (p & MS_PROJ_SPAN_ID)
+			c += 8;
+		if (p & MS_PROJ_START)
+			c += 8;
+		if (p & MS_PROJ_LATENCY)
+			c += 4;
+		if (p & MS_PROJ_ERROR)
+			c += 1;
+		if (p & MS_PROJ_SEGMENT_ID)
+			c += str_charge(r->segment_id);
+		if (p & MS_PROJ_SERVICE)
+			c += str_charge(r->service);
+		if (p & MS_PROJ_INSTANCE)
+			c += str_charge(r->instance);
+		if (p & MS_PROJ_ENDPOINT)
+			c += str_charge(r->endpoint);
+		if (p & MS_PROJ_TAGS) {
+			c += 8;
+			for (uint32_t k = 0; k < r->ntags; k++)
+				c += str_charge(r->tags[k]) + 4;
+		}
+		if (p & MS_PROJ_BODY)
+			c += sizeof(size_t) + sizeof(void *) + 4 + r->body_len;
+		if (s->o.copy_rows) {
+			c += sizeof(ms_row) + slen(r->segment_id) +
+			     slen(r->service) + slen(r->instance) +
+			     slen(r->endpoint) + r->body_len +
+			     (uint64_t)r->ntags * sizeof(char *);
+			for (uint32_t k = 0; k < r->ntags; k++)
+				c += slen(r->tags[k]);
+		}
+	}
+	if (s->o.copy_rows && n)
+		c += rows[0].trace_id_len;
+	return c;
+}
+
+void
+ms_stager_expect_bounds(ms_stager *s, int64_t min_ts, int64_t max_end_ns)
+{
+	s->expect = true;
+	s->exp_min = min_ts;
+	s->exp_end = max_end_ns;
+}
+
+/* The staging memory's own peak and total: read when a batch is built
+ * and at the end (the allocator keeps the running peak, so reading it
+ * then misses nothing); the charged peak is followed per trace. */
+static void
+note_peak(ms_stager *s)
+{
+	if (s->live > s->rep.peak_charged)
+		s->rep.peak_charged = s->live;
+	ms_mem_stats ms;
+	ms_mem_stats_get(&s->mem, &ms);
+	if ((uint64_t)ms.peak_live > s->rep.peak_alloc)
+		s->rep.peak_alloc = (uint64_t)ms.peak_live;
+	s->rep.alloc_bytes = ms.bytes;
+}
+
+static int
+emit(ms_stager *s, ms_stage_emit *e, ms_errbuf *eb)
+{
+	ms_errbuf own = { { 0 } };
+	int rc = s->o.emit(s->o.emit_ctx, e, &own);
+	if (rc) {
+		s->failed = true;
+		rc = rc < 0 ? rc : MS_ERR_CANCELED;
+		if (own.msg[0])
+			return ms_fail(eb, rc, "%s", own.msg);
+		return ms_fail(eb, rc,
+		               "stager: emit callback stopped the merge (%s)",
+		               ms_strerror(rc));
+	}
+	return 0;
+}
+
+/* Count batch entries whose ID is not above every ID handed to the chain
+ * before (one compare per entry; the highest ID is copied once). */
+static void
+check_decide_order(ms_stager *s, const ms_plugin_batch *v)
+{
+	const uint8_t *hi = s->dmax;
+	uint32_t hi_len = s->dmax_len;
+	for (size_t i = 0; i < v->ntraces; i++) {
+		const ms_plugin_trace *t = &v->traces[i];
+		if (hi_len && ms_trace_id_cmp(t->trace_id, t->trace_id_len, hi,
+		                              hi_len) <= 0) {
+			s->rep.decide_dup_traces++;
+			continue;
+		}
+		hi = t->trace_id;
+		hi_len = t->trace_id_len;
+	}
+	if (hi != s->dmax && hi_len <= MS_TRACE_ID_MAX) {
+		memcpy(s->dmax, hi, hi_len);
+		s->dmax_len = hi_len;
+	}
+}
+
+static int
+decide(ms_stager *s, ms_batch *bt, ms_errbuf *eb)
+{
+	const ms_plugin_batch *v = ms_batch_view(bt);
+	size_t nb = v->ntraces;
+	int calls = s->o.test && s->o.test->decide_twice ? 2 : 1;
+	for (int k = 0; k < calls; k++) {
+		check_decide_order(s, v);
+		ms_chain_call call;
+		int rc = ms_chain_decide(s->o.chain, bt, s->keep, &call);
+		if (rc) {
+			s->failed = true;
+			return ms_fail(eb, rc, "stager: chain: %s",
+			               ms_strerror(rc));
+		}
+		s->rep.decide_calls++;
+		s->rep.decide_ns += call.decide_ns;
+		if (call.links_ok > 0 && k == 0)
+			s->rep.evaluated += nb;
+	}
+	return 0;
+}
+
+static int
+flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
+{
+	if (s->npend == 0)
+		return 0;
+	const pend *pe = (const pend *)s->pend.data;
+	const hot_ent *he = (const hot_ent *)s->hot.data;
+	ms_row *const *prows = (ms_row *const *)s->prows.data;
+	size_t nb = s->b.ntraces;
+	ms_batch *bt = NULL;
+	const ms_plugin_trace *tr = NULL;
+	int rc = 0;
+	if (nb) {
+		rc = ms__builder_finish(&s->b, &bt);
+		if (rc) {
+			s->failed = true;
+			return ms_fail(eb, rc, "stager: building a batch: %s",
+			               ms_strerror(rc));
+		}
+		if (nb > s->keepcap) {
+			uint8_t *k = ms_mem_realloc(&s->mem, s->keep,
+			                            s->keepcap, nb);
+			if (!k) {
+				ms_batch_release(bt);
+				s->failed = true;
+				return ms_fail(eb, MS_ERR_NOMEM,
+				               "stager: out of memory");
+			}
+			s->keep = k;
+			s->keepcap = nb;
+		}
+		note_peak(s);
+		if ((rc = decide(s, bt, eb))) {
+			ms_batch_release(bt);
+			return rc;
+		}
+		tr = ms_batch_view(bt)->traces;
+	}
+	ms_stage_batch_rec rec = { s->live, (uint32_t)s->npend, 0, why };
+	if (s->rep.batches < MS_STAGE_BATCH_RECS)
+		s->rep.batch[s->rep.batches] = rec;
+	const uint8_t *hotflag = s->hotflag.len ? s->hotflag.data : NULL;
+	size_t nbi = 0, nhi = 0; /* next batch entry, next hot entry */
+	for (size_t i = 0; i < s->npend && !rc; i++) {
+		const pend *p = &pe[i];
+		bool hot = hotflag && hotflag[i];
+		size_t idx = hot ? nhi++ : nbi++;
+		ms_stage_emit e;
+		memset(&e, 0, sizeof(e));
+		e.rows = s->o.copy_rows ? prows[i] : NULL;
+		e.cookie = p->cookie;
+		e.outcome = MS_TRACE_KEPT;
+		e.keep = true;
+		e.batch_end = i + 1 == s->npend;
+		if (hot) {
+			const hot_ent *h = &he[idx];
+			e.trace_id = s->hot_tids.data + h->tid_off;
+			e.trace_id_len = h->tid_len;
+			e.nrows = h->nrows;
+			e.min_ts = h->min_ts;
+			e.max_ts = h->max_ts;
+		} else {
+			const ms_plugin_trace *t = &tr[idx];
+			e.trace_id = t->trace_id;
+			e.trace_id_len = t->trace_id_len;
+			e.nrows = t->row_count;
+			e.min_ts = t->min_start_ns;
+			e.max_ts = t->max_start_ns;
+		}
+		if (hot) {
+			e.outcome = MS_TRACE_HOT;
+			s->rep.hot++;
+		} else if (s->keep[idx]) {
+			s->rep.kept++;
+		} else {
+			s->rep.proposed_drops++;
+			enum ms_guard_reason why_g = MS_GUARD_NO_FILTER;
+			bool ok = s->o.guard &&
+			          ms_guard_check(s->o.guard, e.trace_id,
+			                         e.trace_id_len, e.min_ts,
+			                         e.max_ts, &why_g);
+			if (ok && s->o.drops) {
+				rc = ms_dropset_add(s->o.drops, e.trace_id,
+				                    e.trace_id_len, e.min_ts,
+				                    e.max_ts, eb);
+				if (rc) {
+					s->failed = true;
+					break;
+				}
+			}
+			if (ok) {
+				e.outcome = MS_TRACE_DROPPED;
+				e.keep = false;
+				s->rep.dropped++;
+			} else {
+				e.outcome = MS_TRACE_DEFERRED;
+				s->rep.deferred++;
+			}
+		}
+		rc = emit(s, &e, eb);
+	}
+	if (s->rep.batches < MS_STAGE_BATCH_RECS)
+		s->rep.batch[s->rep.batches].evaluated = (uint32_t)nb;
+	s->rep.batches++;
+	/* Reuse the batch's buffers for the next batch of this merge,
+	 * bounded by twice the preferred limit: a batch that one large
+	 * trace made bigger is freed instead. */
+	uint64_t bound = s->o.plan.preferred;
+	bound = bound > UINT64_MAX / 2 ? UINT64_MAX : 2 * bound;
+	if (bt && ms__builder_reclaim(&s->b, bt, bound))
+		s->rep.batches_reused++;
+	ms_batch_release(bt);
+	ms_buf_reset(&s->pend);
+	ms_buf_reset(&s->hotflag);
+	ms_buf_reset(&s->hot);
+	ms_buf_reset(&s->hot_tids);
+	ms_buf_reset(&s->prows);
+	s->npend = 0;
+	if (s->o.live_gauge)
+		atomic_fetch_sub(s->o.live_gauge, s->live);
+	s->live = 0;
+	ms_arena_reset(&s->ar);
+	return rc;
+}
+
+/* Order check shared by both add paths: IDs ascend strictly. */
+static int
+check_order(ms_stager *s, const uint8_t *tid, uint32_t len, ms_errbuf *eb)
+{
+	if (s->last_tid_len &&
+	    ms_trace_id_cmp(s->last_tid, s->last_tid_len, tid, len) >= 0)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "stager: trace IDs must ascend strictly "
+		               "(merge order)");
+	memcpy(s->last_tid, tid, len);
+	s->last_tid_len = len;
+	return 0;
+}
+
+/* Traces this batch may still hold, to size its vectors once. */
+static size_t
+batch_hint(const ms_stager *s)
+{
+	const ms_stage_plan *pl = &s->o.plan;
+	if (pl->trace_hint == 0)
+		return 0;
+	uint64_t done = s->rep.traces ? s->rep.traces - 1 : 0;
+	uint64_t left = pl->trace_hint > done ? pl->trace_hint - done : 1;
+	return (size_t)(left < pl->trace_cap ? left : pl->trace_cap);
+}
+
+static int
+nomem(ms_stager *s, int rc, ms_errbuf *eb)
+{
+	s->failed = true;
+	return ms_fail(eb, rc < 0 ? rc : MS_ERR_NOMEM, "stager: out of memory");
+}
+
+/* Stage one trace with charge c: rows (may be NULL with a summary) or
+ * the summary ts goes into the batch. */
+static int
+stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
+          void *cookie, uint64_t c, ms_errbuf *eb)
+{
+	bool expect = s->expect;
+	s->expect = false;
+	s->rep.traces++;
+	s->rep.rows += ts->nrows;
+	const ms_stage_plan *pl = &s->o.plan;
+	int rc;
+	if (c > pl->oversized_cap) {
+		rc = flush(s, MS_FLUSH_OVERSIZED, eb);
+		if (rc)
+			return rc;
+		s->rep.oversized++;
+		ms_stage_emit e = { ts->trace_id, ts->trace_id_len,
+			            rows,         ts->nrows,
+			            cookie,       MS_TRACE_OVERSIZED,
+			            true,         ts->min_ts,
+			            ts->max_ts,   true };
+		return emit(s, &e, eb);
+	}
+	bool hot =
+	        s->o.policy == MS_GRACE_TRACE && ts->max_ts > s->o.frontier_ns;
+	if (s->npend && s->live + c > pl->preferred) {
+		rc = flush(s, MS_FLUSH_BYTES, eb);
+		if (rc)
+			return rc;
+	}
+	if (!hot && s->b.ntraces >= pl->trace_cap) {
+		rc = flush(s, MS_FLUSH_TRACES, eb);
+		if (rc)
+			return rc;
+	}
+	size_t hint = batch_hint(s);
+	if (hint && s->pend.cap == 0 &&
+	    (rc = ms__buf_presize(&s->pend, hint * sizeof(pend))))
+		return nomem(s, rc, eb);
+	pend p = { cookie };
+	uint8_t hf = hot;
+	if (s->o.policy == MS_GRACE_TRACE &&
+	    (rc = ms_buf_append(&s->hotflag, &hf, 1)))
+		return nomem(s, rc, eb);
+	if (s->o.copy_rows) {
+		ms_row *copy = rows ? copy_rows(&s->ar, rows, ts->nrows) : NULL;
+		if (rows && !copy)
+			return nomem(s, MS_ERR_NOMEM, eb);
+		if ((rc = ms_buf_append(&s->prows, &copy, sizeof(copy))))
+			return nomem(s, rc, eb);
+	}
+	if (hot) {
+		hot_ent h = { (uint32_t)s->hot_tids.len, ts->trace_id_len,
+			      ts->nrows, ts->min_ts, ts->max_ts };
+		if (s->hot_tids.len > UINT32_MAX - MS_TRACE_ID_MAX)
+			return nomem(s, MS_ERR_RANGE, eb);
+		if ((rc = ms_buf_append(&s->hot_tids, ts->trace_id,
+		                        ts->trace_id_len)) ||
+		    (rc = ms_buf_append(&s->hot, &h, sizeof(h))))
+			return nomem(s, rc, eb);
+	} else {
+		s->b.hint = hint;
+		rc = rows ? ms__builder_add(&s->b, rows, ts->nrows)
+		          : ms__builder_add_summary(&s->b, ts);
+		if (rc)
+			return nomem(s, rc, eb);
+		/* The entry exactly as the chain will get it. */
+		ms_plugin_trace *t =
+		        (ms_plugin_trace *)s->b.buf[C_TRACES].data +
+		        (s->b.ntraces - 1);
+		if (s->o.test)
+			t->max_end_ns += s->o.test->skew_end_ns;
+		if (expect) {
+			s->rep.bounds_checked++;
+			if (t->min_start_ns != s->exp_min ||
+			    t->max_end_ns != s->exp_end)
+				s->rep.bounds_mismatch++;
+		}
+	}
+	if ((rc = ms__buf_put(&s->pend, &p, sizeof(p))))
+		return nomem(s, rc, eb);
+	s->npend++;
+	s->live += c;
+	uint64_t all = s->live;
+	if (s->o.live_gauge)
+		all = atomic_fetch_add(s->o.live_gauge, c) + c;
+	if (all > s->rep.peak_concurrent)
+		s->rep.peak_concurrent = all;
+	s->rep.total_charged += c;
+	if (s->live > s->rep.peak_charged)
+		s->rep.peak_charged = s->live;
+	return 0;
+}
+
+int
+ms_stager_add(ms_stager *s, const ms_row *rows, size_t n, void *cookie,
+              uint64_t extra_bytes, ms_errbuf *eb)
+{
+	if (s->failed || s->finished)
+		return ms_fail(eb, MS_ERR_STATE, "stager: add after %s",
+		               s->failed ? "a failure" : "finish");
+	if (n == 0 || !rows || !ms__valid_tid(&rows[0]))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "stager: a trace needs >= 1 row and a 1..%d "
+		               "byte trace ID",
+		               MS_TRACE_ID_MAX);
+	if (n > UINT32_MAX)
+		return ms_fail(eb, MS_ERR_RANGE, "stager: trace too long");
+	for (size_t i = 1; i < n; i++)
+		if (!ms__same_tid(&rows[0], &rows[i]))
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "stager: row %zu belongs to another "
+			               "trace; one call stages one trace",
+			               i);
+	int rc = check_order(s, rows[0].trace_id, rows[0].trace_id_len, eb);
+	if (rc)
+		return rc;
+	ms_stage_summary ts = { rows[0].trace_id, rows[0].trace_id_len,
+		                (uint32_t)n,      rows[0].start_ns,
+		                rows[0].start_ns, 0 };
+	for (size_t i = 1; i < n; i++) {
+		if (rows[i].start_ns < ts.min_ts)
+			ts.min_ts = rows[i].start_ns;
+		if (rows[i].start_ns > ts.max_ts)
+			ts.max_ts = rows[i].start_ns;
+	}
+	uint64_t c = ms_stager_charge(s, rows, n, extra_bytes);
+	return stage_one(s, rows, &ts, cookie, c, eb);
+}
+
+int
+ms_stager_add_summary(ms_stager *s, const ms_stage_summary *t, void *cookie,
+                      uint64_t extra_bytes, ms_errbuf *eb)
+{
+	if (s->failed || s->finished)
+		return ms_fail(eb, MS_ERR_STATE, "stager: add after %s",
+		               s->failed ? "a failure" : "finish");
+	if (s->proj != MS_PROJ_NONE || s->o.copy_rows)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "stager: a summary needs a chain that reads "
+		               "no column and no row copy");
+	if (!t || !t->trace_id || t->trace_id_len < 1 ||
+	    t->trace_id_len > MS_TRACE_ID_MAX || t->nrows == 0 ||
+	    t->min_ts > t->max_ts)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "stager: a summary needs >= 1 row, a 1..%d "
+		               "byte trace ID and min_ts <= max_ts",
+		               MS_TRACE_ID_MAX);
+	int rc = check_order(s, t->trace_id, t->trace_id_len, eb);
+	if (rc)
+		return rc;
+	uint64_t c = s->fixed + t->trace_id_len + extra_bytes;
+	return stage_one(s, NULL, t, cookie, c, eb);
+}
+
+int
+ms_stager_finish(ms_stager *s, ms_errbuf *eb)
+{
+	if (s->failed || s->finished)
+		return ms_fail(eb, MS_ERR_STATE,
+		               "stager: finish twice or "
+		               "after a failure");
+	int rc = flush(s, MS_FLUSH_FINAL, eb);
+	if (rc)
+		return rc;
+	s->finished = true;
+	note_peak(s);
+	ms_stage_report *r = &s->rep;
+	if (r->evaluated > 0) {
+		r->cls = MS_SAMPLING_EXECUTED;
+		r->reason = MS_SREASON_NONE;
+		return 0;
+	}
+	r->cls = MS_SAMPLING_ENABLED_NO_EVALUATION;
+	if (r->traces == 0)
+		r->reason = MS_SREASON_EMPTY_INPUT;
+	else if (r->oversized == r->traces)
+		r->reason = MS_SREASON_ALL_TRACES_OVERSIZED;
+	else if (r->hot + r->oversized == r->traces)
+		r->reason = MS_SREASON_MERGE_GRACE;
+	else if (ms_chain_len(s->o.chain) == 0)
+		r->reason = MS_SREASON_NO_SAMPLER;
+	else
+		r->reason = MS_SREASON_OTHER;
+	return 0;
+}
+
+const ms_stage_report *
+ms_stager_report(const ms_stager *s)
+{
+	return &s->rep;
+}
+
+uint64_t
+ms_stager_live(const ms_stager *s)
+{
+	return s->live;
+}
+
+void
+ms_stager_close(ms_stager *s)
+{
+	if (!s)
+		return;
+	if (s->o.live_gauge)
+		atomic_fetch_sub(s->o.live_gauge, s->live);
+	ms__builder_release(&s->b);
+	ms_arena_release(&s->ar);
+	ms_buf_release(&s->pend);
+	ms_buf_release(&s->hotflag);
+	ms_buf_release(&s->hot);
+	ms_buf_release(&s->hot_tids);
+	ms_buf_release(&s->prows);
+	ms_mem_free(&s->mem, s->keep, s->keepcap);
+	ms_mem_free(s->o.mem, s, sizeof(*s));
+}
