@@ -66,10 +66,11 @@ ms__write_err_text(int rc)
 int
 ms__fsync_fd(int fd, ms_io *io)
 {
-	if (fsync(fd) != 0)
-		return ms_err_from_errno(errno);
+	/* Counted whether it succeeds or not: every call costs. */
 	if (io)
 		io_add(&io->fsyncs, 1, io);
+	if (fsync(fd) != 0)
+		return ms_err_from_errno(errno);
 	return 0;
 }
 
@@ -131,9 +132,8 @@ ms__pread_all(int fd, void *p, size_t n, uint64_t off)
 	return 0;
 }
 
-/* fsync every regular file in dir, then dir itself. */
-static int
-sync_tree(const char *dir, ms_errbuf *eb)
+int
+ms_part_sync_tree(const char *dir, ms_io *io, ms_errbuf *eb)
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -158,26 +158,27 @@ sync_tree(const char *dir, ms_errbuf *eb)
 			             "%s: open: %s", path, strerror(errno));
 			break;
 		}
-		if (fsync(fd) != 0)
+		if (ms__fsync_fd(fd, io) != 0)
 			rc = ms_fail(eb, ms_err_from_errno(errno),
 			             "%s: fsync: %s", path, strerror(errno));
 		close(fd);
 	}
 	closedir(d);
-	if (rc == 0 && ms__fsync_dir(dir, NULL) != 0)
+	if (rc == 0 && ms__fsync_dir(dir, io) != 0)
 		rc = ms_fail(eb, ms_err_from_errno(errno), "%s: fsync: %s", dir,
 		             strerror(errno));
 	return rc;
 }
 
 int
-ms_part_publish(const char *tmp_dir, const char *final_dir, ms_errbuf *eb)
+ms_part_publish(const char *tmp_dir, const char *final_dir, ms_io *io,
+                ms_errbuf *eb)
 {
 	struct stat st;
 	if (lstat(final_dir, &st) == 0)
 		return ms_fail(eb, MS_ERR_EXISTS, "publish %s: %s exists",
 		               tmp_dir, final_dir);
-	int rc = sync_tree(tmp_dir, eb);
+	int rc = ms_part_sync_tree(tmp_dir, io, eb);
 	if (rc)
 		return rc;
 	if (rename(tmp_dir, final_dir) != 0)
@@ -199,7 +200,7 @@ ms_part_publish(const char *tmp_dir, const char *final_dir, ms_errbuf *eb)
 		parent[1] = '\0';
 	else
 		*slash = '\0';
-	if (ms__fsync_dir(parent, NULL) != 0)
+	if (ms__fsync_dir(parent, io) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "publish %s: fsync %s: %s", final_dir, parent,
 		               strerror(errno));

@@ -36,6 +36,7 @@
 #include "replay_int.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -961,24 +962,72 @@ pace(ms_replay *r, int64_t logical_gap, int64_t wall_since)
 
 /* ---- the run ---------------------------------------------------------- */
 
+/*
+ * Staging, before the run's clock starts: every scheduled part goes into
+ * the shard's tmp/ where its publication finds it, so that a publication in
+ * the timed phases is what it is in the reference, a rename and an
+ * introduction. Files are hard-linked from the fixture where the file
+ * systems allow (a part is immutable, so sharing its files is safe), else
+ * reflinked or copied; then one syncfs makes all of it durable, which is
+ * what the shard requires of a part handed to it. Its wall and method are
+ * reported apart from the phases.
+ */
+static int
+stage_parts(ms_replay *r, ms_errbuf *eb)
+{
+	int64_t t0 = mono_ns();
+	size_t n = ms_fixture_nslots(r->fx);
+	char tmp[PATH_MAX];
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
+		for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
+			rc = ms_shard_tmp_path(r->shard, (enum ms_part_kind)k,
+			                       s->part_id, tmp, sizeof(tmp));
+			if (rc) {
+				rc = ms_fail(eb, rc,
+				             "part %016llx: tmp path too long",
+				             (unsigned long long)s->part_id);
+				break;
+			}
+			rc = ms__stage_tree(s->path[k], tmp,
+			                    !r->opts.stage_copy, &r->staged,
+			                    eb);
+		}
+		if (r->opts.progress && (i % 64 == 0 || i + 1 == n))
+			r->opts.progress(r->opts.progress_arg, i + 1, n,
+			                 "staging");
+	}
+	if (rc)
+		return rc;
+	int fd = open(r->work_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "staging: open %s: %s", r->work_dir,
+		               strerror(errno));
+	atomic_fetch_add(&r->io.fsyncs, 1);
+	rc = syncfs(fd);
+	int e = errno;
+	close(fd);
+	if (rc != 0)
+		return ms_fail(eb, ms_err_from_errno(e),
+		               "staging: syncfs %s: %s", r->work_dir,
+		               strerror(e));
+	const ms__stage_counts *c = &r->staged;
+	copy_str(r->clone_method, sizeof(r->clone_method),
+	         c->copied      ? (c->linked ? "link+copy" : "copy")
+	         : c->reflinked ? (c->linked ? "link+reflink" : "reflink")
+	                        : "link");
+	r->staging_ns = mono_ns() - t0;
+	r->staging_fsyncs = atomic_load(&r->io.fsyncs);
+	return 0;
+}
+
+/* The part is staged (stage_parts): publishing it is the shard's rename
+ * and introduction. */
 static int
 publish_slot(ms_replay *r, const ms_fixture_slot *s, ms_errbuf *eb)
 {
-	char tmp[PATH_MAX];
-	bool reflinked = false;
-	for (int k = 0; k < MS_KIND_COUNT; k++) {
-		int rc = ms_shard_tmp_path(r->shard, (enum ms_part_kind)k,
-		                           s->part_id, tmp, sizeof(tmp));
-		if (rc)
-			return ms_fail(eb, rc, "part %016llx: tmp path",
-			               (unsigned long long)s->part_id);
-		ms__rm_tree(tmp);
-		rc = ms__copy_tree(s->path[k], tmp, &reflinked, eb);
-		if (rc)
-			return rc;
-	}
-	if (reflinked)
-		copy_str(r->clone_method, sizeof(r->clone_method), "reflink");
 	return ms_shard_introduce(r->shard, s->part_id, eb);
 }
 
@@ -991,6 +1040,8 @@ phase_begin(ms_replay *r, ms_rusage *ru, ms_mem_stats *mem, ms_io *io)
 	io->bytes_written = atomic_load(&r->io.bytes_written);
 	io->fsyncs = atomic_load(&r->io.fsyncs);
 	ms_mem_reset_peak(&r->mem);
+	ms__rss_peaks drop;
+	ms__rsswatch_take(&r->rss, &drop);
 }
 
 static void
@@ -1018,6 +1069,15 @@ phase_end(ms_replay *r, enum ms_ev_phase_id id, int64_t lstart,
 	        atomic_load(&r->io.bytes_written) - io0->bytes_written;
 	p.fsyncs = atomic_load(&r->io.fsyncs) - io0->fsyncs;
 	p.drain_ns = drain_ns;
+	ms__rss_peaks pk;
+	ms__rsswatch_take(&r->rss, &pk);
+	p.rss_anon_peak = pk.anon > 0 ? (uint64_t)pk.anon : 0;
+	p.rss_file_peak = pk.file > 0 ? (uint64_t)pk.file : 0;
+	p.rss_shmem_peak = pk.shmem > 0 ? (uint64_t)pk.shmem : 0;
+	if (id == MS_EV_PHASE_PRIMARY) {
+		p.staging_ns = r->staging_ns;
+		p.staging_fsyncs = r->staging_fsyncs;
+	}
 	ms_rec_phase(r->rec, &p, NULL);
 }
 
@@ -1592,9 +1652,11 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 static int
 open_shard(ms_replay *r, ms_errbuf *eb)
 {
-	ms_shard_opts so = {
-		.dir = r->work_dir, .create = true, .mem = &r->mem, .io = &r->io
-	};
+	ms_shard_opts so = { .dir = r->work_dir,
+		             .create = true,
+		             .mem = &r->mem,
+		             .io = &r->io,
+		             .reap_async = true };
 	int rc = ms_shard_open(&r->shard, &so, eb);
 	uint64_t max_id = 0, id = 0;
 	for (size_t i = 0; rc == 0 && i < ms_fixture_nslots(r->fx); i++) {
@@ -1719,10 +1781,15 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 {
 	if (r->started)
 		return ms_fail(eb, MS_ERR_STATE, "replay already started");
+	int rc = stage_parts(r, eb);
+	if (rc)
+		return rc;
+	/* Without the sampler the split peaks read 0; the run goes on. */
+	ms__rsswatch_start(&r->rss, 0);
 	r->t0_mono = mono_ns();
 	ms_ev_run run;
 	fill_run_record(r, &run);
-	int rc = ms_rec_run_begin(r->rec, &run, eb);
+	rc = ms_rec_run_begin(r->rec, &run, eb);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&r->mu);
@@ -1843,6 +1910,7 @@ ms_replay_close(ms_replay *r)
 	pthread_mutex_unlock(&r->mu);
 	if (r->started)
 		pthread_join(r->thread, NULL);
+	ms__rsswatch_stop(&r->rss);
 	atomic_store(&r->oracle_cancel, true);
 	if (r->oracle_started)
 		ms__oracle_join(r);

@@ -112,8 +112,11 @@ typedef struct ms_replay_opts {
 	const char *fixture_dir; /* required; never written */
 	const char *db_path;     /* required */
 	bool db_overwrite;
-	const char *work_dir;     /* shard clone; NULL = <db_path>.shard */
-	bool keep_shard;          /* keep work_dir after the run */
+	const char *work_dir; /* shard clone; NULL = <db_path>.shard */
+	bool keep_shard;      /* keep work_dir after the run */
+	/* Stage the fixture's parts into the shard by copy (or reflink)
+	 * even where hard links would work. */
+	bool stage_copy;
 	const char *variant;      /* NULL = "disabled"; or a chain spec */
 	const char *plugin_dir;   /* NULL = MS_PLUGIN_DIR of the build */
 	const char *grace_policy; /* NULL = "selection" */

@@ -205,7 +205,7 @@ rm_rf(const char *path)
 	}
 	int st;
 	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
-	               WEXITSTATUS(st) == 0
+	                       WEXITSTATUS(st) == 0
 	               ? 0
 	               : -1;
 }
@@ -233,15 +233,14 @@ run_one(const char *bin, const char *fixture, const char *work, int n,
 			dup2(devnull, 1);
 			dup2(devnull, 2);
 		}
-		const char *args[] = { "run",     "--headless", "--fixture",
-			               fixture,   "--profile",  "cpus=2,mem=4g",
-			               "--db",    db,           "--work-dir",
-			               wd,        "--json",     json,
+		const char *args[] = { "run",   "--headless", "--fixture",
+			               fixture, "--profile",  "cpus=2,mem=4g",
+			               "--db",  db,           "--work-dir",
+			               wd,      "--json",     json,
 			               NULL };
 		if (strace_out) {
-			const char *sa[32] = { "strace", "-f",
-				               "-c",     "-o",
-				               strace_out, bin };
+			const char *sa[32] = { "strace", "-f",       "-c",
+				               "-o",     strace_out, bin };
 			size_t k = 6;
 			for (size_t i = 0; args[i]; i++)
 				sa[k++] = args[i];
@@ -403,7 +402,8 @@ main(int argc, char **argv)
 				if (rc != 0) {
 					fprintf(stderr,
 					        "bench_day: the run failed; "
-					        "rerun it by hand to see why\n");
+					        "rerun it by hand to see "
+					        "why\n");
 					return 1;
 				}
 			}
@@ -430,14 +430,20 @@ main(int argc, char **argv)
 			double v[12][MAX_REPS];
 			for (int r = 0; r < reps; r++) {
 				struct sample *s = &smp[f][w][r];
-				double x[12] = { s->wall,    s->primary_s,
-					         s->cpu,     s->anon,
-					         s->file,    s->shmem,
-					         s->maxrss,  s->fsyncs,
-					         s->pubs > 0 ? s->fsyncs /
-					                               s->pubs
-					                     : 0,
-					         s->staging_s, s->pubs, 0 };
+				double x[12] = {
+					s->wall,
+					s->primary_s,
+					s->cpu,
+					s->anon,
+					s->file,
+					s->shmem,
+					s->maxrss,
+					s->fsyncs,
+					s->pubs > 0 ? s->fsyncs / s->pubs : 0,
+					s->staging_s,
+					s->pubs,
+					0
+				};
 				for (int i = 0; i < 12; i++)
 					v[i][r] = x[i];
 			}
