@@ -182,15 +182,17 @@ struct ms_part {
 	size_t bloom_len;
 	uint64_t nbits;
 	uint64_t data_bytes;
-	bool no_map; /* iterators read through a window (ms__part_no_map) */
+	bool map; /* iterators map the data file (ms__part_map) */
 };
 
-/* Make iterators opened from now on read the data file through a window
- * instead of mapping it: the path taken when mapping fails, for tests. */
+/* Make iterators opened from now on map the data file instead of reading
+ * it through their bounded window (the default, so that a merge's memory
+ * does not grow with its inputs): the mapped path, for tests and
+ * benchmarks that compare the two. */
 static inline void
-ms__part_no_map(ms_part *p)
+ms__part_map(ms_part *p)
 {
-	p->no_map = true;
+	p->map = true;
 }
 
 static inline const uint8_t *

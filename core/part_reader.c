@@ -592,7 +592,11 @@ ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
 		                     "%llu bytes, meta says %llu",
 		                     (unsigned long long)st.st_size,
 		                     (unsigned long long)w->size);
-	if (w->size == 0 || w->size > SIZE_MAX || p->no_map)
+	/* By default the file is read through the window: a merge of many
+	 * inputs (the finalize takes every part of the day) would otherwise
+	 * hold all of them resident at once, as mapped file pages (shared
+	 * memory on a tmpfs), and its memory would grow with the day. */
+	if (w->size == 0 || w->size > SIZE_MAX || !p->map)
 		return 0;
 	/* Populated at once: an iterator reads the whole file in order, and
 	 * mapping it in one call costs less than faulting it in page by
