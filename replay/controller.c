@@ -1449,31 +1449,57 @@ log_to_nowhere(void *ctx, int level, const char *plugin, const char *msg)
 	(void)msg;
 }
 
-/*
- * The shard clone is scratch: it is rebuilt from the fixture for every run
- * and deleted after it. It goes to memory (/dev/shm) when that is a
- * writable tmpfs with room, because a replay publishes thousands of parts
- * and each publication's fsyncs would otherwise dominate the run (30 ms of
- * 46 ms per publication on this project's test machine); the writes, syncs
- * and renames are the same calls either way. Else next to the database.
- */
-static void
-default_work_dir(char *buf, size_t n, const char *db_path)
+/* The default work directory (workdir.c): /dev/shm when it has room for
+ * this fixture's day, else the cache directory's work/ on disk (beside the
+ * event database when there is no cache directory). */
+static int
+choose_work_dir(ms_replay *r, ms_errbuf *eb)
 {
-	const char *base = strrchr(db_path, '/');
-	base = base ? base + 1 : db_path;
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "/dev/shm/mergescope-%u",
-	         (unsigned)getuid());
-	struct statvfs sv;
-	if (access("/dev/shm", W_OK) == 0 && statvfs("/dev/shm", &sv) == 0 &&
-	    (uint64_t)sv.f_bavail * sv.f_frsize > (1ull << 30) &&
-	    (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
-	    access(dir, W_OK) == 0) {
-		snprintf(buf, n, "%s/%s.%ld.shard", dir, base, (long)getpid());
-		return;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < ms_fixture_nslots(r->fx); i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
+		for (int k = 0; k < MS_KIND_COUNT; k++)
+			bytes += s->bytes[k];
 	}
-	snprintf(buf, n, "%s.shard", db_path);
+	const char *base = strrchr(r->db_path, '/');
+	base = base ? base + 1 : r->db_path;
+	char disk[PATH_MAX], cache[PATH_MAX];
+	char *slash;
+	if (ms_fixture_cache_dir(cache, sizeof(cache), "work", 0) == 0 &&
+	    (slash = strrchr(cache, '/')) != NULL &&
+	    (size_t)snprintf(disk, sizeof(disk), "%.*s/work",
+	                     (int)(slash - cache), cache) < sizeof(disk)) {
+		/* <cache>/mergescope/work, made when chosen */
+	} else {
+		copy_str(disk, sizeof(disk), r->db_path);
+		slash = strrchr(disk, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			copy_str(disk, sizeof(disk), ".");
+	}
+	ms__work_choice c;
+	ms__work_dir_choose("/dev/shm", ms__work_need_bytes(bytes), disk, base,
+	                    &c);
+	if (!c.shm && ms__mkdir_p(disk) != 0)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "replay: cannot create the work directory's "
+		               "parent %s: %s",
+		               disk, strerror(errno));
+	if (strlen(c.dir) >= sizeof(r->work_dir))
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "replay: the work directory %s is too long; "
+		               "give --work-dir",
+		               c.dir);
+	copy_str(r->work_dir, sizeof(r->work_dir), c.dir);
+	copy_str(r->work_why, sizeof(r->work_why), c.why);
+	return 0;
+}
+
+const char *
+ms_replay_work_note(const ms_replay *r)
+{
+	return r->work_why;
 }
 
 /* ---- ms_replay_open, step by step ------------------------------------ */
@@ -1518,9 +1544,6 @@ open_init(ms_replay *r, const ms_replay_opts *opts)
 	copy_str(r->db_path, sizeof(r->db_path), opts->db_path);
 	if (opts->work_dir)
 		copy_str(r->work_dir, sizeof(r->work_dir), opts->work_dir);
-	else
-		default_work_dir(r->work_dir, sizeof(r->work_dir),
-		                 opts->db_path);
 	copy_str(r->plugin_dir, sizeof(r->plugin_dir),
 	         opts->plugin_dir ? opts->plugin_dir : MS_DEFAULT_PLUGIN_DIR);
 	copy_str(r->clone_method, sizeof(r->clone_method), "copy");
@@ -1572,6 +1595,9 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 				        s->path[k]);
 		}
 	}
+	/* Without --work-dir: chosen now that the day's size is known. */
+	if (!r->work_dir[0] && (rc = choose_work_dir(r, eb)))
+		return rc;
 	return 0;
 }
 

@@ -34,6 +34,20 @@ typedef struct ms__stage_counts {
  * a copy. Counts in *c. Syncs nothing (the caller syncs once). */
 int ms__stage_tree(const char *from, const char *to, bool allow_link,
                    ms__stage_counts *c, ms_errbuf *eb);
+/* The scratch shard's place when --work-dir is not given (workdir.c). */
+typedef struct ms__work_choice {
+	char dir[PATH_MAX];
+	char why[PATH_MAX + 160]; /* one line: where and why */
+	bool shm;
+} ms__work_choice;
+/* Bytes the shard of a day needs at most: twice the fixture's part bytes
+ * (all staged, plus merge outputs beside their inputs) and 64 MiB. */
+uint64_t ms__work_need_bytes(uint64_t fixture_bytes);
+/* shm (e.g. /dev/shm) when it is a writable tmpfs with `need` bytes free:
+ * <shm>/mergescope-<uid>/<base>.<pid>.shard; else
+ * <disk_dir>/<base>.<pid>.shard. out->why says which and why. */
+void ms__work_dir_choose(const char *shm, uint64_t need, const char *disk_dir,
+                         const char *base, ms__work_choice *out);
 /* Remove a tree; 0 also when it did not exist. */
 int ms__rm_tree(const char *path);
 /* mkdir -p. */
@@ -278,6 +292,7 @@ struct ms_replay {
 	ms_rec *rec;
 	ms_shard *shard;
 	ms_engine *engine;
+	char work_why[PATH_MAX + 160]; /* the default work dir's choice */
 	char clone_method[16]; /* how parts were staged: link, reflink, copy */
 	char cache_label[16];  /* warm, cold, uncontrolled */
 	/* Staging before the primary phase: its wall, and the fsyncs the run

@@ -14,6 +14,7 @@
  * hard link and by copy make the same run.
  */
 #include "replay_testlib.h"
+#include "replay_int.h"
 #include "sqlite_full_vfs.h"
 #include "ms_replay_events.h"
 #include "ms_gates.h"
@@ -682,6 +683,60 @@ test_staging_link_and_copy_same_run(void **state)
 	free(run);
 }
 
+/* Where the scratch shard goes without --work-dir: /dev/shm only when it
+ * is a tmpfs with room for the day, else the disk; one line says why. */
+static void
+test_work_dir_choice(void **state)
+{
+	(void)state;
+	assert_int_equal(ms__work_need_bytes(100ull << 20), 264ull << 20);
+	assert_int_equal(ms__work_need_bytes(UINT64_MAX / 2), UINT64_MAX);
+	ms__work_choice c;
+	/* Not a tmpfs (the test's temporary directory is on a disk here,
+	 * unless TMPDIR points at one). */
+	char fs[32];
+	ms__fs_type_name(rt.root, fs, sizeof(fs));
+	if (strcmp(fs, "tmpfs") != 0) {
+		ms__work_dir_choose(rt.root, 1, "/disk", "run.db", &c);
+		assert_false(c.shm);
+		assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
+		assert_non_null(strstr(c.why, "(disk)"));
+		assert_non_null(strstr(c.why, "is not a tmpfs"));
+	}
+	ms__fs_type_name("/dev/shm", fs, sizeof(fs));
+	if (strcmp(fs, "tmpfs") != 0 || access("/dev/shm", W_OK) != 0) {
+		skip();
+		return;
+	}
+	/* Room: the tmpfs. */
+	ms__work_dir_choose("/dev/shm", 1 << 20, "/disk", "run.db", &c);
+	assert_true(c.shm);
+	char want[64];
+	snprintf(want, sizeof(want), "/dev/shm/mergescope-%u/run.db.",
+	         (unsigned)getuid());
+	assert_true(strncmp(c.dir, want, strlen(want)) == 0);
+	assert_non_null(strstr(c.why, "(tmpfs)"));
+	assert_non_null(strstr(c.why, "MiB free, the day needs about 1 MiB"));
+	/* No room: the disk, saying how much was free and needed. */
+	ms__work_dir_choose("/dev/shm", UINT64_MAX / 4, "/disk", "run.db", &c);
+	assert_false(c.shm);
+	assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
+	assert_non_null(strstr(c.why, "(disk): /dev/shm has "));
+	assert_non_null(strstr(c.why, "MiB free, the day needs about"));
+	/* A replay opened without a work dir says where it went (a disk
+	 * choice would go under the cache directory: keep that here). */
+	setenv("XDG_CACHE_HOME", rt.root, 1);
+	rt_run run;
+	rt_opts(&run, "choice", "disabled");
+	run.o.work_dir = NULL;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_open(&r, &run.o, &eb), 0);
+	assert_non_null(strstr(ms_replay_work_note(r), "work dir "));
+	assert_non_null(strstr(ms_replay_work_note(r), ms_replay_work_dir(r)));
+	ms_replay_close(r);
+}
+
 /* ---- breakpoints and stepping ---------------------------------------- */
 
 static ms_replay *
@@ -1307,6 +1362,7 @@ main(void)
 		cmocka_unit_test(test_disabled_alwayskeep_identical),
 		cmocka_unit_test(test_fsync_count_matches_calls),
 		cmocka_unit_test(test_staging_link_and_copy_same_run),
+		cmocka_unit_test(test_work_dir_choice),
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),
 		cmocka_unit_test(test_break_time),
