@@ -89,6 +89,13 @@ int ms_shard_part_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
  * IDs are handed out above it. On failure nothing is published and the tmp
  * directories are left where they were. */
 int ms_shard_introduce(ms_shard *s, uint64_t id, ms_errbuf *eb);
+/* Introduce a part whose three kinds were staged at their final paths
+ * (ms_shard_part_path) beforehand and made durable there, unlisted: the
+ * introduction alone, a snapshot commit, publishes it (as the reference
+ * writes a part in place and publishes it with its snapshot). A staged
+ * part that was never introduced is unlisted, and the next open removes
+ * it. On failure the part stays where it is, unlisted. */
+int ms_shard_introduce_placed(ms_shard *s, uint64_t id, ms_errbuf *eb);
 /* One transaction: remove `inputs` from the inventory and (if output != 0)
  * introduce `output`, whose three kinds are at their tmp paths. Fails with
  * MS_ERR_CONFLICT, changing nothing, if an input is not active. On any

@@ -1227,9 +1227,10 @@ publish_output(ms_shard *s, uint64_t id, struct ms__sp **out, ms_errbuf *eb)
 	return rc;
 }
 
-int
-ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
-                 uint64_t output, ms_errbuf *eb)
+/* One transaction; in_place: the output is at its final paths already. */
+static int
+transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
+         bool in_place, ms_errbuf *eb)
 {
 	if ((ninputs == 0 && output == 0) || (ninputs && !inputs))
 		return ms_fail(eb, MS_ERR_INVAL,
@@ -1287,7 +1288,11 @@ ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
 		rc = ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
 		goto out;
 	}
-	if (output && (rc = publish_output(s, output, &osp, eb)) != 0)
+	if (output && in_place)
+		rc = sp_open(s, output, 0, false, &osp, eb);
+	else if (output)
+		rc = publish_output(s, output, &osp, eb);
+	if (rc)
 		goto out;
 	bool placed = osp == NULL;
 	for (size_t i = 0; i < s->nact; i++) {
@@ -1319,7 +1324,7 @@ ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
 		if (osp) {
 			sp_unref(osp);
 			osp = NULL;
-			if (!s->broken)
+			if (!s->broken && !in_place)
 				unpublish(s, output, MS_KIND_COUNT);
 		}
 		goto out;
@@ -1361,12 +1366,28 @@ out:
 }
 
 int
+ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
+                 uint64_t output, ms_errbuf *eb)
+{
+	return transact(s, inputs, ninputs, output, false, eb);
+}
+
+int
 ms_shard_introduce(ms_shard *s, uint64_t id, ms_errbuf *eb)
 {
 	if (id == 0)
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "shard %s: part ID 0 is invalid", s->dir);
-	return ms_shard_replace(s, NULL, 0, id, eb);
+	return transact(s, NULL, 0, id, false, eb);
+}
+
+int
+ms_shard_introduce_placed(ms_shard *s, uint64_t id, ms_errbuf *eb)
+{
+	if (id == 0)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "shard %s: part ID 0 is invalid", s->dir);
+	return transact(s, NULL, 0, id, true, eb);
 }
 
 int

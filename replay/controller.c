@@ -964,13 +964,14 @@ pace(ms_replay *r, int64_t logical_gap, int64_t wall_since)
 
 /*
  * Staging, before the run's clock starts: every scheduled part goes into
- * the shard's tmp/ where its publication finds it, so that a publication in
- * the timed phases is what it is in the reference, a rename and an
- * introduction. Files are hard-linked from the fixture where the file
- * systems allow (a part is immutable, so sharing its files is safe), else
- * reflinked or copied; then one syncfs makes all of it durable, which is
- * what the shard requires of a part handed to it. Its wall and method are
- * reported apart from the phases.
+ * the shard at its final path, unlisted, so that a publication in the
+ * timed phases is what it is in the reference: the introduction, whose
+ * snapshot rename commits the part (ms_shard_introduce_placed). Files are
+ * hard-linked from the fixture where the file systems allow (a part is
+ * immutable, so sharing its files is safe), else reflinked or copied; then
+ * one syncfs makes all of it durable, which is what the shard requires of
+ * a part handed to it. Its wall and method are reported apart from the
+ * phases.
  */
 static int
 stage_parts(ms_replay *r, ms_errbuf *eb)
@@ -982,11 +983,11 @@ stage_parts(ms_replay *r, ms_errbuf *eb)
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
 		for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
-			rc = ms_shard_tmp_path(r->shard, (enum ms_part_kind)k,
-			                       s->part_id, tmp, sizeof(tmp));
+			rc = ms_shard_part_path(r->shard, (enum ms_part_kind)k,
+			                        s->part_id, tmp, sizeof(tmp));
 			if (rc) {
 				rc = ms_fail(eb, rc,
-				             "part %016llx: tmp path too long",
+				             "part %016llx: path too long",
 				             (unsigned long long)s->part_id);
 				break;
 			}
@@ -1023,12 +1024,12 @@ stage_parts(ms_replay *r, ms_errbuf *eb)
 	return 0;
 }
 
-/* The part is staged (stage_parts): publishing it is the shard's rename
- * and introduction. */
+/* The part is staged in place (stage_parts): publishing it is the
+ * introduction, whose snapshot rename is the commit. */
 static int
 publish_slot(ms_replay *r, const ms_fixture_slot *s, ms_errbuf *eb)
 {
-	return ms_shard_introduce(r->shard, s->part_id, eb);
+	return ms_shard_introduce_placed(r->shard, s->part_id, eb);
 }
 
 static void

@@ -852,12 +852,29 @@ part_dirs(const char *dir)
 	return n;
 }
 
+/* Move a part written at its tmp paths to its final paths, unlisted (as a
+ * replay stages its parts before the day). */
+static int
+place_part(ms_shard *s, uint64_t id)
+{
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		char t[4096], f[4096];
+		ms_shard_tmp_path(s, (enum ms_part_kind)k, id, t, sizeof(t));
+		ms_shard_part_path(s, (enum ms_part_kind)k, id, f, sizeof(f));
+		if (rename(t, f) != 0)
+			return -1;
+	}
+	sync();
+	return 0;
+}
+
 /* In a child: the shard holds seeds 1 and 2 as two raw parts; introduce
- * seed 3 (merge = false) or merge the two into one output (merge = true),
- * ending the process at `at`. The parent reopens: the shard is at the
- * snapshot before or after the transaction, whole, with no leftovers. */
+ * seed 3 (merge = false; placed: staged at its final paths first) or merge
+ * the two into one output (merge = true), ending the process at `at`. The
+ * parent reopens: the shard is at the snapshot before or after the
+ * transaction, whole, with no leftovers. */
 static void
-crash_once(bool merge, struct crash_at at, bool after_commit)
+crash_once3(bool merge, bool placed, struct crash_at at, bool after_commit)
 {
 	char *dir = make_dir();
 	ms_shard *s = open_shard(dir, true, NULL);
@@ -877,10 +894,17 @@ crash_once(bool merge, struct crash_at at, bool after_commit)
 			_exit(3);
 		ms_shard_set_step_hook(s, crash_hook, &at);
 		uint64_t in[] = { a, b };
-		int rc = merge ? write_part(s, id, seeds, 2, 1) ||
-		                         ms_shard_replace(s, in, 2, id, &eb)
-		               : write_part(s, id, &three, 1, 0) ||
-		                         ms_shard_introduce(s, id, &eb);
+		int rc;
+		if (merge)
+			rc = write_part(s, id, seeds, 2, 1) ||
+			     ms_shard_replace(s, in, 2, id, &eb);
+		else if (placed)
+			rc = write_part(s, id, &three, 1, 0) ||
+			     place_part(s, id) ||
+			     ms_shard_introduce_placed(s, id, &eb);
+		else
+			rc = write_part(s, id, &three, 1, 0) ||
+			     ms_shard_introduce(s, id, &eb);
 		if (rc == 0)
 			ms_shard_settle(s);
 		_exit(rc ? 4 : 5); /* the step never came */
@@ -906,6 +930,12 @@ crash_once(bool merge, struct crash_at at, bool after_commit)
 }
 
 static void
+crash_once(bool merge, struct crash_at at, bool after_commit)
+{
+	crash_once3(merge, false, at, after_commit);
+}
+
+static void
 test_crash_at_every_publication_step(void **state)
 {
 	(void)state;
@@ -921,9 +951,14 @@ test_crash_at_every_publication_step(void **state)
 		{ { MS_SHARD_STEP_COMMITTED, 0 }, true },
 		{ { MS_SHARD_STEP_SNAP_SYNCED, 0 }, true },
 	};
-	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		for (int merge = 0; merge < 2; merge++)
 			crash_once(merge, steps[i].at, steps[i].after_commit);
+		/* A part staged in place has only the snapshot's steps. */
+		if (steps[i].at.step >= MS_SHARD_STEP_SNAP_WRITTEN)
+			crash_once3(false, true, steps[i].at,
+			            steps[i].after_commit);
+	}
 	/* A merge's inputs half deleted (the first of two gone), inline
 	 * and by the reaper thread. */
 	struct crash_at del = { MS_SHARD_STEP_INPUT_DELETED, 0 };
