@@ -112,6 +112,70 @@ ms__write_file(const char *dir, const char *name, const void *p, size_t n,
 	return 0;
 }
 
+void
+ms__syncset_add(ms__syncset *ss, int fd, const char *name)
+{
+	ss->fd[ss->n] = fd;
+	ss->name[ss->n] = name;
+	ss->n++;
+}
+
+int
+ms__syncset_write(ms__syncset *ss, const char *dir, const char *name,
+                  const void *p, size_t n, ms_io *io, ms_errbuf *eb)
+{
+	char path[4096];
+	if (ss->n >= MS__SYNCSET_MAX)
+		return ms_fail(eb, MS_ERR_RANGE, "%s/%s: too many files", dir,
+		               name);
+	if (!ms__path(path, sizeof(path), dir, name))
+		return ms_fail(eb, MS_ERR_RANGE, "%s/%s: path too long", dir,
+		               name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int rc = errno == EEXIST ? MS_ERR_EXISTS
+		                         : ms_err_from_errno(errno);
+		return ms_fail(eb, rc, "%s: create: %s", path, strerror(errno));
+	}
+	int rc = ms__write_all(fd, p, n, io);
+	if (rc) {
+		int e = errno;
+		close(fd);
+		return ms_fail(eb, rc, "%s: write: %s", path, strerror(e));
+	}
+	ms__syncset_add(ss, fd, name);
+	return 0;
+}
+
+int
+ms__syncset_sync(ms__syncset *ss, const char *dir, ms_io *io, const char **file)
+{
+	int rc = 0;
+	for (int i = 0; i < ss->n; i++) {
+		if (rc == 0 && (rc = ms__fsync_fd(ss->fd[i], io)) != 0)
+			*file = ss->name[i];
+		int e = errno;
+		if (close(ss->fd[i]) != 0 && rc == 0) {
+			e = errno;
+			rc = ms_err_from_errno(e);
+			*file = ss->name[i];
+		}
+		errno = e;
+	}
+	ss->n = 0;
+	if (rc == 0 && (rc = ms__fsync_dir(dir, io)) != 0)
+		*file = ".";
+	return rc;
+}
+
+void
+ms__syncset_close(ms__syncset *ss)
+{
+	for (int i = 0; i < ss->n; i++)
+		close(ss->fd[i]);
+	ss->n = 0;
+}
+
 int
 ms__pread_all(int fd, void *p, size_t n, uint64_t off)
 {

@@ -287,6 +287,34 @@ void ms__part_vfail(ms_errbuf *eb, int err, const char *what, uint64_t id,
                     const char *dir, const char *file, const char *fmt,
                     va_list ap);
 
+/* The files a writer syncs together when it closes: written first, then
+ * fsynced one after the other and the directory last, so the first fsync
+ * commits them all (a file system journals the creates of one directory
+ * together) and the later ones find little left to do. Embedded; _sync or
+ * _close releases it. */
+#define MS__SYNCSET_MAX 4
+typedef struct ms__syncset {
+	int fd[MS__SYNCSET_MAX];
+	const char *name[MS__SYNCSET_MAX];
+	int n;
+} ms__syncset;
+static inline void
+ms__syncset_init(ms__syncset *ss)
+{
+	ss->n = 0;
+}
+/* Take ownership of fd (the file dir/name) to sync at _sync. */
+void ms__syncset_add(ms__syncset *ss, int fd, const char *name);
+/* Create dir/name (must not exist), write all of p, keep it for _sync. */
+int ms__syncset_write(ms__syncset *ss, const char *dir, const char *name,
+                      const void *p, size_t n, ms_io *io, ms_errbuf *eb);
+/* fsync and close every file in the set, then fsync dir; counts io. On
+ * failure *file names the file that failed (".": the directory). */
+int ms__syncset_sync(ms__syncset *ss, const char *dir, ms_io *io,
+                     const char **file);
+/* Close every file in the set without syncing. */
+void ms__syncset_close(ms__syncset *ss);
+
 /* Write a new file dir/name; fsync it unless no_sync. */
 int ms__write_file(const char *dir, const char *name, const void *p, size_t n,
                    bool no_sync, ms_io *io, ms_errbuf *eb);
