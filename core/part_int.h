@@ -182,17 +182,15 @@ struct ms_part {
 	size_t bloom_len;
 	uint64_t nbits;
 	uint64_t data_bytes;
-	bool map; /* iterators map the data file (ms__part_map) */
+	bool no_map; /* iterators read through a window (ms__part_no_map) */
 };
 
-/* Make iterators opened from now on map the data file instead of reading
- * it through their bounded window (the default, so that a merge's memory
- * does not grow with its inputs): the mapped path, for tests and
- * benchmarks that compare the two. */
+/* Make iterators opened from now on read the data file through a window
+ * instead of mapping it: the path taken when mapping fails, for tests. */
 static inline void
-ms__part_map(ms_part *p)
+ms__part_no_map(ms_part *p)
 {
-	p->map = true;
+	p->no_map = true;
 }
 
 static inline const uint8_t *
@@ -265,7 +263,19 @@ typedef struct ms__win {
 	uint64_t bytes_read;
 	uint64_t counted; /* mapped: file bytes [0, counted) counted read */
 	size_t window;    /* read-ahead per refill; 0 = MS__READ_WINDOW */
+	/* Mapped: pages before `released` were dropped from this process
+	 * (they stay in the page cache), pages before `populated` were
+	 * faulted in ahead, by this window. */
+	uint64_t released, populated;
 } ms__win;
+
+/* A mapped data file is resident only around where it is read: faulted in
+ * MS__MAP_AHEAD at a time ahead of the reader, and released when the
+ * reader is MS__MAP_KEEP past it (a trailing re-read finds released pages
+ * again in the page cache). So a merge of a whole day's parts holds about
+ * a MiB of each, not all of them. */
+#define MS__MAP_AHEAD ((uint64_t)256 << 10)
+#define MS__MAP_KEEP ((uint64_t)512 << 10)
 
 int ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
                  ms_errbuf *eb);

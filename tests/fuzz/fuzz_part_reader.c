@@ -121,7 +121,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			two_pass(p, cols);
 			ms_part *w;
 			if (ms_part_open(&w, dir, NULL, &eb) == 0) {
-				ms__part_map(w);
+				ms__part_no_map(w);
 				two_pass(w, cols);
 				ms_part_close(w);
 			}
