@@ -135,9 +135,15 @@ int ms_part_write_rows(const char *tmp_dir, uint64_t id, const ms_row *rows,
                        size_t n, const ms_part_writer_opts *opts,
                        ms_part_meta *meta, ms_errbuf *eb);
 
+/* fsync every file in the part directory dir, then dir itself: what a
+ * caller that copied or linked a part in does before a shard publishes it
+ * (a writer syncs its own part at close). Counted in io (may be NULL). */
+int ms_part_sync_tree(const char *dir, ms_io *io, ms_errbuf *eb);
 /* fsync tmp_dir's files, rename tmp_dir to final_dir atomically, fsync the
- * parent. final_dir must not exist. */
-int ms_part_publish(const char *tmp_dir, const char *final_dir, ms_errbuf *eb);
+ * parent. final_dir must not exist. Every fsync is counted in io (may be
+ * NULL). */
+int ms_part_publish(const char *tmp_dir, const char *final_dir, ms_io *io,
+                    ms_errbuf *eb);
 /* Remove a part directory and everything in it (best effort, idempotent). */
 int ms_part_remove_dir(const char *dir, ms_errbuf *eb);
 

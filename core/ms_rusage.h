@@ -24,6 +24,11 @@ typedef struct ms_rusage {
 	int64_t thread_cpu_ns;  /* CPU of the calling thread */
 	int64_t peak_rss_bytes; /* high-water resident set since start/reset */
 	int64_t rss_bytes;      /* resident set now */
+	/* The resident set now by kind (RssAnon, RssFile, RssShmem of
+	 * /proc/self/status; -1 where unreadable): anonymous memory, pages
+	 * of mapped files, and shared memory, which includes mapped files
+	 * on a tmpfs such as /dev/shm. */
+	int64_t rss_anon_bytes, rss_file_bytes, rss_shmem_bytes;
 } ms_rusage;
 
 /* Fill *out with the counters now. 0, or MS_ERR_IO if a clock or the memory
@@ -36,6 +41,10 @@ void ms_rusage_diff(const ms_rusage *before, const ms_rusage *after,
 /* CPU time of the calling thread in ns (CLOCK_THREAD_CPUTIME_ID), or -1
  * if it cannot be read. Wall time is ms_mono_ns (ms_clock.h). */
 int64_t ms_rusage_thread_cpu_ns(void);
+/* Only the resident set by kind (the rss_*_bytes fields of ms_rusage),
+ * from one read of /proc/self/status: for a sampler that watches peaks.
+ * 0, or MS_ERR_IO (fields -1). */
+int ms_rusage_rss_split(int64_t *anon, int64_t *file, int64_t *shmem);
 /* Reset the process peak RSS to the current RSS (Linux: writes "5" to
  * /proc/self/clear_refs). 0, or MS_ERR_IO where the kernel refuses. */
 int ms_rusage_reset_peak(ms_errbuf *eb);

@@ -18,11 +18,17 @@
  *  2. A part is in the inventory iff it is listed in the snapshot.
  *  3. A part removed from the inventory is deleted from disk when the last
  *     view pinning it is released (never before its replacement is
- *     published).
+ *     published); with opts.reap_async by the shard's reaper thread, so
+ *     the transaction that removed it does not wait for the deletion.
  *  4. Opening recovers: temporary leftovers and part directories the
  *     snapshot does not list are removed, and what was cleaned is said in
  *     ms_shard_recovery_note. A snapshot listing a part that is missing or
  *     unreadable is an error naming the part; nothing is deleted then.
+ *  5. A part handed to a transaction at its tmp paths is already durable:
+ *     whoever put it there synced it (the part writer at close, a caller
+ *     that copies or links parts in with ms_part_sync_tree or one
+ *     syncfs). Publication itself is renames, one fsync of each kind's
+ *     directory, and the snapshot commit.
  *
  * Ownership: ms_shard and ms_view are heap objects owned by the caller of
  * _open / ms_shard_view; parts returned by a view are borrowed from it. A
@@ -52,6 +58,10 @@ typedef struct ms_shard_opts {
 	 * that introduces parts with IDs of its own (a replay publishing a
 	 * fixture's parts) reserves them by setting it above the largest. */
 	uint64_t first_new_id;
+	/* Delete removed parts in a thread of the shard's own instead of in
+	 * the call that removed them (or the view release that unpinned
+	 * them); ms_shard_settle waits for it, close finishes it. */
+	bool reap_async;
 } ms_shard_opts;
 
 int ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb);
@@ -79,6 +89,13 @@ int ms_shard_part_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
  * IDs are handed out above it. On failure nothing is published and the tmp
  * directories are left where they were. */
 int ms_shard_introduce(ms_shard *s, uint64_t id, ms_errbuf *eb);
+/* Introduce a part whose three kinds were staged at their final paths
+ * (ms_shard_part_path) beforehand and made durable there, unlisted: the
+ * introduction alone, a snapshot commit, publishes it (as the reference
+ * writes a part in place and publishes it with its snapshot). A staged
+ * part that was never introduced is unlisted, and the next open removes
+ * it. On failure the part stays where it is, unlisted. */
+int ms_shard_introduce_placed(ms_shard *s, uint64_t id, ms_errbuf *eb);
 /* One transaction: remove `inputs` from the inventory and (if output != 0)
  * introduce `output`, whose three kinds are at their tmp paths. Fails with
  * MS_ERR_CONFLICT, changing nothing, if an input is not active. On any
@@ -93,6 +110,26 @@ int ms_shard_remove(ms_shard *s, const uint64_t *inputs, size_t ninputs,
                     ms_errbuf *eb);
 /* Number of active parts now. */
 size_t ms_shard_count(const ms_shard *s);
+/* Wait until every removed part whose deletion was handed to the reaper
+ * (opts.reap_async) is deleted. No-op without it. */
+void ms_shard_settle(ms_shard *s);
+
+/* Test seam: the steps of a transaction, in order, after which a crash
+ * leaves a state that recovery must bring back to a committed snapshot.
+ * The hook runs after each step (`index`: the kind renamed, or the input
+ * deleted); a recovery test forks, makes the hook end the child at one
+ * step and reopens the shard. */
+enum ms_shard_step {
+	MS_SHARD_STEP_RENAMED = 1,   /* one kind's tmp dir renamed (index k) */
+	MS_SHARD_STEP_DIRS_SYNCED,   /* the kinds' directories fsynced */
+	MS_SHARD_STEP_SNAP_WRITTEN,  /* tmp/snapshot.new written and synced */
+	MS_SHARD_STEP_COMMITTED,     /* renamed over snapshot (the commit) */
+	MS_SHARD_STEP_SNAP_SYNCED,   /* DIR fsynced after the commit */
+	MS_SHARD_STEP_INPUT_DELETED, /* one input's directories removed */
+};
+typedef void (*ms_shard_step_fn)(void *arg, enum ms_shard_step step,
+                                 unsigned index);
+void ms_shard_set_step_hook(ms_shard *s, ms_shard_step_fn fn, void *arg);
 
 /* Test seam: make the next snapshot commit fail at one step with errno
  * `err` (0 = EIO), as a full disk or a failing rename would. One-shot. */

@@ -67,20 +67,21 @@ ms__write_err_text(int rc)
 int
 ms__fsync_fd(int fd, ms_io *io)
 {
-	if (fsync(fd) != 0)
-		return ms_err_from_errno(errno);
+	/* Counted whether it succeeds or not: every call costs. */
 	if (io)
 		io_add(&io->fsyncs, 1, io);
+	if (fsync(fd) != 0)
+		return ms_err_from_errno(errno);
 	return 0;
 }
 
 int
 ms__fsync_dir(const char *dir, ms_io *io)
 {
-	int rc = ms_fs_fsync_dir(dir, NULL);
-	if (rc == 0 && io)
+	/* Counted whether it succeeds or not, as ms__fsync_fd. */
+	if (io)
 		io_add(&io->fsyncs, 1, io);
-	return rc;
+	return ms_fs_fsync_dir(dir, NULL);
 }
 
 int
@@ -110,6 +111,70 @@ ms__write_file(const char *dir, const char *name, const void *p, size_t n,
 	return 0;
 }
 
+void
+ms__syncset_add(ms__syncset *ss, int fd, const char *name)
+{
+	ss->fd[ss->n] = fd;
+	ss->name[ss->n] = name;
+	ss->n++;
+}
+
+int
+ms__syncset_write(ms__syncset *ss, const char *dir, const char *name,
+                  const void *p, size_t n, ms_io *io, ms_errbuf *eb)
+{
+	char path[4096];
+	if (ss->n >= MS__SYNCSET_MAX)
+		return ms_fail(eb, MS_ERR_RANGE, "%s/%s: too many files", dir,
+		               name);
+	if (!ms__path(path, sizeof(path), dir, name))
+		return ms_fail(eb, MS_ERR_RANGE, "%s/%s: path too long", dir,
+		               name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int rc = errno == EEXIST ? MS_ERR_EXISTS
+		                         : ms_err_from_errno(errno);
+		return ms_fail(eb, rc, "%s: create: %s", path, strerror(errno));
+	}
+	int rc = ms__write_all(fd, p, n, io);
+	if (rc) {
+		int e = errno;
+		close(fd);
+		return ms_fail(eb, rc, "%s: write: %s", path, strerror(e));
+	}
+	ms__syncset_add(ss, fd, name);
+	return 0;
+}
+
+int
+ms__syncset_sync(ms__syncset *ss, const char *dir, ms_io *io, const char **file)
+{
+	int rc = 0;
+	for (int i = 0; i < ss->n; i++) {
+		if (rc == 0 && (rc = ms__fsync_fd(ss->fd[i], io)) != 0)
+			*file = ss->name[i];
+		int e = errno;
+		if (close(ss->fd[i]) != 0 && rc == 0) {
+			e = errno;
+			rc = ms_err_from_errno(e);
+			*file = ss->name[i];
+		}
+		errno = e;
+	}
+	ss->n = 0;
+	if (rc == 0 && (rc = ms__fsync_dir(dir, io)) != 0)
+		*file = ".";
+	return rc;
+}
+
+void
+ms__syncset_close(ms__syncset *ss)
+{
+	for (int i = 0; i < ss->n; i++)
+		close(ss->fd[i]);
+	ss->n = 0;
+}
+
 int
 ms__pread_all(int fd, void *p, size_t n, uint64_t off)
 {
@@ -130,9 +195,8 @@ ms__pread_all(int fd, void *p, size_t n, uint64_t off)
 	return 0;
 }
 
-/* fsync every regular file in dir, then dir itself. */
-static int
-sync_tree(const char *dir, ms_errbuf *eb)
+int
+ms_part_sync_tree(const char *dir, ms_io *io, ms_errbuf *eb)
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -157,26 +221,27 @@ sync_tree(const char *dir, ms_errbuf *eb)
 			             "%s: open: %s", path, strerror(errno));
 			break;
 		}
-		if (fsync(fd) != 0)
+		if (ms__fsync_fd(fd, io) != 0)
 			rc = ms_fail(eb, ms_err_from_errno(errno),
 			             "%s: fsync: %s", path, strerror(errno));
 		close(fd);
 	}
 	closedir(d);
-	if (rc == 0 && ms__fsync_dir(dir, NULL) != 0)
+	if (rc == 0 && ms__fsync_dir(dir, io) != 0)
 		rc = ms_fail(eb, ms_err_from_errno(errno), "%s: fsync: %s", dir,
 		             strerror(errno));
 	return rc;
 }
 
 int
-ms_part_publish(const char *tmp_dir, const char *final_dir, ms_errbuf *eb)
+ms_part_publish(const char *tmp_dir, const char *final_dir, ms_io *io,
+                ms_errbuf *eb)
 {
 	struct stat st;
 	if (lstat(final_dir, &st) == 0)
 		return ms_fail(eb, MS_ERR_EXISTS, "publish %s: %s exists",
 		               tmp_dir, final_dir);
-	int rc = sync_tree(tmp_dir, eb);
+	int rc = ms_part_sync_tree(tmp_dir, io, eb);
 	if (rc)
 		return rc;
 	if (rename(tmp_dir, final_dir) != 0)
@@ -187,7 +252,7 @@ ms_part_publish(const char *tmp_dir, const char *final_dir, ms_errbuf *eb)
 	if (ms_fs_parent(parent, sizeof(parent), final_dir) != 0)
 		return ms_fail(eb, MS_ERR_RANGE, "%s: path too long",
 		               final_dir);
-	if (ms__fsync_dir(parent, NULL) != 0)
+	if (ms__fsync_dir(parent, io) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "publish %s: fsync %s: %s", final_dir, parent,
 		               strerror(errno));

@@ -263,7 +263,19 @@ typedef struct ms__win {
 	uint64_t bytes_read;
 	uint64_t counted; /* mapped: file bytes [0, counted) counted read */
 	size_t window;    /* read-ahead per refill; 0 = MS__READ_WINDOW */
+	/* Mapped: pages before `released` were dropped from this process
+	 * (they stay in the page cache), pages before `populated` were
+	 * faulted in ahead, by this window. */
+	uint64_t released, populated;
 } ms__win;
+
+/* A mapped data file is resident only around where it is read: faulted in
+ * MS__MAP_AHEAD at a time ahead of the reader, and released when the
+ * reader is MS__MAP_KEEP past it (a trailing re-read finds released pages
+ * again in the page cache). So a merge of a whole day's parts holds about
+ * a MiB of each, not all of them. */
+#define MS__MAP_AHEAD ((uint64_t)256 << 10)
+#define MS__MAP_KEEP ((uint64_t)512 << 10)
 
 int ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
                  ms_errbuf *eb);
@@ -284,6 +296,34 @@ bool ms__path(char *out, size_t n, const char *dir, const char *name);
 void ms__part_vfail(ms_errbuf *eb, int err, const char *what, uint64_t id,
                     const char *dir, const char *file, const char *fmt,
                     va_list ap);
+
+/* The files a writer syncs together when it closes: written first, then
+ * fsynced one after the other and the directory last, so the first fsync
+ * commits them all (a file system journals the creates of one directory
+ * together) and the later ones find little left to do. Embedded; _sync or
+ * _close releases it. */
+#define MS__SYNCSET_MAX 4
+typedef struct ms__syncset {
+	int fd[MS__SYNCSET_MAX];
+	const char *name[MS__SYNCSET_MAX];
+	int n;
+} ms__syncset;
+static inline void
+ms__syncset_init(ms__syncset *ss)
+{
+	ss->n = 0;
+}
+/* Take ownership of fd (the file dir/name) to sync at _sync. */
+void ms__syncset_add(ms__syncset *ss, int fd, const char *name);
+/* Create dir/name (must not exist), write all of p, keep it for _sync. */
+int ms__syncset_write(ms__syncset *ss, const char *dir, const char *name,
+                      const void *p, size_t n, ms_io *io, ms_errbuf *eb);
+/* fsync and close every file in the set, then fsync dir; counts io. On
+ * failure *file names the file that failed (".": the directory). */
+int ms__syncset_sync(ms__syncset *ss, const char *dir, ms_io *io,
+                     const char **file);
+/* Close every file in the set without syncing. */
+void ms__syncset_close(ms__syncset *ss);
 
 /* Write a new file dir/name; fsync it unless no_sync. */
 int ms__write_file(const char *dir, const char *name, const void *p, size_t n,

@@ -791,12 +791,18 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	}
 	ms_buf *idx = &w->index, bloom;
 	ms_buf_init(&bloom, w->mem, 0);
+	ms__syncset ss;
+	ms__syncset_init(&ss);
 	const char *file = MS__F_DATA;
+	/* Every file is written, then all are synced together (fsync once
+	 * per file at close, no file re-opened): the data file keeps its
+	 * descriptor for that. */
 	int rc = flush_out(w);
-	if (rc == 0 && !w->no_sync)
-		rc = ms__fsync_fd(w->fd, w->io);
-	if (rc == 0) {
+	if (rc == 0 && w->no_sync) {
 		rc = close(w->fd) ? ms_err_from_errno(errno) : 0;
+		w->fd = -1;
+	} else if (rc == 0) {
+		ms__syncset_add(&ss, w->fd, MS__F_DATA);
 		w->fd = -1;
 	}
 	if (rc) {
@@ -807,15 +813,22 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	rc = ms__index_seal(idx, MS_KIND_CORE, w->meta.blocks,
 	                    sizeof(struct ms__index_entry));
 	if (rc == 0)
-		rc = ms__write_file(w->dir, MS__F_INDEX, idx->data, idx->len,
-		                    w->no_sync, w->io, eb);
+		rc = w->no_sync ? ms__write_file(w->dir, MS__F_INDEX, idx->data,
+		                                 idx->len, true, w->io, eb)
+		                : ms__syncset_write(&ss, w->dir, MS__F_INDEX,
+		                                    idx->data, idx->len, w->io,
+		                                    eb);
 	if (rc)
 		goto fail_named;
 	file = MS__F_BLOOM;
 	rc = build_bloom(w, &bloom);
 	if (rc == 0)
-		rc = ms__write_file(w->dir, MS__F_BLOOM, bloom.data, bloom.len,
-		                    w->no_sync, w->io, eb);
+		rc = w->no_sync
+		             ? ms__write_file(w->dir, MS__F_BLOOM, bloom.data,
+		                              bloom.len, true, w->io, eb)
+		             : ms__syncset_write(&ss, w->dir, MS__F_BLOOM,
+		                                 bloom.data, bloom.len, w->io,
+		                                 eb);
 	if (rc)
 		goto fail_named;
 	file = MS__F_META;
@@ -825,12 +838,17 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	uint8_t m[MS__META_SIZE];
 	ms__meta_encode(m, &w->meta, MS_KIND_CORE, w->data_off, idx->len,
 	                bloom.len);
-	rc = ms__write_file(w->dir, MS__F_META, m, sizeof(m), w->no_sync, w->io,
-	                    eb);
-	if (rc == 0 && !w->no_sync)
-		rc = ms__fsync_dir(w->dir, w->io);
+	rc = w->no_sync ? ms__write_file(w->dir, MS__F_META, m, sizeof(m), true,
+	                                 w->io, eb)
+	                : ms__syncset_write(&ss, w->dir, MS__F_META, m,
+	                                    sizeof(m), w->io, eb);
 	if (rc)
 		goto fail_named;
+	if (!w->no_sync &&
+	    (rc = ms__syncset_sync(&ss, w->dir, w->io, &file)) != 0) {
+		rc = wfail(w, eb, rc, file, "fsync: %s", strerror(errno));
+		goto out;
+	}
 	if (meta)
 		*meta = w->meta;
 	goto out;
@@ -839,6 +857,7 @@ fail_named:
 		wfail(w, eb, rc, file, "%s", ms_strerror(rc));
 	w->failed = true;
 out:
+	ms__syncset_close(&ss);
 	ms_buf_release(&bloom);
 	if (rc)
 		ms_part_writer_abort(w);

@@ -50,18 +50,39 @@ read_small(const char *path, char *buf, size_t n)
 	return (ssize_t)got;
 }
 
-/* VmHWM from /proc/self/status in bytes, or -1. */
+/* The value of "key:" (kB) in a /proc status text, in bytes, or -1. */
 static int64_t
-proc_hwm(void)
+status_kb(const char *buf, const char *key)
 {
-	char buf[4096];
-	if (read_small("/proc/self/status", buf, sizeof(buf)) <= 0)
-		return -1;
-	const char *p = strstr(buf, "VmHWM:");
+	const char *p = strstr(buf, key);
 	if (!p)
 		return -1;
-	long long kb = strtoll(p + 6, NULL, 10);
-	return kb > 0 ? (int64_t)kb * 1024 : -1;
+	char *end;
+	long long kb = strtoll(p + strlen(key), &end, 10);
+	return end != p + strlen(key) && kb >= 0 ? (int64_t)kb * 1024 : -1;
+}
+
+/* VmHWM and the RSS split from one read of /proc/self/status. */
+static void
+proc_status(int64_t *hwm, int64_t *anon, int64_t *file, int64_t *shmem)
+{
+	char buf[4096];
+	*hwm = *anon = *file = *shmem = -1;
+	if (read_small("/proc/self/status", buf, sizeof(buf)) <= 0)
+		return;
+	int64_t h = status_kb(buf, "VmHWM:");
+	*hwm = h > 0 ? h : -1;
+	*anon = status_kb(buf, "RssAnon:");
+	*file = status_kb(buf, "RssFile:");
+	*shmem = status_kb(buf, "RssShmem:");
+}
+
+int
+ms_rusage_rss_split(int64_t *anon, int64_t *file, int64_t *shmem)
+{
+	int64_t hwm;
+	proc_status(&hwm, anon, file, shmem);
+	return *anon < 0 || *file < 0 || *shmem < 0 ? MS_ERR_IO : 0;
 }
 
 static int64_t
@@ -83,7 +104,8 @@ ms_rusage_sample(ms_rusage *out, ms_errbuf *eb)
 	out->wall_ns = ms_mono_ns();
 	out->cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	out->thread_cpu_ns = ms_rusage_thread_cpu_ns();
-	out->peak_rss_bytes = proc_hwm();
+	proc_status(&out->peak_rss_bytes, &out->rss_anon_bytes,
+	            &out->rss_file_bytes, &out->rss_shmem_bytes);
 	if (out->peak_rss_bytes < 0) {
 		struct rusage ru;
 		if (getrusage(RUSAGE_SELF, &ru) == 0)

@@ -29,6 +29,7 @@
  * guards every field of the shard; reference counts are atomic so views can
  * be released without it, even after the shard is closed.
  */
+#define _GNU_SOURCE /* renameat2 */
 #define XXH_INLINE_ALL
 #include "ms_fs.h"
 #include "ms_shard.h"
@@ -65,6 +66,8 @@ static const char *const kind_dir[MS_KIND_COUNT] = { "core", "sidx/latency",
 static const char *const kind_tmp[MS_KIND_COUNT] = { "core", "latency",
 	                                             "start_time" };
 
+struct ms__reaper;
+
 struct ms__sp {
 	_Atomic uint32_t refs;
 	atomic_bool dead;
@@ -72,6 +75,26 @@ struct ms__sp {
 	uint32_t depth;
 	ms_mem *mem;
 	ms_part *p[MS_KIND_COUNT];
+	/* Set when the part dies: who deletes it, and the step hook. */
+	struct ms__reaper *reaper;
+	ms_shard_step_fn hook;
+	void *hook_arg;
+};
+
+/* The thread that deletes removed parts for a shard opened with
+ * reap_async. Reference counted: the shard holds one reference, and each
+ * dead part that may still be handed to it holds one, so a view released
+ * after the shard closed finds it (stopped: it then deletes inline). */
+struct ms__reaper {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t th;
+	_Atomic uint32_t refs;
+	bool stop;
+	size_t busy;
+	struct ms__sp **q;
+	size_t n, cap;
+	ms_mem *mem;
 };
 
 struct ms_shard {
@@ -87,6 +110,9 @@ struct ms_shard {
 	bool broken;
 	enum ms_shard_fault fault;
 	int fault_errno;
+	struct ms__reaper *reaper; /* NULL: deletion inline */
+	ms_shard_step_fn hook;
+	void *hook_arg;
 	char note[512];
 };
 
@@ -103,6 +129,24 @@ static void
 io_add(_Atomic uint64_t *c, uint64_t v)
 {
 	atomic_fetch_add(c, v);
+}
+
+/* fsync(fd), counted in io (may be NULL) whether it succeeds or not. */
+static int
+sync_fd(int fd, ms_io *io)
+{
+	if (io)
+		io_add(&io->fsyncs, 1);
+	return fsync(fd);
+}
+
+/* A directory's fsync (ms_fs_fsync_dir), counted the same way. */
+static int
+fsync_dir(const char *dir, ms_io *io)
+{
+	if (io)
+		io_add(&io->fsyncs, 1);
+	return ms_fs_fsync_dir(dir, NULL);
 }
 
 static bool
@@ -186,16 +230,14 @@ sp_free(struct ms__sp *sp)
 	ms_mem_free(sp->mem, sp, sizeof(*sp));
 }
 
-/* Drop one reference; the last one of a dead part deletes it from disk. */
+static bool reaper_push(struct ms__reaper *rp, struct ms__sp *sp);
+static void reaper_unref(struct ms__reaper *rp);
+
+/* Close a dead part and delete its directories. */
 static void
-sp_unref(struct ms__sp *sp)
+sp_delete(struct ms__sp *sp)
 {
-	if (!sp || atomic_fetch_sub(&sp->refs, 1) != 1)
-		return;
-	if (!atomic_load(&sp->dead)) {
-		sp_free(sp);
-		return;
-	}
+	struct ms__reaper *rp = sp->reaper;
 	char path[PATH_MAX_LEN];
 	for (int k = 0; k < MS_KIND_COUNT; k++) {
 		if (!sp->p[k])
@@ -206,7 +248,138 @@ sp_unref(struct ms__sp *sp)
 		/* Best effort: a leftover is removed at the next open. */
 		ms_fs_rm_tree(path, NULL);
 	}
+	if (sp->hook)
+		sp->hook(sp->hook_arg, MS_SHARD_STEP_INPUT_DELETED, 0);
 	ms_mem_free(sp->mem, sp, sizeof(*sp));
+	reaper_unref(rp);
+}
+
+/* Drop one reference; the last one of a dead part deletes it from disk, or
+ * hands it to the reaper to delete. */
+static void
+sp_unref(struct ms__sp *sp)
+{
+	if (!sp || atomic_fetch_sub(&sp->refs, 1) != 1)
+		return;
+	if (!atomic_load(&sp->dead)) {
+		sp_free(sp);
+		return;
+	}
+	if (sp->reaper && reaper_push(sp->reaper, sp))
+		return;
+	sp_delete(sp);
+}
+
+/* ---- the reaper (opts.reap_async) ---- */
+
+static void *
+reaper_main(void *arg)
+{
+	struct ms__reaper *rp = arg;
+	pthread_mutex_lock(&rp->mu);
+	for (;;) {
+		while (rp->n == 0 && !rp->stop)
+			pthread_cond_wait(&rp->cv, &rp->mu);
+		if (rp->n == 0)
+			break;
+		struct ms__sp *sp = rp->q[--rp->n];
+		rp->busy++;
+		pthread_mutex_unlock(&rp->mu);
+		/* The shard's reference keeps rp alive until it joins us. */
+		sp_delete(sp);
+		pthread_mutex_lock(&rp->mu);
+		rp->busy--;
+		pthread_cond_broadcast(&rp->cv);
+	}
+	pthread_mutex_unlock(&rp->mu);
+	return NULL;
+}
+
+static struct ms__reaper *
+reaper_new(ms_mem *mem)
+{
+	struct ms__reaper *rp = ms_mem_calloc(mem, 1, sizeof(*rp));
+	if (!rp)
+		return NULL;
+	rp->mem = mem;
+	atomic_init(&rp->refs, 1);
+	if (pthread_mutex_init(&rp->mu, NULL) != 0)
+		goto fail_mu;
+	if (pthread_cond_init(&rp->cv, NULL) != 0)
+		goto fail_cv;
+	if (pthread_create(&rp->th, NULL, reaper_main, rp) != 0)
+		goto fail_th;
+	return rp;
+fail_th:
+	pthread_cond_destroy(&rp->cv);
+fail_cv:
+	pthread_mutex_destroy(&rp->mu);
+fail_mu:
+	ms_mem_free(mem, rp, sizeof(*rp));
+	return NULL;
+}
+
+/* Queue a dead part; false when the reaper has stopped or no memory (the
+ * caller deletes it itself). */
+static bool
+reaper_push(struct ms__reaper *rp, struct ms__sp *sp)
+{
+	pthread_mutex_lock(&rp->mu);
+	bool ok = !rp->stop;
+	if (ok && rp->n == rp->cap) {
+		size_t cap = rp->cap ? rp->cap * 2 : 16;
+		struct ms__sp **q = ms_mem_alloc(rp->mem, cap * sizeof(*q));
+		if (!q) {
+			ok = false;
+		} else {
+			if (rp->n)
+				memcpy(q, rp->q, rp->n * sizeof(*q));
+			ms_mem_free(rp->mem, rp->q, rp->cap * sizeof(*q));
+			rp->q = q;
+			rp->cap = cap;
+		}
+	}
+	if (ok) {
+		rp->q[rp->n++] = sp;
+		pthread_cond_broadcast(&rp->cv);
+	}
+	pthread_mutex_unlock(&rp->mu);
+	return ok;
+}
+
+static void
+reaper_unref(struct ms__reaper *rp)
+{
+	if (!rp || atomic_fetch_sub(&rp->refs, 1) != 1)
+		return;
+	pthread_cond_destroy(&rp->cv);
+	pthread_mutex_destroy(&rp->mu);
+	ms_mem_free(rp->mem, rp->q, rp->cap * sizeof(*rp->q));
+	ms_mem_free(rp->mem, rp, sizeof(*rp));
+}
+
+/* Wait for the queue to empty. */
+static void
+reaper_settle(struct ms__reaper *rp)
+{
+	pthread_mutex_lock(&rp->mu);
+	while (rp->n || rp->busy)
+		pthread_cond_wait(&rp->cv, &rp->mu);
+	pthread_mutex_unlock(&rp->mu);
+}
+
+/* Finish the queue, end the thread, drop the shard's reference. */
+static void
+reaper_stop(struct ms__reaper *rp)
+{
+	if (!rp)
+		return;
+	pthread_mutex_lock(&rp->mu);
+	rp->stop = true;
+	pthread_cond_broadcast(&rp->cv);
+	pthread_mutex_unlock(&rp->mu);
+	pthread_join(rp->th, NULL);
+	reaper_unref(rp);
 }
 
 /* Index of id in a sorted array, or -1. */
@@ -252,7 +425,8 @@ sp_open(ms_shard *s, uint64_t id, uint32_t depth, bool check_depth,
 			             s->dir, hex);
 			break;
 		}
-		if (!exists(path)) {
+		/* A part just published is there (its rename said so). */
+		if (check_depth && !exists(path)) {
 			rc = ms_fail(eb, MS_ERR_NOTFOUND,
 			             "shard %s: part %s: %s directory %s is "
 			             "missing",
@@ -483,6 +657,13 @@ fault(ms_shard *s, enum ms_shard_fault where)
 
 /* Write and commit a snapshot. *renamed tells whether DIR/snapshot was
  * replaced (so a failure after it needs undoing by the caller). */
+static void
+step(ms_shard *s, enum ms_shard_step st, unsigned index)
+{
+	if (s->hook)
+		s->hook(s->hook_arg, st, index);
+}
+
 static int
 snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
            struct ms__sp *const *list, size_t n, bool *renamed, ms_errbuf *eb)
@@ -502,14 +683,14 @@ snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
 		               "snapshot %s: cannot encode %zu parts: %s", fin,
 		               n, ms_strerror(rc));
 	}
-	const char *step = "open";
+	const char *what = "open";
 	int fd = fault(s, MS_SHARD_FAULT_OPEN)
 	                 ? -1
 	                 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	                        0644);
 	if (fd < 0)
 		goto fail;
-	step = "write";
+	what = "write";
 	size_t off = 0;
 	while (off < b.len) {
 		ssize_t w = fault(s, MS_SHARD_FAULT_WRITE)
@@ -524,26 +705,26 @@ snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
 		}
 		off += (size_t)w;
 	}
-	step = "fsync";
-	if (fault(s, MS_SHARD_FAULT_FSYNC) || fsync(fd) != 0)
+	what = "fsync";
+	if (fault(s, MS_SHARD_FAULT_FSYNC) || sync_fd(fd, s->io) != 0)
 		goto fail;
-	step = "close";
+	what = "close";
 	int crc = close(fd);
 	fd = -1;
 	if (crc != 0)
 		goto fail;
-	step = "rename";
+	step(s, MS_SHARD_STEP_SNAP_WRITTEN, 0);
+	what = "rename";
 	if (fault(s, MS_SHARD_FAULT_RENAME) || rename(tmp, fin) != 0)
 		goto fail;
 	*renamed = true;
-	step = "fsync directory";
-	if (fault(s, MS_SHARD_FAULT_DIRSYNC) ||
-	    ms_fs_fsync_dir(s->dir, NULL) != 0)
+	step(s, MS_SHARD_STEP_COMMITTED, 0);
+	what = "fsync directory";
+	if (fault(s, MS_SHARD_FAULT_DIRSYNC) || fsync_dir(s->dir, s->io) != 0)
 		goto fail;
-	if (s->io) {
+	step(s, MS_SHARD_STEP_SNAP_SYNCED, 0);
+	if (s->io)
 		io_add(&s->io->bytes_written, b.len);
-		io_add(&s->io->fsyncs, 2);
-	}
 	ms_buf_release(&b);
 	return 0;
 fail:;
@@ -554,7 +735,7 @@ fail:;
 		unlink(tmp);
 	ms_buf_release(&b);
 	return ms_fail(eb, ms_err_from_errno(e), "snapshot %s: %s: %s", fin,
-	               step, strerror(e));
+	               what, strerror(e));
 }
 
 /* ---- open, recovery, close ---- */
@@ -790,6 +971,9 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 		s->next_id = opts->first_new_id;
 	write_note(s, &c);
 	snap_release(s->mem, &sn);
+	/* Without a thread deletion stays inline: slower, still correct. */
+	if (opts->reap_async)
+		s->reaper = reaper_new(s->mem);
 	*out = s;
 	return 0;
 fail:
@@ -813,6 +997,7 @@ ms_shard_close(ms_shard *s)
 		return;
 	for (size_t i = 0; i < s->nact; i++)
 		sp_unref(s->act[i]);
+	reaper_stop(s->reaper);
 	ms_mem_free(s->mem, s->act, (s->nact ? s->nact : 1) * sizeof(*s->act));
 	pthread_mutex_destroy(&s->lock);
 	ms_mem_free(s->mem, s->dir, s->dir_size);
@@ -866,6 +1051,22 @@ ms_shard_new_id(ms_shard *s, uint64_t *id, ms_errbuf *eb)
 }
 
 void
+ms_shard_settle(ms_shard *s)
+{
+	if (s->reaper)
+		reaper_settle(s->reaper);
+}
+
+void
+ms_shard_set_step_hook(ms_shard *s, ms_shard_step_fn fn, void *arg)
+{
+	pthread_mutex_lock(&s->lock);
+	s->hook = fn;
+	s->hook_arg = arg;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void
 ms_shard_inject_fault(ms_shard *s, enum ms_shard_fault where, int err)
 {
 	pthread_mutex_lock(&s->lock);
@@ -893,54 +1094,89 @@ unpublish(ms_shard *s, uint64_t id, int upto)
 	}
 }
 
-/* Publish the output's three kinds and open them. On failure nothing is
- * published (the tmp directories are back in place). */
+/* rename(from, to) unless `to` exists: one call where the file system
+ * knows RENAME_NOREPLACE, else a check and a rename. */
+static int
+rename_new(const char *from, const char *to)
+{
+#ifdef RENAME_NOREPLACE
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+#endif
+	struct stat st;
+	if (lstat(to, &st) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return rename(from, to);
+}
+
+/* Publish the output's three kinds and open them: a rename per kind, then
+ * one fsync of each kind's directory. The tmp directories are durable
+ * already (design point 5 of ms_shard.h). On failure nothing is published
+ * (the tmp directories are back in place). */
 static int
 publish_output(ms_shard *s, uint64_t id, struct ms__sp **out, ms_errbuf *eb)
 {
 	char tmp[PATH_MAX_LEN], fin[PATH_MAX_LEN], hex[17];
 	id_hex(id, hex);
-	for (int k = 0; k < MS_KIND_COUNT; k++) {
+	int k, rc = 0;
+	for (k = 0; k < MS_KIND_COUNT; k++) {
 		if (ms_shard_tmp_path(s, (enum ms_part_kind)k, id, tmp,
 		                      sizeof(tmp)) ||
 		    ms_shard_part_path(s, (enum ms_part_kind)k, id, fin,
-		                       sizeof(fin)))
-			return ms_fail(eb, MS_ERR_RANGE,
-			               "shard %s: path too long", s->dir);
-		if (!exists(tmp))
-			return ms_fail(eb, MS_ERR_NOTFOUND,
-			               "shard %s: part %s: %s part not written "
-			               "(no %s)",
-			               s->dir, hex, kind_tmp[k], tmp);
-		if (exists(fin))
-			return ms_fail(eb, MS_ERR_EXISTS,
-			               "shard %s: part %s: %s already exists",
-			               s->dir, hex, fin);
-	}
-	int k;
-	for (k = 0; k < MS_KIND_COUNT; k++) {
-		ms_shard_tmp_path(s, (enum ms_part_kind)k, id, tmp,
-		                  sizeof(tmp));
-		ms_shard_part_path(s, (enum ms_part_kind)k, id, fin,
-		                   sizeof(fin));
-		ms_errbuf peb = { { 0 } };
-		int rc = ms_part_publish(tmp, fin, &peb);
-		if (rc) {
-			unpublish(s, id, k);
-			return ms_fail(eb, rc,
-			               "shard %s: part %s: publishing %s: %s",
-			               s->dir, hex, kind_tmp[k], peb.msg);
+		                       sizeof(fin))) {
+			rc = ms_fail(eb, MS_ERR_RANGE,
+			             "shard %s: path too long", s->dir);
+			break;
 		}
+		if (rename_new(tmp, fin) != 0) {
+			int e = errno;
+			if (e == ENOENT)
+				rc = ms_fail(eb, MS_ERR_NOTFOUND,
+				             "shard %s: part %s: %s part not "
+				             "written (no %s)",
+				             s->dir, hex, kind_tmp[k], tmp);
+			else if (e == EEXIST || e == ENOTEMPTY)
+				rc = ms_fail(eb, MS_ERR_EXISTS,
+				             "shard %s: part %s: %s already "
+				             "exists",
+				             s->dir, hex, fin);
+			else
+				rc = ms_fail(
+				        eb, ms_err_from_errno(e),
+				        "shard %s: part %s: publishing %s: "
+				        "rename to %s: %s",
+				        s->dir, hex, kind_tmp[k], fin,
+				        strerror(e));
+			break;
+		}
+		step(s, MS_SHARD_STEP_RENAMED, (unsigned)k);
 	}
-	int rc = sp_open(s, id, 0, false, out, eb);
+	for (int j = 0; rc == 0 && j < MS_KIND_COUNT; j++) {
+		if (sub_path(s, kind_dir[j], fin, sizeof(fin)))
+			rc = ms_fail(eb, MS_ERR_RANGE,
+			             "shard %s: path too long", s->dir);
+		else if (fsync_dir(fin, s->io) != 0)
+			rc = ms_fail(eb, ms_err_from_errno(errno),
+			             "shard %s: part %s: fsync %s: %s", s->dir,
+			             hex, fin, strerror(errno));
+	}
+	if (rc == 0) {
+		step(s, MS_SHARD_STEP_DIRS_SYNCED, 0);
+		rc = sp_open(s, id, 0, false, out, eb);
+	}
 	if (rc)
-		unpublish(s, id, MS_KIND_COUNT);
+		unpublish(s, id, k);
 	return rc;
 }
 
-int
-ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
-                 uint64_t output, ms_errbuf *eb)
+/* One transaction; in_place: the output is at its final paths already. */
+static int
+transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
+         bool in_place, ms_errbuf *eb)
 {
 	if ((ninputs == 0 && output == 0) || (ninputs && !inputs))
 		return ms_fail(eb, MS_ERR_INVAL,
@@ -998,7 +1234,11 @@ ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
 		rc = ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
 		goto out;
 	}
-	if (output && (rc = publish_output(s, output, &osp, eb)) != 0)
+	if (output && in_place)
+		rc = sp_open(s, output, 0, false, &osp, eb);
+	else if (output)
+		rc = publish_output(s, output, &osp, eb);
+	if (rc)
 		goto out;
 	bool placed = osp == NULL;
 	for (size_t i = 0; i < s->nact; i++) {
@@ -1030,7 +1270,7 @@ ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
 		if (osp) {
 			sp_unref(osp);
 			osp = NULL;
-			if (!s->broken)
+			if (!s->broken && !in_place)
 				unpublish(s, output, MS_KIND_COUNT);
 		}
 		goto out;
@@ -1043,6 +1283,12 @@ ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
 		struct ms__sp *sp = old[i];
 		for (size_t j = 0; j < ninputs; j++)
 			if (inputs[j] == sp->id) {
+				sp->hook = s->hook;
+				sp->hook_arg = s->hook_arg;
+				if (s->reaper) {
+					atomic_fetch_add(&s->reaper->refs, 1);
+					sp->reaper = s->reaper;
+				}
 				atomic_store(&sp->dead, true);
 				old[nrm++] = sp;
 				break;
@@ -1066,12 +1312,28 @@ out:
 }
 
 int
+ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
+                 uint64_t output, ms_errbuf *eb)
+{
+	return transact(s, inputs, ninputs, output, false, eb);
+}
+
+int
 ms_shard_introduce(ms_shard *s, uint64_t id, ms_errbuf *eb)
 {
 	if (id == 0)
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "shard %s: part ID 0 is invalid", s->dir);
-	return ms_shard_replace(s, NULL, 0, id, eb);
+	return transact(s, NULL, 0, id, false, eb);
+}
+
+int
+ms_shard_introduce_placed(ms_shard *s, uint64_t id, ms_errbuf *eb)
+{
+	if (id == 0)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "shard %s: part ID 0 is invalid", s->dir);
+	return transact(s, NULL, 0, id, true, eb);
 }
 
 int

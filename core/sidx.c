@@ -409,15 +409,17 @@ ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_STATE,
 		               "index part writer: an earlier add failed");
 	}
+	ms__syncset ss;
+	ms__syncset_init(&ss);
 	int rc = flush_chunk(w, eb);
 	if (rc)
 		goto out;
-	if (!w->no_sync)
-		rc = ms__fsync_fd(w->fd, w->io);
-	if (rc == 0) {
+	/* Written first, synced together at the end (ms__syncset). */
+	if (w->no_sync)
 		rc = close(w->fd) ? ms_err_from_errno(errno) : 0;
-		w->fd = -1;
-	}
+	else
+		ms__syncset_add(&ss, w->fd, MS__F_DATA);
+	w->fd = -1;
 	if (rc) {
 		rc = swfail(w, eb, rc, MS__F_DATA, "write: %s",
 		            strerror(errno));
@@ -430,25 +432,31 @@ ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		rc = swfail(w, eb, rc, MS__F_INDEX, "%s", ms_strerror(rc));
 		goto out;
 	}
-	rc = ms__write_file(w->dir, MS__F_INDEX, idx->data, idx->len,
-	                    w->no_sync, w->io, eb);
+	rc = w->no_sync ? ms__write_file(w->dir, MS__F_INDEX, idx->data,
+	                                 idx->len, true, w->io, eb)
+	                : ms__syncset_write(&ss, w->dir, MS__F_INDEX, idx->data,
+	                                    idx->len, w->io, eb);
 	if (rc)
 		goto out;
 	w->meta.checksum = XXH64_digest(&w->content);
 	w->meta.compressed_bytes = MS__META_SIZE + w->data_off + idx->len;
 	uint8_t m[MS__META_SIZE];
 	ms__meta_encode(m, &w->meta, w->kind, w->data_off, idx->len, 0);
-	rc = ms__write_file(w->dir, MS__F_META, m, sizeof(m), w->no_sync, w->io,
-	                    eb);
+	rc = w->no_sync ? ms__write_file(w->dir, MS__F_META, m, sizeof(m), true,
+	                                 w->io, eb)
+	                : ms__syncset_write(&ss, w->dir, MS__F_META, m,
+	                                    sizeof(m), w->io, eb);
 	if (rc == 0 && !w->no_sync) {
-		rc = ms__fsync_dir(w->dir, w->io);
+		const char *file = ".";
+		rc = ms__syncset_sync(&ss, w->dir, w->io, &file);
 		if (rc)
-			rc = swfail(w, eb, rc, ".", "fsync: %s",
+			rc = swfail(w, eb, rc, file, "fsync: %s",
 			            strerror(errno));
 	}
 	if (rc == 0 && meta)
 		*meta = w->meta;
 out:
+	ms__syncset_close(&ss);
 	if (rc)
 		ms_sidx_writer_abort(w);
 	else

@@ -37,6 +37,7 @@
 #include "replay_int.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -943,25 +944,74 @@ pace(ms_replay *r, int64_t logical_gap, int64_t wall_since)
 
 /* ---- the run ---------------------------------------------------------- */
 
+/*
+ * Staging, before the run's clock starts: every scheduled part goes into
+ * the shard at its final path, unlisted, so that a publication in the
+ * timed phases is what it is in the reference: the introduction, whose
+ * snapshot rename commits the part (ms_shard_introduce_placed). Files are
+ * hard-linked from the fixture where the file systems allow (a part is
+ * immutable, so sharing its files is safe), else reflinked or copied; then
+ * one syncfs makes all of it durable, which is what the shard requires of
+ * a part handed to it. Its wall and method are reported apart from the
+ * phases.
+ */
+static int
+stage_parts(ms_replay *r, ms_errbuf *eb)
+{
+	int64_t t0 = ms_mono_ns();
+	size_t n = ms_fixture_nslots(r->fx);
+	char tmp[PATH_MAX];
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
+		for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
+			rc = ms_shard_part_path(r->shard, (enum ms_part_kind)k,
+			                        s->part_id, tmp, sizeof(tmp));
+			if (rc) {
+				rc = ms_fail(eb, rc,
+				             "part %016llx: path too long",
+				             (unsigned long long)s->part_id);
+				break;
+			}
+			rc = ms__stage_tree(s->path[k], tmp,
+			                    !r->opts.stage_copy, &r->staged,
+			                    eb);
+		}
+		if (r->opts.progress && (i % 64 == 0 || i + 1 == n))
+			r->opts.progress(r->opts.progress_arg, i + 1, n,
+			                 "staging");
+	}
+	if (rc)
+		return rc;
+	int fd = open(r->work_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "staging: open %s: %s", r->work_dir,
+		               strerror(errno));
+	atomic_fetch_add(&r->io.fsyncs, 1);
+	rc = syncfs(fd);
+	int e = errno;
+	close(fd);
+	if (rc != 0)
+		return ms_fail(eb, ms_err_from_errno(e),
+		               "staging: syncfs %s: %s", r->work_dir,
+		               strerror(e));
+	const ms__stage_counts *c = &r->staged;
+	copy_str(r->clone_method, sizeof(r->clone_method),
+	         c->copied      ? (c->linked ? "link+copy" : "copy")
+	         : c->reflinked ? (c->linked ? "link+reflink" : "reflink")
+	                        : "link");
+	r->staging_ns = ms_mono_ns() - t0;
+	r->staging_fsyncs = atomic_load(&r->io.fsyncs);
+	return 0;
+}
+
+/* The part is staged in place (stage_parts): publishing it is the
+ * introduction, whose snapshot rename is the commit. */
 static int
 publish_slot(ms_replay *r, const ms_fixture_slot *s, ms_errbuf *eb)
 {
-	char tmp[PATH_MAX];
-	bool reflinked = false;
-	for (int k = 0; k < MS_KIND_COUNT; k++) {
-		int rc = ms_shard_tmp_path(r->shard, (enum ms_part_kind)k,
-		                           s->part_id, tmp, sizeof(tmp));
-		if (rc)
-			return ms_fail(eb, rc, "part %016llx: tmp path",
-			               (unsigned long long)s->part_id);
-		ms_fs_rm_tree(tmp, NULL);
-		rc = ms__copy_tree(s->path[k], tmp, &reflinked, eb);
-		if (rc)
-			return rc;
-	}
-	if (reflinked)
-		copy_str(r->clone_method, sizeof(r->clone_method), "reflink");
-	return ms_shard_introduce(r->shard, s->part_id, eb);
+	return ms_shard_introduce_placed(r->shard, s->part_id, eb);
 }
 
 static void
@@ -973,6 +1023,8 @@ phase_begin(ms_replay *r, ms_rusage *ru, ms_mem_stats *mem, ms_io *io)
 	io->bytes_written = atomic_load(&r->io.bytes_written);
 	io->fsyncs = atomic_load(&r->io.fsyncs);
 	ms_mem_reset_peak(&r->mem);
+	ms__rss_peaks drop;
+	ms__rsswatch_take(&r->rss, &drop);
 }
 
 static void
@@ -1000,6 +1052,15 @@ phase_end(ms_replay *r, enum ms_ev_phase_id id, int64_t lstart,
 	        atomic_load(&r->io.bytes_written) - io0->bytes_written;
 	p.fsyncs = atomic_load(&r->io.fsyncs) - io0->fsyncs;
 	p.drain_ns = drain_ns;
+	ms__rss_peaks pk;
+	ms__rsswatch_take(&r->rss, &pk);
+	p.rss_anon_peak = pk.anon > 0 ? (uint64_t)pk.anon : 0;
+	p.rss_file_peak = pk.file > 0 ? (uint64_t)pk.file : 0;
+	p.rss_shmem_peak = pk.shmem > 0 ? (uint64_t)pk.shmem : 0;
+	if (id == MS_EV_PHASE_PRIMARY) {
+		p.staging_ns = r->staging_ns;
+		p.staging_fsyncs = r->staging_fsyncs;
+	}
 	ms_rec_phase(r->rec, &p, NULL);
 }
 
@@ -1373,31 +1434,57 @@ log_to_nowhere(void *ctx, int level, const char *plugin, const char *msg)
 	(void)msg;
 }
 
-/*
- * The shard clone is scratch: it is rebuilt from the fixture for every run
- * and deleted after it. It goes to memory (/dev/shm) when that is a
- * writable tmpfs with room, because a replay publishes thousands of parts
- * and each publication's fsyncs would otherwise dominate the run (30 ms of
- * 46 ms per publication on this project's test machine); the writes, syncs
- * and renames are the same calls either way. Else next to the database.
- */
-static void
-default_work_dir(char *buf, size_t n, const char *db_path)
+/* The default work directory (workdir.c): /dev/shm when it has room for
+ * this fixture's day, else the cache directory's work/ on disk (beside the
+ * event database when there is no cache directory). */
+static int
+choose_work_dir(ms_replay *r, ms_errbuf *eb)
 {
-	const char *base = strrchr(db_path, '/');
-	base = base ? base + 1 : db_path;
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "/dev/shm/mergescope-%u",
-	         (unsigned)getuid());
-	struct statvfs sv;
-	if (access("/dev/shm", W_OK) == 0 && statvfs("/dev/shm", &sv) == 0 &&
-	    (uint64_t)sv.f_bavail * sv.f_frsize > (1ull << 30) &&
-	    (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
-	    access(dir, W_OK) == 0) {
-		snprintf(buf, n, "%s/%s.%ld.shard", dir, base, (long)getpid());
-		return;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < ms_fixture_nslots(r->fx); i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
+		for (int k = 0; k < MS_KIND_COUNT; k++)
+			bytes += s->bytes[k];
 	}
-	snprintf(buf, n, "%s.shard", db_path);
+	const char *base = strrchr(r->db_path, '/');
+	base = base ? base + 1 : r->db_path;
+	char disk[PATH_MAX], cache[PATH_MAX];
+	char *slash;
+	if (ms_fixture_cache_dir(cache, sizeof(cache), "work", 0) == 0 &&
+	    (slash = strrchr(cache, '/')) != NULL &&
+	    (size_t)snprintf(disk, sizeof(disk), "%.*s/work",
+	                     (int)(slash - cache), cache) < sizeof(disk)) {
+		/* <cache>/mergescope/work, made when chosen */
+	} else {
+		copy_str(disk, sizeof(disk), r->db_path);
+		slash = strrchr(disk, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			copy_str(disk, sizeof(disk), ".");
+	}
+	ms__work_choice c;
+	ms__work_dir_choose("/dev/shm", ms__work_need_bytes(bytes), disk, base,
+	                    &c);
+	if (!c.shm && ms_fs_mkdir_p(disk, 0755, NULL) != 0)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "replay: cannot create the work directory's "
+		               "parent %s: %s",
+		               disk, strerror(errno));
+	if (strlen(c.dir) >= sizeof(r->work_dir))
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "replay: the work directory %s is too long; "
+		               "give --work-dir",
+		               c.dir);
+	copy_str(r->work_dir, sizeof(r->work_dir), c.dir);
+	copy_str(r->work_why, sizeof(r->work_why), c.why);
+	return 0;
+}
+
+const char *
+ms_replay_work_note(const ms_replay *r)
+{
+	return r->work_why;
 }
 
 /* ---- ms_replay_open, step by step ------------------------------------ */
@@ -1442,9 +1529,6 @@ open_init(ms_replay *r, const ms_replay_opts *opts)
 	copy_str(r->db_path, sizeof(r->db_path), opts->db_path);
 	if (opts->work_dir)
 		copy_str(r->work_dir, sizeof(r->work_dir), opts->work_dir);
-	else
-		default_work_dir(r->work_dir, sizeof(r->work_dir),
-		                 opts->db_path);
 	copy_str(r->plugin_dir, sizeof(r->plugin_dir),
 	         opts->plugin_dir ? opts->plugin_dir : MS_DEFAULT_PLUGIN_DIR);
 	copy_str(r->clone_method, sizeof(r->clone_method), "copy");
@@ -1496,6 +1580,9 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 				        s->path[k]);
 		}
 	}
+	/* Without --work-dir: chosen now that the day's size is known. */
+	if (!r->work_dir[0] && (rc = choose_work_dir(r, eb)))
+		return rc;
 	return 0;
 }
 
@@ -1576,9 +1663,11 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 static int
 open_shard(ms_replay *r, ms_errbuf *eb)
 {
-	ms_shard_opts so = {
-		.dir = r->work_dir, .create = true, .mem = &r->mem, .io = &r->io
-	};
+	ms_shard_opts so = { .dir = r->work_dir,
+		             .create = true,
+		             .mem = &r->mem,
+		             .io = &r->io,
+		             .reap_async = true };
 	int rc = ms_shard_open(&r->shard, &so, eb);
 	uint64_t max_id = 0, id = 0;
 	for (size_t i = 0; rc == 0 && i < ms_fixture_nslots(r->fx); i++) {
@@ -1712,10 +1801,15 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 {
 	if (r->started)
 		return ms_fail(eb, MS_ERR_STATE, "replay already started");
+	int rc = stage_parts(r, eb);
+	if (rc)
+		return rc;
+	/* Without the sampler the split peaks read 0; the run goes on. */
+	ms__rsswatch_start(&r->rss, 0);
 	r->t0_mono = ms_mono_ns();
 	ms_ev_run run;
 	fill_run_record(r, &run);
-	int rc = ms_rec_run_begin(r->rec, &run, eb);
+	rc = ms_rec_run_begin(r->rec, &run, eb);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&r->mu);
@@ -1832,6 +1926,7 @@ ms_replay_close(ms_replay *r)
 	pthread_mutex_unlock(&r->mu);
 	if (r->started)
 		pthread_join(r->thread, NULL);
+	ms__rsswatch_stop(&r->rss);
 	atomic_store(&r->oracle_cancel, true);
 	if (r->oracle_started)
 		ms__oracle_join(r);

@@ -216,6 +216,9 @@ copy_shard(ms_view *v, const char *dir, ms_errbuf *eb)
 				break;
 			}
 			rc = ms__copy_tree(ms_part_dir(p), to, &reflinked, eb);
+			/* The shard publishes by rename: sync the copy. */
+			if (rc == 0)
+				rc = ms_part_sync_tree(to, NULL, eb);
 		}
 		if (rc == 0)
 			rc = ms_shard_introduce(s, id, eb);

@@ -3,6 +3,8 @@
  * cloned into the shard before it is published, and a frozen shard is copied
  * for every controlled re-run. Files are reflinked where the filesystem
  * allows (FICLONE), else copied with copy_file_range, else read/write.
+ * Staging a fixture's parts into a shard links them where it can: a part
+ * is immutable, so the shard and the fixture may share its files.
  */
 #define _GNU_SOURCE
 #include "replay_int.h"
@@ -139,6 +141,60 @@ ms__copy_tree(const char *from, const char *to, bool *reflinked, ms_errbuf *eb)
 			rc = ms__copy_file(a, b, reflinked, eb);
 		if (rc)
 			break;
+	}
+	closedir(d);
+	return rc;
+}
+
+
+int
+ms__stage_tree(const char *from, const char *to, bool allow_link,
+               ms__stage_counts *c, ms_errbuf *eb)
+{
+	if (mkdir(to, 0755) < 0)
+		return ms_fail(eb, ms_err_from_errno(errno), "stage %s: %s", to,
+		               strerror(errno));
+	DIR *d = opendir(from);
+	if (!d)
+		return ms_fail(eb, ms_err_from_errno(errno), "stage %s: %s",
+		               from, strerror(errno));
+	int rc = 0;
+	struct dirent *de;
+	while (rc == 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char a[PATH_MAX], b[PATH_MAX];
+		if ((size_t)snprintf(a, sizeof(a), "%s/%s", from, de->d_name) >=
+		            sizeof(a) ||
+		    (size_t)snprintf(b, sizeof(b), "%s/%s", to, de->d_name) >=
+		            sizeof(b)) {
+			rc = ms_fail(eb, MS_ERR_RANGE, "%s: path too long",
+			             from);
+			break;
+		}
+		/* Another file system, or one without hard links: copy. */
+		if (allow_link && !c->no_link) {
+			if (link(a, b) == 0) {
+				c->linked++;
+				continue;
+			}
+			if (errno != EXDEV && errno != EPERM &&
+			    errno != EMLINK && errno != ENOTSUP) {
+				rc = ms_fail(eb, ms_err_from_errno(errno),
+				             "stage %s as %s: link: %s", a, b,
+				             strerror(errno));
+				break;
+			}
+			c->no_link = true;
+		}
+		bool reflinked = false;
+		rc = ms__copy_file(a, b, &reflinked, eb);
+		if (rc == 0) {
+			if (reflinked)
+				c->reflinked++;
+			else
+				c->copied++;
+		}
 	}
 	closedir(d);
 	return rc;

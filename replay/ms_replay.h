@@ -112,8 +112,12 @@ typedef struct ms_replay_opts {
 	const char *fixture_dir; /* required; never written */
 	const char *db_path;     /* required */
 	bool db_overwrite;
-	const char *work_dir;     /* shard clone; NULL = <db_path>.shard */
-	bool keep_shard;          /* keep work_dir after the run */
+	const char *work_dir; /* scratch shard; NULL = chosen
+	                         (ms_replay_work_note) */
+	bool keep_shard;      /* keep work_dir after the run */
+	/* Stage the fixture's parts into the shard by copy (or reflink)
+	 * even where hard links would work. */
+	bool stage_copy;
 	const char *variant;      /* NULL = "disabled"; or a chain spec */
 	const char *plugin_dir;   /* NULL = MS_PLUGIN_DIR of the build */
 	const char *grace_policy; /* NULL = "selection" */
@@ -163,6 +167,12 @@ typedef struct ms_replay_opts {
 } ms_replay_opts;
 
 typedef struct ms_replay ms_replay;
+
+/* Without opts.work_dir: the one line saying where the scratch shard went
+ * and why ("work dir /dev/shm/... (tmpfs): 23000 MiB free, the day needs
+ * about 700 MiB", or "(disk): /dev/shm has 60 MiB free, ..."); "" when the
+ * caller chose. Owned by r. */
+const char *ms_replay_work_note(const ms_replay *r);
 
 /* Validate everything that can be validated before work starts (fixture
  * and manifest, variant and chain, plugins load, database path writable)

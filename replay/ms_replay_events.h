@@ -33,7 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define MS_EV_SCHEMA_VERSION 7
+#define MS_EV_SCHEMA_VERSION 8
 #define MS_EV_LINKS_MAX 8     /* links of one sampler chain */
 #define MS_EV_HIST_BUCKETS 13 /* 12 bounds + overflow */
 #define MS_EV_HEX_MAX 65      /* 64 hex digits + NUL (SHA-256/XXH3 sized) */
@@ -101,8 +101,10 @@ typedef struct ms_ev_run {
 	/* Host. */
 	char hostname[MS_EV_NAME_MAX];
 	char kernel[MS_EV_NAME_MAX];
-	char filesystem[32];   /* statfs type of the work dir: "tmpfs" */
-	char clone_method[16]; /* "reflink" or "copy" */
+	char filesystem[32]; /* statfs type of the work dir: "tmpfs" */
+	/* How parts were staged: "link", "reflink", "copy", or two of them
+	 * joined by '+' ("link+copy"). */
+	char clone_method[16];
 	/* Build and machine (version 4). */
 	char binary_checksum[MS_EV_HEX_MAX]; /* of /proc/self/exe */
 	char git_commit[48];        /* of the source tree at configure time */
@@ -298,6 +300,14 @@ typedef struct ms_ev_phase {
 	uint64_t bytes_read, bytes_written;
 	uint64_t fsyncs;
 	int64_t drain_ns; /* final drain of the phase */
+	/* Peaks of the resident set by kind (RssAnon, RssFile, RssShmem)
+	 * sampled every 5 ms while the phase ran (version 7). */
+	uint64_t rss_anon_peak, rss_file_peak, rss_shmem_peak;
+	/* Primary only (0 in cooldown): the staging of every scheduled part
+	 * into the shard before the phase, and the fsyncs the run made
+	 * before the phase (the shard's creation, the staging's syncfs). */
+	int64_t staging_ns;
+	uint64_t staging_fsyncs;
 } ms_ev_phase;
 
 /* One counter a plugin exports (ms_plugin_desc.stats), read at the end

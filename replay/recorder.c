@@ -504,6 +504,11 @@ static const col phase_cols[] = {
 	PHS("bytes_written", C_U64, bytes_written),
 	PHS("fsyncs", C_U64, fsyncs),
 	PHS("drain_ns", C_I64, drain_ns),
+	PHS("rss_anon_peak", C_U64, rss_anon_peak),
+	PHS("rss_file_peak", C_U64, rss_file_peak),
+	PHS("rss_shmem_peak", C_U64, rss_shmem_peak),
+	PHS("staging_ns", C_I64, staging_ns),
+	PHS("staging_fsyncs", C_U64, staging_fsyncs),
 };
 
 #define GTE(n, t, f) COL(ms_ev_gate, n, t, f)

@@ -23,6 +23,56 @@ int ms__copy_file(const char *from, const char *to, bool *reflinked,
                   ms_errbuf *eb);
 int ms__copy_tree(const char *from, const char *to, bool *reflinked,
                   ms_errbuf *eb);
+/* How staged files got into the shard; no_link is set once a link failed
+ * because the file systems differ (or do not link), so the rest are
+ * copied without trying again. */
+typedef struct ms__stage_counts {
+	uint64_t linked, reflinked, copied;
+	bool no_link;
+} ms__stage_counts;
+/* Create `to` and put every file of the part directory `from` in it: a
+ * hard link when allow_link and the file system allows, else a reflink or
+ * a copy. Counts in *c. Syncs nothing (the caller syncs once). */
+int ms__stage_tree(const char *from, const char *to, bool allow_link,
+                   ms__stage_counts *c, ms_errbuf *eb);
+/* The scratch shard's place when --work-dir is not given (workdir.c). */
+typedef struct ms__work_choice {
+	char dir[PATH_MAX];
+	char why[PATH_MAX + 160]; /* one line: where and why */
+	bool shm;
+} ms__work_choice;
+/* Bytes the shard of a day needs at most: twice the fixture's part bytes
+ * (all staged, plus merge outputs beside their inputs) and 64 MiB. */
+uint64_t ms__work_need_bytes(uint64_t fixture_bytes);
+/* shm (e.g. /dev/shm) when it is a writable tmpfs with `need` bytes free:
+ * <shm>/mergescope-<uid>/<base>.<pid>.shard; else
+ * <disk_dir>/<base>.<pid>.shard. out->why says which and why. */
+void ms__work_dir_choose(const char *shm, uint64_t need, const char *disk_dir,
+                         const char *base, ms__work_choice *out);
+
+/* Peaks of the resident set by kind, in bytes (rsswatch.c). */
+typedef struct ms__rss_peaks {
+	int64_t anon, file, shmem;
+} ms__rss_peaks;
+
+/* A thread that samples /proc/self/status every period_ms and keeps the
+ * peak of each kind. Embedded; start, take any number of times, stop. */
+typedef struct ms__rsswatch {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned period_ms;
+	bool stop, started;
+	ms__rss_peaks peak;
+} ms__rsswatch;
+
+/* Start sampling (period 0 = 5 ms). 0 or MS_ERR_NOMEM (no thread: takes
+ * then report zeros). */
+int ms__rsswatch_start(ms__rsswatch *w, unsigned period_ms);
+/* The peaks since the start or the previous take; restarts them. */
+void ms__rsswatch_take(ms__rsswatch *w, ms__rss_peaks *out);
+/* Stop the thread (no-op when not started). */
+void ms__rsswatch_stop(ms__rsswatch *w);
 
 /* Where a run stands, for per-phase figures: the two recorded phases
  * and the finalize merge (recorded in cooldown) apart. */
@@ -240,9 +290,17 @@ struct ms_replay {
 	ms_rec *rec;
 	ms_shard *shard;
 	ms_engine *engine;
-	char clone_method[16];
-	char cache_label[16]; /* warm, cold, uncontrolled */
-	int64_t t0_mono;      /* run start, CLOCK_MONOTONIC */
+	char work_why[PATH_MAX + 160]; /* the default work dir's choice */
+	char clone_method[16]; /* how parts were staged: link, reflink, copy */
+	char cache_label[16];  /* warm, cold, uncontrolled */
+	/* Staging before the primary phase: its wall, and the fsyncs the run
+	 * made before the primary phase (the shard's creation, the staging's
+	 * one syncfs). */
+	int64_t staging_ns;
+	uint64_t staging_fsyncs;
+	ms__stage_counts staged;
+	ms__rsswatch rss;
+	int64_t t0_mono; /* run start, CLOCK_MONOTONIC */
 
 	int64_t wait_timeout_ns;
 	pthread_t thread;

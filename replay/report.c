@@ -712,6 +712,9 @@ print_phases(FILE *f, const report *r)
 {
 	const phase_agg *p = &r->ph[0], *c = &r->ph[1];
 	fprintf(f, "\n%-30s %14s %14s\n", "resources", "primary", "cooldown");
+	row_f(f, "staging before", "s", sec(p->ph.staging_ns),
+	      sec(c->ph.staging_ns), 3);
+	row_u(f, "fsyncs before", p->ph.staging_fsyncs, c->ph.staging_fsyncs);
 	row_f(f, "wall", "s", sec(p->ph.wall_ns), sec(c->ph.wall_ns), 3);
 	row_f(f, "cpu", "s", sec(p->ph.cpu_ns), sec(c->ph.cpu_ns), 3);
 	row_f(f, "effective cores", "",
@@ -725,6 +728,12 @@ print_phases(FILE *f, const report *r)
 	      mib((uint64_t)c->ph.peak_live), 2);
 	row_f(f, "peak RSS", "MiB", mib(p->ph.rss_peak), mib(c->ph.rss_peak),
 	      2);
+	row_f(f, "  anon peak", "MiB", mib(p->ph.rss_anon_peak),
+	      mib(c->ph.rss_anon_peak), 2);
+	row_f(f, "  file peak", "MiB", mib(p->ph.rss_file_peak),
+	      mib(c->ph.rss_file_peak), 2);
+	row_f(f, "  shmem peak", "MiB", mib(p->ph.rss_shmem_peak),
+	      mib(c->ph.rss_shmem_peak), 2);
 	row_f(f, "read", "MiB", mib(p->ph.bytes_read), mib(c->ph.bytes_read),
 	      2);
 	row_f(f, "written", "MiB", mib(p->ph.bytes_written),
@@ -1077,6 +1086,11 @@ json_phase(FILE *f, const phase_agg *a)
 	ju(f, "alloc_count", a->ph.alloc_count, &first);
 	ji(f, "peak_live", a->ph.peak_live, &first);
 	ju(f, "rss_peak", a->ph.rss_peak, &first);
+	ju(f, "rss_anon_peak", a->ph.rss_anon_peak, &first);
+	ju(f, "rss_file_peak", a->ph.rss_file_peak, &first);
+	ju(f, "rss_shmem_peak", a->ph.rss_shmem_peak, &first);
+	ji(f, "staging_ns", a->ph.staging_ns, &first);
+	ju(f, "staging_fsyncs", a->ph.staging_fsyncs, &first);
 	ju(f, "bytes_read", a->ph.bytes_read, &first);
 	ju(f, "bytes_written", a->ph.bytes_written, &first);
 	ju(f, "fsyncs", a->ph.fsyncs, &first);

@@ -302,6 +302,11 @@ evf_phase(ms_ev_phase *p, enum ms_ev_phase_id id)
 	p->bytes_written = pri ? (310ULL << 20) : (82ULL << 20);
 	p->fsyncs = pri ? 9000 : 300;
 	p->drain_ns = pri ? 20000000 : 500000000;
+	p->rss_anon_peak = pri ? (40ULL << 20) : (30ULL << 20);
+	p->rss_file_peak = pri ? (15ULL << 20) : (20ULL << 20);
+	p->rss_shmem_peak = pri ? (80ULL << 20) : (90ULL << 20);
+	p->staging_ns = pri ? 1250000000LL : 0;
+	p->staging_fsyncs = pri ? 3 : 0;
 }
 
 /* Record a whole run of n merges into path (overwriting). 0 or ms_err.

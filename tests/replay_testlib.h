@@ -7,7 +7,9 @@
 #ifndef MS_REPLAY_TESTLIB_H
 #define MS_REPLAY_TESTLIB_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "ms_fixture.h"
 #include "ms_replay.h"
 #include "testdir.h"

@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -137,6 +139,52 @@ test_rusage_moves(void **state)
 	}
 }
 
+/* The split by kind moves with what was touched: anonymous memory shows
+ * in anon, a mapped file on a tmpfs in shmem, and the kinds add up to the
+ * resident set. */
+static void
+test_rusage_split(void **state)
+{
+	(void)state;
+	ms_rusage a, b;
+	ms_errbuf eb;
+	assert_int_equal(ms_rusage_sample(&a, &eb), 0);
+	assert_true(a.rss_anon_bytes > 0);
+	assert_true(a.rss_file_bytes >= 0);
+	assert_true(a.rss_shmem_bytes >= 0);
+	int64_t sum = a.rss_anon_bytes + a.rss_file_bytes + a.rss_shmem_bytes;
+	/* Sampled by two reads, so allow a little drift between them. */
+	assert_true(sum >= a.rss_bytes - (1 << 20) &&
+	            sum <= a.rss_bytes + (1 << 20));
+	size_t n = 32u << 20;
+	volatile unsigned char *p = malloc(n);
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = (unsigned char)(i | 1);
+	int64_t an, fi, sh;
+	assert_int_equal(ms_rusage_rss_split(&an, &fi, &sh), 0);
+	assert_true(an >= a.rss_anon_bytes + (int64_t)(n / 2));
+	free((void *)p);
+	/* Shared memory: a file on /dev/shm, mapped and touched. */
+	char path[] = "/dev/shm/ms-test-rss-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		skip();
+		return;
+	}
+	unlink(path);
+	assert_int_equal(ftruncate(fd, (off_t)n), 0);
+	unsigned char *m =
+	        mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	for (size_t i = 0; i < n; i += 4096)
+		m[i] = 1;
+	assert_int_equal(ms_rusage_sample(&b, &eb), 0);
+	assert_true(b.rss_shmem_bytes >= a.rss_shmem_bytes + (int64_t)(n / 2));
+	munmap(m, n);
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -146,6 +194,7 @@ main(void)
 		cmocka_unit_test(test_maturity_boundary),
 		cmocka_unit_test(test_mono_clock),
 		cmocka_unit_test(test_rusage_moves),
+		cmocka_unit_test(test_rusage_split),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,7 @@ test_core_names(void **state)
 	static const char *const guard[] = {
 		"confirmed",    "filter_positive", "no_filter",
 		"probe_budget", "drop_budget",     "bad_range",
+		"segment_edge",
 	};
 	for (int r = 0; r < MS_GUARD_REASON_COUNT; r++)
 		assert_string_equal(ms_guard_reason_name(r), guard[r]);

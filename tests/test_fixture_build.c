@@ -301,9 +301,10 @@ test_bad_options(void **state)
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/x", root);
 	o.out_dir = dir;
-	o.preset = "day-3x";
+	/* Not a preset (day-<N>x needs N >= 1: day-3x is one). */
+	o.preset = "day-0x";
 	assert_int_equal(ms_fixture_build(&o, NULL, &eb), MS_ERR_INVAL);
-	assert_non_null(strstr(eb.msg, "day-3x"));
+	assert_non_null(strstr(eb.msg, "day-0x"));
 	o.preset = "smoke";
 	o.plugin_path = "/nonexistent/skywalking.so";
 	assert_int_not_equal(ms_fixture_build(&o, NULL, &eb), 0);
@@ -530,6 +531,31 @@ test_warm_opening(void **state)
 
 /* The reference table: volume figures scale with the day, others do not
  * or are known at their own scale only; tolerances decide "OUTSIDE". */
+/* day-<N>x for any whole N >= 1: N day-1x units, the presets unchanged;
+ * anything else is no preset. */
+static void
+test_scaled_presets(void **state)
+{
+	(void)state;
+	assert_true(ms_fixture_preset_units("day-1x") == 1.0);
+	assert_true(ms_fixture_preset_units("day-2x") == 2.0);
+	assert_true(ms_fixture_preset_units("day-4x") == 4.0);
+	assert_true(ms_fixture_preset_units("day-13x") == 13.0);
+	const char *bad[] = { "day-0x",  "day-01x", "day-x",     "day-4",
+		              "day-4xx", "day--4x", "day-1001x", "Day-4x" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_true(ms_fixture_preset_units(bad[i]) == 0);
+	/* An unknown one is refused by the build, naming the forms. */
+	ms_fixture_build_opts o;
+	memset(&o, 0, sizeof(o));
+	o.preset = "day-0x";
+	o.seed = 1;
+	o.out_dir = "/nonexistent/never-written";
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_fixture_build(&o, NULL, &eb), MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "day-<N>x"));
+}
+
 static void
 test_reference(void **state)
 {
@@ -606,6 +632,7 @@ main(void)
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_warm_opening),
+		cmocka_unit_test(test_scaled_presets),
 		cmocka_unit_test(test_reference),
 		cmocka_unit_test(test_cache_dir),
 	};

@@ -48,7 +48,7 @@ test_smoke_day_mapping(void **state)
 {
 	fx_model m;
 	ms_errbuf eb = { { 0 } };
-	const fx_preset *p = ms__fx_preset_find("smoke");
+	const fx_preset *p = ms__fx_preset_find("smoke", NULL);
 	fx_arena *a = NULL;
 	ms_row *rows = NULL;
 	size_t split_seen = 0;

@@ -10,8 +10,10 @@
  * what it waited for (time held at a barrier does not count), and an event
  * database whose disk fills up stops the run with its path and error.
  */
+#define _GNU_SOURCE /* syncfs */
 #include "ms_pipeline.h"
 #include "replay_testlib.h"
+#include "replay_int.h"
 #include "sqlite_full_vfs.h"
 #include "ms_replay_events.h"
 #include "ms_gates.h"
@@ -24,7 +26,56 @@
 
 #include <signal.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+
+/* ---- a counting hook on the sync calls --------------------------------- */
+
+/* This executable's own fsync, fdatasync and syncfs: every call from the
+ * statically linked engine, shard and controller comes here. Calls on a
+ * file or directory under hook_prefix are counted (the event database,
+ * elsewhere, is not the run's shard). */
+static char hook_prefix[PATH_MAX];
+static atomic_ulong hook_syncs;
+
+static void
+hook_count(int fd)
+{
+	if (!hook_prefix[0])
+		return;
+	char link[64], path[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, path, sizeof(path) - 1);
+	if (n < 0)
+		return;
+	path[n] = '\0';
+	size_t k = strlen(hook_prefix);
+	if (strncmp(path, hook_prefix, k) == 0 &&
+	    (path[k] == '/' || path[k] == '\0'))
+		atomic_fetch_add(&hook_syncs, 1);
+}
+
+int
+fsync(int fd)
+{
+	hook_count(fd);
+	return (int)syscall(SYS_fsync, fd);
+}
+
+int
+fdatasync(int fd)
+{
+	hook_count(fd);
+	return (int)syscall(SYS_fdatasync, fd);
+}
+
+int
+syncfs(int fd)
+{
+	hook_count(fd);
+	return (int)syscall(SYS_syncfs, fd);
+}
 
 /* ---- whole runs ------------------------------------------------------- */
 
@@ -684,6 +735,188 @@ test_day1x_finalize_cut_by_budget(void **state)
 	assert_true(b.peak <= b.preferred);
 }
 
+/* ---- honest figures and staging ---------------------------------------- */
+
+typedef struct phase_sum {
+	uint64_t fsyncs;
+	uint64_t before;
+	int64_t staging_ns;
+	uint64_t anon, shmem;
+	int n;
+} phase_sum;
+
+static int
+sum_phase(void *ctx, const ms_ev_phase *p)
+{
+	phase_sum *s = ctx;
+	s->fsyncs += p->fsyncs;
+	s->before += p->staging_fsyncs;
+	s->staging_ns += p->staging_ns;
+	if (p->rss_anon_peak > s->anon)
+		s->anon = p->rss_anon_peak;
+	if (p->rss_shmem_peak > s->shmem)
+		s->shmem = p->rss_shmem_peak;
+	s->n++;
+	return 0;
+}
+
+/* Run `variant` to the end in work (under dir; NULL = the default
+ * place), copying parts when stage_copy; fill end, run and phases. */
+static void
+run_to_end(const char *name, const char *variant, const char *dir,
+           bool stage_copy, ms_ev_run *run, ms_ev_run_end *end, phase_sum *ps)
+{
+	rt_run rr;
+	rt_opts(&rr, name, variant);
+	const char *parent = dir ? dir : rt.shm;
+	snprintf(rr.work, sizeof(rr.work), "%s/%s.shard", parent, name);
+	rr.o.stage_copy = stage_copy;
+	rr.o.serial = true;
+	char real[PATH_MAX];
+	assert_non_null(realpath(parent, real));
+	snprintf(hook_prefix, sizeof(hook_prefix), "%s/%s.shard", real, name);
+	atomic_store(&hook_syncs, 0);
+	ms_replay *r = rt_start(&rr, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_DONE);
+	assert_int_equal(rt_print_gates(r, name), 0);
+	free(st);
+	ms_replay_close(r);
+	hook_prefix[0] = '\0';
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, rr.db, &eb), 0);
+	bool has_end = false;
+	assert_int_equal(ms_evdb_run(db, run, end, &has_end, &eb), 0);
+	assert_true(has_end);
+	memset(ps, 0, sizeof(*ps));
+	assert_int_equal(ms_evdb_each_phase(db, sum_phase, ps, &eb), 0);
+	ms_evdb_close(db);
+}
+
+/* The run's fsync figure is every sync call the kernel got on its shard:
+ * the part writers', each publication's, the snapshots', the staging's. */
+static void
+test_fsync_count_matches_calls(void **state)
+{
+	(void)state;
+	ms_ev_run *run = calloc(1, sizeof(*run));
+	ms_ev_run_end end;
+	phase_sum ps;
+	assert_non_null(run);
+	run_to_end("fsync-count", "skywalking", NULL, false, run, &end, &ps);
+	uint64_t calls = atomic_load(&hook_syncs);
+	print_message(
+	        "fsync figures %llu + %llu before, calls %llu, pubs %llu\n",
+	        (unsigned long long)ps.fsyncs, (unsigned long long)ps.before,
+	        (unsigned long long)calls,
+	        (unsigned long long)end.publications);
+	assert_int_equal(ps.n, 2);
+	assert_true(calls > end.publications);
+	assert_int_equal(ps.fsyncs + ps.before, calls);
+	/* The split is there: some anonymous memory in every run. */
+	assert_true(ps.anon > 0);
+	free(run);
+}
+
+/* Parts staged by hard link and by copy: the same run, and each says how
+ * its parts got in. */
+static void
+test_staging_link_and_copy_same_run(void **state)
+{
+	(void)state;
+	ms_ev_run *run = calloc(2, sizeof(*run));
+	ms_ev_run_end end[2];
+	phase_sum ps[2];
+	assert_non_null(run);
+	/* Beside the fixture, so that hard links work. */
+	run_to_end("stage-link", "skywalking", rt.root, false, &run[0], &end[0],
+	           &ps[0]);
+	run_to_end("stage-copy", "skywalking", rt.root, true, &run[1], &end[1],
+	           &ps[1]);
+	assert_string_equal(run[0].clone_method, "link");
+	assert_true(!strcmp(run[1].clone_method, "copy") ||
+	            !strcmp(run[1].clone_method, "reflink"));
+	assert_true(ps[0].staging_ns > 0 && ps[1].staging_ns > 0);
+	for (int i = 0; i < 2; i++)
+		assert_string_equal(end[i].status, "complete");
+	assert_true(end[0].selection_fp[0] != '\0');
+	assert_string_equal(end[0].selection_fp, end[1].selection_fp);
+	assert_true(ms_ledger_set_equal(&end[0].final_ledger,
+	                                &end[1].final_ledger));
+	assert_true(ms_ledger_set_equal(&end[0].expected_ledger,
+	                                &end[1].expected_ledger));
+	assert_int_equal(end[0].merges_completed, end[1].merges_completed);
+	assert_int_equal(end[0].publications, end[1].publications);
+	/* The fixture is untouched by a run over links to its files: every
+	 * part's hashes still match its manifest. */
+	char plugin[PATH_MAX];
+	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", MS_PLUGIN_DIR);
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_fixture_check(rt.fixture, plugin, NULL, NULL, NULL, &eb);
+	if (rc)
+		fprintf(stderr, "fixture check: %s\n", eb.msg);
+	assert_int_equal(rc, 0);
+	free(run);
+}
+
+/* Where the scratch shard goes without --work-dir: /dev/shm only when it
+ * is a tmpfs with room for the day, else the disk; one line says why. */
+static void
+test_work_dir_choice(void **state)
+{
+	(void)state;
+	assert_int_equal(ms__work_need_bytes(100ull << 20), 264ull << 20);
+	assert_int_equal(ms__work_need_bytes(UINT64_MAX / 2), UINT64_MAX);
+	ms__work_choice c;
+	/* Not a tmpfs (the test's temporary directory is on a disk here,
+	 * unless TMPDIR points at one). */
+	char fs[32];
+	ms__fs_type_name(rt.root, fs, sizeof(fs));
+	if (strcmp(fs, "tmpfs") != 0) {
+		ms__work_dir_choose(rt.root, 1, "/disk", "run.db", &c);
+		assert_false(c.shm);
+		assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
+		assert_non_null(strstr(c.why, "(disk)"));
+		assert_non_null(strstr(c.why, "is not a tmpfs"));
+	}
+	ms__fs_type_name("/dev/shm", fs, sizeof(fs));
+	if (strcmp(fs, "tmpfs") != 0 || access("/dev/shm", W_OK) != 0) {
+		skip();
+		return;
+	}
+	/* Room: the tmpfs. */
+	ms__work_dir_choose("/dev/shm", 1 << 20, "/disk", "run.db", &c);
+	assert_true(c.shm);
+	char want[64];
+	snprintf(want, sizeof(want), "/dev/shm/mergescope-%u/run.db.",
+	         (unsigned)getuid());
+	assert_true(strncmp(c.dir, want, strlen(want)) == 0);
+	assert_non_null(strstr(c.why, "(tmpfs)"));
+	assert_non_null(strstr(c.why, "MiB free, the day needs about 1 MiB"));
+	/* No room: the disk, saying how much was free and needed. */
+	ms__work_dir_choose("/dev/shm", UINT64_MAX / 4, "/disk", "run.db", &c);
+	assert_false(c.shm);
+	assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
+	assert_non_null(strstr(c.why, "(disk): /dev/shm has "));
+	assert_non_null(strstr(c.why, "MiB free, the day needs about"));
+	/* A replay opened without a work dir says where it went (a disk
+	 * choice would go under the cache directory: keep that here). */
+	setenv("XDG_CACHE_HOME", rt.root, 1);
+	rt_run run;
+	rt_opts(&run, "choice", "disabled");
+	run.o.work_dir = NULL;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_open(&r, &run.o, &eb), 0);
+	assert_non_null(strstr(ms_replay_work_note(r), "work dir "));
+	assert_non_null(strstr(ms_replay_work_note(r), ms_replay_work_dir(r)));
+	ms_replay_close(r);
+}
+
 /* ---- breakpoints and stepping ---------------------------------------- */
 
 static ms_replay *
@@ -1307,6 +1540,9 @@ main(void)
 		cmocka_unit_test(test_prediction_trace_policy),
 		cmocka_unit_test(test_gates_one_definition),
 		cmocka_unit_test(test_disabled_alwayskeep_identical),
+		cmocka_unit_test(test_fsync_count_matches_calls),
+		cmocka_unit_test(test_staging_link_and_copy_same_run),
+		cmocka_unit_test(test_work_dir_choice),
 		cmocka_unit_test(test_retain_reread_identical),
 		cmocka_unit_test(test_day1x_finalize_cut_by_budget),
 		cmocka_unit_test(test_break_mature),

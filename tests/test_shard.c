@@ -1,7 +1,8 @@
 /*
  * test_shard.c - the shard: transactions and epochs, views pinning deleted
  * parts, failures that must change nothing, crash recovery from every
- * on-disk state a killed writer can leave (built by hand and by SIGKILL),
+ * on-disk state a killed writer can leave (built by hand, by SIGKILL, and
+ * by a process ending after each step of a publication),
  * and allocation failure at every point of open, introduce and replace.
  */
 #include "testdir.h"
@@ -515,7 +516,7 @@ test_recovery_leftovers(void **state)
 		                  sizeof(t));
 		ms_shard_part_path(s, (enum ms_part_kind)k, orphan, f,
 		                   sizeof(f));
-		assert_int_equal(ms_part_publish(t, f, &eb), 0);
+		assert_int_equal(ms_part_publish(t, f, NULL, &eb), 0);
 	}
 	ms_shard_close(s);
 	/* Restore a's core and b's latency directories, as if deletion
@@ -817,6 +818,188 @@ test_recovery_after_sigkill(void **state)
 	rm_dir(dir);
 }
 
+/* ---- a crash after every step of a publication ---- */
+
+struct crash_at {
+	enum ms_shard_step step;
+	unsigned index;
+};
+
+static void
+crash_hook(void *arg, enum ms_shard_step step, unsigned index)
+{
+	const struct crash_at *c = arg;
+	if (c->step == step && c->index == index)
+		_exit(0); /* the process dies here, mid-transaction */
+}
+
+/* Count the part directories of every kind (16-hex names). */
+static int
+part_dirs(const char *dir)
+{
+	char cmd[4400];
+	snprintf(cmd, sizeof(cmd),
+	         "ls -A '%s/core' '%s/sidx/latency' '%s/sidx/start_time' | "
+	         "grep -c '^[0-9a-f]\\{16\\}$'",
+	         dir, dir, dir);
+	FILE *f = popen(cmd, "r");
+	int n = -1;
+	assert_int_equal(fscanf(f, "%d", &n), 1);
+	pclose(f);
+	return n;
+}
+
+/* Move a part written at its tmp paths to its final paths, unlisted (as a
+ * replay stages its parts before the day). */
+static int
+place_part(ms_shard *s, uint64_t id)
+{
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		char t[4096], f[4096];
+		ms_shard_tmp_path(s, (enum ms_part_kind)k, id, t, sizeof(t));
+		ms_shard_part_path(s, (enum ms_part_kind)k, id, f, sizeof(f));
+		if (rename(t, f) != 0)
+			return -1;
+	}
+	sync();
+	return 0;
+}
+
+/* In a child: the shard holds seeds 1 and 2 as two raw parts; introduce
+ * seed 3 (merge = false; placed: staged at its final paths first) or merge
+ * the two into one output (merge = true), ending the process at `at`. The
+ * parent reopens: the shard is at the snapshot before or after the
+ * transaction, whole, with no leftovers. */
+static void
+crash_once3(bool merge, bool placed, struct crash_at at, bool after_commit)
+{
+	char *dir = make_dir();
+	ms_shard *s = open_shard(dir, true, NULL);
+	uint64_t a = add_raw(s, 1), b = add_raw(s, 2);
+	ms_shard_close(s);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		ms_shard_opts o = { .dir = dir,
+			            .reap_async = at.step ==
+			                          MS_SHARD_STEP_INPUT_DELETED };
+		ms_errbuf eb;
+		if (ms_shard_open(&s, &o, &eb) != 0)
+			_exit(2);
+		uint64_t id, seeds[] = { 1, 2 }, three = 3;
+		if (ms_shard_new_id(s, &id, &eb) != 0)
+			_exit(3);
+		ms_shard_set_step_hook(s, crash_hook, &at);
+		uint64_t in[] = { a, b };
+		int rc;
+		if (merge)
+			rc = write_part(s, id, seeds, 2, 1) ||
+			     ms_shard_replace(s, in, 2, id, &eb);
+		else if (placed)
+			rc = write_part(s, id, &three, 1, 0) ||
+			     place_part(s, id) ||
+			     ms_shard_introduce_placed(s, id, &eb);
+		else
+			rc = write_part(s, id, &three, 1, 0) ||
+			     ms_shard_introduce(s, id, &eb);
+		if (rc == 0)
+			ms_shard_settle(s);
+		_exit(rc ? 4 : 5); /* the step never came */
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	s = open_shard(dir, false, NULL);
+	assert_int_equal(tmp_count(dir), 0);
+	size_t want_n = merge ? (after_commit ? 1 : 2) : (after_commit ? 3 : 2);
+	assert_int_equal(ms_shard_count(s), want_n);
+	assert_int_equal(ms_shard_epoch(s), after_commit ? 3 : 2);
+	/* Nothing on disk that the snapshot does not list. */
+	assert_int_equal(part_dirs(dir), (int)want_n * MS_KIND_COUNT);
+	uint64_t seeds[] = { 1, 2, 3 };
+	ms_ledger_set want, got;
+	seeds_ledger(seeds, !merge && after_commit ? 3 : 2, &want);
+	shard_ledger(s, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	ms_shard_close(s);
+	rm_dir(dir);
+}
+
+static void
+crash_once(bool merge, struct crash_at at, bool after_commit)
+{
+	crash_once3(merge, false, at, after_commit);
+}
+
+static void
+test_crash_at_every_publication_step(void **state)
+{
+	(void)state;
+	static const struct {
+		struct crash_at at;
+		bool after_commit;
+	} steps[] = {
+		{ { MS_SHARD_STEP_RENAMED, 0 }, false },
+		{ { MS_SHARD_STEP_RENAMED, 1 }, false },
+		{ { MS_SHARD_STEP_RENAMED, 2 }, false },
+		{ { MS_SHARD_STEP_DIRS_SYNCED, 0 }, false },
+		{ { MS_SHARD_STEP_SNAP_WRITTEN, 0 }, false },
+		{ { MS_SHARD_STEP_COMMITTED, 0 }, true },
+		{ { MS_SHARD_STEP_SNAP_SYNCED, 0 }, true },
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		for (int merge = 0; merge < 2; merge++)
+			crash_once(merge, steps[i].at, steps[i].after_commit);
+		/* A part staged in place has only the snapshot's steps. */
+		if (steps[i].at.step >= MS_SHARD_STEP_SNAP_WRITTEN)
+			crash_once3(false, true, steps[i].at,
+			            steps[i].after_commit);
+	}
+	/* A merge's inputs half deleted (the first of two gone), inline
+	 * and by the reaper thread. */
+	struct crash_at del = { MS_SHARD_STEP_INPUT_DELETED, 0 };
+	crash_once(true, del, true);
+}
+
+/* With reap_async the transaction returns before its inputs are deleted;
+ * settle waits for the deletion, and close finishes what is queued. */
+static void
+test_reaper_deletes_inputs(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_errbuf eb = { { 0 } };
+	ms_shard_opts o = { .dir = dir, .create = true, .reap_async = true };
+	ms_shard *s;
+	assert_int_equal(ms_shard_open(&s, &o, &eb), 0);
+	uint64_t a = add_raw(s, 40), b = add_raw(s, 41), c = add_raw(s, 42);
+	uint64_t out;
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	uint64_t seeds[] = { 40, 41 };
+	assert_int_equal(write_part(s, out, seeds, 2, 1), 0);
+	uint64_t in[] = { a, b };
+	assert_int_equal(ms_shard_replace(s, in, 2, out, &eb), 0);
+	ms_shard_settle(s);
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		assert_false(part_on_disk(s, (enum ms_part_kind)k, a));
+		assert_false(part_on_disk(s, (enum ms_part_kind)k, b));
+		assert_true(part_on_disk(s, (enum ms_part_kind)k, out));
+	}
+	/* A view pins c past its removal; released after close, it is
+	 * deleted inline then. */
+	ms_view *v;
+	assert_int_equal(ms_shard_view(s, &v, &eb), 0);
+	assert_int_equal(ms_shard_remove(s, &c, 1, &eb), 0);
+	char cpath[4096];
+	ms_shard_part_path(s, MS_KIND_CORE, c, cpath, sizeof(cpath));
+	ms_shard_close(s);
+	assert_true(path_exists(cpath));
+	ms_view_release(v);
+	assert_false(path_exists(cpath));
+	rm_dir(dir);
+}
+
 /* ---- threads: views taken while transactions run ---- */
 
 struct conc {
@@ -1034,6 +1217,8 @@ main(void)
 		cmocka_unit_test(test_recovery_refuses_missing_part),
 		cmocka_unit_test(test_recovery_refuses_bad_snapshot),
 		cmocka_unit_test(test_recovery_after_sigkill),
+		cmocka_unit_test(test_crash_at_every_publication_step),
+		cmocka_unit_test(test_reaper_deletes_inputs),
 		cmocka_unit_test(test_concurrent_views),
 		cmocka_unit_test(test_alloc_failures),
 	};

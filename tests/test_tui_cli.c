@@ -85,6 +85,19 @@ test_option_errors_name_the_option(void **state)
 	                     "-3", "--out", "d", NULL),
 	                 MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "unsigned integer"));
+	assert_int_equal(cli("fixture", "build", "--preset", "day-2x",
+	                     "--scale", "4", "--seed", "1", "--out", "d", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "not both"));
+	const char *bad_scales[] = { "0", "-2", "04", "2.5", "x", "1001", "" };
+	for (size_t i = 0; i < sizeof(bad_scales) / sizeof(bad_scales[0]);
+	     i++) {
+		assert_int_equal(cli("fixture", "build", "--scale",
+		                     bad_scales[i], "--seed", "1", "--out", "d",
+		                     NULL),
+		                 MS_EXIT_USAGE);
+		assert_non_null(strstr(err_text, "--scale"));
+	}
 	assert_int_equal(cli("fixture", "make", NULL), MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "\"build\""));
 	assert_int_equal(cli("merge-once", "--frozen", "d", "--variant",

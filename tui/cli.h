@@ -95,7 +95,14 @@ enum ms__run_opt {
 extern const ms__opt ms__run_opts[MS__RO_COUNT];
 
 /* `fixture build` */
-enum { MS__FX_PRESET, MS__FX_SEED, MS__FX_OUT, MS__FX_OPENING, MS__FX_COUNT };
+enum {
+	MS__FX_PRESET,
+	MS__FX_SEED,
+	MS__FX_OUT,
+	MS__FX_OPENING,
+	MS__FX_SCALE,
+	MS__FX_COUNT
+};
 extern const ms__opt ms__fixture_opts[MS__FX_COUNT];
 
 enum {

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 static const char usage[] =
-        "usage: mergescope fixture build --preset P --seed N [--out DIR]\n"
-        "                                [--opening empty|warm]\n"
+        "usage: mergescope fixture build --preset P | --scale N --seed N\n"
+        "                                [--out DIR] [--opening empty|warm]\n"
         "       mergescope fixture check DIR\n"
         "\n"
         "build: generates the production-shaped day of trace writes for\n"
@@ -28,7 +28,9 @@ static const char usage[] =
         "hashes, ledgers and gates, and names any part that is missing or\n"
         "changed (exit status 1).\n"
         "\n"
-        "  --preset P    smoke, day-1x, day-2x\n"
+        "  --preset P    smoke, day-1x, day-2x (or day-<N>x)\n"
+        "  --scale N     day-<N>x: N times day-1x's traces and rows,\n"
+        "                every gate checked at N (N >= 1 whole)\n"
         "  --seed N      unsigned integer\n"
         "  --out DIR     new directory for the fixture\n"
         "  --opening O   the shard's state when the day begins: empty\n"
@@ -120,6 +122,31 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	const ms__opt *o = args->o;
 	int rc;
 	char *end;
+	char scaled[32];
+	const char *preset = o[MS__FX_PRESET].value;
+	if (!o[MS__FX_PRESET].count && !o[MS__FX_SCALE].count) {
+		fprintf(err, "mergescope fixture build: --preset P is required "
+		             "(or --scale N)\n");
+		return MS_EXIT_USAGE;
+	}
+	if (o[MS__FX_PRESET].count && o[MS__FX_SCALE].count) {
+		fprintf(err, "mergescope fixture build: give --preset P or "
+		             "--scale N, not both\n");
+		return MS_EXIT_USAGE;
+	}
+	if (o[MS__FX_SCALE].count) {
+		const char *v = o[MS__FX_SCALE].value;
+		unsigned long n = strtoul(v, &end, 10);
+		if (!*v || *end || v[0] < '1' || v[0] > '9' || n > 1000) {
+			fprintf(err,
+			        "mergescope fixture: --scale \"%s\": expected "
+			        "a whole number from 1 to 1000\n",
+			        v);
+			return MS_EXIT_USAGE;
+		}
+		snprintf(scaled, sizeof(scaled), "day-%lux", n);
+		preset = scaled;
+	}
 	unsigned long long seed = strtoull(o[MS__FX_SEED].value, &end, 10);
 	if (!*o[MS__FX_SEED].value || *end || o[MS__FX_SEED].value[0] == '-') {
 		fprintf(err,
@@ -135,7 +162,7 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	if (o[MS__FX_OUT].count) {
 		snprintf(outdir, sizeof(outdir), "%s", o[MS__FX_OUT].value);
 	} else if (ms_fixture_cache_dir(outdir, sizeof(outdir),
-	                                o[MS__FX_PRESET].value, seed)) {
+	                                preset, seed)) {
 		fprintf(err, "mergescope fixture: no --out and no cache "
 		             "directory (set XDG_CACHE_HOME or HOME)\n");
 		return MS_EXIT_USAGE;
@@ -147,7 +174,7 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	ms__plugin_dir(dir, sizeof(dir));
 	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", dir);
 	ms_fixture_build_opts bo = {
-		.preset = o[MS__FX_PRESET].value,
+		.preset = preset,
 		.seed = seed,
 		.out_dir = outdir,
 		.plugin_path = plugin,

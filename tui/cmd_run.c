@@ -86,7 +86,9 @@ static const char usage[] =
         "                       $XDG_CACHE_HOME/mergescope/runs/)\n"
         "  --work-dir DIR       where the run's scratch shard goes (new or\n"
         "                       empty; deleted after the run). Default:\n"
-        "                       /dev/shm when it is a writable tmpfs\n"
+        "                       /dev/shm when it is a tmpfs with room\n"
+        "                       for twice the day, else the cache\n"
+        "                       directory's work/ (one line says which)\n"
         "  --json FILE          also write the report as JSON to FILE (a\n"
         "                       new file; an existing one needs --force)\n"
         "  --force              replace an existing --json FILE\n"
@@ -257,6 +259,8 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	fprintf(err, "replaying %s (%s) with %s; events recorded in %s\n",
 	        cfg->fixture_dir, cfg->preset, cfg->variant,
 	        ms_replay_db_path(r));
+	if (ms_replay_work_note(r)[0])
+		fprintf(err, "%s\n", ms_replay_work_note(r));
 	if ((rc = ms_replay_start(r, &eb))) {
 		fprintf(err, "mergescope run: %s\n",
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));

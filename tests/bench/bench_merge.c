@@ -291,7 +291,7 @@ main(int argc, char **argv)
 	printf("bench_merge: seed shard of 15 inputs built in %.2f s\n",
 	       (double)(ms_mono_ns() - tb) / 1e9);
 
-	int64_t mw[99], mc[99], fw[99], fwi[99], fb[99];
+	int64_t mw[99], mc[99], fw[99], fwi[99], fb[99], ixw[99];
 	int64_t ab[99], ac[99], ap[99];
 	ms_merge_result res;
 	uint64_t fbytes = 0;
@@ -344,6 +344,7 @@ main(int argc, char **argv)
 		fb[r] = floor_bulk(&fs);
 		mw[r] = res.wall_ns;
 		mc[r] = res.cpu_ns;
+		ixw[r] = res.stage_wall_ns[MS_MERGE_STAGE_INDEX];
 		ab[r] = (int64_t)res.alloc_bytes;
 		ac[r] = (int64_t)res.alloc_count;
 		ap[r] = (int64_t)res.peak_live;
@@ -351,6 +352,11 @@ main(int argc, char **argv)
 		free(fs.u);
 		ms_shard_close(s);
 	}
+	/* The index stage's share per rep, paired before any median sorts
+	 * mw (the median of the shares, not a ratio of medians). */
+	int64_t share[99];
+	for (int r = 0; r < reps; r++)
+		share[r] = mw[r] > 0 ? ixw[r] * 1000000 / mw[r] : 0;
 	alloc_fig small;
 	small_merge(base, reps, &small);
 	rm_tree(base);
@@ -384,6 +390,10 @@ main(int argc, char **argv)
 	       (double)res.stage_wall_ns[MS_MERGE_STAGE_WRITE] / 1e6,
 	       (double)res.stage_wall_ns[MS_MERGE_STAGE_INDEX] / 1e6,
 	       (double)res.stage_wall_ns[MS_MERGE_STAGE_PUBLISH] / 1e6);
+	printf("index stage: %.1f ms median, %.1f%% of merge wall (median "
+	       "of the per-repetition shares)\n",
+	       (double)median(ixw, reps) / 1e6,
+	       (double)median(share, reps) / 1e4);
 	printf("merge resources (last rep): %.1f MB allocated in %llu "
 	       "allocations, peak live %.1f MB, %.1f MB read, %.1f MB "
 	       "written, %llu fsyncs\n",

@@ -11,3 +11,10 @@ if(TARGET mergescope)
 		endif()
 	endforeach()
 endif()
+
+# bench_day: whole days end to end on a tmpfs and a disk (tests/bench).
+add_executable(bench_day ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_day.c)
+add_dependencies(benches bench_day)
+if(TARGET mergescope)
+	add_dependencies(bench_day mergescope)
+endif()

@@ -1,0 +1,120 @@
+/*
+ * rsswatch.c - the peaks of the run's resident set by kind (anonymous,
+ * mapped files, shared memory) while a phase runs. The kernel keeps a
+ * high-water mark of the whole resident set only; which kind made a peak
+ * (a merge's heap, its mapped inputs, a tmpfs shard's pages) shows only by
+ * sampling, so a thread reads /proc/self/status every few milliseconds and
+ * keeps each kind's maximum.
+ *
+ * Design: one mutex guards the peaks and the stop flag; the thread waits on
+ * the condition variable between samples, so ms__rsswatch_stop wakes it at
+ * once. ms__rsswatch_take returns the peaks since the previous take (or the
+ * start) and restarts them from the current levels.
+ */
+#include "replay_int.h"
+
+#include "ms_rusage.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+static void
+sample(ms__rsswatch *w)
+{
+	int64_t a, f, s;
+	if (ms_rusage_rss_split(&a, &f, &s) != 0)
+		return;
+	pthread_mutex_lock(&w->mu);
+	if (a > w->peak.anon)
+		w->peak.anon = a;
+	if (f > w->peak.file)
+		w->peak.file = f;
+	if (s > w->peak.shmem)
+		w->peak.shmem = s;
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void *
+watch(void *arg)
+{
+	ms__rsswatch *w = arg;
+	pthread_mutex_lock(&w->mu);
+	while (!w->stop) {
+		pthread_mutex_unlock(&w->mu);
+		sample(w);
+		pthread_mutex_lock(&w->mu);
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += (long)w->period_ms * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		while (!w->stop &&
+		       pthread_cond_timedwait(&w->cv, &w->mu, &ts) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+int
+ms__rsswatch_start(ms__rsswatch *w, unsigned period_ms)
+{
+	memset(w, 0, sizeof(*w));
+	w->period_ms = period_ms ? period_ms : 5;
+	pthread_condattr_t ca;
+	if (pthread_mutex_init(&w->mu, NULL) != 0)
+		return MS_ERR_NOMEM;
+	if (pthread_condattr_init(&ca) != 0 ||
+	    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+	    pthread_cond_init(&w->cv, &ca) != 0) {
+		pthread_mutex_destroy(&w->mu);
+		return MS_ERR_NOMEM;
+	}
+	pthread_condattr_destroy(&ca);
+	sample(w);
+	if (pthread_create(&w->th, NULL, watch, w) != 0) {
+		pthread_cond_destroy(&w->cv);
+		pthread_mutex_destroy(&w->mu);
+		return MS_ERR_NOMEM;
+	}
+	w->started = true;
+	return 0;
+}
+
+void
+ms__rsswatch_take(ms__rsswatch *w, ms__rss_peaks *out)
+{
+	if (!w->started) {
+		out->anon = out->file = out->shmem = 0;
+		return;
+	}
+	sample(w);
+	pthread_mutex_lock(&w->mu);
+	*out = w->peak;
+	pthread_mutex_unlock(&w->mu);
+	/* Restart from the levels now. */
+	int64_t a, f, s;
+	if (ms_rusage_rss_split(&a, &f, &s) != 0)
+		a = f = s = 0;
+	pthread_mutex_lock(&w->mu);
+	w->peak.anon = a;
+	w->peak.file = f;
+	w->peak.shmem = s;
+	pthread_mutex_unlock(&w->mu);
+}
+
+void
+ms__rsswatch_stop(ms__rsswatch *w)
+{
+	if (!w->started)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->stop = true;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->th, NULL);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	w->started = false;
+}

@@ -1,0 +1,531 @@
+/*
+ * bench_day.c - whole days end to end: `mergescope run --headless` over
+ * fixture days of growing size, on each of several work directories (a
+ * tmpfs and a disk), in fresh processes, alternating, and what each run
+ * cost: wall, CPU, resident memory split by kind, fsyncs, opens per
+ * publication, and how each figure grows from one day to the next.
+ *
+ * Run: build/tests/bench_day --bin build/tui/mergescope
+ *        --fixture day-1x=DIR --fixture day-2x=DIR [--fixture day-4x=DIR]
+ *        --work tmpfs=/dev/shm/X --work disk=/work/X [--reps N] [--strace]
+ *
+ * Each run gets a new work directory (DIR/run-N, deleted by the run) and a
+ * new event database beside it. While the child runs, /proc/PID/status is
+ * read every 5 ms for RssAnon, RssFile and RssShmem; their peaks are
+ * printed with the child's CPU from wait4() and its own peak RSS. The
+ * run's JSON report gives the fsyncs it counted and, where the run reports
+ * them, its staging time and per-phase RSS split. With --strace one more
+ * run per case goes under `strace -f -c` to count the opens and syncs the
+ * kernel saw (strace slows the run, so its wall is not used). Medians of
+ * the repetitions; asserts nothing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CASES 8
+#define MAX_REPS 15
+
+struct named {
+	const char *name, *dir;
+};
+
+struct sample {
+	double wall, cpu;
+	double anon, file, shmem, maxrss; /* MiB, peaks */
+	double fsyncs, pubs, staging_s, primary_s;
+	double rep_anon, rep_file, rep_shmem; /* the run's own, MiB */
+};
+
+struct traced {
+	double opens, fsyncs, fdatasyncs, pubs;
+	bool ok;
+};
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static const char *
+fs_type(const char *dir)
+{
+	struct statfs sf;
+	if (statfs(dir, &sf) != 0)
+		return "?";
+	switch ((unsigned long)sf.f_type) {
+	case 0x01021994ul:
+		return "tmpfs";
+	case 0xEF53ul:
+		return "ext4";
+	case 0x9123683Eul:
+		return "btrfs";
+	case 0x58465342ul:
+		return "xfs";
+	case 0x794c7630ul:
+		return "overlayfs";
+	default:
+		return "other";
+	}
+}
+
+/* Read RssAnon/RssFile/RssShmem (kB) of pid; false when gone. */
+static bool
+read_rss(pid_t pid, double *anon, double *file, double *shmem)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool any = false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long kb;
+		if (sscanf(line, "RssAnon: %lu", &kb) == 1)
+			*anon = (double)kb / 1024, any = true;
+		else if (sscanf(line, "RssFile: %lu", &kb) == 1)
+			*file = (double)kb / 1024;
+		else if (sscanf(line, "RssShmem: %lu", &kb) == 1)
+			*shmem = (double)kb / 1024;
+	}
+	fclose(f);
+	return any;
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *b = malloc(cap);
+	size_t k;
+	while (b && (k = fread(b + n, 1, cap - n - 1, f)) > 0) {
+		n += k;
+		if (n + 1 == cap) {
+			char *nb = realloc(b, cap *= 2);
+			if (!nb) {
+				free(b);
+				b = NULL;
+				break;
+			}
+			b = nb;
+		}
+	}
+	fclose(f);
+	if (b)
+		b[n] = '\0';
+	return b;
+}
+
+/* The number after "key": at or after `from`, or -1. */
+static double
+json_num(const char *from, const char *key, const char **at)
+{
+	char k[64];
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	const char *p = from ? strstr(from, k) : NULL;
+	if (!p)
+		return -1;
+	if (at)
+		*at = p + strlen(k);
+	return strtod(p + strlen(k), NULL);
+}
+
+static void
+parse_report(const char *json, struct sample *s)
+{
+	char *j = slurp(json);
+	if (!j)
+		return;
+	s->pubs = json_num(j, "publications", NULL);
+	const char *ph = strstr(j, "\"phases\"");
+	const char *at = NULL;
+	double a = json_num(ph, "fsyncs", &at);
+	double b = json_num(at, "fsyncs", NULL);
+	s->fsyncs = (a < 0 ? 0 : a) + (b < 0 ? 0 : b);
+	double w = json_num(ph, "wall_ns", NULL);
+	s->primary_s = w < 0 ? 0 : w / 1e9;
+	double st = json_num(j, "staging_ns", NULL);
+	s->staging_s = st < 0 ? -1 : st / 1e9;
+	/* The run's own split: the larger of the two phases' peaks. */
+	const double mib = 1024.0 * 1024.0;
+	const char *keys[3] = { "rss_anon_peak", "rss_file_peak",
+		                "rss_shmem_peak" };
+	double *dst[3] = { &s->rep_anon, &s->rep_file, &s->rep_shmem };
+	for (int i = 0; i < 3; i++) {
+		const char *at2 = NULL;
+		double x = json_num(ph, keys[i], &at2);
+		double y = json_num(at2, keys[i], NULL);
+		*dst[i] = x < 0 ? -1 : (x > y ? x : y) / mib;
+	}
+	free(j);
+}
+
+static int
+rm_rf(const char *path)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		execlp("rm", "rm", "-rf", "--", path, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	                       WEXITSTATUS(st) == 0
+	               ? 0
+	               : -1;
+}
+
+/* One run of bin over fixture in work; fills s. Returns the exit status. */
+static int
+run_one(const char *bin, const char *fixture, const char *work, int n,
+        const char *strace_out, struct sample *s)
+{
+	char wd[4096], db[4096], json[4096];
+	snprintf(wd, sizeof(wd), "%s/run-%d", work, n);
+	snprintf(db, sizeof(db), "%s/run-%d.sqlite", work, n);
+	snprintf(json, sizeof(json), "%s/run-%d.json", work, n);
+	rm_rf(wd);
+	unlink(db);
+	unlink(json);
+	memset(s, 0, sizeof(*s));
+	double t0 = now_s();
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		if (devnull >= 0) {
+			dup2(devnull, 1);
+			dup2(devnull, 2);
+		}
+		const char *args[] = { "run",   "--headless", "--fixture",
+			               fixture, "--profile",  "cpus=2,mem=4g",
+			               "--db",  db,           "--work-dir",
+			               wd,      "--json",     json,
+			               NULL };
+		if (strace_out) {
+			const char *sa[32] = { "strace", "-f",       "-c",
+				               "-o",     strace_out, bin };
+			size_t k = 6;
+			for (size_t i = 0; args[i]; i++)
+				sa[k++] = args[i];
+			sa[k] = NULL;
+			execvp("strace", (char *const *)sa);
+		} else {
+			const char *a[32] = { bin };
+			size_t k = 1;
+			for (size_t i = 0; args[i]; i++)
+				a[k++] = args[i];
+			a[k] = NULL;
+			execv(bin, (char *const *)a);
+		}
+		_exit(127);
+	}
+	int status = 0;
+	struct rusage ru;
+	for (;;) {
+		double an = 0, fi = 0, sh = 0;
+		if (read_rss(pid, &an, &fi, &sh)) {
+			if (an > s->anon)
+				s->anon = an;
+			if (fi > s->file)
+				s->file = fi;
+			if (sh > s->shmem)
+				s->shmem = sh;
+		}
+		pid_t w = wait4(pid, &status, WNOHANG, &ru);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		usleep(5000);
+	}
+	s->wall = now_s() - t0;
+	s->cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	         (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	s->maxrss = (double)ru.ru_maxrss / 1024;
+	parse_report(json, s);
+	unlink(db);
+	char side[4200];
+	snprintf(side, sizeof(side), "%s-wal", db);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", db);
+	unlink(side);
+	unlink(json);
+	rm_rf(wd);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Sum the calls column of strace -c rows whose name matches. */
+static void
+parse_strace(const char *path, struct traced *t)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		double pct, secs;
+		unsigned long usecs, calls;
+		char name[64];
+		int k = sscanf(line, "%lf %lf %lu %lu %*s %63s", &pct, &secs,
+		               &usecs, &calls, name);
+		if (k < 5) {
+			/* No errors column on this row. */
+			k = sscanf(line, "%lf %lf %lu %lu %63s", &pct, &secs,
+			           &usecs, &calls, name);
+			if (k < 5)
+				continue;
+		}
+		if (!strcmp(name, "openat") || !strcmp(name, "open"))
+			t->opens += (double)calls;
+		else if (!strcmp(name, "fsync"))
+			t->fsyncs += (double)calls;
+		else if (!strcmp(name, "fdatasync"))
+			t->fdatasyncs += (double)calls;
+	}
+	fclose(f);
+	t->ok = true;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	        "usage: bench_day --bin MERGESCOPE --fixture NAME=DIR... "
+	        "--work NAME=DIR... [--reps N] [--strace]\n");
+	exit(2);
+}
+
+static bool
+split_named(const char *arg, struct named *out)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg || !eq[1])
+		return false;
+	out->name = strndup(arg, (size_t)(eq - arg));
+	out->dir = eq + 1;
+	return out->name != NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *bin = NULL;
+	struct named fx[MAX_CASES], wk[MAX_CASES];
+	int nfx = 0, nwk = 0, reps = 3;
+	bool strace = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--bin") && i + 1 < argc)
+			bin = argv[++i];
+		else if (!strcmp(argv[i], "--fixture") && i + 1 < argc &&
+		         nfx < MAX_CASES) {
+			if (!split_named(argv[++i], &fx[nfx++]))
+				usage();
+		} else if (!strcmp(argv[i], "--work") && i + 1 < argc &&
+		           nwk < MAX_CASES) {
+			if (!split_named(argv[++i], &wk[nwk++]))
+				usage();
+		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--strace"))
+			strace = true;
+		else
+			usage();
+	}
+	if (!bin || !nfx || !nwk || reps < 1 || reps > MAX_REPS)
+		usage();
+	for (int w = 0; w < nwk; w++) {
+		if (mkdir(wk[w].dir, 0755) != 0 && errno != EEXIST) {
+			fprintf(stderr, "bench_day: %s: %s\n", wk[w].dir,
+			        strerror(errno));
+			return 2;
+		}
+	}
+	double load[3] = { 0 };
+	getloadavg(load, 3);
+	printf("bench_day: %s, %d repetitions, load %.2f %.2f %.2f\n", bin,
+	       reps, load[0], load[1], load[2]);
+	for (int w = 0; w < nwk; w++)
+		printf("  work %-8s %s (%s)\n", wk[w].name, wk[w].dir,
+		       fs_type(wk[w].dir));
+
+	static struct sample smp[MAX_CASES][MAX_CASES][MAX_REPS];
+	static struct traced tr[MAX_CASES][MAX_CASES];
+	int run = 0;
+	for (int r = 0; r < reps; r++)
+		for (int f = 0; f < nfx; f++)
+			for (int w = 0; w < nwk; w++) {
+				/* Alternate the order of work dirs. */
+				int ww = (r % 2) ? nwk - 1 - w : w;
+				int rc = run_one(bin, fx[f].dir, wk[ww].dir,
+				                 run++, NULL, &smp[f][ww][r]);
+				fprintf(stderr,
+				        "  %s on %s rep %d: %.2f s (exit %d)\n",
+				        fx[f].name, wk[ww].name, r + 1,
+				        smp[f][ww][r].wall, rc);
+				if (rc != 0) {
+					fprintf(stderr,
+					        "bench_day: the run failed; "
+					        "rerun it by hand to see "
+					        "why\n");
+					return 1;
+				}
+			}
+	if (strace)
+		for (int f = 0; f < nfx; f++)
+			for (int w = 0; w < nwk; w++) {
+				char out[4200];
+				snprintf(out, sizeof(out), "%s/strace-%d.txt",
+				         wk[w].dir, run);
+				struct sample s;
+				run_one(bin, fx[f].dir, wk[w].dir, run++, out,
+				        &s);
+				parse_strace(out, &tr[f][w]);
+				tr[f][w].pubs = s.pubs;
+				unlink(out);
+			}
+
+	printf("\n%-8s %-6s %8s %8s %8s %7s %7s %7s %7s %8s %8s %7s %7s\n",
+	       "day", "work", "wall s", "prim s", "cpu s", "anon", "file",
+	       "shmem", "maxrss", "fsyncs", "fs/pub", "stage s", "pubs");
+	double med[MAX_CASES][MAX_CASES][5];
+	for (int f = 0; f < nfx; f++)
+		for (int w = 0; w < nwk; w++) {
+			double v[12][MAX_REPS];
+			for (int r = 0; r < reps; r++) {
+				struct sample *s = &smp[f][w][r];
+				double x[12] = {
+					s->wall,
+					s->primary_s,
+					s->cpu,
+					s->anon,
+					s->file,
+					s->shmem,
+					s->maxrss,
+					s->fsyncs,
+					s->pubs > 0 ? s->fsyncs / s->pubs : 0,
+					s->staging_s,
+					s->pubs,
+					0
+				};
+				for (int i = 0; i < 12; i++)
+					v[i][r] = x[i];
+			}
+			double m[12];
+			for (int i = 0; i < 11; i++)
+				m[i] = median(v[i], reps);
+			printf("%-8s %-6s %8.2f %8.2f %8.2f %7.1f %7.1f %7.1f "
+			       "%7.1f %8.0f %8.2f ",
+			       fx[f].name, wk[w].name, m[0], m[1], m[2], m[3],
+			       m[4], m[5], m[6], m[7], m[8]);
+			if (m[9] >= 0)
+				printf("%7.2f", m[9]);
+			else
+				printf("%7s", "-");
+			printf(" %7.0f\n", m[10]);
+			med[f][w][0] = m[0];
+			med[f][w][1] = m[2];
+			med[f][w][2] = m[6];
+			med[f][w][3] = m[3] + m[4] + m[5];
+			med[f][w][4] = m[7];
+		}
+	printf("(RSS in MiB: peaks of RssAnon, RssFile, RssShmem sampled "
+	       "every 5 ms, and wait4's ru_maxrss)\n");
+
+	bool own = false;
+	for (int f = 0; f < nfx && !own; f++)
+		own = smp[f][0][0].rep_anon >= 0;
+	if (own) {
+		printf("\nthe run's own peaks per phase (larger of primary "
+		       "and cooldown), MiB\n%-8s %-6s %7s %7s %7s\n",
+		       "day", "work", "anon", "file", "shmem");
+		for (int f = 0; f < nfx; f++)
+			for (int w = 0; w < nwk; w++) {
+				double a[MAX_REPS], b[MAX_REPS], c[MAX_REPS];
+				for (int r = 0; r < reps; r++) {
+					a[r] = smp[f][w][r].rep_anon;
+					b[r] = smp[f][w][r].rep_file;
+					c[r] = smp[f][w][r].rep_shmem;
+				}
+				printf("%-8s %-6s %7.1f %7.1f %7.1f\n",
+				       fx[f].name, wk[w].name, median(a, reps),
+				       median(b, reps), median(c, reps));
+			}
+	}
+
+	if (strace) {
+		printf("\nstrace -f -c (one run each; all threads and the "
+		       "event log included)\n%-8s %-6s %9s %9s %9s %9s\n",
+		       "day", "work", "opens", "open/pub", "fsync",
+		       "fdatasync");
+		for (int f = 0; f < nfx; f++)
+			for (int w = 0; w < nwk; w++) {
+				struct traced *t = &tr[f][w];
+				if (!t->ok) {
+					printf("%-8s %-6s (strace failed)\n",
+					       fx[f].name, wk[w].name);
+					continue;
+				}
+				printf("%-8s %-6s %9.0f %9.2f %9.0f %9.0f\n",
+				       fx[f].name, wk[w].name, t->opens,
+				       t->pubs > 0 ? t->opens / t->pubs : 0,
+				       t->fsyncs, t->fdatasyncs);
+			}
+	}
+
+	if (nfx > 1) {
+		printf("\ngrowth from one day to the next (ratio of medians)"
+		       "\n%-16s %-6s %7s %7s %7s %9s %7s\n",
+		       "days", "work", "wall", "cpu", "maxrss", "rss sum",
+		       "fsyncs");
+		for (int f = 1; f < nfx; f++)
+			for (int w = 0; w < nwk; w++) {
+				char lbl[64];
+				snprintf(lbl, sizeof(lbl), "%s>%s",
+				         fx[f - 1].name, fx[f].name);
+				double *a = med[f - 1][w], *b = med[f][w];
+				printf("%-16s %-6s %6.2fx %6.2fx %6.2fx %8.2fx "
+				       "%6.2fx\n",
+				       lbl, wk[w].name, b[0] / a[0],
+				       b[1] / a[1], b[2] / a[2], b[3] / a[3],
+				       a[4] > 0 ? b[4] / a[4] : 0);
+			}
+	}
+	return 0;
+}
