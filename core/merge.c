@@ -80,6 +80,7 @@
  */
 #include "ms_merge.h"
 #include "ms_pipeline.h"
+#include "pipeline_int.h"
 #include "ms_sidx.h"
 
 #include <errno.h>

@@ -40,6 +40,7 @@
  * emit or chain error the stager is failed and refuses further adds.
  */
 #include "ms_pipeline.h"
+#include "pipeline_int.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "ms_pipeline.h"
+#include "pipeline_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,6 +18,7 @@
  * Usage: bench_decide [plugin_dir]   (default: the build's plugin dir)
  */
 #include "ms_pipeline.h"
+#include "pipeline_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
