@@ -70,31 +70,6 @@ enum ms_merge_stage {
 /* "none", "pin", "read", "write", "index", "publish", "done". */
 const char *ms_merge_stage_name(enum ms_merge_stage st);
 
-/*
- * Test hooks (NULL in production). `stage` is called at the start of every
- * stage on the merging thread, and additionally once per input block read
- * (stage MS_MERGE_STAGE_READ, `detail` = blocks read so far) and once per
- * output block written (MS_MERGE_STAGE_WRITE). Returning a negative ms_err
- * fails the merge there, exactly as a real error would (message says
- * "injected"). It may block (a slow merge for dispatcher tests) — the merge
- * holds no shard lock while calling it.
- * fail_alloc_at (> 0) makes the merge's own allocator fail its Nth
- * allocation (and every later one with fail_alloc_every).
- */
-typedef struct ms_merge_hooks {
-	int (*stage)(void *arg, const struct ms_merge_req *req,
-	             enum ms_merge_stage st, uint64_t detail);
-	void *arg;
-	uint64_t fail_alloc_at;
-	bool fail_alloc_every;
-	/* Break what a sampling merge hands to the chain, so that the
-	 * checks behind ms_merge_sampling.decide_dup_traces and
-	 * bounds_mismatch can be seen to fail: every batch handed to the
-	 * chain twice; every batch entry's max_end_ns shifted by this. */
-	bool stage_decide_twice;
-	int64_t stage_bounds_skew_ns;
-} ms_merge_hooks;
-
 typedef struct ms_merge_req {
 	ms_shard *shard;        /* borrowed */
 	const uint64_t *inputs; /* part IDs, >= 2 (>= 1 for finalize) */
@@ -107,9 +82,8 @@ typedef struct ms_merge_req {
 	ms_io *io;          /* engine-wide I/O counters; may be NULL */
 	const struct ms_pipeline *pipeline; /* NULL = disabled */
 	int64_t now_ns;                     /* logical clock at dispatch */
-	int64_t grace_ns;            /* 0 = 2 h; frontier = now - grace */
-	int zstd_level;              /* 0 = the part writer's default */
-	const ms_merge_hooks *hooks; /* tests only; NULL otherwise */
+	int64_t grace_ns; /* 0 = 2 h; frontier = now - grace */
+	int zstd_level;   /* 0 = the part writer's default */
 	/* Optional: called once per confirmed dropped trace, in merge
 	 * (trace-ID) order, with the trace's row count, after the merge
 	 * published successfully and before ms_merge_execute returns; never

@@ -16,6 +16,7 @@
 #include "merge_gen.h"
 #include "ms_ledger.h"
 #include "ms_merge.h"
+#include "merge_int.h"
 #include "ms_pipeline.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
@@ -191,10 +192,9 @@ do_merge(fx *f, const uint64_t *ids, size_t n, const ms_merge_hooks *h,
 		.lane = MS_LANE_FAST,
 		.parent_mem = &f->mem,
 		.io = &f->io,
-		.hooks = h,
 	};
 	ms_errbuf eb = { { 0 } };
-	int rc = ms_merge_execute(&req, res, &eb);
+	int rc = ms__merge_execute_hooked(&req, h, res, &eb);
 	if (rc)
 		assert_string_equal(eb.msg, res->error.msg);
 	return rc;
@@ -1219,12 +1219,11 @@ do_sampled_drops(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
 		.parent_mem = &f->mem,
 		.pipeline = p,
 		.now_ns = now,
-		.hooks = h,
 		.on_drop = note_drop,
 		.drop_arg = d,
 	};
 	ms_errbuf eb = { { 0 } };
-	return ms_merge_execute(&req, res, &eb);
+	return ms__merge_execute_hooked(&req, h, res, &eb);
 }
 
 /* The two end-of-run checks (DESIGN 4) a merge reports: each trace
