@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fx_int.h"
 #include "ms_fixture.h"
 
 #define PLUGIN MS_PLUGIN_DIR "/skywalking.so"
@@ -74,8 +75,7 @@ build(const char *name, uint64_t seed, enum ms_fixture_break brk,
 	o.seed = seed;
 	o.out_dir = dir;
 	o.plugin_path = PLUGIN;
-	o.break_gate = brk;
-	return ms_fixture_build(&o, rep, eb);
+	return ms__fixture_build_broken(&o, brk, rep, eb);
 }
 
 static bool
