@@ -3,11 +3,12 @@
  * screen drives, the options of a TUI session, and the session itself.
  *
  * The TUI knows nothing of how a replay works. It talks to an ms_tui_ctl:
- * a table of operations plus an opaque `self`. The replay layer provides the
- * implementation (an adapter that owns the engine thread); tests provide a
- * fake one. Every operation is called from the TUI's thread only, must
- * return quickly (it asks the engine thread to act; it never waits for a
- * merge), and returns 0 or a negative enum ms_err with a message in `eb`.
+ * a table of operations plus an opaque `self`. tui/replay_ctl.c provides
+ * the implementation over a running replay (ms_replay_ctl.h; the replay
+ * owns the engine's threads); tests provide a fake one. Every operation is
+ * called from the TUI's thread only, must return quickly (it asks the engine
+ * thread to act; it never waits for a merge), and returns 0 or a negative enum
+ * ms_err with a message in `eb`.
  *
  * Threads: the engine runs on its own thread(s). `snapshot` copies state
  * under the controller's lock; the TUI calls it at most ~30 times a second
