@@ -33,6 +33,7 @@
  *     expiry (dispatcher) and a caller's wait_idle timeout.
  *  8. Callbacks run without e->mu held; events are serialized by ev_mu.
  */
+#include "merge_int.h"
 #include "ms_engine.h"
 #include "ms_enum.h"
 #include "ms_invariant.h"
@@ -130,6 +131,7 @@ typedef struct worker {
 
 struct ms_engine {
 	ms_engine_opts o;
+	const ms_merge_hooks *merge_hooks; /* tests only (merge_int.h) */
 	ms_mem *mem;
 	pthread_mutex_t mu, ev_mu;
 	pthread_cond_t cv_disp, cv_work, cv_idle;
@@ -803,7 +805,6 @@ run_job(ms_engine *e, job *j, unsigned windex)
 		.staging = e->o.staging,
 		.segment_min_ns = e->o.segment_min_ns,
 		.segment_max_ns = e->o.segment_max_ns,
-		.hooks = e->o.merge_hooks,
 		.on_drop = e->o.on_drop,
 		.drop_arg = e->o.drop_arg,
 	};
@@ -816,7 +817,7 @@ run_job(ms_engine *e, job *j, unsigned windex)
 	bool fatal = false;
 
 	memset(&res, 0, sizeof(res));
-	int rc = ms_merge_execute(&req, &res, &eb);
+	int rc = ms__merge_execute_hooked(&req, e->merge_hooks, &res, &eb);
 	if (rc < 0 && res.err == 0) {
 		res.err = rc;
 		memcpy(&res.error, &eb, sizeof(eb));
@@ -925,6 +926,13 @@ online_cpus(void)
 int
 ms_engine_open(ms_engine **out, const ms_engine_opts *opts, ms_errbuf *eb)
 {
+	return ms__engine_open_hooked(out, opts, NULL, eb);
+}
+
+int
+ms__engine_open_hooked(ms_engine **out, const ms_engine_opts *opts,
+                       const ms_merge_hooks *hooks, ms_errbuf *eb)
+{
 	ms_engine *e;
 	pthread_condattr_t ca;
 	int rc;
@@ -940,6 +948,7 @@ ms_engine_open(ms_engine **out, const ms_engine_opts *opts, ms_errbuf *eb)
 	if (!e)
 		return ms_fail(eb, MS_ERR_NOMEM, "engine: state");
 	e->o = *opts;
+	e->merge_hooks = hooks;
 	e->mem = opts->mem;
 	if (!e->o.backoff_base_ms)
 		e->o.backoff_base_ms = 1000;

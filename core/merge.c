@@ -83,6 +83,8 @@
 #include "ms_merge.h"
 #include "ms_pipeline.h"
 #include "ms_rusage.h"
+#include "merge_int.h"
+#include "pipeline_int.h"
 #include "ms_sidx.h"
 
 #include <errno.h>
@@ -220,7 +222,8 @@ typedef struct merge_ctx {
 	ms_arena hold;
 	ms_arena_mark hold_mark; /* before the trace being added */
 	const held *adding;      /* that trace, during ms_stager_add */
-	ms_stager_test stest;    /* from the request's test hooks */
+	const ms_merge_hooks *hooks; /* tests only (merge_int.h) */
+	ms_stager_test stest;        /* from the test hooks */
 } merge_ctx;
 
 /* Internal: the guard's revalidation failed; redo the merge. */
@@ -233,7 +236,7 @@ typedef struct merge_ctx {
 static int
 hook(merge_ctx *c, enum ms_merge_stage st, uint64_t detail)
 {
-	const ms_merge_hooks *h = c->req->hooks;
+	const ms_merge_hooks *h = c->hooks;
 	if (!h || !h->stage)
 		return 0;
 	int rc = h->stage(h->arg, c->req, st, detail);
@@ -1333,7 +1336,7 @@ sampling_open(merge_ctx *c)
 		.emit_ctx = c,
 		.live_gauge = ms_pipeline_live_gauge((ms_pipeline *)p),
 	};
-	const ms_merge_hooks *h = req->hooks;
+	const ms_merge_hooks *h = c->hooks;
 	if (h && (h->stage_decide_twice || h->stage_bounds_skew_ns)) {
 		c->stest.decide_twice = h->stage_decide_twice;
 		c->stest.skew_end_ns = h->stage_bounds_skew_ns;
@@ -1508,8 +1511,9 @@ result_begin(const ms_merge_req *req, ms_merge_result *res, int64_t wall0)
 
 /* One attempt; returns 0, MERGE_RETRY or a negative ms_err. */
 static int
-attempt(const ms_merge_req *req, ms_merge_result *res, ms_mem *mem, ms_io *io,
-        bool lossless, int64_t wall0, ms_errbuf *eb)
+attempt(const ms_merge_req *req, const ms_merge_hooks *hooks,
+        ms_merge_result *res, ms_mem *mem, ms_io *io, bool lossless,
+        int64_t wall0, ms_errbuf *eb)
 {
 	/* The context lives on the merging thread's stack (about 16 KiB);
 	 * everything it points to comes from the merge's ms_mem. */
@@ -1517,6 +1521,7 @@ attempt(const ms_merge_req *req, ms_merge_result *res, ms_mem *mem, ms_io *io,
 	memset(&c, 0, sizeof(c));
 	result_begin(req, res, wall0);
 	c.req = req;
+	c.hooks = hooks;
 	c.res = res;
 	c.mem = mem;
 	c.io = io;
@@ -1549,6 +1554,13 @@ attempt(const ms_merge_req *req, ms_merge_result *res, ms_mem *mem, ms_io *io,
 int
 ms_merge_execute(const ms_merge_req *req, ms_merge_result *res, ms_errbuf *eb)
 {
+	return ms__merge_execute_hooked(req, NULL, res, eb);
+}
+
+int
+ms__merge_execute_hooked(const ms_merge_req *req, const ms_merge_hooks *hooks,
+                         ms_merge_result *res, ms_errbuf *eb)
+{
 	if (!res)
 		return ms_fail(eb, MS_ERR_INVAL, "merge: no result");
 	memset(res, 0, sizeof(*res));
@@ -1566,20 +1578,20 @@ ms_merge_execute(const ms_merge_req *req, ms_merge_result *res, ms_errbuf *eb)
 	ms_io io;
 	ms_mem_init(&mem, req->parent_mem);
 	memset(&io, 0, sizeof(io));
-	if (req->hooks && req->hooks->fail_alloc_at)
-		ms_mem_fail_at(&mem, req->hooks->fail_alloc_at,
-		               req->hooks->fail_alloc_every);
+	if (hooks && hooks->fail_alloc_at)
+		ms_mem_fail_at(&mem, hooks->fail_alloc_at,
+		               hooks->fail_alloc_every);
 
 	/* A sampling attempt whose drops a newly active part may hold is
 	 * discarded (MERGE_RETRY) and the merge sampled again against the
 	 * new inventory; after MERGE_SAMPLING_ATTEMPTS such attempts it is
 	 * redone losslessly, which cannot conflict. */
 	uint32_t discarded = 0;
-	rc = attempt(req, res, &mem, &io, false, wall0, eb);
+	rc = attempt(req, hooks, res, &mem, &io, false, wall0, eb);
 	while (rc == MERGE_RETRY && ++discarded < MERGE_SAMPLING_ATTEMPTS)
-		rc = attempt(req, res, &mem, &io, false, wall0, eb);
+		rc = attempt(req, hooks, res, &mem, &io, false, wall0, eb);
 	if (rc == MERGE_RETRY) {
-		rc = attempt(req, res, &mem, &io, true, wall0, eb);
+		rc = attempt(req, hooks, res, &mem, &io, true, wall0, eb);
 		discarded = MERGE_SAMPLING_ATTEMPTS;
 	}
 	res->sampling.attempts_discarded = discarded;
@@ -1601,13 +1613,20 @@ ms_merge_execute(const ms_merge_req *req, ms_merge_result *res, ms_errbuf *eb)
 int
 ms_merge_finalize(const ms_merge_req *req, ms_merge_result *res, ms_errbuf *eb)
 {
+	return ms__merge_finalize_hooked(req, NULL, res, eb);
+}
+
+int
+ms__merge_finalize_hooked(const ms_merge_req *req, const ms_merge_hooks *hooks,
+                          ms_merge_result *res, ms_errbuf *eb)
+{
 	if (!req)
-		return ms_merge_execute(req, res, eb);
+		return ms__merge_execute_hooked(req, hooks, res, eb);
 	ms_merge_req r = *req;
 	r.flags |= MS_MERGE_FINALIZE;
 	if (!r.lane)
 		r.lane = MS_LANE_FINALIZE;
-	int rc = ms_merge_execute(&r, res, eb);
+	int rc = ms__merge_execute_hooked(&r, hooks, res, eb);
 	if (res)
 		res->inputs = req->inputs;
 	return rc;

@@ -1,6 +1,6 @@
 /*
  * plugin_host.h - the parent's side of an out-of-process plugin host
- * (plugin_host.c), used by the chain (plugin_loader.c) for links that run
+ * (plugin_host.c), used by the chain (chain.c) for links that run
  * with MS_PLUGIN_HOST_PROCESS.
  */
 #ifndef MS_PLUGIN_HOST_INT_H

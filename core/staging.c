@@ -34,6 +34,7 @@
  */
 #include "ms_enum.h"
 #include "ms_pipeline.h"
+#include "pipeline_int.h"
 #include "staging_int.h"
 
 #include <string.h>

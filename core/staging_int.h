@@ -7,6 +7,7 @@
 #define MS_STAGING_INT_H
 
 #include "ms_pipeline.h"
+#include "pipeline_int.h"
 
 #include <string.h>
 

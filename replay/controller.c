@@ -1682,7 +1682,7 @@ open_shard(ms_replay *r, ms_errbuf *eb)
 
 /* The engine over the shard, with the controller's hooks. */
 static int
-open_engine(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
+open_engine(ms_replay *r, ms_errbuf *eb)
 {
 	ms_engine_opts eo;
 	memset(&eo, 0, sizeof(eo));
@@ -1699,11 +1699,13 @@ open_engine(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	eo.dispatch_hook = on_dispatch;
 	eo.dispatch_arg = r;
 	eo.on_drop = on_drop;
-	eo.merge_hooks = opts->merge_hooks;
 	eo.drop_arg = r;
 	eo.event = on_engine_event;
 	eo.event_arg = r;
-	return ms_engine_open(&r->engine, &eo, eb);
+	return r->test.engine_open
+	               ? r->test.engine_open(r->test.engine_open_arg,
+	                                     &r->engine, &eo, eb)
+	               : ms_engine_open(&r->engine, &eo, eb);
 }
 
 /*
@@ -1715,6 +1717,13 @@ open_engine(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
  */
 int
 ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
+{
+	return ms__replay_open_test(out, opts, NULL, eb);
+}
+
+int
+ms__replay_open_test(ms_replay **out, const ms_replay_opts *opts,
+                     const ms__replay_test *test, ms_errbuf *eb)
 {
 	*out = NULL;
 	if (!opts || !opts->fixture_dir || !opts->db_path)
@@ -1729,6 +1738,8 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 	if (!r)
 		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
 	r->opts = *opts;
+	if (test)
+		r->test = *test;
 	r->variant = strdup(variant);
 	if (!r->variant) {
 		free(r);
@@ -1759,8 +1770,7 @@ ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb)
 	if ((rc = open_fixture(r, eb)) || (rc = open_pipeline(r, opts, eb)) ||
 	    (rc = ms__cache_prepare(r->fixture_dir, opts->cache_label, eb)) ||
 	    (rc = open_work_dir(r, eb)) || (rc = open_shard(r, eb)) ||
-	    (rc = ms_rec_open(&r->rec, &ro, eb)) ||
-	    (rc = open_engine(r, opts, eb)))
+	    (rc = ms_rec_open(&r->rec, &ro, eb)) || (rc = open_engine(r, eb)))
 		goto fail;
 	*out = r;
 	return 0;
@@ -1774,7 +1784,7 @@ static void *
 oracle_main(void *arg)
 {
 	ms_replay *r = arg;
-	const char *spec = r->opts.oracle_spec ? r->opts.oracle_spec
+	const char *spec = r->test.oracle_spec ? r->test.oracle_spec
 	                   : r->pipe           ? ms_pipeline_spec(r->pipe)
 	                                       : NULL;
 	r->oracle_rc =

@@ -123,7 +123,7 @@ recon_row(ms_replay *r, const char *name, uint64_t p, uint64_t c, uint64_t f,
 static const char *
 oracle_spec(const ms_replay *r)
 {
-	return r->opts.oracle_spec ? r->opts.oracle_spec
+	return r->test.oracle_spec ? r->test.oracle_spec
 	       : r->pipe           ? ms_pipeline_spec(r->pipe)
 	                           : NULL;
 }

@@ -263,6 +263,25 @@ typedef struct claim {
 	int64_t dispatch_mono; /* when the dispatch hook saw it */
 } claim;
 
+/* Test hooks of a run (tests only; zero in every other use), given to
+ * ms__replay_open_test so that the public ms_replay_opts carry none. */
+typedef struct ms__replay_test {
+	/* Opens the run's engine in place of ms_engine_open, so that a test
+	 * can hand every merge its hooks (core's merge_int.h,
+	 * ms__engine_open_hooked) and see a gate fail. NULL: ms_engine_open. */
+	int (*engine_open)(const void *arg, ms_engine **out,
+	                   const ms_engine_opts *opts, ms_errbuf *eb);
+	const void *engine_open_arg;
+	/* The chain the verdict oracle evaluates instead of the run's, so
+	 * that the gate can be seen to fail (borrowed for the run). NULL:
+	 * the run's chain. */
+	const char *oracle_spec;
+} ms__replay_test;
+
+/* ms_replay_open with test hooks (NULL: none, exactly ms_replay_open). */
+int ms__replay_open_test(ms_replay **out, const ms_replay_opts *opts,
+                         const ms__replay_test *test, ms_errbuf *eb);
+
 struct ms_replay {
 	/* Options, copied. */
 	char fixture_dir[PATH_MAX];
@@ -277,6 +296,7 @@ struct ms_replay {
 	bool work_created; /* work_dir made by this run (removed at close) */
 	enum ms_plugin_host_mode plugin_host;
 	ms_replay_opts opts;
+	ms__replay_test test; /* zero unless ms__replay_open_test */
 
 	ms_mem mem;
 	ms_io io;

@@ -12,6 +12,7 @@
 #endif
 #include "ms_fixture.h"
 #include "ms_replay.h"
+#include "replay_int.h"
 #include "testdir.h"
 
 #include <errno.h>
@@ -140,6 +141,7 @@ typedef struct rt_run {
 	char db[PATH_MAX];
 	char work[PATH_MAX];
 	ms_replay_opts o;
+	ms__replay_test t; /* test hooks (replay_int.h); zero = none */
 } rt_run;
 
 RT_FN void
@@ -158,7 +160,8 @@ rt_opts(rt_run *run, const char *name, const char *variant)
 	run->o.notify = rt_notify;
 }
 
-/* Open a replay with run->o (rt_opts, then the caller's own settings),
+/* Open a replay with run->o and run->t (rt_opts, then the caller's own
+ * settings),
  * add the breakpoint bp (NULL: none) and start it. NULL after printing
  * why on stderr. */
 RT_FN ms_replay *
@@ -166,7 +169,7 @@ rt_start(rt_run *run, const char *bp)
 {
 	ms_replay *r = NULL;
 	ms_errbuf eb = { { 0 } };
-	int rc = ms_replay_open(&r, &run->o, &eb);
+	int rc = ms__replay_open_test(&r, &run->o, &run->t, &eb);
 	if (rc == 0 && bp)
 		rc = ms_replay_break_add(r, bp, NULL, &eb);
 	if (rc == 0)

@@ -1,5 +1,5 @@
 /*
- * test_chain.c - the chain of sampler links (core/plugin_loader.c): keep
+ * test_chain.c - the chain of sampler links (core/chain.c): keep
  * masks are ANDed over every link; a link that errors, returns the wrong
  * number of verdicts, a value other than 0/1, or overruns the Decide
  * timeout is bypassed (fails open) with its reason in the link stats; a
@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "ms_pipeline.h"
+#include "pipeline_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "merge_int.h"
 #include "ms_engine.h"
 #include "ms_invariant.h"
 #include "ms_ledger.h"
@@ -497,13 +498,12 @@ fx_open(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms)
 		.cpus = cpus,
 		.mem_limit = 256u << 20, /* lane threshold: 32 MiB */
 		.backoff_base_ms = backoff_ms,
-		.merge_hooks = &f->hooks,
 		.dispatch_hook = on_dispatch,
 		.dispatch_arg = &f->r,
 		.event = on_event,
 		.event_arg = &f->r,
 	};
-	if (ms_engine_open(&f->eng, &o, &eb) != 0)
+	if (ms__engine_open_hooked(&f->eng, &o, &f->hooks, &eb) != 0)
 		fail_msg("engine open: %s", eb.msg);
 }
 

@@ -16,6 +16,7 @@
 #include "ms_merge.h"
 #include "ms_part.h"
 #include "ms_pipeline.h"
+#include "pipeline_int.h"
 
 static void
 test_lookups(void **state)

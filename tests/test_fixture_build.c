@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fx_int.h"
 #include "ms_fixture.h"
 #include "ms_fs.h"
 
@@ -65,8 +66,7 @@ build(const char *name, uint64_t seed, enum ms_fixture_break brk,
 	o.seed = seed;
 	o.out_dir = dir;
 	o.plugin_path = PLUGIN;
-	o.break_gate = brk;
-	return ms_fixture_build(&o, rep, eb);
+	return ms__fixture_build_broken(&o, brk, rep, eb);
 }
 
 static bool

@@ -9,6 +9,7 @@
  * oracle drops traces that survive with no recorded reason).
  */
 #include "replay_testlib.h"
+#include "merge_int.h"
 #include "ms_replay_events.h"
 
 #include <setjmp.h>
@@ -181,6 +182,14 @@ test_plugin_health_clean(void **state)
 
 /* ---- gates seen failing ----------------------------------------------- */
 
+/* The run's engine, opened with the merge hooks in arg. */
+static int
+open_hooked(const void *arg, ms_engine **out, const ms_engine_opts *o,
+            ms_errbuf *eb)
+{
+	return ms__engine_open_hooked(out, o, arg, eb);
+}
+
 /* Run a variant with merge hooks; return gate `name` of the run. */
 static ms_ev_gate
 hooked_run(const char *variant, const char *policy, const ms_merge_hooks *h,
@@ -189,7 +198,8 @@ hooked_run(const char *variant, const char *policy, const ms_merge_hooks *h,
 	rt_run run;
 	rt_opts(&run, "hooked", variant);
 	run.o.grace_policy = policy;
-	run.o.merge_hooks = h;
+	run.t.engine_open = open_hooked;
+	run.t.engine_open_arg = h;
 	run.o.serial = true; /* one merge at a time: one tmp output */
 	ms_replay *r = rt_start(&run, NULL);
 	assert_non_null(r);
@@ -342,7 +352,8 @@ test_gate_split_block_intermediate(void **state)
 	split_hook sh = { .merges = 0 };
 	snprintf(sh.tmp, sizeof(sh.tmp), "%s/tmp", run.work);
 	ms_merge_hooks h = { .stage = split_stage, .arg = &sh };
-	run.o.merge_hooks = &h;
+	run.t.engine_open = open_hooked;
+	run.t.engine_open_arg = &h;
 	run.o.serial = true;
 	ms_replay *r = rt_start(&run, NULL);
 	assert_non_null(r);
@@ -372,7 +383,7 @@ oracle_mismatch(rt_run *run, const char *name, const char *oracle_spec,
                 const char *why)
 {
 	rt_opts(run, name, "detdrop:35");
-	run->o.oracle_spec = oracle_spec;
+	run->t.oracle_spec = oracle_spec;
 	ms_replay *r = rt_start(run, NULL);
 	assert_non_null(r);
 	assert_int_equal(ms_replay_wait(r, -1), 0);

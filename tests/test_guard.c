@@ -1,8 +1,8 @@
 /*
- * test_guard.c - the fragment guard and the drop set (core/guard.c): a
- * proposed drop stands only when every outside part within the grace of
- * the trace says "absent"; a Bloom "maybe" (even a forced one) never
- * confirms; parts without a filter and exhausted budgets defer; a part
+ * test_guard.c - the fragment guard and the drop set (core/guard.c,
+ * core/dropset.c): a proposed drop stands only when every outside part within
+ * the grace of the trace says "absent"; a Bloom "maybe" (even a forced one)
+ * never confirms; parts without a filter and exhausted budgets defer; a part
  * that appears during the merge and may hold a dropped trace forces a
  * lossless retry; the drop set answers exactly even when every ID hashes
  * to the same slot. Fakes stand in for parts, and real parts written with
@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "ms_pipeline.h"
+#include "pipeline_int.h"
 
 #include <ftw.h>
 #include <stdio.h>

@@ -16,6 +16,7 @@
 #include "merge_gen.h"
 #include "ms_ledger.h"
 #include "ms_merge.h"
+#include "merge_int.h"
 #include "ms_pipeline.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
@@ -183,10 +184,9 @@ do_merge(fx *f, const uint64_t *ids, size_t n, const ms_merge_hooks *h,
 		.lane = MS_LANE_FAST,
 		.parent_mem = &f->mem,
 		.io = &f->io,
-		.hooks = h,
 	};
 	ms_errbuf eb = { { 0 } };
-	int rc = ms_merge_execute(&req, res, &eb);
+	int rc = ms__merge_execute_hooked(&req, h, res, &eb);
 	if (rc)
 		assert_string_equal(eb.msg, res->error.msg);
 	return rc;
@@ -1062,11 +1062,10 @@ test_staged_gauge_moves_during_merge(void **state)
 		.parent_mem = &f.mem,
 		.pipeline = p,
 		.now_ns = GEN_T0 + 10LL * 86400 * 1000000000,
-		.hooks = &h,
 	};
 	ms_merge_result res;
 	ms_errbuf eb = { { 0 } };
-	assert_int_equal(ms_merge_execute(&req, &res, &eb), 0);
+	assert_int_equal(ms__merge_execute_hooked(&req, &h, &res, &eb), 0);
 	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
 	/* 300 traces of 400-byte bodies: well over 100 KiB held. */
 	assert_true(g.max > 100u << 10);
@@ -1551,12 +1550,11 @@ do_sampled_drops(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
 		.parent_mem = &f->mem,
 		.pipeline = p,
 		.now_ns = now,
-		.hooks = h,
 		.on_drop = note_drop,
 		.drop_arg = d,
 	};
 	ms_errbuf eb = { { 0 } };
-	return ms_merge_execute(&req, res, &eb);
+	return ms__merge_execute_hooked(&req, h, res, &eb);
 }
 
 /* The two end-of-run checks (DESIGN 4) a merge reports: each trace

@@ -15,6 +15,7 @@
 
 #include "ms_fs.h"
 #include "ms_pipeline.h"
+#include "pipeline_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * replay_ctl.c - the TUI's controller backed by the real replay: every
- * ms_tui_ctl operation maps onto ms_replay (replay/ms_replay.h), and
+ * ms_tui_ctl operation maps onto ms_replay (replay/include/ms_replay.h), and
  * `snapshot` copies the replay's state into the view model. It is the only
  * file between the screen (app.c, the panels, the view model) and a
  * running replay; the commands that start replays, export and report

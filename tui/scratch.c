@@ -10,7 +10,7 @@
  * $XDG_CACHE_HOME/mergescope/ (fixture builds). Directories given with
  * --work-dir or --db elsewhere are the user's to remove.
  *
- * What is what: a directory's owner record (core/ms_owner.h) says its
+ * What is what: a directory's owner record (core/include/ms_owner.h) says its
  * kind and whose it is. scratch, frozen-tmp and fixture-tmp directories
  * whose owner is gone are leftovers; frozen ones are frozen shards (also a
  * `*.frozen-N` directory without a record, made before records existed);

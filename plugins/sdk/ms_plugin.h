@@ -60,7 +60,7 @@
  * Projection: the row columns a plugin reads. The host decodes and copies
  * only these; the batch pointers of other columns are NULL. Trace IDs and
  * the per-trace descriptors are always present. The bit values equal the
- * host's column bits (MS_COL_* in core/ms_row.h).
+ * host's column bits (MS_COL_* in core/include/ms_row.h).
  */
 enum ms_proj {
 	MS_PROJ_NONE = 0,

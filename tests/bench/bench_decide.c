@@ -19,6 +19,7 @@
  */
 #include "ms_clock.h"
 #include "ms_pipeline.h"
+#include "pipeline_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

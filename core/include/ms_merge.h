@@ -70,30 +70,15 @@ enum ms_merge_stage {
 /* "none", "pin", "read", "write", "index", "publish", "done". */
 const char *ms_merge_stage_name(enum ms_merge_stage st);
 
-/*
- * Test hooks (NULL in production). `stage` is called at the start of every
- * stage on the merging thread, and additionally once per input block read
- * (stage MS_MERGE_STAGE_READ, `detail` = blocks read so far) and once per
- * output block written (MS_MERGE_STAGE_WRITE). Returning a negative ms_err
- * fails the merge there, exactly as a real error would (message says
- * "injected"). It may block (a slow merge for dispatcher tests) — the merge
- * holds no shard lock while calling it.
- * fail_alloc_at (> 0) makes the merge's own allocator fail its Nth
- * allocation (and every later one with fail_alloc_every).
- */
-typedef struct ms_merge_hooks {
-	int (*stage)(void *arg, const struct ms_merge_req *req,
-	             enum ms_merge_stage st, uint64_t detail);
-	void *arg;
-	uint64_t fail_alloc_at;
-	bool fail_alloc_every;
-	/* Break what a sampling merge hands to the chain, so that the
-	 * checks behind ms_merge_sampling.decide_dup_traces and
-	 * bounds_mismatch can be seen to fail: every batch handed to the
-	 * chain twice; every batch entry's max_end_ns shifted by this. */
-	bool stage_decide_twice;
-	int64_t stage_bounds_skew_ns;
-} ms_merge_hooks;
+/* Why the stager cut a batch (recorded per batch, ms_merge_batch). */
+enum ms_flush_reason {
+	MS_FLUSH_BYTES = 0,     /* the next trace would pass the byte limit */
+	MS_FLUSH_TRACES = 1,    /* the trace-count limit was reached */
+	MS_FLUSH_OVERSIZED = 2, /* an oversized trace must go out in order */
+	MS_FLUSH_FINAL = 3,     /* ms_stager_finish */
+};
+/* "bytes", "traces", "oversized", "final". */
+const char *ms_flush_reason_name(enum ms_flush_reason r);
 
 /* How a sampling merge writes the traces it keeps (DESIGN, Staging). */
 enum ms_staging_mode {
@@ -133,7 +118,6 @@ typedef struct ms_merge_req {
 	/* The pipeline's ordinary-merge event is off: only a finalize
 	 * samples (others: not_executed, event_disabled). */
 	bool merge_event_disabled;
-	const ms_merge_hooks *hooks; /* tests only; NULL otherwise */
 	/* Optional: called once per confirmed dropped trace, in merge
 	 * (trace-ID) order, with the trace's row count, after the merge
 	 * published successfully and before ms_merge_execute returns; never
@@ -165,7 +149,7 @@ typedef struct ms_merge_batch {
 	uint64_t charged_bytes; /* the batch's charged bytes when cut */
 	uint32_t traces;        /* traces in it, whatever their outcome */
 	uint32_t evaluated;     /* of which reached Decide */
-	int reason;             /* enum ms_flush_reason (ms_pipeline.h) */
+	int reason;             /* enum ms_flush_reason */
 } ms_merge_batch;
 #define MS_MERGE_BATCH_RECS 64
 

@@ -32,13 +32,12 @@
  * keep running on their lanes.
  *
  * Ownership: ms_engine is a heap object owned by the caller of
- * ms_engine_open. The shard, clock, allocator, I/O counters, pipeline and
- * merge hooks named in the options are borrowed and must outlive the
- * engine. Structs passed to callbacks (and every pointer in them) are owned
- * by the engine and valid only during the callback.
- * Threads: every function may be called from any thread except from inside
- * an engine callback, where only ms_engine_release, ms_engine_trigger and
- * ms_engine_get_stats are allowed.
+ * ms_engine_open. The shard, clock, allocator, I/O counters and pipeline
+ * named in the options are borrowed and must outlive the engine. Structs passed
+ * to callbacks (and every pointer in them) are owned by the engine and valid
+ * only during the callback. Threads: every function may be called from any
+ * thread except from inside an engine callback, where only ms_engine_release,
+ * ms_engine_trigger and ms_engine_get_stats are allowed.
  */
 #ifndef MS_ENGINE_H
 #define MS_ENGINE_H
@@ -179,7 +178,6 @@ typedef struct ms_engine_opts {
 	 * unknown. */
 	int64_t segment_min_ns, segment_max_ns;
 	int zstd_level;                    /* 0 = writer default */
-	const ms_merge_hooks *merge_hooks; /* tests only */
 	/* Passed to every merge (ms_merge_req.on_drop): each confirmed dropped
 	 * trace, on the merging thread. NULL = none. */
 	void (*on_drop)(void *arg, const uint8_t *tid, uint32_t tid_len,

@@ -124,14 +124,7 @@ typedef struct ms_replay_opts {
 	const char *staging;      /* "retain" (NULL) or "reread" */
 	bool serial;              /* one merge at a time */
 	bool allow_fail_open;     /* plugin_health WARNs instead of FAILing */
-	/* Tests only (NULL otherwise): handed to every merge, so that a
-	 * gate can be seen to fail (ms_merge.h). Borrowed for the run. */
-	const ms_merge_hooks *merge_hooks;
-	/* Tests only (NULL otherwise): the chain the verdict oracle
-	 * evaluates instead of the run's, so that the gate can be seen to
-	 * fail. */
-	const char *oracle_spec;
-	const char *profile; /* "cpus=2,mem=4g"; NULL = detected */
+	const char *profile;      /* "cpus=2,mem=4g"; NULL = detected */
 	/* How a profile is held (ms_envelope.h): NULL or "auto" = a real
 	 * cgroup where one is writable, else emulated; "cgroup" = a real
 	 * cgroup or the run fails; "emulated" = sized from the profile,

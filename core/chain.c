@@ -1,0 +1,735 @@
+/*
+ * chain.c - running the sampler plugins of a merge as a chain: one job,
+ * the chain with its workers and its circuit breaker.
+ *
+ * The chain runs its links over one batch each, ANDs their keep masks and
+ * makes every way a plugin can misbehave (error, wrong verdict count,
+ * values other than 0/1, overrunning the Decide timeout) fail open,
+ * recorded per link. Calls run on one worker thread per link so the caller
+ * can stop waiting; a call that overruns is abandoned to its worker, which
+ * owns the batch reference, the verdict buffer and a plugin reference
+ * until the call returns. Plugins are loaded by plugin_loader.c, chain
+ * specs parsed by chain_spec.c.
+ *
+ * Design:
+ *  1. An ms_plugin is reference counted (plugin_loader.c): its owner holds
+ *     one reference, every abandoned call one more. close() and dlclose()
+ *     run when the count reaches 0, on whichever thread drops it.
+ *  2. A link's worker is either idle (waiting for a request), running a
+ *     call the caller waits for, or abandoned. An abandoned worker is
+ *     detached and never receives another request; the link starts a new
+ *     worker for its next call.
+ *  3. The memory of a batch an abandoned call may read is released only by
+ *     that call's worker after the call returns (the batch reference).
+ *  4. consecutive_timeouts counts timed-out (and crashed) calls since the
+ *     last batch in which none timed out or crashed; reaching circuit_after
+ * opens the circuit, which stays open for the chain's life: every later batch
+ * keeps everything.
+ *  5. ms_chain_close waits at most close_grace_ns for abandoned calls to
+ *     return, then leaves the rest behind: their workers are detached and
+ *     marked orphaned in the chain's abandon record, which outlives the
+ *     chain (it is counted by the chain and by every running abandoned
+ *     call, and freed by whichever drops the last count). A call that
+ *     never returns therefore never blocks closing or process exit.
+ *  6. An orphaned call that returns frees nothing and calls nothing: the
+ *     memory it holds (its worker, verdict buffer and batch) may belong to
+ *     allocators its owners have torn down, so it is left allocated. Its
+ *     plugin reference is never dropped either, so the plugin is neither
+ *     close()d nor dlclose()d while the thread may still run its code.
+ *
+ * With MS_PLUGIN_HOST_PROCESS a link has no worker: its calls go to a
+ * plugin host process (plugin_host.c), so invariants 2, 3, 5 and 6 do not
+ * apply; a host that overruns is killed, never abandoned, and one that
+ * dies in Decide fails the link open as "crashed". The plugin is still
+ * loaded and opened here as well (name, checksum, projection, config
+ * errors at open), but its Decide never runs in this process.
+ */
+#include "ms_pipeline.h"
+#include "ms_clock.h"
+#include "ms_enum.h"
+#include "pipeline_int.h"
+#include "plugin_host.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------ */
+/* Workers                                                             */
+
+enum worker_state { W_IDLE, W_REQUEST, W_DONE, W_QUIT };
+
+/* The chain's abandon record (invariants 5 and 6). Plain malloc memory
+ * (a NULL ms_mem): it may outlive every allocator of the chain. */
+typedef struct abandon_ctl {
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* broadcast when an abandoned call returns */
+	unsigned refs;  /* the chain's one + one per running abandoned call */
+	size_t running; /* abandoned calls that have not returned */
+	bool closed;    /* the chain is gone: returning calls free nothing */
+} abandon_ctl;
+
+static abandon_ctl *
+abandon_ctl_new(void)
+{
+	abandon_ctl *a = ms_mem_calloc(NULL, 1, sizeof(*a));
+	if (!a)
+		return NULL;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	a->refs = 1;
+	return a;
+}
+
+/* Drop one count; call with a->mu held. Unlocks (and frees on the last). */
+static void
+abandon_ctl_put_locked(abandon_ctl *a)
+{
+	bool last = --a->refs == 0;
+	pthread_mutex_unlock(&a->mu);
+	if (last) {
+		pthread_cond_destroy(&a->cv);
+		pthread_mutex_destroy(&a->mu);
+		ms_mem_free(NULL, a, sizeof(*a));
+	}
+}
+
+typedef struct worker {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	enum worker_state state;
+	bool abandoned;
+	ms_plugin *plugin;
+	ms_batch *batch;
+	uint8_t *verdict;
+	size_t vcap;
+	size_t n;
+	int64_t ret;
+	struct ms_chain *chain; /* invalid once ctl->closed */
+	abandon_ctl *ctl;       /* set when abandoned */
+} worker;
+
+typedef struct link {
+	ms_plugin *plugin;
+	worker *w;
+	ms__phost *host; /* process mode: the running host, if any */
+	char *path, *config;
+	size_t path_size, config_size;
+	ms_link_stats st;
+	uint8_t *tmp; /* verdict copy for checks */
+	size_t tmpcap;
+} link_t;
+
+struct ms_chain {
+	ms_mem *mem;
+	uint64_t timeout_ns;
+	unsigned circuit_after;
+	link_t *links;
+	size_t n;
+	size_t nalloc;
+	unsigned consecutive_timeouts;
+	bool circuit_open;
+	char circuit_reason[192];
+	uint64_t close_grace_ns;
+	enum ms_plugin_host_mode host_mode;
+	char *host_exe;
+	size_t host_exe_size;
+	abandon_ctl *ctl;
+	pthread_mutex_t mu; /* serializes decide and stats reads */
+};
+
+static void
+worker_free(worker *w)
+{
+	ms_mem *mem = w->chain->mem;
+	ms_mem_free(mem, w->verdict, w->vcap);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	ms_mem_free(mem, w, sizeof(*w));
+}
+
+static void *
+worker_main(void *arg)
+{
+	worker *w = arg;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (w->state != W_REQUEST && w->state != W_QUIT)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (w->state == W_QUIT)
+			break;
+		pthread_mutex_unlock(&w->mu);
+		int64_t ret = ms_plugin_decide_direct(
+		        w->plugin, ms_batch_view(w->batch), w->verdict, w->n);
+		pthread_mutex_lock(&w->mu);
+		w->ret = ret;
+		if (w->abandoned) {
+			/* Nobody waits: this thread owns everything now,
+			 * unless the chain is gone (invariant 6). The frees
+			 * run under ctl->mu so the chain's close cannot
+			 * finish, and its allocator go, half-way. */
+			pthread_mutex_unlock(&w->mu);
+			abandon_ctl *a = w->ctl;
+			pthread_mutex_lock(&a->mu);
+			if (!a->closed) {
+				ms_batch_release(w->batch);
+				ms_plugin_unload(w->plugin);
+				worker_free(w);
+			}
+			a->running--;
+			pthread_cond_broadcast(&a->cv);
+			abandon_ctl_put_locked(a);
+			return NULL;
+		}
+		w->state = W_DONE;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+static worker *
+worker_start(struct ms_chain *c, ms_plugin *p)
+{
+	worker *w = ms_mem_calloc(c->mem, 1, sizeof(*w));
+	if (!w)
+		return NULL;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	w->state = W_IDLE;
+	w->plugin = p;
+	w->chain = c;
+	if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+		pthread_cond_destroy(&w->cv);
+		pthread_mutex_destroy(&w->mu);
+		ms_mem_free(c->mem, w, sizeof(*w));
+		return NULL;
+	}
+	return w;
+}
+
+static void
+worker_stop(worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->state = W_QUIT;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	worker_free(w);
+}
+
+/* ------------------------------------------------------------------ */
+/* Chain                                                               */
+
+static const uint64_t hist_bounds_ns[MS_LINK_HIST_BUCKETS - 1] = {
+	250000ull,    500000ull,    1000000ull,   2500000ull,
+	5000000ull,   10000000ull,  25000000ull,  50000000ull,
+	100000000ull, 250000000ull, 500000000ull, 1000000000ull,
+};
+
+uint64_t
+ms_link_hist_bound_ns(size_t i)
+{
+	return i < MS_LINK_HIST_BUCKETS - 1 ? hist_bounds_ns[i] : UINT64_MAX;
+}
+
+static const char *const link_result_names[MS_LINK_RESULT_COUNT] = {
+	[MS_LINK_OK] = "ok",
+	[MS_LINK_ERROR] = "error",
+	[MS_LINK_WRONG_LENGTH] = "wrong_length",
+	[MS_LINK_BAD_VALUE] = "bad_value",
+	[MS_LINK_TIMEOUT] = "timeout",
+	[MS_LINK_CIRCUIT_OPEN] = "circuit_open",
+	[MS_LINK_HOST_ERROR] = "host_error",
+	[MS_LINK_CRASHED] = "crashed",
+};
+
+const char *
+ms_link_result_name(enum ms_link_result r)
+{
+	return MS_ENUM_NAME(link_result_names, r, "unknown");
+}
+
+static const char *const host_mode_names[] = {
+	[MS_PLUGIN_HOST_INPROC] = "inproc",
+	[MS_PLUGIN_HOST_PROCESS] = "process",
+};
+
+const char *
+ms_plugin_host_mode_name(enum ms_plugin_host_mode m)
+{
+	/* Any value but process is the default, in-process hosting. */
+	return MS_ENUM_NAME(host_mode_names, m, "inproc");
+}
+
+bool
+ms_plugin_host_mode_parse(const char *s, enum ms_plugin_host_mode *out)
+{
+	int v = MS_ENUM_PARSE(host_mode_names, s);
+	if (v < 0)
+		return false;
+	*out = (enum ms_plugin_host_mode)v;
+	return true;
+}
+
+int
+ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
+              const ms_chain_opts *opts, ms_errbuf *eb)
+{
+	static const ms_chain_opts none;
+	*out = NULL;
+	if (!opts)
+		opts = &none;
+	if (n > MS_CHAIN_MAX_LINKS)
+		return ms_fail(eb, MS_ERR_RANGE, "chain: %zu links, at most %d",
+		               n, MS_CHAIN_MAX_LINKS);
+	ms_chain *c = ms_mem_calloc(opts->mem, 1, sizeof(*c));
+	if (!c)
+		return ms_fail(eb, MS_ERR_NOMEM, "chain: out of memory");
+	c->mem = opts->mem;
+	c->timeout_ns = opts->decide_timeout_ns ? opts->decide_timeout_ns
+	                                        : 5000000000ull;
+	c->circuit_after = opts->circuit_after ? opts->circuit_after : 3;
+	c->close_grace_ns =
+	        opts->close_grace_ns ? opts->close_grace_ns : 2000000000ull;
+	pthread_mutex_init(&c->mu, NULL);
+	c->host_mode = opts->host_mode;
+	if (c->host_mode == MS_PLUGIN_HOST_PROCESS && n) {
+		if (!opts->host_exe || !*opts->host_exe) {
+			ms_chain_close(c);
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "chain: process plugin host without a "
+			               "host executable");
+		}
+		c->host_exe_size = strlen(opts->host_exe) + 1;
+		c->host_exe =
+		        ms_mem_dup(c->mem, opts->host_exe, c->host_exe_size);
+		if (!c->host_exe) {
+			c->host_exe_size = 0;
+			ms_chain_close(c);
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "chain: out of memory");
+		}
+	}
+	c->ctl = abandon_ctl_new();
+	if (!c->ctl) {
+		ms_chain_close(c);
+		return ms_fail(eb, MS_ERR_NOMEM, "chain: out of memory");
+	}
+	if (n) {
+		c->links = ms_mem_calloc(c->mem, n, sizeof(*c->links));
+		if (!c->links) {
+			ms_chain_close(c);
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "chain: out of memory");
+		}
+		c->nalloc = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ms_plugin_load_opts lo = { links[i].config, c->mem, opts->log,
+			                   opts->log_ctx };
+		ms_errbuf sub;
+		int rc = ms_plugin_load(&c->links[i].plugin, links[i].path, &lo,
+		                        &sub);
+		if (rc) {
+			ms_chain_close(c);
+			return ms_fail(eb, rc, "chain link %zu: %s", i + 1,
+			               sub.msg);
+		}
+		c->n = i + 1;
+		link_t *l = &c->links[i];
+		const char *cfg = links[i].config ? links[i].config : "";
+		l->path_size = strlen(links[i].path) + 1;
+		l->config_size = strlen(cfg) + 1;
+		l->path = ms_mem_dup(c->mem, links[i].path, l->path_size);
+		l->config = ms_mem_dup(c->mem, cfg, l->config_size);
+		if (!l->path || !l->config) {
+			ms_chain_close(c);
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "chain: out of memory");
+		}
+		snprintf(c->links[i].st.name, sizeof(c->links[i].st.name), "%s",
+		         ms_plugin_name(c->links[i].plugin));
+	}
+	c->n = n;
+	*out = c;
+	return 0;
+}
+
+void
+ms_chain_close(ms_chain *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		link_t *l = &c->links[i];
+		if (l->w)
+			worker_stop(l->w);
+		ms__phost_free(l->host);
+		if (l->path)
+			ms_mem_free(c->mem, l->path, l->path_size);
+		if (l->config)
+			ms_mem_free(c->mem, l->config, l->config_size);
+		ms_mem_free(c->mem, l->tmp, l->tmpcap);
+		ms_plugin_unload(l->plugin);
+	}
+	if (c->ctl) {
+		/* Wait a bounded time for abandoned calls, then leave the
+		 * rest behind (invariants 5 and 6). */
+		abandon_ctl *a = c->ctl;
+		struct timespec dl = ms_mono_timespec(
+		        ms_mono_ns() + (int64_t)c->close_grace_ns);
+		pthread_mutex_lock(&a->mu);
+		while (a->running > 0 &&
+		       pthread_cond_timedwait(&a->cv, &a->mu, &dl) != ETIMEDOUT)
+			;
+		a->closed = true;
+		abandon_ctl_put_locked(a);
+	}
+	pthread_mutex_destroy(&c->mu);
+	if (c->host_exe)
+		ms_mem_free(c->mem, c->host_exe, c->host_exe_size);
+	if (c->links)
+		ms_mem_free(c->mem, c->links, c->nalloc * sizeof(*c->links));
+	ms_mem_free(c->mem, c, sizeof(*c));
+}
+
+size_t
+ms_chain_len(const ms_chain *c)
+{
+	return c ? c->n : 0;
+}
+
+ms_plugin *
+ms_chain_plugin(const ms_chain *c, size_t i)
+{
+	return i < c->n ? c->links[i].plugin : NULL;
+}
+
+uint32_t
+ms_chain_projection(const ms_chain *c)
+{
+	uint32_t p = 0;
+	for (size_t i = 0; c && i < c->n; i++)
+		p |= ms_plugin_projection(c->links[i].plugin);
+	return p;
+}
+
+void
+ms_chain_link_stats(const ms_chain *c, size_t i, ms_link_stats *out)
+{
+	ms_chain *m = (ms_chain *)c;
+	pthread_mutex_lock(&m->mu);
+	if (i < c->n)
+		*out = c->links[i].st;
+	else
+		memset(out, 0, sizeof(*out));
+	pthread_mutex_unlock(&m->mu);
+}
+
+bool
+ms_chain_circuit_is_open(const ms_chain *c)
+{
+	ms_chain *m = (ms_chain *)c;
+	pthread_mutex_lock(&m->mu);
+	bool open = c->circuit_open;
+	pthread_mutex_unlock(&m->mu);
+	return open;
+}
+
+const char *
+ms_chain_circuit_reason(const ms_chain *c)
+{
+	return c->circuit_reason;
+}
+
+size_t
+ms_chain_abandoned(const ms_chain *c)
+{
+	abandon_ctl *a = c->ctl;
+	pthread_mutex_lock(&a->mu);
+	size_t n = a->running;
+	pthread_mutex_unlock(&a->mu);
+	return n;
+}
+
+static void record(link_t *l, enum ms_link_result r, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void
+record(link_t *l, enum ms_link_result r, const char *fmt, ...)
+{
+	l->st.results[r]++;
+	l->st.last_result = r;
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(l->st.last_fail, sizeof(l->st.last_fail), fmt, ap);
+		va_end(ap);
+	}
+}
+
+static void
+time_call(link_t *l, uint64_t ns)
+{
+	l->st.total_ns += ns;
+	if (ns > l->st.max_ns)
+		l->st.max_ns = ns;
+	size_t b = 0;
+	while (b < MS_LINK_HIST_BUCKETS - 1 && ns > hist_bounds_ns[b])
+		b++;
+	l->st.hist[b]++;
+}
+
+static int
+grow(ms_mem *mem, uint8_t **p, size_t *cap, size_t need)
+{
+	if (need <= *cap && *p)
+		return 0;
+	size_t nc = need < 64 ? 64 : need;
+	uint8_t *q = ms_mem_realloc(mem, *p, *cap, nc);
+	if (!q)
+		return MS_ERR_NOMEM;
+	*p = q;
+	*cap = nc;
+	return 0;
+}
+
+/* Check what Decide returned and wrote into l->tmp. */
+static enum ms_link_result
+check_verdicts(link_t *l, int64_t ret, size_t n)
+{
+	if (ret < 0) {
+		record(l, MS_LINK_ERROR, "Decide returned error %lld",
+		       (long long)ret);
+		return MS_LINK_ERROR;
+	}
+	if ((uint64_t)ret != n) {
+		record(l, MS_LINK_WRONG_LENGTH,
+		       "Decide returned %lld verdicts for %zu traces",
+		       (long long)ret, n);
+		return MS_LINK_WRONG_LENGTH;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (l->tmp[i] > 1) {
+			record(l, MS_LINK_BAD_VALUE,
+			       "verdict %zu is %u, expected 0 or 1", i,
+			       (unsigned)l->tmp[i]);
+			return MS_LINK_BAD_VALUE;
+		}
+	}
+	return MS_LINK_OK;
+}
+
+/*
+ * Run one link. On success its checked verdicts are in l->tmp and the
+ * result is MS_LINK_OK; otherwise the link failed open.
+ */
+static enum ms_link_result
+run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
+{
+	if (!l->w) {
+		l->w = worker_start(c, l->plugin);
+		if (!l->w) {
+			record(l, MS_LINK_HOST_ERROR,
+			       "could not start a worker thread");
+			return MS_LINK_HOST_ERROR;
+		}
+	}
+	worker *w = l->w;
+	if (grow(c->mem, &w->verdict, &w->vcap, n) ||
+	    grow(c->mem, &l->tmp, &l->tmpcap, n)) {
+		record(l, MS_LINK_HOST_ERROR, "out of memory for verdicts");
+		return MS_LINK_HOST_ERROR;
+	}
+	memset(w->verdict, 0xA5, n); /* unwritten bytes read as bad values */
+	int64_t t0 = ms_mono_ns();
+	struct timespec dl = ms_mono_timespec(t0 + (int64_t)c->timeout_ns);
+	l->st.calls++;
+	l->st.traces += n;
+	pthread_mutex_lock(&w->mu);
+	w->batch = b;
+	w->n = n;
+	w->state = W_REQUEST;
+	pthread_cond_broadcast(&w->cv);
+	while (w->state != W_DONE) {
+		int rc = pthread_cond_timedwait(&w->cv, &w->mu, &dl);
+		if (rc == ETIMEDOUT && w->state != W_DONE)
+			break;
+	}
+	if (w->state != W_DONE) {
+		/* Abandon: the worker keeps the batch, the verdict buffer
+		 * and a plugin reference until the call returns. */
+		w->abandoned = true;
+		ms_batch_retain(b);
+		ms__batch_abandon(b);
+		ms__plugin_retain(l->plugin);
+		w->ctl = c->ctl;
+		pthread_mutex_lock(&c->ctl->mu);
+		c->ctl->refs++;
+		c->ctl->running++;
+		pthread_mutex_unlock(&c->ctl->mu);
+		pthread_detach(w->thread);
+		pthread_mutex_unlock(&w->mu);
+		l->w = NULL;
+		*ns = (uint64_t)(ms_mono_ns() - t0);
+		time_call(l, *ns);
+		record(l, MS_LINK_TIMEOUT,
+		       "Decide overran the %.3f ms timeout on %zu traces; "
+		       "call abandoned",
+		       (double)c->timeout_ns / 1e6, n);
+		return MS_LINK_TIMEOUT;
+	}
+	w->state = W_IDLE;
+	w->batch = NULL;
+	int64_t ret = w->ret;
+	memcpy(l->tmp, w->verdict, n);
+	pthread_mutex_unlock(&w->mu);
+	*ns = (uint64_t)(ms_mono_ns() - t0);
+	time_call(l, *ns);
+	return check_verdicts(l, ret, n);
+}
+
+/* run_link in process mode: the call goes to the link's host process,
+ * started first if the link has none (at the start, or after a crash or
+ * a timeout killed the previous one). */
+static enum ms_link_result
+run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
+{
+	if (grow(c->mem, &l->tmp, &l->tmpcap, n)) {
+		record(l, MS_LINK_HOST_ERROR, "out of memory for verdicts");
+		return MS_LINK_HOST_ERROR;
+	}
+	if (!l->host) {
+		ms_errbuf eb = { "" };
+		if (ms__phost_start(&l->host, c->host_exe, l->path, l->config,
+		                    c->timeout_ns, &eb)) {
+			record(l, MS_LINK_HOST_ERROR, "%s", eb.msg);
+			return MS_LINK_HOST_ERROR;
+		}
+	}
+	l->st.calls++;
+	l->st.traces += n;
+	int64_t t0 = ms_mono_ns(), ret = 0;
+	char why[160] = "";
+	enum ms__phost_result r =
+	        ms__phost_decide(l->host, ms_batch_view(b), l->tmp, n,
+	                         c->timeout_ns, &ret, why, sizeof(why));
+	*ns = (uint64_t)(ms_mono_ns() - t0);
+	time_call(l, *ns);
+	if (r != MS__PHOST_OK && r != MS__PHOST_ERROR) {
+		ms__phost_free(l->host);
+		l->host = NULL;
+	}
+	switch (r) {
+	case MS__PHOST_TIMEOUT:
+		record(l, MS_LINK_TIMEOUT,
+		       "Decide overran the %.3f ms timeout on %zu traces; "
+		       "plugin host killed",
+		       (double)c->timeout_ns / 1e6, n);
+		return MS_LINK_TIMEOUT;
+	case MS__PHOST_CRASHED:
+		record(l, MS_LINK_CRASHED,
+		       "plugin host %s in Decide on %zu traces", why, n);
+		return MS_LINK_CRASHED;
+	case MS__PHOST_ERROR:
+		record(l, MS_LINK_HOST_ERROR, "plugin host: %s", why);
+		return MS_LINK_HOST_ERROR;
+	case MS__PHOST_OK:
+		break;
+	}
+	return check_verdicts(l, ret, n);
+}
+
+static int chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep,
+                               ms_chain_call *res);
+
+int
+ms_chain_decide(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
+{
+	if (!c)
+		return MS_ERR_INVAL;
+	pthread_mutex_lock(&c->mu);
+	int rc = chain_decide_locked(c, b, keep, res);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+static int
+chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
+{
+	ms_chain_call dummy;
+	if (!res)
+		res = &dummy;
+	memset(res, 0, sizeof(*res));
+	if (!c || !b || !keep)
+		return MS_ERR_INVAL;
+	size_t n = ms_batch_view(b)->ntraces;
+	res->ntraces = n;
+	memset(keep, 1, n);
+	if (n == 0)
+		return 0;
+	bool timed_out = false;
+	for (size_t i = 0; i < c->n; i++) {
+		link_t *l = &c->links[i];
+		if (c->circuit_open) {
+			record(l, MS_LINK_CIRCUIT_OPEN, "circuit open: %s",
+			       c->circuit_reason);
+			res->links_failed++;
+			continue;
+		}
+		uint64_t ns = 0;
+		enum ms_link_result r =
+		        c->host_mode == MS_PLUGIN_HOST_PROCESS
+		                ? run_link_process(c, l, b, n, &ns)
+		                : run_link(c, l, b, n, &ns);
+		res->decide_ns += ns;
+		if (r == MS_LINK_TIMEOUT || r == MS_LINK_CRASHED) {
+			timed_out = true;
+			if (++c->consecutive_timeouts >= c->circuit_after) {
+				c->circuit_open = true;
+				snprintf(c->circuit_reason,
+				         sizeof(c->circuit_reason),
+				         "%u consecutive Decide timeouts "
+				         "or crashes (last on link '%s')",
+				         c->consecutive_timeouts, l->st.name);
+			}
+		}
+		if (r != MS_LINK_OK) {
+			res->links_failed++;
+			continue;
+		}
+		record(l, MS_LINK_OK, NULL);
+		res->links_ok++;
+		for (size_t k = 0; k < n; k++) {
+			keep[k] &= l->tmp[k];
+			if (l->tmp[k])
+				l->st.kept++;
+			else
+				l->st.dropped++;
+		}
+	}
+	/* A batch in which no link timed out ends a timeout streak. */
+	if (!timed_out && !c->circuit_open)
+		c->consecutive_timeouts = 0;
+	if (c->circuit_open) {
+		memset(keep, 1, n);
+		res->circuit_open = true;
+	}
+	for (size_t k = 0; k < n; k++)
+		res->kept += keep[k];
+	return 0;
+}
