@@ -62,6 +62,22 @@ size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
 /* Each command's descriptor points at its table; tests/fuzz/fuzz_cli.c
  * parses with the same tables. */
 
+/* The help lines of --plugin-host, --profile and --envelope, which `run`
+ * and `tui` accept alike. */
+#define MS__HELP_HOST_AND_LIMITS                                               \
+	"  --plugin-host H      where Decide runs: inproc (default, worker\n"  \
+	"                       threads) or process (a host process per\n"     \
+	"                       link: a crash or hang fails the link open)\n"  \
+	"  --profile SPEC       limits, e.g. cpus=2,mem=4g: the engine "       \
+	"sizes\n"                                                              \
+	"                       itself from them and, where a cgroup\n"        \
+	"                       hierarchy is writable, runs in a cgroup\n"     \
+	"                       that enforces them (see --envelope)\n"         \
+	"  --envelope E         how --profile is held: auto (default: a\n"     \
+	"                       real cgroup where possible, else\n"            \
+	"                       emulated), cgroup (a real one or fail),\n"     \
+	"                       emulated (sized from it, not enforced)\n"
+
 /* `tui` and `run` accept the same options (`tui` hands them to `run`
  * headless); --json and --force, last, are `run`'s alone: `tui` parses
  * the first MS__RO_JSON entries. */
