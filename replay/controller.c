@@ -23,6 +23,12 @@
  *     between slices the controller looks at the engine (stopped on
  *     repeated failures?), the recorder (failed?) and abort requests. Only
  *     a stop the user asked for (PAUSED, BREAK) waits without a deadline.
+ *  6. Reading the status never waits for a plugin. The chain holds its
+ *     lock through every Decide call, so its link counters are read off
+ *     the reader's thread: by the live reader (live_main, every
+ *     LIVE_PERIOD_MS while a merge is in flight) and by each merge's
+ *     event; the status copies the newest reading (live_store, under mu).
+ *     Staged bytes are the pipeline's atomic gauge, read directly.
  */
 #define _GNU_SOURCE
 #include "ms_replay.h"
@@ -401,6 +407,107 @@ rec_sample(ms_replay *r)
 	ms_rec_sample(r->rec, &s, NULL);
 }
 
+/* ---- live figures (design 6) ------------------------------------------ */
+
+#define LIVE_PERIOD_MS 50
+
+/* Counters only grow: the sum tells the newer of two readings. */
+static uint64_t
+live_progress(const ms_link_stats *l, size_t n)
+{
+	uint64_t p = 0;
+	for (size_t i = 0; i < n; i++) {
+		p += l[i].calls + l[i].traces + l[i].total_ns;
+		for (int k = 0; k < MS_LINK_RESULT_COUNT; k++)
+			p += l[i].results[k];
+	}
+	return p;
+}
+
+/* Keep a reading unless a newer one is there already; `base`: it is the
+ * reading of the merge just recorded. mu not held. */
+static void
+live_store(ms_replay *r, const ms_link_stats *l, size_t n, bool circuit,
+           bool base)
+{
+	pthread_mutex_lock(&r->mu);
+	if (r->live_nlinks != n ||
+	    live_progress(l, n) >= live_progress(r->live_links, n)) {
+		memcpy(r->live_links, l, n * sizeof(*l));
+		r->live_nlinks = n;
+		r->live_circuit = circuit;
+	}
+	if (base)
+		memcpy(r->live_base, l, n * sizeof(*l));
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Read the chain's counters (waits for a Decide call in progress to
+ * return) and store them. */
+static void
+live_read(ms_replay *r)
+{
+	if (!r->pipe)
+		return;
+	ms_chain *c = ms_pipeline_chain(r->pipe);
+	size_t n = ms_chain_len(c);
+	if (n > MS_EV_LINKS_MAX)
+		n = MS_EV_LINKS_MAX;
+	ms_link_stats now[MS_EV_LINKS_MAX];
+	for (size_t i = 0; i < n; i++)
+		ms_chain_link_stats(c, i, &now[i]);
+	live_store(r, now, n, ms_chain_circuit_is_open(c), false);
+}
+
+/* The live reader: idle while no merge is in flight, else a reading
+ * every LIVE_PERIOD_MS until live_stop. */
+static void *
+live_main(void *arg)
+{
+	ms_replay *r = arg;
+	pthread_mutex_lock(&r->mu);
+	while (!r->live_stop) {
+		if (r->nclaims == 0) {
+			pthread_cond_wait(&r->live_cv, &r->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&r->mu);
+		live_read(r);
+		pthread_mutex_lock(&r->mu);
+		struct timespec ts = ms_mono_timespec(
+		        ms_mono_ns() + LIVE_PERIOD_MS * 1000000LL);
+		while (!r->live_stop &&
+		       pthread_cond_timedwait(&r->live_cv, &r->mu, &ts) !=
+		               ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+static int
+live_start(ms_replay *r)
+{
+	live_read(r); /* the links' names before the first merge */
+	if (pthread_create(&r->live_thread, NULL, live_main, r))
+		return MS_ERR_IO;
+	r->live_started = true;
+	return 0;
+}
+
+static void
+live_stop(ms_replay *r)
+{
+	if (!r->live_started)
+		return;
+	pthread_mutex_lock(&r->mu);
+	r->live_stop = true;
+	pthread_cond_broadcast(&r->live_cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->live_thread, NULL);
+	r->live_started = false;
+}
+
 /* Per-merge link figures: the chain's cumulative stats minus what the
  * previous event saw (events are serialized by the engine). */
 static void
@@ -441,6 +548,7 @@ link_delta(ms_replay *r, ms_ev_merge *m)
 		}
 		*prev = now;
 	}
+	live_store(r, r->links_prev, n, ms_chain_circuit_is_open(c), true);
 }
 
 static void
@@ -846,6 +954,7 @@ on_dispatch(void *arg, const ms_dispatch *d)
 		               : MS_PICKER_PARTS_LIMIT;
 		for (size_t i = 0; i < c->n; i++)
 			c->ids[i] = d->inputs[i].id;
+		pthread_cond_signal(&r->live_cv);
 	}
 	bool stop = false;
 	if (!r->abort_req) {
@@ -1549,6 +1658,7 @@ open_init(ms_replay *r, const ms_replay_opts *opts)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&r->cv, &ca);
+	pthread_cond_init(&r->live_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	r->state = MS_REPLAY_READY;
 }
@@ -1834,6 +1944,8 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	if (pthread_create(&r->oracle_thread, NULL, oracle_main, r))
 		return ms_fail(eb, MS_ERR_IO, "cannot start the oracle thread");
 	r->oracle_started = true;
+	if (live_start(r))
+		return ms_fail(eb, MS_ERR_IO, "cannot start the live reader");
 	if (pthread_create(&r->thread, NULL, controller_main, r))
 		return ms_fail(eb, MS_ERR_IO,
 		               "cannot start the controller thread");
@@ -1936,6 +2048,7 @@ ms_replay_close(ms_replay *r)
 	pthread_mutex_unlock(&r->mu);
 	if (r->started)
 		pthread_join(r->thread, NULL);
+	live_stop(r);
 	ms__rsswatch_stop(&r->rss);
 	atomic_store(&r->oracle_cancel, true);
 	if (r->oracle_started)
@@ -1957,6 +2070,7 @@ ms_replay_close(ms_replay *r)
 	ms__oracle_release(&r->oracle);
 	ms__blkcache_free(r->blocks);
 	pthread_cond_destroy(&r->cv);
+	pthread_cond_destroy(&r->live_cv);
 	pthread_mutex_destroy(&r->mu);
 	free(r->variant);
 	free(r);
@@ -2126,6 +2240,34 @@ ms_replay_breaks(ms_replay *r, ms_breakpoint *out, size_t cap)
 
 /* ---- reading state ---------------------------------------------------- */
 
+/* The links' newest reading (design 6) and the merges in flight: how many,
+ * the oldest, and what the chain did since the last recorded merge. mu
+ * held. */
+static void
+status_live(ms_replay *r, ms_replay_status *st)
+{
+	st->nlinks = r->live_nlinks;
+	memcpy(st->links, r->live_links, r->live_nlinks * sizeof(st->links[0]));
+	st->circuit_open = r->live_circuit;
+	st->inflight = r->nclaims;
+	for (size_t i = 0; i < r->nclaims; i++) {
+		const claim *c = &r->claims[i];
+		if (st->inflight_seq && c->seq >= st->inflight_seq)
+			continue;
+		st->inflight_seq = c->seq;
+		st->inflight_wall_ns = ms_mono_ns() - c->dispatch_mono;
+	}
+	for (size_t i = 0; i < r->live_nlinks; i++) {
+		const ms_link_stats *a = &r->live_links[i], *b = &r->live_base[i];
+		if (a->calls > b->calls)
+			st->inflight_calls += a->calls - b->calls;
+		if (a->traces > b->traces)
+			st->inflight_traces += a->traces - b->traces;
+		if (a->total_ns > b->total_ns)
+			st->inflight_decide_ns += a->total_ns - b->total_ns;
+	}
+}
+
 void
 ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 {
@@ -2157,6 +2299,7 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	st->nspark = r->nspark;
 	memcpy(st->spark, r->spark, sizeof(st->spark));
 	copy_str(st->error, sizeof(st->error), r->error);
+	status_live(r, st);
 	pthread_mutex_unlock(&r->mu);
 	st->now = ms_clock_now(&r->clock);
 	st->frontier = st->now - MS_GRACE_NS;
@@ -2169,11 +2312,6 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 		 * event). */
 		if (st->staged_live > st->staged_peak)
 			st->staged_peak = st->staged_live;
-		ms_chain *c = ms_pipeline_chain(r->pipe);
-		size_t n = ms_chain_len(c);
-		for (size_t i = 0; i < n && i < MS_EV_LINKS_MAX; i++)
-			ms_chain_link_stats(c, i, &st->links[st->nlinks++]);
-		st->circuit_open = ms_chain_circuit_is_open(c);
 	}
 }
 

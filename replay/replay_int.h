@@ -355,6 +355,18 @@ struct ms_replay {
 	size_t nspark;
 	uint64_t staged_peak, staged_preferred;
 	ms_link_stats links_prev[MS_EV_LINKS_MAX];
+	/* Live link figures (controller.c, design 6): the chain's counters as
+	 * last read by the live reader or a merge's event, never by the
+	 * status (the chain holds its lock through every Decide call).
+	 * live_base: the reading of the last recorded merge, so that
+	 * live - base is what the merges in flight did so far. Under mu. */
+	size_t live_nlinks;
+	ms_link_stats live_links[MS_EV_LINKS_MAX];
+	ms_link_stats live_base[MS_EV_LINKS_MAX];
+	bool live_circuit;
+	bool live_stop, live_started;
+	pthread_cond_t live_cv; /* a merge was dispatched, or stop */
+	pthread_t live_thread;
 	track_ent *track;
 	size_t track_cap, track_n;
 	bool track_dup; /* an ID introduced or removed twice */

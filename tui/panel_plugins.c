@@ -3,12 +3,33 @@
  * traces decided, total time in Decide, mean nanoseconds per trace, the
  * slowest call, the call-latency histogram as 13 bars, and how often the
  * link failed open (error / timeout / bad verdict), with OPEN when its
- * circuit has opened.
+ * circuit has opened. While a sampled merge runs, a last line says what
+ * it has done so far (the counters above move with it).
  */
 #include "tui_int.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+
+/* The merge in progress, on the line after the links when there is one. */
+static void
+draw_live(ms_canvas *c, ms_rect in, const ms_tui_view *v)
+{
+	const ms_tui_live *l = &v->live;
+	int y = in.y + 1 + (int)v->nplugins;
+	if (!l->present || y >= in.y + in.h)
+		return;
+	char calls[32], tr[32], dns[32], wall[32];
+	ms_canvas_printf(c, in.x, y, in.w, MS_C_ACCENT,
+	                 "merge #%" PRIu64 " in Decide: %s calls, %s traces, "
+	                 "%s in Decide, %s since dispatch%s",
+	                 l->seq, ms_fmt_count(calls, sizeof(calls), l->calls),
+	                 ms_fmt_count(tr, sizeof(tr), l->traces),
+	                 ms_fmt_ns(dns, sizeof(dns), l->decide_ns),
+	                 ms_fmt_ns(wall, sizeof(wall),
+	                           l->wall_ns > 0 ? (uint64_t)l->wall_ns : 0),
+	                 l->inflight > 1 ? " (more in flight)" : "");
+}
 
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
@@ -68,6 +89,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		if (focus && i == v->ui.plugin_sel)
 			ms_canvas_attr(c, in.x, y, in.w, MS_A_REV);
 	}
+	draw_live(c, in, v);
 }
 
 const ms_panel_class ms_panel_plugins = {

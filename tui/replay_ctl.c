@@ -352,6 +352,25 @@ load_recon(ms_replay_ctl *c)
 	}
 }
 
+/* The merge in progress: present while a merge in flight stages or calls
+ * Decide (a bypassed merge does neither). */
+static void
+fill_live(ms_tui_view *v, const ms_replay_status *st)
+{
+	ms_tui_live *l = &v->live;
+	memset(l, 0, sizeof(*l));
+	if (!st->inflight ||
+	    (!st->inflight_calls && !st->staged_live))
+		return;
+	l->present = true;
+	l->seq = st->inflight_seq;
+	l->inflight = (uint32_t)st->inflight;
+	l->wall_ns = st->inflight_wall_ns;
+	l->calls = st->inflight_calls;
+	l->traces = st->inflight_traces;
+	l->decide_ns = st->inflight_decide_ns;
+}
+
 static int
 c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 {
@@ -479,6 +498,8 @@ c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 		                      l->results[MS_LINK_BAD_VALUE];
 		p->circuit_open = st->circuit_open;
 	}
+
+	fill_live(v, st); /* the merge in progress */
 
 	/* Events. */
 	uint64_t total = 0;

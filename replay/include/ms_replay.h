@@ -236,10 +236,20 @@ typedef struct ms_replay_status {
 	uint64_t staged_live, staged_peak, staged_preferred, staged_hard;
 	size_t nspark;
 	uint64_t spark[MS_REPLAY_SPARK];
-	/* Chain links (cumulative). */
+	/* Chain links (cumulative), as last read while merges ran: up to
+	 * LIVE_PERIOD_MS (50 ms) old, exact after each recorded merge.
+	 * Reading the status never waits for a Decide call. */
 	size_t nlinks;
 	ms_link_stats links[MS_EV_LINKS_MAX];
 	bool circuit_open;
+	/* Merges dispatched and not recorded yet: how many, the oldest one
+	 * (seq, wall time since its dispatch), and the chain's Decide calls,
+	 * traces and time since the last recorded merge, over every link
+	 * (the merge in progress's, when one runs at a time). */
+	size_t inflight;
+	uint64_t inflight_seq;
+	int64_t inflight_wall_ns;
+	uint64_t inflight_calls, inflight_traces, inflight_decide_ns;
 	/* The error of a FAILED run. */
 	char error[512];
 } ms_replay_status;

@@ -9,3 +9,12 @@ add_executable(bench_tui ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_tui.c)
 target_include_directories(bench_tui PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(bench_tui PRIVATE mstui)
 add_dependencies(benches bench_tui)
+
+# The figures of a merge in progress, through the real replay: a merge held
+# in Decide by tp_slow (replay_testlib.h reaches replay_int.h).
+ms_add_test(test_tui_live LIBS mstui msfixtures msreplay mscore)
+foreach(p skywalking tp_slow)
+	if(TARGET ${p})
+		add_dependencies(test_tui_live ${p})
+	endif()
+endforeach()

@@ -9,7 +9,9 @@
  *            "MS/K@PATH": those calls wait until the file PATH exists
  *            instead (at most 60 s), and read the batch before and
  *            after: stats "checked" counts such calls, "changed" those
- *            that found the batch changed meanwhile. In a chain spec:
+ *            that found the batch changed meanwhile. "MS/K>F@PATH": the
+ *            calls before call F (0-based) sleep MS milliseconds, the
+ *            later ones wait for PATH as above. In a chain spec:
  *            tp_slow:{"slow":"CONFIG"}
  *  fail      decide returns an error
  *  short     returns one verdict fewer than asked
@@ -104,6 +106,9 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 		const char *at = config ? strchr(config, '@') : NULL;
 		if (at)
 			strncpy(s->gate, at + 1, sizeof(s->gate) - 1);
+		const char *gt = config ? strchr(config, '>') : NULL;
+		if (gt && (!at || gt < at))
+			s->from = atol(gt + 1);
 	}
 	if (TP_KIND >= K_LOOP && config && *config)
 		s->from = atol(config);
@@ -143,8 +148,9 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 		struct timespec ts = { s->sleep_ms / 1000,
 			               (s->sleep_ms % 1000) * 1000000L };
 		bool slow = call % (uint64_t)s->every == 0;
+		bool gated = s->gate[0] && call >= (uint64_t)s->from;
 		uint64_t before = batch_sum(b);
-		if (slow && s->gate[0]) {
+		if (slow && gated) {
 			struct timespec tick = { 0, 10000000L };
 			for (int i = 0; i < 6000 && access(s->gate, F_OK); i++)
 				nanosleep(&tick, NULL);
@@ -152,7 +158,7 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 			nanosleep(&ts, NULL);
 		}
 		uint64_t sum = batch_sum(b);
-		if (slow && s->gate[0]) {
+		if (slow && gated) {
 			atomic_fetch_add(&s->checked, 1);
 			if (sum != before)
 				atomic_fetch_add(&s->changed, 1);

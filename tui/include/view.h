@@ -111,6 +111,18 @@ typedef struct ms_tui_plugin {
 	bool circuit_open;
 } ms_tui_plugin;
 
+/* The sampled merge in progress, while one runs: its figures so far
+ * (the replay's reading, at most a few frames old). */
+typedef struct ms_tui_live {
+	bool present;       /* a merge in flight has staged or called Decide */
+	uint64_t seq;       /* the oldest merge in flight */
+	uint32_t inflight;  /* merges in flight (other lanes too) */
+	int64_t wall_ns;    /* since its dispatch */
+	uint64_t calls;     /* Decide calls so far, every link */
+	uint64_t traces;    /* traces handed to Decide so far */
+	uint64_t decide_ns; /* time in Decide so far */
+} ms_tui_live;
+
 /* One recorded merge. */
 /* One input of a merge, for its details. */
 typedef struct ms_tui_input {
@@ -309,6 +321,7 @@ typedef struct ms_tui_view {
 
 	size_t nplugins;
 	ms_tui_plugin plugins[MS_VIEW_MAX_PLUGINS];
+	ms_tui_live live;
 
 	/* The most recent events, oldest first. */
 	uint64_t events_total;

@@ -1,0 +1,203 @@
+/*
+ * test_tui_live.c - the screen's figures while a merge runs, through the
+ * real replay and the TUI's controller (tui/replay_ctl.c): the smoke
+ * fixture's sampled merge (the finalize, in several batches under a small
+ * staging ceiling) is held inside its second Decide call by tp_slow, which
+ * waits for a gate file (the first call takes 200 ms); meanwhile the TUI's snapshot must return at once
+ * (a frame never waits for a plugin; the chain holds its lock through a
+ * call) and show the merge in progress: the first call counted for the
+ * link, bytes staged, and the merge named, before any event says it is
+ * done. The frame drawn from that snapshot shows the figures too.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "replay_testlib.h"
+
+#include "ms_replay_ctl.h"
+#include "ms_pipeline.h"
+#include "tui_int.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+
+/* A snapshot taken on its own thread, so that the test can say it did not
+ * return rather than hang. */
+typedef struct snap_job {
+	ms_tui_ctl *ctl;
+	ms_tui_view *view;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+	int rc;
+} snap_job;
+
+static void *
+snap_main(void *arg)
+{
+	snap_job *j = arg;
+	ms_errbuf eb = { "" };
+	int rc = j->ctl->ops->snapshot(j->ctl->self, j->view, &eb);
+	pthread_mutex_lock(&j->mu);
+	j->rc = rc;
+	j->done = true;
+	pthread_cond_broadcast(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+	return NULL;
+}
+
+/* Snapshot within limit_ms, or false (the thread is then left waiting for
+ * the held call; the caller releases the gate and joins it). */
+static bool
+snapshot_within(snap_job *j, pthread_t *th, int limit_ms)
+{
+	j->done = false;
+	assert_int_equal(pthread_create(th, NULL, snap_main, j), 0);
+	struct timespec end;
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_nsec += (long)(limit_ms % 1000) * 1000000L;
+	end.tv_sec += limit_ms / 1000 + end.tv_nsec / 1000000000L;
+	end.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&j->mu);
+	int rc = 0;
+	while (!j->done && rc == 0)
+		rc = pthread_cond_timedwait(&j->cv, &j->mu, &end);
+	bool done = j->done;
+	pthread_mutex_unlock(&j->mu);
+	return done;
+}
+
+static bool
+frame_has(const ms_canvas *c, const char *needle)
+{
+	char line[1024];
+	for (int y = 0; y < c->h; y++) {
+		int n = 0;
+		for (int x = 0; x < c->w && n < (int)sizeof(line) - 1; x++) {
+			uint32_t ch = c->cells[y * c->w + x].ch;
+			line[n++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+		}
+		line[n] = '\0';
+		if (strstr(line, needle))
+			return true;
+	}
+	return false;
+}
+
+static void
+test_figures_move_during_decide(void **state)
+{
+	(void)state;
+	char gate[PATH_MAX], spec[PATH_MAX + 64];
+	rt_path(gate, sizeof(gate), "decide-gate");
+	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"200/1>1@%s\"}",
+	         gate);
+	rt_run run;
+	rt_opts(&run, "live", spec);
+	run.o.plugin_dir = MS_TEST_PLUGIN_DIR;
+	/* The held call and the waits around it must outlast the test. */
+	run.o.decide_timeout_ns = 60 * 1000000000LL;
+	run.o.wait_timeout_ns = 120 * 1000000000LL;
+	run.o.speed = 0;
+	/* A 16 MiB staging ceiling: the finalize merge of the smoke day
+	 * stages in several batches, so Decide is called more than once. */
+	run.o.profile = "cpus=2,mem=128m";
+	run.o.envelope = "emulated";
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
+	snap_job j = { .ctl = &ctl, .view = ms_tui_view_new() };
+	assert_non_null(j.view);
+	pthread_mutex_init(&j.mu, NULL);
+	pthread_cond_init(&j.cv, NULL);
+
+	/* Wait (without touching the chain) until the sampled merge stages;
+	 * then snapshots until its first call shows (the second is held). */
+	struct timespec tick = { 0, 10 * 1000000L };
+	for (int i = 0; i < 6000 && !ms_pipeline_staged_live(r->pipe); i++)
+		nanosleep(&tick, NULL);
+	assert_true(ms_pipeline_staged_live(r->pipe) > 0);
+	bool seen = false;
+	pthread_t th;
+	for (int i = 0; i < 100 && !seen; i++) {
+		bool returned = snapshot_within(&j, &th, 2000);
+		if (!returned) {
+			int fd = open(gate, O_CREAT | O_WRONLY, 0644);
+			close(fd);
+			pthread_join(th, NULL);
+			fail_msg("the snapshot waited for the held Decide call");
+		}
+		pthread_join(th, NULL);
+		assert_int_equal(j.rc, 0);
+		seen = j.view->nplugins == 1 && j.view->plugins[0].calls >= 1 &&
+		       j.view->live.present;
+		if (!seen)
+			nanosleep(&tick, NULL);
+	}
+	ms_tui_view *v = j.view;
+	fprintf(stderr,
+	        "held merge #%" PRIu64 ": link calls %" PRIu64
+	        " traces %" PRIu64 ", staged live %" PRIu64 " peak %" PRIu64
+	        ", merges done %" PRIu64 "\n",
+	        v->live.seq, v->plugins[0].calls, v->plugins[0].traces,
+	        v->staging.live, v->staging.peak, v->merges_done);
+	assert_true(seen);
+	/* The merge is still running: no event has counted it. */
+	assert_true(v->state == MS_VIEW_RUNNING);
+	uint64_t done_before = v->merges_done;
+	assert_true(v->live.seq > done_before);
+	assert_true(v->live.calls >= 1);
+	assert_true(v->live.traces >= 1);
+	assert_true(v->staging.live > 0);
+	assert_true(v->staging.peak >= v->staging.live);
+	assert_int_equal(v->nevents, v->events_total);
+	for (size_t i = 0; i < v->nevents; i++)
+		assert_true(v->events[i].seq != v->live.seq);
+
+	/* The frame says it too. */
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	v->ui.ascii = true;
+	assert_int_equal(ms_render_frame(&cv, v, 200, 60), 0);
+	char want[64];
+	snprintf(want, sizeof(want), "merge #%" PRIu64 " in Decide",
+	         v->live.seq);
+	if (!frame_has(&cv, want))
+		fail_msg("no '%s' on the frame", want);
+	assert_false(frame_has(&cv, "live 0 B"));
+	ms_canvas_release(&cv);
+
+	/* Released: the merge completes, and the live line goes. */
+	int fd = open(gate, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_true(snapshot_within(&j, &th, 10000));
+	pthread_join(th, NULL);
+	assert_true(v->state == MS_VIEW_DONE);
+	assert_false(v->live.present);
+	assert_true(v->plugins[0].calls >= 1);
+	assert_true(v->merges_done > done_before);
+
+	pthread_mutex_destroy(&j.mu);
+	pthread_cond_destroy(&j.cv);
+	ms_tui_view_free(j.view);
+	ms_replay_ctl_free(rc);
+	ms_replay_close(r);
+	unlink(gate);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_figures_move_during_decide),
+	};
+	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
+}
