@@ -269,6 +269,42 @@ test_breakpoints(void **state)
 	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
 }
 
+/* The last session's breakpoints are offered in a prompt open from the
+ * start: y restores them, n, Enter and Esc decline, and any other key
+ * declines and does what it does. The first `f` at a breakpoint freezes
+ * (it used to answer the offer, and nothing was frozen). */
+static void
+test_offer_never_eats_a_key(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	const char *saved[] = { "merge=2", "lane=hot" };
+	ms__session_offer(&f->s, saved, 2, NULL);
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_RESTORE);
+	keys(f, "f");
+	assert_string_equal(f->fake.log, "freeze;");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_non_null(strstr(f->s.view->ui.frozen_cmd, "merge-once"));
+	keys(f, "y"); /* the offer is gone: y is an ordinary key now */
+	assert_null(strstr(f->fake.log, "break+"));
+
+	f->fake.log[0] = '\0';
+	ms__session_offer(&f->s, saved, 2, NULL);
+	keys(f, "y");
+	assert_string_equal(f->fake.log, "break+merge=2;break+lane=hot;");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+
+	const int declines[] = { 'n', 'N', MS_KEY_ENTER, MS_KEY_ESC };
+	for (size_t i = 0; i < 4; i++) {
+		f->fake.log[0] = '\0';
+		ms__session_offer(&f->s, saved, 2, NULL);
+		ms_session_key(&f->s, declines[i]);
+		assert_string_equal(f->fake.log, "");
+		assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	}
+}
+
 static void
 test_freeze_only_at_barrier(void **state)
 {
@@ -886,6 +922,7 @@ main(void)
 		T(test_goto_refuses_wrapped_numbers),
 		T(test_breakpoints),
 		T(test_freeze_only_at_barrier),
+		T(test_offer_never_eats_a_key),
 		T(test_filter_and_export),
 		T(test_export_path_field),
 		T(test_prompt_history),

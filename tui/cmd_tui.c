@@ -300,15 +300,23 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	            ms__tui_memory_path(mpath, sizeof(mpath),
 	                                cfg->fixture_dir) == 0 &&
 	            ms__tui_memory_load(mpath, mem);
-	for (size_t i = 0; have && i < mem->nbreaks; i++)
-		offer[i] = mem->breaks[i];
+	/* Only what this command line does not set already (`make run`
+	 * gives --break sampling every time). */
+	size_t noffer = 0;
+	for (size_t i = 0; have && i < mem->nbreaks; i++) {
+		bool given = false;
+		for (size_t k = 0; k < nbreaks && !given; k++)
+			given = strcmp(breaks[k], mem->breaks[i]) == 0;
+		if (!given)
+			offer[noffer++] = mem->breaks[i];
+	}
 	ms_tui_opts topts = {
 		.no_color = o[MS__RO_NOCOLOR].count > 0,
 		.ascii = o[MS__RO_ASCII].count > 0,
 		.program = self,
 		.frozen_cmd = frozen,
 		.frozen_cmd_n = sizeof(frozen),
-		.offer_nbreaks = have ? mem->nbreaks : 0,
+		.offer_nbreaks = noffer,
 		.offer_breaks = offer,
 		.offer_filter = have ? mem->filter : NULL,
 		.filter_out = filter,

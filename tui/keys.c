@@ -973,6 +973,15 @@ submit_prompt(ms_tui_session *s)
 	s->dirty = true;
 }
 
+/* The keys that answer the offer to restore the last session's
+ * breakpoints and filter. */
+static bool
+offer_answer(int key)
+{
+	return key == 'y' || key == 'Y' || key == 'n' || key == 'N' ||
+	       key == MS_KEY_ENTER || key == MS_KEY_ESC;
+}
+
 static void
 prompt_key(ms_tui_session *s, int key)
 {
@@ -980,6 +989,17 @@ prompt_key(ms_tui_session *s, int key)
 	size_t len = strlen(ui->cmdline);
 	if (ui->cursor > len)
 		ui->cursor = len;
+	if (ui->prompt == MS_PROMPT_RESTORE && !offer_answer(key)) {
+		/* Any other key declines the offer and does what it always
+		 * does: the offer, open from the start, must not eat the
+		 * first command (an `f` at the first breakpoint). */
+		ui->prompt = MS_PROMPT_NONE;
+		ui->cmdline[0] = '\0';
+		ui->cursor = 0;
+		restore_offer(s, false);
+		ms_session_key(s, key);
+		return;
+	}
 	if (ui->prompt == MS_PROMPT_CONFIRM ||
 	    ui->prompt == MS_PROMPT_RESTORE) {
 		/* One key answers: y writes over the file, anything else

@@ -26,6 +26,14 @@ add_test(NAME e2e_tui_mouse
 set_tests_properties(e2e_tui_mouse PROPERTIES
 	SKIP_RETURN_CODE 77 TIMEOUT 300)
 
+# The first key at a breakpoint, with the last session's breakpoints on
+# offer: `f` freezes (the offer never eats a command).
+add_test(NAME e2e_tui_freeze_first
+	COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tui_freeze_first.sh
+		$<TARGET_FILE:mergescope>)
+set_tests_properties(e2e_tui_freeze_first PROPERTIES
+	SKIP_RETURN_CODE 77 TIMEOUT 300)
+
 # A plugin crashing inside Decide under the TUI: terminal restored, record
 # and exit status (tests/plugins' tp_segv).
 add_test(NAME e2e_tui_plugin_crash
