@@ -1,13 +1,16 @@
 /*
  * test_tui_live.c - the screen's figures while a merge runs, through the
  * real replay and the TUI's controller (tui/replay_ctl.c): the smoke
- * fixture's sampled merge (the finalize, in several batches under a small
- * staging ceiling) is held inside its second Decide call by tp_slow, which
- * waits for a gate file (the first call takes 200 ms); meanwhile the TUI's snapshot must return at once
- * (a frame never waits for a plugin; the chain holds its lock through a
- * call) and show the merge in progress: the first call counted for the
- * link, bytes staged, and the merge named, before any event says it is
- * done. The frame drawn from that snapshot shows the figures too.
+ * fixture's sampled merge (the finalize, in four batches under a small
+ * staging ceiling) is held inside its fourth Decide call by tp_slow, which
+ * waits for a gate file (the first three take 100 ms each); meanwhile the
+ * TUI's snapshot must return at once (a frame never waits for a plugin;
+ * the chain holds its lock through a call) and show the merge in
+ * progress: calls counted for the link, bytes staged, and the merge
+ * named, before any event says it is done. The frame drawn from that
+ * snapshot shows the figures too. (A call is counted once it returns and
+ * the replay's reader takes the chain's lock between two batches: three
+ * batch boundaries give it three chances.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,15 +76,10 @@ snapshot_within(snap_job *j, pthread_t *th, int limit_ms)
 static bool
 frame_has(const ms_canvas *c, const char *needle)
 {
-	char line[1024];
 	for (int y = 0; y < c->h; y++) {
-		int n = 0;
-		for (int x = 0; x < c->w && n < (int)sizeof(line) - 1; x++) {
-			uint32_t ch = c->cells[y * c->w + x].ch;
-			line[n++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
-		}
-		line[n] = '\0';
-		if (strstr(line, needle))
+		char row[1024];
+		ms_canvas_row(c, y, row, sizeof(row));
+		if (strstr(row, needle))
 			return true;
 	}
 	return false;
@@ -93,7 +91,7 @@ test_figures_move_during_decide(void **state)
 	(void)state;
 	char gate[PATH_MAX], spec[PATH_MAX + 64];
 	rt_path(gate, sizeof(gate), "decide-gate");
-	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"200/1>1@%s\"}",
+	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"100/1>3@%s\"}",
 	         gate);
 	rt_run run;
 	rt_opts(&run, "live", spec);
@@ -125,7 +123,7 @@ test_figures_move_during_decide(void **state)
 	assert_true(ms_pipeline_staged_live(r->pipe) > 0);
 	bool seen = false;
 	pthread_t th;
-	for (int i = 0; i < 100 && !seen; i++) {
+	for (int i = 0; i < 3000 && !seen; i++) {
 		bool returned = snapshot_within(&j, &th, 2000);
 		if (!returned) {
 			int fd = open(gate, O_CREAT | O_WRONLY, 0644);
