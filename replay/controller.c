@@ -442,21 +442,31 @@ live_store(ms_replay *r, const ms_link_stats *l, size_t n, bool circuit,
 	pthread_mutex_unlock(&r->mu);
 }
 
-/* Read the chain's counters (waits for a Decide call in progress to
- * return) and store them. */
+/* The chain's counters, every link (up to MS_EV_LINKS_MAX) into out;
+ * returns how many. Waits for a Decide call in progress to return. */
+static size_t
+chain_read(ms_replay *r, ms_link_stats *out, bool *circuit)
+{
+	ms_chain *c = ms_pipeline_chain(r->pipe);
+	size_t n = ms_chain_len(c);
+	if (n > MS_EV_LINKS_MAX)
+		n = MS_EV_LINKS_MAX;
+	for (size_t i = 0; i < n; i++)
+		ms_chain_link_stats(c, i, &out[i]);
+	*circuit = ms_chain_circuit_is_open(c);
+	return n;
+}
+
+/* Read the chain's counters and store them. */
 static void
 live_read(ms_replay *r)
 {
 	if (!r->pipe)
 		return;
-	ms_chain *c = ms_pipeline_chain(r->pipe);
-	size_t n = ms_chain_len(c);
-	if (n > MS_EV_LINKS_MAX)
-		n = MS_EV_LINKS_MAX;
 	ms_link_stats now[MS_EV_LINKS_MAX];
-	for (size_t i = 0; i < n; i++)
-		ms_chain_link_stats(c, i, &now[i]);
-	live_store(r, now, n, ms_chain_circuit_is_open(c), false);
+	bool circuit;
+	size_t n = chain_read(r, now, &circuit);
+	live_store(r, now, n, circuit, false);
 }
 
 /* The live reader: idle while no merge is in flight, else a reading
@@ -515,14 +525,12 @@ link_delta(ms_replay *r, ms_ev_merge *m)
 {
 	if (!r->pipe)
 		return;
-	ms_chain *c = ms_pipeline_chain(r->pipe);
-	size_t n = ms_chain_len(c);
-	if (n > MS_EV_LINKS_MAX)
-		n = MS_EV_LINKS_MAX;
+	ms_link_stats all[MS_EV_LINKS_MAX];
+	bool circuit;
+	size_t n = chain_read(r, all, &circuit);
 	m->nlinks = (uint32_t)n;
 	for (size_t i = 0; i < n; i++) {
-		ms_link_stats now;
-		ms_chain_link_stats(c, i, &now);
+		const ms_link_stats now = all[i];
 		ms_link_stats *prev = &r->links_prev[i];
 		ms_ev_link *l = &m->links[i];
 		copy_str(l->name, sizeof(l->name), now.name);
@@ -548,7 +556,7 @@ link_delta(ms_replay *r, ms_ev_merge *m)
 		}
 		*prev = now;
 	}
-	live_store(r, r->links_prev, n, ms_chain_circuit_is_open(c), true);
+	live_store(r, r->links_prev, n, circuit, true);
 }
 
 static void
