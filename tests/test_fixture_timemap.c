@@ -46,24 +46,51 @@ test_offset_vectors(void **state)
 	}
 }
 
+/* The smoke day of seed, an arena and room for any trace's rows. */
+static void
+smoke_open(fx_model *m, uint64_t seed, fx_arena **a, ms_row **rows)
+{
+	ms_errbuf eb = { { 0 } };
+	const fx_preset *p = ms__fx_preset_find("smoke", NULL);
+
+	assert_non_null(p);
+	assert_int_equal(ms__fx_model_generate(m, p, seed, false, &eb), 0);
+	assert_int_equal(ms__fx_arena_new(a), 0);
+	*rows = calloc(256, sizeof(**rows));
+	assert_non_null(*rows);
+}
+
+/* Trace t's rows, every fragment, every column; their count. */
+static size_t
+trace_rows(const fx_model *m, size_t t, fx_arena *a, ms_row *rows)
+{
+	const fx_trace *tr = &m->traces[t];
+	uint32_t fr[FX_FRAGS_MAX];
+	ms_errbuf eb = { { 0 } };
+	size_t n = 0;
+
+	for (uint32_t j = 0; j < tr->nfrag; j++)
+		fr[j] = tr->frag0 + j;
+	ms__fx_arena_reset(a);
+	assert_int_equal(ms__fx_materialize(m, fr, tr->nfrag, MS_COL_ALL, a,
+	                                    rows, &n, &eb),
+	                 0);
+	return n;
+}
+
 static void
 test_smoke_day_mapping(void **state)
 {
 	fx_model m;
 	ms_errbuf eb = { { 0 } };
-	const fx_preset *p = ms__fx_preset_find("smoke", NULL);
 	fx_arena *a = NULL;
 	ms_row *rows = NULL;
 	size_t split_seen = 0;
 
 	(void)state;
-	assert_non_null(p);
-	assert_int_equal(ms__fx_model_generate(&m, p, 7, false, &eb), 0);
+	smoke_open(&m, 7, &a, &rows);
 	assert_int_equal(ms__fx_model_schedule(&m, &eb), 0);
 	ms__fx_model_timemap(&m);
-	assert_int_equal(ms__fx_arena_new(&a), 0);
-	rows = calloc(256, sizeof(*rows));
-	assert_non_null(rows);
 
 	for (size_t t = 0; t < m.ntraces; t++) {
 		const fx_trace *tr = &m.traces[t];
@@ -92,16 +119,8 @@ test_smoke_day_mapping(void **state)
 	/* Materialized rows keep the generated deltas exactly. */
 	for (size_t t = 0; t < m.ntraces; t += 97) {
 		const fx_trace *tr = &m.traces[t];
-		uint32_t fr[FX_FRAGS_MAX];
-		size_t n = 0;
+		size_t n = trace_rows(&m, t, a, rows);
 
-		for (uint32_t j = 0; j < tr->nfrag; j++)
-			fr[j] = tr->frag0 + j;
-		ms__fx_arena_reset(a);
-		assert_int_equal(ms__fx_materialize(&m, fr, tr->nfrag,
-		                                    MS_COL_ALL, a, rows, &n,
-		                                    &eb),
-		                 0);
 		assert_int_equal(n, tr->nrows);
 		for (size_t i = 0; i < n; i++) {
 			assert_int_equal(rows[i].start_ns - tr->off_ns,
@@ -165,24 +184,18 @@ static void
 test_ids_and_errors(void **state)
 {
 	fx_model m;
-	ms_errbuf eb = { { 0 } };
-	const fx_preset *p = ms__fx_preset_find("smoke", NULL);
 	fx_arena *a = NULL;
 	ms_row *rows = NULL;
 	size_t refused = 0, long_err = 0, long_err_logged = 0;
 	int64_t day0_ms = FX_DAY_START_NS / FX_NS_PER_MS;
 
 	(void)state;
-	assert_int_equal(ms__fx_model_generate(&m, p, 11, false, &eb), 0);
-	assert_int_equal(ms__fx_arena_new(&a), 0);
-	rows = calloc(256, sizeof(*rows));
-	assert_non_null(rows);
+	smoke_open(&m, 11, &a, &rows);
 	for (size_t t = 0; t < m.ntraces; t++) {
 		const fx_trace *tr = &m.traces[t];
 		const char *id = tr->id, *stamp = id + FX_TID_FAMILY_HEX + 1 +
 		                                  FX_TID_THREAD_DIGITS + 1;
-		uint32_t fr[FX_FRAGS_MAX];
-		size_t n = 0, logs = 0;
+		size_t n, logs = 0;
 		long long v;
 
 		/* <32 hex>.<3 digits>.<17 digits> */
@@ -200,13 +213,7 @@ test_ids_and_errors(void **state)
 		            v / 10000 < day0_ms + m.day_ns / FX_NS_PER_MS);
 		if (!tr->error || tr->slow)
 			continue;
-		for (uint32_t j = 0; j < tr->nfrag; j++)
-			fr[j] = tr->frag0 + j;
-		ms__fx_arena_reset(a);
-		assert_int_equal(ms__fx_materialize(&m, fr, tr->nfrag,
-		                                    MS_COL_ALL, a, rows, &n,
-		                                    &eb),
-		                 0);
+		n = trace_rows(&m, t, a, rows);
 		for (size_t i = 0; i < n; i++)
 			logs += body_has_log(rows[i].body, rows[i].body_len);
 		if (n == 1) {
