@@ -387,13 +387,8 @@ snap_inventory(ms_replay_ctl *c, ms_tui_view *v, const ms_replay_status *st)
 	for (size_t i = 0; i < v->nparts; i++) {
 		const ms_part_meta *m = &c->parts[i].meta;
 		ms_tui_part *p = &v->parts[i];
-		memset(p, 0, sizeof(*p));
-		p->id = m->id;
-		p->bytes = m->compressed_bytes;
-		p->rows = m->rows;
-		p->depth = m->depth;
-		p->min_ts = m->min_ts;
-		p->max_ts = m->max_ts;
+		ms_tui_part_init(p, m->id, m->compressed_bytes, m->rows,
+		                 m->depth, m->min_ts, m->max_ts);
 		p->mature = m->max_ts <= st->frontier;
 		p->claimed_by = c->parts[i].claimed_by;
 		if (st->has_pending)
@@ -436,13 +431,8 @@ snap_selection(ms_tui_view *v, const ms_replay_status *st)
 	for (size_t i = 0; i < s->ninputs; i++) {
 		const ms_dispatch_input *in = &d->inputs[i];
 		ms_tui_part *p = &s->inputs[i];
-		memset(p, 0, sizeof(*p));
-		p->id = in->id;
-		p->bytes = in->bytes;
-		p->rows = in->rows;
-		p->depth = in->depth;
-		p->min_ts = in->min_ts;
-		p->max_ts = in->max_ts;
+		ms_tui_part_init(p, in->id, in->bytes, in->rows, in->depth,
+		                 in->min_ts, in->max_ts);
 		p->mature = in->mature;
 		p->pending = true;
 		p->claimed_by = d->seq;
