@@ -48,12 +48,10 @@ gate(ms_replay *r, enum ms_gate id, const ms_gate_facts *f, const char *fmt,
 static void
 gate_plugin_health(ms_replay *r, ms_gate_facts *f)
 {
-	if (!r->pipe)
+	ms_chain *c;
+	size_t n;
+	if (!ms__replay_links(r, &c, &n))
 		return;
-	ms_chain *c = ms_pipeline_chain(r->pipe);
-	size_t n = ms_chain_len(c);
-	if (n > MS_EV_LINKS_MAX)
-		n = MS_EV_LINKS_MAX;
 	bool calls_ok = true;
 	char cw[96] = "";
 	for (size_t i = 0; i < n; i++) {

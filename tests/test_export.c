@@ -15,6 +15,7 @@
 
 #include "ev_fixture.h"
 #include "ev_private.h"
+#include "evdb_testlib.h"
 #include "locale_testlib.h"
 #include "ms_replay_events.h"
 #include "testdir.h"
@@ -157,21 +158,25 @@ teardown(void **state)
 	return ms_test_rmtree(tmpdir);
 }
 
+typedef struct export_arg {
+	enum ms_export_format fmt;
+	const ms_ev_filter *f;
+	uint64_t *written;
+} export_arg;
+
+static int
+write_export(ms_evdb *db, FILE *out, void *arg, ms_errbuf *eb)
+{
+	const export_arg *a = arg;
+	return ms_export(db, a->fmt, a->f, out, a->written, eb);
+}
+
 /* Export into memory; returns the NUL-terminated text (caller frees). */
 static char *
 export_text(enum ms_export_format fmt, const ms_ev_filter *f, uint64_t *written)
 {
-	ms_evdb *db = NULL;
-	ms_errbuf eb;
-	assert_int_equal(ms_evdb_open(&db, dbpath, &eb), 0);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
-	assert_non_null(out);
-	assert_int_equal(ms_export(db, fmt, f, out, written, &eb), 0);
-	fclose(out);
-	ms_evdb_close(db);
-	return buf;
+	export_arg a = { fmt, f, written };
+	return et_text(dbpath, write_export, &a);
 }
 
 /* The merges the database holds (deep copies). */

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "evdb_testlib.h"
+
 #include <dirent.h>
 
 /* ---- plugin_health ---------------------------------------------------- */
@@ -73,17 +75,8 @@ health_run_capped(const char *chain, bool allow, uint64_t timeout_ns,
 		}
 	assert_true(found);
 	ms_replay_close(r);
-	ms_evdb *db = NULL;
-	ms_errbuf eb = { { 0 } };
-	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
 	unsigned failed = 0;
-	assert_int_equal(ms_report_text(db, f, &failed, &eb), 0);
-	fclose(f);
-	ms_evdb_close(db);
-	return buf;
+	return et_report(run.db, ms_report_text, &failed);
 }
 
 static char *
@@ -414,15 +407,7 @@ test_gate_oracle_wrong_drop(void **state)
 	oracle_mismatch(&run, "oracle-wrong", "detdrop:30",
 	                "is kept by the oracle");
 	/* The report's reconciliation table says which row fails. */
-	ms_evdb *db = NULL;
-	ms_errbuf eb = { { 0 } };
-	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	assert_int_equal(ms_report_text(db, f, NULL, &eb), 0);
-	fclose(f);
-	ms_evdb_close(db);
+	char *buf = et_report(run.db, ms_report_text, NULL);
 	assert_non_null(strstr(buf, "reconciliation with the oracle"));
 	const char *row = strstr(buf, "  dropped the oracle keeps");
 	assert_non_null(row);

@@ -26,22 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static char tmpdir[256];
-
-static int
-setup(void **state)
-{
-	(void)state;
-	return ms_test_mkdtemp(tmpdir, sizeof(tmpdir), "ms-test-recorder") ? 0
-	                                                                   : -1;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	return ms_test_rmtree(tmpdir);
-}
+MS_TEST_TMPDIR("ms-test-recorder")
 
 static void
 path_in(char *buf, size_t n, const char *name)

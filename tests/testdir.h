@@ -40,4 +40,20 @@ ms_test_rmtree(const char *dir)
 	return ms_fs_rm_tree(dir, NULL) == 0 ? 0 : -1;
 }
 
+/* One scratch directory for a whole test executable: defines `tmpdir`
+ * and the group's `setup` (a fresh "<tag>-XXXXXX") and `teardown`
+ * (removes it with all below). */
+#define MS_TEST_TMPDIR(tag)                                                    \
+	static char tmpdir[256];                                               \
+	static int setup(void **state)                                         \
+	{                                                                      \
+		(void)state;                                                   \
+		return ms_test_mkdtemp(tmpdir, sizeof(tmpdir), tag) ? 0 : -1;  \
+	}                                                                      \
+	static int teardown(void **state)                                      \
+	{                                                                      \
+		(void)state;                                                   \
+		return ms_test_rmtree(tmpdir);                                 \
+	}
+
 #endif
