@@ -55,13 +55,23 @@ rt_notify(void *arg)
 	pthread_mutex_unlock(&rt_mu);
 }
 
+static void rt_path_in(char *buf, size_t n, const char *dir, const char *fmt,
+                       va_list ap) __attribute__((format(printf, 4, 0)));
+
+/* dir/ then fmt's text into buf. */
+RT_FN void
+rt_path_in(char *buf, size_t n, const char *dir, const char *fmt, va_list ap)
+{
+	int k = snprintf(buf, n, "%s/", dir);
+	vsnprintf(buf + k, n - (size_t)k, fmt, ap);
+}
+
 RT_FN void
 rt_path(char *buf, size_t n, const char *fmt, ...)
 {
-	int k = snprintf(buf, n, "%s/", rt.root);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf + k, n - (size_t)k, fmt, ap);
+	rt_path_in(buf, n, rt.root, fmt, ap);
 	va_end(ap);
 }
 
@@ -69,10 +79,9 @@ rt_path(char *buf, size_t n, const char *fmt, ...)
 RT_FN void
 rt_shm_path(char *buf, size_t n, const char *fmt, ...)
 {
-	int k = snprintf(buf, n, "%s/", rt.shm);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf + k, n - (size_t)k, fmt, ap);
+	rt_path_in(buf, n, rt.shm, fmt, ap);
 	va_end(ap);
 }
 

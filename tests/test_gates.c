@@ -336,6 +336,25 @@ split_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 	return 0;
 }
 
+/* The finished run r has gate `name`, failed, its detail saying why. */
+static void
+assert_gate_fails(ms_replay *r, const char *name, const char *why)
+{
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, name))
+			continue;
+		seen = true;
+		if (g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
+		assert_false(g[i].pass);
+		assert_non_null(strstr(g[i].detail, why));
+	}
+	assert_true(seen);
+}
+
 static void
 test_gate_split_block_intermediate(void **state)
 {
@@ -352,19 +371,7 @@ test_gate_split_block_intermediate(void **state)
 	assert_non_null(r);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
 	assert_true(sh.done);
-	ms_ev_gate g[32];
-	size_t n = ms_replay_gates(r, g, 32, NULL);
-	bool seen = false;
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(g[i].name, "one_block_per_trace"))
-			continue;
-		seen = true;
-		if (g[i].pass)
-			fprintf(stderr, "%s\n", g[i].detail);
-		assert_false(g[i].pass);
-		assert_non_null(strstr(g[i].detail, "has two blocks"));
-	}
-	assert_true(seen);
+	assert_gate_fails(r, "one_block_per_trace", "has two blocks");
 	ms_replay_close(r);
 }
 
@@ -380,19 +387,7 @@ oracle_mismatch(rt_run *run, const char *name, const char *oracle_spec,
 	ms_replay *r = rt_start(run, NULL);
 	assert_non_null(r);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
-	ms_ev_gate g[32];
-	size_t n = ms_replay_gates(r, g, 32, NULL);
-	bool seen = false;
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(g[i].name, "verdict_oracle"))
-			continue;
-		seen = true;
-		if (g[i].pass)
-			fprintf(stderr, "%s\n", g[i].detail);
-		assert_false(g[i].pass);
-		assert_non_null(strstr(g[i].detail, why));
-	}
-	assert_true(seen);
+	assert_gate_fails(r, "verdict_oracle", why);
 	ms_replay_close(r);
 }
 

@@ -203,6 +203,22 @@ floor_bulk(floor_set *f)
 	return t;
 }
 
+/* Repetition r's merge of the 15 inputs ids of s on lane. */
+static ms_merge_req
+merge_req(ms_shard *s, const uint64_t *ids, int r, const char *lane,
+          ms_mem *mem)
+{
+	return (ms_merge_req){
+		.shard = s,
+		.inputs = ids,
+		.ninputs = 15,
+		.seq = (uint64_t)r + 1,
+		.lane = lane,
+		.parent_mem = mem,
+		.zstd_level = LEVEL,
+	};
+}
+
 /* The small merge: a shard of 15 raw parts of `per` rows (3 spans per
  * trace) merged `reps` times from fresh copies; fills medians. */
 #define SMALL_PER 10
@@ -238,22 +254,10 @@ small_merge(const char *base, int reps, alloc_fig *out)
 	ms_shard_close(s);
 	int64_t b[99], c[99], pk[99], w[99];
 	for (int r = 0; r < reps; r++) {
-		rm_tree(run);
-		copy_tree(seed, run);
-		ms_shard_opts ro = { .dir = run };
-		if (ms_shard_open(&s, &ro, &eb))
-			die("open small run", &eb);
+		s = fresh_run(seed, run, "open small run");
 		ms_mem mem;
 		ms_mem_init(&mem, NULL);
-		ms_merge_req req = {
-			.shard = s,
-			.inputs = ids,
-			.ninputs = 15,
-			.seq = (uint64_t)r + 1,
-			.lane = MS_LANE_FAST,
-			.parent_mem = &mem,
-			.zstd_level = LEVEL,
-		};
+		ms_merge_req req = merge_req(s, ids, r, MS_LANE_FAST, &mem);
 		ms_merge_result res;
 		if (ms_merge_execute(&req, &res, &eb))
 			die("small merge", &eb);
@@ -296,13 +300,8 @@ main(int argc, char **argv)
 	ms_merge_result res;
 	uint64_t fbytes = 0;
 	for (int r = 0; r < reps; r++) {
-		rm_tree(run);
-		copy_tree(seed, run);
-		ms_shard *s = NULL;
+		ms_shard *s = fresh_run(seed, run, "open run shard");
 		ms_errbuf eb = { { 0 } };
-		ms_shard_opts o = { .dir = run };
-		if (ms_shard_open(&s, &o, &eb))
-			die("open run shard", &eb);
 		/* The floor's input: the same inputs' stored streams. */
 		floor_set fs;
 		memset(&fs, 0, sizeof(fs));
@@ -320,15 +319,7 @@ main(int argc, char **argv)
 		ms_view_release(v);
 		ms_mem mem;
 		ms_mem_init(&mem, NULL);
-		ms_merge_req req = {
-			.shard = s,
-			.inputs = ids,
-			.ninputs = 15,
-			.seq = (uint64_t)r + 1,
-			.lane = MS_LANE_SLOW,
-			.parent_mem = &mem,
-			.zstd_level = LEVEL,
-		};
+		ms_merge_req req = merge_req(s, ids, r, MS_LANE_SLOW, &mem);
 		/* Alternate the order so neither side always runs warm. */
 		if (r % 2 == 0) {
 			if (ms_merge_execute(&req, &res, &eb))

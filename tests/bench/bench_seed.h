@@ -82,6 +82,20 @@ copy_tree(const char *from, const char *to)
 		die("copy shard", NULL);
 }
 
+/* A fresh copy of the seed shard at run, opened (what dies says). */
+static inline ms_shard *
+fresh_run(const char *seed, const char *run, const char *what)
+{
+	rm_tree(run);
+	copy_tree(seed, run);
+	ms_shard *s = NULL;
+	ms_errbuf eb = { { 0 } };
+	ms_shard_opts o = { .dir = run };
+	if (ms_shard_open(&s, &o, &eb))
+		die(what, &eb);
+	return s;
+}
+
 static inline uint64_t
 put(ms_shard *s, gen_set *g)
 {
