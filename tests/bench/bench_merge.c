@@ -268,10 +268,10 @@ small_merge(const char *base, int reps, alloc_fig *out)
 		out->rows = res.rows_in;
 		ms_shard_close(s);
 	}
-	out->bytes = median(b, reps);
-	out->count = median(c, reps);
-	out->peak = median(pk, reps);
-	out->wall = median(w, reps);
+	out->bytes = bench_median_i64(b, reps);
+	out->count = bench_median_i64(c, reps);
+	out->peak = bench_median_i64(pk, reps);
+	out->wall = bench_median_i64(w, reps);
 }
 
 int
@@ -352,9 +352,10 @@ main(int argc, char **argv)
 	small_merge(base, reps, &small);
 	rm_tree(base);
 
-	int64_t w = median(mw, reps), c = median(mc, reps);
-	int64_t f = median(fw, reps), fi = median(fwi, reps);
-	int64_t fbk = median(fb, reps);
+	int64_t w = bench_median_i64(mw, reps), c = bench_median_i64(mc, reps);
+	int64_t f = bench_median_i64(fw, reps),
+	        fi = bench_median_i64(fwi, reps);
+	int64_t fbk = bench_median_i64(fb, reps);
 	double secs = (double)w / 1e9;
 	double in_mb = (double)res.input_compressed_bytes / 1e6;
 	double in_umb = (double)res.input_uncompressed_bytes / 1e6;
@@ -383,8 +384,8 @@ main(int argc, char **argv)
 	       (double)res.stage_wall_ns[MS_MERGE_STAGE_PUBLISH] / 1e6);
 	printf("index stage: %.1f ms median, %.1f%% of merge wall (median "
 	       "of the per-repetition shares)\n",
-	       (double)median(ixw, reps) / 1e6,
-	       (double)median(share, reps) / 1e4);
+	       (double)bench_median_i64(ixw, reps) / 1e6,
+	       (double)bench_median_i64(share, reps) / 1e4);
 	printf("merge resources (last rep): %.1f MB allocated in %llu "
 	       "allocations, peak live %.1f MB, %.1f MB read, %.1f MB "
 	       "written, %llu fsyncs\n",
@@ -397,13 +398,15 @@ main(int argc, char **argv)
 	printf("  %-26s %14llu %14llu\n", "rows",
 	       (unsigned long long)res.rows_in, (unsigned long long)small.rows);
 	printf("  %-26s %14.3f %14.3f\n", "MB allocated per merge",
-	       (double)median(ab, reps) / 1e6, (double)small.bytes / 1e6);
+	       (double)bench_median_i64(ab, reps) / 1e6,
+	       (double)small.bytes / 1e6);
 	printf("  %-26s %14lld %14lld\n", "allocations per merge",
-	       (long long)median(ac, reps), (long long)small.count);
+	       (long long)bench_median_i64(ac, reps), (long long)small.count);
 	printf("  %-26s %14.3f %14.3f\n", "MB peak live",
-	       (double)median(ap, reps) / 1e6, (double)small.peak / 1e6);
+	       (double)bench_median_i64(ap, reps) / 1e6,
+	       (double)small.peak / 1e6);
 	printf("  %-26s %14.1f %14.1f\n", "bytes allocated per row",
-	       (double)median(ab, reps) / (double)res.rows_in,
+	       (double)bench_median_i64(ab, reps) / (double)res.rows_in,
 	       (double)small.bytes / (double)small.rows);
 	printf("  %-26s %14.2f %14.2f\n", "wall ms", (double)w / 1e6,
 	       (double)small.wall / 1e6);

@@ -107,7 +107,7 @@ med_of(sample *s, int n, size_t off)
 	int64_t v[MAXREP];
 	for (int i = 0; i < n; i++)
 		v[i] = *(int64_t *)((char *)&s[i] + off);
-	return median(v, n);
+	return bench_median_i64(v, n);
 }
 
 int
