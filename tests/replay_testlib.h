@@ -56,34 +56,23 @@ rt_notify(void *arg)
 }
 
 static void rt_path_in(char *buf, size_t n, const char *dir, const char *fmt,
-                       va_list ap) __attribute__((format(printf, 4, 0)));
+                       ...) __attribute__((format(printf, 4, 5)));
 
 /* dir/ then fmt's text into buf. */
 RT_FN void
-rt_path_in(char *buf, size_t n, const char *dir, const char *fmt, va_list ap)
+rt_path_in(char *buf, size_t n, const char *dir, const char *fmt, ...)
 {
 	int k = snprintf(buf, n, "%s/", dir);
+	va_list ap;
+	va_start(ap, fmt);
 	vsnprintf(buf + k, n - (size_t)k, fmt, ap);
-}
-
-RT_FN void
-rt_path(char *buf, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	rt_path_in(buf, n, rt.root, fmt, ap);
 	va_end(ap);
 }
 
+/* A path in the tests' root directory. */
+#define rt_path(buf, n, ...) rt_path_in(buf, n, rt.root, __VA_ARGS__)
 /* A path in the shard-clone directory (tmpfs when there is one). */
-RT_FN void
-rt_shm_path(char *buf, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	rt_path_in(buf, n, rt.shm, fmt, ap);
-	va_end(ap);
-}
+#define rt_shm_path(buf, n, ...) rt_path_in(buf, n, rt.shm, __VA_ARGS__)
 
 RT_FN bool
 rt_exists(const char *p)

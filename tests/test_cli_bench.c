@@ -79,13 +79,9 @@ run(const char *const *args, bool shell)
 static char *
 slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	char *buf = ms_test_read(path, OUT_MAX, NULL);
+	if (!buf)
 		fail_msg("%s: cannot open", path);
-	char *buf = malloc(OUT_MAX);
-	assert_non_null(buf);
-	buf[fread(buf, 1, OUT_MAX - 1, f)] = '\0';
-	fclose(f);
 	return buf;
 }
 

@@ -641,29 +641,6 @@ test_export_file_errors(void **state)
 }
 
 /* The whole of path (caller frees), or NULL when it does not exist. */
-static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = calloc(1, 1 << 20);
-	assert_non_null(buf);
-	size_t n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
-static void
-put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
 /* Number of entries in dir whose name starts with prefix. */
 static int
 entries_with(const char *dir, const char *prefix)
@@ -674,7 +651,7 @@ entries_with(const char *dir, const char *prefix)
 	(void)system(cmd);
 	char path[600];
 	snprintf(path, sizeof(path), "%s/.count", dir);
-	char *t = slurp(path);
+	char *t = ms_test_read(path, 1 << 20, NULL);
 	assert_non_null(t);
 	int n = atoi(t);
 	free(t);
@@ -694,7 +671,7 @@ test_export_file_refuses_existing(void **state)
 	assert_int_equal(ms_evdb_open(&db, dbpath, &eb), 0);
 	char path[600];
 	snprintf(path, sizeof(path), "%s/keep.jsonl", tmpdir);
-	put(path, "precious\n");
+	assert_int_equal(ms_test_put(path, "precious\n"), 0);
 	/* Exists: refused, untouched, nothing left beside it. */
 	eb.msg[0] = '\0';
 	assert_int_equal(ms_export_file(db, MS_EXPORT_JSONL, NULL, path, false,
@@ -702,7 +679,7 @@ test_export_file_refuses_existing(void **state)
 	                 MS_ERR_EXISTS);
 	assert_non_null(strstr(eb.msg, path));
 	assert_non_null(strstr(eb.msg, "--force"));
-	char *t = slurp(path);
+	char *t = ms_test_read(path, 1 << 20, NULL);
 	assert_string_equal(t, "precious\n");
 	free(t);
 	assert_int_equal(entries_with(tmpdir, ".keep.jsonl."), 0);
@@ -712,7 +689,7 @@ test_export_file_refuses_existing(void **state)
 	        ms_export_file(db, MS_EXPORT_JSONL, NULL, path, true, &n, &eb),
 	        0);
 	assert_int_equal(n, NMERGES);
-	t = slurp(path);
+	t = ms_test_read(path, 1 << 20, NULL);
 	assert_null(strstr(t, "precious"));
 	size_t lines = 0;
 	for (const char *p = t; *p; p++)
@@ -736,9 +713,9 @@ test_export_file_refuses_existing(void **state)
 	ms_outfile *o = NULL;
 	assert_int_equal(ms_outfile_open(&o, late, false, &eb), 0);
 	fputs("new text\n", ms_outfile_stream(o));
-	put(late, "written meanwhile\n");
+	assert_int_equal(ms_test_put(late, "written meanwhile\n"), 0);
 	assert_int_equal(ms_outfile_commit(o, &eb), MS_ERR_EXISTS);
-	t = slurp(late);
+	t = ms_test_read(late, 1 << 20, NULL);
 	assert_string_equal(t, "written meanwhile\n");
 	free(t);
 	assert_int_equal(entries_with(tmpdir, ".late.csv."), 0);
@@ -760,7 +737,7 @@ test_export_file_refuses_existing(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	t = slurp(path);
+	t = ms_test_read(path, 1 << 20, NULL);
 	lines = 0;
 	for (const char *p = t; *p; p++)
 		lines += *p == '\n';

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "san_testlib.h"
+#include "testdir.h"
 
 #include "ms_fs.h"
 #include "ms_fixture.h"
@@ -130,14 +131,8 @@ teardown(void **state)
 static char *
 slurp(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return calloc(1, 1);
-	char *buf = calloc(1, 1 << 20);
-	if (buf)
-		fread(buf, 1, (1 << 20) - 1, f);
-	fclose(f);
-	return buf;
+	char *buf = ms_test_read(path, 1 << 20, NULL);
+	return buf ? buf : calloc(1, 1);
 }
 
 typedef struct run_out {
