@@ -1,13 +1,15 @@
 /*
  * evdb_testlib.h - what the event-log tests write from a recorded
  * database, captured as text: the run report (text or JSON) or any other
- * writer over an open ms_evdb. Include after <cmocka.h>.
+ * writer over an open ms_evdb, and edits of a recorded database. Include
+ * after <cmocka.h>.
  */
 #ifndef MS_EVDB_TESTLIB_H
 #define MS_EVDB_TESTLIB_H
 
 #include "ms_replay_events.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 
 /* Writes what the test reads from db to out; 0 or a negative ms_err. */
@@ -57,6 +59,22 @@ et_report(const char *path, et_report_fn fn, unsigned *failed)
 {
 	et_report_arg a = { fn, failed };
 	return et_text(path, et_write_report, &a);
+}
+
+/* Run sql on the SQLite database at path (a test's edit of a recorded
+ * run); fails the test unless it opens and every statement succeeds. */
+static __attribute__((unused)) void
+et_sql(const char *path, const char *sql)
+{
+	sqlite3 *h = NULL;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	char *msg = NULL;
+	int rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK)
+		print_error("%s: %s: %s\n", path, sql, msg ? msg : "");
+	sqlite3_free(msg);
+	sqlite3_close(h);
+	assert_int_equal(rc, SQLITE_OK);
 }
 
 #endif

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "ev_fixture.h"
+#include "evdb_testlib.h"
 #include "ms_replay_events.h"
 #include "sqlite_full_vfs.h"
 #include "testdir.h"
@@ -514,13 +515,10 @@ test_unwritable_path(void **state)
 static void
 make_foreign(const char *path, int version)
 {
-	sqlite3 *db = NULL;
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	char sql[128];
 	snprintf(sql, sizeof(sql),
 	         "CREATE TABLE merge(x); PRAGMA user_version = %d", version);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
+	et_sql(path, sql);
 }
 
 static void

@@ -520,27 +520,20 @@ test_report_figures(void **state)
 	record("figures.db", "skywalking", 20, 0, NULL, path, sizeof(path));
 	/* what the end of a run adds: the plugins' counters; and a merge
 	 * whose first link failed open in 3 of its calls */
-	sqlite3 *h = NULL;
-	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-	assert_int_equal(
-	        sqlite3_exec(h,
-	                     "INSERT INTO plugin_stat (link, name, value) "
-	                     "VALUES (0, 'sample.kept', 139), "
-	                     "(1, 'observed_ppm', 350500);"
-	                     "UPDATE merge_link SET calls = 5, "
-	                     "fail_timeout = 3, fail_open = 'timeout' "
-	                     "WHERE seq = 2 AND idx = 0;"
-	                     /* three merges at once: [0,10], [5,15] and
-	                      * [8,10] ms; the others run alone */
-	                     "UPDATE merge SET wall_start_ns = 0, wall_ns = "
-	                     "10000000 WHERE seq = 1;"
-	                     "UPDATE merge SET wall_start_ns = 5000000, "
-	                     "wall_ns = 10000000 WHERE seq = 2;"
-	                     "UPDATE merge SET wall_start_ns = 8000000, "
-	                     "wall_ns = 2000000 WHERE seq = 3;",
-	                     NULL, NULL, NULL),
-	        SQLITE_OK);
-	sqlite3_close(h);
+	et_sql(path, "INSERT INTO plugin_stat (link, name, value) "
+	             "VALUES (0, 'sample.kept', 139), "
+	             "(1, 'observed_ppm', 350500);"
+	             "UPDATE merge_link SET calls = 5, "
+	             "fail_timeout = 3, fail_open = 'timeout' "
+	             "WHERE seq = 2 AND idx = 0;"
+	             /* three merges at once: [0,10], [5,15] and
+	              * [8,10] ms; the others run alone */
+	             "UPDATE merge SET wall_start_ns = 0, wall_ns = "
+	             "10000000 WHERE seq = 1;"
+	             "UPDATE merge SET wall_start_ns = 5000000, "
+	             "wall_ns = 10000000 WHERE seq = 2;"
+	             "UPDATE merge SET wall_start_ns = 8000000, "
+	             "wall_ns = 2000000 WHERE seq = 3;");
 	struct inv v = { 0 };
 	ms_evdb *db = NULL;
 	ms_errbuf eb;
