@@ -10,6 +10,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "fixture_testlib.h"
 #include "ms_fixture.h"
 #include "ms_replay.h"
 #include "replay_int.h"
@@ -103,21 +104,7 @@ rt_setup(void **state)
 	snprintf(rt.shm, sizeof(rt.shm), "/dev/shm/ms-replaytest-XXXXXX");
 	if (access("/dev/shm", W_OK) != 0 || !mkdtemp(rt.shm))
 		snprintf(rt.shm, sizeof(rt.shm), "%s", rt.root);
-	ms_fixture_build_opts o;
-	memset(&o, 0, sizeof(o));
-	o.preset = "smoke";
-	o.seed = RT_SEED;
-	o.out_dir = rt.fixture;
-	char plugin[PATH_MAX];
-	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", MS_PLUGIN_DIR);
-	o.plugin_path = plugin;
-	ms_errbuf eb = { { 0 } };
-	int rc = ms_fixture_build(&o, NULL, &eb);
-	if (rc) {
-		fprintf(stderr, "smoke fixture: %s\n", eb.msg);
-		return -1;
-	}
-	return 0;
+	return ms_test_smoke_fixture(rt.fixture, RT_SEED);
 }
 
 RT_FN int

@@ -21,6 +21,7 @@
 
 #include "ms_fs.h"
 #include "cli_testlib.h"
+#include "fixture_testlib.h"
 #include "testdir.h"
 #include "locale_testlib.h"
 #include "ms_fixture.h"
@@ -262,17 +263,8 @@ setup(void **state)
 	snprintf(cache, sizeof(cache), "%s/cache", tmp_root);
 	setenv("XDG_CACHE_HOME", cache, 1);
 	snprintf(fixture_dir, sizeof(fixture_dir), "%s/smoke", tmp_root);
-	ms_fixture_build_opts bo = {
-		.preset = "smoke",
-		.seed = 1,
-		.out_dir = fixture_dir,
-		.plugin_path = MS_PLUGIN_DIR "/skywalking.so",
-	};
-	ms_errbuf eb = { "" };
-	if (ms_fixture_build(&bo, NULL, &eb)) {
-		fprintf(stderr, "fixture build: %s\n", eb.msg);
+	if (ms_test_smoke_fixture(fixture_dir, 1))
 		return -1;
-	}
 	snprintf(db_keep, sizeof(db_keep), "%s/keep.sqlite", tmp_root);
 	snprintf(db_off, sizeof(db_off), "%s/off.sqlite", tmp_root);
 	snprintf(json_path, sizeof(json_path), "%s/keep.json", tmp_root);

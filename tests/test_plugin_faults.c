@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixture_testlib.h"
 #include "san_testlib.h"
 #include "testdir.h"
 
@@ -107,18 +108,7 @@ setup(void **state)
 	if (symlink(MS_PLUGIN_DIR "/skywalking.so", p) != 0)
 		return -1;
 	snprintf(fixture, sizeof(fixture), "%s/smoke", root);
-	ms_fixture_build_opts bo = {
-		.preset = "smoke",
-		.seed = 1,
-		.out_dir = fixture,
-		.plugin_path = MS_PLUGIN_DIR "/skywalking.so",
-	};
-	ms_errbuf eb = { "" };
-	if (ms_fixture_build(&bo, NULL, &eb)) {
-		fprintf(stderr, "fixture build: %s\n", eb.msg);
-		return -1;
-	}
-	return 0;
+	return ms_test_smoke_fixture(fixture, 1);
 }
 
 static int
