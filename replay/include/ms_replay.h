@@ -236,9 +236,10 @@ typedef struct ms_replay_status {
 	uint64_t staged_live, staged_peak, staged_preferred, staged_hard;
 	size_t nspark;
 	uint64_t spark[MS_REPLAY_SPARK];
-	/* Chain links (cumulative), as last read while merges ran: up to
-	 * LIVE_PERIOD_MS (50 ms) old, exact after each recorded merge.
-	 * Reading the status never waits for a Decide call. */
+	/* Chain links (cumulative), as the replay last read them: every
+	 * 50 ms while merges run, when the chain is between two Decide
+	 * calls (it is locked through each), and exactly after each
+	 * recorded merge. Reading the status never waits for a plugin. */
 	size_t nlinks;
 	ms_link_stats links[MS_EV_LINKS_MAX];
 	bool circuit_open;
