@@ -2294,7 +2294,8 @@ status_live(ms_replay *r, ms_replay_status *st)
 		st->inflight_wall_ns = ms_mono_ns() - c->dispatch_mono;
 	}
 	for (size_t i = 0; i < r->live_nlinks; i++) {
-		const ms_link_stats *a = &r->live_links[i], *b = &r->live_base[i];
+		const ms_link_stats *a = &r->live_links[i],
+		                    *b = &r->live_base[i];
 		if (a->calls > b->calls)
 			st->inflight_calls += a->calls - b->calls;
 		if (a->traces > b->traces)

@@ -92,8 +92,7 @@ test_figures_move_during_decide(void **state)
 	(void)state;
 	char gate[PATH_MAX], spec[PATH_MAX + 64];
 	rt_path(gate, sizeof(gate), "decide-gate");
-	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"100/1>3@%s\"}",
-	         gate);
+	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"100/1>3@%s\"}", gate);
 	rt_run run;
 	rt_opts(&run, "live", spec);
 	run.o.plugin_dir = MS_TEST_PLUGIN_DIR;
@@ -131,7 +130,8 @@ test_figures_move_during_decide(void **state)
 			int fd = open(gate, O_CREAT | O_WRONLY, 0644);
 			close(fd);
 			pthread_join(th, NULL);
-			fail_msg("the snapshot waited for the held Decide call");
+			fail_msg(
+			        "the snapshot waited for the held Decide call");
 		}
 		pthread_join(th, NULL);
 		assert_int_equal(j.rc, 0);

@@ -489,8 +489,7 @@ snap_live(ms_tui_view *v, const ms_replay_status *st)
 {
 	ms_tui_live *l = &v->live;
 	memset(l, 0, sizeof(*l));
-	if (!st->inflight ||
-	    (!st->inflight_calls && !st->staged_live))
+	if (!st->inflight || (!st->inflight_calls && !st->staged_live))
 		return;
 	l->present = true;
 	l->seq = st->inflight_seq;
