@@ -522,18 +522,17 @@ read_part_file(ms_part *p, ms_errbuf *eb)
 		return ms__part_fail(
 		        p, eb,
 		        e == ENOENT ? MS_ERR_NOTFOUND : ms_err_from_errno(e),
-		        MS__F_FOOTER, "%s",
-		        e == ENOENT ? "missing" : strerror(e));
+		        "file", "%s", e == ENOENT ? "missing" : strerror(e));
 	}
 	struct stat st;
 	int rc;
 	if (fstat(fd, &st) != 0)
-		rc = ms__part_fail(p, eb, ms_err_from_errno(errno),
-		                   MS__F_FOOTER, "stat: %s", strerror(errno));
+		rc = ms__part_fail(p, eb, ms_err_from_errno(errno), "file",
+		                   "stat: %s", strerror(errno));
 	else if (S_ISDIR(st.st_mode))
 		rc = old_layout(p, eb);
 	else if (!S_ISREG(st.st_mode))
-		rc = ms__part_fail(p, eb, MS_ERR_FORMAT, MS__F_FOOTER,
+		rc = ms__part_fail(p, eb, MS_ERR_FORMAT, "file",
 		                   "not a regular file");
 	else
 		rc = read_footer_and_sections(p, fd, (uint64_t)st.st_size, eb);

@@ -289,6 +289,43 @@ fz_clean(const char *path)
 	unlink(path);
 }
 
+/* Split the part file at path into its sections by its footer (which
+ * must be intact): false when the file is missing or the sizes the
+ * footer gives do not fit it. */
+static inline bool
+fz_read(const char *path, fz_files *f)
+{
+	memset(f, 0, sizeof(*f));
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return false;
+	fseek(fp, 0, SEEK_END);
+	size_t size = (size_t)ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	uint8_t *all = malloc(size + 1);
+	bool ok = fread(all, 1, size, fp) == size && size >= MS__FOOTER_SIZE;
+	fclose(fp);
+	const uint8_t *ft = all + size - MS__FOOTER_SIZE;
+	uint64_t dn = ok ? ms_le64(ft + 96) : 0, xn = ok ? ms_le64(ft + 112) : 0,
+	         bn = ok ? ms_le64(ft + 128) : 0;
+	ok = ok && dn <= size && xn <= size && bn <= size &&
+	     dn + xn + bn + MS__FOOTER_SIZE == size;
+	if (!ok) {
+		free(all);
+		return false;
+	}
+	const uint8_t *part[4] = { ft, all + dn, all + dn + xn, all };
+	size_t n[4] = { MS__FOOTER_SIZE, (size_t)xn, (size_t)bn, (size_t)dn };
+	for (int i = 0; i < 4; i++) {
+		f->f[i] = malloc(n[i] ? n[i] : 1);
+		memcpy(f->f[i], part[i], n[i]);
+		f->n[i] = n[i];
+	}
+	f->bloom_absent = bn == 0;
+	free(all);
+	return true;
+}
+
 /* Read a written part file back into the input layout (seeds): its
  * footer says where the sections lie. */
 static inline size_t
