@@ -362,7 +362,7 @@ test_check(void **state)
 
 	/* A flipped byte in the middle of slot 5's core data. */
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
-	snprintf(data, sizeof(data), "%s/data",
+	snprintf(data, sizeof(data), "%s",
 	         ms_fixture_slot_at(f, 5)->path[MS_KIND_CORE]);
 	snprintf(part, sizeof(part), "%s",
 	         ms_fixture_slot_at(f, 9)->path[MS_KIND_LATENCY]);
