@@ -435,14 +435,8 @@ sp_open(ms_shard *s, uint64_t id, uint32_t depth, bool check_depth,
 			             s->dir, hex);
 			break;
 		}
-		/* A part just published is there (its rename said so). */
-		if (check_depth && !exists(path)) {
-			rc = ms_fail(eb, MS_ERR_NOTFOUND,
-			             "shard %s: part %s: %s file %s is "
-			             "missing",
-			             s->dir, hex, kind_tmp[k], path);
-			break;
-		}
+		/* No existence check: a missing file is named by the open
+		 * ("missing"), and a part just published is there. */
 		ms_errbuf peb = { { 0 } };
 		rc = ms_part_open(&sp->p[k], path, s->mem, &peb);
 		if (rc) {
