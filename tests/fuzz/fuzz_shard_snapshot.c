@@ -3,7 +3,7 @@
  * and the recovery that ms_shard_open runs over it. Each input becomes
  * DIR/snapshot of a fresh shard layout (parts/, tmp/), optionally with the
  * template's real parts,
- * a temporary leftover and an unlisted part directory (layout in
+ * a temporary leftover and an unlisted part file cut short (layout in
  * fuzz_shard.h); then the shard is opened.
  *
  * What must hold, whatever the bytes:
