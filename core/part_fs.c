@@ -35,29 +35,6 @@ io_add(_Atomic uint64_t *c, uint64_t n, ms_io *io)
 		atomic_fetch_add(c, n);
 }
 
-int
-ms__write_all(int fd, const void *p, size_t n, ms_io *io)
-{
-	const uint8_t *b = p;
-	while (n) {
-		ssize_t k = write(fd, b, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return ms_err_from_errno(errno);
-		}
-		if (k == 0) {
-			errno = ENOSPC;
-			return MS_ERR_NOSPACE;
-		}
-		if (io)
-			io_add(&io->bytes_written, (uint64_t)k, io);
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 const char *
 ms__write_err_text(int rc)
 {
@@ -129,6 +106,13 @@ writev_all(int fd, struct iovec *v, int n, ms_io *io)
 		}
 	}
 	return 0;
+}
+
+int
+ms__write_all(int fd, const void *p, size_t n, ms_io *io)
+{
+	struct iovec v = { (void *)(uintptr_t)p, n };
+	return writev_all(fd, &v, n ? 1 : 0, io);
 }
 
 int

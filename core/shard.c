@@ -763,14 +763,19 @@ note_id(struct cleanup *c, uint64_t id)
 	c->parts++;
 }
 
+/* Open DIR/name for listing (its path into path); NULL if it cannot be. */
+static DIR *
+open_sub(const ms_shard *s, const char *name, char path[PATH_MAX_LEN])
+{
+	return sub_path(s, name, path, PATH_MAX_LEN) ? NULL : opendir(path);
+}
+
 /* Remove everything in DIR/tmp. */
 static void
 clean_tmp(ms_shard *s, struct cleanup *c)
 {
 	char path[PATH_MAX_LEN], sub[PATH_MAX_LEN];
-	if (sub_path(s, "tmp", path, sizeof(path)))
-		return;
-	DIR *d = opendir(path);
+	DIR *d = open_sub(s, "tmp", path);
 	if (!d)
 		return;
 	struct dirent *de;
@@ -798,9 +803,7 @@ static void
 clean_unlisted(ms_shard *s, struct cleanup *c)
 {
 	char path[PATH_MAX_LEN], sub[PATH_MAX_LEN];
-	if (sub_path(s, PARTS_DIR, path, sizeof(path)))
-		return;
-	DIR *d = opendir(path);
+	DIR *d = open_sub(s, PARTS_DIR, path);
 	if (!d)
 		return;
 	struct dirent *de;
@@ -853,9 +856,7 @@ static bool
 has_part_files(ms_shard *s)
 {
 	char path[PATH_MAX_LEN];
-	if (sub_path(s, PARTS_DIR, path, sizeof(path)))
-		return false;
-	DIR *d = opendir(path);
+	DIR *d = open_sub(s, PARTS_DIR, path);
 	if (!d)
 		return false;
 	struct dirent *de;

@@ -220,17 +220,24 @@ tmp_on_disk(ms_shard *s, enum ms_part_kind k, uint64_t id)
 	return path_exists(p);
 }
 
+/* The number a shell command prints. */
+static int
+count_of(const char *cmd)
+{
+	FILE *f = popen(cmd, "r");
+	int n = -1;
+	assert_int_equal(fscanf(f, "%d", &n), 1);
+	pclose(f);
+	return n;
+}
+
 /* Entries of DIR/tmp. */
 static int
 tmp_count(const char *dir)
 {
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "ls -A '%s/tmp' | wc -l", dir);
-	FILE *f = popen(cmd, "r");
-	int n = -1;
-	assert_int_equal(fscanf(f, "%d", &n), 1);
-	pclose(f);
-	return n;
+	return count_of(cmd);
 }
 
 /* Whole file into a malloc'd buffer. */
@@ -863,11 +870,7 @@ part_files(const char *dir)
 	         "grep -c '^[0-9a-f]\\{16\\}\\.\\(core\\|latency\\|"
 	         "start_time\\)$'",
 	         dir);
-	FILE *f = popen(cmd, "r");
-	int n = -1;
-	assert_int_equal(fscanf(f, "%d", &n), 1);
-	pclose(f);
-	return n;
+	return count_of(cmd);
 }
 
 /* Move a part written at its tmp paths to its final paths, unlisted (as a
@@ -1265,11 +1268,7 @@ test_publication_syncs(void **state)
 	assert_int_equal(atomic_load(&io.fsyncs) - before, 3);
 	char cmd[4400];
 	snprintf(cmd, sizeof(cmd), "find '%s/parts' -type f | wc -l", dir);
-	FILE *f = popen(cmd, "r");
-	int files = -1;
-	assert_int_equal(fscanf(f, "%d", &files), 1);
-	pclose(f);
-	assert_int_equal(files, 3);
+	assert_int_equal(count_of(cmd), 3);
 	ms_shard_close(s);
 	rm_dir(dir);
 }

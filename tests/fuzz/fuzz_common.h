@@ -331,35 +331,25 @@ fz_read(const char *path, fz_files *f)
 static inline size_t
 fz_pack(const char *path, uint8_t mode, uint8_t **out)
 {
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
+	fz_files f;
+	if (!fz_read(path, &f))
 		abort();
-	fseek(fp, 0, SEEK_END);
-	size_t size = (size_t)ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	uint8_t *all = malloc(size + 1);
-	if (size < MS__FOOTER_SIZE || fread(all, 1, size, fp) != size)
-		abort();
-	fclose(fp);
-	const uint8_t *ft = all + size - MS__FOOTER_SIZE;
-	size_t dn = (size_t)ms_le64(ft + 96), xn = (size_t)ms_le64(ft + 112),
-	       bn = (size_t)ms_le64(ft + 128);
-	const uint8_t *part[4] = { ft, all + dn, all + dn + xn, all };
-	size_t n[4] = { MS__FOOTER_SIZE, xn, bn, dn };
-	size_t total = 7 + size;
+	size_t total = 7;
+	for (int i = 0; i < 4; i++)
+		total += f.n[i];
 	uint8_t *o = malloc(total);
 	o[0] = mode;
 	for (int i = 0; i < 3; i++) {
-		o[1 + 2 * i] = (uint8_t)n[i];
-		o[2 + 2 * i] = (uint8_t)(n[i] >> 8);
+		o[1 + 2 * i] = (uint8_t)f.n[i];
+		o[2 + 2 * i] = (uint8_t)(f.n[i] >> 8);
 	}
 	size_t k = 7;
 	for (int i = 0; i < 4; i++) {
-		if (n[i])
-			memcpy(o + k, part[i], n[i]);
-		k += n[i];
+		if (f.n[i])
+			memcpy(o + k, f.f[i], f.n[i]);
+		k += f.n[i];
 	}
-	free(all);
+	fz_free(&f);
 	*out = o;
 	return total;
 }
