@@ -197,6 +197,7 @@ struct ms_part {
 	uint64_t nbits;
 	uint64_t data_bytes;
 	uint64_t file_bytes; /* the whole file: meta.compressed_bytes */
+	const ms_part_dicts *dicts; /* a reference, or NULL */
 	bool no_map; /* iterators read through a window (ms__part_no_map) */
 };
 
@@ -343,6 +344,12 @@ int ms__pread_all(int fd, void *p, size_t n, uint64_t off);
 ZSTD_customMem ms__zstd_mem(ms_mem *mem);
 /* Map a zstd error code to MS_ERR_NOMEM or MS_ERR_COMPRESS. */
 int ms__zstd_err(size_t code);
+
+/* ---- part_dict.c ---- */
+const ZSTD_CDict *ms__dict_cdict(const ms_part_dict *d);
+const ZSTD_DDict *ms__dict_ddict(const ms_part_dict *d);
+/* Take one more reference to s (may be NULL); returns s. */
+const ms_part_dicts *ms__dicts_ref(const ms_part_dicts *s);
 
 /* ---- bloom.c ---- */
 /* Bits for `items` trace IDs: a multiple of 64, at least 64. */

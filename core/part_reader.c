@@ -196,6 +196,7 @@ part_free(ms_part *p)
 	if (!p)
 		return;
 	ms_mem_free(p->mem, p->sect, p->sect_len);
+	ms_part_dicts_free(p->dicts);
 	ms_mem_free(p->mem, p->dir, p->dir_size);
 	ms_mem_free(p->mem, p, sizeof(*p));
 }
@@ -543,6 +544,13 @@ read_part_file(ms_part *p, ms_errbuf *eb)
 int
 ms_part_open(ms_part **out, const char *path, ms_mem *mem, ms_errbuf *eb)
 {
+	return ms_part_open_dicts(out, path, NULL, mem, eb);
+}
+
+int
+ms_part_open_dicts(ms_part **out, const char *path, const ms_part_dicts *dicts,
+                   ms_mem *mem, ms_errbuf *eb)
+{
 	*out = NULL;
 	ms_part *p = ms_mem_calloc(mem, 1, sizeof(*p));
 	if (!p)
@@ -554,6 +562,7 @@ ms_part_open(ms_part **out, const char *path, ms_mem *mem, ms_errbuf *eb)
 		ms_mem_free(mem, p, sizeof(*p));
 		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open", path);
 	}
+	p->dicts = ms__dicts_ref(dicts);
 	int rc = read_part_file(p, eb);
 	if (rc == 0)
 		rc = check_index(p, eb);
@@ -1086,7 +1095,7 @@ ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
 	    (units && !ms__block_units_ok(it->cur, h, why, sizeof(why))))
 		return ifail(it, eb, MS_ERR_CORRUPT, "%s", why);
 	it->a_unchecked = it->b_unchecked = !units;
-	if (h->dict_id)
+	if (h->dict_id && !ms_part_dicts_find(p->dicts, h->dict_id))
 		return ifail(it, eb, MS_ERR_FORMAT,
 		             "dictionary ID %u: no dictionary of this shard "
 		             "has it",
@@ -1182,7 +1191,12 @@ inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
 	if (!zi->dctx &&
 	    !(zi->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(zi->mem))))
 		return ifail(it, eb, MS_ERR_NOMEM, "zstd context");
-	size_t k = ZSTD_decompressDCtx(zi->dctx, dst->data, raw, src, stored);
+	/* next() resolved the block's dictionary (or its lead did). */
+	const ms_part_dict *d = ms_part_dicts_find(it->p->dicts, it->h.dict_id);
+	size_t k = d ? ZSTD_decompress_usingDDict(zi->dctx, dst->data, raw, src,
+	                                          stored, ms__dict_ddict(d))
+	             : ZSTD_decompressDCtx(zi->dctx, dst->data, raw, src,
+	                                   stored);
 	if (ZSTD_isError(k))
 		return ifail(it, eb, ms__zstd_err(k), "unit %s: zstd: %s", unit,
 		             ZSTD_getErrorName(k));

@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include <zdict.h>
 
 /*
  * Units below MS__HUFF_MIN bytes are compressed without Huffman-coded
@@ -80,6 +81,7 @@ struct ms_part_writer {
 	int lit_mode;    /* ZSTD_c_literalCompressionMode now set */
 	int small_mml;   /* ZSTD_c_minMatch for units under MS__HUFF_MIN */
 	int small_strat; /* ZSTD_c_strategy for them (0: the level's) */
+	uint32_t dict_id; /* opts.dict's ID (referenced by cctx), or 0 */
 	uint8_t last[MS_TRACE_ID_MAX];
 	uint32_t last_len;
 	bool failed;
@@ -180,6 +182,16 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
 		rc = ms_fail(eb, ms__zstd_err(ze), "part %s: zstd level %d",
 		             idstr, o.zstd_level);
 		goto fail;
+	}
+	if (o.dict) {
+		ze = ZSTD_CCtx_refCDict(w->cctx, ms__dict_cdict(o.dict));
+		if (ZSTD_isError(ze)) {
+			rc = ms_fail(eb, ms__zstd_err(ze),
+			             "part %s: dictionary %u", idstr,
+			             ms_part_dict_id(o.dict));
+			goto fail;
+		}
+		w->dict_id = ms_part_dict_id(o.dict);
 	}
 	rc = ms__part_create(tmp_path, "part", idstr, &w->fd, eb);
 	if (rc)
@@ -520,7 +532,7 @@ write_block(ms_part_writer *w, const ms_row *const *rows, size_t n,
 	PUT32(a_raw, (uint32_t)w->ua.len);
 	PUT32(b_stored, (uint32_t)sb);
 	PUT32(b_raw, (uint32_t)w->ub.len);
-	PUT32(dict_id, 0); /* no shard dictionary (yet) */
+	PUT32(dict_id, w->dict_id);
 	PUT64(min_ts, (uint64_t)mn);
 	PUT64(max_ts, (uint64_t)mx);
 	PUT64(max_end_ns, (uint64_t)me);
@@ -659,7 +671,7 @@ ms_part_writer_add_raw(ms_part_writer *w, const ms_raw_block *raw,
 		    hd.nrows != bi->nrows)
 			return wfail(w, eb, MS_ERR_INVAL, "raw block",
 			             "bytes do not match the block info");
-		if (hd.dict_id)
+		if (hd.dict_id && hd.dict_id != w->dict_id)
 			return wfail(w, eb, MS_ERR_FORMAT, "raw block",
 			             "dictionary ID %u: no dictionary of this "
 			             "shard has it",
@@ -841,6 +853,86 @@ ms_part_writer_abort(ms_part_writer *w)
 	if (w->path)
 		ms_part_remove_dir(w->path, NULL);
 	writer_free(w);
+}
+
+/* ---- dictionary training ---- */
+
+/* Every row's units, as a one-row block would hold them, appended to
+ * samples with their sizes (size_t each) in sizes. w is a writer that
+ * has no file: only its checks and unit buffers are used. */
+static int
+dict_samples(ms_part_writer *w, const ms_row *rows, size_t n, ms_buf *samples,
+             ms_buf *sizes, ms_errbuf *eb)
+{
+	for (size_t i = 0; i < n; i++) {
+		const ms_row *r = &rows[i];
+		uint32_t L[4 + MS_TAGS_MAX];
+		if (r->ntags > MS_TAGS_MAX || (r->ntags && !r->tags))
+			return wfail(w, eb, MS_ERR_RANGE, "rows",
+			             "row %zu: %u tags", i, r->ntags);
+		int rc = check_row(w, r, r, i, L, eb);
+		if (rc)
+			return rc;
+		rc = encode_units(w, &r, 1, L);
+		const ms_buf *u[2] = { &w->ua, &w->ub };
+		for (int k = 0; rc == 0 && k < 2; k++) {
+			size_t len = u[k]->len;
+			if (len == 0)
+				continue;
+			rc = ms_buf_append(samples, u[k]->data, len);
+			if (rc == 0)
+				rc = ms_buf_append(sizes, &len, sizeof(len));
+		}
+		if (rc)
+			return wfail(w, eb, rc, "rows", "row %zu: %s", i,
+			             ms_strerror(rc));
+	}
+	return 0;
+}
+
+int
+ms_part_dict_train(const ms_row *rows, size_t n, size_t cap, uint8_t **out,
+                   size_t *out_n, ms_mem *mem, ms_errbuf *eb)
+{
+	*out = NULL;
+	*out_n = 0;
+	ms_part_writer w = { .mem = mem, .fd = -1 };
+	w.path = (char *)"(dictionary training)";
+	ms_buf samples, sizes;
+	ms_buf_init(&w.ua, mem, MS__UNIT_MAX);
+	ms_buf_init(&w.ub, mem, MS__UNIT_MAX);
+	ms_buf_init(&samples, mem, 0);
+	ms_buf_init(&sizes, mem, 0);
+	uint8_t *d = cap ? ms_mem_alloc(mem, cap) : NULL;
+	int rc = d ? dict_samples(&w, rows, n, &samples, &sizes, eb)
+	           : ms_fail(eb, cap ? MS_ERR_NOMEM : MS_ERR_INVAL,
+	                     "dictionary of %zu bytes", cap);
+	size_t ns = sizes.len / sizeof(size_t);
+	if (rc == 0 && ns > UINT32_MAX)
+		rc = ms_fail(eb, MS_ERR_RANGE, "dictionary: %zu samples", ns);
+	if (rc == 0) {
+		size_t k = ZDICT_trainFromBuffer(d, cap, samples.data,
+		                                 (const size_t *)(void *)
+		                                         sizes.data,
+		                                 (unsigned)ns);
+		if (ZDICT_isError(k))
+			rc = ms_fail(eb, MS_ERR_INVAL,
+			             "dictionary from %zu rows: %s", n,
+			             ZDICT_getErrorName(k));
+		else
+			*out_n = k;
+	}
+	if (rc == 0) {
+		*out = ms_mem_dup(mem, d, *out_n);
+		if (!*out)
+			rc = ms_fail(eb, MS_ERR_NOMEM, "dictionary");
+	}
+	ms_mem_free(mem, d, cap);
+	ms_buf_release(&w.ua);
+	ms_buf_release(&w.ub);
+	ms_buf_release(&samples);
+	ms_buf_release(&sizes);
+	return rc;
 }
 
 /* ---- ms_part_write_rows ---- */

@@ -112,6 +112,7 @@ struct ms_shard {
 	enum ms_shard_fault fault;
 	int fault_errno;
 	struct ms__reaper *reaper; /* NULL: deletion inline */
+	ms_part_dicts *dicts;      /* the shard's dictionaries (DIR/dicts) */
 	ms_shard_step_fn hook;
 	void *hook_arg;
 	char note[512];
@@ -438,7 +439,8 @@ sp_open(ms_shard *s, uint64_t id, uint32_t depth, bool check_depth,
 		/* No existence check: a missing file is named by the open
 		 * ("missing"), and a part just published is there. */
 		ms_errbuf peb = { { 0 } };
-		rc = ms_part_open(&sp->p[k], path, s->mem, &peb);
+		rc = ms_part_open_dicts(&sp->p[k], path, s->dicts, s->mem,
+		                        &peb);
 		if (rc) {
 			rc = ms_fail(eb, rc, "shard %s: part %s (%s): %s",
 			             s->dir, hex, kind_tmp[k], peb.msg);
@@ -742,6 +744,171 @@ fail:;
 	               what, strerror(e));
 }
 
+/* ---- dictionaries (core/FORMAT.md, "Dictionaries") ---- */
+
+#define DICT_DIR "dicts"
+#define DICT_MAGIC "MSDICT01"
+#define DICT_HEAD 24u
+#define DICT_MAX_BYTES ((size_t)16 << 20)
+
+static DIR *open_sub(const ms_shard *s, const char *name,
+                     char path[PATH_MAX_LEN]);
+
+/* read() (or write(), when out is NULL) exactly n bytes: 0, or -1 with
+ * errno set. */
+static int
+io_exact(int fd, uint8_t *in, const uint8_t *out, size_t n)
+{
+	while (n) {
+		ssize_t k = out ? write(fd, out, n) : read(fd, in, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			errno = k ? errno : EIO;
+			return -1;
+		}
+		if (out)
+			out += k;
+		else
+			in += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Read and check DIR/dicts/<name>, the file of dictionary id, into the
+ * shard's set. */
+static int
+load_dict(ms_shard *s, const char *path, uint32_t id, ms_errbuf *eb)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return ms_fail(eb, ms_err_from_errno(e), "dictionary %s: %s",
+		               path, strerror(e));
+	}
+	size_t n = (size_t)st.st_size;
+	uint8_t *b = n >= DICT_HEAD + 8 && n <= DICT_MAX_BYTES + DICT_HEAD + 8
+	                     ? ms_mem_alloc(s->mem, n)
+	                     : NULL;
+	bool ok = b && io_exact(fd, b, NULL, n) == 0;
+	close(fd);
+	ok = ok && memcmp(b, DICT_MAGIC, 8) == 0 && ms_le32(b + 8) == id &&
+	     ms_le32(b + 12) == 0 && ms_le64(b + 16) == n - DICT_HEAD - 8 &&
+	     ms_le64(b + n - 8) == XXH64(b, n - 8, 0);
+	int rc = ok ? 0
+	            : ms_fail(eb, MS_ERR_CORRUPT,
+	                      "dictionary %s: %zu bytes, not dictionary %u "
+	                      "whole (magic, ID, size or checksum)",
+	                      path, n, id);
+	ms_part_dict *d = NULL;
+	if (rc == 0)
+		rc = ms_part_dict_new(&d, id, b + DICT_HEAD, n - DICT_HEAD - 8,
+		                      0, s->mem, eb);
+	if (rc == 0)
+		rc = ms_part_dicts_add(s->dicts, d, eb);
+	if (b)
+		ms_mem_free(s->mem, b, n);
+	return rc;
+}
+
+/* The set of DIR/dicts, read before any part is opened (a part may name
+ * any of them). */
+static int
+load_dicts(ms_shard *s, ms_errbuf *eb)
+{
+	int rc = ms_part_dicts_new(&s->dicts, s->mem, eb);
+	char path[PATH_MAX_LEN], sub[PATH_MAX_LEN];
+	DIR *d = rc ? NULL : open_sub(s, DICT_DIR, path);
+	if (!d)
+		return rc;
+	struct dirent *de;
+	while (rc == 0 && (de = readdir(d))) {
+		char *end;
+		unsigned long id = strtoul(de->d_name, &end, 16);
+		if (strlen(de->d_name) != 8 || *end || id == 0 ||
+		    id > UINT32_MAX)
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >=
+		    (int)sizeof(sub))
+			rc = ms_fail(eb, MS_ERR_RANGE, "shard %s: path too long",
+			             s->dir);
+		else
+			rc = load_dict(s, sub, (uint32_t)id, eb);
+	}
+	closedir(d);
+	return rc;
+}
+
+int
+ms_shard_add_dict(ms_shard *s, const void *bytes, size_t n, uint32_t *id,
+                  ms_errbuf *eb)
+{
+	if (n == 0 || n > DICT_MAX_BYTES)
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "shard %s: a dictionary of %zu bytes", s->dir, n);
+	pthread_mutex_lock(&s->lock);
+	uint32_t nid = ms_part_dicts_max_id(s->dicts) + 1;
+	char dir[PATH_MAX_LEN], tmp[PATH_MAX_LEN], fin[PATH_MAX_LEN];
+	int rc = 0;
+	if (sub_path(s, DICT_DIR, dir, sizeof(dir)) ||
+	    snprintf(tmp, sizeof(tmp), "%s/tmp/dict-%08x", s->dir, nid) >=
+	            (int)sizeof(tmp) ||
+	    snprintf(fin, sizeof(fin), "%s/%08x", dir, nid) >= (int)sizeof(fin))
+		rc = ms_fail(eb, MS_ERR_RANGE, "shard %s: path too long",
+		             s->dir);
+	ms_part_dict *d = NULL;
+	if (rc == 0)
+		rc = ms_part_dict_new(&d, nid, bytes, n, 0, s->mem, eb);
+	ms_buf b;
+	ms_buf_init(&b, s->mem, 0);
+	if (rc == 0 && (ms_buf_append(&b, DICT_MAGIC, 8) ||
+	                ms_buf_append_le32(&b, nid) ||
+	                ms_buf_append_le32(&b, 0) ||
+	                ms_buf_append_le64(&b, n) ||
+	                ms_buf_append(&b, bytes, n) ||
+	                ms_buf_append_le64(&b, XXH64(b.data, b.len, 0))))
+		rc = ms_fail(eb, MS_ERR_NOMEM, "shard %s: dictionary", s->dir);
+	/* Written whole and synced before it is renamed in, and the
+	 * directory synced before any part may name it. */
+	const char *what = "write";
+	int fd = -1;
+	if (rc == 0 && (ms_fs_mkdir_p(dir, 0755, NULL) != 0 ||
+	                (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC |
+	                                        O_CLOEXEC,
+	                           0644)) < 0 ||
+	                io_exact(fd, NULL, b.data, b.len) != 0 ||
+	                sync_fd(fd, s->io) != 0 || (what = "rename",
+	                                           rename(tmp, fin) != 0) ||
+	                (what = "fsync", fsync_dir(dir, s->io) != 0)))
+		rc = ms_fail(eb, ms_err_from_errno(errno),
+		             "shard %s: dictionary %08x: %s: %s", s->dir, nid,
+		             what, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	ms_buf_release(&b);
+	if (rc == 0) {
+		rc = ms_part_dicts_add(s->dicts, d, eb);
+		d = NULL;
+	} else {
+		unlink(tmp);
+	}
+	ms_part_dict_free(d);
+	pthread_mutex_unlock(&s->lock);
+	if (rc == 0)
+		*id = nid;
+	return rc;
+}
+
+const ms_part_dict *
+ms_shard_dict(const ms_shard *s, uint32_t id)
+{
+	return ms_part_dicts_find(s->dicts, id);
+}
+
 /* ---- open, recovery, close ---- */
 
 struct cleanup {
@@ -961,7 +1128,7 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 		if (rc)
 			goto fail;
 	}
-	if ((rc = snap_read(s, &sn, eb)) != 0)
+	if ((rc = snap_read(s, &sn, eb)) != 0 || (rc = load_dicts(s, eb)) != 0)
 		goto fail;
 	s->epoch = sn.epoch;
 	s->next_id = sn.next_id;
@@ -1001,6 +1168,7 @@ fail:
 		            (sn.n ? sn.n : 1) * sizeof(*s->act));
 	}
 	snap_release(s->mem, &sn);
+	ms_part_dicts_free(s->dicts);
 	pthread_mutex_destroy(&s->lock);
 	ms_mem_free(s->mem, s->dir, s->dir_size);
 	ms_mem_free(s->mem, s, sizeof(*s));
@@ -1015,6 +1183,7 @@ ms_shard_close(ms_shard *s)
 	for (size_t i = 0; i < s->nact; i++)
 		sp_unref(s->act[i]);
 	reaper_stop(s->reaper);
+	ms_part_dicts_free(s->dicts); /* parts still pinned keep it alive */
 	ms_mem_free(s->mem, s->act, (s->nact ? s->nact : 1) * sizeof(*s->act));
 	pthread_mutex_destroy(&s->lock);
 	ms_mem_free(s->mem, s->dir, s->dir_size);

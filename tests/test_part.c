@@ -24,11 +24,13 @@ static char root[256];
 /* When set, parts are opened to be read through a window instead of a
  * mapping of their data file (the fallback when mapping fails). */
 static bool no_map;
+/* The dictionaries parts are opened with (NULL: none). */
+static const ms_part_dicts *open_dicts;
 
 static int
 open_part(ms_part **out, const char *dir, ms_mem *mem, ms_errbuf *eb)
 {
-	int rc = ms_part_open(out, dir, mem, eb);
+	int rc = ms_part_open_dicts(out, dir, open_dicts, mem, eb);
 	if (rc == 0 && no_map)
 		ms__part_no_map(*out);
 	return rc;
@@ -1793,6 +1795,108 @@ test_dictionary_id_refused(void **state)
 	assert_int_equal(full_read(cdir, &eb), 0);
 }
 
+/* A dictionary of the shard: trained on rows, blocks compressed with it
+ * name it in their header, read back through the set they were opened
+ * with (and refused without it), are smaller on small blocks, and are
+ * copied raw verbatim into another part, where they keep their meaning. */
+static void
+test_dictionary_round_trip(void **state)
+{
+	(void)state;
+	tl_rng r = { 31 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 400,
+		       .rows_per_trace = 3,
+		       .body_max = 200,
+		       .tags_max = 3,
+		       .tag_len = 10,
+		       .tid_len = 16 };
+	tl_gen(&t, &r, &s);
+	ms_errbuf eb = { { 0 } };
+	uint8_t *bytes;
+	size_t n;
+	assert_int_equal(ms_part_dict_train(t.rows, t.n, 16 << 10, &bytes, &n,
+	                                    NULL, &eb),
+	                 0);
+	assert_true(n > 0 && n <= 16 << 10);
+	ms_part_dict *d;
+	assert_int_equal(ms_part_dict_new(&d, 5, bytes, n, 0, NULL, &eb), 0);
+	ms_mem_free(NULL, bytes, n);
+	ms_part_dicts *set;
+	assert_int_equal(ms_part_dicts_new(&set, NULL, &eb), 0);
+	assert_int_equal(ms_part_dicts_add(set, d, &eb), 0);
+	const ms_part_dict *dd = ms_part_dicts_find(set, 5);
+	assert_ptr_equal(dd, d);
+	assert_null(ms_part_dicts_find(set, 6));
+	ms_part_dict *again;
+	assert_int_equal(ms_part_dict_new(&again, 5, "x", 1, 0, NULL, &eb) ==
+	                         0
+	                         ? ms_part_dicts_add(set, again, &eb)
+	                         : MS_ERR_EXISTS,
+	                 MS_ERR_EXISTS);
+
+	char with[300], without[300], copy[300];
+	path_of(with, sizeof(with), "dict-with");
+	path_of(without, sizeof(without), "dict-without");
+	path_of(copy, sizeof(copy), "dict-copy");
+	ms_part_writer_opts o = { .dict = dd };
+	ms_part_meta mw, mo;
+	assert_int_equal(ms_part_write_rows(with, 0xd1, t.rows, t.n, &o, &mw,
+	                                    &eb),
+	                 0);
+	write_part(without, 0xd1, &t, &mo);
+	print_message("dictionary of %zu bytes: %llu vs %llu part bytes\n", n,
+	              (unsigned long long)mw.compressed_bytes,
+	              (unsigned long long)mo.compressed_bytes);
+	assert_true(mw.compressed_bytes < mo.compressed_bytes);
+	fz_files f;
+	assert_true(fz_read(with, &f));
+	for (size_t off = 0; off < f.n[3];) {
+		const uint8_t *h = f.f[3] + off;
+		assert_int_equal(ms_le32(h + 28), 5);
+		off += MS__BLOCK_HDR + ms_le32(h + 12) + ms_le32(h + 20);
+	}
+	/* Without the set: refused by name. */
+	assert_int_equal(full_read(with, &eb), MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, "dictionary ID 5"));
+	/* With it: every row as written, every column. */
+	open_dicts = set;
+	check_part(with, &t, MS_COL_ALL);
+	/* Raw copy by a writer without the dictionary: the same bytes. */
+	ms_part *p;
+	assert_int_equal(open_part(&p, with, NULL, &eb), 0);
+	ms_part_iter *it;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	ms_part_writer *w;
+	assert_int_equal(ms_part_writer_open(&w, copy, 0xd1, NULL, &eb), 0);
+	const ms_block_info *bi;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		ms_raw_block raw;
+		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+		assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
+	}
+	assert_int_equal(rc, 0);
+	ms_part_iter_close(it);
+	ms_part_meta mc;
+	assert_int_equal(ms_part_writer_finish(w, &mc, &eb), 0);
+	ms_part_close(p);
+	fz_files c;
+	assert_true(fz_read(copy, &c));
+	assert_int_equal(c.n[3], f.n[3]);
+	assert_memory_equal(c.f[3], f.f[3], f.n[3]);
+	check_part(copy, &t, MS_COL_ALL);
+	open_dicts = NULL;
+	/* A part outlives the set's creator: it holds its own reference. */
+	assert_int_equal(ms_part_open_dicts(&p, copy, set, NULL, &eb), 0);
+	ms_part_dicts_free(set);
+	assert_int_equal(ms_part_verify(p, &eb), 0);
+	ms_part_close(p);
+	fz_free(&c);
+	fz_free(&f);
+	tl_free(&t);
+}
+
 int
 main(void)
 {
@@ -1818,6 +1922,7 @@ main(void)
 		cmocka_unit_test(test_data_changed_after_open),
 		cmocka_unit_test(test_old_format_refused),
 		cmocka_unit_test(test_dictionary_id_refused),
+		cmocka_unit_test(test_dictionary_round_trip),
 		cmocka_unit_test(test_resealed_format_checks),
 		cmocka_unit_test(test_resealed_random),
 		cmocka_unit_test(test_alloc_failure_write),

@@ -1298,6 +1298,83 @@ test_old_layout_refused(void **state)
 	rm_dir(dir);
 }
 
+/* A shard's dictionary: added (written and synced under DIR/dicts),
+ * used by a writer, read back through the shard after a reopen; without
+ * its file, reading the part that names it is refused, naming the
+ * dictionary ID. */
+static void
+test_shard_dictionary(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_shard *s = open_shard(dir, true, NULL);
+	ms_errbuf eb = { { 0 } };
+	/* Train on the rows of many seeds. */
+	size_t nseeds = 600, n = 0;
+	struct seed_rows *g = calloc(nseeds, sizeof(*g));
+	ms_row *rows = calloc(nseeds * SEED_ROWS_MAX, sizeof(*rows));
+	for (size_t i = 0; i < nseeds; i++) {
+		seed_rows(1000 + i, &g[i]);
+		for (size_t j = 0; j < g[i].n; j++)
+			rows[n++] = g[i].rows[j];
+	}
+	uint8_t *bytes;
+	size_t nb;
+	assert_int_equal(ms_part_dict_train(rows, n, 4096, &bytes, &nb, NULL,
+	                                    &eb),
+	                 0);
+	uint32_t did;
+	assert_int_equal(ms_shard_add_dict(s, bytes, nb, &did, &eb), 0);
+	assert_int_equal(did, 1);
+	ms_mem_free(NULL, bytes, nb);
+	const ms_part_dict *d = ms_shard_dict(s, did);
+	assert_non_null(d);
+	assert_null(ms_shard_dict(s, 2));
+	uint64_t id, seed = 70;
+	assert_int_equal(ms_shard_new_id(s, &id, &eb), 0);
+	struct seed_rows one;
+	seed_rows(seed, &one);
+	ms_part_writer_opts wo = { .dict = d };
+	char path[4096];
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		ms_shard_tmp_path(s, (enum ms_part_kind)k, id, path,
+		                  sizeof(path));
+		int rc = k == MS_KIND_CORE
+		                 ? ms_part_write_rows(path, id, one.rows, one.n,
+		                                      &wo, NULL, &eb)
+		                 : ms_sidx_write_rows((enum ms_part_kind)k, path,
+		                                      id, one.rows, one.n, &wo,
+		                                      NULL, &eb);
+		assert_int_equal(rc, 0);
+	}
+	assert_int_equal(ms_shard_introduce(s, id, &eb), 0);
+	ms_shard_close(s);
+	s = open_shard(dir, false, NULL);
+	ms_ledger_set want, got;
+	seeds_ledger(&seed, 1, &want);
+	shard_ledger(s, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	ms_shard_close(s);
+	char df[4400];
+	snprintf(df, sizeof(df), "%s/dicts/00000001", dir);
+	assert_true(path_exists(df));
+	char aside[4420];
+	snprintf(aside, sizeof(aside), "%s.aside", df);
+	assert_int_equal(rename(df, aside), 0);
+	s = open_shard(dir, false, NULL); /* the part opens: headers only */
+	ms_view *v;
+	assert_int_equal(ms_shard_view(s, &v, &eb), 0);
+	assert_int_equal(ms_part_verify(ms_view_part(v, 0, MS_KIND_CORE), &eb),
+	                 MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, "dictionary ID 1"));
+	ms_view_release(v);
+	ms_shard_close(s);
+	assert_int_equal(rename(aside, df), 0);
+	free(rows);
+	free(g);
+	rm_dir(dir);
+}
+
 int
 main(void)
 {
@@ -1313,6 +1390,7 @@ main(void)
 		cmocka_unit_test(test_reaper_deletes_inputs),
 		cmocka_unit_test(test_publication_syncs),
 		cmocka_unit_test(test_old_layout_refused),
+		cmocka_unit_test(test_shard_dictionary),
 		cmocka_unit_test(test_concurrent_views),
 		cmocka_unit_test(test_alloc_failures),
 	};

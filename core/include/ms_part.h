@@ -97,6 +97,42 @@ typedef struct ms_io {
 	_Atomic uint64_t fsyncs;
 } ms_io;
 
+/* ---- dictionaries a shard shares among its parts ----
+ * A block compressed with a zstd dictionary names it by a non-zero 32-bit
+ * ID; the dictionary belongs to the shard (ms_shard_add_dict), so a merge
+ * still copies such a block raw. A reader resolves the ID through the set
+ * its part was opened with (ms_part_open_dicts). Ownership: an
+ * ms_part_dict is owned by its creator until added to a set, then by the
+ * set; a set is reference counted (its creator's reference is dropped by
+ * ms_part_dicts_free, each part opened with it holds one until closed).
+ * Threads: a set may be searched while one thread adds to it. */
+#define MS_PART_DICTS_MAX 64
+typedef struct ms_part_dict ms_part_dict;
+typedef struct ms_part_dicts ms_part_dicts;
+/* Dictionary `id` (non-zero) from its bytes (copied; a zstd dictionary,
+ * e.g. from ms_part_dict_train) for writers at zstd level (0 = 3). */
+int ms_part_dict_new(ms_part_dict **out, uint32_t id, const void *bytes,
+                     size_t n, int level, ms_mem *mem, ms_errbuf *eb);
+/* Train dictionary bytes (at most cap) on the units a writer makes of
+ * rows, each row taken as a block of its own: *out (malloc'ed from mem,
+ * *n bytes, freed with ms_mem_free(mem, *out, *n)). MS_ERR_INVAL when the
+ * rows are too few to learn from. */
+int ms_part_dict_train(const ms_row *rows, size_t n, size_t cap, uint8_t **out,
+                       size_t *out_n, ms_mem *mem, ms_errbuf *eb);
+uint32_t ms_part_dict_id(const ms_part_dict *d);
+const uint8_t *ms_part_dict_bytes(const ms_part_dict *d, size_t *n);
+void ms_part_dict_free(ms_part_dict *d);
+int ms_part_dicts_new(ms_part_dicts **out, ms_mem *mem, ms_errbuf *eb);
+/* Add d to the set, which owns it from now on (freed on failure too);
+ * MS_ERR_EXISTS for an ID already there, MS_ERR_RANGE past
+ * MS_PART_DICTS_MAX. */
+int ms_part_dicts_add(ms_part_dicts *s, ms_part_dict *d, ms_errbuf *eb);
+/* The dictionary `id` of the set (s may be NULL), or NULL. */
+const ms_part_dict *ms_part_dicts_find(const ms_part_dicts *s, uint32_t id);
+/* The largest ID in the set (0: none). */
+uint32_t ms_part_dicts_max_id(const ms_part_dicts *s);
+void ms_part_dicts_free(const ms_part_dicts *s);
+
 typedef struct ms_part_writer ms_part_writer;
 typedef struct ms_part_writer_opts {
 	ms_mem *mem;    /* borrowed; NULL = uncounted malloc */
@@ -107,6 +143,10 @@ typedef struct ms_part_writer_opts {
 	 * parts into a staging directory and make them durable with one
 	 * syncfs before their own commit rename. Never for a shard. */
 	bool no_sync;
+	/* Core parts: compress every block's units with this dictionary of
+	 * the shard (borrowed; its ID goes into each block header). NULL:
+	 * none. Index parts ignore it. */
+	const ms_part_dict *dict;
 } ms_part_writer_opts;
 
 /* Start writing part `id` as the file `tmp_path` (created; must not
@@ -160,6 +200,12 @@ typedef struct ms_part ms_part;
  * MS_ERR_FORMAT. Errors name the part, the section and what was wrong.
  * mem (borrowed) counts the part's own memory. */
 int ms_part_open(ms_part **out, const char *path, ms_mem *mem, ms_errbuf *eb);
+/* The same, resolving the blocks' dictionary IDs through `dicts` (may be
+ * NULL: a block that names a dictionary is then refused with
+ * MS_ERR_FORMAT). The part holds a reference to the set until closed. */
+int ms_part_open_dicts(ms_part **out, const char *path,
+                       const ms_part_dicts *dicts, ms_mem *mem,
+                       ms_errbuf *eb);
 void ms_part_close(ms_part *p);
 const ms_part_meta *ms_part_get_meta(const ms_part *p);
 /* The path the part was opened from (its file). */

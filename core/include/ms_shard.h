@@ -7,6 +7,7 @@
  *   DIR/parts/<16hex>.core        core parts (one file each)
  *   DIR/parts/<16hex>.latency     latency index parts (same ID as core)
  *   DIR/parts/<16hex>.start_time  start_time index parts
+ *   DIR/dicts/<8hex>              zstd dictionaries blocks may name
  *   DIR/tmp/                      anything being written
  * The snapshot is replaced by write-to-temp, fsync, rename, fsync(DIR): that
  * rename is the commit point of every transaction.
@@ -111,6 +112,16 @@ int ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
  * ms_shard_replace(s, inputs, ninputs, 0, eb). */
 int ms_shard_remove(ms_shard *s, const uint64_t *inputs, size_t ninputs,
                     ms_errbuf *eb);
+/* Add a zstd dictionary (bytes copied; e.g. from ms_part_dict_train) to
+ * the shard: written to DIR/dicts/<8hex> and synced before it is
+ * visible, named by the next ID (*id). Parts whose blocks name it are
+ * read through it from then on, and after every reopen. */
+int ms_shard_add_dict(ms_shard *s, const void *bytes, size_t n, uint32_t *id,
+                      ms_errbuf *eb);
+/* Dictionary `id` of the shard, for a writer (ms_part_writer_opts.dict);
+ * NULL if there is none. Valid while the shard is open. */
+const ms_part_dict *ms_shard_dict(const ms_shard *s, uint32_t id);
+
 /* Number of active parts now. */
 size_t ms_shard_count(const ms_shard *s);
 /* Wait until every removed part whose deletion was handed to the reaper
