@@ -6,7 +6,7 @@
  * ms_batch_from_rows and ms_chain_evaluate_rows, which batch given rows
  * outside a merge (the fixture gate, the oracle).
  */
-#include "ms_pipeline.h"
+#include "ms_batch.h"
 #include "staging_int.h"
 
 #include <stdatomic.h>

@@ -10,7 +10,7 @@
  * drops it.
  */
 #define XXH_STATIC_LINKING_ONLY
-#include "ms_pipeline.h"
+#include "ms_loader.h"
 #include "ms_clock.h"
 #include "ms_enum.h"
 #include "pipeline_int.h"

@@ -34,7 +34,6 @@
  * States: open (adding) -> finished (ms_stager_finish) -> closed; after an
  * emit or chain error the stager is failed and refuses further adds.
  */
-#include "ms_pipeline.h"
 #include "staging_int.h"
 
 #include <stdatomic.h>
