@@ -346,110 +346,94 @@ decide(ms_stager *s, ms_batch *bt, ms_errbuf *eb)
 	return 0;
 }
 
+/* Finish the builder's batch, size the keep bytes for it and run the
+ * chain on it: *bt is the batch (the caller releases it). */
 static int
-flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
+build_and_decide(ms_stager *s, size_t nb, ms_batch **bt, ms_errbuf *eb)
 {
-	if (s->npend == 0)
-		return 0;
-	const pend *pe = (const pend *)s->pend.data;
-	const hot_ent *he = (const hot_ent *)s->hot.data;
-	ms_row *const *prows = (ms_row *const *)s->prows.data;
-	size_t nb = s->b.ntraces;
-	ms_batch *bt = NULL;
-	const ms_plugin_trace *tr = NULL;
-	int rc = 0;
-	if (nb) {
-		rc = ms__builder_finish(&s->b, &bt);
+	int rc = ms__builder_finish(&s->b, bt);
+	if (rc) {
+		s->failed = true;
+		return ms_fail(eb, rc, "stager: building a batch: %s",
+		               ms_strerror(rc));
+	}
+	if (nb > s->keepcap) {
+		uint8_t *k = ms_mem_realloc(&s->mem, s->keep, s->keepcap, nb);
+		if (!k) {
+			s->failed = true;
+			return ms_fail(eb, MS_ERR_NOMEM, "stager: out of memory");
+		}
+		s->keep = k;
+		s->keepcap = nb;
+	}
+	note_peak(s);
+	return decide(s, *bt, eb);
+}
+
+/* Pending trace i's emit record before its verdict: ID, rows and bounds
+ * from its hot entry or its batch entry. */
+static void
+pending_emit(const ms_stager *s, size_t i, bool hot, size_t idx,
+             const ms_plugin_trace *tr, ms_stage_emit *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->rows = s->o.copy_rows ? ((ms_row *const *)s->prows.data)[i] : NULL;
+	e->cookie = ((const pend *)s->pend.data)[i].cookie;
+	e->outcome = MS_TRACE_KEPT;
+	e->keep = true;
+	e->batch_end = i + 1 == s->npend;
+	if (hot) {
+		const hot_ent *h = &((const hot_ent *)s->hot.data)[idx];
+		e->trace_id = s->hot_tids.data + h->tid_off;
+		e->trace_id_len = h->tid_len;
+		e->nrows = h->nrows;
+		e->min_ts = h->min_ts;
+		e->max_ts = h->max_ts;
+	} else {
+		const ms_plugin_trace *t = &tr[idx];
+		e->trace_id = t->trace_id;
+		e->trace_id_len = t->trace_id_len;
+		e->nrows = t->row_count;
+		e->min_ts = t->min_start_ns;
+		e->max_ts = t->max_start_ns;
+	}
+}
+
+/* A drop the chain proposed: the guard confirms it (recorded in the drop
+ * set) or defers it (kept). */
+static int
+judge_drop(ms_stager *s, ms_stage_emit *e, ms_errbuf *eb)
+{
+	s->rep.proposed_drops++;
+	enum ms_guard_reason why_g = MS_GUARD_NO_FILTER;
+	bool ok = s->o.guard && ms_guard_check(s->o.guard, e->trace_id,
+	                                       e->trace_id_len, e->min_ts,
+	                                       e->max_ts, &why_g);
+	if (ok && s->o.drops) {
+		int rc = ms_dropset_add(s->o.drops, e->trace_id,
+		                        e->trace_id_len, e->min_ts, e->max_ts,
+		                        eb);
 		if (rc) {
 			s->failed = true;
-			return ms_fail(eb, rc, "stager: building a batch: %s",
-			               ms_strerror(rc));
-		}
-		if (nb > s->keepcap) {
-			uint8_t *k = ms_mem_realloc(&s->mem, s->keep,
-			                            s->keepcap, nb);
-			if (!k) {
-				ms_batch_release(bt);
-				s->failed = true;
-				return ms_fail(eb, MS_ERR_NOMEM,
-				               "stager: out of memory");
-			}
-			s->keep = k;
-			s->keepcap = nb;
-		}
-		note_peak(s);
-		if ((rc = decide(s, bt, eb))) {
-			ms_batch_release(bt);
 			return rc;
 		}
-		tr = ms_batch_view(bt)->traces;
 	}
-	ms_stage_batch_rec rec = { s->live, (uint32_t)s->npend, 0, why };
-	if (s->rep.batches < MS_STAGE_BATCH_RECS)
-		s->rep.batch[s->rep.batches] = rec;
-	const uint8_t *hotflag = s->hotflag.len ? s->hotflag.data : NULL;
-	size_t nbi = 0, nhi = 0; /* next batch entry, next hot entry */
-	for (size_t i = 0; i < s->npend && !rc; i++) {
-		const pend *p = &pe[i];
-		bool hot = hotflag && hotflag[i];
-		size_t idx = hot ? nhi++ : nbi++;
-		ms_stage_emit e;
-		memset(&e, 0, sizeof(e));
-		e.rows = s->o.copy_rows ? prows[i] : NULL;
-		e.cookie = p->cookie;
-		e.outcome = MS_TRACE_KEPT;
-		e.keep = true;
-		e.batch_end = i + 1 == s->npend;
-		if (hot) {
-			const hot_ent *h = &he[idx];
-			e.trace_id = s->hot_tids.data + h->tid_off;
-			e.trace_id_len = h->tid_len;
-			e.nrows = h->nrows;
-			e.min_ts = h->min_ts;
-			e.max_ts = h->max_ts;
-		} else {
-			const ms_plugin_trace *t = &tr[idx];
-			e.trace_id = t->trace_id;
-			e.trace_id_len = t->trace_id_len;
-			e.nrows = t->row_count;
-			e.min_ts = t->min_start_ns;
-			e.max_ts = t->max_start_ns;
-		}
-		if (hot) {
-			e.outcome = MS_TRACE_HOT;
-			s->rep.hot++;
-		} else if (s->keep[idx]) {
-			s->rep.kept++;
-		} else {
-			s->rep.proposed_drops++;
-			enum ms_guard_reason why_g = MS_GUARD_NO_FILTER;
-			bool ok = s->o.guard &&
-			          ms_guard_check(s->o.guard, e.trace_id,
-			                         e.trace_id_len, e.min_ts,
-			                         e.max_ts, &why_g);
-			if (ok && s->o.drops) {
-				rc = ms_dropset_add(s->o.drops, e.trace_id,
-				                    e.trace_id_len, e.min_ts,
-				                    e.max_ts, eb);
-				if (rc) {
-					s->failed = true;
-					break;
-				}
-			}
-			if (ok) {
-				e.outcome = MS_TRACE_DROPPED;
-				e.keep = false;
-				s->rep.dropped++;
-			} else {
-				e.outcome = MS_TRACE_DEFERRED;
-				s->rep.deferred++;
-			}
-		}
-		rc = emit(s, &e, eb);
+	if (ok) {
+		e->outcome = MS_TRACE_DROPPED;
+		e->keep = false;
+		s->rep.dropped++;
+	} else {
+		e->outcome = MS_TRACE_DEFERRED;
+		s->rep.deferred++;
 	}
-	if (s->rep.batches < MS_STAGE_BATCH_RECS)
-		s->rep.batch[s->rep.batches].evaluated = (uint32_t)nb;
-	s->rep.batches++;
+	return 0;
+}
+
+/* After a batch's traces are out: hand its buffers back to the builder
+ * (design 5) and empty the pending state. */
+static void
+end_batch(ms_stager *s, ms_batch *bt)
+{
 	/* Reuse the batch's buffers for the next batch of this merge,
 	 * bounded by twice the preferred limit: a batch that one large
 	 * trace made bigger is freed instead. */
@@ -468,6 +452,51 @@ flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
 		atomic_fetch_sub(s->o.live_gauge, s->live);
 	s->live = 0;
 	ms_arena_reset(&s->ar);
+}
+
+/* Cut the pending traces as one batch: decide the batch entries, emit
+ * every pending trace in order with its outcome (design 1), record the
+ * batch and end it. */
+static int
+flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
+{
+	if (s->npend == 0)
+		return 0;
+	size_t nb = s->b.ntraces;
+	ms_batch *bt = NULL;
+	const ms_plugin_trace *tr = NULL;
+	int rc = 0;
+	if (nb) {
+		if ((rc = build_and_decide(s, nb, &bt, eb))) {
+			ms_batch_release(bt);
+			return rc;
+		}
+		tr = ms_batch_view(bt)->traces;
+	}
+	ms_stage_batch_rec rec = { s->live, (uint32_t)s->npend, 0, why };
+	if (s->rep.batches < MS_STAGE_BATCH_RECS)
+		s->rep.batch[s->rep.batches] = rec;
+	const uint8_t *hotflag = s->hotflag.len ? s->hotflag.data : NULL;
+	size_t nbi = 0, nhi = 0; /* next batch entry, next hot entry */
+	for (size_t i = 0; i < s->npend && !rc; i++) {
+		bool hot = hotflag && hotflag[i];
+		size_t idx = hot ? nhi++ : nbi++;
+		ms_stage_emit e;
+		pending_emit(s, i, hot, idx, tr, &e);
+		if (hot) {
+			e.outcome = MS_TRACE_HOT;
+			s->rep.hot++;
+		} else if (s->keep[idx]) {
+			s->rep.kept++;
+		} else if ((rc = judge_drop(s, &e, eb))) {
+			break;
+		}
+		rc = emit(s, &e, eb);
+	}
+	if (s->rep.batches < MS_STAGE_BATCH_RECS)
+		s->rep.batch[s->rep.batches].evaluated = (uint32_t)nb;
+	s->rep.batches++;
+	end_batch(s, bt);
 	return rc;
 }
 
