@@ -437,6 +437,12 @@ ms__batch_abandon(ms_batch *b)
 	b->mem = b->late_mem;
 }
 
+bool
+ms__batch_abandoned(const ms_batch *b)
+{
+	return b->abandoned;
+}
+
 int
 ms_batch_from_rows(ms_batch **out, ms_mem *mem, uint32_t projection,
                    const ms_row *rows, size_t nrows, ms_errbuf *eb)

@@ -9,9 +9,9 @@
  * file, the line, the condition and the state, and aborts, as assert()
  * does (the one place where core prints).
  *
- * The tables (engine job states, part iterator modes) are private to
- * their files; the functions below answer questions about them so tests
- * can hold them to their design blocks in every build.
+ * The tables (engine job states, stager states, part iterator modes) are
+ * private to their files; the functions below answer questions about them
+ * so tests can hold them to their design blocks in every build.
  */
 #ifndef MS_INVARIANT_H
 #define MS_INVARIANT_H
@@ -42,6 +42,27 @@ void ms__invariant_failed(const char *file, int line, const char *cond,
 int ms__engine_job_states(void);
 const char *ms__engine_job_state_name(int st);
 bool ms__engine_job_move_ok(int from, int to);
+
+struct ms_stager;
+/* Stager states (stager.c design block): their count, names ("empty",
+ * "pending", "flushing", "finished", "failed"; NULL out of range), and
+ * whether the table allows the move from -> to. */
+int ms__stager_states(void);
+const char *ms__stager_state_name(int st);
+bool ms__stager_move_ok(int from, int to);
+/* The stager's accounting rules (its design 1-8) in its current state:
+ * NULL when they hold, else the first broken one, led by its design
+ * number ("2: ..."). Any build; debug builds run it at every move. */
+const char *ms__stager_check(const struct ms_stager *s);
+/* Test hook: break one rule in s's fields, as a bug would, so a test can
+ * see ms__stager_check (and a debug build's next move) catch it. */
+enum ms__stager_break {
+	MS__STAGER_BREAK_CHARGE,  /* live charge past the hard ceiling (2) */
+	MS__STAGER_BREAK_PENDING, /* a pending count with no entry (6) */
+	MS__STAGER_BREAK_OUTCOME, /* a trace counted kept twice (1) */
+	MS__STAGER_BREAK_REUSE,   /* one more batch reused than allowed (5) */
+};
+void ms__stager_test_break(struct ms_stager *s, enum ms__stager_break what);
 
 struct ms_part_iter;
 /* The mode of a part iterator (part_reader.c): "check", "defer" or

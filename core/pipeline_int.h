@@ -56,6 +56,8 @@ void ms_batch_retain(ms_batch *b);
  * memory is then freed through the ms_mem chosen when it was built (the
  * caller's for ms_batch_from_rows, the root of the stager's otherwise). */
 void ms__batch_abandon(ms_batch *b);
+/* Whether a timed-out call kept b (it is then never reused). */
+bool ms__batch_abandoned(const ms_batch *b);
 
 /* ------------------------------------------------------------------ */
 /* Chain (chain.c)                                                     */
