@@ -17,6 +17,7 @@
 #define MS_INVARIANT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #ifdef MS_DEBUG_INVARIANTS
 #define MS_INVARIANT(cond, ...)                                                \
@@ -35,6 +36,30 @@
 void ms__invariant_failed(const char *file, int line, const char *cond,
                           const char *fmt, ...)
         __attribute__((noreturn, format(printf, 4, 5)));
+
+/* One row of a state table (pager.c's way): a state's name and the states
+ * it may move to, as MS__STATE_TO bits. A table is an array indexed by
+ * the state; the two lookups below answer for any table. */
+#define MS__STATE_TO(st) (1u << (st))
+typedef struct ms__state {
+	const char *name;
+	unsigned to;
+} ms__state;
+
+/* The name of state st of an n-state table, NULL out of range. */
+static inline const char *
+ms__state_name(const ms__state *t, int n, int st)
+{
+	return st >= 0 && st < n ? t[st].name : NULL;
+}
+
+/* Whether the table allows the move from -> to. */
+static inline bool
+ms__state_move_ok(const ms__state *t, int n, int from, int to)
+{
+	return from >= 0 && from < n && to >= 0 && to < n &&
+	       (t[from].to & MS__STATE_TO(to));
+}
 
 /* Engine job states (engine.c design 2): their count, names ("hook",
  * "inhook", "held", "queued", "running", "ending"; NULL out of range),

@@ -115,40 +115,9 @@ copy_rows(ms_arena *a, const ms_row *rows, size_t n)
 	if (!out || !tid)
 		return NULL;
 	memcpy(tid, rows[0].trace_id, rows[0].trace_id_len);
-	for (size_t i = 0; i < n; i++) {
-		const ms_row *r = &rows[i];
-		ms_row *o = &out[i];
-		*o = *r;
-		o->trace_id = tid;
-		o->segment_id = ms_arena_strdup(a, r->segment_id);
-		o->service = ms_arena_strdup(a, r->service);
-		o->instance = ms_arena_strdup(a, r->instance);
-		o->endpoint = ms_arena_strdup(a, r->endpoint);
-		if ((r->segment_id && !o->segment_id) ||
-		    (r->service && !o->service) ||
-		    (r->instance && !o->instance) ||
-		    (r->endpoint && !o->endpoint))
+	for (size_t i = 0; i < n; i++)
+		if (ms_row_copy(a, tid, &rows[i], &out[i]))
 			return NULL;
-		if (r->ntags) {
-			const char **tg = ms_arena_alloc(
-			        a, r->ntags * sizeof(char *), 16);
-			if (!tg)
-				return NULL;
-			for (uint32_t k = 0; k < r->ntags; k++) {
-				tg[k] = ms_arena_strdup(a, r->tags[k]);
-				if (r->tags[k] && !tg[k])
-					return NULL;
-			}
-			o->tags = tg;
-		}
-		if (r->body_len) {
-			uint8_t *bd = ms_arena_alloc(a, r->body_len, 16);
-			if (!bd)
-				return NULL;
-			memcpy(bd, r->body, r->body_len);
-			o->body = bd;
-		}
-	}
 	return out;
 }
 
@@ -164,11 +133,8 @@ enum stager_state {
 	ST_STATE_COUNT,
 };
 
-#define ST_TO(st) (1u << (st))
-static const struct {
-	const char *name;
-	unsigned to; /* ST_TO bits */
-} stager_states[ST_STATE_COUNT] = {
+#define ST_TO(st) MS__STATE_TO(st)
+static const ms__state stager_states[ST_STATE_COUNT] = {
 	[ST_EMPTY] = { "empty", ST_TO(ST_EMPTY) | ST_TO(ST_PENDING) |
 	                                ST_TO(ST_FINISHED) | ST_TO(ST_FAILED) },
 	[ST_PENDING] = { "pending", ST_TO(ST_PENDING) | ST_TO(ST_FLUSHING) |
@@ -187,14 +153,13 @@ ms__stager_states(void)
 const char *
 ms__stager_state_name(int st)
 {
-	return st >= 0 && st < ST_STATE_COUNT ? stager_states[st].name : NULL;
+	return ms__state_name(stager_states, ST_STATE_COUNT, st);
 }
 
 bool
 ms__stager_move_ok(int from, int to)
 {
-	return from >= 0 && from < ST_STATE_COUNT && to >= 0 &&
-	       to < ST_STATE_COUNT && (stager_states[from].to & ST_TO(to));
+	return ms__state_move_ok(stager_states, ST_STATE_COUNT, from, to);
 }
 
 struct ms_stager {
