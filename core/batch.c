@@ -220,9 +220,9 @@ batch_destroy(ms_batch *bt)
 static size_t
 ptr_slots(const ms__builder *b)
 {
-	static const uint32_t per_row[] = { MS_PROJ_SEGMENT_ID,
-		                            MS_PROJ_SERVICE, MS_PROJ_INSTANCE,
-		                            MS_PROJ_ENDPOINT, MS_PROJ_BODY };
+	static const uint32_t per_row[] = { MS_PROJ_SEGMENT_ID, MS_PROJ_SERVICE,
+		                            MS_PROJ_INSTANCE, MS_PROJ_ENDPOINT,
+		                            MS_PROJ_BODY };
 	size_t nstr = 0;
 	for (size_t i = 0; i < sizeof(per_row) / sizeof(per_row[0]); i++)
 		if (b->proj & per_row[i])

@@ -243,8 +243,7 @@ check_desc(ms_plugin *p, const char *path, ms_errbuf *eb)
 /* Step 3: the host services table, then the plugin's open() with its
  * config; its projection_of() may narrow what it reads. */
 static int
-open_plugin(ms_plugin *p, const char *path, const char *config,
-            ms_errbuf *eb)
+open_plugin(ms_plugin *p, const char *path, const char *config, ms_errbuf *eb)
 {
 	ms_plugin_desc *d = &p->desc;
 	p->host.struct_size = sizeof(p->host);

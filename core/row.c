@@ -21,7 +21,8 @@ ms_row_copy(ms_arena *a, const uint8_t *tid, const ms_row *in, ms_row *out)
 	out->endpoint = ms_arena_strdup(a, in->endpoint);
 	if ((in->segment_id && !out->segment_id) ||
 	    (in->service && !out->service) ||
-	    (in->instance && !out->instance) || (in->endpoint && !out->endpoint))
+	    (in->instance && !out->instance) ||
+	    (in->endpoint && !out->endpoint))
 		return MS_ERR_NOMEM;
 	out->tags = NULL;
 	if (in->ntags) {

@@ -253,8 +253,8 @@ ms__stager_check(const ms_stager *s)
 		       "the live charge";
 	if (r->batches_reused + s->abandoned > r->batches)
 		return "5: a batch whose chain call timed out was reused";
-	uint64_t bound = pl->preferred > UINT64_MAX / 2 ? UINT64_MAX
-	                                                : 2 * pl->preferred;
+	uint64_t bound =
+	        pl->preferred > UINT64_MAX / 2 ? UINT64_MAX : 2 * pl->preferred;
 	if (s->b.ntraces == 0 && builder_retained(&s->b) > bound)
 		return "5: the builder retains more than twice the preferred "
 		       "limit between batches";
@@ -503,7 +503,8 @@ build_and_decide(ms_stager *s, size_t nb, ms_batch **bt, ms_errbuf *eb)
 		uint8_t *k = ms_mem_realloc(&s->mem, s->keep, s->keepcap, nb);
 		if (!k) {
 			stager_move(s, ST_FAILED);
-			return ms_fail(eb, MS_ERR_NOMEM, "stager: out of memory");
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "stager: out of memory");
 		}
 		s->keep = k;
 		s->keepcap = nb;
@@ -548,13 +549,13 @@ judge_drop(ms_stager *s, ms_stage_emit *e, ms_errbuf *eb)
 {
 	s->rep.proposed_drops++;
 	enum ms_guard_reason why_g = MS_GUARD_NO_FILTER;
-	bool ok = s->o.guard && ms_guard_check(s->o.guard, e->trace_id,
-	                                       e->trace_id_len, e->min_ts,
-	                                       e->max_ts, &why_g);
+	bool ok = s->o.guard &&
+	          ms_guard_check(s->o.guard, e->trace_id, e->trace_id_len,
+	                         e->min_ts, e->max_ts, &why_g);
 	if (ok && s->o.drops) {
-		int rc = ms_dropset_add(s->o.drops, e->trace_id,
-		                        e->trace_id_len, e->min_ts, e->max_ts,
-		                        eb);
+		int rc =
+		        ms_dropset_add(s->o.drops, e->trace_id, e->trace_id_len,
+		                       e->min_ts, e->max_ts, eb);
 		if (rc) {
 			stager_move(s, ST_FAILED);
 			return rc;

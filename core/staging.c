@@ -1,7 +1,7 @@
 /*
  * staging.c - the staging budget and the adaptive planner, and the names
- * of the staging enums (the grace policy's are sampling.c's). The rule that says whether a merge stages at all
- * is sampling.c's (ms_sampling_predict).
+ * of the staging enums (the grace policy's are sampling.c's). The rule that
+ * says whether a merge stages at all is sampling.c's (ms_sampling_predict).
  *
  * Staging is three files, one per job:
  *   staging.c  the budget: three independent limits (the hard ceiling

@@ -737,9 +737,9 @@ test_stager_state_table(void **st)
 		                             "finished", "failed" };
 	/* want[a][b]: the design block allows a -> b. */
 	static const bool want[5][5] = {
-		{ true, true, false, true, true },    /* empty */
-		{ false, true, true, false, true },   /* pending */
-		{ true, false, false, false, true },  /* flushing */
+		{ true, true, false, true, true },     /* empty */
+		{ false, true, true, false, true },    /* pending */
+		{ true, false, false, false, true },   /* flushing */
 		{ false, false, false, false, false }, /* finished */
 		{ false, false, false, false, false }, /* failed */
 	};
