@@ -69,12 +69,10 @@ const char *ms__engine_job_state_name(int st);
 bool ms__engine_job_move_ok(int from, int to);
 
 struct ms_stager;
-/* Stager states (stager.c design block): their count, names ("empty",
- * "pending", "flushing", "finished", "failed"; NULL out of range), and
- * whether the table allows the move from -> to. */
-int ms__stager_states(void);
-const char *ms__stager_state_name(int st);
-bool ms__stager_move_ok(int from, int to);
+/* The stager's state table (stager.c design block: "empty", "pending",
+ * "flushing", "finished", "failed") and, in *n, its length: ask it with
+ * ms__state_name and ms__state_move_ok. */
+const ms__state *ms__stager_state_table(int *n);
 /* The stager's accounting rules (its design 1-8) in its current state:
  * NULL when they hold, else the first broken one, led by its design
  * number ("2: ..."). Any build; debug builds run it at every move. */

@@ -144,22 +144,11 @@ static const ms__state stager_states[ST_STATE_COUNT] = {
 	[ST_FAILED] = { "failed", 0 },
 };
 
-int
-ms__stager_states(void)
+const ms__state *
+ms__stager_state_table(int *n)
 {
-	return ST_STATE_COUNT;
-}
-
-const char *
-ms__stager_state_name(int st)
-{
-	return ms__state_name(stager_states, ST_STATE_COUNT, st);
-}
-
-bool
-ms__stager_move_ok(int from, int to)
-{
-	return ms__state_move_ok(stager_states, ST_STATE_COUNT, from, to);
+	*n = ST_STATE_COUNT;
+	return stager_states;
 }
 
 struct ms_stager {
@@ -266,7 +255,8 @@ ms__stager_check(const ms_stager *s)
 static void
 stager_move(ms_stager *s, enum stager_state to)
 {
-	MS_INVARIANT(ms__stager_move_ok((int)s->st, (int)to),
+	MS_INVARIANT(ms__state_move_ok(stager_states, ST_STATE_COUNT,
+	                               (int)s->st, (int)to),
 	             "stager moves from %s to %s", stager_states[s->st].name,
 	             stager_states[to].name);
 	s->st = to;

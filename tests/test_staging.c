@@ -743,19 +743,20 @@ test_stager_state_table(void **st)
 		{ false, false, false, false, false }, /* finished */
 		{ false, false, false, false, false }, /* failed */
 	};
-	int n = ms__stager_states();
+	int n = 0;
+	const ms__state *t = ms__stager_state_table(&n);
 	assert_int_equal(n, 5);
-	assert_null(ms__stager_state_name(n));
-	assert_null(ms__stager_state_name(-1));
+	assert_null(ms__state_name(t, n, n));
+	assert_null(ms__state_name(t, n, -1));
 	for (int a = 0; a < n; a++) {
-		assert_string_equal(ms__stager_state_name(a), names[a]);
+		assert_string_equal(ms__state_name(t, n, a), names[a]);
 		for (int b = 0; b < n; b++)
-			if (ms__stager_move_ok(a, b) != want[a][b])
+			if (ms__state_move_ok(t, n, a, b) != want[a][b])
 				fail_msg("move %s -> %s: want %d", names[a],
 				         names[b], want[a][b]);
 	}
-	assert_false(ms__stager_move_ok(0, n));
-	assert_false(ms__stager_move_ok(-1, 0));
+	assert_false(ms__state_move_ok(t, n, 0, n));
+	assert_false(ms__state_move_ok(t, n, -1, 0));
 }
 
 /* A stager of fixture f with 5 traces staged by 2 (two batches cut and
