@@ -9,10 +9,14 @@
  *
  * Design (stager):
  *  1. Pending traces are emitted in the order they were added; nothing is
- *     emitted out of order, whatever its outcome.
- *  2. live_charged is the sum of the charges of the pending traces; it
- *     never exceeds max(preferred limit, the charge of one trace) and a
- *     trace is only staged if its charge is <= the oversized cap (<= hard).
+ *     emitted out of order, whatever its outcome. Between calls every
+ *     trace added is pending or was emitted once with one outcome:
+ *     traces = kept + dropped + deferred + oversized + hot + pending.
+ *  2. live is the sum of the charges of the pending traces (each at least
+ *     the fixed part), and so is what they add to the pipeline's gauge.
+ *     With two or more pending it never exceeds the preferred limit; one
+ *     pending trace may pass it up to the oversized cap (<= hard): a
+ *     trace above that cap is never staged.
  *  3. A batch holds at most trace_cap traces that reach Decide.
  *  4. An oversized trace is never put in a batch: pending traces are
  *     flushed first (reason "oversized"), then it is emitted unevaluated.
@@ -36,7 +40,7 @@
  *
  * States, as a table (stager_states below; engine.c keeps its job states
  * the same way). stager_move checks every move against it, and the
- * accounting of design 1-8 in every state but FAILED (stager_check), in
+ * accounting of design 1-8 in every state but FAILED (ms__stager_check), in
  * debug builds (MS_DEBUG_INVARIANTS, ms_invariant.h):
  *
  *   state     meaning                       moves to (by)
