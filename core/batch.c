@@ -46,24 +46,6 @@ ms__builder_release(ms__builder *b)
 	b->ntraces = b->nrows = b->ntags = 0;
 }
 
-/* Give b room for n bytes in total, exactly (ms_buf_reserve rounds up
- * to a power of two, which for a vector sized from a plan is waste). */
-int
-ms__buf_presize(ms_buf *b, size_t n)
-{
-	if (n <= b->cap)
-		return 0;
-	size_t max = b->max ? b->max : SIZE_MAX / 2;
-	if (n > max)
-		return MS_ERR_RANGE;
-	uint8_t *d = ms_mem_realloc(b->mem, b->data, b->cap, n);
-	if (!d)
-		return MS_ERR_NOMEM;
-	b->data = d;
-	b->cap = n;
-	return 0;
-}
-
 /* First trace of a batch with a hint: size the per-trace columns once
  * (IDs at this trace's length; the generators use fixed-width IDs, and
  * longer ones make the buffer grow as usual). */
@@ -74,9 +56,9 @@ builder_presize_now(ms__builder *b, uint32_t tid_len)
 	if (!ms_mul_ok(b->hint, sizeof(ms_plugin_trace), &nt) ||
 	    !ms_mul_ok(b->hint, tid_len, &ni))
 		return MS_ERR_RANGE;
-	int rc = ms__buf_presize(&b->buf[C_TRACES], nt);
+	int rc = ms_buf_presize(&b->buf[C_TRACES], nt);
 	if (!rc && b->buf[C_TIDS].cap == 0)
-		rc = ms__buf_presize(&b->buf[C_TIDS], ni);
+		rc = ms_buf_presize(&b->buf[C_TIDS], ni);
 	return rc;
 }
 

@@ -720,7 +720,7 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 	s->rep.rows += ts->nrows;
 	size_t hint = batch_hint(s);
 	if (hint && s->pend.cap == 0 &&
-	    (rc = ms__buf_presize(&s->pend, hint * sizeof(pend))))
+	    (rc = ms_buf_presize(&s->pend, hint * sizeof(pend))))
 		return nomem(s, rc, eb);
 	pend p = { cookie };
 	uint8_t hf = hot;
