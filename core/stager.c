@@ -182,6 +182,15 @@ struct ms_stager {
 	ms_stage_report rep;
 };
 
+/* What the buffers of a batch may hold to be reused (design 5): twice
+ * the preferred limit. */
+static uint64_t
+reuse_bound(const ms_stager *s)
+{
+	uint64_t p = s->o.plan.preferred;
+	return p > UINT64_MAX / 2 ? UINT64_MAX : 2 * p;
+}
+
 /* Bytes the builder keeps between batches: its data buffers and its
  * spare pointer array (the larger, each bounded by design 5). */
 static uint64_t
@@ -246,9 +255,7 @@ ms__stager_check(const ms_stager *s)
 		       "the live charge";
 	if (r->batches_reused + s->abandoned > r->batches)
 		return "5: a batch whose chain call timed out was reused";
-	uint64_t bound =
-	        pl->preferred > UINT64_MAX / 2 ? UINT64_MAX : 2 * pl->preferred;
-	if (s->b.ntraces == 0 && builder_retained(&s->b) > bound)
+	if (s->b.ntraces == 0 && builder_retained(&s->b) > reuse_bound(s))
 		return "5: the builder retains more than twice the preferred "
 		       "limit between batches";
 	return NULL;
@@ -574,9 +581,7 @@ end_batch(ms_stager *s, ms_batch *bt)
 	/* Reuse the batch's buffers for the next batch of this merge,
 	 * bounded by twice the preferred limit: a batch that one large
 	 * trace made bigger is freed instead. */
-	uint64_t bound = s->o.plan.preferred;
-	bound = bound > UINT64_MAX / 2 ? UINT64_MAX : 2 * bound;
-	if (bt && ms__builder_reclaim(&s->b, bt, bound))
+	if (bt && ms__builder_reclaim(&s->b, bt, reuse_bound(s)))
 		s->rep.batches_reused++;
 	ms_batch_release(bt);
 	ms_buf_reset(&s->pend);
