@@ -591,9 +591,11 @@ test_batches_reuse_buffers_unless_abandoned(void **st)
 	memset(&f, 0, sizeof(f));
 	ms_mem_init(&f.mem, NULL);
 	snprintf(f.path, sizeof(f.path), "%s/tp_slow.so", MS_TEST_PLUGIN_DIR);
-	/* Calls 1, 3, 5 sleep 200 ms against a 20 ms timeout. */
-	ms_chain_link_spec l = { f.path, "200/2" };
-	ms_chain_opts co = { &f.mem, 20000000, 10, NULL, NULL, 0, 0, NULL };
+	/* Calls 1, 3, 5 sleep 1.5 s against a 250 ms timeout: the timeout
+	 * is per call, so calls 2 and 4 must finish within it on a loaded
+	 * machine too (20 ms was once too little). */
+	ms_chain_link_spec l = { f.path, "1500/2" };
+	ms_chain_opts co = { &f.mem, 250000000, 10, NULL, NULL, 0, 0, NULL };
 	ms_errbuf eb;
 	if (ms_chain_open(&f.c, &l, 1, &co, &eb))
 		fail_msg("%s", eb.msg);
