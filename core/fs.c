@@ -195,12 +195,12 @@ bool
 ms_fs_is_dir(const char *path)
 {
 	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	return path && *path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 bool
 ms_fs_is_file(const char *path)
 {
 	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	return path && *path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }

@@ -117,7 +117,9 @@ test_figures_move_during_decide(void **state)
 
 	/* Wait (without touching the chain) until the sampled merge stages;
 	 * then snapshots for 2 s (its first three calls take 300 ms), until
-	 * a call shows. Every snapshot must return at once. */
+	 * a call shows. Every snapshot must return at once (within 10 s: the
+	 * held call waits for a file forever, so any bound tells the two
+	 * apart, and 2 s is short for a sanitizer build on a loaded machine). */
 	struct timespec tick = { 0, 10 * 1000000L };
 	for (int i = 0; i < 6000 && !ms_pipeline_staged_live(r->pipe); i++)
 		nanosleep(&tick, NULL);
@@ -125,7 +127,7 @@ test_figures_move_during_decide(void **state)
 	bool present = false, called = false;
 	pthread_t th;
 	for (int i = 0; i < 200 && !called; i++) {
-		bool returned = snapshot_within(&j, &th, 2000);
+		bool returned = snapshot_within(&j, &th, 10000);
 		if (!returned) {
 			int fd = open(gate, O_CREAT | O_WRONLY, 0644);
 			close(fd);

@@ -15,6 +15,7 @@
 #include "cli.h"
 
 #include "ms_fixture.h"
+#include "ms_fs.h"
 #include "ms_limits.h"
 #include "ms_mem.h"
 #include "ms_pipeline.h"
@@ -36,13 +37,6 @@
 #define MS_BUILD_PLUGIN_DIR ""
 #endif
 
-static bool
-is_dir(const char *p)
-{
-	struct stat st;
-	return p && *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 void
 ms__plugin_dir(char *buf, size_t n)
 {
@@ -63,14 +57,14 @@ ms__plugin_dir(char *buf, size_t n)
 				snprintf(cand, sizeof(cand), "%s/%s", exe,
 				         rel[i]);
 				char real[PATH_MAX];
-				if (is_dir(cand) && realpath(cand, real)) {
+				if (ms_fs_is_dir(cand) && realpath(cand, real)) {
 					snprintf(buf, n, "%s", real);
 					return;
 				}
 			}
 		}
 	}
-	if (is_dir(MS_BUILD_PLUGIN_DIR)) {
+	if (ms_fs_is_dir(MS_BUILD_PLUGIN_DIR)) {
 		snprintf(buf, n, "%s", MS_BUILD_PLUGIN_DIR);
 		return;
 	}
@@ -532,7 +526,7 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	/* The fixture: a given directory must open; a preset must exist. */
 	if (a->fixture) {
 		ms_fixture *f = NULL;
-		if (!is_dir(a->fixture)) {
+		if (!ms_fs_is_dir(a->fixture)) {
 			fprintf(err,
 			        "mergescope %s: --fixture %s: no such "
 			        "directory (build one with `mergescope fixture "

@@ -56,7 +56,8 @@ int ms_fs_parent(char *out, size_t n, const char *path);
  * rename onto path durable. */
 int ms_fs_fsync_parent(const char *path, ms_errbuf *eb);
 
-/* Whether path names a directory / a regular file (following links). */
+/* Whether path names a directory / a regular file (following links);
+ * false for NULL or "". */
 bool ms_fs_is_dir(const char *path);
 bool ms_fs_is_file(const char *path);
 
