@@ -18,6 +18,7 @@
 #include "ms_picker.h"
 #include "ms_pipeline.h"
 #include "ms_shard.h"
+#include "ms_replay.h"
 #include "ms_replay_events.h"
 
 #include <limits.h>
@@ -97,5 +98,11 @@ int ms__frozen_repick(const ms__frozen *f, ms_view *v, ms__pick_ids *out,
  * starts the message ("freeze", "merge-once"). */
 int ms__frozen_check_pick(const ms__frozen *f, ms_view *v, const char *who,
                           ms_errbuf *eb);
+
+/* ms_merge_once with the oracle evaluating oracle_spec instead of each
+ * variant's chain (NULL: theirs), so that a test sees a mismatch. */
+int ms__merge_once_oracle(const ms_merge_once_opts *opts,
+                          ms_merge_once_result *results,
+                          const char *oracle_spec, ms_errbuf *eb);
 
 #endif
