@@ -340,13 +340,10 @@ ms__frozen_check_pick(const ms__frozen *f, ms_view *v, const char *who,
 	int rc = ms__frozen_repick(f, v, &got, eb);
 	if (rc)
 		return rc;
-	size_t i = 0;
-	if (got.n == f->ninputs)
-		while (i < got.n && i < MS_PICKER_PARTS_LIMIT &&
-		       got.ids[i] == f->ids[i])
-			i++;
-	if (got.n == f->ninputs &&
-	    (i == got.n || i == MS_PICKER_PARTS_LIMIT))
+	size_t i = 0, both = got.n < f->ninputs ? got.n : f->ninputs;
+	while (i < both && i < MS_PICKER_PARTS_LIMIT && got.ids[i] == f->ids[i])
+		i++;
+	if (got.n == f->ninputs && (i == both || i == MS_PICKER_PARTS_LIMIT))
 		return 0;
 	char a[160], b[160];
 	fmt_selection(a, sizeof(a), got.ids, got.n, MS_PICKER_PARTS_LIMIT);

@@ -78,7 +78,7 @@
 
 #define DEFAULT_REPS 5
 /* Trace IDs a mismatch names. */
-#define NAMED_IDS 4
+#define NAMED_IDS 3
 
 /* What one repetition measured and how its merge sampled: the numbers a
  * child writes to its result file, one key each. */
@@ -97,11 +97,14 @@ static const char *const rep_keys[R_N] = {
 	"class", "reason",
 };
 
-/* The figures the table shows per repetition; S_WA is io_out / io_in
- * (core + index output bytes over their input bytes). */
+/* The figures the table shows per repetition. S_WA, the write
+ * amplification, is bytes written over bytes read by the merge; S_OUTIN
+ * is its parts' output bytes over their input bytes (core + indexes, from
+ * the metadata): the same in both staging modes, where S_WA shows that
+ * reread reads the inputs twice. */
 enum {
 	S_WALL, S_CPU, S_ALLOC, S_PEAK, S_COUNT, S_READ, S_WRITTEN, S_WA,
-	S_RSS, S_N
+	S_RSS, S_OUTIN, S_N
 };
 typedef struct sample {
 	double v[S_N];
@@ -371,7 +374,7 @@ out:
 /* ---- a repetition in a fresh process ---------------------------------- */
 
 /* The child's result file: `key=value` lines (rep_keys, ledger.KIND,
- * drop=HEX:ROWS per dropped trace), or error=MESSAGE. */
+ * drop=HEX:ROWS per dropped trace), or error=CODE MESSAGE. */
 static int
 rep_write(const char *path, const rep_out *o, int rc, const ms_errbuf *eb)
 {
@@ -379,7 +382,8 @@ rep_write(const char *path, const rep_out *o, int rc, const ms_errbuf *eb)
 	if (!fp)
 		return -1;
 	if (rc) {
-		fprintf(fp, "error=%s\n", eb->msg[0] ? eb->msg : ms_strerror(rc));
+		fprintf(fp, "error=%d %s\n", rc,
+		        eb->msg[0] ? eb->msg : ms_strerror(rc));
 	} else {
 		for (int k = 0; k < R_N; k++)
 			fprintf(fp, "%s=%" PRIu64 "\n", rep_keys[k], o->v[k]);
@@ -479,8 +483,13 @@ rep_read(const char *path, rep_out *o, ms_errbuf *eb)
 		lineno++;
 		if (line[len - 1] == '\n')
 			line[--len] = '\0';
-		if (!strncmp(line, "error=", 6))
-			rc = ms_fail(eb, MS_ERR_IO, "%s", line + 6);
+		if (!strncmp(line, "error=", 6)) {
+			/* "error=CODE MESSAGE": the child's error, as is. */
+			char *msg;
+			long code = strtol(line + 6, &msg, 10);
+			rc = ms_fail(eb, code < 0 ? (int)code : MS_ERR_IO, "%s",
+			             *msg == ' ' ? msg + 1 : msg);
+		}
 		else if (!rep_line(line, o))
 			rc = ms_fail(eb, MS_ERR_FORMAT,
 			             "merge-once: %s:%u: not a result line",
@@ -698,15 +707,22 @@ selection_traces(const once_ctx *c, sel_list *l, ms_errbuf *eb)
 	return 0;
 }
 
+/* Append a trace ID to a list: as text when every byte is printable
+ * (and no comma), else as hex. */
 static void
 name_tid(char *buf, size_t n, size_t *at, const uint8_t *tid, uint8_t len)
 {
-	if (*at >= n)
+	bool text = len > 0;
+	for (uint8_t j = 0; j < len; j++)
+		text &= tid[j] > 0x20 && tid[j] < 0x7f && tid[j] != ',';
+	if (*at + 2 >= n)
 		return;
-	int w = snprintf(buf + *at, n - *at, "%s", *at ? "," : "");
-	*at += w > 0 ? (size_t)w : 0;
+	if (*at)
+		buf[(*at)++] = ',';
 	for (uint8_t j = 0; j < len && *at + 3 < n; j++)
-		*at += (size_t)snprintf(buf + *at, n - *at, "%02x", tid[j]);
+		*at += (size_t)snprintf(buf + *at, n - *at, text ? "%c" : "%02x",
+		                        tid[j]);
+	buf[*at] = '\0';
 }
 
 /* The first repetition's drops and kept traces against the oracle's
@@ -715,7 +731,7 @@ static void
 oracle_compare(const ms__oracle *or, sel_list *sel, drop_list *d,
                const rep_out *o, ms_merge_once_result *res)
 {
-	char bad[160] = "", kept[160] = "";
+	char bad[200] = "", kept[200] = "";
 	size_t nb = 0, nk = 0;
 	uint64_t bad_drops = 0, kept_drops = 0;
 	qsort(d->v, d->n, sizeof(*d->v), cmp_drop);
@@ -876,8 +892,9 @@ sample_of(const rep_out *o)
 		(double)v[R_COUNT],
 		(double)v[R_READ],
 		(double)v[R_WRITTEN],
-		v[R_IO_IN] ? (double)v[R_IO_OUT] / (double)v[R_IO_IN] : 0,
+		v[R_READ] ? (double)v[R_WRITTEN] / (double)v[R_READ] : 0,
 		(double)v[R_RSS],
+		v[R_IO_IN] ? (double)v[R_IO_OUT] / (double)v[R_IO_IN] : 0,
 	} };
 }
 
@@ -927,17 +944,17 @@ print_medians(FILE *out, const ms_merge_once_result *res, size_t nv)
 		        r->rows_out, r->traces_dropped,
 		        r->ledgers_stable ? "stable" : "DIFFER");
 	}
-	fprintf(out, "\n%-24s %12s %9s %10s %13s %8s %8s  %s\n",
+	fprintf(out, "\n%-24s %12s %9s %10s %13s %8s %8s %8s  %s\n",
 	        "variant (medians)", "allocations", "RSS MiB", "read MiB",
-	        "written MiB", "WA", "decides", "sampling");
+	        "written MiB", "WA", "out/in", "decides", "sampling");
 	for (size_t i = 0; i < nv; i++) {
 		const ms_merge_once_result *r = &res[i];
 		fprintf(out,
-		        "%-24.24s %12.0f %9.2f %10.3f %13.3f %8.4f %8" PRIu64
-		        "  %s%s%s\n",
+		        "%-24.24s %12.0f %9.2f %10.3f %13.3f %8.4f %8.4f "
+		        "%8" PRIu64 "  %s%s%s\n",
 		        r->variant, r->count_median, MIB(r->rss_median),
 		        MIB(r->read_median), MIB(r->written_median),
-		        r->wa_median, r->plugin_calls,
+		        r->wa_median, r->outin_median, r->plugin_calls,
 		        ms_sampling_class_name(r->klass), r->reason ? " " : "",
 		        r->reason ? ms_sampling_reason_name(r->reason) : "");
 	}
@@ -1167,6 +1184,7 @@ medians(const sample *s, unsigned reps, ms_merge_once_result *o)
 	stats_of(s, reps, S_WRITTEN, &o->written_median, &cv);
 	stats_of(s, reps, S_WA, &o->wa_median, &cv);
 	stats_of(s, reps, S_RSS, &o->rss_median, &o->rss_cv);
+	stats_of(s, reps, S_OUTIN, &o->outin_median, &cv);
 }
 
 /* Every repetition of every variant, alternating (see Order above), then

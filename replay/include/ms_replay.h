@@ -312,10 +312,12 @@ typedef struct ms_merge_once_result {
 	double cpu_median_ns, cpu_cv;
 	double alloc_median, alloc_cv;
 	double peak_median, peak_cv;
-	/* Medians: allocations, bytes read and written by the merge, and
-	 * its write amplification (output bytes of the core part and both
-	 * indexes over their input bytes). */
+	/* Medians: allocations, bytes read and written by the merge, its
+	 * write amplification (bytes written over bytes read), and its
+	 * parts' output over input bytes (core part and both indexes, from
+	 * their metadata; the same whether staging retains or rereads). */
 	double count_median, read_median, written_median, wa_median;
+	double outin_median;
 	/* Peak resident set of the repetition's process (fresh process:
 	 * its whole life; in-process: since a reset at its start). */
 	double rss_median, rss_cv;
@@ -333,7 +335,7 @@ typedef struct ms_merge_once_result {
 	 * reason, and what the table says (naming a few trace IDs). */
 	bool oracle_checked, oracle_match;
 	uint64_t oracle_bad_drops, oracle_kept_drops, oracle_reasons;
-	char oracle_note[320];
+	char oracle_note[400];
 } ms_merge_once_result;
 
 /* Replay the frozen merge from fresh copies; results[nvariants]. Refuses
