@@ -733,6 +733,71 @@ expect_tamper_refused(const char *name, int how)
 	ms__frozen_release(&f);
 }
 
+/* Lanes: with two fast workers a merge may run while the run waits at a
+ * later barrier (when one picker run selects several). Freezing at one
+ * barrier after another (the run stepping from each to the next), every
+ * freeze's re-pick agrees with the selection, and merge-once re-picks the
+ * same on its copy: the first freeze, and the first with parts claimed
+ * by another merge or landed since the pick (the smoke day may have
+ * none: the claims themselves are tested in test_freeze_contents). */
+static void
+test_freeze_lanes(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "fz-lanes", "disabled");
+	run.o.serial = false;
+	run.o.profile = "cpus=4,mem=4g";
+	run.o.envelope = "emulated";
+	ms_replay *r = rt_start(&run, "merge=2");
+	assert_non_null(r);
+	ms_replay_status *st = rt_status_new();
+	size_t frozen = 0, with_claims = 0;
+	ms_errbuf eb = { { 0 } };
+	for (int i = 0; i < 16; i++) {
+		assert_true(rt_wait_stop(r, st));
+		if (st->state != MS_REPLAY_BREAK)
+			break;
+		char dir[PATH_MAX];
+		rt_path(dir, sizeof(dir), "fz-lanes-%" PRIu64, st->pending.seq);
+		int rc = ms_replay_freeze(r, dir, NULL, 0, &eb);
+		if (rc)
+			fprintf(stderr, "freeze: %s\n", eb.msg);
+		assert_int_equal(rc, 0);
+		ms__frozen f;
+		assert_int_equal(ms__frozen_read(dir, &f, &eb), 0);
+		frozen++;
+		bool other = f.claimed.n + f.unseen.n > 0;
+		if (i == 0 || (other && with_claims++ == 0)) {
+			fprintf(stderr,
+			        "merge #%" PRIu64 ": %zu claimed, %zu unseen\n",
+			        f.seq, f.claimed.n, f.unseen.n);
+			const char *v[] = { "disabled" };
+			ms_merge_once_result res[1];
+			ms_merge_once_opts o = {
+				.frozen_dir = dir,
+				.variants = v,
+				.nvariants = 1,
+				.reps = 1,
+				.plugin_dir = MS_PLUGIN_DIR,
+			};
+			rc = ms_merge_once(&o, res, &eb);
+			if (rc)
+				fprintf(stderr, "merge-once: %s\n", eb.msg);
+			assert_int_equal(rc, 0);
+		}
+		ms__frozen_release(&f);
+		assert_int_equal(
+		        ms_replay_command(r, MS_RCMD_STEP_BARRIER, &eb), 0);
+	}
+	fprintf(stderr, "lanes: %zu freezes, %zu with claims or landed "
+	                "merges\n",
+	        frozen, with_claims);
+	assert_true(frozen >= 2);
+	ms_replay_close(r);
+	free(st);
+}
+
 static void
 test_merge_once_tampered(void **state)
 {
@@ -834,6 +899,7 @@ main(void)
 		cmocka_unit_test(test_merge_once_sampling),
 		cmocka_unit_test(test_merge_once_oracle_mismatch),
 		cmocka_unit_test(test_merge_once_tampered),
+		cmocka_unit_test(test_freeze_lanes),
 		cmocka_unit_test(test_merge_once_bad_input),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
