@@ -3,9 +3,14 @@
  * that one merge with merge-once, on the smoke fixture: freeze works only
  * at a barrier and never over an existing directory; the frozen shard and
  * frozen.txt hold exactly the pending selection; frozen.txt is read
- * strictly (errors name file, line and key); merge-once reproduces the
- * output ledgers the merge produced in the run, for a lossless merge and
- * for a sampling one; bad variants are refused before any work.
+ * strictly (errors name file, line and key), older formats refused; the
+ * picker re-run on the frozen state gives the selection (at successive
+ * barriers of a lane-mode run too) and a tampered selection is refused,
+ * naming both; merge-once reproduces the output ledgers the merge
+ * produced in the run, for a lossless merge and for a sampling one, in
+ * this process and with each repetition in a fresh one; sampling variants
+ * agree with the verdict oracle, and one the oracle disagrees with is
+ * reported naming trace IDs; bad variants are refused before any work.
  */
 #include "frozen.h"
 #include "replay_testlib.h"
@@ -56,6 +61,41 @@ test_freeze_needs_barrier(void **state)
 	assert_false(rt_exists(dir));
 	ms_replay_close(r);
 	free(st);
+}
+
+/* The picker re-run on the frozen shard gives the selection; with two
+ * inputs swapped, or a selected part claimed by another merge, it does
+ * not, and the refusal names both selections. */
+static void
+check_repick(const ms__frozen *fz, ms_view *v)
+{
+	ms__frozen f = *fz; /* its claimed list is this copy's own */
+	ms_errbuf eb = { { 0 } };
+	ms__pick_ids pick;
+	assert_int_equal(ms__frozen_repick(&f, v, &pick, &eb), 0);
+	assert_int_equal(pick.n, f.ninputs);
+	assert_memory_equal(pick.ids, f.ids, f.ninputs * sizeof(*f.ids));
+	assert_int_equal(ms__frozen_check_pick(&f, v, "test", &eb), 0);
+	uint64_t t = f.ids[0];
+	f.ids[0] = f.ids[1];
+	f.ids[1] = t;
+	assert_int_equal(ms__frozen_check_pick(&f, v, "test", &eb),
+	                 MS_ERR_CONFLICT);
+	fprintf(stderr, "refused as expected: %s\n", eb.msg);
+	char a[17], b[17];
+	ms_part_id_str(f.ids[0], a);
+	ms_part_id_str(f.ids[1], b);
+	assert_non_null(strstr(eb.msg, a));
+	assert_non_null(strstr(eb.msg, b));
+	assert_non_null(strstr(eb.msg, "re-run on the frozen state"));
+	assert_non_null(strstr(eb.msg, "position 1"));
+	f.ids[1] = f.ids[0];
+	f.ids[0] = t;
+	uint64_t claimed_id = f.ids[f.ninputs - 1];
+	f.claimed.ids = &claimed_id;
+	f.claimed.n = 1;
+	assert_int_equal(ms__frozen_check_pick(&f, v, "test", &eb),
+	                 MS_ERR_CONFLICT);
 }
 
 static void
@@ -142,36 +182,7 @@ test_freeze_contents(void **state)
 			assert_true(l.rows > 0);
 		}
 	}
-	/* The picker re-run on the frozen shard gives the selection; with
-	 * two inputs swapped, or a selected part claimed by another merge,
-	 * it does not, and the refusal names both selections. */
-	ms__pick_ids pick;
-	assert_int_equal(ms__frozen_repick(&f, v, &pick, &eb), 0);
-	assert_int_equal(pick.n, f.ninputs);
-	assert_memory_equal(pick.ids, f.ids, f.ninputs * sizeof(*f.ids));
-	assert_int_equal(ms__frozen_check_pick(&f, v, "test", &eb), 0);
-	uint64_t t = f.ids[0];
-	f.ids[0] = f.ids[1];
-	f.ids[1] = t;
-	assert_int_equal(ms__frozen_check_pick(&f, v, "test", &eb),
-	                 MS_ERR_CONFLICT);
-	fprintf(stderr, "refused as expected: %s\n", eb.msg);
-	char a[17], b[17];
-	ms_part_id_str(f.ids[0], a);
-	ms_part_id_str(f.ids[1], b);
-	assert_non_null(strstr(eb.msg, a));
-	assert_non_null(strstr(eb.msg, b));
-	assert_non_null(strstr(eb.msg, "re-run on the frozen state"));
-	assert_non_null(strstr(eb.msg, "position 1"));
-	f.ids[1] = f.ids[0];
-	f.ids[0] = t;
-	uint64_t claimed_id = f.ids[f.ninputs - 1];
-	f.claimed.ids = &claimed_id;
-	f.claimed.n = 1;
-	assert_int_equal(ms__frozen_check_pick(&f, v, "test", &eb),
-	                 MS_ERR_CONFLICT);
-	f.claimed.ids = NULL;
-	f.claimed.n = 0;
+	check_repick(&f, v);
 	ms_view_release(v);
 	ms_shard_close(s);
 	ms__frozen_release(&f);
@@ -276,6 +287,49 @@ expect_bad(const char *text, unsigned line, const char *needle)
 	}
 }
 
+/* Format 3's keys: the picker's state, read as strictly as the rest. */
+static void
+strict_picker_keys(const char *good, const char *id0)
+{
+	/* An older format lacks the picker's state: refused, saying so. */
+	char fmt[32], claimed[40];
+	char *t;
+	snprintf(fmt, sizeof(fmt), "format=%d", MS_FROZEN_FORMAT - 1);
+	t = edit(good, "format=", fmt, NULL);
+	expect_bad(t, line_of(t, "format="), "freeze the merge again");
+	free(t);
+
+	t = edit(good, "pick_epoch=", "pick_epoch=99999999", NULL);
+	expect_bad(t, line_of(t, "pick_epoch="), "after the frozen epoch");
+	free(t);
+
+	t = edit(good, "pass=", "pass=0", NULL);
+	expect_bad(t, line_of(t, "pass="), "key 'pass'");
+	free(t);
+
+	t = edit(good, "picker_multiplier=", "picker_multiplier=0", NULL);
+	expect_bad(t, line_of(t, "picker_multiplier="), "a multiple > 0");
+	free(t);
+
+	t = edit(good, "picker_max_parts=", "picker_max_parts=65", NULL);
+	expect_bad(t, line_of(t, "picker_max_parts="), "from 2 to 64");
+	free(t);
+
+	snprintf(claimed, sizeof(claimed), "claimed=%s", id0);
+	t = edit(good, "claimed=", claimed, NULL);
+	expect_bad(t, line_of(t, "claimed="), "is an input of the merge");
+	free(t);
+
+	t = edit(good, "unseen=", "unseen=00000000000000aa,00000000000000aa",
+	         NULL);
+	expect_bad(t, line_of(t, "unseen="), "distinct part IDs");
+	free(t);
+
+	t = edit(good, "quarantined=", NULL, NULL);
+	expect_bad(t, 0, "key 'quarantined' is missing");
+	free(t);
+}
+
 static void
 test_frozen_file_strict(void **state)
 {
@@ -329,42 +383,7 @@ test_frozen_file_strict(void **state)
 	expect_bad(t, line_of(t, "format="), ver);
 	free(t);
 
-	/* An older format lacks the picker's state: refused, saying so. */
-	snprintf(fmt, sizeof(fmt), "format=%d", MS_FROZEN_FORMAT - 1);
-	t = edit(good, "format=", fmt, NULL);
-	expect_bad(t, line_of(t, "format="), "freeze the merge again");
-	free(t);
-
-	t = edit(good, "pick_epoch=", "pick_epoch=99999999", NULL);
-	expect_bad(t, line_of(t, "pick_epoch="), "after the frozen epoch");
-	free(t);
-
-	t = edit(good, "pass=", "pass=0", NULL);
-	expect_bad(t, line_of(t, "pass="), "key 'pass'");
-	free(t);
-
-	t = edit(good, "picker_multiplier=", "picker_multiplier=0", NULL);
-	expect_bad(t, line_of(t, "picker_multiplier="), "a multiple > 0");
-	free(t);
-
-	t = edit(good, "picker_max_parts=", "picker_max_parts=65", NULL);
-	expect_bad(t, line_of(t, "picker_max_parts="), "from 2 to 64");
-	free(t);
-
-	char claimed[40];
-	snprintf(claimed, sizeof(claimed), "claimed=%s", id0);
-	t = edit(good, "claimed=", claimed, NULL);
-	expect_bad(t, line_of(t, "claimed="), "is an input of the merge");
-	free(t);
-
-	t = edit(good, "unseen=", "unseen=00000000000000aa,00000000000000aa",
-	         NULL);
-	expect_bad(t, line_of(t, "unseen="), "distinct part IDs");
-	free(t);
-
-	t = edit(good, "quarantined=", NULL, NULL);
-	expect_bad(t, 0, "key 'quarantined' is missing");
-	free(t);
+	strict_picker_keys(good, id0);
 
 	t = edit(good, "segment_ns=", "segment_ns=5,4", NULL);
 	expect_bad(t, line_of(t, "segment_ns="), "key 'segment_ns'");
