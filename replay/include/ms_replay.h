@@ -335,6 +335,9 @@ typedef struct ms_merge_once_result {
 	 * reason, and what the table says (naming a few trace IDs). */
 	bool oracle_checked, oracle_match;
 	uint64_t oracle_bad_drops, oracle_kept_drops, oracle_reasons;
+	/* Matured clock only: drops of traces with rows published after the
+	 * freeze, judged on the rows it holds (not counted as bad). */
+	uint64_t oracle_later;
 	char oracle_note[400];
 } ms_merge_once_result;
 
