@@ -686,6 +686,8 @@ part_traces(const ms_part *p, sel_list *l, ms_errbuf *eb)
 static void
 sel_sort_merge(sel_list *l)
 {
+	if (!l->n)
+		return;
 	qsort(l->v, l->n, sizeof(*l->v), cmp_sel);
 	size_t k = 0;
 	for (size_t i = 0; i < l->n; i++) {
@@ -758,6 +760,8 @@ name_tid(char *buf, size_t n, size_t *at, const uint8_t *tid, uint8_t len)
 static sel_trace *
 sel_find(const sel_list *l, const uint8_t *tid, uint8_t len)
 {
+	if (!l->n)
+		return NULL;
 	sel_trace key;
 	memcpy(key.tid, tid, len);
 	key.len = len;
@@ -772,7 +776,8 @@ oracle_compare(const ms__oracle *or, const oracle_in *in, drop_list *d,
 	char bad[200] = "", kept[200] = "";
 	size_t nb = 0, nk = 0;
 	uint64_t bad_drops = 0, kept_drops = 0, later = 0;
-	qsort(d->v, d->n, sizeof(*d->v), cmp_drop);
+	if (d->n)
+		qsort(d->v, d->n, sizeof(*d->v), cmp_drop);
 	for (size_t i = 0; i < sel->n; i++)
 		sel->v[i].dropped = false;
 	for (size_t i = 0; i < d->n; i++) {
