@@ -2,7 +2,10 @@
  * test_fixture_timemap.c - placing traces on the day: the latest constant
  * offset, and on a whole generated smoke day: deltas preserved, no
  * fragment from the future, at least one publication-aligned fragment per
- * trace, every fragment inside the two-hour grace when published.
+ * trace, every fragment inside the two-hour grace when published; and the
+ * shape of what is placed: trace IDs in the agent's global-ID form, a
+ * one-span error trace a refused request (4xx, no exception log) while a
+ * longer error trace carries the exception where it was thrown.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -43,24 +46,51 @@ test_offset_vectors(void **state)
 	}
 }
 
+/* The smoke day of seed, an arena and room for any trace's rows. */
+static void
+smoke_open(fx_model *m, uint64_t seed, fx_arena **a, ms_row **rows)
+{
+	ms_errbuf eb = { { 0 } };
+	const fx_preset *p = ms__fx_preset_find("smoke", NULL);
+
+	assert_non_null(p);
+	assert_int_equal(ms__fx_model_generate(m, p, seed, false, &eb), 0);
+	assert_int_equal(ms__fx_arena_new(a), 0);
+	*rows = calloc(256, sizeof(**rows));
+	assert_non_null(*rows);
+}
+
+/* Trace t's rows, every fragment, every column; their count. */
+static size_t
+trace_rows(const fx_model *m, size_t t, fx_arena *a, ms_row *rows)
+{
+	const fx_trace *tr = &m->traces[t];
+	uint32_t fr[FX_FRAGS_MAX];
+	ms_errbuf eb = { { 0 } };
+	size_t n = 0;
+
+	for (uint32_t j = 0; j < tr->nfrag; j++)
+		fr[j] = tr->frag0 + j;
+	ms__fx_arena_reset(a);
+	assert_int_equal(ms__fx_materialize(m, fr, tr->nfrag, MS_COL_ALL, a,
+	                                    rows, &n, &eb),
+	                 0);
+	return n;
+}
+
 static void
 test_smoke_day_mapping(void **state)
 {
 	fx_model m;
 	ms_errbuf eb = { { 0 } };
-	const fx_preset *p = ms__fx_preset_find("smoke", NULL);
 	fx_arena *a = NULL;
 	ms_row *rows = NULL;
 	size_t split_seen = 0;
 
 	(void)state;
-	assert_non_null(p);
-	assert_int_equal(ms__fx_model_generate(&m, p, 7, false, &eb), 0);
+	smoke_open(&m, 7, &a, &rows);
 	assert_int_equal(ms__fx_model_schedule(&m, &eb), 0);
 	ms__fx_model_timemap(&m);
-	assert_int_equal(ms__fx_arena_new(&a), 0);
-	rows = calloc(256, sizeof(*rows));
-	assert_non_null(rows);
 
 	for (size_t t = 0; t < m.ntraces; t++) {
 		const fx_trace *tr = &m.traces[t];
@@ -89,16 +119,8 @@ test_smoke_day_mapping(void **state)
 	/* Materialized rows keep the generated deltas exactly. */
 	for (size_t t = 0; t < m.ntraces; t += 97) {
 		const fx_trace *tr = &m.traces[t];
-		uint32_t fr[FX_FRAGS_MAX];
-		size_t n = 0;
+		size_t n = trace_rows(&m, t, a, rows);
 
-		for (uint32_t j = 0; j < tr->nfrag; j++)
-			fr[j] = tr->frag0 + j;
-		ms__fx_arena_reset(a);
-		assert_int_equal(ms__fx_materialize(&m, fr, tr->nfrag,
-		                                    MS_COL_ALL, a, rows, &n,
-		                                    &eb),
-		                 0);
 		assert_int_equal(n, tr->nrows);
 		for (size_t i = 0; i < n; i++) {
 			assert_int_equal(rows[i].start_ns - tr->off_ns,
@@ -115,12 +137,115 @@ test_smoke_day_mapping(void **state)
 	ms__fx_model_free(&m);
 }
 
+/* Whether a SpanObject body has a top-level field 13 (logs). */
+static bool
+body_has_log(const uint8_t *b, uint32_t n)
+{
+	uint32_t i = 0;
+
+	while (i < n) {
+		uint64_t key = 0, len = 0;
+		int sh = 0;
+
+		while (i < n && (b[i] & 0x80))
+			key |= (uint64_t)(b[i++] & 0x7f) << sh, sh += 7;
+		assert_true(i < n);
+		key |= (uint64_t)b[i++] << sh;
+		if ((key & 7) == 0) {
+			while (i < n && (b[i] & 0x80))
+				i++;
+			i++;
+			continue;
+		}
+		assert_int_equal(key & 7, 2);
+		if (key >> 3 == 13)
+			return true;
+		sh = 0;
+		while (i < n && (b[i] & 0x80))
+			len |= (uint64_t)(b[i++] & 0x7f) << sh, sh += 7;
+		assert_true(i < n);
+		len |= (uint64_t)b[i++] << sh;
+		i += (uint32_t)len;
+	}
+	assert_int_equal(i, n);
+	return false;
+}
+
+static const char *
+status_tag(const ms_row *r)
+{
+	for (uint32_t k = 0; k < r->ntags; k++)
+		if (strncmp(r->tags[k], "http.status_code=", 17) == 0)
+			return r->tags[k] + 17;
+	return NULL;
+}
+
+static void
+test_ids_and_errors(void **state)
+{
+	fx_model m;
+	fx_arena *a = NULL;
+	ms_row *rows = NULL;
+	size_t refused = 0, long_err = 0, long_err_logged = 0;
+	int64_t day0_ms = FX_DAY_START_NS / FX_NS_PER_MS;
+
+	(void)state;
+	smoke_open(&m, 11, &a, &rows);
+	for (size_t t = 0; t < m.ntraces; t++) {
+		const fx_trace *tr = &m.traces[t];
+		const char *id = tr->id, *stamp = id + FX_TID_FAMILY_HEX + 1 +
+		                                  FX_TID_THREAD_DIGITS + 1;
+		size_t n, logs = 0;
+		long long v;
+
+		/* <32 hex>.<3 digits>.<17 digits> */
+		assert_int_equal(strlen(id), FX_TID_LEN);
+		for (int i = 0; i < FX_TID_FAMILY_HEX; i++)
+			assert_non_null(strchr("0123456789abcdef", id[i]));
+		assert_int_equal(id[FX_TID_FAMILY_HEX], '.');
+		assert_int_equal(stamp[-1], '.');
+		for (int i = FX_TID_FAMILY_HEX + 1; i < FX_TID_LEN; i++)
+			if (id + i != stamp - 1)
+				assert_true(id[i] >= '0' && id[i] <= '9');
+		v = atoll(stamp);
+		assert_int_equal(v % 10000, (long long)(t % 10000));
+		assert_true(v / 10000 >= day0_ms &&
+		            v / 10000 < day0_ms + m.day_ns / FX_NS_PER_MS);
+		if (!tr->error || tr->slow)
+			continue;
+		n = trace_rows(&m, t, a, rows);
+		for (size_t i = 0; i < n; i++)
+			logs += body_has_log(rows[i].body, rows[i].body_len);
+		if (n == 1) {
+			const char *st = status_tag(&rows[0]);
+
+			/* Refused: an error, a 4xx status, nothing thrown. */
+			assert_true(rows[0].is_error);
+			assert_non_null(st);
+			assert_int_equal(st[0], '4');
+			assert_int_equal(logs, 0);
+			refused++;
+		} else {
+			/* The exception is logged once, where it was thrown. */
+			assert_int_equal(logs, 1);
+			long_err++;
+			long_err_logged += logs;
+		}
+	}
+	assert_true(refused > 0);
+	assert_true(long_err > 0 && long_err_logged == long_err);
+	free(rows);
+	ms__fx_arena_free(a);
+	ms__fx_model_free(&m);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_offset_vectors),
 		cmocka_unit_test(test_smoke_day_mapping),
+		cmocka_unit_test(test_ids_and_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
