@@ -287,47 +287,37 @@ expect_bad(const char *text, unsigned line, const char *needle)
 	}
 }
 
+/* good with the line of key KEY (`key=`) replaced by `line` (NULL:
+ * deleted) must be refused at that line (0 when deleted) with needle. */
+static void
+bad_line(const char *good, const char *key, const char *line,
+         const char *needle)
+{
+	char *t = edit(good, key, line, NULL);
+	expect_bad(t, line ? line_of(t, key) : 0, needle);
+	free(t);
+}
+
 /* Format 3's keys: the picker's state, read as strictly as the rest. */
 static void
 strict_picker_keys(const char *good, const char *id0)
 {
 	/* An older format lacks the picker's state: refused, saying so. */
 	char fmt[32], claimed[40];
-	char *t;
 	snprintf(fmt, sizeof(fmt), "format=%d", MS_FROZEN_FORMAT - 1);
-	t = edit(good, "format=", fmt, NULL);
-	expect_bad(t, line_of(t, "format="), "freeze the merge again");
-	free(t);
-
-	t = edit(good, "pick_epoch=", "pick_epoch=99999999", NULL);
-	expect_bad(t, line_of(t, "pick_epoch="), "after the frozen epoch");
-	free(t);
-
-	t = edit(good, "pass=", "pass=0", NULL);
-	expect_bad(t, line_of(t, "pass="), "key 'pass'");
-	free(t);
-
-	t = edit(good, "picker_multiplier=", "picker_multiplier=0", NULL);
-	expect_bad(t, line_of(t, "picker_multiplier="), "a multiple > 0");
-	free(t);
-
-	t = edit(good, "picker_max_parts=", "picker_max_parts=65", NULL);
-	expect_bad(t, line_of(t, "picker_max_parts="), "from 2 to 64");
-	free(t);
-
+	bad_line(good, "format=", fmt, "freeze the merge again");
+	bad_line(good, "pick_epoch=", "pick_epoch=99999999",
+	         "after the frozen epoch");
+	bad_line(good, "pass=", "pass=0", "key 'pass'");
+	bad_line(good, "picker_multiplier=", "picker_multiplier=0",
+	         "a multiple > 0");
+	bad_line(good, "picker_max_parts=", "picker_max_parts=65",
+	         "from 2 to 64");
 	snprintf(claimed, sizeof(claimed), "claimed=%s", id0);
-	t = edit(good, "claimed=", claimed, NULL);
-	expect_bad(t, line_of(t, "claimed="), "is an input of the merge");
-	free(t);
-
-	t = edit(good, "unseen=", "unseen=00000000000000aa,00000000000000aa",
-	         NULL);
-	expect_bad(t, line_of(t, "unseen="), "distinct part IDs");
-	free(t);
-
-	t = edit(good, "quarantined=", NULL, NULL);
-	expect_bad(t, 0, "key 'quarantined' is missing");
-	free(t);
+	bad_line(good, "claimed=", claimed, "is an input of the merge");
+	bad_line(good, "unseen=", "unseen=00000000000000aa,00000000000000aa",
+	         "distinct part IDs");
+	bad_line(good, "quarantined=", NULL, "key 'quarantined' is missing");
 }
 
 static void
@@ -629,6 +619,25 @@ test_merge_once_sampling(void **state)
 	reproduce("mo-sky", "skywalking", "sampling", v, 3, true, true);
 }
 
+/* One repetition of one variant of the merge frozen in dir (fresh: in a
+ * fresh process of the program), the oracle evaluating oracle_spec (NULL:
+ * the variant). */
+static int
+once_1(const char *dir, const char *variant, bool fresh,
+       const char *oracle_spec, ms_merge_once_result *res, ms_errbuf *eb)
+{
+	const char *v[] = { variant };
+	ms_merge_once_opts o = {
+		.frozen_dir = dir,
+		.variants = v,
+		.nvariants = 1,
+		.reps = 1,
+		.plugin_dir = MS_PLUGIN_DIR,
+		.self_exe = fresh ? MS_BINARY_DIR "/tui/mergescope" : NULL,
+	};
+	return ms__merge_once_oracle(&o, res, oracle_spec, eb);
+}
+
 /* A sampler the oracle does not agree with: the merge drops traces with
  * detdrop:60, the oracle evaluates detdrop:35. A mismatch names traces. */
 static void
@@ -638,17 +647,10 @@ test_merge_once_oracle_mismatch(void **state)
 	char dir[PATH_MAX];
 	rt_shm_path(dir, sizeof(dir), "mo-sky-frozen");
 	assert_true(rt_exists(dir));
-	const char *v[] = { "detdrop:60" };
 	ms_merge_once_result res[1];
 	ms_errbuf eb = { { 0 } };
-	ms_merge_once_opts o = {
-		.frozen_dir = dir,
-		.variants = v,
-		.nvariants = 1,
-		.reps = 1,
-		.plugin_dir = MS_PLUGIN_DIR,
-	};
-	assert_int_equal(ms__merge_once_oracle(&o, res, "detdrop:35", &eb), 0);
+	assert_int_equal(
+	        once_1(dir, "detdrop:60", false, "detdrop:35", res, &eb), 0);
 	fprintf(stderr, "%s\n", res[0].oracle_note);
 	assert_true(res[0].oracle_checked);
 	assert_false(res[0].oracle_match);
@@ -660,7 +662,7 @@ test_merge_once_oracle_mismatch(void **state)
 	assert_true(isxdigit((unsigned char)paren[1]) &&
 	            isxdigit((unsigned char)paren[2]));
 	/* The same variant under its own oracle agrees. */
-	assert_int_equal(ms_merge_once(&o, res, &eb), 0);
+	assert_int_equal(once_1(dir, "detdrop:60", false, NULL, res, &eb), 0);
 	assert_true(res[0].oracle_match);
 }
 
@@ -730,17 +732,9 @@ expect_tamper_refused(const char *name, int how)
 	ms__frozen g;
 	assert_int_equal(ms__frozen_read(dst, &g, &eb), 0);
 	ms__frozen_release(&g);
-	const char *v[] = { "disabled" };
 	ms_merge_once_result res[1];
-	ms_merge_once_opts o = {
-		.frozen_dir = dst,
-		.variants = v,
-		.nvariants = 1,
-		.reps = 1,
-		.plugin_dir = MS_PLUGIN_DIR,
-		.self_exe = MS_BINARY_DIR "/tui/mergescope",
-	};
-	assert_int_equal(ms_merge_once(&o, res, &eb), MS_ERR_CONFLICT);
+	assert_int_equal(once_1(dst, "disabled", true, NULL, res, &eb),
+	                 MS_ERR_CONFLICT);
 	fprintf(stderr, "refused as expected: %s\n", eb.msg);
 	assert_non_null(strstr(eb.msg, "merge-once"));
 	assert_non_null(strstr(eb.msg, "re-run on the frozen state"));
@@ -791,16 +785,8 @@ test_freeze_lanes(void **state)
 			fprintf(stderr,
 			        "merge #%" PRIu64 ": %zu claimed, %zu unseen\n",
 			        f.seq, f.claimed.n, f.unseen.n);
-			const char *v[] = { "disabled" };
 			ms_merge_once_result res[1];
-			ms_merge_once_opts o = {
-				.frozen_dir = dir,
-				.variants = v,
-				.nvariants = 1,
-				.reps = 1,
-				.plugin_dir = MS_PLUGIN_DIR,
-			};
-			rc = ms_merge_once(&o, res, &eb);
+			rc = once_1(dir, "disabled", false, NULL, res, &eb);
 			if (rc)
 				fprintf(stderr, "merge-once: %s\n", eb.msg);
 			assert_int_equal(rc, 0);
