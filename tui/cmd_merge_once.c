@@ -4,9 +4,9 @@
  * --freeze-at`) from fresh copies, REPS times per variant, each repetition
  * in a fresh process of this program, alternating the variants, and print
  * every repetition, medians and coefficients of variation (ms_merge_once).
- * Exit 1 when the re-picked selection differs, a variant's ledgers differ
- * between repetitions or a variant disagrees with the verdict oracle. The
- * frozen directory is never modified.
+ * Exit 1 when a variant's ledgers differ between repetitions or it
+ * disagrees with the verdict oracle, 2 when the re-picked selection
+ * differs (or anything fails). The frozen directory is never modified.
  */
 #include "cli.h"
 
@@ -36,7 +36,9 @@ static const char usage[] =
         "their coefficients of variation, whether every repetition wrote\n"
         "the same output ledgers, and for a variant with a sampler whether\n"
         "its drops agree with the verdict oracle (the fixture's traces\n"
-        "evaluated whole). Exit 1 on a difference. DIR is never modified.\n"
+        "evaluated whole). Exit status 1 when a variant's ledgers differ\n"
+        "between repetitions or it disagrees with the oracle, 2 when the\n"
+        "selection differs or the merge cannot run. DIR is never modified.\n"
         "\n"
         "  --frozen DIR        a shard frozen at a barrier\n"
         "  --variant V         disabled, alwayskeep, detdrop:PCT, skywalking\n"
