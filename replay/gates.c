@@ -212,10 +212,8 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	uint64_t agree[MS__RP_COUNT] = { 0 }, wrong[MS__RP_COUNT] = { 0 };
 	uint64_t unknown = 0;
 	char ex[120] = "";
-	for (size_t i = 0; i < r->dropped.cap; i++) {
+	for (size_t i = 0; i < r->dropped.n; i++) {
 		const ms__drop_ent *d = &r->dropped.ent[i];
-		if (!d->len)
-			continue;
 		const ms__oracle_ent *e = ms__oracle_find(o, d->tid, d->len);
 		unsigned p = d->phase < MS__RP_COUNT ? d->phase : 0;
 		if (e && !e->keep) {

@@ -298,14 +298,12 @@ ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 	ms_ledger_set_init(&o->dropped_led);
 	free(o->drop_found);
 	o->drop_found = NULL;
-	if (!d->cap)
+	if (!d->n)
 		return 0;
-	if (!(o->drop_found = calloc(d->cap, sizeof(uint64_t))))
+	if (!(o->drop_found = calloc(d->n, sizeof(uint64_t))))
 		return MS_ERR_NOMEM;
-	for (size_t i = 0; i < d->cap; i++) {
+	for (size_t i = 0; i < d->n; i++) {
 		const ms__drop_ent *e = &d->ent[i];
-		if (!e->len)
-			continue;
 		const ms__oracle_ent *t = ms__oracle_find(o, e->tid, e->len);
 		if (!t)
 			continue; /* not in the fixture: found stays 0 */

@@ -95,8 +95,10 @@ typedef struct ms__drop_ent {
 } ms__drop_ent;
 
 typedef struct ms__dropped {
-	ms__drop_ent *ent;
-	size_t cap, n;
+	ms__drop_ent *ent; /* dense: ent[0..n), in order of first report */
+	size_t n, ecap;
+	uint32_t *idx; /* cap slots: entry number + 1, 0 = empty */
+	size_t cap;
 } ms__dropped;
 
 int ms__dropped_add(ms__dropped *d, const uint8_t *tid, uint32_t len,
@@ -105,7 +107,7 @@ void ms__dropped_release(ms__dropped *d);
 const ms__drop_ent *ms__dropped_find(const ms__dropped *d, const uint8_t *tid,
                                      uint32_t len);
 /* Each dropped trace was reported once with all its rows: found[i] is
- * the number of fixture rows of the trace in slot i (NULL: none found).
+ * the number of fixture rows of the trace d->ent[i] (NULL: none found).
  * 0, or MS_ERR_STATE and `why`. */
 int ms__drop_check(const ms__dropped *d, const uint64_t *found, char *why,
                    size_t n);
