@@ -31,10 +31,10 @@
  * oracle keeps it: the trace ID, read order, and where its rows' columns
  * are; the columns a chain may read that the oracle rebuilds, per row. */
 typedef struct ofrag {
-	uint8_t tid[MS_TRACE_ID_MAX];
-	uint8_t tid_len;
-	uint32_t seq; /* read order: a stable sort within a trace */
+	const uint8_t *tid; /* in the oracle's ID pool */
+	uint32_t seq;       /* read order: a stable sort within a trace */
 	uint32_t first, nrows;
+	uint8_t tid_len;
 	uint64_t lo, hi; /* the block's key (ms__block_key) */
 } ofrag;
 
@@ -63,6 +63,41 @@ typedef struct oread {
 	size_t nc, ccap;
 } oread;
 
+#define IDPOOL_CHUNK ((size_t)65536)
+
+/* A copy of trace ID id in the pool; NULL when there is no memory. */
+static const uint8_t *
+idpool_add(ms__idpool *p, const uint8_t *id, size_t len)
+{
+	if (!p->n || p->used + len > IDPOOL_CHUNK) {
+		if (p->n == p->cap) {
+			size_t nc = p->cap ? p->cap * 2 : 64;
+			uint8_t **np = realloc(p->chunk, nc * sizeof(*np));
+			if (!np)
+				return NULL;
+			p->chunk = np;
+			p->cap = nc;
+		}
+		if (!(p->chunk[p->n] = malloc(IDPOOL_CHUNK)))
+			return NULL;
+		p->n++;
+		p->used = 0;
+	}
+	uint8_t *d = p->chunk[p->n - 1] + p->used;
+	memcpy(d, id, len);
+	p->used += len;
+	return d;
+}
+
+static void
+idpool_release(ms__idpool *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->chunk[i]);
+	free(p->chunk);
+	memset(p, 0, sizeof(*p));
+}
+
 static int
 grow(void **p, size_t *cap, size_t need, size_t size)
 {
@@ -79,7 +114,7 @@ grow(void **p, size_t *cap, size_t need, size_t size)
 
 static int
 read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
-          oread *rd, char *why, size_t n)
+          oread *rd, ms__idpool *ids, char *why, size_t n)
 {
 	int rc = 0;
 	ms_errbuf eb = { { 0 } };
@@ -119,7 +154,12 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 				break;
 			}
 			ofrag *f = &rd->f[rd->nf];
-			memcpy(f->tid, bi->trace_id, bi->trace_id_len);
+			if (!(f->tid = idpool_add(ids, bi->trace_id,
+			                          bi->trace_id_len))) {
+				rc = MS_ERR_NOMEM;
+				snprintf(why, n, "oracle: out of memory");
+				break;
+			}
 			f->tid_len = (uint8_t)bi->trace_id_len;
 			f->seq = (uint32_t)rd->nf++;
 			f->first = (uint32_t)rd->nc;
@@ -141,6 +181,63 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 		ms_part_close(p);
 	}
 	return rc < 0 ? rc : rc ? MS_ERR_IO : 0;
+}
+
+/* The oracle's traces through the chain, ORACLE_BATCH at a time (the
+ * batch size ms_chain_evaluate_rows cuts at, so the chain sees the same
+ * batches as from one call over every row): each batch's rows, the
+ * traces in ID order and each trace's rows in read order, rebuilt in one
+ * row array reused from batch to batch. keep: one byte per trace. */
+#define ORACLE_BATCH 4096
+
+static int
+evaluate(const ms__oracle *o, const oread *rd, ms_chain *chain, ms_mem *mem,
+         uint8_t *keep, ms_errbuf *eb)
+{
+	ms_row *flat = NULL;
+	size_t fcap = 0;
+	int rc = 0;
+	for (size_t t0 = 0; t0 < o->n && !rc; t0 += ORACLE_BATCH) {
+		size_t t1 = o->n - t0 < ORACLE_BATCH ? o->n : t0 + ORACLE_BATCH;
+		size_t nrows = 0, k = 0, got = 0;
+		for (size_t t = t0; t < t1; t++)
+			nrows += o->ent[t].rows;
+		if (nrows > fcap) {
+			ms_row *nf = realloc(flat, nrows * sizeof(*nf));
+			if (!nf) {
+				rc = ms_fail(eb, MS_ERR_NOMEM, "out of memory");
+				break;
+			}
+			flat = nf;
+			fcap = nrows;
+		}
+		for (size_t t = t0; t < t1; t++) {
+			const ms__oracle_ent *e = &o->ent[t];
+			for (uint32_t i = 0; i < e->nfrags; i++) {
+				const ofrag *f = &rd->f[e->frag0 + i];
+				for (uint32_t j = 0; j < f->nrows; j++) {
+					const ocol *c = &rd->c[f->first + j];
+					flat[k++] = (ms_row){
+						.trace_id = f->tid,
+						.trace_id_len = f->tid_len,
+						.start_ns = c->start_ns,
+						.latency_ms = c->latency_ms,
+						.is_error = c->is_error,
+					};
+				}
+			}
+		}
+		rc = ms_chain_evaluate_rows(chain, mem, flat, nrows,
+		                            ORACLE_BATCH, keep + t0, t1 - t0,
+		                            &got, eb);
+		if (!rc && got != t1 - t0)
+			rc = ms_fail(eb, MS_ERR_STATE,
+			             "%zu verdicts for the %zu traces from "
+			             "trace %zu",
+			             got, t1 - t0, t0);
+	}
+	free(flat);
+	return rc;
 }
 
 static int64_t
@@ -166,7 +263,6 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	ms_chain *chain = NULL;
 	oread rd;
 	memset(&rd, 0, sizeof(rd));
-	ms_row *flat = NULL;
 	ms_errbuf eb = { { 0 } };
 	int rc = 0;
 	if (spec && strcmp(spec, "disabled") != 0) {
@@ -196,11 +292,12 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		         cols);
 		goto out;
 	}
-	if ((rc = read_rows(fx, cols, cancel, &rd, o->why, sizeof(o->why))))
+	if ((rc = read_rows(fx, cols, cancel, &rd, &o->ids, o->why,
+	                    sizeof(o->why))))
 		goto out;
 	qsort(rd.f, rd.nf, sizeof(*rd.f), cmp_ofrag);
 	/* The traces, in ID order, their rows in read order. */
-	size_t ntr = 0, nrows = rd.nc;
+	size_t ntr = 0;
 	for (size_t i = 0; i < rd.nf; i++)
 		ntr += i == 0 || ms_trace_id_cmp(rd.f[i].tid, rd.f[i].tid_len,
 		                                 rd.f[i - 1].tid,
@@ -208,19 +305,18 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	o->ent = calloc(ntr ? ntr : 1, sizeof(*o->ent));
 	o->frags = calloc(rd.nf ? rd.nf : 1, sizeof(*o->frags));
 	o->nfrags = rd.nf;
-	flat = calloc(nrows ? nrows : 1, sizeof(*flat));
 	uint8_t *keep = malloc(ntr ? ntr : 1);
-	if (!o->ent || !o->frags || !flat || !keep) {
+	if (!o->ent || !o->frags || !keep) {
 		free(keep);
 		rc = MS_ERR_NOMEM;
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 		goto out;
 	}
-	for (size_t i = 0, t = 0, k = 0; i < rd.nf; i++) {
+	for (size_t i = 0, t = 0; i < rd.nf; i++) {
 		const ofrag *f = &rd.f[i];
 		if (i == 0 || ms_trace_id_cmp(f->tid, f->tid_len, f[-1].tid,
 		                              f[-1].tid_len) != 0) {
-			memcpy(o->ent[t].tid, f->tid, f->tid_len);
+			o->ent[t].tid = f->tid;
 			o->ent[t].len = f->tid_len;
 			o->ent[t].frag0 = (uint32_t)i;
 			t++;
@@ -228,25 +324,11 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		o->ent[t - 1].rows += f->nrows;
 		o->ent[t - 1].nfrags++;
 		o->frags[i] = (ms__oracle_frag){ f->lo, f->hi };
-		for (uint32_t j = 0; j < f->nrows; j++, k++) {
-			const ocol *c = &rd.c[f->first + j];
-			flat[k].trace_id = f->tid;
-			flat[k].trace_id_len = f->tid_len;
-			flat[k].start_ns = c->start_ns;
-			flat[k].latency_ms = c->latency_ms;
-			flat[k].is_error = c->is_error;
-		}
 	}
 	o->n = ntr;
 	int64_t td = ms_mono_ns();
 	if (chain) {
-		size_t got = 0;
-		rc = ms_chain_evaluate_rows(chain, &mem, flat, nrows, 0, keep,
-		                            ntr, &got, &eb);
-		if (!rc && got != ntr)
-			rc = ms_fail(&eb, MS_ERR_STATE,
-			             "%zu verdicts for %zu traces", got, ntr);
-		if (rc) {
+		if ((rc = evaluate(o, &rd, chain, &mem, keep, &eb))) {
 			free(keep);
 			snprintf(o->why, sizeof(o->why), "oracle: %s", eb.msg);
 			goto out;
@@ -282,7 +364,6 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	free(keep);
 	o->ok = true;
 out:
-	free(flat);
 	free(rd.f);
 	free(rd.c);
 	ms_chain_close(chain);
@@ -348,6 +429,7 @@ ms__oracle_release(ms__oracle *o)
 	free(o->ent);
 	free(o->frags);
 	o->frags = NULL;
+	idpool_release(&o->ids);
 	free(o->drop_found);
 	o->ent = NULL;
 	o->drop_found = NULL;

@@ -124,12 +124,20 @@ typedef struct ms__health_ev {
 /* The verdict oracle (oracle.c): every complete trace of the fixture with
  * the verdict the chain gives it, in trace-ID order. */
 typedef struct ms__oracle_ent {
-	uint8_t tid[MS_TRACE_ID_MAX];
+	const uint8_t *tid; /* in ms__oracle.ids */
 	uint8_t len;
 	bool keep;
 	uint32_t rows;
 	uint32_t frag0, nfrags; /* its blocks in ms__oracle.frags */
 } ms__oracle_ent;
+
+/* Trace IDs, packed in chunks that never move (so a pointer into them
+ * stays valid as more are added). */
+typedef struct ms__idpool {
+	uint8_t **chunk;
+	size_t n, cap;
+	size_t used; /* bytes used in the last chunk */
+} ms__idpool;
 
 /* One block of a trace in the raw parts: its cache key (ms__block_key). */
 typedef struct ms__oracle_frag {
@@ -139,6 +147,7 @@ typedef struct ms__oracle_frag {
 typedef struct ms__oracle {
 	ms__oracle_ent *ent;
 	size_t n;
+	ms__idpool ids; /* the trace IDs ent and the reading point to */
 	ms__oracle_frag *frags; /* by trace, in trace-ID order */
 	size_t nfrags;
 	uint64_t keep, drop;
