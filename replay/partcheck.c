@@ -32,14 +32,18 @@
  */
 typedef struct blk_ent {
 	uint64_t lo, hi; /* the key */
-	ms_ledger_set led;
+	/* The block's ledgers: its rows (one row of each kind per core
+	 * row, so one count for the three) and the sum of each kind. */
+	uint64_t sum[MS_KIND_COUNT][2];
+	uint32_t rows;
 } blk_ent;
 
 /* The entries are kept dense, in the order they were added, in chunks
  * of BLK_CHUNK (a chunk is never moved, so no entry is ever copied and
  * no growth doubles the memory); `idx` is an open-addressing table of
  * entry numbers + 1 (0 = empty), at most half full. A table of whole
- * entries at that load held four to eight times the entries' bytes. */
+ * entries at that load took two to four times the entries' bytes, and
+ * the old table stayed beside the new one while it grew. */
 #define BLK_CHUNK_BITS 12
 #define BLK_CHUNK ((size_t)1 << BLK_CHUNK_BITS)
 
@@ -121,7 +125,13 @@ blk_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out,
 	if (c->cap) {
 		uint32_t *s = blk_slot(c, c->idx, c->cap, lo, hi);
 		if (*s) {
-			*out = blk_at(c, *s - 1)->led;
+			const blk_ent *e = blk_at(c, *s - 1);
+			for (int k = 0; k < MS_KIND_COUNT; k++)
+				out->kind[k] = (ms_ledger){
+					.rows = e->rows,
+					.sum_lo = e->sum[k][0],
+					.sum_hi = e->sum[k][1],
+				};
 			hit = true;
 		}
 	}
@@ -172,8 +182,11 @@ blk_room(ms__blkcache *c)
 static void
 blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 {
-	if (!c || (!lo && !hi))
+	if (!c || (!lo && !hi) || led->kind[0].rows > UINT32_MAX)
 		return;
+	for (int k = 1; k < MS_KIND_COUNT; k++)
+		if (led->kind[k].rows != led->kind[0].rows)
+			return; /* not one count for all: not cached */
 	pthread_mutex_lock(&c->mu);
 	if (!blk_room(c)) {
 		pthread_mutex_unlock(&c->mu);
@@ -184,7 +197,11 @@ blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 		blk_ent *e = blk_at(c, c->n);
 		e->lo = lo;
 		e->hi = hi;
-		e->led = *led;
+		e->rows = (uint32_t)led->kind[0].rows;
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			e->sum[k][0] = led->kind[k].sum_lo;
+			e->sum[k][1] = led->kind[k].sum_hi;
+		}
 		*s = (uint32_t)++c->n;
 	}
 	pthread_mutex_unlock(&c->mu);

@@ -122,22 +122,14 @@ typedef struct ms__health_ev {
 } ms__health_ev;
 
 /* The verdict oracle (oracle.c): every complete trace of the fixture with
- * the verdict the chain gives it, in trace-ID order. */
+ * the verdict the chain gives it, by the 128-bit hash of its trace ID
+ * (ms__oracle_find; the IDs themselves are not kept). */
 typedef struct ms__oracle_ent {
-	const uint8_t *tid; /* in ms__oracle.ids */
-	uint8_t len;
-	bool keep;
+	uint64_t key_lo, key_hi; /* XXH3-128 of the trace ID */
 	uint32_t rows;
 	uint32_t frag0, nfrags; /* its blocks in ms__oracle.frags */
+	bool keep;
 } ms__oracle_ent;
-
-/* Trace IDs, packed in chunks that never move (so a pointer into them
- * stays valid as more are added). */
-typedef struct ms__idpool {
-	uint8_t **chunk;
-	size_t n, cap;
-	size_t used; /* bytes used in the last chunk */
-} ms__idpool;
 
 /* One block of a trace in the raw parts: its cache key (ms__block_key). */
 typedef struct ms__oracle_frag {
@@ -145,9 +137,8 @@ typedef struct ms__oracle_frag {
 } ms__oracle_frag;
 
 typedef struct ms__oracle {
-	ms__oracle_ent *ent;
+	ms__oracle_ent *ent; /* ascending by key */
 	size_t n;
-	ms__idpool ids; /* the trace IDs ent and the reading point to */
 	ms__oracle_frag *frags; /* by trace, in trace-ID order */
 	size_t nfrags;
 	uint64_t keep, drop;
