@@ -15,6 +15,42 @@
 
 #include <xxhash.h>
 
+#define IDPOOL_CHUNK ((size_t)65536)
+
+const uint8_t *
+ms__idpool_add(ms__idpool *p, const uint8_t *id, size_t len)
+{
+	if (len > MS_TRACE_ID_MAX)
+		return NULL;
+	if (!p->n || p->used + len > IDPOOL_CHUNK) {
+		if (p->n == p->cap) {
+			size_t nc = p->cap ? p->cap * 2 : 64;
+			uint8_t **np = realloc(p->chunk, nc * sizeof(*np));
+			if (!np)
+				return NULL;
+			p->chunk = np;
+			p->cap = nc;
+		}
+		if (!(p->chunk[p->n] = malloc(IDPOOL_CHUNK)))
+			return NULL;
+		p->n++;
+		p->used = 0;
+	}
+	uint8_t *d = p->chunk[p->n - 1] + p->used;
+	memcpy(d, id, len);
+	p->used += len;
+	return d;
+}
+
+void
+ms__idpool_release(ms__idpool *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->chunk[i]);
+	free(p->chunk);
+	memset(p, 0, sizeof(*p));
+}
+
 /* The entries are dense, in the order they were first reported
  * (d->ent[0..n)); d->idx is an open-addressing table of entry numbers + 1
  * (0 = empty) over d->cap slots, at most half full. */
@@ -83,11 +119,14 @@ ms__dropped_add(ms__dropped *d, const uint8_t *tid, uint32_t len, uint64_t rows,
 	}
 	if (grow(d))
 		return MS_ERR_NOMEM;
+	const uint8_t *copy = ms__idpool_add(&d->ids, tid, len);
+	if (!copy)
+		return MS_ERR_NOMEM;
 	uint32_t *s = slot_of(d, d->idx, d->cap, tid, len);
 	e = &d->ent[d->n];
 	memset(e, 0, sizeof(*e));
-	memcpy(e->tid, tid, len);
-	e->len = len;
+	e->tid = copy;
+	e->len = (uint8_t)len;
 	e->rows = rows;
 	e->times = 1;
 	e->phase = (uint8_t)phase;
@@ -100,6 +139,7 @@ ms__dropped_release(ms__dropped *d)
 {
 	free(d->ent);
 	free(d->idx);
+	ms__idpool_release(&d->ids);
 	memset(d, 0, sizeof(*d));
 }
 

@@ -69,49 +69,6 @@ typedef struct oread {
 	size_t nc, ccap;
 } oread;
 
-/* Trace IDs, packed in chunks that never move (so a pointer into them
- * stays valid as more are added). */
-typedef struct idpool {
-	uint8_t **chunk;
-	size_t n, cap;
-	size_t used; /* bytes used in the last chunk */
-} idpool;
-
-#define IDPOOL_CHUNK ((size_t)65536)
-
-/* A copy of trace ID id in the pool; NULL when there is no memory. */
-static const uint8_t *
-idpool_add(idpool *p, const uint8_t *id, size_t len)
-{
-	if (!p->n || p->used + len > IDPOOL_CHUNK) {
-		if (p->n == p->cap) {
-			size_t nc = p->cap ? p->cap * 2 : 64;
-			uint8_t **np = realloc(p->chunk, nc * sizeof(*np));
-			if (!np)
-				return NULL;
-			p->chunk = np;
-			p->cap = nc;
-		}
-		if (!(p->chunk[p->n] = malloc(IDPOOL_CHUNK)))
-			return NULL;
-		p->n++;
-		p->used = 0;
-	}
-	uint8_t *d = p->chunk[p->n - 1] + p->used;
-	memcpy(d, id, len);
-	p->used += len;
-	return d;
-}
-
-static void
-idpool_release(idpool *p)
-{
-	for (size_t i = 0; i < p->n; i++)
-		free(p->chunk[i]);
-	free(p->chunk);
-	memset(p, 0, sizeof(*p));
-}
-
 static int
 grow(void **p, size_t *cap, size_t need, size_t size)
 {
@@ -128,7 +85,7 @@ grow(void **p, size_t *cap, size_t need, size_t size)
 
 static int
 read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
-          oread *rd, idpool *ids, char *why, size_t n)
+          oread *rd, ms__idpool *ids, char *why, size_t n)
 {
 	int rc = 0;
 	ms_errbuf eb = { { 0 } };
@@ -168,7 +125,7 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 				break;
 			}
 			ofrag *f = &rd->f[rd->nf];
-			if (!(f->tid = idpool_add(ids, bi->trace_id,
+			if (!(f->tid = ms__idpool_add(ids, bi->trace_id,
 			                          bi->trace_id_len))) {
 				rc = MS_ERR_NOMEM;
 				snprintf(why, n, "oracle: out of memory");
@@ -304,7 +261,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	ms_chain *chain = NULL;
 	oread rd;
 	memset(&rd, 0, sizeof(rd));
-	idpool ids;
+	ms__idpool ids;
 	memset(&ids, 0, sizeof(ids));
 	ms_errbuf eb = { { 0 } };
 	int rc = 0;
@@ -413,7 +370,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 out:
 	free(rd.f);
 	free(rd.c);
-	idpool_release(&ids);
+	ms__idpool_release(&ids);
 	ms_chain_close(chain);
 	ms_chain_spec_release(&cs);
 	o->ns = ms_mono_ns() - t0;

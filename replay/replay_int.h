@@ -85,18 +85,31 @@ enum ms__rphase {
 
 typedef struct ms__blkcache ms__blkcache;
 
-/* The traces merges confirmed as dropped (an open-addressing set). */
+/* Trace IDs packed in chunks that never move, so a pointer to one stays
+ * valid as more are added (dropset.c). Zero-initialized is empty. */
+typedef struct ms__idpool {
+	uint8_t **chunk;
+	size_t n, cap;
+	size_t used; /* bytes used in the last chunk */
+} ms__idpool;
+/* A copy of the len bytes of id (len <= MS_TRACE_ID_MAX) in the pool,
+ * owned by it; NULL when there is no memory. */
+const uint8_t *ms__idpool_add(ms__idpool *p, const uint8_t *id, size_t len);
+void ms__idpool_release(ms__idpool *p);
+
+/* The traces merges confirmed as dropped (a set by trace ID). */
 typedef struct ms__drop_ent {
-	uint8_t tid[MS_TRACE_ID_MAX];
-	uint32_t len;   /* 0 = empty slot */
-	uint32_t times; /* how often it was reported (must be 1) */
-	uint64_t rows;  /* rows the merges said they dropped */
-	uint8_t phase;  /* enum ms__rphase of its (first) drop */
+	const uint8_t *tid; /* in ms__dropped.ids */
+	uint64_t rows;      /* rows the merges said they dropped */
+	uint32_t times;     /* how often it was reported (must be 1) */
+	uint8_t len;
+	uint8_t phase; /* enum ms__rphase of its (first) drop */
 } ms__drop_ent;
 
 typedef struct ms__dropped {
 	ms__drop_ent *ent; /* dense: ent[0..n), in order of first report */
 	size_t n, ecap;
+	ms__idpool ids;
 	uint32_t *idx; /* cap slots: entry number + 1, 0 = empty */
 	size_t cap;
 } ms__dropped;
