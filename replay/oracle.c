@@ -413,6 +413,8 @@ ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 const ms__oracle_ent *
 ms__oracle_find(const ms__oracle *o, const uint8_t *tid, uint32_t len)
 {
+	if (!o->n)
+		return NULL;
 	XXH128_hash_t k = XXH3_128bits(tid, len);
 	ms__oracle_ent want = { .key_lo = k.low64, .key_hi = k.high64 };
 	return bsearch(&want, o->ent, o->n, sizeof(*o->ent), cmp_key);
