@@ -45,9 +45,7 @@ static int
 sum_merge(void *ctx, const ms_ev_merge *m)
 {
 	io_sum *s = ctx;
-	unsigned p = (unsigned)m->phase < MS_EV_PHASE_COUNT
-	                     ? (unsigned)m->phase
-	                     : MS_EV_PHASE_PRIMARY;
+	unsigned p = ms__ev_merge_phase(m);
 	if (m->err)
 		return 0;
 	s->in[p] += (double)m->input_bytes;

@@ -403,15 +403,27 @@ rec_sample(ms_replay *r)
 
 /* Per-merge link figures: the chain's cumulative stats minus what the
  * previous event saw (events are serialized by the engine). */
+bool
+ms__replay_links(const ms_replay *r, ms_chain **c, size_t *n)
+{
+	*c = NULL;
+	*n = 0;
+	if (!r->pipe)
+		return false;
+	*c = ms_pipeline_chain(r->pipe);
+	*n = ms_chain_len(*c);
+	if (*n > MS_EV_LINKS_MAX)
+		*n = MS_EV_LINKS_MAX;
+	return true;
+}
+
 static void
 link_delta(ms_replay *r, ms_ev_merge *m)
 {
-	if (!r->pipe)
+	ms_chain *c;
+	size_t n;
+	if (!ms__replay_links(r, &c, &n))
 		return;
-	ms_chain *c = ms_pipeline_chain(r->pipe);
-	size_t n = ms_chain_len(c);
-	if (n > MS_EV_LINKS_MAX)
-		n = MS_EV_LINKS_MAX;
 	m->nlinks = (uint32_t)n;
 	for (size_t i = 0; i < n; i++) {
 		ms_link_stats now;
@@ -2032,6 +2044,15 @@ ms_replay_break_add(ms_replay *r, const char *spec, int *id, ms_errbuf *eb)
 	return add_bp(r, &bp, id, eb);
 }
 
+/* Add bp as a one-shot breakpoint and run to it. */
+static int
+run_to_bp(ms_replay *r, ms_breakpoint *bp, ms_errbuf *eb)
+{
+	bp->enabled = bp->once = true;
+	int rc = add_bp(r, bp, NULL, eb);
+	return rc ? rc : ms_replay_command(r, MS_RCMD_RUN, eb);
+}
+
 int
 ms_replay_run_to_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb)
 {
@@ -2039,33 +2060,36 @@ ms_replay_run_to_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb)
 	memset(&bp, 0, sizeof(bp));
 	bp.kind = MS_BP_MERGE;
 	bp.n = seq;
-	bp.enabled = bp.once = true;
 	snprintf(bp.spec, sizeof(bp.spec), "go #%llu", (unsigned long long)seq);
-	int rc = add_bp(r, &bp, NULL, eb);
-	return rc ? rc : ms_replay_command(r, MS_RCMD_RUN, eb);
+	return run_to_bp(r, &bp, eb);
 }
 
 int
-ms_replay_run_to_time(ms_replay *r, int64_t t, ms_errbuf *eb)
+ms__replay_run_to_abs(ms_replay *r, int64_t t, const char *spec, ms_errbuf *eb)
 {
 	ms_breakpoint bp;
 	memset(&bp, 0, sizeof(bp));
 	bp.kind = MS_BP_TIME;
 	bp.t = t;
 	bp.absolute = true;
-	bp.enabled = bp.once = true;
+	snprintf(bp.spec, sizeof(bp.spec), "%s", spec);
+	return run_to_bp(r, &bp, eb);
+}
+
+int
+ms_replay_run_to_time(ms_replay *r, int64_t t, ms_errbuf *eb)
+{
 	/* "go 09:00:00", "go +1d 00:30:00": the target as the day's clock. */
 	int64_t d = (t - r->info->day_start_ns) / 1000000000;
 	if (d < 0)
 		d = 0;
-	char day[8] = "";
+	char day[8] = "", spec[sizeof(((ms_breakpoint *)0)->spec)];
 	if (d >= 86400)
 		snprintf(day, sizeof(day), "+%lldd ", (long long)(d / 86400));
-	snprintf(bp.spec, sizeof(bp.spec), "go %s%02lld:%02lld:%02lld", day,
+	snprintf(spec, sizeof(spec), "go %s%02lld:%02lld:%02lld", day,
 	         (long long)(d % 86400 / 3600), (long long)(d % 3600 / 60),
 	         (long long)(d % 60));
-	int rc = add_bp(r, &bp, NULL, eb);
-	return rc ? rc : ms_replay_command(r, MS_RCMD_RUN, eb);
+	return ms__replay_run_to_abs(r, t, spec, eb);
 }
 
 int

@@ -38,6 +38,15 @@ typedef struct ms__ev_val {
 	char buf[40];
 } ms__ev_val;
 
+/* A merge event's phase as an index below MS_EV_PHASE_COUNT (an unknown
+ * one counted as primary), for figures summed per phase. */
+static inline unsigned
+ms__ev_merge_phase(const ms_ev_merge *m)
+{
+	return (unsigned)m->phase < MS_EV_PHASE_COUNT ? (unsigned)m->phase
+	                                              : MS_EV_PHASE_PRIMARY;
+}
+
 /* Number of columns of record w, and column i of obj as a value. */
 size_t ms__ev_ncols(enum ms__ev_rec w);
 void ms__ev_value(enum ms__ev_rec w, size_t i, const void *obj, ms__ev_val *v);

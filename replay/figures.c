@@ -72,9 +72,7 @@ static int
 on_merge(void *ctx, const ms_ev_merge *m)
 {
 	fig_ctx *c = ctx;
-	unsigned p = (unsigned)m->phase < MS_EV_PHASE_COUNT
-	                     ? (unsigned)m->phase
-	                     : MS_EV_PHASE_PRIMARY;
+	unsigned p = ms__ev_merge_phase(m);
 	if (m->err)
 		return 0;
 	c->traces[p] += (double)m->traces_in;

@@ -105,6 +105,17 @@ ms__copy_file(const char *from, const char *to, bool *reflinked, ms_errbuf *eb)
 	return 0;
 }
 
+/* from/name into a and to/name into b, PATH_MAX bytes each. */
+static int
+entry_paths(const char *from, const char *to, const char *name, char *a,
+            char *b, ms_errbuf *eb)
+{
+	if ((size_t)snprintf(a, PATH_MAX, "%s/%s", from, name) >= PATH_MAX ||
+	    (size_t)snprintf(b, PATH_MAX, "%s/%s", to, name) >= PATH_MAX)
+		return ms_fail(eb, MS_ERR_RANGE, "%s: path too long", from);
+	return 0;
+}
+
 int
 ms__copy_tree(const char *from, const char *to, bool *reflinked, ms_errbuf *eb)
 {
@@ -121,14 +132,8 @@ ms__copy_tree(const char *from, const char *to, bool *reflinked, ms_errbuf *eb)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		char a[PATH_MAX], b[PATH_MAX];
-		if ((size_t)snprintf(a, sizeof(a), "%s/%s", from, de->d_name) >=
-		            sizeof(a) ||
-		    (size_t)snprintf(b, sizeof(b), "%s/%s", to, de->d_name) >=
-		            sizeof(b)) {
-			rc = ms_fail(eb, MS_ERR_RANGE, "%s: path too long",
-			             from);
+		if ((rc = entry_paths(from, to, de->d_name, a, b, eb)))
 			break;
-		}
 		struct stat st;
 		if (lstat(a, &st) < 0) {
 			rc = ms_fail(eb, ms_err_from_errno(errno), "%s: %s", a,
@@ -164,14 +169,8 @@ ms__stage_tree(const char *from, const char *to, bool allow_link,
 		if (de->d_name[0] == '.')
 			continue;
 		char a[PATH_MAX], b[PATH_MAX];
-		if ((size_t)snprintf(a, sizeof(a), "%s/%s", from, de->d_name) >=
-		            sizeof(a) ||
-		    (size_t)snprintf(b, sizeof(b), "%s/%s", to, de->d_name) >=
-		            sizeof(b)) {
-			rc = ms_fail(eb, MS_ERR_RANGE, "%s: path too long",
-			             from);
+		if ((rc = entry_paths(from, to, de->d_name, a, b, eb)))
 			break;
-		}
 		/* Another file system, or one without hard links: copy. */
 		if (allow_link && !c->no_link) {
 			if (link(a, b) == 0) {

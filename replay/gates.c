@@ -48,12 +48,10 @@ gate(ms_replay *r, enum ms_gate id, const ms_gate_facts *f, const char *fmt,
 static void
 gate_plugin_health(ms_replay *r, ms_gate_facts *f)
 {
-	if (!r->pipe)
+	ms_chain *c;
+	size_t n;
+	if (!ms__replay_links(r, &c, &n))
 		return;
-	ms_chain *c = ms_pipeline_chain(r->pipe);
-	size_t n = ms_chain_len(c);
-	if (n > MS_EV_LINKS_MAX)
-		n = MS_EV_LINKS_MAX;
 	bool calls_ok = true;
 	char cw[96] = "";
 	for (size_t i = 0; i < n; i++) {
@@ -149,34 +147,48 @@ oracle_spec(const ms_replay *r)
  * So every oracle drop in the final output was deferred by the guard or
  * kept unevaluated for a recorded reason.
  *
- * Longer than most functions on purpose: it writes the reconciliation
- * table row by row in the order the report prints it, and the first
- * failed CHECK is the gate's detail, so its rows and checks read best in
- * one place.
+ * The steps below write the reconciliation table row by row in the order
+ * the report prints it; the first failed check is the gate's detail.
  */
-static void
-gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
-                    bool have_final)
-{
-	ms__oracle *o = &r->oracle;
-	const char *spec = oracle_spec(r);
-	if (!o->ok) {
-		f->oracle_ok = false;
-		gate(r, MS_GATE_VERDICT_ORACLE, f, "oracle failed: %s", o->why);
-		return;
-	}
-	const ms__recon *R = r->recon;
-	bool ok_all = true;
-	char bad[160] = "";
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			if (ok_all)                                            \
-				snprintf(bad, sizeof(bad), __VA_ARGS__);       \
-			ok_all = false;                                        \
-		}                                                              \
-	} while (0)
 
+/* The checks of one reconciliation: all passed so far, and the first
+ * failure's text. */
+typedef struct {
+	bool ok;
+	char bad[160];
+} vo_check;
+
+static void vo_require(vo_check *c, bool cond, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void
+vo_require(vo_check *c, bool cond, const char *fmt, ...)
+{
+	if (cond)
+		return;
+	if (c->ok) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(c->bad, sizeof(c->bad), fmt, ap);
+		va_end(ap);
+	}
+	c->ok = false;
+}
+
+/* What the dropped traces were to the oracle, per phase. */
+typedef struct {
+	uint64_t agree[MS__RP_COUNT]; /* the oracle drops them */
+	uint64_t wrong[MS__RP_COUNT]; /* the oracle keeps them */
+	uint64_t unknown;             /* not in the fixture */
+	uint64_t total;               /* all dropped traces */
+} vo_drops;
+
+/* The merges' own per-phase counts, and evaluated = kept + dropped +
+ * deferred in every phase. */
+static void
+vo_phase_rows(ms_replay *r, vo_check *chk)
+{
+	const ms__recon *R = r->recon;
 	recon_row(r, "merges", PHASES(merges), true, "");
 	recon_row(r, "traces in merges", PHASES(traces_in), true, "");
 	recon_row(r, "evaluated", PHASES(evaluated), true, "");
@@ -188,11 +200,11 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	for (int p = 0; p < MS__RP_COUNT; p++) {
 		kdd[p] = R[p].kept + R[p].dropped + R[p].deferred;
 		if (kdd[p] != R[p].evaluated) {
-			CHECK(false,
-			      "phase %d: evaluated %llu != kept + dropped + "
-			      "deferred %llu",
-			      p, (unsigned long long)R[p].evaluated,
-			      (unsigned long long)kdd[p]);
+			vo_require(chk, false,
+			           "phase %d: evaluated %llu != kept + dropped "
+			           "+ deferred %llu",
+			           p, (unsigned long long)R[p].evaluated,
+			           (unsigned long long)kdd[p]);
 			ident = false;
 		}
 	}
@@ -207,65 +219,84 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	recon_row(r, "  of which lossless retry", PHASES(lossless), true, "");
 	recon_row(r, "merges with a fail-open link", PHASES(failed_open), true,
 	          "");
+}
 
-	/* Every dropped trace against the oracle. */
-	uint64_t agree[MS__RP_COUNT] = { 0 }, wrong[MS__RP_COUNT] = { 0 };
-	uint64_t unknown = 0;
+/* Every dropped trace against the oracle. */
+static void
+vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
+{
+	const ms__oracle *o = &r->oracle;
+	const ms__recon *R = r->recon;
+	memset(dr, 0, sizeof(*dr));
 	char ex[120] = "";
 	for (size_t i = 0; i < r->dropped.n; i++) {
 		const ms__drop_ent *d = &r->dropped.ent[i];
 		const ms__oracle_ent *e = ms__oracle_find(o, d->tid, d->len);
 		unsigned p = d->phase < MS__RP_COUNT ? d->phase : 0;
 		if (e && !e->keep) {
-			agree[p]++;
+			dr->agree[p]++;
 			continue;
 		}
 		if (e)
-			wrong[p]++;
+			dr->wrong[p]++;
 		else
-			unknown++;
+			dr->unknown++;
 		if (!ex[0])
 			snprintf(ex, sizeof(ex), "trace %.*s %s", (int)d->len,
 			         (const char *)d->tid,
 			         e ? "is kept by the oracle"
 			           : "is not in the fixture");
 	}
+	const uint64_t *agree = dr->agree, *wrong = dr->wrong;
 	bool agree_ok = true;
 	for (int p = 0; p < MS__RP_COUNT; p++)
 		agree_ok = agree_ok && agree[p] == R[p].dropped;
-	uint64_t d_total = agree[0] + agree[1] + agree[2] + wrong[0] +
-	                   wrong[1] + wrong[2] + unknown;
+	dr->total = agree[0] + agree[1] + agree[2] + wrong[0] + wrong[1] +
+	            wrong[2] + dr->unknown;
 	recon_row(r, "dropped the oracle drops", agree[0], agree[1], agree[2],
 	          agree[0] + agree[1] + agree[2], agree_ok, "= dropped");
 	recon_row(r, "dropped the oracle keeps", wrong[0], wrong[1], wrong[2],
 	          wrong[0] + wrong[1] + wrong[2],
 	          wrong[0] + wrong[1] + wrong[2] == 0, "= 0");
-	recon_row(r, "dropped, not in the fixture", 0, 0, 0, unknown,
-	          unknown == 0, "= 0");
-	CHECK(wrong[0] + wrong[1] + wrong[2] + unknown == 0, "%s", ex);
-	CHECK(agree_ok,
-	      "dropped traces the oracle drops %llu/%llu/%llu, merges report "
-	      "%llu/%llu/%llu",
-	      (unsigned long long)agree[0], (unsigned long long)agree[1],
-	      (unsigned long long)agree[2], (unsigned long long)R[0].dropped,
-	      (unsigned long long)R[1].dropped,
-	      (unsigned long long)R[2].dropped);
+	recon_row(r, "dropped, not in the fixture", 0, 0, 0, dr->unknown,
+	          dr->unknown == 0, "= 0");
+	vo_require(chk, wrong[0] + wrong[1] + wrong[2] + dr->unknown == 0, "%s",
+	           ex);
+	vo_require(chk, agree_ok,
+	           "dropped traces the oracle drops %llu/%llu/%llu, merges "
+	           "report %llu/%llu/%llu",
+	           (unsigned long long)agree[0], (unsigned long long)agree[1],
+	           (unsigned long long)agree[2],
+	           (unsigned long long)R[0].dropped,
+	           (unsigned long long)R[1].dropped,
+	           (unsigned long long)R[2].dropped);
+}
 
-	/* The day's traces and what is left of them. */
+/* The day's traces and what is left of them. */
+static void
+vo_final_rows(ms_replay *r, vo_check *chk, const vo_drops *dr,
+              uint64_t final_traces, bool have_final)
+{
+	const ms__oracle *o = &r->oracle;
 	recon_row(r, "oracle traces", 0, 0, 0, o->n, true, "");
 	recon_row(r, "oracle keeps", 0, 0, 0, o->keep, true, "");
 	recon_row(r, "oracle drops", 0, 0, 0, o->drop, true, "");
-	bool fin_ok = have_final && final_traces + d_total == o->n;
+	bool fin_ok = have_final && final_traces + dr->total == o->n;
 	recon_row(r, "final output traces", 0, 0, 0, final_traces, fin_ok,
 	          "= oracle traces - dropped");
-	CHECK(fin_ok,
-	      "final output %llu traces, oracle %llu minus %llu dropped",
-	      (unsigned long long)final_traces, (unsigned long long)o->n,
-	      (unsigned long long)d_total);
+	vo_require(chk, fin_ok,
+	           "final output %llu traces, oracle %llu minus %llu dropped",
+	           (unsigned long long)final_traces, (unsigned long long)o->n,
+	           (unsigned long long)dr->total);
+}
 
-	/* The finalize: every trace complete and mature. */
-	const ms__recon *F = &R[MS__RP_FINALIZE];
-	uint64_t before = agree[0] + agree[1];
+/* The finalize: every trace complete and mature. */
+static void
+vo_finalize_rows(ms_replay *r, vo_check *chk, const vo_drops *dr)
+{
+	const ms__oracle *o = &r->oracle;
+	const ms__recon *F = &r->recon[MS__RP_FINALIZE];
+	uint64_t before = dr->agree[0] + dr->agree[1];
 	uint64_t present = o->drop > before ? o->drop - before : 0;
 	uint64_t proposed = F->dropped + F->deferred;
 	uint64_t unevaluated = F->oversized + F->hot + F->not_executed +
@@ -274,7 +305,7 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	             !F->oversized && !F->hot && !F->failed_open;
 	bool prop_ok, kept_ok;
 	if (!r->pipe) {
-		prop_ok = kept_ok = o->drop == 0 && d_total == 0;
+		prop_ok = kept_ok = o->drop == 0 && dr->total == 0;
 	} else if (clean) {
 		prop_ok = proposed == present;
 		kept_ok = F->kept == o->keep;
@@ -293,19 +324,26 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	          clean ? "= oracle keeps"
 	                : "not checked: traces kept "
 	                  "unevaluated at the finalize");
-	CHECK(prop_ok,
-	      "finalize proposed %llu drops, %llu oracle drops present, %llu "
-	      "kept unevaluated",
-	      (unsigned long long)proposed, (unsigned long long)present,
-	      (unsigned long long)unevaluated);
-	CHECK(kept_ok, "finalize kept %llu by verdict, oracle keeps %llu",
-	      (unsigned long long)F->kept, (unsigned long long)o->keep);
-	uint64_t retained = o->drop > d_total ? o->drop - d_total : 0;
+	vo_require(chk, prop_ok,
+	           "finalize proposed %llu drops, %llu oracle drops present, "
+	           "%llu kept unevaluated",
+	           (unsigned long long)proposed, (unsigned long long)present,
+	           (unsigned long long)unevaluated);
+	vo_require(chk, kept_ok,
+	           "finalize kept %llu by verdict, oracle keeps %llu",
+	           (unsigned long long)F->kept, (unsigned long long)o->keep);
+	uint64_t retained = o->drop > dr->total ? o->drop - dr->total : 0;
 	recon_row(r, "oracle drops in the final output", 0, 0, F->deferred,
 	          retained, !clean || retained == F->deferred,
 	          "deferred at the finalize, or kept unevaluated there");
+}
 
-	/* The fixture's own record of the default sampler's verdicts. */
+/* The fixture's own record of the default sampler's verdicts, and what
+ * the oracle cost. */
+static void
+vo_checksum_rows(ms_replay *r, vo_check *chk, const char *spec)
+{
+	const ms__oracle *o = &r->oracle;
 	bool sky = spec && !strcmp(spec, "skywalking") &&
 	           r->info->verdict_checksum && r->info->verdict_checksum[0];
 	if (sky) {
@@ -315,8 +353,8 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 		         r->info->verdict_checksum, o->checksum);
 		recon_row(r, "verdicts = fixture's (checksum)", 0, 0, 0, eq, eq,
 		          note);
-		CHECK(eq, "oracle verdict checksum %s, fixture %s", o->checksum,
-		      r->info->verdict_checksum);
+		vo_require(chk, eq, "oracle verdict checksum %s, fixture %s",
+		           o->checksum, r->info->verdict_checksum);
 	}
 	recon_row(r, "oracle wall ms", 0, 0, 0, (uint64_t)(o->ns / 1000000),
 	          true, "(on its own thread, beside the replay)");
@@ -324,13 +362,32 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	          true, "");
 	recon_row(r, "gates waited for it ms", 0, 0, 0,
 	          (uint64_t)(r->oracle_wait_ns / 1000000), true, "");
-#undef CHECK
+}
+
+static void
+gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
+                    bool have_final)
+{
+	ms__oracle *o = &r->oracle;
+	const char *spec = oracle_spec(r);
+	if (!o->ok) {
+		f->oracle_ok = false;
+		gate(r, MS_GATE_VERDICT_ORACLE, f, "oracle failed: %s", o->why);
+		return;
+	}
+	vo_check chk = { .ok = true, .bad = "" };
+	vo_drops dr;
+	vo_phase_rows(r, &chk);
+	vo_drop_rows(r, &chk, &dr);
+	vo_final_rows(r, &chk, &dr, final_traces, have_final);
+	vo_finalize_rows(r, &chk, &dr);
+	vo_checksum_rows(r, &chk, spec);
 	double w = r->oracle_wall > 0 ? (double)r->oracle_wall : 1.0;
-	f->oracle_ok = ok_all;
+	f->oracle_ok = chk.ok;
 	gate(r, MS_GATE_VERDICT_ORACLE, f,
 	     "%s; oracle %zu traces, %llu keep, %llu drop (%s): %.0f ms wall, "
 	     "%.0f ms cpu = %.1f%% of the run's %.2f s, gates waited %.0f ms%s",
-	     ok_all ? "run reconciles exactly" : bad, o->n,
+	     chk.ok ? "run reconciles exactly" : chk.bad, o->n,
 	     (unsigned long long)o->keep, (unsigned long long)o->drop,
 	     spec ? spec : "no chain", (double)o->ns / 1e6,
 	     (double)o->cpu_ns / 1e6, 100.0 * (double)o->cpu_ns / w, w / 1e9,

@@ -246,6 +246,125 @@ cpu_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The oracle's own chain, parsed from spec and loaded again (NULL with
+ * no spec or "disabled"); its columns must be ones the oracle rebuilds. */
+static int
+open_chain(ms__oracle *o, const char *spec, const char *plugin_dir,
+           const ms_chain_opts *co, ms_chain_spec *cs, ms_chain **chain)
+{
+	ms_errbuf eb = { { 0 } };
+	int rc;
+	if (spec && strcmp(spec, "disabled") != 0) {
+		if ((rc = ms_chain_spec_parse(cs, spec, plugin_dir, co->mem,
+		                              &eb))) {
+			snprintf(o->why, sizeof(o->why), "chain: %s", eb.msg);
+			return rc;
+		}
+		if ((rc = ms_chain_open(chain, cs->links, cs->n, co, &eb))) {
+			snprintf(o->why, sizeof(o->why), "chain: %s", eb.msg);
+			return rc;
+		}
+	}
+	unsigned cols = *chain ? ms_chain_projection(*chain) & MS_COL_ALL : 0;
+	if (cols & ~(unsigned)ORACLE_COLS) {
+		snprintf(o->why, sizeof(o->why),
+		         "the chain reads columns (0x%x) the oracle does not "
+		         "rebuild (it rebuilds start, latency, error)",
+		         cols);
+		return MS_ERR_PLUGIN;
+	}
+	return 0;
+}
+
+/* The traces of rd (sorted here), in ID order, into o->ent (keyed by
+ * their IDs' hashes) and o->frags. */
+static int
+gather_traces(ms__oracle *o, oread *rd)
+{
+	qsort(rd->f, rd->nf, sizeof(*rd->f), cmp_ofrag);
+	size_t ntr = 0;
+	for (size_t i = 0; i < rd->nf; i++)
+		ntr += i == 0 || ms_trace_id_cmp(rd->f[i].tid, rd->f[i].tid_len,
+		                                 rd->f[i - 1].tid,
+		                                 rd->f[i - 1].tid_len) != 0;
+	o->ent = calloc(ntr ? ntr : 1, sizeof(*o->ent));
+	o->frags = calloc(rd->nf ? rd->nf : 1, sizeof(*o->frags));
+	o->nfrags = rd->nf;
+	if (!o->ent || !o->frags) {
+		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
+		return MS_ERR_NOMEM;
+	}
+	for (size_t i = 0, t = 0; i < rd->nf; i++) {
+		const ofrag *f = &rd->f[i];
+		if (i == 0 || ms_trace_id_cmp(f->tid, f->tid_len, f[-1].tid,
+		                              f[-1].tid_len) != 0) {
+			XXH128_hash_t k = XXH3_128bits(f->tid, f->tid_len);
+			o->ent[t].key_lo = k.low64;
+			o->ent[t].key_hi = k.high64;
+			o->ent[t].frag0 = (uint32_t)i;
+			t++;
+		}
+		o->ent[t - 1].rows += f->nrows;
+		o->ent[t - 1].nfrags++;
+		o->frags[i] = (ms__oracle_frag){ f->lo, f->hi };
+	}
+	o->n = ntr;
+	return 0;
+}
+
+/* The chain's verdict on each of the o->n traces into keep (all kept
+ * without a chain), and how often its links failed open. */
+static int
+decide(ms__oracle *o, ms_chain *chain, ms_mem *mem, const oread *rd,
+       uint8_t *keep)
+{
+	int64_t td = ms_mono_ns();
+	if (chain) {
+		ms_errbuf eb = { { 0 } };
+		int rc = evaluate(o, rd, chain, mem, keep, &eb);
+		if (rc) {
+			snprintf(o->why, sizeof(o->why), "oracle: %s", eb.msg);
+			return rc;
+		}
+		for (size_t i = 0; i < ms_chain_len(chain); i++) {
+			ms_link_stats st;
+			ms_chain_link_stats(chain, i, &st);
+			for (int k = 1; k < MS_LINK_RESULT_COUNT; k++)
+				o->link_failures += st.results[k];
+		}
+	} else {
+		memset(keep, 1, o->n);
+	}
+	o->decide_ns = ms_mono_ns() - td;
+	return 0;
+}
+
+/* The verdicts into the entries, the keep/drop counts and the checksum
+ * (XXH64 over ID and verdict byte in ID order; the IDs from rd). */
+static void
+record_verdicts(ms__oracle *o, const oread *rd, const uint8_t *keep)
+{
+	XXH64_state_t *xs = XXH64_createState();
+	if (xs)
+		XXH64_reset(xs, 0);
+	for (size_t t = 0; t < o->n; t++) {
+		uint8_t vd = keep[t] ? MS_VERDICT_KEEP : MS_VERDICT_DROP;
+		o->ent[t].keep = keep[t] != 0;
+		o->keep += o->ent[t].keep;
+		if (xs) {
+			const ofrag *f = &rd->f[o->ent[t].frag0];
+			XXH64_update(xs, f->tid, f->tid_len);
+			XXH64_update(xs, &vd, 1);
+		}
+	}
+	o->drop = o->n - o->keep;
+	if (xs) {
+		snprintf(o->checksum, sizeof(o->checksum), "%016llx",
+		         (unsigned long long)XXH64_digest(xs));
+		XXH64_freeState(xs);
+	}
+}
+
 int
 ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                const char *plugin_dir, uint64_t decide_timeout_ns,
@@ -263,111 +382,32 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	memset(&rd, 0, sizeof(rd));
 	ms__idpool ids;
 	memset(&ids, 0, sizeof(ids));
-	ms_errbuf eb = { { 0 } };
-	int rc = 0;
-	if (spec && strcmp(spec, "disabled") != 0) {
-		if ((rc = ms_chain_spec_parse(&cs, spec, plugin_dir, &mem,
-		                              &eb))) {
-			snprintf(o->why, sizeof(o->why), "chain: %s", eb.msg);
-			goto out;
-		}
-		/* A plugin that crashes in Decide must not take the run
-		 * down here either: the oracle's links run where the run's
-		 * do. */
-		ms_chain_opts co = { .mem = &mem,
-			             .decide_timeout_ns = decide_timeout_ns,
-			             .host_mode = host,
-			             .host_exe = host_exe };
-		if ((rc = ms_chain_open(&chain, cs.links, cs.n, &co, &eb))) {
-			snprintf(o->why, sizeof(o->why), "chain: %s", eb.msg);
-			goto out;
-		}
-	}
+	uint8_t *keep = NULL;
+	/* A plugin that crashes in Decide must not take the run down here
+	 * either: the oracle's links run where the run's do. */
+	ms_chain_opts co = { .mem = &mem,
+		             .decide_timeout_ns = decide_timeout_ns,
+		             .host_mode = host,
+		             .host_exe = host_exe };
+	int rc = open_chain(o, spec, plugin_dir, &co, &cs, &chain);
 	unsigned cols = chain ? ms_chain_projection(chain) & MS_COL_ALL : 0;
-	if (cols & ~(unsigned)ORACLE_COLS) {
-		rc = MS_ERR_PLUGIN;
-		snprintf(o->why, sizeof(o->why),
-		         "the chain reads columns (0x%x) the oracle does not "
-		         "rebuild (it rebuilds start, latency, error)",
-		         cols);
-		goto out;
-	}
-	if ((rc = read_rows(fx, cols, cancel, &rd, &ids, o->why,
-	                    sizeof(o->why))))
-		goto out;
-	qsort(rd.f, rd.nf, sizeof(*rd.f), cmp_ofrag);
-	/* The traces, in ID order, their rows in read order. */
-	size_t ntr = 0;
-	for (size_t i = 0; i < rd.nf; i++)
-		ntr += i == 0 || ms_trace_id_cmp(rd.f[i].tid, rd.f[i].tid_len,
-		                                 rd.f[i - 1].tid,
-		                                 rd.f[i - 1].tid_len) != 0;
-	o->ent = calloc(ntr ? ntr : 1, sizeof(*o->ent));
-	o->frags = calloc(rd.nf ? rd.nf : 1, sizeof(*o->frags));
-	o->nfrags = rd.nf;
-	uint8_t *keep = malloc(ntr ? ntr : 1);
-	if (!o->ent || !o->frags || !keep) {
-		free(keep);
+	if (!rc)
+		rc = read_rows(fx, cols, cancel, &rd, &ids, o->why,
+		               sizeof(o->why));
+	if (!rc)
+		rc = gather_traces(o, &rd);
+	if (!rc && !(keep = malloc(o->n ? o->n : 1))) {
 		rc = MS_ERR_NOMEM;
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
-		goto out;
 	}
-	for (size_t i = 0, t = 0; i < rd.nf; i++) {
-		const ofrag *f = &rd.f[i];
-		if (i == 0 || ms_trace_id_cmp(f->tid, f->tid_len, f[-1].tid,
-		                              f[-1].tid_len) != 0) {
-			XXH128_hash_t k = XXH3_128bits(f->tid, f->tid_len);
-			o->ent[t].key_lo = k.low64;
-			o->ent[t].key_hi = k.high64;
-			o->ent[t].frag0 = (uint32_t)i;
-			t++;
-		}
-		o->ent[t - 1].rows += f->nrows;
-		o->ent[t - 1].nfrags++;
-		o->frags[i] = (ms__oracle_frag){ f->lo, f->hi };
+	if (!rc)
+		rc = decide(o, chain, &mem, &rd, keep);
+	if (!rc) {
+		record_verdicts(o, &rd, keep);
+		rc = order_by_key(o);
 	}
-	o->n = ntr;
-	int64_t td = ms_mono_ns();
-	if (chain) {
-		if ((rc = evaluate(o, &rd, chain, &mem, keep, &eb))) {
-			free(keep);
-			snprintf(o->why, sizeof(o->why), "oracle: %s", eb.msg);
-			goto out;
-		}
-		for (size_t i = 0; i < ms_chain_len(chain); i++) {
-			ms_link_stats st;
-			ms_chain_link_stats(chain, i, &st);
-			for (int k = 1; k < MS_LINK_RESULT_COUNT; k++)
-				o->link_failures += st.results[k];
-		}
-	} else {
-		memset(keep, 1, ntr);
-	}
-	o->decide_ns = ms_mono_ns() - td;
-	XXH64_state_t *xs = XXH64_createState();
-	if (xs)
-		XXH64_reset(xs, 0);
-	for (size_t t = 0; t < ntr; t++) {
-		uint8_t vd = keep[t] ? MS_VERDICT_KEEP : MS_VERDICT_DROP;
-		o->ent[t].keep = keep[t] != 0;
-		o->keep += o->ent[t].keep;
-		if (xs) {
-			const ofrag *f = &rd.f[o->ent[t].frag0];
-			XXH64_update(xs, f->tid, f->tid_len);
-			XXH64_update(xs, &vd, 1);
-		}
-	}
-	o->drop = ntr - o->keep;
-	if (xs) {
-		snprintf(o->checksum, sizeof(o->checksum), "%016llx",
-		         (unsigned long long)XXH64_digest(xs));
-		XXH64_freeState(xs);
-	}
+	o->ok = rc == 0;
 	free(keep);
-	if ((rc = order_by_key(o)))
-		goto out;
-	o->ok = true;
-out:
 	free(rd.f);
 	free(rd.c);
 	ms__idpool_release(&ids);

@@ -317,7 +317,7 @@ struct ms_replay {
 	ms_io io;
 	ms_clock clock;
 	ms_limits limits;
-	ms_envelope env; /* the real cgroup holding the profile, if any */
+	ms_envelope env;      /* the real cgroup holding the profile, if any */
 	char limits_mode[16]; /* "host", "emulated", "cgroup1", "cgroup2" */
 	ms_fixture *fx;
 	const ms_fixture_info *info;
@@ -438,6 +438,13 @@ struct ms_replay {
 int ms__replay_gates(ms_replay *r, ms_errbuf *eb);
 /* Wait for the oracle's thread (once); its ms__oracle_run result. */
 int ms__oracle_join(ms_replay *r);
+/* Run to absolute time t: a one-shot breakpoint named spec. */
+int ms__replay_run_to_abs(ms_replay *r, int64_t t, const char *spec,
+                          ms_errbuf *eb);
+/* False without a pipeline; else true, the pipeline's chain (NULL for
+ * none) into *c and its links into *n, at most MS_EV_LINKS_MAX (what a
+ * merge event records). */
+bool ms__replay_links(const ms_replay *r, ms_chain **c, size_t *n);
 /* Wall-clock ns since the run started. */
 int64_t ms__replay_since_start(const ms_replay *r);
 /* The segment the boundary guard covers: the fixture's day with the

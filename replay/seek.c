@@ -7,7 +7,6 @@
 #include "replay_int.h"
 
 #include <stdio.h>
-#include <string.h>
 
 int
 ms_replay_run_to_pub(ms_replay *r, uint64_t k, ms_errbuf *eb)
@@ -21,23 +20,7 @@ ms_replay_run_to_pub(ms_replay *r, uint64_t k, ms_errbuf *eb)
 	 * after the target: before slot k when the target is just under its
 	 * time (slots sharing one time stop at the first of them). */
 	int64_t t = ms_fixture_slot_at(r->fx, k)->pub_ns - 1;
-	ms_breakpoint bp;
-	memset(&bp, 0, sizeof(bp));
-	bp.kind = MS_BP_TIME;
-	bp.t = t;
-	bp.absolute = true;
-	bp.enabled = bp.once = true;
-	snprintf(bp.spec, sizeof(bp.spec), "go pub %llu",
-	         (unsigned long long)k);
-	pthread_mutex_lock(&r->mu);
-	if (r->nbps == MAX_BPS) {
-		pthread_mutex_unlock(&r->mu);
-		return ms_fail(eb, MS_ERR_RANGE,
-		               "at most %d breakpoints; delete one first",
-		               MAX_BPS);
-	}
-	bp.id = r->next_bp_id++;
-	r->bps[r->nbps++] = bp;
-	pthread_mutex_unlock(&r->mu);
-	return ms_replay_command(r, MS_RCMD_RUN, eb);
+	char spec[32];
+	snprintf(spec, sizeof(spec), "go pub %llu", (unsigned long long)k);
+	return ms__replay_run_to_abs(r, t, spec, eb);
 }

@@ -10,6 +10,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "fixture_testlib.h"
 #include "ms_fixture.h"
 #include "ms_replay.h"
 #include "replay_int.h"
@@ -55,26 +56,24 @@ rt_notify(void *arg)
 	pthread_mutex_unlock(&rt_mu);
 }
 
+static void rt_path_in(char *buf, size_t n, const char *dir, const char *fmt,
+                       ...) __attribute__((format(printf, 4, 5)));
+
+/* dir/ then fmt's text into buf. */
 RT_FN void
-rt_path(char *buf, size_t n, const char *fmt, ...)
+rt_path_in(char *buf, size_t n, const char *dir, const char *fmt, ...)
 {
-	int k = snprintf(buf, n, "%s/", rt.root);
+	int k = snprintf(buf, n, "%s/", dir);
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(buf + k, n - (size_t)k, fmt, ap);
 	va_end(ap);
 }
 
+/* A path in the tests' root directory. */
+#define rt_path(buf, n, ...) rt_path_in(buf, n, rt.root, __VA_ARGS__)
 /* A path in the shard-clone directory (tmpfs when there is one). */
-RT_FN void
-rt_shm_path(char *buf, size_t n, const char *fmt, ...)
-{
-	int k = snprintf(buf, n, "%s/", rt.shm);
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf + k, n - (size_t)k, fmt, ap);
-	va_end(ap);
-}
+#define rt_shm_path(buf, n, ...) rt_path_in(buf, n, rt.shm, __VA_ARGS__)
 
 RT_FN bool
 rt_exists(const char *p)
@@ -105,21 +104,7 @@ rt_setup(void **state)
 	snprintf(rt.shm, sizeof(rt.shm), "/dev/shm/ms-replaytest-XXXXXX");
 	if (access("/dev/shm", W_OK) != 0 || !mkdtemp(rt.shm))
 		snprintf(rt.shm, sizeof(rt.shm), "%s", rt.root);
-	ms_fixture_build_opts o;
-	memset(&o, 0, sizeof(o));
-	o.preset = "smoke";
-	o.seed = RT_SEED;
-	o.out_dir = rt.fixture;
-	char plugin[PATH_MAX];
-	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", MS_PLUGIN_DIR);
-	o.plugin_path = plugin;
-	ms_errbuf eb = { { 0 } };
-	int rc = ms_fixture_build(&o, NULL, &eb);
-	if (rc) {
-		fprintf(stderr, "smoke fixture: %s\n", eb.msg);
-		return -1;
-	}
-	return 0;
+	return ms_test_smoke_fixture(rt.fixture, RT_SEED);
 }
 
 RT_FN int

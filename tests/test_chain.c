@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "san_testlib.h"
+
 #include "ms_pipeline.h"
 #include "pipeline_int.h"
 
@@ -617,16 +619,7 @@ main(void)
 	/* The process-mode hosts are this build's executable: in the
 	 * sanitizer build, leave the fatal signals to the default actions,
 	 * as in a plain build, so a crash reads as the signal. */
-	static const char *const san[] = { "ASAN_OPTIONS", "TSAN_OPTIONS" };
-	for (size_t i = 0; i < 2; i++) {
-		const char *ao = getenv(san[i]);
-		char opts[600];
-		snprintf(opts, sizeof(opts),
-		         "%s%shandle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
-		         "handle_sigill=0:handle_abort=0",
-		         ao ? ao : "", ao && *ao ? ":" : "");
-		setenv(san[i], opts, 1);
-	}
+	san_fatal_signals_default();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_batch_columns),
 		cmocka_unit_test(test_and_over_links),

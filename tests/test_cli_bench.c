@@ -33,6 +33,7 @@
 #include <cmocka.h>
 
 #include "bin_testlib.h"
+#include "evdb_testlib.h"
 #include "json_testlib.h"
 #include "xml_testlib.h"
 #include "ms_bench.h"
@@ -42,7 +43,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,13 +79,9 @@ run(const char *const *args, bool shell)
 static char *
 slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	char *buf = ms_test_read(path, OUT_MAX, NULL);
+	if (!buf)
 		fail_msg("%s: cannot open", path);
-	char *buf = malloc(OUT_MAX);
-	assert_non_null(buf);
-	buf[fread(buf, 1, OUT_MAX - 1, f)] = '\0';
-	fclose(f);
 	return buf;
 }
 
@@ -413,12 +409,7 @@ test_collect_names_invalid(void **state)
 	assert_int_equal(system(cmd), 0);
 	char db[PATH_MAX];
 	db_of(db, sizeof(db), copy, 1, 1, "skywalking");
-	sqlite3 *h = NULL;
-	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h, "UPDATE run SET profile = 'cpus=1'",
-	                              NULL, NULL, NULL),
-	                 SQLITE_OK);
-	sqlite3_close(h);
+	et_sql(db, "UPDATE run SET profile = 'cpus=1'");
 
 	const char *args[] = { "bench", "--collect", copy, NULL };
 	assert_int_equal(run(args, false), 0);
@@ -753,14 +744,7 @@ test_report_collect(void **state)
 		char db[PATH_MAX];
 		const char *vn[2] = { "disabled", "alwayskeep" };
 		db_of(db, sizeof(db), other, i / 2, i % 2, vn[i % 2]);
-		sqlite3 *q = NULL;
-		assert_int_equal(sqlite3_open(db, &q), SQLITE_OK);
-		assert_int_equal(sqlite3_exec(q,
-		                              "UPDATE run SET cache_label = "
-		                              "'cold'",
-		                              NULL, NULL, NULL),
-		                 SQLITE_OK);
-		sqlite3_close(q);
+		et_sql(db, "UPDATE run SET cache_label = 'cold'");
 	}
 	const char *mixed[] = { "report",    "--collect", series,
 		                "--collect", other,       NULL };

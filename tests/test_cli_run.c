@@ -21,6 +21,8 @@
 
 #include "ms_fs.h"
 #include "cli_testlib.h"
+#include "fixture_testlib.h"
+#include "testdir.h"
 #include "locale_testlib.h"
 #include "ms_fixture.h"
 #include "ms_replay.h"
@@ -58,22 +60,6 @@ cli(const char *first, ...)
 	int rc = ct_vcli(out_text, CAP, &out_len, err_text, CAP, first, ap);
 	va_end(ap);
 	return rc;
-}
-
-static char *
-read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = malloc(CAP);
-	assert_non_null(buf);
-	size_t n = fread(buf, 1, CAP - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	if (len)
-		*len = n;
-	return buf;
 }
 
 static bool
@@ -277,17 +263,8 @@ setup(void **state)
 	snprintf(cache, sizeof(cache), "%s/cache", tmp_root);
 	setenv("XDG_CACHE_HOME", cache, 1);
 	snprintf(fixture_dir, sizeof(fixture_dir), "%s/smoke", tmp_root);
-	ms_fixture_build_opts bo = {
-		.preset = "smoke",
-		.seed = 1,
-		.out_dir = fixture_dir,
-		.plugin_path = MS_PLUGIN_DIR "/skywalking.so",
-	};
-	ms_errbuf eb = { "" };
-	if (ms_fixture_build(&bo, NULL, &eb)) {
-		fprintf(stderr, "fixture build: %s\n", eb.msg);
+	if (ms_test_smoke_fixture(fixture_dir, 1))
 		return -1;
-	}
 	snprintf(db_keep, sizeof(db_keep), "%s/keep.sqlite", tmp_root);
 	snprintf(db_off, sizeof(db_off), "%s/off.sqlite", tmp_root);
 	snprintf(json_path, sizeof(json_path), "%s/keep.json", tmp_root);
@@ -335,7 +312,7 @@ test_run_headless_passes(void **state)
 	assert_false(exists(want));
 
 	/* --json: one JSON object with the same gates. */
-	char *js = read_file(json_path, NULL);
+	char *js = ms_test_read(json_path, CAP, NULL);
 	assert_non_null(js);
 	assert_true(json_ok(js));
 	assert_non_null(strstr(js, "\"gates\""));
@@ -455,7 +432,7 @@ test_export(void **state)
 	                     "--out", csv, NULL),
 	                 0);
 	assert_non_null(strstr(err_text, "exported"));
-	char *text = read_file(csv, NULL);
+	char *text = ms_test_read(csv, CAP, NULL);
 	assert_non_null(text);
 	assert_int_equal(csv_records(text), merges + 1);
 	free(text);
@@ -465,7 +442,7 @@ test_export(void **state)
 	assert_int_equal(cli("export", "--db", db_keep, "--format=chrome",
 	                     "--out", chrome, NULL),
 	                 0);
-	text = read_file(chrome, NULL);
+	text = ms_test_read(chrome, CAP, NULL);
 	assert_non_null(text);
 	assert_true(json_ok(text));
 	assert_non_null(strstr(text, "\"traceEvents\""));
@@ -477,7 +454,7 @@ test_export(void **state)
 	assert_int_equal(cli("export", "--db", db_keep, "--format", "jsonl",
 	                     "--filter", "lane=finalize", "--out", sub, NULL),
 	                 0);
-	text = read_file(sub, NULL);
+	text = ms_test_read(sub, CAP, NULL);
 	assert_non_null(text);
 	long fin = jsonl_lines(text);
 	free(text);
@@ -701,15 +678,6 @@ test_merge_once(void **state)
 
 /* ---- Output files, long specs, locale, concurrency, small refusals ---- */
 
-static void
-put_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
 /* export --out, run --json: an existing file is refused unless --force;
  * never the database being exported. */
 static void
@@ -718,20 +686,20 @@ test_output_files_need_force(void **state)
 	(void)state;
 	char out[600], db[600], js[600];
 	snprintf(out, sizeof(out), "%s/precious.csv", tmp_root);
-	put_text(out, "precious\n");
+	assert_int_equal(ms_test_put(out, "precious\n"), 0);
 	assert_int_equal(cli("export", "--db", db_keep, "--format", "csv",
 	                     "--out", out, NULL),
 	                 2);
 	assert_one_line();
 	assert_non_null(strstr(err_text, "exists"));
 	assert_non_null(strstr(err_text, "--force"));
-	char *t = read_file(out, NULL);
+	char *t = ms_test_read(out, CAP, NULL);
 	assert_string_equal(t, "precious\n");
 	free(t);
 	assert_int_equal(cli("export", "--db", db_keep, "--format", "csv",
 	                     "--out", out, "--force", NULL),
 	                 0);
-	t = read_file(out, NULL);
+	t = ms_test_read(out, CAP, NULL);
 	assert_true(csv_records(t) > 1);
 	free(t);
 	/* --force without --out is a usage error. */
@@ -747,24 +715,24 @@ test_output_files_need_force(void **state)
 	/* report --html likewise. */
 	char html[600];
 	snprintf(html, sizeof(html), "%s/precious.html", tmp_root);
-	put_text(html, "precious\n");
+	assert_int_equal(ms_test_put(html, "precious\n"), 0);
 	assert_int_equal(cli("report", "--db", db_keep, "--html", html, NULL),
 	                 2);
 	assert_non_null(strstr(err_text, "--force"));
-	t = read_file(html, NULL);
+	t = ms_test_read(html, CAP, NULL);
 	assert_string_equal(t, "precious\n");
 	free(t);
 	assert_int_equal(
 	        cli("report", "--db", db_keep, "--html", html, "--force", NULL),
 	        0);
-	t = read_file(html, NULL);
+	t = ms_test_read(html, CAP, NULL);
 	assert_non_null(strstr(t, "<html"));
 	free(t);
 
 	/* run --json over an existing file: refused before any work. */
 	snprintf(db, sizeof(db), "%s/json-force.sqlite", tmp_root);
 	snprintf(js, sizeof(js), "%s/report.json", tmp_root);
-	put_text(js, "precious\n");
+	assert_int_equal(ms_test_put(js, "precious\n"), 0);
 	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
 	                     "--variant", "disabled", "--db", db, "--json", js,
 	                     NULL),
@@ -773,7 +741,7 @@ test_output_files_need_force(void **state)
 	assert_non_null(strstr(err_text, "--json"));
 	assert_non_null(strstr(err_text, "--force"));
 	assert_false(exists(db));
-	t = read_file(js, NULL);
+	t = ms_test_read(js, CAP, NULL);
 	assert_string_equal(t, "precious\n");
 	free(t);
 	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
@@ -785,7 +753,7 @@ test_output_files_need_force(void **state)
 	if (rc)
 		fprintf(stderr, "%s\n", err_text);
 	assert_int_equal(rc, 0);
-	t = read_file(js, NULL);
+	t = ms_test_read(js, CAP, NULL);
 	assert_true(json_ok(t));
 	free(t);
 }
@@ -882,7 +850,7 @@ test_decimal_comma_locale(void **state)
 	         "--db '%s' > '%s'",
 	         MS_BINARY_DIR, db_keep, path);
 	assert_int_equal(system(cmd), 0);
-	char *t = read_file(path, NULL);
+	char *t = ms_test_read(path, CAP, NULL);
 	assert_string_equal(t, ref_text);
 	free(t);
 	snprintf(path, sizeof(path), "%s/locale.csv", tmp_root);
@@ -891,7 +859,7 @@ test_decimal_comma_locale(void **state)
 	         "--db '%s' --format csv --out '%s'",
 	         MS_BINARY_DIR, db_keep, path);
 	assert_int_equal(system(cmd), 0);
-	t = read_file(path, NULL);
+	t = ms_test_read(path, CAP, NULL);
 	assert_true(csv_records(t) > 1); /* every row as wide as the header */
 	free(t);
 	free(ref_json);
@@ -944,7 +912,7 @@ wait_exit(pid_t pid)
 static bool
 file_has(const char *path, const char *needle)
 {
-	char *t = read_file(path, NULL);
+	char *t = ms_test_read(path, CAP, NULL);
 	bool yes = t && strstr(t, needle);
 	free(t);
 	return yes;
@@ -988,7 +956,8 @@ test_concurrent_builds_and_runs(void **state)
 	close(fd); /* let them go */
 	int ra = wait_exit(a), rb = wait_exit(b);
 	if (ra || rb) {
-		char *t1 = read_file(e1, NULL), *t2 = read_file(e2, NULL);
+		char *t1 = ms_test_read(e1, CAP, NULL),
+		     *t2 = ms_test_read(e2, CAP, NULL);
 		fprintf(stderr, "%s\n---\n%s\n", t1, t2);
 		free(t1);
 		free(t2);
@@ -1109,7 +1078,7 @@ drop_privileges(void)
 static int
 cli_unprivileged(const char *err_path, const char *first, ...)
 {
-	put_text(err_path, "");
+	assert_int_equal(ms_test_put(err_path, ""), 0);
 	assert_int_equal(chmod(err_path, 0666), 0);
 	fflush(NULL);
 	pid_t pid = fork();
@@ -1158,7 +1127,7 @@ test_fixture_check_errors(void **state)
 	ms_fixture_close(f);
 	assert_int_equal(chmod(data, 0), 0);
 	int rc = cli_unprivileged(errp, "fixture", "check", copy, NULL);
-	char *t = read_file(errp, NULL);
+	char *t = ms_test_read(errp, CAP, NULL);
 	assert_int_equal(rc, 2);
 	assert_non_null(strstr(t, "Permission denied"));
 	assert_null(strstr(t, "changed"));
@@ -1197,7 +1166,7 @@ test_merge_once_read_only(void **state)
 	                          "--variant", "alwayskeep", "--reps", "1",
 	                          NULL);
 	if (rc) {
-		char *t = read_file(errp, NULL);
+		char *t = ms_test_read(errp, CAP, NULL);
 		fprintf(stderr, "%s\n", t);
 		free(t);
 	}

@@ -23,16 +23,14 @@
 
 #include "ms_envelope.h"
 #include "ms_limits.h"
+#include "testdir.h"
 
 static void
 put(const char *dir, const char *name, const char *text)
 {
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	FILE *f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(ms_test_put(p, text), 0);
 }
 
 static void

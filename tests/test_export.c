@@ -15,6 +15,7 @@
 
 #include "ev_fixture.h"
 #include "ev_private.h"
+#include "evdb_testlib.h"
 #include "locale_testlib.h"
 #include "ms_replay_events.h"
 #include "testdir.h"
@@ -157,21 +158,25 @@ teardown(void **state)
 	return ms_test_rmtree(tmpdir);
 }
 
+typedef struct export_arg {
+	enum ms_export_format fmt;
+	const ms_ev_filter *f;
+	uint64_t *written;
+} export_arg;
+
+static int
+write_export(ms_evdb *db, FILE *out, void *arg, ms_errbuf *eb)
+{
+	const export_arg *a = arg;
+	return ms_export(db, a->fmt, a->f, out, a->written, eb);
+}
+
 /* Export into memory; returns the NUL-terminated text (caller frees). */
 static char *
 export_text(enum ms_export_format fmt, const ms_ev_filter *f, uint64_t *written)
 {
-	ms_evdb *db = NULL;
-	ms_errbuf eb;
-	assert_int_equal(ms_evdb_open(&db, dbpath, &eb), 0);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
-	assert_non_null(out);
-	assert_int_equal(ms_export(db, fmt, f, out, written, &eb), 0);
-	fclose(out);
-	ms_evdb_close(db);
-	return buf;
+	export_arg a = { fmt, f, written };
+	return et_text(dbpath, write_export, &a);
 }
 
 /* The merges the database holds (deep copies). */
@@ -636,29 +641,6 @@ test_export_file_errors(void **state)
 }
 
 /* The whole of path (caller frees), or NULL when it does not exist. */
-static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = calloc(1, 1 << 20);
-	assert_non_null(buf);
-	size_t n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
-static void
-put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
 /* Number of entries in dir whose name starts with prefix. */
 static int
 entries_with(const char *dir, const char *prefix)
@@ -669,7 +651,7 @@ entries_with(const char *dir, const char *prefix)
 	(void)system(cmd);
 	char path[600];
 	snprintf(path, sizeof(path), "%s/.count", dir);
-	char *t = slurp(path);
+	char *t = ms_test_read(path, 1 << 20, NULL);
 	assert_non_null(t);
 	int n = atoi(t);
 	free(t);
@@ -689,7 +671,7 @@ test_export_file_refuses_existing(void **state)
 	assert_int_equal(ms_evdb_open(&db, dbpath, &eb), 0);
 	char path[600];
 	snprintf(path, sizeof(path), "%s/keep.jsonl", tmpdir);
-	put(path, "precious\n");
+	assert_int_equal(ms_test_put(path, "precious\n"), 0);
 	/* Exists: refused, untouched, nothing left beside it. */
 	eb.msg[0] = '\0';
 	assert_int_equal(ms_export_file(db, MS_EXPORT_JSONL, NULL, path, false,
@@ -697,7 +679,7 @@ test_export_file_refuses_existing(void **state)
 	                 MS_ERR_EXISTS);
 	assert_non_null(strstr(eb.msg, path));
 	assert_non_null(strstr(eb.msg, "--force"));
-	char *t = slurp(path);
+	char *t = ms_test_read(path, 1 << 20, NULL);
 	assert_string_equal(t, "precious\n");
 	free(t);
 	assert_int_equal(entries_with(tmpdir, ".keep.jsonl."), 0);
@@ -707,7 +689,7 @@ test_export_file_refuses_existing(void **state)
 	        ms_export_file(db, MS_EXPORT_JSONL, NULL, path, true, &n, &eb),
 	        0);
 	assert_int_equal(n, NMERGES);
-	t = slurp(path);
+	t = ms_test_read(path, 1 << 20, NULL);
 	assert_null(strstr(t, "precious"));
 	size_t lines = 0;
 	for (const char *p = t; *p; p++)
@@ -731,9 +713,9 @@ test_export_file_refuses_existing(void **state)
 	ms_outfile *o = NULL;
 	assert_int_equal(ms_outfile_open(&o, late, false, &eb), 0);
 	fputs("new text\n", ms_outfile_stream(o));
-	put(late, "written meanwhile\n");
+	assert_int_equal(ms_test_put(late, "written meanwhile\n"), 0);
 	assert_int_equal(ms_outfile_commit(o, &eb), MS_ERR_EXISTS);
-	t = slurp(late);
+	t = ms_test_read(late, 1 << 20, NULL);
 	assert_string_equal(t, "written meanwhile\n");
 	free(t);
 	assert_int_equal(entries_with(tmpdir, ".late.csv."), 0);
@@ -755,7 +737,7 @@ test_export_file_refuses_existing(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	t = slurp(path);
+	t = ms_test_read(path, 1 << 20, NULL);
 	lines = 0;
 	for (const char *p = t; *p; p++)
 		lines += *p == '\n';

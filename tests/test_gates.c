@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "evdb_testlib.h"
+
 #include <dirent.h>
 
 /* ---- plugin_health ---------------------------------------------------- */
@@ -73,17 +75,8 @@ health_run_capped(const char *chain, bool allow, uint64_t timeout_ns,
 		}
 	assert_true(found);
 	ms_replay_close(r);
-	ms_evdb *db = NULL;
-	ms_errbuf eb = { { 0 } };
-	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
 	unsigned failed = 0;
-	assert_int_equal(ms_report_text(db, f, &failed, &eb), 0);
-	fclose(f);
-	ms_evdb_close(db);
-	return buf;
+	return et_report(run.db, ms_report_text, &failed);
 }
 
 static char *
@@ -343,6 +336,25 @@ split_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 	return 0;
 }
 
+/* The finished run r has gate `name`, failed, its detail saying why. */
+static void
+assert_gate_fails(ms_replay *r, const char *name, const char *why)
+{
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, name))
+			continue;
+		seen = true;
+		if (g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
+		assert_false(g[i].pass);
+		assert_non_null(strstr(g[i].detail, why));
+	}
+	assert_true(seen);
+}
+
 static void
 test_gate_split_block_intermediate(void **state)
 {
@@ -359,19 +371,7 @@ test_gate_split_block_intermediate(void **state)
 	assert_non_null(r);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
 	assert_true(sh.done);
-	ms_ev_gate g[32];
-	size_t n = ms_replay_gates(r, g, 32, NULL);
-	bool seen = false;
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(g[i].name, "one_block_per_trace"))
-			continue;
-		seen = true;
-		if (g[i].pass)
-			fprintf(stderr, "%s\n", g[i].detail);
-		assert_false(g[i].pass);
-		assert_non_null(strstr(g[i].detail, "has two blocks"));
-	}
-	assert_true(seen);
+	assert_gate_fails(r, "one_block_per_trace", "has two blocks");
 	ms_replay_close(r);
 }
 
@@ -387,19 +387,7 @@ oracle_mismatch(rt_run *run, const char *name, const char *oracle_spec,
 	ms_replay *r = rt_start(run, NULL);
 	assert_non_null(r);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
-	ms_ev_gate g[32];
-	size_t n = ms_replay_gates(r, g, 32, NULL);
-	bool seen = false;
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(g[i].name, "verdict_oracle"))
-			continue;
-		seen = true;
-		if (g[i].pass)
-			fprintf(stderr, "%s\n", g[i].detail);
-		assert_false(g[i].pass);
-		assert_non_null(strstr(g[i].detail, why));
-	}
-	assert_true(seen);
+	assert_gate_fails(r, "verdict_oracle", why);
 	ms_replay_close(r);
 }
 
@@ -414,15 +402,7 @@ test_gate_oracle_wrong_drop(void **state)
 	oracle_mismatch(&run, "oracle-wrong", "detdrop:30",
 	                "is kept by the oracle");
 	/* The report's reconciliation table says which row fails. */
-	ms_evdb *db = NULL;
-	ms_errbuf eb = { { 0 } };
-	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	assert_int_equal(ms_report_text(db, f, NULL, &eb), 0);
-	fclose(f);
-	ms_evdb_close(db);
+	char *buf = et_report(run.db, ms_report_text, NULL);
 	assert_non_null(strstr(buf, "reconciliation with the oracle"));
 	const char *row = strstr(buf, "  dropped the oracle keeps");
 	assert_non_null(row);

@@ -20,6 +20,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixture_testlib.h"
+#include "san_testlib.h"
+#include "testdir.h"
+
 #include "ms_fs.h"
 #include "ms_fixture.h"
 
@@ -75,16 +79,7 @@ setup(void **state)
 	setenv("XDG_CACHE_HOME", p, 1);
 	/* In the sanitizer build, leave the fatal signals to the program's
 	 * own handlers, as in a plain build. */
-	static const char *const san[] = { "ASAN_OPTIONS", "TSAN_OPTIONS" };
-	for (size_t i = 0; i < 2; i++) {
-		const char *ao = getenv(san[i]);
-		char opts[600];
-		snprintf(opts, sizeof(opts),
-		         "%s%shandle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
-		         "handle_sigill=0:handle_abort=0",
-		         ao ? ao : "", ao && *ao ? ":" : "");
-		setenv(san[i], opts, 1);
-	}
+	san_fatal_signals_default();
 	snprintf(p, sizeof(p), "%s/bin", root);
 	if (mkdir(p, 0755) != 0)
 		return -1;
@@ -113,18 +108,7 @@ setup(void **state)
 	if (symlink(MS_PLUGIN_DIR "/skywalking.so", p) != 0)
 		return -1;
 	snprintf(fixture, sizeof(fixture), "%s/smoke", root);
-	ms_fixture_build_opts bo = {
-		.preset = "smoke",
-		.seed = 1,
-		.out_dir = fixture,
-		.plugin_path = MS_PLUGIN_DIR "/skywalking.so",
-	};
-	ms_errbuf eb = { "" };
-	if (ms_fixture_build(&bo, NULL, &eb)) {
-		fprintf(stderr, "fixture build: %s\n", eb.msg);
-		return -1;
-	}
-	return 0;
+	return ms_test_smoke_fixture(fixture, 1);
 }
 
 static int
@@ -137,14 +121,8 @@ teardown(void **state)
 static char *
 slurp(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return calloc(1, 1);
-	char *buf = calloc(1, 1 << 20);
-	if (buf)
-		fread(buf, 1, (1 << 20) - 1, f);
-	fclose(f);
-	return buf;
+	char *buf = ms_test_read(path, 1 << 20, NULL);
+	return buf ? buf : calloc(1, 1);
 }
 
 typedef struct run_out {
@@ -232,6 +210,20 @@ exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* A run that went on to its end with nothing sampled: that gate fails
+ * (exit status 1), the others pass, and the run is recorded complete. */
+static void
+assert_complete_unsampled(const run_out *r)
+{
+	assert_true(WIFEXITED(r->status));
+	assert_int_equal(WEXITSTATUS(r->status), 1);
+	assert_non_null(strstr(r->out, "FAIL  sampling_exercised"));
+	assert_non_null(strstr(r->out, "PASS  event_count"));
+	char v[256];
+	db_text(r->db, "SELECT status FROM run", v, sizeof(v));
+	assert_string_equal(v, "complete");
+}
+
 static void
 test_loop_times_out_and_exits(void **state)
 {
@@ -240,14 +232,8 @@ test_loop_times_out_and_exits(void **state)
 	 * opens the circuit; closing the chain leaves the calls behind. */
 	run_out r;
 	run_chain("loop", "tp_loop,tp_loop,tp_loop", &r);
-	assert_true(WIFEXITED(r.status));
-	/* Nothing was sampled: that gate fails, the others pass. */
-	assert_int_equal(WEXITSTATUS(r.status), 1);
-	assert_non_null(strstr(r.out, "FAIL  sampling_exercised"));
-	assert_non_null(strstr(r.out, "PASS  event_count"));
+	assert_complete_unsampled(&r);
 	char v[256];
-	db_text(r.db, "SELECT status FROM run", v, sizeof(v));
-	assert_string_equal(v, "complete");
 	db_text(r.db,
 	        "SELECT count(*) || ' ' || group_concat(DISTINCT fail_open) "
 	        "FROM merge_link WHERE fail_open != ''",
@@ -319,15 +305,9 @@ process_case(const char *kind, const char *reason)
 	snprintf(name, sizeof(name), "proc-%s", kind);
 	run_out r;
 	run_chain_host(name, chain, "process", &r);
-	assert_true(WIFEXITED(r.status));
-	/* The run goes on to its end; nothing was sampled, so that gate
-	 * fails and the rest pass. */
-	assert_int_equal(WEXITSTATUS(r.status), 1);
-	assert_non_null(strstr(r.out, "FAIL  sampling_exercised"));
-	assert_non_null(strstr(r.out, "PASS  event_count"));
+	/* The run goes on to its end. */
+	assert_complete_unsampled(&r);
 	char v[256];
-	db_text(r.db, "SELECT status FROM run", v, sizeof(v));
-	assert_string_equal(v, "complete");
 	db_text(r.db,
 	        "SELECT group_concat(DISTINCT fail_open) FROM merge_link "
 	        "WHERE fail_open != ''",

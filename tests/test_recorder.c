@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "ev_fixture.h"
+#include "evdb_testlib.h"
 #include "ms_replay_events.h"
 #include "sqlite_full_vfs.h"
 #include "testdir.h"
@@ -26,22 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static char tmpdir[256];
-
-static int
-setup(void **state)
-{
-	(void)state;
-	return ms_test_mkdtemp(tmpdir, sizeof(tmpdir), "ms-test-recorder") ? 0
-	                                                                   : -1;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	return ms_test_rmtree(tmpdir);
-}
+MS_TEST_TMPDIR("ms-test-recorder")
 
 static void
 path_in(char *buf, size_t n, const char *name)
@@ -529,13 +515,10 @@ test_unwritable_path(void **state)
 static void
 make_foreign(const char *path, int version)
 {
-	sqlite3 *db = NULL;
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	char sql[128];
 	snprintf(sql, sizeof(sql),
 	         "CREATE TABLE merge(x); PRAGMA user_version = %d", version);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
+	et_sql(path, sql);
 }
 
 static void

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "ev_fixture.h"
+#include "evdb_testlib.h"
 #include "json_testlib.h"
 #include "ms_gates.h"
 #include "xml_testlib.h"
@@ -23,22 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char tmpdir[256];
-
-static int
-setup(void **state)
-{
-	(void)state;
-	return ms_test_mkdtemp(tmpdir, sizeof(tmpdir), "ms-test-report") ? 0
-	                                                                 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	return ms_test_rmtree(tmpdir);
-}
+MS_TEST_TMPDIR("ms-test-report")
 
 static void
 record(const char *name, const char *variant, uint64_t n, int64_t wall,
@@ -50,23 +36,6 @@ record(const char *name, const char *variant, uint64_t n, int64_t wall,
 	if (rc)
 		print_error("%s\n", eb.msg);
 	assert_int_equal(rc, 0);
-}
-
-typedef int (*report_fn)(ms_evdb *, FILE *, unsigned *, ms_errbuf *);
-
-static char *
-report_of(const char *path, report_fn fn, unsigned *failed)
-{
-	ms_evdb *db = NULL;
-	ms_errbuf eb;
-	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	assert_int_equal(fn(db, f, failed, &eb), 0);
-	fclose(f);
-	ms_evdb_close(db);
-	return buf;
 }
 
 /* Everything after the "database" line (which names the temp path). */
@@ -122,7 +91,7 @@ test_report_golden(void **state)
 	char path[512];
 	record("golden.db", "skywalking", 10, 0, NULL, path, sizeof(path));
 	unsigned failed = 99;
-	char *text = report_of(path, ms_report_text, &failed);
+	char *text = et_report(path, ms_report_text, &failed);
 	assert_int_equal(failed, 0);
 	const char *head = "mergescope run report\n  database     ";
 	assert_true(strncmp(text, head, strlen(head)) == 0);
@@ -190,7 +159,7 @@ test_report_counts(void **state)
 		dropped += m.sampling.traces_dropped;
 		failed += m.err != 0;
 	}
-	char *text = report_of(path, ms_report_text, NULL);
+	char *text = et_report(path, ms_report_text, NULL);
 	char want[128];
 	snprintf(want, sizeof(want), "  %-28s %14llu %14llu\n", "lane fast",
 	         (unsigned long long)lanes[0][0],
@@ -202,7 +171,7 @@ test_report_counts(void **state)
 	assert_non_null(strstr(text, want));
 	free(text);
 
-	char *js = report_of(path, ms_report_json, NULL);
+	char *js = et_report(path, ms_report_json, NULL);
 	snprintf(want, sizeof(want), "\"merges_completed\":%llu",
 	         (unsigned long long)n);
 	assert_non_null(strstr(js, want));
@@ -223,12 +192,12 @@ test_failing_gate(void **state)
 	char path[512];
 	record("bad.db", "bad", 5, 0, NULL, path, sizeof(path));
 	unsigned failed = 0;
-	char *text = report_of(path, ms_report_text, &failed);
+	char *text = et_report(path, ms_report_text, &failed);
 	assert_int_equal(failed, 1);
 	assert_non_null(strstr(text, "  FAIL  hot_decide "));
 	assert_non_null(strstr(text, "  2 gates, 1 failed\n"));
 	free(text);
-	text = report_of(path, ms_report_json, &failed);
+	text = et_report(path, ms_report_json, &failed);
 	assert_int_equal(failed, 1);
 	assert_non_null(strstr(text, "\"gates_failed\":1"));
 	free(text);
@@ -374,7 +343,7 @@ test_report_staged_batches(void **state)
 	(void)state;
 	char path[512];
 	record("staged.db", "skywalking", 10, 0, NULL, path, sizeof(path));
-	char *text = report_of(path, ms_report_text, NULL);
+	char *text = et_report(path, ms_report_text, NULL);
 	assert_non_null(strstr(text, "\nstaged batches (staging "));
 	assert_non_null(strstr(text, "preferred 32.00 MiB\n"));
 	assert_non_null(strstr(text, "    batches planned 1, cut 1; "));
@@ -457,23 +426,23 @@ test_unfinished_run(void **state)
 	record_unfinished("aborted.db", "aborted", aborted, sizeof(aborted));
 	record("done.db", "skywalking", 5, 0, NULL, done, sizeof(done));
 	unsigned failed = 0;
-	char *t = report_of(killed, ms_report_text, &failed);
+	char *t = et_report(killed, ms_report_text, &failed);
 	assert_int_equal(failed, 1);
 	assert_non_null(strstr(t, "  FAIL  run_finished "));
 	assert_non_null(strstr(t, "no end record"));
 	assert_non_null(strstr(t, "1 gates, 1 failed (the run did not "
 	                          "finish)\n"));
 	free(t);
-	t = report_of(aborted, ms_report_text, &failed);
+	t = et_report(aborted, ms_report_text, &failed);
 	assert_int_equal(failed, 1);
 	assert_non_null(strstr(t, "status aborted"));
 	free(t);
-	t = report_of(killed, ms_report_json, &failed);
+	t = et_report(killed, ms_report_json, &failed);
 	assert_int_equal(failed, 1);
 	assert_non_null(strstr(t, "\"finished\":false"));
 	assert_non_null(strstr(t, "\"gates_failed\":1"));
 	free(t);
-	t = report_of(done, ms_report_json, &failed);
+	t = et_report(done, ms_report_json, &failed);
 	assert_int_equal(failed, 0);
 	assert_non_null(strstr(t, "\"finished\":true"));
 	free(t);
@@ -551,27 +520,20 @@ test_report_figures(void **state)
 	record("figures.db", "skywalking", 20, 0, NULL, path, sizeof(path));
 	/* what the end of a run adds: the plugins' counters; and a merge
 	 * whose first link failed open in 3 of its calls */
-	sqlite3 *h = NULL;
-	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-	assert_int_equal(
-	        sqlite3_exec(h,
-	                     "INSERT INTO plugin_stat (link, name, value) "
-	                     "VALUES (0, 'sample.kept', 139), "
-	                     "(1, 'observed_ppm', 350500);"
-	                     "UPDATE merge_link SET calls = 5, "
-	                     "fail_timeout = 3, fail_open = 'timeout' "
-	                     "WHERE seq = 2 AND idx = 0;"
-	                     /* three merges at once: [0,10], [5,15] and
-	                      * [8,10] ms; the others run alone */
-	                     "UPDATE merge SET wall_start_ns = 0, wall_ns = "
-	                     "10000000 WHERE seq = 1;"
-	                     "UPDATE merge SET wall_start_ns = 5000000, "
-	                     "wall_ns = 10000000 WHERE seq = 2;"
-	                     "UPDATE merge SET wall_start_ns = 8000000, "
-	                     "wall_ns = 2000000 WHERE seq = 3;",
-	                     NULL, NULL, NULL),
-	        SQLITE_OK);
-	sqlite3_close(h);
+	et_sql(path, "INSERT INTO plugin_stat (link, name, value) "
+	             "VALUES (0, 'sample.kept', 139), "
+	             "(1, 'observed_ppm', 350500);"
+	             "UPDATE merge_link SET calls = 5, "
+	             "fail_timeout = 3, fail_open = 'timeout' "
+	             "WHERE seq = 2 AND idx = 0;"
+	             /* three merges at once: [0,10], [5,15] and
+	              * [8,10] ms; the others run alone */
+	             "UPDATE merge SET wall_start_ns = 0, wall_ns = "
+	             "10000000 WHERE seq = 1;"
+	             "UPDATE merge SET wall_start_ns = 5000000, "
+	             "wall_ns = 10000000 WHERE seq = 2;"
+	             "UPDATE merge SET wall_start_ns = 8000000, "
+	             "wall_ns = 2000000 WHERE seq = 3;");
 	struct inv v = { 0 };
 	ms_evdb *db = NULL;
 	ms_errbuf eb;
@@ -580,7 +542,7 @@ test_report_figures(void **state)
 	assert_int_equal(ms_evdb_each_pub(db, sum_pub, &v, &eb), 0);
 	ms_evdb_close(db);
 
-	char *text = report_of(path, ms_report_text, NULL);
+	char *text = et_report(path, ms_report_text, NULL);
 	char want[256];
 	/* the fixture publishes every 26.8 logical s and 2 wall ms */
 	assert_non_null(strstr(text, "publication gaps (20 publications)\n"));
@@ -605,7 +567,7 @@ test_report_figures(void **state)
 	assert_true(nl - sk > 3 && strncmp(nl - 2, " 3", 2) == 0);
 	free(text);
 
-	char *js = report_of(path, ms_report_json, NULL);
+	char *js = et_report(path, ms_report_json, NULL);
 	jv j;
 	json_parse(js, &j);
 	const jv *gaps = jget(&j, "publication_gaps");

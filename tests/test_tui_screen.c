@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "tui_fake.h"
+#include "testdir.h"
 #include "tui_int.h"
 
 #include <locale.h>
@@ -95,23 +96,6 @@ draw_and_read(fixture *f, int w, int h)
 	return text;
 }
 
-static char *
-slurp(const char *path)
-{
-	FILE *fp = fopen(path, "r");
-	if (!fp)
-		return NULL;
-	fseek(fp, 0, SEEK_END);
-	long n = ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	size_t got = fread(buf, 1, (size_t)n, fp);
-	buf[got] = '\0';
-	fclose(fp);
-	return buf;
-}
-
 static void
 expect_snapshot(const char *name, const char *actual)
 {
@@ -126,7 +110,7 @@ expect_snapshot(const char *name, const char *actual)
 		fclose(fp);
 		return;
 	}
-	char *want = slurp(path);
+	char *want = ms_test_read(path, 0, NULL);
 	if (!want)
 		fail_msg("missing expectation %s (run with "
 		         "MS_TUI_UPDATE_EXPECT=1 to create it)",

@@ -40,4 +40,59 @@ ms_test_rmtree(const char *dir)
 	return ms_fs_rm_tree(dir, NULL) == 0 ? 0 : -1;
 }
 
+/* Write text to path (created or truncated); 0, or -1 when that failed. */
+static inline int
+ms_test_put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	int rc = fputs(text, f) < 0 ? -1 : 0;
+	if (fclose(f) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* The file at path and a NUL, in memory the caller frees: its first
+ * cap - 1 bytes, or all of it when cap is 0; the bytes read into *len
+ * when len is not NULL. NULL when it does not open. */
+static inline char *
+ms_test_read(const char *path, size_t cap, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	if (cap == 0) {
+		fseek(f, 0, SEEK_END);
+		long end = ftell(f);
+		fseek(f, 0, SEEK_SET);
+		cap = end > 0 ? (size_t)end + 1 : 1;
+	}
+	char *buf = malloc(cap);
+	if (!buf)
+		abort();
+	size_t n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* One scratch directory for a whole test executable: defines `tmpdir`
+ * and the group's `setup` (a fresh "<tag>-XXXXXX") and `teardown`
+ * (removes it with all below). */
+#define MS_TEST_TMPDIR(tag)                                                    \
+	static char tmpdir[256];                                               \
+	static int setup(void **state)                                         \
+	{                                                                      \
+		(void)state;                                                   \
+		return ms_test_mkdtemp(tmpdir, sizeof(tmpdir), tag) ? 0 : -1;  \
+	}                                                                      \
+	static int teardown(void **state)                                      \
+	{                                                                      \
+		(void)state;                                                   \
+		return ms_test_rmtree(tmpdir);                                 \
+	}
+
 #endif

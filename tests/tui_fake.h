@@ -213,13 +213,7 @@ MS_FAKE static void
 fake_part(ms_tui_part *p, uint64_t id, uint64_t bytes, uint64_t rows,
           uint32_t depth, int64_t min_ts, int64_t max_ts, int64_t frontier)
 {
-	memset(p, 0, sizeof(*p));
-	p->id = id;
-	p->bytes = bytes;
-	p->rows = rows;
-	p->depth = depth;
-	p->min_ts = min_ts;
-	p->max_ts = max_ts;
+	ms_tui_part_init(p, id, bytes, rows, depth, min_ts, max_ts);
 	p->mature = max_ts <= frontier;
 }
 

@@ -116,6 +116,20 @@ fail(FILE *err, int status, const char *fmt, const char *a, const char *b)
 	return status;
 }
 
+/* A whole number from 1 to max (decimal, no sign) into *out. */
+static bool
+parse_count(const char *v, unsigned long max, unsigned *out)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long n = strtoul(v, &end, 10);
+	if (errno || !end || *end || end == v || n < 1 || n > max ||
+	    v[0] == '-')
+		return false;
+	*out = (unsigned)n;
+	return true;
+}
+
 /* The file name part of a variant: [A-Za-z0-9._-], others as '_'. */
 static void
 file_part(char *buf, size_t n, const char *v)
@@ -533,31 +547,17 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 		            "--fixture and --preset exclude each other", "");
 	const char *kind = o[O_EMIT].value; /* one of its choices */
 	bench b = { .reps = 5, .o = o };
-	if (o[O_REPS].count) {
-		char *end = NULL;
-		errno = 0;
-		unsigned long r = strtoul(o[O_REPS].value, &end, 10);
-		if (errno || !end || *end || end == o[O_REPS].value || r < 1 ||
-		    r > MAX_REPS || o[O_REPS].value[0] == '-')
-			return fail(err, MS_EXIT_USAGE,
-			            "--reps \"%s\": expected a whole number "
-			            "from 1 to 1000%s",
-			            o[O_REPS].value, "");
-		b.reps = (unsigned)r;
-	}
 	unsigned jobs = 1;
-	if (o[O_JOBS].count) {
-		char *end = NULL;
-		errno = 0;
-		unsigned long j = strtoul(o[O_JOBS].value, &end, 10);
-		if (errno || !end || *end || end == o[O_JOBS].value || j < 1 ||
-		    j > MAX_JOBS || o[O_JOBS].value[0] == '-')
-			return fail(err, MS_EXIT_USAGE,
-			            "--jobs \"%s\": expected a whole number "
-			            "from 1 to 64%s",
-			            o[O_JOBS].value, "");
-		jobs = (unsigned)j;
-	}
+	if (o[O_REPS].count && !parse_count(o[O_REPS].value, MAX_REPS, &b.reps))
+		return fail(err, MS_EXIT_USAGE,
+		            "--reps \"%s\": expected a whole number from 1 to "
+		            "1000%s",
+		            o[O_REPS].value, "");
+	if (o[O_JOBS].count && !parse_count(o[O_JOBS].value, MAX_JOBS, &jobs))
+		return fail(err, MS_EXIT_USAGE,
+		            "--jobs \"%s\": expected a whole number from 1 to "
+		            "64%s",
+		            o[O_JOBS].value, "");
 	rc = parse_variants(&b, o[O_VARIANTS].value, err);
 	ssize_t el =
 	        rc ? 0 : readlink("/proc/self/exe", b.exe, sizeof(b.exe) - 1);

@@ -11,44 +11,38 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Without a selection: say so, and how to get to one. */
 static void
-draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+draw_none(ms_canvas *c, ms_rect in)
 {
-	const ms_tui_selection *s = &v->sel;
-	char title[64];
-	if (s->present)
-		snprintf(title, sizeof(title), "Pending selection #%" PRIu64,
-		         s->seq);
-	else
-		snprintf(title, sizeof(title), "Pending selection");
-	/* Never drawn as focused: it takes no keys, and a second focused
-	 * border would hide which panel does. */
-	ms_rect in = ms_canvas_box(c, r, title, false);
-	if (in.h < 1)
-		return;
-	if (!s->present) {
-		ms_canvas_text(c, in.x, in.y, in.w, "none pending", MS_C_MUTED);
-		if (in.h >= 3)
-			ms_canvas_text(c, in.x, in.y + 2, in.w,
-			               "] runs to the next breakpoint,",
-			               MS_C_MUTED);
-		if (in.h >= 4)
-			ms_canvas_text(c, in.x, in.y + 3, in.w,
-			               "b sets one (e.g. \"mature\")",
-			               MS_C_MUTED);
-		return;
-	}
-	char b[32], n[32], mr[32], hr[32], fr[32];
-	int y = in.y, end = in.y + in.h;
+	ms_canvas_text(c, in.x, in.y, in.w, "none pending", MS_C_MUTED);
+	if (in.h >= 3)
+		ms_canvas_text(c, in.x, in.y + 2, in.w,
+		               "] runs to the next breakpoint,", MS_C_MUTED);
+	if (in.h >= 4)
+		ms_canvas_text(c, in.x, in.y + 3, in.w,
+		               "b sets one (e.g. \"mature\")", MS_C_MUTED);
+}
+
+/* Line y: the inputs, their bytes and rows, the lane. */
+static void
+draw_size(ms_canvas *c, ms_rect in, int y, const ms_tui_selection *s)
+{
+	char b[32], n[32];
 	int x = in.x;
 	x += ms_canvas_printf(c, x, y, in.w, MS_A_BOLD, "%zu inputs ",
 	                      s->inputs_total);
 	ms_canvas_printf(c, x, y, in.x + in.w - x, 0, "%s %s rows  lane %s",
 	                 ms_fmt_bytes(b, sizeof(b), s->bytes),
 	                 ms_fmt_count(n, sizeof(n), s->rows), s->lane);
-	if (++y >= end)
-		return;
-	x = in.x;
+}
+
+/* Line y: how many inputs are mature and hot, and their rows. */
+static void
+draw_maturity(ms_canvas *c, ms_rect in, int y, const ms_tui_selection *s)
+{
+	char mr[32], hr[32];
+	int x = in.x;
 	x += ms_canvas_printf(
 	        c, x, y, in.w,
 	        (uint16_t)(s->mature_count ? MS_C_WARN | MS_A_BOLD : 0),
@@ -58,20 +52,29 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	                 (uint16_t)(s->hot_count ? MS_C_HOT | MS_A_BOLD : 0),
 	                 "  hot %u (%s rows)", s->hot_count,
 	                 ms_fmt_count(hr, sizeof(hr), s->hot_rows));
-	if (++y >= end)
-		return;
-	x = in.x + ms_canvas_text(c, in.x, y, in.w, "predicted ", MS_C_MUTED);
+}
+
+/* Line y: the predicted sampling classification and its reason. */
+static void
+draw_predicted(ms_canvas *c, ms_rect in, int y, const ms_tui_selection *s)
+{
+	int x = in.x +
+	        ms_canvas_text(c, in.x, y, in.w, "predicted ", MS_C_MUTED);
 	x += ms_canvas_text(
 	        c, x, y, in.x + in.w - x, s->predicted,
 	        (uint16_t)(ms__class_attr(s->predicted, false) | MS_A_BOLD));
 	if (s->reason[0])
 		ms_canvas_printf(c, x, y, in.x + in.w - x, 0, " (%s)",
 		                 s->reason);
-	if (++y >= end)
-		return;
-	/* Why sampling is bypassed, and until when: an input is hot until
-	 * the frontier (now - grace) passes its newest row, so it matures at
-	 * max_ts + grace. */
+}
+
+/* Line y, when sampling is bypassed for the merge grace: until when. An
+ * input is hot until the frontier (now - grace) passes its newest row,
+ * so it matures at max_ts + grace. False when there is nothing to say. */
+static bool
+draw_bypass(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
+{
+	const ms_tui_selection *s = &v->sel;
 	int64_t oldest = 0, newest = 0;
 	size_t hot = 0;
 	for (size_t i = 0; i < s->ninputs; i++) {
@@ -83,29 +86,27 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		if (p->max_ts > newest)
 			newest = p->max_ts;
 	}
-	if (hot && strcmp(s->reason, "merge_grace") == 0) {
-		int64_t grace = v->now - v->frontier;
-		char t1[32], t2[32], line[128];
-		ms_fmt_clock(t1, sizeof(t1), oldest + grace, v->day_start);
-		ms_fmt_clock(t2, sizeof(t2), newest + grace, v->day_start);
-		int len = snprintf(line, sizeof(line),
-		                   "bypassed (%u hot): oldest matures %s, all "
-		                   "%s",
-		                   s->hot_count, t1, t2);
-		if (len > in.w)
-			len = snprintf(line, sizeof(line),
-			               "bypassed (%u hot): 1st mature %s",
-			               s->hot_count, t1);
-		ms_canvas_text(c, in.x, y, in.w, line, MS_C_HOT);
-		if (++y >= end)
-			return;
-	}
-	ms_canvas_printf(
-	        c, in.x, y, in.w, 0, "frontier %s  max depth %u",
-	        ms_fmt_clock(fr, sizeof(fr), s->frontier, v->day_start),
-	        s->max_depth);
-	if (++y >= end)
-		return;
+	if (!hot || strcmp(s->reason, "merge_grace") != 0)
+		return false;
+	int64_t grace = v->now - v->frontier;
+	char t1[32], t2[32], line[128];
+	ms_fmt_clock(t1, sizeof(t1), oldest + grace, v->day_start);
+	ms_fmt_clock(t2, sizeof(t2), newest + grace, v->day_start);
+	int len = snprintf(line, sizeof(line),
+	                   "bypassed (%u hot): oldest matures %s, all %s",
+	                   s->hot_count, t1, t2);
+	if (len > in.w)
+		snprintf(line, sizeof(line), "bypassed (%u hot): 1st mature %s",
+		         s->hot_count, t1);
+	ms_canvas_text(c, in.x, y, in.w, line, MS_C_HOT);
+	return true;
+}
+
+/* From line y to end: the inputs' header, then one input a line. */
+static void
+draw_inputs(ms_canvas *c, ms_rect in, int y, int end, const ms_tui_selection *s)
+{
+	char b[32], n[32];
 	bool narrow = in.w < 37; /* leave out the rows column */
 	if (narrow)
 		ms_canvas_printf(c, in.x, y, in.w, MS_C_MUTED | MS_A_UL,
@@ -124,6 +125,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		}
 		ms_fmt_bytes(b, sizeof(b), p->bytes);
 		ms_fmt_count(n, sizeof(n), p->rows);
+		int x;
 		if (narrow)
 			x = in.x + ms_canvas_printf(c, in.x, y, in.w, 0,
 			                            "%016" PRIx64 " %7s %2u ",
@@ -137,6 +139,46 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		               (uint16_t)(MS_A_BOLD |
 		                          (p->mature ? MS_C_WARN : MS_C_HOT)));
 	}
+}
+
+static void
+draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+{
+	const ms_tui_selection *s = &v->sel;
+	char title[64], fr[32];
+	if (s->present)
+		snprintf(title, sizeof(title), "Pending selection #%" PRIu64,
+		         s->seq);
+	else
+		snprintf(title, sizeof(title), "Pending selection");
+	/* Never drawn as focused: it takes no keys, and a second focused
+	 * border would hide which panel does. */
+	ms_rect in = ms_canvas_box(c, r, title, false);
+	if (in.h < 1)
+		return;
+	if (!s->present) {
+		draw_none(c, in);
+		return;
+	}
+	int y = in.y, end = in.y + in.h;
+	draw_size(c, in, y, s);
+	if (++y >= end)
+		return;
+	draw_maturity(c, in, y, s);
+	if (++y >= end)
+		return;
+	draw_predicted(c, in, y, s);
+	if (++y >= end)
+		return;
+	if (draw_bypass(c, in, y, v) && ++y >= end)
+		return;
+	ms_canvas_printf(
+	        c, in.x, y, in.w, 0, "frontier %s  max depth %u",
+	        ms_fmt_clock(fr, sizeof(fr), s->frontier, v->day_start),
+	        s->max_depth);
+	if (++y >= end)
+		return;
+	draw_inputs(c, in, y, end, s);
 }
 
 const ms_panel_class ms_panel_selection = {

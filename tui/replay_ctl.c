@@ -352,14 +352,10 @@ load_recon(ms_replay_ctl *c)
 	}
 }
 
-static int
-c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
+/* The replay's state line: what runs, where the day is, why it stopped. */
+static void
+snap_status(ms_tui_view *v, const ms_replay_status *st)
 {
-	(void)eb;
-	ms_replay_ctl *c = self;
-	ms_replay_status *st = &c->st;
-	ms_replay_get_status(c->replay, st);
-
 	v->state = view_state(st->state);
 	copy_str(v->fixture, sizeof(v->fixture), st->fixture);
 	copy_str(v->variant, sizeof(v->variant), st->variant);
@@ -379,21 +375,20 @@ c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 		         st->error);
 	else
 		copy_str(v->break_why, sizeof(v->break_why), st->break_why);
+}
 
-	/* Inventory. */
+/* The inventory, pending inputs marked, sorted for the panel. */
+static void
+snap_inventory(ms_replay_ctl *c, ms_tui_view *v, const ms_replay_status *st)
+{
 	size_t n = ms_replay_inventory(c->replay, c->parts, MS_VIEW_MAX_PARTS);
 	v->parts_total = n;
 	v->nparts = n < MS_VIEW_MAX_PARTS ? n : MS_VIEW_MAX_PARTS;
 	for (size_t i = 0; i < v->nparts; i++) {
 		const ms_part_meta *m = &c->parts[i].meta;
 		ms_tui_part *p = &v->parts[i];
-		memset(p, 0, sizeof(*p));
-		p->id = m->id;
-		p->bytes = m->compressed_bytes;
-		p->rows = m->rows;
-		p->depth = m->depth;
-		p->min_ts = m->min_ts;
-		p->max_ts = m->max_ts;
+		ms_tui_part_init(p, m->id, m->compressed_bytes, m->rows,
+		                 m->depth, m->min_ts, m->max_ts);
 		p->mature = m->max_ts <= st->frontier;
 		p->claimed_by = c->parts[i].claimed_by;
 		if (st->has_pending)
@@ -402,50 +397,52 @@ c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 					p->pending = true;
 	}
 	ms_tui_view_sort_parts(v);
+}
 
-	/* Pending selection. */
+/* The pending merge: its lane, prediction, totals and inputs. */
+static void
+snap_selection(ms_tui_view *v, const ms_replay_status *st)
+{
 	ms_tui_selection *s = &v->sel;
 	memset(s, 0, sizeof(*s));
-	if (st->has_pending) {
-		const ms_dispatch *d = &st->pending;
-		s->present = true;
-		s->seq = d->seq;
-		copy_str(s->lane, sizeof(s->lane), ms_lane_name(d->lane));
-		copy_str(s->predicted, sizeof(s->predicted),
-		         ms_sampling_class_name(d->predict_class));
-		copy_str(s->reason, sizeof(s->reason),
-		         d->predict_class == MS_SAMPLING_EXECUTED
-		                 ? ""
-		                 : ms_sampling_reason_name(d->predict_reason));
-		s->frontier = d->frontier_ns;
-		s->bytes = d->bytes;
-		s->rows = d->rows;
-		s->mature_count = (uint32_t)d->mature_parts;
-		s->mature_rows = d->mature_rows;
-		s->hot_count = (uint32_t)d->hot_parts;
-		s->hot_rows = d->hot_rows;
-		s->max_depth = d->max_depth;
-		s->inputs_total = d->ninputs;
-		s->ninputs = d->ninputs < MS_VIEW_MAX_INPUTS
-		                     ? d->ninputs
-		                     : MS_VIEW_MAX_INPUTS;
-		for (size_t i = 0; i < s->ninputs; i++) {
-			const ms_dispatch_input *in = &d->inputs[i];
-			ms_tui_part *p = &s->inputs[i];
-			memset(p, 0, sizeof(*p));
-			p->id = in->id;
-			p->bytes = in->bytes;
-			p->rows = in->rows;
-			p->depth = in->depth;
-			p->min_ts = in->min_ts;
-			p->max_ts = in->max_ts;
-			p->mature = in->mature;
-			p->pending = true;
-			p->claimed_by = d->seq;
-		}
+	if (!st->has_pending)
+		return;
+	const ms_dispatch *d = &st->pending;
+	s->present = true;
+	s->seq = d->seq;
+	copy_str(s->lane, sizeof(s->lane), ms_lane_name(d->lane));
+	copy_str(s->predicted, sizeof(s->predicted),
+	         ms_sampling_class_name(d->predict_class));
+	copy_str(s->reason, sizeof(s->reason),
+	         d->predict_class == MS_SAMPLING_EXECUTED
+	                 ? ""
+	                 : ms_sampling_reason_name(d->predict_reason));
+	s->frontier = d->frontier_ns;
+	s->bytes = d->bytes;
+	s->rows = d->rows;
+	s->mature_count = (uint32_t)d->mature_parts;
+	s->mature_rows = d->mature_rows;
+	s->hot_count = (uint32_t)d->hot_parts;
+	s->hot_rows = d->hot_rows;
+	s->max_depth = d->max_depth;
+	s->inputs_total = d->ninputs;
+	s->ninputs = d->ninputs < MS_VIEW_MAX_INPUTS ? d->ninputs
+	                                             : MS_VIEW_MAX_INPUTS;
+	for (size_t i = 0; i < s->ninputs; i++) {
+		const ms_dispatch_input *in = &d->inputs[i];
+		ms_tui_part *p = &s->inputs[i];
+		ms_tui_part_init(p, in->id, in->bytes, in->rows, in->depth,
+		                 in->min_ts, in->max_ts);
+		p->mature = in->mature;
+		p->pending = true;
+		p->claimed_by = d->seq;
 	}
+}
 
-	/* Staging. */
+/* The staging budget and its sparkline. */
+static void
+snap_staging(ms_tui_view *v, const ms_replay_status *st)
+{
 	v->staging.live = st->staged_live;
 	v->staging.peak = st->staged_peak;
 	v->staging.preferred = st->staged_preferred;
@@ -454,8 +451,12 @@ c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 	        st->nspark < MS_VIEW_SPARK ? st->nspark : MS_VIEW_SPARK;
 	memcpy(v->staging.spark, st->spark,
 	       v->staging.nspark * sizeof(v->staging.spark[0]));
+}
 
-	/* Plugins. */
+/* Each chain link's calls, latency histogram and fail-open counts. */
+static void
+snap_plugins(ms_tui_view *v, const ms_replay_status *st)
+{
 	v->nplugins = st->nlinks < MS_VIEW_MAX_PLUGINS ? st->nlinks
 	                                               : MS_VIEW_MAX_PLUGINS;
 	for (size_t i = 0; i < v->nplugins; i++) {
@@ -479,8 +480,12 @@ c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 		                      l->results[MS_LINK_BAD_VALUE];
 		p->circuit_open = st->circuit_open;
 	}
+}
 
-	/* Events. */
+/* The most recent merge events. */
+static void
+snap_events(ms_replay_ctl *c, ms_tui_view *v)
+{
 	uint64_t total = 0;
 	size_t ne = ms_replay_recent(c->replay, c->recent, c->recent_inputs,
 	                             MS_VIEW_MAX_EVENTS, &total);
@@ -488,8 +493,12 @@ c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 	v->nevents = ne;
 	for (size_t i = 0; i < ne; i++)
 		fill_event(&v->events[i], &c->recent[i]);
+}
 
-	/* Gates, once the run is over. */
+/* The gates and the reconciliation table, once the run is over. */
+static void
+snap_gates(ms_replay_ctl *c, ms_tui_view *v, const ms_replay_status *st)
+{
 	v->ngates = 0;
 	v->gates_failed = 0;
 	if (st->state == MS_REPLAY_DONE) {
@@ -516,8 +525,12 @@ c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 		memcpy(v->recon[i].v, c->recon[i].v, sizeof(v->recon[i].v));
 		v->recon[i].ok = c->recon[i].ok;
 	}
+}
 
-	/* Breakpoints. */
+/* The breakpoints, in the replay's order. */
+static void
+snap_breaks(ms_replay_ctl *c, ms_tui_view *v)
+{
 	size_t nb = ms_replay_breaks(c->replay, c->breaks, MS_VIEW_MAX_BREAKS);
 	v->nbreaks = nb < MS_VIEW_MAX_BREAKS ? nb : MS_VIEW_MAX_BREAKS;
 	for (size_t i = 0; i < v->nbreaks; i++) {
@@ -527,6 +540,23 @@ c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 		v->breaks[i].enabled = c->breaks[i].enabled;
 		v->breaks[i].hits = c->breaks[i].hits;
 	}
+}
+
+static int
+c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
+{
+	(void)eb;
+	ms_replay_ctl *c = self;
+	ms_replay_status *st = &c->st;
+	ms_replay_get_status(c->replay, st);
+	snap_status(v, st);
+	snap_inventory(c, v, st);
+	snap_selection(v, st);
+	snap_staging(v, st);
+	snap_plugins(v, st);
+	snap_events(c, v);
+	snap_gates(c, v, st);
+	snap_breaks(c, v);
 	return 0;
 }
 

@@ -27,6 +27,19 @@ ms_tui_view_free(ms_tui_view *v)
 	free(v);
 }
 
+void
+ms_tui_part_init(ms_tui_part *p, uint64_t id, uint64_t bytes, uint64_t rows,
+                 uint32_t depth, int64_t min_ts, int64_t max_ts)
+{
+	memset(p, 0, sizeof(*p));
+	p->id = id;
+	p->bytes = bytes;
+	p->rows = rows;
+	p->depth = depth;
+	p->min_ts = min_ts;
+	p->max_ts = max_ts;
+}
+
 static int
 part_cmp(const void *pa, const void *pb)
 {

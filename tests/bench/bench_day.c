@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_stats.h"
+
 #define MAX_CASES 8
 #define MAX_REPS 15
 
@@ -61,22 +63,6 @@ now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int
-cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *v, int n)
-{
-	if (n <= 0)
-		return 0;
-	qsort(v, (size_t)n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static const char *
@@ -449,7 +435,7 @@ main(int argc, char **argv)
 			}
 			double m[12];
 			for (int i = 0; i < 11; i++)
-				m[i] = median(v[i], reps);
+				m[i] = bench_median_d(v[i], reps);
 			printf("%-8s %-6s %8.2f %8.2f %8.2f %7.1f %7.1f %7.1f "
 			       "%7.1f %8.0f %8.2f ",
 			       fx[f].name, wk[w].name, m[0], m[1], m[2], m[3],
@@ -484,8 +470,10 @@ main(int argc, char **argv)
 					c[r] = smp[f][w][r].rep_shmem;
 				}
 				printf("%-8s %-6s %7.1f %7.1f %7.1f\n",
-				       fx[f].name, wk[w].name, median(a, reps),
-				       median(b, reps), median(c, reps));
+				       fx[f].name, wk[w].name,
+				       bench_median_d(a, reps),
+				       bench_median_d(b, reps),
+				       bench_median_d(c, reps));
 			}
 	}
 

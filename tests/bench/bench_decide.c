@@ -20,6 +20,7 @@
 #include "ms_clock.h"
 #include "ms_pipeline.h"
 #include "pipeline_int.h"
+#include "bench_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,20 +99,6 @@ typedef struct cell {
 	double plugin_ns, chain_ns, process_ns;
 } cell;
 
-static int
-cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *v)
-{
-	qsort(v, REPS, sizeof(double), cmp_d);
-	return v[REPS / 2];
-}
-
 static cell
 measure(ms_chain *ch, ms_chain *pch, const corpus *c, size_t bsize)
 {
@@ -156,7 +143,8 @@ measure(ms_chain *ch, ms_chain *pch, const corpus *c, size_t bsize)
 		ms_batch_release(b[i]);
 	free(b);
 	free(v);
-	cell m = { median(pl), median(chn), median(prc) };
+	cell m = { bench_median_d(pl, REPS), bench_median_d(chn, REPS),
+		   bench_median_d(prc, REPS) };
 	return m;
 }
 

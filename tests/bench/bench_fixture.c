@@ -11,6 +11,7 @@
 #define _XOPEN_SOURCE 700
 #include "ms_fixture.h"
 #include "ms_fs.h"
+#include "bench_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,14 +20,6 @@
 #include <unistd.h>
 
 #define TARGET_S 20.0
-
-static int
-cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 int
 main(int argc, char **argv)
@@ -67,8 +60,8 @@ main(int argc, char **argv)
 		ms_fs_rm_tree(dir, NULL);
 	}
 	ms_fixture_report_print(stdout, &rep);
-	qsort(build_s, (size_t)reps, sizeof(double), cmp_d);
-	qsort(check_s, (size_t)reps, sizeof(double), cmp_d);
+	qsort(build_s, (size_t)reps, sizeof(double), bench_cmp_d);
+	qsort(check_s, (size_t)reps, sizeof(double), bench_cmp_d);
 	printf("\n%-22s %10s %10s %10s\n", preset, "median s", "min s",
 	       "max s");
 	printf("%-22s %10.2f %10.2f %10.2f\n", "fixture build",

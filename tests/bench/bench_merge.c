@@ -203,6 +203,22 @@ floor_bulk(floor_set *f)
 	return t;
 }
 
+/* Repetition r's merge of the 15 inputs ids of s on lane. */
+static ms_merge_req
+merge_req(ms_shard *s, const uint64_t *ids, int r, const char *lane,
+          ms_mem *mem)
+{
+	return (ms_merge_req){
+		.shard = s,
+		.inputs = ids,
+		.ninputs = 15,
+		.seq = (uint64_t)r + 1,
+		.lane = lane,
+		.parent_mem = mem,
+		.zstd_level = LEVEL,
+	};
+}
+
 /* The small merge: a shard of 15 raw parts of `per` rows (3 spans per
  * trace) merged `reps` times from fresh copies; fills medians. */
 #define SMALL_PER 10
@@ -238,22 +254,10 @@ small_merge(const char *base, int reps, alloc_fig *out)
 	ms_shard_close(s);
 	int64_t b[99], c[99], pk[99], w[99];
 	for (int r = 0; r < reps; r++) {
-		rm_tree(run);
-		copy_tree(seed, run);
-		ms_shard_opts ro = { .dir = run };
-		if (ms_shard_open(&s, &ro, &eb))
-			die("open small run", &eb);
+		s = fresh_run(seed, run, "open small run");
 		ms_mem mem;
 		ms_mem_init(&mem, NULL);
-		ms_merge_req req = {
-			.shard = s,
-			.inputs = ids,
-			.ninputs = 15,
-			.seq = (uint64_t)r + 1,
-			.lane = MS_LANE_FAST,
-			.parent_mem = &mem,
-			.zstd_level = LEVEL,
-		};
+		ms_merge_req req = merge_req(s, ids, r, MS_LANE_FAST, &mem);
 		ms_merge_result res;
 		if (ms_merge_execute(&req, &res, &eb))
 			die("small merge", &eb);
@@ -264,10 +268,10 @@ small_merge(const char *base, int reps, alloc_fig *out)
 		out->rows = res.rows_in;
 		ms_shard_close(s);
 	}
-	out->bytes = median(b, reps);
-	out->count = median(c, reps);
-	out->peak = median(pk, reps);
-	out->wall = median(w, reps);
+	out->bytes = bench_median_i64(b, reps);
+	out->count = bench_median_i64(c, reps);
+	out->peak = bench_median_i64(pk, reps);
+	out->wall = bench_median_i64(w, reps);
 }
 
 int
@@ -296,13 +300,8 @@ main(int argc, char **argv)
 	ms_merge_result res;
 	uint64_t fbytes = 0;
 	for (int r = 0; r < reps; r++) {
-		rm_tree(run);
-		copy_tree(seed, run);
-		ms_shard *s = NULL;
+		ms_shard *s = fresh_run(seed, run, "open run shard");
 		ms_errbuf eb = { { 0 } };
-		ms_shard_opts o = { .dir = run };
-		if (ms_shard_open(&s, &o, &eb))
-			die("open run shard", &eb);
 		/* The floor's input: the same inputs' stored streams. */
 		floor_set fs;
 		memset(&fs, 0, sizeof(fs));
@@ -320,15 +319,7 @@ main(int argc, char **argv)
 		ms_view_release(v);
 		ms_mem mem;
 		ms_mem_init(&mem, NULL);
-		ms_merge_req req = {
-			.shard = s,
-			.inputs = ids,
-			.ninputs = 15,
-			.seq = (uint64_t)r + 1,
-			.lane = MS_LANE_SLOW,
-			.parent_mem = &mem,
-			.zstd_level = LEVEL,
-		};
+		ms_merge_req req = merge_req(s, ids, r, MS_LANE_SLOW, &mem);
 		/* Alternate the order so neither side always runs warm. */
 		if (r % 2 == 0) {
 			if (ms_merge_execute(&req, &res, &eb))
@@ -361,9 +352,10 @@ main(int argc, char **argv)
 	small_merge(base, reps, &small);
 	rm_tree(base);
 
-	int64_t w = median(mw, reps), c = median(mc, reps);
-	int64_t f = median(fw, reps), fi = median(fwi, reps);
-	int64_t fbk = median(fb, reps);
+	int64_t w = bench_median_i64(mw, reps), c = bench_median_i64(mc, reps);
+	int64_t f = bench_median_i64(fw, reps),
+	        fi = bench_median_i64(fwi, reps);
+	int64_t fbk = bench_median_i64(fb, reps);
 	double secs = (double)w / 1e9;
 	double in_mb = (double)res.input_compressed_bytes / 1e6;
 	double in_umb = (double)res.input_uncompressed_bytes / 1e6;
@@ -392,8 +384,8 @@ main(int argc, char **argv)
 	       (double)res.stage_wall_ns[MS_MERGE_STAGE_PUBLISH] / 1e6);
 	printf("index stage: %.1f ms median, %.1f%% of merge wall (median "
 	       "of the per-repetition shares)\n",
-	       (double)median(ixw, reps) / 1e6,
-	       (double)median(share, reps) / 1e4);
+	       (double)bench_median_i64(ixw, reps) / 1e6,
+	       (double)bench_median_i64(share, reps) / 1e4);
 	printf("merge resources (last rep): %.1f MB allocated in %llu "
 	       "allocations, peak live %.1f MB, %.1f MB read, %.1f MB "
 	       "written, %llu fsyncs\n",
@@ -406,13 +398,15 @@ main(int argc, char **argv)
 	printf("  %-26s %14llu %14llu\n", "rows",
 	       (unsigned long long)res.rows_in, (unsigned long long)small.rows);
 	printf("  %-26s %14.3f %14.3f\n", "MB allocated per merge",
-	       (double)median(ab, reps) / 1e6, (double)small.bytes / 1e6);
+	       (double)bench_median_i64(ab, reps) / 1e6,
+	       (double)small.bytes / 1e6);
 	printf("  %-26s %14lld %14lld\n", "allocations per merge",
-	       (long long)median(ac, reps), (long long)small.count);
+	       (long long)bench_median_i64(ac, reps), (long long)small.count);
 	printf("  %-26s %14.3f %14.3f\n", "MB peak live",
-	       (double)median(ap, reps) / 1e6, (double)small.peak / 1e6);
+	       (double)bench_median_i64(ap, reps) / 1e6,
+	       (double)small.peak / 1e6);
 	printf("  %-26s %14.1f %14.1f\n", "bytes allocated per row",
-	       (double)median(ab, reps) / (double)res.rows_in,
+	       (double)bench_median_i64(ab, reps) / (double)res.rows_in,
 	       (double)small.bytes / (double)small.rows);
 	printf("  %-26s %14.2f %14.2f\n", "wall ms", (double)w / 1e6,
 	       (double)small.wall / 1e6);

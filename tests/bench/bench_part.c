@@ -18,6 +18,7 @@
  */
 #include "ms_clock.h"
 #include "part_testlib.h"
+#include "bench_stats.h"
 
 #include <time.h>
 #include <zstd.h>
@@ -33,19 +34,12 @@ cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int reps = 5;
 
 static double
 median(double *v)
 {
-	qsort(v, (size_t)reps, sizeof(double), cmp_double);
+	qsort(v, (size_t)reps, sizeof(double), bench_cmp_d);
 	return v[reps / 2];
 }
 

@@ -5,6 +5,7 @@
  */
 #include "ms_clock.h"
 #include "ms_picker.h"
+#include "bench_stats.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -26,13 +27,6 @@ rnd(void)
 }
 
 static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int
 cmp_cand(const void *a, const void *b)
 {
 	const ms_pick_cand *x = a, *y = b;
@@ -41,13 +35,6 @@ cmp_cand(const void *a, const void *b)
 	if (x->min_ts != y->min_ts)
 		return x->min_ts > y->min_ts ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int64_t
-median(int64_t *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_i64);
-	return v[n / 2];
 }
 
 int
@@ -86,7 +73,8 @@ main(void)
 			qsort(tmp, n, sizeof(*tmp), cmp_cand);
 			ts[r] = ms_mono_ns() - t0;
 		}
-		int64_t mp = median(tp, REPS), ms = median(ts, REPS);
+		int64_t mp = bench_median_i64(tp, REPS),
+		        ms = bench_median_i64(ts, REPS);
 		printf("%8zu %14lld %14lld %8.2f %6zu\n", n, (long long)mp,
 		       (long long)ms, ms ? (double)mp / (double)ms : 0.0, p.n);
 		free(c);

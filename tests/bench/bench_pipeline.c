@@ -62,13 +62,8 @@ static void
 run_one(const char *seed, const char *run, const uint64_t ids[15], int v,
         int rep, const ms_limits *lim, sample *out, ms_merge_result *res)
 {
-	rm_tree(run);
-	copy_tree(seed, run);
-	ms_shard *s = NULL;
+	ms_shard *s = fresh_run(seed, run, "open run shard");
 	ms_errbuf eb = { { 0 } };
-	ms_shard_opts so = { .dir = run };
-	if (ms_shard_open(&s, &so, &eb))
-		die("open run shard", &eb);
 	ms_mem pmem, mem;
 	ms_mem_init(&pmem, NULL);
 	ms_mem_init(&mem, NULL);
@@ -112,7 +107,7 @@ med_of(sample *s, int n, size_t off)
 	int64_t v[MAXREP];
 	for (int i = 0; i < n; i++)
 		v[i] = *(int64_t *)((char *)&s[i] + off);
-	return median(v, n);
+	return bench_median_i64(v, n);
 }
 
 int

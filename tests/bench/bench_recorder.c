@@ -14,6 +14,7 @@
 #include "ms_clock.h"
 #include "ev_fixture.h"
 #include "ms_replay_events.h"
+#include "bench_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,20 +23,6 @@
 #include <unistd.h>
 
 #define REPS 7
-
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-static int64_t
-median(int64_t *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_i64);
-	return v[n / 2];
-}
 
 static ms_rec *
 open_rec(const char *path, uint32_t batch)
@@ -139,8 +126,10 @@ main(int argc, char **argv)
 		pub[i] = pubs(path, 5000);
 		whole[i] = day(path);
 	}
-	int64_t g = median(grouped, REPS), e = median(each, REPS);
-	int64_t p = median(pub, REPS), w = median(whole, REPS);
+	int64_t g = bench_median_i64(grouped, REPS),
+	        e = bench_median_i64(each, REPS);
+	int64_t p = bench_median_i64(pub, REPS),
+	        w = bench_median_i64(whole, REPS);
 	printf("bench_recorder (median of %d; database on %s)\n", REPS, dir);
 	printf("  merge event, grouped commits   %8.1f us\n", (double)g / 1e3);
 	printf("  merge event, commit each       %8.1f us   (%.1fx grouped)\n",

@@ -22,6 +22,7 @@
 #include "ms_merge.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
+#include "bench_stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -80,6 +81,20 @@ copy_tree(const char *from, const char *to)
 	bench_copy_to = to;
 	if (nftw(from, copy_cb, 16, FTW_PHYS))
 		die("copy shard", NULL);
+}
+
+/* A fresh copy of the seed shard at run, opened (what dies says). */
+static inline ms_shard *
+fresh_run(const char *seed, const char *run, const char *what)
+{
+	rm_tree(run);
+	copy_tree(seed, run);
+	ms_shard *s = NULL;
+	ms_errbuf eb = { { 0 } };
+	ms_shard_opts o = { .dir = run };
+	if (ms_shard_open(&s, &o, &eb))
+		die(what, &eb);
+	return s;
 }
 
 static inline uint64_t
@@ -168,21 +183,6 @@ build_seed(const char *dir, size_t rows, uint64_t ids[15])
 		ids[n++] = merge(s, d1, 2, &r);
 	}
 	ms_shard_close(s);
-}
-
-static inline int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* Median of v[0..n) (v is sorted in place). */
-static inline int64_t
-median(int64_t *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(int64_t), cmp_i64);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 #endif

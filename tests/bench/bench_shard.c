@@ -13,6 +13,7 @@
 #include "ms_ledger.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
+#include "bench_stats.h"
 
 #include <xxhash.h>
 
@@ -24,20 +25,6 @@
 
 #define REPS 7
 #define NROWS 200000
-
-static int
-cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_d);
-	return v[n / 2];
-}
 
 static const char *tagv[] = { "http.method=GET", "status.code=200",
 	                      "db.type=mysql" };
@@ -138,7 +125,8 @@ main(int argc, char **argv)
 		t_flat[r] = ms_mono_s() - t0;
 		sink += acc;
 	}
-	double led = median(t_led, REPS), fl = median(t_flat, REPS);
+	double led = bench_median_d(t_led, REPS),
+	       fl = bench_median_d(t_flat, REPS);
 	printf("ledger rows:  %8.1f ns/row   plain XXH3-128 of the same bytes: "
 	       "%6.1f ns/row   ratio %.2f\n",
 	       led / NROWS * 1e9, fl / NROWS * 1e9, led / fl);
@@ -175,7 +163,7 @@ main(int argc, char **argv)
 		ms_part_iter_close(it);
 		t_it[r] = ms_mono_s() - t0;
 	}
-	double pl = median(t_pl, REPS), it = median(t_it, REPS);
+	double pl = bench_median_d(t_pl, REPS), it = bench_median_d(t_it, REPS);
 	printf("part ledger:  %8.1f ms (%d rows)   decode only: %8.1f ms   "
 	       "ratio %.2f\n",
 	       pl * 1e3, NROWS, it * 1e3, pl / it);
@@ -227,10 +215,11 @@ main(int argc, char **argv)
 	}
 	printf("introduce:    %8.3f ms median (publish 3 dirs + snapshot "
 	       "commit)   writing the 3 parts: %8.3f ms   ratio %.2f\n",
-	       median(t_in, NINTRO) * 1e3, median(t_wr, NINTRO) * 1e3,
-	       median(t_in, NINTRO) / median(t_wr, NINTRO));
+	       bench_median_d(t_in, NINTRO) * 1e3,
+	       bench_median_d(t_wr, NINTRO) * 1e3,
+	       bench_median_d(t_in, NINTRO) / bench_median_d(t_wr, NINTRO));
 	printf("view:         %8.3f us median over %d parts\n",
-	       median(t_vw, NINTRO) * 1e6, NINTRO / 2);
+	       bench_median_d(t_vw, NINTRO) * 1e6, NINTRO / 2);
 	ms_shard_close(s);
 	(void)sink;
 	char cmd[600];

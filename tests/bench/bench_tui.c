@@ -15,6 +15,7 @@
 #include "ms_clock.h"
 #include "tui_fake.h"
 #include "tui_int.h"
+#include "bench_stats.h"
 
 #include <locale.h>
 #include <stdio.h>
@@ -24,13 +25,6 @@
 
 #define W 200
 #define H 60
-
-static int
-cmp64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* Move the scene on by one frame. */
 static void
@@ -52,7 +46,7 @@ advance(ms_tui_view *v, int i)
 static void
 report(const char *what, int64_t *t, int n, double base)
 {
-	qsort(t, (size_t)n, sizeof(t[0]), cmp64);
+	qsort(t, (size_t)n, sizeof(t[0]), bench_cmp_i64);
 	double med = (double)t[n / 2] / 1e6, p90 = (double)t[n * 9 / 10] / 1e6;
 	printf("%-34s median %7.3f ms   p90 %7.3f ms", what, med, p90);
 	if (base > 0)
@@ -128,7 +122,7 @@ main(int argc, char **argv)
 	printf("bench_tui: %d frames at %dx%d, %zu parts, %zu events, "
 	       "Unicode glyphs, colour\n",
 	       frames, W, H, v->nparts, v->nevents);
-	qsort(live_t, (size_t)frames, sizeof(int64_t), cmp64);
+	qsort(live_t, (size_t)frames, sizeof(int64_t), bench_cmp_i64);
 	double live_med = (double)live_t[frames / 2] / 1e6;
 	report("canvas only (layout + panels)", canvas_t, frames, live_med);
 	report("frame as drawn live", live_t, frames, live_med);

@@ -33,6 +33,7 @@
 #include "ms_replay.h"
 #include "ms_replay_ctl.h"
 #include "ms_tui.h"
+#include "bench_stats.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -42,20 +43,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static const char *fixture;
 static char work[256];
@@ -331,7 +318,7 @@ press_keys(void *arg)
 static double
 pct(double *v, int n, double q)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	qsort(v, (size_t)n, sizeof(*v), bench_cmp_d);
 	int i = (int)(q * (double)(n - 1) + 0.5);
 	return v[i];
 }
@@ -343,7 +330,7 @@ print_lat(const char *what, double *v, int n)
 		printf("  %-28s no samples\n", what);
 		return;
 	}
-	double med = median(v, n);
+	double med = bench_median_d(v, n);
 	double p90 = pct(v, n, 0.9), mx = pct(v, n, 1.0);
 	int over = 0;
 	for (int i = 0; i < n; i++)
@@ -558,7 +545,7 @@ main(int argc, char **argv)
 		       t[i]);
 		fflush(stdout);
 	}
-	double mh = median(h, reps), mt = median(t, reps);
+	double mh = bench_median_d(h, reps), mt = bench_median_d(t, reps);
 	printf("median   headless %.3f s  tui %.3f s  tui/headless %.3fx "
 	       "(target <= 1.15x)\n",
 	       mh, mt, mt / mh);

@@ -10,11 +10,7 @@ target_include_directories(bench_merge PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 add_dependencies(benches bench_merge)
 # The sampling tests load the shipped plugins, and tp_slow (a timed-out
 # batch left untouched).
-foreach(p alwayskeep detdrop skywalking)
-	if(TARGET ${p})
-		add_dependencies(test_merge ${p})
-	endif()
-endforeach()
+ms_uses_plugins(test_merge)
 add_dependencies(test_merge tp_slow)
 
 # bench_pipeline: the same kind of merge with the pipeline disabled, with

@@ -14,54 +14,14 @@ set -u
 
 MS_SRC=${1:?usage: tui_plugin_crash.sh MERGESCOPE TEST_PLUGIN_DIR}
 TPDIR=${2:?usage: tui_plugin_crash.sh MERGESCOPE TEST_PLUGIN_DIR}
-if ! command -v tmux >/dev/null 2>&1; then
-	echo "tmux is not installed: skipping (scripts/deps.sh installs it)"
-	exit 77
-fi
-
-WORK=$(mktemp -d /tmp/ms-e2e-crash-XXXXXX)
-SOCK=ms-e2e-crash-$$ # a private tmux server, never the user's
-T=main
-tm() { tmux -L "$SOCK" "$@"; }
-cleanup() {
-	tm kill-server >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	echo "---- screen ----"
-	tm capture-pane -p -t "$T" 2>/dev/null
-	echo "----------------"
-	exit 1
-}
-
-screen() { tm capture-pane -p -t "$T"; }
-
-wait_for() {
-	local re=$1 limit=${2:-60} i
-	for ((i = 0; i < limit * 10; i++)); do
-		if screen | grep -Eq -- "$re"; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
-}
+MS=$MS_SRC
+MODE=crash
+. "$(dirname "$0")/e2e_lib.sh"
 
 mkdir -p "$WORK/bin" "$WORK/plugins"
 cp "$MS_SRC" "$WORK/bin/mergescope" || fail "cannot copy $MS_SRC"
 ln -s "$TPDIR"/tp_*.so "$WORK/plugins/" || fail "no test plugins in $TPDIR"
 MS=$WORK/bin/mergescope
-
-export XDG_CACHE_HOME=$WORK/cache
-FX=$WORK/fixture
-"$MS_SRC" fixture build --preset smoke --seed 1 --out "$FX" \
-	>"$WORK/fixture.log" 2>&1 || {
-	cat "$WORK/fixture.log"
-	fail "cannot build the smoke fixture"
-}
 
 DB=$WORK/run.sqlite
 SHARD=$WORK/run.shard

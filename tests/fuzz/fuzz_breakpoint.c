@@ -15,6 +15,7 @@
  *    trip the sanitizers.
  */
 #include "ms_replay.h"
+#include "fuzz_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,11 +68,9 @@ tod_of(const char *text, int64_t *ns)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size > 4096)
+	char *s = fz_text(data, size, 4096);
+	if (!s)
 		return 0;
-	char *s = malloc(size + 1);
-	memcpy(s, data, size);
-	s[size] = '\0';
 	ms_breakpoint bp;
 	ms_errbuf eb = { "" };
 	int rc = ms_bp_parse(s, &bp, &eb);

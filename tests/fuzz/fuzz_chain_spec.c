@@ -13,6 +13,7 @@
  * a JSON object text.
  */
 #include "fuzz_plugins.h"
+#include "fuzz_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +35,9 @@ name_ok(const char *n)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size > 65536)
+	char *s = fz_text(data, size, 65536);
+	if (!s)
 		return 0;
-	char *s = malloc(size + 1);
-	memcpy(s, data, size);
-	s[size] = '\0';
 	ms_chain_spec cs;
 	ms_errbuf eb = { "" };
 	int rc = ms_chain_spec_parse(&cs, s, "/p", NULL, &eb);

@@ -17,6 +17,7 @@
  * Output goes to /dev/null.
  */
 #include "cli.h"
+#include "fuzz_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -100,13 +101,11 @@ static FILE *devnull;
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size > 8192)
+	char *buf = fz_text(data, size, 8192);
+	if (!buf)
 		return 0;
 	if (!devnull && !(devnull = fopen("/dev/null", "w")))
 		abort();
-	char *buf = malloc(size + 1);
-	memcpy(buf, data, size);
-	buf[size] = '\0';
 	char *argv[MAX_ARGS + 2];
 	int argc = 0;
 	argv[argc++] = "mergescope";

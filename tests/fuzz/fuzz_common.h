@@ -291,6 +291,37 @@ fz_clean(const char *dir)
 	rmdir(dir);
 }
 
+/* What a harness checks on the part its input opened as (the part stays
+ * open; check does not close it): 0 or a negative error, which must come
+ * with a message in eb. */
+typedef int (*fz_part_fn)(ms_part *p, const fz_files *f, const char *dir,
+                          ms_errbuf *eb);
+
+/* A part harness's body: the input as a part directory (fz_split,
+ * fz_write), opened, check run on it when it opens; aborts on an error
+ * without a message. Returns 0, as libFuzzer wants. */
+static inline int
+fz_run_part(const uint8_t *data, size_t size, fz_part_fn check)
+{
+	fz_files f;
+	if (!fz_split(data, size, &f))
+		return 0;
+	const char *dir = fz_dir();
+	fz_write(&f, dir);
+	ms_errbuf eb = { { 0 } };
+	ms_part *p;
+	int rc = ms_part_open(&p, dir, NULL, &eb);
+	if (rc == 0) {
+		rc = check(p, &f, dir, &eb);
+		ms_part_close(p);
+	}
+	if (rc < 0 && eb.msg[0] == 0)
+		abort(); /* every error names what was wrong */
+	fz_clean(dir);
+	fz_free(&f);
+	return 0;
+}
+
 /* Read a written part directory back into the input layout (seeds). */
 static inline size_t
 fz_pack(const char *dir, uint8_t mode, uint8_t **out)

@@ -84,56 +84,48 @@ two_pass(ms_part *p, unsigned cols)
 	ms_part_iter_close(lead);
 }
 
+/* Every block iterated and decoded with the mode's columns, raw bytes
+ * taken; with mode bit 7 the sampling merge's two passes; then verified. */
+static int
+check_part(ms_part *p, const fz_files *f, const char *dir, ms_errbuf *eb)
+{
+	int rc;
+	unsigned cols = col_sets[(f->mode >> 2) & 15];
+	ms_part_iter *it;
+	if (ms_part_kind_of(p) == MS_KIND_CORE &&
+	    ms_part_iter_open(&it, p, NULL, NULL, eb) == 0) {
+		const ms_block_info *bi;
+		while ((rc = ms_part_iter_next(it, &bi, eb)) == 1) {
+			ms_raw_block raw;
+			if (ms_part_iter_raw(it, &raw, eb) != 0 ||
+			    raw.info->stored_bytes != bi->stored_bytes)
+				abort();
+			const ms_row *rows;
+			rc = ms_part_iter_decode(it, cols, &rows, eb);
+			if (rc)
+				break;
+			for (uint32_t i = 0; i < bi->nrows; i++)
+				if (rows[i].trace_id_len != bi->trace_id_len)
+					abort();
+		}
+		ms_part_iter_close(it);
+	}
+	if ((f->mode & 0x80) && ms_part_kind_of(p) == MS_KIND_CORE) {
+		two_pass(p, cols);
+		ms_part *w;
+		if (ms_part_open(&w, dir, NULL, eb) == 0) {
+			ms__part_no_map(w);
+			two_pass(w, cols);
+			ms_part_close(w);
+		}
+	}
+	uint8_t probe[3] = { 1, 2, 3 };
+	(void)ms_part_may_contain(p, probe, 3);
+	return ms_part_verify(p, eb);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	fz_files f;
-	if (!fz_split(data, size, &f))
-		return 0;
-	const char *dir = fz_dir();
-	fz_write(&f, dir);
-	ms_errbuf eb = { { 0 } };
-	ms_part *p;
-	int rc = ms_part_open(&p, dir, NULL, &eb);
-	if (rc == 0) {
-		unsigned cols = col_sets[(f.mode >> 2) & 15];
-		ms_part_iter *it;
-		if (ms_part_kind_of(p) == MS_KIND_CORE &&
-		    ms_part_iter_open(&it, p, NULL, NULL, &eb) == 0) {
-			const ms_block_info *bi;
-			while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
-				ms_raw_block raw;
-				if (ms_part_iter_raw(it, &raw, &eb) != 0 ||
-				    raw.info->stored_bytes != bi->stored_bytes)
-					abort();
-				const ms_row *rows;
-				rc = ms_part_iter_decode(it, cols, &rows, &eb);
-				if (rc)
-					break;
-				for (uint32_t i = 0; i < bi->nrows; i++)
-					if (rows[i].trace_id_len !=
-					    bi->trace_id_len)
-						abort();
-			}
-			ms_part_iter_close(it);
-		}
-		if ((f.mode & 0x80) && ms_part_kind_of(p) == MS_KIND_CORE) {
-			two_pass(p, cols);
-			ms_part *w;
-			if (ms_part_open(&w, dir, NULL, &eb) == 0) {
-				ms__part_no_map(w);
-				two_pass(w, cols);
-				ms_part_close(w);
-			}
-		}
-		uint8_t probe[3] = { 1, 2, 3 };
-		(void)ms_part_may_contain(p, probe, 3);
-		rc = ms_part_verify(p, &eb);
-		ms_part_close(p);
-	}
-	if (rc < 0 && eb.msg[0] == 0)
-		abort(); /* every error names what was wrong */
-	fz_clean(dir);
-	fz_free(&f);
-	return 0;
+	return fz_run_part(data, size, check_part);
 }

@@ -343,6 +343,11 @@ typedef struct ms_tui_view {
 ms_tui_view *ms_tui_view_new(void);
 /* Free a view from ms_tui_view_new; NULL is allowed. */
 void ms_tui_view_free(ms_tui_view *v);
+/* Clear p and set what every source of a part row knows of it: id, bytes,
+ * rows, depth and time range (mature, pending and claimed_by false/0). */
+void ms_tui_part_init(ms_tui_part *p, uint64_t id, uint64_t bytes,
+                      uint64_t rows, uint32_t depth, int64_t min_ts,
+                      int64_t max_ts);
 /* Sort parts in the order ui.part_sort names; by default as the picker
  * does: bytes ascending, then min_ts descending (newer first), then id
  * ascending. */
