@@ -17,26 +17,43 @@
 
 #define IDPOOL_CHUNK ((size_t)65536)
 
+void *
+ms__chunks_add(ms__chunks *c, size_t bytes)
+{
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 64;
+		void **np = realloc(c->p, nc * sizeof(*np));
+		if (!np)
+			return NULL;
+		c->p = np;
+		c->cap = nc;
+	}
+	void *m = malloc(bytes);
+	if (m)
+		c->p[c->n++] = m;
+	return m;
+}
+
+void
+ms__chunks_release(ms__chunks *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->p[i]);
+	free(c->p);
+	memset(c, 0, sizeof(*c));
+}
+
 const uint8_t *
 ms__idpool_add(ms__idpool *p, const uint8_t *id, size_t len)
 {
 	if (len > MS_TRACE_ID_MAX)
 		return NULL;
-	if (!p->n || p->used + len > IDPOOL_CHUNK) {
-		if (p->n == p->cap) {
-			size_t nc = p->cap ? p->cap * 2 : 64;
-			uint8_t **np = realloc(p->chunk, nc * sizeof(*np));
-			if (!np)
-				return NULL;
-			p->chunk = np;
-			p->cap = nc;
-		}
-		if (!(p->chunk[p->n] = malloc(IDPOOL_CHUNK)))
+	if (!p->ch.n || p->used + len > IDPOOL_CHUNK) {
+		if (!ms__chunks_add(&p->ch, IDPOOL_CHUNK))
 			return NULL;
-		p->n++;
 		p->used = 0;
 	}
-	uint8_t *d = p->chunk[p->n - 1] + p->used;
+	uint8_t *d = (uint8_t *)p->ch.p[p->ch.n - 1] + p->used;
 	memcpy(d, id, len);
 	p->used += len;
 	return d;
@@ -45,10 +62,8 @@ ms__idpool_add(ms__idpool *p, const uint8_t *id, size_t len)
 void
 ms__idpool_release(ms__idpool *p)
 {
-	for (size_t i = 0; i < p->n; i++)
-		free(p->chunk[i]);
-	free(p->chunk);
-	memset(p, 0, sizeof(*p));
+	ms__chunks_release(&p->ch);
+	p->used = 0;
 }
 
 /* The entries are dense, in the order they were first reported

@@ -49,8 +49,7 @@ typedef struct blk_ent {
 
 struct ms__blkcache {
 	pthread_mutex_t mu;
-	blk_ent **chunk;
-	size_t nchunk, chunk_cap;
+	ms__chunks chunk; /* of BLK_CHUNK entries */
 	uint32_t *idx;
 	size_t cap, n;
 	uint64_t hits, misses;
@@ -73,9 +72,7 @@ ms__blkcache_free(ms__blkcache *c)
 	if (!c)
 		return;
 	pthread_mutex_destroy(&c->mu);
-	for (size_t i = 0; i < c->nchunk; i++)
-		free(c->chunk[i]);
-	free(c->chunk);
+	ms__chunks_release(&c->chunk);
 	free(c->idx);
 	free(c);
 }
@@ -95,7 +92,7 @@ ms__blkcache_stats(ms__blkcache *c, uint64_t *hits, uint64_t *misses)
 static blk_ent *
 blk_at(const ms__blkcache *c, size_t i)
 {
-	return &c->chunk[i >> BLK_CHUNK_BITS][i & (BLK_CHUNK - 1)];
+	return &((blk_ent *)c->chunk.p[i >> BLK_CHUNK_BITS])[i & (BLK_CHUNK - 1)];
 }
 
 /* The index slot of key lo/hi in a table of cap slots: the entry's, or
@@ -163,20 +160,8 @@ blk_room(ms__blkcache *c)
 		c->idx = ni;
 		c->cap = ncap;
 	}
-	if (c->n < c->nchunk * BLK_CHUNK)
-		return true;
-	if (c->nchunk == c->chunk_cap) {
-		size_t ncc = c->chunk_cap ? c->chunk_cap * 2 : 64;
-		blk_ent **nc = realloc(c->chunk, ncc * sizeof(*nc));
-		if (!nc)
-			return false;
-		c->chunk = nc;
-		c->chunk_cap = ncc;
-	}
-	if (!(c->chunk[c->nchunk] = malloc(BLK_CHUNK * sizeof(blk_ent))))
-		return false;
-	c->nchunk++;
-	return true;
+	return c->n < c->chunk.n * BLK_CHUNK ||
+	       ms__chunks_add(&c->chunk, BLK_CHUNK * sizeof(blk_ent));
 }
 
 static void

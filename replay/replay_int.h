@@ -85,11 +85,20 @@ enum ms__rphase {
 
 typedef struct ms__blkcache ms__blkcache;
 
-/* Trace IDs packed in chunks that never move, so a pointer to one stays
- * valid as more are added (dropset.c). Zero-initialized is empty. */
-typedef struct ms__idpool {
-	uint8_t **chunk;
+/* Memory in chunks that never move, so a pointer into one stays valid as
+ * more are added (dropset.c). Zero-initialized is empty. */
+typedef struct ms__chunks {
+	void **p;
 	size_t n, cap;
+} ms__chunks;
+/* A new chunk of `bytes` at p[n++] (owned by c); NULL when there is no
+ * memory. */
+void *ms__chunks_add(ms__chunks *c, size_t bytes);
+void ms__chunks_release(ms__chunks *c);
+
+/* Trace IDs packed in chunks (dropset.c). Zero-initialized is empty. */
+typedef struct ms__idpool {
+	ms__chunks ch;
 	size_t used; /* bytes used in the last chunk */
 } ms__idpool;
 /* A copy of the len bytes of id (len <= MS_TRACE_ID_MAX) in the pool,

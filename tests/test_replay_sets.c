@@ -129,7 +129,7 @@ test_idpool(void **state)
 		at[i] = ms__idpool_add(&p, id, len);
 		assert_non_null(at[i]);
 	}
-	assert_true(p.n > 2);
+	assert_true(p.ch.n > 2);
 	for (size_t i = 0; i < N; i++) {
 		size_t len = make_id(i, id);
 		assert_memory_equal(at[i], id, len);
@@ -137,14 +137,13 @@ test_idpool(void **state)
 	assert_null(ms__idpool_add(&p, id, MS_TRACE_ID_MAX + 1));
 	free(at);
 	ms__idpool_release(&p);
-	assert_int_equal(p.n, 0);
+	assert_int_equal(p.ch.n, 0);
 }
 
 /* A part of ntr one-row traces (core and both indexes) under dir. */
 static void
 write_part(const char *dir, uint64_t id, size_t ntr, ms_part *out[3])
 {
-	static const char *const names[] = { "core", "latency", "start_time" };
 	ms_row *rows = calloc(ntr, sizeof(*rows));
 	char(*tids)[16] = calloc(ntr, sizeof(*tids));
 	assert_non_null(rows);
@@ -165,17 +164,18 @@ write_part(const char *dir, uint64_t id, size_t ntr, ms_part *out[3])
 	}
 	ms_errbuf eb = { { 0 } };
 	ms_part_meta meta;
-	for (int k = 0; k < MS_KIND_COUNT; k++) {
-		char path[512];
-		snprintf(path, sizeof(path), "%s/%s-%llu", dir, names[k],
-		         (unsigned long long)id);
-		int rc = k == MS_KIND_CORE
-		                 ? ms_part_write_rows(path, id, rows, ntr, NULL,
-		                                      &meta, &eb)
-		                 : ms_sidx_write_rows((enum ms_part_kind)k,
-		                                      path, id, rows, ntr, NULL,
-		                                      &meta, &eb);
-		if (rc)
+	char path[512];
+	snprintf(path, sizeof(path), "%s/core-%llu", dir,
+	         (unsigned long long)id);
+	if (ms_part_write_rows(path, id, rows, ntr, NULL, &meta, &eb))
+		fail_msg("write %s: %s", path, eb.msg);
+	assert_int_equal(ms_part_open(&out[MS_KIND_CORE], path, NULL, &eb), 0);
+	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
+		enum ms_part_kind kind = (enum ms_part_kind)k;
+		snprintf(path, sizeof(path), "%s/%s-%llu", dir,
+		         ms_part_kind_name(kind), (unsigned long long)id);
+		if (ms_sidx_write_rows(kind, path, id, rows, ntr, NULL, &meta,
+		                       &eb))
 			fail_msg("write %s: %s", path, eb.msg);
 		assert_int_equal(ms_part_open(&out[k], path, NULL, &eb), 0);
 	}
