@@ -126,7 +126,7 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 			}
 			ofrag *f = &rd->f[rd->nf];
 			if (!(f->tid = ms__idpool_add(ids, bi->trace_id,
-			                          bi->trace_id_len))) {
+			                              bi->trace_id_len))) {
 				rc = MS_ERR_NOMEM;
 				snprintf(why, n, "oracle: out of memory");
 				break;

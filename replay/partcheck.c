@@ -92,7 +92,8 @@ ms__blkcache_stats(ms__blkcache *c, uint64_t *hits, uint64_t *misses)
 static blk_ent *
 blk_at(const ms__blkcache *c, size_t i)
 {
-	return &((blk_ent *)c->chunk.p[i >> BLK_CHUNK_BITS])[i & (BLK_CHUNK - 1)];
+	blk_ent *chunk = c->chunk.p[i >> BLK_CHUNK_BITS];
+	return &chunk[i & (BLK_CHUNK - 1)];
 }
 
 /* The index slot of key lo/hi in a table of cap slots: the entry's, or
