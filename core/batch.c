@@ -6,7 +6,7 @@
  * ms_batch_from_rows and ms_chain_evaluate_rows, which batch given rows
  * outside a merge (the fixture gate, the oracle).
  */
-#include "ms_pipeline.h"
+#include "ms_batch.h"
 #include "staging_int.h"
 
 #include <stdatomic.h>
@@ -46,24 +46,6 @@ ms__builder_release(ms__builder *b)
 	b->ntraces = b->nrows = b->ntags = 0;
 }
 
-/* Give b room for n bytes in total, exactly (ms_buf_reserve rounds up
- * to a power of two, which for a vector sized from a plan is waste). */
-int
-ms__buf_presize(ms_buf *b, size_t n)
-{
-	if (n <= b->cap)
-		return 0;
-	size_t max = b->max ? b->max : SIZE_MAX / 2;
-	if (n > max)
-		return MS_ERR_RANGE;
-	uint8_t *d = ms_mem_realloc(b->mem, b->data, b->cap, n);
-	if (!d)
-		return MS_ERR_NOMEM;
-	b->data = d;
-	b->cap = n;
-	return 0;
-}
-
 /* First trace of a batch with a hint: size the per-trace columns once
  * (IDs at this trace's length; the generators use fixed-width IDs, and
  * longer ones make the buffer grow as usual). */
@@ -74,9 +56,9 @@ builder_presize_now(ms__builder *b, uint32_t tid_len)
 	if (!ms_mul_ok(b->hint, sizeof(ms_plugin_trace), &nt) ||
 	    !ms_mul_ok(b->hint, tid_len, &ni))
 		return MS_ERR_RANGE;
-	int rc = ms__buf_presize(&b->buf[C_TRACES], nt);
+	int rc = ms_buf_presize(&b->buf[C_TRACES], nt);
 	if (!rc && b->buf[C_TIDS].cap == 0)
-		rc = ms__buf_presize(&b->buf[C_TIDS], ni);
+		rc = ms_buf_presize(&b->buf[C_TIDS], ni);
 	return rc;
 }
 
@@ -215,44 +197,26 @@ batch_destroy(ms_batch *bt)
 	ms_mem_free(m, bt, sizeof(*bt));
 }
 
-/* Turn the ms__builder's data columns into a batch; the ms__builder keeps its
- * scratch (emptied) and starts the next batch with no data buffer, unless
- * ms__builder_reclaim hands this batch's back. */
-int
-ms__builder_finish(ms__builder *b, ms_batch **out)
+/* The pointer slots a batch of b's rows needs: one per row for each
+ * projected string column and the bodies, one per tag. */
+static size_t
+ptr_slots(const ms__builder *b)
 {
-	*out = NULL;
-	ms_batch *bt = ms_mem_calloc(b->mem, 1, sizeof(*bt));
-	if (!bt)
-		return MS_ERR_NOMEM;
-	atomic_init(&bt->refs, 1);
-	bt->mem = b->mem;
-	bt->late_mem = b->late_mem;
-	size_t nstr = 0, nr = b->nrows;
-	uint32_t p = b->proj;
-	if (p & MS_PROJ_SEGMENT_ID)
-		nstr++;
-	if (p & MS_PROJ_SERVICE)
-		nstr++;
-	if (p & MS_PROJ_INSTANCE)
-		nstr++;
-	if (p & MS_PROJ_ENDPOINT)
-		nstr++;
-	if (p & MS_PROJ_BODY)
-		nstr++;
-	size_t slots = nstr * nr + ((p & MS_PROJ_TAGS) ? b->ntags : 0);
-	size_t psize;
-	if (!ms_mul_ok(slots, sizeof(void *), &psize)) {
-		ms_mem_free(b->mem, bt, sizeof(*bt));
-		return MS_ERR_RANGE;
-	}
-	if (p & MS_PROJ_TAGS) {
-		uint64_t end = b->ntags;
-		if (ms_buf_append(&b->buf[C_TAGFIRST], &end, 8)) {
-			ms_mem_free(b->mem, bt, sizeof(*bt));
-			return MS_ERR_NOMEM;
-		}
-	}
+	static const uint32_t per_row[] = { MS_PROJ_SEGMENT_ID, MS_PROJ_SERVICE,
+		                            MS_PROJ_INSTANCE, MS_PROJ_ENDPOINT,
+		                            MS_PROJ_BODY };
+	size_t nstr = 0;
+	for (size_t i = 0; i < sizeof(per_row) / sizeof(per_row[0]); i++)
+		if (b->proj & per_row[i])
+			nstr++;
+	return nstr * b->nrows + ((b->proj & MS_PROJ_TAGS) ? b->ntags : 0);
+}
+
+/* Give bt its pointer array of psize bytes: the builder's spare when it
+ * is large enough, else a new one. */
+static int
+take_ptrs(ms__builder *b, ms_batch *bt, size_t psize)
+{
 	if (psize && b->ptrs_size >= psize) {
 		bt->ptrs = b->ptrs; /* the spare: large enough */
 		bt->ptrs_size = b->ptrs_size;
@@ -260,29 +224,21 @@ ms__builder_finish(ms__builder *b, ms_batch **out)
 		b->ptrs_size = 0;
 	} else if (psize) {
 		bt->ptrs = ms_mem_alloc(b->mem, psize);
-		if (!bt->ptrs) {
-			ms_mem_free(b->mem, bt, sizeof(*bt));
+		if (!bt->ptrs)
 			return MS_ERR_NOMEM;
-		}
 		bt->ptrs_size = psize;
 	}
-	memcpy(bt->buf, b->buf, sizeof(bt->buf));
-	for (int i = 0; i < C_NDATA; i++)
-		ms_buf_init(&b->buf[i], b->mem, 0);
+	return 0;
+}
 
+/* Point the view's string, tag and body columns into bt's bytes, through
+ * the offsets the builder kept (its scratch columns). */
+static void
+view_pointers(const ms__builder *b, ms_batch *bt)
+{
 	ms_plugin_batch *v = &bt->view;
-	v->struct_size = sizeof(*v);
-	v->projection = p;
-	v->ntraces = b->ntraces;
-	v->nrows = nr;
-	/* IDs were appended in trace order: entry i's ID follows i-1's. */
-	ms_plugin_trace *tr = (ms_plugin_trace *)bt->buf[C_TRACES].data;
-	const uint8_t *tid = bt->buf[C_TIDS].data;
-	for (size_t i = 0; i < b->ntraces; i++) {
-		tr[i].trace_id = tid;
-		tid += tr[i].trace_id_len;
-	}
-	v->traces = tr;
+	uint32_t p = b->proj;
+	size_t nr = b->nrows;
 	const char *strs = (const char *)bt->buf[C_STRS].data;
 	void **slot = bt->ptrs;
 	static const int strcols[4] = { C_SEG, C_SVC, C_INST, C_EP };
@@ -304,14 +260,6 @@ ms__builder_finish(ms__builder *b, ms_batch **out)
 	v->service = strptr[1];
 	v->instance = strptr[2];
 	v->endpoint = strptr[3];
-	if (p & MS_PROJ_SPAN_ID)
-		v->span_id = (const uint64_t *)bt->buf[C_SPAN].data;
-	if (p & MS_PROJ_START)
-		v->start_ns = (const int64_t *)bt->buf[C_START].data;
-	if (p & MS_PROJ_LATENCY)
-		v->latency_ms = (const uint32_t *)bt->buf[C_LAT].data;
-	if (p & MS_PROJ_ERROR)
-		v->is_error = bt->buf[C_ERR].data;
 	if (p & MS_PROJ_TAGS) {
 		const size_t *off = (const size_t *)b->buf[C_TAGOFF].data;
 		const char **arr = (const char **)slot;
@@ -332,6 +280,70 @@ ms__builder_finish(ms__builder *b, ms_batch **out)
 		v->body = arr;
 		v->body_len = bl;
 	}
+}
+
+/* The view of bt's columns (moved from b): trace entries with their IDs,
+ * the fixed-width columns, then the pointer columns. */
+static void
+make_view(const ms__builder *b, ms_batch *bt)
+{
+	ms_plugin_batch *v = &bt->view;
+	uint32_t p = b->proj;
+	v->struct_size = sizeof(*v);
+	v->projection = p;
+	v->ntraces = b->ntraces;
+	v->nrows = b->nrows;
+	/* IDs were appended in trace order: entry i's ID follows i-1's. */
+	ms_plugin_trace *tr = (ms_plugin_trace *)bt->buf[C_TRACES].data;
+	const uint8_t *tid = bt->buf[C_TIDS].data;
+	for (size_t i = 0; i < b->ntraces; i++) {
+		tr[i].trace_id = tid;
+		tid += tr[i].trace_id_len;
+	}
+	v->traces = tr;
+	if (p & MS_PROJ_SPAN_ID)
+		v->span_id = (const uint64_t *)bt->buf[C_SPAN].data;
+	if (p & MS_PROJ_START)
+		v->start_ns = (const int64_t *)bt->buf[C_START].data;
+	if (p & MS_PROJ_LATENCY)
+		v->latency_ms = (const uint32_t *)bt->buf[C_LAT].data;
+	if (p & MS_PROJ_ERROR)
+		v->is_error = bt->buf[C_ERR].data;
+	view_pointers(b, bt);
+}
+
+/* Turn the ms__builder's data columns into a batch; the ms__builder keeps its
+ * scratch (emptied) and starts the next batch with no data buffer, unless
+ * ms__builder_reclaim hands this batch's back. */
+int
+ms__builder_finish(ms__builder *b, ms_batch **out)
+{
+	*out = NULL;
+	ms_batch *bt = ms_mem_calloc(b->mem, 1, sizeof(*bt));
+	if (!bt)
+		return MS_ERR_NOMEM;
+	atomic_init(&bt->refs, 1);
+	bt->mem = b->mem;
+	bt->late_mem = b->late_mem;
+	size_t psize;
+	int rc = 0;
+	if (!ms_mul_ok(ptr_slots(b), sizeof(void *), &psize))
+		rc = MS_ERR_RANGE;
+	if (!rc && (b->proj & MS_PROJ_TAGS)) {
+		uint64_t end = b->ntags;
+		if (ms_buf_append(&b->buf[C_TAGFIRST], &end, 8))
+			rc = MS_ERR_NOMEM;
+	}
+	if (!rc)
+		rc = take_ptrs(b, bt, psize);
+	if (rc) {
+		ms_mem_free(b->mem, bt, sizeof(*bt));
+		return rc;
+	}
+	memcpy(bt->buf, b->buf, sizeof(bt->buf));
+	for (int i = 0; i < C_NDATA; i++)
+		ms_buf_init(&b->buf[i], b->mem, 0);
+	make_view(b, bt);
 	/* Offsets were only needed to build the pointers. */
 	for (int i = C_NDATA; i < C_NBUF; i++)
 		ms_buf_reset(&b->buf[i]);
@@ -405,6 +417,12 @@ ms__batch_abandon(ms_batch *b)
 {
 	b->abandoned = true;
 	b->mem = b->late_mem;
+}
+
+bool
+ms__batch_abandoned(const ms_batch *b)
+{
+	return b->abandoned;
 }
 
 int

@@ -44,7 +44,7 @@
  * loaded and opened here as well (name, checksum, projection, config
  * errors at open), but its Decide never runs in this process.
  */
-#include "ms_pipeline.h"
+#include "ms_chain.h"
 #include "ms_clock.h"
 #include "ms_enum.h"
 #include "pipeline_int.h"

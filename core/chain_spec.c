@@ -3,7 +3,7 @@
  * "disabled", JSON configs) into the plugin paths and configs of a chain's
  * links. Nothing is loaded here (plugin_loader.c) nor run (chain.c).
  */
-#include "ms_pipeline.h"
+#include "ms_chain_spec.h"
 #include "pipeline_int.h"
 
 #include <stdio.h>

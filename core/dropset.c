@@ -12,7 +12,6 @@
  *     empty). A fingerprint match is always followed by a full byte
  *     comparison, so a hash collision can never answer "contains".
  */
-#include "ms_pipeline.h"
 #include "pipeline_int.h"
 
 #include <xxhash.h>

@@ -72,11 +72,8 @@ enum job_state {
  *   QUEUED   RUNNING                  worker_main
  *   RUNNING  ENDING                   run_job
  */
-#define JOB_TO(st) (1u << (st))
-static const struct {
-	const char *name;
-	unsigned to; /* JOB_TO bits */
-} job_states[JOB_STATE_COUNT] = {
+#define JOB_TO(st) MS__STATE_TO(st)
+static const ms__state job_states[JOB_STATE_COUNT] = {
 	[JOB_HOOK] = { "hook", JOB_TO(JOB_INHOOK) },
 	[JOB_INHOOK] = { "inhook", JOB_TO(JOB_HELD) | JOB_TO(JOB_QUEUED) |
 	                                   JOB_TO(JOB_ENDING) },
@@ -95,14 +92,13 @@ ms__engine_job_states(void)
 const char *
 ms__engine_job_state_name(int st)
 {
-	return st >= 0 && st < JOB_STATE_COUNT ? job_states[st].name : NULL;
+	return ms__state_name(job_states, JOB_STATE_COUNT, st);
 }
 
 bool
 ms__engine_job_move_ok(int from, int to)
 {
-	return from >= 0 && from < JOB_STATE_COUNT && to >= 0 &&
-	       to < JOB_STATE_COUNT && (job_states[from].to & JOB_TO(to));
+	return ms__state_move_ok(job_states, JOB_STATE_COUNT, from, to);
 }
 
 typedef struct job {

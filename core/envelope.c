@@ -14,6 +14,7 @@
 #include "ms_envelope.h"
 #include "limits_int.h"
 #include "ms_enum.h"
+#include "ms_fs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -38,20 +39,6 @@ const char *
 ms_envelope_mode_name(enum ms_envelope_mode m)
 {
 	return MS_ENUM_NAME(envelope_mode_names, m, "unknown");
-}
-
-static bool
-is_dir(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static bool
-is_file(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* Write text to dir/name (an existing cgroup interface file); 0 or an
@@ -161,7 +148,7 @@ own_group(const char *hier, const char *proc, const char *ctrl, char *out,
 	int w = snprintf(out, n, "%s%s", hier, rel);
 	if (w < 0 || (size_t)w >= n)
 		return false;
-	if (!is_dir(out))
+	if (!ms_fs_is_dir(out))
 		snprintf(out, n, "%s", hier);
 	return true;
 }
@@ -215,6 +202,24 @@ note(fault *f, const char *dir, const char *what, int err)
 	return err;
 }
 
+/* put, with a failure noted in f: 0 or the errno. */
+static int
+set_ctl(fault *f, const char *dir, const char *name, const char *text)
+{
+	int rc = put(dir, name, text);
+	return rc ? note(f, dir, name, rc) : 0;
+}
+
+/* set_ctl of a file the kernel may not offer (swap accounting): nothing
+ * when it is absent. */
+static int
+set_ctl_if_any(fault *f, const char *dir, const char *name, const char *text)
+{
+	char p[MS_ENVELOPE_PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return ms_fs_is_file(p) ? set_ctl(f, dir, name, text) : 0;
+}
+
 static bool
 has_words(const char *dir, const char *file, const char *const *words)
 {
@@ -251,10 +256,10 @@ enter_v2(ms_envelope *e, const char *hier, const char *proc, fault *f)
 	if (!has_words(base, "cgroup.controllers", v2_ctrls))
 		return note(f, base, "cgroup.controllers", ENOTSUP);
 	if (!has_words(base, "cgroup.subtree_control", v2_ctrls)) {
-		int rc = put(base, "cgroup.subtree_control",
-		             "+cpu +memory +pids");
+		int rc = set_ctl(f, base, "cgroup.subtree_control",
+		                 "+cpu +memory +pids");
 		if (rc)
-			return note(f, base, "cgroup.subtree_control", rc);
+			return rc;
 	}
 	int rc = make_group(e, 0, base);
 	if (rc)
@@ -264,26 +269,23 @@ enter_v2(ms_envelope *e, const char *hier, const char *proc, fault *f)
 		snprintf(v, sizeof(v), "%llu %u",
 		         (unsigned long long)(e->cpus * CFS_PERIOD_US + 0.5),
 		         CFS_PERIOD_US);
-		if ((rc = put(e->dir[0], "cpu.max", v)))
-			return note(f, e->dir[0], "cpu.max", rc);
+		if ((rc = set_ctl(f, e->dir[0], "cpu.max", v)))
+			return rc;
 	}
 	if (e->mem_bytes) {
 		snprintf(v, sizeof(v), "%llu",
 		         (unsigned long long)e->mem_bytes);
-		if ((rc = put(e->dir[0], "memory.max", v)))
-			return note(f, e->dir[0], "memory.max", rc);
-		char sw[MS_ENVELOPE_PATH_MAX + 32];
-		snprintf(sw, sizeof(sw), "%s/memory.swap.max", e->dir[0]);
-		if (is_file(sw) &&
-		    (rc = put(e->dir[0], "memory.swap.max", "0")))
-			return note(f, e->dir[0], "memory.swap.max", rc);
+		if ((rc = set_ctl(f, e->dir[0], "memory.max", v)))
+			return rc;
+		if ((rc = set_ctl_if_any(f, e->dir[0], "memory.swap.max", "0")))
+			return rc;
 	}
 	snprintf(v, sizeof(v), "%u", e->pids_max);
-	if ((rc = put(e->dir[0], "pids.max", v)))
-		return note(f, e->dir[0], "pids.max", rc);
+	if ((rc = set_ctl(f, e->dir[0], "pids.max", v)))
+		return rc;
 	snprintf(v, sizeof(v), "%ld\n", (long)getpid());
-	if ((rc = put(e->dir[0], "cgroup.procs", v)))
-		return note(f, e->dir[0], "cgroup.procs", rc);
+	if ((rc = set_ctl(f, e->dir[0], "cgroup.procs", v)))
+		return rc;
 	e->mode = MS_ENVELOPE_CGROUP_V2;
 	return 0;
 }
@@ -297,10 +299,10 @@ enter_v1(ms_envelope *e, const char *root, const char *proc, fault *f)
 	char hier[MS_ENVELOPE_DIRS][MS_ENVELOPE_PATH_MAX];
 	for (int i = 0; i < MS_ENVELOPE_DIRS; i++) {
 		snprintf(hier[i], sizeof(hier[i]), "%s/%s", root, ctrl[i]);
-		if (i == 0 && !is_dir(hier[i]))
+		if (i == 0 && !ms_fs_is_dir(hier[i]))
 			snprintf(hier[i], sizeof(hier[i]), "%s/cpu,cpuacct",
 			         root);
-		if (!is_dir(hier[i]))
+		if (!ms_fs_is_dir(hier[i]))
 			return note(f, hier[i], "", ENOENT);
 	}
 	int rc;
@@ -314,35 +316,31 @@ enter_v1(ms_envelope *e, const char *root, const char *proc, fault *f)
 	char v[64];
 	if (e->cpus > 0) {
 		snprintf(v, sizeof(v), "%u", CFS_PERIOD_US);
-		if ((rc = put(e->dir[0], "cpu.cfs_period_us", v)))
-			return note(f, e->dir[0], "cpu.cfs_period_us", rc);
+		if ((rc = set_ctl(f, e->dir[0], "cpu.cfs_period_us", v)))
+			return rc;
 		snprintf(v, sizeof(v), "%llu",
 		         (unsigned long long)(e->cpus * CFS_PERIOD_US + 0.5));
-		if ((rc = put(e->dir[0], "cpu.cfs_quota_us", v)))
-			return note(f, e->dir[0], "cpu.cfs_quota_us", rc);
+		if ((rc = set_ctl(f, e->dir[0], "cpu.cfs_quota_us", v)))
+			return rc;
 	}
 	if (e->mem_bytes) {
 		snprintf(v, sizeof(v), "%llu",
 		         (unsigned long long)e->mem_bytes);
-		if ((rc = put(e->dir[1], "memory.limit_in_bytes", v)))
-			return note(f, e->dir[1], "memory.limit_in_bytes", rc);
+		if ((rc = set_ctl(f, e->dir[1], "memory.limit_in_bytes", v)))
+			return rc;
 		/* memory+swap equal to memory: no swap beyond the limit
 		 * (absent when the kernel has no swap accounting). */
-		char sw[MS_ENVELOPE_PATH_MAX + 40];
-		snprintf(sw, sizeof(sw), "%s/memory.memsw.limit_in_bytes",
-		         e->dir[1]);
-		if (is_file(sw) &&
-		    (rc = put(e->dir[1], "memory.memsw.limit_in_bytes", v)))
-			return note(f, e->dir[1], "memory.memsw.limit_in_bytes",
-			            rc);
+		if ((rc = set_ctl_if_any(f, e->dir[1],
+		                         "memory.memsw.limit_in_bytes", v)))
+			return rc;
 	}
 	snprintf(v, sizeof(v), "%u", e->pids_max);
-	if ((rc = put(e->dir[2], "pids.max", v)))
-		return note(f, e->dir[2], "pids.max", rc);
+	if ((rc = set_ctl(f, e->dir[2], "pids.max", v)))
+		return rc;
 	snprintf(v, sizeof(v), "%ld\n", (long)getpid());
 	for (int i = 0; i < MS_ENVELOPE_DIRS; i++)
-		if ((rc = put(e->dir[i], "cgroup.procs", v)))
-			return note(f, e->dir[i], "cgroup.procs", rc);
+		if ((rc = set_ctl(f, e->dir[i], "cgroup.procs", v)))
+			return rc;
 	e->mode = MS_ENVELOPE_CGROUP_V1;
 	return 0;
 }
@@ -364,7 +362,7 @@ ms_envelope_enter(ms_envelope *e, const char *cgroup_root,
 	char v2[MS_ENVELOPE_PATH_MAX], probe[MS_ENVELOPE_PATH_MAX + 32];
 	snprintf(v2, sizeof(v2), "%s", root);
 	snprintf(probe, sizeof(probe), "%s/cgroup.controllers", v2);
-	if (!is_file(probe))
+	if (!ms_fs_is_file(probe))
 		snprintf(v2, sizeof(v2), "%s/unified", root);
 	fault f2 = { "", 0 }, f1 = { "", 0 };
 	if (enter_v2(e, v2, proc, &f2) == 0)
@@ -376,7 +374,7 @@ ms_envelope_enter(ms_envelope *e, const char *cgroup_root,
 	e->mode = MS_ENVELOPE_EMULATED;
 	/* The v1 fault is the telling one where v1 is mounted, the v2 one
 	 * on a pure v2 machine. */
-	const fault *f = is_file(probe) ? &f2 : &f1;
+	const fault *f = ms_fs_is_file(probe) ? &f2 : &f1;
 	snprintf(e->why, sizeof(e->why), "%.200s: %s", f->where,
 	         strerror(f->err));
 	if (required)

@@ -190,3 +190,17 @@ ms_fs_fsync_parent(const char *path, ms_errbuf *eb)
 		return fail_errno(eb, ENAMETOOLONG, MS_ERR_RANGE, "", path);
 	return ms_fs_fsync_dir(dir, eb);
 }
+
+bool
+ms_fs_is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool
+ms_fs_is_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}

@@ -20,7 +20,7 @@
  *  3. A check confirms only if every intersecting part was probed and
  *     answered "absent"; a part without a filter defers.
  */
-#include "ms_pipeline.h"
+#include "ms_clock.h"
 #include "ms_enum.h"
 #include "pipeline_int.h"
 
@@ -118,16 +118,6 @@ ms_guard_close(ms_guard *g)
 	ms_mem_free(g->mem, g, sizeof(*g));
 }
 
-static int64_t
-sat_add(int64_t a, int64_t b)
-{
-	if (b > 0 && a > INT64_MAX - b)
-		return INT64_MAX;
-	if (b < 0 && a < INT64_MIN - b)
-		return INT64_MIN;
-	return a + b;
-}
-
 static bool
 intersects(const ms_guard_part *p, int64_t lo, int64_t hi)
 {
@@ -159,8 +149,8 @@ ms_guard_check(ms_guard *g, const uint8_t *tid, uint32_t len, int64_t min_ts,
 	g->st.checks++;
 	if (!tid || len == 0 || len > MS_TRACE_ID_MAX || min_ts > max_ts)
 		return defer(g, MS_GUARD_BAD_RANGE, why);
-	int64_t lo = sat_add(min_ts, -g->grace);
-	int64_t hi = sat_add(max_ts, g->grace);
+	int64_t lo = ms_ts_add(min_ts, -g->grace);
+	int64_t hi = ms_ts_add(max_ts, g->grace);
 	/* The fragment-gap contract: a trace's fragments lie within the
 	 * grace of each other, so one within the grace of the segment's
 	 * edge may still have fragments beyond it, where this guard sees no
@@ -213,8 +203,8 @@ ms_guard_revalidate(ms_guard *g, const ms_guard_part *now, size_t n,
 			uint32_t len;
 			int64_t mn, mx;
 			ms_dropset_get(drops, k, &tid, &len, &mn, &mx);
-			if (!intersects(p, sat_add(mn, -g->grace),
-			                sat_add(mx, g->grace)))
+			if (!intersects(p, ms_ts_add(mn, -g->grace),
+			                ms_ts_add(mx, g->grace)))
 				continue;
 			if (p->may_contain && !p->may_contain(p->ctx, tid, len))
 				continue;

@@ -14,6 +14,7 @@
 #include "ms_limits.h"
 #include "limits_int.h"
 #include "ms_enum.h"
+#include "ms_fs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -47,20 +48,6 @@ read_line(const char *path, char *buf, size_t n)
 	if (ok)
 		buf[strcspn(buf, "\n")] = '\0';
 	return ok;
-}
-
-static bool
-is_dir(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static bool
-is_file(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* Parse a decimal unsigned; false on anything else. */
@@ -132,7 +119,7 @@ walk_min(const char *base, const char *rel, level_fn fn, double *out)
 	bool any = false;
 	double best = 0;
 	snprintf(dir, sizeof(dir), "%s%s", base, rel);
-	if (!is_dir(dir))
+	if (!ms_fs_is_dir(dir))
 		snprintf(dir, sizeof(dir), "%s", base);
 	size_t blen = strlen(base);
 	for (;;) {
@@ -156,13 +143,29 @@ walk_min(const char *base, const char *rel, level_fn fn, double *out)
 	return any;
 }
 
+/* The first line of dir/name into b (n bytes); false if unreadable. */
+static bool
+read_ctl(const char *dir, const char *name, char *b, size_t n)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return read_line(p, b, n);
+}
+
+/* The decimal number dir/name starts with; false if unreadable or not a
+ * number ("max", "-1"). */
+static bool
+read_ctl_u64(const char *dir, const char *name, uint64_t *x)
+{
+	char b[128];
+	return read_ctl(dir, name, b, sizeof(b)) && parse_u64(b, x);
+}
+
 static bool
 v2_mem(const char *dir, double *v)
 {
-	char p[4200], b[128];
 	uint64_t x;
-	snprintf(p, sizeof(p), "%s/memory.max", dir);
-	if (!read_line(p, b, sizeof(b)) || !parse_u64(b, &x))
+	if (!read_ctl_u64(dir, "memory.max", &x))
 		return false; /* absent or "max" */
 	*v = (double)x;
 	return true;
@@ -171,10 +174,9 @@ v2_mem(const char *dir, double *v)
 static bool
 v2_cpu(const char *dir, double *v)
 {
-	char p[4200], b[128];
+	char b[128];
 	uint64_t quota, period;
-	snprintf(p, sizeof(p), "%s/cpu.max", dir);
-	if (!read_line(p, b, sizeof(b)) || !parse_u64(b, &quota))
+	if (!read_ctl(dir, "cpu.max", b, sizeof(b)) || !parse_u64(b, &quota))
 		return false;
 	const char *sp = strchr(b, ' ');
 	if (!sp || !parse_u64(sp + 1, &period) || period == 0 || quota == 0)
@@ -186,10 +188,8 @@ v2_cpu(const char *dir, double *v)
 static bool
 v1_mem(const char *dir, double *v)
 {
-	char p[4200], b[128];
 	uint64_t x;
-	snprintf(p, sizeof(p), "%s/memory.limit_in_bytes", dir);
-	if (!read_line(p, b, sizeof(b)) || !parse_u64(b, &x))
+	if (!read_ctl_u64(dir, "memory.limit_in_bytes", &x))
 		return false;
 	if (x >= (1ull << 62)) /* "unlimited" is a page-rounded INT64_MAX */
 		return false;
@@ -200,17 +200,10 @@ v1_mem(const char *dir, double *v)
 static bool
 v1_cpu(const char *dir, double *v)
 {
-	char p[4200], b[128];
-	uint64_t period;
-	snprintf(p, sizeof(p), "%s/cpu.cfs_quota_us", dir);
-	if (!read_line(p, b, sizeof(b)) || b[0] == '-')
-		return false;
-	uint64_t quota;
-	if (!parse_u64(b, &quota) || quota == 0)
-		return false;
-	snprintf(p, sizeof(p), "%s/cpu.cfs_period_us", dir);
-	if (!read_line(p, b, sizeof(b)) || !parse_u64(b, &period) ||
-	    period == 0)
+	uint64_t quota, period;
+	/* "-1" (no quota) is not a number: no limit. */
+	if (!read_ctl_u64(dir, "cpu.cfs_quota_us", &quota) || quota == 0 ||
+	    !read_ctl_u64(dir, "cpu.cfs_period_us", &period) || period == 0)
 		return false;
 	*v = (double)quota / (double)period;
 	return true;
@@ -247,7 +240,7 @@ ms_limits_detect(ms_limits *out, const char *cgroup_root,
 	char path[2048], probe[4200];
 	double v;
 	snprintf(probe, sizeof(probe), "%s/cgroup.controllers", root);
-	if (is_file(probe)) {
+	if (ms_fs_is_file(probe)) {
 		if (!ms__cgroup_path(proc, NULL, path, sizeof(path)))
 			snprintf(path, sizeof(path), "/");
 		const char *rel = strcmp(path, "/") == 0 ? "" : path;
@@ -262,7 +255,7 @@ ms_limits_detect(ms_limits *out, const char *cgroup_root,
 	} else {
 		char base[2100];
 		snprintf(base, sizeof(base), "%s/memory", root);
-		if (is_dir(base)) {
+		if (ms_fs_is_dir(base)) {
 			if (!ms__cgroup_path(proc, "memory", path, sizeof(path)))
 				snprintf(path, sizeof(path), "/");
 			const char *rel = strcmp(path, "/") == 0 ? "" : path;
@@ -275,7 +268,7 @@ ms_limits_detect(ms_limits *out, const char *cgroup_root,
 		static const char *const cpudirs[] = { "cpu,cpuacct", "cpu" };
 		for (size_t i = 0; i < 2; i++) {
 			snprintf(base, sizeof(base), "%s/%s", root, cpudirs[i]);
-			if (!is_dir(base))
+			if (!ms_fs_is_dir(base))
 				continue;
 			if (!ms__cgroup_path(proc, "cpu", path, sizeof(path)))
 				snprintf(path, sizeof(path), "/");

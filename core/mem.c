@@ -205,6 +205,18 @@ ms_buf_release(ms_buf *b)
 	b->len = b->cap = 0;
 }
 
+/* Move b's bytes to a block of cap bytes (cap > b->cap). */
+static int
+buf_set_cap(ms_buf *b, size_t cap)
+{
+	uint8_t *d = ms_mem_realloc(b->mem, b->data, b->cap, cap);
+	if (!d)
+		return MS_ERR_NOMEM;
+	b->data = d;
+	b->cap = cap;
+	return 0;
+}
+
 int
 ms_buf_reserve(ms_buf *b, size_t extra)
 {
@@ -216,12 +228,17 @@ ms_buf_reserve(ms_buf *b, size_t extra)
 	size_t cap = b->cap ? b->cap : 64;
 	while (cap < need)
 		cap = cap > b->max / 2 ? b->max : cap * 2;
-	uint8_t *d = ms_mem_realloc(b->mem, b->data, b->cap, cap);
-	if (!d)
-		return MS_ERR_NOMEM;
-	b->data = d;
-	b->cap = cap;
-	return 0;
+	return buf_set_cap(b, cap);
+}
+
+int
+ms_buf_presize(ms_buf *b, size_t n)
+{
+	if (n <= b->cap)
+		return 0;
+	if (n > b->max)
+		return MS_ERR_RANGE;
+	return buf_set_cap(b, n);
 }
 
 int

@@ -371,54 +371,6 @@ rows_reserve(merge_ctx *c, scratch *sc, size_t extra)
 	return 0;
 }
 
-/* Deep-copy a decoded row into the arena (the reader reuses its buffers);
- * columns not decoded are NULL/0 in `in` and stay so. */
-static int
-copy_row(merge_ctx *c, ms_arena *a, const uint8_t *tid, const ms_row *in,
-         ms_row *out)
-{
-	*out = *in;
-	out->trace_id = tid; /* same bytes; tid outlives the write */
-	out->segment_id = ms_arena_strdup(a, in->segment_id);
-	out->service = ms_arena_strdup(a, in->service);
-	out->instance = ms_arena_strdup(a, in->instance);
-	out->endpoint = ms_arena_strdup(a, in->endpoint);
-	if ((in->segment_id && !out->segment_id) ||
-	    (in->service && !out->service) ||
-	    (in->instance && !out->instance) ||
-	    (in->endpoint && !out->endpoint))
-		goto nomem;
-	if (in->ntags) {
-		size_t nb;
-		if (!ms_mul_ok(in->ntags, sizeof(char *), &nb))
-			goto nomem;
-		const char **tags = ms_arena_alloc(a, nb, sizeof(void *));
-		if (!tags)
-			goto nomem;
-		for (uint32_t i = 0; i < in->ntags; i++) {
-			tags[i] = ms_arena_strdup(a, in->tags[i]);
-			if (!tags[i])
-				goto nomem;
-		}
-		out->tags = tags;
-	} else {
-		out->tags = NULL;
-	}
-	if (in->body_len) {
-		uint8_t *b = ms_arena_alloc(a, in->body_len, 1);
-		if (!b)
-			goto nomem;
-		memcpy(b, in->body, in->body_len);
-		out->body = b;
-	} else {
-		out->body = NULL;
-	}
-	return 0;
-nomem:
-	return ms_fail(&c->eb, MS_ERR_NOMEM,
-	               "out of memory copying a row of a fragmented trace");
-}
-
 static int
 srow_cmp(const void *pa, const void *pb)
 {
@@ -573,9 +525,11 @@ collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols, held *h)
 				return rc;
 			for (uint32_t i = 0; i < n; i++) {
 				srow *r = &sc->rows[sc->nrows];
-				rc = copy_row(c, a, tid, &rows[i], &r->row);
-				if (rc < 0)
-					return rc;
+				/* A deep copy: the reader reuses its buffers. */
+				if (ms_row_copy(a, tid, &rows[i], &r->row))
+					return ms_fail(&c->eb, MS_ERR_NOMEM,
+					               "out of memory copying a "
+					               "row of a fragmented trace");
 				r->pos = sc->nrows++;
 			}
 			/* Retained rows count as re-encoded when written;

@@ -72,6 +72,16 @@ ms_owner_self(ms_owner *o, const char *kind, const char *note, ms_errbuf *eb)
 	return 0;
 }
 
+/* dir/MS_OWNER_FILE into path (n bytes). */
+static int
+record_path(char *path, size_t n, const char *dir, ms_errbuf *eb)
+{
+	if ((size_t)snprintf(path, n, "%s/%s", dir, MS_OWNER_FILE) >= n)
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "owner record in %s: path too long", dir);
+	return 0;
+}
+
 int
 ms_owner_write(const char *dir, const char *kind, const char *note,
                ms_errbuf *eb)
@@ -81,14 +91,12 @@ ms_owner_write(const char *dir, const char *kind, const char *note,
 	if (rc)
 		return rc;
 	char path[4200], tmp[4300];
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, MS_OWNER_FILE) >=
-	            sizeof(path) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path,
+	if ((rc = record_path(path, sizeof(path), dir, eb)))
+		return rc;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path,
 	                     (long)o.pid) >= sizeof(tmp))
 		return ms_fail(eb, MS_ERR_RANGE,
-		               "owner record in %s: path "
-		               "too long",
-		               dir);
+		               "owner record in %s: path too long", dir);
 	FILE *f = fopen(tmp, "we");
 	if (!f)
 		return ms_fail(eb, ms_err_from_errno(errno), "%s: %s", tmp,
@@ -116,19 +124,15 @@ ms_owner_read(const char *dir, ms_owner *o, ms_errbuf *eb)
 {
 	char path[4200], line[4200];
 	memset(o, 0, sizeof(*o));
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, MS_OWNER_FILE) >=
-	    sizeof(path))
-		return ms_fail(eb, MS_ERR_RANGE,
-		               "owner record in %s: path "
-		               "too long",
-		               dir);
+	int rc = record_path(path, sizeof(path), dir, eb);
+	if (rc)
+		return rc;
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return ms_fail(eb,
 		               errno == ENOENT ? MS_ERR_NOTFOUND
 		                               : ms_err_from_errno(errno),
 		               "%s: %s", path, strerror(errno));
-	int rc = 0;
 	bool magic = false, has_pid = false;
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';

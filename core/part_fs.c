@@ -1,12 +1,13 @@
 /*
- * part_fs.c - the file-system side of parts: writing and syncing files,
- * publication by atomic rename, removal, bounded reads, and routing zstd's
- * allocations through ms_mem so merges count them.
+ * part_fs.c - the file-system side of parts: creating and sealing a part
+ * file, publication by atomic rename, removal, bounded reads, and routing
+ * zstd's allocations through ms_mem so merges count them.
  *
- * Durability rule: a file is written with write() and fsync()ed before its
- * directory is fsync()ed; publication renames a synced temporary directory
- * and then fsyncs the parent, so after a crash either the whole part is
- * there under its final name or only the temporary directory is.
+ * Durability rule: a part is one file, written with write() and fsync()ed
+ * once when its writer closes it; publication renames the synced file and
+ * then fsyncs the directory it was renamed into, so after a crash either
+ * the whole part is there under its final name or only the temporary file
+ * is. A file whose footer is missing or damaged is not a part.
  */
 #include "ms_fs.h"
 #include "part_int.h"
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 bool
@@ -31,29 +33,6 @@ io_add(_Atomic uint64_t *c, uint64_t n, ms_io *io)
 {
 	if (io)
 		atomic_fetch_add(c, n);
-}
-
-int
-ms__write_all(int fd, const void *p, size_t n, ms_io *io)
-{
-	const uint8_t *b = p;
-	while (n) {
-		ssize_t k = write(fd, b, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return ms_err_from_errno(errno);
-		}
-		if (k == 0) {
-			errno = ENOSPC;
-			return MS_ERR_NOSPACE;
-		}
-		if (io)
-			io_add(&io->bytes_written, (uint64_t)k, io);
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
 }
 
 const char *
@@ -85,20 +64,70 @@ ms__fsync_dir(const char *dir, ms_io *io)
 }
 
 int
-ms__write_file(const char *dir, const char *name, const void *p, size_t n,
-               bool no_sync, ms_io *io, ms_errbuf *eb)
+ms__part_create(const char *path, const char *what, const char *idstr,
+                int *fd, ms_errbuf *eb)
 {
-	char path[4096];
-	if (!ms__path(path, sizeof(path), dir, name))
-		return ms_fail(eb, MS_ERR_RANGE, "%s/%s: path too long", dir,
-		               name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		int rc = errno == EEXIST ? MS_ERR_EXISTS
-		                         : ms_err_from_errno(errno);
-		return ms_fail(eb, rc, "%s: create: %s", path, strerror(errno));
+	*fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (*fd >= 0)
+		return 0;
+	int e = errno;
+	int rc = e == EEXIST ? MS_ERR_EXISTS : ms_err_from_errno(e);
+	return ms_fail(eb, rc, "%s %s (%s): create: %s", what, idstr, path,
+	               strerror(e));
+}
+
+/* writev() all of v[0..n) (the iovecs are advanced as they are written);
+ * counts io. */
+static int
+writev_all(int fd, struct iovec *v, int n, ms_io *io)
+{
+	while (n > 0) {
+		ssize_t k = writev(fd, v, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return ms_err_from_errno(errno);
+		}
+		if (k == 0) {
+			errno = ENOSPC;
+			return MS_ERR_NOSPACE;
+		}
+		if (io)
+			io_add(&io->bytes_written, (uint64_t)k, io);
+		size_t left = (size_t)k;
+		while (n > 0 && left >= v->iov_len) {
+			left -= v->iov_len;
+			v++;
+			n--;
+		}
+		if (n > 0) {
+			v->iov_base = (uint8_t *)v->iov_base + left;
+			v->iov_len -= left;
+		}
 	}
-	int rc = ms__write_all(fd, p, n, io);
+	return 0;
+}
+
+int
+ms__write_all(int fd, const void *p, size_t n, ms_io *io)
+{
+	struct iovec v = { (void *)(uintptr_t)p, n };
+	return writev_all(fd, &v, n ? 1 : 0, io);
+}
+
+int
+ms__part_seal(int fd, const void *index, size_t index_len, const void *bloom,
+              size_t bloom_len, const uint8_t footer[MS__FOOTER_SIZE],
+              bool no_sync, ms_io *io, const char **section)
+{
+	struct iovec v[3];
+	int n = 0;
+	v[n++] = (struct iovec){ (void *)(uintptr_t)index, index_len };
+	if (bloom_len)
+		v[n++] = (struct iovec){ (void *)(uintptr_t)bloom, bloom_len };
+	v[n++] = (struct iovec){ (void *)(uintptr_t)footer, MS__FOOTER_SIZE };
+	*section = MS__F_FOOTER;
+	int rc = writev_all(fd, v, n, io);
 	if (rc == 0 && !no_sync)
 		rc = ms__fsync_fd(fd, io);
 	int e = errno;
@@ -106,73 +135,8 @@ ms__write_file(const char *dir, const char *name, const void *p, size_t n,
 		e = errno;
 		rc = ms_err_from_errno(e);
 	}
-	if (rc)
-		return ms_fail(eb, rc, "%s: write: %s", path, strerror(e));
-	return 0;
-}
-
-void
-ms__syncset_add(ms__syncset *ss, int fd, const char *name)
-{
-	ss->fd[ss->n] = fd;
-	ss->name[ss->n] = name;
-	ss->n++;
-}
-
-int
-ms__syncset_write(ms__syncset *ss, const char *dir, const char *name,
-                  const void *p, size_t n, ms_io *io, ms_errbuf *eb)
-{
-	char path[4096];
-	if (ss->n >= MS__SYNCSET_MAX)
-		return ms_fail(eb, MS_ERR_RANGE, "%s/%s: too many files", dir,
-		               name);
-	if (!ms__path(path, sizeof(path), dir, name))
-		return ms_fail(eb, MS_ERR_RANGE, "%s/%s: path too long", dir,
-		               name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		int rc = errno == EEXIST ? MS_ERR_EXISTS
-		                         : ms_err_from_errno(errno);
-		return ms_fail(eb, rc, "%s: create: %s", path, strerror(errno));
-	}
-	int rc = ms__write_all(fd, p, n, io);
-	if (rc) {
-		int e = errno;
-		close(fd);
-		return ms_fail(eb, rc, "%s: write: %s", path, strerror(e));
-	}
-	ms__syncset_add(ss, fd, name);
-	return 0;
-}
-
-int
-ms__syncset_sync(ms__syncset *ss, const char *dir, ms_io *io, const char **file)
-{
-	int rc = 0;
-	for (int i = 0; i < ss->n; i++) {
-		if (rc == 0 && (rc = ms__fsync_fd(ss->fd[i], io)) != 0)
-			*file = ss->name[i];
-		int e = errno;
-		if (close(ss->fd[i]) != 0 && rc == 0) {
-			e = errno;
-			rc = ms_err_from_errno(e);
-			*file = ss->name[i];
-		}
-		errno = e;
-	}
-	ss->n = 0;
-	if (rc == 0 && (rc = ms__fsync_dir(dir, io)) != 0)
-		*file = ".";
+	errno = e;
 	return rc;
-}
-
-void
-ms__syncset_close(ms__syncset *ss)
-{
-	for (int i = 0; i < ss->n; i++)
-		close(ss->fd[i]);
-	ss->n = 0;
 }
 
 int
@@ -195,14 +159,31 @@ ms__pread_all(int fd, void *p, size_t n, uint64_t off)
 	return 0;
 }
 
-int
-ms_part_sync_tree(const char *dir, ms_io *io, ms_errbuf *eb)
+/* fsync the regular file at path; counts io. */
+static int
+sync_file(const char *path, ms_io *io, ms_errbuf *eb)
 {
-	DIR *d = opendir(dir);
-	if (!d)
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return ms_fail(eb,
 		               errno == ENOENT ? MS_ERR_NOTFOUND
 		                               : ms_err_from_errno(errno),
+		               "%s: open: %s", path, strerror(errno));
+	int rc = 0;
+	if (ms__fsync_fd(fd, io) != 0)
+		rc = ms_fail(eb, ms_err_from_errno(errno), "%s: fsync: %s",
+		             path, strerror(errno));
+	close(fd);
+	return rc;
+}
+
+/* A directory: fsync every file in it, then the directory. */
+static int
+sync_dir_tree(const char *dir, ms_io *io, ms_errbuf *eb)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return ms_fail(eb, ms_err_from_errno(errno),
 		               "%s: open directory: %s", dir, strerror(errno));
 	int rc = 0;
 	struct dirent *de;
@@ -210,21 +191,11 @@ ms_part_sync_tree(const char *dir, ms_io *io, ms_errbuf *eb)
 		if (de->d_name[0] == '.')
 			continue;
 		char path[4096];
-		if (!ms__path(path, sizeof(path), dir, de->d_name)) {
+		if (!ms__path(path, sizeof(path), dir, de->d_name))
 			rc = ms_fail(eb, MS_ERR_RANGE, "%s: path too long",
 			             dir);
-			break;
-		}
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			rc = ms_fail(eb, ms_err_from_errno(errno),
-			             "%s: open: %s", path, strerror(errno));
-			break;
-		}
-		if (ms__fsync_fd(fd, io) != 0)
-			rc = ms_fail(eb, ms_err_from_errno(errno),
-			             "%s: fsync: %s", path, strerror(errno));
-		close(fd);
+		else
+			rc = sync_file(path, io, eb);
 	}
 	closedir(d);
 	if (rc == 0 && ms__fsync_dir(dir, io) != 0)
@@ -234,35 +205,52 @@ ms_part_sync_tree(const char *dir, ms_io *io, ms_errbuf *eb)
 }
 
 int
-ms_part_publish(const char *tmp_dir, const char *final_dir, ms_io *io,
+ms_part_sync_tree(const char *path, ms_io *io, ms_errbuf *eb)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return ms_fail(eb,
+		               errno == ENOENT ? MS_ERR_NOTFOUND
+		                               : ms_err_from_errno(errno),
+		               "%s: %s", path, strerror(errno));
+	return S_ISDIR(st.st_mode) ? sync_dir_tree(path, io, eb)
+	                           : sync_file(path, io, eb);
+}
+
+int
+ms_part_publish(const char *tmp_path, const char *final_path, ms_io *io,
                 ms_errbuf *eb)
 {
 	struct stat st;
-	if (lstat(final_dir, &st) == 0)
+	if (lstat(final_path, &st) == 0)
 		return ms_fail(eb, MS_ERR_EXISTS, "publish %s: %s exists",
-		               tmp_dir, final_dir);
-	int rc = ms_part_sync_tree(tmp_dir, io, eb);
+		               tmp_path, final_path);
+	int rc = ms_part_sync_tree(tmp_path, io, eb);
 	if (rc)
 		return rc;
-	if (rename(tmp_dir, final_dir) != 0)
+	if (rename(tmp_path, final_path) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
-		               "publish %s as %s: rename: %s", tmp_dir,
-		               final_dir, strerror(errno));
+		               "publish %s as %s: rename: %s", tmp_path,
+		               final_path, strerror(errno));
 	char parent[4096];
-	if (ms_fs_parent(parent, sizeof(parent), final_dir) != 0)
+	if (ms_fs_parent(parent, sizeof(parent), final_path) != 0)
 		return ms_fail(eb, MS_ERR_RANGE, "%s: path too long",
-		               final_dir);
+		               final_path);
 	if (ms__fsync_dir(parent, io) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
-		               "publish %s: fsync %s: %s", final_dir, parent,
+		               "publish %s: fsync %s: %s", final_path, parent,
 		               strerror(errno));
 	return 0;
 }
 
 int
-ms_part_remove_dir(const char *dir, ms_errbuf *eb)
+ms_part_remove_dir(const char *path, ms_errbuf *eb)
 {
-	return ms_fs_rm_tree(dir, eb);
+	/* A part is a file: one unlink. Anything else (a directory left
+	 * by an older format, say) is removed as a tree. */
+	if (unlink(path) == 0 || errno == ENOENT)
+		return 0;
+	return ms_fs_rm_tree(path, eb);
 }
 
 /* zstd allocations carry their size in a 16-byte prefix because
@@ -308,12 +296,13 @@ ms__zstd_err(size_t code)
 
 void
 ms__part_vfail(ms_errbuf *eb, int err, const char *what, uint64_t id,
-               const char *dir, const char *file, const char *fmt, va_list ap)
+               const char *path, const char *file, const char *fmt,
+               va_list ap)
 {
 	if (!eb)
 		return;
 	char idstr[17], text[384];
 	vsnprintf(text, sizeof(text), fmt, ap);
 	ms_part_id_str(id, idstr);
-	ms_fail(eb, err, "%s %s (%s): %s: %s", what, idstr, dir, file, text);
+	ms_fail(eb, err, "%s %s (%s): %s: %s", what, idstr, path, file, text);
 }

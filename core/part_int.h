@@ -19,13 +19,13 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-/* File names inside a part directory. */
-#define MS__F_META "meta"
+/* Section names of a part file, as errors name them. */
 #define MS__F_DATA "data"
 #define MS__F_INDEX "index"
 #define MS__F_BLOOM "bloom"
+#define MS__F_FOOTER "footer"
 
-#define MS__META_MAGIC "MSPMETA1"
+#define MS__FOOTER_MAGIC "MSPFOOT3"
 #define MS__INDEX_MAGIC "MSPINDX1"
 #define MS__BLOOM_MAGIC "MSPBLOM1"
 #define MS__BLOCK_MAGIC "MSB1"
@@ -47,13 +47,15 @@
  * per byte as 1 MiB ones (bench_merge). */
 #define MS__READ_WINDOW (256u << 10)
 
-/* meta: one fixed 128-byte record. */
-struct ms__meta_disk {
+/* The footer: the last MS__FOOTER_SIZE bytes of a part file, after the
+ * data (blocks or chunks, from offset 0), the index and the bloom
+ * sections. */
+struct ms__footer_disk {
 	uint8_t magic[8];
 	uint32_t version;
 	uint32_t kind;
 	uint64_t id;
-	uint64_t compressed_bytes;
+	uint64_t compressed_bytes; /* = the file's size */
 	uint64_t uncompressed_bytes;
 	uint64_t rows;
 	uint64_t blocks;
@@ -63,19 +65,28 @@ struct ms__meta_disk {
 	uint32_t depth;
 	uint32_t flags;
 	uint64_t checksum;
-	uint64_t data_bytes;
+	uint64_t data_bytes; /* the data section starts at 0 */
+	uint64_t index_off;
 	uint64_t index_bytes;
+	uint64_t bloom_off;
 	uint64_t bloom_bytes;
-	uint64_t meta_xxh; /* XXH64 (seed 0) of bytes 0..119 */
+	uint64_t footer_off;
+	uint64_t reserved;
+	uint64_t footer_xxh; /* XXH64 (seed 0) of bytes 0..151 */
 };
-_Static_assert(offsetof(struct ms__meta_disk, version) == 8, "meta layout");
-_Static_assert(offsetof(struct ms__meta_disk, id) == 16, "meta layout");
-_Static_assert(offsetof(struct ms__meta_disk, min_ts) == 64, "meta layout");
-_Static_assert(offsetof(struct ms__meta_disk, depth) == 80, "meta layout");
-_Static_assert(offsetof(struct ms__meta_disk, checksum) == 88, "meta layout");
-_Static_assert(offsetof(struct ms__meta_disk, meta_xxh) == 120, "meta layout");
-_Static_assert(sizeof(struct ms__meta_disk) == 128, "meta layout");
-#define MS__META_SIZE 128u
+_Static_assert(offsetof(struct ms__footer_disk, version) == 8, "footer");
+_Static_assert(offsetof(struct ms__footer_disk, id) == 16, "footer");
+_Static_assert(offsetof(struct ms__footer_disk, min_ts) == 64, "footer");
+_Static_assert(offsetof(struct ms__footer_disk, depth) == 80, "footer");
+_Static_assert(offsetof(struct ms__footer_disk, checksum) == 88, "footer");
+_Static_assert(offsetof(struct ms__footer_disk, data_bytes) == 96, "footer");
+_Static_assert(offsetof(struct ms__footer_disk, bloom_off) == 120, "footer");
+_Static_assert(offsetof(struct ms__footer_disk, footer_off) == 136,
+               "footer");
+_Static_assert(offsetof(struct ms__footer_disk, footer_xxh) == 152,
+               "footer");
+_Static_assert(sizeof(struct ms__footer_disk) == 160, "footer");
+#define MS__FOOTER_SIZE 160u
 
 /* data (core part): a block header, then unit A then unit B bytes. */
 struct ms__block_disk {
@@ -88,7 +99,7 @@ struct ms__block_disk {
 	uint32_t a_raw;
 	uint32_t b_stored;
 	uint32_t b_raw;
-	uint32_t reserved2;
+	uint32_t dict_id; /* 0: no dictionary; else a shard dictionary's ID */
 	int64_t min_ts;
 	int64_t max_ts;
 	int64_t max_end_ns;
@@ -99,6 +110,7 @@ struct ms__block_disk {
 	uint64_t header_xxh; /* XXH3_64bits of bytes 0..143 */
 };
 _Static_assert(offsetof(struct ms__block_disk, nrows) == 8, "block layout");
+_Static_assert(offsetof(struct ms__block_disk, dict_id) == 28, "block layout");
 _Static_assert(offsetof(struct ms__block_disk, min_ts) == 32, "block layout");
 _Static_assert(offsetof(struct ms__block_disk, a_xxh) == 64, "block layout");
 _Static_assert(offsetof(struct ms__block_disk, trace_id) == 80, "block layout");
@@ -110,7 +122,7 @@ _Static_assert(sizeof(struct ms__block_disk) == 152, "block layout");
 /* Unit A starts with this many u32 column lengths. */
 #define MS__A_COLS 9u
 
-/* index file: header, entries, then XXH64 of everything before it. */
+/* index section: header, entries, then XXH64 of everything before it. */
 struct ms__index_hdr {
 	uint8_t magic[8];
 	uint32_t version;
@@ -156,7 +168,7 @@ _Static_assert(offsetof(struct ms__chunk_disk, payload_xxh) == 16,
 _Static_assert(sizeof(struct ms__chunk_disk) == 32, "chunk layout");
 #define MS__CHUNK_HDR 32u
 
-/* bloom file: header, nbits / 8 bytes of bits, XXH64 of all before. */
+/* bloom section: header, nbits / 8 bytes of bits, XXH64 of all before. */
 struct ms__bloom_hdr {
 	uint8_t magic[8];
 	uint32_t version;
@@ -175,13 +187,17 @@ struct ms_part {
 	char name[17]; /* 16-hex ID */
 	ms_part_meta meta;
 	enum ms_part_kind kind;
-	uint8_t *index; /* whole index file */
+	uint8_t *sect; /* index and bloom sections, read at open */
+	size_t sect_len;
+	uint8_t *index; /* the index section (in sect) */
 	size_t index_len;
 	uint64_t entry_size;
-	uint8_t *bloom; /* whole bloom file; bits at MS__BLOOM_HDR */
+	uint8_t *bloom; /* the bloom section (in sect); bits at MS__BLOOM_HDR */
 	size_t bloom_len;
 	uint64_t nbits;
 	uint64_t data_bytes;
+	uint64_t file_bytes; /* the whole file: meta.compressed_bytes */
+	const ms_part_dicts *dicts; /* a reference, or NULL */
 	bool no_map; /* iterators read through a window (ms__part_no_map) */
 };
 
@@ -203,12 +219,13 @@ ms__part_entry(const ms_part *p, uint64_t i)
 int ms__part_fail(const ms_part *p, ms_errbuf *eb, int err, const char *file,
                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* Meta encode/decode (part_writer.c / part_reader.c). */
-void ms__meta_encode(uint8_t out[MS__META_SIZE], const ms_part_meta *m,
-                     enum ms_part_kind kind, uint64_t data_bytes,
-                     uint64_t index_bytes, uint64_t bloom_bytes);
+/* The footer of a part whose data section is data_bytes long, followed
+ * by index_bytes of index and bloom_bytes of bloom (part_writer.c). */
+void ms__footer_encode(uint8_t out[MS__FOOTER_SIZE], const ms_part_meta *m,
+                       enum ms_part_kind kind, uint64_t data_bytes,
+                       uint64_t index_bytes, uint64_t bloom_bytes);
 
-/* An index file is built in place (part_writer.c): ms__index_start puts
+/* An index section is built in place (part_writer.c): ms__index_start puts
  * a placeholder header into an empty buffer, the writer appends `count`
  * entries of entry_size bytes, and ms__index_seal fills the header in and
  * appends the trailing XXH64. */
@@ -226,6 +243,7 @@ typedef struct ms__block_hdr {
 	uint64_t span_bytes;
 	uint64_t a_xxh, b_xxh;
 	uint64_t hdr_xxh; /* the header's own checksum (bytes 144..151) */
+	uint32_t dict_id; /* 0, or the shard dictionary the units need */
 	uint32_t stored;  /* whole block: header + units */
 } ms__block_hdr;
 
@@ -290,44 +308,25 @@ void ms__win_share(ms__win *w, const ms__win *from);
 /* ---- part_fs.c ---- */
 /* Join dir and name into out (size n); false if it does not fit. */
 bool ms__path(char *out, size_t n, const char *dir, const char *name);
-/* Create `name` in dir (must not exist), write all bytes, fsync, close. */
-/* A writer's failure message: "<what> <16hex> (<dir>): <file>: <text>".
- * eb may be NULL. */
+/* A writer's failure message: "<what> <16hex> (<path>): <section>:
+ * <text>". eb may be NULL. */
 void ms__part_vfail(ms_errbuf *eb, int err, const char *what, uint64_t id,
-                    const char *dir, const char *file, const char *fmt,
+                    const char *path, const char *file, const char *fmt,
                     va_list ap);
 
-/* The files a writer syncs together when it closes: written first, then
- * fsynced one after the other and the directory last, so the first fsync
- * commits them all (a file system journals the creates of one directory
- * together) and the later ones find little left to do. Embedded; _sync or
- * _close releases it. */
-#define MS__SYNCSET_MAX 4
-typedef struct ms__syncset {
-	int fd[MS__SYNCSET_MAX];
-	const char *name[MS__SYNCSET_MAX];
-	int n;
-} ms__syncset;
-static inline void
-ms__syncset_init(ms__syncset *ss)
-{
-	ss->n = 0;
-}
-/* Take ownership of fd (the file dir/name) to sync at _sync. */
-void ms__syncset_add(ms__syncset *ss, int fd, const char *name);
-/* Create dir/name (must not exist), write all of p, keep it for _sync. */
-int ms__syncset_write(ms__syncset *ss, const char *dir, const char *name,
-                      const void *p, size_t n, ms_io *io, ms_errbuf *eb);
-/* fsync and close every file in the set, then fsync dir; counts io. On
- * failure *file names the file that failed (".": the directory). */
-int ms__syncset_sync(ms__syncset *ss, const char *dir, ms_io *io,
-                     const char **file);
-/* Close every file in the set without syncing. */
-void ms__syncset_close(ms__syncset *ss);
+/* Create the part file `path` for writing (it must not exist): the
+ * descriptor, or an error named after `what` and `idstr` in eb. */
+int ms__part_create(const char *path, const char *what, const char *idstr,
+                    int *fd, ms_errbuf *eb);
+/* End a part file whose data section has been written to fd: append
+ * index, bloom (bloom_len 0: none) and the footer in one write, fsync fd
+ * once unless no_sync, close it (fd is closed whatever the result). On
+ * failure *section names what failed (MS__F_*). Counts io. */
+int ms__part_seal(int fd, const void *index, size_t index_len,
+                  const void *bloom, size_t bloom_len,
+                  const uint8_t footer[MS__FOOTER_SIZE], bool no_sync,
+                  ms_io *io, const char **section);
 
-/* Write a new file dir/name; fsync it unless no_sync. */
-int ms__write_file(const char *dir, const char *name, const void *p, size_t n,
-                   bool no_sync, ms_io *io, ms_errbuf *eb);
 /* write() all of p to fd; counts io. */
 int ms__write_all(int fd, const void *p, size_t n, ms_io *io);
 /* The words for a failed write: strerror(errno) when rc came from a system
@@ -345,6 +344,12 @@ int ms__pread_all(int fd, void *p, size_t n, uint64_t off);
 ZSTD_customMem ms__zstd_mem(ms_mem *mem);
 /* Map a zstd error code to MS_ERR_NOMEM or MS_ERR_COMPRESS. */
 int ms__zstd_err(size_t code);
+
+/* ---- part_dict.c ---- */
+const ZSTD_CDict *ms__dict_cdict(const ms_part_dict *d);
+const ZSTD_DDict *ms__dict_ddict(const ms_part_dict *d);
+/* Take one more reference to s (may be NULL); returns s. */
+const ms_part_dicts *ms__dicts_ref(const ms_part_dicts *s);
 
 /* ---- bloom.c ---- */
 /* Bits for `items` trace IDs: a multiple of 64, at least 64. */

@@ -4,9 +4,10 @@
  * decoding only the columns asked for or handing out the stored bytes for
  * a raw copy. Layout: core/FORMAT.md.
  *
- * Nothing read from disk is trusted: every file's size must match meta,
- * every file and block carries a checksum that is checked before its bytes
- * are used, and every length is bounded before it sizes anything. An
+ * Nothing read from disk is trusted: the file's size must match its
+ * footer, every section and block carries a checksum that is checked
+ * before its bytes are used, and every length is bounded before it sizes
+ * anything. An
  * iterator that reaches the end has also checked the part checksum and the
  * row, trace and byte totals against meta, so a full read of a damaged part
  * always fails.
@@ -103,6 +104,7 @@ block_fields(const uint8_t *p, uint64_t len, ms__block_hdr *h)
 	h->a_raw = G32(a_raw);
 	h->b_stored = G32(b_stored);
 	h->b_raw = G32(b_raw);
+	h->dict_id = G32(dict_id);
 	h->min_ts = (int64_t)G64(min_ts);
 	h->max_ts = (int64_t)G64(max_ts);
 	h->max_end_ns = (int64_t)G64(max_end_ns);
@@ -133,8 +135,7 @@ ms__block_parse(const uint8_t *p, uint64_t len, ms__block_hdr *h, char *why,
 		return why_fail(why, whylen, "block header checksum mismatch");
 	block_fields(p, len, h);
 	const uint8_t *tid = p + offsetof(struct ms__block_disk, trace_id);
-	if (p[5] || p[6] || p[7] ||
-	    ms_le32(p + offsetof(struct ms__block_disk, reserved2)))
+	if (p[5] || p[6] || p[7])
 		return why_fail(why, whylen, "reserved header bytes not zero");
 	if (h->tid_len < 1 || h->tid_len > MS_TRACE_ID_MAX)
 		return why_fail(why, whylen, "trace ID length %u", h->tid_len);
@@ -194,8 +195,8 @@ part_free(ms_part *p)
 {
 	if (!p)
 		return;
-	ms_mem_free(p->mem, p->index, p->index_len);
-	ms_mem_free(p->mem, p->bloom, p->bloom_len);
+	ms_mem_free(p->mem, p->sect, p->sect_len);
+	ms_part_dicts_free(p->dicts);
 	ms_mem_free(p->mem, p->dir, p->dir_size);
 	ms_mem_free(p->mem, p, sizeof(*p));
 }
@@ -206,98 +207,63 @@ ms_part_close(ms_part *p)
 	part_free(p);
 }
 
-/* Read file `name` of p, which must be exactly `want` bytes, into a fresh
- * buffer (want may be 0 only for callers that pass out == NULL: a size
- * check). */
+/* The sizes of the sections, as the footer gives them. */
+struct sections {
+	uint64_t data, index, bloom;
+};
+
+/* A part directory of format 1 or 2 (a `meta` file inside): name its
+ * version, so the user learns the part is of an older build, not
+ * damaged. */
 static int
-read_file(ms_part *p, const char *name, uint64_t want, uint8_t **out,
-          ms_errbuf *eb)
+old_layout(ms_part *p, ms_errbuf *eb)
 {
 	char path[4096];
-	if (!ms__path(path, sizeof(path), p->dir, name))
-		return ms__part_fail(p, eb, MS_ERR_RANGE, name,
-		                     "path too long");
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		return ms__part_fail(
-		        p, eb,
-		        e == ENOENT ? MS_ERR_NOTFOUND : ms_err_from_errno(e),
-		        name, "%s", e == ENOENT ? "missing" : strerror(e));
-	}
-	struct stat st;
-	int rc = 0;
-	if (fstat(fd, &st) != 0) {
-		rc = ms__part_fail(p, eb, ms_err_from_errno(errno), name,
-		                   "stat: %s", strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != want) {
-		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, name,
-		                   "%lld bytes, expected %llu",
-		                   (long long)st.st_size,
-		                   (unsigned long long)want);
-		goto out;
-	}
-	if (!out)
-		goto out;
-	if (want > SIZE_MAX / 2) {
-		rc = ms__part_fail(p, eb, MS_ERR_RANGE, name, "too large");
-		goto out;
-	}
-	uint8_t *b = ms_mem_alloc(p->mem, (size_t)want);
-	if (!b) {
-		rc = ms__part_fail(p, eb, MS_ERR_NOMEM, name, "%llu bytes",
-		                   (unsigned long long)want);
-		goto out;
-	}
-	rc = ms__pread_all(fd, b, (size_t)want, 0);
-	if (rc) {
-		ms_mem_free(p->mem, b, (size_t)want);
-		rc = ms__part_fail(p, eb, rc, name, "read: %s",
-		                   rc == MS_ERR_CORRUPT ? "file shrank"
-		                                        : strerror(errno));
-		goto out;
-	}
-	*out = b;
-out:
-	close(fd);
-	return rc;
+	uint8_t m[12];
+	int fd = ms__path(path, sizeof(path), p->dir, "meta")
+	                 ? open(path, O_RDONLY | O_CLOEXEC)
+	                 : -1;
+	bool old = fd >= 0 && ms__pread_all(fd, m, sizeof(m), 0) == 0 &&
+	           memcmp(m, "MSPMETA1", 8) == 0;
+	if (fd >= 0)
+		close(fd);
+	if (old)
+		return ms__part_fail(p, eb, MS_ERR_FORMAT, MS__F_FOOTER,
+		                     "format version %u (a part directory), "
+		                     "expected %u (one file); written by an "
+		                     "older build",
+		                     ms_le32(m + 8), MS_PART_FORMAT_VERSION);
+	return ms__part_fail(p, eb, MS_ERR_FORMAT, MS__F_FOOTER,
+	                     "a directory, not a part file");
 }
 
+/* Decode the footer's identity (magic, checksum, version, kind) and
+ * fields into p->meta and *sz. */
 static int
-read_meta(ms_part *p, uint64_t *data_b, uint64_t *index_b, uint64_t *bloom_b,
-          ms_errbuf *eb)
+footer_decode(ms_part *p, const uint8_t *m, struct sections *sz,
+              ms_errbuf *eb)
 {
-	uint8_t *m = NULL;
-	int rc = read_file(p, MS__F_META, MS__META_SIZE, &m, eb);
-	if (rc)
-		return rc;
-	const char *f = MS__F_META;
-#define G32(x) ms_le32(m + offsetof(struct ms__meta_disk, x))
-#define G64(x) ms_le64(m + offsetof(struct ms__meta_disk, x))
-	if (memcmp(m, MS__META_MAGIC, 8) != 0) {
-		rc = ms__part_fail(p, eb, MS_ERR_FORMAT, f, "bad magic");
-		goto out;
-	}
-	if (G64(meta_xxh) !=
-	    XXH64(m, offsetof(struct ms__meta_disk, meta_xxh), 0)) {
-		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
-		                   "checksum mismatch");
-		goto out;
-	}
-	if (G32(version) != MS_PART_FORMAT_VERSION) {
-		rc = ms__part_fail(p, eb, MS_ERR_FORMAT, f,
-		                   "format version %u, expected %u",
-		                   G32(version), MS_PART_FORMAT_VERSION);
-		goto out;
-	}
+	const char *f = MS__F_FOOTER;
+#define G32(x) ms_le32(m + offsetof(struct ms__footer_disk, x))
+#define G64(x) ms_le64(m + offsetof(struct ms__footer_disk, x))
+	if (memcmp(m, MS__FOOTER_MAGIC, 8) != 0)
+		return ms__part_fail(p, eb, MS_ERR_FORMAT, f,
+		                     "bad magic (not a part file, or one "
+		                     "whose writing was cut short)");
+	if (G64(footer_xxh) !=
+	    XXH64(m, offsetof(struct ms__footer_disk, footer_xxh), 0))
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "checksum mismatch");
+	if (G32(version) != MS_PART_FORMAT_VERSION)
+		return ms__part_fail(p, eb, MS_ERR_FORMAT, f,
+		                     "format version %u, expected %u",
+		                     G32(version), MS_PART_FORMAT_VERSION);
 	uint32_t kind = G32(kind);
-	if (kind >= MS_KIND_COUNT || G32(flags) != 0) {
-		rc = ms__part_fail(p, eb, MS_ERR_FORMAT, f, "kind %u flags %u",
-		                   kind, G32(flags));
-		goto out;
-	}
+	if (kind >= MS_KIND_COUNT || G32(flags) != 0 || G64(reserved) != 0)
+		return ms__part_fail(p, eb, MS_ERR_FORMAT, f,
+		                     "kind %u flags %u reserved %llu", kind,
+		                     G32(flags),
+		                     (unsigned long long)G64(reserved));
 	p->kind = (enum ms_part_kind)kind;
 	ms_part_meta *mt = &p->meta;
 	mt->id = G64(id);
@@ -310,91 +276,168 @@ read_meta(ms_part *p, uint64_t *data_b, uint64_t *index_b, uint64_t *bloom_b,
 	mt->max_ts = (int64_t)G64(max_ts);
 	mt->depth = G32(depth);
 	mt->checksum = G64(checksum);
-	*data_b = G64(data_bytes);
-	*index_b = G64(index_bytes);
-	*bloom_b = G64(bloom_bytes);
+	sz->data = G64(data_bytes);
+	sz->index = G64(index_bytes);
+	sz->bloom = G64(bloom_bytes);
+	ms_part_id_str(mt->id, p->name);
+	/* The sections lie back to back, the footer last. */
+	uint64_t io = G64(index_off), bo = G64(bloom_off), fo = G64(footer_off);
+	if (io != sz->data || bo < io || bo - io != sz->index || fo < bo ||
+	    fo - bo != sz->bloom || fo > UINT64_MAX - MS__FOOTER_SIZE ||
+	    fo + MS__FOOTER_SIZE != mt->compressed_bytes)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "sections at %llu/%llu/%llu do not lie "
+		                     "back to back in %llu bytes",
+		                     (unsigned long long)io,
+		                     (unsigned long long)bo,
+		                     (unsigned long long)fo,
+		                     (unsigned long long)mt->compressed_bytes);
 #undef G32
 #undef G64
-	ms_part_id_str(mt->id, p->name);
-	/* The directory name, when it is an ID, must be this part's. */
+	return 0;
+}
+
+/* The file name, when it is an ID (optionally followed by ".<kind>"),
+ * must be this part's. */
+static int
+footer_check_name(ms_part *p, ms_errbuf *eb)
+{
 	const char *base = strrchr(p->dir, '/');
 	base = base ? base + 1 : p->dir;
-	uint64_t dir_id;
-	if (ms_part_id_parse(base, &dir_id) && dir_id != mt->id) {
-		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
-		                   "records ID %s, directory says %s", p->name,
-		                   base);
-		goto out;
-	}
-	if (mt->min_ts > mt->max_ts) {
-		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
-		                   "min timestamp %lld > max %lld",
-		                   (long long)mt->min_ts,
-		                   (long long)mt->max_ts);
-		goto out;
-	}
+	char hex[17];
+	uint64_t id;
+	if (strnlen(base, 17) < 16)
+		return 0;
+	memcpy(hex, base, 16);
+	hex[16] = '\0';
+	if (!ms_part_id_parse(hex, &id) || (base[16] && base[16] != '.'))
+		return 0;
+	if (id != p->meta.id)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_FOOTER,
+		                     "records ID %s, file name says %s",
+		                     p->name, base);
+	int k = base[16] ? ms_part_kind_parse(base + 17) : -1;
+	if (k >= 0 && k != (int)p->kind)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_FOOTER,
+		                     "records kind %s, file name says %s",
+		                     ms_part_kind_name(p->kind), base);
+	return 0;
+}
+
+/* The footer's counts and time range agree with each other. */
+static int
+footer_check_counts(ms_part *p, const struct sections *sz, ms_errbuf *eb)
+{
+	const ms_part_meta *mt = &p->meta;
+	const char *f = MS__F_FOOTER;
+	if (mt->min_ts > mt->max_ts)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "min timestamp %lld > max %lld",
+		                     (long long)mt->min_ts,
+		                     (long long)mt->max_ts);
 	bool core = p->kind == MS_KIND_CORE;
 	if (mt->blocks > mt->rows || (mt->rows && !mt->blocks) ||
 	    (core &&
 	     (mt->traces > mt->blocks || (mt->blocks && !mt->traces))) ||
-	    (!core && mt->traces != 0)) {
-		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
-		                   "inconsistent counts: %llu rows, %llu "
-		                   "blocks, %llu traces",
-		                   (unsigned long long)mt->rows,
-		                   (unsigned long long)mt->blocks,
-		                   (unsigned long long)mt->traces);
-		goto out;
-	}
+	    (!core && mt->traces != 0))
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "inconsistent counts: %llu rows, %llu "
+		                     "blocks, %llu traces",
+		                     (unsigned long long)mt->rows,
+		                     (unsigned long long)mt->blocks,
+		                     (unsigned long long)mt->traces);
 	if (mt->rows == 0 &&
-	    (mt->min_ts || mt->max_ts || *data_b || mt->uncompressed_bytes)) {
-		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
-		                   "an empty part with a time range or data");
-		goto out;
-	}
+	    (mt->min_ts || mt->max_ts || sz->data || mt->uncompressed_bytes))
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "an empty part with a time range or data");
+	return 0;
+}
+
+/* The sections' sizes fit the counts; sets p->entry_size. */
+static int
+footer_check_sizes(ms_part *p, const struct sections *sz, ms_errbuf *eb)
+{
+	const ms_part_meta *mt = &p->meta;
+	const char *f = MS__F_FOOTER;
+	bool core = p->kind == MS_KIND_CORE;
 	uint64_t esz = core ? sizeof(struct ms__index_entry)
 	                    : sizeof(struct ms__sidx_entry);
-	uint64_t ib, total;
+	uint64_t ib;
 	if (__builtin_mul_overflow(mt->blocks, esz, &ib) ||
 	    __builtin_add_overflow(ib, MS__INDEX_HDR + 8, &ib) ||
-	    ib != *index_b) {
-		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
-		                   "index size %llu does not fit %llu blocks",
-		                   (unsigned long long)*index_b,
-		                   (unsigned long long)mt->blocks);
-		goto out;
-	}
+	    ib != sz->index)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "index size %llu does not fit %llu blocks",
+		                     (unsigned long long)sz->index,
+		                     (unsigned long long)mt->blocks);
 	uint64_t want_bloom =
 	        core ? MS__BLOOM_HDR + ms__bloom_nbits(mt->traces) / 8 + 8 : 0;
-	if (*bloom_b != want_bloom ||
-	    (core && want_bloom == MS__BLOOM_HDR + 8)) {
-		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
-		                   "bloom size %llu, expected %llu",
-		                   (unsigned long long)*bloom_b,
-		                   (unsigned long long)want_bloom);
-		goto out;
-	}
-	if (__builtin_add_overflow(*data_b, *index_b, &total) ||
-	    __builtin_add_overflow(total, *bloom_b, &total) ||
-	    __builtin_add_overflow(total, MS__META_SIZE, &total) ||
-	    total != mt->compressed_bytes) {
-		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
-		                   "compressed bytes %llu != sum of files",
-		                   (unsigned long long)mt->compressed_bytes);
-		goto out;
-	}
+	if (sz->bloom != want_bloom ||
+	    (core && want_bloom == MS__BLOOM_HDR + 8))
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "bloom size %llu, expected %llu%s",
+		                     (unsigned long long)sz->bloom,
+		                     (unsigned long long)want_bloom,
+		                     core ? "" : " (index parts have none)");
 	if (mt->blocks &&
-	    *data_b / mt->blocks < (core ? MS__BLOCK_HDR : MS__CHUNK_HDR)) {
-		rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
-		                   "%llu data bytes cannot hold %llu blocks",
-		                   (unsigned long long)*data_b,
-		                   (unsigned long long)mt->blocks);
-		goto out;
-	}
+	    sz->data / mt->blocks < (core ? MS__BLOCK_HDR : MS__CHUNK_HDR))
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		                     "%llu data bytes cannot hold %llu blocks",
+		                     (unsigned long long)sz->data,
+		                     (unsigned long long)mt->blocks);
 	p->entry_size = esz;
-out:
-	ms_mem_free(p->mem, m, MS__META_SIZE);
-	return rc;
+	return 0;
+}
+
+/* Read the footer at the end of the open file fd of `size` bytes, check
+ * it, then read the index and bloom sections into p->sect. */
+static int
+read_footer_and_sections(ms_part *p, int fd, uint64_t size, ms_errbuf *eb)
+{
+	uint8_t m[MS__FOOTER_SIZE];
+	if (size < MS__FOOTER_SIZE)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_FOOTER,
+		                     "file of %llu bytes has no footer (not a "
+		                     "part, or one whose writing was cut "
+		                     "short)",
+		                     (unsigned long long)size);
+	int rc = ms__pread_all(fd, m, sizeof(m), size - MS__FOOTER_SIZE);
+	if (rc)
+		return ms__part_fail(p, eb, rc, MS__F_FOOTER, "read: %s",
+		                     rc == MS_ERR_CORRUPT ? "file shrank"
+		                                          : strerror(errno));
+	struct sections sz = { 0, 0, 0 };
+	if ((rc = footer_decode(p, m, &sz, eb)) ||
+	    (rc = footer_check_name(p, eb)) ||
+	    (rc = footer_check_counts(p, &sz, eb)) ||
+	    (rc = footer_check_sizes(p, &sz, eb)))
+		return rc;
+	if (p->meta.compressed_bytes != size)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_FOOTER,
+		                     "file is %llu bytes, footer says %llu",
+		                     (unsigned long long)size,
+		                     (unsigned long long)p->meta.compressed_bytes);
+	p->data_bytes = sz.data;
+	p->file_bytes = size;
+	uint64_t n = sz.index + sz.bloom;
+	if (n > SIZE_MAX / 2)
+		return ms__part_fail(p, eb, MS_ERR_RANGE, MS__F_INDEX,
+		                     "too large");
+	p->sect = ms_mem_alloc(p->mem, (size_t)n);
+	if (!p->sect)
+		return ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_INDEX,
+		                     "%llu bytes", (unsigned long long)n);
+	p->sect_len = (size_t)n;
+	rc = ms__pread_all(fd, p->sect, p->sect_len, sz.data);
+	if (rc)
+		return ms__part_fail(p, eb, rc, MS__F_INDEX, "read: %s",
+		                     rc == MS_ERR_CORRUPT ? "file shrank"
+		                                          : strerror(errno));
+	p->index = p->sect;
+	p->index_len = (size_t)sz.index;
+	p->bloom = sz.bloom ? p->sect + sz.index : NULL;
+	p->bloom_len = (size_t)sz.bloom;
+	return 0;
 }
 
 static int
@@ -417,7 +460,7 @@ check_index(ms_part *p, ms_errbuf *eb)
 	    ms_le64(x + offsetof(struct ms__index_hdr, entry_size)) !=
 	            p->entry_size)
 		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
-		                     "header does not match meta");
+		                     "header does not match the footer");
 	if (p->kind != MS_KIND_CORE)
 		return ms__sidx_check_index(p, eb);
 	uint64_t off = 0, rows = 0;
@@ -438,7 +481,7 @@ check_index(ms_part *p, ms_errbuf *eb)
 	if (off != p->data_bytes || rows != p->meta.rows)
 		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
 		                     "entries cover %llu bytes and %llu rows, "
-		                     "meta says %llu and %llu",
+		                     "footer says %llu and %llu",
 		                     (unsigned long long)off,
 		                     (unsigned long long)rows,
 		                     (unsigned long long)p->data_bytes,
@@ -466,63 +509,71 @@ check_bloom(ms_part *p, ms_errbuf *eb)
 	    p->nbits != ms__bloom_nbits(p->meta.traces) ||
 	    p->nbits / 8 != n - MS__BLOOM_HDR - 8)
 		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
-		                     "header does not match meta");
+		                     "header does not match the footer");
 	return 0;
 }
 
+/* Open the file at p->dir and read what ms_part_open keeps of it. */
+static int
+read_part_file(ms_part *p, ms_errbuf *eb)
+{
+	int fd = open(p->dir, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		return ms__part_fail(
+		        p, eb,
+		        e == ENOENT ? MS_ERR_NOTFOUND : ms_err_from_errno(e),
+		        "file", "%s", e == ENOENT ? "missing" : strerror(e));
+	}
+	struct stat st;
+	int rc;
+	if (fstat(fd, &st) != 0)
+		rc = ms__part_fail(p, eb, ms_err_from_errno(errno), "file",
+		                   "stat: %s", strerror(errno));
+	else if (S_ISDIR(st.st_mode))
+		rc = old_layout(p, eb);
+	else if (!S_ISREG(st.st_mode))
+		rc = ms__part_fail(p, eb, MS_ERR_FORMAT, "file",
+		                   "not a regular file");
+	else
+		rc = read_footer_and_sections(p, fd, (uint64_t)st.st_size, eb);
+	close(fd);
+	return rc;
+}
+
 int
-ms_part_open(ms_part **out, const char *dir, ms_mem *mem, ms_errbuf *eb)
+ms_part_open(ms_part **out, const char *path, ms_mem *mem, ms_errbuf *eb)
+{
+	return ms_part_open_dicts(out, path, NULL, mem, eb);
+}
+
+int
+ms_part_open_dicts(ms_part **out, const char *path, const ms_part_dicts *dicts,
+                   ms_mem *mem, ms_errbuf *eb)
 {
 	*out = NULL;
 	ms_part *p = ms_mem_calloc(mem, 1, sizeof(*p));
 	if (!p)
-		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open", dir);
+		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open", path);
 	p->mem = mem;
-	p->dir_size = strlen(dir) + 1;
-	p->dir = ms_mem_dup(mem, dir, p->dir_size);
+	p->dir_size = strlen(path) + 1;
+	p->dir = ms_mem_dup(mem, path, p->dir_size);
 	if (!p->dir) {
 		ms_mem_free(mem, p, sizeof(*p));
-		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open", dir);
+		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open", path);
 	}
-	uint64_t db = 0, ib = 0, bb = 0;
-	int rc = read_meta(p, &db, &ib, &bb, eb);
-	if (rc)
-		goto fail;
-	p->data_bytes = db;
-	rc = read_file(p, MS__F_DATA, db, NULL, eb);
-	if (rc)
-		goto fail;
-	rc = read_file(p, MS__F_INDEX, ib, &p->index, eb);
-	if (rc)
-		goto fail;
-	p->index_len = (size_t)ib;
-	rc = check_index(p, eb);
-	if (rc)
-		goto fail;
-	if (p->kind == MS_KIND_CORE) {
-		rc = read_file(p, MS__F_BLOOM, bb, &p->bloom, eb);
-		if (rc)
-			goto fail;
-		p->bloom_len = (size_t)bb;
+	p->dicts = ms__dicts_ref(dicts);
+	int rc = read_part_file(p, eb);
+	if (rc == 0)
+		rc = check_index(p, eb);
+	if (rc == 0 && p->kind == MS_KIND_CORE)
 		rc = check_bloom(p, eb);
-		if (rc)
-			goto fail;
-	} else {
-		char path[4096];
-		struct stat st;
-		if (ms__path(path, sizeof(path), dir, MS__F_BLOOM) &&
-		    lstat(path, &st) == 0) {
-			rc = ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_BLOOM,
-			                   "present in a %s part",
-			                   ms_part_kind_name(p->kind));
-			goto fail;
-		}
+	if (rc) {
+		part_free(p);
+		return rc;
 	}
 	*out = p;
 	return 0;
-fail:
-	part_free(p);
-	return rc;
 }
 
 const ms_part_meta *
@@ -566,11 +617,7 @@ ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
 	w->mem = mem;
 	w->io = io;
 	w->size = p->data_bytes;
-	char path[4096];
-	if (!ms__path(path, sizeof(path), p->dir, MS__F_DATA))
-		return ms__part_fail(p, eb, MS_ERR_RANGE, MS__F_DATA,
-		                     "path too long");
-	w->fd = open(path, O_RDONLY | O_CLOEXEC);
+	w->fd = open(p->dir, O_RDONLY | O_CLOEXEC);
 	if (w->fd < 0) {
 		int e = errno;
 		return ms__part_fail(p, eb,
@@ -587,11 +634,11 @@ ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
 		return ms__part_fail(p, eb, ms_err_from_errno(e), MS__F_DATA,
 		                     "%s", strerror(e));
 	}
-	if ((uint64_t)st.st_size != w->size)
+	if ((uint64_t)st.st_size != p->file_bytes)
 		return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_DATA,
-		                     "%llu bytes, meta says %llu",
+		                     "file is %llu bytes, footer says %llu",
 		                     (unsigned long long)st.st_size,
-		                     (unsigned long long)w->size);
+		                     (unsigned long long)p->file_bytes);
 	if (w->size == 0 || w->size > SIZE_MAX || p->no_map)
 		return 0;
 	/* Not populated at once: a finalize maps every part of the day, and
@@ -977,7 +1024,7 @@ finish_checks(ms_part_iter *it, ms_errbuf *eb)
 	    it->span_seen != m->uncompressed_bytes)
 		return ms__part_fail(it->p, eb, MS_ERR_CORRUPT, MS__F_DATA,
 		                     "blocks hold %llu rows, %llu traces, "
-		                     "%llu bytes; meta says %llu, %llu, %llu",
+		                     "%llu bytes; footer says %llu, %llu, %llu",
 		                     (unsigned long long)it->rows_seen,
 		                     (unsigned long long)it->traces_seen,
 		                     (unsigned long long)it->span_seen,
@@ -1048,6 +1095,11 @@ ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
 	    (units && !ms__block_units_ok(it->cur, h, why, sizeof(why))))
 		return ifail(it, eb, MS_ERR_CORRUPT, "%s", why);
 	it->a_unchecked = it->b_unchecked = !units;
+	if (h->dict_id && !ms_part_dicts_find(p->dicts, h->dict_id))
+		return ifail(it, eb, MS_ERR_FORMAT,
+		             "dictionary ID %u: no dictionary of this shard "
+		             "has it",
+		             h->dict_id);
 	if (h->nrows != nrows)
 		return ifail(it, eb, MS_ERR_CORRUPT, "%u rows, index says %u",
 		             h->nrows, nrows);
@@ -1139,7 +1191,12 @@ inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
 	if (!zi->dctx &&
 	    !(zi->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(zi->mem))))
 		return ifail(it, eb, MS_ERR_NOMEM, "zstd context");
-	size_t k = ZSTD_decompressDCtx(zi->dctx, dst->data, raw, src, stored);
+	/* next() resolved the block's dictionary (or its lead did). */
+	const ms_part_dict *d = ms_part_dicts_find(it->p->dicts, it->h.dict_id);
+	size_t k = d ? ZSTD_decompress_usingDDict(zi->dctx, dst->data, raw, src,
+	                                          stored, ms__dict_ddict(d))
+	             : ZSTD_decompressDCtx(zi->dctx, dst->data, raw, src,
+	                                   stored);
 	if (ZSTD_isError(k))
 		return ifail(it, eb, ms__zstd_err(k), "unit %s: zstd: %s", unit,
 		             ZSTD_getErrorName(k));
@@ -1307,15 +1364,15 @@ parse_tags(ms_part_iter *it, ms_row *out)
 	return 0;
 }
 
-int
-ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
-                    ms_errbuf *eb)
+/* Decoding a block is done column by column in the steps below. Each
+ * decode_* step fills its columns of out[0..n) and returns the index of
+ * the first column it found malformed, or MS__A_COLS when all were fine. */
+
+/* Inflate the units `cols` needs and size the row array: 0 or an error
+ * (already reported through ifail). */
+static int
+decode_prepare(ms_part_iter *it, unsigned cols, ms_errbuf *eb)
 {
-	if (rows)
-		*rows = NULL;
-	if (!it->cur_ok)
-		return ms__part_fail(it->p, eb, MS_ERR_STATE, MS__F_DATA,
-		                     "no current block to decode");
 	const ms__block_hdr *h = &it->h;
 	uint32_t n = h->nrows;
 	int rc;
@@ -1346,14 +1403,21 @@ ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
 		out[i].trace_id = it->info.trace_id;
 		out[i].trace_id_len = h->tid_len;
 	}
+	return 0;
+}
+
+/* span_id and the four string columns. */
+static unsigned
+decode_ids(ms_part_iter *it, unsigned cols, ms_row *out)
+{
+	uint32_t n = it->h.nrows;
 	ms_rd r;
-	unsigned bad = MS__A_COLS;
 	if (cols & MS_COL_SPAN_ID) {
 		col_rd(it, 0, &r);
 		for (uint32_t i = 0; i < n; i++)
 			out[i].span_id = rd_uv(&r);
 		if (r.bad || r.left)
-			bad = 0;
+			return 0;
 	}
 	static const unsigned str_cols[4] = { MS_COL_SEGMENT_ID, MS_COL_SERVICE,
 		                              MS_COL_INSTANCE,
@@ -1362,7 +1426,7 @@ ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
 		                           offsetof(ms_row, service),
 		                           offsetof(ms_row, instance),
 		                           offsetof(ms_row, endpoint) };
-	for (unsigned c = 0; c < 4 && bad == MS__A_COLS; c++) {
+	for (unsigned c = 0; c < 4; c++) {
 		if (!(cols & str_cols[c]))
 			continue;
 		col_rd(it, 1 + c, &r);
@@ -1370,9 +1434,20 @@ ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
 		for (uint32_t i = 0; i < n; i++, field += sizeof(ms_row))
 			*(const char **)(void *)field = rd_str(&r, MS_STR_MAX);
 		if (r.bad || r.left)
-			bad = 1 + c;
+			return 1 + c;
 	}
-	if ((cols & MS_COL_START) && bad == MS__A_COLS) {
+	return MS__A_COLS;
+}
+
+/* start_ns (checked against the header's range) and latency_ms (with
+ * start_ns, checked against its max_end_ns). */
+static unsigned
+decode_times(ms_part_iter *it, unsigned cols, ms_row *out)
+{
+	const ms__block_hdr *h = &it->h;
+	uint32_t n = h->nrows;
+	ms_rd r;
+	if (cols & MS_COL_START) {
 		col_rd(it, 5, &r);
 		uint64_t prev = 0;
 		int64_t mn = INT64_MAX, mx = INT64_MIN;
@@ -1385,74 +1460,109 @@ ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
 			mx = s > mx ? s : mx;
 		}
 		if (r.bad || r.left || mn != h->min_ts || mx != h->max_ts)
-			bad = 5;
+			return 5;
 	}
-	if ((cols & MS_COL_LATENCY) && bad == MS__A_COLS) {
-		col_rd(it, 6, &r);
-		for (uint32_t i = 0; i < n; i++) {
-			uint64_t v = rd_uv(&r);
-			if (v > UINT32_MAX)
-				r.bad = true;
-			out[i].latency_ms = (uint32_t)v;
-		}
-		if (r.bad || r.left)
-			bad = 6;
-		else if (cols & MS_COL_START) {
-			int64_t me = INT64_MIN;
-			for (uint32_t i = 0; i < n; i++) {
-				int64_t lat = (int64_t)out[i].latency_ms *
-				              1000000,
-				        e;
-				if (__builtin_add_overflow(out[i].start_ns, lat,
-				                           &e))
-					e = INT64_MAX;
-				me = e > me ? e : me;
-			}
-			if (me != h->max_end_ns)
-				bad = 6;
-		}
+	if (!(cols & MS_COL_LATENCY))
+		return MS__A_COLS;
+	col_rd(it, 6, &r);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t v = rd_uv(&r);
+		if (v > UINT32_MAX)
+			r.bad = true;
+		out[i].latency_ms = (uint32_t)v;
 	}
-	if ((cols & MS_COL_ERROR) && bad == MS__A_COLS) {
+	if (r.bad || r.left)
+		return 6;
+	if (!(cols & MS_COL_START))
+		return MS__A_COLS;
+	int64_t me = INT64_MIN;
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t lat = (int64_t)out[i].latency_ms * 1000000, e;
+		if (__builtin_add_overflow(out[i].start_ns, lat, &e))
+			e = INT64_MAX;
+		me = e > me ? e : me;
+	}
+	return me == h->max_end_ns ? MS__A_COLS : 6;
+}
+
+/* is_error and tags; *nomem is set when the tag vector could not grow. */
+static unsigned
+decode_flags(ms_part_iter *it, unsigned cols, ms_row *out, bool *nomem)
+{
+	uint32_t n = it->h.nrows;
+	if (cols & MS_COL_ERROR) {
+		ms_rd r;
 		col_rd(it, 7, &r);
 		const uint8_t *b = ms_rd_bytes(&r, n);
 		if (!b || r.left)
-			bad = 7;
-		for (uint32_t i = 0; b && i < n; i++) {
+			return 7;
+		for (uint32_t i = 0; i < n; i++) {
 			if (b[i] > 1)
-				bad = 7;
+				return 7;
 			out[i].is_error = b[i] == 1;
 		}
 	}
-	if ((cols & MS_COL_TAGS) && bad == MS__A_COLS) {
-		rc = parse_tags(it, out);
-		if (rc == MS_ERR_NOMEM)
-			return ifail(it, eb, MS_ERR_NOMEM, "tags of %u rows",
-			             n);
+	if (cols & MS_COL_TAGS) {
+		int rc = parse_tags(it, out);
+		*nomem = rc == MS_ERR_NOMEM;
 		if (rc)
-			bad = 8;
+			return 8;
 	}
+	return MS__A_COLS;
+}
+
+/* Unit B: the body lengths, then the bodies. */
+static int
+decode_body(ms_part_iter *it, ms_row *out, ms_errbuf *eb)
+{
+	uint32_t n = it->h.nrows;
+	ms_rd r;
+	ms_rd_init(&r, it->ub.data, it->ub.len);
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t l = rd_uv(&r);
+		if (l > MS_BODY_MAX)
+			r.bad = true;
+		out[i].body_len = (uint32_t)l;
+		sum += l;
+	}
+	if (r.bad || sum != r.left)
+		return ifail(it, eb, MS_ERR_CORRUPT, "column body malformed");
+	const uint8_t *b = r.p;
+	for (uint32_t i = 0; i < n; i++) {
+		out[i].body = out[i].body_len ? b : NULL;
+		b += out[i].body_len;
+	}
+	return 0;
+}
+
+int
+ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
+                    ms_errbuf *eb)
+{
+	if (rows)
+		*rows = NULL;
+	if (!it->cur_ok)
+		return ms__part_fail(it->p, eb, MS_ERR_STATE, MS__F_DATA,
+		                     "no current block to decode");
+	int rc = decode_prepare(it, cols, eb);
+	if (rc)
+		return rc;
+	ms_row *out = it->rows;
+	bool nomem = false;
+	unsigned bad = decode_ids(it, cols, out);
+	if (bad == MS__A_COLS)
+		bad = decode_times(it, cols, out);
+	if (bad == MS__A_COLS)
+		bad = decode_flags(it, cols, out, &nomem);
+	if (nomem)
+		return ifail(it, eb, MS_ERR_NOMEM, "tags of %u rows",
+		             it->h.nrows);
 	if (bad < MS__A_COLS)
 		return ifail(it, eb, MS_ERR_CORRUPT, "column %s malformed",
 		             col_names[bad]);
-	if (cols & MS_COL_BODY) {
-		ms_rd_init(&r, it->ub.data, it->ub.len);
-		uint64_t sum = 0;
-		for (uint32_t i = 0; i < n; i++) {
-			uint64_t l = rd_uv(&r);
-			if (l > MS_BODY_MAX)
-				r.bad = true;
-			out[i].body_len = (uint32_t)l;
-			sum += l;
-		}
-		if (r.bad || sum != r.left)
-			return ifail(it, eb, MS_ERR_CORRUPT,
-			             "column body malformed");
-		const uint8_t *b = r.p;
-		for (uint32_t i = 0; i < n; i++) {
-			out[i].body = out[i].body_len ? b : NULL;
-			b += out[i].body_len;
-		}
-	}
+	if ((cols & MS_COL_BODY) && (rc = decode_body(it, out, eb)) != 0)
+		return rc;
 	if (rows)
 		*rows = out;
 	return 0;

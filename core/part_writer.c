@@ -1,20 +1,23 @@
 /*
- * part_writer.c - writes one immutable part into a temporary directory:
- * blocks of zstd-compressed, column-oriented rows in trace-ID order (data),
- * a block directory (index), a Bloom filter over trace IDs (bloom) and the
- * metadata record (meta), each fsync()ed. Layout: core/FORMAT.md, "Part".
+ * part_writer.c - writes one immutable part as one file at a temporary
+ * path: blocks of zstd-compressed, column-oriented rows in trace-ID order
+ * (the data section, from offset 0), then the block directory (index), a
+ * Bloom filter over trace IDs (bloom) and the footer, fsync()ed once at
+ * close. Layout: core/FORMAT.md, "Part".
  *
  * Design:
- *  1. Blocks reach `data` in strictly ascending trace-ID order, except that
- *     consecutive blocks of one trace (split past MS_BLOCK_SPLIT_BYTES, or
- *     copied raw) share an ID.
- *  2. data_off is the byte length of `data` including bytes still pending in
- *     `out`; every index entry's offset is the data_off before its block.
+ *  1. Blocks reach the data section in strictly ascending trace-ID order,
+ *     except that consecutive blocks of one trace (split past
+ *     MS_BLOCK_SPLIT_BYTES, or copied raw) share an ID.
+ *  2. data_off is the byte length of the data section including bytes
+ *     still pending in `out`; every index entry's offset is the data_off
+ *     before its block.
  *  3. `content` has absorbed the header checksum of exactly the blocks
  *     before data_off, in order.
  *  4. After any failed add the writer is `failed`: later calls return
- *     MS_ERR_STATE and finish removes the directory.
- *  5. `meta` is written last: a directory without `meta` is not a part.
+ *     MS_ERR_STATE and finish removes the file.
+ *  5. The footer is written last: a file without a valid footer is not a
+ *     part.
  * States: open (ms_part_writer_open) -> adding (add_trace/add_raw) ->
  * freed (finish or abort).
  */
@@ -30,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include <zdict.h>
 
 /*
  * Units below MS__HUFF_MIN bytes are compressed without Huffman-coded
@@ -61,8 +65,8 @@ struct ms_part_writer {
 	ms_io *io;
 	bool no_sync; /* opts.no_sync: the caller syncs */
 	int level;
-	char *dir;
-	size_t dir_size;
+	char *path; /* the part file being written */
+	size_t path_size;
 	int fd;
 	ZSTD_CCtx *cctx;
 	ms_buf out;    /* data bytes not yet written */
@@ -77,6 +81,7 @@ struct ms_part_writer {
 	int lit_mode;    /* ZSTD_c_literalCompressionMode now set */
 	int small_mml;   /* ZSTD_c_minMatch for units under MS__HUFF_MIN */
 	int small_strat; /* ZSTD_c_strategy for them (0: the level's) */
+	uint32_t dict_id; /* opts.dict's ID (referenced by cctx), or 0 */
 	uint8_t last[MS_TRACE_ID_MAX];
 	uint32_t last_len;
 	bool failed;
@@ -92,7 +97,7 @@ wfail(ms_part_writer *w, ms_errbuf *eb, int err, const char *file,
 	w->failed = true;
 	va_list ap;
 	va_start(ap, fmt);
-	ms__part_vfail(eb, err, "part", w->meta.id, w->dir, file, fmt, ap);
+	ms__part_vfail(eb, err, "part", w->meta.id, w->path, file, fmt, ap);
 	va_end(ap);
 	return err;
 }
@@ -113,12 +118,12 @@ writer_free(ms_part_writer *w)
 	ms_buf_release(&w->lens);
 	ms_buf_release(&w->ptrs);
 	ms_mem *mem = w->mem;
-	ms_mem_free(mem, w->dir, w->dir_size);
+	ms_mem_free(mem, w->path, w->path_size);
 	ms_mem_free(mem, w, sizeof(*w));
 }
 
 int
-ms_part_writer_open(ms_part_writer **out, const char *tmp_dir, uint64_t id,
+ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
                     const ms_part_writer_opts *opts, ms_errbuf *eb)
 {
 	*out = NULL;
@@ -150,10 +155,10 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_dir, uint64_t id,
 	ms_buf_init(&w->lens, o.mem, 0);
 	ms_buf_init(&w->ptrs, o.mem, 0);
 	XXH64_reset(&w->content, 0);
-	w->dir_size = strlen(tmp_dir) + 1;
-	w->dir = ms_mem_dup(o.mem, tmp_dir, w->dir_size);
+	w->path_size = strlen(tmp_path) + 1;
+	w->path = ms_mem_dup(o.mem, tmp_path, w->path_size);
 	int rc;
-	if (!w->dir) {
+	if (!w->path) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: writer", idstr);
 		goto fail;
 	}
@@ -178,27 +183,19 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_dir, uint64_t id,
 		             idstr, o.zstd_level);
 		goto fail;
 	}
-	if (mkdir(tmp_dir, 0755) != 0) {
-		int e = errno;
-		rc = e == EEXIST ? MS_ERR_EXISTS : ms_err_from_errno(e);
-		rc = ms_fail(eb, rc, "part %s (%s): mkdir: %s", idstr, tmp_dir,
-		             strerror(e));
-		goto fail;
+	if (o.dict) {
+		ze = ZSTD_CCtx_refCDict(w->cctx, ms__dict_cdict(o.dict));
+		if (ZSTD_isError(ze)) {
+			rc = ms_fail(eb, ms__zstd_err(ze),
+			             "part %s: dictionary %u", idstr,
+			             ms_part_dict_id(o.dict));
+			goto fail;
+		}
+		w->dict_id = ms_part_dict_id(o.dict);
 	}
-	char path[4096];
-	if (!ms__path(path, sizeof(path), tmp_dir, MS__F_DATA)) {
-		rmdir(tmp_dir);
-		rc = ms_fail(eb, MS_ERR_RANGE, "part %s: path too long", idstr);
+	rc = ms__part_create(tmp_path, "part", idstr, &w->fd, eb);
+	if (rc)
 		goto fail;
-	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		int e = errno;
-		rmdir(tmp_dir);
-		rc = ms_fail(eb, ms_err_from_errno(e), "part %s (%s): data: %s",
-		             idstr, tmp_dir, strerror(e));
-		goto fail;
-	}
 	*out = w;
 	return 0;
 fail:
@@ -535,6 +532,7 @@ write_block(ms_part_writer *w, const ms_row *const *rows, size_t n,
 	PUT32(a_raw, (uint32_t)w->ua.len);
 	PUT32(b_stored, (uint32_t)sb);
 	PUT32(b_raw, (uint32_t)w->ub.len);
+	PUT32(dict_id, w->dict_id);
 	PUT64(min_ts, (uint64_t)mn);
 	PUT64(max_ts, (uint64_t)mx);
 	PUT64(max_end_ns, (uint64_t)me);
@@ -673,6 +671,11 @@ ms_part_writer_add_raw(ms_part_writer *w, const ms_raw_block *raw,
 		    hd.nrows != bi->nrows)
 			return wfail(w, eb, MS_ERR_INVAL, "raw block",
 			             "bytes do not match the block info");
+		if (hd.dict_id && hd.dict_id != w->dict_id)
+			return wfail(w, eb, MS_ERR_FORMAT, "raw block",
+			             "dictionary ID %u: no dictionary of this "
+			             "shard has it",
+			             hd.dict_id);
 	}
 	int cmp = w->meta.blocks ? ms_trace_id_cmp(hd.tid, hd.tid_len, w->last,
 	                                           w->last_len)
@@ -699,14 +702,14 @@ ms_part_writer_add_raw(ms_part_writer *w, const ms_raw_block *raw,
 }
 
 void
-ms__meta_encode(uint8_t out[MS__META_SIZE], const ms_part_meta *m,
-                enum ms_part_kind kind, uint64_t data_bytes,
-                uint64_t index_bytes, uint64_t bloom_bytes)
+ms__footer_encode(uint8_t out[MS__FOOTER_SIZE], const ms_part_meta *m,
+                  enum ms_part_kind kind, uint64_t data_bytes,
+                  uint64_t index_bytes, uint64_t bloom_bytes)
 {
-	memset(out, 0, MS__META_SIZE);
-	memcpy(out, MS__META_MAGIC, 8);
-#define PUT32(f, v) ms_put_le32(out + offsetof(struct ms__meta_disk, f), v)
-#define PUT64(f, v) ms_put_le64(out + offsetof(struct ms__meta_disk, f), v)
+	memset(out, 0, MS__FOOTER_SIZE);
+	memcpy(out, MS__FOOTER_MAGIC, 8);
+#define PUT32(f, v) ms_put_le32(out + offsetof(struct ms__footer_disk, f), v)
+#define PUT64(f, v) ms_put_le64(out + offsetof(struct ms__footer_disk, f), v)
 	PUT32(version, MS_PART_FORMAT_VERSION);
 	PUT32(kind, (uint32_t)kind);
 	PUT64(id, m->id);
@@ -720,10 +723,13 @@ ms__meta_encode(uint8_t out[MS__META_SIZE], const ms_part_meta *m,
 	PUT32(depth, m->depth);
 	PUT64(checksum, m->checksum);
 	PUT64(data_bytes, data_bytes);
+	PUT64(index_off, data_bytes);
 	PUT64(index_bytes, index_bytes);
+	PUT64(bloom_off, data_bytes + index_bytes);
 	PUT64(bloom_bytes, bloom_bytes);
-	PUT64(meta_xxh,
-	      XXH64(out, offsetof(struct ms__meta_disk, meta_xxh), 0));
+	PUT64(footer_off, data_bytes + index_bytes + bloom_bytes);
+	PUT64(footer_xxh,
+	      XXH64(out, offsetof(struct ms__footer_disk, footer_xxh), 0));
 #undef PUT32
 #undef PUT64
 }
@@ -791,20 +797,10 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	}
 	ms_buf *idx = &w->index, bloom;
 	ms_buf_init(&bloom, w->mem, 0);
-	ms__syncset ss;
-	ms__syncset_init(&ss);
+	/* The data section, then index, bloom and footer through the same
+	 * descriptor, which is fsynced once and closed: nothing re-opened. */
 	const char *file = MS__F_DATA;
-	/* Every file is written, then all are synced together (fsync once
-	 * per file at close, no file re-opened): the data file keeps its
-	 * descriptor for that. */
 	int rc = flush_out(w);
-	if (rc == 0 && w->no_sync) {
-		rc = close(w->fd) ? ms_err_from_errno(errno) : 0;
-		w->fd = -1;
-	} else if (rc == 0) {
-		ms__syncset_add(&ss, w->fd, MS__F_DATA);
-		w->fd = -1;
-	}
 	if (rc) {
 		rc = wfail(w, eb, rc, file, "write: %s", strerror(errno));
 		goto out;
@@ -812,52 +808,31 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	file = MS__F_INDEX;
 	rc = ms__index_seal(idx, MS_KIND_CORE, w->meta.blocks,
 	                    sizeof(struct ms__index_entry));
-	if (rc == 0)
-		rc = w->no_sync ? ms__write_file(w->dir, MS__F_INDEX, idx->data,
-		                                 idx->len, true, w->io, eb)
-		                : ms__syncset_write(&ss, w->dir, MS__F_INDEX,
-		                                    idx->data, idx->len, w->io,
-		                                    eb);
-	if (rc)
-		goto fail_named;
-	file = MS__F_BLOOM;
-	rc = build_bloom(w, &bloom);
-	if (rc == 0)
-		rc = w->no_sync
-		             ? ms__write_file(w->dir, MS__F_BLOOM, bloom.data,
-		                              bloom.len, true, w->io, eb)
-		             : ms__syncset_write(&ss, w->dir, MS__F_BLOOM,
-		                                 bloom.data, bloom.len, w->io,
-		                                 eb);
-	if (rc)
-		goto fail_named;
-	file = MS__F_META;
+	if (rc == 0) {
+		file = MS__F_BLOOM;
+		rc = build_bloom(w, &bloom);
+	}
+	if (rc) {
+		rc = wfail(w, eb, rc, file, "%s", ms_strerror(rc));
+		goto out;
+	}
 	w->meta.checksum = XXH64_digest(&w->content);
 	w->meta.compressed_bytes =
-	        MS__META_SIZE + w->data_off + idx->len + bloom.len;
-	uint8_t m[MS__META_SIZE];
-	ms__meta_encode(m, &w->meta, MS_KIND_CORE, w->data_off, idx->len,
-	                bloom.len);
-	rc = w->no_sync ? ms__write_file(w->dir, MS__F_META, m, sizeof(m), true,
-	                                 w->io, eb)
-	                : ms__syncset_write(&ss, w->dir, MS__F_META, m,
-	                                    sizeof(m), w->io, eb);
-	if (rc)
-		goto fail_named;
-	if (!w->no_sync &&
-	    (rc = ms__syncset_sync(&ss, w->dir, w->io, &file)) != 0) {
-		rc = wfail(w, eb, rc, file, "fsync: %s", strerror(errno));
+	        w->data_off + idx->len + bloom.len + MS__FOOTER_SIZE;
+	uint8_t f[MS__FOOTER_SIZE];
+	ms__footer_encode(f, &w->meta, MS_KIND_CORE, w->data_off, idx->len,
+	                  bloom.len);
+	int fd = w->fd;
+	w->fd = -1;
+	rc = ms__part_seal(fd, idx->data, idx->len, bloom.data, bloom.len, f,
+	                   w->no_sync, w->io, &file);
+	if (rc) {
+		rc = wfail(w, eb, rc, file, "%s", ms__write_err_text(rc));
 		goto out;
 	}
 	if (meta)
 		*meta = w->meta;
-	goto out;
-fail_named:
-	if (rc == MS_ERR_NOMEM || rc == MS_ERR_RANGE || !eb || !eb->msg[0])
-		wfail(w, eb, rc, file, "%s", ms_strerror(rc));
-	w->failed = true;
 out:
-	ms__syncset_close(&ss);
 	ms_buf_release(&bloom);
 	if (rc)
 		ms_part_writer_abort(w);
@@ -875,9 +850,89 @@ ms_part_writer_abort(ms_part_writer *w)
 		close(w->fd);
 		w->fd = -1;
 	}
-	if (w->dir)
-		ms_part_remove_dir(w->dir, NULL);
+	if (w->path)
+		ms_part_remove_dir(w->path, NULL);
 	writer_free(w);
+}
+
+/* ---- dictionary training ---- */
+
+/* Every row's units, as a one-row block would hold them, appended to
+ * samples with their sizes (size_t each) in sizes. w is a writer that
+ * has no file: only its checks and unit buffers are used. */
+static int
+dict_samples(ms_part_writer *w, const ms_row *rows, size_t n, ms_buf *samples,
+             ms_buf *sizes, ms_errbuf *eb)
+{
+	for (size_t i = 0; i < n; i++) {
+		const ms_row *r = &rows[i];
+		uint32_t L[4 + MS_TAGS_MAX];
+		if (r->ntags > MS_TAGS_MAX || (r->ntags && !r->tags))
+			return wfail(w, eb, MS_ERR_RANGE, "rows",
+			             "row %zu: %u tags", i, r->ntags);
+		int rc = check_row(w, r, r, i, L, eb);
+		if (rc)
+			return rc;
+		rc = encode_units(w, &r, 1, L);
+		const ms_buf *u[2] = { &w->ua, &w->ub };
+		for (int k = 0; rc == 0 && k < 2; k++) {
+			size_t len = u[k]->len;
+			if (len == 0)
+				continue;
+			rc = ms_buf_append(samples, u[k]->data, len);
+			if (rc == 0)
+				rc = ms_buf_append(sizes, &len, sizeof(len));
+		}
+		if (rc)
+			return wfail(w, eb, rc, "rows", "row %zu: %s", i,
+			             ms_strerror(rc));
+	}
+	return 0;
+}
+
+int
+ms_part_dict_train(const ms_row *rows, size_t n, size_t cap, uint8_t **out,
+                   size_t *out_n, ms_mem *mem, ms_errbuf *eb)
+{
+	*out = NULL;
+	*out_n = 0;
+	ms_part_writer w = { .mem = mem, .fd = -1 };
+	w.path = (char *)"(dictionary training)";
+	ms_buf samples, sizes;
+	ms_buf_init(&w.ua, mem, MS__UNIT_MAX);
+	ms_buf_init(&w.ub, mem, MS__UNIT_MAX);
+	ms_buf_init(&samples, mem, 0);
+	ms_buf_init(&sizes, mem, 0);
+	uint8_t *d = cap ? ms_mem_alloc(mem, cap) : NULL;
+	int rc = d ? dict_samples(&w, rows, n, &samples, &sizes, eb)
+	           : ms_fail(eb, cap ? MS_ERR_NOMEM : MS_ERR_INVAL,
+	                     "dictionary of %zu bytes", cap);
+	size_t ns = sizes.len / sizeof(size_t);
+	if (rc == 0 && ns > UINT32_MAX)
+		rc = ms_fail(eb, MS_ERR_RANGE, "dictionary: %zu samples", ns);
+	if (rc == 0) {
+		size_t k = ZDICT_trainFromBuffer(d, cap, samples.data,
+		                                 (const size_t *)(void *)
+		                                         sizes.data,
+		                                 (unsigned)ns);
+		if (ZDICT_isError(k))
+			rc = ms_fail(eb, MS_ERR_INVAL,
+			             "dictionary from %zu rows: %s", n,
+			             ZDICT_getErrorName(k));
+		else
+			*out_n = k;
+	}
+	if (rc == 0) {
+		*out = ms_mem_dup(mem, d, *out_n);
+		if (!*out)
+			rc = ms_fail(eb, MS_ERR_NOMEM, "dictionary");
+	}
+	ms_mem_free(mem, d, cap);
+	ms_buf_release(&w.ua);
+	ms_buf_release(&w.ub);
+	ms_buf_release(&samples);
+	ms_buf_release(&sizes);
+	return rc;
 }
 
 /* ---- ms_part_write_rows ---- */
@@ -1009,7 +1064,7 @@ prefetch_to(prefetcher *pf, const ms_row *const *rp, size_t n, size_t upto)
 }
 
 int
-ms_part_write_rows(const char *tmp_dir, uint64_t id, const ms_row *rows,
+ms_part_write_rows(const char *tmp_path, uint64_t id, const ms_row *rows,
                    size_t n, const ms_part_writer_opts *opts,
                    ms_part_meta *meta, ms_errbuf *eb)
 {
@@ -1046,7 +1101,7 @@ ms_part_write_rows(const char *tmp_dir, uint64_t id, const ms_row *rows,
 	const sort_ent *ord = in_order ? ix : ent_sort(ix, ix + n, n);
 	for (size_t i = 0; i < n; i++)
 		rp[i] = ord[i].r;
-	rc = ms_part_writer_open(&w, tmp_dir, id, opts, eb);
+	rc = ms_part_writer_open(&w, tmp_path, id, opts, eb);
 	if (rc)
 		goto out;
 	prefetcher pf = { 0, 0, 0 };

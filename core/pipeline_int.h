@@ -3,9 +3,9 @@
  * to the tests of core's modules): what the merge executor drives inside a
  * sampling merge (the staging budget, the fragment guard, the drop set,
  * the stager), the chain's per-batch call, the batch's reference counting,
- * and the helpers the pipeline's files share (ms__*). The public API
- * (loader, chain, chain spec, pipeline) is ms_pipeline.h; nothing outside
- * core includes this header.
+ * and the helpers the pipeline's files share (ms__*). The public API is
+ * ms_loader.h, ms_batch.h, ms_chain.h, ms_chain_spec.h and ms_pipeline.h;
+ * nothing outside core includes this header.
  *
  * How a merge uses it (the merge executor owns the order of calls):
  *  1. ms_sampling_predict() (ms_sampling.h) decides from the selection
@@ -32,7 +32,10 @@
 #ifndef MS_PIPELINE_INT_H
 #define MS_PIPELINE_INT_H
 
+#include "ms_merge.h"
+#include "ms_part.h"
 #include "ms_pipeline.h"
+#include "ms_row.h"
 
 /* ------------------------------------------------------------------ */
 /* Plugins (plugin_loader.c)                                           */
@@ -53,6 +56,8 @@ void ms_batch_retain(ms_batch *b);
  * memory is then freed through the ms_mem chosen when it was built (the
  * caller's for ms_batch_from_rows, the root of the stager's otherwise). */
 void ms__batch_abandon(ms_batch *b);
+/* Whether a timed-out call kept b (it is then never reused). */
+bool ms__batch_abandoned(const ms_batch *b);
 
 /* ------------------------------------------------------------------ */
 /* Chain (chain.c)                                                     */

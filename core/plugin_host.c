@@ -30,10 +30,11 @@
  * verdict bytes at verdict_off.
  */
 #define _GNU_SOURCE
+#include "ms_chain.h"
 #include "ms_clock.h"
-#include "plugin_host.h"
-
+#include "ms_loader.h"
 #include "ms_mem.h"
+#include "plugin_host.h"
 
 #include <errno.h>
 #include <fcntl.h>

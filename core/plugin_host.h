@@ -6,7 +6,11 @@
 #ifndef MS_PLUGIN_HOST_INT_H
 #define MS_PLUGIN_HOST_INT_H
 
-#include "ms_pipeline.h"
+#include "ms_err.h"
+#include "ms_plugin.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 typedef struct ms__phost ms__phost;
 

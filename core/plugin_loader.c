@@ -10,7 +10,7 @@
  * drops it.
  */
 #define XXH_STATIC_LINKING_ONLY
-#include "ms_pipeline.h"
+#include "ms_loader.h"
 #include "ms_clock.h"
 #include "ms_enum.h"
 #include "pipeline_int.h"
@@ -154,6 +154,118 @@ ms__plugin_name_valid(const char *s)
 	((d)->struct_size >=                                                   \
 	 offsetof(ms_plugin_desc, field) + sizeof((d)->field))
 
+/* Step 1 of a load: dlopen the file, find the entry symbol and let it
+ * fill the descriptor. */
+static int
+load_entry(ms_plugin *p, const char *path, ms_errbuf *eb)
+{
+	dlerror();
+	p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!p->dl) {
+		const char *e = dlerror();
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin %s: dlopen failed: %s", path,
+		               e ? e : "unknown error");
+	}
+	dlerror();
+	void *sym = dlsym(p->dl, MS_PLUGIN_ENTRY_SYMBOL);
+	if (!sym) {
+		const char *e = dlerror();
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin %s: no entry symbol %s: %s", path,
+		               MS_PLUGIN_ENTRY_SYMBOL, e ? e : "not found");
+	}
+	ms_plugin_entry_fn entry;
+	memcpy(&entry, &sym, sizeof(entry)); /* object -> function pointer */
+	memset(&p->desc, 0, sizeof(p->desc));
+	if (entry(&p->desc, sizeof(p->desc)) != 0)
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin %s: entry point refused to load", path);
+	return 0;
+}
+
+/* Step 2: the descriptor's size and ABI versions, its required fields
+ * and name; then what the host keeps of it (name, version, projection),
+ * with the optional callbacks it did not fill cleared. */
+static int
+check_desc(ms_plugin *p, const char *path, ms_errbuf *eb)
+{
+	ms_plugin_desc *d = &p->desc;
+	if (d->struct_size > sizeof(*d))
+		d->struct_size = sizeof(*d); /* never read past our copy */
+	if (d->struct_size <
+	    offsetof(ms_plugin_desc, abi_minor) + sizeof(d->abi_minor))
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin %s: descriptor too small (%u bytes)",
+		               path, (unsigned)d->struct_size);
+	if (d->abi_major != MS_PLUGIN_ABI_MAJOR)
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin %s: ABI major %u, host supports major "
+		               "%u",
+		               path, (unsigned)d->abi_major,
+		               (unsigned)MS_PLUGIN_ABI_MAJOR);
+	if (d->abi_minor > MS_PLUGIN_ABI_MINOR)
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin %s: ABI minor %u is newer than the "
+		               "host's %u",
+		               path, (unsigned)d->abi_minor,
+		               (unsigned)MS_PLUGIN_ABI_MINOR);
+	const char *missing = NULL;
+	if (!DESC_HAS(d, name) || !d->name)
+		missing = "name";
+	else if (!DESC_HAS(d, open) || !d->open)
+		missing = "open";
+	else if (!DESC_HAS(d, decide) || !d->decide)
+		missing = "decide";
+	else if (!DESC_HAS(d, close) || !d->close)
+		missing = "close";
+	if (missing)
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin %s: descriptor lacks required field "
+		               "'%s'",
+		               path, missing);
+	if (!ms__plugin_name_valid(d->name))
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin %s: name must be 1-63 of [a-z0-9_-]",
+		               path);
+	snprintf(p->name, sizeof(p->name), "%s", d->name);
+	if (DESC_HAS(d, version) && d->version)
+		snprintf(p->version, sizeof(p->version), "%s", d->version);
+	if (!DESC_HAS(d, projection_of))
+		d->projection_of = NULL;
+	if (!DESC_HAS(d, stats))
+		d->stats = NULL;
+	p->projection = DESC_HAS(d, projection) ? d->projection : 0;
+	p->projection &= MS_PROJ_ALL;
+	return 0;
+}
+
+/* Step 3: the host services table, then the plugin's open() with its
+ * config; its projection_of() may narrow what it reads. */
+static int
+open_plugin(ms_plugin *p, const char *path, const char *config, ms_errbuf *eb)
+{
+	ms_plugin_desc *d = &p->desc;
+	p->host.struct_size = sizeof(p->host);
+	p->host.abi_major = MS_PLUGIN_ABI_MAJOR;
+	p->host.abi_minor = MS_PLUGIN_ABI_MINOR;
+	p->host.ctx = p;
+	p->host.log = host_log;
+	p->host.now_ns = host_now;
+	char err[512];
+	err[0] = '\0';
+	if (d->open(config ? config : "", &p->host, err, sizeof(err),
+	            &p->state) != 0) {
+		err[sizeof(err) - 1] = '\0';
+		return ms_fail(eb, MS_ERR_PLUGIN, "plugin %s (%s): open: %s",
+		               path, p->name, err[0] ? err : "failed");
+	}
+	p->opened = true;
+	if (d->projection_of)
+		p->projection = d->projection_of(p->state) & p->projection;
+	return 0;
+}
+
 int
 ms_plugin_load(ms_plugin **out, const char *path,
                const ms_plugin_load_opts *opts, ms_errbuf *eb)
@@ -181,109 +293,10 @@ ms_plugin_load(ms_plugin **out, const char *path,
 		             path);
 		goto fail;
 	}
-	rc = checksum_file(path, p->checksum, eb);
-	if (rc)
+	if ((rc = checksum_file(path, p->checksum, eb)) ||
+	    (rc = load_entry(p, path, eb)) || (rc = check_desc(p, path, eb)) ||
+	    (rc = open_plugin(p, path, opts->config, eb)))
 		goto fail;
-	dlerror();
-	p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!p->dl) {
-		const char *e = dlerror();
-		rc = ms_fail(eb, MS_ERR_PLUGIN, "plugin %s: dlopen failed: %s",
-		             path, e ? e : "unknown error");
-		goto fail;
-	}
-	dlerror();
-	void *sym = dlsym(p->dl, MS_PLUGIN_ENTRY_SYMBOL);
-	if (!sym) {
-		const char *e = dlerror();
-		rc = ms_fail(eb, MS_ERR_PLUGIN,
-		             "plugin %s: no entry symbol %s: %s", path,
-		             MS_PLUGIN_ENTRY_SYMBOL, e ? e : "not found");
-		goto fail;
-	}
-	ms_plugin_entry_fn entry;
-	memcpy(&entry, &sym, sizeof(entry)); /* object -> function pointer */
-	memset(&p->desc, 0, sizeof(p->desc));
-	if (entry(&p->desc, sizeof(p->desc)) != 0) {
-		rc = ms_fail(eb, MS_ERR_PLUGIN,
-		             "plugin %s: entry point refused to load", path);
-		goto fail;
-	}
-	ms_plugin_desc *d = &p->desc;
-	if (d->struct_size > sizeof(*d))
-		d->struct_size = sizeof(*d); /* never read past our copy */
-	if (d->struct_size <
-	    offsetof(ms_plugin_desc, abi_minor) + sizeof(d->abi_minor)) {
-		rc = ms_fail(eb, MS_ERR_PLUGIN,
-		             "plugin %s: descriptor too small (%u bytes)", path,
-		             (unsigned)d->struct_size);
-		goto fail;
-	}
-	if (d->abi_major != MS_PLUGIN_ABI_MAJOR) {
-		rc = ms_fail(eb, MS_ERR_PLUGIN,
-		             "plugin %s: ABI major %u, host supports major %u",
-		             path, (unsigned)d->abi_major,
-		             (unsigned)MS_PLUGIN_ABI_MAJOR);
-		goto fail;
-	}
-	if (d->abi_minor > MS_PLUGIN_ABI_MINOR) {
-		rc = ms_fail(eb, MS_ERR_PLUGIN,
-		             "plugin %s: ABI minor %u is newer than the "
-		             "host's %u",
-		             path, (unsigned)d->abi_minor,
-		             (unsigned)MS_PLUGIN_ABI_MINOR);
-		goto fail;
-	}
-	const char *missing = NULL;
-	if (!DESC_HAS(d, name) || !d->name)
-		missing = "name";
-	else if (!DESC_HAS(d, open) || !d->open)
-		missing = "open";
-	else if (!DESC_HAS(d, decide) || !d->decide)
-		missing = "decide";
-	else if (!DESC_HAS(d, close) || !d->close)
-		missing = "close";
-	if (missing) {
-		rc = ms_fail(eb, MS_ERR_PLUGIN,
-		             "plugin %s: descriptor lacks required field "
-		             "'%s'",
-		             path, missing);
-		goto fail;
-	}
-	if (!ms__plugin_name_valid(d->name)) {
-		rc = ms_fail(eb, MS_ERR_PLUGIN,
-		             "plugin %s: name must be 1-63 of [a-z0-9_-]",
-		             path);
-		goto fail;
-	}
-	snprintf(p->name, sizeof(p->name), "%s", d->name);
-	if (DESC_HAS(d, version) && d->version)
-		snprintf(p->version, sizeof(p->version), "%s", d->version);
-	if (!DESC_HAS(d, projection_of))
-		d->projection_of = NULL;
-	if (!DESC_HAS(d, stats))
-		d->stats = NULL;
-	p->projection = DESC_HAS(d, projection) ? d->projection : 0;
-	p->projection &= MS_PROJ_ALL;
-
-	p->host.struct_size = sizeof(p->host);
-	p->host.abi_major = MS_PLUGIN_ABI_MAJOR;
-	p->host.abi_minor = MS_PLUGIN_ABI_MINOR;
-	p->host.ctx = p;
-	p->host.log = host_log;
-	p->host.now_ns = host_now;
-	char err[512];
-	err[0] = '\0';
-	if (d->open(opts->config ? opts->config : "", &p->host, err,
-	            sizeof(err), &p->state) != 0) {
-		err[sizeof(err) - 1] = '\0';
-		rc = ms_fail(eb, MS_ERR_PLUGIN, "plugin %s (%s): open: %s",
-		             path, p->name, err[0] ? err : "failed");
-		goto fail;
-	}
-	p->opened = true;
-	if (d->projection_of)
-		p->projection = d->projection_of(p->state) & p->projection;
 	*out = p;
 	return 0;
 fail:

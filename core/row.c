@@ -1,11 +1,53 @@
 /*
  * row.c - small helpers of the row and part vocabulary: trace-ID order,
- * part-ID text, part-kind names and the size a row adds to a block.
+ * the deep copy of a row, part-ID text, part-kind names and the size a row
+ * adds to a block.
  */
 #include "part_int.h"
 #include "ms_enum.h"
+#include "ms_err.h"
+#include "ms_mem.h"
 
 #include <string.h>
+
+int
+ms_row_copy(ms_arena *a, const uint8_t *tid, const ms_row *in, ms_row *out)
+{
+	*out = *in;
+	out->trace_id = tid;
+	out->segment_id = ms_arena_strdup(a, in->segment_id);
+	out->service = ms_arena_strdup(a, in->service);
+	out->instance = ms_arena_strdup(a, in->instance);
+	out->endpoint = ms_arena_strdup(a, in->endpoint);
+	if ((in->segment_id && !out->segment_id) ||
+	    (in->service && !out->service) ||
+	    (in->instance && !out->instance) ||
+	    (in->endpoint && !out->endpoint))
+		return MS_ERR_NOMEM;
+	out->tags = NULL;
+	if (in->ntags) {
+		size_t nb;
+		if (!ms_mul_ok(in->ntags, sizeof(char *), &nb))
+			return MS_ERR_NOMEM;
+		const char **tags = ms_arena_alloc(a, nb, sizeof(void *));
+		if (!tags)
+			return MS_ERR_NOMEM;
+		for (uint32_t i = 0; i < in->ntags; i++) {
+			tags[i] = ms_arena_strdup(a, in->tags[i]);
+			if (in->tags[i] && !tags[i])
+				return MS_ERR_NOMEM;
+		}
+		out->tags = tags;
+	}
+	out->body = NULL;
+	if (in->body_len) {
+		uint8_t *b = ms_arena_dup(a, in->body, in->body_len, 1);
+		if (!b)
+			return MS_ERR_NOMEM;
+		out->body = b;
+	}
+	return 0;
+}
 
 int
 ms_trace_id_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b,

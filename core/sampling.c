@@ -1,6 +1,6 @@
 /*
  * sampling.c - the rule that decides whether a merge samples (ms_sampling.h)
- * and the names of the sampling classification.
+ * and the names of the sampling classification and the grace policy.
  *
  * It exists so that the engine's prediction at dispatch and the merge
  * executor's decision at the start of a merge cannot disagree: both count
@@ -8,74 +8,73 @@
  */
 #include "ms_sampling.h"
 #include "ms_clock.h"
-
-#include <string.h>
+#include "ms_enum.h"
+#include "ms_err.h"
 
 static const char *const class_names[MS_SAMPLING_CLASS_COUNT] = {
-	"not_executed",
-	"enabled_no_evaluation",
-	"executed",
+	[MS_SAMPLING_NOT_EXECUTED] = "not_executed",
+	[MS_SAMPLING_ENABLED_NO_EVALUATION] = "enabled_no_evaluation",
+	[MS_SAMPLING_EXECUTED] = "executed",
 };
 
 static const char *const reason_names[MS_SREASON_COUNT] = {
-	"none",
-	"pipeline_disabled",
-	"no_sampler",
-	"event_disabled",
-	"merge_grace",
-	"fragment_gap_contract",
-	"guard_unavailable",
-	"all_traces_oversized",
-	"lossless_retry",
-	"empty_input",
-	"other",
+	[MS_SREASON_NONE] = "none",
+	[MS_SREASON_PIPELINE_DISABLED] = "pipeline_disabled",
+	[MS_SREASON_NO_SAMPLER] = "no_sampler",
+	[MS_SREASON_EVENT_DISABLED] = "event_disabled",
+	[MS_SREASON_MERGE_GRACE] = "merge_grace",
+	[MS_SREASON_FRAGMENT_GAP_CONTRACT] = "fragment_gap_contract",
+	[MS_SREASON_GUARD_UNAVAILABLE] = "guard_unavailable",
+	[MS_SREASON_ALL_TRACES_OVERSIZED] = "all_traces_oversized",
+	[MS_SREASON_LOSSLESS_RETRY] = "lossless_retry",
+	[MS_SREASON_EMPTY_INPUT] = "empty_input",
+	[MS_SREASON_OTHER] = "other",
+};
+
+static const char *const grace_policy_names[] = {
+	[MS_GRACE_SELECTION] = "selection",
+	[MS_GRACE_TRACE] = "trace",
 };
 
 const char *
 ms_sampling_class_name(enum ms_sampling_class c)
 {
-	if ((unsigned)c >= MS_SAMPLING_CLASS_COUNT)
-		return "unknown";
-	return class_names[c];
+	return MS_ENUM_NAME(class_names, c, "unknown");
 }
 
 const char *
 ms_sampling_reason_name(enum ms_sampling_reason r)
 {
-	if ((unsigned)r >= MS_SREASON_COUNT)
-		return "unknown";
-	return reason_names[r];
-}
-
-static int
-name_index(const char *const *names, int n, const char *s)
-{
-	for (int i = 0; s && i < n; i++)
-		if (strcmp(names[i], s) == 0)
-			return i;
-	return -1;
+	return MS_ENUM_NAME(reason_names, r, "unknown");
 }
 
 int
 ms_sampling_class_parse(const char *s)
 {
-	return name_index(class_names, MS_SAMPLING_CLASS_COUNT, s);
+	return MS_ENUM_PARSE(class_names, s);
 }
 
 int
 ms_sampling_reason_parse(const char *s)
 {
-	return name_index(reason_names, MS_SREASON_COUNT, s);
+	return MS_ENUM_PARSE(reason_names, s);
 }
 
-static int64_t
-sat_add(int64_t a, int64_t b)
+const char *
+ms_grace_policy_name(enum ms_grace_policy p)
 {
-	if (b > 0 && a > INT64_MAX - b)
-		return INT64_MAX;
-	if (b < 0 && a < INT64_MIN - b)
-		return INT64_MIN;
-	return a + b;
+	/* Any value but trace is the default policy, and named so. */
+	return MS_ENUM_NAME(grace_policy_names, p, "selection");
+}
+
+int
+ms_grace_policy_parse(const char *s, enum ms_grace_policy *out)
+{
+	int v = MS_ENUM_PARSE(grace_policy_names, s);
+	if (v < 0)
+		return MS_ERR_INVAL;
+	*out = (enum ms_grace_policy)v;
+	return 0;
 }
 
 static bool
@@ -96,8 +95,8 @@ segment_usable(const ms_sampling_input *in)
 {
 	int64_t g = grace_of(in);
 	return in->segment_min_ns <= in->segment_max_ns &&
-	       sat_add(in->segment_min_ns, g) <=
-	               sat_add(in->segment_max_ns, -g);
+	       ms_ts_add(in->segment_min_ns, g) <=
+	               ms_ts_add(in->segment_max_ns, -g);
 }
 
 void
@@ -109,8 +108,8 @@ ms_sampling_input_add(ms_sampling_input *in, uint64_t rows, int64_t min_ts,
 	 * that band breaks one of them. */
 	int64_t g = grace_of(in);
 	if (has_segment(in) &&
-	    (rows == 0 || max_ts < sat_add(in->segment_min_ns, g) ||
-	     min_ts > sat_add(in->segment_max_ns, -g)))
+	    (rows == 0 || max_ts < ms_ts_add(in->segment_min_ns, g) ||
+	     min_ts > ms_ts_add(in->segment_max_ns, -g)))
 		in->edge_inputs++;
 	in->ninputs++;
 	in->input_rows += rows;

@@ -9,15 +9,15 @@
  *  2. A transaction builds the new inventory aside, writes the snapshot
  *     (tmp/snapshot.new, fsync, rename over DIR/snapshot, fsync DIR) and
  *     only then swaps it in. Anything failing before the rename is undone:
- *     the output's published directories are renamed back to their tmp
- *     paths and the inputs are untouched. If the rename happened but the
+ *     the output's published files are renamed back to their tmp paths
+ *     and the inputs are untouched. If the rename happened but the
  *     directory sync failed, the previous snapshot is written back; if that
  *     fails too the shard is `broken` and refuses further transactions.
  *  3. Each shared part (struct ms__sp) is reference counted: the inventory
  *     holds one reference, each view one more. Removing a part from the
  *     inventory marks it dead and drops the inventory's reference; whoever
  *     drops the last reference of a dead part closes it and deletes its
- *     three directories. This happens after the snapshot that removed it.
+ *     three files. This happens after the snapshot that removed it.
  *  4. Open never deletes anything before every listed part has opened:
  *     a snapshot naming a missing or unreadable part fails open untouched.
  *  5. Part IDs come from s->next_id, which is > every ID listed, seen on
@@ -60,9 +60,10 @@
 #define PATH_MAX_LEN 4096
 #define NOTE_IDS 4
 
-/* Directory of each kind under DIR, and its tmp-name prefix. */
-static const char *const kind_dir[MS_KIND_COUNT] = { "core", "sidx/latency",
-	                                             "sidx/start_time" };
+/* Every published part file is DIR/parts/<16hex>.<kind>. */
+#define PARTS_DIR "parts"
+/* Each kind's name: the suffix of its file and the prefix of its tmp
+ * name. */
 static const char *const kind_tmp[MS_KIND_COUNT] = { "core", "latency",
 	                                             "start_time" };
 
@@ -111,6 +112,7 @@ struct ms_shard {
 	enum ms_shard_fault fault;
 	int fault_errno;
 	struct ms__reaper *reaper; /* NULL: deletion inline */
+	ms_part_dicts *dicts;      /* the shard's dictionaries (DIR/dicts) */
 	ms_shard_step_fn hook;
 	void *hook_arg;
 	char note[512];
@@ -186,22 +188,15 @@ id_hex(uint64_t id, char out[17])
 
 /* ---- paths ---- */
 
-static int
-path_fmt(char *buf, size_t n, const char *dir, const char *a, const char *b,
-         uint64_t id)
-{
-	int w = b ? snprintf(buf, n, "%s/%s/%s-%016" PRIx64, dir, a, b, id)
-	          : snprintf(buf, n, "%s/%s/%016" PRIx64, dir, a, id);
-	return (w < 0 || (size_t)w >= n) ? MS_ERR_RANGE : 0;
-}
-
 int
 ms_shard_tmp_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
                   char *buf, size_t n)
 {
 	if ((unsigned)kind >= MS_KIND_COUNT)
 		return MS_ERR_INVAL;
-	return path_fmt(buf, n, s->dir, "tmp", kind_tmp[kind], id);
+	int w = snprintf(buf, n, "%s/tmp/%s-%016" PRIx64, s->dir,
+	                 kind_tmp[kind], id);
+	return (w < 0 || (size_t)w >= n) ? MS_ERR_RANGE : 0;
 }
 
 int
@@ -210,7 +205,23 @@ ms_shard_part_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
 {
 	if ((unsigned)kind >= MS_KIND_COUNT)
 		return MS_ERR_INVAL;
-	return path_fmt(buf, n, s->dir, kind_dir[kind], NULL, id);
+	int w = snprintf(buf, n, "%s/" PARTS_DIR "/%016" PRIx64 ".%s", s->dir,
+	                 id, kind_tmp[kind]);
+	return (w < 0 || (size_t)w >= n) ? MS_ERR_RANGE : 0;
+}
+
+/* A published part file's name, "<16hex>.<kind>": its ID, or false for
+ * any other name. */
+static bool
+parse_part_name(const char *name, uint64_t *id)
+{
+	char hex[17];
+	if (strnlen(name, 17) < 17 || name[16] != '.' ||
+	    ms_part_kind_parse(name + 17) < 0)
+		return false;
+	memcpy(hex, name, 16);
+	hex[16] = '\0';
+	return parse_id(hex, id);
 }
 
 static int
@@ -233,7 +244,7 @@ sp_free(struct ms__sp *sp)
 static bool reaper_push(struct ms__reaper *rp, struct ms__sp *sp);
 static void reaper_unref(struct ms__reaper *rp);
 
-/* Close a dead part and delete its directories. */
+/* Close a dead part and delete its files. */
 static void
 sp_delete(struct ms__sp *sp)
 {
@@ -246,7 +257,7 @@ sp_delete(struct ms__sp *sp)
 		ms_part_close(sp->p[k]);
 		sp->p[k] = NULL;
 		/* Best effort: a leftover is removed at the next open. */
-		ms_fs_rm_tree(path, NULL);
+		ms_part_remove_dir(path, NULL);
 	}
 	if (sp->hook)
 		sp->hook(sp->hook_arg, MS_SHARD_STEP_INPUT_DELETED, 0);
@@ -425,16 +436,11 @@ sp_open(ms_shard *s, uint64_t id, uint32_t depth, bool check_depth,
 			             s->dir, hex);
 			break;
 		}
-		/* A part just published is there (its rename said so). */
-		if (check_depth && !exists(path)) {
-			rc = ms_fail(eb, MS_ERR_NOTFOUND,
-			             "shard %s: part %s: %s directory %s is "
-			             "missing",
-			             s->dir, hex, kind_tmp[k], path);
-			break;
-		}
+		/* No existence check: a missing file is named by the open
+		 * ("missing"), and a part just published is there. */
 		ms_errbuf peb = { { 0 } };
-		rc = ms_part_open(&sp->p[k], path, s->mem, &peb);
+		rc = ms_part_open_dicts(&sp->p[k], path, s->dicts, s->mem,
+		                        &peb);
 		if (rc) {
 			rc = ms_fail(eb, rc, "shard %s: part %s (%s): %s",
 			             s->dir, hex, kind_tmp[k], peb.msg);
@@ -443,7 +449,7 @@ sp_open(ms_shard *s, uint64_t id, uint32_t depth, bool check_depth,
 		const ms_part_meta *m = ms_part_get_meta(sp->p[k]);
 		if (m->id != id || (int)ms_part_kind_of(sp->p[k]) != k) {
 			rc = ms_fail(eb, MS_ERR_CORRUPT,
-			             "shard %s: part %s: %s/meta holds part "
+			             "shard %s: part %s: %s holds part "
 			             "%016" PRIx64 " of kind %d, expected %s",
 			             s->dir, hex, path, m->id,
 			             (int)ms_part_kind_of(sp->p[k]),
@@ -456,7 +462,7 @@ sp_open(ms_shard *s, uint64_t id, uint32_t depth, bool check_depth,
 		if (check_depth && d != depth)
 			rc = ms_fail(eb, MS_ERR_CORRUPT,
 			             "shard %s: part %s: snapshot says depth "
-			             "%" PRIu32 ", core/meta says %" PRIu32,
+			             "%" PRIu32 ", the core part says %" PRIu32,
 			             s->dir, hex, depth, d);
 		sp->depth = d;
 	}
@@ -738,6 +744,171 @@ fail:;
 	               what, strerror(e));
 }
 
+/* ---- dictionaries (core/FORMAT.md, "Dictionaries") ---- */
+
+#define DICT_DIR "dicts"
+#define DICT_MAGIC "MSDICT01"
+#define DICT_HEAD 24u
+#define DICT_MAX_BYTES ((size_t)16 << 20)
+
+static DIR *open_sub(const ms_shard *s, const char *name,
+                     char path[PATH_MAX_LEN]);
+
+/* read() (or write(), when out is NULL) exactly n bytes: 0, or -1 with
+ * errno set. */
+static int
+io_exact(int fd, uint8_t *in, const uint8_t *out, size_t n)
+{
+	while (n) {
+		ssize_t k = out ? write(fd, out, n) : read(fd, in, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			errno = k ? errno : EIO;
+			return -1;
+		}
+		if (out)
+			out += k;
+		else
+			in += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Read and check DIR/dicts/<name>, the file of dictionary id, into the
+ * shard's set. */
+static int
+load_dict(ms_shard *s, const char *path, uint32_t id, ms_errbuf *eb)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return ms_fail(eb, ms_err_from_errno(e), "dictionary %s: %s",
+		               path, strerror(e));
+	}
+	size_t n = (size_t)st.st_size;
+	uint8_t *b = n >= DICT_HEAD + 8 && n <= DICT_MAX_BYTES + DICT_HEAD + 8
+	                     ? ms_mem_alloc(s->mem, n)
+	                     : NULL;
+	bool ok = b && io_exact(fd, b, NULL, n) == 0;
+	close(fd);
+	ok = ok && memcmp(b, DICT_MAGIC, 8) == 0 && ms_le32(b + 8) == id &&
+	     ms_le32(b + 12) == 0 && ms_le64(b + 16) == n - DICT_HEAD - 8 &&
+	     ms_le64(b + n - 8) == XXH64(b, n - 8, 0);
+	int rc = ok ? 0
+	            : ms_fail(eb, MS_ERR_CORRUPT,
+	                      "dictionary %s: %zu bytes, not dictionary %u "
+	                      "whole (magic, ID, size or checksum)",
+	                      path, n, id);
+	ms_part_dict *d = NULL;
+	if (rc == 0)
+		rc = ms_part_dict_new(&d, id, b + DICT_HEAD, n - DICT_HEAD - 8,
+		                      0, s->mem, eb);
+	if (rc == 0)
+		rc = ms_part_dicts_add(s->dicts, d, eb);
+	if (b)
+		ms_mem_free(s->mem, b, n);
+	return rc;
+}
+
+/* The set of DIR/dicts, read before any part is opened (a part may name
+ * any of them). */
+static int
+load_dicts(ms_shard *s, ms_errbuf *eb)
+{
+	int rc = ms_part_dicts_new(&s->dicts, s->mem, eb);
+	char path[PATH_MAX_LEN], sub[PATH_MAX_LEN];
+	DIR *d = rc ? NULL : open_sub(s, DICT_DIR, path);
+	if (!d)
+		return rc;
+	struct dirent *de;
+	while (rc == 0 && (de = readdir(d))) {
+		char *end;
+		unsigned long id = strtoul(de->d_name, &end, 16);
+		if (strlen(de->d_name) != 8 || *end || id == 0 ||
+		    id > UINT32_MAX)
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >=
+		    (int)sizeof(sub))
+			rc = ms_fail(eb, MS_ERR_RANGE, "shard %s: path too long",
+			             s->dir);
+		else
+			rc = load_dict(s, sub, (uint32_t)id, eb);
+	}
+	closedir(d);
+	return rc;
+}
+
+int
+ms_shard_add_dict(ms_shard *s, const void *bytes, size_t n, uint32_t *id,
+                  ms_errbuf *eb)
+{
+	if (n == 0 || n > DICT_MAX_BYTES)
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "shard %s: a dictionary of %zu bytes", s->dir, n);
+	pthread_mutex_lock(&s->lock);
+	uint32_t nid = ms_part_dicts_max_id(s->dicts) + 1;
+	char dir[PATH_MAX_LEN], tmp[PATH_MAX_LEN], fin[PATH_MAX_LEN];
+	int rc = 0;
+	if (sub_path(s, DICT_DIR, dir, sizeof(dir)) ||
+	    snprintf(tmp, sizeof(tmp), "%s/tmp/dict-%08x", s->dir, nid) >=
+	            (int)sizeof(tmp) ||
+	    snprintf(fin, sizeof(fin), "%s/%08x", dir, nid) >= (int)sizeof(fin))
+		rc = ms_fail(eb, MS_ERR_RANGE, "shard %s: path too long",
+		             s->dir);
+	ms_part_dict *d = NULL;
+	if (rc == 0)
+		rc = ms_part_dict_new(&d, nid, bytes, n, 0, s->mem, eb);
+	ms_buf b;
+	ms_buf_init(&b, s->mem, 0);
+	if (rc == 0 && (ms_buf_append(&b, DICT_MAGIC, 8) ||
+	                ms_buf_append_le32(&b, nid) ||
+	                ms_buf_append_le32(&b, 0) ||
+	                ms_buf_append_le64(&b, n) ||
+	                ms_buf_append(&b, bytes, n) ||
+	                ms_buf_append_le64(&b, XXH64(b.data, b.len, 0))))
+		rc = ms_fail(eb, MS_ERR_NOMEM, "shard %s: dictionary", s->dir);
+	/* Written whole and synced before it is renamed in, and the
+	 * directory synced before any part may name it. */
+	const char *what = "write";
+	int fd = -1;
+	if (rc == 0 && (ms_fs_mkdir_p(dir, 0755, NULL) != 0 ||
+	                (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC |
+	                                        O_CLOEXEC,
+	                           0644)) < 0 ||
+	                io_exact(fd, NULL, b.data, b.len) != 0 ||
+	                sync_fd(fd, s->io) != 0 || (what = "rename",
+	                                           rename(tmp, fin) != 0) ||
+	                (what = "fsync", fsync_dir(dir, s->io) != 0)))
+		rc = ms_fail(eb, ms_err_from_errno(errno),
+		             "shard %s: dictionary %08x: %s: %s", s->dir, nid,
+		             what, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	ms_buf_release(&b);
+	if (rc == 0) {
+		rc = ms_part_dicts_add(s->dicts, d, eb);
+		d = NULL;
+	} else {
+		unlink(tmp);
+	}
+	ms_part_dict_free(d);
+	pthread_mutex_unlock(&s->lock);
+	if (rc == 0)
+		*id = nid;
+	return rc;
+}
+
+const ms_part_dict *
+ms_shard_dict(const ms_shard *s, uint32_t id)
+{
+	return ms_part_dicts_find(s->dicts, id);
+}
+
 /* ---- open, recovery, close ---- */
 
 struct cleanup {
@@ -759,14 +930,19 @@ note_id(struct cleanup *c, uint64_t id)
 	c->parts++;
 }
 
+/* Open DIR/name for listing (its path into path); NULL if it cannot be. */
+static DIR *
+open_sub(const ms_shard *s, const char *name, char path[PATH_MAX_LEN])
+{
+	return sub_path(s, name, path, PATH_MAX_LEN) ? NULL : opendir(path);
+}
+
 /* Remove everything in DIR/tmp. */
 static void
 clean_tmp(ms_shard *s, struct cleanup *c)
 {
 	char path[PATH_MAX_LEN], sub[PATH_MAX_LEN];
-	if (sub_path(s, "tmp", path, sizeof(path)))
-		return;
-	DIR *d = opendir(path);
+	DIR *d = open_sub(s, "tmp", path);
 	if (!d)
 		return;
 	struct dirent *de;
@@ -788,37 +964,33 @@ clean_tmp(ms_shard *s, struct cleanup *c)
 	closedir(d);
 }
 
-/* Remove part directories of every kind that the inventory does not list.
- * Names that are not 16 hex digits are not ours and are left alone. */
+/* Remove part files the inventory does not list. Names that are not
+ * "<16hex>.<kind>" are not ours and are left alone. */
 static void
 clean_unlisted(ms_shard *s, struct cleanup *c)
 {
 	char path[PATH_MAX_LEN], sub[PATH_MAX_LEN];
-	for (int k = 0; k < MS_KIND_COUNT; k++) {
-		if (sub_path(s, kind_dir[k], path, sizeof(path)))
+	DIR *d = open_sub(s, PARTS_DIR, path);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		uint64_t id;
+		if (!parse_part_name(de->d_name, &id))
 			continue;
-		DIR *d = opendir(path);
-		if (!d)
+		if (id > c->max_seen)
+			c->max_seen = id;
+		if (find_sp(s->act, s->nact, id) >= 0)
 			continue;
-		struct dirent *de;
-		while ((de = readdir(d))) {
-			uint64_t id;
-			if (!parse_id(de->d_name, &id))
-				continue;
-			if (id > c->max_seen)
-				c->max_seen = id;
-			if (find_sp(s->act, s->nact, id) >= 0)
-				continue;
-			if (snprintf(sub, sizeof(sub), "%s/%s", path,
-			             de->d_name) >= (int)sizeof(sub))
-				continue;
-			if (ms_fs_rm_tree(sub, NULL) == 0)
-				note_id(c, id);
-			else
-				c->failed++;
-		}
-		closedir(d);
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >=
+		    (int)sizeof(sub))
+			continue;
+		if (ms_part_remove_dir(sub, NULL) == 0)
+			note_id(c, id);
+		else
+			c->failed++;
 	}
+	closedir(d);
 }
 
 static void
@@ -846,34 +1018,44 @@ write_note(ms_shard *s, const struct cleanup *c)
 		         c->failed);
 }
 
-/* Does any kind directory hold a part-named entry? */
+/* Does the parts directory hold a part-named entry? */
 static bool
-has_part_dirs(ms_shard *s)
+has_part_files(ms_shard *s)
 {
 	char path[PATH_MAX_LEN];
-	for (int k = 0; k < MS_KIND_COUNT; k++) {
-		if (sub_path(s, kind_dir[k], path, sizeof(path)))
-			continue;
-		DIR *d = opendir(path);
-		if (!d)
-			continue;
-		struct dirent *de;
-		uint64_t id;
-		bool any = false;
-		while (!any && (de = readdir(d)))
-			any = parse_id(de->d_name, &id);
-		closedir(d);
-		if (any)
-			return true;
-	}
-	return false;
+	DIR *d = open_sub(s, PARTS_DIR, path);
+	if (!d)
+		return false;
+	struct dirent *de;
+	uint64_t id;
+	bool any = false;
+	while (!any && (de = readdir(d)))
+		any = parse_part_name(de->d_name, &id);
+	closedir(d);
+	return any;
+}
+
+/* A shard of part format 2 kept its parts as directories under core/ and
+ * sidx/: refuse it by name rather than as missing parts. */
+static int
+check_not_old_layout(ms_shard *s, ms_errbuf *eb)
+{
+	char path[PATH_MAX_LEN];
+	struct stat st;
+	if (sub_path(s, "core", path, sizeof(path)) || stat(path, &st) != 0 ||
+	    !S_ISDIR(st.st_mode))
+		return 0;
+	return ms_fail(eb, MS_ERR_FORMAT,
+	               "shard %s: holds part directories of format version 2 "
+	               "(%s); this build reads format %d (one file per part "
+	               "in %s/" PARTS_DIR ")",
+	               s->dir, path, MS_PART_FORMAT_VERSION, s->dir);
 }
 
 static int
 make_layout(ms_shard *s, ms_errbuf *eb)
 {
-	static const char *const subs[] = { "core", "sidx/latency",
-		                            "sidx/start_time", "tmp" };
+	static const char *const subs[] = { PARTS_DIR, "tmp" };
 	char path[PATH_MAX_LEN];
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
 		if (sub_path(s, subs[i], path, sizeof(path)))
@@ -922,6 +1104,8 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 		             s->dir);
 		goto fail;
 	}
+	if ((rc = check_not_old_layout(s, eb)) != 0)
+		goto fail;
 	if (!exists(path)) {
 		if (!opts->create) {
 			rc = ms_fail(eb, MS_ERR_NOTFOUND,
@@ -929,10 +1113,10 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 			             path);
 			goto fail;
 		}
-		if (has_part_dirs(s)) {
+		if (has_part_files(s)) {
 			rc = ms_fail(eb, MS_ERR_NOTFOUND,
 			             "shard %s: snapshot %s is missing but "
-			             "part directories exist; refusing to "
+			             "part files exist; refusing to "
 			             "create an empty shard over them",
 			             s->dir, path);
 			goto fail;
@@ -944,7 +1128,7 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 		if (rc)
 			goto fail;
 	}
-	if ((rc = snap_read(s, &sn, eb)) != 0)
+	if ((rc = snap_read(s, &sn, eb)) != 0 || (rc = load_dicts(s, eb)) != 0)
 		goto fail;
 	s->epoch = sn.epoch;
 	s->next_id = sn.next_id;
@@ -984,6 +1168,7 @@ fail:
 		            (sn.n ? sn.n : 1) * sizeof(*s->act));
 	}
 	snap_release(s->mem, &sn);
+	ms_part_dicts_free(s->dicts);
 	pthread_mutex_destroy(&s->lock);
 	ms_mem_free(s->mem, s->dir, s->dir_size);
 	ms_mem_free(s->mem, s, sizeof(*s));
@@ -998,6 +1183,7 @@ ms_shard_close(ms_shard *s)
 	for (size_t i = 0; i < s->nact; i++)
 		sp_unref(s->act[i]);
 	reaper_stop(s->reaper);
+	ms_part_dicts_free(s->dicts); /* parts still pinned keep it alive */
 	ms_mem_free(s->mem, s->act, (s->nact ? s->nact : 1) * sizeof(*s->act));
 	pthread_mutex_destroy(&s->lock);
 	ms_mem_free(s->mem, s->dir, s->dir_size);
@@ -1077,7 +1263,7 @@ ms_shard_inject_fault(ms_shard *s, enum ms_shard_fault where, int err)
 
 /* ---- transactions ---- */
 
-/* Move the output's three tmp directories back where they came from. */
+/* Move the output's three files back where they came from. */
 static void
 unpublish(ms_shard *s, uint64_t id, int upto)
 {
@@ -1088,7 +1274,7 @@ unpublish(ms_shard *s, uint64_t id, int upto)
 		    ms_shard_part_path(s, (enum ms_part_kind)k, id, fin,
 		                       sizeof(fin)))
 			continue;
-		/* If this fails the directory is unlisted and the next open
+		/* If this fails the file is unlisted and the next open
 		 * removes it. */
 		rename(fin, tmp);
 	}
@@ -1113,10 +1299,10 @@ rename_new(const char *from, const char *to)
 	return rename(from, to);
 }
 
-/* Publish the output's three kinds and open them: a rename per kind, then
- * one fsync of each kind's directory. The tmp directories are durable
+/* Publish the output's three kinds and open them: a rename per kind into
+ * the parts directory, then one fsync of it. The tmp files are durable
  * already (design point 5 of ms_shard.h). On failure nothing is published
- * (the tmp directories are back in place). */
+ * (the tmp files are back in place). */
 static int
 publish_output(ms_shard *s, uint64_t id, struct ms__sp **out, ms_errbuf *eb)
 {
@@ -1155,8 +1341,8 @@ publish_output(ms_shard *s, uint64_t id, struct ms__sp **out, ms_errbuf *eb)
 		}
 		step(s, MS_SHARD_STEP_RENAMED, (unsigned)k);
 	}
-	for (int j = 0; rc == 0 && j < MS_KIND_COUNT; j++) {
-		if (sub_path(s, kind_dir[j], fin, sizeof(fin)))
+	if (rc == 0) {
+		if (sub_path(s, PARTS_DIR, fin, sizeof(fin)))
 			rc = ms_fail(eb, MS_ERR_RANGE,
 			             "shard %s: path too long", s->dir);
 		else if (fsync_dir(fin, s->io) != 0)
@@ -1173,73 +1359,50 @@ publish_output(ms_shard *s, uint64_t id, struct ms__sp **out, ms_errbuf *eb)
 	return rc;
 }
 
-/* One transaction; in_place: the output is at its final paths already. */
+/* A transaction's arguments against the inventory (s->lock held). */
 static int
-transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
-         bool in_place, ms_errbuf *eb)
+check_transaction(ms_shard *s, const uint64_t *inputs, size_t ninputs,
+                  uint64_t output, ms_errbuf *eb)
 {
-	if ((ninputs == 0 && output == 0) || (ninputs && !inputs))
-		return ms_fail(eb, MS_ERR_INVAL,
-		               "shard %s: a transaction needs inputs or an "
-		               "output",
-		               s->dir);
-	pthread_mutex_lock(&s->lock);
-	int rc = 0;
-	struct ms__sp *osp = NULL, **next = NULL;
-	size_t nnext = 0;
 	char hex[17];
-	if (s->broken) {
-		rc = ms_fail(eb, MS_ERR_STATE,
-		             "shard %s: an earlier commit failed in an "
-		             "unknown state; reopen the shard",
-		             s->dir);
-		goto out;
-	}
+	if (s->broken)
+		return ms_fail(eb, MS_ERR_STATE,
+		               "shard %s: an earlier commit failed in an "
+		               "unknown state; reopen the shard",
+		               s->dir);
 	for (size_t i = 0; i < ninputs; i++) {
 		id_hex(inputs[i], hex);
-		if (find_sp(s->act, s->nact, inputs[i]) < 0) {
-			rc = ms_fail(eb, MS_ERR_CONFLICT,
-			             "shard %s: input part %s is not active",
-			             s->dir, hex);
-			goto out;
-		}
+		if (find_sp(s->act, s->nact, inputs[i]) < 0)
+			return ms_fail(eb, MS_ERR_CONFLICT,
+			               "shard %s: input part %s is not active",
+			               s->dir, hex);
 		for (size_t j = 0; j < i; j++)
-			if (inputs[j] == inputs[i]) {
-				rc = ms_fail(eb, MS_ERR_INVAL,
-				             "shard %s: input part %s given "
-				             "twice",
-				             s->dir, hex);
-				goto out;
-			}
+			if (inputs[j] == inputs[i])
+				return ms_fail(eb, MS_ERR_INVAL,
+				               "shard %s: input part %s given "
+				               "twice",
+				               s->dir, hex);
 	}
-	if (output) {
-		id_hex(output, hex);
-		if (find_sp(s->act, s->nact, output) >= 0) {
-			rc = ms_fail(eb, MS_ERR_EXISTS,
-			             "shard %s: part %s is already active",
-			             s->dir, hex);
-			goto out;
-		}
-		if (output == UINT64_MAX) {
-			rc = ms_fail(eb, MS_ERR_RANGE,
-			             "shard %s: part ID %s is reserved", s->dir,
-			             hex);
-			goto out;
-		}
-	}
-	/* New inventory: active minus inputs, plus the output in order. */
-	size_t cap = s->nact - ninputs + (output ? 1 : 0);
-	next = ms_mem_alloc(s->mem, (cap ? cap : 1) * sizeof(*next));
-	if (!next) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
-		goto out;
-	}
-	if (output && in_place)
-		rc = sp_open(s, output, 0, false, &osp, eb);
-	else if (output)
-		rc = publish_output(s, output, &osp, eb);
-	if (rc)
-		goto out;
+	if (!output)
+		return 0;
+	id_hex(output, hex);
+	if (find_sp(s->act, s->nact, output) >= 0)
+		return ms_fail(eb, MS_ERR_EXISTS,
+		               "shard %s: part %s is already active", s->dir,
+		               hex);
+	if (output == UINT64_MAX)
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "shard %s: part ID %s is reserved", s->dir, hex);
+	return 0;
+}
+
+/* The new inventory into next[]: the active parts minus inputs, plus osp
+ * (may be NULL) in ID order. Returns its length. */
+static size_t
+next_inventory(const ms_shard *s, const uint64_t *inputs, size_t ninputs,
+               struct ms__sp *osp, struct ms__sp **next)
+{
+	size_t nnext = 0;
 	bool placed = osp == NULL;
 	for (size_t i = 0; i < s->nact; i++) {
 		struct ms__sp *sp = s->act[i];
@@ -1255,30 +1418,37 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 	}
 	if (!placed)
 		next[nnext++] = osp;
-	uint64_t next_id = s->next_id;
-	if (output >= next_id)
-		next_id = output + 1;
-	bool renamed;
-	rc = snap_write(s, s->epoch + 1, next_id, next, nnext, &renamed, eb);
-	if (rc) {
-		if (renamed) {
-			bool again;
-			if (snap_write(s, s->epoch, s->next_id, s->act, s->nact,
-			               &again, NULL) != 0)
-				s->broken = true;
-		}
-		if (osp) {
-			sp_unref(osp);
-			osp = NULL;
-			if (!s->broken && !in_place)
-				unpublish(s, output, MS_KIND_COUNT);
-		}
-		goto out;
+	return nnext;
+}
+
+/* The snapshot of a transaction failed to commit: write the previous one
+ * back if it was replaced (else, or if that fails too, the shard is
+ * broken), and take the output back out. */
+static void
+undo_commit(ms_shard *s, bool renamed, struct ms__sp *osp, uint64_t output,
+            bool in_place)
+{
+	if (renamed) {
+		bool again;
+		if (snap_write(s, s->epoch, s->next_id, s->act, s->nact, &again,
+		               NULL) != 0)
+			s->broken = true;
 	}
-	/* Committed. Keep the removed parts in the old array to unref them
-	 * outside the lock. */
-	struct ms__sp **old = s->act;
-	size_t oldn = s->nact, nrm = 0;
+	if (osp) {
+		sp_unref(osp);
+		if (!s->broken && !in_place)
+			unpublish(s, output, MS_KIND_COUNT);
+	}
+}
+
+/* After the commit: mark the inputs dead (moved to the front of the old
+ * inventory, their count returned) for the caller to unref outside the
+ * lock. */
+static size_t
+retire_inputs(ms_shard *s, struct ms__sp **old, size_t oldn,
+              const uint64_t *inputs, size_t ninputs)
+{
+	size_t nrm = 0;
 	for (size_t i = 0; i < oldn; i++) {
 		struct ms__sp *sp = old[i];
 		for (size_t j = 0; j < ninputs; j++)
@@ -1294,11 +1464,55 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 				break;
 			}
 	}
+	return nrm;
+}
+
+/* One transaction; in_place: the output is at its final paths already. */
+static int
+transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
+         bool in_place, ms_errbuf *eb)
+{
+	if ((ninputs == 0 && output == 0) || (ninputs && !inputs))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "shard %s: a transaction needs inputs or an "
+		               "output",
+		               s->dir);
+	pthread_mutex_lock(&s->lock);
+	struct ms__sp *osp = NULL, **next = NULL;
+	size_t cap = 0;
+	int rc = check_transaction(s, inputs, ninputs, output, eb);
+	if (rc)
+		goto out;
+	cap = s->nact - ninputs + (output ? 1 : 0);
+	next = ms_mem_alloc(s->mem, (cap ? cap : 1) * sizeof(*next));
+	if (!next) {
+		rc = ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+		goto out;
+	}
+	if (output && in_place)
+		rc = sp_open(s, output, 0, false, &osp, eb);
+	else if (output)
+		rc = publish_output(s, output, &osp, eb);
+	if (rc)
+		goto out;
+	size_t nnext = next_inventory(s, inputs, ninputs, osp, next);
+	uint64_t next_id = s->next_id;
+	if (output >= next_id)
+		next_id = output + 1;
+	bool renamed;
+	rc = snap_write(s, s->epoch + 1, next_id, next, nnext, &renamed, eb);
+	if (rc) {
+		undo_commit(s, renamed, osp, output, in_place);
+		goto out;
+	}
+	/* Committed. */
+	struct ms__sp **old = s->act;
+	size_t oldn = s->nact;
+	size_t nrm = retire_inputs(s, old, oldn, inputs, ninputs);
 	s->act = next;
 	s->nact = nnext;
 	s->epoch++;
 	s->next_id = next_id;
-	next = NULL;
 	pthread_mutex_unlock(&s->lock);
 	for (size_t i = 0; i < nrm; i++)
 		sp_unref(old[i]);

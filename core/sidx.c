@@ -10,10 +10,11 @@
  *     written; chunk_cap starts at the row hint (or small) and doubles.
  *     A full chunk is encoded into `raw` (sized exactly), compressed into
  *     `out` and written at once, so `out` holds one chunk at most.
- *  3. data_off is the byte length of `data` including `out`; `content`
- *     has absorbed exactly those bytes.
- *  4. After a failure the writer is `failed`; finish removes the directory.
- *  5. `meta` is written last.
+ *  3. data_off is the byte length of the data section including `out`;
+ *     `content` has absorbed exactly those bytes.
+ *  4. After a failure the writer is `failed`; finish removes the file.
+ *  5. The footer is written last (after the index section), and the file
+ *     fsynced once as it is closed.
  */
 #define XXH_INLINE_ALL
 #include "ms_sidx.h"
@@ -82,8 +83,8 @@ struct ms_sidx_writer {
 	bool no_sync; /* opts.no_sync: the caller syncs */
 	int level;
 	enum ms_part_kind kind;
-	char *dir;
-	size_t dir_size;
+	char *path; /* the part file being written */
+	size_t path_size;
 	int fd;
 	ZSTD_CCtx *cctx;
 	ms_sidx_row *chunk;
@@ -109,7 +110,7 @@ swfail(ms_sidx_writer *w, ms_errbuf *eb, int err, const char *file,
 	         ms_part_kind_name(w->kind));
 	va_list ap;
 	va_start(ap, fmt);
-	ms__part_vfail(eb, err, kind, w->meta.id, w->dir, file, fmt, ap);
+	ms__part_vfail(eb, err, kind, w->meta.id, w->path, file, fmt, ap);
 	va_end(ap);
 	return err;
 }
@@ -126,7 +127,7 @@ swriter_free(ms_sidx_writer *w)
 	ms_buf_release(&w->out);
 	ms_buf_release(&w->index);
 	ms_mem_free(w->mem, w->chunk, w->chunk_cap * sizeof(ms_sidx_row));
-	ms_mem_free(w->mem, w->dir, w->dir_size);
+	ms_mem_free(w->mem, w->path, w->path_size);
 	ms_mem_free(w->mem, w, sizeof(*w));
 }
 
@@ -139,8 +140,8 @@ ms_sidx_writer_abort(ms_sidx_writer *w)
 		close(w->fd);
 		w->fd = -1;
 	}
-	if (w->dir)
-		ms_part_remove_dir(w->dir, NULL);
+	if (w->path)
+		ms_part_remove_dir(w->path, NULL);
 	swriter_free(w);
 }
 
@@ -150,7 +151,7 @@ ms_sidx_writer_abort(ms_sidx_writer *w)
 /* rows_hint: rows the part will probably hold (0 = unknown); it sizes the
  * first chunk buffer, so a small part never pays for a full one. */
 static int
-swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_dir,
+swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_path,
              uint64_t id, const ms_part_writer_opts *opts, uint64_t rows_hint,
              ms_errbuf *eb)
 {
@@ -186,14 +187,14 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_dir,
 	ms_buf_init(&w->index, o.mem, 0);
 	XXH64_reset(&w->content, 0);
 	int rc;
-	w->dir_size = strlen(tmp_dir) + 1;
-	w->dir = ms_mem_dup(o.mem, tmp_dir, w->dir_size);
+	w->path_size = strlen(tmp_path) + 1;
+	w->path = ms_mem_dup(o.mem, tmp_path, w->path_size);
 	w->chunk_cap = rows_hint == 0               ? CHUNK_START
 	               : rows_hint > MS__CHUNK_ROWS ? MS__CHUNK_ROWS
 	                                            : (size_t)rows_hint;
 	w->chunk = ms_mem_alloc(o.mem, w->chunk_cap * sizeof(ms_sidx_row));
 	w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
-	if (!w->dir || !w->chunk || !w->cctx) {
+	if (!w->path || !w->chunk || !w->cctx) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "index part %s: writer", idstr);
 		goto fail;
 	}
@@ -202,29 +203,11 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_dir,
 		rc = ms_fail(eb, rc, "index part %s: writer", idstr);
 		goto fail;
 	}
-	if (mkdir(tmp_dir, 0755) != 0) {
-		int e = errno;
-		rc = e == EEXIST ? MS_ERR_EXISTS : ms_err_from_errno(e);
-		rc = ms_fail(eb, rc, "index part %s (%s): mkdir: %s", idstr,
-		             tmp_dir, strerror(e));
+	char what[32];
+	snprintf(what, sizeof(what), "%s index part", ms_part_kind_name(kind));
+	rc = ms__part_create(tmp_path, what, idstr, &w->fd, eb);
+	if (rc)
 		goto fail;
-	}
-	char path[4096];
-	if (!ms__path(path, sizeof(path), tmp_dir, MS__F_DATA)) {
-		rmdir(tmp_dir);
-		rc = ms_fail(eb, MS_ERR_RANGE, "index part %s: path too long",
-		             idstr);
-		goto fail;
-	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		int e = errno;
-		rmdir(tmp_dir);
-		rc = ms_fail(eb, ms_err_from_errno(e),
-		             "index part %s (%s): data: %s", idstr, tmp_dir,
-		             strerror(e));
-		goto fail;
-	}
 	*out = w;
 	return 0;
 fail:
@@ -234,10 +217,10 @@ fail:
 
 int
 ms_sidx_writer_open(ms_sidx_writer **out, enum ms_part_kind kind,
-                    const char *tmp_dir, uint64_t id,
+                    const char *tmp_path, uint64_t id,
                     const ms_part_writer_opts *opts, ms_errbuf *eb)
 {
-	return swriter_open(out, kind, tmp_dir, id, opts, 0, eb);
+	return swriter_open(out, kind, tmp_path, id, opts, 0, eb);
 }
 
 static inline size_t
@@ -409,22 +392,9 @@ ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_STATE,
 		               "index part writer: an earlier add failed");
 	}
-	ms__syncset ss;
-	ms__syncset_init(&ss);
 	int rc = flush_chunk(w, eb);
 	if (rc)
 		goto out;
-	/* Written first, synced together at the end (ms__syncset). */
-	if (w->no_sync)
-		rc = close(w->fd) ? ms_err_from_errno(errno) : 0;
-	else
-		ms__syncset_add(&ss, w->fd, MS__F_DATA);
-	w->fd = -1;
-	if (rc) {
-		rc = swfail(w, eb, rc, MS__F_DATA, "write: %s",
-		            strerror(errno));
-		goto out;
-	}
 	ms_buf *idx = &w->index;
 	rc = ms__index_seal(idx, w->kind, w->meta.blocks,
 	                    sizeof(struct ms__sidx_entry));
@@ -432,31 +402,22 @@ ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		rc = swfail(w, eb, rc, MS__F_INDEX, "%s", ms_strerror(rc));
 		goto out;
 	}
-	rc = w->no_sync ? ms__write_file(w->dir, MS__F_INDEX, idx->data,
-	                                 idx->len, true, w->io, eb)
-	                : ms__syncset_write(&ss, w->dir, MS__F_INDEX, idx->data,
-	                                    idx->len, w->io, eb);
-	if (rc)
-		goto out;
 	w->meta.checksum = XXH64_digest(&w->content);
-	w->meta.compressed_bytes = MS__META_SIZE + w->data_off + idx->len;
-	uint8_t m[MS__META_SIZE];
-	ms__meta_encode(m, &w->meta, w->kind, w->data_off, idx->len, 0);
-	rc = w->no_sync ? ms__write_file(w->dir, MS__F_META, m, sizeof(m), true,
-	                                 w->io, eb)
-	                : ms__syncset_write(&ss, w->dir, MS__F_META, m,
-	                                    sizeof(m), w->io, eb);
-	if (rc == 0 && !w->no_sync) {
-		const char *file = ".";
-		rc = ms__syncset_sync(&ss, w->dir, w->io, &file);
-		if (rc)
-			rc = swfail(w, eb, rc, file, "fsync: %s",
-			            strerror(errno));
-	}
+	w->meta.compressed_bytes = w->data_off + idx->len + MS__FOOTER_SIZE;
+	uint8_t f[MS__FOOTER_SIZE];
+	ms__footer_encode(f, &w->meta, w->kind, w->data_off, idx->len, 0);
+	/* Index and footer through the descriptor that wrote the chunks,
+	 * fsynced once as it is closed. */
+	const char *file;
+	int fd = w->fd;
+	w->fd = -1;
+	rc = ms__part_seal(fd, idx->data, idx->len, NULL, 0, f, w->no_sync,
+	                   w->io, &file);
+	if (rc)
+		rc = swfail(w, eb, rc, file, "%s", ms__write_err_text(rc));
 	if (rc == 0 && meta)
 		*meta = w->meta;
 out:
-	ms__syncset_close(&ss);
 	if (rc)
 		ms_sidx_writer_abort(w);
 	else
@@ -471,7 +432,7 @@ row_cmp_qsort(const void *a, const void *b)
 }
 
 int
-ms_sidx_write_rows(enum ms_part_kind kind, const char *tmp_dir, uint64_t id,
+ms_sidx_write_rows(enum ms_part_kind kind, const char *tmp_path, uint64_t id,
                    const ms_row *rows, size_t n,
                    const ms_part_writer_opts *opts, ms_part_meta *meta,
                    ms_errbuf *eb)
@@ -503,7 +464,7 @@ ms_sidx_write_rows(enum ms_part_kind kind, const char *tmp_dir, uint64_t id,
 		ms_sidx_row_of(kind, &rows[i], &v[i]);
 	qsort(v, n, sizeof(*v), row_cmp_qsort);
 	ms_sidx_writer *w;
-	int rc = swriter_open(&w, kind, tmp_dir, id, opts, n, eb);
+	int rc = swriter_open(&w, kind, tmp_path, id, opts, n, eb);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		rc = ms_sidx_writer_add(w, &v[i], eb);
 	if (rc == 0)
@@ -568,7 +529,7 @@ ms__sidx_check_index(const ms_part *p, ms_errbuf *eb)
 	if (off != p->data_bytes || rows != p->meta.rows)
 		return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_INDEX,
 		                     "entries cover %llu bytes and %llu rows, "
-		                     "meta says %llu and %llu",
+		                     "footer says %llu and %llu",
 		                     (unsigned long long)off,
 		                     (unsigned long long)rows,
 		                     (unsigned long long)p->data_bytes,
@@ -1010,7 +971,7 @@ heap_down(const merge_src *s, size_t *h, size_t n, size_t i)
 int
 ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
               bool (*keep)(void *ctx, const uint8_t *tid, uint32_t len),
-              void *ctx, const char *tmp_dir, uint64_t id,
+              void *ctx, const char *tmp_path, uint64_t id,
               const ms_part_writer_opts *opts, ms_part_meta *meta,
               uint64_t *rows_pruned, ms_errbuf *eb)
 {
@@ -1064,7 +1025,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 		goto out;
 	for (size_t i = hn / 2; i-- > 0;)
 		heap_down(src, heap, hn, i);
-	rc = swriter_open(&w, kind, tmp_dir, id, opts, rows_hint, eb);
+	rc = swriter_open(&w, kind, tmp_path, id, opts, rows_hint, eb);
 	while (rc == 0 && hn > 0) {
 		merge_src *s = &src[heap[0]];
 		const ms_sidx_row *r = s->cur;

@@ -9,10 +9,14 @@
  *
  * Design (stager):
  *  1. Pending traces are emitted in the order they were added; nothing is
- *     emitted out of order, whatever its outcome.
- *  2. live_charged is the sum of the charges of the pending traces; it
- *     never exceeds max(preferred limit, the charge of one trace) and a
- *     trace is only staged if its charge is <= the oversized cap (<= hard).
+ *     emitted out of order, whatever its outcome. Between calls every
+ *     trace added is pending or was emitted once with one outcome:
+ *     traces = kept + dropped + deferred + oversized + hot + pending.
+ *  2. live is the sum of the charges of the pending traces (each at least
+ *     the fixed part), and so is what they add to the pipeline's gauge.
+ *     With two or more pending it never exceeds the preferred limit; one
+ *     pending trace may pass it up to the oversized cap (<= hard): a
+ *     trace above that cap is never staged.
  *  3. A batch holds at most trace_cap traces that reach Decide.
  *  4. An oversized trace is never put in a batch: pending traces are
  *     flushed first (reason "oversized"), then it is emitted unevaluated.
@@ -31,10 +35,36 @@
  *     in decide_dup_traces) and, when the caller gave the trace's bounds
  *     rebuilt from its fragments, its bounds must equal them (else
  *     bounds_mismatch).
- * States: open (adding) -> finished (ms_stager_finish) -> closed; after an
- * emit or chain error the stager is failed and refuses further adds.
+ *  8. A batch whose chain call abandoned it is counted (abandoned) and
+ *     never among batches_reused: reused + abandoned <= batches.
+ *
+ * States, as a table (stager_states below; engine.c keeps its job states
+ * the same way). stager_move checks every move against it, and the
+ * accounting of design 1-8 in every state but FAILED (ms__stager_check), in
+ * debug builds (MS_DEBUG_INVARIANTS, ms_invariant.h):
+ *
+ *   state     meaning                       moves to (by)
+ *   EMPTY     open, nothing pending         EMPTY (an oversized trace
+ *                                           emitted at once: stage_one),
+ *                                           PENDING (stage_one),
+ *                                           FINISHED (ms_stager_finish),
+ *                                           FAILED (stage_one, emit)
+ *   PENDING   traces wait for their batch   PENDING (stage_one),
+ *                                           FLUSHING (flush),
+ *                                           FAILED (stage_one)
+ *   FLUSHING  a batch is cut: decided and   EMPTY (end_batch),
+ *             its traces emitted            FAILED (build_and_decide,
+ *                                           decide, judge_drop, emit)
+ *   FINISHED  ms_stager_finish returned     - (ms_stager_close)
+ *   FAILED    an emit, chain or memory      - (ms_stager_close)
+ *             error: adds are refused
+ *
+ * Modes, fixed at open: the grace policy (hot entries and the hot flag
+ * bytes exist under the trace policy only), copy_rows (one row copy per
+ * pending trace, else none) and the projection (ms_stager_add_summary
+ * only with projection none and no row copy).
  */
-#include "ms_pipeline.h"
+#include "ms_invariant.h"
 #include "staging_int.h"
 
 #include <stdatomic.h>
@@ -89,45 +119,41 @@ copy_rows(ms_arena *a, const ms_row *rows, size_t n)
 	if (!out || !tid)
 		return NULL;
 	memcpy(tid, rows[0].trace_id, rows[0].trace_id_len);
-	for (size_t i = 0; i < n; i++) {
-		const ms_row *r = &rows[i];
-		ms_row *o = &out[i];
-		*o = *r;
-		o->trace_id = tid;
-		o->segment_id = ms_arena_strdup(a, r->segment_id);
-		o->service = ms_arena_strdup(a, r->service);
-		o->instance = ms_arena_strdup(a, r->instance);
-		o->endpoint = ms_arena_strdup(a, r->endpoint);
-		if ((r->segment_id && !o->segment_id) ||
-		    (r->service && !o->service) ||
-		    (r->instance && !o->instance) ||
-		    (r->endpoint && !o->endpoint))
+	for (size_t i = 0; i < n; i++)
+		if (ms_row_copy(a, tid, &rows[i], &out[i]))
 			return NULL;
-		if (r->ntags) {
-			const char **tg = ms_arena_alloc(
-			        a, r->ntags * sizeof(char *), 16);
-			if (!tg)
-				return NULL;
-			for (uint32_t k = 0; k < r->ntags; k++) {
-				tg[k] = ms_arena_strdup(a, r->tags[k]);
-				if (r->tags[k] && !tg[k])
-					return NULL;
-			}
-			o->tags = tg;
-		}
-		if (r->body_len) {
-			uint8_t *bd = ms_arena_alloc(a, r->body_len, 16);
-			if (!bd)
-				return NULL;
-			memcpy(bd, r->body, r->body_len);
-			o->body = bd;
-		}
-	}
 	return out;
 }
 
 /* ------------------------------------------------------------------ */
 /* Stager                                                              */
+
+enum stager_state {
+	ST_EMPTY,
+	ST_PENDING,
+	ST_FLUSHING,
+	ST_FINISHED,
+	ST_FAILED,
+	ST_STATE_COUNT,
+};
+
+#define ST_TO(st) MS__STATE_TO(st)
+static const ms__state stager_states[ST_STATE_COUNT] = {
+	[ST_EMPTY] = { "empty", ST_TO(ST_EMPTY) | ST_TO(ST_PENDING) |
+	                                ST_TO(ST_FINISHED) | ST_TO(ST_FAILED) },
+	[ST_PENDING] = { "pending", ST_TO(ST_PENDING) | ST_TO(ST_FLUSHING) |
+	                                    ST_TO(ST_FAILED) },
+	[ST_FLUSHING] = { "flushing", ST_TO(ST_EMPTY) | ST_TO(ST_FAILED) },
+	[ST_FINISHED] = { "finished", 0 },
+	[ST_FAILED] = { "failed", 0 },
+};
+
+const ms__state *
+ms__stager_state_table(int *n)
+{
+	*n = ST_STATE_COUNT;
+	return stager_states;
+}
 
 struct ms_stager {
 	ms_stager_opts o;
@@ -149,11 +175,124 @@ struct ms_stager {
 	uint32_t dmax_len;
 	bool expect; /* ms_stager_expect_bounds for the next add */
 	int64_t exp_min, exp_end;
-	bool finished, failed;
+	enum stager_state st;
+	uint64_t abandoned; /* batches a timed-out call kept (design 8) */
 	uint8_t *keep;
 	size_t keepcap;
 	ms_stage_report rep;
 };
+
+/* What the buffers of a batch may hold to be reused (design 5): twice
+ * the preferred limit. */
+static uint64_t
+reuse_bound(const ms_stager *s)
+{
+	uint64_t p = s->o.plan.preferred;
+	return p > UINT64_MAX / 2 ? UINT64_MAX : 2 * p;
+}
+
+/* Bytes the builder keeps between batches: its data buffers and its
+ * spare pointer array (the larger, each bounded by design 5). */
+static uint64_t
+builder_retained(const ms__builder *b)
+{
+	uint64_t data = 0;
+	for (int i = 0; i < C_NDATA; i++)
+		data += b->buf[i].cap;
+	return data > b->ptrs_size ? data : b->ptrs_size;
+}
+
+/*
+ * The design rules that can be read off the stager's fields, in every
+ * state but FAILED (a failure may stop a batch anywhere). NULL when they
+ * hold, else the first broken one, led by its design number. O(1): no
+ * walk over the pending traces.
+ */
+const char *
+ms__stager_check(const ms_stager *s)
+{
+	const ms_stage_plan *pl = &s->o.plan;
+	const ms_stage_report *r = &s->rep;
+	if ((unsigned)s->st >= ST_STATE_COUNT)
+		return "state out of range";
+	if (s->st == ST_FAILED)
+		return NULL;
+	if (pl->preferred == 0 || pl->preferred > pl->hard ||
+	    pl->oversized_cap == 0 || pl->oversized_cap > pl->hard ||
+	    pl->trace_cap == 0 || pl->trace_cap > MS_STAGE_MAX_TRACES)
+		return "2: plan: 0 < preferred, oversized cap <= hard, "
+		       "1 <= trace cap <= 65,536";
+	if ((s->npend == 0) != (s->st == ST_EMPTY || s->st == ST_FINISHED))
+		return "states: nothing pending exactly when empty or finished";
+	size_t nhot = s->hot.len / sizeof(hot_ent);
+	if (s->pend.len != s->npend * sizeof(pend) ||
+	    s->npend != s->b.ntraces + nhot)
+		return "6: one pending entry and one batch or hot entry per "
+		       "pending trace";
+	if (s->o.policy == MS_GRACE_TRACE ? s->hotflag.len != s->npend
+	                                  : s->hotflag.len != 0 || nhot != 0)
+		return "modes: hot entries and one flag byte per pending trace "
+		       "under the trace policy only";
+	if (s->prows.len != (s->o.copy_rows ? s->npend * sizeof(ms_row *) : 0))
+		return "modes: one row copy per pending trace with copy_rows "
+		       "only";
+	if (s->npend == 0 ? s->live != 0 : s->live < s->npend * s->fixed)
+		return "2: live charge is the pending traces' charges, each "
+		       "at least the fixed part";
+	if (s->live > (s->npend > 1 ? pl->preferred : pl->oversized_cap))
+		return "2: live charge above the preferred limit (one trace: "
+		       "above the oversized cap)";
+	if (s->b.ntraces > pl->trace_cap)
+		return "3: more batch entries than the trace cap";
+	if (r->traces != r->kept + r->dropped + r->deferred + r->oversized +
+	                         r->hot + s->npend ||
+	    r->proposed_drops != r->dropped + r->deferred)
+		return "1: every trace staged is pending or was emitted once, "
+		       "with one outcome";
+	if (r->peak_charged < s->live || r->total_charged < s->live ||
+	    (s->o.live_gauge && atomic_load(s->o.live_gauge) < s->live))
+		return "2: the peak, the total and the pipeline's gauge hold "
+		       "the live charge";
+	if (r->batches_reused + s->abandoned > r->batches)
+		return "5: a batch whose chain call timed out was reused";
+	if (s->b.ntraces == 0 && builder_retained(&s->b) > reuse_bound(s))
+		return "5: the builder retains more than twice the preferred "
+		       "limit between batches";
+	return NULL;
+}
+
+/* Move s to state `to` (the table above), then check its accounting
+ * (debug builds only). */
+static void
+stager_move(ms_stager *s, enum stager_state to)
+{
+	MS_INVARIANT(ms__state_move_ok(stager_states, ST_STATE_COUNT,
+	                               (int)s->st, (int)to),
+	             "stager moves from %s to %s", stager_states[s->st].name,
+	             stager_states[to].name);
+	s->st = to;
+	MS_INVARIANT(!ms__stager_check(s), "stager, %s: %s",
+	             stager_states[to].name, ms__stager_check(s));
+}
+
+void
+ms__stager_test_break(ms_stager *s, enum ms__stager_break what)
+{
+	switch (what) {
+	case MS__STAGER_BREAK_CHARGE:
+		s->live += s->o.plan.hard + 1;
+		break;
+	case MS__STAGER_BREAK_PENDING:
+		s->npend++;
+		break;
+	case MS__STAGER_BREAK_OUTCOME:
+		s->rep.kept++;
+		break;
+	case MS__STAGER_BREAK_REUSE:
+		s->rep.batches_reused++;
+		break;
+	}
+}
 
 int
 ms_stager_open(ms_stager **out, const ms_stager_opts *opts, ms_errbuf *eb)
@@ -202,6 +341,9 @@ ms_stager_open(ms_stager **out, const ms_stager_opts *opts, ms_errbuf *eb)
 	s->rep.plan = *pl;
 	s->rep.cls = MS_SAMPLING_ENABLED_NO_EVALUATION;
 	s->rep.reason = MS_SREASON_EMPTY_INPUT;
+	s->st = ST_EMPTY;
+	MS_INVARIANT(!ms__stager_check(s), "stager opened: %s",
+	             ms__stager_check(s));
 	*out = s;
 	return 0;
 }
@@ -290,7 +432,7 @@ emit(ms_stager *s, ms_stage_emit *e, ms_errbuf *eb)
 	ms_errbuf own = { { 0 } };
 	int rc = s->o.emit(s->o.emit_ctx, e, &own);
 	if (rc) {
-		s->failed = true;
+		stager_move(s, ST_FAILED);
 		rc = rc < 0 ? rc : MS_ERR_CANCELED;
 		if (own.msg[0])
 			return ms_fail(eb, rc, "%s", own.msg);
@@ -335,7 +477,7 @@ decide(ms_stager *s, ms_batch *bt, ms_errbuf *eb)
 		ms_chain_call call;
 		int rc = ms_chain_decide(s->o.chain, bt, s->keep, &call);
 		if (rc) {
-			s->failed = true;
+			stager_move(s, ST_FAILED);
 			return ms_fail(eb, rc, "stager: chain: %s",
 			               ms_strerror(rc));
 		}
@@ -347,116 +489,99 @@ decide(ms_stager *s, ms_batch *bt, ms_errbuf *eb)
 	return 0;
 }
 
+/* Finish the builder's batch, size the keep bytes for it and run the
+ * chain on it: *bt is the batch (the caller releases it). */
 static int
-flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
+build_and_decide(ms_stager *s, size_t nb, ms_batch **bt, ms_errbuf *eb)
 {
-	if (s->npend == 0)
-		return 0;
-	const pend *pe = (const pend *)s->pend.data;
-	const hot_ent *he = (const hot_ent *)s->hot.data;
-	ms_row *const *prows = (ms_row *const *)s->prows.data;
-	size_t nb = s->b.ntraces;
-	ms_batch *bt = NULL;
-	const ms_plugin_trace *tr = NULL;
-	int rc = 0;
-	if (nb) {
-		rc = ms__builder_finish(&s->b, &bt);
+	int rc = ms__builder_finish(&s->b, bt);
+	if (rc) {
+		stager_move(s, ST_FAILED);
+		return ms_fail(eb, rc, "stager: building a batch: %s",
+		               ms_strerror(rc));
+	}
+	if (nb > s->keepcap) {
+		uint8_t *k = ms_mem_realloc(&s->mem, s->keep, s->keepcap, nb);
+		if (!k) {
+			stager_move(s, ST_FAILED);
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "stager: out of memory");
+		}
+		s->keep = k;
+		s->keepcap = nb;
+	}
+	note_peak(s);
+	return decide(s, *bt, eb);
+}
+
+/* Pending trace i's emit record before its verdict: ID, rows and bounds
+ * from its hot entry or its batch entry. */
+static void
+pending_emit(const ms_stager *s, size_t i, bool hot, size_t idx,
+             const ms_plugin_trace *tr, ms_stage_emit *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->rows = s->o.copy_rows ? ((ms_row *const *)s->prows.data)[i] : NULL;
+	e->cookie = ((const pend *)s->pend.data)[i].cookie;
+	e->outcome = MS_TRACE_KEPT;
+	e->keep = true;
+	e->batch_end = i + 1 == s->npend;
+	if (hot) {
+		const hot_ent *h = &((const hot_ent *)s->hot.data)[idx];
+		e->trace_id = s->hot_tids.data + h->tid_off;
+		e->trace_id_len = h->tid_len;
+		e->nrows = h->nrows;
+		e->min_ts = h->min_ts;
+		e->max_ts = h->max_ts;
+	} else {
+		const ms_plugin_trace *t = &tr[idx];
+		e->trace_id = t->trace_id;
+		e->trace_id_len = t->trace_id_len;
+		e->nrows = t->row_count;
+		e->min_ts = t->min_start_ns;
+		e->max_ts = t->max_start_ns;
+	}
+}
+
+/* A drop the chain proposed: the guard confirms it (recorded in the drop
+ * set) or defers it (kept). */
+static int
+judge_drop(ms_stager *s, ms_stage_emit *e, ms_errbuf *eb)
+{
+	s->rep.proposed_drops++;
+	enum ms_guard_reason why_g = MS_GUARD_NO_FILTER;
+	bool ok = s->o.guard &&
+	          ms_guard_check(s->o.guard, e->trace_id, e->trace_id_len,
+	                         e->min_ts, e->max_ts, &why_g);
+	if (ok && s->o.drops) {
+		int rc =
+		        ms_dropset_add(s->o.drops, e->trace_id, e->trace_id_len,
+		                       e->min_ts, e->max_ts, eb);
 		if (rc) {
-			s->failed = true;
-			return ms_fail(eb, rc, "stager: building a batch: %s",
-			               ms_strerror(rc));
-		}
-		if (nb > s->keepcap) {
-			uint8_t *k = ms_mem_realloc(&s->mem, s->keep,
-			                            s->keepcap, nb);
-			if (!k) {
-				ms_batch_release(bt);
-				s->failed = true;
-				return ms_fail(eb, MS_ERR_NOMEM,
-				               "stager: out of memory");
-			}
-			s->keep = k;
-			s->keepcap = nb;
-		}
-		note_peak(s);
-		if ((rc = decide(s, bt, eb))) {
-			ms_batch_release(bt);
+			stager_move(s, ST_FAILED);
 			return rc;
 		}
-		tr = ms_batch_view(bt)->traces;
 	}
-	ms_stage_batch_rec rec = { s->live, (uint32_t)s->npend, 0, why };
-	if (s->rep.batches < MS_STAGE_BATCH_RECS)
-		s->rep.batch[s->rep.batches] = rec;
-	const uint8_t *hotflag = s->hotflag.len ? s->hotflag.data : NULL;
-	size_t nbi = 0, nhi = 0; /* next batch entry, next hot entry */
-	for (size_t i = 0; i < s->npend && !rc; i++) {
-		const pend *p = &pe[i];
-		bool hot = hotflag && hotflag[i];
-		size_t idx = hot ? nhi++ : nbi++;
-		ms_stage_emit e;
-		memset(&e, 0, sizeof(e));
-		e.rows = s->o.copy_rows ? prows[i] : NULL;
-		e.cookie = p->cookie;
-		e.outcome = MS_TRACE_KEPT;
-		e.keep = true;
-		e.batch_end = i + 1 == s->npend;
-		if (hot) {
-			const hot_ent *h = &he[idx];
-			e.trace_id = s->hot_tids.data + h->tid_off;
-			e.trace_id_len = h->tid_len;
-			e.nrows = h->nrows;
-			e.min_ts = h->min_ts;
-			e.max_ts = h->max_ts;
-		} else {
-			const ms_plugin_trace *t = &tr[idx];
-			e.trace_id = t->trace_id;
-			e.trace_id_len = t->trace_id_len;
-			e.nrows = t->row_count;
-			e.min_ts = t->min_start_ns;
-			e.max_ts = t->max_start_ns;
-		}
-		if (hot) {
-			e.outcome = MS_TRACE_HOT;
-			s->rep.hot++;
-		} else if (s->keep[idx]) {
-			s->rep.kept++;
-		} else {
-			s->rep.proposed_drops++;
-			enum ms_guard_reason why_g = MS_GUARD_NO_FILTER;
-			bool ok = s->o.guard &&
-			          ms_guard_check(s->o.guard, e.trace_id,
-			                         e.trace_id_len, e.min_ts,
-			                         e.max_ts, &why_g);
-			if (ok && s->o.drops) {
-				rc = ms_dropset_add(s->o.drops, e.trace_id,
-				                    e.trace_id_len, e.min_ts,
-				                    e.max_ts, eb);
-				if (rc) {
-					s->failed = true;
-					break;
-				}
-			}
-			if (ok) {
-				e.outcome = MS_TRACE_DROPPED;
-				e.keep = false;
-				s->rep.dropped++;
-			} else {
-				e.outcome = MS_TRACE_DEFERRED;
-				s->rep.deferred++;
-			}
-		}
-		rc = emit(s, &e, eb);
+	if (ok) {
+		e->outcome = MS_TRACE_DROPPED;
+		e->keep = false;
+		s->rep.dropped++;
+	} else {
+		e->outcome = MS_TRACE_DEFERRED;
+		s->rep.deferred++;
 	}
-	if (s->rep.batches < MS_STAGE_BATCH_RECS)
-		s->rep.batch[s->rep.batches].evaluated = (uint32_t)nb;
-	s->rep.batches++;
+	return 0;
+}
+
+/* After a batch's traces are out: hand its buffers back to the builder
+ * (design 5) and empty the pending state. */
+static void
+end_batch(ms_stager *s, ms_batch *bt)
+{
 	/* Reuse the batch's buffers for the next batch of this merge,
 	 * bounded by twice the preferred limit: a batch that one large
 	 * trace made bigger is freed instead. */
-	uint64_t bound = s->o.plan.preferred;
-	bound = bound > UINT64_MAX / 2 ? UINT64_MAX : 2 * bound;
-	if (bt && ms__builder_reclaim(&s->b, bt, bound))
+	if (bt && ms__builder_reclaim(&s->b, bt, reuse_bound(s)))
 		s->rep.batches_reused++;
 	ms_batch_release(bt);
 	ms_buf_reset(&s->pend);
@@ -469,6 +594,56 @@ flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
 		atomic_fetch_sub(s->o.live_gauge, s->live);
 	s->live = 0;
 	ms_arena_reset(&s->ar);
+	if (s->st == ST_FLUSHING) /* else FAILED: stays so */
+		stager_move(s, ST_EMPTY);
+}
+
+/* Cut the pending traces as one batch: decide the batch entries, emit
+ * every pending trace in order with its outcome (design 1), record the
+ * batch and end it. */
+static int
+flush(ms_stager *s, enum ms_flush_reason why, ms_errbuf *eb)
+{
+	if (s->npend == 0)
+		return 0;
+	stager_move(s, ST_FLUSHING);
+	size_t nb = s->b.ntraces;
+	ms_batch *bt = NULL;
+	const ms_plugin_trace *tr = NULL;
+	int rc = 0;
+	if (nb) {
+		if ((rc = build_and_decide(s, nb, &bt, eb))) {
+			ms_batch_release(bt);
+			return rc;
+		}
+		if (ms__batch_abandoned(bt))
+			s->abandoned++;
+		tr = ms_batch_view(bt)->traces;
+	}
+	ms_stage_batch_rec rec = { s->live, (uint32_t)s->npend, 0, why };
+	if (s->rep.batches < MS_STAGE_BATCH_RECS)
+		s->rep.batch[s->rep.batches] = rec;
+	const uint8_t *hotflag = s->hotflag.len ? s->hotflag.data : NULL;
+	size_t nbi = 0, nhi = 0; /* next batch entry, next hot entry */
+	for (size_t i = 0; i < s->npend && !rc; i++) {
+		bool hot = hotflag && hotflag[i];
+		size_t idx = hot ? nhi++ : nbi++;
+		ms_stage_emit e;
+		pending_emit(s, i, hot, idx, tr, &e);
+		if (hot) {
+			e.outcome = MS_TRACE_HOT;
+			s->rep.hot++;
+		} else if (s->keep[idx]) {
+			s->rep.kept++;
+		} else if ((rc = judge_drop(s, &e, eb))) {
+			break;
+		}
+		rc = emit(s, &e, eb);
+	}
+	if (s->rep.batches < MS_STAGE_BATCH_RECS)
+		s->rep.batch[s->rep.batches].evaluated = (uint32_t)nb;
+	s->rep.batches++;
+	end_batch(s, bt);
 	return rc;
 }
 
@@ -501,7 +676,7 @@ batch_hint(const ms_stager *s)
 static int
 nomem(ms_stager *s, int rc, ms_errbuf *eb)
 {
-	s->failed = true;
+	stager_move(s, ST_FAILED);
 	return ms_fail(eb, rc < 0 ? rc : MS_ERR_NOMEM, "stager: out of memory");
 }
 
@@ -513,21 +688,24 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 {
 	bool expect = s->expect;
 	s->expect = false;
-	s->rep.traces++;
-	s->rep.rows += ts->nrows;
 	const ms_stage_plan *pl = &s->o.plan;
 	int rc;
 	if (c > pl->oversized_cap) {
 		rc = flush(s, MS_FLUSH_OVERSIZED, eb);
 		if (rc)
 			return rc;
+		s->rep.traces++;
+		s->rep.rows += ts->nrows;
 		s->rep.oversized++;
 		ms_stage_emit e = { ts->trace_id, ts->trace_id_len,
 			            rows,         ts->nrows,
 			            cookie,       MS_TRACE_OVERSIZED,
 			            true,         ts->min_ts,
 			            ts->max_ts,   true };
-		return emit(s, &e, eb);
+		if ((rc = emit(s, &e, eb)))
+			return rc;
+		stager_move(s, ST_EMPTY);
+		return 0;
 	}
 	bool hot =
 	        s->o.policy == MS_GRACE_TRACE && ts->max_ts > s->o.frontier_ns;
@@ -541,9 +719,13 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 		if (rc)
 			return rc;
 	}
+	/* Counted once no flush is left to come before it is pending
+	 * (design 1 counts it pending from here). */
+	s->rep.traces++;
+	s->rep.rows += ts->nrows;
 	size_t hint = batch_hint(s);
 	if (hint && s->pend.cap == 0 &&
-	    (rc = ms__buf_presize(&s->pend, hint * sizeof(pend))))
+	    (rc = ms_buf_presize(&s->pend, hint * sizeof(pend))))
 		return nomem(s, rc, eb);
 	pend p = { cookie };
 	uint8_t hf = hot;
@@ -597,6 +779,7 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 	s->rep.total_charged += c;
 	if (s->live > s->rep.peak_charged)
 		s->rep.peak_charged = s->live;
+	stager_move(s, ST_PENDING);
 	return 0;
 }
 
@@ -604,9 +787,9 @@ int
 ms_stager_add(ms_stager *s, const ms_row *rows, size_t n, void *cookie,
               uint64_t extra_bytes, ms_errbuf *eb)
 {
-	if (s->failed || s->finished)
+	if (s->st == ST_FAILED || s->st == ST_FINISHED)
 		return ms_fail(eb, MS_ERR_STATE, "stager: add after %s",
-		               s->failed ? "a failure" : "finish");
+		               s->st == ST_FAILED ? "a failure" : "finish");
 	if (n == 0 || !rows || !ms__valid_tid(&rows[0]))
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "stager: a trace needs >= 1 row and a 1..%d "
@@ -640,9 +823,9 @@ int
 ms_stager_add_summary(ms_stager *s, const ms_stage_summary *t, void *cookie,
                       uint64_t extra_bytes, ms_errbuf *eb)
 {
-	if (s->failed || s->finished)
+	if (s->st == ST_FAILED || s->st == ST_FINISHED)
 		return ms_fail(eb, MS_ERR_STATE, "stager: add after %s",
-		               s->failed ? "a failure" : "finish");
+		               s->st == ST_FAILED ? "a failure" : "finish");
 	if (s->proj != MS_PROJ_NONE || s->o.copy_rows)
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "stager: a summary needs a chain that reads "
@@ -664,15 +847,15 @@ ms_stager_add_summary(ms_stager *s, const ms_stage_summary *t, void *cookie,
 int
 ms_stager_finish(ms_stager *s, ms_errbuf *eb)
 {
-	if (s->failed || s->finished)
+	if (s->st == ST_FAILED || s->st == ST_FINISHED)
 		return ms_fail(eb, MS_ERR_STATE,
 		               "stager: finish twice or "
 		               "after a failure");
 	int rc = flush(s, MS_FLUSH_FINAL, eb);
 	if (rc)
 		return rc;
-	s->finished = true;
 	note_peak(s);
+	stager_move(s, ST_FINISHED);
 	ms_stage_report *r = &s->rep;
 	if (r->evaluated > 0) {
 		r->cls = MS_SAMPLING_EXECUTED;

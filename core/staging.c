@@ -1,7 +1,7 @@
 /*
  * staging.c - the staging budget and the adaptive planner, and the names
- * of the staging enums. The rule that says whether a merge stages at all
- * is sampling.c's (ms_sampling_predict).
+ * of the staging enums (the grace policy's are sampling.c's). The rule that
+ * says whether a merge stages at all is sampling.c's (ms_sampling_predict).
  *
  * Staging is three files, one per job:
  *   staging.c  the budget: three independent limits (the hard ceiling
@@ -41,28 +41,6 @@
 
 /* ------------------------------------------------------------------ */
 /* Names                                                               */
-
-static const char *const grace_policy_names[] = {
-	[MS_GRACE_SELECTION] = "selection",
-	[MS_GRACE_TRACE] = "trace",
-};
-
-const char *
-ms_grace_policy_name(enum ms_grace_policy p)
-{
-	/* Any value but trace is the default policy, and named so. */
-	return MS_ENUM_NAME(grace_policy_names, p, "selection");
-}
-
-int
-ms_grace_policy_parse(const char *s, enum ms_grace_policy *out)
-{
-	int v = MS_ENUM_PARSE(grace_policy_names, s);
-	if (v < 0)
-		return MS_ERR_INVAL;
-	*out = (enum ms_grace_policy)v;
-	return 0;
-}
 
 static const char *const flush_reason_names[] = {
 	[MS_FLUSH_BYTES] = "bytes",

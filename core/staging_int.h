@@ -72,8 +72,6 @@ int ms__builder_finish(ms__builder *b, ms_batch **out);
  * builder if no timed-out call kept it and they hold at most `bound`
  * bytes. Returns whether it did; the caller releases bt either way. */
 bool ms__builder_reclaim(ms__builder *b, ms_batch *bt, uint64_t bound);
-/* Give b room for n bytes in total, exactly. */
-int ms__buf_presize(ms_buf *b, size_t n);
 
 /* ms_buf_append with the common case inline: the vectors sized from the
  * plan's hint seldom grow, so most appends are a bounds test and a copy. */

@@ -1581,7 +1581,7 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
 		for (int k = 0; k < MS_KIND_COUNT; k++) {
 			struct stat st;
-			if (stat(s->path[k], &st) < 0 || !S_ISDIR(st.st_mode))
+			if (stat(s->path[k], &st) < 0 || !S_ISREG(st.st_mode))
 				return ms_fail(
 				        eb, MS_ERR_NOTFOUND,
 				        "fixture %s: part %016llx (%s) is "

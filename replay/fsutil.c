@@ -116,9 +116,19 @@ entry_paths(const char *from, const char *to, const char *name, char *a,
 	return 0;
 }
 
+/* Whether path is a regular file (a part of format 3 or later is one). */
+static bool
+is_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 int
 ms__copy_tree(const char *from, const char *to, bool *reflinked, ms_errbuf *eb)
 {
+	if (is_file(from))
+		return ms__copy_file(from, to, reflinked, eb);
 	if (mkdir(to, 0755) < 0)
 		return ms_fail(eb, ms_err_from_errno(errno), "%s: %s", to,
 		               strerror(errno));
@@ -152,10 +162,42 @@ ms__copy_tree(const char *from, const char *to, bool *reflinked, ms_errbuf *eb)
 }
 
 
+/* Put the file `from` at `to`: a hard link when allow_link and the file
+ * system allows, else a reflink or a copy. Counts in *c. */
+static int
+stage_file(const char *a, const char *b, bool allow_link, ms__stage_counts *c,
+           ms_errbuf *eb)
+{
+	/* Another file system, or one without hard links: copy. */
+	if (allow_link && !c->no_link) {
+		if (link(a, b) == 0) {
+			c->linked++;
+			return 0;
+		}
+		if (errno != EXDEV && errno != EPERM && errno != EMLINK &&
+		    errno != ENOTSUP)
+			return ms_fail(eb, ms_err_from_errno(errno),
+			               "stage %s as %s: link: %s", a, b,
+			               strerror(errno));
+		c->no_link = true;
+	}
+	bool reflinked = false;
+	int rc = ms__copy_file(a, b, &reflinked, eb);
+	if (rc == 0) {
+		if (reflinked)
+			c->reflinked++;
+		else
+			c->copied++;
+	}
+	return rc;
+}
+
 int
 ms__stage_tree(const char *from, const char *to, bool allow_link,
                ms__stage_counts *c, ms_errbuf *eb)
 {
+	if (is_file(from))
+		return stage_file(from, to, allow_link, c, eb);
 	if (mkdir(to, 0755) < 0)
 		return ms_fail(eb, ms_err_from_errno(errno), "stage %s: %s", to,
 		               strerror(errno));
@@ -171,29 +213,7 @@ ms__stage_tree(const char *from, const char *to, bool allow_link,
 		char a[PATH_MAX], b[PATH_MAX];
 		if ((rc = entry_paths(from, to, de->d_name, a, b, eb)))
 			break;
-		/* Another file system, or one without hard links: copy. */
-		if (allow_link && !c->no_link) {
-			if (link(a, b) == 0) {
-				c->linked++;
-				continue;
-			}
-			if (errno != EXDEV && errno != EPERM &&
-			    errno != EMLINK && errno != ENOTSUP) {
-				rc = ms_fail(eb, ms_err_from_errno(errno),
-				             "stage %s as %s: link: %s", a, b,
-				             strerror(errno));
-				break;
-			}
-			c->no_link = true;
-		}
-		bool reflinked = false;
-		rc = ms__copy_file(a, b, &reflinked, eb);
-		if (rc == 0) {
-			if (reflinked)
-				c->reflinked++;
-			else
-				c->copied++;
-		}
+		rc = stage_file(a, b, allow_link, c, eb);
 	}
 	closedir(d);
 	return rc;

@@ -17,8 +17,9 @@
 
 #include <stdbool.h>
 
-/* Copy one file / a directory tree (to must not exist). *reflinked is set
- * when any file was cloned rather than copied. */
+/* Copy one file / a directory tree (a file given as the tree: that file;
+ * to must not exist). *reflinked is set when any file was cloned rather
+ * than copied. */
 int ms__copy_file(const char *from, const char *to, bool *reflinked,
                   ms_errbuf *eb);
 int ms__copy_tree(const char *from, const char *to, bool *reflinked,
@@ -30,9 +31,10 @@ typedef struct ms__stage_counts {
 	uint64_t linked, reflinked, copied;
 	bool no_link;
 } ms__stage_counts;
-/* Create `to` and put every file of the part directory `from` in it: a
- * hard link when allow_link and the file system allows, else a reflink or
- * a copy. Counts in *c. Syncs nothing (the caller syncs once). */
+/* Put the part `from` at `to`: its file (part format 3 and later), or
+ * every file of a part directory in a new directory `to`: a hard link
+ * when allow_link and the file system allows, else a reflink or a copy.
+ * Counts in *c. Syncs nothing (the caller syncs once). */
 int ms__stage_tree(const char *from, const char *to, bool allow_link,
                    ms__stage_counts *c, ms_errbuf *eb);
 /* The scratch shard's place when --work-dir is not given (workdir.c). */

@@ -246,8 +246,11 @@ test_timeout_abandons_and_keeps_batch(void **st)
 	(void)st;
 	fx f;
 	const char *names[] = { "tp_slow", "tp_mask" };
-	const char *cfg[] = { "300", "1" };
-	open_chain(&f, names, cfg, 2, 50 * 1000000ull); /* 50 ms */
+	/* The timeout is per call, so the mask link must also be scheduled
+	 * within it: 250 ms leaves room on a loaded machine, and the slow
+	 * link sleeps six times that. */
+	const char *cfg[] = { "1500", "1" };
+	open_chain(&f, names, cfg, 2, 250 * 1000000ull); /* 250 ms */
 	uint8_t keep[NT];
 	ms_chain_call call;
 	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
@@ -256,7 +259,7 @@ test_timeout_abandons_and_keeps_batch(void **st)
 	ms_chain_link_stats(f.c, 0, &ls);
 	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 1);
 	assert_non_null(strstr(ls.last_fail, "timeout"));
-	assert_true(ls.max_ns >= 50 * 1000000ull);
+	assert_true(ls.max_ns >= 250 * 1000000ull);
 	assert_int_equal(ms_chain_abandoned(f.c), 1);
 	assert_false(ms_chain_circuit_is_open(f.c));
 	/* Release our reference now: the slow call still reads the batch
@@ -308,8 +311,10 @@ test_circuit_open_keeps_everything(void **st)
 	 * the dropping link's verdicts no longer apply. */
 	fx f;
 	const char *names[] = { "tp_mask", "tp_slow" };
-	const char *cfg[] = { "0123", "300" };
-	open_chain(&f, names, cfg, 2, 50 * 1000000ull);
+	/* 250 ms per call: the mask link's calls must finish within it on
+	 * a loaded machine; the slow link sleeps six times that. */
+	const char *cfg[] = { "0123", "1500" };
+	open_chain(&f, names, cfg, 2, 250 * 1000000ull);
 	uint8_t keep[NT];
 	ms_chain_call call;
 	for (int i = 0; i < 2; i++) {

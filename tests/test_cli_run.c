@@ -1122,7 +1122,7 @@ test_fixture_check_errors(void **state)
 	ms_errbuf eb = { "" };
 	assert_int_equal(ms_fixture_open(&f, copy, &eb), 0);
 	char data[700];
-	snprintf(data, sizeof(data), "%s/data",
+	snprintf(data, sizeof(data), "%s",
 	         ms_fixture_slot_at(f, 2)->path[MS_KIND_CORE]);
 	ms_fixture_close(f);
 	assert_int_equal(chmod(data, 0), 0);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "ms_pipeline.h"
+#include "ms_chain_spec.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -872,12 +872,19 @@ corrupt_part(const char *dir, uint64_t id)
 	char hex[17], p[4200];
 	struct stat sb;
 	ms_part_id_str(id, hex);
-	snprintf(p, sizeof(p), "%s/core/%s/data", dir, hex);
+	snprintf(p, sizeof(p), "%s/parts/%s.core", dir, hex);
 	int fd = open(p, O_RDWR);
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &sb), 0);
-	assert_true(sb.st_size > 64);
-	off_t off = sb.st_size / 2;
+	assert_true(sb.st_size > 64 + 160);
+	/* The middle of the data section, whose size the footer (the last
+	 * 160 bytes) holds at 96 (core/FORMAT.md). */
+	uint8_t le[8];
+	assert_int_equal(pread(fd, le, 8, sb.st_size - 160 + 96), 8);
+	off_t data = 0;
+	for (int i = 7; i >= 0; i--)
+		data = data << 8 | le[i];
+	off_t off = data / 2;
 	uint8_t b;
 	assert_int_equal(pread(fd, &b, 1, off), 1);
 	b ^= 0x5a;

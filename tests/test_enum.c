@@ -15,7 +15,7 @@
 #include "ms_limits.h"
 #include "ms_merge.h"
 #include "ms_part.h"
-#include "ms_pipeline.h"
+#include "ms_chain.h"
 #include "pipeline_int.h"
 
 static void

@@ -235,7 +235,7 @@ test_deterministic(void **state)
 	assert_int_equal(build("b", 1, 0, &r2, &eb), 0);
 	snprintf(a, sizeof(a), "%s/a", root);
 	snprintf(b, sizeof(b), "%s/b", root);
-	/* manifest + 3 kinds x writes part directories' files */
+	/* manifest + 3 kinds x writes part files */
 	assert_true(compare_trees(a, b) > (long)r2.writes * 3);
 	assert_true(compare_trees(b, a) > (long)r2.writes * 3);
 
@@ -362,7 +362,7 @@ test_check(void **state)
 
 	/* A flipped byte in the middle of slot 5's core data. */
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
-	snprintf(data, sizeof(data), "%s/data",
+	snprintf(data, sizeof(data), "%s",
 	         ms_fixture_slot_at(f, 5)->path[MS_KIND_CORE]);
 	snprintf(part, sizeof(part), "%s",
 	         ms_fixture_slot_at(f, 9)->path[MS_KIND_LATENCY]);

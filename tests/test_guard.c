@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "ms_pipeline.h"
 #include "pipeline_int.h"
 
 #include <ftw.h>

@@ -197,6 +197,16 @@ test_buf(void **state)
 	assert_int_equal(c.data[0], 'x');
 	ms_buf_reset(&c);
 	assert_int_equal(c.len, 0);
+	/* presize: exactly the size asked, never past the maximum */
+	ms_buf e;
+	ms_buf_init(&e, &m, 40);
+	assert_int_equal(ms_buf_presize(&e, 33), 0);
+	assert_int_equal(e.cap, 33);
+	assert_int_equal(ms_buf_presize(&e, 20), 0); /* has room: unchanged */
+	assert_int_equal(e.cap, 33);
+	assert_int_equal(ms_buf_presize(&e, 41), MS_ERR_RANGE);
+	assert_int_equal(e.cap, 33);
+	ms_buf_release(&e);
 	ms_buf_release(&b);
 	ms_buf_release(&c);
 	ms_buf_release(NULL);

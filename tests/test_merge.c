@@ -624,21 +624,27 @@ test_injected_failure_at_every_stage(void **state)
 	}
 }
 
-/* Flip bits `mask` of one byte of core part id's data file, in place: the
- * byte `from_end` bytes before its end, or its middle byte (-1). */
+/* Flip bits `mask` of one byte of core part id's data section, in place:
+ * the byte `from_end` bytes before its end, or its middle byte (-1). The
+ * section's size is in the footer, the file's last 160 bytes, at 96
+ * (core/FORMAT.md). */
 static void
 flip_data_byte(fx *f, uint64_t id, off_t from_end, uint8_t mask)
 {
 	char path[4096];
 	assert_int_equal(ms_shard_part_path(f->s, MS_KIND_CORE, id, path,
-	                                    sizeof(path) - 8),
+	                                    sizeof(path)),
 	                 0);
-	strcat(path, "/data");
 	int fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
 	struct stat st;
 	assert_int_equal(fstat(fd, &st), 0);
-	off_t off = from_end < 0 ? st.st_size / 2 : st.st_size - from_end;
+	uint8_t le[8];
+	assert_int_equal(pread(fd, le, 8, st.st_size - 160 + 96), 8);
+	off_t data = 0;
+	for (int i = 7; i >= 0; i--)
+		data = data << 8 | le[i];
+	off_t off = from_end < 0 ? data / 2 : data - from_end;
 	uint8_t byte;
 	assert_int_equal(pread(fd, &byte, 1, off), 1);
 	byte ^= mask;

@@ -24,11 +24,13 @@ static char root[256];
 /* When set, parts are opened to be read through a window instead of a
  * mapping of their data file (the fallback when mapping fails). */
 static bool no_map;
+/* The dictionaries parts are opened with (NULL: none). */
+static const ms_part_dicts *open_dicts;
 
 static int
 open_part(ms_part **out, const char *dir, ms_mem *mem, ms_errbuf *eb)
 {
-	int rc = ms_part_open(out, dir, mem, eb);
+	int rc = ms_part_open_dicts(out, dir, open_dicts, mem, eb);
 	if (rc == 0 && no_map)
 		ms__part_no_map(*out);
 	return rc;
@@ -130,17 +132,11 @@ test_round_trip_basic(void **state)
 	}
 	assert_int_equal(m.min_ts, mn);
 	assert_int_equal(m.max_ts, mx);
-	/* compressed_bytes is the size of the part's files. */
-	uint64_t sum = 0;
-	const char *files[] = { "meta", "data", "index", "bloom" };
-	for (int i = 0; i < 4; i++) {
-		char f[400];
-		struct stat st;
-		snprintf(f, sizeof(f), "%s/%s", dir, files[i]);
-		assert_int_equal(stat(f, &st), 0);
-		sum += (uint64_t)st.st_size;
-	}
-	assert_int_equal(m.compressed_bytes, sum);
+	/* compressed_bytes is the size of the part's one file. */
+	struct stat st;
+	assert_int_equal(stat(dir, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(m.compressed_bytes, (uint64_t)st.st_size);
 	assert_true(m.uncompressed_bytes > m.compressed_bytes);
 	check_part(dir, &t, MS_COL_ALL);
 	ms_part *p;
@@ -395,12 +391,55 @@ test_projection(void **state)
 	tl_free(&t);
 }
 
-/* Read and write a part's file as bytes. */
-static uint8_t *
-slurp(const char *dir, const char *name, size_t *n)
+/* A part file's sections as bytes: "footer", "index", "bloom" or
+ * "data", in the order of fz_files. */
+static int
+section_of(const char *name)
 {
-	char path[400];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	static const char *const names[4] = { "footer", "index", "bloom",
+		                              "data" };
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	fail_msg("no section %s", name);
+	return -1;
+}
+
+/* A copy of section `name` of the part file at path (its footer must be
+ * intact). */
+static uint8_t *
+slurp(const char *path, const char *name, size_t *n)
+{
+	fz_files f;
+	assert_true(fz_read(path, &f));
+	int i = section_of(name);
+	uint8_t *b = f.f[i];
+	*n = f.n[i];
+	f.f[i] = NULL;
+	fz_free(&f);
+	return b;
+}
+
+/* Replace section `name` of the part file at path by b[0..n), leaving
+ * the others (the footer included) as they are. */
+static void
+spill(const char *path, const char *name, const uint8_t *b, size_t n)
+{
+	fz_files f;
+	assert_true(fz_read(path, &f));
+	int i = section_of(name);
+	free(f.f[i]);
+	f.f[i] = malloc(n ? n : 1);
+	memcpy(f.f[i], b, n);
+	f.n[i] = n;
+	fz_write(&f, path);
+	fz_free(&f);
+}
+
+/* The whole part file as bytes. */
+static uint8_t *
+slurp_file(const char *path, size_t *n)
+{
 	FILE *fp = fopen(path, "rb");
 	assert_non_null(fp);
 	fseek(fp, 0, SEEK_END);
@@ -413,10 +452,8 @@ slurp(const char *dir, const char *name, size_t *n)
 }
 
 static void
-spill(const char *dir, const char *name, const uint8_t *b, size_t n)
+spill_file(const char *path, const uint8_t *b, size_t n)
 {
-	char path[400];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	FILE *fp = fopen(path, "wb");
 	assert_non_null(fp);
 	assert_int_equal(fwrite(b, 1, n, fp), n);
@@ -438,10 +475,8 @@ test_projection_skips_units(void **state)
 		char dir[300];
 		snprintf(dir, sizeof(dir), "%s/unit%d", root, unit);
 		write_part(dir, 7, &t, NULL);
-		fz_files f = { .bloom_absent = false };
-		const char *names[4] = { "meta", "index", "bloom", "data" };
-		for (int i = 0; i < 4; i++)
-			f.f[i] = slurp(dir, names[i], &f.n[i]);
+		fz_files f;
+		assert_true(fz_read(dir, &f));
 		uint8_t *blk = f.f[3];
 		uint32_t sa = ms_le32(blk + 12);
 		/* Break the unit's zstd frame magic. */
@@ -449,8 +484,7 @@ test_projection_skips_units(void **state)
 		for (int k = 0; k < 4; k++)
 			blk[at + (size_t)k] ^= 0x5a;
 		fz_reseal(&f);
-		for (int i = 0; i < 4; i++)
-			spill(dir, names[i], f.f[i], f.n[i]);
+		fz_write(&f, dir);
 		fz_free(&f);
 		ms_part *p;
 		ms_errbuf eb = { { 0 } };
@@ -913,8 +947,12 @@ expect_failure(const char *dir, const char *file, const char *what)
 		         file, what, eb.msg);
 }
 
-static const char *const part_files[] = { "meta", "index", "bloom", "data" };
+static const char *const part_files[] = { "footer", "index", "bloom",
+	                                   "data" };
 
+/* Every byte of every section flipped in turn (the data section every
+ * third byte), in the part file itself: caught, and the error names the
+ * part and the section the byte lies in. */
 static void
 test_flip_every_byte(void **state)
 {
@@ -922,66 +960,86 @@ test_flip_every_byte(void **state)
 	make_corrupt_subject();
 	ms_errbuf eb;
 	assert_int_equal(full_read(cdir, &eb), 0);
+	fz_files f;
+	assert_true(fz_read(cdir, &f));
+	size_t n;
+	uint8_t *orig = slurp_file(cdir, &n);
+	/* Where each section starts in the file: data, index, bloom, footer
+	 * back to back. */
+	size_t at[4];
+	at[3] = 0;
+	at[1] = f.n[3];
+	at[2] = at[1] + f.n[1];
+	at[0] = at[2] + f.n[2];
+	assert_int_equal(at[0] + f.n[0], n);
 	for (int fi = 0; fi < 4; fi++) {
-		size_t n;
-		uint8_t *orig = slurp(cdir, part_files[fi], &n);
 		size_t stride = fi == 3 ? 3 : 1;
 		size_t tried = 0;
-		for (size_t off = 0; off < n; off += stride) {
+		for (size_t off = 0; off < f.n[fi]; off += stride) {
 			for (int bit = 0; bit < 8; bit += 7) {
-				orig[off] ^= (uint8_t)(1u << bit);
-				spill(cdir, part_files[fi], orig, n);
+				orig[at[fi] + off] ^= (uint8_t)(1u << bit);
+				spill_file(cdir, orig, n);
 				char what[64];
 				snprintf(what, sizeof(what),
 				         "bit %d of byte %zu", bit, off);
 				expect_failure(cdir, part_files[fi], what);
-				orig[off] ^= (uint8_t)(1u << bit);
+				orig[at[fi] + off] ^= (uint8_t)(1u << bit);
 				tried++;
 			}
 		}
-		spill(cdir, part_files[fi], orig, n);
+		spill_file(cdir, orig, n);
 		print_message("%s: %zu flips of %zu bytes, all caught\n",
-		              part_files[fi], tried, n);
-		free(orig);
+		              part_files[fi], tried, f.n[fi]);
 	}
+	free(orig);
+	fz_free(&f);
 	assert_int_equal(full_read(cdir, &eb), 0);
 }
 
+/* A part file cut short anywhere, one byte too long, with any one section
+ * cut out, or missing: it never opens, and the error names the part and
+ * its footer (a write cut short leaves no valid footer). */
 static void
 test_truncate_and_remove(void **state)
 {
 	(void)state;
 	make_corrupt_subject();
-	for (int fi = 0; fi < 4; fi++) {
-		size_t n;
-		uint8_t *orig = slurp(cdir, part_files[fi], &n);
-		size_t step = n / 97 + 1;
-		for (size_t len = 0; len < n; len += step) {
-			spill(cdir, part_files[fi], orig, len);
-			expect_failure(cdir, part_files[fi], "truncation");
-		}
-		spill(cdir, part_files[fi], orig, n - 1);
-		expect_failure(cdir, part_files[fi], "truncation by one");
-		/* One byte too many is as wrong as one too few. */
-		uint8_t *more = malloc(n + 1);
-		memcpy(more, orig, n);
-		more[n] = 0;
-		spill(cdir, part_files[fi], more, n + 1);
-		expect_failure(cdir, part_files[fi], "extension");
-		free(more);
-		/* Missing. */
-		char path[400];
-		snprintf(path, sizeof(path), "%s/%s", cdir, part_files[fi]);
-		unlink(path);
-		ms_errbuf eb = { { 0 } };
-		int rc = full_read(cdir, &eb);
-		assert_true(rc < 0);
-		assert_non_null(strstr(eb.msg, part_files[fi]));
-		assert_non_null(strstr(eb.msg, "missing"));
-		spill(cdir, part_files[fi], orig, n);
-		free(orig);
+	size_t n;
+	uint8_t *orig = slurp_file(cdir, &n);
+	size_t step = n / 397 + 1;
+	for (size_t len = 0; len < n; len += step) {
+		spill_file(cdir, orig, len);
+		expect_failure(cdir, "footer", "truncation");
 	}
-	ms_errbuf eb;
+	spill_file(cdir, orig, n - 1);
+	expect_failure(cdir, "footer", "truncation by one");
+	/* One byte too many is as wrong as one too few. */
+	uint8_t *more = malloc(n + 1);
+	memcpy(more, orig, n);
+	more[n] = 0;
+	spill_file(cdir, more, n + 1);
+	expect_failure(cdir, "footer", "extension");
+	free(more);
+	/* A section cut out (the footer left as it was). */
+	spill_file(cdir, orig, n);
+	for (int fi = 1; fi < 4; fi++) {
+		fz_files f;
+		assert_true(fz_read(cdir, &f));
+		f.n[fi] = 0;
+		fz_write(&f, cdir);
+		fz_free(&f);
+		expect_failure(cdir, "footer", part_files[fi]);
+		spill_file(cdir, orig, n);
+	}
+	/* Missing. */
+	unlink(cdir);
+	ms_errbuf eb = { { 0 } };
+	int rc = full_read(cdir, &eb);
+	assert_true(rc < 0);
+	assert_non_null(strstr(eb.msg, cdir));
+	assert_non_null(strstr(eb.msg, "missing"));
+	spill_file(cdir, orig, n);
+	free(orig);
 	assert_int_equal(full_read(cdir, &eb), 0);
 }
 
@@ -991,28 +1049,21 @@ reseal_and_expect(const char *file, void (*mutate)(fz_files *),
                   const char *needle)
 {
 	make_corrupt_subject();
-	fz_files f = { .bloom_absent = false };
-	for (int i = 0; i < 4; i++)
-		f.f[i] = slurp(cdir, part_files[i], &f.n[i]);
-	uint8_t *keep[4];
-	for (int i = 0; i < 4; i++) {
-		keep[i] = malloc(f.n[i]);
-		memcpy(keep[i], f.f[i], f.n[i]);
-	}
+	size_t n;
+	uint8_t *keep = slurp_file(cdir, &n);
+	fz_files f;
+	assert_true(fz_read(cdir, &f));
 	mutate(&f);
 	fz_reseal(&f);
-	for (int i = 0; i < 4; i++)
-		spill(cdir, part_files[i], f.f[i], f.n[i]);
+	fz_write(&f, cdir);
 	ms_errbuf eb = { { 0 } };
 	int rc = full_read(cdir, &eb);
 	if (rc == 0)
 		fail_msg("%s: mutation went unnoticed", needle);
 	if (!strstr(eb.msg, file) || !strstr(eb.msg, needle))
 		fail_msg("expected '%s' in %s error: %s", needle, file, eb.msg);
-	for (int i = 0; i < 4; i++) {
-		spill(cdir, part_files[i], keep[i], f.n[i]);
-		free(keep[i]);
-	}
+	spill_file(cdir, keep, n);
+	free(keep);
 	fz_free(&f);
 }
 
@@ -1035,8 +1086,9 @@ mut_version(fz_files *f)
 	ms_put_le32(f->f[0] + 8, 99);
 }
 
-/* A part of the previous format (XXH64 unit checksums, part checksum over
- * the data bytes) is refused by its version before anything else. */
+/* A footer claiming the previous format's version is refused by its
+ * version before anything else (a real version 2 part is a directory:
+ * test_old_format_refused). */
 static void
 mut_version_prev(fz_files *f)
 {
@@ -1096,11 +1148,11 @@ static void
 test_resealed_format_checks(void **state)
 {
 	(void)state;
-	reseal_and_expect("meta", mut_min_gt_max, "min timestamp");
-	reseal_and_expect("meta", mut_rows_absurd, "index size");
-	reseal_and_expect("meta", mut_version, "version");
-	reseal_and_expect("meta", mut_version_prev,
-	                  "format version 1, expected 2");
+	reseal_and_expect("footer", mut_min_gt_max, "min timestamp");
+	reseal_and_expect("footer", mut_rows_absurd, "index size");
+	reseal_and_expect("footer", mut_version, "version");
+	reseal_and_expect("footer", mut_version_prev,
+	                  "format version 2, expected 3");
 	reseal_and_expect("index", mut_index_stored_absurd, "entry 0");
 	reseal_and_expect("data", mut_block_raw_absurd, "too large");
 	reseal_and_expect("data", mut_block_rows, "index says");
@@ -1116,9 +1168,8 @@ test_resealed_random(void **state)
 {
 	(void)state;
 	make_corrupt_subject();
-	fz_files base = { .bloom_absent = false };
-	for (int i = 0; i < 4; i++)
-		base.f[i] = slurp(cdir, part_files[i], &base.n[i]);
+	fz_files base;
+	assert_true(fz_read(cdir, &base));
 	tl_rng r = { 10 };
 	size_t failures = 0, rounds = 3000;
 	for (size_t k = 0; k < rounds; k++) {
@@ -1134,8 +1185,7 @@ test_resealed_random(void **state)
 			f.f[fi][off] = (uint8_t)tl_next(&r);
 		}
 		fz_reseal(&f);
-		for (int i = 0; i < 4; i++)
-			spill(cdir, part_files[i], f.f[i], f.n[i]);
+		fz_write(&f, cdir);
 		ms_errbuf eb = { { 0 } };
 		int rc = full_read(cdir, &eb);
 		if (rc) {
@@ -1146,8 +1196,7 @@ test_resealed_random(void **state)
 	}
 	print_message("resealed mutations: %zu of %zu rejected\n", failures,
 	              rounds);
-	for (int i = 0; i < 4; i++)
-		spill(cdir, part_files[i], base.f[i], base.n[i]);
+	fz_write(&base, cdir);
 	fz_free(&base);
 }
 
@@ -1277,9 +1326,9 @@ test_counters(void **state)
 	assert_int_equal(st.live, 0);
 	assert_true(st.peak_live > 100000); /* zstd's context is counted */
 	assert_int_equal(atomic_load(&io.bytes_written), m.compressed_bytes);
-	/* One fsync per file (data, index, bloom, meta) and the directory,
-	 * all at close. */
-	assert_int_equal(atomic_load(&io.fsyncs), 5);
+	/* One fsync, of the part's one file, at close (its directory is
+	 * synced by the publication that renames it in). */
+	assert_int_equal(atomic_load(&io.fsyncs), 1);
 	ms_io rio = { 0 };
 	ms_part *p;
 	assert_int_equal(open_part(&p, dir, NULL, &eb), 0);
@@ -1424,7 +1473,14 @@ test_publish(void **state)
 	assert_int_equal(ms_part_publish(tmp, other, NULL, &eb), 0);
 	ms_part *p;
 	assert_int_equal(open_part(&p, other, NULL, &eb), MS_ERR_CORRUPT);
-	assert_non_null(strstr(eb.msg, "directory"));
+	assert_non_null(strstr(eb.msg, "file name says"));
+	/* So is one under its own ID with another kind's name. */
+	char kinded[420];
+	snprintf(kinded, sizeof(kinded), "%s/00000000000000d0.latency", sub);
+	assert_int_equal(rename(other, kinded), 0);
+	assert_int_equal(open_part(&p, kinded, NULL, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "records kind core"));
+	assert_int_equal(rename(kinded, other), 0);
 	/* Removal is idempotent. */
 	assert_int_equal(ms_part_remove_dir(other, &eb), 0);
 	assert_int_equal(ms_part_remove_dir(other, &eb), 0);
@@ -1633,7 +1689,7 @@ test_window_fallback(void **state)
 	no_map = false;
 }
 
-/* The data file changed size between opening the part and iterating it:
+/* The part file changed size between opening the part and iterating it:
  * refused before anything is mapped or read. */
 static void
 test_data_changed_after_open(void **state)
@@ -1644,21 +1700,200 @@ test_data_changed_after_open(void **state)
 	char dir[300];
 	size_t n;
 	uint8_t *data = subject("changed", 5, 17, 20, &t, &m, dir, &n);
+	free(data);
+	data = slurp_file(dir, &n);
 	ms_errbuf eb = { { 0 } };
 	ms_part *p;
 	assert_int_equal(open_part(&p, dir, NULL, &eb), 0);
-	spill(dir, "data", data, n - 1);
+	spill_file(dir, data, n - 1);
 	ms_part_iter *it;
 	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb),
 	                 MS_ERR_CORRUPT);
 	assert_null(it);
 	assert_non_null(strstr(eb.msg, "data"));
-	assert_non_null(strstr(eb.msg, "meta says"));
-	spill(dir, "data", data, n);
+	assert_non_null(strstr(eb.msg, "footer says"));
+	spill_file(dir, data, n);
 	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
 	ms_part_iter_close(it);
 	ms_part_close(p);
 	free(data);
+	tl_free(&t);
+}
+
+/* A part of format version 2 (a directory with a `meta` record) is
+ * refused with MS_ERR_FORMAT naming its version, and so is a directory
+ * that is no part at all: neither is taken for damage. */
+static void
+test_old_format_refused(void **state)
+{
+	(void)state;
+	char dir[300], meta[400];
+	path_of(dir, sizeof(dir), "00000000000000e2");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	ms_part *p;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(open_part(&p, dir, NULL, &eb), MS_ERR_FORMAT);
+	assert_null(p);
+	assert_non_null(strstr(eb.msg, "not a part file"));
+	uint8_t m[128] = { 0 };
+	memcpy(m, "MSPMETA1", 8);
+	ms_put_le32(m + 8, 2);
+	snprintf(meta, sizeof(meta), "%s/meta", dir);
+	spill_file(meta, m, sizeof(m));
+	assert_int_equal(open_part(&p, dir, NULL, &eb), MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, "format version 2"));
+	assert_non_null(strstr(eb.msg, "expected 3"));
+	assert_non_null(strstr(eb.msg, dir));
+	assert_int_equal(ms_part_remove_dir(dir, &eb), 0);
+	struct stat st;
+	assert_int_equal(stat(dir, &st), -1);
+}
+
+/* A block naming a dictionary (a non-zero dictionary ID) is refused with
+ * MS_ERR_FORMAT naming the part and the ID, by an iterator and by a raw
+ * copy of unchecked bytes; the writer writes 0. */
+static void
+test_dictionary_id_refused(void **state)
+{
+	(void)state;
+	make_corrupt_subject();
+	fz_files f;
+	assert_true(fz_read(cdir, &f));
+	for (size_t off = 0; off < f.n[3];) {
+		uint8_t *h = f.f[3] + off;
+		assert_int_equal(ms_le32(h + 28), 0);
+		off += MS__BLOCK_HDR + ms_le32(h + 12) + ms_le32(h + 20);
+	}
+	size_t n;
+	uint8_t *keep = slurp_file(cdir, &n);
+	ms_put_le32(f.f[3] + 28, 7); /* the first block's dictionary ID */
+	fz_reseal(&f);
+	fz_write(&f, cdir);
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(full_read(cdir, &eb), MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, "dictionary ID 7"));
+	assert_non_null(strstr(eb.msg, "00000000000000c0"));
+	/* The same bytes handed to a writer unchecked. */
+	ms_block_info bi = { .trace_id_len = f.f[3][4],
+		             .nrows = ms_le32(f.f[3] + 8) };
+	memcpy(bi.trace_id, f.f[3] + 80, bi.trace_id_len);
+	bi.stored_bytes = MS__BLOCK_HDR + ms_le32(f.f[3] + 12) +
+	                  ms_le32(f.f[3] + 20);
+	ms_raw_block raw = { .info = &bi, .bytes = f.f[3] };
+	char out[300];
+	path_of(out, sizeof(out), "dict-out");
+	ms_part_writer *w;
+	assert_int_equal(ms_part_writer_open(&w, out, 0xc1, NULL, &eb), 0);
+	assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, "dictionary ID 7"));
+	ms_part_writer_abort(w);
+	struct stat st;
+	assert_int_equal(stat(out, &st), -1);
+	spill_file(cdir, keep, n);
+	free(keep);
+	fz_free(&f);
+	assert_int_equal(full_read(cdir, &eb), 0);
+}
+
+/* A dictionary of the shard: trained on rows, blocks compressed with it
+ * name it in their header, read back through the set they were opened
+ * with (and refused without it), are smaller on small blocks, and are
+ * copied raw verbatim into another part, where they keep their meaning. */
+static void
+test_dictionary_round_trip(void **state)
+{
+	(void)state;
+	tl_rng r = { 31 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 400,
+		       .rows_per_trace = 3,
+		       .body_max = 200,
+		       .tags_max = 3,
+		       .tag_len = 10,
+		       .tid_len = 16 };
+	tl_gen(&t, &r, &s);
+	ms_errbuf eb = { { 0 } };
+	uint8_t *bytes;
+	size_t n;
+	assert_int_equal(ms_part_dict_train(t.rows, t.n, 16 << 10, &bytes, &n,
+	                                    NULL, &eb),
+	                 0);
+	assert_true(n > 0 && n <= 16 << 10);
+	ms_part_dict *d;
+	assert_int_equal(ms_part_dict_new(&d, 5, bytes, n, 0, NULL, &eb), 0);
+	ms_mem_free(NULL, bytes, n);
+	ms_part_dicts *set;
+	assert_int_equal(ms_part_dicts_new(&set, NULL, &eb), 0);
+	assert_int_equal(ms_part_dicts_add(set, d, &eb), 0);
+	const ms_part_dict *dd = ms_part_dicts_find(set, 5);
+	assert_ptr_equal(dd, d);
+	assert_null(ms_part_dicts_find(set, 6));
+	ms_part_dict *again;
+	assert_int_equal(ms_part_dict_new(&again, 5, "x", 1, 0, NULL, &eb) ==
+	                         0
+	                         ? ms_part_dicts_add(set, again, &eb)
+	                         : MS_ERR_EXISTS,
+	                 MS_ERR_EXISTS);
+
+	char with[300], without[300], copy[300];
+	path_of(with, sizeof(with), "dict-with");
+	path_of(without, sizeof(without), "dict-without");
+	path_of(copy, sizeof(copy), "dict-copy");
+	ms_part_writer_opts o = { .dict = dd };
+	ms_part_meta mw, mo;
+	assert_int_equal(ms_part_write_rows(with, 0xd1, t.rows, t.n, &o, &mw,
+	                                    &eb),
+	                 0);
+	write_part(without, 0xd1, &t, &mo);
+	print_message("dictionary of %zu bytes: %llu vs %llu part bytes\n", n,
+	              (unsigned long long)mw.compressed_bytes,
+	              (unsigned long long)mo.compressed_bytes);
+	assert_true(mw.compressed_bytes < mo.compressed_bytes);
+	fz_files f;
+	assert_true(fz_read(with, &f));
+	for (size_t off = 0; off < f.n[3];) {
+		const uint8_t *h = f.f[3] + off;
+		assert_int_equal(ms_le32(h + 28), 5);
+		off += MS__BLOCK_HDR + ms_le32(h + 12) + ms_le32(h + 20);
+	}
+	/* Without the set: refused by name. */
+	assert_int_equal(full_read(with, &eb), MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, "dictionary ID 5"));
+	/* With it: every row as written, every column. */
+	open_dicts = set;
+	check_part(with, &t, MS_COL_ALL);
+	/* Raw copy by a writer without the dictionary: the same bytes. */
+	ms_part *p;
+	assert_int_equal(open_part(&p, with, NULL, &eb), 0);
+	ms_part_iter *it;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	ms_part_writer *w;
+	assert_int_equal(ms_part_writer_open(&w, copy, 0xd1, NULL, &eb), 0);
+	const ms_block_info *bi;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		ms_raw_block raw;
+		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+		assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
+	}
+	assert_int_equal(rc, 0);
+	ms_part_iter_close(it);
+	ms_part_meta mc;
+	assert_int_equal(ms_part_writer_finish(w, &mc, &eb), 0);
+	ms_part_close(p);
+	fz_files c;
+	assert_true(fz_read(copy, &c));
+	assert_int_equal(c.n[3], f.n[3]);
+	assert_memory_equal(c.f[3], f.f[3], f.n[3]);
+	check_part(copy, &t, MS_COL_ALL);
+	open_dicts = NULL;
+	/* A part outlives the set's creator: it holds its own reference. */
+	assert_int_equal(ms_part_open_dicts(&p, copy, set, NULL, &eb), 0);
+	ms_part_dicts_free(set);
+	assert_int_equal(ms_part_verify(p, &eb), 0);
+	ms_part_close(p);
+	fz_free(&c);
+	fz_free(&f);
 	tl_free(&t);
 }
 
@@ -1685,6 +1920,9 @@ main(void)
 		cmocka_unit_test(test_truncate_and_remove),
 		cmocka_unit_test(test_window_fallback),
 		cmocka_unit_test(test_data_changed_after_open),
+		cmocka_unit_test(test_old_format_refused),
+		cmocka_unit_test(test_dictionary_id_refused),
+		cmocka_unit_test(test_dictionary_round_trip),
 		cmocka_unit_test(test_resealed_format_checks),
 		cmocka_unit_test(test_resealed_random),
 		cmocka_unit_test(test_alloc_failure_write),

@@ -11,7 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "ms_pipeline.h"
+#include "ms_chain_spec.h"
+#include "ms_loader.h"
 
 #include <xxhash.h>
 

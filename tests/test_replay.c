@@ -1329,13 +1329,15 @@ test_wait_deadline_skips_barrier(void **state)
 	(void)state;
 	rt_run run;
 	rt_opts(&run, "wait-held", "alwayskeep");
-	run.o.wait_timeout_ns = 3000 * 1000000LL; /* any drain is far less */
+	/* Any drain is far less, even under ThreadSanitizer on a loaded
+	 * machine (3 s was once too little there). */
+	run.o.wait_timeout_ns = 8000 * 1000000LL;
 	ms_replay *r = rt_start(&run, "merge=2");
 	assert_non_null(r);
 	ms_replay_status *st = rt_status_new();
 	assert_true(rt_wait_stop(r, st));
 	assert_int_equal(st->state, MS_REPLAY_BREAK);
-	struct timespec ts = { 4, 0 }; /* held longer than the deadline */
+	struct timespec ts = { 9, 0 }; /* held longer than the deadline */
 	nanosleep(&ts, NULL);
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "ms_pipeline.h"
 #include "ms_clock.h"
+#include "ms_err.h"
 #include "ms_sampling.h"
 
 #include <string.h>

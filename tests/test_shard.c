@@ -220,17 +220,24 @@ tmp_on_disk(ms_shard *s, enum ms_part_kind k, uint64_t id)
 	return path_exists(p);
 }
 
+/* The number a shell command prints. */
+static int
+count_of(const char *cmd)
+{
+	FILE *f = popen(cmd, "r");
+	int n = -1;
+	assert_int_equal(fscanf(f, "%d", &n), 1);
+	pclose(f);
+	return n;
+}
+
 /* Entries of DIR/tmp. */
 static int
 tmp_count(const char *dir)
 {
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "ls -A '%s/tmp' | wc -l", dir);
-	FILE *f = popen(cmd, "r");
-	int n = -1;
-	assert_int_equal(fscanf(f, "%d", &n), 1);
-	pclose(f);
-	return n;
+	return count_of(cmd);
 }
 
 /* Whole file into a malloc'd buffer. */
@@ -490,8 +497,8 @@ test_recovery_leftovers(void **state)
 	/* Keep copies of a and b as they are before the merge. */
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd),
-	         "mkdir -p '%s.keep' && cp -a '%s/core' '%s/sidx' '%s.keep/'",
-	         dir, dir, dir, dir);
+	         "mkdir -p '%s.keep' && cp -a '%s/parts' '%s.keep/'", dir, dir,
+	         dir);
 	assert_int_equal(system(cmd), 0);
 	/* (1) A merge committed whose input deletion was interrupted. */
 	uint64_t out;
@@ -518,23 +525,43 @@ test_recovery_leftovers(void **state)
 		                   sizeof(f));
 		assert_int_equal(ms_part_publish(t, f, NULL, &eb), 0);
 	}
+	/* (4) Writes cut short: a part file in tmp/ without its footer, and
+	 * an unlisted one in parts/ cut short (a file without a valid
+	 * footer is not a part). */
+	uint64_t cut;
+	assert_int_equal(ms_shard_new_id(s, &cut, &eb), 0);
+	uint64_t cs = 35;
+	assert_int_equal(write_part(s, cut, &cs, 1, 0), 0);
+	ms_shard_tmp_path(s, MS_KIND_CORE, cut, t, sizeof(t));
+	ms_shard_part_path(s, MS_KIND_LATENCY, cut, f, sizeof(f));
+	{
+		char lt[4096];
+		ms_shard_tmp_path(s, MS_KIND_LATENCY, cut, lt, sizeof(lt));
+		assert_int_equal(rename(lt, f), 0);
+		struct stat st;
+		assert_int_equal(stat(t, &st), 0);
+		assert_int_equal(truncate(t, st.st_size / 2), 0);
+		assert_int_equal(stat(f, &st), 0);
+		assert_int_equal(truncate(f, st.st_size - 1), 0);
+	}
 	ms_shard_close(s);
-	/* Restore a's core and b's latency directories, as if deletion
-	 * stopped half-way; plus a stray snapshot.new. */
+	/* Restore a's core and b's latency files, as if deletion stopped
+	 * half-way; plus a stray snapshot.new. */
 	snprintf(cmd, sizeof(cmd),
-	         "cp -a '%s.keep/core/%016llx' '%s/core/' && "
-	         "cp -a '%s.keep/sidx/latency/%016llx' '%s/sidx/latency/' && "
+	         "cp -a '%s.keep/parts/%016llx.core' '%s/parts/' && "
+	         "cp -a '%s.keep/parts/%016llx.latency' '%s/parts/' && "
 	         "echo junk > '%s/tmp/snapshot.new' && rm -rf '%s.keep'",
 	         dir, (unsigned long long)a, dir, dir, (unsigned long long)b,
 	         dir, dir, dir);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(tmp_count(dir), 4);
+	/* partial's three, cut's core and start_time, snapshot.new */
+	assert_int_equal(tmp_count(dir), 6);
 
 	s = open_shard(dir, false, NULL);
 	const char *note = ms_shard_recovery_note(s);
 	assert_non_null(strstr(note, "recovered epoch 4"));
-	assert_non_null(strstr(note, "4 temporary entries"));
-	assert_non_null(strstr(note, "3 unlisted parts"));
+	assert_non_null(strstr(note, "6 temporary entries"));
+	assert_non_null(strstr(note, "4 unlisted parts"));
 	char hex[17];
 	ms_part_id_str(orphan, hex);
 	assert_non_null(strstr(note, hex));
@@ -597,7 +624,7 @@ test_recovery_refuses_missing_part(void **state)
 
 	/* A corrupt part file is named too. */
 	char cmd[4200];
-	snprintf(cmd, sizeof(cmd), "cp -a '%s/sidx/latency/%s' '%s'", dir, hex,
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/parts/%s.latency' '%s'", dir, hex,
 	         p);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_CORRUPT);
@@ -654,7 +681,7 @@ test_recovery_refuses_bad_snapshot(void **state)
 	/* A missing snapshot with parts present is not an empty shard. */
 	unlink(path);
 	assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_NOTFOUND);
-	assert_non_null(strstr(eb.msg, "part directories exist"));
+	assert_non_null(strstr(eb.msg, "part files exist"));
 	assert_int_equal(tmp_count(dir), 3);
 	/* Nothing was deleted by any of this. */
 	spit(path, good, n);
@@ -833,20 +860,17 @@ crash_hook(void *arg, enum ms_shard_step step, unsigned index)
 		_exit(0); /* the process dies here, mid-transaction */
 }
 
-/* Count the part directories of every kind (16-hex names). */
+/* Count the part files of every kind (<16hex>.<kind> names). */
 static int
-part_dirs(const char *dir)
+part_files(const char *dir)
 {
 	char cmd[4400];
 	snprintf(cmd, sizeof(cmd),
-	         "ls -A '%s/core' '%s/sidx/latency' '%s/sidx/start_time' | "
-	         "grep -c '^[0-9a-f]\\{16\\}$'",
-	         dir, dir, dir);
-	FILE *f = popen(cmd, "r");
-	int n = -1;
-	assert_int_equal(fscanf(f, "%d", &n), 1);
-	pclose(f);
-	return n;
+	         "ls -A '%s/parts' | "
+	         "grep -c '^[0-9a-f]\\{16\\}\\.\\(core\\|latency\\|"
+	         "start_time\\)$'",
+	         dir);
+	return count_of(cmd);
 }
 
 /* Move a part written at its tmp paths to its final paths, unlisted (as a
@@ -916,7 +940,7 @@ crash_once3(bool merge, bool placed, struct crash_at at, bool after_commit)
 	assert_int_equal(ms_shard_count(s), want_n);
 	assert_int_equal(ms_shard_epoch(s), after_commit ? 3 : 2);
 	/* Nothing on disk that the snapshot does not list. */
-	assert_int_equal(part_dirs(dir), (int)want_n * MS_KIND_COUNT);
+	assert_int_equal(part_files(dir), (int)want_n * MS_KIND_COUNT);
 	uint64_t seeds[] = { 1, 2, 3 };
 	ms_ledger_set want, got;
 	seeds_ledger(seeds, !merge && after_commit ? 3 : 2, &want);
@@ -1206,6 +1230,151 @@ test_alloc_failures(void **state)
 	rm_dir(dir);
 }
 
+/* What a publication costs: each of the three part files is fsynced once,
+ * by its writer as it closes it; the introduction renames them into the
+ * parts directory, syncs that directory once, and commits the snapshot
+ * (its file and the shard directory): 3 + 3 fsyncs, three files. */
+static void
+test_publication_syncs(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_io io = { 0 };
+	ms_shard_opts o = { .dir = dir, .create = true, .io = &io };
+	ms_shard *s;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_shard_open(&s, &o, &eb), 0);
+	uint64_t id, seed = 60;
+	assert_int_equal(ms_shard_new_id(s, &id, &eb), 0);
+	ms_io wio = { 0 };
+	struct seed_rows g;
+	seed_rows(seed, &g);
+	ms_part_writer_opts wo = { .io = &wio };
+	char path[4096];
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		ms_shard_tmp_path(s, (enum ms_part_kind)k, id, path,
+		                  sizeof(path));
+		int rc = k == MS_KIND_CORE
+		                 ? ms_part_write_rows(path, id, g.rows, g.n, &wo,
+		                                      NULL, &eb)
+		                 : ms_sidx_write_rows((enum ms_part_kind)k, path,
+		                                      id, g.rows, g.n, &wo,
+		                                      NULL, &eb);
+		assert_int_equal(rc, 0);
+	}
+	assert_int_equal(atomic_load(&wio.fsyncs), 3);
+	uint64_t before = atomic_load(&io.fsyncs);
+	assert_int_equal(ms_shard_introduce(s, id, &eb), 0);
+	assert_int_equal(atomic_load(&io.fsyncs) - before, 3);
+	char cmd[4400];
+	snprintf(cmd, sizeof(cmd), "find '%s/parts' -type f | wc -l", dir);
+	assert_int_equal(count_of(cmd), 3);
+	ms_shard_close(s);
+	rm_dir(dir);
+}
+
+/* A shard of the previous part format (part directories under core/ and
+ * sidx/) is refused by name, and nothing in it is touched. */
+static void
+test_old_layout_refused(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	char cmd[4400];
+	snprintf(cmd, sizeof(cmd),
+	         "mkdir -p '%s/core/0000000000000001' '%s/tmp' && "
+	         "echo x > '%s/core/0000000000000001/meta'",
+	         dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	ms_shard_opts o = { .dir = dir, .create = true };
+	ms_shard *s;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_FORMAT);
+	assert_null(s);
+	assert_non_null(strstr(eb.msg, "format version 2"));
+	assert_non_null(strstr(eb.msg, dir));
+	snprintf(cmd, sizeof(cmd), "%s/core/0000000000000001/meta", dir);
+	assert_true(path_exists(cmd));
+	rm_dir(dir);
+}
+
+/* A shard's dictionary: added (written and synced under DIR/dicts),
+ * used by a writer, read back through the shard after a reopen; without
+ * its file, reading the part that names it is refused, naming the
+ * dictionary ID. */
+static void
+test_shard_dictionary(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_shard *s = open_shard(dir, true, NULL);
+	ms_errbuf eb = { { 0 } };
+	/* Train on the rows of many seeds. */
+	size_t nseeds = 600, n = 0;
+	struct seed_rows *g = calloc(nseeds, sizeof(*g));
+	ms_row *rows = calloc(nseeds * SEED_ROWS_MAX, sizeof(*rows));
+	for (size_t i = 0; i < nseeds; i++) {
+		seed_rows(1000 + i, &g[i]);
+		for (size_t j = 0; j < g[i].n; j++)
+			rows[n++] = g[i].rows[j];
+	}
+	uint8_t *bytes;
+	size_t nb;
+	assert_int_equal(ms_part_dict_train(rows, n, 4096, &bytes, &nb, NULL,
+	                                    &eb),
+	                 0);
+	uint32_t did;
+	assert_int_equal(ms_shard_add_dict(s, bytes, nb, &did, &eb), 0);
+	assert_int_equal(did, 1);
+	ms_mem_free(NULL, bytes, nb);
+	const ms_part_dict *d = ms_shard_dict(s, did);
+	assert_non_null(d);
+	assert_null(ms_shard_dict(s, 2));
+	uint64_t id, seed = 70;
+	assert_int_equal(ms_shard_new_id(s, &id, &eb), 0);
+	struct seed_rows one;
+	seed_rows(seed, &one);
+	ms_part_writer_opts wo = { .dict = d };
+	char path[4096];
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		ms_shard_tmp_path(s, (enum ms_part_kind)k, id, path,
+		                  sizeof(path));
+		int rc = k == MS_KIND_CORE
+		                 ? ms_part_write_rows(path, id, one.rows, one.n,
+		                                      &wo, NULL, &eb)
+		                 : ms_sidx_write_rows((enum ms_part_kind)k, path,
+		                                      id, one.rows, one.n, &wo,
+		                                      NULL, &eb);
+		assert_int_equal(rc, 0);
+	}
+	assert_int_equal(ms_shard_introduce(s, id, &eb), 0);
+	ms_shard_close(s);
+	s = open_shard(dir, false, NULL);
+	ms_ledger_set want, got;
+	seeds_ledger(&seed, 1, &want);
+	shard_ledger(s, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	ms_shard_close(s);
+	char df[4400];
+	snprintf(df, sizeof(df), "%s/dicts/00000001", dir);
+	assert_true(path_exists(df));
+	char aside[4420];
+	snprintf(aside, sizeof(aside), "%s.aside", df);
+	assert_int_equal(rename(df, aside), 0);
+	s = open_shard(dir, false, NULL); /* the part opens: headers only */
+	ms_view *v;
+	assert_int_equal(ms_shard_view(s, &v, &eb), 0);
+	assert_int_equal(ms_part_verify(ms_view_part(v, 0, MS_KIND_CORE), &eb),
+	                 MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, "dictionary ID 1"));
+	ms_view_release(v);
+	ms_shard_close(s);
+	assert_int_equal(rename(aside, df), 0);
+	free(rows);
+	free(g);
+	rm_dir(dir);
+}
+
 int
 main(void)
 {
@@ -1219,6 +1388,9 @@ main(void)
 		cmocka_unit_test(test_recovery_after_sigkill),
 		cmocka_unit_test(test_crash_at_every_publication_step),
 		cmocka_unit_test(test_reaper_deletes_inputs),
+		cmocka_unit_test(test_publication_syncs),
+		cmocka_unit_test(test_old_layout_refused),
+		cmocka_unit_test(test_shard_dictionary),
 		cmocka_unit_test(test_concurrent_views),
 		cmocka_unit_test(test_alloc_failures),
 	};

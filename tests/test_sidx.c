@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "fuzz/fuzz_common.h"
 #include "ms_sidx.h"
 #include "part_testlib.h"
 
@@ -294,8 +295,9 @@ spill(const char *path, const uint8_t *b, size_t n)
 	fclose(fp);
 }
 
-/* Every byte of meta and index, a stride through data, truncation and
- * removal of each file: all fail and the message names part and file. */
+/* Every byte of footer and index, a stride through data, truncation of
+ * the file anywhere and its removal: all fail and the message names the
+ * part and the section. */
 static void
 test_corruption(void **state)
 {
@@ -305,45 +307,58 @@ test_corruption(void **state)
 	write_subject(dir);
 	ms_errbuf eb;
 	assert_int_equal(read_index(dir, &eb), 0);
-	const char *files[] = { "meta", "index", "data" };
+	size_t n;
+	uint8_t *b = slurp(dir, &n);
+	fz_files f;
+	assert_true(fz_read(dir, &f));
+	assert_int_equal(f.n[2], 0); /* no bloom section */
+	/* Sections in the file: data, index, footer. */
+	const char *files[] = { "footer", "index", "data" };
+	size_t at[3] = { f.n[3] + f.n[1], f.n[3], 0 };
+	size_t len[3] = { f.n[0], f.n[1], f.n[3] };
 	for (int fi = 0; fi < 3; fi++) {
-		char path[400];
-		snprintf(path, sizeof(path), "%s/%s", dir, files[fi]);
-		size_t n;
-		uint8_t *b = slurp(path, &n);
-		size_t stride = fi == 2 ? n / 800 + 1 : 1;
-		for (size_t off = 0; off < n; off += stride) {
+		size_t stride = fi == 2 ? len[fi] / 800 + 1 : 1;
+		for (size_t off = at[fi]; off < at[fi] + len[fi]; off += stride) {
 			b[off] ^= 0x10;
-			spill(path, b, n);
+			spill(dir, b, n);
 			memset(&eb, 0, sizeof(eb));
 			if (read_index(dir, &eb) == 0)
 				fail_msg("%s byte %zu flip unnoticed",
-				         files[fi], off);
+				         files[fi], off - at[fi]);
 			if (!strstr(eb.msg, files[fi]) ||
 			    !strstr(eb.msg, "00000000000000e0"))
-				fail_msg("message lacks part/file: %s", eb.msg);
+				fail_msg("message lacks part/section: %s",
+				         eb.msg);
 			b[off] ^= 0x10;
 		}
-		for (size_t len = 0; len < n; len += n / 50 + 1) {
-			spill(path, b, len);
-			memset(&eb, 0, sizeof(eb));
-			assert_true(read_index(dir, &eb) < 0);
-			assert_non_null(strstr(eb.msg, files[fi]));
-		}
-		unlink(path);
-		assert_true(read_index(dir, &eb) < 0);
-		assert_non_null(strstr(eb.msg, "missing"));
-		spill(path, b, n);
-		free(b);
 	}
+	for (size_t l = 0; l < n; l += n / 150 + 1) {
+		spill(dir, b, l);
+		memset(&eb, 0, sizeof(eb));
+		assert_true(read_index(dir, &eb) < 0);
+		assert_non_null(strstr(eb.msg, "footer"));
+	}
+	unlink(dir);
+	assert_true(read_index(dir, &eb) < 0);
+	assert_non_null(strstr(eb.msg, "missing"));
+	spill(dir, b, n);
+	free(b);
 	assert_int_equal(read_index(dir, &eb), 0);
-	/* A bloom file has no place in an index part. */
-	char bl[400];
-	snprintf(bl, sizeof(bl), "%s/bloom", dir);
-	spill(bl, (const uint8_t *)"x", 1);
+	/* A bloom section has no place in an index part. */
+	f.bloom_absent = false;
+	free(f.f[2]);
+	f.f[2] = calloc(1, 48);
+	f.n[2] = 48;
+	fz_reseal(&f);
+	fz_write(&f, dir);
 	assert_true(read_index(dir, &eb) < 0);
 	assert_non_null(strstr(eb.msg, "bloom"));
-	unlink(bl);
+	f.n[2] = 0;
+	f.bloom_absent = true;
+	fz_reseal(&f);
+	fz_write(&f, dir);
+	fz_free(&f);
+	assert_int_equal(read_index(dir, &eb), 0);
 	/* Iterating a core part as an index is refused, and vice versa. */
 	ms_part *p;
 	assert_int_equal(ms_part_open(&p, dir, NULL, &eb), 0);
@@ -352,6 +367,8 @@ test_corruption(void **state)
 	                 MS_ERR_INVAL);
 	assert_true(ms_part_may_contain(p, (const uint8_t *)"a", 1));
 	const ms_part *in[1] = { p };
+	char bl[400];
+	snprintf(bl, sizeof(bl), "%s/merge-out", root);
 	assert_int_equal(ms_sidx_merge(MS_KIND_START_TIME, in, 1, NULL, NULL,
 	                               bl, 1, NULL, NULL, NULL, &eb),
 	                 MS_ERR_INVAL);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "ms_fs.h"
+#include "ms_invariant.h"
 #include "ms_pipeline.h"
 #include "pipeline_int.h"
 
@@ -21,7 +22,9 @@
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MIB (1ull << 20)
@@ -588,9 +591,11 @@ test_batches_reuse_buffers_unless_abandoned(void **st)
 	memset(&f, 0, sizeof(f));
 	ms_mem_init(&f.mem, NULL);
 	snprintf(f.path, sizeof(f.path), "%s/tp_slow.so", MS_TEST_PLUGIN_DIR);
-	/* Calls 1, 3, 5 sleep 200 ms against a 20 ms timeout. */
-	ms_chain_link_spec l = { f.path, "200/2" };
-	ms_chain_opts co = { &f.mem, 20000000, 10, NULL, NULL, 0, 0, NULL };
+	/* Calls 1, 3, 5 sleep 1.5 s against a 250 ms timeout: the timeout
+	 * is per call, so calls 2 and 4 must finish within it on a loaded
+	 * machine too (20 ms was once too little). */
+	ms_chain_link_spec l = { f.path, "1500/2" };
+	ms_chain_opts co = { &f.mem, 250000000, 10, NULL, NULL, 0, 0, NULL };
 	ms_errbuf eb;
 	if (ms_chain_open(&f.c, &l, 1, &co, &eb))
 		fail_msg("%s", eb.msg);
@@ -607,6 +612,9 @@ test_batches_reuse_buffers_unless_abandoned(void **st)
 	r = finish(&f);
 	assert_int_equal(r->batches, 5);
 	assert_int_equal(r->batches_reused, 2); /* calls 2 and 4 */
+	/* The 3 abandoned batches and the 2 reused ones are all 5: the
+	 * stager's accounting holds at its bound. */
+	assert_null(ms__stager_check(f.s));
 	assert_int_equal(f.nout, 10);
 	for (int i = 0; i < 10; i++) {
 		assert_string_equal(f.out[i].id, f.t[i].id);
@@ -720,6 +728,100 @@ test_emit_error_stops(void **st)
 	assert_int_equal(ms_stager_finish(f.s, &eb), MS_ERR_IO);
 	assert_non_null(strstr(eb.msg, "emit callback stopped"));
 	fx_close(&f);
+}
+
+/* The stager's state table is its design block's, move for move. */
+static void
+test_stager_state_table(void **st)
+{
+	(void)st;
+	static const char *const names[] = { "empty", "pending", "flushing",
+		                             "finished", "failed" };
+	/* want[a][b]: the design block allows a -> b. */
+	static const bool want[5][5] = {
+		{ true, true, false, true, true },     /* empty */
+		{ false, true, true, false, true },    /* pending */
+		{ true, false, false, false, true },   /* flushing */
+		{ false, false, false, false, false }, /* finished */
+		{ false, false, false, false, false }, /* failed */
+	};
+	int n = 0;
+	const ms__state *t = ms__stager_state_table(&n);
+	assert_int_equal(n, 5);
+	assert_null(ms__state_name(t, n, n));
+	assert_null(ms__state_name(t, n, -1));
+	for (int a = 0; a < n; a++) {
+		assert_string_equal(ms__state_name(t, n, a), names[a]);
+		for (int b = 0; b < n; b++)
+			if (ms__state_move_ok(t, n, a, b) != want[a][b])
+				fail_msg("move %s -> %s: want %d", names[a],
+				         names[b], want[a][b]);
+	}
+	assert_false(ms__state_move_ok(t, n, 0, n));
+	assert_false(ms__state_move_ok(t, n, -1, 0));
+}
+
+/* A stager of fixture f with 5 traces staged by 2 (two batches cut and
+ * reused, one trace pending), its accounting intact. */
+static void
+stager_midway(fx *f)
+{
+	fx_open(f, "alwayskeep", "");
+	f->o.plan.trace_cap = 2;
+	fx_start(f);
+	for (int i = 0; i < 5; i++)
+		add(f, i, 0);
+	const ms_stage_report *r = ms_stager_report(f->s);
+	assert_int_equal(r->batches, 2);
+	assert_int_equal(r->batches_reused, 2);
+	assert_null(ms__stager_check(f->s));
+}
+
+/* The checker catches each broken rule: ms__stager_check names it (any
+ * build), and a debug build (MS_DEBUG_INVARIANTS) stops at the stager's
+ * next move, aborting with the rule in its message. */
+static void
+test_stager_check_catches_broken_rules(void **st)
+{
+	(void)st;
+	static const struct {
+		enum ms__stager_break what;
+		const char *rule; /* the design number leading the answer */
+	} cases[] = {
+		{ MS__STAGER_BREAK_CHARGE, "2: " },
+		{ MS__STAGER_BREAK_PENDING, "6: " },
+		{ MS__STAGER_BREAK_OUTCOME, "1: " },
+		{ MS__STAGER_BREAK_REUSE, "5: " },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fx f;
+		stager_midway(&f);
+#ifdef MS_DEBUG_INVARIANTS
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			/* The next add moves the stager: it must abort. */
+			ms__stager_test_break(f.s, cases[i].what);
+			ms_errbuf eb;
+			(void)ms_stager_add(f.s, f.t[5].rows, 3, NULL, 0, &eb);
+			_exit(0);
+		}
+		int status = 0;
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+			fail_msg("break %zu: the debug check did not abort "
+			         "(status %d)",
+			         i, status);
+#endif
+		ms__stager_test_break(f.s, cases[i].what);
+		const char *why = ms__stager_check(f.s);
+		if (!why || strncmp(why, cases[i].rule, 3) != 0)
+			fail_msg("break %zu: want rule %s, got %s", i,
+			         cases[i].rule, why ? why : "(none)");
+		ms_stager_close(f.s);
+		f.s = NULL;
+		fx_close(&f);
+	}
 }
 
 static void
@@ -899,6 +1001,8 @@ main(void)
 		cmocka_unit_test(test_allocation_within_charge),
 		cmocka_unit_test(test_live_gauge),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_stager_state_table),
+		cmocka_unit_test(test_stager_check_catches_broken_rules),
 		cmocka_unit_test(test_limits_cgroup_v2),
 		cmocka_unit_test(test_limits_cgroup_v1_and_machine),
 		cmocka_unit_test(test_limits_profile),

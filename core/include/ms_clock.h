@@ -54,6 +54,19 @@ int ms_clock_set(ms_clock *c, int64_t ns);
  * (the clock is then unchanged). */
 int ms_clock_advance(ms_clock *c, int64_t delta_ns);
 
+/* A timestamp moved by d ns (either sign), saturating at INT64_MIN and
+ * INT64_MAX: windows such as [min - grace, max + grace] near the ends of
+ * the range. */
+static inline int64_t
+ms_ts_add(int64_t ts, int64_t d)
+{
+	if (d > 0 && ts > INT64_MAX - d)
+		return INT64_MAX;
+	if (d < 0 && ts < INT64_MIN - d)
+		return INT64_MIN;
+	return ts + d;
+}
+
 /* now - grace, saturating at INT64_MIN. */
 static inline int64_t
 ms_frontier(int64_t now_ns)

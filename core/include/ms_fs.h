@@ -14,12 +14,15 @@
  *     errno holds the cause, so a caller may word its own message with
  *     strerror(errno) instead.
  *  3. Nothing is printed; no state is kept; any thread may call them.
+ * The two predicates at the end answer true or false instead (errno
+ * holds the cause of a false).
  */
 #ifndef MS_FS_H
 #define MS_FS_H
 
 #include "ms_err.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -52,5 +55,9 @@ int ms_fs_parent(char *out, size_t n, const char *path);
 /* ms_fs_fsync_dir of the directory holding path (ms_fs_parent): makes a
  * rename onto path durable. */
 int ms_fs_fsync_parent(const char *path, ms_errbuf *eb);
+
+/* Whether path names a directory / a regular file (following links). */
+bool ms_fs_is_dir(const char *path);
+bool ms_fs_is_file(const char *path);
 
 #endif

@@ -114,6 +114,10 @@ void ms_buf_init(ms_buf *b, ms_mem *mem, size_t max);
 void ms_buf_release(ms_buf *b);
 /* Make room for at least `extra` more bytes. 0 or MS_ERR_NOMEM/RANGE. */
 int ms_buf_reserve(ms_buf *b, size_t extra);
+/* Room for n bytes in total, exactly (ms_buf_reserve rounds up to a power
+ * of two, which for a vector sized from a known count is waste). 0 or
+ * MS_ERR_NOMEM/RANGE. */
+int ms_buf_presize(ms_buf *b, size_t n);
 int ms_buf_append(ms_buf *b, const void *p, size_t n);
 int ms_buf_append_u8(ms_buf *b, uint8_t v);
 int ms_buf_append_le32(ms_buf *b, uint32_t v);

@@ -9,9 +9,10 @@
  * layout is in core/FORMAT.md (section "Part"), versioned by
  * MS_PART_FORMAT_VERSION.
  *
- * A part lives in one directory named by its ID as 16 lowercase hex digits.
- * Writers write into a temporary directory the caller names; publication
- * (fsync, atomic rename, fsync of the parent) is ms_part_publish.
+ * A part is one file: its blocks, a block directory, a Bloom filter and a
+ * footer at the end. Writers write it at a temporary path the caller
+ * names and fsync it once as they close it; publication (atomic rename,
+ * fsync of the directory) is the shard's (ms_shard.h) or ms_part_publish.
  *
  * Ownership: ms_part_writer, ms_part and ms_part_iter are heap objects owned
  * by the caller of their _open and freed by their _close/_abort (NULL is
@@ -32,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MS_PART_FORMAT_VERSION 2
+#define MS_PART_FORMAT_VERSION 3
 #define MS_BLOCK_SPLIT_BYTES (2u << 20) /* span-body bytes per block */
 #define MS_BLOOM_K 10
 #define MS_BLOOM_BITS_PER_ITEM 16
@@ -54,7 +55,7 @@ int ms_part_kind_parse(const char *s);
 /* What a part says about itself (stored in its metadata). */
 typedef struct ms_part_meta {
 	uint64_t id;
-	uint64_t compressed_bytes;   /* bytes of all the part's files on disk */
+	uint64_t compressed_bytes;   /* bytes of the part's file on disk */
 	uint64_t uncompressed_bytes; /* uncompressed span bytes (all columns) */
 	uint64_t rows;
 	uint64_t blocks;
@@ -96,6 +97,42 @@ typedef struct ms_io {
 	_Atomic uint64_t fsyncs;
 } ms_io;
 
+/* ---- dictionaries a shard shares among its parts ----
+ * A block compressed with a zstd dictionary names it by a non-zero 32-bit
+ * ID; the dictionary belongs to the shard (ms_shard_add_dict), so a merge
+ * still copies such a block raw. A reader resolves the ID through the set
+ * its part was opened with (ms_part_open_dicts). Ownership: an
+ * ms_part_dict is owned by its creator until added to a set, then by the
+ * set; a set is reference counted (its creator's reference is dropped by
+ * ms_part_dicts_free, each part opened with it holds one until closed).
+ * Threads: a set may be searched while one thread adds to it. */
+#define MS_PART_DICTS_MAX 64
+typedef struct ms_part_dict ms_part_dict;
+typedef struct ms_part_dicts ms_part_dicts;
+/* Dictionary `id` (non-zero) from its bytes (copied; a zstd dictionary,
+ * e.g. from ms_part_dict_train) for writers at zstd level (0 = 3). */
+int ms_part_dict_new(ms_part_dict **out, uint32_t id, const void *bytes,
+                     size_t n, int level, ms_mem *mem, ms_errbuf *eb);
+/* Train dictionary bytes (at most cap) on the units a writer makes of
+ * rows, each row taken as a block of its own: *out (malloc'ed from mem,
+ * *n bytes, freed with ms_mem_free(mem, *out, *n)). MS_ERR_INVAL when the
+ * rows are too few to learn from. */
+int ms_part_dict_train(const ms_row *rows, size_t n, size_t cap, uint8_t **out,
+                       size_t *out_n, ms_mem *mem, ms_errbuf *eb);
+uint32_t ms_part_dict_id(const ms_part_dict *d);
+const uint8_t *ms_part_dict_bytes(const ms_part_dict *d, size_t *n);
+void ms_part_dict_free(ms_part_dict *d);
+int ms_part_dicts_new(ms_part_dicts **out, ms_mem *mem, ms_errbuf *eb);
+/* Add d to the set, which owns it from now on (freed on failure too);
+ * MS_ERR_EXISTS for an ID already there, MS_ERR_RANGE past
+ * MS_PART_DICTS_MAX. */
+int ms_part_dicts_add(ms_part_dicts *s, ms_part_dict *d, ms_errbuf *eb);
+/* The dictionary `id` of the set (s may be NULL), or NULL. */
+const ms_part_dict *ms_part_dicts_find(const ms_part_dicts *s, uint32_t id);
+/* The largest ID in the set (0: none). */
+uint32_t ms_part_dicts_max_id(const ms_part_dicts *s);
+void ms_part_dicts_free(const ms_part_dicts *s);
+
 typedef struct ms_part_writer ms_part_writer;
 typedef struct ms_part_writer_opts {
 	ms_mem *mem;    /* borrowed; NULL = uncounted malloc */
@@ -106,12 +143,17 @@ typedef struct ms_part_writer_opts {
 	 * parts into a staging directory and make them durable with one
 	 * syncfs before their own commit rename. Never for a shard. */
 	bool no_sync;
+	/* Core parts: compress every block's units with this dictionary of
+	 * the shard (borrowed; its ID goes into each block header). NULL:
+	 * none. Index parts ignore it. */
+	const ms_part_dict *dict;
 } ms_part_writer_opts;
 
-/* Start writing part `id` into directory `tmp_dir` (created; must not
+/* Start writing part `id` as the file `tmp_path` (created; must not
  * exist). */
-int ms_part_writer_open(ms_part_writer **out, const char *tmp_dir, uint64_t id,
-                        const ms_part_writer_opts *opts, ms_errbuf *eb);
+int ms_part_writer_open(ms_part_writer **out, const char *tmp_path,
+                        uint64_t id, const ms_part_writer_opts *opts,
+                        ms_errbuf *eb);
 /* Append one trace's rows (all with the same trace ID, which must sort after
  * every trace already added). Rows are stored in the given order; a trace
  * over MS_BLOCK_SPLIT_BYTES becomes consecutive blocks. */
@@ -122,46 +164,57 @@ int ms_part_writer_add_trace(ms_part_writer *w, const ms_row *rows, size_t n,
  * checksum is verified before they are copied. */
 int ms_part_writer_add_raw(ms_part_writer *w, const ms_raw_block *raw,
                            ms_errbuf *eb);
-/* Write metadata and Bloom filter, fsync every file and the directory,
- * and fill *meta. The writer is freed whatever the result; on failure the
- * temporary directory is removed. */
+/* Write the index, the Bloom filter and the footer, fsync the file once,
+ * close it and fill *meta. The writer is freed whatever the result; on
+ * failure the file is removed. Nothing syncs the directory it is in: its
+ * publication does (a rename and one directory fsync). */
 int ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb);
-/* Drop an unfinished part: free the writer, remove its directory. */
+/* Drop an unfinished part: free the writer, remove its file. */
 void ms_part_writer_abort(ms_part_writer *w);
 
 /* Convenience for generators: sort rows by trace ID (stable), group them and
- * write one part into tmp_dir. */
-int ms_part_write_rows(const char *tmp_dir, uint64_t id, const ms_row *rows,
+ * write one part as the file tmp_path. */
+int ms_part_write_rows(const char *tmp_path, uint64_t id, const ms_row *rows,
                        size_t n, const ms_part_writer_opts *opts,
                        ms_part_meta *meta, ms_errbuf *eb);
 
-/* fsync every file in the part directory dir, then dir itself: what a
- * caller that copied or linked a part in does before a shard publishes it
- * (a writer syncs its own part at close). Counted in io (may be NULL). */
-int ms_part_sync_tree(const char *dir, ms_io *io, ms_errbuf *eb);
-/* fsync tmp_dir's files, rename tmp_dir to final_dir atomically, fsync the
- * parent. final_dir must not exist. Every fsync is counted in io (may be
- * NULL). */
-int ms_part_publish(const char *tmp_dir, const char *final_dir, ms_io *io,
+/* fsync the part file at path (a directory: every file in it, then the
+ * directory): what a caller that copied or linked a part in does before a
+ * shard publishes it (a writer syncs its own part at close). Counted in
+ * io (may be NULL). */
+int ms_part_sync_tree(const char *path, ms_io *io, ms_errbuf *eb);
+/* fsync tmp_path, rename it to final_path atomically, fsync the parent.
+ * final_path must not exist. Every fsync is counted in io (may be NULL). */
+int ms_part_publish(const char *tmp_path, const char *final_path, ms_io *io,
                     ms_errbuf *eb);
-/* Remove a part directory and everything in it (best effort, idempotent). */
-int ms_part_remove_dir(const char *dir, ms_errbuf *eb);
+/* Remove a part file (one unlink; a directory is removed with everything
+ * in it). Best effort, idempotent. */
+int ms_part_remove_dir(const char *path, ms_errbuf *eb);
 
 typedef struct ms_part ms_part;
-/* Open the part in `dir`, of whichever kind it is (index parts: min_ts and
- * max_ts hold the min and max key; blocks/traces/uncompressed as the index
- * format defines): read and verify metadata and Bloom filter (block
- * data is verified as it is read). Errors name the part, the file and what
- * was wrong. mem (borrowed) counts the part's own memory. */
-int ms_part_open(ms_part **out, const char *dir, ms_mem *mem, ms_errbuf *eb);
+/* Open the part file at `path`, of whichever kind it is (index parts:
+ * min_ts and max_ts hold the min and max key; blocks/traces/uncompressed
+ * as the index format defines): read and verify its footer, index and
+ * Bloom filter (block data is verified as it is read). A part of another
+ * format version (a part directory of version 2) is refused with
+ * MS_ERR_FORMAT. Errors name the part, the section and what was wrong.
+ * mem (borrowed) counts the part's own memory. */
+int ms_part_open(ms_part **out, const char *path, ms_mem *mem, ms_errbuf *eb);
+/* The same, resolving the blocks' dictionary IDs through `dicts` (may be
+ * NULL: a block that names a dictionary is then refused with
+ * MS_ERR_FORMAT). The part holds a reference to the set until closed. */
+int ms_part_open_dicts(ms_part **out, const char *path,
+                       const ms_part_dicts *dicts, ms_mem *mem,
+                       ms_errbuf *eb);
 void ms_part_close(ms_part *p);
 const ms_part_meta *ms_part_get_meta(const ms_part *p);
+/* The path the part was opened from (its file). */
 const char *ms_part_dir(const ms_part *p);
 enum ms_part_kind ms_part_kind_of(const ms_part *p);
 /* Bloom filter test: false means the trace ID is certainly absent. */
 bool ms_part_may_contain(const ms_part *p, const uint8_t *tid, uint32_t len);
-/* Read the whole data file and verify every block checksum and the part
- * checksum (used by fixture checks and recovery tests). */
+/* Read the whole data section and verify every block checksum and the
+ * part checksum (used by fixture checks and recovery tests). */
 int ms_part_verify(const ms_part *p, ms_errbuf *eb);
 
 typedef struct ms_part_iter ms_part_iter;

@@ -53,4 +53,13 @@ enum ms_col {
 int ms_trace_id_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b,
                     uint32_t blen);
 
+struct ms_arena;
+/* Deep-copy row `in` into *out: its strings, tags and body are copied into
+ * arena a (ms_mem.h) and live as long as the arena's memory; trace_id is
+ * set to tid (borrowed: the caller's one copy of the trace's ID). A NULL
+ * string stays NULL; a row without tags or body gets NULL for them.
+ * 0, or MS_ERR_NOMEM (then *out is partly written and must not be used). */
+int ms_row_copy(struct ms_arena *a, const uint8_t *tid, const ms_row *in,
+                ms_row *out);
+
 #endif

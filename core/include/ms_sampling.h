@@ -63,12 +63,16 @@ const char *ms_sampling_reason_name(enum ms_sampling_reason r);
 int ms_sampling_class_parse(const char *s);
 int ms_sampling_reason_parse(const char *s);
 
-/* The grace policy (DESIGN: pipeline). Its names and parser are
- * ms_grace_policy_name/_parse (ms_pipeline.h). */
+/* The grace policy (DESIGN: pipeline). */
 enum ms_grace_policy {
 	MS_GRACE_SELECTION = 0, /* any hot input: no sampling (default) */
 	MS_GRACE_TRACE = 1,     /* only traces with max ts <= frontier */
 };
+/* "selection" or "trace"; any other value is the default policy and
+ * named "selection". */
+const char *ms_grace_policy_name(enum ms_grace_policy p);
+/* "selection" or "trace"; MS_ERR_INVAL otherwise (*out unchanged). */
+int ms_grace_policy_parse(const char *s, enum ms_grace_policy *out);
 
 /* What is known about a merge before it starts. Zero it, set the first
  * five fields, then count every input with ms_sampling_input_add. */

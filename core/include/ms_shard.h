@@ -4,9 +4,10 @@
  *
  * Layout (see core/FORMAT.md, section "Shard"):
  *   DIR/snapshot                  active part IDs, epoch, next ID, depths
- *   DIR/core/<16hex>/             core parts
- *   DIR/sidx/latency/<16hex>/     latency index parts (same ID as core)
- *   DIR/sidx/start_time/<16hex>/  start_time index parts
+ *   DIR/parts/<16hex>.core        core parts (one file each)
+ *   DIR/parts/<16hex>.latency     latency index parts (same ID as core)
+ *   DIR/parts/<16hex>.start_time  start_time index parts
+ *   DIR/dicts/<8hex>              zstd dictionaries blocks may name
  *   DIR/tmp/                      anything being written
  * The snapshot is replaced by write-to-temp, fsync, rename, fsync(DIR): that
  * rename is the commit point of every transaction.
@@ -20,15 +21,17 @@
  *     view pinning it is released (never before its replacement is
  *     published); with opts.reap_async by the shard's reaper thread, so
  *     the transaction that removed it does not wait for the deletion.
- *  4. Opening recovers: temporary leftovers and part directories the
+ *  4. Opening recovers: temporary leftovers and part files the
  *     snapshot does not list are removed, and what was cleaned is said in
  *     ms_shard_recovery_note. A snapshot listing a part that is missing or
  *     unreadable is an error naming the part; nothing is deleted then.
  *  5. A part handed to a transaction at its tmp paths is already durable:
  *     whoever put it there synced it (the part writer at close, a caller
  *     that copies or links parts in with ms_part_sync_tree or one
- *     syncfs). Publication itself is renames, one fsync of each kind's
- *     directory, and the snapshot commit.
+ *     syncfs). Publication itself is three renames, one fsync of the
+ *     parts directory, and the snapshot commit.
+ *  6. A shard of an older part format (part directories under DIR/core/)
+ *     is refused at open with MS_ERR_FORMAT.
  *
  * Ownership: ms_shard and ms_view are heap objects owned by the caller of
  * _open / ms_shard_view; parts returned by a view are borrowed from it. A
@@ -75,11 +78,12 @@ uint64_t ms_shard_epoch(const ms_shard *s);
 /* Reserve a fresh part ID (monotonic per shard; persisted with the next
  * committed transaction, and never below an ID seen on disk at open). */
 int ms_shard_new_id(ms_shard *s, uint64_t *id, ms_errbuf *eb);
-/* Path where a new part of `kind` with `id` is to be written before it is
- * introduced or used as a merge output: DIR/tmp/<kind>-<16hex>. */
+/* Path of the file where a new part of `kind` with `id` is to be written
+ * before it is introduced or used as a merge output:
+ * DIR/tmp/<kind>-<16hex>. */
 int ms_shard_tmp_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
                       char *buf, size_t n);
-/* Final path of a part: DIR/core/<16hex> etc. */
+/* Final path of a part: DIR/parts/<16hex>.<kind>. */
 int ms_shard_part_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
                        char *buf, size_t n);
 
@@ -108,6 +112,16 @@ int ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
  * ms_shard_replace(s, inputs, ninputs, 0, eb). */
 int ms_shard_remove(ms_shard *s, const uint64_t *inputs, size_t ninputs,
                     ms_errbuf *eb);
+/* Add a zstd dictionary (bytes copied; e.g. from ms_part_dict_train) to
+ * the shard: written to DIR/dicts/<8hex> and synced before it is
+ * visible, named by the next ID (*id). Parts whose blocks name it are
+ * read through it from then on, and after every reopen. */
+int ms_shard_add_dict(ms_shard *s, const void *bytes, size_t n, uint32_t *id,
+                      ms_errbuf *eb);
+/* Dictionary `id` of the shard, for a writer (ms_part_writer_opts.dict);
+ * NULL if there is none. Valid while the shard is open. */
+const ms_part_dict *ms_shard_dict(const ms_shard *s, uint32_t id);
+
 /* Number of active parts now. */
 size_t ms_shard_count(const ms_shard *s);
 /* Wait until every removed part whose deletion was handed to the reaper
@@ -120,12 +134,12 @@ void ms_shard_settle(ms_shard *s);
  * deleted); a recovery test forks, makes the hook end the child at one
  * step and reopens the shard. */
 enum ms_shard_step {
-	MS_SHARD_STEP_RENAMED = 1,   /* one kind's tmp dir renamed (index k) */
-	MS_SHARD_STEP_DIRS_SYNCED,   /* the kinds' directories fsynced */
+	MS_SHARD_STEP_RENAMED = 1,   /* one kind's tmp file renamed (index k) */
+	MS_SHARD_STEP_DIRS_SYNCED,   /* the parts directory fsynced */
 	MS_SHARD_STEP_SNAP_WRITTEN,  /* tmp/snapshot.new written and synced */
 	MS_SHARD_STEP_COMMITTED,     /* renamed over snapshot (the commit) */
 	MS_SHARD_STEP_SNAP_SYNCED,   /* DIR fsynced after the commit */
-	MS_SHARD_STEP_INPUT_DELETED, /* one input's directories removed */
+	MS_SHARD_STEP_INPUT_DELETED, /* one input's files removed */
 };
 typedef void (*ms_shard_step_fn)(void *arg, enum ms_shard_step step,
                                  unsigned index);

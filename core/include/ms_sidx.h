@@ -50,9 +50,9 @@ int ms_sidx_row_cmp(const ms_sidx_row *a, const ms_sidx_row *b);
 size_t ms_sidx_value(const ms_sidx_row *r, uint8_t out[1 + MS_TRACE_ID_MAX]);
 
 /* Build the index rows of core rows rows[0..n) for kind, sort them and
- * write index part `id` into tmp_dir (created; must not exist); fill
- * *meta. On failure tmp_dir is removed. */
-int ms_sidx_write_rows(enum ms_part_kind kind, const char *tmp_dir, uint64_t id,
+ * write index part `id` as the file tmp_path (created; must not exist);
+ * fill *meta. On failure tmp_path is removed. */
+int ms_sidx_write_rows(enum ms_part_kind kind, const char *tmp_path, uint64_t id,
                        const ms_row *rows, size_t n,
                        const ms_part_writer_opts *opts, ms_part_meta *meta,
                        ms_errbuf *eb);
@@ -60,14 +60,14 @@ int ms_sidx_write_rows(enum ms_part_kind kind, const char *tmp_dir, uint64_t id,
 /* Streaming writer for rows already in order. */
 typedef struct ms_sidx_writer ms_sidx_writer;
 int ms_sidx_writer_open(ms_sidx_writer **out, enum ms_part_kind kind,
-                        const char *tmp_dir, uint64_t id,
+                        const char *tmp_path, uint64_t id,
                         const ms_part_writer_opts *opts, ms_errbuf *eb);
 /* Append a row; it must not sort before the previous one (MS_ERR_INVAL). */
 int ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row,
                        ms_errbuf *eb);
-/* Write index and meta, fsync all and the directory, fill *meta (may be
- * NULL). The writer is freed whatever the result; on failure the directory
- * is removed. */
+/* Write the index and the footer, fsync the file once, close it, fill
+ * *meta (may be NULL). The writer is freed whatever the result; on
+ * failure the file is removed. */
 int ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb);
 void ms_sidx_writer_abort(ms_sidx_writer *w);
 
@@ -87,14 +87,15 @@ int ms_sidx_read_all(const ms_part *p, ms_mem *mem, ms_sidx_row **rows,
                      size_t *n, ms_errbuf *eb);
 void ms_sidx_rows_free(ms_mem *mem, ms_sidx_row *rows, size_t n);
 
-/* Merge index parts (all of kind `kind`) into one part `id` in tmp_dir,
- * dropping every row whose trace ID keep() rejects (keep NULL keeps all);
- * *rows_pruned (may be NULL) gets how many were dropped. opts->depth is
- * recorded. On failure tmp_dir is removed and nothing is published. */
+/* Merge index parts (all of kind `kind`) into one part `id`, the file
+ * tmp_path, dropping every row whose trace ID keep() rejects (keep NULL
+ * keeps all); *rows_pruned (may be NULL) gets how many were dropped.
+ * opts->depth is recorded. On failure tmp_path is removed and nothing is
+ * published. */
 int ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs,
                   size_t n,
                   bool (*keep)(void *ctx, const uint8_t *tid, uint32_t len),
-                  void *ctx, const char *tmp_dir, uint64_t id,
+                  void *ctx, const char *tmp_path, uint64_t id,
                   const ms_part_writer_opts *opts, ms_part_meta *meta,
                   uint64_t *rows_pruned, ms_errbuf *eb);
 

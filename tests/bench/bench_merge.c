@@ -105,13 +105,13 @@ floor_core(floor_set *f, const ms_part *p)
 	ms_part_iter_close(it);
 }
 
-/* Index parts: the data file is a sequence of 32-byte chunk headers
- * (magic "MSX1", nrows, stored, raw, ...) each followed by its payload. */
+/* Index parts: the data section (from the file's start) is a sequence of
+ * 32-byte chunk headers (magic "MSX1", nrows, stored, raw, ...) each
+ * followed by its payload; the index section after it starts otherwise. */
 static void
 floor_index(floor_set *f, const ms_part *p)
 {
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/data", ms_part_dir(p));
+	const char *path = ms_part_dir(p);
 	FILE *fp = fopen(path, "rb");
 	if (!fp)
 		die(path, NULL);

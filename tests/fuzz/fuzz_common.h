@@ -1,6 +1,6 @@
 /*
  * fuzz_common.h - shared by the part and index-part reader harnesses: the
- * split scheme that turns one fuzz input into a part directory, resealing
+ * split scheme that turns one fuzz input into a part file, resealing
  * (recomputing every checksum so mutations reach the checks behind them),
  * and the seed writer.
  *
@@ -9,14 +9,15 @@
  *               bits 2..5 pick the decoded columns (core parts), bit 6
  *               "raw units" (core parts, below), bit 7 the two-pass read of
  *               fuzz_part_reader
- *   bytes 1..6  u16 lengths of meta, index and bloom
- *   then        meta, index, bloom bytes (cut short if the input is), and
- *               everything left is `data`
+ *   bytes 1..6  u16 lengths of footer, index and bloom
+ *   then        footer, index, bloom bytes (cut short if the input is),
+ *               and everything left is `data`; the part file is data,
+ *               index, bloom (unless left out), footer, back to back
  *
  * In raw-units mode `data` is a list of block specs, each a 152-byte block
  * header followed by u16 length + unit A bytes and u16 length + unit B
  * bytes, all uncompressed. The harness compresses the units, fills the
- * header's sizes, rebuilds index, Bloom filter and meta totals from the
+ * header's sizes, rebuilds index, Bloom filter and footer totals from the
  * headers and reseals, so the fuzzer's bytes reach the column decoders.
  */
 #ifndef MS_FUZZ_COMMON_H
@@ -34,16 +35,15 @@
 #include <xxhash.h>
 
 typedef struct fz_files {
-	uint8_t *f[4]; /* meta, index, bloom, data */
+	uint8_t *f[4]; /* footer, index, bloom, data */
 	size_t n[4];
 	bool bloom_absent;
 	unsigned mode;
 } fz_files;
 
-static const char *const fz_names[4] = { "meta", "index", "bloom", "data" };
-
-/* Recompute the checksums of blocks/chunks, index, bloom and meta, and the
- * sizes meta records, so that only the format checks can reject. */
+/* Recompute the checksums of blocks/chunks, index, bloom and footer, and
+ * the sizes and offsets the footer records, so that only the format
+ * checks can reject. */
 static inline void
 fz_reseal(fz_files *f)
 {
@@ -51,7 +51,7 @@ fz_reseal(fz_files *f)
 	size_t mn = f->n[0], xn = f->n[1], bn = f->n[2], dn = f->n[3];
 	bool core = mn < 16 || ms_le32(m + 12) == MS_KIND_CORE;
 	size_t off = 0;
-	XXH64_state_t chain; /* core: meta.checksum over header checksums */
+	XXH64_state_t chain; /* core: footer.checksum over header checksums */
 	XXH64_reset(&chain, 0);
 	while (core && dn - off >= MS__BLOCK_HDR) {
 		uint8_t *h = d + off;
@@ -77,15 +77,18 @@ fz_reseal(fz_files *f)
 		ms_put_le64(x + xn - 8, XXH64(x, xn - 8, 0));
 	if (bn >= 8 && !f->bloom_absent)
 		ms_put_le64(b + bn - 8, XXH64(b, bn - 8, 0));
-	if (mn == MS__META_SIZE) {
+	if (mn == MS__FOOTER_SIZE) {
 		uint64_t bb = f->bloom_absent ? 0 : bn;
 		ms_put_le64(m + 88,
 		            core ? XXH64_digest(&chain) : XXH64(d, dn, 0));
 		ms_put_le64(m + 96, dn);
-		ms_put_le64(m + 104, xn);
-		ms_put_le64(m + 112, bb);
-		ms_put_le64(m + 24, MS__META_SIZE + dn + xn + bb);
-		ms_put_le64(m + 120, XXH64(m, 120, 0));
+		ms_put_le64(m + 104, dn);
+		ms_put_le64(m + 112, xn);
+		ms_put_le64(m + 120, dn + xn);
+		ms_put_le64(m + 128, bb);
+		ms_put_le64(m + 136, dn + xn + bb);
+		ms_put_le64(m + 24, dn + xn + bb + MS__FOOTER_SIZE);
+		ms_put_le64(m + 152, XXH64(m, 152, 0));
 	}
 }
 
@@ -95,7 +98,7 @@ fz_le16(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
 }
 
-/* Raw-units mode: rebuild data, index, bloom and meta from block specs. */
+/* Raw-units mode: rebuild data, index, bloom and footer from block specs. */
 static inline void
 fz_build_raw(fz_files *f)
 {
@@ -188,7 +191,7 @@ fz_build_raw(fz_files *f)
 	for (uint64_t i = 0; i < traces; i++)
 		ms__bloom_add(bf + MS__BLOOM_HDR, nbits, hashes[i]);
 	free(hashes);
-	if (f->n[0] == MS__META_SIZE) {
+	if (f->n[0] == MS__FOOTER_SIZE) {
 		uint8_t *m = f->f[0];
 		ms_put_le32(m + 12, MS_KIND_CORE);
 		ms_put_le64(m + 32, span);
@@ -248,7 +251,7 @@ fz_free(fz_files *f)
 		free(f->f[i]);
 }
 
-/* A per-process part directory under /dev/shm (or /tmp). */
+/* A per-process part file under /dev/shm (or /tmp). */
 static inline const char *
 fz_dir(void)
 {
@@ -261,34 +264,29 @@ fz_dir(void)
 	return dir;
 }
 
+/* Write the part file: data, index, bloom (unless left out), footer. */
 static inline void
-fz_write(const fz_files *f, const char *dir)
+fz_write(const fz_files *f, const char *path)
 {
-	mkdir(dir, 0755);
-	for (int i = 0; i < 4; i++) {
-		char path[256];
-		snprintf(path, sizeof(path), "%s/%s", dir, fz_names[i]);
-		unlink(path);
+	static const int order[4] = { 3, 1, 2, 0 };
+	unlink(path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		abort();
+	for (int j = 0; j < 4; j++) {
+		int i = order[j];
 		if (i == 2 && f->bloom_absent)
 			continue;
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd < 0)
-			abort();
 		if (f->n[i] && write(fd, f->f[i], f->n[i]) != (ssize_t)f->n[i])
 			abort();
-		close(fd);
 	}
+	close(fd);
 }
 
 static inline void
-fz_clean(const char *dir)
+fz_clean(const char *path)
 {
-	for (int i = 0; i < 4; i++) {
-		char path[256];
-		snprintf(path, sizeof(path), "%s/%s", dir, fz_names[i]);
-		unlink(path);
-	}
-	rmdir(dir);
+	unlink(path);
 }
 
 /* What a harness checks on the part its input opened as (the part stays
@@ -297,7 +295,7 @@ fz_clean(const char *dir)
 typedef int (*fz_part_fn)(ms_part *p, const fz_files *f, const char *dir,
                           ms_errbuf *eb);
 
-/* A part harness's body: the input as a part directory (fz_split,
+/* A part harness's body: the input as a part file (fz_split,
  * fz_write), opened, check run on it when it opens; aborts on an error
  * without a message. Returns 0, as libFuzzer wants. */
 static inline int
@@ -322,40 +320,67 @@ fz_run_part(const uint8_t *data, size_t size, fz_part_fn check)
 	return 0;
 }
 
-/* Read a written part directory back into the input layout (seeds). */
-static inline size_t
-fz_pack(const char *dir, uint8_t mode, uint8_t **out)
+/* Split the part file at path into its sections by its footer (which
+ * must be intact): false when the file is missing or the sizes the
+ * footer gives do not fit it. */
+static inline bool
+fz_read(const char *path, fz_files *f)
 {
-	uint8_t *buf[4] = { 0 };
-	size_t n[4] = { 0 }, total = 7;
-	for (int i = 0; i < 4; i++) {
-		char path[512];
-		snprintf(path, sizeof(path), "%s/%s", dir, fz_names[i]);
-		FILE *fp = fopen(path, "rb");
-		if (!fp)
-			continue;
-		fseek(fp, 0, SEEK_END);
-		n[i] = (size_t)ftell(fp);
-		fseek(fp, 0, SEEK_SET);
-		buf[i] = malloc(n[i] + 1);
-		if (fread(buf[i], 1, n[i], fp) != n[i])
-			abort();
-		fclose(fp);
-		total += n[i];
+	memset(f, 0, sizeof(*f));
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return false;
+	fseek(fp, 0, SEEK_END);
+	size_t size = (size_t)ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	uint8_t *all = malloc(size + 1);
+	bool ok = fread(all, 1, size, fp) == size && size >= MS__FOOTER_SIZE;
+	fclose(fp);
+	const uint8_t *ft = all + size - MS__FOOTER_SIZE;
+	uint64_t dn = ok ? ms_le64(ft + 96) : 0, xn = ok ? ms_le64(ft + 112) : 0,
+	         bn = ok ? ms_le64(ft + 128) : 0;
+	ok = ok && dn <= size && xn <= size && bn <= size &&
+	     dn + xn + bn + MS__FOOTER_SIZE == size;
+	if (!ok) {
+		free(all);
+		return false;
 	}
+	const uint8_t *part[4] = { ft, all + dn, all + dn + xn, all };
+	size_t n[4] = { MS__FOOTER_SIZE, (size_t)xn, (size_t)bn, (size_t)dn };
+	for (int i = 0; i < 4; i++) {
+		f->f[i] = malloc(n[i] ? n[i] : 1);
+		memcpy(f->f[i], part[i], n[i]);
+		f->n[i] = n[i];
+	}
+	f->bloom_absent = bn == 0;
+	free(all);
+	return true;
+}
+
+/* Read a written part file back into the input layout (seeds): its
+ * footer says where the sections lie. */
+static inline size_t
+fz_pack(const char *path, uint8_t mode, uint8_t **out)
+{
+	fz_files f;
+	if (!fz_read(path, &f))
+		abort();
+	size_t total = 7;
+	for (int i = 0; i < 4; i++)
+		total += f.n[i];
 	uint8_t *o = malloc(total);
 	o[0] = mode;
 	for (int i = 0; i < 3; i++) {
-		o[1 + 2 * i] = (uint8_t)n[i];
-		o[2 + 2 * i] = (uint8_t)(n[i] >> 8);
+		o[1 + 2 * i] = (uint8_t)f.n[i];
+		o[2 + 2 * i] = (uint8_t)(f.n[i] >> 8);
 	}
 	size_t k = 7;
 	for (int i = 0; i < 4; i++) {
-		if (n[i])
-			memcpy(o + k, buf[i], n[i]);
-		k += n[i];
-		free(buf[i]);
+		if (f.n[i])
+			memcpy(o + k, f.f[i], f.n[i]);
+		k += f.n[i];
 	}
+	fz_free(&f);
 	*out = o;
 	return total;
 }

@@ -1,6 +1,6 @@
 /*
  * fuzz_part_reader.c - libFuzzer harness for the core part reader: turns
- * the input into a part directory (fuzz_common.h), opens it, iterates every
+ * the input into a part file (fuzz_common.h), opens it, iterates every
  * block, decodes the columns the mode picks, takes the raw bytes, and
  * verifies. With mode bit 7 it also reads the part as a sampling merge
  * does, mapped and through a window: a scan that defers unit checks, and

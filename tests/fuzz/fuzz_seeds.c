@@ -18,7 +18,7 @@ save(const char *corpus, const char *name, const uint8_t *p, size_t n)
 	fclose(fp);
 }
 
-/* The raw-units form of a core part: meta, then block specs. */
+/* The raw-units form of a core part: footer, then block specs. */
 static size_t
 pack_raw(const char *dir, uint8_t **out)
 {

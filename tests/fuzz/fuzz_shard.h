@@ -6,9 +6,10 @@
  * Input layout:
  *   byte 0   mode: bit 0 reseal (recompute the snapshot's XXH64 tail),
  *            bit 1 link the template's parts 1 and 3 into the layout,
- *            bit 2 leave a temporary directory tmp/core-<16hex>,
- *            bit 3 leave an unlisted part directory core/<16hex> and a
- *                  file core/README that is not a part,
+ *            bit 2 leave a temporary part file tmp/core-<16hex> cut
+ *                  short (no footer),
+ *            bit 3 leave an unlisted part file parts/<16hex>.core and a
+ *                  file parts/README that is not a part,
  *            bit 4 write no snapshot and open with `create`,
  *            bit 5 after a successful open remove the first part (one
  *                  transaction, a new snapshot) and open again,
@@ -44,8 +45,8 @@
 #define FZS_REMOVE 0x20u
 #define FZS_FAILALLOC 0x40u
 
-static const char *const fzs_kind_dir[MS_KIND_COUNT] = { "core", "sidx/latency",
-	                                                 "sidx/start_time" };
+static const char *const fzs_kind_name[MS_KIND_COUNT] = { "core", "latency",
+	                                                  "start_time" };
 
 /* rm -rf, not following symbolic links. */
 static inline void
@@ -140,31 +141,22 @@ fzs_make_template(const char *dir)
 	ms_shard_close(s);
 }
 
-/* Hard-link every file of the template's part directories into the
- * shard `dir` (the shard never writes a part file in place, and removing
- * a link leaves the template whole). */
+/* Hard-link the template's part files into the shard `dir` (the shard
+ * never writes a part file in place, and removing a link leaves the
+ * template whole). */
 static inline void
 fzs_link_parts(const char *tpl, const char *dir)
 {
-	static const char *const files[] = { "meta", "index", "bloom", "data" };
 	static const uint64_t ids[] = { 1, 3 };
 	char a[4096], b[4096];
 	for (size_t i = 0; i < 2; i++)
 		for (int k = 0; k < MS_KIND_COUNT; k++) {
-			snprintf(b, sizeof(b), "%s/%s/%016llx", dir,
-			         fzs_kind_dir[k], (unsigned long long)ids[i]);
-			if (mkdir(b, 0755) != 0)
+			snprintf(a, sizeof(a), "%s/parts/%016llx.%s", tpl,
+			         (unsigned long long)ids[i], fzs_kind_name[k]);
+			snprintf(b, sizeof(b), "%s/parts/%016llx.%s", dir,
+			         (unsigned long long)ids[i], fzs_kind_name[k]);
+			if (link(a, b) != 0)
 				abort();
-			for (size_t f = 0; f < 4; f++) {
-				snprintf(a, sizeof(a), "%s/%s/%016llx/%s", tpl,
-				         fzs_kind_dir[k],
-				         (unsigned long long)ids[i], files[f]);
-				snprintf(b, sizeof(b), "%s/%s/%016llx/%s", dir,
-				         fzs_kind_dir[k],
-				         (unsigned long long)ids[i], files[f]);
-				if (fzs_exists(a) && link(a, b) != 0)
-					abort();
-			}
 		}
 }
 

@@ -1,9 +1,9 @@
 /*
  * fuzz_shard_snapshot.c - libFuzzer harness for the shard snapshot codec
  * and the recovery that ms_shard_open runs over it. Each input becomes
- * DIR/snapshot of a fresh shard layout (core/, sidx/latency/,
- * sidx/start_time/, tmp/), optionally with the template's real parts,
- * a temporary leftover and an unlisted part directory (layout in
+ * DIR/snapshot of a fresh shard layout (parts/, tmp/), optionally with the
+ * template's real parts,
+ * a temporary leftover and an unlisted part file cut short (layout in
  * fuzz_shard.h); then the shard is opened.
  *
  * What must hold, whatever the bytes:
@@ -107,10 +107,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* A fresh layout. */
 	char path[4096], tmpdir[4096], unlisted[4096], foreign[4096];
 	fzs_rmrf(dir);
-	static const char *const subs[] = {
-		"",    "/core", "/sidx", "/sidx/latency", "/sidx/start_time",
-		"/tmp"
-	};
+	static const char *const subs[] = { "", "/parts", "/tmp" };
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
 		snprintf(path, sizeof(path), "%s%s", dir, subs[i]);
 		if (mkdir(path, 0755) != 0)
@@ -121,18 +118,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t leftover = 0x100u + idb;
 	snprintf(tmpdir, sizeof(tmpdir), "%s/tmp/core-%016llx", dir,
 	         (unsigned long long)leftover);
-	snprintf(unlisted, sizeof(unlisted), "%s/core/%016llx", dir,
+	snprintf(unlisted, sizeof(unlisted), "%s/parts/%016llx.core", dir,
 	         (unsigned long long)leftover);
-	snprintf(foreign, sizeof(foreign), "%s/core/README", dir);
-	if (mode & FZS_TMP) {
-		if (mkdir(tmpdir, 0755) != 0)
-			abort();
-		snprintf(path, sizeof(path), "%s/meta", tmpdir);
-		fzs_write_file(path, "x", 1);
-	}
+	snprintf(foreign, sizeof(foreign), "%s/parts/README", dir);
+	if (mode & FZS_TMP)
+		fzs_write_file(tmpdir, "x", 1);
 	if (mode & FZS_UNLISTED) {
-		if (mkdir(unlisted, 0755) != 0)
-			abort();
+		fzs_write_file(unlisted, "cut short", 9);
 		fzs_write_file(foreign, "not a part\n", 11);
 	}
 	snprintf(path, sizeof(path), "%s/snapshot", dir);

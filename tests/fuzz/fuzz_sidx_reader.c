@@ -1,6 +1,6 @@
 /*
  * fuzz_sidx_reader.c - libFuzzer harness for the index-part reader: turns
- * the input into a part directory (fuzz_common.h), opens it, iterates every
+ * the input into a part file (fuzz_common.h), opens it, iterates every
  * row checking the order the reader promises, and merges the part with
  * itself while pruning half of the trace IDs.
  */

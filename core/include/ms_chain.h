@@ -1,0 +1,138 @@
+/*
+ * ms_chain.h - the chain (chain.c): sampler plugins run one after another
+ * over the same batch, their keep masks ANDed, every misbehaving link
+ * failed open and counted, a circuit breaker after repeated timeouts,
+ * and Decide on worker threads or in a plugin host process
+ * (plugin_host.c). Parsing a spec into links is ms_chain_spec.h's.
+ *
+ * Ownership: an ms_chain is a heap object owned by whoever opened it and
+ * freed by ms_chain_close (NULL accepted); it owns its links' plugins.
+ * ms_chain_plugin returns a plugin borrowed from the chain; names and
+ * reasons returned are borrowed from it or static. Link specs and
+ * host_exe are borrowed for the call and copied.
+ * Threads: one pipeline may share a chain between merges; calls into it
+ * are serialized inside the chain.
+ */
+#ifndef MS_CHAIN_H
+#define MS_CHAIN_H
+
+#include "ms_err.h"
+#include "ms_loader.h"
+#include "ms_mem.h"
+#include "ms_row.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum ms_link_result {
+	MS_LINK_OK = 0,
+	MS_LINK_ERROR = 1,        /* decide() returned < 0 */
+	MS_LINK_WRONG_LENGTH = 2, /* returned a count other than n */
+	MS_LINK_BAD_VALUE = 3,    /* a verdict other than 0/1 */
+	MS_LINK_TIMEOUT = 4,      /* overran the Decide timeout */
+	MS_LINK_CIRCUIT_OPEN = 5, /* not called: the chain's circuit is open */
+	MS_LINK_HOST_ERROR = 6,   /* the host could not run the call */
+	MS_LINK_CRASHED = 7,      /* the plugin host process died in Decide */
+	MS_LINK_RESULT_COUNT = 8
+};
+/* The one table of fail-open reason names, as the event log stores them:
+ * "ok", "error", "wrong_length", "bad_value", "timeout", "circuit_open",
+ * "host_error", "crashed". */
+const char *ms_link_result_name(enum ms_link_result r);
+
+#define MS_LINK_HIST_BUCKETS 13 /* 12 bounds + overflow */
+/* Upper bound (inclusive, ns) of histogram bucket i < 12: 0.25, 0.5, 1,
+ * 2.5, 5, 10, 25, 50, 100, 250, 500, 1000 ms; UINT64_MAX for the last. */
+uint64_t ms_link_hist_bound_ns(size_t i);
+
+/* Per-link figures, keyed by the plugin's name. */
+typedef struct ms_link_stats {
+	char name[64];
+	uint64_t calls;    /* decide() calls started */
+	uint64_t traces;   /* traces handed to those calls */
+	uint64_t total_ns; /* Decide wall time (a timeout counts its wait) */
+	uint64_t max_ns;
+	uint64_t hist[MS_LINK_HIST_BUCKETS];
+	uint64_t results[MS_LINK_RESULT_COUNT];
+	uint64_t kept, dropped; /* verdicts of successful calls */
+	enum ms_link_result last_result;
+	char last_fail[192]; /* last fail-open reason, "" if none */
+} ms_link_stats;
+
+typedef struct ms_chain_link_spec {
+	const char *path;   /* the .so */
+	const char *config; /* NULL = "" */
+} ms_chain_link_spec;
+
+/* Where a chain's links run Decide. */
+enum ms_plugin_host_mode {
+	/* On a worker thread of this process (a crash takes it down). */
+	MS_PLUGIN_HOST_INPROC = 0,
+	/* In a child host process per link (plugin_host.c): a crash, abort,
+	 * exit or hang fails the link open ("crashed" or "timeout") and the
+	 * host is started again for the next call. */
+	MS_PLUGIN_HOST_PROCESS = 1,
+};
+/* "inproc", "process"; parse returns false for anything else. */
+const char *ms_plugin_host_mode_name(enum ms_plugin_host_mode m);
+bool ms_plugin_host_mode_parse(const char *s, enum ms_plugin_host_mode *out);
+
+/* The entry point of the host process: `EXE __plugin-host PATH CONFIG`
+ * with the control socket on fd 3 (see plugin_host.c). Returns the exit
+ * status. */
+int ms_plugin_host_main(int argc, char **argv);
+
+typedef struct ms_chain_opts {
+	ms_mem *mem;                /* borrowed; outlives the chain */
+	uint64_t decide_timeout_ns; /* 0 = 5 s */
+	unsigned circuit_after;     /* consecutive timeouts; 0 = 3 */
+	ms_log_fn log;
+	void *log_ctx;
+	/* How long ms_chain_close waits for calls abandoned after a timeout
+	 * before leaving them behind; 0 = 2 s. */
+	uint64_t close_grace_ns;
+	enum ms_plugin_host_mode host_mode;
+	/* The executable that serves as plugin host (process mode): it must
+	 * call ms_plugin_host_main for `__plugin-host`. Borrowed, copied. */
+	const char *host_exe;
+} ms_chain_opts;
+
+typedef struct ms_chain ms_chain;
+
+/* Load and open every link (in order). Fails, loading nothing, if any
+ * link fails to load; the message names the link. n may be 0. */
+int ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
+                  const ms_chain_opts *opts, ms_errbuf *eb);
+/* Unload every link and wait up to close_grace_ns for abandoned calls still
+ * running (their batches are freed through the chain's memory accounting).
+ * Calls still running after that are left behind and never block: each
+ * keeps its worker, verdict buffer, batch and plugin reference allocated
+ * for the life of the process, and its plugin is never closed nor
+ * dlclose()d, since the call may still be executing the plugin's code. */
+void ms_chain_close(ms_chain *c);
+size_t ms_chain_len(const ms_chain *c);
+ms_plugin *ms_chain_plugin(const ms_chain *c, size_t i);
+/* OR of the links' projections. */
+uint32_t ms_chain_projection(const ms_chain *c);
+void ms_chain_link_stats(const ms_chain *c, size_t i, ms_link_stats *out);
+bool ms_chain_circuit_is_open(const ms_chain *c);
+/* Why the circuit opened ("" while closed). */
+const char *ms_chain_circuit_reason(const ms_chain *c);
+/* Calls abandoned after a timeout that have not returned yet. */
+size_t ms_chain_abandoned(const ms_chain *c);
+
+/*
+ * Evaluate complete traces given as rows through the chain (batch.c, next
+ * to the batch builder it uses): rows grouped by trace in ascending
+ * trace-ID order (as ms_batch_from_rows), cut into batches of at most
+ * batch_traces traces (0 = 4096) with the chain's projection. Writes one
+ * keep byte per trace into keep (keep_cap bytes) and the trace count into
+ * *ntraces. No guard: these are the plugins' verdicts. For fixture gates
+ * and tools that run the real sampler.
+ */
+int ms_chain_evaluate_rows(ms_chain *c, ms_mem *mem, const ms_row *rows,
+                           size_t nrows, size_t batch_traces, uint8_t *keep,
+                           size_t keep_cap, size_t *ntraces, ms_errbuf *eb);
+
+#endif
