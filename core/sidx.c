@@ -7,9 +7,11 @@
  * Writer design:
  *  1. Rows arrive in non-decreasing (series, key, value) order (checked).
  *  2. `chunk` holds nchunk <= chunk_cap <= MS__CHUNK_ROWS rows not yet
- *     written; chunk_cap starts at the row hint (or small) and doubles.
- *     A full chunk is encoded into `raw` (sized exactly), compressed into
- *     `out` and written at once, so `out` holds one chunk at most.
+ *     written, their tag values copied into `vals` (the caller's strings
+ *     are borrowed only during the add); chunk_cap starts at the row hint
+ *     (or small) and doubles. A chunk full of rows or of tag values
+ *     (CHUNK_VALS) is encoded into `raw` (sized to a bound), compressed
+ *     into `out` and written at once, so `out` holds one chunk at most.
  *  3. data_off is the byte length of the data section including `out`;
  *     `content` has absorbed exactly those bytes.
  *  4. After a failure the writer is `failed`; finish removes the file.
