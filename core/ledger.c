@@ -163,15 +163,23 @@ ms_ledger_add_row(ms_ledger *l, const ms_row *r)
 }
 
 void
-ms_ledger_add_index_row(ms_ledger *l, uint64_t series, int64_t key,
-                        const uint8_t *value, uint32_t value_len)
+ms_ledger_add_index_row(ms_ledger *l, const ms_sidx_row *r)
 {
+	uint8_t val[1 + MS_TRACE_ID_MAX];
+	size_t n = ms_sidx_value(r, val);
 	struct enc e;
 	enc_init(&e);
 	enc_u8(&e, ENC_INDEX_ROW);
-	enc_u64(&e, series);
-	enc_u64(&e, (uint64_t)key);
-	enc_bytes(&e, value, value_len);
+	enc_u64(&e, r->series);
+	enc_u64(&e, (uint64_t)r->key);
+	enc_bytes(&e, val, n);
+	enc_u64(&e, (uint64_t)r->other);
+	enc_str(&e, r->instance);
+	enc_str(&e, r->endpoint);
+	uint32_t ntags = r->tags ? r->ntags : 0;
+	enc_u32(&e, ntags);
+	for (uint32_t i = 0; i < ntags; i++)
+		enc_str(&e, r->tags[i]);
 	add_hash(l, enc_end(&e));
 }
 

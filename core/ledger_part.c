@@ -10,14 +10,6 @@
 #include "ms_shard.h"
 #include "ms_sidx.h"
 
-static void
-add_sidx(ms_ledger *l, const ms_sidx_row *r)
-{
-	uint8_t val[1 + MS_TRACE_ID_MAX];
-	size_t n = ms_sidx_value(r, val);
-	ms_ledger_add_index_row(l, r->series, r->key, val, (uint32_t)n);
-}
-
 void
 ms_ledger_set_add_row(ms_ledger_set *s, const ms_row *r)
 {
@@ -25,7 +17,7 @@ ms_ledger_set_add_row(ms_ledger_set *s, const ms_row *r)
 	ms_ledger_add_row(&s->kind[MS_KIND_CORE], r);
 	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
 		ms_sidx_row_of((enum ms_part_kind)k, r, &ir);
-		add_sidx(&s->kind[k], &ir);
+		ms_ledger_add_index_row(&s->kind[k], &ir);
 	}
 }
 
@@ -58,7 +50,7 @@ index_ledger(const ms_part *p, ms_ledger *l, ms_mem *mem, ms_errbuf *eb)
 		return rc;
 	const ms_sidx_row *r;
 	while ((rc = ms_sidx_iter_next(it, &r, eb)) == 1)
-		add_sidx(l, r);
+		ms_ledger_add_index_row(l, r);
 	ms_sidx_iter_close(it);
 	return rc < 0 ? rc : 0;
 }

@@ -7,9 +7,11 @@
  * Writer design:
  *  1. Rows arrive in non-decreasing (series, key, value) order (checked).
  *  2. `chunk` holds nchunk <= chunk_cap <= MS__CHUNK_ROWS rows not yet
- *     written; chunk_cap starts at the row hint (or small) and doubles.
- *     A full chunk is encoded into `raw` (sized exactly), compressed into
- *     `out` and written at once, so `out` holds one chunk at most.
+ *     written, their tag values copied into `vals` (the caller's strings
+ *     are borrowed only during the add); chunk_cap starts at the row hint
+ *     (or small) and doubles. A chunk full of rows or of tag values
+ *     (CHUNK_VALS) is encoded into `raw` (sized to a bound), compressed
+ *     into `out` and written at once, so `out` holds one chunk at most.
  *  3. data_off is the byte length of the data section including `out`;
  *     `content` has absorbed exactly those bytes.
  *  4. After a failure the writer is `failed`; finish removes the file.
@@ -30,25 +32,81 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-/* Bytes one row can take in a chunk payload. */
-#define ROW_MAX_BYTES (10 + 10 + 1 + MS_TRACE_ID_MAX)
+/* Fewest payload bytes a row takes: series, key, ID length, one ID byte,
+ * and at least one byte in each of the four tag columns. */
+#define ROW_MIN_BYTES 8u
+/* Largest chunk payload a reader accepts: a chunk is cut once its tag
+ * values pass CHUNK_VALS, so only one huge row (a tag list can reach
+ * MS_TAGS_MAX x MS_TAG_MAX bytes) comes near this. */
+#define RAW_MAX (256u << 20)
+/* Tag-value bytes after which a writer cuts the chunk. */
+#define CHUNK_VALS (1u << 20)
+/* Distinct values a column's dictionary holds at most. */
+#define DICT_MAX 256u
+/* Longest encoded tag list. */
+#define TAGLIST_MAX ((uint64_t)MS_TAGS_MAX * (MS_TAG_MAX + 3) + 3)
+
+/* Column modes of a byte-valued tag column. */
+enum { COL_PLAIN = 0, COL_DICT = 1 };
 
 uint64_t
-ms_sidx_series(const char *service)
+ms_sidx_series(const char *service, bool is_error)
 {
-	return service ? XXH3_64bits(service, strlen(service))
-	               : XXH3_64bits("", 0);
+	XXH3_state_t st;
+	uint8_t e = is_error ? 1 : 0;
+	XXH3_64bits_reset(&st);
+	if (service)
+		XXH3_64bits_update(&st, service, strlen(service));
+	XXH3_64bits_update(&st, &e, 1);
+	return XXH3_64bits_digest(&st);
 }
 
 void
 ms_sidx_row_of(enum ms_part_kind kind, const ms_row *r, ms_sidx_row *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->series = ms_sidx_series(r->service);
-	out->key =
-	        kind == MS_KIND_LATENCY ? (int64_t)r->latency_ms : r->start_ns;
+	out->series = ms_sidx_series(r->service, r->is_error);
+	if (kind == MS_KIND_LATENCY) {
+		out->key = (int64_t)r->latency_ms;
+		out->other = r->start_ns;
+	} else {
+		out->key = r->start_ns;
+		out->other = (int64_t)r->latency_ms;
+	}
+	out->instance = r->instance;
+	out->endpoint = r->endpoint;
+	out->tags = r->tags;
+	out->ntags = r->tags ? r->ntags : 0;
 	out->tid_len = r->trace_id_len;
 	memcpy(out->tid, r->trace_id, r->trace_id_len);
+}
+
+static int
+str_cmp(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+/* The whole order, tags included: sorts rows that ms_sidx_row_cmp ties
+ * the same way every time, so a part's bytes depend only on its rows. */
+static int
+row_cmp_full(const ms_sidx_row *a, const ms_sidx_row *b)
+{
+	int c = ms_sidx_row_cmp(a, b);
+	if (c)
+		return c;
+	if (a->other != b->other)
+		return a->other < b->other ? -1 : 1;
+	if ((c = str_cmp(a->instance, b->instance)) != 0 ||
+	    (c = str_cmp(a->endpoint, b->endpoint)) != 0)
+		return c;
+	uint32_t na = a->tags ? a->ntags : 0, nb = b->tags ? b->ntags : 0;
+	if (na != nb)
+		return na < nb ? -1 : 1;
+	for (uint32_t i = 0; i < na; i++)
+		if ((c = str_cmp(a->tags[i], b->tags[i])) != 0)
+			return c;
+	return 0;
 }
 
 int
@@ -77,6 +135,23 @@ is_index_kind(enum ms_part_kind kind)
 
 /* ---- writer ---- */
 
+/* A row waiting in the writer's chunk: its tag strings are copied to
+ * w->vals from `off` (instance, endpoint, then the encoded tag list). */
+typedef struct wrow {
+	uint64_t series;
+	int64_t key, other;
+	size_t off;
+	uint32_t len[3]; /* instance, endpoint, encoded tag list */
+	uint32_t tid_len;
+	uint8_t tid[MS_TRACE_ID_MAX];
+} wrow;
+
+/* A value of a byte-valued column. */
+typedef struct bval {
+	const uint8_t *p;
+	uint32_t len;
+} bval;
+
 struct ms_sidx_writer {
 	ms_mem *mem;
 	ms_io *io;
@@ -87,9 +162,11 @@ struct ms_sidx_writer {
 	size_t path_size;
 	int fd;
 	ZSTD_CCtx *cctx;
-	ms_sidx_row *chunk;
+	wrow *chunk;
 	size_t nchunk, chunk_cap;
 	ms_buf raw, out, index;
+	ms_buf vals; /* the chunk rows' tag values */
+	ms_buf tmp;  /* column values and dictionaries while encoding */
 	uint64_t data_off;
 	XXH64_state_t content;
 	ms_part_meta meta;
@@ -126,7 +203,9 @@ swriter_free(ms_sidx_writer *w)
 	ms_buf_release(&w->raw);
 	ms_buf_release(&w->out);
 	ms_buf_release(&w->index);
-	ms_mem_free(w->mem, w->chunk, w->chunk_cap * sizeof(ms_sidx_row));
+	ms_buf_release(&w->vals);
+	ms_buf_release(&w->tmp);
+	ms_mem_free(w->mem, w->chunk, w->chunk_cap * sizeof(wrow));
 	ms_mem_free(w->mem, w->path, w->path_size);
 	ms_mem_free(w->mem, w, sizeof(*w));
 }
@@ -185,6 +264,8 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_path,
 	ms_buf_init(&w->raw, o.mem, 0);
 	ms_buf_init(&w->out, o.mem, 0);
 	ms_buf_init(&w->index, o.mem, 0);
+	ms_buf_init(&w->vals, o.mem, 0);
+	ms_buf_init(&w->tmp, o.mem, 0);
 	XXH64_reset(&w->content, 0);
 	int rc;
 	w->path_size = strlen(tmp_path) + 1;
@@ -192,7 +273,7 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_path,
 	w->chunk_cap = rows_hint == 0               ? CHUNK_START
 	               : rows_hint > MS__CHUNK_ROWS ? MS__CHUNK_ROWS
 	                                            : (size_t)rows_hint;
-	w->chunk = ms_mem_alloc(o.mem, w->chunk_cap * sizeof(ms_sidx_row));
+	w->chunk = ms_mem_alloc(o.mem, w->chunk_cap * sizeof(wrow));
 	w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
 	if (!w->path || !w->chunk || !w->cctx) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "index part %s: writer", idstr);
@@ -245,6 +326,80 @@ put_uv(uint8_t *p, uint64_t v)
 	return p;
 }
 
+static inline uint8_t *
+put_sv(uint8_t *p, uint64_t d)
+{
+	return put_uv(p, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
+}
+
+/* Bytes put_bytes_col may write for n values of `bytes` bytes in all. */
+static size_t
+bytes_col_bound(size_t n, size_t bytes)
+{
+	return 2 + DICT_MAX * 5 + n * 5 + bytes + n;
+}
+
+/*
+ * A byte-valued column of n values at p: a dictionary of the distinct
+ * values when there are at most DICT_MAX (mode, count - 1, the values'
+ * uvarint lengths, their bytes, one index byte per row), else plain (mode,
+ * n uvarint lengths, the bytes). slots: 2 x DICT_MAX entries of scratch,
+ * dist: DICT_MAX, idx: n.
+ */
+static uint8_t *
+put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots,
+              bval *dist, uint8_t *idx)
+{
+	const uint32_t mask = 2 * DICT_MAX - 1;
+	uint32_t nd = 0;
+	memset(slots, 0, 2 * DICT_MAX * sizeof(*slots));
+	for (size_t i = 0; i < n && nd <= DICT_MAX; i++) {
+		uint32_t h = (uint32_t)XXH3_64bits(v[i].p, v[i].len) & mask;
+		for (;;) {
+			uint16_t sl = slots[h];
+			if (sl == 0) {
+				if (nd == DICT_MAX) {
+					nd++; /* too many: plain */
+					break;
+				}
+				dist[nd] = v[i];
+				slots[h] = (uint16_t)++nd;
+				idx[i] = (uint8_t)(nd - 1);
+				break;
+			}
+			const bval *d = &dist[sl - 1];
+			if (d->len == v[i].len &&
+			    (v[i].len == 0 || memcmp(d->p, v[i].p, v[i].len) == 0)) {
+				idx[i] = (uint8_t)(sl - 1);
+				break;
+			}
+			h = (h + 1) & mask;
+		}
+	}
+	if (nd <= DICT_MAX) {
+		*p++ = COL_DICT;
+		*p++ = (uint8_t)(nd - 1);
+		for (uint32_t j = 0; j < nd; j++)
+			p = put_uv(p, dist[j].len);
+		for (uint32_t j = 0; j < nd; j++) {
+			if (dist[j].len)
+				memcpy(p, dist[j].p, dist[j].len);
+			p += dist[j].len;
+		}
+		memcpy(p, idx, n);
+		return p + n;
+	}
+	*p++ = COL_PLAIN;
+	for (size_t i = 0; i < n; i++)
+		p = put_uv(p, v[i].len);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].len)
+			memcpy(p, v[i].p, v[i].len);
+		p += v[i].len;
+	}
+	return p;
+}
+
 static int
 flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 {
@@ -261,11 +416,24 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 		ps = w->chunk[i].series;
 		pk = (uint64_t)w->chunk[i].key;
 	}
+	/* Tag columns: instance, endpoint, other (as 8-byte values on the
+	 * latency index, at most 10 varint bytes on the other), tags. */
+	need += 4 * bytes_col_bound(n, 0) + w->vals.len + n * 18;
 	ms_buf_reset(&w->raw);
+	ms_buf_reset(&w->tmp);
 	int rc = ms_buf_reserve(&w->raw, need);
+	if (rc == 0)
+		rc = ms_buf_reserve(&w->tmp, n * (sizeof(bval) + 1 + 8) +
+		                                     DICT_MAX * (sizeof(bval) + 4) +
+		                                     16);
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
 		              ms_strerror(rc));
+	bval *v = (bval *)(void *)w->tmp.data;
+	bval *dist = v + n;
+	uint16_t *slots = (uint16_t *)(void *)(dist + DICT_MAX);
+	uint8_t *idx = (uint8_t *)(slots + 2 * DICT_MAX);
+	uint8_t *ts = idx + n;
 	uint8_t *p = w->raw.data;
 	uint64_t prev = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -274,9 +442,8 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 	}
 	prev = 0;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t d = (uint64_t)w->chunk[i].key - prev;
+		p = put_sv(p, (uint64_t)w->chunk[i].key - prev);
 		prev = (uint64_t)w->chunk[i].key;
-		p = put_uv(p, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
 	}
 	for (size_t i = 0; i < n; i++)
 		*p++ = (uint8_t)w->chunk[i].tid_len;
@@ -284,6 +451,34 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 		memcpy(p, w->chunk[i].tid, w->chunk[i].tid_len);
 		p += w->chunk[i].tid_len;
 	}
+	for (unsigned c = 0; c < 2; c++) {
+		for (size_t i = 0; i < n; i++) {
+			const wrow *r = &w->chunk[i];
+			v[i].p = w->vals.data + r->off + (c ? r->len[0] : 0);
+			v[i].len = r->len[c];
+		}
+		p = put_bytes_col(p, v, n, slots, dist, idx);
+	}
+	if (w->kind == MS_KIND_LATENCY) {
+		for (size_t i = 0; i < n; i++) {
+			ms_put_le64(ts + 8 * i, (uint64_t)w->chunk[i].other);
+			v[i].p = ts + 8 * i;
+			v[i].len = 8;
+		}
+		p = put_bytes_col(p, v, n, slots, dist, idx);
+	} else {
+		prev = 0;
+		for (size_t i = 0; i < n; i++) {
+			p = put_sv(p, (uint64_t)w->chunk[i].other - prev);
+			prev = (uint64_t)w->chunk[i].other;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const wrow *r = &w->chunk[i];
+		v[i].p = w->vals.data + r->off + r->len[0] + r->len[1];
+		v[i].len = r->len[2];
+	}
+	p = put_bytes_col(p, v, n, slots, dist, idx);
 	w->raw.len = (size_t)(p - w->raw.data);
 
 	size_t bound = ZSTD_compressBound(w->raw.len);
@@ -328,6 +523,7 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 	w->meta.blocks++;
 	w->meta.uncompressed_bytes += w->raw.len;
 	w->nchunk = 0;
+	ms_buf_reset(&w->vals);
 	/* A chunk is tens of KiB: written at once, `out` stays one chunk. */
 	rc = ms__write_all(w->fd, h, len, w->io);
 	if (rc)
@@ -342,14 +538,41 @@ ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
 	if (!w || w->failed)
 		return ms_fail(eb, MS_ERR_STATE,
 		               "index part writer: failed before");
+	unsigned long long at = (unsigned long long)w->meta.rows;
 	if (row->tid_len < 1 || row->tid_len > MS_TRACE_ID_MAX)
-		return swfail(w, eb, MS_ERR_INVAL, "rows", "trace ID length %u",
-		              row->tid_len);
+		return swfail(w, eb, MS_ERR_INVAL, "rows",
+		              "row %llu: trace ID length %u", at, row->tid_len);
 	if (w->meta.rows && ms_sidx_row_cmp(row, &w->last) < 0)
 		return swfail(w, eb, MS_ERR_INVAL, "rows",
-		              "row %llu sorts before the previous one",
-		              (unsigned long long)w->meta.rows);
-	if (w->nchunk == MS__CHUNK_ROWS) {
+		              "row %llu sorts before the previous one", at);
+	size_t li = row->instance ? strlen(row->instance) : 0;
+	size_t le = row->endpoint ? strlen(row->endpoint) : 0;
+	uint32_t nt = row->tags ? row->ntags : 0;
+	if (li > MS_STR_MAX || le > MS_STR_MAX)
+		return swfail(w, eb, MS_ERR_INVAL, "rows",
+		              "row %llu: instance of %zu or endpoint of %zu "
+		              "bytes, at most %d",
+		              at, li, le, MS_STR_MAX);
+	if (nt > MS_TAGS_MAX)
+		return swfail(w, eb, MS_ERR_INVAL, "rows",
+		              "row %llu: %u tags, at most %d", at, nt,
+		              MS_TAGS_MAX);
+	if (w->kind == MS_KIND_START_TIME &&
+	    (row->other < 0 || row->other > (int64_t)UINT32_MAX))
+		return swfail(w, eb, MS_ERR_INVAL, "rows",
+		              "row %llu: latency %lld outside 0..%u", at,
+		              (long long)row->other, UINT32_MAX);
+	size_t lt = uv_len(nt);
+	for (uint32_t i = 0; i < nt; i++) {
+		size_t l = row->tags[i] ? strlen(row->tags[i]) : 0;
+		if (!row->tags[i] || l > MS_TAG_MAX)
+			return swfail(w, eb, MS_ERR_INVAL, "rows",
+			              "row %llu: tag %u is NULL or longer "
+			              "than %d bytes",
+			              at, i, MS_TAG_MAX);
+		lt += uv_len(l) + l;
+	}
+	if (w->nchunk == MS__CHUNK_ROWS || w->vals.len >= CHUNK_VALS) {
 		int rc = flush_chunk(w, eb);
 		if (rc)
 			return rc;
@@ -358,27 +581,52 @@ ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
 		size_t nc = w->chunk_cap * 2 > MS__CHUNK_ROWS
 		                    ? MS__CHUNK_ROWS
 		                    : w->chunk_cap * 2;
-		ms_sidx_row *c = ms_mem_realloc(
-		        w->mem, w->chunk, w->chunk_cap * sizeof(ms_sidx_row),
-		        nc * sizeof(ms_sidx_row));
+		wrow *c = ms_mem_realloc(w->mem, w->chunk,
+		                         w->chunk_cap * sizeof(wrow),
+		                         nc * sizeof(wrow));
 		if (!c)
 			return swfail(w, eb, MS_ERR_NOMEM, MS__F_DATA,
 			              "chunk of %zu rows", nc);
 		w->chunk = c;
 		w->chunk_cap = nc;
 	}
-	ms_sidx_row *c = &w->chunk[w->nchunk++];
-	memset(c, 0, sizeof(*c));
+	int rc = ms_buf_reserve(&w->vals, li + le + lt);
+	if (rc)
+		return swfail(w, eb, rc, MS__F_DATA, "tag values: %s",
+		              ms_strerror(rc));
+	wrow *c = &w->chunk[w->nchunk++];
 	c->series = row->series;
 	c->key = row->key;
+	c->other = row->other;
+	c->off = w->vals.len;
+	c->len[0] = (uint32_t)li;
+	c->len[1] = (uint32_t)le;
+	c->len[2] = (uint32_t)lt;
 	c->tid_len = row->tid_len;
 	memcpy(c->tid, row->tid, row->tid_len);
+	uint8_t *p = w->vals.data + w->vals.len;
+	memcpy(p, row->instance ? row->instance : "", li);
+	memcpy(p + li, row->endpoint ? row->endpoint : "", le);
+	p = put_uv(p + li + le, nt);
+	for (uint32_t i = 0; i < nt; i++) {
+		size_t l = strlen(row->tags[i]);
+		p = put_uv(p, l);
+		memcpy(p, row->tags[i], l);
+		p += l;
+	}
+	w->vals.len += li + le + lt;
 	if (w->meta.rows == 0 || row->key < w->meta.min_ts)
 		w->meta.min_ts = row->key;
 	if (w->meta.rows == 0 || row->key > w->meta.max_ts)
 		w->meta.max_ts = row->key;
 	w->meta.rows++;
-	w->last = *c;
+	/* Only (series, key, value) of the last row is kept: its strings
+	 * are the caller's. */
+	memset(&w->last, 0, sizeof(w->last));
+	w->last.series = row->series;
+	w->last.key = row->key;
+	w->last.tid_len = row->tid_len;
+	memcpy(w->last.tid, row->tid, row->tid_len);
 	return 0;
 }
 
@@ -428,7 +676,7 @@ out:
 static int
 row_cmp_qsort(const void *a, const void *b)
 {
-	return ms_sidx_row_cmp(a, b);
+	return row_cmp_full(a, b);
 }
 
 int
@@ -539,11 +787,15 @@ ms__sidx_check_index(const ms_part *p, ms_errbuf *eb)
 
 /*
  * Iterator design:
- *  1. A loaded chunk is kept compressed-free in `raw` only: its four
- *     columns (series deltas, key deltas, ID lengths, IDs) are located by
- *     load_chunk, which also checks their lengths, the first row against
- *     the index entry, and every ID length; rows are decoded one at a time
- *     into `cur` by next(), so an iterator holds no row array.
+ *  1. A loaded chunk is kept uncompressed in `raw` only: its columns
+ *     (series deltas, key deltas, ID lengths, IDs, then the tag columns)
+ *     are located by load_chunk, which also checks their lengths, every ID
+ *     length and every tag value, and copies the dictionaries' values into
+ *     `arena` as NUL-terminated strings (tag lists as pointer arrays in
+ *     `ptrs`); rows are decoded one at a time by next_row, a plain value
+ *     copied into the same arena then, so an iterator holds no row array.
+ *     arena and ptrs are sized at load for the whole chunk and never move
+ *     until the next load: a row's strings live until the next call.
  *  2. pos rows of the loaded chunk (nrows) have been returned;
  *     row[ci] is the last one returned and row[ci ^ 1] the one before it
  *     (in this chunk or the previous one), which it had to sort after.
@@ -552,6 +804,25 @@ ms__sidx_check_index(const ms_part *p, ms_errbuf *eb)
  *  4. dctx is borrowed (shared by the iterators of one merge, which
  *     decompress one chunk at a time on one thread) or owned.
  */
+/* A decoded tag value. */
+typedef union rval {
+	const char *s;
+	int64_t i;
+	struct {
+		const char *const *t;
+		uint32_t n;
+	} tl;
+} rval;
+
+/* A byte-valued tag column of the loaded chunk. */
+struct rcol {
+	uint8_t mode;
+	uint32_t ndict;        /* COL_DICT: values in the dictionary */
+	const uint8_t *idx;     /* COL_DICT: one index per row */
+	const uint8_t *lp, *bp; /* COL_PLAIN: length and byte cursors */
+	rval *dict; /* COL_DICT: ndict values, in the iterator's `dicts` */
+};
+
 struct ms_sidx_iter {
 	const ms_part *p;
 	ms_mem *mem;
@@ -559,6 +830,13 @@ struct ms_sidx_iter {
 	ZSTD_DCtx *dctx;
 	bool own_dctx;
 	ms_buf raw;
+	ms_buf arena; /* the loaded chunk's strings, NUL-terminated */
+	ms_buf ptrs;  /* its tag lists: arrays of pointers into arena */
+	ms_buf dicts; /* its columns' dictionaries (rval) */
+	/* Tag columns: instance, endpoint, other (latency index), tags. */
+	struct rcol cols[4];
+	const uint8_t *op; /* other as svarint deltas (start_time index) */
+	uint64_t po;
 	/* Cursors into the series, key and ID columns and their ends. */
 	const uint8_t *sp, *kp, *tp, *s_end, *k_end, *t_end;
 	const uint8_t *lens;  /* ID length column */
@@ -594,7 +872,10 @@ siter_open(ms_sidx_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
 	it->win.fd = -1;
 	it->dctx = dctx;
 	it->own_dctx = dctx == NULL;
-	ms_buf_init(&it->raw, mem, MS__CHUNK_ROWS * ROW_MAX_BYTES);
+	ms_buf_init(&it->raw, mem, RAW_MAX);
+	ms_buf_init(&it->arena, mem, RAW_MAX);
+	ms_buf_init(&it->ptrs, mem, 0);
+	ms_buf_init(&it->dicts, mem, 0);
 	XXH64_reset(&it->content, 0);
 	int rc = ms__win_open(&it->win, p, mem, io, eb);
 	if (rc) {
@@ -621,6 +902,9 @@ ms_sidx_iter_close(ms_sidx_iter *it)
 	if (it->own_dctx)
 		ZSTD_freeDCtx(it->dctx);
 	ms_buf_release(&it->raw);
+	ms_buf_release(&it->arena);
+	ms_buf_release(&it->ptrs);
+	ms_buf_release(&it->dicts);
 	ms_mem_free(it->mem, it, sizeof(*it));
 }
 
@@ -679,8 +963,59 @@ get_uv(const uint8_t **pp)
 	return v;
 }
 
+/* Copy n bytes to the arena as a NUL-terminated string (room was made
+ * at load). */
+static const char *
+mat_str(ms_sidx_iter *it, const uint8_t *p, size_t n)
+{
+	char *d = (char *)it->arena.data + it->arena.len;
+	if (n)
+		memcpy(d, p, n);
+	d[n] = 0;
+	it->arena.len += n + 1;
+	return d;
+}
+
+/* A tag list checked by check_taglist, into the arena and ptrs. */
+static void
+mat_tags(ms_sidx_iter *it, const uint8_t *p, rval *out)
+{
+	uint32_t n = (uint32_t)get_uv(&p);
+	const char **t =
+	        n ? (const char **)(void *)(it->ptrs.data + it->ptrs.len)
+	          : NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t l = (size_t)get_uv(&p);
+		t[i] = mat_str(it, p, l);
+		p += l;
+	}
+	it->ptrs.len += n * sizeof(*t);
+	out->tl.t = t;
+	out->tl.n = n;
+}
+
+/* The value of row it->pos in byte column c: from the dictionary, or the
+ * next plain value decoded as column c decodes. */
+static rval
+col_value(ms_sidx_iter *it, unsigned c)
+{
+	struct rcol *col = &it->cols[c];
+	if (col->mode == COL_DICT)
+		return col->dict[col->idx[it->pos]];
+	rval v;
+	size_t l = (size_t)get_uv(&col->lp);
+	if (c == 2)
+		v.i = (int64_t)ms_le64(col->bp);
+	else if (c == 3)
+		mat_tags(it, col->bp, &v);
+	else
+		v.s = mat_str(it, col->bp, l);
+	col->bp += l;
+	return v;
+}
+
 /* Decode the next row of the loaded chunk into v. The columns were
- * bounded by load_chunk: each holds exactly nrows values. */
+ * bounded and checked by load_chunk: each holds exactly nrows values. */
 static void
 decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 {
@@ -695,6 +1030,110 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 	memcpy(v->tid, it->tp, len);
 	memset(v->tid + len, 0, MS_TRACE_ID_MAX - len);
 	it->tp += len;
+	v->instance = col_value(it, 0).s;
+	v->endpoint = col_value(it, 1).s;
+	if (it->p->kind == MS_KIND_LATENCY) {
+		v->other = col_value(it, 2).i;
+	} else {
+		z = get_uv(&it->op);
+		it->po += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
+		v->other = (int64_t)it->po;
+	}
+	rval t = col_value(it, 3);
+	v->tags = t.tl.t;
+	v->ntags = t.tl.n;
+}
+
+/* Check one tag value of byte column c (0, 1: a string; 2: an 8-byte
+ * start_ns; 3: an encoded tag list); add to *strs the arena bytes and to
+ * *ntags the pointers it needs. */
+static bool
+check_value(unsigned c, const uint8_t *p, uint64_t len, uint64_t *strs,
+            uint64_t *ntags)
+{
+	if (c == 2)
+		return len == 8;
+	if (c < 2) {
+		*strs += len + 1;
+		return len <= MS_STR_MAX && (len == 0 || !memchr(p, 0, len));
+	}
+	ms_rd r;
+	ms_rd_init(&r, p, len);
+	uint64_t n = ms_rd_uvarint(&r);
+	if (r.bad || n > MS_TAGS_MAX)
+		return false;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t l = ms_rd_uvarint(&r);
+		const uint8_t *b = r.bad || l > MS_TAG_MAX ? NULL
+		                                         : ms_rd_bytes(&r, l);
+		if (!b || (l && memchr(b, 0, l)))
+			return false;
+		*strs += l + 1;
+	}
+	*ntags += n;
+	return r.left == 0;
+}
+
+/* Locate byte column c of nrows values at r, checking every value. */
+static bool
+parse_col(struct rcol *col, unsigned c, ms_rd *r, uint32_t nrows,
+          uint64_t *strs, uint64_t *ntags)
+{
+	uint64_t max = c < 2 ? MS_STR_MAX : c == 2 ? 8 : TAGLIST_MAX;
+	uint8_t mode = ms_rd_u8(r);
+	uint32_t m = mode == COL_PLAIN ? nrows : 1u + ms_rd_u8(r);
+	if (r->bad || mode > COL_DICT || m > nrows)
+		return false;
+	col->mode = mode;
+	col->lp = r->p;
+	uint64_t total = 0;
+	for (uint32_t j = 0; j < m; j++) {
+		uint64_t l = ms_rd_uvarint(r);
+		if (r->bad || l > max)
+			return false;
+		total += l;
+	}
+	const uint8_t *lp = col->lp;
+	const uint8_t *bp = ms_rd_bytes(r, total);
+	if (!bp)
+		return false;
+	col->bp = bp;
+	for (uint32_t j = 0; j < m; j++) {
+		uint64_t l = get_uv(&lp);
+		if (!check_value(c, bp, l, strs, ntags))
+			return false;
+		bp += l;
+	}
+	if (mode == COL_PLAIN)
+		return true;
+	col->idx = ms_rd_bytes(r, nrows);
+	if (!col->idx)
+		return false;
+	for (uint32_t i = 0; i < nrows; i++)
+		if (col->idx[i] >= m)
+			return false;
+	col->ndict = m;
+	return true;
+}
+
+/* Copy the dictionary values of column c into the arena. */
+static void
+mat_dict(ms_sidx_iter *it, unsigned c)
+{
+	struct rcol *col = &it->cols[c];
+	const uint8_t *lp = col->lp, *bp = col->bp;
+	col->dict = (rval *)(void *)(it->dicts.data + it->dicts.len);
+	it->dicts.len += col->ndict * sizeof(rval);
+	for (uint32_t j = 0; j < col->ndict; j++) {
+		size_t l = (size_t)get_uv(&lp);
+		if (c == 2)
+			col->dict[j].i = (int64_t)ms_le64(bp);
+		else if (c == 3)
+			mat_tags(it, bp, &col->dict[j]);
+		else
+			col->dict[j].s = mat_str(it, bp, l);
+		bp += l;
+	}
 }
 
 /* Read, verify and locate the columns of chunk it->next. */
@@ -723,7 +1162,7 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 	uint32_t hs = ms_le32(c + offsetof(struct ms__chunk_disk, stored));
 	uint32_t hr = ms_le32(c + offsetof(struct ms__chunk_disk, raw));
 	if (hn != nrows || (uint64_t)hs + MS__CHUNK_HDR != stored ||
-	    hr < 3u * nrows || hr > nrows * ROW_MAX_BYTES || hs == 0 ||
+	    hr < ROW_MIN_BYTES * nrows || hr > RAW_MAX || hs == 0 ||
 	    hs > ZSTD_compressBound(hr))
 		return sifail(it, eb, MS_ERR_CORRUPT,
 		              "header (%u rows, %u stored, %u raw) does not "
@@ -753,7 +1192,8 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 		              "payload inflated to %zu bytes, not %u", k, hr);
 	it->raw.len = hr;
 	/* Locate the columns: nrows varints, nrows varints, nrows
-	 * lengths, then exactly the sum of the lengths in ID bytes. */
+	 * lengths, the sum of the lengths in ID bytes, then the tag
+	 * columns, which end the payload exactly. */
 	ms_rd r;
 	ms_rd_init(&r, it->raw.data, hr);
 	const uint8_t *series = r.p;
@@ -769,14 +1209,57 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 		else
 			tids += lens[i];
 	}
-	if (!lens || tids != r.left)
+	const uint8_t *tp = lens ? ms_rd_bytes(&r, tids) : NULL;
+	uint64_t strs = 0, ntags = 0;
+	ok = tp != NULL;
+	for (unsigned col = 0; ok && col < 4; col++) {
+		if (col == 2 && p->kind == MS_KIND_START_TIME) {
+			/* latency: svarint deltas, each 0..UINT32_MAX */
+			it->op = r.p;
+			const uint8_t *q = r.p;
+			uint64_t v = 0;
+			ok = skip_varints(&r, nrows);
+			for (uint32_t i = 0; ok && i < nrows; i++) {
+				uint64_t zz = get_uv(&q);
+				v += (uint64_t)((int64_t)(zz >> 1) ^
+				                -(int64_t)(zz & 1));
+				ok = v <= UINT32_MAX;
+			}
+			continue;
+		}
+		ok = parse_col(&it->cols[col], col, &r, nrows, &strs, &ntags);
+	}
+	if (!ok || r.left != 0)
 		return sifail(it, eb, MS_ERR_CORRUPT, "payload malformed");
+	/* Room for every string and tag pointer of the chunk (at most
+	 * the payload's size), made once so that none moves. */
+	size_t nd = 0;
+	for (unsigned col = 0; col < 4; col++)
+		if (it->cols[col].mode == COL_DICT &&
+		    (col != 2 || p->kind == MS_KIND_LATENCY))
+			nd += it->cols[col].ndict;
+	ms_buf_reset(&it->arena);
+	ms_buf_reset(&it->ptrs);
+	ms_buf_reset(&it->dicts);
+	rc = ms_buf_reserve(&it->arena, (size_t)strs);
+	if (rc == 0)
+		rc = ms_buf_reserve(&it->ptrs, (size_t)ntags * sizeof(char *));
+	if (rc == 0)
+		rc = ms_buf_reserve(&it->dicts, nd * sizeof(rval));
+	if (rc)
+		return sifail(it, eb, rc, "%llu tag bytes",
+		              (unsigned long long)strs);
+	for (unsigned col = 0; col < 4; col++)
+		if (it->cols[col].mode == COL_DICT &&
+		    (col != 2 || p->kind == MS_KIND_LATENCY))
+			mat_dict(it, col);
+	it->po = 0;
 	it->sp = series;
 	it->s_end = keys;
 	it->kp = keys;
 	it->k_end = keys_end;
-	it->tp = r.p;
-	it->t_end = r.p + r.left;
+	it->tp = tp;
+	it->t_end = tp + tids;
 	it->lens = lens;
 	it->entry = e;
 	it->ps = it->pk = 0;
@@ -887,9 +1370,56 @@ ms__sidx_verify(const ms_part *p, ms_errbuf *eb)
 	return rc;
 }
 
+/* A row of ms_sidx_read_all keeps its strings in one block at r->tags:
+ * ntags pointers, then instance, endpoint and the tags, NUL-terminated. */
+static size_t
+row_block_size(const ms_sidx_row *r)
+{
+	size_t b = r->ntags * sizeof(char *) + strlen(r->instance) + 1 +
+	           strlen(r->endpoint) + 1;
+	for (uint32_t i = 0; i < r->ntags; i++)
+		b += strlen(r->tags[i]) + 1;
+	return b;
+}
+
+static char *
+put_str(char *d, const char *s)
+{
+	size_t l = strlen(s) + 1;
+	memcpy(d, s, l);
+	return d + l;
+}
+
+/* Copy r's strings into a block of its own (row_block_size). */
+static int
+row_own(ms_mem *mem, const ms_sidx_row *r, ms_sidx_row *out)
+{
+	*out = *r;
+	void *blk = ms_mem_alloc(mem, row_block_size(r));
+	if (!blk)
+		return MS_ERR_NOMEM;
+	const char **t = blk;
+	char *d = (char *)(t + r->ntags);
+	out->instance = d;
+	d = put_str(d, r->instance);
+	out->endpoint = d;
+	d = put_str(d, r->endpoint);
+	for (uint32_t i = 0; i < r->ntags; i++) {
+		t[i] = d;
+		d = put_str(d, r->tags[i]);
+	}
+	out->tags = t;
+	return 0;
+}
+
 void
 ms_sidx_rows_free(ms_mem *mem, ms_sidx_row *rows, size_t n)
 {
+	if (!rows)
+		return;
+	for (size_t i = 0; i < n; i++)
+		ms_mem_free(mem, (void *)rows[i].tags,
+		            row_block_size(&rows[i]));
 	ms_mem_free(mem, rows, n * sizeof(ms_sidx_row));
 }
 
@@ -923,10 +1453,18 @@ ms_sidx_read_all(const ms_part *p, ms_mem *mem, ms_sidx_row **rows, size_t *n,
 	const ms_sidx_row *r;
 	while ((rc = ms_sidx_iter_next(it, &r, eb)) == 1) {
 		/* The index check bounds the rows to meta.rows. */
-		v[k++] = *r;
+		if (row_own(mem, r, &v[k])) {
+			rc = ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
+			                   "row %zu", k);
+			break;
+		}
+		k++;
 	}
 	ms_sidx_iter_close(it);
 	if (rc) {
+		for (size_t i = 0; i < k; i++)
+			ms_mem_free(mem, (void *)v[i].tags,
+			            row_block_size(&v[i]));
 		ms_mem_free(mem, v, bytes);
 		return rc;
 	}

@@ -142,11 +142,8 @@ rs_ledger(rowset *rs, ms_ledger_set *l)
 		ms_ledger_add_row(&l->kind[MS_KIND_CORE], &r[i]);
 		for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
 			ms_sidx_row ir;
-			uint8_t v[1 + MS_TRACE_ID_MAX];
 			ms_sidx_row_of((enum ms_part_kind)k, &r[i], &ir);
-			size_t vl = ms_sidx_value(&ir, v);
-			ms_ledger_add_index_row(&l->kind[k], ir.series, ir.key,
-			                        v, (uint32_t)vl);
+			ms_ledger_add_index_row(&l->kind[k], &ir);
 		}
 	}
 }

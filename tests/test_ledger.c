@@ -137,6 +137,23 @@ test_every_field_counts(void **state)
 	assert_true(ms_ledger_equal(&l0, &lc));
 }
 
+/* Add index row (series, key, value) with the tags of *tags (NULL: none)
+ * to l; value is 0x01||traceID. */
+static void
+add_irow(ms_ledger *l, uint64_t series, int64_t key, const uint8_t *value,
+         uint32_t value_len, const ms_sidx_row *tags)
+{
+	ms_sidx_row r;
+	memset(&r, 0, sizeof(r));
+	if (tags)
+		r = *tags;
+	r.series = series;
+	r.key = key;
+	r.tid_len = value_len - 1;
+	memcpy(r.tid, value + 1, value_len - 1);
+	ms_ledger_add_index_row(l, &r);
+}
+
 static void
 test_index_rows(void **state)
 {
@@ -145,24 +162,79 @@ test_index_rows(void **state)
 	ms_ledger a, b;
 	ms_ledger_init(&a);
 	ms_ledger_init(&b);
-	ms_ledger_add_index_row(&a, 1, 42, val, 11);
-	ms_ledger_add_index_row(&a, 1, 43, val, 11);
-	ms_ledger_add_index_row(&b, 1, 43, val, 11);
-	ms_ledger_add_index_row(&b, 1, 42, val, 11);
+	add_irow(&a, 1, 42, val, 11, NULL);
+	add_irow(&a, 1, 43, val, 11, NULL);
+	add_irow(&b, 1, 43, val, 11, NULL);
+	add_irow(&b, 1, 42, val, 11, NULL);
 	assert_true(ms_ledger_equal(&a, &b));
 	ms_ledger c[4];
 	for (int i = 0; i < 4; i++)
 		ms_ledger_init(&c[i]);
-	ms_ledger_add_index_row(&c[0], 2, 42, val, 11);
-	ms_ledger_add_index_row(&c[1], 1, 41, val, 11);
-	ms_ledger_add_index_row(&c[2], 1, 42, val, 10);
-	ms_ledger_add_index_row(&c[3], 1, 42, (const uint8_t *)"\x01trace-0002",
-	                        11);
+	add_irow(&c[0], 2, 42, val, 11, NULL);
+	add_irow(&c[1], 1, 41, val, 11, NULL);
+	add_irow(&c[2], 1, 42, val, 10, NULL);
+	add_irow(&c[3], 1, 42, (const uint8_t *)"\x01trace-0002", 11, NULL);
 	ms_ledger one;
 	ms_ledger_init(&one);
-	ms_ledger_add_index_row(&one, 1, 42, val, 11);
+	add_irow(&one, 1, 42, val, 11, NULL);
 	for (int i = 0; i < 4; i++)
 		assert_false(ms_ledger_equal(&one, &c[i]));
+}
+
+/* Every tag of an index row is in its ledger: changing any one of them,
+ * or moving bytes between them, changes the ledger. */
+static void
+test_index_row_tags(void **state)
+{
+	(void)state;
+	const uint8_t val[] = "\x01trace-0001";
+	const char *tags[] = { "http.method=GET", "status=200" };
+	const char *tags2[] = { "http.method=GET", "status=500" };
+	const char *tags3[] = { "http.method=GETstatus=200", "" };
+	ms_sidx_row base;
+	memset(&base, 0, sizeof(base));
+	base.other = 1700000000000000000;
+	base.instance = "inst-1";
+	base.endpoint = "/cart";
+	base.tags = tags;
+	base.ntags = 2;
+	ms_ledger one, same;
+	ms_ledger_init(&one);
+	ms_ledger_init(&same);
+	add_irow(&one, 1, 42, val, 11, &base);
+	add_irow(&same, 1, 42, val, 11, &base);
+	assert_true(ms_ledger_equal(&one, &same));
+	ms_sidx_row v[8];
+	for (int i = 0; i < 8; i++)
+		v[i] = base;
+	v[0].other++;
+	v[1].instance = "inst-2";
+	v[2].endpoint = "/carts";
+	v[3].tags = tags2;
+	v[4].ntags = 1;
+	v[5].tags = tags3; /* the same bytes, split differently */
+	v[6].instance = "inst-1/cart";
+	v[6].endpoint = "";
+	v[7].tags = NULL;
+	for (int i = 0; i < 8; i++) {
+		ms_ledger l;
+		ms_ledger_init(&l);
+		add_irow(&l, 1, 42, val, 11, &v[i]);
+		assert_false(ms_ledger_equal(&one, &l));
+	}
+	/* NULL strings and an absent tag list count as empty. */
+	ms_sidx_row e1, e2;
+	memset(&e1, 0, sizeof(e1));
+	memset(&e2, 0, sizeof(e2));
+	e2.instance = "";
+	e2.endpoint = "";
+	e2.tags = tags;
+	ms_ledger l1, l2;
+	ms_ledger_init(&l1);
+	ms_ledger_init(&l2);
+	add_irow(&l1, 1, 42, val, 11, &e1);
+	add_irow(&l2, 1, 42, val, 11, &e2);
+	assert_true(ms_ledger_equal(&l1, &l2));
 }
 
 static void
@@ -302,8 +374,8 @@ test_part_ledgers(void **state)
 	part_ledgers(dir, 3, rev + 101, m.n - 101, &b);
 	ms_ledger_set_add(&a, &b);
 	assert_true(ms_ledger_set_equal(&want, &a));
-	/* One row's latency differs: core and latency ledgers change, the
-	 * start_time one does not. */
+	/* One row's latency differs: all three ledgers change (latency is
+	 * the latency index's key and a tag of the start_time index). */
 	rev[5].latency_ms++;
 	ms_ledger_set c;
 	part_ledgers(dir, 4, rev, m.n, &c);
@@ -311,8 +383,26 @@ test_part_ledgers(void **state)
 	                             &want.kind[MS_KIND_CORE]));
 	assert_false(ms_ledger_equal(&c.kind[MS_KIND_LATENCY],
 	                             &want.kind[MS_KIND_LATENCY]));
+	assert_false(ms_ledger_equal(&c.kind[MS_KIND_START_TIME],
+	                             &want.kind[MS_KIND_START_TIME]));
+	rev[5].latency_ms--;
+	/* One row's segment ID differs: only the core ledger changes (no
+	 * index carries it). */
+	rev[5].segment_id = "another-segment";
+	part_ledgers(dir, 6, rev, m.n, &c);
+	assert_false(ms_ledger_equal(&c.kind[MS_KIND_CORE],
+	                             &want.kind[MS_KIND_CORE]));
+	assert_true(ms_ledger_equal(&c.kind[MS_KIND_LATENCY],
+	                            &want.kind[MS_KIND_LATENCY]));
 	assert_true(ms_ledger_equal(&c.kind[MS_KIND_START_TIME],
 	                            &want.kind[MS_KIND_START_TIME]));
+	/* One row's endpoint differs: every ledger changes, the index
+	 * ones through their tags. */
+	rev[5].segment_id = m.rows[m.n - 1 - 5].segment_id;
+	rev[5].endpoint = "/another/endpoint";
+	part_ledgers(dir, 7, rev, m.n, &c);
+	for (int k = 0; k < MS_KIND_COUNT; k++)
+		assert_false(ms_ledger_equal(&c.kind[k], &want.kind[k]));
 	/* Dropping a trace: input minus the dropped rows' ledger. */
 	ms_ledger_set dropped, kept;
 	ms_ledger_set_init(&dropped);
@@ -335,6 +425,7 @@ main(void)
 		cmocka_unit_test(test_order_independent),
 		cmocka_unit_test(test_every_field_counts),
 		cmocka_unit_test(test_index_rows),
+		cmocka_unit_test(test_index_row_tags),
 		cmocka_unit_test(test_add_sub_format),
 		cmocka_unit_test(test_part_ledgers),
 	};

@@ -1,6 +1,7 @@
 /*
  * test_sidx.c - secondary index parts: row construction and order, round
- * trips of both kinds, empty parts, merges with and without pruning,
+ * trips of both kinds with their tags (dictionary and plain columns),
+ * empty parts, merges with and without pruning, ledgers over the tags,
  * corruption, and allocation failure.
  */
 #include <setjmp.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include "fuzz/fuzz_common.h"
+#include "ms_ledger.h"
 #include "ms_sidx.h"
 #include "part_testlib.h"
 
@@ -37,9 +39,49 @@ teardown(void **state)
 }
 
 static int
-cmp_rows(const void *a, const void *b)
+scmp(const char *a, const char *b)
 {
-	return ms_sidx_row_cmp(a, b);
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+/* The whole order: (series, key, value), then the tags. */
+static int
+cmp_rows(const void *pa, const void *pb)
+{
+	const ms_sidx_row *a = pa, *b = pb;
+	int c = ms_sidx_row_cmp(a, b);
+	if (c)
+		return c;
+	if (a->other != b->other)
+		return a->other < b->other ? -1 : 1;
+	if ((c = scmp(a->instance, b->instance)) != 0 ||
+	    (c = scmp(a->endpoint, b->endpoint)) != 0)
+		return c;
+	uint32_t na = a->tags ? a->ntags : 0, nb = b->tags ? b->ntags : 0;
+	if (na != nb)
+		return na < nb ? -1 : 1;
+	for (uint32_t i = 0; i < na; i++)
+		if ((c = scmp(a->tags[i], b->tags[i])) != 0)
+			return c;
+	return 0;
+}
+
+/* got equals want, tags included. */
+static void
+assert_row_eq(const ms_sidx_row *got, const ms_sidx_row *want, size_t i)
+{
+	if (cmp_rows(got, want) != 0)
+		fail_msg("row %zu: series/key/value/tags differ (other %lld "
+		         "vs %lld, instance '%s' vs '%s', endpoint '%s' vs "
+		         "'%s', %u vs %u tags)",
+		         i, (long long)got->other, (long long)want->other,
+		         got->instance ? got->instance : "",
+		         want->instance ? want->instance : "",
+		         got->endpoint ? got->endpoint : "",
+		         want->endpoint ? want->endpoint : "", got->ntags,
+		         want->ntags);
+	assert_non_null(got->instance);
+	assert_non_null(got->endpoint);
 }
 
 /* The expected index rows of t, sorted. */
@@ -66,19 +108,46 @@ test_row_of(void **state)
 {
 	(void)state;
 	uint8_t tid[3] = { 7, 8, 9 };
+	const char *tags[] = { "http.method=GET", "status=200" };
 	ms_row r = { .trace_id = tid,
 		     .trace_id_len = 3,
 		     .service = "cart",
+		     .instance = "cart-1@10.0.0.1",
+		     .endpoint = "/cart/add",
+		     .tags = tags,
+		     .ntags = 2,
 		     .start_ns = -5,
 		     .latency_ms = 42 };
 	ms_sidx_row a, b;
 	ms_sidx_row_of(MS_KIND_LATENCY, &r, &a);
 	ms_sidx_row_of(MS_KIND_START_TIME, &r, &b);
-	assert_int_equal(a.series, XXH3_64bits("cart", 4));
-	assert_int_equal(a.series, ms_sidx_series("cart"));
-	assert_int_equal(ms_sidx_series(NULL), XXH3_64bits("", 0));
+	/* series: the service's bytes, then the error flag as one byte. */
+	assert_int_equal(a.series, XXH3_64bits("cart\0", 5));
+	assert_int_equal(a.series, ms_sidx_series("cart", false));
+	assert_int_equal(ms_sidx_series("cart", true),
+	                 XXH3_64bits("cart\1", 5));
+	assert_int_equal(ms_sidx_series(NULL, false), XXH3_64bits("\0", 1));
+	assert_int_equal(b.series, a.series);
+	r.is_error = true;
+	ms_sidx_row e;
+	ms_sidx_row_of(MS_KIND_LATENCY, &r, &e);
+	assert_int_equal(e.series, ms_sidx_series("cart", true));
+	r.is_error = false;
 	assert_int_equal(a.key, 42);
 	assert_int_equal(b.key, -5);
+	/* Tags: each index carries the other's key. */
+	assert_int_equal(a.other, -5);
+	assert_int_equal(b.other, 42);
+	assert_string_equal(a.instance, "cart-1@10.0.0.1");
+	assert_string_equal(b.endpoint, "/cart/add");
+	assert_ptr_equal(a.tags, tags);
+	assert_int_equal(a.ntags, 2);
+	/* The tags take no part in the order. */
+	ms_sidx_row d = a;
+	d.instance = "zzz";
+	d.other = 9;
+	d.ntags = 0;
+	assert_int_equal(ms_sidx_row_cmp(&a, &d), 0);
 	uint8_t v[65];
 	assert_int_equal(ms_sidx_value(&a, v), 4);
 	assert_int_equal(v[0], 1);
@@ -105,7 +174,11 @@ round_trip(enum ms_part_kind kind, size_t traces, uint64_t seed)
 {
 	tl_rng r = { seed };
 	tl_rows t = { 0 };
-	tl_shape s = { .traces = traces, .rows_per_trace = 6, .body_max = 10 };
+	tl_shape s = { .traces = traces,
+		       .rows_per_trace = 6,
+		       .body_max = 10,
+		       .tags_max = 3,
+		       .tag_len = 4 };
 	tl_gen(&t, &r, &s);
 	char dir[300];
 	snprintf(dir, sizeof(dir), "%s/%s-%zu", root, ms_part_kind_name(kind),
@@ -138,7 +211,7 @@ round_trip(enum ms_part_kind kind, size_t traces, uint64_t seed)
 		fail_msg("read: %s", eb.msg);
 	assert_int_equal(n, t.n);
 	for (size_t i = 0; i < n; i++)
-		assert_int_equal(ms_sidx_row_cmp(&got[i], &want[i]), 0);
+		assert_row_eq(&got[i], &want[i], i);
 	assert_int_equal(ms_part_verify(p, &eb), 0);
 	ms_sidx_rows_free(NULL, got, n);
 	ms_part_close(p);
@@ -182,7 +255,9 @@ test_merge(void **state)
 	for (int i = 0; i < 4; i++) {
 		tl_rows t = { 0 };
 		tl_shape s = { .traces = 400 + 300 * (size_t)i,
-			       .rows_per_trace = 5 };
+			       .rows_per_trace = 5,
+			       .tags_max = 2,
+			       .tag_len = 3 };
 		tl_gen(&t, &r, &s);
 		char dir[300];
 		snprintf(dir, sizeof(dir), "%s/in%d", root, i);
@@ -216,6 +291,11 @@ test_merge(void **state)
 		ms_sidx_row *got;
 		size_t n;
 		assert_int_equal(ms_sidx_read_all(p, NULL, &got, &n, &eb), 0);
+		/* In (series, key, value) order; the same rows as the
+		 * inputs kept, tags included (ties in any order). */
+		for (size_t i = 1; i < n; i++)
+			assert_true(ms_sidx_row_cmp(&got[i - 1], &got[i]) <= 0);
+		qsort(got, n, sizeof(*got), cmp_rows);
 		size_t k = 0, dropped = 0;
 		for (size_t i = 0; i < all.n; i++) {
 			if (pass && !keep_even(NULL, want[i].tid, 1)) {
@@ -223,7 +303,7 @@ test_merge(void **state)
 				continue;
 			}
 			assert_true(k < n);
-			assert_int_equal(ms_sidx_row_cmp(&got[k], &want[i]), 0);
+			assert_row_eq(&got[k], &want[i], i);
 			k++;
 		}
 		assert_int_equal(k, n);
@@ -525,6 +605,236 @@ test_small_part_memory(void **state)
 	tl_free(&t);
 }
 
+/* Rows whose tag columns have chosen cardinalities: instance from
+ * `ninst` values, endpoint from `nep` values, tag lists from `ntl` lists
+ * (list j has j % 4 tags), one per (series, key) step. */
+typedef struct card_rows {
+	size_t n;
+	ms_sidx_row *rows;
+	char (*inst)[24];
+	char (*ep)[40];
+	char (*tag)[32];
+	const char *(*lists)[4];
+} card_rows;
+
+static void
+card_make(card_rows *c, enum ms_part_kind kind, size_t n, size_t ninst,
+          size_t nep, size_t ntl)
+{
+	c->n = n;
+	c->rows = calloc(n, sizeof(*c->rows));
+	c->inst = calloc(ninst, sizeof(*c->inst));
+	c->ep = calloc(nep, sizeof(*c->ep));
+	c->tag = calloc(ntl * 4, sizeof(*c->tag));
+	c->lists = calloc(ntl, sizeof(*c->lists));
+	for (size_t i = 0; i < ninst; i++)
+		snprintf(c->inst[i], sizeof(c->inst[i]), "inst-%zu@10.0.%zu",
+		         i, i % 7);
+	for (size_t i = 0; i < nep; i++)
+		snprintf(c->ep[i], sizeof(c->ep[i]), "/api/v1/item/%zu", i);
+	for (size_t j = 0; j < ntl; j++)
+		for (size_t k = 0; k < 4; k++) {
+			snprintf(c->tag[j * 4 + k], sizeof(c->tag[0]),
+			         "k%zu=v%zu", k, j);
+			c->lists[j][k] = c->tag[j * 4 + k];
+		}
+	for (size_t i = 0; i < n; i++) {
+		ms_sidx_row *r = &c->rows[i];
+		r->series = 1000 + i / 700;
+		r->key = (int64_t)(i % 700) * 3;
+		r->other = kind == MS_KIND_LATENCY
+		                   ? 1700000000000000000ll + (int64_t)i * 1000003
+		                   : (int64_t)((i * 7919) % 5000);
+		r->instance = c->inst[i % ninst];
+		r->endpoint = c->ep[(i * 13) % nep];
+		size_t j = (i * 5) % ntl;
+		r->tags = c->lists[j];
+		r->ntags = (uint32_t)(j % 4);
+		r->tid_len = 8;
+		for (int k = 0; k < 8; k++)
+			r->tid[k] = (uint8_t)(i >> (8 * (k % 4)));
+	}
+}
+
+static void
+card_free(card_rows *c)
+{
+	free(c->rows);
+	free(c->inst);
+	free(c->ep);
+	free(c->tag);
+	free(c->lists);
+}
+
+/* Write c's rows (in order) as index part dir through the streaming
+ * writer. */
+static void
+card_write(const card_rows *c, enum ms_part_kind kind, const char *dir,
+           ms_part_meta *m)
+{
+	ms_sidx_writer *w;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_sidx_writer_open(&w, kind, dir, 5, NULL, &eb), 0);
+	for (size_t i = 0; i < c->n; i++)
+		if (ms_sidx_writer_add(w, &c->rows[i], &eb))
+			fail_msg("add %zu: %s", i, eb.msg);
+	if (ms_sidx_writer_finish(w, m, &eb))
+		fail_msg("finish: %s", eb.msg);
+}
+
+/* Tag columns with few distinct values (dictionaries) and with many (plain)
+ * come back as written, on both kinds, through the iterator and
+ * ms_sidx_read_all; few distinct values take fewer bytes. */
+static void
+test_tag_columns(void **state)
+{
+	(void)state;
+	for (int kind = MS_KIND_LATENCY; kind <= MS_KIND_START_TIME; kind++) {
+		uint64_t bytes[2];
+		for (int many = 0; many < 2; many++) {
+			card_rows c;
+			card_make(&c, (enum ms_part_kind)kind, 9000,
+			          many ? 3000 : 3, many ? 2900 : 40,
+			          many ? 1000 : 7);
+			char dir[300];
+			snprintf(dir, sizeof(dir), "%s/card-%d-%d", root, kind,
+			         many);
+			ms_part_meta m;
+			card_write(&c, (enum ms_part_kind)kind, dir, &m);
+			bytes[many] = m.compressed_bytes;
+			ms_part *p;
+			open_part(dir, &p);
+			ms_errbuf eb = { { 0 } };
+			ms_sidx_iter *it;
+			assert_int_equal(
+			        ms_sidx_iter_open(&it, p, NULL, NULL, &eb), 0);
+			const ms_sidx_row *r;
+			size_t i = 0;
+			int rc;
+			while ((rc = ms_sidx_iter_next(it, &r, &eb)) == 1) {
+				assert_true(i < c.n);
+				assert_row_eq(r, &c.rows[i], i);
+				if (r->ntags)
+					assert_int_equal(strlen(r->tags[0]),
+					                 strlen(c.rows[i].tags[0]));
+				i++;
+			}
+			assert_int_equal(rc, 0);
+			assert_int_equal(i, c.n);
+			ms_sidx_iter_close(it);
+			ms_sidx_row *got;
+			size_t n;
+			assert_int_equal(ms_sidx_read_all(p, NULL, &got, &n, &eb),
+			                 0);
+			assert_int_equal(n, c.n);
+			for (i = 0; i < n; i++)
+				assert_row_eq(&got[i], &c.rows[i], i);
+			ms_sidx_rows_free(NULL, got, n);
+			assert_int_equal(ms_part_verify(p, &eb), 0);
+			ms_part_close(p);
+			card_free(&c);
+		}
+		assert_true(bytes[0] < bytes[1]);
+	}
+}
+
+/* The writer refuses tags the format cannot hold, naming the row. */
+static void
+test_writer_tags(void **state)
+{
+	(void)state;
+	char dir[300];
+	snprintf(dir, sizeof(dir), "%s/badtags", root);
+	static char long_str[MS_STR_MAX + 2];
+	memset(long_str, 'x', MS_STR_MAX + 1);
+	const char *null_tag[] = { "a=b", NULL };
+	for (int bad = 0; bad < 4; bad++) {
+		enum ms_part_kind kind =
+		        bad == 3 ? MS_KIND_START_TIME : MS_KIND_LATENCY;
+		ms_sidx_writer *w;
+		ms_errbuf eb = { { 0 } };
+		assert_int_equal(
+		        ms_sidx_writer_open(&w, kind, dir, 1, NULL, &eb), 0);
+		ms_sidx_row a = { .series = 5,
+			          .key = 10,
+			          .other = 3,
+			          .instance = "i",
+			          .tid_len = 1,
+			          .tid = { 9 } };
+		assert_int_equal(ms_sidx_writer_add(w, &a, &eb), 0);
+		if (bad == 0)
+			a.instance = long_str;
+		else if (bad == 1)
+			a.endpoint = long_str;
+		else if (bad == 2) {
+			a.tags = null_tag;
+			a.ntags = 2;
+		} else
+			a.other = (int64_t)UINT32_MAX + 1;
+		assert_int_equal(ms_sidx_writer_add(w, &a, &eb), MS_ERR_INVAL);
+		assert_non_null(strstr(eb.msg, "row 1"));
+		assert_true(ms_sidx_writer_finish(w, NULL, &eb) < 0);
+		struct stat sb;
+		assert_int_equal(stat(dir, &sb), -1);
+	}
+}
+
+/* An index part's ledger covers its tags: the part written from changed
+ * tags has another ledger, and each equals the rows' oracle. */
+static void
+test_ledger_tags(void **state)
+{
+	(void)state;
+	tl_rng r = { 55 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 300,
+		       .rows_per_trace = 4,
+		       .tags_max = 2,
+		       .tag_len = 5 };
+	tl_gen(&t, &r, &s);
+	const char *changed[] = { "k=other" };
+	for (int kind = MS_KIND_LATENCY; kind <= MS_KIND_START_TIME; kind++) {
+		ms_ledger l[5];
+		for (int v = 0; v < 5; v++) {
+			ms_row keep = t.rows[17];
+			if (v == 1)
+				t.rows[17].instance = "i-changed";
+			else if (v == 2)
+				t.rows[17].endpoint = "/api/changed";
+			else if (v == 3) {
+				t.rows[17].tags = changed;
+				t.rows[17].ntags = 1;
+			} else if (v == 4) {
+				if (kind == MS_KIND_LATENCY)
+					t.rows[17].start_ns++;
+				else
+					t.rows[17].latency_ms++;
+			}
+			char dir[300];
+			snprintf(dir, sizeof(dir), "%s/ledger-%d-%d", root,
+			         kind, v);
+			ms_errbuf eb = { { 0 } };
+			if (ms_sidx_write_rows((enum ms_part_kind)kind, dir, 3,
+			                       t.rows, t.n, NULL, NULL, &eb))
+				fail_msg("write: %s", eb.msg);
+			ms_part *p;
+			open_part(dir, &p);
+			assert_int_equal(ms_ledger_of_part(p, &l[v], NULL, &eb),
+			                 0);
+			ms_part_close(p);
+			ms_ledger_set want;
+			ms_ledger_set_init(&want);
+			for (size_t i = 0; i < t.n; i++)
+				ms_ledger_set_add_row(&want, &t.rows[i]);
+			assert_true(ms_ledger_equal(&l[v], &want.kind[kind]));
+			t.rows[17] = keep;
+		}
+		for (int v = 1; v < 5; v++)
+			assert_false(ms_ledger_equal(&l[0], &l[v]));
+	}
+	tl_free(&t);
+}
+
 /* The writer refuses rows out of order. */
 static void
 test_writer_order(void **state)
@@ -562,6 +872,9 @@ main(void)
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_alloc_failure),
 		cmocka_unit_test(test_writer_order),
+		cmocka_unit_test(test_tag_columns),
+		cmocka_unit_test(test_writer_tags),
+		cmocka_unit_test(test_ledger_tags),
 		cmocka_unit_test(test_small_part_memory),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -21,6 +21,7 @@
 #include "ms_mem.h"
 #include "ms_part.h"
 #include "ms_row.h"
+#include "ms_sidx.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -46,10 +47,9 @@ void ms_ledger_set_init(ms_ledger_set *s);
 
 /* Add one core row. */
 void ms_ledger_add_row(ms_ledger *l, const ms_row *r);
-/* Add one index row (series, key, value); value is 0x01||traceID as stored
- * in the index. */
-void ms_ledger_add_index_row(ms_ledger *l, uint64_t series, int64_t key,
-                             const uint8_t *value, uint32_t value_len);
+/* Add one index row: series, key, value (0x01||traceID as stored in the
+ * index) and its tags (other, instance, endpoint, tag list). */
+void ms_ledger_add_index_row(ms_ledger *l, const ms_sidx_row *r);
 /* Add core row r to s's core ledger and its index rows (ms_sidx_row_of)
  * to the latency and start_time ledgers: what writing r into a part and
  * its index parts contributes. For oracles of dropped rows. */

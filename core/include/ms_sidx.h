@@ -1,15 +1,20 @@
 /*
  * ms_sidx.h - secondary index parts: the `latency` and `start_time` indexes.
  *
- * An index part holds one row per span of its core part, (series, key,
- * value): series = XXH3_64bits (seed 0) over the bytes of the span's service
- * name without its NUL ("" when absent); key = latency_ms (kind
+ * An index part holds one row per span of its core part: (series, key,
+ * value, tags). series = XXH3_64bits (seed 0) over the bytes of the span's
+ * service name without its NUL ("" when absent) followed by one byte, 1 if
+ * the span is an error and 0 if not; key = latency_ms (kind
  * MS_KIND_LATENCY) or start_ns (MS_KIND_START_TIME) as a signed 64-bit
- * integer; value = the byte 0x01 followed by the trace ID. Rows are ordered
- * by (series, key, value) (value by ms_trace_id_cmp order, which is memcmp
- * order of 0x01||ID); equal rows (two spans of one trace with the same
- * service and key) are all kept. The byte layout is in core/FORMAT.md,
- * section "Index part".
+ * integer; value = the byte 0x01 followed by the trace ID. The tags are the
+ * span's instance, endpoint and tag list, and the other index's key (`other`:
+ * start_ns on the latency index, latency_ms on the start_time index).
+ * Rows are in non-decreasing (series, key, value) order (ms_sidx_row_cmp;
+ * value by ms_trace_id_cmp order, which is memcmp order of 0x01||ID); rows
+ * equal in that order are all kept, in the order they were added (a merge:
+ * by input), and ms_sidx_write_rows sorts them by their tags (other, then
+ * instance, endpoint and the tag list, strings by strcmp). The byte layout
+ * is in core/FORMAT.md, section "Index part".
  *
  * Index parts are ms_part handles (ms_part_open opens them; ms_part_kind_of
  * tells the kind). Their meta: rows = index rows, blocks = chunks, traces =
@@ -18,10 +23,11 @@
  * core part's depth (ms_part_writer_opts.depth).
  *
  * Ownership: writers and iterators are heap objects owned by the caller of
- * their _open and freed by _finish/_abort/_close (NULL accepted). A row
- * returned by ms_sidx_iter_next is owned by the iterator and valid until
- * its next call. Rows from ms_sidx_read_all belong to the caller (free with
- * ms_sidx_rows_free).
+ * their _open and freed by _finish/_abort/_close (NULL accepted). A row's
+ * strings and tag list are borrowed: from the core row (ms_sidx_row_of), or
+ * owned by the iterator (ms_sidx_iter_next: valid until its next call). A
+ * writer copies what it is given. Rows from ms_sidx_read_all and their
+ * strings belong to the caller (free with ms_sidx_rows_free).
  */
 #ifndef MS_SIDX_H
 #define MS_SIDX_H
@@ -35,21 +41,31 @@
 typedef struct ms_sidx_row {
 	uint64_t series;
 	int64_t key;
-	uint32_t tid_len; /* 1..MS_TRACE_ID_MAX */
+	/* The other index's key: start_ns (latency index) or latency_ms
+	 * (start_time index, 0..UINT32_MAX). */
+	int64_t other;
+	const char *instance; /* borrowed; NULL counts as "" */
+	const char *endpoint; /* borrowed; NULL counts as "" */
+	const char *const *tags; /* borrowed; ntags "key=value" strings */
+	uint32_t ntags;          /* 0..MS_TAGS_MAX */
+	uint32_t tid_len;        /* 1..MS_TRACE_ID_MAX */
 	uint8_t tid[MS_TRACE_ID_MAX];
 } ms_sidx_row;
 
-/* The series of a service name (NULL counts as ""). */
-uint64_t ms_sidx_series(const char *service);
+/* The series of a service name (NULL counts as "") and error flag. */
+uint64_t ms_sidx_series(const char *service, bool is_error);
 /* Fill *out with the index row of core row r for kind (latency or
- * start_time). r's trace ID must be 1..MS_TRACE_ID_MAX bytes. */
+ * start_time); its strings are borrowed from r. r's trace ID must be
+ * 1..MS_TRACE_ID_MAX bytes. */
 void ms_sidx_row_of(enum ms_part_kind kind, const ms_row *r, ms_sidx_row *out);
-/* Order of index rows: <0, 0, >0. */
+/* Order of index rows: series, key, value; the tags do not take part.
+ * <0, 0, >0. */
 int ms_sidx_row_cmp(const ms_sidx_row *a, const ms_sidx_row *b);
 /* The row's value bytes (0x01 || trace ID); returns their length. */
 size_t ms_sidx_value(const ms_sidx_row *r, uint8_t out[1 + MS_TRACE_ID_MAX]);
 
-/* Build the index rows of core rows rows[0..n) for kind, sort them and
+/* Build the index rows of core rows rows[0..n) for kind, sort them (ties
+ * by their tags, so the bytes depend only on the rows) and
  * write index part `id` as the file tmp_path (created; must not exist);
  * fill *meta. On failure tmp_path is removed. */
 int ms_sidx_write_rows(enum ms_part_kind kind, const char *tmp_path, uint64_t id,
@@ -62,7 +78,10 @@ typedef struct ms_sidx_writer ms_sidx_writer;
 int ms_sidx_writer_open(ms_sidx_writer **out, enum ms_part_kind kind,
                         const char *tmp_path, uint64_t id,
                         const ms_part_writer_opts *opts, ms_errbuf *eb);
-/* Append a row; it must not sort before the previous one (MS_ERR_INVAL). */
+/* Append a row (its strings are copied); it must not sort before the
+ * previous one, its strings must be at most MS_STR_MAX bytes, its tags at
+ * most MS_TAGS_MAX of at most MS_TAG_MAX bytes, none NULL, and on the
+ * start_time index other must be 0..UINT32_MAX (else MS_ERR_INVAL). */
 int ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row,
                        ms_errbuf *eb);
 /* Write the index and the footer, fsync the file once, close it, fill

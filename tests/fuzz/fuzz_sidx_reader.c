@@ -1,8 +1,8 @@
 /*
  * fuzz_sidx_reader.c - libFuzzer harness for the index-part reader: turns
  * the input into a part file (fuzz_common.h), opens it, iterates every
- * row checking the order the reader promises, and merges the part with
- * itself while pruning half of the trace IDs.
+ * row checking the order and the tag bounds the reader promises, and
+ * merges the part with itself while pruning half of the trace IDs.
  */
 #include "fuzz_common.h"
 #include "ms_sidx.h"
@@ -34,6 +34,19 @@ check_sidx(ms_part *p, const fz_files *f, const char *dir, ms_errbuf *eb)
 			if (n++ && ms_sidx_row_cmp(&prev, r) > 0)
 				abort(); /* order is promised */
 			if (r->tid_len < 1 || r->tid_len > MS_TRACE_ID_MAX)
+				abort();
+			/* Tags: NUL-terminated strings within the format's
+			 * bounds, readable until the next call. */
+			if (!r->instance || !r->endpoint ||
+			    strlen(r->instance) > MS_STR_MAX ||
+			    strlen(r->endpoint) > MS_STR_MAX ||
+			    r->ntags > MS_TAGS_MAX || (r->ntags && !r->tags))
+				abort();
+			for (uint32_t i = 0; i < r->ntags; i++)
+				if (strlen(r->tags[i]) > MS_TAG_MAX)
+					abort();
+			if (ms_part_kind_of(p) == MS_KIND_START_TIME &&
+			    (r->other < 0 || r->other > (int64_t)UINT32_MAX))
 				abort();
 			prev = *r;
 		}
