@@ -451,6 +451,115 @@ test_check(void **state)
 	                 MS_ERR_NOTFOUND);
 }
 
+/* The fixture's dictionary: recorded in the manifest, named by every
+ * block of its core parts (which read only through it), and checked:
+ * an altered dictionary file fails open, verify and `fixture check`. */
+static void
+test_dictionary(void **state)
+{
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+	char dir[512], dpath[600];
+	ms_fixture *f = NULL;
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	snprintf(dpath, sizeof(dpath), "%s/%s", dir, FX_DICT_FILE);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_get_info(f)->dict_id, FX_DICT_ID);
+	assert_non_null(ms_fixture_dicts(f));
+	/* Every block of a few core parts names the dictionary. */
+	for (size_t i = 0; i < ms_fixture_nslots(f); i += 7) {
+		const char *core = ms_fixture_slot_at(f, i)->path[MS_KIND_CORE];
+		ms_part *p = NULL;
+		ms_part_iter *it = NULL;
+		const ms_block_info *bi;
+		uint64_t blocks = 0;
+		int rc;
+
+		assert_int_equal(ms_part_open_dicts(&p, core,
+		                                    ms_fixture_dicts(f), NULL,
+		                                    &eb),
+		                 0);
+		assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+		while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+			ms_raw_block raw;
+			const ms_row *rows;
+
+			assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+			/* Header bytes 28..31: dict_id (core/FORMAT.md). */
+			assert_int_equal(raw.bytes[28] | raw.bytes[29] << 8 |
+			                         raw.bytes[30] << 16 |
+			                         raw.bytes[31] << 24,
+			                 FX_DICT_ID);
+			assert_int_equal(ms_part_iter_decode(it, MS_COL_ALL,
+			                                     &rows, &eb),
+			                 0);
+			blocks++;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(blocks, ms_part_get_meta(p)->blocks);
+		ms_part_iter_close(it);
+		ms_part_close(p);
+		/* Without the dictionary the blocks cannot be read. */
+		p = NULL;
+		it = NULL;
+		assert_int_equal(ms_part_open(&p, core, NULL, &eb), 0);
+		assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+		assert_int_equal(ms_part_iter_next(it, &bi, &eb),
+		                 MS_ERR_FORMAT);
+		assert_non_null(strstr(eb.msg, "dictionary ID 1"));
+		ms_part_iter_close(it);
+		ms_part_close(p);
+	}
+	ms_fixture_close(f);
+	/* The manifest records it. */
+	{
+		char mpath[600];
+		sqlite3 *db = NULL;
+		sqlite3_stmt *st = NULL;
+		int n = 0;
+
+		snprintf(mpath, sizeof(mpath), "%s/manifest.sqlite", dir);
+		assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+		assert_int_equal(
+		        sqlite3_prepare_v2(db,
+		                           "SELECT key, value FROM fixture WHERE "
+		                           "key LIKE 'dict_%' ORDER BY key",
+		                           -1, &st, NULL),
+		        SQLITE_OK);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *k = (const char *)sqlite3_column_text(st, 0);
+			const char *v = (const char *)sqlite3_column_text(st, 1);
+			if (strcmp(k, "dict_id") == 0)
+				assert_string_equal(v, "1");
+			if (strcmp(k, "dict_checksum") == 0)
+				assert_int_equal(strlen(v), 16);
+			n++;
+		}
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+		assert_int_equal(n, 4); /* bytes, checksum, file, id */
+	}
+	/* An altered dictionary: open, verify and check refuse it. */
+	flip_byte(dpath, 5000);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, FX_DICT_FILE));
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(rep.problems[0], "dictionary"));
+	assert_non_null(strstr(rep.problems[0], "changed since it was built"));
+	flip_byte(dpath, 5000);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), 0);
+	ms_fixture_close(f);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+	assert_int_equal(rep.dict_id, FX_DICT_ID);
+}
+
 /* A warm opening: a previous day consolidated into 26 parts, published
  * first at the day's start, all of it before the day, no ID shared; the
  * fixture's ledgers include it, check and verify cover it. */
@@ -631,6 +740,7 @@ main(void)
 		cmocka_unit_test(test_each_gate_fails_when_broken),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_warm_opening),
 		cmocka_unit_test(test_scaled_presets),
 		cmocka_unit_test(test_reference),
