@@ -268,6 +268,20 @@ put_fragmented(fx *f, gen_set *all, uint64_t ids[3], size_t ntr)
 	}
 }
 
+/* The shard's ledgers into *out, its core ledger checked against an
+ * independent oracle: the ledger of the generated rows. */
+static void
+ledgers_are_rows(fx *f, gen_set *all, ms_ledger_set *out)
+{
+	fx_ledgers(f, out);
+	ms_ledger oracle;
+	ms_ledger_init(&oracle);
+	ms_row *rows = gen_rows(all);
+	for (size_t i = 0; i < all->n; i++)
+		ms_ledger_add_row(&oracle, &rows[i]);
+	assert_true(ms_ledger_equal(&oracle, &out->kind[MS_KIND_CORE]));
+}
+
 /* ---- tests ---- */
 
 /* The dictionary ID of every block of core part id of f's shard; counts
@@ -331,13 +345,7 @@ test_dictionary_merge(void **state)
 	assert_int_equal(block_dict_ids(&f, ids[0], &blocks), 1);
 	assert_true(blocks > 0);
 	ms_ledger_set before, after;
-	fx_ledgers(&f, &before);
-	ms_ledger oracle;
-	ms_ledger_init(&oracle);
-	ms_row *rows = gen_rows(&all);
-	for (size_t i = 0; i < all.n; i++)
-		ms_ledger_add_row(&oracle, &rows[i]);
-	assert_true(ms_ledger_equal(&oracle, &before.kind[MS_KIND_CORE]));
+	ledgers_are_rows(&f, &all, &before);
 	ms_merge_result res;
 	assert_int_equal(do_merge(&f, ids, 3, NULL, &res), 0);
 	assert_true(res.blocks_raw > 0);
@@ -442,14 +450,7 @@ test_fragmented_traces_come_out_whole(void **state)
 	uint64_t ids[3];
 	put_fragmented(&f, &all, ids, 90);
 	ms_ledger_set before, after;
-	fx_ledgers(&f, &before);
-	/* Independent oracle: the ledger of the generated rows. */
-	ms_ledger oracle;
-	ms_ledger_init(&oracle);
-	ms_row *rows = gen_rows(&all);
-	for (size_t i = 0; i < all.n; i++)
-		ms_ledger_add_row(&oracle, &rows[i]);
-	assert_true(ms_ledger_equal(&oracle, &before.kind[MS_KIND_CORE]));
+	ledgers_are_rows(&f, &all, &before);
 
 	ms_merge_result res;
 	assert_int_equal(do_merge(&f, ids, 3, NULL, &res), 0);
