@@ -203,10 +203,11 @@ copy_shard(ms_view *v, const ms_shard *src, const char *dir, ms_errbuf *eb)
 		size_t dn;
 		const uint8_t *b = ms_part_dict_bytes(d, &dn);
 		uint32_t got = 0;
-		if ((rc = ms_shard_add_dict(s, b, dn, &got, eb)) == 0 && got != id)
+		if ((rc = ms_shard_add_dict(s, b, dn, &got, eb)) == 0 &&
+		    got != id)
 			rc = ms_fail(eb, MS_ERR_STATE,
-			             "freeze: dictionary %u became %u in %s", id,
-			             got, dir);
+			             "freeze: dictionary %u became %u in %s",
+			             id, got, dir);
 	}
 	if (rc) {
 		ms_shard_close(s);

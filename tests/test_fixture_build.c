@@ -494,9 +494,9 @@ test_dictionary(void **state)
 			                         raw.bytes[30] << 16 |
 			                         raw.bytes[31] << 24,
 			                 FX_DICT_ID);
-			assert_int_equal(ms_part_iter_decode(it, MS_COL_ALL,
-			                                     &rows, &eb),
-			                 0);
+			assert_int_equal(
+			        ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb),
+			        0);
 			blocks++;
 		}
 		assert_int_equal(rc, 0);
@@ -524,15 +524,17 @@ test_dictionary(void **state)
 
 		snprintf(mpath, sizeof(mpath), "%s/manifest.sqlite", dir);
 		assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
-		assert_int_equal(
-		        sqlite3_prepare_v2(db,
-		                           "SELECT key, value FROM fixture WHERE "
-		                           "key LIKE 'dict_%' ORDER BY key",
-		                           -1, &st, NULL),
-		        SQLITE_OK);
+		assert_int_equal(sqlite3_prepare_v2(
+		                         db,
+		                         "SELECT key, value FROM fixture WHERE "
+		                         "key LIKE 'dict_%' ORDER BY key",
+		                         -1, &st, NULL),
+		                 SQLITE_OK);
 		while (sqlite3_step(st) == SQLITE_ROW) {
-			const char *k = (const char *)sqlite3_column_text(st, 0);
-			const char *v = (const char *)sqlite3_column_text(st, 1);
+			const char *k =
+			        (const char *)sqlite3_column_text(st, 0);
+			const char *v =
+			        (const char *)sqlite3_column_text(st, 1);
 			if (strcmp(k, "dict_id") == 0)
 				assert_string_equal(v, "1");
 			if (strcmp(k, "dict_checksum") == 0)

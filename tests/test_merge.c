@@ -293,9 +293,8 @@ block_dict_ids(fx *f, uint64_t id, uint64_t *blocks)
 	ms_view *v = NULL;
 	assert_int_equal(ms_shard_view(f->s, &v, NULL), 0);
 	ms_part_iter *it = NULL;
-	assert_int_equal(ms_part_iter_open(&it, view_part(v, id), NULL, NULL,
-	                                   NULL),
-	                 0);
+	assert_int_equal(
+	        ms_part_iter_open(&it, view_part(v, id), NULL, NULL, NULL), 0);
 	const ms_block_info *bi;
 	uint32_t got = 0;
 	int rc;
