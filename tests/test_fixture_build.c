@@ -4,7 +4,8 @@
  * byte-identical and another seed gives another day; every gate fails
  * when its condition is broken on purpose, leaving no fixture behind;
  * `fixture check` accepts a good fixture and names a part with a flipped
- * byte or a missing part.
+ * byte or a missing part; every core block names the fixture's
+ * dictionary, and an altered dictionary is refused.
  */
 #define _XOPEN_SOURCE 700
 #include <setjmp.h>
