@@ -15,32 +15,99 @@
 
 #include <xxhash.h>
 
-static size_t
-slot_of(const ms__dropped *d, const uint8_t *tid, uint32_t len)
+#define IDPOOL_CHUNK ((size_t)65536)
+
+void *
+ms__chunks_add(ms__chunks *c, size_t bytes)
 {
-	return (size_t)XXH3_64bits(tid, len) & (d->cap - 1);
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 64;
+		void **np = realloc(c->p, nc * sizeof(*np));
+		if (!np)
+			return NULL;
+		c->p = np;
+		c->cap = nc;
+	}
+	void *m = malloc(bytes);
+	if (m)
+		c->p[c->n++] = m;
+	return m;
+}
+
+void
+ms__chunks_release(ms__chunks *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->p[i]);
+	free(c->p);
+	memset(c, 0, sizeof(*c));
+}
+
+const uint8_t *
+ms__idpool_add(ms__idpool *p, const uint8_t *id, size_t len)
+{
+	if (len > MS_TRACE_ID_MAX)
+		return NULL;
+	if (!p->ch.n || p->used + len > IDPOOL_CHUNK) {
+		if (!ms__chunks_add(&p->ch, IDPOOL_CHUNK))
+			return NULL;
+		p->used = 0;
+	}
+	uint8_t *d = (uint8_t *)p->ch.p[p->ch.n - 1] + p->used;
+	memcpy(d, id, len);
+	p->used += len;
+	return d;
+}
+
+void
+ms__idpool_release(ms__idpool *p)
+{
+	ms__chunks_release(&p->ch);
+	p->used = 0;
+}
+
+/* The entries are dense, in the order they were first reported
+ * (d->ent[0..n)); d->idx is an open-addressing table of entry numbers + 1
+ * (0 = empty) over d->cap slots, at most half full. */
+static uint32_t *
+slot_of(const ms__dropped *d, uint32_t *idx, size_t cap, const uint8_t *tid,
+        uint32_t len)
+{
+	size_t h = (size_t)XXH3_64bits(tid, len) & (cap - 1);
+	while (idx[h]) {
+		const ms__drop_ent *e = &d->ent[idx[h] - 1];
+		if (e->len == len && !memcmp(e->tid, tid, len))
+			break;
+		h = (h + 1) & (cap - 1);
+	}
+	return &idx[h];
 }
 
 static int
 grow(ms__dropped *d)
 {
-	size_t ncap = d->cap ? d->cap * 2 : 1024;
-	ms__drop_ent *ne = calloc(ncap, sizeof(*ne));
-	if (!ne)
+	if (d->n >= UINT32_MAX - 1)
 		return MS_ERR_NOMEM;
-	ms__dropped nd = { .ent = ne, .cap = ncap, .n = 0 };
-	for (size_t i = 0; i < d->cap; i++) {
-		ms__drop_ent *e = &d->ent[i];
-		if (!e->len)
-			continue;
-		size_t h = slot_of(&nd, e->tid, e->len);
-		while (ne[h].len)
-			h = (h + 1) & (ncap - 1);
-		ne[h] = *e;
-		nd.n++;
+	if (d->n == d->ecap) {
+		size_t ne = d->ecap ? d->ecap * 2 : 512;
+		ms__drop_ent *e = realloc(d->ent, ne * sizeof(*e));
+		if (!e)
+			return MS_ERR_NOMEM;
+		d->ent = e;
+		d->ecap = ne;
 	}
-	free(d->ent);
-	*d = nd;
+	if ((d->n + 1) * 2 <= d->cap)
+		return 0;
+	size_t ncap = d->cap ? d->cap * 2 : 1024;
+	uint32_t *ni = calloc(ncap, sizeof(*ni));
+	if (!ni)
+		return MS_ERR_NOMEM;
+	for (size_t i = 0; i < d->n; i++)
+		*slot_of(d, ni, ncap, d->ent[i].tid, d->ent[i].len) =
+		        (uint32_t)i + 1;
+	free(d->idx);
+	d->idx = ni;
+	d->cap = ncap;
 	return 0;
 }
 
@@ -49,13 +116,8 @@ find(const ms__dropped *d, const uint8_t *tid, uint32_t len)
 {
 	if (!d->cap)
 		return NULL;
-	size_t h = slot_of(d, tid, len);
-	while (d->ent[h].len) {
-		if (d->ent[h].len == len && !memcmp(d->ent[h].tid, tid, len))
-			return &d->ent[h];
-		h = (h + 1) & (d->cap - 1);
-	}
-	return NULL;
+	uint32_t s = *slot_of(d, d->idx, d->cap, tid, len);
+	return s ? &d->ent[s - 1] : NULL;
 }
 
 int
@@ -70,18 +132,20 @@ ms__dropped_add(ms__dropped *d, const uint8_t *tid, uint32_t len, uint64_t rows,
 		e->rows += rows;
 		return 0;
 	}
-	if ((d->n + 1) * 2 > d->cap && grow(d))
+	if (grow(d))
 		return MS_ERR_NOMEM;
-	size_t h = slot_of(d, tid, len);
-	while (d->ent[h].len)
-		h = (h + 1) & (d->cap - 1);
-	e = &d->ent[h];
-	memcpy(e->tid, tid, len);
-	e->len = len;
+	const uint8_t *copy = ms__idpool_add(&d->ids, tid, len);
+	if (!copy)
+		return MS_ERR_NOMEM;
+	uint32_t *s = slot_of(d, d->idx, d->cap, tid, len);
+	e = &d->ent[d->n];
+	memset(e, 0, sizeof(*e));
+	e->tid = copy;
+	e->len = (uint8_t)len;
 	e->rows = rows;
 	e->times = 1;
 	e->phase = (uint8_t)phase;
-	d->n++;
+	*s = (uint32_t)++d->n;
 	return 0;
 }
 
@@ -89,6 +153,8 @@ void
 ms__dropped_release(ms__dropped *d)
 {
 	free(d->ent);
+	free(d->idx);
+	ms__idpool_release(&d->ids);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -103,10 +169,8 @@ ms__drop_check(const ms__dropped *d, const uint64_t *found, char *why, size_t n)
 {
 	why[0] = '\0';
 	/* A dropped trace must have been dropped once, and whole. */
-	for (size_t i = 0; i < d->cap; i++) {
+	for (size_t i = 0; i < d->n; i++) {
 		const ms__drop_ent *e = &d->ent[i];
-		if (!e->len)
-			continue;
 		uint64_t f = found ? found[i] : 0;
 		if (e->times != 1 || e->rows != f) {
 			snprintf(why, n,

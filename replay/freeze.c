@@ -1,6 +1,7 @@
 /*
  * freeze.c - freezing the shard at a dispatch barrier, for a controlled
- * re-run of exactly that merge (ms_merge_once, merge_once.c).
+ * re-run of exactly that merge (ms_merge_once, merge_once.c), and the
+ * re-pick that proves the frozen state gives that selection.
  *
  * At a BREAK barrier the selection has not started and its parts are
  * claimed, so they are active in every view taken while the run is
@@ -11,19 +12,31 @@
  * pending merge. Everything is built in DIR.tmp-<pid> and renamed to DIR
  * at the end, so a failed freeze leaves nothing behind.
  *
- * In lane mode merges of other lanes may still complete while the run is
- * stopped; the frozen shard is the inventory of one epoch (the view's),
- * which is the one the selection's merge would see unless such a merge
- * lands first. Serial runs freeze exactly what the merge sees.
+ * What the picker saw. The engine's picker takes as candidates the active
+ * parts with rows that no listed selection claims and that are not
+ * quarantined, with a fan-out limit of free disk minus reserved bytes. The
+ * barrier's dispatch carries the epoch, pass and fan-out; the run's claims
+ * at the barrier are the selections dispatched before this one (hooks run
+ * in sequence order and the barrier blocks later ones), which were listed
+ * when it was picked. In lane mode a merge of another lane may land
+ * between the pick and the freeze: its inputs leave the inventory (they
+ * were claimed, so no candidates) and its output enters it; such outputs
+ * (the run's completed merges whose epoch_after is past the pick's epoch)
+ * are recorded as unseen. Selections picked after this one (later passes
+ * of the same run) claim nothing here: their parts were candidates. The
+ * freeze re-runs the picker on exactly this state (ms__frozen_check_pick)
+ * and refuses when it does not give the pending selection; merge-once does
+ * the same on its copy of the frozen shard.
  *
- * FORMAT of DIR/frozen.txt (version 1). UTF-8 text, one `key=value` per
+ * FORMAT of DIR/frozen.txt (version 3). UTF-8 text, one `key=value` per
  * line, no spaces around '=', the value runs to the end of the line. Lines
  * starting with '#' and empty lines are ignored. Every key below appears
  * exactly once (ledger keys once per input and kind); unknown keys, repeats,
  * missing keys and malformed values are errors naming the file, the line
- * and the key.
- *   format=2                      this format's version (2 added
- *                                 segment_ns)
+ * and the key. Older versions are refused (version 2 lacks the picker's
+ * state, so its selection cannot be checked): freeze again.
+ *   format=3                      this format's version (2 added
+ *                                 segment_ns, 3 the picker's state)
  *   fixture_dir=PATH              the fixture the run replayed
  *   fixture_preset=NAME           its preset
  *   fixture_seed=N                its seed (decimal)
@@ -47,10 +60,23 @@
  *                                 covered (inclusive unix ns; 0,0: none)
  *   selection_fp=HEX16            ms_pick_fp_add(0, inputs): XXH3-64 of
  *                                 LE64(n) || LE64(id[0]) || ... (seed 0)
+ *   pick_epoch=N                  epoch the picker ran on (<= epoch)
+ *   pass=N                        its pass within that run (>= 1)
+ *   fan_out=N                     the fan-out limit it used (bytes; 0 for
+ *                                 a finalize, which bypasses the picker)
+ *   picker_max_parts=N            its window maximum (2..64)
+ *   picker_multiplier=X           its minimum multiple (> 0)
+ *   claimed=HEX16,...             parts of DIR/shard claimed by other
+ *                                 merges in flight (may be empty)
+ *   quarantined=HEX16,...         parts of DIR/shard the engine had
+ *                                 quarantined (may be empty)
+ *   unseen=HEX16,...              parts of DIR/shard published after the
+ *                                 pick (may be empty)
  *   ledger.HEX16.core=LEDGER      for every input: its ledger of each kind
  *   ledger.HEX16.latency=LEDGER   as ms_ledger_format writes it
  *   ledger.HEX16.start_time=LEDGER  ("<rows>:<32 hex>")
- * HEX16 is exactly 16 lowercase hex digits.
+ * HEX16 is exactly 16 lowercase hex digits. The three lists hold distinct
+ * IDs, none of them an input.
  */
 #define _GNU_SOURCE
 #include "frozen.h"
@@ -62,6 +88,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,18 +105,22 @@ has_newline(const char *s)
 	return strchr(s, '\n') || strchr(s, '\r');
 }
 
-static int
-write_frozen(const char *path, const ms__frozen *f, ms_errbuf *eb)
+static void
+put_ids(FILE *fp, const char *key, const uint64_t *ids, size_t n)
 {
-	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp))
-		return ms_fail(eb, MS_ERR_RANGE, "freeze: path too long: %s",
-		               path);
-	FILE *fp = fopen(tmp, "w");
-	if (!fp)
-		return ms_fail(eb, ms_err_from_errno(errno),
-		               "freeze: cannot create %s: %s", tmp,
-		               strerror(errno));
+	char hex[17];
+	fprintf(fp, "%s=", key);
+	for (size_t i = 0; i < n; i++) {
+		ms_part_id_str(ids[i], hex);
+		fprintf(fp, "%s%s", i ? "," : "", hex);
+	}
+	fputc('\n', fp);
+}
+
+/* Every key of the format, in the order documented above. */
+static void
+put_keys(FILE *fp, const ms__frozen *f)
+{
 	char hex[17];
 	fprintf(fp, "# mergescope frozen merge: the pending selection of a "
 	            "replay, frozen at its\n# dispatch barrier. Format: "
@@ -113,17 +144,21 @@ write_frozen(const char *path, const ms__frozen *f, ms_errbuf *eb)
 	fprintf(fp, "shard_parts=%" PRIu64 "\n", f->shard_parts);
 	fprintf(fp, "cpus=%u\n", f->cpus);
 	fprintf(fp, "mem_limit=%" PRIu64 "\n", f->mem_limit);
-	fputs("inputs=", fp);
-	for (size_t i = 0; i < f->ninputs; i++) {
-		ms_part_id_str(f->ids[i], hex);
-		fprintf(fp, "%s%s", i ? "," : "", hex);
-	}
-	fputs("\ndepths=", fp);
+	put_ids(fp, "inputs", f->ids, f->ninputs);
+	fputs("depths=", fp);
 	for (size_t i = 0; i < f->ninputs; i++)
 		fprintf(fp, "%s%" PRIu32, i ? "," : "", f->depths[i]);
 	fprintf(fp, "\nsegment_ns=%" PRId64 ",%" PRId64, f->segment_min_ns,
 	        f->segment_max_ns);
 	fprintf(fp, "\nselection_fp=%016" PRIx64 "\n", f->selection_fp);
+	fprintf(fp, "pick_epoch=%" PRIu64 "\n", f->pick_epoch);
+	fprintf(fp, "pass=%" PRIu64 "\n", f->pass);
+	fprintf(fp, "fan_out=%" PRIu64 "\n", f->fan_out);
+	fprintf(fp, "picker_max_parts=%" PRIu32 "\n", f->picker_max_parts);
+	fprintf(fp, "picker_multiplier=%.17g\n", f->picker_multiplier);
+	put_ids(fp, "claimed", f->claimed.ids, f->claimed.n);
+	put_ids(fp, "quarantined", f->quarantined.ids, f->quarantined.n);
+	put_ids(fp, "unseen", f->unseen.ids, f->unseen.n);
 	for (size_t i = 0; i < f->ninputs; i++) {
 		ms_part_id_str(f->ids[i], hex);
 		for (int k = 0; k < MS_KIND_COUNT; k++) {
@@ -133,6 +168,21 @@ write_frozen(const char *path, const ms__frozen *f, ms_errbuf *eb)
 			        ms_part_kind_name((enum ms_part_kind)k), l);
 		}
 	}
+}
+
+static int
+write_frozen(const char *path, const ms__frozen *f, ms_errbuf *eb)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp))
+		return ms_fail(eb, MS_ERR_RANGE, "freeze: path too long: %s",
+		               path);
+	FILE *fp = fopen(tmp, "w");
+	if (!fp)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "freeze: cannot create %s: %s", tmp,
+		               strerror(errno));
+	put_keys(fp, f);
 	int bad = ferror(fp);
 	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0)
 		bad = 1;
@@ -155,6 +205,14 @@ write_frozen(const char *path, const ms__frozen *f, ms_errbuf *eb)
 	return 0;
 }
 
+static void
+idlist_free(ms__idlist *l)
+{
+	free(l->ids);
+	l->ids = NULL;
+	l->n = 0;
+}
+
 void
 ms__frozen_release(ms__frozen *f)
 {
@@ -167,6 +225,9 @@ ms__frozen_release(ms__frozen *f)
 	f->depths = NULL;
 	f->ledgers = NULL;
 	f->ninputs = 0;
+	idlist_free(&f->claimed);
+	idlist_free(&f->quarantined);
+	idlist_free(&f->unseen);
 }
 
 static int
@@ -181,6 +242,119 @@ frozen_alloc(ms__frozen *f, size_t n)
 	}
 	f->ninputs = n;
 	return 0;
+}
+
+static bool
+ids_have(const uint64_t *ids, size_t n, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/* Append id to l (room for `cap` made by the caller). */
+static void
+idlist_add(ms__idlist *l, uint64_t id)
+{
+	if (!ids_have(l->ids, l->n, id))
+		l->ids[l->n++] = id;
+}
+/* ---- the re-pick -------------------------------------------------------- */
+
+static bool
+no_candidate(const ms__frozen *f, uint64_t id)
+{
+	return ids_have(f->claimed.ids, f->claimed.n, id) ||
+	       ids_have(f->quarantined.ids, f->quarantined.n, id) ||
+	       ids_have(f->unseen.ids, f->unseen.n, id);
+}
+
+int
+ms__frozen_repick(const ms__frozen *f, ms_view *v, ms__pick_ids *out,
+                  ms_errbuf *eb)
+{
+	memset(out, 0, sizeof(*out));
+	size_t nv = ms_view_count(v), nc = 0;
+	ms_pick_cand *cands = calloc(nv ? nv : 1, sizeof(*cands));
+	if (!cands)
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "re-pick: candidates of %zu parts", nv);
+	/* The engine's rule (pick_run, ms_engine_finalize), in view order. */
+	for (size_t i = 0; i < nv; i++) {
+		const ms_part_meta *pm =
+		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
+		if (pm->rows < 1 || no_candidate(f, pm->id))
+			continue;
+		if (f->finalize && pm->max_ts > f->frontier_ns)
+			continue;
+		cands[nc++] = (ms_pick_cand){ .id = pm->id,
+			                      .size = pm->compressed_bytes,
+			                      .min_ts = pm->min_ts,
+			                      .max_ts = pm->max_ts,
+			                      .rows = pm->rows,
+			                      .depth = pm->depth };
+	}
+	int rc = 0;
+	if (f->finalize) {
+		out->n = nc;
+		for (size_t i = 0; i < nc && i < MS_PICKER_PARTS_LIMIT; i++)
+			out->ids[i] = cands[i].id;
+	} else {
+		ms_picker_opts po = { .max_parts = f->picker_max_parts,
+			              .multiplier = f->picker_multiplier };
+		ms_pick pk;
+		rc = ms_picker_select(&po, cands, nc, f->fan_out, NULL, &pk,
+		                      eb);
+		if (rc == 0 && pk.n >= 2) {
+			out->n = pk.n;
+			memcpy(out->ids, pk.ids, pk.n * sizeof(*pk.ids));
+		}
+	}
+	free(cands);
+	return rc;
+}
+
+/* "N parts: id,id,... (and K more)" into buf. */
+static void
+fmt_selection(char *buf, size_t n, const uint64_t *ids, size_t nids,
+              size_t held)
+{
+	int at = snprintf(buf, n, "%zu part%s", nids, nids == 1 ? "" : "s");
+	size_t show = nids < held ? nids : held;
+	if (show > 5)
+		show = 5;
+	for (size_t i = 0; i < show && at > 0 && (size_t)at < n; i++)
+		at += snprintf(buf + at, n - (size_t)at, "%s%016" PRIx64,
+		               i ? "," : " ", ids[i]);
+	if (show < nids && at > 0 && (size_t)at < n)
+		snprintf(buf + at, n - (size_t)at, ",... (%zu more)",
+		         nids - show);
+}
+
+int
+ms__frozen_check_pick(const ms__frozen *f, ms_view *v, const char *who,
+                      ms_errbuf *eb)
+{
+	ms__pick_ids got;
+	int rc = ms__frozen_repick(f, v, &got, eb);
+	if (rc)
+		return rc;
+	size_t i = 0, both = got.n < f->ninputs ? got.n : f->ninputs;
+	while (i < both && i < MS_PICKER_PARTS_LIMIT && got.ids[i] == f->ids[i])
+		i++;
+	if (got.n == f->ninputs && (i == both || i == MS_PICKER_PARTS_LIMIT))
+		return 0;
+	char a[160], b[160];
+	fmt_selection(a, sizeof(a), got.ids, got.n, MS_PICKER_PARTS_LIMIT);
+	fmt_selection(b, sizeof(b), f->ids, f->ninputs, f->ninputs);
+	return ms_fail(eb, MS_ERR_CONFLICT,
+	               "%s: merge #%" PRIu64 ": the %s re-run on the frozen "
+	               "state selects %s; the frozen selection is %s (first "
+	               "difference at position %zu): the frozen state is not "
+	               "what the engine picked from",
+	               who, f->seq, f->finalize ? "finalize rule" : "picker",
+	               got.n ? a : "nothing", b, i + 1);
 }
 
 /* Copy every part of view v of shard src, and src's dictionaries (under
@@ -242,17 +416,27 @@ copy_shard(ms_view *v, const ms_shard *src, const char *dir, ms_errbuf *eb)
 	return rc;
 }
 
-int
-ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
-                 ms_errbuf *eb)
-{
-	if (out_dir && n)
-		out_dir[0] = '\0';
-	ms__frozen f;
-	memset(&f, 0, sizeof(f));
+/* ---- freezing ----------------------------------------------------------- */
+
+/* What the barrier shows, copied under the run's lock: the pending
+ * dispatch, the inputs of the other merges in flight, and the outputs of
+ * the merges that landed after its pick. */
+typedef struct barrier {
 	ms_dispatch d;
 	ms_dispatch_input in[MS_PICKER_PARTS_LIMIT];
+	ms__idlist claimed, landed;
+	bool claims_cut; /* a claim held more inputs than the run keeps */
+} barrier;
 
+static int
+take_barrier(ms_replay *r, barrier *b, ms_errbuf *eb)
+{
+	memset(b, 0, sizeof(*b));
+	b->claimed.ids = calloc(MAX_CLAIMS * MS_PICKER_PARTS_LIMIT,
+	                        sizeof(uint64_t));
+	b->landed.ids = calloc(MS_REPLAY_RECENT, sizeof(uint64_t));
+	if (!b->claimed.ids || !b->landed.ids)
+		return ms_fail(eb, MS_ERR_NOMEM, "freeze: out of memory");
 	pthread_mutex_lock(&r->mu);
 	if (r->state != MS_REPLAY_BREAK || !r->has_pending) {
 		enum ms_replay_state st = r->state;
@@ -262,29 +446,36 @@ ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
 		               "%s): add a breakpoint or step to one",
 		               ms_replay_state_name(st));
 	}
-	d = r->pending;
-	memcpy(in, r->pending_inputs, sizeof(in));
-	d.inputs = in;
+	b->d = r->pending;
+	memcpy(b->in, r->pending_inputs, sizeof(b->in));
+	b->d.inputs = b->in;
+	for (size_t c = 0; c < r->nclaims; c++) {
+		const claim *cl = &r->claims[c];
+		if (cl->seq == b->d.seq)
+			continue;
+		b->claims_cut |= cl->finalize_big;
+		for (size_t k = 0; k < cl->n; k++)
+			idlist_add(&b->claimed, cl->ids[k]);
+	}
+	for (size_t i = 0; i < r->recent_n; i++) {
+		const ms_ev_merge *m = &r->recent[i];
+		if (m->epoch_after > b->d.epoch && m->output.id)
+			idlist_add(&b->landed, m->output.id);
+	}
 	pthread_mutex_unlock(&r->mu);
+	return 0;
+}
 
-	if (d.finalize && d.ninputs >= MS_PICKER_PARTS_LIMIT)
-		return ms_fail(eb, MS_ERR_RANGE,
-		               "freeze: finalize merge #%" PRIu64
-		               " has %d or more inputs; only the first %d are "
-		               "known at the barrier",
-		               d.seq, MS_PICKER_PARTS_LIMIT,
-		               MS_PICKER_PARTS_LIMIT);
-	if (d.ninputs == 0)
-		return ms_fail(eb, MS_ERR_STATE,
-		               "freeze: merge #%" PRIu64 " has no inputs",
-		               d.seq);
-
-	char path[PATH_MAX], tmpdir[PATH_MAX], sub[PATH_MAX];
+/* DIR (given, or WORK.frozen-SEQ), its build directory and shard. */
+static int
+freeze_paths(const ms_replay *r, const char *dir, uint64_t seq,
+             char path[PATH_MAX], char tmpdir[PATH_MAX], char sub[PATH_MAX],
+             ms_errbuf *eb)
+{
 	if (dir)
-		snprintf(path, sizeof(path), "%s", dir);
+		snprintf(path, PATH_MAX, "%s", dir);
 	else
-		snprintf(path, sizeof(path), "%s.frozen-%" PRIu64, r->work_dir,
-		         d.seq);
+		snprintf(path, PATH_MAX, "%s.frozen-%" PRIu64, r->work_dir, seq);
 	if (has_newline(path) || has_newline(r->fixture_dir) ||
 	    has_newline(r->variant))
 		return ms_fail(eb, MS_ERR_INVAL,
@@ -296,101 +487,203 @@ ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
 		return ms_fail(eb, MS_ERR_EXISTS,
 		               "freeze: %s exists; choose a new directory",
 		               path);
-	if ((size_t)snprintf(tmpdir, sizeof(tmpdir), "%s.tmp-%ld", path,
-	                     (long)getpid()) >= sizeof(tmpdir) ||
-	    (size_t)snprintf(sub, sizeof(sub), "%s/%s", tmpdir,
-	                     MS_FROZEN_SHARD) >= sizeof(sub))
+	if ((size_t)snprintf(tmpdir, PATH_MAX, "%s.tmp-%ld", path,
+	                     (long)getpid()) >= PATH_MAX ||
+	    (size_t)snprintf(sub, PATH_MAX, "%s/%s", tmpdir,
+	                     MS_FROZEN_SHARD) >= PATH_MAX)
 		return ms_fail(eb, MS_ERR_RANGE, "freeze: path too long: %s",
 		               path);
-	ms_fs_rm_tree(tmpdir, NULL);
+	return 0;
+}
 
-	int rc = frozen_alloc(&f, d.ninputs);
-	if (rc)
-		return ms_fail(eb, rc, "freeze: out of memory");
-	f.format = MS_FROZEN_FORMAT;
-	snprintf(f.fixture_dir, sizeof(f.fixture_dir), "%s", r->fixture_dir);
-	snprintf(f.fixture_preset, sizeof(f.fixture_preset), "%s",
+/* The run and the dispatch's fields of f (inputs allocated). */
+static int
+fill_frozen(const ms_replay *r, const ms_dispatch *d, ms__frozen *f)
+{
+	if (frozen_alloc(f, d->ninputs))
+		return MS_ERR_NOMEM;
+	f->format = MS_FROZEN_FORMAT;
+	snprintf(f->fixture_dir, sizeof(f->fixture_dir), "%s", r->fixture_dir);
+	snprintf(f->fixture_preset, sizeof(f->fixture_preset), "%s",
 	         r->info->preset);
-	f.fixture_seed = r->info->seed;
-	snprintf(f.schedule_hash, sizeof(f.schedule_hash), "%s",
+	f->fixture_seed = r->info->seed;
+	snprintf(f->schedule_hash, sizeof(f->schedule_hash), "%s",
 	         r->info->schedule_hash ? r->info->schedule_hash : "");
-	snprintf(f.topology_hash, sizeof(f.topology_hash), "%s",
+	snprintf(f->topology_hash, sizeof(f->topology_hash), "%s",
 	         r->info->topology_hash ? r->info->topology_hash : "");
-	f.now_ns = d.now_ns;
-	f.frontier_ns = d.frontier_ns;
-	ms__replay_segment(r, &f.segment_min_ns, &f.segment_max_ns);
-	f.policy = r->policy;
-	memcpy(f.variant, r->variant, strlen(r->variant) + 1); /* fits */
-	f.seq = d.seq;
-	snprintf(f.lane, sizeof(f.lane), "%s", ms_lane_name(d.lane));
-	f.finalize = d.finalize;
-	f.output_id = d.output_id;
-	f.cpus = r->limits.cpus ? r->limits.cpus : 1;
-	f.mem_limit = r->limits.mem;
-	for (size_t i = 0; i < d.ninputs; i++) {
-		f.ids[i] = d.inputs[i].id;
-		f.depths[i] = d.inputs[i].depth;
+	f->now_ns = d->now_ns;
+	f->frontier_ns = d->frontier_ns;
+	ms__replay_segment(r, &f->segment_min_ns, &f->segment_max_ns);
+	f->policy = r->policy;
+	memcpy(f->variant, r->variant, strlen(r->variant) + 1); /* fits */
+	f->seq = d->seq;
+	snprintf(f->lane, sizeof(f->lane), "%s", ms_lane_name(d->lane));
+	f->finalize = d->finalize;
+	f->output_id = d->output_id;
+	f->cpus = r->limits.cpus ? r->limits.cpus : 1;
+	f->mem_limit = r->limits.mem;
+	for (size_t i = 0; i < d->ninputs; i++) {
+		f->ids[i] = d->inputs[i].id;
+		f->depths[i] = d->inputs[i].depth;
 	}
-	f.selection_fp = ms_pick_fp_add(0, f.ids, f.ninputs);
+	f->selection_fp = ms_pick_fp_add(0, f->ids, f->ninputs);
+	/* The run's engine uses the picker's defaults (zeroed options). */
+	f->pick_epoch = d->epoch;
+	f->pass = d->pass;
+	f->fan_out = d->finalize ? 0 : d->max_fan_out;
+	f->picker_max_parts = MS_PICKER_MAX_PARTS;
+	f->picker_multiplier = MS_PICKER_MULTIPLIER;
+	return 0;
+}
 
+/* Keep in `to` the IDs of `from` active in v that are no input of f. */
+static int
+keep_active(const ms__frozen *f, ms_view *v, const uint64_t *from, size_t n,
+            ms__idlist *to)
+{
+	to->ids = calloc(n ? n : 1, sizeof(*to->ids));
+	if (!to->ids)
+		return MS_ERR_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (ms_view_find(v, from[i], MS_KIND_CORE) &&
+		    !ids_have(f->ids, f->ninputs, from[i]))
+			idlist_add(to, from[i]);
+	return 0;
+}
+
+/* The picker's exclusions, as parts of the frozen view v. */
+static int
+fill_picker_state(ms_replay *r, const barrier *b, ms_view *v, ms__frozen *f,
+                  ms_errbuf *eb)
+{
+	if (b->claims_cut)
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "freeze: a finalize merge in flight has more "
+		               "inputs than the run keeps (%d): the picker's "
+		               "candidates cannot be known",
+		               MS_PICKER_PARTS_LIMIT);
+	size_t nq = ms_engine_quarantined(r->engine, NULL, 0);
+	uint64_t *q = calloc(nq ? nq : 1, sizeof(*q));
+	if (!q)
+		return ms_fail(eb, MS_ERR_NOMEM, "freeze: out of memory");
+	nq = ms_engine_quarantined(r->engine, q, nq);
+	int rc = keep_active(f, v, b->claimed.ids, b->claimed.n, &f->claimed);
+	if (rc == 0)
+		rc = keep_active(f, v, q, nq, &f->quarantined);
+	if (rc == 0)
+		rc = keep_active(f, v, b->landed.ids, b->landed.n, &f->unseen);
+	free(q);
+	return rc ? ms_fail(eb, rc, "freeze: out of memory") : 0;
+}
+
+static int
+input_ledgers(ms__frozen *f, ms_view *v, ms_errbuf *eb)
+{
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	for (size_t i = 0; i < f->ninputs; i++) {
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			const ms_part *p =
+			        ms_view_find(v, f->ids[i], (enum ms_part_kind)k);
+			if (!p)
+				return ms_fail(eb, MS_ERR_CONFLICT,
+				               "freeze: input %016" PRIx64
+				               " of merge #%" PRIu64
+				               " is not active in the shard",
+				               f->ids[i], f->seq);
+			int rc = ms_ledger_of_part(p, &f->ledgers[i].kind[k],
+			                           &mem, eb);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* DIR.tmp-PID with the shard of v and frozen.txt, renamed to DIR. */
+static int
+build_dir(const ms_replay *r, ms_view *v, const ms__frozen *f,
+          const char *path, const char *tmpdir, const char *sub,
+          ms_errbuf *eb)
+{
+	if (ms_fs_mkdir_p(tmpdir, 0755, NULL) < 0)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "freeze: cannot create %s: %s", tmpdir,
+		               strerror(errno));
+	int rc = ms_owner_write(tmpdir, "frozen-tmp", r->db_path, eb);
+	if (rc == 0)
+		rc = copy_shard(v, r->shard, sub, eb);
+	char file[PATH_MAX];
+	snprintf(file, sizeof(file), "%s/%s", tmpdir, MS_FROZEN_FILE);
+	if (rc == 0)
+		rc = write_frozen(file, f, eb);
+	if (rc == 0)
+		rc = ms_owner_write(tmpdir, "frozen", r->db_path, eb);
+	if (rc == 0 && rename(tmpdir, path) != 0)
+		rc = ms_fail(eb, ms_err_from_errno(errno),
+		             "freeze: cannot rename %s to %s: %s", tmpdir, path,
+		             strerror(errno));
+	return rc;
+}
+
+int
+ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
+                 ms_errbuf *eb)
+{
+	if (out_dir && n)
+		out_dir[0] = '\0';
+	ms__frozen f;
+	memset(&f, 0, sizeof(f));
+	barrier b;
+	char path[PATH_MAX], tmpdir[PATH_MAX] = "", sub[PATH_MAX];
 	ms_view *v = NULL;
+	int rc = take_barrier(r, &b, eb);
+	const ms_dispatch *d = &b.d;
+	if (rc)
+		goto out;
+	if (d->finalize && d->ninputs >= MS_PICKER_PARTS_LIMIT) {
+		rc = ms_fail(eb, MS_ERR_RANGE,
+		             "freeze: finalize merge #%" PRIu64
+		             " has %d or more inputs; only the first %d are "
+		             "known at the barrier",
+		             d->seq, MS_PICKER_PARTS_LIMIT,
+		             MS_PICKER_PARTS_LIMIT);
+		goto out;
+	}
+	if (d->ninputs == 0) {
+		rc = ms_fail(eb, MS_ERR_STATE,
+		             "freeze: merge #%" PRIu64 " has no inputs", d->seq);
+		goto out;
+	}
+	if ((rc = freeze_paths(r, dir, d->seq, path, tmpdir, sub, eb)))
+		goto out;
+	ms_fs_rm_tree(tmpdir, NULL);
+	if ((rc = fill_frozen(r, d, &f))) {
+		rc = ms_fail(eb, rc, "freeze: out of memory");
+		goto out;
+	}
 	if ((rc = ms_shard_view(r->shard, &v, eb)))
 		goto out;
 	f.epoch = ms_view_epoch(v);
 	f.shard_parts = ms_view_count(v);
-	ms_mem mem;
-	ms_mem_init(&mem, NULL);
-	for (size_t i = 0; i < f.ninputs && rc == 0; i++) {
-		for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
-			const ms_part *p =
-			        ms_view_find(v, f.ids[i], (enum ms_part_kind)k);
-			if (!p) {
-				rc = ms_fail(eb, MS_ERR_CONFLICT,
-				             "freeze: input %016" PRIx64
-				             " of merge #%" PRIu64
-				             " is not active in the shard",
-				             f.ids[i], f.seq);
-				break;
-			}
-			rc = ms_ledger_of_part(p, &f.ledgers[i].kind[k], &mem,
-			                       eb);
-		}
-	}
-	if (rc == 0)
-		rc = ms_fs_mkdir_p(tmpdir, 0755, NULL) < 0
-		             ? ms_fail(eb, ms_err_from_errno(errno),
-		                       "freeze: cannot create %s: %s", tmpdir,
-		                       strerror(errno))
-		             : 0;
-	if (rc == 0)
-		rc = ms_owner_write(tmpdir, "frozen-tmp", r->db_path, eb);
-	if (rc == 0)
-		rc = copy_shard(v, r->shard, sub, eb);
-	ms_view_release(v);
-	if (rc)
+	if ((rc = fill_picker_state(r, &b, v, &f, eb)) ||
+	    (rc = input_ledgers(&f, v, eb)) ||
+	    (rc = ms__frozen_check_pick(&f, v, "freeze", eb)) ||
+	    (rc = build_dir(r, v, &f, path, tmpdir, sub, eb)))
 		goto out;
-	char file[PATH_MAX];
-	snprintf(file, sizeof(file), "%s/%s", tmpdir, MS_FROZEN_FILE);
-	if ((rc = write_frozen(file, &f, eb)))
-		goto out;
-	if ((rc = ms_owner_write(tmpdir, "frozen", r->db_path, eb)))
-		goto out;
-	if (rename(tmpdir, path) != 0) {
-		rc = ms_fail(eb, ms_err_from_errno(errno),
-		             "freeze: cannot rename %s to %s: %s", tmpdir, path,
-		             strerror(errno));
-		goto out;
-	}
 	if (out_dir && n)
 		snprintf(out_dir, n, "%s", path);
 out:
-	if (rc)
+	ms_view_release(v);
+	if (rc && tmpdir[0])
 		ms_fs_rm_tree(tmpdir, NULL);
+	idlist_free(&b.claimed);
+	idlist_free(&b.landed);
 	ms__frozen_release(&f);
 	return rc;
 }
 
-/* ---- reading ---------------------------------------------------------- */
+/* ---- reading ------------------------------------------------------------ */
 
 enum key_id {
 	K_FORMAT,
@@ -415,6 +708,14 @@ enum key_id {
 	K_DEPTHS,
 	K_SELECTION_FP,
 	K_SEGMENT,
+	K_PICK_EPOCH,
+	K_PASS,
+	K_FAN_OUT,
+	K_PICKER_MAX_PARTS,
+	K_PICKER_MULT,
+	K_CLAIMED,
+	K_QUARANTINED,
+	K_UNSEEN,
 	K_COUNT
 };
 
@@ -441,16 +742,39 @@ static const char *const key_names[K_COUNT] = {
 	"depths",
 	"selection_fp",
 	"segment_ns",
+	"pick_epoch",
+	"pass",
+	"fan_out",
+	"picker_max_parts",
+	"picker_multiplier",
+	"claimed",
+	"quarantined",
+	"unseen",
 };
+
+/* A ledger line, kept until the inputs are known. */
+typedef struct ledger_ref {
+	char *key, *val;
+	unsigned line;
+} ledger_ref;
 
 typedef struct parser {
 	const char *file;
 	unsigned line;
 	ms_errbuf *eb;
-	/* Lists seen before their lengths are known. */
-	char *inputs_val, *depths_val;
-	unsigned inputs_line, depths_line;
+	unsigned seen_line[K_COUNT];
+	/* Lists, parsed once every line was read. */
+	char *list_val[K_COUNT];
+	ledger_ref *lrefs;
+	size_t nledger, cap_ledger;
 } parser;
+
+static bool
+is_list(enum key_id k)
+{
+	return k == K_INPUTS || k == K_DEPTHS || k == K_CLAIMED ||
+	       k == K_QUARANTINED || k == K_UNSEEN;
+}
 
 static int
 bad(parser *p, const char *key, const char *want, const char *got)
@@ -546,21 +870,52 @@ count_items(const char *s)
 }
 
 static int
-scalar(parser *p, enum key_id k, const char *val, ms__frozen *f)
+parse_format(parser *p, const char *val, ms__frozen *f)
+{
+	uint64_t u;
+	if (!parse_u64(val, &u))
+		return bad(p, "format", "a version number", val);
+	if (u < MS_FROZEN_FORMAT)
+		return ms_fail(p->eb, MS_ERR_FORMAT,
+		               "%s:%u: key 'format': version %s is older than "
+		               "this build's %d and lacks what the picker saw, "
+		               "so its selection cannot be checked: freeze the "
+		               "merge again",
+		               p->file, p->line, val, MS_FROZEN_FORMAT);
+	if (u != MS_FROZEN_FORMAT)
+		return ms_fail(p->eb, MS_ERR_FORMAT,
+		               "%s:%u: key 'format': version %s, this "
+		               "build reads version %d",
+		               p->file, p->line, val, MS_FROZEN_FORMAT);
+	f->format = (unsigned)u;
+	return 0;
+}
+
+static int
+parse_segment(parser *p, const char *val, ms__frozen *f)
+{
+	const char *key = key_names[K_SEGMENT];
+	char lo[32];
+	const char *comma = strchr(val, ',');
+	size_t n = comma ? (size_t)(comma - val) : 0;
+	if (!comma || n == 0 || n >= sizeof(lo))
+		return bad(p, key, "two unix nanosecond values MIN,MAX", val);
+	memcpy(lo, val, n);
+	lo[n] = '\0';
+	if (!parse_i64(lo, &f->segment_min_ns) ||
+	    !parse_i64(comma + 1, &f->segment_max_ns) ||
+	    f->segment_min_ns > f->segment_max_ns)
+		return bad(p, key, "two unix nanosecond values MIN,MAX", val);
+	return 0;
+}
+
+/* The run's keys: fixture, clock, variant, limits. */
+static int
+scalar_run(parser *p, enum key_id k, const char *val, ms__frozen *f)
 {
 	const char *key = key_names[k];
 	uint64_t u;
 	switch (k) {
-	case K_FORMAT:
-		if (!parse_u64(val, &u))
-			return bad(p, key, "a version number", val);
-		if (u != MS_FROZEN_FORMAT)
-			return ms_fail(p->eb, MS_ERR_FORMAT,
-			               "%s:%u: key 'format': version %s, this "
-			               "build reads version %d",
-			               p->file, p->line, val, MS_FROZEN_FORMAT);
-		f->format = (unsigned)u;
-		return 0;
 	case K_FIXTURE_DIR:
 		return set_str(p, key, val, f->fixture_dir,
 		               sizeof(f->fixture_dir), true);
@@ -581,11 +936,8 @@ scalar(parser *p, enum key_id k, const char *val, ms__frozen *f)
 		                                    : f->topology_hash,
 		               sizeof(f->schedule_hash), false);
 	case K_NOW:
-		if (!parse_i64(val, &f->now_ns))
-			return bad(p, key, "unix nanoseconds", val);
-		return 0;
 	case K_FRONTIER:
-		if (!parse_i64(val, &f->frontier_ns))
+		if (!parse_i64(val, k == K_NOW ? &f->now_ns : &f->frontier_ns))
 			return bad(p, key, "unix nanoseconds", val);
 		return 0;
 	case K_POLICY:
@@ -595,6 +947,30 @@ scalar(parser *p, enum key_id k, const char *val, ms__frozen *f)
 	case K_VARIANT:
 		return set_str(p, key, val, f->variant, sizeof(f->variant),
 		               true);
+	case K_CPUS:
+		if (!parse_u64(val, &u) || u == 0 || u > 65536)
+			return bad(p, key, "a CPU count from 1 to 65536", val);
+		f->cpus = (unsigned)u;
+		return 0;
+	case K_MEM_LIMIT:
+		if (!parse_u64(val, &f->mem_limit) || f->mem_limit == 0)
+			return bad(p, key, "a byte count >= 1", val);
+		return 0;
+	case K_SEGMENT:
+		return parse_segment(p, val, f);
+	default:
+		return MS_ERR_NOTFOUND; /* not one of these */
+	}
+}
+
+/* The merge's keys and the picker's. */
+static int
+scalar_merge(parser *p, enum key_id k, const char *val, ms__frozen *f)
+{
+	const char *key = key_names[k];
+	uint64_t u;
+	char *end;
+	switch (k) {
 	case K_SEQ:
 		if (!parse_u64(val, &f->seq) || f->seq == 0)
 			return bad(p, key, "a merge sequence number >= 1", val);
@@ -616,82 +992,98 @@ scalar(parser *p, enum key_id k, const char *val, ms__frozen *f)
 			           "a non-zero part ID of 16 hex digits", val);
 		return 0;
 	case K_EPOCH:
-		if (!parse_u64(val, &f->epoch))
+	case K_PICK_EPOCH:
+		if (!parse_u64(val, k == K_EPOCH ? &f->epoch : &f->pick_epoch))
 			return bad(p, key, "an epoch number", val);
 		return 0;
 	case K_SHARD_PARTS:
 		if (!parse_u64(val, &f->shard_parts) || f->shard_parts == 0)
 			return bad(p, key, "a part count >= 1", val);
 		return 0;
-	case K_CPUS:
-		if (!parse_u64(val, &u) || u == 0 || u > 65536)
-			return bad(p, key, "a CPU count from 1 to 65536", val);
-		f->cpus = (unsigned)u;
-		return 0;
-	case K_MEM_LIMIT:
-		if (!parse_u64(val, &f->mem_limit) || f->mem_limit == 0)
-			return bad(p, key, "a byte count >= 1", val);
-		return 0;
 	case K_SELECTION_FP:
 		if (!parse_hex16(val, strlen(val), &f->selection_fp))
 			return bad(p, key, "16 lowercase hex digits", val);
 		return 0;
-	case K_SEGMENT: {
-		char lo[32];
-		const char *comma = strchr(val, ',');
-		size_t n = comma ? (size_t)(comma - val) : 0;
-		if (!comma || n == 0 || n >= sizeof(lo))
-			return bad(p, key, "two unix nanosecond values MIN,MAX",
-			           val);
-		memcpy(lo, val, n);
-		lo[n] = '\0';
-		if (!parse_i64(lo, &f->segment_min_ns) ||
-		    !parse_i64(comma + 1, &f->segment_max_ns) ||
-		    f->segment_min_ns > f->segment_max_ns)
-			return bad(p, key, "two unix nanosecond values MIN,MAX",
-			           val);
+	case K_PASS:
+		if (!parse_u64(val, &f->pass) || f->pass == 0)
+			return bad(p, key, "a picker pass >= 1", val);
 		return 0;
+	case K_FAN_OUT:
+		if (!parse_u64(val, &f->fan_out))
+			return bad(p, key, "a byte count", val);
+		return 0;
+	case K_PICKER_MAX_PARTS:
+		if (!parse_u64(val, &u) || u < 2 || u > MS_PICKER_PARTS_LIMIT)
+			return bad(p, key, "a window maximum from 2 to 64", val);
+		f->picker_max_parts = (uint32_t)u;
+		return 0;
+	case K_PICKER_MULT:
+		errno = 0;
+		f->picker_multiplier = strtod(val, &end);
+		if (!*val || *end || errno || !isfinite(f->picker_multiplier) ||
+		    !(f->picker_multiplier > 0))
+			return bad(p, key, "a multiple > 0", val);
+		return 0;
+	default:
+		return MS_ERR_NOTFOUND;
 	}
-	case K_INPUTS:
-	case K_DEPTHS:
-	case K_COUNT:
-		break;
-	}
-	return 0;
 }
 
 static int
-parse_inputs(parser *p, ms__frozen *f)
+scalar(parser *p, enum key_id k, const char *val, ms__frozen *f)
 {
-	p->line = p->inputs_line;
-	const char *s = p->inputs_val;
+	if (k == K_FORMAT)
+		return parse_format(p, val, f);
+	int rc = scalar_run(p, k, val, f);
+	return rc == MS_ERR_NOTFOUND ? scalar_merge(p, k, val, f) : rc;
+}
+
+/* A comma-separated list of distinct non-zero part IDs ("" when
+ * may_be_empty) of key k into *out (allocated). */
+static int
+parse_id_list(parser *p, enum key_id k, bool may_be_empty, ms__idlist *out)
+{
+	const char *key = key_names[k], *s = p->list_val[k];
+	p->line = p->seen_line[k];
+	out->n = 0;
+	if (!*s && may_be_empty)
+		return 0;
 	size_t n = count_items(s);
 	if (n > MS_FROZEN_MAX_INPUTS)
-		return bad(p, "inputs", "at most 65536 part IDs", s);
-	if (frozen_alloc(f, n))
+		return bad(p, key, "at most 65536 part IDs", s);
+	out->ids = calloc(n, sizeof(*out->ids));
+	if (!out->ids)
 		return ms_fail(p->eb, MS_ERR_NOMEM, "%s: out of memory",
 		               p->file);
 	for (size_t i = 0; i < n; i++) {
 		const char *c = strchr(s, ',');
 		size_t len = c ? (size_t)(c - s) : strlen(s);
-		if (!parse_hex16(s, len, &f->ids[i]) || f->ids[i] == 0)
-			return bad(p, "inputs",
+		uint64_t id;
+		if (!parse_hex16(s, len, &id) || id == 0)
+			return bad(p, key,
 			           "comma-separated non-zero part IDs of 16 "
 			           "hex digits",
 			           s);
-		for (size_t j = 0; j < i; j++)
-			if (f->ids[j] == f->ids[i])
-				return bad(p, "inputs", "distinct part IDs", s);
+		if (ids_have(out->ids, out->n, id))
+			return bad(p, key, "distinct part IDs", s);
+		out->ids[out->n++] = id;
 		s = c ? c + 1 : s + len;
 	}
-	p->line = p->depths_line;
-	s = p->depths_val;
-	if (count_items(s) != n) {
+	return 0;
+}
+
+static int
+parse_depths(parser *p, ms__frozen *f)
+{
+	const char *s = p->list_val[K_DEPTHS];
+	p->line = p->seen_line[K_DEPTHS];
+	if (count_items(s) != f->ninputs) {
 		char want[64];
-		snprintf(want, sizeof(want), "%zu depths (one per input)", n);
+		snprintf(want, sizeof(want), "%zu depths (one per input)",
+		         f->ninputs);
 		return bad(p, "depths", want, s);
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < f->ninputs; i++) {
 		const char *c = strchr(s, ',');
 		size_t len = c ? (size_t)(c - s) : strlen(s);
 		char num[24];
@@ -708,7 +1100,40 @@ parse_inputs(parser *p, ms__frozen *f)
 	return 0;
 }
 
-/* "ledger.HEX16.KIND": which input and kind; the ledger value parsed. */
+/* inputs and depths; then the picker's lists, which name no input. */
+static int
+parse_lists(parser *p, ms__frozen *f)
+{
+	ms__idlist in = { 0, NULL };
+	int rc = parse_id_list(p, K_INPUTS, false, &in);
+	if (rc == 0 && frozen_alloc(f, in.n))
+		rc = ms_fail(p->eb, MS_ERR_NOMEM, "%s: out of memory",
+		             p->file);
+	if (rc == 0)
+		memcpy(f->ids, in.ids, in.n * sizeof(*in.ids));
+	idlist_free(&in);
+	if (rc == 0 && f->ninputs < (f->finalize ? 1u : 2u))
+		rc = bad(p, "inputs",
+		         f->finalize ? "at least 1 part ID"
+		                     : "at least 2 part IDs (a merge)",
+		         p->list_val[K_INPUTS]);
+	if (rc == 0)
+		rc = parse_depths(p, f);
+	const enum key_id lk[3] = { K_CLAIMED, K_QUARANTINED, K_UNSEEN };
+	ms__idlist *ll[3] = { &f->claimed, &f->quarantined, &f->unseen };
+	for (int j = 0; j < 3 && rc == 0; j++) {
+		rc = parse_id_list(p, lk[j], true, ll[j]);
+		for (size_t i = 0; rc == 0 && i < ll[j]->n; i++)
+			if (ids_have(f->ids, f->ninputs, ll[j]->ids[i]))
+				rc = ms_fail(p->eb, MS_ERR_FORMAT,
+				             "%s:%u: key '%s': part %016" PRIx64
+				             " is an input of the merge",
+				             p->file, p->line, key_names[lk[j]],
+				             ll[j]->ids[i]);
+	}
+	return rc;
+}
+
 static int
 ledger_line(parser *p, const char *key, const char *val, ms__frozen *f,
             uint8_t *seen)
@@ -811,6 +1236,130 @@ read_all(const char *file, char **out, size_t *len, ms_errbuf *eb)
 	return 0;
 }
 
+/* One "key=value" line (NUL-terminated, no line break) of the file. */
+static int
+parse_line(parser *p, char *line, ms__frozen *f)
+{
+	char *eq = strchr(line, '=');
+	if (!eq || eq == line)
+		return ms_fail(p->eb, MS_ERR_FORMAT,
+		               "%s:%u: expected key=value, got '%.80s'",
+		               p->file, p->line, line);
+	*eq = '\0';
+	const char *key = line;
+	char *val = eq + 1;
+	if (!strncmp(key, "ledger.", 7)) {
+		if (p->nledger == p->cap_ledger) {
+			size_t nc = p->cap_ledger ? p->cap_ledger * 2 : 64;
+			void *nr = realloc(p->lrefs, nc * sizeof(*p->lrefs));
+			if (!nr)
+				return ms_fail(p->eb, MS_ERR_NOMEM,
+				               "%s: out of memory", p->file);
+			p->lrefs = nr;
+			p->cap_ledger = nc;
+		}
+		p->lrefs[p->nledger++] = (ledger_ref){ line, val, p->line };
+		return 0;
+	}
+	enum key_id k = key_lookup(key);
+	if (k == K_COUNT)
+		return ms_fail(p->eb, MS_ERR_FORMAT,
+		               "%s:%u: unknown key '%.60s'", p->file, p->line,
+		               key);
+	if (p->seen_line[k])
+		return ms_fail(p->eb, MS_ERR_FORMAT,
+		               "%s:%u: key '%s' repeated (first on line %u)",
+		               p->file, p->line, key, p->seen_line[k]);
+	p->seen_line[k] = p->line;
+	if (is_list(k)) {
+		p->list_val[k] = val;
+		return 0;
+	}
+	return scalar(p, k, val, f);
+}
+
+/* Every line of buf (modified in place); then every key is there. */
+static int
+parse_lines(parser *p, char *buf, ms__frozen *f)
+{
+	int rc = 0;
+	char *line = buf;
+	unsigned lineno = 0;
+	while (rc == 0 && line && *line) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		char *next = nl ? nl + 1 : NULL;
+		p->line = ++lineno;
+		size_t ll = strlen(line);
+		if (ll && line[ll - 1] == '\r')
+			line[--ll] = '\0';
+		if (ll != 0 && line[0] != '#')
+			rc = parse_line(p, line, f);
+		line = next;
+	}
+	for (int k = 0; rc == 0 && k < K_COUNT; k++)
+		if (!p->seen_line[k])
+			rc = ms_fail(p->eb, MS_ERR_FORMAT,
+			             "%s: key '%s' is missing", p->file,
+			             key_names[k]);
+	return rc;
+}
+
+/* The ledger lines, once the inputs are known: each input has one of
+ * every kind. */
+static int
+parse_ledgers(parser *p, ms__frozen *f)
+{
+	uint8_t *seen = calloc(f->ninputs, 1);
+	if (!seen)
+		return ms_fail(p->eb, MS_ERR_NOMEM, "%s: out of memory",
+		               p->file);
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < p->nledger; i++) {
+		p->line = p->lrefs[i].line;
+		rc = ledger_line(p, p->lrefs[i].key, p->lrefs[i].val, f, seen);
+	}
+	for (size_t i = 0; rc == 0 && i < f->ninputs; i++)
+		for (int k = 0; rc == 0 && k < MS_KIND_COUNT; k++)
+			if (!(seen[i] & (1u << k)))
+				rc = ms_fail(p->eb, MS_ERR_FORMAT,
+				             "%s: key 'ledger.%016" PRIx64
+				             ".%s' is missing",
+				             p->file, f->ids[i],
+				             ms_part_kind_name(
+				                     (enum ms_part_kind)k));
+	free(seen);
+	return rc;
+}
+
+/* Keys that must agree with each other. */
+static int
+cross_check(parser *p, const ms__frozen *f)
+{
+	if (f->frontier_ns > f->now_ns)
+		return ms_fail(p->eb, MS_ERR_FORMAT,
+		               "%s:%u: key 'frontier_ns': %" PRId64
+		               " is after now_ns %" PRId64,
+		               p->file, p->seen_line[K_FRONTIER],
+		               f->frontier_ns, f->now_ns);
+	uint64_t fp = ms_pick_fp_add(0, f->ids, f->ninputs);
+	if (fp != f->selection_fp)
+		return ms_fail(p->eb, MS_ERR_FORMAT,
+		               "%s:%u: key 'selection_fp': %016" PRIx64
+		               " does not match the inputs (they give "
+		               "%016" PRIx64 ")",
+		               p->file, p->seen_line[K_SELECTION_FP],
+		               f->selection_fp, fp);
+	if (f->pick_epoch > f->epoch)
+		return ms_fail(p->eb, MS_ERR_FORMAT,
+		               "%s:%u: key 'pick_epoch': %" PRIu64
+		               " is after the frozen epoch %" PRIu64,
+		               p->file, p->seen_line[K_PICK_EPOCH],
+		               f->pick_epoch, f->epoch);
+	return 0;
+}
+
 int
 ms__frozen_read(const char *dir, ms__frozen *f, ms_errbuf *eb)
 {
@@ -824,133 +1373,16 @@ ms__frozen_read(const char *dir, ms__frozen *f, ms_errbuf *eb)
 	int rc = read_all(file, &buf, &len, eb);
 	if (rc)
 		return rc;
-	parser p = { .file = file, .eb = eb };
-	unsigned seen_line[K_COUNT] = { 0 };
-	/* Ledger lines wait until the inputs are known. */
-	size_t nledger = 0, cap_ledger = 0;
-	struct ledger_ref {
-		char *key, *val;
-		unsigned line;
-	} *lrefs = NULL;
-
-	char *save = NULL;
-	char *line = buf;
-	unsigned lineno = 0;
-	while (rc == 0 && line && *line) {
-		char *nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		save = nl ? nl + 1 : NULL;
-		lineno++;
-		p.line = lineno;
-		size_t ll = strlen(line);
-		if (ll && line[ll - 1] == '\r')
-			line[--ll] = '\0';
-		if (ll == 0 || line[0] == '#') {
-			line = save;
-			continue;
-		}
-		char *eq = strchr(line, '=');
-		if (!eq || eq == line) {
-			rc = ms_fail(eb, MS_ERR_FORMAT,
-			             "%s:%u: expected key=value, got '%.80s'",
-			             file, lineno, line);
-			break;
-		}
-		*eq = '\0';
-		const char *key = line, *val = eq + 1;
-		if (!strncmp(key, "ledger.", 7)) {
-			if (nledger == cap_ledger) {
-				size_t nc = cap_ledger ? cap_ledger * 2 : 64;
-				void *nr = realloc(lrefs, nc * sizeof(*lrefs));
-				if (!nr) {
-					rc = ms_fail(eb, MS_ERR_NOMEM,
-					             "%s: out of memory", file);
-					break;
-				}
-				lrefs = nr;
-				cap_ledger = nc;
-			}
-			lrefs[nledger++] =
-			        (struct ledger_ref){ line, eq + 1, lineno };
-			line = save;
-			continue;
-		}
-		enum key_id k = key_lookup(key);
-		if (k == K_COUNT) {
-			rc = ms_fail(eb, MS_ERR_FORMAT,
-			             "%s:%u: unknown key '%.60s'", file, lineno,
-			             key);
-			break;
-		}
-		if (seen_line[k]) {
-			rc = ms_fail(eb, MS_ERR_FORMAT,
-			             "%s:%u: key '%s' repeated (first on line "
-			             "%u)",
-			             file, lineno, key, seen_line[k]);
-			break;
-		}
-		seen_line[k] = lineno;
-		if (k == K_INPUTS) {
-			p.inputs_val = eq + 1;
-			p.inputs_line = lineno;
-		} else if (k == K_DEPTHS) {
-			p.depths_val = eq + 1;
-			p.depths_line = lineno;
-		} else {
-			rc = scalar(&p, k, val, f);
-		}
-		line = save;
-	}
-	for (int k = 0; rc == 0 && k < K_COUNT; k++)
-		if (!seen_line[k])
-			rc = ms_fail(eb, MS_ERR_FORMAT,
-			             "%s: key '%s' is missing", file,
-			             key_names[k]);
-	if (rc == 0)
-		rc = parse_inputs(&p, f);
-	if (rc == 0 && f->ninputs < (f->finalize ? 1u : 2u)) {
-		p.line = p.inputs_line;
-		rc = bad(&p, "inputs",
-		         f->finalize ? "at least 1 part ID"
-		                     : "at least 2 part IDs (a merge)",
-		         p.inputs_val);
-	}
-	uint8_t *seen = NULL;
-	if (rc == 0 && !(seen = calloc(f->ninputs, 1)))
-		rc = ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", file);
-	for (size_t i = 0; rc == 0 && i < nledger; i++) {
-		p.line = lrefs[i].line;
-		rc = ledger_line(&p, lrefs[i].key, lrefs[i].val, f, seen);
-	}
-	for (size_t i = 0; rc == 0 && i < f->ninputs; i++)
-		for (int k = 0; rc == 0 && k < MS_KIND_COUNT; k++)
-			if (!(seen[i] & (1u << k)))
-				rc = ms_fail(eb, MS_ERR_FORMAT,
-				             "%s: key 'ledger.%016" PRIx64
-				             ".%s' is missing",
-				             file, f->ids[i],
-				             ms_part_kind_name(
-				                     (enum ms_part_kind)k));
-	if (rc == 0 && f->frontier_ns > f->now_ns)
-		rc = ms_fail(eb, MS_ERR_FORMAT,
-		             "%s:%u: key 'frontier_ns': %" PRId64
-		             " is after now_ns %" PRId64,
-		             file, seen_line[K_FRONTIER], f->frontier_ns,
-		             f->now_ns);
-	if (rc == 0) {
-		uint64_t fp = ms_pick_fp_add(0, f->ids, f->ninputs);
-		if (fp != f->selection_fp)
-			rc = ms_fail(eb, MS_ERR_FORMAT,
-			             "%s:%u: key 'selection_fp': %016" PRIx64
-			             " does not match the inputs (they give "
-			             "%016" PRIx64 ")",
-			             file, seen_line[K_SELECTION_FP],
-			             f->selection_fp, fp);
-	}
 	(void)len;
-	free(seen);
-	free(lrefs);
+	parser p;
+	memset(&p, 0, sizeof(p));
+	p.file = file;
+	p.eb = eb;
+	if ((rc = parse_lines(&p, buf, f)) == 0 &&
+	    (rc = parse_lists(&p, f)) == 0 &&
+	    (rc = parse_ledgers(&p, f)) == 0)
+		rc = cross_check(&p, f);
+	free(p.lrefs);
 	free(buf);
 	if (rc)
 		ms__frozen_release(f);

@@ -229,10 +229,8 @@ vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
 	const ms__recon *R = r->recon;
 	memset(dr, 0, sizeof(*dr));
 	char ex[120] = "";
-	for (size_t i = 0; i < r->dropped.cap; i++) {
+	for (size_t i = 0; i < r->dropped.n; i++) {
 		const ms__drop_ent *d = &r->dropped.ent[i];
-		if (!d->len)
-			continue;
 		const ms__oracle_ent *e = ms__oracle_find(o, d->tid, d->len);
 		unsigned p = d->phase < MS__RP_COUNT ? d->phase : 0;
 		if (e && !e->keep) {

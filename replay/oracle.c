@@ -13,6 +13,12 @@
  * For the default SkyWalking variant the fixture's manifest holds the
  * checksum of the sampler's per-trace verdicts (XXH64 over ID and verdict
  * byte in ID order); the oracle's verdicts must reproduce it.
+ *
+ * What it keeps for the gates is found by the XXH3-128 hash of the trace
+ * ID, not the ID (16 bytes a trace instead of the ID's ~50): the same
+ * premise as the block keys and the ledgers, that distinct inputs do not
+ * share a 128-bit hash. Two of the day's traces that did would fail the
+ * oracle, not pass unseen.
  */
 #include "ms_clock.h"
 #include "replay_int.h"
@@ -31,10 +37,10 @@
  * oracle keeps it: the trace ID, read order, and where its rows' columns
  * are; the columns a chain may read that the oracle rebuilds, per row. */
 typedef struct ofrag {
-	uint8_t tid[MS_TRACE_ID_MAX];
-	uint8_t tid_len;
-	uint32_t seq; /* read order: a stable sort within a trace */
+	const uint8_t *tid; /* in the oracle's ID pool */
+	uint32_t seq;       /* read order: a stable sort within a trace */
 	uint32_t first, nrows;
+	uint8_t tid_len;
 	uint64_t lo, hi; /* the block's key (ms__block_key) */
 } ofrag;
 
@@ -79,7 +85,7 @@ grow(void **p, size_t *cap, size_t need, size_t size)
 
 static int
 read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
-          oread *rd, char *why, size_t n)
+          oread *rd, ms__idpool *ids, char *why, size_t n)
 {
 	int rc = 0;
 	ms_errbuf eb = { { 0 } };
@@ -121,7 +127,12 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 				break;
 			}
 			ofrag *f = &rd->f[rd->nf];
-			memcpy(f->tid, bi->trace_id, bi->trace_id_len);
+			if (!(f->tid = ms__idpool_add(ids, bi->trace_id,
+			                              bi->trace_id_len))) {
+				rc = MS_ERR_NOMEM;
+				snprintf(why, n, "oracle: out of memory");
+				break;
+			}
 			f->tid_len = (uint8_t)bi->trace_id_len;
 			f->seq = (uint32_t)rd->nf++;
 			f->first = (uint32_t)rd->nc;
@@ -143,6 +154,90 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 		ms_part_close(p);
 	}
 	return rc < 0 ? rc : rc ? MS_ERR_IO : 0;
+}
+
+/* The oracle's traces through the chain, ORACLE_BATCH at a time (the
+ * batch size ms_chain_evaluate_rows cuts at, so the chain sees the same
+ * batches as from one call over every row): each batch's rows, the
+ * traces in ID order and each trace's rows in read order, rebuilt in one
+ * row array reused from batch to batch. keep: one byte per trace. */
+#define ORACLE_BATCH 4096
+
+static int
+evaluate(const ms__oracle *o, const oread *rd, ms_chain *chain, ms_mem *mem,
+         uint8_t *keep, ms_errbuf *eb)
+{
+	ms_row *flat = NULL;
+	size_t fcap = 0;
+	int rc = 0;
+	for (size_t t0 = 0; t0 < o->n && !rc; t0 += ORACLE_BATCH) {
+		size_t t1 = o->n - t0 < ORACLE_BATCH ? o->n : t0 + ORACLE_BATCH;
+		size_t nrows = 0, k = 0, got = 0;
+		for (size_t t = t0; t < t1; t++)
+			nrows += o->ent[t].rows;
+		if (nrows > fcap) {
+			ms_row *nf = realloc(flat, nrows * sizeof(*nf));
+			if (!nf) {
+				rc = ms_fail(eb, MS_ERR_NOMEM, "out of memory");
+				break;
+			}
+			flat = nf;
+			fcap = nrows;
+		}
+		for (size_t t = t0; t < t1; t++) {
+			const ms__oracle_ent *e = &o->ent[t];
+			for (uint32_t i = 0; i < e->nfrags; i++) {
+				const ofrag *f = &rd->f[e->frag0 + i];
+				for (uint32_t j = 0; j < f->nrows; j++) {
+					const ocol *c = &rd->c[f->first + j];
+					flat[k++] = (ms_row){
+						.trace_id = f->tid,
+						.trace_id_len = f->tid_len,
+						.start_ns = c->start_ns,
+						.latency_ms = c->latency_ms,
+						.is_error = c->is_error,
+					};
+				}
+			}
+		}
+		rc = ms_chain_evaluate_rows(chain, mem, flat, nrows,
+		                            ORACLE_BATCH, keep + t0, t1 - t0,
+		                            &got, eb);
+		if (!rc && got != t1 - t0)
+			rc = ms_fail(eb, MS_ERR_STATE,
+			             "%zu verdicts for the %zu traces from "
+			             "trace %zu",
+			             got, t1 - t0, t0);
+	}
+	free(flat);
+	return rc;
+}
+
+static int
+cmp_key(const void *a, const void *b)
+{
+	const ms__oracle_ent *x = a, *y = b;
+	if (x->key_hi != y->key_hi)
+		return x->key_hi < y->key_hi ? -1 : 1;
+	return (x->key_lo > y->key_lo) - (x->key_lo < y->key_lo);
+}
+
+/* The traces in key order for ms__oracle_find; MS_ERR_STATE and why when
+ * two share a key. */
+static int
+order_by_key(ms__oracle *o)
+{
+	qsort(o->ent, o->n, sizeof(*o->ent), cmp_key);
+	for (size_t t = 1; t < o->n; t++)
+		if (!cmp_key(&o->ent[t - 1], &o->ent[t])) {
+			snprintf(o->why, sizeof(o->why),
+			         "oracle: two trace IDs of the day share the "
+			         "128-bit key %016llx%016llx",
+			         (unsigned long long)o->ent[t].key_hi,
+			         (unsigned long long)o->ent[t].key_lo);
+			return MS_ERR_STATE;
+		}
+	return 0;
 }
 
 static int64_t
@@ -183,10 +278,10 @@ open_chain(ms__oracle *o, const char *spec, const char *plugin_dir,
 	return 0;
 }
 
-/* The traces of rd (sorted here), in ID order, into o->ent and o->frags,
- * and their rows in read order into *flat (the caller frees it). */
+/* The traces of rd (sorted here), in ID order, into o->ent (keyed by
+ * their IDs' hashes) and o->frags. */
 static int
-gather_traces(ms__oracle *o, oread *rd, ms_row **flat)
+gather_traces(ms__oracle *o, oread *rd)
 {
 	qsort(rd->f, rd->nf, sizeof(*rd->f), cmp_ofrag);
 	size_t ntr = 0;
@@ -197,32 +292,23 @@ gather_traces(ms__oracle *o, oread *rd, ms_row **flat)
 	o->ent = calloc(ntr ? ntr : 1, sizeof(*o->ent));
 	o->frags = calloc(rd->nf ? rd->nf : 1, sizeof(*o->frags));
 	o->nfrags = rd->nf;
-	*flat = calloc(rd->nc ? rd->nc : 1, sizeof(**flat));
-	if (!o->ent || !o->frags || !*flat) {
+	if (!o->ent || !o->frags) {
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 		return MS_ERR_NOMEM;
 	}
-	ms_row *row = *flat;
-	for (size_t i = 0, t = 0, k = 0; i < rd->nf; i++) {
+	for (size_t i = 0, t = 0; i < rd->nf; i++) {
 		const ofrag *f = &rd->f[i];
 		if (i == 0 || ms_trace_id_cmp(f->tid, f->tid_len, f[-1].tid,
 		                              f[-1].tid_len) != 0) {
-			memcpy(o->ent[t].tid, f->tid, f->tid_len);
-			o->ent[t].len = f->tid_len;
+			XXH128_hash_t k = XXH3_128bits(f->tid, f->tid_len);
+			o->ent[t].key_lo = k.low64;
+			o->ent[t].key_hi = k.high64;
 			o->ent[t].frag0 = (uint32_t)i;
 			t++;
 		}
 		o->ent[t - 1].rows += f->nrows;
 		o->ent[t - 1].nfrags++;
 		o->frags[i] = (ms__oracle_frag){ f->lo, f->hi };
-		for (uint32_t j = 0; j < f->nrows; j++, k++) {
-			const ocol *c = &rd->c[f->first + j];
-			row[k].trace_id = f->tid;
-			row[k].trace_id_len = f->tid_len;
-			row[k].start_ns = c->start_ns;
-			row[k].latency_ms = c->latency_ms;
-			row[k].is_error = c->is_error;
-		}
 	}
 	o->n = ntr;
 	return 0;
@@ -231,19 +317,13 @@ gather_traces(ms__oracle *o, oread *rd, ms_row **flat)
 /* The chain's verdict on each of the o->n traces into keep (all kept
  * without a chain), and how often its links failed open. */
 static int
-decide(ms__oracle *o, ms_chain *chain, ms_mem *mem, const ms_row *flat,
-       size_t nrows, uint8_t *keep)
+decide(ms__oracle *o, ms_chain *chain, ms_mem *mem, const oread *rd,
+       uint8_t *keep)
 {
-	size_t ntr = o->n;
 	int64_t td = ms_mono_ns();
 	if (chain) {
 		ms_errbuf eb = { { 0 } };
-		size_t got = 0;
-		int rc = ms_chain_evaluate_rows(chain, mem, flat, nrows, 0,
-		                                keep, ntr, &got, &eb);
-		if (!rc && got != ntr)
-			rc = ms_fail(&eb, MS_ERR_STATE,
-			             "%zu verdicts for %zu traces", got, ntr);
+		int rc = evaluate(o, rd, chain, mem, keep, &eb);
 		if (rc) {
 			snprintf(o->why, sizeof(o->why), "oracle: %s", eb.msg);
 			return rc;
@@ -255,16 +335,16 @@ decide(ms__oracle *o, ms_chain *chain, ms_mem *mem, const ms_row *flat,
 				o->link_failures += st.results[k];
 		}
 	} else {
-		memset(keep, 1, ntr);
+		memset(keep, 1, o->n);
 	}
 	o->decide_ns = ms_mono_ns() - td;
 	return 0;
 }
 
 /* The verdicts into the entries, the keep/drop counts and the checksum
- * (XXH64 over ID and verdict byte in ID order). */
+ * (XXH64 over ID and verdict byte in ID order; the IDs from rd). */
 static void
-record_verdicts(ms__oracle *o, const uint8_t *keep)
+record_verdicts(ms__oracle *o, const oread *rd, const uint8_t *keep)
 {
 	XXH64_state_t *xs = XXH64_createState();
 	if (xs)
@@ -274,7 +354,8 @@ record_verdicts(ms__oracle *o, const uint8_t *keep)
 		o->ent[t].keep = keep[t] != 0;
 		o->keep += o->ent[t].keep;
 		if (xs) {
-			XXH64_update(xs, o->ent[t].tid, o->ent[t].len);
+			const ofrag *f = &rd->f[o->ent[t].frag0];
+			XXH64_update(xs, f->tid, f->tid_len);
 			XXH64_update(xs, &vd, 1);
 		}
 	}
@@ -301,7 +382,8 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	ms_chain *chain = NULL;
 	oread rd;
 	memset(&rd, 0, sizeof(rd));
-	ms_row *flat = NULL;
+	ms__idpool ids;
+	memset(&ids, 0, sizeof(ids));
 	uint8_t *keep = NULL;
 	/* A plugin that crashes in Decide must not take the run down here
 	 * either: the oracle's links run where the run's do. */
@@ -312,23 +394,25 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	int rc = open_chain(o, spec, plugin_dir, &co, &cs, &chain);
 	unsigned cols = chain ? ms_chain_projection(chain) & MS_COL_ALL : 0;
 	if (!rc)
-		rc = read_rows(fx, cols, cancel, &rd, o->why, sizeof(o->why));
+		rc = read_rows(fx, cols, cancel, &rd, &ids, o->why,
+		               sizeof(o->why));
 	if (!rc)
-		rc = gather_traces(o, &rd, &flat);
+		rc = gather_traces(o, &rd);
 	if (!rc && !(keep = malloc(o->n ? o->n : 1))) {
 		rc = MS_ERR_NOMEM;
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 	}
 	if (!rc)
-		rc = decide(o, chain, &mem, flat, rd.nc, keep);
+		rc = decide(o, chain, &mem, &rd, keep);
 	if (!rc) {
-		record_verdicts(o, keep);
-		o->ok = true;
+		record_verdicts(o, &rd, keep);
+		rc = order_by_key(o);
 	}
+	o->ok = rc == 0;
 	free(keep);
-	free(flat);
 	free(rd.f);
 	free(rd.c);
+	ms__idpool_release(&ids);
 	ms_chain_close(chain);
 	ms_chain_spec_release(&cs);
 	o->ns = ms_mono_ns() - t0;
@@ -342,14 +426,12 @@ ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 	ms_ledger_set_init(&o->dropped_led);
 	free(o->drop_found);
 	o->drop_found = NULL;
-	if (!d->cap)
+	if (!d->n)
 		return 0;
-	if (!(o->drop_found = calloc(d->cap, sizeof(uint64_t))))
+	if (!(o->drop_found = calloc(d->n, sizeof(uint64_t))))
 		return MS_ERR_NOMEM;
-	for (size_t i = 0; i < d->cap; i++) {
+	for (size_t i = 0; i < d->n; i++) {
 		const ms__drop_ent *e = &d->ent[i];
-		if (!e->len)
-			continue;
 		const ms__oracle_ent *t = ms__oracle_find(o, e->tid, e->len);
 		if (!t)
 			continue; /* not in the fixture: found stays 0 */
@@ -360,7 +442,7 @@ ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 				snprintf(o->why, sizeof(o->why),
 				         "trace %.*s: a block of it was never "
 				         "checked (no ledger)",
-				         (int)t->len, (const char *)t->tid);
+				         (int)e->len, (const char *)e->tid);
 				return MS_ERR_STATE;
 			}
 			ms_ledger_set_add(&o->dropped_led, &bl);
@@ -373,19 +455,11 @@ ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 const ms__oracle_ent *
 ms__oracle_find(const ms__oracle *o, const uint8_t *tid, uint32_t len)
 {
-	size_t lo = 0, hi = o->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = ms_trace_id_cmp(o->ent[mid].tid, o->ent[mid].len, tid,
-		                        len);
-		if (c == 0)
-			return &o->ent[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	if (!o->n)
+		return NULL;
+	XXH128_hash_t k = XXH3_128bits(tid, len);
+	ms__oracle_ent want = { .key_lo = k.low64, .key_hi = k.high64 };
+	return bsearch(&want, o->ent, o->n, sizeof(*o->ent), cmp_key);
 }
 
 void

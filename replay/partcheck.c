@@ -31,13 +31,26 @@
  * their checksums.
  */
 typedef struct blk_ent {
-	uint64_t lo, hi; /* the key; 0/0 = empty */
-	ms_ledger_set led;
+	uint64_t lo, hi; /* the key */
+	/* The block's ledgers: its rows (one row of each kind per core
+	 * row, so one count for the three) and the sum of each kind. */
+	uint64_t sum[MS_KIND_COUNT][2];
+	uint32_t rows;
 } blk_ent;
+
+/* The entries are kept dense, in the order they were added, in chunks
+ * of BLK_CHUNK (a chunk is never moved, so no entry is ever copied and
+ * no growth doubles the memory); `idx` is an open-addressing table of
+ * entry numbers + 1 (0 = empty), at most half full. A table of whole
+ * entries at that load took two to four times the entries' bytes, and
+ * the old table stayed beside the new one while it grew. */
+#define BLK_CHUNK_BITS 12
+#define BLK_CHUNK ((size_t)1 << BLK_CHUNK_BITS)
 
 struct ms__blkcache {
 	pthread_mutex_t mu;
-	blk_ent *e;
+	ms__chunks chunk; /* of BLK_CHUNK entries */
+	uint32_t *idx;
 	size_t cap, n;
 	uint64_t hits, misses;
 };
@@ -59,7 +72,8 @@ ms__blkcache_free(ms__blkcache *c)
 	if (!c)
 		return;
 	pthread_mutex_destroy(&c->mu);
-	free(c->e);
+	ms__chunks_release(&c->chunk);
+	free(c->idx);
 	free(c);
 }
 
@@ -76,12 +90,26 @@ ms__blkcache_stats(ms__blkcache *c, uint64_t *hits, uint64_t *misses)
 }
 
 static blk_ent *
-blk_slot(blk_ent *e, size_t cap, uint64_t lo, uint64_t hi)
+blk_at(const ms__blkcache *c, size_t i)
+{
+	blk_ent *chunk = c->chunk.p[i >> BLK_CHUNK_BITS];
+	return &chunk[i & (BLK_CHUNK - 1)];
+}
+
+/* The index slot of key lo/hi in a table of cap slots: the entry's, or
+ * the empty slot where it would go. */
+static uint32_t *
+blk_slot(const ms__blkcache *c, uint32_t *idx, size_t cap, uint64_t lo,
+         uint64_t hi)
 {
 	size_t h = (size_t)lo & (cap - 1);
-	while ((e[h].lo || e[h].hi) && (e[h].lo != lo || e[h].hi != hi))
+	while (idx[h]) {
+		const blk_ent *e = blk_at(c, idx[h] - 1);
+		if (e->lo == lo && e->hi == hi)
+			break;
 		h = (h + 1) & (cap - 1);
-	return &e[h];
+	}
+	return &idx[h];
 }
 
 static bool
@@ -93,9 +121,15 @@ blk_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out,
 	pthread_mutex_lock(&c->mu);
 	bool hit = false;
 	if (c->cap) {
-		blk_ent *s = blk_slot(c->e, c->cap, lo, hi);
-		if (s->lo || s->hi) {
-			*out = s->led;
+		uint32_t *s = blk_slot(c, c->idx, c->cap, lo, hi);
+		if (*s) {
+			const blk_ent *e = blk_at(c, *s - 1);
+			for (int k = 0; k < MS_KIND_COUNT; k++)
+				out->kind[k] = (ms_ledger){
+					.rows = e->rows,
+					.sum_lo = e->sum[k][0],
+					.sum_hi = e->sum[k][1],
+				};
 			hit = true;
 		}
 	}
@@ -107,33 +141,54 @@ blk_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out,
 	return hit;
 }
 
+/* Room for one more entry: its chunk, and an index at most half full.
+ * false when there is no memory (or the numbering is exhausted). */
+static bool
+blk_room(ms__blkcache *c)
+{
+	if (c->n >= UINT32_MAX - 1)
+		return false;
+	if ((c->n + 1) * 2 > c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 65536;
+		uint32_t *ni = calloc(ncap, sizeof(*ni));
+		if (!ni)
+			return false;
+		for (size_t i = 0; i < c->n; i++) {
+			const blk_ent *e = blk_at(c, i);
+			*blk_slot(c, ni, ncap, e->lo, e->hi) = (uint32_t)i + 1;
+		}
+		free(c->idx);
+		c->idx = ni;
+		c->cap = ncap;
+	}
+	return c->n < c->chunk.n * BLK_CHUNK ||
+	       ms__chunks_add(&c->chunk, BLK_CHUNK * sizeof(blk_ent));
+}
+
 static void
 blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 {
-	if (!c || (!lo && !hi))
+	if (!c || (!lo && !hi) || led->kind[0].rows > UINT32_MAX)
 		return;
+	for (int k = 1; k < MS_KIND_COUNT; k++)
+		if (led->kind[k].rows != led->kind[0].rows)
+			return; /* not one count for all: not cached */
 	pthread_mutex_lock(&c->mu);
-	if ((c->n + 1) * 2 > c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 65536;
-		blk_ent *ne = calloc(ncap, sizeof(*ne));
-		if (!ne) {
-			pthread_mutex_unlock(&c->mu);
-			return; /* a cache: the next check decodes */
-		}
-		for (size_t i = 0; i < c->cap; i++)
-			if (c->e[i].lo || c->e[i].hi)
-				*blk_slot(ne, ncap, c->e[i].lo, c->e[i].hi) =
-				        c->e[i];
-		free(c->e);
-		c->e = ne;
-		c->cap = ncap;
+	if (!blk_room(c)) {
+		pthread_mutex_unlock(&c->mu);
+		return; /* a cache: the next check decodes */
 	}
-	blk_ent *s = blk_slot(c->e, c->cap, lo, hi);
-	if (!s->lo && !s->hi) {
-		s->lo = lo;
-		s->hi = hi;
-		s->led = *led;
-		c->n++;
+	uint32_t *s = blk_slot(c, c->idx, c->cap, lo, hi);
+	if (!*s) {
+		blk_ent *e = blk_at(c, c->n);
+		e->lo = lo;
+		e->hi = hi;
+		e->rows = (uint32_t)led->kind[0].rows;
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			e->sum[k][0] = led->kind[k].sum_lo;
+			e->sum[k][1] = led->kind[k].sum_hi;
+		}
+		*s = (uint32_t)++c->n;
 	}
 	pthread_mutex_unlock(&c->mu);
 }

@@ -87,18 +87,42 @@ enum ms__rphase {
 
 typedef struct ms__blkcache ms__blkcache;
 
-/* The traces merges confirmed as dropped (an open-addressing set). */
+/* Memory in chunks that never move, so a pointer into one stays valid as
+ * more are added (dropset.c). Zero-initialized is empty. */
+typedef struct ms__chunks {
+	void **p;
+	size_t n, cap;
+} ms__chunks;
+/* A new chunk of `bytes` at p[n++] (owned by c); NULL when there is no
+ * memory. */
+void *ms__chunks_add(ms__chunks *c, size_t bytes);
+void ms__chunks_release(ms__chunks *c);
+
+/* Trace IDs packed in chunks (dropset.c). Zero-initialized is empty. */
+typedef struct ms__idpool {
+	ms__chunks ch;
+	size_t used; /* bytes used in the last chunk */
+} ms__idpool;
+/* A copy of the len bytes of id (len <= MS_TRACE_ID_MAX) in the pool,
+ * owned by it; NULL when there is no memory. */
+const uint8_t *ms__idpool_add(ms__idpool *p, const uint8_t *id, size_t len);
+void ms__idpool_release(ms__idpool *p);
+
+/* The traces merges confirmed as dropped (a set by trace ID). */
 typedef struct ms__drop_ent {
-	uint8_t tid[MS_TRACE_ID_MAX];
-	uint32_t len;   /* 0 = empty slot */
-	uint32_t times; /* how often it was reported (must be 1) */
-	uint64_t rows;  /* rows the merges said they dropped */
-	uint8_t phase;  /* enum ms__rphase of its (first) drop */
+	const uint8_t *tid; /* in ms__dropped.ids */
+	uint64_t rows;      /* rows the merges said they dropped */
+	uint32_t times;     /* how often it was reported (must be 1) */
+	uint8_t len;
+	uint8_t phase; /* enum ms__rphase of its (first) drop */
 } ms__drop_ent;
 
 typedef struct ms__dropped {
-	ms__drop_ent *ent;
-	size_t cap, n;
+	ms__drop_ent *ent; /* dense: ent[0..n), in order of first report */
+	size_t n, ecap;
+	ms__idpool ids;
+	uint32_t *idx; /* cap slots: entry number + 1, 0 = empty */
+	size_t cap;
 } ms__dropped;
 
 int ms__dropped_add(ms__dropped *d, const uint8_t *tid, uint32_t len,
@@ -107,7 +131,7 @@ void ms__dropped_release(ms__dropped *d);
 const ms__drop_ent *ms__dropped_find(const ms__dropped *d, const uint8_t *tid,
                                      uint32_t len);
 /* Each dropped trace was reported once with all its rows: found[i] is
- * the number of fixture rows of the trace in slot i (NULL: none found).
+ * the number of fixture rows of the trace d->ent[i] (NULL: none found).
  * 0, or MS_ERR_STATE and `why`. */
 int ms__drop_check(const ms__dropped *d, const uint64_t *found, char *why,
                    size_t n);
@@ -122,13 +146,13 @@ typedef struct ms__health_ev {
 } ms__health_ev;
 
 /* The verdict oracle (oracle.c): every complete trace of the fixture with
- * the verdict the chain gives it, in trace-ID order. */
+ * the verdict the chain gives it, by the 128-bit hash of its trace ID
+ * (ms__oracle_find; the IDs themselves are not kept). */
 typedef struct ms__oracle_ent {
-	uint8_t tid[MS_TRACE_ID_MAX];
-	uint8_t len;
-	bool keep;
+	uint64_t key_lo, key_hi; /* XXH3-128 of the trace ID */
 	uint32_t rows;
 	uint32_t frag0, nfrags; /* its blocks in ms__oracle.frags */
+	bool keep;
 } ms__oracle_ent;
 
 /* One block of a trace in the raw parts: its cache key (ms__block_key). */
@@ -137,7 +161,7 @@ typedef struct ms__oracle_frag {
 } ms__oracle_frag;
 
 typedef struct ms__oracle {
-	ms__oracle_ent *ent;
+	ms__oracle_ent *ent; /* ascending by key */
 	size_t n;
 	ms__oracle_frag *frags; /* by trace, in trace-ID order */
 	size_t nfrags;

@@ -1,9 +1,12 @@
 /*
  * cmd_merge_once.c - `mergescope merge-once`: run the one pending merge of
- * a frozen shard (made with `f` at a dispatch barrier) from fresh copies,
- * REPS times per variant, alternating the variants, and print medians and
- * coefficients of variation (ms_merge_once). The frozen directory is never
- * modified.
+ * a frozen shard (made with `f` at a dispatch barrier, or `run
+ * --freeze-at`) from fresh copies, REPS times per variant, each repetition
+ * in a fresh process of this program, alternating the variants, and print
+ * every repetition, medians and coefficients of variation (ms_merge_once).
+ * Exit 1 when a variant's ledgers differ between repetitions or it
+ * disagrees with the verdict oracle, 2 when the re-picked selection
+ * differs (or anything fails). The frozen directory is never modified.
  */
 #include "cli.h"
 
@@ -24,10 +27,18 @@ static const char usage[] =
         "                             [--clock mature|run]\n"
         "\n"
         "Runs the pending merge of a frozen shard (made with f at a dispatch\n"
-        "barrier) on a fresh copy, N times per variant, alternating the\n"
-        "variants, and prints wall, CPU, allocation and peak figures as\n"
-        "medians with their coefficients of variation, and whether every\n"
-        "repetition wrote the same output ledgers. DIR is never modified.\n"
+        "barrier or run --freeze-at) on a fresh copy, N times per variant,\n"
+        "each time in a fresh process, alternating the variants. First the\n"
+        "picker is re-run on the frozen state: a selection that differs\n"
+        "from the frozen one is refused, naming both. Prints every\n"
+        "repetition (wall, CPU, allocated bytes, allocations, peak RSS,\n"
+        "read and written bytes, write amplification), the medians with\n"
+        "their coefficients of variation, whether every repetition wrote\n"
+        "the same output ledgers, and for a variant with a sampler whether\n"
+        "its drops agree with the verdict oracle (the fixture's traces\n"
+        "evaluated whole). Exit status 1 when a variant's ledgers differ\n"
+        "between repetitions or it disagrees with the oracle, 2 when the\n"
+        "selection differs or the merge cannot run. DIR is never modified.\n"
         "\n"
         "  --frozen DIR        a shard frozen at a barrier\n"
         "  --variant V         disabled, alwayskeep, detdrop:PCT, skywalking\n"
@@ -95,6 +106,13 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	               strcmp(o[MS__MO_CLOCK].value, "run") == 0;
 	mo.plugin_host = host_mode;
 	mo.plugin_host_exe = host_exe;
+	/* Fresh repetitions exec this program as `__merge-once-rep`, which
+	 * only the mergescope executable's main answers: a harness calling
+	 * the command line in its own process (tests) runs them here, and
+	 * the table says so. */
+	const char *base = strrchr(host_exe, '/');
+	base = base ? base + 1 : host_exe;
+	mo.self_exe = strcmp(base, "mergescope") == 0 ? host_exe : NULL;
 	mo.out = out;
 	ms_merge_once_result *res = calloc(nv, sizeof(*res));
 	if (!res) {
@@ -104,7 +122,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	ms_errbuf eb = { "" };
 	rc = ms_merge_once(&mo, res, &eb);
 	bool unstable = false;
-	for (size_t i = 0; rc == 0 && i < nv; i++)
+	for (size_t i = 0; rc == 0 && i < nv; i++) {
 		if (!res[i].ledgers_stable) {
 			fprintf(err,
 			        "mergescope merge-once: variant %s wrote "
@@ -112,6 +130,14 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 			        res[i].variant);
 			unstable = true;
 		}
+		if (res[i].oracle_checked && !res[i].oracle_match) {
+			fprintf(err,
+			        "mergescope merge-once: variant %s disagrees "
+			        "with the verdict oracle: %s\n",
+			        res[i].variant, res[i].oracle_note);
+			unstable = true;
+		}
+	}
 	free(res);
 	if (rc) {
 		fprintf(err, "mergescope merge-once: %s\n",

@@ -8,6 +8,7 @@
  * crashing plugin still leaves a record.
  */
 #include "ms_pipeline.h"
+#include "ms_replay.h"
 #include "ms_tui.h"
 
 #include <locale.h>
@@ -21,6 +22,9 @@ main(int argc, char **argv)
 	 * executable: the chain starts it as `mergescope __plugin-host`. */
 	if (argc >= 2 && strcmp(argv[1], "__plugin-host") == 0)
 		return ms_plugin_host_main(argc, argv);
+	/* So is each repetition of merge-once (replay/merge_once.c). */
+	if (argc >= 2 && strcmp(argv[1], "__merge-once-rep") == 0)
+		return ms_merge_once_rep_main(argc, argv);
 	setlocale(LC_CTYPE, "");
 	return ms_cli_main_supervised(argc, argv, stdout, stderr);
 }

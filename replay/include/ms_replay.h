@@ -310,6 +310,10 @@ typedef struct ms_merge_once_opts {
 	 * process mode. */
 	enum ms_plugin_host_mode plugin_host;
 	const char *plugin_host_exe;
+	/* This program: each repetition runs as `self_exe __merge-once-rep
+	 * ...` (ms_merge_once_rep_main), a fresh process. NULL: in the
+	 * calling process. */
+	const char *self_exe;
 } ms_merge_once_opts;
 
 typedef struct ms_merge_once_result {
@@ -319,10 +323,15 @@ typedef struct ms_merge_once_result {
 	double cpu_median_ns, cpu_cv;
 	double alloc_median, alloc_cv;
 	double peak_median, peak_cv;
-	/* Medians: allocations, bytes read and written by the merge, and
-	 * its write amplification (output bytes of the core part and both
-	 * indexes over their input bytes). */
+	/* Medians: allocations, bytes read and written by the merge, its
+	 * write amplification (bytes written over bytes read), and its
+	 * parts' output over input bytes (core part and both indexes, from
+	 * their metadata; the same whether staging retains or rereads). */
 	double count_median, read_median, written_median, wa_median;
+	double outin_median;
+	/* Peak resident set of the repetition's process (fresh process:
+	 * its whole life; in-process: since a reset at its start). */
+	double rss_median, rss_cv;
 	/* The last repetition's sampling: class, reason, Decide calls. */
 	enum ms_sampling_class klass;
 	enum ms_sampling_reason reason;
@@ -331,10 +340,26 @@ typedef struct ms_merge_once_result {
 	ms_ledger_set out_ledger; /* of the output part (last rep) */
 	ms_ledger_set in_ledger;  /* sum of the frozen inputs' ledgers */
 	bool ledgers_stable;      /* every rep gave the same output ledgers */
+	/* The verdict oracle (variants with a chain): the first
+	 * repetition's dropped traces the oracle keeps or does not know,
+	 * whole traces kept that it drops, the traces the merge kept for a
+	 * reason, and what the table says (naming a few trace IDs). */
+	bool oracle_checked, oracle_match;
+	uint64_t oracle_bad_drops, oracle_kept_drops, oracle_reasons;
+	/* Matured clock only: drops of traces with rows published after the
+	 * freeze, judged on the rows it holds (not counted as bad). */
+	uint64_t oracle_later;
+	char oracle_note[400];
 } ms_merge_once_result;
 
-/* Replay the frozen merge from fresh copies; results[nvariants]. */
+/* Replay the frozen merge from fresh copies; results[nvariants]. Refuses
+ * (MS_ERR_CONFLICT) when the picker re-run on the frozen state does not
+ * give the frozen selection. An oracle mismatch is no error: see
+ * oracle_match. */
 int ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
                   ms_errbuf *eb);
+/* The entry point of one repetition's process: `EXE __merge-once-rep`
+ * and the arguments ms_merge_once gives it. Returns the exit status. */
+int ms_merge_once_rep_main(int argc, char **argv);
 
 #endif

@@ -88,8 +88,8 @@ shard_seeds(void)
 	fzs_rmrf(base);
 }
 
-/* A frozen.txt of n inputs as freeze.c writes it; `tweak` breaks one
- * thing (0: nothing). */
+/* A frozen.txt (format 3) of n inputs as freeze.c writes it; `tweak`
+ * breaks one thing (0: nothing). */
 static void
 frozen_seed(size_t n, int tweak)
 {
@@ -103,7 +103,7 @@ frozen_seed(size_t n, int tweak)
 	int k = snprintf(
 	        buf, sizeof(buf),
 	        "# mergescope frozen merge\n"
-	        "format=1\nfixture_dir=/cache/mergescope/day-2x-1\n"
+	        "format=3\nfixture_dir=/cache/mergescope/day-2x-1\n"
 	        "fixture_preset=day-2x\nfixture_seed=1\n"
 	        "fixture_schedule_hash=%s\nfixture_topology_hash=ab12\n"
 	        "now_ns=1700050000000000000\nfrontier_ns=%s\n"
@@ -124,8 +124,17 @@ frozen_seed(size_t n, int tweak)
 		k += snprintf(buf + k, sizeof(buf) - (size_t)k, "%s%zu",
 		              i ? "," : "", i);
 	k += snprintf(buf + k, sizeof(buf) - (size_t)k,
+	              "\nsegment_ns=1699999200000000000,1700100000000000000"
 	              "\nselection_fp=%016llx\n",
 	              (unsigned long long)(tweak == 2 ? fp + 1 : fp));
+	/* What the picker saw; tweak 4 claims an input. */
+	k += snprintf(buf + k, sizeof(buf) - (size_t)k,
+	              "pick_epoch=945\npass=2\nfan_out=%s\n"
+	              "picker_max_parts=15\npicker_multiplier=1.7\n"
+	              "claimed=00000000000000b0,%016llx\nquarantined=\n"
+	              "unseen=00000000000004a0\n",
+	              n == 1 ? "0" : "82646507520",
+	              (unsigned long long)(tweak == 4 ? ids[0] : 0xb1));
 	static const char *const kinds[] = { "core", "latency", "start_time" };
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < 3; j++)
@@ -151,7 +160,7 @@ main(int argc, char **argv)
 	snprintf(out_dir, sizeof(out_dir), "%s", argv[1]);
 	mkdir(out_dir, 0755);
 	shard_seeds();
-	for (int t = 0; t < 4; t++)
+	for (int t = 0; t < 5; t++)
 		frozen_seed(3, t);
 	frozen_seed(1, 0);
 	frozen_seed(4, 0);

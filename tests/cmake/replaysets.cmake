@@ -1,0 +1,4 @@
+# The replay's per-day sets (drop set, trace-ID pool, block-ledger cache),
+# reached through the replay's private replay_int.h.
+ms_add_test(test_replay_sets LIBS msreplay msfixtures mscore)
+target_include_directories(test_replay_sets PRIVATE ${CMAKE_SOURCE_DIR}/replay)
