@@ -4,8 +4,9 @@
  * byte-identical and another seed gives another day; every gate fails
  * when its condition is broken on purpose, leaving no fixture behind;
  * `fixture check` accepts a good fixture and names a part with a flipped
- * byte or a missing part; every core block names the fixture's
- * dictionary, and an altered dictionary is refused.
+ * byte or a missing part; a default build has no dictionary; built with
+ * one, every core block names it, and an altered dictionary is
+ * refused.
  */
 #define _XOPEN_SOURCE 700
 #include <setjmp.h>
@@ -56,8 +57,8 @@ teardown(void **state)
 }
 
 static int
-build(const char *name, uint64_t seed, enum ms_fixture_break brk,
-      ms_fixture_report *rep, ms_errbuf *eb)
+build_with(const char *name, uint64_t seed, enum ms_fixture_break brk,
+           bool dictionary, ms_fixture_report *rep, ms_errbuf *eb)
 {
 	char dir[512];
 	ms_fixture_build_opts o = { 0 };
@@ -67,7 +68,16 @@ build(const char *name, uint64_t seed, enum ms_fixture_break brk,
 	o.seed = seed;
 	o.out_dir = dir;
 	o.plugin_path = PLUGIN;
+	o.dictionary = dictionary;
 	return ms__fixture_build_broken(&o, brk, rep, eb);
+}
+
+/* The default build: no dictionary. */
+static int
+build(const char *name, uint64_t seed, enum ms_fixture_break brk,
+      ms_fixture_report *rep, ms_errbuf *eb)
+{
+	return build_with(name, seed, brk, false, rep, eb);
 }
 
 static bool
@@ -452,9 +462,105 @@ test_check(void **state)
 	                 MS_ERR_NOTFOUND);
 }
 
-/* The fixture's dictionary: recorded in the manifest, named by every
- * block of its core parts (which read only through it), and checked:
- * an altered dictionary file fails open, verify and `fixture check`. */
+/* Header bytes 28..31 of a raw block: its dict_id (core/FORMAT.md). */
+static uint32_t
+block_dict_id(const ms_raw_block *raw)
+{
+	return (uint32_t)raw->bytes[28] | (uint32_t)raw->bytes[29] << 8 |
+	       (uint32_t)raw->bytes[30] << 16 | (uint32_t)raw->bytes[31] << 24;
+}
+
+/* Rows of key LIKE 'dict_%' in dir's manifest; dict_id's value into id. */
+static int
+manifest_dict_rows(const char *dir, char *id, size_t idn)
+{
+	char mpath[600];
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int n = 0;
+
+	snprintf(mpath, sizeof(mpath), "%s/manifest.sqlite", dir);
+	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+	                                    "SELECT key, value FROM fixture "
+	                                    "WHERE key LIKE 'dict_%' ORDER BY "
+	                                    "key",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	id[0] = '\0';
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+		if (strcmp(k, "dict_id") == 0)
+			snprintf(id, idn, "%s", v);
+		if (strcmp(k, "dict_checksum") == 0)
+			assert_int_equal(strlen(v), 16);
+		n++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+/* The default build has no dictionary: none in the manifest (dict_id 0
+ * alone) or beside it, every core block names ID 0 and reads without
+ * one, and the fixture stages no dictionary into a shard. */
+static void
+test_no_dictionary_by_default(void)
+{
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+	char dir[512], dpath[600], id[32];
+	ms_fixture *f = NULL;
+	struct stat sb;
+
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	snprintf(dpath, sizeof(dpath), "%s/%s", dir, FX_DICT_FILE);
+	assert_int_not_equal(stat(dpath, &sb), 0);
+	assert_int_equal(manifest_dict_rows(dir, id, sizeof(id)), 1);
+	assert_string_equal(id, "0");
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_get_info(f)->dict_id, 0);
+	assert_null(ms_fixture_dicts(f));
+	for (size_t i = 0; i < ms_fixture_nslots(f); i += 7) {
+		const char *core = ms_fixture_slot_at(f, i)->path[MS_KIND_CORE];
+		ms_part *p = NULL;
+		ms_part_iter *it = NULL;
+		const ms_block_info *bi;
+		uint64_t blocks = 0;
+		int rc;
+
+		assert_int_equal(ms_part_open(&p, core, NULL, &eb), 0);
+		assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+		while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+			ms_raw_block raw;
+			const ms_row *rows;
+
+			assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+			assert_int_equal(block_dict_id(&raw), 0);
+			assert_int_equal(
+			        ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb),
+			        0);
+			blocks++;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(blocks, ms_part_get_meta(p)->blocks);
+		ms_part_iter_close(it);
+		ms_part_close(p);
+	}
+	ms_fixture_close(f);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+	assert_int_equal(rep.dict_id, 0);
+	assert_int_equal(rep.dict_bytes, 0);
+}
+
+/* The fixture's dictionary (built with the option): recorded in the
+ * manifest, named by every block of its core parts (which read only
+ * through it), and checked: an altered dictionary file fails open,
+ * verify and `fixture check`. A default build has none. */
 static void
 test_dictionary(void **state)
 {
@@ -464,9 +570,9 @@ test_dictionary(void **state)
 	ms_fixture *f = NULL;
 
 	(void)state;
-	if (!exists("a"))
-		assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
-	snprintf(dir, sizeof(dir), "%s/a", root);
+	test_no_dictionary_by_default();
+	assert_int_equal(build_with("dict", 1, 0, true, &rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/dict", root);
 	snprintf(dpath, sizeof(dpath), "%s/%s", dir, FX_DICT_FILE);
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
 	assert_int_equal(ms_fixture_get_info(f)->dict_id, FX_DICT_ID);
@@ -490,11 +596,7 @@ test_dictionary(void **state)
 			const ms_row *rows;
 
 			assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
-			/* Header bytes 28..31: dict_id (core/FORMAT.md). */
-			assert_int_equal(raw.bytes[28] | raw.bytes[29] << 8 |
-			                         raw.bytes[30] << 16 |
-			                         raw.bytes[31] << 24,
-			                 FX_DICT_ID);
+			assert_int_equal(block_dict_id(&raw), FX_DICT_ID);
 			assert_int_equal(
 			        ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb),
 			        0);
@@ -518,33 +620,11 @@ test_dictionary(void **state)
 	ms_fixture_close(f);
 	/* The manifest records it. */
 	{
-		char mpath[600];
-		sqlite3 *db = NULL;
-		sqlite3_stmt *st = NULL;
-		int n = 0;
+		char id[32];
 
-		snprintf(mpath, sizeof(mpath), "%s/manifest.sqlite", dir);
-		assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
-		assert_int_equal(sqlite3_prepare_v2(
-		                         db,
-		                         "SELECT key, value FROM fixture WHERE "
-		                         "key LIKE 'dict_%' ORDER BY key",
-		                         -1, &st, NULL),
-		                 SQLITE_OK);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			const char *k =
-			        (const char *)sqlite3_column_text(st, 0);
-			const char *v =
-			        (const char *)sqlite3_column_text(st, 1);
-			if (strcmp(k, "dict_id") == 0)
-				assert_string_equal(v, "1");
-			if (strcmp(k, "dict_checksum") == 0)
-				assert_int_equal(strlen(v), 16);
-			n++;
-		}
-		sqlite3_finalize(st);
-		sqlite3_close(db);
-		assert_int_equal(n, 4); /* bytes, checksum, file, id */
+		/* bytes, checksum (16 hex), file, id */
+		assert_int_equal(manifest_dict_rows(dir, id, sizeof(id)), 4);
+		assert_string_equal(id, "1");
 	}
 	/* An altered dictionary: open, verify and check refuse it. */
 	flip_byte(dpath, 5000);
