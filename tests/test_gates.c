@@ -233,19 +233,13 @@ typedef struct split_hook {
 	bool done;
 } split_hook;
 
-/* The shard's dictionary (the fixture's), which the merge output's blocks
- * name: the rewrite reads and writes with it, as the merge did. */
-static const ms_part_dict *split_dict;
-static ms_part_dicts *split_dicts;
-
 static void
 write_one(const char *dir, uint64_t id, const ms_row *rows, size_t n)
 {
 	ms_part_writer *w = NULL;
 	ms_errbuf eb = { { 0 } };
 	ms_part_meta m;
-	ms_part_writer_opts o = { .dict = split_dict };
-	assert_int_equal(ms_part_writer_open(&w, dir, id, &o, &eb), 0);
+	assert_int_equal(ms_part_writer_open(&w, dir, id, NULL, &eb), 0);
 	assert_int_equal(ms_part_writer_add_trace(w, rows, n, &eb), 0);
 	assert_int_equal(ms_part_writer_finish(w, &m, &eb), 0);
 }
@@ -258,8 +252,7 @@ copy_first_block(ms_part_writer *w, const char *dir)
 	ms_errbuf eb = { { 0 } };
 	const ms_block_info *bi;
 	ms_raw_block raw;
-	assert_int_equal(ms_part_open_dicts(&p, dir, split_dicts, NULL, &eb),
-	                 0);
+	assert_int_equal(ms_part_open(&p, dir, NULL, &eb), 0);
 	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
 	assert_int_equal(ms_part_iter_next(it, &bi, &eb), 1);
 	assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
@@ -278,13 +271,11 @@ split_first_trace(const char *core)
 	ms_part *p = NULL;
 	ms_part_iter *it = NULL;
 	ms_errbuf eb = { { 0 } };
-	assert_int_equal(ms_part_open_dicts(&p, core, split_dicts, NULL, &eb),
-	                 0);
+	assert_int_equal(ms_part_open(&p, core, NULL, &eb), 0);
 	uint64_t id = ms_part_get_meta(p)->id;
 	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
 	ms_part_writer *w = NULL;
-	ms_part_writer_opts o = { .dict = split_dict };
-	assert_int_equal(ms_part_writer_open(&w, nd, id, &o, &eb), 0);
+	assert_int_equal(ms_part_writer_open(&w, nd, id, NULL, &eb), 0);
 	const ms_block_info *bi;
 	bool split = false;
 	int rc;
@@ -340,22 +331,7 @@ split_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 	closedir(d);
 	if (!core[0])
 		return 0; /* every trace dropped: no output */
-	const ms_part_dict *sd = ms_shard_dict_newest(req->shard);
-	ms_errbuf eb = { { 0 } };
-	assert_non_null(sd);
-	size_t dn;
-	const uint8_t *db = ms_part_dict_bytes(sd, &dn);
-	ms_part_dict *own = NULL;
-	assert_int_equal(ms_part_dicts_new(&split_dicts, NULL, &eb), 0);
-	assert_int_equal(ms_part_dict_new(&own, ms_part_dict_id(sd), db, dn, 0,
-	                                  NULL, &eb),
-	                 0);
-	assert_int_equal(ms_part_dicts_add(split_dicts, own, &eb), 0);
-	split_dict = ms_part_dicts_find(split_dicts, ms_part_dict_id(sd));
 	split_first_trace(core);
-	ms_part_dicts_free(split_dicts);
-	split_dicts = NULL;
-	split_dict = NULL;
 	h->done = true;
 	return 0;
 }
