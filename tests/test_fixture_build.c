@@ -470,6 +470,36 @@ block_dict_id(const ms_raw_block *raw)
 	       (uint32_t)raw->bytes[30] << 16 | (uint32_t)raw->bytes[31] << 24;
 }
 
+/* Every block of core part `core`, opened with dicts, names dictionary
+ * want (header bytes 28..31) and decodes; all of its blocks are seen. */
+static void
+blocks_name(const char *core, const ms_part_dicts *dicts, uint32_t want)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_part *p = NULL;
+	ms_part_iter *it = NULL;
+	const ms_block_info *bi;
+	uint64_t blocks = 0;
+	int rc;
+
+	assert_int_equal(ms_part_open_dicts(&p, core, dicts, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		ms_raw_block raw;
+		const ms_row *rows;
+
+		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+		assert_int_equal(block_dict_id(&raw), want);
+		assert_int_equal(
+		        ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb), 0);
+		blocks++;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(blocks, ms_part_get_meta(p)->blocks);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+}
+
 /* Rows of key LIKE 'dict_%' in dir's manifest; dict_id's value into id. */
 static int
 manifest_dict_rows(const char *dir, char *id, size_t idn)
@@ -524,32 +554,9 @@ test_no_dictionary_by_default(void)
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
 	assert_int_equal(ms_fixture_get_info(f)->dict_id, 0);
 	assert_null(ms_fixture_dicts(f));
-	for (size_t i = 0; i < ms_fixture_nslots(f); i += 7) {
-		const char *core = ms_fixture_slot_at(f, i)->path[MS_KIND_CORE];
-		ms_part *p = NULL;
-		ms_part_iter *it = NULL;
-		const ms_block_info *bi;
-		uint64_t blocks = 0;
-		int rc;
-
-		assert_int_equal(ms_part_open(&p, core, NULL, &eb), 0);
-		assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
-		while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
-			ms_raw_block raw;
-			const ms_row *rows;
-
-			assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
-			assert_int_equal(block_dict_id(&raw), 0);
-			assert_int_equal(
-			        ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb),
-			        0);
-			blocks++;
-		}
-		assert_int_equal(rc, 0);
-		assert_int_equal(blocks, ms_part_get_meta(p)->blocks);
-		ms_part_iter_close(it);
-		ms_part_close(p);
-	}
+	for (size_t i = 0; i < ms_fixture_nslots(f); i += 7)
+		blocks_name(ms_fixture_slot_at(f, i)->path[MS_KIND_CORE], NULL,
+		            0);
 	ms_fixture_close(f);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 0);
@@ -583,29 +590,8 @@ test_dictionary(void **state)
 		ms_part *p = NULL;
 		ms_part_iter *it = NULL;
 		const ms_block_info *bi;
-		uint64_t blocks = 0;
-		int rc;
 
-		assert_int_equal(ms_part_open_dicts(&p, core,
-		                                    ms_fixture_dicts(f), NULL,
-		                                    &eb),
-		                 0);
-		assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
-		while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
-			ms_raw_block raw;
-			const ms_row *rows;
-
-			assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
-			assert_int_equal(block_dict_id(&raw), FX_DICT_ID);
-			assert_int_equal(
-			        ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb),
-			        0);
-			blocks++;
-		}
-		assert_int_equal(rc, 0);
-		assert_int_equal(blocks, ms_part_get_meta(p)->blocks);
-		ms_part_iter_close(it);
-		ms_part_close(p);
+		blocks_name(core, ms_fixture_dicts(f), FX_DICT_ID);
 		/* Without the dictionary the blocks cannot be read. */
 		p = NULL;
 		it = NULL;

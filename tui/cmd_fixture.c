@@ -167,8 +167,7 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	char outdir[4096];
 	if (o[MS__FX_OUT].count) {
 		snprintf(outdir, sizeof(outdir), "%s", o[MS__FX_OUT].value);
-	} else if (ms_fixture_cache_dir(outdir, sizeof(outdir),
-	                                preset, seed)) {
+	} else if (ms_fixture_cache_dir(outdir, sizeof(outdir), preset, seed)) {
 		fprintf(err, "mergescope fixture: no --out and no cache "
 		             "directory (set XDG_CACHE_HOME or HOME)\n");
 		return MS_EXIT_USAGE;
