@@ -1030,11 +1030,14 @@ open_output(merge_ctx *c)
 		                      sizeof(c->tmp[k])) < 0)
 			return ms_fail(&c->eb, MS_ERR_RANGE,
 			               "shard path too long");
+	/* Re-encoded blocks take the shard's dictionary; raw copies keep
+	 * the one they name. */
 	ms_part_writer_opts o = {
 		.mem = c->mem,
 		.io = c->io,
 		.zstd_level = req->zstd_level,
 		.depth = c->res->max_input_depth + 1,
+		.dict = ms_shard_dict_newest(req->shard),
 	};
 	return ms_part_writer_open(&c->writer, c->tmp[MS_KIND_CORE], c->out_id,
 	                           &o, &c->eb);

@@ -909,6 +909,12 @@ ms_shard_dict(const ms_shard *s, uint32_t id)
 	return ms_part_dicts_find(s->dicts, id);
 }
 
+const ms_part_dict *
+ms_shard_dict_newest(const ms_shard *s)
+{
+	return ms_part_dicts_find(s->dicts, ms_part_dicts_max_id(s->dicts));
+}
+
 /* ---- open, recovery, close ---- */
 
 struct cleanup {

@@ -1811,6 +1811,10 @@ open_shard(ms_replay *r, ms_errbuf *eb)
 	}
 	while (rc == 0 && id < max_id)
 		rc = ms_shard_new_id(r->shard, &id, eb);
+	/* The dictionary the fixture's parts name, before any is staged;
+	 * merges compress with it too. */
+	if (rc == 0)
+		rc = ms_fixture_stage_dict(r->fx, r->shard, eb);
 	return rc;
 }
 

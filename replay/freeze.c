@@ -357,9 +357,11 @@ ms__frozen_check_pick(const ms__frozen *f, ms_view *v, const char *who,
 	               got.n ? a : "nothing", b, i + 1);
 }
 
-/* Copy every part of view v into the new shard at dir (created). */
+/* Copy every part of view v of shard src, and src's dictionaries (under
+ * the same IDs, which the parts' blocks name), into the new shard at dir
+ * (created). */
 static int
-copy_shard(ms_view *v, const char *dir, ms_errbuf *eb)
+copy_shard(ms_view *v, const ms_shard *src, const char *dir, ms_errbuf *eb)
 {
 	if (ms_fs_mkdir_p(dir, 0755, NULL) < 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
@@ -370,8 +372,21 @@ copy_shard(ms_view *v, const char *dir, ms_errbuf *eb)
 	ms_shard *s = NULL;
 	ms_shard_opts so = { .dir = dir, .create = true, .mem = &mem };
 	int rc = ms_shard_open(&s, &so, eb);
-	if (rc)
+	const ms_part_dict *d;
+	for (uint32_t id = 1; rc == 0 && (d = ms_shard_dict(src, id)); id++) {
+		size_t dn;
+		const uint8_t *b = ms_part_dict_bytes(d, &dn);
+		uint32_t got = 0;
+		if ((rc = ms_shard_add_dict(s, b, dn, &got, eb)) == 0 &&
+		    got != id)
+			rc = ms_fail(eb, MS_ERR_STATE,
+			             "freeze: dictionary %u became %u in %s",
+			             id, got, dir);
+	}
+	if (rc) {
+		ms_shard_close(s);
 		return rc;
+	}
 	size_t n = ms_view_count(v);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		uint64_t id = ms_view_id(v, i);
@@ -597,7 +612,7 @@ build_dir(const ms_replay *r, ms_view *v, const ms__frozen *f,
 		               strerror(errno));
 	int rc = ms_owner_write(tmpdir, "frozen-tmp", r->db_path, eb);
 	if (rc == 0)
-		rc = copy_shard(v, sub, eb);
+		rc = copy_shard(v, r->shard, sub, eb);
 	char file[PATH_MAX];
 	snprintf(file, sizeof(file), "%s/%s", tmpdir, MS_FROZEN_FILE);
 	if (rc == 0)

@@ -97,7 +97,9 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 		const ms_fixture_slot *s = ms_fixture_slot_at(fx, i);
 		ms_part *p = NULL;
 		ms_part_iter *it = NULL;
-		if ((rc = ms_part_open(&p, s->path[MS_KIND_CORE], NULL, &eb)) ||
+		if ((rc = ms_part_open_dicts(&p, s->path[MS_KIND_CORE],
+		                             ms_fixture_dicts(fx), NULL,
+		                             &eb)) ||
 		    (rc = ms_part_iter_open(&it, p, NULL, NULL, &eb))) {
 			snprintf(why, n, "%s", eb.msg);
 			ms_part_close(p);

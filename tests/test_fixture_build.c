@@ -4,7 +4,9 @@
  * byte-identical and another seed gives another day; every gate fails
  * when its condition is broken on purpose, leaving no fixture behind;
  * `fixture check` accepts a good fixture and names a part with a flipped
- * byte or a missing part.
+ * byte or a missing part; a default build has no dictionary; built with
+ * one, every core block names it, and an altered dictionary is
+ * refused.
  */
 #define _XOPEN_SOURCE 700
 #include <setjmp.h>
@@ -55,8 +57,8 @@ teardown(void **state)
 }
 
 static int
-build(const char *name, uint64_t seed, enum ms_fixture_break brk,
-      ms_fixture_report *rep, ms_errbuf *eb)
+build_with(const char *name, uint64_t seed, enum ms_fixture_break brk,
+           bool dictionary, ms_fixture_report *rep, ms_errbuf *eb)
 {
 	char dir[512];
 	ms_fixture_build_opts o = { 0 };
@@ -66,7 +68,16 @@ build(const char *name, uint64_t seed, enum ms_fixture_break brk,
 	o.seed = seed;
 	o.out_dir = dir;
 	o.plugin_path = PLUGIN;
+	o.dictionary = dictionary;
 	return ms__fixture_build_broken(&o, brk, rep, eb);
+}
+
+/* The default build: no dictionary. */
+static int
+build(const char *name, uint64_t seed, enum ms_fixture_break brk,
+      ms_fixture_report *rep, ms_errbuf *eb)
+{
+	return build_with(name, seed, brk, false, rep, eb);
 }
 
 static bool
@@ -451,6 +462,173 @@ test_check(void **state)
 	                 MS_ERR_NOTFOUND);
 }
 
+/* Header bytes 28..31 of a raw block: its dict_id (core/FORMAT.md). */
+static uint32_t
+block_dict_id(const ms_raw_block *raw)
+{
+	return (uint32_t)raw->bytes[28] | (uint32_t)raw->bytes[29] << 8 |
+	       (uint32_t)raw->bytes[30] << 16 | (uint32_t)raw->bytes[31] << 24;
+}
+
+/* Every block of core part `core`, opened with dicts, names dictionary
+ * want (header bytes 28..31) and decodes; all of its blocks are seen. */
+static void
+blocks_name(const char *core, const ms_part_dicts *dicts, uint32_t want)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_part *p = NULL;
+	ms_part_iter *it = NULL;
+	const ms_block_info *bi;
+	uint64_t blocks = 0;
+	int rc;
+
+	assert_int_equal(ms_part_open_dicts(&p, core, dicts, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		ms_raw_block raw;
+		const ms_row *rows;
+
+		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+		assert_int_equal(block_dict_id(&raw), want);
+		assert_int_equal(
+		        ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb), 0);
+		blocks++;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(blocks, ms_part_get_meta(p)->blocks);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+}
+
+/* Rows of key LIKE 'dict_%' in dir's manifest; dict_id's value into id. */
+static int
+manifest_dict_rows(const char *dir, char *id, size_t idn)
+{
+	char mpath[600];
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int n = 0;
+
+	snprintf(mpath, sizeof(mpath), "%s/manifest.sqlite", dir);
+	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+	                                    "SELECT key, value FROM fixture "
+	                                    "WHERE key LIKE 'dict_%' ORDER BY "
+	                                    "key",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	id[0] = '\0';
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+		if (strcmp(k, "dict_id") == 0)
+			snprintf(id, idn, "%s", v);
+		if (strcmp(k, "dict_checksum") == 0)
+			assert_int_equal(strlen(v), 16);
+		n++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+/* The default build has no dictionary: none in the manifest (dict_id 0
+ * alone) or beside it, every core block names ID 0 and reads without
+ * one, and the fixture stages no dictionary into a shard. */
+static void
+test_no_dictionary_by_default(void)
+{
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+	char dir[512], dpath[600], id[32];
+	ms_fixture *f = NULL;
+	struct stat sb;
+
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	snprintf(dpath, sizeof(dpath), "%s/%s", dir, FX_DICT_FILE);
+	assert_int_not_equal(stat(dpath, &sb), 0);
+	assert_int_equal(manifest_dict_rows(dir, id, sizeof(id)), 1);
+	assert_string_equal(id, "0");
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_get_info(f)->dict_id, 0);
+	assert_null(ms_fixture_dicts(f));
+	for (size_t i = 0; i < ms_fixture_nslots(f); i += 7)
+		blocks_name(ms_fixture_slot_at(f, i)->path[MS_KIND_CORE], NULL,
+		            0);
+	ms_fixture_close(f);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+	assert_int_equal(rep.dict_id, 0);
+	assert_int_equal(rep.dict_bytes, 0);
+}
+
+/* The fixture's dictionary (built with the option): recorded in the
+ * manifest, named by every block of its core parts (which read only
+ * through it), and checked: an altered dictionary file fails open,
+ * verify and `fixture check`. A default build has none. */
+static void
+test_dictionary(void **state)
+{
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+	char dir[512], dpath[600];
+	ms_fixture *f = NULL;
+
+	(void)state;
+	test_no_dictionary_by_default();
+	assert_int_equal(build_with("dict", 1, 0, true, &rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/dict", root);
+	snprintf(dpath, sizeof(dpath), "%s/%s", dir, FX_DICT_FILE);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_get_info(f)->dict_id, FX_DICT_ID);
+	assert_non_null(ms_fixture_dicts(f));
+	/* Every block of a few core parts names the dictionary. */
+	for (size_t i = 0; i < ms_fixture_nslots(f); i += 7) {
+		const char *core = ms_fixture_slot_at(f, i)->path[MS_KIND_CORE];
+		ms_part *p = NULL;
+		ms_part_iter *it = NULL;
+		const ms_block_info *bi;
+
+		blocks_name(core, ms_fixture_dicts(f), FX_DICT_ID);
+		/* Without the dictionary the blocks cannot be read. */
+		p = NULL;
+		it = NULL;
+		assert_int_equal(ms_part_open(&p, core, NULL, &eb), 0);
+		assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+		assert_int_equal(ms_part_iter_next(it, &bi, &eb),
+		                 MS_ERR_FORMAT);
+		assert_non_null(strstr(eb.msg, "dictionary ID 1"));
+		ms_part_iter_close(it);
+		ms_part_close(p);
+	}
+	ms_fixture_close(f);
+	/* The manifest records it. */
+	{
+		char id[32];
+
+		/* bytes, checksum (16 hex), file, id */
+		assert_int_equal(manifest_dict_rows(dir, id, sizeof(id)), 4);
+		assert_string_equal(id, "1");
+	}
+	/* An altered dictionary: open, verify and check refuse it. */
+	flip_byte(dpath, 5000);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, FX_DICT_FILE));
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(rep.problems[0], "dictionary"));
+	assert_non_null(strstr(rep.problems[0], "changed since it was built"));
+	flip_byte(dpath, 5000);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), 0);
+	ms_fixture_close(f);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+	assert_int_equal(rep.dict_id, FX_DICT_ID);
+}
+
 /* A warm opening: a previous day consolidated into 26 parts, published
  * first at the day's start, all of it before the day, no ID shared; the
  * fixture's ledgers include it, check and verify cover it. */
@@ -631,6 +809,7 @@ main(void)
 		cmocka_unit_test(test_each_gate_fails_when_broken),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_warm_opening),
 		cmocka_unit_test(test_scaled_presets),
 		cmocka_unit_test(test_reference),

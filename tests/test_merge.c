@@ -59,6 +59,9 @@ fx_close(fx *f)
 	ms_test_rmtree(f->dir);
 }
 
+/* The dictionary fx_put compresses core parts with (NULL: none). */
+static const ms_part_dict *put_dict;
+
 /* Write rows as one part (core + both indexes) and introduce it. */
 static uint64_t
 fx_put(fx *f, const ms_row *rows, size_t n)
@@ -71,7 +74,7 @@ fx_put(fx *f, const ms_row *rows, size_t n)
 		assert_int_equal(ms_shard_tmp_path(f->s, (enum ms_part_kind)k,
 		                                   id, tmp[k], sizeof(tmp[k])),
 		                 0);
-	ms_part_writer_opts wo = { 0 };
+	ms_part_writer_opts wo = { .dict = put_dict };
 	ms_part_meta m;
 	int rc = ms_part_write_rows(tmp[MS_KIND_CORE], id, rows, n, &wo, &m,
 	                            &eb);
@@ -265,7 +268,120 @@ put_fragmented(fx *f, gen_set *all, uint64_t ids[3], size_t ntr)
 	}
 }
 
+/* The shard's ledgers into *out, its core ledger checked against an
+ * independent oracle: the ledger of the generated rows. */
+static void
+ledgers_are_rows(fx *f, gen_set *all, ms_ledger_set *out)
+{
+	fx_ledgers(f, out);
+	ms_ledger oracle;
+	ms_ledger_init(&oracle);
+	ms_row *rows = gen_rows(all);
+	for (size_t i = 0; i < all->n; i++)
+		ms_ledger_add_row(&oracle, &rows[i]);
+	assert_true(ms_ledger_equal(&oracle, &out->kind[MS_KIND_CORE]));
+}
+
 /* ---- tests ---- */
+
+/* The dictionary ID of every block of core part id of f's shard; counts
+ * the blocks in *blocks. Returns the ID if all blocks share it, else
+ * UINT32_MAX. */
+static uint32_t
+block_dict_ids(fx *f, uint64_t id, uint64_t *blocks)
+{
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(f->s, &v, NULL), 0);
+	ms_part_iter *it = NULL;
+	assert_int_equal(
+	        ms_part_iter_open(&it, view_part(v, id), NULL, NULL, NULL), 0);
+	const ms_block_info *bi;
+	uint32_t got = 0;
+	int rc;
+	*blocks = 0;
+	while ((rc = ms_part_iter_next(it, &bi, NULL)) == 1) {
+		ms_raw_block raw;
+		assert_int_equal(ms_part_iter_raw(it, &raw, NULL), 0);
+		/* Block header bytes 28..31: dict_id (core/FORMAT.md). */
+		const uint8_t *h = raw.bytes + 28;
+		uint32_t d = (uint32_t)h[0] | (uint32_t)h[1] << 8 |
+		             (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
+		got = (*blocks)++ == 0 || d == got ? d : UINT32_MAX;
+	}
+	assert_int_equal(rc, 0);
+	ms_part_iter_close(it);
+	ms_view_release(v);
+	return got;
+}
+
+/* A shard with a dictionary: parts written with it, merged; raw copies
+ * and re-encoded blocks alike name it, and every row reads back. The same
+ * parts in a shard without it are refused naming the part and the ID. */
+static void
+test_dictionary_merge(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set train = { 0 };
+	for (uint64_t t = 0; t < 400; t++)
+		for (uint32_t k = 0; k < 4; k++)
+			gen_add(&train, 1000 + t, k, 400);
+	uint8_t *db = NULL;
+	size_t dn = 0;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_part_dict_train(gen_rows(&train), train.n, 16384,
+	                                    &db, &dn, NULL, &eb),
+	                 0);
+	uint32_t id = 0;
+	assert_int_equal(ms_shard_add_dict(f.s, db, dn, &id, &eb), 0);
+	assert_int_equal(id, 1);
+	assert_ptr_equal(ms_shard_dict_newest(f.s), ms_shard_dict(f.s, 1));
+	put_dict = ms_shard_dict(f.s, 1);
+	gen_set all = { 0 };
+	uint64_t ids[3], blocks = 0;
+	put_fragmented(&f, &all, ids, 90);
+	assert_int_equal(block_dict_ids(&f, ids[0], &blocks), 1);
+	assert_true(blocks > 0);
+	ms_ledger_set before, after;
+	ledgers_are_rows(&f, &all, &before);
+	ms_merge_result res;
+	assert_int_equal(do_merge(&f, ids, 3, NULL, &res), 0);
+	assert_true(res.blocks_raw > 0);
+	assert_true(res.blocks_reencoded > 0);
+	/* Re-encoded blocks took the shard's dictionary, raw ones kept it;
+	 * every row decodes to what was written. */
+	assert_int_equal(block_dict_ids(&f, res.output_id, &blocks), 1);
+	assert_int_equal(blocks, 90);
+	fx_ledgers(&f, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+
+	/* The same kind of parts in a shard that lacks the dictionary. */
+	fx g;
+	fx_open(&g);
+	uint64_t gids[3];
+	gen_set all2 = { 0 };
+	put_fragmented(&g, &all2, gids, 30);
+	put_dict = NULL;
+	ms_merge_result res2;
+	assert_int_equal(do_merge(&g, gids, 3, NULL, &res2), MS_ERR_FORMAT);
+	char hex[17];
+	ms_part_id_str(gids[0], hex);
+	assert_non_null(strstr(res2.error.msg, "dictionary ID 1: no "
+	                                       "dictionary of this shard"));
+	bool named = false;
+	for (int i = 0; i < 3; i++) {
+		ms_part_id_str(gids[i], hex);
+		named |= strstr(res2.error.msg, hex) != NULL;
+	}
+	assert_true(named);
+	gen_free(&all2);
+	fx_close(&g);
+	ms_mem_free(NULL, db, dn);
+	gen_free(&all);
+	gen_free(&train);
+	fx_close(&f);
+}
 
 static void
 test_disjoint_inputs_copy_every_block_raw(void **state)
@@ -333,14 +449,7 @@ test_fragmented_traces_come_out_whole(void **state)
 	uint64_t ids[3];
 	put_fragmented(&f, &all, ids, 90);
 	ms_ledger_set before, after;
-	fx_ledgers(&f, &before);
-	/* Independent oracle: the ledger of the generated rows. */
-	ms_ledger oracle;
-	ms_ledger_init(&oracle);
-	ms_row *rows = gen_rows(&all);
-	for (size_t i = 0; i < all.n; i++)
-		ms_ledger_add_row(&oracle, &rows[i]);
-	assert_true(ms_ledger_equal(&oracle, &before.kind[MS_KIND_CORE]));
+	ledgers_are_rows(&f, &all, &before);
 
 	ms_merge_result res;
 	assert_int_equal(do_merge(&f, ids, 3, NULL, &res), 0);
@@ -1816,6 +1925,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_disjoint_inputs_copy_every_block_raw),
+		cmocka_unit_test(test_dictionary_merge),
 		cmocka_unit_test(test_fragmented_traces_come_out_whole),
 		cmocka_unit_test(test_combined_rows_ordered_by_start),
 		cmocka_unit_test(test_depth_and_bounds),

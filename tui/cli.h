@@ -117,6 +117,7 @@ enum {
 	MS__FX_OUT,
 	MS__FX_OPENING,
 	MS__FX_SCALE,
+	MS__FX_DICTIONARY,
 	MS__FX_COUNT
 };
 extern const ms__opt ms__fixture_opts[MS__FX_COUNT];

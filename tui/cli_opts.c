@@ -59,6 +59,7 @@ const ms__opt ms__fixture_opts[MS__FX_COUNT] = {
 	[MS__FX_OUT] = OPT("--out", "DIR", false, false),
 	[MS__FX_OPENING] = CHOICE("--opening", "empty|warm", "empty|warm"),
 	[MS__FX_SCALE] = OPT("--scale", "N", false, false),
+	[MS__FX_DICTIONARY] = OPT("--dictionary", NULL, false, false),
 };
 
 const ms__opt ms__export_opts[MS__EX_COUNT] = {

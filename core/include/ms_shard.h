@@ -121,6 +121,9 @@ int ms_shard_add_dict(ms_shard *s, const void *bytes, size_t n, uint32_t *id,
 /* Dictionary `id` of the shard, for a writer (ms_part_writer_opts.dict);
  * NULL if there is none. Valid while the shard is open. */
 const ms_part_dict *ms_shard_dict(const ms_shard *s, uint32_t id);
+/* The dictionary added last (the largest ID), what merges compress their
+ * re-encoded blocks with; NULL for a shard without one. */
+const ms_part_dict *ms_shard_dict_newest(const ms_shard *s);
 
 /* Number of active parts now. */
 size_t ms_shard_count(const ms_shard *s);
