@@ -5,7 +5,8 @@
  * trace, every fragment inside the two-hour grace when published; and the
  * shape of what is placed: trace IDs in the agent's global-ID form, a
  * one-span error trace a refused request (4xx, no exception log) while a
- * longer error trace carries the exception where it was thrown.
+ * longer error trace carries the exception where it was thrown; a row's
+ * tags are only the span's searchable ones while its body keeps them all.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -239,6 +240,151 @@ test_ids_and_errors(void **state)
 	ms__fx_model_free(&m);
 }
 
+/* The searchable keys of the reference OAP's shipped configuration. */
+static bool
+key_searchable(const char *t, size_t kl)
+{
+	static const char *const keys[] = {
+		"http.method", "http.status_code", "rpc.status_code",
+		"db.type",     "db.instance",      "mq.queue",
+		"mq.topic",    "mq.broker",
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strlen(keys[i]) == kl && memcmp(keys[i], t, kl) == 0)
+			return true;
+	return false;
+}
+
+static uint64_t
+pb_varint(const uint8_t *b, uint32_t n, uint32_t *i)
+{
+	uint64_t v = 0;
+	int sh = 0;
+
+	while (*i < n && (b[*i] & 0x80))
+		v |= (uint64_t)(b[(*i)++] & 0x7f) << sh, sh += 7;
+	assert_true(*i < n);
+	v |= (uint64_t)b[(*i)++] << sh;
+	return v;
+}
+
+/* The body's tags (top-level field 12, KeyStringValuePair) as
+ * "key=value" strings in out[cap][128]; their count. */
+static size_t
+body_tags(const uint8_t *b, uint32_t n, char out[][128], size_t cap)
+{
+	uint32_t i = 0;
+	size_t nt = 0;
+
+	while (i < n) {
+		uint64_t key = pb_varint(b, n, &i), len;
+
+		if ((key & 7) == 0) {
+			(void)pb_varint(b, n, &i);
+			continue;
+		}
+		assert_int_equal(key & 7, 2);
+		len = pb_varint(b, n, &i);
+		assert_true(len <= n - i);
+		if (key >> 3 == 12) {
+			const uint8_t *kv = b + i;
+			uint32_t j = 0, kn = (uint32_t)len;
+			size_t o = 0;
+
+			assert_true(nt < cap);
+			for (int f = 1; f <= 2; f++) {
+				uint64_t k = pb_varint(kv, kn, &j);
+				uint64_t l = pb_varint(kv, kn, &j);
+
+				assert_int_equal(k, ((uint64_t)f << 3) | 2);
+				assert_true(l <= kn - j && o + l + 2 < 128);
+				memcpy(out[nt] + o, kv + j, l);
+				o += l;
+				j += (uint32_t)l;
+				if (f == 1)
+					out[nt][o++] = '=';
+			}
+			assert_int_equal(j, kn);
+			out[nt++][o] = '\0';
+		}
+		i += (uint32_t)len;
+	}
+	assert_int_equal(i, n);
+	return nt;
+}
+
+static void
+test_row_tags_searchable(void **state)
+{
+	fx_model m;
+	fx_arena *a = NULL, *a2 = NULL;
+	ms_row *rows = NULL, *bare = NULL;
+	size_t rows_seen = 0, rows_tagged = 0, hidden = 0;
+	bool url = false, statement = false, cache_key = false;
+
+	(void)state;
+	smoke_open(&m, 13, &a, &rows);
+	assert_int_equal(ms__fx_arena_new(&a2), 0);
+	bare = calloc(256, sizeof(*bare));
+	assert_non_null(bare);
+	for (size_t t = 0; t < m.ntraces; t++) {
+		const fx_trace *tr = &m.traces[t];
+		size_t n = trace_rows(&m, t, a, rows), n2 = 0;
+		uint32_t fr[FX_FRAGS_MAX];
+		ms_errbuf eb = { { 0 } };
+
+		/* Without bodies a row's tags are the same. */
+		for (uint32_t j = 0; j < tr->nfrag; j++)
+			fr[j] = tr->frag0 + j;
+		ms__fx_arena_reset(a2);
+		assert_int_equal(ms__fx_materialize(&m, fr, tr->nfrag,
+		                                    MS_COL_ALL & ~MS_COL_BODY,
+		                                    a2, bare, &n2, &eb),
+		                 0);
+		assert_int_equal(n2, n);
+		for (size_t i = 0; i < n; i++) {
+			const ms_row *r = &rows[i];
+			char bt[16][128];
+			size_t nb = body_tags(r->body, r->body_len, bt, 16), k = 0;
+
+			assert_null(bare[i].body);
+			assert_int_equal(bare[i].ntags, r->ntags);
+			for (uint32_t j = 0; j < r->ntags; j++)
+				assert_string_equal(bare[i].tags[j], r->tags[j]);
+			/* The row's tags: the body's searchable tags, in
+			 * order, and nothing else. */
+			for (size_t b = 0; b < nb; b++) {
+				size_t kl = (size_t)(strchr(bt[b], '=') - bt[b]);
+
+				if (!key_searchable(bt[b], kl)) {
+					hidden++;
+					url |= strncmp(bt[b], "url=", 4) == 0;
+					statement |= strncmp(bt[b], "db.statement=",
+					                     13) == 0;
+					cache_key |= strncmp(bt[b], "cache.key=",
+					                     10) == 0;
+					continue;
+				}
+				assert_true(k < r->ntags);
+				assert_string_equal(r->tags[k], bt[b]);
+				k++;
+			}
+			assert_int_equal(k, r->ntags);
+			rows_seen++;
+			rows_tagged += r->ntags > 0;
+		}
+	}
+	assert_true(rows_tagged > 0 && rows_tagged < rows_seen);
+	assert_true(hidden > rows_seen / 2);
+	assert_true(url && statement && cache_key);
+	free(bare);
+	free(rows);
+	ms__fx_arena_free(a2);
+	ms__fx_arena_free(a);
+	ms__fx_model_free(&m);
+}
+
 int
 main(void)
 {
@@ -246,6 +392,7 @@ main(void)
 		cmocka_unit_test(test_offset_vectors),
 		cmocka_unit_test(test_smoke_day_mapping),
 		cmocka_unit_test(test_ids_and_errors),
+		cmocka_unit_test(test_row_tags_searchable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
