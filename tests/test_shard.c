@@ -29,6 +29,7 @@
 #include "ms_ledger.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
+#include "shard_testlib.h"
 
 /* ---- rows derived from a seed: every raw part holds one seed ---- */
 
@@ -118,20 +119,8 @@ write_part(ms_shard *s, uint64_t id, const uint64_t *seeds, size_t nseeds,
 			rows[n++] = g[i].rows[j];
 	}
 	ms_part_writer_opts o = { .depth = depth };
-	ms_part_meta meta;
 	ms_errbuf eb = { { 0 } };
-	char path[4096];
-	int rc = 0;
-	for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
-		ms_shard_tmp_path(s, (enum ms_part_kind)k, id, path,
-		                  sizeof(path));
-		if (k == MS_KIND_CORE)
-			rc = ms_part_write_rows(path, id, rows, n, &o, &meta,
-			                        &eb);
-		else
-			rc = ms_sidx_write_rows((enum ms_part_kind)k, path, id,
-			                        rows, n, &o, &meta, &eb);
-	}
+	int rc = sh_write_tmp_kinds(s, id, rows, n, &o, &eb);
 	if (rc)
 		fprintf(stderr, "write_part %llu: %s\n", (unsigned long long)id,
 		        eb.msg);
