@@ -20,13 +20,13 @@
 
 #include "merge_int.h"
 #include "ms_engine.h"
+#include "ms_fs.h"
 #include "ms_invariant.h"
 #include "ms_ledger.h"
 #include "ms_picker.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -265,17 +265,8 @@ static size_t
 tmp_entries(const char *dir)
 {
 	char p[4200];
-	size_t n = 0;
 	snprintf(p, sizeof(p), "%s/tmp", dir);
-	DIR *d = opendir(p);
-	if (!d)
-		return 0;
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
+	return ms_fs_count_entries(p);
 }
 
 /* ---- what the test sees of the engine --------------------------------- */
