@@ -171,6 +171,24 @@ test_parent(void **state)
 }
 
 static void
+test_count_entries(void **state)
+{
+	(void)state;
+	char d[4200], p[4300];
+	snprintf(d, sizeof(d), "%s/count", base);
+	/* Missing: 0. */
+	assert_int_equal(ms_fs_count_entries(d), 0);
+	assert_int_equal(ms_fs_mkdir_p(d, 0755, NULL), 0);
+	assert_int_equal(ms_fs_count_entries(d), 0);
+	snprintf(p, sizeof(p), "%s/.hidden", d);
+	touch(p);
+	snprintf(p, sizeof(p), "%s/sub", d);
+	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
+	/* A dot file and a directory count; "." and ".." do not. */
+	assert_int_equal(ms_fs_count_entries(d), 2);
+}
+
+static void
 test_fsync_dir(void **state)
 {
 	(void)state;
@@ -187,24 +205,6 @@ test_fsync_dir(void **state)
 	char want[4300];
 	snprintf(want, sizeof(want), "%s: fsync: %s", p, strerror(ENOENT));
 	assert_string_equal(eb.msg, want);
-}
-
-static void
-test_count_entries(void **state)
-{
-	(void)state;
-	char d[4200], p[4300];
-	snprintf(d, sizeof(d), "%s/count", base);
-	/* Missing: 0. */
-	assert_int_equal(ms_fs_count_entries(d), 0);
-	assert_int_equal(ms_fs_mkdir_p(d, 0755, NULL), 0);
-	assert_int_equal(ms_fs_count_entries(d), 0);
-	snprintf(p, sizeof(p), "%s/.hidden", d);
-	touch(p);
-	snprintf(p, sizeof(p), "%s/sub", d);
-	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
-	/* A dot file and a directory count; "." and ".." do not. */
-	assert_int_equal(ms_fs_count_entries(d), 2);
 }
 
 int
