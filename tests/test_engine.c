@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "mem_testlib.h"
 #include "merge_int.h"
 #include "ms_engine.h"
 #include "ms_fs.h"
@@ -503,9 +504,7 @@ fx_close(fixture *f)
 {
 	ms_engine_close(f->eng);
 	ms_shard_close(f->shard);
-	ms_mem_stats st;
-	ms_mem_stats_get(&f->mem, &st);
-	assert_int_equal(st.live, 0); /* nothing leaked by engine or merges */
+	tl_assert_no_live(&f->mem); /* nothing leaked by engine or merges */
 	rm_rf(f->dir);
 	rec_destroy(&f->r);
 }
