@@ -596,19 +596,25 @@ test_merge_once_sampling(void **state)
 /* One repetition of one variant of the merge frozen in dir (fresh: in a
  * fresh process of the program), the oracle evaluating oracle_spec (NULL:
  * the variant). */
+static ms_merge_once_opts
+once_1_opts(const char *dir, const char **variant)
+{
+	return (ms_merge_once_opts){
+		.frozen_dir = dir,
+		.variants = variant,
+		.nvariants = 1,
+		.reps = 1,
+		.plugin_dir = MS_PLUGIN_DIR,
+	};
+}
+
 static int
 once_1(const char *dir, const char *variant, bool fresh,
        const char *oracle_spec, ms_merge_once_result *res, ms_errbuf *eb)
 {
 	const char *v[] = { variant };
-	ms_merge_once_opts o = {
-		.frozen_dir = dir,
-		.variants = v,
-		.nvariants = 1,
-		.reps = 1,
-		.plugin_dir = MS_PLUGIN_DIR,
-		.self_exe = fresh ? MS_BINARY_DIR "/tui/mergescope" : NULL,
-	};
+	ms_merge_once_opts o = once_1_opts(dir, v);
+	o.self_exe = fresh ? MS_BINARY_DIR "/tui/mergescope" : NULL;
 	return ms__merge_once_oracle(&o, res, oracle_spec, eb);
 }
 
@@ -807,15 +813,9 @@ test_merge_once_run_clock(void **state)
 	free(st);
 	const char *v[] = { "skywalking" };
 	ms_merge_once_result res[1];
-	ms_merge_once_opts o = {
-		.frozen_dir = dir,
-		.variants = v,
-		.nvariants = 1,
-		.reps = 1,
-		.plugin_dir = MS_PLUGIN_DIR,
-		.grace_policy = "selection",
-		.run_clock = true,
-	};
+	ms_merge_once_opts o = once_1_opts(dir, v);
+	o.grace_policy = "selection";
+	o.run_clock = true;
 	assert_int_equal(ms_merge_once(&o, res, &eb), 0);
 	assert_int_equal(res[0].klass, MS_SAMPLING_NOT_EXECUTED);
 	assert_int_equal(res[0].reason, MS_SREASON_MERGE_GRACE);
