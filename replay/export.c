@@ -58,6 +58,15 @@ ms_export_format_parse(const char *s)
 }
 
 void
+ms__json_fig(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.6g", v);
+	else
+		fputs("null", f);
+}
+
+void
 ms__json_str(FILE *f, const char *s)
 {
 	fputc('"', f);

@@ -369,15 +369,6 @@ ms__figures_text(FILE *f, const ms__figures *g)
 	}
 }
 
-static void
-jnum(FILE *f, double v)
-{
-	if (isfinite(v))
-		fprintf(f, "%.6g", v);
-	else
-		fputs("null", f);
-}
-
 void
 ms__figures_json(FILE *f, const ms__figures *g)
 {
@@ -385,24 +376,24 @@ ms__figures_json(FILE *f, const ms__figures *g)
 	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
 		fprintf(f, "%s\"%s\":{\"traces_per_s\":", p ? "," : "",
 		        ms_ev_phase_name(p));
-		jnum(f, g->traces_per_s[p]);
+		ms__json_fig(f, g->traces_per_s[p]);
 		fputs(",\"mib_per_s\":", f);
-		jnum(f, g->mib_per_s[p]);
+		ms__json_fig(f, g->mib_per_s[p]);
 		fputs(",\"mib_per_cpu_s\":", f);
-		jnum(f, g->mib_per_cpu_s[p]);
+		ms__json_fig(f, g->mib_per_cpu_s[p]);
 		fputc('}', f);
 	}
 	fputs(",\"published_mib_per_s\":", f);
-	jnum(f, g->published_mib_per_s);
+	ms__json_fig(f, g->published_mib_per_s);
 	fputs("},\"concurrency\":{", f);
 	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
 		fprintf(f, "%s\"%s\":{\"max\":%u,\"mean_while_merging\":",
 		        p ? "," : "", ms_ev_phase_name(p), g->conc_max[p]);
-		jnum(f, g->conc_mean[p]);
+		ms__json_fig(f, g->conc_mean[p]);
 		fputs(",\"multi_share\":", f);
-		jnum(f, g->conc_multi_share[p]);
+		ms__json_fig(f, g->conc_multi_share[p]);
 		fputs(",\"merging_s\":", f);
-		jnum(f, g->merging_s[p]);
+		ms__json_fig(f, g->merging_s[p]);
 		fputc('}', f);
 	}
 	fprintf(f, "},\"final_inventory\":{\"parts\":%llu,\"size_histogram\":[",
@@ -418,21 +409,21 @@ ms__figures_json(FILE *f, const ms__figures *g)
 		        (unsigned long long)g->size_hist[b]);
 	}
 	fputs("],\"oldest_age_max_s\":", f);
-	jnum(f, g->oldest_age_max_s);
+	ms__json_fig(f, g->oldest_age_max_s);
 	fputs(",\"oldest_age_end_s\":", f);
-	jnum(f, g->oldest_age_end_s);
+	ms__json_fig(f, g->oldest_age_end_s);
 	fprintf(f, "},\"publication_gaps\":{\"publications\":%llu",
 	        (unsigned long long)g->pubs);
 	fputs(",\"logical_median_s\":", f);
-	jnum(f, g->gap_logical_median_s);
+	ms__json_fig(f, g->gap_logical_median_s);
 	fputs(",\"logical_max_s\":", f);
-	jnum(f, g->gap_logical_max_s);
+	ms__json_fig(f, g->gap_logical_max_s);
 	fputs(",\"wall_median_ms\":", f);
-	jnum(f, g->gap_wall_median_ms);
+	ms__json_fig(f, g->gap_wall_median_ms);
 	fputs(",\"wall_p95_ms\":", f);
-	jnum(f, g->gap_wall_p95_ms);
+	ms__json_fig(f, g->gap_wall_p95_ms);
 	fputs(",\"wall_max_ms\":", f);
-	jnum(f, g->gap_wall_max_ms);
+	ms__json_fig(f, g->gap_wall_max_ms);
 	fputs("},\"plugin_counters\":[", f);
 	for (size_t i = 0; i < g->nstats; i++) {
 		const ms_ev_plugin_stat *s = &g->stats[i];

@@ -62,8 +62,8 @@ recorded_report(const char *name, const char *variant, uint64_t n,
 /* Record run `name` (variant, n merges) and derive the gates of its
  * event log into g[0..cap); how many. */
 static int
-recorded_gates(const char *name, const char *variant, uint64_t n,
-               ms_ev_gate *g, int cap)
+recorded_gates(const char *name, const char *variant, uint64_t n, ms_ev_gate *g,
+               int cap)
 {
 	char path[512];
 	record(name, variant, n, 0, NULL, path, sizeof(path));
