@@ -440,24 +440,16 @@ spill(const char *path, const char *name, const uint8_t *b, size_t n)
 static uint8_t *
 slurp_file(const char *path, size_t *n)
 {
-	FILE *fp = fopen(path, "rb");
-	assert_non_null(fp);
-	fseek(fp, 0, SEEK_END);
-	*n = (size_t)ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	uint8_t *b = malloc(*n + 1);
-	assert_int_equal(fread(b, 1, *n, fp), *n);
-	fclose(fp);
+	*n = 0;
+	uint8_t *b = (uint8_t *)ms_test_read(path, 0, n);
+	assert_non_null(b);
 	return b;
 }
 
 static void
 spill_file(const char *path, const uint8_t *b, size_t n)
 {
-	FILE *fp = fopen(path, "wb");
-	assert_non_null(fp);
-	assert_int_equal(fwrite(b, 1, n, fp), n);
-	fclose(fp);
+	assert_int_equal(ms_test_write(path, b, n), 0);
 }
 
 /* Projection is real: with unit A damaged (checksums resealed), decoding

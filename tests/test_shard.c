@@ -233,21 +233,16 @@ tmp_count(const char *dir)
 static uint8_t *
 slurp(const char *path, size_t *n)
 {
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	uint8_t *b = malloc(1 << 20);
-	*n = fread(b, 1, 1 << 20, f);
-	fclose(f);
+	*n = 0;
+	uint8_t *b = (uint8_t *)ms_test_read(path, 0, n);
+	assert_non_null(b);
 	return b;
 }
 
 static void
 spit(const char *path, const uint8_t *b, size_t n)
 {
-	FILE *f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(b, 1, n, f), n);
-	fclose(f);
+	assert_int_equal(ms_test_write(path, b, n), 0);
 }
 
 /* ---- transactions ---- */
