@@ -9,6 +9,7 @@
  * oracle drops traces that survive with no recorded reason).
  */
 #include "replay_testlib.h"
+#include "part_testlib.h"
 #include "merge_int.h"
 #include "ms_replay_events.h"
 
@@ -251,12 +252,10 @@ copy_first_block(ms_part_writer *w, const char *dir)
 	ms_part_iter *it = NULL;
 	ms_errbuf eb = { { 0 } };
 	const ms_block_info *bi;
-	ms_raw_block raw;
 	assert_int_equal(ms_part_open(&p, dir, NULL, &eb), 0);
 	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
 	assert_int_equal(ms_part_iter_next(it, &bi, &eb), 1);
-	assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
-	assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
+	assert_int_equal(tl_copy_block(it, w, &eb), 0);
 	ms_part_iter_close(it);
 	ms_part_close(p);
 }
@@ -294,9 +293,7 @@ split_first_trace(const char *core)
 			split = true;
 			continue;
 		}
-		ms_raw_block raw;
-		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
-		assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
+		assert_int_equal(tl_copy_block(it, w, &eb), 0);
 	}
 	assert_int_equal(rc, 0);
 	assert_true(split);

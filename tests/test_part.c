@@ -1861,14 +1861,7 @@ test_dictionary_round_trip(void **state)
 	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
 	ms_part_writer *w;
 	assert_int_equal(ms_part_writer_open(&w, copy, 0xd1, NULL, &eb), 0);
-	const ms_block_info *bi;
-	int rc;
-	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
-		ms_raw_block raw;
-		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
-		assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
-	}
-	assert_int_equal(rc, 0);
+	assert_int_equal(tl_copy_blocks(it, w, &eb), 0);
 	ms_part_iter_close(it);
 	ms_part_meta mc;
 	assert_int_equal(ms_part_writer_finish(w, &mc, &eb), 0);
