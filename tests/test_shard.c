@@ -229,22 +229,6 @@ tmp_count(const char *dir)
 	return count_of(cmd);
 }
 
-/* Whole file into a malloc'd buffer. */
-static uint8_t *
-slurp(const char *path, size_t *n)
-{
-	*n = 0;
-	uint8_t *b = (uint8_t *)ms_test_read(path, 0, n);
-	assert_non_null(b);
-	return b;
-}
-
-static void
-spit(const char *path, const uint8_t *b, size_t n)
-{
-	assert_int_equal(ms_test_write(path, b, n), 0);
-}
-
 /* ---- transactions ---- */
 
 static void
@@ -373,7 +357,10 @@ snapshot_bytes(const char *dir, size_t *n)
 {
 	char p[4200];
 	snprintf(p, sizeof(p), "%s/snapshot", dir);
-	return slurp(p, n);
+	*n = 0;
+	uint8_t *b = (uint8_t *)ms_test_read(p, 0, n);
+	assert_non_null(b);
+	return b;
 }
 
 static void
@@ -633,14 +620,14 @@ test_recovery_refuses_bad_snapshot(void **state)
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/snapshot", dir);
 	size_t n;
-	uint8_t *good = slurp(path, &n);
+	uint8_t *good = snapshot_bytes(dir, &n);
 	assert_int_equal(n, 48 + 2 * 16);
 	uint8_t *b = malloc(n);
 	ms_shard_opts o = { .dir = dir, .create = true };
 
 	/* Cut short at every length. */
 	for (size_t cut = 0; cut < n; cut++) {
-		spit(path, good, cut);
+		assert_int_equal(ms_test_write(path, good, cut), 0);
 		assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_CORRUPT);
 		assert_non_null(strstr(eb.msg, path));
 	}
@@ -648,7 +635,7 @@ test_recovery_refuses_bad_snapshot(void **state)
 	for (size_t i = 0; i < n; i++) {
 		memcpy(b, good, n);
 		b[i] ^= 0x20;
-		spit(path, b, n);
+		assert_int_equal(ms_test_write(path, b, n), 0);
 		int rc = ms_shard_open(&s, &o, &eb);
 		assert_true(rc == MS_ERR_CORRUPT || rc == MS_ERR_FORMAT);
 		assert_null(s);
@@ -660,7 +647,7 @@ test_recovery_refuses_bad_snapshot(void **state)
 	memcpy(t, b + 40, 8);
 	memcpy(b + 40, b + 56, 8);
 	memcpy(b + 56, t, 8);
-	spit(path, b, n);
+	assert_int_equal(ms_test_write(path, b, n), 0);
 	assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_CORRUPT);
 	/* A missing snapshot with parts present is not an empty shard. */
 	unlink(path);
@@ -668,7 +655,7 @@ test_recovery_refuses_bad_snapshot(void **state)
 	assert_non_null(strstr(eb.msg, "part files exist"));
 	assert_int_equal(tmp_count(dir), 3);
 	/* Nothing was deleted by any of this. */
-	spit(path, good, n);
+	assert_int_equal(ms_test_write(path, good, n), 0);
 	s = open_shard(dir, false, NULL);
 	assert_int_equal(ms_shard_count(s), 2);
 	assert_int_equal(tmp_count(dir), 0);
