@@ -6,6 +6,7 @@
  * the plugins' own counters recorded at the end of the run.
  */
 #include "figures.h"
+#include "grow.h"
 
 #include "ev_private.h"
 
@@ -77,14 +78,8 @@ on_merge(void *ctx, const ms_ev_merge *m)
 		return 0;
 	c->traces[p] += (double)m->traces_in;
 	c->in_bytes[p] += (double)m->input_bytes;
-	if (c->ned + 2 > c->edcap) {
-		size_t nc = c->edcap ? c->edcap * 2 : 256;
-		edge *ne = realloc(c->ed, nc * sizeof(*ne));
-		if (!ne)
-			return MS_ERR_NOMEM;
-		c->ed = ne;
-		c->edcap = nc;
-	}
+	if (MS__GROW(c->ed, c->edcap, c->ned + 2, 256))
+		return MS_ERR_NOMEM;
 	c->ed[c->ned++] = (edge){ m->wall_start_ns, +1, p };
 	c->ed[c->ned++] = (edge){ m->wall_start_ns + m->wall_ns, -1, p };
 	return 0;
@@ -152,14 +147,8 @@ on_part(void *ctx, const ms_ev_part *p)
 	if (p->kind != MS_KIND_CORE)
 		return 0;
 	if (p->what == MS_EV_PART_INTRODUCED) {
-		if (c->nlive == c->cap) {
-			size_t nc = c->cap ? c->cap * 2 : 64;
-			live *nv = realloc(c->lv, nc * sizeof(*nv));
-			if (!nv)
-				return MS_ERR_NOMEM;
-			c->lv = nv;
-			c->cap = nc;
-		}
+		if (MS__GROW(c->lv, c->cap, c->nlive + 1, 64))
+			return MS_ERR_NOMEM;
 		c->lv[c->nlive++] =
 		        (live){ p->part_id, p->bytes, p->logical_ns };
 	} else if (p->what == MS_EV_PART_REMOVED) {
