@@ -172,18 +172,11 @@ static int
 on_pub(void *ctx, const ms_ev_pub *p)
 {
 	fig_ctx *c = ctx;
-	if (c->npub == c->pcap) {
-		size_t nc = c->pcap ? c->pcap * 2 : 256;
-		double *a = realloc(c->gl, nc * sizeof(*a));
-		if (!a)
-			return MS_ERR_NOMEM;
-		c->gl = a;
-		double *b = realloc(c->gw, nc * sizeof(*b));
-		if (!b)
-			return MS_ERR_NOMEM;
-		c->gw = b;
-		c->pcap = nc;
-	}
+	/* Two arrays of one capacity: gl grows on a copy of it. */
+	size_t pcap = c->pcap;
+	if (MS__GROW(c->gl, pcap, c->npub + 1, 256) ||
+	    MS__GROW(c->gw, c->pcap, c->npub + 1, 256))
+		return MS_ERR_NOMEM;
 	if (c->g->pubs > 0) {
 		c->gl[c->npub] = (double)(p->logical_ns - c->prev_l) / 1e9;
 		c->gw[c->npub] = (double)(p->wall_ns - c->prev_w) / 1e6;

@@ -115,18 +115,11 @@ static int
 take_pub(void *ctx, const ms_ev_pub *p)
 {
 	hctx *c = ctx;
-	if (c->np == c->pcap) {
-		size_t nc = c->pcap ? c->pcap * 2 : 256;
-		pt *a = realloc(c->parts, nc * sizeof(*a));
-		if (!a)
-			return MS_ERR_NOMEM;
-		c->parts = a;
-		pt *b = realloc(c->bytes, nc * sizeof(*b));
-		if (!b)
-			return MS_ERR_NOMEM;
-		c->bytes = b;
-		c->pcap = nc;
-	}
+	/* Two arrays of one capacity: parts grows on a copy of it. */
+	size_t pcap = c->pcap;
+	if (MS__GROW(c->parts, pcap, c->np + 1, 256) ||
+	    MS__GROW(c->bytes, c->pcap, c->np + 1, 256))
+		return MS_ERR_NOMEM;
 	if (c->np == 0)
 		c->t0 = p->logical_ns;
 	double h = (double)(p->logical_ns - c->t0) / 3.6e12;
