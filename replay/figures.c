@@ -172,10 +172,7 @@ static int
 on_pub(void *ctx, const ms_ev_pub *p)
 {
 	fig_ctx *c = ctx;
-	/* Two arrays of one capacity: gl grows on a copy of it. */
-	size_t pcap = c->pcap;
-	if (MS__GROW(c->gl, pcap, c->npub + 1, 256) ||
-	    MS__GROW(c->gw, c->pcap, c->npub + 1, 256))
+	if (MS__GROW2(c->gl, c->gw, c->pcap, c->npub + 1, 256))
 		return MS_ERR_NOMEM;
 	if (c->g->pubs > 0) {
 		c->gl[c->npub] = (double)(p->logical_ns - c->prev_l) / 1e9;

@@ -38,8 +38,24 @@ ms__grow(void *pv, size_t *cap, size_t need, size_t size, size_t first)
 	return 0;
 }
 
+/* ms__grow for two arrays of one capacity *cap (elements of size1 and
+ * size2 bytes): both hold need after 0; on MS_ERR_NOMEM *cap is as it
+ * was (the first array may have grown alone, which costs nothing). */
+static inline int
+ms__grow2(void *pv1, size_t size1, void *pv2, size_t size2, size_t *cap,
+          size_t need, size_t first)
+{
+	size_t cap1 = *cap;
+	int rc = ms__grow(pv1, &cap1, need, size1, first);
+	return rc ? rc : ms__grow(pv2, cap, need, size2, first);
+}
+
 /* ms__grow for array `arr` (an lvalue pointer) and its size_t `cap`. */
 #define MS__GROW(arr, cap, need, first)                                        \
 	ms__grow(&(arr), &(cap), (need), sizeof(*(arr)), (first))
+/* ms__grow2 for arrays `a` and `b` and their one size_t `cap`. */
+#define MS__GROW2(a, b, cap, need, first)                                      \
+	ms__grow2(&(a), sizeof(*(a)), &(b), sizeof(*(b)), &(cap), (need),      \
+	          (first))
 
 #endif

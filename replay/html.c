@@ -115,10 +115,7 @@ static int
 take_pub(void *ctx, const ms_ev_pub *p)
 {
 	hctx *c = ctx;
-	/* Two arrays of one capacity: parts grows on a copy of it. */
-	size_t pcap = c->pcap;
-	if (MS__GROW(c->parts, pcap, c->np + 1, 256) ||
-	    MS__GROW(c->bytes, c->pcap, c->np + 1, 256))
+	if (MS__GROW2(c->parts, c->bytes, c->pcap, c->np + 1, 256))
 		return MS_ERR_NOMEM;
 	if (c->np == 0)
 		c->t0 = p->logical_ns;
