@@ -64,3 +64,9 @@ ms_err_from_errno(int e)
 {
 	return (e == ENOSPC || e == EDQUOT) ? MS_ERR_NOSPACE : MS_ERR_IO;
 }
+
+int
+ms_err_from_open_errno(int e)
+{
+	return e == ENOENT ? MS_ERR_NOTFOUND : ms_err_from_errno(e);
+}

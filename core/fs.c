@@ -204,3 +204,18 @@ ms_fs_is_file(const char *path)
 	struct stat st;
 	return path && *path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
+
+size_t
+ms_fs_count_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	size_t n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}

@@ -130,8 +130,7 @@ ms_owner_read(const char *dir, ms_owner *o, ms_errbuf *eb)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return ms_fail(eb,
-		               errno == ENOENT ? MS_ERR_NOTFOUND
-		                               : ms_err_from_errno(errno),
+		               ms_err_from_open_errno(errno),
 		               "%s: %s", path, strerror(errno));
 	bool magic = false, has_pid = false;
 	while (fgets(line, sizeof(line), f)) {

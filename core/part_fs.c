@@ -166,8 +166,7 @@ sync_file(const char *path, ms_io *io, ms_errbuf *eb)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return ms_fail(eb,
-		               errno == ENOENT ? MS_ERR_NOTFOUND
-		                               : ms_err_from_errno(errno),
+		               ms_err_from_open_errno(errno),
 		               "%s: open: %s", path, strerror(errno));
 	int rc = 0;
 	if (ms__fsync_fd(fd, io) != 0)
@@ -210,8 +209,7 @@ ms_part_sync_tree(const char *path, ms_io *io, ms_errbuf *eb)
 	struct stat st;
 	if (stat(path, &st) != 0)
 		return ms_fail(eb,
-		               errno == ENOENT ? MS_ERR_NOTFOUND
-		                               : ms_err_from_errno(errno),
+		               ms_err_from_open_errno(errno),
 		               "%s: %s", path, strerror(errno));
 	return S_ISDIR(st.st_mode) ? sync_dir_tree(path, io, eb)
 	                           : sync_file(path, io, eb);

@@ -603,8 +603,7 @@ snap_read(ms_shard *s, struct snap *sn, ms_errbuf *eb)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return ms_fail(eb,
-		               errno == ENOENT ? MS_ERR_NOTFOUND
-		                               : ms_err_from_errno(errno),
+		               ms_err_from_open_errno(errno),
 		               "snapshot %s: %s", path, strerror(errno));
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

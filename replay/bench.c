@@ -272,15 +272,6 @@ delta_pct(double base, double x)
 	return base != 0 ? 100.0 * (x - base) / base : 0;
 }
 
-static void
-jnum(FILE *f, double v)
-{
-	if (isfinite(v))
-		fprintf(f, "%.6g", v);
-	else
-		fputs("null", f);
-}
-
 static int
 write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
            size_t nv, FILE *f)
@@ -372,19 +363,19 @@ write_json(const ms_bench_run *runs, size_t n, const char *const *labels,
 					return MS_ERR_NOMEM;
 				fprintf(f, "%s\"%s\":{\"n\":%zu,\"median\":",
 				        k ? "," : "", metrics[k].key, st.n);
-				jnum(f, st.median);
+				ms__json_fig(f, st.median);
 				fprintf(f, ",\"p95\":");
-				jnum(f, st.p95);
+				ms__json_fig(f, st.p95);
 				fprintf(f, ",\"min\":");
-				jnum(f, st.min);
+				ms__json_fig(f, st.min);
 				fprintf(f, ",\"max\":");
-				jnum(f, st.max);
+				ms__json_fig(f, st.max);
 				fprintf(f, ",\"cv\":");
-				jnum(f, st.cv);
+				ms__json_fig(f, st.cv);
 				fprintf(f, ",\"delta_pct\":");
 				if (base.n && st.n)
-					jnum(f,
-					     delta_pct(base.median, st.median));
+					ms__json_fig(f, delta_pct(base.median,
+					                          st.median));
 				else
 					fputs("null", f);
 				fprintf(f, "}");

@@ -7,6 +7,7 @@
  * reported once with all its rows.
  */
 #include "replay_int.h"
+#include "grow.h"
 
 #include "ms_ledger.h"
 
@@ -20,14 +21,8 @@
 void *
 ms__chunks_add(ms__chunks *c, size_t bytes)
 {
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 64;
-		void **np = realloc(c->p, nc * sizeof(*np));
-		if (!np)
-			return NULL;
-		c->p = np;
-		c->cap = nc;
-	}
+	if (MS__GROW(c->p, c->cap, c->n + 1, 64))
+		return NULL;
 	void *m = malloc(bytes);
 	if (m)
 		c->p[c->n++] = m;
@@ -88,14 +83,8 @@ grow(ms__dropped *d)
 {
 	if (d->n >= UINT32_MAX - 1)
 		return MS_ERR_NOMEM;
-	if (d->n == d->ecap) {
-		size_t ne = d->ecap ? d->ecap * 2 : 512;
-		ms__drop_ent *e = realloc(d->ent, ne * sizeof(*e));
-		if (!e)
-			return MS_ERR_NOMEM;
-		d->ent = e;
-		d->ecap = ne;
-	}
+	if (MS__GROW(d->ent, d->ecap, d->n + 1, 512))
+		return MS_ERR_NOMEM;
 	if ((d->n + 1) * 2 <= d->cap)
 		return 0;
 	size_t ncap = d->cap ? d->cap * 2 : 1024;

@@ -28,6 +28,7 @@
  * CSV writes them as digits (part IDs as hex).
  */
 #include "ev_private.h"
+#include "grow.h"
 #include "ms_enum.h"
 #include "ms_replay_events.h"
 
@@ -55,6 +56,15 @@ int
 ms_export_format_parse(const char *s)
 {
 	return MS_ENUM_PARSE(format_names, s);
+}
+
+void
+ms__json_fig(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.6g", v);
+	else
+		fputs("null", f);
 }
 
 void
@@ -397,14 +407,8 @@ static int
 collect_pub(void *ctx, const ms_ev_pub *p)
 {
 	struct pubs *ps = ctx;
-	if (ps->n == ps->cap) {
-		size_t nc = ps->cap ? ps->cap * 2 : 256;
-		ms_ev_pub *nv = realloc(ps->v, nc * sizeof(*nv));
-		if (!nv)
-			return MS_ERR_NOMEM;
-		ps->v = nv;
-		ps->cap = nc;
-	}
+	if (MS__GROW(ps->v, ps->cap, ps->n + 1, 256))
+		return MS_ERR_NOMEM;
 	ps->v[ps->n++] = *p;
 	if (ps->n == 1 || p->logical_ns < ps->min_logical)
 		ps->min_logical = p->logical_ns;

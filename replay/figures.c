@@ -6,6 +6,7 @@
  * the plugins' own counters recorded at the end of the run.
  */
 #include "figures.h"
+#include "grow.h"
 
 #include "ev_private.h"
 
@@ -77,14 +78,8 @@ on_merge(void *ctx, const ms_ev_merge *m)
 		return 0;
 	c->traces[p] += (double)m->traces_in;
 	c->in_bytes[p] += (double)m->input_bytes;
-	if (c->ned + 2 > c->edcap) {
-		size_t nc = c->edcap ? c->edcap * 2 : 256;
-		edge *ne = realloc(c->ed, nc * sizeof(*ne));
-		if (!ne)
-			return MS_ERR_NOMEM;
-		c->ed = ne;
-		c->edcap = nc;
-	}
+	if (MS__GROW(c->ed, c->edcap, c->ned + 2, 256))
+		return MS_ERR_NOMEM;
 	c->ed[c->ned++] = (edge){ m->wall_start_ns, +1, p };
 	c->ed[c->ned++] = (edge){ m->wall_start_ns + m->wall_ns, -1, p };
 	return 0;
@@ -152,14 +147,8 @@ on_part(void *ctx, const ms_ev_part *p)
 	if (p->kind != MS_KIND_CORE)
 		return 0;
 	if (p->what == MS_EV_PART_INTRODUCED) {
-		if (c->nlive == c->cap) {
-			size_t nc = c->cap ? c->cap * 2 : 64;
-			live *nv = realloc(c->lv, nc * sizeof(*nv));
-			if (!nv)
-				return MS_ERR_NOMEM;
-			c->lv = nv;
-			c->cap = nc;
-		}
+		if (MS__GROW(c->lv, c->cap, c->nlive + 1, 64))
+			return MS_ERR_NOMEM;
 		c->lv[c->nlive++] =
 		        (live){ p->part_id, p->bytes, p->logical_ns };
 	} else if (p->what == MS_EV_PART_REMOVED) {
@@ -183,18 +172,8 @@ static int
 on_pub(void *ctx, const ms_ev_pub *p)
 {
 	fig_ctx *c = ctx;
-	if (c->npub == c->pcap) {
-		size_t nc = c->pcap ? c->pcap * 2 : 256;
-		double *a = realloc(c->gl, nc * sizeof(*a));
-		if (!a)
-			return MS_ERR_NOMEM;
-		c->gl = a;
-		double *b = realloc(c->gw, nc * sizeof(*b));
-		if (!b)
-			return MS_ERR_NOMEM;
-		c->gw = b;
-		c->pcap = nc;
-	}
+	if (MS__GROW2(c->gl, c->gw, c->pcap, c->npub + 1, 256))
+		return MS_ERR_NOMEM;
 	if (c->g->pubs > 0) {
 		c->gl[c->npub] = (double)(p->logical_ns - c->prev_l) / 1e9;
 		c->gw[c->npub] = (double)(p->wall_ns - c->prev_w) / 1e6;
@@ -369,15 +348,6 @@ ms__figures_text(FILE *f, const ms__figures *g)
 	}
 }
 
-static void
-jnum(FILE *f, double v)
-{
-	if (isfinite(v))
-		fprintf(f, "%.6g", v);
-	else
-		fputs("null", f);
-}
-
 void
 ms__figures_json(FILE *f, const ms__figures *g)
 {
@@ -385,24 +355,24 @@ ms__figures_json(FILE *f, const ms__figures *g)
 	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
 		fprintf(f, "%s\"%s\":{\"traces_per_s\":", p ? "," : "",
 		        ms_ev_phase_name(p));
-		jnum(f, g->traces_per_s[p]);
+		ms__json_fig(f, g->traces_per_s[p]);
 		fputs(",\"mib_per_s\":", f);
-		jnum(f, g->mib_per_s[p]);
+		ms__json_fig(f, g->mib_per_s[p]);
 		fputs(",\"mib_per_cpu_s\":", f);
-		jnum(f, g->mib_per_cpu_s[p]);
+		ms__json_fig(f, g->mib_per_cpu_s[p]);
 		fputc('}', f);
 	}
 	fputs(",\"published_mib_per_s\":", f);
-	jnum(f, g->published_mib_per_s);
+	ms__json_fig(f, g->published_mib_per_s);
 	fputs("},\"concurrency\":{", f);
 	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
 		fprintf(f, "%s\"%s\":{\"max\":%u,\"mean_while_merging\":",
 		        p ? "," : "", ms_ev_phase_name(p), g->conc_max[p]);
-		jnum(f, g->conc_mean[p]);
+		ms__json_fig(f, g->conc_mean[p]);
 		fputs(",\"multi_share\":", f);
-		jnum(f, g->conc_multi_share[p]);
+		ms__json_fig(f, g->conc_multi_share[p]);
 		fputs(",\"merging_s\":", f);
-		jnum(f, g->merging_s[p]);
+		ms__json_fig(f, g->merging_s[p]);
 		fputc('}', f);
 	}
 	fprintf(f, "},\"final_inventory\":{\"parts\":%llu,\"size_histogram\":[",
@@ -418,21 +388,21 @@ ms__figures_json(FILE *f, const ms__figures *g)
 		        (unsigned long long)g->size_hist[b]);
 	}
 	fputs("],\"oldest_age_max_s\":", f);
-	jnum(f, g->oldest_age_max_s);
+	ms__json_fig(f, g->oldest_age_max_s);
 	fputs(",\"oldest_age_end_s\":", f);
-	jnum(f, g->oldest_age_end_s);
+	ms__json_fig(f, g->oldest_age_end_s);
 	fprintf(f, "},\"publication_gaps\":{\"publications\":%llu",
 	        (unsigned long long)g->pubs);
 	fputs(",\"logical_median_s\":", f);
-	jnum(f, g->gap_logical_median_s);
+	ms__json_fig(f, g->gap_logical_median_s);
 	fputs(",\"logical_max_s\":", f);
-	jnum(f, g->gap_logical_max_s);
+	ms__json_fig(f, g->gap_logical_max_s);
 	fputs(",\"wall_median_ms\":", f);
-	jnum(f, g->gap_wall_median_ms);
+	ms__json_fig(f, g->gap_wall_median_ms);
 	fputs(",\"wall_p95_ms\":", f);
-	jnum(f, g->gap_wall_p95_ms);
+	ms__json_fig(f, g->gap_wall_p95_ms);
 	fputs(",\"wall_max_ms\":", f);
-	jnum(f, g->gap_wall_max_ms);
+	ms__json_fig(f, g->gap_wall_max_ms);
 	fputs("},\"plugin_counters\":[", f);
 	for (size_t i = 0; i < g->nstats; i++) {
 		const ms_ev_plugin_stat *s = &g->stats[i];

@@ -1189,8 +1189,7 @@ read_all(const char *file, char **out, size_t *len, ms_errbuf *eb)
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return ms_fail(eb,
-		               errno == ENOENT ? MS_ERR_NOTFOUND
-		                               : ms_err_from_errno(errno),
+		               ms_err_from_open_errno(errno),
 		               "%s: cannot open: %s (not a frozen merge "
 		               "directory?)",
 		               file, strerror(errno));

@@ -5,10 +5,10 @@
  */
 #include "replay_int.h"
 
+#include "ms_fs.h"
 #include "ms_gates.h"
 #include "ms_ledger.h"
 
-#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -395,21 +395,6 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	     o->link_failures ? "; its chain failed open" : "");
 }
 
-static size_t
-dir_entries(const char *path)
-{
-	DIR *d = opendir(path);
-	if (!d)
-		return 0;
-	size_t n = 0;
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
-}
-
 /* Wait for the checker and the verdict oracle (they ran beside the
  * replay) and find the dropped rows' ledger, which the ledgers gate
  * uses. */
@@ -595,7 +580,7 @@ gate_idle_events(ms_replay *r, ms_gate_facts *f)
 	ms_engine_get_stats(r->engine, &es);
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof(tmp), "%s/tmp", r->work_dir);
-	size_t leftovers = dir_entries(tmp);
+	size_t leftovers = ms_fs_count_entries(tmp);
 	bool idle = ms_engine_is_idle(r->engine) && es.queued == 0 &&
 	            es.running == 0 && es.held == 0 && es.claimed_parts == 0 &&
 	            es.pending_hook == 0;

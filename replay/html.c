@@ -9,6 +9,7 @@
  * the file also parses as XML.
  */
 #include "ev_private.h"
+#include "grow.h"
 #include "ms_replay_events.h"
 
 #include <math.h>
@@ -81,14 +82,8 @@ static int
 take_merge(void *ctx, const ms_ev_merge *m)
 {
 	hctx *c = ctx;
-	if (c->nm == c->mcap) {
-		size_t nc = c->mcap ? c->mcap * 2 : 256;
-		mrg *nv = realloc(c->m, nc * sizeof(*nv));
-		if (!nv)
-			return MS_ERR_NOMEM;
-		c->m = nv;
-		c->mcap = nc;
-	}
+	if (MS__GROW(c->m, c->mcap, c->nm + 1, 256))
+		return MS_ERR_NOMEM;
 	mrg *x = &c->m[c->nm++];
 	x->seq = m->seq;
 	x->track = lane_no(m->lane) * 100 + (int)(m->worker % 100);
@@ -120,18 +115,8 @@ static int
 take_pub(void *ctx, const ms_ev_pub *p)
 {
 	hctx *c = ctx;
-	if (c->np == c->pcap) {
-		size_t nc = c->pcap ? c->pcap * 2 : 256;
-		pt *a = realloc(c->parts, nc * sizeof(*a));
-		if (!a)
-			return MS_ERR_NOMEM;
-		c->parts = a;
-		pt *b = realloc(c->bytes, nc * sizeof(*b));
-		if (!b)
-			return MS_ERR_NOMEM;
-		c->bytes = b;
-		c->pcap = nc;
-	}
+	if (MS__GROW2(c->parts, c->bytes, c->pcap, c->np + 1, 256))
+		return MS_ERR_NOMEM;
 	if (c->np == 0)
 		c->t0 = p->logical_ns;
 	double h = (double)(p->logical_ns - c->t0) / 3.6e12;

@@ -60,6 +60,7 @@
  */
 #define _GNU_SOURCE
 #include "frozen.h"
+#include "grow.h"
 #include "replay_int.h"
 #include "ms_fs.h"
 
@@ -179,15 +180,9 @@ static void
 on_drop(void *arg, const uint8_t *tid, uint32_t tid_len, uint64_t rows)
 {
 	drop_list *d = arg;
-	if (d->n == d->cap) {
-		size_t nc = d->cap ? d->cap * 2 : 1024;
-		drop_rec *nv = realloc(d->v, nc * sizeof(*nv));
-		if (!nv) {
-			d->nomem = true;
-			return;
-		}
-		d->v = nv;
-		d->cap = nc;
+	if (MS__GROW(d->v, d->cap, d->n + 1, 1024)) {
+		d->nomem = true;
+		return;
 	}
 	drop_rec *r = &d->v[d->n++];
 	r->len = (uint8_t)(tid_len < MS_TRACE_ID_MAX ? tid_len
@@ -662,16 +657,10 @@ part_traces(const ms_part *p, sel_list *l, ms_errbuf *eb)
 	const ms_block_info *bi;
 	while (rc == 0 && (rc = ms_part_iter_next(it, &bi, eb)) == 1) {
 		rc = 0;
-		if (l->n == l->cap) {
-			size_t nc = l->cap ? l->cap * 2 : 4096;
-			sel_trace *nv = realloc(l->v, nc * sizeof(*nv));
-			if (!nv) {
-				rc = ms_fail(eb, MS_ERR_NOMEM,
-				             "merge-once: out of memory");
-				break;
-			}
-			l->v = nv;
-			l->cap = nc;
+		if (MS__GROW(l->v, l->cap, l->n + 1, 4096)) {
+			rc = ms_fail(eb, MS_ERR_NOMEM,
+			             "merge-once: out of memory");
+			break;
 		}
 		sel_trace *t = &l->v[l->n++];
 		memset(t, 0, sizeof(*t));

@@ -10,6 +10,7 @@
  * PASS/FAIL line each.
  */
 #include "ev_private.h"
+#include "grow.h"
 #include "figures.h"
 #include "ms_engine.h"
 #include "ms_gates.h"
@@ -116,15 +117,9 @@ static void
 health_add(report *r, uint64_t seq, const char *link, const char *kind,
            uint64_t count)
 {
-	if (r->nhealth == r->hcap) {
-		size_t nc = r->hcap ? r->hcap * 2 : 16;
-		health_ev *nv = realloc(r->health, nc * sizeof(*nv));
-		if (!nv) {
-			r->health_err = MS_ERR_NOMEM;
-			return;
-		}
-		r->health = nv;
-		r->hcap = nc;
+	if (MS__GROW(r->health, r->hcap, r->nhealth + 1, 16)) {
+		r->health_err = MS_ERR_NOMEM;
+		return;
 	}
 	health_ev *h = &r->health[r->nhealth++];
 	h->seq = seq;
@@ -278,14 +273,8 @@ static int
 agg_gate(void *ctx, const ms_ev_gate *g)
 {
 	report *r = ctx;
-	if (r->ngates == r->gcap) {
-		size_t nc = r->gcap ? r->gcap * 2 : 16;
-		ms_ev_gate *nv = realloc(r->gates, nc * sizeof(*nv));
-		if (!nv)
-			return MS_ERR_NOMEM;
-		r->gates = nv;
-		r->gcap = nc;
-	}
+	if (MS__GROW(r->gates, r->gcap, r->ngates + 1, 16))
+		return MS_ERR_NOMEM;
 	r->gates[r->ngates++] = *g;
 	return 0;
 }
@@ -294,14 +283,8 @@ static int
 agg_recon(void *ctx, const ms_ev_recon *c)
 {
 	report *r = ctx;
-	if (r->nrecon == r->rcap) {
-		size_t nc = r->rcap ? r->rcap * 2 : 32;
-		ms_ev_recon *nv = realloc(r->recon, nc * sizeof(*nv));
-		if (!nv)
-			return MS_ERR_NOMEM;
-		r->recon = nv;
-		r->rcap = nc;
-	}
+	if (MS__GROW(r->recon, r->rcap, r->nrecon + 1, 32))
+		return MS_ERR_NOMEM;
 	r->recon[r->nrecon++] = *c;
 	return 0;
 }

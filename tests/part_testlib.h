@@ -230,4 +230,27 @@ tl_rmrf(const char *dir)
 		abort();
 }
 
+/* Copy the block iterator it stands on to writer w as it is stored; 0 or
+ * the first error (reason in eb). */
+static inline int
+tl_copy_block(ms_part_iter *it, ms_part_writer *w, ms_errbuf *eb)
+{
+	ms_raw_block raw;
+	int rc = ms_part_iter_raw(it, &raw, eb);
+	return rc ? rc : ms_part_writer_add_raw(w, &raw, eb);
+}
+
+/* Copy every block iterator it has not yet reached to writer w as it is
+ * stored; 0 or the first error (reason in eb). */
+static inline int
+tl_copy_blocks(ms_part_iter *it, ms_part_writer *w, ms_errbuf *eb)
+{
+	const ms_block_info *bi;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &bi, eb)) == 1)
+		if ((rc = tl_copy_block(it, w, eb)) != 0)
+			return rc;
+	return rc;
+}
+
 #endif

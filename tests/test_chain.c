@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "mem_testlib.h"
 #include "san_testlib.h"
 
 #include "ms_pipeline.h"
@@ -100,9 +101,7 @@ close_chain(fx *f)
 {
 	ms_batch_release(f->b);
 	ms_chain_close(f->c);
-	ms_mem_stats ms;
-	ms_mem_stats_get(&f->mem, &ms);
-	assert_int_equal(ms.live, 0);
+	tl_assert_no_live(&f->mem);
 }
 
 static int
@@ -269,9 +268,7 @@ test_timeout_abandons_and_keeps_batch(void **st)
 	ms_plugin *slow = ms_chain_plugin(f.c, 0);
 	ms_chain_close(f.c);
 	(void)slow;
-	ms_mem_stats ms;
-	ms_mem_stats_get(&f.mem, &ms);
-	assert_int_equal(ms.live, 0);
+	tl_assert_no_live(&f.mem);
 }
 
 static void

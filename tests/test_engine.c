@@ -18,15 +18,16 @@
 
 #include <cmocka.h>
 
+#include "mem_testlib.h"
 #include "merge_int.h"
 #include "ms_engine.h"
+#include "ms_fs.h"
 #include "ms_invariant.h"
 #include "ms_ledger.h"
 #include "ms_picker.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -262,17 +263,8 @@ static size_t
 tmp_entries(const char *dir)
 {
 	char p[4200];
-	size_t n = 0;
 	snprintf(p, sizeof(p), "%s/tmp", dir);
-	DIR *d = opendir(p);
-	if (!d)
-		return 0;
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
+	return ms_fs_count_entries(p);
 }
 
 /* ---- what the test sees of the engine --------------------------------- */
@@ -509,9 +501,7 @@ fx_close(fixture *f)
 {
 	ms_engine_close(f->eng);
 	ms_shard_close(f->shard);
-	ms_mem_stats st;
-	ms_mem_stats_get(&f->mem, &st);
-	assert_int_equal(st.live, 0); /* nothing leaked by engine or merges */
+	tl_assert_no_live(&f->mem); /* nothing leaked by engine or merges */
 	rm_rf(f->dir);
 	rec_destroy(&f->r);
 }

@@ -45,6 +45,38 @@ get(const char *dir, const char *name, char *buf, size_t n)
 	fclose(f);
 }
 
+/* dir/name holds exactly want. */
+static void
+expect_file(const char *dir, const char *name, const char *want)
+{
+	char b[256];
+	get(dir, name, b, sizeof(b));
+	assert_string_equal(b, want);
+}
+
+/* dir/cgroup.procs names pid (the first line). */
+static void
+expect_procs(const char *dir, long pid)
+{
+	char b[256];
+	get(dir, "cgroup.procs", b, sizeof(b));
+	assert_int_equal(atol(b), pid);
+}
+
+/* What the envelope reads back from its fake interface files. */
+static void
+expect_stats(const ms_envelope *e, uint64_t peak_bytes, uint64_t oom_events,
+             uint64_t failcnt, uint64_t nr_throttled, int64_t throttled_ns)
+{
+	ms_envelope_stats s;
+	ms_envelope_read(e, &s);
+	assert_int_equal(s.peak_bytes, peak_bytes);
+	assert_int_equal(s.oom_events, oom_events);
+	assert_int_equal(s.failcnt, failcnt);
+	assert_int_equal(s.nr_throttled, nr_throttled);
+	assert_int_equal(s.throttled_ns, throttled_ns);
+}
+
 static void
 mk(const char *dir)
 {
@@ -125,7 +157,7 @@ static void
 test_v1_limits_written_and_read(void **st)
 {
 	(void)st;
-	char root[] = "/tmp/ms-env-XXXXXX", proc[600], g[1300], b[256];
+	char root[] = "/tmp/ms-env-XXXXXX", proc[600], g[1300];
 	fake_v1(root, proc, sizeof(proc));
 	ms_envelope e;
 	ms_errbuf eb = { "" };
@@ -138,26 +170,15 @@ test_v1_limits_written_and_read(void **st)
 	long pid = (long)getpid();
 	snprintf(g, sizeof(g), "%s/cpu/box/mergescope-%ld", root, pid);
 	assert_string_equal(e.dir[0], g);
-	get(g, "cpu.cfs_quota_us", b, sizeof(b));
-	assert_string_equal(b, "150000");
-	get(g, "cgroup.procs", b, sizeof(b));
-	assert_int_equal(atol(b), pid);
+	expect_file(g, "cpu.cfs_quota_us", "150000");
+	expect_procs(g, pid);
 	snprintf(g, sizeof(g), "%s/memory/box/mergescope-%ld", root, pid);
-	get(g, "memory.limit_in_bytes", b, sizeof(b));
-	assert_string_equal(b, "268435456");
-	get(g, "memory.memsw.limit_in_bytes", b, sizeof(b));
-	assert_string_equal(b, "268435456");
+	expect_file(g, "memory.limit_in_bytes", "268435456");
+	expect_file(g, "memory.memsw.limit_in_bytes", "268435456");
 	snprintf(g, sizeof(g), "%s/pids/mergescope-%ld", root, pid);
-	get(g, "pids.max", b, sizeof(b));
-	assert_string_equal(b, "512");
+	expect_file(g, "pids.max", "512");
 
-	ms_envelope_stats s;
-	ms_envelope_read(&e, &s);
-	assert_int_equal(s.peak_bytes, 123456789);
-	assert_int_equal(s.nr_throttled, 3);
-	assert_int_equal(s.throttled_ns, 7000);
-	assert_int_equal(s.oom_events, 1);
-	assert_int_equal(s.failcnt, 2);
+	expect_stats(&e, 123456789, 1, 2, 3, 7000);
 
 	/* A group that cannot be removed (a fake one still has files) is
 	 * named; the process is moved home all the same. */
@@ -165,8 +186,7 @@ test_v1_limits_written_and_read(void **st)
 	assert_non_null(strstr(eb.msg, "leaving cgroup"));
 	assert_non_null(strstr(eb.msg, "mergescope-"));
 	snprintf(g, sizeof(g), "%s/memory/box", root);
-	get(g, "cgroup.procs", b, sizeof(b));
-	assert_int_equal(atol(b), pid);
+	expect_procs(g, pid);
 	assert_int_equal(e.mode, MS_ENVELOPE_EMULATED);
 	rmtree(root);
 }
@@ -183,11 +203,8 @@ test_v1_leave_removes_groups(void **st)
 	                                   true, &eb),
 	                 0);
 	/* No CPU limit asked: the quota is left as it was. */
-	char b[64];
-	get(e.dir[0], "cpu.cfs_quota_us", b, sizeof(b));
-	assert_string_equal(b, "-1\n");
-	get(e.dir[2], "pids.max", b, sizeof(b));
-	assert_string_equal(b, "64");
+	expect_file(e.dir[0], "cpu.cfs_quota_us", "-1\n");
+	expect_file(e.dir[2], "pids.max", "64");
 	/* Empty the fake groups as the kernel would on rmdir. */
 	char dirs[3][MS_ENVELOPE_PATH_MAX];
 	for (int i = 0; i < 3; i++) {
@@ -236,29 +253,17 @@ test_v2_limits_written_and_read(void **st)
 	assert_int_equal(e.mode, MS_ENVELOPE_CGROUP_V2);
 	assert_string_equal(e.dir[0], g);
 	assert_string_equal(e.home[0], d);
-	get(d, "cgroup.subtree_control", b, sizeof(b));
-	assert_string_equal(b, "+cpu +memory +pids");
-	get(g, "cpu.max", b, sizeof(b));
-	assert_string_equal(b, "200000 100000");
-	get(g, "memory.max", b, sizeof(b));
-	assert_string_equal(b, "4294967296");
-	get(g, "memory.swap.max", b, sizeof(b));
-	assert_string_equal(b, "0");
-	get(g, "pids.max", b, sizeof(b));
-	assert_string_equal(b, "512");
-	ms_envelope_stats s;
-	ms_envelope_read(&e, &s);
-	assert_int_equal(s.peak_bytes, 4096);
-	assert_int_equal(s.oom_events, 1);
-	assert_int_equal(s.failcnt, 5);
-	assert_int_equal(s.nr_throttled, 2);
-	assert_int_equal(s.throttled_ns, 30000);
+	expect_file(d, "cgroup.subtree_control", "+cpu +memory +pids");
+	expect_file(g, "cpu.max", "200000 100000");
+	expect_file(g, "memory.max", "4294967296");
+	expect_file(g, "memory.swap.max", "0");
+	expect_file(g, "pids.max", "512");
+	expect_stats(&e, 4096, 1, 5, 2, 30000);
 	snprintf(b, sizeof(b), "rm -f '%s'/*", g);
 	assert_int_equal(system(b), 0);
 	assert_int_equal(ms_envelope_leave(&e, &eb), 0);
 	assert_false(exists(g));
-	get(d, "cgroup.procs", b, sizeof(b));
-	assert_int_equal(atol(b), (long)getpid());
+	expect_procs(d, (long)getpid());
 	rmtree(root);
 }
 

@@ -349,55 +349,31 @@ test_frozen_file_strict(void **state)
 	expect_bad(t, last, "key 'seq' repeated");
 	free(t);
 
-	t = edit(good, "lane=", NULL, NULL);
-	expect_bad(t, 0, "key 'lane' is missing");
-	free(t);
-
-	t = edit(good, "cpus=", "cpus=two", NULL);
-	expect_bad(t, line_of(t, "cpus="), "key 'cpus'");
-	free(t);
-
-	t = edit(good, "now_ns=", "now_ns=12x", NULL);
-	expect_bad(t, line_of(t, "now_ns="), "key 'now_ns'");
-	free(t);
-
-	t = edit(good, "grace_policy=", "grace_policy=sometimes", NULL);
-	expect_bad(t, line_of(t, "grace_policy="), "selection or trace");
-	free(t);
+	bad_line(good, "lane=", NULL, "key 'lane' is missing");
+	bad_line(good, "cpus=", "cpus=two", "key 'cpus'");
+	bad_line(good, "now_ns=", "now_ns=12x", "key 'now_ns'");
+	bad_line(good, "grace_policy=", "grace_policy=sometimes",
+	         "selection or trace");
 
 	/* A newer format than this build reads. */
 	char fmt[32], ver[32];
 	snprintf(fmt, sizeof(fmt), "format=%d", MS_FROZEN_FORMAT + 1);
 	snprintf(ver, sizeof(ver), "version %d", MS_FROZEN_FORMAT + 1);
-	t = edit(good, "format=", fmt, NULL);
-	expect_bad(t, line_of(t, "format="), ver);
-	free(t);
+	bad_line(good, "format=", fmt, ver);
 
 	strict_picker_keys(good, id0);
 
-	t = edit(good, "segment_ns=", "segment_ns=5,4", NULL);
-	expect_bad(t, line_of(t, "segment_ns="), "key 'segment_ns'");
-	free(t);
-
-	t = edit(good, "selection_fp=", "selection_fp=0123456789abcdef", NULL);
-	expect_bad(t, line_of(t, "selection_fp="), "does not match");
-	free(t);
-
-	t = edit(good, "output_id=", "output_id=ABC", NULL);
-	expect_bad(t, line_of(t, "output_id="), "key 'output_id'");
-	free(t);
-
-	t = edit(good, "depths=", "depths=0", NULL);
-	expect_bad(t, line_of(t, "depths="), "one per input");
-	free(t);
+	bad_line(good, "segment_ns=", "segment_ns=5,4", "key 'segment_ns'");
+	bad_line(good, "selection_fp=", "selection_fp=0123456789abcdef",
+	         "does not match");
+	bad_line(good, "output_id=", "output_id=ABC", "key 'output_id'");
+	bad_line(good, "depths=", "depths=0", "one per input");
 
 	char key[64];
 	snprintf(key, sizeof(key), "ledger.%s.latency=", id0);
-	t = edit(good, key, NULL, NULL);
 	char want[80];
 	snprintf(want, sizeof(want), "ledger.%s.latency' is missing", id0);
-	expect_bad(t, 0, want);
-	free(t);
+	bad_line(good, key, NULL, want);
 
 	t = edit(good, NULL, NULL,
 	         "ledger.00000000deadbeef.core=1:"
@@ -409,9 +385,7 @@ test_frozen_file_strict(void **state)
 	snprintf(key, sizeof(key), "ledger.%s.core=", id0);
 	char repl[128];
 	snprintf(repl, sizeof(repl), "ledger.%s.core=12:zz", id0);
-	t = edit(good, key, repl, NULL);
-	expect_bad(t, line_of(t, key), "<rows>:<32 hex digits>");
-	free(t);
+	bad_line(good, key, repl, "<rows>:<32 hex digits>");
 
 	t = edit(good, "inputs=", "inputs no equals sign", NULL);
 	expect_bad(t, line_of(t, "inputs no"), "expected key=value");
@@ -622,19 +596,25 @@ test_merge_once_sampling(void **state)
 /* One repetition of one variant of the merge frozen in dir (fresh: in a
  * fresh process of the program), the oracle evaluating oracle_spec (NULL:
  * the variant). */
+static ms_merge_once_opts
+once_1_opts(const char *dir, const char **variant)
+{
+	return (ms_merge_once_opts){
+		.frozen_dir = dir,
+		.variants = variant,
+		.nvariants = 1,
+		.reps = 1,
+		.plugin_dir = MS_PLUGIN_DIR,
+	};
+}
+
 static int
 once_1(const char *dir, const char *variant, bool fresh,
        const char *oracle_spec, ms_merge_once_result *res, ms_errbuf *eb)
 {
 	const char *v[] = { variant };
-	ms_merge_once_opts o = {
-		.frozen_dir = dir,
-		.variants = v,
-		.nvariants = 1,
-		.reps = 1,
-		.plugin_dir = MS_PLUGIN_DIR,
-		.self_exe = fresh ? MS_BINARY_DIR "/tui/mergescope" : NULL,
-	};
+	ms_merge_once_opts o = once_1_opts(dir, v);
+	o.self_exe = fresh ? MS_BINARY_DIR "/tui/mergescope" : NULL;
 	return ms__merge_once_oracle(&o, res, oracle_spec, eb);
 }
 
@@ -833,15 +813,9 @@ test_merge_once_run_clock(void **state)
 	free(st);
 	const char *v[] = { "skywalking" };
 	ms_merge_once_result res[1];
-	ms_merge_once_opts o = {
-		.frozen_dir = dir,
-		.variants = v,
-		.nvariants = 1,
-		.reps = 1,
-		.plugin_dir = MS_PLUGIN_DIR,
-		.grace_policy = "selection",
-		.run_clock = true,
-	};
+	ms_merge_once_opts o = once_1_opts(dir, v);
+	o.grace_policy = "selection";
+	o.run_clock = true;
 	assert_int_equal(ms_merge_once(&o, res, &eb), 0);
 	assert_int_equal(res[0].klass, MS_SAMPLING_NOT_EXECUTED);
 	assert_int_equal(res[0].reason, MS_SREASON_MERGE_GRACE);

@@ -171,6 +171,24 @@ test_parent(void **state)
 }
 
 static void
+test_count_entries(void **state)
+{
+	(void)state;
+	char d[4200], p[4300];
+	snprintf(d, sizeof(d), "%s/count", base);
+	/* Missing: 0. */
+	assert_int_equal(ms_fs_count_entries(d), 0);
+	assert_int_equal(ms_fs_mkdir_p(d, 0755, NULL), 0);
+	assert_int_equal(ms_fs_count_entries(d), 0);
+	snprintf(p, sizeof(p), "%s/.hidden", d);
+	touch(p);
+	snprintf(p, sizeof(p), "%s/sub", d);
+	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
+	/* A dot file and a directory count; "." and ".." do not. */
+	assert_int_equal(ms_fs_count_entries(d), 2);
+}
+
+static void
 test_fsync_dir(void **state)
 {
 	(void)state;
@@ -199,6 +217,7 @@ main(void)
 		cmocka_unit_test(test_rm_tree_stops_at_the_depth_limit),
 		cmocka_unit_test(test_parent),
 		cmocka_unit_test(test_fsync_dir),
+		cmocka_unit_test(test_count_entries),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

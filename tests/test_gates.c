@@ -9,6 +9,7 @@
  * oracle drops traces that survive with no recorded reason).
  */
 #include "replay_testlib.h"
+#include "part_testlib.h"
 #include "merge_int.h"
 #include "ms_replay_events.h"
 
@@ -86,18 +87,28 @@ health_run(const char *chain, bool allow, uint64_t timeout_ns,
 	return health_run_capped(chain, allow, timeout_ns, policy, 0, out);
 }
 
+/* Gate g (plugin_health) failed with why in its detail, and the text
+ * report t shows want; both printed when not. */
+static void
+expect_health_fail(const ms_ev_gate *g, const char *t, const char *why,
+                   const char *want)
+{
+	if (g->pass || !strstr(t, want))
+		fprintf(stderr, "plugin_health: %s\n%s\n", g->detail, t);
+	assert_false(g->pass);
+	assert_non_null(strstr(g->detail, why));
+	assert_non_null(strstr(t, want));
+}
+
 static void
 test_plugin_health_bad_verdict(void **state)
 {
 	(void)state;
 	ms_ev_gate g;
 	char *t = health_run("skywalking,tp_badval", false, 0, NULL, &g);
-	if (g.pass)
-		fprintf(stderr, "plugin_health: %s\n", g.detail);
-	assert_false(g.pass);
-	assert_non_null(strstr(g.detail, "tp_badval bad_value"));
+	expect_health_fail(&g, t, "tp_badval bad_value",
+	                   "  FAIL  plugin_health ");
 	assert_non_null(strstr(g.detail, "link calls reconcile"));
-	assert_non_null(strstr(t, "  FAIL  plugin_health "));
 	assert_non_null(strstr(t, " link tp_badval "));
 	assert_non_null(strstr(t, " bad_value "));
 	free(t);
@@ -125,12 +136,9 @@ test_plugin_health_timeout_circuit(void **state)
 	 * three timeouts open the circuit (the trace policy samples in
 	 * many merges, so there are more than three calls). */
 	char *t = health_run("tp_slow", false, 20000000, "trace", &g);
-	if (g.pass || !strstr(t, "tp_slow         circuit_open"))
-		fprintf(stderr, "plugin_health: %s\n%s\n", g.detail, t);
-	assert_false(g.pass);
-	assert_non_null(strstr(g.detail, "tp_slow timeout"));
+	expect_health_fail(&g, t, "tp_slow timeout",
+	                   "link tp_slow         circuit_open ");
 	assert_non_null(strstr(t, "link tp_slow         timeout "));
-	assert_non_null(strstr(t, "link tp_slow         circuit_open "));
 	free(t);
 }
 
@@ -143,11 +151,7 @@ test_plugin_health_oversized(void **state)
 	(void)state;
 	ms_ev_gate g;
 	char *t = health_run_capped("skywalking", false, 0, NULL, 1, &g);
-	if (g.pass)
-		fprintf(stderr, "plugin_health: %s\n%s\n", g.detail, t);
-	assert_false(g.pass);
-	assert_non_null(strstr(g.detail, "oversized"));
-	assert_non_null(strstr(t, "  FAIL  plugin_health "));
+	expect_health_fail(&g, t, "oversized", "  FAIL  plugin_health ");
 	assert_non_null(strstr(t, " oversized "));
 	free(t);
 	t = health_run_capped("skywalking", true, 0, NULL, 1, &g);
@@ -251,12 +255,10 @@ copy_first_block(ms_part_writer *w, const char *dir)
 	ms_part_iter *it = NULL;
 	ms_errbuf eb = { { 0 } };
 	const ms_block_info *bi;
-	ms_raw_block raw;
 	assert_int_equal(ms_part_open(&p, dir, NULL, &eb), 0);
 	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
 	assert_int_equal(ms_part_iter_next(it, &bi, &eb), 1);
-	assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
-	assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
+	assert_int_equal(tl_copy_block(it, w, &eb), 0);
 	ms_part_iter_close(it);
 	ms_part_close(p);
 }
@@ -294,9 +296,7 @@ split_first_trace(const char *core)
 			split = true;
 			continue;
 		}
-		ms_raw_block raw;
-		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
-		assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
+		assert_int_equal(tl_copy_block(it, w, &eb), 0);
 	}
 	assert_int_equal(rc, 0);
 	assert_true(split);

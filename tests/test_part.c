@@ -440,24 +440,16 @@ spill(const char *path, const char *name, const uint8_t *b, size_t n)
 static uint8_t *
 slurp_file(const char *path, size_t *n)
 {
-	FILE *fp = fopen(path, "rb");
-	assert_non_null(fp);
-	fseek(fp, 0, SEEK_END);
-	*n = (size_t)ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	uint8_t *b = malloc(*n + 1);
-	assert_int_equal(fread(b, 1, *n, fp), *n);
-	fclose(fp);
+	*n = 0;
+	uint8_t *b = (uint8_t *)ms_test_read(path, 0, n);
+	assert_non_null(b);
 	return b;
 }
 
 static void
 spill_file(const char *path, const uint8_t *b, size_t n)
 {
-	FILE *fp = fopen(path, "wb");
-	assert_non_null(fp);
-	assert_int_equal(fwrite(b, 1, n, fp), n);
-	fclose(fp);
+	assert_int_equal(ms_test_write(path, b, n), 0);
 }
 
 /* Projection is real: with unit A damaged (checksums resealed), decoding
@@ -1869,14 +1861,7 @@ test_dictionary_round_trip(void **state)
 	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
 	ms_part_writer *w;
 	assert_int_equal(ms_part_writer_open(&w, copy, 0xd1, NULL, &eb), 0);
-	const ms_block_info *bi;
-	int rc;
-	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
-		ms_raw_block raw;
-		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
-		assert_int_equal(ms_part_writer_add_raw(w, &raw, &eb), 0);
-	}
-	assert_int_equal(rc, 0);
+	assert_int_equal(tl_copy_blocks(it, w, &eb), 0);
 	ms_part_iter_close(it);
 	ms_part_meta mc;
 	assert_int_equal(ms_part_writer_finish(w, &mc, &eb), 0);

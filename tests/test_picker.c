@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "mem_testlib.h"
 #include "ms_picker.h"
 
 #define KB 1024ull
@@ -211,9 +212,7 @@ test_scratch_allocation_failure(void **state)
 	assert_int_equal(ms_picker_select(NULL, c, 8, UINT64_MAX, &m, &p, NULL),
 	                 0);
 	assert_int_equal(p.n, 8);
-	ms_mem_stats st;
-	ms_mem_stats_get(&m, &st);
-	assert_int_equal(st.live, 0);
+	tl_assert_no_live(&m);
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "mem_testlib.h"
 #include "ms_chain_spec.h"
 #include "ms_loader.h"
 
@@ -94,9 +95,7 @@ test_alwayskeep_loads(void **st)
 	assert_string_equal(ms_plugin_checksum(p), want);
 
 	ms_plugin_unload(p);
-	ms_mem_stats ms;
-	ms_mem_stats_get(&mem, &ms);
-	assert_int_equal(ms.live, 0);
+	tl_assert_no_live(&mem);
 	assert_false(still_loaded(path));
 }
 
@@ -311,9 +310,7 @@ test_chain_open_names_failing_link(void **st)
 	assert_null(c);
 	assert_non_null(strstr(eb.msg, "chain link 2"));
 	assert_non_null(strstr(eb.msg, "ABI major 99"));
-	ms_mem_stats ms;
-	ms_mem_stats_get(&mem, &ms);
-	assert_int_equal(ms.live, 0);
+	tl_assert_no_live(&mem);
 	assert_false(still_loaded(ok));
 }
 

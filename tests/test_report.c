@@ -38,6 +38,43 @@ record(const char *name, const char *variant, uint64_t n, int64_t wall,
 	assert_int_equal(rc, 0);
 }
 
+/* The report of the event database at path (caller frees), checking how
+ * many gates it says failed. */
+static char *
+report_failing(const char *path, et_report_fn fn, unsigned want_failed)
+{
+	unsigned failed = want_failed + 1; /* must be overwritten */
+	char *text = et_report(path, fn, &failed);
+	assert_int_equal(failed, want_failed);
+	return text;
+}
+
+/* Record run `name` (variant, n merges) and return its text report
+ * (caller frees), checking how many gates it says failed. */
+static char *
+recorded_report(const char *name, const char *variant, uint64_t n,
+                unsigned want_failed, char *path, size_t cap)
+{
+	record(name, variant, n, 0, NULL, path, cap);
+	return report_failing(path, ms_report_text, want_failed);
+}
+
+/* Record run `name` (variant, n merges) and derive the gates of its
+ * event log into g[0..cap); how many. */
+static int
+recorded_gates(const char *name, const char *variant, uint64_t n, ms_ev_gate *g,
+               int cap)
+{
+	char path[512];
+	record(name, variant, n, 0, NULL, path, sizeof(path));
+	ms_evdb *db = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	int got = ms_report_derive_gates(db, g, cap, &eb);
+	ms_evdb_close(db);
+	return got;
+}
+
 /* Everything after the "database" line (which names the temp path). */
 static const char *
 after_db_line(const char *text)
@@ -89,10 +126,8 @@ test_report_golden(void **state)
 {
 	(void)state;
 	char path[512];
-	record("golden.db", "skywalking", 10, 0, NULL, path, sizeof(path));
-	unsigned failed = 99;
-	char *text = et_report(path, ms_report_text, &failed);
-	assert_int_equal(failed, 0);
+	char *text = recorded_report("golden.db", "skywalking", 10, 0, path,
+	                             sizeof(path));
 	const char *head = "mergescope run report\n  database     ";
 	assert_true(strncmp(text, head, strlen(head)) == 0);
 	const char *body = after_db_line(text);
@@ -190,15 +225,11 @@ test_failing_gate(void **state)
 {
 	(void)state;
 	char path[512];
-	record("bad.db", "bad", 5, 0, NULL, path, sizeof(path));
-	unsigned failed = 0;
-	char *text = et_report(path, ms_report_text, &failed);
-	assert_int_equal(failed, 1);
+	char *text = recorded_report("bad.db", "bad", 5, 1, path, sizeof(path));
 	assert_non_null(strstr(text, "  FAIL  hot_decide "));
 	assert_non_null(strstr(text, "  2 gates, 1 failed\n"));
 	free(text);
-	text = et_report(path, ms_report_json, &failed);
-	assert_int_equal(failed, 1);
+	text = report_failing(path, ms_report_json, 1);
 	assert_non_null(strstr(text, "\"gates_failed\":1"));
 	free(text);
 }
@@ -207,13 +238,8 @@ static void
 test_derived_gates(void **state)
 {
 	(void)state;
-	char path[512];
-	record("derive.db", "skywalking", 80, 0, NULL, path, sizeof(path));
-	ms_evdb *db = NULL;
-	ms_errbuf eb;
-	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
 	ms_ev_gate g[8];
-	int n = ms_report_derive_gates(db, g, 8, &eb);
+	int n = recorded_gates("derive.db", "skywalking", 80, g, 8);
 	assert_int_equal(n, 5);
 	for (int i = 0; i < n; i++) {
 		if (strcmp(g[i].name, "event_count") == 0) {
@@ -224,18 +250,14 @@ test_derived_gates(void **state)
 				fail_msg("%s: %s", g[i].name, g[i].detail);
 		}
 	}
-	ms_evdb_close(db);
 
 	/* 100 merges: #97 failed, yet the fixture says 100 completed */
-	record("derive2.db", "skywalking", 100, 0, NULL, path, sizeof(path));
-	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
-	n = ms_report_derive_gates(db, g, 8, &eb);
+	n = recorded_gates("derive2.db", "skywalking", 100, g, 8);
 	assert_int_equal(n, 5);
 	assert_string_equal(g[0].name, "event_count");
 	assert_false(g[0].pass);
 	assert_non_null(strstr(g[0].detail, "99 merge events, engine "
 	                                    "completed 100"));
-	ms_evdb_close(db);
 }
 
 /* One definition per gate: unique names, each with an expectation and a
@@ -271,14 +293,8 @@ test_gate_table(void **state)
 	assert_int_equal(ms_gate_parse("lifecycle_once"), -1);
 
 	/* The derived gates are the table's from_log gates, by name. */
-	char path[512];
-	record("table.db", "skywalking", 80, 0, NULL, path, sizeof(path));
-	ms_evdb *db = NULL;
-	ms_errbuf eb;
-	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
 	ms_ev_gate g[MS_GATE_COUNT];
-	int n = ms_report_derive_gates(db, g, MS_GATE_COUNT, &eb);
-	ms_evdb_close(db);
+	int n = recorded_gates("table.db", "skywalking", 80, g, MS_GATE_COUNT);
 	int from_log = 0;
 	for (int i = 0; i < MS_GATE_COUNT; i++)
 		from_log += ms_gate_def_of((enum ms_gate)i)->from_log;
@@ -318,8 +334,10 @@ test_gate_table(void **state)
 	assert_true(one.warn);
 }
 
+/* The comparison of databases a and b (caller frees): the HTML page when
+ * mismatch is NULL, else the text comparison, mismatch set as it says. */
 static char *
-compare(const char *a, const char *b, bool *mismatch)
+two_db_report(const char *a, const char *b, bool *mismatch)
 {
 	ms_evdb *da = NULL, *db = NULL;
 	ms_errbuf eb;
@@ -328,7 +346,11 @@ compare(const char *a, const char *b, bool *mismatch)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	assert_int_equal(ms_report_compare(da, db, f, mismatch, &eb), 0);
+	if (mismatch)
+		assert_int_equal(ms_report_compare(da, db, f, mismatch, &eb),
+		                 0);
+	else
+		assert_int_equal(ms_report_html(da, db, f, &eb), 0);
 	fclose(f);
 	ms_evdb_close(da);
 	ms_evdb_close(db);
@@ -362,7 +384,7 @@ test_compare(void **state)
 	record("ak.db", "alwayskeep", 40, 10000000000LL, NULL, b, sizeof(b));
 	record("ak2.db", "alwayskeep", 40, 0, "00000000deadbeef", c, sizeof(c));
 	bool mismatch = true;
-	char *t = compare(a, b, &mismatch);
+	char *t = two_db_report(a, b, &mismatch);
 	assert_false(mismatch);
 	/* primary wall 8 s -> 10 s */
 	assert_non_null(strstr(t, "  wall s                                "
@@ -375,14 +397,14 @@ test_compare(void **state)
 	assert_non_null(strstr(t, "  PASS  logical outputs "));
 	free(t);
 
-	t = compare(a, c, &mismatch);
+	t = two_db_report(a, c, &mismatch);
 	assert_true(mismatch);
 	assert_non_null(strstr(t, "  FAIL  selection fingerprints  "
 	                          "00005eed5eed5eed != 00000000deadbeef\n"));
 	free(t);
 
 	/* two alwayskeep runs: the check does not apply */
-	t = compare(b, c, &mismatch);
+	t = two_db_report(b, c, &mismatch);
 	assert_false(mismatch);
 	assert_non_null(strstr(t, "not applicable"));
 	free(t);
@@ -425,25 +447,20 @@ test_unfinished_run(void **state)
 	record_unfinished("killed.db", NULL, killed, sizeof(killed));
 	record_unfinished("aborted.db", "aborted", aborted, sizeof(aborted));
 	record("done.db", "skywalking", 5, 0, NULL, done, sizeof(done));
-	unsigned failed = 0;
-	char *t = et_report(killed, ms_report_text, &failed);
-	assert_int_equal(failed, 1);
+	char *t = report_failing(killed, ms_report_text, 1);
 	assert_non_null(strstr(t, "  FAIL  run_finished "));
 	assert_non_null(strstr(t, "no end record"));
 	assert_non_null(strstr(t, "1 gates, 1 failed (the run did not "
 	                          "finish)\n"));
 	free(t);
-	t = et_report(aborted, ms_report_text, &failed);
-	assert_int_equal(failed, 1);
+	t = report_failing(aborted, ms_report_text, 1);
 	assert_non_null(strstr(t, "status aborted"));
 	free(t);
-	t = et_report(killed, ms_report_json, &failed);
-	assert_int_equal(failed, 1);
+	t = report_failing(killed, ms_report_json, 1);
 	assert_non_null(strstr(t, "\"finished\":false"));
 	assert_non_null(strstr(t, "\"gates_failed\":1"));
 	free(t);
-	t = et_report(done, ms_report_json, &failed);
-	assert_int_equal(failed, 0);
+	t = report_failing(done, ms_report_json, 0);
 	assert_non_null(strstr(t, "\"finished\":true"));
 	free(t);
 
@@ -464,14 +481,14 @@ test_unfinished_run(void **state)
 	ms_evdb_close(db);
 
 	bool mismatch = false;
-	t = compare(done, killed, &mismatch);
+	t = two_db_report(done, killed, &mismatch);
 	assert_true(mismatch);
 	assert_non_null(strstr(t, "  B is unfinished: "));
 	assert_null(strstr(t, "  A is unfinished"));
 	assert_non_null(strstr(t, "no deltas"));
 	assert_null(strstr(t, "%\n"));
 	free(t);
-	t = compare(aborted, done, &mismatch);
+	t = two_db_report(aborted, done, &mismatch);
 	assert_true(mismatch);
 	assert_non_null(strstr(t, "  A is unfinished: "));
 	free(t);
@@ -630,17 +647,7 @@ test_report_html(void **state)
 	char a[512], b[512];
 	record("html-a.db", "skywalking", 12, 0, NULL, a, sizeof(a));
 	record("html-b.db", "disabled", 12, 0, NULL, b, sizeof(b));
-	ms_evdb *da = NULL, *dbb = NULL;
-	ms_errbuf eb;
-	assert_int_equal(ms_evdb_open(&da, a, &eb), 0);
-	assert_int_equal(ms_evdb_open(&dbb, b, &eb), 0);
-	char *html = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&html, &len);
-	assert_int_equal(ms_report_html(da, dbb, f, &eb), 0);
-	fclose(f);
-	ms_evdb_close(da);
-	ms_evdb_close(dbb);
+	char *html = two_db_report(a, b, NULL);
 
 	assert_true(strncmp(html, "<!DOCTYPE html>\n<html", 21) == 0);
 	assert_well_formed(html);

@@ -29,6 +29,7 @@
 #include "ms_ledger.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
+#include "shard_testlib.h"
 
 /* ---- rows derived from a seed: every raw part holds one seed ---- */
 
@@ -118,20 +119,8 @@ write_part(ms_shard *s, uint64_t id, const uint64_t *seeds, size_t nseeds,
 			rows[n++] = g[i].rows[j];
 	}
 	ms_part_writer_opts o = { .depth = depth };
-	ms_part_meta meta;
 	ms_errbuf eb = { { 0 } };
-	char path[4096];
-	int rc = 0;
-	for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
-		ms_shard_tmp_path(s, (enum ms_part_kind)k, id, path,
-		                  sizeof(path));
-		if (k == MS_KIND_CORE)
-			rc = ms_part_write_rows(path, id, rows, n, &o, &meta,
-			                        &eb);
-		else
-			rc = ms_sidx_write_rows((enum ms_part_kind)k, path, id,
-			                        rows, n, &o, &meta, &eb);
-	}
+	int rc = sh_write_tmp_kinds(s, id, rows, n, &o, &eb);
 	if (rc)
 		fprintf(stderr, "write_part %llu: %s\n", (unsigned long long)id,
 		        eb.msg);
@@ -238,27 +227,6 @@ tmp_count(const char *dir)
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "ls -A '%s/tmp' | wc -l", dir);
 	return count_of(cmd);
-}
-
-/* Whole file into a malloc'd buffer. */
-static uint8_t *
-slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	uint8_t *b = malloc(1 << 20);
-	*n = fread(b, 1, 1 << 20, f);
-	fclose(f);
-	return b;
-}
-
-static void
-spit(const char *path, const uint8_t *b, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(b, 1, n, f), n);
-	fclose(f);
 }
 
 /* ---- transactions ---- */
@@ -389,7 +357,10 @@ snapshot_bytes(const char *dir, size_t *n)
 {
 	char p[4200];
 	snprintf(p, sizeof(p), "%s/snapshot", dir);
-	return slurp(p, n);
+	*n = 0;
+	uint8_t *b = (uint8_t *)ms_test_read(p, 0, n);
+	assert_non_null(b);
+	return b;
 }
 
 static void
@@ -649,14 +620,14 @@ test_recovery_refuses_bad_snapshot(void **state)
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/snapshot", dir);
 	size_t n;
-	uint8_t *good = slurp(path, &n);
+	uint8_t *good = snapshot_bytes(dir, &n);
 	assert_int_equal(n, 48 + 2 * 16);
 	uint8_t *b = malloc(n);
 	ms_shard_opts o = { .dir = dir, .create = true };
 
 	/* Cut short at every length. */
 	for (size_t cut = 0; cut < n; cut++) {
-		spit(path, good, cut);
+		assert_int_equal(ms_test_write(path, good, cut), 0);
 		assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_CORRUPT);
 		assert_non_null(strstr(eb.msg, path));
 	}
@@ -664,7 +635,7 @@ test_recovery_refuses_bad_snapshot(void **state)
 	for (size_t i = 0; i < n; i++) {
 		memcpy(b, good, n);
 		b[i] ^= 0x20;
-		spit(path, b, n);
+		assert_int_equal(ms_test_write(path, b, n), 0);
 		int rc = ms_shard_open(&s, &o, &eb);
 		assert_true(rc == MS_ERR_CORRUPT || rc == MS_ERR_FORMAT);
 		assert_null(s);
@@ -676,7 +647,7 @@ test_recovery_refuses_bad_snapshot(void **state)
 	memcpy(t, b + 40, 8);
 	memcpy(b + 40, b + 56, 8);
 	memcpy(b + 56, t, 8);
-	spit(path, b, n);
+	assert_int_equal(ms_test_write(path, b, n), 0);
 	assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_CORRUPT);
 	/* A missing snapshot with parts present is not an empty shard. */
 	unlink(path);
@@ -684,7 +655,7 @@ test_recovery_refuses_bad_snapshot(void **state)
 	assert_non_null(strstr(eb.msg, "part files exist"));
 	assert_int_equal(tmp_count(dir), 3);
 	/* Nothing was deleted by any of this. */
-	spit(path, good, n);
+	assert_int_equal(ms_test_write(path, good, n), 0);
 	s = open_shard(dir, false, NULL);
 	assert_int_equal(ms_shard_count(s), 2);
 	assert_int_equal(tmp_count(dir), 0);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "mem_testlib.h"
 #include "ms_fs.h"
 #include "ms_invariant.h"
 #include "ms_pipeline.h"
@@ -226,9 +227,7 @@ fx_close(fx *f)
 {
 	ms_stager_close(f->s);
 	ms_chain_close(f->c);
-	ms_mem_stats ms;
-	ms_mem_stats_get(&f->mem, &ms);
-	assert_int_equal(ms.live, 0);
+	tl_assert_no_live(&f->mem);
 }
 
 static uint64_t

@@ -53,6 +53,20 @@ ms_test_put(const char *path, const char *text)
 	return rc;
 }
 
+/* Write b[0..n) to path (created or truncated); 0, or -1 when that
+ * failed. */
+static inline int
+ms_test_write(const char *path, const void *b, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	int rc = fwrite(b, 1, n, f) == n ? 0 : -1;
+	if (fclose(f) != 0)
+		rc = -1;
+	return rc;
+}
+
 /* The file at path and a NUL, in memory the caller frees: its first
  * cap - 1 bytes, or all of it when cap is 0; the bytes read into *len
  * when len is not NULL. NULL when it does not open. */

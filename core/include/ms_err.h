@@ -51,4 +51,7 @@ int ms_fail(ms_errbuf *eb, int err, const char *fmt, ...)
 /* Maps an errno value to MS_ERR_IO or MS_ERR_NOSPACE. */
 int ms_err_from_errno(int e);
 
+/* The same for a path that could not be opened: ENOENT is MS_ERR_NOTFOUND. */
+int ms_err_from_open_errno(int e);
+
 #endif

@@ -61,4 +61,8 @@ int ms_fs_fsync_parent(const char *path, ms_errbuf *eb);
 bool ms_fs_is_dir(const char *path);
 bool ms_fs_is_file(const char *path);
 
+/* How many entries directory path holds, "." and ".." not counted; 0 when
+ * it cannot be opened. */
+size_t ms_fs_count_entries(const char *path);
+
 #endif

@@ -3,41 +3,33 @@
 # scripts exit 77 (skipped) only when tmux is missing; scripts/deps.sh
 # (make deps) installs it. In the sanitizer tree they drive the ASan+UBSan
 # binary.
-foreach(mode color nocolor)
-	add_test(NAME e2e_tui_smoke_${mode}
-		COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tui_smoke.sh
-			$<TARGET_FILE:mergescope> ${mode})
-	set_tests_properties(e2e_tui_smoke_${mode} PROPERTIES
+
+# Test NAME runs e2e/SCRIPT on the mergescope binary, with the further
+# arguments given after SCRIPT.
+function(ms_e2e_test name script)
+	add_test(NAME ${name}
+		COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${script}
+			$<TARGET_FILE:mergescope> ${ARGN})
+	set_tests_properties(${name} PROPERTIES
 		SKIP_RETURN_CODE 77 TIMEOUT 300)
+endfunction()
+
+foreach(mode color nocolor)
+	ms_e2e_test(e2e_tui_smoke_${mode} tui_smoke.sh ${mode})
 endforeach()
 
 # Steering: g forward at full speed, targets behind refused, a time
 # breakpoint stopping as BREAK.
-add_test(NAME e2e_tui_steer
-	COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tui_steer.sh
-		$<TARGET_FILE:mergescope>)
-set_tests_properties(e2e_tui_steer PROPERTIES
-	SKIP_RETURN_CODE 77 TIMEOUT 300)
+ms_e2e_test(e2e_tui_steer tui_steer.sh)
 
 # The mouse: clicks select rows, the wheel scrolls.
-add_test(NAME e2e_tui_mouse
-	COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tui_mouse.sh
-		$<TARGET_FILE:mergescope>)
-set_tests_properties(e2e_tui_mouse PROPERTIES
-	SKIP_RETURN_CODE 77 TIMEOUT 300)
+ms_e2e_test(e2e_tui_mouse tui_mouse.sh)
 
 # The first key at a breakpoint, with the last session's breakpoints on
 # offer: `f` freezes (the offer never eats a command).
-add_test(NAME e2e_tui_freeze_first
-	COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tui_freeze_first.sh
-		$<TARGET_FILE:mergescope>)
-set_tests_properties(e2e_tui_freeze_first PROPERTIES
-	SKIP_RETURN_CODE 77 TIMEOUT 300)
+ms_e2e_test(e2e_tui_freeze_first tui_freeze_first.sh)
 
 # A plugin crashing inside Decide under the TUI: terminal restored, record
 # and exit status (tests/plugins' tp_segv).
-add_test(NAME e2e_tui_plugin_crash
-	COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tui_plugin_crash.sh
-		$<TARGET_FILE:mergescope> ${CMAKE_BINARY_DIR}/tests/plugins)
-set_tests_properties(e2e_tui_plugin_crash PROPERTIES
-	SKIP_RETURN_CODE 77 TIMEOUT 300)
+ms_e2e_test(e2e_tui_plugin_crash tui_plugin_crash.sh
+	${CMAKE_BINARY_DIR}/tests/plugins)

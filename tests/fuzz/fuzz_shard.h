@@ -26,6 +26,7 @@
 #include "ms_fs.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
+#include "../shard_testlib.h"
 
 #include <xxhash.h>
 
@@ -100,20 +101,8 @@ fzs_write_part(ms_shard *s, uint64_t id, uint32_t depth)
 		r->body_len = sizeof(body);
 	}
 	ms_part_writer_opts o = { .depth = depth };
-	ms_part_meta meta;
 	ms_errbuf eb = { { 0 } };
-	char path[4096];
-	int rc = 0;
-	for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
-		ms_shard_tmp_path(s, (enum ms_part_kind)k, id, path,
-		                  sizeof(path));
-		if (k == MS_KIND_CORE)
-			rc = ms_part_write_rows(path, id, rows, 4, &o, &meta,
-			                        &eb);
-		else
-			rc = ms_sidx_write_rows((enum ms_part_kind)k, path, id,
-			                        rows, 4, &o, &meta, &eb);
-	}
+	int rc = sh_write_tmp_kinds(s, id, rows, 4, &o, &eb);
 	if (rc == 0)
 		rc = ms_shard_introduce(s, id, &eb);
 	if (rc)
