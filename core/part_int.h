@@ -216,6 +216,10 @@ ms__part_entry(const ms_part *p, uint64_t i)
 }
 
 /* Fill eb with "part <id> (<dir>): <file>: <msg>" and return err. */
+/* MS_ERR_CORRUPT naming the index unless the block directory's entries
+ * cover exactly off bytes of data and rows rows as the footer says. */
+int ms__part_check_cover(const ms_part *p, uint64_t off, uint64_t rows,
+                         ms_errbuf *eb);
 int ms__part_fail(const ms_part *p, ms_errbuf *eb, int err, const char *file,
                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

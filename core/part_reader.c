@@ -478,8 +478,15 @@ check_index(ms_part *p, ms_errbuf *eb)
 		off += st;
 		rows += nr;
 	}
+	return ms__part_check_cover(p, off, rows, eb);
+}
+
+int
+ms__part_check_cover(const ms_part *p, uint64_t off, uint64_t rows,
+                     ms_errbuf *eb)
+{
 	if (off != p->data_bytes || rows != p->meta.rows)
-		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_INDEX,
 		                     "entries cover %llu bytes and %llu rows, "
 		                     "footer says %llu and %llu",
 		                     (unsigned long long)off,

@@ -133,6 +133,20 @@ is_index_kind(enum ms_part_kind kind)
 	return kind == MS_KIND_LATENCY || kind == MS_KIND_START_TIME;
 }
 
+/* The part ID as text into idstr (17 bytes, for messages); MS_ERR_INVAL,
+ * naming the part, when kind is not an index kind. */
+static int
+check_index_kind(enum ms_part_kind kind, uint64_t id, char idstr[17],
+                 ms_errbuf *eb)
+{
+	ms_part_id_str(id, idstr);
+	if (!is_index_kind(kind))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "index part %s: kind %d is not an index", idstr,
+		               (int)kind);
+	return 0;
+}
+
 /* ---- writer ---- */
 
 /* A row waiting in the writer's chunk: its tag strings are copied to
@@ -239,11 +253,8 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_path,
 	if (opts)
 		o = *opts;
 	char idstr[17];
-	ms_part_id_str(id, idstr);
-	if (!is_index_kind(kind))
-		return ms_fail(eb, MS_ERR_INVAL,
-		               "index part %s: kind %d is not an index", idstr,
-		               (int)kind);
+	if (check_index_kind(kind, id, idstr, eb))
+		return MS_ERR_INVAL;
 	if (o.zstd_level == 0)
 		o.zstd_level = 3;
 	if (o.zstd_level < ZSTD_minCLevel() || o.zstd_level > ZSTD_maxCLevel())
@@ -687,11 +698,8 @@ ms_sidx_write_rows(enum ms_part_kind kind, const char *tmp_path, uint64_t id,
 {
 	ms_mem *mem = opts ? opts->mem : NULL;
 	char idstr[17];
-	ms_part_id_str(id, idstr);
-	if (!is_index_kind(kind))
-		return ms_fail(eb, MS_ERR_INVAL,
-		               "index part %s: kind %d is not an index", idstr,
-		               (int)kind);
+	if (check_index_kind(kind, id, idstr, eb))
+		return MS_ERR_INVAL;
 	size_t bytes;
 	if (!ms_mul_ok(n, sizeof(ms_sidx_row), &bytes))
 		return ms_fail(eb, MS_ERR_RANGE, "index part %s: %zu rows",
@@ -774,15 +782,7 @@ ms__sidx_check_index(const ms_part *p, ms_errbuf *eb)
 		off += st;
 		rows += nr;
 	}
-	if (off != p->data_bytes || rows != p->meta.rows)
-		return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_INDEX,
-		                     "entries cover %llu bytes and %llu rows, "
-		                     "footer says %llu and %llu",
-		                     (unsigned long long)off,
-		                     (unsigned long long)rows,
-		                     (unsigned long long)p->data_bytes,
-		                     (unsigned long long)p->meta.rows);
-	return 0;
+	return ms__part_check_cover(p, off, rows, eb);
 }
 
 /*
