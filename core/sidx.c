@@ -543,8 +543,11 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 	return 0;
 }
 
-int
-ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
+/* raw: NULL, or the row's instance, endpoint and tag list already
+ * encoded (by a reader that checked them as this function does). */
+static int
+writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
+           ms_errbuf *eb)
 {
 	if (!w || w->failed)
 		return ms_fail(eb, MS_ERR_STATE,
@@ -556,9 +559,17 @@ ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
 	if (w->meta.rows && ms_sidx_row_cmp(row, &w->last) < 0)
 		return swfail(w, eb, MS_ERR_INVAL, "rows",
 		              "row %llu sorts before the previous one", at);
-	size_t li = row->instance ? strlen(row->instance) : 0;
-	size_t le = row->endpoint ? strlen(row->endpoint) : 0;
-	uint32_t nt = row->tags ? row->ntags : 0;
+	size_t li, le, lt;
+	uint32_t nt = 0;
+	if (raw) {
+		li = raw[0].len;
+		le = raw[1].len;
+		lt = raw[2].len;
+	} else {
+		li = row->instance ? strlen(row->instance) : 0;
+		le = row->endpoint ? strlen(row->endpoint) : 0;
+		nt = row->tags ? row->ntags : 0;
+	}
 	if (li > MS_STR_MAX || le > MS_STR_MAX)
 		return swfail(w, eb, MS_ERR_INVAL, "rows",
 		              "row %llu: instance of %zu or endpoint of %zu "
@@ -573,7 +584,8 @@ ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
 		return swfail(w, eb, MS_ERR_INVAL, "rows",
 		              "row %llu: latency %lld outside 0..%u", at,
 		              (long long)row->other, UINT32_MAX);
-	size_t lt = uv_len(nt);
+	if (!raw)
+		lt = uv_len(nt);
 	for (uint32_t i = 0; i < nt; i++) {
 		size_t l = row->tags[i] ? strlen(row->tags[i]) : 0;
 		if (!row->tags[i] || l > MS_TAG_MAX)
@@ -616,14 +628,22 @@ ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
 	c->tid_len = row->tid_len;
 	memcpy(c->tid, row->tid, row->tid_len);
 	uint8_t *p = w->vals.data + w->vals.len;
-	memcpy(p, row->instance ? row->instance : "", li);
-	memcpy(p + li, row->endpoint ? row->endpoint : "", le);
-	p = put_uv(p + li + le, nt);
-	for (uint32_t i = 0; i < nt; i++) {
-		size_t l = strlen(row->tags[i]);
-		p = put_uv(p, l);
-		memcpy(p, row->tags[i], l);
-		p += l;
+	if (raw) {
+		for (unsigned k = 0; k < 3; k++)
+			if (raw[k].len) {
+				memcpy(p, raw[k].p, raw[k].len);
+				p += raw[k].len;
+			}
+	} else {
+		memcpy(p, row->instance ? row->instance : "", li);
+		memcpy(p + li, row->endpoint ? row->endpoint : "", le);
+		p = put_uv(p + li + le, nt);
+		for (uint32_t i = 0; i < nt; i++) {
+			size_t l = strlen(row->tags[i]);
+			p = put_uv(p, l);
+			memcpy(p, row->tags[i], l);
+			p += l;
+		}
 	}
 	w->vals.len += li + le + lt;
 	if (w->meta.rows == 0 || row->key < w->meta.min_ts)
@@ -639,6 +659,12 @@ ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
 	w->last.tid_len = row->tid_len;
 	memcpy(w->last.tid, row->tid, row->tid_len);
 	return 0;
+}
+
+int
+ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
+{
+	return writer_add(w, row, NULL, eb);
 }
 
 int
@@ -821,6 +847,8 @@ struct rcol {
 	const uint8_t *idx;     /* COL_DICT: one index per row */
 	const uint8_t *lp, *bp; /* COL_PLAIN: length and byte cursors */
 	rval *dict; /* COL_DICT: ndict values, in the iterator's `dicts` */
+	bval *rd; /* COL_DICT on a passthru chunk: the values' encoded
+	           * bytes instead of `dict` (columns 0, 1, 3) */
 };
 
 struct ms_sidx_iter {
@@ -847,7 +875,13 @@ struct ms_sidx_iter {
 	uint64_t rows_seen, raw_seen;
 	int64_t min_key, max_key;
 	ms_sidx_row row[2];
+	/* Encoded instance, endpoint and tag list of row[i], in `raw`. */
+	bval rv[2][3];
 	unsigned ci;
+	/* raw_mode: set by a merge, which copies tag values encoded; then a
+	 * chunk whose tag lists are all canonically encoded is `passthru`:
+	 * its rows carry rv only (instance, endpoint, tags NULL). */
+	bool raw_mode, passthru;
 	XXH64_state_t content;
 	bool failed, done;
 };
@@ -997,15 +1031,24 @@ mat_tags(ms_sidx_iter *it, const uint8_t *p, rval *out)
 /* The value of row it->pos in byte column c: from the dictionary, or the
  * next plain value decoded as column c decodes. */
 static rval
-col_value(ms_sidx_iter *it, unsigned c)
+col_value(ms_sidx_iter *it, unsigned c, bval *raw)
 {
 	struct rcol *col = &it->cols[c];
-	if (col->mode == COL_DICT)
-		return col->dict[col->idx[it->pos]];
-	rval v;
+	rval v = { 0 };
+	if (col->mode == COL_DICT) {
+		uint8_t d = col->idx[it->pos];
+		if (!it->passthru || c == 2)
+			return col->dict[d];
+		*raw = col->rd[d];
+		return v;
+	}
 	size_t l = (size_t)get_uv(&col->lp);
+	if (raw && it->passthru)
+		*raw = (bval){ col->bp, (uint32_t)l };
 	if (c == 2)
 		v.i = (int64_t)ms_le64(col->bp);
+	else if (it->passthru)
+		v.tl.n = 0;
 	else if (c == 3)
 		mat_tags(it, col->bp, &v);
 	else
@@ -1030,16 +1073,17 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 	memcpy(v->tid, it->tp, len);
 	memset(v->tid + len, 0, MS_TRACE_ID_MAX - len);
 	it->tp += len;
-	v->instance = col_value(it, 0).s;
-	v->endpoint = col_value(it, 1).s;
+	bval *rv = it->rv[v - it->row];
+	v->instance = col_value(it, 0, &rv[0]).s;
+	v->endpoint = col_value(it, 1, &rv[1]).s;
 	if (it->p->kind == MS_KIND_LATENCY) {
-		v->other = col_value(it, 2).i;
+		v->other = col_value(it, 2, NULL).i;
 	} else {
 		z = get_uv(&it->op);
 		it->po += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
 		v->other = (int64_t)it->po;
 	}
-	rval t = col_value(it, 3);
+	rval t = col_value(it, 3, &rv[2]);
 	v->tags = t.tl.t;
 	v->ntags = t.tl.n;
 }
@@ -1049,7 +1093,7 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
  * *ntags the pointers it needs. */
 static bool
 check_value(unsigned c, const uint8_t *p, uint64_t len, uint64_t *strs,
-            uint64_t *ntags)
+            uint64_t *ntags, bool *canon)
 {
 	if (c == 2)
 		return len == 8;
@@ -1062,8 +1106,13 @@ check_value(unsigned c, const uint8_t *p, uint64_t len, uint64_t *strs,
 	uint64_t n = ms_rd_uvarint(&r);
 	if (r.bad || n > MS_TAGS_MAX)
 		return false;
+	if ((size_t)(r.p - p) != uv_len(n))
+		*canon = false;
 	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *at = r.p;
 		uint64_t l = ms_rd_uvarint(&r);
+		if (!r.bad && (size_t)(r.p - at) != uv_len(l))
+			*canon = false;
 		const uint8_t *b = r.bad || l > MS_TAG_MAX ? NULL
 		                                         : ms_rd_bytes(&r, l);
 		if (!b || (l && memchr(b, 0, l)))
@@ -1077,7 +1126,7 @@ check_value(unsigned c, const uint8_t *p, uint64_t len, uint64_t *strs,
 /* Locate byte column c of nrows values at r, checking every value. */
 static bool
 parse_col(struct rcol *col, unsigned c, ms_rd *r, uint32_t nrows,
-          uint64_t *strs, uint64_t *ntags)
+          uint64_t *strs, uint64_t *ntags, bool *canon)
 {
 	uint64_t max = c < 2 ? MS_STR_MAX : c == 2 ? 8 : TAGLIST_MAX;
 	uint8_t mode = ms_rd_u8(r);
@@ -1100,7 +1149,7 @@ parse_col(struct rcol *col, unsigned c, ms_rd *r, uint32_t nrows,
 	col->bp = bp;
 	for (uint32_t j = 0; j < m; j++) {
 		uint64_t l = get_uv(&lp);
-		if (!check_value(c, bp, l, strs, ntags))
+		if (!check_value(c, bp, l, strs, ntags, canon))
 			return false;
 		bp += l;
 	}
@@ -1116,17 +1165,25 @@ parse_col(struct rcol *col, unsigned c, ms_rd *r, uint32_t nrows,
 	return true;
 }
 
-/* Copy the dictionary values of column c into the arena. */
+/* Copy the dictionary values of column c into the arena; on a passthru
+ * chunk, only locate them (rd) unless c is 2. A dictionary takes ndict
+ * x sizeof(rval) of `dicts` either way. */
+_Static_assert(sizeof(bval) <= sizeof(rval), "rd fits in dict's room");
 static void
 mat_dict(ms_sidx_iter *it, unsigned c)
 {
 	struct rcol *col = &it->cols[c];
 	const uint8_t *lp = col->lp, *bp = col->bp;
-	col->dict = (rval *)(void *)(it->dicts.data + it->dicts.len);
+	void *room = it->dicts.data + it->dicts.len;
 	it->dicts.len += col->ndict * sizeof(rval);
+	bool locate = it->passthru && c != 2;
+	col->dict = locate ? NULL : room;
+	col->rd = locate ? room : NULL;
 	for (uint32_t j = 0; j < col->ndict; j++) {
 		size_t l = (size_t)get_uv(&lp);
-		if (c == 2)
+		if (locate)
+			col->rd[j] = (bval){ bp, (uint32_t)l };
+		else if (c == 2)
 			col->dict[j].i = (int64_t)ms_le64(bp);
 		else if (c == 3)
 			mat_tags(it, bp, &col->dict[j]);
@@ -1211,6 +1268,7 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 	}
 	const uint8_t *tp = lens ? ms_rd_bytes(&r, tids) : NULL;
 	uint64_t strs = 0, ntags = 0;
+	bool canon = true;
 	ok = tp != NULL;
 	for (unsigned col = 0; ok && col < 4; col++) {
 		if (col == 2 && p->kind == MS_KIND_START_TIME) {
@@ -1227,7 +1285,8 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 			}
 			continue;
 		}
-		ok = parse_col(&it->cols[col], col, &r, nrows, &strs, &ntags);
+		ok = parse_col(&it->cols[col], col, &r, nrows, &strs, &ntags,
+		               &canon);
 	}
 	if (!ok || r.left != 0)
 		return sifail(it, eb, MS_ERR_CORRUPT, "payload malformed");
@@ -1249,6 +1308,7 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 	if (rc)
 		return sifail(it, eb, rc, "%llu tag bytes",
 		              (unsigned long long)strs);
+	it->passthru = it->raw_mode && canon;
 	for (unsigned col = 0; col < 4; col++)
 		if (it->cols[col].mode == COL_DICT &&
 		    (col != 2 || p->kind == MS_KIND_LATENCY))
@@ -1552,6 +1612,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 		rows_hint += inputs[i]->meta.rows;
 		rc = siter_open(&src[i].it, inputs[i], mem, io, dctx, eb);
 		if (rc == 0) {
+			src[i].it->raw_mode = true;
 			rc = ms_sidx_iter_next(src[i].it, &src[i].cur, eb);
 			if (rc == 1) {
 				heap[hn++] = i;
@@ -1568,7 +1629,11 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 		merge_src *s = &src[heap[0]];
 		const ms_sidx_row *r = s->cur;
 		if (!keep || keep(ctx, r->tid, r->tid_len))
-			rc = ms_sidx_writer_add(w, r, eb);
+			rc = writer_add(w, r,
+			                s->it->passthru
+			                        ? s->it->rv[r - s->it->row]
+			                        : NULL,
+			                eb);
 		else
 			pruned++;
 		if (rc)
