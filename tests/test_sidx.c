@@ -375,6 +375,64 @@ spill(const char *path, const uint8_t *b, size_t n)
 	fclose(fp);
 }
 
+/* A merge copies its inputs' encoded tag values through: the merged part
+ * is byte for byte the part written from all the rows at once (with the
+ * same ID and depth), on both index kinds. */
+static void
+test_merge_bytes(void **state)
+{
+	(void)state;
+	for (int kk = 0; kk < 2; kk++) {
+		enum ms_part_kind kind =
+		        kk ? MS_KIND_START_TIME : MS_KIND_LATENCY;
+		tl_rows all = { 0 };
+		ms_part *in[3];
+		tl_rng r = { 7 + (uint64_t)kk };
+		ms_part_writer_opts o = { .depth = 3 };
+		ms_errbuf eb = { { 0 } };
+		for (int i = 0; i < 3; i++) {
+			tl_rows t = { 0 };
+			/* Few tag values on input 0 (dictionaries), many on
+			 * input 2 (plain columns). */
+			tl_shape s = { .traces = 900,
+				       .rows_per_trace = 4,
+				       .tags_max = (size_t)i * 3,
+				       .tag_len = 2 + (size_t)i * 6 };
+			tl_gen(&t, &r, &s);
+			char dir[300];
+			snprintf(dir, sizeof(dir), "%s/b%d-in%d", root, kk, i);
+			if (ms_sidx_write_rows(kind, dir, (uint64_t)i, t.rows,
+			                       t.n, NULL, NULL, &eb))
+				fail_msg("write: %s", eb.msg);
+			open_part(dir, &in[i]);
+			for (size_t k = 0; k < t.n; k++)
+				*tl_add(&all) = t.rows[k];
+			for (size_t k = 0; k < t.nblobs; k++)
+				tl_keep(&all, t.blobs[k]);
+			free(t.blobs);
+			free(t.rows);
+		}
+		char mdir[300], wdir[300];
+		snprintf(mdir, sizeof(mdir), "%s/b%d-merged", root, kk);
+		snprintf(wdir, sizeof(wdir), "%s/b%d-written", root, kk);
+		if (ms_sidx_merge(kind, (const ms_part *const *)in, 3, NULL,
+		                  NULL, mdir, 9, &o, NULL, NULL, &eb))
+			fail_msg("merge: %s", eb.msg);
+		if (ms_sidx_write_rows(kind, wdir, 9, all.rows, all.n, &o,
+		                       NULL, &eb))
+			fail_msg("write: %s", eb.msg);
+		size_t nm, nw;
+		uint8_t *bm = slurp(mdir, &nm), *bw = slurp(wdir, &nw);
+		assert_int_equal(nm, nw);
+		assert_memory_equal(bm, bw, nw);
+		free(bm);
+		free(bw);
+		for (int i = 0; i < 3; i++)
+			ms_part_close(in[i]);
+		tl_free(&all);
+	}
+}
+
 /* Every byte of footer and index, a stride through data, truncation of
  * the file anywhere and its removal: all fail and the message names the
  * part and the section. */
@@ -869,6 +927,7 @@ main(void)
 		cmocka_unit_test(test_row_of),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_merge_bytes),
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_alloc_failure),
 		cmocka_unit_test(test_writer_order),
