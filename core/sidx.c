@@ -411,12 +411,11 @@ put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots,
 	return p;
 }
 
+/* A chunk's n rows as its uncompressed payload in w->raw: series and key
+ * deltas, trace ID lengths and bytes, then the four tag columns. */
 static int
-flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
+encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 {
-	size_t n = w->nchunk;
-	if (n == 0)
-		return 0;
 	size_t need = 0;
 	uint64_t ps = 0, pk = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -491,6 +490,18 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 	}
 	p = put_bytes_col(p, v, n, slots, dist, idx);
 	w->raw.len = (size_t)(p - w->raw.data);
+	return 0;
+}
+
+static int
+flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
+{
+	size_t n = w->nchunk;
+	if (n == 0)
+		return 0;
+	int rc = encode_payload(w, n, eb);
+	if (rc)
+		return rc;
 
 	size_t bound = ZSTD_compressBound(w->raw.len);
 	ms_buf_reset(&w->out);
@@ -1193,15 +1204,14 @@ mat_dict(ms_sidx_iter *it, unsigned c)
 	}
 }
 
-/* Read, verify and locate the columns of chunk it->next. */
+/* Read chunk bytes [off, off + stored), check its header against the index
+ * entry (nrows) and its checksums, and inflate its payload into it->raw;
+ * *cout is the chunk as read, *hrout the payload size. */
 static int
-load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
+inflate_chunk(ms_sidx_iter *it, uint64_t off, uint32_t stored,
+              uint32_t nrows, const uint8_t **cout, uint32_t *hrout,
+              ms_errbuf *eb)
 {
-	const ms_part *p = it->p;
-	const uint8_t *e = ms__part_entry(p, it->next);
-	uint64_t off = ms_le64(e);
-	uint32_t stored = ms_le32(e + 8), nrows = ms_le32(e + 12);
-	it->next++;
 	const uint8_t *c;
 	int rc = ms__win_get(&it->win, off, stored, &c);
 	if (rc)
@@ -1248,6 +1258,25 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 		return sifail(it, eb, MS_ERR_CORRUPT,
 		              "payload inflated to %zu bytes, not %u", k, hr);
 	it->raw.len = hr;
+	*cout = c;
+	*hrout = hr;
+	return 0;
+}
+
+/* Read, verify and locate the columns of chunk it->next. */
+static int
+load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
+{
+	const ms_part *p = it->p;
+	const uint8_t *e = ms__part_entry(p, it->next);
+	uint64_t off = ms_le64(e);
+	uint32_t stored = ms_le32(e + 8), nrows = ms_le32(e + 12);
+	it->next++;
+	const uint8_t *c = NULL;
+	uint32_t hr = 0;
+	int rc = inflate_chunk(it, off, stored, nrows, &c, &hr, eb);
+	if (rc)
+		return rc;
 	/* Locate the columns: nrows varints, nrows varints, nrows
 	 * lengths, the sum of the lengths in ID bytes, then the tag
 	 * columns, which end the payload exactly. */
