@@ -244,6 +244,24 @@ keep_even(void *ctx, const uint8_t *tid, uint32_t len)
 	return (tid[0] & 1) == 0;
 }
 
+/* Write t's rows as index part id in dir, open it into *p, and move the
+ * rows into all (stealing their blobs, which keeps them alive). */
+static void
+write_input(enum ms_part_kind kind, const char *dir, uint64_t id, tl_rows *t,
+            ms_part **p, tl_rows *all)
+{
+	ms_errbuf eb = { { 0 } };
+	if (ms_sidx_write_rows(kind, dir, id, t->rows, t->n, NULL, NULL, &eb))
+		fail_msg("write: %s", eb.msg);
+	open_part(dir, p);
+	for (size_t k = 0; k < t->n; k++)
+		*tl_add(all) = t->rows[k];
+	for (size_t k = 0; k < t->nblobs; k++)
+		tl_keep(all, t->blobs[k]);
+	free(t->blobs);
+	free(t->rows);
+}
+
 static void
 test_merge(void **state)
 {
@@ -261,18 +279,7 @@ test_merge(void **state)
 		tl_gen(&t, &r, &s);
 		char dir[300];
 		snprintf(dir, sizeof(dir), "%s/in%d", root, i);
-		ms_errbuf eb = { { 0 } };
-		if (ms_sidx_write_rows(kind, dir, (uint64_t)i, t.rows, t.n,
-		                       NULL, NULL, &eb))
-			fail_msg("write: %s", eb.msg);
-		open_part(dir, &in[i]);
-		/* Keep the rows alive in `all` (steal the blobs). */
-		for (size_t k = 0; k < t.n; k++)
-			*tl_add(&all) = t.rows[k];
-		for (size_t k = 0; k < t.nblobs; k++)
-			tl_keep(&all, t.blobs[k]);
-		free(t.blobs);
-		free(t.rows);
+		write_input(kind, dir, (uint64_t)i, &t, &in[i], &all);
 	}
 	ms_sidx_row *want = expected(kind, &all);
 	for (int pass = 0; pass < 2; pass++) {
@@ -401,16 +408,7 @@ test_merge_bytes(void **state)
 			tl_gen(&t, &r, &s);
 			char dir[300];
 			snprintf(dir, sizeof(dir), "%s/b%d-in%d", root, kk, i);
-			if (ms_sidx_write_rows(kind, dir, (uint64_t)i, t.rows,
-			                       t.n, NULL, NULL, &eb))
-				fail_msg("write: %s", eb.msg);
-			open_part(dir, &in[i]);
-			for (size_t k = 0; k < t.n; k++)
-				*tl_add(&all) = t.rows[k];
-			for (size_t k = 0; k < t.nblobs; k++)
-				tl_keep(&all, t.blobs[k]);
-			free(t.blobs);
-			free(t.rows);
+			write_input(kind, dir, (uint64_t)i, &t, &in[i], &all);
 		}
 		char mdir[300], wdir[300];
 		snprintf(mdir, sizeof(mdir), "%s/b%d-merged", root, kk);
