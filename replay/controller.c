@@ -1567,7 +1567,8 @@ log_to_nowhere(void *ctx, int level, const char *plugin, const char *msg)
 	(void)msg;
 }
 
-/* The default work directory (workdir.c): /dev/shm when it has room for
+/* The default work directory (workdir.c): the scratch root
+ * (MERGESCOPE_SCRATCH, else /dev/shm/mergescope-<uid>) when it has room for
  * this fixture's day, else the cache directory's work/ on disk (beside the
  * event database when there is no cache directory). */
 static int
@@ -1597,8 +1598,10 @@ choose_work_dir(ms_replay *r, ms_errbuf *eb)
 			copy_str(disk, sizeof(disk), ".");
 	}
 	ms__work_choice c;
-	ms__work_dir_choose("/dev/shm", ms__work_need_bytes(bytes), disk, base,
-	                    &c);
+	int rc = ms__work_dir_default(ms__work_need_bytes(bytes), disk, base,
+	                              &c, eb);
+	if (rc)
+		return rc;
 	if (!c.shm && ms_fs_mkdir_p(disk, 0755, NULL) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "replay: cannot create the work directory's "

@@ -41,16 +41,24 @@ int ms__stage_tree(const char *from, const char *to, bool allow_link,
 typedef struct ms__work_choice {
 	char dir[PATH_MAX];
 	char why[PATH_MAX + 160]; /* one line: where and why */
-	bool shm;
+	bool shm; /* in the scratch root, not on the disk fallback */
 } ms__work_choice;
 /* Bytes the shard of a day needs at most: twice the fixture's part bytes
  * (all staged, plus merge outputs beside their inputs) and 64 MiB. */
 uint64_t ms__work_need_bytes(uint64_t fixture_bytes);
-/* shm (e.g. /dev/shm) when it is a writable tmpfs with `need` bytes free:
- * <shm>/mergescope-<uid>/<base>.<pid>.shard; else
- * <disk_dir>/<base>.<pid>.shard. out->why says which and why. */
-void ms__work_dir_choose(const char *shm, uint64_t need, const char *disk_dir,
-                         const char *base, ms__work_choice *out);
+/* The scratch root (e.g. /dev/shm/mergescope-<uid>) when its file system
+ * is writable with `need` bytes free and a tmpfs (any file system when
+ * any_fs: a root the user chose): <root>/<base>.<pid>.shard, the root made
+ * (mode 0700) and out->shm set; else <disk_dir>/<base>.<pid>.shard.
+ * out->why says which and why. */
+void ms__work_dir_choose(const char *root, bool any_fs, uint64_t need,
+                         const char *disk_dir, const char *base,
+                         ms__work_choice *out);
+/* The same for the root ms_scratch_root names (MERGESCOPE_SCRATCH, any
+ * file system; else the default, a tmpfs only). Returns 0, or the error
+ * of a bad MERGESCOPE_SCRATCH, with eb naming it. */
+int ms__work_dir_default(uint64_t need, const char *disk_dir, const char *base,
+                         ms__work_choice *out, ms_errbuf *eb);
 
 /* Peaks of the resident set by kind, in bytes (rsswatch.c). */
 typedef struct ms__rss_peaks {
