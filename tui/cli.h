@@ -194,14 +194,17 @@ typedef struct ms__scratch_item {
 } ms__scratch_item;
 
 typedef int (*ms__scratch_fn)(void *arg, const ms__scratch_item *it);
-/* Call fn for each item in the places scratch.c looks (a non-zero return
- * stops the walk and is returned). */
-int ms__scratch_each(ms__scratch_fn fn, void *arg);
+/* Call fn for each item in the places scratch.c looks: the scratch root
+ * (ms_scratch_root) and the cache, nothing else. A non-zero return of fn
+ * stops the walk and is returned; a bad MERGESCOPE_SCRATCH is an error
+ * (eb names it) before any item. */
+int ms__scratch_each(ms__scratch_fn fn, void *arg, ms_errbuf *eb);
 /* Remove one item: 0, MS_ERR_STATE when in use, or an errno-mapped error. */
 int ms__scratch_remove(const ms__scratch_item *it);
 /* Remove the leftovers of dead processes; when there were any, one line on
- * err says how many and how much was freed. */
-void ms__scratch_sweep(FILE *err, const char *cmd);
+ * err says how many and how much was freed. A bad MERGESCOPE_SCRATCH is
+ * one line on err naming it and MS_EXIT_USAGE; else 0. */
+int ms__scratch_sweep(FILE *err, const char *cmd);
 /* $XDG_CACHE_HOME/mergescope (else ~/.cache/mergescope) into buf. */
 int ms__cache_root(char *buf, size_t n);
 

@@ -601,7 +601,8 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 
 	/* Work starts here: first what killed runs left behind, then the
 	 * cached fixture, built when missing. */
-	ms__scratch_sweep(err, a->cmd);
+	if ((rc = ms__scratch_sweep(err, a->cmd)))
+		return rc;
 	if (!a->fixture)
 		return cached_fixture_locked(a, cfg, err);
 	return 0;
