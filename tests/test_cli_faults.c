@@ -94,6 +94,16 @@ run_cli(const char *const *args, char *out, size_t on, char *err, size_t en)
 	return bt_outputs(st, op, out, on, ep, err, en);
 }
 
+/* A headless run of the fixture with no sampler, recording to db. */
+static int
+run_disabled(const char *db, char *out, size_t on, char *err, size_t en)
+{
+	const char *args[] = { "run",   "--headless", "--fixture",
+		               fixture, "--variant",  "disabled",
+		               "--db",  db,           NULL };
+	return run_cli(args, out, on, err, en);
+}
+
 /* Read the child's standard error until `needle` shows (or EOF). */
 static bool
 read_until(int fd, const char *needle, char *buf, size_t n)
@@ -466,10 +476,8 @@ test_leftovers_and_clean(void **state)
 	/* The next run removes the leftovers and says how much it freed. */
 	char db2[PATH_MAX];
 	path_in(db2, sizeof(db2), "after.db");
-	const char *again[] = { "run",   "--headless", "--fixture",
-		                fixture, "--variant",  "disabled",
-		                "--db",  db2,          NULL };
-	assert_int_equal(run_cli(again, out, sizeof(out), err, sizeof(err)), 0);
+	assert_int_equal(run_disabled(db2, out, sizeof(out), err, sizeof(err)),
+	                 0);
 	const char *said = strstr(err, "mergescope run: removed ");
 	assert_non_null(said);
 	assert_non_null(strstr(said, "leftover"));
@@ -545,13 +553,11 @@ refused_root(const char *value, const char *what)
 	path_in(db, sizeof(db), "refused.db");
 	scratch_env(value);
 	const char *cl[] = { "clean", "--dry-run", NULL };
-	const char *rn[] = { "run",   "--headless", "--fixture",
-		             fixture, "--variant",  "disabled",
-		             "--db",  db,           NULL };
 	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)), 64);
 	assert_non_null(strstr(err, "mergescope clean: "));
 	assert_non_null(strstr(err, want));
-	assert_int_equal(run_cli(rn, out, sizeof(out), err, sizeof(err)), 64);
+	assert_int_equal(run_disabled(db, out, sizeof(out), err, sizeof(err)),
+	                 64);
 	assert_non_null(strstr(err, "mergescope run: "));
 	assert_non_null(strstr(err, want));
 	assert_false(exists(db));
@@ -561,11 +567,10 @@ static void
 test_scratch_roots_apart(void **state)
 {
 	(void)state;
-	char *old = getenv(MS_SCRATCH_ENV) ? strdup(getenv(MS_SCRATCH_ENV))
-	                                   : NULL;
+	char *old =
+	        getenv(MS_SCRATCH_ENV) ? strdup(getenv(MS_SCRATCH_ENV)) : NULL;
 	char out[65536], err[16384], line[4096];
-	char a[PATH_MAX], b[PATH_MAX], in_a[PATH_MAX + 32],
-	        in_b[PATH_MAX + 32];
+	char a[PATH_MAX], b[PATH_MAX], in_a[PATH_MAX + 32], in_b[PATH_MAX + 32];
 	path_in(a, sizeof(a), "root-a/scratch");
 	path_in(b, sizeof(b), "root-b");
 	snprintf(in_a, sizeof(in_a), "%s/a.sqlite.101.shard", a);
@@ -585,10 +590,8 @@ test_scratch_roots_apart(void **state)
 	 * shard in A (when A has room for the day). */
 	char db[PATH_MAX];
 	path_in(db, sizeof(db), "roots.db");
-	const char *rn[] = { "run",   "--headless", "--fixture",
-		             fixture, "--variant",  "disabled",
-		             "--db",  db,           NULL };
-	assert_int_equal(run_cli(rn, out, sizeof(out), err, sizeof(err)), 0);
+	assert_int_equal(run_disabled(db, out, sizeof(out), err, sizeof(err)),
+	                 0);
 	assert_non_null(strstr(err, "mergescope run: removed 1 leftover "));
 	assert_false(exists(in_a));
 	assert_true(exists(in_b));

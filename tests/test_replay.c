@@ -920,8 +920,8 @@ test_work_dir_choice(void **state)
 
 	/* The default root follows MERGESCOPE_SCRATCH; a bad value is an
 	 * error naming it. */
-	char *old = getenv(MS_SCRATCH_ENV) ? strdup(getenv(MS_SCRATCH_ENV))
-	                                   : NULL;
+	char *old =
+	        getenv(MS_SCRATCH_ENV) ? strdup(getenv(MS_SCRATCH_ENV)) : NULL;
 	ms_errbuf eb = { { 0 } };
 	snprintf(root, sizeof(root), "%s/scratch-env", rt.root);
 	set_env(MS_SCRATCH_ENV, root);

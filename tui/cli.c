@@ -37,8 +37,10 @@ usage(FILE *out)
 	        "                      `clean` and the start-up sweep look "
 	        "only there and in\n"
 	        "                      the cache\n"
-	        "  XDG_CACHE_HOME      the cache is its mergescope/ (default "
-	        "~/.cache)\n");
+	        "  XDG_CACHE_HOME      the cache is $XDG_CACHE_HOME/mergescope "
+	        "(default\n"
+	        "                      ~/.cache/mergescope): fixtures, run "
+	        "databases\n");
 	fprintf(out, "\n`mergescope COMMAND --help` describes a command.\n");
 }
 

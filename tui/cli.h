@@ -62,6 +62,17 @@ size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
 /* Each command's descriptor points at its table; tests/fuzz/fuzz_cli.c
  * parses with the same tables. */
 
+/* The help lines of --work-dir, the same in `run` and `tui`. */
+#define MS__HELP_WORK_DIR                                                      \
+	"  --work-dir DIR       where the run's scratch shard goes (new or\n"  \
+	"                       empty; deleted after the run). Default:\n"     \
+	"                       the scratch directory when it has room\n"      \
+	"                       for twice the day (by default\n"               \
+	"                       /dev/shm/mergescope-<uid>, on a tmpfs;\n"      \
+	"                       MERGESCOPE_SCRATCH=DIR names another),\n"      \
+	"                       else the cache directory's work/ (one\n"       \
+	"                       line says which)\n"
+
 /* The help lines of --plugin-host, --profile and --envelope, which `run`
  * and `tui` accept alike. */
 #define MS__HELP_HOST_AND_LIMITS                                               \

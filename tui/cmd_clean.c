@@ -30,11 +30,11 @@ static const char usage[] =
         "                    (90s, 30m, 12h, 7d)\n"
         "  --dry-run         remove nothing; say what would be removed\n"
         "\n"
-        "Environment:\n"
+        "environment:\n"
         "  MERGESCOPE_SCRATCH  the scratch directory, an absolute path\n"
         "                      (default /dev/shm/mergescope-<uid>)\n"
-        "  XDG_CACHE_HOME      the cache is its mergescope/ (default\n"
-        "                      ~/.cache/mergescope)\n";
+        "  XDG_CACHE_HOME      the cache is $XDG_CACHE_HOME/mergescope\n"
+        "                      (default ~/.cache/mergescope)\n";
 
 struct clean {
 	FILE *out;

@@ -71,17 +71,9 @@ static const char usage[] =
         "  --staging S          how a sampling merge writes what it keeps:\n"
         "                       retain (default: from the payload it\n"
         "                       staged) or reread (re-read from "
-        "inputs)\n" MS__HELP_HOST_AND_LIMITS
+        "inputs)\n" MS__HELP_HOST_AND_LIMITS MS__HELP_WORK_DIR
         "  --db FILE            record events to FILE (new; default under\n"
         "                       $XDG_CACHE_HOME/mergescope/runs/)\n"
-        "  --work-dir DIR       where the run's scratch shard goes (new or\n"
-        "                       empty; deleted after the run). Default:\n"
-        "                       the scratch directory when it has room\n"
-        "                       for twice the day (by default\n"
-        "                       /dev/shm/mergescope-<uid>, on a tmpfs;\n"
-        "                       MERGESCOPE_SCRATCH=DIR names another),\n"
-        "                       else the cache directory's work/ (one\n"
-        "                       line says which)\n"
         "  --json FILE          also write the report as JSON to FILE (a\n"
         "                       new file; an existing one needs --force)\n"
         "  --force              replace an existing --json FILE\n"

@@ -50,15 +50,7 @@ static const char usage[] =
         "bypassed\n" MS__HELP_HOST_AND_LIMITS
         "  --db FILE            record events to FILE (new; default under\n"
         "                       $XDG_CACHE_HOME/mergescope/runs/, shown on\n"
-        "                       the status line)\n"
-        "  --work-dir DIR       where the run's scratch shard goes (new or\n"
-        "                       empty; deleted after the run). Default:\n"
-        "                       the scratch directory when it has room\n"
-        "                       for twice the day (by default\n"
-        "                       /dev/shm/mergescope-<uid>, on a tmpfs;\n"
-        "                       MERGESCOPE_SCRATCH=DIR names another),\n"
-        "                       else the cache directory's work/ (one\n"
-        "                       line says which)\n"
+        "                       the status line)\n" MS__HELP_WORK_DIR
         "  --wait-timeout T     fail the run when merge-idle takes longer\n"
         "                       than T while running (90, 90s, 10m, 1h;\n"
         "                       default 10m; time stopped does not count)\n"
