@@ -542,8 +542,8 @@ scratch_env(const char *value)
 		assert_int_equal(unsetenv(MS_SCRATCH_ENV), 0);
 }
 
-/* A bad MERGESCOPE_SCRATCH: `clean` and `run` refuse it (64) with one
- * line naming the variable, its value and what is wrong. */
+/* A bad MERGESCOPE_SCRATCH: `clean`, `run` and `fixture build` refuse it
+ * (64) with one line naming the variable, its value and what is wrong. */
 static void
 refused_root(const char *value, const char *what)
 {
@@ -561,6 +561,14 @@ refused_root(const char *value, const char *what)
 	assert_non_null(strstr(err, "mergescope run: "));
 	assert_non_null(strstr(err, want));
 	assert_false(exists(db));
+	char fx[PATH_MAX];
+	path_in(fx, sizeof(fx), "refused-fixture");
+	const char *fb[] = { "fixture", "build", "--preset", "smoke", "--seed",
+		             "3",       "--out", fx,         NULL };
+	assert_int_equal(run_cli(fb, out, sizeof(out), err, sizeof(err)), 64);
+	assert_non_null(strstr(err, "mergescope fixture build: "));
+	assert_non_null(strstr(err, want));
+	assert_false(exists(fx));
 }
 
 static void

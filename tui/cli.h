@@ -212,6 +212,9 @@ typedef int (*ms__scratch_fn)(void *arg, const ms__scratch_item *it);
 int ms__scratch_each(ms__scratch_fn fn, void *arg, ms_errbuf *eb);
 /* Remove one item: 0, MS_ERR_STATE when in use, or an errno-mapped error. */
 int ms__scratch_remove(const ms__scratch_item *it);
+/* 0, or MS_EXIT_USAGE after one line on err naming a bad
+ * MERGESCOPE_SCRATCH: for commands to refuse it before their work. */
+int ms__scratch_check(FILE *err, const char *cmd);
 /* Remove the leftovers of dead processes; when there were any, one line on
  * err says how many and how much was freed. A bad MERGESCOPE_SCRATCH is
  * one line on err naming it and MS_EXIT_USAGE; else 0. */

@@ -6,9 +6,6 @@
  */
 #include "cli.h"
 
-#include "ms_fixture.h"
-
-#include <limits.h>
 #include <string.h>
 
 static const char usage[] =
@@ -115,12 +112,10 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		if (c.older_s == 0)
 			c.older_s = 1;
 	}
+	int rc = ms__scratch_check(err, "clean");
+	if (rc)
+		return rc;
 	ms_errbuf eb = { { 0 } };
-	char where[PATH_MAX];
-	if (ms_scratch_root(where, sizeof(where), NULL, &eb)) {
-		fprintf(err, "mergescope clean: %s\n", eb.msg);
-		return MS_EXIT_USAGE;
-	}
 	fprintf(out, "%-18s %8s %6s  %-13s %s\n", "what", "size", "age",
 	        "action", "path");
 	if (ms__scratch_each(one, &c, &eb)) {

@@ -9,10 +9,9 @@
  * frozen shards beside them), $XDG_CACHE_HOME/mergescope/runs/ (default
  * databases), $XDG_CACHE_HOME/mergescope/work/ (scratch shards when the
  * scratch root has no room) and $XDG_CACHE_HOME/mergescope/ (fixture
- * builds). Nowhere else: instances
- * given different scratch roots (and caches) never touch each other's
- * leftovers. Directories given with --work-dir or --db elsewhere are the
- * user's to remove.
+ * builds). Nowhere else: instances given different scratch roots (and
+ * caches) never touch each other's leftovers. Directories given with
+ * --work-dir or --db elsewhere are the user's to remove.
  *
  * What is what: a directory's owner record (core/include/ms_owner.h) says its
  * kind and whose it is. scratch, frozen-tmp and fixture-tmp directories
@@ -291,6 +290,17 @@ sweep_one(void *arg, const ms__scratch_item *it)
 		s->failed++;
 	}
 	return 0;
+}
+
+int
+ms__scratch_check(FILE *err, const char *cmd)
+{
+	char root[PATH_MAX];
+	ms_errbuf eb = { { 0 } };
+	if (ms_scratch_root(root, sizeof(root), NULL, &eb) == 0)
+		return 0;
+	fprintf(err, "mergescope %s: %s\n", cmd, eb.msg);
+	return MS_EXIT_USAGE;
 }
 
 int
