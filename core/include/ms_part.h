@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MS_PART_FORMAT_VERSION 3
+#define MS_PART_FORMAT_VERSION 4
 #define MS_BLOCK_SPLIT_BYTES (2u << 20) /* span-body bytes per block */
 #define MS_BLOOM_K 10
 #define MS_BLOOM_BITS_PER_ITEM 16
