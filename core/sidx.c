@@ -1,7 +1,8 @@
 /*
  * sidx.c - secondary index parts (latency, start_time): building index rows
- * from core rows, writing them in zstd-compressed chunks, reading them back
- * in order, and merging index parts with pruning of dropped traces.
+ * from core rows, writing them in chunks of columns each compressed on its
+ * own, reading them back in order, and merging index parts with pruning of
+ * dropped traces.
  * Layout: core/FORMAT.md, "Index part".
  *
  * Writer design:
@@ -10,7 +11,8 @@
  *     written, their tag values copied into `vals` (the caller's strings
  *     are borrowed only during the add); chunk_cap starts at the row hint
  *     (or small) and doubles. A chunk full of rows or of tag values
- *     (CHUNK_VALS) is encoded into `raw` (sized to a bound), compressed
+ *     (CHUNK_VALS) is encoded into `raw` (sized to a bound, piece_end
+ *     marking where each column ends), its columns compressed one by one
  *     into `out` and written at once, so `out` holds one chunk at most.
  *  3. data_off is the byte length of the data section including `out`;
  *     `content` has absorbed exactly those bytes.
@@ -891,7 +893,8 @@ ms__sidx_check_index(const ms_part *p, ms_errbuf *eb)
 
 /*
  * Iterator design:
- *  1. A loaded chunk is kept uncompressed in `raw` only: its columns
+ *  1. A loaded chunk is kept uncompressed in `raw` only (its pieces
+ *     inflated there back to back): its columns
  *     (series deltas, key deltas, ID lengths, IDs, then the tag columns)
  *     are located by load_chunk, which also checks their lengths, every ID
  *     length and every tag value, and copies the dictionaries' values into

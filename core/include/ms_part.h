@@ -137,7 +137,7 @@ typedef struct ms_part_writer ms_part_writer;
 typedef struct ms_part_writer_opts {
 	ms_mem *mem;    /* borrowed; NULL = uncounted malloc */
 	ms_io *io;      /* borrowed; NULL = not counted */
-	int zstd_level; /* 0 = 3 */
+	int zstd_level; /* 0 = 3 (core blocks), 1 (index chunk pieces) */
 	uint32_t depth; /* merge depth to record */
 	/* Skip every fsync: for bulk builds (a fixture) that write many
 	 * parts into a staging directory and make them durable with one
