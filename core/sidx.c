@@ -187,7 +187,14 @@ struct ms_sidx_writer {
 	char *path; /* the part file being written */
 	size_t path_size;
 	int fd;
+	/* A writer expecting full chunks compresses with a static context
+	 * in one workspace (cws) sized for the level and any input: its
+	 * pieces range from bytes to hundreds of KiB, and a context that
+	 * grows with them would reallocate several times. A smaller part
+	 * lets zstd size the context (cws NULL). */
 	ZSTD_CCtx *cctx;
+	void *cws;
+	size_t cws_size;
 	wrow *chunk;
 	size_t nchunk, chunk_cap;
 	ms_buf raw, out, index;
@@ -226,7 +233,10 @@ swriter_free(ms_sidx_writer *w)
 		return;
 	if (w->fd >= 0)
 		close(w->fd);
-	ZSTD_freeCCtx(w->cctx);
+	if (w->cws)
+		ms_mem_free(w->mem, w->cws, w->cws_size);
+	else
+		ZSTD_freeCCtx(w->cctx);
 	ms_buf_release(&w->raw);
 	ms_buf_release(&w->out);
 	ms_buf_release(&w->index);
@@ -298,7 +308,14 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_path,
 	               : rows_hint > MS__CHUNK_ROWS ? MS__CHUNK_ROWS
 	                                            : (size_t)rows_hint;
 	w->chunk = ms_mem_alloc(o.mem, w->chunk_cap * sizeof(wrow));
-	w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
+	if (rows_hint >= MS__CHUNK_ROWS) {
+		w->cws_size = ZSTD_estimateCCtxSize(o.zstd_level);
+		w->cws = ms_mem_alloc(o.mem, w->cws_size);
+		w->cctx = w->cws ? ZSTD_initStaticCCtx(w->cws, w->cws_size)
+		                 : NULL;
+	} else {
+		w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
+	}
 	if (!w->path || !w->chunk || !w->cctx) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "index part %s: writer", idstr);
 		goto fail;
