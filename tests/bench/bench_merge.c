@@ -26,6 +26,7 @@
  */
 #define BENCH_NAME "bench_merge"
 #include "bench_seed.h"
+#include "bench_pieces.h"
 
 #include <zstd.h>
 
@@ -128,14 +129,9 @@ floor_index(floor_set *f, const ms_part *p)
 		size_t at = f->len;
 		floor_append(f, buf, stored);
 		for (size_t o = 0; o < stored;) {
-			uint8_t codec = buf[o++];
-			size_t size = 0;
-			for (unsigned sh = 0; o < stored; sh += 7) {
-				size |= (size_t)(buf[o] & 0x7f) << sh;
-				if (!(buf[o++] & 0x80))
-					break;
-			}
-			if (size > stored - o)
+			uint8_t codec;
+			size_t size;
+			if (!bench_piece(buf, stored, &o, &codec, &size))
 				die("index chunk piece", NULL);
 			unsigned long long raw =
 			        ZSTD_getFrameContentSize(buf + o, size);

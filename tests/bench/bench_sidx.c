@@ -16,6 +16,7 @@
  * Usage: bench_sidx [-r REPS] PART...     (REPS default 7)
  */
 #define _POSIX_C_SOURCE 200809L
+#include "bench_pieces.h"
 #include "bench_stats.h"
 #include "ms_clock.h"
 #include "ms_part.h"
@@ -81,18 +82,10 @@ add_chunk(set *s, const uint8_t *z, size_t stored, size_t raw)
 		die("out of memory");
 	size_t o = 0;
 	for (int k = 0; k < NCOL; k++) {
-		if (o >= stored)
+		size_t o0 = o, size;
+		uint8_t codec;
+		if (!bench_piece(z, stored, &o, &codec, &size))
 			die("chunk payload cut short");
-		size_t o0 = o;
-		uint8_t codec = z[o++];
-		size_t size = 0;
-		for (unsigned sh = 0; o < stored; sh += 7) {
-			size |= (size_t)(z[o] & 0x7f) << sh;
-			if (!(z[o++] & 0x80))
-				break;
-		}
-		if (size > stored - o)
-			die("piece longer than its chunk");
 		size_t n = size;
 		if (codec == 1) {
 			n = ZSTD_decompress(c->raw + c->len, raw - c->len,
