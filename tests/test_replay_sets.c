@@ -188,9 +188,10 @@ static void
 test_blkcache(void **state)
 {
 	(void)state;
-	/* More blocks than the cache's first table holds at half load
-	 * (65,536 slots) and than several of its chunks (4,096). */
-	enum { NTR = 40000 };
+	/* More blocks than the cache's first table holds at three quarters
+	 * load (49,152 of 65,536 slots) and than several of its chunks
+	 * (4,096). */
+	enum { NTR = 50000 };
 	char tmpl[] = "/tmp/ms-test-replay-sets-XXXXXX";
 	char *dir = mkdtemp(tmpl);
 	assert_non_null(dir);
