@@ -106,6 +106,22 @@ typedef struct ms__chunks {
 void *ms__chunks_add(ms__chunks *c, size_t bytes);
 void ms__chunks_release(ms__chunks *c);
 
+/* Large arrays straight from the kernel, never through malloc (bigmem.c
+ * says why). ms__big_alloc: `bytes` of zeroed memory owned by the caller,
+ * NULL when there is none; ms__big_free takes it back (NULL is fine) with
+ * the size it was allocated with. ms__big_reserve: room for `need`
+ * elements of `size` bytes in the array at *p of capacity *cap (both 0 and
+ * NULL at first; the capacity at least doubles, the contents are kept);
+ * 0, or MS_ERR_NOMEM with *p and *cap as they were. */
+void *ms__big_alloc(size_t bytes);
+void ms__big_free(void *p, size_t bytes);
+int ms__big_reserve(void **p, size_t *cap, size_t need, size_t size);
+/* Sort n elements of `size` bytes at base by cmp (stable: a merge sort
+ * whose scratch, n * size bytes, comes from ms__big_alloc). 0 or
+ * MS_ERR_NOMEM, base then unchanged. */
+int ms__big_sort(void *base, size_t n, size_t size,
+                 int (*cmp)(const void *, const void *));
+
 /* Trace IDs packed in chunks (dropset.c). Zero-initialized is empty. */
 typedef struct ms__idpool {
 	ms__chunks ch;
