@@ -81,6 +81,45 @@ test_counters_and_peak(void **state)
 	assert_int_equal(s.count, 0);
 }
 
+/* A counter that ran beside m (same parent) folded into m as if its
+ * allocations had been made through m from m's live bytes at the time. */
+static void
+test_absorb(void **state)
+{
+	(void)state;
+	ms_mem parent, m, side;
+	ms_mem_init(&parent, NULL);
+	ms_mem_init(&m, &parent);
+	ms_mem_init(&side, &parent);
+	void *a = ms_mem_alloc(&m, 1000);
+	void *b = ms_mem_alloc(&side, 300);
+	void *c = ms_mem_alloc(&side, 200);
+	ms_mem_free(&side, b, 300);
+	ms_mem_absorb(&m, &side, 1000);
+	ms_mem_stats st;
+	ms_mem_stats_get(&m, &st);
+	assert_int_equal(st.bytes, 1500);
+	assert_int_equal(st.count, 3);
+	assert_int_equal(st.frees, 1);
+	assert_int_equal(st.live, 1200);
+	assert_int_equal(st.peak_live, 1500); /* 1000 + the side's 500 */
+	/* The parent counted the side's allocations itself, once. */
+	ms_mem_stats_get(&parent, &st);
+	assert_int_equal(st.bytes, 1500);
+	assert_int_equal(st.live, 1200);
+	/* A lower peak leaves m's alone. */
+	ms_mem other;
+	ms_mem_init(&other, &parent);
+	void *d = ms_mem_alloc(&other, 10);
+	ms_mem_free(&other, d, 10);
+	ms_mem_absorb(&m, &other, 0);
+	ms_mem_stats_get(&m, &st);
+	assert_int_equal(st.peak_live, 1500);
+	assert_int_equal(st.live, 1200);
+	ms_mem_free(&m, a, 1000);
+	ms_mem_free(&side, c, 200);
+}
+
 static void
 test_fail_injection(void **state)
 {
@@ -395,6 +434,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counters_and_peak),
+		cmocka_unit_test(test_absorb),
 		cmocka_unit_test(test_fail_injection),
 		cmocka_unit_test(test_parent_chaining),
 		cmocka_unit_test(test_buf),

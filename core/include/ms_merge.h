@@ -4,8 +4,10 @@
  * one transaction.
  *
  * The dispatcher (engine) decides what to merge and on which lane; this
- * module does the work on the calling thread and reports everything it
- * measured in an ms_merge_result. A merge is lossless unless a sampling
+ * module does the work on the calling thread (and, for the latency index
+ * child, on one thread it starts and joins while the start_time child runs
+ * on the calling thread) and reports everything it measured in an
+ * ms_merge_result. A merge is lossless unless a sampling
  * pipeline is given and decides to drop complete traces.
  *
  * Contract:
@@ -244,7 +246,9 @@ typedef struct ms_merge_result {
 	/* Resources. */
 	int64_t started_mono_ns; /* CLOCK_MONOTONIC at entry */
 	int64_t wall_ns;
-	int64_t cpu_ns; /* CLOCK_THREAD_CPUTIME_ID of the merge */
+	/* CLOCK_THREAD_CPUTIME_ID of the merge: the calling thread's plus
+	 * that of the thread running the latency index child. */
+	int64_t cpu_ns;
 	int64_t stage_wall_ns[MS_MERGE_STAGE_COUNT];
 	uint64_t alloc_bytes; /* through the merge's own ms_mem */
 	uint64_t alloc_count;
@@ -262,7 +266,8 @@ typedef struct ms_merge_result {
 } ms_merge_result;
 
 /*
- * Run one merge described by req on the calling thread. res is always
+ * Run one merge described by req on the calling thread (plus one thread
+ * of its own during the index stage, joined before it returns). res is always
  * filled (also on failure). Returns 0 or the negative ms_err also stored in
  * res->err; eb (may be NULL) gets the same message.
  */
