@@ -906,12 +906,16 @@ index_keep(void *ctx, const uint8_t *tid, uint32_t len)
  * as if the latency child had run first and the start_time child after it
  * (ms_mem_absorb): a merge's allocation figures do not depend on how the
  * children ran. They run in turn, through the merge's own counter, when
+ * their inputs are smaller than INDEX_AT_ONCE_BYTES (starting a thread,
+ * and on a busy machine waiting for it to be scheduled, would cost more
+ * than it saves: bench_merge's 150-row merge took twice as long), when
  * the test hooks fail allocations (the Nth allocation must not depend on
  * how two threads interleave), when the merge has more than
  * INDEX_AT_ONCE_MAX inputs (the part lists then do not fit on the stack)
  * or when no thread can be started.
  */
 #define INDEX_AT_ONCE_MAX 64
+#define INDEX_AT_ONCE_BYTES ((uint64_t)256 << 10)
 
 typedef struct index_child {
 	merge_ctx *c;
@@ -973,6 +977,7 @@ index_thread(void *arg)
 {
 	index_child *x = arg;
 	int64_t cpu0 = ms_rusage_thread_cpu_ns();
+	x->c->res->index[x->kind].apart = true;
 	x->rc = merge_index(x);
 	x->cpu_ns = ms_rusage_thread_cpu_ns() - cpu0;
 	return NULL;
@@ -1002,6 +1007,24 @@ index_at_once(merge_ctx *c, index_child *lat, index_child *st)
 	return true;
 }
 
+/* The compressed bytes of every index input, both kinds (0 if one is
+ * missing: merge_index then says which). */
+static uint64_t
+index_input_bytes(const merge_ctx *c)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < c->nsrcs; i++)
+		for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
+			const ms_part *p =
+			        ms_view_find(c->view, c->req->inputs[i],
+			                     (enum ms_part_kind)k);
+			if (!p)
+				return 0;
+			n += ms_part_get_meta(p)->compressed_bytes;
+		}
+	return n;
+}
+
 static int
 merge_indexes(merge_ctx *c)
 {
@@ -1013,7 +1036,8 @@ merge_indexes(merge_ctx *c)
 	};
 	bool hooked = c->hooks && c->hooks->fail_alloc_at;
 	bool ran = false;
-	if (!hooked && c->nsrcs <= INDEX_AT_ONCE_MAX) {
+	if (!hooked && c->nsrcs <= INDEX_AT_ONCE_MAX &&
+	    index_input_bytes(c) >= INDEX_AT_ONCE_BYTES) {
 		x[0].parts = lat_parts;
 		x[1].parts = st_parts;
 		ran = index_at_once(c, &x[0], &x[1]);

@@ -599,10 +599,10 @@ test_result_figures(void **state)
 	fx_close(&f);
 }
 
-/* The two index children run at once (no allocation hook) or in turn
- * (a hook that never fires): the same output, the same index figures and
- * the same allocation figures, the children's memory all freed and
- * forwarded to the parent either way. */
+/* The two index children run at once (no allocation hook, index inputs
+ * over 256 KiB) or in turn (a hook that never fires): the same output,
+ * the same index figures and the same allocation figures, the children's
+ * memory all freed and forwarded to the parent either way. */
 static void
 test_index_children_at_once_as_in_turn(void **state)
 {
@@ -615,7 +615,7 @@ test_index_children_at_once_as_in_turn(void **state)
 		fx_open(&f);
 		gen_set all = { 0 };
 		uint64_t ids[3];
-		put_fragmented(&f, &all, ids, 90);
+		put_fragmented(&f, &all, ids, 6000);
 		assert_int_equal(
 		        do_merge(&f, ids, 3, i ? &in_turn : NULL, &res[i]), 0);
 		fx_ledgers(&f, &led[i]);
@@ -627,6 +627,9 @@ test_index_children_at_once_as_in_turn(void **state)
 		gen_free(&all);
 		fx_close(&f);
 	}
+	assert_true(res[0].index[MS_KIND_LATENCY].apart);
+	assert_false(res[0].index[MS_KIND_START_TIME].apart);
+	assert_false(res[1].index[MS_KIND_LATENCY].apart);
 	assert_int_equal(res[0].output.checksum, res[1].output.checksum);
 	assert_true(ms_ledger_set_equal(&led[0], &led[1]));
 	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
@@ -637,6 +640,9 @@ test_index_children_at_once_as_in_turn(void **state)
 		assert_int_equal(a->blocks_out, b->blocks_out);
 		assert_int_equal(a->bytes_out, b->bytes_out);
 	}
+	assert_true(res[0].index[MS_KIND_LATENCY].bytes_in +
+	                    res[0].index[MS_KIND_START_TIME].bytes_in >=
+	            256 << 10);
 	assert_int_equal(res[0].alloc_bytes, res[1].alloc_bytes);
 	assert_int_equal(res[0].alloc_count, res[1].alloc_count);
 	assert_int_equal(res[0].peak_live, res[1].peak_live);

@@ -141,6 +141,9 @@ typedef struct ms_merge_index_stats {
 	uint64_t bytes_out; /* compressed bytes of the output */
 	int64_t wall_ns;
 	bool done; /* the child merge completed */
+	/* It ran on a thread of its own, beside the other child (the
+	 * latency child of a merge whose index inputs are large enough). */
+	bool apart;
 } ms_merge_index_stats;
 
 /* The classification (enum ms_sampling_class, enum ms_sampling_reason)
