@@ -181,6 +181,21 @@ test_index_rows(void **state)
 		assert_false(ms_ledger_equal(&one, &c[i]));
 }
 
+/* An index row with instance, endpoint and tags set (series, key and
+ * value are add_irow's). */
+static ms_sidx_row
+irow_base(const char **tags, uint32_t ntags)
+{
+	ms_sidx_row r;
+	memset(&r, 0, sizeof(r));
+	r.other = 1700000000000000000;
+	r.instance = "inst-1";
+	r.endpoint = "/cart";
+	r.tags = tags;
+	r.ntags = ntags;
+	return r;
+}
+
 /* The row hashes themselves, for rows that fit the encoder's staging
  * buffer and rows that stream through it (a long body, a long tag): any
  * change to the canonical encodings or to how they are hashed changes
@@ -202,12 +217,7 @@ test_hash_vectors(void **state)
 	assert_int_equal(lo, 0x1aab9e73c74e9a71ull);
 	assert_int_equal(hi, 0x109194a684eccbd5ull);
 	const char *tags[] = { "http.method=GET", big, "status=200" };
-	ms_sidx_row ir;
-	memset(&ir, 0, sizeof(ir));
-	ir.other = 1700000000000000000;
-	ir.instance = "inst-1";
-	ir.endpoint = "/cart";
-	ir.tags = tags;
+	ms_sidx_row ir = irow_base(tags, 1);
 	const uint8_t val[] = "\x01trace-0001";
 	static const uint64_t want[2][2] = {
 		{ 0x063af522efebfbb0ull, 0x1696ab0320f2b0c4ull },
@@ -233,13 +243,7 @@ test_index_row_tags(void **state)
 	const char *tags[] = { "http.method=GET", "status=200" };
 	const char *tags2[] = { "http.method=GET", "status=500" };
 	const char *tags3[] = { "http.method=GETstatus=200", "" };
-	ms_sidx_row base;
-	memset(&base, 0, sizeof(base));
-	base.other = 1700000000000000000;
-	base.instance = "inst-1";
-	base.endpoint = "/cart";
-	base.tags = tags;
-	base.ntags = 2;
+	ms_sidx_row base = irow_base(tags, 2);
 	ms_ledger one, same;
 	ms_ledger_init(&one);
 	ms_ledger_init(&same);
