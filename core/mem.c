@@ -38,25 +38,6 @@ ms_mem_reset_peak(ms_mem *m)
 }
 
 void
-ms_mem_absorb(ms_mem *m, const ms_mem *child, int64_t base_live)
-{
-	ms_mem_stats c;
-	ms_mem_stats_get(child, &c);
-	if (!m)
-		return;
-	atomic_fetch_add(&m->bytes, c.bytes);
-	atomic_fetch_add(&m->count, c.count);
-	atomic_fetch_add(&m->frees, c.frees);
-	atomic_fetch_add(&m->failed, c.failed);
-	atomic_fetch_add(&m->live, c.live);
-	int64_t want = base_live + c.peak_live;
-	int64_t peak = atomic_load(&m->peak_live);
-	while (want > peak &&
-	       !atomic_compare_exchange_weak(&m->peak_live, &peak, want))
-		;
-}
-
-void
 ms_mem_fail_at(ms_mem *m, uint64_t n, bool every)
 {
 	if (!m)

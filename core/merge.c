@@ -24,10 +24,8 @@
  *     writer; for a lossless merge rows_out == rows_in and the output's time
  *     bounds equal the inputs'.
  *  5. The latency and start_time index parts of the same inputs are merged
- *     into index parts with the output's ID (ms_sidx_merge), the two at
- *     once (the latency child on a thread of its own, merge_indexes), then
- *     core and both indexes are published by one ms_shard_replace: the
- *     commit point.
+ *     into index parts with the output's ID (ms_sidx_merge), then core and
+ *     both indexes are published by one ms_shard_replace: the commit point.
  *  6. Until that commit nothing is visible: any failure (read, write,
  *     allocation, index, publish, injected) aborts the writers, removes the
  *     temporary output directories and returns an error naming the part;
@@ -90,7 +88,6 @@
 #include "ms_sidx.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,9 +224,6 @@ typedef struct merge_ctx {
 	const held *adding;      /* that trace, during ms_stager_add */
 	const ms_merge_hooks *hooks; /* tests only (merge_int.h) */
 	ms_stager_test stest;        /* from the test hooks */
-	/* CPU of the threads the merge started (an index child run beside
-	 * the other), added to the merge's. */
-	int64_t side_cpu_ns;
 } merge_ctx;
 
 /* Internal: the guard's revalidation failed; redo the merge. */
@@ -897,167 +891,52 @@ index_keep(void *ctx, const uint8_t *tid, uint32_t len)
 	return !ms_dropset_contains(ctx, tid, len);
 }
 
-/*
- * The two index children are independent (each reads its own kind's input
- * parts and writes its own output part), so they run at once: the latency
- * child on a thread of its own, the start_time child on the merging
- * thread. Each then counts its memory in a counter of its own under the
- * merge's parent, and both are folded into the merge's counter afterwards
- * as if the latency child had run first and the start_time child after it
- * (ms_mem_absorb): a merge's allocation figures do not depend on how the
- * children ran. They run in turn, through the merge's own counter, when
- * their inputs are smaller than INDEX_AT_ONCE_BYTES (starting a thread,
- * and on a busy machine waiting for it to be scheduled, would cost more
- * than it saves: bench_merge's 150-row merge took twice as long), when
- * the test hooks fail allocations (the Nth allocation must not depend on
- * how two threads interleave), when the merge has more than
- * INDEX_AT_ONCE_MAX inputs (the part lists then do not fit on the stack)
- * or when no thread can be started.
- */
-#define INDEX_AT_ONCE_MAX 64
-#define INDEX_AT_ONCE_BYTES ((uint64_t)256 << 10)
-
-typedef struct index_child {
-	merge_ctx *c;
-	enum ms_part_kind kind;
-	const ms_part **parts; /* c->nsrcs entries */
-	ms_mem *mem;           /* c->mem, or &own when run at once */
-	ms_mem own;
-	ms_errbuf eb;
-	int rc;
-	int64_t cpu_ns; /* on a thread of its own: that thread's CPU */
-} index_child;
-
-static int
-merge_index(index_child *x)
-{
-	merge_ctx *c = x->c;
-	ms_merge_index_stats *st = &c->res->index[x->kind];
-	int64_t t0 = ms_mono_ns();
-	for (size_t i = 0; i < c->nsrcs; i++) {
-		x->parts[i] = ms_view_find(c->view, c->req->inputs[i], x->kind);
-		if (!x->parts[i])
-			return ms_fail(&x->eb, MS_ERR_NOTFOUND,
-			               "part %s: no %s index part",
-			               c->srcs[i].name,
-			               ms_part_kind_name(x->kind));
-		const ms_part_meta *m = ms_part_get_meta(x->parts[i]);
-		st->rows_in += m->rows;
-		st->blocks_in += m->blocks;
-		st->bytes_in += m->compressed_bytes;
-	}
-	ms_part_writer_opts o = {
-		.mem = x->mem,
-		.io = c->io,
-		.zstd_level = c->req->zstd_level,
-		.depth = c->res->max_input_depth + 1,
-	};
-	ms_part_meta om;
-	uint64_t pruned = 0;
-	/* HOOK B: with confirmed drops, an index row is kept iff its trace
-	 * is not in the drop set (exact lookup). */
-	bool prune = c->drops && ms_dropset_count(c->drops) > 0;
-	int rc = ms_sidx_merge(x->kind, (const ms_part *const *)x->parts,
-	                       c->nsrcs, prune ? index_keep : NULL,
-	                       prune ? c->drops : NULL, c->tmp[x->kind],
-	                       c->out_id, &o, &om, &pruned, &x->eb);
-	if (rc < 0)
-		return rc;
-	st->rows_out = om.rows;
-	st->rows_pruned = pruned;
-	st->blocks_out = om.blocks;
-	st->bytes_out = om.compressed_bytes;
-	st->wall_ns = ms_mono_ns() - t0;
-	st->done = true;
-	return 0;
-}
-
-static void *
-index_thread(void *arg)
-{
-	index_child *x = arg;
-	int64_t cpu0 = ms_rusage_thread_cpu_ns();
-	x->c->res->index[x->kind].apart = true;
-	x->rc = merge_index(x);
-	x->cpu_ns = ms_rusage_thread_cpu_ns() - cpu0;
-	return NULL;
-}
-
-/* Both children at once (see above); false if no thread could be started
- * (nothing was run). */
-static bool
-index_at_once(merge_ctx *c, index_child *lat, index_child *st)
-{
-	ms_mem_stats before;
-	ms_mem_stats_get(c->mem, &before);
-	lat->mem = &lat->own;
-	st->mem = &st->own;
-	ms_mem_init(&lat->own, c->req->parent_mem);
-	ms_mem_init(&st->own, c->req->parent_mem);
-	pthread_t t;
-	if (pthread_create(&t, NULL, index_thread, lat) != 0)
-		return false;
-	st->rc = merge_index(st);
-	pthread_join(t, NULL);
-	c->side_cpu_ns += lat->cpu_ns;
-	ms_mem_stats l;
-	ms_mem_stats_get(&lat->own, &l);
-	ms_mem_absorb(c->mem, &lat->own, before.live);
-	ms_mem_absorb(c->mem, &st->own, before.live + l.live);
-	return true;
-}
-
-/* The compressed bytes of every index input, both kinds (0 if one is
- * missing: merge_index then says which). */
-static uint64_t
-index_input_bytes(const merge_ctx *c)
-{
-	uint64_t n = 0;
-	for (size_t i = 0; i < c->nsrcs; i++)
-		for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
-			const ms_part *p =
-			        ms_view_find(c->view, c->req->inputs[i],
-			                     (enum ms_part_kind)k);
-			if (!p)
-				return 0;
-			n += ms_part_get_meta(p)->compressed_bytes;
-		}
-	return n;
-}
-
 static int
 merge_indexes(merge_ctx *c)
 {
-	const ms_part *lat_parts[INDEX_AT_ONCE_MAX];
-	const ms_part *st_parts[INDEX_AT_ONCE_MAX];
-	index_child x[2] = {
-		{ .c = c, .kind = MS_KIND_LATENCY, .mem = c->mem },
-		{ .c = c, .kind = MS_KIND_START_TIME, .mem = c->mem },
-	};
-	bool hooked = c->hooks && c->hooks->fail_alloc_at;
-	bool ran = false;
-	if (!hooked && c->nsrcs <= INDEX_AT_ONCE_MAX &&
-	    index_input_bytes(c) >= INDEX_AT_ONCE_BYTES) {
-		x[0].parts = lat_parts;
-		x[1].parts = st_parts;
-		ran = index_at_once(c, &x[0], &x[1]);
-	}
-	for (size_t k = 0; !ran && k < 2; k++) {
-		x[k].mem = c->mem;
-		x[k].parts = c->iparts;
-		if ((x[k].rc = merge_index(&x[k])) < 0)
-			break;
-	}
+	static const enum ms_part_kind kinds[] = { MS_KIND_LATENCY,
+		                                   MS_KIND_START_TIME };
 	for (size_t k = 0; k < 2; k++) {
-		if (x[k].rc >= 0)
-			continue;
-		/* The first failure in kind order, as run in turn: a later
-		 * kind's figures are not the merge's. */
-		for (size_t j = k + 1; j < 2; j++)
-			memset(&c->res->index[x[j].kind], 0,
-			       sizeof(c->res->index[0]));
-		c->eb = x[k].eb;
-		return x[k].rc;
+		enum ms_part_kind kind = kinds[k];
+		ms_merge_index_stats *st = &c->res->index[kind];
+		int64_t t0 = ms_mono_ns();
+		const ms_part **parts = c->iparts;
+		for (size_t i = 0; i < c->nsrcs; i++) {
+			parts[i] =
+			        ms_view_find(c->view, c->req->inputs[i], kind);
+			if (!parts[i])
+				return ms_fail(&c->eb, MS_ERR_NOTFOUND,
+				               "part %s: no %s index part",
+				               c->srcs[i].name,
+				               ms_part_kind_name(kind));
+			const ms_part_meta *m = ms_part_get_meta(parts[i]);
+			st->rows_in += m->rows;
+			st->blocks_in += m->blocks;
+			st->bytes_in += m->compressed_bytes;
+		}
+		ms_part_writer_opts o = {
+			.mem = c->mem,
+			.io = c->io,
+			.zstd_level = c->req->zstd_level,
+			.depth = c->res->max_input_depth + 1,
+		};
+		ms_part_meta om;
+		uint64_t pruned = 0;
+		/* HOOK B: with confirmed drops, an index row is kept iff its
+		 * trace is not in the drop set (exact lookup). */
+		bool prune = c->drops && ms_dropset_count(c->drops) > 0;
+		int rc = ms_sidx_merge(kind, (const ms_part *const *)parts,
+		                       c->nsrcs, prune ? index_keep : NULL,
+		                       prune ? c->drops : NULL, c->tmp[kind],
+		                       c->out_id, &o, &om, &pruned, &c->eb);
+		if (rc < 0)
+			return rc;
+		st->rows_out = om.rows;
+		st->rows_pruned = pruned;
+		st->blocks_out = om.blocks;
+		st->bytes_out = om.compressed_bytes;
+		st->wall_ns = ms_mono_ns() - t0;
+		st->done = true;
 	}
 	return 0;
 }
@@ -1591,7 +1470,7 @@ result_begin(const ms_merge_req *req, ms_merge_result *res, int64_t wall0)
 static int
 attempt(const ms_merge_req *req, const ms_merge_hooks *hooks,
         ms_merge_result *res, ms_mem *mem, ms_io *io, bool lossless,
-        int64_t wall0, int64_t *side_cpu, ms_errbuf *eb)
+        int64_t wall0, ms_errbuf *eb)
 {
 	/* The context lives on the merging thread's stack (about 16 KiB);
 	 * everything it points to comes from the merge's ms_mem. */
@@ -1609,7 +1488,6 @@ attempt(const ms_merge_req *req, const ms_merge_hooks *hooks,
 	c.t_stage = ms_mono_ns();
 
 	int rc = run(&c);
-	*side_cpu += c.side_cpu_ns;
 	enum ms_merge_stage at = c.fail_stage ? c.fail_stage : c.cur;
 	res->stage_wall_ns[c.cur] += ms_mono_ns() - c.t_stage;
 	sampling_close(&c);
@@ -1666,14 +1544,11 @@ ms__merge_execute_hooked(const ms_merge_req *req, const ms_merge_hooks *hooks,
 	 * new inventory; after MERGE_SAMPLING_ATTEMPTS such attempts it is
 	 * redone losslessly, which cannot conflict. */
 	uint32_t discarded = 0;
-	int64_t side_cpu = 0;
-	rc = attempt(req, hooks, res, &mem, &io, false, wall0, &side_cpu, eb);
+	rc = attempt(req, hooks, res, &mem, &io, false, wall0, eb);
 	while (rc == MERGE_RETRY && ++discarded < MERGE_SAMPLING_ATTEMPTS)
-		rc = attempt(req, hooks, res, &mem, &io, false, wall0,
-		             &side_cpu, eb);
+		rc = attempt(req, hooks, res, &mem, &io, false, wall0, eb);
 	if (rc == MERGE_RETRY) {
-		rc = attempt(req, hooks, res, &mem, &io, true, wall0, &side_cpu,
-		             eb);
+		rc = attempt(req, hooks, res, &mem, &io, true, wall0, eb);
 		discarded = MERGE_SAMPLING_ATTEMPTS;
 	}
 	res->sampling.attempts_discarded = discarded;
@@ -1688,7 +1563,7 @@ ms__merge_execute_hooked(const ms_merge_req *req, const ms_merge_hooks *hooks,
 	res->fsyncs = atomic_load(&io.fsyncs);
 	add_io(req->io, &io);
 	res->wall_ns = ms_mono_ns() - wall0;
-	res->cpu_ns = ms_rusage_thread_cpu_ns() - cpu0 + side_cpu;
+	res->cpu_ns = ms_rusage_thread_cpu_ns() - cpu0;
 	return rc;
 }
 

@@ -81,47 +81,6 @@ test_counters_and_peak(void **state)
 	assert_int_equal(s.count, 0);
 }
 
-/* A counter that ran beside m (same parent) folded into m as if its
- * allocations had been made through m from m's live bytes at the time. */
-static void
-test_absorb(void **state)
-{
-	(void)state;
-	ms_mem parent, m, side;
-	ms_mem_init(&parent, NULL);
-	ms_mem_init(&m, &parent);
-	ms_mem_init(&side, &parent);
-	void *a = ms_mem_alloc(&m, 1000);
-	void *b = ms_mem_alloc(&side, 300);
-	void *c = ms_mem_alloc(&side, 200);
-	ms_mem_free(&side, b, 300);
-	ms_mem_absorb(&m, &side, 1000);
-	ms_mem_stats st;
-	ms_mem_stats_get(&m, &st);
-	/* The peak: 1000 + the side's 500. */
-	const ms_mem_stats want = { .bytes = 1500,
-		                    .count = 3,
-		                    .frees = 1,
-		                    .live = 1200,
-		                    .peak_live = 1500 };
-	assert_memory_equal(&st, &want, sizeof(st));
-	/* The parent counted the side's allocations itself, once. */
-	ms_mem_stats_get(&parent, &st);
-	assert_int_equal(st.bytes, 1500);
-	assert_int_equal(st.live, 1200);
-	/* A lower peak leaves m's alone. */
-	ms_mem other;
-	ms_mem_init(&other, &parent);
-	void *d = ms_mem_alloc(&other, 10);
-	ms_mem_free(&other, d, 10);
-	ms_mem_absorb(&m, &other, 0);
-	ms_mem_stats_get(&m, &st);
-	assert_int_equal(st.peak_live, 1500);
-	assert_int_equal(st.live, 1200);
-	ms_mem_free(&m, a, 1000);
-	ms_mem_free(&side, c, 200);
-}
-
 static void
 test_fail_injection(void **state)
 {
@@ -436,7 +395,6 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counters_and_peak),
-		cmocka_unit_test(test_absorb),
 		cmocka_unit_test(test_fail_injection),
 		cmocka_unit_test(test_parent_chaining),
 		cmocka_unit_test(test_buf),

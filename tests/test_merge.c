@@ -599,55 +599,6 @@ test_result_figures(void **state)
 	fx_close(&f);
 }
 
-/* The two index children run at once (no allocation hook, index inputs
- * over 256 KiB) or in turn (a hook that never fires): the same output,
- * the same index figures and the same allocation figures, the children's
- * memory all freed and forwarded to the parent either way. */
-static void
-test_index_children_at_once_as_in_turn(void **state)
-{
-	(void)state;
-	ms_merge_hooks in_turn = { .fail_alloc_at = UINT64_MAX };
-	ms_merge_result res[2];
-	ms_ledger_set led[2];
-	for (int i = 0; i < 2; i++) {
-		fx f;
-		fx_open(&f);
-		gen_set all = { 0 };
-		uint64_t ids[3];
-		put_fragmented(&f, &all, ids, 6000);
-		assert_int_equal(
-		        do_merge(&f, ids, 3, i ? &in_turn : NULL, &res[i]), 0);
-		fx_ledgers(&f, &led[i]);
-		ms_mem_stats st;
-		ms_mem_stats_get(&f.mem, &st);
-		assert_int_equal(st.live, 0);
-		assert_int_equal(st.bytes, res[i].alloc_bytes);
-		assert_int_equal(st.count, res[i].alloc_count);
-		gen_free(&all);
-		fx_close(&f);
-	}
-	assert_true(res[0].index[MS_KIND_LATENCY].apart);
-	assert_false(res[0].index[MS_KIND_START_TIME].apart);
-	assert_false(res[1].index[MS_KIND_LATENCY].apart);
-	assert_int_equal(res[0].output.checksum, res[1].output.checksum);
-	assert_true(ms_ledger_set_equal(&led[0], &led[1]));
-	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
-		const ms_merge_index_stats *a = &res[0].index[k],
-		                           *b = &res[1].index[k];
-		assert_true(a->done && b->done);
-		assert_int_equal(a->rows_out, b->rows_out);
-		assert_int_equal(a->blocks_out, b->blocks_out);
-		assert_int_equal(a->bytes_out, b->bytes_out);
-	}
-	assert_true(res[0].index[MS_KIND_LATENCY].bytes_in +
-	                    res[0].index[MS_KIND_START_TIME].bytes_in >=
-	            256 << 10);
-	assert_int_equal(res[0].alloc_bytes, res[1].alloc_bytes);
-	assert_int_equal(res[0].alloc_count, res[1].alloc_count);
-	assert_int_equal(res[0].peak_live, res[1].peak_live);
-}
-
 static void
 test_inactive_input_is_a_conflict(void **state)
 {
@@ -1979,7 +1930,6 @@ main(void)
 		cmocka_unit_test(test_combined_rows_ordered_by_start),
 		cmocka_unit_test(test_depth_and_bounds),
 		cmocka_unit_test(test_result_figures),
-		cmocka_unit_test(test_index_children_at_once_as_in_turn),
 		cmocka_unit_test(test_inactive_input_is_a_conflict),
 		cmocka_unit_test(test_finalize_single_input),
 		cmocka_unit_test(test_injected_failure_at_every_stage),

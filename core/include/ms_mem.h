@@ -60,13 +60,6 @@ void ms_mem_init(ms_mem *m, ms_mem *parent);
 void ms_mem_stats_get(const ms_mem *m, ms_mem_stats *out);
 /* Set peak_live back to the current live value. */
 void ms_mem_reset_peak(ms_mem *m);
-/* Count in m what `child` counted while it ran beside m rather than
- * through it (a counter whose parent is m's parent, used on another
- * thread), as if its allocations had been made through m starting when m
- * had base_live bytes live: bytes, count, frees, failed and live are
- * added and peak_live is raised to base_live + the child's peak_live. m's
- * parents are left alone (the child counted there itself). */
-void ms_mem_absorb(ms_mem *m, const ms_mem *child, int64_t base_live);
 /* Fail allocation number n (1-based) from now; 0 disables. With `every`,
  * allocation n and all after it fail. Applies to m only, not parents. */
 void ms_mem_fail_at(ms_mem *m, uint64_t n, bool every);

@@ -4,10 +4,8 @@
  * one transaction.
  *
  * The dispatcher (engine) decides what to merge and on which lane; this
- * module does the work on the calling thread (and, for the latency index
- * child, on one thread it starts and joins while the start_time child runs
- * on the calling thread) and reports everything it measured in an
- * ms_merge_result. A merge is lossless unless a sampling
+ * module does the work on the calling thread and reports everything it
+ * measured in an ms_merge_result. A merge is lossless unless a sampling
  * pipeline is given and decides to drop complete traces.
  *
  * Contract:
@@ -141,9 +139,6 @@ typedef struct ms_merge_index_stats {
 	uint64_t bytes_out; /* compressed bytes of the output */
 	int64_t wall_ns;
 	bool done; /* the child merge completed */
-	/* It ran on a thread of its own, beside the other child (the
-	 * latency child of a merge whose index inputs are large enough). */
-	bool apart;
 } ms_merge_index_stats;
 
 /* The classification (enum ms_sampling_class, enum ms_sampling_reason)
@@ -249,9 +244,7 @@ typedef struct ms_merge_result {
 	/* Resources. */
 	int64_t started_mono_ns; /* CLOCK_MONOTONIC at entry */
 	int64_t wall_ns;
-	/* CLOCK_THREAD_CPUTIME_ID of the merge: the calling thread's plus
-	 * that of the thread running the latency index child. */
-	int64_t cpu_ns;
+	int64_t cpu_ns; /* CLOCK_THREAD_CPUTIME_ID of the merge */
 	int64_t stage_wall_ns[MS_MERGE_STAGE_COUNT];
 	uint64_t alloc_bytes; /* through the merge's own ms_mem */
 	uint64_t alloc_count;
@@ -269,8 +262,7 @@ typedef struct ms_merge_result {
 } ms_merge_result;
 
 /*
- * Run one merge described by req on the calling thread (plus one thread
- * of its own during the index stage, joined before it returns). res is always
+ * Run one merge described by req on the calling thread. res is always
  * filled (also on failure). Returns 0 or the negative ms_err also stored in
  * res->err; eb (may be NULL) gets the same message.
  */
