@@ -1925,6 +1925,7 @@ static void *
 oracle_main(void *arg)
 {
 	ms_replay *r = arg;
+	ms__give_way();
 	const char *spec = r->test.oracle_spec ? r->test.oracle_spec
 	                   : r->pipe           ? ms_pipeline_spec(r->pipe)
 	                                       : NULL;

@@ -272,6 +272,14 @@ typedef struct ms__check_job {
 	size_t ninputs;
 	uint64_t inputs[];
 } ms__check_job;
+/* Lower the calling thread's priority (nice 10). For the threads that
+ * run beside the replay's critical path (the checker, the verdict
+ * oracle): where the process has fewer CPUs than runnable threads they
+ * give way to the controller and the merges, which each publication waits
+ * for, and catch up while those wait; the gates wait for both at the end.
+ * Best effort: if it cannot be lowered the thread keeps the process's. */
+void ms__give_way(void);
+
 /* Start the checker's thread (0 or MS_ERR_IO). */
 int ms__checker_start(ms_replay *r);
 /* Queue part `id` (pinned by v, whose ownership passes) for its check;
