@@ -2,7 +2,8 @@
  * test_fixture_timemap.c - placing traces on the day: the latest constant
  * offset, and on a whole generated smoke day: deltas preserved, no
  * fragment from the future, at least one publication-aligned fragment per
- * trace, every fragment inside the two-hour grace when published; and the
+ * trace (within one tick of the millisecond row clock, every timestamp a
+ * whole tick), every fragment inside the two-hour grace when published; and the
  * shape of what is placed: trace IDs in the agent's global-ID form, a
  * one-span error trace a refused request (4xx, no exception log) while a
  * longer error trace carries the exception where it was thrown; a row's
@@ -22,28 +23,36 @@
 static void
 test_offset_vectors(void **state)
 {
-	int64_t pub1[] = { 1000 };
-	int64_t rel1[] = { 250 };
+	const int64_t t = FX_CLOCK_NS; /* one tick of the row clock */
+	int64_t pub1[] = { 1000 * t };
+	int64_t rel1[] = { 250 * t };
 	/* Fragment 0 published at 1000 with max 300; fragment 1 (later
 	 * spans, max 400) published at 5000: fragment 0 binds. */
-	int64_t pub2[] = { 1000, 5000 };
-	int64_t rel2[] = { 300, 400 };
+	int64_t pub2[] = { 1000 * t, 5000 * t };
+	int64_t rel2[] = { 300 * t, 400 * t };
 	/* A later fragment published earlier than its own max allows would
 	 * bind instead (not produced by the generator, but the rule holds). */
-	int64_t pub3[] = { 1000, 1100, 900 };
-	int64_t rel3[] = { 100, 900, 50 };
+	int64_t pub3[] = { 1000 * t, 1100 * t, 900 * t };
+	int64_t rel3[] = { 100 * t, 900 * t, 50 * t };
+	/* A publication between ticks: the offset is the tick below. */
+	int64_t pub4[] = { 1000 * t + 123 };
+	int64_t pub5[] = { 0 };
+	int64_t rel5[] = { 1 };
 
 	(void)state;
-	assert_int_equal(ms__fx_timemap_offset(pub1, rel1, 1), 750);
-	assert_int_equal(ms__fx_timemap_offset(pub2, rel2, 2), 700);
-	assert_int_equal(ms__fx_timemap_offset(pub3, rel3, 3), 200);
+	assert_int_equal(ms__fx_timemap_offset(pub1, rel1, 1), 750 * t);
+	assert_int_equal(ms__fx_timemap_offset(pub2, rel2, 2), 700 * t);
+	assert_int_equal(ms__fx_timemap_offset(pub3, rel3, 3), 200 * t);
+	assert_int_equal(ms__fx_timemap_offset(pub4, rel1, 1), 750 * t);
+	/* Below zero the floor is still downwards. */
+	assert_int_equal(ms__fx_timemap_offset(pub5, rel5, 1), -t);
 	/* Negative relative maxima (not produced) and large values. */
 	{
 		int64_t p[] = { FX_DAY_START_NS, FX_DAY_START_NS + 60 };
 		int64_t r[] = { 0, 61 };
 
 		assert_int_equal(ms__fx_timemap_offset(p, r, 2),
-		                 FX_DAY_START_NS - 1);
+		                 FX_DAY_START_NS - t);
 	}
 }
 
@@ -105,7 +114,8 @@ test_smoke_day_mapping(void **state)
 			assert_int_equal(f->trace, t);
 			assert_true(max <= pub);
 			assert_true(pub - max < MS_GRACE_NS);
-			aligned |= max == pub;
+			aligned |= pub - max < FX_CLOCK_NS;
+			assert_int_equal(max % FX_CLOCK_NS, 0);
 			if (j > 0) {
 				/* Later fragments: later writes. */
 				assert_true(f->batch >
