@@ -7,7 +7,8 @@
  * shape of what is placed: trace IDs in the agent's global-ID form, a
  * one-span error trace a refused request (4xx, no exception log) while a
  * longer error trace carries the exception where it was thrown; a row's
- * tags are only the span's searchable ones while its body keeps them all.
+ * tags are only the span's searchable ones while its body keeps them all;
+ * a row's service, instance and endpoint are the OAP's entity IDs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -250,6 +251,95 @@ test_ids_and_errors(void **state)
 	ms__fx_model_free(&m);
 }
 
+/* Decode standard padded base64 s[0..n) into out (NUL-terminated); the
+ * decoded length, or -1 if s is not canonical padded base64. */
+static int
+unbase64(const char *s, size_t n, char *out, size_t cap)
+{
+	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                         "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t o = 0;
+
+	if (n == 0 || n % 4 || n / 4 * 3 >= cap)
+		return -1;
+	for (size_t i = 0; i < n; i += 4) {
+		uint32_t v = 0;
+		int pad = 0;
+
+		for (int k = 0; k < 4; k++) {
+			const char *c = s[i + k] ? strchr(al, s[i + k]) : NULL;
+
+			if (s[i + k] == '=' && i + 4 == n && k >= 2)
+				pad++;
+			else if (!c || pad)
+				return -1;
+			v = v << 6 | (uint32_t)(c ? c - al : 0);
+		}
+		out[o++] = (char)(v >> 16);
+		if (pad < 2)
+			out[o++] = (char)(v >> 8);
+		if (pad < 1)
+			out[o++] = (char)v;
+	}
+	out[o] = '\0';
+	return (int)o;
+}
+
+/* "<service ID>_<base64 of a name>": the decoded name. */
+static const char *
+entity_name(const char *id, const char *service, char *buf, size_t cap)
+{
+	size_t sl = strlen(service);
+
+	assert_int_equal(strncmp(id, service, sl), 0);
+	assert_int_equal(id[sl], '_');
+	assert_true(unbase64(id + sl + 1, strlen(id + sl + 1), buf, cap) > 0);
+	return buf;
+}
+
+/* Rows carry the OAP's entity IDs (shape.h): the service ID is the
+ * base64 of the service name and ".1"; instance and endpoint IDs are the
+ * service ID, '_' and the base64 of their names. */
+static void
+test_entity_ids(void **state)
+{
+	fx_model m;
+	fx_arena *a = NULL;
+	ms_row *rows = NULL;
+	char name[160];
+	size_t checked = 0;
+
+	(void)state;
+	assert_int_equal(unbase64("Z2F0ZXdheS1zdmM=", 16, name, 160), 11);
+	assert_string_equal(name, "gateway-svc");
+	assert_int_equal(unbase64("Z2F0ZXdheQ==", 12, name, 160), 7);
+	assert_int_equal(unbase64("Z2F0ZXdhe===", 12, name, 160), -1);
+	smoke_open(&m, 5, &a, &rows);
+	for (size_t t = 0; t < m.ntraces; t += 7) {
+		size_t n = trace_rows(&m, t, a, rows);
+
+		for (size_t i = 0; i < n; i++) {
+			const ms_row *r = &rows[i];
+			size_t sl = strlen(r->service);
+
+			assert_true(sl > 2);
+			assert_string_equal(r->service + sl - 2, ".1");
+			assert_true(unbase64(r->service, sl - 2, name, 160) >
+			            4);
+			assert_string_equal(name + strlen(name) - 4, "-svc");
+			entity_name(r->instance, r->service, name, 160);
+			assert_non_null(strstr(name, "@10."));
+			entity_name(r->endpoint, r->service, name, 160);
+			assert_non_null(strstr(name, ":/api/v"));
+			checked++;
+		}
+	}
+	assert_true(checked > 100);
+	free(rows);
+	ms__fx_arena_free(a);
+	ms__fx_model_free(&m);
+}
+
 /* The searchable keys of the reference OAP's shipped configuration. */
 static bool
 key_searchable(const char *t, size_t kl)
@@ -402,6 +492,7 @@ main(void)
 		cmocka_unit_test(test_offset_vectors),
 		cmocka_unit_test(test_smoke_day_mapping),
 		cmocka_unit_test(test_ids_and_errors),
+		cmocka_unit_test(test_entity_ids),
 		cmocka_unit_test(test_row_tags_searchable),
 	};
 
