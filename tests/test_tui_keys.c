@@ -131,6 +131,59 @@ test_goto(void **state)
 	assert_string_equal(f->s.view->ui.message, "");
 }
 
+/* The status line of the session's view drawn w columns wide, into row. */
+static void
+status_row(fx *f, int w, char *row, size_t n)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, 30), 0);
+	ms_canvas_row(&cv, 0, row, n);
+	ms_canvas_release(&cv);
+}
+
+/* While a `g` runs, the status line says where to, even at 80 columns;
+ * once the run stops, the target leaves it. */
+static void
+test_goto_target_on_status(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	keys(f, "g13:00\n");
+	ms_session_snapshot(&f->s);
+	status_row(f, 80, row, sizeof(row));
+	assert_non_null(strstr(row, "RUNNING  to 13:00:00 t "));
+	keys(f, "g#80\n");
+	ms_session_snapshot(&f->s);
+	status_row(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, " to #80 "));
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->s.view->ui.go_target, "");
+	status_row(f, 200, row, sizeof(row));
+	assert_null(strstr(row, " to #80"));
+	/* A `g` that fails sets no target. */
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, "gbogus\n");
+	assert_string_equal(f->s.view->ui.go_target, "");
+}
+
+/* A breakpoint hit names its spec on the status line at every width the
+ * screen draws, before the counts that make room for it. */
+static void
+test_break_spec_on_status(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	for (int w = 80; w <= 200; w += 40) {
+		status_row(f, w, row, sizeof(row));
+		assert_non_null(strstr(row, "BREAK    at break 1: mature t "));
+	}
+}
+
 /* The status line's sampled / bypassed counts follow the merges as they
  * complete, each counted once. */
 static void
@@ -916,6 +969,8 @@ main(void)
 		T(test_speed_steps),
 		T(test_goto),
 		T(test_goto_back),
+		T(test_goto_target_on_status),
+		T(test_break_spec_on_status),
 		T(test_goto_back_unavailable),
 		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),

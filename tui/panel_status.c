@@ -53,12 +53,18 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	p[n].attr = sa;
 	p[n++].prio = 0;
 	/* Why it stopped: the breakpoint's spec at a BREAK, the `g` target
-	 * or step at a pause (a plain pause says nothing more). */
+	 * or step at a pause (a plain pause says nothing more); where a `g`
+	 * is running to. Kept before everything but the time. */
 	if ((v->state == MS_VIEW_BREAK || v->state == MS_VIEW_PAUSED) &&
 	    v->break_why[0] && strcmp(v->break_why, "pause") != 0) {
 		snprintf(p[n].text, sizeof(p[n].text), " at %s", v->break_why);
 		p[n].attr = MS_C_ALERT | MS_A_BOLD;
-		p[n++].prio = 5;
+		p[n++].prio = 1;
+	} else if (v->state == MS_VIEW_RUNNING && v->ui.go_target[0]) {
+		snprintf(p[n].text, sizeof(p[n].text), " to %s",
+		         v->ui.go_target);
+		p[n].attr = MS_C_ALERT | MS_A_BOLD;
+		p[n++].prio = 1;
 	}
 	snprintf(p[n].text, sizeof(p[n].text), " t %s",
 	         ms_fmt_clock(t, sizeof(t), v->now, v->day_start));
