@@ -169,6 +169,46 @@ test_goto_target_on_status(void **state)
 	assert_string_equal(f->s.view->ui.go_target, "");
 }
 
+static void type_line(fx *f, const char *text);
+
+/* Whether any row of the session's view drawn at 200x60 holds text. */
+static bool
+screen_has(fx *f, const char *text)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, 200, 60), 0);
+	char row[2048];
+	bool found = false;
+	for (int y = 0; y < 60 && !found; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		found = strstr(row, text) != NULL;
+	}
+	ms_canvas_release(&cv);
+	return found;
+}
+
+/* One merge, one part and one match are singular in the panel titles. */
+static void
+test_titles_singular(void **state)
+{
+	fx *f = *state;
+	f->model->nevents = 1;
+	f->model->events_total = 1;
+	f->model->nparts = 1;
+	f->model->parts_total = 1;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has(f, "Events 1 merge "));
+	assert_true(screen_has(f, "Inventory 1 part "));
+	keys(f, "/");
+	type_line(f, "seq>=1\n");
+	assert_true(screen_has(f, "Events 1 merge, 1 matches /seq>=1"));
+	f->model->nevents = 2;
+	f->model->events_total = 2;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has(f, "Events 2 merges, 2 match /seq>=1"));
+}
+
 /* A breakpoint hit names its spec on the status line at every width the
  * screen draws, before the counts that make room for it. */
 static void
@@ -971,6 +1011,7 @@ main(void)
 		T(test_goto_back),
 		T(test_goto_target_on_status),
 		T(test_break_spec_on_status),
+		T(test_titles_singular),
 		T(test_goto_back_unavailable),
 		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),
