@@ -171,21 +171,44 @@ test_goto_target_on_status(void **state)
 
 static void type_line(fx *f, const char *text);
 
-/* Whether any row of the session's view drawn at 200x60 holds text. */
+/* Whether any row of the session's view drawn at w x h holds text. */
 static bool
-screen_has(fx *f, const char *text)
+screen_has_at(fx *f, int w, int h, const char *text)
 {
 	ms_canvas cv;
 	ms_canvas_init(&cv);
-	assert_int_equal(ms_render_frame(&cv, f->s.view, 200, 60), 0);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
 	char row[2048];
 	bool found = false;
-	for (int y = 0; y < 60 && !found; y++) {
+	for (int y = 0; y < h && !found; y++) {
 		ms_canvas_row(&cv, y, row, sizeof(row));
 		found = strstr(row, text) != NULL;
 	}
 	ms_canvas_release(&cv);
 	return found;
+}
+
+static bool
+screen_has(fx *f, const char *text)
+{
+	return screen_has_at(f, 200, 60, text);
+}
+
+/* At 80x24 the Pending panel is 32 columns wide: each line is shortened
+ * whole, so the lane, the counts, the prediction and when the first hot
+ * input matures all still show. */
+static void
+test_pending_narrow(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 80, 24, "lane fast"));
+	assert_true(screen_has_at(f, 80, 24, "mature 3  hot 5"));
+	assert_true(screen_has_at(f, 80, 24, "pred not_executed (merge_grace)"));
+	assert_true(screen_has_at(f, 80, 24, "5 hot, 1st mature "));
+	assert_true(screen_has(f, "predicted not_executed (merge_grace)"));
+	assert_true(screen_has(f, "bypassed (5 hot): oldest matures "));
 }
 
 /* One merge, one part and one match are singular in the panel titles. */
@@ -1012,6 +1035,7 @@ main(void)
 		T(test_goto_target_on_status),
 		T(test_break_spec_on_status),
 		T(test_titles_singular),
+		T(test_pending_narrow),
 		T(test_goto_back_unavailable),
 		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),
