@@ -335,7 +335,8 @@ test_help(void **state)
 		assert_non_null(strstr(all, ms_key_table[i].help));
 	static const char *const more[] = {
 		"export FMT [PATH]", "filter TEXT", "depth>=D",
-		"time=HH:MM[:SS]",   "part=HEX",    "lane=fast|slow"
+		"time=HH:MM[:SS]",   "part=HEX",    "lane=fast|slow",
+		"Mouse: a click",    "d deletes",   "Tab completes",
 	};
 	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
 		assert_non_null(strstr(all, more[i]));
