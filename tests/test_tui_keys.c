@@ -205,7 +205,8 @@ test_pending_narrow(void **state)
 	ms_session_snapshot(&f->s);
 	assert_true(screen_has_at(f, 80, 24, "lane fast"));
 	assert_true(screen_has_at(f, 80, 24, "mature 3  hot 5"));
-	assert_true(screen_has_at(f, 80, 24, "pred not_executed (merge_grace)"));
+	assert_true(
+	        screen_has_at(f, 80, 24, "pred not_executed (merge_grace)"));
 	assert_true(screen_has_at(f, 80, 24, "5 hot, 1st mature "));
 	assert_true(screen_has(f, "predicted not_executed (merge_grace)"));
 	assert_true(screen_has(f, "bypassed (5 hot): oldest matures "));

@@ -289,10 +289,10 @@ typedef struct ms_tui_ui {
 	/* Where a `g` forward is running to ("09:00:00", "#120"), shown on
 	 * the status line while it runs; empty once the run stops. */
 	char go_target[32];
-	char offer[MS_VIEW_TEXT];  /* what MS_PROMPT_RESTORE offers */
-	bool ascii;                /* ASCII borders and glyphs */
-	bool color;                /* colours in use */
-	uint32_t frame;            /* frames drawn, for the spinner */
+	char offer[MS_VIEW_TEXT]; /* what MS_PROMPT_RESTORE offers */
+	bool ascii;               /* ASCII borders and glyphs */
+	bool color;               /* colours in use */
+	uint32_t frame;           /* frames drawn, for the spinner */
 } ms_tui_ui;
 
 /* The whole snapshot. */
