@@ -233,6 +233,29 @@ test_titles_singular(void **state)
 	assert_true(screen_has(f, "Events 2 merges, 2 match /seq>=1"));
 }
 
+/* The merge in Decide, on the Plugins panel: whole at 200 columns where
+ * the panel is 78 wide (no word cut), and in full on a wider panel. */
+static void
+test_live_line_fits(void **state)
+{
+	fx *f = *state;
+	ms_tui_live *l = &f->model->live;
+	l->present = true;
+	l->seq = 246;
+	l->inflight = 1;
+	l->wall_ns = 25130000000LL;
+	l->calls = 2;
+	l->traces = 74600;
+	l->decide_ns = 3870000;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has(f, "#246: 2 calls, 74.6k traces, 3.87ms Decide, "
+	                          "25.13s wall"));
+	assert_true(screen_has_at(f, 132, 46,
+	                          "merge #246 in Decide: 2 calls, 74.6k "
+	                          "traces, 3.87ms in Decide, 25.13s since "
+	                          "dispatch"));
+}
+
 /* A breakpoint hit names its spec on the status line at every width the
  * screen draws, before the counts that make room for it. */
 static void
@@ -1037,6 +1060,7 @@ main(void)
 		T(test_break_spec_on_status),
 		T(test_titles_singular),
 		T(test_pending_narrow),
+		T(test_live_line_fits),
 		T(test_goto_back_unavailable),
 		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),
