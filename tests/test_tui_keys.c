@@ -248,8 +248,8 @@ test_live_line_fits(void **state)
 	l->traces = 74600;
 	l->decide_ns = 3870000;
 	ms_session_snapshot(&f->s);
-	assert_true(screen_has(f, "#246: 2 calls, 74.6k traces, 3.87ms Decide, "
-	                          "25.13s wall"));
+	assert_true(screen_has(f, "merge #246 in Decide: 2 calls, 74.6k "
+	                          "traces, 3.87ms, 25.13s elapsed"));
 	assert_true(screen_has_at(f, 132, 46,
 	                          "merge #246 in Decide: 2 calls, 74.6k "
 	                          "traces, 3.87ms in Decide, 25.13s since "

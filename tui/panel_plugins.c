@@ -33,10 +33,11 @@ draw_live(ms_canvas *c, ms_rect in, const ms_tui_view *v)
 	/* Narrower: the same figures, fewer words. */
 	if (len > in.w)
 		snprintf(line, sizeof(line),
-		         "#%" PRIu64
-		         ": %s calls, %s traces, %s Decide, %s wall%s",
+		         "merge #%" PRIu64
+		         " in Decide: %s calls, %s traces, %s, "
+		         "%s elapsed%s",
 		         l->seq, calls, tr, dns, wall,
-		         l->inflight > 1 ? " +" : "");
+		         l->inflight > 1 ? " (more)" : "");
 	ms_canvas_text(c, in.x, y, in.w, line, MS_C_ACCENT);
 }
 
