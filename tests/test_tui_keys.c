@@ -256,6 +256,20 @@ test_live_line_fits(void **state)
 	                          "dispatch"));
 }
 
+/* At the end of the day the frontier line stands on the axis's last
+ * column: the "24" label stays whole beside it. */
+static void
+test_axis_end_label(void **state)
+{
+	fx *f = *state;
+	f->model->now = f->model->day_end + 2 * FAKE_H;
+	f->model->frontier = f->model->day_end;
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.ascii = true;
+	assert_true(screen_has(f, "23----24||"));
+	assert_true(screen_has_at(f, 132, 46, "23-24||"));
+}
+
 /* A breakpoint hit names its spec on the status line at every width the
  * screen draws, before the counts that make room for it. */
 static void
@@ -1061,6 +1075,7 @@ main(void)
 		T(test_titles_singular),
 		T(test_pending_narrow),
 		T(test_live_line_fits),
+		T(test_axis_end_label),
 		T(test_goto_back_unavailable),
 		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),
