@@ -270,6 +270,25 @@ test_axis_end_label(void **state)
 	assert_true(screen_has_at(f, 132, 46, "23-24||"));
 }
 
+/* At 80 columns, while every merge so far bypassed sampling, the count
+ * still shows in its short form; with both kinds it gives way. */
+static void
+test_counts_short_form(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	f->s.view->ui.n_sampled = 0;
+	f->s.view->ui.n_bypassed = 31;
+	status_row(f, 80, row, sizeof(row));
+	assert_non_null(strstr(row, " merges 57 (31 bypassed)"));
+	status_row(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, " (sampled 0, bypassed 31)"));
+	f->s.view->ui.n_sampled = 2;
+	status_row(f, 80, row, sizeof(row));
+	assert_null(strstr(row, "bypassed"));
+	assert_non_null(strstr(row, " merges 57"));
+}
+
 /* A breakpoint hit names its spec on the status line at every width the
  * screen draws, before the counts that make room for it. */
 static void
@@ -1076,6 +1095,7 @@ main(void)
 		T(test_pending_narrow),
 		T(test_live_line_fits),
 		T(test_axis_end_label),
+		T(test_counts_short_form),
 		T(test_goto_back_unavailable),
 		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),
