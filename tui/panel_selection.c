@@ -188,10 +188,10 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		return;
 	if (draw_bypass(c, in, y, v) && ++y >= end)
 		return;
-	ms_canvas_printf(
-	        c, in.x, y, in.w, 0, "frontier %s  max depth %u",
-	        ms_fmt_clock(fr, sizeof(fr), s->frontier, v->day_start),
-	        s->max_depth);
+	ms_fmt_clock(fr, sizeof(fr), s->frontier, v->day_start);
+	bool tight = (int)strlen(fr) + 25 > in.w;
+	ms_canvas_printf(c, in.x, y, in.w, 0, "frontier %s  %s %u", fr,
+	                 tight ? "depth" : "max depth", s->max_depth);
 	if (++y >= end)
 		return;
 	draw_inputs(c, in, y, end, s);
