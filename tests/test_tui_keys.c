@@ -208,11 +208,17 @@ test_pending_narrow(void **state)
 	assert_true(
 	        screen_has_at(f, 80, 24, "pred not_executed (merge_grace)"));
 	assert_true(screen_has_at(f, 80, 24, "5 hot, 1st mature "));
+	assert_true(screen_has(f, "predicted not_executed (merge_grace)"));
+	assert_true(screen_has(f, "bypassed (5 hot): oldest matures "));
 	f->s.view->sel.frontier = f->s.view->day_start - FAKE_H;
 	assert_true(screen_has_at(f, 80, 24, "frontier -1d 23:00:00  depth 1"));
 	assert_true(screen_has(f, "frontier -1d 23:00:00  max depth 1"));
-	assert_true(screen_has(f, "predicted not_executed (merge_grace)"));
-	assert_true(screen_has(f, "bypassed (5 hot): oldest matures "));
+	/* None pending: how to get to one, and after the end how to start
+	 * again. */
+	f->s.view->sel.present = false;
+	assert_true(screen_has_at(f, 80, 24, "] runs to the next breakpoint"));
+	f->s.view->state = MS_VIEW_DONE;
+	assert_true(screen_has_at(f, 80, 24, "the day is over: r runs it"));
 }
 
 /* One merge, one part and one match are singular in the panel titles. */

@@ -11,17 +11,23 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Without a selection: say so, and how to get to one. */
+/* Without a selection: say so, and how to get to one (after the end,
+ * by starting the day again). */
 static void
-draw_none(ms_canvas *c, ms_rect in)
+draw_none(ms_canvas *c, ms_rect in, const ms_tui_view *v)
 {
+	bool done = v->state == MS_VIEW_DONE;
 	ms_canvas_text(c, in.x, in.y, in.w, "none pending", MS_C_MUTED);
 	if (in.h >= 3)
 		ms_canvas_text(c, in.x, in.y + 2, in.w,
-		               "] runs to the next breakpoint,", MS_C_MUTED);
+		               done ? "the day is over: r runs it again"
+		                    : "] runs to the next breakpoint,",
+		               MS_C_MUTED);
 	if (in.h >= 4)
 		ms_canvas_text(c, in.x, in.y + 3, in.w,
-		               "b sets one (e.g. \"mature\")", MS_C_MUTED);
+		               done ? "with the same breakpoints"
+		                    : "b sets one (e.g. \"mature\")",
+		               MS_C_MUTED);
 }
 
 /* Line y: the inputs, their bytes and rows, the lane; narrow, the rows
@@ -173,7 +179,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	if (in.h < 1)
 		return;
 	if (!s->present) {
-		draw_none(c, in);
+		draw_none(c, in, v);
 		return;
 	}
 	int y = in.y, end = in.y + in.h;
