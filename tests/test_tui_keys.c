@@ -167,6 +167,14 @@ test_goto_target_on_status(void **state)
 	ms_session_snapshot(&f->s);
 	keys(f, "gbogus\n");
 	assert_string_equal(f->s.view->ui.go_target, "");
+	/* Nor does one the controller refuses while another is running. */
+	keys(f, "g20:00\n");
+	ms_session_snapshot(&f->s);
+	f->fake.fail = 1;
+	keys(f, "g21:00\n");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.go_target, "20:00:00");
+	f->fake.fail = 0;
 }
 
 static void type_line(fx *f, const char *text);

@@ -733,7 +733,7 @@ do_goto(ms_tui_session *s, const char *arg)
 		         back ? "re-running the day to" : "running to", tb);
 	}
 	go_to(s, &t, back, msg);
-	if (s->go_active)
+	if (s->go_active && !v->ui.message_is_error)
 		snprintf(v->ui.go_target, sizeof(v->ui.go_target), "%s", where);
 }
 
