@@ -218,6 +218,7 @@ test_pending_narrow(void **state)
 	assert_true(screen_has_at(f, 80, 24, "5 hot, 1st mature "));
 	assert_true(screen_has(f, "predicted not_executed (merge_grace)"));
 	assert_true(screen_has(f, "bypassed (5 hot): oldest matures "));
+	assert_true(screen_has_at(f, 80, 24, "frontier 04:12:30  max depth 1"));
 	f->s.view->sel.frontier = f->s.view->day_start - FAKE_H;
 	assert_true(screen_has_at(f, 80, 24, "frontier -1d 23:00:00  depth 1"));
 	assert_true(screen_has(f, "frontier -1d 23:00:00  max depth 1"));

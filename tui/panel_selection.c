@@ -195,9 +195,12 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	if (draw_bypass(c, in, y, v) && ++y >= end)
 		return;
 	ms_fmt_clock(fr, sizeof(fr), s->frontier, v->day_start);
-	bool tight = (int)strlen(fr) + 25 > in.w;
-	ms_canvas_printf(c, in.x, y, in.w, 0, "frontier %s  %s %u", fr,
-	                 tight ? "depth" : "max depth", s->max_depth);
+	char line[96];
+	if (snprintf(line, sizeof(line), "frontier %s  max depth %u", fr,
+	             s->max_depth) > in.w)
+		snprintf(line, sizeof(line), "frontier %s  depth %u", fr,
+		         s->max_depth);
+	ms_canvas_text(c, in.x, y, in.w, line, 0);
 	if (++y >= end)
 		return;
 	draw_inputs(c, in, y, end, s);
