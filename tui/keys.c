@@ -88,6 +88,8 @@ ms__session_observe(ms_tui_session *s)
 		if (s->ctl->ops->set_speed(s->ctl->self, s->go_speed, &eb) == 0)
 			v->speed = s->go_speed;
 	}
+	if (!s->go_active)
+		v->ui.go_target[0] = '\0';
 	/* The run just ended: its gates take the Events area. */
 	if (v->state == MS_VIEW_DONE && s->last_state != MS_VIEW_DONE &&
 	    v->ngates) {
@@ -694,8 +696,8 @@ do_goto(ms_tui_session *s, const char *arg)
 		               arg);
 		return;
 	}
-	const ms_tui_view *v = s->view;
-	char msg[128], tb[32], nb[32];
+	ms_tui_view *v = s->view;
+	char msg[128], tb[32], nb[32], where[32];
 	bool back = v->state == MS_VIEW_DONE;
 	if (t.kind == MS_TARGET_MERGE) {
 		uint64_t at = go_merge_position(v);
@@ -705,11 +707,13 @@ do_goto(ms_tui_session *s, const char *arg)
 			return;
 		}
 		back = back || t.seq <= at;
+		snprintf(where, sizeof(where), "#%" PRIu64, t.seq);
 		snprintf(msg, sizeof(msg),
 		         "%s merge #%" PRIu64 " at full speed",
 		         back ? "re-running the day to" : "running to", t.seq);
 	} else {
 		ms_fmt_clock(tb, sizeof(tb), t.t, v->day_start);
+		snprintf(where, sizeof(where), "%s", tb);
 		/* The last point the run stops at is the finalize, a grace
 		 * (now - frontier) after the day's end. */
 		int64_t last = v->day_end + (v->now - v->frontier);
@@ -729,6 +733,8 @@ do_goto(ms_tui_session *s, const char *arg)
 		         back ? "re-running the day to" : "running to", tb);
 	}
 	go_to(s, &t, back, msg);
+	if (s->go_active && !v->ui.message_is_error)
+		snprintf(v->ui.go_target, sizeof(v->ui.go_target), "%s", where);
 }
 
 static void
