@@ -112,12 +112,12 @@ ms__ck_encode(const ms_checkpoint *c, ms_buf *b)
 	return ms_buf_append_le64(b, XXH64(b->data, b->len, 0));
 }
 
-/* IDs ascending, non-zero, below `below` (0: no bound). */
+/* IDs ascending, non-zero, below `below`. */
 static bool
 ids_ok(const uint64_t *ids, size_t n, uint64_t below)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!ids[i] || (below && ids[i] >= below) ||
+		if (!ids[i] || ids[i] >= below ||
 		    (i && ids[i] <= ids[i - 1]))
 			return false;
 	return true;
@@ -141,7 +141,8 @@ decode_head(const uint8_t *p, ms_checkpoint *c)
 	e->disk_fails = ms_le32(p + 124);
 }
 
-/* Copy the arrays and the blob out of a checked state file. */
+/* Copy the arrays and the blob out of a checked state file: 0,
+ * MS_ERR_NOMEM, or MS_ERR_CORRUPT (a reserved field not 0). */
 static int
 decode_arrays(const uint8_t *p, ms_checkpoint *c, size_t np, size_t nq,
               size_t nf, size_t ul)
@@ -159,9 +160,12 @@ decode_arrays(const uint8_t *p, ms_checkpoint *c, size_t np, size_t nq,
 		c->parts[i] = ms_le64(p);
 	for (size_t i = 0; i < nq; i++, p += 8)
 		e->quarantined[i] = ms_le64(p);
-	for (size_t i = 0; i < nf; i++, p += 16)
+	for (size_t i = 0; i < nf; i++, p += 16) {
+		if (ms_le32(p + 12) != 0)
+			return MS_ERR_CORRUPT;
 		e->fails[i] = (ms_engine_failcount){ .id = ms_le64(p),
 		                                     .n = ms_le32(p + 8) };
+	}
 	if (ul)
 		memcpy(c->user, p, ul);
 	c->nparts = np;
@@ -202,16 +206,23 @@ ms_checkpoint_decode(const void *buf, size_t n, const char *name,
 		return ms_fail(eb, MS_ERR_CORRUPT, "%s: checksum mismatch",
 		               name);
 	decode_head(p, out);
-	if (decode_arrays(p, out, np, nq, nf, ul)) {
+	int rc = decode_arrays(p, out, np, nq, nf, ul);
+	if (rc) {
 		ms_checkpoint_release(out);
-		return ms_fail(eb, MS_ERR_NOMEM, "%s: no memory", name);
+		return rc == MS_ERR_NOMEM
+		               ? ms_fail(eb, rc, "%s: no memory", name)
+		               : ms_fail(eb, rc,
+		                         "%s: a failure count's reserved "
+		                         "field is not 0",
+		                         name);
 	}
-	if (!ids_ok(out->parts, out->nparts, out->next_id) ||
-	    !ids_ok(out->engine.quarantined, out->engine.nquarantined, 0)) {
+	if (!out->next_id || !ids_ok(out->parts, out->nparts, out->next_id) ||
+	    !ids_ok(out->engine.quarantined, out->engine.nquarantined,
+	            UINT64_MAX)) {
 		ms_checkpoint_release(out);
 		return ms_fail(eb, MS_ERR_CORRUPT,
-		               "%s: part IDs not ascending, zero or not below "
-		               "next_id",
+		               "%s: next_id 0, or part IDs not ascending, zero "
+		               "or not below next_id",
 		               name);
 	}
 	return 0;
