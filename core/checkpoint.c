@@ -104,19 +104,32 @@ dict_name(const char *s)
 	return i == 8;
 }
 
+/* Open directory dir/sub (its path into path): 0 with *dh NULL when it
+ * does not exist. */
+static int
+open_sub(char *path, const char *dir, const char *sub, DIR **dh,
+         ms_errbuf *eb)
+{
+	*dh = NULL;
+	int rc = ms__ck_path(path, dir, sub, eb);
+	if (rc)
+		return rc;
+	*dh = opendir(path);
+	if (!*dh && errno != ENOENT)
+		return ms_fail(eb, ms_err_from_errno(errno), "%s: %s", path,
+		               strerror(errno));
+	return 0;
+}
+
 /* Link every dictionary of from/dicts missing in to/dicts. */
 static int
 link_dicts(const char *from, const char *to, ms_errbuf *eb)
 {
 	ck_path fd, td;
-	int rc = ms__ck_path(fd, from, "dicts", eb);
-	if (rc || (rc = ms__ck_path(td, to, "dicts", eb)))
+	DIR *d;
+	int rc = ms__ck_path(td, to, "dicts", eb);
+	if (rc || (rc = open_sub(fd, from, "dicts", &d, eb)) || !d)
 		return rc;
-	DIR *d = opendir(fd);
-	if (!d)
-		return errno == ENOENT ? 0
-		                       : ms_fail(eb, ms_err_from_errno(errno),
-		                                 "%s: %s", fd, strerror(errno));
 	struct dirent *de;
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		ck_path a, b;
@@ -259,20 +272,18 @@ ms_checkpoint_take(const char *dir, ms_shard *s, ms_engine *e,
 
 /* ---- restoring -------------------------------------------------------- */
 
+static int
+cmp_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
 static bool
 listed(const ms_checkpoint *c, uint64_t id)
 {
-	size_t lo = 0, hi = c->nparts;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->parts[mid] == id)
-			return true;
-		if (c->parts[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	return c->nparts &&
+	       bsearch(&id, c->parts, c->nparts, sizeof(id), cmp_id) != NULL;
 }
 
 /* Every file the checkpoint lists is there (design 2: before anything in
@@ -396,14 +407,10 @@ prune(const char *shard, const char *sub, const char *ckdir,
       const ms_checkpoint *c, ms_errbuf *eb)
 {
 	ck_path d;
-	int rc = ms__ck_path(d, shard, sub, eb);
-	if (rc)
+	DIR *dh;
+	int rc = open_sub(d, shard, sub, &dh, eb);
+	if (rc || !dh)
 		return rc;
-	DIR *dh = opendir(d);
-	if (!dh)
-		return errno == ENOENT ? 0
-		                       : ms_fail(eb, ms_err_from_errno(errno),
-		                                 "%s: %s", d, strerror(errno));
 	struct dirent *de;
 	while ((de = readdir(dh)) != NULL) {
 		ck_path p;
