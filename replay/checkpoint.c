@@ -1,0 +1,440 @@
+/*
+ * checkpoint.c - checkpoints of a run and seeking back to one in process
+ * (ms_replay_seek_*), instead of a new replay from the day's start.
+ *
+ * Design:
+ *  1. A checkpoint is taken at a publication point of the primary phase
+ *     (the publication drained, the engine merge-idle, the part checker
+ *     drained) at least ck_every_ns of logical time after the previous
+ *     one. It is the core checkpoint of the shard and the engine
+ *     (ms_checkpoint.h: hard links of the active parts, a snapshot copy,
+ *     the engine's decision state) in <work_dir>.ckpt/NNNNNN, plus, in
+ *     memory, what the controller has counted so far (the CK_FIELDS
+ *     below, the exactly-once table, how many drops were reported) and
+ *     where the event log stood (ms_rec_mark).
+ *  2. At most MAX_CKS are kept: when full, every second one is removed
+ *     and the interval doubles, so they stay spread over the day.
+ *  3. A seek is asked for from the front end's thread (ms_replay_seek_*):
+ *     the latest checkpoint before the target is chosen, the run is
+ *     released from any stop and runs, stopping nowhere, to its next
+ *     publication point; there the controller restores (ms__rck_restore):
+ *     event log rolled back (ms_rec_rollback, a `seek` row), engine and
+ *     shard closed, the shard restored (ms_checkpoint_restore), reopened,
+ *     the slots after the checkpoint staged again (a publication consumes
+ *     its staged files), the engine reopened with the saved state, the
+ *     counters put back. Then the run stops at the checkpoint (PAUSED,
+ *     "seek") and the seeker is answered; its run_to goes on from there.
+ *  4. Checkpoints after the one restored are removed: the run re-takes
+ *     them as it passes their points again.
+ *  5. A seek is accepted only in the primary phase; outside it, or with
+ *     no checkpoint before the target, MS_ERR_NOTFOUND and nothing moves
+ *     (the front end starts a new replay). A restore that fails before it
+ *     touched anything (a checkpoint that does not read back) stops the
+ *     run where it was (PAUSED, "seek failed") and answers its error; one
+ *     that fails later fails the run.
+ *  6. Not rolled back, as documented in replay/SCHEMA.md: the plugins'
+ *     own counters (plugin_stat), resource figures of the phase (its
+ *     wall, CPU, I/O include the stretch that was re-run) and the wall
+ *     spent checking parts.
+ */
+#include "replay_int.h"
+
+#include "ms_checkpoint.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CKS 32
+
+/* What the controller counts and the gates read, restored as it was. */
+#define CK_FIELDS(X)                                                       \
+	X(pub_done) X(merges_done) X(merges_failed) X(spark) X(nspark)     \
+	X(staged_peak) X(staged_preferred) X(track_dup) X(track_err)       \
+	X(parts_in) X(parts_ok) X(parts_bad) X(parts_gone)                 \
+	X(check_submitted) X(part_err) X(merges_reconciled)                \
+	X(merges_unreconciled) X(merge_err) X(rows_dropped)                \
+	X(traces_dropped) X(drop_err) X(hot_decides) X(executed_merges)    \
+	X(decide_dup_traces) X(bounds_mismatch) X(decide_traces)           \
+	X(pub_merges) X(health) X(nhealth) X(health_kinds)                 \
+	X(health_total) X(link_calls_events) X(link_circuit_events)        \
+	X(plugin_calls_events) X(attempts_discarded) X(recon)
+
+struct ms__rck {
+	char dir[PATH_MAX];
+	uint64_t pubs;      /* publications done */
+	int64_t logical_ns; /* the clock then */
+	uint64_t merge_seq; /* the engine's last dispatch */
+	ms_rec_mark mark;
+	size_t ndropped;
+	track_ent *track; /* a copy of r->track (track_cap entries) */
+	size_t track_cap, track_n;
+	struct {
+#define CK_DECL(f) __typeof__(((ms_replay *)0)->f) f;
+		CK_FIELDS(CK_DECL)
+#undef CK_DECL
+	} t;
+};
+
+static void
+ck_free(ms__rck *c, bool remove_dir)
+{
+	if (!c)
+		return;
+	if (remove_dir)
+		ms_checkpoint_remove(c->dir, NULL);
+	free(c->track);
+	free(c);
+}
+
+/* Remove checkpoints [from, ncks). */
+static void
+drop_from(ms_replay *r, size_t from)
+{
+	for (size_t i = from; i < r->ncks; i++)
+		ck_free(r->cks[i], true);
+	if (from < r->ncks)
+		r->ncks = from;
+}
+
+/* Design 2: keep every second one, double the interval. */
+static void
+thin_out(ms_replay *r)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < r->ncks; i++) {
+		if (i % 2)
+			ck_free(r->cks[i], true);
+		else
+			r->cks[k++] = r->cks[i];
+	}
+	r->ncks = k;
+	r->ck_every_ns *= 2;
+}
+
+static void
+ck_off(ms_replay *r, const char *why, const ms_errbuf *eb)
+{
+	snprintf(r->ck_note, sizeof(r->ck_note), "checkpoints off: %s%s%s",
+	         why, eb ? ": " : "", eb ? eb->msg : "");
+	r->ck_every_ns = -1;
+}
+
+/* The controller's side of a checkpoint, under mu. */
+static int
+save_tallies(ms_replay *r, ms__rck *c)
+{
+	pthread_mutex_lock(&r->mu);
+#define CK_SAVE(f) memcpy(&c->t.f, &r->f, sizeof(r->f));
+	CK_FIELDS(CK_SAVE)
+#undef CK_SAVE
+	c->ndropped = r->dropped.n;
+	c->track_cap = r->track_cap;
+	c->track_n = r->track_n;
+	c->track = r->track_cap ? malloc(r->track_cap * sizeof(track_ent))
+	                        : NULL;
+	if (c->track)
+		memcpy(c->track, r->track, r->track_cap * sizeof(track_ent));
+	pthread_mutex_unlock(&r->mu);
+	return r->track_cap && !c->track ? MS_ERR_NOMEM : 0;
+}
+
+void
+ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns)
+{
+	if (r->ck_every_ns <= 0 || r->phase != MS_RPHASE_PRIMARY ||
+	    (r->ncks && now_ns - r->ck_last_ns < r->ck_every_ns))
+		return;
+	ms_errbuf eb = { { 0 } };
+	if (!r->ck_root[0]) {
+		snprintf(r->ck_root, sizeof(r->ck_root), "%s.ckpt",
+		         r->work_dir);
+		ms_fs_rm_tree(r->ck_root, NULL);
+		if (ms_fs_mkdir_p(r->ck_root, 0755, &eb))
+			return ck_off(r, "cannot make their directory", &eb);
+	}
+	if (!r->cks && !(r->cks = calloc(MAX_CKS, sizeof(*r->cks))))
+		return ck_off(r, "no memory", NULL);
+	if (r->ncks == MAX_CKS)
+		thin_out(r);
+	ms__checker_drain(r);
+	ms__rck *c = calloc(1, sizeof(*c));
+	if (!c)
+		return ck_off(r, "no memory", NULL);
+	snprintf(c->dir, sizeof(c->dir), "%s/%06llu", r->ck_root,
+	         (unsigned long long)pubs);
+	c->pubs = pubs;
+	c->logical_ns = now_ns;
+	ms_engine_stats es;
+	ms_engine_get_stats(r->engine, &es);
+	c->merge_seq = es.selections; /* dispatch numbers are 1, 2, ... */
+	int rc = save_tallies(r, c);
+	if (rc == 0)
+		rc = ms_rec_mark_get(r->rec, pubs, c->merge_seq, &c->mark, &eb);
+	if (rc == 0)
+		rc = ms_checkpoint_take(c->dir, r->shard, r->engine, NULL, 0,
+		                        &eb);
+	if (rc) {
+		ck_free(c, false);
+		return ck_off(r, "taking one", &eb);
+	}
+	pthread_mutex_lock(&r->mu);
+	r->cks[r->ncks++] = c;
+	pthread_mutex_unlock(&r->mu);
+	r->ck_last_ns = now_ns;
+	r->ck_taken++;
+}
+
+bool
+ms__rck_seek_pending(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	bool p = r->seek_req;
+	pthread_mutex_unlock(&r->mu);
+	return p;
+}
+
+void
+ms__rck_release(ms_replay *r)
+{
+	drop_from(r, 0);
+	free(r->cks);
+	r->cks = NULL;
+	if (r->ck_root[0])
+		ms_fs_rm_tree(r->ck_root, NULL);
+}
+
+/* ---- restoring (controller thread) ----------------------------------- */
+
+/* Put the controller's counts back as they were at c. mu held. */
+static int
+put_tallies(ms_replay *r, const ms__rck *c)
+{
+#define CK_LOAD(f) memcpy(&r->f, &c->t.f, sizeof(r->f));
+	CK_FIELDS(CK_LOAD)
+#undef CK_LOAD
+	if (r->track_cap != c->track_cap) {
+		track_ent *t = calloc(c->track_cap ? c->track_cap : 1,
+		                      sizeof(*t));
+		if (!t)
+			return MS_ERR_NOMEM;
+		free(r->track);
+		r->track = t;
+		r->track_cap = c->track_cap;
+	}
+	if (c->track_cap)
+		memcpy(r->track, c->track, c->track_cap * sizeof(track_ent));
+	r->track_n = c->track_n;
+	ms__dropped_truncate(&r->dropped, c->ndropped);
+	/* The newest recent merges are those re-run: forget them. */
+	while (r->recent_n) {
+		size_t last = (r->recent_head + MS_REPLAY_RECENT - 1) %
+		              MS_REPLAY_RECENT;
+		if (r->recent[last].seq <= c->merge_seq)
+			break;
+		r->recent_head = last;
+		r->recent_n--;
+	}
+	r->nclaims = 0;
+	r->has_pending = false;
+	return 0;
+}
+
+/* Answer the seeker with a failure (design 5). mu not held. */
+static void
+answer_fail(ms_replay *r, int rc, const ms_errbuf *e)
+{
+	pthread_mutex_lock(&r->mu);
+	r->seek_req = false;
+	r->seek_rc = rc;
+	r->seek_eb = *e;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Close the engine and the shard, restore the shard to c, reopen it,
+ * stage the slots after c again, reopen the engine resuming c's state. */
+static int
+reopen_at(ms_replay *r, const ms__rck *c, ms_errbuf *e)
+{
+	pthread_mutex_lock(&r->mu);
+	ms_engine *eng = r->engine;
+	ms_shard *sh = r->shard;
+	r->engine = NULL;
+	r->shard = NULL;
+	pthread_mutex_unlock(&r->mu);
+	ms_engine_close(eng);
+	ms_shard_close(sh);
+	ms_checkpoint ck;
+	int rc = ms_checkpoint_restore(c->dir, r->work_dir, &ck, e);
+	if (rc)
+		return rc;
+	ms_shard_opts so = { .dir = r->work_dir,
+		             .mem = &r->mem,
+		             .io = &r->io,
+		             .reap_async = true };
+	sh = NULL;
+	rc = ms_shard_open(&sh, &so, e);
+	pthread_mutex_lock(&r->mu);
+	r->shard = sh;
+	pthread_mutex_unlock(&r->mu);
+	ms__stage_counts counts = { 0 };
+	if (rc == 0)
+		rc = ms__replay_stage_range(r, (size_t)c->pubs, &counts, e);
+	if (rc == 0)
+		rc = ms__replay_open_engine(r, &ck.engine, e);
+	ms_checkpoint_release(&ck);
+	return rc;
+}
+
+int
+ms__rck_restore(ms_replay *r, size_t *next_slot, ms_errbuf *eb)
+{
+	pthread_mutex_lock(&r->mu);
+	size_t idx = r->seek_ck;
+	ms__rck *c = idx < r->ncks ? r->cks[idx] : NULL;
+	ms_ev_seek sk;
+	memset(&sk, 0, sizeof(sk));
+	snprintf(sk.target, sizeof(sk.target), "%s", r->seek_target);
+	sk.from_pubs = r->pub_done;
+	pthread_mutex_unlock(&r->mu);
+	*next_slot = (size_t)sk.from_pubs;
+	ms_errbuf e = { { 0 } };
+	ms_checkpoint ck;
+	int rc = c ? ms_checkpoint_read(c->dir, &ck, &e)
+	           : ms_fail(&e, MS_ERR_NOTFOUND, "no such checkpoint");
+	if (rc) {
+		/* Nothing touched: the run stops where it was, and the
+		 * seeker is told at that stop (controller.c). */
+		pthread_mutex_lock(&r->mu);
+		r->seek_req = false;
+		r->seek_stop = true;
+		r->seek_result = rc;
+		r->seek_eb = e;
+		pthread_mutex_unlock(&r->mu);
+		return 0;
+	}
+	ms_checkpoint_release(&ck);
+	ms__checker_drain(r);
+	ms_engine_stats es;
+	ms_engine_get_stats(r->engine, &es);
+	sk.wall_ns = ms__replay_since_start(r);
+	sk.logical_ns = c->logical_ns;
+	sk.from_merge = es.selections;
+	sk.to_pubs = c->pubs;
+	sk.to_merge = c->merge_seq;
+	rc = ms_rec_rollback(r->rec, &c->mark, &sk, &e);
+	if (rc == 0)
+		rc = reopen_at(r, c, &e);
+	pthread_mutex_lock(&r->mu);
+	if (rc == 0 && (rc = put_tallies(r, c)) != 0)
+		ms_fail(&e, rc, "no memory for the part table");
+	pthread_mutex_unlock(&r->mu);
+	if (rc) {
+		ms_errbuf f;
+		ms_fail(&f, rc, "seek back to %s: %s", c->dir, e.msg);
+		answer_fail(r, rc, &f);
+		*eb = f;
+		return rc;
+	}
+	ms_clock_set(&r->clock, c->logical_ns);
+	ms__replay_links_rebase(r);
+	pthread_mutex_lock(&r->mu);
+	drop_from(r, idx + 1); /* design 4 */
+	r->seek_req = false;
+	r->seek_stop = true; /* answered at the stop (controller.c) */
+	r->seek_result = 0;
+	r->seeks++;
+	pthread_mutex_unlock(&r->mu);
+	r->ck_last_ns = c->logical_ns;
+	*next_slot = (size_t)c->pubs;
+	return 0;
+}
+
+/* ---- asking for a seek (front end's thread) --------------------------- */
+
+enum target_kind { T_MERGE, T_PUB, T_TIME };
+
+/* Does checkpoint c come before the target (design 3)? A checkpoint
+ * stands after its publication's merges: a merge target must come later,
+ * a time target after its time, a publication target at or after it. */
+static bool
+before(const ms__rck *c, enum target_kind k, int64_t v)
+{
+	switch (k) {
+	case T_MERGE:
+		return c->merge_seq < (uint64_t)v;
+	case T_PUB:
+		return c->pubs <= (uint64_t)v;
+	case T_TIME:
+		return c->logical_ns < v;
+	}
+	return false;
+}
+
+static int
+seek(ms_replay *r, enum target_kind k, int64_t v, const char *what,
+     ms_errbuf *eb)
+{
+	pthread_mutex_lock(&r->mu);
+	size_t i = r->ncks;
+	while (i > 0 && !before(r->cks[i - 1], k, v))
+		i--;
+	bool live = r->started && r->phase == MS_RPHASE_PRIMARY &&
+	            r->state != MS_REPLAY_DONE &&
+	            r->state != MS_REPLAY_FAILED && !r->abort_req &&
+	            !r->seek_req;
+	if (!live || i == 0) {
+		pthread_mutex_unlock(&r->mu);
+		return ms_fail(eb, MS_ERR_NOTFOUND,
+		               live ? "no checkpoint before %s"
+		                    : "no seek back to %s: the run is past "
+		                      "its publications",
+		               what);
+	}
+	r->seek_req = true;
+	r->seek_ck = i - 1;
+	r->seek_rc = 1;
+	snprintf(r->seek_target, sizeof(r->seek_target), "%s", what);
+	/* Released from any stop; it runs to its next publication point
+	 * without stopping again (controller.c). */
+	r->pause_req = false;
+	r->mode = MODE_RUN;
+	if (r->state == MS_REPLAY_BREAK || r->state == MS_REPLAY_PAUSED)
+		r->state = MS_REPLAY_RUNNING;
+	pthread_cond_broadcast(&r->cv);
+	while (r->seek_rc == 1 && r->state != MS_REPLAY_FAILED &&
+	       r->state != MS_REPLAY_DONE && !r->abort_req)
+		pthread_cond_wait(&r->cv, &r->mu);
+	int rc = r->seek_rc == 1 ? MS_ERR_CANCELED : r->seek_rc;
+	if (rc && eb)
+		*eb = r->seek_rc == 1 ? (ms_errbuf){ "seek back: the run "
+			                             "stopped first" }
+		                      : r->seek_eb;
+	pthread_mutex_unlock(&r->mu);
+	return rc;
+}
+
+int
+ms_replay_seek_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb)
+{
+	char what[40];
+	snprintf(what, sizeof(what), "merge #%llu", (unsigned long long)seq);
+	return seek(r, T_MERGE, (int64_t)seq, what, eb);
+}
+
+int
+ms_replay_seek_pub(ms_replay *r, uint64_t k, ms_errbuf *eb)
+{
+	char what[40];
+	snprintf(what, sizeof(what), "publication %llu", (unsigned long long)k);
+	return seek(r, T_PUB, (int64_t)k, what, eb);
+}
+
+int
+ms_replay_seek_time(ms_replay *r, int64_t t, ms_errbuf *eb)
+{
+	char what[40];
+	snprintf(what, sizeof(what), "time %lld", (long long)t);
+	return seek(r, T_TIME, t, what, eb);
+}

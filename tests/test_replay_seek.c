@@ -1,0 +1,318 @@
+/*
+ * test_replay_seek.c - seeking back in process (replay/checkpoint.c) on
+ * the smoke fixture: a run goes forward, back to a checkpoint by
+ * publication, merge and time, and forward again; each re-run reaches
+ * the same selection fingerprint, merge count and event rows as the run
+ * had there the first time, the event log keeps one row per publication
+ * and merge (the rows after a checkpoint removed, a `seek` row per seek),
+ * the gates pass at the end with the fingerprint of a run that never went
+ * back, a damaged checkpoint is refused while the run goes on, and the
+ * checkpoint directory is gone after close.
+ */
+#include "replay_testlib.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <sqlite3.h>
+
+/* Where a run stood at a stop. */
+typedef struct point {
+	uint64_t fp, selections, merges, pubs;
+	int64_t merge_rows, pub_rows;
+} point;
+
+static int64_t
+count_rows(const char *db, const char *sql)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t n = -1;
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
+	                 SQLITE_OK);
+	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	assert_true(n >= 0);
+	return n;
+}
+
+static void
+point_at(ms_replay *r, const char *db, point *p)
+{
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	ms_engine_stats es;
+	ms_engine_get_stats(r->engine, &es);
+	p->fp = es.fingerprint;
+	p->selections = es.selections;
+	p->merges = st->merges_done;
+	p->pubs = st->pub_done;
+	assert_int_equal(ms_rec_flush(r->rec, NULL), 0);
+	p->merge_rows = count_rows(db, "SELECT count(*) FROM merge");
+	p->pub_rows = count_rows(db, "SELECT count(*) FROM publication");
+	free(st);
+}
+
+static void
+point_equal(const point *a, const point *b)
+{
+	assert_true(a->fp == b->fp);
+	assert_int_equal(a->selections, b->selections);
+	assert_int_equal(a->merges, b->merges);
+	assert_int_equal(a->pubs, b->pubs);
+	assert_int_equal(a->merge_rows, b->merge_rows);
+	assert_int_equal(a->pub_rows, b->pub_rows);
+}
+
+/* Stopped, in state `want`, with break_why `why`. */
+static void
+stopped_at(ms_replay *r, enum ms_replay_state want, const char *why)
+{
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	if (st->state != want)
+		fail_msg("state %s (%s), expected %s",
+		         ms_replay_state_name(st->state), st->error,
+		         ms_replay_state_name(want));
+	if (why)
+		assert_string_equal(st->break_why, why);
+	free(st);
+}
+
+static uint64_t
+seeks_of(ms_replay *r)
+{
+	ms_replay_status st;
+	ms_replay_get_status(r, &st);
+	return st.seeks;
+}
+
+static void
+go_pub(ms_replay *r, uint64_t k)
+{
+	ms_errbuf eb = { { 0 } };
+	if (ms_replay_run_to_pub(r, k, &eb))
+		fail_msg("run to pub %llu: %s", (unsigned long long)k, eb.msg);
+	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+}
+
+static void
+go_merge(ms_replay *r, uint64_t seq)
+{
+	ms_errbuf eb = { { 0 } };
+	if (ms_replay_run_to_merge(r, seq, &eb))
+		fail_msg("run to #%llu: %s", (unsigned long long)seq, eb.msg);
+	stopped_at(r, MS_REPLAY_BREAK, NULL);
+}
+
+static void
+seek_ok(int rc, const ms_errbuf *eb, ms_replay *r)
+{
+	if (rc)
+		fail_msg("seek: %s", eb->msg);
+	stopped_at(r, MS_REPLAY_PAUSED, "seek");
+}
+
+/* The run's final selection fingerprint as recorded. */
+static void
+end_fp(const char *db, char *fp, size_t n)
+{
+	ms_evdb *d = NULL;
+	ms_errbuf eb;
+	ms_ev_run_end end;
+	bool has_end = false;
+	assert_int_equal(ms_evdb_open(&d, db, &eb), 0);
+	assert_int_equal(ms_evdb_run(d, NULL, &end, &has_end, &eb), 0);
+	assert_true(has_end);
+	assert_string_equal(end.status, "complete");
+	snprintf(fp, n, "%s", end.selection_fp);
+	ms_evdb_close(d);
+}
+
+static void
+run_straight(char *fp, size_t n)
+{
+	rt_run run;
+	rt_opts(&run, "straight", "detdrop:35");
+	run.o.serial = true;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	stopped_at(r, MS_REPLAY_DONE, NULL);
+	assert_int_equal(rt_print_gates(r, "straight"), 0);
+	ms_replay_close(r);
+	end_fp(run.db, fp, n);
+}
+
+static void
+test_seek_back_same_fingerprint(void **state)
+{
+	(void)state;
+	char want_fp[32], got_fp[32];
+	run_straight(want_fp, sizeof(want_fp));
+
+	rt_run run;
+	rt_opts(&run, "seek", "detdrop:35");
+	run.o.serial = true;
+	run.o.start_paused = true;
+	run.o.checkpoint_every_ns = 1; /* at every point (thinned out) */
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	uint64_t ns = st->pub_total, k0 = ns / 3, k1 = 2 * ns / 3;
+	assert_true(k0 > 2);
+	ms_errbuf eb = { { 0 } };
+
+	/* Forward: merge #3, publication k0 and k1. */
+	point m3, at0, at1, again;
+	go_merge(r, 3);
+	point_at(r, run.db, &m3);
+	go_pub(r, k0);
+	point_at(r, run.db, &at0);
+	go_pub(r, k1);
+	point_at(r, run.db, &at1);
+	print_message("%llu publications; merges: #3 at pub %llu, %llu at pub %llu, %llu at pub %llu\n", (unsigned long long)ns, (unsigned long long)m3.pubs, (unsigned long long)at0.merges, (unsigned long long)k0, (unsigned long long)at1.merges, (unsigned long long)k1);
+	assert_true(at1.merges > at0.merges && at0.merges >= 3);
+	ms_replay_get_status(r, st);
+	assert_true(st->checkpoints > 2);
+
+	/* Back one third of the day, forward again: the same point. */
+	seek_ok(ms_replay_seek_pub(r, k0, &eb), &eb, r);
+	assert_int_equal(seeks_of(r), 1);
+	ms_replay_get_status(r, st);
+	assert_true(st->pub_done <= k0);
+	go_pub(r, k0);
+	point_at(r, run.db, &again);
+	point_equal(&again, &at0);
+	go_pub(r, k1);
+	point_at(r, run.db, &again);
+	point_equal(&again, &at1);
+
+	/* Back to merge #3's barrier. */
+	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
+	go_merge(r, 3);
+	point_at(r, run.db, &again);
+	point_equal(&again, &m3);
+
+	/* Back by time: before publication k0's time. */
+	ms_fixture *fx = r->fx;
+	int64_t t = ms_fixture_slot_at(fx, k0)->pub_ns;
+	seek_ok(ms_replay_seek_time(r, t, &eb), &eb, r);
+	ms_replay_get_status(r, st);
+	assert_true(st->now < t);
+	assert_int_equal(seeks_of(r), 3);
+
+	/* On to the end: every gate passes, the fingerprint is the one of
+	 * the run that never went back. */
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	stopped_at(r, MS_REPLAY_DONE, NULL);
+	assert_int_equal(rt_print_gates(r, "seek"), 0);
+	/* Past its publications a run has nothing to seek back to here. */
+	assert_int_equal(ms_replay_seek_pub(r, 1, &eb), MS_ERR_NOTFOUND);
+	char ck[PATH_MAX + 8];
+	snprintf(ck, sizeof(ck), "%s.ckpt", ms_replay_work_dir(r));
+	assert_true(rt_exists(ck));
+	ms_replay_close(r);
+	assert_false(rt_exists(ck));
+	end_fp(run.db, got_fp, sizeof(got_fp));
+	assert_string_equal(got_fp, want_fp);
+	/* The log: three seeks, one row per publication and merge. */
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM seek"), 3);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM publication"),
+	                 (int64_t)ns);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge"),
+	                 count_rows(run.db, "SELECT merges_completed FROM run"));
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge_input "
+	                                    "WHERE seq NOT IN (SELECT seq "
+	                                    "FROM merge)"),
+	                 0);
+	free(st);
+}
+
+/* The first checkpoint directory under root (its name into out). */
+static void
+first_ck(const char *root, char *out, size_t n)
+{
+	DIR *d = opendir(root);
+	assert_non_null(d);
+	struct dirent *de;
+	char best[64] = "";
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.' &&
+		    (!best[0] || strcmp(de->d_name, best) < 0))
+			snprintf(best, sizeof(best), "%s", de->d_name);
+	closedir(d);
+	assert_true(best[0] != 0);
+	snprintf(out, n, "%s/%s", root, best);
+}
+
+/* A checkpoint whose state file is damaged is refused with an error
+ * naming it; the run goes on where it was, and a seek to a later one
+ * still works. */
+static void
+test_seek_damaged_checkpoint(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "seek-bad", "disabled");
+	run.o.serial = true;
+	run.o.start_paused = true;
+	run.o.checkpoint_every_ns = 1;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	uint64_t k = st->pub_total / 2;
+	go_pub(r, k);
+	point here, again;
+	point_at(r, run.db, &here);
+	char root[PATH_MAX + 8], ck[PATH_MAX + 80], state_file[PATH_MAX + 96];
+	snprintf(root, sizeof(root), "%s.ckpt", ms_replay_work_dir(r));
+	first_ck(root, ck, sizeof(ck));
+	snprintf(state_file, sizeof(state_file), "%s/state", ck);
+	FILE *f = fopen(state_file, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 20, SEEK_SET), 0);
+	assert_int_equal(fputc(0x55, f), 0x55);
+	fclose(f);
+	ms_errbuf eb = { { 0 } };
+	/* Publication 1: only the first checkpoint comes before it. */
+	assert_int_equal(ms_replay_seek_pub(r, 1, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, state_file));
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_string_equal(st->break_why, "seek failed");
+	assert_int_equal(st->seeks, 0);
+	point_at(r, run.db, &again);
+	point_equal(&again, &here);
+	/* A later checkpoint is fine. */
+	seek_ok(ms_replay_seek_pub(r, k - 1, &eb), &eb, r);
+	go_pub(r, k);
+	point_at(r, run.db, &again);
+	point_equal(&again, &here);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	stopped_at(r, MS_REPLAY_DONE, NULL);
+	assert_int_equal(rt_print_gates(r, "seek-bad"), 0);
+	ms_replay_close(r);
+	free(st);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seek_back_same_fingerprint),
+		cmocka_unit_test(test_seek_damaged_checkpoint),
+	};
+	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
+}
