@@ -237,6 +237,15 @@ put_tallies(ms_replay *r, const ms__rck *c)
 	}
 	r->nclaims = 0;
 	r->has_pending = false;
+	/* A time breakpoint stops once; one whose time is after the
+	 * checkpoint may stop the re-run again. */
+	for (size_t i = 0; i < r->nbps; i++) {
+		ms_breakpoint b = r->bps[i];
+		b.enabled = true;
+		if (b.kind == MS_BP_TIME &&
+		    !ms_bp_match_time(&b, c->logical_ns, r->info->day_start_ns))
+			r->bps[i].hits = 0;
+	}
 	return 0;
 }
 
