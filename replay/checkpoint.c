@@ -33,7 +33,9 @@
  *     run where it was (PAUSED, "seek failed") and answers its error; one
  *     that fails later fails the run.
  *  6. Not rolled back, as documented in replay/SCHEMA.md: the plugins'
- *     own counters (plugin_stat), resource figures of the phase (its
+ *     own counters (plugin_stat) and the chain's call counters (the
+ *     calls of removed stretches are kept apart, link_calls_superseded,
+ *     for the plugin_health gate), resource figures of the phase (its
  *     wall, CPU, I/O include the stretch that was re-run) and the wall
  *     spent checking parts.
  */
@@ -67,6 +69,7 @@ struct ms__rck {
 	uint64_t merge_seq; /* the engine's last dispatch */
 	ms_rec_mark mark;
 	size_t ndropped;
+	uint64_t link_calls[MS_EV_LINKS_MAX]; /* the chain's, per link */
 	track_ent *track; /* a copy of r->track (track_cap entries) */
 	size_t track_cap, track_n;
 	struct {
@@ -120,6 +123,22 @@ ck_off(ms_replay *r, const char *why, const ms_errbuf *eb)
 	r->ck_every_ns = -1;
 }
 
+/* Each link's call counter now (the chain is between Decide calls). */
+static void
+link_calls(ms_replay *r, uint64_t *out)
+{
+	ms_chain *ch;
+	size_t n;
+	memset(out, 0, MS_EV_LINKS_MAX * sizeof(*out));
+	if (!ms__replay_links(r, &ch, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		ms_link_stats st;
+		ms_chain_link_stats(ch, i, &st);
+		out[i] = st.calls;
+	}
+}
+
 /* The controller's side of a checkpoint, under mu. */
 static int
 save_tallies(ms_replay *r, ms__rck *c)
@@ -168,6 +187,7 @@ ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns)
 	ms_engine_stats es;
 	ms_engine_get_stats(r->engine, &es);
 	c->merge_seq = es.selections; /* dispatch numbers are 1, 2, ... */
+	link_calls(r, c->link_calls);
 	int rc = save_tallies(r, c);
 	if (rc == 0)
 		rc = ms_rec_mark_get(r->rec, pubs, c->merge_seq, &c->mark, &eb);
@@ -249,16 +269,15 @@ put_tallies(ms_replay *r, const ms__rck *c)
 	return 0;
 }
 
-/* Answer the seeker with a failure (design 5). mu not held. */
+/* Answer the seeker with a failure now (design 5). mu held. */
 static void
 answer_fail(ms_replay *r, int rc, const ms_errbuf *e)
 {
-	pthread_mutex_lock(&r->mu);
 	r->seek_req = false;
+	r->seek_stop = false;
 	r->seek_rc = rc;
 	r->seek_eb = *e;
 	pthread_cond_broadcast(&r->cv);
-	pthread_mutex_unlock(&r->mu);
 }
 
 /* Close the engine and the shard, restore the shard to c, reopen it,
@@ -296,12 +315,78 @@ reopen_at(ms_replay *r, const ms__rck *c, ms_errbuf *e)
 	return rc;
 }
 
+/* Everything after the checkpoint read back (design 3): the log rolled
+ * back, shard and engine restored, the counts put back, later
+ * checkpoints removed. sk has the target and from_pubs. 0, or the error
+ * in *e (the shard may be touched). */
+static int
+restore_at(ms_replay *r, size_t idx, ms_ev_seek *sk, ms_errbuf *e)
+{
+	ms__rck *c = r->cks[idx];
+	ms__checker_drain(r);
+	ms_engine_stats es;
+	ms_engine_get_stats(r->engine, &es);
+	sk->wall_ns = ms__replay_since_start(r);
+	sk->logical_ns = c->logical_ns;
+	sk->from_merge = es.selections;
+	sk->to_pubs = c->pubs;
+	sk->to_merge = c->merge_seq;
+	int rc = ms_rec_rollback(r->rec, &c->mark, sk, e);
+	if (rc == 0)
+		rc = reopen_at(r, c, e);
+	pthread_mutex_lock(&r->mu);
+	if (rc == 0 && (rc = put_tallies(r, c)) != 0)
+		ms_fail(e, rc, "no memory for the part table");
+	pthread_mutex_unlock(&r->mu);
+	if (rc) {
+		ms_errbuf f;
+		ms_fail(&f, rc, "seek back to %s: %s", c->dir, e->msg);
+		*e = f;
+		return rc;
+	}
+	ms_clock_set(&r->clock, c->logical_ns);
+	ms__replay_links_rebase(r);
+	uint64_t now[MS_EV_LINKS_MAX];
+	link_calls(r, now);
+	pthread_mutex_lock(&r->mu);
+	for (size_t i = 0; i < MS_EV_LINKS_MAX; i++)
+		r->link_calls_superseded[i] += now[i] - c->link_calls[i];
+	drop_from(r, idx + 1); /* design 4 */
+	r->seeks++;
+	pthread_mutex_unlock(&r->mu);
+	r->ck_last_ns = c->logical_ns;
+	return 0;
+}
+
+/* Checkpoint idx reads back (nothing touched yet otherwise). */
+static int
+ck_readable(ms_replay *r, size_t idx, ms_errbuf *e)
+{
+	ms_checkpoint ck;
+	if (idx >= r->ncks)
+		return ms_fail(e, MS_ERR_NOTFOUND, "no such checkpoint");
+	int rc = ms_checkpoint_read(r->cks[idx]->dir, &ck, e);
+	ms_checkpoint_release(&ck);
+	return rc;
+}
+
+/* Stop at the next publication point and answer the seeker there with
+ * result (controller.c). mu held. */
+static void
+stop_and_answer(ms_replay *r, int result, const ms_errbuf *e)
+{
+	r->seek_req = false;
+	r->seek_stop = true;
+	r->seek_result = result;
+	if (e)
+		r->seek_eb = *e;
+}
+
 int
 ms__rck_restore(ms_replay *r, size_t *next_slot, ms_errbuf *eb)
 {
 	pthread_mutex_lock(&r->mu);
 	size_t idx = r->seek_ck;
-	ms__rck *c = idx < r->ncks ? r->cks[idx] : NULL;
 	ms_ev_seek sk;
 	memset(&sk, 0, sizeof(sk));
 	snprintf(sk.target, sizeof(sk.target), "%s", r->seek_target);
@@ -309,55 +394,74 @@ ms__rck_restore(ms_replay *r, size_t *next_slot, ms_errbuf *eb)
 	pthread_mutex_unlock(&r->mu);
 	*next_slot = (size_t)sk.from_pubs;
 	ms_errbuf e = { { 0 } };
-	ms_checkpoint ck;
-	int rc = c ? ms_checkpoint_read(c->dir, &ck, &e)
-	           : ms_fail(&e, MS_ERR_NOTFOUND, "no such checkpoint");
-	if (rc) {
-		/* Nothing touched: the run stops where it was, and the
-		 * seeker is told at that stop (controller.c). */
-		pthread_mutex_lock(&r->mu);
-		r->seek_req = false;
-		r->seek_stop = true;
-		r->seek_result = rc;
-		r->seek_eb = e;
-		pthread_mutex_unlock(&r->mu);
-		return 0;
-	}
-	ms_checkpoint_release(&ck);
-	ms__checker_drain(r);
-	ms_engine_stats es;
-	ms_engine_get_stats(r->engine, &es);
-	sk.wall_ns = ms__replay_since_start(r);
-	sk.logical_ns = c->logical_ns;
-	sk.from_merge = es.selections;
-	sk.to_pubs = c->pubs;
-	sk.to_merge = c->merge_seq;
-	rc = ms_rec_rollback(r->rec, &c->mark, &sk, &e);
+	int rc = ck_readable(r, idx, &e);
+	bool touched = rc == 0;
 	if (rc == 0)
-		rc = reopen_at(r, c, &e);
+		rc = restore_at(r, idx, &sk, &e);
 	pthread_mutex_lock(&r->mu);
-	if (rc == 0 && (rc = put_tallies(r, c)) != 0)
-		ms_fail(&e, rc, "no memory for the part table");
-	pthread_mutex_unlock(&r->mu);
-	if (rc) {
-		ms_errbuf f;
-		ms_fail(&f, rc, "seek back to %s: %s", c->dir, e.msg);
-		answer_fail(r, rc, &f);
-		*eb = f;
-		return rc;
+	if (rc == 0 || !touched) {
+		/* Restored, or nothing touched: the run stops at the point
+		 * and the seeker is answered there. */
+		stop_and_answer(r, rc, &e);
+		if (rc == 0)
+			*next_slot = (size_t)r->cks[idx]->pubs;
+		rc = 0;
+	} else {
+		answer_fail(r, rc, &e);
+		*eb = e;
 	}
-	ms_clock_set(&r->clock, c->logical_ns);
-	ms__replay_links_rebase(r);
-	pthread_mutex_lock(&r->mu);
-	drop_from(r, idx + 1); /* design 4 */
-	r->seek_req = false;
-	r->seek_stop = true; /* answered at the stop (controller.c) */
-	r->seek_result = 0;
-	r->seeks++;
 	pthread_mutex_unlock(&r->mu);
-	r->ck_last_ns = c->logical_ns;
-	*next_slot = (size_t)c->pubs;
-	return 0;
+	return rc;
+}
+
+/* Clear what the end of the run decided (mu held): the gates run again
+ * at the re-run's end, which stops first at the checkpoint. */
+static void
+reopen_run(ms_replay *r)
+{
+	r->ngates = 0;
+	r->gates_failed = 0;
+	r->has_expected = false;
+	r->phase = MS_RPHASE_PRIMARY;
+	r->state = MS_REPLAY_RUNNING;
+	r->break_why[0] = '\0';
+	stop_and_answer(r, 0, NULL);
+}
+
+/* A seek from a finished run (DONE): the controller thread is over, so
+ * this thread restores and starts the controller again at the
+ * checkpoint, where it stops. mu held on entry and return (released
+ * meanwhile). 0, or the error (in r->seek_eb; the run stays DONE when
+ * nothing was touched, else it is FAILED). */
+static int
+seek_from_end(ms_replay *r, size_t idx)
+{
+	ms_ev_seek sk;
+	memset(&sk, 0, sizeof(sk));
+	snprintf(sk.target, sizeof(sk.target), "%s", r->seek_target);
+	sk.from_pubs = r->pub_done;
+	pthread_mutex_unlock(&r->mu);
+	ms_errbuf e = { { 0 } };
+	int rc = ck_readable(r, idx, &e);
+	bool touched = rc == 0;
+	if (rc == 0) {
+		pthread_mutex_lock(&r->mu);
+		reopen_run(r);
+		pthread_mutex_unlock(&r->mu);
+		rc = restore_at(r, idx, &sk, &e);
+	}
+	if (rc == 0)
+		rc = ms__replay_controller_restart(r, (size_t)r->cks[idx]->pubs,
+		                                   &e);
+	pthread_mutex_lock(&r->mu);
+	if (rc) {
+		answer_fail(r, rc, &e);
+		if (touched) {
+			r->state = MS_REPLAY_FAILED;
+			snprintf(r->error, sizeof(r->error), "%s", e.msg);
+		}
+	}
+	return rc;
 }
 
 /* ---- asking for a seek (front end's thread) --------------------------- */
@@ -389,10 +493,10 @@ seek(ms_replay *r, enum target_kind k, int64_t v, const char *what,
 	size_t i = r->ncks;
 	while (i > 0 && !before(r->cks[i - 1], k, v))
 		i--;
-	bool live = r->started && r->phase == MS_RPHASE_PRIMARY &&
-	            r->state != MS_REPLAY_DONE &&
-	            r->state != MS_REPLAY_FAILED && !r->abort_req &&
-	            !r->seek_req;
+	bool done = r->started && r->state == MS_REPLAY_DONE;
+	bool live = done || (r->started && r->phase == MS_RPHASE_PRIMARY &&
+	                     r->state != MS_REPLAY_FAILED);
+	live = live && !r->abort_req && !r->seek_req;
 	if (!live || i == 0) {
 		pthread_mutex_unlock(&r->mu);
 		return ms_fail(eb, MS_ERR_NOTFOUND,
@@ -405,6 +509,15 @@ seek(ms_replay *r, enum target_kind k, int64_t v, const char *what,
 	r->seek_ck = i - 1;
 	r->seek_rc = 1;
 	snprintf(r->seek_target, sizeof(r->seek_target), "%s", what);
+	if (done) {
+		int rc = seek_from_end(r, i - 1);
+		if (rc) {
+			if (eb)
+				*eb = r->seek_eb;
+			pthread_mutex_unlock(&r->mu);
+			return rc;
+		}
+	}
 	/* Released from any stop; it runs to its next publication point
 	 * without stopping again (controller.c). */
 	r->pause_req = false;

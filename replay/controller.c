@@ -1451,7 +1451,7 @@ run_day(ms_replay *r, ms_errbuf *eb)
 	int rc;
 	set_phase(r, MS_RPHASE_PRIMARY);
 	phase_begin(r, &ru0, &m0, &io0);
-	size_t from = 0;
+	size_t from = r->resume_slot; /* 0, or after a seek from the end */
 	for (;;) {
 		if ((rc = run_slots(r, from, eb)))
 			return rc;
@@ -1517,6 +1517,22 @@ controller_main(void *arg)
 	pthread_mutex_unlock(&r->mu);
 	notify(r);
 	return NULL;
+}
+
+/* A seek back after the run ended (checkpoint.c): the finished
+ * controller thread joined, a new one runs the day from slot `from`. */
+int
+ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb)
+{
+	if (r->started)
+		pthread_join(r->thread, NULL);
+	r->started = false;
+	r->resume_slot = from;
+	if (pthread_create(&r->thread, NULL, controller_main, r))
+		return ms_fail(eb, MS_ERR_IO,
+		               "cannot start the controller thread again");
+	r->started = true;
+	return 0;
 }
 
 /* ---- open / close ----------------------------------------------------- */

@@ -1340,6 +1340,11 @@ ms_rec_rollback(ms_rec *r, const ms_rec_mark *m, ms_ev_seek *s,
 	if (rc == 0)
 		rc = delete_after(r, "sample", "id", m->sample_id, &s->removed,
 		                  eb);
+	/* Records of phases and of the run's end, all after any mark (one
+	 * is taken in the primary phase): the re-run records them again. */
+	static const char *const ends[] = { "phase", "gate", "reconcile" };
+	for (size_t i = 0; rc == 0 && i < NCOLS(ends); i++)
+		rc = delete_after(r, ends[i], "rowid", 0, &s->removed, eb);
 	if (rc == 0)
 		rc = insert(r, S_SEEK, T_SEEK, NULL, s, eb);
 	if (rc == 0)

@@ -510,6 +510,10 @@ struct ms_replay {
 	char seek_target[64];   /* under mu */
 	ms_errbuf seek_eb;      /* under mu */
 	uint64_t seeks;         /* under mu */
+	size_t resume_slot;     /* where run_day starts (a seek at the end) */
+	/* Per link, the calls of stretches a seek back removed (the chain
+	 * counted them; no recorded merge reports them). */
+	uint64_t link_calls_superseded[MS_EV_LINKS_MAX];
 };
 
 /* ---- checkpoints and seeks back (checkpoint.c) ---- */
@@ -536,6 +540,7 @@ int ms__replay_open_engine(ms_replay *r, const ms_engine_state *resume,
 int ms__replay_stage_range(ms_replay *r, size_t from, ms__stage_counts *c,
                            ms_errbuf *eb);
 void ms__replay_links_rebase(ms_replay *r);
+int ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb);
 
 /* Check the end-of-run gates, record them, and keep them in r->gates. */
 int ms__replay_gates(ms_replay *r, ms_errbuf *eb);

@@ -6,7 +6,7 @@
  * had there the first time, the event log keeps one row per publication
  * and merge (the rows after a checkpoint removed, a `seek` row per seek),
  * the gates pass at the end with the fingerprint of a run that never went
- * back, a damaged checkpoint is refused while the run goes on, and the
+ * back, also after going back from the end of the run, a damaged checkpoint is refused while the run goes on, and the
  * checkpoint directory is gone after close.
  */
 #include "replay_testlib.h"
@@ -216,8 +216,20 @@ test_seek_back_same_fingerprint(void **state)
 	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
 	stopped_at(r, MS_REPLAY_DONE, NULL);
 	assert_int_equal(rt_print_gates(r, "seek"), 0);
-	/* Past its publications a run has nothing to seek back to here. */
-	assert_int_equal(ms_replay_seek_pub(r, 1, &eb), MS_ERR_NOTFOUND);
+	/* No checkpoint comes before the first publication. */
+	assert_int_equal(ms_replay_seek_pub(r, 0, &eb), MS_ERR_NOTFOUND);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_DONE);
+	/* From the end: back to k0, forward to k1 (the same point), and to
+	 * the end again. */
+	seek_ok(ms_replay_seek_pub(r, k0, &eb), &eb, r);
+	assert_int_equal(seeks_of(r), 4);
+	go_pub(r, k1);
+	point_at(r, run.db, &again);
+	point_equal(&again, &at1);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	stopped_at(r, MS_REPLAY_DONE, NULL);
+	assert_int_equal(rt_print_gates(r, "seek from the end"), 0);
 	char ck[PATH_MAX + 8];
 	snprintf(ck, sizeof(ck), "%s.ckpt", ms_replay_work_dir(r));
 	assert_true(rt_exists(ck));
@@ -225,8 +237,13 @@ test_seek_back_same_fingerprint(void **state)
 	assert_false(rt_exists(ck));
 	end_fp(run.db, got_fp, sizeof(got_fp));
 	assert_string_equal(got_fp, want_fp);
-	/* The log: three seeks, one row per publication and merge. */
-	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM seek"), 3);
+	/* The log: four seeks, one row per publication and merge, one set
+	 * of gates. */
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM seek"), 4);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM gate "
+	                                    "GROUP BY name HAVING count(*) > 1"
+	                                    " UNION ALL SELECT 0 LIMIT 1"),
+	                 0);
 	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM publication"),
 	                 (int64_t)ns);
 	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge"),
