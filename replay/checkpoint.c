@@ -509,7 +509,10 @@ seek(ms_replay *r, enum target_kind k, int64_t v, const char *what,
 	r->seek_ck = i - 1;
 	r->seek_rc = 1;
 	snprintf(r->seek_target, sizeof(r->seek_target), "%s", what);
+	r->pause_req = false;
+	r->mode = MODE_RUN;
 	if (done) {
+		/* The new controller stops only at the checkpoint. */
 		int rc = seek_from_end(r, i - 1);
 		if (rc) {
 			if (eb)
@@ -517,14 +520,13 @@ seek(ms_replay *r, enum target_kind k, int64_t v, const char *what,
 			pthread_mutex_unlock(&r->mu);
 			return rc;
 		}
-	}
-	/* Released from any stop; it runs to its next publication point
-	 * without stopping again (controller.c). */
-	r->pause_req = false;
-	r->mode = MODE_RUN;
-	if (r->state == MS_REPLAY_BREAK || r->state == MS_REPLAY_PAUSED)
+	} else if (r->state == MS_REPLAY_BREAK ||
+	           r->state == MS_REPLAY_PAUSED) {
+		/* Released from its stop, it runs to its next publication
+		 * point without stopping again (controller.c). */
 		r->state = MS_REPLAY_RUNNING;
-	pthread_cond_broadcast(&r->cv);
+		pthread_cond_broadcast(&r->cv);
+	}
 	while (r->seek_rc == 1 && r->state != MS_REPLAY_FAILED &&
 	       r->state != MS_REPLAY_DONE && !r->abort_req)
 		pthread_cond_wait(&r->cv, &r->mu);
