@@ -20,8 +20,9 @@
  *     publication point; there the controller restores (ms__rck_restore):
  *     event log rolled back (ms_rec_rollback, a `seek` row), engine and
  *     shard closed, the shard restored (ms_checkpoint_restore), reopened,
- *     the slots after the checkpoint staged again (a publication consumes
- *     its staged files), the engine reopened with the saved state, the
+ *     the slots after the checkpoint left to be staged again as the
+ *     re-run reaches them (a publication consumes its staged files, and
+ *     the reopened shard removes the unlisted ones), the engine reopened with the saved state, the
  *     counters put back. Then the run stops at the checkpoint (PAUSED,
  *     "seek") and the seeker is answered; its run_to goes on from there.
  *  4. Checkpoints after the one restored are removed: the run re-takes
@@ -280,8 +281,9 @@ answer_fail(ms_replay *r, int rc, const ms_errbuf *e)
 	pthread_cond_broadcast(&r->cv);
 }
 
-/* Close the engine and the shard, restore the shard to c, reopen it,
- * stage the slots after c again, reopen the engine resuming c's state. */
+/* Close the engine and the shard, restore the shard to c, reopen it
+ * (the slots after c to be staged again), reopen the engine resuming c's
+ * state. */
 static int
 reopen_at(ms_replay *r, const ms__rck *c, ms_errbuf *e)
 {
@@ -306,9 +308,9 @@ reopen_at(ms_replay *r, const ms__rck *c, ms_errbuf *e)
 	pthread_mutex_lock(&r->mu);
 	r->shard = sh;
 	pthread_mutex_unlock(&r->mu);
-	ms__stage_counts counts = { 0 };
-	if (rc == 0)
-		rc = ms__replay_stage_range(r, (size_t)c->pubs, &counts, e);
+	/* The slots after c are staged as the re-run reaches them
+	 * (controller.c, publish_slot). */
+	r->staged_upto = (size_t)c->pubs;
 	if (rc == 0)
 		rc = ms__replay_open_engine(r, &ck.engine, e);
 	ms_checkpoint_release(&ck);
@@ -382,15 +384,22 @@ stop_and_answer(ms_replay *r, int result, const ms_errbuf *e)
 		r->seek_eb = *e;
 }
 
+/* The seek row's first fields, from the request. mu held. */
+static void
+seek_row(ms_replay *r, ms_ev_seek *sk)
+{
+	memset(sk, 0, sizeof(*sk));
+	snprintf(sk->target, sizeof(sk->target), "%s", r->seek_target);
+	sk->from_pubs = r->pub_done;
+}
+
 int
 ms__rck_restore(ms_replay *r, size_t *next_slot, ms_errbuf *eb)
 {
 	pthread_mutex_lock(&r->mu);
 	size_t idx = r->seek_ck;
 	ms_ev_seek sk;
-	memset(&sk, 0, sizeof(sk));
-	snprintf(sk.target, sizeof(sk.target), "%s", r->seek_target);
-	sk.from_pubs = r->pub_done;
+	seek_row(r, &sk);
 	pthread_mutex_unlock(&r->mu);
 	*next_slot = (size_t)sk.from_pubs;
 	ms_errbuf e = { { 0 } };
@@ -437,9 +446,7 @@ static int
 seek_from_end(ms_replay *r, size_t idx)
 {
 	ms_ev_seek sk;
-	memset(&sk, 0, sizeof(sk));
-	snprintf(sk.target, sizeof(sk.target), "%s", r->seek_target);
-	sk.from_pubs = r->pub_done;
+	seek_row(r, &sk);
 	pthread_mutex_unlock(&r->mu);
 	ms_errbuf e = { { 0 } };
 	int rc = ck_readable(r, idx, &e);

@@ -1118,13 +1118,13 @@ pace(ms_replay *r, int64_t logical_gap, int64_t wall_since)
  * phases.
  */
 int
-ms__replay_stage_range(ms_replay *r, size_t from, ms__stage_counts *c,
-                       ms_errbuf *eb)
+ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
+                       ms__stage_counts *c, ms_errbuf *eb)
 {
 	size_t n = ms_fixture_nslots(r->fx);
 	char tmp[PATH_MAX];
 	int rc = 0;
-	for (size_t i = from; i < n && rc == 0; i++) {
+	for (size_t i = from; i < to && i < n && rc == 0; i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
 		for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
 			rc = ms_shard_part_path(r->shard, (enum ms_part_kind)k,
@@ -1165,9 +1165,11 @@ static int
 stage_parts(ms_replay *r, ms_errbuf *eb)
 {
 	int64_t t0 = ms_mono_ns();
-	int rc = ms__replay_stage_range(r, 0, &r->staged, eb);
+	size_t n = ms_fixture_nslots(r->fx);
+	int rc = ms__replay_stage_range(r, 0, n, &r->staged, eb);
 	if (rc)
 		return rc;
+	r->staged_upto = n;
 	const ms__stage_counts *c = &r->staged;
 	copy_str(r->clone_method, sizeof(r->clone_method),
 	         c->copied      ? (c->linked ? "link+copy" : "copy")
@@ -1178,11 +1180,25 @@ stage_parts(ms_replay *r, ms_errbuf *eb)
 	return 0;
 }
 
-/* The part is staged in place (stage_parts): publishing it is the
- * introduction, whose snapshot rename is the commit. */
+/* Slots staged at a time after a seek back (checkpoint.c), which leaves
+ * the slots after its checkpoint unstaged: they are staged as the re-run
+ * reaches them, so going back costs no more staging than the re-run
+ * publishes (one syncfs per chunk). */
+#define STAGE_AHEAD 256
+
+/* The part is staged in place (stage_parts, or here after a seek back):
+ * publishing it is the introduction, whose snapshot rename is the
+ * commit. */
 static int
-publish_slot(ms_replay *r, const ms_fixture_slot *s, ms_errbuf *eb)
+publish_slot(ms_replay *r, size_t i, const ms_fixture_slot *s, ms_errbuf *eb)
 {
+	if (i >= r->staged_upto) {
+		ms__stage_counts c = { 0 };
+		int rc = ms__replay_stage_range(r, i, i + STAGE_AHEAD, &c, eb);
+		if (rc)
+			return rc;
+		r->staged_upto = i + STAGE_AHEAD;
+	}
 	return ms_shard_introduce_placed(r->shard, s->part_id, eb);
 }
 
@@ -1360,7 +1376,7 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 		prev_wall = ms_mono_ns();
 		ms_clock_set(&r->clock, s->pub_ns);
 		int64_t t0 = ms_mono_ns();
-		rc = publish_slot(r, s, eb);
+		rc = publish_slot(r, i, s, eb);
 		if (rc)
 			return rc;
 		int64_t t1 = ms_mono_ns();

@@ -1060,7 +1060,21 @@ insert(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 	return run_stmt(r, st, eb, t->name);
 }
 
-/* Insert one object as one event of the batch. */
+/* Insert one object as one event of the batch; lock held. */
+static int
+record_locked(ms_rec *r, int slot, int table, const int64_t *keys,
+              const void *obj, bool commit_now, ms_errbuf *eb)
+{
+	int rc = batch_begin(r, eb);
+	if (rc == 0)
+		rc = insert(r, slot, table, keys, obj, eb);
+	if (rc == 0)
+		rc = batch_end(r, commit_now, eb);
+	else
+		batch_abort(r);
+	return rc;
+}
+
 static int
 record(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
        bool commit_now, ms_errbuf *eb)
@@ -1069,13 +1083,7 @@ record(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no event");
 	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
-	int rc = batch_begin(r, eb);
-	if (rc == 0)
-		rc = insert(r, slot, table, keys, obj, eb);
-	if (rc == 0)
-		rc = batch_end(r, commit_now, eb);
-	else
-		batch_abort(r);
+	int rc = record_locked(r, slot, table, keys, obj, commit_now, eb);
 	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
@@ -1345,12 +1353,14 @@ ms_rec_rollback(ms_rec *r, const ms_rec_mark *m, ms_ev_seek *s,
 	static const char *const ends[] = { "phase", "gate", "reconcile" };
 	for (size_t i = 0; rc == 0 && i < NCOLS(ends); i++)
 		rc = delete_after(r, ends[i], "rowid", 0, &s->removed, eb);
-	if (rc == 0)
-		rc = insert(r, S_SEEK, T_SEEK, NULL, s, eb);
-	if (rc == 0)
-		rc = batch_end(r, true, eb);
-	else
+	if (rc == 0) {
+		/* The removals are one event of the batch the seek row
+		 * joins and commits. */
+		r->pending++;
+		rc = record_locked(r, S_SEEK, T_SEEK, NULL, s, true, eb);
+	} else {
 		batch_abort(r);
+	}
 	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;

@@ -511,6 +511,7 @@ struct ms_replay {
 	ms_errbuf seek_eb;      /* under mu */
 	uint64_t seeks;         /* under mu */
 	size_t resume_slot;     /* where run_day starts (a seek at the end) */
+	size_t staged_upto;     /* slots [staged_upto, n) are not staged */
 	/* Per link, the calls of stretches a seek back removed (the chain
 	 * counted them; no recorded merge reports them). */
 	uint64_t link_calls_superseded[MS_EV_LINKS_MAX];
@@ -532,13 +533,13 @@ int ms__rck_restore(ms_replay *r, size_t *next_slot, ms_errbuf *eb);
 /* Remove every checkpoint (at close). */
 void ms__rck_release(ms_replay *r);
 /* controller.c, for the restore: open the engine (resuming resume when
- * not NULL), stage slots [from, n) of the fixture into the shard (counts
+ * not NULL), stage slots [from, to) of the fixture into the shard (counts
  * in *c, one syncfs), and read the chain's link counters as the base of
  * the next merge's deltas. */
 int ms__replay_open_engine(ms_replay *r, const ms_engine_state *resume,
                            ms_errbuf *eb);
-int ms__replay_stage_range(ms_replay *r, size_t from, ms__stage_counts *c,
-                           ms_errbuf *eb);
+int ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
+                           ms__stage_counts *c, ms_errbuf *eb);
 void ms__replay_links_rebase(ms_replay *r);
 int ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb);
 

@@ -95,23 +95,19 @@ seeks_of(ms_replay *r)
 	return st.seeks;
 }
 
+/* Run to publication point k (pub) or merge #k's barrier. */
 static void
-go_pub(ms_replay *r, uint64_t k)
+go(ms_replay *r, bool pub, uint64_t k)
 {
 	ms_errbuf eb = { { 0 } };
-	if (ms_replay_run_to_pub(r, k, &eb))
-		fail_msg("run to pub %llu: %s", (unsigned long long)k, eb.msg);
-	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	int rc = pub ? ms_replay_run_to_pub(r, k, &eb)
+	             : ms_replay_run_to_merge(r, k, &eb);
+	if (rc)
+		fail_msg("run to %llu: %s", (unsigned long long)k, eb.msg);
+	stopped_at(r, pub ? MS_REPLAY_PAUSED : MS_REPLAY_BREAK, NULL);
 }
-
-static void
-go_merge(ms_replay *r, uint64_t seq)
-{
-	ms_errbuf eb = { { 0 } };
-	if (ms_replay_run_to_merge(r, seq, &eb))
-		fail_msg("run to #%llu: %s", (unsigned long long)seq, eb.msg);
-	stopped_at(r, MS_REPLAY_BREAK, NULL);
-}
+#define go_pub(r, k) go(r, true, k)
+#define go_merge(r, k) go(r, false, k)
 
 static void
 seek_ok(int rc, const ms_errbuf *eb, ms_replay *r)
