@@ -27,7 +27,8 @@
  *     "seek") and the seeker is answered; its run_to goes on from there.
  *  4. Checkpoints after the one restored are removed: the run re-takes
  *     them as it passes their points again.
- *  5. A seek is accepted only in the primary phase; outside it, or with
+ *  5. A seek is accepted in the primary phase and after the end (DONE:
+ *     the controller thread is started again); in the cooldown, or with
  *     no checkpoint before the target, MS_ERR_NOTFOUND and nothing moves
  *     (the front end starts a new replay). A restore that fails before it
  *     touched anything (a checkpoint that does not read back) stops the
@@ -43,6 +44,7 @@
 #include "replay_int.h"
 
 #include "ms_checkpoint.h"
+#include "ms_owner.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,8 +73,8 @@ struct ms__rck {
 	ms_rec_mark mark;
 	size_t ndropped;
 	uint64_t link_calls[MS_EV_LINKS_MAX]; /* the chain's, per link */
-	track_ent *track; /* a copy of r->track (track_cap entries) */
-	size_t track_cap, track_n;
+	track_ent *track; /* the entries of r->track in use, packed */
+	size_t track_n;
 	struct {
 #define CK_DECL(f) __typeof__(((ms_replay *)0)->f) f;
 		CK_FIELDS(CK_DECL)
@@ -149,14 +151,12 @@ save_tallies(ms_replay *r, ms__rck *c)
 	CK_FIELDS(CK_SAVE)
 #undef CK_SAVE
 	c->ndropped = r->dropped.n;
-	c->track_cap = r->track_cap;
-	c->track_n = r->track_n;
-	c->track = r->track_cap ? malloc(r->track_cap * sizeof(track_ent))
-	                        : NULL;
-	if (c->track)
-		memcpy(c->track, r->track, r->track_cap * sizeof(track_ent));
+	c->track = r->track_n ? malloc(r->track_n * sizeof(track_ent)) : NULL;
+	for (size_t i = 0; c->track && i < r->track_cap; i++)
+		if (r->track[i].id)
+			c->track[c->track_n++] = r->track[i];
 	pthread_mutex_unlock(&r->mu);
-	return r->track_cap && !c->track ? MS_ERR_NOMEM : 0;
+	return r->track_n && !c->track ? MS_ERR_NOMEM : 0;
 }
 
 void
@@ -170,7 +170,10 @@ ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns)
 		snprintf(r->ck_root, sizeof(r->ck_root), "%s.ckpt",
 		         r->work_dir);
 		ms_fs_rm_tree(r->ck_root, NULL);
-		if (ms_fs_mkdir_p(r->ck_root, 0755, &eb))
+		/* Owned like the scratch shard: what a killed run leaves,
+		 * `mergescope clean` finds and removes. */
+		if (ms_fs_mkdir_p(r->ck_root, 0755, &eb) ||
+		    ms_owner_write(r->ck_root, "scratch", r->db_path, &eb))
 			return ck_off(r, "cannot make their directory", &eb);
 	}
 	if (!r->cks && !(r->cks = calloc(MAX_CKS, sizeof(*r->cks))))
@@ -234,18 +237,8 @@ put_tallies(ms_replay *r, const ms__rck *c)
 #define CK_LOAD(f) memcpy(&r->f, &c->t.f, sizeof(r->f));
 	CK_FIELDS(CK_LOAD)
 #undef CK_LOAD
-	if (r->track_cap != c->track_cap) {
-		track_ent *t = calloc(c->track_cap ? c->track_cap : 1,
-		                      sizeof(*t));
-		if (!t)
-			return MS_ERR_NOMEM;
-		free(r->track);
-		r->track = t;
-		r->track_cap = c->track_cap;
-	}
-	if (c->track_cap)
-		memcpy(r->track, c->track, c->track_cap * sizeof(track_ent));
-	r->track_n = c->track_n;
+	if (ms__replay_track_load(r, c->track, c->track_n))
+		return MS_ERR_NOMEM;
 	ms__dropped_truncate(&r->dropped, c->ndropped);
 	/* The newest recent merges are those re-run: forget them. */
 	while (r->recent_n) {
@@ -508,8 +501,8 @@ seek(ms_replay *r, enum target_kind k, int64_t v, const char *what,
 		pthread_mutex_unlock(&r->mu);
 		return ms_fail(eb, MS_ERR_NOTFOUND,
 		               live ? "no checkpoint before %s"
-		                    : "no seek back to %s: the run is past "
-		                      "its publications",
+		                    : "no seek back to %s: the run is in "
+		                      "its cooldown, failed or not started",
 		               what);
 	}
 	r->seek_req = true;

@@ -136,6 +136,23 @@ track_slot(ms_replay *r, uint64_t id)
 	return &r->track[h];
 }
 
+/* Replace the table by the n entries ents (a seek back, checkpoint.c).
+ * 0 or MS_ERR_NOMEM (the table is then empty). mu held. */
+int
+ms__replay_track_load(ms_replay *r, const track_ent *ents, size_t n)
+{
+	if (r->track_cap)
+		memset(r->track, 0, r->track_cap * sizeof(*r->track));
+	r->track_n = 0;
+	for (size_t i = 0; i < n; i++) {
+		track_ent *t = track_slot(r, ents[i].id);
+		if (!t)
+			return MS_ERR_NOMEM;
+		*t = ents[i];
+	}
+	return 0;
+}
+
 /* The entry of id, or NULL; never grows the table (pointers stay). */
 static track_ent *
 track_find(ms_replay *r, uint64_t id)
@@ -1789,9 +1806,8 @@ open_init(ms_replay *r, const ms_replay_opts *opts)
 	r->wait_timeout_ns = opts->wait_timeout_ns > 0
 	                             ? opts->wait_timeout_ns
 	                             : MS_REPLAY_WAIT_TIMEOUT_DEFAULT_NS;
-	r->ck_every_ns = opts->checkpoint_every_ns
-	                         ? opts->checkpoint_every_ns
-	                         : MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS;
+	r->ck_every_ns =
+	        opts->checkpoint_every_ns > 0 ? opts->checkpoint_every_ns : -1;
 	r->next_bp_id = 1;
 	ms_mem_init(&r->mem, NULL);
 	ms_clock_init_logical(&r->clock, 0);

@@ -542,6 +542,9 @@ int ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
                            ms__stage_counts *c, ms_errbuf *eb);
 void ms__replay_links_rebase(ms_replay *r);
 int ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb);
+/* Replace the exactly-once table by n entries (mu held). 0 or
+ * MS_ERR_NOMEM. */
+int ms__replay_track_load(ms_replay *r, const track_ent *ents, size_t n);
 
 /* Check the end-of-run gates, record them, and keep them in r->gates. */
 int ms__replay_gates(ms_replay *r, ms_errbuf *eb);

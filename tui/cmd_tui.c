@@ -145,13 +145,25 @@ rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext)
 	         dot && (!slash || dot > slash + 1) ? dot : "");
 }
 
+/* The replay options of a session: the command line's, paused or not, at
+ * speed, with a checkpoint every 60 logical minutes to go back to. */
+static void
+session_opts(ms_replay_opts *ro, const ms__run_args *a, const ms__run_cfg *cfg,
+             bool paused, double speed)
+{
+	ms__replay_opts_from(ro, a, cfg);
+	ro->start_paused = paused;
+	ro->speed = speed;
+	ro->checkpoint_every_ns = MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS;
+}
+
 static int
 reopen(void *arg, ms_replay *old, bool running, ms_replay **out, ms_errbuf *eb)
 {
 	struct reopen_ctx *x = arg;
 	*out = NULL;
 	ms_replay_opts ro;
-	ms__replay_opts_from(&ro, x->a, x->cfg);
+	session_opts(&ro, x->a, x->cfg, x->paused && !running, x->speed);
 	x->n++;
 	rerun_name(x->db, sizeof(x->db), x->cfg->db, x->n, true);
 	ro.db_path = x->db;
@@ -160,8 +172,6 @@ reopen(void *arg, ms_replay *old, bool running, ms_replay **out, ms_errbuf *eb)
 		           false);
 		ro.work_dir = x->work;
 	}
-	ro.start_paused = x->paused && !running;
-	ro.speed = x->speed;
 	int rc = ms_replay_open(out, &ro, eb);
 	if (rc) {
 		*out = NULL;
@@ -177,9 +187,7 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
         FILE *out, FILE *err)
 {
 	ms_replay_opts ro;
-	ms__replay_opts_from(&ro, a, cfg);
-	ro.start_paused = paused;
-	ro.speed = speed;
+	session_opts(&ro, a, cfg, paused, speed);
 	/* No notify hook: the session loop polls at its frame rate. */
 	ms_replay *r = NULL;
 	ms_errbuf eb = { "" };

@@ -149,9 +149,10 @@ typedef struct ms_replay_opts {
 	const char *plugin_host_exe;
 	bool start_paused; /* stop before the first publication */
 	/* A checkpoint (shard, engine, controller and event-log position;
-	 * ms_replay_seek_*) is kept at the first publication point at least
-	 * this much logical time after the previous one, in the primary
-	 * phase. 0 = MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS; < 0 = none. */
+	 * ms_replay_seek_*) is kept at the first publication point and then
+	 * at the first one at least this much logical time after the
+	 * previous one, in the primary phase. 0 = none (a headless run never
+	 * goes back); the TUI uses MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS. */
 	int64_t checkpoint_every_ns;
 	double speed;      /* logical s per wall s; 0 = flat out */
 	/* Called (from any thread, no lock held) whenever something worth
@@ -212,11 +213,13 @@ int ms_replay_set_speed(ms_replay *r, double speed);
  * (shard, engine, the controller's counters and gates' tallies, the event
  * log rolled back: replay/SCHEMA.md, "Going back in time"), and stop
  * there (PAUSED, break_why "seek"); run_to then goes on to the target at
- * full speed. Only while the run is in its primary phase: MS_ERR_NOTFOUND
- * (nothing changed) when no checkpoint precedes the target or the run is
- * past that phase, done or failed, for the caller to start a new replay
- * instead. Another error is a restore that failed part way: the run is
- * FAILED with that error. Not to be called while another call on r runs
+ * full speed. While the run is in its primary phase or DONE:
+ * MS_ERR_NOTFOUND (nothing changed) when no checkpoint precedes the target
+ * or the run is in its cooldown, failed or not started, for the caller to
+ * start a new replay instead. A checkpoint that does not read back is its
+ * error, the run stopped where it was (PAUSED, "seek failed"; a DONE run
+ * stays DONE). Another error is a restore that failed part way: the run
+ * is FAILED with that error. Not to be called while another call on r runs
  * (the status, the inventory): the caller waits for the restore.
  */
 int ms_replay_seek_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb);
