@@ -312,6 +312,18 @@ check_files(const char *dir, const ms_checkpoint *c, ms_errbuf *eb)
 	return 0;
 }
 
+int
+ms_checkpoint_check(const char *dir, ms_errbuf *eb)
+{
+	ms_checkpoint c;
+	int rc = ms_checkpoint_read(dir, &c, eb);
+	if (rc == 0) {
+		rc = check_files(dir, &c, eb);
+		ms_checkpoint_release(&c);
+	}
+	return rc;
+}
+
 /* Link the checkpoint's part files into the shard where the shard does
  * not hold that very file (same inode). */
 static int

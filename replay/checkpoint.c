@@ -353,16 +353,14 @@ restore_at(ms_replay *r, size_t idx, ms_ev_seek *sk, ms_errbuf *e)
 	return 0;
 }
 
-/* Checkpoint idx reads back (nothing touched yet otherwise). */
+/* Checkpoint idx reads back and has its files (nothing touched yet
+ * otherwise). */
 static int
 ck_readable(ms_replay *r, size_t idx, ms_errbuf *e)
 {
-	ms_checkpoint ck;
 	if (idx >= r->ncks)
 		return ms_fail(e, MS_ERR_NOTFOUND, "no such checkpoint");
-	int rc = ms_checkpoint_read(r->cks[idx]->dir, &ck, e);
-	ms_checkpoint_release(&ck);
-	return rc;
+	return ms_checkpoint_check(r->cks[idx]->dir, e);
 }
 
 /* Stop at the next publication point and answer the seeker there with

@@ -251,26 +251,27 @@ test_seek_back_same_fingerprint(void **state)
 	free(st);
 }
 
-/* The first checkpoint directory under root (its name into out). */
+/* The entry of dir that sorts first after `after` ("" for the first),
+ * not a dot file, into name. */
 static void
-first_ck(const char *root, char *out, size_t n)
+entry_after(const char *dir, const char *after, char *name, size_t n)
 {
-	DIR *d = opendir(root);
+	DIR *d = opendir(dir);
 	assert_non_null(d);
 	struct dirent *de;
-	char best[64] = "";
+	char best[256] = "";
 	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.' &&
+		if (de->d_name[0] != '.' && strcmp(de->d_name, after) > 0 &&
 		    (!best[0] || strcmp(de->d_name, best) < 0))
 			snprintf(best, sizeof(best), "%s", de->d_name);
 	closedir(d);
 	assert_true(best[0] != 0);
-	snprintf(out, n, "%s/%s", root, best);
+	snprintf(name, n, "%s", best);
 }
 
-/* A checkpoint whose state file is damaged is refused with an error
- * naming it; the run goes on where it was, and a seek to a later one
- * still works. */
+/* A checkpoint whose state file is damaged, or that lost a part file, is
+ * refused with an error naming the file; the run stays where it was, and
+ * a seek to a later one still works. */
 static void
 test_seek_damaged_checkpoint(void **state)
 {
@@ -291,7 +292,10 @@ test_seek_damaged_checkpoint(void **state)
 	point_at(r, run.db, &here);
 	char root[PATH_MAX + 8], ck[PATH_MAX + 80], state_file[PATH_MAX + 96];
 	snprintf(root, sizeof(root), "%s.ckpt", ms_replay_work_dir(r));
-	first_ck(root, ck, sizeof(ck));
+	char first[256], second[256], part[256];
+	entry_after(root, "", first, sizeof(first));
+	entry_after(root, first, second, sizeof(second));
+	snprintf(ck, sizeof(ck), "%s/%s", root, first);
 	snprintf(state_file, sizeof(state_file), "%s/state", ck);
 	FILE *f = fopen(state_file, "r+b");
 	assert_non_null(f);
@@ -305,6 +309,21 @@ test_seek_damaged_checkpoint(void **state)
 	ms_replay_get_status(r, st);
 	assert_int_equal(st->state, MS_REPLAY_PAUSED);
 	assert_string_equal(st->break_why, "seek failed");
+	assert_int_equal(st->seeks, 0);
+	point_at(r, run.db, &again);
+	point_equal(&again, &here);
+	/* The second checkpoint lost a part file: refused before anything
+	 * moves too, naming it. */
+	char parts[PATH_MAX + 200], gone[PATH_MAX + 500];
+	snprintf(parts, sizeof(parts), "%s/%s/parts", root, second);
+	entry_after(parts, "", part, sizeof(part));
+	snprintf(gone, sizeof(gone), "%s/%s", parts, part);
+	assert_int_equal(unlink(gone), 0);
+	uint64_t at2 = strtoull(second, NULL, 10);
+	assert_int_equal(ms_replay_seek_pub(r, at2, &eb), MS_ERR_NOTFOUND);
+	assert_non_null(strstr(eb.msg, gone));
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
 	assert_int_equal(st->seeks, 0);
 	point_at(r, run.db, &again);
 	point_equal(&again, &here);

@@ -84,6 +84,11 @@ int ms_checkpoint_take(const char *dir, ms_shard *s, ms_engine *e,
  * file. */
 int ms_checkpoint_read(const char *dir, ms_checkpoint *out, ms_errbuf *eb);
 
+/* Read checkpoint dir's state file and check that every part file it
+ * lists is there (what a restore checks before it changes anything):
+ * 0, or the error naming the file. */
+int ms_checkpoint_check(const char *dir, ms_errbuf *eb);
+
 /* Decode a state file's bytes (what ms_checkpoint_read does after reading
  * it; `name` is used in messages). */
 int ms_checkpoint_decode(const void *buf, size_t n, const char *name,
