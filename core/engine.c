@@ -1262,6 +1262,20 @@ ms_engine_quarantined(ms_engine *e, uint64_t *ids, size_t cap)
 
 /* ---- saved state (ms_engine_save, ms_engine_opts.resume) -------------- */
 
+/* The counters a saved state carries: (its field, the engine's). */
+#define STATE_COUNTERS(X)                                                  \
+	X(seq, seq) X(fingerprint, fp) X(picker_runs, picker_runs)         \
+	X(selections, selections) X(merges_done, merges_done)              \
+	X(merges_failed, merges_failed) X(dropped, dropped)                \
+	X(lane_merges, lane_merges) X(backoff_ms, backoff_ms)              \
+	X(disk_fails, disk_fails)
+#define SAME_SIZE(sf, en)                                                  \
+	_Static_assert(sizeof(((ms_engine_state *)0)->sf) ==               \
+	                       sizeof(((ms_engine *)0)->en),               \
+	               "engine state field " #sf);
+STATE_COUNTERS(SAME_SIZE)
+#undef SAME_SIZE
+
 int
 ms_engine_save(ms_engine *e, ms_engine_state *out, ms_errbuf *eb)
 {
@@ -1295,16 +1309,9 @@ ms_engine_save(ms_engine *e, ms_engine_state *out, ms_errbuf *eb)
 		out->fails[i] = (ms_engine_failcount){ .id = e->fails[i].id,
 		                                       .n = e->fails[i].n };
 	out->nfails = e->nfails;
-	out->seq = e->seq;
-	out->fingerprint = e->fp;
-	out->picker_runs = e->picker_runs;
-	out->selections = e->selections;
-	out->merges_done = e->merges_done;
-	out->merges_failed = e->merges_failed;
-	out->dropped = e->dropped;
-	memcpy(out->lane_merges, e->lane_merges, sizeof(out->lane_merges));
-	out->backoff_ms = e->backoff_ms;
-	out->disk_fails = e->disk_fails;
+#define SAVE(st, en) memcpy(&out->st, &e->en, sizeof(out->st));
+	STATE_COUNTERS(SAVE)
+#undef SAVE
 out:
 	pthread_mutex_unlock(&e->mu);
 	return rc;
@@ -1337,15 +1344,8 @@ engine_resume(ms_engine *e, const ms_engine_state *st, ms_errbuf *eb)
 			               "engine: resuming failure counts");
 		f->n = st->fails[i].n;
 	}
-	e->seq = st->seq;
-	e->fp = st->fingerprint;
-	e->picker_runs = st->picker_runs;
-	e->selections = st->selections;
-	e->merges_done = st->merges_done;
-	e->merges_failed = st->merges_failed;
-	e->dropped = st->dropped;
-	memcpy(e->lane_merges, st->lane_merges, sizeof(e->lane_merges));
-	e->backoff_ms = st->backoff_ms;
-	e->disk_fails = st->disk_fails;
+#define LOAD(sf, en) memcpy(&e->en, &st->sf, sizeof(e->en));
+	STATE_COUNTERS(LOAD)
+#undef LOAD
 	return 0;
 }

@@ -384,17 +384,25 @@ seek_row(ms_replay *r, ms_ev_seek *sk)
 	sk->from_pubs = r->pub_done;
 }
 
+/* The seek row from the request, mu released, checkpoint idx checked
+ * (ck_readable). mu held on entry, not on return. */
+static int
+begin_restore(ms_replay *r, size_t idx, ms_ev_seek *sk, ms_errbuf *e)
+{
+	seek_row(r, sk);
+	pthread_mutex_unlock(&r->mu);
+	return ck_readable(r, idx, e);
+}
+
 int
 ms__rck_restore(ms_replay *r, size_t *next_slot, ms_errbuf *eb)
 {
 	pthread_mutex_lock(&r->mu);
 	size_t idx = r->seek_ck;
+	*next_slot = (size_t)r->pub_done;
 	ms_ev_seek sk;
-	seek_row(r, &sk);
-	pthread_mutex_unlock(&r->mu);
-	*next_slot = (size_t)sk.from_pubs;
 	ms_errbuf e = { { 0 } };
-	int rc = ck_readable(r, idx, &e);
+	int rc = begin_restore(r, idx, &sk, &e);
 	bool touched = rc == 0;
 	if (rc == 0)
 		rc = restore_at(r, idx, &sk, &e);
@@ -437,10 +445,8 @@ static int
 seek_from_end(ms_replay *r, size_t idx)
 {
 	ms_ev_seek sk;
-	seek_row(r, &sk);
-	pthread_mutex_unlock(&r->mu);
 	ms_errbuf e = { { 0 } };
-	int rc = ck_readable(r, idx, &e);
+	int rc = begin_restore(r, idx, &sk, &e);
 	bool touched = rc == 0;
 	if (rc == 0) {
 		pthread_mutex_lock(&r->mu);

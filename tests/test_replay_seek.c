@@ -117,6 +117,16 @@ seek_ok(int rc, const ms_errbuf *eb, ms_replay *r)
 	stopped_at(r, MS_REPLAY_PAUSED, "seek");
 }
 
+/* On to the end: DONE, every gate passes. */
+static void
+to_end(ms_replay *r, const char *what)
+{
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	stopped_at(r, MS_REPLAY_DONE, NULL);
+	assert_int_equal(rt_print_gates(r, what), 0);
+}
+
 /* The run's final selection fingerprint as recorded. */
 static void
 end_fp(const char *db, char *fp, size_t n)
@@ -209,9 +219,7 @@ test_seek_back_same_fingerprint(void **state)
 
 	/* On to the end: every gate passes, the fingerprint is the one of
 	 * the run that never went back. */
-	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
-	stopped_at(r, MS_REPLAY_DONE, NULL);
-	assert_int_equal(rt_print_gates(r, "seek"), 0);
+	to_end(r, "seek");
 	/* No checkpoint comes before the first publication. */
 	assert_int_equal(ms_replay_seek_pub(r, 0, &eb), MS_ERR_NOTFOUND);
 	ms_replay_get_status(r, st);
@@ -223,9 +231,7 @@ test_seek_back_same_fingerprint(void **state)
 	go_pub(r, k1);
 	point_at(r, run.db, &again);
 	point_equal(&again, &at1);
-	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
-	stopped_at(r, MS_REPLAY_DONE, NULL);
-	assert_int_equal(rt_print_gates(r, "seek from the end"), 0);
+	to_end(r, "seek from the end");
 	char ck[PATH_MAX + 8];
 	snprintf(ck, sizeof(ck), "%s.ckpt", ms_replay_work_dir(r));
 	assert_true(rt_exists(ck));
@@ -332,9 +338,7 @@ test_seek_damaged_checkpoint(void **state)
 	go_pub(r, k);
 	point_at(r, run.db, &again);
 	point_equal(&again, &here);
-	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
-	stopped_at(r, MS_REPLAY_DONE, NULL);
-	assert_int_equal(rt_print_gates(r, "seek-bad"), 0);
+	to_end(r, "seek-bad");
 	ms_replay_close(r);
 	free(st);
 }
