@@ -93,7 +93,7 @@ ck_free(ms__rck *c, bool remove_dir)
 	free(c);
 }
 
-/* Remove checkpoints [from, ncks). */
+/* Remove checkpoints [from, ncks). mu held (or no other thread). */
 static void
 drop_from(ms_replay *r, size_t from)
 {
@@ -103,7 +103,7 @@ drop_from(ms_replay *r, size_t from)
 		r->ncks = from;
 }
 
-/* Design 2: keep every second one, double the interval. */
+/* Design 2: keep every second one, double the interval. mu held. */
 static void
 thin_out(ms_replay *r)
 {
@@ -178,8 +178,12 @@ ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns)
 	}
 	if (!r->cks && !(r->cks = calloc(MAX_CKS, sizeof(*r->cks))))
 		return ck_off(r, "no memory", NULL);
-	if (r->ncks == MAX_CKS)
+	if (r->ncks == MAX_CKS) {
+		/* Under mu: a seek reads the list from another thread. */
+		pthread_mutex_lock(&r->mu);
 		thin_out(r);
+		pthread_mutex_unlock(&r->mu);
+	}
 	ms__checker_drain(r);
 	ms__rck *c = calloc(1, sizeof(*c));
 	if (!c)
