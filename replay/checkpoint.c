@@ -12,8 +12,14 @@
  *     memory, what the controller has counted so far (the CK_FIELDS
  *     below, the exactly-once table, how many drops were reported) and
  *     where the event log stood (ms_rec_mark).
+ *     One is also taken at every publication point where the run stopped
+ *     (a step, pause or run-to target there: taken as it goes on, the
+ *     state unchanged) and at the first one after a stop at a barrier (a
+ *     breakpoint hit), where the user is looking, so stepping back there
+ *     re-runs little.
  *  2. At most MAX_CKS are kept: when full, every second one is removed
- *     and the interval doubles, so they stay spread over the day.
+ *     and the interval doubles (unless a stop asked for it), so they stay
+ *     spread over the day.
  *  3. A seek is asked for from the front end's thread (ms_replay_seek_*):
  *     the latest checkpoint before the target is chosen, the run is
  *     released from any stop and runs, stopping nowhere, to its next
@@ -103,9 +109,10 @@ drop_from(ms_replay *r, size_t from)
 		r->ncks = from;
 }
 
-/* Design 2: keep every second one, double the interval. mu held. */
+/* Design 2: keep every second one, double the interval (unless the
+ * list filled up with checkpoints at stops). mu held. */
 static void
-thin_out(ms_replay *r)
+thin_out(ms_replay *r, bool longer)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < r->ncks; i++) {
@@ -115,7 +122,8 @@ thin_out(ms_replay *r)
 			r->cks[k++] = r->cks[i];
 	}
 	r->ncks = k;
-	r->ck_every_ns *= 2;
+	if (longer)
+		r->ck_every_ns *= 2;
 }
 
 static void
@@ -160,10 +168,12 @@ save_tallies(ms_replay *r, ms__rck *c)
 }
 
 void
-ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns)
+ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns, bool stopped)
 {
-	if (r->ck_every_ns <= 0 || r->phase != MS_RPHASE_PRIMARY ||
-	    (r->ncks && now_ns - r->ck_last_ns < r->ck_every_ns))
+	if (r->ck_every_ns <= 0 || r->phase != MS_RPHASE_PRIMARY || !pubs ||
+	    (r->ncks && r->cks[r->ncks - 1]->pubs >= pubs))
+		return;
+	if (!stopped && r->ncks && now_ns - r->ck_last_ns < r->ck_every_ns)
 		return;
 	ms_errbuf eb = { { 0 } };
 	if (!r->ck_root[0]) {
@@ -181,7 +191,7 @@ ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns)
 	if (r->ncks == MAX_CKS) {
 		/* Under mu: a seek reads the list from another thread. */
 		pthread_mutex_lock(&r->mu);
-		thin_out(r);
+		thin_out(r, !stopped);
 		pthread_mutex_unlock(&r->mu);
 	}
 	ms__checker_drain(r);
@@ -204,7 +214,11 @@ ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns)
 		                        &eb);
 	if (rc) {
 		ck_free(c, false);
-		return ck_off(r, "taking one", &eb);
+		/* Not idle here (a warm opening goes in as one): the next
+		 * point will do. Anything else turns them off. */
+		if (rc != MS_ERR_STATE)
+			ck_off(r, "taking one", &eb);
+		return;
 	}
 	pthread_mutex_lock(&r->mu);
 	r->cks[r->ncks++] = c;

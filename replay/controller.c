@@ -1371,6 +1371,15 @@ aborted(ms_replay *r)
 	return a;
 }
 
+static uint64_t
+stops_now(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	uint64_t n = r->stops;
+	pthread_mutex_unlock(&r->mu);
+	return n;
+}
+
 /* The primary phase's publications from slot `from` on; returns 0 once
  * every slot is out, or at the publication point where a seek back was
  * asked for (ms__rck_seek_pending). */
@@ -1382,6 +1391,7 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 	int64_t prev_p = from ? ms_fixture_slot_at(r->fx, from - 1)->pub_ns
 	                      : r->info->day_start_ns;
 	int64_t prev_wall = ms_mono_ns();
+	uint64_t stops = stops_now(r);
 	for (size_t i = from; i < n; i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
 		pace(r, s->pub_ns - prev_p, ms_mono_ns() - prev_wall);
@@ -1389,6 +1399,11 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 			return MS_ERR_CANCELED;
 		if (ms__rck_seek_pending(r))
 			return 0;
+		/* Stopped here: a checkpoint of this very point. */
+		if (stops != stops_now(r)) {
+			stops = stops_now(r);
+			ms__rck_maybe_take(r, i, ms_clock_now(&r->clock), true);
+		}
 		prev_p = s->pub_ns;
 		prev_wall = ms_mono_ns();
 		ms_clock_set(&r->clock, s->pub_ns);
@@ -1449,8 +1464,11 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 		if (r->opts.progress)
 			r->opts.progress(r->opts.progress_arg, i + 1, n,
 			                 "publications");
-		if (!split)
-			ms__rck_maybe_take(r, i + 1, s->pub_ns);
+		if (!split) {
+			bool stopped = stops != stops_now(r);
+			stops = stops_now(r);
+			ms__rck_maybe_take(r, i + 1, s->pub_ns, stopped);
+		}
 		if (aborted(r))
 			return MS_ERR_CANCELED;
 	}

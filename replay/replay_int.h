@@ -518,11 +518,13 @@ struct ms_replay {
 };
 
 /* ---- checkpoints and seeks back (checkpoint.c) ---- */
-/* After publication point `pubs` (that many done, the engine idle): take
- * a checkpoint if one is due. A failure to take one is not the run's: it
- * turns checkpoints off for the run (r->ck_note says why). Controller
+/* At publication point `pubs` (that many done, the engine idle): take a
+ * checkpoint if one is due, or `stopped` (the run stopped here or at a
+ * barrier since the last point). A failure to take one is not the run's:
+ * it turns checkpoints off for the run (r->ck_note says why). Controller
  * thread. */
-void ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns);
+void ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns,
+                        bool stopped);
 /* A seek was requested (under mu). */
 bool ms__rck_seek_pending(ms_replay *r);
 /* Restore the requested checkpoint (controller thread, at a publication

@@ -343,12 +343,57 @@ test_seek_damaged_checkpoint(void **state)
 	free(st);
 }
 
+/* Where the run stops, a checkpoint is kept (taken as it goes on): with
+ * no other checkpoint near, going back to a publication point the run
+ * stopped at restores exactly that point, and going back to a merge
+ * after a breakpoint's barrier starts from the point after it. */
+static void
+test_checkpoints_at_stops(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "seek-stops", "disabled");
+	run.o.serial = true;
+	run.o.start_paused = true;
+	run.o.checkpoint_every_ns = 48 * 3600 * 1000000000LL; /* just one */
+	ms_replay *r = rt_start(&run, "merge=2");
+	assert_non_null(r);
+	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_errbuf eb = { { 0 } };
+	/* The breakpoint at #2's barrier, then on to a publication point. */
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	stopped_at(r, MS_REPLAY_BREAK, "merge=2");
+	ms_replay_get_status(r, st);
+	uint64_t k = st->pub_done + 5;
+	go_pub(r, k);
+	point here, again;
+	point_at(r, run.db, &here);
+	go_pub(r, k + 5);
+	ms_replay_get_status(r, st);
+	/* The first point, the one after the barrier stop, and k. */
+	assert_int_equal(st->checkpoints, 3);
+	seek_ok(ms_replay_seek_pub(r, k, &eb), &eb, r);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->pub_done, k);
+	point_at(r, run.db, &again);
+	point_equal(&again, &here);
+	/* Back before #3: from the point after #2's barrier. */
+	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
+	assert_true(count_rows(run.db, "SELECT to_merge FROM seek ORDER BY "
+	                               "id DESC LIMIT 1") >= 2);
+	to_end(r, "seek-stops");
+	ms_replay_close(r);
+	free(st);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_seek_back_same_fingerprint),
 		cmocka_unit_test(test_seek_damaged_checkpoint),
+		cmocka_unit_test(test_checkpoints_at_stops),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }
