@@ -26,6 +26,7 @@ static const char usage[] =
         "                      [--serial] [--profile SPEC] [--envelope E]\n"
         "                      [--db FILE]\n"
         "                      [--work-dir DIR] [--wait-timeout T]\n"
+        "                      [--checkpoint-every T]\n"
         "                      [--allow-fail-open]\n"
         "                      [--plugin-host H] [--staging S]\n"
         "                      [--break SPEC]... [--paused] [--speed X]\n"
@@ -51,6 +52,9 @@ static const char usage[] =
         "  --db FILE            record events to FILE (new; default under\n"
         "                       $XDG_CACHE_HOME/mergescope/runs/, shown on\n"
         "                       the status line)\n" MS__HELP_WORK_DIR
+        "  --checkpoint-every T keep a checkpoint to go back to (g, [, {)\n"
+        "                       every T of the day (default 60m; 0: none,\n"
+        "                       going back re-runs the day from its start)\n"
         "  --wait-timeout T     fail the run when merge-idle takes longer\n"
         "                       than T while running (90, 90s, 10m, 1h;\n"
         "                       default 10m; time stopped does not count)\n"
@@ -146,7 +150,8 @@ rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext)
 }
 
 /* The replay options of a session: the command line's, paused or not, at
- * speed, with a checkpoint every 60 logical minutes to go back to. */
+ * speed, with a checkpoint to go back to every 60 logical minutes or
+ * --checkpoint-every. */
 static void
 session_opts(ms_replay_opts *ro, const ms__run_args *a, const ms__run_cfg *cfg,
              bool paused, double speed)
@@ -154,7 +159,9 @@ session_opts(ms_replay_opts *ro, const ms__run_args *a, const ms__run_cfg *cfg,
 	ms__replay_opts_from(ro, a, cfg);
 	ro->start_paused = paused;
 	ro->speed = speed;
-	ro->checkpoint_every_ns = MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS;
+	ro->checkpoint_every_ns = a->checkpoint_every_set
+	                                  ? a->checkpoint_every_ns
+	                                  : MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS;
 }
 
 static int
