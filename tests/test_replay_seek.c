@@ -107,6 +107,21 @@ go(ms_replay *r, bool pub, uint64_t k)
 	stopped_at(r, pub ? MS_REPLAY_PAUSED : MS_REPLAY_BREAK, NULL);
 }
 #define go_pub(r, k) go(r, true, k)
+
+/* Run to logical time t: stopped before the first publication after it
+ * or at a barrier at or after it. */
+static void
+go_time(ms_replay *r, int64_t t)
+{
+	ms_errbuf eb = { { 0 } };
+	if (ms_replay_run_to_time(r, t, &eb))
+		fail_msg("run to time %lld: %s", (long long)t, eb.msg);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_true(st->state == MS_REPLAY_PAUSED ||
+	            st->state == MS_REPLAY_BREAK);
+	free(st);
+}
 #define go_merge(r, k) go(r, false, k)
 
 static void
@@ -178,15 +193,23 @@ test_seek_back_same_fingerprint(void **state)
 	assert_true(k0 > 2);
 	ms_errbuf eb = { { 0 } };
 
-	/* Forward: merge #3, publication k0 and k1. */
-	point m3, at0, at1, again;
+	/* Forward: merge #3, the time of publication k0 - 2, publication
+	 * k0 and k1. */
+	point m3, att, at0, at1, again;
+	int64_t t = ms_fixture_slot_at(r->fx, k0 - 2)->pub_ns;
 	go_merge(r, 3);
 	point_at(r, run.db, &m3);
+	go_time(r, t);
+	point_at(r, run.db, &att);
 	go_pub(r, k0);
 	point_at(r, run.db, &at0);
 	go_pub(r, k1);
 	point_at(r, run.db, &at1);
-	print_message("%llu publications; merges: #3 at pub %llu, %llu at pub %llu, %llu at pub %llu\n", (unsigned long long)ns, (unsigned long long)m3.pubs, (unsigned long long)at0.merges, (unsigned long long)k0, (unsigned long long)at1.merges, (unsigned long long)k1);
+	print_message("%llu publications; merges: #3 at pub %llu, %llu at "
+	              "pub %llu, %llu at pub %llu\n",
+	              (unsigned long long)ns, (unsigned long long)m3.pubs,
+	              (unsigned long long)at0.merges, (unsigned long long)k0,
+	              (unsigned long long)at1.merges, (unsigned long long)k1);
 	assert_true(at1.merges > at0.merges && at0.merges >= 3);
 	ms_replay_get_status(r, st);
 	assert_true(st->checkpoints > 2);
@@ -209,13 +232,15 @@ test_seek_back_same_fingerprint(void **state)
 	point_at(r, run.db, &again);
 	point_equal(&again, &m3);
 
-	/* Back by time: before publication k0's time. */
-	ms_fixture *fx = r->fx;
-	int64_t t = ms_fixture_slot_at(fx, k0)->pub_ns;
+	/* Back by time, then to that time: where the run stopped there the
+	 * first time. */
 	seek_ok(ms_replay_seek_time(r, t, &eb), &eb, r);
 	ms_replay_get_status(r, st);
 	assert_true(st->now < t);
 	assert_int_equal(seeks_of(r), 3);
+	go_time(r, t);
+	point_at(r, run.db, &again);
+	point_equal(&again, &att);
 
 	/* On to the end: every gate passes, the fingerprint is the one of
 	 * the run that never went back. */
