@@ -475,16 +475,25 @@ chain_read(ms_replay *r, ms_link_stats *out, bool *circuit)
 	return n;
 }
 
-/* Read the chain's counters and store them. */
+/* Read the chain's counters and store them; with rebase, also as the
+ * base of the next merge's deltas (ms__replay_links_rebase). */
 static void
-live_read(ms_replay *r)
+live_read_as(ms_replay *r, bool rebase)
 {
 	if (!r->pipe)
 		return;
 	ms_link_stats now[MS_EV_LINKS_MAX];
 	bool circuit;
 	size_t n = chain_read(r, now, &circuit);
-	live_store(r, now, n, circuit, false);
+	if (rebase)
+		memcpy(r->links_prev, now, n * sizeof(now[0]));
+	live_store(r, now, n, circuit, rebase);
+}
+
+static void
+live_read(ms_replay *r)
+{
+	live_read_as(r, false);
 }
 
 /* The live reader: idle while no merge is in flight, else a reading
@@ -556,13 +565,7 @@ ms__replay_links(const ms_replay *r, ms_chain **c, size_t *n)
 void
 ms__replay_links_rebase(ms_replay *r)
 {
-	if (!r->pipe)
-		return;
-	ms_link_stats all[MS_EV_LINKS_MAX];
-	bool circuit;
-	size_t n = chain_read(r, all, &circuit);
-	memcpy(r->links_prev, all, n * sizeof(all[0]));
-	live_store(r, r->links_prev, n, circuit, true);
+	live_read_as(r, true);
 }
 
 /* Per-merge link figures: the chain's cumulative stats minus what the

@@ -158,6 +158,23 @@ end_fp(const char *db, char *fp, size_t n)
 	ms_evdb_close(d);
 }
 
+/* A serial run of variant with checkpoints every every_ns (and
+ * breakpoint bp, may be NULL), started paused: stopped before its first
+ * publication. */
+static ms_replay *
+start_paused(rt_run *run, const char *name, const char *variant,
+             int64_t every_ns, const char *bp)
+{
+	rt_opts(run, name, variant);
+	run->o.serial = true;
+	run->o.start_paused = true;
+	run->o.checkpoint_every_ns = every_ns;
+	ms_replay *r = rt_start(run, bp);
+	assert_non_null(r);
+	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	return r;
+}
+
 static void
 run_straight(char *fp, size_t n)
 {
@@ -180,13 +197,8 @@ test_seek_back_same_fingerprint(void **state)
 	run_straight(want_fp, sizeof(want_fp));
 
 	rt_run run;
-	rt_opts(&run, "seek", "detdrop:35");
-	run.o.serial = true;
-	run.o.start_paused = true;
-	run.o.checkpoint_every_ns = 1; /* at every point (thinned out) */
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	/* A checkpoint at every point (thinned out). */
+	ms_replay *r = start_paused(&run, "seek", "detdrop:35", 1, NULL);
 	ms_replay_status *st = rt_status_new();
 	ms_replay_get_status(r, st);
 	uint64_t ns = st->pub_total, k0 = ns / 3, k1 = 2 * ns / 3;
@@ -308,13 +320,7 @@ test_seek_damaged_checkpoint(void **state)
 {
 	(void)state;
 	rt_run run;
-	rt_opts(&run, "seek-bad", "disabled");
-	run.o.serial = true;
-	run.o.start_paused = true;
-	run.o.checkpoint_every_ns = 1;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	ms_replay *r = start_paused(&run, "seek-bad", "disabled", 1, NULL);
 	ms_replay_status *st = rt_status_new();
 	ms_replay_get_status(r, st);
 	uint64_t k = st->pub_total / 2;
@@ -377,13 +383,9 @@ test_checkpoints_at_stops(void **state)
 {
 	(void)state;
 	rt_run run;
-	rt_opts(&run, "seek-stops", "disabled");
-	run.o.serial = true;
-	run.o.start_paused = true;
-	run.o.checkpoint_every_ns = 48 * 3600 * 1000000000LL; /* just one */
-	ms_replay *r = rt_start(&run, "merge=2");
-	assert_non_null(r);
-	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	/* Just one checkpoint by the interval. */
+	ms_replay *r = start_paused(&run, "seek-stops", "disabled",
+	                            48 * 3600 * 1000000000LL, "merge=2");
 	ms_replay_status *st = rt_status_new();
 	ms_errbuf eb = { { 0 } };
 	/* The breakpoint at #2's barrier, then on to a publication point. */
