@@ -151,6 +151,9 @@ typedef struct ms__dropped {
 
 int ms__dropped_add(ms__dropped *d, const uint8_t *tid, uint32_t len,
                     uint64_t rows, enum ms__rphase phase);
+/* Keep the first n entries only (a seek back: the drops reported after a
+ * checkpoint are forgotten); n > d->n changes nothing. */
+void ms__dropped_truncate(ms__dropped *d, size_t n);
 void ms__dropped_release(ms__dropped *d);
 const ms__drop_ent *ms__dropped_find(const ms__dropped *d, const uint8_t *tid,
                                      uint32_t len);
@@ -312,6 +315,9 @@ bool ms__blkcache_get(ms__blkcache *c, uint64_t lo, uint64_t hi,
 int ms__block_ledger(ms__blkcache *cache, ms_part_iter *it,
                      const ms_block_info *bi, ms_ledger_set *out,
                      ms_errbuf *eb);
+
+/* One checkpoint of the run (checkpoint.c). */
+typedef struct ms__rck ms__rck;
 
 typedef struct claim {
 	uint64_t seq;
@@ -487,7 +493,60 @@ struct ms_replay {
 	size_t ngates;
 	unsigned gates_failed;
 	enum ms_ev_phase_id rec_phase;
+	/* Checkpoints (checkpoint.c): oldest first, in <work_dir>.ckpt/;
+	 * every ck_every_ns logical (< 0: off). Controller thread, except
+	 * the seek request fields, under mu. */
+	ms__rck **cks;
+	size_t ncks;
+	int64_t ck_every_ns, ck_last_ns;
+	uint64_t ck_taken;
+	char ck_root[PATH_MAX];
+	char ck_note[256];
+	bool seek_req;          /* under mu */
+	bool seek_stop;         /* under mu: restored, stop at the point */
+	int seek_result;        /* under mu: what to answer at that stop */
+	size_t seek_ck;         /* under mu: the checkpoint to restore */
+	int seek_rc;            /* under mu: 1 = pending, else the result */
+	char seek_target[64];   /* under mu */
+	ms_errbuf seek_eb;      /* under mu */
+	uint64_t seeks;         /* under mu */
+	size_t resume_slot;     /* where run_day starts (a seek at the end) */
+	size_t staged_upto;     /* slots [staged_upto, n) are not staged */
+	/* Per link, the calls of stretches a seek back removed (the chain
+	 * counted them; no recorded merge reports them). */
+	uint64_t link_calls_superseded[MS_EV_LINKS_MAX];
 };
+
+/* ---- checkpoints and seeks back (checkpoint.c) ---- */
+/* At publication point `pubs` (that many done, the engine idle): take a
+ * checkpoint if one is due, or `stopped` (the run stopped here or at a
+ * barrier since the last point). A failure to take one is not the run's:
+ * it turns checkpoints off for the run (r->ck_note says why). Controller
+ * thread. */
+void ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns,
+                        bool stopped);
+/* A seek was requested (under mu). */
+bool ms__rck_seek_pending(ms_replay *r);
+/* Restore the requested checkpoint (controller thread, at a publication
+ * point, the engine idle): *next_slot = the slot to publish next. 0, or
+ * the error (the run cannot go on when the shard was touched). The
+ * requester is answered either way. */
+int ms__rck_restore(ms_replay *r, size_t *next_slot, ms_errbuf *eb);
+/* Remove every checkpoint (at close). */
+void ms__rck_release(ms_replay *r);
+/* controller.c, for the restore: open the engine (resuming resume when
+ * not NULL), stage slots [from, to) of the fixture into the shard (counts
+ * in *c, one syncfs), and read the chain's link counters as the base of
+ * the next merge's deltas. */
+int ms__replay_open_engine(ms_replay *r, const ms_engine_state *resume,
+                           ms_errbuf *eb);
+int ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
+                           ms__stage_counts *c, ms_errbuf *eb);
+void ms__replay_links_rebase(ms_replay *r);
+int ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb);
+/* Replace the exactly-once table by n entries (mu held). 0 or
+ * MS_ERR_NOMEM. */
+int ms__replay_track_load(ms_replay *r, const track_ent *ents, size_t n);
 
 /* Check the end-of-run gates, record them, and keep them in r->gates. */
 int ms__replay_gates(ms_replay *r, ms_errbuf *eb);

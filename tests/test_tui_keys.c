@@ -349,16 +349,16 @@ test_sampling_counts(void **state)
 	ms_canvas_release(&cv);
 }
 
-/* A target behind the replay re-runs the day to it (restart with the
- * target) at full speed, never forward to the end; `[` and `{` go one
- * barrier or publication back; `r` restarts. */
+/* A target behind the replay is re-run to (the controller's restart: from
+ * a checkpoint, or the day's start) at full speed, never forward to the
+ * end; `[` and `{` go one barrier or publication back; `r` restarts. */
 static void
 test_goto_back(void **state)
 {
 	fx *f = *state;
 	keys(f, "g#40\n"); /* 57 merges done */
 	assert_string_equal(f->fake.log, "speed=0;restart=#40;");
-	assert_non_null(strstr(f->s.view->ui.message, "re-running the day"));
+	assert_non_null(strstr(f->s.view->ui.message, "re-running to"));
 	f->fake.log[0] = '\0';
 	keys(f, "g05:00\n"); /* now 06:12:30 */
 	assert_string_equal(f->fake.log, "speed=0;restart=18000s;");

@@ -113,6 +113,7 @@ enum ms__run_opt {
 	MS__RO_PLUGIN_HOST,
 	MS__RO_ENVELOPE,
 	MS__RO_STAGING,
+	MS__RO_CHECKPOINT_EVERY,
 	MS__RO_JSON,
 	MS__RO_ALLOW_FAIL_OPEN,
 	MS__RO_FORCE,
@@ -282,6 +283,9 @@ typedef struct ms__run_args {
 	const char *freeze_at; /* --freeze-at SPEC (run), or NULL */
 	bool serial;           /* --serial */
 	int64_t wait_timeout_ns; /* --wait-timeout, or 0 (the default) */
+	/* --checkpoint-every (the TUI's; 0: none), when given. */
+	bool checkpoint_every_set;
+	int64_t checkpoint_every_ns;
 	bool allow_fail_open;    /* --allow-fail-open */
 	const char *cache;       /* --cache warm|cold, or NULL */
 	const char *envelope;    /* --envelope auto|cgroup|emulated, or NULL */
