@@ -46,6 +46,10 @@
  *     for the plugin_health gate), resource figures of the phase (its
  *     wall, CPU, I/O include the stretch that was re-run) and the wall
  *     spent checking parts.
+ *  7. Room: a checkpoint's links keep parts the shard has deleted. While
+ *     the work directory's file system has less free than the day's
+ *     bytes plus 64 MiB (ms_replay_opts.checkpoint_room_bytes), they are
+ *     thinned and none is taken (ck_room_ok; the status says so).
  */
 #include "replay_int.h"
 
@@ -55,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #define MAX_CKS 32
 
@@ -129,9 +134,44 @@ thin_out(ms_replay *r, bool longer)
 static void
 ck_off(ms_replay *r, const char *why, const ms_errbuf *eb)
 {
+	pthread_mutex_lock(&r->mu); /* the status reads the note */
 	snprintf(r->ck_note, sizeof(r->ck_note), "checkpoints off: %s%s%s",
 	         why, eb ? ": " : "", eb ? eb->msg : "");
+	pthread_mutex_unlock(&r->mu);
 	r->ck_every_ns = -1;
+}
+
+/*
+ * Design 7: checkpoints keep the parts they list after the shard deleted
+ * them, so they must not take the room the day's merges need (nor shrink
+ * the picker's fan-out, which the free space bounds). While the file
+ * system has less than ck_room bytes free, every second checkpoint is
+ * removed and none is taken. Returns whether there is room. Controller
+ * thread.
+ */
+static bool
+ck_room_ok(ms_replay *r)
+{
+	if (!r->ck_room)
+		r->ck_room = ms__fixture_day_bytes(r->fx) + (64ull << 20);
+	struct statvfs sv;
+	if (statvfs(r->ck_root[0] ? r->ck_root : r->work_dir, &sv) != 0)
+		return true; /* taking one will say what is wrong */
+	uint64_t free_b = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (free_b >= r->ck_room)
+		return true;
+	pthread_mutex_lock(&r->mu);
+	if (r->ncks > 1)
+		thin_out(r, false);
+	else
+		drop_from(r, 0);
+	snprintf(r->ck_note, sizeof(r->ck_note),
+	         "checkpoints thinned to %zu: %.0f MiB free on the work "
+	         "directory's file system, the day's merges may need %.0f MiB",
+	         r->ncks, (double)free_b / (1024.0 * 1024.0),
+	         (double)r->ck_room / (1024.0 * 1024.0));
+	pthread_mutex_unlock(&r->mu);
+	return false;
 }
 
 /* Each link's call counter now (the chain is between Decide calls). */
@@ -174,6 +214,8 @@ ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns, bool stopped)
 	    (r->ncks && r->cks[r->ncks - 1]->pubs >= pubs))
 		return;
 	if (!stopped && r->ncks && now_ns - r->ck_last_ns < r->ck_every_ns)
+		return;
+	if (!ck_room_ok(r))
 		return;
 	ms_errbuf eb = { { 0 } };
 	if (!r->ck_root[0]) {

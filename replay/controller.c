@@ -1721,15 +1721,22 @@ log_to_nowhere(void *ctx, int level, const char *plugin, const char *msg)
  * (MERGESCOPE_SCRATCH, else /dev/shm/mergescope-<uid>) when it has room for
  * this fixture's day, else the cache directory's work/ on disk (beside the
  * event database when there is no cache directory). */
-static int
-choose_work_dir(ms_replay *r, ms_errbuf *eb)
+uint64_t
+ms__fixture_day_bytes(const ms_fixture *fx)
 {
 	uint64_t bytes = 0;
-	for (size_t i = 0; i < ms_fixture_nslots(r->fx); i++) {
-		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
+	for (size_t i = 0; i < ms_fixture_nslots(fx); i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(fx, i);
 		for (int k = 0; k < MS_KIND_COUNT; k++)
 			bytes += s->bytes[k];
 	}
+	return bytes;
+}
+
+static int
+choose_work_dir(ms_replay *r, ms_errbuf *eb)
+{
+	uint64_t bytes = ms__fixture_day_bytes(r->fx);
 	const char *base = strrchr(r->db_path, '/');
 	base = base ? base + 1 : r->db_path;
 	char disk[PATH_MAX], cache[PATH_MAX];
@@ -1829,6 +1836,7 @@ open_init(ms_replay *r, const ms_replay_opts *opts)
 	                             : MS_REPLAY_WAIT_TIMEOUT_DEFAULT_NS;
 	r->ck_every_ns =
 	        opts->checkpoint_every_ns > 0 ? opts->checkpoint_every_ns : -1;
+	r->ck_room = opts->checkpoint_room_bytes; /* 0: resolved at the first */
 	r->next_bp_id = 1;
 	ms_mem_init(&r->mem, NULL);
 	ms_clock_init_logical(&r->clock, 0);
@@ -2501,6 +2509,8 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	copy_str(st->error, sizeof(st->error), r->error);
 	status_live(r, st);
 	st->checkpoints = r->ncks;
+	copy_str(st->checkpoint_note, sizeof(st->checkpoint_note),
+	         r->ck_note);
 	st->seeks = r->seeks;
 	/* Under mu: a seek back reopens the shard (checkpoint.c). */
 	st->epoch = r->shard ? ms_shard_epoch(r->shard) : 0;

@@ -46,6 +46,8 @@ typedef struct ms__work_choice {
 /* Bytes the shard of a day needs at most: twice the fixture's part bytes
  * (all staged, plus merge outputs beside their inputs) and 64 MiB. */
 uint64_t ms__work_need_bytes(uint64_t fixture_bytes);
+/* Bytes of every scheduled part of the fixture, all kinds. */
+uint64_t ms__fixture_day_bytes(const ms_fixture *fx);
 /* The scratch root (e.g. /dev/shm/mergescope-<uid>) when its file system
  * is writable with `need` bytes free and a tmpfs (any file system when
  * any_fs: a root the user chose): <root>/<base>.<pid>.shard, the root made
@@ -500,6 +502,7 @@ struct ms_replay {
 	size_t ncks;
 	int64_t ck_every_ns, ck_last_ns;
 	uint64_t ck_taken;
+	uint64_t ck_room; /* checkpoint_room_bytes, resolved at open */
 	char ck_root[PATH_MAX];
 	char ck_note[256];
 	bool seek_req;          /* under mu */

@@ -414,6 +414,49 @@ test_checkpoints_at_stops(void **state)
 	free(st);
 }
 
+/* Checkpoints must not take the room the day's merges need: with more
+ * room asked for than the file system has, none is kept, the status says
+ * why, going back finds none (the front end restarts instead) and the
+ * run ends with the fingerprint of a run without them. Then with room:
+ * they are kept. */
+static void
+test_checkpoints_need_room(void **state)
+{
+	(void)state;
+	char want_fp[32], got_fp[32];
+	run_straight(want_fp, sizeof(want_fp));
+	rt_run run;
+	rt_opts(&run, "seek-room", "detdrop:35");
+	run.o.serial = true;
+	run.o.start_paused = true;
+	run.o.checkpoint_every_ns = 1;
+	run.o.checkpoint_room_bytes = UINT64_MAX;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_errbuf eb = { { 0 } };
+	go_merge(r, 3);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->checkpoints, 0);
+	assert_non_null(strstr(st->checkpoint_note, "checkpoints thinned to 0"));
+	assert_non_null(strstr(st->checkpoint_note, "MiB free"));
+	assert_int_equal(ms_replay_seek_merge(r, 2, &eb), MS_ERR_NOTFOUND);
+	to_end(r, "seek-room");
+	ms_replay_close(r);
+	end_fp(run.db, got_fp, sizeof(got_fp));
+	assert_string_equal(got_fp, want_fp);
+
+	r = start_paused(&run, "seek-room2", "detdrop:35", 1, NULL);
+	go_merge(r, 3);
+	ms_replay_get_status(r, st);
+	assert_true(st->checkpoints > 0);
+	assert_string_equal(st->checkpoint_note, "");
+	to_end(r, "seek-room2");
+	ms_replay_close(r);
+	free(st);
+}
+
 int
 main(void)
 {
@@ -421,6 +464,7 @@ main(void)
 		cmocka_unit_test(test_seek_back_same_fingerprint),
 		cmocka_unit_test(test_seek_damaged_checkpoint),
 		cmocka_unit_test(test_checkpoints_at_stops),
+		cmocka_unit_test(test_checkpoints_need_room),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

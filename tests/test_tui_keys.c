@@ -177,6 +177,28 @@ test_goto_target_on_status(void **state)
 	f->fake.fail = 0;
 }
 
+/* Checkpoints thinned for lack of room: said once as the message, kept
+ * until the next one; said again only when the note changes. */
+static void
+test_checkpoint_note_said(void **state)
+{
+	fx *f = *state;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->s.view->ui.message, "");
+	snprintf(f->model->checkpoint_note, sizeof(f->model->checkpoint_note),
+	         "checkpoints thinned to 0: 12 MiB free");
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->s.view->ui.message,
+	                    "checkpoints thinned to 0: 12 MiB free");
+	f->s.view->ui.message[0] = '\0';
+	f->model->pub_done++;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->s.view->ui.message, "");
+	f->model->checkpoint_note[0] = '\0';
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->s.view->ui.message, "");
+}
+
 static void type_line(fx *f, const char *text);
 
 /* Whether any row of the session's view drawn at w x h holds text. */
@@ -1108,6 +1130,7 @@ main(void)
 		T(test_goto),
 		T(test_goto_back),
 		T(test_goto_target_on_status),
+		T(test_checkpoint_note_said),
 		T(test_break_spec_on_status),
 		T(test_titles_singular),
 		T(test_pending_narrow),

@@ -99,6 +99,14 @@ ms__session_observe(ms_tui_session *s)
 	if (v->state != MS_VIEW_DONE)
 		v->ui.show_gates = false;
 	s->last_state = v->state;
+	/* Checkpoints thinned or off: said once, kept until the next
+	 * message (going back may restart the day instead). */
+	if (strcmp(v->checkpoint_note, s->last_ck_note) != 0) {
+		snprintf(s->last_ck_note, sizeof(s->last_ck_note), "%s",
+		         v->checkpoint_note);
+		if (v->checkpoint_note[0])
+			ms_session_say(s, true, "%s", v->checkpoint_note);
+	}
 	uint64_t where = replay_where(v);
 	if (!s->msg_stamped) {
 		s->msg_stamped = true;

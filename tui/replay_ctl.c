@@ -381,6 +381,8 @@ snap_status(ms_tui_view *v, const ms_replay_status *st)
 	copy_str(v->variant, sizeof(v->variant), st->variant);
 	copy_str(v->phase, sizeof(v->phase), ms_replay_phase_name(st->phase));
 	copy_str(v->db_path, sizeof(v->db_path), st->db_path);
+	copy_str(v->checkpoint_note, sizeof(v->checkpoint_note),
+	         st->checkpoint_note);
 	v->day_start = st->day_start;
 	v->day_end = st->day_end;
 	v->now = st->now;

@@ -296,6 +296,7 @@ typedef struct ms_tui_session {
 	uint64_t msg_where;
 	const char *program;          /* ms_tui_opts.program, or "mergescope" */
 	enum ms_tui_state last_state; /* at the previous snapshot */
+	char last_ck_note[MS_VIEW_TEXT]; /* checkpoint note last said */
 	/* The last session's breakpoints and filter on offer (borrowed
 	 * from ms_tui_opts until answered). */
 	size_t offer_nbreaks;

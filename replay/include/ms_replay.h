@@ -154,6 +154,12 @@ typedef struct ms_replay_opts {
 	 * previous one, in the primary phase. 0 = none (a headless run never
 	 * goes back); the TUI uses MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS. */
 	int64_t checkpoint_every_ns;
+	/* Checkpoints hold the parts they list after the shard deleted them:
+	 * while the work directory's file system has less than this many
+	 * bytes free, every second one is removed and none is taken (the
+	 * status's checkpoint_note says so). 0 = the day's bytes plus 64 MiB,
+	 * room for any merge of the day. */
+	uint64_t checkpoint_room_bytes;
 	double speed;      /* logical s per wall s; 0 = flat out */
 	/* Called (from any thread, no lock held) whenever something worth
 	 * redrawing happened. NULL = none. */
@@ -280,6 +286,9 @@ typedef struct ms_replay_status {
 	uint64_t inflight_calls, inflight_traces, inflight_decide_ns;
 	/* Checkpoints kept, and seeks back that restored one. */
 	uint64_t checkpoints, seeks;
+	/* Why checkpoints are off or thinned for lack of room ("" = they
+	 * are kept as configured). */
+	char checkpoint_note[256];
 	/* The error of a FAILED run. */
 	char error[512];
 } ms_replay_status;

@@ -313,6 +313,8 @@ typedef struct ms_tui_view {
 	uint64_t epoch;
 	double speed;       /* logical seconds per wall second; 0 = max */
 	char break_why[64]; /* which breakpoint stopped us, at BREAK */
+	/* Why seeking back has fewer checkpoints than asked ("" = none). */
+	char checkpoint_note[MS_VIEW_TEXT];
 
 	/* Inventory, in picker order after ms_tui_view_sort_parts. */
 	size_t parts_total;
