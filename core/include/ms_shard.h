@@ -10,12 +10,16 @@
  *   DIR/dicts/<8hex>              zstd dictionaries blocks may name
  *   DIR/tmp/                      anything being written
  * The snapshot is replaced by write-to-temp, fsync, rename, fsync(DIR): that
- * rename is the commit point of every transaction.
+ * rename is the commit point of every transaction (of several, with
+ * defer_sync; the fsync is one syncfs with commit_syncfs).
  *
  * Design:
  *  1. Every transaction (introduce one part; replace a set of inputs by one
  *     output, core and both indexes together) bumps the epoch by exactly 1
- *     and is durable before the call returns.
+ *     and is durable before the call returns, except an introduction in a
+ *     shard opened with defer_sync: it is committed in memory (views see
+ *     it) and becomes durable at the next durability point, which is every
+ *     transaction that removes parts (a merge), ms_shard_sync and close.
  *  2. A part is in the inventory iff it is listed in the snapshot.
  *  3. A part removed from the inventory is deleted from disk when the last
  *     view pinning it is released (never before its replacement is
@@ -28,8 +32,10 @@
  *  5. A part handed to a transaction at its tmp paths is already durable:
  *     whoever put it there synced it (the part writer at close, a caller
  *     that copies or links parts in with ms_part_sync_tree or one
- *     syncfs). Publication itself is three renames, one fsync of the
- *     parts directory, and the snapshot commit.
+ *     syncfs), unless the shard syncs it itself (commit_syncfs). Publication itself is three renames, one fsync of the
+ *     parts directory, and the snapshot commit (with defer_sync, for an
+ *     introduction: the renames only; the fsync and the commit wait for
+ *     the next durability point).
  *  6. A shard of an older part format (part directories under DIR/core/)
  *     is refused at open with MS_ERR_FORMAT.
  *
@@ -65,10 +71,40 @@ typedef struct ms_shard_opts {
 	 * the call that removed them (or the view release that unpinned
 	 * them); ms_shard_settle waits for it, close finishes it. */
 	bool reap_async;
+	/* Group commit of introductions (design point 1): an introduction
+	 * syncs nothing and writes no snapshot; the next durability point
+	 * commits all of them with one snapshot. A crash before it loses
+	 * them (recovery returns to the last durable snapshot and removes
+	 * their files as unlisted), never anything durable. For a caller
+	 * that needs its publications durable only at a boundary of its own
+	 * (a replay: at the end of each phase), not at each call. */
+	bool defer_sync;
+	/* Make a commit durable with one syncfs of the shard's file system
+	 * (output files, their renames into parts/ and the new snapshot
+	 * together) instead of an fsync of parts/ and of the snapshot: a
+	 * commit is then 2 syncs whatever it publishes, and its output's
+	 * writers need not sync (ms_shard_syncs_outputs). For a file system
+	 * the shard has to itself: syncfs also writes whatever else is
+	 * dirty on it. */
+	bool commit_syncfs;
 } ms_shard_opts;
 
 int ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb);
+/* Close. Introductions deferred by defer_sync are made durable first, as
+ * by ms_shard_sync, whose failure is lost here: call it before closing to
+ * see it. */
 void ms_shard_close(ms_shard *s);
+/* The durability point of a defer_sync shard: every transaction committed
+ * so far is on disk when it returns 0 (an fsync of parts/ if a deferred
+ * introduction renamed files into it, then one snapshot commit; nothing
+ * when nothing is pending, and always nothing without defer_sync). On
+ * failure the deferred introductions stay committed in memory and
+ * pending; the snapshot on disk is the last durable one or this one. */
+int ms_shard_sync(ms_shard *s, ms_errbuf *eb);
+/* True when the shard's commits make the files of the part they publish
+ * durable themselves (opts.commit_syncfs): a writer of a part for one of
+ * its transactions may then skip its own fsync (no_sync). */
+bool ms_shard_syncs_outputs(const ms_shard *s);
 /* What recovery did at open, e.g. "recovered epoch 41: removed 2 temporary
  * directories, 1 unpublished part (00000000000000a3)"; "" when nothing. */
 const char *ms_shard_recovery_note(const ms_shard *s);
@@ -143,6 +179,8 @@ enum ms_shard_step {
 	MS_SHARD_STEP_COMMITTED,     /* renamed over snapshot (the commit) */
 	MS_SHARD_STEP_SNAP_SYNCED,   /* DIR fsynced after the commit */
 	MS_SHARD_STEP_INPUT_DELETED, /* one input's files removed */
+	MS_SHARD_STEP_DEFERRED,      /* defer_sync: an introduction committed
+	                                in memory only (snapshot unchanged) */
 };
 typedef void (*ms_shard_step_fn)(void *arg, enum ms_shard_step step,
                                  unsigned index);
