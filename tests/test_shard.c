@@ -873,13 +873,55 @@ place_part(ms_shard *s, uint64_t id)
  * the two into one output (merge = true), ending the process at `at`. The
  * parent reopens: the shard is at the snapshot before or after the
  * transaction, whole, with no leftovers. */
+/* Reopen the shard in dir (closed) and check it holds exactly `n` parts
+ * at `epoch` with the rows of seeds[0..nseeds), no tmp leftovers and no
+ * unlisted part file; then remove dir. */
 static void
-crash_once3(bool merge, bool placed, struct crash_at at, bool after_commit)
+assert_reopened(char *dir, size_t n, uint64_t epoch, const uint64_t *seeds,
+                size_t nseeds)
+{
+	ms_shard *s = open_shard(dir, false, NULL);
+	assert_int_equal(tmp_count(dir), 0);
+	assert_int_equal(ms_shard_count(s), n);
+	assert_int_equal(ms_shard_epoch(s), epoch);
+	assert_int_equal(part_files(dir), (int)n * MS_KIND_COUNT);
+	ms_ledger_set want, got;
+	seeds_ledger(seeds, nseeds, &want);
+	shard_ledger(s, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	ms_shard_close(s);
+	rm_dir(dir);
+}
+
+/* A new shard (its directory returned) holding seeds 1 and 2 as the raw
+ * parts *a and *b, closed. */
+static char *
+shard_of_two(uint64_t *a, uint64_t *b)
 {
 	char *dir = make_dir();
 	ms_shard *s = open_shard(dir, true, NULL);
-	uint64_t a = add_raw(s, 1), b = add_raw(s, 2);
+	*a = add_raw(s, 1);
+	*b = add_raw(s, 2);
 	ms_shard_close(s);
+	return dir;
+}
+
+/* The child ended itself at its crash step (status 0), not otherwise. */
+static void
+wait_crashed(pid_t pid)
+{
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void
+crash_once3(bool merge, bool placed, struct crash_at at, bool after_commit)
+{
+	uint64_t a, b;
+	char *dir = shard_of_two(&a, &b);
+	ms_shard *s;
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -909,24 +951,11 @@ crash_once3(bool merge, bool placed, struct crash_at at, bool after_commit)
 			ms_shard_settle(s);
 		_exit(rc ? 4 : 5); /* the step never came */
 	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
-	s = open_shard(dir, false, NULL);
-	assert_int_equal(tmp_count(dir), 0);
+	wait_crashed(pid);
 	size_t want_n = merge ? (after_commit ? 1 : 2) : (after_commit ? 3 : 2);
-	assert_int_equal(ms_shard_count(s), want_n);
-	assert_int_equal(ms_shard_epoch(s), after_commit ? 3 : 2);
-	/* Nothing on disk that the snapshot does not list. */
-	assert_int_equal(part_files(dir), (int)want_n * MS_KIND_COUNT);
 	uint64_t seeds[] = { 1, 2, 3 };
-	ms_ledger_set want, got;
-	seeds_ledger(seeds, !merge && after_commit ? 3 : 2, &want);
-	shard_ledger(s, &got);
-	assert_true(ms_ledger_set_equal(&want, &got));
-	ms_shard_close(s);
-	rm_dir(dir);
+	assert_reopened(dir, want_n, after_commit ? 3 : 2, seeds,
+	                !merge && after_commit ? 3 : 2);
 }
 
 static void
@@ -966,6 +995,7 @@ test_crash_at_every_publication_step(void **state)
 }
 
 /* ---- group commit (defer_sync) and one syncfs per commit ---- */
+
 
 /* What the child does after the shard holds seeds 1 and 2 as two raw
  * parts (epochs 1 and 2). */
@@ -1024,32 +1054,18 @@ gc_child(const char *dir, const struct gc_case *c, bool syncfs, uint64_t a,
 static void
 gc_crash_once(const struct gc_case *c, bool syncfs)
 {
-	char *dir = make_dir();
-	ms_shard *s = open_shard(dir, true, NULL);
-	uint64_t a = add_raw(s, 1), b = add_raw(s, 2);
-	ms_shard_close(s);
+	uint64_t a, b;
+	char *dir = shard_of_two(&a, &b);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
 		gc_child(dir, c, syncfs, a, b);
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	wait_crashed(pid);
 	bool merge = c->seq == GC_INTRO_MERGE;
-	size_t want_n = !c->after ? 2 : merge ? 2 : 3;
-	s = open_shard(dir, false, NULL);
-	assert_int_equal(tmp_count(dir), 0);
-	assert_int_equal(ms_shard_count(s), want_n);
-	assert_int_equal(ms_shard_epoch(s), !c->after ? 2 : merge ? 4 : 3);
-	assert_int_equal(part_files(dir), (int)want_n * MS_KIND_COUNT);
 	uint64_t seeds[] = { 1, 2, 3 };
-	ms_ledger_set want, got;
-	seeds_ledger(seeds, c->after ? 3 : 2, &want);
-	shard_ledger(s, &got);
-	assert_true(ms_ledger_set_equal(&want, &got));
-	ms_shard_close(s);
-	rm_dir(dir);
+	assert_reopened(dir, !c->after ? 2 : merge ? 2 : 3,
+	                !c->after ? 2 : merge ? 4 : 3, seeds,
+	                c->after ? 3 : 2);
 }
 
 static void
@@ -1430,15 +1446,7 @@ test_group_commit_syncs(void **state)
 	assert_int_equal(ms_shard_replace(s, id, 4, out, &eb), 0);
 	assert_int_equal(syncs_since(&io, &mark), 2);
 	ms_shard_close(s);
-	s = open_shard(dir, false, NULL);
-	assert_int_equal(ms_shard_count(s), 1);
-	assert_int_equal(tmp_count(dir), 0);
-	ms_ledger_set want, got;
-	seeds_ledger(seeds, 4, &want);
-	shard_ledger(s, &got);
-	assert_true(ms_ledger_set_equal(&want, &got));
-	ms_shard_close(s);
-	rm_dir(dir);
+	assert_reopened(dir, 1, 5, seeds, 4);
 }
 
 /* A durability point that fails keeps the deferred introductions
@@ -1477,15 +1485,7 @@ group_commit_failures(bool syncfs)
 	assert_int_equal(ms_shard_count(s), 2);
 	assert_int_equal(ms_shard_sync(s, &eb), 0);
 	ms_shard_close(s);
-	s = open_shard(dir, false, NULL);
-	assert_int_equal(ms_shard_epoch(s), 4);
-	assert_int_equal(ms_shard_count(s), 2);
-	ms_ledger_set want, got;
-	seeds_ledger(seeds, 3, &want);
-	shard_ledger(s, &got);
-	assert_true(ms_ledger_set_equal(&want, &got));
-	ms_shard_close(s);
-	rm_dir(dir);
+	assert_reopened(dir, 2, 4, seeds, 3);
 }
 
 static void
