@@ -50,6 +50,15 @@
  *     covered (file contents, the renames, the snapshot's bytes), all
  *     before the rename that commits, so a. and b. of 6. hold unchanged
  *     and a merge output's writers need not sync (ms_shard_syncs_outputs).
+ *  8. With both options a commit with inputs skips the fsync of DIR as
+ *     well (s->dir_dirty): the rename over DIR/snapshot becomes durable
+ *     with the next syncfs (the next commit's, or ms_shard_sync's fsync of
+ *     DIR). Until then the inputs it removed stay in s->limbo, which holds
+ *     the inventory's reference, so nothing is deleted while the durable
+ *     snapshot may still name it (b. of 6.); they are released, and
+ *     deleted, right after that sync. A crash in between finds either
+ *     snapshot, each whole and naming only parts on disk (a., b.). A merge
+ *     is then one syncfs.
  *
  * States of the shard: open (transactions allowed) and broken (after an
  * undecidable commit failure; only views and close work). Locking: s->lock
@@ -140,6 +149,9 @@ struct ms_shard {
 	bool use_syncfs;  /* opts.commit_syncfs (design point 7) */
 	bool pending;     /* committed in memory past DIR/snapshot (6.) */
 	bool parts_dirty; /* renames into parts/ not yet fsynced (6.) */
+	bool dir_dirty;   /* a rename over DIR/snapshot not yet synced (8.) */
+	struct ms__sp **limbo; /* inputs removed by such commits (8.) */
+	size_t nlimbo, limbo_cap;
 	enum ms_shard_fault fault;
 	int fault_errno;
 	struct ms__reaper *reaper; /* NULL: deletion inline */
@@ -700,9 +712,21 @@ step(ms_shard *s, enum ms_shard_step st, unsigned index)
 		s->hook(s->hook_arg, st, index);
 }
 
+/* Every rename over DIR/snapshot so far is durable: the parts in limbo
+ * may go (design point 8). s->lock held. */
+static void
+dir_synced(ms_shard *s)
+{
+	s->dir_dirty = false;
+	for (size_t i = 0; i < s->nlimbo; i++)
+		sp_unref(s->limbo[i]);
+	s->nlimbo = 0;
+}
+
 /* The sync of tmp/snapshot.new before its rename: an fsync of it, or
- * (design point 7) one syncfs that also makes every output file and every
- * rename into parts/ durable. Counted once either way. */
+ * (design point 7) one syncfs that also makes every output file, every
+ * rename into parts/ and every earlier rename over DIR/snapshot durable.
+ * Counted once either way. */
 static int
 sync_snap(ms_shard *s, int fd)
 {
@@ -713,12 +737,26 @@ sync_snap(ms_shard *s, int fd)
 	if (syncfs(fd) != 0)
 		return -1;
 	s->parts_dirty = false;
+	dir_synced(s);
 	return 0;
 }
 
+/* The fsync of DIR that makes a rename over DIR/snapshot durable. */
+static int
+sync_dir(ms_shard *s)
+{
+	if (fault(s, MS_SHARD_FAULT_DIRSYNC) || fsync_dir(s->dir, s->io) != 0)
+		return -1;
+	dir_synced(s);
+	step(s, MS_SHARD_STEP_SNAP_SYNCED, 0);
+	return 0;
+}
+
+/* lazy: leave DIR unsynced after the rename (design point 8). */
 static int
 snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
-           struct ms__sp *const *list, size_t n, bool *renamed, ms_errbuf *eb)
+           struct ms__sp *const *list, size_t n, bool lazy, bool *renamed,
+           ms_errbuf *eb)
 {
 	*renamed = false;
 	char tmp[PATH_MAX_LEN], fin[PATH_MAX_LEN];
@@ -772,9 +810,10 @@ snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
 	*renamed = true;
 	step(s, MS_SHARD_STEP_COMMITTED, 0);
 	what = "fsync directory";
-	if (fault(s, MS_SHARD_FAULT_DIRSYNC) || fsync_dir(s->dir, s->io) != 0)
+	if (lazy)
+		s->dir_dirty = true;
+	else if (sync_dir(s) != 0)
 		goto fail;
-	step(s, MS_SHARD_STEP_SNAP_SYNCED, 0);
 	if (s->io)
 		io_add(&s->io->bytes_written, b.len);
 	ms_buf_release(&b);
@@ -1179,7 +1218,7 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 		if ((rc = make_layout(s, eb)) != 0)
 			goto fail;
 		bool renamed;
-		rc = snap_write(s, 0, 1, NULL, 0, &renamed, eb);
+		rc = snap_write(s, 0, 1, NULL, 0, false, &renamed, eb);
 		if (rc)
 			goto fail;
 	}
@@ -1238,6 +1277,16 @@ ms_shard_close(ms_shard *s)
 	pthread_mutex_lock(&s->lock);
 	sync_locked(s, NULL); /* its failure: see ms_shard.h */
 	pthread_mutex_unlock(&s->lock);
+	/* Left in limbo only if that failed: keep their files (the durable
+	 * snapshot may name them; the next open removes them if not). */
+	for (size_t i = 0; i < s->nlimbo; i++) {
+		struct ms__sp *sp = s->limbo[i];
+		atomic_store(&sp->dead, false);
+		reaper_unref(sp->reaper);
+		sp->reaper = NULL;
+		sp_unref(sp);
+	}
+	ms_mem_free(s->mem, s->limbo, s->limbo_cap * sizeof(*s->limbo));
 	for (size_t i = 0; i < s->nact; i++)
 		sp_unref(s->act[i]);
 	reaper_stop(s->reaper);
@@ -1503,8 +1552,8 @@ undo_commit(ms_shard *s, bool renamed, struct ms__sp *osp, uint64_t output,
 {
 	if (renamed) {
 		bool again;
-		if (snap_write(s, s->epoch, s->next_id, s->act, s->nact, &again,
-		               NULL) != 0)
+		if (snap_write(s, s->epoch, s->next_id, s->act, s->nact, false,
+		               &again, NULL) != 0)
 			s->broken = true;
 		else
 			s->pending = false; /* the write-back committed it */
@@ -1542,6 +1591,23 @@ retire_inputs(ms_shard *s, struct ms__sp **old, size_t oldn,
 	return nrm;
 }
 
+/* Room in s->limbo for n more parts. */
+static int
+limbo_reserve(ms_shard *s, size_t n, ms_errbuf *eb)
+{
+	if (s->nlimbo + n <= s->limbo_cap)
+		return 0;
+	size_t cap = (s->nlimbo + n) * 2;
+	void *p = ms_mem_realloc(s->mem, s->limbo,
+	                         s->limbo_cap * sizeof(*s->limbo),
+	                         cap * sizeof(*s->limbo));
+	if (!p)
+		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+	s->limbo = p;
+	s->limbo_cap = cap;
+	return 0;
+}
+
 /* One transaction; in_place: the output is at its final paths already. */
 static int
 transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
@@ -1569,6 +1635,9 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 	 * snapshot may name them; an output renamed here syncs parts/ itself
 	 * below, which covers them too. */
 	bool defer = s->defer && ninputs == 0;
+	bool lazy_dir = s->defer && s->use_syncfs && ninputs > 0;
+	if (lazy_dir && (rc = limbo_reserve(s, ninputs, eb)) != 0)
+		goto out;
 	if (!defer && s->parts_dirty && (!output || in_place) &&
 	    !s->use_syncfs &&
 	    (rc = sync_parts(s, "deferred publications", eb)) != 0)
@@ -1586,7 +1655,7 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 		next_id = output + 1;
 	bool renamed = false;
 	if (!defer)
-		rc = snap_write(s, s->epoch + 1, next_id, next, nnext,
+		rc = snap_write(s, s->epoch + 1, next_id, next, nnext, lazy_dir,
 		                &renamed, eb);
 	if (rc) {
 		undo_commit(s, renamed, osp, output, in_place);
@@ -1603,6 +1672,10 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 	s->pending = defer;
 	if (defer)
 		step(s, MS_SHARD_STEP_DEFERRED, 0);
+	for (size_t i = 0; lazy_dir && i < nrm; i++)
+		s->limbo[s->nlimbo++] = old[i]; /* reserved above */
+	if (lazy_dir)
+		nrm = 0;
 	pthread_mutex_unlock(&s->lock);
 	for (size_t i = 0; i < nrm; i++)
 		sp_unref(old[i]);
@@ -1619,7 +1692,7 @@ out:
 static int
 sync_locked(ms_shard *s, ms_errbuf *eb)
 {
-	if (!s->pending && !s->parts_dirty)
+	if (!s->pending && !s->parts_dirty && !s->dir_dirty)
 		return 0;
 	if (s->broken)
 		return ms_fail(eb, MS_ERR_STATE,
@@ -1631,8 +1704,12 @@ sync_locked(ms_shard *s, ms_errbuf *eb)
 		rc = sync_parts(s, "deferred publications", eb);
 	bool renamed;
 	if (rc == 0 && s->pending)
-		rc = snap_write(s, s->epoch, s->next_id, s->act, s->nact,
+		rc = snap_write(s, s->epoch, s->next_id, s->act, s->nact, false,
 		                &renamed, eb);
+	else if (rc == 0 && s->dir_dirty && sync_dir(s) != 0)
+		rc = ms_fail(eb, ms_err_from_errno(errno),
+		             "shard %s: fsync directory: %s", s->dir,
+		             strerror(errno));
 	/* A failure leaves DIR/snapshot at the last durable inventory or at
 	 * this one, both whole and both naming only parts on disk. */
 	if (rc == 0)

@@ -1002,7 +1002,7 @@ test_crash_at_every_publication_step(void **state)
 enum gc_seq {
 	GC_INTRO,       /* introduce seed 3, deferred */
 	GC_PLACED,      /* the same, staged at its final paths first */
-	GC_INTRO_MERGE, /* introduce seed 3 deferred, then merge 1 and 2 */
+	GC_INTRO_MERGE, /* introduce seed 3 deferred, merge 1 and 2, sync */
 	GC_INTRO_SYNC,  /* introduce seed 3 deferred, then ms_shard_sync */
 };
 
@@ -1042,7 +1042,8 @@ gc_child(const char *dir, const struct gc_case *c, bool syncfs, uint64_t a,
 		rc = ms_shard_new_id(s, &out, &eb) ||
 		     write_part_sync(s, out, seeds, 2, 1,
 		                     ms_shard_syncs_outputs(s)) ||
-		     ms_shard_replace(s, in, 2, out, &eb);
+		     ms_shard_replace(s, in, 2, out, &eb) ||
+		     ms_shard_sync(s, &eb);
 	if (rc == 0)
 		ms_shard_settle(s);
 	_exit(rc ? 4 : 5); /* the step never came */
@@ -1399,7 +1400,7 @@ syncs_since(ms_io *io, uint64_t *mark)
 /* Group commit: deferred introductions sync nothing; one ms_shard_sync
  * commits them all (parts/, snapshot, directory: 3), a second has nothing
  * to do, and close commits what is left. With commit_syncfs a merge is 2
- * syncs and its writers none. */
+ * syncs and its writers none; with both options 1. */
 static void
 test_group_commit_syncs(void **state)
 {
@@ -1446,7 +1447,29 @@ test_group_commit_syncs(void **state)
 	assert_int_equal(ms_shard_replace(s, id, 4, out, &eb), 0);
 	assert_int_equal(syncs_since(&io, &mark), 2);
 	ms_shard_close(s);
-	assert_reopened(dir, 1, 5, seeds, 4);
+
+	/* Both options: a merge is its one syncfs; its inputs stay on disk
+	 * until the directory's sync that ms_shard_sync (1) then does. */
+	o.defer_sync = true;
+	assert_int_equal(ms_shard_open(&s, &o, &eb), 0);
+	uint64_t in2[2] = { out, 0 }, out2, five = 5;
+	assert_int_equal(ms_shard_new_id(s, &in2[1], &eb), 0);
+	assert_int_equal(write_part(s, in2[1], &five, 1, 0), 0);
+	assert_int_equal(ms_shard_introduce(s, in2[1], &eb), 0);
+	assert_int_equal(ms_shard_new_id(s, &out2, &eb), 0);
+	uint64_t all[] = { 1, 2, 3, 4, 5 };
+	assert_int_equal(write_part_sync(s, out2, all, 5, 2, true), 0);
+	mark = atomic_load(&io.fsyncs);
+	assert_int_equal(ms_shard_replace(s, in2, 2, out2, &eb), 0);
+	assert_int_equal(syncs_since(&io, &mark), 1);
+	ms_shard_settle(s);
+	assert_true(part_on_disk(s, MS_KIND_CORE, out));
+	assert_int_equal(ms_shard_sync(s, &eb), 0);
+	assert_int_equal(syncs_since(&io, &mark), 1);
+	ms_shard_settle(s);
+	assert_false(part_on_disk(s, MS_KIND_CORE, out));
+	ms_shard_close(s);
+	assert_reopened(dir, 1, 7, all, 5);
 }
 
 /* A durability point that fails keeps the deferred introductions
@@ -1468,7 +1491,10 @@ group_commit_failures(bool syncfs)
 	uint64_t seeds[] = { 20, 21, 22 };
 	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
 	assert_int_equal(write_part_sync(s, out, seeds, 2, 1, syncfs), 0);
-	for (int f = MS_SHARD_FAULT_OPEN; f <= MS_SHARD_FAULT_DIRSYNC; f++) {
+	/* With both options a merge does not sync DIR (design point 8 of
+	 * shard.c): its failure comes at the next ms_shard_sync. */
+	int last = syncfs ? MS_SHARD_FAULT_RENAME : MS_SHARD_FAULT_DIRSYNC;
+	for (int f = MS_SHARD_FAULT_OPEN; f <= last; f++) {
 		ms_shard_inject_fault(s, (enum ms_shard_fault)f, EIO);
 		assert_int_equal(ms_shard_replace(s, ids, 2, out, &eb),
 		                 MS_ERR_IO);
@@ -1477,6 +1503,16 @@ group_commit_failures(bool syncfs)
 		assert_true(tmp_on_disk(s, MS_KIND_CORE, out));
 	}
 	assert_int_equal(ms_shard_replace(s, ids, 2, out, &eb), 0);
+	if (syncfs) {
+		/* The inputs wait for DIR's sync; a failed one keeps them. */
+		ms_shard_inject_fault(s, MS_SHARD_FAULT_DIRSYNC, EIO);
+		assert_int_equal(ms_shard_sync(s, &eb), MS_ERR_IO);
+		ms_shard_settle(s);
+		assert_true(part_on_disk(s, MS_KIND_CORE, ids[0]));
+		assert_int_equal(ms_shard_sync(s, &eb), 0);
+		ms_shard_settle(s);
+		assert_false(part_on_disk(s, MS_KIND_CORE, ids[0]));
+	}
 	assert_int_equal(ms_shard_new_id(s, &three, &eb), 0);
 	assert_int_equal(write_part(s, three, &seeds[2], 1, 0), 0);
 	assert_int_equal(ms_shard_introduce(s, three, &eb), 0);

@@ -19,7 +19,8 @@
  *     and is durable before the call returns, except an introduction in a
  *     shard opened with defer_sync: it is committed in memory (views see
  *     it) and becomes durable at the next durability point, which is every
- *     transaction that removes parts (a merge), ms_shard_sync and close.
+ *     transaction that removes parts (a merge), ms_shard_sync and close
+ *     (with commit_syncfs too, a merge is durable at the next one).
  *  2. A part is in the inventory iff it is listed in the snapshot.
  *  3. A part removed from the inventory is deleted from disk when the last
  *     view pinning it is released (never before its replacement is
@@ -85,7 +86,10 @@ typedef struct ms_shard_opts {
 	 * commit is then 2 syncs whatever it publishes, and its output's
 	 * writers need not sync (ms_shard_syncs_outputs). For a file system
 	 * the shard has to itself: syncfs also writes whatever else is
-	 * dirty on it. */
+	 * dirty on it. With defer_sync too, a transaction with inputs also
+	 * leaves the directory's fsync to the next durability point (the
+	 * next commit's syncfs covers it) and keeps its inputs on disk until
+	 * then: a merge is 1 sync. */
 	bool commit_syncfs;
 } ms_shard_opts;
 
@@ -96,7 +100,8 @@ int ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb);
 void ms_shard_close(ms_shard *s);
 /* The durability point of a defer_sync shard: every transaction committed
  * so far is on disk when it returns 0 (an fsync of parts/ if a deferred
- * introduction renamed files into it, then one snapshot commit; nothing
+ * introduction renamed files into it, then one snapshot commit, or only
+ * the shard directory's fsync when a merge left that undone; nothing
  * when nothing is pending, and always nothing without defer_sync). On
  * failure the deferred introductions stay committed in memory and
  * pending; the snapshot on disk is the last durable one or this one. */
