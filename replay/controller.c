@@ -1801,9 +1801,10 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
  * part's. Publications are group-committed (defer_sync: durable at the
  * next merge's commit or at the end of the phase; anything that reads the
  * shard's files while the run goes on calls ms_shard_sync first), and a
- * commit is one syncfs of the work directory's file system plus the
- * directory's fsync (commit_syncfs): the scratch shard is what the run
- * writes there, beside its event database. */
+ * merge's commit is one syncfs of the work directory's file system
+ * (commit_syncfs; the directory's fsync waits for the next one): the
+ * scratch shard is what the run writes there, beside its event
+ * database. */
 static int
 open_shard(ms_replay *r, ms_errbuf *eb)
 {
