@@ -105,8 +105,8 @@ seeds_ledger(const uint64_t *seeds, size_t n, ms_ledger_set *out)
  * `seeds`; no_sync: without the writers' fsyncs (for a shard whose commit
  * syncs its outputs). */
 static int
-write_part_sync(ms_shard *s, uint64_t id, const uint64_t *seeds,
-                size_t nseeds, uint32_t depth, bool no_sync)
+write_part_sync(ms_shard *s, uint64_t id, const uint64_t *seeds, size_t nseeds,
+                uint32_t depth, bool no_sync)
 {
 	size_t cap = nseeds * SEED_ROWS_MAX + 1;
 	ms_row *rows = calloc(cap, sizeof(*rows));
@@ -996,7 +996,6 @@ test_crash_at_every_publication_step(void **state)
 
 /* ---- group commit (defer_sync) and one syncfs per commit ---- */
 
-
 /* What the child does after the shard holds seeds 1 and 2 as two raw
  * parts (epochs 1 and 2). */
 enum gc_seq {
@@ -1022,8 +1021,8 @@ gc_child(const char *dir, const struct gc_case *c, bool syncfs, uint64_t a,
 	ms_shard_opts o = { .dir = dir,
 		            .defer_sync = true,
 		            .commit_syncfs = syncfs,
-		            .reap_async = c->at.step ==
-		                          MS_SHARD_STEP_INPUT_DELETED };
+		            .reap_async =
+		                    c->at.step == MS_SHARD_STEP_INPUT_DELETED };
 	ms_errbuf eb;
 	ms_shard *s;
 	uint64_t id, out, three = 3, seeds[] = { 1, 2 }, in[] = { a, b };
@@ -1064,9 +1063,9 @@ gc_crash_once(const struct gc_case *c, bool syncfs)
 	wait_crashed(pid);
 	bool merge = c->seq == GC_INTRO_MERGE;
 	uint64_t seeds[] = { 1, 2, 3 };
-	assert_reopened(dir, !c->after ? 2 : merge ? 2 : 3,
-	                !c->after ? 2 : merge ? 4 : 3, seeds,
-	                c->after ? 3 : 2);
+	size_t n = c->after && !merge ? 3 : 2;
+	uint64_t epoch = !c->after ? 2 : merge ? 4 : 3;
+	assert_reopened(dir, n, epoch, seeds, c->after ? 3 : 2);
 }
 
 static void
@@ -1094,8 +1093,8 @@ test_crash_with_group_commit(void **state)
 		for (int syncfs = 0; syncfs < 2; syncfs++) {
 			/* With one syncfs per commit parts/ is never
 			 * fsynced on its own: that step does not come. */
-			if (syncfs && cases[i].at.step ==
-			                      MS_SHARD_STEP_DIRS_SYNCED)
+			if (syncfs &&
+			    cases[i].at.step == MS_SHARD_STEP_DIRS_SYNCED)
 				continue;
 			gc_crash_once(&cases[i], syncfs);
 		}
@@ -1407,10 +1406,9 @@ test_group_commit_syncs(void **state)
 	(void)state;
 	char *dir = make_dir();
 	ms_io io = { 0 };
-	ms_shard_opts o = { .dir = dir,
-		            .create = true,
-		            .io = &io,
-		            .defer_sync = true };
+	ms_shard_opts o = {
+		.dir = dir, .create = true, .io = &io, .defer_sync = true
+	};
 	ms_shard *s;
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(ms_shard_open(&s, &o, &eb), 0);

@@ -33,8 +33,9 @@
  *  5. A part handed to a transaction at its tmp paths is already durable:
  *     whoever put it there synced it (the part writer at close, a caller
  *     that copies or links parts in with ms_part_sync_tree or one
- *     syncfs), unless the shard syncs it itself (commit_syncfs). Publication itself is three renames, one fsync of the
- *     parts directory, and the snapshot commit (with defer_sync, for an
+ *     syncfs), unless the shard syncs it itself (commit_syncfs).
+ *     Publication itself is three renames, one fsync of the parts
+ *     directory, and the snapshot commit (with defer_sync, for an
  *     introduction: the renames only; the fsync and the commit wait for
  *     the next durability point).
  *  6. A shard of an older part format (part directories under DIR/core/)

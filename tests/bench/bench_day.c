@@ -323,10 +323,9 @@ parse_strace(const char *path, struct traced *t)
 static void
 usage(void)
 {
-	fprintf(stderr,
-	        "usage: bench_day --bin [NAME=]MERGESCOPE... "
-	        "--fixture NAME=DIR... --work NAME=DIR... [--reps N] "
-	        "[--strace]\n");
+	fprintf(stderr, "usage: bench_day --bin [NAME=]MERGESCOPE... "
+	                "--fixture NAME=DIR... --work NAME=DIR... [--reps N] "
+	                "[--strace]\n");
 	exit(2);
 }
 
@@ -385,8 +384,7 @@ parse_args(struct bench *B, int argc, char **argv)
 		}
 		i++;
 	}
-	if (!B->nbin || !B->nfx || !B->nwk || B->reps < 1 ||
-	    B->reps > MAX_REPS)
+	if (!B->nbin || !B->nfx || !B->nwk || B->reps < 1 || B->reps > MAX_REPS)
 		usage();
 }
 
@@ -402,16 +400,17 @@ run_all(struct bench *B)
 				for (int b = 0; b < B->nbin; b++) {
 					int ww = (r % 2) ? B->nwk - 1 - w : w;
 					int bb = (r % 2) ? B->nbin - 1 - b : b;
-					struct sample *s = &B->smp[bb][f][ww][r];
-					int rc = run_one(B->bin[bb].dir,
-					                 B->fx[f].dir,
-					                 B->wk[ww].dir, run++, NULL,
-					                 s);
+					struct sample *s =
+					        &B->smp[bb][f][ww][r];
+					int rc = run_one(
+					        B->bin[bb].dir, B->fx[f].dir,
+					        B->wk[ww].dir, run++, NULL, s);
 					fprintf(stderr,
 					        "  %s %s on %s rep %d: %.2f s "
 					        "(exit %d)\n",
 					        B->bin[bb].name, B->fx[f].name,
-					        B->wk[ww].name, r + 1, s->wall, rc);
+					        B->wk[ww].name, r + 1, s->wall,
+					        rc);
 					if (rc != 0) {
 						fprintf(stderr,
 						        "bench_day: the run "
@@ -463,8 +462,8 @@ print_case(struct bench *B, int b, int f, int w)
 		m[i] = bench_median_d(v[i], B->reps);
 	printf("%-8s %-8s %-6s %7.2f %7.2f %7.2f %7.2f %6.1f %6.1f %6.1f "
 	       "%6.1f %7.0f %6.2f ",
-	       B->bin[b].name, B->fx[f].name, B->wk[w].name, m[0], m[1],
-	       m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9]);
+	       B->bin[b].name, B->fx[f].name, B->wk[w].name, m[0], m[1], m[2],
+	       m[3], m[4], m[5], m[6], m[7], m[8], m[9]);
 	if (m[10] >= 0)
 		printf("%7.2f", m[10]);
 	else
@@ -513,8 +512,8 @@ print_strace(struct bench *B)
 {
 	printf("\nstrace -f -c (one run each; all threads and the "
 	       "event log included)\n%-8s %-8s %-6s %9s %9s %9s %9s %7s\n",
-	       "bin", "day", "work", "opens", "open/pub", "fsync",
-	       "fdatasync", "syncfs");
+	       "bin", "day", "work", "opens", "open/pub", "fsync", "fdatasync",
+	       "syncfs");
 	for (int b = 0; b < B->nbin; b++)
 		for (int f = 0; f < B->nfx; f++)
 			for (int w = 0; w < B->nwk; w++) {
@@ -581,13 +580,12 @@ main(int argc, char **argv)
 	if (run_all(&B))
 		return 1;
 	getloadavg(load, 3);
-	printf("(load at the end %.2f %.2f %.2f)\n", load[0], load[1],
-	       load[2]);
+	printf("(load at the end %.2f %.2f %.2f)\n", load[0], load[1], load[2]);
 	printf("\n%-8s %-8s %-6s %7s %7s %7s %7s %6s %6s %6s %6s %7s %6s "
 	       "%7s %6s\n",
 	       "bin", "day", "work", "wall s", "prim s", "p+c s", "cpu s",
-	       "anon", "file", "shmem", "maxrss", "fsyncs", "fs/pub",
-	       "stage s", "pubs");
+	       "anon", "file", "shmem", "maxrss", "fsyncs", "fs/pub", "stage s",
+	       "pubs");
 	for (int b = 0; b < B.nbin; b++)
 		for (int f = 0; f < B.nfx; f++)
 			for (int w = 0; w < B.nwk; w++)
