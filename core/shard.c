@@ -23,24 +23,28 @@
  *  5. Part IDs come from s->next_id, which is > every ID listed, seen on
  *     disk at open, or handed out since; it is persisted with the next
  *     snapshot.
- *  6. Group commit (opts.defer_sync): an introduction swaps the new
+ *  6. Group commit (opts.defer_sync): a transaction swaps the new
  *     inventory in and bumps the epoch without writing a snapshot
  *     (s->pending: memory is ahead of DIR/snapshot); if it renamed files
- *     into parts/ without syncing it, s->parts_dirty. A durability point
- *     (a transaction with inputs, ms_shard_sync, close) first fsyncs
- *     parts/ when dirty, then commits the whole inventory as in 2., which
- *     clears both. Why a crash still finds a consistent state:
+ *     into parts/ without syncing it, s->parts_dirty; the inputs it
+ *     removed go to s->limbo (8.). A durability point (ms_shard_sync,
+ *     close, or a transaction that would put more than s->limbo_max parts
+ *     in limbo, which then commits as in 2.) first fsyncs parts/ when
+ *     dirty, then commits the whole inventory as in 2., which clears
+ *     both and empties the limbo. Why a crash still finds a consistent
+ *     state:
  *     a. Every snapshot on disk was written by 2. (file fsynced before
  *        the rename), so it is whole, and it names only parts whose files
  *        were durable under their final names before it was written: a
  *        staged part by its stager's sync, a renamed one by the fsync of
  *        parts/ that precedes every commit while parts_dirty is set.
- *     b. Parts are deleted only after a transaction with inputs, which is
- *        a durability point: no part that the last durable snapshot names
- *        is ever deleted, so recovering to it is always possible.
- *     c. What a crash loses is the deferred introductions since the last
- *        durability point; their files are unlisted and open removes
- *        them (design point 4 of ms_shard.h).
+ *     b. A part is deleted only once a snapshot that no longer names it is
+ *        durable (8.): no part that the last durable snapshot names is
+ *        ever deleted, so recovering to it is always possible.
+ *     c. What a crash loses is the deferred transactions since the last
+ *        durability point; the files of their outputs are unlisted and
+ *        open removes them (design point 4 of ms_shard.h), their inputs
+ *        are still there and listed.
  *  7. One sync before the commit (opts.commit_syncfs): a commit renames
  *     its output's files into parts/ without syncing parts/, writes
  *     tmp/snapshot.new, and makes all of it durable with one syncfs of
@@ -50,15 +54,13 @@
  *     covered (file contents, the renames, the snapshot's bytes), all
  *     before the rename that commits, so a. and b. of 6. hold unchanged
  *     and a merge output's writers need not sync (ms_shard_syncs_outputs).
- *  8. With both options a commit with inputs skips the fsync of DIR as
- *     well (s->dir_dirty): the rename over DIR/snapshot becomes durable
- *     with the next syncfs (the next commit's, or ms_shard_sync's fsync of
- *     DIR). Until then the inputs it removed stay in s->limbo, which holds
- *     the inventory's reference, so nothing is deleted while the durable
- *     snapshot may still name it (b. of 6.); they are released, and
- *     deleted, right after that sync. A crash in between finds either
- *     snapshot, each whole and naming only parts on disk (a., b.). A merge
- *     is then one syncfs.
+ *  8. The limbo holds the inventory's reference of every part a deferred
+ *     transaction removed (marked dead, so pinned by nothing else it
+ *     would already be gone), at most s->limbo_max of them. Every
+ *     snapshot that 2. writes and syncs excludes them all (it is the
+ *     inventory in memory, or the one before a failed transaction), so
+ *     right after its fsync of DIR the limbo is released and its parts
+ *     deleted as in 3.
  *
  * States of the shard: open (transactions allowed) and broken (after an
  * undecidable commit failure; only views and close work). Locking: s->lock
@@ -95,6 +97,9 @@
 #define SNAP_MAX_PARTS (1u << 24)
 #define PATH_MAX_LEN 4096
 #define NOTE_IDS 4
+/* Parts removed by deferred transactions that may wait on disk for the
+ * next durability point (opts.defer_max_parts = 0). */
+#define SHARD_LIMBO_MAX 64
 
 /* Every published part file is DIR/parts/<16hex>.<kind>. */
 #define PARTS_DIR "parts"
@@ -145,13 +150,12 @@ struct ms_shard {
 	struct ms__sp **act;
 	size_t nact;
 	bool broken;
-	bool defer;       /* opts.defer_sync */
-	bool use_syncfs;  /* opts.commit_syncfs (design point 7) */
-	bool pending;     /* committed in memory past DIR/snapshot (6.) */
-	bool parts_dirty; /* renames into parts/ not yet fsynced (6.) */
-	bool dir_dirty;   /* a rename over DIR/snapshot not yet synced (8.) */
-	struct ms__sp **limbo; /* inputs removed by such commits (8.) */
-	size_t nlimbo, limbo_cap;
+	bool defer;            /* opts.defer_sync */
+	bool use_syncfs;       /* opts.commit_syncfs (design point 7) */
+	bool pending;          /* committed in memory past DIR/snapshot (6.) */
+	bool parts_dirty;      /* renames into parts/ not yet fsynced (6.) */
+	struct ms__sp **limbo; /* removed by deferred transactions (8.) */
+	size_t nlimbo, limbo_cap, limbo_max;
 	enum ms_shard_fault fault;
 	int fault_errno;
 	struct ms__reaper *reaper; /* NULL: deletion inline */
@@ -712,21 +716,19 @@ step(ms_shard *s, enum ms_shard_step st, unsigned index)
 		s->hook(s->hook_arg, st, index);
 }
 
-/* Every rename over DIR/snapshot so far is durable: the parts in limbo
- * may go (design point 8). s->lock held. */
+/* A snapshot naming none of the parts in limbo is durable: they may go
+ * (design point 8). s->lock held. */
 static void
 dir_synced(ms_shard *s)
 {
-	s->dir_dirty = false;
 	for (size_t i = 0; i < s->nlimbo; i++)
 		sp_unref(s->limbo[i]);
 	s->nlimbo = 0;
 }
 
 /* The sync of tmp/snapshot.new before its rename: an fsync of it, or
- * (design point 7) one syncfs that also makes every output file, every
- * rename into parts/ and every earlier rename over DIR/snapshot durable.
- * Counted once either way. */
+ * (design point 7) one syncfs that also makes every output file and
+ * every rename into parts/ durable. Counted once either way. */
 static int
 sync_snap(ms_shard *s, int fd)
 {
@@ -737,7 +739,6 @@ sync_snap(ms_shard *s, int fd)
 	if (syncfs(fd) != 0)
 		return -1;
 	s->parts_dirty = false;
-	dir_synced(s);
 	return 0;
 }
 
@@ -752,11 +753,9 @@ sync_dir(ms_shard *s)
 	return 0;
 }
 
-/* lazy: leave DIR unsynced after the rename (design point 8). */
 static int
 snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
-           struct ms__sp *const *list, size_t n, bool lazy, bool *renamed,
-           ms_errbuf *eb)
+           struct ms__sp *const *list, size_t n, bool *renamed, ms_errbuf *eb)
 {
 	*renamed = false;
 	char tmp[PATH_MAX_LEN], fin[PATH_MAX_LEN];
@@ -810,9 +809,7 @@ snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
 	*renamed = true;
 	step(s, MS_SHARD_STEP_COMMITTED, 0);
 	what = "fsync directory";
-	if (lazy)
-		s->dir_dirty = true;
-	else if (sync_dir(s) != 0)
+	if (sync_dir(s) != 0)
 		goto fail;
 	if (s->io)
 		io_add(&s->io->bytes_written, b.len);
@@ -1174,6 +1171,8 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 	s->mem = opts->mem;
 	s->io = opts->io;
 	s->defer = opts->defer_sync;
+	s->limbo_max =
+	        opts->defer_max_parts ? opts->defer_max_parts : SHARD_LIMBO_MAX;
 	s->use_syncfs = opts->commit_syncfs;
 	s->dir_size = strlen(opts->dir) + 1;
 	s->dir = ms_mem_dup(s->mem, opts->dir, s->dir_size);
@@ -1218,7 +1217,7 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 		if ((rc = make_layout(s, eb)) != 0)
 			goto fail;
 		bool renamed;
-		rc = snap_write(s, 0, 1, NULL, 0, false, &renamed, eb);
+		rc = snap_write(s, 0, 1, NULL, 0, &renamed, eb);
 		if (rc)
 			goto fail;
 	}
@@ -1552,8 +1551,8 @@ undo_commit(ms_shard *s, bool renamed, struct ms__sp *osp, uint64_t output,
 {
 	if (renamed) {
 		bool again;
-		if (snap_write(s, s->epoch, s->next_id, s->act, s->nact, false,
-		               &again, NULL) != 0)
+		if (snap_write(s, s->epoch, s->next_id, s->act, s->nact, &again,
+		               NULL) != 0)
 			s->broken = true;
 		else
 			s->pending = false; /* the write-back committed it */
@@ -1634,9 +1633,8 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 	 * introduction left unsynced in parts/ are synced before this
 	 * snapshot may name them; an output renamed here syncs parts/ itself
 	 * below, which covers them too. */
-	bool defer = s->defer && ninputs == 0;
-	bool lazy_dir = s->defer && s->use_syncfs && ninputs > 0;
-	if (lazy_dir && (rc = limbo_reserve(s, ninputs, eb)) != 0)
+	bool defer = s->defer && s->nlimbo + ninputs <= s->limbo_max;
+	if (defer && (rc = limbo_reserve(s, ninputs, eb)) != 0)
 		goto out;
 	if (!defer && s->parts_dirty && (!output || in_place) &&
 	    !s->use_syncfs &&
@@ -1655,8 +1653,8 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 		next_id = output + 1;
 	bool renamed = false;
 	if (!defer)
-		rc = snap_write(s, s->epoch + 1, next_id, next, nnext, lazy_dir,
-		                &renamed, eb);
+		rc = snap_write(s, s->epoch + 1, next_id, next, nnext, &renamed,
+		                eb);
 	if (rc) {
 		undo_commit(s, renamed, osp, output, in_place);
 		goto out;
@@ -1671,10 +1669,10 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 	s->next_id = next_id;
 	s->pending = defer;
 	if (defer)
-		step(s, MS_SHARD_STEP_DEFERRED, 0);
-	for (size_t i = 0; lazy_dir && i < nrm; i++)
+		step(s, MS_SHARD_STEP_DEFERRED, (unsigned)nrm);
+	for (size_t i = 0; defer && i < nrm; i++)
 		s->limbo[s->nlimbo++] = old[i]; /* reserved above */
-	if (lazy_dir)
+	if (defer)
 		nrm = 0;
 	pthread_mutex_unlock(&s->lock);
 	for (size_t i = 0; i < nrm; i++)
@@ -1692,7 +1690,7 @@ out:
 static int
 sync_locked(ms_shard *s, ms_errbuf *eb)
 {
-	if (!s->pending && !s->parts_dirty && !s->dir_dirty)
+	if (!s->pending && !s->parts_dirty)
 		return 0;
 	if (s->broken)
 		return ms_fail(eb, MS_ERR_STATE,
@@ -1704,12 +1702,8 @@ sync_locked(ms_shard *s, ms_errbuf *eb)
 		rc = sync_parts(s, "deferred publications", eb);
 	bool renamed;
 	if (rc == 0 && s->pending)
-		rc = snap_write(s, s->epoch, s->next_id, s->act, s->nact, false,
+		rc = snap_write(s, s->epoch, s->next_id, s->act, s->nact,
 		                &renamed, eb);
-	else if (rc == 0 && s->dir_dirty && sync_dir(s) != 0)
-		rc = ms_fail(eb, ms_err_from_errno(errno),
-		             "shard %s: fsync directory: %s", s->dir,
-		             strerror(errno));
 	/* A failure leaves DIR/snapshot at the last durable inventory or at
 	 * this one, both whole and both naming only parts on disk. */
 	if (rc == 0)

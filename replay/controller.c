@@ -1141,9 +1141,10 @@ stage_parts(ms_replay *r, ms_errbuf *eb)
 
 /* The part is staged in place (stage_parts): publishing it is the
  * introduction. The shard is opened with defer_sync, so the introduction
- * commits in memory and becomes durable with the next merge's commit or at
- * the end of the phase (ms_shard_sync), the point by which a publication
- * must be durable: one snapshot commit for many publications. */
+ * commits in memory and becomes durable at the end of the phase
+ * (ms_shard_sync; earlier when enough merged parts wait for deletion),
+ * the point by which a publication must be durable: one snapshot commit
+ * for many publications and merges. */
 static int
 publish_slot(ms_replay *r, const ms_fixture_slot *s, ms_errbuf *eb)
 {
@@ -1798,11 +1799,11 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 
 /* The shard in the work directory. Merge outputs must not take the ID of
  * a part still to be published: hand out IDs above every scheduled
- * part's. Publications are group-committed (defer_sync: durable at the
- * next merge's commit or at the end of the phase; anything that reads the
- * shard's files while the run goes on calls ms_shard_sync first), and a
- * merge's commit is one syncfs of the work directory's file system
- * (commit_syncfs; the directory's fsync waits for the next one): the
+ * part's. Publications and merges are group-committed (defer_sync:
+ * durable at the end of the phase, or when 64 merged parts wait for
+ * deletion; anything that reads the shard's files while the run goes on
+ * calls ms_shard_sync first), and a commit is one syncfs of the work
+ * directory's file system and the directory's fsync (commit_syncfs): the
  * scratch shard is what the run writes there, beside its event
  * database. */
 static int

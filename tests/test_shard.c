@@ -1081,6 +1081,7 @@ test_crash_with_group_commit(void **state)
 		{ GC_INTRO_SYNC, { MS_SHARD_STEP_COMMITTED, 0 }, true },
 		{ GC_INTRO_SYNC, { MS_SHARD_STEP_SNAP_SYNCED, 0 }, true },
 		{ GC_INTRO_MERGE, { MS_SHARD_STEP_DEFERRED, 0 }, false },
+		{ GC_INTRO_MERGE, { MS_SHARD_STEP_DEFERRED, 2 }, false },
 		{ GC_INTRO_MERGE, { MS_SHARD_STEP_RENAMED, 0 }, false },
 		{ GC_INTRO_MERGE, { MS_SHARD_STEP_RENAMED, 2 }, false },
 		{ GC_INTRO_MERGE, { MS_SHARD_STEP_DIRS_SYNCED, 0 }, false },
@@ -1399,7 +1400,8 @@ syncs_since(ms_io *io, uint64_t *mark)
 /* Group commit: deferred introductions sync nothing; one ms_shard_sync
  * commits them all (parts/, snapshot, directory: 3), a second has nothing
  * to do, and close commits what is left. With commit_syncfs a merge is 2
- * syncs and its writers none; with both options 1. */
+ * syncs and its writers none; with both options a merge waits for the
+ * next ms_shard_sync, its inputs kept until then. */
 static void
 test_group_commit_syncs(void **state)
 {
@@ -1446,8 +1448,8 @@ test_group_commit_syncs(void **state)
 	assert_int_equal(syncs_since(&io, &mark), 2);
 	ms_shard_close(s);
 
-	/* Both options: a merge is its one syncfs; its inputs stay on disk
-	 * until the directory's sync that ms_shard_sync (1) then does. */
+	/* Both options: a merge syncs nothing; its inputs stay on disk
+	 * until ms_shard_sync commits it (syncfs and the directory: 2). */
 	o.defer_sync = true;
 	assert_int_equal(ms_shard_open(&s, &o, &eb), 0);
 	uint64_t in2[2] = { out, 0 }, out2, five = 5;
@@ -1459,21 +1461,23 @@ test_group_commit_syncs(void **state)
 	assert_int_equal(write_part_sync(s, out2, all, 5, 2, true), 0);
 	mark = atomic_load(&io.fsyncs);
 	assert_int_equal(ms_shard_replace(s, in2, 2, out2, &eb), 0);
-	assert_int_equal(syncs_since(&io, &mark), 1);
+	assert_int_equal(syncs_since(&io, &mark), 0);
 	ms_shard_settle(s);
 	assert_true(part_on_disk(s, MS_KIND_CORE, out));
 	assert_int_equal(ms_shard_sync(s, &eb), 0);
-	assert_int_equal(syncs_since(&io, &mark), 1);
+	assert_int_equal(syncs_since(&io, &mark), 2);
 	ms_shard_settle(s);
 	assert_false(part_on_disk(s, MS_KIND_CORE, out));
 	ms_shard_close(s);
 	assert_reopened(dir, 1, 7, all, 5);
 }
 
-/* A durability point that fails keeps the deferred introductions
- * committed in memory and pending: a merge failing at any commit step
- * changes nothing, a failed ms_shard_sync can be retried, and the
- * reopened shard has everything the last successful one committed. */
+/* A durability point that fails keeps the deferred transactions
+ * committed in memory and pending, and the parts they removed on disk: a
+ * failed ms_shard_sync can be retried; a merge that exceeds
+ * defer_max_parts is a durability point itself, and failing at any of
+ * its commit steps it changes nothing. The reopened shard has everything
+ * the last successful one committed. */
 static void
 group_commit_failures(bool syncfs)
 {
@@ -1481,45 +1485,45 @@ group_commit_failures(bool syncfs)
 	ms_shard_opts o = { .dir = dir,
 		            .create = true,
 		            .defer_sync = true,
+		            .defer_max_parts = 2,
 		            .commit_syncfs = syncfs };
 	ms_shard *s;
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(ms_shard_open(&s, &o, &eb), 0);
-	uint64_t ids[2] = { add_raw(s, 20), add_raw(s, 21) }, out, three;
+	uint64_t ids[3] = { add_raw(s, 20), add_raw(s, 21), 0 }, out, out2;
 	uint64_t seeds[] = { 20, 21, 22 };
 	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
 	assert_int_equal(write_part_sync(s, out, seeds, 2, 1, syncfs), 0);
-	/* With both options a merge does not sync DIR (design point 8 of
-	 * shard.c): its failure comes at the next ms_shard_sync. */
-	int last = syncfs ? MS_SHARD_FAULT_RENAME : MS_SHARD_FAULT_DIRSYNC;
-	for (int f = MS_SHARD_FAULT_OPEN; f <= last; f++) {
-		ms_shard_inject_fault(s, (enum ms_shard_fault)f, EIO);
-		assert_int_equal(ms_shard_replace(s, ids, 2, out, &eb),
-		                 MS_ERR_IO);
-		assert_int_equal(ms_shard_epoch(s), 2);
-		assert_int_equal(ms_shard_count(s), 2);
-		assert_true(tmp_on_disk(s, MS_KIND_CORE, out));
-	}
 	assert_int_equal(ms_shard_replace(s, ids, 2, out, &eb), 0);
-	if (syncfs) {
-		/* The inputs wait for DIR's sync; a failed one keeps them. */
-		ms_shard_inject_fault(s, MS_SHARD_FAULT_DIRSYNC, EIO);
+	for (int f = MS_SHARD_FAULT_OPEN; f <= MS_SHARD_FAULT_DIRSYNC; f++) {
+		ms_shard_inject_fault(s, (enum ms_shard_fault)f, EIO);
 		assert_int_equal(ms_shard_sync(s, &eb), MS_ERR_IO);
+		assert_int_equal(ms_shard_epoch(s), 3);
 		ms_shard_settle(s);
 		assert_true(part_on_disk(s, MS_KIND_CORE, ids[0]));
-		assert_int_equal(ms_shard_sync(s, &eb), 0);
-		ms_shard_settle(s);
-		assert_false(part_on_disk(s, MS_KIND_CORE, ids[0]));
 	}
-	assert_int_equal(ms_shard_new_id(s, &three, &eb), 0);
-	assert_int_equal(write_part(s, three, &seeds[2], 1, 0), 0);
-	assert_int_equal(ms_shard_introduce(s, three, &eb), 0);
-	ms_shard_inject_fault(s, MS_SHARD_FAULT_FSYNC, EIO);
-	assert_int_equal(ms_shard_sync(s, &eb), MS_ERR_IO);
-	assert_int_equal(ms_shard_count(s), 2);
 	assert_int_equal(ms_shard_sync(s, &eb), 0);
+	ms_shard_settle(s);
+	assert_false(part_on_disk(s, MS_KIND_CORE, ids[0]));
+	/* Three inputs: over the bound, so durable at once. */
+	ids[0] = out;
+	ids[1] = add_raw(s, 22);
+	assert_int_equal(ms_shard_new_id(s, &ids[2], &eb), 0);
+	assert_int_equal(write_part(s, ids[2], &seeds[2], 1, 0), 0);
+	assert_int_equal(ms_shard_introduce(s, ids[2], &eb), 0);
+	assert_int_equal(ms_shard_new_id(s, &out2, &eb), 0);
+	assert_int_equal(write_part_sync(s, out2, seeds, 3, 2, syncfs), 0);
+	for (int f = MS_SHARD_FAULT_OPEN; f <= MS_SHARD_FAULT_DIRSYNC; f++) {
+		ms_shard_inject_fault(s, (enum ms_shard_fault)f, EIO);
+		assert_int_equal(ms_shard_replace(s, ids, 3, out2, &eb),
+		                 MS_ERR_IO);
+		assert_int_equal(ms_shard_epoch(s), 5);
+		assert_int_equal(ms_shard_count(s), 3);
+		assert_true(tmp_on_disk(s, MS_KIND_CORE, out2));
+	}
+	assert_int_equal(ms_shard_replace(s, ids, 3, out2, &eb), 0);
 	ms_shard_close(s);
-	assert_reopened(dir, 2, 4, seeds, 3);
+	assert_reopened(dir, 1, 6, seeds, 3);
 }
 
 static void
