@@ -23,12 +23,28 @@
 /* ------------------------------------------------------------------ */
 /* Drop set                                                            */
 
+/* 24 bytes an entry: the ID's offset into ids and its length share one
+ * word (an ID is at most MS_TRACE_ID_MAX bytes); the hash is not kept but
+ * computed again for the few entries a growing slot table moves. */
+#define DROP_LEN_BITS 8
 typedef struct drop_entry {
-	uint64_t off; /* into ids */
-	uint64_t hash;
 	int64_t min_ts, max_ts;
-	uint32_t len;
+	uint64_t off_len; /* offset into ids << DROP_LEN_BITS | length */
 } drop_entry;
+_Static_assert(MS_TRACE_ID_MAX < (1 << DROP_LEN_BITS),
+               "a trace ID's length fits in DROP_LEN_BITS");
+
+static uint64_t
+entry_off(const drop_entry *e)
+{
+	return e->off_len >> DROP_LEN_BITS;
+}
+
+static uint32_t
+entry_len(const drop_entry *e)
+{
+	return (uint32_t)(e->off_len & ((1u << DROP_LEN_BITS) - 1));
+}
 
 typedef struct drop_slot {
 	uint32_t fp;
@@ -93,7 +109,8 @@ static bool
 entry_is(const ms_dropset *d, const drop_entry *e, const uint8_t *tid,
          uint32_t len)
 {
-	return e->len == len && memcmp(d->ids.data + e->off, tid, len) == 0;
+	return entry_len(e) == len &&
+	       memcmp(d->ids.data + entry_off(e), tid, len) == 0;
 }
 
 static void
@@ -116,8 +133,13 @@ grow_slots(ms_dropset *d)
 	drop_slot *s = ms_mem_calloc(d->mem, ns, sizeof(drop_slot));
 	if (!s)
 		return MS_ERR_NOMEM;
-	for (size_t i = 0; i < d->n; i++)
-		slot_put(s, ns, entry_at(d, i)->hash, (uint32_t)(i + 1));
+	for (size_t i = 0; i < d->n; i++) {
+		const drop_entry *e = entry_at(d, i);
+		slot_put(s, ns,
+		         d->hash(d->ids.data + entry_off(e), entry_len(e),
+		                 d->hash_ctx),
+		         (uint32_t)(i + 1));
+	}
 	ms_mem_free(d->mem, d->slots, d->nslots * sizeof(*d->slots));
 	d->slots = s;
 	d->nslots = ns;
@@ -163,16 +185,20 @@ ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len, int64_t min_ts,
 			return ms_fail(eb, rc, "drop set: cannot grow: %s",
 			               ms_strerror(rc));
 	}
-	drop_entry e = { d->ids.len, d->hash(tid, len, d->hash_ctx), min_ts,
-		         max_ts, len };
+	size_t off = d->ids.len;
+	if (off > UINT64_MAX >> DROP_LEN_BITS)
+		return ms_fail(eb, MS_ERR_RANGE, "drop set: full");
+	drop_entry e = { min_ts, max_ts,
+		         (uint64_t)off << DROP_LEN_BITS | len };
 	int rc = ms_buf_append(&d->ids, tid, len);
 	if (!rc)
 		rc = ms_buf_append(&d->entries, &e, sizeof(e));
 	if (rc) {
-		d->ids.len = e.off;
+		d->ids.len = off;
 		return ms_fail(eb, rc, "drop set: out of memory");
 	}
-	slot_put(d->slots, d->nslots, e.hash, (uint32_t)(d->n + 1));
+	slot_put(d->slots, d->nslots, d->hash(tid, len, d->hash_ctx),
+	         (uint32_t)(d->n + 1));
 	d->n++;
 	return 0;
 }
@@ -188,8 +214,8 @@ ms_dropset_get(const ms_dropset *d, size_t i, const uint8_t **tid,
                uint32_t *len, int64_t *min_ts, int64_t *max_ts)
 {
 	const drop_entry *e = entry_at(d, i);
-	*tid = d->ids.data + e->off;
-	*len = e->len;
+	*tid = d->ids.data + entry_off(e);
+	*len = entry_len(e);
 	if (min_ts)
 		*min_ts = e->min_ts;
 	if (max_ts)

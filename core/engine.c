@@ -41,6 +41,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -919,6 +920,9 @@ online_cpus(void)
 	return n > 0 ? (unsigned)n : 1;
 }
 
+static int engine_resume(ms_engine *e, const ms_engine_state *st,
+                         ms_errbuf *eb);
+
 int
 ms_engine_open(ms_engine **out, const ms_engine_opts *opts, ms_errbuf *eb)
 {
@@ -967,6 +971,11 @@ ms__engine_open_hooked(ms_engine **out, const ms_engine_opts *opts,
 	pthread_cond_init(&e->cv_idle, &ca);
 	pthread_condattr_destroy(&ca);
 
+	if (opts->resume && (rc = engine_resume(e, opts->resume, eb)) != 0) {
+		ms_engine_close(e);
+		return rc;
+	}
+	e->o.resume = NULL;
 	if (e->o.serial) {
 		e->nworkers = 1;
 	} else {
@@ -1249,4 +1258,94 @@ ms_engine_quarantined(ms_engine *e, uint64_t *ids, size_t cap)
 		ids[i] = e->quar[i];
 	pthread_mutex_unlock(&e->mu);
 	return n;
+}
+
+/* ---- saved state (ms_engine_save, ms_engine_opts.resume) -------------- */
+
+/* The counters a saved state carries: (its field, the engine's). */
+#define STATE_COUNTERS(X)                                                  \
+	X(seq, seq) X(fingerprint, fp) X(picker_runs, picker_runs)         \
+	X(selections, selections) X(merges_done, merges_done)              \
+	X(merges_failed, merges_failed) X(dropped, dropped)                \
+	X(lane_merges, lane_merges) X(backoff_ms, backoff_ms)              \
+	X(disk_fails, disk_fails)
+#define SAME_SIZE(sf, en)                                                  \
+	_Static_assert(sizeof(((ms_engine_state *)0)->sf) ==               \
+	                       sizeof(((ms_engine *)0)->en),               \
+	               "engine state field " #sf);
+STATE_COUNTERS(SAME_SIZE)
+#undef SAME_SIZE
+
+int
+ms_engine_save(ms_engine *e, ms_engine_state *out, ms_errbuf *eb)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&e->mu);
+	int rc = 0;
+	if (e->fatal || !idle_locked(e)) {
+		rc = ms_fail(eb, MS_ERR_STATE,
+		             "engine: state saved only at merge-idle (%s)",
+		             e->fatal     ? "it stopped after failures"
+		             : e->head    ? "a selection is in flight"
+		             : e->trigger ? "a picker run is pending"
+		             : e->backing_off
+		                     ? "it is backing off"
+		                     : "the shard's epoch was not picked on");
+		goto out;
+	}
+	out->quarantined = e->nquar ? malloc(e->nquar * sizeof(uint64_t))
+	                            : NULL;
+	out->fails = e->nfails ? malloc(e->nfails * sizeof(*out->fails))
+	                       : NULL;
+	if ((e->nquar && !out->quarantined) || (e->nfails && !out->fails)) {
+		ms_engine_state_release(out);
+		rc = ms_fail(eb, MS_ERR_NOMEM, "engine: saving its state");
+		goto out;
+	}
+	if (e->nquar)
+		memcpy(out->quarantined, e->quar, e->nquar * sizeof(uint64_t));
+	out->nquarantined = e->nquar;
+	for (size_t i = 0; i < e->nfails; i++)
+		out->fails[i] = (ms_engine_failcount){ .id = e->fails[i].id,
+		                                       .n = e->fails[i].n };
+	out->nfails = e->nfails;
+#define SAVE(st, en) memcpy(&out->st, &e->en, sizeof(out->st));
+	STATE_COUNTERS(SAVE)
+#undef SAVE
+out:
+	pthread_mutex_unlock(&e->mu);
+	return rc;
+}
+
+void
+ms_engine_state_release(ms_engine_state *st)
+{
+	if (!st)
+		return;
+	free(st->quarantined);
+	free(st->fails);
+	memset(st, 0, sizeof(*st));
+}
+
+/* Take over a saved state (ms_engine_opts.resume) at open, before any
+ * thread runs. */
+static int
+engine_resume(ms_engine *e, const ms_engine_state *st, ms_errbuf *eb)
+{
+	for (size_t i = 0; i < st->nquarantined; i++)
+		if (!quarantine_add(e, st->quarantined[i]) &&
+		    !is_quarantined(e, st->quarantined[i]))
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "engine: resuming its quarantine");
+	for (size_t i = 0; i < st->nfails; i++) {
+		failcnt *f = fail_slot(e, st->fails[i].id);
+		if (!f)
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "engine: resuming failure counts");
+		f->n = st->fails[i].n;
+	}
+#define LOAD(sf, en) memcpy(&e->en, &st->sf, sizeof(e->en));
+	STATE_COUNTERS(LOAD)
+#undef LOAD
+	return 0;
 }

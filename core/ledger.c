@@ -30,6 +30,18 @@ enc_init(struct enc *e)
 	e->len = 0;
 }
 
+/* Hand the staged bytes to the stream, starting it if need be. */
+static void
+enc_flush(struct enc *e)
+{
+	if (!e->streaming) {
+		XXH3_128bits_reset(&e->st);
+		e->streaming = true;
+	}
+	XXH3_128bits_update(&e->st, e->buf, e->len);
+	e->len = 0;
+}
+
 static void
 enc_put(struct enc *e, const void *p, size_t n)
 {
@@ -39,12 +51,7 @@ enc_put(struct enc *e, const void *p, size_t n)
 		e->len += n;
 		return;
 	}
-	if (!e->streaming) {
-		XXH3_128bits_reset(&e->st);
-		e->streaming = true;
-	}
-	XXH3_128bits_update(&e->st, e->buf, e->len);
-	e->len = 0;
+	enc_flush(e);
 	if (n <= sizeof(e->buf)) {
 		memcpy(e->buf, p, n);
 		e->len = n;
@@ -53,26 +60,35 @@ enc_put(struct enc *e, const void *p, size_t n)
 	}
 }
 
+/* n (<= 8) staged bytes to write in place: fixed-width fields are stored
+ * straight into the buffer, not copied through memcpy. The bytes hashed
+ * are the same however they reach the stream. */
+static uint8_t *
+enc_room(struct enc *e, size_t n)
+{
+	if (n > sizeof(e->buf) - e->len)
+		enc_flush(e);
+	uint8_t *p = e->buf + e->len;
+	e->len += n;
+	return p;
+}
+
 static void
 enc_u8(struct enc *e, uint8_t v)
 {
-	enc_put(e, &v, 1);
+	*enc_room(e, 1) = v;
 }
 
 static void
 enc_u32(struct enc *e, uint32_t v)
 {
-	uint8_t b[4];
-	ms_put_le32(b, v);
-	enc_put(e, b, 4);
+	ms_put_le32(enc_room(e, 4), v);
 }
 
 static void
 enc_u64(struct enc *e, uint64_t v)
 {
-	uint8_t b[8];
-	ms_put_le64(b, v);
-	enc_put(e, b, 8);
+	ms_put_le64(enc_room(e, 8), v);
 }
 
 /* u32le length then the bytes; a NULL pointer encodes as length 0. */

@@ -46,6 +46,13 @@
  * at ~4 MB instead of 15 MB, and reads from the page cache cost the same
  * per byte as 1 MiB ones (bench_merge). */
 #define MS__READ_WINDOW (256u << 10)
+/* A data file up to this size is read whole into its window's buffer at
+ * the first read instead of being mapped: for a small file, mapping it,
+ * faulting it in and unmapping it (page tables, and a TLB shootdown on
+ * every CPU the process ran on) costs several times the copy. Most parts
+ * are small (publications, young merge outputs, index parts), and a
+ * replay opens each of them a few times (merges, checks). */
+#define MS__MAP_MIN MS__READ_WINDOW
 
 /* The footer: the last MS__FOOTER_SIZE bytes of a part file, after the
  * data (blocks or chunks, from offset 0), the index and the bloom

@@ -646,7 +646,7 @@ ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
 		                     "file is %llu bytes, footer says %llu",
 		                     (unsigned long long)st.st_size,
 		                     (unsigned long long)p->file_bytes);
-	if (w->size == 0 || w->size > SIZE_MAX || p->no_map)
+	if (w->size <= MS__MAP_MIN || w->size > SIZE_MAX || p->no_map)
 		return 0;
 	/* Not populated at once: a finalize maps every part of the day, and
 	 * a populated mapping would hold all of it resident (as shared

@@ -1,7 +1,8 @@
 /*
  * sidx.c - secondary index parts (latency, start_time): building index rows
- * from core rows, writing them in zstd-compressed chunks, reading them back
- * in order, and merging index parts with pruning of dropped traces.
+ * from core rows, writing them in chunks of columns each compressed on its
+ * own, reading them back in order, and merging index parts with pruning of
+ * dropped traces.
  * Layout: core/FORMAT.md, "Index part".
  *
  * Writer design:
@@ -10,7 +11,8 @@
  *     written, their tag values copied into `vals` (the caller's strings
  *     are borrowed only during the add); chunk_cap starts at the row hint
  *     (or small) and doubles. A chunk full of rows or of tag values
- *     (CHUNK_VALS) is encoded into `raw` (sized to a bound), compressed
+ *     (CHUNK_VALS) is encoded into `raw` (sized to a bound, piece_end
+ *     marking where each column ends), its columns compressed one by one
  *     into `out` and written at once, so `out` holds one chunk at most.
  *  3. data_off is the byte length of the data section including `out`;
  *     `content` has absorbed exactly those bytes.
@@ -48,6 +50,16 @@
 
 /* Column modes of a byte-valued tag column. */
 enum { COL_PLAIN = 0, COL_DICT = 1 };
+/* A chunk payload's pieces, one per column: series, key, ID lengths,
+ * IDs, instance, endpoint, other, tags. */
+#define NPIECES 8u
+/* Codecs of a piece, and the size from which a writer compresses one
+ * (the reference compresses a block's pieces from 128 bytes on). */
+enum { PIECE_STORED = 0, PIECE_ZSTD = 1 };
+#define PIECE_ZSTD_MIN 128u
+/* zstd level of the pieces unless the options name one: the reference
+ * compresses its index blocks at level 1. */
+#define PIECE_LEVEL 1
 
 uint64_t
 ms_sidx_series(const char *service, bool is_error)
@@ -175,12 +187,20 @@ struct ms_sidx_writer {
 	char *path; /* the part file being written */
 	size_t path_size;
 	int fd;
+	/* A writer expecting full chunks compresses with a static context
+	 * in one workspace (cws) sized for the level and any input: its
+	 * pieces range from bytes to hundreds of KiB, and a context that
+	 * grows with them would reallocate several times. A smaller part
+	 * lets zstd size the context (cws NULL). */
 	ZSTD_CCtx *cctx;
+	void *cws;
+	size_t cws_size;
 	wrow *chunk;
 	size_t nchunk, chunk_cap;
 	ms_buf raw, out, index;
 	ms_buf vals; /* the chunk rows' tag values */
 	ms_buf tmp;  /* column values and dictionaries while encoding */
+	size_t piece_end[NPIECES]; /* where each column ends in `raw` */
 	uint64_t data_off;
 	XXH64_state_t content;
 	ms_part_meta meta;
@@ -213,7 +233,10 @@ swriter_free(ms_sidx_writer *w)
 		return;
 	if (w->fd >= 0)
 		close(w->fd);
-	ZSTD_freeCCtx(w->cctx);
+	if (w->cws)
+		ms_mem_free(w->mem, w->cws, w->cws_size);
+	else
+		ZSTD_freeCCtx(w->cctx);
 	ms_buf_release(&w->raw);
 	ms_buf_release(&w->out);
 	ms_buf_release(&w->index);
@@ -256,7 +279,7 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_path,
 	if (check_index_kind(kind, id, idstr, eb))
 		return MS_ERR_INVAL;
 	if (o.zstd_level == 0)
-		o.zstd_level = 3;
+		o.zstd_level = PIECE_LEVEL;
 	if (o.zstd_level < ZSTD_minCLevel() || o.zstd_level > ZSTD_maxCLevel())
 		return ms_fail(eb, MS_ERR_INVAL, "index part %s: zstd level %d",
 		               idstr, o.zstd_level);
@@ -285,7 +308,14 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_path,
 	               : rows_hint > MS__CHUNK_ROWS ? MS__CHUNK_ROWS
 	                                            : (size_t)rows_hint;
 	w->chunk = ms_mem_alloc(o.mem, w->chunk_cap * sizeof(wrow));
-	w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
+	if (rows_hint >= MS__CHUNK_ROWS) {
+		w->cws_size = ZSTD_estimateCCtxSize(o.zstd_level);
+		w->cws = ms_mem_alloc(o.mem, w->cws_size);
+		w->cctx = w->cws ? ZSTD_initStaticCCtx(w->cws, w->cws_size)
+		                 : NULL;
+	} else {
+		w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
+	}
 	if (!w->path || !w->chunk || !w->cctx) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "index part %s: writer", idstr);
 		goto fail;
@@ -446,21 +476,26 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 	uint8_t *ts = idx + n;
 	uint8_t *p = w->raw.data;
 	uint64_t prev = 0;
+	size_t *end = w->piece_end;
 	for (size_t i = 0; i < n; i++) {
 		p = put_uv(p, w->chunk[i].series - prev);
 		prev = w->chunk[i].series;
 	}
+	end[0] = (size_t)(p - w->raw.data);
 	prev = 0;
 	for (size_t i = 0; i < n; i++) {
 		p = put_sv(p, (uint64_t)w->chunk[i].key - prev);
 		prev = (uint64_t)w->chunk[i].key;
 	}
+	end[1] = (size_t)(p - w->raw.data);
 	for (size_t i = 0; i < n; i++)
 		*p++ = (uint8_t)w->chunk[i].tid_len;
+	end[2] = (size_t)(p - w->raw.data);
 	for (size_t i = 0; i < n; i++) {
 		memcpy(p, w->chunk[i].tid, w->chunk[i].tid_len);
 		p += w->chunk[i].tid_len;
 	}
+	end[3] = (size_t)(p - w->raw.data);
 	for (unsigned c = 0; c < 2; c++) {
 		for (size_t i = 0; i < n; i++) {
 			const wrow *r = &w->chunk[i];
@@ -468,6 +503,7 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 			v[i].len = r->len[c];
 		}
 		p = put_bytes_col(p, v, n, slots, dist, idx);
+		end[4 + c] = (size_t)(p - w->raw.data);
 	}
 	if (w->kind == MS_KIND_LATENCY) {
 		for (size_t i = 0; i < n; i++) {
@@ -483,13 +519,65 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 			prev = (uint64_t)w->chunk[i].other;
 		}
 	}
+	end[6] = (size_t)(p - w->raw.data);
 	for (size_t i = 0; i < n; i++) {
 		const wrow *r = &w->chunk[i];
 		v[i].p = w->vals.data + r->off + r->len[0] + r->len[1];
 		v[i].len = r->len[2];
 	}
 	p = put_bytes_col(p, v, n, slots, dist, idx);
-	w->raw.len = (size_t)(p - w->raw.data);
+	w->raw.len = end[7] = (size_t)(p - w->raw.data);
+	return 0;
+}
+
+/* The payload's pieces (w->raw cut at w->piece_end) at z, each a codec
+ * byte, a uvarint size and its bytes: a zstd frame from PIECE_ZSTD_MIN
+ * bytes on, else the bytes as they are. z has room for
+ * pieces_bound(w); *len is the payload's size. */
+static size_t
+pieces_bound(const ms_sidx_writer *w)
+{
+	size_t b = 0, at = 0;
+	for (unsigned c = 0; c < NPIECES; c++) {
+		b += 1 + 10 + ZSTD_compressBound(w->piece_end[c] - at);
+		at = w->piece_end[c];
+	}
+	return b;
+}
+
+static int
+put_pieces(ms_sidx_writer *w, uint8_t *z, size_t *len, ms_errbuf *eb)
+{
+	uint8_t *p = z;
+	size_t at = 0;
+	for (unsigned c = 0; c < NPIECES; c++) {
+		const uint8_t *src = w->raw.data + at;
+		size_t n = w->piece_end[c] - at;
+		at = w->piece_end[c];
+		if (n < PIECE_ZSTD_MIN) {
+			*p++ = PIECE_STORED;
+			p = put_uv(p, n);
+			if (n)
+				memcpy(p, src, n);
+			p += n;
+			continue;
+		}
+		/* Compressed after room for the longest size varint, then
+		 * moved down next to the size actually written. */
+		size_t bound = ZSTD_compressBound(n), room = uv_len(bound);
+		uint8_t *body = p + 1 + room;
+		size_t k = ZSTD_compressCCtx(w->cctx, body, bound, src, n,
+		                             w->level);
+		if (ZSTD_isError(k))
+			return swfail(w, eb, ms__zstd_err(k), MS__F_DATA,
+			              "zstd: %s", ZSTD_getErrorName(k));
+		*p++ = PIECE_ZSTD;
+		p = put_uv(p, k);
+		if (p != body)
+			memmove(p, body, k);
+		p += k;
+	}
+	*len = (size_t)(p - z);
 	return 0;
 }
 
@@ -503,19 +591,17 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 	if (rc)
 		return rc;
 
-	size_t bound = ZSTD_compressBound(w->raw.len);
 	ms_buf_reset(&w->out);
-	rc = ms_buf_reserve(&w->out, MS__CHUNK_HDR + bound);
+	rc = ms_buf_reserve(&w->out, MS__CHUNK_HDR + pieces_bound(w));
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
 		              ms_strerror(rc));
 	size_t at = w->out.len;
 	uint8_t *h = w->out.data + at;
-	size_t k = ZSTD_compressCCtx(w->cctx, h + MS__CHUNK_HDR, bound,
-	                             w->raw.data, w->raw.len, w->level);
-	if (ZSTD_isError(k))
-		return swfail(w, eb, ms__zstd_err(k), MS__F_DATA, "zstd: %s",
-		              ZSTD_getErrorName(k));
+	size_t k = 0;
+	rc = put_pieces(w, h + MS__CHUNK_HDR, &k, eb);
+	if (rc)
+		return rc;
 	memcpy(h, MS__CHUNK_MAGIC, 4);
 	ms_put_le32(h + offsetof(struct ms__chunk_disk, nrows), (uint32_t)n);
 	ms_put_le32(h + offsetof(struct ms__chunk_disk, stored), (uint32_t)k);
@@ -824,7 +910,8 @@ ms__sidx_check_index(const ms_part *p, ms_errbuf *eb)
 
 /*
  * Iterator design:
- *  1. A loaded chunk is kept uncompressed in `raw` only: its columns
+ *  1. A loaded chunk is kept uncompressed in `raw` only (its pieces
+ *     inflated there back to back): its columns
  *     (series deltas, key deltas, ID lengths, IDs, then the tag columns)
  *     are located by load_chunk, which also checks their lengths, every ID
  *     length and every tag value, and copies the dictionaries' values into
@@ -1204,6 +1291,65 @@ mat_dict(ms_sidx_iter *it, unsigned c)
 	}
 }
 
+/* Inflate the NPIECES pieces of a payload z of hs bytes back to back into
+ * it->raw (room for hr bytes made): together exactly hr bytes, the
+ * payload used up exactly. Each zstd piece is one frame with its content
+ * size set. */
+static int
+inflate_pieces(ms_sidx_iter *it, const uint8_t *z, uint32_t hs, uint32_t hr,
+               ms_errbuf *eb)
+{
+	ms_rd r;
+	ms_rd_init(&r, z, hs);
+	size_t pos = 0;
+	for (unsigned c = 0; c < NPIECES; c++) {
+		uint8_t codec = ms_rd_u8(&r);
+		uint64_t size = ms_rd_uvarint(&r);
+		const uint8_t *b = r.bad ? NULL : ms_rd_bytes(&r, size);
+		if (!b || codec > PIECE_ZSTD)
+			return sifail(it, eb, MS_ERR_CORRUPT,
+			              "piece %u malformed", c);
+		uint8_t *dst = it->raw.data + pos;
+		if (codec == PIECE_STORED) {
+			if (size > hr - pos)
+				return sifail(it, eb, MS_ERR_CORRUPT,
+				              "piece %u longer than the payload",
+				              c);
+			if (size)
+				memcpy(dst, b, (size_t)size);
+			pos += (size_t)size;
+			continue;
+		}
+		unsigned long long n = ZSTD_getFrameContentSize(b, size);
+		if (n == ZSTD_CONTENTSIZE_ERROR ||
+		    n == ZSTD_CONTENTSIZE_UNKNOWN || n > hr - pos ||
+		    ZSTD_findFrameCompressedSize(b, size) != size)
+			return sifail(it, eb, MS_ERR_CORRUPT,
+			              "piece %u: not one zstd frame of at "
+			              "most %zu bytes",
+			              c, hr - pos);
+		if (!it->dctx && !(it->dctx = ZSTD_createDCtx_advanced(
+		                           ms__zstd_mem(it->mem))))
+			return sifail(it, eb, MS_ERR_NOMEM, "zstd context");
+		size_t k = ZSTD_decompressDCtx(it->dctx, dst, (size_t)n, b,
+		                               size);
+		if (ZSTD_isError(k))
+			return sifail(it, eb, ms__zstd_err(k), "piece %u: zstd: %s",
+			              c, ZSTD_getErrorName(k));
+		if (k != n)
+			return sifail(it, eb, MS_ERR_CORRUPT,
+			              "piece %u inflated to %zu bytes, not %llu",
+			              c, k, n);
+		pos += k;
+	}
+	if (r.left != 0 || pos != hr)
+		return sifail(it, eb, MS_ERR_CORRUPT,
+		              "pieces hold %zu bytes in %u, header says %u in "
+		              "%u",
+		              pos, hs - (uint32_t)r.left, hr, hs);
+	return 0;
+}
+
 /* Read chunk bytes [off, off + stored), check its header against the index
  * entry (nrows) and its checksums, and inflate its payload into it->raw;
  * *cout is the chunk as read, *hrout the payload size. */
@@ -1229,8 +1375,7 @@ inflate_chunk(ms_sidx_iter *it, uint64_t off, uint32_t stored,
 	uint32_t hs = ms_le32(c + offsetof(struct ms__chunk_disk, stored));
 	uint32_t hr = ms_le32(c + offsetof(struct ms__chunk_disk, raw));
 	if (hn != nrows || (uint64_t)hs + MS__CHUNK_HDR != stored ||
-	    hr < ROW_MIN_BYTES * nrows || hr > RAW_MAX || hs == 0 ||
-	    hs > ZSTD_compressBound(hr))
+	    hr < ROW_MIN_BYTES * nrows || hr > RAW_MAX || hs == 0)
 		return sifail(it, eb, MS_ERR_CORRUPT,
 		              "header (%u rows, %u stored, %u raw) does not "
 		              "match its index entry",
@@ -1240,23 +1385,13 @@ inflate_chunk(ms_sidx_iter *it, uint64_t off, uint32_t stored,
 	    ms_le64(c + offsetof(struct ms__chunk_disk, payload_xxh)))
 		return sifail(it, eb, MS_ERR_CORRUPT,
 		              "payload checksum mismatch");
-	if (ZSTD_getFrameContentSize(z, hs) != hr)
-		return sifail(it, eb, MS_ERR_CORRUPT,
-		              "zstd frame size does not match header");
 	ms_buf_reset(&it->raw);
 	rc = ms_buf_reserve(&it->raw, hr);
 	if (rc)
 		return sifail(it, eb, rc, "%u bytes", hr);
-	if (!it->dctx &&
-	    !(it->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(it->mem))))
-		return sifail(it, eb, MS_ERR_NOMEM, "zstd context");
-	size_t k = ZSTD_decompressDCtx(it->dctx, it->raw.data, hr, z, hs);
-	if (ZSTD_isError(k))
-		return sifail(it, eb, ms__zstd_err(k), "zstd: %s",
-		              ZSTD_getErrorName(k));
-	if (k != hr)
-		return sifail(it, eb, MS_ERR_CORRUPT,
-		              "payload inflated to %zu bytes, not %u", k, hr);
+	rc = inflate_pieces(it, z, hs, hr, eb);
+	if (rc)
+		return rc;
 	it->raw.len = hr;
 	*cout = c;
 	*hrout = hr;

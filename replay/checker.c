@@ -13,18 +13,36 @@
  *     their ledgers are known when the merge's output is reconciled.
  *  3. The gates drain the queue (ms__checker_drain) before they read the
  *     counts; closing stops the thread and releases what is left unread.
+ *  4. The thread gives way (ms__give_way): nothing the replay does next
+ *     waits for a check, so on a busy machine the checks fall behind and
+ *     catch up while the controller waits for merges, or at the gates.
  * States: idle (queue empty) -> busy (a job taken) -> idle; stopped after
  * ms__checker_stop, when a submitted job is released unread.
  */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "replay_int.h"
+
+/* Nice value of the threads beside the replay's critical path. */
+#define GIVE_WAY_NICE 10
+
+void
+ms__give_way(void)
+{
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
+	                  GIVE_WAY_NICE);
+}
 
 static void *
 checker_main(void *arg)
 {
 	ms_replay *r = arg;
+	ms__give_way();
 	pthread_mutex_lock(&r->check_mu);
 	for (;;) {
 		while (!r->check_head && !r->check_stop)

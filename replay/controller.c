@@ -136,6 +136,23 @@ track_slot(ms_replay *r, uint64_t id)
 	return &r->track[h];
 }
 
+/* Replace the table by the n entries ents (a seek back, checkpoint.c).
+ * 0 or MS_ERR_NOMEM (the table is then empty). mu held. */
+int
+ms__replay_track_load(ms_replay *r, const track_ent *ents, size_t n)
+{
+	if (r->track_cap)
+		memset(r->track, 0, r->track_cap * sizeof(*r->track));
+	r->track_n = 0;
+	for (size_t i = 0; i < n; i++) {
+		track_ent *t = track_slot(r, ents[i].id);
+		if (!t)
+			return MS_ERR_NOMEM;
+		*t = ents[i];
+	}
+	return 0;
+}
+
 /* The entry of id, or NULL; never grows the table (pointers stay). */
 static track_ent *
 track_find(ms_replay *r, uint64_t id)
@@ -458,16 +475,25 @@ chain_read(ms_replay *r, ms_link_stats *out, bool *circuit)
 	return n;
 }
 
-/* Read the chain's counters and store them. */
+/* Read the chain's counters and store them; with rebase, also as the
+ * base of the next merge's deltas (ms__replay_links_rebase). */
 static void
-live_read(ms_replay *r)
+live_read_as(ms_replay *r, bool rebase)
 {
 	if (!r->pipe)
 		return;
 	ms_link_stats now[MS_EV_LINKS_MAX];
 	bool circuit;
 	size_t n = chain_read(r, now, &circuit);
-	live_store(r, now, n, circuit, false);
+	if (rebase)
+		memcpy(r->links_prev, now, n * sizeof(now[0]));
+	live_store(r, now, n, circuit, rebase);
+}
+
+static void
+live_read(ms_replay *r)
+{
+	live_read_as(r, false);
 }
 
 /* The live reader: idle while no merge is in flight, else a reading
@@ -532,6 +558,14 @@ ms__replay_links(const ms_replay *r, ms_chain **c, size_t *n)
 	if (*n > MS_EV_LINKS_MAX)
 		*n = MS_EV_LINKS_MAX;
 	return true;
+}
+
+/* The chain's counters now as the base of the next merge's deltas and
+ * of the live figures (a seek back: the merges re-run count from here). */
+void
+ms__replay_links_rebase(ms_replay *r)
+{
+	live_read_as(r, true);
 }
 
 /* Per-merge link figures: the chain's cumulative stats minus what the
@@ -981,7 +1015,9 @@ on_dispatch(void *arg, const ms_dispatch *d)
 		pthread_cond_signal(&r->live_cv);
 	}
 	bool stop = false;
-	if (!r->abort_req) {
+	/* A seek back in progress runs to the next publication point
+	 * without stopping (checkpoint.c). */
+	if (!r->abort_req && !r->seek_req) {
 		if (r->mode == MODE_STEP || r->mode == MODE_STEP_BARRIER) {
 			stop = true;
 			copy_str(r->break_why, sizeof(r->break_why), "step");
@@ -1025,7 +1061,19 @@ publication_point(ms_replay *r, int64_t t)
 {
 	pthread_mutex_lock(&r->mu);
 	bool stop = false;
-	if (r->mode == MODE_STEP || r->pause_req) {
+	if (r->seek_stop) {
+		/* Restored (checkpoint.c): stop where the checkpoint was,
+		 * and only now tell the seeker, so its run_to cannot come
+		 * before this stop. */
+		r->seek_stop = false;
+		r->seek_rc = r->seek_result;
+		pthread_cond_broadcast(&r->cv);
+		stop = true;
+		copy_str(r->break_why, sizeof(r->break_why),
+		         r->seek_result ? "seek failed" : "seek");
+	} else if (r->seek_req) {
+		stop = false;
+	} else if (r->mode == MODE_STEP || r->pause_req) {
 		stop = true;
 		copy_str(r->break_why, sizeof(r->break_why),
 		         r->mode == MODE_STEP ? "step" : "pause");
@@ -1066,7 +1114,8 @@ pace(ms_replay *r, int64_t logical_gap, int64_t wall_since)
 			        ms_mono_timespec(ms_mono_ns() + left);
 			enum run_mode mode = r->mode;
 			while (!r->abort_req && !r->pause_req &&
-			       r->mode == mode && r->speed == speed &&
+			       !r->seek_req && r->mode == mode &&
+			       r->speed == speed &&
 			       pthread_cond_timedwait(&r->cv, &r->mu, &ts) !=
 			               ETIMEDOUT)
 				;
@@ -1088,14 +1137,14 @@ pace(ms_replay *r, int64_t logical_gap, int64_t wall_since)
  * a part handed to it. Its wall and method are reported apart from the
  * phases.
  */
-static int
-stage_parts(ms_replay *r, ms_errbuf *eb)
+int
+ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
+                       ms__stage_counts *c, ms_errbuf *eb)
 {
-	int64_t t0 = ms_mono_ns();
 	size_t n = ms_fixture_nslots(r->fx);
 	char tmp[PATH_MAX];
 	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
+	for (size_t i = from; i < to && i < n && rc == 0; i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
 		for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
 			rc = ms_shard_part_path(r->shard, (enum ms_part_kind)k,
@@ -1107,10 +1156,10 @@ stage_parts(ms_replay *r, ms_errbuf *eb)
 				break;
 			}
 			rc = ms__stage_tree(s->path[k], tmp,
-			                    !r->opts.stage_copy, &r->staged,
-			                    eb);
+			                    !r->opts.stage_copy, c, eb);
 		}
-		if (r->opts.progress && (i % 64 == 0 || i + 1 == n))
+		if (r->opts.progress && from == 0 &&
+		    (i % 64 == 0 || i + 1 == n))
 			r->opts.progress(r->opts.progress_arg, i + 1, n,
 			                 "staging");
 	}
@@ -1129,6 +1178,18 @@ stage_parts(ms_replay *r, ms_errbuf *eb)
 		return ms_fail(eb, ms_err_from_errno(e),
 		               "staging: syncfs %s: %s", r->work_dir,
 		               strerror(e));
+	return 0;
+}
+
+static int
+stage_parts(ms_replay *r, ms_errbuf *eb)
+{
+	int64_t t0 = ms_mono_ns();
+	size_t n = ms_fixture_nslots(r->fx);
+	int rc = ms__replay_stage_range(r, 0, n, &r->staged, eb);
+	if (rc)
+		return rc;
+	r->staged_upto = n;
 	const ms__stage_counts *c = &r->staged;
 	copy_str(r->clone_method, sizeof(r->clone_method),
 	         c->copied      ? (c->linked ? "link+copy" : "copy")
@@ -1139,15 +1200,29 @@ stage_parts(ms_replay *r, ms_errbuf *eb)
 	return 0;
 }
 
-/* The part is staged in place (stage_parts): publishing it is the
- * introduction. The shard is opened with defer_sync, so the introduction
- * commits in memory and becomes durable at the end of the phase
- * (ms_shard_sync; earlier when enough merged parts wait for deletion),
- * the point by which a publication must be durable: one snapshot commit
- * for many publications and merges. */
+/* Slots staged at a time after a seek back (checkpoint.c), which leaves
+ * the slots after its checkpoint unstaged: they are staged as the re-run
+ * reaches them, so going back costs no more staging than the re-run
+ * publishes (one syncfs per chunk). */
+#define STAGE_AHEAD 256
+
+/* The part is staged in place (stage_parts, or here after a seek back):
+ * publishing it is the introduction. The shard is opened with defer_sync,
+ * so the introduction commits in memory and becomes durable at the end of
+ * the phase (ms_shard_sync; earlier when enough merged parts wait for
+ * deletion, or when a checkpoint is taken), the point by which a
+ * publication must be durable: one snapshot commit for many publications
+ * and merges. */
 static int
-publish_slot(ms_replay *r, const ms_fixture_slot *s, ms_errbuf *eb)
+publish_slot(ms_replay *r, size_t i, const ms_fixture_slot *s, ms_errbuf *eb)
 {
+	if (i >= r->staged_upto) {
+		ms__stage_counts c = { 0 };
+		int rc = ms__replay_stage_range(r, i, i + STAGE_AHEAD, &c, eb);
+		if (rc)
+			return rc;
+		r->staged_upto = i + STAGE_AHEAD;
+	}
 	return ms_shard_introduce_placed(r->shard, s->part_id, eb);
 }
 
@@ -1303,28 +1378,44 @@ aborted(ms_replay *r)
 	return a;
 }
 
+static uint64_t
+stops_now(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	uint64_t n = r->stops;
+	pthread_mutex_unlock(&r->mu);
+	return n;
+}
+
+/* The primary phase's publications from slot `from` on; returns 0 once
+ * every slot is out, or at the publication point where a seek back was
+ * asked for (ms__rck_seek_pending). */
 static int
-run_day(ms_replay *r, ms_errbuf *eb)
+run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 {
 	size_t n = ms_fixture_nslots(r->fx);
-	ms_rusage ru0;
-	ms_mem_stats m0;
-	ms_io io0;
 	int rc;
-	set_phase(r, MS_RPHASE_PRIMARY);
-	phase_begin(r, &ru0, &m0, &io0);
-	int64_t prev_p = r->info->day_start_ns;
+	int64_t prev_p = from ? ms_fixture_slot_at(r->fx, from - 1)->pub_ns
+	                      : r->info->day_start_ns;
 	int64_t prev_wall = ms_mono_ns();
-	for (size_t i = 0; i < n; i++) {
+	uint64_t stops = stops_now(r);
+	for (size_t i = from; i < n; i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
 		pace(r, s->pub_ns - prev_p, ms_mono_ns() - prev_wall);
 		if (!publication_point(r, s->pub_ns))
 			return MS_ERR_CANCELED;
+		if (ms__rck_seek_pending(r))
+			return 0;
+		/* Stopped here: a checkpoint of this very point. */
+		if (stops != stops_now(r)) {
+			stops = stops_now(r);
+			ms__rck_maybe_take(r, i, ms_clock_now(&r->clock), true);
+		}
 		prev_p = s->pub_ns;
 		prev_wall = ms_mono_ns();
 		ms_clock_set(&r->clock, s->pub_ns);
 		int64_t t0 = ms_mono_ns();
-		rc = publish_slot(r, s, eb);
+		rc = publish_slot(r, i, s, eb);
 		if (rc)
 			return rc;
 		int64_t t1 = ms_mono_ns();
@@ -1354,8 +1445,8 @@ run_day(ms_replay *r, ms_errbuf *eb)
 		 * triggered only once its last part is in, so no merge sees
 		 * part of it (a trace may span two of its parts). */
 		const ms_fixture_slot *nx = ms_fixture_slot_at(r->fx, i + 1);
-		if (!(s->opening && nx && nx->opening) &&
-		    (rc = drain(r, what, NULL, eb)))
+		bool split = s->opening && nx && nx->opening;
+		if (!split && (rc = drain(r, what, NULL, eb)))
 			return rc;
 		ms_ev_pub pub;
 		memset(&pub, 0, sizeof(pub));
@@ -1380,11 +1471,54 @@ run_day(ms_replay *r, ms_errbuf *eb)
 		if (r->opts.progress)
 			r->opts.progress(r->opts.progress_arg, i + 1, n,
 			                 "publications");
+		if (!split) {
+			bool stopped = stops != stops_now(r);
+			stops = stops_now(r);
+			ms__rck_maybe_take(r, i + 1, s->pub_ns, stopped);
+		}
 		if (aborted(r))
 			return MS_ERR_CANCELED;
 	}
+	return 0;
+}
+
+/* Leave the primary phase for the day boundary, unless a seek back is
+ * pending: then false, and the phase stays (a seek is accepted only in
+ * it). */
+static bool
+leave_primary(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	bool seek = r->seek_req;
+	if (!seek) {
+		r->phase = MS_RPHASE_BOUNDARY;
+		r->rec_phase = MS_EV_PHASE_PRIMARY;
+	}
+	pthread_mutex_unlock(&r->mu);
+	if (!seek)
+		notify(r);
+	return !seek;
+}
+
+static int
+run_day(ms_replay *r, ms_errbuf *eb)
+{
+	ms_rusage ru0;
+	ms_mem_stats m0;
+	ms_io io0;
+	int rc;
+	set_phase(r, MS_RPHASE_PRIMARY);
+	phase_begin(r, &ru0, &m0, &io0);
+	size_t from = r->resume_slot; /* 0, or after a seek from the end */
+	for (;;) {
+		if ((rc = run_slots(r, from, eb)))
+			return rc;
+		if (leave_primary(r))
+			break;
+		if ((rc = ms__rck_restore(r, &from, eb)))
+			return rc;
+	}
 	/* End of the primary phase: the clock moves to the day boundary. */
-	set_phase(r, MS_RPHASE_BOUNDARY);
 	if (!publication_point(r, r->info->day_end_ns))
 		return MS_ERR_CANCELED;
 	ms_clock_set(&r->clock, r->info->day_end_ns);
@@ -1443,6 +1577,22 @@ controller_main(void *arg)
 	pthread_mutex_unlock(&r->mu);
 	notify(r);
 	return NULL;
+}
+
+/* A seek back after the run ended (checkpoint.c): the finished
+ * controller thread joined, a new one runs the day from slot `from`. */
+int
+ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb)
+{
+	if (r->started)
+		pthread_join(r->thread, NULL);
+	r->started = false;
+	r->resume_slot = from;
+	if (pthread_create(&r->thread, NULL, controller_main, r))
+		return ms_fail(eb, MS_ERR_IO,
+		               "cannot start the controller thread again");
+	r->started = true;
+	return 0;
 }
 
 /* ---- open / close ----------------------------------------------------- */
@@ -1573,7 +1723,8 @@ log_to_nowhere(void *ctx, int level, const char *plugin, const char *msg)
 	(void)msg;
 }
 
-/* The default work directory (workdir.c): /dev/shm when it has room for
+/* The default work directory (workdir.c): the scratch root
+ * (MERGESCOPE_SCRATCH, else /dev/shm/mergescope-<uid>) when it has room for
  * this fixture's day, else the cache directory's work/ on disk (beside the
  * event database when there is no cache directory). */
 static int
@@ -1603,8 +1754,10 @@ choose_work_dir(ms_replay *r, ms_errbuf *eb)
 			copy_str(disk, sizeof(disk), ".");
 	}
 	ms__work_choice c;
-	ms__work_dir_choose("/dev/shm", ms__work_need_bytes(bytes), disk, base,
-	                    &c);
+	int rc = ms__work_dir_default(ms__work_need_bytes(bytes), disk, base,
+	                              &c, eb);
+	if (rc)
+		return rc;
 	if (!c.shm && ms_fs_mkdir_p(disk, 0755, NULL) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "replay: cannot create the work directory's "
@@ -1680,6 +1833,8 @@ open_init(ms_replay *r, const ms_replay_opts *opts)
 	r->wait_timeout_ns = opts->wait_timeout_ns > 0
 	                             ? opts->wait_timeout_ns
 	                             : MS_REPLAY_WAIT_TIMEOUT_DEFAULT_NS;
+	r->ck_every_ns =
+	        opts->checkpoint_every_ns > 0 ? opts->checkpoint_every_ns : -1;
 	r->next_bp_id = 1;
 	ms_mem_init(&r->mem, NULL);
 	ms_clock_init_logical(&r->clock, 0);
@@ -1797,25 +1952,33 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 	                      r->db_path, eb);
 }
 
-/* The shard in the work directory. Merge outputs must not take the ID of
- * a part still to be published: hand out IDs above every scheduled
- * part's. Publications and merges are group-committed (defer_sync:
- * durable at the end of the phase, or when 64 merged parts wait for
- * deletion; anything that reads the shard's files while the run goes on
- * calls ms_shard_sync first), and a commit is one syncfs of the work
- * directory's file system and the directory's fsync (commit_syncfs): the
- * scratch shard is what the run writes there, beside its event
- * database. */
-static int
-open_shard(ms_replay *r, ms_errbuf *eb)
+/* Publications and merges are group-committed (defer_sync: durable at
+ * the end of the phase, or when 64 merged parts wait for deletion;
+ * anything that reads the shard's files while the run goes on, a
+ * checkpoint, calls ms_shard_sync first), and a commit is one syncfs of
+ * the work directory's file system and the directory's fsync
+ * (commit_syncfs): the scratch shard is what the run writes there,
+ * beside its event database. */
+ms_shard_opts
+ms__replay_shard_opts(ms_replay *r)
 {
 	ms_shard_opts so = { .dir = r->work_dir,
-		             .create = true,
 		             .mem = &r->mem,
 		             .io = &r->io,
 		             .reap_async = true,
 		             .defer_sync = true,
 		             .commit_syncfs = true };
+	return so;
+}
+
+/* The shard in the work directory. Merge outputs must not take the ID of
+ * a part still to be published: hand out IDs above every scheduled
+ * part's. */
+static int
+open_shard(ms_replay *r, ms_errbuf *eb)
+{
+	ms_shard_opts so = ms__replay_shard_opts(r);
+	so.create = true;
 	int rc = ms_shard_open(&r->shard, &so, eb);
 	uint64_t max_id = 0, id = 0;
 	for (size_t i = 0; rc == 0 && i < ms_fixture_nslots(r->fx); i++) {
@@ -1832,12 +1995,14 @@ open_shard(ms_replay *r, ms_errbuf *eb)
 	return rc;
 }
 
-/* The engine over the shard, with the controller's hooks. */
-static int
-open_engine(ms_replay *r, ms_errbuf *eb)
+/* The engine over the shard, with the controller's hooks (replay_int.h). */
+int
+ms__replay_open_engine(ms_replay *r, const ms_engine_state *resume,
+                       ms_errbuf *eb)
 {
 	ms_engine_opts eo;
 	memset(&eo, 0, sizeof(eo));
+	eo.resume = resume;
 	eo.shard = r->shard;
 	eo.clock = &r->clock;
 	eo.mem = &r->mem;
@@ -1922,7 +2087,7 @@ ms__replay_open_test(ms_replay **out, const ms_replay_opts *opts,
 	if ((rc = open_fixture(r, eb)) || (rc = open_pipeline(r, opts, eb)) ||
 	    (rc = ms__cache_prepare(r->fixture_dir, opts->cache_label, eb)) ||
 	    (rc = open_work_dir(r, eb)) || (rc = open_shard(r, eb)) ||
-	    (rc = ms_rec_open(&r->rec, &ro, eb)) || (rc = open_engine(r, eb)))
+	    (rc = ms_rec_open(&r->rec, &ro, eb)) || (rc = ms__replay_open_engine(r, NULL, eb)))
 		goto fail;
 	*out = r;
 	return 0;
@@ -1936,6 +2101,7 @@ static void *
 oracle_main(void *arg)
 {
 	ms_replay *r = arg;
+	ms__give_way();
 	const char *spec = r->test.oracle_spec ? r->test.oracle_spec
 	                   : r->pipe           ? ms_pipeline_spec(r->pipe)
 	                                       : NULL;
@@ -2105,6 +2271,7 @@ ms_replay_close(ms_replay *r)
 	ms_fixture_close(r->fx);
 	if (!r->keep_shard && r->work_dir[0] && r->work_created)
 		ms_fs_rm_tree(r->work_dir, NULL);
+	ms__rck_release(r);
 	/* Out of the cgroup last: the shard's pages were charged to it. */
 	(void)ms_envelope_leave(&r->env, NULL);
 	free(r->track);
@@ -2355,10 +2522,13 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	memcpy(st->spark, r->spark, sizeof(st->spark));
 	copy_str(st->error, sizeof(st->error), r->error);
 	status_live(r, st);
+	st->checkpoints = r->ncks;
+	st->seeks = r->seeks;
+	/* Under mu: a seek back reopens the shard (checkpoint.c). */
+	st->epoch = r->shard ? ms_shard_epoch(r->shard) : 0;
 	pthread_mutex_unlock(&r->mu);
 	st->now = ms_clock_now(&r->clock);
 	st->frontier = st->now - MS_GRACE_NS;
-	st->epoch = ms_shard_epoch(r->shard);
 	if (r->pipe) {
 		st->staged_hard = ms_pipeline_hard_ceiling(r->pipe);
 		st->staged_live = ms_pipeline_staged_live(r->pipe);
@@ -2400,10 +2570,13 @@ size_t
 ms_replay_inventory(ms_replay *r, ms_replay_part *out, size_t cap)
 {
 	ms_view *v = NULL;
-	if (ms_shard_view(r->shard, &v, NULL))
-		return 0;
-	size_t n = ms_view_count(v);
 	pthread_mutex_lock(&r->mu);
+	/* Under mu: a seek back reopens the shard (checkpoint.c). */
+	if (!r->shard || ms_shard_view(r->shard, &v, NULL)) {
+		pthread_mutex_unlock(&r->mu);
+		return 0;
+	}
+	size_t n = ms_view_count(v);
 	for (size_t i = 0; i < n && i < cap; i++) {
 		out[i].meta =
 		        *ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));

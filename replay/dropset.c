@@ -173,3 +173,16 @@ ms__drop_check(const ms__dropped *d, const uint64_t *found, char *why, size_t n)
 	}
 	return 0;
 }
+
+void
+ms__dropped_truncate(ms__dropped *d, size_t n)
+{
+	if (n >= d->n)
+		return;
+	d->n = n;
+	if (d->cap)
+		memset(d->idx, 0, d->cap * sizeof(*d->idx));
+	for (size_t i = 0; i < n; i++)
+		*slot_of(d, d->idx, d->cap, d->ent[i].tid, d->ent[i].len) =
+		        (uint32_t)i + 1;
+}

@@ -69,26 +69,31 @@ typedef struct oread {
 	size_t nc, ccap;
 } oread;
 
-static int
-grow(void **p, size_t *cap, size_t need, size_t size)
+/* Room for the day's blocks and rows as the manifest counts them, so
+ * that nothing grows while reading: a hint (what it says is not trusted;
+ * without the room, the arrays grow as they are filled). */
+static void
+reserve_day(const ms_fixture *fx, oread *rd)
 {
-	if (need <= *cap)
-		return 0;
-	size_t nc = (*cap ? *cap * 2 : 65536) + need;
-	void *np = realloc(*p, nc * size);
-	if (!np)
-		return MS_ERR_NOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
+	size_t blocks = 0, rows = 0; /* a slot's counts capped: no wrap */
+	for (size_t i = 0; i < ms_fixture_nslots(fx); i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(fx, i);
+		blocks += s->blocks < UINT32_MAX ? s->blocks : UINT32_MAX;
+		rows += s->rows < UINT32_MAX ? s->rows : UINT32_MAX;
+	}
+	if (!ms__big_reserve((void **)&rd->f, &rd->fcap, blocks,
+	                     sizeof(*rd->f)))
+		(void)ms__big_reserve((void **)&rd->c, &rd->ccap, rows,
+		                      sizeof(*rd->c));
 }
 
 static int
 read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
           oread *rd, ms__idpool *ids, char *why, size_t n)
 {
-	int rc = 0;
 	ms_errbuf eb = { { 0 } };
+	int rc = 0;
+	reserve_day(fx, rd);
 	for (size_t i = 0; i < ms_fixture_nslots(fx) && !rc; i++) {
 		if (cancel && atomic_load(cancel)) {
 			snprintf(why, n, "oracle: cancelled");
@@ -118,10 +123,10 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 			if (cols &&
 			    (rc = ms_part_iter_decode(it, cols, &rows, &eb)))
 				break;
-			if (grow((void **)&rd->f, &rd->fcap, rd->nf + 1,
-			         sizeof(*rd->f)) ||
-			    grow((void **)&rd->c, &rd->ccap, rd->nc + bi->nrows,
-			         sizeof(*rd->c))) {
+			if (ms__big_reserve((void **)&rd->f, &rd->fcap,
+			                    rd->nf + 1, sizeof(*rd->f)) ||
+			    ms__big_reserve((void **)&rd->c, &rd->ccap,
+			                    rd->nc + bi->nrows, sizeof(*rd->c))) {
 				rc = MS_ERR_NOMEM;
 				snprintf(why, n, "oracle: out of memory");
 				break;
@@ -175,14 +180,10 @@ evaluate(const ms__oracle *o, const oread *rd, ms_chain *chain, ms_mem *mem,
 		size_t nrows = 0, k = 0, got = 0;
 		for (size_t t = t0; t < t1; t++)
 			nrows += o->ent[t].rows;
-		if (nrows > fcap) {
-			ms_row *nf = realloc(flat, nrows * sizeof(*nf));
-			if (!nf) {
-				rc = ms_fail(eb, MS_ERR_NOMEM, "out of memory");
-				break;
-			}
-			flat = nf;
-			fcap = nrows;
+		if (ms__big_reserve((void **)&flat, &fcap, nrows,
+		                    sizeof(*flat))) {
+			rc = ms_fail(eb, MS_ERR_NOMEM, "out of memory");
+			break;
 		}
 		for (size_t t = t0; t < t1; t++) {
 			const ms__oracle_ent *e = &o->ent[t];
@@ -209,7 +210,7 @@ evaluate(const ms__oracle *o, const oread *rd, ms_chain *chain, ms_mem *mem,
 			             "trace %zu",
 			             got, t1 - t0, t0);
 	}
-	free(flat);
+	ms__big_free(flat, fcap * sizeof(*flat));
 	return rc;
 }
 
@@ -227,7 +228,10 @@ cmp_key(const void *a, const void *b)
 static int
 order_by_key(ms__oracle *o)
 {
-	qsort(o->ent, o->n, sizeof(*o->ent), cmp_key);
+	if (ms__big_sort(o->ent, o->n, sizeof(*o->ent), cmp_key)) {
+		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
+		return MS_ERR_NOMEM;
+	}
 	for (size_t t = 1; t < o->n; t++)
 		if (!cmp_key(&o->ent[t - 1], &o->ent[t])) {
 			snprintf(o->why, sizeof(o->why),
@@ -283,7 +287,10 @@ open_chain(ms__oracle *o, const char *spec, const char *plugin_dir,
 static int
 gather_traces(ms__oracle *o, oread *rd)
 {
-	qsort(rd->f, rd->nf, sizeof(*rd->f), cmp_ofrag);
+	if (ms__big_sort(rd->f, rd->nf, sizeof(*rd->f), cmp_ofrag)) {
+		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
+		return MS_ERR_NOMEM;
+	}
 	size_t ntr = 0;
 	for (size_t i = 0; i < rd->nf; i++)
 		ntr += i == 0 || ms_trace_id_cmp(rd->f[i].tid, rd->f[i].tid_len,
@@ -398,7 +405,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		               sizeof(o->why));
 	if (!rc)
 		rc = gather_traces(o, &rd);
-	if (!rc && !(keep = malloc(o->n ? o->n : 1))) {
+	if (!rc && !(keep = ms__big_alloc(o->n))) {
 		rc = MS_ERR_NOMEM;
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 	}
@@ -409,9 +416,9 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		rc = order_by_key(o);
 	}
 	o->ok = rc == 0;
-	free(keep);
-	free(rd.f);
-	free(rd.c);
+	ms__big_free(keep, o->n);
+	ms__big_free(rd.f, rd.fcap * sizeof(*rd.f));
+	ms__big_free(rd.c, rd.ccap * sizeof(*rd.c));
 	ms__idpool_release(&ids);
 	ms_chain_close(chain);
 	ms_chain_spec_release(&cs);

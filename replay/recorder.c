@@ -537,6 +537,18 @@ static const col pstat_cols[] = {
 	PST("value", C_U64, value),
 };
 
+#define SEEK(n, t, f) COL(ms_ev_seek, n, t, f)
+static const col seek_cols[] = {
+	SEEK("wall_ns", C_I64, wall_ns),
+	SEEK("logical_ns", C_I64, logical_ns),
+	SEEK("from_pubs", C_U64, from_pubs),
+	SEEK("from_merge", C_U64, from_merge),
+	SEEK("to_pubs", C_U64, to_pubs),
+	SEEK("to_merge", C_U64, to_merge),
+	SEEK("target", C_STR, target),
+	SEEK("removed", C_U64, removed),
+};
+
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
 
 #define BAT(n, t, f) COL(ms_merge_batch, n, t, f)
@@ -561,6 +573,7 @@ enum {
 	T_GATE,
 	T_RECON,
 	T_PSTAT,
+	T_SEEK,
 	T_COUNT
 };
 
@@ -597,6 +610,8 @@ static const ev_table tables[T_COUNT] = {
 	              NCOLS(pstat_cols), "", "", "id", NULL, 0 },
 	[T_GATE] = { "gate", "id INTEGER PRIMARY KEY", 0, gate_cols,
 	             NCOLS(gate_cols), "", "", "id", NULL, 0 },
+	[T_SEEK] = { "seek", "id INTEGER PRIMARY KEY", 0, seek_cols,
+	             NCOLS(seek_cols), "", "", "id", NULL, 0 },
 };
 
 /* user_version of an existing database file, -1 if the file is not one
@@ -644,6 +659,7 @@ enum {
 	S_GATE,
 	S_RECON,
 	S_PSTAT,
+	S_SEEK,
 	S_BEGIN,
 	S_COMMIT,
 	S_COUNT
@@ -829,7 +845,7 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 		{ S_BATCH, T_BATCH },   { S_PART, T_PART },
 		{ S_SAMPLE, T_SAMPLE }, { S_PHASE, T_PHASE },
 		{ S_GATE, T_GATE },     { S_RECON, T_RECON },
-		{ S_PSTAT, T_PSTAT },
+		{ S_PSTAT, T_PSTAT },   { S_SEEK, T_SEEK },
 	};
 	char sql[8192];
 	int rc = 0;
@@ -1044,7 +1060,21 @@ insert(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 	return run_stmt(r, st, eb, t->name);
 }
 
-/* Insert one object as one event of the batch. */
+/* Insert one object as one event of the batch; lock held. */
+static int
+record_locked(ms_rec *r, int slot, int table, const int64_t *keys,
+              const void *obj, bool commit_now, ms_errbuf *eb)
+{
+	int rc = batch_begin(r, eb);
+	if (rc == 0)
+		rc = insert(r, slot, table, keys, obj, eb);
+	if (rc == 0)
+		rc = batch_end(r, commit_now, eb);
+	else
+		batch_abort(r);
+	return rc;
+}
+
 static int
 record(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
        bool commit_now, ms_errbuf *eb)
@@ -1053,13 +1083,7 @@ record(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no event");
 	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
-	int rc = batch_begin(r, eb);
-	if (rc == 0)
-		rc = insert(r, slot, table, keys, obj, eb);
-	if (rc == 0)
-		rc = batch_end(r, commit_now, eb);
-	else
-		batch_abort(r);
+	int rc = record_locked(r, slot, table, keys, obj, commit_now, eb);
 	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
@@ -1226,6 +1250,118 @@ ms_rec_flush(ms_rec *r, ms_errbuf *eb)
 	int rc = dead_err(r, eb);
 	if (rc == 0)
 		rc = commit_locked(r, eb);
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+/* max(id) of a table with an id column (0 when empty). Lock held. */
+static int
+max_id(ms_rec *r, const char *table, int64_t *out, ms_errbuf *eb)
+{
+	char sql[96];
+	sqlite3_stmt *st = NULL;
+	snprintf(sql, sizeof(sql), "SELECT coalesce(max(id), 0) FROM %s",
+	         table);
+	if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return sql_fail(r, eb, table);
+	}
+	*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int
+ms_rec_mark_get(ms_rec *r, uint64_t pubs, uint64_t merge_seq,
+                ms_rec_mark *m, ms_errbuf *eb)
+{
+	memset(m, 0, sizeof(*m));
+	m->pubs = pubs;
+	m->merge_seq = merge_seq;
+	pthread_mutex_lock(&r->lock);
+	int rc = dead_err(r, eb);
+	if (rc == 0)
+		rc = commit_locked(r, eb);
+	if (rc == 0)
+		rc = max_id(r, "part_event", &m->part_id, eb);
+	if (rc == 0)
+		rc = max_id(r, "sample", &m->sample_id, eb);
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+/* DELETE FROM table WHERE key > v; adds the rows removed. Lock held. */
+static int
+delete_after(ms_rec *r, const char *table, const char *key, int64_t v,
+             uint64_t *removed, ms_errbuf *eb)
+{
+	char sql[128];
+	sqlite3_stmt *st = NULL;
+	snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE %s > ?", table, key);
+	if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return sql_fail(r, eb, table);
+	}
+	sqlite3_bind_int64(st, 1, v);
+	int step = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (step != SQLITE_DONE)
+		return sql_fail(r, eb, table);
+	*removed += (uint64_t)sqlite3_changes(r->db);
+	return 0;
+}
+
+int
+ms_rec_rollback(ms_rec *r, const ms_rec_mark *m, ms_ev_seek *s,
+                ms_errbuf *eb)
+{
+	static const char *const by_seq[] = { "merge", "merge_input",
+		                              "merge_link", "merge_batch" };
+	int64_t t0 = ms_mono_ns();
+	pthread_mutex_lock(&r->lock);
+	s->removed = 0;
+	int rc = dead_err(r, eb);
+	if (rc == 0)
+		rc = commit_locked(r, eb);
+	if (rc == 0)
+		rc = batch_begin(r, eb);
+	/* The publication rows kept are seq 0 .. pubs - 1. */
+	if (rc == 0)
+		rc = delete_after(r, "publication", "seq", (int64_t)m->pubs - 1,
+		                  &s->removed, eb);
+	for (size_t i = 0; rc == 0 && i < NCOLS(by_seq); i++) {
+		uint64_t before = s->removed;
+		rc = delete_after(r, by_seq[i], "seq", (int64_t)m->merge_seq,
+		                  &s->removed, eb);
+		if (rc == 0 && i == 0) {
+			/* The merge events counted (ms_rec_stats, the
+			 * event_count gate) are the live ones. */
+			uint64_t gone = s->removed - before;
+			r->merges -= gone < r->merges ? gone : r->merges;
+			atomic_fetch_sub(&r->merges_committed, gone);
+		}
+	}
+	if (rc == 0)
+		rc = delete_after(r, "part_event", "id", m->part_id,
+		                  &s->removed, eb);
+	if (rc == 0)
+		rc = delete_after(r, "sample", "id", m->sample_id, &s->removed,
+		                  eb);
+	/* Records of phases and of the run's end, all after any mark (one
+	 * is taken in the primary phase): the re-run records them again. */
+	static const char *const ends[] = { "phase", "gate", "reconcile" };
+	for (size_t i = 0; rc == 0 && i < NCOLS(ends); i++)
+		rc = delete_after(r, ends[i], "rowid", 0, &s->removed, eb);
+	if (rc == 0) {
+		/* The removals are one event of the batch the seek row
+		 * joins and commits. */
+		r->pending++;
+		rc = record_locked(r, S_SEEK, T_SEEK, NULL, s, true, eb);
+	} else {
+		batch_abort(r);
+	}
+	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }

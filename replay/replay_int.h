@@ -41,16 +41,24 @@ int ms__stage_tree(const char *from, const char *to, bool allow_link,
 typedef struct ms__work_choice {
 	char dir[PATH_MAX];
 	char why[PATH_MAX + 160]; /* one line: where and why */
-	bool shm;
+	bool shm; /* in the scratch root, not on the disk fallback */
 } ms__work_choice;
 /* Bytes the shard of a day needs at most: twice the fixture's part bytes
  * (all staged, plus merge outputs beside their inputs) and 64 MiB. */
 uint64_t ms__work_need_bytes(uint64_t fixture_bytes);
-/* shm (e.g. /dev/shm) when it is a writable tmpfs with `need` bytes free:
- * <shm>/mergescope-<uid>/<base>.<pid>.shard; else
- * <disk_dir>/<base>.<pid>.shard. out->why says which and why. */
-void ms__work_dir_choose(const char *shm, uint64_t need, const char *disk_dir,
-                         const char *base, ms__work_choice *out);
+/* The scratch root (e.g. /dev/shm/mergescope-<uid>) when its file system
+ * is writable with `need` bytes free and a tmpfs (any file system when
+ * any_fs: a root the user chose): <root>/<base>.<pid>.shard, the root made
+ * (mode 0700) and out->shm set; else <disk_dir>/<base>.<pid>.shard.
+ * out->why says which and why. */
+void ms__work_dir_choose(const char *root, bool any_fs, uint64_t need,
+                         const char *disk_dir, const char *base,
+                         ms__work_choice *out);
+/* The same for the root ms_scratch_root names (MERGESCOPE_SCRATCH, any
+ * file system; else the default, a tmpfs only). Returns 0, or the error
+ * of a bad MERGESCOPE_SCRATCH, with eb naming it. */
+int ms__work_dir_default(uint64_t need, const char *disk_dir, const char *base,
+                         ms__work_choice *out, ms_errbuf *eb);
 
 /* Peaks of the resident set by kind, in bytes (rsswatch.c). */
 typedef struct ms__rss_peaks {
@@ -98,6 +106,22 @@ typedef struct ms__chunks {
 void *ms__chunks_add(ms__chunks *c, size_t bytes);
 void ms__chunks_release(ms__chunks *c);
 
+/* Large arrays straight from the kernel, never through malloc (bigmem.c
+ * says why). ms__big_alloc: `bytes` of zeroed memory owned by the caller,
+ * NULL when there is none; ms__big_free takes it back (NULL is fine) with
+ * the size it was allocated with. ms__big_reserve: room for `need`
+ * elements of `size` bytes in the array at *p of capacity *cap (both 0 and
+ * NULL at first; the capacity at least doubles, the contents are kept);
+ * 0, or MS_ERR_NOMEM with *p and *cap as they were. */
+void *ms__big_alloc(size_t bytes);
+void ms__big_free(void *p, size_t bytes);
+int ms__big_reserve(void **p, size_t *cap, size_t need, size_t size);
+/* Sort n elements of `size` bytes at base by cmp (stable: a merge sort
+ * whose scratch, n * size bytes, comes from ms__big_alloc). 0 or
+ * MS_ERR_NOMEM, base then unchanged. */
+int ms__big_sort(void *base, size_t n, size_t size,
+                 int (*cmp)(const void *, const void *));
+
 /* Trace IDs packed in chunks (dropset.c). Zero-initialized is empty. */
 typedef struct ms__idpool {
 	ms__chunks ch;
@@ -127,6 +151,9 @@ typedef struct ms__dropped {
 
 int ms__dropped_add(ms__dropped *d, const uint8_t *tid, uint32_t len,
                     uint64_t rows, enum ms__rphase phase);
+/* Keep the first n entries only (a seek back: the drops reported after a
+ * checkpoint are forgotten); n > d->n changes nothing. */
+void ms__dropped_truncate(ms__dropped *d, size_t n);
 void ms__dropped_release(ms__dropped *d);
 const ms__drop_ent *ms__dropped_find(const ms__dropped *d, const uint8_t *tid,
                                      uint32_t len);
@@ -248,6 +275,14 @@ typedef struct ms__check_job {
 	size_t ninputs;
 	uint64_t inputs[];
 } ms__check_job;
+/* Lower the calling thread's priority (nice 10). For the threads that
+ * run beside the replay's critical path (the checker, the verdict
+ * oracle): where the process has fewer CPUs than runnable threads they
+ * give way to the controller and the merges, which each publication waits
+ * for, and catch up while those wait; the gates wait for both at the end.
+ * Best effort: if it cannot be lowered the thread keeps the process's. */
+void ms__give_way(void);
+
 /* Start the checker's thread (0 or MS_ERR_IO). */
 int ms__checker_start(ms_replay *r);
 /* Queue part `id` (pinned by v, whose ownership passes) for its check;
@@ -280,6 +315,9 @@ bool ms__blkcache_get(ms__blkcache *c, uint64_t lo, uint64_t hi,
 int ms__block_ledger(ms__blkcache *cache, ms_part_iter *it,
                      const ms_block_info *bi, ms_ledger_set *out,
                      ms_errbuf *eb);
+
+/* One checkpoint of the run (checkpoint.c). */
+typedef struct ms__rck ms__rck;
 
 typedef struct claim {
 	uint64_t seq;
@@ -455,7 +493,63 @@ struct ms_replay {
 	size_t ngates;
 	unsigned gates_failed;
 	enum ms_ev_phase_id rec_phase;
+	/* Checkpoints (checkpoint.c): oldest first, in <work_dir>.ckpt/;
+	 * every ck_every_ns logical (< 0: off). Controller thread, except
+	 * the seek request fields, under mu. */
+	ms__rck **cks;
+	size_t ncks;
+	int64_t ck_every_ns, ck_last_ns;
+	uint64_t ck_taken;
+	char ck_root[PATH_MAX];
+	char ck_note[256];
+	bool seek_req;          /* under mu */
+	bool seek_stop;         /* under mu: restored, stop at the point */
+	int seek_result;        /* under mu: what to answer at that stop */
+	size_t seek_ck;         /* under mu: the checkpoint to restore */
+	int seek_rc;            /* under mu: 1 = pending, else the result */
+	char seek_target[64];   /* under mu */
+	ms_errbuf seek_eb;      /* under mu */
+	uint64_t seeks;         /* under mu */
+	size_t resume_slot;     /* where run_day starts (a seek at the end) */
+	size_t staged_upto;     /* slots [staged_upto, n) are not staged */
+	/* Per link, the calls of stretches a seek back removed (the chain
+	 * counted them; no recorded merge reports them). */
+	uint64_t link_calls_superseded[MS_EV_LINKS_MAX];
 };
+
+/* ---- checkpoints and seeks back (checkpoint.c) ---- */
+/* At publication point `pubs` (that many done, the engine idle): take a
+ * checkpoint if one is due, or `stopped` (the run stopped here or at a
+ * barrier since the last point). A failure to take one is not the run's:
+ * it turns checkpoints off for the run (r->ck_note says why). Controller
+ * thread. */
+void ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns,
+                        bool stopped);
+/* A seek was requested (under mu). */
+bool ms__rck_seek_pending(ms_replay *r);
+/* Restore the requested checkpoint (controller thread, at a publication
+ * point, the engine idle): *next_slot = the slot to publish next. 0, or
+ * the error (the run cannot go on when the shard was touched). The
+ * requester is answered either way. */
+int ms__rck_restore(ms_replay *r, size_t *next_slot, ms_errbuf *eb);
+/* Remove every checkpoint (at close). */
+void ms__rck_release(ms_replay *r);
+/* controller.c, for the restore: open the engine (resuming resume when
+ * not NULL), stage slots [from, to) of the fixture into the shard (counts
+ * in *c, one syncfs), and read the chain's link counters as the base of
+ * the next merge's deltas. */
+/* The options of the run's shard (controller.c), for opening it and for
+ * reopening it after a seek back. */
+ms_shard_opts ms__replay_shard_opts(ms_replay *r);
+int ms__replay_open_engine(ms_replay *r, const ms_engine_state *resume,
+                           ms_errbuf *eb);
+int ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
+                           ms__stage_counts *c, ms_errbuf *eb);
+void ms__replay_links_rebase(ms_replay *r);
+int ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb);
+/* Replace the exactly-once table by n entries (mu held). 0 or
+ * MS_ERR_NOMEM. */
+int ms__replay_track_load(ms_replay *r, const track_ent *ents, size_t n);
 
 /* Check the end-of-run gates, record them, and keep them in r->gates. */
 int ms__replay_gates(ms_replay *r, ms_errbuf *eb);

@@ -3,10 +3,12 @@
  * given. A replay publishes thousands of parts, and on a tmpfs its writes,
  * syncs and renames cost next to nothing; but a tmpfs is memory, and a
  * small one (a container's /dev/shm is 64 MiB by default) cannot hold a
- * day. So the shard goes to /dev/shm only when it is a writable tmpfs with
- * room for the day, estimated from the fixture's manifest with a margin;
- * else to the cache directory on disk. The choice and its reason are one
- * line the run prints.
+ * day. So the shard goes to the scratch root (/dev/shm/mergescope-<uid>)
+ * only when it is a writable tmpfs with room for the day, estimated from
+ * the fixture's manifest with a margin; else to the cache directory on
+ * disk. A root named in MERGESCOPE_SCRATCH is the user's choice: any file
+ * system will do there, if it has the room. The choice and its reason are
+ * one line the run prints.
  */
 #include "replay_int.h"
 
@@ -33,9 +35,10 @@ ms__work_need_bytes(uint64_t fixture_bytes)
 	return 2 * fixture_bytes + slack;
 }
 
-/* Is dir a tmpfs we may write, and how many bytes are free on it? */
+/* May the shard go in dir: a file system we may write (a tmpfs unless
+ * any_fs), with how many bytes free? */
 static bool
-tmpfs_room(const char *dir, uint64_t *avail, const char **why)
+fs_room(const char *dir, bool any_fs, uint64_t *avail, const char **why)
 {
 	struct statfs sf;
 	struct statvfs sv;
@@ -44,7 +47,8 @@ tmpfs_room(const char *dir, uint64_t *avail, const char **why)
 		*why = "cannot be read";
 		return false;
 	}
-	if (((unsigned long)sf.f_type & 0xFFFFFFFFUL) != TMPFS_MAGIC_NR) {
+	if (!any_fs &&
+	    ((unsigned long)sf.f_type & 0xFFFFFFFFUL) != TMPFS_MAGIC_NR) {
 		*why = "is not a tmpfs";
 		return false;
 	}
@@ -56,42 +60,76 @@ tmpfs_room(const char *dir, uint64_t *avail, const char **why)
 	return true;
 }
 
+/* The directory whose file system and room are measured: the root once
+ * it exists, else its parent (/dev/shm for the default root). */
+static void
+probe_dir(const char *root, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s", root);
+	if (ms_fs_is_dir(root))
+		return;
+	char *slash = strrchr(buf, '/');
+	if (slash && slash != buf)
+		*slash = '\0';
+	else if (slash)
+		slash[1] = '\0';
+}
+
 void
-ms__work_dir_choose(const char *shm, uint64_t need, const char *disk_dir,
-                    const char *base, ms__work_choice *out)
+ms__work_dir_choose(const char *root, bool any_fs, uint64_t need,
+                    const char *disk_dir, const char *base,
+                    ms__work_choice *out)
 {
 	memset(out, 0, sizeof(*out));
 	uint64_t avail = 0;
 	const char *why = NULL;
-	bool tmpfs = tmpfs_room(shm, &avail, &why);
-	if (tmpfs && avail >= need) {
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof(dir), "%s/mergescope-%u", shm,
-		         (unsigned)getuid());
-		if ((mkdir(dir, 0700) == 0 || errno == EEXIST) &&
-		    access(dir, W_OK) == 0) {
+	char probe[PATH_MAX], fs[32] = "";
+	snprintf(probe, sizeof(probe), "%s", root);
+	if (any_fs && ms_fs_mkdir_p(root, 0700, NULL) != 0) {
+		why = "cannot be created";
+	} else {
+		probe_dir(root, probe, sizeof(probe));
+		ms__fs_type_name(probe, fs, sizeof(fs));
+	}
+	bool ok = !why && fs_room(probe, any_fs, &avail, &why);
+	if (ok && avail >= need) {
+		if ((mkdir(root, 0700) == 0 || errno == EEXIST) &&
+		    access(root, W_OK) == 0) {
 			snprintf(out->dir, sizeof(out->dir), "%s/%s.%ld.shard",
-			         dir, base, (long)getpid());
+			         root, base, (long)getpid());
 			out->shm = true;
 			snprintf(out->why, sizeof(out->why),
-			         "work dir %s (tmpfs): %.0f MiB free, the day "
+			         "work dir %s (%s%s): %.0f MiB free, the day "
 			         "needs about %.0f MiB",
-			         out->dir, (double)avail / MIB,
-			         (double)need / MIB);
+			         out->dir, any_fs ? MS_SCRATCH_ENV ", " : "",
+			         fs, (double)avail / MIB, (double)need / MIB);
 			return;
 		}
-		tmpfs = false;
+		ok = false;
 		why = "has no directory we may write";
 	}
 	snprintf(out->dir, sizeof(out->dir), "%s/%s.%ld.shard", disk_dir, base,
 	         (long)getpid());
-	if (tmpfs)
+	if (ok)
 		snprintf(out->why, sizeof(out->why),
 		         "work dir %s (disk): %s has %.0f MiB free, the day "
 		         "needs about %.0f MiB",
-		         out->dir, shm, (double)avail / MIB,
+		         out->dir, probe, (double)avail / MIB,
 		         (double)need / MIB);
 	else
 		snprintf(out->why, sizeof(out->why),
-		         "work dir %s (disk): %s %s", out->dir, shm, why);
+		         "work dir %s (disk): %s %s", out->dir, probe, why);
+}
+
+int
+ms__work_dir_default(uint64_t need, const char *disk_dir, const char *base,
+                     ms__work_choice *out, ms_errbuf *eb)
+{
+	char root[PATH_MAX];
+	bool from_env = false;
+	int rc = ms_scratch_root(root, sizeof(root), &from_env, eb);
+	if (rc)
+		return rc;
+	ms__work_dir_choose(root, from_env, need, disk_dir, base, out);
+	return 0;
 }

@@ -14,7 +14,10 @@
  *    owner record names a dead process: `clean --dry-run` lists them, the
  *    next run removes the scratch and says how much it freed, `clean`
  *    removes the rest; frozen shards and run databases go only when asked
- *    (--frozen, --runs, --older-than); a live owner's directory stays.
+ *    (--frozen, --runs, --older-than); a live owner's directory stays;
+ *  - two scratch roots (MERGESCOPE_SCRATCH): a run's sweep and `clean` in
+ *    one leave a dead owner's leftover in the other alone; a relative path
+ *    or a file as the root is refused with a line naming the variable.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -25,6 +28,7 @@
 #include <cmocka.h>
 
 #include "bin_testlib.h"
+#include "ms_fixture.h"
 #include "ms_owner.h"
 #include "ms_replay_events.h"
 #include "testdir.h"
@@ -62,6 +66,23 @@ exists(const char *p)
 	return stat(p, &st) == 0;
 }
 
+/* Where a run without --work-dir puts its scratch shard: in the scratch
+ * root the children see (MERGESCOPE_SCRATCH, set per build tree by
+ * ctest, else /dev/shm/mergescope-<uid>), or in the cache's work/ when
+ * that has no room; *alt is the second. */
+static void
+default_shard(const char *db, long pid, char *buf, size_t n, char *alt,
+              size_t altn)
+{
+	char sroot[PATH_MAX];
+	const char *base = strrchr(db, '/');
+	base = base ? base + 1 : db;
+	assert_int_equal(ms_scratch_root(sroot, sizeof(sroot), NULL, NULL), 0);
+	snprintf(buf, n, "%s/%s.%ld.shard", sroot, base, pid);
+	snprintf(alt, altn, "%s/mergescope/work/%s.%ld.shard", cache, base,
+	         pid);
+}
+
 /* Run the binary to its end; stdout and stderr into the buffers. */
 static int
 run_cli(const char *const *args, char *out, size_t on, char *err, size_t en)
@@ -71,6 +92,16 @@ run_cli(const char *const *args, char *out, size_t on, char *err, size_t en)
 	path_in(ep, sizeof(ep), "cli.err");
 	int st = bt_wait(bt_spawn(args, false, op, ep, NULL, 0), HUNG_S);
 	return bt_outputs(st, op, out, on, ep, err, en);
+}
+
+/* A headless run of the fixture with no sampler, recording to db. */
+static int
+run_disabled(const char *db, char *out, size_t on, char *err, size_t en)
+{
+	const char *args[] = { "run",   "--headless", "--fixture",
+		               fixture, "--variant",  "disabled",
+		               "--db",  db,           NULL };
+	return run_cli(args, out, on, err, en);
 }
 
 /* Read the child's standard error until `needle` shows (or EOF). */
@@ -247,23 +278,20 @@ signal_run(int sig, bool default_work_dir)
 	snprintf(name, sizeof(name), "sig-%d.err", sig);
 	path_in(ep, sizeof(ep), name);
 	pid_t pid = bt_spawn(args, false, NULL, ep, NULL, 0);
-	if (default_work_dir) {
-		/* /dev/shm/mergescope-<uid>/<db name>.<pid>.shard, or
-		 * <db>.shard without a usable tmpfs. */
-		char shm[PATH_MAX];
-		snprintf(shm, sizeof(shm),
-		         "/dev/shm/mergescope-%u/sig-%d.db.%ld.shard",
-		         (unsigned)getuid(), sig, (long)pid);
-		snprintf(work, sizeof(work), "%s",
-		         access("/dev/shm", W_OK) == 0 ? shm : "");
-		if (!work[0])
-			snprintf(work, sizeof(work), "%s.shard", db);
-	}
+	char alt[PATH_MAX] = "";
+	if (default_work_dir)
+		default_shard(db, (long)pid, work, sizeof(work), alt,
+		              sizeof(alt));
 	/* The run is open once its scratch shard has its owner record
 	 * (the signals are blocked before that and taken after). */
-	char own[PATH_MAX + 32];
+	char own[PATH_MAX + 32], alt_own[PATH_MAX + 32];
 	snprintf(own, sizeof(own), "%s/%s", work, MS_OWNER_FILE);
+	snprintf(alt_own, sizeof(alt_own), "%s/%s", alt, MS_OWNER_FILE);
 	for (int i = 0; i < HUNG_S * 1000 && !exists(own); i++) {
+		if (alt[0] && exists(alt_own)) {
+			snprintf(work, sizeof(work), "%s", alt);
+			break;
+		}
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 	}
@@ -387,13 +415,11 @@ test_leftovers_and_clean(void **state)
 	const char *at = strstr(buf, "events recorded in ");
 	assert_non_null(at);
 	snprintf(db, sizeof(db), "%.*s", (int)strcspn(at + 19, "\n"), at + 19);
-	const char *base = strrchr(db, '/') + 1;
-	char scratch[PATH_MAX];
-	snprintf(scratch, sizeof(scratch),
-	         "/dev/shm/mergescope-%u/%s.%ld.shard", (unsigned)getuid(),
-	         base, (long)pid);
+	char scratch[PATH_MAX], alt[PATH_MAX];
+	default_shard(db, (long)pid, scratch, sizeof(scratch), alt,
+	              sizeof(alt));
 	if (!exists(scratch))
-		snprintf(scratch, sizeof(scratch), "%s.shard", db);
+		snprintf(scratch, sizeof(scratch), "%s", alt);
 	assert_true(exists(scratch));
 
 	/* A fixture build killed while it writes its temporary directory. */
@@ -450,10 +476,8 @@ test_leftovers_and_clean(void **state)
 	/* The next run removes the leftovers and says how much it freed. */
 	char db2[PATH_MAX];
 	path_in(db2, sizeof(db2), "after.db");
-	const char *again[] = { "run",   "--headless", "--fixture",
-		                fixture, "--variant",  "disabled",
-		                "--db",  db2,          NULL };
-	assert_int_equal(run_cli(again, out, sizeof(out), err, sizeof(err)), 0);
+	assert_int_equal(run_disabled(db2, out, sizeof(out), err, sizeof(err)),
+	                 0);
 	const char *said = strstr(err, "mergescope run: removed ");
 	assert_non_null(said);
 	assert_non_null(strstr(said, "leftover"));
@@ -487,6 +511,126 @@ test_leftovers_and_clean(void **state)
 	assert_non_null(strstr(err, "--older-than \"soon\""));
 }
 
+/* ---- scratch roots kept apart (MERGESCOPE_SCRATCH) ---------------------- */
+
+/* dir, made with an owner record of a process that has ended: what a
+ * killed run leaves. */
+static void
+dead_leftover(const char *dir)
+{
+	assert_int_equal(ms_fs_mkdir_p(dir, 0700, NULL), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(ms_owner_write(dir, "scratch", "", NULL) == 0 ? 0 : 1);
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ms_owner o;
+	assert_int_equal(ms_owner_read(dir, &o, NULL), 0);
+	assert_false(ms_owner_alive(&o));
+}
+
+/* Children see MERGESCOPE_SCRATCH=value (unset when NULL). */
+static void
+scratch_env(const char *value)
+{
+	if (value)
+		assert_int_equal(setenv(MS_SCRATCH_ENV, value, 1), 0);
+	else
+		assert_int_equal(unsetenv(MS_SCRATCH_ENV), 0);
+}
+
+/* A bad MERGESCOPE_SCRATCH: `clean`, `run` and `fixture build` refuse it
+ * (64) with one line naming the variable, its value and what is wrong. */
+static void
+refused_root(const char *value, const char *what)
+{
+	char out[8192], err[8192], want[PATH_MAX + 64], db[PATH_MAX];
+	snprintf(want, sizeof(want), "MERGESCOPE_SCRATCH \"%s\": %s", value,
+	         what);
+	path_in(db, sizeof(db), "refused.db");
+	scratch_env(value);
+	const char *cl[] = { "clean", "--dry-run", NULL };
+	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)), 64);
+	assert_non_null(strstr(err, "mergescope clean: "));
+	assert_non_null(strstr(err, want));
+	assert_int_equal(run_disabled(db, out, sizeof(out), err, sizeof(err)),
+	                 64);
+	assert_non_null(strstr(err, "mergescope run: "));
+	assert_non_null(strstr(err, want));
+	assert_false(exists(db));
+	char fx[PATH_MAX];
+	path_in(fx, sizeof(fx), "refused-fixture");
+	const char *fb[] = { "fixture", "build", "--preset", "smoke", "--seed",
+		             "3",       "--out", fx,         NULL };
+	assert_int_equal(run_cli(fb, out, sizeof(out), err, sizeof(err)), 64);
+	assert_non_null(strstr(err, "mergescope fixture build: "));
+	assert_non_null(strstr(err, want));
+	assert_false(exists(fx));
+}
+
+static void
+test_scratch_roots_apart(void **state)
+{
+	(void)state;
+	char *old =
+	        getenv(MS_SCRATCH_ENV) ? strdup(getenv(MS_SCRATCH_ENV)) : NULL;
+	char out[65536], err[16384], line[4096];
+	char a[PATH_MAX], b[PATH_MAX], in_a[PATH_MAX + 32], in_b[PATH_MAX + 32];
+	path_in(a, sizeof(a), "root-a/scratch");
+	path_in(b, sizeof(b), "root-b");
+	snprintf(in_a, sizeof(in_a), "%s/a.sqlite.101.shard", a);
+	snprintf(in_b, sizeof(in_b), "%s/b.sqlite.202.shard", b);
+	dead_leftover(in_a);
+	dead_leftover(in_b);
+
+	/* `clean` in root A lists A's leftover and never looks at B. */
+	scratch_env(a);
+	const char *dry[] = { "clean", "--dry-run", NULL };
+	assert_int_equal(run_cli(dry, out, sizeof(out), err, sizeof(err)), 0);
+	assert_non_null(line_of(out, in_a, line, sizeof(line)));
+	assert_non_null(strstr(line, "would remove"));
+	assert_null(strstr(out, b));
+
+	/* A run in root A sweeps A's leftover, leaves B's, and puts its
+	 * shard in A (when A has room for the day). */
+	char db[PATH_MAX];
+	path_in(db, sizeof(db), "roots.db");
+	assert_int_equal(run_disabled(db, out, sizeof(out), err, sizeof(err)),
+	                 0);
+	assert_non_null(strstr(err, "mergescope run: removed 1 leftover "));
+	assert_false(exists(in_a));
+	assert_true(exists(in_b));
+	char want[PATH_MAX + 32];
+	snprintf(want, sizeof(want), "work dir %s/roots.db.", a);
+	const char *wd = strstr(err, "work dir ");
+	assert_non_null(wd);
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(wd, "\n"), wd);
+	assert_true(strstr(line, want) == line ||
+	            strstr(line, " has ") != NULL);
+
+	/* B's own sweep removes it. */
+	scratch_env(b);
+	const char *cl[] = { "clean", NULL };
+	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)), 0);
+	assert_non_null(line_of(out, in_b, line, sizeof(line)));
+	assert_non_null(strstr(line, "removed"));
+	assert_false(exists(in_b));
+
+	/* Refused: a relative path, a file, an empty value is the default. */
+	refused_root("scratch/here", "not an absolute path");
+	char file[PATH_MAX];
+	path_in(file, sizeof(file), "not-a-dir");
+	assert_int_equal(ms_test_put(file, "x\n"), 0);
+	refused_root(file, "not a directory");
+	scratch_env("");
+	assert_int_equal(run_cli(dry, out, sizeof(out), err, sizeof(err)), 0);
+	scratch_env(old);
+	free(old);
+}
+
 int
 main(void)
 {
@@ -497,6 +641,7 @@ main(void)
 		cmocka_unit_test(test_sighup),
 		cmocka_unit_test(test_sigpipe),
 		cmocka_unit_test(test_leftovers_and_clean),
+		cmocka_unit_test(test_scratch_roots_apart),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -20,6 +20,7 @@
 
 #include "mem_testlib.h"
 #include "merge_int.h"
+#include "ms_checkpoint.h"
 #include "ms_engine.h"
 #include "ms_fs.h"
 #include "ms_invariant.h"
@@ -469,15 +470,12 @@ typedef struct fixture {
 	rec r;
 } fixture;
 
+/* Open f's engine on f->shard (resuming `resume` when not NULL). */
 static void
-fx_open(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms)
+fx_engine(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms,
+          const ms_engine_state *resume)
 {
 	ms_errbuf eb;
-	memset(f, 0, sizeof(*f));
-	rec_init(&f->r);
-	ms_mem_init(&f->mem, NULL);
-	ms_clock_init_logical(&f->clock, T0 + 3600 * SEC);
-	f->shard = shard_new(f->dir, sizeof(f->dir));
 	f->hooks = (ms_merge_hooks){ .stage = on_stage, .arg = &f->r };
 	ms_engine_opts o = {
 		.shard = f->shard,
@@ -491,9 +489,21 @@ fx_open(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms)
 		.dispatch_arg = &f->r,
 		.event = on_event,
 		.event_arg = &f->r,
+		.resume = resume,
 	};
 	if (ms__engine_open_hooked(&f->eng, &o, &f->hooks, &eb) != 0)
 		fail_msg("engine open: %s", eb.msg);
+}
+
+static void
+fx_open(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms)
+{
+	memset(f, 0, sizeof(*f));
+	rec_init(&f->r);
+	ms_mem_init(&f->mem, NULL);
+	ms_clock_init_logical(&f->clock, T0 + 3600 * SEC);
+	f->shard = shard_new(f->dir, sizeof(f->dir));
+	fx_engine(f, serial, cpus, backoff_ms, NULL);
 }
 
 static void
@@ -853,6 +863,19 @@ test_disk_error_stops_engine(void **state)
 	fx_close(&f);
 }
 
+/* Flip the bits `mask` of the byte at `at` of a file. */
+static void
+flip_byte(const char *path, off_t at, uint8_t mask)
+{
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t b;
+	assert_int_equal(pread(fd, &b, 1, at), 1);
+	b ^= mask;
+	assert_int_equal(pwrite(fd, &b, 1, at), 1);
+	close(fd);
+}
+
 static void
 corrupt_part(const char *dir, uint64_t id)
 {
@@ -871,12 +894,8 @@ corrupt_part(const char *dir, uint64_t id)
 	off_t data = 0;
 	for (int i = 7; i >= 0; i--)
 		data = data << 8 | le[i];
-	off_t off = data / 2;
-	uint8_t b;
-	assert_int_equal(pread(fd, &b, 1, off), 1);
-	b ^= 0x5a;
-	assert_int_equal(pwrite(fd, &b, 1, off), 1);
 	close(fd);
+	flip_byte(p, data / 2, 0x5a);
 }
 
 /* Eight parts, the fourth corrupt, a 5 ms backoff, each failure's event
@@ -1013,6 +1032,45 @@ test_finalize(void **state)
 	fx_close(&f);
 }
 
+/* The random publications of the sequence tests: a generator state that
+ * a checkpoint can carry (its caller blob). */
+typedef struct gen {
+	uint64_t x, next_trace;
+} gen;
+
+/* Publication `pub` of the sequence: a small random part at minute pub,
+ * introduced with the clock there, its rows added to *want (may be
+ * NULL); then the engine is triggered and waited for. */
+static void
+publish_random(fixture *f, int pub, gen *g, ms_ledger_set *want)
+{
+	rowset rs = { 0 };
+	g->x = mix(g->x);
+	size_t traces = 1 + g->x % 6;
+	int64_t ts = T0 + (int64_t)pub * 60 * SEC;
+	for (size_t t = 0; t < traces; t++) {
+		g->x = mix(g->x);
+		/* Some traces continue an earlier one (fragments). */
+		uint64_t tr = (g->x % 5 == 0 && g->next_trace > 10)
+		                      ? g->next_trace - 1 - (g->x >> 8) % 10
+		                      : g->next_trace++;
+		size_t spans = 1 + (g->x >> 16) % 4;
+		for (size_t k = 0; k < spans; k++) {
+			g->x = mix(g->x);
+			rs_add(&rs, tr, (uint64_t)pub * 10 + k,
+			       ts + (int64_t)(g->x % SEC),
+			       (uint32_t)(20 + g->x % 3000), g->x % 3 == 0);
+		}
+	}
+	if (want)
+		rs_ledger(&rs, want);
+	ms_clock_set(&f->clock, ts);
+	publish(f->shard, &rs);
+	rs_free(&rs);
+	ms_engine_trigger(f->eng);
+	idle(f);
+}
+
 /*
  * 500 small random parts introduced one by one, idle after each. Returns
  * the engine's selection fingerprint; fills the final and expected ledgers.
@@ -1022,37 +1080,12 @@ run_sequence(bool serial, unsigned cpus, ms_ledger_set *final,
              ms_ledger_set *want, uint64_t *merges)
 {
 	fixture f;
-	uint64_t x = 12345;
-	uint64_t next_trace = 1;
+	gen g = { .x = 12345, .next_trace = 1 };
 
 	fx_open(&f, serial, cpus, 10);
 	ms_ledger_set_init(want);
-	for (int pub = 0; pub < 500; pub++) {
-		rowset rs = { 0 };
-		x = mix(x);
-		size_t traces = 1 + x % 6;
-		int64_t ts = T0 + (int64_t)pub * 60 * SEC;
-		for (size_t t = 0; t < traces; t++) {
-			x = mix(x);
-			/* Some traces continue an earlier one (fragments). */
-			uint64_t tr = (x % 5 == 0 && next_trace > 10)
-			                      ? next_trace - 1 - (x >> 8) % 10
-			                      : next_trace++;
-			size_t spans = 1 + (x >> 16) % 4;
-			for (size_t k = 0; k < spans; k++) {
-				x = mix(x);
-				rs_add(&rs, tr, (uint64_t)pub * 10 + k,
-				       ts + (int64_t)(x % SEC),
-				       (uint32_t)(20 + x % 3000), x % 3 == 0);
-			}
-		}
-		rs_ledger(&rs, want);
-		ms_clock_set(&f.clock, ts);
-		publish(f.shard, &rs);
-		rs_free(&rs);
-		ms_engine_trigger(f.eng);
-		idle(&f);
-	}
+	for (int pub = 0; pub < 500; pub++)
+		publish_random(&f, pub, &g, want);
 	ms_engine_stats st;
 	ms_engine_get_stats(f.eng, &st);
 	shard_ledger(f.shard, final);
@@ -1125,6 +1158,262 @@ test_job_state_table(void **state)
 	assert_false(ms__engine_job_move_ok(0, n));
 }
 
+/* ---- checkpoints (ms_checkpoint.h) ------------------------------------ */
+
+/* Where a sequence stood at one publication point. */
+typedef struct seq_end {
+	ms_engine_stats st;
+	uint64_t ids[256];
+	size_t nids;
+	ms_ledger_set led;
+} seq_end;
+
+static void
+seq_end_take(fixture *f, seq_end *e)
+{
+	ms_engine_get_stats(f->eng, &e->st);
+	view_ids(f->shard, e->ids, &e->nids);
+	shard_ledger(f->shard, &e->led);
+}
+
+static void
+seq_end_equal(const seq_end *a, const seq_end *b)
+{
+	assert_true(a->st.fingerprint == b->st.fingerprint);
+	assert_int_equal(a->st.selections, b->st.selections);
+	assert_int_equal(a->st.merges_done, b->st.merges_done);
+	assert_int_equal(a->st.picker_runs, b->st.picker_runs);
+	assert_int_equal(a->nids, b->nids);
+	assert_memory_equal(a->ids, b->ids, a->nids * sizeof(a->ids[0]));
+	assert_true(ms_ledger_set_equal(&a->led, &b->led));
+}
+
+static void
+ck_take(fixture *f, const char *dir, int pub, const gen *g)
+{
+	ms_errbuf eb;
+	struct {
+		int pub;
+		gen g;
+	} blob = { pub, *g };
+	if (ms_checkpoint_take(dir, f->shard, f->eng, &blob, sizeof(blob),
+	                       &eb) != 0)
+		fail_msg("checkpoint at %d: %s", pub, eb.msg);
+}
+
+/* Close f's engine and shard, restore checkpoint dir (`times` times in a
+ * row: restoring again is harmless, as after a crash in the tidying),
+ * reopen both with the saved engine state; returns the publication it
+ * was taken after and the generator state then. */
+static int
+ck_restore(fixture *f, const char *dir, int times, gen *g)
+{
+	ms_errbuf eb;
+	ms_checkpoint c;
+	ms_engine_close(f->eng);
+	ms_shard_close(f->shard);
+	for (int i = 0; i < times; i++) {
+		if (i)
+			ms_checkpoint_release(&c);
+		if (ms_checkpoint_restore(dir, f->dir, &c, &eb) != 0)
+			fail_msg("restore %s: %s", dir, eb.msg);
+	}
+	ms_shard_opts so = { .dir = f->dir };
+	if (ms_shard_open(&f->shard, &so, &eb) != 0)
+		fail_msg("reopen: %s", eb.msg);
+	/* Nothing the checkpoint did not list was left for recovery. */
+	assert_string_equal(ms_shard_recovery_note(f->shard), "");
+	assert_int_equal(ms_shard_epoch(f->shard), c.epoch);
+	fx_engine(f, true, 2, 10, &c.engine);
+	struct {
+		int pub;
+		gen g;
+	} blob;
+	assert_int_equal(c.user_len, sizeof(blob));
+	memcpy(&blob, c.user, sizeof(blob));
+	ms_engine_stats st;
+	ms_engine_get_stats(f->eng, &st);
+	assert_true(st.fingerprint == c.engine.fingerprint);
+	assert_int_equal(st.selections, c.engine.selections);
+	ms_checkpoint_release(&c);
+	*g = blob.g;
+	return blob.pub;
+}
+
+/*
+ * 120 publications with checkpoints after publications 40 and 80; then
+ * restoring either and publishing the rest again reaches the same
+ * selection fingerprint, counters, active part IDs and ledgers as the
+ * original run (the engine resumes exactly where it stood); removing a
+ * checkpoint leaves the shard intact.
+ */
+static void
+test_checkpoint_restore_same_fingerprint(void **state)
+{
+	(void)state;
+	fixture f;
+	gen g = { .x = 777, .next_trace = 1 };
+	char ck[2][300];
+	seq_end orig, again, at40;
+	fx_open(&f, true, 2, 10);
+	snprintf(ck[0], sizeof(ck[0]), "%s.ck40", f.dir);
+	snprintf(ck[1], sizeof(ck[1]), "%s.ck80", f.dir);
+	for (int pub = 0; pub < 120; pub++) {
+		publish_random(&f, pub, &g, NULL);
+		if (pub == 40) {
+			seq_end_take(&f, &at40);
+			ck_take(&f, ck[0], pub, &g);
+		}
+		if (pub == 80)
+			ck_take(&f, ck[1], pub, &g);
+	}
+	seq_end_take(&f, &orig);
+	assert_true(orig.st.merges_done > at40.st.merges_done);
+	for (int round = 0; round < 3; round++) {
+		/* 40, 80, then 40 again after a later checkpoint. */
+		const char *dir = ck[round == 1];
+		int from = ck_restore(&f, dir, round == 2 ? 2 : 1, &g);
+		assert_int_equal(from, round == 1 ? 80 : 40);
+		if (from == 40) {
+			seq_end_take(&f, &again);
+			seq_end_equal(&again, &at40);
+		}
+		for (int pub = from + 1; pub < 120; pub++)
+			publish_random(&f, pub, &g, NULL);
+		seq_end_take(&f, &again);
+		seq_end_equal(&again, &orig);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(ms_checkpoint_remove(ck[i], NULL), 0);
+		assert_false(ms_fs_is_dir(ck[i]));
+	}
+	/* The shard still holds every part it lists. */
+	ms_shard_close(f.shard);
+	ms_errbuf eb;
+	ms_shard_opts so = { .dir = f.dir };
+	if (ms_shard_open(&f.shard, &so, &eb) != 0)
+		fail_msg("reopen after removal: %s", eb.msg);
+	fx_close(&f);
+}
+
+/* A checkpoint is taken only at merge-idle: with a publication the engine
+ * has not picked on, it is refused and nothing is left behind. */
+static void
+test_checkpoint_refused_unless_idle(void **state)
+{
+	(void)state;
+	fixture f;
+	gen g = { .x = 5, .next_trace = 1 };
+	char ck[300];
+	ms_errbuf eb;
+	fx_open(&f, true, 2, 10);
+	snprintf(ck, sizeof(ck), "%s.ck", f.dir);
+	publish_random(&f, 0, &g, NULL);
+	publish_uniform(f.shard, 1000, 3, 50, false, T0, NULL);
+	assert_int_equal(ms_checkpoint_take(ck, f.shard, f.eng, NULL, 0, &eb),
+	                 MS_ERR_STATE);
+	assert_non_null(strstr(eb.msg, "merge-idle"));
+	assert_false(ms_fs_is_dir(ck));
+	idle(&f);
+	assert_int_equal(ms_checkpoint_take(ck, f.shard, f.eng, NULL, 0, &eb),
+	                 0);
+	assert_int_equal(ms_checkpoint_take(ck, f.shard, f.eng, NULL, 0, &eb),
+	                 MS_ERR_EXISTS);
+	assert_int_equal(ms_checkpoint_remove(ck, NULL), 0);
+	fx_close(&f);
+}
+
+/* A damaged checkpoint (its state's checksum, or a part file gone) is
+ * refused with an error naming the file, and the shard is left as it
+ * was: it reopens at the same epoch with the same parts. */
+static void
+test_checkpoint_bad_restore_leaves_shard(void **state)
+{
+	(void)state;
+	fixture f;
+	gen g = { .x = 99, .next_trace = 1 };
+	char ck[300], p[400];
+	ms_errbuf eb;
+	ms_checkpoint c;
+	seq_end before, after;
+	fx_open(&f, true, 2, 10);
+	snprintf(ck, sizeof(ck), "%s.ck", f.dir);
+	for (int pub = 0; pub < 30; pub++) {
+		publish_random(&f, pub, &g, NULL);
+		if (pub == 10)
+			ck_take(&f, ck, pub, &g);
+	}
+	seq_end_take(&f, &before);
+	uint64_t epoch = ms_shard_epoch(f.shard);
+	ms_engine_close(f.eng);
+	ms_shard_close(f.shard);
+	snprintf(p, sizeof(p), "%s/state", ck);
+	flip_byte(p, 20, 0x40);
+	assert_int_equal(ms_checkpoint_restore(ck, f.dir, &c, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, p));
+	flip_byte(p, 20, 0x40);
+	assert_int_equal(ms_checkpoint_read(ck, &c, &eb), 0);
+	snprintf(p, sizeof(p), "%s/parts/%016llx.latency", ck,
+	         (unsigned long long)c.parts[0]);
+	ms_checkpoint_release(&c);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(ms_checkpoint_restore(ck, f.dir, &c, &eb),
+	                 MS_ERR_NOTFOUND);
+	assert_non_null(strstr(eb.msg, p));
+	ms_shard_opts so = { .dir = f.dir };
+	if (ms_shard_open(&f.shard, &so, &eb) != 0)
+		fail_msg("reopen: %s", eb.msg);
+	assert_string_equal(ms_shard_recovery_note(f.shard), "");
+	assert_int_equal(ms_shard_epoch(f.shard), epoch);
+	fx_engine(&f, true, 2, 10, NULL);
+	view_ids(f.shard, after.ids, &after.nids);
+	assert_int_equal(after.nids, before.nids);
+	assert_memory_equal(after.ids, before.ids,
+	                    before.nids * sizeof(before.ids[0]));
+	assert_int_equal(ms_checkpoint_remove(ck, NULL), 0);
+	fx_close(&f);
+}
+
+/* The saved engine state carries the quarantine: an engine resumed from
+ * it does not pick the quarantined part either. */
+static void
+test_engine_save_resume_quarantine(void **state)
+{
+	(void)state;
+	ms_engine_state st = { 0 }, st2 = { 0 };
+	fixture f;
+	ms_errbuf eb;
+	fx_open(&f, true, 2, 10);
+	ms_engine_close(f.eng);
+	uint64_t q[2] = { 7, 9 };
+	ms_engine_failcount fc = { .id = 11, .n = 2 };
+	st.quarantined = q;
+	st.nquarantined = 2;
+	st.fails = &fc;
+	st.nfails = 1;
+	st.seq = 41;
+	st.fingerprint = 0x1234;
+	st.merges_done = 40;
+	st.backoff_ms = 20;
+	fx_engine(&f, true, 2, 10, &st);
+	idle(&f);
+	assert_int_equal(ms_engine_save(f.eng, &st2, &eb), 0);
+	assert_int_equal(st2.nquarantined, 2);
+	assert_int_equal(st2.quarantined[1], 9);
+	assert_int_equal(st2.nfails, 1);
+	assert_int_equal(st2.fails[0].n, 2);
+	assert_int_equal(st2.seq, 41);
+	assert_int_equal(st2.merges_done, 40);
+	assert_int_equal(st2.backoff_ms, 20);
+	assert_true(st2.fingerprint == 0x1234);
+	uint64_t ids[4];
+	assert_int_equal(ms_engine_quarantined(f.eng, ids, 4), 2);
+	ms_engine_state_release(&st2);
+	assert_null(st2.quarantined);
+	fx_close(&f);
+}
+
 int
 main(void)
 {
@@ -1141,6 +1430,10 @@ main(void)
 		cmocka_unit_test(test_quarantine_slow_failure_events),
 		cmocka_unit_test(test_finalize),
 		cmocka_unit_test(test_sequence_500_deterministic),
+		cmocka_unit_test(test_checkpoint_restore_same_fingerprint),
+		cmocka_unit_test(test_checkpoint_refused_unless_idle),
+		cmocka_unit_test(test_checkpoint_bad_restore_leaves_shard),
+		cmocka_unit_test(test_engine_save_resume_quarantine),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,11 +2,13 @@
  * test_fixture_timemap.c - placing traces on the day: the latest constant
  * offset, and on a whole generated smoke day: deltas preserved, no
  * fragment from the future, at least one publication-aligned fragment per
- * trace, every fragment inside the two-hour grace when published; and the
+ * trace (within one tick of the millisecond row clock, every timestamp a
+ * whole tick), every fragment inside the two-hour grace when published; and the
  * shape of what is placed: trace IDs in the agent's global-ID form, a
  * one-span error trace a refused request (4xx, no exception log) while a
  * longer error trace carries the exception where it was thrown; a row's
- * tags are only the span's searchable ones while its body keeps them all.
+ * tags are only the span's searchable ones while its body keeps them all;
+ * a row's service, instance and endpoint are the OAP's entity IDs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,28 +24,36 @@
 static void
 test_offset_vectors(void **state)
 {
-	int64_t pub1[] = { 1000 };
-	int64_t rel1[] = { 250 };
+	const int64_t t = FX_CLOCK_NS; /* one tick of the row clock */
+	int64_t pub1[] = { 1000 * t };
+	int64_t rel1[] = { 250 * t };
 	/* Fragment 0 published at 1000 with max 300; fragment 1 (later
 	 * spans, max 400) published at 5000: fragment 0 binds. */
-	int64_t pub2[] = { 1000, 5000 };
-	int64_t rel2[] = { 300, 400 };
+	int64_t pub2[] = { 1000 * t, 5000 * t };
+	int64_t rel2[] = { 300 * t, 400 * t };
 	/* A later fragment published earlier than its own max allows would
 	 * bind instead (not produced by the generator, but the rule holds). */
-	int64_t pub3[] = { 1000, 1100, 900 };
-	int64_t rel3[] = { 100, 900, 50 };
+	int64_t pub3[] = { 1000 * t, 1100 * t, 900 * t };
+	int64_t rel3[] = { 100 * t, 900 * t, 50 * t };
+	/* A publication between ticks: the offset is the tick below. */
+	int64_t pub4[] = { 1000 * t + 123 };
+	int64_t pub5[] = { 0 };
+	int64_t rel5[] = { 1 };
 
 	(void)state;
-	assert_int_equal(ms__fx_timemap_offset(pub1, rel1, 1), 750);
-	assert_int_equal(ms__fx_timemap_offset(pub2, rel2, 2), 700);
-	assert_int_equal(ms__fx_timemap_offset(pub3, rel3, 3), 200);
+	assert_int_equal(ms__fx_timemap_offset(pub1, rel1, 1), 750 * t);
+	assert_int_equal(ms__fx_timemap_offset(pub2, rel2, 2), 700 * t);
+	assert_int_equal(ms__fx_timemap_offset(pub3, rel3, 3), 200 * t);
+	assert_int_equal(ms__fx_timemap_offset(pub4, rel1, 1), 750 * t);
+	/* Below zero the floor is still downwards. */
+	assert_int_equal(ms__fx_timemap_offset(pub5, rel5, 1), -t);
 	/* Negative relative maxima (not produced) and large values. */
 	{
 		int64_t p[] = { FX_DAY_START_NS, FX_DAY_START_NS + 60 };
 		int64_t r[] = { 0, 61 };
 
 		assert_int_equal(ms__fx_timemap_offset(p, r, 2),
-		                 FX_DAY_START_NS - 1);
+		                 FX_DAY_START_NS - t);
 	}
 }
 
@@ -105,7 +115,8 @@ test_smoke_day_mapping(void **state)
 			assert_int_equal(f->trace, t);
 			assert_true(max <= pub);
 			assert_true(pub - max < MS_GRACE_NS);
-			aligned |= max == pub;
+			aligned |= pub - max < FX_CLOCK_NS;
+			assert_int_equal(max % FX_CLOCK_NS, 0);
 			if (j > 0) {
 				/* Later fragments: later writes. */
 				assert_true(f->batch >
@@ -235,6 +246,95 @@ test_ids_and_errors(void **state)
 	}
 	assert_true(refused > 0);
 	assert_true(long_err > 0 && long_err_logged == long_err);
+	free(rows);
+	ms__fx_arena_free(a);
+	ms__fx_model_free(&m);
+}
+
+/* Decode standard padded base64 s[0..n) into out (NUL-terminated); the
+ * decoded length, or -1 if s is not canonical padded base64. */
+static int
+unbase64(const char *s, size_t n, char *out, size_t cap)
+{
+	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                         "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t o = 0;
+
+	if (n == 0 || n % 4 || n / 4 * 3 >= cap)
+		return -1;
+	for (size_t i = 0; i < n; i += 4) {
+		uint32_t v = 0;
+		int pad = 0;
+
+		for (int k = 0; k < 4; k++) {
+			const char *c = s[i + k] ? strchr(al, s[i + k]) : NULL;
+
+			if (s[i + k] == '=' && i + 4 == n && k >= 2)
+				pad++;
+			else if (!c || pad)
+				return -1;
+			v = v << 6 | (uint32_t)(c ? c - al : 0);
+		}
+		out[o++] = (char)(v >> 16);
+		if (pad < 2)
+			out[o++] = (char)(v >> 8);
+		if (pad < 1)
+			out[o++] = (char)v;
+	}
+	out[o] = '\0';
+	return (int)o;
+}
+
+/* "<service ID>_<base64 of a name>": the decoded name. */
+static const char *
+entity_name(const char *id, const char *service, char *buf, size_t cap)
+{
+	size_t sl = strlen(service);
+
+	assert_int_equal(strncmp(id, service, sl), 0);
+	assert_int_equal(id[sl], '_');
+	assert_true(unbase64(id + sl + 1, strlen(id + sl + 1), buf, cap) > 0);
+	return buf;
+}
+
+/* Rows carry the OAP's entity IDs (shape.h): the service ID is the
+ * base64 of the service name and ".1"; instance and endpoint IDs are the
+ * service ID, '_' and the base64 of their names. */
+static void
+test_entity_ids(void **state)
+{
+	fx_model m;
+	fx_arena *a = NULL;
+	ms_row *rows = NULL;
+	char name[160];
+	size_t checked = 0;
+
+	(void)state;
+	assert_int_equal(unbase64("Z2F0ZXdheS1zdmM=", 16, name, 160), 11);
+	assert_string_equal(name, "gateway-svc");
+	assert_int_equal(unbase64("Z2F0ZXdheQ==", 12, name, 160), 7);
+	assert_int_equal(unbase64("Z2F0ZXdhe===", 12, name, 160), -1);
+	smoke_open(&m, 5, &a, &rows);
+	for (size_t t = 0; t < m.ntraces; t += 7) {
+		size_t n = trace_rows(&m, t, a, rows);
+
+		for (size_t i = 0; i < n; i++) {
+			const ms_row *r = &rows[i];
+			size_t sl = strlen(r->service);
+
+			assert_true(sl > 2);
+			assert_string_equal(r->service + sl - 2, ".1");
+			assert_true(unbase64(r->service, sl - 2, name, 160) >
+			            4);
+			assert_string_equal(name + strlen(name) - 4, "-svc");
+			entity_name(r->instance, r->service, name, 160);
+			assert_non_null(strstr(name, "@10."));
+			entity_name(r->endpoint, r->service, name, 160);
+			assert_non_null(strstr(name, ":/api/v"));
+			checked++;
+		}
+	}
+	assert_true(checked > 100);
 	free(rows);
 	ms__fx_arena_free(a);
 	ms__fx_model_free(&m);
@@ -392,6 +492,7 @@ main(void)
 		cmocka_unit_test(test_offset_vectors),
 		cmocka_unit_test(test_smoke_day_mapping),
 		cmocka_unit_test(test_ids_and_errors),
+		cmocka_unit_test(test_entity_ids),
 		cmocka_unit_test(test_row_tags_searchable),
 	};
 

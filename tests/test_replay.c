@@ -872,8 +872,19 @@ test_staging_link_and_copy_same_run(void **state)
 	free(run);
 }
 
-/* Where the scratch shard goes without --work-dir: /dev/shm only when it
- * is a tmpfs with room for the day, else the disk; one line says why. */
+/* The environment variable `name` set to value (unset when NULL). */
+static void
+set_env(const char *name, const char *value)
+{
+	if (value)
+		assert_int_equal(setenv(name, value, 1), 0);
+	else
+		assert_int_equal(unsetenv(name), 0);
+}
+
+/* Where the scratch shard goes without --work-dir: the scratch root only
+ * when it has room for the day (and is a tmpfs, unless MERGESCOPE_SCRATCH
+ * chose it), else the disk; one line says why. */
 static void
 test_work_dir_choice(void **state)
 {
@@ -881,49 +892,110 @@ test_work_dir_choice(void **state)
 	assert_int_equal(ms__work_need_bytes(100ull << 20), 264ull << 20);
 	assert_int_equal(ms__work_need_bytes(UINT64_MAX / 2), UINT64_MAX);
 	ms__work_choice c;
+	char root[PATH_MAX], want[PATH_MAX + 16], fs[32];
 	/* Not a tmpfs (the test's temporary directory is on a disk here,
-	 * unless TMPDIR points at one). */
-	char fs[32];
+	 * unless TMPDIR points at one): refused as the default root, taken
+	 * when the user named it. */
+	snprintf(root, sizeof(root), "%s/scratch-disk", rt.root);
 	ms__fs_type_name(rt.root, fs, sizeof(fs));
 	if (strcmp(fs, "tmpfs") != 0) {
-		ms__work_dir_choose(rt.root, 1, "/disk", "run.db", &c);
+		ms__work_dir_choose(root, false, 1, "/disk", "run.db", &c);
 		assert_false(c.shm);
 		assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
 		assert_non_null(strstr(c.why, "(disk)"));
 		assert_non_null(strstr(c.why, "is not a tmpfs"));
+		assert_false(ms_fs_is_dir(root));
+		ms__work_dir_choose(root, true, 1, "/disk", "run.db", &c);
+		assert_true(c.shm);
+		snprintf(want, sizeof(want), "%s/run.db.", root);
+		assert_true(strncmp(c.dir, want, strlen(want)) == 0);
+		assert_non_null(strstr(c.why, "(MERGESCOPE_SCRATCH, "));
+		assert_true(ms_fs_is_dir(root));
 	}
-	ms__fs_type_name("/dev/shm", fs, sizeof(fs));
-	if (strcmp(fs, "tmpfs") != 0 || access("/dev/shm", W_OK) != 0) {
-		skip();
-		return;
-	}
-	/* Room: the tmpfs. */
-	ms__work_dir_choose("/dev/shm", 1 << 20, "/disk", "run.db", &c);
-	assert_true(c.shm);
-	char want[64];
-	snprintf(want, sizeof(want), "/dev/shm/mergescope-%u/run.db.",
-	         (unsigned)getuid());
-	assert_true(strncmp(c.dir, want, strlen(want)) == 0);
-	assert_non_null(strstr(c.why, "(tmpfs)"));
-	assert_non_null(strstr(c.why, "MiB free, the day needs about 1 MiB"));
-	/* No room: the disk, saying how much was free and needed. */
-	ms__work_dir_choose("/dev/shm", UINT64_MAX / 4, "/disk", "run.db", &c);
+	/* A named root without room: the disk, saying what was free. */
+	ms__work_dir_choose(root, true, UINT64_MAX / 4, "/disk", "run.db", &c);
 	assert_false(c.shm);
 	assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
-	assert_non_null(strstr(c.why, "(disk): /dev/shm has "));
-	assert_non_null(strstr(c.why, "MiB free, the day needs about"));
-	/* A replay opened without a work dir says where it went (a disk
-	 * choice would go under the cache directory: keep that here). */
+	snprintf(want, sizeof(want), "(disk): %s has ", root);
+	assert_non_null(strstr(c.why, want));
+	/* One that cannot be made (below a file): the disk, saying so. */
+	char file[PATH_MAX], below[PATH_MAX + 8];
+	snprintf(file, sizeof(file), "%s/a-file", rt.root);
+	assert_int_equal(ms_test_put(file, "x\n"), 0);
+	snprintf(below, sizeof(below), "%s/sub", file);
+	ms__work_dir_choose(below, true, 1, "/disk", "run.db", &c);
+	assert_false(c.shm);
+	assert_non_null(strstr(c.why, "cannot be created"));
+
+	/* The default root follows MERGESCOPE_SCRATCH; a bad value is an
+	 * error naming it. */
+	char *old =
+	        getenv(MS_SCRATCH_ENV) ? strdup(getenv(MS_SCRATCH_ENV)) : NULL;
+	ms_errbuf eb = { { 0 } };
+	snprintf(root, sizeof(root), "%s/scratch-env", rt.root);
+	set_env(MS_SCRATCH_ENV, root);
+	assert_int_equal(ms__work_dir_default(1, "/disk", "run.db", &c, &eb),
+	                 0);
+	snprintf(want, sizeof(want), "%s/run.db.", root);
+	assert_true(strncmp(c.dir, want, strlen(want)) == 0);
+	set_env(MS_SCRATCH_ENV, "relative/scratch");
+	assert_int_equal(ms__work_dir_default(1, "/disk", "run.db", &c, &eb),
+	                 MS_ERR_INVAL);
+	assert_non_null(
+	        strstr(eb.msg, "MERGESCOPE_SCRATCH \"relative/scratch\""));
+	assert_non_null(strstr(eb.msg, "not an absolute path"));
+	set_env(MS_SCRATCH_ENV, file);
+	assert_int_equal(ms__work_dir_default(1, "/disk", "run.db", &c, &eb),
+	                 MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, file));
+	assert_non_null(strstr(eb.msg, "not a directory"));
+
+	/* A replay opened without a work dir says where it went: in the
+	 * named root when it has room (a disk choice would go under the
+	 * cache directory: keep that here). */
+	set_env(MS_SCRATCH_ENV, root);
 	setenv("XDG_CACHE_HOME", rt.root, 1);
 	rt_run run;
 	rt_opts(&run, "choice", "disabled");
 	run.o.work_dir = NULL;
 	ms_replay *r = NULL;
-	ms_errbuf eb = { { 0 } };
 	assert_int_equal(ms_replay_open(&r, &run.o, &eb), 0);
-	assert_non_null(strstr(ms_replay_work_note(r), "work dir "));
-	assert_non_null(strstr(ms_replay_work_note(r), ms_replay_work_dir(r)));
+	const char *note = ms_replay_work_note(r);
+	assert_non_null(strstr(note, "work dir "));
+	assert_non_null(strstr(note, ms_replay_work_dir(r)));
+	snprintf(want, sizeof(want), "%s/", root);
+	assert_true(strncmp(ms_replay_work_dir(r), want, strlen(want)) == 0 ||
+	            strstr(note, " has ") != NULL);
 	ms_replay_close(r);
+	set_env(MS_SCRATCH_ENV, "relative/scratch");
+	rt_opts(&run, "choice-bad", "disabled");
+	run.o.work_dir = NULL;
+	assert_int_not_equal(ms_replay_open(&r, &run.o, &eb), 0);
+	assert_null(r);
+	assert_non_null(strstr(eb.msg, "MERGESCOPE_SCRATCH"));
+	set_env(MS_SCRATCH_ENV, old);
+	free(old);
+
+	/* The tmpfs rule on a tmpfs of this test's own (never the shared
+	 * default root): room, then not enough. */
+	ms__fs_type_name("/dev/shm", fs, sizeof(fs));
+	if (strcmp(fs, "tmpfs") != 0 || strcmp(rt.shm, rt.root) == 0) {
+		skip();
+		return;
+	}
+	snprintf(root, sizeof(root), "%s/mergescope-%u", rt.shm,
+	         (unsigned)getuid());
+	ms__work_dir_choose(root, false, 1 << 20, "/disk", "run.db", &c);
+	assert_true(c.shm);
+	snprintf(want, sizeof(want), "%s/run.db.", root);
+	assert_true(strncmp(c.dir, want, strlen(want)) == 0);
+	assert_non_null(strstr(c.why, "(tmpfs)"));
+	assert_non_null(strstr(c.why, "MiB free, the day needs about 1 MiB"));
+	ms__work_dir_choose(root, false, UINT64_MAX / 4, "/disk", "run.db", &c);
+	assert_false(c.shm);
+	assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
+	assert_non_null(strstr(c.why, "(disk): "));
+	assert_non_null(strstr(c.why, "MiB free, the day needs about"));
 }
 
 /* ---- breakpoints and stepping ---------------------------------------- */

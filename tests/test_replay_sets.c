@@ -5,7 +5,9 @@
  * (an ID stays where it was put as chunks are added), and the block-ledger
  * cache (a block's ledgers from the cache are the ones its rows make,
  * past the first table and chunk sizes, and a part checked again is
- * checked from the cache alone).
+ * checked from the cache alone); and the large arrays the oracle keeps
+ * outside malloc (a sort puts them in order, equal elements in the order
+ * they came; growing keeps what was there).
  */
 #include "replay_int.h"
 
@@ -186,9 +188,10 @@ static void
 test_blkcache(void **state)
 {
 	(void)state;
-	/* More blocks than the cache's first table holds at half load
-	 * (65,536 slots) and than several of its chunks (4,096). */
-	enum { NTR = 40000 };
+	/* More blocks than the cache's first table holds at three quarters
+	 * load (49,152 of 65,536 slots) and than several of its chunks
+	 * (4,096). */
+	enum { NTR = 50000 };
 	char tmpl[] = "/tmp/ms-test-replay-sets-XXXXXX";
 	char *dir = mkdtemp(tmpl);
 	assert_non_null(dir);
@@ -256,6 +259,90 @@ test_blkcache(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Elements with few distinct keys (many equal) and their original place. */
+typedef struct sort_el {
+	uint32_t key, seq;
+	uint8_t pad[16]; /* so that an element is not a power of two */
+} sort_el;
+
+static int
+cmp_el_key(const void *a, const void *b)
+{
+	const sort_el *x = a, *y = b;
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+static int
+cmp_el_key_seq(const void *a, const void *b)
+{
+	const sort_el *x = a, *y = b;
+	int c = cmp_el_key(a, b);
+	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static void
+test_big_sort(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = { 0, 1, 2, 3, 5, 16, 17, 1000, 65537 };
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s];
+		sort_el *a = calloc(n ? n : 1, sizeof(*a));
+		sort_el *b = calloc(n ? n : 1, sizeof(*b));
+		assert_non_null(a);
+		assert_non_null(b);
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			a[i].key = (uint32_t)(x % (n / 4 + 2));
+			a[i].seq = (uint32_t)i;
+			a[i].pad[i % 16] = (uint8_t)i;
+		}
+		memcpy(b, a, n * sizeof(*a));
+		assert_int_equal(ms__big_sort(a, n, sizeof(*a), cmp_el_key), 0);
+		/* Stable: the same as ordering by key, then place. */
+		qsort(b, n, sizeof(*b), cmp_el_key_seq);
+		assert_memory_equal(a, b, n * sizeof(*a) + (n == 0));
+		free(a);
+		free(b);
+	}
+}
+
+static void
+test_big_reserve(void **state)
+{
+	(void)state;
+	uint32_t *v = NULL;
+	size_t cap = 0;
+	assert_int_equal(ms__big_reserve((void **)&v, &cap, 3, sizeof(*v)), 0);
+	assert_true(cap >= 3);
+	for (uint32_t i = 0; i < 3; i++)
+		v[i] = i * 7;
+	/* Past its capacity one element at a time: it at least doubles,
+	 * and what was written stays. */
+	for (uint32_t i = 3; i < 100000; i++) {
+		size_t was = cap;
+		assert_int_equal(ms__big_reserve((void **)&v, &cap, i + 1,
+		                                 sizeof(*v)),
+		                 0);
+		assert_true(cap >= i + 1);
+		assert_true(cap == was || cap >= 2 * was);
+		v[i] = i * 7;
+	}
+	for (uint32_t i = 0; i < 100000; i++)
+		assert_int_equal(v[i], i * 7);
+	/* Memory that cannot be sized is refused, the array as it was. */
+	uint32_t *keep = v;
+	size_t kcap = cap;
+	assert_int_equal(ms__big_reserve((void **)&v, &cap, SIZE_MAX / 2,
+	                                 sizeof(*v)),
+	                 MS_ERR_NOMEM);
+	assert_ptr_equal(v, keep);
+	assert_int_equal(cap, kcap);
+	ms__big_free(v, cap * sizeof(*v));
+	ms__big_free(NULL, 0);
+}
+
 int
 main(void)
 {
@@ -263,6 +350,8 @@ main(void)
 		cmocka_unit_test(test_dropset),
 		cmocka_unit_test(test_idpool),
 		cmocka_unit_test(test_blkcache),
+		cmocka_unit_test(test_big_sort),
+		cmocka_unit_test(test_big_reserve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -424,6 +424,28 @@ test_merge_bytes(void **state)
 		assert_int_equal(nm, nw);
 		assert_memory_equal(bm, bw, nw);
 		free(bm);
+		/* The same rows added one by one to a writer that knows no row
+		 * count (its zstd context grows as zstd sizes it, where the two
+		 * above take one workspace for any input): the same bytes. */
+		ms_part *wp;
+		ms_sidx_row *rows;
+		size_t nr;
+		assert_int_equal(ms_part_open(&wp, wdir, NULL, &eb), 0);
+		assert_int_equal(ms_sidx_read_all(wp, NULL, &rows, &nr, &eb), 0);
+		ms_part_close(wp);
+		snprintf(mdir, sizeof(mdir), "%s/b%d-streamed", root, kk);
+		ms_sidx_writer *sw;
+		assert_int_equal(ms_sidx_writer_open(&sw, kind, mdir, 9, &o, &eb),
+		                 0);
+		for (size_t i = 0; i < nr; i++)
+			if (ms_sidx_writer_add(sw, &rows[i], &eb))
+				fail_msg("add: %s", eb.msg);
+		assert_int_equal(ms_sidx_writer_finish(sw, NULL, &eb), 0);
+		ms_sidx_rows_free(NULL, rows, nr);
+		bm = slurp(mdir, &nm);
+		assert_int_equal(nm, nw);
+		assert_memory_equal(bm, bw, nw);
+		free(bm);
 		free(bw);
 		for (int i = 0; i < 3; i++)
 			ms_part_close(in[i]);
@@ -509,6 +531,151 @@ test_corruption(void **state)
 	                               bl, 1, NULL, NULL, NULL, &eb),
 	                 MS_ERR_INVAL);
 	ms_part_close(p);
+}
+
+/* A chunk's payload pieces (u8 codec, uvarint size, bytes): codec,
+ * size, where the bytes start and how many bytes each inflates to. */
+typedef struct piece {
+	uint8_t codec;
+	size_t size, at, raw;
+} piece;
+
+static size_t
+chunk_pieces(const uint8_t *z, size_t stored, piece ps[8])
+{
+	size_t o = 0, raw = 0;
+	for (unsigned c = 0; c < 8; c++) {
+		assert_true(o < stored);
+		ps[c].codec = z[o++];
+		size_t size = 0;
+		for (unsigned sh = 0;; sh += 7) {
+			size |= (size_t)(z[o] & 0x7f) << sh;
+			if (!(z[o++] & 0x80))
+				break;
+		}
+		assert_true(size <= stored - o);
+		ps[c].size = size;
+		ps[c].at = o;
+		ps[c].raw = ps[c].codec == 1
+		                    ? (size_t)ZSTD_getFrameContentSize(z + o, size)
+		                    : size;
+		raw += ps[c].raw;
+		o += size;
+	}
+	assert_int_equal(o, stored);
+	return raw;
+}
+
+/* Rewrite the last chunk of the part at dir with every piece stored as
+ * it is, the index entry and footer sealed to match. */
+static void
+store_last_chunk(const char *dir, fz_files *f)
+{
+	assert_true(fz_read(dir, f));
+	uint8_t *d = f->f[3], *x = f->f[1];
+	uint64_t nch = ms_le64(x + 16);
+	uint8_t *e = x + 32 + 48 * (nch - 1);
+	size_t off = (size_t)ms_le64(e), stored = ms_le32(d + off + 8);
+	uint32_t raw = ms_le32(d + off + 12);
+	piece ps[8];
+	assert_int_equal(chunk_pieces(d + off + 32, stored, ps), raw);
+	uint8_t *nd = malloc(off + 32 + raw + 8 * 11);
+	memcpy(nd, d, off + 32);
+	uint8_t *p = nd + off + 32;
+	for (unsigned c = 0; c < 8; c++) {
+		const uint8_t *src = d + off + 32 + ps[c].at;
+		*p++ = 0;
+		for (size_t v = ps[c].raw;; v >>= 7) {
+			*p++ = (uint8_t)(v < 0x80 ? v : (v & 0x7f) | 0x80);
+			if (v < 0x80)
+				break;
+		}
+		if (ps[c].codec == 1)
+			assert_int_equal(ZSTD_decompress(p, ps[c].raw, src,
+			                                 ps[c].size),
+			                 ps[c].raw);
+		else
+			memcpy(p, src, ps[c].raw);
+		p += ps[c].raw;
+	}
+	size_t ns = (size_t)(p - (nd + off + 32));
+	ms_put_le32(nd + off + 8, (uint32_t)ns);
+	ms_put_le32(e + 8, (uint32_t)(32 + ns));
+	free(f->f[3]);
+	f->f[3] = nd;
+	f->n[3] = off + 32 + ns;
+	fz_reseal(f);
+	fz_write(f, dir);
+}
+
+/* Chunk payloads are 8 pieces, one per column, a zstd frame from 128
+ * bytes on; a reader takes any piece stored as it is, and refuses pieces
+ * that do not make up the payload. */
+static void
+test_pieces(void **state)
+{
+	(void)state;
+	char dir[300];
+	snprintf(dir, sizeof(dir), "%s/00000000000000e0", root);
+	unlink(dir);
+	write_subject(dir);
+	fz_files f;
+	assert_true(fz_read(dir, &f));
+	unsigned zstd = 0;
+	for (size_t off = 0; off < f.n[3];) {
+		const uint8_t *c = f.f[3] + off;
+		size_t stored = ms_le32(c + 8);
+		piece ps[8];
+		assert_int_equal(chunk_pieces(c + 32, stored, ps),
+		                 ms_le32(c + 12));
+		for (unsigned k = 0; k < 8; k++) {
+			assert_int_equal(ps[k].codec, ps[k].raw >= 128 ? 1 : 0);
+			zstd += ps[k].codec;
+		}
+		off += 32 + stored;
+	}
+	assert_true(zstd > 0);
+	fz_free(&f);
+	ms_errbuf eb;
+	ms_sidx_row *want, *got;
+	size_t nw, ng;
+	ms_part *p;
+	assert_int_equal(ms_part_open(&p, dir, NULL, &eb), 0);
+	assert_int_equal(ms_sidx_read_all(p, NULL, &want, &nw, &eb), 0);
+	ms_part_close(p);
+	store_last_chunk(dir, &f);
+	assert_int_equal(ms_part_open(&p, dir, NULL, &eb), 0);
+	if (ms_sidx_read_all(p, NULL, &got, &ng, &eb))
+		fail_msg("%s", eb.msg);
+	ms_part_close(p);
+	assert_int_equal(ng, nw);
+	for (size_t i = 0; i < nw; i++) {
+		assert_int_equal(ms_sidx_row_cmp(&want[i], &got[i]), 0);
+		assert_int_equal(want[i].other, got[i].other);
+		assert_string_equal(want[i].endpoint, got[i].endpoint);
+	}
+	ms_sidx_rows_free(NULL, want, nw);
+	ms_sidx_rows_free(NULL, got, ng);
+	/* The last chunk now holds only stored pieces: an unknown codec, and
+	 * a piece one byte short of the payload, are refused. */
+	uint8_t *x = f.f[1], *d = f.f[3];
+	size_t last = (size_t)ms_le64(x + 32 + 48 * (ms_le64(x + 16) - 1));
+	d[last + 32] = 2;
+	fz_reseal(&f);
+	fz_write(&f, dir);
+	assert_true(read_index(dir, &eb) < 0);
+	assert_non_null(strstr(eb.msg, "piece 0 malformed"));
+	d[last + 32] = 0;
+	d[last + 33]--; /* series piece: one byte shorter */
+	fz_reseal(&f);
+	fz_write(&f, dir);
+	assert_true(read_index(dir, &eb) < 0);
+	assert_non_null(strstr(eb.msg, "00000000000000e0"));
+	d[last + 33]++;
+	fz_reseal(&f);
+	fz_write(&f, dir);
+	assert_int_equal(read_index(dir, &eb), 0);
+	fz_free(&f);
 }
 
 static void
@@ -927,6 +1094,7 @@ main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_merge_bytes),
 		cmocka_unit_test(test_corruption),
+		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_alloc_failure),
 		cmocka_unit_test(test_writer_order),
 		cmocka_unit_test(test_tag_columns),

@@ -114,6 +114,9 @@ test_option_errors_name_the_option(void **state)
 	                     "skywalking", "--staging", "keep", NULL),
 	                 MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "retain or reread"));
+	assert_int_equal(cli("tui", "--checkpoint-every", "-1", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--checkpoint-every \"-1\""));
 	assert_int_equal(cli("tui", "--variant", "a", "--chain", "b", NULL),
 	                 MS_EXIT_USAGE);
 	assert_int_equal(cli("report", "--db", "a", "--db", "b", NULL),

@@ -131,6 +131,197 @@ test_goto(void **state)
 	assert_string_equal(f->s.view->ui.message, "");
 }
 
+/* The status line of the session's view drawn w columns wide, into row. */
+static void
+status_row(fx *f, int w, char *row, size_t n)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, 30), 0);
+	ms_canvas_row(&cv, 0, row, n);
+	ms_canvas_release(&cv);
+}
+
+/* While a `g` runs, the status line says where to, even at 80 columns;
+ * once the run stops, the target leaves it. */
+static void
+test_goto_target_on_status(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	keys(f, "g13:00\n");
+	ms_session_snapshot(&f->s);
+	status_row(f, 80, row, sizeof(row));
+	assert_non_null(strstr(row, "RUNNING  to 13:00:00 t "));
+	keys(f, "g#80\n");
+	ms_session_snapshot(&f->s);
+	status_row(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, " to #80 "));
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->s.view->ui.go_target, "");
+	status_row(f, 200, row, sizeof(row));
+	assert_null(strstr(row, " to #80"));
+	/* A `g` that fails sets no target. */
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, "gbogus\n");
+	assert_string_equal(f->s.view->ui.go_target, "");
+	/* Nor does one the controller refuses while another is running. */
+	keys(f, "g20:00\n");
+	ms_session_snapshot(&f->s);
+	f->fake.fail = 1;
+	keys(f, "g21:00\n");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.go_target, "20:00:00");
+	f->fake.fail = 0;
+}
+
+static void type_line(fx *f, const char *text);
+
+/* Whether any row of the session's view drawn at w x h holds text. */
+static bool
+screen_has_at(fx *f, int w, int h, const char *text)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+	char row[2048];
+	bool found = false;
+	for (int y = 0; y < h && !found; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		found = strstr(row, text) != NULL;
+	}
+	ms_canvas_release(&cv);
+	return found;
+}
+
+static bool
+screen_has(fx *f, const char *text)
+{
+	return screen_has_at(f, 200, 60, text);
+}
+
+/* At 80x24 the Pending panel is 32 columns wide: each line is shortened
+ * whole, so the lane, the counts, the prediction and when the first hot
+ * input matures all still show. */
+static void
+test_pending_narrow(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 80, 24, "lane fast"));
+	assert_true(screen_has_at(f, 80, 24, "mature 3  hot 5"));
+	assert_true(
+	        screen_has_at(f, 80, 24, "pred not_executed (merge_grace)"));
+	assert_true(screen_has_at(f, 80, 24, "5 hot, 1st mature "));
+	assert_true(screen_has(f, "predicted not_executed (merge_grace)"));
+	assert_true(screen_has(f, "bypassed (5 hot): oldest matures "));
+	assert_true(screen_has_at(f, 80, 24, "frontier 04:12:30  max depth 1"));
+	f->s.view->sel.frontier = f->s.view->day_start - FAKE_H;
+	assert_true(screen_has_at(f, 80, 24, "frontier -1d 23:00:00  depth 1"));
+	assert_true(screen_has(f, "frontier -1d 23:00:00  max depth 1"));
+	/* None pending: how to get to one, and after the end how to start
+	 * again. */
+	f->s.view->sel.present = false;
+	assert_true(screen_has_at(f, 80, 24, "] runs to the next breakpoint"));
+	f->s.view->state = MS_VIEW_DONE;
+	assert_true(screen_has_at(f, 80, 24, "the day is over: r runs it"));
+}
+
+/* One merge, one part and one match are singular in the panel titles. */
+static void
+test_titles_singular(void **state)
+{
+	fx *f = *state;
+	f->model->nevents = 1;
+	f->model->events_total = 1;
+	f->model->nparts = 1;
+	f->model->parts_total = 1;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has(f, "Events 1 merge "));
+	assert_true(screen_has(f, "Inventory 1 part "));
+	keys(f, "/");
+	type_line(f, "seq>=1\n");
+	assert_true(screen_has(f, "Events 1 merge, 1 matches /seq>=1"));
+	f->model->nevents = 2;
+	f->model->events_total = 2;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has(f, "Events 2 merges, 2 match /seq>=1"));
+}
+
+/* The merge in Decide, on the Plugins panel: whole at 200 columns where
+ * the panel is 78 wide (no word cut), and in full on a wider panel. */
+static void
+test_live_line_fits(void **state)
+{
+	fx *f = *state;
+	ms_tui_live *l = &f->model->live;
+	l->present = true;
+	l->seq = 246;
+	l->inflight = 1;
+	l->wall_ns = 25130000000LL;
+	l->calls = 2;
+	l->traces = 74600;
+	l->decide_ns = 3870000;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has(f, "merge #246 in Decide: 2 calls, 74.6k "
+	                          "traces, 3.87ms, 25.13s elapsed"));
+	assert_true(screen_has_at(f, 132, 46,
+	                          "merge #246 in Decide: 2 calls, 74.6k "
+	                          "traces, 3.87ms in Decide, 25.13s since "
+	                          "dispatch"));
+}
+
+/* At the end of the day the frontier line stands on the axis's last
+ * column: the "24" label stays whole beside it. */
+static void
+test_axis_end_label(void **state)
+{
+	fx *f = *state;
+	f->model->now = f->model->day_end + 2 * FAKE_H;
+	f->model->frontier = f->model->day_end;
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.ascii = true;
+	assert_true(screen_has(f, "23----24||"));
+	assert_true(screen_has_at(f, 132, 46, "23-24||"));
+}
+
+/* At 80 columns, while every merge so far bypassed sampling, the count
+ * still shows in its short form; with both kinds it gives way. */
+static void
+test_counts_short_form(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	f->s.view->ui.n_sampled = 0;
+	f->s.view->ui.n_bypassed = 31;
+	status_row(f, 80, row, sizeof(row));
+	assert_non_null(strstr(row, " merges 57 (31 bypassed)"));
+	status_row(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, " (sampled 0, bypassed 31)"));
+	f->s.view->ui.n_sampled = 2;
+	status_row(f, 80, row, sizeof(row));
+	assert_null(strstr(row, "bypassed"));
+	assert_non_null(strstr(row, " merges 57"));
+}
+
+/* A breakpoint hit names its spec on the status line at every width the
+ * screen draws, before the counts that make room for it. */
+static void
+test_break_spec_on_status(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	for (int w = 80; w <= 200; w += 40) {
+		status_row(f, w, row, sizeof(row));
+		assert_non_null(strstr(row, "BREAK    at break 1: mature t "));
+	}
+}
+
 /* The status line's sampled / bypassed counts follow the merges as they
  * complete, each counted once. */
 static void
@@ -158,16 +349,16 @@ test_sampling_counts(void **state)
 	ms_canvas_release(&cv);
 }
 
-/* A target behind the replay re-runs the day to it (restart with the
- * target) at full speed, never forward to the end; `[` and `{` go one
- * barrier or publication back; `r` restarts. */
+/* A target behind the replay is re-run to (the controller's restart: from
+ * a checkpoint, or the day's start) at full speed, never forward to the
+ * end; `[` and `{` go one barrier or publication back; `r` restarts. */
 static void
 test_goto_back(void **state)
 {
 	fx *f = *state;
 	keys(f, "g#40\n"); /* 57 merges done */
 	assert_string_equal(f->fake.log, "speed=0;restart=#40;");
-	assert_non_null(strstr(f->s.view->ui.message, "re-running the day"));
+	assert_non_null(strstr(f->s.view->ui.message, "re-running to"));
 	f->fake.log[0] = '\0';
 	keys(f, "g05:00\n"); /* now 06:12:30 */
 	assert_string_equal(f->fake.log, "speed=0;restart=18000s;");
@@ -916,6 +1107,13 @@ main(void)
 		T(test_speed_steps),
 		T(test_goto),
 		T(test_goto_back),
+		T(test_goto_target_on_status),
+		T(test_break_spec_on_status),
+		T(test_titles_singular),
+		T(test_pending_narrow),
+		T(test_live_line_fits),
+		T(test_axis_end_label),
+		T(test_counts_short_form),
 		T(test_goto_back_unavailable),
 		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),

@@ -335,7 +335,8 @@ test_help(void **state)
 		assert_non_null(strstr(all, ms_key_table[i].help));
 	static const char *const more[] = {
 		"export FMT [PATH]", "filter TEXT", "depth>=D",
-		"time=HH:MM[:SS]",   "part=HEX",    "lane=fast|slow"
+		"time=HH:MM[:SS]",   "part=HEX",    "lane=fast|slow",
+		"Mouse: a click",    "d deletes",   "Tab completes",
 	};
 	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
 		assert_non_null(strstr(all, more[i]));
@@ -351,6 +352,9 @@ test_too_small(void **state)
 	char *t = draw_and_read(f, 60, 20);
 	expect_snapshot("too-small-60x20", t);
 	assert_non_null(strstr(t, "too small: need 80x24, have 60x20"));
+	/* The replay goes on: its state and time stay on the top line. */
+	assert_non_null(strstr(t, "RUNNING  t 06:12:30"));
+	assert_non_null(strstr(t, "q quits"));
 	free(t);
 	t = draw_and_read(f, 20, 6);
 	assert_non_null(strstr(t, "need 80x24"));

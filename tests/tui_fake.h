@@ -66,7 +66,8 @@ MS_FAKE static int
 fake_run_to(void *self, const ms_tui_target *t, ms_errbuf *eb)
 {
 	fake_ctl *f = self;
-	(void)eb;
+	if (f->fail)
+		return ms_fail(eb, MS_ERR_STATE, "fake: run to refused");
 	if (t->kind == MS_TARGET_MERGE)
 		fake_log(f, "runto=#%" PRIu64 ";", t->seq);
 	else

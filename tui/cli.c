@@ -28,6 +28,19 @@ usage(FILE *out)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-11s %s\n", commands[i]->name,
 		        commands[i]->summary);
+	fprintf(out,
+	        "\nenvironment:\n"
+	        "  MERGESCOPE_SCRATCH  the scratch directory, an absolute path "
+	        "(default\n"
+	        "                      /dev/shm/mergescope-<uid>): run shards, "
+	        "frozen shards;\n"
+	        "                      `clean` and the start-up sweep look "
+	        "only there and in\n"
+	        "                      the cache\n"
+	        "  XDG_CACHE_HOME      the cache is $XDG_CACHE_HOME/mergescope "
+	        "(default\n"
+	        "                      ~/.cache/mergescope): fixtures, run "
+	        "databases\n");
 	fprintf(out, "\n`mergescope COMMAND --help` describes a command.\n");
 }
 

@@ -62,6 +62,17 @@ size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
 /* Each command's descriptor points at its table; tests/fuzz/fuzz_cli.c
  * parses with the same tables. */
 
+/* The help lines of --work-dir, the same in `run` and `tui`. */
+#define MS__HELP_WORK_DIR                                                      \
+	"  --work-dir DIR       where the run's scratch shard goes (new or\n"  \
+	"                       empty; deleted after the run). Default:\n"     \
+	"                       the scratch directory when it has room\n"      \
+	"                       for twice the day (by default\n"               \
+	"                       /dev/shm/mergescope-<uid>, on a tmpfs;\n"      \
+	"                       MERGESCOPE_SCRATCH=DIR names another),\n"      \
+	"                       else the cache directory's work/ (one\n"       \
+	"                       line says which)\n"
+
 /* The help lines of --plugin-host, --profile and --envelope, which `run`
  * and `tui` accept alike. */
 #define MS__HELP_HOST_AND_LIMITS                                               \
@@ -102,6 +113,7 @@ enum ms__run_opt {
 	MS__RO_PLUGIN_HOST,
 	MS__RO_ENVELOPE,
 	MS__RO_STAGING,
+	MS__RO_CHECKPOINT_EVERY,
 	MS__RO_JSON,
 	MS__RO_ALLOW_FAIL_OPEN,
 	MS__RO_FORCE,
@@ -194,14 +206,20 @@ typedef struct ms__scratch_item {
 } ms__scratch_item;
 
 typedef int (*ms__scratch_fn)(void *arg, const ms__scratch_item *it);
-/* Call fn for each item in the places scratch.c looks (a non-zero return
- * stops the walk and is returned). */
-int ms__scratch_each(ms__scratch_fn fn, void *arg);
+/* Call fn for each item in the places scratch.c looks: the scratch root
+ * (ms_scratch_root) and the cache, nothing else. A non-zero return of fn
+ * stops the walk and is returned; a bad MERGESCOPE_SCRATCH is an error
+ * (eb names it) before any item. */
+int ms__scratch_each(ms__scratch_fn fn, void *arg, ms_errbuf *eb);
 /* Remove one item: 0, MS_ERR_STATE when in use, or an errno-mapped error. */
 int ms__scratch_remove(const ms__scratch_item *it);
+/* 0, or MS_EXIT_USAGE after one line on err naming a bad
+ * MERGESCOPE_SCRATCH: for commands to refuse it before their work. */
+int ms__scratch_check(FILE *err, const char *cmd);
 /* Remove the leftovers of dead processes; when there were any, one line on
- * err says how many and how much was freed. */
-void ms__scratch_sweep(FILE *err, const char *cmd);
+ * err says how many and how much was freed. A bad MERGESCOPE_SCRATCH is
+ * one line on err naming it and MS_EXIT_USAGE; else 0. */
+int ms__scratch_sweep(FILE *err, const char *cmd);
 /* $XDG_CACHE_HOME/mergescope (else ~/.cache/mergescope) into buf. */
 int ms__cache_root(char *buf, size_t n);
 
@@ -265,6 +283,9 @@ typedef struct ms__run_args {
 	const char *freeze_at; /* --freeze-at SPEC (run), or NULL */
 	bool serial;           /* --serial */
 	int64_t wait_timeout_ns; /* --wait-timeout, or 0 (the default) */
+	/* --checkpoint-every (the TUI's; 0: none), when given. */
+	bool checkpoint_every_set;
+	int64_t checkpoint_every_ns;
 	bool allow_fail_open;    /* --allow-fail-open */
 	const char *cache;       /* --cache warm|cold, or NULL */
 	const char *envelope;    /* --envelope auto|cgroup|emulated, or NULL */

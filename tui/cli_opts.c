@@ -46,6 +46,8 @@ const ms__opt ms__run_opts[MS__RO_COUNT] = {
 	                           "auto|cgroup|emulated"),
 	[MS__RO_STAGING] =
 	        CHOICE("--staging", "retain|reread", "retain|reread"),
+	[MS__RO_CHECKPOINT_EVERY] =
+	        OPT("--checkpoint-every", "DURATION", false, false),
 	[MS__RO_JSON] = OPT("--json", "FILE", false, false),
 	[MS__RO_ALLOW_FAIL_OPEN] = OPT("--allow-fail-open", NULL, false, false),
 	[MS__RO_FORCE] = OPT("--force", NULL, false, false),

@@ -601,7 +601,8 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 
 	/* Work starts here: first what killed runs left behind, then the
 	 * cached fixture, built when missing. */
-	ms__scratch_sweep(err, a->cmd);
+	if ((rc = ms__scratch_sweep(err, a->cmd)))
+		return rc;
 	if (!a->fixture)
 		return cached_fixture_locked(a, cfg, err);
 	return 0;
@@ -623,14 +624,22 @@ ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err)
 		        c->name);
 		return MS_EXIT_USAGE;
 	}
-	const ms__opt *wt = &o[MS__RO_WAIT_TIMEOUT];
-	int64_t ns;
-	if (wt->count && !ms__parse_duration(wt->value, &ns)) {
-		fprintf(err,
-		        "mergescope %s: --wait-timeout \"%s\": expected a "
-		        "duration like 90, 90s, 10m or 1h\n",
-		        c->name, wt->value);
-		return MS_EXIT_USAGE;
+	static const int durations[] = { MS__RO_WAIT_TIMEOUT,
+		                         MS__RO_CHECKPOINT_EVERY };
+	for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]);
+	     i++) {
+		const ms__opt *d = &o[durations[i]];
+		int64_t ns;
+		/* --checkpoint-every 0: none. */
+		bool none = durations[i] == MS__RO_CHECKPOINT_EVERY &&
+		            d->count && !strcmp(d->value, "0");
+		if (d->count && !none && !ms__parse_duration(d->value, &ns)) {
+			fprintf(err,
+			        "mergescope %s: %s \"%s\": expected a "
+			        "duration like 90, 90s, 10m or 1h\n",
+			        c->name, d->name, d->value);
+			return MS_EXIT_USAGE;
+		}
 	}
 	/* Every --break parses, in `run` too (which ignores them): a typo
 	 * is named, not silently dropped. */
@@ -705,6 +714,12 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 	if (o[MS__RO_WAIT_TIMEOUT].count)
 		ms__parse_duration(o[MS__RO_WAIT_TIMEOUT].value,
 		                   &a->wait_timeout_ns);
+	a->checkpoint_every_set = o[MS__RO_CHECKPOINT_EVERY].count > 0;
+	a->checkpoint_every_ns = 0;
+	if (a->checkpoint_every_set &&
+	    strcmp(o[MS__RO_CHECKPOINT_EVERY].value, "0"))
+		ms__parse_duration(o[MS__RO_CHECKPOINT_EVERY].value,
+		                   &a->checkpoint_every_ns);
 	a->plugin_host = ms__plugin_host_mode(o[MS__RO_PLUGIN_HOST].value);
 }
 

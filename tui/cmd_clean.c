@@ -15,16 +15,23 @@ static const char usage[] =
         "Lists what mergescope keeps on disk, with size and age: run\n"
         "databases ($XDG_CACHE_HOME/mergescope/runs/), frozen shards, and\n"
         "leftovers of runs, freezes and fixture builds whose process is\n"
-        "gone (in /dev/shm/mergescope-<uid>/ and the cache). Leftovers are\n"
+        "gone (in the scratch directory and the cache). Leftovers are\n"
         "removed (as at the start of every run); run databases and frozen\n"
         "shards only when asked. Anything a running process owns is listed\n"
-        "as in use and never removed.\n"
+        "as in use and never removed. Only the scratch directory and the\n"
+        "cache are looked at.\n"
         "\n"
         "  --runs            also remove run databases\n"
         "  --frozen          also remove frozen shards\n"
         "  --older-than AGE  remove only what is older than AGE\n"
         "                    (90s, 30m, 12h, 7d)\n"
-        "  --dry-run         remove nothing; say what would be removed\n";
+        "  --dry-run         remove nothing; say what would be removed\n"
+        "\n"
+        "environment:\n"
+        "  MERGESCOPE_SCRATCH  the scratch directory, an absolute path\n"
+        "                      (default /dev/shm/mergescope-<uid>)\n"
+        "  XDG_CACHE_HOME      the cache is $XDG_CACHE_HOME/mergescope\n"
+        "                      (default ~/.cache/mergescope)\n";
 
 struct clean {
 	FILE *out;
@@ -105,9 +112,16 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		if (c.older_s == 0)
 			c.older_s = 1;
 	}
+	int rc = ms__scratch_check(err, "clean");
+	if (rc)
+		return rc;
+	ms_errbuf eb = { { 0 } };
 	fprintf(out, "%-18s %8s %6s  %-13s %s\n", "what", "size", "age",
 	        "action", "path");
-	ms__scratch_each(one, &c);
+	if (ms__scratch_each(one, &c, &eb)) {
+		fprintf(err, "mergescope clean: %s\n", eb.msg);
+		return MS_EXIT_ERROR;
+	}
 	char listed[32], removed[32];
 	ms_fmt_bytes(listed, sizeof(listed), c.bytes_listed);
 	ms_fmt_bytes(removed, sizeof(removed), c.bytes_removed);

@@ -160,6 +160,8 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 		        o[MS__FX_SEED].value);
 		return MS_EXIT_USAGE;
 	}
+	if ((rc = ms__scratch_check(err, "fixture build")))
+		return rc; /* refused now, not after the day is generated */
 	/* One of the option's choices: the parser checked it. */
 	const char *opening =
 	        o[MS__FX_OPENING].count ? o[MS__FX_OPENING].value : "empty";

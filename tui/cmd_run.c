@@ -71,14 +71,9 @@ static const char usage[] =
         "  --staging S          how a sampling merge writes what it keeps:\n"
         "                       retain (default: from the payload it\n"
         "                       staged) or reread (re-read from "
-        "inputs)\n" MS__HELP_HOST_AND_LIMITS
+        "inputs)\n" MS__HELP_HOST_AND_LIMITS MS__HELP_WORK_DIR
         "  --db FILE            record events to FILE (new; default under\n"
         "                       $XDG_CACHE_HOME/mergescope/runs/)\n"
-        "  --work-dir DIR       where the run's scratch shard goes (new or\n"
-        "                       empty; deleted after the run). Default:\n"
-        "                       /dev/shm when it is a tmpfs with room\n"
-        "                       for twice the day, else the cache\n"
-        "                       directory's work/ (one line says which)\n"
         "  --json FILE          also write the report as JSON to FILE (a\n"
         "                       new file; an existing one needs --force)\n"
         "  --force              replace an existing --json FILE\n"

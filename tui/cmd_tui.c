@@ -26,6 +26,7 @@ static const char usage[] =
         "                      [--serial] [--profile SPEC] [--envelope E]\n"
         "                      [--db FILE]\n"
         "                      [--work-dir DIR] [--wait-timeout T]\n"
+        "                      [--checkpoint-every T]\n"
         "                      [--allow-fail-open]\n"
         "                      [--plugin-host H] [--staging S]\n"
         "                      [--break SPEC]... [--paused] [--speed X]\n"
@@ -50,12 +51,10 @@ static const char usage[] =
         "bypassed\n" MS__HELP_HOST_AND_LIMITS
         "  --db FILE            record events to FILE (new; default under\n"
         "                       $XDG_CACHE_HOME/mergescope/runs/, shown on\n"
-        "                       the status line)\n"
-        "  --work-dir DIR       where the run's scratch shard goes (new or\n"
-        "                       empty; deleted after the run). Default:\n"
-        "                       /dev/shm when it is a tmpfs with room\n"
-        "                       for twice the day, else the cache\n"
-        "                       directory's work/ (one line says which)\n"
+        "                       the status line)\n" MS__HELP_WORK_DIR
+        "  --checkpoint-every T keep a checkpoint to go back to (g, [, {)\n"
+        "                       every T of the day (default 60m; 0: none,\n"
+        "                       going back re-runs the day from its start)\n"
         "  --wait-timeout T     fail the run when merge-idle takes longer\n"
         "                       than T while running (90, 90s, 10m, 1h;\n"
         "                       default 10m; time stopped does not count)\n"
@@ -150,13 +149,28 @@ rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext)
 	         dot && (!slash || dot > slash + 1) ? dot : "");
 }
 
+/* The replay options of a session: the command line's, paused or not, at
+ * speed, with a checkpoint to go back to every 60 logical minutes or
+ * --checkpoint-every. */
+static void
+session_opts(ms_replay_opts *ro, const ms__run_args *a, const ms__run_cfg *cfg,
+             bool paused, double speed)
+{
+	ms__replay_opts_from(ro, a, cfg);
+	ro->start_paused = paused;
+	ro->speed = speed;
+	ro->checkpoint_every_ns = a->checkpoint_every_set
+	                                  ? a->checkpoint_every_ns
+	                                  : MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS;
+}
+
 static int
 reopen(void *arg, ms_replay *old, bool running, ms_replay **out, ms_errbuf *eb)
 {
 	struct reopen_ctx *x = arg;
 	*out = NULL;
 	ms_replay_opts ro;
-	ms__replay_opts_from(&ro, x->a, x->cfg);
+	session_opts(&ro, x->a, x->cfg, x->paused && !running, x->speed);
 	x->n++;
 	rerun_name(x->db, sizeof(x->db), x->cfg->db, x->n, true);
 	ro.db_path = x->db;
@@ -165,8 +179,6 @@ reopen(void *arg, ms_replay *old, bool running, ms_replay **out, ms_errbuf *eb)
 		           false);
 		ro.work_dir = x->work;
 	}
-	ro.start_paused = x->paused && !running;
-	ro.speed = x->speed;
 	int rc = ms_replay_open(out, &ro, eb);
 	if (rc) {
 		*out = NULL;
@@ -182,9 +194,7 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
         FILE *out, FILE *err)
 {
 	ms_replay_opts ro;
-	ms__replay_opts_from(&ro, a, cfg);
-	ro.start_paused = paused;
-	ro.speed = speed;
+	session_opts(&ro, a, cfg, paused, speed);
 	/* No notify hook: the session loop polls at its frame rate. */
 	ms_replay *r = NULL;
 	ms_errbuf eb = { "" };

@@ -88,6 +88,8 @@ ms__session_observe(ms_tui_session *s)
 		if (s->ctl->ops->set_speed(s->ctl->self, s->go_speed, &eb) == 0)
 			v->speed = s->go_speed;
 	}
+	if (!s->go_active)
+		v->ui.go_target[0] = '\0';
 	/* The run just ended: its gates take the Events area. */
 	if (v->state == MS_VIEW_DONE && s->last_state != MS_VIEW_DONE &&
 	    v->ngates) {
@@ -241,7 +243,7 @@ act_barrier_back(ms_tui_session *s)
 	ms_tui_target t = { .kind = MS_TARGET_MERGE, .seq = want };
 	char msg[96];
 	snprintf(msg, sizeof(msg),
-	         "back one barrier: re-running the day to merge #%" PRIu64,
+	         "back one barrier: re-running to merge #%" PRIu64,
 	         want);
 	go_to(s, &t, true, msg);
 }
@@ -258,7 +260,7 @@ act_pub_back(ms_tui_session *s)
 	ms_tui_target t = { .kind = MS_TARGET_PUB, .pub = v->pub_done - 1 };
 	char msg[96];
 	snprintf(msg, sizeof(msg),
-	         "back one publication: re-running the day to publication "
+	         "back one publication: re-running to publication "
 	         "%" PRIu64,
 	         t.pub);
 	go_to(s, &t, true, msg);
@@ -491,7 +493,7 @@ const ms_key_binding ms_key_table[] = {
 	{ '-', MS_KEY_F(7), "- F7", "Slow", "slower (down to real time)",
 	  act_slower },
 	{ 'g', MS_KEY_NONE, "g", NULL,
-	  "go to a time HH:MM or merge #N (behind: re-runs the day)",
+	  "go to a time HH:MM or merge #N (behind: goes back to it)",
 	  act_goto },
 	{ '[', MS_KEY_NONE, "[", NULL, "back one dispatch barrier",
 	  act_barrier_back },
@@ -653,7 +655,8 @@ go_merge_position(const ms_tui_view *v)
 
 /* Full speed to target t, the user's speed back when it stops
  * (ms__session_observe): forward with run_to, or back (behind the replay,
- * or after the end) by restarting the day and running there. */
+ * or after the end) through the controller's restart, which goes back to a
+ * checkpoint of the run when it can, else runs the day again. */
 static void
 go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 {
@@ -694,8 +697,8 @@ do_goto(ms_tui_session *s, const char *arg)
 		               arg);
 		return;
 	}
-	const ms_tui_view *v = s->view;
-	char msg[128], tb[32], nb[32];
+	ms_tui_view *v = s->view;
+	char msg[128], tb[32], nb[32], where[32];
 	bool back = v->state == MS_VIEW_DONE;
 	if (t.kind == MS_TARGET_MERGE) {
 		uint64_t at = go_merge_position(v);
@@ -705,11 +708,13 @@ do_goto(ms_tui_session *s, const char *arg)
 			return;
 		}
 		back = back || t.seq <= at;
+		snprintf(where, sizeof(where), "#%" PRIu64, t.seq);
 		snprintf(msg, sizeof(msg),
 		         "%s merge #%" PRIu64 " at full speed",
-		         back ? "re-running the day to" : "running to", t.seq);
+		         back ? "re-running to" : "running to", t.seq);
 	} else {
 		ms_fmt_clock(tb, sizeof(tb), t.t, v->day_start);
+		snprintf(where, sizeof(where), "%s", tb);
 		/* The last point the run stops at is the finalize, a grace
 		 * (now - frontier) after the day's end. */
 		int64_t last = v->day_end + (v->now - v->frontier);
@@ -726,9 +731,11 @@ do_goto(ms_tui_session *s, const char *arg)
 		}
 		back = back || t.t <= v->now;
 		snprintf(msg, sizeof(msg), "%s %s at full speed",
-		         back ? "re-running the day to" : "running to", tb);
+		         back ? "re-running to" : "running to", tb);
 	}
 	go_to(s, &t, back, msg);
+	if (s->go_active && !v->ui.message_is_error)
+		snprintf(v->ui.go_target, sizeof(v->ui.go_target), "%s", where);
 }
 
 static void

@@ -6,6 +6,17 @@
  * locale with a decimal comma. Then hands argv to the command table in
  * cli.c, with a watcher process beside it (supervise.c) so that a
  * crashing plugin still leaves a record.
+ *
+ * It also fixes the C library's mmap threshold (glibc: M_MMAP_THRESHOLD)
+ * at 1 MiB. Left dynamic, glibc raises it to the size of any mapped chunk
+ * that is freed (a fixture's manifest closed, a batch builder released),
+ * and the trim threshold to twice that: every smaller buffer of every
+ * merge afterwards comes from the allocator's heaps, and what is freed
+ * there stays resident. Fixed, buffers of 1 MiB and more are mapped and
+ * unmapped, and free memory above 128 KiB at the top of a heap is given
+ * back: day-2x peak RSS is about 7 MiB lower (the excess grew with the
+ * day), for about 100,000 more minor page faults (a few percent of the
+ * run's CPU).
  */
 #include "ms_pipeline.h"
 #include "ms_replay.h"
@@ -13,6 +24,9 @@
 
 #include <locale.h>
 #include <stdio.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 
 int
@@ -25,6 +39,9 @@ main(int argc, char **argv)
 	/* So is each repetition of merge-once (replay/merge_once.c). */
 	if (argc >= 2 && strcmp(argv[1], "__merge-once-rep") == 0)
 		return ms_merge_once_rep_main(argc, argv);
+#ifdef __GLIBC__
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
 	setlocale(LC_CTYPE, "");
 	return ms_cli_main_supervised(argc, argv, stdout, stderr);
 }

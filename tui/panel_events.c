@@ -154,13 +154,15 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	long sel = ms_events_selected(v);
 	bool focus = v->ui.focus == MS_FOCUS_EVENTS;
 	char title[MS_VIEW_TEXT + 64];
+	const char *es = v->events_total == 1 ? "" : "s";
 	if (v->ui.filter[0])
 		snprintf(title, sizeof(title),
-		         "Events %" PRIu64 " merges, %zu match /%s",
-		         v->events_total, n, v->ui.filter);
+		         "Events %" PRIu64 " merge%s, %zu match%s /%s",
+		         v->events_total, es, n, n == 1 ? "es" : "",
+		         v->ui.filter);
 	else
-		snprintf(title, sizeof(title), "Events %" PRIu64 " merges",
-		         v->events_total);
+		snprintf(title, sizeof(title), "Events %" PRIu64 " merge%s",
+		         v->events_total, es);
 	ms_rect in = ms_canvas_box(c, r, title, focus);
 	if (in.h < 2)
 		return;

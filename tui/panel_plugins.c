@@ -19,16 +19,26 @@ draw_live(ms_canvas *c, ms_rect in, const ms_tui_view *v)
 	int y = in.y + 1 + (int)v->nplugins;
 	if (!l->present || y >= in.y + in.h)
 		return;
-	char calls[32], tr[32], dns[32], wall[32];
-	ms_canvas_printf(c, in.x, y, in.w, MS_C_ACCENT,
-	                 "merge #%" PRIu64 " in Decide: %s calls, %s traces, "
-	                 "%s in Decide, %s since dispatch%s",
-	                 l->seq, ms_fmt_count(calls, sizeof(calls), l->calls),
-	                 ms_fmt_count(tr, sizeof(tr), l->traces),
-	                 ms_fmt_ns(dns, sizeof(dns), l->decide_ns),
-	                 ms_fmt_ns(wall, sizeof(wall),
-	                           l->wall_ns > 0 ? (uint64_t)l->wall_ns : 0),
-	                 l->inflight > 1 ? " (more in flight)" : "");
+	char calls[32], tr[32], dns[32], wall[32], line[256];
+	ms_fmt_count(calls, sizeof(calls), l->calls);
+	ms_fmt_count(tr, sizeof(tr), l->traces);
+	ms_fmt_ns(dns, sizeof(dns), l->decide_ns);
+	ms_fmt_ns(wall, sizeof(wall),
+	          l->wall_ns > 0 ? (uint64_t)l->wall_ns : 0);
+	const char *more = l->inflight > 1 ? " (more in flight)" : "";
+	int len = snprintf(line, sizeof(line),
+	                   "merge #%" PRIu64 " in Decide: %s calls, %s traces, "
+	                   "%s in Decide, %s since dispatch%s",
+	                   l->seq, calls, tr, dns, wall, more);
+	/* Narrower: the same figures, fewer words. */
+	if (len > in.w)
+		snprintf(line, sizeof(line),
+		         "merge #%" PRIu64
+		         " in Decide: %s calls, %s traces, %s, "
+		         "%s elapsed%s",
+		         l->seq, calls, tr, dns, wall,
+		         l->inflight > 1 ? " (more)" : "");
+	ms_canvas_text(c, in.x, y, in.w, line, MS_C_ACCENT);
 }
 
 static void

@@ -11,55 +11,73 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Without a selection: say so, and how to get to one. */
+/* Without a selection: say so, and how to get to one (after the end,
+ * by starting the day again). */
 static void
-draw_none(ms_canvas *c, ms_rect in)
+draw_none(ms_canvas *c, ms_rect in, const ms_tui_view *v)
 {
+	bool done = v->state == MS_VIEW_DONE;
 	ms_canvas_text(c, in.x, in.y, in.w, "none pending", MS_C_MUTED);
 	if (in.h >= 3)
 		ms_canvas_text(c, in.x, in.y + 2, in.w,
-		               "] runs to the next breakpoint,", MS_C_MUTED);
+		               done ? "the day is over: r runs it again"
+		                    : "] runs to the next breakpoint,",
+		               MS_C_MUTED);
 	if (in.h >= 4)
 		ms_canvas_text(c, in.x, in.y + 3, in.w,
-		               "b sets one (e.g. \"mature\")", MS_C_MUTED);
+		               done ? "with the same breakpoints"
+		                    : "b sets one (e.g. \"mature\")",
+		               MS_C_MUTED);
 }
 
-/* Line y: the inputs, their bytes and rows, the lane. */
+/* Line y: the inputs, their bytes and rows, the lane; narrow, the rows
+ * are left out so the lane stays. */
 static void
 draw_size(ms_canvas *c, ms_rect in, int y, const ms_tui_selection *s)
 {
-	char b[32], n[32];
+	char b[32], n[32], rest[96];
 	int x = in.x;
 	x += ms_canvas_printf(c, x, y, in.w, MS_A_BOLD, "%zu inputs ",
 	                      s->inputs_total);
-	ms_canvas_printf(c, x, y, in.x + in.w - x, 0, "%s %s rows  lane %s",
-	                 ms_fmt_bytes(b, sizeof(b), s->bytes),
-	                 ms_fmt_count(n, sizeof(n), s->rows), s->lane);
+	ms_fmt_bytes(b, sizeof(b), s->bytes);
+	int len = snprintf(rest, sizeof(rest), "%s %s rows  lane %s", b,
+	                   ms_fmt_count(n, sizeof(n), s->rows), s->lane);
+	if (len > in.x + in.w - x)
+		snprintf(rest, sizeof(rest), "%s  lane %s", b, s->lane);
+	ms_canvas_text(c, x, y, in.x + in.w - x, rest, 0);
 }
 
-/* Line y: how many inputs are mature and hot, and their rows. */
+/* Line y: how many inputs are mature and hot, and their rows (narrow,
+ * the counts alone). */
 static void
 draw_maturity(ms_canvas *c, ms_rect in, int y, const ms_tui_selection *s)
 {
-	char mr[32], hr[32];
+	char mr[32], hr[32], m[64], h[64];
+	ms_fmt_count(mr, sizeof(mr), s->mature_rows);
+	ms_fmt_count(hr, sizeof(hr), s->hot_rows);
+	int lm = snprintf(m, sizeof(m), "mature %u (%s rows)", s->mature_count,
+	                  mr);
+	int lh = snprintf(h, sizeof(h), "  hot %u (%s rows)", s->hot_count, hr);
+	if (lm + lh > in.w) {
+		snprintf(m, sizeof(m), "mature %u", s->mature_count);
+		snprintf(h, sizeof(h), "  hot %u", s->hot_count);
+	}
 	int x = in.x;
-	x += ms_canvas_printf(
-	        c, x, y, in.w,
-	        (uint16_t)(s->mature_count ? MS_C_WARN | MS_A_BOLD : 0),
-	        "mature %u (%s rows)", s->mature_count,
-	        ms_fmt_count(mr, sizeof(mr), s->mature_rows));
-	ms_canvas_printf(c, x, y, in.x + in.w - x,
-	                 (uint16_t)(s->hot_count ? MS_C_HOT | MS_A_BOLD : 0),
-	                 "  hot %u (%s rows)", s->hot_count,
-	                 ms_fmt_count(hr, sizeof(hr), s->hot_rows));
+	x += ms_canvas_text(
+	        c, x, y, in.w, m,
+	        (uint16_t)(s->mature_count ? MS_C_WARN | MS_A_BOLD : 0));
+	ms_canvas_text(c, x, y, in.x + in.w - x, h,
+	               (uint16_t)(s->hot_count ? MS_C_HOT | MS_A_BOLD : 0));
 }
 
 /* Line y: the predicted sampling classification and its reason. */
 static void
 draw_predicted(ms_canvas *c, ms_rect in, int y, const ms_tui_selection *s)
 {
-	int x = in.x +
-	        ms_canvas_text(c, in.x, y, in.w, "predicted ", MS_C_MUTED);
+	size_t len = strlen("predicted ") + strlen(s->predicted) +
+	             (s->reason[0] ? strlen(s->reason) + 3 : 0);
+	const char *lead = len > (size_t)in.w ? "pred " : "predicted ";
+	int x = in.x + ms_canvas_text(c, in.x, y, in.w, lead, MS_C_MUTED);
 	x += ms_canvas_text(
 	        c, x, y, in.x + in.w - x, s->predicted,
 	        (uint16_t)(ms__class_attr(s->predicted, false) | MS_A_BOLD));
@@ -96,7 +114,11 @@ draw_bypass(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
 	                   "bypassed (%u hot): oldest matures %s, all %s",
 	                   s->hot_count, t1, t2);
 	if (len > in.w)
-		snprintf(line, sizeof(line), "bypassed (%u hot): 1st mature %s",
+		len = snprintf(line, sizeof(line),
+		               "bypassed (%u hot): 1st mature %s", s->hot_count,
+		               t1);
+	if (len > in.w)
+		snprintf(line, sizeof(line), "%u hot, 1st mature %s",
 		         s->hot_count, t1);
 	ms_canvas_text(c, in.x, y, in.w, line, MS_C_HOT);
 	return true;
@@ -157,7 +179,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	if (in.h < 1)
 		return;
 	if (!s->present) {
-		draw_none(c, in);
+		draw_none(c, in, v);
 		return;
 	}
 	int y = in.y, end = in.y + in.h;
@@ -172,10 +194,13 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		return;
 	if (draw_bypass(c, in, y, v) && ++y >= end)
 		return;
-	ms_canvas_printf(
-	        c, in.x, y, in.w, 0, "frontier %s  max depth %u",
-	        ms_fmt_clock(fr, sizeof(fr), s->frontier, v->day_start),
-	        s->max_depth);
+	ms_fmt_clock(fr, sizeof(fr), s->frontier, v->day_start);
+	char line[96];
+	if (snprintf(line, sizeof(line), "frontier %s  max depth %u", fr,
+	             s->max_depth) > in.w)
+		snprintf(line, sizeof(line), "frontier %s  depth %u", fr,
+		         s->max_depth);
+	ms_canvas_text(c, in.x, y, in.w, line, 0);
 	if (++y >= end)
 		return;
 	draw_inputs(c, in, y, end, s);

@@ -21,6 +21,54 @@ struct piece {
 	bool on;
 };
 
+/* Turn pieces off, least important first, until they fit in w columns;
+ * before that, the counts piece (index counts, or -1) takes its short
+ * form when it has one. */
+static void
+fit(struct piece *p, int n, int w, int counts, const char *short_counts)
+{
+	int total = 0;
+	for (int i = 0; i < n; i++) {
+		p[i].on = true;
+		total += (int)strlen(p[i].text);
+	}
+	if (total > w && counts >= 0 && short_counts[0]) {
+		total -= (int)strlen(p[counts].text);
+		snprintf(p[counts].text, sizeof(p[counts].text), "%s",
+		         short_counts);
+		total += (int)strlen(short_counts);
+	}
+	while (total > w) {
+		int worst = -1;
+		for (int i = 0; i < n; i++)
+			if (p[i].on && (worst < 0 || p[i].prio > p[worst].prio))
+				worst = i;
+		if (worst <= 0)
+			break;
+		p[worst].on = false;
+		total -= (int)strlen(p[worst].text);
+	}
+}
+
+/* Where events are recorded: the rest of the line from column x. */
+static void
+draw_db(ms_canvas *c, ms_rect r, int x, const ms_tui_view *v)
+{
+	const char *db = v->db_path[0] ? v->db_path : "(not recording)";
+	int room = r.x + r.w - x - 5;
+	if (room < 12)
+		return;
+	int len = (int)strlen(db);
+	x += ms_canvas_text(c, x, r.y, 5, "  db ", MS_C_MUTED);
+	if (len <= room) {
+		ms_canvas_text(c, x, r.y, len, db, 0);
+	} else {
+		ms_canvas_text(c, x, r.y, 3, "...", MS_C_MUTED);
+		ms_canvas_text(c, x + 3, r.y, room - 3, db + len - (room - 3),
+		               0);
+	}
+}
+
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
@@ -53,12 +101,18 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	p[n].attr = sa;
 	p[n++].prio = 0;
 	/* Why it stopped: the breakpoint's spec at a BREAK, the `g` target
-	 * or step at a pause (a plain pause says nothing more). */
+	 * or step at a pause (a plain pause says nothing more); where a `g`
+	 * is running to. Kept before everything but the time. */
 	if ((v->state == MS_VIEW_BREAK || v->state == MS_VIEW_PAUSED) &&
 	    v->break_why[0] && strcmp(v->break_why, "pause") != 0) {
 		snprintf(p[n].text, sizeof(p[n].text), " at %s", v->break_why);
 		p[n].attr = MS_C_ALERT | MS_A_BOLD;
-		p[n++].prio = 5;
+		p[n++].prio = 1;
+	} else if (v->state == MS_VIEW_RUNNING && v->ui.go_target[0]) {
+		snprintf(p[n].text, sizeof(p[n].text), " to %s",
+		         v->ui.go_target);
+		p[n].attr = MS_C_ALERT | MS_A_BOLD;
+		p[n++].prio = 1;
 	}
 	snprintf(p[n].text, sizeof(p[n].text), " t %s",
 	         ms_fmt_clock(t, sizeof(t), v->now, v->day_start));
@@ -77,12 +131,22 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	p[n].attr = 0;
 	p[n++].prio = 4;
 	/* What sampling did: the default day bypasses it for almost every
-	 * merge (a hot input in the selection), which nothing else says. */
+	 * merge (a hot input in the selection), which nothing else says.
+	 * Narrow, a zero count is left out: "(245 bypassed)". */
+	int counts = -1;
+	char short_counts[64] = "";
 	if (v->ui.n_sampled + v->ui.n_bypassed) {
 		snprintf(p[n].text, sizeof(p[n].text),
 		         " (sampled %" PRIu64 ", bypassed %" PRIu64 ")",
 		         v->ui.n_sampled, v->ui.n_bypassed);
+		if (v->ui.n_sampled == 0 || v->ui.n_bypassed == 0)
+			snprintf(short_counts, sizeof(short_counts),
+			         " (%" PRIu64 " %s)",
+			         v->ui.n_sampled ? v->ui.n_sampled
+			                         : v->ui.n_bypassed,
+			         v->ui.n_sampled ? "sampled" : "bypassed");
 		p[n].attr = MS_C_MUTED;
+		counts = n;
 		p[n++].prio = 5;
 	}
 	snprintf(p[n].text, sizeof(p[n].text), " %s", v->fixture);
@@ -99,41 +163,13 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	p[n].attr = 0;
 	p[n++].prio = 8;
 
-	int total = 0;
-	for (int i = 0; i < n; i++) {
-		p[i].on = true;
-		total += (int)strlen(p[i].text);
-	}
-	while (total > r.w) {
-		int worst = -1;
-		for (int i = 0; i < n; i++)
-			if (p[i].on && (worst < 0 || p[i].prio > p[worst].prio))
-				worst = i;
-		if (worst <= 0)
-			break;
-		p[worst].on = false;
-		total -= (int)strlen(p[worst].text);
-	}
+	fit(p, n, r.w, counts, short_counts);
 	int x = r.x;
 	for (int i = 0; i < n; i++)
 		if (p[i].on)
 			x += ms_canvas_text(c, x, r.y, r.x + r.w - x, p[i].text,
 			                    p[i].attr);
-
-	/* Where events are recorded: the rest of the line. */
-	const char *db = v->db_path[0] ? v->db_path : "(not recording)";
-	int room = r.x + r.w - x - 5;
-	if (room >= 12) {
-		int len = (int)strlen(db);
-		x += ms_canvas_text(c, x, r.y, 5, "  db ", MS_C_MUTED);
-		if (len <= room) {
-			ms_canvas_text(c, x, r.y, len, db, 0);
-		} else {
-			ms_canvas_text(c, x, r.y, 3, "...", MS_C_MUTED);
-			ms_canvas_text(c, x + 3, r.y, room - 3,
-			               db + len - (room - 3), 0);
-		}
-	}
+	draw_db(c, r, x, v);
 }
 
 const ms_panel_class ms_panel_status = {

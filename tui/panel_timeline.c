@@ -160,13 +160,18 @@ axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1)
 			break;
 		}
 	}
+	int prev = in.x;
 	for (int hr = 0; hr <= 24; hr += step) {
 		int x = col_of(t0 + (int64_t)hr * 3600000000000LL, t0, t1, in);
 		char lab[16];
 		snprintf(lab, sizeof(lab), "%02d", hr);
 		int lx = x - 1 < in.x ? in.x : x;
+		/* "24" ends left of the day's last column (where the frontier
+		 * line stands at the end of the day) when that leaves a gap
+		 * after the label before it. */
 		if (hr == 24)
-			lx = x - 1;
+			lx = x - 2 >= prev + 3 ? x - 2 : x - 1;
+		prev = lx;
 		ms_canvas_text(c, lx, ay, 2, lab, MS_C_MUTED);
 	}
 }

@@ -59,9 +59,20 @@ ms__class_attr(const char *klass, bool failed)
 	return 0;
 }
 
+/* Smaller than the layout's minimum: the status line still says where
+ * the replay is (it keeps running and every key works), and the middle
+ * of the screen says what size is needed and how to get out. */
 static void
-too_small(ms_canvas *c, int w, int h)
+too_small(ms_canvas *c, const ms_tui_view *v, int w, int h)
 {
+	if (h >= 5)
+		ms_panel_status.draw(c, (ms_rect){ 0, 0, w, 1 }, v);
+	if (h >= 7) {
+		static const char hint[] = "enlarge the terminal, or q quits";
+		int l = (int)sizeof(hint) - 1;
+		ms_canvas_text(c, l < w ? (w - l) / 2 : 0, h / 2 + 2, w, hint,
+		               MS_C_MUTED);
+	}
 	char line[96];
 	snprintf(line, sizeof(line), "too small: need %dx%d, have %dx%d",
 	         MS_MIN_W, MS_MIN_H, w, h);
@@ -95,7 +106,7 @@ ms_render_frame(ms_canvas *c, const ms_tui_view *v, int w, int h)
 	ms_layout l;
 	ms_layout_compute(w, h, &lo, &l);
 	if (l.too_small) {
-		too_small(c, w, h);
+		too_small(c, v, w, h);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(panels) / sizeof(panels[0]); i++) {

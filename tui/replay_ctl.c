@@ -96,7 +96,24 @@ c_set_speed(void *self, double multiple, ms_errbuf *eb)
 	return ms_replay_set_speed(c->replay, multiple);
 }
 
+/* Back to target t in the running replay, from its latest checkpoint
+ * before t (ms_replay_seek_*), stopped there. */
+static int
+seek_back(ms_replay_ctl *c, const ms_tui_target *t, ms_errbuf *eb)
+{
+	if (t->kind == MS_TARGET_MERGE)
+		return ms_replay_seek_merge(c->replay, t->seq, eb);
+	if (t->kind == MS_TARGET_PUB)
+		return ms_replay_seek_pub(c->replay, t->pub, eb);
+	return ms_replay_seek_time(c->replay, t->t, eb);
+}
+
 /*
+ * Back to a target: in the running replay from a checkpoint when one
+ * precedes it (the run stops there and runs to the target at full speed;
+ * same database, the events after the checkpoint removed). Otherwise, or
+ * when that restore fails, and always for `r` (t NULL), a restart.
+ *
  * Restart: a new replay of the same options (the reopen callback opens it,
  * paused, recording to a new database), the user's breakpoints and speed
  * carried over, then started, and run to the target if there is one. The
@@ -107,6 +124,9 @@ static int
 c_restart(void *self, const ms_tui_target *t, ms_errbuf *eb)
 {
 	ms_replay_ctl *c = self;
+	ms_errbuf se = { "" };
+	if (t && seek_back(c, t, &se) == 0)
+		return c_run_to(c, t, eb);
 	if (!c->reopen)
 		return ms_fail(eb, MS_ERR_STATE, "restart is not available");
 	size_t nb = ms_replay_breaks(c->replay, c->breaks, MS_VIEW_MAX_BREAKS);

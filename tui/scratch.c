@@ -4,10 +4,13 @@
  * frozen shards, run databases. Used by `mergescope clean` and, for the
  * leftovers of dead processes, at the start of every run.
  *
- * Where it looks: /dev/shm/mergescope-<uid>/ (the default scratch place,
- * frozen shards beside it), $XDG_CACHE_HOME/mergescope/runs/ (default
- * databases, and scratch next to them when there is no tmpfs) and
- * $XDG_CACHE_HOME/mergescope/ (fixture builds). Directories given with
+ * Where it looks: the scratch root (ms_scratch_root: the directory
+ * MERGESCOPE_SCRATCH names, else /dev/shm/mergescope-<uid>; scratch shards,
+ * frozen shards beside them), $XDG_CACHE_HOME/mergescope/runs/ (default
+ * databases), $XDG_CACHE_HOME/mergescope/work/ (scratch shards when the
+ * scratch root has no room) and $XDG_CACHE_HOME/mergescope/ (fixture
+ * builds). Nowhere else: instances given different scratch roots (and
+ * caches) never touch each other's leftovers. Directories given with
  * --work-dir or --db elsewhere are the user's to remove.
  *
  * What is what: a directory's owner record (core/include/ms_owner.h) says its
@@ -20,6 +23,7 @@
  */
 #include "cli.h"
 
+#include "ms_fixture.h"
 #include "ms_owner.h"
 
 #include <dirent.h>
@@ -82,21 +86,26 @@ ends_with(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* The places, in order; n of them filled. */
-static size_t
-places(char out[3][PATH_MAX])
+#define NPLACES 4
+
+/* The places, in order, into out; *np of them filled. */
+static int
+places(char out[NPLACES][PATH_MAX], size_t *np, ms_errbuf *eb)
 {
 	size_t n = 0;
-	snprintf(out[n++], PATH_MAX, "/dev/shm/mergescope-%u",
-	         (unsigned)getuid());
+	int rc = ms_scratch_root(out[n++], PATH_MAX, NULL, eb);
+	if (rc)
+		return rc;
 	char root[PATH_MAX];
-	if (ms__cache_root(root, sizeof(root)) == 0) {
-		if ((size_t)snprintf(out[n], PATH_MAX, "%s/runs", root) <
-		    PATH_MAX)
-			n++;
-		snprintf(out[n++], PATH_MAX, "%s", root);
-	}
-	return n;
+	static const char *const sub[] = { "/runs", "/work", "" };
+	if (ms__cache_root(root, sizeof(root)) == 0)
+		for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++)
+			if ((size_t)snprintf(out[n], PATH_MAX, "%s%s", root,
+			                     sub[i]) < PATH_MAX &&
+			    strcmp(out[n], out[0]) != 0) /* walked once */
+				n++;
+	*np = n;
+	return 0;
 }
 
 /* Live scratch shards name their database: is `db` one of them? */
@@ -201,10 +210,13 @@ classify(const char *dir, const char *name, const live_dbs *live,
 }
 
 int
-ms__scratch_each(ms__scratch_fn fn, void *arg)
+ms__scratch_each(ms__scratch_fn fn, void *arg, ms_errbuf *eb)
 {
-	char where[3][PATH_MAX];
-	size_t nplaces = places(where);
+	char where[NPLACES][PATH_MAX];
+	size_t nplaces = 0;
+	int rc = places(where, &nplaces, eb);
+	if (rc)
+		return rc;
 	live_dbs live = { 0 };
 	/* First the databases live runs write to. */
 	for (size_t p = 0; p < nplaces; p++) {
@@ -225,7 +237,6 @@ ms__scratch_each(ms__scratch_fn fn, void *arg)
 		if (d)
 			closedir(d);
 	}
-	int rc = 0;
 	for (size_t p = 0; p < nplaces && rc == 0; p++) {
 		DIR *d = opendir(where[p]);
 		struct dirent *de;
@@ -281,13 +292,28 @@ sweep_one(void *arg, const ms__scratch_item *it)
 	return 0;
 }
 
-void
+int
+ms__scratch_check(FILE *err, const char *cmd)
+{
+	char root[PATH_MAX];
+	ms_errbuf eb = { { 0 } };
+	if (ms_scratch_root(root, sizeof(root), NULL, &eb) == 0)
+		return 0;
+	fprintf(err, "mergescope %s: %s\n", cmd, eb.msg);
+	return MS_EXIT_USAGE;
+}
+
+int
 ms__scratch_sweep(FILE *err, const char *cmd)
 {
 	struct sweep s = { 0 };
-	ms__scratch_each(sweep_one, &s);
+	ms_errbuf eb = { { 0 } };
+	if (ms__scratch_each(sweep_one, &s, &eb)) {
+		fprintf(err, "mergescope %s: %s\n", cmd, eb.msg);
+		return MS_EXIT_USAGE;
+	}
 	if (s.n == 0 && s.failed == 0)
-		return;
+		return 0;
 	char b[32];
 	ms_fmt_bytes(b, sizeof(b), s.bytes);
 	fprintf(err,
@@ -296,4 +322,5 @@ ms__scratch_sweep(FILE *err, const char *cmd)
 	        cmd, s.n, s.n == 1 ? "" : "s", b,
 	        s.failed ? " (some could not be removed: see mergescope clean)"
 	                 : "");
+	return 0;
 }

@@ -196,6 +196,12 @@ typedef struct ms_engine_opts {
 	 * running until its event callback has returned. NULL = none. */
 	void (*event)(void *arg, const ms_engine_event *ev);
 	void *event_arg;
+	/* Resume where an earlier engine on this shard's content stood
+	 * (ms_engine_save, ms_checkpoint.h): its selection sequence,
+	 * fingerprint, counters, quarantine, failure counts and backoff
+	 * step. Borrowed for the call to ms_engine_open only (copied).
+	 * NULL = a fresh engine. */
+	const struct ms_engine_state *resume;
 } ms_engine_opts;
 
 /*
@@ -273,6 +279,42 @@ typedef struct ms_engine_stats {
 } ms_engine_stats;
 
 void ms_engine_get_stats(ms_engine *e, ms_engine_stats *st);
+
+/* A part's consecutive failed merges (not yet quarantined). */
+typedef struct ms_engine_failcount {
+	uint64_t id;
+	uint32_t n;
+} ms_engine_failcount;
+
+/*
+ * The decision state of an engine at merge-idle: everything a later
+ * engine needs to pick exactly what this one would pick next, given the
+ * same shard content (ms_engine_opts.resume). Plugins keep no decision
+ * state across merges, so this and the shard's active parts are all of it.
+ * The arrays are heap memory owned by the struct (ms_engine_state_release).
+ */
+typedef struct ms_engine_state {
+	uint64_t seq;         /* last dispatch sequence number handed out */
+	uint64_t fingerprint; /* ms_engine_stats.fingerprint */
+	uint64_t picker_runs, selections, merges_done, merges_failed, dropped;
+	uint64_t lane_merges[MS_LANE_KIND_COUNT];
+	uint32_t backoff_ms; /* last backoff step (0 after a success) */
+	uint32_t disk_fails; /* unblamed file-system failures in a row */
+	uint64_t *quarantined; /* ascending */
+	size_t nquarantined;
+	ms_engine_failcount *fails;
+	size_t nfails;
+} ms_engine_state;
+
+/*
+ * Save the engine's decision state into *out (initialized by the call).
+ * Only at merge-idle (ms_engine_is_idle): otherwise MS_ERR_STATE, naming
+ * what is in flight. An engine that stopped on repeated failures is
+ * MS_ERR_STATE too. MS_ERR_NOMEM. On failure *out holds nothing.
+ */
+int ms_engine_save(ms_engine *e, ms_engine_state *out, ms_errbuf *eb);
+/* Free the arrays of st and zero it (NULL or zeroed: no-op). */
+void ms_engine_state_release(ms_engine_state *st);
 /* Copy up to cap quarantined part IDs (ascending); returns how many are
  * quarantined in all. */
 size_t ms_engine_quarantined(ms_engine *e, uint64_t *ids, size_t cap);

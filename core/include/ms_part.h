@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MS_PART_FORMAT_VERSION 3
+#define MS_PART_FORMAT_VERSION 4
 #define MS_BLOCK_SPLIT_BYTES (2u << 20) /* span-body bytes per block */
 #define MS_BLOOM_K 10
 #define MS_BLOOM_BITS_PER_ITEM 16
@@ -137,7 +137,7 @@ typedef struct ms_part_writer ms_part_writer;
 typedef struct ms_part_writer_opts {
 	ms_mem *mem;    /* borrowed; NULL = uncounted malloc */
 	ms_io *io;      /* borrowed; NULL = not counted */
-	int zstd_level; /* 0 = 3 */
+	int zstd_level; /* 0 = 3 (core blocks), 1 (index chunk pieces) */
 	uint32_t depth; /* merge depth to record */
 	/* Skip every fsync: for bulk builds (a fixture) that write many
 	 * parts into a staging directory and make them durable with one

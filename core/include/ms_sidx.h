@@ -3,7 +3,8 @@
  *
  * An index part holds one row per span of its core part: (series, key,
  * value, tags). series = XXH3_64bits (seed 0) over the bytes of the span's
- * service name without its NUL ("" when absent) followed by one byte, 1 if
+ * service value (the service ID the fixture's rows carry, as the reference's
+ * service_id) without its NUL ("" when absent) followed by one byte, 1 if
  * the span is an error and 0 if not; key = latency_ms (kind
  * MS_KIND_LATENCY) or start_ns (MS_KIND_START_TIME) as a signed 64-bit
  * integer; value = the byte 0x01 followed by the trace ID. The tags are the
@@ -52,7 +53,7 @@ typedef struct ms_sidx_row {
 	uint8_t tid[MS_TRACE_ID_MAX];
 } ms_sidx_row;
 
-/* The series of a service name (NULL counts as "") and error flag. */
+/* The series of a service value (NULL counts as "") and error flag. */
 uint64_t ms_sidx_series(const char *service, bool is_error);
 /* Fill *out with the index row of core row r for kind (latency or
  * start_time); its strings are borrowed from r. r's trace ID must be

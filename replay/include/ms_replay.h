@@ -148,6 +148,12 @@ typedef struct ms_replay_opts {
 	enum ms_plugin_host_mode plugin_host;
 	const char *plugin_host_exe;
 	bool start_paused; /* stop before the first publication */
+	/* A checkpoint (shard, engine, controller and event-log position;
+	 * ms_replay_seek_*) is kept at the first publication point and then
+	 * at the first one at least this much logical time after the
+	 * previous one, in the primary phase. 0 = none (a headless run never
+	 * goes back); the TUI uses MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS. */
+	int64_t checkpoint_every_ns;
 	double speed;      /* logical s per wall s; 0 = flat out */
 	/* Called (from any thread, no lock held) whenever something worth
 	 * redrawing happened. NULL = none. */
@@ -198,6 +204,27 @@ int ms_replay_run_to_time(ms_replay *r, int64_t t, ms_errbuf *eb);
  * last. For seeking back: a new replay of the same options runs there. */
 int ms_replay_run_to_pub(ms_replay *r, uint64_t k, ms_errbuf *eb);
 int ms_replay_set_speed(ms_replay *r, double speed);
+
+/* 60 logical minutes between checkpoints. */
+#define MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS (3600LL * 1000000000LL)
+/*
+ * Go back in this run, in process: to the latest checkpoint before merge
+ * seq's barrier / before publication k / before logical time t, restored
+ * (shard, engine, the controller's counters and gates' tallies, the event
+ * log rolled back: replay/SCHEMA.md, "Going back in time"), and stop
+ * there (PAUSED, break_why "seek"); run_to then goes on to the target at
+ * full speed. While the run is in its primary phase or DONE:
+ * MS_ERR_NOTFOUND (nothing changed) when no checkpoint precedes the target
+ * or the run is in its cooldown, failed or not started, for the caller to
+ * start a new replay instead. A checkpoint that does not read back is its
+ * error, the run stopped where it was (PAUSED, "seek failed"; a DONE run
+ * stays DONE). Another error is a restore that failed part way: the run
+ * is FAILED with that error. Not to be called while another call on r runs
+ * (the status, the inventory): the caller waits for the restore.
+ */
+int ms_replay_seek_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb);
+int ms_replay_seek_pub(ms_replay *r, uint64_t k, ms_errbuf *eb);
+int ms_replay_seek_time(ms_replay *r, int64_t t, ms_errbuf *eb);
 
 int ms_replay_break_add(ms_replay *r, const char *spec, int *id, ms_errbuf *eb);
 int ms_replay_break_enable(ms_replay *r, int id, bool on, ms_errbuf *eb);
@@ -251,6 +278,8 @@ typedef struct ms_replay_status {
 	uint64_t inflight_seq;
 	int64_t inflight_wall_ns;
 	uint64_t inflight_calls, inflight_traces, inflight_decide_ns;
+	/* Checkpoints kept, and seeks back that restored one. */
+	uint64_t checkpoints, seeks;
 	/* The error of a FAILED run. */
 	char error[512];
 } ms_replay_status;

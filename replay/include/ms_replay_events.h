@@ -33,7 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define MS_EV_SCHEMA_VERSION 8
+#define MS_EV_SCHEMA_VERSION 9
 #define MS_EV_LINKS_MAX 8     /* links of one sampler chain */
 #define MS_EV_HIST_BUCKETS 13 /* 12 bounds + overflow */
 #define MS_EV_HEX_MAX 65      /* 64 hex digits + NUL (SHA-256/XXH3 sized) */
@@ -318,6 +318,17 @@ typedef struct ms_ev_plugin_stat {
 	uint64_t value;
 } ms_ev_plugin_stat;
 
+/* One seek back (version 9): the run went back to a checkpoint and its
+ * events after it were removed (ms_rec_rollback). */
+typedef struct ms_ev_seek {
+	int64_t wall_ns;    /* since the run started, when it went back */
+	int64_t logical_ns; /* the checkpoint's logical time */
+	uint64_t from_pubs, from_merge; /* publications done, last merge */
+	uint64_t to_pubs, to_merge;     /* the same at the checkpoint */
+	char target[MS_EV_NAME_MAX];    /* where it runs to, "go merge 10" */
+	uint64_t removed;               /* rows removed (filled by the call) */
+} ms_ev_seek;
+
 /* One correctness gate. */
 typedef struct ms_ev_gate {
 	char name[MS_EV_NAME_MAX];
@@ -394,6 +405,30 @@ int ms_rec_plugin_stat(ms_rec *r, const ms_ev_plugin_stat *s, ms_errbuf *eb);
 int ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb);
 /* Commit now. */
 int ms_rec_flush(ms_rec *r, ms_errbuf *eb);
+
+/* Where the log stands (ms_rec_mark_get): the events a later rollback
+ * keeps. */
+typedef struct ms_rec_mark {
+	uint64_t pubs;      /* publication rows with seq < pubs */
+	uint64_t merge_seq; /* merge rows (and their inputs, links, batches)
+	                       with seq <= merge_seq */
+	int64_t part_id;    /* part_event rows with id <= part_id */
+	int64_t sample_id;  /* sample rows with id <= sample_id */
+} ms_rec_mark;
+/* Commit what is pending and mark the log now: pubs and merge_seq are the
+ * caller's (the publications done, the engine's last dispatch), the row
+ * IDs are read. */
+int ms_rec_mark_get(ms_rec *r, uint64_t pubs, uint64_t merge_seq,
+                    ms_rec_mark *m, ms_errbuf *eb);
+/*
+ * Go back to mark m: in one transaction, remove every publication, merge
+ * (with its inputs, links and batches), part and sample event recorded
+ * after it, and add s as a row of table seek (s->removed: the rows
+ * removed). The log then reads as if the run had gone straight to the
+ * mark, plus the seek rows (replay/SCHEMA.md, "Going back in time").
+ */
+int ms_rec_rollback(ms_rec *r, const ms_rec_mark *m, ms_ev_seek *s,
+                    ms_errbuf *eb);
 /*
  * Record the end of a run whose process died without one (postmortem.c):
  * set status and error of the run record if it has no status yet; a run

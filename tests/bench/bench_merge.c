@@ -26,6 +26,7 @@
  */
 #define BENCH_NAME "bench_merge"
 #include "bench_seed.h"
+#include "bench_pieces.h"
 
 #include <zstd.h>
 
@@ -34,6 +35,7 @@
 typedef struct unit {
 	const uint8_t *p;
 	size_t stored, raw;
+	int level; /* what the writer compresses it at */
 } unit;
 
 typedef struct floor_set {
@@ -46,7 +48,7 @@ typedef struct floor_set {
 } floor_set;
 
 static void
-floor_add_unit(floor_set *f, size_t off, size_t stored, size_t raw)
+floor_add_unit(floor_set *f, size_t off, size_t stored, size_t raw, int level)
 {
 	if (f->n == f->ncap) {
 		f->ncap = f->ncap ? f->ncap * 2 : 1024;
@@ -57,6 +59,7 @@ floor_add_unit(floor_set *f, size_t off, size_t stored, size_t raw)
 	f->u[f->n].p = (const uint8_t *)(uintptr_t)off; /* fixed up later */
 	f->u[f->n].stored = stored;
 	f->u[f->n].raw = raw;
+	f->u[f->n].level = level;
 	f->n++;
 	if (raw > f->max_raw)
 		f->max_raw = raw;
@@ -96,8 +99,8 @@ floor_core(floor_set *f, const ms_part *p)
 		size_t bs = ms_le32(b + 20), br = ms_le32(b + 24);
 		size_t at = f->len;
 		floor_append(f, b + 152, as + bs);
-		floor_add_unit(f, at, as, ar);
-		floor_add_unit(f, at + as, bs, br);
+		floor_add_unit(f, at, as, ar, LEVEL);
+		floor_add_unit(f, at + as, bs, br, LEVEL);
 		f->core_units += 2;
 	}
 	if (rc < 0)
@@ -107,7 +110,9 @@ floor_core(floor_set *f, const ms_part *p)
 
 /* Index parts: the data section (from the file's start) is a sequence of
  * 32-byte chunk headers (magic "MSX1", nrows, stored, raw, ...) each
- * followed by its payload; the index section after it starts otherwise. */
+ * followed by its payload, 8 pieces (u8 codec, uvarint size, bytes) of
+ * which codec 1 is a zstd frame, compressed at the index writer's default
+ * level 1; the index section after it starts otherwise. */
 static void
 floor_index(floor_set *f, const ms_part *p)
 {
@@ -117,13 +122,23 @@ floor_index(floor_set *f, const ms_part *p)
 		die(path, NULL);
 	uint8_t hdr[32];
 	while (fread(hdr, 1, 32, fp) == 32 && memcmp(hdr, "MSX1", 4) == 0) {
-		size_t stored = ms_le32(hdr + 8), raw = ms_le32(hdr + 12);
+		size_t stored = ms_le32(hdr + 8);
 		uint8_t *buf = malloc(stored ? stored : 1);
 		if (!buf || fread(buf, 1, stored, fp) != stored)
 			die("index chunk", NULL);
 		size_t at = f->len;
 		floor_append(f, buf, stored);
-		floor_add_unit(f, at, stored, raw);
+		for (size_t o = 0; o < stored;) {
+			uint8_t codec;
+			size_t size;
+			if (!bench_piece(buf, stored, &o, &codec, &size))
+				die("index chunk piece", NULL);
+			unsigned long long raw =
+			        ZSTD_getFrameContentSize(buf + o, size);
+			if (codec == 1 && raw <= SIZE_MAX / 2)
+				floor_add_unit(f, at + o, size, (size_t)raw, 1);
+			o += size;
+		}
 		free(buf);
 	}
 	fclose(fp);
@@ -149,7 +164,7 @@ floor_run(floor_set *f, bool with_index, uint64_t *out_bytes)
 		                               u->stored);
 		if (ZSTD_isError(r)) /* a unit stored uncompressed */
 			r = u->stored;
-		size_t z = ZSTD_compressCCtx(c, cmp, ccap, raw, r, LEVEL);
+		size_t z = ZSTD_compressCCtx(c, cmp, ccap, raw, r, u->level);
 		if (ZSTD_isError(z))
 			die("zstd compress", NULL);
 		total += z;
@@ -215,7 +230,9 @@ merge_req(ms_shard *s, const uint64_t *ids, int r, const char *lane,
 		.seq = (uint64_t)r + 1,
 		.lane = lane,
 		.parent_mem = mem,
-		.zstd_level = LEVEL,
+		/* Each writer's default, as the engine merges: core blocks at
+		 * LEVEL (3), index pieces at 1. */
+		.zstd_level = 0,
 	};
 }
 

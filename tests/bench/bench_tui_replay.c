@@ -24,8 +24,17 @@
  * publication or dispatch point, PAUSED or BREAK).
  * That run is not part of the headless-vs-TUI comparison.
  *
- * usage: bench_tui_replay [PRESET [REPS [PRESSES]]]   default: day-2x 3 50
+ * usage: bench_tui_replay [PRESET [REPS [PRESSES [seek]]]]
+ *   default: day-2x 3 50
  * PRESSES 0 skips the key-latency run.
+ *
+ * With `seek` only going back is measured: from a finished run, `g #10`
+ * and `g #240` (merge targets) as the TUI did before checkpoints (a new
+ * replay of the same options, the old one closed, run to the target from
+ * the day's start) and as it does now (ms_replay_seek_merge: back to the
+ * run's latest checkpoint before the target, then run to it), each timed
+ * from the key to the stop at the target's barrier, alternated, REPS
+ * times; after each the run goes on to its end (not timed).
  * The fixture is the one `mergescope` caches (built once if missing).
  */
 #include "ms_clock.h"
@@ -48,7 +57,7 @@ static const char *fixture;
 static char work[256];
 
 static ms_replay *
-open_replay(const char *tag, int rep)
+open_replay_ck(const char *tag, int rep, int64_t checkpoint_every_ns)
 {
 	char db[400];
 	snprintf(db, sizeof(db), "%s/%s-%d.sqlite", work, tag, rep);
@@ -59,6 +68,7 @@ open_replay(const char *tag, int rep)
 	ro.variant = "skywalking";
 	ro.plugin_dir = MS_PLUGIN_DIR;
 	ro.speed = 0;
+	ro.checkpoint_every_ns = checkpoint_every_ns;
 	ms_replay *r = NULL;
 	ms_errbuf eb = { "" };
 	if (ms_replay_open(&r, &ro, &eb)) {
@@ -66,6 +76,12 @@ open_replay(const char *tag, int rep)
 		exit(1);
 	}
 	return r;
+}
+
+static ms_replay *
+open_replay(const char *tag, int rep)
+{
+	return open_replay_ck(tag, rep, 0);
 }
 
 static bool
@@ -476,6 +492,137 @@ run_tui(int rep)
 	return s;
 }
 
+/* ---- seeking back ---------------------------------------------------- */
+
+/* Poll until the run is stopped (or over); its state. */
+static enum ms_replay_state
+wait_stopped(ms_replay *r)
+{
+	ms_replay_status *st = malloc(sizeof(*st));
+	if (!st)
+		exit(1);
+	enum ms_replay_state s;
+	for (;;) {
+		ms_replay_get_status(r, st);
+		s = st->state;
+		if (s == MS_REPLAY_BREAK || s == MS_REPLAY_PAUSED ||
+		    s == MS_REPLAY_DONE || s == MS_REPLAY_FAILED)
+			break;
+		sleep_ns(200000);
+	}
+	free(st);
+	return s;
+}
+
+static void
+must(int rc, const ms_errbuf *eb, const char *what)
+{
+	if (rc) {
+		fprintf(stderr, "bench_tui_replay: %s: %s\n", what, eb->msg);
+		exit(1);
+	}
+}
+
+/* From the stop at the target to the end of the day (not timed). */
+static void
+to_end(ms_replay *r)
+{
+	ms_errbuf eb = { "" };
+	must(ms_replay_command(r, MS_RCMD_RUN, &eb), &eb, "run");
+	ms_replay_wait(r, -1);
+	if (!finished_ok(r))
+		exit(1);
+}
+
+/* Before: a new replay from the day's start to merge n (what the TUI's
+ * restart does: open it, close the old one, target, start). */
+static double
+back_restart(ms_replay **rp, uint64_t n, int k)
+{
+	ms_errbuf eb = { "" };
+	int64_t t0 = ms_mono_ns();
+	ms_replay *nr = open_replay("restart", k);
+	ms_replay_close(*rp);
+	*rp = nr;
+	must(ms_replay_run_to_merge(nr, n, &eb), &eb, "run to");
+	must(ms_replay_start(nr, &eb), &eb, "start");
+	if (wait_stopped(nr) != MS_REPLAY_BREAK)
+		exit(1);
+	double s = (double)(ms_mono_ns() - t0) / 1e9;
+	to_end(nr);
+	return s;
+}
+
+/* After: back to the latest checkpoint before merge n, then to it. */
+static double
+back_checkpoint(ms_replay *r, uint64_t n)
+{
+	ms_errbuf eb = { "" };
+	int64_t t0 = ms_mono_ns();
+	must(ms_replay_seek_merge(r, n, &eb), &eb, "seek");
+	must(ms_replay_run_to_merge(r, n, &eb), &eb, "run to");
+	if (wait_stopped(r) != MS_REPLAY_BREAK)
+		exit(1);
+	double s = (double)(ms_mono_ns() - t0) / 1e9;
+	to_end(r);
+	return s;
+}
+
+static void
+run_seek(int reps)
+{
+	static const uint64_t targets[] = { 10, 240 };
+	ms_replay *a = open_replay("seek-restart", 0);
+	ms_replay *b = open_replay_ck("seek-ckpt", 0,
+	                              MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS);
+	ms_errbuf eb = { "" };
+	/* One after the other: the first day, without and with taking
+	 * checkpoints (one sample each: what keeping them costs). */
+	int64_t t0 = ms_mono_ns();
+	must(ms_replay_start(a, &eb), &eb, "start");
+	ms_replay_wait(a, -1);
+	int64_t t1 = ms_mono_ns();
+	must(ms_replay_start(b, &eb), &eb, "start");
+	ms_replay_wait(b, -1);
+	int64_t t2 = ms_mono_ns();
+	if (!finished_ok(a) || !finished_ok(b))
+		exit(1);
+	printf("  the day: without checkpoints %.3f s, with %.3f s\n",
+	       (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9);
+	double *x = calloc((size_t)reps, sizeof(double));
+	double *y = calloc((size_t)reps, sizeof(double));
+	if (!x || !y)
+		exit(1);
+	int k = 1;
+	for (size_t t = 0; t < 2; t++) {
+		for (int i = 0; i < reps; i++) {
+			if (i % 2 == 0) {
+				x[i] = back_restart(&a, targets[t], k++);
+				y[i] = back_checkpoint(b, targets[t]);
+			} else {
+				y[i] = back_checkpoint(b, targets[t]);
+				x[i] = back_restart(&a, targets[t], k++);
+			}
+			printf("  g #%llu from the end, rep %d: restart %.3f s"
+			       "  checkpoint %.3f s\n",
+			       (unsigned long long)targets[t], i + 1, x[i],
+			       y[i]);
+			fflush(stdout);
+		}
+		double mx = bench_median_d(x, reps);
+		double my = bench_median_d(y, reps);
+		printf("median g #%llu from the end: restart %.3f s  "
+		       "checkpoint %.3f s  (%.1fx faster)\n",
+		       (unsigned long long)targets[t], mx, my,
+		       my > 0 ? mx / my : 0);
+		fflush(stdout);
+	}
+	ms_replay_close(a);
+	ms_replay_close(b);
+	free(x);
+	free(y);
+}
+
 static void
 progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
 {
@@ -525,6 +672,15 @@ main(int argc, char **argv)
 	setenv("COLUMNS", "200", 1);
 	setenv("LINES", "60", 1);
 
+	if (argc > 4 && strcmp(argv[4], "seek") == 0) {
+		printf("bench_tui_replay: %s, skywalking, speed max, going "
+		       "back, %d reps (alternating)\n",
+		       preset, reps);
+		run_seek(reps);
+		char rm[400];
+		snprintf(rm, sizeof(rm), "rm -rf '%s'", work);
+		return system(rm) != 0;
+	}
 	double *h = calloc((size_t)reps, sizeof(double));
 	double *t = calloc((size_t)reps, sizeof(double));
 	if (!h || !t)

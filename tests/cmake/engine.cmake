@@ -12,3 +12,10 @@ set_tests_properties(test_engine PROPERTIES TIMEOUT 900)
 add_executable(bench_picker ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_picker.c)
 target_link_libraries(bench_picker PRIVATE mscore)
 add_dependencies(benches bench_picker)
+# bench_checkpoint: taking a checkpoint of a shard at merge-idle and going
+# back to it (core/checkpoint.c), for 30 and 300 active parts.
+# Run: cmake --build build --target bench_checkpoint && build/tests/bench_checkpoint [DIR]
+add_executable(bench_checkpoint ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_checkpoint.c)
+target_link_libraries(bench_checkpoint PRIVATE mscore)
+target_include_directories(bench_checkpoint PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+add_dependencies(benches bench_checkpoint)

@@ -2,7 +2,7 @@
 # variant, breakpoints and stepping, SIGKILL, bad input (test_replay);
 # freeze at a barrier and merge-once (test_freeze); the end-of-run gates
 # seen failing (test_gates).
-foreach(t test_replay test_freeze test_gates)
+foreach(t test_replay test_freeze test_gates test_replay_seek)
 	if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${t}.c)
 		ms_add_test(${t} LIBS msreplay msfixtures mscore)
 		foreach(p alwayskeep detdrop skywalking tp_badval tp_fail

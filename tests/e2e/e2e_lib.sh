@@ -63,6 +63,11 @@ fi
 [ -f "$FX/manifest.sqlite" ] || fail "no fixture at $FX"
 
 ENVS="XDG_CACHE_HOME=$XDG_CACHE_HOME"
+# The build tree's scratch root (tests/CMakeLists.txt sets it) reaches the
+# TUI in the pane too.
+if [ -n "${MERGESCOPE_SCRATCH:-}" ]; then
+	ENVS="$ENVS MERGESCOPE_SCRATCH=$MERGESCOPE_SCRATCH"
+fi
 # Under the sanitizers (make test-asan) their reports go to files the
 # scripts print, since the pane would garble them.
 if [ -n "${ASAN_OPTIONS:-}" ]; then

@@ -29,6 +29,7 @@ SHARD=$WORK/run.shard
 # handlers, as in a plain build.
 H=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0
 ENVS="XDG_CACHE_HOME=$XDG_CACHE_HOME"
+[ -z "${MERGESCOPE_SCRATCH:-}" ] || ENVS="$ENVS MERGESCOPE_SCRATCH=$MERGESCOPE_SCRATCH"
 ENVS="$ENVS ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}$H"
 ENVS="$ENVS TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS:}$H"
 tm new-session -d -s "$T" -x 120 -y 40 \

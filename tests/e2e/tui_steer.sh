@@ -6,14 +6,15 @@
 #     "running to" message;
 #  2. `--break time=02:00` stops as BREAK "at time=02:00:00" at the first
 #     barrier after 02:00 (merge #4 at 02:21:30), not at a pause before;
-#  3. `g #2` (behind the replay) re-runs the day into a new database to
-#     #2's barrier, `[` to #1's, `{` one publication back;
-#  4. `g #6` stops first at the time breakpoint the re-run kept, then
-#     at BREAK "at go #6" with the speed back at 30x;
-#     the re-run's merges 1-3 have the first run's inputs;
+#  3. `g #2` (behind the replay) goes back to a checkpoint of the running
+#     replay (same database) and re-runs to #2's barrier, `[` to #1's,
+#     `{` one publication back;
+#  4. `g #6` stops first at the time breakpoint (after the checkpoint, so
+#     it stops the re-run again), then at BREAK "at go #6" with the speed
+#     back at 30x; merges 1-3 have the inputs they had the first time;
 #  5. `f` there leaves a "frozen:" line with the merge-once command,
 #     printed again at the end, where it runs as shown;
-#  6. `r` restarts the day with its breakpoint;
+#  6. `r` restarts the day with its breakpoint, into a new database;
 #  7. at DONE the gate and reconciliation tables fill the Events area,
 #     Tab shows the events.
 #
@@ -48,15 +49,25 @@ wait_for 'BREAK +at time=02:00:00 t 02:' ||
 	fail "--break time=02:00 did not stop as BREAK after 02:00"
 wait_for 'Pending selection #4' 5 || fail "not at the barrier of merge #4"
 
-# 3. Back in time: `g #2` from #4 re-runs the day into a new database and
-#    stops at #2's barrier; `[` goes one barrier further back (#1); `{`
-#    one publication back (PAUSED, one publication fewer).
+# The inputs of merges 1-3 (all completed before #4's barrier).
+inputs() {
+	"$MS" export --db "$1" --format jsonl --filter 'seq=1..3' |
+		sed 's/^{"seq":\([0-9]*\),.*"inputs":\[\([^]]*\)\].*/\1 \2/' |
+		sed 's/{"part_id":\([0-9]*\),[^}]*}/\1/g' | sort -n
+}
+A=$(inputs "$DB")
+
+# 3. Back in time: `g #2` from #4 goes back to a checkpoint of this run
+#    (no new database) and stops at #2's barrier; `[` goes one barrier
+#    further back (#1); `{` one publication back (PAUSED, one
+#    publication fewer).
 tm send-keys -t "$T" 'g'
 tm send-keys -t "$T" -l '#2'
 tm send-keys -t "$T" Enter
 wait_for 'BREAK +at go #2 ' || fail "g #2 did not stop at merge #2"
 wait_for 'Pending selection #2' 5 || fail "not at the barrier of merge #2"
-screen | grep -q 'run\.rerun-1\.sqlite' || fail "no new database on screen"
+screen | grep -q 'run\.rerun-' && fail "g #2 started a new replay"
+screen | grep -q 'run\.sqlite' || fail "not recording to $DB any more"
 tm send-keys -t "$T" '['
 wait_for 'BREAK +at go #1 ' || fail "[ did not go back to merge #1"
 wait_for 'Pending selection #1' 5 || fail "not at the barrier of merge #1"
@@ -85,18 +96,12 @@ wait_for 'Pending selection #6' 5 || fail "not at the barrier of merge #6"
 wait_for 'speed 30x' 5 || fail "the speed did not come back to 30x"
 screen | grep -q 'running to' && fail "a stale 'running to' message"
 
-# The re-run selected what the first run selected: merges 1-3 (all the
-# first run completed before going back from #4) with the same inputs in
-# both databases (the selection fingerprint's prefix).
-inputs() {
-	"$MS" export --db "$1" --format jsonl --filter 'seq=1..3' |
-		sed 's/^{"seq":\([0-9]*\),.*"inputs":\[\([^]]*\)\].*/\1 \2/' |
-		sed 's/{"part_id":\([0-9]*\),[^}]*}/\1/g' | sort -n
-}
-DB4=$WORK/run.rerun-3.sqlite
-screen | grep -q 'run\.rerun-3\.sqlite' || fail "not recording to $DB4"
-A=$(inputs "$DB")
-B=$(inputs "$DB4")
+# The re-runs selected what the first run selected: merges 1-3 (all the
+# first run completed before going back from #4) have the same inputs in
+# the database, whose rows after each checkpoint were replaced (the
+# selection fingerprint's prefix).
+screen | grep -q 'run\.rerun-' && fail "a seek back started a new replay"
+B=$(inputs "$DB")
 [ "$(printf '%s\n' "$A" | wc -l)" = 3 ] || fail "the first run has no merges 1-3: $A"
 [ "$A" = "$B" ] || fail "the re-run selected other inputs:
 $A
@@ -116,7 +121,7 @@ screen | grep -q 'frozen: .*merge-once --frozen ' || fail "the frozen line went 
 #    the breakpoint still set.
 tm send-keys -t "$T" 'r'
 wait_for 'PAUSED .*pub 0/' || fail "r did not restart the day"
-screen | grep -q 'run\.rerun-4\.sqlite' || fail "r did not open a new database"
+screen | grep -q 'run\.rerun-1\.sqlite' || fail "r did not open a new database"
 tm send-keys -t "$T" ':'
 tm send-keys -t "$T" -l 'speed max'
 tm send-keys -t "$T" Enter

@@ -15,6 +15,7 @@ pairs=(
 	fuzz_part_reader:corpus-part
 	fuzz_sidx_reader:corpus-sidx
 	fuzz_shard_snapshot:corpus-shard
+	fuzz_checkpoint_state:
 	fuzz_frozen:corpus-frozen
 	fuzz_breakpoint:corpus-bp
 	fuzz_tui_input:corpus-tui

@@ -286,10 +286,13 @@ typedef struct ms_tui_ui {
 	int zoom;           /* timeline: 0 = the day, 1 = 6 h, 2 = 1 h */
 	enum ms_tui_part_sort part_sort;
 	char search[MS_VIEW_TEXT]; /* the last search (s), for ; and , */
-	char offer[MS_VIEW_TEXT];  /* what MS_PROMPT_RESTORE offers */
-	bool ascii;                /* ASCII borders and glyphs */
-	bool color;                /* colours in use */
-	uint32_t frame;            /* frames drawn, for the spinner */
+	/* Where a `g` forward is running to ("09:00:00", "#120"), shown on
+	 * the status line while it runs; empty once the run stops. */
+	char go_target[32];
+	char offer[MS_VIEW_TEXT]; /* what MS_PROMPT_RESTORE offers */
+	bool ascii;               /* ASCII borders and glyphs */
+	bool color;               /* colours in use */
+	uint32_t frame;           /* frames drawn, for the spinner */
 } ms_tui_ui;
 
 /* The whole snapshot. */

@@ -1,0 +1,583 @@
+/*
+ * checkpoint.c - checkpoints of a run and seeking back to one in process
+ * (ms_replay_seek_*), instead of a new replay from the day's start.
+ *
+ * Design:
+ *  1. A checkpoint is taken at a publication point of the primary phase
+ *     (the publication drained, the engine merge-idle, the part checker
+ *     drained) at least ck_every_ns of logical time after the previous
+ *     one. It is the core checkpoint of the shard and the engine
+ *     (ms_checkpoint.h: hard links of the active parts, a snapshot copy,
+ *     the engine's decision state) in <work_dir>.ckpt/NNNNNN, plus, in
+ *     memory, what the controller has counted so far (the CK_FIELDS
+ *     below, the exactly-once table, how many drops were reported) and
+ *     where the event log stood (ms_rec_mark).
+ *     One is also taken at every publication point where the run stopped
+ *     (a step, pause or run-to target there: taken as it goes on, the
+ *     state unchanged) and at the first one after a stop at a barrier (a
+ *     breakpoint hit), where the user is looking, so stepping back there
+ *     re-runs little.
+ *  2. At most MAX_CKS are kept: when full, every second one is removed
+ *     and the interval doubles (unless a stop asked for it), so they stay
+ *     spread over the day.
+ *  3. A seek is asked for from the front end's thread (ms_replay_seek_*):
+ *     the latest checkpoint before the target is chosen, the run is
+ *     released from any stop and runs, stopping nowhere, to its next
+ *     publication point; there the controller restores (ms__rck_restore):
+ *     event log rolled back (ms_rec_rollback, a `seek` row), engine and
+ *     shard closed, the shard restored (ms_checkpoint_restore), reopened,
+ *     the slots after the checkpoint left to be staged again as the
+ *     re-run reaches them (a publication consumes its staged files, and
+ *     the reopened shard removes the unlisted ones), the engine reopened with the saved state, the
+ *     counters put back. Then the run stops at the checkpoint (PAUSED,
+ *     "seek") and the seeker is answered; its run_to goes on from there.
+ *  4. Checkpoints after the one restored are removed: the run re-takes
+ *     them as it passes their points again.
+ *  5. A seek is accepted in the primary phase and after the end (DONE:
+ *     the controller thread is started again); in the cooldown, or with
+ *     no checkpoint before the target, MS_ERR_NOTFOUND and nothing moves
+ *     (the front end starts a new replay). A restore that fails before it
+ *     touched anything (a checkpoint that does not read back) stops the
+ *     run where it was (PAUSED, "seek failed") and answers its error; one
+ *     that fails later fails the run.
+ *  6. Not rolled back, as documented in replay/SCHEMA.md: the plugins'
+ *     own counters (plugin_stat) and the chain's call counters (the
+ *     calls of removed stretches are kept apart, link_calls_superseded,
+ *     for the plugin_health gate), resource figures of the phase (its
+ *     wall, CPU, I/O include the stretch that was re-run) and the wall
+ *     spent checking parts.
+ */
+#include "replay_int.h"
+
+#include "ms_checkpoint.h"
+#include "ms_owner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CKS 32
+
+/* What the controller counts and the gates read, restored as it was. */
+#define CK_FIELDS(X)                                                       \
+	X(pub_done) X(merges_done) X(merges_failed) X(spark) X(nspark)     \
+	X(staged_peak) X(staged_preferred) X(track_dup) X(track_err)       \
+	X(parts_in) X(parts_ok) X(parts_bad) X(parts_gone)                 \
+	X(check_submitted) X(part_err) X(merges_reconciled)                \
+	X(merges_unreconciled) X(merge_err) X(rows_dropped)                \
+	X(traces_dropped) X(drop_err) X(hot_decides) X(executed_merges)    \
+	X(decide_dup_traces) X(bounds_mismatch) X(decide_traces)           \
+	X(pub_merges) X(health) X(nhealth) X(health_kinds)                 \
+	X(health_total) X(link_calls_events) X(link_circuit_events)        \
+	X(plugin_calls_events) X(attempts_discarded) X(recon)
+
+struct ms__rck {
+	char dir[PATH_MAX];
+	uint64_t pubs;      /* publications done */
+	int64_t logical_ns; /* the clock then */
+	uint64_t merge_seq; /* the engine's last dispatch */
+	ms_rec_mark mark;
+	size_t ndropped;
+	uint64_t link_calls[MS_EV_LINKS_MAX]; /* the chain's, per link */
+	track_ent *track; /* the entries of r->track in use, packed */
+	size_t track_n;
+	struct {
+#define CK_DECL(f) __typeof__(((ms_replay *)0)->f) f;
+		CK_FIELDS(CK_DECL)
+#undef CK_DECL
+	} t;
+};
+
+static void
+ck_free(ms__rck *c, bool remove_dir)
+{
+	if (!c)
+		return;
+	if (remove_dir)
+		ms_checkpoint_remove(c->dir, NULL);
+	free(c->track);
+	free(c);
+}
+
+/* Remove checkpoints [from, ncks). mu held (or no other thread). */
+static void
+drop_from(ms_replay *r, size_t from)
+{
+	for (size_t i = from; i < r->ncks; i++)
+		ck_free(r->cks[i], true);
+	if (from < r->ncks)
+		r->ncks = from;
+}
+
+/* Design 2: keep every second one, double the interval (unless the
+ * list filled up with checkpoints at stops). mu held. */
+static void
+thin_out(ms_replay *r, bool longer)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < r->ncks; i++) {
+		if (i % 2)
+			ck_free(r->cks[i], true);
+		else
+			r->cks[k++] = r->cks[i];
+	}
+	r->ncks = k;
+	if (longer)
+		r->ck_every_ns *= 2;
+}
+
+static void
+ck_off(ms_replay *r, const char *why, const ms_errbuf *eb)
+{
+	snprintf(r->ck_note, sizeof(r->ck_note), "checkpoints off: %s%s%s",
+	         why, eb ? ": " : "", eb ? eb->msg : "");
+	r->ck_every_ns = -1;
+}
+
+/* Each link's call counter now (the chain is between Decide calls). */
+static void
+link_calls(ms_replay *r, uint64_t *out)
+{
+	ms_chain *ch;
+	size_t n;
+	memset(out, 0, MS_EV_LINKS_MAX * sizeof(*out));
+	if (!ms__replay_links(r, &ch, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		ms_link_stats st;
+		ms_chain_link_stats(ch, i, &st);
+		out[i] = st.calls;
+	}
+}
+
+/* The controller's side of a checkpoint, under mu. */
+static int
+save_tallies(ms_replay *r, ms__rck *c)
+{
+	pthread_mutex_lock(&r->mu);
+#define CK_SAVE(f) memcpy(&c->t.f, &r->f, sizeof(r->f));
+	CK_FIELDS(CK_SAVE)
+#undef CK_SAVE
+	c->ndropped = r->dropped.n;
+	c->track = r->track_n ? malloc(r->track_n * sizeof(track_ent)) : NULL;
+	for (size_t i = 0; c->track && i < r->track_cap; i++)
+		if (r->track[i].id)
+			c->track[c->track_n++] = r->track[i];
+	pthread_mutex_unlock(&r->mu);
+	return r->track_n && !c->track ? MS_ERR_NOMEM : 0;
+}
+
+void
+ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns, bool stopped)
+{
+	if (r->ck_every_ns <= 0 || r->phase != MS_RPHASE_PRIMARY || !pubs ||
+	    (r->ncks && r->cks[r->ncks - 1]->pubs >= pubs))
+		return;
+	if (!stopped && r->ncks && now_ns - r->ck_last_ns < r->ck_every_ns)
+		return;
+	ms_errbuf eb = { { 0 } };
+	if (!r->ck_root[0]) {
+		snprintf(r->ck_root, sizeof(r->ck_root), "%s.ckpt",
+		         r->work_dir);
+		ms_fs_rm_tree(r->ck_root, NULL);
+		/* Owned like the scratch shard: what a killed run leaves,
+		 * `mergescope clean` finds and removes. */
+		if (ms_fs_mkdir_p(r->ck_root, 0755, &eb) ||
+		    ms_owner_write(r->ck_root, "scratch", r->db_path, &eb))
+			return ck_off(r, "cannot make their directory", &eb);
+	}
+	if (!r->cks && !(r->cks = calloc(MAX_CKS, sizeof(*r->cks))))
+		return ck_off(r, "no memory", NULL);
+	if (r->ncks == MAX_CKS) {
+		/* Under mu: a seek reads the list from another thread. */
+		pthread_mutex_lock(&r->mu);
+		thin_out(r, !stopped);
+		pthread_mutex_unlock(&r->mu);
+	}
+	ms__checker_drain(r);
+	ms__rck *c = calloc(1, sizeof(*c));
+	if (!c)
+		return ck_off(r, "no memory", NULL);
+	snprintf(c->dir, sizeof(c->dir), "%s/%06llu", r->ck_root,
+	         (unsigned long long)pubs);
+	c->pubs = pubs;
+	c->logical_ns = now_ns;
+	ms_engine_stats es;
+	ms_engine_get_stats(r->engine, &es);
+	c->merge_seq = es.selections; /* dispatch numbers are 1, 2, ... */
+	link_calls(r, c->link_calls);
+	int rc = save_tallies(r, c);
+	if (rc == 0)
+		rc = ms_rec_mark_get(r->rec, pubs, c->merge_seq, &c->mark, &eb);
+	if (rc == 0)
+		rc = ms_checkpoint_take(c->dir, r->shard, r->engine, NULL, 0,
+		                        &eb);
+	if (rc) {
+		ck_free(c, false);
+		/* Not idle here (a warm opening goes in as one): the next
+		 * point will do. Anything else turns them off. */
+		if (rc != MS_ERR_STATE)
+			ck_off(r, "taking one", &eb);
+		return;
+	}
+	pthread_mutex_lock(&r->mu);
+	r->cks[r->ncks++] = c;
+	pthread_mutex_unlock(&r->mu);
+	r->ck_last_ns = now_ns;
+	r->ck_taken++;
+}
+
+bool
+ms__rck_seek_pending(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	bool p = r->seek_req;
+	pthread_mutex_unlock(&r->mu);
+	return p;
+}
+
+void
+ms__rck_release(ms_replay *r)
+{
+	drop_from(r, 0);
+	free(r->cks);
+	r->cks = NULL;
+	if (r->ck_root[0])
+		ms_fs_rm_tree(r->ck_root, NULL);
+}
+
+/* ---- restoring (controller thread) ----------------------------------- */
+
+/* Put the controller's counts back as they were at c. mu held. */
+static int
+put_tallies(ms_replay *r, const ms__rck *c)
+{
+#define CK_LOAD(f) memcpy(&r->f, &c->t.f, sizeof(r->f));
+	CK_FIELDS(CK_LOAD)
+#undef CK_LOAD
+	if (ms__replay_track_load(r, c->track, c->track_n))
+		return MS_ERR_NOMEM;
+	ms__dropped_truncate(&r->dropped, c->ndropped);
+	/* The newest recent merges are those re-run: forget them. */
+	while (r->recent_n) {
+		size_t last = (r->recent_head + MS_REPLAY_RECENT - 1) %
+		              MS_REPLAY_RECENT;
+		if (r->recent[last].seq <= c->merge_seq)
+			break;
+		r->recent_head = last;
+		r->recent_n--;
+	}
+	r->nclaims = 0;
+	r->has_pending = false;
+	/* A time breakpoint stops once; one whose time is after the
+	 * checkpoint may stop the re-run again. */
+	for (size_t i = 0; i < r->nbps; i++) {
+		ms_breakpoint b = r->bps[i];
+		b.enabled = true;
+		if (b.kind == MS_BP_TIME &&
+		    !ms_bp_match_time(&b, c->logical_ns, r->info->day_start_ns))
+			r->bps[i].hits = 0;
+	}
+	return 0;
+}
+
+/* Answer the seeker with a failure now (design 5). mu held. */
+static void
+answer_fail(ms_replay *r, int rc, const ms_errbuf *e)
+{
+	r->seek_req = false;
+	r->seek_stop = false;
+	r->seek_rc = rc;
+	r->seek_eb = *e;
+	pthread_cond_broadcast(&r->cv);
+}
+
+/* Close the engine and the shard, restore the shard to c, reopen it
+ * (the slots after c to be staged again), reopen the engine resuming c's
+ * state. */
+static int
+reopen_at(ms_replay *r, const ms__rck *c, ms_errbuf *e)
+{
+	pthread_mutex_lock(&r->mu);
+	ms_engine *eng = r->engine;
+	ms_shard *sh = r->shard;
+	r->engine = NULL;
+	r->shard = NULL;
+	pthread_mutex_unlock(&r->mu);
+	ms_engine_close(eng);
+	ms_shard_close(sh);
+	ms_checkpoint ck;
+	int rc = ms_checkpoint_restore(c->dir, r->work_dir, &ck, e);
+	if (rc)
+		return rc;
+	ms_shard_opts so = ms__replay_shard_opts(r);
+	sh = NULL;
+	rc = ms_shard_open(&sh, &so, e);
+	pthread_mutex_lock(&r->mu);
+	r->shard = sh;
+	pthread_mutex_unlock(&r->mu);
+	/* The slots after c are staged as the re-run reaches them
+	 * (controller.c, publish_slot). */
+	r->staged_upto = (size_t)c->pubs;
+	if (rc == 0)
+		rc = ms__replay_open_engine(r, &ck.engine, e);
+	ms_checkpoint_release(&ck);
+	return rc;
+}
+
+/* Everything after the checkpoint read back (design 3): the log rolled
+ * back, shard and engine restored, the counts put back, later
+ * checkpoints removed. sk has the target and from_pubs. 0, or the error
+ * in *e (the shard may be touched). */
+static int
+restore_at(ms_replay *r, size_t idx, ms_ev_seek *sk, ms_errbuf *e)
+{
+	ms__rck *c = r->cks[idx];
+	ms__checker_drain(r);
+	ms_engine_stats es;
+	ms_engine_get_stats(r->engine, &es);
+	sk->wall_ns = ms__replay_since_start(r);
+	sk->logical_ns = c->logical_ns;
+	sk->from_merge = es.selections;
+	sk->to_pubs = c->pubs;
+	sk->to_merge = c->merge_seq;
+	int rc = ms_rec_rollback(r->rec, &c->mark, sk, e);
+	if (rc == 0)
+		rc = reopen_at(r, c, e);
+	pthread_mutex_lock(&r->mu);
+	if (rc == 0 && (rc = put_tallies(r, c)) != 0)
+		ms_fail(e, rc, "no memory for the part table");
+	pthread_mutex_unlock(&r->mu);
+	if (rc) {
+		ms_errbuf f;
+		ms_fail(&f, rc, "seek back to %s: %s", c->dir, e->msg);
+		*e = f;
+		return rc;
+	}
+	ms_clock_set(&r->clock, c->logical_ns);
+	ms__replay_links_rebase(r);
+	uint64_t now[MS_EV_LINKS_MAX];
+	link_calls(r, now);
+	pthread_mutex_lock(&r->mu);
+	for (size_t i = 0; i < MS_EV_LINKS_MAX; i++)
+		r->link_calls_superseded[i] += now[i] - c->link_calls[i];
+	drop_from(r, idx + 1); /* design 4 */
+	r->seeks++;
+	pthread_mutex_unlock(&r->mu);
+	r->ck_last_ns = c->logical_ns;
+	return 0;
+}
+
+/* Checkpoint idx reads back and has its files (nothing touched yet
+ * otherwise). */
+static int
+ck_readable(ms_replay *r, size_t idx, ms_errbuf *e)
+{
+	if (idx >= r->ncks)
+		return ms_fail(e, MS_ERR_NOTFOUND, "no such checkpoint");
+	return ms_checkpoint_check(r->cks[idx]->dir, e);
+}
+
+/* Stop at the next publication point and answer the seeker there with
+ * result (controller.c). mu held. */
+static void
+stop_and_answer(ms_replay *r, int result, const ms_errbuf *e)
+{
+	r->seek_req = false;
+	r->seek_stop = true;
+	r->seek_result = result;
+	if (e)
+		r->seek_eb = *e;
+}
+
+/* The seek row's first fields, from the request. mu held. */
+static void
+seek_row(ms_replay *r, ms_ev_seek *sk)
+{
+	memset(sk, 0, sizeof(*sk));
+	snprintf(sk->target, sizeof(sk->target), "%s", r->seek_target);
+	sk->from_pubs = r->pub_done;
+}
+
+/* The seek row from the request, mu released, checkpoint idx checked
+ * (ck_readable). mu held on entry, not on return. */
+static int
+begin_restore(ms_replay *r, size_t idx, ms_ev_seek *sk, ms_errbuf *e)
+{
+	seek_row(r, sk);
+	pthread_mutex_unlock(&r->mu);
+	return ck_readable(r, idx, e);
+}
+
+int
+ms__rck_restore(ms_replay *r, size_t *next_slot, ms_errbuf *eb)
+{
+	pthread_mutex_lock(&r->mu);
+	size_t idx = r->seek_ck;
+	*next_slot = (size_t)r->pub_done;
+	ms_ev_seek sk;
+	ms_errbuf e = { { 0 } };
+	int rc = begin_restore(r, idx, &sk, &e);
+	bool touched = rc == 0;
+	if (rc == 0)
+		rc = restore_at(r, idx, &sk, &e);
+	pthread_mutex_lock(&r->mu);
+	if (rc == 0 || !touched) {
+		/* Restored, or nothing touched: the run stops at the point
+		 * and the seeker is answered there. */
+		stop_and_answer(r, rc, &e);
+		if (rc == 0)
+			*next_slot = (size_t)r->cks[idx]->pubs;
+		rc = 0;
+	} else {
+		answer_fail(r, rc, &e);
+		*eb = e;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return rc;
+}
+
+/* Clear what the end of the run decided (mu held): the gates run again
+ * at the re-run's end, which stops first at the checkpoint. */
+static void
+reopen_run(ms_replay *r)
+{
+	r->ngates = 0;
+	r->gates_failed = 0;
+	r->has_expected = false;
+	r->phase = MS_RPHASE_PRIMARY;
+	r->state = MS_REPLAY_RUNNING;
+	r->break_why[0] = '\0';
+	stop_and_answer(r, 0, NULL);
+}
+
+/* A seek from a finished run (DONE): the controller thread is over, so
+ * this thread restores and starts the controller again at the
+ * checkpoint, where it stops. mu held on entry and return (released
+ * meanwhile). 0, or the error (in r->seek_eb; the run stays DONE when
+ * nothing was touched, else it is FAILED). */
+static int
+seek_from_end(ms_replay *r, size_t idx)
+{
+	ms_ev_seek sk;
+	ms_errbuf e = { { 0 } };
+	int rc = begin_restore(r, idx, &sk, &e);
+	bool touched = rc == 0;
+	if (rc == 0) {
+		pthread_mutex_lock(&r->mu);
+		reopen_run(r);
+		pthread_mutex_unlock(&r->mu);
+		rc = restore_at(r, idx, &sk, &e);
+	}
+	if (rc == 0)
+		rc = ms__replay_controller_restart(r, (size_t)r->cks[idx]->pubs,
+		                                   &e);
+	pthread_mutex_lock(&r->mu);
+	if (rc) {
+		answer_fail(r, rc, &e);
+		if (touched) {
+			r->state = MS_REPLAY_FAILED;
+			snprintf(r->error, sizeof(r->error), "%s", e.msg);
+		}
+	}
+	return rc;
+}
+
+/* ---- asking for a seek (front end's thread) --------------------------- */
+
+enum target_kind { T_MERGE, T_PUB, T_TIME };
+
+/* Does checkpoint c come before the target (design 3)? A checkpoint
+ * stands after its publication's merges: a merge target must come later,
+ * a time target after its time, a publication target at or after it. */
+static bool
+before(const ms__rck *c, enum target_kind k, int64_t v)
+{
+	switch (k) {
+	case T_MERGE:
+		return c->merge_seq < (uint64_t)v;
+	case T_PUB:
+		return c->pubs <= (uint64_t)v;
+	case T_TIME:
+		return c->logical_ns < v;
+	}
+	return false;
+}
+
+static int
+seek(ms_replay *r, enum target_kind k, int64_t v, const char *what,
+     ms_errbuf *eb)
+{
+	pthread_mutex_lock(&r->mu);
+	size_t i = r->ncks;
+	while (i > 0 && !before(r->cks[i - 1], k, v))
+		i--;
+	bool done = r->started && r->state == MS_REPLAY_DONE;
+	bool live = done || (r->started && r->phase == MS_RPHASE_PRIMARY &&
+	                     r->state != MS_REPLAY_FAILED);
+	live = live && !r->abort_req && !r->seek_req;
+	if (!live || i == 0) {
+		pthread_mutex_unlock(&r->mu);
+		return ms_fail(eb, MS_ERR_NOTFOUND,
+		               live ? "no checkpoint before %s"
+		                    : "no seek back to %s: the run is in "
+		                      "its cooldown, failed or not started",
+		               what);
+	}
+	r->seek_req = true;
+	r->seek_ck = i - 1;
+	r->seek_rc = 1;
+	snprintf(r->seek_target, sizeof(r->seek_target), "%s", what);
+	r->pause_req = false;
+	r->mode = MODE_RUN;
+	if (done) {
+		/* The new controller stops only at the checkpoint. */
+		int rc = seek_from_end(r, i - 1);
+		if (rc) {
+			if (eb)
+				*eb = r->seek_eb;
+			pthread_mutex_unlock(&r->mu);
+			return rc;
+		}
+	} else if (r->state == MS_REPLAY_BREAK ||
+	           r->state == MS_REPLAY_PAUSED) {
+		/* Released from its stop, it runs to its next publication
+		 * point without stopping again (controller.c). */
+		r->state = MS_REPLAY_RUNNING;
+		pthread_cond_broadcast(&r->cv);
+	}
+	while (r->seek_rc == 1 && r->state != MS_REPLAY_FAILED &&
+	       r->state != MS_REPLAY_DONE && !r->abort_req)
+		pthread_cond_wait(&r->cv, &r->mu);
+	int rc = r->seek_rc == 1 ? MS_ERR_CANCELED : r->seek_rc;
+	if (rc && eb)
+		*eb = r->seek_rc == 1 ? (ms_errbuf){ "seek back: the run "
+			                             "stopped first" }
+		                      : r->seek_eb;
+	pthread_mutex_unlock(&r->mu);
+	return rc;
+}
+
+int
+ms_replay_seek_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb)
+{
+	char what[40];
+	snprintf(what, sizeof(what), "merge #%llu", (unsigned long long)seq);
+	return seek(r, T_MERGE, (int64_t)seq, what, eb);
+}
+
+int
+ms_replay_seek_pub(ms_replay *r, uint64_t k, ms_errbuf *eb)
+{
+	char what[40];
+	snprintf(what, sizeof(what), "publication %llu", (unsigned long long)k);
+	return seek(r, T_PUB, (int64_t)k, what, eb);
+}
+
+int
+ms_replay_seek_time(ms_replay *r, int64_t t, ms_errbuf *eb)
+{
+	char what[40];
+	snprintf(what, sizeof(what), "time %lld", (long long)t);
+	return seek(r, T_TIME, t, what, eb);
+}

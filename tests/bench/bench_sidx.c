@@ -1,0 +1,241 @@
+/*
+ * bench_sidx.c - what an index part's columns cost: bytes per column as
+ * stored (each column its own piece, part format 4) and the time to
+ * compress and decompress the chunks that way, side by side with the
+ * whole uncompressed payload as one zstd frame at level 3 (how format 3
+ * stored a chunk).
+ *
+ * Reads index part files (latency or start_time, format 4), e.g. the 26
+ * consolidated parts that `mergescope fixture build --opening warm` keeps
+ * as the warm opening. For each chunk it takes the pieces as written and
+ * inflates them back into the payload; then, per repetition and in
+ * alternating order, compresses and decompresses every chunk both ways
+ * from memory. Prints per column the rows' raw and stored bytes and the
+ * medians of the two ways' times and bytes.
+ *
+ * Usage: bench_sidx [-r REPS] PART...     (REPS default 7)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "bench_pieces.h"
+#include "bench_stats.h"
+#include "ms_clock.h"
+#include "ms_part.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#define NCOL 8
+static const char *const col_name[NCOL] = { "series",   "key",      "id length",
+	                                    "trace ID", "instance", "endpoint",
+	                                    "other",    "tags" };
+
+/* One chunk's payload, uncompressed, cut into its columns. */
+typedef struct chunk {
+	uint8_t *raw;
+	size_t len, end[NCOL];
+} chunk;
+
+typedef struct set {
+	chunk *c;
+	size_t n, cap, max_raw;
+	uint64_t rows, file_bytes;
+	uint64_t col_raw[NCOL], col_stored[NCOL];
+} set;
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "bench_sidx: %s\n", what);
+	exit(1);
+}
+
+static uint32_t
+le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t
+le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+/* The pieces of one chunk payload z (stored bytes) into a new chunk. */
+static void
+add_chunk(set *s, const uint8_t *z, size_t stored, size_t raw)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 64;
+		s->c = realloc(s->c, s->cap * sizeof(chunk));
+		if (!s->c)
+			die("out of memory");
+	}
+	chunk *c = &s->c[s->n++];
+	c->raw = malloc(raw ? raw : 1);
+	c->len = 0;
+	if (!c->raw)
+		die("out of memory");
+	size_t o = 0;
+	for (int k = 0; k < NCOL; k++) {
+		size_t o0 = o, size;
+		uint8_t codec;
+		if (!bench_piece(z, stored, &o, &codec, &size))
+			die("chunk payload cut short");
+		size_t n = size;
+		if (codec == 1) {
+			n = ZSTD_decompress(c->raw + c->len, raw - c->len,
+			                    z + o, size);
+			if (ZSTD_isError(n))
+				die("piece does not inflate");
+		} else if (size > raw - c->len) {
+			die("piece longer than the payload");
+		} else {
+			memcpy(c->raw + c->len, z + o, size);
+		}
+		s->col_raw[k] += n;
+		c->len += n;
+		c->end[k] = c->len;
+		o += size;
+		s->col_stored[k] += o - o0; /* codec, size and bytes */
+	}
+	if (c->len != raw || o != stored)
+		die("pieces do not make up the payload");
+	if (raw > s->max_raw)
+		s->max_raw = raw;
+}
+
+/* Every chunk of index part file `path`. */
+static void
+add_part(set *s, const char *path)
+{
+	ms_part *p;
+	ms_errbuf eb = { "" };
+	if (ms_part_open(&p, path, NULL, &eb))
+		die(eb.msg);
+	enum ms_part_kind kind = ms_part_kind_of(p);
+	s->rows += ms_part_get_meta(p)->rows;
+	ms_part_close(p);
+	if (kind == MS_KIND_CORE)
+		die("a core part; give index parts");
+	FILE *f = fopen(path, "rb");
+	if (!f || fseek(f, 0, SEEK_END) != 0)
+		die(path);
+	long size = ftell(f);
+	uint8_t *b = malloc((size_t)size);
+	rewind(f);
+	if (!b || fread(b, 1, (size_t)size, f) != (size_t)size)
+		die(path);
+	fclose(f);
+	s->file_bytes += (uint64_t)size;
+	/* data_bytes: footer offset 96 (core/FORMAT.md, "Footer"). */
+	uint64_t data = le64(b + size - 160 + 96);
+	for (uint64_t off = 0; off + 32 <= data;) {
+		size_t stored = le32(b + off + 8), raw = le32(b + off + 12);
+		add_chunk(s, b + off + 32, stored, raw);
+		off += 32 + stored;
+	}
+	free(b);
+}
+
+/* Compress every chunk (by piece at level 1 from 128 bytes, or whole at
+ * level 3) and decompress it again; bytes into *bytes, ns returned. */
+static int64_t
+run(const set *s, bool pieces, uint64_t *bytes, ZSTD_CCtx *cc, ZSTD_DCtx *dc,
+    uint8_t *z, size_t zcap, uint8_t *back)
+{
+	uint64_t total = 0;
+	int64_t t0 = ms_mono_ns();
+	for (size_t i = 0; i < s->n; i++) {
+		const chunk *c = &s->c[i];
+		size_t at = 0;
+		for (int k = 0; k < (pieces ? NCOL : 1); k++) {
+			size_t end = pieces ? c->end[k] : c->len;
+			size_t n = end - at;
+			if (pieces && n < 128) {
+				total += 2 + n;
+				at = end;
+				continue;
+			}
+			size_t zn = ZSTD_compressCCtx(cc, z, zcap, c->raw + at,
+			                              n, pieces ? 1 : 3);
+			if (ZSTD_isError(zn) ||
+			    ZSTD_decompressDCtx(dc, back, n, z, zn) != n)
+				die("zstd round trip");
+			total += zn + 1 + (pieces ? 2 : 0);
+			at = end;
+		}
+	}
+	*bytes = total;
+	return ms_mono_ns() - t0;
+}
+
+int
+main(int argc, char **argv)
+{
+	int reps = 7, a = 1;
+	if (argc > 2 && strcmp(argv[1], "-r") == 0) {
+		reps = atoi(argv[2]);
+		a = 3;
+	}
+	if (a >= argc || reps < 1 || reps > 1000) {
+		fprintf(stderr, "usage: bench_sidx [-r REPS] PART...\n");
+		return 2;
+	}
+	set s = { 0 };
+	for (; a < argc; a++)
+		add_part(&s, argv[a]);
+	size_t zcap = ZSTD_compressBound(s.max_raw);
+	uint8_t *z = malloc(zcap), *back = malloc(s.max_raw + 1);
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	ZSTD_DCtx *dc = ZSTD_createDCtx();
+	double *tp = calloc((size_t)reps, sizeof(double));
+	double *tw = calloc((size_t)reps, sizeof(double));
+	if (!z || !back || !cc || !dc || !tp || !tw)
+		die("out of memory");
+	uint64_t bp = 0, bw = 0;
+	for (int r = 0; r < reps; r++) {
+		bool pieces_first = r % 2 == 0;
+		for (int w = 0; w < 2; w++) {
+			bool pieces = pieces_first == (w == 0);
+			int64_t ns = run(&s, pieces, pieces ? &bp : &bw, cc, dc,
+			                 z, zcap, back);
+			(pieces ? tp : tw)[r] = (double)ns / 1e6;
+		}
+	}
+	printf("%llu rows in %zu chunks, %llu file bytes\n",
+	       (unsigned long long)s.rows, s.n,
+	       (unsigned long long)s.file_bytes);
+	printf("%-10s %12s %12s %10s\n", "column", "raw bytes", "stored",
+	       "stored/row");
+	uint64_t tr = 0, ts = 0;
+	for (int k = 0; k < NCOL; k++) {
+		printf("%-10s %12llu %12llu %10.2f\n", col_name[k],
+		       (unsigned long long)s.col_raw[k],
+		       (unsigned long long)s.col_stored[k],
+		       s.rows ? (double)s.col_stored[k] / (double)s.rows : 0);
+		tr += s.col_raw[k];
+		ts += s.col_stored[k];
+	}
+	printf("%-10s %12llu %12llu\n", "all", (unsigned long long)tr,
+	       (unsigned long long)ts);
+	printf("compress+decompress, median of %d: by column at level 1 "
+	       "%.1f ms (%llu bytes); whole payload at level 3 %.1f ms "
+	       "(%llu bytes)\n",
+	       reps, bench_median_d(tp, reps), (unsigned long long)bp,
+	       bench_median_d(tw, reps), (unsigned long long)bw);
+	for (size_t i = 0; i < s.n; i++)
+		free(s.c[i].raw);
+	free(s.c);
+	free(z);
+	free(back);
+	free(tp);
+	free(tw);
+	ZSTD_freeCCtx(cc);
+	ZSTD_freeDCtx(dc);
+	return 0;
+}

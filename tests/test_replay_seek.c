@@ -1,0 +1,426 @@
+/*
+ * test_replay_seek.c - seeking back in process (replay/checkpoint.c) on
+ * the smoke fixture: a run goes forward, back to a checkpoint by
+ * publication, merge and time, and forward again; each re-run reaches
+ * the same selection fingerprint, merge count and event rows as the run
+ * had there the first time, the event log keeps one row per publication
+ * and merge (the rows after a checkpoint removed, a `seek` row per seek),
+ * the gates pass at the end with the fingerprint of a run that never went
+ * back, also after going back from the end of the run, a damaged checkpoint is refused while the run goes on, and the
+ * checkpoint directory is gone after close.
+ */
+#include "replay_testlib.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <sqlite3.h>
+
+/* Where a run stood at a stop. */
+typedef struct point {
+	uint64_t fp, selections, merges, pubs;
+	int64_t merge_rows, pub_rows;
+} point;
+
+static int64_t
+count_rows(const char *db, const char *sql)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t n = -1;
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
+	                 SQLITE_OK);
+	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	assert_true(n >= 0);
+	return n;
+}
+
+static void
+point_at(ms_replay *r, const char *db, point *p)
+{
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	ms_engine_stats es;
+	ms_engine_get_stats(r->engine, &es);
+	p->fp = es.fingerprint;
+	p->selections = es.selections;
+	p->merges = st->merges_done;
+	p->pubs = st->pub_done;
+	assert_int_equal(ms_rec_flush(r->rec, NULL), 0);
+	p->merge_rows = count_rows(db, "SELECT count(*) FROM merge");
+	p->pub_rows = count_rows(db, "SELECT count(*) FROM publication");
+	free(st);
+}
+
+static void
+point_equal(const point *a, const point *b)
+{
+	assert_true(a->fp == b->fp);
+	assert_int_equal(a->selections, b->selections);
+	assert_int_equal(a->merges, b->merges);
+	assert_int_equal(a->pubs, b->pubs);
+	assert_int_equal(a->merge_rows, b->merge_rows);
+	assert_int_equal(a->pub_rows, b->pub_rows);
+}
+
+/* Stopped, in state `want`, with break_why `why`. */
+static void
+stopped_at(ms_replay *r, enum ms_replay_state want, const char *why)
+{
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	if (st->state != want)
+		fail_msg("state %s (%s), expected %s",
+		         ms_replay_state_name(st->state), st->error,
+		         ms_replay_state_name(want));
+	if (why)
+		assert_string_equal(st->break_why, why);
+	free(st);
+}
+
+static uint64_t
+seeks_of(ms_replay *r)
+{
+	ms_replay_status st;
+	ms_replay_get_status(r, &st);
+	return st.seeks;
+}
+
+/* Run to publication point k (pub) or merge #k's barrier. */
+static void
+go(ms_replay *r, bool pub, uint64_t k)
+{
+	ms_errbuf eb = { { 0 } };
+	int rc = pub ? ms_replay_run_to_pub(r, k, &eb)
+	             : ms_replay_run_to_merge(r, k, &eb);
+	if (rc)
+		fail_msg("run to %llu: %s", (unsigned long long)k, eb.msg);
+	stopped_at(r, pub ? MS_REPLAY_PAUSED : MS_REPLAY_BREAK, NULL);
+}
+#define go_pub(r, k) go(r, true, k)
+
+/* Run to logical time t: stopped before the first publication after it
+ * or at a barrier at or after it. */
+static void
+go_time(ms_replay *r, int64_t t)
+{
+	ms_errbuf eb = { { 0 } };
+	if (ms_replay_run_to_time(r, t, &eb))
+		fail_msg("run to time %lld: %s", (long long)t, eb.msg);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_true(st->state == MS_REPLAY_PAUSED ||
+	            st->state == MS_REPLAY_BREAK);
+	free(st);
+}
+#define go_merge(r, k) go(r, false, k)
+
+static void
+seek_ok(int rc, const ms_errbuf *eb, ms_replay *r)
+{
+	if (rc)
+		fail_msg("seek: %s", eb->msg);
+	stopped_at(r, MS_REPLAY_PAUSED, "seek");
+}
+
+/* On to the end: DONE, every gate passes. */
+static void
+to_end(ms_replay *r, const char *what)
+{
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	stopped_at(r, MS_REPLAY_DONE, NULL);
+	assert_int_equal(rt_print_gates(r, what), 0);
+}
+
+/* The run's final selection fingerprint as recorded. */
+static void
+end_fp(const char *db, char *fp, size_t n)
+{
+	ms_evdb *d = NULL;
+	ms_errbuf eb;
+	ms_ev_run_end end;
+	bool has_end = false;
+	assert_int_equal(ms_evdb_open(&d, db, &eb), 0);
+	assert_int_equal(ms_evdb_run(d, NULL, &end, &has_end, &eb), 0);
+	assert_true(has_end);
+	assert_string_equal(end.status, "complete");
+	snprintf(fp, n, "%s", end.selection_fp);
+	ms_evdb_close(d);
+}
+
+/* A serial run of variant with checkpoints every every_ns (and
+ * breakpoint bp, may be NULL), started paused: stopped before its first
+ * publication. */
+static ms_replay *
+start_paused(rt_run *run, const char *name, const char *variant,
+             int64_t every_ns, const char *bp)
+{
+	rt_opts(run, name, variant);
+	run->o.serial = true;
+	run->o.start_paused = true;
+	run->o.checkpoint_every_ns = every_ns;
+	ms_replay *r = rt_start(run, bp);
+	assert_non_null(r);
+	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	return r;
+}
+
+static void
+run_straight(char *fp, size_t n)
+{
+	rt_run run;
+	rt_opts(&run, "straight", "detdrop:35");
+	run.o.serial = true;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	stopped_at(r, MS_REPLAY_DONE, NULL);
+	assert_int_equal(rt_print_gates(r, "straight"), 0);
+	ms_replay_close(r);
+	end_fp(run.db, fp, n);
+}
+
+static void
+test_seek_back_same_fingerprint(void **state)
+{
+	(void)state;
+	char want_fp[32], got_fp[32];
+	run_straight(want_fp, sizeof(want_fp));
+
+	rt_run run;
+	/* A checkpoint at every point (thinned out). */
+	ms_replay *r = start_paused(&run, "seek", "detdrop:35", 1, NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	uint64_t ns = st->pub_total, k0 = ns / 3, k1 = 2 * ns / 3;
+	assert_true(k0 > 2);
+	ms_errbuf eb = { { 0 } };
+
+	/* Forward: merge #3, the time of publication k0 - 2, publication
+	 * k0 and k1. */
+	point m3, att, at0, at1, again;
+	int64_t t = ms_fixture_slot_at(r->fx, k0 - 2)->pub_ns;
+	go_merge(r, 3);
+	point_at(r, run.db, &m3);
+	go_time(r, t);
+	point_at(r, run.db, &att);
+	go_pub(r, k0);
+	point_at(r, run.db, &at0);
+	go_pub(r, k1);
+	point_at(r, run.db, &at1);
+	print_message("%llu publications; merges: #3 at pub %llu, %llu at "
+	              "pub %llu, %llu at pub %llu\n",
+	              (unsigned long long)ns, (unsigned long long)m3.pubs,
+	              (unsigned long long)at0.merges, (unsigned long long)k0,
+	              (unsigned long long)at1.merges, (unsigned long long)k1);
+	assert_true(at1.merges > at0.merges && at0.merges >= 3);
+	ms_replay_get_status(r, st);
+	assert_true(st->checkpoints > 2);
+
+	/* Back one third of the day, forward again: the same point. */
+	seek_ok(ms_replay_seek_pub(r, k0, &eb), &eb, r);
+	assert_int_equal(seeks_of(r), 1);
+	ms_replay_get_status(r, st);
+	assert_true(st->pub_done <= k0);
+	go_pub(r, k0);
+	point_at(r, run.db, &again);
+	point_equal(&again, &at0);
+	go_pub(r, k1);
+	point_at(r, run.db, &again);
+	point_equal(&again, &at1);
+
+	/* Back to merge #3's barrier. */
+	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
+	go_merge(r, 3);
+	point_at(r, run.db, &again);
+	point_equal(&again, &m3);
+
+	/* Back by time, then to that time: where the run stopped there the
+	 * first time. */
+	seek_ok(ms_replay_seek_time(r, t, &eb), &eb, r);
+	ms_replay_get_status(r, st);
+	assert_true(st->now < t);
+	assert_int_equal(seeks_of(r), 3);
+	go_time(r, t);
+	point_at(r, run.db, &again);
+	point_equal(&again, &att);
+
+	/* On to the end: every gate passes, the fingerprint is the one of
+	 * the run that never went back. */
+	to_end(r, "seek");
+	/* No checkpoint comes before the first publication. */
+	assert_int_equal(ms_replay_seek_pub(r, 0, &eb), MS_ERR_NOTFOUND);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_DONE);
+	/* From the end: back to k0, forward to k1 (the same point), and to
+	 * the end again. */
+	seek_ok(ms_replay_seek_pub(r, k0, &eb), &eb, r);
+	assert_int_equal(seeks_of(r), 4);
+	go_pub(r, k1);
+	point_at(r, run.db, &again);
+	point_equal(&again, &at1);
+	to_end(r, "seek from the end");
+	char ck[PATH_MAX + 8];
+	snprintf(ck, sizeof(ck), "%s.ckpt", ms_replay_work_dir(r));
+	assert_true(rt_exists(ck));
+	ms_replay_close(r);
+	assert_false(rt_exists(ck));
+	end_fp(run.db, got_fp, sizeof(got_fp));
+	assert_string_equal(got_fp, want_fp);
+	/* The log: four seeks, one row per publication and merge, one set
+	 * of gates. */
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM seek"), 4);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM gate "
+	                                    "GROUP BY name HAVING count(*) > 1"
+	                                    " UNION ALL SELECT 0 LIMIT 1"),
+	                 0);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM publication"),
+	                 (int64_t)ns);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge"),
+	                 count_rows(run.db, "SELECT merges_completed FROM run"));
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge_input "
+	                                    "WHERE seq NOT IN (SELECT seq "
+	                                    "FROM merge)"),
+	                 0);
+	free(st);
+}
+
+/* The entry of dir that sorts first after `after` ("" for the first),
+ * not a dot file, into name. */
+static void
+entry_after(const char *dir, const char *after, char *name, size_t n)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	struct dirent *de;
+	char best[256] = "";
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.' && strcmp(de->d_name, after) > 0 &&
+		    (!best[0] || strcmp(de->d_name, best) < 0))
+			snprintf(best, sizeof(best), "%s", de->d_name);
+	closedir(d);
+	assert_true(best[0] != 0);
+	snprintf(name, n, "%s", best);
+}
+
+/* A checkpoint whose state file is damaged, or that lost a part file, is
+ * refused with an error naming the file; the run stays where it was, and
+ * a seek to a later one still works. */
+static void
+test_seek_damaged_checkpoint(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = start_paused(&run, "seek-bad", "disabled", 1, NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	uint64_t k = st->pub_total / 2;
+	go_pub(r, k);
+	point here, again;
+	point_at(r, run.db, &here);
+	char root[PATH_MAX + 8], ck[PATH_MAX + 80], state_file[PATH_MAX + 96];
+	snprintf(root, sizeof(root), "%s.ckpt", ms_replay_work_dir(r));
+	char first[256], second[256], part[256];
+	entry_after(root, "", first, sizeof(first));
+	entry_after(root, first, second, sizeof(second));
+	snprintf(ck, sizeof(ck), "%s/%s", root, first);
+	snprintf(state_file, sizeof(state_file), "%s/state", ck);
+	FILE *f = fopen(state_file, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 20, SEEK_SET), 0);
+	assert_int_equal(fputc(0x55, f), 0x55);
+	fclose(f);
+	ms_errbuf eb = { { 0 } };
+	/* Publication 1: only the first checkpoint comes before it. */
+	assert_int_equal(ms_replay_seek_pub(r, 1, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, state_file));
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_string_equal(st->break_why, "seek failed");
+	assert_int_equal(st->seeks, 0);
+	point_at(r, run.db, &again);
+	point_equal(&again, &here);
+	/* The second checkpoint lost a part file: refused before anything
+	 * moves too, naming it. */
+	char parts[PATH_MAX + 200], gone[PATH_MAX + 500];
+	snprintf(parts, sizeof(parts), "%s/%s/parts", root, second);
+	entry_after(parts, "", part, sizeof(part));
+	snprintf(gone, sizeof(gone), "%s/%s", parts, part);
+	assert_int_equal(unlink(gone), 0);
+	uint64_t at2 = strtoull(second, NULL, 10);
+	assert_int_equal(ms_replay_seek_pub(r, at2, &eb), MS_ERR_NOTFOUND);
+	assert_non_null(strstr(eb.msg, gone));
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->seeks, 0);
+	point_at(r, run.db, &again);
+	point_equal(&again, &here);
+	/* A later checkpoint is fine. */
+	seek_ok(ms_replay_seek_pub(r, k - 1, &eb), &eb, r);
+	go_pub(r, k);
+	point_at(r, run.db, &again);
+	point_equal(&again, &here);
+	to_end(r, "seek-bad");
+	ms_replay_close(r);
+	free(st);
+}
+
+/* Where the run stops, a checkpoint is kept (taken as it goes on): with
+ * no other checkpoint near, going back to a publication point the run
+ * stopped at restores exactly that point, and going back to a merge
+ * after a breakpoint's barrier starts from the point after it. */
+static void
+test_checkpoints_at_stops(void **state)
+{
+	(void)state;
+	rt_run run;
+	/* Just one checkpoint by the interval. */
+	ms_replay *r = start_paused(&run, "seek-stops", "disabled",
+	                            48 * 3600 * 1000000000LL, "merge=2");
+	ms_replay_status *st = rt_status_new();
+	ms_errbuf eb = { { 0 } };
+	/* The breakpoint at #2's barrier, then on to a publication point. */
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	stopped_at(r, MS_REPLAY_BREAK, "merge=2");
+	ms_replay_get_status(r, st);
+	uint64_t k = st->pub_done + 5;
+	go_pub(r, k);
+	point here, again;
+	point_at(r, run.db, &here);
+	go_pub(r, k + 5);
+	ms_replay_get_status(r, st);
+	/* The first point, the one after the barrier stop, and k. */
+	assert_int_equal(st->checkpoints, 3);
+	seek_ok(ms_replay_seek_pub(r, k, &eb), &eb, r);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->pub_done, k);
+	point_at(r, run.db, &again);
+	point_equal(&again, &here);
+	/* Back before #3: from the point after #2's barrier. */
+	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
+	assert_true(count_rows(run.db, "SELECT to_merge FROM seek ORDER BY "
+	                               "id DESC LIMIT 1") >= 2);
+	to_end(r, "seek-stops");
+	ms_replay_close(r);
+	free(st);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seek_back_same_fingerprint),
+		cmocka_unit_test(test_seek_damaged_checkpoint),
+		cmocka_unit_test(test_checkpoints_at_stops),
+	};
+	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
+}
