@@ -236,8 +236,11 @@ ms_checkpoint_take(const char *dir, ms_shard *s, ms_engine *e,
 	int rc = ms_engine_save(e, &c.engine, eb);
 	if (rc)
 		return rc;
+	/* The snapshot on disk is copied below: with group commit
+	 * (defer_sync) it is made current first. */
 	ms_view *v = NULL;
-	if ((rc = ms_shard_view(s, &v, eb)) != 0) {
+	if ((rc = ms_shard_sync(s, eb)) != 0 ||
+	    (rc = ms_shard_view(s, &v, eb)) != 0) {
 		ms_engine_state_release(&c.engine);
 		return rc;
 	}

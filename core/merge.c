@@ -919,6 +919,7 @@ merge_indexes(merge_ctx *c)
 			.io = c->io,
 			.zstd_level = c->req->zstd_level,
 			.depth = c->res->max_input_depth + 1,
+			.no_sync = ms_shard_syncs_outputs(c->req->shard),
 		};
 		ms_part_meta om;
 		uint64_t pruned = 0;
@@ -1038,6 +1039,7 @@ open_output(merge_ctx *c)
 		.zstd_level = req->zstd_level,
 		.depth = c->res->max_input_depth + 1,
 		.dict = ms_shard_dict_newest(req->shard),
+		.no_sync = ms_shard_syncs_outputs(req->shard),
 	};
 	return ms_part_writer_open(&c->writer, c->tmp[MS_KIND_CORE], c->out_id,
 	                           &o, &c->eb);

@@ -23,13 +23,51 @@
  *  5. Part IDs come from s->next_id, which is > every ID listed, seen on
  *     disk at open, or handed out since; it is persisted with the next
  *     snapshot.
+ *  6. Group commit (opts.defer_sync): a transaction swaps the new
+ *     inventory in and bumps the epoch without writing a snapshot
+ *     (s->pending: memory is ahead of DIR/snapshot); if it renamed files
+ *     into parts/ without syncing it, s->parts_dirty; the inputs it
+ *     removed go to s->limbo (8.). A durability point (ms_shard_sync,
+ *     close, or a transaction that would put more than s->limbo_max parts
+ *     in limbo, which then commits as in 2.) first fsyncs parts/ when
+ *     dirty, then commits the whole inventory as in 2., which clears
+ *     both and empties the limbo. Why a crash still finds a consistent
+ *     state:
+ *     a. Every snapshot on disk was written by 2. (file fsynced before
+ *        the rename), so it is whole, and it names only parts whose files
+ *        were durable under their final names before it was written: a
+ *        staged part by its stager's sync, a renamed one by the fsync of
+ *        parts/ that precedes every commit while parts_dirty is set.
+ *     b. A part is deleted only once a snapshot that no longer names it is
+ *        durable (8.): no part that the last durable snapshot names is
+ *        ever deleted, so recovering to it is always possible.
+ *     c. What a crash loses is the deferred transactions since the last
+ *        durability point; the files of their outputs are unlisted and
+ *        open removes them (design point 4 of ms_shard.h), their inputs
+ *        are still there and listed.
+ *  7. One sync before the commit (opts.commit_syncfs): a commit renames
+ *     its output's files into parts/ without syncing parts/, writes
+ *     tmp/snapshot.new, and makes all of it durable with one syncfs of
+ *     the shard's file system in place of the fsync of tmp/snapshot.new;
+ *     then renames and fsyncs DIR as in 2. That one call covers what the
+ *     writers' fsyncs, the fsync of parts/ and the snapshot's fsync
+ *     covered (file contents, the renames, the snapshot's bytes), all
+ *     before the rename that commits, so a. and b. of 6. hold unchanged
+ *     and a merge output's writers need not sync (ms_shard_syncs_outputs).
+ *  8. The limbo holds the inventory's reference of every part a deferred
+ *     transaction removed (marked dead, so pinned by nothing else it
+ *     would already be gone), at most s->limbo_max of them. Every
+ *     snapshot that 2. writes and syncs excludes them all (it is the
+ *     inventory in memory, or the one before a failed transaction), so
+ *     right after its fsync of DIR the limbo is released and its parts
+ *     deleted as in 3.
  *
  * States of the shard: open (transactions allowed) and broken (after an
  * undecidable commit failure; only views and close work). Locking: s->lock
  * guards every field of the shard; reference counts are atomic so views can
  * be released without it, even after the shard is closed.
  */
-#define _GNU_SOURCE /* renameat2 */
+#define _GNU_SOURCE /* renameat2, syncfs */
 #define XXH_INLINE_ALL
 #include "ms_fs.h"
 #include "ms_shard.h"
@@ -59,6 +97,9 @@
 #define SNAP_MAX_PARTS (1u << 24)
 #define PATH_MAX_LEN 4096
 #define NOTE_IDS 4
+/* Parts removed by deferred transactions that may wait on disk for the
+ * next durability point (opts.defer_max_parts = 0). */
+#define SHARD_LIMBO_MAX 64
 
 /* Every published part file is DIR/parts/<16hex>.<kind>. */
 #define PARTS_DIR "parts"
@@ -109,6 +150,12 @@ struct ms_shard {
 	struct ms__sp **act;
 	size_t nact;
 	bool broken;
+	bool defer;            /* opts.defer_sync */
+	bool use_syncfs;       /* opts.commit_syncfs (design point 7) */
+	bool pending;          /* committed in memory past DIR/snapshot (6.) */
+	bool parts_dirty;      /* renames into parts/ not yet fsynced (6.) */
+	struct ms__sp **limbo; /* removed by deferred transactions (8.) */
+	size_t nlimbo, limbo_cap, limbo_max;
 	enum ms_shard_fault fault;
 	int fault_errno;
 	struct ms__reaper *reaper; /* NULL: deletion inline */
@@ -669,6 +716,43 @@ step(ms_shard *s, enum ms_shard_step st, unsigned index)
 		s->hook(s->hook_arg, st, index);
 }
 
+/* A snapshot naming none of the parts in limbo is durable: they may go
+ * (design point 8). s->lock held. */
+static void
+dir_synced(ms_shard *s)
+{
+	for (size_t i = 0; i < s->nlimbo; i++)
+		sp_unref(s->limbo[i]);
+	s->nlimbo = 0;
+}
+
+/* The sync of tmp/snapshot.new before its rename: an fsync of it, or
+ * (design point 7) one syncfs that also makes every output file and
+ * every rename into parts/ durable. Counted once either way. */
+static int
+sync_snap(ms_shard *s, int fd)
+{
+	if (!s->use_syncfs)
+		return sync_fd(fd, s->io);
+	if (s->io)
+		io_add(&s->io->fsyncs, 1);
+	if (syncfs(fd) != 0)
+		return -1;
+	s->parts_dirty = false;
+	return 0;
+}
+
+/* The fsync of DIR that makes a rename over DIR/snapshot durable. */
+static int
+sync_dir(ms_shard *s)
+{
+	if (fault(s, MS_SHARD_FAULT_DIRSYNC) || fsync_dir(s->dir, s->io) != 0)
+		return -1;
+	dir_synced(s);
+	step(s, MS_SHARD_STEP_SNAP_SYNCED, 0);
+	return 0;
+}
+
 static int
 snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
            struct ms__sp *const *list, size_t n, bool *renamed, ms_errbuf *eb)
@@ -710,8 +794,8 @@ snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
 		}
 		off += (size_t)w;
 	}
-	what = "fsync";
-	if (fault(s, MS_SHARD_FAULT_FSYNC) || sync_fd(fd, s->io) != 0)
+	what = s->use_syncfs ? "syncfs" : "fsync";
+	if (fault(s, MS_SHARD_FAULT_FSYNC) || sync_snap(s, fd) != 0)
 		goto fail;
 	what = "close";
 	int crc = close(fd);
@@ -725,9 +809,8 @@ snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
 	*renamed = true;
 	step(s, MS_SHARD_STEP_COMMITTED, 0);
 	what = "fsync directory";
-	if (fault(s, MS_SHARD_FAULT_DIRSYNC) || fsync_dir(s->dir, s->io) != 0)
+	if (sync_dir(s) != 0)
 		goto fail;
-	step(s, MS_SHARD_STEP_SNAP_SYNCED, 0);
 	if (s->io)
 		io_add(&s->io->bytes_written, b.len);
 	ms_buf_release(&b);
@@ -752,6 +835,7 @@ fail:;
 
 static DIR *open_sub(const ms_shard *s, const char *name,
                      char path[PATH_MAX_LEN]);
+static int sync_locked(ms_shard *s, ms_errbuf *eb);
 
 /* read() (or write(), when out is NULL) exactly n bytes: 0, or -1 with
  * errno set. */
@@ -1086,6 +1170,10 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 		               opts->dir);
 	s->mem = opts->mem;
 	s->io = opts->io;
+	s->defer = opts->defer_sync;
+	s->limbo_max =
+	        opts->defer_max_parts ? opts->defer_max_parts : SHARD_LIMBO_MAX;
+	s->use_syncfs = opts->commit_syncfs;
 	s->dir_size = strlen(opts->dir) + 1;
 	s->dir = ms_mem_dup(s->mem, opts->dir, s->dir_size);
 	if (!s->dir) {
@@ -1185,6 +1273,19 @@ ms_shard_close(ms_shard *s)
 {
 	if (!s)
 		return;
+	pthread_mutex_lock(&s->lock);
+	sync_locked(s, NULL); /* its failure: see ms_shard.h */
+	pthread_mutex_unlock(&s->lock);
+	/* Left in limbo only if that failed: keep their files (the durable
+	 * snapshot may name them; the next open removes them if not). */
+	for (size_t i = 0; i < s->nlimbo; i++) {
+		struct ms__sp *sp = s->limbo[i];
+		atomic_store(&sp->dead, false);
+		reaper_unref(sp->reaper);
+		sp->reaper = NULL;
+		sp_unref(sp);
+	}
+	ms_mem_free(s->mem, s->limbo, s->limbo_cap * sizeof(*s->limbo));
 	for (size_t i = 0; i < s->nact; i++)
 		sp_unref(s->act[i]);
 	reaper_stop(s->reaper);
@@ -1304,12 +1405,32 @@ rename_new(const char *from, const char *to)
 	return rename(from, to);
 }
 
+/* fsync the parts directory: the renames into it so far become durable
+ * (counted, and parts_dirty cleared, as every sync of it). */
+static int
+sync_parts(ms_shard *s, const char *what, ms_errbuf *eb)
+{
+	char dir[PATH_MAX_LEN];
+	if (sub_path(s, PARTS_DIR, dir, sizeof(dir)))
+		return ms_fail(eb, MS_ERR_RANGE, "shard %s: path too long",
+		               s->dir);
+	if (fsync_dir(dir, s->io) != 0)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "shard %s: %s: fsync %s: %s", s->dir, what, dir,
+		               strerror(errno));
+	s->parts_dirty = false;
+	step(s, MS_SHARD_STEP_DIRS_SYNCED, 0);
+	return 0;
+}
+
 /* Publish the output's three kinds and open them: a rename per kind into
- * the parts directory, then one fsync of it. The tmp files are durable
+ * the parts directory, then one fsync of it (deferred, when !sync, to the
+ * next durability point: design point 6). The tmp files are durable
  * already (design point 5 of ms_shard.h). On failure nothing is published
  * (the tmp files are back in place). */
 static int
-publish_output(ms_shard *s, uint64_t id, struct ms__sp **out, ms_errbuf *eb)
+publish_output(ms_shard *s, uint64_t id, bool sync, struct ms__sp **out,
+               ms_errbuf *eb)
 {
 	char tmp[PATH_MAX_LEN], fin[PATH_MAX_LEN], hex[17];
 	id_hex(id, hex);
@@ -1346,19 +1467,14 @@ publish_output(ms_shard *s, uint64_t id, struct ms__sp **out, ms_errbuf *eb)
 		}
 		step(s, MS_SHARD_STEP_RENAMED, (unsigned)k);
 	}
-	if (rc == 0) {
-		if (sub_path(s, PARTS_DIR, fin, sizeof(fin)))
-			rc = ms_fail(eb, MS_ERR_RANGE,
-			             "shard %s: path too long", s->dir);
-		else if (fsync_dir(fin, s->io) != 0)
-			rc = ms_fail(eb, ms_err_from_errno(errno),
-			             "shard %s: part %s: fsync %s: %s", s->dir,
-			             hex, fin, strerror(errno));
+	if (rc == 0 && sync) {
+		snprintf(tmp, sizeof(tmp), "part %s", hex);
+		rc = sync_parts(s, tmp, eb);
+	} else if (rc == 0) {
+		s->parts_dirty = true;
 	}
-	if (rc == 0) {
-		step(s, MS_SHARD_STEP_DIRS_SYNCED, 0);
+	if (rc == 0)
 		rc = sp_open(s, id, 0, false, out, eb);
-	}
 	if (rc)
 		unpublish(s, id, k);
 	return rc;
@@ -1438,6 +1554,8 @@ undo_commit(ms_shard *s, bool renamed, struct ms__sp *osp, uint64_t output,
 		if (snap_write(s, s->epoch, s->next_id, s->act, s->nact, &again,
 		               NULL) != 0)
 			s->broken = true;
+		else
+			s->pending = false; /* the write-back committed it */
 	}
 	if (osp) {
 		sp_unref(osp);
@@ -1472,6 +1590,23 @@ retire_inputs(ms_shard *s, struct ms__sp **old, size_t oldn,
 	return nrm;
 }
 
+/* Room in s->limbo for n more parts. */
+static int
+limbo_reserve(ms_shard *s, size_t n, ms_errbuf *eb)
+{
+	if (s->nlimbo + n <= s->limbo_cap)
+		return 0;
+	size_t cap = (s->nlimbo + n) * 2;
+	void *p = ms_mem_realloc(s->mem, s->limbo,
+	                         s->limbo_cap * sizeof(*s->limbo),
+	                         cap * sizeof(*s->limbo));
+	if (!p)
+		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+	s->limbo = p;
+	s->limbo_cap = cap;
+	return 0;
+}
+
 /* One transaction; in_place: the output is at its final paths already. */
 static int
 transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
@@ -1494,23 +1629,37 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 		rc = ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
 		goto out;
 	}
+	/* A durability point (design point 6): renames an earlier deferred
+	 * introduction left unsynced in parts/ are synced before this
+	 * snapshot may name them; an output renamed here syncs parts/ itself
+	 * below, which covers them too. */
+	bool defer = s->defer && s->nlimbo + ninputs <= s->limbo_max;
+	if (defer && (rc = limbo_reserve(s, ninputs, eb)) != 0)
+		goto out;
+	if (!defer && s->parts_dirty && (!output || in_place) &&
+	    !s->use_syncfs &&
+	    (rc = sync_parts(s, "deferred publications", eb)) != 0)
+		goto out;
 	if (output && in_place)
 		rc = sp_open(s, output, 0, false, &osp, eb);
 	else if (output)
-		rc = publish_output(s, output, &osp, eb);
+		rc = publish_output(s, output, !defer && !s->use_syncfs, &osp,
+		                    eb);
 	if (rc)
 		goto out;
 	size_t nnext = next_inventory(s, inputs, ninputs, osp, next);
 	uint64_t next_id = s->next_id;
 	if (output >= next_id)
 		next_id = output + 1;
-	bool renamed;
-	rc = snap_write(s, s->epoch + 1, next_id, next, nnext, &renamed, eb);
+	bool renamed = false;
+	if (!defer)
+		rc = snap_write(s, s->epoch + 1, next_id, next, nnext, &renamed,
+		                eb);
 	if (rc) {
 		undo_commit(s, renamed, osp, output, in_place);
 		goto out;
 	}
-	/* Committed. */
+	/* Committed: on disk, or (deferred) in memory only. */
 	struct ms__sp **old = s->act;
 	size_t oldn = s->nact;
 	size_t nrm = retire_inputs(s, old, oldn, inputs, ninputs);
@@ -1518,6 +1667,13 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 	s->nact = nnext;
 	s->epoch++;
 	s->next_id = next_id;
+	s->pending = defer;
+	if (defer)
+		step(s, MS_SHARD_STEP_DEFERRED, (unsigned)nrm);
+	for (size_t i = 0; defer && i < nrm; i++)
+		s->limbo[s->nlimbo++] = old[i]; /* reserved above */
+	if (defer)
+		nrm = 0;
 	pthread_mutex_unlock(&s->lock);
 	for (size_t i = 0; i < nrm; i++)
 		sp_unref(old[i]);
@@ -1526,6 +1682,46 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 out:
 	if (next)
 		ms_mem_free(s->mem, next, (cap ? cap : 1) * sizeof(*next));
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* ms_shard_sync with s->lock held. */
+static int
+sync_locked(ms_shard *s, ms_errbuf *eb)
+{
+	if (!s->pending && !s->parts_dirty)
+		return 0;
+	if (s->broken)
+		return ms_fail(eb, MS_ERR_STATE,
+		               "shard %s: an earlier commit failed in an "
+		               "unknown state; reopen the shard",
+		               s->dir);
+	int rc = 0;
+	if (s->parts_dirty && (!s->use_syncfs || !s->pending))
+		rc = sync_parts(s, "deferred publications", eb);
+	bool renamed;
+	if (rc == 0 && s->pending)
+		rc = snap_write(s, s->epoch, s->next_id, s->act, s->nact,
+		                &renamed, eb);
+	/* A failure leaves DIR/snapshot at the last durable inventory or at
+	 * this one, both whole and both naming only parts on disk. */
+	if (rc == 0)
+		s->pending = false;
+	return rc;
+}
+
+bool
+ms_shard_syncs_outputs(const ms_shard *s)
+{
+	return s->use_syncfs;
+}
+
+int
+ms_shard_sync(ms_shard *s, ms_errbuf *eb)
+{
+	pthread_mutex_lock(&s->lock);
+	int rc = sync_locked(s, eb);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }

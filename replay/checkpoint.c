@@ -352,10 +352,7 @@ reopen_at(ms_replay *r, const ms__rck *c, ms_errbuf *e)
 	int rc = ms_checkpoint_restore(c->dir, r->work_dir, &ck, e);
 	if (rc)
 		return rc;
-	ms_shard_opts so = { .dir = r->work_dir,
-		             .mem = &r->mem,
-		             .io = &r->io,
-		             .reap_async = true };
+	ms_shard_opts so = ms__replay_shard_opts(r);
 	sh = NULL;
 	rc = ms_shard_open(&sh, &so, e);
 	pthread_mutex_lock(&r->mu);

@@ -1207,8 +1207,12 @@ stage_parts(ms_replay *r, ms_errbuf *eb)
 #define STAGE_AHEAD 256
 
 /* The part is staged in place (stage_parts, or here after a seek back):
- * publishing it is the introduction, whose snapshot rename is the
- * commit. */
+ * publishing it is the introduction. The shard is opened with defer_sync,
+ * so the introduction commits in memory and becomes durable at the end of
+ * the phase (ms_shard_sync; earlier when enough merged parts wait for
+ * deletion, or when a checkpoint is taken), the point by which a
+ * publication must be durable: one snapshot commit for many publications
+ * and merges. */
 static int
 publish_slot(ms_replay *r, size_t i, const ms_fixture_slot *s, ms_errbuf *eb)
 {
@@ -1519,7 +1523,8 @@ run_day(ms_replay *r, ms_errbuf *eb)
 		return MS_ERR_CANCELED;
 	ms_clock_set(&r->clock, r->info->day_end_ns);
 	int64_t dns;
-	if ((rc = drain(r, "merge-idle at the day boundary", &dns, eb)))
+	if ((rc = drain(r, "merge-idle at the day boundary", &dns, eb)) ||
+	    (rc = ms_shard_sync(r->shard, eb)))
 		return rc;
 	rec_sample(r);
 	phase_end(r, MS_EV_PHASE_PRIMARY, r->info->day_start_ns, &ru0, &m0,
@@ -1538,7 +1543,8 @@ run_day(ms_replay *r, ms_errbuf *eb)
 	uint64_t fseq = 0;
 	if ((rc = ms_engine_finalize(r->engine, &fseq, eb)))
 		return rc;
-	if ((rc = wait_idle_bounded(r, "the finalize merge", eb)))
+	if ((rc = wait_idle_bounded(r, "the finalize merge", eb)) ||
+	    (rc = ms_shard_sync(r->shard, eb)))
 		return rc;
 	rec_sample(r);
 	phase_end(r, MS_EV_PHASE_COOLDOWN, lstart, &ru0, &m0, &io0, dns);
@@ -1954,17 +1960,33 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 	                      r->db_path, eb);
 }
 
+/* Publications and merges are group-committed (defer_sync: durable at
+ * the end of the phase, or when 64 merged parts wait for deletion;
+ * anything that reads the shard's files while the run goes on, a
+ * checkpoint, calls ms_shard_sync first), and a commit is one syncfs of
+ * the work directory's file system and the directory's fsync
+ * (commit_syncfs): the scratch shard is what the run writes there,
+ * beside its event database. */
+ms_shard_opts
+ms__replay_shard_opts(ms_replay *r)
+{
+	ms_shard_opts so = { .dir = r->work_dir,
+		             .mem = &r->mem,
+		             .io = &r->io,
+		             .reap_async = true,
+		             .defer_sync = true,
+		             .commit_syncfs = true };
+	return so;
+}
+
 /* The shard in the work directory. Merge outputs must not take the ID of
  * a part still to be published: hand out IDs above every scheduled
  * part's. */
 static int
 open_shard(ms_replay *r, ms_errbuf *eb)
 {
-	ms_shard_opts so = { .dir = r->work_dir,
-		             .create = true,
-		             .mem = &r->mem,
-		             .io = &r->io,
-		             .reap_async = true };
+	ms_shard_opts so = ms__replay_shard_opts(r);
+	so.create = true;
 	int rc = ms_shard_open(&r->shard, &so, eb);
 	uint64_t max_id = 0, id = 0;
 	for (size_t i = 0; rc == 0 && i < ms_fixture_nslots(r->fx); i++) {

@@ -541,6 +541,9 @@ void ms__rck_release(ms_replay *r);
  * not NULL), stage slots [from, to) of the fixture into the shard (counts
  * in *c, one syncfs), and read the chain's link counters as the base of
  * the next merge's deltas. */
+/* The options of the run's shard (controller.c), for opening it and for
+ * reopening it after a seek back. */
+ms_shard_opts ms__replay_shard_opts(ms_replay *r);
 int ms__replay_open_engine(ms_replay *r, const ms_engine_state *resume,
                            ms_errbuf *eb);
 int ms__replay_stage_range(ms_replay *r, size_t from, size_t to,

@@ -102,10 +102,11 @@ seeds_ledger(const uint64_t *seeds, size_t n, ms_ledger_set *out)
 }
 
 /* Write part `id` (all three kinds) at its tmp paths from the rows of
- * `seeds`. */
+ * `seeds`; no_sync: without the writers' fsyncs (for a shard whose commit
+ * syncs its outputs). */
 static int
-write_part(ms_shard *s, uint64_t id, const uint64_t *seeds, size_t nseeds,
-           uint32_t depth)
+write_part_sync(ms_shard *s, uint64_t id, const uint64_t *seeds, size_t nseeds,
+                uint32_t depth, bool no_sync)
 {
 	size_t cap = nseeds * SEED_ROWS_MAX + 1;
 	ms_row *rows = calloc(cap, sizeof(*rows));
@@ -118,7 +119,7 @@ write_part(ms_shard *s, uint64_t id, const uint64_t *seeds, size_t nseeds,
 		for (size_t j = 0; j < g[i].n; j++)
 			rows[n++] = g[i].rows[j];
 	}
-	ms_part_writer_opts o = { .depth = depth };
+	ms_part_writer_opts o = { .depth = depth, .no_sync = no_sync };
 	ms_errbuf eb = { { 0 } };
 	int rc = sh_write_tmp_kinds(s, id, rows, n, &o, &eb);
 	if (rc)
@@ -127,6 +128,13 @@ write_part(ms_shard *s, uint64_t id, const uint64_t *seeds, size_t nseeds,
 	free(rows);
 	free(g);
 	return rc;
+}
+
+static int
+write_part(ms_shard *s, uint64_t id, const uint64_t *seeds, size_t nseeds,
+           uint32_t depth)
+{
+	return write_part_sync(s, id, seeds, nseeds, depth, false);
 }
 
 static ms_shard *
@@ -865,13 +873,55 @@ place_part(ms_shard *s, uint64_t id)
  * the two into one output (merge = true), ending the process at `at`. The
  * parent reopens: the shard is at the snapshot before or after the
  * transaction, whole, with no leftovers. */
+/* Reopen the shard in dir (closed) and check it holds exactly `n` parts
+ * at `epoch` with the rows of seeds[0..nseeds), no tmp leftovers and no
+ * unlisted part file; then remove dir. */
 static void
-crash_once3(bool merge, bool placed, struct crash_at at, bool after_commit)
+assert_reopened(char *dir, size_t n, uint64_t epoch, const uint64_t *seeds,
+                size_t nseeds)
+{
+	ms_shard *s = open_shard(dir, false, NULL);
+	assert_int_equal(tmp_count(dir), 0);
+	assert_int_equal(ms_shard_count(s), n);
+	assert_int_equal(ms_shard_epoch(s), epoch);
+	assert_int_equal(part_files(dir), (int)n * MS_KIND_COUNT);
+	ms_ledger_set want, got;
+	seeds_ledger(seeds, nseeds, &want);
+	shard_ledger(s, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
+	ms_shard_close(s);
+	rm_dir(dir);
+}
+
+/* A new shard (its directory returned) holding seeds 1 and 2 as the raw
+ * parts *a and *b, closed. */
+static char *
+shard_of_two(uint64_t *a, uint64_t *b)
 {
 	char *dir = make_dir();
 	ms_shard *s = open_shard(dir, true, NULL);
-	uint64_t a = add_raw(s, 1), b = add_raw(s, 2);
+	*a = add_raw(s, 1);
+	*b = add_raw(s, 2);
 	ms_shard_close(s);
+	return dir;
+}
+
+/* The child ended itself at its crash step (status 0), not otherwise. */
+static void
+wait_crashed(pid_t pid)
+{
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void
+crash_once3(bool merge, bool placed, struct crash_at at, bool after_commit)
+{
+	uint64_t a, b;
+	char *dir = shard_of_two(&a, &b);
+	ms_shard *s;
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -901,24 +951,11 @@ crash_once3(bool merge, bool placed, struct crash_at at, bool after_commit)
 			ms_shard_settle(s);
 		_exit(rc ? 4 : 5); /* the step never came */
 	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
-	s = open_shard(dir, false, NULL);
-	assert_int_equal(tmp_count(dir), 0);
+	wait_crashed(pid);
 	size_t want_n = merge ? (after_commit ? 1 : 2) : (after_commit ? 3 : 2);
-	assert_int_equal(ms_shard_count(s), want_n);
-	assert_int_equal(ms_shard_epoch(s), after_commit ? 3 : 2);
-	/* Nothing on disk that the snapshot does not list. */
-	assert_int_equal(part_files(dir), (int)want_n * MS_KIND_COUNT);
 	uint64_t seeds[] = { 1, 2, 3 };
-	ms_ledger_set want, got;
-	seeds_ledger(seeds, !merge && after_commit ? 3 : 2, &want);
-	shard_ledger(s, &got);
-	assert_true(ms_ledger_set_equal(&want, &got));
-	ms_shard_close(s);
-	rm_dir(dir);
+	assert_reopened(dir, want_n, after_commit ? 3 : 2, seeds,
+	                !merge && after_commit ? 3 : 2);
 }
 
 static void
@@ -955,6 +992,113 @@ test_crash_at_every_publication_step(void **state)
 	 * and by the reaper thread. */
 	struct crash_at del = { MS_SHARD_STEP_INPUT_DELETED, 0 };
 	crash_once(true, del, true);
+}
+
+/* ---- group commit (defer_sync) and one syncfs per commit ---- */
+
+/* What the child does after the shard holds seeds 1 and 2 as two raw
+ * parts (epochs 1 and 2). */
+enum gc_seq {
+	GC_INTRO,       /* introduce seed 3, deferred */
+	GC_PLACED,      /* the same, staged at its final paths first */
+	GC_INTRO_MERGE, /* introduce seed 3 deferred, merge 1 and 2, sync */
+	GC_INTRO_SYNC,  /* introduce seed 3 deferred, then ms_shard_sync */
+};
+
+struct gc_case {
+	enum gc_seq seq;
+	struct crash_at at;
+	bool after; /* the crash comes after the durability point */
+};
+
+/* The child of gc_crash_once: run c->seq on a shard opened with
+ * defer_sync (and commit_syncfs: merge outputs written without fsync),
+ * ending the process at c->at. */
+static void
+gc_child(const char *dir, const struct gc_case *c, bool syncfs, uint64_t a,
+         uint64_t b)
+{
+	ms_shard_opts o = { .dir = dir,
+		            .defer_sync = true,
+		            .commit_syncfs = syncfs,
+		            .reap_async =
+		                    c->at.step == MS_SHARD_STEP_INPUT_DELETED };
+	ms_errbuf eb;
+	ms_shard *s;
+	uint64_t id, out, three = 3, seeds[] = { 1, 2 }, in[] = { a, b };
+	if (ms_shard_open(&s, &o, &eb) != 0 || ms_shard_new_id(s, &id, &eb))
+		_exit(2);
+	struct crash_at at = c->at;
+	ms_shard_set_step_hook(s, crash_hook, &at);
+	int rc = write_part(s, id, &three, 1, 0);
+	if (rc == 0 && c->seq == GC_PLACED)
+		rc = place_part(s, id) || ms_shard_introduce_placed(s, id, &eb);
+	else if (rc == 0)
+		rc = ms_shard_introduce(s, id, &eb);
+	if (rc == 0 && c->seq == GC_INTRO_SYNC)
+		rc = ms_shard_sync(s, &eb);
+	if (rc == 0 && c->seq == GC_INTRO_MERGE)
+		rc = ms_shard_new_id(s, &out, &eb) ||
+		     write_part_sync(s, out, seeds, 2, 1,
+		                     ms_shard_syncs_outputs(s)) ||
+		     ms_shard_replace(s, in, 2, out, &eb) ||
+		     ms_shard_sync(s, &eb);
+	if (rc == 0)
+		ms_shard_settle(s);
+	_exit(rc ? 4 : 5); /* the step never came */
+}
+
+/* Crash the child at c->at; the parent reopens: before the durability
+ * point the shard is back at epoch 2 (seeds 1, 2; the deferred part's
+ * files removed), after it every transaction up to it is there. */
+static void
+gc_crash_once(const struct gc_case *c, bool syncfs)
+{
+	uint64_t a, b;
+	char *dir = shard_of_two(&a, &b);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		gc_child(dir, c, syncfs, a, b);
+	wait_crashed(pid);
+	bool merge = c->seq == GC_INTRO_MERGE;
+	uint64_t seeds[] = { 1, 2, 3 };
+	size_t n = c->after && !merge ? 3 : 2;
+	uint64_t epoch = !c->after ? 2 : merge ? 4 : 3;
+	assert_reopened(dir, n, epoch, seeds, c->after ? 3 : 2);
+}
+
+static void
+test_crash_with_group_commit(void **state)
+{
+	(void)state;
+	static const struct gc_case cases[] = {
+		{ GC_INTRO, { MS_SHARD_STEP_RENAMED, 2 }, false },
+		{ GC_INTRO, { MS_SHARD_STEP_DEFERRED, 0 }, false },
+		{ GC_PLACED, { MS_SHARD_STEP_DEFERRED, 0 }, false },
+		{ GC_INTRO_SYNC, { MS_SHARD_STEP_DIRS_SYNCED, 0 }, false },
+		{ GC_INTRO_SYNC, { MS_SHARD_STEP_SNAP_WRITTEN, 0 }, false },
+		{ GC_INTRO_SYNC, { MS_SHARD_STEP_COMMITTED, 0 }, true },
+		{ GC_INTRO_SYNC, { MS_SHARD_STEP_SNAP_SYNCED, 0 }, true },
+		{ GC_INTRO_MERGE, { MS_SHARD_STEP_DEFERRED, 0 }, false },
+		{ GC_INTRO_MERGE, { MS_SHARD_STEP_DEFERRED, 2 }, false },
+		{ GC_INTRO_MERGE, { MS_SHARD_STEP_RENAMED, 0 }, false },
+		{ GC_INTRO_MERGE, { MS_SHARD_STEP_RENAMED, 2 }, false },
+		{ GC_INTRO_MERGE, { MS_SHARD_STEP_DIRS_SYNCED, 0 }, false },
+		{ GC_INTRO_MERGE, { MS_SHARD_STEP_SNAP_WRITTEN, 0 }, false },
+		{ GC_INTRO_MERGE, { MS_SHARD_STEP_COMMITTED, 0 }, true },
+		{ GC_INTRO_MERGE, { MS_SHARD_STEP_SNAP_SYNCED, 0 }, true },
+		{ GC_INTRO_MERGE, { MS_SHARD_STEP_INPUT_DELETED, 0 }, true },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (int syncfs = 0; syncfs < 2; syncfs++) {
+			/* With one syncfs per commit parts/ is never
+			 * fsynced on its own: that step does not come. */
+			if (syncfs &&
+			    cases[i].at.step == MS_SHARD_STEP_DIRS_SYNCED)
+				continue;
+			gc_crash_once(&cases[i], syncfs);
+		}
 }
 
 /* With reap_async the transaction returns before its inputs are deleted;
@@ -1244,6 +1388,152 @@ test_publication_syncs(void **state)
 	rm_dir(dir);
 }
 
+/* The syncs counted in io since *mark (which moves on to now). */
+static uint64_t
+syncs_since(ms_io *io, uint64_t *mark)
+{
+	uint64_t now = atomic_load(&io->fsyncs), d = now - *mark;
+	*mark = now;
+	return d;
+}
+
+/* Group commit: deferred introductions sync nothing; one ms_shard_sync
+ * commits them all (parts/, snapshot, directory: 3), a second has nothing
+ * to do, and close commits what is left. With commit_syncfs a merge is 2
+ * syncs and its writers none; with both options a merge waits for the
+ * next ms_shard_sync, its inputs kept until then. */
+static void
+test_group_commit_syncs(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_io io = { 0 };
+	ms_shard_opts o = {
+		.dir = dir, .create = true, .io = &io, .defer_sync = true
+	};
+	ms_shard *s;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_shard_open(&s, &o, &eb), 0);
+	assert_false(ms_shard_syncs_outputs(s));
+	uint64_t id[4], mark = atomic_load(&io.fsyncs);
+	for (uint64_t i = 0; i < 3; i++) {
+		uint64_t seed = i + 1;
+		assert_int_equal(ms_shard_new_id(s, &id[i], &eb), 0);
+		assert_int_equal(write_part(s, id[i], &seed, 1, 0), 0);
+		syncs_since(&io, &mark);
+		assert_int_equal(ms_shard_introduce(s, id[i], &eb), 0);
+		assert_int_equal(syncs_since(&io, &mark), 0);
+	}
+	assert_int_equal(ms_shard_epoch(s), 3);
+	assert_int_equal(ms_shard_sync(s, &eb), 0);
+	assert_int_equal(syncs_since(&io, &mark), 3);
+	assert_int_equal(ms_shard_sync(s, &eb), 0);
+	assert_int_equal(syncs_since(&io, &mark), 0);
+	assert_int_equal(ms_shard_new_id(s, &id[3], &eb), 0);
+	assert_int_equal(write_part(s, id[3], &(uint64_t){ 4 }, 1, 0), 0);
+	assert_int_equal(ms_shard_introduce(s, id[3], &eb), 0);
+	ms_shard_close(s); /* commits the fourth */
+	o.create = false;
+	o.defer_sync = false;
+	o.commit_syncfs = true;
+	assert_int_equal(ms_shard_open(&s, &o, &eb), 0);
+	assert_int_equal(ms_shard_epoch(s), 4);
+	assert_int_equal(ms_shard_count(s), 4);
+	assert_true(ms_shard_syncs_outputs(s));
+	uint64_t out, seeds[] = { 1, 2, 3, 4 };
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	assert_int_equal(write_part_sync(s, out, seeds, 4, 1, true), 0);
+	syncs_since(&io, &mark);
+	assert_int_equal(ms_shard_replace(s, id, 4, out, &eb), 0);
+	assert_int_equal(syncs_since(&io, &mark), 2);
+	ms_shard_close(s);
+
+	/* Both options: a merge syncs nothing; its inputs stay on disk
+	 * until ms_shard_sync commits it (syncfs and the directory: 2). */
+	o.defer_sync = true;
+	assert_int_equal(ms_shard_open(&s, &o, &eb), 0);
+	uint64_t in2[2] = { out, 0 }, out2, five = 5;
+	assert_int_equal(ms_shard_new_id(s, &in2[1], &eb), 0);
+	assert_int_equal(write_part(s, in2[1], &five, 1, 0), 0);
+	assert_int_equal(ms_shard_introduce(s, in2[1], &eb), 0);
+	assert_int_equal(ms_shard_new_id(s, &out2, &eb), 0);
+	uint64_t all[] = { 1, 2, 3, 4, 5 };
+	assert_int_equal(write_part_sync(s, out2, all, 5, 2, true), 0);
+	mark = atomic_load(&io.fsyncs);
+	assert_int_equal(ms_shard_replace(s, in2, 2, out2, &eb), 0);
+	assert_int_equal(syncs_since(&io, &mark), 0);
+	ms_shard_settle(s);
+	assert_true(part_on_disk(s, MS_KIND_CORE, out));
+	assert_int_equal(ms_shard_sync(s, &eb), 0);
+	assert_int_equal(syncs_since(&io, &mark), 2);
+	ms_shard_settle(s);
+	assert_false(part_on_disk(s, MS_KIND_CORE, out));
+	ms_shard_close(s);
+	assert_reopened(dir, 1, 7, all, 5);
+}
+
+/* A durability point that fails keeps the deferred transactions
+ * committed in memory and pending, and the parts they removed on disk: a
+ * failed ms_shard_sync can be retried; a merge that exceeds
+ * defer_max_parts is a durability point itself, and failing at any of
+ * its commit steps it changes nothing. The reopened shard has everything
+ * the last successful one committed. */
+static void
+group_commit_failures(bool syncfs)
+{
+	char *dir = make_dir();
+	ms_shard_opts o = { .dir = dir,
+		            .create = true,
+		            .defer_sync = true,
+		            .defer_max_parts = 2,
+		            .commit_syncfs = syncfs };
+	ms_shard *s;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_shard_open(&s, &o, &eb), 0);
+	uint64_t ids[3] = { add_raw(s, 20), add_raw(s, 21), 0 }, out, out2;
+	uint64_t seeds[] = { 20, 21, 22 };
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	assert_int_equal(write_part_sync(s, out, seeds, 2, 1, syncfs), 0);
+	assert_int_equal(ms_shard_replace(s, ids, 2, out, &eb), 0);
+	for (int f = MS_SHARD_FAULT_OPEN; f <= MS_SHARD_FAULT_DIRSYNC; f++) {
+		ms_shard_inject_fault(s, (enum ms_shard_fault)f, EIO);
+		assert_int_equal(ms_shard_sync(s, &eb), MS_ERR_IO);
+		assert_int_equal(ms_shard_epoch(s), 3);
+		ms_shard_settle(s);
+		assert_true(part_on_disk(s, MS_KIND_CORE, ids[0]));
+	}
+	assert_int_equal(ms_shard_sync(s, &eb), 0);
+	ms_shard_settle(s);
+	assert_false(part_on_disk(s, MS_KIND_CORE, ids[0]));
+	/* Three inputs: over the bound, so durable at once. */
+	ids[0] = out;
+	ids[1] = add_raw(s, 22);
+	assert_int_equal(ms_shard_new_id(s, &ids[2], &eb), 0);
+	assert_int_equal(write_part(s, ids[2], &seeds[2], 1, 0), 0);
+	assert_int_equal(ms_shard_introduce(s, ids[2], &eb), 0);
+	assert_int_equal(ms_shard_new_id(s, &out2, &eb), 0);
+	assert_int_equal(write_part_sync(s, out2, seeds, 3, 2, syncfs), 0);
+	for (int f = MS_SHARD_FAULT_OPEN; f <= MS_SHARD_FAULT_DIRSYNC; f++) {
+		ms_shard_inject_fault(s, (enum ms_shard_fault)f, EIO);
+		assert_int_equal(ms_shard_replace(s, ids, 3, out2, &eb),
+		                 MS_ERR_IO);
+		assert_int_equal(ms_shard_epoch(s), 5);
+		assert_int_equal(ms_shard_count(s), 3);
+		assert_true(tmp_on_disk(s, MS_KIND_CORE, out2));
+	}
+	assert_int_equal(ms_shard_replace(s, ids, 3, out2, &eb), 0);
+	ms_shard_close(s);
+	assert_reopened(dir, 1, 6, seeds, 3);
+}
+
+static void
+test_group_commit_failures(void **state)
+{
+	(void)state;
+	group_commit_failures(false);
+	group_commit_failures(true);
+}
+
 /* A shard of the previous part format (part directories under core/ and
  * sidx/) is refused by name, and nothing in it is touched. */
 static void
@@ -1360,6 +1650,9 @@ main(void)
 		cmocka_unit_test(test_crash_at_every_publication_step),
 		cmocka_unit_test(test_reaper_deletes_inputs),
 		cmocka_unit_test(test_publication_syncs),
+		cmocka_unit_test(test_group_commit_syncs),
+		cmocka_unit_test(test_crash_with_group_commit),
+		cmocka_unit_test(test_group_commit_failures),
 		cmocka_unit_test(test_old_layout_refused),
 		cmocka_unit_test(test_shard_dictionary),
 		cmocka_unit_test(test_concurrent_views),

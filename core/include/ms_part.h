@@ -141,7 +141,9 @@ typedef struct ms_part_writer_opts {
 	uint32_t depth; /* merge depth to record */
 	/* Skip every fsync: for bulk builds (a fixture) that write many
 	 * parts into a staging directory and make them durable with one
-	 * syncfs before their own commit rename. Never for a shard. */
+	 * syncfs before their own commit rename, and for the outputs of a
+	 * shard whose commit syncs them (ms_shard_syncs_outputs). Never
+	 * for any other shard. */
 	bool no_sync;
 	/* Core parts: compress every block's units with this dictionary of
 	 * the shard (borrowed; its ID goes into each block header). NULL:

@@ -10,15 +10,21 @@
  *   DIR/dicts/<8hex>              zstd dictionaries blocks may name
  *   DIR/tmp/                      anything being written
  * The snapshot is replaced by write-to-temp, fsync, rename, fsync(DIR): that
- * rename is the commit point of every transaction.
+ * rename is the commit point of every transaction (of several, with
+ * defer_sync; the fsync is one syncfs with commit_syncfs).
  *
  * Design:
  *  1. Every transaction (introduce one part; replace a set of inputs by one
  *     output, core and both indexes together) bumps the epoch by exactly 1
- *     and is durable before the call returns.
+ *     and is durable before the call returns, except in a shard opened
+ *     with defer_sync: there it is committed in memory (views see it) and
+ *     becomes durable at the next durability point: ms_shard_sync, close,
+ *     or a transaction that would leave more than defer_max_parts removed
+ *     parts waiting for one (that transaction is then durable itself).
  *  2. A part is in the inventory iff it is listed in the snapshot.
  *  3. A part removed from the inventory is deleted from disk when the last
- *     view pinning it is released (never before its replacement is
+ *     view pinning it is released and a snapshot without it is durable
+ *     (never before its replacement is
  *     published); with opts.reap_async by the shard's reaper thread, so
  *     the transaction that removed it does not wait for the deletion.
  *  4. Opening recovers: temporary leftovers and part files the
@@ -28,8 +34,11 @@
  *  5. A part handed to a transaction at its tmp paths is already durable:
  *     whoever put it there synced it (the part writer at close, a caller
  *     that copies or links parts in with ms_part_sync_tree or one
- *     syncfs). Publication itself is three renames, one fsync of the
- *     parts directory, and the snapshot commit.
+ *     syncfs), unless the shard syncs it itself (commit_syncfs).
+ *     Publication itself is three renames, one fsync of the parts
+ *     directory, and the snapshot commit (with defer_sync, the renames
+ *     only; the fsync and the commit wait for the next durability
+ *     point).
  *  6. A shard of an older part format (part directories under DIR/core/)
  *     is refused at open with MS_ERR_FORMAT.
  *
@@ -65,10 +74,47 @@ typedef struct ms_shard_opts {
 	 * the call that removed them (or the view release that unpinned
 	 * them); ms_shard_settle waits for it, close finishes it. */
 	bool reap_async;
+	/* Group commit (design point 1): a transaction syncs nothing and
+	 * writes no snapshot; the next durability point commits all of them
+	 * with one snapshot. The parts they removed stay on disk until then.
+	 * A crash before it loses them (recovery returns to the last durable
+	 * snapshot, whose parts are all still there, and removes the
+	 * outputs' files as unlisted), never anything durable. For a caller
+	 * that needs its transactions durable only at a boundary of its own
+	 * (a replay: at the end of each phase), not at each call. */
+	bool defer_sync;
+	/* With defer_sync: the most removed parts that may wait on disk for
+	 * the next durability point (0 = 64); a transaction that would
+	 * exceed it is a durability point. Bounds the disk and memory the
+	 * waiting parts hold. */
+	size_t defer_max_parts;
+	/* Make a commit durable with one syncfs of the shard's file system
+	 * (output files, their renames into parts/ and the new snapshot
+	 * together) instead of an fsync of parts/ and of the snapshot: a
+	 * commit is then 2 syncs whatever it publishes, and its output's
+	 * writers need not sync (ms_shard_syncs_outputs). For a file system
+	 * the shard has to itself: syncfs also writes whatever else is
+	 * dirty on it. */
+	bool commit_syncfs;
 } ms_shard_opts;
 
 int ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb);
+/* Close. Transactions deferred by defer_sync are made durable first, as
+ * by ms_shard_sync, whose failure is lost here: call it before closing to
+ * see it. */
 void ms_shard_close(ms_shard *s);
+/* The durability point of a defer_sync shard: every transaction committed
+ * so far is on disk when it returns 0 (an fsync of parts/ if a deferred
+ * transaction renamed files into it, then one snapshot commit; nothing
+ * when nothing is pending, and always nothing without defer_sync), and
+ * the parts they removed are deleted as in design point 3. On failure
+ * the deferred transactions stay committed in memory and pending; the
+ * snapshot on disk is the last durable one or this one. */
+int ms_shard_sync(ms_shard *s, ms_errbuf *eb);
+/* True when the shard's commits make the files of the part they publish
+ * durable themselves (opts.commit_syncfs): a writer of a part for one of
+ * its transactions may then skip its own fsync (no_sync). */
+bool ms_shard_syncs_outputs(const ms_shard *s);
 /* What recovery did at open, e.g. "recovered epoch 41: removed 2 temporary
  * directories, 1 unpublished part (00000000000000a3)"; "" when nothing. */
 const char *ms_shard_recovery_note(const ms_shard *s);
@@ -133,9 +179,9 @@ void ms_shard_settle(ms_shard *s);
 
 /* Test seam: the steps of a transaction, in order, after which a crash
  * leaves a state that recovery must bring back to a committed snapshot.
- * The hook runs after each step (`index`: the kind renamed, or the input
- * deleted); a recovery test forks, makes the hook end the child at one
- * step and reopens the shard. */
+ * The hook runs after each step (`index`: the kind renamed, the input
+ * deleted, or what a deferred transaction removed); a recovery test forks,
+ * makes the hook end the child at one step and reopens the shard. */
 enum ms_shard_step {
 	MS_SHARD_STEP_RENAMED = 1,   /* one kind's tmp file renamed (index k) */
 	MS_SHARD_STEP_DIRS_SYNCED,   /* the parts directory fsynced */
@@ -143,6 +189,9 @@ enum ms_shard_step {
 	MS_SHARD_STEP_COMMITTED,     /* renamed over snapshot (the commit) */
 	MS_SHARD_STEP_SNAP_SYNCED,   /* DIR fsynced after the commit */
 	MS_SHARD_STEP_INPUT_DELETED, /* one input's files removed */
+	MS_SHARD_STEP_DEFERRED,      /* defer_sync: a transaction committed
+	                                in memory only (snapshot unchanged;
+	                                index: the parts it removed) */
 };
 typedef void (*ms_shard_step_fn)(void *arg, enum ms_shard_step step,
                                  unsigned index);

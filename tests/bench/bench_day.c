@@ -5,9 +5,15 @@
  * cost: wall, CPU, resident memory split by kind, fsyncs, opens per
  * publication, and how each figure grows from one day to the next.
  *
- * Run: build/tests/bench_day --bin build/tui/mergescope
+ * Run: build/tests/bench_day --bin [NAME=]build/tui/mergescope
+ *        [--bin NAME=OTHER ...]
  *        --fixture day-1x=DIR --fixture day-2x=DIR [--fixture day-4x=DIR]
  *        --work tmpfs=/dev/shm/X --work disk=/work/X [--reps N] [--strace]
+ *
+ * Several --bin (a build before and after a change, say) run side by side:
+ * each repetition runs every binary on every case, in an order that flips
+ * from one repetition to the next, so that the machine's drift falls on
+ * both alike.
  *
  * Each run gets a new work directory (DIR/run-N, deleted by the run) and a
  * new event database beside it. While the child runs, /proc/PID/status is
@@ -48,12 +54,12 @@ struct named {
 struct sample {
 	double wall, cpu;
 	double anon, file, shmem, maxrss; /* MiB, peaks */
-	double fsyncs, pubs, staging_s, primary_s;
+	double fsyncs, pubs, staging_s, primary_s, cooldown_s;
 	double rep_anon, rep_file, rep_shmem; /* the run's own, MiB */
 };
 
 struct traced {
-	double opens, fsyncs, fdatasyncs, pubs;
+	double opens, fsyncs, fdatasyncs, syncfs, pubs;
 	bool ok;
 };
 
@@ -163,8 +169,11 @@ parse_report(const char *json, struct sample *s)
 	double a = json_num(ph, "fsyncs", &at);
 	double b = json_num(at, "fsyncs", NULL);
 	s->fsyncs = (a < 0 ? 0 : a) + (b < 0 ? 0 : b);
-	double w = json_num(ph, "wall_ns", NULL);
+	const char *at_w = NULL;
+	double w = json_num(ph, "wall_ns", &at_w);
 	s->primary_s = w < 0 ? 0 : w / 1e9;
+	double cw = json_num(at_w, "wall_ns", NULL);
+	s->cooldown_s = cw < 0 ? 0 : cw / 1e9;
 	double st = json_num(j, "staging_ns", NULL);
 	s->staging_s = st < 0 ? -1 : st / 1e9;
 	/* The run's own split: the larger of the two phases' peaks. */
@@ -304,6 +313,8 @@ parse_strace(const char *path, struct traced *t)
 			t->fsyncs += (double)calls;
 		else if (!strcmp(name, "fdatasync"))
 			t->fdatasyncs += (double)calls;
+		else if (!strcmp(name, "syncfs"))
+			t->syncfs += (double)calls;
 	}
 	fclose(f);
 	t->ok = true;
@@ -312,9 +323,9 @@ parse_strace(const char *path, struct traced *t)
 static void
 usage(void)
 {
-	fprintf(stderr,
-	        "usage: bench_day --bin MERGESCOPE --fixture NAME=DIR... "
-	        "--work NAME=DIR... [--reps N] [--strace]\n");
+	fprintf(stderr, "usage: bench_day --bin [NAME=]MERGESCOPE... "
+	                "--fixture NAME=DIR... --work NAME=DIR... [--reps N] "
+	                "[--strace]\n");
 	exit(2);
 }
 
@@ -329,191 +340,263 @@ split_named(const char *arg, struct named *out)
 	return out->name != NULL;
 }
 
+#define MAX_BINS 4
+
+/* Everything a bench run is told and measures. */
+struct bench {
+	struct named bin[MAX_BINS], fx[MAX_CASES], wk[MAX_CASES];
+	int nbin, nfx, nwk, reps;
+	bool strace;
+	struct sample smp[MAX_BINS][MAX_CASES][MAX_CASES][MAX_REPS];
+	struct traced tr[MAX_BINS][MAX_CASES][MAX_CASES];
+	/* Medians per case: wall, cpu, maxrss, rss sum, fsyncs. */
+	double med[MAX_BINS][MAX_CASES][MAX_CASES][5];
+};
+
+static void
+parse_args(struct bench *B, int argc, char **argv)
+{
+	B->reps = 3;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--bin") && v && B->nbin < MAX_BINS) {
+			struct named *b = &B->bin[B->nbin++];
+			if (strchr(v, '=')) {
+				if (!split_named(v, b))
+					usage();
+			} else {
+				b->name = "run";
+				b->dir = v;
+			}
+		} else if (!strcmp(a, "--fixture") && v && B->nfx < MAX_CASES) {
+			if (!split_named(v, &B->fx[B->nfx++]))
+				usage();
+		} else if (!strcmp(a, "--work") && v && B->nwk < MAX_CASES) {
+			if (!split_named(v, &B->wk[B->nwk++]))
+				usage();
+		} else if (!strcmp(a, "--reps") && v) {
+			B->reps = atoi(v);
+		} else if (!strcmp(a, "--strace")) {
+			B->strace = true;
+			continue;
+		} else {
+			usage();
+		}
+		i++;
+	}
+	if (!B->nbin || !B->nfx || !B->nwk || B->reps < 1 || B->reps > MAX_REPS)
+		usage();
+}
+
+/* Every repetition of every case, the order of work directories and of
+ * binaries flipping each repetition; then the strace runs. */
+static int
+run_all(struct bench *B)
+{
+	int run = 0;
+	for (int r = 0; r < B->reps; r++)
+		for (int f = 0; f < B->nfx; f++)
+			for (int w = 0; w < B->nwk; w++)
+				for (int b = 0; b < B->nbin; b++) {
+					int ww = (r % 2) ? B->nwk - 1 - w : w;
+					int bb = (r % 2) ? B->nbin - 1 - b : b;
+					struct sample *s =
+					        &B->smp[bb][f][ww][r];
+					int rc = run_one(
+					        B->bin[bb].dir, B->fx[f].dir,
+					        B->wk[ww].dir, run++, NULL, s);
+					fprintf(stderr,
+					        "  %s %s on %s rep %d: %.2f s "
+					        "(exit %d)\n",
+					        B->bin[bb].name, B->fx[f].name,
+					        B->wk[ww].name, r + 1, s->wall,
+					        rc);
+					if (rc != 0) {
+						fprintf(stderr,
+						        "bench_day: the run "
+						        "failed; rerun it by "
+						        "hand to see why\n");
+						return 1;
+					}
+				}
+	for (int b = 0; B->strace && b < B->nbin; b++)
+		for (int f = 0; f < B->nfx; f++)
+			for (int w = 0; w < B->nwk; w++) {
+				char out[4200];
+				snprintf(out, sizeof(out), "%s/strace-%d.txt",
+				         B->wk[w].dir, run);
+				struct sample s;
+				run_one(B->bin[b].dir, B->fx[f].dir,
+				        B->wk[w].dir, run++, out, &s);
+				parse_strace(out, &B->tr[b][f][w]);
+				B->tr[b][f][w].pubs = s.pubs;
+				unlink(out);
+			}
+	return 0;
+}
+
+/* One row of the medians table (and its medians kept for the growth). */
+static void
+print_case(struct bench *B, int b, int f, int w)
+{
+	double v[12][MAX_REPS];
+	for (int r = 0; r < B->reps; r++) {
+		struct sample *s = &B->smp[b][f][w][r];
+		double x[12] = { s->wall,
+			         s->primary_s,
+			         s->primary_s + s->cooldown_s,
+			         s->cpu,
+			         s->anon,
+			         s->file,
+			         s->shmem,
+			         s->maxrss,
+			         s->fsyncs,
+			         s->pubs > 0 ? s->fsyncs / s->pubs : 0,
+			         s->staging_s,
+			         s->pubs };
+		for (int i = 0; i < 12; i++)
+			v[i][r] = x[i];
+	}
+	double m[12];
+	for (int i = 0; i < 12; i++)
+		m[i] = bench_median_d(v[i], B->reps);
+	printf("%-8s %-8s %-6s %7.2f %7.2f %7.2f %7.2f %6.1f %6.1f %6.1f "
+	       "%6.1f %7.0f %6.2f ",
+	       B->bin[b].name, B->fx[f].name, B->wk[w].name, m[0], m[1], m[2],
+	       m[3], m[4], m[5], m[6], m[7], m[8], m[9]);
+	if (m[10] >= 0)
+		printf("%7.2f", m[10]);
+	else
+		printf("%7s", "-");
+	printf(" %6.0f\n", m[11]);
+	double *md = B->med[b][f][w];
+	md[0] = m[0];
+	md[1] = m[3];
+	md[2] = m[7];
+	md[3] = m[4] + m[5] + m[6];
+	md[4] = m[8];
+}
+
+static void
+print_own(struct bench *B)
+{
+	bool own = false;
+	for (int f = 0; f < B->nfx && !own; f++)
+		own = B->smp[0][f][0][0].rep_anon >= 0;
+	if (!own)
+		return;
+	printf("\nthe run's own peaks per phase (larger of primary "
+	       "and cooldown), MiB\n%-8s %-8s %-6s %7s %7s %7s\n",
+	       "bin", "day", "work", "anon", "file", "shmem");
+	for (int b = 0; b < B->nbin; b++)
+		for (int f = 0; f < B->nfx; f++)
+			for (int w = 0; w < B->nwk; w++) {
+				double a[MAX_REPS], c[MAX_REPS], d[MAX_REPS];
+				for (int r = 0; r < B->reps; r++) {
+					struct sample *s = &B->smp[b][f][w][r];
+					a[r] = s->rep_anon;
+					c[r] = s->rep_file;
+					d[r] = s->rep_shmem;
+				}
+				printf("%-8s %-8s %-6s %7.1f %7.1f %7.1f\n",
+				       B->bin[b].name, B->fx[f].name,
+				       B->wk[w].name,
+				       bench_median_d(a, B->reps),
+				       bench_median_d(c, B->reps),
+				       bench_median_d(d, B->reps));
+			}
+}
+
+static void
+print_strace(struct bench *B)
+{
+	printf("\nstrace -f -c (one run each; all threads and the "
+	       "event log included)\n%-8s %-8s %-6s %9s %9s %9s %9s %7s\n",
+	       "bin", "day", "work", "opens", "open/pub", "fsync", "fdatasync",
+	       "syncfs");
+	for (int b = 0; b < B->nbin; b++)
+		for (int f = 0; f < B->nfx; f++)
+			for (int w = 0; w < B->nwk; w++) {
+				struct traced *t = &B->tr[b][f][w];
+				printf("%-8s %-8s %-6s ", B->bin[b].name,
+				       B->fx[f].name, B->wk[w].name);
+				if (!t->ok)
+					printf("(strace failed)\n");
+				else
+					printf("%9.0f %9.2f %9.0f %9.0f "
+					       "%7.0f\n",
+					       t->opens,
+					       t->pubs > 0 ? t->opens / t->pubs
+					                   : 0,
+					       t->fsyncs, t->fdatasyncs,
+					       t->syncfs);
+			}
+}
+
+static void
+print_growth(struct bench *B)
+{
+	printf("\ngrowth from one day to the next (ratio of medians)"
+	       "\n%-8s %-16s %-6s %7s %7s %7s %9s %7s\n",
+	       "bin", "days", "work", "wall", "cpu", "maxrss", "rss sum",
+	       "fsyncs");
+	for (int b = 0; b < B->nbin; b++)
+		for (int f = 1; f < B->nfx; f++)
+			for (int w = 0; w < B->nwk; w++) {
+				char lbl[64];
+				snprintf(lbl, sizeof(lbl), "%s>%s",
+				         B->fx[f - 1].name, B->fx[f].name);
+				double *a = B->med[b][f - 1][w],
+				       *c = B->med[b][f][w];
+				printf("%-8s %-16s %-6s %6.2fx %6.2fx %6.2fx "
+				       "%8.2fx %6.2fx\n",
+				       B->bin[b].name, lbl, B->wk[w].name,
+				       c[0] / a[0], c[1] / a[1], c[2] / a[2],
+				       c[3] / a[3], a[4] > 0 ? c[4] / a[4] : 0);
+			}
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *bin = NULL;
-	struct named fx[MAX_CASES], wk[MAX_CASES];
-	int nfx = 0, nwk = 0, reps = 3;
-	bool strace = false;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--bin") && i + 1 < argc)
-			bin = argv[++i];
-		else if (!strcmp(argv[i], "--fixture") && i + 1 < argc &&
-		         nfx < MAX_CASES) {
-			if (!split_named(argv[++i], &fx[nfx++]))
-				usage();
-		} else if (!strcmp(argv[i], "--work") && i + 1 < argc &&
-		           nwk < MAX_CASES) {
-			if (!split_named(argv[++i], &wk[nwk++]))
-				usage();
-		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-			reps = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--strace"))
-			strace = true;
-		else
-			usage();
-	}
-	if (!bin || !nfx || !nwk || reps < 1 || reps > MAX_REPS)
-		usage();
-	for (int w = 0; w < nwk; w++) {
-		if (mkdir(wk[w].dir, 0755) != 0 && errno != EEXIST) {
-			fprintf(stderr, "bench_day: %s: %s\n", wk[w].dir,
+	static struct bench B;
+	parse_args(&B, argc, argv);
+	for (int w = 0; w < B.nwk; w++) {
+		if (mkdir(B.wk[w].dir, 0755) != 0 && errno != EEXIST) {
+			fprintf(stderr, "bench_day: %s: %s\n", B.wk[w].dir,
 			        strerror(errno));
 			return 2;
 		}
 	}
 	double load[3] = { 0 };
 	getloadavg(load, 3);
-	printf("bench_day: %s, %d repetitions, load %.2f %.2f %.2f\n", bin,
-	       reps, load[0], load[1], load[2]);
-	for (int w = 0; w < nwk; w++)
-		printf("  work %-8s %s (%s)\n", wk[w].name, wk[w].dir,
-		       fs_type(wk[w].dir));
-
-	static struct sample smp[MAX_CASES][MAX_CASES][MAX_REPS];
-	static struct traced tr[MAX_CASES][MAX_CASES];
-	int run = 0;
-	for (int r = 0; r < reps; r++)
-		for (int f = 0; f < nfx; f++)
-			for (int w = 0; w < nwk; w++) {
-				/* Alternate the order of work dirs. */
-				int ww = (r % 2) ? nwk - 1 - w : w;
-				int rc = run_one(bin, fx[f].dir, wk[ww].dir,
-				                 run++, NULL, &smp[f][ww][r]);
-				fprintf(stderr,
-				        "  %s on %s rep %d: %.2f s (exit %d)\n",
-				        fx[f].name, wk[ww].name, r + 1,
-				        smp[f][ww][r].wall, rc);
-				if (rc != 0) {
-					fprintf(stderr,
-					        "bench_day: the run failed; "
-					        "rerun it by hand to see "
-					        "why\n");
-					return 1;
-				}
-			}
-	if (strace)
-		for (int f = 0; f < nfx; f++)
-			for (int w = 0; w < nwk; w++) {
-				char out[4200];
-				snprintf(out, sizeof(out), "%s/strace-%d.txt",
-				         wk[w].dir, run);
-				struct sample s;
-				run_one(bin, fx[f].dir, wk[w].dir, run++, out,
-				        &s);
-				parse_strace(out, &tr[f][w]);
-				tr[f][w].pubs = s.pubs;
-				unlink(out);
-			}
-
-	printf("\n%-8s %-6s %8s %8s %8s %7s %7s %7s %7s %8s %8s %7s %7s\n",
-	       "day", "work", "wall s", "prim s", "cpu s", "anon", "file",
-	       "shmem", "maxrss", "fsyncs", "fs/pub", "stage s", "pubs");
-	double med[MAX_CASES][MAX_CASES][5];
-	for (int f = 0; f < nfx; f++)
-		for (int w = 0; w < nwk; w++) {
-			double v[12][MAX_REPS];
-			for (int r = 0; r < reps; r++) {
-				struct sample *s = &smp[f][w][r];
-				double x[12] = {
-					s->wall,
-					s->primary_s,
-					s->cpu,
-					s->anon,
-					s->file,
-					s->shmem,
-					s->maxrss,
-					s->fsyncs,
-					s->pubs > 0 ? s->fsyncs / s->pubs : 0,
-					s->staging_s,
-					s->pubs,
-					0
-				};
-				for (int i = 0; i < 12; i++)
-					v[i][r] = x[i];
-			}
-			double m[12];
-			for (int i = 0; i < 11; i++)
-				m[i] = bench_median_d(v[i], reps);
-			printf("%-8s %-6s %8.2f %8.2f %8.2f %7.1f %7.1f %7.1f "
-			       "%7.1f %8.0f %8.2f ",
-			       fx[f].name, wk[w].name, m[0], m[1], m[2], m[3],
-			       m[4], m[5], m[6], m[7], m[8]);
-			if (m[9] >= 0)
-				printf("%7.2f", m[9]);
-			else
-				printf("%7s", "-");
-			printf(" %7.0f\n", m[10]);
-			med[f][w][0] = m[0];
-			med[f][w][1] = m[2];
-			med[f][w][2] = m[6];
-			med[f][w][3] = m[3] + m[4] + m[5];
-			med[f][w][4] = m[7];
-		}
-	printf("(RSS in MiB: peaks of RssAnon, RssFile, RssShmem sampled "
-	       "every 5 ms, and wait4's ru_maxrss)\n");
-
-	bool own = false;
-	for (int f = 0; f < nfx && !own; f++)
-		own = smp[f][0][0].rep_anon >= 0;
-	if (own) {
-		printf("\nthe run's own peaks per phase (larger of primary "
-		       "and cooldown), MiB\n%-8s %-6s %7s %7s %7s\n",
-		       "day", "work", "anon", "file", "shmem");
-		for (int f = 0; f < nfx; f++)
-			for (int w = 0; w < nwk; w++) {
-				double a[MAX_REPS], b[MAX_REPS], c[MAX_REPS];
-				for (int r = 0; r < reps; r++) {
-					a[r] = smp[f][w][r].rep_anon;
-					b[r] = smp[f][w][r].rep_file;
-					c[r] = smp[f][w][r].rep_shmem;
-				}
-				printf("%-8s %-6s %7.1f %7.1f %7.1f\n",
-				       fx[f].name, wk[w].name,
-				       bench_median_d(a, reps),
-				       bench_median_d(b, reps),
-				       bench_median_d(c, reps));
-			}
-	}
-
-	if (strace) {
-		printf("\nstrace -f -c (one run each; all threads and the "
-		       "event log included)\n%-8s %-6s %9s %9s %9s %9s\n",
-		       "day", "work", "opens", "open/pub", "fsync",
-		       "fdatasync");
-		for (int f = 0; f < nfx; f++)
-			for (int w = 0; w < nwk; w++) {
-				struct traced *t = &tr[f][w];
-				if (!t->ok) {
-					printf("%-8s %-6s (strace failed)\n",
-					       fx[f].name, wk[w].name);
-					continue;
-				}
-				printf("%-8s %-6s %9.0f %9.2f %9.0f %9.0f\n",
-				       fx[f].name, wk[w].name, t->opens,
-				       t->pubs > 0 ? t->opens / t->pubs : 0,
-				       t->fsyncs, t->fdatasyncs);
-			}
-	}
-
-	if (nfx > 1) {
-		printf("\ngrowth from one day to the next (ratio of medians)"
-		       "\n%-16s %-6s %7s %7s %7s %9s %7s\n",
-		       "days", "work", "wall", "cpu", "maxrss", "rss sum",
-		       "fsyncs");
-		for (int f = 1; f < nfx; f++)
-			for (int w = 0; w < nwk; w++) {
-				char lbl[64];
-				snprintf(lbl, sizeof(lbl), "%s>%s",
-				         fx[f - 1].name, fx[f].name);
-				double *a = med[f - 1][w], *b = med[f][w];
-				printf("%-16s %-6s %6.2fx %6.2fx %6.2fx %8.2fx "
-				       "%6.2fx\n",
-				       lbl, wk[w].name, b[0] / a[0],
-				       b[1] / a[1], b[2] / a[2], b[3] / a[3],
-				       a[4] > 0 ? b[4] / a[4] : 0);
-			}
-	}
+	printf("bench_day: %d repetitions, load %.2f %.2f %.2f\n", B.reps,
+	       load[0], load[1], load[2]);
+	for (int b = 0; b < B.nbin; b++)
+		printf("  bin  %-8s %s\n", B.bin[b].name, B.bin[b].dir);
+	for (int w = 0; w < B.nwk; w++)
+		printf("  work %-8s %s (%s)\n", B.wk[w].name, B.wk[w].dir,
+		       fs_type(B.wk[w].dir));
+	if (run_all(&B))
+		return 1;
+	getloadavg(load, 3);
+	printf("(load at the end %.2f %.2f %.2f)\n", load[0], load[1], load[2]);
+	printf("\n%-8s %-8s %-6s %7s %7s %7s %7s %6s %6s %6s %6s %7s %6s "
+	       "%7s %6s\n",
+	       "bin", "day", "work", "wall s", "prim s", "p+c s", "cpu s",
+	       "anon", "file", "shmem", "maxrss", "fsyncs", "fs/pub", "stage s",
+	       "pubs");
+	for (int b = 0; b < B.nbin; b++)
+		for (int f = 0; f < B.nfx; f++)
+			for (int w = 0; w < B.nwk; w++)
+				print_case(&B, b, f, w);
+	printf("(p+c: primary + cooldown phase walls; RSS in MiB: peaks "
+	       "of RssAnon, RssFile, RssShmem sampled every 5 ms, and "
+	       "wait4's ru_maxrss)\n");
+	print_own(&B);
+	if (B.strace)
+		print_strace(&B);
+	if (B.nfx > 1)
+		print_growth(&B);
 	return 0;
 }
