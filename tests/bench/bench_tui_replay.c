@@ -447,7 +447,9 @@ run_keylat(int presses)
 static double
 run_tui(int rep)
 {
-	ms_replay *r = open_replay("tui", rep);
+	/* As `mergescope tui` runs it: keeping its checkpoints. */
+	ms_replay *r = open_replay_ck("tui", rep,
+	                              MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS);
 	ms_tui_ctl ctl;
 	ms_replay_ctl *adapter = NULL;
 	if (ms_replay_ctl_new(&adapter, r, &ctl)) {
