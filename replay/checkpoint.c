@@ -33,13 +33,26 @@
  *     "seek") and the seeker is answered; its run_to goes on from there.
  *  4. Checkpoints after the one restored are removed: the run re-takes
  *     them as it passes their points again.
- *  5. A seek is accepted in the primary phase and after the end (DONE:
- *     the controller thread is started again); in the cooldown, or with
- *     no checkpoint before the target, MS_ERR_NOTFOUND and nothing moves
- *     (the front end starts a new replay). A restore that fails before it
- *     touched anything (a checkpoint that does not read back) stops the
- *     run where it was (PAUSED, "seek failed") and answers its error; one
- *     that fails later fails the run.
+ *  5. A seek is accepted in the primary phase, in the cooldown and after
+ *     the end (DONE: the controller thread is started again; one asked
+ *     for while the gates run waits for DONE). With no checkpoint before
+ *     the target, MS_ERR_NOTFOUND and nothing moves (the front end starts
+ *     a new replay). In the cooldown (the day boundary, the grace, the
+ *     finalize) the run is released from any stop and goes, stopping
+ *     nowhere, to its next point there (controller.c, run_cooldown): a
+ *     drain or a running merge finishes; the finalize's dispatch, held
+ *     at its barrier or dispatched after the seek, is dropped
+ *     (ms_engine_release(seq, false): its parts unclaimed, nothing
+ *     recorded). There the phase becomes primary again and the
+ *     checkpoint is restored as in 3; the rollback removes the rows of
+ *     the cooldown too (phase rows, merges, part events: SCHEMA.md).
+ *     A restore that fails before it touched anything (a checkpoint that
+ *     does not read back) stops the run where it was (PAUSED, "seek
+ *     failed") and answers its error; in the cooldown, where no point is
+ *     left to stop at, the checkpoint is checked before the seek is
+ *     accepted (ms_checkpoint_check; refused, the run stays where it
+ *     is), and one that fails to read back after all fails the run, as
+ *     does a restore that fails once it touched anything.
  *  6. Not rolled back, as documented in replay/SCHEMA.md: the plugins'
  *     own counters (plugin_stat) and the chain's call counters (the
  *     calls of removed stretches are kept apart, link_calls_superseded,
@@ -546,25 +559,53 @@ before(const ms__rck *c, enum target_kind k, int64_t v)
 	return false;
 }
 
+/* Whether a seek can be asked for now, and from where (design 5). Past
+ * the run's last point (phase END: the gates run) it waits for DONE. mu
+ * held. */
+static bool
+seekable(ms_replay *r, bool *done)
+{
+	while (r->started && r->phase == MS_RPHASE_END &&
+	       r->state != MS_REPLAY_DONE && r->state != MS_REPLAY_FAILED &&
+	       !r->abort_req)
+		pthread_cond_wait(&r->cv, &r->mu);
+	*done = r->started && r->state == MS_REPLAY_DONE;
+	bool live = *done ||
+	            (r->started && r->state != MS_REPLAY_FAILED &&
+	             r->phase != MS_RPHASE_END);
+	return live && !r->abort_req && !r->seek_req;
+}
+
 static int
 seek(ms_replay *r, enum target_kind k, int64_t v, const char *what,
      ms_errbuf *eb)
 {
 	pthread_mutex_lock(&r->mu);
+	bool done;
+	bool live = seekable(r, &done);
 	size_t i = r->ncks;
 	while (i > 0 && !before(r->cks[i - 1], k, v))
 		i--;
-	bool done = r->started && r->state == MS_REPLAY_DONE;
-	bool live = done || (r->started && r->phase == MS_RPHASE_PRIMARY &&
-	                     r->state != MS_REPLAY_FAILED);
-	live = live && !r->abort_req && !r->seek_req;
 	if (!live || i == 0) {
 		pthread_mutex_unlock(&r->mu);
 		return ms_fail(eb, MS_ERR_NOTFOUND,
 		               live ? "no checkpoint before %s"
-		                    : "no seek back to %s: the run is in "
-		                      "its cooldown, failed or not started",
+		                    : "no seek back to %s: the run failed, "
+		                      "is not started or is going back already",
 		               what);
+	}
+	/* From the cooldown there is no publication point left to stay at
+	 * if the checkpoint does not read back: it is checked first, and
+	 * the run stays where it is when it does not. */
+	ms_errbuf ce = { { 0 } };
+	int crc = !done && r->phase != MS_RPHASE_PRIMARY
+	                  ? ck_readable(r, i - 1, &ce)
+	                  : 0;
+	if (crc) {
+		pthread_mutex_unlock(&r->mu);
+		if (eb)
+			*eb = ce;
+		return crc;
 	}
 	r->seek_req = true;
 	r->seek_ck = i - 1;

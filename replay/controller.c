@@ -1050,7 +1050,17 @@ on_dispatch(void *arg, const ms_dispatch *d)
 		stop_at(r, MS_REPLAY_BREAK);
 		r->has_pending = false;
 	}
+	/* A seek back from the cooldown drops the finalize (the run goes
+	 * back before it): the engine unclaims its parts, sends its drop
+	 * event, and the controller's wait for it ends (checkpoint.c,
+	 * design 5). */
+	ms_engine *drop =
+	        d->finalize && r->seek_req && r->phase == MS_RPHASE_FINALIZE
+	                ? r->engine
+	                : NULL;
 	pthread_mutex_unlock(&r->mu);
+	if (drop && ms_engine_release(drop, d->seq, false) == 0)
+		return MS_DISPATCH_HOLD;
 	return MS_DISPATCH_GO;
 }
 
@@ -1482,17 +1492,19 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 	return 0;
 }
 
-/* Leave the primary phase for the day boundary, unless a seek back is
- * pending: then false, and the phase stays (a seek is accepted only in
- * it). */
+/* Go on to phase p, unless a seek back is pending: then false, and the
+ * phase stays (the run goes back, checkpoint.c). Under mu, so that a seek
+ * asked for once the run is past its last check (phase END) waits for
+ * the end instead. */
 static bool
-leave_primary(ms_replay *r)
+advance(ms_replay *r, enum ms_replay_phase p)
 {
 	pthread_mutex_lock(&r->mu);
 	bool seek = r->seek_req;
 	if (!seek) {
-		r->phase = MS_RPHASE_BOUNDARY;
-		r->rec_phase = MS_EV_PHASE_PRIMARY;
+		r->phase = p;
+		r->rec_phase = p <= MS_RPHASE_BOUNDARY ? MS_EV_PHASE_PRIMARY
+		                                       : MS_EV_PHASE_COOLDOWN;
 	}
 	pthread_mutex_unlock(&r->mu);
 	if (!seek)
@@ -1500,56 +1512,118 @@ leave_primary(ms_replay *r)
 	return !seek;
 }
 
+/* A phase's resource figures at its start (phase_begin). */
+typedef struct phase_base {
+	ms_rusage ru;
+	ms_mem_stats mem;
+	ms_io io;
+} phase_base;
+
+/* From the end of the primary phase's publications to the end of the
+ * day: the day boundary, the cooldown (everything aged by the grace,
+ * drained) and the finalize merge. *back when a seek back is pending
+ * at one of its points (checkpoint.c, design 5): the run stopped there,
+ * the finalize dropped if it was held at its barrier. */
 static int
-run_day(ms_replay *r, ms_errbuf *eb)
+run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 {
-	ms_rusage ru0;
-	ms_mem_stats m0;
-	ms_io io0;
 	int rc;
-	set_phase(r, MS_RPHASE_PRIMARY);
-	phase_begin(r, &ru0, &m0, &io0);
-	size_t from = r->resume_slot; /* 0, or after a seek from the end */
-	for (;;) {
-		if ((rc = run_slots(r, from, eb)))
-			return rc;
-		if (leave_primary(r))
-			break;
-		if ((rc = ms__rck_restore(r, &from, eb)))
-			return rc;
-	}
-	/* End of the primary phase: the clock moves to the day boundary. */
+	*back = true;
+	if (!advance(r, MS_RPHASE_BOUNDARY))
+		return 0;
+	/* The clock moves to the day boundary. */
 	if (!publication_point(r, r->info->day_end_ns))
 		return MS_ERR_CANCELED;
+	if (ms__rck_seek_pending(r))
+		return 0;
 	ms_clock_set(&r->clock, r->info->day_end_ns);
 	int64_t dns;
 	if ((rc = drain(r, "merge-idle at the day boundary", &dns, eb)) ||
 	    (rc = ms_shard_sync(r->shard, eb)))
 		return rc;
+	if (ms__rck_seek_pending(r))
+		return 0;
 	rec_sample(r);
-	phase_end(r, MS_EV_PHASE_PRIMARY, r->info->day_start_ns, &ru0, &m0,
-	          &io0, dns);
-
-	/* Cooldown: age everything by the grace, drain, then finalize. */
+	phase_end(r, MS_EV_PHASE_PRIMARY, r->info->day_start_ns, &pri->ru,
+	          &pri->mem, &pri->io, dns);
 	int64_t lstart = ms_clock_now(&r->clock);
-	set_phase(r, MS_RPHASE_COOLDOWN);
-	phase_begin(r, &ru0, &m0, &io0);
+	if (!advance(r, MS_RPHASE_COOLDOWN))
+		return 0;
+	phase_base cb;
+	phase_begin(r, &cb.ru, &cb.mem, &cb.io);
 	if (!publication_point(r, r->info->day_end_ns + MS_GRACE_NS))
 		return MS_ERR_CANCELED;
+	if (ms__rck_seek_pending(r))
+		return 0;
 	ms_clock_set(&r->clock, r->info->day_end_ns + MS_GRACE_NS);
 	if ((rc = drain(r, "merge-idle in cooldown", &dns, eb)))
 		return rc;
-	set_phase(r, MS_RPHASE_FINALIZE);
+	if (!advance(r, MS_RPHASE_FINALIZE))
+		return 0;
 	uint64_t fseq = 0;
 	if ((rc = ms_engine_finalize(r->engine, &fseq, eb)))
 		return rc;
 	if ((rc = wait_idle_bounded(r, "the finalize merge", eb)) ||
 	    (rc = ms_shard_sync(r->shard, eb)))
 		return rc;
+	if (ms__rck_seek_pending(r))
+		return 0;
 	rec_sample(r);
-	phase_end(r, MS_EV_PHASE_COOLDOWN, lstart, &ru0, &m0, &io0, dns);
-	set_phase(r, MS_RPHASE_END);
+	phase_end(r, MS_EV_PHASE_COOLDOWN, lstart, &cb.ru, &cb.mem, &cb.io,
+	          dns);
+	*back = !advance(r, MS_RPHASE_END);
 	return 0;
+}
+
+/* A seek back asked for in the cooldown: the phase is primary again and
+ * the run goes back to the checkpoint (ms__rck_restore); *from is the
+ * slot to go on from. A checkpoint that fails to read back there (seek()
+ * checked it when it accepted the seek) leaves no point to go on from:
+ * the run fails. */
+static int
+back_from_cooldown(ms_replay *r, size_t *from, ms_errbuf *eb)
+{
+	set_phase(r, MS_RPHASE_PRIMARY);
+	int rc = ms__rck_restore(r, from, eb);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&r->mu);
+	if (r->seek_stop && r->seek_result) {
+		rc = r->seek_result;
+		ms_fail(eb, rc, "seek back from the cooldown: %s",
+		        r->seek_eb.msg);
+		r->seek_stop = false;
+		r->seek_rc = rc;
+		pthread_cond_broadcast(&r->cv);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return rc;
+}
+
+static int
+run_day(ms_replay *r, ms_errbuf *eb)
+{
+	phase_base pri;
+	int rc;
+	set_phase(r, MS_RPHASE_PRIMARY);
+	phase_begin(r, &pri.ru, &pri.mem, &pri.io);
+	size_t from = r->resume_slot; /* 0, or after a seek from the end */
+	for (;;) {
+		if ((rc = run_slots(r, from, eb)))
+			return rc;
+		bool back = false;
+		if ((rc = run_cooldown(r, &pri, &back, eb)))
+			return rc;
+		if (!back)
+			return 0;
+		/* A seek back: from the primary phase's publication point,
+		 * or from the cooldown. */
+		rc = r->phase == MS_RPHASE_PRIMARY
+		             ? ms__rck_restore(r, &from, eb)
+		             : back_from_cooldown(r, &from, eb);
+		if (rc)
+			return rc;
+	}
 }
 
 static void *

@@ -6,10 +6,14 @@
  * had there the first time, the event log keeps one row per publication
  * and merge (the rows after a checkpoint removed, a `seek` row per seek),
  * the gates pass at the end with the fingerprint of a run that never went
- * back, also after going back from the end of the run, a damaged checkpoint is refused while the run goes on, and the
+ * back, also after going back from the end of the run or from its
+ * cooldown (stopped at the finalize merge's barrier, or while it runs),
+ * a damaged checkpoint is refused while the run goes on, and the
  * checkpoint directory is gone after close.
  */
 #include "replay_testlib.h"
+
+#include "ms_pipeline.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +23,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 
 /* Where a run stood at a stop. */
@@ -176,10 +181,12 @@ start_paused(rt_run *run, const char *name, const char *variant,
 }
 
 static void
-run_straight(char *fp, size_t n)
+run_straight_in(const char *variant, const char *plugin_dir, char *fp, size_t n)
 {
 	rt_run run;
-	rt_opts(&run, "straight", "detdrop:35");
+	rt_opts(&run, "straight", variant);
+	if (plugin_dir)
+		run.o.plugin_dir = plugin_dir;
 	run.o.serial = true;
 	ms_replay *r = rt_start(&run, NULL);
 	assert_non_null(r);
@@ -188,6 +195,8 @@ run_straight(char *fp, size_t n)
 	ms_replay_close(r);
 	end_fp(run.db, fp, n);
 }
+#define run_straight_of(v, fp, n) run_straight_in(v, NULL, fp, n)
+#define run_straight(fp, n) run_straight_of("detdrop:35", fp, n)
 
 static void
 test_seek_back_same_fingerprint(void **state)
@@ -457,6 +466,271 @@ test_checkpoints_need_room(void **state)
 	free(st);
 }
 
+/* On (RUN) from stop to stop at `sampling` barriers until the one of the
+ * finalize merge (the phase says so), as `make run` stops there. */
+static void
+to_finalize_barrier(ms_replay *r, ms_replay_status *st)
+{
+	ms_errbuf eb = { { 0 } };
+	for (int i = 0; i < 10000; i++) {
+		ms_replay_get_status(r, st);
+		if (st->state == MS_REPLAY_BREAK &&
+		    st->phase == MS_RPHASE_FINALIZE)
+			return;
+		assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+		stopped_at(r, MS_REPLAY_BREAK, "sampling");
+	}
+	fail_msg("never stopped at the finalize's barrier");
+}
+
+/* The rows of the cooldown are gone after a seek back from it. */
+static void
+no_cooldown_rows(const char *db)
+{
+	assert_int_equal(count_rows(db, "SELECT count(*) FROM phase"), 0);
+	assert_int_equal(count_rows(db, "SELECT count(*) FROM merge "
+	                                "WHERE lane = 'finalize'"),
+	                 0);
+}
+
+/*
+ * Stopped at the finalize merge's dispatch barrier (a `sampling`
+ * breakpoint, in the cooldown): back by merge and by publication, each
+ * in place (no new database): the phase is primary again, the cooldown's
+ * rows are gone, and the re-run reaches the same points as the first
+ * pass, the finalize's barrier included; on to the end, the fingerprint
+ * of a run that never went back and every gate passes.
+ */
+static void
+seek_from_finalize(const char *variant)
+{
+	char want_fp[32], got_fp[32];
+	run_straight_of(variant, want_fp, sizeof(want_fp));
+	rt_run run;
+	ms_replay *r = start_paused(&run, "seek-fin", variant, 1, "sampling");
+	ms_replay_status *st = rt_status_new();
+	ms_errbuf eb = { { 0 } };
+	ms_replay_get_status(r, st);
+	uint64_t ns = st->pub_total, k0 = ns / 2;
+	point m3, at0, fin, again;
+	/* The first pass: merge #3's barrier (or a sampling one before
+	 * it), publication k0, the finalize's barrier. */
+	go_merge(r, 3);
+	point_at(r, run.db, &m3);
+	go_pub(r, k0);
+	point_at(r, run.db, &at0);
+	to_finalize_barrier(r, st);
+	point_at(r, run.db, &fin);
+	assert_int_equal(fin.pubs, ns);
+	uint64_t fseq = fin.selections;
+	assert_int_equal(st->inflight_seq, fseq);
+
+	/* Back by merge, from the barrier. */
+	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
+	assert_int_equal(seeks_of(r), 1);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->phase, MS_RPHASE_PRIMARY);
+	assert_true(st->pub_done < k0);
+	assert_int_equal(st->inflight, 0);
+	no_cooldown_rows(run.db);
+	go_merge(r, 3);
+	point_at(r, run.db, &again);
+	point_equal(&again, &m3);
+	go_pub(r, k0);
+	point_at(r, run.db, &again);
+	point_equal(&again, &at0);
+	to_finalize_barrier(r, st);
+	point_at(r, run.db, &again);
+	point_equal(&again, &fin);
+
+	/* Back by publication, from the barrier again. */
+	seek_ok(ms_replay_seek_pub(r, k0, &eb), &eb, r);
+	assert_int_equal(seeks_of(r), 2);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->phase, MS_RPHASE_PRIMARY);
+	assert_true(st->pub_done <= k0);
+	no_cooldown_rows(run.db);
+	go_pub(r, k0);
+	point_at(r, run.db, &again);
+	point_equal(&again, &at0);
+	to_finalize_barrier(r, st);
+	point_at(r, run.db, &again);
+	point_equal(&again, &fin);
+
+	to_end(r, "seek-fin");
+	ms_replay_close(r);
+	end_fp(run.db, got_fp, sizeof(got_fp));
+	assert_string_equal(got_fp, want_fp);
+	/* One forward history: each phase and the finalize once. */
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM seek"), 2);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM phase"), 2);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge "
+	                                    "WHERE lane = 'finalize'"),
+	                 1);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM publication"),
+	                 (int64_t)ns);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge"),
+	                 count_rows(run.db, "SELECT merges_completed FROM run"));
+	free(st);
+}
+
+static void
+test_seek_from_finalize_barrier(void **state)
+{
+	(void)state;
+	seek_from_finalize("detdrop:35");
+}
+
+static void
+test_seek_from_finalize_barrier_skywalking(void **state)
+{
+	(void)state;
+	seek_from_finalize("skywalking");
+}
+
+/* A seek back asked for just after the finalize is released from its
+ * barrier: wherever the run is then (the merge running, done, the gates
+ * running, or DONE), it goes back in place and ends as a run that never
+ * went back. */
+static void
+test_seek_after_finalize_released(void **state)
+{
+	(void)state;
+	char want_fp[32], got_fp[32];
+	run_straight(want_fp, sizeof(want_fp));
+	rt_run run;
+	ms_replay *r =
+	        start_paused(&run, "seek-fin2", "detdrop:35", 1, "sampling");
+	ms_replay_status *st = rt_status_new();
+	ms_errbuf eb = { { 0 } };
+	go_merge(r, 3);
+	point m3, again;
+	point_at(r, run.db, &m3);
+	to_finalize_barrier(r, st);
+	/* No stop again before the end. */
+	ms_breakpoint bps[8];
+	size_t nb = ms_replay_breaks(r, bps, 8);
+	for (size_t i = 0; i < nb && i < 8; i++)
+		assert_int_equal(
+		        ms_replay_break_enable(r, bps[i].id, false, &eb), 0);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->phase, MS_RPHASE_PRIMARY);
+	assert_int_equal(seeks_of(r), 1);
+	go_merge(r, 3);
+	point_at(r, run.db, &again);
+	point_equal(&again, &m3);
+	to_end(r, "seek-fin2");
+	ms_replay_close(r);
+	end_fp(run.db, got_fp, sizeof(got_fp));
+	assert_string_equal(got_fp, want_fp);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM phase"), 2);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge "
+	                                    "WHERE lane = 'finalize'"),
+	                 1);
+	free(st);
+}
+
+/* A seek back on its own thread (it returns once the run went back). */
+typedef struct seek_job {
+	ms_replay *r;
+	uint64_t seq;
+	int rc;
+	ms_errbuf eb;
+} seek_job;
+
+static void *
+seek_main(void *arg)
+{
+	seek_job *j = arg;
+	j->rc = ms_replay_seek_merge(j->r, j->seq, &j->eb);
+	return NULL;
+}
+
+/* A seek back asked for while the finalize merge runs (held inside its
+ * Decide call by tp_slow until a gate file exists): the merge finishes
+ * (a running merge is not stopped), then the run goes back in place and
+ * ends as a run that never went back. */
+static void
+test_seek_while_finalize_runs(void **state)
+{
+	(void)state;
+	char gate[PATH_MAX], spec[PATH_MAX + 64];
+	rt_path(gate, sizeof(gate), "seek-gate");
+	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"1/1>0@%s\"}", gate);
+	int fd = open(gate, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	char want_fp[32], got_fp[32];
+	run_straight_in(spec, MS_TEST_PLUGIN_DIR, want_fp, sizeof(want_fp));
+	rt_run run;
+	rt_opts(&run, "seek-run", spec);
+	run.o.plugin_dir = MS_TEST_PLUGIN_DIR;
+	run.o.serial = true;
+	run.o.start_paused = true;
+	run.o.checkpoint_every_ns = 1;
+	run.o.decide_timeout_ns = 60 * 1000000000LL;
+	run.o.wait_timeout_ns = 120 * 1000000000LL;
+	ms_replay *r = rt_start(&run, "sampling");
+	assert_non_null(r);
+	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_errbuf eb = { { 0 } };
+	go_merge(r, 3);
+	point m3, again;
+	point_at(r, run.db, &m3);
+	to_finalize_barrier(r, st);
+	uint64_t fseq = st->inflight_seq;
+	/* Released without its gate: it runs, held in Decide. */
+	assert_int_equal(unlink(gate), 0);
+	ms_breakpoint bps[8];
+	size_t nb = ms_replay_breaks(r, bps, 8);
+	for (size_t i = 0; i < nb && i < 8; i++)
+		assert_int_equal(
+		        ms_replay_break_enable(r, bps[i].id, false, &eb), 0);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	struct timespec tick = { 0, 10 * 1000000L };
+	for (int i = 0; i < 6000 && !ms_pipeline_staged_live(r->pipe); i++)
+		nanosleep(&tick, NULL);
+	assert_true(ms_pipeline_staged_live(r->pipe) > 0);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_RUNNING);
+	assert_int_equal(st->phase, MS_RPHASE_FINALIZE);
+	assert_int_equal(st->inflight_seq, fseq);
+	assert_true(st->inflight_wall_ns > 0);
+
+	seek_job j = { .r = r, .seq = 3 };
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, seek_main, &j), 0);
+	/* The merge still runs: the run has not gone back. */
+	nanosleep(&tick, NULL);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->phase, MS_RPHASE_FINALIZE);
+	assert_int_equal(st->seeks, 0);
+	fd = open(gate, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	pthread_join(th, NULL);
+	seek_ok(j.rc, &j.eb, r);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->phase, MS_RPHASE_PRIMARY);
+	no_cooldown_rows(run.db);
+	go_merge(r, 3);
+	point_at(r, run.db, &again);
+	point_equal(&again, &m3);
+	to_end(r, "seek-run");
+	ms_replay_close(r);
+	end_fp(run.db, got_fp, sizeof(got_fp));
+	assert_string_equal(got_fp, want_fp);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM seek"), 1);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge "
+	                                    "WHERE lane = 'finalize'"),
+	                 1);
+	unlink(gate);
+	free(st);
+}
+
 int
 main(void)
 {
@@ -465,6 +739,10 @@ main(void)
 		cmocka_unit_test(test_seek_damaged_checkpoint),
 		cmocka_unit_test(test_checkpoints_at_stops),
 		cmocka_unit_test(test_checkpoints_need_room),
+		cmocka_unit_test(test_seek_from_finalize_barrier),
+		cmocka_unit_test(test_seek_from_finalize_barrier_skywalking),
+		cmocka_unit_test(test_seek_after_finalize_released),
+		cmocka_unit_test(test_seek_while_finalize_runs),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

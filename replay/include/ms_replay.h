@@ -219,12 +219,15 @@ int ms_replay_set_speed(ms_replay *r, double speed);
  * (shard, engine, the controller's counters and gates' tallies, the event
  * log rolled back: replay/SCHEMA.md, "Going back in time"), and stop
  * there (PAUSED, break_why "seek"); run_to then goes on to the target at
- * full speed. While the run is in its primary phase or DONE:
- * MS_ERR_NOTFOUND (nothing changed) when no checkpoint precedes the target
- * or the run is in its cooldown, failed or not started, for the caller to
- * start a new replay instead. A checkpoint that does not read back is its
- * error, the run stopped where it was (PAUSED, "seek failed"; a DONE run
- * stays DONE). Another error is a restore that failed part way: the run
+ * full speed. In the primary phase, the cooldown (a finalize merge held
+ * at its dispatch barrier is dropped, one running finishes first; the
+ * phase is primary again) or DONE (asked for while the gates run, it
+ * waits for DONE). MS_ERR_NOTFOUND (nothing changed) when no checkpoint
+ * precedes the target or the run failed or is not started, for the
+ * caller to start a new replay instead. A checkpoint that does not read
+ * back is its error, the run stopped where it was (PAUSED, "seek failed";
+ * a DONE run stays DONE; in the cooldown it is refused before anything
+ * moves). Another error is a restore that failed part way: the run
  * is FAILED with that error. Not to be called while another call on r runs
  * (the status, the inventory): the caller waits for the restore.
  */
