@@ -997,6 +997,16 @@ bp_hit(ms_replay *r, size_t i)
 	}
 }
 
+/* Dispatch seq goes on to run now (after any stop at its barrier): its
+ * time in flight counts from here. mu held. */
+static void
+claim_released(ms_replay *r, uint64_t seq)
+{
+	for (size_t i = 0; i < r->nclaims; i++)
+		if (r->claims[i].seq == seq)
+			r->claims[i].release_mono = ms_mono_ns();
+}
+
 /* Engine dispatch hook: the barrier. */
 static enum ms_dispatch_verdict
 on_dispatch(void *arg, const ms_dispatch *d)
@@ -1007,6 +1017,7 @@ on_dispatch(void *arg, const ms_dispatch *d)
 		claim *c = &r->claims[r->nclaims++];
 		c->seq = d->seq;
 		c->dispatch_mono = ms_mono_ns();
+		c->release_mono = 0;
 		c->n = d->ninputs < MS_PICKER_PARTS_LIMIT
 		               ? d->ninputs
 		               : MS_PICKER_PARTS_LIMIT;
@@ -1058,6 +1069,8 @@ on_dispatch(void *arg, const ms_dispatch *d)
 	        d->finalize && r->seek_req && r->phase == MS_RPHASE_FINALIZE
 	                ? r->engine
 	                : NULL;
+	if (!drop)
+		claim_released(r, d->seq);
 	pthread_mutex_unlock(&r->mu);
 	if (drop && ms_engine_release(drop, d->seq, false) == 0)
 		return MS_DISPATCH_HOLD;
@@ -2558,7 +2571,9 @@ status_live(ms_replay *r, ms_replay_status *st)
 		if (st->inflight_seq && c->seq >= st->inflight_seq)
 			continue;
 		st->inflight_seq = c->seq;
-		st->inflight_wall_ns = ms_mono_ns() - c->dispatch_mono;
+		/* From its release: held at its barrier it has not run. */
+		st->inflight_wall_ns =
+		        c->release_mono ? ms_mono_ns() - c->release_mono : 0;
 	}
 	for (size_t i = 0; i < r->live_nlinks; i++) {
 		const ms_link_stats *a = &r->live_links[i],

@@ -327,6 +327,7 @@ typedef struct claim {
 	uint64_t ids[MS_PICKER_PARTS_LIMIT];
 	bool finalize_big;     /* finalize selections may exceed the array */
 	int64_t dispatch_mono; /* when the dispatch hook saw it */
+	int64_t release_mono;  /* when it went on to run (0: held) */
 } claim;
 
 /* Test hooks of a run (tests only; zero in every other use), given to

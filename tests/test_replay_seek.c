@@ -499,7 +499,8 @@ no_cooldown_rows(const char *db)
  * in place (no new database): the phase is primary again, the cooldown's
  * rows are gone, and the re-run reaches the same points as the first
  * pass, the finalize's barrier included; on to the end, the fingerprint
- * of a run that never went back and every gate passes.
+ * of a run that never went back and every gate passes. While held at the
+ * barrier the merge has not run: its time in flight is 0.
  */
 static void
 seek_from_finalize(const char *variant)
@@ -524,6 +525,12 @@ seek_from_finalize(const char *variant)
 	assert_int_equal(fin.pubs, ns);
 	uint64_t fseq = fin.selections;
 	assert_int_equal(st->inflight_seq, fseq);
+	/* Held, not running, however long it sits there. */
+	struct timespec pause = { 0, 50 * 1000000L };
+	nanosleep(&pause, NULL);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->inflight_seq, fseq);
+	assert_int_equal(st->inflight_wall_ns, 0);
 
 	/* Back by merge, from the barrier. */
 	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
@@ -651,7 +658,9 @@ seek_main(void *arg)
 /* A seek back asked for while the finalize merge runs (held inside its
  * Decide call by tp_slow until a gate file exists): the merge finishes
  * (a running merge is not stopped), then the run goes back in place and
- * ends as a run that never went back. */
+ * ends as a run that never went back. The merge's time in flight counts
+ * from its release (not from its dispatch, before the stop at its
+ * barrier). */
 static void
 test_seek_while_finalize_runs(void **state)
 {
@@ -682,6 +691,7 @@ test_seek_while_finalize_runs(void **state)
 	point_at(r, run.db, &m3);
 	to_finalize_barrier(r, st);
 	uint64_t fseq = st->inflight_seq;
+	assert_int_equal(st->inflight_wall_ns, 0);
 	/* Released without its gate: it runs, held in Decide. */
 	assert_int_equal(unlink(gate), 0);
 	ms_breakpoint bps[8];
@@ -689,6 +699,7 @@ test_seek_while_finalize_runs(void **state)
 	for (size_t i = 0; i < nb && i < 8; i++)
 		assert_int_equal(
 		        ms_replay_break_enable(r, bps[i].id, false, &eb), 0);
+	int64_t released = ms_mono_ns();
 	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
 	struct timespec tick = { 0, 10 * 1000000L };
 	for (int i = 0; i < 6000 && !ms_pipeline_staged_live(r->pipe); i++)
@@ -699,6 +710,8 @@ test_seek_while_finalize_runs(void **state)
 	assert_int_equal(st->phase, MS_RPHASE_FINALIZE);
 	assert_int_equal(st->inflight_seq, fseq);
 	assert_true(st->inflight_wall_ns > 0);
+	/* Released after `released`: no longer than that. */
+	assert_true(st->inflight_wall_ns <= ms_mono_ns() - released);
 
 	seek_job j = { .r = r, .seq = 3 };
 	pthread_t th;

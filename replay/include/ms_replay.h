@@ -280,7 +280,8 @@ typedef struct ms_replay_status {
 	ms_link_stats links[MS_EV_LINKS_MAX];
 	bool circuit_open;
 	/* Merges dispatched and not recorded yet: how many, the oldest one
-	 * (seq, wall time since its dispatch), and the chain's Decide calls,
+	 * (seq, wall time since it was released to run: 0 while it is held
+	 * at its dispatch barrier), and the chain's Decide calls,
 	 * traces and time since the last recorded merge, over every link
 	 * (the merge in progress's, when one runs at a time). */
 	size_t inflight;
