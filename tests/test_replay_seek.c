@@ -77,6 +77,15 @@ point_equal(const point *a, const point *b)
 	assert_int_equal(a->pub_rows, b->pub_rows);
 }
 
+/* Where the run stands now is where it stood at `want`. */
+static void
+same_point(ms_replay *r, const char *db, const point *want)
+{
+	point now;
+	point_at(r, db, &now);
+	point_equal(&now, want);
+}
+
 /* Stopped, in state `want`, with break_why `why`. */
 static void
 stopped_at(ms_replay *r, enum ms_replay_state want, const char *why)
@@ -112,6 +121,14 @@ go(ms_replay *r, bool pub, uint64_t k)
 	stopped_at(r, pub ? MS_REPLAY_PAUSED : MS_REPLAY_BREAK, NULL);
 }
 #define go_pub(r, k) go(r, true, k)
+
+/* go(), then where the run stands there into p. */
+static void
+go_at(ms_replay *r, const char *db, bool pub, uint64_t k, point *p)
+{
+	go(r, pub, k);
+	point_at(r, db, p);
+}
 
 /* Run to logical time t: stopped before the first publication after it
  * or at a barrier at or after it. */
@@ -216,16 +233,13 @@ test_seek_back_same_fingerprint(void **state)
 
 	/* Forward: merge #3, the time of publication k0 - 2, publication
 	 * k0 and k1. */
-	point m3, att, at0, at1, again;
+	point m3, att, at0, at1;
 	int64_t t = ms_fixture_slot_at(r->fx, k0 - 2)->pub_ns;
-	go_merge(r, 3);
-	point_at(r, run.db, &m3);
+	go_at(r, run.db, false, 3, &m3);
 	go_time(r, t);
 	point_at(r, run.db, &att);
-	go_pub(r, k0);
-	point_at(r, run.db, &at0);
-	go_pub(r, k1);
-	point_at(r, run.db, &at1);
+	go_at(r, run.db, true, k0, &at0);
+	go_at(r, run.db, true, k1, &at1);
 	print_message("%llu publications; merges: #3 at pub %llu, %llu at "
 	              "pub %llu, %llu at pub %llu\n",
 	              (unsigned long long)ns, (unsigned long long)m3.pubs,
@@ -241,17 +255,14 @@ test_seek_back_same_fingerprint(void **state)
 	ms_replay_get_status(r, st);
 	assert_true(st->pub_done <= k0);
 	go_pub(r, k0);
-	point_at(r, run.db, &again);
-	point_equal(&again, &at0);
+	same_point(r, run.db, &at0);
 	go_pub(r, k1);
-	point_at(r, run.db, &again);
-	point_equal(&again, &at1);
+	same_point(r, run.db, &at1);
 
 	/* Back to merge #3's barrier. */
 	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
 	go_merge(r, 3);
-	point_at(r, run.db, &again);
-	point_equal(&again, &m3);
+	same_point(r, run.db, &m3);
 
 	/* Back by time, then to that time: where the run stopped there the
 	 * first time. */
@@ -260,8 +271,7 @@ test_seek_back_same_fingerprint(void **state)
 	assert_true(st->now < t);
 	assert_int_equal(seeks_of(r), 3);
 	go_time(r, t);
-	point_at(r, run.db, &again);
-	point_equal(&again, &att);
+	same_point(r, run.db, &att);
 
 	/* On to the end: every gate passes, the fingerprint is the one of
 	 * the run that never went back. */
@@ -275,8 +285,7 @@ test_seek_back_same_fingerprint(void **state)
 	seek_ok(ms_replay_seek_pub(r, k0, &eb), &eb, r);
 	assert_int_equal(seeks_of(r), 4);
 	go_pub(r, k1);
-	point_at(r, run.db, &again);
-	point_equal(&again, &at1);
+	same_point(r, run.db, &at1);
 	to_end(r, "seek from the end");
 	char ck[PATH_MAX + 8];
 	snprintf(ck, sizeof(ck), "%s.ckpt", ms_replay_work_dir(r));
@@ -334,7 +343,7 @@ test_seek_damaged_checkpoint(void **state)
 	ms_replay_get_status(r, st);
 	uint64_t k = st->pub_total / 2;
 	go_pub(r, k);
-	point here, again;
+	point here;
 	point_at(r, run.db, &here);
 	char root[PATH_MAX + 8], ck[PATH_MAX + 80], state_file[PATH_MAX + 96];
 	snprintf(root, sizeof(root), "%s.ckpt", ms_replay_work_dir(r));
@@ -356,8 +365,7 @@ test_seek_damaged_checkpoint(void **state)
 	assert_int_equal(st->state, MS_REPLAY_PAUSED);
 	assert_string_equal(st->break_why, "seek failed");
 	assert_int_equal(st->seeks, 0);
-	point_at(r, run.db, &again);
-	point_equal(&again, &here);
+	same_point(r, run.db, &here);
 	/* The second checkpoint lost a part file: refused before anything
 	 * moves too, naming it. */
 	char parts[PATH_MAX + 200], gone[PATH_MAX + 500];
@@ -371,13 +379,11 @@ test_seek_damaged_checkpoint(void **state)
 	ms_replay_get_status(r, st);
 	assert_int_equal(st->state, MS_REPLAY_PAUSED);
 	assert_int_equal(st->seeks, 0);
-	point_at(r, run.db, &again);
-	point_equal(&again, &here);
+	same_point(r, run.db, &here);
 	/* A later checkpoint is fine. */
 	seek_ok(ms_replay_seek_pub(r, k - 1, &eb), &eb, r);
 	go_pub(r, k);
-	point_at(r, run.db, &again);
-	point_equal(&again, &here);
+	same_point(r, run.db, &here);
 	to_end(r, "seek-bad");
 	ms_replay_close(r);
 	free(st);
@@ -403,7 +409,7 @@ test_checkpoints_at_stops(void **state)
 	ms_replay_get_status(r, st);
 	uint64_t k = st->pub_done + 5;
 	go_pub(r, k);
-	point here, again;
+	point here;
 	point_at(r, run.db, &here);
 	go_pub(r, k + 5);
 	ms_replay_get_status(r, st);
@@ -412,8 +418,7 @@ test_checkpoints_at_stops(void **state)
 	seek_ok(ms_replay_seek_pub(r, k, &eb), &eb, r);
 	ms_replay_get_status(r, st);
 	assert_int_equal(st->pub_done, k);
-	point_at(r, run.db, &again);
-	point_equal(&again, &here);
+	same_point(r, run.db, &here);
 	/* Back before #3: from the point after #2's barrier. */
 	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
 	assert_true(count_rows(run.db, "SELECT to_merge FROM seek ORDER BY "
@@ -483,6 +488,48 @@ to_finalize_barrier(ms_replay *r, ms_replay_status *st)
 	fail_msg("never stopped at the finalize's barrier");
 }
 
+/* No stop again before the end. */
+static void
+breaks_off(ms_replay *r)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_breakpoint bps[8];
+	size_t nb = ms_replay_breaks(r, bps, 8);
+	for (size_t i = 0; i < nb && i < 8; i++)
+		assert_int_equal(
+		        ms_replay_break_enable(r, bps[i].id, false, &eb), 0);
+}
+
+static void
+touch(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* On to the end after `seeks` seeks back, closed: the fingerprint of a
+ * run that never went back (want_fp), every gate passing, and one
+ * forward history in the log (each phase and the finalize once, a row
+ * per merge). */
+static void
+end_as_straight(ms_replay *r, const char *db, const char *want_fp,
+                int64_t seeks, const char *what)
+{
+	char got_fp[32];
+	to_end(r, what);
+	ms_replay_close(r);
+	end_fp(db, got_fp, sizeof(got_fp));
+	assert_string_equal(got_fp, want_fp);
+	assert_int_equal(count_rows(db, "SELECT count(*) FROM seek"), seeks);
+	assert_int_equal(count_rows(db, "SELECT count(*) FROM phase"), 2);
+	assert_int_equal(count_rows(db, "SELECT count(*) FROM merge "
+	                                "WHERE lane = 'finalize'"),
+	                 1);
+	assert_int_equal(count_rows(db, "SELECT count(*) FROM merge"),
+	                 count_rows(db, "SELECT merges_completed FROM run"));
+}
+
 /* The rows of the cooldown are gone after a seek back from it. */
 static void
 no_cooldown_rows(const char *db)
@@ -505,7 +552,7 @@ no_cooldown_rows(const char *db)
 static void
 seek_from_finalize(const char *variant)
 {
-	char want_fp[32], got_fp[32];
+	char want_fp[32];
 	run_straight_of(variant, want_fp, sizeof(want_fp));
 	rt_run run;
 	ms_replay *r = start_paused(&run, "seek-fin", variant, 1, "sampling");
@@ -513,13 +560,11 @@ seek_from_finalize(const char *variant)
 	ms_errbuf eb = { { 0 } };
 	ms_replay_get_status(r, st);
 	uint64_t ns = st->pub_total, k0 = ns / 2;
-	point m3, at0, fin, again;
+	point m3, at0, fin;
 	/* The first pass: merge #3's barrier (or a sampling one before
 	 * it), publication k0, the finalize's barrier. */
-	go_merge(r, 3);
-	point_at(r, run.db, &m3);
-	go_pub(r, k0);
-	point_at(r, run.db, &at0);
+	go_at(r, run.db, false, 3, &m3);
+	go_at(r, run.db, true, k0, &at0);
 	to_finalize_barrier(r, st);
 	point_at(r, run.db, &fin);
 	assert_int_equal(fin.pubs, ns);
@@ -541,14 +586,11 @@ seek_from_finalize(const char *variant)
 	assert_int_equal(st->inflight, 0);
 	no_cooldown_rows(run.db);
 	go_merge(r, 3);
-	point_at(r, run.db, &again);
-	point_equal(&again, &m3);
+	same_point(r, run.db, &m3);
 	go_pub(r, k0);
-	point_at(r, run.db, &again);
-	point_equal(&again, &at0);
+	same_point(r, run.db, &at0);
 	to_finalize_barrier(r, st);
-	point_at(r, run.db, &again);
-	point_equal(&again, &fin);
+	same_point(r, run.db, &fin);
 
 	/* Back by publication, from the barrier again. */
 	seek_ok(ms_replay_seek_pub(r, k0, &eb), &eb, r);
@@ -558,26 +600,13 @@ seek_from_finalize(const char *variant)
 	assert_true(st->pub_done <= k0);
 	no_cooldown_rows(run.db);
 	go_pub(r, k0);
-	point_at(r, run.db, &again);
-	point_equal(&again, &at0);
+	same_point(r, run.db, &at0);
 	to_finalize_barrier(r, st);
-	point_at(r, run.db, &again);
-	point_equal(&again, &fin);
+	same_point(r, run.db, &fin);
 
-	to_end(r, "seek-fin");
-	ms_replay_close(r);
-	end_fp(run.db, got_fp, sizeof(got_fp));
-	assert_string_equal(got_fp, want_fp);
-	/* One forward history: each phase and the finalize once. */
-	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM seek"), 2);
-	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM phase"), 2);
-	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge "
-	                                    "WHERE lane = 'finalize'"),
-	                 1);
+	end_as_straight(r, run.db, want_fp, 2, "seek-fin");
 	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM publication"),
 	                 (int64_t)ns);
-	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge"),
-	                 count_rows(run.db, "SELECT merges_completed FROM run"));
 	free(st);
 }
 
@@ -603,39 +632,25 @@ static void
 test_seek_after_finalize_released(void **state)
 {
 	(void)state;
-	char want_fp[32], got_fp[32];
+	char want_fp[32];
 	run_straight(want_fp, sizeof(want_fp));
 	rt_run run;
 	ms_replay *r =
 	        start_paused(&run, "seek-fin2", "detdrop:35", 1, "sampling");
 	ms_replay_status *st = rt_status_new();
 	ms_errbuf eb = { { 0 } };
-	go_merge(r, 3);
-	point m3, again;
-	point_at(r, run.db, &m3);
+	point m3;
+	go_at(r, run.db, false, 3, &m3);
 	to_finalize_barrier(r, st);
-	/* No stop again before the end. */
-	ms_breakpoint bps[8];
-	size_t nb = ms_replay_breaks(r, bps, 8);
-	for (size_t i = 0; i < nb && i < 8; i++)
-		assert_int_equal(
-		        ms_replay_break_enable(r, bps[i].id, false, &eb), 0);
+	breaks_off(r);
 	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
 	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
 	ms_replay_get_status(r, st);
 	assert_int_equal(st->phase, MS_RPHASE_PRIMARY);
 	assert_int_equal(seeks_of(r), 1);
 	go_merge(r, 3);
-	point_at(r, run.db, &again);
-	point_equal(&again, &m3);
-	to_end(r, "seek-fin2");
-	ms_replay_close(r);
-	end_fp(run.db, got_fp, sizeof(got_fp));
-	assert_string_equal(got_fp, want_fp);
-	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM phase"), 2);
-	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge "
-	                                    "WHERE lane = 'finalize'"),
-	                 1);
+	same_point(r, run.db, &m3);
+	end_as_straight(r, run.db, want_fp, 1, "seek-fin2");
 	free(st);
 }
 
@@ -668,10 +683,8 @@ test_seek_while_finalize_runs(void **state)
 	char gate[PATH_MAX], spec[PATH_MAX + 64];
 	rt_path(gate, sizeof(gate), "seek-gate");
 	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"1/1>0@%s\"}", gate);
-	int fd = open(gate, O_CREAT | O_WRONLY, 0644);
-	assert_true(fd >= 0);
-	close(fd);
-	char want_fp[32], got_fp[32];
+	touch(gate);
+	char want_fp[32];
 	run_straight_in(spec, MS_TEST_PLUGIN_DIR, want_fp, sizeof(want_fp));
 	rt_run run;
 	rt_opts(&run, "seek-run", spec);
@@ -686,19 +699,14 @@ test_seek_while_finalize_runs(void **state)
 	stopped_at(r, MS_REPLAY_PAUSED, NULL);
 	ms_replay_status *st = rt_status_new();
 	ms_errbuf eb = { { 0 } };
-	go_merge(r, 3);
-	point m3, again;
-	point_at(r, run.db, &m3);
+	point m3;
+	go_at(r, run.db, false, 3, &m3);
 	to_finalize_barrier(r, st);
 	uint64_t fseq = st->inflight_seq;
 	assert_int_equal(st->inflight_wall_ns, 0);
 	/* Released without its gate: it runs, held in Decide. */
 	assert_int_equal(unlink(gate), 0);
-	ms_breakpoint bps[8];
-	size_t nb = ms_replay_breaks(r, bps, 8);
-	for (size_t i = 0; i < nb && i < 8; i++)
-		assert_int_equal(
-		        ms_replay_break_enable(r, bps[i].id, false, &eb), 0);
+	breaks_off(r);
 	int64_t released = ms_mono_ns();
 	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
 	struct timespec tick = { 0, 10 * 1000000L };
@@ -721,25 +729,15 @@ test_seek_while_finalize_runs(void **state)
 	ms_replay_get_status(r, st);
 	assert_int_equal(st->phase, MS_RPHASE_FINALIZE);
 	assert_int_equal(st->seeks, 0);
-	fd = open(gate, O_CREAT | O_WRONLY, 0644);
-	assert_true(fd >= 0);
-	close(fd);
+	touch(gate);
 	pthread_join(th, NULL);
 	seek_ok(j.rc, &j.eb, r);
 	ms_replay_get_status(r, st);
 	assert_int_equal(st->phase, MS_RPHASE_PRIMARY);
 	no_cooldown_rows(run.db);
 	go_merge(r, 3);
-	point_at(r, run.db, &again);
-	point_equal(&again, &m3);
-	to_end(r, "seek-run");
-	ms_replay_close(r);
-	end_fp(run.db, got_fp, sizeof(got_fp));
-	assert_string_equal(got_fp, want_fp);
-	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM seek"), 1);
-	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM merge "
-	                                    "WHERE lane = 'finalize'"),
-	                 1);
+	same_point(r, run.db, &m3);
+	end_as_straight(r, run.db, want_fp, 1, "seek-run");
 	unlink(gate);
 	free(st);
 }
