@@ -654,6 +654,44 @@ test_seek_after_finalize_released(void **state)
 	free(st);
 }
 
+/* Stopped at the cooldown's publication point (a run to a time just past
+ * the day's end), then back by publication: in place, the cooldown's
+ * rows gone, the same points on the way forward, the same end. */
+static void
+test_seek_from_cooldown_point(void **state)
+{
+	(void)state;
+	char want_fp[32];
+	run_straight(want_fp, sizeof(want_fp));
+	rt_run run;
+	ms_replay *r = start_paused(&run, "seek-cool", "detdrop:35", 1, NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_errbuf eb = { { 0 } };
+	ms_replay_get_status(r, st);
+	uint64_t k0 = st->pub_total / 2;
+	int64_t past_end = r->info->day_end_ns + 1;
+	point at0, cool;
+	go_at(r, run.db, true, k0, &at0);
+	go_time(r, past_end);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->phase, MS_RPHASE_COOLDOWN);
+	point_at(r, run.db, &cool);
+	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM phase"), 1);
+	seek_ok(ms_replay_seek_pub(r, k0, &eb), &eb, r);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->phase, MS_RPHASE_PRIMARY);
+	no_cooldown_rows(run.db);
+	go_pub(r, k0);
+	same_point(r, run.db, &at0);
+	go_time(r, past_end);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->phase, MS_RPHASE_COOLDOWN);
+	same_point(r, run.db, &cool);
+	end_as_straight(r, run.db, want_fp, 1, "seek-cool");
+	free(st);
+}
+
 /* A seek back on its own thread (it returns once the run went back). */
 typedef struct seek_job {
 	ms_replay *r;
@@ -754,6 +792,7 @@ main(void)
 		cmocka_unit_test(test_seek_from_finalize_barrier_skywalking),
 		cmocka_unit_test(test_seek_after_finalize_released),
 		cmocka_unit_test(test_seek_while_finalize_runs),
+		cmocka_unit_test(test_seek_from_cooldown_point),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }
