@@ -22,6 +22,10 @@ endforeach()
 # breakpoint stopping as BREAK.
 ms_e2e_test(e2e_tui_steer tui_steer.sh)
 
+# Going back from the finalize's barrier in the cooldown, where `make run`
+# stops: in the same database, to the end with every gate passing.
+ms_e2e_test(e2e_tui_cooldown_seek tui_cooldown_seek.sh)
+
 # The mouse: clicks select rows, the wheel scrolls.
 ms_e2e_test(e2e_tui_mouse tui_mouse.sh)
 
