@@ -36,7 +36,8 @@ static const char *const legend[] = {
 	"  merge=N, time=HH:MM[:SS] (first barrier at or after), part=HEX,",
 	"  lane=fast|slow|finalize, depth>=D.",
 	"Go to (g): HH:MM[:SS], +1d HH:MM (cooldown), #N (a merge); a point",
-	"  behind the replay re-runs the day to it (new database).",
+	"  behind goes back to a checkpoint and re-runs to it (same database;",
+	"  with no checkpoint before it, the day again into a new one).",
 };
 
 #define NLEGEND (sizeof(legend) / sizeof(legend[0]))
