@@ -1085,6 +1085,10 @@ cli_unprivileged(const char *err_path, const char *first, ...)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		drop_privileges();
+		/* The caller's TMPDIR may be private to its owner; the
+		 * unprivileged user gets the system's shared one. */
+		if (setenv("TMPDIR", "/tmp", 1) != 0)
+			_exit(98);
 		char *argv[CT_MAX_ARGS];
 		int argc = 0;
 		argv[argc++] = (char *)"mergescope";
