@@ -23,6 +23,12 @@ ms__bloom_nbits(uint64_t items)
 	return bits < 64 ? 64 : bits;
 }
 
+uint64_t
+ms__bloom_section_bytes(uint64_t items)
+{
+	return MS__BLOOM_HDR + ms__bloom_nbits(items) / 8 + 8;
+}
+
 void
 ms__bloom_hash(const uint8_t *tid, uint32_t len, uint64_t h[2])
 {

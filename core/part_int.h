@@ -365,6 +365,8 @@ const ms_part_dicts *ms__dicts_ref(const ms_part_dicts *s);
 /* ---- bloom.c ---- */
 /* Bits for `items` trace IDs: a multiple of 64, at least 64. */
 uint64_t ms__bloom_nbits(uint64_t items);
+/* The bloom section's bytes for `items` trace IDs: header, bits, XXH64. */
+uint64_t ms__bloom_section_bytes(uint64_t items);
 /* The two 64-bit hashes of a trace ID used for double hashing. */
 void ms__bloom_hash(const uint8_t *tid, uint32_t len, uint64_t h[2]);
 void ms__bloom_add(uint8_t *bits, uint64_t nbits, const uint64_t h[2]);

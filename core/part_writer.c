@@ -764,7 +764,7 @@ static int
 build_bloom(ms_part_writer *w, ms_buf *dst)
 {
 	uint64_t nbits = ms__bloom_nbits(w->meta.traces);
-	size_t n = MS__BLOOM_HDR + nbits / 8;
+	size_t n = ms__bloom_section_bytes(w->meta.traces) - 8;
 	int rc = ms_buf_reserve(dst, n + 8);
 	if (rc)
 		return rc;
@@ -1121,4 +1121,13 @@ out:
 	ms_mem_free(mem, ix, 2 * n * sizeof(sort_ent));
 	ms_mem_free(mem, rp, n * sizeof(ms_row *));
 	return rc;
+}
+
+uint64_t
+ms_part_payload_bytes(enum ms_part_kind kind, const ms_part_meta *m)
+{
+	uint64_t skip = MS__FOOTER_SIZE;
+	if (kind == MS_KIND_CORE)
+		skip += ms__bloom_section_bytes(m->traces);
+	return m->compressed_bytes > skip ? m->compressed_bytes - skip : 0;
 }

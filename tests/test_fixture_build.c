@@ -629,6 +629,20 @@ test_dictionary(void **state)
 	assert_int_equal(rep.dict_id, FX_DICT_ID);
 }
 
+/* The density consolidation: the reference shard's 26 parts per day-1x
+ * of traces, never fewer than 26. */
+static void
+test_consolidated_parts(void **state)
+{
+	(void)state;
+	assert_int_equal(ms__fx_consolidated_parts(0), 26);
+	assert_int_equal(ms__fx_consolidated_parts(4000), 26);
+	assert_int_equal(ms__fx_consolidated_parts(37288), 26);
+	assert_int_equal(ms__fx_consolidated_parts(74576), 52);
+	assert_int_equal(ms__fx_consolidated_parts(37288 * 3 / 2), 39);
+	assert_int_equal(ms__fx_consolidated_parts(4 * 37288), 104);
+}
+
 /* A warm opening: a previous day consolidated into 26 parts, published
  * first at the day's start, all of it before the day, no ID shared; the
  * fixture's ledgers include it, check and verify cover it. */
@@ -804,6 +818,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_consolidated_parts),
 		cmocka_unit_test(test_smoke_builds_and_opens),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_each_gate_fails_when_broken),

@@ -420,6 +420,40 @@ slurp(const char *path, const char *name, size_t *n)
 	return b;
 }
 
+/* A part's payload, as the reference counts a part's compressed size, is
+ * its data and block index: not its Bloom filter (a core part's) nor its
+ * footer. */
+static void
+test_payload_bytes(void **state)
+{
+	(void)state;
+	tl_rng r = { 7 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 300,
+		       .rows_per_trace = 3,
+		       .body_max = 400,
+		       .tags_max = 3,
+		       .tag_len = 10 };
+	tl_gen(&t, &r, &s);
+	char dir[300];
+	path_of(dir, sizeof(dir), "00000000000000b7");
+	ms_part_meta m;
+	write_part(dir, 0xb7, &t, &m);
+	size_t nd, ni, nb;
+	free(slurp(dir, "data", &nd));
+	free(slurp(dir, "index", &ni));
+	free(slurp(dir, "bloom", &nb));
+	assert_true(nb > 0);
+	assert_int_equal(ms_part_payload_bytes(MS_KIND_CORE, &m), nd + ni);
+	assert_int_equal(ms_part_payload_bytes(MS_KIND_CORE, &m) + nb + 160,
+	                 m.compressed_bytes);
+	/* An index part has no Bloom filter: all but its footer. */
+	ms_part_meta im = { .compressed_bytes = 1000, .traces = 300 };
+	assert_int_equal(ms_part_payload_bytes(MS_KIND_LATENCY, &im), 840);
+	assert_int_equal(ms_part_payload_bytes(MS_KIND_START_TIME, &im), 840);
+	tl_free(&t);
+}
+
 /* Replace section `name` of the part file at path by b[0..n), leaving
  * the others (the footer included) as they are. */
 static void
@@ -1938,6 +1972,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_round_trip_basic),
+		cmocka_unit_test(test_payload_bytes),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_levels),
 		cmocka_unit_test(test_single_row_and_shapes),

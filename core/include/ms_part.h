@@ -67,6 +67,14 @@ typedef struct ms_part_meta {
 	                    * index parts: XXH64 of all chunks' bytes */
 } ms_part_meta;
 
+/* A part's payload bytes, counted as the reference engine counts a part's
+ * compressed size (its block writer's bytes written: data and block
+ * metadata): m->compressed_bytes without the footer (the reference's
+ * metadata file) and, for a core part, without the Bloom filter (the
+ * reference writes its trace-ID filter beside the part, uncounted). What
+ * the density figures compare (fixtures/consolidate.c). */
+uint64_t ms_part_payload_bytes(enum ms_part_kind kind, const ms_part_meta *m);
+
 /* One block's header: readable without decompressing the block. */
 typedef struct ms_block_info {
 	uint8_t trace_id[MS_TRACE_ID_MAX];
