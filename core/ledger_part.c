@@ -1,7 +1,9 @@
 /*
  * ledger_part.c - ledgers of whole parts and views: reads every row of a
  * part (core rows through ms_part_iter, index rows through ms_sidx_iter)
- * and sums them (ms_ledger.h; encodings in core/FORMAT.md, "Ledger").
+ * and sums them (ms_ledger.h; encodings in core/FORMAT.md, "Ledger");
+ * and the check of a part as it enters a shard (ms_ledger_check_part),
+ * shared by the fixture build and the replay so that both check alike.
  *
  * Kept apart from ledger.c so that row-level ledgers need nothing of the
  * part reader.
@@ -9,6 +11,10 @@
 #include "ms_ledger.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
+
+#include <string.h>
+
+#include <xxhash.h>
 
 void
 ms_ledger_set_add_row(ms_ledger_set *s, const ms_row *r)
@@ -73,6 +79,131 @@ ms_ledger_of_part(const ms_part *p, ms_ledger *out, ms_mem *mem, ms_errbuf *eb)
 		               ms_part_dir(p), (unsigned long long)l.rows,
 		               (unsigned long long)ms_part_get_meta(p)->rows);
 	*out = l;
+	return 0;
+}
+
+int
+ms_ledger_block_key(ms_part_iter *it, const ms_block_info *bi, uint64_t *lo,
+                    uint64_t *hi, ms_errbuf *eb)
+{
+	ms_raw_block raw;
+	int rc = ms_part_iter_raw(it, &raw, eb);
+	if (rc < 0)
+		return rc;
+	/* The stored bytes, seeded with the trace ID and rows. */
+	uint64_t seed = XXH3_64bits(bi->trace_id, bi->trace_id_len) ^ bi->nrows;
+	XXH128_hash_t key =
+	        XXH3_128bits_withSeed(raw.bytes, bi->stored_bytes, seed);
+	*lo = key.low64;
+	*hi = key.high64;
+	return 0;
+}
+
+int
+ms_ledger_block_decode(ms_part_iter *it, const ms_block_info *bi,
+                       ms_ledger_set *out, ms_errbuf *eb)
+{
+	const ms_row *r;
+	int rc = ms_part_iter_decode(it, MS_COL_ALL, &r, eb);
+	if (rc < 0)
+		return rc;
+	ms_ledger_set_init(out);
+	for (uint32_t k = 0; k < bi->nrows; k++)
+		ms_ledger_set_add_row(out, &r[k]);
+	return 0;
+}
+
+/* The core part's blocks: one per trace, ascending, and its rows'
+ * ledgers summed into derived. */
+static int
+check_core(const ms_part *p, const char *id, ms_block_ledger_fn block,
+           void *arg, ms_ledger_set *derived, ms_errbuf *eb)
+{
+	ms_part_iter *it = NULL;
+	ms_errbuf ieb = { { 0 } };
+	/* With the default window and a decompression context made at the
+	 * first decode: a part whose blocks are all known decodes none. */
+	int rc = ms_part_iter_open_window(&it, p, NULL, NULL, 0, &ieb);
+	if (rc)
+		return ms_fail(eb, rc, "part %s: %s", id, ieb.msg);
+	uint8_t prev[MS_TRACE_ID_MAX];
+	uint32_t prev_len = 0;
+	uint64_t prev_span = 0, rows = 0;
+	bool first = true;
+	const ms_block_info *bi;
+	while ((rc = ms_part_iter_next(it, &bi, &ieb)) == 1) {
+		if (!first) {
+			int c = ms_trace_id_cmp(prev, prev_len, bi->trace_id,
+			                        bi->trace_id_len);
+			if (c > 0 ||
+			    (c == 0 && prev_span < MS_BLOCK_SPLIT_BYTES / 2)) {
+				rc = ms_fail(eb, MS_ERR_CORRUPT,
+				             "part %s: trace %.*s %s", id,
+				             (int)bi->trace_id_len,
+				             (const char *)bi->trace_id,
+				             c > 0 ? "out of order"
+				                   : "has two blocks");
+				ms_part_iter_close(it);
+				return rc;
+			}
+		}
+		memcpy(prev, bi->trace_id, bi->trace_id_len);
+		prev_len = bi->trace_id_len;
+		prev_span = bi->span_bytes;
+		first = false;
+		ms_ledger_set bl;
+		rc = block ? block(arg, it, bi, &bl, &ieb)
+		           : ms_ledger_block_decode(it, bi, &bl, &ieb);
+		if (rc < 0)
+			break;
+		ms_ledger_set_add(derived, &bl);
+		rows += bi->nrows;
+	}
+	ms_part_iter_close(it);
+	if (rc < 0)
+		return ms_fail(eb, rc, "part %s: %s", id, ieb.msg);
+	if (rows != ms_part_get_meta(p)->rows)
+		return ms_fail(eb, MS_ERR_CORRUPT,
+		               "part %s: %llu rows in its blocks, %llu in its "
+		               "metadata",
+		               id, (unsigned long long)rows,
+		               (unsigned long long)ms_part_get_meta(p)->rows);
+	return 0;
+}
+
+int
+ms_ledger_check_part(const ms_part *core, const ms_part *lat,
+                     const ms_part *st, ms_block_ledger_fn block, void *arg,
+                     ms_ledger_set *out, ms_errbuf *eb)
+{
+	char id[17];
+	ms_part_id_str(ms_part_get_meta(core)->id, id);
+	ms_ledger_set d;
+	ms_ledger_set_init(&d);
+	int rc = check_core(core, id, block, arg, &d, eb);
+	if (rc)
+		return rc;
+	const ms_part *idx[MS_KIND_COUNT] = { core, lat, st };
+	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
+		const char *kn = ms_part_kind_name((enum ms_part_kind)k);
+		if (!idx[k])
+			return ms_fail(eb, MS_ERR_CORRUPT,
+			               "part %s: no %s index part", id, kn);
+		ms_ledger l;
+		ms_errbuf ieb = { { 0 } };
+		if ((rc = ms_ledger_of_part(idx[k], &l, NULL, &ieb)))
+			return ms_fail(eb, rc, "part %s: %s index: %s", id, kn,
+			               ieb.msg);
+		if (!ms_ledger_equal(&l, &d.kind[k])) {
+			char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
+			return ms_fail(eb, MS_ERR_CORRUPT,
+			               "part %s: %s index ledger %s, its core "
+			               "rows make %s",
+			               id, kn, ms_ledger_format(&l, a),
+			               ms_ledger_format(&d.kind[k], b));
+		}
+	}
+	*out = d;
 	return 0;
 }
 

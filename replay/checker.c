@@ -79,8 +79,8 @@ ms__checker_start(ms_replay *r)
 }
 
 void
-ms__checker_submit(ms_replay *r, ms_view *v, uint64_t id, const ms_dispatch *d,
-                   uint64_t rows_dropped)
+ms__checker_submit(ms_replay *r, ms_view *v, uint64_t id, size_t slot,
+                   const ms_dispatch *d, uint64_t rows_dropped)
 {
 	size_t n = d ? d->ninputs : 0;
 	ms__check_job *j = calloc(1, sizeof(*j) + n * sizeof(j->inputs[0]));
@@ -95,6 +95,7 @@ ms__checker_submit(ms_replay *r, ms_view *v, uint64_t id, const ms_dispatch *d,
 	}
 	j->view = v;
 	j->id = id;
+	j->slot = slot;
 	j->merge = d != NULL || j->lost_inputs;
 	j->seq = d ? d->seq : 0;
 	j->rows_dropped = rows_dropped;

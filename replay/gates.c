@@ -527,12 +527,14 @@ gate_tallies(ms_replay *r, ms_gate_facts *f)
 	     "%llu of %llu parts checked as introduced (core and both "
 	     "indexes: one block per trace, order, index ledgers)%s%s%s; "
 	     "%.0f ms on the checker's thread (the gates waited %.0f ms), "
+	     "%llu publications by their fixture's files hash, "
 	     "%llu of %llu blocks decoded",
 	     (unsigned long long)r->parts_ok,
 	     (unsigned long long)r->check_submitted, r->part_err[0] ? ": " : "",
 	     r->part_err, r->parts_gone ? " (left before it was read)" : "",
 	     (double)atomic_load(&r->check_ns) / 1e6,
-	     (double)r->check_wait_ns / 1e6, (unsigned long long)bmiss,
+	     (double)r->check_wait_ns / 1e6,
+	     (unsigned long long)r->check_by_hash, (unsigned long long)bmiss,
 	     (unsigned long long)(bhit + bmiss));
 	/* Each merge's output ledgers are its inputs' minus what it
 	 * dropped. */

@@ -182,18 +182,20 @@ blk_room(ms__blkcache *c)
 	       ms__chunks_add(&c->chunk, BLK_CHUNK * sizeof(blk_ent));
 }
 
-static void
+/* 0, or why the ledgers were not kept (a cache: the next check
+ * decodes). */
+static int
 blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 {
 	if (!c || (!lo && !hi) || led->kind[0].rows > UINT32_MAX)
-		return;
+		return MS_ERR_RANGE;
 	for (int k = 1; k < MS_KIND_COUNT; k++)
 		if (led->kind[k].rows != led->kind[0].rows)
-			return; /* not one count for all: not cached */
+			return MS_ERR_RANGE; /* not one count for all */
 	pthread_mutex_lock(&c->mu);
 	if (!blk_room(c)) {
 		pthread_mutex_unlock(&c->mu);
-		return; /* a cache: the next check decodes */
+		return MS_ERR_NOMEM;
 	}
 	uint32_t *s = blk_slot(c, c->idx, c->cap, lo, hi);
 	if (!*s) {
@@ -208,13 +210,18 @@ blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 		*s = (uint32_t)++c->n;
 	}
 	pthread_mutex_unlock(&c->mu);
+	return 0;
 }
 
-/* One block per trace, ascending; the core ledger and the index ledgers
- * derived from the rows. */
-int ms__block_key(ms_part_iter *it, const ms_block_info *bi, uint64_t *lo,
-                  uint64_t *hi, ms_errbuf *eb);
+int
+ms__blkcache_put(ms__blkcache *c, uint64_t lo, uint64_t hi,
+                 const ms_ledger_set *led)
+{
+	return blk_put(c, lo, hi, led);
+}
 
+/* One core block's ledgers (ms_block_ledger_fn): from the cache, else
+ * decoded and added to it. */
 int
 ms__block_ledger(ms__blkcache *cache, ms_part_iter *it, const ms_block_info *bi,
                  ms_ledger_set *out, ms_errbuf *eb)
@@ -225,31 +232,24 @@ ms__block_ledger(ms__blkcache *cache, ms_part_iter *it, const ms_block_info *bi,
 		return rc;
 	if (blk_get(cache, lo, hi, out, true))
 		return 0;
-	const ms_row *r;
-	if ((rc = ms_part_iter_decode(it, MS_COL_ALL, &r, eb)) < 0)
+	if ((rc = ms_ledger_block_decode(it, bi, out, eb)) < 0)
 		return rc;
-	ms_ledger_set_init(out);
-	for (uint32_t k = 0; k < bi->nrows; k++)
-		ms_ledger_set_add_row(out, &r[k]);
-	blk_put(cache, lo, hi, out);
+	(void)blk_put(cache, lo, hi, out);
 	return 0;
+}
+
+static int
+cached_block_ledger(void *arg, ms_part_iter *it, const ms_block_info *bi,
+                    ms_ledger_set *out, ms_errbuf *eb)
+{
+	return ms__block_ledger(arg, it, bi, out, eb);
 }
 
 int
 ms__block_key(ms_part_iter *it, const ms_block_info *bi, uint64_t *lo,
               uint64_t *hi, ms_errbuf *eb)
 {
-	ms_raw_block raw;
-	int rc = ms_part_iter_raw(it, &raw, eb);
-	if (rc < 0)
-		return rc;
-	/* The stored bytes, seeded with the trace ID and rows. */
-	uint64_t seed = XXH3_64bits(bi->trace_id, bi->trace_id_len) ^ bi->nrows;
-	XXH128_hash_t key =
-	        XXH3_128bits_withSeed(raw.bytes, bi->stored_bytes, seed);
-	*lo = key.low64;
-	*hi = key.high64;
-	return 0;
+	return ms_ledger_block_key(it, bi, lo, hi, eb);
 }
 
 bool
@@ -258,100 +258,16 @@ ms__blkcache_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out)
 	return blk_get(c, lo, hi, out, false);
 }
 
-static int
-check_core(const ms_part *p, const char *id, ms__blkcache *cache,
-           ms_ledger_set *derived, char *why, size_t n)
-{
-	ms_part_iter *it = NULL;
-	ms_errbuf eb = { { 0 } };
-	/* With the default window and a decompression context made at the
-	 * first decode: a part whose blocks are all known decodes none. */
-	if (ms_part_iter_open_window(&it, p, NULL, NULL, 0, &eb)) {
-		snprintf(why, n, "part %s: %s", id, eb.msg);
-		return -1;
-	}
-	uint8_t prev[MS_TRACE_ID_MAX];
-	uint32_t prev_len = 0;
-	uint64_t prev_span = 0, rows = 0;
-	bool first = true;
-	const ms_block_info *bi;
-	int rc, bad = 0;
-	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
-		if (!first) {
-			int c = ms_trace_id_cmp(prev, prev_len, bi->trace_id,
-			                        bi->trace_id_len);
-			if (c > 0 ||
-			    (c == 0 && prev_span < MS_BLOCK_SPLIT_BYTES / 2)) {
-				snprintf(why, n, "part %s: trace %.*s %s", id,
-				         (int)bi->trace_id_len,
-				         (const char *)bi->trace_id,
-				         c > 0 ? "out of order"
-				               : "has two blocks");
-				bad = 1;
-				break;
-			}
-		}
-		memcpy(prev, bi->trace_id, bi->trace_id_len);
-		prev_len = bi->trace_id_len;
-		prev_span = bi->span_bytes;
-		first = false;
-		ms_ledger_set bl;
-		if ((rc = ms__block_ledger(cache, it, bi, &bl, &eb)) < 0)
-			break;
-		ms_ledger_set_add(derived, &bl);
-		rows += bi->nrows;
-	}
-	if (rc < 0 && !bad) {
-		snprintf(why, n, "part %s: %s", id, eb.msg);
-		bad = 1;
-	}
-	if (!bad && rows != ms_part_get_meta(p)->rows) {
-		snprintf(why, n,
-		         "part %s: %llu rows in its blocks, %llu in its "
-		         "metadata",
-		         id, (unsigned long long)rows,
-		         (unsigned long long)ms_part_get_meta(p)->rows);
-		bad = 1;
-	}
-	ms_part_iter_close(it);
-	return bad ? -1 : 0;
-}
-
 int
 ms__part_check(const ms_part *core, const ms_part *lat, const ms_part *st,
                ms__blkcache *cache, ms_ledger_set *out, char *why, size_t n)
 {
-	char id[17];
-	ms_part_id_str(ms_part_get_meta(core)->id, id);
-	ms_ledger_set d;
-	ms_ledger_set_init(&d);
+	ms_errbuf eb = { { 0 } };
 	why[0] = '\0';
-	if (check_core(core, id, cache, &d, why, n))
+	if (ms_ledger_check_part(core, lat, st, cached_block_ledger, cache, out,
+	                         &eb)) {
+		snprintf(why, n, "%s", eb.msg);
 		return -1;
-	const ms_part *idx[MS_KIND_COUNT] = { core, lat, st };
-	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
-		const char *kn = ms_part_kind_name((enum ms_part_kind)k);
-		if (!idx[k]) {
-			snprintf(why, n, "part %s: no %s index part", id, kn);
-			return -1;
-		}
-		ms_ledger l;
-		ms_errbuf eb = { { 0 } };
-		if (ms_ledger_of_part(idx[k], &l, NULL, &eb)) {
-			snprintf(why, n, "part %s: %s index: %s", id, kn,
-			         eb.msg);
-			return -1;
-		}
-		if (!ms_ledger_equal(&l, &d.kind[k])) {
-			char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
-			snprintf(why, n,
-			         "part %s: %s index ledger %s, its core rows "
-			         "make %s",
-			         id, kn, ms_ledger_format(&l, a),
-			         ms_ledger_format(&d.kind[k], b));
-			return -1;
-		}
 	}
-	*out = d;
 	return 0;
 }

@@ -271,6 +271,7 @@ typedef struct ms__check_job {
 	struct ms__check_job *next;
 	ms_view *view; /* owned; NULL when id is 0 */
 	uint64_t id;
+	size_t slot;      /* a publication's fixture slot, else SIZE_MAX */
 	bool merge;       /* a merge's output (or its empty result) */
 	bool lost_inputs; /* no memory to keep the inputs: not reconciled */
 	uint64_t seq, rows_dropped;
@@ -288,9 +289,10 @@ void ms__give_way(void);
 /* Start the checker's thread (0 or MS_ERR_IO). */
 int ms__checker_start(ms_replay *r);
 /* Queue part `id` (pinned by v, whose ownership passes) for its check;
- * d: the merge that made it, or NULL for a publication. Never fails: with
- * no memory to queue it, the part is checked at once. */
-void ms__checker_submit(ms_replay *r, ms_view *v, uint64_t id,
+ * slot: the fixture slot it was published from, or SIZE_MAX; d: the
+ * merge that made it, or NULL for a publication. Never fails: with no
+ * memory to queue it, the part is checked at once. */
+void ms__checker_submit(ms_replay *r, ms_view *v, uint64_t id, size_t slot,
                         const ms_dispatch *d, uint64_t rows_dropped);
 /* Wait until every part submitted so far is checked. */
 void ms__checker_drain(ms_replay *r);
@@ -314,6 +316,10 @@ int ms__block_key(ms_part_iter *it, const ms_block_info *bi, uint64_t *lo,
                   uint64_t *hi, ms_errbuf *eb);
 bool ms__blkcache_get(ms__blkcache *c, uint64_t lo, uint64_t hi,
                       ms_ledger_set *out);
+/* Add the ledgers of the block of key lo/hi (kept if it is there): 0, or
+ * MS_ERR_NOMEM / MS_ERR_RANGE when they could not be kept. */
+int ms__blkcache_put(ms__blkcache *c, uint64_t lo, uint64_t hi,
+                     const ms_ledger_set *led);
 int ms__block_ledger(ms__blkcache *cache, ms_part_iter *it,
                      const ms_block_info *bi, ms_ledger_set *out,
                      ms_errbuf *eb);
@@ -444,6 +450,11 @@ struct ms_replay {
 	 * inputs' minus the rows they dropped, and the first that did not. */
 	uint64_t parts_in, parts_ok, parts_bad, parts_gone;
 	_Atomic int64_t check_ns; /* wall spent checking parts */
+	/* Publications taken as checked because their files hash to what
+	 * the fixture's build checked (ms_fixture_slot_proof); the checker's
+	 * thread only. */
+	uint64_t check_by_hash;
+	bool fx_proven; /* the fixture's block ledgers are in `blocks` */
 	/* The checker's queue (checker.c); check_mu guards the queue. */
 	pthread_t check_thread;
 	pthread_mutex_t check_mu;

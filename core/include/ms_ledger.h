@@ -80,6 +80,47 @@ int ms_ledger_parse(ms_ledger *l, const char *s);
 int ms_ledger_of_part(const ms_part *p, ms_ledger *out, ms_mem *mem,
                       ms_errbuf *eb);
 
+/* The key of the core block `it` is at (bi its header): XXH3-128 of its
+ * stored bytes (as the reader verified them), seeded with its trace ID and
+ * row count. Blocks with one key hold the same rows, so the ledgers of
+ * the block (ms_ledger_set_add_row over its rows) are a function of the
+ * key: the premise, as for the ledgers, that distinct inputs do not share
+ * a 128-bit hash. 0 or <0 with eb set. */
+int ms_ledger_block_key(ms_part_iter *it, const ms_block_info *bi,
+                        uint64_t *lo, uint64_t *hi, ms_errbuf *eb);
+/* The ledgers of the rows of the core block `it` is at, decoded. */
+int ms_ledger_block_decode(ms_part_iter *it, const ms_block_info *bi,
+                           ms_ledger_set *out, ms_errbuf *eb);
+
+/* One core block's ledgers for ms_ledger_check_part: the block `it` is on
+ * (bi its header), as ms_ledger_set_add_row over its rows would sum them;
+ * 0, or <0 with eb set. May answer from a cache of blocks already read. */
+typedef int (*ms_block_ledger_fn)(void *arg, ms_part_iter *it,
+                                  const ms_block_info *bi, ms_ledger_set *out,
+                                  ms_errbuf *eb);
+
+/* Check a part and its two index parts as they enter a shard: the core
+ * blocks hold one block per trace in ascending trace-ID order (a trace
+ * split past MS_BLOCK_SPLIT_BYTES continues in the next block), as many
+ * rows as the metadata says, and each index part (lat, st; NULL is a
+ * failure) holds exactly the index rows its core rows make (its
+ * ms_ledger_of_part equals the ledger derived from the core rows).
+ * 0 and *out = the ledgers (core rows, and the index rows derived from
+ * them; on success the same as ms_ledger_of_part of each part), or
+ * MS_ERR_CORRUPT (or the read's error) with eb saying why, naming the
+ * part ("part <id>: ..."); *out is overwritten only on success. block
+ * gives each core block's ledgers (NULL: every block is decoded). The
+ * same function checks a fixture's parts when they are built and a
+ * replay's parts when they enter its shard, so a part whose bytes a
+ * build checked gives what a replay's check would give. */
+int ms_ledger_check_part(const ms_part *core, const ms_part *lat,
+                         const ms_part *st, ms_block_ledger_fn block,
+                         void *arg, ms_ledger_set *out, ms_errbuf *eb);
+/* The version of what ms_ledger_check_part checks: bumped whenever it
+ * checks more or otherwise, so that a fixture manifest records which
+ * check its build ran. */
+#define MS_LEDGER_PART_CHECK_VERSION 1
+
 struct ms_view;
 /* Ledgers of all three kinds over every part of a view; *out overwritten. */
 int ms_ledger_of_view(const struct ms_view *v, ms_ledger_set *out, ms_mem *mem,
