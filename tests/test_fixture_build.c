@@ -6,7 +6,8 @@
  * `fixture check` accepts a good fixture and names a part with a flipped
  * byte or a missing part; a default build has no dictionary; built with
  * one, every core block names it, and an altered dictionary is
- * refused.
+ * refused; what the build proved of each part (files hashes, ledgers,
+ * every core block's ledgers) is what reading the parts gives.
  */
 #define _XOPEN_SOURCE 700
 #include <setjmp.h>
@@ -31,6 +32,8 @@
 #define PLUGIN MS_PLUGIN_DIR "/skywalking.so"
 
 static char root[256];
+
+static void flip_byte(const char *path, long at);
 
 static void
 rm_rf(const char *dir)
@@ -231,6 +234,109 @@ test_smoke_builds_and_opens(void **state)
 
 	/* A fixture is never overwritten. */
 	assert_int_equal(build("a", 1, 0, &rep, &eb), MS_ERR_EXISTS);
+}
+
+/* The block ledgers handed out, in order. */
+typedef struct blk_list {
+	fx_blk e[200000];
+	size_t n;
+} blk_list;
+
+static int
+take_block(void *arg, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
+{
+	blk_list *b = arg;
+	assert_true(b->n < sizeof(b->e) / sizeof(b->e[0]));
+	b->e[b->n++] = (fx_blk){ .lo = lo, .hi = hi, .led = *led };
+	return 0;
+}
+
+static const fx_blk *
+find_block(const blk_list *b, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (b->e[i].lo == lo && b->e[i].hi == hi)
+			return &b->e[i];
+	return NULL;
+}
+
+/* What the build proved of each part, read back from the parts: each
+ * slot's files hashes and ledgers (ms_fixture_slot_proof), and every core
+ * block's ledgers by key (ms_fixture_block_ledgers), as decoding gives
+ * them; a changed block ledger file is refused. */
+static void
+test_proof(void **state)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_fixture *f = NULL;
+	ms_fixture_report rep;
+	char dir[512], path[600];
+	static blk_list got;
+	size_t blocks = 0;
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	got.n = 0;
+	assert_int_equal(ms_fixture_block_ledgers(f, take_block, &got, &eb), 0);
+	for (size_t i = 0; i < ms_fixture_nslots(f); i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(f, i);
+		const char *hash[MS_KIND_COUNT];
+		ms_ledger_set led;
+		assert_true(ms_fixture_slot_proof(f, i, hash, &led));
+		ms_part *p[MS_KIND_COUNT];
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			char h[33];
+			ms_ledger l;
+			assert_int_equal(ms_fixture_files_hash(s->path[k], h, &eb),
+			                 0);
+			assert_string_equal(h, hash[k]);
+			assert_int_equal(ms_part_open_dicts(&p[k], s->path[k],
+			                                    ms_fixture_dicts(f),
+			                                    NULL, &eb),
+			                 0);
+			assert_int_equal(ms_ledger_of_part(p[k], &l, NULL, &eb), 0);
+			assert_true(ms_ledger_equal(&l, &led.kind[k]));
+		}
+		ms_part_iter *it = NULL;
+		const ms_block_info *bi;
+		assert_int_equal(ms_part_iter_open(&it, p[MS_KIND_CORE], NULL,
+		                                   NULL, &eb),
+		                 0);
+		while (ms_part_iter_next(it, &bi, &eb) == 1) {
+			uint64_t lo, hi;
+			ms_ledger_set bl;
+			assert_int_equal(ms_ledger_block_key(it, bi, &lo, &hi, &eb),
+			                 0);
+			assert_int_equal(ms_ledger_block_decode(it, bi, &bl, &eb),
+			                 0);
+			const fx_blk *e = find_block(&got, lo, hi);
+			assert_non_null(e);
+			assert_true(ms_ledger_set_equal(&e->led, &bl));
+			blocks++;
+		}
+		ms_part_iter_close(it);
+		for (int k = 0; k < MS_KIND_COUNT; k++)
+			ms_part_close(p[k]);
+	}
+	/* Each block once (no two blocks of the day are alike). */
+	assert_int_equal(got.n, blocks);
+	assert_false(ms_fixture_slot_proof(f, ms_fixture_nslots(f), NULL,
+	                                   NULL));
+
+	/* One changed byte of an entry: refused, not read. */
+	snprintf(path, sizeof(path), "%s/%s", dir, FX_BLOCKS_FILE);
+	flip_byte(path, 16 + 68 * 3 + 20);
+	got.n = 0;
+	assert_int_equal(ms_fixture_block_ledgers(f, take_block, &got, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "changed since the fixture was built"));
+	assert_int_equal(got.n, 0);
+	flip_byte(path, 16 + 68 * 3 + 20);
+	assert_int_equal(ms_fixture_block_ledgers(f, take_block, &got, &eb), 0);
+	ms_fixture_close(f);
 }
 
 static void
@@ -820,6 +926,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_consolidated_parts),
 		cmocka_unit_test(test_smoke_builds_and_opens),
+		cmocka_unit_test(test_proof),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_each_gate_fails_when_broken),
 		cmocka_unit_test(test_bad_options),

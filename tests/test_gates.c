@@ -4,7 +4,9 @@
  * malformed verdict, errs or times out until its circuit opens (WARN under
  * --allow-fail-open, PASS for the shipped plugins), plugin_bounds for a
  * batch whose bounds differ from the rows' own timestamps,
- * one_block_per_trace for a split block in an intermediate part, and
+ * one_block_per_trace for a split block in an intermediate part and for
+ * a publication whose staged bytes differ from its fixture's (and, the
+ * bytes unchanged, every publication taken by its files hash), and
  * verdict_oracle both ways (the run drops a trace the oracle keeps; the
  * oracle drops traces that survive with no recorded reason).
  */
@@ -350,6 +352,8 @@ assert_gate_fails(ms_replay *r, const char *name, const char *why)
 		if (g[i].pass)
 			fprintf(stderr, "%s\n", g[i].detail);
 		assert_false(g[i].pass);
+		if (!strstr(g[i].detail, why))
+			fprintf(stderr, "%s\n", g[i].detail);
 		assert_non_null(strstr(g[i].detail, why));
 	}
 	assert_true(seen);
@@ -373,6 +377,111 @@ test_gate_split_block_intermediate(void **state)
 	assert_true(sh.done);
 	assert_gate_fails(r, "one_block_per_trace", "has two blocks");
 	ms_replay_close(r);
+}
+
+/* ---- a published part whose bytes differ from its fixture's ---------- */
+
+/* Once every part is staged (copied, so the fixture stays whole), one
+ * byte in the middle of the staged file of kind `kind` of the last
+ * slot's part is changed: the part its fixture's build checked is not
+ * the one published. */
+typedef struct stage_flip {
+	const char *work;
+	enum ms_part_kind kind;
+	uint64_t id;
+	bool done;
+} stage_flip;
+
+static void
+flip_staged(void *arg, uint64_t done, uint64_t total, const char *what)
+{
+	stage_flip *f = arg;
+	if (f->done || strcmp(what, "staging") || done != total)
+		return;
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/parts/%016llx.%s", f->work,
+	         (unsigned long long)f->id, ms_part_kind_name(f->kind));
+	FILE *fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+	long mid = ftell(fp) / 2;
+	assert_true(mid > 0);
+	assert_int_equal(fseek(fp, mid, SEEK_SET), 0);
+	int c = fgetc(fp);
+	assert_true(c != EOF);
+	assert_int_equal(fseek(fp, mid, SEEK_SET), 0);
+	assert_int_equal(fputc(c ^ 0x5a, fp), c ^ 0x5a);
+	assert_int_equal(fclose(fp), 0);
+	f->done = true;
+}
+
+/* A replay whose last publication's staged `kind` file differs from
+ * the fixture's: the check of that part must fail and name it, whatever
+ * the fixture's build proved of the bytes it recorded. */
+static void
+changed_publication(enum ms_part_kind kind)
+{
+	ms_fixture *fx = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_fixture_open(&fx, rt.fixture, &eb), 0);
+	size_t n = ms_fixture_nslots(fx);
+	stage_flip f = { .kind = kind,
+		         .id = ms_fixture_slot_at(fx, n - 1)->part_id };
+	ms_fixture_close(fx);
+	rt_run run;
+	rt_opts(&run, "changed-pub", "disabled");
+	f.work = run.work;
+	run.o.stage_copy = true;
+	run.o.progress = flip_staged;
+	run.o.progress_arg = &f;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	(void)ms_replay_wait(r, -1);
+	assert_true(f.done);
+	char id[17], want[40];
+	ms_part_id_str(f.id, id);
+	snprintf(want, sizeof(want), "part %s", id);
+	assert_gate_fails(r, "one_block_per_trace", want);
+	ms_replay_close(r);
+}
+
+/* Unchanged, every publication is taken as checked by its files hash
+ * (the fixture's build checked those bytes), and the gate passes. */
+static void
+test_gate_publications_by_hash(void **state)
+{
+	(void)state;
+	ms_fixture *fx = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_fixture_open(&fx, rt.fixture, &eb), 0);
+	size_t n = ms_fixture_nslots(fx);
+	ms_fixture_close(fx);
+	ms_merge_hooks none = { 0 };
+	ms_ev_gate g =
+	        hooked_run("detdrop:35", NULL, &none, "one_block_per_trace");
+	if (!g.pass)
+		fprintf(stderr, "%s\n", g.detail);
+	assert_true(g.pass);
+	char want[80];
+	snprintf(want, sizeof(want),
+	         ", %zu publications by their fixture's files hash", n);
+	if (!strstr(g.detail, want))
+		fprintf(stderr, "%s\n", g.detail);
+	assert_non_null(strstr(g.detail, want));
+}
+
+static void
+test_gate_changed_publication_core(void **state)
+{
+	(void)state;
+	changed_publication(MS_KIND_CORE);
+}
+
+static void
+test_gate_changed_publication_index(void **state)
+{
+	(void)state;
+	changed_publication(MS_KIND_START_TIME);
 }
 
 /* A detdrop:35 run whose verdict oracle evaluates `oracle_spec` instead:
@@ -430,6 +539,9 @@ main(void)
 		cmocka_unit_test(test_plugin_health_oversized),
 		cmocka_unit_test(test_gate_bad_bound),
 		cmocka_unit_test(test_gate_split_block_intermediate),
+		cmocka_unit_test(test_gate_publications_by_hash),
+		cmocka_unit_test(test_gate_changed_publication_core),
+		cmocka_unit_test(test_gate_changed_publication_index),
 		cmocka_unit_test(test_gate_oracle_wrong_drop),
 		cmocka_unit_test(test_gate_oracle_unexplained_survivor),
 	};

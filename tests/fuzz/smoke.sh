@@ -21,6 +21,7 @@ pairs=(
 	fuzz_tui_input:corpus-tui
 	fuzz_cli:corpus-cli
 	fuzz_manifest:corpus-manifest
+	fuzz_block_ledgers:
 	fuzz_chain_spec:corpus-chain
 	fuzz_plugin_config:
 )
