@@ -7,7 +7,10 @@
  * metadata says, and its two index parts hold exactly the index rows its
  * core rows make (their ledgers equal the ones derived from the core rows).
  * The part's ledgers are handed back so that a merge can be reconciled
- * with its inputs.
+ * with its inputs. The check itself is core's ms_ledger_check_part (the
+ * fixture's build runs it too, controller.c's proven_by_fixture says
+ * what a replay takes from that); this file keeps the block-ledger cache
+ * that answers it for blocks already seen.
  */
 #include "replay_int.h"
 
@@ -17,8 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <xxhash.h>
 
 /*
  * The ledgers of blocks already checked, keyed by a hash of the block as
