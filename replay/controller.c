@@ -214,9 +214,10 @@ pin_for_check(ms_replay *r)
  * recorded is the part that build checked (the build ran the same check,
  * ms_ledger_check_part, on those bytes and failed on a part that did not
  * pass): it passes, with the ledgers the build recorded, without being
- * read again (its blocks' ledgers are in the cache: open_fixture). true then; false when the fixture holds no such proof or
- * any file differs (or cannot be read): the part is read and checked as
- * any other, which names what is wrong with it. */
+ * read again (its blocks' ledgers are in the cache: open_fixture). true
+ * then; false when the fixture holds no such proof or any file differs
+ * (or cannot be read): the part is read and checked as any other, which
+ * names what is wrong with it. The checker's thread only. */
 static bool
 proven_by_fixture(ms_replay *r, const ms_view *v, size_t i, size_t slot,
                   ms_ledger_set *led)
@@ -1976,14 +1977,15 @@ open_init(ms_replay *r, const ms_replay_opts *opts)
 	r->state = MS_REPLAY_READY;
 }
 
-/* The fixture: manifest first (names a missing or foreign one), then its
- * recorded hashes, then every scheduled part's directories. */
+/* One block's ledgers from the fixture, into the block cache. */
 static int
 preload_block(void *arg, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 {
 	return ms__blkcache_put(arg, lo, hi, led);
 }
 
+/* The fixture: manifest first (names a missing or foreign one), then its
+ * recorded hashes, then every scheduled part's directories. */
 static int
 open_fixture(ms_replay *r, ms_errbuf *eb)
 {
