@@ -2204,6 +2204,7 @@ oracle_main(void *arg)
 	        ms__oracle_run(&r->oracle, r->fx, spec, r->plugin_dir,
 	                       r->opts.decide_timeout_ns, r->opts.plugin_host,
 	                       r->opts.plugin_host_exe, &r->oracle_cancel);
+	ms__oracle_shed(&r->oracle); /* held to the gates: only drops */
 	return NULL;
 }
 

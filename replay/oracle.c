@@ -19,6 +19,14 @@
  * premise as the block keys and the ledgers, that distinct inputs do not
  * share a 128-bit hash. Two of the day's traces that did would fail the
  * oracle, not pass unseen.
+ *
+ * A replay holds the table from the oracle's end (early in the run) to
+ * the gates, through the finalize's peak: it keeps only the traces the
+ * chain drops (ms__oracle_shed, a third of the day's), which is all the
+ * gates look up while the run agrees with the oracle. A run that dropped
+ * a trace outside it makes ms__oracle_dropped read the fixture's block
+ * headers again for the whole table, whose kept traces are then exactly
+ * the ones outside the shed table.
  */
 #include "ms_clock.h"
 #include "replay_int.h"
@@ -228,11 +236,11 @@ cmp_key(const void *a, const void *b)
 static int
 order_by_key(ms__oracle *o)
 {
-	if (ms__big_sort(o->ent, o->n, sizeof(*o->ent), cmp_key)) {
+	if (ms__big_sort(o->ent, o->nent, sizeof(*o->ent), cmp_key)) {
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 		return MS_ERR_NOMEM;
 	}
-	for (size_t t = 1; t < o->n; t++)
+	for (size_t t = 1; t < o->nent; t++)
 		if (!cmp_key(&o->ent[t - 1], &o->ent[t])) {
 			snprintf(o->why, sizeof(o->why),
 			         "oracle: two trace IDs of the day share the "
@@ -317,7 +325,7 @@ gather_traces(ms__oracle *o, oread *rd)
 		o->ent[t - 1].nfrags++;
 		o->frags[i] = (ms__oracle_frag){ f->lo, f->hi };
 	}
-	o->n = ntr;
+	o->n = o->nent = ntr;
 	return 0;
 }
 
@@ -381,6 +389,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                const _Atomic bool *cancel)
 {
 	memset(o, 0, sizeof(*o));
+	o->fx = fx;
 	int64_t t0 = ms_mono_ns(), c0 = cpu_ns();
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
@@ -427,6 +436,89 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	return rc;
 }
 
+void
+ms__oracle_shed(ms__oracle *o)
+{
+	if (!o->ok || o->shed)
+		return;
+	size_t nd = 0, nf = 0;
+	for (size_t t = 0; t < o->nent; t++)
+		if (!o->ent[t].keep) {
+			nd++;
+			nf += o->ent[t].nfrags;
+		}
+	ms__oracle_ent *ent = malloc((nd ? nd : 1) * sizeof(*ent));
+	ms__oracle_frag *frags = malloc((nf ? nf : 1) * sizeof(*frags));
+	if (!ent || !frags) {
+		free(ent);
+		free(frags);
+		return;
+	}
+	for (size_t t = 0, k = 0, j = 0; t < o->nent; t++) {
+		const ms__oracle_ent *e = &o->ent[t];
+		if (e->keep)
+			continue;
+		ent[k] = *e;
+		ent[k++].frag0 = (uint32_t)j;
+		memcpy(&frags[j], &o->frags[e->frag0],
+		       e->nfrags * sizeof(*frags));
+		j += e->nfrags;
+	}
+	free(o->ent);
+	free(o->frags);
+	o->ent = ent;
+	o->nent = nd;
+	o->frags = frags;
+	o->nfrags = nf;
+	o->shed = true;
+}
+
+/* Undo ms__oracle_shed: every trace of the fixture again, from its raw
+ * parts' trace IDs and block keys (no column decoded, no chain: a trace
+ * is kept exactly when the shed table does not hold it). */
+static int
+unshed(ms__oracle *o)
+{
+	ms__oracle all;
+	memset(&all, 0, sizeof(all));
+	oread rd;
+	memset(&rd, 0, sizeof(rd));
+	ms__idpool ids;
+	memset(&ids, 0, sizeof(ids));
+	int rc = read_rows(o->fx, 0, NULL, &rd, &ids, all.why,
+	                   sizeof(all.why));
+	if (!rc)
+		rc = gather_traces(&all, &rd);
+	if (!rc && all.nent != o->n) {
+		snprintf(all.why, sizeof(all.why),
+		         "oracle: the fixture holds %zu traces, %zu when the "
+		         "oracle ran",
+		         all.nent, o->n);
+		rc = MS_ERR_STATE;
+	}
+	for (size_t t = 0; !rc && t < all.nent; t++)
+		all.ent[t].keep = !bsearch(&all.ent[t], o->ent, o->nent,
+		                           sizeof(*o->ent), cmp_key);
+	if (!rc)
+		rc = order_by_key(&all);
+	ms__big_free(rd.f, rd.fcap * sizeof(*rd.f));
+	ms__big_free(rd.c, rd.ccap * sizeof(*rd.c));
+	ms__idpool_release(&ids);
+	if (rc) {
+		snprintf(o->why, sizeof(o->why), "%s", all.why);
+		ms__oracle_release(&all);
+		return rc;
+	}
+	free(o->ent);
+	free(o->frags);
+	o->ent = all.ent;
+	o->nent = all.nent;
+	o->frags = all.frags;
+	o->nfrags = all.nfrags;
+	o->shed = false;
+	return 0;
+}
+
 int
 ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 {
@@ -435,6 +527,13 @@ ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 	o->drop_found = NULL;
 	if (!d->n)
 		return 0;
+	/* A dropped trace the shed table lacks: the whole table again. */
+	bool whole = !o->shed;
+	for (size_t i = 0; i < d->n && !whole; i++)
+		whole = !ms__oracle_find(o, d->ent[i].tid, d->ent[i].len);
+	int rc = o->shed && whole ? unshed(o) : 0;
+	if (rc)
+		return rc;
 	if (!(o->drop_found = calloc(d->n, sizeof(uint64_t))))
 		return MS_ERR_NOMEM;
 	for (size_t i = 0; i < d->n; i++) {
@@ -462,11 +561,11 @@ ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 const ms__oracle_ent *
 ms__oracle_find(const ms__oracle *o, const uint8_t *tid, uint32_t len)
 {
-	if (!o->n)
+	if (!o->nent)
 		return NULL;
 	XXH128_hash_t k = XXH3_128bits(tid, len);
 	ms__oracle_ent want = { .key_lo = k.low64, .key_hi = k.high64 };
-	return bsearch(&want, o->ent, o->n, sizeof(*o->ent), cmp_key);
+	return bsearch(&want, o->ent, o->nent, sizeof(*o->ent), cmp_key);
 }
 
 void
@@ -478,5 +577,5 @@ ms__oracle_release(ms__oracle *o)
 	free(o->drop_found);
 	o->ent = NULL;
 	o->drop_found = NULL;
-	o->n = 0;
+	o->n = o->nent = 0;
 }

@@ -190,10 +190,15 @@ typedef struct ms__oracle_frag {
 } ms__oracle_frag;
 
 typedef struct ms__oracle {
-	ms__oracle_ent *ent; /* ascending by key */
-	size_t n;
-	ms__oracle_frag *frags; /* by trace, in trace-ID order */
+	ms__oracle_ent *ent; /* ascending by key: every trace of the day,
+	                        or after ms__oracle_shed only those the
+	                        chain drops */
+	size_t nent;
+	size_t n;               /* the day's traces */
+	ms__oracle_frag *frags; /* by trace, in ent's order after a shed */
 	size_t nfrags;
+	bool shed;                /* ent holds the dropped traces only */
+	const ms_fixture *fx;     /* read again to undo a shed */
 	uint64_t keep, drop;
 	uint64_t link_failures; /* link calls of the oracle's chain that
 	                           failed (their verdicts were bypassed) */
@@ -222,6 +227,16 @@ int ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
  * of each (o->dropped_led, o->drop_found), from the oracle's traces. */
 int ms__oracle_dropped(ms__oracle *o, const ms__dropped *d,
                        ms__blkcache *blocks);
+/* Keep only the traces the chain drops (and their blocks), which is all
+ * a run that agrees with the oracle looks up (ms__oracle_find,
+ * ms__oracle_dropped): the table is the largest thing the oracle holds
+ * through the run, and most traces are kept. ms__oracle_dropped reads the
+ * fixture again for the whole table when a dropped trace is not in it. A
+ * failed oracle, or no memory for the smaller table, keeps the table
+ * whole. */
+void ms__oracle_shed(ms__oracle *o);
+/* The trace with ID tid, or NULL: after ms__oracle_shed and before
+ * ms__oracle_dropped NULL also for a trace the chain keeps. */
 const ms__oracle_ent *ms__oracle_find(const ms__oracle *o, const uint8_t *tid,
                                       uint32_t len);
 void ms__oracle_release(ms__oracle *o);
