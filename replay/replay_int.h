@@ -449,8 +449,15 @@ struct ms_replay {
 	bool live_stop, live_started;
 	pthread_cond_t live_cv; /* a merge was dispatched, or stop */
 	pthread_t live_thread;
+	/* The lifecycle table (controller.c): entries packed in the order
+	 * their IDs were first seen, track[0, track_n) of track_cap
+	 * allocated, found through track_idx, an open-addressed table of
+	 * entry numbers + 1 (0 = empty) over track_nidx slots, at most half
+	 * full. */
 	track_ent *track;
 	size_t track_cap, track_n;
+	uint32_t *track_idx;
+	size_t track_nidx;
 	bool track_dup; /* an ID introduced or removed twice */
 	char track_err[128];
 	/* Every part entering the shard is checked (ms__part_check): how
