@@ -50,6 +50,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -1606,6 +1609,9 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 	if (!advance(r, MS_RPHASE_FINALIZE))
 		return 0;
 	uint64_t fseq = 0;
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 	if ((rc = ms_engine_finalize(r->engine, &fseq, eb)))
 		return rc;
 	if ((rc = wait_idle_bounded(r, "the finalize merge", eb)) ||
@@ -2235,8 +2241,11 @@ oracle_main(void *arg)
 	r->oracle_rc =
 	        ms__oracle_run(&r->oracle, r->fx, spec, r->plugin_dir,
 	                       r->opts.decide_timeout_ns, r->opts.plugin_host,
-	                       r->opts.plugin_host_exe, &r->oracle_cancel);
-	ms__oracle_shed(&r->oracle); /* held to the gates: only drops */
+	                       r->opts.plugin_host_exe, &r->oracle_cancel,
+	                       true);
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 	return NULL;
 }
 
