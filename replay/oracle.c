@@ -237,26 +237,31 @@ evaluate(size_t ntr, const oread *rd, ms_chain *chain, ms_mem *mem,
 	return rc;
 }
 
+/* 128-bit keys in order: high word, then low word. */
+static int
+cmp_u128(uint64_t xhi, uint64_t xlo, uint64_t yhi, uint64_t ylo)
+{
+	if (xhi != yhi)
+		return xhi < yhi ? -1 : 1;
+	return (xlo > ylo) - (xlo < ylo);
+}
+
 static int
 cmp_key(const void *a, const void *b)
 {
 	const ms__oracle_ent *x = a, *y = b;
-	if (x->key_hi != y->key_hi)
-		return x->key_hi < y->key_hi ? -1 : 1;
-	return (x->key_lo > y->key_lo) - (x->key_lo < y->key_lo);
+	return cmp_u128(x->key_hi, x->key_lo, y->key_hi, y->key_lo);
 }
 
 static int
 cmp_frag_key(const void *a, const void *b)
 {
 	const ms__oracle_frag *x = a, *y = b;
-	if (x->hi != y->hi)
-		return x->hi < y->hi ? -1 : 1;
-	return (x->lo > y->lo) - (x->lo < y->lo);
+	return cmp_u128(x->hi, x->lo, y->hi, y->lo);
 }
 
-/* The traces in key order for ms__oracle_find; MS_ERR_STATE and why when
- * two share a key. */
+/* The table in key order for ms__oracle_find (its keys are distinct:
+ * check_keys). */
 static int
 order_by_key(ms__oracle *o)
 {
@@ -264,15 +269,6 @@ order_by_key(ms__oracle *o)
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 		return MS_ERR_NOMEM;
 	}
-	for (size_t t = 1; t < o->nent; t++)
-		if (!cmp_key(&o->ent[t - 1], &o->ent[t])) {
-			snprintf(o->why, sizeof(o->why),
-			         "oracle: two trace IDs of the day share the "
-			         "128-bit key %016llx%016llx",
-			         (unsigned long long)o->ent[t].key_hi,
-			         (unsigned long long)o->ent[t].key_lo);
-			return MS_ERR_STATE;
-		}
 	return 0;
 }
 
