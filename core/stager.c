@@ -25,7 +25,7 @@
  *     other batch hands its buffers back to the builder once its traces
  *     are emitted, emptied, so the batches of one merge share one set of
  *     buffers; retention is bounded by twice the preferred limit and
- *     ends with the stager.
+ *     ends at ms_stager_finish (or close).
  *  6. A trace ID is stored once, out of line: in the batch's ID bytes
  *     (a pending entry refers to its batch entry, which also holds the
  *     row count and bounds) or, for a hot trace, in the hot ID bytes.
@@ -844,6 +844,24 @@ ms_stager_add_summary(ms_stager *s, const ms_stage_summary *t, void *cookie,
 	return stage_one(s, NULL, t, cookie, c, eb);
 }
 
+/* The buffers the batches shared and the per-batch vectors, empty once
+ * the last batch is emitted: given back at finish, not at close, since a
+ * merge writes its indexes and publishes between the two. Idempotent. */
+static void
+release_buffers(ms_stager *s)
+{
+	ms__builder_release(&s->b);
+	ms_arena_release(&s->ar);
+	ms_buf_release(&s->pend);
+	ms_buf_release(&s->hotflag);
+	ms_buf_release(&s->hot);
+	ms_buf_release(&s->hot_tids);
+	ms_buf_release(&s->prows);
+	ms_mem_free(&s->mem, s->keep, s->keepcap);
+	s->keep = NULL;
+	s->keepcap = 0;
+}
+
 int
 ms_stager_finish(ms_stager *s, ms_errbuf *eb)
 {
@@ -856,6 +874,7 @@ ms_stager_finish(ms_stager *s, ms_errbuf *eb)
 		return rc;
 	note_peak(s);
 	stager_move(s, ST_FINISHED);
+	release_buffers(s);
 	ms_stage_report *r = &s->rep;
 	if (r->evaluated > 0) {
 		r->cls = MS_SAMPLING_EXECUTED;
@@ -895,13 +914,6 @@ ms_stager_close(ms_stager *s)
 		return;
 	if (s->o.live_gauge)
 		atomic_fetch_sub(s->o.live_gauge, s->live);
-	ms__builder_release(&s->b);
-	ms_arena_release(&s->ar);
-	ms_buf_release(&s->pend);
-	ms_buf_release(&s->hotflag);
-	ms_buf_release(&s->hot);
-	ms_buf_release(&s->hot_tids);
-	ms_buf_release(&s->prows);
-	ms_mem_free(&s->mem, s->keep, s->keepcap);
+	release_buffers(s);
 	ms_mem_free(s->o.mem, s, sizeof(*s));
 }

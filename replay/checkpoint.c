@@ -213,9 +213,10 @@ save_tallies(ms_replay *r, ms__rck *c)
 #undef CK_SAVE
 	c->ndropped = r->dropped.n;
 	c->track = r->track_n ? malloc(r->track_n * sizeof(track_ent)) : NULL;
-	for (size_t i = 0; c->track && i < r->track_cap; i++)
-		if (r->track[i].id)
-			c->track[c->track_n++] = r->track[i];
+	if (c->track) {
+		memcpy(c->track, r->track, r->track_n * sizeof(track_ent));
+		c->track_n = r->track_n;
+	}
 	pthread_mutex_unlock(&r->mu);
 	return r->track_n && !c->track ? MS_ERR_NOMEM : 0;
 }

@@ -50,6 +50,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -102,38 +105,67 @@ ms_replay_phase_name(enum ms_replay_phase p)
 
 /* ---- part lifecycle tracking (for the exactly-once gates) ------------- */
 
-static track_ent *
-track_slot(ms_replay *r, uint64_t id)
+/* The slot of id in idx (nidx slots): its entry's, or the empty one
+ * where it goes. */
+static uint32_t *
+track_idx_slot(const ms_replay *r, uint32_t *idx, size_t nidx, uint64_t id)
 {
-	if (r->track_n * 2 >= r->track_cap) {
+	size_t h = (size_t)(id * 0x9e3779b97f4a7c15ull) & (nidx - 1);
+	while (idx[h] && r->track[idx[h] - 1].id != id)
+		h = (h + 1) & (nidx - 1);
+	return &idx[h];
+}
+
+/* Room for one more entry: the packed entries grow by half (only what
+ * is filled is touched), the slot table doubles at half full. */
+static int
+track_grow(ms_replay *r)
+{
+	if (r->track_n >= UINT32_MAX - 1)
+		return MS_ERR_NOMEM;
+	if (r->track_n == r->track_cap) {
 		/* Small at first, so that every run (even a test's) grows
 		 * the table through this path. */
-		size_t ncap = r->track_cap ? r->track_cap * 2 : 64;
-		track_ent *nt = calloc(ncap, sizeof(*nt));
+		size_t ncap = r->track_cap ? r->track_cap + r->track_cap / 2
+		                           : 32;
+		track_ent *nt = realloc(r->track, ncap * sizeof(*nt));
 		if (!nt)
-			return NULL;
-		for (size_t i = 0; i < r->track_cap; i++) {
-			if (!r->track[i].id)
-				continue;
-			size_t h = (size_t)(r->track[i].id *
-			                    0x9e3779b97f4a7c15ull) &
-			           (ncap - 1);
-			while (nt[h].id)
-				h = (h + 1) & (ncap - 1);
-			nt[h] = r->track[i];
-		}
-		free(r->track);
+			return MS_ERR_NOMEM;
 		r->track = nt;
 		r->track_cap = ncap;
 	}
-	size_t h = (size_t)(id * 0x9e3779b97f4a7c15ull) & (r->track_cap - 1);
-	while (r->track[h].id && r->track[h].id != id)
-		h = (h + 1) & (r->track_cap - 1);
-	if (!r->track[h].id) {
-		r->track[h].id = id;
-		r->track_n++;
-	}
-	return &r->track[h];
+	if ((r->track_n + 1) * 2 <= r->track_nidx)
+		return 0;
+	size_t nidx = r->track_nidx ? r->track_nidx * 2 : 64;
+	uint32_t *ni = calloc(nidx, sizeof(*ni));
+	if (!ni)
+		return MS_ERR_NOMEM;
+	for (size_t i = 0; i < r->track_n; i++)
+		*track_idx_slot(r, ni, nidx, r->track[i].id) = (uint32_t)i + 1;
+	free(r->track_idx);
+	r->track_idx = ni;
+	r->track_nidx = nidx;
+	return 0;
+}
+
+/* The entry of id, added (zeroed) if new; NULL without memory. Adding
+ * may move every entry. */
+static track_ent *
+track_slot(ms_replay *r, uint64_t id)
+{
+	uint32_t *s = r->track_nidx ? track_idx_slot(r, r->track_idx,
+	                                             r->track_nidx, id)
+	                            : NULL;
+	if (s && *s)
+		return &r->track[*s - 1];
+	if (track_grow(r))
+		return NULL;
+	s = track_idx_slot(r, r->track_idx, r->track_nidx, id);
+	track_ent *t = &r->track[r->track_n];
+	memset(t, 0, sizeof(*t));
+	t->id = id;
+	*s = (uint32_t)++r->track_n;
+	return t;
 }
 
 /* Replace the table by the n entries ents (a seek back, checkpoint.c).
@@ -141,13 +173,18 @@ track_slot(ms_replay *r, uint64_t id)
 int
 ms__replay_track_load(ms_replay *r, const track_ent *ents, size_t n)
 {
-	if (r->track_cap)
-		memset(r->track, 0, r->track_cap * sizeof(*r->track));
+	if (r->track_nidx)
+		memset(r->track_idx, 0, r->track_nidx * sizeof(*r->track_idx));
 	r->track_n = 0;
 	for (size_t i = 0; i < n; i++) {
 		track_ent *t = track_slot(r, ents[i].id);
-		if (!t)
+		if (!t) {
+			r->track_n = 0;
+			if (r->track_nidx)
+				memset(r->track_idx, 0,
+				       r->track_nidx * sizeof(*r->track_idx));
 			return MS_ERR_NOMEM;
+		}
 		*t = ents[i];
 	}
 	return 0;
@@ -157,12 +194,10 @@ ms__replay_track_load(ms_replay *r, const track_ent *ents, size_t n)
 static track_ent *
 track_find(ms_replay *r, uint64_t id)
 {
-	if (!r->track_cap)
+	if (!r->track_nidx)
 		return NULL;
-	size_t h = (size_t)(id * 0x9e3779b97f4a7c15ull) & (r->track_cap - 1);
-	while (r->track[h].id && r->track[h].id != id)
-		h = (h + 1) & (r->track_cap - 1);
-	return r->track[h].id ? &r->track[h] : NULL;
+	uint32_t s = *track_idx_slot(r, r->track_idx, r->track_nidx, id);
+	return s ? &r->track[s - 1] : NULL;
 }
 
 static void
@@ -1608,6 +1643,9 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 	if (!advance(r, MS_RPHASE_FINALIZE))
 		return 0;
 	uint64_t fseq = 0;
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 	if ((rc = ms_engine_finalize(r->engine, &fseq, eb)))
 		return rc;
 	if ((rc = wait_idle_bounded(r, "the finalize merge", eb)) ||
@@ -2254,7 +2292,11 @@ oracle_main(void *arg)
 	r->oracle_rc =
 	        ms__oracle_run(&r->oracle, r->fx, spec, r->plugin_dir,
 	                       r->opts.decide_timeout_ns, r->opts.plugin_host,
-	                       r->opts.plugin_host_exe, &r->oracle_cancel);
+	                       r->opts.plugin_host_exe, &r->oracle_cancel,
+	                       true);
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 	return NULL;
 }
 
@@ -2421,6 +2463,7 @@ ms_replay_close(ms_replay *r)
 	/* Out of the cgroup last: the shard's pages were charged to it. */
 	(void)ms_envelope_leave(&r->env, NULL);
 	free(r->track);
+	free(r->track_idx);
 	ms__dropped_release(&r->dropped);
 	ms__oracle_release(&r->oracle);
 	ms__blkcache_free(r->blocks);

@@ -476,15 +476,14 @@ gate_lifecycle(ms_replay *r, ms_gate_facts *f, const ms_view *v)
 	size_t nparts = ms_view_count(v);
 	size_t live[MS_KIND_COUNT] = { 0 }, present[MS_KIND_COUNT] = { 0 };
 	size_t missing = 0;
-	for (size_t i = 0; i < r->track_cap; i++)
+	for (size_t i = 0; i < r->track_n; i++)
 		for (int k = 0; k < MS_KIND_COUNT; k++)
-			if (r->track[i].id &&
-			    r->track[i].introduced[k] > r->track[i].removed[k])
+			if (r->track[i].introduced[k] > r->track[i].removed[k])
 				live[k]++;
 	for (size_t i = 0; i < nparts; i++) {
 		uint64_t id = ms_view_id(v, i);
 		const track_ent *t = NULL;
-		for (size_t h = 0; h < r->track_cap && !t; h++)
+		for (size_t h = 0; h < r->track_n && !t; h++)
 			if (r->track[h].id == id)
 				t = &r->track[h];
 		for (int k = 0; k < MS_KIND_COUNT; k++) {

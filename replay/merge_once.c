@@ -872,7 +872,7 @@ oracle_check(const once_ctx *c, drop_list *drops, const rep_out *first,
 		ms__oracle or;
 		rc = ms__oracle_run(&or, fx, spec ? spec : opts->variants[i],
 		                    c->plugin_dir, 0, opts->plugin_host,
-		                    opts->plugin_host_exe, NULL);
+		                    opts->plugin_host_exe, NULL, false);
 		if (rc)
 			rc = ms_fail(eb, rc, "merge-once: the oracle for %s: %s",
 			             opts->variants[i], or.why);

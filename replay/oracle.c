@@ -19,6 +19,17 @@
  * premise as the block keys and the ledgers, that distinct inputs do not
  * share a 128-bit hash. Two of the day's traces that did would fail the
  * oracle, not pass unseen.
+ *
+ * A replay holds the table from the oracle's end (early in the run) to
+ * the gates, through the finalize's peak: it keeps only the traces the
+ * chain drops (drops_only, a third of the day's), which is all the gates
+ * look up while the run agrees with the oracle. A run that dropped a
+ * trace outside it makes ms__oracle_dropped read the fixture's block
+ * headers again for the whole table, whose kept traces are then exactly
+ * the ones outside the shed table. Nothing per trace is kept for all of
+ * them but while the oracle runs: the blocks sorted by ID are walked
+ * trace by trace for the chain, the checksum and the table, and the
+ * rows' columns go as soon as the chain has judged them.
  */
 #include "ms_clock.h"
 #include "replay_int.h"
@@ -161,46 +172,58 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 	return rc < 0 ? rc : rc ? MS_ERR_IO : 0;
 }
 
+/* The end of the trace whose first block is rd->f[i] in the sorted
+ * blocks: the index past its last block. */
+static size_t
+trace_end(const oread *rd, size_t i)
+{
+	size_t j = i + 1;
+	while (j < rd->nf && ms_trace_id_cmp(rd->f[j].tid, rd->f[j].tid_len,
+	                                     rd->f[i].tid, rd->f[i].tid_len) == 0)
+		j++;
+	return j;
+}
+
 /* The oracle's traces through the chain, ORACLE_BATCH at a time (the
  * batch size ms_chain_evaluate_rows cuts at, so the chain sees the same
  * batches as from one call over every row): each batch's rows, the
- * traces in ID order and each trace's rows in read order, rebuilt in one
- * row array reused from batch to batch. keep: one byte per trace. */
+ * traces in ID order (the blocks sorted by ID, a trace's blocks in read
+ * order) rebuilt in one row array reused from batch to batch. keep: one
+ * byte per trace. */
 #define ORACLE_BATCH 4096
 
 static int
-evaluate(const ms__oracle *o, const oread *rd, ms_chain *chain, ms_mem *mem,
+evaluate(size_t ntr, const oread *rd, ms_chain *chain, ms_mem *mem,
          uint8_t *keep, ms_errbuf *eb)
 {
 	ms_row *flat = NULL;
 	size_t fcap = 0;
 	int rc = 0;
-	for (size_t t0 = 0; t0 < o->n && !rc; t0 += ORACLE_BATCH) {
-		size_t t1 = o->n - t0 < ORACLE_BATCH ? o->n : t0 + ORACLE_BATCH;
-		size_t nrows = 0, k = 0, got = 0;
+	for (size_t t0 = 0, i0 = 0; t0 < ntr && !rc; t0 += ORACLE_BATCH) {
+		size_t t1 = ntr - t0 < ORACLE_BATCH ? ntr : t0 + ORACLE_BATCH;
+		size_t nrows = 0, k = 0, got = 0, i1 = i0;
 		for (size_t t = t0; t < t1; t++)
-			nrows += o->ent[t].rows;
+			for (size_t e = trace_end(rd, i1); i1 < e; i1++)
+				nrows += rd->f[i1].nrows;
 		if (ms__big_reserve((void **)&flat, &fcap, nrows,
 		                    sizeof(*flat))) {
 			rc = ms_fail(eb, MS_ERR_NOMEM, "out of memory");
 			break;
 		}
-		for (size_t t = t0; t < t1; t++) {
-			const ms__oracle_ent *e = &o->ent[t];
-			for (uint32_t i = 0; i < e->nfrags; i++) {
-				const ofrag *f = &rd->f[e->frag0 + i];
-				for (uint32_t j = 0; j < f->nrows; j++) {
-					const ocol *c = &rd->c[f->first + j];
-					flat[k++] = (ms_row){
-						.trace_id = f->tid,
-						.trace_id_len = f->tid_len,
-						.start_ns = c->start_ns,
-						.latency_ms = c->latency_ms,
-						.is_error = c->is_error,
-					};
-				}
+		for (size_t i = i0; i < i1; i++) {
+			const ofrag *f = &rd->f[i];
+			for (uint32_t j = 0; j < f->nrows; j++) {
+				const ocol *c = &rd->c[f->first + j];
+				flat[k++] = (ms_row){
+					.trace_id = f->tid,
+					.trace_id_len = f->tid_len,
+					.start_ns = c->start_ns,
+					.latency_ms = c->latency_ms,
+					.is_error = c->is_error,
+				};
 			}
 		}
+		i0 = i1;
 		rc = ms_chain_evaluate_rows(chain, mem, flat, nrows,
 		                            ORACLE_BATCH, keep + t0, t1 - t0,
 		                            &got, eb);
@@ -214,33 +237,38 @@ evaluate(const ms__oracle *o, const oread *rd, ms_chain *chain, ms_mem *mem,
 	return rc;
 }
 
+/* 128-bit keys in order: high word, then low word. */
+static int
+cmp_u128(uint64_t xhi, uint64_t xlo, uint64_t yhi, uint64_t ylo)
+{
+	if (xhi != yhi)
+		return xhi < yhi ? -1 : 1;
+	return (xlo > ylo) - (xlo < ylo);
+}
+
 static int
 cmp_key(const void *a, const void *b)
 {
 	const ms__oracle_ent *x = a, *y = b;
-	if (x->key_hi != y->key_hi)
-		return x->key_hi < y->key_hi ? -1 : 1;
-	return (x->key_lo > y->key_lo) - (x->key_lo < y->key_lo);
+	return cmp_u128(x->key_hi, x->key_lo, y->key_hi, y->key_lo);
 }
 
-/* The traces in key order for ms__oracle_find; MS_ERR_STATE and why when
- * two share a key. */
+static int
+cmp_frag_key(const void *a, const void *b)
+{
+	const ms__oracle_frag *x = a, *y = b;
+	return cmp_u128(x->hi, x->lo, y->hi, y->lo);
+}
+
+/* The table in key order for ms__oracle_find (its keys are distinct:
+ * check_keys). */
 static int
 order_by_key(ms__oracle *o)
 {
-	if (ms__big_sort(o->ent, o->n, sizeof(*o->ent), cmp_key)) {
+	if (ms__big_sort(o->ent, o->nent, sizeof(*o->ent), cmp_key)) {
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 		return MS_ERR_NOMEM;
 	}
-	for (size_t t = 1; t < o->n; t++)
-		if (!cmp_key(&o->ent[t - 1], &o->ent[t])) {
-			snprintf(o->why, sizeof(o->why),
-			         "oracle: two trace IDs of the day share the "
-			         "128-bit key %016llx%016llx",
-			         (unsigned long long)o->ent[t].key_hi,
-			         (unsigned long long)o->ent[t].key_lo);
-			return MS_ERR_STATE;
-		}
 	return 0;
 }
 
@@ -282,55 +310,112 @@ open_chain(ms__oracle *o, const char *spec, const char *plugin_dir,
 	return 0;
 }
 
-/* The traces of rd (sorted here), in ID order, into o->ent (keyed by
- * their IDs' hashes) and o->frags. */
+/* The blocks of rd in ID order (a trace's in read order); the number of
+ * traces into *ntr. */
 static int
-gather_traces(ms__oracle *o, oread *rd)
+sort_blocks(ms__oracle *o, oread *rd, size_t *ntr)
 {
 	if (ms__big_sort(rd->f, rd->nf, sizeof(*rd->f), cmp_ofrag)) {
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 		return MS_ERR_NOMEM;
 	}
-	size_t ntr = 0;
-	for (size_t i = 0; i < rd->nf; i++)
-		ntr += i == 0 || ms_trace_id_cmp(rd->f[i].tid, rd->f[i].tid_len,
-		                                 rd->f[i - 1].tid,
-		                                 rd->f[i - 1].tid_len) != 0;
-	o->ent = calloc(ntr ? ntr : 1, sizeof(*o->ent));
-	o->frags = calloc(rd->nf ? rd->nf : 1, sizeof(*o->frags));
-	o->nfrags = rd->nf;
+	size_t n = 0;
+	for (size_t i = 0; i < rd->nf; i = trace_end(rd, i))
+		n++;
+	*ntr = n;
+	return 0;
+}
+
+/* Every trace's key, sorted: MS_ERR_STATE and why when two share one
+ * (whether the table keeps them all or not). */
+static int
+check_keys(ms__oracle *o, const oread *rd, size_t ntr)
+{
+	size_t bytes = (ntr ? ntr : 1) * sizeof(ms__oracle_frag);
+	ms__oracle_frag *k = ms__big_alloc(bytes);
+	if (!k) {
+		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
+		return MS_ERR_NOMEM;
+	}
+	size_t t = 0;
+	for (size_t i = 0; i < rd->nf; i = trace_end(rd, i), t++) {
+		XXH128_hash_t h = XXH3_128bits(rd->f[i].tid, rd->f[i].tid_len);
+		k[t] = (ms__oracle_frag){ h.low64, h.high64 };
+	}
+	int rc = 0;
+	if (ms__big_sort(k, ntr, sizeof(*k), cmp_frag_key)) {
+		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
+		rc = MS_ERR_NOMEM;
+	}
+	for (t = 1; !rc && t < ntr; t++)
+		if (!cmp_frag_key(&k[t - 1], &k[t])) {
+			snprintf(o->why, sizeof(o->why),
+			         "oracle: two trace IDs of the day share the "
+			         "128-bit key %016llx%016llx",
+			         (unsigned long long)k[t].hi,
+			         (unsigned long long)k[t].lo);
+			rc = MS_ERR_STATE;
+		}
+	ms__big_free(k, bytes);
+	return rc;
+}
+
+/* The table: the traces of rd (blocks sorted) with their verdicts keep,
+ * all of them or (drops_only) those the chain drops, into o->ent (in
+ * key order, keyed by their IDs' hashes) and their blocks' keys into
+ * o->frags. */
+static int
+build_table(ms__oracle *o, const oread *rd, const uint8_t *keep,
+            bool drops_only)
+{
+	size_t nt = 0, nf = 0, t = 0;
+	for (size_t i = 0, e; i < rd->nf; i = e, t++) {
+		e = trace_end(rd, i);
+		if (!drops_only || !keep[t]) {
+			nt++;
+			nf += e - i;
+		}
+	}
+	o->ent = calloc(nt ? nt : 1, sizeof(*o->ent));
+	o->frags = calloc(nf ? nf : 1, sizeof(*o->frags));
 	if (!o->ent || !o->frags) {
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 		return MS_ERR_NOMEM;
 	}
-	for (size_t i = 0, t = 0; i < rd->nf; i++) {
-		const ofrag *f = &rd->f[i];
-		if (i == 0 || ms_trace_id_cmp(f->tid, f->tid_len, f[-1].tid,
-		                              f[-1].tid_len) != 0) {
-			XXH128_hash_t k = XXH3_128bits(f->tid, f->tid_len);
-			o->ent[t].key_lo = k.low64;
-			o->ent[t].key_hi = k.high64;
-			o->ent[t].frag0 = (uint32_t)i;
-			t++;
+	o->nent = nt;
+	o->nfrags = nf;
+	o->shed = drops_only;
+	t = 0;
+	for (size_t i = 0, e, k = 0, j = 0; i < rd->nf; i = e, t++) {
+		e = trace_end(rd, i);
+		if (drops_only && keep[t])
+			continue;
+		ms__oracle_ent *en = &o->ent[k++];
+		XXH128_hash_t h = XXH3_128bits(rd->f[i].tid, rd->f[i].tid_len);
+		en->key_lo = h.low64;
+		en->key_hi = h.high64;
+		en->frag0 = (uint32_t)j;
+		en->nfrags = (uint32_t)(e - i);
+		en->keep = keep[t] != 0;
+		for (size_t x = i; x < e; x++, j++) {
+			en->rows += rd->f[x].nrows;
+			o->frags[j] = (ms__oracle_frag){ rd->f[x].lo,
+				                         rd->f[x].hi };
 		}
-		o->ent[t - 1].rows += f->nrows;
-		o->ent[t - 1].nfrags++;
-		o->frags[i] = (ms__oracle_frag){ f->lo, f->hi };
 	}
-	o->n = ntr;
-	return 0;
+	return order_by_key(o);
 }
 
-/* The chain's verdict on each of the o->n traces into keep (all kept
+/* The chain's verdict on each of the ntr traces into keep (all kept
  * without a chain), and how often its links failed open. */
 static int
-decide(ms__oracle *o, ms_chain *chain, ms_mem *mem, const oread *rd,
-       uint8_t *keep)
+decide(ms__oracle *o, size_t ntr, ms_chain *chain, ms_mem *mem,
+       const oread *rd, uint8_t *keep)
 {
 	int64_t td = ms_mono_ns();
 	if (chain) {
 		ms_errbuf eb = { { 0 } };
-		int rc = evaluate(o, rd, chain, mem, keep, &eb);
+		int rc = evaluate(ntr, rd, chain, mem, keep, &eb);
 		if (rc) {
 			snprintf(o->why, sizeof(o->why), "oracle: %s", eb.msg);
 			return rc;
@@ -342,27 +427,26 @@ decide(ms__oracle *o, ms_chain *chain, ms_mem *mem, const oread *rd,
 				o->link_failures += st.results[k];
 		}
 	} else {
-		memset(keep, 1, o->n);
+		memset(keep, 1, ntr);
 	}
 	o->decide_ns = ms_mono_ns() - td;
 	return 0;
 }
 
-/* The verdicts into the entries, the keep/drop counts and the checksum
- * (XXH64 over ID and verdict byte in ID order; the IDs from rd). */
+/* The keep/drop counts and the checksum (XXH64 over ID and verdict byte
+ * in ID order). */
 static void
 record_verdicts(ms__oracle *o, const oread *rd, const uint8_t *keep)
 {
 	XXH64_state_t *xs = XXH64_createState();
 	if (xs)
 		XXH64_reset(xs, 0);
-	for (size_t t = 0; t < o->n; t++) {
+	size_t t = 0;
+	for (size_t i = 0; i < rd->nf; i = trace_end(rd, i), t++) {
 		uint8_t vd = keep[t] ? MS_VERDICT_KEEP : MS_VERDICT_DROP;
-		o->ent[t].keep = keep[t] != 0;
-		o->keep += o->ent[t].keep;
+		o->keep += keep[t] != 0;
 		if (xs) {
-			const ofrag *f = &rd->f[o->ent[t].frag0];
-			XXH64_update(xs, f->tid, f->tid_len);
+			XXH64_update(xs, rd->f[i].tid, rd->f[i].tid_len);
 			XXH64_update(xs, &vd, 1);
 		}
 	}
@@ -374,13 +458,22 @@ record_verdicts(ms__oracle *o, const oread *rd, const uint8_t *keep)
 	}
 }
 
+static void
+oread_release(oread *rd)
+{
+	ms__big_free(rd->f, rd->fcap * sizeof(*rd->f));
+	ms__big_free(rd->c, rd->ccap * sizeof(*rd->c));
+	memset(rd, 0, sizeof(*rd));
+}
+
 int
 ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                const char *plugin_dir, uint64_t decide_timeout_ns,
                enum ms_plugin_host_mode host, const char *host_exe,
-               const _Atomic bool *cancel)
+               const _Atomic bool *cancel, bool drops_only)
 {
 	memset(o, 0, sizeof(*o));
+	o->fx = fx;
 	int64_t t0 = ms_mono_ns(), c0 = cpu_ns();
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
@@ -392,6 +485,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	ms__idpool ids;
 	memset(&ids, 0, sizeof(ids));
 	uint8_t *keep = NULL;
+	size_t ntr = 0;
 	/* A plugin that crashes in Decide must not take the run down here
 	 * either: the oracle's links run where the run's do. */
 	ms_chain_opts co = { .mem = &mem,
@@ -404,27 +498,89 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		rc = read_rows(fx, cols, cancel, &rd, &ids, o->why,
 		               sizeof(o->why));
 	if (!rc)
-		rc = gather_traces(o, &rd);
-	if (!rc && !(keep = ms__big_alloc(o->n))) {
+		rc = sort_blocks(o, &rd, &ntr);
+	o->n = ntr;
+	if (!rc && !(keep = ms__big_alloc(ntr))) {
 		rc = MS_ERR_NOMEM;
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 	}
 	if (!rc)
-		rc = decide(o, chain, &mem, &rd, keep);
+		rc = decide(o, ntr, chain, &mem, &rd, keep);
+	/* The rows' columns are read by the chain only. */
+	ms__big_free(rd.c, rd.ccap * sizeof(*rd.c));
+	rd.c = NULL;
+	rd.ccap = 0;
 	if (!rc) {
 		record_verdicts(o, &rd, keep);
-		rc = order_by_key(o);
+		rc = check_keys(o, &rd, ntr);
 	}
+	if (!rc)
+		rc = build_table(o, &rd, keep, drops_only);
 	o->ok = rc == 0;
-	ms__big_free(keep, o->n);
-	ms__big_free(rd.f, rd.fcap * sizeof(*rd.f));
-	ms__big_free(rd.c, rd.ccap * sizeof(*rd.c));
+	ms__big_free(keep, ntr);
+	oread_release(&rd);
 	ms__idpool_release(&ids);
 	ms_chain_close(chain);
 	ms_chain_spec_release(&cs);
 	o->ns = ms_mono_ns() - t0;
 	o->cpu_ns = cpu_ns() - c0;
 	return rc;
+}
+
+/* Undo a drops-only table: every trace of the fixture, from its raw
+ * parts' trace IDs and block keys (no column decoded, no chain: a trace
+ * is kept exactly when the drops-only table does not hold it). */
+static int
+unshed(ms__oracle *o)
+{
+	ms__oracle all;
+	memset(&all, 0, sizeof(all));
+	oread rd;
+	memset(&rd, 0, sizeof(rd));
+	ms__idpool ids;
+	memset(&ids, 0, sizeof(ids));
+	uint8_t *keep = NULL;
+	size_t ntr = 0;
+	int rc = read_rows(o->fx, 0, NULL, &rd, &ids, all.why,
+	                   sizeof(all.why));
+	if (!rc)
+		rc = sort_blocks(&all, &rd, &ntr);
+	if (!rc && ntr != o->n) {
+		snprintf(all.why, sizeof(all.why),
+		         "oracle: the fixture holds %zu traces, %zu when the "
+		         "oracle ran",
+		         ntr, o->n);
+		rc = MS_ERR_STATE;
+	}
+	if (!rc && !(keep = ms__big_alloc(ntr))) {
+		rc = MS_ERR_NOMEM;
+		snprintf(all.why, sizeof(all.why), "oracle: out of memory");
+	}
+	size_t t = 0;
+	for (size_t i = 0; !rc && i < rd.nf; i = trace_end(&rd, i), t++) {
+		XXH128_hash_t h = XXH3_128bits(rd.f[i].tid, rd.f[i].tid_len);
+		ms__oracle_ent want = { .key_lo = h.low64, .key_hi = h.high64 };
+		keep[t] = !bsearch(&want, o->ent, o->nent, sizeof(*o->ent),
+		                   cmp_key);
+	}
+	if (!rc)
+		rc = build_table(&all, &rd, keep, false);
+	ms__big_free(keep, ntr);
+	oread_release(&rd);
+	ms__idpool_release(&ids);
+	if (rc) {
+		snprintf(o->why, sizeof(o->why), "%s", all.why);
+		ms__oracle_release(&all);
+		return rc;
+	}
+	free(o->ent);
+	free(o->frags);
+	o->ent = all.ent;
+	o->nent = all.nent;
+	o->frags = all.frags;
+	o->nfrags = all.nfrags;
+	o->shed = false;
+	return 0;
 }
 
 int
@@ -435,6 +591,13 @@ ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 	o->drop_found = NULL;
 	if (!d->n)
 		return 0;
+	/* A dropped trace the shed table lacks: the whole table again. */
+	bool whole = !o->shed;
+	for (size_t i = 0; i < d->n && !whole; i++)
+		whole = !ms__oracle_find(o, d->ent[i].tid, d->ent[i].len);
+	int rc = o->shed && whole ? unshed(o) : 0;
+	if (rc)
+		return rc;
 	if (!(o->drop_found = calloc(d->n, sizeof(uint64_t))))
 		return MS_ERR_NOMEM;
 	for (size_t i = 0; i < d->n; i++) {
@@ -462,11 +625,11 @@ ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 const ms__oracle_ent *
 ms__oracle_find(const ms__oracle *o, const uint8_t *tid, uint32_t len)
 {
-	if (!o->n)
+	if (!o->nent)
 		return NULL;
 	XXH128_hash_t k = XXH3_128bits(tid, len);
 	ms__oracle_ent want = { .key_lo = k.low64, .key_hi = k.high64 };
-	return bsearch(&want, o->ent, o->n, sizeof(*o->ent), cmp_key);
+	return bsearch(&want, o->ent, o->nent, sizeof(*o->ent), cmp_key);
 }
 
 void
@@ -478,5 +641,5 @@ ms__oracle_release(ms__oracle *o)
 	free(o->drop_found);
 	o->ent = NULL;
 	o->drop_found = NULL;
-	o->n = 0;
+	o->n = o->nent = 0;
 }

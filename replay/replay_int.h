@@ -190,10 +190,14 @@ typedef struct ms__oracle_frag {
 } ms__oracle_frag;
 
 typedef struct ms__oracle {
-	ms__oracle_ent *ent; /* ascending by key */
-	size_t n;
-	ms__oracle_frag *frags; /* by trace, in trace-ID order */
+	ms__oracle_ent *ent; /* ascending by key: every trace of the day,
+	                        or (shed) only those the chain drops */
+	size_t nent;
+	size_t n;               /* the day's traces */
+	ms__oracle_frag *frags; /* the blocks of ent's traces */
 	size_t nfrags;
+	bool shed;            /* ent holds the dropped traces only */
+	const ms_fixture *fx; /* read again to undo a shed */
 	uint64_t keep, drop;
 	uint64_t link_failures; /* link calls of the oracle's chain that
 	                           failed (their verdicts were bypassed) */
@@ -213,15 +217,23 @@ typedef struct ms__oracle {
  * the complete traces with a chain of its own built from spec (NULL or
  * "disabled": every trace kept), its links running where the run's do
  * (host, host_exe: see ms_chain_opts). 0, or an ms_err with o->why.
- * Release with ms__oracle_release in every case. */
+ * Release with ms__oracle_release in every case.
+ * drops_only: the table keeps only the traces the chain drops (o->shed),
+ * which is all a run that agrees with the oracle looks up
+ * (ms__oracle_find, ms__oracle_dropped); a replay holds the table from
+ * the oracle's end to its gates, and most traces are kept.
+ * ms__oracle_dropped reads the fixture again for the whole table when a
+ * dropped trace is not in it. fx must outlive o. */
 int ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                    const char *plugin_dir, uint64_t decide_timeout_ns,
                    enum ms_plugin_host_mode host, const char *host_exe,
-                   const _Atomic bool *cancel);
+                   const _Atomic bool *cancel, bool drops_only);
 /* The ledger of the fixture rows of the run's dropped traces and the rows
  * of each (o->dropped_led, o->drop_found), from the oracle's traces. */
 int ms__oracle_dropped(ms__oracle *o, const ms__dropped *d,
                        ms__blkcache *blocks);
+/* The trace with ID tid, or NULL: in a shed table (o->shed) NULL also
+ * for a trace the chain keeps. */
 const ms__oracle_ent *ms__oracle_find(const ms__oracle *o, const uint8_t *tid,
                                       uint32_t len);
 void ms__oracle_release(ms__oracle *o);
@@ -440,8 +452,15 @@ struct ms_replay {
 	bool live_stop, live_started;
 	pthread_cond_t live_cv; /* a merge was dispatched, or stop */
 	pthread_t live_thread;
+	/* The lifecycle table (controller.c): entries packed in the order
+	 * their IDs were first seen, track[0, track_n) of track_cap
+	 * allocated, found through track_idx, an open-addressed table of
+	 * entry numbers + 1 (0 = empty) over track_nidx slots, at most half
+	 * full. */
 	track_ent *track;
 	size_t track_cap, track_n;
+	uint32_t *track_idx;
+	size_t track_nidx;
 	bool track_dup; /* an ID introduced or removed twice */
 	char track_err[128];
 	/* Every part entering the shard is checked (ms__part_check): how

@@ -579,12 +579,24 @@ test_batches_reuse_buffers_unless_abandoned(void **st)
 	fx f;
 	fx_open(&f, "alwayskeep", "");
 	f.o.plan.trace_cap = 2;
+	ms_mem_stats before, opened, done, closed;
+	ms_mem_stats_get(&f.mem, &before);
 	fx_start(&f);
+	ms_mem_stats_get(&f.mem, &opened);
 	for (int i = 0; i < 7; i++)
 		add(&f, i, 0);
 	const ms_stage_report *r = finish(&f);
 	assert_int_equal(r->batches, 4);
 	assert_int_equal(r->batches_reused, 4);
+	/* The shared buffers end with the last batch: once finished, the
+	 * stager holds what it held when it opened (a merge writes its
+	 * indexes and publishes before it closes the stager). */
+	ms_mem_stats_get(&f.mem, &done);
+	ms_stager_close(f.s);
+	f.s = NULL;
+	ms_mem_stats_get(&f.mem, &closed);
+	assert_true(done.peak_live > opened.live);
+	assert_int_equal(done.live - closed.live, opened.live - before.live);
 	fx_close(&f);
 
 	memset(&f, 0, sizeof(f));
