@@ -453,6 +453,124 @@ test_merge_bytes(void **state)
 	}
 }
 
+/* Trace IDs that only a byte-exact order tells apart: prefixes of one
+ * another at every length around the 8-byte words, zero bytes inside and
+ * at the end, and IDs that differ only in their last word. */
+#define IDS_POOL 48
+static void
+ids_pool(uint8_t ids[IDS_POOL][MS_TRACE_ID_MAX], uint32_t len[IDS_POOL])
+{
+	static const uint32_t lens[] = { 1, 7, 8, 9, 15, 16, 17, 63, 64 };
+	uint8_t base[MS_TRACE_ID_MAX];
+	for (int i = 0; i < MS_TRACE_ID_MAX; i++)
+		base[i] = (uint8_t)(i % 3 == 0 ? 0 : 0x80 + i);
+	size_t k = 0;
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		for (int v = 0; v < 5 && k < IDS_POOL; v++) {
+			memcpy(ids[k], base, MS_TRACE_ID_MAX);
+			len[k] = lens[i];
+			if (v == 1 && lens[i] < MS_TRACE_ID_MAX) {
+				/* one more byte, a zero */
+				len[k] = lens[i] + 1;
+				ids[k][lens[i]] = 0;
+			}
+			/* the last byte differs: to 0 or 0xff, or by a bit */
+			uint8_t *last = &ids[k][len[k] - 1];
+			if (v == 2)
+				*last = *last ? 0 : 0xff;
+			else if (v >= 3)
+				*last ^= v == 3 ? 0x40 : 0x01;
+			bool seen = false;
+			for (size_t j = 0; j < k && !seen; j++)
+				seen = len[j] == len[k] &&
+				       memcmp(ids[j], ids[k], len[k]) == 0;
+			k += !seen;
+		}
+	}
+	for (; k < IDS_POOL; k++) {
+		memcpy(ids[k], base, MS_TRACE_ID_MAX);
+		len[k] = 33 + (uint32_t)k % 8;
+		ids[k][32] = (uint8_t)k;
+	}
+	for (size_t i = 0; i < IDS_POOL; i++)
+		for (size_t j = i + 1; j < IDS_POOL; j++)
+			assert_true(len[i] != len[j] ||
+			            memcmp(ids[i], ids[j], len[i]) != 0);
+}
+
+/* Thirteen inputs (two empty) whose rows tie on series and key all the
+ * time and whose trace IDs only a byte-exact order tells apart: the
+ * merged part is byte for byte the part written from all the rows at
+ * once, over several chunks, on both index kinds. */
+static void
+test_merge_ids(void **state)
+{
+	(void)state;
+	enum { NIN = 13, PER = 800 };
+	static uint8_t ids[IDS_POOL][MS_TRACE_ID_MAX];
+	static uint32_t idl[IDS_POOL];
+	static const char *const svc[] = { "a", "b" };
+	static const char *const tagv[] = { "k=1", "k=2", "q=zz" };
+	static ms_row rows[NIN * PER];
+	ids_pool(ids, idl);
+	for (int kk = 0; kk < 2; kk++) {
+		enum ms_part_kind kind =
+		        kk ? MS_KIND_START_TIME : MS_KIND_LATENCY;
+		ms_part *in[NIN];
+		ms_errbuf eb = { { 0 } };
+		ms_part_writer_opts o = { .depth = 2 };
+		uint64_t x = 99;
+		size_t n = 0;
+		for (int i = 0; i < NIN; i++) {
+			size_t at = n, m = (i == 3 || i == 11) ? 0 : PER;
+			for (size_t j = 0; j < m; j++, n++) {
+				x = x * 6364136223846793005ULL +
+				    1442695040888963407ULL;
+				uint32_t p = (uint32_t)(x >> 33) % IDS_POOL;
+				uint32_t c = (uint32_t)(x >> 45) % 4;
+				/* Everything but the trace ID and c follows
+				 * from them: rows that tie are the same. */
+				rows[n] = (ms_row){
+					.trace_id = ids[p],
+					.trace_id_len = idl[p],
+					.service = svc[c % 2],
+					.instance = c ? "i" : "",
+					.endpoint = p % 2 ? "/e" : "/f",
+					.start_ns = 1000 + (c / 2),
+					.latency_ms = c / 2,
+					.tags = tagv + p % 2,
+					.ntags = 1 + p % 2,
+				};
+			}
+			char dir[300];
+			snprintf(dir, sizeof(dir), "%s/ids%d-in%d", root, kk, i);
+			if (ms_sidx_write_rows(kind, dir, (uint64_t)i, rows + at,
+			                       n - at, NULL, NULL, &eb))
+				fail_msg("write: %s", eb.msg);
+			open_part(dir, &in[i]);
+		}
+		char mdir[300], wdir[300];
+		snprintf(mdir, sizeof(mdir), "%s/ids%d-merged", root, kk);
+		snprintf(wdir, sizeof(wdir), "%s/ids%d-written", root, kk);
+		ms_part_meta mm;
+		if (ms_sidx_merge(kind, (const ms_part *const *)in, NIN, NULL,
+		                  NULL, mdir, 9, &o, &mm, NULL, &eb))
+			fail_msg("merge: %s", eb.msg);
+		assert_int_equal(mm.rows, n);
+		assert_true(mm.blocks >= 3);
+		if (ms_sidx_write_rows(kind, wdir, 9, rows, n, &o, NULL, &eb))
+			fail_msg("write: %s", eb.msg);
+		size_t nm, nw;
+		uint8_t *bm = slurp(mdir, &nm), *bw = slurp(wdir, &nw);
+		assert_int_equal(nm, nw);
+		assert_memory_equal(bm, bw, nw);
+		free(bm);
+		free(bw);
+		for (int i = 0; i < NIN; i++)
+			ms_part_close(in[i]);
+	}
+}
+
 /* Every byte of footer and index, a stride through data, truncation of
  * the file anywhere and its removal: all fail and the message names the
  * part and the section. */
@@ -1093,6 +1211,7 @@ main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_merge_bytes),
+		cmocka_unit_test(test_merge_ids),
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_alloc_failure),
