@@ -8,6 +8,7 @@
  */
 #define XXH_INLINE_ALL
 #include "ms_ledger.h"
+#include "sidx_int.h"
 
 #include <xxhash.h>
 
@@ -196,6 +197,35 @@ ms_ledger_add_index_row(ms_ledger *l, const ms_sidx_row *r)
 	enc_u32(&e, ntags);
 	for (uint32_t i = 0; i < ntags; i++)
 		enc_str(&e, r->tags[i]);
+	add_hash(l, enc_end(&e));
+}
+
+void
+ms__ledger_add_index_enc(ms_ledger *l, const ms_sidx_row *r,
+                         const uint8_t *const v[3], const uint32_t len[3])
+{
+	/* The bytes ms_ledger_add_index_row encodes: the value (0x01 ||
+	 * trace ID) as one byte string, the strings' lengths from the
+	 * stored values (which hold no NUL), each tag's length as u32. */
+	struct enc e;
+	enc_init(&e);
+	enc_u8(&e, ENC_INDEX_ROW);
+	enc_u64(&e, r->series);
+	enc_u64(&e, (uint64_t)r->key);
+	enc_u32(&e, 1 + r->tid_len);
+	enc_u8(&e, 0x01);
+	enc_put(&e, r->tid, r->tid_len);
+	enc_u64(&e, (uint64_t)r->other);
+	enc_bytes(&e, v[0], len[0]);
+	enc_bytes(&e, v[1], len[1]);
+	const uint8_t *t = v[2];
+	uint32_t ntags = len[2] ? (uint32_t)ms__get_uv(&t) : 0;
+	enc_u32(&e, ntags);
+	for (uint32_t i = 0; i < ntags; i++) {
+		size_t n = (size_t)ms__get_uv(&t);
+		enc_bytes(&e, t, n);
+		t += n;
+	}
 	add_hash(l, enc_end(&e));
 }
 

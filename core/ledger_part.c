@@ -11,6 +11,7 @@
 #include "ms_ledger.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
+#include "sidx_int.h"
 
 #include <string.h>
 
@@ -54,9 +55,17 @@ index_ledger(const ms_part *p, ms_ledger *l, ms_mem *mem, ms_errbuf *eb)
 	int rc = ms_sidx_iter_open(&it, p, mem, NULL, eb);
 	if (rc)
 		return rc;
+	/* The tag values are hashed as stored where the chunk allows it:
+	 * no strings are made for them. */
+	ms__sidx_iter_raw(it);
 	const ms_sidx_row *r;
+	const uint8_t *v[3];
+	uint32_t len[3];
 	while ((rc = ms_sidx_iter_next(it, &r, eb)) == 1)
-		ms_ledger_add_index_row(l, r);
+		if (ms__sidx_row_enc(it, r, v, len))
+			ms__ledger_add_index_enc(l, r, v, len);
+		else
+			ms_ledger_add_index_row(l, r);
 	ms_sidx_iter_close(it);
 	return rc < 0 ? rc : 0;
 }

@@ -25,6 +25,7 @@
 #define XXH_INLINE_ALL
 #include "ms_sidx.h"
 #include "part_int.h"
+#include "sidx_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -427,6 +428,30 @@ bytes_col_bound(size_t n, size_t bytes)
 	return 2 + DICT_MAX * 5 + n * 5 + bytes + n;
 }
 
+static inline uint64_t
+load64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* The n bytes at a and b are the same; from 8 to 32 bytes by words that
+ * may overlap, never reading past n. */
+static inline bool
+bytes_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	if (n >= 8 && n <= 32) {
+		uint64_t d = (load64(a) ^ load64(b)) |
+		             (load64(a + n - 8) ^ load64(b + n - 8));
+		if (n > 16)
+			d |= (load64(a + 8) ^ load64(b + 8)) |
+			     (load64(a + n - 16) ^ load64(b + n - 16));
+		return d == 0;
+	}
+	return n == 0 || memcmp(a, b, n) == 0;
+}
+
 /*
  * A byte-valued column of n values at p: a dictionary of the distinct
  * values when there are at most DICT_MAX (mode, count - 1, the values'
@@ -457,7 +482,7 @@ put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots,
 			}
 			const bval *d = &dist[sl - 1];
 			if (d->len == v[i].len &&
-			    (v[i].len == 0 || memcmp(d->p, v[i].p, v[i].len) == 0)) {
+			    bytes_eq(d->p, v[i].p, v[i].len)) {
 				idx[i] = (uint8_t)(sl - 1);
 				break;
 			}
@@ -705,9 +730,27 @@ wrow_cmp(const ms_sidx_row *a, const wrow *b, bool padded)
 	                                b->tid_len);
 }
 
+/* Bytes past its end that a short value may be copied with: `vals` keeps
+ * that much room past the values, and an iterator's payload buffer (where
+ * the values of its rows lie) MS_TRACE_ID_MAX. */
+#define COPY_SLACK 32u
+_Static_assert(COPY_SLACK <= MS_TRACE_ID_MAX, "payload room for copies");
+
+/* n bytes from src to p, a short value as one fixed-size block. */
+static inline uint8_t *
+copy_short(uint8_t *p, const uint8_t *src, size_t n)
+{
+	if (n <= COPY_SLACK)
+		memcpy(p, src, COPY_SLACK);
+	else
+		memcpy(p, src, n);
+	return p + n;
+}
+
 /* raw: NULL, or the row's instance, endpoint and tag list already
- * encoded (by a reader that checked them as this function does); then
- * the row is an iterator's, its trace ID zero past its length. */
+ * encoded (by a reader that checked them as this function does) and
+ * lying in its payload buffer; then the row is an iterator's, its trace
+ * ID zero past its length. */
 static int
 writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
            ms_errbuf *eb)
@@ -778,9 +821,9 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 		w->chunk = c;
 		w->chunk_cap = nc;
 	}
-	int rc = li + le + lt <= w->vals.cap - w->vals.len
+	int rc = li + le + lt + COPY_SLACK <= w->vals.cap - w->vals.len
 	                 ? 0
-	                 : ms_buf_reserve(&w->vals, li + le + lt);
+	                 : ms_buf_reserve(&w->vals, li + le + lt + COPY_SLACK);
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "tag values: %s",
 		              ms_strerror(rc));
@@ -803,10 +846,7 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	uint8_t *p = w->vals.data + w->vals.len;
 	if (raw) {
 		for (unsigned k = 0; k < 3; k++)
-			if (raw[k].len) {
-				memcpy(p, raw[k].p, raw[k].len);
-				p += raw[k].len;
-			}
+			p = copy_short(p, raw[k].p, raw[k].len);
 	} else {
 		memcpy(p, row->instance ? row->instance : "", li);
 		memcpy(p + li, row->endpoint ? row->endpoint : "", le);
@@ -1147,21 +1187,16 @@ skip_varints(ms_rd *r, uint32_t n)
 	return true;
 }
 
-/* One varint that skip_varints has already bounded (at most 10 bytes,
- * inside its column), read as ms_rd_uvarint reads it. */
+/* ms_rd_uvarint with the one-byte case first (most lengths and counts
+ * of a chunk's columns are under 128): the same value and bytes read. */
 static inline uint64_t
-get_uv(const uint8_t **pp)
+rd_uv(ms_rd *r)
 {
-	const uint8_t *p = *pp;
-	uint64_t v = 0;
-	for (unsigned shift = 0;; shift += 7) {
-		uint8_t b = *p++;
-		v |= (uint64_t)(b & 0x7f) << (shift & 63);
-		if (!(b & 0x80))
-			break;
+	if (!r->bad && r->left && *r->p < 0x80) {
+		r->left--;
+		return *r->p++;
 	}
-	*pp = p;
-	return v;
+	return ms_rd_uvarint(r);
 }
 
 /* Copy n bytes to the arena as a NUL-terminated string (room was made
@@ -1181,12 +1216,12 @@ mat_str(ms_sidx_iter *it, const uint8_t *p, size_t n)
 static void
 mat_tags(ms_sidx_iter *it, const uint8_t *p, rval *out)
 {
-	uint32_t n = (uint32_t)get_uv(&p);
+	uint32_t n = (uint32_t)ms__get_uv(&p);
 	const char **t =
 	        n ? (const char **)(void *)(it->ptrs.data + it->ptrs.len)
 	          : NULL;
 	for (uint32_t i = 0; i < n; i++) {
-		size_t l = (size_t)get_uv(&p);
+		size_t l = (size_t)ms__get_uv(&p);
 		t[i] = mat_str(it, p, l);
 		p += l;
 	}
@@ -1209,7 +1244,7 @@ col_value(ms_sidx_iter *it, unsigned c, bval *raw)
 		*raw = col->rd[d];
 		return v;
 	}
-	size_t l = (size_t)get_uv(&col->lp);
+	size_t l = (size_t)ms__get_uv(&col->lp);
 	if (raw && it->passthru)
 		*raw = (bval){ col->bp, (uint32_t)l };
 	if (c == 2)
@@ -1232,7 +1267,7 @@ raw_value(ms_sidx_iter *it, unsigned c)
 	struct rcol *col = &it->cols[c];
 	if (col->mode == COL_DICT)
 		return col->rd[col->idx[it->pos]];
-	bval b = { col->bp, (uint32_t)get_uv(&col->lp) };
+	bval b = { col->bp, (uint32_t)ms__get_uv(&col->lp) };
 	col->bp += b.len;
 	return b;
 }
@@ -1245,8 +1280,8 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 {
 	uint32_t len = it->lens[it->pos];
 	uint64_t z;
-	it->ps += get_uv(&it->sp);
-	z = get_uv(&it->kp);
+	it->ps += ms__get_uv(&it->sp);
+	z = ms__get_uv(&it->kp);
 	it->pk += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
 	v->series = it->ps;
 	v->key = (int64_t)it->pk;
@@ -1266,7 +1301,7 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 	if (it->p->kind == MS_KIND_LATENCY) {
 		v->other = col_value(it, 2, NULL).i;
 	} else {
-		z = get_uv(&it->op);
+		z = ms__get_uv(&it->op);
 		it->po += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
 		v->other = (int64_t)it->po;
 	}
@@ -1296,14 +1331,14 @@ check_value(unsigned c, const uint8_t *p, uint64_t len, uint64_t *strs,
 	}
 	ms_rd r;
 	ms_rd_init(&r, p, len);
-	uint64_t n = ms_rd_uvarint(&r);
+	uint64_t n = rd_uv(&r);
 	if (r.bad || n > MS_TAGS_MAX)
 		return false;
 	if ((size_t)(r.p - p) != uv_len(n))
 		*canon = false;
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *at = r.p;
-		uint64_t l = ms_rd_uvarint(&r);
+		uint64_t l = rd_uv(&r);
 		if (!r.bad && (size_t)(r.p - at) != uv_len(l))
 			*canon = false;
 		const uint8_t *b = r.bad || l > MS_TAG_MAX ? NULL
@@ -1330,7 +1365,7 @@ parse_col(struct rcol *col, unsigned c, ms_rd *r, uint32_t nrows,
 	col->lp = r->p;
 	uint64_t total = 0;
 	for (uint32_t j = 0; j < m; j++) {
-		uint64_t l = ms_rd_uvarint(r);
+		uint64_t l = rd_uv(r);
 		if (r->bad || l > max)
 			return false;
 		total += l;
@@ -1341,7 +1376,7 @@ parse_col(struct rcol *col, unsigned c, ms_rd *r, uint32_t nrows,
 		return false;
 	col->bp = bp;
 	for (uint32_t j = 0; j < m; j++) {
-		uint64_t l = get_uv(&lp);
+		uint64_t l = ms__get_uv(&lp);
 		if (!check_value(c, bp, l, strs, ntags, canon))
 			return false;
 		bp += l;
@@ -1373,7 +1408,7 @@ mat_dict(ms_sidx_iter *it, unsigned c)
 	col->dict = locate ? NULL : room;
 	col->rd = locate ? room : NULL;
 	for (uint32_t j = 0; j < col->ndict; j++) {
-		size_t l = (size_t)get_uv(&lp);
+		size_t l = (size_t)ms__get_uv(&lp);
 		if (locate)
 			col->rd[j] = (bval){ bp, (uint32_t)l };
 		else if (c == 2)
@@ -1539,7 +1574,7 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 			uint64_t v = 0;
 			ok = skip_varints(&r, nrows);
 			for (uint32_t i = 0; ok && i < nrows; i++) {
-				uint64_t zz = get_uv(&q);
+				uint64_t zz = ms__get_uv(&q);
 				v += (uint64_t)((int64_t)(zz >> 1) ^
 				                -(int64_t)(zz & 1));
 				ok = v <= UINT32_MAX;
@@ -1676,6 +1711,26 @@ ms_sidx_iter_next(ms_sidx_iter *it, const ms_sidx_row **row, ms_errbuf *eb)
 	if (row)
 		*row = &it->row[it->ci];
 	return 1;
+}
+
+void
+ms__sidx_iter_raw(ms_sidx_iter *it)
+{
+	it->raw_mode = true;
+}
+
+bool
+ms__sidx_row_enc(const ms_sidx_iter *it, const ms_sidx_row *r,
+                 const uint8_t *v[3], uint32_t len[3])
+{
+	if (!it->passthru || r != &it->row[it->ci])
+		return false;
+	const bval *rv = it->rv[it->ci];
+	for (unsigned k = 0; k < 3; k++) {
+		v[k] = rv[k].p;
+		len[k] = rv[k].len;
+	}
+	return true;
 }
 
 int
@@ -1902,7 +1957,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 		rows_hint += inputs[i]->meta.rows;
 		rc = siter_open(&src[i].it, inputs[i], mem, io, dctx, eb);
 		if (rc == 0) {
-			src[i].it->raw_mode = true;
+			ms__sidx_iter_raw(src[i].it);
 			rc = ms_sidx_iter_next(src[i].it, &src[i].cur, eb);
 			rc = rc < 0 ? rc : 0;
 		}

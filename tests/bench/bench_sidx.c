@@ -11,7 +11,10 @@
  * inflates them back into the payload; then, per repetition and in
  * alternating order, compresses and decompresses every chunk both ways
  * from memory. Prints per column the rows' raw and stored bytes and the
- * medians of the two ways' times and bytes.
+ * medians of the two ways' times and bytes. Then it reads the parts as the
+ * part checker does, alternating which goes first: every row through
+ * ms_sidx_iter_next, and the ledger of each part (ms_ledger_of_part),
+ * and prints the medians of both in thread CPU time.
  *
  * Usage: bench_sidx [-r REPS] PART...     (REPS default 7)
  */
@@ -19,12 +22,15 @@
 #include "bench_pieces.h"
 #include "bench_stats.h"
 #include "ms_clock.h"
+#include "ms_ledger.h"
 #include "ms_part.h"
+#include "ms_sidx.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zstd.h>
 
 #define NCOL 8
@@ -174,6 +180,44 @@ run(const set *s, bool pieces, uint64_t *bytes, ZSTD_CCtx *cc, ZSTD_DCtx *dc,
 	return ms_mono_ns() - t0;
 }
 
+static int64_t
+cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Read every part once: its rows (ledger false) or its ledger; thread
+ * CPU ns returned, rows read into *rows. */
+static int64_t
+read_parts(ms_part *const *parts, int n, bool ledger, uint64_t *rows)
+{
+	ms_errbuf eb = { "" };
+	uint64_t k = 0;
+	int64_t t0 = cpu_ns();
+	for (int i = 0; i < n; i++) {
+		if (ledger) {
+			ms_ledger l;
+			if (ms_ledger_of_part(parts[i], &l, NULL, &eb))
+				die(eb.msg);
+			k += l.rows;
+			continue;
+		}
+		ms_sidx_iter *it;
+		const ms_sidx_row *r;
+		int rc = ms_sidx_iter_open(&it, parts[i], NULL, NULL, &eb);
+		if (rc == 0)
+			while ((rc = ms_sidx_iter_next(it, &r, &eb)) == 1)
+				k++;
+		ms_sidx_iter_close(it);
+		if (rc < 0)
+			die(eb.msg);
+	}
+	*rows = k;
+	return cpu_ns() - t0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -187,8 +231,16 @@ main(int argc, char **argv)
 		return 2;
 	}
 	set s = { 0 };
-	for (; a < argc; a++)
+	int nparts = argc - a;
+	ms_part **parts = calloc((size_t)nparts, sizeof(*parts));
+	if (!parts)
+		die("out of memory");
+	for (int i = 0; a < argc; a++, i++) {
+		ms_errbuf eb = { "" };
 		add_part(&s, argv[a]);
+		if (ms_part_open(&parts[i], argv[a], NULL, &eb))
+			die(eb.msg);
+	}
 	size_t zcap = ZSTD_compressBound(s.max_raw);
 	uint8_t *z = malloc(zcap), *back = malloc(s.max_raw + 1);
 	ZSTD_CCtx *cc = ZSTD_createCCtx();
@@ -228,6 +280,25 @@ main(int argc, char **argv)
 	       "(%llu bytes)\n",
 	       reps, bench_median_d(tp, reps), (unsigned long long)bp,
 	       bench_median_d(tw, reps), (unsigned long long)bw);
+	uint64_t ri = 0, rl = 0;
+	for (int r = 0; r < reps; r++) {
+		bool iter_first = r % 2 == 0;
+		for (int w = 0; w < 2; w++) {
+			bool ledger = iter_first == (w == 1);
+			int64_t ns =
+			        read_parts(parts, nparts, ledger, ledger ? &rl : &ri);
+			(ledger ? tw : tp)[r] = (double)ns / 1e6;
+		}
+	}
+	double mi = bench_median_d(tp, reps), ml = bench_median_d(tw, reps);
+	printf("reading, median of %d (thread CPU): rows through "
+	       "ms_sidx_iter_next %.1f ms (%.0f ns/row); ledgers "
+	       "(ms_ledger_of_part) %.1f ms (%.0f ns/row)\n",
+	       reps, mi, ri ? mi * 1e6 / (double)ri : 0, ml,
+	       rl ? ml * 1e6 / (double)rl : 0);
+	for (int i = 0; i < nparts; i++)
+		ms_part_close(parts[i]);
+	free(parts);
 	for (size_t i = 0; i < s.n; i++)
 		free(s.c[i].raw);
 	free(s.c);
