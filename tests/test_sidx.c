@@ -382,6 +382,18 @@ spill(const char *path, const uint8_t *b, size_t n)
 	fclose(fp);
 }
 
+/* Files a and b hold the same bytes. */
+static void
+same_file(const char *a, const char *b)
+{
+	size_t na, nb;
+	uint8_t *ba = slurp(a, &na), *bb = slurp(b, &nb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(ba, bb, nb);
+	free(ba);
+	free(bb);
+}
+
 /* A merge copies its inputs' encoded tag values through: the merged part
  * is byte for byte the part written from all the rows at once (with the
  * same ID and depth), on both index kinds. */
@@ -419,11 +431,7 @@ test_merge_bytes(void **state)
 		if (ms_sidx_write_rows(kind, wdir, 9, all.rows, all.n, &o,
 		                       NULL, &eb))
 			fail_msg("write: %s", eb.msg);
-		size_t nm, nw;
-		uint8_t *bm = slurp(mdir, &nm), *bw = slurp(wdir, &nw);
-		assert_int_equal(nm, nw);
-		assert_memory_equal(bm, bw, nw);
-		free(bm);
+		same_file(mdir, wdir);
 		/* The same rows added one by one to a writer that knows no row
 		 * count (its zstd context grows as zstd sizes it, where the two
 		 * above take one workspace for any input): the same bytes. */
@@ -442,11 +450,7 @@ test_merge_bytes(void **state)
 				fail_msg("add: %s", eb.msg);
 		assert_int_equal(ms_sidx_writer_finish(sw, NULL, &eb), 0);
 		ms_sidx_rows_free(NULL, rows, nr);
-		bm = slurp(mdir, &nm);
-		assert_int_equal(nm, nw);
-		assert_memory_equal(bm, bw, nw);
-		free(bm);
-		free(bw);
+		same_file(mdir, wdir);
 		for (int i = 0; i < 3; i++)
 			ms_part_close(in[i]);
 		tl_free(&all);
@@ -560,12 +564,7 @@ test_merge_ids(void **state)
 		assert_true(mm.blocks >= 3);
 		if (ms_sidx_write_rows(kind, wdir, 9, rows, n, &o, NULL, &eb))
 			fail_msg("write: %s", eb.msg);
-		size_t nm, nw;
-		uint8_t *bm = slurp(mdir, &nm), *bw = slurp(wdir, &nw);
-		assert_int_equal(nm, nw);
-		assert_memory_equal(bm, bw, nw);
-		free(bm);
-		free(bw);
+		same_file(mdir, wdir);
 		for (int i = 0; i < NIN; i++)
 			ms_part_close(in[i]);
 	}

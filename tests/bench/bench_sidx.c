@@ -24,13 +24,13 @@
 #include "ms_clock.h"
 #include "ms_ledger.h"
 #include "ms_part.h"
+#include "ms_rusage.h"
 #include "ms_sidx.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zstd.h>
 
 #define NCOL 8
@@ -180,14 +180,6 @@ run(const set *s, bool pieces, uint64_t *bytes, ZSTD_CCtx *cc, ZSTD_DCtx *dc,
 	return ms_mono_ns() - t0;
 }
 
-static int64_t
-cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Read every part once: its rows (ledger false) or its ledger; thread
  * CPU ns returned, rows read into *rows. */
 static int64_t
@@ -195,7 +187,7 @@ read_parts(ms_part *const *parts, int n, bool ledger, uint64_t *rows)
 {
 	ms_errbuf eb = { "" };
 	uint64_t k = 0;
-	int64_t t0 = cpu_ns();
+	int64_t t0 = ms_rusage_thread_cpu_ns();
 	for (int i = 0; i < n; i++) {
 		if (ledger) {
 			ms_ledger l;
@@ -215,7 +207,7 @@ read_parts(ms_part *const *parts, int n, bool ledger, uint64_t *rows)
 			die(eb.msg);
 	}
 	*rows = k;
-	return cpu_ns() - t0;
+	return ms_rusage_thread_cpu_ns() - t0;
 }
 
 int
