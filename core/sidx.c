@@ -436,17 +436,15 @@ load64(const uint8_t *p)
 	return v;
 }
 
-/* The n bytes at a and b are the same; from 8 to 32 bytes by words that
- * may overlap, never reading past n. */
+/* The n bytes at a and b are the same; from 8 to 64 bytes by words (the
+ * last one may overlap), never reading past n. */
 static inline bool
 bytes_eq(const uint8_t *a, const uint8_t *b, size_t n)
 {
-	if (n >= 8 && n <= 32) {
-		uint64_t d = (load64(a) ^ load64(b)) |
-		             (load64(a + n - 8) ^ load64(b + n - 8));
-		if (n > 16)
-			d |= (load64(a + 8) ^ load64(b + 8)) |
-			     (load64(a + n - 16) ^ load64(b + n - 16));
+	if (n >= 8 && n <= 64) {
+		uint64_t d = load64(a + n - 8) ^ load64(b + n - 8);
+		for (size_t i = 0; i + 8 < n; i += 8)
+			d |= load64(a + i) ^ load64(b + i);
 		return d == 0;
 	}
 	return n == 0 || memcmp(a, b, n) == 0;
@@ -733,7 +731,7 @@ wrow_cmp(const ms_sidx_row *a, const wrow *b, bool padded)
 /* Bytes past its end that a short value may be copied with: `vals` keeps
  * that much room past the values, and an iterator's payload buffer (where
  * the values of its rows lie) MS_TRACE_ID_MAX. */
-#define COPY_SLACK 32u
+#define COPY_SLACK 64u
 _Static_assert(COPY_SLACK <= MS_TRACE_ID_MAX, "payload room for copies");
 
 /* n bytes from src to p, a short value as one fixed-size block. */
@@ -1187,6 +1185,25 @@ skip_varints(ms_rd *r, uint32_t n)
 	return true;
 }
 
+/* One varint of the loaded chunk that load_chunk has bounded (at most 10
+ * bytes, inside its column), read as ms_rd_uvarint reads it: the payload
+ * has MS_TRACE_ID_MAX bytes of room past its end, so the first 8 bytes
+ * are read as one word. */
+static inline uint64_t
+col_uv(const uint8_t **pp)
+{
+	const uint8_t *p = *pp;
+	uint64_t w = ms_le64(p);
+	uint64_t stop = ~w & 0x8080808080808080ull;
+	if (!stop)
+		return ms__get_uv(pp);
+	unsigned bits = (unsigned)__builtin_ctzll(stop) + 1;
+	if (bits < 64)
+		w &= (1ull << bits) - 1;
+	*pp = p + bits / 8;
+	return ms__pack7(w);
+}
+
 /* ms_rd_uvarint with the one-byte case first (most lengths and counts
  * of a chunk's columns are under 128): the same value and bytes read. */
 static inline uint64_t
@@ -1216,12 +1233,12 @@ mat_str(ms_sidx_iter *it, const uint8_t *p, size_t n)
 static void
 mat_tags(ms_sidx_iter *it, const uint8_t *p, rval *out)
 {
-	uint32_t n = (uint32_t)ms__get_uv(&p);
+	uint32_t n = (uint32_t)col_uv(&p);
 	const char **t =
 	        n ? (const char **)(void *)(it->ptrs.data + it->ptrs.len)
 	          : NULL;
 	for (uint32_t i = 0; i < n; i++) {
-		size_t l = (size_t)ms__get_uv(&p);
+		size_t l = (size_t)col_uv(&p);
 		t[i] = mat_str(it, p, l);
 		p += l;
 	}
@@ -1244,7 +1261,7 @@ col_value(ms_sidx_iter *it, unsigned c, bval *raw)
 		*raw = col->rd[d];
 		return v;
 	}
-	size_t l = (size_t)ms__get_uv(&col->lp);
+	size_t l = (size_t)col_uv(&col->lp);
 	if (raw && it->passthru)
 		*raw = (bval){ col->bp, (uint32_t)l };
 	if (c == 2)
@@ -1267,7 +1284,7 @@ raw_value(ms_sidx_iter *it, unsigned c)
 	struct rcol *col = &it->cols[c];
 	if (col->mode == COL_DICT)
 		return col->rd[col->idx[it->pos]];
-	bval b = { col->bp, (uint32_t)ms__get_uv(&col->lp) };
+	bval b = { col->bp, (uint32_t)col_uv(&col->lp) };
 	col->bp += b.len;
 	return b;
 }
@@ -1280,8 +1297,8 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 {
 	uint32_t len = it->lens[it->pos];
 	uint64_t z;
-	it->ps += ms__get_uv(&it->sp);
-	z = ms__get_uv(&it->kp);
+	it->ps += col_uv(&it->sp);
+	z = col_uv(&it->kp);
 	it->pk += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
 	v->series = it->ps;
 	v->key = (int64_t)it->pk;
@@ -1301,7 +1318,7 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 	if (it->p->kind == MS_KIND_LATENCY) {
 		v->other = col_value(it, 2, NULL).i;
 	} else {
-		z = ms__get_uv(&it->op);
+		z = col_uv(&it->op);
 		it->po += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
 		v->other = (int64_t)it->po;
 	}
@@ -1376,7 +1393,7 @@ parse_col(struct rcol *col, unsigned c, ms_rd *r, uint32_t nrows,
 		return false;
 	col->bp = bp;
 	for (uint32_t j = 0; j < m; j++) {
-		uint64_t l = ms__get_uv(&lp);
+		uint64_t l = col_uv(&lp);
 		if (!check_value(c, bp, l, strs, ntags, canon))
 			return false;
 		bp += l;
@@ -1408,7 +1425,7 @@ mat_dict(ms_sidx_iter *it, unsigned c)
 	col->dict = locate ? NULL : room;
 	col->rd = locate ? room : NULL;
 	for (uint32_t j = 0; j < col->ndict; j++) {
-		size_t l = (size_t)ms__get_uv(&lp);
+		size_t l = (size_t)col_uv(&lp);
 		if (locate)
 			col->rd[j] = (bval){ bp, (uint32_t)l };
 		else if (c == 2)
@@ -1574,7 +1591,7 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 			uint64_t v = 0;
 			ok = skip_varints(&r, nrows);
 			for (uint32_t i = 0; ok && i < nrows; i++) {
-				uint64_t zz = ms__get_uv(&q);
+				uint64_t zz = col_uv(&q);
 				v += (uint64_t)((int64_t)(zz >> 1) ^
 				                -(int64_t)(zz & 1));
 				ok = v <= UINT32_MAX;
@@ -1865,20 +1882,48 @@ ms_sidx_read_all(const ms_part *p, ms_mem *mem, ms_sidx_row **rows, size_t *n,
  *     comparisons a row, half of what sifting a binary heap takes.
  */
 typedef struct merge_src {
-	ms_sidx_iter *it;
+	/* cur's series, key (its sign bit flipped so that it compares as
+	 * unsigned) and first two words of trace ID (tid_word); all ones
+	 * once the source is used up. */
+	uint64_t series, key, w0, w1;
 	const ms_sidx_row *cur;
+	ms_sidx_iter *it;
 } merge_src;
 
+static inline void
+src_cache(merge_src *s)
+{
+	const ms_sidx_row *r = s->cur;
+	s->series = r ? r->series : UINT64_MAX;
+	s->key = r ? (uint64_t)r->key ^ (1ull << 63) : UINT64_MAX;
+	s->w0 = r ? tid_word(r->tid) : UINT64_MAX;
+	s->w1 = r ? tid_word(r->tid + 8) : UINT64_MAX;
+}
+
 /* Source a comes before source b (design 2); a used-up source after
- * every other. Rows from iterators have zero-padded trace IDs. */
+ * every other. Which source wins is as good as random, so the cached
+ * words decide without a branch (rows from iterators have zero-padded
+ * trace IDs: tid_cmp_padded's argument); only when all four are equal
+ * does the rest of the trace ID, then the position, decide. */
 static inline bool
 src_less(const merge_src *s, size_t a, size_t b)
 {
-	if (!s[b].cur)
-		return s[a].cur != NULL;
-	if (!s[a].cur)
+	const merge_src *x = &s[a], *y = &s[b];
+	uint64_t same = (x->series ^ y->series) | (x->key ^ y->key) |
+	                (x->w0 ^ y->w0) | (x->w1 ^ y->w1);
+	if (same) {
+		bool es = x->series == y->series, ek = x->key == y->key;
+		bool e0 = x->w0 == y->w0;
+		return (x->series < y->series) |
+		       (es & ((x->key < y->key) |
+		              (ek & ((x->w0 < y->w0) | (e0 & (x->w1 < y->w1))))));
+	}
+	if (!y->cur)
+		return x->cur != NULL;
+	if (!x->cur)
 		return false;
-	int c = row_cmp_padded(s[a].cur, s[b].cur);
+	int c = tid_cmp_padded(x->cur->tid, x->cur->tid_len, y->cur->tid,
+	                       y->cur->tid_len);
 	return c < 0 || (c == 0 && a < b);
 }
 
@@ -1903,12 +1948,13 @@ static inline void
 tree_replay(const merge_src *s, size_t *t, size_t n)
 {
 	size_t w = t[0];
-	for (size_t k = (w + n) / 2; k > 0; k /= 2)
-		if (src_less(s, t[k], w)) {
-			size_t l = t[k];
-			t[k] = w;
-			w = l;
-		}
+	for (size_t k = (w + n) / 2; k > 0; k /= 2) {
+		/* Without a branch: which side wins is not predictable. */
+		size_t l = t[k];
+		size_t x = (l ^ w) & ((size_t)0 - (size_t)src_less(s, l, w));
+		t[k] = l ^ x;
+		w ^= x;
+	}
 	t[0] = w;
 }
 
@@ -1960,6 +2006,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 			ms__sidx_iter_raw(src[i].it);
 			rc = ms_sidx_iter_next(src[i].it, &src[i].cur, eb);
 			rc = rc < 0 ? rc : 0;
+			src_cache(&src[i]);
 		}
 	}
 	if (rc)
@@ -1984,6 +2031,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 		if (rc < 0)
 			break;
 		rc = 0;
+		src_cache(s);
 		tree_replay(src, tree, n);
 	}
 	if (rc == 0) {
