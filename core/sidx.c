@@ -415,10 +415,35 @@ put_uv(uint8_t *p, uint64_t v)
 	return p;
 }
 
+/* ms__pack7 undone: the low 56 bits of x spread 7 to a byte. */
+static inline uint64_t
+spread7(uint64_t x)
+{
+	x = ((x & 0x00fffffff0000000ull) << 4) | (x & 0x000000000fffffffull);
+	x = ((x & 0x0fffc0000fffc000ull) << 2) | (x & 0x00003fff00003fffull);
+	return ((x & 0x3f803f803f803f80ull) << 1) |
+	       (x & 0x007f007f007f007full);
+}
+
+/* put_uv for a column of a chunk payload being encoded, which has 8
+ * bytes of room past what it holds: a value under 2^56 is stored as one
+ * 8-byte word (bytes past the varint are overwritten by what follows),
+ * without a branch on its length. The same bytes as put_uv. */
+static inline uint8_t *
+put_uv_col(uint8_t *p, uint64_t v)
+{
+	if (v >> 56)
+		return put_uv(p, v);
+	unsigned n = v ? (unsigned)(63 - __builtin_clzll(v)) / 7 + 1 : 1;
+	uint64_t more = 0x8080808080808080ull & ((1ull << (8 * (n - 1))) - 1);
+	ms_put_le64(p, spread7(v) | more);
+	return p + n;
+}
+
 static inline uint8_t *
 put_sv(uint8_t *p, uint64_t d)
 {
-	return put_uv(p, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
+	return put_uv_col(p, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
 }
 
 /* Bytes put_bytes_col may write for n values of `bytes` bytes in all. */
@@ -529,7 +554,7 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 	/* Tag columns: instance, endpoint, other (as 8-byte values on the
 	 * latency index, at most 10 varint bytes on the other), tags. */
 	need += 4 * bytes_col_bound(n, 0) + w->vals.len + n * 18 +
-	        MS_TRACE_ID_MAX;
+	        MS_TRACE_ID_MAX + 8;
 	ms_buf_reset(&w->raw);
 	ms_buf_reset(&w->tmp);
 	int rc = ms_buf_reserve(&w->raw, need);
@@ -549,7 +574,7 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 	uint64_t prev = 0;
 	size_t *end = w->piece_end;
 	for (size_t i = 0; i < n; i++) {
-		p = put_uv(p, w->chunk[i].series - prev);
+		p = put_uv_col(p, w->chunk[i].series - prev);
 		prev = w->chunk[i].series;
 	}
 	end[0] = (size_t)(p - w->raw.data);
@@ -1165,13 +1190,32 @@ sifail(ms_sidx_iter *it, ms_errbuf *eb, int err, const char *fmt, ...)
 }
 
 /* Skip n varints of r (as ms_rd_uvarint reads them, at most 10 bytes
- * each); false if they do not fit. */
+ * each); false if they do not fit. Whole words are taken while they end
+ * fewer varints than are left (the length of each only matters through
+ * its run of continuation bytes), then the bytes one by one. */
 static bool
 skip_varints(ms_rd *r, uint32_t n)
 {
 	const uint8_t *p = r->p, *end = r->p + r->left;
-	for (uint32_t i = 0; i < n; i++) {
-		unsigned k = 0;
+	unsigned k = 0; /* bytes of the varint under way */
+	while (end - p >= 8) {
+		uint64_t stop = ~ms_le64(p) & 0x8080808080808080ull;
+		unsigned c = (unsigned)__builtin_popcountll(stop);
+		if (c >= n)
+			break;
+		if (stop == 0) {
+			k += 8;
+		} else {
+			if (k + (unsigned)__builtin_ctzll(stop) / 8 >= 10)
+				return false;
+			k = 7 - (unsigned)(63 - __builtin_clzll(stop)) / 8;
+		}
+		if (k >= 10)
+			return false;
+		n -= c;
+		p += 8;
+	}
+	for (; n > 0; n--, k = 0)
 		for (;;) {
 			if (p == end || k == 10)
 				return false;
@@ -1179,7 +1223,6 @@ skip_varints(ms_rd *r, uint32_t n)
 			if (!(*p++ & 0x80))
 				break;
 		}
-	}
 	r->left = (size_t)(end - p);
 	r->p = p;
 	return true;

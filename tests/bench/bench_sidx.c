@@ -14,7 +14,9 @@
  * medians of the two ways' times and bytes. Then it reads the parts as the
  * part checker does, alternating which goes first: every row through
  * ms_sidx_iter_next, and the ledger of each part (ms_ledger_of_part),
- * and prints the medians of both in thread CPU time.
+ * and prints the medians of both in thread CPU time. Last, it merges the
+ * parts into one (ms_sidx_merge, no pruning, the output under TMPDIR and
+ * removed) REPS times and prints the least and the median thread CPU.
  *
  * Usage: bench_sidx [-r REPS] PART...     (REPS default 7)
  */
@@ -31,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #define NCOL 8
@@ -210,6 +213,24 @@ read_parts(ms_part *const *parts, int n, bool ledger, uint64_t *rows)
 	return ms_rusage_thread_cpu_ns() - t0;
 }
 
+/* Merge the parts into one part under TMPDIR; thread CPU ns returned. */
+static int64_t
+merge_parts(ms_part *const *parts, int n, const char *out)
+{
+	ms_errbuf eb = { "" };
+	ms_part_writer_opts o = { .no_sync = true };
+	ms_part_meta m;
+	int64_t t0 = ms_rusage_thread_cpu_ns();
+	if (ms_sidx_merge(ms_part_kind_of(parts[0]),
+	                  (const ms_part *const *)parts, (size_t)n, NULL, NULL,
+	                  out, 1, &o, &m, NULL, &eb))
+		die(eb.msg);
+	int64_t ns = ms_rusage_thread_cpu_ns() - t0;
+	if (ms_part_remove_dir(out, &eb))
+		die(eb.msg);
+	return ns;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -288,6 +309,18 @@ main(int argc, char **argv)
 	       "(ms_ledger_of_part) %.1f ms (%.0f ns/row)\n",
 	       reps, mi, ri ? mi * 1e6 / (double)ri : 0, ml,
 	       rl ? ml * 1e6 / (double)rl : 0);
+	const char *tmp = getenv("TMPDIR");
+	char out[4096];
+	snprintf(out, sizeof(out), "%s/bench_sidx-merge-%ld",
+	         tmp && *tmp ? tmp : "/tmp", (long)getpid());
+	for (int r = 0; r < reps; r++)
+		tp[r] = (double)merge_parts(parts, nparts, out) / 1e6;
+	double least = tp[0];
+	for (int r = 1; r < reps; r++)
+		least = tp[r] < least ? tp[r] : least;
+	printf("merging the %d parts into one (ms_sidx_merge), %d times "
+	       "(thread CPU): least %.1f ms, median %.1f ms\n",
+	       nparts, reps, least, bench_median_d(tp, reps));
 	for (int i = 0; i < nparts; i++)
 		ms_part_close(parts[i]);
 	free(parts);
