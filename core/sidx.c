@@ -475,6 +475,24 @@ bytes_eq(const uint8_t *a, const uint8_t *b, size_t n)
 	return n == 0 || memcmp(a, b, n) == 0;
 }
 
+/* A slot for a value in put_bytes_col's table: only its spread counts
+ * (equal values are found by comparing them), so a value of 8 to 64
+ * bytes is hashed by three of its words (first, middle, last), others
+ * with XXH3. */
+static inline uint32_t
+val_hash(const uint8_t *p, size_t n)
+{
+	if (n < 8 || n > 64)
+		return (uint32_t)XXH3_64bits(p, n);
+	uint64_t h = load64(p) * 0x9e3779b97f4a7c15ull;
+	h ^= load64(p + n / 2 - 4) * 0xc2b2ae3d27d4eb4full;
+	h ^= load64(p + n - 8) * 0x165667b19e3779f9ull;
+	h ^= n;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (uint32_t)(h >> 32);
+}
+
 /*
  * A byte-valued column of n values at p: a dictionary of the distinct
  * values when there are at most DICT_MAX (mode, count - 1, the values'
@@ -490,7 +508,7 @@ put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots,
 	uint32_t nd = 0;
 	memset(slots, 0, 2 * DICT_MAX * sizeof(*slots));
 	for (size_t i = 0; i < n && nd <= DICT_MAX; i++) {
-		uint32_t h = (uint32_t)XXH3_64bits(v[i].p, v[i].len) & mask;
+		uint32_t h = val_hash(v[i].p, v[i].len) & mask;
 		for (;;) {
 			uint16_t sl = slots[h];
 			if (sl == 0) {
