@@ -1077,6 +1077,10 @@ ms__sidx_check_index(const ms_part *p, ms_errbuf *eb)
  *     columns must then be used up exactly.
  *  4. dctx is borrowed (shared by the iterators of one merge, which
  *     decompress one chunk at a time on one thread) or owned.
+ *  5. `raw` holds MS_TRACE_ID_MAX zero bytes past the payload, so that
+ *     a decoder may read whole words or whole ID arrays from any position
+ *     inside it (col_uv, decode_row, a merge's copy_short).
+ *  6. Every row returned has its trace ID zero past its length.
  */
 /* A decoded tag value. */
 typedef union rval {
