@@ -78,7 +78,8 @@ cut(const fx_cut_frag *f, size_t n, size_t ngroups, uint64_t writes)
 
 /* A tie between stopping before and after a fragment keeps the earlier
  * boundary. Template 0 is (45 blocks, 262 rows). After 43 x (1, 6) and
- * (1, 3) the batch stands at (44, 261): d = 1/45 + 1/262. Taking (2, 2)
+ * (1, 3) the batch stands at (44, 261): d = (1/45)^2 + (1/101.17)^2.
+ * Taking (2, 2)
  * gives (46, 263): the same distance, so the batch ends before it. */
 static void
 test_tie_keeps_earlier(void **state)
@@ -103,7 +104,7 @@ test_tie_keeps_earlier(void **state)
 	assert_int_equal(o->batch_of[44], 1);
 
 	/* One row fewer in the deciding fragment breaks the tie: (2, 1)
-	 * reaches (46, 262), d = 1/45 < 1/45 + 1/262, so it is taken. */
+	 * reaches (46, 262), d = (1/45)^2, lower, so it is taken. */
 	f[44] = (fx_cut_frag){ 2, 1, FX_NO_GROUP };
 	o = cut(f, n, 0, 2);
 	assert_int_equal(o->batches[0].count, 45);
@@ -111,11 +112,12 @@ test_tie_keeps_earlier(void **state)
 }
 
 /* A fragment larger than its whole template is never split. Followed by
- * fragments of 10 rows, each of which would only add to the row overshoot
- * (+10/262 against -1/45), it forms a batch alone (progress, "forced"), and
- * the next batches stay forced while the cumulative row targets catch up.
- * Followed by one-row fragments instead, the block term wins (-1/45 against
- * +1/262) and the batch fills up to its 45 blocks. */
+ * fragments of 10 rows, each of which would only add to the row overshoot,
+ * it forms a batch alone (progress, "forced"), and the next batches stay
+ * forced while the cumulative row targets catch up. Followed by one-row
+ * fragments instead, the same: the row term, 738 rows over its target,
+ * outweighs the block term, 44 blocks short of it (one more block lowers
+ * (44/45)^2 by 0.043, one more row raises (738/101.17)^2 by 0.144). */
 static void
 test_fragment_larger_than_template(void **state)
 {
@@ -146,14 +148,69 @@ test_fragment_larger_than_template(void **state)
 	for (int i = 0; i < 150; i++)
 		f[n++] = (fx_cut_frag){ 1, 1, FX_NO_GROUP };
 	o = cut(f, n, 0, 3);
-	assert_int_equal(o->batches[0].count, 45);
-	assert_int_equal(o->batches[0].rows, 1044);
-	assert_int_equal(o->batches[0].choice, FX_CUT_CLOSEST);
-	/* Cumulative: batch 1 aims at 45 + 46 = 91 blocks in total. */
+	assert_int_equal(o->batches[0].count, 1);
+	assert_int_equal(o->batches[0].rows, 1000);
+	assert_int_equal(o->batches[0].choice, FX_CUT_FORCED);
+	/* Blocks are per batch (the cumulative target is recorded only). */
 	assert_int_equal(o->batches[1].cum_target_blocks, 91);
-	assert_int_equal(o->batches[1].cum_blocks, 91);
-	assert_int_equal(o->batches[1].count, 46);
-	assert_int_equal(o->batches[2].count, 60);
+	assert_int_equal(o->batches[1].target_blocks, 46);
+	assert_int_equal(o->batches[1].count, 1);
+	assert_int_equal(o->batches[1].choice, FX_CUT_FORCED);
+	assert_int_equal(o->batches[2].count, 149);
+
+	/* Rows are cumulative: a batch short of rows is made up by the next
+	 * instead of drifting to the last. Fragments of (1, 3) fill template 0
+	 * (45, 262) to 72 blocks, 216 rows: a 73rd block would add
+	 * (28^2 - 27^2)/45^2 = 0.0272 and take away only
+	 * (46^2 - 43^2)/101.17^2 = 0.0261. Batch 1 (46, 117) then makes up
+	 * the 46 rows batch 0 left as well as its own: 51 fragments, 153 rows,
+	 * cumulative 369 of 379, not 333. */
+	n = 0;
+	for (int i = 0; i < 200; i++)
+		f[n++] = (fx_cut_frag){ 1, 3, FX_NO_GROUP };
+	o = cut(f, n, 0, 3);
+	assert_int_equal(o->batches[0].count, 72);
+	assert_int_equal(o->batches[0].rows, 216);
+	assert_int_equal(o->batches[1].count, 51);
+	assert_int_equal(o->batches[1].cum_rows, 369);
+	assert_int_equal(o->batches[1].cum_target_rows, 379);
+}
+
+/* A day whose rows per block stay below the templates' (a block is at
+ * least a trace): the cumulative row target keeps the shortfall from
+ * piling up into the final write. 1,402 one-block fragments of 1, 1, 2,
+ * 3, 9 and 10 rows (4.33 a block against the templates' 4.46) in 60
+ * writes: the final write (template 11: 3 blocks, 24 rows) gets 52 rows;
+ * with cumulative block targets as well it got 188, the shortfall of the
+ * whole day. */
+static void
+test_rows_do_not_drift_to_the_last(void **state)
+{
+	static const uint32_t rows[] = { 1, 1, 2, 3, 9, 10 };
+	fx_cut_frag f[1402];
+	uint64_t total = 0, before_last = 0;
+	cut_out *o;
+
+	(void)state;
+	for (size_t i = 0; i < 1402; i++) {
+		f[i] = (fx_cut_frag){ 1, rows[i % 6], FX_NO_GROUP };
+		total += rows[i % 6];
+	}
+	assert_int_equal(ms__fx_writes_for_rows(total), 60);
+	o = cut(f, 1402, 0, 60);
+	for (int k = 0; k < 59; k++)
+		before_last += o->batches[k].rows;
+	assert_int_equal(o->batches[59].choice, FX_CUT_FINAL);
+	assert_int_equal(o->batches[59].rows, total - before_last);
+	assert_true(o->batches[59].rows <= 3 * o->batches[59].target_rows);
+	/* Every batch ends within two average writes of its cumulative row
+	 * target. */
+	for (int k = 0; k < 59; k++) {
+		double lag = (double)o->batches[k].cum_rows -
+		             (double)o->batches[k].cum_target_rows;
+
+		assert_true(lag > -2 * 101.17 && lag < 2 * 101.17);
+	}
 }
 
 /* When the input runs short, earlier batches leave one fragment for every
@@ -168,9 +225,9 @@ test_reserve_and_partial_tail(void **state)
 	for (int i = 0; i < 50; i++)
 		f[i] = (fx_cut_frag){ 1, 1, FX_NO_GROUP };
 	o = cut(f, 50, 0, 3);
-	assert_int_equal(o->batches[0].count, 45);
-	assert_int_equal(o->batches[0].choice, FX_CUT_CLOSEST);
-	assert_int_equal(o->batches[1].count, 4);
+	assert_int_equal(o->batches[0].count, 48);
+	assert_int_equal(o->batches[0].choice, FX_CUT_RESERVE);
+	assert_int_equal(o->batches[1].count, 1);
 	assert_int_equal(o->batches[1].choice, FX_CUT_RESERVE);
 	assert_int_equal(o->batches[2].count, 1);
 	assert_int_equal(o->batches[2].choice, FX_CUT_FINAL);
@@ -329,6 +386,7 @@ main(void)
 		cmocka_unit_test(test_writes_formula),
 		cmocka_unit_test(test_slots),
 		cmocka_unit_test(test_tie_keeps_earlier),
+		cmocka_unit_test(test_rows_do_not_drift_to_the_last),
 		cmocka_unit_test(test_fragment_larger_than_template),
 		cmocka_unit_test(test_reserve_and_partial_tail),
 		cmocka_unit_test(test_final_batch_complete),
