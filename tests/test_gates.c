@@ -1,8 +1,9 @@
 /*
  * test_gates.c - the end-of-run gates of a replay seen failing when they
  * should, on the smoke fixture: plugin_health for a link that returns a
- * malformed verdict, errs or times out until its circuit opens (WARN under
- * --allow-fail-open, PASS for the shipped plugins), plugin_bounds for a
+ * malformed verdict, errs or times out until its circuit opens (on a
+ * day-1x fixture, for enough calls; WARN under --allow-fail-open, PASS for
+ * the shipped plugins), plugin_bounds for a
  * batch whose bounds differ from the rows' own timestamps,
  * one_block_per_trace for a split block in an intermediate part and for
  * a publication whose staged bytes differ from its fixture's (and, the
@@ -51,14 +52,17 @@ health_plugin_dir(void)
 	return dir;
 }
 
-/* Run the chain to its end; return the plugin_health gate and the text
- * report (caller frees). */
+/* Run the chain to its end on fixture (NULL: the smoke fixture); return
+ * the plugin_health gate and the text report (caller frees). */
 static char *
-health_run_capped(const char *chain, bool allow, uint64_t timeout_ns,
-                  const char *policy, uint64_t oversized_cap, ms_ev_gate *out)
+health_run_on(const char *fixture, const char *chain, bool allow,
+              uint64_t timeout_ns, const char *policy, uint64_t oversized_cap,
+              ms_ev_gate *out)
 {
 	rt_run run;
 	rt_opts(&run, "health", chain);
+	if (fixture)
+		run.o.fixture_dir = fixture;
 	run.o.plugin_dir = health_plugin_dir();
 	run.o.allow_fail_open = allow;
 	run.o.decide_timeout_ns = timeout_ns;
@@ -80,6 +84,14 @@ health_run_capped(const char *chain, bool allow, uint64_t timeout_ns,
 	ms_replay_close(r);
 	unsigned failed = 0;
 	return et_report(run.db, ms_report_text, &failed);
+}
+
+static char *
+health_run_capped(const char *chain, bool allow, uint64_t timeout_ns,
+                  const char *policy, uint64_t oversized_cap, ms_ev_gate *out)
+{
+	return health_run_on(NULL, chain, allow, timeout_ns, policy,
+	                     oversized_cap, out);
 }
 
 static char *
@@ -135,9 +147,13 @@ test_plugin_health_timeout_circuit(void **state)
 	(void)state;
 	ms_ev_gate g;
 	/* tp_slow sleeps 100 ms per call; 20 ms is its Decide timeout:
-	 * three timeouts open the circuit (the trace policy samples in
-	 * many merges, so there are more than three calls). */
-	char *t = health_run("tp_slow", false, 20000000, "trace", &g);
+	 * three timeouts open the circuit. The trace policy samples in
+	 * many merges of a day-1x day, so there are more than three calls
+	 * (on the smoke day their number depends on its write schedule). */
+	const char *fixture = rt_day1x_fixture();
+	assert_non_null(fixture);
+	char *t = health_run_on(fixture, "tp_slow", false, 20000000, "trace",
+	                        0, &g);
 	expect_health_fail(&g, t, "tp_slow timeout",
 	                   "link tp_slow         circuit_open ");
 	assert_non_null(strstr(t, "link tp_slow         timeout "));
