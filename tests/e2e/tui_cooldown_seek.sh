@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # tui_cooldown_seek.sh - going back from where `make run` stops: the
 # `sampling` breakpoint at the finalize merge's dispatch barrier, in the
-# cooldown (the smoke fixture: finalize #13 at 08:00, after the day's 173
-# publications):
+# cooldown (the smoke fixture: the finalize at 08:00, after the day's 173
+# publications; its merge number N, read from the screen, is the one the
+# database records for the finalize):
 #  1. `[` goes back in the running replay (no new database) to the
-#     barrier before, merge #12, in the primary phase;
+#     barrier before, merge #N-1, in the primary phase;
 #  2. `]` runs on to the finalize's barrier again;
 #  3. `{` from there goes one publication back (172 done), still in the
 #     same database;
@@ -24,19 +25,23 @@ e2e_start 200 60 --fixture "$FX" --db "$DB" --variant skywalking \
 	--speed max --break sampling
 FIN='BREAK +at sampling t 08:00:00 .* pub 173/173 .* finalize '
 wait_for "$FIN" || fail "no stop at the finalize's barrier"
-wait_for 'Pending selection #13' 5 || fail "not at the finalize, #13"
+wait_for 'Pending selection #[0-9]+' 5 || fail "no pending selection"
+FN=$(screen | grep -oE 'Pending selection #[0-9]+' | head -n 1 |
+	grep -oE '[0-9]+$')
+[ -n "$FN" ] && [ "$FN" -ge 2 ] || fail "the finalize's number: '$FN'"
+PN=$((FN - 1))
 
 # 1. One barrier back, from the cooldown.
 tm send-keys -t "$T" '['
-wait_for 'BREAK +at go #12 .* primary ' ||
-	fail "[ from the finalize's barrier did not go back to #12"
-wait_for 'Pending selection #12' 5 || fail "not at the barrier of #12"
+wait_for "BREAK +at go #$PN .* primary " ||
+	fail "[ from the finalize's barrier did not go back to #$PN"
+wait_for "Pending selection #$PN" 5 || fail "not at the barrier of #$PN"
 screen | grep -q 'run\.rerun-' && fail "[ started a new replay"
 
 # 2. On to the finalize's barrier again.
 tm send-keys -t "$T" ']'
 wait_for "$FIN" || fail "the re-run did not stop at the finalize again"
-wait_for 'Pending selection #13' 5 || fail "not at #13 again"
+wait_for "Pending selection #$FN" 5 || fail "not at #$FN again"
 
 # 3. One publication back, from the cooldown.
 tm send-keys -t "$T" '{'
@@ -59,6 +64,9 @@ if command -v sqlite3 >/dev/null; then
 		fail "not two seek rows: $(rows 'SELECT count(*) FROM seek')"
 	[ "$(rows "SELECT count(*) FROM merge WHERE lane = 'finalize'")" = 1 ] ||
 		fail "not one finalize merge"
+	[ "$(rows "SELECT seq FROM merge WHERE lane = 'finalize'")" = "$FN" ] ||
+		fail "the finalize is not #$FN: $(rows \
+			"SELECT seq FROM merge WHERE lane = 'finalize'")"
 	[ "$(rows 'SELECT count(*) FROM merge')" = \
 		"$(rows 'SELECT merges_completed FROM run')" ] ||
 		fail "not one row per merge"
