@@ -7,16 +7,8 @@
  * cli.c, with a watcher process beside it (supervise.c) so that a
  * crashing plugin still leaves a record.
  *
- * It also fixes the C library's mmap threshold (glibc: M_MMAP_THRESHOLD)
- * at 1 MiB. Left dynamic, glibc raises it to the size of any mapped chunk
- * that is freed (a fixture's manifest closed, a batch builder released),
- * and the trim threshold to twice that: every smaller buffer of every
- * merge afterwards comes from the allocator's heaps, and what is freed
- * there stays resident. Fixed, buffers of 1 MiB and more are mapped and
- * unmapped, and free memory above 128 KiB at the top of a heap is given
- * back: day-2x peak RSS is about 7 MiB lower (the excess grew with the
- * day), for about 100,000 more minor page faults (a few percent of the
- * run's CPU).
+ * It also sets three of the C library's allocator parameters (glibc,
+ * see malloc_policy below), each unless the environment already names it.
  */
 #include "ms_pipeline.h"
 #include "ms_replay.h"
@@ -27,7 +19,45 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <stdlib.h>
 #include <string.h>
+
+#ifdef __GLIBC__
+/*
+ * The allocator's parameters for a process that allocates and frees a
+ * few MiB per merge, thousands of times a run, on a handful of threads:
+ *  - M_MMAP_THRESHOLD fixed at 1 MiB. Left dynamic, glibc raises it to the
+ *    size of any mapped chunk that is freed (a fixture's manifest closed,
+ *    a batch builder released) and the trim threshold to twice that;
+ *    every smaller buffer of every merge then comes from the heaps and
+ *    what is freed there stays resident. Fixed, day-2x peak RSS was about
+ *    7 MiB lower (the excess grew with the day).
+ *  - M_TRIM_THRESHOLD 4 MiB (fixing the mmap threshold leaves it at 128
+ *    KiB): a merge's buffers freed at the top of a heap stay for the next
+ *    merge instead of going back to the kernel and being faulted in,
+ *    zeroed, again. Day-2x made about 190,000 minor faults with 128 KiB
+ *    and about 40,000 with 4 MiB.
+ *  - M_ARENA_MAX 2: with an arena per thread, each thread's retained free
+ *    memory adds up; two arenas for the merge workers, checker, oracle,
+ *    stager and recorder keep the run's peak RSS where it was with 128
+ *    KiB of trim threshold (tests/bench/bench_day, minflt and maxrss).
+ * A variable of the environment (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_
+ * THRESHOLD_, MALLOC_ARENA_MAX, or any GLIBC_TUNABLES) leaves the policy
+ * to the user.
+ */
+static void
+malloc_policy(void)
+{
+	if (getenv("GLIBC_TUNABLES"))
+		return;
+	if (!getenv("MALLOC_MMAP_THRESHOLD_"))
+		mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	if (!getenv("MALLOC_TRIM_THRESHOLD_"))
+		mallopt(M_TRIM_THRESHOLD, 4 << 20);
+	if (!getenv("MALLOC_ARENA_MAX"))
+		mallopt(M_ARENA_MAX, 2);
+}
+#endif
 
 int
 main(int argc, char **argv)
@@ -40,7 +70,7 @@ main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "__merge-once-rep") == 0)
 		return ms_merge_once_rep_main(argc, argv);
 #ifdef __GLIBC__
-	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	malloc_policy();
 #endif
 	setlocale(LC_CTYPE, "");
 	return ms_cli_main_supervised(argc, argv, stdout, stderr);

@@ -54,6 +54,7 @@ struct named {
 struct sample {
 	double wall, cpu;
 	double anon, file, shmem, maxrss; /* MiB, peaks */
+	double minflt;                    /* thousands of minor faults */
 	double fsyncs, pubs, staging_s, primary_s, cooldown_s;
 	double rep_anon, rep_file, rep_shmem; /* the run's own, MiB */
 };
@@ -274,6 +275,7 @@ run_one(const char *bin, const char *fixture, const char *work, int n,
 	s->cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 	         (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	s->maxrss = (double)ru.ru_maxrss / 1024;
+	s->minflt = (double)ru.ru_minflt / 1000;
 	parse_report(json, s);
 	unlink(db);
 	char side[4200];
@@ -439,10 +441,10 @@ run_all(struct bench *B)
 static void
 print_case(struct bench *B, int b, int f, int w)
 {
-	double v[12][MAX_REPS];
+	double v[13][MAX_REPS];
 	for (int r = 0; r < B->reps; r++) {
 		struct sample *s = &B->smp[b][f][w][r];
-		double x[12] = { s->wall,
+		double x[13] = { s->wall,
 			         s->primary_s,
 			         s->primary_s + s->cooldown_s,
 			         s->cpu,
@@ -453,12 +455,13 @@ print_case(struct bench *B, int b, int f, int w)
 			         s->fsyncs,
 			         s->pubs > 0 ? s->fsyncs / s->pubs : 0,
 			         s->staging_s,
-			         s->pubs };
-		for (int i = 0; i < 12; i++)
+			         s->pubs,
+			         s->minflt };
+		for (int i = 0; i < 13; i++)
 			v[i][r] = x[i];
 	}
-	double m[12];
-	for (int i = 0; i < 12; i++)
+	double m[13];
+	for (int i = 0; i < 13; i++)
 		m[i] = bench_median_d(v[i], B->reps);
 	printf("%-8s %-8s %-6s %7.2f %7.2f %7.2f %7.2f %6.1f %6.1f %6.1f "
 	       "%6.1f %7.0f %6.2f ",
@@ -468,7 +471,7 @@ print_case(struct bench *B, int b, int f, int w)
 		printf("%7.2f", m[10]);
 	else
 		printf("%7s", "-");
-	printf(" %6.0f\n", m[11]);
+	printf(" %6.0f %7.1f\n", m[11], m[12]);
 	double *md = B->med[b][f][w];
 	md[0] = m[0];
 	md[1] = m[3];
@@ -582,17 +585,18 @@ main(int argc, char **argv)
 	getloadavg(load, 3);
 	printf("(load at the end %.2f %.2f %.2f)\n", load[0], load[1], load[2]);
 	printf("\n%-8s %-8s %-6s %7s %7s %7s %7s %6s %6s %6s %6s %7s %6s "
-	       "%7s %6s\n",
+	       "%7s %6s %7s\n",
 	       "bin", "day", "work", "wall s", "prim s", "p+c s", "cpu s",
 	       "anon", "file", "shmem", "maxrss", "fsyncs", "fs/pub", "stage s",
-	       "pubs");
+	       "pubs", "minflt k");
 	for (int b = 0; b < B.nbin; b++)
 		for (int f = 0; f < B.nfx; f++)
 			for (int w = 0; w < B.nwk; w++)
 				print_case(&B, b, f, w);
 	printf("(p+c: primary + cooldown phase walls; RSS in MiB: peaks "
 	       "of RssAnon, RssFile, RssShmem sampled every 5 ms, and "
-	       "wait4's ru_maxrss)\n");
+	       "wait4's ru_maxrss; minflt k: thousands of minor page faults, "
+	       "from wait4)\n");
 	print_own(&B);
 	if (B.strace)
 		print_strace(&B);
