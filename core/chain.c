@@ -47,6 +47,7 @@
 #include "ms_chain.h"
 #include "ms_clock.h"
 #include "ms_enum.h"
+#include "ms_rusage.h"
 #include "pipeline_int.h"
 #include "plugin_host.h"
 
@@ -160,6 +161,7 @@ static void *
 worker_main(void *arg)
 {
 	worker *w = arg;
+	ms_rusage_name_thread("ms-plugin-call");
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		while (w->state != W_REQUEST && w->state != W_QUIT)

@@ -38,6 +38,7 @@
 #include "ms_enum.h"
 #include "ms_invariant.h"
 #include "ms_pipeline.h"
+#include "ms_rusage.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -575,6 +576,7 @@ static void *
 dispatcher_main(void *arg)
 {
 	ms_engine *e = arg;
+	ms_rusage_name_thread("ms-dispatch");
 
 	pthread_mutex_lock(&e->mu);
 	while (!e->stop) {
@@ -895,6 +897,10 @@ worker_main(void *arg)
 {
 	worker *w = arg;
 	ms_engine *e = w->e;
+	ms_rusage_name_thread(
+	        w->lanes == 1u << MS_LANE_KIND_FAST  ? "ms-merge-fast"
+	        : w->lanes & 1u << MS_LANE_KIND_FAST ? "ms-merge"
+	                                             : "ms-merge-slow");
 
 	pthread_mutex_lock(&e->mu);
 	while (!e->stop) {

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -146,4 +149,16 @@ ms_rusage_reset_peak(ms_errbuf *eb)
 		               "rusage: resetting peak RSS refused: %s",
 		               strerror(e));
 	return 0;
+}
+
+void
+ms_rusage_name_thread(const char *name)
+{
+#ifdef __linux__
+	char comm[16];
+	snprintf(comm, sizeof(comm), "%s", name ? name : "");
+	(void)prctl(PR_SET_NAME, (unsigned long)comm, 0, 0, 0);
+#else
+	(void)name;
+#endif
 }

@@ -70,6 +70,7 @@
 #define _GNU_SOURCE /* renameat2, syncfs */
 #define XXH_INLINE_ALL
 #include "ms_fs.h"
+#include "ms_rusage.h"
 #include "ms_shard.h"
 
 #include <xxhash.h>
@@ -334,6 +335,7 @@ static void *
 reaper_main(void *arg)
 {
 	struct ms__reaper *rp = arg;
+	ms_rusage_name_thread("ms-reaper");
 	pthread_mutex_lock(&rp->mu);
 	for (;;) {
 		while (rp->n == 0 && !rp->stop)

@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ms_rusage.h"
 #include "replay_int.h"
 
 /* Nice value of the threads beside the replay's critical path. */
@@ -42,6 +43,7 @@ static void *
 checker_main(void *arg)
 {
 	ms_replay *r = arg;
+	ms_rusage_name_thread("ms-checker");
 	ms__give_way();
 	pthread_mutex_lock(&r->check_mu);
 	for (;;) {

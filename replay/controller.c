@@ -571,6 +571,7 @@ static void *
 live_main(void *arg)
 {
 	ms_replay *r = arg;
+	ms_rusage_name_thread("ms-live");
 	pthread_mutex_lock(&r->mu);
 	while (!r->live_stop) {
 		if (r->nclaims == 0) {
@@ -1716,6 +1717,7 @@ controller_main(void *arg)
 {
 	ms_replay *r = arg;
 	ms_errbuf eb = { { 0 } };
+	ms_rusage_name_thread("ms-replay");
 	int rc = run_day(r, &eb);
 	if (rc == 0)
 		rc = recorder_check(r, &eb);
@@ -2285,6 +2287,7 @@ static void *
 oracle_main(void *arg)
 {
 	ms_replay *r = arg;
+	ms_rusage_name_thread("ms-oracle");
 	ms__give_way();
 	const char *spec = r->test.oracle_spec ? r->test.oracle_spec
 	                   : r->pipe           ? ms_pipeline_spec(r->pipe)

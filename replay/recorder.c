@@ -35,6 +35,7 @@
 #include "ev_private.h"
 #include "ms_clock.h"
 #include "ms_enum.h"
+#include "ms_rusage.h"
 #include "ms_sqltab.h"
 #include "ms_pipeline.h"
 #include "ms_replay_events.h"
@@ -754,6 +755,7 @@ static void *
 timer_main(void *arg)
 {
 	ms_rec *r = arg;
+	ms_rusage_name_thread("ms-recorder");
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop) {
 		if (r->pending == 0 || r->dead) {

@@ -38,6 +38,7 @@ sample(ms__rsswatch *w)
 static void *
 watch(void *arg)
 {
+	ms_rusage_name_thread("ms-rsswatch");
 	ms__rsswatch *w = arg;
 	pthread_mutex_lock(&w->mu);
 	while (!w->stop) {

@@ -48,5 +48,10 @@ int ms_rusage_rss_split(int64_t *anon, int64_t *file, int64_t *shmem);
 /* Reset the process peak RSS to the current RSS (Linux: writes "5" to
  * /proc/self/clear_refs). 0, or MS_ERR_IO where the kernel refuses. */
 int ms_rusage_reset_peak(ms_errbuf *eb);
+/* Name the calling thread (Linux: its comm, at most 15 bytes; longer names
+ * are cut), so that the per-thread figures of top -H, perf and
+ * /proc/PID/task/TID/comm tell the engine's threads apart. Best effort:
+ * nothing happens where the system has no such name. */
+void ms_rusage_name_thread(const char *name);
 
 #endif
