@@ -262,13 +262,6 @@ blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 	return 0;
 }
 
-int
-ms__blkcache_put(ms__blkcache *c, uint64_t lo, uint64_t hi,
-                 const ms_ledger_set *led)
-{
-	return blk_put(c, lo, hi, led);
-}
-
 /* One core block's ledgers (ms_block_ledger_fn): from the cache, else
  * decoded and added to it. */
 int

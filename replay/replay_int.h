@@ -339,15 +339,13 @@ void ms__blkcache_figures(ms__blkcache *c, ms__blkcache_figs *out);
  * is at: from the cache when a block with the same stored bytes was
  * decoded before, else decoded (and cached). 0 or an ms_err. */
 /* The cache key of the block `it` is at (a hash of its verified stored
- * bytes, trace ID and rows), and a lookup by key. */
+ * bytes, trace ID and rows), and a lookup by key (the blocks the run
+ * decoded, then the attached file; false also when the file's group of
+ * the key changed since it was opened). */
 int ms__block_key(ms_part_iter *it, const ms_block_info *bi, uint64_t *lo,
                   uint64_t *hi, ms_errbuf *eb);
 bool ms__blkcache_get(ms__blkcache *c, uint64_t lo, uint64_t hi,
                       ms_ledger_set *out);
-/* Add the ledgers of the block of key lo/hi (kept if it is there): 0, or
- * MS_ERR_NOMEM / MS_ERR_RANGE when they could not be kept. */
-int ms__blkcache_put(ms__blkcache *c, uint64_t lo, uint64_t hi,
-                     const ms_ledger_set *led);
 int ms__block_ledger(ms__blkcache *cache, ms_part_iter *it,
                      const ms_block_info *bi, ms_ledger_set *out,
                      ms_errbuf *eb);
