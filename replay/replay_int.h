@@ -326,13 +326,13 @@ void ms__blkcache_attach(ms__blkcache *c, ms_fixture_blocks *fx);
  * memory or the file) and not (misses: the block was decoded). */
 void ms__blkcache_stats(ms__blkcache *c, uint64_t *hits, uint64_t *misses);
 typedef struct ms__blkcache_figs {
-	uint64_t hits, misses;  /* as ms__blkcache_stats */
-	uint64_t resident;      /* entries held in memory: blocks decoded */
-	uint64_t file_entries;  /* entries of the attached file */
-	uint64_t file_lookups;  /* lookups the file was asked (every caller;
-	                           each reads at most one group) */
-	uint64_t file_refused;  /* of them, a group that could not be read
-	                           or changed since the open: no answer */
+	uint64_t hits, misses; /* as ms__blkcache_stats */
+	uint64_t resident;     /* entries held in memory: blocks decoded */
+	uint64_t file_entries; /* entries of the attached file */
+	uint64_t file_lookups; /* lookups the file was asked (every caller;
+	                          each reads at most one group) */
+	uint64_t file_refused; /* of them, a group that could not be read
+	                          or changed since the open: no answer */
 } ms__blkcache_figs;
 void ms__blkcache_figures(ms__blkcache *c, ms__blkcache_figs *out);
 /* The ledgers (core and the index rows its rows make) of the block `it`

@@ -373,10 +373,10 @@ test_block_store(void **state)
 		                 0);
 		assert_true(ms_ledger_set_equal(&led, &got.e[i].led));
 		if (!find_block(&got, got.e[i].lo ^ 1, got.e[i].hi))
-			assert_int_equal(ms_fixture_blocks_get(
-			                         b, got.e[i].lo ^ 1,
-			                         got.e[i].hi, &led),
-			                 MS_ERR_NOTFOUND);
+			assert_int_equal(
+			        ms_fixture_blocks_get(b, got.e[i].lo ^ 1,
+			                              got.e[i].hi, &led),
+			        MS_ERR_NOTFOUND);
 	}
 	assert_int_equal(ms_fixture_blocks_get(b, 0, 0, &led), MS_ERR_NOTFOUND);
 	assert_int_equal(ms_fixture_blocks_get(b, UINT64_MAX, UINT64_MAX, &led),
@@ -388,23 +388,21 @@ test_block_store(void **state)
 	 * answers nothing, the next one still answers. */
 	flip_byte(path, 16 + 68 * 3 + 20);
 	ms_ledger_set_init(&led);
-	assert_int_equal(ms_fixture_blocks_get(b, got.e[3].lo, got.e[3].hi,
-	                                       &led),
-	                 MS_ERR_CORRUPT);
-	assert_int_equal(ms_fixture_blocks_get(b, got.e[0].lo, got.e[0].hi,
-	                                       &led),
-	                 MS_ERR_CORRUPT);
+	assert_int_equal(
+	        ms_fixture_blocks_get(b, got.e[3].lo, got.e[3].hi, &led),
+	        MS_ERR_CORRUPT);
+	assert_int_equal(
+	        ms_fixture_blocks_get(b, got.e[0].lo, got.e[0].hi, &led),
+	        MS_ERR_CORRUPT);
 	ms_ledger_set none;
 	ms_ledger_set_init(&none);
 	assert_true(ms_ledger_set_equal(&led, &none));
-	assert_int_equal(ms_fixture_blocks_get(b, got.e[16].lo, got.e[16].hi,
-	                                       &led),
-	                 0);
+	assert_int_equal(
+	        ms_fixture_blocks_get(b, got.e[16].lo, got.e[16].hi, &led), 0);
 	assert_true(ms_ledger_set_equal(&led, &got.e[16].led));
 	flip_byte(path, 16 + 68 * 3 + 20);
-	assert_int_equal(ms_fixture_blocks_get(b, got.e[3].lo, got.e[3].hi,
-	                                       &led),
-	                 0);
+	assert_int_equal(
+	        ms_fixture_blocks_get(b, got.e[3].lo, got.e[3].hi, &led), 0);
 	assert_true(ms_ledger_set_equal(&led, &got.e[3].led));
 
 	/* The file cut short: the last group cannot be read. */
@@ -419,16 +417,16 @@ test_block_store(void **state)
 	fclose(fp);
 	assert_int_equal(truncate(path, (off_t)keep), 0);
 	size_t last = got.n - 1;
-	assert_int_equal(ms_fixture_blocks_get(b, got.e[last].lo,
-	                                       got.e[last].hi, &led),
-	                 MS_ERR_IO);
+	assert_int_equal(
+	        ms_fixture_blocks_get(b, got.e[last].lo, got.e[last].hi, &led),
+	        MS_ERR_IO);
 	fp = fopen(path, "ab");
 	assert_non_null(fp);
 	assert_int_equal(fwrite(tail, 1, sizeof(tail), fp), sizeof(tail));
 	assert_int_equal(fclose(fp), 0);
-	assert_int_equal(ms_fixture_blocks_get(b, got.e[last].lo,
-	                                       got.e[last].hi, &led),
-	                 0);
+	assert_int_equal(
+	        ms_fixture_blocks_get(b, got.e[last].lo, got.e[last].hi, &led),
+	        0);
 	assert_true(ms_ledger_set_equal(&led, &got.e[last].led));
 	ms_fixture_blocks_close(b);
 	ms_fixture_blocks_close(NULL);

@@ -397,6 +397,17 @@ test_gate_split_block_intermediate(void **state)
 
 /* ---- a published part whose bytes differ from its fixture's ---------- */
 
+/* The byte at `at` of fp, xor mask. */
+static void
+flip_at(FILE *fp, long at, int mask)
+{
+	assert_int_equal(fseek(fp, at, SEEK_SET), 0);
+	int c = fgetc(fp);
+	assert_true(c != EOF);
+	assert_int_equal(fseek(fp, at, SEEK_SET), 0);
+	assert_int_equal(fputc(c ^ mask, fp), c ^ mask);
+}
+
 /* Once every part is staged (copied, so the fixture stays whole), one
  * byte in the middle of the staged file of kind `kind` of the last
  * slot's part is changed: the part its fixture's build checked is not
@@ -422,11 +433,7 @@ flip_staged(void *arg, uint64_t done, uint64_t total, const char *what)
 	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
 	long mid = ftell(fp) / 2;
 	assert_true(mid > 0);
-	assert_int_equal(fseek(fp, mid, SEEK_SET), 0);
-	int c = fgetc(fp);
-	assert_true(c != EOF);
-	assert_int_equal(fseek(fp, mid, SEEK_SET), 0);
-	assert_int_equal(fputc(c ^ 0x5a, fp), c ^ 0x5a);
+	flip_at(fp, mid, 0x5a);
 	assert_int_equal(fclose(fp), 0);
 	f->done = true;
 }
@@ -502,14 +509,8 @@ flip_groups(const char *path, uint64_t entries)
 {
 	FILE *fp = fopen(path, "r+b");
 	assert_non_null(fp);
-	for (uint64_t i = 0; i < entries; i += 16) {
-		long at = (long)(16 + i * 68 + 20);
-		assert_int_equal(fseek(fp, at, SEEK_SET), 0);
-		int c = fgetc(fp);
-		assert_true(c != EOF);
-		assert_int_equal(fseek(fp, at, SEEK_SET), 0);
-		assert_int_equal(fputc(c ^ 0x01, fp), c ^ 0x01);
-	}
+	for (uint64_t i = 0; i < entries; i += 16)
+		flip_at(fp, (long)(16 + i * 68 + 20), 0x01);
 	assert_int_equal(fclose(fp), 0);
 }
 

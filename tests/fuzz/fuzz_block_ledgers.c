@@ -42,8 +42,7 @@ take(void *arg, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 /* The bytes opened as a store (see the top); b: what the parse handed
  * out when parse_rc is 0. */
 static void
-check_store(const uint8_t *data, size_t size, int parse_rc,
-            const fx_blocks *b)
+check_store(const uint8_t *data, size_t size, int parse_rc, const fx_blocks *b)
 {
 	int fd = memfd_create("fuzz-blk", MFD_CLOEXEC);
 	if (fd < 0)
@@ -75,7 +74,8 @@ check_store(const uint8_t *data, size_t size, int parse_rc,
 		abort();
 	for (size_t i = 0; i < b->n; i++) {
 		ms_ledger_set led;
-		if (ms_fixture_blocks_get(s, b->e[i].lo, b->e[i].hi, &led) != 0 ||
+		if (ms_fixture_blocks_get(s, b->e[i].lo, b->e[i].hi, &led) !=
+		            0 ||
 		    !ms_ledger_set_equal(&led, &b->e[i].led))
 			abort();
 	}
