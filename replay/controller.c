@@ -2017,13 +2017,6 @@ open_init(ms_replay *r, const ms_replay_opts *opts)
 	r->state = MS_REPLAY_READY;
 }
 
-/* One block's ledgers from the fixture, into the block cache. */
-static int
-preload_block(void *arg, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
-{
-	return ms__blkcache_put(arg, lo, hi, led);
-}
-
 /* The fixture: manifest first (names a missing or foreign one), then its
  * recorded hashes, then every scheduled part's directories. */
 static int
@@ -2035,15 +2028,17 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 	r->info = ms_fixture_get_info(r->fx);
 	if ((rc = ms_fixture_verify(r->fx, NULL, NULL, eb)))
 		return rc;
-	/* The ledgers of the blocks the fixture's build checked, into the
-	 * block cache: a publication taken as checked by its files hash
+	/* The ledgers of the blocks the fixture's build checked, answered
+	 * by the block cache from the fixture's file (kept open, read on
+	 * demand): a publication taken as checked by its files hash
 	 * (proven_by_fixture) is not decoded, yet a merge output that holds
 	 * one of its blocks, and a dropped trace's ledger (the gates'), find
 	 * the block's ledgers there. Without them (a fixture with no proof,
 	 * or a file that is not what was built) every part is read. */
 	int64_t t0 = ms_mono_ns();
-	r->fx_proven = ms_fixture_block_ledgers(r->fx, preload_block,
-	                                        r->blocks, NULL) == 0;
+	ms_fixture_blocks *fb = NULL;
+	r->fx_proven = ms_fixture_blocks_open(&fb, r->fx, NULL) == 0;
+	ms__blkcache_attach(r->blocks, fb);
 	atomic_fetch_add(&r->check_ns, ms_mono_ns() - t0);
 	ms_clock_set(&r->clock, r->info->day_start_ns);
 	for (size_t i = 0; i < ms_fixture_nslots(r->fx); i++) {

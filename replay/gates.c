@@ -517,24 +517,35 @@ gate_tallies(ms_replay *r, ms_gate_facts *f)
 {
 	/* Every part that entered the shard, checked as it entered (core
 	 * blocks one per trace in order, rows, both index parts). */
-	uint64_t bhit, bmiss;
-	ms__blkcache_stats(r->blocks, &bhit, &bmiss);
+	ms__blkcache_figs bf;
+	ms__blkcache_figures(r->blocks, &bf);
+	/* Lookups the fixture's block ledger file could not answer (a
+	 * group changed or unreadable since the open: those blocks were
+	 * decoded) are said first, and only then: the detail is near its
+	 * MS_EV_TEXT_MAX, and that the file changed under the run matters
+	 * more than its tail. */
+	char changed[80] = "";
+	if (bf.file_refused)
+		snprintf(changed, sizeof(changed),
+		         "block ledger file changed: %llu lookups unanswered; ",
+		         (unsigned long long)bf.file_refused);
 	f->parts_in = r->parts_in;
 	f->parts_checked = r->check_submitted;
 	f->parts_ok = r->parts_ok;
 	gate(r, MS_GATE_ONE_BLOCK_PER_TRACE, f,
-	     "%llu of %llu parts checked as introduced (core and both "
+	     "%s%llu of %llu parts checked as introduced (core and both "
 	     "indexes: one block per trace, order, index ledgers)%s%s%s; "
 	     "%.0f ms on the checker's thread (the gates waited %.0f ms), "
 	     "%llu publications by their fixture's files hash, "
 	     "%llu of %llu blocks decoded",
-	     (unsigned long long)r->parts_ok,
+	     changed, (unsigned long long)r->parts_ok,
 	     (unsigned long long)r->check_submitted, r->part_err[0] ? ": " : "",
 	     r->part_err, r->parts_gone ? " (left before it was read)" : "",
 	     (double)atomic_load(&r->check_ns) / 1e6,
 	     (double)r->check_wait_ns / 1e6,
-	     (unsigned long long)r->check_by_hash, (unsigned long long)bmiss,
-	     (unsigned long long)(bhit + bmiss));
+	     (unsigned long long)r->check_by_hash,
+	     (unsigned long long)bf.misses,
+	     (unsigned long long)(bf.hits + bf.misses));
 	/* Each merge's output ledgers are its inputs' minus what it
 	 * dropped. */
 	f->merges_done = r->merges_done;

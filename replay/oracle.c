@@ -610,8 +610,10 @@ ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 			const ms__oracle_frag *f = &o->frags[t->frag0 + k];
 			if (!ms__blkcache_get(blocks, f->lo, f->hi, &bl)) {
 				snprintf(o->why, sizeof(o->why),
-				         "trace %.*s: a block of it was never "
-				         "checked (no ledger)",
+				         "trace %.*s: a block of it has no "
+				         "ledger (never checked, or the "
+				         "fixture's block ledger file changed "
+				         "under the run)",
 				         (int)e->len, (const char *)e->tid);
 				return MS_ERR_STATE;
 			}

@@ -30,6 +30,14 @@
  * are new (a trace combined from fragments, or a block a faulty merge
  * changed) is decoded. The bytes are the ones the reader verified against
  * their checksums.
+ *
+ * The blocks of a proven fixture's parts are not held here: their
+ * ledgers are in the fixture's block ledger file, which the cache reads
+ * on demand (ms__blkcache_attach, ms_fixture_blocks). A lookup tries the
+ * blocks the run decoded (in memory), then the file; a group of the file
+ * that cannot be read, or no longer hashes as it did when the run opened
+ * it, answers nothing (the block is decoded, as any block not seen), and
+ * is counted.
  */
 typedef struct blk_ent {
 	/* Its 64-bit words as pairs of 32-bit halves, so that an entry is
@@ -68,7 +76,9 @@ struct ms__blkcache {
 	ms__chunks chunk; /* of BLK_CHUNK entries */
 	uint32_t *idx;
 	size_t cap, n;
+	ms_fixture_blocks *fx; /* owned; set before any lookup, then fixed */
 	uint64_t hits, misses;
+	uint64_t fx_lookups, fx_refused;
 };
 
 int
@@ -90,19 +100,46 @@ ms__blkcache_free(ms__blkcache *c)
 	pthread_mutex_destroy(&c->mu);
 	ms__chunks_release(&c->chunk);
 	free(c->idx);
+	ms_fixture_blocks_close(c->fx);
 	free(c);
+}
+
+void
+ms__blkcache_attach(ms__blkcache *c, ms_fixture_blocks *fx)
+{
+	if (!c) {
+		ms_fixture_blocks_close(fx);
+		return;
+	}
+	pthread_mutex_lock(&c->mu);
+	ms_fixture_blocks_close(c->fx);
+	c->fx = fx;
+	pthread_mutex_unlock(&c->mu);
+}
+
+void
+ms__blkcache_figures(ms__blkcache *c, ms__blkcache_figs *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->mu);
+	out->hits = c->hits;
+	out->misses = c->misses;
+	out->resident = c->n;
+	out->file_entries = ms_fixture_blocks_count(c->fx);
+	out->file_lookups = c->fx_lookups;
+	out->file_refused = c->fx_refused;
+	pthread_mutex_unlock(&c->mu);
 }
 
 void
 ms__blkcache_stats(ms__blkcache *c, uint64_t *hits, uint64_t *misses)
 {
-	*hits = *misses = 0;
-	if (!c)
-		return;
-	pthread_mutex_lock(&c->mu);
-	*hits = c->hits;
-	*misses = c->misses;
-	pthread_mutex_unlock(&c->mu);
+	ms__blkcache_figs f;
+	ms__blkcache_figures(c, &f);
+	*hits = f.hits;
+	*misses = f.misses;
 }
 
 static blk_ent *
@@ -136,6 +173,7 @@ blk_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out,
 		return false;
 	pthread_mutex_lock(&c->mu);
 	bool hit = false;
+	const ms_fixture_blocks *fx = c->fx;
 	if (c->cap) {
 		uint32_t *s = blk_slot(c, c->idx, c->cap, lo, hi);
 		if (*s) {
@@ -148,6 +186,16 @@ blk_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out,
 				};
 			hit = true;
 		}
+	}
+	if (!hit && fx) {
+		/* The file, read without the lock (the store is read-only
+		 * and its descriptor shared: pread). */
+		pthread_mutex_unlock(&c->mu);
+		int rc = ms_fixture_blocks_get(fx, lo, hi, out);
+		pthread_mutex_lock(&c->mu);
+		hit = rc == 0;
+		c->fx_lookups++;
+		c->fx_refused += rc == MS_ERR_IO || rc == MS_ERR_CORRUPT;
 	}
 	if (count && hit)
 		c->hits++;
@@ -212,13 +260,6 @@ blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 	}
 	pthread_mutex_unlock(&c->mu);
 	return 0;
-}
-
-int
-ms__blkcache_put(ms__blkcache *c, uint64_t lo, uint64_t hi,
-                 const ms_ledger_set *led)
-{
-	return blk_put(c, lo, hi, led);
 }
 
 /* One core block's ledgers (ms_block_ledger_fn): from the cache, else

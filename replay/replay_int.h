@@ -318,20 +318,34 @@ void ms__replay_check(ms_replay *r, const ms__check_job *j);
  * checks of one run (thread-safe); NULL: every block is decoded. */
 int ms__blkcache_new(ms__blkcache **out);
 void ms__blkcache_free(ms__blkcache *c);
+/* Answer the blocks of the fixture's block ledger file too, from the
+ * file (fx: owned by c from the call on, closed by ms__blkcache_free;
+ * NULL: none). Call before the run's threads look up. */
+void ms__blkcache_attach(ms__blkcache *c, ms_fixture_blocks *fx);
+/* The part check's lookups (ms__block_ledger) answered (hits: from
+ * memory or the file) and not (misses: the block was decoded). */
 void ms__blkcache_stats(ms__blkcache *c, uint64_t *hits, uint64_t *misses);
+typedef struct ms__blkcache_figs {
+	uint64_t hits, misses; /* as ms__blkcache_stats */
+	uint64_t resident;     /* entries held in memory: blocks decoded */
+	uint64_t file_entries; /* entries of the attached file */
+	uint64_t file_lookups; /* lookups the file was asked (every caller;
+	                          each reads at most one group) */
+	uint64_t file_refused; /* of them, a group that could not be read
+	                          or changed since the open: no answer */
+} ms__blkcache_figs;
+void ms__blkcache_figures(ms__blkcache *c, ms__blkcache_figs *out);
 /* The ledgers (core and the index rows its rows make) of the block `it`
  * is at: from the cache when a block with the same stored bytes was
  * decoded before, else decoded (and cached). 0 or an ms_err. */
 /* The cache key of the block `it` is at (a hash of its verified stored
- * bytes, trace ID and rows), and a lookup by key. */
+ * bytes, trace ID and rows), and a lookup by key (the blocks the run
+ * decoded, then the attached file; false also when the file's group of
+ * the key changed since it was opened). */
 int ms__block_key(ms_part_iter *it, const ms_block_info *bi, uint64_t *lo,
                   uint64_t *hi, ms_errbuf *eb);
 bool ms__blkcache_get(ms__blkcache *c, uint64_t lo, uint64_t hi,
                       ms_ledger_set *out);
-/* Add the ledgers of the block of key lo/hi (kept if it is there): 0, or
- * MS_ERR_NOMEM / MS_ERR_RANGE when they could not be kept. */
-int ms__blkcache_put(ms__blkcache *c, uint64_t lo, uint64_t hi,
-                     const ms_ledger_set *led);
 int ms__block_ledger(ms__blkcache *cache, ms_part_iter *it,
                      const ms_block_info *bi, ms_ledger_set *out,
                      ms_errbuf *eb);

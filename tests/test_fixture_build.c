@@ -339,6 +339,107 @@ test_proof(void **state)
 	ms_fixture_close(f);
 }
 
+/* The block ledgers answered one block at a time from the file
+ * (ms_fixture_blocks): every entry by its key, nothing for a key the
+ * file lacks; a group changed or cut off after the open answers an error
+ * for its own entries only, never other ledgers, and answers again once
+ * its bytes are back. */
+static void
+test_block_store(void **state)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_fixture *f = NULL;
+	ms_fixture_report rep;
+	ms_fixture_blocks *b = NULL;
+	char dir[512], path[600];
+	static blk_list got;
+	ms_ledger_set led;
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	snprintf(path, sizeof(path), "%s/%s", dir, FX_BLOCKS_FILE);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	got.n = 0;
+	assert_int_equal(ms_fixture_block_ledgers(f, take_block, &got, &eb), 0);
+	/* More than two groups of 16, so that one can change alone. */
+	assert_true(got.n > 40);
+	assert_int_equal(ms_fixture_blocks_open(&b, f, &eb), 0);
+	assert_int_equal(ms_fixture_blocks_count(b), got.n);
+	for (size_t i = 0; i < got.n; i++) {
+		assert_int_equal(ms_fixture_blocks_get(b, got.e[i].lo,
+		                                       got.e[i].hi, &led),
+		                 0);
+		assert_true(ms_ledger_set_equal(&led, &got.e[i].led));
+		if (!find_block(&got, got.e[i].lo ^ 1, got.e[i].hi))
+			assert_int_equal(
+			        ms_fixture_blocks_get(b, got.e[i].lo ^ 1,
+			                              got.e[i].hi, &led),
+			        MS_ERR_NOTFOUND);
+	}
+	assert_int_equal(ms_fixture_blocks_get(b, 0, 0, &led), MS_ERR_NOTFOUND);
+	assert_int_equal(ms_fixture_blocks_get(b, UINT64_MAX, UINT64_MAX, &led),
+	                 MS_ERR_NOTFOUND);
+	assert_int_equal(ms_fixture_blocks_get(NULL, 1, 1, &led),
+	                 MS_ERR_NOTFOUND);
+
+	/* One byte of entry 3's ledgers changed: its group (entries 0-15)
+	 * answers nothing, the next one still answers. */
+	flip_byte(path, 16 + 68 * 3 + 20);
+	ms_ledger_set_init(&led);
+	assert_int_equal(
+	        ms_fixture_blocks_get(b, got.e[3].lo, got.e[3].hi, &led),
+	        MS_ERR_CORRUPT);
+	assert_int_equal(
+	        ms_fixture_blocks_get(b, got.e[0].lo, got.e[0].hi, &led),
+	        MS_ERR_CORRUPT);
+	ms_ledger_set none;
+	ms_ledger_set_init(&none);
+	assert_true(ms_ledger_set_equal(&led, &none));
+	assert_int_equal(
+	        ms_fixture_blocks_get(b, got.e[16].lo, got.e[16].hi, &led), 0);
+	assert_true(ms_ledger_set_equal(&led, &got.e[16].led));
+	flip_byte(path, 16 + 68 * 3 + 20);
+	assert_int_equal(
+	        ms_fixture_blocks_get(b, got.e[3].lo, got.e[3].hi, &led), 0);
+	assert_true(ms_ledger_set_equal(&led, &got.e[3].led));
+
+	/* The file cut short: the last group cannot be read. */
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	size_t keep = (size_t)st.st_size - 68;
+	FILE *fp = fopen(path, "rb");
+	assert_non_null(fp);
+	uint8_t tail[68];
+	assert_int_equal(fseek(fp, (long)keep, SEEK_SET), 0);
+	assert_int_equal(fread(tail, 1, sizeof(tail), fp), sizeof(tail));
+	fclose(fp);
+	assert_int_equal(truncate(path, (off_t)keep), 0);
+	size_t last = got.n - 1;
+	assert_int_equal(
+	        ms_fixture_blocks_get(b, got.e[last].lo, got.e[last].hi, &led),
+	        MS_ERR_IO);
+	fp = fopen(path, "ab");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(tail, 1, sizeof(tail), fp), sizeof(tail));
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(
+	        ms_fixture_blocks_get(b, got.e[last].lo, got.e[last].hi, &led),
+	        0);
+	assert_true(ms_ledger_set_equal(&led, &got.e[last].led));
+	ms_fixture_blocks_close(b);
+	ms_fixture_blocks_close(NULL);
+
+	/* Changed before the open: refused. */
+	flip_byte(path, 16 + 68 * 20 + 30);
+	assert_int_equal(ms_fixture_blocks_open(&b, f, &eb), MS_ERR_CORRUPT);
+	assert_null(b);
+	assert_non_null(strstr(eb.msg, "changed since the fixture was built"));
+	flip_byte(path, 16 + 68 * 20 + 30);
+	ms_fixture_close(f);
+}
+
 static void
 test_deterministic(void **state)
 {
@@ -927,6 +1028,7 @@ main(void)
 		cmocka_unit_test(test_consolidated_parts),
 		cmocka_unit_test(test_smoke_builds_and_opens),
 		cmocka_unit_test(test_proof),
+		cmocka_unit_test(test_block_store),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_each_gate_fails_when_broken),
 		cmocka_unit_test(test_bad_options),

@@ -397,6 +397,17 @@ test_gate_split_block_intermediate(void **state)
 
 /* ---- a published part whose bytes differ from its fixture's ---------- */
 
+/* The byte at `at` of fp, xor mask. */
+static void
+flip_at(FILE *fp, long at, int mask)
+{
+	assert_int_equal(fseek(fp, at, SEEK_SET), 0);
+	int c = fgetc(fp);
+	assert_true(c != EOF);
+	assert_int_equal(fseek(fp, at, SEEK_SET), 0);
+	assert_int_equal(fputc(c ^ mask, fp), c ^ mask);
+}
+
 /* Once every part is staged (copied, so the fixture stays whole), one
  * byte in the middle of the staged file of kind `kind` of the last
  * slot's part is changed: the part its fixture's build checked is not
@@ -422,11 +433,7 @@ flip_staged(void *arg, uint64_t done, uint64_t total, const char *what)
 	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
 	long mid = ftell(fp) / 2;
 	assert_true(mid > 0);
-	assert_int_equal(fseek(fp, mid, SEEK_SET), 0);
-	int c = fgetc(fp);
-	assert_true(c != EOF);
-	assert_int_equal(fseek(fp, mid, SEEK_SET), 0);
-	assert_int_equal(fputc(c ^ 0x5a, fp), c ^ 0x5a);
+	flip_at(fp, mid, 0x5a);
 	assert_int_equal(fclose(fp), 0);
 	f->done = true;
 }
@@ -484,6 +491,118 @@ test_gate_publications_by_hash(void **state)
 	if (!strstr(g.detail, want))
 		fprintf(stderr, "%s\n", g.detail);
 	assert_non_null(strstr(g.detail, want));
+}
+
+/* One "disabled" run on the shared fixture: its block cache's figures
+ * after the open (at) and at the end (end), and its one_block_per_trace
+ * gate. With flip, a byte of every group of 16 entries of the fixture's
+ * block ledger file changes between the open (which checked the file)
+ * and the start, and is put back after the run. */
+typedef struct blk_run {
+	ms__blkcache_figs at, end;
+	ms_ev_gate gate;
+	unsigned failed; /* gates failed */
+} blk_run;
+
+static void
+flip_groups(const char *path, uint64_t entries)
+{
+	FILE *fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	for (uint64_t i = 0; i < entries; i += 16)
+		flip_at(fp, (long)(16 + i * 68 + 20), 0x01);
+	assert_int_equal(fclose(fp), 0);
+}
+
+static void
+block_file_run(bool flip, blk_run *out)
+{
+	rt_run run;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	char path[PATH_MAX + 32];
+
+	rt_opts(&run, flip ? "blk-flip" : "blk", "disabled");
+	run.o.serial = true;
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	ms__blkcache_figures(r->blocks, &out->at);
+	snprintf(path, sizeof(path), "%s/block_ledgers.bin", rt.fixture);
+	if (flip)
+		flip_groups(path, out->at.file_entries);
+	int rc = ms_replay_start(r, &eb);
+	if (rc == 0)
+		rc = ms_replay_wait(r, -1);
+	if (flip) /* back before any assertion: other tests share it */
+		flip_groups(path, out->at.file_entries);
+	assert_int_equal(rc, 0);
+	ms__blkcache_figures(r->blocks, &out->end);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, &out->failed);
+	memset(&out->gate, 0, sizeof(out->gate));
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(g[i].name, "one_block_per_trace"))
+			out->gate = g[i];
+	ms_replay_close(r);
+	assert_string_equal(out->gate.name, "one_block_per_trace");
+	if (!out->gate.pass || out->failed)
+		fprintf(stderr, "%s\n", out->gate.detail);
+}
+
+/* The fixture's block ledgers are answered from its file, not held: after
+ * the open the cache holds nothing, yet every block of the file is
+ * answered from it (none decoded: the cache ends holding only the blocks
+ * the run decoded, and a run whose file changed under it decodes more).
+ * A group changed after the open answers nothing: its blocks are decoded,
+ * every gate still passes, and the detail counts them. */
+static void
+test_gate_block_ledgers_from_file(void **state)
+{
+	(void)state;
+	ms_fixture *fx = NULL;
+	ms_fixture_blocks *fb = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_fixture_open(&fx, rt.fixture, &eb), 0);
+	assert_int_equal(ms_fixture_blocks_open(&fb, fx, &eb), 0);
+	uint64_t entries = ms_fixture_blocks_count(fb);
+	ms_fixture_blocks_close(fb);
+	ms_fixture_close(fx);
+	assert_true(entries > 0);
+
+	blk_run ok, flip;
+	block_file_run(false, &ok);
+	assert_int_equal(ok.at.file_entries, entries);
+	assert_int_equal(ok.at.resident, 0);
+	assert_int_equal(ok.at.hits + ok.at.misses, 0);
+	assert_true(ok.gate.pass);
+	assert_int_equal(ok.failed, 0);
+	assert_true(ok.end.file_lookups > 0);
+	assert_int_equal(ok.end.file_refused, 0);
+	assert_true(ok.end.hits > 0);
+	/* In memory: each block decoded, once; nothing else. */
+	assert_int_equal(ok.end.resident, ok.end.misses);
+	char want[160];
+	snprintf(want, sizeof(want), "%llu of %llu blocks decoded",
+	         (unsigned long long)ok.end.misses,
+	         (unsigned long long)(ok.end.hits + ok.end.misses));
+	if (!strstr(ok.gate.detail, want))
+		fprintf(stderr, "%s\n", ok.gate.detail);
+	assert_non_null(strstr(ok.gate.detail, want));
+	assert_null(strstr(ok.gate.detail, "block ledger file changed"));
+
+	block_file_run(true, &flip);
+	assert_int_equal(flip.at.file_entries, entries);
+	assert_true(flip.gate.pass);
+	assert_int_equal(flip.failed, 0);
+	assert_true(flip.end.file_refused > 0);
+	assert_int_equal(flip.end.file_refused, flip.end.file_lookups);
+	assert_true(flip.end.misses > ok.end.misses);
+	assert_int_equal(flip.end.resident, flip.end.misses);
+	snprintf(want, sizeof(want),
+	         "block ledger file changed: %llu lookups unanswered; ",
+	         (unsigned long long)flip.end.file_refused);
+	if (!strstr(flip.gate.detail, want))
+		fprintf(stderr, "%s\n", flip.gate.detail);
+	assert_non_null(strstr(flip.gate.detail, want));
 }
 
 static void
@@ -562,6 +681,7 @@ main(void)
 		cmocka_unit_test(test_gate_bad_bound),
 		cmocka_unit_test(test_gate_split_block_intermediate),
 		cmocka_unit_test(test_gate_publications_by_hash),
+		cmocka_unit_test(test_gate_block_ledgers_from_file),
 		cmocka_unit_test(test_gate_changed_publication_core),
 		cmocka_unit_test(test_gate_changed_publication_index),
 		cmocka_unit_test(test_gate_oracle_wrong_drop),

@@ -4,9 +4,19 @@
  * bytes. A refusal carries a message; an accepted file hands out its
  * entries in strictly ascending key order, each with one row count for
  * the three kinds, and as many as its size says; written back from what
- * was handed out (ms__fx_blocks_write), it is the same bytes.
+ * was handed out (ms__fx_blocks_write), it is the same bytes. The same
+ * bytes opened for lookups (ms__fx_blocks_open_fd, with the fact they
+ * hash to) are accepted exactly when the parse accepts them, and then
+ * answer every entry by its key with the ledgers the parse handed out.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memfd_create */
+#endif
 #include "fx_int.h"
+
+#include <inttypes.h>
+#include <sys/mman.h>
+#include <xxhash.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +39,49 @@ take(void *arg, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 	return ms__fx_blocks_add(b, lo, hi, led);
 }
 
+/* The bytes opened as a store (see the top); b: what the parse handed
+ * out when parse_rc is 0. */
+static void
+check_store(const uint8_t *data, size_t size, int parse_rc, const fx_blocks *b)
+{
+	int fd = memfd_create("fuzz-blk", MFD_CLOEXEC);
+	if (fd < 0)
+		abort();
+	for (size_t off = 0; off < size;) {
+		ssize_t got = write(fd, data + off, size - off);
+		if (got <= 0)
+			abort();
+		off += (size_t)got;
+	}
+	uint64_t count = 0;
+	for (int i = 15; i >= 8 && size >= 16; i--)
+		count = count << 8 | data[i];
+	XXH128_hash_t h = XXH3_128bits(data, size);
+	char fact[64];
+	snprintf(fact, sizeof(fact), "%" PRIu64 ":%016llx%016llx", count,
+	         (unsigned long long)h.high64, (unsigned long long)h.low64);
+	ms_fixture_blocks *s = NULL;
+	ms_errbuf eb = { { 0 } };
+	int rc = ms__fx_blocks_open_fd(&s, fd, "fuzz", fact, &eb);
+	if ((rc == 0) != (parse_rc == 0))
+		abort();
+	if (rc) {
+		if (!eb.msg[0] || s)
+			abort();
+		return;
+	}
+	if (ms_fixture_blocks_count(s) != b->n)
+		abort();
+	for (size_t i = 0; i < b->n; i++) {
+		ms_ledger_set led;
+		if (ms_fixture_blocks_get(s, b->e[i].lo, b->e[i].hi, &led) !=
+		            0 ||
+		    !ms_ledger_set_equal(&led, &b->e[i].led))
+			abort();
+	}
+	ms_fixture_blocks_close(s);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -37,6 +90,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ms_errbuf eb = { { 0 } };
 	int rc = ms__fx_blocks_parse(data, size, take, &b, &eb);
 
+	check_store(data, size, rc, &b);
 	if (rc) {
 		if (!eb.msg[0])
 			abort();
