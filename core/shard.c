@@ -170,6 +170,7 @@ struct ms_view {
 	ms_mem *mem;
 	uint64_t epoch;
 	size_t n;
+	size_t cap; /* entries allocated in sp (at least 1) */
 	struct ms__sp **sp;
 };
 
@@ -1778,10 +1779,44 @@ ms_shard_view(ms_shard *s, ms_view **out, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
 	}
 	v->n = s->nact;
+	v->cap = s->nact ? s->nact : 1;
 	v->epoch = s->epoch;
 	for (size_t i = 0; i < v->n; i++) {
 		v->sp[i] = s->act[i];
 		atomic_fetch_add(&v->sp[i]->refs, 1);
+	}
+	pthread_mutex_unlock(&s->lock);
+	*out = v;
+	return 0;
+}
+
+int
+ms_shard_view_of(ms_shard *s, const uint64_t *ids, size_t n, ms_view **out,
+                 ms_errbuf *eb)
+{
+	*out = NULL;
+	ms_view *v = ms_mem_calloc(s->mem, 1, sizeof(*v));
+	if (!v)
+		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+	v->mem = s->mem;
+	v->cap = n ? n : 1;
+	v->sp = ms_mem_alloc(s->mem, v->cap * sizeof(*v->sp));
+	if (!v->sp) {
+		ms_mem_free(s->mem, v, sizeof(*v));
+		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+	}
+	pthread_mutex_lock(&s->lock);
+	v->epoch = s->epoch;
+	/* In the inventory's order (ascending ID), each at most once. */
+	for (size_t i = 0; i < s->nact; i++) {
+		uint64_t id = s->act[i]->id;
+		for (size_t j = 0; j < n; j++)
+			if (ids[j] == id) {
+				v->sp[v->n] = s->act[i];
+				atomic_fetch_add(&v->sp[v->n]->refs, 1);
+				v->n++;
+				break;
+			}
 	}
 	pthread_mutex_unlock(&s->lock);
 	*out = v;
@@ -1795,7 +1830,7 @@ ms_view_release(ms_view *v)
 		return;
 	for (size_t i = 0; i < v->n; i++)
 		sp_unref(v->sp[i]);
-	ms_mem_free(v->mem, v->sp, (v->n ? v->n : 1) * sizeof(*v->sp));
+	ms_mem_free(v->mem, v->sp, v->cap * sizeof(*v->sp));
 	ms_mem_free(v->mem, v, sizeof(*v));
 }
 

@@ -233,14 +233,17 @@ track_remove(ms_replay *r, uint64_t id, enum ms_part_kind k)
 	}
 }
 
-/* A view that pins part `id` while it waits for its check (checker.c),
- * taken while the part is surely in the inventory; NULL if none could be
- * taken (the check then says why). */
+/* A view that pins part `id`, and only it, while it waits for its check
+ * (checker.c), taken while the part is surely in the inventory; NULL if
+ * none could be taken (the check then says why). Pinning the whole
+ * inventory instead kept every part merged away meanwhile open, with its
+ * block directory and Bloom filter in memory, for as long as the checker
+ * was behind. */
 static ms_view *
-pin_for_check(ms_replay *r)
+pin_for_check(ms_replay *r, uint64_t id)
 {
 	ms_view *v = NULL;
-	if (ms_shard_view(r->shard, &v, NULL))
+	if (ms_shard_view_of(r->shard, &id, 1, &v, NULL))
 		return NULL;
 	return v;
 }
@@ -927,7 +930,7 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	 * checked on the checker's thread once the event is recorded. */
 	ms_view *out_view = NULL;
 	if (ev->type == MS_EV_MERGE_DONE && res && res->output.id)
-		out_view = pin_for_check(r);
+		out_view = pin_for_check(r, res->output.id);
 	size_t nin = d ? d->ninputs : 0;
 	ms_ev_input *inputs = calloc(nin ? nin : 1, sizeof(*inputs));
 	ms_ev_merge m;
@@ -1512,7 +1515,7 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 		if (rc)
 			return rc;
 		int64_t t1 = ms_mono_ns();
-		ms_view *cv = pin_for_check(r);
+		ms_view *cv = pin_for_check(r, s->part_id);
 		pthread_mutex_lock(&r->mu);
 		for (int k = 0; k < MS_KIND_COUNT; k++)
 			track_introduce(r, s->part_id, (enum ms_part_kind)k);

@@ -359,6 +359,58 @@ test_view_pins_removed_parts(void **state)
 	rm_dir(dir);
 }
 
+/* A view of named parts pins those and no other: merged-away parts a
+ * narrow view does not name are deleted at once. */
+static void
+test_view_of_pins_only_its_parts(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_errbuf eb = { { 0 } };
+	ms_shard *s = open_shard(dir, true, NULL);
+	uint64_t a = add_raw(s, 10), b = add_raw(s, 11), c = add_raw(s, 12);
+	ms_view *vc, *vab;
+	uint64_t want_c[] = { c, 0xdeadbeef, c };
+	assert_int_equal(ms_shard_view_of(s, want_c, 3, &vc, &eb), 0);
+	assert_int_equal(ms_view_count(vc), 1);
+	assert_int_equal(ms_view_id(vc, 0), c);
+	assert_null(ms_view_find(vc, a, MS_KIND_CORE));
+	uint64_t want_ba[] = { b, a };
+	assert_int_equal(ms_shard_view_of(s, want_ba, 2, &vab, &eb), 0);
+	assert_int_equal(ms_view_count(vab), 2);
+	assert_int_equal(ms_view_id(vab, 0), a < b ? a : b);
+	assert_int_equal(ms_view_id(vab, 1), a < b ? b : a);
+	assert_int_equal(ms_view_epoch(vab), ms_shard_epoch(s));
+
+	/* c's view does not keep a and b; vab does, until released. */
+	uint64_t out;
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	uint64_t seeds[] = { 10, 11 };
+	assert_int_equal(write_part(s, out, seeds, 2, 1), 0);
+	uint64_t in[] = { a, b };
+	assert_int_equal(ms_shard_replace(s, in, 2, out, &eb), 0);
+	assert_true(part_on_disk(s, MS_KIND_CORE, a));
+	ms_view_release(vab);
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		assert_false(part_on_disk(s, (enum ms_part_kind)k, a));
+		assert_false(part_on_disk(s, (enum ms_part_kind)k, b));
+	}
+	assert_true(part_on_disk(s, MS_KIND_CORE, c));
+	assert_non_null(ms_view_find(vc, c, MS_KIND_LATENCY));
+	ms_view_release(vc);
+
+	/* Nothing named, or nothing there: an empty view. */
+	ms_view *ve;
+	assert_int_equal(ms_shard_view_of(s, in, 2, &ve, &eb), 0);
+	assert_int_equal(ms_view_count(ve), 0);
+	ms_view_release(ve);
+	assert_int_equal(ms_shard_view_of(s, NULL, 0, &ve, &eb), 0);
+	assert_int_equal(ms_view_count(ve), 0);
+	ms_view_release(ve);
+	ms_shard_close(s);
+	rm_dir(dir);
+}
+
 /* Snapshot bytes, to prove a failed transaction did not touch them. */
 static uint8_t *
 snapshot_bytes(const char *dir, size_t *n)
@@ -1331,6 +1383,11 @@ test_alloc_failures(void **state)
 		assert_int_equal(ms_shard_view(s, &v, &eb), MS_ERR_NOMEM);
 		ms_mem_fail_at(&mem, 0, false);
 		assert_null(v);
+		ms_mem_fail_at(&mem, n, false);
+		assert_int_equal(ms_shard_view_of(s, all, 3, &v, &eb),
+		                 MS_ERR_NOMEM);
+		ms_mem_fail_at(&mem, 0, false);
+		assert_null(v);
 	}
 	ms_ledger_set want, got;
 	uint64_t left[] = { 60, 61, 62 };
@@ -1642,6 +1699,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_transactions_bump_epoch),
 		cmocka_unit_test(test_view_pins_removed_parts),
+		cmocka_unit_test(test_view_of_pins_only_its_parts),
 		cmocka_unit_test(test_failures_change_nothing),
 		cmocka_unit_test(test_recovery_leftovers),
 		cmocka_unit_test(test_recovery_refuses_missing_part),

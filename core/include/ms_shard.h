@@ -213,6 +213,13 @@ void ms_shard_inject_fault(ms_shard *s, enum ms_shard_fault where, int err);
  * by ID. */
 typedef struct ms_view ms_view;
 int ms_shard_view(ms_shard *s, ms_view **out, ms_errbuf *eb);
+/* A view of only the parts among ids[0..n) that are in the inventory now
+ * (in ID order; an ID not there, or named twice, is left out): it pins
+ * those parts and no other, so a view held for long (a part waiting for
+ * its check) does not keep the rest of the inventory's merged-away parts
+ * open and their files undeleted. ids is borrowed for the call. */
+int ms_shard_view_of(ms_shard *s, const uint64_t *ids, size_t n,
+                     ms_view **out, ms_errbuf *eb);
 void ms_view_release(ms_view *v);
 uint64_t ms_view_epoch(const ms_view *v);
 size_t ms_view_count(const ms_view *v);
