@@ -217,8 +217,35 @@ typedef struct wrow {
 	size_t off;
 	uint32_t len[3]; /* instance, endpoint, encoded tag list */
 	uint32_t tid_len;
+	/* Where a merge took the row's values from (struct wsrc): dmask
+	 * bit k set when value k is entry didx[k] of the dictionary of
+	 * input chunk dkey. */
+	uint32_t dkey;
+	uint8_t dmask;
+	uint8_t didx[3];
 	uint8_t tid[MS_TRACE_ID_MAX]; /* zero past tid_len */
 } wrow;
+
+/* The dictionaries a merged row's instance, endpoint and tag list come
+ * from: bit k of mask set when value k (0 instance, 1 endpoint, 2 tag
+ * list) is entry idx[k] of the dictionary of the input chunk `key`,
+ * which no other chunk read by the same merge shares (never 0). Equal
+ * (key, entry) pairs are equal bytes: put_bytes_col looks each pair up
+ * once per column instead of hashing every row's value. */
+struct wsrc {
+	uint32_t key;
+	uint8_t mask;
+	uint8_t idx[3];
+};
+
+/* Output index of the values of one input chunk's dictionary in the
+ * column being encoded: slot[j] - 1 for its entry j, 0 when not met yet.
+ * REMAPS of them, picked by key; one taken by another key is reset. */
+typedef struct remap {
+	uint32_t key; /* wrow.dkey; 0: none */
+	uint16_t slot[DICT_MAX];
+} remap;
+#define REMAPS 32u
 
 /* A value of a byte-valued column. */
 typedef struct bval {
@@ -248,6 +275,7 @@ struct ms_sidx_writer {
 	ms_buf raw, out, index;
 	ms_buf vals; /* the chunk rows' tag values */
 	ms_buf tmp;  /* column values and dictionaries while encoding */
+	remap *rm;   /* REMAPS, made at the first chunk with a wsrc row */
 	size_t piece_end[NPIECES]; /* where each column ends in `raw` */
 	uint64_t data_off;
 	XXH64_state_t content;
@@ -290,6 +318,7 @@ swriter_free(ms_sidx_writer *w)
 	ms_buf_release(&w->index);
 	ms_buf_release(&w->vals);
 	ms_buf_release(&w->tmp);
+	ms_mem_free(w->mem, w->rm, REMAPS * sizeof(remap));
 	ms_mem_free(w->mem, w->chunk, w->chunk_cap * sizeof(wrow));
 	ms_mem_free(w->mem, w->path, w->path_size);
 	ms_mem_free(w->mem, w, sizeof(*w));
@@ -493,21 +522,48 @@ val_hash(const uint8_t *p, size_t n)
 	return (uint32_t)(h >> 32);
 }
 
+/* The remap of row r's input chunk for its value k, *di its entry
+ * there; NULL when the value came from no input dictionary. */
+static inline remap *
+remap_of(remap *rm, const wrow *r, unsigned k, unsigned *di)
+{
+	if (!(r->dmask >> k & 1))
+		return NULL;
+	remap *m = &rm[r->dkey % REMAPS];
+	*di = r->didx[k];
+	if (m->key != r->dkey) {
+		m->key = r->dkey;
+		memset(m->slot, 0, sizeof(m->slot));
+	}
+	return m;
+}
+
 /*
  * A byte-valued column of n values at p: a dictionary of the distinct
  * values when there are at most DICT_MAX (mode, count - 1, the values'
  * uvarint lengths, their bytes, one index byte per row), else plain (mode,
  * n uvarint lengths, the bytes). slots: 2 x DICT_MAX entries of scratch,
- * dist: DICT_MAX, idx: n.
+ * dist: DICT_MAX, idx: n. rm (REMAPS, or NULL): a row whose value k came
+ * from an input dictionary takes the index its entry was given at its
+ * first row, without hashing; the first row of each entry is hashed as
+ * any, so the column is the same bytes either way.
  */
 static uint8_t *
-put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots,
-              bval *dist, uint8_t *idx)
+put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots, bval *dist,
+              uint8_t *idx, const wrow *rows, unsigned k, remap *rm)
 {
 	const uint32_t mask = 2 * DICT_MAX - 1;
 	uint32_t nd = 0;
 	memset(slots, 0, 2 * DICT_MAX * sizeof(*slots));
+	for (unsigned j = 0; rm && j < REMAPS; j++)
+		rm[j].key = 0;
 	for (size_t i = 0; i < n && nd <= DICT_MAX; i++) {
+		unsigned di = 0;
+		remap *m = rm ? remap_of(rm, &rows[i], k, &di) : NULL;
+		if (m && m->slot[di]) {
+			idx[i] = (uint8_t)(m->slot[di] - 1);
+			continue;
+		}
 		uint32_t h = val_hash(v[i].p, v[i].len) & mask;
 		for (;;) {
 			uint16_t sl = slots[h];
@@ -529,6 +585,8 @@ put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots,
 			}
 			h = (h + 1) & mask;
 		}
+		if (m && nd <= DICT_MAX)
+			m->slot[di] = (uint16_t)(idx[i] + 1);
 	}
 	if (nd <= DICT_MAX) {
 		*p++ = COL_DICT;
@@ -618,7 +676,8 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 			v[i].p = w->vals.data + r->off + (c ? r->len[0] : 0);
 			v[i].len = r->len[c];
 		}
-		p = put_bytes_col(p, v, n, slots, dist, idx);
+		p = put_bytes_col(p, v, n, slots, dist, idx, w->chunk, c,
+		                  w->rm);
 		end[4 + c] = (size_t)(p - w->raw.data);
 	}
 	if (w->kind == MS_KIND_LATENCY) {
@@ -627,7 +686,7 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 			v[i].p = ts + 8 * i;
 			v[i].len = 8;
 		}
-		p = put_bytes_col(p, v, n, slots, dist, idx);
+		p = put_bytes_col(p, v, n, slots, dist, idx, NULL, 0, NULL);
 	} else {
 		prev = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -641,7 +700,7 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 		v[i].p = w->vals.data + r->off + r->len[0] + r->len[1];
 		v[i].len = r->len[2];
 	}
-	p = put_bytes_col(p, v, n, slots, dist, idx);
+	p = put_bytes_col(p, v, n, slots, dist, idx, w->chunk, 2, w->rm);
 	w->raw.len = end[7] = (size_t)(p - w->raw.data);
 	return 0;
 }
@@ -791,10 +850,11 @@ copy_short(uint8_t *p, const uint8_t *src, size_t n)
 /* raw: NULL, or the row's instance, endpoint and tag list already
  * encoded (by a reader that checked them as this function does) and
  * lying in its payload buffer; then the row is an iterator's, its trace
- * ID zero past its length. */
+ * ID zero past its length, and src (may be NULL) says which of them
+ * came from its chunk's dictionaries. */
 static int
 writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
-           ms_errbuf *eb)
+           const struct wsrc *src, ms_errbuf *eb)
 {
 	if (!w || w->failed)
 		return ms_fail(eb, MS_ERR_STATE,
@@ -868,6 +928,10 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "tag values: %s",
 		              ms_strerror(rc));
+	if (src && src->mask && !w->rm &&
+	    !(w->rm = ms_mem_alloc(w->mem, REMAPS * sizeof(remap))))
+		return swfail(w, eb, MS_ERR_NOMEM, MS__F_DATA,
+		              "dictionary remaps");
 	wrow *c = &w->chunk[w->nchunk++];
 	c->series = row->series;
 	c->key = row->key;
@@ -877,6 +941,12 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	c->len[1] = (uint32_t)le;
 	c->len[2] = (uint32_t)lt;
 	c->tid_len = row->tid_len;
+	c->dmask = 0;
+	if (src && src->mask) {
+		c->dkey = src->key;
+		c->dmask = src->mask;
+		memcpy(c->didx, src->idx, sizeof(c->didx));
+	}
 	if (raw) {
 		memcpy(c->tid, row->tid, MS_TRACE_ID_MAX);
 	} else {
@@ -911,7 +981,7 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 int
 ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
 {
-	return writer_add(w, row, NULL, eb);
+	return writer_add(w, row, NULL, NULL, eb);
 }
 
 int
@@ -1127,8 +1197,17 @@ struct ms_sidx_iter {
 	uint64_t rows_seen, raw_seen;
 	int64_t min_key, max_key;
 	ms_sidx_row row[2];
-	/* Encoded instance, endpoint and tag list of row[i], in `raw`. */
+	/* Encoded instance, endpoint and tag list of row[i], in `raw`, and
+	 * the dictionary entries they are (passthru chunks). */
 	bval rv[2][3];
+	struct wsrc rs[2];
+	/* A merge's count of the chunks its iterators loaded (borrowed;
+	 * NULL outside a merge): the loaded chunk's wsrc key is its value
+	 * after this chunk's load, `dmask` which of its columns 0, 1, 3
+	 * (bits 0, 1, 2) are dictionaries, 0 unless passthru. */
+	uint32_t *chunk_seq;
+	uint32_t dkey;
+	uint8_t dmask;
 	unsigned ci;
 	/* raw_mode: set by a merge, which copies tag values encoded; then a
 	 * chunk whose tag lists are all canonically encoded is `passthru`:
@@ -1342,13 +1421,16 @@ col_value(ms_sidx_iter *it, unsigned c, bval *raw)
 }
 
 /* The encoded bytes of row it->pos in byte column c (0, 1, 3) of a
- * passthru chunk: col_value's `raw` alone. */
+ * passthru chunk: col_value's `raw` alone; *di its dictionary entry when
+ * the column is a dictionary. */
 static inline bval
-raw_value(ms_sidx_iter *it, unsigned c)
+raw_value(ms_sidx_iter *it, unsigned c, uint8_t *di)
 {
 	struct rcol *col = &it->cols[c];
-	if (col->mode == COL_DICT)
-		return col->rd[col->idx[it->pos]];
+	if (col->mode == COL_DICT) {
+		*di = col->idx[it->pos];
+		return col->rd[*di];
+	}
 	bval b = { col->bp, (uint32_t)col_uv(&col->lp) };
 	col->bp += b.len;
 	return b;
@@ -1372,9 +1454,12 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 	memset(v->tid + len, 0, MS_TRACE_ID_MAX - len);
 	it->tp += len;
 	bval *rv = it->rv[v - it->row];
+	struct wsrc *rs = &it->rs[v - it->row];
 	if (it->passthru) {
-		rv[0] = raw_value(it, 0);
-		rv[1] = raw_value(it, 1);
+		rs->key = it->dkey;
+		rs->mask = it->dmask;
+		rv[0] = raw_value(it, 0, &rs->idx[0]);
+		rv[1] = raw_value(it, 1, &rs->idx[1]);
 		v->instance = v->endpoint = NULL;
 	} else {
 		v->instance = col_value(it, 0, &rv[0]).s;
@@ -1388,7 +1473,7 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 		v->other = (int64_t)it->po;
 	}
 	if (it->passthru) {
-		rv[2] = raw_value(it, 3);
+		rv[2] = raw_value(it, 3, &rs->idx[2]);
 		v->tags = NULL;
 		v->ntags = 0;
 		return;
@@ -1687,6 +1772,13 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 		return sifail(it, eb, rc, "%llu tag bytes",
 		              (unsigned long long)strs);
 	it->passthru = it->raw_mode && canon;
+	it->dmask = 0;
+	if (it->passthru && it->chunk_seq && *it->chunk_seq < UINT32_MAX) {
+		it->dkey = ++*it->chunk_seq;
+		for (unsigned k = 0; k < 3; k++)
+			if (it->cols[k < 2 ? k : 3].mode == COL_DICT)
+				it->dmask |= (uint8_t)(1u << k);
+	}
 	for (unsigned col = 0; col < 4; col++)
 		if (it->cols[col].mode == COL_DICT &&
 		    (col != 2 || p->kind == MS_KIND_LATENCY))
@@ -2058,6 +2150,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 	ZSTD_DCtx *dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(mem));
 	ms_sidx_writer *w = NULL;
 	uint64_t pruned = 0, rows_hint = 0;
+	uint32_t chunk_seq = 0;
 	int rc = 0;
 	if (!src || !tree || !dctx) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "index merge %s: %zu inputs",
@@ -2069,6 +2162,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 		rc = siter_open(&src[i].it, inputs[i], mem, io, dctx, eb);
 		if (rc == 0) {
 			ms__sidx_iter_raw(src[i].it);
+			src[i].it->chunk_seq = &chunk_seq;
 			rc = ms_sidx_iter_next(src[i].it, &src[i].cur, eb);
 			rc = rc < 0 ? rc : 0;
 			src_cache(&src[i]);
@@ -2082,12 +2176,11 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 	while (rc == 0 && n && src[tree[0]].cur) {
 		merge_src *s = &src[tree[0]];
 		const ms_sidx_row *r = s->cur;
+		size_t ri = (size_t)(r - s->it->row);
 		if (!keep || keep(ctx, r->tid, r->tid_len))
-			rc = writer_add(w, r,
-			                s->it->passthru
-			                        ? s->it->rv[r - s->it->row]
-			                        : NULL,
-			                eb);
+			rc = s->it->passthru ? writer_add(w, r, s->it->rv[ri],
+			                                  &s->it->rs[ri], eb)
+			                     : writer_add(w, r, NULL, NULL, eb);
 		else
 			pruned++;
 		if (rc)
