@@ -1081,15 +1081,16 @@ test_tag_columns(void **state)
 /* Rows for test_merge_remap: row i goes to input (i / run) % nin, so an
  * output chunk mixes runs of every input; an input's tag values are its
  * own when `own` (values of input k: k x 1000 + j, j < per), else shared
- * by all inputs. */
+ * by all inputs; instances padded with `pad` bytes. */
 typedef struct remap_case {
 	size_t n, nin, run, per;
 	bool own;
+	int pad;
 } remap_case;
 
 typedef struct remap_rows {
 	ms_sidx_row *rows;
-	char (*str)[3][32];
+	char (*str)[3][160];
 	const char *(*list)[2];
 } remap_rows;
 
@@ -1115,9 +1116,12 @@ remap_make(remap_rows *m, const remap_case *c, enum ms_part_kind kind)
 		r->key = (int64_t)(i % 5000);
 		r->other = kind == MS_KIND_LATENCY ? (int64_t)(j % 5) * 1000
 		                                   : (int64_t)(i % 3);
-		snprintf(m->str[i][0], 32, "inst-%zu", j);
-		snprintf(m->str[i][1], 32, "/ep/%zu", j % 200);
-		snprintf(m->str[i][2], 32, "k=%zu", (j * 3) % 311);
+		snprintf(m->str[i][0], 160, "inst-%zu-%.*s", j, c->pad,
+		         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+		snprintf(m->str[i][1], 160, "/ep/%zu", j % 200);
+		snprintf(m->str[i][2], 160, "k=%zu", (j * 3) % 311);
 		r->instance = m->str[i][0];
 		r->endpoint = j % 11 ? m->str[i][1] : NULL;
 		m->list[i][0] = m->str[i][2];
@@ -1177,21 +1181,24 @@ keep_some(void *ctx, const uint8_t *tid, uint32_t len)
  * inputs sharing values, or 4 x 64 = exactly 256 distinct values),
  * overflow into plain ones in the middle of a chunk (5 x 60 = 300), or
  * the inputs' own columns are plain; with inputs of several chunks, with
- * pruning, and with an empty input. */
+ * pruning, and with an empty input. The last case's plain instance column
+ * (400 values of 100 bytes repeated over 4000 rows) is larger than all
+ * the inputs' payloads together. */
 static void
 test_merge_remap(void **state)
 {
 	(void)state;
 	static const remap_case cases[] = {
-		{ 30000, 5, 40, 60, false },
-		{ 30000, 4, 40, 64, true },
-		{ 30000, 5, 40, 60, true },
-		{ 20000, 3, 1, 400, false },
-		{ 12000, 7, 500, 250, true },
-		{ 9000, 6, 3, 257, true },
+		{ 30000, 5, 40, 60, false, 0 },
+		{ 30000, 4, 40, 64, true, 0 },
+		{ 30000, 5, 40, 60, true, 0 },
+		{ 20000, 3, 1, 400, false, 0 },
+		{ 12000, 7, 500, 250, true, 0 },
+		{ 9000, 6, 3, 257, true, 0 },
 		/* More input chunks than the writer keeps remaps for. */
-		{ 6000, 40, 2, 50, false },
-		{ 6000, 40, 2, 50, true },
+		{ 6000, 40, 2, 50, false, 0 },
+		{ 6000, 40, 2, 50, true, 0 },
+		{ 4000, 2, 2000, 200, true, 100 },
 	};
 	int n = 0;
 	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
