@@ -816,18 +816,15 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 	return 0;
 }
 
-/* Order of a row against a stored one (series, key, value); padded: the
- * row's trace ID is zero past its length too. */
+/* Order of a row against a stored one (series, key, value). */
 static inline int
-wrow_cmp(const ms_sidx_row *a, const wrow *b, bool padded)
+wrow_cmp(const ms_sidx_row *a, const wrow *b)
 {
 	if (a->series != b->series)
 		return a->series < b->series ? -1 : 1;
 	if (a->key != b->key)
 		return a->key < b->key ? -1 : 1;
-	return padded ? tid_cmp_padded(a->tid, a->tid_len, b->tid, b->tid_len)
-	              : ms_trace_id_cmp(a->tid, a->tid_len, b->tid,
-	                                b->tid_len);
+	return ms_trace_id_cmp(a->tid, a->tid_len, b->tid, b->tid_len);
 }
 
 /* Bytes past its end that a short value may be copied with: `vals` keeps
@@ -850,8 +847,10 @@ copy_short(uint8_t *p, const uint8_t *src, size_t n)
 /* raw: NULL, or the row's instance, endpoint and tag list already
  * encoded (by a reader that checked them as this function does) and
  * lying in its payload buffer; then the row is an iterator's, its trace
- * ID zero past its length, and src (may be NULL) says which of them
- * came from its chunk's dictionaries. */
+ * ID zero past its length, src (may be NULL) says which of them came
+ * from its chunk's dictionaries, and the caller is a merge, whose rows
+ * come in order by construction (merge design 2: each input's order is
+ * checked by its iterator), so the order is not checked again. */
 static int
 writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
            const struct wsrc *src, ms_errbuf *eb)
@@ -863,9 +862,8 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	if (row->tid_len < 1 || row->tid_len > MS_TRACE_ID_MAX)
 		return swfail(w, eb, MS_ERR_INVAL, "rows",
 		              "row %llu: trace ID length %u", at, row->tid_len);
-	if (w->meta.rows && wrow_cmp(row, w->nchunk ? &w->chunk[w->nchunk - 1]
-	                                            : &w->last,
-	                             raw != NULL) < 0)
+	if (!raw && w->meta.rows &&
+	    wrow_cmp(row, w->nchunk ? &w->chunk[w->nchunk - 1] : &w->last) < 0)
 		return swfail(w, eb, MS_ERR_INVAL, "rows",
 		              "row %llu sorts before the previous one", at);
 	size_t li, le, lt = 0;
@@ -1436,6 +1434,20 @@ raw_value(ms_sidx_iter *it, unsigned c, uint8_t *di)
 	return b;
 }
 
+/* The latency index's other (start_ns) of row it->pos: col_value's for
+ * column 2, without its cases for the other columns. */
+static inline int64_t
+other_value(ms_sidx_iter *it)
+{
+	struct rcol *col = &it->cols[2];
+	if (col->mode == COL_DICT)
+		return col->dict[col->idx[it->pos]].i;
+	size_t l = (size_t)col_uv(&col->lp);
+	int64_t v = (int64_t)ms_le64(col->bp);
+	col->bp += l;
+	return v;
+}
+
 /* Decode the next row of the loaded chunk into v. The columns were
  * bounded and checked by load_chunk: each holds exactly nrows values,
  * and `raw` has MS_TRACE_ID_MAX bytes of room past the payload. */
@@ -1466,7 +1478,7 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 		v->endpoint = col_value(it, 1, &rv[1]).s;
 	}
 	if (it->p->kind == MS_KIND_LATENCY) {
-		v->other = col_value(it, 2, NULL).i;
+		v->other = other_value(it);
 	} else {
 		z = col_uv(&it->op);
 		it->po += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
@@ -2062,26 +2074,43 @@ src_cache(merge_src *s)
  * words decide without a branch (rows from iterators have zero-padded
  * trace IDs: tid_cmp_padded's argument); only when all four are equal
  * does the rest of the trace ID, then the position, decide. */
+static bool src_tie(const merge_src *s, size_t a, size_t b);
+
 static inline bool
 src_less(const merge_src *s, size_t a, size_t b)
 {
 	const merge_src *x = &s[a], *y = &s[b];
 	uint64_t same = (x->series ^ y->series) | (x->key ^ y->key) |
 	                (x->w0 ^ y->w0) | (x->w1 ^ y->w1);
-	if (same) {
-		bool es = x->series == y->series, ek = x->key == y->key;
-		bool e0 = x->w0 == y->w0;
-		return (x->series < y->series) |
-		       (es & ((x->key < y->key) |
-		              (ek & ((x->w0 < y->w0) | (e0 & (x->w1 < y->w1))))));
-	}
+	if (__builtin_expect(same == 0, 0))
+		return src_tie(s, a, b);
+	bool es = x->series == y->series, ek = x->key == y->key;
+	bool e0 = x->w0 == y->w0;
+	return (x->series < y->series) |
+	       (es & ((x->key < y->key) |
+	              (ek & ((x->w0 < y->w0) | (e0 & (x->w1 < y->w1))))));
+}
+
+/* src_less for sources whose cached words are all equal (the same
+ * first 16 trace ID bytes, or both used up): out of line, so that the
+ * common case inlines into the tree's matches. */
+static bool
+src_tie(const merge_src *s, size_t a, size_t b)
+{
+	const merge_src *x = &s[a], *y = &s[b];
 	if (!y->cur)
 		return x->cur != NULL;
 	if (!x->cur)
 		return false;
-	int c = tid_cmp_padded(x->cur->tid, x->cur->tid_len, y->cur->tid,
-	                       y->cur->tid_len);
-	return c < 0 || (c == 0 && a < b);
+	/* Their first two words are equal: compare from the third. */
+	const ms_sidx_row *u = x->cur, *v = y->cur;
+	uint32_t n = u->tid_len < v->tid_len ? u->tid_len : v->tid_len;
+	for (uint32_t i = 16; i < n; i += 8) {
+		uint64_t p = tid_word(u->tid + i), q = tid_word(v->tid + i);
+		if (p != q)
+			return p < q;
+	}
+	return u->tid_len < v->tid_len || (u->tid_len == v->tid_len && a < b);
 }
 
 /* Play the matches under node k; returns their winner. */
