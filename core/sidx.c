@@ -210,11 +210,11 @@ check_index_kind(enum ms_part_kind kind, uint64_t id, char idstr[17],
 /* ---- writer ---- */
 
 /* A row waiting in the writer's chunk: its tag strings are copied to
- * w->vals from `off` (instance, endpoint, then the encoded tag list). */
+ * w->vals (instance, endpoint, then the encoded tag list) right after
+ * the previous row's. */
 typedef struct wrow {
 	uint64_t series;
 	int64_t key, other;
-	size_t off;
 	uint32_t len[3]; /* instance, endpoint, encoded tag list */
 	uint32_t tid_len;
 	/* Where a merge took the row's values from (struct wsrc): dmask
@@ -225,6 +225,7 @@ typedef struct wrow {
 	uint8_t didx[3];
 	uint8_t tid[MS_TRACE_ID_MAX]; /* zero past tid_len */
 } wrow;
+_Static_assert(sizeof(wrow) <= 112, "a chunk of rows: 112 bytes a row at most");
 
 /* The dictionaries a merged row's instance, endpoint and tag list come
  * from: bit k of mask set when value k (0 instance, 1 endpoint, 2 tag
@@ -245,7 +246,9 @@ typedef struct remap {
 	uint32_t key; /* wrow.dkey; 0: none */
 	uint16_t slot[DICT_MAX];
 } remap;
-#define REMAPS 32u
+#define REMAPS 16u
+_Static_assert(REMAPS * sizeof(remap) % sizeof(void *) == 0,
+               "the values after the remaps in tmp are aligned");
 
 /* A value of a byte-valued column. */
 typedef struct bval {
@@ -275,7 +278,7 @@ struct ms_sidx_writer {
 	ms_buf raw, out, index;
 	ms_buf vals; /* the chunk rows' tag values */
 	ms_buf tmp;  /* column values and dictionaries while encoding */
-	remap *rm;   /* REMAPS, made at the first chunk with a wsrc row */
+	bool remaps; /* a row came with a wsrc: tmp holds REMAPS first */
 	size_t piece_end[NPIECES]; /* where each column ends in `raw` */
 	uint64_t data_off;
 	XXH64_state_t content;
@@ -318,7 +321,6 @@ swriter_free(ms_sidx_writer *w)
 	ms_buf_release(&w->index);
 	ms_buf_release(&w->vals);
 	ms_buf_release(&w->tmp);
-	ms_mem_free(w->mem, w->rm, REMAPS * sizeof(remap));
 	ms_mem_free(w->mem, w->chunk, w->chunk_cap * sizeof(wrow));
 	ms_mem_free(w->mem, w->path, w->path_size);
 	ms_mem_free(w->mem, w, sizeof(*w));
@@ -633,15 +635,17 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 	        MS_TRACE_ID_MAX + 8;
 	ms_buf_reset(&w->raw);
 	ms_buf_reset(&w->tmp);
+	size_t rm_size = w->remaps ? REMAPS * sizeof(remap) : 0;
 	int rc = ms_buf_reserve(&w->raw, need);
 	if (rc == 0)
-		rc = ms_buf_reserve(&w->tmp, n * (sizeof(bval) + 1 + 8) +
-		                                     DICT_MAX * (sizeof(bval) + 4) +
-		                                     16);
+		rc = ms_buf_presize(&w->tmp,
+		                    rm_size + n * (sizeof(bval) + 1 + 8) +
+		                            DICT_MAX * (sizeof(bval) + 4) + 16);
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
 		              ms_strerror(rc));
-	bval *v = (bval *)(void *)w->tmp.data;
+	remap *rm = w->remaps ? (remap *)(void *)w->tmp.data : NULL;
+	bval *v = (bval *)(void *)(w->tmp.data + rm_size);
 	bval *dist = v + n;
 	uint16_t *slots = (uint16_t *)(void *)(dist + DICT_MAX);
 	uint8_t *idx = (uint8_t *)(slots + 2 * DICT_MAX);
@@ -671,13 +675,14 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 	}
 	end[3] = (size_t)(p - w->raw.data);
 	for (unsigned c = 0; c < 2; c++) {
+		const uint8_t *q = w->vals.data;
 		for (size_t i = 0; i < n; i++) {
 			const wrow *r = &w->chunk[i];
-			v[i].p = w->vals.data + r->off + (c ? r->len[0] : 0);
+			v[i].p = q + (c ? r->len[0] : 0);
 			v[i].len = r->len[c];
+			q += (size_t)r->len[0] + r->len[1] + r->len[2];
 		}
-		p = put_bytes_col(p, v, n, slots, dist, idx, w->chunk, c,
-		                  w->rm);
+		p = put_bytes_col(p, v, n, slots, dist, idx, w->chunk, c, rm);
 		end[4 + c] = (size_t)(p - w->raw.data);
 	}
 	if (w->kind == MS_KIND_LATENCY) {
@@ -695,12 +700,14 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 		}
 	}
 	end[6] = (size_t)(p - w->raw.data);
+	const uint8_t *q = w->vals.data;
 	for (size_t i = 0; i < n; i++) {
 		const wrow *r = &w->chunk[i];
-		v[i].p = w->vals.data + r->off + r->len[0] + r->len[1];
+		v[i].p = q + r->len[0] + r->len[1];
 		v[i].len = r->len[2];
+		q += (size_t)r->len[0] + r->len[1] + r->len[2];
 	}
-	p = put_bytes_col(p, v, n, slots, dist, idx, w->chunk, 2, w->rm);
+	p = put_bytes_col(p, v, n, slots, dist, idx, w->chunk, 2, rm);
 	w->raw.len = end[7] = (size_t)(p - w->raw.data);
 	return 0;
 }
@@ -926,21 +933,17 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "tag values: %s",
 		              ms_strerror(rc));
-	if (src && src->mask && !w->rm &&
-	    !(w->rm = ms_mem_alloc(w->mem, REMAPS * sizeof(remap))))
-		return swfail(w, eb, MS_ERR_NOMEM, MS__F_DATA,
-		              "dictionary remaps");
 	wrow *c = &w->chunk[w->nchunk++];
 	c->series = row->series;
 	c->key = row->key;
 	c->other = row->other;
-	c->off = w->vals.len;
 	c->len[0] = (uint32_t)li;
 	c->len[1] = (uint32_t)le;
 	c->len[2] = (uint32_t)lt;
 	c->tid_len = row->tid_len;
 	c->dmask = 0;
 	if (src && src->mask) {
+		w->remaps = true;
 		c->dkey = src->key;
 		c->dmask = src->mask;
 		memcpy(c->didx, src->idx, sizeof(c->didx));
