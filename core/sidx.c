@@ -6,14 +6,16 @@
  * Layout: core/FORMAT.md, "Index part".
  *
  * Writer design:
- *  1. Rows arrive in non-decreasing (series, key, value) order (checked).
+ *  1. Rows arrive in non-decreasing (series, key, value) order (checked,
+ *     but for a merge's rows passed through encoded: see writer_add).
  *  2. `chunk` holds nchunk <= chunk_cap <= MS__CHUNK_ROWS rows not yet
- *     written, their tag values copied into `vals` (the caller's strings
- *     are borrowed only during the add); chunk_cap starts at the row hint
- *     (or small) and doubles. A chunk full of rows or of tag values
- *     (CHUNK_VALS) is encoded into `raw` (sized to a bound, piece_end
- *     marking where each column ends), its columns compressed one by one
- *     into `out` and written at once, so `out` holds one chunk at most.
+ *     written, their tag values copied into `vals` back to back in row
+ *     order (the caller's strings are borrowed only during the add);
+ *     chunk_cap starts at the row hint (or small) and doubles. A chunk
+ *     full of rows or of tag values (CHUNK_VALS) is encoded into `raw`
+ *     (sized to a bound, piece_end marking where each column ends), its
+ *     columns compressed one by one into `out` and written at once, so
+ *     `out` holds one chunk at most.
  *  3. data_off is the byte length of the data section including `out`;
  *     `content` has absorbed exactly those bytes.
  *  4. After a failure the writer is `failed`; finish removes the file.
@@ -21,6 +23,10 @@
  *     fsynced once as it is closed.
  *  6. A row sorts after the previous one added: the chunk's last row, or
  *     `last` (kept by flush_chunk) when the chunk is empty.
+ *  7. A merge's row may say which entries of its input chunk's
+ *     dictionaries its values are (struct wsrc); encoding a column then
+ *     hashes each entry's value once, at its first row (put_bytes_col,
+ *     with the remaps at the start of `tmp`).
  */
 #define XXH_INLINE_ALL
 #include "ms_sidx.h"
