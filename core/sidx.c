@@ -6,14 +6,16 @@
  * Layout: core/FORMAT.md, "Index part".
  *
  * Writer design:
- *  1. Rows arrive in non-decreasing (series, key, value) order (checked).
+ *  1. Rows arrive in non-decreasing (series, key, value) order (checked,
+ *     but for a merge's rows passed through encoded: see writer_add).
  *  2. `chunk` holds nchunk <= chunk_cap <= MS__CHUNK_ROWS rows not yet
- *     written, their tag values copied into `vals` (the caller's strings
- *     are borrowed only during the add); chunk_cap starts at the row hint
- *     (or small) and doubles. A chunk full of rows or of tag values
- *     (CHUNK_VALS) is encoded into `raw` (sized to a bound, piece_end
- *     marking where each column ends), its columns compressed one by one
- *     into `out` and written at once, so `out` holds one chunk at most.
+ *     written, their tag values copied into `vals` back to back in row
+ *     order (the caller's strings are borrowed only during the add);
+ *     chunk_cap starts at the row hint (or small) and doubles. A chunk
+ *     full of rows or of tag values (CHUNK_VALS) is encoded into `raw`
+ *     (sized to a bound, piece_end marking where each column ends), its
+ *     columns compressed one by one into `out` and written at once, so
+ *     `out` holds one chunk at most.
  *  3. data_off is the byte length of the data section including `out`;
  *     `content` has absorbed exactly those bytes.
  *  4. After a failure the writer is `failed`; finish removes the file.
@@ -21,6 +23,10 @@
  *     fsynced once as it is closed.
  *  6. A row sorts after the previous one added: the chunk's last row, or
  *     `last` (kept by flush_chunk) when the chunk is empty.
+ *  7. A merge's row may say which entries of its input chunk's
+ *     dictionaries its values are (struct wsrc); encoding a column then
+ *     hashes each entry's value once, at its first row (put_bytes_col,
+ *     with the remaps at the start of `tmp`).
  */
 #define XXH_INLINE_ALL
 #include "ms_sidx.h"
@@ -210,15 +216,45 @@ check_index_kind(enum ms_part_kind kind, uint64_t id, char idstr[17],
 /* ---- writer ---- */
 
 /* A row waiting in the writer's chunk: its tag strings are copied to
- * w->vals from `off` (instance, endpoint, then the encoded tag list). */
+ * w->vals (instance, endpoint, then the encoded tag list) right after
+ * the previous row's. */
 typedef struct wrow {
 	uint64_t series;
 	int64_t key, other;
-	size_t off;
 	uint32_t len[3]; /* instance, endpoint, encoded tag list */
 	uint32_t tid_len;
+	/* Where a merge took the row's values from (struct wsrc): dmask
+	 * bit k set when value k is entry didx[k] of the dictionary of
+	 * input chunk dkey. */
+	uint32_t dkey;
+	uint8_t dmask;
+	uint8_t didx[3];
 	uint8_t tid[MS_TRACE_ID_MAX]; /* zero past tid_len */
 } wrow;
+_Static_assert(sizeof(wrow) <= 112, "a chunk of rows: 112 bytes a row at most");
+
+/* The dictionaries a merged row's instance, endpoint and tag list come
+ * from: bit k of mask set when value k (0 instance, 1 endpoint, 2 tag
+ * list) is entry idx[k] of the dictionary of the input chunk `key`,
+ * which no other chunk read by the same merge shares (never 0). Equal
+ * (key, entry) pairs are equal bytes: put_bytes_col looks each pair up
+ * once per column instead of hashing every row's value. */
+struct wsrc {
+	uint32_t key;
+	uint8_t mask;
+	uint8_t idx[3];
+};
+
+/* Output index of the values of one input chunk's dictionary in the
+ * column being encoded: slot[j] - 1 for its entry j, 0 when not met yet.
+ * REMAPS of them, picked by key; one taken by another key is reset. */
+typedef struct remap {
+	uint32_t key; /* wrow.dkey; 0: none */
+	uint16_t slot[DICT_MAX];
+} remap;
+#define REMAPS 16u
+_Static_assert(REMAPS * sizeof(remap) % sizeof(void *) == 0,
+               "the values after the remaps in tmp are aligned");
 
 /* A value of a byte-valued column. */
 typedef struct bval {
@@ -248,6 +284,7 @@ struct ms_sidx_writer {
 	ms_buf raw, out, index;
 	ms_buf vals; /* the chunk rows' tag values */
 	ms_buf tmp;  /* column values and dictionaries while encoding */
+	bool remaps; /* a row came with a wsrc: tmp holds REMAPS first */
 	size_t piece_end[NPIECES]; /* where each column ends in `raw` */
 	uint64_t data_off;
 	XXH64_state_t content;
@@ -493,21 +530,48 @@ val_hash(const uint8_t *p, size_t n)
 	return (uint32_t)(h >> 32);
 }
 
+/* The remap of row r's input chunk for its value k, *di its entry
+ * there; NULL when the value came from no input dictionary. */
+static inline remap *
+remap_of(remap *rm, const wrow *r, unsigned k, unsigned *di)
+{
+	if (!(r->dmask >> k & 1))
+		return NULL;
+	remap *m = &rm[r->dkey % REMAPS];
+	*di = r->didx[k];
+	if (m->key != r->dkey) {
+		m->key = r->dkey;
+		memset(m->slot, 0, sizeof(m->slot));
+	}
+	return m;
+}
+
 /*
  * A byte-valued column of n values at p: a dictionary of the distinct
  * values when there are at most DICT_MAX (mode, count - 1, the values'
  * uvarint lengths, their bytes, one index byte per row), else plain (mode,
  * n uvarint lengths, the bytes). slots: 2 x DICT_MAX entries of scratch,
- * dist: DICT_MAX, idx: n.
+ * dist: DICT_MAX, idx: n. rm (REMAPS, or NULL): a row whose value k came
+ * from an input dictionary takes the index its entry was given at its
+ * first row, without hashing; the first row of each entry is hashed as
+ * any, so the column is the same bytes either way.
  */
 static uint8_t *
-put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots,
-              bval *dist, uint8_t *idx)
+put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots, bval *dist,
+              uint8_t *idx, const wrow *rows, unsigned k, remap *rm)
 {
 	const uint32_t mask = 2 * DICT_MAX - 1;
 	uint32_t nd = 0;
 	memset(slots, 0, 2 * DICT_MAX * sizeof(*slots));
+	for (unsigned j = 0; rm && j < REMAPS; j++)
+		rm[j].key = 0;
 	for (size_t i = 0; i < n && nd <= DICT_MAX; i++) {
+		unsigned di = 0;
+		remap *m = rm ? remap_of(rm, &rows[i], k, &di) : NULL;
+		if (m && m->slot[di]) {
+			idx[i] = (uint8_t)(m->slot[di] - 1);
+			continue;
+		}
 		uint32_t h = val_hash(v[i].p, v[i].len) & mask;
 		for (;;) {
 			uint16_t sl = slots[h];
@@ -529,6 +593,8 @@ put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots,
 			}
 			h = (h + 1) & mask;
 		}
+		if (m && nd <= DICT_MAX)
+			m->slot[di] = (uint16_t)(idx[i] + 1);
 	}
 	if (nd <= DICT_MAX) {
 		*p++ = COL_DICT;
@@ -575,15 +641,17 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 	        MS_TRACE_ID_MAX + 8;
 	ms_buf_reset(&w->raw);
 	ms_buf_reset(&w->tmp);
+	size_t rm_size = w->remaps ? REMAPS * sizeof(remap) : 0;
 	int rc = ms_buf_reserve(&w->raw, need);
 	if (rc == 0)
-		rc = ms_buf_reserve(&w->tmp, n * (sizeof(bval) + 1 + 8) +
-		                                     DICT_MAX * (sizeof(bval) + 4) +
-		                                     16);
+		rc = ms_buf_presize(&w->tmp,
+		                    rm_size + n * (sizeof(bval) + 1 + 8) +
+		                            DICT_MAX * (sizeof(bval) + 4) + 16);
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
 		              ms_strerror(rc));
-	bval *v = (bval *)(void *)w->tmp.data;
+	remap *rm = w->remaps ? (remap *)(void *)w->tmp.data : NULL;
+	bval *v = (bval *)(void *)(w->tmp.data + rm_size);
 	bval *dist = v + n;
 	uint16_t *slots = (uint16_t *)(void *)(dist + DICT_MAX);
 	uint8_t *idx = (uint8_t *)(slots + 2 * DICT_MAX);
@@ -613,12 +681,14 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 	}
 	end[3] = (size_t)(p - w->raw.data);
 	for (unsigned c = 0; c < 2; c++) {
+		const uint8_t *q = w->vals.data;
 		for (size_t i = 0; i < n; i++) {
 			const wrow *r = &w->chunk[i];
-			v[i].p = w->vals.data + r->off + (c ? r->len[0] : 0);
+			v[i].p = q + (c ? r->len[0] : 0);
 			v[i].len = r->len[c];
+			q += (size_t)r->len[0] + r->len[1] + r->len[2];
 		}
-		p = put_bytes_col(p, v, n, slots, dist, idx);
+		p = put_bytes_col(p, v, n, slots, dist, idx, w->chunk, c, rm);
 		end[4 + c] = (size_t)(p - w->raw.data);
 	}
 	if (w->kind == MS_KIND_LATENCY) {
@@ -627,7 +697,7 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 			v[i].p = ts + 8 * i;
 			v[i].len = 8;
 		}
-		p = put_bytes_col(p, v, n, slots, dist, idx);
+		p = put_bytes_col(p, v, n, slots, dist, idx, NULL, 0, NULL);
 	} else {
 		prev = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -636,12 +706,14 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 		}
 	}
 	end[6] = (size_t)(p - w->raw.data);
+	const uint8_t *q = w->vals.data;
 	for (size_t i = 0; i < n; i++) {
 		const wrow *r = &w->chunk[i];
-		v[i].p = w->vals.data + r->off + r->len[0] + r->len[1];
+		v[i].p = q + r->len[0] + r->len[1];
 		v[i].len = r->len[2];
+		q += (size_t)r->len[0] + r->len[1] + r->len[2];
 	}
-	p = put_bytes_col(p, v, n, slots, dist, idx);
+	p = put_bytes_col(p, v, n, slots, dist, idx, w->chunk, 2, rm);
 	w->raw.len = end[7] = (size_t)(p - w->raw.data);
 	return 0;
 }
@@ -757,18 +829,15 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 	return 0;
 }
 
-/* Order of a row against a stored one (series, key, value); padded: the
- * row's trace ID is zero past its length too. */
+/* Order of a row against a stored one (series, key, value). */
 static inline int
-wrow_cmp(const ms_sidx_row *a, const wrow *b, bool padded)
+wrow_cmp(const ms_sidx_row *a, const wrow *b)
 {
 	if (a->series != b->series)
 		return a->series < b->series ? -1 : 1;
 	if (a->key != b->key)
 		return a->key < b->key ? -1 : 1;
-	return padded ? tid_cmp_padded(a->tid, a->tid_len, b->tid, b->tid_len)
-	              : ms_trace_id_cmp(a->tid, a->tid_len, b->tid,
-	                                b->tid_len);
+	return ms_trace_id_cmp(a->tid, a->tid_len, b->tid, b->tid_len);
 }
 
 /* Bytes past its end that a short value may be copied with: `vals` keeps
@@ -791,10 +860,13 @@ copy_short(uint8_t *p, const uint8_t *src, size_t n)
 /* raw: NULL, or the row's instance, endpoint and tag list already
  * encoded (by a reader that checked them as this function does) and
  * lying in its payload buffer; then the row is an iterator's, its trace
- * ID zero past its length. */
+ * ID zero past its length, src (may be NULL) says which of them came
+ * from its chunk's dictionaries, and the caller is a merge, whose rows
+ * come in order by construction (merge design 2: each input's order is
+ * checked by its iterator), so the order is not checked again. */
 static int
 writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
-           ms_errbuf *eb)
+           const struct wsrc *src, ms_errbuf *eb)
 {
 	if (!w || w->failed)
 		return ms_fail(eb, MS_ERR_STATE,
@@ -803,9 +875,8 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	if (row->tid_len < 1 || row->tid_len > MS_TRACE_ID_MAX)
 		return swfail(w, eb, MS_ERR_INVAL, "rows",
 		              "row %llu: trace ID length %u", at, row->tid_len);
-	if (w->meta.rows && wrow_cmp(row, w->nchunk ? &w->chunk[w->nchunk - 1]
-	                                            : &w->last,
-	                             raw != NULL) < 0)
+	if (!raw && w->meta.rows &&
+	    wrow_cmp(row, w->nchunk ? &w->chunk[w->nchunk - 1] : &w->last) < 0)
 		return swfail(w, eb, MS_ERR_INVAL, "rows",
 		              "row %llu sorts before the previous one", at);
 	size_t li, le, lt = 0;
@@ -872,11 +943,17 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	c->series = row->series;
 	c->key = row->key;
 	c->other = row->other;
-	c->off = w->vals.len;
 	c->len[0] = (uint32_t)li;
 	c->len[1] = (uint32_t)le;
 	c->len[2] = (uint32_t)lt;
 	c->tid_len = row->tid_len;
+	c->dmask = 0;
+	if (src && src->mask) {
+		w->remaps = true;
+		c->dkey = src->key;
+		c->dmask = src->mask;
+		memcpy(c->didx, src->idx, sizeof(c->didx));
+	}
 	if (raw) {
 		memcpy(c->tid, row->tid, MS_TRACE_ID_MAX);
 	} else {
@@ -911,7 +988,7 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 int
 ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
 {
-	return writer_add(w, row, NULL, eb);
+	return writer_add(w, row, NULL, NULL, eb);
 }
 
 int
@@ -1127,8 +1204,17 @@ struct ms_sidx_iter {
 	uint64_t rows_seen, raw_seen;
 	int64_t min_key, max_key;
 	ms_sidx_row row[2];
-	/* Encoded instance, endpoint and tag list of row[i], in `raw`. */
+	/* Encoded instance, endpoint and tag list of row[i], in `raw`, and
+	 * the dictionary entries they are (passthru chunks). */
 	bval rv[2][3];
+	struct wsrc rs[2];
+	/* A merge's count of the chunks its iterators loaded (borrowed;
+	 * NULL outside a merge): the loaded chunk's wsrc key is its value
+	 * after this chunk's load, `dmask` which of its columns 0, 1, 3
+	 * (bits 0, 1, 2) are dictionaries, 0 unless passthru. */
+	uint32_t *chunk_seq;
+	uint32_t dkey;
+	uint8_t dmask;
 	unsigned ci;
 	/* raw_mode: set by a merge, which copies tag values encoded; then a
 	 * chunk whose tag lists are all canonically encoded is `passthru`:
@@ -1342,16 +1428,33 @@ col_value(ms_sidx_iter *it, unsigned c, bval *raw)
 }
 
 /* The encoded bytes of row it->pos in byte column c (0, 1, 3) of a
- * passthru chunk: col_value's `raw` alone. */
+ * passthru chunk: col_value's `raw` alone; *di its dictionary entry when
+ * the column is a dictionary. */
 static inline bval
-raw_value(ms_sidx_iter *it, unsigned c)
+raw_value(ms_sidx_iter *it, unsigned c, uint8_t *di)
 {
 	struct rcol *col = &it->cols[c];
-	if (col->mode == COL_DICT)
-		return col->rd[col->idx[it->pos]];
+	if (col->mode == COL_DICT) {
+		*di = col->idx[it->pos];
+		return col->rd[*di];
+	}
 	bval b = { col->bp, (uint32_t)col_uv(&col->lp) };
 	col->bp += b.len;
 	return b;
+}
+
+/* The latency index's other (start_ns) of row it->pos: col_value's for
+ * column 2, without its cases for the other columns. */
+static inline int64_t
+other_value(ms_sidx_iter *it)
+{
+	struct rcol *col = &it->cols[2];
+	if (col->mode == COL_DICT)
+		return col->dict[col->idx[it->pos]].i;
+	size_t l = (size_t)col_uv(&col->lp);
+	int64_t v = (int64_t)ms_le64(col->bp);
+	col->bp += l;
+	return v;
 }
 
 /* Decode the next row of the loaded chunk into v. The columns were
@@ -1372,23 +1475,26 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 	memset(v->tid + len, 0, MS_TRACE_ID_MAX - len);
 	it->tp += len;
 	bval *rv = it->rv[v - it->row];
+	struct wsrc *rs = &it->rs[v - it->row];
 	if (it->passthru) {
-		rv[0] = raw_value(it, 0);
-		rv[1] = raw_value(it, 1);
+		rs->key = it->dkey;
+		rs->mask = it->dmask;
+		rv[0] = raw_value(it, 0, &rs->idx[0]);
+		rv[1] = raw_value(it, 1, &rs->idx[1]);
 		v->instance = v->endpoint = NULL;
 	} else {
 		v->instance = col_value(it, 0, &rv[0]).s;
 		v->endpoint = col_value(it, 1, &rv[1]).s;
 	}
 	if (it->p->kind == MS_KIND_LATENCY) {
-		v->other = col_value(it, 2, NULL).i;
+		v->other = other_value(it);
 	} else {
 		z = col_uv(&it->op);
 		it->po += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
 		v->other = (int64_t)it->po;
 	}
 	if (it->passthru) {
-		rv[2] = raw_value(it, 3);
+		rv[2] = raw_value(it, 3, &rs->idx[2]);
 		v->tags = NULL;
 		v->ntags = 0;
 		return;
@@ -1687,6 +1793,13 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 		return sifail(it, eb, rc, "%llu tag bytes",
 		              (unsigned long long)strs);
 	it->passthru = it->raw_mode && canon;
+	it->dmask = 0;
+	if (it->passthru && it->chunk_seq && *it->chunk_seq < UINT32_MAX) {
+		it->dkey = ++*it->chunk_seq;
+		for (unsigned k = 0; k < 3; k++)
+			if (it->cols[k < 2 ? k : 3].mode == COL_DICT)
+				it->dmask |= (uint8_t)(1u << k);
+	}
 	for (unsigned col = 0; col < 4; col++)
 		if (it->cols[col].mode == COL_DICT &&
 		    (col != 2 || p->kind == MS_KIND_LATENCY))
@@ -1970,26 +2083,43 @@ src_cache(merge_src *s)
  * words decide without a branch (rows from iterators have zero-padded
  * trace IDs: tid_cmp_padded's argument); only when all four are equal
  * does the rest of the trace ID, then the position, decide. */
+static bool src_tie(const merge_src *s, size_t a, size_t b);
+
 static inline bool
 src_less(const merge_src *s, size_t a, size_t b)
 {
 	const merge_src *x = &s[a], *y = &s[b];
 	uint64_t same = (x->series ^ y->series) | (x->key ^ y->key) |
 	                (x->w0 ^ y->w0) | (x->w1 ^ y->w1);
-	if (same) {
-		bool es = x->series == y->series, ek = x->key == y->key;
-		bool e0 = x->w0 == y->w0;
-		return (x->series < y->series) |
-		       (es & ((x->key < y->key) |
-		              (ek & ((x->w0 < y->w0) | (e0 & (x->w1 < y->w1))))));
-	}
+	if (__builtin_expect(same == 0, 0))
+		return src_tie(s, a, b);
+	bool es = x->series == y->series, ek = x->key == y->key;
+	bool e0 = x->w0 == y->w0;
+	return (x->series < y->series) |
+	       (es & ((x->key < y->key) |
+	              (ek & ((x->w0 < y->w0) | (e0 & (x->w1 < y->w1))))));
+}
+
+/* src_less for sources whose cached words are all equal (the same
+ * first 16 trace ID bytes, or both used up): out of line, so that the
+ * common case inlines into the tree's matches. */
+static bool
+src_tie(const merge_src *s, size_t a, size_t b)
+{
+	const merge_src *x = &s[a], *y = &s[b];
 	if (!y->cur)
 		return x->cur != NULL;
 	if (!x->cur)
 		return false;
-	int c = tid_cmp_padded(x->cur->tid, x->cur->tid_len, y->cur->tid,
-	                       y->cur->tid_len);
-	return c < 0 || (c == 0 && a < b);
+	/* Their first two words are equal: compare from the third. */
+	const ms_sidx_row *u = x->cur, *v = y->cur;
+	uint32_t n = u->tid_len < v->tid_len ? u->tid_len : v->tid_len;
+	for (uint32_t i = 16; i < n; i += 8) {
+		uint64_t p = tid_word(u->tid + i), q = tid_word(v->tid + i);
+		if (p != q)
+			return p < q;
+	}
+	return u->tid_len < v->tid_len || (u->tid_len == v->tid_len && a < b);
 }
 
 /* Play the matches under node k; returns their winner. */
@@ -2058,6 +2188,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 	ZSTD_DCtx *dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(mem));
 	ms_sidx_writer *w = NULL;
 	uint64_t pruned = 0, rows_hint = 0;
+	uint32_t chunk_seq = 0;
 	int rc = 0;
 	if (!src || !tree || !dctx) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "index merge %s: %zu inputs",
@@ -2069,6 +2200,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 		rc = siter_open(&src[i].it, inputs[i], mem, io, dctx, eb);
 		if (rc == 0) {
 			ms__sidx_iter_raw(src[i].it);
+			src[i].it->chunk_seq = &chunk_seq;
 			rc = ms_sidx_iter_next(src[i].it, &src[i].cur, eb);
 			rc = rc < 0 ? rc : 0;
 			src_cache(&src[i]);
@@ -2082,12 +2214,11 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 	while (rc == 0 && n && src[tree[0]].cur) {
 		merge_src *s = &src[tree[0]];
 		const ms_sidx_row *r = s->cur;
+		size_t ri = (size_t)(r - s->it->row);
 		if (!keep || keep(ctx, r->tid, r->tid_len))
-			rc = writer_add(w, r,
-			                s->it->passthru
-			                        ? s->it->rv[r - s->it->row]
-			                        : NULL,
-			                eb);
+			rc = s->it->passthru ? writer_add(w, r, s->it->rv[ri],
+			                                  &s->it->rs[ri], eb)
+			                     : writer_add(w, r, NULL, NULL, eb);
 		else
 			pruned++;
 		if (rc)

@@ -1078,6 +1078,174 @@ test_tag_columns(void **state)
 	}
 }
 
+/* Rows for test_merge_remap: row i goes to input (i / run) % nin, so an
+ * output chunk mixes runs of every input; an input's tag values are its
+ * own when `own` (values of input k: k x 1000 + j, j < per), else shared
+ * by all inputs; instances padded with `pad` bytes. */
+typedef struct remap_case {
+	size_t n, nin, run, per;
+	bool own;
+	int pad;
+} remap_case;
+
+typedef struct remap_rows {
+	ms_sidx_row *rows;
+	char (*str)[3][160];
+	const char *(*list)[2];
+} remap_rows;
+
+static size_t
+remap_input(const remap_case *c, size_t i)
+{
+	return (i / c->run) % c->nin;
+}
+
+static void
+remap_make(remap_rows *m, const remap_case *c, enum ms_part_kind kind)
+{
+	m->rows = calloc(c->n, sizeof(*m->rows));
+	m->str = calloc(c->n, sizeof(*m->str));
+	m->list = calloc(c->n, sizeof(*m->list));
+	for (size_t i = 0; i < c->n; i++) {
+		ms_sidx_row *r = &m->rows[i];
+		size_t k = remap_input(c, i);
+		/* Values change every 7 rows, in an order that revisits
+		 * old ones, so most rows repeat a value of their chunk. */
+		size_t j = ((i / 7) * 37) % c->per + (c->own ? k * 1000 : 0);
+		r->series = 77 + i / 5000;
+		r->key = (int64_t)(i % 5000);
+		r->other = kind == MS_KIND_LATENCY ? (int64_t)(j % 5) * 1000
+		                                   : (int64_t)(i % 3);
+		snprintf(m->str[i][0], 160, "inst-%zu-%.*s", j, c->pad,
+		         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+		snprintf(m->str[i][1], 160, "/ep/%zu", j % 200);
+		snprintf(m->str[i][2], 160, "k=%zu", (j * 3) % 311);
+		r->instance = m->str[i][0];
+		r->endpoint = j % 11 ? m->str[i][1] : NULL;
+		m->list[i][0] = m->str[i][2];
+		m->list[i][1] = "ok=1";
+		r->tags = m->list[i];
+		r->ntags = (uint32_t)(j % 3);
+		r->tid_len = 12;
+		for (int b = 0; b < 12; b++)
+			r->tid[b] = (uint8_t)(i >> (8 * (3 - b % 4)));
+	}
+}
+
+static void
+remap_free(remap_rows *m)
+{
+	free(m->rows);
+	free(m->str);
+	free(m->list);
+}
+
+/* Write the rows of c of input `input` (SIZE_MAX: all) that keep (may
+ * be NULL) keeps, in order, through the streaming writer (which hashes
+ * every value) as part id in dir. */
+static void
+remap_write(const remap_rows *m, const remap_case *c, enum ms_part_kind kind,
+            const char *dir, uint64_t id, size_t input,
+            bool (*keep)(void *, const uint8_t *, uint32_t))
+{
+	ms_sidx_writer *w;
+	ms_errbuf eb = { { 0 } };
+	ms_part_writer_opts o = { .depth = 4 };
+	assert_int_equal(ms_sidx_writer_open(&w, kind, dir, id, &o, &eb), 0);
+	for (size_t i = 0; i < c->n; i++) {
+		const ms_sidx_row *r = &m->rows[i];
+		if (input != SIZE_MAX && remap_input(c, i) != input)
+			continue;
+		if (keep && !keep(NULL, r->tid, r->tid_len))
+			continue;
+		if (ms_sidx_writer_add(w, r, &eb))
+			fail_msg("add %zu: %s", i, eb.msg);
+	}
+	if (ms_sidx_writer_finish(w, NULL, &eb))
+		fail_msg("finish: %s", eb.msg);
+}
+
+static bool
+keep_some(void *ctx, const uint8_t *tid, uint32_t len)
+{
+	(void)ctx;
+	return XXH64(tid, len, 3) % 3 != 0;
+}
+
+/* A merge takes a value of an input's dictionary to the output
+ * dictionary slot that value got at its first row instead of hashing it
+ * again: the merged part is byte for byte the part written row by row
+ * from the same rows, whether the output columns stay dictionaries (all
+ * inputs sharing values, or 4 x 64 = exactly 256 distinct values),
+ * overflow into plain ones in the middle of a chunk (5 x 60 = 300), or
+ * the inputs' own columns are plain; with inputs of several chunks, with
+ * pruning, and with an empty input. The last case's plain instance column
+ * (400 values of 100 bytes repeated over 4000 rows) is larger than all
+ * the inputs' payloads together. */
+static void
+test_merge_remap(void **state)
+{
+	(void)state;
+	static const remap_case cases[] = {
+		{ 30000, 5, 40, 60, false, 0 },
+		{ 30000, 4, 40, 64, true, 0 },
+		{ 30000, 5, 40, 60, true, 0 },
+		{ 20000, 3, 1, 400, false, 0 },
+		{ 12000, 7, 500, 250, true, 0 },
+		{ 9000, 6, 3, 257, true, 0 },
+		/* More input chunks than the writer keeps remaps for. */
+		{ 6000, 40, 2, 50, false, 0 },
+		{ 6000, 40, 2, 50, true, 0 },
+		{ 4000, 2, 2000, 200, true, 100 },
+	};
+	int n = 0;
+	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+		const remap_case *c = &cases[ci];
+		for (int kk = 0; kk < 2; kk++) {
+			enum ms_part_kind kind =
+			        kk ? MS_KIND_START_TIME : MS_KIND_LATENCY;
+			remap_rows m;
+			remap_make(&m, c, kind);
+			/* The inputs, and an empty one last. */
+			ms_part **in = calloc(c->nin + 1, sizeof(*in));
+			char dir[300];
+			for (size_t k = 0; k <= c->nin; k++) {
+				snprintf(dir, sizeof(dir), "%s/rm%d-in%zu",
+				         root, n, k);
+				remap_write(&m, c, kind, dir, 100 + k,
+				            k < c->nin ? k : SIZE_MAX - 1,
+				            NULL);
+				open_part(dir, &in[k]);
+			}
+			for (int prune = 0; prune < 2; prune++) {
+				char mdir[300], wdir[300];
+				snprintf(mdir, sizeof(mdir),
+				         "%s/rm%d-%d-merged", root, n, prune);
+				snprintf(wdir, sizeof(wdir),
+				         "%s/rm%d-%d-written", root, n, prune);
+				ms_errbuf eb = { { 0 } };
+				ms_part_writer_opts o = { .depth = 4 };
+				if (ms_sidx_merge(
+				            kind, (const ms_part *const *)in,
+				            c->nin + 1,
+				            prune ? keep_some : NULL, NULL,
+				            mdir, 9, &o, NULL, NULL, &eb))
+					fail_msg("merge: %s", eb.msg);
+				remap_write(&m, c, kind, wdir, 9, SIZE_MAX,
+				            prune ? keep_some : NULL);
+				same_file(mdir, wdir);
+			}
+			for (size_t k = 0; k <= c->nin; k++)
+				ms_part_close(in[k]);
+			free(in);
+			remap_free(&m);
+			n++;
+		}
+	}
+}
+
 /* The writer refuses tags the format cannot hold, naming the row. */
 static void
 test_writer_tags(void **state)
@@ -1210,6 +1378,7 @@ main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_merge_bytes),
+		cmocka_unit_test(test_merge_remap),
 		cmocka_unit_test(test_merge_ids),
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_pieces),
