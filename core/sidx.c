@@ -6,8 +6,7 @@
  * Layout: core/FORMAT.md, "Index part".
  *
  * Writer design:
- *  1. Rows arrive in non-decreasing (series, key, value) order (checked,
- *     but for a merge's rows passed through encoded: see writer_add).
+ *  1. Rows arrive in non-decreasing (series, key, value) order (checked).
  *  2. `chunk` holds nchunk <= chunk_cap <= MS__CHUNK_ROWS rows not yet
  *     written, their tag values copied into `vals` back to back in row
  *     order (the caller's strings are borrowed only during the add);
@@ -831,13 +830,15 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 
 /* Order of a row against a stored one (series, key, value). */
 static inline int
-wrow_cmp(const ms_sidx_row *a, const wrow *b)
+wrow_cmp(const ms_sidx_row *a, const wrow *b, bool padded)
 {
 	if (a->series != b->series)
 		return a->series < b->series ? -1 : 1;
 	if (a->key != b->key)
 		return a->key < b->key ? -1 : 1;
-	return ms_trace_id_cmp(a->tid, a->tid_len, b->tid, b->tid_len);
+	return padded ? tid_cmp_padded(a->tid, a->tid_len, b->tid, b->tid_len)
+	              : ms_trace_id_cmp(a->tid, a->tid_len, b->tid,
+	                                b->tid_len);
 }
 
 /* Bytes past its end that a short value may be copied with: `vals` keeps
@@ -861,9 +862,9 @@ copy_short(uint8_t *p, const uint8_t *src, size_t n)
  * encoded (by a reader that checked them as this function does) and
  * lying in its payload buffer; then the row is an iterator's, its trace
  * ID zero past its length, src (may be NULL) says which of them came
- * from its chunk's dictionaries, and the caller is a merge, whose rows
- * come in order by construction (merge design 2: each input's order is
- * checked by its iterator), so the order is not checked again. */
+ * from its chunk's dictionaries. Every row's order is checked, a
+ * merge's too: its rows come in order by construction (merge design 2),
+ * and this is what says so if that construction is ever wrong. */
 static int
 writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
            const struct wsrc *src, ms_errbuf *eb)
@@ -875,8 +876,9 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	if (row->tid_len < 1 || row->tid_len > MS_TRACE_ID_MAX)
 		return swfail(w, eb, MS_ERR_INVAL, "rows",
 		              "row %llu: trace ID length %u", at, row->tid_len);
-	if (!raw && w->meta.rows &&
-	    wrow_cmp(row, w->nchunk ? &w->chunk[w->nchunk - 1] : &w->last) < 0)
+	if (w->meta.rows && wrow_cmp(row, w->nchunk ? &w->chunk[w->nchunk - 1]
+	                                            : &w->last,
+	                             raw != NULL) < 0)
 		return swfail(w, eb, MS_ERR_INVAL, "rows",
 		              "row %llu sorts before the previous one", at);
 	size_t li, le, lt = 0;
