@@ -32,15 +32,18 @@
  *    every smaller buffer of every merge then comes from the heaps and
  *    what is freed there stays resident. Fixed, day-2x peak RSS was about
  *    7 MiB lower (the excess grew with the day).
- *  - M_TRIM_THRESHOLD 4 MiB (fixing the mmap threshold leaves it at 128
+ *  - M_TRIM_THRESHOLD 32 MiB (fixing the mmap threshold leaves it at 128
  *    KiB): a merge's buffers freed at the top of a heap stay for the next
  *    merge instead of going back to the kernel and being faulted in,
- *    zeroed, again. Day-2x made about 190,000 minor faults with 128 KiB
- *    and about 40,000 with 4 MiB.
+ *    zeroed, again. Day-2x on tmpfs (tests/bench/bench_day, medians of 5):
+ *    128 KiB made about 205,000 minor faults; 4 MiB 40,000 to 90,000
+ *    (a merge's buffers did not always fit); 16, 32 and 64 MiB about
+ *    33,000, and primary + cooldown took 2.98 s, 2.50-2.64 s and
+ *    2.2-2.5 s. The price is memory kept for reuse: peak RSS about 5 MiB
+ *    above 4 MiB's at day-2x, about the same at day-4x.
  *  - M_ARENA_MAX 2: with an arena per thread, each thread's retained free
  *    memory adds up; two arenas for the merge workers, checker, oracle,
- *    stager and recorder keep the run's peak RSS where it was with 128
- *    KiB of trim threshold (tests/bench/bench_day, minflt and maxrss).
+ *    stager and recorder bound what is kept to two heaps' worth.
  * A variable of the environment (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_
  * THRESHOLD_, MALLOC_ARENA_MAX, or any GLIBC_TUNABLES) leaves the policy
  * to the user.
@@ -53,7 +56,7 @@ malloc_policy(void)
 	if (!getenv("MALLOC_MMAP_THRESHOLD_"))
 		mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	if (!getenv("MALLOC_TRIM_THRESHOLD_"))
-		mallopt(M_TRIM_THRESHOLD, 4 << 20);
+		mallopt(M_TRIM_THRESHOLD, 32 << 20);
 	if (!getenv("MALLOC_ARENA_MAX"))
 		mallopt(M_ARENA_MAX, 2);
 }
