@@ -2318,17 +2318,6 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 {
 	if (r->started)
 		return ms_fail(eb, MS_ERR_STATE, "replay already started");
-	/* The oracle first: it reads only the fixture, so it works on the
-	 * other core while the parts are staged, and the day-sized arrays it
-	 * reads into are gone long before the finalize, whose memory peak
-	 * would otherwise carry them (it gives way to the replay, so from
-	 * the primary phase on it gets what the checker leaves). */
-	if (!r->oracle_started) {
-		if (pthread_create(&r->oracle_thread, NULL, oracle_main, r))
-			return ms_fail(eb, MS_ERR_IO,
-			               "cannot start the oracle thread");
-		r->oracle_started = true;
-	}
 	int rc = stage_parts(r, eb);
 	if (rc)
 		return rc;
@@ -2349,6 +2338,9 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	if (ms__checker_start(r))
 		return ms_fail(eb, MS_ERR_IO,
 		               "cannot start the part checker's thread");
+	if (pthread_create(&r->oracle_thread, NULL, oracle_main, r))
+		return ms_fail(eb, MS_ERR_IO, "cannot start the oracle thread");
+	r->oracle_started = true;
 	if (live_start(r))
 		return ms_fail(eb, MS_ERR_IO, "cannot start the live reader");
 	if (pthread_create(&r->thread, NULL, controller_main, r))
