@@ -185,6 +185,9 @@ reopen(void *arg, ms_replay *old, bool running, ms_replay **out, ms_errbuf *eb)
 		return rc;
 	}
 	ms_replay_close(old);
+	/* The watcher now looks after the new run's database and shard. */
+	ms__supervise_note("db", ms_replay_db_path(*out));
+	ms__supervise_note("scratch", ms_replay_work_dir(*out));
 	return 0;
 }
 
@@ -225,6 +228,11 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 		.a = a, .cfg = cfg, .paused = paused, .speed = speed
 	};
 	ms_replay_ctl_set_reopen(adapter, reopen, &rctx);
+	/* Before the start: a plugin that crashes the process in the
+	 * oracle's thread, while the parts are being staged, still leaves
+	 * the watcher the shard to remove and the database to mark. */
+	ms__supervise_note("db", ms_replay_db_path(r));
+	ms__supervise_note("scratch", ms_replay_work_dir(r));
 	if ((rc = ms_replay_start(r, &eb))) {
 		fprintf(err, "mergescope tui: %s\n",
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
@@ -232,8 +240,6 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 		ms_replay_close(r);
 		return MS_EXIT_ERROR;
 	}
-	ms__supervise_note("db", ms_replay_db_path(r));
-	ms__supervise_note("scratch", ms_replay_work_dir(r));
 	ms__supervise_screen(true);
 	rc = ms_tui_run(&ctl, topts, &eb);
 	ms__supervise_screen(false);
