@@ -13,12 +13,12 @@
  * from the fatal signal handler or the exit hook which plugin was in
  * Decide. On such a note the watcher, in ordinary context, records the run
  * as aborted with the reason (waiting for SQLite's lock if the recorder
- * holds it) and answers on a second pipe; the handler, which waited for
- * that answer (bounded), puts the terminal back, prints one line and dies
- * of its signal (exit status 128 + the signal in a shell), or the exit
- * hook ends the process with status 2. The watcher removes the scratch
- * shard once the process is gone, then exits; when the process ends in
- * any other way, the watcher just exits.
+ * holds it), removes the scratch shard and answers on a second pipe; the
+ * handler, which waited for that answer (bounded), puts the terminal back,
+ * prints one line and dies of its signal (exit status 128 + the signal in
+ * a shell), or the exit hook ends the process with status 2. The watcher
+ * removes the scratch shard once more after the process is gone, then
+ * exits; when the process ends in any other way, the watcher just exits.
  *
  * Notes (one line each, tab-separated):
  *   db <TAB> PATH           the run's event database
@@ -310,13 +310,10 @@ postmortem(const notes *nt, FILE *err)
 		snprintf(reason, sizeof(reason),
 		         "plugin %s called exit() in Decide", nt->plugin);
 	/* The process says what happened; only a failure to record it is
-	 * the watcher's to tell. The scratch shard goes once the process is
-	 * gone (watch), not now: its other threads still run until the
-	 * handler has its answer, and a shard taken from under them (a
-	 * checkpoint, a merge) makes them say so on the screen, over the
-	 * one line the user should see. */
+	 * the watcher's to tell. */
 	ms_errbuf eb = { "" };
-	if (nt->db[0] && ms_replay_postmortem(nt->db, NULL, reason, &eb)) {
+	if ((nt->db[0] || nt->scratch[0]) &&
+	    ms_replay_postmortem(nt->db, nt->scratch, reason, &eb)) {
 		fprintf(err, "mergescope: %s\n", eb.msg);
 		fflush(err);
 	}
@@ -362,13 +359,10 @@ watch(int nfd, int afd, FILE *err)
 		if (len == sizeof(buf) - 1)
 			len = 0; /* a line too long to be ours */
 	}
-	/* Gone: the shard goes, with anything its last moments wrote. */
+	/* Gone: anything its last moments wrote to the shard goes too. */
 	if (handled && nt->scratch[0]) {
 		ms_errbuf eb = { "" };
-		if (ms_replay_postmortem(NULL, nt->scratch, NULL, &eb)) {
-			fprintf(err, "mergescope: %s\n", eb.msg);
-			fflush(err);
-		}
+		ms_replay_postmortem(NULL, nt->scratch, NULL, &eb);
 	}
 	free(nt);
 	return 0;
