@@ -219,3 +219,23 @@ ms_fs_count_entries(const char *path)
 	closedir(d);
 	return n;
 }
+
+int
+ms_fs_pread_all(int fd, void *p, size_t n, uint64_t off)
+{
+	uint8_t *b = p;
+	while (n) {
+		ssize_t k = pread(fd, b, n, (off_t)off);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return ms_err_from_errno(errno);
+		}
+		if (k == 0)
+			return MS_ERR_CORRUPT;
+		b += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}

@@ -139,26 +139,6 @@ ms__part_seal(int fd, const void *index, size_t index_len, const void *bloom,
 	return rc;
 }
 
-int
-ms__pread_all(int fd, void *p, size_t n, uint64_t off)
-{
-	uint8_t *b = p;
-	while (n) {
-		ssize_t k = pread(fd, b, n, (off_t)off);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return ms_err_from_errno(errno);
-		}
-		if (k == 0)
-			return MS_ERR_CORRUPT;
-		b += k;
-		n -= (size_t)k;
-		off += (uint64_t)k;
-	}
-	return 0;
-}
-
 /* fsync the regular file at path; counts io. */
 static int
 sync_file(const char *path, ms_io *io, ms_errbuf *eb)

@@ -348,9 +348,6 @@ const char *ms__write_err_text(int rc);
 /* fsync a file descriptor / a directory by path; counts io. */
 int ms__fsync_fd(int fd, ms_io *io);
 int ms__fsync_dir(const char *dir, ms_io *io);
-/* pread exactly n bytes at off: 0, MS_ERR_CORRUPT on a short file, or an
- * errno-mapped error. */
-int ms__pread_all(int fd, void *p, size_t n, uint64_t off);
 /* zstd allocation through an ms_mem (NULL = plain malloc). */
 ZSTD_customMem ms__zstd_mem(ms_mem *mem);
 /* Map a zstd error code to MS_ERR_NOMEM or MS_ERR_COMPRESS. */

@@ -42,6 +42,7 @@
  *     out (a dropped trace's) is never read.
  */
 #define XXH_INLINE_ALL
+#include "ms_fs.h"
 #include "part_int.h"
 #include "ms_invariant.h"
 
@@ -223,7 +224,7 @@ old_layout(ms_part *p, ms_errbuf *eb)
 	int fd = ms__path(path, sizeof(path), p->dir, "meta")
 	                 ? open(path, O_RDONLY | O_CLOEXEC)
 	                 : -1;
-	bool old = fd >= 0 && ms__pread_all(fd, m, sizeof(m), 0) == 0 &&
+	bool old = fd >= 0 && ms_fs_pread_all(fd, m, sizeof(m), 0) == 0 &&
 	           memcmp(m, "MSPMETA1", 8) == 0;
 	if (fd >= 0)
 		close(fd);
@@ -401,7 +402,7 @@ read_footer_and_sections(ms_part *p, int fd, uint64_t size, ms_errbuf *eb)
 		                     "part, or one whose writing was cut "
 		                     "short)",
 		                     (unsigned long long)size);
-	int rc = ms__pread_all(fd, m, sizeof(m), size - MS__FOOTER_SIZE);
+	int rc = ms_fs_pread_all(fd, m, sizeof(m), size - MS__FOOTER_SIZE);
 	if (rc)
 		return ms__part_fail(p, eb, rc, MS__F_FOOTER, "read: %s",
 		                     rc == MS_ERR_CORRUPT ? "file shrank"
@@ -428,7 +429,7 @@ read_footer_and_sections(ms_part *p, int fd, uint64_t size, ms_errbuf *eb)
 		return ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_INDEX,
 		                     "%llu bytes", (unsigned long long)n);
 	p->sect_len = (size_t)n;
-	rc = ms__pread_all(fd, p->sect, p->sect_len, sz.data);
+	rc = ms_fs_pread_all(fd, p->sect, p->sect_len, sz.data);
 	if (rc)
 		return ms__part_fail(p, eb, rc, MS__F_INDEX, "read: %s",
 		                     rc == MS_ERR_CORRUPT ? "file shrank"
@@ -757,7 +758,7 @@ ms__win_get(ms__win *w, uint64_t off, size_t n, const uint8_t **out)
 		w->cap = (size_t)want;
 	}
 	w->len = 0;
-	int rc = ms__pread_all(w->fd, w->buf, (size_t)want, off);
+	int rc = ms_fs_pread_all(w->fd, w->buf, (size_t)want, off);
 	if (rc)
 		return rc;
 	w->base = off;

@@ -23,6 +23,7 @@
 #include "ms_err.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -64,5 +65,10 @@ bool ms_fs_is_file(const char *path);
 /* How many entries directory path holds, "." and ".." not counted; 0 when
  * it cannot be opened. */
 size_t ms_fs_count_entries(const char *path);
+
+/* pread exactly n bytes at off of fd into p (retrying on EINTR): 0,
+ * MS_ERR_CORRUPT when the file ends before them, or an errno-mapped
+ * error. */
+int ms_fs_pread_all(int fd, void *p, size_t n, uint64_t off);
 
 #endif
