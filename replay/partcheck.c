@@ -133,15 +133,6 @@ ms__blkcache_figures(ms__blkcache *c, ms__blkcache_figs *out)
 	pthread_mutex_unlock(&c->mu);
 }
 
-void
-ms__blkcache_stats(ms__blkcache *c, uint64_t *hits, uint64_t *misses)
-{
-	ms__blkcache_figs f;
-	ms__blkcache_figures(c, &f);
-	*hits = f.hits;
-	*misses = f.misses;
-}
-
 static blk_ent *
 blk_at(const ms__blkcache *c, size_t i)
 {

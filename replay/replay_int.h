@@ -322,11 +322,10 @@ void ms__blkcache_free(ms__blkcache *c);
  * file (fx: owned by c from the call on, closed by ms__blkcache_free;
  * NULL: none). Call before the run's threads look up. */
 void ms__blkcache_attach(ms__blkcache *c, ms_fixture_blocks *fx);
-/* The part check's lookups (ms__block_ledger) answered (hits: from
- * memory or the file) and not (misses: the block was decoded). */
-void ms__blkcache_stats(ms__blkcache *c, uint64_t *hits, uint64_t *misses);
 typedef struct ms__blkcache_figs {
-	uint64_t hits, misses; /* as ms__blkcache_stats */
+	/* The part check's lookups (ms__block_ledger) answered (hits: from
+	 * memory or the file) and not (misses: the block was decoded). */
+	uint64_t hits, misses;
 	uint64_t resident;     /* entries held in memory: blocks decoded */
 	uint64_t file_entries; /* entries of the attached file */
 	uint64_t file_lookups; /* lookups the file was asked (every caller;

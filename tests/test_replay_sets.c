@@ -214,16 +214,16 @@ test_blkcache(void **state)
 	assert_int_equal(
 	        ms__part_check(p[0], p[1], p[2], c, &first, why, sizeof(why)),
 	        0);
-	uint64_t hits, misses;
-	ms__blkcache_stats(c, &hits, &misses);
-	assert_int_equal(hits, 0);
-	assert_int_equal(misses, NTR);
+	ms__blkcache_figs bf;
+	ms__blkcache_figures(c, &bf);
+	assert_int_equal(bf.hits, 0);
+	assert_int_equal(bf.misses, NTR);
 	assert_int_equal(
 	        ms__part_check(p[0], p[1], p[2], c, &again, why, sizeof(why)),
 	        0);
-	ms__blkcache_stats(c, &hits, &misses);
-	assert_int_equal(hits, NTR);
-	assert_int_equal(misses, NTR);
+	ms__blkcache_figures(c, &bf);
+	assert_int_equal(bf.hits, NTR);
+	assert_int_equal(bf.misses, NTR);
 	assert_true(ms_ledger_set_equal(&none, &want));
 	assert_true(ms_ledger_set_equal(&first, &want));
 	assert_true(ms_ledger_set_equal(&again, &want));
