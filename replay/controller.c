@@ -2377,18 +2377,23 @@ finish_record(ms_replay *r)
 		return;
 	ms_ev_run_end e;
 	memset(&e, 0, sizeof(e));
+	/* Under mu: a run closed while a merge is under way still has a
+	 * worker that tallies it (tally_merge_done) until the engine is
+	 * closed, after this record. */
+	pthread_mutex_lock(&r->mu);
 	copy_str(e.status, sizeof(e.status),
 	         r->state == MS_REPLAY_DONE     ? "complete"
 	         : !strcmp(r->error, "aborted") ? "aborted"
 	                                        : "failed");
 	if (!strcmp(e.status, "failed"))
 		copy_str(e.error, sizeof(e.error), r->error);
+	e.publications = r->pub_done;
+	e.merges_completed = r->merges_done;
+	pthread_mutex_unlock(&r->mu);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	e.ended_unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	e.wall_ns = since_start(r);
-	e.publications = r->pub_done;
-	e.merges_completed = r->merges_done;
 	if (r->engine) {
 		ms_engine_stats es;
 		ms_engine_get_stats(r->engine, &es);
