@@ -315,14 +315,9 @@ put_tallies(ms_replay *r, const ms__rck *c)
 		return MS_ERR_NOMEM;
 	ms__dropped_truncate(&r->dropped, c->ndropped);
 	/* The newest recent merges are those re-run: forget them. */
-	while (r->recent_n) {
-		size_t last = (r->recent_head + MS_REPLAY_RECENT - 1) %
-		              MS_REPLAY_RECENT;
-		if (r->recent[last].seq <= c->merge_seq)
-			break;
-		r->recent_head = last;
-		r->recent_n--;
-	}
+	while (r->recent.n &&
+	       ms__recent_seq(&r->recent, r->recent.n - 1) > c->merge_seq)
+		ms__recent_drop_newest(&r->recent);
 	r->nclaims = 0;
 	r->has_pending = false;
 	/* A time breakpoint stops once; one whose time is after the

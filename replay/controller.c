@@ -978,18 +978,7 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 		tally_merge_done(r, d, &m);
 	else
 		r->merges_failed++;
-	ms_ev_merge *slot = &r->recent[r->recent_head];
-	*slot = m;
-	slot->inputs = NULL;
-	size_t kept = m.ninputs < MS_REPLAY_RECENT_INPUTS
-	                      ? m.ninputs
-	                      : MS_REPLAY_RECENT_INPUTS;
-	if (m.inputs && kept)
-		memcpy(r->recent_inputs[r->recent_head], m.inputs,
-		       kept * sizeof(*m.inputs));
-	r->recent_head = (r->recent_head + 1) % MS_REPLAY_RECENT;
-	if (r->recent_n < MS_REPLAY_RECENT)
-		r->recent_n++;
+	ms__recent_push(&r->recent, &m);
 	pthread_mutex_unlock(&r->mu);
 	/* After the output's introduction is counted (its check finds the
 	 * entry) and before the engine can merge it away. */
@@ -2247,7 +2236,7 @@ ms__replay_open_test(ms_replay **out, const ms_replay_opts *opts,
 		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
 	}
 	open_init(r, opts);
-	if (ms__blkcache_new(&r->blocks)) {
+	if (ms__blkcache_new(&r->blocks) || ms__recent_init(&r->recent)) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
 		goto fail;
 	}
@@ -2471,6 +2460,7 @@ ms_replay_close(ms_replay *r)
 	free(r->track);
 	free(r->track_idx);
 	ms__dropped_release(&r->dropped);
+	ms__recent_release(&r->recent);
 	ms__oracle_release(&r->oracle);
 	ms__blkcache_free(r->blocks);
 	pthread_cond_destroy(&r->cv);
@@ -2744,21 +2734,12 @@ ms_replay_recent(ms_replay *r, ms_ev_merge *out, ms_ev_input *inputs,
                  size_t cap, uint64_t *total)
 {
 	pthread_mutex_lock(&r->mu);
-	size_t n = r->recent_n < cap ? r->recent_n : cap;
-	size_t start =
-	        (r->recent_head + MS_REPLAY_RECENT - n) % MS_REPLAY_RECENT;
-	for (size_t i = 0; i < n; i++) {
-		size_t k = (start + i) % MS_REPLAY_RECENT;
-		out[i] = r->recent[k];
-		if (!inputs)
-			continue;
-		ms_ev_input *dst = inputs + i * MS_REPLAY_RECENT_INPUTS;
-		size_t kept = out[i].ninputs < MS_REPLAY_RECENT_INPUTS
-		                      ? out[i].ninputs
-		                      : MS_REPLAY_RECENT_INPUTS;
-		memcpy(dst, r->recent_inputs[k], kept * sizeof(*dst));
-		out[i].inputs = dst;
-	}
+	size_t held = r->recent.n;
+	size_t n = held < cap ? held : cap;
+	for (size_t i = 0; i < n; i++)
+		ms__recent_get(&r->recent, held - n + i, &out[i],
+		               inputs ? inputs + i * MS_REPLAY_RECENT_INPUTS
+		                      : NULL);
 	if (total)
 		*total = r->merges_done + r->merges_failed;
 	pthread_mutex_unlock(&r->mu);

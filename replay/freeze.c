@@ -457,10 +457,11 @@ take_barrier(ms_replay *r, barrier *b, ms_errbuf *eb)
 		for (size_t k = 0; k < cl->n; k++)
 			idlist_add(&b->claimed, cl->ids[k]);
 	}
-	for (size_t i = 0; i < r->recent_n; i++) {
-		const ms_ev_merge *m = &r->recent[i];
-		if (m->epoch_after > b->d.epoch && m->output.id)
-			idlist_add(&b->landed, m->output.id);
+	for (size_t i = 0; i < r->recent.n; i++) {
+		ms_ev_merge m;
+		ms__recent_get(&r->recent, i, &m, NULL);
+		if (m.epoch_after > b->d.epoch && m.output.id)
+			idlist_add(&b->landed, m.output.id);
 	}
 	pthread_mutex_unlock(&r->mu);
 	return 0;

@@ -124,6 +124,80 @@ int ms__big_reserve(void **p, size_t *cap, size_t need, size_t size);
 int ms__big_sort(void *base, size_t n, size_t size,
                  int (*cmp)(const void *, const void *));
 
+/* The ring of recent merges (recent.c): the last MS_REPLAY_RECENT merge
+ * events, oldest first, each with its first MS_REPLAY_RECENT_INPUTS
+ * inputs. A record is the event's bytes and its inputs' with their runs
+ * of zeros left out (an event is mostly zeros: the unused links, the
+ * empty error text, a lossless merge's sampling figures), packed in push
+ * order in chunks of MS__RECENT_CHUNK bytes of one block mapped at init
+ * and left untouched: a record written touches its own bytes only, so the
+ * ring's resident memory follows the records it holds, not its capacity.
+ * Ownership: the ring owns its block and copies what it is given (an
+ * event's inputs included); nothing it returns points into it. Not
+ * locked: the replay holds its mu around every call. */
+#define MS__RECENT_CHUNK ((size_t)32768)
+/* The largest record: a whole event and MS_REPLAY_RECENT_INPUTS inputs,
+ * each with 4 bytes of packing, rounded up to 8. */
+#define MS__RECENT_REC_MAX                                                     \
+	((sizeof(ms_ev_merge) +                                                \
+	  MS_REPLAY_RECENT_INPUTS * sizeof(ms_ev_input) + 8 + 7) &             \
+	 ~(size_t)7)
+/* Chunks in the block: room for every record at its largest (recent.c,
+ * design 3). */
+#define MS__RECENT_NCHUNKS                                                     \
+	(MS_REPLAY_RECENT / (MS__RECENT_CHUNK / MS__RECENT_REC_MAX) + 2)
+#define MS__RECENT_BLOCK (MS__RECENT_NCHUNKS * MS__RECENT_CHUNK)
+
+typedef struct ms__recent_slot {
+	uint32_t off;     /* the record's offset in the block */
+	uint32_t size;    /* its bytes, a multiple of 8 */
+	uint16_t ev_len;  /* bytes of the packed event; its inputs follow */
+	uint16_t ninputs; /* inputs kept */
+} ms__recent_slot;
+
+typedef struct ms__recent_chunk {
+	uint32_t used; /* bytes written from its start */
+	uint32_t live; /* records held in it */
+} ms__recent_chunk;
+
+typedef struct ms__recent {
+	unsigned char *block; /* MS__RECENT_BLOCK bytes (ms__big_alloc) */
+	/* A ring of records: the oldest at (head - n), the newest at
+	 * (head - 1), modulo MS_REPLAY_RECENT. */
+	ms__recent_slot slot[MS_REPLAY_RECENT];
+	size_t head, n;
+	ms__recent_chunk chunk[MS__RECENT_NCHUNKS];
+	uint32_t spare[MS__RECENT_NCHUNKS]; /* chunks emptied, taken first */
+	size_t nspare;
+	uint32_t fresh;    /* chunks ever taken: [0, fresh) */
+	uint32_t tail;     /* the chunk records are appended to */
+	size_t live_bytes; /* bytes of the records held */
+	size_t touched;    /* the highest block offset ever written, + 1 */
+} ms__recent;
+
+/* Map the block (untouched); the ring is empty. 0 or MS_ERR_NOMEM. */
+int ms__recent_init(ms__recent *rg);
+/* Unmap the block; a zeroed or released ring is fine. */
+void ms__recent_release(ms__recent *rg);
+/* Append a copy of m and of its first MS_REPLAY_RECENT_INPUTS inputs
+ * (none when m->inputs is NULL), dropping the oldest record when the ring
+ * is full. Never fails. */
+void ms__recent_push(ms__recent *rg, const ms_ev_merge *m);
+/* Record i (0 = the oldest, i < rg->n) into *out: byte for byte the event
+ * pushed, but out->inputs, which is NULL when inputs is NULL, else inputs:
+ * room for MS_REPLAY_RECENT_INPUTS entries that gets the first
+ * min(out->ninputs, MS_REPLAY_RECENT_INPUTS) inputs (those not kept
+ * zeroed). */
+void ms__recent_get(const ms__recent *rg, size_t i, ms_ev_merge *out,
+                    ms_ev_input *inputs);
+/* The seq of record i (0 = the oldest, i < rg->n). */
+uint64_t ms__recent_seq(const ms__recent *rg, size_t i);
+/* Forget the newest record (rg->n > 0). */
+void ms__recent_drop_newest(ms__recent *rg);
+/* The ring's memory: bytes of the records held (*live), and the return:
+ * bytes of its block ever written, what it can have made resident. */
+size_t ms__recent_bytes(const ms__recent *rg, size_t *live);
+
 /* Trace IDs packed in chunks (dropset.c). Zero-initialized is empty. */
 typedef struct ms__idpool {
 	ms__chunks ch;
@@ -445,10 +519,7 @@ struct ms_replay {
 	uint64_t merges_done, merges_failed;
 	claim claims[MAX_CLAIMS];
 	size_t nclaims;
-	ms_ev_merge recent[MS_REPLAY_RECENT];
-	/* The first MS_REPLAY_RECENT_INPUTS inputs of each recent merge. */
-	ms_ev_input recent_inputs[MS_REPLAY_RECENT][MS_REPLAY_RECENT_INPUTS];
-	size_t recent_head, recent_n;
+	ms__recent recent; /* the last merges, with their inputs */
 	uint64_t spark[MS_REPLAY_SPARK];
 	size_t nspark;
 	uint64_t staged_peak, staged_preferred;

@@ -5,9 +5,12 @@
  * (an ID stays where it was put as chunks are added), and the block-ledger
  * cache (a block's ledgers from the cache are the ones its rows make,
  * past the first table and chunk sizes, and a part checked again is
- * checked from the cache alone); and the large arrays the oracle keeps
+ * checked from the cache alone); the large arrays the oracle keeps
  * outside malloc (a sort puts them in order, equal elements in the order
- * they came; growing keeps what was there).
+ * they came; growing keeps what was there); and the ring of recent merges
+ * (every event read back byte for byte as pushed, past the ring's size and
+ * seeks back; a one-link chain's merges take a few hundred bytes each, in
+ * pages written only as they come).
  */
 #include "replay_int.h"
 
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* Trace ID number i: lengths 1..64 in turn (longer when i's digits are),
@@ -343,6 +347,308 @@ test_big_reserve(void **state)
 	ms__big_free(NULL, 0);
 }
 
+/* ---- the ring of recent merges ------------------------------------------ */
+
+static uint64_t
+rng_next(uint64_t *x)
+{
+	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+	return *x;
+}
+
+/* n bytes in runs of 1 to 40: zeros, or random bytes (some zero too),
+ * so that runs of zeros shorter and longer than packing skips fall
+ * everywhere, the ends included. */
+static void
+fill_runs(uint64_t *x, unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t run = 1 + rng_next(x) % 40;
+		bool zero = rng_next(x) % 2;
+		for (size_t k = 0; k < run && i < n; k++, i++)
+			p[i] = zero ? 0 : (unsigned char)rng_next(x);
+	}
+}
+
+/* Pushed event e (its inputs at in[e * MS_REPLAY_RECENT_INPUTS...]: as
+ * many as it keeps) and the ring's record i give the same bytes. */
+static void
+check_record(const ms__recent *rg, size_t i, const ms_ev_merge *e,
+             const ms_ev_input *in)
+{
+	ms_ev_merge got;
+	ms_ev_input gin[MS_REPLAY_RECENT_INPUTS + 1];
+	memset(gin, 0xa5, sizeof(gin));
+	ms__recent_get(rg, i, &got, gin);
+	assert_ptr_equal(got.inputs, gin);
+	size_t kept = e->ninputs < MS_REPLAY_RECENT_INPUTS
+	                      ? e->ninputs
+	                      : MS_REPLAY_RECENT_INPUTS;
+	ms_ev_input want[MS_REPLAY_RECENT_INPUTS];
+	memset(want, 0, sizeof(want));
+	if (e->inputs)
+		memcpy(want, in, kept * sizeof(*in));
+	if (kept)
+		assert_memory_equal(gin, want, kept * sizeof(*in));
+	/* Nothing past the kept inputs is written. */
+	unsigned char mark[sizeof(ms_ev_input)];
+	memset(mark, 0xa5, sizeof(mark));
+	assert_memory_equal(&gin[kept], mark, sizeof(mark));
+	ms_ev_merge exp = *e;
+	memcpy(&exp, e, sizeof(exp)); /* the padding too */
+	exp.inputs = gin;
+	assert_memory_equal(&got, &exp, sizeof(got));
+	/* Without an inputs buffer: no pointer. */
+	ms__recent_get(rg, i, &got, NULL);
+	exp.inputs = NULL;
+	assert_memory_equal(&got, &exp, sizeof(got));
+	assert_int_equal(ms__recent_seq(rg, i), e->seq);
+}
+
+/* The ring holds, oldest first, events ev[held[0]], ev[held[1]], ... */
+static void
+check_ring(const ms__recent *rg, const ms_ev_merge *ev, const ms_ev_input *in,
+           const size_t *held, size_t nheld)
+{
+	assert_int_equal(rg->n, nheld);
+	for (size_t i = 0; i < nheld; i++)
+		check_record(rg, i, &ev[held[i]],
+		             in + held[i] * MS_REPLAY_RECENT_INPUTS);
+}
+
+static void
+test_recent_events(void **state)
+{
+	(void)state;
+	enum { N = 1400 };
+	ms_ev_merge *ev = malloc(N * sizeof(*ev));
+	ms_ev_input *in =
+	        malloc((size_t)N * MS_REPLAY_RECENT_INPUTS * sizeof(*in));
+	size_t *held = malloc(N * sizeof(*held));
+	assert_non_null(ev);
+	assert_non_null(in);
+	assert_non_null(held);
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (size_t e = 0; e < N; e++) {
+		ms_ev_merge *m = &ev[e];
+		ms_ev_input *mi = in + e * MS_REPLAY_RECENT_INPUTS;
+		/* Random bytes everywhere (padding included); every fifth
+		 * event a real one's shape: mostly zeros, a link or three,
+		 * an error text only when the merge failed. */
+		if (e % 5) {
+			fill_runs(&x, (unsigned char *)m, sizeof(*m));
+		} else {
+			memset(m, 0, sizeof(*m));
+			m->nlinks = 1 + (uint32_t)(e % 3);
+			for (uint32_t l = 0; l < m->nlinks; l++) {
+				snprintf(m->links[l].name,
+				         sizeof(m->links[l].name), "link%u", l);
+				m->links[l].calls = rng_next(&x) % 9;
+				m->links[l].hist[l] = rng_next(&x);
+			}
+			if (e % 10 == 5) {
+				m->err = MS_ERR_IO;
+				memset(m->error, 'e', sizeof(m->error) - 1);
+			}
+			m->rows_in = rng_next(&x);
+		}
+		m->seq = e + 1;
+		/* 0 to 40 inputs (more than kept), some events without any
+		 * array at all. */
+		m->ninputs = (size_t)(rng_next(&x) % 41);
+		m->inputs = e % 7 == 3 ? NULL : mi;
+		fill_runs(&x, (unsigned char *)mi,
+		          MS_REPLAY_RECENT_INPUTS * sizeof(*mi));
+	}
+	ms__recent rg;
+	assert_int_equal(ms__recent_init(&rg), 0);
+	size_t nheld = 0, next = 0;
+	/* Push k more events, the oldest leaving past MS_REPLAY_RECENT. */
+#define PUSH(k)                                                                \
+	for (size_t j_ = 0; j_ < (k); j_++, next++) {                          \
+		ms__recent_push(&rg, &ev[next]);                               \
+		if (nheld == MS_REPLAY_RECENT)                                 \
+			memmove(held, held + 1, --nheld * sizeof(*held));      \
+		held[nheld++] = next;                                          \
+	}
+	/* Drop the k newest, as a seek back does. */
+#define DROP(k)                                                                \
+	for (size_t j_ = 0; j_ < (k); j_++) {                                  \
+		ms__recent_drop_newest(&rg);                                   \
+		nheld--;                                                       \
+	}
+	check_ring(&rg, ev, in, held, nheld);
+	PUSH(1);
+	check_ring(&rg, ev, in, held, nheld);
+	DROP(1);
+	check_ring(&rg, ev, in, held, nheld);
+	PUSH(300);
+	check_ring(&rg, ev, in, held, nheld);
+	DROP(37);
+	check_ring(&rg, ev, in, held, nheld);
+	/* Past the ring's size: the oldest leave. */
+	PUSH(400);
+	check_ring(&rg, ev, in, held, nheld);
+	assert_int_equal(nheld, MS_REPLAY_RECENT);
+	/* A seek back within a wrapped ring, then on again. */
+	DROP(200);
+	check_ring(&rg, ev, in, held, nheld);
+	PUSH(350);
+	check_ring(&rg, ev, in, held, nheld);
+	/* Down to nothing and up again. */
+	DROP(MS_REPLAY_RECENT);
+	check_ring(&rg, ev, in, held, nheld);
+	PUSH(N - next);
+	check_ring(&rg, ev, in, held, nheld);
+#undef PUSH
+#undef DROP
+	/* Released, the ring takes no more. */
+	ms__recent_release(&rg);
+	ms__recent_push(&rg, &ev[0]);
+	assert_int_equal(rg.n, 0);
+	ms__recent_release(&rg);
+	free(ev);
+	free(in);
+	free(held);
+}
+
+/* Pages of the n bytes at p in memory. */
+static size_t
+resident_pages(const void *p, size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t np = (n + page - 1) / page;
+	unsigned char *vec = malloc(np);
+	assert_non_null(vec);
+	assert_int_equal(mincore((void *)(uintptr_t)p, n, vec), 0);
+	size_t k = 0;
+	for (size_t i = 0; i < np; i++)
+		k += vec[i] & 1;
+	free(vec);
+	return k;
+}
+
+/* A merge of a one-link chain, as the replay records it. */
+static void
+one_link_merge(ms_ev_merge *m, ms_ev_input *in, uint64_t seq, uint64_t *x)
+{
+	memset(m, 0, sizeof(*m));
+	m->seq = seq;
+	snprintf(m->lane, sizeof(m->lane), "fast");
+	m->logical_ns = (int64_t)(rng_next(x) >> 2);
+	m->frontier_ns = m->logical_ns - 1000;
+	m->epoch_before = seq * 3;
+	m->m = 2.5;
+	m->max_fan_out = 15;
+	m->ninputs = 8 + seq % 8;
+	m->inputs = in;
+	for (size_t i = 0; i < m->ninputs; i++) {
+		in[i] = (ms_ev_input){
+			.id = rng_next(x),
+			.bytes = rng_next(x) >> 40,
+			.uncompressed_bytes = rng_next(x) >> 38,
+			.rows = rng_next(x) >> 48,
+			.blocks = rng_next(x) >> 56,
+			.depth = (uint32_t)(rng_next(x) % 5),
+			.min_ts = (int64_t)(rng_next(x) >> 2),
+			.max_ts = (int64_t)(rng_next(x) >> 2),
+			.mature = rng_next(x) % 2,
+		};
+		m->input_bytes += in[i].bytes;
+		m->input_rows += in[i].rows;
+	}
+	m->wall_dispatch_ns = (int64_t)(rng_next(x) >> 20);
+	m->queue_ns = 12345;
+	m->sampling.klass = MS_SAMPLING_EXECUTED;
+	m->sampling.traces_evaluated = rng_next(x) >> 50;
+	m->sampling.traces_kept = m->sampling.traces_evaluated / 2;
+	m->sampling.rows_dropped = rng_next(x) >> 48;
+	m->sampling.batches = m->sampling.nbatch_recs = 1;
+	m->sampling.peak_staged_bytes = rng_next(x) >> 36;
+	m->nlinks = 1;
+	snprintf(m->links[0].name, sizeof(m->links[0].name), "skywalking");
+	m->links[0].calls = 3;
+	m->links[0].traces = m->sampling.traces_evaluated;
+	m->links[0].kept = m->sampling.traces_kept;
+	m->links[0].total_ns = 987654;
+	m->links[0].max_ns = 400000;
+	m->links[0].hist[2] = 2;
+	m->links[0].hist[4] = 1;
+	m->output.id = rng_next(x);
+	m->output.rows = m->input_rows;
+	m->epoch_after = m->epoch_before + 1;
+	m->rows_in = m->rows_out = m->input_rows;
+	m->wall_ns = 5000000;
+	m->cpu_ns = m->process_cpu_ns = 4000000;
+	m->alloc_bytes = rng_next(x) >> 36;
+	m->alloc_count = 777;
+	m->rss_peak = 60u << 20;
+	m->bytes_read = m->bytes_written = m->input_bytes;
+	m->inv_parts = 40;
+	m->inv_bytes = rng_next(x) >> 30;
+}
+
+static void
+test_recent_bytes(void **state)
+{
+	(void)state;
+	/* A whole event and room for its 32 inputs, as the ring kept each
+	 * merge before: 7,400 bytes. */
+	const size_t whole = sizeof(ms_ev_merge) +
+	                     MS_REPLAY_RECENT_INPUTS * sizeof(ms_ev_input);
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	ms__recent rg;
+	assert_int_equal(ms__recent_init(&rg), 0);
+	const size_t block = MS__RECENT_BLOCK;
+	/* Nothing is touched before a merge comes. */
+	size_t live = 1;
+	assert_int_equal(ms__recent_bytes(&rg, &live), 0);
+	assert_int_equal(live, 0);
+	assert_int_equal(resident_pages(rg.block, block), 0);
+	/* N merges of a one-link chain take at most 2 KiB each, against
+	 * 7 KiB and more before, in the pages they wrote only. */
+	uint64_t x = 88172645463325252ull;
+	ms_ev_merge m;
+	ms_ev_input in[MS_REPLAY_RECENT_INPUTS];
+	enum { N = 300 };
+	for (uint64_t s = 1; s <= N; s++) {
+		one_link_merge(&m, in, s, &x);
+		ms__recent_push(&rg, &m);
+	}
+	size_t touched = ms__recent_bytes(&rg, &live);
+	assert_true(live > 0 && live <= touched);
+	assert_true(touched <= (size_t)N * 2048);
+	assert_true(touched * 3 < (size_t)N * whole);
+	assert_true(resident_pages(rg.block, block) <=
+	            (touched + page - 1) / page);
+	/* Long past the ring's size, with records of every size (up to a
+	 * whole event of random bytes and 32 inputs, the sizes shifting so
+	 * the chunks' spare ends move): what was ever written stays within
+	 * two chunks of the most bytes held at once, and a third over for
+	 * the chunks' ends a record did not fit in. */
+	size_t peak = live;
+	for (uint64_t s = N + 1; s <= 6000; s++) {
+		one_link_merge(&m, in, s, &x);
+		if ((s / 700) % 2 && s % 3 == 0) {
+			fill_runs(&x, (unsigned char *)&m, sizeof(m));
+			m.inputs = in;
+			m.ninputs = MS_REPLAY_RECENT_INPUTS;
+		}
+		ms__recent_push(&rg, &m);
+		if (s % 997 == 0)
+			for (int d = 0; d < 100; d++)
+				ms__recent_drop_newest(&rg);
+		ms__recent_bytes(&rg, &live);
+		if (live > peak)
+			peak = live;
+	}
+	touched = ms__recent_bytes(&rg, &live);
+	assert_true(touched <= peak + peak / 3 + 2 * MS__RECENT_CHUNK);
+	assert_true(resident_pages(rg.block, block) <=
+	            (touched + page - 1) / page);
+	ms__recent_release(&rg);
+}
+
 int
 main(void)
 {
@@ -352,6 +658,8 @@ main(void)
 		cmocka_unit_test(test_blkcache),
 		cmocka_unit_test(test_big_sort),
 		cmocka_unit_test(test_big_reserve),
+		cmocka_unit_test(test_recent_events),
+		cmocka_unit_test(test_recent_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
