@@ -97,6 +97,9 @@ typedef struct done_run {
 	uint64_t oracle_held, oracle_traces, oracle_drops;
 	/* The lifecycle table at the end: part IDs, entries allocated. */
 	uint64_t track_n, track_cap;
+	/* The ring of recent merges at the end: records held, bytes its
+	 * block was ever written. */
+	uint64_t recent_n, recent_touched;
 } done_run;
 
 static done_run runs[] = {
@@ -237,6 +240,8 @@ full_run_staging(const char *variant, const char *policy, const char *staging)
 	d->oracle_drops = r->oracle.drop;
 	d->track_n = r->track_n;
 	d->track_cap = r->track_cap;
+	d->recent_n = r->recent.n;
+	d->recent_touched = ms__recent_bytes(&r->recent, NULL);
 	ms_replay_close(r);
 	return d;
 }
@@ -323,6 +328,14 @@ test_run_skywalking(void **state)
 {
 	(void)state;
 	check_full_run("skywalking");
+	/* The recent merges of a one-link chain take their own bytes, 2 KiB
+	 * at most each, not a whole event and 32 inputs' room (7 KiB). */
+	done_run *d = full_run("skywalking");
+	assert_int_equal(d->recent_n, d->merges < MS_REPLAY_RECENT
+	                                      ? d->merges
+	                                      : MS_REPLAY_RECENT);
+	assert_true(d->recent_touched > 0);
+	assert_true(d->recent_touched <= d->recent_n * 2048);
 }
 
 /* Under the trace grace policy merges drop traces all day, not only in
