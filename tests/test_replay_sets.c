@@ -9,7 +9,7 @@
  * outside malloc (a sort puts them in order, equal elements in the order
  * they came; growing keeps what was there); and the ring of recent merges
  * (every event read back byte for byte as pushed, past the ring's size and
- * seeks back; a one-link chain's merges take a few hundred bytes each, in
+ * seeks back; a one-link chain's merges take under 2 KiB each, in
  * pages written only as they come).
  */
 #include "replay_int.h"
