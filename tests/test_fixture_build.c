@@ -181,6 +181,9 @@ test_smoke_builds_and_opens(void **state)
 		assert_true(pass);
 	}
 	assert_int_equal(rep.traces, 4000);
+	/* The population ledger: round(4000 * 5202 / 37288) copies. */
+	assert_int_equal(rep.copied_traces, 558);
+	assert_int_equal(rep.base_traces, 4000 - 558);
 	assert_true(rep.sampler_delete_ratio > 0.33 &&
 	            rep.sampler_delete_ratio < 0.37);
 	/* Error and slow traces are the small ones: the sampler deletes
@@ -563,6 +566,8 @@ test_check(void **state)
 	assert_int_equal(rep.nproblems, 0);
 	assert_string_equal(rep.failed_gate, "");
 	assert_int_equal(rep.traces, 4000);
+	assert_int_equal(rep.copied_traces, 558);
+	assert_int_equal(rep.base_traces, 4000 - 558);
 	genv = rep.generator_version;
 	assert_true(genv > 1);
 	/* The check consolidated the parts again (the same figures as the

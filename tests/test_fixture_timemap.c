@@ -8,7 +8,10 @@
  * one-span error trace a refused request (4xx, no exception log) while a
  * longer error trace carries the exception where it was thrown; a row's
  * tags are only the span's searchable ones while its body keeps them all;
- * a row's service, instance and endpoint are the OAP's entity IDs.
+ * a row's service, instance and endpoint are the OAP's entity IDs; and the
+ * template copies: how many, which templates (fixed by the copy hash
+ * alone), a copy's rows and fragments its template's, its ID sharing only
+ * the family prefix, no ID twice.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -485,6 +488,187 @@ test_row_tags_searchable(void **state)
 	ms__fx_model_free(&m);
 }
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	return memcmp(*(const char *const *)a, *(const char *const *)b,
+	              FX_TID_LEN);
+}
+
+/* The copies of model m: ncopies of them after the base traces; their
+ * templates base traces, each once, exactly those of the ncopies lowest
+ * copy hashes; a copy's rows, class and fragment cut its template's, its
+ * fragments arriving at its template's times right after them; its ID the
+ * template's family prefix and another suffix; no ID twice in the day. */
+static void
+check_copies(const fx_model *m, size_t ncopies)
+{
+	size_t nb = m->ntraces - ncopies;
+	uint64_t *h = malloc(nb * sizeof(*h)), cut;
+	const char **ids = malloc(m->ntraces * sizeof(*ids));
+	uint32_t *pos = malloc(m->nfrags * sizeof(*pos));
+	const size_t pre = FX_TID_FAMILY_HEX + 1;
+
+	assert_true(h && ids && pos);
+	assert_int_equal(m->nbase, nb);
+	assert_int_equal(ms__fx_copies_for(m->ntraces), ncopies);
+	for (size_t t = 0; t < nb; t++) {
+		assert_int_equal(m->traces[t].src, t);
+		h[t] = ms__fx_copy_hash(m->key, t);
+	}
+	qsort(h, nb, sizeof(*h), cmp_u64);
+	cut = h[ncopies - 1];
+	assert_true(h[ncopies] > cut);
+	for (size_t i = 0; i < m->nfrags; i++)
+		pos[m->arrival[i]] = (uint32_t)i;
+	for (size_t t = nb; t < m->ntraces; t++) {
+		const fx_trace *c = &m->traces[t], *s = &m->traces[c->src];
+
+		assert_true(c->src < nb);
+		if (t > nb) /* in template order, so each template once */
+			assert_true(c->src > m->traces[t - 1].src);
+		assert_true(ms__fx_copy_hash(m->key, c->src) <= cut);
+		assert_int_equal(c->nrows, s->nrows);
+		assert_int_equal(c->nfrag, s->nfrag);
+		assert_int_equal(c->error, s->error);
+		assert_int_equal(c->slow, s->slow);
+		assert_memory_equal(&m->rows[c->row0], &m->rows[s->row0],
+		                    c->nrows * sizeof(fx_row));
+		for (uint32_t j = 0; j < c->nfrag; j++) {
+			const fx_frag *cf = &m->frags[c->frag0 + j];
+			const fx_frag *sf = &m->frags[s->frag0 + j];
+
+			assert_int_equal(cf->trace, t);
+			assert_int_equal(cf->row0 - c->row0, sf->row0 - s->row0);
+			assert_int_equal(cf->nrows, sf->nrows);
+			assert_int_equal(cf->ordinal, j);
+			assert_int_equal(cf->arrival_ns, sf->arrival_ns);
+			assert_int_equal(cf->max_rel_ns, sf->max_rel_ns);
+			assert_int_equal(pos[c->frag0 + j],
+			                 pos[s->frag0 + j] + 1);
+		}
+		assert_memory_equal(c->id, s->id, pre);
+		assert_memory_not_equal(c->id + pre, s->id + pre,
+		                        FX_TID_LEN - pre);
+	}
+	for (size_t t = 0; t < m->ntraces; t++)
+		ids[t] = m->traces[t].id;
+	qsort(ids, m->ntraces, sizeof(*ids), cmp_id);
+	for (size_t t = 1; t < m->ntraces; t++)
+		assert_true(memcmp(ids[t - 1], ids[t], FX_TID_LEN) < 0);
+	free(h);
+	free(ids);
+	free(pos);
+}
+
+/* A day-1x day holds the reference's 5,202 copies beside 32,086 base
+ * traces; which traces are templates depends on the copy hash alone:
+ * the class-blind test model (other classes and row counts, so other
+ * verdicts) copies the same ones. */
+static void
+test_copies_day1x(void **state)
+{
+	const fx_preset *p = ms__fx_preset_find("day-1x", NULL);
+	ms_errbuf eb = { { 0 } };
+	fx_model m, d;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(ms__fx_copies_for(37288), 5202);
+	assert_int_equal(ms__fx_copies_for(74576), 10404);
+	assert_int_equal(ms__fx_model_generate(&m, p, 1, false, &eb), 0);
+	assert_int_equal(m.ntraces, 37288);
+	check_copies(&m, 5202);
+	assert_int_equal(ms__fx_model_generate(&d, p, 1, true, &eb), 0);
+	check_copies(&d, 5202);
+	{
+		size_t differ = 0;
+
+		for (size_t t = 0; t < m.nbase; t++)
+			differ += m.traces[t].nrows != d.traces[t].nrows;
+		assert_true(differ > 0);
+	}
+	for (size_t t = m.nbase; t < m.ntraces; t++)
+		assert_int_equal(d.traces[t].src, m.traces[t].src);
+	ms__fx_model_free(&d);
+	ms__fx_model_free(&m);
+}
+
+/* A copy's materialized rows are its template's row for row but for the
+ * identifiers: the trace ID, the segment IDs and, in a body, the caller
+ * reference naming them; each instance has its own offset on the day, so
+ * the bodies' absolute times are compared where the offsets agree. */
+static void
+test_copies_rows(void **state)
+{
+	fx_model m;
+	ms_errbuf eb = { { 0 } };
+	fx_arena *a = NULL, *a2 = NULL;
+	ms_row *rows = NULL, *srows = calloc(256, sizeof(*srows));
+	size_t same_off = 0, bodies = 0;
+
+	(void)state;
+	assert_non_null(srows);
+	smoke_open(&m, 7, &a, &rows);
+	assert_int_equal(ms__fx_arena_new(&a2), 0);
+	assert_int_equal(ms__fx_model_schedule(&m, &eb), 0);
+	ms__fx_model_timemap(&m);
+	check_copies(&m, 558);
+	for (size_t t = m.nbase; t < m.ntraces; t++) {
+		const fx_trace *c = &m.traces[t], *s = &m.traces[c->src];
+		size_t n = trace_rows(&m, t, a, rows);
+		bool off = c->off_ns == s->off_ns;
+
+		assert_int_equal(trace_rows(&m, c->src, a2, srows), n);
+		same_off += off;
+		for (size_t i = 0; i < n; i++) {
+			const ms_row *x = &rows[i], *y = &srows[i];
+			const fx_row *w = &m.rows[c->row0 + i];
+			const char *dx = strchr(x->segment_id, '.');
+			const char *dy = strchr(y->segment_id, '.');
+
+			assert_memory_equal(x->trace_id, c->id, FX_TID_LEN);
+			assert_memory_equal(y->trace_id, s->id, FX_TID_LEN);
+			assert_non_null(dx);
+			assert_non_null(dy);
+			assert_string_equal(dx, dy);
+			assert_string_not_equal(x->segment_id, y->segment_id);
+			assert_int_equal(x->span_id, y->span_id);
+			assert_string_equal(x->service, y->service);
+			assert_string_equal(x->instance, y->instance);
+			assert_string_equal(x->endpoint, y->endpoint);
+			assert_int_equal(x->start_ns - c->off_ns,
+			                 y->start_ns - s->off_ns);
+			assert_int_equal(x->latency_ms, y->latency_ms);
+			assert_int_equal(x->is_error, y->is_error);
+			assert_int_equal(x->ntags, y->ntags);
+			for (uint32_t k = 0; k < x->ntags; k++)
+				assert_string_equal(x->tags[k], y->tags[k]);
+			assert_int_equal(x->body_len, y->body_len);
+			if (off && (i == 0 || w->layer != FX_LAYER_RPC_EXIT)) {
+				assert_memory_equal(x->body, y->body,
+				                    x->body_len);
+				bodies++;
+			}
+		}
+	}
+	assert_true(same_off > 0);
+	assert_true(bodies > 0);
+	free(srows);
+	free(rows);
+	ms__fx_arena_free(a2);
+	ms__fx_arena_free(a);
+	ms__fx_model_free(&m);
+}
+
 int
 main(void)
 {
@@ -494,6 +678,8 @@ main(void)
 		cmocka_unit_test(test_ids_and_errors),
 		cmocka_unit_test(test_entity_ids),
 		cmocka_unit_test(test_row_tags_searchable),
+		cmocka_unit_test(test_copies_day1x),
+		cmocka_unit_test(test_copies_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # tui_cooldown_seek.sh - going back from where `make run` stops: the
 # `sampling` breakpoint at the finalize merge's dispatch barrier, in the
-# cooldown (the smoke fixture: the finalize at 08:00, after the day's 173
-# publications; its merge number N, read from the screen, is the one the
-# database records for the finalize):
+# cooldown (the smoke fixture: the finalize at 08:00, after all the day's
+# P publications, P read from the screen as the fixture has it; its merge
+# number N, read from the screen, is the one the database records for the
+# finalize):
 #  1. `[` goes back in the running replay (no new database) to the
 #     barrier before, merge #N-1, in the primary phase;
 #  2. `]` runs on to the finalize's barrier again;
-#  3. `{` from there goes one publication back (172 done), still in the
+#  3. `{` from there goes one publication back (P - 1 done), still in the
 #     same database;
 #  4. on to the end: every gate passes, one finalize merge and one row per
 #     merge in the database, two `seek` rows.
@@ -23,8 +24,12 @@ MODE=cooldown-seek
 DB=$WORK/run.sqlite
 e2e_start 200 60 --fixture "$FX" --db "$DB" --variant skywalking \
 	--speed max --break sampling
-FIN='BREAK +at sampling t 08:00:00 .* pub 173/173 .* finalize '
+FIN='BREAK +at sampling t 08:00:00 .* pub ([0-9]+)/\1 .* finalize '
 wait_for "$FIN" || fail "no stop at the finalize's barrier"
+P=$(screen | grep -oE ' pub [0-9]+/[0-9]+ ' | head -n 1 | grep -oE '[0-9]+ $' |
+	tr -d ' ')
+[ -n "$P" ] && [ "$P" -ge 2 ] || fail "the day's publications: '$P'"
+FIN="BREAK +at sampling t 08:00:00 .* pub $P/$P .* finalize "
 wait_for 'Pending selection #[0-9]+' 5 || fail "no pending selection"
 FN=$(screen | grep -oE 'Pending selection #[0-9]+' | head -n 1 |
 	grep -oE '[0-9]+$')
@@ -45,7 +50,7 @@ wait_for "Pending selection #$FN" 5 || fail "not at #$FN again"
 
 # 3. One publication back, from the cooldown.
 tm send-keys -t "$T" '{'
-wait_for 'PAUSED +at go pub 172 .*pub 172/173 .* primary ' ||
+wait_for "PAUSED +at go pub $((P - 1)) .*pub $((P - 1))/$P .* primary " ||
 	fail "{ from the finalize's barrier did not go back one publication"
 screen | grep -q 'run\.rerun-' && fail "{ started a new replay"
 
