@@ -1196,7 +1196,7 @@ test_reaper_deletes_inputs(void **state)
 struct conc {
 	ms_shard *s;
 	atomic_bool done;
-	int views;
+	atomic_int views;
 };
 
 /* Check a view holds seeds 1..K exactly once (by ledger); returns K. */
@@ -1237,7 +1237,7 @@ conc_reader(void *arg)
 		last_epoch = ms_view_epoch(v);
 		check_view(v);
 		ms_view_release(v);
-		c->views++;
+		atomic_fetch_add(&c->views, 1);
 	}
 	return NULL;
 }
@@ -1249,11 +1249,21 @@ test_concurrent_views(void **state)
 	char *dir = make_dir();
 	struct conc c = { .s = open_shard(dir, true, NULL) };
 	atomic_init(&c.done, false);
-	struct conc c2 = c;
+	atomic_init(&c.views, 0);
+	struct conc c2 = { .s = c.s };
 	atomic_init(&c2.done, false);
+	atomic_init(&c2.views, 0);
 	pthread_t r1, r2;
 	assert_int_equal(pthread_create(&r1, NULL, conc_reader, &c), 0);
 	assert_int_equal(pthread_create(&r2, NULL, conc_reader, &c2), 0);
+	/* Both readers are under way before the shard changes (on a busy
+	 * machine a thread may otherwise first run after the last change):
+	 * they keep taking views throughout the changes below. */
+	for (int w = 0; w < 30000 && (atomic_load(&c.views) == 0 ||
+	                              atomic_load(&c2.views) == 0);
+	     w++)
+		usleep(1000);
+	assert_true(atomic_load(&c.views) > 0 && atomic_load(&c2.views) > 0);
 	ms_errbuf eb = { { 0 } };
 	uint64_t seed = 0;
 	for (int t = 0; t < 60; t++) {
@@ -1286,7 +1296,7 @@ test_concurrent_views(void **state)
 	atomic_store(&c2.done, true);
 	pthread_join(r1, NULL);
 	pthread_join(r2, NULL);
-	assert_true(c.views > 0 && c2.views > 0);
+	assert_true(atomic_load(&c.views) > 0 && atomic_load(&c2.views) > 0);
 	assert_int_equal(ms_shard_epoch(c.s), 60);
 	ms_view *v;
 	assert_int_equal(ms_shard_view(c.s, &v, &eb), 0);
