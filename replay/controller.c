@@ -2284,6 +2284,13 @@ oracle_main(void *arg)
 	                       r->opts.decide_timeout_ns, r->opts.plugin_host,
 	                       r->opts.plugin_host_exe, &r->oracle_cancel,
 	                       true);
+	/* Out of memory until the gates: the table is written to the work
+	 * directory (where it cannot be: kept, nothing else changes). */
+	char path[PATH_MAX];
+	if (r->oracle_rc == 0 && r->oracle.ok &&
+	    snprintf(path, sizeof(path), "%s/%s", r->work_dir,
+	             MS__ORACLE_SPILL) < (int)sizeof(path))
+		(void)ms__oracle_spill(&r->oracle, path);
 #ifdef __GLIBC__
 	malloc_trim(0);
 #endif
@@ -2291,7 +2298,7 @@ oracle_main(void *arg)
 }
 
 int
-ms__oracle_join(ms_replay *r)
+ms__oracle_wait(ms_replay *r)
 {
 	if (!r->oracle_started)
 		return MS_ERR_STATE;
@@ -2300,6 +2307,15 @@ ms__oracle_join(ms_replay *r)
 		r->oracle_joined = true;
 	}
 	return r->oracle_rc;
+}
+
+int
+ms__oracle_join(ms_replay *r)
+{
+	int rc = ms__oracle_wait(r);
+	if (rc == 0 && r->oracle.spill[0])
+		r->oracle_rc = rc = ms__oracle_unspill(&r->oracle);
+	return rc;
 }
 
 int
@@ -2443,7 +2459,7 @@ ms_replay_close(ms_replay *r)
 	ms__rsswatch_stop(&r->rss);
 	atomic_store(&r->oracle_cancel, true);
 	if (r->oracle_started)
-		ms__oracle_join(r);
+		ms__oracle_wait(r);
 	ms__checker_stop(r);
 	finish_record(r);
 	ms_engine_close(r->engine);

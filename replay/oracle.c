@@ -30,17 +30,29 @@
  * them but while the oracle runs: the blocks sorted by ID are walked
  * trace by trace for the chain, the checksum and the table, and the
  * rows' columns go as soon as the chain has judged them.
+ *
+ * Nor does a replay keep the table in memory while it waits for the
+ * gates: the oracle's thread writes it to a file in the run's work
+ * directory and frees it (ms__oracle_spill), and the gates read it back
+ * (ms__oracle_unspill), checked against its length and checksum, before
+ * any lookup. The file is removed once read, and by ms__oracle_release
+ * on any path that never read it.
  */
 #include "ms_clock.h"
 #include "replay_int.h"
 
 #include "ms_ledger.h"
+#include "ms_mem.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <xxhash.h>
 
@@ -634,9 +646,279 @@ ms__oracle_find(const ms__oracle *o, const uint8_t *tid, uint32_t len)
 	return bsearch(&want, o->ent, o->nent, sizeof(*o->ent), cmp_key);
 }
 
+/* ---- the spilled table ------------------------------------------------
+ *
+ * The table's file, version 1 (every number little-endian):
+ *
+ *   offset  bytes       field
+ *   0       8           magic "MSORCL01"
+ *   8       8           nent
+ *   16      8           nfrags
+ *   24      nent * 32   entries, in key order: key_lo u64, key_hi u64,
+ *                       rows u32, frag0 u32, nfrags u32, keep u8 (0 or
+ *                       1), three zero bytes
+ *   ...     nfrags * 16 blocks: lo u64, hi u64
+ *   ...     8           XXH3-64 (seed 0) of every byte before it
+ *
+ * Only the process that wrote it reads it, within the same run; nothing
+ * in it is trusted until its length and checksum are.
+ */
+#define SPILL_MAGIC "MSORCL01"
+#define SPILL_HEAD 24
+#define SPILL_ENT 32
+#define SPILL_FRAG 16
+#define SPILL_BUF 65536 /* a multiple of SPILL_ENT and SPILL_FRAG */
+
+static void
+put_ent(uint8_t *p, const ms__oracle_ent *e)
+{
+	ms_put_le64(p, e->key_lo);
+	ms_put_le64(p + 8, e->key_hi);
+	ms_put_le32(p + 16, e->rows);
+	ms_put_le32(p + 20, e->frag0);
+	ms_put_le32(p + 24, e->nfrags);
+	memset(p + 28, 0, 4);
+	p[28] = e->keep ? 1 : 0;
+}
+
+static void
+put_frag(uint8_t *p, const ms__oracle_frag *f)
+{
+	ms_put_le64(p, f->lo);
+	ms_put_le64(p + 8, f->hi);
+}
+
+/* Write n bytes at fd's position; 0 or errno. */
+static int
+write_full(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* The encoded table through buf (SPILL_BUF + 8 bytes) into fd, hashed into
+ * xs; 0 or errno. */
+static int
+write_table(const ms__oracle *o, int fd, uint8_t *buf, XXH3_state_t *xs)
+{
+	size_t k = SPILL_HEAD;
+	int err;
+	memcpy(buf, SPILL_MAGIC, 8);
+	ms_put_le64(buf + 8, o->nent);
+	ms_put_le64(buf + 16, o->nfrags);
+	for (size_t i = 0, f = 0; i < o->nent || f < o->nfrags;) {
+		if (k + SPILL_ENT > SPILL_BUF) {
+			XXH3_64bits_update(xs, buf, k);
+			if ((err = write_full(fd, buf, k)))
+				return err;
+			k = 0;
+		}
+		if (i < o->nent) {
+			put_ent(buf + k, &o->ent[i++]);
+			k += SPILL_ENT;
+		} else {
+			put_frag(buf + k, &o->frags[f++]);
+			k += SPILL_FRAG;
+		}
+	}
+	XXH3_64bits_update(xs, buf, k);
+	ms_put_le64(buf + k, XXH3_64bits_digest(xs));
+	return write_full(fd, buf, k + 8);
+}
+
+int
+ms__oracle_spill(ms__oracle *o, const char *path)
+{
+	if (o->spill[0])
+		return MS_ERR_STATE;
+	if (strlen(path) >= sizeof(o->spill))
+		return MS_ERR_RANGE;
+	uint8_t *buf = malloc(SPILL_BUF + 8);
+	XXH3_state_t *xs = XXH3_createState();
+	int fd = buf && xs ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	                          0600)
+	                   : -1;
+	int err = !buf || !xs ? ENOMEM : fd < 0 ? errno : 0;
+	if (!err) {
+		XXH3_64bits_reset(xs);
+		err = write_table(o, fd, buf, xs);
+	}
+	if (fd >= 0 && close(fd) != 0 && !err)
+		err = errno;
+	if (err && fd >= 0)
+		unlink(path);
+	free(buf);
+	XXH3_freeState(xs);
+	if (err)
+		return err == ENOMEM ? MS_ERR_NOMEM : ms_err_from_errno(err);
+	snprintf(o->spill, sizeof(o->spill), "%s", path);
+	free(o->ent);
+	free(o->frags);
+	o->ent = NULL;
+	o->frags = NULL;
+	return 0;
+}
+
+/* The table back from fd (size bytes) into o->ent and o->frags; 0, or
+ * an ms_err with o->why saying what is wrong (the caller names the
+ * file). */
+static int
+read_table(ms__oracle *o, int fd, uint64_t size)
+{
+	uint8_t *buf = malloc(SPILL_BUF);
+	XXH3_state_t *xs = XXH3_createState();
+	if (!buf || !xs) {
+		free(buf);
+		XXH3_freeState(xs);
+		snprintf(o->why, sizeof(o->why), "out of memory");
+		return MS_ERR_NOMEM;
+	}
+	XXH3_64bits_reset(xs);
+	int rc = 0;
+	size_t be = 0, bf = 0, want = 0, nent = 0, nfrags = 0;
+	if (size < SPILL_HEAD + 8 ||
+	    (rc = ms_fs_pread_all(fd, buf, SPILL_HEAD, 0)) ||
+	    memcmp(buf, SPILL_MAGIC, 8) != 0) {
+		snprintf(o->why, sizeof(o->why), "not an oracle table");
+		rc = MS_ERR_FORMAT;
+		goto out;
+	}
+	uint64_t ne = ms_le64(buf + 8), nf = ms_le64(buf + 16);
+	if (ne > SIZE_MAX || nf > SIZE_MAX ||
+	    !ms_mul_ok((size_t)ne, SPILL_ENT, &be) ||
+	    !ms_mul_ok((size_t)nf, SPILL_FRAG, &bf) ||
+	    be > SIZE_MAX - bf - SPILL_HEAD - 8 ||
+	    (want = SPILL_HEAD + be + bf + 8) != size) {
+		snprintf(o->why, sizeof(o->why),
+		         "%llu bytes, its header says %llu entries and %llu "
+		         "blocks",
+		         (unsigned long long)size, (unsigned long long)ne,
+		         (unsigned long long)nf);
+		rc = MS_ERR_CORRUPT;
+		goto out;
+	}
+	nent = (size_t)ne;
+	nfrags = (size_t)nf;
+	o->ent = calloc(nent ? nent : 1, sizeof(*o->ent));
+	o->frags = calloc(nfrags ? nfrags : 1, sizeof(*o->frags));
+	if (!o->ent || !o->frags) {
+		snprintf(o->why, sizeof(o->why), "out of memory");
+		rc = MS_ERR_NOMEM;
+		goto out;
+	}
+	XXH3_64bits_update(xs, buf, SPILL_HEAD);
+	uint64_t off = SPILL_HEAD;
+	for (size_t i = 0, f = 0; !rc && (i < nent || f < nfrags);) {
+		size_t n = want - 8 - off < SPILL_BUF ? want - 8 - off
+		                                     : SPILL_BUF;
+		if ((rc = ms_fs_pread_all(fd, buf, n, off)))
+			break;
+		XXH3_64bits_update(xs, buf, n);
+		off += n;
+		for (size_t k = 0; k < n;) {
+			if (i < nent) {
+				ms__oracle_ent *e = &o->ent[i++];
+				e->key_lo = ms_le64(buf + k);
+				e->key_hi = ms_le64(buf + k + 8);
+				e->rows = ms_le32(buf + k + 16);
+				e->frag0 = ms_le32(buf + k + 20);
+				e->nfrags = ms_le32(buf + k + 24);
+				e->keep = buf[k + 28] != 0;
+				k += SPILL_ENT;
+			} else {
+				ms__oracle_frag *g = &o->frags[f++];
+				g->lo = ms_le64(buf + k);
+				g->hi = ms_le64(buf + k + 8);
+				k += SPILL_FRAG;
+			}
+		}
+	}
+	if (!rc && (rc = ms_fs_pread_all(fd, buf, 8, off)) == 0 &&
+	    ms_le64(buf) != XXH3_64bits_digest(xs)) {
+		snprintf(o->why, sizeof(o->why), "checksum mismatch");
+		rc = MS_ERR_CORRUPT;
+	}
+	if (rc && !o->why[0])
+		snprintf(o->why, sizeof(o->why), "read: %s", ms_strerror(rc));
+	/* In key order (ms__oracle_find searches it), every entry's blocks
+	 * in the table (ms__oracle_dropped indexes by them). */
+	for (size_t i = 0; !rc && i < nent; i++)
+		if ((i && cmp_key(&o->ent[i - 1], &o->ent[i]) >= 0) ||
+		    o->ent[i].frag0 > nfrags ||
+		    o->ent[i].nfrags > nfrags - o->ent[i].frag0) {
+			snprintf(o->why, sizeof(o->why),
+			         "entry %zu is out of order or names blocks "
+			         "past the table",
+			         i);
+			rc = MS_ERR_CORRUPT;
+		}
+out:
+	if (!rc) {
+		o->nent = nent;
+		o->nfrags = nfrags;
+	}
+	free(buf);
+	XXH3_freeState(xs);
+	return rc;
+}
+
+int
+ms__oracle_unspill(ms__oracle *o)
+{
+	if (!o->spill[0])
+		return 0;
+	char why[sizeof(o->why)] = "";
+	int rc = 0;
+	o->why[0] = '\0';
+	int fd = open(o->spill, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		rc = ms_err_from_errno(errno);
+		snprintf(o->why, sizeof(o->why), "%s", strerror(errno));
+	} else {
+		rc = read_table(o, fd, (uint64_t)st.st_size);
+	}
+	if (fd >= 0)
+		close(fd);
+	snprintf(why, sizeof(why), "%s", o->why);
+	if (rc) {
+		free(o->ent);
+		free(o->frags);
+		o->ent = NULL;
+		o->frags = NULL;
+		o->nent = o->nfrags = 0;
+		o->ok = false;
+		snprintf(o->why, sizeof(o->why),
+		         "oracle table %s, read back for the gates: %s",
+		         o->spill, why);
+	}
+	unlink(o->spill);
+	o->spill[0] = '\0';
+	return rc;
+}
+
+size_t
+ms__oracle_resident_bytes(const ms__oracle *o)
+{
+	return (o->ent ? o->nent * sizeof(*o->ent) : 0) +
+	       (o->frags ? o->nfrags * sizeof(*o->frags) : 0);
+}
+
 void
 ms__oracle_release(ms__oracle *o)
 {
+	if (o->spill[0]) {
+		unlink(o->spill);
+		o->spill[0] = '\0';
+	}
 	free(o->ent);
 	free(o->frags);
 	o->frags = NULL;

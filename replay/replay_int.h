@@ -285,6 +285,9 @@ typedef struct ms__oracle {
 	char checksum[17]; /* XXH64 of (ID, verdict) in ID order */
 	bool ok;
 	char why[200];
+	/* Not empty: ent and frags are not in memory but in this file
+	 * (ms__oracle_spill), nent and nfrags what it holds. */
+	char spill[PATH_MAX];
 } ms__oracle;
 
 /* Read every raw core part of fx, gather each trace's rows, and evaluate
@@ -307,10 +310,24 @@ int ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 int ms__oracle_dropped(ms__oracle *o, const ms__dropped *d,
                        ms__blkcache *blocks);
 /* The trace with ID tid, or NULL: in a shed table (o->shed) NULL also
- * for a trace the chain keeps. */
+ * for a trace the chain keeps. The table must be in memory (not spilled,
+ * or read back by ms__oracle_unspill). */
 const ms__oracle_ent *ms__oracle_find(const ms__oracle *o, const uint8_t *tid,
                                       uint32_t len);
+/* Release everything, removing the spilled table's file if there is one. */
 void ms__oracle_release(ms__oracle *o);
+/* Write the table to the new file `path` (format in oracle.c) and free
+ * it: o->spill names the file until ms__oracle_unspill or
+ * ms__oracle_release removes it. 0, or an ms_err with the table still in
+ * memory and no file left (MS_ERR_STATE: spilled already). */
+int ms__oracle_spill(ms__oracle *o, const char *path);
+/* Read a spilled table back (no-op when not spilled), checked against
+ * its length and checksum, and remove its file. 0; or an ms_err with the
+ * table empty, o->ok false and o->why naming the file and what is
+ * wrong with it. */
+int ms__oracle_unspill(ms__oracle *o);
+/* Bytes of the table in memory (0 while spilled). */
+size_t ms__oracle_resident_bytes(const ms__oracle *o);
 
 /* Per-phase figures the merge events report, for the reconciliation. */
 typedef struct ms__recon {
@@ -671,8 +688,14 @@ int ms__replay_track_load(ms_replay *r, const track_ent *ents, size_t n);
 
 /* Check the end-of-run gates, record them, and keep them in r->gates. */
 int ms__replay_gates(ms_replay *r, ms_errbuf *eb);
-/* Wait for the oracle's thread (once); its ms__oracle_run result. */
+/* Wait for the oracle's thread (once); its ms__oracle_run result, and
+ * its table read back (ms__oracle_unspill; a failure to is the result). */
 int ms__oracle_join(ms_replay *r);
+/* Wait for the oracle's thread (once) and leave its table where it is
+ * (tests; the close). Its ms__oracle_run result. */
+int ms__oracle_wait(ms_replay *r);
+/* The file the oracle's thread spills its table to, in the work dir. */
+#define MS__ORACLE_SPILL "oracle.table"
 /* Run to absolute time t: a one-shot breakpoint named spec. */
 int ms__replay_run_to_abs(ms_replay *r, int64_t t, const char *spec,
                           ms_errbuf *eb);

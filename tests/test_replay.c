@@ -323,6 +323,64 @@ test_run_detdrop(void **state)
 	assert_true(d->track_cap <= d->track_n + d->track_n / 2);
 }
 
+static ms_replay *open_started(rt_run *run, const char *name,
+                               const char *variant, bool serial, bool paused,
+                               const char *bp);
+
+/* The oracle's table is not in memory from the oracle's end to the
+ * gates: its thread spilled it to the work directory, and the gates read
+ * it back (every verdict as before, the file gone). */
+static void
+test_oracle_spilled_until_gates(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "oracle-spill", "detdrop:35", false,
+	                            true, NULL);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(ms__oracle_wait(r), 0);
+	assert_true(r->oracle.ok);
+	assert_true(r->oracle.nent > 0);
+	assert_int_equal(ms__oracle_resident_bytes(&r->oracle), 0);
+	assert_null(r->oracle.ent);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof(path), "%s/%s", r->work_dir, MS__ORACLE_SPILL);
+	assert_string_equal(r->oracle.spill, path);
+	assert_true(ms_fs_is_file(path));
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	uint64_t merges;
+	assert_true(wait_done_clean(r, "oracle-spill", &merges));
+	assert_false(ms_fs_is_file(path));
+	assert_string_equal(r->oracle.spill, "");
+	assert_int_equal(r->oracle.nent, r->oracle.drop);
+	assert_int_equal(ms__oracle_resident_bytes(&r->oracle),
+	                 r->oracle.nent * sizeof(ms__oracle_ent) +
+	                         r->oracle.nfrags * sizeof(ms__oracle_frag));
+	ms_replay_close(r);
+	free(st);
+}
+
+/* A run closed before its gates removes the spilled table. */
+static void
+test_oracle_spill_removed_at_close(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "oracle-spill-close", "detdrop:35",
+	                            false, true, NULL);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(ms__oracle_wait(r), 0);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof(path), "%s/%s", r->work_dir, MS__ORACLE_SPILL);
+	assert_true(ms_fs_is_file(path));
+	ms_replay_close(r);
+	assert_false(ms_fs_is_file(path));
+	free(st);
+}
+
 static void
 test_run_skywalking(void **state)
 {
@@ -1673,6 +1731,8 @@ main(void)
 		cmocka_unit_test(test_run_disabled),
 		cmocka_unit_test(test_run_alwayskeep),
 		cmocka_unit_test(test_run_detdrop),
+		cmocka_unit_test(test_oracle_spilled_until_gates),
+		cmocka_unit_test(test_oracle_spill_removed_at_close),
 		cmocka_unit_test(test_run_skywalking),
 		cmocka_unit_test(test_trace_policy_skywalking),
 		cmocka_unit_test(test_trace_policy_detdrop),

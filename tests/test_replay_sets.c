@@ -7,10 +7,13 @@
  * past the first table and chunk sizes, and a part checked again is
  * checked from the cache alone); the large arrays the oracle keeps
  * outside malloc (a sort puts them in order, equal elements in the order
- * they came; growing keeps what was there); and the ring of recent merges
+ * they came; growing keeps what was there); the ring of recent merges
  * (every event read back byte for byte as pushed, past the ring's size and
  * seeks back; a one-link chain's merges take under 2 KiB each, in
- * pages written only as they come).
+ * pages written only as they come); and the oracle's table as a replay
+ * spills it to its work directory until the gates: out of memory
+ * meanwhile, read back answering every lookup as before, its file gone,
+ * and a damaged or missing file refused with an error naming it.
  */
 #include "replay_int.h"
 
@@ -24,11 +27,17 @@
 
 #include <cmocka.h>
 
+#include "testdir.h"
+
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <xxhash.h>
 
 /* Trace ID number i: lengths 1..64 in turn (longer when i's digits are),
  * letters then i's digits, so distinct for every i. */
@@ -649,6 +658,174 @@ test_recent_bytes(void **state)
 	ms__recent_release(&rg);
 }
 
+/* A drops-only table of n traces (IDs make_id(3i)), each with 1..3
+ * blocks, in key order, as build_table leaves it. */
+static void
+fake_table(ms__oracle *o, size_t n)
+{
+	memset(o, 0, sizeof(*o));
+	o->ent = calloc(n ? n : 1, sizeof(*o->ent));
+	o->frags = calloc(3 * n + 1, sizeof(*o->frags));
+	assert_non_null(o->ent);
+	assert_non_null(o->frags);
+	uint8_t id[MS_TRACE_ID_MAX];
+	size_t nf = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = make_id(3 * i, id);
+		XXH128_hash_t h = XXH3_128bits(id, len);
+		ms__oracle_ent *e = &o->ent[i];
+		e->key_lo = h.low64;
+		e->key_hi = h.high64;
+		e->rows = (uint32_t)(i * 7 + 1);
+		e->frag0 = (uint32_t)nf;
+		e->nfrags = (uint32_t)(1 + i % 3);
+		e->keep = i % 5 == 0;
+		for (uint32_t k = 0; k < e->nfrags; k++, nf++)
+			o->frags[nf] = (ms__oracle_frag){ h.low64 ^ k,
+				                          h.high64 + nf };
+	}
+	o->nent = n;
+	o->nfrags = nf;
+	o->n = 3 * n;
+	o->shed = true;
+	o->ok = true;
+	/* Key order, as ms__oracle_find needs: the blocks stay put. */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0; j--) {
+			ms__oracle_ent *a = &o->ent[j - 1], *b = &o->ent[j];
+			if (a->key_hi < b->key_hi ||
+			    (a->key_hi == b->key_hi && a->key_lo < b->key_lo))
+				break;
+			ms__oracle_ent t = *a;
+			*a = *b;
+			*b = t;
+		}
+}
+
+/* The table o answers as `want` does, for every ID in and out of it. */
+static void
+assert_same_answers(const ms__oracle *o, const ms__oracle *want, size_t n)
+{
+	uint8_t id[MS_TRACE_ID_MAX];
+	assert_int_equal(o->nent, want->nent);
+	assert_int_equal(o->nfrags, want->nfrags);
+	assert_memory_equal(o->frags, want->frags,
+	                    want->nfrags * sizeof(*want->frags));
+	for (size_t i = 0; i < 3 * n; i++) {
+		size_t len = make_id(i, id);
+		const ms__oracle_ent *a = ms__oracle_find(o, id, (uint32_t)len);
+		const ms__oracle_ent *b =
+		        ms__oracle_find(want, id, (uint32_t)len);
+		assert_int_equal(a != NULL, b != NULL);
+		assert_int_equal(a != NULL, i % 3 == 0);
+		if (!a)
+			continue;
+		assert_int_equal(a->key_lo, b->key_lo);
+		assert_int_equal(a->key_hi, b->key_hi);
+		assert_int_equal(a->rows, b->rows);
+		assert_int_equal(a->frag0, b->frag0);
+		assert_int_equal(a->nfrags, b->nfrags);
+		assert_int_equal(a->keep, b->keep);
+	}
+}
+
+static void
+flip_byte(const char *path, off_t at)
+{
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t b;
+	assert_int_equal(pread(fd, &b, 1, at), 1);
+	b ^= 0x40;
+	assert_int_equal(pwrite(fd, &b, 1, at), 1);
+	close(fd);
+}
+
+static void
+test_oracle_spill(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	assert_non_null(ms_test_mkdtemp(dir, sizeof(dir), "ms-test-spill"));
+	snprintf(path, sizeof(path), "%s/%s", dir, MS__ORACLE_SPILL);
+	/* Empty, one entry, and past one write buffer of entries. */
+	static const size_t sizes[] = { 0, 1, 5000 };
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s];
+		ms__oracle o, want;
+		fake_table(&o, n);
+		fake_table(&want, n);
+		assert_true(ms__oracle_resident_bytes(&o) > 0 || n == 0);
+		assert_int_equal(ms__oracle_spill(&o, path), 0);
+		/* Out of memory until read back; the file holds it. */
+		assert_int_equal(ms__oracle_resident_bytes(&o), 0);
+		assert_null(o.ent);
+		assert_null(o.frags);
+		assert_string_equal(o.spill, path);
+		assert_true(ms_fs_is_file(path));
+		assert_int_equal(ms__oracle_spill(&o, path), MS_ERR_STATE);
+		assert_int_equal(ms__oracle_unspill(&o), 0);
+		assert_false(ms_fs_is_file(path));
+		assert_string_equal(o.spill, "");
+		assert_true(o.ok);
+		assert_int_equal(ms__oracle_resident_bytes(&o),
+		                 ms__oracle_resident_bytes(&want));
+		assert_same_answers(&o, &want, n);
+		/* Not spilled: reading back is a no-op. */
+		assert_int_equal(ms__oracle_unspill(&o), 0);
+		assert_same_answers(&o, &want, n);
+		ms__oracle_release(&o);
+		ms__oracle_release(&want);
+	}
+	/* A damaged file: refused, naming the file, never a table. One
+	 * byte flipped in the header, an entry, a block and the checksum;
+	 * the file cut short; the file gone. */
+	struct stat st;
+	ms__oracle o;
+	fake_table(&o, 3000);
+	assert_int_equal(ms__oracle_spill(&o, path), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 24 + 3000 * 32 + o.nfrags * 16 + 8);
+	ms__oracle_release(&o);
+	const off_t at[] = { 3, 12, 24 + 77, 24 + 3000 * 32 + 5,
+		             st.st_size - 2, -1, -2 };
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		fake_table(&o, 3000);
+		assert_int_equal(ms__oracle_spill(&o, path), 0);
+		if (at[i] >= 0)
+			flip_byte(path, at[i]);
+		else if (at[i] == -1)
+			assert_int_equal(truncate(path, st.st_size - 16), 0);
+		else
+			assert_int_equal(unlink(path), 0);
+		int rc = ms__oracle_unspill(&o);
+		assert_true(rc < 0);
+		assert_false(o.ok);
+		assert_int_equal(o.nent, 0);
+		assert_null(o.ent);
+		assert_int_equal(ms__oracle_resident_bytes(&o), 0);
+		assert_non_null(strstr(o.why, path));
+		fprintf(stderr, "refused: %s\n", o.why);
+		assert_false(ms_fs_is_file(path));
+		assert_string_equal(o.spill, "");
+		ms__oracle_release(&o);
+	}
+	/* A table never read back: its file goes with it. */
+	fake_table(&o, 10);
+	assert_int_equal(ms__oracle_spill(&o, path), 0);
+	ms__oracle_release(&o);
+	assert_false(ms_fs_is_file(path));
+	/* Where it cannot be written: no file, the table still in memory. */
+	char bad[PATH_MAX + 64];
+	snprintf(bad, sizeof(bad), "%s/no-such-dir/%s", dir, MS__ORACLE_SPILL);
+	fake_table(&o, 10);
+	assert_true(ms__oracle_spill(&o, bad) < 0);
+	assert_string_equal(o.spill, "");
+	assert_true(ms__oracle_resident_bytes(&o) > 0);
+	ms__oracle_release(&o);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int
 main(void)
 {
@@ -660,6 +837,7 @@ main(void)
 		cmocka_unit_test(test_big_reserve),
 		cmocka_unit_test(test_recent_events),
 		cmocka_unit_test(test_recent_bytes),
+		cmocka_unit_test(test_oracle_spill),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
