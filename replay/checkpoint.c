@@ -97,8 +97,7 @@ struct ms__rck {
 	ms_rec_mark mark;
 	size_t ndropped;
 	uint64_t link_calls[MS_EV_LINKS_MAX]; /* the chain's, per link */
-	track_ent *track; /* the entries of r->track in use, packed */
-	size_t track_n;
+	ms__track_copy track; /* the lifecycle table */
 	struct {
 #define CK_DECL(f) __typeof__(((ms_replay *)0)->f) f;
 		CK_FIELDS(CK_DECL)
@@ -113,7 +112,7 @@ ck_free(ms__rck *c, bool remove_dir)
 		return;
 	if (remove_dir)
 		ms_checkpoint_remove(c->dir, NULL);
-	free(c->track);
+	ms__track_copy_release(&c->track);
 	free(c);
 }
 
@@ -212,13 +211,9 @@ save_tallies(ms_replay *r, ms__rck *c)
 	CK_FIELDS(CK_SAVE)
 #undef CK_SAVE
 	c->ndropped = r->dropped.n;
-	c->track = r->track_n ? malloc(r->track_n * sizeof(track_ent)) : NULL;
-	if (c->track) {
-		memcpy(c->track, r->track, r->track_n * sizeof(track_ent));
-		c->track_n = r->track_n;
-	}
+	int rc = ms__replay_track_save(r, &c->track);
 	pthread_mutex_unlock(&r->mu);
-	return r->track_n && !c->track ? MS_ERR_NOMEM : 0;
+	return rc;
 }
 
 void
@@ -311,7 +306,7 @@ put_tallies(ms_replay *r, const ms__rck *c)
 #define CK_LOAD(f) memcpy(&r->f, &c->t.f, sizeof(r->f));
 	CK_FIELDS(CK_LOAD)
 #undef CK_LOAD
-	if (ms__replay_track_load(r, c->track, c->track_n))
+	if (ms__replay_track_load(r, &c->track))
 		return MS_ERR_NOMEM;
 	ms__dropped_truncate(&r->dropped, c->ndropped);
 	/* The newest recent merges are those re-run: forget them. */

@@ -116,8 +116,8 @@ track_idx_slot(const ms_replay *r, uint32_t *idx, size_t nidx, uint64_t id)
 	return &idx[h];
 }
 
-/* Room for one more entry: the packed entries grow by half (only what
- * is filled is touched), the slot table doubles at half full. */
+/* Room for one more entry: the packed entries grow by a quarter (only
+ * what is filled is touched), the slot table doubles at half full. */
 static int
 track_grow(ms_replay *r)
 {
@@ -126,7 +126,7 @@ track_grow(ms_replay *r)
 	if (r->track_n == r->track_cap) {
 		/* Small at first, so that every run (even a test's) grows
 		 * the table through this path. */
-		size_t ncap = r->track_cap ? r->track_cap + r->track_cap / 2
+		size_t ncap = r->track_cap ? r->track_cap + r->track_cap / 4
 		                           : 32;
 		track_ent *nt = realloc(r->track, ncap * sizeof(*nt));
 		if (!nt)
@@ -168,26 +168,127 @@ track_slot(ms_replay *r, uint64_t id)
 	return t;
 }
 
-/* Replace the table by the n entries ents (a seek back, checkpoint.c).
- * 0 or MS_ERR_NOMEM (the table is then empty). mu held. */
-int
-ms__replay_track_load(ms_replay *r, const track_ent *ents, size_t n)
+/* Hold ledgers l for entry t (replacing any it holds): 0 or
+ * MS_ERR_NOMEM (t unchanged). A freed slot is used again first; the
+ * slots grow by half. */
+static int
+track_led_put(ms_replay *r, track_ent *t, const ms_ledger_set *l)
+{
+	if (!t->led) {
+		if (r->track_led_nfree) {
+			t->led = r->track_led_free[--r->track_led_nfree];
+		} else {
+			if (r->track_led_n >= UINT32_MAX - 1)
+				return MS_ERR_NOMEM;
+			if (r->track_led_n == r->track_led_cap) {
+				size_t nc = r->track_led_cap
+				                    ? r->track_led_cap +
+				                              r->track_led_cap / 2
+				                    : 16;
+				ms_ledger_set *nl = realloc(
+				        r->track_led, nc * sizeof(*nl));
+				if (!nl)
+					return MS_ERR_NOMEM;
+				uint32_t *nf = realloc(r->track_led_free,
+				                       nc * sizeof(*nf));
+				if (!nf) {
+					r->track_led = nl;
+					return MS_ERR_NOMEM;
+				}
+				r->track_led = nl;
+				r->track_led_free = nf;
+				r->track_led_cap = nc;
+			}
+			t->led = (uint32_t)++r->track_led_n;
+		}
+	}
+	r->track_led[t->led - 1] = *l;
+	return 0;
+}
+
+/* Entry t's ledgers are no longer needed: its slot is free again. */
+static void
+track_led_drop(ms_replay *r, track_ent *t)
+{
+	if (!t->led)
+		return;
+	r->track_led_free[r->track_led_nfree++] = t->led;
+	t->led = 0;
+}
+
+/* Empty the table (its memory kept). */
+static void
+track_clear(ms_replay *r)
 {
 	if (r->track_nidx)
 		memset(r->track_idx, 0, r->track_nidx * sizeof(*r->track_idx));
 	r->track_n = 0;
-	for (size_t i = 0; i < n; i++) {
-		track_ent *t = track_slot(r, ents[i].id);
-		if (!t) {
-			r->track_n = 0;
-			if (r->track_nidx)
-				memset(r->track_idx, 0,
-				       r->track_nidx * sizeof(*r->track_idx));
+	r->track_led_n = 0;
+	r->track_led_nfree = 0;
+}
+
+int
+ms__replay_track_save(const ms_replay *r, ms__track_copy *out)
+{
+	memset(out, 0, sizeof(*out));
+	size_t nled = r->track_led_n - r->track_led_nfree;
+	out->ent = r->track_n ? malloc(r->track_n * sizeof(*out->ent)) : NULL;
+	out->led = nled ? malloc(nled * sizeof(*out->led)) : NULL;
+	if ((r->track_n && !out->ent) || (nled && !out->led)) {
+		ms__track_copy_release(out);
+		return MS_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < r->track_n; i++) {
+		track_ent *t = &out->ent[i];
+		*t = r->track[i];
+		if (t->led) {
+			out->led[out->nled] = r->track_led[t->led - 1];
+			t->led = (uint32_t)++out->nled;
+		}
+	}
+	out->n = r->track_n;
+	return 0;
+}
+
+/* Replace the table by the copy c (a seek back, checkpoint.c). 0 or
+ * MS_ERR_NOMEM (the table is then empty). mu held. */
+int
+ms__replay_track_load(ms_replay *r, const ms__track_copy *c)
+{
+	track_clear(r);
+	for (size_t i = 0; i < c->n; i++) {
+		track_ent *t = track_slot(r, c->ent[i].id);
+		uint32_t led = c->ent[i].led;
+		if (t) {
+			*t = c->ent[i];
+			t->led = 0;
+		}
+		if (!t || (led && (led > c->nled ||
+		                   track_led_put(r, t, &c->led[led - 1])))) {
+			track_clear(r);
 			return MS_ERR_NOMEM;
 		}
-		*t = ents[i];
 	}
 	return 0;
+}
+
+void
+ms__track_copy_release(ms__track_copy *c)
+{
+	free(c->ent);
+	free(c->led);
+	memset(c, 0, sizeof(*c));
+}
+
+size_t
+ms__replay_track_bytes(const ms_replay *r, size_t *leds)
+{
+	if (leds)
+		*leds = r->track_led_n - r->track_led_nfree;
+	return r->track_cap * sizeof(*r->track) +
+	       r->track_nidx * sizeof(*r->track_idx) +
+	       r->track_led_cap *
+	               (sizeof(*r->track_led) + sizeof(*r->track_led_free));
 }
 
 /* The entry of id, or NULL; never grows the table (pointers stay). */
@@ -332,8 +433,9 @@ track_checked(ms_replay *r, uint64_t id, int rc, const ms_ledger_set *led,
 		copy_str(r->part_err, sizeof(r->part_err), why);
 	track_ent *t = track_slot(r, id);
 	if (t && rc == 0) {
+		if (track_led_put(r, t, led))
+			return NULL;
 		t->checked = true;
-		t->led = *led;
 	}
 	return t;
 }
@@ -362,7 +464,19 @@ reconcile_merge(ms_replay *r, const ms__check_job *j, const ms_ledger_set *out)
 		const track_ent *t = track_find(r, j->inputs[i]);
 		if (!t || !t->checked)
 			return; /* that input's failure is counted already */
-		ms_ledger_set_add(&in, &t->led);
+		if (!t->led) {
+			/* Its ledgers went with the merge that took it
+			 * first: taken twice (the lifecycle gate fails). */
+			r->merges_unreconciled++;
+			if (!r->merge_err[0])
+				snprintf(r->merge_err, sizeof(r->merge_err),
+				         "merge #%llu: input %016llx was the "
+				         "input of an earlier merge",
+				         (unsigned long long)j->seq,
+				         (unsigned long long)j->inputs[i]);
+			return;
+		}
+		ms_ledger_set_add(&in, &r->track_led[t->led - 1]);
 	}
 	bool ok = ms_ledger_set_sub(&in, out) == 0;
 	for (int k = 0; ok && k < MS_KIND_COUNT; k++) {
@@ -407,6 +521,13 @@ ms__replay_check(ms_replay *r, const ms__check_job *j)
 		ms_ledger_set none;
 		ms_ledger_set_init(&none);
 		reconcile_merge(r, j, &none);
+	}
+	/* A merge's inputs are reconciled with it (or cannot be): their
+	 * ledgers are not read again. */
+	for (size_t i = 0; j->merge && !j->lost_inputs && i < j->ninputs; i++) {
+		track_ent *t = track_find(r, j->inputs[i]);
+		if (t)
+			track_led_drop(r, t);
 	}
 	pthread_mutex_unlock(&r->mu);
 }
@@ -2475,6 +2596,8 @@ ms_replay_close(ms_replay *r)
 	(void)ms_envelope_leave(&r->env, NULL);
 	free(r->track);
 	free(r->track_idx);
+	free(r->track_led);
+	free(r->track_led_free);
 	ms__dropped_release(&r->dropped);
 	ms__recent_release(&r->recent);
 	ms__oracle_release(&r->oracle);

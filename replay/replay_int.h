@@ -350,14 +350,25 @@ enum run_mode {
 };
 
 /* Lifecycle of one part ID (its core and both index parts), for the
- * "exactly once" gates, and its ledgers once checked (ms__part_check). */
+ * "exactly once" gates, and its ledgers once checked (ms__part_check)
+ * until the merge that took it as an input is reconciled with them. */
 typedef struct track_ent {
 	uint64_t id; /* 0 = empty slot */
 	uint32_t introduced[MS_KIND_COUNT];
 	uint32_t removed[MS_KIND_COUNT];
-	bool checked; /* passed ms__part_check; led is its ledgers */
-	ms_ledger_set led;
+	uint32_t led; /* its ledgers: ms_replay.track_led[led - 1]; 0 = none
+	                 (not checked, or reconciled with its merge) */
+	bool checked; /* passed ms__part_check */
 } track_ent;
+
+/* A copy of the lifecycle table (a checkpoint's): the entries in use,
+ * their led numbers into the copy's own packed ledgers. */
+typedef struct ms__track_copy {
+	track_ent *ent;
+	size_t n;
+	ms_ledger_set *led;
+	size_t nled;
+} ms__track_copy;
 
 /* Check a part entering the shard: core blocks one per trace in
  * ascending order, rows as its metadata says, both index parts present
@@ -562,6 +573,14 @@ struct ms_replay {
 	size_t track_cap, track_n;
 	uint32_t *track_idx;
 	size_t track_nidx;
+	/* The entries' ledgers (track_ent.led), held only from a part's
+	 * check to its merge's reconciliation: slots [0, track_led_n) of
+	 * track_led_cap used or free, the free ones' numbers stacked in
+	 * track_led_free (track_led_nfree of them). */
+	ms_ledger_set *track_led;
+	size_t track_led_n, track_led_cap;
+	uint32_t *track_led_free;
+	size_t track_led_nfree;
 	bool track_dup; /* an ID introduced or removed twice */
 	char track_err[128];
 	/* Every part entering the shard is checked (ms__part_check): how
@@ -682,9 +701,16 @@ int ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
                            ms__stage_counts *c, ms_errbuf *eb);
 void ms__replay_links_rebase(ms_replay *r);
 int ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb);
-/* Replace the exactly-once table by n entries (mu held). 0 or
- * MS_ERR_NOMEM. */
-int ms__replay_track_load(ms_replay *r, const track_ent *ents, size_t n);
+/* A copy of the exactly-once table into *out (mu held); release it with
+ * ms__track_copy_release. 0 or MS_ERR_NOMEM (*out then empty). */
+int ms__replay_track_save(const ms_replay *r, ms__track_copy *out);
+/* Replace the exactly-once table by the copy c (mu held). 0 or
+ * MS_ERR_NOMEM (the table then empty). */
+int ms__replay_track_load(ms_replay *r, const ms__track_copy *c);
+void ms__track_copy_release(ms__track_copy *c);
+/* Bytes the exactly-once table holds: entries, index and ledgers
+ * allocated; the ledgers in use into *leds when not NULL. */
+size_t ms__replay_track_bytes(const ms_replay *r, size_t *leds);
 
 /* Check the end-of-run gates, record them, and keep them in r->gates. */
 int ms__replay_gates(ms_replay *r, ms_errbuf *eb);

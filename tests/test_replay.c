@@ -95,8 +95,10 @@ typedef struct done_run {
 	/* The oracle's table at the end: entries held, the day's traces
 	 * and how many the chain drops. */
 	uint64_t oracle_held, oracle_traces, oracle_drops;
-	/* The lifecycle table at the end: part IDs, entries allocated. */
+	/* The lifecycle table at the end: part IDs, entries allocated, its
+	 * bytes and the ledgers it holds; the parts left in the shard. */
 	uint64_t track_n, track_cap;
+	size_t track_bytes, track_leds, final_parts;
 	/* The ring of recent merges at the end: records held, bytes its
 	 * block was ever written. */
 	uint64_t recent_n, recent_touched;
@@ -242,6 +244,11 @@ full_run_staging(const char *variant, const char *policy, const char *staging)
 	d->track_cap = r->track_cap;
 	d->recent_n = r->recent.n;
 	d->recent_touched = ms__recent_bytes(&r->recent, NULL);
+	d->track_bytes = ms__replay_track_bytes(r, &d->track_leds);
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(r->shard, &v, NULL), 0);
+	d->final_parts = ms_view_count(v);
+	ms_view_release(v);
 	ms_replay_close(r);
 	return d;
 }
@@ -321,6 +328,21 @@ test_run_detdrop(void **state)
 	 * by half, not to twice the IDs seen. */
 	assert_true(d->track_n > 32);
 	assert_true(d->track_cap <= d->track_n + d->track_n / 2);
+	/* ... by a quarter; and it holds the ledgers of the parts still in
+	 * the shard only (a merged-away part's went with its merge's
+	 * reconciliation), not one set per part ID of the day. */
+	assert_true(d->track_cap <= d->track_n + d->track_n / 4 + 1);
+	assert_true(d->final_parts > 0);
+	assert_true(d->track_leds <= d->final_parts);
+	assert_true(d->track_n > 4 * d->final_parts);
+	assert_true(d->track_bytes <
+	            d->track_n * (sizeof(track_ent) * 5 / 4 + 16) +
+	                    d->final_parts * 2 * sizeof(ms_ledger_set) + 1024);
+	fprintf(stderr,
+	        "lifecycle table: %llu IDs, %zu bytes, %zu ledger sets, "
+	        "%zu parts at the end\n",
+	        (unsigned long long)d->track_n, d->track_bytes, d->track_leds,
+	        d->final_parts);
 }
 
 static ms_replay *open_started(rt_run *run, const char *name,
