@@ -17,6 +17,7 @@ pairs=(
 	fuzz_shard_snapshot:corpus-shard
 	fuzz_checkpoint_state:
 	fuzz_frozen:corpus-frozen
+	fuzz_oracle_table:
 	fuzz_breakpoint:corpus-bp
 	fuzz_tui_input:corpus-tui
 	fuzz_cli:corpus-cli
