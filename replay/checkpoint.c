@@ -97,7 +97,7 @@ struct ms__rck {
 	ms_rec_mark mark;
 	size_t ndropped;
 	uint64_t link_calls[MS_EV_LINKS_MAX]; /* the chain's, per link */
-	ms__track_copy track; /* the lifecycle table */
+	ms__track_copy track;                 /* the lifecycle table */
 	struct {
 #define CK_DECL(f) __typeof__(((ms_replay *)0)->f) f;
 		CK_FIELDS(CK_DECL)

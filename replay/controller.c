@@ -126,8 +126,8 @@ track_grow(ms_replay *r)
 	if (r->track_n == r->track_cap) {
 		/* Small at first, so that every run (even a test's) grows
 		 * the table through this path. */
-		size_t ncap = r->track_cap ? r->track_cap + r->track_cap / 4
-		                           : 32;
+		size_t ncap =
+		        r->track_cap ? r->track_cap + r->track_cap / 4 : 32;
 		track_ent *nt = realloc(r->track, ncap * sizeof(*nt));
 		if (!nt)
 			return MS_ERR_NOMEM;
@@ -168,39 +168,41 @@ track_slot(ms_replay *r, uint64_t id)
 	return t;
 }
 
-/* Hold ledgers l for entry t (replacing any it holds): 0 or
- * MS_ERR_NOMEM (t unchanged). A freed slot is used again first; the
- * slots grow by half. */
+/* Room for one more ledger slot: the slots grow by half. 0 or
+ * MS_ERR_NOMEM. */
+static int
+track_led_grow(ms_replay *r)
+{
+	if (r->track_led_n >= UINT32_MAX - 1)
+		return MS_ERR_NOMEM;
+	if (r->track_led_n < r->track_led_cap)
+		return 0;
+	size_t nc =
+	        r->track_led_cap ? r->track_led_cap + r->track_led_cap / 2 : 16;
+	ms_ledger_set *nl = realloc(r->track_led, nc * sizeof(*nl));
+	if (!nl)
+		return MS_ERR_NOMEM;
+	r->track_led = nl;
+	uint32_t *nf = realloc(r->track_led_free, nc * sizeof(*nf));
+	if (!nf)
+		return MS_ERR_NOMEM;
+	r->track_led_free = nf;
+	r->track_led_cap = nc;
+	return 0;
+}
+
+/* Hold ledgers l for entry t (replacing any it holds), in a freed slot
+ * if there is one: 0 or MS_ERR_NOMEM (t unchanged). */
 static int
 track_led_put(ms_replay *r, track_ent *t, const ms_ledger_set *l)
 {
 	if (!t->led) {
-		if (r->track_led_nfree) {
+		if (r->track_led_nfree)
 			t->led = r->track_led_free[--r->track_led_nfree];
-		} else {
-			if (r->track_led_n >= UINT32_MAX - 1)
-				return MS_ERR_NOMEM;
-			if (r->track_led_n == r->track_led_cap) {
-				size_t nc = r->track_led_cap
-				                    ? r->track_led_cap +
-				                              r->track_led_cap / 2
-				                    : 16;
-				ms_ledger_set *nl = realloc(
-				        r->track_led, nc * sizeof(*nl));
-				if (!nl)
-					return MS_ERR_NOMEM;
-				uint32_t *nf = realloc(r->track_led_free,
-				                       nc * sizeof(*nf));
-				if (!nf) {
-					r->track_led = nl;
-					return MS_ERR_NOMEM;
-				}
-				r->track_led = nl;
-				r->track_led_free = nf;
-				r->track_led_cap = nc;
-			}
+		else if (track_led_grow(r))
+			return MS_ERR_NOMEM;
+		else
 			t->led = (uint32_t)++r->track_led_n;
-		}
 	}
 	r->track_led[t->led - 1] = *l;
 	return 0;

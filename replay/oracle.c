@@ -817,8 +817,8 @@ read_table(ms__oracle *o, int fd, uint64_t size)
 	XXH3_64bits_update(xs, buf, SPILL_HEAD);
 	uint64_t off = SPILL_HEAD;
 	for (size_t i = 0, f = 0; !rc && (i < nent || f < nfrags);) {
-		size_t n = want - 8 - off < SPILL_BUF ? want - 8 - off
-		                                     : SPILL_BUF;
+		size_t n =
+		        want - 8 - off < SPILL_BUF ? want - 8 - off : SPILL_BUF;
 		if ((rc = ms_fs_pread_all(fd, buf, n, off)))
 			break;
 		XXH3_64bits_update(xs, buf, n);

@@ -681,8 +681,8 @@ fake_table(ms__oracle *o, size_t n)
 		e->nfrags = (uint32_t)(1 + i % 3);
 		e->keep = i % 5 == 0;
 		for (uint32_t k = 0; k < e->nfrags; k++, nf++)
-			o->frags[nf] = (ms__oracle_frag){ h.low64 ^ k,
-				                          h.high64 + nf };
+			o->frags[nf] =
+			        (ms__oracle_frag){ h.low64 ^ k, h.high64 + nf };
 	}
 	o->nent = n;
 	o->nfrags = nf;
@@ -787,8 +787,9 @@ test_oracle_spill(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 24 + 3000 * 32 + o.nfrags * 16 + 8);
 	ms__oracle_release(&o);
-	const off_t at[] = { 3, 12, 24 + 77, 24 + 3000 * 32 + 5,
-		             st.st_size - 2, -1, -2 };
+	const off_t at[] = {
+		3, 12, 24 + 77, 24 + 3000 * 32 + 5, st.st_size - 2, -1, -2
+	};
 	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
 		fake_table(&o, 3000);
 		assert_int_equal(ms__oracle_spill(&o, path), 0);
