@@ -41,6 +41,7 @@
 #include "ms_owner.h"
 #include "ms_rusage.h"
 #include "replay_int.h"
+#include "grow.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -168,38 +169,17 @@ track_slot(ms_replay *r, uint64_t id)
 	return t;
 }
 
-/* Room for one more ledger slot: the slots grow by half. 0 or
- * MS_ERR_NOMEM. */
-static int
-track_led_grow(ms_replay *r)
-{
-	if (r->track_led_n >= UINT32_MAX - 1)
-		return MS_ERR_NOMEM;
-	if (r->track_led_n < r->track_led_cap)
-		return 0;
-	size_t nc =
-	        r->track_led_cap ? r->track_led_cap + r->track_led_cap / 2 : 16;
-	ms_ledger_set *nl = realloc(r->track_led, nc * sizeof(*nl));
-	if (!nl)
-		return MS_ERR_NOMEM;
-	r->track_led = nl;
-	uint32_t *nf = realloc(r->track_led_free, nc * sizeof(*nf));
-	if (!nf)
-		return MS_ERR_NOMEM;
-	r->track_led_free = nf;
-	r->track_led_cap = nc;
-	return 0;
-}
-
 /* Hold ledgers l for entry t (replacing any it holds), in a freed slot
- * if there is one: 0 or MS_ERR_NOMEM (t unchanged). */
+ * if there is one (the slots double): 0 or MS_ERR_NOMEM (t unchanged). */
 static int
 track_led_put(ms_replay *r, track_ent *t, const ms_ledger_set *l)
 {
 	if (!t->led) {
 		if (r->track_led_nfree)
 			t->led = r->track_led_free[--r->track_led_nfree];
-		else if (track_led_grow(r))
+		else if (r->track_led_n >= UINT32_MAX - 1 ||
+		         MS__GROW2(r->track_led, r->track_led_free,
+		                   r->track_led_cap, r->track_led_n + 1, 16))
 			return MS_ERR_NOMEM;
 		else
 			t->led = (uint32_t)++r->track_led_n;

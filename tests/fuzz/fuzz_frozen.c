@@ -14,49 +14,22 @@
 #include "frozen.h"
 #include "ms_picker.h"
 
-#include <fcntl.h>
-#include <stdio.h>
+#include "fuzz_file.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static char dir[128], file[160];
-
-static void
-cleanup(void)
-{
-	unlink(file);
-	rmdir(dir);
-}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!dir[0]) {
-		const char *root =
-		        access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-		snprintf(dir, sizeof(dir), "%s/msfuzz-frozen-%d", root,
-		         (int)getpid());
-		snprintf(file, sizeof(file), "%s/%s", dir, MS_FROZEN_FILE);
-		mkdir(dir, 0755);
-		atexit(cleanup);
-	}
 	if (size > 65536)
 		return 0;
-	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) { /* someone cleaned /dev/shm under us */
-		mkdir(dir, 0755);
-		fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	}
-	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
-		abort();
-	close(fd);
+	fuzz_file_write("frozen", MS_FROZEN_FILE, data, size);
 	ms__frozen f;
 	ms_errbuf eb = { "" };
-	int rc = ms__frozen_read(dir, &f, &eb);
+	int rc = ms__frozen_read(fuzz_dir, &f, &eb);
 	if (rc != 0) {
 		if (rc > 0 || !eb.msg[0] || f.ids || f.ninputs)
 			abort();

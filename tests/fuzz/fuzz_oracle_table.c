@@ -11,23 +11,12 @@
  */
 #include "replay_int.h"
 
-#include <fcntl.h>
-#include <stdio.h>
+#include "fuzz_file.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static char dir[128], file[160];
-
-static void
-cleanup(void)
-{
-	unlink(file);
-	rmdir(dir);
-}
 
 static bool
 key_less(const ms__oracle_ent *a, const ms__oracle_ent *b)
@@ -39,35 +28,19 @@ key_less(const ms__oracle_ent *a, const ms__oracle_ent *b)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!dir[0]) {
-		const char *root =
-		        access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-		snprintf(dir, sizeof(dir), "%s/msfuzz-oracle-%d", root,
-		         (int)getpid());
-		snprintf(file, sizeof(file), "%s/%s", dir, MS__ORACLE_SPILL);
-		mkdir(dir, 0755);
-		atexit(cleanup);
-	}
 	if (size > 1 << 20)
 		return 0;
-	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) { /* someone cleaned /dev/shm under us */
-		mkdir(dir, 0755);
-		fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	}
-	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
-		abort();
-	close(fd);
+	fuzz_file_write("oracle", MS__ORACLE_SPILL, data, size);
 	ms__oracle o;
 	memset(&o, 0, sizeof(o));
 	o.ok = true;
-	snprintf(o.spill, sizeof(o.spill), "%s", file);
+	snprintf(o.spill, sizeof(o.spill), "%s", fuzz_file);
 	int rc = ms__oracle_unspill(&o);
-	if (access(file, F_OK) == 0 || o.spill[0])
+	if (access(fuzz_file, F_OK) == 0 || o.spill[0])
 		abort();
 	if (rc != 0) {
 		if (rc > 0 || o.ok || o.ent || o.frags || o.nent ||
-		    !strstr(o.why, file))
+		    !strstr(o.why, fuzz_file))
 			abort();
 		ms__oracle_release(&o);
 		return 0;
@@ -89,7 +62,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(again.ent, o.ent, o.nent * sizeof(*o.ent));
 	memcpy(again.frags, o.frags, o.nfrags * sizeof(*o.frags));
 	again.drop_found = NULL;
-	if (ms__oracle_spill(&again, file) != 0 ||
+	if (ms__oracle_spill(&again, fuzz_file) != 0 ||
 	    ms__oracle_resident_bytes(&again) != 0 ||
 	    ms__oracle_unspill(&again) != 0 || again.nent != o.nent ||
 	    again.nfrags != o.nfrags ||
