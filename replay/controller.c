@@ -2388,9 +2388,12 @@ oracle_main(void *arg)
 	                       r->opts.plugin_host_exe, &r->oracle_cancel,
 	                       true);
 	/* Out of memory until the gates: the table is written to the work
-	 * directory (where it cannot be: kept, nothing else changes). */
+	 * directory (where it cannot be: kept, nothing else changes). Not
+	 * when that directory is itself in memory (a tmpfs): the table would
+	 * only move out of the process's resident set, still in RAM. */
 	char path[PATH_MAX];
 	if (r->oracle_rc == 0 && r->oracle.ok &&
+	    !ms__fs_in_memory(r->work_dir) &&
 	    snprintf(path, sizeof(path), "%s/%s", r->work_dir,
 	             MS__ORACLE_SPILL) < (int)sizeof(path))
 		(void)ms__oracle_spill(&r->oracle, path);
