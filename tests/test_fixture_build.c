@@ -160,6 +160,50 @@ gate_value(const ms_fixture_report *r, const char *name, bool *pass)
 	return NULL;
 }
 
+/* index_density on the smoke day (0.107 day-1x units): not applicable,
+ * with why; never passed, never failed. */
+static void
+expect_density_na(const ms_fixture_report *r)
+{
+	for (size_t i = 0; i < r->ngates; i++)
+		if (strcmp(r->gates[i].name, "index_density") == 0) {
+			assert_true(r->gates[i].not_applicable);
+			assert_false(r->gates[i].pass);
+			assert_non_null(strstr(r->gates[i].value,
+			                       "not applicable: 0.107 day-1x "
+			                       "units, a partial day"));
+			assert_string_equal(r->failed_gate, "");
+			return;
+		}
+	fail_msg("no index_density gate");
+}
+
+/* The manifest's gates of fixture dir: as the build's, but the ones
+ * that did not apply. */
+static void
+expect_manifest_gates(const char *dir, const ms_fixture_report *r)
+{
+	char mpath[600];
+	fx_manifest *mf = NULL;
+	ms_errbuf eb = { { 0 } };
+	size_t k = 0;
+
+	snprintf(mpath, sizeof(mpath), "%s/%s", dir, MS_FIXTURE_MANIFEST);
+	assert_int_equal(ms__fx_manifest_read(mpath, &mf, &eb), 0);
+	for (size_t i = 0; i < r->ngates; i++) {
+		if (r->gates[i].not_applicable)
+			continue;
+		assert_true(k < mf->ngates);
+		assert_string_equal(mf->gates[k].name, r->gates[i].name);
+		assert_true(mf->gates[k].pass);
+		assert_false(mf->gates[k].not_applicable);
+		k++;
+	}
+	assert_int_equal(mf->ngates, k);
+	assert_true(k + 1 == r->ngates);
+	ms__fx_manifest_free(mf);
+}
+
 static void
 test_smoke_builds_and_opens(void **state)
 {
@@ -179,6 +223,20 @@ test_smoke_builds_and_opens(void **state)
 
 		assert_non_null(gate_value(&rep, names[i], &pass));
 		assert_true(pass);
+	}
+	expect_density_na(&rep);
+	{
+		char *txt = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&txt, &len);
+
+		assert_non_null(out);
+		ms_fixture_report_print(out, &rep);
+		fclose(out);
+		assert_non_null(strstr(txt, "\n  N/A   index_density not "
+		                            "applicable: "));
+		assert_null(strstr(txt, "FAIL"));
+		free(txt);
 	}
 	assert_int_equal(rep.traces, 4000);
 	/* The population ledger: round(4000 * 5202 / 37288) copies. */
@@ -203,6 +261,7 @@ test_smoke_builds_and_opens(void **state)
 	assert_true(rep.bytes[MS_KIND_START_TIME] > 0);
 
 	snprintf(dir, sizeof(dir), "%s/a", root);
+	expect_manifest_gates(dir, &rep);
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
 	assert_int_equal(ms_fixture_nslots(f), rep.writes);
 	assert_string_equal(ms_fixture_get_info(f)->preset, "smoke");
@@ -565,6 +624,7 @@ test_check(void **state)
 	                 0);
 	assert_int_equal(rep.nproblems, 0);
 	assert_string_equal(rep.failed_gate, "");
+	expect_density_na(&rep);
 	assert_int_equal(rep.traces, 4000);
 	assert_int_equal(rep.copied_traces, 558);
 	assert_int_equal(rep.base_traces, 4000 - 558);
@@ -626,11 +686,32 @@ test_check(void **state)
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 0);
 
-	/* Parts of another part format: refused before any part is read. */
+	/* A manifest whose consolidated index payload is not what the
+	 * parts give: a problem of the fixture, named; the density is
+	 * judged on the parts' figures (here not applicable). */
 	char mpath[600], sql[128];
 	snprintf(mpath, sizeof(mpath), "%s/manifest.sqlite", dir);
 	sqlite3 *db = NULL;
+	uint64_t lat = rep.consolidated_bytes[MS_KIND_LATENCY];
 	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+	snprintf(sql, sizeof(sql),
+	         "UPDATE fixture SET value='%llu' WHERE "
+	         "key='consolidated_latency'",
+	         (unsigned long long)lat * 2);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(rep.problems[0], "consolidated latency bytes"));
+	assert_int_equal(rep.consolidated_bytes[MS_KIND_LATENCY], lat);
+	expect_density_na(&rep);
+	snprintf(sql, sizeof(sql),
+	         "UPDATE fixture SET value='%llu' WHERE "
+	         "key='consolidated_latency'",
+	         (unsigned long long)lat);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+
+	/* Parts of another part format: refused before any part is read. */
 	snprintf(
 	        sql, sizeof(sql),
 	        "UPDATE fixture SET value='%d' WHERE key='part_format_version'",

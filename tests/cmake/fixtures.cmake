@@ -2,9 +2,11 @@
 ms_add_test(test_fixture_schedule LIBS msfixtures)
 ms_add_test(test_fixture_timemap LIBS msfixtures)
 ms_add_test(test_fixture_build LIBS msfixtures)
+ms_add_test(test_fixture_density LIBS msfixtures)
 ms_add_test(test_manifest LIBS msfixtures PkgConfig::SQLITE)
 # Whole builds run the real sampler plugin.
 add_dependencies(test_fixture_build skywalking)
+add_dependencies(test_fixture_density skywalking)
 
 # Benchmark: build (and check) time of a fixture; see tests/bench/README.md.
 add_executable(bench_fixture ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_fixture.c)
