@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fixture_build_testlib.h"
 #include "fx_int.h"
 #include "ms_fixture.h"
 #include "ms_fs.h"
@@ -63,16 +64,7 @@ static int
 build_with(const char *name, uint64_t seed, enum ms_fixture_break brk,
            bool dictionary, ms_fixture_report *rep, ms_errbuf *eb)
 {
-	char dir[512];
-	ms_fixture_build_opts o = { 0 };
-
-	snprintf(dir, sizeof(dir), "%s/%s", root, name);
-	o.preset = "smoke";
-	o.seed = seed;
-	o.out_dir = dir;
-	o.plugin_path = PLUGIN;
-	o.dictionary = dictionary;
-	return ms__fixture_build_broken(&o, brk, rep, eb);
+	return fbt_build(root, name, "smoke", seed, brk, dictionary, rep, eb);
 }
 
 /* The default build: no dictionary. */
@@ -86,11 +78,7 @@ build(const char *name, uint64_t seed, enum ms_fixture_break brk,
 static bool
 exists(const char *name)
 {
-	char dir[512];
-	struct stat sb;
-
-	snprintf(dir, sizeof(dir), "%s/%s", root, name);
-	return stat(dir, &sb) == 0;
+	return fbt_exists(root, name);
 }
 
 /* Files under dir, compared byte for byte with the same names under

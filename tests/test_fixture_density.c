@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fixture_build_testlib.h"
 #include "fx_int.h"
 #include "ms_fixture.h"
 #include "ms_fs.h"
@@ -158,29 +159,18 @@ test_bands(void **state)
 	assert_false(g->not_applicable);
 }
 
+/* Day-1x of seed 1, with brk broken. */
 static int
 build(const char *name, enum ms_fixture_break brk, ms_fixture_report *rep,
       ms_errbuf *eb)
 {
-	char dir[512];
-	ms_fixture_build_opts o = { 0 };
-
-	snprintf(dir, sizeof(dir), "%s/%s", root, name);
-	o.preset = "day-1x";
-	o.seed = 1;
-	o.out_dir = dir;
-	o.plugin_path = PLUGIN;
-	return ms__fixture_build_broken(&o, brk, rep, eb);
+	return fbt_build(root, name, "day-1x", 1, brk, false, rep, eb);
 }
 
 static bool
 exists(const char *name)
 {
-	char dir[512];
-	struct stat sb;
-
-	snprintf(dir, sizeof(dir), "%s/%s", root, name);
-	return stat(dir, &sb) == 0;
+	return fbt_exists(root, name);
 }
 
 /* The manifest's gate row of gate in fixture name: 1 pass, 0 fail, -1
