@@ -239,3 +239,22 @@ ms_fs_pread_all(int fd, void *p, size_t n, uint64_t off)
 	}
 	return 0;
 }
+
+int
+ms_fs_write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t k = write(fd, b, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return ms_err_from_errno(errno);
+		}
+		if (k == 0)
+			return MS_ERR_IO;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}

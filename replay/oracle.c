@@ -41,6 +41,7 @@
 #include "ms_clock.h"
 #include "replay_int.h"
 
+#include "ms_fs.h"
 #include "ms_ledger.h"
 #include "ms_mem.h"
 
@@ -688,24 +689,8 @@ put_frag(uint8_t *p, const ms__oracle_frag *f)
 	ms_put_le64(p + 8, f->hi);
 }
 
-/* Write n bytes at fd's position; 0 or errno. */
-static int
-write_full(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? errno : EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* The encoded table through buf (SPILL_BUF + 8 bytes) into fd, hashed into
- * xs; 0 or errno. */
+ * xs; 0 or an ms_err. */
 static int
 write_table(const ms__oracle *o, int fd, uint8_t *buf, XXH3_state_t *xs)
 {
@@ -717,7 +702,7 @@ write_table(const ms__oracle *o, int fd, uint8_t *buf, XXH3_state_t *xs)
 	for (size_t i = 0, f = 0; i < o->nent || f < o->nfrags;) {
 		if (k + SPILL_ENT > SPILL_BUF) {
 			XXH3_64bits_update(xs, buf, k);
-			if ((err = write_full(fd, buf, k)))
+			if ((err = ms_fs_write_all(fd, buf, k)))
 				return err;
 			k = 0;
 		}
@@ -731,7 +716,7 @@ write_table(const ms__oracle *o, int fd, uint8_t *buf, XXH3_state_t *xs)
 	}
 	XXH3_64bits_update(xs, buf, k);
 	ms_put_le64(buf + k, XXH3_64bits_digest(xs));
-	return write_full(fd, buf, k + 8);
+	return ms_fs_write_all(fd, buf, k + 8);
 }
 
 int
@@ -746,19 +731,21 @@ ms__oracle_spill(ms__oracle *o, const char *path)
 	int fd = buf && xs ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 	                          0600)
 	                   : -1;
-	int err = !buf || !xs ? ENOMEM : fd < 0 ? errno : 0;
+	int err = !buf || !xs ? MS_ERR_NOMEM
+	          : fd < 0    ? ms_err_from_errno(errno)
+	                      : 0;
 	if (!err) {
 		XXH3_64bits_reset(xs);
 		err = write_table(o, fd, buf, xs);
 	}
 	if (fd >= 0 && close(fd) != 0 && !err)
-		err = errno;
+		err = ms_err_from_errno(errno);
 	if (err && fd >= 0)
 		unlink(path);
 	free(buf);
 	XXH3_freeState(xs);
 	if (err)
-		return err == ENOMEM ? MS_ERR_NOMEM : ms_err_from_errno(err);
+		return err;
 	snprintf(o->spill, sizeof(o->spill), "%s", path);
 	free(o->ent);
 	free(o->frags);

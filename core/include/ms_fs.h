@@ -71,4 +71,9 @@ size_t ms_fs_count_entries(const char *path);
  * error. */
 int ms_fs_pread_all(int fd, void *p, size_t n, uint64_t off);
 
+/* write exactly n bytes of p at fd's position (retrying on EINTR and
+ * short writes): 0, MS_ERR_NOSPACE on a full disk or quota, or another
+ * errno-mapped error. */
+int ms_fs_write_all(int fd, const void *p, size_t n);
+
 #endif
