@@ -4,13 +4,37 @@
  * which), in merge order. Index pruning and the guard's revalidation
  * consult it; a hash collision can never make it answer "contains".
  *
+ * A finalize can drop tens of thousands of traces and the set is live at
+ * the merge's publication, the run's peak of memory: it is laid out to
+ * cost little more than the IDs themselves, with nothing that doubles.
+ *
  * Design:
  *  1. Every ID is recorded at most once, in the order added; entry i never
- *     moves.
- *  2. The slot table is open-addressed with linear probing, at most half
- *     full; a slot holds a 32-bit fingerprint and entry index + 1 (0 =
- *     empty). A fingerprint match is always followed by a full byte
- *     comparison, so a hash collision can never answer "contains".
+ *     moves: its record lives in a chunk that is never reallocated, so a
+ *     pointer from ms_dropset_get stays valid until ms_dropset_close.
+ *  2. Records are packed back to back in chunks (the first four 4, 8, 16
+ *     and 32 KiB, so a set of a few drops stays small, then 64 KiB each);
+ *     a record never straddles two chunks. A record is
+ *         [length u8][ID bytes][uvarint A][uvarint B]
+ *     A = zigzag(min_ts - base), base = the first entry's min_ts, and
+ *     B = zigzag(max_ts - min_ts), both differences modulo 2^64: every pair
+ *     of int64 comes back exactly, and a day's drops take about 12 bytes
+ *     of timestamps instead of 16.
+ *  3. Entry i's record is found by a 32-bit reference (chunk << 16 |
+ *     offset in the chunk) in pages of REF_PAGE references that never
+ *     move either.
+ *  4. The slot table is open-addressed with linear probing, 2^k slots at
+ *     most half full. A 32-bit slot holds the entry index + 1 in its low
+ *     k bits (0 = empty; n <= 2^(k-1) fits) and, as a fingerprint, the top
+ *     32 - k bits of the hash's high half. A fingerprint match is always
+ *     followed by a full byte comparison, so a hash collision can never
+ *     answer "contains".
+ *  5. A failed add leaves the set as it was: a page, chunk or slot table
+ *     it allocated before failing only adds room. The set is full (an add
+ *     fails with MS_ERR_RANGE) at 2^31 entries (k <= 32) or CHUNKS_MAX
+ *     chunks (references of 32 bits).
+ *  6. ms_dropset_bytes is what the set has allocated: the handle, the
+ *     chunks and pages whole, their directories and the slot table.
  */
 #include "pipeline_int.h"
 
@@ -23,43 +47,33 @@
 /* ------------------------------------------------------------------ */
 /* Drop set                                                            */
 
-/* 24 bytes an entry: the ID's offset into ids and its length share one
- * word (an ID is at most MS_TRACE_ID_MAX bytes); the hash is not kept but
- * computed again for the few entries a growing slot table moves. */
-#define DROP_LEN_BITS 8
-typedef struct drop_entry {
-	int64_t min_ts, max_ts;
-	uint64_t off_len; /* offset into ids << DROP_LEN_BITS | length */
-} drop_entry;
-_Static_assert(MS_TRACE_ID_MAX < (1 << DROP_LEN_BITS),
-               "a trace ID's length fits in DROP_LEN_BITS");
-
-static uint64_t
-entry_off(const drop_entry *e)
-{
-	return e->off_len >> DROP_LEN_BITS;
-}
-
-static uint32_t
-entry_len(const drop_entry *e)
-{
-	return (uint32_t)(e->off_len & ((1u << DROP_LEN_BITS) - 1));
-}
-
-typedef struct drop_slot {
-	uint32_t fp;
-	uint32_t idx1; /* entry index + 1; 0 = empty */
-} drop_slot;
+#define CHUNK_FIRST ((size_t)4096) /* 2. */
+#define CHUNK_BITS 16              /* 3. an offset in a chunk */
+#define CHUNK_MAX ((size_t)1 << CHUNK_BITS)
+#define CHUNKS_MAX ((size_t)1 << (32 - CHUNK_BITS))
+#define REF_PAGE ((size_t)1024) /* 3. references a page */
+#define VARINT_MAX 10
+#define REC_MAX (1 + MS_TRACE_ID_MAX + 2 * VARINT_MAX)
+#define SLOTS_FIRST_BITS 6
+#define SLOTS_MAX_BITS 32
+_Static_assert(MS_TRACE_ID_MAX <= UINT8_MAX,
+               "a trace ID's length fits in a record's length byte");
+_Static_assert(REC_MAX <= CHUNK_FIRST, "a record fits in any chunk");
 
 struct ms_dropset {
 	ms_mem *mem;
 	ms_dropset_hash_fn hash;
 	void *hash_ctx;
-	ms_buf ids;
-	ms_buf entries;
 	size_t n;
-	drop_slot *slots;
-	size_t nslots; /* power of two or 0 */
+	uint64_t base; /* 2. the first entry's min_ts */
+	uint8_t **chunks;
+	size_t nchunks, chunks_cap;
+	size_t used;        /* bytes used in the last chunk */
+	size_t chunk_bytes; /* the chunks' sizes, summed */
+	uint32_t **pages;
+	size_t npages, pages_cap;
+	uint32_t *slots;
+	unsigned slot_bits; /* k: 2^k slots, or 0 when there are none */
 };
 
 static uint64_t
@@ -67,6 +81,18 @@ default_hash(const uint8_t *tid, uint32_t len, void *ctx)
 {
 	(void)ctx;
 	return XXH3_64bits(tid, len);
+}
+
+static size_t
+chunk_size(size_t c)
+{
+	return c < 4 ? CHUNK_FIRST << c : CHUNK_MAX;
+}
+
+static size_t
+nslots(const ms_dropset *d)
+{
+	return d->slot_bits ? (size_t)1 << d->slot_bits : 0;
 }
 
 int
@@ -82,8 +108,6 @@ ms_dropset_open(ms_dropset **out, const ms_dropset_opts *opts, ms_errbuf *eb)
 	d->mem = opts->mem;
 	d->hash = opts->hash ? opts->hash : default_hash;
 	d->hash_ctx = opts->hash_ctx;
-	ms_buf_init(&d->ids, d->mem, 0);
-	ms_buf_init(&d->entries, d->mem, 0);
 	*out = d;
 	return 0;
 }
@@ -93,56 +117,166 @@ ms_dropset_close(ms_dropset *d)
 {
 	if (!d)
 		return;
-	ms_buf_release(&d->ids);
-	ms_buf_release(&d->entries);
-	ms_mem_free(d->mem, d->slots, d->nslots * sizeof(*d->slots));
+	for (size_t c = 0; c < d->nchunks; c++)
+		ms_mem_free(d->mem, d->chunks[c], chunk_size(c));
+	ms_mem_free(d->mem, d->chunks, d->chunks_cap * sizeof(*d->chunks));
+	for (size_t p = 0; p < d->npages; p++)
+		ms_mem_free(d->mem, d->pages[p], REF_PAGE * sizeof(uint32_t));
+	ms_mem_free(d->mem, d->pages, d->pages_cap * sizeof(*d->pages));
+	ms_mem_free(d->mem, d->slots, nslots(d) * sizeof(*d->slots));
 	ms_mem_free(d->mem, d, sizeof(*d));
 }
 
-static const drop_entry *
-entry_at(const ms_dropset *d, size_t i)
+/* ---- records (2., 3.) ---- */
+
+static uint64_t
+zigzag(uint64_t v)
 {
-	return (const drop_entry *)d->entries.data + i;
+	return v << 1 ^ (0 - (v >> 63));
+}
+
+static uint64_t
+unzigzag(uint64_t z)
+{
+	return z >> 1 ^ (0 - (z & 1));
+}
+
+/* The int64 whose two's complement is u, without an implementation-
+ * defined conversion. */
+static int64_t
+to_i64(uint64_t u)
+{
+	return u <= INT64_MAX ? (int64_t)u : -(int64_t)~u - 1;
+}
+
+static size_t
+put_uvarint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	for (; v >= 0x80; v >>= 7)
+		p[n++] = (uint8_t)(v | 0x80);
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+/* Records are ours: every varint ends within VARINT_MAX bytes. */
+static uint64_t
+get_uvarint(const uint8_t **p)
+{
+	uint64_t v = 0;
+	const uint8_t *q = *p;
+	for (unsigned s = 0;; s += 7) {
+		uint8_t b = *q++;
+		v |= (uint64_t)(b & 0x7f) << s;
+		if (b < 0x80)
+			break;
+	}
+	*p = q;
+	return v;
+}
+
+static const uint8_t *
+record_at(const ms_dropset *d, size_t i)
+{
+	uint32_t ref = d->pages[i / REF_PAGE][i % REF_PAGE];
+	return d->chunks[ref >> CHUNK_BITS] + (ref & (CHUNK_MAX - 1));
 }
 
 static bool
-entry_is(const ms_dropset *d, const drop_entry *e, const uint8_t *tid,
-         uint32_t len)
+record_is(const uint8_t *rec, const uint8_t *tid, uint32_t len)
 {
-	return entry_len(e) == len &&
-	       memcmp(d->ids.data + entry_off(e), tid, len) == 0;
+	return rec[0] == len && memcmp(rec + 1, tid, len) == 0;
+}
+
+/* Room for entry n's reference: a new page when n starts one. */
+static int
+ref_room(ms_dropset *d)
+{
+	if (d->n / REF_PAGE < d->npages)
+		return 0;
+	if (d->npages == d->pages_cap) {
+		size_t cap = d->pages_cap ? d->pages_cap * 2 : 8;
+		uint32_t **p = ms_mem_realloc(d->mem, d->pages,
+		                              d->pages_cap * sizeof(*p),
+		                              cap * sizeof(*p));
+		if (!p)
+			return MS_ERR_NOMEM;
+		d->pages = p;
+		d->pages_cap = cap;
+	}
+	uint32_t *page = ms_mem_alloc(d->mem, REF_PAGE * sizeof(*page));
+	if (!page)
+		return MS_ERR_NOMEM;
+	d->pages[d->npages++] = page;
+	return 0;
+}
+
+/* Room for a record of len bytes at the end of the last chunk: a new
+ * chunk when it does not fit (the old one's tail stays unused). */
+static int
+record_room(ms_dropset *d, size_t len)
+{
+	if (d->nchunks && d->used + len <= chunk_size(d->nchunks - 1))
+		return 0;
+	if (d->nchunks == CHUNKS_MAX)
+		return MS_ERR_RANGE;
+	if (d->nchunks == d->chunks_cap) {
+		size_t cap = d->chunks_cap ? d->chunks_cap * 2 : 8;
+		uint8_t **p = ms_mem_realloc(d->mem, d->chunks,
+		                             d->chunks_cap * sizeof(*p),
+		                             cap * sizeof(*p));
+		if (!p)
+			return MS_ERR_NOMEM;
+		d->chunks = p;
+		d->chunks_cap = cap;
+	}
+	size_t size = chunk_size(d->nchunks);
+	uint8_t *c = ms_mem_alloc(d->mem, size);
+	if (!c)
+		return MS_ERR_NOMEM;
+	d->chunks[d->nchunks++] = c;
+	d->chunk_bytes += size;
+	d->used = 0;
+	return 0;
+}
+
+/* ---- slot table (4.) ---- */
+
+/* The low `bits` bits of a slot: its entry index + 1. */
+static uint32_t
+idx_mask(unsigned bits)
+{
+	return (uint32_t)(((uint64_t)1 << bits) - 1);
 }
 
 static void
-slot_put(drop_slot *slots, size_t nslots, uint64_t h, uint32_t idx1)
+slot_put(uint32_t *slots, unsigned bits, uint64_t h, uint32_t idx1)
 {
-	size_t mask = nslots - 1;
+	size_t mask = ((size_t)1 << bits) - 1;
 	size_t i = (size_t)h & mask;
-	while (slots[i].idx1)
+	while (slots[i])
 		i = (i + 1) & mask;
-	slots[i].fp = (uint32_t)(h >> 32);
-	slots[i].idx1 = idx1;
+	slots[i] = ((uint32_t)(h >> 32) & ~idx_mask(bits)) | idx1;
 }
 
 static int
 grow_slots(ms_dropset *d)
 {
-	size_t ns = d->nslots ? d->nslots * 2 : 64, bytes;
-	if (!ms_mul_ok(ns, sizeof(drop_slot), &bytes) || ns > (1ull << 32))
+	unsigned bits = d->slot_bits ? d->slot_bits + 1 : SLOTS_FIRST_BITS;
+	if (bits > SLOTS_MAX_BITS)
 		return MS_ERR_RANGE;
-	drop_slot *s = ms_mem_calloc(d->mem, ns, sizeof(drop_slot));
+	size_t ns = (size_t)1 << bits;
+	uint32_t *s = ms_mem_calloc(d->mem, ns, sizeof(*s));
 	if (!s)
 		return MS_ERR_NOMEM;
 	for (size_t i = 0; i < d->n; i++) {
-		const drop_entry *e = entry_at(d, i);
-		slot_put(s, ns,
-		         d->hash(d->ids.data + entry_off(e), entry_len(e),
-		                 d->hash_ctx),
+		const uint8_t *rec = record_at(d, i);
+		slot_put(s, bits, d->hash(rec + 1, rec[0], d->hash_ctx),
 		         (uint32_t)(i + 1));
 	}
-	ms_mem_free(d->mem, d->slots, d->nslots * sizeof(*d->slots));
+	ms_mem_free(d->mem, d->slots, nslots(d) * sizeof(*d->slots));
 	d->slots = s;
-	d->nslots = ns;
+	d->slot_bits = bits;
 	return 0;
 }
 
@@ -152,14 +286,15 @@ ms_dropset_contains(const ms_dropset *d, const uint8_t *tid, uint32_t len)
 	if (!d || d->n == 0 || !tid)
 		return false;
 	uint64_t h = d->hash(tid, len, d->hash_ctx);
-	uint32_t fp = (uint32_t)(h >> 32);
-	size_t mask = d->nslots - 1;
+	uint32_t im = idx_mask(d->slot_bits);
+	uint32_t fp = (uint32_t)(h >> 32) & ~im;
+	size_t mask = nslots(d) - 1;
 	for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
-		const drop_slot *s = &d->slots[i];
-		if (!s->idx1)
+		uint32_t s = d->slots[i];
+		if (!s)
 			return false;
-		if (s->fp == fp &&
-		    entry_is(d, entry_at(d, s->idx1 - 1), tid, len))
+		if ((s & ~im) == fp &&
+		    record_is(record_at(d, (s & im) - 1), tid, len))
 			return true;
 	}
 }
@@ -177,27 +312,36 @@ ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len, int64_t min_ts,
 		return ms_fail(eb, MS_ERR_EXISTS,
 		               "drop set: trace %.*s recorded twice", (int)len,
 		               (const char *)tid);
-	if (d->n >= UINT32_MAX - 1)
-		return ms_fail(eb, MS_ERR_RANGE, "drop set: full");
-	if ((d->n + 1) * 2 > d->nslots) {
-		int rc = grow_slots(d);
-		if (rc)
-			return ms_fail(eb, rc, "drop set: cannot grow: %s",
-			               ms_strerror(rc));
-	}
-	size_t off = d->ids.len;
-	if (off > UINT64_MAX >> DROP_LEN_BITS)
-		return ms_fail(eb, MS_ERR_RANGE, "drop set: full");
-	drop_entry e = { min_ts, max_ts,
-		         (uint64_t)off << DROP_LEN_BITS | len };
-	int rc = ms_buf_append(&d->ids, tid, len);
+	int rc = 0;
+	if ((d->n + 1) * 2 > nslots(d))
+		rc = grow_slots(d);
+	if (rc == MS_ERR_RANGE)
+		return ms_fail(eb, rc, "drop set: full at %zu traces", d->n);
+	if (rc)
+		return ms_fail(eb, rc, "drop set: cannot grow: %s",
+		               ms_strerror(rc));
+	uint64_t base = d->n ? d->base : (uint64_t)min_ts;
+	uint8_t rec[REC_MAX];
+	size_t rlen = 0;
+	rec[rlen++] = (uint8_t)len;
+	memcpy(rec + rlen, tid, len);
+	rlen += len;
+	rlen += put_uvarint(rec + rlen, zigzag((uint64_t)min_ts - base));
+	rlen += put_uvarint(rec + rlen,
+	                    zigzag((uint64_t)max_ts - (uint64_t)min_ts));
+	rc = ref_room(d);
 	if (!rc)
-		rc = ms_buf_append(&d->entries, &e, sizeof(e));
-	if (rc) {
-		d->ids.len = off;
+		rc = record_room(d, rlen);
+	if (rc == MS_ERR_RANGE)
+		return ms_fail(eb, rc, "drop set: full at %zu traces", d->n);
+	if (rc)
 		return ms_fail(eb, rc, "drop set: out of memory");
-	}
-	slot_put(d->slots, d->nslots, d->hash(tid, len, d->hash_ctx),
+	memcpy(d->chunks[d->nchunks - 1] + d->used, rec, rlen);
+	d->pages[d->n / REF_PAGE][d->n % REF_PAGE] =
+	        (uint32_t)(d->nchunks - 1) << CHUNK_BITS | (uint32_t)d->used;
+	d->used += rlen;
+	d->base = base;
+	slot_put(d->slots, d->slot_bits, d->hash(tid, len, d->hash_ctx),
 	         (uint32_t)(d->n + 1));
 	d->n++;
 	return 0;
@@ -213,20 +357,25 @@ void
 ms_dropset_get(const ms_dropset *d, size_t i, const uint8_t **tid,
                uint32_t *len, int64_t *min_ts, int64_t *max_ts)
 {
-	const drop_entry *e = entry_at(d, i);
-	*tid = d->ids.data + entry_off(e);
-	*len = entry_len(e);
+	const uint8_t *rec = record_at(d, i);
+	*tid = rec + 1;
+	*len = rec[0];
+	const uint8_t *p = rec + 1 + rec[0];
+	uint64_t mn = d->base + unzigzag(get_uvarint(&p));
+	uint64_t mx = mn + unzigzag(get_uvarint(&p));
 	if (min_ts)
-		*min_ts = e->min_ts;
+		*min_ts = to_i64(mn);
 	if (max_ts)
-		*max_ts = e->max_ts;
+		*max_ts = to_i64(mx);
 }
 
 uint64_t
 ms_dropset_bytes(const ms_dropset *d)
 {
-	return sizeof(*d) + d->ids.cap + d->entries.cap +
-	       d->nslots * sizeof(drop_slot);
+	return sizeof(*d) + d->chunk_bytes +
+	       d->chunks_cap * sizeof(*d->chunks) +
+	       d->npages * REF_PAGE * sizeof(uint32_t) +
+	       d->pages_cap * sizeof(*d->pages) + nslots(d) * sizeof(*d->slots);
 }
 
 bool

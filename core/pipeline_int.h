@@ -249,16 +249,21 @@ int ms_dropset_open(ms_dropset **out, const ms_dropset_opts *opts,
                     ms_errbuf *eb);
 void ms_dropset_close(ms_dropset *d);
 /* Record a confirmed drop (merge order). MS_ERR_EXISTS if the ID is
- * already recorded; MS_ERR_INVAL for an empty or too long ID. */
+ * already recorded; MS_ERR_INVAL for an empty or too long ID; MS_ERR_NOMEM,
+ * or MS_ERR_RANGE past 2^31 drops; the set is unchanged on any error. */
 int ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len,
                    int64_t min_ts, int64_t max_ts, ms_errbuf *eb);
 /* Exact: hash to a slot, then a full byte compare of the ID. */
 bool ms_dropset_contains(const ms_dropset *d, const uint8_t *tid, uint32_t len);
 size_t ms_dropset_count(const ms_dropset *d);
-/* The i-th recorded drop, in the order added. */
+/* The i-th recorded drop (i < count), in the order added, with its
+ * min_ts and max_ts exactly as added (either may be NULL). *tid is
+ * borrowed from the set and stays valid, unmoved, until
+ * ms_dropset_close. */
 void ms_dropset_get(const ms_dropset *d, size_t i, const uint8_t **tid,
                     uint32_t *len, int64_t *min_ts, int64_t *max_ts);
-/* Bytes the set holds. */
+/* Bytes the set has allocated (the handle included), what it costs in
+ * memory. */
 uint64_t ms_dropset_bytes(const ms_dropset *d);
 /* A keep predicate for ms_sidx_merge: ctx is the ms_dropset; true when
  * the ID is not in the set. */

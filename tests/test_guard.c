@@ -378,6 +378,304 @@ test_dropset_bad_ids(void **st)
 	ms_guard_close(NULL);
 }
 
+/* ---- drop set: memory, chunk boundaries, exact round trips ---- */
+
+static uint64_t
+mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* ID i of len bytes (3..MS_TRACE_ID_MAX): i in its first three bytes, so
+ * IDs of distinct i differ, then letters derived from i. */
+static void
+make_id(uint8_t *id, uint32_t i, uint32_t len)
+{
+	id[0] = (uint8_t)(i >> 16);
+	id[1] = (uint8_t)(i >> 8);
+	id[2] = (uint8_t)i;
+	uint64_t h = mix64(i);
+	for (uint32_t k = 3; k < len; k++, h = mix64(h))
+		id[k] = (uint8_t)('a' + h % 26);
+}
+
+/* A day's drops: start within 24 h of the day's start, up to 10 s long. */
+#define DAY0 1767225600000000000LL /* 2026-01-01T00:00:00Z in ns */
+static void
+day_ts(uint32_t i, int64_t *mn, int64_t *mx)
+{
+	uint64_t h = mix64(i ^ 0x5a5a5a5aull);
+	*mn = DAY0 + (int64_t)(h % (24 * (uint64_t)HOUR));
+	*mx = *mn + (int64_t)(mix64(h) % 10000000000ull);
+}
+
+/* What a drop of a len-byte ID costs at most in a set of n: the record
+ * (length byte, ID, 7 + 5 bytes of day timestamps), its 4-byte reference
+ * and up to 4 slots of 4 bytes (a table at most half full that just
+ * doubled); plus, once, the last chunk and page not yet filled and the
+ * directories. */
+#define DROP_FIXED ((uint64_t)80 * 1024)
+static uint64_t
+drop_bound(uint64_t n, uint32_t len)
+{
+	return n * (1 + len + 12 + 4 + 16) + DROP_FIXED;
+}
+
+static void
+test_dropset_bytes_per_id(void **st)
+{
+	(void)st;
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_dropset_opts o = { &mem, NULL, NULL };
+	ms_dropset *d;
+	ms_errbuf eb;
+	assert_int_equal(ms_dropset_open(&d, &o, &eb), 0);
+	/* Honest from the start: the bytes are what mem has handed out. */
+	ms_mem_stats ms;
+	ms_mem_stats_get(&mem, &ms);
+	assert_int_equal(ms_dropset_bytes(d), (uint64_t)ms.live);
+	uint8_t id[54];
+	const uint32_t n = 52000; /* a day-4x finalize's drops */
+	uint64_t at26k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t mn, mx;
+		make_id(id, i, sizeof(id));
+		day_ts(i, &mn, &mx);
+		if (ms_dropset_add(d, id, sizeof(id), mn, mx, &eb))
+			fail_msg("%s", eb.msg);
+		uint64_t b = ms_dropset_bytes(d);
+		if (b > drop_bound(i + 1, sizeof(id)))
+			fail_msg("%u IDs of 54 bytes take %llu bytes, more "
+			         "than %llu",
+			         i + 1, (unsigned long long)b,
+			         (unsigned long long)drop_bound(i + 1,
+			                                        sizeof(id)));
+		if (i + 1 == 26000)
+			at26k = b;
+	}
+	ms_mem_stats_get(&mem, &ms);
+	assert_int_equal(ms_dropset_bytes(d), (uint64_t)ms.live);
+	/* A doubling store (about 140 bytes an ID here) would not fit in
+	 * 90 bytes an ID at either size. */
+	assert_true(at26k <= 26000ull * 90);
+	assert_true(ms_dropset_bytes(d) <= (uint64_t)n * 90);
+	/* Every one is still there, exactly. */
+	for (uint32_t i = 0; i < n; i += 7) {
+		const uint8_t *t;
+		uint32_t len;
+		int64_t mn, mx, emn, emx;
+		make_id(id, i, sizeof(id));
+		day_ts(i, &emn, &emx);
+		assert_true(ms_dropset_contains(d, id, sizeof(id)));
+		ms_dropset_get(d, i, &t, &len, &mn, &mx);
+		assert_int_equal(len, sizeof(id));
+		assert_memory_equal(t, id, sizeof(id));
+		assert_int_equal(mn, emn);
+		assert_int_equal(mx, emx);
+	}
+	ms_dropset_close(d);
+	ms_mem_stats_get(&mem, &ms);
+	assert_int_equal(ms.live, 0);
+}
+
+/* Timestamps that stress the record's differences: extremes, a max
+ * before the min, and a first entry far from the rest (the base). */
+static void
+odd_ts(uint32_t i, int64_t *mn, int64_t *mx)
+{
+	switch (i % 6) {
+	case 0:
+		*mn = INT64_MIN;
+		*mx = INT64_MAX;
+		break;
+	case 1:
+		*mn = INT64_MAX;
+		*mx = INT64_MIN;
+		break;
+	case 2:
+		*mn = (int64_t)i;
+		*mx = (int64_t)i - 1;
+		break;
+	case 3:
+		*mn = -(int64_t)mix64(i) / 2;
+		*mx = (int64_t)(mix64(i + 1) >> 1);
+		break;
+	default:
+		day_ts(i, mn, mx);
+	}
+}
+
+static void
+roundtrip(ms_dropset_hash_fn h, uint32_t n)
+{
+	ms_dropset_opts o = { NULL, h, NULL };
+	ms_dropset *d;
+	ms_errbuf eb;
+	assert_int_equal(ms_dropset_open(&d, &o, &eb), 0);
+	/* The shortest IDs first, then lengths cycling through 3..64 so
+	 * records end at every offset of the chunks they fill. */
+	assert_int_equal(ms_dropset_add(d, (const uint8_t *)"a", 1, INT64_MAX,
+	                                INT64_MIN, &eb),
+	                 0);
+	assert_int_equal(ms_dropset_add(d, (const uint8_t *)"ab", 2, 0, 0, &eb),
+	                 0);
+	const uint8_t *first;
+	uint32_t flen;
+	ms_dropset_get(d, 0, &first, &flen, NULL, NULL);
+	uint8_t id[MS_TRACE_ID_MAX + 1];
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t len = 3 + i % (MS_TRACE_ID_MAX - 2);
+		int64_t mn, mx;
+		make_id(id, i, len);
+		odd_ts(i, &mn, &mx);
+		if (ms_dropset_add(d, id, len, mn, mx, &eb))
+			fail_msg("%s", eb.msg);
+	}
+	assert_int_equal(ms_dropset_count(d), n + 2);
+	/* Entry 0 never moved. */
+	const uint8_t *t;
+	uint32_t len;
+	int64_t mn, mx;
+	ms_dropset_get(d, 0, &t, &len, &mn, &mx);
+	assert_ptr_equal(t, first);
+	assert_int_equal(len, 1);
+	assert_memory_equal(t, "a", 1);
+	assert_int_equal(mn, INT64_MAX);
+	assert_int_equal(mx, INT64_MIN);
+	ms_dropset_get(d, 1, &t, &len, &mn, &mx);
+	assert_int_equal(len, 2);
+	assert_memory_equal(t, "ab", 2);
+	assert_int_equal(mn, 0);
+	assert_int_equal(mx, 0);
+	assert_true(ms_dropset_contains(d, (const uint8_t *)"a", 1));
+	assert_false(ms_dropset_contains(d, (const uint8_t *)"b", 1));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t el = 3 + i % (MS_TRACE_ID_MAX - 2);
+		int64_t emn, emx;
+		make_id(id, i, el);
+		odd_ts(i, &emn, &emx);
+		ms_dropset_get(d, i + 2, &t, &len, &mn, &mx);
+		assert_int_equal(len, el);
+		assert_memory_equal(t, id, el);
+		assert_int_equal(mn, emn);
+		assert_int_equal(mx, emx);
+		assert_true(ms_dropset_contains(d, id, el));
+		/* Same bytes one shorter or one longer, or one byte
+		 * changed: different IDs, absent. */
+		if (el > 3)
+			assert_false(ms_dropset_contains(d, id, el - 1));
+		id[el] = 'A';
+		assert_false(ms_dropset_contains(d, id, el + 1));
+		id[el - 1] ^= 0x80;
+		assert_false(ms_dropset_contains(d, id, el));
+	}
+	ms_dropset_close(d);
+}
+
+/* Hashes for collisions the slot table cannot tell apart by position or
+ * fingerprint: the high half small and distinct, so the fingerprint bits
+ * (the top ones) are equal; or the high half distinct only in its top
+ * bits, with one home slot for all. */
+static uint64_t
+fnv(const uint8_t *p, uint32_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (uint32_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t
+low_high_hash(const uint8_t *tid, uint32_t len, void *ctx)
+{
+	(void)ctx;
+	return (fnv(tid, len) & 0xff) << 32 | 3;
+}
+
+static uint64_t
+top_high_hash(const uint8_t *tid, uint32_t len, void *ctx)
+{
+	(void)ctx;
+	return (fnv(tid, len) & 0x3) << 62 | 5;
+}
+
+static void
+test_dropset_chunks_round_trip(void **st)
+{
+	(void)st;
+	roundtrip(NULL, 60000);
+	roundtrip(const_hash, 2500);
+	roundtrip(len_hash, 2500);
+	roundtrip(low_high_hash, 2500);
+	roundtrip(top_high_hash, 2500);
+}
+
+/* Every allocation of a growing set, failed once: the add that meets it
+ * fails with a message and leaves the set as it was; the same add then
+ * succeeds and the set ends complete and exact. */
+static void
+test_dropset_out_of_memory(void **st)
+{
+	(void)st;
+	const uint32_t n = 5000;
+	uint8_t id[40];
+	uint32_t failed_runs = 0;
+	for (uint64_t at = 1; at <= 60; at++) {
+		ms_mem mem;
+		ms_mem_init(&mem, NULL);
+		ms_dropset_opts o = { &mem, NULL, NULL };
+		ms_dropset *d;
+		ms_errbuf eb;
+		assert_int_equal(ms_dropset_open(&d, &o, &eb), 0);
+		ms_mem_fail_at(&mem, at, false);
+		uint32_t fails = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			int64_t mn, mx;
+			make_id(id, i, sizeof(id));
+			day_ts(i, &mn, &mx);
+			int rc = ms_dropset_add(d, id, sizeof(id), mn, mx, &eb);
+			if (rc) {
+				assert_int_equal(rc, MS_ERR_NOMEM);
+				assert_non_null(strstr(eb.msg, "drop set: "));
+				assert_non_null(strstr(eb.msg, "memory"));
+				assert_int_equal(ms_dropset_count(d), i);
+				assert_false(
+				        ms_dropset_contains(d, id, sizeof(id)));
+				fails++;
+				rc = ms_dropset_add(d, id, sizeof(id), mn, mx,
+				                    &eb);
+			}
+			assert_int_equal(rc, 0);
+		}
+		assert_true(fails <= 1);
+		failed_runs += fails;
+		assert_int_equal(ms_dropset_count(d), n);
+		for (uint32_t i = 0; i < n; i++) {
+			const uint8_t *t;
+			uint32_t len;
+			int64_t mn, mx, emn, emx;
+			make_id(id, i, sizeof(id));
+			day_ts(i, &emn, &emx);
+			ms_dropset_get(d, i, &t, &len, &mn, &mx);
+			assert_int_equal(len, sizeof(id));
+			assert_memory_equal(t, id, sizeof(id));
+			assert_int_equal(mn, emn);
+			assert_int_equal(mx, emx);
+			assert_true(ms_dropset_contains(d, id, sizeof(id)));
+		}
+		ms_mem_stats ms;
+		ms_mem_stats_get(&mem, &ms);
+		assert_int_equal(ms_dropset_bytes(d), (uint64_t)ms.live);
+		ms_dropset_close(d);
+	}
+	/* Each of the set's allocations was met by some run. */
+	assert_true(failed_runs >= 15);
+}
+
 int
 main(void)
 {
@@ -390,6 +688,9 @@ main(void)
 		cmocka_unit_test(test_real_part_filter),
 		cmocka_unit_test(test_dropset_forced_collisions),
 		cmocka_unit_test(test_dropset_bad_ids),
+		cmocka_unit_test(test_dropset_bytes_per_id),
+		cmocka_unit_test(test_dropset_chunks_round_trip),
+		cmocka_unit_test(test_dropset_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
