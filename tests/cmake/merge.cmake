@@ -23,3 +23,11 @@ target_compile_definitions(bench_pipeline PRIVATE
 	MS_PLUGIN_DIR="${MS_PLUGIN_DIR}")
 add_dependencies(bench_pipeline alwayskeep detdrop skywalking)
 add_dependencies(benches bench_pipeline)
+
+# bench_dropset: the drop set's bytes and lookup times for a day-2x and a
+# day-4x finalize's dropped traces.
+# Run: cmake --build build --target bench_dropset && build/tests/bench_dropset
+add_executable(bench_dropset ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_dropset.c)
+target_link_libraries(bench_dropset PRIVATE mscore)
+target_include_directories(bench_dropset PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+add_dependencies(benches bench_dropset)
