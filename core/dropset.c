@@ -66,11 +66,11 @@ struct ms_dropset {
 	void *hash_ctx;
 	size_t n;
 	uint64_t base; /* 2. the first entry's min_ts */
-	uint8_t **chunks;
+	void **chunks; /* 2. uint8_t[chunk_size(c)] each */
 	size_t nchunks, chunks_cap;
 	size_t used;        /* bytes used in the last chunk */
 	size_t chunk_bytes; /* the chunks' sizes, summed */
-	uint32_t **pages;
+	void **pages;       /* 3. uint32_t[REF_PAGE] each */
 	size_t npages, pages_cap;
 	uint32_t *slots;
 	unsigned slot_bits; /* k: 2^k slots, or 0 when there are none */
@@ -178,8 +178,9 @@ get_uvarint(const uint8_t **p)
 static const uint8_t *
 record_at(const ms_dropset *d, size_t i)
 {
-	uint32_t ref = d->pages[i / REF_PAGE][i % REF_PAGE];
-	return d->chunks[ref >> CHUNK_BITS] + (ref & (CHUNK_MAX - 1));
+	uint32_t ref = ((const uint32_t *)d->pages[i / REF_PAGE])[i % REF_PAGE];
+	return (const uint8_t *)d->chunks[ref >> CHUNK_BITS] +
+	       (ref & (CHUNK_MAX - 1));
 }
 
 static bool
@@ -188,27 +189,35 @@ record_is(const uint8_t *rec, const uint8_t *tid, uint32_t len)
 	return rec[0] == len && memcmp(rec + 1, tid, len) == 0;
 }
 
+/* Append a new block of `size` bytes to a directory of blocks (the
+ * directory doubles; it holds only pointers). */
+static int
+dir_add(ms_mem *mem, void ***dir, size_t *n, size_t *cap, size_t size)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+		void **p = ms_mem_realloc(mem, *dir, *cap * sizeof(*p),
+		                          ncap * sizeof(*p));
+		if (!p)
+			return MS_ERR_NOMEM;
+		*dir = p;
+		*cap = ncap;
+	}
+	void *b = ms_mem_alloc(mem, size);
+	if (!b)
+		return MS_ERR_NOMEM;
+	(*dir)[(*n)++] = b;
+	return 0;
+}
+
 /* Room for entry n's reference: a new page when n starts one. */
 static int
 ref_room(ms_dropset *d)
 {
 	if (d->n / REF_PAGE < d->npages)
 		return 0;
-	if (d->npages == d->pages_cap) {
-		size_t cap = d->pages_cap ? d->pages_cap * 2 : 8;
-		uint32_t **p = ms_mem_realloc(d->mem, d->pages,
-		                              d->pages_cap * sizeof(*p),
-		                              cap * sizeof(*p));
-		if (!p)
-			return MS_ERR_NOMEM;
-		d->pages = p;
-		d->pages_cap = cap;
-	}
-	uint32_t *page = ms_mem_alloc(d->mem, REF_PAGE * sizeof(*page));
-	if (!page)
-		return MS_ERR_NOMEM;
-	d->pages[d->npages++] = page;
-	return 0;
+	return dir_add(d->mem, &d->pages, &d->npages, &d->pages_cap,
+	               REF_PAGE * sizeof(uint32_t));
 }
 
 /* Room for a record of len bytes at the end of the last chunk: a new
@@ -220,21 +229,10 @@ record_room(ms_dropset *d, size_t len)
 		return 0;
 	if (d->nchunks == CHUNKS_MAX)
 		return MS_ERR_RANGE;
-	if (d->nchunks == d->chunks_cap) {
-		size_t cap = d->chunks_cap ? d->chunks_cap * 2 : 8;
-		uint8_t **p = ms_mem_realloc(d->mem, d->chunks,
-		                             d->chunks_cap * sizeof(*p),
-		                             cap * sizeof(*p));
-		if (!p)
-			return MS_ERR_NOMEM;
-		d->chunks = p;
-		d->chunks_cap = cap;
-	}
 	size_t size = chunk_size(d->nchunks);
-	uint8_t *c = ms_mem_alloc(d->mem, size);
-	if (!c)
-		return MS_ERR_NOMEM;
-	d->chunks[d->nchunks++] = c;
+	int rc = dir_add(d->mem, &d->chunks, &d->nchunks, &d->chunks_cap, size);
+	if (rc)
+		return rc;
 	d->chunk_bytes += size;
 	d->used = 0;
 	return 0;
@@ -336,8 +334,8 @@ ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len, int64_t min_ts,
 		return ms_fail(eb, rc, "drop set: full at %zu traces", d->n);
 	if (rc)
 		return ms_fail(eb, rc, "drop set: out of memory");
-	memcpy(d->chunks[d->nchunks - 1] + d->used, rec, rlen);
-	d->pages[d->n / REF_PAGE][d->n % REF_PAGE] =
+	memcpy((uint8_t *)d->chunks[d->nchunks - 1] + d->used, rec, rlen);
+	((uint32_t *)d->pages[d->n / REF_PAGE])[d->n % REF_PAGE] =
 	        (uint32_t)(d->nchunks - 1) << CHUNK_BITS | (uint32_t)d->used;
 	d->used += rlen;
 	d->base = base;

@@ -29,6 +29,14 @@ tl_next(tl_rng *r)
 	return z ^ (z >> 31);
 }
 
+/* The value a generator seeded with x gives first: a stateless mix of x. */
+static inline uint64_t
+tl_mix(uint64_t x)
+{
+	tl_rng r = { x };
+	return tl_next(&r);
+}
+
 static inline uint64_t
 tl_below(tl_rng *r, uint64_t n)
 {

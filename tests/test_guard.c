@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "pipeline_int.h"
+#include "part_testlib.h"
 
 #include <ftw.h>
 #include <stdio.h>
@@ -380,15 +381,6 @@ test_dropset_bad_ids(void **st)
 
 /* ---- drop set: memory, chunk boundaries, exact round trips ---- */
 
-static uint64_t
-mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 /* ID i of len bytes (3..MS_TRACE_ID_MAX): i in its first three bytes, so
  * IDs of distinct i differ, then letters derived from i. */
 static void
@@ -397,8 +389,8 @@ make_id(uint8_t *id, uint32_t i, uint32_t len)
 	id[0] = (uint8_t)(i >> 16);
 	id[1] = (uint8_t)(i >> 8);
 	id[2] = (uint8_t)i;
-	uint64_t h = mix64(i);
-	for (uint32_t k = 3; k < len; k++, h = mix64(h))
+	uint64_t h = tl_mix(i);
+	for (uint32_t k = 3; k < len; k++, h = tl_mix(h))
 		id[k] = (uint8_t)('a' + h % 26);
 }
 
@@ -407,9 +399,9 @@ make_id(uint8_t *id, uint32_t i, uint32_t len)
 static void
 day_ts(uint32_t i, int64_t *mn, int64_t *mx)
 {
-	uint64_t h = mix64(i ^ 0x5a5a5a5aull);
+	uint64_t h = tl_mix(i ^ 0x5a5a5a5aull);
 	*mn = DAY0 + (int64_t)(h % (24 * (uint64_t)HOUR));
-	*mx = *mn + (int64_t)(mix64(h) % 10000000000ull);
+	*mx = *mn + (int64_t)(tl_mix(h) % 10000000000ull);
 }
 
 /* What a drop of a len-byte ID costs at most in a set of n: the record
@@ -424,20 +416,34 @@ drop_bound(uint64_t n, uint32_t len)
 	return n * (1 + len + 12 + 4 + 16) + DROP_FIXED;
 }
 
+/* A drop set whose allocations mem counts. */
+static ms_dropset *
+open_counted(ms_mem *mem)
+{
+	ms_mem_init(mem, NULL);
+	ms_dropset_opts o = { mem, NULL, NULL };
+	ms_dropset *d;
+	assert_int_equal(ms_dropset_open(&d, &o, NULL), 0);
+	return d;
+}
+
+/* ms_dropset_bytes is what mem has handed out. */
+static void
+assert_bytes_honest(const ms_dropset *d, const ms_mem *mem)
+{
+	ms_mem_stats ms;
+	ms_mem_stats_get(mem, &ms);
+	assert_int_equal(ms_dropset_bytes(d), (uint64_t)ms.live);
+}
+
 static void
 test_dropset_bytes_per_id(void **st)
 {
 	(void)st;
 	ms_mem mem;
-	ms_mem_init(&mem, NULL);
-	ms_dropset_opts o = { &mem, NULL, NULL };
-	ms_dropset *d;
+	ms_dropset *d = open_counted(&mem);
 	ms_errbuf eb;
-	assert_int_equal(ms_dropset_open(&d, &o, &eb), 0);
-	/* Honest from the start: the bytes are what mem has handed out. */
-	ms_mem_stats ms;
-	ms_mem_stats_get(&mem, &ms);
-	assert_int_equal(ms_dropset_bytes(d), (uint64_t)ms.live);
+	assert_bytes_honest(d, &mem); /* from the start */
 	uint8_t id[54];
 	const uint32_t n = 52000; /* a day-4x finalize's drops */
 	uint64_t at26k = 0;
@@ -457,8 +463,7 @@ test_dropset_bytes_per_id(void **st)
 		if (i + 1 == 26000)
 			at26k = b;
 	}
-	ms_mem_stats_get(&mem, &ms);
-	assert_int_equal(ms_dropset_bytes(d), (uint64_t)ms.live);
+	assert_bytes_honest(d, &mem);
 	/* A doubling store (about 140 bytes an ID here) would not fit in
 	 * 90 bytes an ID at either size. */
 	assert_true(at26k <= 26000ull * 90);
@@ -478,6 +483,7 @@ test_dropset_bytes_per_id(void **st)
 		assert_int_equal(mx, emx);
 	}
 	ms_dropset_close(d);
+	ms_mem_stats ms;
 	ms_mem_stats_get(&mem, &ms);
 	assert_int_equal(ms.live, 0);
 }
@@ -501,8 +507,8 @@ odd_ts(uint32_t i, int64_t *mn, int64_t *mx)
 		*mx = (int64_t)i - 1;
 		break;
 	case 3:
-		*mn = -(int64_t)mix64(i) / 2;
-		*mx = (int64_t)(mix64(i + 1) >> 1);
+		*mn = -(int64_t)(tl_mix(i) >> 2);
+		*mx = (int64_t)(tl_mix(i + 1) >> 1);
 		break;
 	default:
 		day_ts(i, mn, mx);
@@ -626,11 +632,8 @@ test_dropset_out_of_memory(void **st)
 	uint32_t failed_runs = 0;
 	for (uint64_t at = 1; at <= 60; at++) {
 		ms_mem mem;
-		ms_mem_init(&mem, NULL);
-		ms_dropset_opts o = { &mem, NULL, NULL };
-		ms_dropset *d;
+		ms_dropset *d = open_counted(&mem);
 		ms_errbuf eb;
-		assert_int_equal(ms_dropset_open(&d, &o, &eb), 0);
 		ms_mem_fail_at(&mem, at, false);
 		uint32_t fails = 0;
 		for (uint32_t i = 0; i < n; i++) {
@@ -667,9 +670,7 @@ test_dropset_out_of_memory(void **st)
 			assert_int_equal(mx, emx);
 			assert_true(ms_dropset_contains(d, id, sizeof(id)));
 		}
-		ms_mem_stats ms;
-		ms_mem_stats_get(&mem, &ms);
-		assert_int_equal(ms_dropset_bytes(d), (uint64_t)ms.live);
+		assert_bytes_honest(d, &mem);
 		ms_dropset_close(d);
 	}
 	/* Each of the set's allocations was met by some run. */

@@ -12,6 +12,7 @@
 #include "ms_mem.h"
 #include "pipeline_int.h"
 #include "bench_stats.h"
+#include "part_testlib.h"
 
 #include <xxhash.h>
 
@@ -25,26 +26,17 @@
 #define DAY0 1767225600000000000LL /* 2026-01-01T00:00:00Z in ns */
 #define HOUR_NS (3600LL * 1000000000LL)
 
-static uint64_t
-mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 /* ID i: 54 hex digits and dots, like a SkyWalking trace ID; `salt`
  * tells members from non-members. */
 static void
 make_id(uint8_t *id, uint64_t i, uint64_t salt)
 {
 	static const char hex[] = "0123456789abcdef";
-	uint64_t h = mix64(i ^ salt);
+	uint64_t h = tl_mix(i ^ salt);
 	for (int k = 0; k < IDLEN; k++) {
 		if (k % 16 == 15) {
 			id[k] = '.';
-			h = mix64(h);
+			h = tl_mix(h);
 			continue;
 		}
 		id[k] = (uint8_t)hex[h & 15];
@@ -84,11 +76,11 @@ main(void)
 				return 1;
 			int64_t t0 = ms_mono_ns();
 			for (uint32_t i = 0; i < n; i++) {
-				uint64_t h = mix64(i);
+				uint64_t h = tl_mix(i);
 				int64_t mn =
 				        DAY0 + (int64_t)(h % (24 * HOUR_NS));
 				int64_t mx =
-				        mn + (int64_t)(mix64(h) % 10000000000);
+				        mn + (int64_t)(tl_mix(h) % 10000000000);
 				if (ms_dropset_add(d, ids + (size_t)i * IDLEN,
 				                   IDLEN, mn, mx, &eb)) {
 					fprintf(stderr, "%s\n", eb.msg);
