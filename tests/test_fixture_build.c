@@ -192,6 +192,16 @@ expect_manifest_gates(const char *dir, const ms_fixture_report *r)
 	ms__fx_manifest_free(mf);
 }
 
+/* Kind k of slot i's part file, as ms_fixture_slot_path gives it. */
+static const char *
+slot_path(const ms_fixture *f, size_t i, int k, char *buf, size_t n)
+{
+	assert_int_equal(ms_fixture_slot_path(f, i, (enum ms_part_kind)k, buf,
+	                                      n),
+	                 0);
+	return buf;
+}
+
 static void
 test_smoke_builds_and_opens(void **state)
 {
@@ -260,6 +270,7 @@ test_smoke_builds_and_opens(void **state)
 
 		for (size_t i = 0; i < ms_fixture_nslots(f); i++) {
 			const ms_fixture_slot *s = ms_fixture_slot_at(f, i);
+			char path[600];
 			struct stat sb;
 
 			assert_int_equal(s->slot, i);
@@ -270,7 +281,10 @@ test_smoke_builds_and_opens(void **state)
 			/* Hot when published, never from the future. */
 			assert_true(s->max_ts <= s->pub_ns);
 			for (int k = 0; k < MS_KIND_COUNT; k++)
-				assert_int_equal(stat(s->path[k], &sb), 0);
+				assert_int_equal(stat(slot_path(f, i, k, path,
+				                                sizeof(path)),
+				                      &sb),
+				                 0);
 			rows += s->rows;
 		}
 		assert_int_equal(rows, rep.rows);
@@ -332,18 +346,17 @@ test_proof(void **state)
 	got.n = 0;
 	assert_int_equal(ms_fixture_block_ledgers(f, take_block, &got, &eb), 0);
 	for (size_t i = 0; i < ms_fixture_nslots(f); i++) {
-		const ms_fixture_slot *s = ms_fixture_slot_at(f, i);
-		const char *hash[MS_KIND_COUNT];
+		char hash[MS_KIND_COUNT][33];
 		ms_ledger_set led;
 		assert_true(ms_fixture_slot_proof(f, i, hash, &led));
 		ms_part *p[MS_KIND_COUNT];
 		for (int k = 0; k < MS_KIND_COUNT; k++) {
-			char h[33];
+			char h[33], sp[600];
 			ms_ledger l;
-			assert_int_equal(ms_fixture_files_hash(s->path[k], h, &eb),
-			                 0);
+			slot_path(f, i, k, sp, sizeof(sp));
+			assert_int_equal(ms_fixture_files_hash(sp, h, &eb), 0);
 			assert_string_equal(h, hash[k]);
-			assert_int_equal(ms_part_open_dicts(&p[k], s->path[k],
+			assert_int_equal(ms_part_open_dicts(&p[k], sp,
 			                                    ms_fixture_dicts(f),
 			                                    NULL, &eb),
 			                 0);
@@ -633,10 +646,8 @@ test_check(void **state)
 
 	/* A flipped byte in the middle of slot 5's core data. */
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
-	snprintf(data, sizeof(data), "%s",
-	         ms_fixture_slot_at(f, 5)->path[MS_KIND_CORE]);
-	snprintf(part, sizeof(part), "%s",
-	         ms_fixture_slot_at(f, 9)->path[MS_KIND_LATENCY]);
+	slot_path(f, 5, MS_KIND_CORE, data, sizeof(data));
+	slot_path(f, 9, MS_KIND_LATENCY, part, sizeof(part));
 	ms_fixture_close(f);
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
 	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), 0);
@@ -835,9 +846,11 @@ test_no_dictionary_by_default(void)
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
 	assert_int_equal(ms_fixture_get_info(f)->dict_id, 0);
 	assert_null(ms_fixture_dicts(f));
-	for (size_t i = 0; i < ms_fixture_nslots(f); i += 7)
-		blocks_name(ms_fixture_slot_at(f, i)->path[MS_KIND_CORE], NULL,
-		            0);
+	for (size_t i = 0; i < ms_fixture_nslots(f); i += 7) {
+		char core[600];
+		blocks_name(slot_path(f, i, MS_KIND_CORE, core, sizeof(core)),
+		            NULL, 0);
+	}
 	ms_fixture_close(f);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 0);
@@ -867,11 +880,12 @@ test_dictionary(void **state)
 	assert_non_null(ms_fixture_dicts(f));
 	/* Every block of a few core parts names the dictionary. */
 	for (size_t i = 0; i < ms_fixture_nslots(f); i += 7) {
-		const char *core = ms_fixture_slot_at(f, i)->path[MS_KIND_CORE];
+		char core[600];
 		ms_part *p = NULL;
 		ms_part_iter *it = NULL;
 		const ms_block_info *bi;
 
+		slot_path(f, i, MS_KIND_CORE, core, sizeof(core));
 		blocks_name(core, ms_fixture_dicts(f), FX_DICT_ID);
 		/* Without the dictionary the blocks cannot be read. */
 		p = NULL;
