@@ -713,6 +713,38 @@ test_open_memory(void **state)
 	rm_rf(large);
 }
 
+/* A slot holds a part's rows, blocks and file bytes in 32 bits: a
+ * manifest whose part has more is refused at the open, naming it. */
+static void
+test_open_wide_part(void **state)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_fixture *f = NULL;
+	char src[512], dir[512], mpath[600];
+	sqlite3 *db = NULL;
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, NULL, &eb), 0);
+	snprintf(src, sizeof(src), "%s/a", root);
+	snprintf(dir, sizeof(dir), "%s/wide", root);
+	manifest_of_slots(src, dir, 10);
+	snprintf(mpath, sizeof(mpath), "%s/%s", dir, MS_FIXTURE_MANIFEST);
+	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+	                              "UPDATE part SET rows = 4294967296 "
+	                              "WHERE part_id = 7 AND kind = 'core'",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+	sqlite3_close(db);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_FORMAT);
+	assert_null(f);
+	assert_non_null(strstr(eb.msg, "part 0000000000000007: 4294967296 "
+	                               "rows"));
+	rm_rf(dir);
+}
+
 /* The block ledgers answered one block at a time from the file
  * (ms_fixture_blocks): every entry by its key, nothing for a key the
  * file lacks; a group changed or cut off after the open answers an error
@@ -1431,6 +1463,7 @@ main(void)
 		cmocka_unit_test(test_proof_threads),
 		cmocka_unit_test(test_proof_record_changed),
 		cmocka_unit_test(test_open_memory),
+		cmocka_unit_test(test_open_wide_part),
 		cmocka_unit_test(test_block_store),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_each_gate_fails_when_broken),
