@@ -1347,8 +1347,8 @@ ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
 				             (unsigned long long)s->part_id);
 				break;
 			}
-			rc = ms__stage_tree(src, tmp,
-			                    !r->opts.stage_copy, c, eb);
+			rc = ms__stage_tree(src, tmp, !r->opts.stage_copy, c,
+			                    eb);
 		}
 		if (r->opts.progress && from == 0 &&
 		    (i % 64 == 0 || i + 1 == n))

@@ -129,8 +129,10 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 		ms_part_iter *it = NULL;
 		if ((rc = ms_fixture_slot_path(fx, i, MS_KIND_CORE, path,
 		                               sizeof(path))))
-			rc = ms_fail(&eb, rc, "slot %zu: its part's path is "
-			             "too long", i);
+			rc = ms_fail(&eb, rc,
+			             "slot %zu: its part's path is "
+			             "too long",
+			             i);
 		if (rc ||
 		    (rc = ms_part_open_dicts(&p, path, ms_fixture_dicts(fx),
 		                             NULL, &eb)) ||

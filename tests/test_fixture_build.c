@@ -201,9 +201,8 @@ expect_manifest_gates(const char *dir, const ms_fixture_report *r)
 static const char *
 slot_path(const ms_fixture *f, size_t i, int k, char *buf, size_t n)
 {
-	assert_int_equal(ms_fixture_slot_path(f, i, (enum ms_part_kind)k, buf,
-	                                      n),
-	                 0);
+	assert_int_equal(
+	        ms_fixture_slot_path(f, i, (enum ms_part_kind)k, buf, n), 0);
 	return buf;
 }
 
@@ -448,15 +447,15 @@ test_slot_paths(void **state)
 			assert_int_equal(stat(got, &sb), 0);
 			/* Exactly its length and the NUL fit; one less not. */
 			size_t len = strlen(want);
-			assert_int_equal(ms_fixture_slot_path(
-			                         f, i, (enum ms_part_kind)k,
-			                         got, len + 1),
-			                 0);
+			assert_int_equal(
+			        ms_fixture_slot_path(f, i, (enum ms_part_kind)k,
+			                             got, len + 1),
+			        0);
 			assert_string_equal(got, want);
-			assert_int_equal(ms_fixture_slot_path(
-			                         f, i, (enum ms_part_kind)k,
-			                         got, len),
-			                 MS_ERR_RANGE);
+			assert_int_equal(
+			        ms_fixture_slot_path(f, i, (enum ms_part_kind)k,
+			                             got, len),
+			        MS_ERR_RANGE);
 			assert_string_equal(got, "");
 		}
 	}
@@ -470,9 +469,9 @@ test_slot_paths(void **state)
 		assert_int_equal(ms_fixture_slot_path(f, 0, MS_KIND_COUNT, got,
 		                                      sizeof(got)),
 		                 MS_ERR_RANGE);
-		assert_int_equal(ms_fixture_slot_path(f, 0, MS_KIND_CORE, NULL,
-		                                      0),
-		                 MS_ERR_RANGE);
+		assert_int_equal(
+		        ms_fixture_slot_path(f, 0, MS_KIND_CORE, NULL, 0),
+		        MS_ERR_RANGE);
 	}
 	ms_fixture_close(f);
 }
