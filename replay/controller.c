@@ -343,7 +343,7 @@ static bool
 proven_by_fixture(ms_replay *r, const ms_view *v, size_t i, size_t slot,
                   ms_ledger_set *led)
 {
-	const char *want[MS_KIND_COUNT];
+	char want[MS_KIND_COUNT][33];
 	ms_ledger_set l;
 	if (!r->fx_proven || slot == SIZE_MAX ||
 	    !ms_fixture_slot_proof(r->fx, slot, want, &l))
@@ -1330,21 +1330,25 @@ ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
                        ms__stage_counts *c, ms_errbuf *eb)
 {
 	size_t n = ms_fixture_nslots(r->fx);
-	char tmp[PATH_MAX];
+	char tmp[PATH_MAX], src[PATH_MAX];
 	int rc = 0;
 	for (size_t i = from; i < to && i < n && rc == 0; i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
 		for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
 			rc = ms_shard_part_path(r->shard, (enum ms_part_kind)k,
 			                        s->part_id, tmp, sizeof(tmp));
+			if (!rc)
+				rc = ms_fixture_slot_path(r->fx, i,
+				                          (enum ms_part_kind)k,
+				                          src, sizeof(src));
 			if (rc) {
 				rc = ms_fail(eb, rc,
 				             "part %016llx: path too long",
 				             (unsigned long long)s->part_id);
 				break;
 			}
-			rc = ms__stage_tree(s->path[k], tmp,
-			                    !r->opts.stage_copy, c, eb);
+			rc = ms__stage_tree(src, tmp, !r->opts.stage_copy, c,
+			                    eb);
 		}
 		if (r->opts.progress && from == 0 &&
 		    (i % 64 == 0 || i + 1 == n))
@@ -2139,8 +2143,16 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 	for (size_t i = 0; i < ms_fixture_nslots(r->fx); i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
 		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			char path[PATH_MAX];
 			struct stat st;
-			if (stat(s->path[k], &st) < 0 || !S_ISREG(st.st_mode))
+			if (ms_fixture_slot_path(r->fx, i, (enum ms_part_kind)k,
+			                         path, sizeof(path)))
+				return ms_fail(eb, MS_ERR_RANGE,
+				               "fixture %s: part %016llx: path "
+				               "too long",
+				               r->fixture_dir,
+				               (unsigned long long)s->part_id);
+			if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
 				return ms_fail(
 				        eb, MS_ERR_NOTFOUND,
 				        "fixture %s: part %016llx (%s) is "
@@ -2148,7 +2160,7 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 				        r->fixture_dir,
 				        (unsigned long long)s->part_id,
 				        ms_part_kind_name((enum ms_part_kind)k),
-				        s->path[k]);
+				        path);
 		}
 	}
 	/* Without --work-dir: chosen now that the day's size is known. */

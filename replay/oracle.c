@@ -47,6 +47,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -123,12 +124,18 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 			snprintf(why, n, "oracle: cancelled");
 			return MS_ERR_CANCELED;
 		}
-		const ms_fixture_slot *s = ms_fixture_slot_at(fx, i);
+		char path[PATH_MAX];
 		ms_part *p = NULL;
 		ms_part_iter *it = NULL;
-		if ((rc = ms_part_open_dicts(&p, s->path[MS_KIND_CORE],
-		                             ms_fixture_dicts(fx), NULL,
-		                             &eb)) ||
+		if ((rc = ms_fixture_slot_path(fx, i, MS_KIND_CORE, path,
+		                               sizeof(path))))
+			rc = ms_fail(&eb, rc,
+			             "slot %zu: its part's path is "
+			             "too long",
+			             i);
+		if (rc ||
+		    (rc = ms_part_open_dicts(&p, path, ms_fixture_dicts(fx),
+		                             NULL, &eb)) ||
 		    (rc = ms_part_iter_open(&it, p, NULL, NULL, &eb))) {
 			snprintf(why, n, "%s", eb.msg);
 			ms_part_close(p);

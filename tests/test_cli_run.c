@@ -1126,8 +1126,9 @@ test_fixture_check_errors(void **state)
 	ms_errbuf eb = { "" };
 	assert_int_equal(ms_fixture_open(&f, copy, &eb), 0);
 	char data[700];
-	snprintf(data, sizeof(data), "%s",
-	         ms_fixture_slot_at(f, 2)->path[MS_KIND_CORE]);
+	assert_int_equal(
+	        ms_fixture_slot_path(f, 2, MS_KIND_CORE, data, sizeof(data)),
+	        0);
 	ms_fixture_close(f);
 	assert_int_equal(chmod(data, 0), 0);
 	int rc = cli_unprivileged(errp, "fixture", "check", copy, NULL);

@@ -7,7 +7,10 @@
  * byte or a missing part; a default build has no dictionary; built with
  * one, every core block names it, and an altered dictionary is
  * refused; what the build proved of each part (files hashes, ledgers,
- * every core block's ledgers) is what reading the parts gives.
+ * every core block's ledgers) is what reading the parts gives; an open
+ * fixture formats each slot's paths and reads its proof when asked (from
+ * any thread), refuses a proof whose record changed since the open, and
+ * holds a bounded number of bytes a slot.
  */
 #define _XOPEN_SOURCE 700
 #include <setjmp.h>
@@ -18,6 +21,8 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sqlite3.h>
@@ -192,6 +197,15 @@ expect_manifest_gates(const char *dir, const ms_fixture_report *r)
 	ms__fx_manifest_free(mf);
 }
 
+/* Kind k of slot i's part file, as ms_fixture_slot_path gives it. */
+static const char *
+slot_path(const ms_fixture *f, size_t i, int k, char *buf, size_t n)
+{
+	assert_int_equal(
+	        ms_fixture_slot_path(f, i, (enum ms_part_kind)k, buf, n), 0);
+	return buf;
+}
+
 static void
 test_smoke_builds_and_opens(void **state)
 {
@@ -260,6 +274,7 @@ test_smoke_builds_and_opens(void **state)
 
 		for (size_t i = 0; i < ms_fixture_nslots(f); i++) {
 			const ms_fixture_slot *s = ms_fixture_slot_at(f, i);
+			char path[600];
 			struct stat sb;
 
 			assert_int_equal(s->slot, i);
@@ -270,7 +285,10 @@ test_smoke_builds_and_opens(void **state)
 			/* Hot when published, never from the future. */
 			assert_true(s->max_ts <= s->pub_ns);
 			for (int k = 0; k < MS_KIND_COUNT; k++)
-				assert_int_equal(stat(s->path[k], &sb), 0);
+				assert_int_equal(stat(slot_path(f, i, k, path,
+				                                sizeof(path)),
+				                      &sb),
+				                 0);
 			rows += s->rows;
 		}
 		assert_int_equal(rows, rep.rows);
@@ -332,18 +350,17 @@ test_proof(void **state)
 	got.n = 0;
 	assert_int_equal(ms_fixture_block_ledgers(f, take_block, &got, &eb), 0);
 	for (size_t i = 0; i < ms_fixture_nslots(f); i++) {
-		const ms_fixture_slot *s = ms_fixture_slot_at(f, i);
-		const char *hash[MS_KIND_COUNT];
+		char hash[MS_KIND_COUNT][33];
 		ms_ledger_set led;
 		assert_true(ms_fixture_slot_proof(f, i, hash, &led));
 		ms_part *p[MS_KIND_COUNT];
 		for (int k = 0; k < MS_KIND_COUNT; k++) {
-			char h[33];
+			char h[33], sp[600];
 			ms_ledger l;
-			assert_int_equal(ms_fixture_files_hash(s->path[k], h, &eb),
-			                 0);
+			slot_path(f, i, k, sp, sizeof(sp));
+			assert_int_equal(ms_fixture_files_hash(sp, h, &eb), 0);
 			assert_string_equal(h, hash[k]);
-			assert_int_equal(ms_part_open_dicts(&p[k], s->path[k],
+			assert_int_equal(ms_part_open_dicts(&p[k], sp,
 			                                    ms_fixture_dicts(f),
 			                                    NULL, &eb),
 			                 0);
@@ -387,6 +404,344 @@ test_proof(void **state)
 	flip_byte(path, 16 + 68 * 3 + 20);
 	assert_int_equal(ms_fixture_block_ledgers(f, take_block, &got, &eb), 0);
 	ms_fixture_close(f);
+}
+
+/* What the open fixture kept before its paths were formatted on demand:
+ * "DIR/parts/core/<16hex>" and "DIR/parts/sidx/<kind>/<16hex>". */
+static void
+old_path(const char *dir, int k, uint64_t id, char *buf, size_t n)
+{
+	if (k == MS_KIND_CORE)
+		snprintf(buf, n, "%s/parts/core/%016llx", dir,
+		         (unsigned long long)id);
+	else
+		snprintf(buf, n, "%s/parts/sidx/%s/%016llx", dir,
+		         k == MS_KIND_LATENCY ? "latency" : "start_time",
+		         (unsigned long long)id);
+}
+
+/* Every slot's paths, formatted when asked, are the ones the open
+ * fixture used to hold (and the part files are there); a buffer one byte
+ * short, or a slot or kind out of range, gives MS_ERR_RANGE and "". */
+static void
+test_slot_paths(void **state)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_fixture *f = NULL;
+	char dir[512];
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, NULL, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	for (size_t i = 0; i < ms_fixture_nslots(f); i++) {
+		uint64_t id = ms_fixture_slot_at(f, i)->part_id;
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			char want[600], got[600];
+			struct stat sb;
+			old_path(dir, k, id, want, sizeof(want));
+			memset(got, 'x', sizeof(got));
+			slot_path(f, i, k, got, sizeof(got));
+			assert_string_equal(got, want);
+			assert_int_equal(stat(got, &sb), 0);
+			/* Exactly its length and the NUL fit; one less not. */
+			size_t len = strlen(want);
+			assert_int_equal(
+			        ms_fixture_slot_path(f, i, (enum ms_part_kind)k,
+			                             got, len + 1),
+			        0);
+			assert_string_equal(got, want);
+			assert_int_equal(
+			        ms_fixture_slot_path(f, i, (enum ms_part_kind)k,
+			                             got, len),
+			        MS_ERR_RANGE);
+			assert_string_equal(got, "");
+		}
+	}
+	{
+		char got[600] = "x";
+		size_t n = ms_fixture_nslots(f);
+		assert_int_equal(ms_fixture_slot_path(f, n, MS_KIND_CORE, got,
+		                                      sizeof(got)),
+		                 MS_ERR_RANGE);
+		assert_string_equal(got, "");
+		assert_int_equal(ms_fixture_slot_path(f, 0, MS_KIND_COUNT, got,
+		                                      sizeof(got)),
+		                 MS_ERR_RANGE);
+		assert_int_equal(
+		        ms_fixture_slot_path(f, 0, MS_KIND_CORE, NULL, 0),
+		        MS_ERR_RANGE);
+	}
+	ms_fixture_close(f);
+}
+
+/* Threads asking one open fixture for every slot's proof and paths at
+ * once, each checking what it got against the answers asked alone. */
+typedef struct proof_want {
+	const ms_fixture *f;
+	char (*hash)[MS_KIND_COUNT][33];
+	ms_ledger_set *led;
+	char (*path)[MS_KIND_COUNT][600];
+	size_t bad;
+} proof_want;
+
+static void *
+ask_every_slot(void *arg)
+{
+	proof_want *w = arg;
+	for (int rep = 0; rep < 3; rep++)
+		for (size_t i = 0; i < ms_fixture_nslots(w->f); i++) {
+			char hash[MS_KIND_COUNT][33], path[600];
+			ms_ledger_set led;
+			if (!ms_fixture_slot_proof(w->f, i, hash, &led) ||
+			    !ms_ledger_set_equal(&led, &w->led[i])) {
+				w->bad++;
+				continue;
+			}
+			for (int k = 0; k < MS_KIND_COUNT; k++)
+				w->bad += strcmp(hash[k], w->hash[i][k]) != 0 ||
+				          ms_fixture_slot_path(
+				                  w->f, i, (enum ms_part_kind)k,
+				                  path, sizeof(path)) != 0 ||
+				          strcmp(path, w->path[i][k]) != 0;
+		}
+	return NULL;
+}
+
+static void
+test_proof_threads(void **state)
+{
+	enum { NT = 4 };
+	ms_errbuf eb = { { 0 } };
+	ms_fixture *f = NULL;
+	char dir[512];
+	pthread_t t[NT];
+	proof_want w[NT];
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, NULL, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	size_t n = ms_fixture_nslots(f);
+	char(*hash)[MS_KIND_COUNT][33] = calloc(n, sizeof(*hash));
+	ms_ledger_set *led = calloc(n, sizeof(*led));
+	char(*path)[MS_KIND_COUNT][600] = calloc(n, sizeof(*path));
+	assert_non_null(hash);
+	assert_non_null(led);
+	assert_non_null(path);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(ms_fixture_slot_proof(f, i, hash[i], &led[i]));
+		for (int k = 0; k < MS_KIND_COUNT; k++)
+			slot_path(f, i, k, path[i][k], sizeof(path[i][k]));
+	}
+	for (int j = 0; j < NT; j++) {
+		w[j] = (proof_want){ f, hash, led, path, 0 };
+		assert_int_equal(
+		        pthread_create(&t[j], NULL, ask_every_slot, &w[j]), 0);
+	}
+	for (int j = 0; j < NT; j++) {
+		assert_int_equal(pthread_join(t[j], NULL), 0);
+		assert_int_equal(w[j].bad, 0);
+	}
+	free(hash);
+	free(led);
+	free(path);
+	ms_fixture_close(f);
+}
+
+/* Part id's ledger of kind `kind` in the manifest db: rows moved by d. */
+static void
+shift_ledger_rows(sqlite3 *db, uint64_t id, const char *kind, int d)
+{
+	char sql[300];
+	snprintf(sql, sizeof(sql),
+	         "UPDATE part SET ledger = (CAST(substr(ledger, 1, "
+	         "instr(ledger, ':') - 1) AS INTEGER) + %d) || substr(ledger, "
+	         "instr(ledger, ':')) WHERE part_id = %llu AND kind = '%s'",
+	         d, (unsigned long long)id, kind);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+}
+
+/* A part's record read again from the manifest must be the one the open
+ * read: changed meanwhile, its slot has no proof (the part is read
+ * instead) and verify names it; the other slots keep theirs. */
+static void
+test_proof_record_changed(void **state)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_fixture *f = NULL;
+	char dir[512], mpath[600], cmd[1200];
+	sqlite3 *db = NULL;
+	char hash[MS_KIND_COUNT][33];
+	ms_ledger_set led;
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, NULL, &eb), 0);
+	/* A copy: "a" stays byte for byte as built. */
+	snprintf(dir, sizeof(dir), "%s/a-edited", root);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/a' '%s'", root, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(mpath, sizeof(mpath), "%s/%s", dir, MS_FIXTURE_MANIFEST);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_true(ms_fixture_slot_proof(f, 3, hash, &led));
+	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+	/* Slot 3's part: its latency ledger one row more. */
+	uint64_t id = ms_fixture_slot_at(f, 3)->part_id;
+	char named[64];
+	snprintf(named, sizeof(named), "record of part %016llx",
+	         (unsigned long long)id);
+	shift_ledger_rows(db, id, "latency", 1);
+	assert_false(ms_fixture_slot_proof(f, 3, hash, &led));
+	assert_true(ms_fixture_slot_proof(f, 4, hash, &led));
+	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, named));
+	assert_non_null(strstr(eb.msg, "changed since the fixture was opened"));
+	/* Back as built: the proof is given again. */
+	shift_ledger_rows(db, id, "latency", -1);
+	sqlite3_close(db);
+	assert_true(ms_fixture_slot_proof(f, 3, hash, &led));
+	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), 0);
+	ms_fixture_close(f);
+	rm_rf(dir);
+}
+
+/* A fixture of n slots at dst, made of src's manifest alone (no parts:
+ * an open reads only the manifest): src's slots repeated, each its own
+ * part. */
+static void
+manifest_of_slots(const char *src, const char *dst, size_t n)
+{
+	fx_manifest *mf = NULL, big;
+	ms_errbuf eb = { { 0 } };
+	char path[700];
+
+	snprintf(path, sizeof(path), "%s/%s", src, MS_FIXTURE_MANIFEST);
+	assert_int_equal(ms__fx_manifest_read(path, &mf, &eb), 0);
+	big = *mf;
+	big.nsched = n;
+	big.sched = calloc(n, sizeof(*big.sched));
+	big.parts = calloc(n, sizeof(*big.parts));
+	assert_non_null(big.sched);
+	assert_non_null(big.parts);
+	for (size_t i = 0; i < n; i++) {
+		big.sched[i] = mf->sched[i % mf->nsched];
+		big.parts[i] = mf->parts[i % mf->nsched];
+		big.sched[i].slot = i;
+		big.sched[i].part_id = big.parts[i].id = i + 1;
+	}
+	assert_int_equal(mkdir(dst, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%s", dst, MS_FIXTURE_MANIFEST);
+	assert_int_equal(ms__fx_manifest_write(path, &big, &eb), 0);
+	free(big.sched);
+	free(big.parts);
+	ms__fx_manifest_free(mf);
+}
+
+/* Bytes the heap holds (malloc's arenas and its mapped chunks). */
+static size_t
+heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+}
+
+/* Heap bytes the open fixture of dir holds, once every slot's proof and
+ * paths were asked for (the manifest's page cache as full as it gets). */
+static size_t
+open_fixture_heap(const char *dir)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_fixture *f = NULL;
+	size_t before = heap_in_use(), held;
+
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	for (size_t i = 0; i < ms_fixture_nslots(f); i++) {
+		char hash[MS_KIND_COUNT][33], path[600];
+		ms_ledger_set led;
+		assert_true(ms_fixture_slot_proof(f, i, hash, &led));
+		slot_path(f, i, MS_KIND_START_TIME, path, sizeof(path));
+	}
+	held = heap_in_use() - before;
+	ms_fixture_close(f);
+	return held;
+}
+
+/* An open fixture holds 68 bytes a slot (its compact slot and a check of
+ * its part's record) and a constant (the facts, the dictionary, the
+ * manifest kept open with a bounded page cache): 9,000 slots hold at
+ * most 72 bytes a slot more than 1,000 (it held about 450 when every
+ * path, hash and ledger was kept), and 1,000 no more than the constant
+ * and that. */
+static void
+test_open_memory(void **state)
+{
+	ms_errbuf eb = { { 0 } };
+	char src[512], small[512], large[512];
+
+	(void)state;
+	{
+		/* The heap's figures must see an allocation (a sanitizer's
+		 * allocator reports none): else there is nothing to
+		 * measure. */
+		size_t h0 = heap_in_use();
+		char *volatile p = malloc(1 << 20);
+		size_t h1 = heap_in_use();
+		free(p);
+		if (h1 < h0 + (1 << 20))
+			skip();
+	}
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, NULL, &eb), 0);
+	snprintf(src, sizeof(src), "%s/a", root);
+	snprintf(small, sizeof(small), "%s/slots-1000", root);
+	snprintf(large, sizeof(large), "%s/slots-9000", root);
+	manifest_of_slots(src, small, 1000);
+	manifest_of_slots(src, large, 9000);
+	(void)open_fixture_heap(small); /* SQLite's first use */
+	size_t hs = open_fixture_heap(small), hl = open_fixture_heap(large);
+	print_message("open fixture heap: %zu bytes for 1000 slots, %zu for "
+	              "9000\n",
+	              hs, hl);
+	assert_true(hl <= hs + 72 * 8000);
+	assert_true(hs <= 72 * 1000 + 512 * 1024);
+	rm_rf(small);
+	rm_rf(large);
+}
+
+/* A slot holds a part's rows, blocks and file bytes in 32 bits: a
+ * manifest whose part has more is refused at the open, naming it. */
+static void
+test_open_wide_part(void **state)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_fixture *f = NULL;
+	char src[512], dir[512], mpath[600];
+	sqlite3 *db = NULL;
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, NULL, &eb), 0);
+	snprintf(src, sizeof(src), "%s/a", root);
+	snprintf(dir, sizeof(dir), "%s/wide", root);
+	manifest_of_slots(src, dir, 10);
+	snprintf(mpath, sizeof(mpath), "%s/%s", dir, MS_FIXTURE_MANIFEST);
+	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+	                              "UPDATE part SET rows = 4294967296 "
+	                              "WHERE part_id = 7 AND kind = 'core'",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+	sqlite3_close(db);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_FORMAT);
+	assert_null(f);
+	assert_non_null(strstr(eb.msg, "part 0000000000000007: 4294967296 "
+	                               "rows"));
+	rm_rf(dir);
 }
 
 /* The block ledgers answered one block at a time from the file
@@ -633,10 +988,8 @@ test_check(void **state)
 
 	/* A flipped byte in the middle of slot 5's core data. */
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
-	snprintf(data, sizeof(data), "%s",
-	         ms_fixture_slot_at(f, 5)->path[MS_KIND_CORE]);
-	snprintf(part, sizeof(part), "%s",
-	         ms_fixture_slot_at(f, 9)->path[MS_KIND_LATENCY]);
+	slot_path(f, 5, MS_KIND_CORE, data, sizeof(data));
+	slot_path(f, 9, MS_KIND_LATENCY, part, sizeof(part));
 	ms_fixture_close(f);
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
 	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), 0);
@@ -835,9 +1188,11 @@ test_no_dictionary_by_default(void)
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
 	assert_int_equal(ms_fixture_get_info(f)->dict_id, 0);
 	assert_null(ms_fixture_dicts(f));
-	for (size_t i = 0; i < ms_fixture_nslots(f); i += 7)
-		blocks_name(ms_fixture_slot_at(f, i)->path[MS_KIND_CORE], NULL,
-		            0);
+	for (size_t i = 0; i < ms_fixture_nslots(f); i += 7) {
+		char core[600];
+		blocks_name(slot_path(f, i, MS_KIND_CORE, core, sizeof(core)),
+		            NULL, 0);
+	}
 	ms_fixture_close(f);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 0);
@@ -867,11 +1222,12 @@ test_dictionary(void **state)
 	assert_non_null(ms_fixture_dicts(f));
 	/* Every block of a few core parts names the dictionary. */
 	for (size_t i = 0; i < ms_fixture_nslots(f); i += 7) {
-		const char *core = ms_fixture_slot_at(f, i)->path[MS_KIND_CORE];
+		char core[600];
 		ms_part *p = NULL;
 		ms_part_iter *it = NULL;
 		const ms_block_info *bi;
 
+		slot_path(f, i, MS_KIND_CORE, core, sizeof(core));
 		blocks_name(core, ms_fixture_dicts(f), FX_DICT_ID);
 		/* Without the dictionary the blocks cannot be read. */
 		p = NULL;
@@ -1102,6 +1458,11 @@ main(void)
 		cmocka_unit_test(test_consolidated_parts),
 		cmocka_unit_test(test_smoke_builds_and_opens),
 		cmocka_unit_test(test_proof),
+		cmocka_unit_test(test_slot_paths),
+		cmocka_unit_test(test_proof_threads),
+		cmocka_unit_test(test_proof_record_changed),
+		cmocka_unit_test(test_open_memory),
+		cmocka_unit_test(test_open_wide_part),
 		cmocka_unit_test(test_block_store),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_each_gate_fails_when_broken),

@@ -1679,9 +1679,13 @@ test_bad_fixture_part_removed(void **state)
 	assert_int_equal(ms_fixture_open(&fx, copy, &eb), 0);
 	const ms_fixture_slot *s =
 	        ms_fixture_slot_at(fx, ms_fixture_nslots(fx) / 3);
-	char id[17];
+	char id[17], lat[PATH_MAX];
 	ms_part_id_str(s->part_id, id);
-	rt_rm(s->path[MS_KIND_LATENCY]);
+	assert_int_equal(ms_fixture_slot_path(fx, ms_fixture_nslots(fx) / 3,
+	                                      MS_KIND_LATENCY, lat,
+	                                      sizeof(lat)),
+	                 0);
+	rt_rm(lat);
 	ms_fixture_close(fx);
 	rt_run run;
 	rt_opts(&run, "bad-part", "disabled");
