@@ -316,6 +316,12 @@ void ms__win_close(ms__win *w);
  * while w is). */
 void ms__win_share(ms__win *w, const ms__win *from);
 
+/* ---- part_writer.c ---- */
+/* Keep the writer's block directory and trace hashes in memory instead of
+ * spilling them (part_writer.c, design 6): the path taken when no
+ * temporary file can be made, for tests. Call right after open. */
+void ms__part_writer_keep_lists(ms_part_writer *w);
+
 /* ---- part_fs.c ---- */
 /* Join dir and name into out (size n); false if it does not fit. */
 bool ms__path(char *out, size_t n, const char *dir, const char *name);

@@ -915,6 +915,82 @@ test_bloom(void **state)
 	tl_free(&t);
 }
 
+/* Live bytes of mem. */
+static int64_t
+live_of(ms_mem *mem)
+{
+	ms_mem_stats st;
+	ms_mem_stats_get(mem, &st);
+	return st.live;
+}
+
+/* Write the traces want[0..n) (one row each, in order) with a writer of
+ * its own allocator; *grew: what it held more after the last trace than
+ * after the first n / 4. keep: hold the lists in memory (no spill). */
+static void
+write_counting(const char *dir, const ms_row **want, size_t n, bool keep,
+               int64_t *grew)
+{
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_part_writer_opts o = { .mem = &mem };
+	ms_part_writer *w;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_part_writer_open(&w, dir, 11, &o, &eb), 0);
+	if (keep)
+		ms__part_writer_keep_lists(w);
+	int64_t at_quarter = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ms_part_writer_add_trace(w, want[i], 1, &eb))
+			fail_msg("add: %s", eb.msg);
+		if (i + 1 == n / 4)
+			at_quarter = live_of(&mem);
+	}
+	*grew = live_of(&mem) - at_quarter;
+	ms_part_meta m;
+	if (ms_part_writer_finish(w, &m, &eb))
+		fail_msg("finish: %s", eb.msg);
+	assert_int_equal(m.traces, n);
+	assert_int_equal(live_of(&mem), 0);
+}
+
+/* A writer's block directory and trace hashes (16 bytes a block and a
+ * trace) do not stay in memory as a part grows: past 64 KiB each they go
+ * to an unlinked temporary file and are read back at close, into the
+ * very bytes the in-memory lists give. */
+static void
+test_writer_lists_bounded(void **state)
+{
+	(void)state;
+	tl_rng r = { 21 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 40000, .rows_per_trace = 1, .tid_len = 16 };
+	tl_gen(&t, &r, &s);
+	const ms_row **want = tl_sorted(&t);
+	char a[300], b[300];
+	path_of(a, sizeof(a), "lists-spilled");
+	path_of(b, sizeof(b), "lists-kept");
+	int64_t grew_a, grew_b;
+	write_counting(a, want, t.n, false, &grew_a);
+	write_counting(b, want, t.n, true, &grew_b);
+	print_message("writer grew by %lld bytes (spilled) and %lld (kept) "
+	              "over 30000 traces\n",
+	              (long long)grew_a, (long long)grew_b);
+	/* Kept: 32 bytes a trace (one block each), and more as the lists
+	 * double. Spilled: no more than a list's buffer. */
+	assert_true(grew_b >= 30000 * 32);
+	assert_true(grew_a < (64 << 10));
+	size_t na, nb;
+	uint8_t *fa = slurp_file(a, &na), *fb = slurp_file(b, &nb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(fa, fb, na);
+	free(fa);
+	free(fb);
+	check_part(a, &t, MS_COL_ALL);
+	free(want);
+	tl_free(&t);
+}
+
 /* ---- corruption ---- */
 
 static char cdir[300];
@@ -1986,6 +2062,7 @@ main(void)
 		cmocka_unit_test(test_share_zstd),
 		cmocka_unit_test(test_writer_rejects),
 		cmocka_unit_test(test_bloom),
+		cmocka_unit_test(test_writer_lists_bounded),
 		cmocka_unit_test(test_flip_every_byte),
 		cmocka_unit_test(test_truncate_and_remove),
 		cmocka_unit_test(test_window_fallback),
