@@ -738,16 +738,16 @@ ms_part_kind_of(const ms_part *p)
 	return p->kind;
 }
 
-/* Read a core part's bloom section again and check it as open did: the
- * section, or NULL (the file can no longer be read, or its bytes changed
- * since open). */
-static uint8_t *
-bloom_load(const ms_part *p)
+/* Read a core part's bloom section again and check it as open did into
+ * *out: 0, MS_ERR_NOMEM, or another error (the file can no longer be
+ * read, or its bytes changed since open). */
+static int
+bloom_load(const ms_part *p, uint8_t **out)
 {
 	size_t n = p->bloom_len;
 	uint8_t *b = ms_mem_alloc(p->mem, n);
-	if (!b)
-		return NULL;
+	if (!(*out = b))
+		return MS_ERR_NOMEM;
 	int fd = open(p->dir, O_RDONLY | O_CLOEXEC);
 	int rc = fd < 0 ? MS_ERR_IO
 	                : ms_fs_pread_all(fd, b, n,
@@ -759,15 +759,19 @@ bloom_load(const ms_part *p)
 		rc = bloom_head_check(p, b, n,
 		                      ms_le64(b + n - 8) == XXH64(b, n - 8, 0),
 		                      &nbits, NULL);
-	if (rc == 0 && nbits == p->nbits)
-		return b;
-	ms_mem_free(p->mem, b, n);
-	return NULL;
+	if (rc == 0 && nbits != p->nbits)
+		rc = MS_ERR_CORRUPT;
+	if (rc) {
+		ms_mem_free(p->mem, b, n);
+		*out = NULL;
+	}
+	return rc;
 }
 
 /* The bloom section of a core part, read at the first call (design 8):
  * set once, by whichever thread gets there first; NULL when it could not
- * be loaded. */
+ * be loaded (for good, unless memory ran out: then a later call tries
+ * again). */
 static const uint8_t *
 bloom_get(const ms_part *cp)
 {
@@ -777,9 +781,11 @@ bloom_get(const ms_part *cp)
 	uint8_t *b = atomic_load_explicit(&p->bloom, memory_order_acquire);
 	if (b || atomic_load_explicit(&p->bloom_bad, memory_order_relaxed))
 		return b;
-	if (!(b = bloom_load(p))) {
-		atomic_store_explicit(&p->bloom_bad, true,
-		                      memory_order_relaxed);
+	int rc = bloom_load(p, &b);
+	if (rc) {
+		if (rc != MS_ERR_NOMEM)
+			atomic_store_explicit(&p->bloom_bad, true,
+			                      memory_order_relaxed);
 		return NULL;
 	}
 	uint8_t *none = NULL;
