@@ -1074,14 +1074,11 @@ test_open_part_holds_no_sections(void **state)
 	/* The first probe reads the bloom section, and keeps it. */
 	const ms_row *r0 = &big.rows[0];
 	assert_true(ms_part_may_contain(pb, r0->trace_id, r0->trace_id_len));
-	ms_mem_stats st;
-	ms_mem_stats_get(&mb, &st);
-	assert_int_equal(st.live - live_b, ms__bloom_section_bytes(30000));
+	assert_int_equal(live_of(&mb) - live_b, ms__bloom_section_bytes(30000));
 	for (size_t i = 0; i < big.n; i++)
 		assert_true(ms_part_may_contain(pb, big.rows[i].trace_id,
 		                                big.rows[i].trace_id_len));
-	ms_mem_stats_get(&mb, &st);
-	assert_int_equal(st.live - live_b, ms__bloom_section_bytes(30000));
+	assert_int_equal(live_of(&mb) - live_b, ms__bloom_section_bytes(30000));
 	/* Iterators walk the entries from the file, mapped or not. */
 	scan_and_reread(pb, &mb);
 	ms__part_no_map(pb);
@@ -1089,8 +1086,7 @@ test_open_part_holds_no_sections(void **state)
 	check_part(db, &big, MS_COL_ALL);
 	ms_part_close(ps);
 	ms_part_close(pb);
-	ms_mem_stats_get(&mb, &st);
-	assert_int_equal(st.live, 0);
+	assert_int_equal(live_of(&mb), 0);
 	tl_free(&small);
 	tl_free(&big);
 }
