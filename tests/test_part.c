@@ -1091,6 +1091,23 @@ test_open_part_holds_no_sections(void **state)
 	tl_free(&big);
 }
 
+/* Parts whose lists spill right at a 64 KiB boundary (4094 index entries
+ * after the header) and whose bloom header straddles the open-time read
+ * buffer's first 64 KiB (4092 blocks): written and read back whole. */
+static void
+test_sections_at_buffer_edges(void **state)
+{
+	(void)state;
+	for (size_t n = 4090; n <= 4097; n++) {
+		tl_rows t = { 0 };
+		char dir[300];
+		write_traces("edges", n, 40 + n, &t, dir, sizeof(dir));
+		check_part(dir, &t, MS_COL_ALL);
+		unlink(dir);
+		tl_free(&t);
+	}
+}
+
 /* pwrite n bytes at off of the file at path. */
 static void
 poke(const char *path, uint64_t off, const void *b, size_t n)
@@ -2222,6 +2239,7 @@ main(void)
 		cmocka_unit_test(test_writer_lists_bounded),
 		cmocka_unit_test(test_open_part_holds_no_sections),
 		cmocka_unit_test(test_sections_changed_after_open),
+		cmocka_unit_test(test_sections_at_buffer_edges),
 		cmocka_unit_test(test_flip_every_byte),
 		cmocka_unit_test(test_truncate_and_remove),
 		cmocka_unit_test(test_window_fallback),
