@@ -77,6 +77,10 @@
  *     redone losslessly (reason lossless_retry), which cannot conflict.
  * 13. Only after a successful publication is each confirmed drop reported
  *     to req->on_drop, once, in merge order, with its row count.
+ * 14. Once the last trace is emitted, the stager, the hold arena and the
+ *     trace scratch are freed (release_staging), before the output is
+ *     closed: the index merges and the publication never run on top of
+ *     a batch's payload.
  */
 #include "ms_clock.h"
 #include "ms_enum.h"
@@ -1362,6 +1366,22 @@ sampling_finish(merge_ctx *c)
 	return 0;
 }
 
+/* Every trace has been read and emitted: what held or described traces
+ * in flight (the stager's batch buffers, the retained payload of the hold
+ * arena, the trace scratch) is dead. Free it before the output is closed,
+ * so it is not held through the index merges and the publication. The
+ * guard and the drop set stay: revalidation, the index children (HOOK B)
+ * and report_drops still need them. */
+static void
+release_staging(merge_ctx *c)
+{
+	ms_stager_close(c->stager);
+	c->stager = NULL;
+	ms_arena_release(&c->hold);
+	scratch_release(c, &c->sc);
+	scratch_release(c, &c->esc);
+}
+
 /* Before publication: parts that became active since the merge pinned its
  * view must not hold a dropped trace; else MERGE_RETRY (lossless redo). */
 static int
@@ -1421,6 +1441,7 @@ run(merge_ctx *c)
 	if (c->stager && (rc = sampling_finish(c)) < 0)
 		return rc;
 	close_iters(c);
+	release_staging(c);
 	if ((rc = enter(c, MS_MERGE_STAGE_WRITE)) < 0)
 		return rc;
 	ms_part_writer *w = c->writer;

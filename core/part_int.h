@@ -13,6 +13,8 @@
 #include "ms_part.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_customMem, *_advanced */
@@ -194,12 +196,21 @@ struct ms_part {
 	char name[17]; /* 16-hex ID */
 	ms_part_meta meta;
 	enum ms_part_kind kind;
-	uint8_t *sect; /* index and bloom sections, read at open */
+	/* Index parts: the index section, read at open and kept (an entry
+	 * per 4096 rows). Core parts keep neither section: both are checked
+	 * at open through a bounded buffer, an iterator reads the entries
+	 * it needs from the file, and the bloom section is read at the first
+	 * ms_part_may_contain (part_reader.c, design 8). */
+	uint8_t *sect;
 	size_t sect_len;
-	uint8_t *index; /* the index section (in sect) */
+	uint8_t *index; /* the index section (in sect); NULL for core */
 	size_t index_len;
 	uint64_t entry_size;
-	uint8_t *bloom; /* the bloom section (in sect); bits at MS__BLOOM_HDR */
+	/* Core: the bloom section once loaded (bits at MS__BLOOM_HDR),
+	 * set once by whichever thread loads it first; bloom_bad: it could
+	 * not be loaded again, every probe answers "may contain". */
+	_Atomic(uint8_t *) bloom;
+	_Atomic bool bloom_bad;
 	size_t bloom_len;
 	uint64_t nbits;
 	uint64_t data_bytes;
@@ -216,6 +227,7 @@ ms__part_no_map(ms_part *p)
 	p->no_map = true;
 }
 
+/* Entry i of an index part's index section (core parts keep none). */
 static inline const uint8_t *
 ms__part_entry(const ms_part *p, uint64_t i)
 {
@@ -315,6 +327,12 @@ void ms__win_close(ms__win *w);
 /* Open w over the mapping of `from` (which must be mapped and stay open
  * while w is). */
 void ms__win_share(ms__win *w, const ms__win *from);
+
+/* ---- part_writer.c ---- */
+/* Keep the writer's block directory and trace hashes in memory instead of
+ * spilling them (part_writer.c, design 6): the path taken when no
+ * temporary file can be made, for tests. Call right after open. */
+void ms__part_writer_keep_lists(ms_part_writer *w);
 
 /* ---- part_fs.c ---- */
 /* Join dir and name into out (size n); false if it does not fit. */

@@ -40,6 +40,19 @@
  *     or decompressed, by it or by a re-read trailing it, so the bytes
  *     are hashed on the pass that copies them and a unit nobody hands
  *     out (a dropped trace's) is never read.
+ *
+ * What an open part holds (design 8): a core part's index (16 bytes a
+ * block) and bloom (2 bytes a trace) sections are checked at open through
+ * a buffer of at most SECT_WINDOW bytes, as FORMAT.md says ("Checked at
+ * open"), and not kept: a shard keeps every active part open for the
+ * whole run, and a day's parts would otherwise hold 18 bytes a trace
+ * each. An iterator reads the entries it walks from the file, ITER_ENTS
+ * at a time, and checks each again (its offset follows the previous
+ * block, its sizes are in range) before using it; the bloom section is
+ * read at the first ms_part_may_contain, checked as at open and kept
+ * (parts outside a sampling merge's selection are probed by its guard;
+ * the inputs of a finalize never are). Index parts keep their index
+ * section (an entry per 4096 rows).
  */
 #define XXH_INLINE_ALL
 #include "ms_fs.h"
@@ -197,6 +210,7 @@ part_free(ms_part *p)
 	if (!p)
 		return;
 	ms_mem_free(p->mem, p->sect, p->sect_len);
+	ms_mem_free(p->mem, atomic_load(&p->bloom), p->bloom_len);
 	ms_part_dicts_free(p->dicts);
 	ms_mem_free(p->mem, p->dir, p->dir_size);
 	ms_mem_free(p->mem, p, sizeof(*p));
@@ -390,8 +404,12 @@ footer_check_sizes(ms_part *p, const struct sections *sz, ms_errbuf *eb)
 	return 0;
 }
 
+static int scan_core_sections(ms_part *p, int fd, const struct sections *sz,
+                              ms_errbuf *eb);
+
 /* Read the footer at the end of the open file fd of `size` bytes, check
- * it, then read the index and bloom sections into p->sect. */
+ * it, then check a core part's index and bloom sections (design 8) or
+ * read an index part's index section into p->sect. */
 static int
 read_footer_and_sections(ms_part *p, int fd, uint64_t size, ms_errbuf *eb)
 {
@@ -420,6 +438,8 @@ read_footer_and_sections(ms_part *p, int fd, uint64_t size, ms_errbuf *eb)
 		                     (unsigned long long)p->meta.compressed_bytes);
 	p->data_bytes = sz.data;
 	p->file_bytes = size;
+	if (p->kind == MS_KIND_CORE)
+		return scan_core_sections(p, fd, &sz, eb);
 	uint64_t n = sz.index + sz.bloom;
 	if (n > SIZE_MAX / 2)
 		return ms__part_fail(p, eb, MS_ERR_RANGE, MS__F_INDEX,
@@ -436,20 +456,18 @@ read_footer_and_sections(ms_part *p, int fd, uint64_t size, ms_errbuf *eb)
 		                                          : strerror(errno));
 	p->index = p->sect;
 	p->index_len = (size_t)sz.index;
-	p->bloom = sz.bloom ? p->sect + sz.index : NULL;
-	p->bloom_len = (size_t)sz.bloom;
 	return 0;
 }
 
+/* The index section's magic, checksum (sum_ok: its XXH64 matched) and
+ * header x (its first MS__INDEX_HDR bytes), checked in this order. */
 static int
-check_index(ms_part *p, ms_errbuf *eb)
+index_head_check(ms_part *p, const uint8_t *x, bool sum_ok, ms_errbuf *eb)
 {
 	const char *f = MS__F_INDEX;
-	const uint8_t *x = p->index;
-	size_t n = p->index_len;
 	if (memcmp(x, MS__INDEX_MAGIC, 8) != 0)
 		return ms__part_fail(p, eb, MS_ERR_FORMAT, f, "bad magic");
-	if (ms_le64(x + n - 8) != XXH64(x, n - 8, 0))
+	if (!sum_ok)
 		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
 		                     "checksum mismatch");
 	if (ms_le32(x + offsetof(struct ms__index_hdr, version)) !=
@@ -462,24 +480,29 @@ check_index(ms_part *p, ms_errbuf *eb)
 	            p->entry_size)
 		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
 		                     "header does not match the footer");
-	if (p->kind != MS_KIND_CORE)
-		return ms__sidx_check_index(p, eb);
-	uint64_t off = 0, rows = 0;
-	for (uint64_t i = 0; i < p->meta.blocks; i++) {
-		const uint8_t *e = ms__part_entry(p, i);
-		uint64_t o = ms_le64(e);
-		uint32_t st = ms_le32(e + 8), nr = ms_le32(e + 12);
-		if (o != off || st < MS__BLOCK_HDR || nr < 1 ||
-		    nr > MS__BLOCK_ROWS_MAX || st > p->data_bytes - off)
-			return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
-			                     "entry %llu: offset %llu, %u "
-			                     "bytes, %u rows",
-			                     (unsigned long long)i,
-			                     (unsigned long long)o, st, nr);
-		off += st;
-		rows += nr;
-	}
-	return ms__part_check_cover(p, off, rows, eb);
+	return 0;
+}
+
+/* An index part's index section, read at open into p->index. */
+static int
+check_index(ms_part *p, ms_errbuf *eb)
+{
+	const uint8_t *x = p->index;
+	size_t n = p->index_len;
+	int rc = index_head_check(p, x, ms_le64(x + n - 8) == XXH64(x, n - 8, 0),
+	                          eb);
+	return rc ? rc : ms__sidx_check_index(p, eb);
+}
+
+/* A core index entry (offset o, st stored bytes, nr rows) that does not
+ * start at off, right after the previous one, or whose sizes are out of
+ * range. */
+static bool
+core_entry_bad(const ms_part *p, uint64_t off, uint64_t o, uint32_t st,
+               uint32_t nr)
+{
+	return o != off || st < MS__BLOCK_HDR || nr < 1 ||
+	       nr > MS__BLOCK_ROWS_MAX || st > p->data_bytes - off;
 }
 
 int
@@ -497,28 +520,143 @@ ms__part_check_cover(const ms_part *p, uint64_t off, uint64_t rows,
 	return 0;
 }
 
+/* The bloom section's magic, checksum (sum_ok: its XXH64 matched) and
+ * header b (its first MS__BLOOM_HDR bytes) for a section of n bytes,
+ * checked in this order; *nbits: the header's. */
 static int
-check_bloom(ms_part *p, ms_errbuf *eb)
+bloom_head_check(const ms_part *p, const uint8_t *b, size_t n, bool sum_ok,
+                 uint64_t *nbits, ms_errbuf *eb)
 {
 	const char *f = MS__F_BLOOM;
-	const uint8_t *b = p->bloom;
-	size_t n = p->bloom_len;
 	if (memcmp(b, MS__BLOOM_MAGIC, 8) != 0)
 		return ms__part_fail(p, eb, MS_ERR_FORMAT, f, "bad magic");
-	if (ms_le64(b + n - 8) != XXH64(b, n - 8, 0))
+	if (!sum_ok)
 		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
 		                     "checksum mismatch");
-	p->nbits = ms_le64(b + offsetof(struct ms__bloom_hdr, nbits));
+	*nbits = ms_le64(b + offsetof(struct ms__bloom_hdr, nbits));
 	if (ms_le32(b + offsetof(struct ms__bloom_hdr, version)) !=
 	            MS_PART_FORMAT_VERSION ||
 	    ms_le32(b + offsetof(struct ms__bloom_hdr, k)) != MS_BLOOM_K ||
 	    ms_le64(b + offsetof(struct ms__bloom_hdr, items)) !=
 	            p->meta.traces ||
-	    p->nbits != ms__bloom_nbits(p->meta.traces) ||
-	    p->nbits / 8 != n - MS__BLOOM_HDR - 8)
+	    *nbits != ms__bloom_nbits(p->meta.traces) ||
+	    *nbits / 8 != n - MS__BLOOM_HDR - 8)
 		return ms__part_fail(p, eb, MS_ERR_CORRUPT, f,
 		                     "header does not match the footer");
 	return 0;
+}
+
+/* A core part's sections are read at open through a buffer of at most
+ * this many bytes (a multiple of the entry size, 16). */
+#define SECT_WINDOW (64u << 10)
+
+/* One section being checked as its bytes go past, in any pieces. */
+typedef struct sect_scan {
+	uint64_t len;               /* the section's bytes */
+	XXH64_state_t x;            /* over all but its last 8 bytes */
+	uint8_t head[MS__INDEX_HDR]; /* its first bytes (= MS__BLOOM_HDR) */
+	uint8_t sum[8];             /* its last 8 bytes: the XXH64 */
+	bool entries;               /* a core index: check its entries */
+	uint64_t off, rows;         /* covered by the entries before bad */
+	bool bad;                   /* entry bad_i is out of order */
+	uint64_t bad_i, bad_o;
+	uint32_t bad_st, bad_nr;
+} sect_scan;
+
+/* Bytes [pos, pos + n) of the section. Entries never straddle two pieces:
+ * a core index starts the range read and pieces are SECT_WINDOW long. */
+static void
+sect_feed(const ms_part *p, sect_scan *s, const uint8_t *b, uint64_t pos,
+          size_t n)
+{
+	uint64_t body = s->len - 8, end = pos + n;
+	if (pos < body)
+		XXH64_update(&s->x, b, (size_t)((end < body ? end : body) - pos));
+	if (pos < MS__INDEX_HDR)
+		memcpy(s->head + pos, b,
+		       (size_t)((end < MS__INDEX_HDR ? end : MS__INDEX_HDR) -
+		                pos));
+	for (uint64_t q = pos > body ? pos : body; q < end; q++)
+		s->sum[q - body] = b[q - pos];
+	if (!s->entries)
+		return;
+	const uint64_t esz = sizeof(struct ms__index_entry);
+	for (uint64_t q = pos < MS__INDEX_HDR ? MS__INDEX_HDR : pos;
+	     !s->bad && q + esz <= end && q + esz <= body; q += esz) {
+		const uint8_t *e = b + (q - pos);
+		uint64_t o = ms_le64(e);
+		uint32_t st = ms_le32(e + 8), nr = ms_le32(e + 12);
+		if (core_entry_bad(p, s->off, o, st, nr)) {
+			s->bad = true;
+			s->bad_i = (q - MS__INDEX_HDR) / esz;
+			s->bad_o = o;
+			s->bad_st = st;
+			s->bad_nr = nr;
+			return;
+		}
+		s->off += st;
+		s->rows += nr;
+	}
+}
+
+/* Check a core part's index and bloom sections (design 8), reading them
+ * from fd through a bounded buffer, and report the first failure in the
+ * order a check of both sections held in memory would: the index's magic,
+ * checksum, header, entries and cover, then the bloom's magic, checksum
+ * and header. */
+static int
+scan_core_sections(ms_part *p, int fd, const struct sections *sz,
+                   ms_errbuf *eb)
+{
+	uint64_t total = sz->index + sz->bloom;
+	size_t cap = total < SECT_WINDOW ? (size_t)total : SECT_WINDOW;
+	uint8_t *buf = ms_mem_alloc(p->mem, cap);
+	if (!buf)
+		return ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_INDEX,
+		                     "%zu bytes", cap);
+	sect_scan ix = { .len = sz->index, .entries = true };
+	sect_scan bl = { .len = sz->bloom };
+	XXH64_reset(&ix.x, 0);
+	XXH64_reset(&bl.x, 0);
+	int rc = 0;
+	for (uint64_t pos = 0; pos < total && rc == 0;) {
+		size_t n = total - pos < cap ? (size_t)(total - pos) : cap;
+		rc = ms_fs_pread_all(fd, buf, n, sz->data + pos);
+		if (rc)
+			break;
+		if (pos < ix.len)
+			sect_feed(p, &ix, buf, pos,
+			          (size_t)(ix.len - pos < n ? ix.len - pos : n));
+		if (pos + n > ix.len) {
+			uint64_t from = pos > ix.len ? pos : ix.len;
+			sect_feed(p, &bl, buf + (from - pos), from - ix.len,
+			          (size_t)(pos + n - from));
+		}
+		pos += n;
+	}
+	ms_mem_free(p->mem, buf, cap);
+	if (rc)
+		return ms__part_fail(p, eb, rc, MS__F_INDEX, "read: %s",
+		                     rc == MS_ERR_CORRUPT ? "file shrank"
+		                                          : strerror(errno));
+	p->index_len = (size_t)sz->index;
+	p->bloom_len = (size_t)sz->bloom;
+	rc = index_head_check(p, ix.head,
+	                      XXH64_digest(&ix.x) == ms_le64(ix.sum), eb);
+	if (rc)
+		return rc;
+	if (ix.bad)
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_INDEX,
+		                     "entry %llu: offset %llu, %u bytes, %u "
+		                     "rows",
+		                     (unsigned long long)ix.bad_i,
+		                     (unsigned long long)ix.bad_o, ix.bad_st,
+		                     ix.bad_nr);
+	if ((rc = ms__part_check_cover(p, ix.off, ix.rows, eb)))
+		return rc;
+	return bloom_head_check(p, bl.head, p->bloom_len,
+	                        XXH64_digest(&bl.x) == ms_le64(bl.sum),
+	                        &p->nbits, eb);
 }
 
 /* Open the file at p->dir and read what ms_part_open keeps of it. */
@@ -572,10 +710,8 @@ ms_part_open_dicts(ms_part **out, const char *path, const ms_part_dicts *dicts,
 	}
 	p->dicts = ms__dicts_ref(dicts);
 	int rc = read_part_file(p, eb);
-	if (rc == 0)
+	if (rc == 0 && p->kind != MS_KIND_CORE)
 		rc = check_index(p, eb);
-	if (rc == 0 && p->kind == MS_KIND_CORE)
-		rc = check_bloom(p, eb);
 	if (rc) {
 		part_free(p);
 		return rc;
@@ -602,23 +738,90 @@ ms_part_kind_of(const ms_part *p)
 	return p->kind;
 }
 
+/* Read a core part's bloom section again and check it as open did into
+ * *out: 0, MS_ERR_NOMEM, or another error (the file can no longer be
+ * read, or its bytes changed since open). */
+static int
+bloom_load(const ms_part *p, uint8_t **out)
+{
+	size_t n = p->bloom_len;
+	uint8_t *b = ms_mem_alloc(p->mem, n);
+	if (!(*out = b))
+		return MS_ERR_NOMEM;
+	int fd = open(p->dir, O_RDONLY | O_CLOEXEC);
+	int rc = fd < 0 ? MS_ERR_IO
+	                : ms_fs_pread_all(fd, b, n,
+	                                  p->data_bytes + p->index_len);
+	if (fd >= 0)
+		close(fd);
+	uint64_t nbits = 0;
+	if (rc == 0)
+		rc = bloom_head_check(p, b, n,
+		                      ms_le64(b + n - 8) == XXH64(b, n - 8, 0),
+		                      &nbits, NULL);
+	if (rc == 0 && nbits != p->nbits)
+		rc = MS_ERR_CORRUPT;
+	if (rc) {
+		ms_mem_free(p->mem, b, n);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* The bloom section of a core part, read at the first call (design 8):
+ * set once, by whichever thread gets there first; NULL when it could not
+ * be loaded (for good, unless memory ran out: then a later call tries
+ * again). */
+static const uint8_t *
+bloom_get(const ms_part *cp)
+{
+	/* The loaded section is a cache of what open checked: filling it
+	 * in does not change the part. */
+	ms_part *p = (ms_part *)(uintptr_t)cp;
+	uint8_t *b = atomic_load_explicit(&p->bloom, memory_order_acquire);
+	if (b || atomic_load_explicit(&p->bloom_bad, memory_order_relaxed))
+		return b;
+	int rc = bloom_load(p, &b);
+	if (rc) {
+		if (rc != MS_ERR_NOMEM)
+			atomic_store_explicit(&p->bloom_bad, true,
+			                      memory_order_relaxed);
+		return NULL;
+	}
+	uint8_t *none = NULL;
+	if (!atomic_compare_exchange_strong_explicit(
+	            &p->bloom, &none, b, memory_order_acq_rel,
+	            memory_order_acquire)) {
+		ms_mem_free(p->mem, b, p->bloom_len);
+		return none;
+	}
+	return b;
+}
+
 bool
 ms_part_may_contain(const ms_part *p, const uint8_t *tid, uint32_t len)
 {
-	if (p->kind != MS_KIND_CORE || !p->bloom)
+	if (p->kind != MS_KIND_CORE)
 		return true;
 	if (p->meta.traces == 0)
 		return false;
+	/* A section that cannot be loaded again filters nothing: "may
+	 * contain" is always a safe answer. */
+	const uint8_t *b = bloom_get(p);
+	if (!b)
+		return true;
 	uint64_t h[2];
 	ms__bloom_hash(tid, len, h);
-	return ms__bloom_test(p->bloom + MS__BLOOM_HDR, p->nbits, h);
+	return ms__bloom_test(b + MS__BLOOM_HDR, p->nbits, h);
 }
 
 /* ---- read window ---- */
 
-int
-ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
-             ms_errbuf *eb)
+/* keep_fd: keep the descriptor open when the file is mapped too (a core
+ * iterator reads its index entries with it). */
+static int
+win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io, bool keep_fd,
+         ms_errbuf *eb)
 {
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
@@ -658,9 +861,18 @@ ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
 	if (m == MAP_FAILED)
 		return 0; /* read through the window instead */
 	w->map = m;
-	close(w->fd);
-	w->fd = -1;
+	if (!keep_fd) {
+		close(w->fd);
+		w->fd = -1;
+	}
 	return 0;
+}
+
+int
+ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
+             ms_errbuf *eb)
+{
+	return win_open(w, p, mem, io, false, eb);
 }
 
 void
@@ -786,6 +998,9 @@ ms__win_close(ms__win *w)
 
 /* ---- iterator ---- */
 
+/* Index entries an iterator reads from the file at a time (design 8). */
+#define ITER_ENTS 256u
+
 struct ms_part_iter {
 	const ms_part *p;
 	ms_mem *mem;
@@ -813,6 +1028,14 @@ struct ms_part_iter {
 	uint64_t rows_seen, span_seen, traces_seen;
 	uint8_t last[MS_TRACE_ID_MAX];
 	uint32_t last_len;
+	/* Index entries [ents_from, ents_from + ents_n), read with efd (the
+	 * window's descriptor, or the lead's when the mapping is shared);
+	 * next_off: where block `next` starts (design 8). */
+	int efd;
+	uint64_t ents_from;
+	uint32_t ents_n;
+	uint64_t next_off;
+	uint8_t ents[ITER_ENTS * sizeof(struct ms__index_entry)];
 };
 
 /* ---- iterator modes (design 5-7), checked in debug builds ---- */
@@ -945,9 +1168,10 @@ iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
 	XXH64_reset(&it->content, 0);
 	int rc = lead && lead->win.map
 	                 ? (ms__win_share(&it->win, &lead->win), 0)
-	                 : ms__win_open(&it->win, p, mem, io, eb);
+	                 : win_open(&it->win, p, mem, io, true, eb);
 	if (rc)
 		goto fail;
+	it->efd = it->win.fd >= 0 ? it->win.fd : lead->efd;
 	it->win.window = window;
 	if (window)
 		goto done;
@@ -1049,6 +1273,36 @@ static int block_out(ms_part_iter *it, const ms_block_info **info);
 /* How many blocks ahead a mapped iterator prefetches a header. */
 #define HDR_AHEAD 4
 
+/* Make entries i .. i + 1 + HDR_AHEAD (those that exist: the block next()
+ * returns and the one it prefetches) readable in it->ents: read
+ * ITER_ENTS from i when they are not. */
+static int
+iter_entries(ms_part_iter *it, uint64_t i)
+{
+	const ms_part *p = it->p;
+	uint64_t end = it->ents_from + it->ents_n;
+	if (i >= it->ents_from && i < end &&
+	    (i + 1 + HDR_AHEAD < end || end == p->meta.blocks))
+		return 0;
+	uint64_t n = p->meta.blocks - i < ITER_ENTS ? p->meta.blocks - i
+	                                            : ITER_ENTS;
+	const uint64_t esz = sizeof(struct ms__index_entry);
+	it->ents_n = 0;
+	int rc = ms_fs_pread_all(it->efd, it->ents, (size_t)(n * esz),
+	                         p->data_bytes + MS__INDEX_HDR + i * esz);
+	if (rc)
+		return rc;
+	it->ents_from = i;
+	it->ents_n = (uint32_t)n;
+	return 0;
+}
+
+static const uint8_t *
+iter_entry(const ms_part_iter *it, uint64_t i)
+{
+	return it->ents + (i - it->ents_from) * sizeof(struct ms__index_entry);
+}
+
 int
 ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
 {
@@ -1068,9 +1322,28 @@ ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
 		it->done = true;
 		return 0;
 	}
-	const uint8_t *e = ms__part_entry(p, it->next);
+	int rc = iter_entries(it, it->next);
+	if (rc) {
+		it->failed = true;
+		return ms__part_fail(p, eb, rc, MS__F_INDEX,
+		                     "entry %llu: read: %s",
+		                     (unsigned long long)it->next,
+		                     rc == MS_ERR_CORRUPT ? "file shrank"
+		                                          : strerror(errno));
+	}
+	const uint8_t *e = iter_entry(it, it->next);
 	uint64_t off = ms_le64(e);
 	uint32_t stored = ms_le32(e + 8), nrows = ms_le32(e + 12);
+	/* Checked at open; read again, so checked again before use. */
+	if (core_entry_bad(p, it->next_off, off, stored, nrows)) {
+		it->failed = true;
+		return ms__part_fail(p, eb, MS_ERR_CORRUPT, MS__F_INDEX,
+		                     "entry %llu: offset %llu, %u bytes, %u "
+		                     "rows (changed since the part was opened)",
+		                     (unsigned long long)it->next,
+		                     (unsigned long long)off, stored, nrows);
+	}
+	it->next_off = off + stored;
 	it->trusted = it->lead && it->win.map &&
 	              it->win.map == it->lead->win.map &&
 	              it->next < it->lead->checked;
@@ -1080,12 +1353,12 @@ ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
 		 * (a scan that reads headers only would wait on each). */
 		const uint8_t *ah =
 		        it->win.map +
-		        ms_le64(ms__part_entry(p, it->next + HDR_AHEAD));
+		        ms_le64(iter_entry(it, it->next + HDR_AHEAD));
 		__builtin_prefetch(ah);
 		__builtin_prefetch(ah + 64);
 		__builtin_prefetch(ah + 128);
 	}
-	int rc = ms__win_get(&it->win, off, stored, &it->cur);
+	rc = ms__win_get(&it->win, off, stored, &it->cur);
 	if (rc)
 		return ifail(it, eb, rc, "read at offset %llu: %s",
 		             (unsigned long long)off,

@@ -18,10 +18,19 @@
  *     MS_ERR_STATE and finish removes the file.
  *  5. The footer is written last: a file without a valid footer is not a
  *     part.
+ *  6. The block directory's entries (16 bytes a block) and the trace
+ *     hashes the Bloom filter is built from at close (16 bytes a trace)
+ *     are lists read back once, in order, at finish: each keeps its last
+ *     SPILL_AT bytes in memory and the rest in an unlinked temporary file
+ *     next to the part (spill), so a writer of a day's traces holds a
+ *     few hundred KiB, not 32 bytes per trace. The part's bytes are the
+ *     same either way.
  * States: open (ms_part_writer_open) -> adding (add_trace/add_raw) ->
  * freed (finish or abort).
  */
+#define _GNU_SOURCE /* O_TMPFILE */
 #define XXH_INLINE_ALL
+#include "ms_fs.h"
 #include "part_int.h"
 
 #include <errno.h>
@@ -60,6 +69,26 @@
  * stays one FLUSH_AT buffer; a block larger than that is written alone. */
 #define FLUSH_AT (256u << 10)
 
+/*
+ * A list of records appended one by one and read back once, in order
+ * (design 6). Records stay in `mem` until it reaches SPILL_AT bytes, which
+ * then go to `fd`, an unlinked file (O_TMPFILE) made in the part's
+ * directory at the first spill: nothing of it outlives the writer or a
+ * crash. Where no such file can be made or written, the records stay in
+ * memory: a spill changes what the writer holds, never what it writes.
+ * Invariant: the list is fd's bytes [0, spilled) followed by mem's.
+ * SPILL_AT is a multiple of every record size (16) and of the index
+ * header (32).
+ */
+#define SPILL_AT (64u << 10)
+
+typedef struct spill {
+	ms_buf mem;
+	int fd;           /* -1: nothing spilled */
+	uint64_t spilled; /* bytes in fd */
+	bool keep;        /* no file: every record stays in mem */
+} spill;
+
 struct ms_part_writer {
 	ms_mem *mem;
 	ms_io *io;
@@ -71,8 +100,8 @@ struct ms_part_writer {
 	ZSTD_CCtx *cctx;
 	ms_buf out;    /* data bytes not yet written */
 	ms_buf ua, ub; /* a block's uncompressed units */
-	ms_buf index;  /* index entries */
-	ms_buf hashes; /* two u64 Bloom hashes per trace */
+	spill index;   /* the index header placeholder, then its entries */
+	spill hashes;  /* two u64 Bloom hashes per trace */
 	ms_buf lens;   /* u32 string lengths of the trace being added */
 	ms_buf ptrs;   /* row pointers of add_trace */
 	uint64_t data_off;
@@ -103,6 +132,69 @@ wfail(ms_part_writer *w, ms_errbuf *eb, int err, const char *file,
 }
 
 static void
+spill_init(spill *s, ms_mem *mem)
+{
+	ms_buf_init(&s->mem, mem, 0);
+	s->fd = -1;
+	s->spilled = 0;
+	s->keep = false;
+}
+
+static void
+spill_release(spill *s)
+{
+	ms_buf_release(&s->mem);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+/* Make the unlinked file next to the part file `path`. */
+static int
+spill_open(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	size_t n = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
+	if (n >= sizeof(dir))
+		return -1;
+	memcpy(dir, n ? path : ".", n ? n : 1);
+	dir[n ? n : 1] = '\0';
+	return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+}
+
+/* Append n bytes of records; at SPILL_AT bytes in memory, move them to
+ * the file. Fails only when memory does. */
+static int
+spill_append(spill *s, const char *path, const void *rec, size_t n)
+{
+	int rc = ms_buf_append(&s->mem, rec, n);
+	if (rc || s->keep || s->mem.len < SPILL_AT)
+		return rc;
+	if (s->fd < 0 && (s->fd = spill_open(path)) < 0) {
+		s->keep = true;
+		return 0;
+	}
+	/* A failed write leaves bytes past `spilled` that are never read. */
+	if (ms__write_all(s->fd, s->mem.data, s->mem.len, NULL) != 0) {
+		s->keep = true;
+		return 0;
+	}
+	s->spilled += s->mem.len;
+	s->mem.len = 0;
+	return 0;
+}
+
+/* Read the spilled bytes [off, off + n) into buf. */
+static int
+spill_read(const spill *s, uint8_t *buf, uint64_t off, size_t *n)
+{
+	uint64_t left = s->spilled - off;
+	*n = left < SPILL_AT ? (size_t)left : SPILL_AT;
+	return ms_fs_pread_all(s->fd, buf, *n, off);
+}
+
+static void
 writer_free(ms_part_writer *w)
 {
 	if (!w)
@@ -113,13 +205,19 @@ writer_free(ms_part_writer *w)
 	ms_buf_release(&w->out);
 	ms_buf_release(&w->ua);
 	ms_buf_release(&w->ub);
-	ms_buf_release(&w->index);
-	ms_buf_release(&w->hashes);
+	spill_release(&w->index);
+	spill_release(&w->hashes);
 	ms_buf_release(&w->lens);
 	ms_buf_release(&w->ptrs);
 	ms_mem *mem = w->mem;
 	ms_mem_free(mem, w->path, w->path_size);
 	ms_mem_free(mem, w, sizeof(*w));
+}
+
+void
+ms__part_writer_keep_lists(ms_part_writer *w)
+{
+	w->index.keep = w->hashes.keep = true;
 }
 
 int
@@ -150,8 +248,8 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
 	ms_buf_init(&w->out, o.mem, 0);
 	ms_buf_init(&w->ua, o.mem, MS__UNIT_MAX);
 	ms_buf_init(&w->ub, o.mem, MS__UNIT_MAX);
-	ms_buf_init(&w->index, o.mem, 0);
-	ms_buf_init(&w->hashes, o.mem, 0);
+	spill_init(&w->index, o.mem);
+	spill_init(&w->hashes, o.mem);
 	ms_buf_init(&w->lens, o.mem, 0);
 	ms_buf_init(&w->ptrs, o.mem, 0);
 	XXH64_reset(&w->content, 0);
@@ -167,7 +265,7 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
 		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: zstd context", idstr);
 		goto fail;
 	}
-	if (ms__index_start(&w->index) != 0) {
+	if (ms__index_start(&w->index.mem) != 0) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: index", idstr);
 		goto fail;
 	}
@@ -402,7 +500,7 @@ note_trace(ms_part_writer *w, const uint8_t *tid, uint32_t len, int *rc)
 {
 	uint64_t h[2];
 	ms__bloom_hash(tid, len, h);
-	*rc = ms_buf_append(&w->hashes, h, sizeof(h));
+	*rc = spill_append(&w->hashes, w->path, h, sizeof(h));
 	if (*rc)
 		return;
 	memcpy(w->last, tid, len);
@@ -433,7 +531,7 @@ commit_block(ms_part_writer *w, size_t at, size_t len, uint32_t nrows,
 	ms_put_le32(e + offsetof(struct ms__index_entry, stored),
 	            (uint32_t)len);
 	ms_put_le32(e + offsetof(struct ms__index_entry, nrows), nrows);
-	int rc = ms_buf_append(&w->index, e, sizeof(e));
+	int rc = spill_append(&w->index, w->path, e, sizeof(e));
 	if (rc) {
 		w->out.len = at;
 		return rc;
@@ -742,6 +840,18 @@ ms__index_start(ms_buf *b)
 	return ms_buf_append(b, zero, sizeof(zero));
 }
 
+static void
+index_header(uint8_t h[MS__INDEX_HDR], enum ms_part_kind kind, uint64_t count,
+             uint64_t entry_size)
+{
+	memcpy(h, MS__INDEX_MAGIC, 8);
+	ms_put_le32(h + offsetof(struct ms__index_hdr, version),
+	            MS_PART_FORMAT_VERSION);
+	ms_put_le32(h + offsetof(struct ms__index_hdr, kind), (uint32_t)kind);
+	ms_put_le64(h + offsetof(struct ms__index_hdr, count), count);
+	ms_put_le64(h + offsetof(struct ms__index_hdr, entry_size), entry_size);
+}
+
 /* Make "<magic><version><kind><count><entry size> entries <xxh64>" of the
  * placeholder and the entries after it, without copying the entries. */
 int
@@ -750,18 +860,53 @@ ms__index_seal(ms_buf *b, enum ms_part_kind kind, uint64_t count,
 {
 	if (b->len != MS__INDEX_HDR + count * entry_size)
 		return MS_ERR_STATE;
-	uint8_t *h = b->data;
-	memcpy(h, MS__INDEX_MAGIC, 8);
-	ms_put_le32(h + offsetof(struct ms__index_hdr, version),
-	            MS_PART_FORMAT_VERSION);
-	ms_put_le32(h + offsetof(struct ms__index_hdr, kind), (uint32_t)kind);
-	ms_put_le64(h + offsetof(struct ms__index_hdr, count), count);
-	ms_put_le64(h + offsetof(struct ms__index_hdr, entry_size), entry_size);
+	index_header(b->data, kind, count, entry_size);
 	return ms_buf_append_le64(b, XXH64(b->data, b->len, 0));
 }
 
+/* The index section of a core part whose list spilled: the spilled bytes
+ * (the placeholder header first, filled in here) are written to the part
+ * file SPILL_AT at a time through buf; what is in memory, followed by the
+ * section's XXH64, stays in w->index.mem for the final write. */
 static int
-build_bloom(ms_part_writer *w, ms_buf *dst)
+index_seal_spilled(ms_part_writer *w, uint8_t *buf)
+{
+	spill *s = &w->index;
+	uint64_t esz = sizeof(struct ms__index_entry);
+	if (s->spilled + s->mem.len != MS__INDEX_HDR + w->meta.blocks * esz)
+		return MS_ERR_STATE;
+	XXH64_state_t x;
+	XXH64_reset(&x, 0);
+	for (uint64_t off = 0; off < s->spilled;) {
+		size_t n;
+		int rc = spill_read(s, buf, off, &n);
+		if (rc)
+			return rc;
+		if (off == 0)
+			index_header(buf, MS_KIND_CORE, w->meta.blocks, esz);
+		XXH64_update(&x, buf, n);
+		if ((rc = ms__write_all(w->fd, buf, n, w->io)))
+			return rc;
+		off += n;
+	}
+	XXH64_update(&x, s->mem.data, s->mem.len);
+	return ms_buf_append_le64(&s->mem, XXH64_digest(&x));
+}
+
+static void
+bloom_add_all(uint8_t *bits, uint64_t nbits, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i + 16 <= n; i += 16) {
+		uint64_t h[2];
+		memcpy(h, p + i, 16);
+		ms__bloom_add(bits, nbits, h);
+	}
+}
+
+/* The bloom section from the trace hashes (spilled ones read through
+ * buf). */
+static int
+build_bloom(ms_part_writer *w, ms_buf *dst, uint8_t *buf)
 {
 	uint64_t nbits = ms__bloom_nbits(w->meta.traces);
 	size_t n = ms__bloom_section_bytes(w->meta.traces) - 8;
@@ -776,11 +921,17 @@ build_bloom(ms_part_writer *w, ms_buf *dst)
 	ms_put_le32(b + offsetof(struct ms__bloom_hdr, k), MS_BLOOM_K);
 	ms_put_le64(b + offsetof(struct ms__bloom_hdr, nbits), nbits);
 	ms_put_le64(b + offsetof(struct ms__bloom_hdr, items), w->meta.traces);
-	for (uint64_t i = 0; i < w->meta.traces; i++) {
-		uint64_t h[2];
-		memcpy(h, w->hashes.data + i * 16, 16);
-		ms__bloom_add(b + MS__BLOOM_HDR, nbits, h);
+	const spill *s = &w->hashes;
+	if (s->spilled + s->mem.len != w->meta.traces * 16)
+		return MS_ERR_STATE;
+	for (uint64_t off = 0; off < s->spilled;) {
+		size_t k;
+		if ((rc = spill_read(s, buf, off, &k)))
+			return rc;
+		bloom_add_all(b + MS__BLOOM_HDR, nbits, buf, k);
+		off += k;
 	}
+	bloom_add_all(b + MS__BLOOM_HDR, nbits, s->mem.data, s->mem.len);
 	dst->len = n;
 	return ms_buf_append_le64(dst, XXH64(b, n, 0));
 }
@@ -795,8 +946,11 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_STATE,
 		               "part writer: an earlier add failed");
 	}
-	ms_buf *idx = &w->index, bloom;
+	ms_buf *idx = &w->index.mem, bloom;
 	ms_buf_init(&bloom, w->mem, 0);
+	/* Read-back buffer of the spilled lists (design 6). */
+	bool spilled = w->index.spilled || w->hashes.spilled;
+	uint8_t *buf = spilled ? ms_mem_alloc(w->mem, SPILL_AT) : NULL;
 	/* The data section, then index, bloom and footer through the same
 	 * descriptor, which is fsynced once and closed: nothing re-opened. */
 	const char *file = MS__F_DATA;
@@ -806,21 +960,27 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		goto out;
 	}
 	file = MS__F_INDEX;
-	rc = ms__index_seal(idx, MS_KIND_CORE, w->meta.blocks,
-	                    sizeof(struct ms__index_entry));
+	if (spilled && !buf)
+		rc = MS_ERR_NOMEM;
+	else if (w->index.spilled)
+		rc = index_seal_spilled(w, buf);
+	else
+		rc = ms__index_seal(idx, MS_KIND_CORE, w->meta.blocks,
+		                    sizeof(struct ms__index_entry));
 	if (rc == 0) {
 		file = MS__F_BLOOM;
-		rc = build_bloom(w, &bloom);
+		rc = build_bloom(w, &bloom, buf);
 	}
 	if (rc) {
-		rc = wfail(w, eb, rc, file, "%s", ms_strerror(rc));
+		rc = wfail(w, eb, rc, file, "%s", ms__write_err_text(rc));
 		goto out;
 	}
 	w->meta.checksum = XXH64_digest(&w->content);
+	uint64_t index_bytes = w->index.spilled + idx->len;
 	w->meta.compressed_bytes =
-	        w->data_off + idx->len + bloom.len + MS__FOOTER_SIZE;
+	        w->data_off + index_bytes + bloom.len + MS__FOOTER_SIZE;
 	uint8_t f[MS__FOOTER_SIZE];
-	ms__footer_encode(f, &w->meta, MS_KIND_CORE, w->data_off, idx->len,
+	ms__footer_encode(f, &w->meta, MS_KIND_CORE, w->data_off, index_bytes,
 	                  bloom.len);
 	int fd = w->fd;
 	w->fd = -1;
@@ -834,6 +994,7 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		*meta = w->meta;
 out:
 	ms_buf_release(&bloom);
+	ms_mem_free(w->mem, buf, SPILL_AT);
 	if (rc)
 		ms_part_writer_abort(w);
 	else

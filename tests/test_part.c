@@ -15,6 +15,7 @@
 #include "ms_sidx.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 
 #include <sys/stat.h>
@@ -912,6 +913,255 @@ test_bloom(void **state)
 	assert_true(rate < 0.0015);
 	assert_true(fp > 0); /* a filter that never says yes is suspect */
 	ms_part_close(p);
+	tl_free(&t);
+}
+
+/* Live bytes of mem. */
+static int64_t
+live_of(ms_mem *mem)
+{
+	ms_mem_stats st;
+	ms_mem_stats_get(mem, &st);
+	return st.live;
+}
+
+/* Write the traces want[0..n) (one row each, in order) with a writer of
+ * its own allocator; *grew: what it held more after the last trace than
+ * after the first n / 4. keep: hold the lists in memory (no spill). */
+static void
+write_counting(const char *dir, const ms_row **want, size_t n, bool keep,
+               int64_t *grew)
+{
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_part_writer_opts o = { .mem = &mem };
+	ms_part_writer *w;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_part_writer_open(&w, dir, 11, &o, &eb), 0);
+	if (keep)
+		ms__part_writer_keep_lists(w);
+	int64_t at_quarter = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ms_part_writer_add_trace(w, want[i], 1, &eb))
+			fail_msg("add: %s", eb.msg);
+		if (i + 1 == n / 4)
+			at_quarter = live_of(&mem);
+	}
+	*grew = live_of(&mem) - at_quarter;
+	ms_part_meta m;
+	if (ms_part_writer_finish(w, &m, &eb))
+		fail_msg("finish: %s", eb.msg);
+	assert_int_equal(m.traces, n);
+	assert_int_equal(live_of(&mem), 0);
+}
+
+/* A writer's block directory and trace hashes (16 bytes a block and a
+ * trace) do not stay in memory as a part grows: past 64 KiB each they go
+ * to an unlinked temporary file and are read back at close, into the
+ * very bytes the in-memory lists give. */
+static void
+test_writer_lists_bounded(void **state)
+{
+	(void)state;
+	tl_rng r = { 21 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 40000, .rows_per_trace = 1, .tid_len = 16 };
+	tl_gen(&t, &r, &s);
+	const ms_row **want = tl_sorted(&t);
+	char a[300], b[300];
+	path_of(a, sizeof(a), "lists-spilled");
+	path_of(b, sizeof(b), "lists-kept");
+	int64_t grew_a, grew_b;
+	write_counting(a, want, t.n, false, &grew_a);
+	write_counting(b, want, t.n, true, &grew_b);
+	print_message("writer grew by %lld bytes (spilled) and %lld (kept) "
+	              "over 30000 traces\n",
+	              (long long)grew_a, (long long)grew_b);
+	/* Kept: 32 bytes a trace (one block each), and more as the lists
+	 * double. Spilled: no more than a list's buffer. */
+	assert_true(grew_b >= 30000 * 32);
+	assert_true(grew_a < (64 << 10));
+	size_t na, nb;
+	uint8_t *fa = slurp_file(a, &na), *fb = slurp_file(b, &nb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(fa, fb, na);
+	free(fa);
+	free(fb);
+	check_part(a, &t, MS_COL_ALL);
+	free(want);
+	tl_free(&t);
+}
+
+/* A part of n one-row traces at root/name (its rows in *t). */
+static void
+write_traces(const char *name, size_t n, uint64_t seed, tl_rows *t,
+             char *dir, size_t dn)
+{
+	tl_rng r = { seed };
+	tl_shape s = { .traces = n, .rows_per_trace = 1, .tid_len = 16 };
+	tl_gen(t, &r, &s);
+	path_of(dir, dn, name);
+	write_part(dir, 12, t, NULL);
+}
+
+/* Open the part at dir with a counting allocator: what the open part
+ * holds, and the most it held while opening. */
+static ms_part *
+open_counted(const char *dir, ms_mem *mem, int64_t *live, int64_t *peak)
+{
+	ms_mem_init(mem, NULL);
+	ms_part *p;
+	ms_errbuf eb = { { 0 } };
+	if (open_part(&p, dir, mem, &eb))
+		fail_msg("open: %s", eb.msg);
+	ms_mem_stats st;
+	ms_mem_stats_get(mem, &st);
+	*live = st.live;
+	*peak = st.peak_live;
+	return p;
+}
+
+/* Read the whole part with a scan and a re-read trailing it (sharing its
+ * mapping, or not when no_map is set); both must reach the end. */
+static void
+scan_and_reread(ms_part *p, ms_mem *mem)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_part_iter *it, *re;
+	assert_int_equal(ms_part_iter_open(&it, p, mem, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_open_reread(&re, it, 0, &eb), 0);
+	const ms_block_info *a, *b;
+	uint64_t n = 0;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &a, &eb)) == 1) {
+		if (ms_part_iter_next(re, &b, &eb) != 1)
+			fail_msg("re-read: %s", eb.msg);
+		assert_memory_equal(a->trace_id, b->trace_id, a->trace_id_len);
+		n++;
+	}
+	if (rc)
+		fail_msg("scan: %s", eb.msg);
+	assert_int_equal(n, ms_part_get_meta(p)->blocks);
+	ms_part_iter_close(re);
+	ms_part_iter_close(it);
+}
+
+/* An open core part holds neither its index (16 bytes a block) nor its
+ * bloom section (2 bytes a trace): both are checked at open through a
+ * bounded buffer; iterators read the entries from the file and the bloom
+ * section is read at the first probe. */
+static void
+test_open_part_holds_no_sections(void **state)
+{
+	(void)state;
+	tl_rows small = { 0 }, big = { 0 };
+	char ds[300], db[300];
+	write_traces("held-a", 100, 31, &small, ds, sizeof(ds));
+	write_traces("held-b", 30000, 32, &big, db, sizeof(db));
+	ms_mem ms, mb;
+	int64_t live_s, peak_s, live_b, peak_b;
+	ms_part *ps = open_counted(ds, &ms, &live_s, &peak_s);
+	ms_part *pb = open_counted(db, &mb, &live_b, &peak_b);
+	uint64_t sect = 30000 * 16 + ms__bloom_section_bytes(30000);
+	print_message("open part of 100 / 30000 blocks holds %lld / %lld "
+	              "bytes (sections %llu), peak %lld / %lld\n",
+	              (long long)live_s, (long long)live_b,
+	              (unsigned long long)sect, (long long)peak_s,
+	              (long long)peak_b);
+	assert_int_equal(live_b, live_s);
+	assert_true(live_b < 1024);
+	assert_true(peak_b < (80 << 10) && (uint64_t)peak_b < sect / 4);
+	/* The first probe reads the bloom section, and keeps it. */
+	const ms_row *r0 = &big.rows[0];
+	assert_true(ms_part_may_contain(pb, r0->trace_id, r0->trace_id_len));
+	assert_int_equal(live_of(&mb) - live_b, ms__bloom_section_bytes(30000));
+	for (size_t i = 0; i < big.n; i++)
+		assert_true(ms_part_may_contain(pb, big.rows[i].trace_id,
+		                                big.rows[i].trace_id_len));
+	assert_int_equal(live_of(&mb) - live_b, ms__bloom_section_bytes(30000));
+	/* Iterators walk the entries from the file, mapped or not. */
+	scan_and_reread(pb, &mb);
+	ms__part_no_map(pb);
+	scan_and_reread(pb, &mb);
+	check_part(db, &big, MS_COL_ALL);
+	ms_part_close(ps);
+	ms_part_close(pb);
+	assert_int_equal(live_of(&mb), 0);
+	tl_free(&small);
+	tl_free(&big);
+}
+
+/* Parts whose lists spill right at a 64 KiB boundary (4094 index entries
+ * after the header) and whose bloom header straddles the open-time read
+ * buffer's first 64 KiB (4092 blocks): written and read back whole. */
+static void
+test_sections_at_buffer_edges(void **state)
+{
+	(void)state;
+	for (size_t n = 4090; n <= 4097; n++) {
+		tl_rows t = { 0 };
+		char dir[300];
+		write_traces("edges", n, 40 + n, &t, dir, sizeof(dir));
+		check_part(dir, &t, MS_COL_ALL);
+		unlink(dir);
+		tl_free(&t);
+	}
+}
+
+/* pwrite n bytes at off of the file at path. */
+static void
+poke(const char *path, uint64_t off, const void *b, size_t n)
+{
+	int fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, b, n, (off_t)off), (ssize_t)n);
+	close(fd);
+}
+
+/* The checks open made over the sections it did not keep are made again
+ * where the bytes are read back: an entry changed after open fails the
+ * iterator at that entry with an error naming the part and its index; a
+ * bloom section changed after open filters nothing (every probe says
+ * "may contain", the safe answer). A new open fails as it always did. */
+static void
+test_sections_changed_after_open(void **state)
+{
+	(void)state;
+	tl_rows t = { 0 };
+	char dir[300];
+	write_traces("000000000000000c", 3000, 33, &t, dir, sizeof(dir));
+	ms_errbuf eb = { { 0 } };
+	ms_part *p;
+	assert_int_equal(open_part(&p, dir, NULL, &eb), 0);
+	uint64_t ent = p->data_bytes + MS__INDEX_HDR + 700 * 16;
+	uint64_t bits = p->data_bytes + p->index_len + MS__BLOOM_HDR;
+	uint8_t zero[64] = { 0 }, big[4];
+	ms_put_le32(big, 0xffffffffu);
+	poke(dir, ent + 8, big, 4);
+	/* Every bit cleared: a filter still in use would say "absent". */
+	for (uint64_t o = 0; o + sizeof(zero) <= p->bloom_len - MS__BLOOM_HDR - 8;
+	     o += sizeof(zero))
+		poke(dir, bits + o, zero, sizeof(zero));
+	for (size_t i = 0; i < 50; i++)
+		assert_true(ms_part_may_contain(p, t.rows[i].trace_id,
+		                                t.rows[i].trace_id_len));
+	ms_part_iter *it;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	const ms_block_info *bi;
+	uint64_t n = 0;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1)
+		n++;
+	assert_int_equal(rc, MS_ERR_CORRUPT);
+	assert_int_equal(n, 700);
+	assert_non_null(strstr(eb.msg, "part 000000000000000c"));
+	assert_non_null(strstr(eb.msg, "index: entry 700"));
+	ms_part_iter_close(it);
+	ms_part_close(p);
+	ms_part *q;
+	assert_int_equal(open_part(&q, dir, NULL, &eb), MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "part 000000000000000c"));
+	assert_non_null(strstr(eb.msg, "index: checksum mismatch"));
 	tl_free(&t);
 }
 
@@ -1986,6 +2236,10 @@ main(void)
 		cmocka_unit_test(test_share_zstd),
 		cmocka_unit_test(test_writer_rejects),
 		cmocka_unit_test(test_bloom),
+		cmocka_unit_test(test_writer_lists_bounded),
+		cmocka_unit_test(test_open_part_holds_no_sections),
+		cmocka_unit_test(test_sections_changed_after_open),
+		cmocka_unit_test(test_sections_at_buffer_edges),
 		cmocka_unit_test(test_flip_every_byte),
 		cmocka_unit_test(test_truncate_and_remove),
 		cmocka_unit_test(test_window_fallback),
