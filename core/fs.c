@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 /* ms_fail, then errno = e (formatting may clobber it). */
@@ -257,4 +258,29 @@ ms_fs_write_all(int fd, const void *p, size_t n)
 		n -= (size_t)k;
 	}
 	return 0;
+}
+
+/* statfs f_type of tmpfs and ramfs (linux/magic.h). */
+#define MS__TMPFS_MAGIC 0x01021994UL
+#define MS__RAMFS_MAGIC 0x858458F6UL
+
+static bool
+type_in_memory(const struct statfs *sf)
+{
+	unsigned long t = (unsigned long)sf->f_type & 0xFFFFFFFFUL;
+	return t == MS__TMPFS_MAGIC || t == MS__RAMFS_MAGIC;
+}
+
+bool
+ms_fs_in_memory(const char *path)
+{
+	struct statfs sf;
+	return path && statfs(path, &sf) == 0 && type_in_memory(&sf);
+}
+
+bool
+ms_fs_fd_in_memory(int fd)
+{
+	struct statfs sf;
+	return fstatfs(fd, &sf) == 0 && type_in_memory(&sf);
 }

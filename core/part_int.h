@@ -333,6 +333,10 @@ void ms__win_share(ms__win *w, const ms__win *from);
  * spilling them (part_writer.c, design 6): the path taken when no
  * temporary file can be made, for tests. Call right after open. */
 void ms__part_writer_keep_lists(ms_part_writer *w);
+/* Spill them even where the part's directory keeps its files in memory
+ * (tmpfs), which a writer otherwise does not: for tests. Call right after
+ * open. */
+void ms__part_writer_spill_anywhere(ms_part_writer *w);
 
 /* ---- part_fs.c ---- */
 /* Join dir and name into out (size n); false if it does not fit. */

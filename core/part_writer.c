@@ -74,8 +74,10 @@
  * (design 6). Records stay in `mem` until it reaches SPILL_AT bytes, which
  * then go to `fd`, an unlinked file (O_TMPFILE) made in the part's
  * directory at the first spill: nothing of it outlives the writer or a
- * crash. Where no such file can be made or written, the records stay in
- * memory: a spill changes what the writer holds, never what it writes.
+ * crash. Where no such file can be made or written, or the directory is
+ * on a file system that keeps its files in memory (tmpfs: the file would
+ * be RAM the process no longer counts, not RAM saved), the records stay
+ * in memory: a spill changes what the writer holds, never what it writes.
  * Invariant: the list is fd's bytes [0, spilled) followed by mem's.
  * SPILL_AT is a multiple of every record size (16) and of the index
  * header (32).
@@ -87,6 +89,7 @@ typedef struct spill {
 	int fd;           /* -1: nothing spilled */
 	uint64_t spilled; /* bytes in fd */
 	bool keep;        /* no file: every record stays in mem */
+	bool anywhere;    /* spill even to an in-memory file system (tests) */
 } spill;
 
 struct ms_part_writer {
@@ -138,6 +141,7 @@ spill_init(spill *s, ms_mem *mem)
 	s->fd = -1;
 	s->spilled = 0;
 	s->keep = false;
+	s->anywhere = false;
 }
 
 static void
@@ -149,9 +153,10 @@ spill_release(spill *s)
 	s->fd = -1;
 }
 
-/* Make the unlinked file next to the part file `path`. */
+/* Make the unlinked file next to the part file `path`; -1 when it cannot
+ * be made or (unless `anywhere`) would live in memory. */
 static int
-spill_open(const char *path)
+spill_open(const char *path, bool anywhere)
 {
 	char dir[4096];
 	const char *slash = strrchr(path, '/');
@@ -160,23 +165,29 @@ spill_open(const char *path)
 		return -1;
 	memcpy(dir, n ? path : ".", n ? n : 1);
 	dir[n ? n : 1] = '\0';
-	return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0 && !anywhere && ms_fs_fd_in_memory(fd)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* Append n bytes of records; at SPILL_AT bytes in memory, move them to
  * the file. Fails only when memory does. */
 static int
-spill_append(spill *s, const char *path, const void *rec, size_t n)
+spill_append(spill *s, const char *path, ms_io *io, const void *rec,
+             size_t n)
 {
 	int rc = ms_buf_append(&s->mem, rec, n);
 	if (rc || s->keep || s->mem.len < SPILL_AT)
 		return rc;
-	if (s->fd < 0 && (s->fd = spill_open(path)) < 0) {
+	if (s->fd < 0 && (s->fd = spill_open(path, s->anywhere)) < 0) {
 		s->keep = true;
 		return 0;
 	}
 	/* A failed write leaves bytes past `spilled` that are never read. */
-	if (ms__write_all(s->fd, s->mem.data, s->mem.len, NULL) != 0) {
+	if (ms__write_all(s->fd, s->mem.data, s->mem.len, io) != 0) {
 		s->keep = true;
 		return 0;
 	}
@@ -218,6 +229,12 @@ void
 ms__part_writer_keep_lists(ms_part_writer *w)
 {
 	w->index.keep = w->hashes.keep = true;
+}
+
+void
+ms__part_writer_spill_anywhere(ms_part_writer *w)
+{
+	w->index.anywhere = w->hashes.anywhere = true;
 }
 
 int
@@ -500,7 +517,7 @@ note_trace(ms_part_writer *w, const uint8_t *tid, uint32_t len, int *rc)
 {
 	uint64_t h[2];
 	ms__bloom_hash(tid, len, h);
-	*rc = spill_append(&w->hashes, w->path, h, sizeof(h));
+	*rc = spill_append(&w->hashes, w->path, w->io, h, sizeof(h));
 	if (*rc)
 		return;
 	memcpy(w->last, tid, len);
@@ -531,7 +548,7 @@ commit_block(ms_part_writer *w, size_t at, size_t len, uint32_t nrows,
 	ms_put_le32(e + offsetof(struct ms__index_entry, stored),
 	            (uint32_t)len);
 	ms_put_le32(e + offsetof(struct ms__index_entry, nrows), nrows);
-	int rc = spill_append(&w->index, w->path, e, sizeof(e));
+	int rc = spill_append(&w->index, w->path, w->io, e, sizeof(e));
 	if (rc) {
 		w->out.len = at;
 		return rc;

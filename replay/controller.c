@@ -2405,7 +2405,7 @@ oracle_main(void *arg)
 	 * only move out of the process's resident set, still in RAM. */
 	char path[PATH_MAX];
 	if (r->oracle_rc == 0 && r->oracle.ok &&
-	    !ms__fs_in_memory(r->work_dir) &&
+	    !ms_fs_in_memory(r->work_dir) &&
 	    snprintf(path, sizeof(path), "%s/%s", r->work_dir,
 	             MS__ORACLE_SPILL) < (int)sizeof(path))
 		(void)ms__oracle_spill(&r->oracle, path);

@@ -51,13 +51,6 @@ ms__fs_type_name(const char *dir, char *buf, size_t n)
 	snprintf(buf, n, "0x%lx", t);
 }
 
-bool
-ms__fs_in_memory(const char *dir)
-{
-	char fs[32];
-	ms__fs_type_name(dir, fs, sizeof(fs));
-	return strcmp(fs, "tmpfs") == 0 || strcmp(fs, "ramfs") == 0;
-}
 
 /* XXH3-128 of the file at path as 32 hex digits; "" if unreadable. */
 static void

@@ -742,9 +742,6 @@ void ms__replay_segment(const ms_replay *r, int64_t *min_ns, int64_t *max_ns);
  * state of the fixture before a run (label warm, cold, uncontrolled or
  * NULL; anything else is MS_ERR_INVAL naming --cache). */
 void ms__fs_type_name(const char *dir, char *buf, size_t n);
-/* Is dir on a file system that keeps its files in memory (tmpfs, ramfs)?
- * Writing something there out of the process's memory frees none. */
-bool ms__fs_in_memory(const char *dir);
 /* The device under dir, from mountinfo ("/proc/self/mountinfo" when
  * NULL): "SOURCE (MAJOR:MINOR) MODEL"; "" if unknown. */
 void ms__device_name(const char *dir, const char *mountinfo, char *out,

@@ -12,6 +12,7 @@
 #include "fuzz/fuzz_common.h"
 #include "part_testlib.h"
 #include "ms_invariant.h"
+#include "ms_fs.h"
 #include "ms_sidx.h"
 
 #include <dirent.h>
@@ -925,12 +926,15 @@ live_of(ms_mem *mem)
 	return st.live;
 }
 
+/* How write_counting's writer treats its lists. */
+enum lists { LISTS_DEFAULT, LISTS_KEEP, LISTS_SPILL_ANYWHERE };
+
 /* Write the traces want[0..n) (one row each, in order) with a writer of
  * its own allocator; *grew: what it held more after the last trace than
- * after the first n / 4. keep: hold the lists in memory (no spill). */
+ * after the first n / 4. */
 static void
-write_counting(const char *dir, const ms_row **want, size_t n, bool keep,
-               int64_t *grew)
+write_counting(const char *dir, const ms_row **want, size_t n,
+               enum lists how, int64_t *grew)
 {
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
@@ -938,8 +942,10 @@ write_counting(const char *dir, const ms_row **want, size_t n, bool keep,
 	ms_part_writer *w;
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(ms_part_writer_open(&w, dir, 11, &o, &eb), 0);
-	if (keep)
+	if (how == LISTS_KEEP)
 		ms__part_writer_keep_lists(w);
+	else if (how == LISTS_SPILL_ANYWHERE)
+		ms__part_writer_spill_anywhere(w);
 	int64_t at_quarter = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (ms_part_writer_add_trace(w, want[i], 1, &eb))
@@ -958,7 +964,9 @@ write_counting(const char *dir, const ms_row **want, size_t n, bool keep,
 /* A writer's block directory and trace hashes (16 bytes a block and a
  * trace) do not stay in memory as a part grows: past 64 KiB each they go
  * to an unlinked temporary file and are read back at close, into the
- * very bytes the in-memory lists give. */
+ * very bytes the in-memory lists give. Not on a file system that keeps
+ * its files in memory (tmpfs): there the file would be RAM the process
+ * no longer counts, so the lists stay in the writer. */
 static void
 test_writer_lists_bounded(void **state)
 {
@@ -968,26 +976,62 @@ test_writer_lists_bounded(void **state)
 	tl_shape s = { .traces = 40000, .rows_per_trace = 1, .tid_len = 16 };
 	tl_gen(&t, &r, &s);
 	const ms_row **want = tl_sorted(&t);
-	char a[300], b[300];
+	char a[300], b[300], c[300];
 	path_of(a, sizeof(a), "lists-spilled");
 	path_of(b, sizeof(b), "lists-kept");
-	int64_t grew_a, grew_b;
-	write_counting(a, want, t.n, false, &grew_a);
-	write_counting(b, want, t.n, true, &grew_b);
-	print_message("writer grew by %lld bytes (spilled) and %lld (kept) "
-	              "over 30000 traces\n",
-	              (long long)grew_a, (long long)grew_b);
+	path_of(c, sizeof(c), "lists-default");
+	int64_t grew_a, grew_b, grew_c;
+	write_counting(a, want, t.n, LISTS_SPILL_ANYWHERE, &grew_a);
+	write_counting(b, want, t.n, LISTS_KEEP, &grew_b);
+	write_counting(c, want, t.n, LISTS_DEFAULT, &grew_c);
+	bool in_memory = ms_fs_in_memory(c);
+	print_message("writer grew by %lld bytes (spilled), %lld (kept) and "
+	              "%lld (default, %s) over 30000 traces\n",
+	              (long long)grew_a, (long long)grew_b, (long long)grew_c,
+	              in_memory ? "in-memory fs" : "disk");
 	/* Kept: 32 bytes a trace (one block each), and more as the lists
 	 * double. Spilled: no more than a list's buffer. */
 	assert_true(grew_b >= 30000 * 32);
 	assert_true(grew_a < (64 << 10));
-	size_t na, nb;
-	uint8_t *fa = slurp_file(a, &na), *fb = slurp_file(b, &nb);
+	if (in_memory)
+		assert_true(grew_c >= 30000 * 32);
+	else
+		assert_true(grew_c < (64 << 10));
+	size_t na, nb, nc;
+	uint8_t *fa = slurp_file(a, &na), *fb = slurp_file(b, &nb),
+	        *fc = slurp_file(c, &nc);
 	assert_int_equal(na, nb);
 	assert_memory_equal(fa, fb, na);
+	assert_int_equal(nc, nb);
+	assert_memory_equal(fc, fb, nc);
 	free(fa);
-	free(fb);
+	free(fc);
 	check_part(a, &t, MS_COL_ALL);
+
+	/* The same in the two usual homes of a work dir, whichever file
+	 * system each is on here: kept in memory on a tmpfs, spilled on a
+	 * disk. */
+	static const char *const homes[] = { "/dev/shm", "/var/tmp" };
+	for (size_t i = 0; i < 2; i++) {
+		if (!ms_fs_is_dir(homes[i]) || access(homes[i], W_OK) != 0)
+			continue;
+		char d[300];
+		snprintf(d, sizeof(d), "%s/ms-test-part-lists-%ld", homes[i],
+		         (long)getpid());
+		int64_t grew_d;
+		write_counting(d, want, t.n, LISTS_DEFAULT, &grew_d);
+		if (ms_fs_in_memory(homes[i]))
+			assert_true(grew_d >= 30000 * 32);
+		else
+			assert_true(grew_d < (64 << 10));
+		size_t nd;
+		uint8_t *fd = slurp_file(d, &nd);
+		assert_int_equal(nd, nb);
+		assert_memory_equal(fd, fb, nd);
+		free(fd);
+		assert_int_equal(unlink(d), 0);
+	}
+	free(fb);
 	free(want);
 	tl_free(&t);
 }

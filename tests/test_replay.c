@@ -370,7 +370,7 @@ oracle_spill_in(const char *dir, const char *name)
 {
 	rt_run run;
 	ms_replay *r = open_paused_in(&run, name, dir);
-	bool spills = !ms__fs_in_memory(r->work_dir);
+	bool spills = !ms_fs_in_memory(r->work_dir);
 	ms_replay_status *st = rt_status_new();
 	assert_true(rt_wait_stop(r, st));
 	assert_int_equal(ms__oracle_wait(r), 0);
@@ -424,7 +424,7 @@ test_oracle_spill_removed_at_close(void **state)
 	assert_int_equal(ms__oracle_wait(r), 0);
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof(path), "%s/%s", r->work_dir, MS__ORACLE_SPILL);
-	assert_int_equal(ms_fs_is_file(path), !ms__fs_in_memory(r->work_dir));
+	assert_int_equal(ms_fs_is_file(path), !ms_fs_in_memory(r->work_dir));
 	ms_replay_close(r);
 	assert_false(ms_fs_is_file(path));
 	free(st);

@@ -76,4 +76,10 @@ int ms_fs_pread_all(int fd, void *p, size_t n, uint64_t off);
  * errno-mapped error. */
 int ms_fs_write_all(int fd, const void *p, size_t n);
 
+/* Whether the file system holding path (or open file fd) keeps its files
+ * in memory (tmpfs, ramfs): a file written there is RAM the process no
+ * longer counts, not RAM saved. false when it cannot be told. */
+bool ms_fs_in_memory(const char *path);
+bool ms_fs_fd_in_memory(int fd);
+
 #endif
