@@ -311,12 +311,13 @@ typedef struct ms__win {
 } ms__win;
 
 /* A mapped data file is resident only around where it is read: faulted in
- * MS__MAP_AHEAD at a time ahead of the reader, and released when the
- * reader is MS__MAP_KEEP past it (a trailing re-read finds released pages
- * again in the page cache). So a merge of a whole day's parts holds about
- * a MiB of each, not all of them. */
+ * MS__MAP_AHEAD at a time ahead of the reader, and released, every
+ * MS__MAP_KEEP bytes read, down to MS__MAP_KEEP behind the reader (a
+ * trailing re-read finds released pages again in the page cache). So a
+ * merge of a whole day's parts holds about 400 KiB of each, not all of
+ * them, and a part under a MiB is released as it is read too. */
 #define MS__MAP_AHEAD ((uint64_t)256 << 10)
-#define MS__MAP_KEEP ((uint64_t)512 << 10)
+#define MS__MAP_KEEP ((uint64_t)64 << 10)
 
 int ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
                  ms_errbuf *eb);

@@ -1743,6 +1743,85 @@ test_large_file_mapped(void **state)
 	tl_free(&t);
 }
 
+/* Resident KiB of this process's mappings of the file at path (the sum of
+ * their Rss lines in /proc/self/smaps); -1 when it has none. */
+static long
+mapped_rss_kib(const char *path)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	char line[4400];
+	size_t plen = strlen(path);
+	bool in = false, seen = false;
+	long kib = 0;
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+		if (n && line[n - 1] == '\n')
+			line[--n] = '\0';
+		bool header = (line[0] >= '0' && line[0] <= '9') ||
+		              (line[0] >= 'a' && line[0] <= 'f');
+		if (header) {
+			in = n >= plen && strcmp(line + n - plen, path) == 0;
+			seen |= in;
+		} else if (in && strncmp(line, "Rss:", 4) == 0) {
+			kib += strtol(line + 4, NULL, 10);
+		}
+	}
+	fclose(f);
+	return seen ? kib : -1;
+}
+
+/* A mapped part is released behind its reader as it is read, whatever its
+ * size: after a whole scan, a part of under a MiB and one of several
+ * MiB each keep no more than the read-ahead and a little behind it
+ * resident in this process (the pages stay in the page cache). */
+static void
+test_mapping_released_behind(void **state)
+{
+	(void)state;
+	static const size_t traces[] = { 1200, 6000 };
+	for (size_t k = 0; k < 2; k++) {
+		tl_rng r = { 41 + k };
+		tl_rows t = { 0 };
+		tl_shape s = { .traces = traces[k], .rows_per_trace = 4,
+			       .body_max = 500 };
+		tl_gen(&t, &r, &s);
+		char dir[300], name[32];
+		snprintf(name, sizeof(name), "released-%zu", k);
+		path_of(dir, sizeof(dir), name);
+		ms_part_meta m;
+		ms_errbuf eb;
+		assert_int_equal(
+		        ms_part_write_rows(dir, 1, t.rows, t.n, NULL, &m, &eb), 0);
+		ms_part *p;
+		assert_int_equal(open_part(&p, dir, NULL, &eb), 0);
+		if (no_map) {
+			ms_part_close(p);
+			tl_free(&t);
+			continue;
+		}
+		assert_true(p->data_bytes > MS__MAP_MIN);
+		ms_part_iter *it;
+		assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+		const ms_block_info *bi;
+		uint64_t rows = 0;
+		while (ms_part_iter_next(it, &bi, &eb) == 1)
+			rows += bi->nrows;
+		assert_int_equal(rows, t.n);
+		long kib = mapped_rss_kib(dir);
+		print_message("part of %llu KiB: %ld KiB resident after a "
+		              "scan\n",
+		              (unsigned long long)(p->data_bytes >> 10), kib);
+		assert_true(kib >= 0);
+		assert_true((uint64_t)kib * 1024 <=
+		            MS__MAP_AHEAD + 3 * MS__MAP_KEEP);
+		ms_part_iter_close(it);
+		ms_part_close(p);
+		tl_free(&t);
+	}
+}
+
 /* The iterator modes of part_reader.c's mode table: an iterator checks
  * everything unless told to defer units before its first block; one
  * trailing a lead re-reads, whatever it is told. */
@@ -2297,6 +2376,7 @@ main(void)
 		cmocka_unit_test(test_alloc_failure_read),
 		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_large_file_mapped),
+		cmocka_unit_test(test_mapping_released_behind),
 		cmocka_unit_test(test_iter_states),
 		cmocka_unit_test(test_iter_modes),
 		cmocka_unit_test(test_publish),
