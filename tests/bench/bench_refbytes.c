@@ -427,6 +427,13 @@ main(int argc, char **argv)
 	       (unsigned long long)legacy, pct((double)legacy, ref_bytes));
 	printf("  reference encoding, bounds  %11llu  %+6.2f%%\n",
 	       (unsigned long long)bounds, pct((double)bounds, ref_bytes));
+	const ms_fixture_ref *rr = ms_fixture_ref_find("bytes_per_row");
+	double ref_row = rr ? ms_fixture_ref_at(rr, units) : 0;
+	double got_row = total.rows ? (double)legacy / (double)total.rows : 0;
+	printf("per row (%llu rows): reference encoding %.2f B against the "
+	       "reference's %.2f B, %+.2f%%\n",
+	       (unsigned long long)total.rows, got_row, ref_row,
+	       pct(got_row, ref_row));
 	printf("\nencoding took %.1f s\n", t_enc);
 
 	free(per);
