@@ -1,13 +1,14 @@
 /*
  * bench_refbytes.c - the density of a fixture's content counted in the
- * reference's own encoding: the fixture consolidated as its density gate
- * consolidates it (ms__fx_consolidate_keep: 26 parts per day-1x unit),
+ * reference's own encoding: the fixture consolidated as its density gates
+ * consolidate it (ms__fx_consolidate_keep: 26 parts per day-1x unit),
  * then every consolidated core part's rows encoded as the reference's
- * trace part writer would encode them (refenc.h) and its bytes written
- * counted, beside our part payload (ms_part_payload_bytes). Our figure
- * depends on our format's compression policy; this one depends only on
- * the rows, so it says whether the generated content is as dense as the
- * reference's (tests/bench/README.md, "bench_refbytes").
+ * trace part writer would encode them (fixtures/refenc.h) and its bytes
+ * written counted, part by part and file by file, beside our part payload
+ * (ms_part_payload_bytes).
+ * Our figure depends on our format's compression policy; this one
+ * depends only on the rows, so it says whether the generated content is
+ * as dense as the reference's (tests/bench/README.md, "bench_refbytes").
  *
  * Usage: bench_refbytes [-k DIR] [-r DIR] [-z LEVEL] [-D FILE] FIXTURE
  *   FIXTURE  a built fixture (read only: its parts are linked or copied
@@ -17,7 +18,7 @@
  *   -r DIR   read the consolidated parts kept by an earlier -k in DIR
  *            instead of consolidating again
  *   -z LEVEL the zstd level for the reference's zstd (default 1)
- *   -D FILE  write every zstd frame's input to FILE (re_zstd_dump), to
+ *   -D FILE  write every zstd frame's input to FILE (ms__re_zstd_dump), to
  *            compare another zstd encoder on the same frames
  */
 #define _POSIX_C_SOURCE 200809L
@@ -25,7 +26,6 @@
 #include "ms_clock.h"
 #include "ms_fixture.h"
 #include "ms_fs.h"
-#include "ms_mem.h"
 #include "ms_part.h"
 #include "refenc.h"
 
@@ -125,77 +125,15 @@ make_part_dirs(const char *root)
 	}
 }
 
-/* The rows of one trace, copied out of the iterator's blocks (a trace
- * our writer split spans consecutive blocks). */
-typedef struct trace_rows {
-	ms_arena arena;
-	uint8_t tid[MS_TRACE_ID_MAX];
-	uint32_t tid_len;
-	ms_row *rows;
-	size_t n, cap;
-} trace_rows;
-
-static void
-trace_add(trace_rows *t, const ms_row *rows, size_t n)
-{
-	if (t->n + n > t->cap) {
-		while (t->n + n > t->cap)
-			t->cap = t->cap ? 2 * t->cap : 256;
-		t->rows = realloc(t->rows, t->cap * sizeof(*t->rows));
-		if (!t->rows)
-			die("out of memory", NULL);
-	}
-	for (size_t i = 0; i < n; i++)
-		if (ms_row_copy(&t->arena, t->tid, &rows[i],
-		                &t->rows[t->n++]))
-			die("out of memory", NULL);
-}
-
 /* Encode core part `path` as the reference would; *ours its payload. */
 static void
 encode_part(const char *path, const fx_dict *dict, re_zstd *z,
             re_counts *out, uint64_t *ours)
 {
-	ms_part *p = NULL;
-	ms_part_iter *it = NULL;
 	ms_errbuf eb = { { 0 } };
-	const ms_block_info *bi;
-	trace_rows t = { .tid_len = 0 };
-	re_part rp;
-	int rc;
 
-	if (ms_part_open_dicts(&p, path, dict->set, NULL, &eb) ||
-	    ms_part_iter_open(&it, p, NULL, NULL, &eb))
+	if (ms__re_count_part(path, dict->set, z, out, ours, &eb))
 		die(path, &eb);
-	*ours = ms_part_payload_bytes(MS_KIND_CORE, ms_part_get_meta(p));
-	ms_arena_init(&t.arena, NULL, 0, 4);
-	re_part_init(&rp, z);
-	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
-		const ms_row *rows;
-
-		if (t.n && ms_trace_id_cmp(t.tid, t.tid_len, bi->trace_id,
-		                           bi->trace_id_len) != 0) {
-			re_part_add_trace(&rp, t.rows, t.n);
-			t.n = 0;
-			ms_arena_reset(&t.arena);
-		}
-		memcpy(t.tid, bi->trace_id, bi->trace_id_len);
-		t.tid_len = bi->trace_id_len;
-		if (ms_part_iter_decode(it, MS_COL_ALL, &rows, &eb))
-			die(path, &eb);
-		trace_add(&t, rows, bi->nrows);
-	}
-	if (rc < 0)
-		die(path, &eb);
-	if (t.n)
-		re_part_add_trace(&rp, t.rows, t.n);
-	re_part_finish(&rp);
-	*out = rp.c;
-	re_part_release(&rp);
-	ms_arena_release(&t.arena);
-	free(t.rows);
-	ms_part_iter_close(it);
-	ms_part_close(p);
 }
 
 static uint64_t
@@ -217,7 +155,7 @@ pct(double got, double ref)
 static void
 print_part_row(const char *name, uint64_t ours, const re_counts *c)
 {
-	uint64_t ref = re_counts_total(c, RE_LEGACY);
+	uint64_t ref = ms__re_counts_total(c, RE_LEGACY);
 
 	printf("%-16s %7llu %6llu %10llu %10llu %+6.2f%% %10llu %8llu %9llu "
 	       "%8llu %8llu %5llu\n",
@@ -244,7 +182,7 @@ print_tag_row(const char *name, const re_counts *c)
 static void
 print_kinds(const re_counts *c)
 {
-	uint64_t total = re_counts_total(c, RE_LEGACY);
+	uint64_t total = ms__re_counts_total(c, RE_LEGACY);
 	struct {
 		const char *name;
 		uint64_t v;
@@ -258,8 +196,8 @@ print_kinds(const re_counts *c)
 	for (int t = 0; t < RE_NTAGS; t++) {
 		static char names[2 * RE_NTAGS][48];
 
-		snprintf(names[2 * t], 48, "%s.td", re_tag_name[t]);
-		snprintf(names[2 * t + 1], 48, "%s.tm", re_tag_name[t]);
+		snprintf(names[2 * t], 48, "%s.td", ms__re_tag_name[t]);
+		snprintf(names[2 * t + 1], 48, "%s.tm", ms__re_tag_name[t]);
 		k[n].name = names[2 * t];
 		k[n++].v = c->tag_data[t];
 		k[n].name = names[2 * t + 1];
@@ -353,11 +291,13 @@ main(int argc, char **argv)
 		       (unsigned long long)c.raw_changed);
 	}
 
-	z = re_zstd_new(level);
+	z = ms__re_zstd_new(level);
+	if (!z)
+		die("out of memory", NULL);
 	if (dump) {
 		if (!(df = fopen(dump, "wbx")))
 			die("-D: cannot create the file (it must be new)", NULL);
-		re_zstd_dump(z, df);
+		ms__re_zstd_dump(z, df);
 	}
 	memset(&total, 0, sizeof(total));
 	printf("fixture %s: %llu traces, %.3f day-1x units, %zu parts, "
@@ -380,7 +320,7 @@ main(int argc, char **argv)
 		snprintf(path, sizeof(path), "%s/%s", root, rel);
 		encode_part(path, &dict, z, &per[i], &ours);
 		ours_total += ours;
-		re_counts_add(&total, &per[i]);
+		ms__re_counts_add(&total, &per[i]);
 		ms_part_id_str(ids[i], hex);
 		print_part_row(hex, ours, &per[i]);
 	}
@@ -389,7 +329,7 @@ main(int argc, char **argv)
 
 	printf("\ntag files per part (.td data, .tm metadata):\n%-16s", "part");
 	for (int t = 0; t < RE_NTAGS; t++)
-		printf(" %17.17s", re_tag_name[t]);
+		printf(" %17.17s", ms__re_tag_name[t]);
 	printf("\n");
 	for (size_t i = 0; i < nparts; i++) {
 		char hex[17];
@@ -400,8 +340,8 @@ main(int argc, char **argv)
 	print_tag_row("total", &total);
 	print_kinds(&total);
 
-	uint64_t legacy = re_counts_total(&total, RE_LEGACY);
-	uint64_t bounds = re_counts_total(&total, RE_BOUNDS);
+	uint64_t legacy = ms__re_counts_total(&total, RE_LEGACY);
+	uint64_t bounds = ms__re_counts_total(&total, RE_BOUNDS);
 	printf("\nblocks %llu (traces split at 2 MiB: %llu), rows %llu; "
 	       "tag columns: %llu dictionary, %llu plain; zstd frames %llu "
 	       "over %llu bytes\n",
@@ -410,8 +350,8 @@ main(int argc, char **argv)
 	       (unsigned long long)total.rows,
 	       (unsigned long long)total.dict_columns,
 	       (unsigned long long)total.plain_columns,
-	       (unsigned long long)re_zstd_frames(z),
-	       (unsigned long long)re_zstd_in_bytes(z));
+	       (unsigned long long)ms__re_zstd_frames(z),
+	       (unsigned long long)ms__re_zstd_in_bytes(z));
 	printf("with the current code's block timestamp bounds: primary "
 	       "%llu, meta %llu, total %llu (%+.2f%% over the shard's era)\n",
 	       (unsigned long long)total.primary[RE_BOUNDS],
@@ -437,9 +377,9 @@ main(int argc, char **argv)
 	printf("\nencoding took %.1f s\n", t_enc);
 
 	free(per);
-	if (df && fclose(df) != 0)
+	if (df && (fclose(df) != 0 || ms__re_zstd_failed(z)))
 		die("-D: cannot write the file", NULL);
-	re_zstd_free(z);
+	ms__re_zstd_free(z);
 	free(ids);
 	if (!keep && !reuse)
 		ms_fs_rm_tree(root, NULL);

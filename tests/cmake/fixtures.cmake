@@ -17,14 +17,11 @@ add_dependencies(bench_fixture skywalking)
 add_dependencies(benches bench_fixture)
 
 # bench_refbytes: a fixture's consolidated core rows counted in the
-# reference's trace part encoding (refenc.c), beside our payload; see
+# reference's trace part encoding (fixtures/refenc.c, the core_density
+# gate's model), part by part and file by file, beside our payload; see
 # tests/bench/README.md. test_refenc holds the encoders to hand-computed
 # vectors.
-add_executable(bench_refbytes ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_refbytes.c
-	${CMAKE_CURRENT_SOURCE_DIR}/bench/refenc.c)
-target_include_directories(bench_refbytes PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/bench)
+add_executable(bench_refbytes ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_refbytes.c)
 target_link_libraries(bench_refbytes PRIVATE msfixtures)
 add_dependencies(benches bench_refbytes)
-ms_add_test(test_refenc SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_refenc.c
-	${CMAKE_CURRENT_SOURCE_DIR}/bench/refenc.c LIBS mscore)
-target_include_directories(test_refenc PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/bench)
+ms_add_test(test_refenc LIBS msfixtures)
