@@ -3,9 +3,9 @@
  * reference's own encoding: the fixture consolidated as its density gates
  * consolidate it (ms__fx_consolidate_keep: 26 parts per day-1x unit),
  * then every consolidated core part's rows encoded as the reference's
- * trace part writer would encode them (fixtures/refenc.h) and its bytes
- * written counted, part by part and file by file, beside our part payload
- * (ms_part_payload_bytes).
+ * trace part writer would encode them (fixtures/refenc.h, the model the
+ * core_density gate counts with) and its bytes written counted, part by
+ * part and file by file, beside our part payload (ms_part_payload_bytes).
  * Our figure depends on our format's compression policy; this one
  * depends only on the rows, so it says whether the generated content is
  * as dense as the reference's (tests/bench/README.md, "bench_refbytes").
@@ -279,8 +279,8 @@ main(int argc, char **argv)
 			die("out of memory", NULL);
 		t0 = ms_mono_s();
 		if (ms__fx_consolidate_keep(fixture, root, &dict, mf->parts,
-		                            mf->nsched, nout, 0, root, ids, &c,
-		                            &eb))
+		                            mf->nsched, nout, 0, root, ids,
+		                            false, &c, &eb))
 			die("consolidation", &eb);
 		t_cons = ms_mono_s() - t0;
 		nparts = c.parts;
