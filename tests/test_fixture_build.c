@@ -153,22 +153,28 @@ gate_value(const ms_fixture_report *r, const char *name, bool *pass)
 	return NULL;
 }
 
-/* index_density on the smoke day (0.107 day-1x units): not applicable,
- * with why; never passed, never failed. */
+/* index_density and core_density on the smoke day (0.107 day-1x
+ * units): not applicable, with why; never passed, never failed. */
 static void
 expect_density_na(const ms_fixture_report *r)
 {
-	for (size_t i = 0; i < r->ngates; i++)
-		if (strcmp(r->gates[i].name, "index_density") == 0) {
-			assert_true(r->gates[i].not_applicable);
-			assert_false(r->gates[i].pass);
-			assert_non_null(strstr(r->gates[i].value,
-			                       "not applicable: 0.107 day-1x "
-			                       "units, a partial day"));
-			assert_string_equal(r->failed_gate, "");
-			return;
-		}
-	fail_msg("no index_density gate");
+	static const char *const density[] = { "index_density",
+		                               "core_density" };
+
+	for (size_t d = 0; d < 2; d++) {
+		size_t i = 0;
+
+		while (i < r->ngates && strcmp(r->gates[i].name, density[d]))
+			i++;
+		if (i == r->ngates)
+			fail_msg("no %s gate", density[d]);
+		assert_true(r->gates[i].not_applicable);
+		assert_false(r->gates[i].pass);
+		assert_non_null(strstr(r->gates[i].value,
+		                       "not applicable: 0.107 day-1x "
+		                       "units, a partial day"));
+	}
+	assert_string_equal(r->failed_gate, "");
 }
 
 /* The manifest's gates of fixture dir: as the build's, but the ones
@@ -193,7 +199,7 @@ expect_manifest_gates(const char *dir, const ms_fixture_report *r)
 		k++;
 	}
 	assert_int_equal(mf->ngates, k);
-	assert_true(k + 1 == r->ngates);
+	assert_true(k + 2 == r->ngates); /* the two density gates */
 	ms__fx_manifest_free(mf);
 }
 
@@ -236,6 +242,8 @@ test_smoke_builds_and_opens(void **state)
 		ms_fixture_report_print(out, &rep);
 		fclose(out);
 		assert_non_null(strstr(txt, "\n  N/A   index_density not "
+		                            "applicable: "));
+		assert_non_null(strstr(txt, "\n  N/A   core_density not "
 		                            "applicable: "));
 		assert_null(strstr(txt, "FAIL"));
 		free(txt);
@@ -950,6 +958,18 @@ flip_byte(const char *path, long at)
 	fclose(f);
 }
 
+/* Set the manifest fact key of db to v (its one row). */
+static void
+set_fact(sqlite3 *db, const char *key, unsigned long long v)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql),
+	         "UPDATE fixture SET value='%llu' WHERE key='%s'", v, key);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+}
+
 static void
 test_check(void **state)
 {
@@ -1035,39 +1055,52 @@ test_check(void **state)
 	sqlite3 *db = NULL;
 	uint64_t lat = rep.consolidated_bytes[MS_KIND_LATENCY];
 	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
-	snprintf(sql, sizeof(sql),
-	         "UPDATE fixture SET value='%llu' WHERE "
-	         "key='consolidated_latency'",
-	         (unsigned long long)lat * 2);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_changes(db), 1);
+	set_fact(db, "consolidated_latency", lat * 2);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 MS_ERR_CORRUPT);
 	assert_non_null(strstr(rep.problems[0], "consolidated latency bytes"));
 	assert_int_equal(rep.consolidated_bytes[MS_KIND_LATENCY], lat);
 	expect_density_na(&rep);
+	set_fact(db, "consolidated_latency", lat);
+
+	/* The same for the core rows counted in the reference's encoding
+	 * (the core_density gate's figure, recorded by the build). */
+	uint64_t refenc = rep.consolidated_core_refenc;
+	assert_true(refenc > 0);
+	set_fact(db, "consolidated_core_refenc", refenc + 1);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(rep.problems[0], "core bytes in the reference "
+	                                        "encoding"));
+	assert_int_equal(rep.consolidated_core_refenc, refenc);
+	/* A fixture built before the gate lacks the figure: it opens, and
+	 * the check counts the figure from the parts and judges it. */
+	assert_int_equal(sqlite3_exec(db,
+	                              "DELETE FROM fixture WHERE "
+	                              "key='consolidated_core_refenc'",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	ms_fixture_close(f);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+	assert_int_equal(rep.nproblems, 0);
+	assert_int_equal(rep.consolidated_core_refenc, refenc);
+	expect_density_na(&rep);
 	snprintf(sql, sizeof(sql),
-	         "UPDATE fixture SET value='%llu' WHERE "
-	         "key='consolidated_latency'",
-	         (unsigned long long)lat);
+	         "INSERT INTO fixture VALUES('consolidated_core_refenc', "
+	         "'%llu')",
+	         (unsigned long long)refenc);
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 
 	/* Parts of another part format: refused before any part is read. */
-	snprintf(
-	        sql, sizeof(sql),
-	        "UPDATE fixture SET value='%d' WHERE key='part_format_version'",
-	        MS_PART_FORMAT_VERSION - 1);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_changes(db), 1);
+	set_fact(db, "part_format_version", MS_PART_FORMAT_VERSION - 1);
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_FORMAT);
 	assert_non_null(strstr(eb.msg, "build the fixture again"));
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 MS_ERR_FORMAT);
-	snprintf(
-	        sql, sizeof(sql),
-	        "UPDATE fixture SET value='%d' WHERE key='part_format_version'",
-	        MS_PART_FORMAT_VERSION);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	set_fact(db, "part_format_version", MS_PART_FORMAT_VERSION);
 	sqlite3_close(db);
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
 	ms_fixture_close(f);

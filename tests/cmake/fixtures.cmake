@@ -15,3 +15,13 @@ target_compile_definitions(bench_fixture PRIVATE
 	MS_PLUGIN_DIR="${MS_PLUGIN_DIR}")
 add_dependencies(bench_fixture skywalking)
 add_dependencies(benches bench_fixture)
+
+# bench_refbytes: a fixture's consolidated core rows counted in the
+# reference's trace part encoding (fixtures/refenc.c, the core_density
+# gate's model), part by part and file by file, beside our payload; see
+# tests/bench/README.md. test_refenc holds the encoders to hand-computed
+# vectors.
+add_executable(bench_refbytes ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_refbytes.c)
+target_link_libraries(bench_refbytes PRIVATE msfixtures)
+add_dependencies(benches bench_refbytes)
+ms_add_test(test_refenc LIBS msfixtures)
