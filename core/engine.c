@@ -1002,10 +1002,10 @@ ms__engine_open_hooked(ms_engine **out, const ms_engine_opts *opts,
 		if (e->o.serial)
 			w->lanes = (1u << MS_LANE_KIND_COUNT) - 1;
 		else if (i < e->fast_workers)
-			w->lanes = 1u << MS_LANE_KIND_FAST;
+			w->lanes = 1u << MS_LANE_KIND_FAST |
+			           (i == 0 ? 1u << MS_LANE_KIND_FINALIZE : 0);
 		else
-			w->lanes = 1u << MS_LANE_KIND_SLOW |
-			           1u << MS_LANE_KIND_FINALIZE;
+			w->lanes = 1u << MS_LANE_KIND_SLOW;
 		rc = pthread_create(&w->th, NULL, worker_main, w);
 		if (rc != 0) {
 			ms_engine_close(e);

@@ -283,6 +283,7 @@ typedef struct rec {
 	char last_error[512];
 	uint64_t done_seq[MAXREC];
 	int done_lane[MAXREC];
+	pthread_t done_thread[MAXREC]; /* the worker that reported it */
 	/* dispatches seen by the hook */
 	size_t nseen;
 	uint64_t seen_seq[MAXREC];
@@ -334,6 +335,7 @@ on_event(void *arg, const ms_engine_event *ev)
 		if (r->done < MAXREC) {
 			r->done_seq[r->done] = ev->dispatch->seq;
 			r->done_lane[r->done] = ev->dispatch->lane;
+			r->done_thread[r->done] = pthread_self();
 		}
 		r->done++;
 		break;
@@ -968,6 +970,41 @@ test_quarantine_slow_failure_events(void **state)
 	fx_close(&f);
 }
 
+/* The finalize runs on the first fast worker, the thread that ran the
+ * day's fast merges, not on the slow worker: the memory its allocator
+ * kept from those merges serves the finalize instead of staying beside
+ * it. */
+static void
+test_finalize_on_fast_worker(void **state)
+{
+	(void)state;
+	fixture f;
+	ms_errbuf eb;
+	uint64_t seq;
+	ms_ledger_set want;
+
+	fx_open(&f, false, 2, 10);
+	ms_ledger_set_init(&want);
+	int64_t now = ms_clock_now(&f.clock);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false,
+		                now - 3 * 3600 * SEC, &want);
+	ms_engine_trigger(f.eng);
+	idle(&f);
+	assert_true(f.r.done >= 1);
+	assert_int_equal(f.r.done_lane[0], MS_LANE_KIND_FAST);
+	for (int i = 0; i < 2; i++)
+		publish_uniform(f.shard, 5000 + 100 * (uint64_t)i, 10, 200,
+		                false, now - 3 * 3600 * SEC, &want);
+	size_t before = f.r.done;
+	assert_int_equal(ms_engine_finalize(f.eng, &seq, &eb), 0);
+	idle(&f);
+	assert_int_equal(f.r.done, before + 1);
+	assert_int_equal(f.r.done_lane[before], MS_LANE_KIND_FINALIZE);
+	assert_true(pthread_equal(f.r.done_thread[0], f.r.done_thread[before]));
+	fx_close(&f);
+}
+
 static void
 test_finalize(void **state)
 {
@@ -1429,6 +1466,7 @@ main(void)
 		cmocka_unit_test(test_quarantine_after_three_read_failures),
 		cmocka_unit_test(test_quarantine_slow_failure_events),
 		cmocka_unit_test(test_finalize),
+		cmocka_unit_test(test_finalize_on_fast_worker),
 		cmocka_unit_test(test_sequence_500_deterministic),
 		cmocka_unit_test(test_checkpoint_restore_same_fingerprint),
 		cmocka_unit_test(test_checkpoint_refused_unless_idle),

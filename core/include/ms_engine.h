@@ -14,7 +14,10 @@
  * Lanes: a selection whose inputs total less than
  * max(32 MiB, mem_limit / 16) compressed bytes runs on a fast worker
  * (max(1, cpus / 2) of them), anything larger on the one slow worker; a
- * finalize merge runs on lane "finalize", served by the slow worker. In
+ * finalize merge runs on lane "finalize", served by the first fast
+ * worker: the thread that ran most of the day's merges, so the memory its
+ * allocator kept from them serves the finalize instead of staying
+ * resident beside it (the slow worker runs the rare large merges). In
  * serial mode one worker serves every lane: exactly one merge at a time.
  *
  * Failures: a merge that fails is retried after a backoff (1, 2, 4 ... s);
