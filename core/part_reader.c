@@ -927,7 +927,7 @@ win_residency(ms__win *w, uint64_t off, size_t n)
 	/* A trailing re-read (borrowed mapping) releases behind itself as
 	 * well: the lead is past those pages; pages the lead released ahead
 	 * of the trailing one are faulted in again from the page cache. */
-	if (off > w->released + 2 * MS__MAP_KEEP) {
+	if (off > w->released + MS__MAP_KEEP + MS__MAP_STEP) {
 		uint64_t upto = (off - MS__MAP_KEEP) & ~(page - 1);
 		uint64_t from = w->released & ~(page - 1);
 		if (upto > from)

@@ -1815,7 +1815,7 @@ test_mapping_released_behind(void **state)
 		              (unsigned long long)(p->data_bytes >> 10), kib);
 		assert_true(kib >= 0);
 		assert_true((uint64_t)kib * 1024 <=
-		            MS__MAP_AHEAD + 3 * MS__MAP_KEEP);
+		            MS__MAP_AHEAD + MS__MAP_KEEP + MS__MAP_STEP);
 		ms_part_iter_close(it);
 		ms_part_close(p);
 		tl_free(&t);
