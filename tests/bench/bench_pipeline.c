@@ -18,7 +18,11 @@
  * for alwayskeep: wall <= 1.05x, allocated bytes <= 1.10x), and checks
  * that alwayskeep wrote byte-identical output (data checksum) and that
  * no sampling run handed a trace to Decide twice or with bounds other
- * than its fragments' (ms_merge_sampling checks).
+ * than its fragments' (ms_merge_sampling checks). Last, per variant, the
+ * index stage (both secondary-index children): its median wall, its
+ * share of the merge's wall, its cost per index row and the rest of the
+ * merge's per core row, beside the same figures of the reference's own
+ * sampled merge (core and SIDX elapsed of its deletion sweep).
  *
  * Usage: bench_pipeline [rows] [reps] [variant]  (defaults 150000, 5)
  * With a variant name (disabled, alwayskeep, ...) only that variant runs,
@@ -43,7 +47,23 @@ static const char *const variants[NVAR] = { "disabled", "alwayskeep",
 
 typedef struct sample {
 	int64_t wall, cpu, bytes, count, peak;
+	int64_t idx;   /* the index stage's wall (both children) */
+	int64_t share; /* idx / wall, in millionths */
 } sample;
+
+/* The reference's own split of a sampled mature merge into core and
+ * secondary-index time (merge-optimization-plan, the one-run diagnostic
+ * of its deletion sweep: 147,126 rows, deterministic deletion at 1%, 35%
+ * and 99%), ms. detdrop:35 is the like-for-like variant here. */
+static const struct {
+	const char *what;
+	double core_ms, sidx_ms;
+} ref_split[] = {
+	{ "1%", 2207.5, 401.7 },
+	{ "35%", 2138.1, 374.0 },
+	{ "99%", 1936.0, 206.5 },
+};
+#define REF_ROWS 147126.0
 
 static enum ms_staging_mode
 staging_mode(void)
@@ -97,6 +117,8 @@ run_one(const char *seed, const char *run, const uint64_t ids[15], int v,
 	out->bytes = (int64_t)res->alloc_bytes;
 	out->count = (int64_t)res->alloc_count;
 	out->peak = res->peak_live;
+	out->idx = res->stage_wall_ns[MS_MERGE_STAGE_INDEX];
+	out->share = res->wall_ns > 0 ? out->idx * 1000000 / res->wall_ns : 0;
 	ms_pipeline_close(p);
 	ms_shard_close(s);
 }
@@ -241,6 +263,33 @@ main(int argc, char **argv)
 		       (double)m[v][2] / (double)m[0][2],
 		       (double)m[v][3] / (double)m[0][3],
 		       (double)m[v][4] / (double)m[0][4]);
+	/* The index stage beside the reference's: the share of the merge's
+	 * wall and the cost per index row (two children, one row per span
+	 * each). */
+	printf("\nindex stage (both children), medians; the reference's "
+	       "sampled merge of %.0f rows beside it:\n",
+	       REF_ROWS);
+	printf("%-14s %9s %9s %12s %12s\n", "variant", "index ms", "share",
+	       "ns/index row", "rest ns/row");
+	for (int v = 0; v < NVAR; v++) {
+		double nrow = (double)res[v].rows_in;
+		double ix = (double)med_of(sm[v], reps, offsetof(sample, idx));
+		double sh = (double)med_of(sm[v], reps,
+		                           offsetof(sample, share)) /
+		            1e4;
+		printf("%-14s %9.1f %8.1f%% %12.0f %12.0f\n", variants[v],
+		       ix / 1e6, sh, ix / (2.0 * nrow),
+		       ((double)m[v][0] - ix) / nrow);
+	}
+	for (size_t i = 0; i < sizeof(ref_split) / sizeof(ref_split[0]);
+	     i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "ref drop %s", ref_split[i].what);
+		double c = ref_split[i].core_ms, x = ref_split[i].sidx_ms;
+		printf("%-14s %9.1f %8.1f%% %12.0f %12.0f\n", name, x,
+		       100.0 * x / (c + x), x * 1e6 / (2.0 * REF_ROWS),
+		       c * 1e6 / REF_ROWS);
+	}
 	printf("targets for alwayskeep: wall <= 1.050x (%s), allocated bytes "
 	       "<= 1.100x (%s)\n",
 	       (double)m[1][0] <= 1.05 * (double)m[0][0] ? "met" : "MISSED",
