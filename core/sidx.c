@@ -72,11 +72,19 @@ enum { PIECE_STORED = 0, PIECE_ZSTD = 1 };
 uint64_t
 ms_sidx_series(const char *service, bool is_error)
 {
+	/* The service's bytes then the flag byte: hashed in one call when
+	 * they fit a small buffer (the same hash as streamed). */
+	uint8_t e = is_error ? 1 : 0, b[256];
+	size_t n = service ? strlen(service) : 0;
+	if (n < sizeof(b)) {
+		if (n)
+			memcpy(b, service, n);
+		b[n] = e;
+		return XXH3_64bits(b, n + 1);
+	}
 	XXH3_state_t st;
-	uint8_t e = is_error ? 1 : 0;
 	XXH3_64bits_reset(&st);
-	if (service)
-		XXH3_64bits_update(&st, service, strlen(service));
+	XXH3_64bits_update(&st, service, n);
 	XXH3_64bits_update(&st, &e, 1);
 	return XXH3_64bits_digest(&st);
 }
@@ -1310,7 +1318,10 @@ skip_varints(ms_rd *r, uint32_t n)
 	unsigned k = 0; /* bytes of the varint under way */
 	while (end - p >= 8) {
 		uint64_t stop = ~ms_le64(p) & 0x8080808080808080ull;
-		unsigned c = (unsigned)__builtin_popcountll(stop);
+		/* Their count: one bit a byte, summed by the multiply into
+		 * the top byte (no popcount instruction is assumed). */
+		unsigned c = (unsigned)(((stop >> 7) * 0x0101010101010101ull) >>
+		                        56);
 		if (c >= n)
 			break;
 		if (stop == 0) {
@@ -1347,6 +1358,10 @@ col_uv(const uint8_t **pp)
 {
 	const uint8_t *p = *pp;
 	uint64_t w = ms_le64(p);
+	if (!(w & 0x80)) { /* one byte: most lengths, deltas and counts */
+		*pp = p + 1;
+		return w & 0x7f;
+	}
 	uint64_t stop = ~w & 0x8080808080808080ull;
 	if (!stop)
 		return ms__get_uv(pp);
@@ -1506,19 +1521,28 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 	v->ntags = t.tl.n;
 }
 
-/* Check one tag value of byte column c (0, 1: a string; 2: an 8-byte
- * start_ns; 3: an encoded tag list); add to *strs the arena bytes and to
- * *ntags the pointers it needs. */
-static bool
-check_value(unsigned c, const uint8_t *p, uint64_t len, uint64_t *strs,
-            uint64_t *ntags, bool *canon)
+/* Some byte of the n at p is 0: memchr, a tag's 8 to 64 bytes by words
+ * (the last one may overlap) without a call, never reading past n. */
+static inline bool
+has_nul(const uint8_t *p, size_t n)
 {
-	if (c == 2)
-		return len == 8;
-	if (c < 2) {
-		*strs += len + 1;
-		return len <= MS_STR_MAX && (len == 0 || !memchr(p, 0, len));
+	if (n < 8 || n > 64)
+		return n && memchr(p, 0, n) != NULL;
+	const uint64_t lo = 0x0101010101010101ull, hi = lo << 7;
+	uint64_t w = load64(p + n - 8), z = (w - lo) & ~w & hi;
+	for (size_t i = 0; i + 8 < n; i += 8) {
+		w = load64(p + i);
+		z |= (w - lo) & ~w & hi;
 	}
+	return z != 0;
+}
+
+/* Check one encoded tag list (the values of byte column 3); add to *strs
+ * the arena bytes and to *ntags the pointers it needs. */
+static bool
+check_taglist(const uint8_t *p, uint64_t len, uint64_t *strs, uint64_t *ntags,
+              bool *canon)
+{
 	ms_rd r;
 	ms_rd_init(&r, p, len);
 	uint64_t n = rd_uv(&r);
@@ -1533,7 +1557,7 @@ check_value(unsigned c, const uint8_t *p, uint64_t len, uint64_t *strs,
 			*canon = false;
 		const uint8_t *b = r.bad || l > MS_TAG_MAX ? NULL
 		                                         : ms_rd_bytes(&r, l);
-		if (!b || (l && memchr(b, 0, l)))
+		if (!b || has_nul(b, (size_t)l))
 			return false;
 		*strs += l + 1;
 	}
@@ -1541,7 +1565,11 @@ check_value(unsigned c, const uint8_t *p, uint64_t len, uint64_t *strs,
 	return r.left == 0;
 }
 
-/* Locate byte column c of nrows values at r, checking every value. */
+/* Locate byte column c of nrows values at r, checking every value: a
+ * string of column 0 or 1 holds no NUL (the column's bytes, all of them
+ * values, are searched at once) and its arena bytes are added to *strs;
+ * column 2's values (start_ns) are 8 bytes each; column 3's are tag lists
+ * (check_taglist). */
 static bool
 parse_col(struct rcol *col, unsigned c, ms_rd *r, uint32_t nrows,
           uint64_t *strs, uint64_t *ntags, bool *canon)
@@ -1556,7 +1584,7 @@ parse_col(struct rcol *col, unsigned c, ms_rd *r, uint32_t nrows,
 	uint64_t total = 0;
 	for (uint32_t j = 0; j < m; j++) {
 		uint64_t l = rd_uv(r);
-		if (r->bad || l > max)
+		if (r->bad || l > max || (c == 2 && l != 8))
 			return false;
 		total += l;
 	}
@@ -1565,9 +1593,14 @@ parse_col(struct rcol *col, unsigned c, ms_rd *r, uint32_t nrows,
 	if (!bp)
 		return false;
 	col->bp = bp;
-	for (uint32_t j = 0; j < m; j++) {
+	if (c < 2) {
+		*strs += total + m;
+		if (total && memchr(bp, 0, (size_t)total))
+			return false;
+	}
+	for (uint32_t j = 0; c == 3 && j < m; j++) {
 		uint64_t l = col_uv(&lp);
-		if (!check_value(c, bp, l, strs, ntags, canon))
+		if (!check_taglist(bp, l, strs, ntags, canon))
 			return false;
 		bp += l;
 	}
