@@ -254,12 +254,15 @@ struct wsrc {
 
 /* Output index of the values of one input chunk's dictionary in the
  * column being encoded: slot[j] - 1 for its entry j, 0 when not met yet.
- * REMAPS of them, picked by key; one taken by another key is reset. */
+ * REMAPS of them, picked by key; one taken by another key is reset.
+ * Keys are numbered as chunks are loaded, so a merge of up to about
+ * REMAPS inputs keeps one for each input chunk it is reading (16 made a
+ * 26-input merge reset them every few rows). */
 typedef struct remap {
 	uint32_t key; /* wrow.dkey; 0: none */
 	uint16_t slot[DICT_MAX];
 } remap;
-#define REMAPS 16u
+#define REMAPS 32u
 _Static_assert(REMAPS * sizeof(remap) % sizeof(void *) == 0,
                "the values after the remaps in tmp are aligned");
 
