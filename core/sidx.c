@@ -1375,16 +1375,24 @@ col_uv(const uint8_t **pp)
 	return ms__pack7(w);
 }
 
-/* ms_rd_uvarint with the one-byte case first (most lengths and counts
- * of a chunk's columns are under 128): the same value and bytes read. */
-static inline uint64_t
-rd_uv(ms_rd *r)
+/* A uvarint at *pp, which lies before end, read as ms_rd_uvarint reads
+ * it (the one-byte case first: most lengths and counts of a chunk's
+ * columns are under 128): false when it is malformed or runs past end.
+ * The cursor is a local pointer, not a reader in memory. */
+static inline bool
+get_uv(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
-	if (!r->bad && r->left && *r->p < 0x80) {
-		r->left--;
-		return *r->p++;
+	const uint8_t *p = *pp;
+	if (p < end && *p < 0x80) {
+		*v = *p;
+		*pp = p + 1;
+		return true;
 	}
-	return ms_rd_uvarint(r);
+	ms_rd r;
+	ms_rd_init(&r, p, (size_t)(end - p));
+	*v = ms_rd_uvarint(&r);
+	*pp = r.p;
+	return !r.bad;
 }
 
 /* Copy n bytes to the arena as a NUL-terminated string (room was made
@@ -1546,26 +1554,27 @@ static bool
 check_taglist(const uint8_t *p, uint64_t len, uint64_t *strs, uint64_t *ntags,
               bool *canon)
 {
-	ms_rd r;
-	ms_rd_init(&r, p, len);
-	uint64_t n = rd_uv(&r);
-	if (r.bad || n > MS_TAGS_MAX)
+	const uint8_t *end = p + len, *at = p;
+	uint64_t n;
+	if (!get_uv(&p, end, &n) || n > MS_TAGS_MAX)
 		return false;
-	if ((size_t)(r.p - p) != uv_len(n))
+	if ((size_t)(p - at) != uv_len(n))
 		*canon = false;
 	for (uint64_t i = 0; i < n; i++) {
-		const uint8_t *at = r.p;
-		uint64_t l = rd_uv(&r);
-		if (!r.bad && (size_t)(r.p - at) != uv_len(l))
-			*canon = false;
-		const uint8_t *b = r.bad || l > MS_TAG_MAX ? NULL
-		                                         : ms_rd_bytes(&r, l);
-		if (!b || has_nul(b, (size_t)l))
+		uint64_t l;
+		at = p;
+		if (!get_uv(&p, end, &l) || l > MS_TAG_MAX ||
+		    l > (uint64_t)(end - p))
 			return false;
+		if ((size_t)(p - at) != uv_len(l))
+			*canon = false;
+		if (has_nul(p, (size_t)l))
+			return false;
+		p += l;
 		*strs += l + 1;
 	}
 	*ntags += n;
-	return r.left == 0;
+	return p == end;
 }
 
 /* Locate byte column c of nrows values at r, checking every value: a
@@ -1585,12 +1594,15 @@ parse_col(struct rcol *col, unsigned c, ms_rd *r, uint32_t nrows,
 	col->mode = mode;
 	col->lp = r->p;
 	uint64_t total = 0;
+	const uint8_t *q = r->p, *end = r->p + r->left;
 	for (uint32_t j = 0; j < m; j++) {
-		uint64_t l = rd_uv(r);
-		if (r->bad || l > max || (c == 2 && l != 8))
+		uint64_t l;
+		if (!get_uv(&q, end, &l) || l > max || (c == 2 && l != 8))
 			return false;
 		total += l;
 	}
+	r->left = (size_t)(end - q);
+	r->p = q;
 	const uint8_t *lp = col->lp;
 	const uint8_t *bp = ms_rd_bytes(r, total);
 	if (!bp)
@@ -1973,6 +1985,9 @@ ms__sidx_verify(const ms_part *p, ms_errbuf *eb)
 	int rc = ms_sidx_iter_open(&it, p, p->mem, NULL, eb);
 	if (rc)
 		return rc;
+	/* Every value is checked as a chunk loads: its rows need no
+	 * strings made. */
+	ms__sidx_iter_raw(it);
 	while ((rc = ms_sidx_iter_next(it, NULL, eb)) == 1)
 		;
 	ms_sidx_iter_close(it);
