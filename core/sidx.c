@@ -1455,6 +1455,23 @@ col_value(ms_sidx_iter *it, unsigned c, bval *raw)
 	return v;
 }
 
+/*
+ * A merge reads its inputs' chunks in turns, each one's columns a few
+ * bytes a row: with tens of inputs, far more streams than the hardware
+ * follows, and a row's trace ID or plain tag value missed the cache at
+ * nearly every line (in a 26-input index merge its copy was a tenth of
+ * the merge's time). The trace ID and plain value cursors ask for the
+ * bytes two lines ahead, which their input's next turns read. Only a
+ * hint: the address (computed as an integer, it may lie past the
+ * payload) is never dereferenced and cannot fault.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH_AHEAD(p) \
+	__builtin_prefetch((const void *)((uintptr_t)(p) + 128))
+#else
+#define PREFETCH_AHEAD(p) ((void)(p))
+#endif
+
 /* The encoded bytes of row it->pos in byte column c (0, 1, 3) of a
  * passthru chunk: col_value's `raw` alone; *di its dictionary entry when
  * the column is a dictionary. */
@@ -1468,6 +1485,7 @@ raw_value(ms_sidx_iter *it, unsigned c, uint8_t *di)
 	}
 	bval b = { col->bp, (uint32_t)col_uv(&col->lp) };
 	col->bp += b.len;
+	PREFETCH_AHEAD(col->bp);
 	return b;
 }
 
@@ -1502,6 +1520,7 @@ decode_row(ms_sidx_iter *it, ms_sidx_row *v)
 	memcpy(v->tid, it->tp, MS_TRACE_ID_MAX);
 	memset(v->tid + len, 0, MS_TRACE_ID_MAX - len);
 	it->tp += len;
+	PREFETCH_AHEAD(it->tp);
 	bval *rv = it->rv[v - it->row];
 	struct wsrc *rs = &it->rs[v - it->row];
 	if (it->passthru) {
