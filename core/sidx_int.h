@@ -40,7 +40,9 @@ void ms__sidx_iter_raw(ms_sidx_iter *it);
  * uvarint count, then per tag a uvarint length and its bytes, every
  * varint in its shortest form, checked as the iterator checks them) of
  * row r, the last row `it` returned, with their lengths; valid until the
- * next call on `it`. false: r carries its strings (the chunk was not
+ * next call on `it`, with at least MS_TRACE_ID_MAX bytes readable past
+ * each value (they lie in the chunk's payload, which has that much room
+ * past its end). false: r carries its strings (the chunk was not
  * canonical, or the iterator is not raw), read them instead. */
 bool ms__sidx_row_enc(const ms_sidx_iter *it, const ms_sidx_row *r,
                       const uint8_t *v[3], uint32_t len[3]);
