@@ -1258,7 +1258,7 @@ siter_open(ms_sidx_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
 	it->dctx = dctx;
 	it->own_dctx = dctx == NULL;
 	ms_buf_init(&it->raw, mem, RAW_MAX + MS_TRACE_ID_MAX);
-	ms_buf_init(&it->arena, mem, RAW_MAX);
+	ms_buf_init(&it->arena, mem, RAW_MAX + COPY_SLACK);
 	ms_buf_init(&it->ptrs, mem, 0);
 	ms_buf_init(&it->dicts, mem, 0);
 	XXH64_reset(&it->content, 0);
@@ -1395,13 +1395,17 @@ get_uv(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 	return !r.bad;
 }
 
-/* Copy n bytes to the arena as a NUL-terminated string (room was made
- * at load). */
+/* Copy n bytes of the payload to the arena as a NUL-terminated string
+ * (room was made at load, COPY_SLACK bytes more than the strings take):
+ * a short one as one fixed-size block, as copy_short copies (the payload
+ * has MS_TRACE_ID_MAX bytes past its end). */
 static const char *
 mat_str(ms_sidx_iter *it, const uint8_t *p, size_t n)
 {
 	char *d = (char *)it->arena.data + it->arena.len;
-	if (n)
+	if (n <= COPY_SLACK)
+		memcpy(d, p, COPY_SLACK);
+	else
 		memcpy(d, p, n);
 	d[n] = 0;
 	it->arena.len += n + 1;
@@ -1853,7 +1857,7 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 	ms_buf_reset(&it->arena);
 	ms_buf_reset(&it->ptrs);
 	ms_buf_reset(&it->dicts);
-	rc = ms_buf_reserve(&it->arena, (size_t)strs);
+	rc = ms_buf_reserve(&it->arena, (size_t)strs + COPY_SLACK);
 	if (rc == 0)
 		rc = ms_buf_reserve(&it->ptrs, (size_t)ntags * sizeof(char *));
 	if (rc == 0)
