@@ -211,19 +211,6 @@ flat_bytes(uint8_t *p, const void *v, uint32_t n)
 	return p + n;
 }
 
-/* n bytes of src to p, at most MS_TRACE_ID_MAX of them as one fixed-size
- * block: src has that many bytes readable and p that much room (the
- * buffer has MS_TRACE_ID_MAX bytes past FLAT_MAX). */
-static inline uint8_t *
-flat_copy(uint8_t *p, const uint8_t *src, uint32_t n)
-{
-	if (n <= MS_TRACE_ID_MAX)
-		memcpy(p, src, MS_TRACE_ID_MAX);
-	else
-		memcpy(p, src, n);
-	return p + n;
-}
-
 /* The fields up to the instance: tag, series, key, the value (0x01 ||
  * trace ID) as one byte string, other. FLAT_HEAD + tid_len bytes. */
 #define FLAT_HEAD (1u + 8 + 8 + 4 + 1 + 8)
@@ -235,7 +222,7 @@ flat_head(uint8_t *p, const ms_sidx_row *r)
 	p = flat_u64(p, (uint64_t)r->key);
 	p = flat_u32(p, 1 + r->tid_len);
 	*p++ = 0x01;
-	p = flat_copy(p, r->tid, r->tid_len); /* a whole array */
+	p = ms__copy_short(p, r->tid, r->tid_len); /* a whole array */
 	return flat_u64(p, (uint64_t)r->other);
 }
 
@@ -265,7 +252,7 @@ ms_ledger_add_index_row(ms_ledger *l, const ms_sidx_row *r)
 {
 	/* The strings' lengths first: a row whose encoding passes FLAT_MAX
 	 * goes through the stream. */
-	uint8_t b[FLAT_MAX + MS_TRACE_ID_MAX];
+	uint8_t b[FLAT_MAX + MS__COPY_SLACK];
 	uint32_t ntags = r->tags ? r->ntags : 0;
 	size_t li = r->instance ? strlen(r->instance) : 0;
 	size_t le = r->endpoint ? strlen(r->endpoint) : 0;
@@ -302,7 +289,7 @@ ms__ledger_add_index_enc(ms_ledger *l, const ms_sidx_row *r,
 	 * A tag list of len[2] bytes holds at most len[2] tags, each
 	 * encoded in at most 4 times its stored bytes (a length varint
 	 * of at least one byte becomes 4): bounded by 4 + 4 x len[2]. */
-	uint8_t b[FLAT_MAX + MS_TRACE_ID_MAX];
+	uint8_t b[FLAT_MAX + MS__COPY_SLACK];
 	const uint8_t *t = v[2];
 	uint32_t ntags = len[2] ? (uint32_t)ms__get_uv(&t) : 0;
 	if ((uint64_t)len[0] + len[1] + 4 * (uint64_t)len[2] <=
@@ -310,12 +297,12 @@ ms__ledger_add_index_enc(ms_ledger *l, const ms_sidx_row *r,
 		/* The values have MS_TRACE_ID_MAX bytes readable past
 		 * them (sidx_int.h): copied as fixed-size blocks. */
 		uint8_t *p = flat_head(b, r);
-		p = flat_copy(flat_u32(p, len[0]), v[0], len[0]);
-		p = flat_copy(flat_u32(p, len[1]), v[1], len[1]);
+		p = ms__copy_short(flat_u32(p, len[0]), v[0], len[0]);
+		p = ms__copy_short(flat_u32(p, len[1]), v[1], len[1]);
 		p = flat_u32(p, ntags);
 		for (uint32_t i = 0; i < ntags; i++) {
 			uint32_t n = (uint32_t)ms__get_uv(&t);
-			p = flat_copy(flat_u32(p, n), t, n);
+			p = ms__copy_short(flat_u32(p, n), t, n);
 			t += n;
 		}
 		add_hash(l, XXH3_128bits(b, (size_t)(p - b)));

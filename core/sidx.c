@@ -852,23 +852,6 @@ wrow_cmp(const ms_sidx_row *a, const wrow *b, bool padded)
 	                                b->tid_len);
 }
 
-/* Bytes past its end that a short value may be copied with: `vals` keeps
- * that much room past the values, and an iterator's payload buffer (where
- * the values of its rows lie) MS_TRACE_ID_MAX. */
-#define COPY_SLACK 64u
-_Static_assert(COPY_SLACK <= MS_TRACE_ID_MAX, "payload room for copies");
-
-/* n bytes from src to p, a short value as one fixed-size block. */
-static inline uint8_t *
-copy_short(uint8_t *p, const uint8_t *src, size_t n)
-{
-	if (n <= COPY_SLACK)
-		memcpy(p, src, COPY_SLACK);
-	else
-		memcpy(p, src, n);
-	return p + n;
-}
-
 /* raw: NULL, or the row's instance, endpoint and tag list already
  * encoded (by a reader that checked them as this function does) and
  * lying in its payload buffer; then the row is an iterator's, its trace
@@ -946,9 +929,10 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 		w->chunk = c;
 		w->chunk_cap = nc;
 	}
-	int rc = li + le + lt + COPY_SLACK <= w->vals.cap - w->vals.len
+	int rc = li + le + lt + MS__COPY_SLACK <= w->vals.cap - w->vals.len
 	                 ? 0
-	                 : ms_buf_reserve(&w->vals, li + le + lt + COPY_SLACK);
+	                 : ms_buf_reserve(&w->vals,
+	                                  li + le + lt + MS__COPY_SLACK);
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "tag values: %s",
 		              ms_strerror(rc));
@@ -977,7 +961,7 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	uint8_t *p = w->vals.data + w->vals.len;
 	if (raw) {
 		for (unsigned k = 0; k < 3; k++)
-			p = copy_short(p, raw[k].p, raw[k].len);
+			p = ms__copy_short(p, raw[k].p, raw[k].len);
 	} else {
 		memcpy(p, row->instance ? row->instance : "", li);
 		memcpy(p + li, row->endpoint ? row->endpoint : "", le);
@@ -1169,7 +1153,7 @@ ms__sidx_check_index(const ms_part *p, ms_errbuf *eb)
  *     decompress one chunk at a time on one thread) or owned.
  *  5. `raw` holds MS_TRACE_ID_MAX zero bytes past the payload, so that
  *     a decoder may read whole words or whole ID arrays from any position
- *     inside it (col_uv, decode_row, a merge's copy_short).
+ *     inside it (col_uv, decode_row, a merge's ms__copy_short).
  *  6. Every row returned has its trace ID zero past its length.
  */
 /* A decoded tag value. */
@@ -1258,7 +1242,7 @@ siter_open(ms_sidx_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
 	it->dctx = dctx;
 	it->own_dctx = dctx == NULL;
 	ms_buf_init(&it->raw, mem, RAW_MAX + MS_TRACE_ID_MAX);
-	ms_buf_init(&it->arena, mem, RAW_MAX + COPY_SLACK);
+	ms_buf_init(&it->arena, mem, RAW_MAX + MS__COPY_SLACK);
 	ms_buf_init(&it->ptrs, mem, 0);
 	ms_buf_init(&it->dicts, mem, 0);
 	XXH64_reset(&it->content, 0);
@@ -1323,8 +1307,8 @@ skip_varints(ms_rd *r, uint32_t n)
 		uint64_t stop = ~ms_le64(p) & 0x8080808080808080ull;
 		/* Their count: one bit a byte, summed by the multiply into
 		 * the top byte (no popcount instruction is assumed). */
-		unsigned c = (unsigned)(((stop >> 7) * 0x0101010101010101ull) >>
-		                        56);
+		unsigned c =
+		        (unsigned)(((stop >> 7) * 0x0101010101010101ull) >> 56);
 		if (c >= n)
 			break;
 		if (stop == 0) {
@@ -1396,17 +1380,14 @@ get_uv(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 }
 
 /* Copy n bytes of the payload to the arena as a NUL-terminated string
- * (room was made at load, COPY_SLACK bytes more than the strings take):
- * a short one as one fixed-size block, as copy_short copies (the payload
- * has MS_TRACE_ID_MAX bytes past its end). */
+ * (room was made at load, MS__COPY_SLACK bytes more than the strings
+ * take), a short one as one fixed-size block (the payload has
+ * MS_TRACE_ID_MAX bytes past its end). */
 static const char *
 mat_str(ms_sidx_iter *it, const uint8_t *p, size_t n)
 {
 	char *d = (char *)it->arena.data + it->arena.len;
-	if (n <= COPY_SLACK)
-		memcpy(d, p, COPY_SLACK);
-	else
-		memcpy(d, p, n);
+	ms__copy_short((uint8_t *)d, p, n);
 	d[n] = 0;
 	it->arena.len += n + 1;
 	return d;
@@ -1470,7 +1451,7 @@ col_value(ms_sidx_iter *it, unsigned c, bval *raw)
  * payload) is never dereferenced and cannot fault.
  */
 #if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH_AHEAD(p) \
+#define PREFETCH_AHEAD(p)                                                      \
 	__builtin_prefetch((const void *)((uintptr_t)(p) + 128))
 #else
 #define PREFETCH_AHEAD(p) ((void)(p))
@@ -1857,7 +1838,7 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 	ms_buf_reset(&it->arena);
 	ms_buf_reset(&it->ptrs);
 	ms_buf_reset(&it->dicts);
-	rc = ms_buf_reserve(&it->arena, (size_t)strs + COPY_SLACK);
+	rc = ms_buf_reserve(&it->arena, (size_t)strs + MS__COPY_SLACK);
 	if (rc == 0)
 		rc = ms_buf_reserve(&it->ptrs, (size_t)ntags * sizeof(char *));
 	if (rc == 0)

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 /* One uvarint of a column the iterator has already bounded (at most 10
  * bytes, inside its column), read as ms_rd_uvarint reads it. */
@@ -28,6 +29,25 @@ ms__get_uv(const uint8_t **pp)
 	}
 	*pp = p;
 	return v;
+}
+
+/* Bytes past its end that a short value may be copied with: a reader
+ * that copies values of at most this many bytes as one fixed-size block
+ * needs this much room past its destination, and this many readable bytes
+ * past each value (an iterator's payload has MS_TRACE_ID_MAX). */
+#define MS__COPY_SLACK 64u
+_Static_assert(MS__COPY_SLACK <= MS_TRACE_ID_MAX, "payload room for copies");
+
+/* n bytes from src to p, a short value as one fixed-size block
+ * (MS__COPY_SLACK bytes); returns p + n. */
+static inline uint8_t *
+ms__copy_short(uint8_t *p, const uint8_t *src, size_t n)
+{
+	if (n <= MS__COPY_SLACK)
+		memcpy(p, src, MS__COPY_SLACK);
+	else
+		memcpy(p, src, n);
+	return p + n;
 }
 
 /* Call before the first ms_sidx_iter_next: from then on, a row of a
