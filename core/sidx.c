@@ -1153,7 +1153,8 @@ ms__sidx_check_index(const ms_part *p, ms_errbuf *eb)
  *     decompress one chunk at a time on one thread) or owned.
  *  5. `raw` holds MS_TRACE_ID_MAX zero bytes past the payload, so that
  *     a decoder may read whole words or whole ID arrays from any position
- *     inside it (col_uv, decode_row, a merge's ms__copy_short).
+ *     inside it (col_uv, decode_row, mat_str, ms__copy_short in a
+ *     merge's writer and in the ledger of a part).
  *  6. Every row returned has its trace ID zero past its length.
  */
 /* A decoded tag value. */
