@@ -179,8 +179,55 @@ ms_ledger_add_row(ms_ledger *l, const ms_row *r)
 	add_hash(l, row_hash(r));
 }
 
-void
-ms_ledger_add_index_row(ms_ledger *l, const ms_sidx_row *r)
+/*
+ * An index row's encoding written straight into one buffer and hashed in
+ * one call, for a row that fits it (nearly every row): the same bytes as
+ * the enc stream above takes field by field, so the same hash (XXH3 of
+ * the bytes, however they reach it). FLAT_MAX bytes of room.
+ */
+#define FLAT_MAX 1024u
+
+static inline uint8_t *
+flat_u32(uint8_t *p, uint32_t v)
+{
+	ms_put_le32(p, v);
+	return p + 4;
+}
+
+static inline uint8_t *
+flat_u64(uint8_t *p, uint64_t v)
+{
+	ms_put_le64(p, v);
+	return p + 8;
+}
+
+/* u32le length then the bytes (enc_bytes). */
+static inline uint8_t *
+flat_bytes(uint8_t *p, const void *v, uint32_t n)
+{
+	p = flat_u32(p, n);
+	if (n)
+		memcpy(p, v, n);
+	return p + n;
+}
+
+/* The fields up to the instance: tag, series, key, the value (0x01 ||
+ * trace ID) as one byte string, other. FLAT_HEAD + tid_len bytes. */
+#define FLAT_HEAD (1u + 8 + 8 + 4 + 1 + 8)
+static inline uint8_t *
+flat_head(uint8_t *p, const ms_sidx_row *r)
+{
+	*p++ = ENC_INDEX_ROW;
+	p = flat_u64(p, r->series);
+	p = flat_u64(p, (uint64_t)r->key);
+	p = flat_u32(p, 1 + r->tid_len);
+	*p++ = 0x01;
+	p = ms__copy_short(p, r->tid, r->tid_len); /* a whole array */
+	return flat_u64(p, (uint64_t)r->other);
+}
+
+static XXH128_hash_t
+index_row_hash(const ms_sidx_row *r)
 {
 	uint8_t val[1 + MS_TRACE_ID_MAX];
 	size_t n = ms_sidx_value(r, val);
@@ -197,7 +244,39 @@ ms_ledger_add_index_row(ms_ledger *l, const ms_sidx_row *r)
 	enc_u32(&e, ntags);
 	for (uint32_t i = 0; i < ntags; i++)
 		enc_str(&e, r->tags[i]);
-	add_hash(l, enc_end(&e));
+	return enc_end(&e);
+}
+
+void
+ms_ledger_add_index_row(ms_ledger *l, const ms_sidx_row *r)
+{
+	/* The strings' lengths first: a row whose encoding passes FLAT_MAX
+	 * goes through the stream. */
+	uint8_t b[FLAT_MAX + MS__COPY_SLACK];
+	uint32_t ntags = r->tags ? r->ntags : 0;
+	size_t li = r->instance ? strlen(r->instance) : 0;
+	size_t le = r->endpoint ? strlen(r->endpoint) : 0;
+	size_t room = FLAT_MAX - FLAT_HEAD - MS_TRACE_ID_MAX - 12;
+	if (li + le + 4 * (size_t)ntags > room) {
+		add_hash(l, index_row_hash(r));
+		return;
+	}
+	room -= li + le + 4 * (size_t)ntags;
+	uint8_t *p = flat_head(b, r);
+	p = flat_bytes(p, r->instance, (uint32_t)li);
+	p = flat_bytes(p, r->endpoint, (uint32_t)le);
+	p = flat_u32(p, ntags);
+	for (uint32_t i = 0; i < ntags; i++) {
+		const char *t = r->tags[i];
+		size_t n = t ? strlen(t) : 0;
+		if (n > room) {
+			add_hash(l, index_row_hash(r));
+			return;
+		}
+		room -= n;
+		p = flat_bytes(p, t, (uint32_t)n);
+	}
+	add_hash(l, XXH3_128bits(b, (size_t)(p - b)));
 }
 
 void
@@ -206,7 +285,29 @@ ms__ledger_add_index_enc(ms_ledger *l, const ms_sidx_row *r,
 {
 	/* The bytes ms_ledger_add_index_row encodes: the value (0x01 ||
 	 * trace ID) as one byte string, the strings' lengths from the
-	 * stored values (which hold no NUL), each tag's length as u32. */
+	 * stored values (which hold no NUL), each tag's length as u32.
+	 * A tag list of len[2] bytes holds at most len[2] tags, each
+	 * encoded in at most 4 times its stored bytes (a length varint
+	 * of at least one byte becomes 4): bounded by 4 + 4 x len[2]. */
+	uint8_t b[FLAT_MAX + MS__COPY_SLACK];
+	const uint8_t *t = v[2];
+	uint32_t ntags = len[2] ? (uint32_t)ms__get_uv(&t) : 0;
+	if ((uint64_t)len[0] + len[1] + 4 * (uint64_t)len[2] <=
+	    FLAT_MAX - FLAT_HEAD - MS_TRACE_ID_MAX - 12) {
+		/* The values have MS_TRACE_ID_MAX bytes readable past
+		 * them (sidx_int.h): copied as fixed-size blocks. */
+		uint8_t *p = flat_head(b, r);
+		p = ms__copy_short(flat_u32(p, len[0]), v[0], len[0]);
+		p = ms__copy_short(flat_u32(p, len[1]), v[1], len[1]);
+		p = flat_u32(p, ntags);
+		for (uint32_t i = 0; i < ntags; i++) {
+			uint32_t n = (uint32_t)ms__get_uv(&t);
+			p = ms__copy_short(flat_u32(p, n), t, n);
+			t += n;
+		}
+		add_hash(l, XXH3_128bits(b, (size_t)(p - b)));
+		return;
+	}
 	struct enc e;
 	enc_init(&e);
 	enc_u8(&e, ENC_INDEX_ROW);
@@ -218,8 +319,6 @@ ms__ledger_add_index_enc(ms_ledger *l, const ms_sidx_row *r,
 	enc_u64(&e, (uint64_t)r->other);
 	enc_bytes(&e, v[0], len[0]);
 	enc_bytes(&e, v[1], len[1]);
-	const uint8_t *t = v[2];
-	uint32_t ntags = len[2] ? (uint32_t)ms__get_uv(&t) : 0;
 	enc_u32(&e, ntags);
 	for (uint32_t i = 0; i < ntags; i++) {
 		size_t n = (size_t)ms__get_uv(&t);

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 /* One uvarint of a column the iterator has already bounded (at most 10
  * bytes, inside its column), read as ms_rd_uvarint reads it. */
@@ -30,6 +31,25 @@ ms__get_uv(const uint8_t **pp)
 	return v;
 }
 
+/* Bytes past its end that a short value may be copied with: a reader
+ * that copies values of at most this many bytes as one fixed-size block
+ * needs this much room past its destination, and this many readable bytes
+ * past each value (an iterator's payload has MS_TRACE_ID_MAX). */
+#define MS__COPY_SLACK 64u
+_Static_assert(MS__COPY_SLACK <= MS_TRACE_ID_MAX, "payload room for copies");
+
+/* n bytes from src to p, a short value as one fixed-size block
+ * (MS__COPY_SLACK bytes); returns p + n. */
+static inline uint8_t *
+ms__copy_short(uint8_t *p, const uint8_t *src, size_t n)
+{
+	if (n <= MS__COPY_SLACK)
+		memcpy(p, src, MS__COPY_SLACK);
+	else
+		memcpy(p, src, n);
+	return p + n;
+}
+
 /* Call before the first ms_sidx_iter_next: from then on, a row of a
  * chunk whose tag lists are all canonically encoded (core/FORMAT.md,
  * "Index part") carries no strings (instance, endpoint and tags NULL,
@@ -40,7 +60,9 @@ void ms__sidx_iter_raw(ms_sidx_iter *it);
  * uvarint count, then per tag a uvarint length and its bytes, every
  * varint in its shortest form, checked as the iterator checks them) of
  * row r, the last row `it` returned, with their lengths; valid until the
- * next call on `it`. false: r carries its strings (the chunk was not
+ * next call on `it`, with at least MS_TRACE_ID_MAX bytes readable past
+ * each value (they lie in the chunk's payload, which has that much room
+ * past its end). false: r carries its strings (the chunk was not
  * canonical, or the iterator is not raw), read them instead. */
 bool ms__sidx_row_enc(const ms_sidx_iter *it, const ms_sidx_row *r,
                       const uint8_t *v[3], uint32_t len[3]);

@@ -127,6 +127,15 @@ test_row_of(void **state)
 	assert_int_equal(ms_sidx_series("cart", true),
 	                 XXH3_64bits("cart\1", 5));
 	assert_int_equal(ms_sidx_series(NULL, false), XXH3_64bits("\0", 1));
+	/* Long service names too, on either side of 256 bytes. */
+	static char svc[601];
+	for (size_t n = 254; n <= 600; n += n < 258 ? 1 : 171) {
+		memset(svc, 's', n);
+		svc[n] = 1;
+		uint64_t want = XXH3_64bits(svc, n + 1);
+		svc[n] = 0;
+		assert_int_equal(ms_sidx_series(svc, true), want);
+	}
 	assert_int_equal(b.series, a.series);
 	r.is_error = true;
 	ms_sidx_row e;

@@ -16,7 +16,10 @@
  * ms_sidx_iter_next, and the ledger of each part (ms_ledger_of_part),
  * and prints the medians of both in thread CPU time. Last, it merges the
  * parts into one (ms_sidx_merge, no pruning, the output under TMPDIR and
- * removed) REPS times and prints the least and the median thread CPU.
+ * removed) REPS times and prints the least and the median thread CPU,
+ * and the merged part's size and XXH64 (the same in every repetition, or
+ * the run fails): two builds whose index merges must write the same bytes
+ * print the same hash.
  *
  * Usage: bench_sidx [-r REPS] PART...     (REPS default 7)
  */
@@ -34,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 #include <zstd.h>
 
 #define NCOL 8
@@ -213,9 +217,30 @@ read_parts(ms_part *const *parts, int n, bool ledger, uint64_t *rows)
 	return ms_rusage_thread_cpu_ns() - t0;
 }
 
-/* Merge the parts into one part under TMPDIR; thread CPU ns returned. */
+/* The XXH64 of the file at path; *bytes its size. */
+static uint64_t
+file_xxh64(const char *path, uint64_t *bytes)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp || fseek(fp, 0, SEEK_END) != 0)
+		die("merged part: cannot read it");
+	long n = ftell(fp);
+	uint8_t *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (!b || fseek(fp, 0, SEEK_SET) != 0 ||
+	    fread(b, 1, (size_t)n, fp) != (size_t)n)
+		die("merged part: cannot read it");
+	fclose(fp);
+	uint64_t h = XXH64(b, (size_t)n, 0);
+	free(b);
+	*bytes = (uint64_t)n;
+	return h;
+}
+
+/* Merge the parts into one part under TMPDIR; thread CPU ns returned,
+ * the output's XXH64 and size into *xxh and *bytes. */
 static int64_t
-merge_parts(ms_part *const *parts, int n, const char *out)
+merge_parts(ms_part *const *parts, int n, const char *out, uint64_t *xxh,
+            uint64_t *bytes)
 {
 	ms_errbuf eb = { "" };
 	ms_part_writer_opts o = { .no_sync = true };
@@ -226,6 +251,7 @@ merge_parts(ms_part *const *parts, int n, const char *out)
 	                  out, 1, &o, &m, NULL, &eb))
 		die(eb.msg);
 	int64_t ns = ms_rusage_thread_cpu_ns() - t0;
+	*xxh = file_xxh64(out, bytes);
 	if (ms_part_remove_dir(out, &eb))
 		die(eb.msg);
 	return ns;
@@ -313,14 +339,23 @@ main(int argc, char **argv)
 	char out[4096];
 	snprintf(out, sizeof(out), "%s/bench_sidx-merge-%ld",
 	         tmp && *tmp ? tmp : "/tmp", (long)getpid());
-	for (int r = 0; r < reps; r++)
-		tp[r] = (double)merge_parts(parts, nparts, out) / 1e6;
+	uint64_t xxh = 0, mbytes = 0;
+	for (int r = 0; r < reps; r++) {
+		uint64_t x, b;
+		tp[r] = (double)merge_parts(parts, nparts, out, &x, &b) / 1e6;
+		if (r && (x != xxh || b != mbytes))
+			die("the merged parts of two repetitions differ");
+		xxh = x;
+		mbytes = b;
+	}
 	double least = tp[0];
 	for (int r = 1; r < reps; r++)
 		least = tp[r] < least ? tp[r] : least;
 	printf("merging the %d parts into one (ms_sidx_merge), %d times "
 	       "(thread CPU): least %.1f ms, median %.1f ms\n",
 	       nparts, reps, least, bench_median_d(tp, reps));
+	printf("merged part: %llu bytes, XXH64 %016llx\n",
+	       (unsigned long long)mbytes, (unsigned long long)xxh);
 	for (int i = 0; i < nparts; i++)
 		ms_part_close(parts[i]);
 	free(parts);
