@@ -342,6 +342,22 @@ void ms__part_writer_keep_lists(ms_part_writer *w);
  * open. */
 void ms__part_writer_spill_anywhere(ms_part_writer *w);
 
+/* The writer's block directory as it holds it (part_writer.c, design 7):
+ * per block a record of the block's stored size then its row count, each
+ * an LEB128 uvarint of at most 5 bytes; a block's offset is the sum of the
+ * stored sizes before it. ms__dir_put writes one record to rec and returns
+ * its size. ms__dir_get reads the record at p[0..n): its size, 0 when it
+ * does not end within n (the rest of it comes later: n is then at most
+ * 9), or -1 when it is not a record (a varint longer than 5 bytes or
+ * above 32 bits). */
+#define MS__DIR_REC_MAX 10
+size_t ms__dir_put(uint8_t rec[MS__DIR_REC_MAX], uint32_t stored,
+                   uint32_t nrows);
+int ms__dir_get(const uint8_t *p, size_t n, uint32_t *stored, uint32_t *nrows);
+/* Bytes of the block directory the writer holds so far, in memory and
+ * spilled: for tests. */
+uint64_t ms__part_writer_dir_bytes(const ms_part_writer *w);
+
 /* ---- part_fs.c ---- */
 /* Join dir and name into out (size n); false if it does not fit. */
 bool ms__path(char *out, size_t n, const char *dir, const char *name);
