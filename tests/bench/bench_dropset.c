@@ -98,10 +98,10 @@ main(void)
 				        d, other + (size_t)i * IDLEN, IDLEN);
 			int64_t t3 = ms_mono_ns();
 			for (uint32_t i = 0; i < n; i++) {
-				const uint8_t *t;
+				uint8_t t[MS_TRACE_ID_MAX];
 				uint32_t len;
 				int64_t mn, mx;
-				ms_dropset_get(d, i, &t, &len, &mn, &mx);
+				ms_dropset_get(d, i, t, &len, &mn, &mx);
 				found += t[0] + len + (uint64_t)(mx - mn);
 			}
 			int64_t t4 = ms_mono_ns();
