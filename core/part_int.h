@@ -311,15 +311,19 @@ typedef struct ms__win {
 } ms__win;
 
 /* A mapped data file is resident only around where it is read: faulted in
- * MS__MAP_AHEAD at a time ahead of the reader, and released, every
+ * up to MS__MAP_AHEAD ahead of the reader, and released, every
  * MS__MAP_STEP bytes read, down to MS__MAP_KEEP behind the reader (a
  * trailing re-read finds released pages again in the page cache). So a
- * merge of a whole day's parts holds at most about 600 KiB of each, not
- * all of them, and a part under a MiB is released as it is read too. The
- * step bounds the release calls (each one unmaps and flushes): a scan at
- * several GB/s spent a quarter more time releasing every 64 KiB. */
-#define MS__MAP_AHEAD ((uint64_t)256 << 10)
-#define MS__MAP_KEEP ((uint64_t)64 << 10)
+ * merge of a whole day's parts holds at most about 384 KiB of each and
+ * 192 KiB on average, not all of them, and a part under a MiB is
+ * released as it is read too. A finalize reads a part per input, and a
+ * longer day leaves it more inputs: every KiB kept per input is a KiB
+ * more per input at the day's peak (a 64 KiB keep behind and a 256 KiB
+ * read-ahead cost a day-4x finalize's 31 inputs 4 MiB more than these).
+ * The step bounds the release calls (each one unmaps and flushes): a scan
+ * at several GB/s spent a quarter more time releasing every 64 KiB. */
+#define MS__MAP_AHEAD ((uint64_t)128 << 10)
+#define MS__MAP_KEEP ((uint64_t)0)
 #define MS__MAP_STEP ((uint64_t)256 << 10)
 
 int ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
