@@ -1765,24 +1765,35 @@ test_counters(void **state)
 	tl_free(&t);
 }
 
+/* A part of n traces of 4 rows with bodies up to 500 bytes (seed: its
+ * rows, in *t), written at root/name (dir) and opened. */
+static ms_part *
+write_open(tl_rows *t, uint64_t seed, size_t n, const char *name, char *dir,
+           size_t dn)
+{
+	tl_rng r = { seed };
+	tl_shape s = { .traces = n, .rows_per_trace = 4, .body_max = 500 };
+	tl_gen(t, &r, &s);
+	path_of(dir, dn, name);
+	ms_part_meta m;
+	ms_errbuf eb;
+	assert_int_equal(
+	        ms_part_write_rows(dir, 1, t->rows, t->n, NULL, &m, &eb), 0);
+	ms_part *p;
+	assert_int_equal(open_part(&p, dir, NULL, &eb), 0);
+	return p;
+}
+
 /* A data file over MS__MAP_MIN is mapped, not read: iterating it
  * allocates nothing, and counts what window reads would have read. */
 static void
 test_large_file_mapped(void **state)
 {
 	(void)state;
-	tl_rng r = { 17 };
 	tl_rows t = { 0 };
-	tl_shape s = { .traces = 3000, .rows_per_trace = 4, .body_max = 500 };
-	tl_gen(&t, &r, &s);
 	char dir[300];
-	path_of(dir, sizeof(dir), "mapped");
-	ms_part_meta m;
 	ms_errbuf eb;
-	assert_int_equal(ms_part_write_rows(dir, 1, t.rows, t.n, NULL, &m, &eb),
-	                 0);
-	ms_part *p;
-	assert_int_equal(open_part(&p, dir, NULL, &eb), 0);
+	ms_part *p = write_open(&t, 17, 3000, "mapped", dir, sizeof(dir));
 	assert_true(p->data_bytes > MS__MAP_MIN);
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
@@ -1896,18 +1907,11 @@ test_mapping_resident_while_read(void **state)
 	(void)state;
 	if (no_map)
 		return;
-	tl_rng r = { 43 };
 	tl_rows t = { 0 };
-	tl_shape s = { .traces = 6000, .rows_per_trace = 4, .body_max = 500 };
-	tl_gen(&t, &r, &s);
 	char dir[300];
-	path_of(dir, sizeof(dir), "resident-while-read");
-	ms_part_meta m;
 	ms_errbuf eb;
-	assert_int_equal(ms_part_write_rows(dir, 1, t.rows, t.n, NULL, &m, &eb),
-	                 0);
-	ms_part *p;
-	assert_int_equal(open_part(&p, dir, NULL, &eb), 0);
+	ms_part *p = write_open(&t, 43, 6000, "resident-while-read", dir,
+	                        sizeof(dir));
 	assert_true(p->data_bytes > (3u << 20));
 	ms_part_iter *it;
 	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
