@@ -6,29 +6,35 @@
  *
  * A finalize can drop tens of thousands of traces and the set is live at
  * the merge's publication, the run's peak of memory: it is laid out to
- * cost little more than the IDs themselves, with nothing that doubles.
+ * cost less than the IDs themselves, with nothing that doubles. Drops come
+ * in merge order, which is trace-ID order, so an ID shares most of its
+ * bytes with the one before it: a record keeps only the rest.
  *
  * Design:
- *  1. Every ID is recorded at most once, in the order added; entry i never
- *     moves: its record lives in a chunk that is never reallocated, so a
- *     pointer from ms_dropset_get stays valid until ms_dropset_close.
+ *  1. Every ID is recorded at most once, in the order added; records are
+ *     never moved or rewritten once added (chunks are never reallocated).
  *  2. Records are packed back to back in chunks (the first four 4, 8, 16
  *     and 32 KiB, so a set of a few drops stays small, then 64 KiB each);
  *     a record never straddles two chunks. A record is
- *         [length u8][ID bytes][uvarint A][uvarint B]
+ *         [shared u8][rest u8][rest bytes][uvarint A][uvarint B]
+ *     the ID being the previous entry's first `shared` bytes followed by
+ *     the `rest` bytes (shared is 0 for every RESTART-th entry, a restart),
  *     A = zigzag(min_ts - base), base = the first entry's min_ts, and
  *     B = zigzag(max_ts - min_ts), both differences modulo 2^64: every pair
  *     of int64 comes back exactly, and a day's drops take about 12 bytes
- *     of timestamps instead of 16.
- *  3. Entry i's record is found by a 32-bit reference (chunk << 16 |
+ *     of timestamps instead of 16. A chunk whose next record went to a
+ *     new chunk ends with END (a byte no record starts with: shared <=
+ *     MS_TRACE_ID_MAX); a record always leaves a chunk room for it.
+ *  3. A restart's record is found by a 32-bit reference (chunk << 16 |
  *     offset in the chunk) in pages of REF_PAGE references that never
- *     move either.
+ *     move either; entry i is read from restart i / RESTART forward
+ *     (cursor: at most RESTART - 1 records before it).
  *  4. The slot table is open-addressed with linear probing, 2^k slots at
  *     most half full. A 32-bit slot holds the entry index + 1 in its low
  *     k bits (0 = empty; n <= 2^(k-1) fits) and, as a fingerprint, the top
  *     32 - k bits of the hash's high half. A fingerprint match is always
- *     followed by a full byte comparison, so a hash collision can never
- *     answer "contains".
+ *     followed by a full byte comparison of the entry's ID, so a hash
+ *     collision can never answer "contains".
  *  5. A failed add leaves the set as it was: a page, chunk or slot table
  *     it allocated before failing only adds room. The set is full (an add
  *     fails with MS_ERR_RANGE) at 2^31 entries (k <= 32) or CHUNKS_MAX
@@ -52,13 +58,16 @@
 #define CHUNK_MAX ((size_t)1 << CHUNK_BITS)
 #define CHUNKS_MAX ((size_t)1 << (32 - CHUNK_BITS))
 #define REF_PAGE ((size_t)1024) /* 3. references a page */
+#define RESTART ((size_t)8)     /* 2. entries from one restart to the next */
+#define END 0xffu               /* 2. the rest of the chunk is unused */
 #define VARINT_MAX 10
-#define REC_MAX (1 + MS_TRACE_ID_MAX + 2 * VARINT_MAX)
+#define REC_MAX (2 + MS_TRACE_ID_MAX + 2 * VARINT_MAX)
 #define SLOTS_FIRST_BITS 6
 #define SLOTS_MAX_BITS 32
 _Static_assert(MS_TRACE_ID_MAX <= UINT8_MAX,
                "a trace ID's length fits in a record's length byte");
-_Static_assert(REC_MAX <= CHUNK_FIRST, "a record fits in any chunk");
+_Static_assert(REC_MAX + 1 <= CHUNK_FIRST, "a record and END fit in any chunk");
+_Static_assert(MS_TRACE_ID_MAX < END, "no record starts with END");
 
 struct ms_dropset {
 	ms_mem *mem;
@@ -72,6 +81,8 @@ struct ms_dropset {
 	size_t chunk_bytes; /* the chunks' sizes, summed */
 	void **pages;       /* 3. uint32_t[REF_PAGE] each */
 	size_t npages, pages_cap;
+	uint8_t last[MS_TRACE_ID_MAX]; /* 2. the last entry's ID */
+	uint32_t last_len;
 	uint32_t *slots;
 	unsigned slot_bits; /* k: 2^k slots, or 0 when there are none */
 };
@@ -175,18 +186,55 @@ get_uvarint(const uint8_t **p)
 	return v;
 }
 
-static const uint8_t *
-record_at(const ms_dropset *d, size_t i)
+/* Where restart r's record is (3.). */
+static void
+restart_at(const ms_dropset *d, size_t r, ms_dropset_iter *it)
 {
-	uint32_t ref = ((const uint32_t *)d->pages[i / REF_PAGE])[i % REF_PAGE];
-	return (const uint8_t *)d->chunks[ref >> CHUNK_BITS] +
-	       (ref & (CHUNK_MAX - 1));
+	uint32_t ref = ((const uint32_t *)d->pages[r / REF_PAGE])[r % REF_PAGE];
+	it->d = d;
+	it->i = r * RESTART;
+	it->chunk = ref >> CHUNK_BITS;
+	it->pos = ref & (CHUNK_MAX - 1);
+	it->len = 0;
 }
 
-static bool
-record_is(const uint8_t *rec, const uint8_t *tid, uint32_t len)
+/* Read the record at the cursor (entry it->i < n) into it, from the ID
+ * it holds (the previous entry's), and step past it. */
+static void
+read_record(ms_dropset_iter *it, uint64_t *a, uint64_t *b)
 {
-	return rec[0] == len && memcmp(rec + 1, tid, len) == 0;
+	const ms_dropset *d = it->d;
+	const uint8_t *p = (const uint8_t *)d->chunks[it->chunk] + it->pos;
+	if (*p == END) {
+		it->chunk++;
+		p = d->chunks[it->chunk];
+	}
+	const uint8_t *p0 = d->chunks[it->chunk];
+	uint32_t shared = p[0], rest = p[1];
+	memcpy(it->tid + shared, p + 2, rest);
+	it->len = shared + rest;
+	p += 2 + rest;
+	uint64_t va = get_uvarint(&p), vb = get_uvarint(&p);
+	if (a)
+		*a = va;
+	if (b)
+		*b = vb;
+	it->pos = (size_t)(p - p0);
+	it->i++;
+}
+
+/* Move the cursor to entry i (< n) and read it. */
+static void
+seek(const ms_dropset *d, size_t i, ms_dropset_iter *it, uint64_t *a,
+     uint64_t *b)
+{
+	/* A cursor already in i's run of entries and not past i goes on
+	 * from where it is. */
+	if (it->d != d || it->i == 0 || it->i > i ||
+	    it->i / RESTART != i / RESTART)
+		restart_at(d, i / RESTART, it);
+	while (it->i <= i)
+		read_record(it, a, b);
 }
 
 /* Append a new block of `size` bytes to a directory of blocks (the
@@ -210,11 +258,12 @@ dir_add(ms_mem *mem, void ***dir, size_t *n, size_t *cap, size_t size)
 	return 0;
 }
 
-/* Room for entry n's reference: a new page when n starts one. */
+/* Room for restart n / RESTART's reference: a new page when it starts
+ * one. */
 static int
 ref_room(ms_dropset *d)
 {
-	if (d->n / REF_PAGE < d->npages)
+	if (d->n % RESTART || d->n / RESTART / REF_PAGE < d->npages)
 		return 0;
 	return dir_add(d->mem, &d->pages, &d->npages, &d->pages_cap,
 	               REF_PAGE * sizeof(uint32_t));
@@ -225,7 +274,7 @@ ref_room(ms_dropset *d)
 static int
 record_room(ms_dropset *d, size_t len)
 {
-	if (d->nchunks && d->used + len <= chunk_size(d->nchunks - 1))
+	if (d->nchunks && d->used + len + 1 <= chunk_size(d->nchunks - 1))
 		return 0;
 	if (d->nchunks == CHUNKS_MAX)
 		return MS_ERR_RANGE;
@@ -233,6 +282,8 @@ record_room(ms_dropset *d, size_t len)
 	int rc = dir_add(d->mem, &d->chunks, &d->nchunks, &d->chunks_cap, size);
 	if (rc)
 		return rc;
+	if (d->nchunks > 1)
+		((uint8_t *)d->chunks[d->nchunks - 2])[d->used] = END;
 	d->chunk_bytes += size;
 	d->used = 0;
 	return 0;
@@ -267,11 +318,11 @@ grow_slots(ms_dropset *d)
 	uint32_t *s = ms_mem_calloc(d->mem, ns, sizeof(*s));
 	if (!s)
 		return MS_ERR_NOMEM;
-	for (size_t i = 0; i < d->n; i++) {
-		const uint8_t *rec = record_at(d, i);
-		slot_put(s, bits, d->hash(rec + 1, rec[0], d->hash_ctx),
+	ms_dropset_iter it;
+	ms_dropset_iter_init(&it, d);
+	for (size_t i = 0; ms_dropset_next(&it, NULL, NULL); i++)
+		slot_put(s, bits, d->hash(it.tid, it.len, d->hash_ctx),
 		         (uint32_t)(i + 1));
-	}
 	ms_mem_free(d->mem, d->slots, nslots(d) * sizeof(*d->slots));
 	d->slots = s;
 	d->slot_bits = bits;
@@ -287,12 +338,15 @@ ms_dropset_contains(const ms_dropset *d, const uint8_t *tid, uint32_t len)
 	uint32_t im = idx_mask(d->slot_bits);
 	uint32_t fp = (uint32_t)(h >> 32) & ~im;
 	size_t mask = nslots(d) - 1;
+	ms_dropset_iter it = { 0 };
 	for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
 		uint32_t s = d->slots[i];
 		if (!s)
 			return false;
-		if ((s & ~im) == fp &&
-		    record_is(record_at(d, (s & im) - 1), tid, len))
+		if ((s & ~im) != fp)
+			continue;
+		seek(d, (s & im) - 1, &it, NULL, NULL);
+		if (it.len == len && memcmp(it.tid, tid, len) == 0)
 			return true;
 	}
 }
@@ -319,11 +373,17 @@ ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len, int64_t min_ts,
 		return ms_fail(eb, rc, "drop set: cannot grow: %s",
 		               ms_strerror(rc));
 	uint64_t base = d->n ? d->base : (uint64_t)min_ts;
+	uint32_t shared = 0;
+	if (d->n % RESTART)
+		while (shared < len && shared < d->last_len &&
+		       tid[shared] == d->last[shared])
+			shared++;
 	uint8_t rec[REC_MAX];
 	size_t rlen = 0;
-	rec[rlen++] = (uint8_t)len;
-	memcpy(rec + rlen, tid, len);
-	rlen += len;
+	rec[rlen++] = (uint8_t)shared;
+	rec[rlen++] = (uint8_t)(len - shared);
+	memcpy(rec + rlen, tid + shared, len - shared);
+	rlen += len - shared;
 	rlen += put_uvarint(rec + rlen, zigzag((uint64_t)min_ts - base));
 	rlen += put_uvarint(rec + rlen,
 	                    zigzag((uint64_t)max_ts - (uint64_t)min_ts));
@@ -335,10 +395,16 @@ ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len, int64_t min_ts,
 	if (rc)
 		return ms_fail(eb, rc, "drop set: out of memory");
 	memcpy((uint8_t *)d->chunks[d->nchunks - 1] + d->used, rec, rlen);
-	((uint32_t *)d->pages[d->n / REF_PAGE])[d->n % REF_PAGE] =
-	        (uint32_t)(d->nchunks - 1) << CHUNK_BITS | (uint32_t)d->used;
+	if (d->n % RESTART == 0) {
+		size_t r = d->n / RESTART;
+		((uint32_t *)d->pages[r / REF_PAGE])[r % REF_PAGE] =
+		        (uint32_t)(d->nchunks - 1) << CHUNK_BITS |
+		        (uint32_t)d->used;
+	}
 	d->used += rlen;
 	d->base = base;
+	memcpy(d->last, tid, len);
+	d->last_len = len;
 	slot_put(d->slots, d->slot_bits, d->hash(tid, len, d->hash_ctx),
 	         (uint32_t)(d->n + 1));
 	d->n++;
@@ -351,20 +417,50 @@ ms_dropset_count(const ms_dropset *d)
 	return d ? d->n : 0;
 }
 
-void
-ms_dropset_get(const ms_dropset *d, size_t i, const uint8_t **tid,
-               uint32_t *len, int64_t *min_ts, int64_t *max_ts)
+/* min_ts and max_ts from a record's A and B (2.). */
+static void
+bounds_of(const ms_dropset *d, uint64_t a, uint64_t b, int64_t *min_ts,
+          int64_t *max_ts)
 {
-	const uint8_t *rec = record_at(d, i);
-	*tid = rec + 1;
-	*len = rec[0];
-	const uint8_t *p = rec + 1 + rec[0];
-	uint64_t mn = d->base + unzigzag(get_uvarint(&p));
-	uint64_t mx = mn + unzigzag(get_uvarint(&p));
+	uint64_t mn = d->base + unzigzag(a);
+	uint64_t mx = mn + unzigzag(b);
 	if (min_ts)
 		*min_ts = to_i64(mn);
 	if (max_ts)
 		*max_ts = to_i64(mx);
+}
+
+void
+ms_dropset_get(const ms_dropset *d, size_t i, uint8_t tid[MS_TRACE_ID_MAX],
+               uint32_t *len, int64_t *min_ts, int64_t *max_ts)
+{
+	ms_dropset_iter it = { 0 };
+	uint64_t a, b;
+	seek(d, i, &it, &a, &b);
+	memcpy(tid, it.tid, it.len);
+	*len = it.len;
+	bounds_of(d, a, b, min_ts, max_ts);
+}
+
+void
+ms_dropset_iter_init(ms_dropset_iter *it, const ms_dropset *d)
+{
+	memset(it, 0, sizeof(*it));
+	it->d = d;
+}
+
+bool
+ms_dropset_next(ms_dropset_iter *it, int64_t *min_ts, int64_t *max_ts)
+{
+	const ms_dropset *d = it->d;
+	if (!d || it->i >= d->n)
+		return false;
+	if (it->i == 0)
+		restart_at(d, 0, it);
+	uint64_t a, b;
+	read_record(it, &a, &b);
+	bounds_of(d, a, b, min_ts, max_ts);
+	return true;
 }
 
 uint64_t

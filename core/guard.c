@@ -192,17 +192,17 @@ int
 ms_guard_revalidate(ms_guard *g, const ms_guard_part *now, size_t n,
                     const ms_dropset *drops, ms_errbuf *eb)
 {
-	size_t nd = drops ? ms_dropset_count(drops) : 0;
 	for (size_t i = 0; i < n; i++) {
 		const ms_guard_part *p = &now[i];
 		if (g->nparts && bsearch(&p->id, g->known, g->nparts,
 		                         sizeof(uint64_t), cmp_u64))
 			continue;
-		for (size_t k = 0; k < nd; k++) {
-			const uint8_t *tid;
-			uint32_t len;
-			int64_t mn, mx;
-			ms_dropset_get(drops, k, &tid, &len, &mn, &mx);
+		ms_dropset_iter it;
+		ms_dropset_iter_init(&it, drops);
+		int64_t mn, mx;
+		while (ms_dropset_next(&it, &mn, &mx)) {
+			const uint8_t *tid = it.tid;
+			uint32_t len = it.len;
 			if (!intersects(p, ms_ts_add(mn, -g->grace),
 			                ms_ts_add(mx, g->grace)))
 				continue;

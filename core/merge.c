@@ -1416,13 +1416,11 @@ report_drops(merge_ctx *c)
 	const ms_merge_req *req = c->req;
 	if (!req->on_drop || !c->drops)
 		return;
-	for (size_t i = 0; i < c->ndrops; i++) {
-		const uint8_t *tid;
-		uint32_t len;
-		int64_t mn, mx;
-		ms_dropset_get(c->drops, i, &tid, &len, &mn, &mx);
-		req->on_drop(req->drop_arg, tid, len, c->drop_rows[i]);
-	}
+	ms_dropset_iter it;
+	ms_dropset_iter_init(&it, c->drops);
+	for (size_t i = 0; i < c->ndrops && ms_dropset_next(&it, NULL, NULL);
+	     i++)
+		req->on_drop(req->drop_arg, it.tid, it.len, c->drop_rows[i]);
 }
 
 static int

@@ -311,15 +311,19 @@ typedef struct ms__win {
 } ms__win;
 
 /* A mapped data file is resident only around where it is read: faulted in
- * MS__MAP_AHEAD at a time ahead of the reader, and released, every
+ * up to MS__MAP_AHEAD ahead of the reader, and released, every
  * MS__MAP_STEP bytes read, down to MS__MAP_KEEP behind the reader (a
  * trailing re-read finds released pages again in the page cache). So a
- * merge of a whole day's parts holds at most about 600 KiB of each, not
- * all of them, and a part under a MiB is released as it is read too. The
- * step bounds the release calls (each one unmaps and flushes): a scan at
- * several GB/s spent a quarter more time releasing every 64 KiB. */
-#define MS__MAP_AHEAD ((uint64_t)256 << 10)
-#define MS__MAP_KEEP ((uint64_t)64 << 10)
+ * merge of a whole day's parts holds at most about 384 KiB of each and
+ * 192 KiB on average, not all of them, and a part under a MiB is
+ * released as it is read too. A finalize reads a part per input, and a
+ * longer day leaves it more inputs: every KiB kept per input is a KiB
+ * more per input at the day's peak (a 64 KiB keep behind and a 256 KiB
+ * read-ahead cost a day-4x finalize's 31 inputs 4 MiB more than these).
+ * The step bounds the release calls (each one unmaps and flushes): a scan
+ * at several GB/s spent a quarter more time releasing every 64 KiB. */
+#define MS__MAP_AHEAD ((uint64_t)128 << 10)
+#define MS__MAP_KEEP ((uint64_t)0)
 #define MS__MAP_STEP ((uint64_t)256 << 10)
 
 int ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
@@ -341,6 +345,22 @@ void ms__part_writer_keep_lists(ms_part_writer *w);
  * (tmpfs), which a writer otherwise does not: for tests. Call right after
  * open. */
 void ms__part_writer_spill_anywhere(ms_part_writer *w);
+
+/* The writer's block directory as it holds it (part_writer.c, design 7):
+ * per block a record of the block's stored size then its row count, each
+ * an LEB128 uvarint of at most 5 bytes; a block's offset is the sum of the
+ * stored sizes before it. ms__dir_put writes one record to rec and returns
+ * its size. ms__dir_get reads the record at p[0..n): its size, 0 when it
+ * does not end within n (the rest of it comes later: n is then at most
+ * 9), or -1 when it is not a record (a varint longer than 5 bytes or
+ * above 32 bits). */
+#define MS__DIR_REC_MAX 10
+size_t ms__dir_put(uint8_t rec[MS__DIR_REC_MAX], uint32_t stored,
+                   uint32_t nrows);
+int ms__dir_get(const uint8_t *p, size_t n, uint32_t *stored, uint32_t *nrows);
+/* Bytes of the block directory the writer holds so far, in memory and
+ * spilled: for tests. */
+uint64_t ms__part_writer_dir_bytes(const ms_part_writer *w);
 
 /* ---- part_fs.c ---- */
 /* Join dir and name into out (size n); false if it does not fit. */

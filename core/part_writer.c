@@ -18,13 +18,17 @@
  *     MS_ERR_STATE and finish removes the file.
  *  5. The footer is written last: a file without a valid footer is not a
  *     part.
- *  6. The block directory's entries (16 bytes a block) and the trace
- *     hashes the Bloom filter is built from at close (16 bytes a trace)
- *     are lists read back once, in order, at finish: each keeps its last
- *     SPILL_AT bytes in memory and the rest in an unlinked temporary file
- *     next to the part (spill), so a writer of a day's traces holds a
- *     few hundred KiB, not 32 bytes per trace. The part's bytes are the
- *     same either way.
+ *  6. The block directory and the trace hashes the Bloom filter is built
+ *     from at close (16 bytes a trace) are lists read back once, in
+ *     order, at finish: each keeps its last SPILL_AT bytes in memory and
+ *     the rest in an unlinked temporary file next to the part (spill), so
+ *     a writer of a day's traces holds a few hundred KiB, not 32 bytes
+ *     per trace. The part's bytes are the same either way.
+ *  7. The block directory is held packed (ms__dir_put: the stored size
+ *     and row count as uvarints, about 3 bytes a block instead of the
+ *     section's 16): a block's offset is the sum of the stored sizes
+ *     before it (2.), so it is not kept. At finish the section is
+ *     expanded from it, entry by entry, through `out`.
  * States: open (ms_part_writer_open) -> adding (add_trace/add_raw) ->
  * freed (finish or abort).
  */
@@ -79,8 +83,8 @@
  * be RAM the process no longer counts, not RAM saved), the records stay
  * in memory: a spill changes what the writer holds, never what it writes.
  * Invariant: the list is fd's bytes [0, spilled) followed by mem's.
- * SPILL_AT is a multiple of every record size (16) and of the index
- * header (32).
+ * SPILL_AT is a multiple of the hashes' record size (16); the block
+ * directory's records (design 7) are read back as a byte stream.
  */
 #define SPILL_AT (64u << 10)
 
@@ -103,7 +107,7 @@ struct ms_part_writer {
 	ZSTD_CCtx *cctx;
 	ms_buf out;    /* data bytes not yet written */
 	ms_buf ua, ub; /* a block's uncompressed units */
-	spill index;   /* the index header placeholder, then its entries */
+	spill index;   /* the block directory, packed (design 7) */
 	spill hashes;  /* two u64 Bloom hashes per trace */
 	ms_buf lens;   /* u32 string lengths of the trace being added */
 	ms_buf ptrs;   /* row pointers of add_trace */
@@ -173,27 +177,25 @@ spill_open(const char *path, bool anywhere)
 	return fd;
 }
 
-/* Append n bytes of records; at SPILL_AT bytes in memory, move them to
- * the file. Fails only when memory does. */
+/* Append n bytes of records; when they would take the bytes in memory
+ * past SPILL_AT, move those to the file first (so `mem` never grows past
+ * SPILL_AT). Fails only when memory does. */
 static int
 spill_append(spill *s, const char *path, ms_io *io, const void *rec,
              size_t n)
 {
-	int rc = ms_buf_append(&s->mem, rec, n);
-	if (rc || s->keep || s->mem.len < SPILL_AT)
-		return rc;
-	if (s->fd < 0 && (s->fd = spill_open(path, s->anywhere)) < 0) {
+	if (s->keep || s->mem.len == 0 || s->mem.len + n <= SPILL_AT)
+		return ms_buf_append(&s->mem, rec, n);
+	if (s->fd < 0 && (s->fd = spill_open(path, s->anywhere)) < 0)
 		s->keep = true;
-		return 0;
-	}
 	/* A failed write leaves bytes past `spilled` that are never read. */
-	if (ms__write_all(s->fd, s->mem.data, s->mem.len, io) != 0) {
+	else if (ms__write_all(s->fd, s->mem.data, s->mem.len, io) != 0)
 		s->keep = true;
-		return 0;
+	else {
+		s->spilled += s->mem.len;
+		s->mem.len = 0;
 	}
-	s->spilled += s->mem.len;
-	s->mem.len = 0;
-	return 0;
+	return ms_buf_append(&s->mem, rec, n);
 }
 
 /* Read the spilled bytes [off, off + n) into buf. */
@@ -280,10 +282,6 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
 	w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
 	if (!w->cctx) {
 		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: zstd context", idstr);
-		goto fail;
-	}
-	if (ms__index_start(&w->index.mem) != 0) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: index", idstr);
 		goto fail;
 	}
 	w->lit_mode = ZSTD_ps_auto;
@@ -543,12 +541,9 @@ static int
 commit_block(ms_part_writer *w, size_t at, size_t len, uint32_t nrows,
              int64_t min_ts, int64_t max_ts, uint64_t span)
 {
-	uint8_t e[sizeof(struct ms__index_entry)];
-	ms_put_le64(e + offsetof(struct ms__index_entry, offset), w->data_off);
-	ms_put_le32(e + offsetof(struct ms__index_entry, stored),
-	            (uint32_t)len);
-	ms_put_le32(e + offsetof(struct ms__index_entry, nrows), nrows);
-	int rc = spill_append(&w->index, w->path, w->io, e, sizeof(e));
+	uint8_t e[MS__DIR_REC_MAX];
+	size_t n = ms__dir_put(e, (uint32_t)len, nrows);
+	int rc = spill_append(&w->index, w->path, w->io, e, n);
 	if (rc) {
 		w->out.len = at;
 		return rc;
@@ -881,33 +876,145 @@ ms__index_seal(ms_buf *b, enum ms_part_kind kind, uint64_t count,
 	return ms_buf_append_le64(b, XXH64(b->data, b->len, 0));
 }
 
-/* The index section of a core part whose list spilled: the spilled bytes
- * (the placeholder header first, filled in here) are written to the part
- * file SPILL_AT at a time through buf; what is in memory, followed by the
- * section's XXH64, stays in w->index.mem for the final write. */
-static int
-index_seal_spilled(ms_part_writer *w, uint8_t *buf)
+/* ---- the packed block directory (design 7) ---- */
+
+size_t
+ms__dir_put(uint8_t rec[MS__DIR_REC_MAX], uint32_t stored, uint32_t nrows)
 {
-	spill *s = &w->index;
-	uint64_t esz = sizeof(struct ms__index_entry);
-	if (s->spilled + s->mem.len != MS__INDEX_HDR + w->meta.blocks * esz)
-		return MS_ERR_STATE;
-	XXH64_state_t x;
-	XXH64_reset(&x, 0);
-	for (uint64_t off = 0; off < s->spilled;) {
-		size_t n;
-		int rc = spill_read(s, buf, off, &n);
+	uint8_t *p = put_uv(rec, stored);
+	return (size_t)(put_uv(p, nrows) - rec);
+}
+
+/* One uvarint of at most 32 bits at *p (before end): 1, 0 when it does
+ * not end before end, -1 as soon as a byte makes it longer than 5 bytes
+ * or above 32 bits (a fifth byte above 0x0f). */
+static int
+get_u32(const uint8_t **p, const uint8_t *end, uint32_t *v)
+{
+	uint32_t x = 0;
+	const uint8_t *q = *p;
+	for (unsigned s = 0;; s += 7) {
+		if (q == end)
+			return 0;
+		uint8_t b = *q++;
+		if (s == 28 && b > 0x0f)
+			return -1;
+		x |= (uint32_t)(b & 0x7f) << s;
+		if (b < 0x80)
+			break;
+	}
+	*v = x;
+	*p = q;
+	return 1;
+}
+
+int
+ms__dir_get(const uint8_t *p, size_t n, uint32_t *stored, uint32_t *nrows)
+{
+	const uint8_t *q = p, *end = p + n;
+	int rc = get_u32(&q, end, stored);
+	if (rc == 1)
+		rc = get_u32(&q, end, nrows);
+	return rc == 1 ? (int)(q - p) : rc;
+}
+
+uint64_t
+ms__part_writer_dir_bytes(const ms_part_writer *w)
+{
+	return w->index.spilled + w->index.mem.len;
+}
+
+/* Where the expansion of the directory stands: the next entry's offset
+ * and how many entries were written. */
+typedef struct dir_pos {
+	uint64_t off, count;
+	XXH64_state_t xxh; /* of the section so far */
+} dir_pos;
+
+/* Append n bytes of the index section to `out`, writing it (and hashing
+ * what is written) once it holds FLUSH_AT bytes. */
+static int
+index_out(ms_part_writer *w, dir_pos *d, const void *p, size_t n)
+{
+	int rc = ms_buf_append(&w->out, p, n);
+	if (rc == 0 && w->out.len >= FLUSH_AT) {
+		XXH64_update(&d->xxh, w->out.data, w->out.len);
+		rc = flush_out(w);
+	}
+	return rc;
+}
+
+/* Expand the whole records of p[0..n) into index entries; *used: the
+ * bytes they took (a record cut by the end of p is left for the next
+ * call). */
+static int
+index_expand(ms_part_writer *w, dir_pos *d, const uint8_t *p, size_t n,
+             size_t *used)
+{
+	size_t at = 0;
+	int k;
+	uint32_t stored, nrows;
+	while ((k = ms__dir_get(p + at, n - at, &stored, &nrows)) > 0) {
+		uint8_t e[sizeof(struct ms__index_entry)];
+		ms_put_le64(e + offsetof(struct ms__index_entry, offset),
+		            d->off);
+		ms_put_le32(e + offsetof(struct ms__index_entry, stored),
+		            stored);
+		ms_put_le32(e + offsetof(struct ms__index_entry, nrows), nrows);
+		int rc = index_out(w, d, e, sizeof(e));
 		if (rc)
 			return rc;
-		if (off == 0)
-			index_header(buf, MS_KIND_CORE, w->meta.blocks, esz);
-		XXH64_update(&x, buf, n);
-		if ((rc = ms__write_all(w->fd, buf, n, w->io)))
-			return rc;
-		off += n;
+		d->off += stored;
+		d->count++;
+		at += (size_t)k;
 	}
-	XXH64_update(&x, s->mem.data, s->mem.len);
-	return ms_buf_append_le64(&s->mem, XXH64_digest(&x));
+	*used = at;
+	return k < 0 ? MS_ERR_STATE : 0;
+}
+
+/* Write the index section from the packed directory, all but its
+ * trailing XXH64 (into tail): the header, then the entries, through
+ * `out`. The directory's bytes, spilled ones first, pass through buf
+ * (SPILL_AT + MS__DIR_REC_MAX bytes), which carries a record cut by the
+ * end of one read into the next. */
+static int
+index_write(ms_part_writer *w, uint8_t *buf, uint8_t tail[8])
+{
+	const spill *s = &w->index;
+	dir_pos d = { 0 };
+	XXH64_reset(&d.xxh, 0);
+	uint8_t h[MS__INDEX_HDR];
+	index_header(h, MS_KIND_CORE, w->meta.blocks,
+	             sizeof(struct ms__index_entry));
+	int rc = index_out(w, &d, h, sizeof(h));
+	uint64_t total = s->spilled + s->mem.len;
+	size_t carry = 0;
+	for (uint64_t off = 0; rc == 0 && off < total;) {
+		size_t n, used;
+		if (off < s->spilled) {
+			rc = spill_read(s, buf + carry, off, &n);
+		} else {
+			uint64_t left = total - off;
+			n = left < SPILL_AT ? (size_t)left : SPILL_AT;
+			memcpy(buf + carry, s->mem.data + (off - s->spilled),
+			       n);
+		}
+		if (rc == 0)
+			rc = index_expand(w, &d, buf, carry + n, &used);
+		if (rc)
+			break;
+		off += n;
+		carry = carry + n - used;
+		memmove(buf, buf + used, carry);
+	}
+	if (rc == 0 &&
+	    (carry || d.count != w->meta.blocks || d.off != w->data_off))
+		rc = MS_ERR_STATE;
+	if (rc)
+		return rc;
+	XXH64_update(&d.xxh, w->out.data, w->out.len);
+	ms_put_le64(tail, XXH64_digest(&d.xxh));
+	return flush_out(w);
 }
 
 static void
@@ -963,11 +1070,11 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_STATE,
 		               "part writer: an earlier add failed");
 	}
-	ms_buf *idx = &w->index.mem, bloom;
+	ms_buf bloom;
 	ms_buf_init(&bloom, w->mem, 0);
-	/* Read-back buffer of the spilled lists (design 6). */
-	bool spilled = w->index.spilled || w->hashes.spilled;
-	uint8_t *buf = spilled ? ms_mem_alloc(w->mem, SPILL_AT) : NULL;
+	/* Read-back buffer of the lists (design 6, 7). */
+	const size_t bufsize = SPILL_AT + MS__DIR_REC_MAX;
+	uint8_t *buf = ms_mem_alloc(w->mem, bufsize);
 	/* The data section, then index, bloom and footer through the same
 	 * descriptor, which is fsynced once and closed: nothing re-opened. */
 	const char *file = MS__F_DATA;
@@ -977,13 +1084,8 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		goto out;
 	}
 	file = MS__F_INDEX;
-	if (spilled && !buf)
-		rc = MS_ERR_NOMEM;
-	else if (w->index.spilled)
-		rc = index_seal_spilled(w, buf);
-	else
-		rc = ms__index_seal(idx, MS_KIND_CORE, w->meta.blocks,
-		                    sizeof(struct ms__index_entry));
+	uint8_t tail[8];
+	rc = buf ? index_write(w, buf, tail) : MS_ERR_NOMEM;
 	if (rc == 0) {
 		file = MS__F_BLOOM;
 		rc = build_bloom(w, &bloom, buf);
@@ -993,7 +1095,9 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		goto out;
 	}
 	w->meta.checksum = XXH64_digest(&w->content);
-	uint64_t index_bytes = w->index.spilled + idx->len;
+	uint64_t index_bytes = MS__INDEX_HDR +
+	                       w->meta.blocks * sizeof(struct ms__index_entry) +
+	                       sizeof(tail);
 	w->meta.compressed_bytes =
 	        w->data_off + index_bytes + bloom.len + MS__FOOTER_SIZE;
 	uint8_t f[MS__FOOTER_SIZE];
@@ -1001,7 +1105,7 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	                  bloom.len);
 	int fd = w->fd;
 	w->fd = -1;
-	rc = ms__part_seal(fd, idx->data, idx->len, bloom.data, bloom.len, f,
+	rc = ms__part_seal(fd, tail, sizeof(tail), bloom.data, bloom.len, f,
 	                   w->no_sync, w->io, &file);
 	if (rc) {
 		rc = wfail(w, eb, rc, file, "%s", ms__write_err_text(rc));
@@ -1011,7 +1115,7 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		*meta = w->meta;
 out:
 	ms_buf_release(&bloom);
-	ms_mem_free(w->mem, buf, SPILL_AT);
+	ms_mem_free(w->mem, buf, bufsize);
 	if (rc)
 		ms_part_writer_abort(w);
 	else

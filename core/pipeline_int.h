@@ -256,12 +256,26 @@ int ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len,
 /* Exact: hash to a slot, then a full byte compare of the ID. */
 bool ms_dropset_contains(const ms_dropset *d, const uint8_t *tid, uint32_t len);
 size_t ms_dropset_count(const ms_dropset *d);
-/* The i-th recorded drop (i < count), in the order added, with its
- * min_ts and max_ts exactly as added (either may be NULL). *tid is
- * borrowed from the set and stays valid, unmoved, until
- * ms_dropset_close. */
-void ms_dropset_get(const ms_dropset *d, size_t i, const uint8_t **tid,
+/* The i-th recorded drop (i < count), in the order added: its ID copied
+ * to tid (*len bytes), its min_ts and max_ts exactly as added (either may
+ * be NULL). Reads up to 7 records before it: to walk the set, use an
+ * iterator. */
+void ms_dropset_get(const ms_dropset *d, size_t i, uint8_t tid[MS_TRACE_ID_MAX],
                     uint32_t *len, int64_t *min_ts, int64_t *max_ts);
+/* A walk over the drops in the order added, embedded by the caller
+ * (ms_dropset_iter_init, NULL d: no drops). Each ms_dropset_next gives the
+ * next drop: true, its ID in it->tid (it->len bytes, owned by the
+ * iterator, overwritten by the next call) and its bounds (either may be
+ * NULL); false after the last. The set must not change during the walk. */
+typedef struct ms_dropset_iter {
+	const ms_dropset *d; /* borrowed */
+	size_t i;            /* entries read */
+	size_t chunk, pos;   /* where the next record is */
+	uint32_t len;
+	uint8_t tid[MS_TRACE_ID_MAX];
+} ms_dropset_iter;
+void ms_dropset_iter_init(ms_dropset_iter *it, const ms_dropset *d);
+bool ms_dropset_next(ms_dropset_iter *it, int64_t *min_ts, int64_t *max_ts);
 /* Bytes the set has allocated (the handle included), what it costs in
  * memory. */
 uint64_t ms_dropset_bytes(const ms_dropset *d);

@@ -1742,10 +1742,19 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 		return rc;
 	if (!advance(r, MS_RPHASE_FINALIZE))
 		return 0;
+	/* The oracle's thread ends before the finalize begins: while it
+	 * runs it holds arrays of the whole day (every block of every trace,
+	 * the columns the chain reads), and the finalize is the run's peak
+	 * of memory; the two must not add up. It ends early in the run but
+	 * where the machine is busy (it gives way to the replay), and the
+	 * gates wait for it anyway. Its verdict is the gates' to judge. */
+	if (r->oracle_started)
+		(void)ms__oracle_wait(r);
 	uint64_t fseq = 0;
 #ifdef __GLIBC__
 	malloc_trim(0);
 #endif
+	r->finalize_mono = ms_mono_ns();
 	if ((rc = ms_engine_finalize(r->engine, &fseq, eb)))
 		return rc;
 	if ((rc = wait_idle_bounded(r, "the finalize merge", eb)) ||
@@ -2391,6 +2400,13 @@ oracle_main(void *arg)
 	ms_replay *r = arg;
 	ms_rusage_name_thread("ms-oracle");
 	ms__give_way();
+	if (r->test.oracle_delay_ns > 0) {
+		struct timespec d = {
+			(time_t)(r->test.oracle_delay_ns / 1000000000),
+			(long)(r->test.oracle_delay_ns % 1000000000),
+		};
+		nanosleep(&d, NULL);
+	}
 	const char *spec = r->test.oracle_spec ? r->test.oracle_spec
 	                   : r->pipe           ? ms_pipeline_spec(r->pipe)
 	                                       : NULL;
@@ -2412,6 +2428,7 @@ oracle_main(void *arg)
 #ifdef __GLIBC__
 	malloc_trim(0);
 #endif
+	r->oracle_end_mono = ms_mono_ns();
 	return NULL;
 }
 

@@ -476,6 +476,9 @@ typedef struct ms__replay_test {
 	 * that the gate can be seen to fail (borrowed for the run). NULL:
 	 * the run's chain. */
 	const char *oracle_spec;
+	/* The oracle's thread sleeps this long before it starts: a slow
+	 * oracle, as on a busy machine. 0: none. */
+	int64_t oracle_delay_ns;
 } ms__replay_test;
 
 /* ms_replay_open with test hooks (NULL: none, exactly ms_replay_open). */
@@ -634,11 +637,14 @@ struct ms_replay {
 	uint64_t attempts_discarded;
 	ms__recon recon[MS__RP_COUNT];
 	/* The oracle runs on its own thread from the start of the run (it
-	 * needs the fixture only); the gates join it. */
+	 * needs the fixture only); the finalize waits for its end, the
+	 * gates join it. */
 	ms__oracle oracle;
 	pthread_t oracle_thread;
 	bool oracle_started, oracle_joined;
 	int oracle_rc;
+	int64_t oracle_end_mono; /* when its thread ended (ms_mono_ns) */
+	int64_t finalize_mono;   /* when the finalize was asked for */
 	_Atomic bool oracle_cancel;
 	int64_t oracle_wall;    /* the run's wall when the gates began */
 	int64_t oracle_wait_ns; /* the gates waited this long for it */

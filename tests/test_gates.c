@@ -641,6 +641,29 @@ oracle_mismatch(rt_run *run, const char *name, const char *oracle_spec,
 	ms_replay_close(r);
 }
 
+/* A slow oracle (its thread held back 4 s, as on a busy machine): the
+ * finalize, the run's peak of memory, begins only once the oracle's
+ * thread has ended, so the day-sized arrays it holds while it runs are
+ * never live beside the finalize's; the run is the same, every gate
+ * passes. */
+static void
+test_finalize_after_oracle(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "slow-oracle", "skywalking");
+	run.t.oracle_delay_ns = 4000000000;
+	int64_t t0 = ms_mono_ns();
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_true(r->oracle_end_mono >= t0 + run.t.oracle_delay_ns);
+	assert_true(r->finalize_mono > 0);
+	assert_true(r->finalize_mono >= r->oracle_end_mono);
+	assert_int_equal(rt_print_gates(r, "slow oracle"), 0);
+	ms_replay_close(r);
+}
+
 /* The verdict oracle evaluating another chain than the run's: with fewer
  * drops, the run drops traces the oracle keeps; with more, traces the
  * oracle drops survive with no recorded reason. */
@@ -678,6 +701,7 @@ main(void)
 		cmocka_unit_test(test_plugin_health_bad_verdict),
 		cmocka_unit_test(test_plugin_health_timeout_circuit),
 		cmocka_unit_test(test_plugin_health_oversized),
+		cmocka_unit_test(test_finalize_after_oracle),
 		cmocka_unit_test(test_gate_bad_bound),
 		cmocka_unit_test(test_gate_split_block_intermediate),
 		cmocka_unit_test(test_gate_publications_by_hash),

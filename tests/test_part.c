@@ -961,12 +961,12 @@ write_counting(const char *dir, const ms_row **want, size_t n,
 	assert_int_equal(live_of(&mem), 0);
 }
 
-/* A writer's block directory and trace hashes (16 bytes a block and a
- * trace) do not stay in memory as a part grows: past 64 KiB each they go
- * to an unlinked temporary file and are read back at close, into the
- * very bytes the in-memory lists give. Not on a file system that keeps
- * its files in memory (tmpfs): there the file would be RAM the process
- * no longer counts, so the lists stay in the writer. */
+/* A writer's block directory (packed, about 3 bytes a block) and trace
+ * hashes (16 bytes a trace) do not stay in memory as a part grows: past
+ * 64 KiB each they go to an unlinked temporary file and are read back at
+ * close, into the very bytes the in-memory lists give. Not on a file
+ * system that keeps its files in memory (tmpfs): there the file would be
+ * RAM the process no longer counts, so the lists stay in the writer. */
 static void
 test_writer_lists_bounded(void **state)
 {
@@ -989,12 +989,12 @@ test_writer_lists_bounded(void **state)
 	              "%lld (default, %s) over 30000 traces\n",
 	              (long long)grew_a, (long long)grew_b, (long long)grew_c,
 	              in_memory ? "in-memory fs" : "disk");
-	/* Kept: 32 bytes a trace (one block each), and more as the lists
-	 * double. Spilled: no more than a list's buffer. */
-	assert_true(grew_b >= 30000 * 32);
+	/* Kept: 16 bytes a trace of hashes (and the packed directory), and
+	 * more as the lists double. Spilled: no more than a list's buffer. */
+	assert_true(grew_b >= 30000 * 16);
 	assert_true(grew_a < (64 << 10));
 	if (in_memory)
-		assert_true(grew_c >= 30000 * 32);
+		assert_true(grew_c >= 30000 * 16);
 	else
 		assert_true(grew_c < (64 << 10));
 	size_t na, nb, nc;
@@ -1021,7 +1021,7 @@ test_writer_lists_bounded(void **state)
 		int64_t grew_d;
 		write_counting(d, want, t.n, LISTS_DEFAULT, &grew_d);
 		if (ms_fs_in_memory(homes[i]))
-			assert_true(grew_d >= 30000 * 32);
+			assert_true(grew_d >= 30000 * 16);
 		else
 			assert_true(grew_d < (64 << 10));
 		size_t nd;
@@ -1032,6 +1032,69 @@ test_writer_lists_bounded(void **state)
 		assert_int_equal(unlink(d), 0);
 	}
 	free(fb);
+	free(want);
+	tl_free(&t);
+}
+
+/* The writer holds its block directory packed: small blocks of a few
+ * rows take 3 bytes each (the stored size and the row count as uvarints,
+ * no offset), not the index section's 16; the section written from it is
+ * the one the reader checks, whether the directory stayed in memory or
+ * was spilled and read back across its 64 KiB reads. */
+static void
+test_writer_dir_packed(void **state)
+{
+	(void)state;
+	uint8_t rec[MS__DIR_REC_MAX];
+	uint32_t a, b;
+	static const uint32_t v[] = {
+		0, 1, 127, 128, 16383, 16384, UINT32_MAX
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		size_t n = ms__dir_put(rec, v[i], v[6 - i]);
+		assert_true(n >= 2 && n <= MS__DIR_REC_MAX);
+		assert_int_equal(ms__dir_get(rec, n, &a, &b), (int)n);
+		assert_int_equal(a, v[i]);
+		assert_int_equal(b, v[6 - i]);
+		for (size_t k = 0; k < n; k++)
+			assert_int_equal(ms__dir_get(rec, k, &a, &b), 0);
+	}
+	/* Not a record: a sixth byte, or a fifth above 32 bits. */
+	static const uint8_t six[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 1 };
+	static const uint8_t big[] = { 0xff, 0xff, 0xff, 0xff, 0x10, 1 };
+	assert_int_equal(ms__dir_get(six, sizeof(six), &a, &b), -1);
+	assert_int_equal(ms__dir_get(big, sizeof(big), &a, &b), -1);
+
+	tl_rng r = { 23 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 30000, .rows_per_trace = 1, .tid_len = 16 };
+	tl_gen(&t, &r, &s);
+	const ms_row **want = tl_sorted(&t);
+	for (int how = 0; how < 2; how++) {
+		char dir[300];
+		path_of(dir, sizeof(dir), how ? "dir-spilled" : "dir-kept");
+		ms_part_writer *w;
+		ms_errbuf eb = { { 0 } };
+		assert_int_equal(ms_part_writer_open(&w, dir, 13, NULL, &eb),
+		                 0);
+		if (how)
+			ms__part_writer_spill_anywhere(w);
+		else
+			ms__part_writer_keep_lists(w);
+		for (size_t i = 0; i < t.n; i++)
+			if (ms_part_writer_add_trace(w, want[i], 1, &eb))
+				fail_msg("add: %s", eb.msg);
+		uint64_t held = ms__part_writer_dir_bytes(w);
+		print_message("block directory of %zu blocks: %llu bytes\n",
+		              t.n, (unsigned long long)held);
+		assert_true(held >= 2 * t.n && held <= 3 * t.n);
+		ms_part_meta m;
+		if (ms_part_writer_finish(w, &m, &eb))
+			fail_msg("finish: %s", eb.msg);
+		assert_int_equal(m.blocks, t.n);
+		check_part(dir, &t, MS_COL_ALL);
+		unlink(dir);
+	}
 	free(want);
 	tl_free(&t);
 }
@@ -1702,24 +1765,35 @@ test_counters(void **state)
 	tl_free(&t);
 }
 
+/* A part of n traces of 4 rows with bodies up to 500 bytes (seed: its
+ * rows, in *t), written at root/name (dir) and opened. */
+static ms_part *
+write_open(tl_rows *t, uint64_t seed, size_t n, const char *name, char *dir,
+           size_t dn)
+{
+	tl_rng r = { seed };
+	tl_shape s = { .traces = n, .rows_per_trace = 4, .body_max = 500 };
+	tl_gen(t, &r, &s);
+	path_of(dir, dn, name);
+	ms_part_meta m;
+	ms_errbuf eb;
+	assert_int_equal(
+	        ms_part_write_rows(dir, 1, t->rows, t->n, NULL, &m, &eb), 0);
+	ms_part *p;
+	assert_int_equal(open_part(&p, dir, NULL, &eb), 0);
+	return p;
+}
+
 /* A data file over MS__MAP_MIN is mapped, not read: iterating it
  * allocates nothing, and counts what window reads would have read. */
 static void
 test_large_file_mapped(void **state)
 {
 	(void)state;
-	tl_rng r = { 17 };
 	tl_rows t = { 0 };
-	tl_shape s = { .traces = 3000, .rows_per_trace = 4, .body_max = 500 };
-	tl_gen(&t, &r, &s);
 	char dir[300];
-	path_of(dir, sizeof(dir), "mapped");
-	ms_part_meta m;
 	ms_errbuf eb;
-	assert_int_equal(ms_part_write_rows(dir, 1, t.rows, t.n, NULL, &m, &eb),
-	                 0);
-	ms_part *p;
-	assert_int_equal(open_part(&p, dir, NULL, &eb), 0);
+	ms_part *p = write_open(&t, 17, 3000, "mapped", dir, sizeof(dir));
 	assert_true(p->data_bytes > MS__MAP_MIN);
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
@@ -1820,6 +1894,45 @@ test_mapping_released_behind(void **state)
 		ms_part_close(p);
 		tl_free(&t);
 	}
+}
+
+/* While a mapped part is read, no more of it stays resident than the
+ * read-ahead and one release step behind the reader: 384 KiB at any
+ * point of a scan of a 4 MiB part, measured every few blocks (a merge
+ * holds this much of each of its inputs, and a longer day gives its
+ * finalize more inputs). */
+static void
+test_mapping_resident_while_read(void **state)
+{
+	(void)state;
+	if (no_map)
+		return;
+	tl_rows t = { 0 };
+	char dir[300];
+	ms_errbuf eb;
+	ms_part *p = write_open(&t, 43, 6000, "resident-while-read", dir,
+	                        sizeof(dir));
+	assert_true(p->data_bytes > (3u << 20));
+	ms_part_iter *it;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	const ms_block_info *bi;
+	long most = 0;
+	uint64_t n = 0;
+	while (ms_part_iter_next(it, &bi, &eb) == 1) {
+		if (n++ % 8)
+			continue;
+		long kib = mapped_rss_kib(dir);
+		assert_true(kib >= 0);
+		most = kib > most ? kib : most;
+	}
+	print_message("part of %llu KiB: at most %ld KiB resident while "
+	              "read\n",
+	              (unsigned long long)(p->data_bytes >> 10), most);
+	assert_true(most > 0 && most <= 384);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+	unlink(dir);
+	tl_free(&t);
 }
 
 /* The iterator modes of part_reader.c's mode table: an iterator checks
@@ -2360,6 +2473,7 @@ main(void)
 		cmocka_unit_test(test_writer_rejects),
 		cmocka_unit_test(test_bloom),
 		cmocka_unit_test(test_writer_lists_bounded),
+		cmocka_unit_test(test_writer_dir_packed),
 		cmocka_unit_test(test_open_part_holds_no_sections),
 		cmocka_unit_test(test_sections_changed_after_open),
 		cmocka_unit_test(test_sections_at_buffer_edges),
@@ -2377,6 +2491,7 @@ main(void)
 		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_large_file_mapped),
 		cmocka_unit_test(test_mapping_released_behind),
+		cmocka_unit_test(test_mapping_resident_while_read),
 		cmocka_unit_test(test_iter_states),
 		cmocka_unit_test(test_iter_modes),
 		cmocka_unit_test(test_publish),

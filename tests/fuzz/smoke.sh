@@ -14,6 +14,7 @@ bin=$build/tests/fuzz
 pairs=(
 	fuzz_part_reader:corpus-part
 	fuzz_sidx_reader:corpus-sidx
+	fuzz_part_dir:
 	fuzz_shard_snapshot:corpus-shard
 	fuzz_checkpoint_state:
 	fuzz_frozen:corpus-frozen
