@@ -144,9 +144,10 @@ floor_index(floor_set *f, const ms_part *p)
 	fclose(fp);
 }
 
-/* Decompress and recompress every unit; returns ns. */
+/* Decompress and recompress units [from, to) (the core's come first, then
+ * the index chunks'); returns ns. */
 static int64_t
-floor_run(floor_set *f, bool with_index, uint64_t *out_bytes)
+floor_run(floor_set *f, size_t from, size_t to, uint64_t *out_bytes)
 {
 	ZSTD_DCtx *d = ZSTD_createDCtx();
 	ZSTD_CCtx *c = ZSTD_createCCtx();
@@ -155,9 +156,8 @@ floor_run(floor_set *f, bool with_index, uint64_t *out_bytes)
 	if (!d || !c || !raw || !cmp)
 		die("oom", NULL);
 	uint64_t total = 0;
-	size_t n = with_index ? f->n : f->core_units;
 	int64_t t0 = ms_mono_ns();
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = from; i < to; i++) {
 		const unit *u = &f->u[i];
 		const uint8_t *src = f->mem + (uintptr_t)u->p;
 		size_t r = ZSTD_decompressDCtx(d, raw, f->max_raw + 1, src,
@@ -312,10 +312,10 @@ main(int argc, char **argv)
 	printf("bench_merge: seed shard of 15 inputs built in %.2f s\n",
 	       (double)(ms_mono_ns() - tb) / 1e9);
 
-	int64_t mw[99], mc[99], fw[99], fwi[99], fb[99], ixw[99];
+	int64_t mw[99], mc[99], fw[99], fix[99], fwi[99], fb[99], ixw[99];
 	int64_t ab[99], ac[99], ap[99];
 	ms_merge_result res;
-	uint64_t fbytes = 0;
+	uint64_t fbytes = 0, ibytes = 0;
 	for (int r = 0; r < reps; r++) {
 		ms_shard *s = fresh_run(seed, run, "open run shard");
 		ms_errbuf eb = { { 0 } };
@@ -341,14 +341,18 @@ main(int argc, char **argv)
 		if (r % 2 == 0) {
 			if (ms_merge_execute(&req, &res, &eb))
 				die("merge", &eb);
-			fw[r] = floor_run(&fs, false, &fbytes);
-			fwi[r] = floor_run(&fs, true, &fbytes);
+			fw[r] = floor_run(&fs, 0, fs.core_units, &fbytes);
+			fix[r] = floor_run(&fs, fs.core_units, fs.n, &ibytes);
 		} else {
-			fw[r] = floor_run(&fs, false, &fbytes);
-			fwi[r] = floor_run(&fs, true, &fbytes);
+			fw[r] = floor_run(&fs, 0, fs.core_units, &fbytes);
+			fix[r] = floor_run(&fs, fs.core_units, fs.n, &ibytes);
 			if (ms_merge_execute(&req, &res, &eb))
 				die("merge", &eb);
 		}
+		/* Timed apart: a difference of two core+index runs was
+		 * noise-sized beside the index's share of them. */
+		fwi[r] = fw[r] + fix[r];
+		fbytes += ibytes;
 		fb[r] = floor_bulk(&fs);
 		mw[r] = res.wall_ns;
 		mc[r] = res.cpu_ns;
@@ -367,11 +371,11 @@ main(int argc, char **argv)
 		share[r] = mw[r] > 0 ? ixw[r] * 1000000 / mw[r] : 0;
 	/* The share an index stage would have if it did nothing but
 	 * decompress and compress its chunks' pieces (the index streams'
-	 * floor: core+index floor minus core floor, same repetition), the
+	 * floor, timed on its own in the same repetition), the
 	 * rest of the merge as measured. */
 	int64_t ifloor[99], fshare[99];
 	for (int r = 0; r < reps; r++) {
-		ifloor[r] = fwi[r] > fw[r] ? fwi[r] - fw[r] : 0;
+		ifloor[r] = fix[r];
 		int64_t rest = mw[r] > ixw[r] ? mw[r] - ixw[r] : 0;
 		fshare[r] = rest + ifloor[r] > 0
 		                    ? ifloor[r] * 1000000 / (rest + ifloor[r])
