@@ -14,16 +14,21 @@
  *  3. The gates drain the queue (ms__checker_drain) before they read the
  *     counts; closing stops the thread and releases what is left unread.
  *  4. The thread gives way (ms__give_way): nothing the replay does next
- *     waits for a check, so on a busy machine the checks fall behind and
- *     catch up while the controller waits for merges, or at the gates.
+ *     waits for a check during the primary phase, so on a busy machine
+ *     the checks fall behind and catch up while the controller waits for
+ *     merges; the cooldown begins once they have caught up (parts waiting
+ *     keep their handles, which must not add up with the finalize's
+ *     memory), and the gates wait for the last ones.
  * States: idle (queue empty) -> busy (a job taken) -> idle; stopped after
  * ms__checker_stop, when a submitted job is released unread.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ms_rusage.h"
@@ -57,6 +62,13 @@ checker_main(void *arg)
 			r->check_tail = NULL;
 		r->check_busy = true;
 		pthread_mutex_unlock(&r->check_mu);
+		if (r->test.check_delay_ns > 0) {
+			struct timespec d = {
+				(time_t)(r->test.check_delay_ns / 1000000000),
+				(long)(r->test.check_delay_ns % 1000000000),
+			};
+			nanosleep(&d, NULL);
+		}
 		ms__replay_check(r, j);
 		ms_view_release(j->view);
 		free(j);
@@ -141,6 +153,26 @@ ms__checker_drain(ms_replay *r)
 	while ((r->check_head || r->check_busy) && !r->check_stop)
 		pthread_cond_wait(&r->check_cv, &r->check_mu);
 	pthread_mutex_unlock(&r->check_mu);
+}
+
+bool
+ms__checker_idle_within(ms_replay *r, int64_t ns)
+{
+	if (!r->check_started)
+		return true;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts); /* check_cv's clock */
+	int64_t at = (int64_t)ts.tv_nsec + ns;
+	ts.tv_sec += (time_t)(at / 1000000000);
+	ts.tv_nsec = (long)(at % 1000000000);
+	pthread_mutex_lock(&r->check_mu);
+	while ((r->check_head || r->check_busy) && !r->check_stop)
+		if (pthread_cond_timedwait(&r->check_cv, &r->check_mu, &ts) ==
+		    ETIMEDOUT)
+			break;
+	bool idle = !(r->check_head || r->check_busy) || r->check_stop;
+	pthread_mutex_unlock(&r->check_mu);
+	return idle;
 }
 
 void

@@ -1701,6 +1701,63 @@ typedef struct phase_base {
 	ms_io io;
 } phase_base;
 
+/* Parts queued for the checker and not yet taken. */
+static size_t
+checker_queued(ms_replay *r)
+{
+	size_t n = 0;
+	if (!r->check_init)
+		return 0;
+	pthread_mutex_lock(&r->check_mu);
+	for (const ms__check_job *j = r->check_head; j; j = j->next)
+		n++;
+	pthread_mutex_unlock(&r->check_mu);
+	return n;
+}
+
+/* Between the primary phase and the cooldown, outside both clocks: the
+ * part checker catches up. Parts waiting for it keep their handles, and
+ * on a busy machine (it gives way to the replay) it falls behind by an
+ * amount that grows with the day; that must not add up with the
+ * finalize, the run's peak of memory, nor take the finalize's CPU. An
+ * abort stops the wait. The report says how long it took. */
+static void
+catch_up_checker(ms_replay *r)
+{
+	int64_t t0 = ms_mono_ns();
+	while (!ms__checker_idle_within(r, 50000000)) {
+		pthread_mutex_lock(&r->mu);
+		bool stop = r->abort_req;
+		pthread_mutex_unlock(&r->mu);
+		if (stop)
+			break;
+	}
+	r->check_prewait_ns += ms_mono_ns() - t0;
+}
+
+/* Before the primary phase's clock starts: the verdict oracle (started
+ * beside the staging, ms_replay_start) has ended. While it runs it holds
+ * arrays of the whole day (every block of every trace, the columns the
+ * chain reads: about 22 MiB at day-4x) and takes a CPU the day's merges
+ * would use; where the machine is busy it gives way and ran on into the
+ * day, then into the finalize. The engine's figures are the day's alone,
+ * as the reference's data node's were, its controller apart. An abort
+ * stops the wait (MS_ERR_CANCELED). */
+static int
+wait_oracle(ms_replay *r)
+{
+	if (!r->oracle_started)
+		return 0;
+	int64_t t0 = ms_mono_ns();
+	pthread_mutex_lock(&r->mu);
+	while (!r->oracle_done && !r->abort_req)
+		pthread_cond_wait(&r->cv, &r->mu);
+	bool done = r->oracle_done;
+	pthread_mutex_unlock(&r->mu);
+	r->oracle_prewait_ns += ms_mono_ns() - t0;
+	return done ? 0 : MS_ERR_CANCELED;
+}
+
 /* From the end of the primary phase's publications to the end of the
  * day: the day boundary, the cooldown (everything aged by the grace,
  * drained) and the finalize merge. *back when a seek back is pending
@@ -1728,10 +1785,13 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 	rec_sample(r);
 	phase_end(r, MS_EV_PHASE_PRIMARY, r->info->day_start_ns, &pri->ru,
 	          &pri->mem, &pri->io, dns);
+	catch_up_checker(r);
 	int64_t lstart = ms_clock_now(&r->clock);
 	if (!advance(r, MS_RPHASE_COOLDOWN))
 		return 0;
 	phase_base cb;
+	r->check_queued_cooldown = checker_queued(r);
+	r->cooldown_mono = ms_mono_ns();
 	phase_begin(r, &cb.ru, &cb.mem, &cb.io);
 	if (!publication_point(r, r->info->day_end_ns + MS_GRACE_NS))
 		return MS_ERR_CANCELED;
@@ -1742,14 +1802,6 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 		return rc;
 	if (!advance(r, MS_RPHASE_FINALIZE))
 		return 0;
-	/* The oracle's thread ends before the finalize begins: while it
-	 * runs it holds arrays of the whole day (every block of every trace,
-	 * the columns the chain reads), and the finalize is the run's peak
-	 * of memory; the two must not add up. It ends early in the run but
-	 * where the machine is busy (it gives way to the replay), and the
-	 * gates wait for it anyway. Its verdict is the gates' to judge. */
-	if (r->oracle_started)
-		(void)ms__oracle_wait(r);
 	uint64_t fseq = 0;
 #ifdef __GLIBC__
 	malloc_trim(0);
@@ -1799,7 +1851,10 @@ run_day(ms_replay *r, ms_errbuf *eb)
 {
 	phase_base pri;
 	int rc;
+	if ((rc = wait_oracle(r)))
+		return rc;
 	set_phase(r, MS_RPHASE_PRIMARY);
+	r->primary_mono = ms_mono_ns();
 	phase_begin(r, &pri.ru, &pri.mem, &pri.io);
 	size_t from = r->resume_slot; /* 0, or after a seek from the end */
 	for (;;) {
@@ -2428,7 +2483,11 @@ oracle_main(void *arg)
 #ifdef __GLIBC__
 	malloc_trim(0);
 #endif
+	pthread_mutex_lock(&r->mu);
 	r->oracle_end_mono = ms_mono_ns();
+	r->oracle_done = true;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
 	return NULL;
 }
 
@@ -2458,6 +2517,14 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 {
 	if (r->started)
 		return ms_fail(eb, MS_ERR_STATE, "replay already started");
+	/* The oracle beside the staging: both come before the day's clock,
+	 * which starts once the oracle has ended (run_day). */
+	if (!r->oracle_started) {
+		if (pthread_create(&r->oracle_thread, NULL, oracle_main, r))
+			return ms_fail(eb, MS_ERR_IO,
+			               "cannot start the oracle thread");
+		r->oracle_started = true;
+	}
 	int rc = stage_parts(r, eb);
 	if (rc)
 		return rc;
@@ -2478,9 +2545,6 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	if (ms__checker_start(r))
 		return ms_fail(eb, MS_ERR_IO,
 		               "cannot start the part checker's thread");
-	if (pthread_create(&r->oracle_thread, NULL, oracle_main, r))
-		return ms_fail(eb, MS_ERR_IO, "cannot start the oracle thread");
-	r->oracle_started = true;
 	if (live_start(r))
 		return ms_fail(eb, MS_ERR_IO, "cannot start the live reader");
 	if (pthread_create(&r->thread, NULL, controller_main, r))

@@ -357,9 +357,12 @@ vo_checksum_rows(ms_replay *r, vo_check *chk, const char *spec)
 		           o->checksum, r->info->verdict_checksum);
 	}
 	recon_row(r, "oracle wall ms", 0, 0, 0, (uint64_t)(o->ns / 1000000),
-	          true, "(on its own thread, beside the replay)");
+	          true, "(on its own thread, beside the staging)");
 	recon_row(r, "oracle cpu ms", 0, 0, 0, (uint64_t)(o->cpu_ns / 1000000),
 	          true, "");
+	recon_row(r, "day waited for it ms", 0, 0, 0,
+	          (uint64_t)(r->oracle_prewait_ns / 1000000), true,
+	          "(before the primary phase's clock)");
 	recon_row(r, "gates waited for it ms", 0, 0, 0,
 	          (uint64_t)(r->oracle_wait_ns / 1000000), true, "");
 }
@@ -386,13 +389,14 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	f->oracle_ok = chk.ok;
 	gate(r, MS_GATE_VERDICT_ORACLE, f,
 	     "%s; oracle %zu traces, %llu keep, %llu drop (%s): %.0f ms wall, "
-	     "%.0f ms cpu = %.1f%% of the run's %.2f s, gates waited %.0f ms%s",
+	     "%.0f ms cpu = %.1f%% of the run's %.2f s, the day waited %.0f "
+	     "ms and the gates %.0f ms%s",
 	     chk.ok ? "run reconciles exactly" : chk.bad, o->n,
 	     (unsigned long long)o->keep, (unsigned long long)o->drop,
 	     spec ? spec : "no chain", (double)o->ns / 1e6,
 	     (double)o->cpu_ns / 1e6, 100.0 * (double)o->cpu_ns / w, w / 1e9,
-	     (double)r->oracle_wait_ns / 1e6,
-	     o->link_failures ? "; its chain failed open" : "");
+	     (double)r->oracle_prewait_ns / 1e6,
+	     (double)r->oracle_wait_ns / 1e6, o->link_failures ? "; its chain failed open" : "");
 }
 
 /* Wait for the checker and the verdict oracle (they ran beside the
@@ -535,13 +539,14 @@ gate_tallies(ms_replay *r, ms_gate_facts *f)
 	gate(r, MS_GATE_ONE_BLOCK_PER_TRACE, f,
 	     "%s%llu of %llu parts checked as introduced (core and both "
 	     "indexes: one block per trace, order, index ledgers)%s%s%s; "
-	     "%.0f ms on the checker's thread (the gates waited %.0f ms), "
+	     "checker %.0f ms, waited %.0f+%.0f ms (cooldown+gates), "
 	     "%llu publications by their fixture's files hash, "
 	     "%llu of %llu blocks decoded",
 	     changed, (unsigned long long)r->parts_ok,
 	     (unsigned long long)r->check_submitted, r->part_err[0] ? ": " : "",
 	     r->part_err, r->parts_gone ? " (left before it was read)" : "",
 	     (double)atomic_load(&r->check_ns) / 1e6,
+	     (double)r->check_prewait_ns / 1e6,
 	     (double)r->check_wait_ns / 1e6,
 	     (unsigned long long)r->check_by_hash,
 	     (unsigned long long)bf.misses,

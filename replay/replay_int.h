@@ -396,7 +396,9 @@ typedef struct ms__check_job {
  * run beside the replay's critical path (the checker, the verdict
  * oracle): where the process has fewer CPUs than runnable threads they
  * give way to the controller and the merges, which each publication waits
- * for, and catch up while those wait; the gates wait for both at the end.
+ * for, and catch up while those wait; the day begins once the oracle has
+ * ended, the cooldown once the checker has caught up, and the gates wait
+ * for its last checks.
  * Best effort: if it cannot be lowered the thread keeps the process's. */
 void ms__give_way(void);
 
@@ -410,6 +412,9 @@ void ms__checker_submit(ms_replay *r, ms_view *v, uint64_t id, size_t slot,
                         const ms_dispatch *d, uint64_t rows_dropped);
 /* Wait until every part submitted so far is checked. */
 void ms__checker_drain(ms_replay *r);
+/* The same for at most ns: true when every part submitted so far is
+ * checked (or the checker stopped), false when the time ran out. */
+bool ms__checker_idle_within(ms_replay *r, int64_t ns);
 /* Stop the thread; parts still queued are released unread. */
 void ms__checker_stop(ms_replay *r);
 void ms__checker_release(ms_replay *r);
@@ -479,6 +484,9 @@ typedef struct ms__replay_test {
 	/* The oracle's thread sleeps this long before it starts: a slow
 	 * oracle, as on a busy machine. 0: none. */
 	int64_t oracle_delay_ns;
+	/* The checker's thread sleeps this long before each part: a
+	 * checker that falls behind. 0: none. */
+	int64_t check_delay_ns;
 } ms__replay_test;
 
 /* ms_replay_open with test hooks (NULL: none, exactly ms_replay_open). */
@@ -604,6 +612,10 @@ struct ms_replay {
 	ms__check_job *check_head, *check_tail;
 	bool check_init, check_started, check_busy, check_stop;
 	int64_t check_wait_ns;    /* the gates' wait for the last checks */
+	int64_t check_prewait_ns; /* the cooldown's wait for them, before
+	                             its clock starts (run_cooldown) */
+	size_t check_queued_cooldown; /* parts queued when it started */
+	int64_t cooldown_mono;        /* when the cooldown's clock started */
 	uint64_t check_submitted; /* parts queued (id != 0), check_mu */
 	ms__blkcache *blocks;     /* ledgers of checked blocks */
 	char part_err[200];
@@ -636,18 +648,22 @@ struct ms_replay {
 	uint64_t plugin_calls_events;
 	uint64_t attempts_discarded;
 	ms__recon recon[MS__RP_COUNT];
-	/* The oracle runs on its own thread from the start of the run (it
-	 * needs the fixture only); the finalize waits for its end, the
-	 * gates join it. */
+	/* The oracle runs on its own thread beside the staging (it needs
+	 * the fixture only); the day begins once it has ended (run_day),
+	 * the gates join it. */
 	ms__oracle oracle;
 	pthread_t oracle_thread;
 	bool oracle_started, oracle_joined;
+	bool oracle_done; /* its thread has ended; mu */
 	int oracle_rc;
-	int64_t oracle_end_mono; /* when its thread ended (ms_mono_ns) */
-	int64_t finalize_mono;   /* when the finalize was asked for */
+	int64_t oracle_end_mono;   /* when its thread ended (ms_mono_ns) */
+	int64_t oracle_prewait_ns; /* the day's wait for it */
+	int64_t primary_mono;      /* when the primary phase's clock started */
+	int64_t finalize_mono;     /* when the finalize was asked for */
 	_Atomic bool oracle_cancel;
 	int64_t oracle_wall;    /* the run's wall when the gates began */
-	int64_t oracle_wait_ns; /* the gates waited this long for it */
+	int64_t oracle_wait_ns; /* the gates waited this long for it (0
+	                           since the day waits first) */
 	ms_ev_gate gates[32];
 	size_t ngates;
 	unsigned gates_failed;

@@ -642,12 +642,12 @@ oracle_mismatch(rt_run *run, const char *name, const char *oracle_spec,
 }
 
 /* A slow oracle (its thread held back 4 s, as on a busy machine): the
- * finalize, the run's peak of memory, begins only once the oracle's
- * thread has ended, so the day-sized arrays it holds while it runs are
- * never live beside the finalize's; the run is the same, every gate
- * passes. */
+ * day's clock starts only once the oracle's thread has ended, so the
+ * day-sized arrays it holds while it runs are never live beside the
+ * day's merges nor the finalize's, and its CPU is not the day's; the run
+ * says how long the day waited; the run is the same, every gate passes. */
 static void
-test_finalize_after_oracle(void **state)
+test_day_after_oracle(void **state)
 {
 	(void)state;
 	rt_run run;
@@ -658,9 +658,35 @@ test_finalize_after_oracle(void **state)
 	assert_non_null(r);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
 	assert_true(r->oracle_end_mono >= t0 + run.t.oracle_delay_ns);
-	assert_true(r->finalize_mono > 0);
+	assert_true(r->primary_mono > 0);
+	assert_true(r->primary_mono >= r->oracle_end_mono);
 	assert_true(r->finalize_mono >= r->oracle_end_mono);
+	/* The wait is counted, less what the staging overlapped. */
+	assert_true(r->oracle_prewait_ns > 0);
+	assert_true(r->oracle_prewait_ns <= ms_mono_ns() - t0);
 	assert_int_equal(rt_print_gates(r, "slow oracle"), 0);
+	ms_replay_close(r);
+}
+
+/* A checker that falls behind (30 ms before each part): the cooldown's
+ * clock starts only once every part of the primary phase is checked, so
+ * parts waiting for it (each keeps its handles) are never live beside
+ * the finalize, nor its checks on the finalize's CPU; the run says how
+ * long that took; every gate passes. */
+static void
+test_cooldown_after_checker(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "slow-checker", "skywalking");
+	run.t.check_delay_ns = 30000000;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_true(r->cooldown_mono > 0);
+	assert_int_equal(r->check_queued_cooldown, 0);
+	assert_true(r->check_prewait_ns > 0);
+	assert_int_equal(rt_print_gates(r, "slow checker"), 0);
 	ms_replay_close(r);
 }
 
@@ -701,7 +727,8 @@ main(void)
 		cmocka_unit_test(test_plugin_health_bad_verdict),
 		cmocka_unit_test(test_plugin_health_timeout_circuit),
 		cmocka_unit_test(test_plugin_health_oversized),
-		cmocka_unit_test(test_finalize_after_oracle),
+		cmocka_unit_test(test_day_after_oracle),
+		cmocka_unit_test(test_cooldown_after_checker),
 		cmocka_unit_test(test_gate_bad_bound),
 		cmocka_unit_test(test_gate_split_block_intermediate),
 		cmocka_unit_test(test_gate_publications_by_hash),
