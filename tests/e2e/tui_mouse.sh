@@ -69,6 +69,9 @@ e2e_start 132 44 --fixture "$FX" --db "$WORK/run2.sqlite" --speed max \
 	--paused
 wait_for 'last time on this fixture: break merge=4; filter /lane=fast' ||
 	fail "the last session's breakpoint and filter were not offered"
+# Answered once the run stands at its start: a message is cleared when
+# the run moves, and the day starts once the verdict oracle has ended.
+wait_for 'PAUSED .*pub 0/' || fail "no status line PAUSED at pub 0"
 tm send-keys -t "$T" 'y'
 wait_for 'restored 1 breakpoint and the filter' 10 || fail "y did not restore"
 tm send-keys -t "$T" ']'
