@@ -62,13 +62,7 @@ checker_main(void *arg)
 			r->check_tail = NULL;
 		r->check_busy = true;
 		pthread_mutex_unlock(&r->check_mu);
-		if (r->test.check_delay_ns > 0) {
-			struct timespec d = {
-				(time_t)(r->test.check_delay_ns / 1000000000),
-				(long)(r->test.check_delay_ns % 1000000000),
-			};
-			nanosleep(&d, NULL);
-		}
+		ms__test_delay(r->test.check_delay_ns);
 		ms__replay_check(r, j);
 		ms_view_release(j->view);
 		free(j);
@@ -147,12 +141,8 @@ ms__checker_submit(ms_replay *r, ms_view *v, uint64_t id, size_t slot,
 void
 ms__checker_drain(ms_replay *r)
 {
-	if (!r->check_started)
-		return;
-	pthread_mutex_lock(&r->check_mu);
-	while ((r->check_head || r->check_busy) && !r->check_stop)
-		pthread_cond_wait(&r->check_cv, &r->check_mu);
-	pthread_mutex_unlock(&r->check_mu);
+	while (!ms__checker_idle_within(r, 1000000000))
+		;
 }
 
 bool

@@ -2455,13 +2455,7 @@ oracle_main(void *arg)
 	ms_replay *r = arg;
 	ms_rusage_name_thread("ms-oracle");
 	ms__give_way();
-	if (r->test.oracle_delay_ns > 0) {
-		struct timespec d = {
-			(time_t)(r->test.oracle_delay_ns / 1000000000),
-			(long)(r->test.oracle_delay_ns % 1000000000),
-		};
-		nanosleep(&d, NULL);
-	}
+	ms__test_delay(r->test.oracle_delay_ns);
 	const char *spec = r->test.oracle_spec ? r->test.oracle_spec
 	                   : r->pipe           ? ms_pipeline_spec(r->pipe)
 	                                       : NULL;

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 
 #include <stdbool.h>
+#include <time.h>
 
 /* Copy one file / a directory tree (a file given as the tree: that file;
  * to must not exist). *reflinked is set when any file was cloned rather
@@ -488,6 +489,17 @@ typedef struct ms__replay_test {
 	 * checker that falls behind. 0: none. */
 	int64_t check_delay_ns;
 } ms__replay_test;
+
+/* A test hook's delay: sleep ns (nothing when ns <= 0). */
+static inline void
+ms__test_delay(int64_t ns)
+{
+	if (ns <= 0)
+		return;
+	struct timespec d = { (time_t)(ns / 1000000000),
+		              (long)(ns % 1000000000) };
+	nanosleep(&d, NULL);
+}
 
 /* ms_replay_open with test hooks (NULL: none, exactly ms_replay_open). */
 int ms__replay_open_test(ms_replay **out, const ms_replay_opts *opts,
