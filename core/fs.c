@@ -10,7 +10,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -283,4 +285,89 @@ ms_fs_fd_in_memory(int fd)
 {
 	struct statfs sf;
 	return fstatfs(fd, &sf) == 0 && type_in_memory(&sf);
+}
+
+/* path made absolute and resolved as far as it exists: the longest prefix
+ * that realpath resolves, then the remaining components taken lexically
+ * ("." dropped, ".." going up). false when it does not fit. */
+static bool
+resolve_loose(const char *path, char out[MS_FS_PATH_MAX])
+{
+	char abs[MS_FS_PATH_MAX];
+	int n;
+	if (path[0] == '/') {
+		n = snprintf(abs, sizeof(abs), "%s", path);
+	} else {
+		char cwd[MS_FS_PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd)))
+			return false;
+		n = snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
+	}
+	if (n < 0 || (size_t)n >= sizeof(abs))
+		return false;
+	/* Cut at each '/' from the end until a prefix resolves. */
+	size_t cut = strlen(abs);
+	char head[MS_FS_PATH_MAX];
+	char real[PATH_MAX];
+	for (;;) {
+		memcpy(head, abs, cut);
+		head[cut] = '\0';
+		if (realpath(cut ? head : "/", real))
+			break;
+		while (cut > 0 && abs[cut - 1] != '/')
+			cut--;
+		while (cut > 1 && abs[cut - 1] == '/')
+			cut--;
+		if (cut <= 1) {
+			cut = 0;
+			if (!realpath("/", real))
+				return false;
+			break;
+		}
+	}
+	size_t len = strlen(real);
+	if (len >= MS_FS_PATH_MAX)
+		return false;
+	memcpy(out, real, len + 1);
+	const char *rest = abs + cut;
+	while (*rest) {
+		while (*rest == '/')
+			rest++;
+		size_t c = strcspn(rest, "/");
+		if (c == 0)
+			break;
+		if (c == 1 && rest[0] == '.') {
+			/* nothing */
+		} else if (c == 2 && rest[0] == '.' && rest[1] == '.') {
+			char *slash = strrchr(out, '/');
+			if (slash && slash != out)
+				*slash = '\0';
+			else
+				out[1] = '\0'; /* up from "/" or "/x": "/" */
+		} else {
+			len = strlen(out);
+			bool root = len == 1;
+			if (len + !root + c + 1 > MS_FS_PATH_MAX)
+				return false;
+			if (!root)
+				out[len++] = '/';
+			memcpy(out + len, rest, c);
+			out[len + c] = '\0';
+		}
+		rest += c;
+	}
+	return true;
+}
+
+bool
+ms_fs_path_within(const char *path, const char *dir)
+{
+	char p[MS_FS_PATH_MAX], d[MS_FS_PATH_MAX];
+	if (!path || !dir || !*path || !*dir || !resolve_loose(path, p) ||
+	    !resolve_loose(dir, d))
+		return false;
+	size_t n = strlen(d);
+	if (n == 1) /* "/": everything */
+		return true;
+	return strncmp(p, d, n) == 0 && (p[n] == '\0' || p[n] == '/');
 }

@@ -582,6 +582,33 @@ test_bad_input(void **state)
 	assert_non_null(strstr(err_text, "not an empty directory"));
 	assert_true(exists(keep));
 
+	/* An output inside the work directory would be deleted with it:
+	 * refused before any work, directly or through a link. */
+	char ewd[620], inner[660], link[620], via[660];
+	snprintf(ewd, sizeof(ewd), "%s/empty-work-dir", tmp_root);
+	assert_int_equal(mkdir(ewd, 0755), 0);
+	snprintf(inner, sizeof(inner), "%s/ev.db", ewd);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "disabled", "--work-dir", ewd, "--db",
+	                     inner, NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--db"));
+	assert_non_null(strstr(err_text, "lies inside --work-dir"));
+	assert_false(exists(inner));
+	assert_true(exists(ewd));
+	snprintf(link, sizeof(link), "%s/work-link", tmp_root);
+	assert_int_equal(symlink(ewd, link), 0);
+	snprintf(via, sizeof(via), "%s/report.json", link);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "disabled", "--work-dir", ewd, "--db",
+	                     db, "--json", via, NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--json"));
+	assert_non_null(strstr(err_text, "lies inside --work-dir"));
+	assert_false(exists(via));
+
 	/* None of these started any work. */
 	assert_false(exists(db));
 	assert_false(exists(shard));

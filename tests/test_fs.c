@@ -207,6 +207,61 @@ test_fsync_dir(void **state)
 	assert_string_equal(eb.msg, want);
 }
 
+/* Inside or not, through symbolic links, relative paths and parts of
+ * either path that do not exist yet. */
+static void
+test_path_within(void **state)
+{
+	(void)state;
+	char w[4200], p[4300], l[4200], q[4300];
+	snprintf(w, sizeof(w), "%s/work", base);
+	assert_int_equal(ms_fs_mkdir_p(w, 0755, NULL), 0);
+
+	snprintf(p, sizeof(p), "%s/ev.db", w);
+	assert_true(ms_fs_path_within(p, w));
+	assert_true(ms_fs_path_within(w, w));
+	snprintf(p, sizeof(p), "%s/not/yet/ev.db", w);
+	assert_true(ms_fs_path_within(p, w));
+	snprintf(p, sizeof(p), "%s/./sub/../ev.db", w);
+	assert_true(ms_fs_path_within(p, w));
+	/* A sibling whose name starts with the directory's is outside. */
+	snprintf(p, sizeof(p), "%s/work2/ev.db", base);
+	assert_false(ms_fs_path_within(p, w));
+	snprintf(p, sizeof(p), "%s/ev.db", base);
+	assert_false(ms_fs_path_within(p, w));
+	snprintf(p, sizeof(p), "%s/../ev.db", w);
+	assert_false(ms_fs_path_within(p, w));
+
+	/* Through a link to the directory, either way round. */
+	snprintf(l, sizeof(l), "%s/link", base);
+	assert_int_equal(symlink(w, l), 0);
+	snprintf(p, sizeof(p), "%s/ev.db", l);
+	assert_true(ms_fs_path_within(p, w));
+	snprintf(q, sizeof(q), "%s/ev.db", w);
+	assert_true(ms_fs_path_within(q, l));
+
+	/* A directory that does not exist yet holds what is written below
+	 * it. */
+	snprintf(l, sizeof(l), "%s/new", base);
+	snprintf(p, sizeof(p), "%s/new/x/ev.db", base);
+	assert_true(ms_fs_path_within(p, l));
+	assert_false(ms_fs_path_within(w, l));
+
+	/* Relative paths, from the working directory. */
+	char cwd[4096];
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(base), 0);
+	assert_true(ms_fs_path_within("work/ev.db", w));
+	assert_true(ms_fs_path_within("ev.db", base));
+	assert_false(ms_fs_path_within("ev.db", "work"));
+	assert_true(ms_fs_path_within("./work/ev.db", "work/"));
+	assert_int_equal(chdir(cwd), 0);
+
+	assert_true(ms_fs_path_within(p, "/"));
+	assert_false(ms_fs_path_within("", w));
+	assert_false(ms_fs_path_within(NULL, w));
+}
+
 int
 main(void)
 {
@@ -218,6 +273,7 @@ main(void)
 		cmocka_unit_test(test_parent),
 		cmocka_unit_test(test_fsync_dir),
 		cmocka_unit_test(test_count_entries),
+		cmocka_unit_test(test_path_within),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

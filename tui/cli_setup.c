@@ -599,6 +599,23 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		return MS_EXIT_ERROR;
 	}
 
+	/* The work directory is deleted after the run, with whatever was
+	 * written inside it. */
+	const struct {
+		const char *opt, *path;
+	} outs[] = { { "--db", cfg->db }, { "--json", a->json } };
+	for (size_t i = 0; a->work_dir && i < sizeof(outs) / sizeof(outs[0]);
+	     i++) {
+		if (!outs[i].path ||
+		    !ms_fs_path_within(outs[i].path, a->work_dir))
+			continue;
+		fprintf(err,
+		        "mergescope %s: %s %s lies inside --work-dir %s, which "
+		        "is deleted after the run; give a path outside it\n",
+		        a->cmd, outs[i].opt, outs[i].path, a->work_dir);
+		return MS_EXIT_USAGE;
+	}
+
 	/* Work starts here: first what killed runs left behind, then the
 	 * cached fixture, built when missing. */
 	if ((rc = ms__scratch_sweep(err, a->cmd)))

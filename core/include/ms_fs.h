@@ -82,4 +82,12 @@ int ms_fs_write_all(int fd, const void *p, size_t n);
 bool ms_fs_in_memory(const char *path);
 bool ms_fs_fd_in_memory(int fd);
 
+/* Whether path is dir itself or lies below it, after symbolic links and
+ * "." and ".." are resolved as far as the paths exist (the rest taken as
+ * written; relative paths from the working directory). Neither needs to
+ * exist. false when either cannot be resolved: callers use it to refuse a
+ * path that something is about to delete, so a path it cannot tell about
+ * is one they let through. */
+bool ms_fs_path_within(const char *path, const char *dir);
+
 #endif
