@@ -1349,6 +1349,17 @@ ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
 			}
 			rc = ms__stage_tree(src, tmp, !r->opts.stage_copy, c,
 			                    eb);
+			if (rc) {
+				char why[sizeof(((ms_errbuf *)0)->msg)];
+				copy_str(why, sizeof(why),
+				         eb ? eb->msg : ms_strerror(rc));
+				rc = ms_fail(
+				        eb, rc,
+				        "staging %s part %016llx of slot "
+				        "%zu: %s",
+				        ms_part_kind_name((enum ms_part_kind)k),
+				        (unsigned long long)s->part_id, i, why);
+			}
 		}
 		if (r->opts.progress && from == 0 &&
 		    (i % 64 == 0 || i + 1 == n))
@@ -2278,6 +2289,12 @@ static int
 open_work_dir(ms_replay *r, ms_errbuf *eb)
 {
 	struct stat st;
+	if (!r->keep_shard && ms_fs_path_within(r->db_path, r->work_dir))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "the event database %s lies inside the shard "
+		               "directory %s, which is deleted after the run; "
+		               "give a path outside it",
+		               r->db_path, r->work_dir);
 	if (stat(r->work_dir, &st) == 0) {
 		DIR *d = S_ISDIR(st.st_mode) ? opendir(r->work_dir) : NULL;
 		struct dirent *de = NULL;
@@ -2506,30 +2523,51 @@ ms__oracle_join(ms_replay *r)
 	return rc;
 }
 
+/* A start that fails once the run is on record: the error is its end
+ * record's (finish_record, at close). Returns rc. */
+static int
+start_failed(ms_replay *r, int rc, const ms_errbuf *eb)
+{
+	pthread_mutex_lock(&r->mu);
+	copy_str(r->error, sizeof(r->error),
+	         eb && eb->msg[0] ? eb->msg : ms_strerror(rc));
+	pthread_mutex_unlock(&r->mu);
+	return rc;
+}
+
 int
 ms_replay_start(ms_replay *r, ms_errbuf *eb)
 {
 	if (r->started)
 		return ms_fail(eb, MS_ERR_STATE, "replay already started");
+	/* The run on record first: a plugin that takes the process down in
+	 * the oracle's Decide, while the parts are staged, leaves the run to
+	 * be marked aborted (tui/supervise.c), not a database without it. The
+	 * staging method is known once the parts are staged. */
+	ms_ev_run run;
+	fill_run_record(r, &run);
+	run.clone_method[0] = '\0';
+	int rc = ms_rec_run_begin(r->rec, &run, eb);
+	if (rc)
+		return rc;
+	r->run_recorded = true;
 	/* The oracle beside the staging: both come before the day's clock,
 	 * which starts once the oracle has ended (run_day). */
 	if (!r->oracle_started) {
 		if (pthread_create(&r->oracle_thread, NULL, oracle_main, r))
-			return ms_fail(eb, MS_ERR_IO,
-			               "cannot start the oracle thread");
+			return start_failed(r,
+			                    ms_fail(eb, MS_ERR_IO,
+			                            "cannot start the oracle "
+			                            "thread"),
+			                    eb);
 		r->oracle_started = true;
 	}
-	int rc = stage_parts(r, eb);
-	if (rc)
-		return rc;
+	if ((rc = stage_parts(r, eb)) ||
+	    (rc = ms_rec_run_staged(r->rec, r->clone_method, eb)))
+		return start_failed(r, rc, eb);
 	/* Without the sampler the split peaks read 0; the run goes on. */
 	ms__rsswatch_start(&r->rss, 0);
 	r->t0_mono = ms_mono_ns();
-	ms_ev_run run;
-	fill_run_record(r, &run);
-	rc = ms_rec_run_begin(r->rec, &run, eb);
-	if (rc)
-		return rc;
 	pthread_mutex_lock(&r->mu);
 	r->state = MS_REPLAY_RUNNING;
 	if (r->opts.start_paused) {
@@ -2571,7 +2609,7 @@ ms_replay_wait(ms_replay *r, int64_t timeout_ns)
 static void
 finish_record(ms_replay *r)
 {
-	if (!r->rec || !r->started)
+	if (!r->rec || !r->run_recorded)
 		return;
 	ms_ev_run_end e;
 	memset(&e, 0, sizeof(e));
@@ -2591,7 +2629,7 @@ finish_record(ms_replay *r)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	e.ended_unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	e.wall_ns = since_start(r);
+	e.wall_ns = r->t0_mono ? since_start(r) : 0; /* 0: not started */
 	if (r->engine) {
 		ms_engine_stats es;
 		ms_engine_get_stats(r->engine, &es);

@@ -661,6 +661,7 @@ enum {
 	S_RECON,
 	S_PSTAT,
 	S_SEEK,
+	S_STAGED,
 	S_BEGIN,
 	S_COMMIT,
 	S_COUNT
@@ -873,6 +874,10 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_RANGE, "update too long");
 	if (rc == 0)
 		rc = prepare(r, S_RUN_END, sql, eb);
+	if (rc == 0)
+		rc = prepare(r, S_STAGED,
+		             "UPDATE run SET clone_method = ?1 WHERE id = 1",
+		             eb);
 	if (rc == 0)
 		rc = prepare(r, S_BEGIN, "BEGIN", eb);
 	if (rc == 0)
@@ -1119,6 +1124,37 @@ ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
 		key = i;
 		rc = insert(r, S_PLUGIN, T_PLUGIN, &key, &run->plugins[i], eb);
 	}
+	if (rc == 0)
+		rc = batch_end(r, true, eb);
+	else
+		batch_abort(r);
+	r->busy_ns += ms_mono_ns() - t0;
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+int
+ms_rec_run_staged(ms_rec *r, const char *clone_method, ms_errbuf *eb)
+{
+	if (!r || !clone_method)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "event database: no staging method");
+	int64_t t0 = ms_mono_ns();
+	pthread_mutex_lock(&r->lock);
+	int rc = batch_begin(r, eb);
+	if (rc == 0) {
+		sqlite3_stmt *st = r->st[S_STAGED];
+		if (sqlite3_bind_text(st, 1, clone_method, -1,
+		                      SQLITE_TRANSIENT) != SQLITE_OK)
+			rc = sql_fail(r, eb, "run staged");
+		else
+			rc = run_stmt(r, st, eb, "run staged");
+	}
+	if (rc == 0 && sqlite3_changes(r->db) != 1)
+		rc = ms_fail(eb, MS_ERR_STATE,
+		             "event database %s: staging recorded without run "
+		             "begin",
+		             r->path);
 	if (rc == 0)
 		rc = batch_end(r, true, eb);
 	else

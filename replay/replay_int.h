@@ -548,6 +548,7 @@ struct ms_replay {
 	int64_t wait_timeout_ns;
 	pthread_t thread;
 	bool started;
+	bool run_recorded; /* its run record is in the event database */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 

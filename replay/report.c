@@ -668,7 +668,8 @@ print_header(FILE *f, const report *r, const char *path)
 	        "  limits       detected %u cpus %.2f GiB  profile (%s) %u "
 	        "cpus %.2f GiB  workers %u fast + %u slow\n",
 	        u->hostname, u->kernel, u->filesystem,
-	        u->device[0] ? " on " : "", u->device, u->clone_method,
+	        u->device[0] ? " on " : "", u->device,
+	        u->clone_method[0] ? u->clone_method : "(not staged)",
 	        u->detected_cpus, (double)u->detected_mem_bytes / (MIB * 1024),
 	        u->profile, u->emulated_cpus,
 	        (double)u->emulated_mem_bytes / (MIB * 1024), u->fast_workers,

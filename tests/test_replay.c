@@ -1140,6 +1140,22 @@ test_work_dir_choice(void **state)
 	set_env(MS_SCRATCH_ENV, old);
 	free(old);
 
+	/* An event database inside the work directory, which the run
+	 * deletes: refused, the directory left as it was. */
+	rt_opts(&run, "db-inside", "disabled");
+	assert_int_equal(mkdir(run.work, 0755), 0);
+	char inside[PATH_MAX + 16];
+	snprintf(inside, sizeof(inside), "%s/ev.db", run.work);
+	run.o.db_path = inside;
+	assert_int_equal(ms_replay_open(&r, &run.o, &eb), MS_ERR_INVAL);
+	assert_null(r);
+	assert_non_null(strstr(eb.msg, inside));
+	assert_non_null(strstr(eb.msg, "deleted after the run"));
+	struct stat wst;
+	assert_int_equal(stat(run.work, &wst), 0);
+	assert_int_equal(stat(inside, &wst), -1);
+	assert_int_equal(rmdir(run.work), 0);
+
 	/* The tmpfs rule on a tmpfs of this test's own (never the shared
 	 * default root): room, then not enough. */
 	ms__fs_type_name("/dev/shm", fs, sizeof(fs));
@@ -1694,6 +1710,57 @@ test_bad_fixture_part_removed(void **state)
 	rt_rm(copy);
 }
 
+/* A part that goes missing after the open fails the start in its
+ * staging: the run is on record from before the staging (so that one
+ * that dies there can be marked), and is recorded failed with the error
+ * at close, its scratch shard removed. */
+static void
+test_start_fails_in_staging(void **state)
+{
+	(void)state;
+	char copy[PATH_MAX], cmd[3 * PATH_MAX];
+	rt_path(copy, sizeof(copy), "fixture-vanishing");
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", rt.fixture, copy);
+	assert_int_equal(system(cmd), 0);
+	rt_run run;
+	rt_opts(&run, "stage-fails", "disabled");
+	run.o.fixture_dir = copy;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_open(&r, &run.o, &eb), 0);
+	ms_fixture *fx = NULL;
+	assert_int_equal(ms_fixture_open(&fx, copy, &eb), 0);
+	char core[PATH_MAX];
+	assert_int_equal(ms_fixture_slot_path(fx, ms_fixture_nslots(fx) / 2,
+	                                      MS_KIND_CORE, core, sizeof(core)),
+	                 0);
+	ms_fixture_close(fx);
+	rt_rm(core);
+	assert_int_not_equal(ms_replay_start(r, &eb), 0);
+	fprintf(stderr, "start failed as expected: %s\n", eb.msg);
+	assert_non_null(strstr(eb.msg, core));
+	ms_replay_close(r);
+	assert_false(rt_exists(run.work));
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(
+	        sqlite3_open_v2(run.db, &db, SQLITE_OPEN_READONLY, NULL),
+	        SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+	                                    "SELECT status, error, "
+	                                    "clone_method, wall_ns FROM run",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "failed");
+	assert_non_null(strstr((const char *)sqlite3_column_text(st, 1), core));
+	assert_string_equal((const char *)sqlite3_column_text(st, 2), "");
+	assert_int_equal(sqlite3_column_int64(st, 3), 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	rt_rm(copy);
+}
+
 /* A schedule edited after the build (one publication moved, the parts
  * intact) is refused before any work, naming the schedule and the slot. */
 static void
@@ -1777,6 +1844,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_fixture_dir),
 		cmocka_unit_test(test_bad_fixture_part_removed),
+		cmocka_unit_test(test_start_fails_in_staging),
 		cmocka_unit_test(test_bad_fixture_schedule_edited),
 		cmocka_unit_test(test_bad_variant),
 		cmocka_unit_test(test_bad_chain_config),

@@ -233,14 +233,17 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	 * the watcher the shard to remove and the database to mark. */
 	ms__supervise_note("db", ms_replay_db_path(r));
 	ms__supervise_note("scratch", ms_replay_work_dir(r));
+	/* And the screen counts as up from the start too: a crash report
+	 * that comes before the screen is then stops it from coming up. */
+	ms__supervise_screen(true);
 	if ((rc = ms_replay_start(r, &eb))) {
+		ms__supervise_screen(false);
 		fprintf(err, "mergescope tui: %s\n",
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
 		ms_replay_ctl_free(adapter);
 		ms_replay_close(r);
 		return MS_EXIT_ERROR;
 	}
-	ms__supervise_screen(true);
 	rc = ms_tui_run(&ctl, topts, &eb);
 	ms__supervise_screen(false);
 	/* The terminal is restored here, whatever happened. */

@@ -109,12 +109,37 @@ write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* Where restore_terminal writes: standard output, or the copy of it that
+ * silence_screen kept. */
+static int term_fd = STDOUT_FILENO;
+
 static void
 restore_terminal(void)
 {
 	if (have_tio)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
-	write_all(STDOUT_FILENO, term_restore, sizeof(term_restore) - 1);
+	write_all(term_fd, term_restore, sizeof(term_restore) - 1);
+}
+
+/* From here on what the other threads write to standard output goes to
+ * /dev/null, and the terminal is written through a copy: the screen's
+ * thread goes on while a crash is reported, and may draw a frame or bring
+ * the screen up for the first time (a crash in the verdict oracle's thread
+ * comes while the parts are staged) after the terminal was put back.
+ * Async-signal-safe; standard output stays as it was if a call fails. */
+static void
+silence_screen(void)
+{
+	if (term_fd != STDOUT_FILENO)
+		return;
+	int copy = dup(STDOUT_FILENO);
+	int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (copy >= 0 && nul >= 0 && dup2(nul, STDOUT_FILENO) >= 0)
+		term_fd = copy;
+	else if (copy >= 0)
+		close(copy);
+	if (nul >= 0)
+		close(nul);
 }
 
 /* Wait (at most 30 s) for the watcher's answer to a crash or exit note. */
@@ -138,8 +163,10 @@ static void
 note_plugin(const char *what, const char *plugin, int sig)
 {
 	bool screen = screen_up;
-	if (screen)
+	if (screen) {
+		silence_screen();
 		restore_terminal();
+	}
 	char line[160];
 	size_t n = 0;
 	put(line, sizeof(line), &n, what);
@@ -192,10 +219,12 @@ on_fatal(int sig)
 	if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST))
 		wait_for_reporter();
 	const char *plugin = ms_plugin_in_decide();
-	if (plugin && note_fd >= 0)
+	if (plugin && note_fd >= 0) {
 		note_plugin("crash", plugin, sig);
-	else if (screen_up)
+	} else if (screen_up) {
+		silence_screen();
 		restore_terminal();
+	}
 	errno = saved;
 	signal(sig, SIG_DFL);
 	raise(sig);

@@ -394,6 +394,10 @@ const char *ms_rec_path(const ms_rec *r);
  * commits even when no further event arrives). run_begin, run_end, phase
  * and gate commit at once. */
 int ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb);
+/* How the parts were staged (ms_ev_run.clone_method), once they are: the
+ * run is recorded before its staging, so that a run that dies while its
+ * parts are staged is on record. Commits at once. */
+int ms_rec_run_staged(ms_rec *r, const char *clone_method, ms_errbuf *eb);
 int ms_rec_pub(ms_rec *r, const ms_ev_pub *p, ms_errbuf *eb);
 int ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb);
 int ms_rec_part(ms_rec *r, const ms_ev_part *p, ms_errbuf *eb);
