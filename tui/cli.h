@@ -65,7 +65,8 @@ size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
 /* The help lines of --work-dir, the same in `run` and `tui`. */
 #define MS__HELP_WORK_DIR                                                      \
 	"  --work-dir DIR       where the run's scratch shard goes (new or\n"  \
-	"                       empty; deleted after the run). Default:\n"     \
+	"                       empty; deleted after the run, so --db\n"     \
+	"                       and --json go elsewhere). Default:\n"         \
 	"                       the scratch directory when it has room\n"      \
 	"                       for twice the day (by default\n"               \
 	"                       /dev/shm/mergescope-<uid>, on a tmpfs;\n"      \
