@@ -1761,9 +1761,16 @@ wait_oracle(ms_replay *r)
 		return 0;
 	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->mu);
+	r->preparing = !r->oracle_done;
+	bool shown = r->preparing;
+	pthread_mutex_unlock(&r->mu);
+	if (shown)
+		notify(r); /* the screen says what the run waits for */
+	pthread_mutex_lock(&r->mu);
 	while (!r->oracle_done && !r->abort_req)
 		pthread_cond_wait(&r->cv, &r->mu);
 	bool done = r->oracle_done;
+	r->preparing = false;
 	pthread_mutex_unlock(&r->mu);
 	r->oracle_prewait_ns += ms_mono_ns() - t0;
 	return done ? 0 : MS_ERR_CANCELED;
@@ -2933,6 +2940,7 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	pthread_mutex_lock(&r->mu);
 	st->state = r->state;
 	st->phase = r->phase;
+	st->preparing = r->preparing;
 	copy_str(st->fixture, sizeof(st->fixture),
 	         r->info ? r->info->preset : "");
 	copy_str(st->variant, sizeof(st->variant), r->variant);

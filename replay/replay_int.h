@@ -668,6 +668,7 @@ struct ms_replay {
 	pthread_t oracle_thread;
 	bool oracle_started, oracle_joined;
 	bool oracle_done; /* its thread has ended; mu */
+	bool preparing;   /* the day waits for the oracle; mu */
 	int oracle_rc;
 	int64_t oracle_end_mono;   /* when its thread ended (ms_mono_ns) */
 	int64_t oracle_prewait_ns; /* the day's wait for it */

@@ -656,7 +656,22 @@ test_day_after_oracle(void **state)
 	int64_t t0 = ms_mono_ns();
 	ms_replay *r = rt_start(&run, NULL);
 	assert_non_null(r);
+	/* Meanwhile the run says it is preparing, with nothing published. */
+	ms_replay_status *st = rt_status_new();
+	bool seen = false;
+	for (int i = 0; i < 300 && !seen; i++) {
+		ms_replay_get_status(r, st);
+		seen = st->preparing;
+		if (!seen)
+			ms__test_delay(10000000);
+	}
+	assert_true(seen);
+	assert_int_equal(st->pub_done, 0);
+	assert_int_equal(st->state, MS_REPLAY_RUNNING);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_get_status(r, st);
+	assert_false(st->preparing);
+	free(st);
 	assert_true(r->oracle_end_mono >= t0 + run.t.oracle_delay_ns);
 	assert_true(r->primary_mono > 0);
 	assert_true(r->primary_mono >= r->oracle_end_mono);

@@ -344,6 +344,26 @@ test_help(void **state)
 	free(t);
 }
 
+/* At the start, before the day: the run waits for the verdict oracle,
+ * and the top line says so beside the state. */
+static void
+test_preparing(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	f->view->preparing = true;
+	f->view->pub_done = 0;
+	f->view->merges_done = 0;
+	char *t = draw_and_read(f, 132, 44);
+	assert_non_null(strstr(t, "RUNNING  preparing: verdict oracle t "));
+	assert_non_null(strstr(t, "pub 0/3219"));
+	free(t);
+	f->view->preparing = false;
+	t = draw_and_read(f, 132, 44);
+	assert_null(strstr(t, "preparing"));
+	free(t);
+}
+
 static void
 test_too_small(void **state)
 {
@@ -459,6 +479,8 @@ main(void)
 		setlocale(LC_ALL, "C.utf8");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preparing, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_break_with_mature_selection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_running_wide, setup,

@@ -108,6 +108,11 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		snprintf(p[n].text, sizeof(p[n].text), " at %s", v->break_why);
 		p[n].attr = MS_C_ALERT | MS_A_BOLD;
 		p[n++].prio = 1;
+	} else if (v->state == MS_VIEW_RUNNING && v->preparing) {
+		snprintf(p[n].text, sizeof(p[n].text),
+		         " preparing: verdict oracle");
+		p[n].attr = MS_C_WARN | MS_A_BOLD;
+		p[n++].prio = 1;
 	} else if (v->state == MS_VIEW_RUNNING && v->ui.go_target[0]) {
 		snprintf(p[n].text, sizeof(p[n].text), " to %s",
 		         v->ui.go_target);

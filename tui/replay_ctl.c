@@ -389,6 +389,7 @@ snap_status(ms_tui_view *v, const ms_replay_status *st)
 	v->frontier = st->frontier;
 	v->pub_done = st->pub_done;
 	v->pub_total = st->pub_total;
+	v->preparing = st->preparing;
 	v->merges_done = st->merges_done;
 	v->epoch = st->epoch;
 	v->speed = st->speed;

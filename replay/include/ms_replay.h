@@ -255,6 +255,9 @@ int ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
 typedef struct ms_replay_status {
 	enum ms_replay_state state;
 	enum ms_replay_phase phase;
+	/* Running, but the day has not begun: it waits for the verdict
+	 * oracle, which must end before the primary phase's clock starts. */
+	bool preparing;
 	char fixture[64];
 	char variant[128];
 	char db_path[512];

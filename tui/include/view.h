@@ -299,6 +299,8 @@ typedef struct ms_tui_ui {
 typedef struct ms_tui_view {
 	/* Status. */
 	enum ms_tui_state state;
+	/* Running, the day not begun: waiting for the verdict oracle. */
+	bool preparing;
 	char fixture[64];
 	char variant[64];
 	char phase[16]; /* primary, boundary, cooldown, finalize */
