@@ -689,6 +689,9 @@ print_header(FILE *f, const report *r, const char *path)
 		        r->end.selection_fp);
 	else
 		fprintf(f, "  status       unfinished (no end record)\n");
+	/* Why a failed or aborted run ended. */
+	if (r->has_end && r->end.error[0])
+		fprintf(f, "  error        %s\n", r->end.error);
 }
 
 static void
@@ -1298,6 +1301,7 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	jkey(f, "serial", &first);
 	fputs(r.run.serial ? "true" : "false", f);
 	js(f, "status", r.has_end ? r.end.status : "", &first);
+	js(f, "error", r.has_end ? r.end.error : "", &first);
 	ju(f, "publications", r.end.publications, &first);
 	ju(f, "merges_completed", r.end.merges_completed, &first);
 	ji(f, "wall_ns", r.end.wall_ns, &first);

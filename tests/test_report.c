@@ -434,6 +434,11 @@ record_unfinished(const char *name, const char *status, char *path, size_t cap)
 		ms_ev_run_end e;
 		evf_end(&e, &run, 5);
 		snprintf(e.status, sizeof(e.status), "%s", status);
+		snprintf(e.error, sizeof(e.error), "%s",
+		         strcmp(status, "failed") == 0
+		                 ? "staging core part 0000000000000408: No "
+		                   "space left on device"
+		                 : "");
 		assert_int_equal(ms_rec_run_end(r, &e, &eb), 0);
 	}
 	assert_int_equal(ms_rec_close(r, &eb), 0);
@@ -443,9 +448,10 @@ static void
 test_unfinished_run(void **state)
 {
 	(void)state;
-	char killed[512], aborted[512], done[512];
+	char killed[512], aborted[512], failed[512], done[512];
 	record_unfinished("killed.db", NULL, killed, sizeof(killed));
 	record_unfinished("aborted.db", "aborted", aborted, sizeof(aborted));
+	record_unfinished("failed.db", "failed", failed, sizeof(failed));
 	record("done.db", "skywalking", 5, 0, NULL, done, sizeof(done));
 	char *t = report_failing(killed, ms_report_text, 1);
 	assert_non_null(strstr(t, "  FAIL  run_finished "));
@@ -455,6 +461,17 @@ test_unfinished_run(void **state)
 	free(t);
 	t = report_failing(aborted, ms_report_text, 1);
 	assert_non_null(strstr(t, "status aborted"));
+	assert_null(strstr(t, "  error  "));
+	free(t);
+	/* A failed run says why. */
+	t = report_failing(failed, ms_report_text, 1);
+	assert_non_null(strstr(t, "status failed"));
+	assert_non_null(strstr(t, "\n  error        staging core part "
+	                          "0000000000000408: No space left on "
+	                          "device\n"));
+	free(t);
+	t = report_failing(failed, ms_report_json, 1);
+	assert_non_null(strstr(t, "\"error\":\"staging core part "));
 	free(t);
 	t = report_failing(killed, ms_report_json, 1);
 	assert_non_null(strstr(t, "\"finished\":false"));
