@@ -1133,28 +1133,26 @@ ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
 	return rc;
 }
 
-int
-ms_rec_run_staged(ms_rec *r, const char *clone_method, ms_errbuf *eb)
+/* One UPDATE of the run row (the statement in slot, bound by bind) in a
+ * transaction of its own; what names it in errors. */
+static int
+update_run_row(ms_rec *r, int slot, int (*bind)(sqlite3_stmt *, const void *),
+               const void *arg, const char *what, ms_errbuf *eb)
 {
-	if (!r || !clone_method)
-		return ms_fail(eb, MS_ERR_INVAL,
-		               "event database: no staging method");
 	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
 	int rc = batch_begin(r, eb);
 	if (rc == 0) {
-		sqlite3_stmt *st = r->st[S_STAGED];
-		if (sqlite3_bind_text(st, 1, clone_method, -1,
-		                      SQLITE_TRANSIENT) != SQLITE_OK)
-			rc = sql_fail(r, eb, "run staged");
+		sqlite3_stmt *st = r->st[slot];
+		if (bind(st, arg) != SQLITE_OK)
+			rc = sql_fail(r, eb, what);
 		else
-			rc = run_stmt(r, st, eb, "run staged");
+			rc = run_stmt(r, st, eb, what);
 	}
 	if (rc == 0 && sqlite3_changes(r->db) != 1)
 		rc = ms_fail(eb, MS_ERR_STATE,
-		             "event database %s: staging recorded without run "
-		             "begin",
-		             r->path);
+		             "event database %s: %s without run begin", r->path,
+		             what);
 	if (rc == 0)
 		rc = batch_end(r, true, eb);
 	else
@@ -1164,33 +1162,34 @@ ms_rec_run_staged(ms_rec *r, const char *clone_method, ms_errbuf *eb)
 	return rc;
 }
 
+static int
+bind_staged(sqlite3_stmt *st, const void *clone_method)
+{
+	return sqlite3_bind_text(st, 1, clone_method, -1, SQLITE_TRANSIENT);
+}
+
+static int
+bind_end(sqlite3_stmt *st, const void *e)
+{
+	return ms_sqlcols_bind(st, 1, end_cols, NCOLS(end_cols), e);
+}
+
+int
+ms_rec_run_staged(ms_rec *r, const char *clone_method, ms_errbuf *eb)
+{
+	if (!r || !clone_method)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "event database: no staging method");
+	return update_run_row(r, S_STAGED, bind_staged, clone_method,
+	                      "staging recorded", eb);
+}
+
 int
 ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb)
 {
 	if (!r || !e)
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no run end");
-	int64_t t0 = ms_mono_ns();
-	pthread_mutex_lock(&r->lock);
-	int rc = batch_begin(r, eb);
-	if (rc == 0) {
-		sqlite3_stmt *st = r->st[S_RUN_END];
-		if (ms_sqlcols_bind(st, 1, end_cols, NCOLS(end_cols), e) !=
-		    SQLITE_OK)
-			rc = sql_fail(r, eb, "run end");
-		else
-			rc = run_stmt(r, st, eb, "run end");
-	}
-	if (rc == 0 && sqlite3_changes(r->db) != 1)
-		rc = ms_fail(eb, MS_ERR_STATE,
-		             "event database %s: run end without run begin",
-		             r->path);
-	if (rc == 0)
-		rc = batch_end(r, true, eb);
-	else
-		batch_abort(r);
-	r->busy_ns += ms_mono_ns() - t0;
-	pthread_mutex_unlock(&r->lock);
-	return rc;
+	return update_run_row(r, S_RUN_END, bind_end, e, "run end", eb);
 }
 
 int

@@ -1682,14 +1682,22 @@ test_bad_fixture_dir(void **state)
 	expect_refused(&run, missing, NULL);
 }
 
+/* A copy of the test's fixture at <root>/<name>, to damage. */
+static void
+copy_fixture(const char *name, char *copy, size_t cap)
+{
+	char cmd[3 * PATH_MAX];
+	rt_path(copy, cap, "%s", name);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", rt.fixture, copy);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void
 test_bad_fixture_part_removed(void **state)
 {
 	(void)state;
-	char copy[PATH_MAX], cmd[3 * PATH_MAX];
-	rt_path(copy, sizeof(copy), "fixture-damaged");
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", rt.fixture, copy);
-	assert_int_equal(system(cmd), 0);
+	char copy[PATH_MAX];
+	copy_fixture("fixture-damaged", copy, sizeof(copy));
 	ms_fixture *fx = NULL;
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(ms_fixture_open(&fx, copy, &eb), 0);
@@ -1718,10 +1726,8 @@ static void
 test_start_fails_in_staging(void **state)
 {
 	(void)state;
-	char copy[PATH_MAX], cmd[3 * PATH_MAX];
-	rt_path(copy, sizeof(copy), "fixture-vanishing");
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", rt.fixture, copy);
-	assert_int_equal(system(cmd), 0);
+	char copy[PATH_MAX];
+	copy_fixture("fixture-vanishing", copy, sizeof(copy));
 	rt_run run;
 	rt_opts(&run, "stage-fails", "disabled");
 	run.o.fixture_dir = copy;
@@ -1779,10 +1785,8 @@ static void
 test_bad_fixture_schedule_edited(void **state)
 {
 	(void)state;
-	char copy[PATH_MAX], cmd[3 * PATH_MAX];
-	rt_path(copy, sizeof(copy), "fixture-edited");
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", rt.fixture, copy);
-	assert_int_equal(system(cmd), 0);
+	char copy[PATH_MAX];
+	copy_fixture("fixture-edited", copy, sizeof(copy));
 	/* Slot 5 published one hour earlier: before its own rows. */
 	edit_schedule(copy, "UPDATE schedule SET pub_ns = pub_ns - "
 	                    "3600000000000 WHERE slot = 5");
@@ -1792,7 +1796,7 @@ test_bad_fixture_schedule_edited(void **state)
 	expect_refused(&run, "schedule", "slot 5");
 	rt_rm(copy);
 	/* A one-nanosecond move later in the day: still refused. */
-	assert_int_equal(system(cmd), 0);
+	copy_fixture("fixture-edited", copy, sizeof(copy));
 	edit_schedule(copy, "UPDATE schedule SET pub_ns = pub_ns + 1 WHERE "
 	                    "slot = 40");
 	rt_opts(&run, "edited", "disabled");
