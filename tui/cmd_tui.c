@@ -233,6 +233,10 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	 * the watcher the shard to remove and the database to mark. */
 	ms__supervise_note("db", ms_replay_db_path(r));
 	ms__supervise_note("scratch", ms_replay_work_dir(r));
+	/* Where the shard goes and why, as `run` says it: on the terminal
+	 * while the parts are staged, and above the prompt afterwards. */
+	if (ms_replay_work_note(r)[0])
+		fprintf(err, "%s\n", ms_replay_work_note(r));
 	/* And the screen counts as up from the start too: a crash report
 	 * that comes before the screen is then stops it from coming up. */
 	ms__supervise_screen(true);
