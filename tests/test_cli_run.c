@@ -559,6 +559,14 @@ test_bad_input(void **state)
 	assert_one_line();
 	assert_non_null(strstr(err_text, "exists"));
 
+	/* A preset that is none of the table's nor day-<N>x. */
+	assert_int_equal(cli("run", "--headless", "--preset", "day-1001x",
+	                     "--db", db, NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "day-1001x"));
+	assert_non_null(strstr(err_text, "or day-<N>x (N from 1 to 1000)"));
+
 	/* Bad profile and grace policy. */
 	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
 	                     "--profile", "cpus=2,disk=9", "--db", db, NULL),

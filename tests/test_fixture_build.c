@@ -1418,6 +1418,43 @@ test_scaled_presets(void **state)
 	assert_non_null(strstr(eb.msg, "day-<N>x"));
 }
 
+/* A day that cannot fit where it is written, or in the memory limit, is
+ * refused before any work, naming the day, the estimate and the room. */
+static void
+test_room_check(void **state)
+{
+	(void)state;
+	fx_preset scaled;
+	const fx_preset *p = ms__fx_preset_find("day-4x", &scaled);
+	assert_non_null(p);
+	const uint64_t mib = 1024 * 1024, tib = mib * mib;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(
+	        ms__fx_room_check(p, false, "/small", 100 * mib, tib, &eb),
+	        MS_ERR_NOSPACE);
+	fprintf(stderr, "refused as expected: %s\n", eb.msg);
+	assert_non_null(strstr(eb.msg, "day-4x needs about 225.3 MiB"));
+	assert_non_null(strstr(eb.msg, "/small has 100.0 MiB free"));
+	assert_non_null(strstr(eb.msg, "nothing was written"));
+	/* Room for the day alone, not with a warm opening's. */
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 300 * mib, tib, &eb),
+	                 0);
+	assert_int_equal(ms__fx_room_check(p, true, "/d", 300 * mib, tib, &eb),
+	                 MS_ERR_NOSPACE);
+	/* The day is generated in memory. */
+	assert_int_equal(ms__fx_room_check(p, false, "/d", tib, 64 * mib, &eb),
+	                 MS_ERR_NOMEM);
+	fprintf(stderr, "refused as expected: %s\n", eb.msg);
+	assert_non_null(strstr(eb.msg, "memory limit is 64.0 MiB"));
+	assert_int_equal(ms__fx_room_check(p, false, "/d", tib, 96 * mib, &eb),
+	                 0);
+	p = ms__fx_preset_find("day-1000x", &scaled);
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 40 * mib, tib, &eb),
+	                 MS_ERR_NOSPACE);
+	assert_non_null(strstr(eb.msg, "day-1000x needs about 55.0"));
+	assert_non_null(strstr(eb.msg, " GiB for its files"));
+}
+
 static void
 test_reference(void **state)
 {
@@ -1504,6 +1541,7 @@ main(void)
 		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_warm_opening),
 		cmocka_unit_test(test_scaled_presets),
+		cmocka_unit_test(test_room_check),
 		cmocka_unit_test(test_reference),
 		cmocka_unit_test(test_cache_dir),
 	};

@@ -309,7 +309,7 @@ known_preset(const char *p)
 	for (const char *const *n = ms_fixture_presets(); *n; n++)
 		if (strcmp(*n, p) == 0)
 			return true;
-	return false;
+	return ms_fixture_preset_units(p) > 0; /* day-<N>x */
 }
 
 struct build_ctx {
@@ -560,7 +560,7 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 			for (const char *const *n = ms_fixture_presets(); *n;
 			     n++)
 				fprintf(err, " %s", *n);
-			fputc('\n', err);
+			fprintf(err, " or day-<N>x (N from 1 to 1000)\n");
 			return MS_EXIT_USAGE;
 		}
 		snprintf(cfg->preset, sizeof(cfg->preset), "%s", p);

@@ -63,8 +63,13 @@ finish(int rc, const ms_fixture_report *rep, const ms_errbuf *eb, FILE *out,
 		ms_fixture_report_print(out, rep);
 	if (rc == 0)
 		return 0;
-	fprintf(err, "mergescope fixture %s: %s\n", what,
-	        eb->msg[0] ? eb->msg : ms_strerror(rc));
+	/* The library's messages may name the step already. */
+	char step[32];
+	snprintf(step, sizeof(step), "fixture %s: ", what);
+	const char *msg = eb->msg[0] ? eb->msg : ms_strerror(rc);
+	if (strncmp(msg, step, strlen(step)) == 0)
+		msg += strlen(step);
+	fprintf(err, "mergescope fixture %s: %s\n", what, msg);
 	return rc == MS_ERR_STATE || rc == MS_ERR_CORRUPT ? 1 : MS_EXIT_ERROR;
 }
 
