@@ -25,7 +25,11 @@
  *     before it takes another job, so with one worker per lane the
  *     sequence of selections does not depend on thread timing.
  *  5. idle <=> !trigger && !backing_off && picked &&
- *     picked_epoch == shard epoch && no job listed.
+ *     picked_epoch == shard epoch && no job listed. A caller waiting for
+ *     idle with no job listed probes the picker run itself (under e->mu,
+ *     on the same state the dispatcher would see): a run that finds
+ *     nothing needs no hand-off; one that finds a selection is left to
+ *     the dispatcher, so jobs are made and hooked on its thread only.
  *  6. Once `fatal` is set (design note Failures in ms_engine.h) nothing
  *     is picked, hooked or started again; running merges finish.
  *  7. Nothing sleeps for a fixed time: threads wait on cv_disp, cv_work
@@ -420,9 +424,12 @@ fan_out(ms_engine *e)
 	return fan;
 }
 
-/* One picker run: passes until fewer than 2 parts come back. e->mu held. */
+/* One picker run: passes until fewer than 2 parts come back. e->mu held.
+ * A probe (found not NULL) stops at the first selection without making
+ * its job: *found says there is one, and the trigger stays set for the
+ * dispatcher's run; a probe that finds nothing is that run. */
 static int
-pick_run(ms_engine *e, ms_errbuf *eb)
+pick_run(ms_engine *e, bool *found, ms_errbuf *eb)
 {
 	ms_view *v = NULL;
 	ms_pick_cand *cands = NULL, *rest = NULL;
@@ -475,6 +482,11 @@ pick_run(ms_engine *e, ms_errbuf *eb)
 		                      eb);
 		if (rc < 0 || pk.n < 2)
 			break;
+		if (found) {
+			*found = true;
+			e->trigger = true;
+			goto out;
+		}
 		size_t sel[MS_PICKER_PARTS_LIMIT];
 		for (size_t t = 0; t < pk.n; t++) {
 			size_t ci = ridx[pk.idx[t]];
@@ -530,7 +542,7 @@ static void
 pick_and_report(ms_engine *e)
 {
 	ms_errbuf eb = { { 0 } };
-	int rc = pick_run(e, &eb);
+	int rc = pick_run(e, NULL, &eb);
 
 	if (rc == 0)
 		return;
@@ -1067,6 +1079,14 @@ ms_engine_trigger(ms_engine *e)
 	pthread_mutex_unlock(&e->mu);
 }
 
+void
+ms_engine_trigger_for_wait(ms_engine *e)
+{
+	pthread_mutex_lock(&e->mu);
+	e->trigger = true;
+	pthread_mutex_unlock(&e->mu);
+}
+
 bool
 ms_engine_is_idle(ms_engine *e)
 {
@@ -1100,8 +1120,23 @@ ms_engine_wait_idle(ms_engine *e, int64_t timeout_ns)
 		/* An epoch nobody told us about: pick on it. */
 		if (!e->trigger && !e->backing_off && !e->head &&
 		    (!e->picked ||
-		     e->picked_epoch != ms_shard_epoch(e->o.shard))) {
+		     e->picked_epoch != ms_shard_epoch(e->o.shard)))
 			e->trigger = true;
+		if (e->trigger && !e->backing_off) {
+			/* Nothing listed: the run the dispatcher would do
+			 * next, probed here (design 3 holds: e->mu is held).
+			 * When it finds nothing that is the run; a selection,
+			 * or a run that fails, is left to the dispatcher, which
+			 * runs it again (the same state, the same result),
+			 * makes the jobs and reports. */
+			bool found = false;
+			if (!e->head) {
+				ms_errbuf peb = { { 0 } };
+				if (pick_run(e, &found, &peb) != 0)
+					e->trigger = true;
+				else if (!found)
+					continue;
+			}
 			pthread_cond_broadcast(&e->cv_disp);
 		}
 		if (timeout_ns < 0) {

@@ -1554,7 +1554,7 @@ static int
 drain(ms_replay *r, const char *what, int64_t *ns, ms_errbuf *eb)
 {
 	int64_t t0 = ms_mono_ns();
-	ms_engine_trigger(r->engine);
+	ms_engine_trigger_for_wait(r->engine);
 	int rc = wait_idle_bounded(r, what, eb);
 	if (ns)
 		*ns = ms_mono_ns() - t0;

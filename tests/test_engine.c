@@ -592,6 +592,86 @@ test_idle_empty_and_seven_then_eight(void **state)
 	fx_close(&f);
 }
 
+/* Which thread ran the last picker pass: the free-disk callback is asked
+ * once a pass. */
+typedef struct picker_thread {
+	pthread_mutex_t mu;
+	pthread_t last;
+	unsigned calls;
+} picker_thread;
+
+static uint64_t
+on_free_disk(void *arg)
+{
+	picker_thread *pt = arg;
+	pthread_mutex_lock(&pt->mu);
+	pt->last = pthread_self();
+	pt->calls++;
+	pthread_mutex_unlock(&pt->mu);
+	return UINT64_MAX; /* unknown: no throttle */
+}
+
+/* ms_engine_trigger_for_wait: with nothing listed, the wait runs the
+ * picker on the caller's thread (no hand-off to the dispatcher); what it
+ * selects still goes through the dispatcher's hook and a worker, and the
+ * merges and idle are as after ms_engine_trigger. */
+static void
+test_trigger_for_wait(void **state)
+{
+	(void)state;
+	fixture f;
+	picker_thread pt = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	uint64_t ids[64];
+	size_t n;
+	ms_errbuf eb;
+
+	fx_open(&f, false, 2, 10);
+	idle(&f);
+	ms_engine_close(f.eng);
+	ms_engine_opts o = {
+		.shard = f.shard,
+		.clock = &f.clock,
+		.mem = &f.mem,
+		.cpus = 2,
+		.mem_limit = 256u << 20,
+		.backoff_base_ms = 10,
+		.dispatch_hook = on_dispatch,
+		.dispatch_arg = &f.r,
+		.event = on_event,
+		.event_arg = &f.r,
+		.free_disk = on_free_disk,
+		.free_disk_arg = &pt,
+	};
+	if (ms__engine_open_hooked(&f.eng, &o, &f.hooks, &eb) != 0)
+		fail_msg("engine open: %s", eb.msg);
+	idle(&f);
+
+	for (int i = 0; i < 7; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false, T0,
+		                NULL);
+	pthread_mutex_lock(&pt.mu);
+	unsigned before = pt.calls;
+	pthread_mutex_unlock(&pt.mu);
+	ms_engine_trigger_for_wait(f.eng);
+	idle(&f);
+	pthread_mutex_lock(&pt.mu);
+	assert_int_equal(pt.calls, before + 1);
+	assert_true(pthread_equal(pt.last, pthread_self()));
+	pthread_mutex_unlock(&pt.mu);
+	assert_int_equal(f.r.done, 0);
+
+	/* The eighth part makes a selection: hooked and merged. */
+	publish_uniform(f.shard, 700, 20, 200, false, T0, NULL);
+	ms_engine_trigger_for_wait(f.eng);
+	idle(&f);
+	assert_int_equal(f.r.done, 1);
+	assert_int_equal(f.r.nseen, 1);
+	assert_int_equal(f.r.seen_n[0], 8);
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 1);
+	fx_close(&f);
+}
+
 static void
 test_slow_merge_racing_publication(void **state)
 {
@@ -1458,6 +1538,7 @@ main(void)
 		cmocka_unit_test(test_lanes_rule),
 		cmocka_unit_test(test_job_state_table),
 		cmocka_unit_test(test_idle_empty_and_seven_then_eight),
+		cmocka_unit_test(test_trigger_for_wait),
 		cmocka_unit_test(test_slow_merge_racing_publication),
 		cmocka_unit_test(test_hold_release_and_drop),
 		cmocka_unit_test(test_two_lanes_at_once),

@@ -223,6 +223,13 @@ void ms_engine_close(ms_engine *e);
 /* Ask for a picker run on the shard's current epoch. Never blocks;
  * triggers that arrive before the run starts coalesce into one. */
 void ms_engine_trigger(ms_engine *e);
+/* The same for a caller that calls ms_engine_wait_idle next: the
+ * dispatcher is not woken, and the wait runs the picker on the caller's
+ * thread when no selection is listed (a run then depends on the shard's
+ * state alone), so a publication that selects nothing is idle without a
+ * hand-off between threads. With selections listed, or a run that fails,
+ * the dispatcher runs it as after ms_engine_trigger. */
+void ms_engine_trigger_for_wait(ms_engine *e);
 
 /*
  * Wait for merge-idle: the picker ran on the shard's current epoch and
