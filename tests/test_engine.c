@@ -470,6 +470,9 @@ typedef struct fixture {
 	ms_mem mem;
 	ms_merge_hooks hooks;
 	rec r;
+	/* The engine's free-disk callback (NULL: statvfs of the shard). */
+	uint64_t (*free_disk)(void *arg);
+	void *free_disk_arg;
 } fixture;
 
 /* Open f's engine on f->shard (resuming `resume` when not NULL). */
@@ -492,6 +495,8 @@ fx_engine(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms,
 		.event = on_event,
 		.event_arg = &f->r,
 		.resume = resume,
+		.free_disk = f->free_disk,
+		.free_disk_arg = f->free_disk_arg,
 	};
 	if (ms__engine_open_hooked(&f->eng, &o, &f->hooks, &eb) != 0)
 		fail_msg("engine open: %s", eb.msg);
@@ -623,27 +628,13 @@ test_trigger_for_wait(void **state)
 	picker_thread pt = { .mu = PTHREAD_MUTEX_INITIALIZER };
 	uint64_t ids[64];
 	size_t n;
-	ms_errbuf eb;
 
 	fx_open(&f, false, 2, 10);
 	idle(&f);
 	ms_engine_close(f.eng);
-	ms_engine_opts o = {
-		.shard = f.shard,
-		.clock = &f.clock,
-		.mem = &f.mem,
-		.cpus = 2,
-		.mem_limit = 256u << 20,
-		.backoff_base_ms = 10,
-		.dispatch_hook = on_dispatch,
-		.dispatch_arg = &f.r,
-		.event = on_event,
-		.event_arg = &f.r,
-		.free_disk = on_free_disk,
-		.free_disk_arg = &pt,
-	};
-	if (ms__engine_open_hooked(&f.eng, &o, &f.hooks, &eb) != 0)
-		fail_msg("engine open: %s", eb.msg);
+	f.free_disk = on_free_disk;
+	f.free_disk_arg = &pt;
+	fx_engine(&f, false, 2, 10, NULL);
 	idle(&f);
 
 	for (int i = 0; i < 7; i++)
