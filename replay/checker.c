@@ -174,17 +174,22 @@ ms__checker_stop(ms_replay *r)
 	r->check_stop = true;
 	pthread_cond_broadcast(&r->check_cv);
 	pthread_mutex_unlock(&r->check_mu);
-	if (r->check_started) {
+	if (r->check_started)
 		pthread_join(r->check_thread, NULL);
-		r->check_started = false;
-	}
-	while (r->check_head) {
-		ms__check_job *j = r->check_head;
-		r->check_head = j->next;
+	/* Under the lock: a merge still finishing (the engine closes after
+	 * this) reads these in ms__checker_submit and, seeing check_stop,
+	 * queues nothing more. */
+	pthread_mutex_lock(&r->check_mu);
+	r->check_started = false;
+	ms__check_job *left = r->check_head;
+	r->check_head = r->check_tail = NULL;
+	pthread_mutex_unlock(&r->check_mu);
+	while (left) {
+		ms__check_job *j = left;
+		left = j->next;
 		ms_view_release(j->view);
 		free(j);
 	}
-	r->check_tail = NULL;
 }
 
 void
