@@ -160,16 +160,6 @@ to_i64(uint64_t u)
 	return u <= INT64_MAX ? (int64_t)u : -(int64_t)~u - 1;
 }
 
-static size_t
-put_uvarint(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-	for (; v >= 0x80; v >>= 7)
-		p[n++] = (uint8_t)(v | 0x80);
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
 /* Records are ours: every varint ends within VARINT_MAX bytes. */
 static uint64_t
 get_uvarint(const uint8_t **p)
@@ -383,10 +373,10 @@ ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len, int64_t min_ts,
 	rec[rlen++] = (uint8_t)shared;
 	rec[rlen++] = (uint8_t)(len - shared);
 	memcpy(rec + rlen, tid + shared, len - shared);
-	rlen += len - shared;
-	rlen += put_uvarint(rec + rlen, zigzag((uint64_t)min_ts - base));
-	rlen += put_uvarint(rec + rlen,
-	                    zigzag((uint64_t)max_ts - (uint64_t)min_ts));
+	uint8_t *p = rec + rlen + (len - shared);
+	p = ms_put_uvarint(p, zigzag((uint64_t)min_ts - base));
+	p = ms_put_uvarint(p, zigzag((uint64_t)max_ts - (uint64_t)min_ts));
+	rlen = (size_t)(p - rec);
 	rc = ref_room(d);
 	if (!rc)
 		rc = record_room(d, rlen);

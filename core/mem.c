@@ -280,13 +280,7 @@ int
 ms_buf_append_uvarint(ms_buf *b, uint64_t v)
 {
 	uint8_t t[10];
-	size_t n = 0;
-	while (v >= 0x80) {
-		t[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	t[n++] = (uint8_t)v;
-	return ms_buf_append(b, t, n);
+	return ms_buf_append(b, t, (size_t)(ms_put_uvarint(t, v) - t));
 }
 
 int

@@ -380,20 +380,9 @@ row_span(const ms_row *r, const uint32_t *L)
 }
 
 static inline uint8_t *
-put_uv(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-static inline uint8_t *
 put_str(uint8_t *p, const char *s, uint32_t n)
 {
-	p = put_uv(p, n);
+	p = ms_put_uvarint(p, n);
 	if (n)
 		memcpy(p, s, n);
 	p[n] = 0;
@@ -443,7 +432,7 @@ encode_units(ms_part_writer *w, const ms_row *const *rp, size_t n,
 	} while (0)
 	c0 = p;
 	for (size_t i = 0; i < n; i++)
-		p = put_uv(p, rp[i]->span_id);
+		p = ms_put_uvarint(p, rp[i]->span_id);
 	COL_END();
 	for (unsigned k = 0; k < 4; k++) {
 		c0 = p;
@@ -464,12 +453,12 @@ encode_units(ms_part_writer *w, const ms_row *const *rp, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		uint64_t d = (uint64_t)rp[i]->start_ns - prev;
 		prev = (uint64_t)rp[i]->start_ns;
-		p = put_uv(p, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
+		p = ms_put_uvarint(p, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
 	}
 	COL_END();
 	c0 = p;
 	for (size_t i = 0; i < n; i++)
-		p = put_uv(p, rp[i]->latency_ms);
+		p = ms_put_uvarint(p, rp[i]->latency_ms);
 	COL_END();
 	c0 = p;
 	for (size_t i = 0; i < n; i++)
@@ -479,7 +468,7 @@ encode_units(ms_part_writer *w, const ms_row *const *rp, size_t n,
 	l = L;
 	for (size_t i = 0; i < n; i++) {
 		const ms_row *r = rp[i];
-		p = put_uv(p, r->ntags);
+		p = ms_put_uvarint(p, r->ntags);
 		for (uint32_t t = 0; t < r->ntags; t++)
 			p = put_str(p, r->tags[t], l[4 + t]);
 		l += 4 + r->ntags;
@@ -490,7 +479,7 @@ encode_units(ms_part_writer *w, const ms_row *const *rp, size_t n,
 
 	p = w->ub.data;
 	for (size_t i = 0; i < n; i++)
-		p = put_uv(p, rp[i]->body_len);
+		p = ms_put_uvarint(p, rp[i]->body_len);
 	for (size_t i = 0; i < n; i++) {
 		if (rp[i]->body_len)
 			memcpy(p, rp[i]->body, rp[i]->body_len);
@@ -881,8 +870,8 @@ ms__index_seal(ms_buf *b, enum ms_part_kind kind, uint64_t count,
 size_t
 ms__dir_put(uint8_t rec[MS__DIR_REC_MAX], uint32_t stored, uint32_t nrows)
 {
-	uint8_t *p = put_uv(rec, stored);
-	return (size_t)(put_uv(p, nrows) - rec);
+	uint8_t *p = ms_put_uvarint(rec, stored);
+	return (size_t)(ms_put_uvarint(p, nrows) - rec);
 }
 
 /* One uvarint of at most 32 bits at *p (before end): 1, 0 when it does

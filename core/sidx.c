@@ -440,28 +440,6 @@ ms_sidx_writer_open(ms_sidx_writer **out, enum ms_part_kind kind,
 	return swriter_open(out, kind, tmp_path, id, opts, 0, eb);
 }
 
-static inline size_t
-uv_len(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static inline uint8_t *
-put_uv(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
 /* ms__pack7 undone: the low 56 bits of x spread 7 to a byte. */
 static inline uint64_t
 spread7(uint64_t x)
@@ -472,15 +450,15 @@ spread7(uint64_t x)
 	       (x & 0x007f007f007f007full);
 }
 
-/* put_uv for a column of a chunk payload being encoded, which has 8
+/* ms_put_uvarint for a column of a chunk payload being encoded, which has 8
  * bytes of room past what it holds: a value under 2^56 is stored as one
  * 8-byte word (bytes past the varint are overwritten by what follows),
- * without a branch on its length. The same bytes as put_uv. */
+ * without a branch on its length. The same bytes as ms_put_uvarint. */
 static inline uint8_t *
 put_uv_col(uint8_t *p, uint64_t v)
 {
 	if (v >> 56)
-		return put_uv(p, v);
+		return ms_put_uvarint(p, v);
 	unsigned n = v ? (unsigned)(63 - __builtin_clzll(v)) / 7 + 1 : 1;
 	uint64_t more = 0x8080808080808080ull & ((1ull << (8 * (n - 1))) - 1);
 	ms_put_le64(p, spread7(v) | more);
@@ -610,7 +588,7 @@ put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots, bval *dist,
 		*p++ = COL_DICT;
 		*p++ = (uint8_t)(nd - 1);
 		for (uint32_t j = 0; j < nd; j++)
-			p = put_uv(p, dist[j].len);
+			p = ms_put_uvarint(p, dist[j].len);
 		for (uint32_t j = 0; j < nd; j++) {
 			if (dist[j].len)
 				memcpy(p, dist[j].p, dist[j].len);
@@ -621,7 +599,7 @@ put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots, bval *dist,
 	}
 	*p++ = COL_PLAIN;
 	for (size_t i = 0; i < n; i++)
-		p = put_uv(p, v[i].len);
+		p = ms_put_uvarint(p, v[i].len);
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].len)
 			memcpy(p, v[i].p, v[i].len);
@@ -639,9 +617,9 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 	uint64_t ps = 0, pk = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t d = (uint64_t)w->chunk[i].key - pk;
-		need += uv_len(w->chunk[i].series - ps) +
-		        uv_len((d << 1) ^ (uint64_t)((int64_t)d >> 63)) + 1 +
-		        w->chunk[i].tid_len;
+		uint64_t z = (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+		need += ms_uvarint_len(w->chunk[i].series - ps) +
+		        ms_uvarint_len(z) + 1 + w->chunk[i].tid_len;
 		ps = w->chunk[i].series;
 		pk = (uint64_t)w->chunk[i].key;
 	}
@@ -754,7 +732,7 @@ put_pieces(ms_sidx_writer *w, uint8_t *z, size_t *len, ms_errbuf *eb)
 		at = w->piece_end[c];
 		if (n < PIECE_ZSTD_MIN) {
 			*p++ = PIECE_STORED;
-			p = put_uv(p, n);
+			p = ms_put_uvarint(p, n);
 			if (n)
 				memcpy(p, src, n);
 			p += n;
@@ -762,7 +740,8 @@ put_pieces(ms_sidx_writer *w, uint8_t *z, size_t *len, ms_errbuf *eb)
 		}
 		/* Compressed after room for the longest size varint, then
 		 * moved down next to the size actually written. */
-		size_t bound = ZSTD_compressBound(n), room = uv_len(bound);
+		size_t bound = ZSTD_compressBound(n);
+		size_t room = ms_uvarint_len(bound);
 		uint8_t *body = p + 1 + room;
 		size_t k = ZSTD_compressCCtx(w->cctx, body, bound, src, n,
 		                             w->level);
@@ -770,7 +749,7 @@ put_pieces(ms_sidx_writer *w, uint8_t *z, size_t *len, ms_errbuf *eb)
 			return swfail(w, eb, ms__zstd_err(k), MS__F_DATA,
 			              "zstd: %s", ZSTD_getErrorName(k));
 		*p++ = PIECE_ZSTD;
-		p = put_uv(p, k);
+		p = ms_put_uvarint(p, k);
 		if (p != body)
 			memmove(p, body, k);
 		p += k;
@@ -901,7 +880,7 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 		              "row %llu: latency %lld outside 0..%u", at,
 		              (long long)row->other, UINT32_MAX);
 	if (!raw)
-		lt = uv_len(nt);
+		lt = ms_uvarint_len(nt);
 	for (uint32_t i = 0; i < nt; i++) {
 		size_t l = row->tags[i] ? strlen(row->tags[i]) : 0;
 		if (!row->tags[i] || l > MS_TAG_MAX)
@@ -909,7 +888,7 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 			              "row %llu: tag %u is NULL or longer "
 			              "than %d bytes",
 			              at, i, MS_TAG_MAX);
-		lt += uv_len(l) + l;
+		lt += ms_uvarint_len(l) + l;
 	}
 	if (w->nchunk == MS__CHUNK_ROWS || w->vals.len >= CHUNK_VALS) {
 		int rc = flush_chunk(w, eb);
@@ -965,10 +944,10 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	} else {
 		memcpy(p, row->instance ? row->instance : "", li);
 		memcpy(p + li, row->endpoint ? row->endpoint : "", le);
-		p = put_uv(p + li + le, nt);
+		p = ms_put_uvarint(p + li + le, nt);
 		for (uint32_t i = 0; i < nt; i++) {
 			size_t l = strlen(row->tags[i]);
-			p = put_uv(p, l);
+			p = ms_put_uvarint(p, l);
 			memcpy(p, row->tags[i], l);
 			p += l;
 		}
@@ -1563,7 +1542,7 @@ check_taglist(const uint8_t *p, uint64_t len, uint64_t *strs, uint64_t *ntags,
 	uint64_t n;
 	if (!get_uv(&p, end, &n) || n > MS_TAGS_MAX)
 		return false;
-	if ((size_t)(p - at) != uv_len(n))
+	if ((size_t)(p - at) != ms_uvarint_len(n))
 		*canon = false;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t l;
@@ -1571,7 +1550,7 @@ check_taglist(const uint8_t *p, uint64_t len, uint64_t *strs, uint64_t *ntags,
 		if (!get_uv(&p, end, &l) || l > MS_TAG_MAX ||
 		    l > (uint64_t)(end - p))
 			return false;
-		if ((size_t)(p - at) != uv_len(l))
+		if ((size_t)(p - at) != ms_uvarint_len(l))
 			*canon = false;
 		if (has_nul(p, (size_t)l))
 			return false;

@@ -220,6 +220,30 @@ ms_put_le64(uint8_t *p, uint64_t v)
 	ms_put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
+/* v as a LEB128 uvarint at p (1 to 10 bytes); returns the byte after it. */
+static inline uint8_t *
+ms_put_uvarint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* The bytes ms_put_uvarint writes for v. */
+static inline size_t
+ms_uvarint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
 /*
  * Bounded reader over bytes from disk: every get checks the remaining length
  * and sets `bad` instead of reading past the end. Check `bad` once at the
