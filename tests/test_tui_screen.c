@@ -458,6 +458,52 @@ test_merge_details(void **state)
 	free(t);
 }
 
+/* Keys as a terminal sends them, read back through ms_screen_key. */
+static void
+read_keys(const char *term, const char *bytes, int *keys, size_t n)
+{
+	FILE *in = tmpfile(), *out = fopen("/dev/null", "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	fputs(bytes, in);
+	rewind(in);
+	ms_screen_opts so = { .out = out, .in = in, .term = term };
+	ms_errbuf eb = { "" };
+	ms_screen *scr;
+	assert_int_equal(ms_screen_open(&scr, &so, &eb), 0);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = ms_screen_key(scr, 50);
+	ms_screen_close(scr);
+	fclose(in);
+	fclose(out);
+}
+
+/* tmux sends Home and End as ESC [ 1 ~ and ESC [ 4 ~ whatever TERM says;
+ * under TERM=xterm-256color curses does not know them and handed over
+ * ESC, `[` (back one barrier: the replay re-ran), `4`, `~`. Such a
+ * sequence is one key, or none; a lone ESC is still Esc. */
+static void
+test_unlisted_escape_sequences(void **state)
+{
+	(void)state;
+	int k[8];
+	read_keys("xterm-256color",
+	          "\033[4~\033[1~\033[F\033[1;5H\033[7~x\033[8~\033[5~",
+	          k, 8);
+	assert_int_equal(k[0], MS_KEY_END);
+	assert_int_equal(k[1], MS_KEY_HOME);
+	assert_int_equal(k[2], MS_KEY_END);
+	assert_int_equal(k[3], MS_KEY_NONE); /* ctrl-Home: nothing */
+	assert_int_equal(k[4], MS_KEY_HOME);
+	assert_int_equal(k[5], 'x');
+	assert_int_equal(k[6], MS_KEY_END);
+	assert_int_equal(k[7], MS_KEY_PGUP);
+	/* ESC then a key that starts no sequence: both keys. */
+	read_keys("xterm-256color", "\033q", k, 2);
+	assert_int_equal(k[0], MS_KEY_ESC);
+	assert_int_equal(k[1], 'q');
+}
+
 static void
 test_no_color(void **state)
 {
@@ -504,6 +550,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_merge_details, setup,
 		                                teardown),
 		cmocka_unit_test(test_no_color),
+		cmocka_unit_test(test_unlisted_escape_sequences),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

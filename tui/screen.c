@@ -263,6 +263,79 @@ ms_screen_draw(ms_screen *s, const ms_canvas *c)
 	doupdate();
 }
 
+/* Escape sequences of keys the terminal description does not list: a
+ * terminal (or tmux, which sends Home and End as ESC [ 1 ~ and ESC [ 4 ~
+ * whatever TERM says) may send them, and curses then hands over the ESC
+ * and the rest as separate keys, the `[` of which is a command (back one
+ * barrier). The rest of the sequence after ESC, as sent. */
+static const struct {
+	const char *seq;
+	int key;
+} esc_keys[] = {
+	{ "[A", MS_KEY_UP },       { "[B", MS_KEY_DOWN },
+	{ "[C", MS_KEY_RIGHT },    { "[D", MS_KEY_LEFT },
+	{ "[H", MS_KEY_HOME },     { "[F", MS_KEY_END },
+	{ "[1~", MS_KEY_HOME },    { "[7~", MS_KEY_HOME },
+	{ "[4~", MS_KEY_END },     { "[8~", MS_KEY_END },
+	{ "[3~", MS_KEY_DELETE },  { "[5~", MS_KEY_PGUP },
+	{ "[6~", MS_KEY_PGDN },    { "[Z", MS_KEY_BTAB },
+	{ "OA", MS_KEY_UP },       { "OB", MS_KEY_DOWN },
+	{ "OC", MS_KEY_RIGHT },    { "OD", MS_KEY_LEFT },
+	{ "OH", MS_KEY_HOME },     { "OF", MS_KEY_END },
+	{ "OM", MS_KEY_ENTER },    { "OP", MS_KEY_F(1) },
+	{ "OQ", MS_KEY_F(2) },     { "OR", MS_KEY_F(3) },
+	{ "OS", MS_KEY_F(4) },     { "[11~", MS_KEY_F(1) },
+	{ "[12~", MS_KEY_F(2) },   { "[13~", MS_KEY_F(3) },
+	{ "[14~", MS_KEY_F(4) },   { "[15~", MS_KEY_F(5) },
+	{ "[17~", MS_KEY_F(6) },   { "[18~", MS_KEY_F(7) },
+	{ "[19~", MS_KEY_F(8) },   { "[20~", MS_KEY_F(9) },
+	{ "[21~", MS_KEY_F(10) },
+};
+
+/* After an ESC from curses: when the bytes of an escape sequence follow
+ * at once (CSI `ESC [` parameters, final byte; or SS3 `ESC O` and one
+ * byte), read them all and return their key, or MS_KEY_NONE for a
+ * sequence with no meaning here (a modified key), so none of its bytes
+ * acts as a key of its own. A lone ESC, or ESC and another key, stays
+ * MS_KEY_ESC (the other key comes next). */
+static int
+escape_key(void)
+{
+	wint_t ch;
+	wtimeout(stdscr, 0);
+	int r = wget_wch(stdscr, &ch);
+	if (r == ERR)
+		return MS_KEY_ESC;
+	if (r == KEY_CODE_YES || (ch != '[' && ch != 'O')) {
+		if (r == KEY_CODE_YES)
+			ungetch((int)ch);
+		else
+			unget_wch((wchar_t)ch);
+		return MS_KEY_ESC;
+	}
+	char seq[16];
+	size_t n = 0;
+	bool csi = ch == '[';
+	seq[n++] = (char)ch;
+	for (;;) {
+		r = wget_wch(stdscr, &ch);
+		if (r != OK)
+			break; /* cut short: drop what came */
+		if (n + 1 < sizeof(seq))
+			seq[n++] = (char)ch;
+		/* SS3 ends with its one byte, CSI with a final byte
+		 * (0x40-0x7e) after parameters and intermediates. */
+		if (!csi || (ch >= 0x40 && ch <= 0x7e) || ch < 0x20 ||
+		    ch > 0x7e)
+			break;
+	}
+	seq[n] = '\0';
+	for (size_t i = 0; i < sizeof(esc_keys) / sizeof(esc_keys[0]); i++)
+		if (strcmp(esc_keys[i].seq, seq) == 0)
+			return esc_keys[i].key;
+	return MS_KEY_NONE;
+}
+
 void
 ms_screen_mouse(const ms_screen *s, ms_mouse *out)
 {
@@ -334,7 +407,7 @@ ms_screen_key(ms_screen *s, int timeout_ms)
 	case '\t':
 		return MS_KEY_TAB;
 	case 27:
-		return MS_KEY_ESC;
+		return escape_key();
 	case 8:
 	case 127:
 		return MS_KEY_BACKSPACE;
