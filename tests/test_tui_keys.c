@@ -669,6 +669,57 @@ test_export_path_field(void **state)
 	rmdir(dir);
 }
 
+/* The footer of the session's view drawn at w x h, into row. */
+static void
+footer_row(fx *f, int w, int h, char *row, size_t n)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+	ms_canvas_row(&cv, h - 1, row, n);
+	ms_canvas_release(&cv);
+}
+
+/* At 80 columns each prompt's question shows whole: an existing file's
+ * long path is shortened from the left (it hid "write over it? (y/N)",
+ * so the next key answered a question never seen), a long offer from
+ * the right, and the break prompt's label no longer leaves the spec
+ * typed two columns. */
+static void
+test_footer_questions_fit(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	ms_tui_ui *ui = &f->s.view->ui;
+	ui->prompt = MS_PROMPT_CONFIRM;
+	snprintf(ui->export_path, sizeof(ui->export_path), "%s",
+	         "/var/tmp/cache/mergescope/runs/"
+	         "day-1x-skywalking-20261202-054559-8156.jsonl");
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "exists: write over it? (y/N)"));
+	assert_non_null(strstr(row, "...")); /* the path's start left out */
+	assert_non_null(strstr(row, "-8156.jsonl exists"));
+	footer_row(f, 200, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "/var/tmp/cache/mergescope/runs/day-1x"));
+	ui->prompt = MS_PROMPT_RESTORE;
+	snprintf(ui->offer, sizeof(ui->offer), "%s",
+	         "break merge=4, time=02:00:00, lane=finalize, depth>=3, "
+	         "sampling; filter /lane=fast");
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "last time on this fixture: break"));
+	assert_non_null(strstr(row, "...; again? (y/N)"));
+	ui->prompt = MS_PROMPT_NONE;
+	keys(f, "ba");
+	assert_int_equal(ui->prompt, MS_PROMPT_BREAK);
+	keys(f, "time=02:00");
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "break on: time=02:00"));
+	footer_row(f, 200, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "break on (mature, sampling, merge=N, "
+	                            "time=HH:MM, part=ID, lane=L, depth>=D): "
+	                            "time=02:00"));
+}
+
 /* At DONE the gates take the Events area; Tab shows the events, and
  * coming round again the gates. */
 static void
@@ -1146,6 +1197,7 @@ main(void)
 		T(test_offer_never_eats_a_key),
 		T(test_filter_and_export),
 		T(test_export_path_field),
+		T(test_footer_questions_fit),
 		T(test_prompt_history),
 		T(test_help_scrolls),
 		T(test_zoom_keys),

@@ -117,6 +117,23 @@ ms_canvas_text(ms_canvas *c, int x, int y, int maxw, const char *s,
 }
 
 int
+ms_canvas_text_tail(ms_canvas *c, int x, int y, int maxw, const char *s,
+                    uint16_t attr)
+{
+	int len = 0;
+	for (const char *p = s; *p;)
+		utf8_next(&p), len++;
+	if (len <= maxw)
+		return ms_canvas_text(c, x, y, maxw, s, attr);
+	if (maxw < 4)
+		return 0;
+	for (int skip = len - (maxw - 3); skip > 0; skip--)
+		utf8_next(&s);
+	int col = ms_canvas_text(c, x, y, 3, "...", attr);
+	return col + ms_canvas_text(c, x + col, y, maxw - col, s, attr);
+}
+
+int
 ms_canvas_printf(ms_canvas *c, int x, int y, int maxw, uint16_t attr,
                  const char *fmt, ...)
 {

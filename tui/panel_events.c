@@ -175,13 +175,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		int x0 = r.x + r.w - 2 - show - 8;
 		x0 += ms_canvas_text(c, x0, r.y + r.h - 1, 8, " events ",
 		                     MS_C_MUTED);
-		if (len > room) {
-			ms_canvas_text(c, x0, r.y + r.h - 1, 3, "...", 0);
-			ms_canvas_text(c, x0 + 3, r.y + r.h - 1, show - 3,
-			               db + len - (show - 3), 0);
-		} else {
-			ms_canvas_text(c, x0, r.y + r.h - 1, show, db, 0);
-		}
+		ms_canvas_text_tail(c, x0, r.y + r.h - 1, show, db, 0);
 		ms_canvas_put(c, x0 + show, r.y + r.h - 1, ' ', 0);
 	}
 	/* Reason comes last so that only it is cut on narrow screens; the
