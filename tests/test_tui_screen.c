@@ -504,6 +504,29 @@ test_unlisted_escape_sequences(void **state)
 	assert_int_equal(k[1], 'q');
 }
 
+/* TERM=dumb (no cursor addressing) was opened, and every frame came out
+ * as a stream of lines: refused, naming the terminal type; a terminal
+ * that can address its cursor still opens. */
+static void
+test_dumb_terminal_refused(void **state)
+{
+	(void)state;
+	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+	assert_non_null(out);
+	assert_non_null(in);
+	ms_screen_opts so = { .out = out, .in = in, .term = "dumb" };
+	ms_errbuf eb = { "" };
+	ms_screen *scr = (ms_screen *)1;
+	assert_int_equal(ms_screen_open(&scr, &so, &eb), MS_ERR_STATE);
+	assert_null(scr);
+	assert_non_null(strstr(eb.msg, "\"dumb\" cannot move the cursor"));
+	so.term = "vt100";
+	assert_int_equal(ms_screen_open(&scr, &so, &eb), 0);
+	ms_screen_close(scr);
+	fclose(out);
+	fclose(in);
+}
+
 static void
 test_no_color(void **state)
 {
@@ -551,6 +574,7 @@ main(void)
 		                                teardown),
 		cmocka_unit_test(test_no_color),
 		cmocka_unit_test(test_unlisted_escape_sequences),
+		cmocka_unit_test(test_dumb_terminal_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,6 +114,20 @@ ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
 		               term);
 	}
 	set_term(s->scr);
+	/* A terminal that cannot move its cursor (TERM=dumb, a hardcopy)
+	 * would get every frame as a stream of lines: refused before
+	 * anything is written to it. */
+	const char *cup = tigetstr("cup");
+	if (!cup || cup == (const char *)-1) {
+		endwin();
+		delscreen(s->scr);
+		free(s);
+		return ms_fail(eb, MS_ERR_STATE,
+		               "screen: terminal type \"%s\" cannot move the "
+		               "cursor (set TERM to your terminal's type, or "
+		               "run with --headless)",
+		               term);
+	}
 	s->open = true;
 	active = s;
 	if (!atexit_set) {
