@@ -919,6 +919,33 @@ test_help_scrolls(void **state)
 	assert_int_equal(f->s.view->ui.help_scroll, 0);
 }
 
+/* The details scroll the same way, the wheel too, and open at their
+ * top; at 80x24 the merge's wall time and result come into view. */
+static void
+test_details_scroll(void **state)
+{
+	fx *f = *state;
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	keys(f, "\n");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	assert_false(screen_has_at(f, 80, 24, "result "));
+	ms_session_key(&f->s, MS_KEY_PGDN);
+	ms_session_key(&f->s, MS_KEY_PGDN);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	assert_int_equal(f->s.view->ui.detail_scroll, 20);
+	assert_true(screen_has_at(f, 80, 24, "result "));
+	keys(f, "k");
+	assert_int_equal(f->s.view->ui.detail_scroll, 19);
+	ms_mouse m = { .kind = MS_MOUSE_WHEEL_DOWN, .x = 40, .y = 10 };
+	ms_session_mouse(&f->s, &m, 80, 24);
+	assert_int_equal(f->s.view->ui.detail_scroll, 22);
+	keys(f, "\n"); /* Enter still closes */
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+	keys(f, "\n");
+	assert_int_equal(f->s.view->ui.detail_scroll, 0);
+	assert_string_equal(f->fake.log, "");
+}
+
 /* Every prompt remembers what it was given: up and down walk it. */
 static void
 test_prompt_history(void **state)
@@ -1200,6 +1227,7 @@ main(void)
 		T(test_footer_questions_fit),
 		T(test_prompt_history),
 		T(test_help_scrolls),
+		T(test_details_scroll),
 		T(test_zoom_keys),
 		T(test_mouse),
 		T(test_search),

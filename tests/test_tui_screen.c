@@ -434,7 +434,9 @@ test_filter_shows_in_log(void **state)
 }
 
 /* Enter on a merge: its fields, then its inputs one per line; a box too
- * short for all of them says how many more there are. */
+ * short for all of them scrolls (its title says which lines show), so
+ * the last input and the fields after the first screen can be read (at
+ * 80x24 they were cut off: wall, cpu, result, the inputs). */
 static void
 test_merge_details(void **state)
 {
@@ -450,11 +452,26 @@ test_merge_details(void **state)
 	assert_non_null(strstr(t, "00000000000001c9"));
 	assert_null(strstr(t, "more input"));
 	free(t);
-	/* 132x28: not all ten fit */
+	/* 132x28: not all ten fit; scrolled to the end, the last shows */
 	t = draw_and_read(f, 132, 28);
 	assert_non_null(strstr(t, "00000000000001c0"));
 	assert_null(strstr(t, "00000000000001c9"));
-	assert_non_null(strstr(t, " more inputs"));
+	assert_non_null(strstr(t, ", down scrolls  (Esc closes)"));
+	free(t);
+	f->view->ui.detail_scroll = ms__detail_lines(f->view) - 1;
+	t = draw_and_read(f, 132, 28);
+	assert_non_null(strstr(t, "00000000000001c9"));
+	assert_null(strstr(t, "down scrolls"));
+	free(t);
+	/* 80x24, one column: the fields below the first screen */
+	f->view->ui.detail_scroll = 0;
+	t = draw_and_read(f, 80, 24);
+	assert_null(strstr(t, "result "));
+	free(t);
+	f->view->ui.detail_scroll = 20;
+	t = draw_and_read(f, 80, 24);
+	assert_non_null(strstr(t, "result "));
+	assert_non_null(strstr(t, "wall "));
 	free(t);
 }
 

@@ -446,6 +446,7 @@ act_details(ms_tui_session *s)
 		return;
 	}
 	ui->overlay = MS_OVERLAY_DETAIL;
+	ui->detail_scroll = 0;
 	s->dirty = true;
 }
 
@@ -1157,13 +1158,17 @@ breaks_key(ms_tui_session *s, int key)
 	s->dirty = true;
 }
 
-/* Up/down/PgUp/PgDn/Home/End (and j/k) scroll the help; true if key was
- * one of them. The panel clamps the bottom to the screen. */
+/* Up/down/PgUp/PgDn/Home/End (and j/k) scroll the help or the details;
+ * true if key was one of them. The panel clamps the bottom to the
+ * screen. */
 static bool
-help_scroll(ms_tui_session *s, int key)
+overlay_scroll(ms_tui_session *s, int key)
 {
-	size_t *top = &s->view->ui.help_scroll;
-	size_t last = ms__help_lines() - 1;
+	ms_tui_ui *ui = &s->view->ui;
+	bool help = ui->overlay == MS_OVERLAY_HELP;
+	size_t *top = help ? &ui->help_scroll : &ui->detail_scroll;
+	size_t lines = help ? ms__help_lines() : ms__detail_lines(s->view);
+	size_t last = lines - 1;
 	switch (key) {
 	case MS_KEY_UP:
 	case 'k':
@@ -1212,7 +1217,9 @@ ms_session_key(ms_tui_session *s, int key)
 		breaks_key(s, key);
 		return;
 	}
-	if (ui->overlay == MS_OVERLAY_HELP && help_scroll(s, key))
+	if ((ui->overlay == MS_OVERLAY_HELP ||
+	     ui->overlay == MS_OVERLAY_DETAIL) &&
+	    overlay_scroll(s, key))
 		return;
 	if (ui->overlay != MS_OVERLAY_NONE) {
 		if (key == MS_KEY_ESC || key == 'q' || key == '?' ||

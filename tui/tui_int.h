@@ -189,6 +189,9 @@ extern const ms_panel_class ms_panel_footer;
 extern const ms_panel_class ms_panel_help;
 /* Lines of the help overlay (keys, a blank, the legend). */
 size_t ms__help_lines(void);
+/* Lines the details overlay holds for what is selected (at most: one
+ * column). */
+size_t ms__detail_lines(const ms_tui_view *v);
 extern const ms_panel_class ms_panel_detail;
 extern const ms_panel_class ms_panel_breakpoints;
 
