@@ -296,6 +296,50 @@ test_live_line_fits(void **state)
 	                          "dispatch"));
 }
 
+/* A chain longer than the plugins band (four links at 132x44): the
+ * title says which links show and the list follows the selection (links
+ * five and six were not drawn and the selection went out of sight); a
+ * click selects the link under it; the line of a merge in Decide keeps
+ * its row. */
+static void
+test_long_chain_scrolls(void **state)
+{
+	fx *f = *state;
+	static const char *const names[] = { "alwayskeep", "detdrop",
+		                             "mask",       "slowlink",
+		                             "skywalking", "lastlink" };
+	f->model->nplugins = 6;
+	for (size_t i = 0; i < 6; i++) {
+		f->model->plugins[i] = f->model->plugins[0];
+		snprintf(f->model->plugins[i].name,
+		         sizeof(f->model->plugins[i].name), "%s", names[i]);
+	}
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 132, 44, "Plugins 6 links, 1-4 shown"));
+	assert_false(screen_has_at(f, 132, 44, "lastlink"));
+	f->s.view->ui.focus = MS_FOCUS_PLUGINS;
+	ms_session_key(&f->s, MS_KEY_END);
+	assert_int_equal(f->s.view->ui.plugin_sel, 5);
+	assert_true(screen_has_at(f, 132, 44, "Plugins 6 links, 3-6 shown"));
+	assert_true(screen_has_at(f, 132, 44, "lastlink"));
+	assert_false(screen_has_at(f, 132, 44, "alwayskeep"));
+	/* The plugins band at 132x44: rows 20-26, links from row 22. */
+	ms_layout lo;
+	ms_layout_compute(132, 44, &(ms_layout_opts){ 0 }, &lo);
+	ms_rect pr = lo.r[MS_PANEL_PLUGINS];
+	ms_mouse m = { .kind = MS_MOUSE_CLICK, .x = 5, .y = pr.y + 2 };
+	ms_session_mouse(&f->s, &m, 132, 44);
+	assert_int_equal(f->s.view->ui.plugin_sel, 2); /* "mask" */
+	f->s.view->ui.plugin_sel = 5;
+	f->model->live.present = true;
+	f->model->live.seq = 77;
+	f->model->live.inflight = 1;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 132, 44, "merge #77 in Decide"));
+	assert_true(screen_has_at(f, 132, 44, "Plugins 6 links, 4-6 shown"));
+	assert_true(screen_has_at(f, 132, 44, "lastlink"));
+}
+
 /* At the end of the day the frontier line stands on the axis's last
  * column: the "24" label stays whole beside it. */
 static void
@@ -1213,6 +1257,7 @@ main(void)
 		T(test_titles_singular),
 		T(test_pending_narrow),
 		T(test_live_line_fits),
+		T(test_long_chain_scrolls),
 		T(test_axis_end_label),
 		T(test_counts_short_form),
 		T(test_goto_back_unavailable),

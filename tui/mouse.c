@@ -46,8 +46,11 @@ click_row(ms_tui_session *s, enum ms_tui_focus f, ms_rect r, int row)
 		size_t k = ms__inventory_top(s->view, rows) + (size_t)row;
 		if (k < s->view->nparts)
 			ui->part_sel = k;
-	} else if (f == MS_FOCUS_PLUGINS && (size_t)row < s->view->nplugins) {
-		ui->plugin_sel = (size_t)row;
+	} else if (f == MS_FOCUS_PLUGINS) {
+		int links = ms__plugins_rows(s->view, r.h - 2);
+		size_t k = ms__plugins_top(s->view, links) + (size_t)row;
+		if (row < links && k < s->view->nplugins)
+			ui->plugin_sel = k;
 	} else if (f == MS_FOCUS_EVENTS) {
 		click_events(s, r, row);
 	}

@@ -208,6 +208,11 @@ size_t ms__events_top(const ms_tui_view *v, const size_t *idx, size_t n,
                       int rows);
 /* The first inventory row shown when `rows` fit. */
 size_t ms__inventory_top(const ms_tui_view *v, int rows);
+/* Rows of chain links in a plugins box inner_h high (the line of a merge
+ * in Decide is kept when links would fill it), and the first link shown,
+ * so that the selected one is. */
+int ms__plugins_rows(const ms_tui_view *v, int inner_h);
+size_t ms__plugins_top(const ms_tui_view *v, int rows);
 
 /* Attribute for a sampling classification ("executed", ...). */
 uint16_t ms__class_attr(const char *klass, bool failed);
