@@ -296,6 +296,22 @@ test_live_line_fits(void **state)
 	                          "dispatch"));
 }
 
+/* ns per trace as `mergescope report` prints it: 1.666 ms over 37288
+ * traces is 44.7 (the panel said 44), 5 s over 37288 is 134088. */
+static void
+test_plugin_mean_as_report(void **state)
+{
+	fx *f = *state;
+	ms_tui_plugin *p = &f->model->plugins[0];
+	p->traces = 37288;
+	p->total_ns = 1666000;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has(f, "  1.67ms   44.7 "));
+	p->total_ns = 4999800000ULL;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has(f, "  5.00s 134086 "));
+}
+
 /* A chain longer than the plugins band (four links at 132x44): the
  * title says which links show and the list follows the selection (links
  * five and six were not drawn and the selection went out of sight); a
@@ -1258,6 +1274,7 @@ main(void)
 		T(test_pending_narrow),
 		T(test_live_line_fits),
 		T(test_long_chain_scrolls),
+		T(test_plugin_mean_as_report),
 		T(test_axis_end_label),
 		T(test_counts_short_form),
 		T(test_goto_back_unavailable),

@@ -92,8 +92,12 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		const ms_tui_plugin *p = &v->plugins[i];
 		int y = in.y + 1 + (int)(i - top);
 		char calls[32], tr[32], tot[32], mean[32], mx[32];
-		uint64_t m = p->traces ? p->total_ns / p->traces : 0;
-		snprintf(mean, sizeof(mean), "%" PRIu64, m);
+		/* As `mergescope report` gives it: one decimal (44.7, not
+		 * the 44 a division of integers gave); rounded from 1000. */
+		double m = p->traces ? (double)p->total_ns / (double)p->traces
+		                     : 0;
+		snprintf(mean, sizeof(mean),
+		         m > 0 && m < 999.95 ? "%.1f" : "%.0f", m);
 		int x = in.x +
 		        ms_canvas_printf(
 		                c, in.x, y, in.w, 0,
