@@ -943,6 +943,36 @@ test_inventory_sort(void **state)
 		assert_true(v->parts[i - 1].bytes <= v->parts[i].bytes);
 }
 
+/* The selected part stays selected while the inventory changes around
+ * it (it was a row: with two new small parts above it, the highlight and
+ * Enter's details moved to another part); a part merged away leaves the
+ * selection on its row. */
+static void
+test_part_selection_follows_part(void **state)
+{
+	fx *f = *state;
+	f->s.view->ui.focus = MS_FOCUS_INVENTORY;
+	keys(f, "jjj");
+	size_t row = f->s.view->ui.part_sel;
+	uint64_t id = f->s.view->parts[row].id;
+	/* Two parts smaller than any, new at the top in picker order. */
+	for (int i = 0; i < 2; i++) {
+		ms_tui_part *p = &f->model->parts[f->model->nparts++];
+		*p = f->model->parts[0];
+		p->id = 0x900 + (uint64_t)i;
+		p->bytes = 100 + (uint64_t)i;
+	}
+	ms_session_snapshot(&f->s);
+	assert_int_equal(f->s.view->parts[f->s.view->ui.part_sel].id, id);
+	assert_int_equal(f->s.view->ui.part_sel, row + 2);
+	/* Merged away: the row stays. */
+	for (size_t i = 0; i < f->model->nparts; i++)
+		if (f->model->parts[i].id == id)
+			f->model->parts[i] = f->model->parts[--f->model->nparts];
+	ms_session_snapshot(&f->s);
+	assert_int_equal(f->s.view->ui.part_sel, row + 2);
+}
+
 /* z zooms the timeline in (24 h, 6 h, 1 h), Z out, stopping at the
  * ends. */
 static void
@@ -1294,6 +1324,7 @@ main(void)
 		T(test_mouse),
 		T(test_search),
 		T(test_inventory_sort),
+		T(test_part_selection_follows_part),
 		T(test_gates_at_done),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),

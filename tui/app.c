@@ -49,9 +49,28 @@ clamp_sel(size_t *sel, size_t n)
 		*sel = n ? n - 1 : 0;
 }
 
+/* The selected part is a part, not a row: after a snapshot it is found
+ * again by its ID (new parts come and merged ones go above it, so the
+ * row it was on may now hold another; the details showed that one). A
+ * part that is gone leaves the selection on its row. */
+static void
+follow_part(ms_tui_view *v, uint64_t id)
+{
+	for (size_t i = 0; id && i < v->nparts; i++)
+		if (v->parts[i].id == id) {
+			v->ui.part_sel = i;
+			return;
+		}
+}
+
 int
 ms_session_snapshot(ms_tui_session *s)
 {
+	ms_tui_view *old = s->view;
+	uint64_t sel_id = old->ui.part_sel < old->nparts &&
+	                                  old->nparts <= MS_VIEW_MAX_PARTS
+	                          ? old->parts[old->ui.part_sel].id
+	                          : 0;
 	ms_tui_ui ui = s->view->ui;
 	ms_errbuf eb = { "" };
 	int rc = s->ctl->ops->snapshot(s->ctl->self, s->view, &eb);
@@ -67,6 +86,7 @@ ms_session_snapshot(ms_tui_session *s)
 	if (s->view->sel.ninputs > MS_VIEW_MAX_INPUTS)
 		s->view->sel.ninputs = MS_VIEW_MAX_INPUTS;
 	ms_tui_view_sort_parts(s->view);
+	follow_part(s->view, sel_id);
 	clamp_sel(&s->view->ui.part_sel, s->view->nparts);
 	clamp_sel(&s->view->ui.plugin_sel, s->view->nplugins);
 	clamp_sel(&s->view->ui.break_sel, s->view->nbreaks);
