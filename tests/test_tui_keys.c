@@ -15,6 +15,7 @@
 #include "tui_fake.h"
 #include "tui_int.h"
 
+#include <ctype.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -973,6 +974,55 @@ test_part_selection_follows_part(void **state)
 	assert_int_equal(f->s.view->ui.part_sel, row + 2);
 }
 
+/* Every "+1d"/"-1d" on the screen is a whole "+1d HH:MM" label. */
+static void
+assert_day_labels_whole(fx *f, int w, int h)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+	char row[2048];
+	for (int y = 0; y < h; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		for (const char *p = row; (p = strstr(p, "1d")); p += 2) {
+			if (p == row || (p[-1] != '+' && p[-1] != '-'))
+				continue;
+			if (!(p[2] == ' ' && isdigit((unsigned char)p[3]) &&
+			      isdigit((unsigned char)p[4]) && p[5] == ':' &&
+			      isdigit((unsigned char)p[6]) &&
+			      isdigit((unsigned char)p[7])))
+				fail_msg("a cut label at %dx%d: %s", w, h, row);
+		}
+	}
+	ms_canvas_release(&cv);
+}
+
+/* Zoomed in the cooldown (the finalize at +1d 02:00, where `make run`
+ * stops) or before the day, the axis labels are "+1d HH:MM" wide: they
+ * ran into each other ("+1d 01:+1d 01:20"). */
+static void
+test_zoomed_axis_outside_the_day(void **state)
+{
+	fx *f = *state;
+	f->model->now = f->model->day_end + 2 * FAKE_H;
+	f->model->frontier = f->model->day_end;
+	ms_session_snapshot(&f->s);
+	for (int z = 1; z <= 2; z++) {
+		f->s.view->ui.zoom = z;
+		assert_day_labels_whole(f, 132, 44);
+		assert_day_labels_whole(f, 80, 40);
+		assert_day_labels_whole(f, 200, 60);
+	}
+	f->model->now = f->model->day_start + 20 * FAKE_MIN;
+	f->model->frontier = f->model->now - 2 * FAKE_H;
+	ms_session_snapshot(&f->s);
+	for (int z = 1; z <= 2; z++) {
+		f->s.view->ui.zoom = z;
+		assert_day_labels_whole(f, 132, 44);
+		assert_day_labels_whole(f, 80, 40);
+	}
+}
+
 /* z zooms the timeline in (24 h, 6 h, 1 h), Z out, stopping at the
  * ends. */
 static void
@@ -1324,6 +1374,7 @@ main(void)
 		T(test_mouse),
 		T(test_search),
 		T(test_inventory_sort),
+		T(test_zoomed_axis_outside_the_day),
 		T(test_part_selection_follows_part),
 		T(test_gates_at_done),
 		cmocka_unit_test(test_filter_rules),
