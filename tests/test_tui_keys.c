@@ -577,6 +577,27 @@ test_offer_never_eats_a_key(void **state)
 		assert_string_equal(f->fake.log, "");
 		assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
 	}
+
+	/* A click declines it too, and selects what it clicks (the mouse
+	 * did nothing while the offer was open, the whole session if it was
+	 * never answered). */
+	ms__session_offer(&f->s, saved, 2, NULL);
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	ms_layout lo;
+	ms_layout_compute(132, 44, &(ms_layout_opts){ 0 }, &lo);
+	ms_rect ir = lo.r[MS_PANEL_INVENTORY];
+	ms_mouse m = { .kind = MS_MOUSE_CLICK, .x = ir.x + 3, .y = ir.y + 4 };
+	f->fake.log[0] = '\0';
+	ms_session_mouse(&f->s, &m, 132, 44);
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_INVENTORY);
+	assert_int_equal(f->s.view->ui.part_sel, 2);
+	assert_string_equal(f->fake.log, "");
+	/* A prompt being typed keeps the mouse out. */
+	keys(f, "/lane");
+	ms_session_mouse(&f->s, &m, 132, 44);
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_FILTER);
+	assert_string_equal(f->s.view->ui.cmdline, "lane");
 }
 
 static void

@@ -946,6 +946,19 @@ restore_offer(ms_tui_session *s, bool yes)
 	s->offer_filter = NULL;
 }
 
+void
+ms__offer_decline(ms_tui_session *s)
+{
+	ms_tui_ui *ui = &s->view->ui;
+	if (ui->prompt != MS_PROMPT_RESTORE)
+		return;
+	ui->prompt = MS_PROMPT_NONE;
+	ui->cmdline[0] = '\0';
+	ui->cursor = 0;
+	restore_offer(s, false);
+	s->dirty = true;
+}
+
 static void
 submit_prompt(ms_tui_session *s)
 {
@@ -1009,10 +1022,7 @@ prompt_key(ms_tui_session *s, int key)
 		/* Any other key declines the offer and does what it always
 		 * does: the offer, open from the start, must not eat the
 		 * first command (an `f` at the first breakpoint). */
-		ui->prompt = MS_PROMPT_NONE;
-		ui->cmdline[0] = '\0';
-		ui->cursor = 0;
-		restore_offer(s, false);
+		ms__offer_decline(s);
 		ms_session_key(s, key);
 		return;
 	}

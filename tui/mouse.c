@@ -60,6 +60,11 @@ void
 ms_session_mouse(ms_tui_session *s, const ms_mouse *m, int w, int h)
 {
 	ms_tui_ui *ui = &s->view->ui;
+	/* The offer of the last session's breakpoints, open from the start,
+	 * is declined by a click or the wheel as by any other key (the mouse
+	 * did nothing until it was answered); a prompt being typed keeps
+	 * the mouse out. */
+	ms__offer_decline(s);
 	if (ui->prompt != MS_PROMPT_NONE)
 		return;
 	int wheel = m->kind == MS_MOUSE_WHEEL_UP     ? MS_KEY_UP

@@ -334,11 +334,14 @@ int ms_session_snapshot(ms_tui_session *s);
 void ms__session_observe(ms_tui_session *s);
 /* A mouse event on a w x h screen: a click focuses the panel under it and
  * selects the row clicked (events, inventory, plugins); the wheel scrolls
- * the list under the pointer, or the help. */
+ * the list under the pointer, or the help or details; a click or the
+ * wheel also declines the offer of the last session's breakpoints. */
 void ms_session_mouse(ms_tui_session *s, const ms_mouse *m, int w, int h);
 /* Offer the last session's breakpoints and filter (y/N prompt). */
 void ms__session_offer(ms_tui_session *s, const char *const *breaks,
                        size_t nbreaks, const char *filter);
+/* Close the offer unanswered (no breakpoint or filter set again). */
+void ms__offer_decline(ms_tui_session *s);
 /* Set the footer message. */
 void ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
