@@ -515,6 +515,11 @@ test_unlisted_escape_sequences(void **state)
 	assert_int_equal(k[5], 'x');
 	assert_int_equal(k[6], MS_KEY_END);
 	assert_int_equal(k[7], MS_KEY_PGUP);
+	/* An X10 mouse report vt100 does not list: none of its bytes is a
+	 * key (the space of a button-1 press was run/pause). */
+	read_keys("vt100", "\033[M !!x", k, 2);
+	assert_int_equal(k[0], MS_KEY_NONE);
+	assert_int_equal(k[1], 'x');
 	/* ESC then a key that starts no sequence: both keys. */
 	read_keys("xterm-256color", "\033q", k, 2);
 	assert_int_equal(k[0], MS_KEY_ESC);

@@ -344,6 +344,11 @@ escape_key(void)
 			break;
 	}
 	seq[n] = '\0';
+	/* A mouse report curses did not take (X10: ESC [ M and three
+	 * bytes of button and position): the three bytes go with it. */
+	if (strcmp(seq, "[M") == 0)
+		for (int i = 0; i < 3 && wget_wch(stdscr, &ch) == OK; i++)
+			;
 	for (size_t i = 0; i < sizeof(esc_keys) / sizeof(esc_keys[0]); i++)
 		if (strcmp(esc_keys[i].seq, seq) == 0)
 			return esc_keys[i].key;
