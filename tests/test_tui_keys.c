@@ -1080,6 +1080,40 @@ test_help_scrolls(void **state)
 	assert_int_equal(f->s.view->ui.help_scroll, 0);
 }
 
+/* Tab and shift-Tab go round the panels on the screen: at 80x24 (no
+ * plugins panel) Tab went to the hidden plugins, highlighting nothing
+ * and searching links nobody saw; a screen shrunk under the plugins
+ * takes the focus back to the events. */
+static void
+test_focus_skips_folded_panels(void **state)
+{
+	fx *f = *state;
+	ms_session_resize(&f->s, 80, 24);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	ms_session_key(&f->s, MS_KEY_TAB);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_INVENTORY);
+	ms_session_key(&f->s, MS_KEY_TAB);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	ms_session_key(&f->s, MS_KEY_BTAB);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_INVENTORY);
+	ms_session_key(&f->s, MS_KEY_BTAB);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	ms_session_resize(&f->s, 132, 44);
+	ms_session_key(&f->s, MS_KEY_BTAB);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_PLUGINS);
+	ms_session_resize(&f->s, 99, 44);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	/* At DONE, coming round to the events shows the gates again. */
+	f->model->state = MS_VIEW_DONE;
+	f->model->ngates = 1;
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.show_gates = false;
+	ms_session_key(&f->s, MS_KEY_TAB);
+	ms_session_key(&f->s, MS_KEY_TAB);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	assert_true(f->s.view->ui.show_gates);
+}
+
 /* The details scroll the same way, the wheel too, and open at their
  * top; at 80x24 the merge's wall time and result come into view. */
 static void
@@ -1391,6 +1425,7 @@ main(void)
 		T(test_prompt_history),
 		T(test_help_scrolls),
 		T(test_details_scroll),
+		T(test_focus_skips_folded_panels),
 		T(test_zoom_keys),
 		T(test_mouse),
 		T(test_search),

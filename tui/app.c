@@ -162,8 +162,12 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		                      : 0;
 		int key = ms_screen_key(scr, wait_ms);
 		while (key != MS_KEY_NONE && !s.quit) {
-			if (key == MS_KEY_RESIZE)
+			if (key == MS_KEY_RESIZE) {
+				int rw, rh;
 				ms_screen_invalidate(scr);
+				ms_screen_size(scr, &rw, &rh);
+				ms_session_resize(&s, rw, rh);
+			}
 			if (key == MS_KEY_MOUSE) {
 				ms_mouse m;
 				int mw, mh;
@@ -190,6 +194,7 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		}
 		int w, h;
 		ms_screen_size(scr, &w, &h);
+		ms_session_resize(&s, w, h);
 		s.view->ui.frame++;
 		if (ms_render_frame(&canvas, s.view, w, h) == 0)
 			ms_screen_draw(scr, &canvas);

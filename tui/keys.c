@@ -405,10 +405,49 @@ act_freeze(ms_tui_session *s)
 	               s->view->sel.seq, dir);
 }
 
+/* Whether focus f has a panel on the screen: the plugins fold away on
+ * small screens (below 100 columns, 42 rows), and Tab went to them
+ * there, highlighting nothing. */
+static bool
+focus_shown(const ms_tui_session *s, enum ms_tui_focus f)
+{
+	if (f != MS_FOCUS_PLUGINS || s->screen_w <= 0 || s->screen_h <= 0)
+		return true;
+	ms_layout l;
+	ms_layout_compute(s->screen_w, s->screen_h, &(ms_layout_opts){ 0 },
+	                  &l);
+	return l.too_small || ms_rect_visible(l.r[MS_PANEL_PLUGINS]);
+}
+
+/* The next focus with a panel on screen, forward (dir 1) or back (-1). */
+static enum ms_tui_focus
+next_focus(const ms_tui_session *s, enum ms_tui_focus f, int dir)
+{
+	for (int i = 0; i < MS_FOCUS_COUNT; i++) {
+		f = (enum ms_tui_focus)(((int)f + MS_FOCUS_COUNT + dir) %
+		                        MS_FOCUS_COUNT);
+		if (focus_shown(s, f))
+			break;
+	}
+	return f;
+}
+
+void
+ms_session_resize(ms_tui_session *s, int w, int h)
+{
+	s->screen_w = w;
+	s->screen_h = h;
+	if (!focus_shown(s, s->view->ui.focus)) {
+		s->view->ui.focus = MS_FOCUS_EVENTS;
+		s->dirty = true;
+	}
+}
+
 static void
 act_focus(ms_tui_session *s)
 {
 	ms_tui_ui *ui = &s->view->ui;
+	enum ms_tui_focus next = next_focus(s, ui->focus, 1);
 	/* At DONE the Events area has two faces: the gates, then (Tab)
 	 * the events; Tab coming round to it shows the gates again. */
 	if (s->view->state == MS_VIEW_DONE && s->view->ngates) {
@@ -417,10 +456,10 @@ act_focus(ms_tui_session *s)
 			s->dirty = true;
 			return;
 		}
-		if (ui->focus == MS_FOCUS_COUNT - 1)
+		if (next == MS_FOCUS_EVENTS)
 			ui->show_gates = true;
 	}
-	ui->focus = (enum ms_tui_focus)((ui->focus + 1) % MS_FOCUS_COUNT);
+	ui->focus = next;
 	s->dirty = true;
 }
 
@@ -428,8 +467,7 @@ static void
 act_focus_back(ms_tui_session *s)
 {
 	ms_tui_ui *ui = &s->view->ui;
-	ui->focus = (enum ms_tui_focus)((ui->focus + MS_FOCUS_COUNT - 1) %
-	                                MS_FOCUS_COUNT);
+	ui->focus = next_focus(s, ui->focus, -1);
 	s->dirty = true;
 }
 

@@ -321,12 +321,17 @@ typedef struct ms_tui_session {
 	char hist[MS_PROMPT_COUNT][MS_HIST_MAX][MS_VIEW_TEXT];
 	size_t hist_n[MS_PROMPT_COUNT];
 	size_t hist_pos;
+	/* The screen size frames are drawn at (0 until known): Tab skips a
+	 * panel the layout leaves out. */
+	int screen_w, screen_h;
 } ms_tui_session;
 
 int ms_session_init(ms_tui_session *s, const ms_tui_ctl *ctl);
 void ms_session_release(ms_tui_session *s);
 /* Handle one key (normal mode, prompt or overlay). */
 void ms_session_key(ms_tui_session *s, int key);
+/* The screen is w x h: focus leaves a panel the layout has folded away. */
+void ms_session_resize(ms_tui_session *s, int w, int h);
 /* Refresh the view from the controller (keeps ui). */
 int ms_session_snapshot(ms_tui_session *s);
 /* After each snapshot: restore the speed when a `g` has stopped, clear a
