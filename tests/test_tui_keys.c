@@ -357,15 +357,23 @@ test_long_chain_scrolls(void **state)
 	assert_true(screen_has_at(f, 132, 44, "lastlink"));
 }
 
+/* The replay at the finalize's barrier: two hours after the day, the
+ * frontier at its end. */
+static void
+at_finalize(fx *f)
+{
+	f->model->now = f->model->day_end + 2 * FAKE_H;
+	f->model->frontier = f->model->day_end;
+	ms_session_snapshot(&f->s);
+}
+
 /* At the end of the day the frontier line stands on the axis's last
  * column: the "24" label stays whole beside it. */
 static void
 test_axis_end_label(void **state)
 {
 	fx *f = *state;
-	f->model->now = f->model->day_end + 2 * FAKE_H;
-	f->model->frontier = f->model->day_end;
-	ms_session_snapshot(&f->s);
+	at_finalize(f);
 	f->s.view->ui.ascii = true;
 	assert_true(screen_has(f, "23----24||"));
 	assert_true(screen_has_at(f, 132, 46, "23-24||"));
@@ -762,6 +770,17 @@ footer_row(fx *f, int w, int h, char *row, size_t n)
 	ms_canvas_release(&cv);
 }
 
+/* The footer at w x 24 with question p open about `what` (put in
+ * field), into row. */
+static void
+footer_asking(fx *f, enum ms_tui_prompt p, char *field, size_t fn,
+              const char *what, int w, char *row, size_t n)
+{
+	f->s.view->ui.prompt = p;
+	snprintf(field, fn, "%s", what);
+	footer_row(f, w, 24, row, n);
+}
+
 /* At 80 columns each prompt's question shows whole: an existing file's
  * long path is shortened from the left (it hid "write over it? (y/N)",
  * so the next key answered a question never seen), a long offer from
@@ -773,21 +792,20 @@ test_footer_questions_fit(void **state)
 	fx *f = *state;
 	char row[1024];
 	ms_tui_ui *ui = &f->s.view->ui;
-	ui->prompt = MS_PROMPT_CONFIRM;
-	snprintf(ui->export_path, sizeof(ui->export_path), "%s",
-	         "/var/tmp/cache/mergescope/runs/"
-	         "day-1x-skywalking-20261202-054559-8156.jsonl");
-	footer_row(f, 80, 24, row, sizeof(row));
+	footer_asking(f, MS_PROMPT_CONFIRM, ui->export_path,
+	              sizeof(ui->export_path),
+	              "/var/tmp/cache/mergescope/runs/"
+	              "day-1x-skywalking-20261202-054559-8156.jsonl",
+	              80, row, sizeof(row));
 	assert_non_null(strstr(row, "exists: write over it? (y/N)"));
 	assert_non_null(strstr(row, "...")); /* the path's start left out */
 	assert_non_null(strstr(row, "-8156.jsonl exists"));
 	footer_row(f, 200, 24, row, sizeof(row));
 	assert_non_null(strstr(row, "/var/tmp/cache/mergescope/runs/day-1x"));
-	ui->prompt = MS_PROMPT_RESTORE;
-	snprintf(ui->offer, sizeof(ui->offer), "%s",
-	         "break merge=4, time=02:00:00, lane=finalize, depth>=3, "
-	         "sampling; filter /lane=fast");
-	footer_row(f, 80, 24, row, sizeof(row));
+	footer_asking(f, MS_PROMPT_RESTORE, ui->offer, sizeof(ui->offer),
+	              "break merge=4, time=02:00:00, lane=finalize, "
+	              "depth>=3, sampling; filter /lane=fast",
+	              80, row, sizeof(row));
 	assert_non_null(strstr(row, "last time on this fixture: break"));
 	assert_non_null(strstr(row, "...; again? (y/N)"));
 	ui->prompt = MS_PROMPT_NONE;
@@ -1025,9 +1043,7 @@ static void
 test_zoomed_axis_outside_the_day(void **state)
 {
 	fx *f = *state;
-	f->model->now = f->model->day_end + 2 * FAKE_H;
-	f->model->frontier = f->model->day_end;
-	ms_session_snapshot(&f->s);
+	at_finalize(f);
 	for (int z = 1; z <= 2; z++) {
 		f->s.view->ui.zoom = z;
 		assert_day_labels_whole(f, 132, 44);
@@ -1089,15 +1105,20 @@ test_focus_skips_folded_panels(void **state)
 {
 	fx *f = *state;
 	ms_session_resize(&f->s, 80, 24);
+	static const struct {
+		int key;
+		enum ms_tui_focus then;
+	} walk[] = {
+		{ MS_KEY_TAB, MS_FOCUS_INVENTORY },
+		{ MS_KEY_TAB, MS_FOCUS_EVENTS },
+		{ MS_KEY_BTAB, MS_FOCUS_INVENTORY },
+		{ MS_KEY_BTAB, MS_FOCUS_EVENTS },
+	};
 	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
-	ms_session_key(&f->s, MS_KEY_TAB);
-	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_INVENTORY);
-	ms_session_key(&f->s, MS_KEY_TAB);
-	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
-	ms_session_key(&f->s, MS_KEY_BTAB);
-	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_INVENTORY);
-	ms_session_key(&f->s, MS_KEY_BTAB);
-	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	for (size_t i = 0; i < sizeof(walk) / sizeof(walk[0]); i++) {
+		ms_session_key(&f->s, walk[i].key);
+		assert_int_equal(f->s.view->ui.focus, walk[i].then);
+	}
 	ms_session_resize(&f->s, 132, 44);
 	ms_session_key(&f->s, MS_KEY_BTAB);
 	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_PLUGINS);
