@@ -1008,7 +1008,8 @@ test_part_selection_follows_part(void **state)
 	/* Merged away: the row stays. */
 	for (size_t i = 0; i < f->model->nparts; i++)
 		if (f->model->parts[i].id == id)
-			f->model->parts[i] = f->model->parts[--f->model->nparts];
+			f->model->parts[i] =
+			        f->model->parts[--f->model->nparts];
 	ms_session_snapshot(&f->s);
 	assert_int_equal(f->s.view->ui.part_sel, row + 2);
 }

@@ -505,8 +505,7 @@ test_unlisted_escape_sequences(void **state)
 	(void)state;
 	int k[8];
 	read_keys("xterm-256color",
-	          "\033[4~\033[1~\033[F\033[1;5H\033[7~x\033[8~\033[5~",
-	          k, 8);
+	          "\033[4~\033[1~\033[F\033[1;5H\033[7~x\033[8~\033[5~", k, 8);
 	assert_int_equal(k[0], MS_KEY_END);
 	assert_int_equal(k[1], MS_KEY_HOME);
 	assert_int_equal(k[2], MS_KEY_END);

@@ -413,9 +413,9 @@ focus_shown(const ms_tui_session *s, enum ms_tui_focus f)
 {
 	if (f != MS_FOCUS_PLUGINS || s->screen_w <= 0 || s->screen_h <= 0)
 		return true;
+	ms_layout_opts lo = { .overlay = false };
 	ms_layout l;
-	ms_layout_compute(s->screen_w, s->screen_h, &(ms_layout_opts){ 0 },
-	                  &l);
+	ms_layout_compute(s->screen_w, s->screen_h, &lo, &l);
 	return l.too_small || ms_rect_visible(l.r[MS_PANEL_PLUGINS]);
 }
 

@@ -147,8 +147,7 @@ draw_event(ms_canvas *c, ms_rect in, const ms_tui_view *v,
 }
 
 static int
-draw_part(ms_canvas *c, ms_rect in, const ms_tui_view *v,
-          const ms_tui_part *p)
+draw_part(ms_canvas *c, ms_rect in, const ms_tui_view *v, const ms_tui_part *p)
 {
 	struct kv kv[16];
 	size_t n = 0;
@@ -175,8 +174,7 @@ draw_part(ms_canvas *c, ms_rect in, const ms_tui_view *v,
  * of doc (sized here); returns their rows (0 when doc cannot be had) and
  * their title. */
 static int
-layout_doc(ms_canvas *doc, const ms_tui_view *v, int w, char *title,
-           size_t tn)
+layout_doc(ms_canvas *doc, const ms_tui_view *v, int w, char *title, size_t tn)
 {
 	/* Every field in one column, a blank, the inputs' header, each
 	 * input kept and the "+N more" line. */

@@ -71,9 +71,8 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		return;
 	}
 	if (ui->prompt == MS_PROMPT_CONFIRM) {
-		draw_question(c, r, MS_A_BOLD | MS_C_ALERT, "",
-		              ui->export_path, true,
-		              " exists: write over it? (y/N) ");
+		draw_question(c, r, MS_A_BOLD | MS_C_ALERT, "", ui->export_path,
+		              true, " exists: write over it? (y/N) ");
 		return;
 	}
 	if (ui->prompt != MS_PROMPT_NONE) {

@@ -73,8 +73,9 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	                                              : v->nplugins;
 	if (top > 0 || end < v->nplugins) {
 		char title[64];
-		snprintf(title, sizeof(title), "Plugins %zu links, %zu-%zu shown",
-		         v->nplugins, top + 1, end);
+		snprintf(title, sizeof(title),
+		         "Plugins %zu links, %zu-%zu shown", v->nplugins,
+		         top + 1, end);
 		in = ms_canvas_box(c, r, title, focus);
 	}
 	if (v->nplugins == 0) {
@@ -94,8 +95,8 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		char calls[32], tr[32], tot[32], mean[32], mx[32];
 		/* As `mergescope report` gives it: one decimal (44.7, not
 		 * the 44 a division of integers gave); rounded from 1000. */
-		double m = p->traces ? (double)p->total_ns / (double)p->traces
-		                     : 0;
+		double m =
+		        p->traces ? (double)p->total_ns / (double)p->traces : 0;
 		snprintf(mean, sizeof(mean),
 		         m > 0 && m < 999.95 ? "%.1f" : "%.0f", m);
 		int x = in.x +
