@@ -41,7 +41,8 @@ by_start(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static void axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1);
+static void axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1,
+                     int fx);
 static void axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0,
                         int64_t t1, int64_t day_start, int fx);
 
@@ -116,7 +117,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	if (zoomed)
 		axis_zoomed(c, in, ay, t0, t1, v->day_start, fx);
 	else
-		axis_day(c, in, ay, t0, t1);
+		axis_day(c, in, ay, t0, t1, fx);
 	if (frontier_shown) {
 		for (int y = in.y; y < in.y + in.h; y++)
 			ms_canvas_put(c, fx, y, ms_glyph(c, MS_G_FRONT),
@@ -148,9 +149,11 @@ ms__timeline_span(int zoom)
 	return hours[z] * 3600000000000LL;
 }
 
-/* The whole day: hour labels every 1, 2, 3, 6 or 12 hours. */
+/* The whole day: hour labels every 1, 2, 3, 6 or 12 hours. A label the
+ * frontier line at column fx would cross ("0|" for 04) ends just before
+ * it when that leaves a gap after the label before, else is left out. */
 static void
-axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1)
+axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1, int fx)
 {
 	static const int steps[] = { 1, 2, 3, 6, 12 };
 	int step = 12;
@@ -160,7 +163,7 @@ axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1)
 			break;
 		}
 	}
-	int prev = in.x;
+	int prev = in.x - 3; /* where the label before starts */
 	for (int hr = 0; hr <= 24; hr += step) {
 		int x = col_of(t0 + (int64_t)hr * 3600000000000LL, t0, t1, in);
 		char lab[16];
@@ -171,6 +174,11 @@ axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1)
 		 * after the label before it. */
 		if (hr == 24)
 			lx = x - 2 >= prev + 3 ? x - 2 : x - 1;
+		if (fx == lx || fx == lx + 1) {
+			if (fx - 2 < prev + 3 || fx - 2 < in.x)
+				continue;
+			lx = fx - 2;
+		}
 		prev = lx;
 		ms_canvas_text(c, lx, ay, 2, lab, MS_C_MUTED);
 	}
