@@ -549,6 +549,12 @@ test_breakpoints(void **state)
 	assert_non_null(strstr(f->s.view->ui.message, "bogus"));
 	ms_session_key(&f->s, MS_KEY_ESC);
 	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+	/* F10 (q's F-key) closes the list as it closes the help and the
+	 * details (it did nothing here), and does not quit. */
+	keys(f, "b");
+	ms_session_key(&f->s, MS_KEY_F(10));
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+	assert_false(f->s.quit);
 }
 
 /* The last session's breakpoints are offered in a prompt open from the

@@ -1153,6 +1153,7 @@ breaks_key(ms_tui_session *s, int key)
 	switch (key) {
 	case MS_KEY_ESC:
 	case 'q':
+	case MS_KEY_F(10): /* q's F-key, as in the help and the details */
 	case 'b':
 	case MS_KEY_F(2):
 		ui->overlay = MS_OVERLAY_NONE;
