@@ -814,7 +814,16 @@ test_footer_questions_fit(void **state)
 	              80, row, sizeof(row));
 	assert_non_null(strstr(row, "last time on this fixture: break"));
 	assert_non_null(strstr(row, "...; again? (y/N)"));
+	/* A long message keeps its start and its end (the file name). */
 	ui->prompt = MS_PROMPT_NONE;
+	ms_session_say(&f->s, false,
+	               "exported 7 merges as jsonl to /var/tmp/cache/"
+	               "mergescope/runs/day-1x-skywalking-20261202-8156.jsonl");
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "exported 7 merges as jsonl"));
+	assert_non_null(
+	        strstr(row, "...day-1x-skywalking-20261202-8156.jsonl"));
+	ui->message[0] = '\0';
 	keys(f, "ba");
 	assert_int_equal(ui->prompt, MS_PROMPT_BREAK);
 	keys(f, "time=02:00");

@@ -60,6 +60,31 @@ draw_question(ms_canvas *c, ms_rect r, uint16_t a, const char *head,
 	ms_canvas_text(c, x, r.y, r.x + r.w - x, tail, a);
 }
 
+/* A message wider than the line keeps its start (what happened) and its
+ * end (often the file it happened to: "exported 7 merges as jsonl to
+ * /long/path/run.jsonl" lost the file name at 80 columns); "..." stands
+ * for the middle. */
+static void
+draw_message(ms_canvas *c, ms_rect r, const char *m, uint16_t a)
+{
+	int cols = 0;
+	for (const char *p = m; *p; p++)
+		cols += ((unsigned char)*p & 0xc0) != 0x80;
+	if (cols <= r.w || r.w < 20) {
+		ms_canvas_text(c, r.x, r.y, r.w, m, a);
+		return;
+	}
+	int head = r.w / 2;
+	const char *rest = m;
+	for (int k = 0; *rest && k < head; k++) {
+		rest++;
+		while (((unsigned char)*rest & 0xc0) == 0x80)
+			rest++;
+	}
+	ms_canvas_text(c, r.x, r.y, head, m, a);
+	ms_canvas_text_tail(c, r.x + head, r.y, r.w - head, rest, a);
+}
+
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
@@ -94,10 +119,10 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		return;
 	}
 	if (ui->message[0]) {
-		ms_canvas_text(c, r.x, r.y, r.w, ui->message,
-		               ui->message_is_error
-		                       ? (MS_C_ALERT | MS_A_BOLD | MS_A_REV)
-		                       : MS_C_OK);
+		draw_message(c, r, ui->message,
+		             ui->message_is_error
+		                     ? (MS_C_ALERT | MS_A_BOLD | MS_A_REV)
+		                     : MS_C_OK);
 		return;
 	}
 	int x = r.x;
