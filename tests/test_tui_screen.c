@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct fixture {
@@ -525,6 +526,33 @@ test_unlisted_escape_sequences(void **state)
 	assert_int_equal(k[1], 'q');
 }
 
+/* Input at its end (stdin from /dev/null) returns at once: the key wait
+ * still lasts its timeout (the main loop spun a core while paused; a
+ * lower bound, so a loaded machine cannot make it fail). */
+static void
+test_key_wait_at_end_of_input(void **state)
+{
+	(void)state;
+	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+	assert_non_null(out);
+	assert_non_null(in);
+	ms_screen_opts so = { .out = out, .in = in, .term = "xterm-256color" };
+	ms_errbuf eb = { "" };
+	ms_screen *scr;
+	assert_int_equal(ms_screen_open(&scr, &so, &eb), 0);
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(ms_screen_key(scr, 40), MS_KEY_NONE);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	long ms = (long)(b.tv_sec - a.tv_sec) * 1000 +
+	          (b.tv_nsec - a.tv_nsec) / 1000000;
+	assert_true(ms >= 5 * 20);
+	ms_screen_close(scr);
+	fclose(out);
+	fclose(in);
+}
+
 /* TERM=dumb (no cursor addressing) was opened, and every frame came out
  * as a stream of lines: refused, naming the terminal type; a terminal
  * that can address its cursor still opens. */
@@ -596,6 +624,7 @@ main(void)
 		cmocka_unit_test(test_no_color),
 		cmocka_unit_test(test_unlisted_escape_sequences),
 		cmocka_unit_test(test_dumb_terminal_refused),
+		cmocka_unit_test(test_key_wait_at_end_of_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

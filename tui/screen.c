@@ -27,6 +27,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 struct ms_screen {
 	SCREEN *scr;
@@ -34,6 +36,7 @@ struct ms_screen {
 	bool color;
 	bool open;
 	bool force;
+	bool own_in; /* `in` is /dev/tty, opened here */
 	ms_canvas last;
 	wchar_t run[1024];
 	ms_mouse mouse; /* the last MS_KEY_MOUSE */
@@ -98,6 +101,16 @@ ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
 	ms_canvas_init(&s->last);
 	s->out = o && o->out ? o->out : stdout;
 	s->in = o && o->in ? o->in : stdin;
+	/* Keys come from the terminal even when stdin is not one (`tui
+	 * < file`, a pipe): as less and htop do, from /dev/tty. Without
+	 * it no key, q included, ever reached the screen. */
+	if (!(o && o->in) && !isatty(fileno(stdin))) {
+		FILE *tty = fopen("/dev/tty", "r");
+		if (tty) {
+			s->in = tty;
+			s->own_in = true;
+		}
+	}
 	if (o && o->signals) {
 		interrupted = 0;
 		install_signals();
@@ -107,6 +120,8 @@ ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
 		term = "vt100";
 	s->scr = newterm(term, s->out, s->in);
 	if (!s->scr) {
+		if (s->own_in)
+			fclose(s->in);
 		free(s);
 		return ms_fail(eb, MS_ERR_STATE,
 		               "screen: cannot open terminal type \"%s\" "
@@ -121,6 +136,8 @@ ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
 	if (!cup || cup == (const char *)-1) {
 		endwin();
 		delscreen(s->scr);
+		if (s->own_in)
+			fclose(s->in);
 		free(s);
 		return ms_fail(eb, MS_ERR_STATE,
 		               "screen: terminal type \"%s\" cannot move the "
@@ -174,6 +191,8 @@ ms_screen_close(ms_screen *s)
 	}
 	if (s->scr)
 		delscreen(s->scr);
+	if (s->own_in)
+		fclose(s->in);
 	if (active == s)
 		active = NULL;
 	ms_canvas_release(&s->last);
@@ -361,14 +380,31 @@ ms_screen_mouse(const ms_screen *s, ms_mouse *out)
 	*out = s->mouse;
 }
 
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int
 ms_screen_key(ms_screen *s, int timeout_ms)
 {
 	wint_t ch;
+	int64_t t0 = timeout_ms > 0 ? mono_ms() : 0;
 	wtimeout(stdscr, timeout_ms);
 	int r = wget_wch(stdscr, &ch);
-	if (r == ERR)
+	if (r == ERR) {
+		/* Input at its end (a file, a terminal gone) returns at
+		 * once: the rest of the timeout is waited here, or the
+		 * loop calling this spun a core while paused. */
+		int64_t left =
+		        timeout_ms > 0 ? timeout_ms - (mono_ms() - t0) : 0;
+		if (left > timeout_ms / 2)
+			napms((int)left);
 		return MS_KEY_NONE;
+	}
 	if (r == KEY_CODE_YES) {
 		switch (ch) {
 		case KEY_UP:

@@ -10,7 +10,9 @@
 #     whole, its long path shortened from the left, and `n` keeps the
 #     file;
 #  3. TERM=dumb (no cursor addressing) is refused with one line naming
-#     it, exit status 2, instead of frames written as lines.
+#     it, exit status 2, instead of frames written as lines (after 4);
+#  4. with stdin from /dev/null the keys come from the terminal: q
+#     quits (no key reached the screen, and it spun a core).
 #
 # usage: tui_terms.sh MERGESCOPE
 # Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
@@ -57,6 +59,17 @@ tm send-keys -t "$T" 'n'
 wait_for 'not exported' 5 || fail "n did not keep the file"
 [ "$(cat "$EXPORT")" = old ] || fail "the file was written over"
 e2e_quit
+
+# 4. Stdin not a terminal (`< /dev/null`): the keys come from the
+#    terminal all the same (no key reached the screen, q included).
+ENVS=$BASE_ENVS
+tm respawn-pane -k -t "$T" \
+	"env $ENVS bash -c '\"$MS\" tui --fixture \"$FX\" --db \"$WORK/null.sqlite\" --paused </dev/null; echo EXITED \$?; sleep 600'" ||
+	fail "tmux cannot respawn"
+wait_for 'PAUSED .*pub 0/' 30 || fail "no PAUSED at pub 0 with stdin from /dev/null"
+tm send-keys -t "$T" 'q'
+wait_for 'EXITED [0-9]+' 10 || fail "q did not reach the TUI with stdin from /dev/null"
+screen | grep -q 'EXITED 0' || fail "the TUI exited with an error"
 
 # 3. TERM=dumb is refused, naming it.
 ENVS="$BASE_ENVS TERM=dumb"
