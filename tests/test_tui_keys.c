@@ -557,6 +557,34 @@ test_breakpoints(void **state)
 	assert_false(f->s.quit);
 }
 
+/* More breakpoints than the list's rows (twelve at 80x24): the list
+ * follows the selection and the title says which show (the fourteenth
+ * could be selected, toggled and deleted out of sight). */
+static void
+test_breakpoint_list_scrolls(void **state)
+{
+	fx *f = *state;
+	keys(f, "b");
+	for (int i = 1; i <= 14; i++) {
+		char line[32];
+		snprintf(line, sizeof(line), "amerge=%d\n", 100 + i);
+		keys(f, line);
+	}
+	assert_int_equal(f->s.view->nbreaks, 14);
+	f->s.view->ui.message[0] = '\0'; /* "breakpoint 14: merge=114" */
+	assert_true(screen_has_at(f, 80, 24, "Breakpoints 14, 1-12 shown"));
+	assert_false(screen_has_at(f, 80, 24, "merge=114"));
+	for (int i = 0; i < 13; i++)
+		ms_session_key(&f->s, MS_KEY_DOWN);
+	assert_int_equal(f->s.view->ui.break_sel, 13);
+	assert_true(screen_has_at(f, 80, 24, "Breakpoints 14, 3-14 shown"));
+	assert_true(screen_has_at(f, 80, 24, "merge=114"));
+	assert_false(screen_has_at(f, 80, 24, "merge=101"));
+	/* Room for all of them: no range in the title. */
+	assert_true(screen_has_at(f, 132, 44, "merge=101"));
+	assert_false(screen_has_at(f, 132, 44, "Breakpoints 14,"));
+}
+
 /* The last session's breakpoints are offered in a prompt open from the
  * start: y restores them, n, Enter and Esc decline, and any other key
  * declines and does what it does. The first `f` at a breakpoint freezes
@@ -833,6 +861,57 @@ test_footer_questions_fit(void **state)
 	assert_non_null(strstr(row, "break on (mature, sampling, merge=N, "
 	                            "time=HH:MM, part=ID, lane=L, depth>=D): "
 	                            "time=02:00"));
+}
+
+/* At DONE, thirteen gates and twenty reconciliation rows do not fit the
+ * Events area at 132x44 (the last gate and the whole reconciliation were
+ * cut off, nothing said so): the title says which lines show, and the
+ * arrows, End and the wheel scroll them. */
+static void
+test_gates_scroll(void **state)
+{
+	fx *f = *state;
+	f->model->state = MS_VIEW_DONE;
+	f->model->ngates = 13;
+	for (size_t i = 0; i < 13; i++) {
+		snprintf(f->model->gates[i].name,
+		         sizeof(f->model->gates[i].name), "gate_%02zu", i + 1);
+		f->model->gates[i].pass = true;
+	}
+	f->model->nrecon = 20;
+	for (size_t i = 0; i < 20; i++)
+		snprintf(f->model->recon[i].name,
+		         sizeof(f->model->recon[i].name), "recon_%02zu", i + 1);
+	f->model->recon[19].ok = false; /* a FAIL at the very end */
+	for (size_t i = 0; i < 19; i++)
+		f->model->recon[i].ok = true;
+	ms_session_snapshot(&f->s);
+	ms_session_resize(&f->s, 132, 44);
+	assert_true(f->s.view->ui.show_gates);
+	assert_true(
+	        screen_has_at(f, 132, 44, "Gates  13 pass, 0 fail, lines 1-"));
+	assert_true(screen_has_at(f, 132, 44, ", down scrolls"));
+	assert_false(screen_has_at(f, 132, 44, "recon_20"));
+	ms_session_key(&f->s, MS_KEY_DOWN);
+	ms_session_key(&f->s, MS_KEY_DOWN);
+	assert_int_equal(f->s.view->ui.gates_scroll, 2);
+	assert_false(screen_has_at(f, 132, 44, "gate_01")); /* line 2 */
+	ms_session_key(&f->s, MS_KEY_END);
+	assert_true(screen_has_at(f, 132, 44, "FAIL recon_20"));
+	assert_false(screen_has_at(f, 132, 44, "down scrolls"));
+	/* End stops at the last screenful: one Up shows one line more. */
+	ms_session_key(&f->s, MS_KEY_UP);
+	assert_true(screen_has_at(f, 132, 44, "down scrolls"));
+	ms_session_key(&f->s, MS_KEY_HOME);
+	assert_int_equal(f->s.view->ui.gates_scroll, 0);
+	assert_true(screen_has_at(f, 132, 44, "gate_01"));
+	/* The wheel over the area scrolls too. */
+	ms_layout lo;
+	ms_layout_compute(132, 44, &(ms_layout_opts){ 0 }, &lo);
+	ms_rect er = lo.r[MS_PANEL_EVENTS];
+	ms_mouse m = { .kind = MS_MOUSE_WHEEL_DOWN, .x = 5, .y = er.y + 3 };
+	ms_session_mouse(&f->s, &m, 132, 44);
+	assert_int_equal(f->s.view->ui.gates_scroll, 3);
 }
 
 /* At DONE the gates take the Events area; Tab shows the events, and
@@ -1456,6 +1535,7 @@ main(void)
 		T(test_breakpoints),
 		T(test_freeze_only_at_barrier),
 		T(test_offer_never_eats_a_key),
+		T(test_breakpoint_list_scrolls),
 		T(test_filter_and_export),
 		T(test_export_path_field),
 		T(test_footer_questions_fit),
@@ -1470,6 +1550,7 @@ main(void)
 		T(test_zoomed_axis_outside_the_day),
 		T(test_part_selection_follows_part),
 		T(test_gates_at_done),
+		T(test_gates_scroll),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),
 		T(test_prompt_editing),

@@ -94,6 +94,7 @@ ms__session_observe(ms_tui_session *s)
 	if (v->state == MS_VIEW_DONE && s->last_state != MS_VIEW_DONE &&
 	    v->ngates) {
 		v->ui.show_gates = true;
+		v->ui.gates_scroll = 0;
 		v->ui.focus = MS_FOCUS_EVENTS;
 	}
 	if (v->state != MS_VIEW_DONE)
@@ -251,8 +252,7 @@ act_barrier_back(ms_tui_session *s)
 	ms_tui_target t = { .kind = MS_TARGET_MERGE, .seq = want };
 	char msg[96];
 	snprintf(msg, sizeof(msg),
-	         "back one barrier: re-running to merge #%" PRIu64,
-	         want);
+	         "back one barrier: re-running to merge #%" PRIu64, want);
 	go_to(s, &t, true, msg);
 }
 
@@ -637,6 +637,25 @@ move_index(size_t *sel, size_t n, long delta, bool home, bool end)
 	*sel = (size_t)pos;
 }
 
+/* At DONE the gates and the reconciliation scroll in the Events area,
+ * down to their last screenful. */
+static void
+scroll_gates(ms_tui_session *s, long delta, bool home, bool end)
+{
+	ms_tui_ui *ui = &s->view->ui;
+	size_t last = ms__gates_lines(s->view) - 1;
+	ms_layout_opts lo = { .overlay = false };
+	ms_layout l;
+	ms_layout_compute(s->screen_w, s->screen_h, &lo, &l);
+	int eh = l.r[MS_PANEL_EVENTS].h - 2;
+	if (!l.too_small && eh > 0 && (size_t)eh <= last)
+		last = last + 1 - (size_t)eh;
+	long top = home ? 0 : end ? (long)last : (long)ui->gates_scroll + delta;
+	ui->gates_scroll = top < 0              ? 0
+	                   : (size_t)top > last ? last
+	                                        : (size_t)top;
+}
+
 static bool
 navigate(ms_tui_session *s, int key)
 {
@@ -671,7 +690,11 @@ navigate(ms_tui_session *s, int key)
 	ms_tui_ui *ui = &s->view->ui;
 	switch (ui->focus) {
 	case MS_FOCUS_EVENTS:
-		move_event(s, d, home, end);
+		if (s->view->state == MS_VIEW_DONE && ui->show_gates &&
+		    s->view->ngates)
+			scroll_gates(s, d, home, end);
+		else
+			move_event(s, d, home, end);
 		break;
 	case MS_FOCUS_INVENTORY:
 		move_index(&ui->part_sel, s->view->nparts, d, home, end);

@@ -213,7 +213,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
 	ms_rect in = ms_canvas_box(c, r, "", true);
 	ms_canvas doc;
-	char name[48], title[96];
+	char name[48] = "Details", title[96];
 	ms_canvas_init(&doc);
 	doc.ascii = c->ascii;
 	int n = in.h > 0 ? layout_doc(&doc, v, in.w, name, sizeof(name)) : 0;
@@ -228,12 +228,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	else
 		snprintf(title, sizeof(title), "%s  (Esc closes)", name);
 	ms_canvas_box(c, r, title, true);
-	for (size_t y = top; y < rows && y < top + h; y++)
-		for (int x = 0; x < in.w; x++) {
-			ms_cell cell = ms_canvas_at(&doc, x, (int)y);
-			ms_canvas_put(c, in.x + x, in.y + (int)(y - top),
-			              cell.ch, cell.attr);
-		}
+	ms_canvas_blit(c, in, &doc, top);
 	ms_canvas_release(&doc);
 }
 
