@@ -882,6 +882,8 @@ test_gates_scroll(void **state)
 	for (size_t i = 0; i < 20; i++)
 		snprintf(f->model->recon[i].name,
 		         sizeof(f->model->recon[i].name), "recon_%02zu", i + 1);
+	snprintf(f->model->recon[18].name, sizeof(f->model->recon[18].name),
+	         "oracle drops in the final output");
 	f->model->recon[19].ok = false; /* a FAIL at the very end */
 	for (size_t i = 0; i < 19; i++)
 		f->model->recon[i].ok = true;
@@ -898,6 +900,9 @@ test_gates_scroll(void **state)
 	assert_false(screen_has_at(f, 132, 44, "gate_01")); /* line 2 */
 	ms_session_key(&f->s, MS_KEY_END);
 	assert_true(screen_has_at(f, 132, 44, "FAIL recon_20"));
+	/* Long names whole where there is room (cut at 28 before). */
+	assert_true(
+	        screen_has_at(f, 132, 44, "oracle drops in the final output "));
 	assert_false(screen_has_at(f, 132, 44, "down scrolls"));
 	/* End stops at the last screenful: one Up shows one line more. */
 	ms_session_key(&f->s, MS_KEY_UP);

@@ -122,17 +122,28 @@ layout_gates(ms_canvas *doc, const ms_tui_view *v, int w)
 	if (v->nrecon == 0)
 		return y;
 	y++;
+	/* The names whole where the line has room for them ("oracle drops
+	 * in the final output" was cut to "... final ou"). */
+	int rw = 28;
+	for (size_t i = 0; i < v->nrecon; i++) {
+		int l = (int)strlen(v->recon[i].name);
+		if (l > rw && l <= w - 57)
+			rw = l;
+		else if (l > rw && w - 57 > rw)
+			rw = w - 57;
+	}
 	ms_canvas_printf(doc, 0, y++, w, MS_C_MUTED | MS_A_UL,
-	                 "%-4s %-28s %12s %12s %12s %12s", "", "reconciliation",
-	                 "primary", "cooldown", "finalize", "total");
+	                 "%-4s %-*s %12s %12s %12s %12s", "", rw,
+	                 "reconciliation", "primary", "cooldown", "finalize",
+	                 "total");
 	for (size_t i = 0; i < v->nrecon; i++, y++) {
 		const char *mark = v->recon[i].ok ? "" : "FAIL";
 		ms_canvas_printf(
 		        doc, 0, y, w,
 		        (uint16_t)(v->recon[i].ok ? 0 : MS_C_ALERT | MS_A_BOLD),
-		        "%-4s %-28.28s %12" PRIu64 " %12" PRIu64 " %12" PRIu64
+		        "%-4s %-*.*s %12" PRIu64 " %12" PRIu64 " %12" PRIu64
 		        " %12" PRIu64,
-		        mark, v->recon[i].name, v->recon[i].v[0],
+		        mark, rw, rw, v->recon[i].name, v->recon[i].v[0],
 		        v->recon[i].v[1], v->recon[i].v[2], v->recon[i].v[3]);
 	}
 	return y;
