@@ -297,6 +297,17 @@ test_live_line_fits(void **state)
 	                          "dispatch"));
 }
 
+/* A mouse event of kind at (dx, dy) inside panel's rectangle at 132x44. */
+static void
+mouse_in(fx *f, enum ms_panel_id panel, enum ms_mouse_kind kind, int dx, int dy)
+{
+	ms_layout lo;
+	ms_layout_compute(132, 44, &(ms_layout_opts){ 0 }, &lo);
+	ms_rect r = lo.r[panel];
+	ms_mouse m = { .kind = kind, .x = r.x + dx, .y = r.y + dy };
+	ms_session_mouse(&f->s, &m, 132, 44);
+}
+
 /* ns per trace as `mergescope report` prints it: 1.666 ms over 37288
  * traces is 44.7 (the panel said 44), 5 s over 37288 is 134088. */
 static void
@@ -340,12 +351,8 @@ test_long_chain_scrolls(void **state)
 	assert_true(screen_has_at(f, 132, 44, "Plugins 6 links, 3-6 shown"));
 	assert_true(screen_has_at(f, 132, 44, "lastlink"));
 	assert_false(screen_has_at(f, 132, 44, "alwayskeep"));
-	/* The plugins band at 132x44: rows 20-26, links from row 22. */
-	ms_layout lo;
-	ms_layout_compute(132, 44, &(ms_layout_opts){ 0 }, &lo);
-	ms_rect pr = lo.r[MS_PANEL_PLUGINS];
-	ms_mouse m = { .kind = MS_MOUSE_CLICK, .x = 5, .y = pr.y + 2 };
-	ms_session_mouse(&f->s, &m, 132, 44);
+	/* A click on the first link row (under the border and header). */
+	mouse_in(f, MS_PANEL_PLUGINS, MS_MOUSE_CLICK, 5, 2);
 	assert_int_equal(f->s.view->ui.plugin_sel, 2); /* "mask" */
 	f->s.view->ui.plugin_sel = 5;
 	f->model->live.present = true;
@@ -625,19 +632,15 @@ test_offer_never_eats_a_key(void **state)
 	 * never answered). */
 	ms__session_offer(&f->s, saved, 2, NULL);
 	f->s.view->ui.focus = MS_FOCUS_EVENTS;
-	ms_layout lo;
-	ms_layout_compute(132, 44, &(ms_layout_opts){ 0 }, &lo);
-	ms_rect ir = lo.r[MS_PANEL_INVENTORY];
-	ms_mouse m = { .kind = MS_MOUSE_CLICK, .x = ir.x + 3, .y = ir.y + 4 };
 	f->fake.log[0] = '\0';
-	ms_session_mouse(&f->s, &m, 132, 44);
+	mouse_in(f, MS_PANEL_INVENTORY, MS_MOUSE_CLICK, 3, 4);
 	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
 	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_INVENTORY);
 	assert_int_equal(f->s.view->ui.part_sel, 2);
 	assert_string_equal(f->fake.log, "");
 	/* A prompt being typed keeps the mouse out. */
 	keys(f, "/lane");
-	ms_session_mouse(&f->s, &m, 132, 44);
+	mouse_in(f, MS_PANEL_INVENTORY, MS_MOUSE_CLICK, 3, 4);
 	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_FILTER);
 	assert_string_equal(f->s.view->ui.cmdline, "lane");
 }
@@ -911,11 +914,7 @@ test_gates_scroll(void **state)
 	assert_int_equal(f->s.view->ui.gates_scroll, 0);
 	assert_true(screen_has_at(f, 132, 44, "gate_01"));
 	/* The wheel over the area scrolls too. */
-	ms_layout lo;
-	ms_layout_compute(132, 44, &(ms_layout_opts){ 0 }, &lo);
-	ms_rect er = lo.r[MS_PANEL_EVENTS];
-	ms_mouse m = { .kind = MS_MOUSE_WHEEL_DOWN, .x = 5, .y = er.y + 3 };
-	ms_session_mouse(&f->s, &m, 132, 44);
+	mouse_in(f, MS_PANEL_EVENTS, MS_MOUSE_WHEEL_DOWN, 5, 3);
 	assert_int_equal(f->s.view->ui.gates_scroll, 3);
 }
 

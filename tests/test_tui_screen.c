@@ -526,6 +526,20 @@ test_unlisted_escape_sequences(void **state)
 	assert_int_equal(k[1], 'q');
 }
 
+/* A screen of type term on /dev/null, output and input; *out and *in
+ * are closed by the caller. */
+static int
+open_null(const char *term, ms_screen **scr, FILE **out, FILE **in,
+          ms_errbuf *eb)
+{
+	*out = fopen("/dev/null", "w");
+	*in = fopen("/dev/null", "r");
+	assert_non_null(*out);
+	assert_non_null(*in);
+	ms_screen_opts so = { .out = *out, .in = *in, .term = term };
+	return ms_screen_open(scr, &so, eb);
+}
+
 /* Input at its end (stdin from /dev/null) returns at once: the key wait
  * still lasts its timeout (the main loop spun a core while paused; a
  * lower bound, so a loaded machine cannot make it fail). */
@@ -533,13 +547,10 @@ static void
 test_key_wait_at_end_of_input(void **state)
 {
 	(void)state;
-	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-	assert_non_null(out);
-	assert_non_null(in);
-	ms_screen_opts so = { .out = out, .in = in, .term = "xterm-256color" };
+	FILE *out, *in;
 	ms_errbuf eb = { "" };
 	ms_screen *scr;
-	assert_int_equal(ms_screen_open(&scr, &so, &eb), 0);
+	assert_int_equal(open_null("xterm-256color", &scr, &out, &in, &eb), 0);
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (int i = 0; i < 5; i++)
@@ -560,17 +571,15 @@ static void
 test_dumb_terminal_refused(void **state)
 {
 	(void)state;
-	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-	assert_non_null(out);
-	assert_non_null(in);
-	ms_screen_opts so = { .out = out, .in = in, .term = "dumb" };
+	FILE *out, *in;
 	ms_errbuf eb = { "" };
 	ms_screen *scr = (ms_screen *)1;
-	assert_int_equal(ms_screen_open(&scr, &so, &eb), MS_ERR_STATE);
+	assert_int_equal(open_null("dumb", &scr, &out, &in, &eb), MS_ERR_STATE);
 	assert_null(scr);
 	assert_non_null(strstr(eb.msg, "\"dumb\" cannot move the cursor"));
-	so.term = "vt100";
-	assert_int_equal(ms_screen_open(&scr, &so, &eb), 0);
+	fclose(out);
+	fclose(in);
+	assert_int_equal(open_null("vt100", &scr, &out, &in, &eb), 0);
 	ms_screen_close(scr);
 	fclose(out);
 	fclose(in);
