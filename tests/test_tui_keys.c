@@ -1081,10 +1081,11 @@ test_inventory_sort(void **state)
 		assert_true(v->parts[i - 1].bytes <= v->parts[i].bytes);
 }
 
-/* The selected part stays selected while the inventory changes around
- * it (it was a row: with two new small parts above it, the highlight and
- * Enter's details moved to another part); a part merged away leaves the
- * selection on its row. */
+/* A part selected below the first row stays selected while the
+ * inventory changes around it (it was a row: with two new small parts
+ * above it, the highlight and Enter's details moved to another part); a
+ * part merged away leaves the selection on its row; the first row stays
+ * the top of the list. */
 static void
 test_part_selection_follows_part(void **state)
 {
@@ -1103,13 +1104,27 @@ test_part_selection_follows_part(void **state)
 	ms_session_snapshot(&f->s);
 	assert_int_equal(f->s.view->parts[f->s.view->ui.part_sel].id, id);
 	assert_int_equal(f->s.view->ui.part_sel, row + 2);
+	/* At the first row the selection is the top of the list: new
+	 * parts above the part there leave it at the top. */
+	f->s.view->ui.part_sel = 0;
+	ms_tui_part *p = &f->model->parts[f->model->nparts++];
+	*p = f->model->parts[0];
+	p->id = 0x902;
+	p->bytes = 50;
+	ms_session_snapshot(&f->s);
+	assert_int_equal(f->s.view->ui.part_sel, 0);
+	assert_int_equal(f->s.view->parts[0].id, 0x902);
+	keys(f, "jjj");
+	row = f->s.view->ui.part_sel;
+	id = f->s.view->parts[row].id;
 	/* Merged away: the row stays. */
 	for (size_t i = 0; i < f->model->nparts; i++)
 		if (f->model->parts[i].id == id)
 			f->model->parts[i] =
 			        f->model->parts[--f->model->nparts];
 	ms_session_snapshot(&f->s);
-	assert_int_equal(f->s.view->ui.part_sel, row + 2);
+	assert_int_equal(f->s.view->ui.part_sel, row);
+	assert_true(f->s.view->parts[row].id != id);
 }
 
 /* Every "+1d"/"-1d" on the screen is a whole "+1d HH:MM" label. */

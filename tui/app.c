@@ -49,10 +49,13 @@ clamp_sel(size_t *sel, size_t n)
 		*sel = n ? n - 1 : 0;
 }
 
-/* The selected part is a part, not a row: after a snapshot it is found
- * again by its ID (new parts come and merged ones go above it, so the
- * row it was on may now hold another; the details showed that one). A
- * part that is gone leaves the selection on its row. */
+/* A part selected below the first row is a part, not a row: after a
+ * snapshot it is found again by its ID (new parts come and merged ones go
+ * above it, so the row it was on may now hold another; the details
+ * showed that one). A part that is gone leaves the selection on its row.
+ * The first row stays the top of the list, as it is until a key moves
+ * the selection (following its part there scrolled the inventory away
+ * from the smallest parts with nobody looking). */
 static void
 follow_part(ms_tui_view *v, uint64_t id)
 {
@@ -67,7 +70,8 @@ int
 ms_session_snapshot(ms_tui_session *s)
 {
 	ms_tui_view *old = s->view;
-	uint64_t sel_id = old->ui.part_sel < old->nparts &&
+	uint64_t sel_id = old->ui.part_sel > 0 &&
+	                                  old->ui.part_sel < old->nparts &&
 	                                  old->nparts <= MS_VIEW_MAX_PARTS
 	                          ? old->parts[old->ui.part_sel].id
 	                          : 0;
