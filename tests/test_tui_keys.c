@@ -15,6 +15,7 @@
 #include "tui_fake.h"
 #include "tui_int.h"
 
+#include <ctype.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,15 +297,90 @@ test_live_line_fits(void **state)
 	                          "dispatch"));
 }
 
+/* A mouse event of kind at (dx, dy) inside panel's rectangle at 132x44. */
+static void
+mouse_in(fx *f, enum ms_panel_id panel, enum ms_mouse_kind kind, int dx, int dy)
+{
+	ms_layout lo;
+	ms_layout_compute(132, 44, &(ms_layout_opts){ 0 }, &lo);
+	ms_rect r = lo.r[panel];
+	ms_mouse m = { .kind = kind, .x = r.x + dx, .y = r.y + dy };
+	ms_session_mouse(&f->s, &m, 132, 44);
+}
+
+/* ns per trace as `mergescope report` prints it: 1.666 ms over 37288
+ * traces is 44.7 (the panel said 44), 5 s over 37288 is 134088. */
+static void
+test_plugin_mean_as_report(void **state)
+{
+	fx *f = *state;
+	ms_tui_plugin *p = &f->model->plugins[0];
+	p->traces = 37288;
+	p->total_ns = 1666000;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has(f, "  1.67ms   44.7 "));
+	p->total_ns = 4999800000ULL;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has(f, "  5.00s 134086 "));
+}
+
+/* A chain longer than the plugins band (four links at 132x44): the
+ * title says which links show and the list follows the selection (links
+ * five and six were not drawn and the selection went out of sight); a
+ * click selects the link under it; the line of a merge in Decide keeps
+ * its row. */
+static void
+test_long_chain_scrolls(void **state)
+{
+	fx *f = *state;
+	static const char *const names[] = { "alwayskeep", "detdrop",
+		                             "mask",       "slowlink",
+		                             "skywalking", "lastlink" };
+	f->model->nplugins = 6;
+	for (size_t i = 0; i < 6; i++) {
+		f->model->plugins[i] = f->model->plugins[0];
+		snprintf(f->model->plugins[i].name,
+		         sizeof(f->model->plugins[i].name), "%s", names[i]);
+	}
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 132, 44, "Plugins 6 links, 1-4 shown"));
+	assert_false(screen_has_at(f, 132, 44, "lastlink"));
+	f->s.view->ui.focus = MS_FOCUS_PLUGINS;
+	ms_session_key(&f->s, MS_KEY_END);
+	assert_int_equal(f->s.view->ui.plugin_sel, 5);
+	assert_true(screen_has_at(f, 132, 44, "Plugins 6 links, 3-6 shown"));
+	assert_true(screen_has_at(f, 132, 44, "lastlink"));
+	assert_false(screen_has_at(f, 132, 44, "alwayskeep"));
+	/* A click on the first link row (under the border and header). */
+	mouse_in(f, MS_PANEL_PLUGINS, MS_MOUSE_CLICK, 5, 2);
+	assert_int_equal(f->s.view->ui.plugin_sel, 2); /* "mask" */
+	f->s.view->ui.plugin_sel = 5;
+	f->model->live.present = true;
+	f->model->live.seq = 77;
+	f->model->live.inflight = 1;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 132, 44, "merge #77 in Decide"));
+	assert_true(screen_has_at(f, 132, 44, "Plugins 6 links, 4-6 shown"));
+	assert_true(screen_has_at(f, 132, 44, "lastlink"));
+}
+
+/* The replay at the finalize's barrier: two hours after the day, the
+ * frontier at its end. */
+static void
+at_finalize(fx *f)
+{
+	f->model->now = f->model->day_end + 2 * FAKE_H;
+	f->model->frontier = f->model->day_end;
+	ms_session_snapshot(&f->s);
+}
+
 /* At the end of the day the frontier line stands on the axis's last
  * column: the "24" label stays whole beside it. */
 static void
 test_axis_end_label(void **state)
 {
 	fx *f = *state;
-	f->model->now = f->model->day_end + 2 * FAKE_H;
-	f->model->frontier = f->model->day_end;
-	ms_session_snapshot(&f->s);
+	at_finalize(f);
 	f->s.view->ui.ascii = true;
 	assert_true(screen_has(f, "23----24||"));
 	assert_true(screen_has_at(f, 132, 46, "23-24||"));
@@ -480,6 +556,40 @@ test_breakpoints(void **state)
 	assert_non_null(strstr(f->s.view->ui.message, "bogus"));
 	ms_session_key(&f->s, MS_KEY_ESC);
 	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+	/* F10 (q's F-key) closes the list as it closes the help and the
+	 * details (it did nothing here), and does not quit. */
+	keys(f, "b");
+	ms_session_key(&f->s, MS_KEY_F(10));
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+	assert_false(f->s.quit);
+}
+
+/* More breakpoints than the list's rows (twelve at 80x24): the list
+ * follows the selection and the title says which show (the fourteenth
+ * could be selected, toggled and deleted out of sight). */
+static void
+test_breakpoint_list_scrolls(void **state)
+{
+	fx *f = *state;
+	keys(f, "b");
+	for (int i = 1; i <= 14; i++) {
+		char line[32];
+		snprintf(line, sizeof(line), "amerge=%d\n", 100 + i);
+		keys(f, line);
+	}
+	assert_int_equal(f->s.view->nbreaks, 14);
+	f->s.view->ui.message[0] = '\0'; /* "breakpoint 14: merge=114" */
+	assert_true(screen_has_at(f, 80, 24, "Breakpoints 14, 1-12 shown"));
+	assert_false(screen_has_at(f, 80, 24, "merge=114"));
+	for (int i = 0; i < 13; i++)
+		ms_session_key(&f->s, MS_KEY_DOWN);
+	assert_int_equal(f->s.view->ui.break_sel, 13);
+	assert_true(screen_has_at(f, 80, 24, "Breakpoints 14, 3-14 shown"));
+	assert_true(screen_has_at(f, 80, 24, "merge=114"));
+	assert_false(screen_has_at(f, 80, 24, "merge=101"));
+	/* Room for all of them: no range in the title. */
+	assert_true(screen_has_at(f, 132, 44, "merge=101"));
+	assert_false(screen_has_at(f, 132, 44, "Breakpoints 14,"));
 }
 
 /* The last session's breakpoints are offered in a prompt open from the
@@ -516,6 +626,23 @@ test_offer_never_eats_a_key(void **state)
 		assert_string_equal(f->fake.log, "");
 		assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
 	}
+
+	/* A click declines it too, and selects what it clicks (the mouse
+	 * did nothing while the offer was open, the whole session if it was
+	 * never answered). */
+	ms__session_offer(&f->s, saved, 2, NULL);
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	f->fake.log[0] = '\0';
+	mouse_in(f, MS_PANEL_INVENTORY, MS_MOUSE_CLICK, 3, 4);
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_INVENTORY);
+	assert_int_equal(f->s.view->ui.part_sel, 2);
+	assert_string_equal(f->fake.log, "");
+	/* A prompt being typed keeps the mouse out. */
+	keys(f, "/lane");
+	mouse_in(f, MS_PANEL_INVENTORY, MS_MOUSE_CLICK, 3, 4);
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_FILTER);
+	assert_string_equal(f->s.view->ui.cmdline, "lane");
 }
 
 static void
@@ -667,6 +794,128 @@ test_export_path_field(void **state)
 		unsetenv("HOME");
 	remove(file);
 	rmdir(dir);
+}
+
+/* The footer of the session's view drawn at w x h, into row. */
+static void
+footer_row(fx *f, int w, int h, char *row, size_t n)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+	ms_canvas_row(&cv, h - 1, row, n);
+	ms_canvas_release(&cv);
+}
+
+/* The footer at w x 24 with question p open about `what` (put in
+ * field), into row. */
+static void
+footer_asking(fx *f, enum ms_tui_prompt p, char *field, size_t fn,
+              const char *what, int w, char *row, size_t n)
+{
+	f->s.view->ui.prompt = p;
+	snprintf(field, fn, "%s", what);
+	footer_row(f, w, 24, row, n);
+}
+
+/* At 80 columns each prompt's question shows whole: an existing file's
+ * long path is shortened from the left (it hid "write over it? (y/N)",
+ * so the next key answered a question never seen), a long offer from
+ * the right, and the break prompt's label no longer leaves the spec
+ * typed two columns. */
+static void
+test_footer_questions_fit(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	ms_tui_ui *ui = &f->s.view->ui;
+	footer_asking(f, MS_PROMPT_CONFIRM, ui->export_path,
+	              sizeof(ui->export_path),
+	              "/var/tmp/cache/mergescope/runs/"
+	              "day-1x-skywalking-20261202-054559-8156.jsonl",
+	              80, row, sizeof(row));
+	assert_non_null(strstr(row, "exists: write over it? (y/N)"));
+	assert_non_null(strstr(row, "...")); /* the path's start left out */
+	assert_non_null(strstr(row, "-8156.jsonl exists"));
+	footer_row(f, 200, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "/var/tmp/cache/mergescope/runs/day-1x"));
+	footer_asking(f, MS_PROMPT_RESTORE, ui->offer, sizeof(ui->offer),
+	              "break merge=4, time=02:00:00, lane=finalize, "
+	              "depth>=3, sampling; filter /lane=fast",
+	              80, row, sizeof(row));
+	assert_non_null(strstr(row, "last time on this fixture: break"));
+	assert_non_null(strstr(row, "...; again? (y/N)"));
+	/* A long message keeps its start and its end (the file name). */
+	ui->prompt = MS_PROMPT_NONE;
+	ms_session_say(&f->s, false,
+	               "exported 7 merges as jsonl to /var/tmp/cache/"
+	               "mergescope/runs/day-1x-skywalking-20261202-8156.jsonl");
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "exported 7 merges as jsonl"));
+	assert_non_null(
+	        strstr(row, "...day-1x-skywalking-20261202-8156.jsonl"));
+	ui->message[0] = '\0';
+	keys(f, "ba");
+	assert_int_equal(ui->prompt, MS_PROMPT_BREAK);
+	keys(f, "time=02:00");
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "break on: time=02:00"));
+	footer_row(f, 200, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "break on (mature, sampling, merge=N, "
+	                            "time=HH:MM, part=ID, lane=L, depth>=D): "
+	                            "time=02:00"));
+}
+
+/* At DONE, thirteen gates and twenty reconciliation rows do not fit the
+ * Events area at 132x44 (the last gate and the whole reconciliation were
+ * cut off, nothing said so): the title says which lines show, and the
+ * arrows, End and the wheel scroll them. */
+static void
+test_gates_scroll(void **state)
+{
+	fx *f = *state;
+	f->model->state = MS_VIEW_DONE;
+	f->model->ngates = 13;
+	for (size_t i = 0; i < 13; i++) {
+		snprintf(f->model->gates[i].name,
+		         sizeof(f->model->gates[i].name), "gate_%02zu", i + 1);
+		f->model->gates[i].pass = true;
+	}
+	f->model->nrecon = 20;
+	for (size_t i = 0; i < 20; i++)
+		snprintf(f->model->recon[i].name,
+		         sizeof(f->model->recon[i].name), "recon_%02zu", i + 1);
+	snprintf(f->model->recon[18].name, sizeof(f->model->recon[18].name),
+	         "oracle drops in the final output");
+	f->model->recon[19].ok = false; /* a FAIL at the very end */
+	for (size_t i = 0; i < 19; i++)
+		f->model->recon[i].ok = true;
+	ms_session_snapshot(&f->s);
+	ms_session_resize(&f->s, 132, 44);
+	assert_true(f->s.view->ui.show_gates);
+	assert_true(
+	        screen_has_at(f, 132, 44, "Gates  13 pass, 0 fail, lines 1-"));
+	assert_true(screen_has_at(f, 132, 44, ", down scrolls"));
+	assert_false(screen_has_at(f, 132, 44, "recon_20"));
+	ms_session_key(&f->s, MS_KEY_DOWN);
+	ms_session_key(&f->s, MS_KEY_DOWN);
+	assert_int_equal(f->s.view->ui.gates_scroll, 2);
+	assert_false(screen_has_at(f, 132, 44, "gate_01")); /* line 2 */
+	ms_session_key(&f->s, MS_KEY_END);
+	assert_true(screen_has_at(f, 132, 44, "FAIL recon_20"));
+	/* Long names whole where there is room (cut at 28 before). */
+	assert_true(
+	        screen_has_at(f, 132, 44, "oracle drops in the final output "));
+	assert_false(screen_has_at(f, 132, 44, "down scrolls"));
+	/* End stops at the last screenful: one Up shows one line more. */
+	ms_session_key(&f->s, MS_KEY_UP);
+	assert_true(screen_has_at(f, 132, 44, "down scrolls"));
+	ms_session_key(&f->s, MS_KEY_HOME);
+	assert_int_equal(f->s.view->ui.gates_scroll, 0);
+	assert_true(screen_has_at(f, 132, 44, "gate_01"));
+	/* The wheel over the area scrolls too. */
+	mouse_in(f, MS_PANEL_EVENTS, MS_MOUSE_WHEEL_DOWN, 5, 3);
+	assert_int_equal(f->s.view->ui.gates_scroll, 3);
 }
 
 /* At DONE the gates take the Events area; Tab shows the events, and
@@ -832,6 +1081,99 @@ test_inventory_sort(void **state)
 		assert_true(v->parts[i - 1].bytes <= v->parts[i].bytes);
 }
 
+/* A part selected below the first row stays selected while the
+ * inventory changes around it (it was a row: with two new small parts
+ * above it, the highlight and Enter's details moved to another part); a
+ * part merged away leaves the selection on its row; the first row stays
+ * the top of the list. */
+static void
+test_part_selection_follows_part(void **state)
+{
+	fx *f = *state;
+	f->s.view->ui.focus = MS_FOCUS_INVENTORY;
+	keys(f, "jjj");
+	size_t row = f->s.view->ui.part_sel;
+	uint64_t id = f->s.view->parts[row].id;
+	/* Two parts smaller than any, new at the top in picker order. */
+	for (int i = 0; i < 2; i++) {
+		ms_tui_part *p = &f->model->parts[f->model->nparts++];
+		*p = f->model->parts[0];
+		p->id = 0x900 + (uint64_t)i;
+		p->bytes = 100 + (uint64_t)i;
+	}
+	ms_session_snapshot(&f->s);
+	assert_int_equal(f->s.view->parts[f->s.view->ui.part_sel].id, id);
+	assert_int_equal(f->s.view->ui.part_sel, row + 2);
+	/* At the first row the selection is the top of the list: new
+	 * parts above the part there leave it at the top. */
+	f->s.view->ui.part_sel = 0;
+	ms_tui_part *p = &f->model->parts[f->model->nparts++];
+	*p = f->model->parts[0];
+	p->id = 0x902;
+	p->bytes = 50;
+	ms_session_snapshot(&f->s);
+	assert_int_equal(f->s.view->ui.part_sel, 0);
+	assert_int_equal(f->s.view->parts[0].id, 0x902);
+	keys(f, "jjj");
+	row = f->s.view->ui.part_sel;
+	id = f->s.view->parts[row].id;
+	/* Merged away: the row stays. */
+	for (size_t i = 0; i < f->model->nparts; i++)
+		if (f->model->parts[i].id == id)
+			f->model->parts[i] =
+			        f->model->parts[--f->model->nparts];
+	ms_session_snapshot(&f->s);
+	assert_int_equal(f->s.view->ui.part_sel, row);
+	assert_true(f->s.view->parts[row].id != id);
+}
+
+/* Every "+1d"/"-1d" on the screen is a whole "+1d HH:MM" label. */
+static void
+assert_day_labels_whole(fx *f, int w, int h)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+	char row[2048];
+	for (int y = 0; y < h; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		for (const char *p = row; (p = strstr(p, "1d")); p += 2) {
+			if (p == row || (p[-1] != '+' && p[-1] != '-'))
+				continue;
+			if (!(p[2] == ' ' && isdigit((unsigned char)p[3]) &&
+			      isdigit((unsigned char)p[4]) && p[5] == ':' &&
+			      isdigit((unsigned char)p[6]) &&
+			      isdigit((unsigned char)p[7])))
+				fail_msg("a cut label at %dx%d: %s", w, h, row);
+		}
+	}
+	ms_canvas_release(&cv);
+}
+
+/* Zoomed in the cooldown (the finalize at +1d 02:00, where `make run`
+ * stops) or before the day, the axis labels are "+1d HH:MM" wide: they
+ * ran into each other ("+1d 01:+1d 01:20"). */
+static void
+test_zoomed_axis_outside_the_day(void **state)
+{
+	fx *f = *state;
+	at_finalize(f);
+	for (int z = 1; z <= 2; z++) {
+		f->s.view->ui.zoom = z;
+		assert_day_labels_whole(f, 132, 44);
+		assert_day_labels_whole(f, 80, 40);
+		assert_day_labels_whole(f, 200, 60);
+	}
+	f->model->now = f->model->day_start + 20 * FAKE_MIN;
+	f->model->frontier = f->model->now - 2 * FAKE_H;
+	ms_session_snapshot(&f->s);
+	for (int z = 1; z <= 2; z++) {
+		f->s.view->ui.zoom = z;
+		assert_day_labels_whole(f, 132, 44);
+		assert_day_labels_whole(f, 80, 40);
+	}
+}
+
 /* z zooms the timeline in (24 h, 6 h, 1 h), Z out, stopping at the
  * ends. */
 static void
@@ -866,6 +1208,72 @@ test_help_scrolls(void **state)
 	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
 	keys(f, "?");
 	assert_int_equal(f->s.view->ui.help_scroll, 0);
+}
+
+/* Tab and shift-Tab go round the panels on the screen: at 80x24 (no
+ * plugins panel) Tab went to the hidden plugins, highlighting nothing
+ * and searching links nobody saw; a screen shrunk under the plugins
+ * takes the focus back to the events. */
+static void
+test_focus_skips_folded_panels(void **state)
+{
+	fx *f = *state;
+	ms_session_resize(&f->s, 80, 24);
+	static const struct {
+		int key;
+		enum ms_tui_focus then;
+	} walk[] = {
+		{ MS_KEY_TAB, MS_FOCUS_INVENTORY },
+		{ MS_KEY_TAB, MS_FOCUS_EVENTS },
+		{ MS_KEY_BTAB, MS_FOCUS_INVENTORY },
+		{ MS_KEY_BTAB, MS_FOCUS_EVENTS },
+	};
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	for (size_t i = 0; i < sizeof(walk) / sizeof(walk[0]); i++) {
+		ms_session_key(&f->s, walk[i].key);
+		assert_int_equal(f->s.view->ui.focus, walk[i].then);
+	}
+	ms_session_resize(&f->s, 132, 44);
+	ms_session_key(&f->s, MS_KEY_BTAB);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_PLUGINS);
+	ms_session_resize(&f->s, 99, 44);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	/* At DONE, coming round to the events shows the gates again. */
+	f->model->state = MS_VIEW_DONE;
+	f->model->ngates = 1;
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.show_gates = false;
+	ms_session_key(&f->s, MS_KEY_TAB);
+	ms_session_key(&f->s, MS_KEY_TAB);
+	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
+	assert_true(f->s.view->ui.show_gates);
+}
+
+/* The details scroll the same way, the wheel too, and open at their
+ * top; at 80x24 the merge's wall time and result come into view. */
+static void
+test_details_scroll(void **state)
+{
+	fx *f = *state;
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	keys(f, "\n");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	assert_false(screen_has_at(f, 80, 24, "result "));
+	ms_session_key(&f->s, MS_KEY_PGDN);
+	ms_session_key(&f->s, MS_KEY_PGDN);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	assert_int_equal(f->s.view->ui.detail_scroll, 20);
+	assert_true(screen_has_at(f, 80, 24, "result "));
+	keys(f, "k");
+	assert_int_equal(f->s.view->ui.detail_scroll, 19);
+	ms_mouse m = { .kind = MS_MOUSE_WHEEL_DOWN, .x = 40, .y = 10 };
+	ms_session_mouse(&f->s, &m, 80, 24);
+	assert_int_equal(f->s.view->ui.detail_scroll, 22);
+	keys(f, "\n"); /* Enter still closes */
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+	keys(f, "\n");
+	assert_int_equal(f->s.view->ui.detail_scroll, 0);
+	assert_string_equal(f->fake.log, "");
 }
 
 /* Every prompt remembers what it was given: up and down walk it. */
@@ -1135,6 +1543,8 @@ main(void)
 		T(test_titles_singular),
 		T(test_pending_narrow),
 		T(test_live_line_fits),
+		T(test_long_chain_scrolls),
+		T(test_plugin_mean_as_report),
 		T(test_axis_end_label),
 		T(test_counts_short_form),
 		T(test_goto_back_unavailable),
@@ -1144,15 +1554,22 @@ main(void)
 		T(test_breakpoints),
 		T(test_freeze_only_at_barrier),
 		T(test_offer_never_eats_a_key),
+		T(test_breakpoint_list_scrolls),
 		T(test_filter_and_export),
 		T(test_export_path_field),
+		T(test_footer_questions_fit),
 		T(test_prompt_history),
 		T(test_help_scrolls),
+		T(test_details_scroll),
+		T(test_focus_skips_folded_panels),
 		T(test_zoom_keys),
 		T(test_mouse),
 		T(test_search),
 		T(test_inventory_sort),
+		T(test_zoomed_axis_outside_the_day),
+		T(test_part_selection_follows_part),
 		T(test_gates_at_done),
+		T(test_gates_scroll),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),
 		T(test_prompt_editing),

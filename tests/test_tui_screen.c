@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct fixture {
@@ -434,7 +435,9 @@ test_filter_shows_in_log(void **state)
 }
 
 /* Enter on a merge: its fields, then its inputs one per line; a box too
- * short for all of them says how many more there are. */
+ * short for all of them scrolls (its title says which lines show), so
+ * the last input and the fields after the first screen can be read (at
+ * 80x24 they were cut off: wall, cpu, result, the inputs). */
 static void
 test_merge_details(void **state)
 {
@@ -450,12 +453,136 @@ test_merge_details(void **state)
 	assert_non_null(strstr(t, "00000000000001c9"));
 	assert_null(strstr(t, "more input"));
 	free(t);
-	/* 132x28: not all ten fit */
+	/* 132x28: not all ten fit; scrolled to the end, the last shows */
 	t = draw_and_read(f, 132, 28);
 	assert_non_null(strstr(t, "00000000000001c0"));
 	assert_null(strstr(t, "00000000000001c9"));
-	assert_non_null(strstr(t, " more inputs"));
+	assert_non_null(strstr(t, ", down scrolls  (Esc closes)"));
 	free(t);
+	f->view->ui.detail_scroll = ms__detail_lines(f->view) - 1;
+	t = draw_and_read(f, 132, 28);
+	assert_non_null(strstr(t, "00000000000001c9"));
+	assert_null(strstr(t, "down scrolls"));
+	free(t);
+	/* 80x24, one column: the fields below the first screen */
+	f->view->ui.detail_scroll = 0;
+	t = draw_and_read(f, 80, 24);
+	assert_null(strstr(t, "result "));
+	free(t);
+	f->view->ui.detail_scroll = 20;
+	t = draw_and_read(f, 80, 24);
+	assert_non_null(strstr(t, "result "));
+	assert_non_null(strstr(t, "wall "));
+	free(t);
+}
+
+/* Keys as a terminal sends them, read back through ms_screen_key. */
+static void
+read_keys(const char *term, const char *bytes, int *keys, size_t n)
+{
+	FILE *in = tmpfile(), *out = fopen("/dev/null", "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	fputs(bytes, in);
+	rewind(in);
+	ms_screen_opts so = { .out = out, .in = in, .term = term };
+	ms_errbuf eb = { "" };
+	ms_screen *scr;
+	assert_int_equal(ms_screen_open(&scr, &so, &eb), 0);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = ms_screen_key(scr, 50);
+	ms_screen_close(scr);
+	fclose(in);
+	fclose(out);
+}
+
+/* tmux sends Home and End as ESC [ 1 ~ and ESC [ 4 ~ whatever TERM says;
+ * under TERM=xterm-256color curses does not know them and handed over
+ * ESC, `[` (back one barrier: the replay re-ran), `4`, `~`. Such a
+ * sequence is one key, or none; a lone ESC is still Esc. */
+static void
+test_unlisted_escape_sequences(void **state)
+{
+	(void)state;
+	int k[8];
+	read_keys("xterm-256color",
+	          "\033[4~\033[1~\033[F\033[1;5H\033[7~x\033[8~\033[5~", k, 8);
+	assert_int_equal(k[0], MS_KEY_END);
+	assert_int_equal(k[1], MS_KEY_HOME);
+	assert_int_equal(k[2], MS_KEY_END);
+	assert_int_equal(k[3], MS_KEY_NONE); /* ctrl-Home: nothing */
+	assert_int_equal(k[4], MS_KEY_HOME);
+	assert_int_equal(k[5], 'x');
+	assert_int_equal(k[6], MS_KEY_END);
+	assert_int_equal(k[7], MS_KEY_PGUP);
+	/* An X10 mouse report vt100 does not list: none of its bytes is a
+	 * key (the space of a button-1 press was run/pause). */
+	read_keys("vt100", "\033[M !!x", k, 2);
+	assert_int_equal(k[0], MS_KEY_NONE);
+	assert_int_equal(k[1], 'x');
+	/* ESC then a key that starts no sequence: both keys. */
+	read_keys("xterm-256color", "\033q", k, 2);
+	assert_int_equal(k[0], MS_KEY_ESC);
+	assert_int_equal(k[1], 'q');
+}
+
+/* A screen of type term on /dev/null, output and input; *out and *in
+ * are closed by the caller. */
+static int
+open_null(const char *term, ms_screen **scr, FILE **out, FILE **in,
+          ms_errbuf *eb)
+{
+	*out = fopen("/dev/null", "w");
+	*in = fopen("/dev/null", "r");
+	assert_non_null(*out);
+	assert_non_null(*in);
+	ms_screen_opts so = { .out = *out, .in = *in, .term = term };
+	return ms_screen_open(scr, &so, eb);
+}
+
+/* Input at its end (stdin from /dev/null) returns at once: the key wait
+ * still lasts its timeout (the main loop spun a core while paused; a
+ * lower bound, so a loaded machine cannot make it fail). */
+static void
+test_key_wait_at_end_of_input(void **state)
+{
+	(void)state;
+	FILE *out, *in;
+	ms_errbuf eb = { "" };
+	ms_screen *scr;
+	assert_int_equal(open_null("xterm-256color", &scr, &out, &in, &eb), 0);
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(ms_screen_key(scr, 40), MS_KEY_NONE);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	long ms = (long)(b.tv_sec - a.tv_sec) * 1000 +
+	          (b.tv_nsec - a.tv_nsec) / 1000000;
+	assert_true(ms >= 5 * 20);
+	ms_screen_close(scr);
+	fclose(out);
+	fclose(in);
+}
+
+/* TERM=dumb (no cursor addressing) was opened, and every frame came out
+ * as a stream of lines: refused, naming the terminal type; a terminal
+ * that can address its cursor still opens. */
+static void
+test_dumb_terminal_refused(void **state)
+{
+	(void)state;
+	FILE *out, *in;
+	ms_errbuf eb = { "" };
+	ms_screen *scr = (ms_screen *)1;
+	assert_int_equal(open_null("dumb", &scr, &out, &in, &eb), MS_ERR_STATE);
+	assert_null(scr);
+	assert_non_null(strstr(eb.msg, "\"dumb\" cannot move the cursor"));
+	fclose(out);
+	fclose(in);
+	assert_int_equal(open_null("vt100", &scr, &out, &in, &eb), 0);
+	ms_screen_close(scr);
+	fclose(out);
+	fclose(in);
 }
 
 static void
@@ -504,6 +631,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_merge_details, setup,
 		                                teardown),
 		cmocka_unit_test(test_no_color),
+		cmocka_unit_test(test_unlisted_escape_sequences),
+		cmocka_unit_test(test_dumb_terminal_refused),
+		cmocka_unit_test(test_key_wait_at_end_of_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

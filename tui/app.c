@@ -49,9 +49,32 @@ clamp_sel(size_t *sel, size_t n)
 		*sel = n ? n - 1 : 0;
 }
 
+/* A part selected below the first row is a part, not a row: after a
+ * snapshot it is found again by its ID (new parts come and merged ones go
+ * above it, so the row it was on may now hold another; the details
+ * showed that one). A part that is gone leaves the selection on its row.
+ * The first row stays the top of the list, as it is until a key moves
+ * the selection (following its part there scrolled the inventory away
+ * from the smallest parts with nobody looking). */
+static void
+follow_part(ms_tui_view *v, uint64_t id)
+{
+	for (size_t i = 0; id && i < v->nparts; i++)
+		if (v->parts[i].id == id) {
+			v->ui.part_sel = i;
+			return;
+		}
+}
+
 int
 ms_session_snapshot(ms_tui_session *s)
 {
+	ms_tui_view *old = s->view;
+	uint64_t sel_id = old->ui.part_sel > 0 &&
+	                                  old->ui.part_sel < old->nparts &&
+	                                  old->nparts <= MS_VIEW_MAX_PARTS
+	                          ? old->parts[old->ui.part_sel].id
+	                          : 0;
 	ms_tui_ui ui = s->view->ui;
 	ms_errbuf eb = { "" };
 	int rc = s->ctl->ops->snapshot(s->ctl->self, s->view, &eb);
@@ -67,6 +90,7 @@ ms_session_snapshot(ms_tui_session *s)
 	if (s->view->sel.ninputs > MS_VIEW_MAX_INPUTS)
 		s->view->sel.ninputs = MS_VIEW_MAX_INPUTS;
 	ms_tui_view_sort_parts(s->view);
+	follow_part(s->view, sel_id);
 	clamp_sel(&s->view->ui.part_sel, s->view->nparts);
 	clamp_sel(&s->view->ui.plugin_sel, s->view->nplugins);
 	clamp_sel(&s->view->ui.break_sel, s->view->nbreaks);
@@ -142,8 +166,12 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		                      : 0;
 		int key = ms_screen_key(scr, wait_ms);
 		while (key != MS_KEY_NONE && !s.quit) {
-			if (key == MS_KEY_RESIZE)
+			if (key == MS_KEY_RESIZE) {
+				int rw, rh;
 				ms_screen_invalidate(scr);
+				ms_screen_size(scr, &rw, &rh);
+				ms_session_resize(&s, rw, rh);
+			}
 			if (key == MS_KEY_MOUSE) {
 				ms_mouse m;
 				int mw, mh;
@@ -170,6 +198,7 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		}
 		int w, h;
 		ms_screen_size(scr, &w, &h);
+		ms_session_resize(&s, w, h);
 		s.view->ui.frame++;
 		if (ms_render_frame(&canvas, s.view, w, h) == 0)
 			ms_screen_draw(scr, &canvas);

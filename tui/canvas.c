@@ -117,6 +117,34 @@ ms_canvas_text(ms_canvas *c, int x, int y, int maxw, const char *s,
 }
 
 int
+ms_canvas_text_tail(ms_canvas *c, int x, int y, int maxw, const char *s,
+                    uint16_t attr)
+{
+	int len = 0;
+	for (const char *p = s; *p;)
+		utf8_next(&p), len++;
+	if (len <= maxw)
+		return ms_canvas_text(c, x, y, maxw, s, attr);
+	if (maxw < 4)
+		return 0;
+	for (int skip = len - (maxw - 3); skip > 0; skip--)
+		utf8_next(&s);
+	int col = ms_canvas_text(c, x, y, 3, "...", attr);
+	return col + ms_canvas_text(c, x + col, y, maxw - col, s, attr);
+}
+
+void
+ms_canvas_blit(ms_canvas *c, ms_rect in, const ms_canvas *doc, size_t top)
+{
+	for (int y = 0; y < in.h && top + (size_t)y < (size_t)doc->h; y++)
+		for (int x = 0; x < in.w && x < doc->w; x++) {
+			ms_cell cell = ms_canvas_at(doc, x, (int)top + y);
+			ms_canvas_put(c, in.x + x, in.y + y, cell.ch,
+			              cell.attr);
+		}
+}
+
+int
 ms_canvas_printf(ms_canvas *c, int x, int y, int maxw, uint16_t attr,
                  const char *fmt, ...)
 {

@@ -94,6 +94,7 @@ ms__session_observe(ms_tui_session *s)
 	if (v->state == MS_VIEW_DONE && s->last_state != MS_VIEW_DONE &&
 	    v->ngates) {
 		v->ui.show_gates = true;
+		v->ui.gates_scroll = 0;
 		v->ui.focus = MS_FOCUS_EVENTS;
 	}
 	if (v->state != MS_VIEW_DONE)
@@ -251,8 +252,7 @@ act_barrier_back(ms_tui_session *s)
 	ms_tui_target t = { .kind = MS_TARGET_MERGE, .seq = want };
 	char msg[96];
 	snprintf(msg, sizeof(msg),
-	         "back one barrier: re-running to merge #%" PRIu64,
-	         want);
+	         "back one barrier: re-running to merge #%" PRIu64, want);
 	go_to(s, &t, true, msg);
 }
 
@@ -405,10 +405,49 @@ act_freeze(ms_tui_session *s)
 	               s->view->sel.seq, dir);
 }
 
+/* Whether focus f has a panel on the screen: the plugins fold away on
+ * small screens (below 100 columns, 42 rows), and Tab went to them
+ * there, highlighting nothing. */
+static bool
+focus_shown(const ms_tui_session *s, enum ms_tui_focus f)
+{
+	if (f != MS_FOCUS_PLUGINS || s->screen_w <= 0 || s->screen_h <= 0)
+		return true;
+	ms_layout_opts lo = { .overlay = false };
+	ms_layout l;
+	ms_layout_compute(s->screen_w, s->screen_h, &lo, &l);
+	return l.too_small || ms_rect_visible(l.r[MS_PANEL_PLUGINS]);
+}
+
+/* The next focus with a panel on screen, forward (dir 1) or back (-1). */
+static enum ms_tui_focus
+next_focus(const ms_tui_session *s, enum ms_tui_focus f, int dir)
+{
+	for (int i = 0; i < MS_FOCUS_COUNT; i++) {
+		f = (enum ms_tui_focus)(((int)f + MS_FOCUS_COUNT + dir) %
+		                        MS_FOCUS_COUNT);
+		if (focus_shown(s, f))
+			break;
+	}
+	return f;
+}
+
+void
+ms_session_resize(ms_tui_session *s, int w, int h)
+{
+	s->screen_w = w;
+	s->screen_h = h;
+	if (!focus_shown(s, s->view->ui.focus)) {
+		s->view->ui.focus = MS_FOCUS_EVENTS;
+		s->dirty = true;
+	}
+}
+
 static void
 act_focus(ms_tui_session *s)
 {
 	ms_tui_ui *ui = &s->view->ui;
+	enum ms_tui_focus next = next_focus(s, ui->focus, 1);
 	/* At DONE the Events area has two faces: the gates, then (Tab)
 	 * the events; Tab coming round to it shows the gates again. */
 	if (s->view->state == MS_VIEW_DONE && s->view->ngates) {
@@ -417,10 +456,10 @@ act_focus(ms_tui_session *s)
 			s->dirty = true;
 			return;
 		}
-		if (ui->focus == MS_FOCUS_COUNT - 1)
+		if (next == MS_FOCUS_EVENTS)
 			ui->show_gates = true;
 	}
-	ui->focus = (enum ms_tui_focus)((ui->focus + 1) % MS_FOCUS_COUNT);
+	ui->focus = next;
 	s->dirty = true;
 }
 
@@ -428,8 +467,7 @@ static void
 act_focus_back(ms_tui_session *s)
 {
 	ms_tui_ui *ui = &s->view->ui;
-	ui->focus = (enum ms_tui_focus)((ui->focus + MS_FOCUS_COUNT - 1) %
-	                                MS_FOCUS_COUNT);
+	ui->focus = next_focus(s, ui->focus, -1);
 	s->dirty = true;
 }
 
@@ -446,6 +484,7 @@ act_details(ms_tui_session *s)
 		return;
 	}
 	ui->overlay = MS_OVERLAY_DETAIL;
+	ui->detail_scroll = 0;
 	s->dirty = true;
 }
 
@@ -598,6 +637,25 @@ move_index(size_t *sel, size_t n, long delta, bool home, bool end)
 	*sel = (size_t)pos;
 }
 
+/* At DONE the gates and the reconciliation scroll in the Events area,
+ * down to their last screenful. */
+static void
+scroll_gates(ms_tui_session *s, long delta, bool home, bool end)
+{
+	ms_tui_ui *ui = &s->view->ui;
+	size_t last = ms__gates_lines(s->view) - 1;
+	ms_layout_opts lo = { .overlay = false };
+	ms_layout l;
+	ms_layout_compute(s->screen_w, s->screen_h, &lo, &l);
+	int eh = l.r[MS_PANEL_EVENTS].h - 2;
+	if (!l.too_small && eh > 0 && (size_t)eh <= last)
+		last = last + 1 - (size_t)eh;
+	long top = home ? 0 : end ? (long)last : (long)ui->gates_scroll + delta;
+	ui->gates_scroll = top < 0              ? 0
+	                   : (size_t)top > last ? last
+	                                        : (size_t)top;
+}
+
 static bool
 navigate(ms_tui_session *s, int key)
 {
@@ -632,7 +690,11 @@ navigate(ms_tui_session *s, int key)
 	ms_tui_ui *ui = &s->view->ui;
 	switch (ui->focus) {
 	case MS_FOCUS_EVENTS:
-		move_event(s, d, home, end);
+		if (s->view->state == MS_VIEW_DONE && ui->show_gates &&
+		    s->view->ngates)
+			scroll_gates(s, d, home, end);
+		else
+			move_event(s, d, home, end);
 		break;
 	case MS_FOCUS_INVENTORY:
 		move_index(&ui->part_sel, s->view->nparts, d, home, end);
@@ -945,6 +1007,19 @@ restore_offer(ms_tui_session *s, bool yes)
 	s->offer_filter = NULL;
 }
 
+void
+ms__offer_decline(ms_tui_session *s)
+{
+	ms_tui_ui *ui = &s->view->ui;
+	if (ui->prompt != MS_PROMPT_RESTORE)
+		return;
+	ui->prompt = MS_PROMPT_NONE;
+	ui->cmdline[0] = '\0';
+	ui->cursor = 0;
+	restore_offer(s, false);
+	s->dirty = true;
+}
+
 static void
 submit_prompt(ms_tui_session *s)
 {
@@ -1008,10 +1083,7 @@ prompt_key(ms_tui_session *s, int key)
 		/* Any other key declines the offer and does what it always
 		 * does: the offer, open from the start, must not eat the
 		 * first command (an `f` at the first breakpoint). */
-		ui->prompt = MS_PROMPT_NONE;
-		ui->cmdline[0] = '\0';
-		ui->cursor = 0;
-		restore_offer(s, false);
+		ms__offer_decline(s);
 		ms_session_key(s, key);
 		return;
 	}
@@ -1104,6 +1176,7 @@ breaks_key(ms_tui_session *s, int key)
 	switch (key) {
 	case MS_KEY_ESC:
 	case 'q':
+	case MS_KEY_F(10): /* q's F-key, as in the help and the details */
 	case 'b':
 	case MS_KEY_F(2):
 		ui->overlay = MS_OVERLAY_NONE;
@@ -1157,13 +1230,17 @@ breaks_key(ms_tui_session *s, int key)
 	s->dirty = true;
 }
 
-/* Up/down/PgUp/PgDn/Home/End (and j/k) scroll the help; true if key was
- * one of them. The panel clamps the bottom to the screen. */
+/* Up/down/PgUp/PgDn/Home/End (and j/k) scroll the help or the details;
+ * true if key was one of them. The panel clamps the bottom to the
+ * screen. */
 static bool
-help_scroll(ms_tui_session *s, int key)
+overlay_scroll(ms_tui_session *s, int key)
 {
-	size_t *top = &s->view->ui.help_scroll;
-	size_t last = ms__help_lines() - 1;
+	ms_tui_ui *ui = &s->view->ui;
+	bool help = ui->overlay == MS_OVERLAY_HELP;
+	size_t *top = help ? &ui->help_scroll : &ui->detail_scroll;
+	size_t lines = help ? ms__help_lines() : ms__detail_lines(s->view);
+	size_t last = lines - 1;
 	switch (key) {
 	case MS_KEY_UP:
 	case 'k':
@@ -1212,7 +1289,9 @@ ms_session_key(ms_tui_session *s, int key)
 		breaks_key(s, key);
 		return;
 	}
-	if (ui->overlay == MS_OVERLAY_HELP && help_scroll(s, key))
+	if ((ui->overlay == MS_OVERLAY_HELP ||
+	     ui->overlay == MS_OVERLAY_DETAIL) &&
+	    overlay_scroll(s, key))
 		return;
 	if (ui->overlay != MS_OVERLAY_NONE) {
 		if (key == MS_KEY_ESC || key == 'q' || key == '?' ||

@@ -1,7 +1,8 @@
 /*
  * mouse.c - what the mouse does: a click focuses the panel under it and
  * selects the row clicked (an event, a part, a plugin link); the wheel
- * scrolls the list under the pointer three rows at a time, or the help.
+ * scrolls the list under the pointer three rows at a time, or the help
+ * or the details open over them.
  * Panels and rows are found with the same layout and scroll positions the
  * panels draw with (ms_layout_compute, ms__events_top,
  * ms__inventory_top), so a click lands on what is shown there.
@@ -45,8 +46,11 @@ click_row(ms_tui_session *s, enum ms_tui_focus f, ms_rect r, int row)
 		size_t k = ms__inventory_top(s->view, rows) + (size_t)row;
 		if (k < s->view->nparts)
 			ui->part_sel = k;
-	} else if (f == MS_FOCUS_PLUGINS && (size_t)row < s->view->nplugins) {
-		ui->plugin_sel = (size_t)row;
+	} else if (f == MS_FOCUS_PLUGINS) {
+		int links = ms__plugins_rows(s->view, r.h - 2);
+		size_t k = ms__plugins_top(s->view, links) + (size_t)row;
+		if (row < links && k < s->view->nplugins)
+			ui->plugin_sel = k;
 	} else if (f == MS_FOCUS_EVENTS) {
 		click_events(s, r, row);
 	}
@@ -56,13 +60,20 @@ void
 ms_session_mouse(ms_tui_session *s, const ms_mouse *m, int w, int h)
 {
 	ms_tui_ui *ui = &s->view->ui;
+	/* The offer of the last session's breakpoints, open from the start,
+	 * is declined by a click or the wheel as by any other key (the mouse
+	 * did nothing until it was answered); a prompt being typed keeps
+	 * the mouse out. */
+	ms__offer_decline(s);
 	if (ui->prompt != MS_PROMPT_NONE)
 		return;
 	int wheel = m->kind == MS_MOUSE_WHEEL_UP     ? MS_KEY_UP
 	            : m->kind == MS_MOUSE_WHEEL_DOWN ? MS_KEY_DOWN
 	                                             : 0;
 	if (ui->overlay != MS_OVERLAY_NONE) {
-		if (ui->overlay == MS_OVERLAY_HELP && wheel)
+		if ((ui->overlay == MS_OVERLAY_HELP ||
+		     ui->overlay == MS_OVERLAY_DETAIL) &&
+		    wheel)
 			for (int i = 0; i < 3; i++)
 				ms_session_key(s, wheel);
 		return;

@@ -1,7 +1,10 @@
 /*
  * panel_detail.c - every field of the selected merge (Enter in the event
  * log) with its inputs, or of the selected part (Enter in the inventory),
- * one per line, in two columns when the box is wide enough.
+ * one per line, in two columns when the box is wide enough. The details
+ * are laid out whole in a canvas of their own and the box shows the rows
+ * from ui.detail_scroll on, so on a short screen they scroll (as the help
+ * does) instead of ending where the box ends.
  */
 #include "tui_int.h"
 
@@ -33,12 +36,12 @@ put_list(ms_canvas *c, ms_rect in, const struct kv *kv, size_t n)
 
 /* The merge's inputs below its fields, as many as fit, then how many
  * more there are. */
-static void
+static int
 put_inputs(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v,
            const ms_tui_event *e)
 {
 	if (y + 2 >= in.y + in.h || e->ninputs == 0)
-		return;
+		return y;
 	char line[160], a[32], b[32];
 	snprintf(line, sizeof(line), "%-3s %-16s %5s %10s %9s  %-14s %s", "#",
 	         "input part", "depth", "rows", "bytes", "max time",
@@ -62,8 +65,9 @@ put_inputs(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v,
 		snprintf(line, sizeof(line), "+%u more input%s",
 		         e->ninputs - shown,
 		         e->ninputs - shown == 1 ? "" : "s");
-		ms_canvas_text(c, in.x + 1, y, in.w - 2, line, MS_C_MUTED);
+		ms_canvas_text(c, in.x + 1, y++, in.w - 2, line, MS_C_MUTED);
 	}
+	return y;
 }
 
 #define KV(key, ...)                                                           \
@@ -73,16 +77,15 @@ put_inputs(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v,
 		n++;                                                           \
 	} while (0)
 
-static void
-draw_event(ms_canvas *c, ms_rect r, const ms_tui_view *v, const ms_tui_event *e)
+/* The merge's details in `in` (as tall as they need); returns the rows
+ * used. */
+static int
+draw_event(ms_canvas *c, ms_rect in, const ms_tui_view *v,
+           const ms_tui_event *e)
 {
 	struct kv kv[48];
 	size_t n = 0;
 	char a[32], b[32];
-	char title[48];
-	snprintf(title, sizeof(title), "Merge #%" PRIu64 "  (Esc closes)",
-	         e->seq);
-	ms_rect in = ms_canvas_box(c, r, title, true);
 	KV("time", "%s", ms_fmt_clock(a, sizeof(a), e->t, v->day_start));
 	KV("lane", "%s", e->lane);
 	KV("inputs", "%u", e->ninputs);
@@ -140,16 +143,15 @@ draw_event(ms_canvas *c, ms_rect r, const ms_tui_view *v, const ms_tui_event *e)
 	KV("result", "%s%s%s", e->failed ? "FAILED" : "ok",
 	   e->failed && e->error[0] ? ": " : "", e->failed ? e->error : "");
 	int used = put_list(c, in, kv, n);
-	put_inputs(c, in, in.y + used + 1, v, e);
+	return put_inputs(c, in, in.y + used + 1, v, e) - in.y;
 }
 
-static void
-draw_part(ms_canvas *c, ms_rect r, const ms_tui_view *v, const ms_tui_part *p)
+static int
+draw_part(ms_canvas *c, ms_rect in, const ms_tui_view *v, const ms_tui_part *p)
 {
 	struct kv kv[16];
 	size_t n = 0;
 	char a[32];
-	ms_rect in = ms_canvas_box(c, r, "Part  (Esc closes)", true);
 	KV("id", "%016" PRIx64, p->id);
 	KV("bytes", "%" PRIu64 " (%s)", p->bytes,
 	   ms_fmt_bytes(a, sizeof(a), p->bytes));
@@ -165,23 +167,69 @@ draw_part(ms_canvas *c, ms_rect r, const ms_tui_view *v, const ms_tui_part *p)
 	else
 		KV("claimed by", "-");
 	KV("pending input", "%s", p->pending ? "yes" : "no");
-	put_list(c, in, kv, n);
+	return put_list(c, in, kv, n);
+}
+
+/* The details of what is selected, laid out w columns wide from the top
+ * of doc (sized here); returns their rows (0 when doc cannot be had) and
+ * their title. */
+static int
+layout_doc(ms_canvas *doc, const ms_tui_view *v, int w, char *title, size_t tn)
+{
+	/* Every field in one column, a blank, the inputs' header, each
+	 * input kept and the "+N more" line. */
+	int h = 48 + 3 + MS_VIEW_EVENT_INPUTS + 1;
+	if (w < 1 || ms_canvas_reset(doc, w, h) != 0)
+		return 0;
+	ms_rect in = { 0, 0, w, h };
+	if (v->ui.focus == MS_FOCUS_INVENTORY && v->ui.part_sel < v->nparts) {
+		snprintf(title, tn, "Part");
+		return draw_part(doc, in, v, &v->parts[v->ui.part_sel]);
+	}
+	long e = ms_events_selected(v);
+	if (e >= 0) {
+		snprintf(title, tn, "Merge #%" PRIu64, v->events[e].seq);
+		return draw_event(doc, in, v, &v->events[e]);
+	}
+	snprintf(title, tn, "Details");
+	ms_canvas_text(doc, 0, 0, w, "nothing selected", MS_C_MUTED);
+	return 1;
+}
+
+size_t
+ms__detail_lines(const ms_tui_view *v)
+{
+	ms_canvas doc;
+	char title[48];
+	ms_canvas_init(&doc);
+	/* One column, the most rows the details take. */
+	int n = layout_doc(&doc, v, 60, title, sizeof(title));
+	ms_canvas_release(&doc);
+	return n > 0 ? (size_t)n : 1;
 }
 
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
-	if (v->ui.focus == MS_FOCUS_INVENTORY && v->ui.part_sel < v->nparts) {
-		draw_part(c, r, v, &v->parts[v->ui.part_sel]);
-		return;
-	}
-	long e = ms_events_selected(v);
-	if (e >= 0) {
-		draw_event(c, r, v, &v->events[e]);
-		return;
-	}
-	ms_rect in = ms_canvas_box(c, r, "Details", true);
-	ms_canvas_text(c, in.x, in.y, in.w, "nothing selected", MS_C_MUTED);
+	ms_rect in = ms_canvas_box(c, r, "", true);
+	ms_canvas doc;
+	char name[48] = "Details", title[96];
+	ms_canvas_init(&doc);
+	doc.ascii = c->ascii;
+	int n = in.h > 0 ? layout_doc(&doc, v, in.w, name, sizeof(name)) : 0;
+	size_t rows = n > 0 ? (size_t)n : 0, h = (size_t)in.h;
+	size_t top = v->ui.detail_scroll;
+	if (top + h > rows)
+		top = rows > h ? rows - h : 0;
+	if (rows > h)
+		snprintf(title, sizeof(title),
+		         "%s  %zu-%zu of %zu%s  (Esc closes)", name, top + 1,
+		         top + h, rows, top + h < rows ? ", down scrolls" : "");
+	else
+		snprintf(title, sizeof(title), "%s  (Esc closes)", name);
+	ms_canvas_box(c, r, title, true);
+	ms_canvas_blit(c, in, &doc, top);
+	ms_canvas_release(&doc);
 }
 
 const ms_panel_class ms_panel_detail = {

@@ -82,64 +82,107 @@ ms__events_top(const ms_tui_view *v, const size_t *idx, size_t n, int rows)
 	return top;
 }
 
-/* At DONE: the run's correctness gates, failures first. */
-static void
-draw_gates(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+/* At DONE: the run's correctness gates, failures first, then the
+ * reconciliation with the verdict oracle, laid out whole from the top of
+ * doc (w columns); returns the rows used. */
+static int
+layout_gates(ms_canvas *doc, const ms_tui_view *v, int w)
 {
-	char title[96];
-	snprintf(title, sizeof(title),
-	         "Gates  %zu pass, %u fail  (Tab: the events)",
-	         v->ngates - v->gates_failed, v->gates_failed);
-	ms_rect in = ms_canvas_box(c, r, title, v->ui.focus == MS_FOCUS_EVENTS);
-	if (in.h < 2)
-		return;
+	if (ms_canvas_reset(doc, w, (int)ms__gates_lines(v)) != 0)
+		return 0;
 	int nw = 12;
 	for (size_t i = 0; i < v->ngates; i++) {
 		int l = (int)strlen(v->gates[i].name);
 		if (l > nw)
 			nw = l < 28 ? l : 28;
 	}
-	ms_canvas_printf(c, in.x, in.y, in.w, MS_C_MUTED | MS_A_UL,
-	                 "%-4s %-*s %s", "", nw, "gate", "detail");
-	int y = in.y + 1;
+	ms_canvas_printf(doc, 0, 0, w, MS_C_MUTED | MS_A_UL, "%-4s %-*s %s", "",
+	                 nw, "gate", "detail");
+	int y = 1;
 	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < v->ngates && y < in.y + in.h; i++) {
+		for (size_t i = 0; i < v->ngates; i++) {
 			if (v->gates[i].pass != (pass == 1))
 				continue;
 			bool ok = v->gates[i].pass;
-			int x = in.x +
-			        ms_canvas_text(
-			                c, in.x, y, in.w,
-			                !ok                ? "FAIL"
-			                : v->gates[i].warn ? "WARN"
-			                                   : "PASS",
-			                (uint16_t)(MS_A_BOLD |
-			                           (ok ? MS_C_OK
-			                               : MS_C_ALERT |
-			                                            MS_A_REV)));
-			ms_canvas_printf(c, x, y, in.x + in.w - x, 0,
-			                 " %-*.*s %s", nw, nw, v->gates[i].name,
+			int x = ms_canvas_text(
+			        doc, 0, y, w,
+			        !ok                ? "FAIL"
+			        : v->gates[i].warn ? "WARN"
+			                           : "PASS",
+			        (uint16_t)(MS_A_BOLD |
+			                   (ok ? MS_C_OK
+			                       : MS_C_ALERT | MS_A_REV)));
+			ms_canvas_printf(doc, x, y, w - x, 0, " %-*.*s %s", nw,
+			                 nw, v->gates[i].name,
 			                 v->gates[i].detail);
 			y++;
 		}
 	/* Then the reconciliation with the verdict oracle, as the report
 	 * prints it. */
-	if (v->nrecon == 0 || y + 2 >= in.y + in.h)
-		return;
+	if (v->nrecon == 0)
+		return y;
 	y++;
-	ms_canvas_printf(c, in.x, y++, in.w, MS_C_MUTED | MS_A_UL,
-	                 "%-4s %-28s %12s %12s %12s %12s", "", "reconciliation",
-	                 "primary", "cooldown", "finalize", "total");
-	for (size_t i = 0; i < v->nrecon && y < in.y + in.h; i++, y++) {
+	/* The names whole where the line has room for them ("oracle drops
+	 * in the final output" was cut to "... final ou"). */
+	int rw = 28;
+	for (size_t i = 0; i < v->nrecon; i++) {
+		int l = (int)strlen(v->recon[i].name);
+		if (l > rw && l <= w - 57)
+			rw = l;
+		else if (l > rw && w - 57 > rw)
+			rw = w - 57;
+	}
+	ms_canvas_printf(doc, 0, y++, w, MS_C_MUTED | MS_A_UL,
+	                 "%-4s %-*s %12s %12s %12s %12s", "", rw,
+	                 "reconciliation", "primary", "cooldown", "finalize",
+	                 "total");
+	for (size_t i = 0; i < v->nrecon; i++, y++) {
 		const char *mark = v->recon[i].ok ? "" : "FAIL";
 		ms_canvas_printf(
-		        c, in.x, y, in.w,
+		        doc, 0, y, w,
 		        (uint16_t)(v->recon[i].ok ? 0 : MS_C_ALERT | MS_A_BOLD),
-		        "%-4s %-28.28s %12" PRIu64 " %12" PRIu64 " %12" PRIu64
+		        "%-4s %-*.*s %12" PRIu64 " %12" PRIu64 " %12" PRIu64
 		        " %12" PRIu64,
-		        mark, v->recon[i].name, v->recon[i].v[0],
+		        mark, rw, rw, v->recon[i].name, v->recon[i].v[0],
 		        v->recon[i].v[1], v->recon[i].v[2], v->recon[i].v[3]);
 	}
+	return y;
+}
+
+size_t
+ms__gates_lines(const ms_tui_view *v)
+{
+	return 1 + v->ngates + (v->nrecon ? 2 + v->nrecon : 0);
+}
+
+/* The gates and the reconciliation in the Events area, scrolled to
+ * ui.gates_scroll when they do not fit (at 132x44 the last gate and the
+ * whole reconciliation were cut off, with nothing to say so). */
+static void
+draw_gates(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+{
+	char title[128], more[48] = "";
+	bool focus = v->ui.focus == MS_FOCUS_EVENTS;
+	ms_rect in = ms_canvas_box(c, r, "", focus);
+	if (in.h < 2)
+		return;
+	ms_canvas doc;
+	ms_canvas_init(&doc);
+	doc.ascii = c->ascii;
+	size_t rows = (size_t)layout_gates(&doc, v, in.w), h = (size_t)in.h;
+	size_t top = v->ui.gates_scroll;
+	if (top + h > rows)
+		top = rows > h ? rows - h : 0;
+	if (rows > h)
+		snprintf(more, sizeof(more), ", lines %zu-%zu of %zu%s",
+		         top + 1, top + h, rows,
+		         top + h < rows ? ", down scrolls" : "");
+	snprintf(title, sizeof(title),
+	         "Gates  %zu pass, %u fail%s  (Tab: the events)",
+	         v->ngates - v->gates_failed, v->gates_failed, more);
+	ms_canvas_box(c, r, title, focus);
+	ms_canvas_blit(c, in, &doc, top);
+	ms_canvas_release(&doc);
 }
 
 static void
@@ -175,13 +218,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		int x0 = r.x + r.w - 2 - show - 8;
 		x0 += ms_canvas_text(c, x0, r.y + r.h - 1, 8, " events ",
 		                     MS_C_MUTED);
-		if (len > room) {
-			ms_canvas_text(c, x0, r.y + r.h - 1, 3, "...", 0);
-			ms_canvas_text(c, x0 + 3, r.y + r.h - 1, show - 3,
-			               db + len - (show - 3), 0);
-		} else {
-			ms_canvas_text(c, x0, r.y + r.h - 1, show, db, 0);
-		}
+		ms_canvas_text_tail(c, x0, r.y + r.h - 1, show, db, 0);
 		ms_canvas_put(c, x0 + show, r.y + r.h - 1, ' ', 0);
 	}
 	/* Reason comes last so that only it is cut on narrow screens; the

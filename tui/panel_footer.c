@@ -9,8 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Each prompt's label, and the short one used when the long one would
+ * take more than half the line (the break prompt's is 78 columns: at 80
+ * the spec typed showed in the last two). */
 static const char *
-prompt_label(enum ms_tui_prompt p)
+prompt_label(enum ms_tui_prompt p, bool narrow)
 {
 	switch (p) {
 	case MS_PROMPT_FILTER:
@@ -18,19 +21,68 @@ prompt_label(enum ms_tui_prompt p)
 	case MS_PROMPT_COMMAND:
 		return ":";
 	case MS_PROMPT_GOTO:
-		return "go to (HH:MM[:SS] or #merge): ";
+		return narrow ? "go to: " : "go to (HH:MM[:SS] or #merge): ";
 	case MS_PROMPT_EXPORT:
-		return "export format (jsonl, csv, chrome): ";
+		return narrow ? "export format: "
+		              : "export format (jsonl, csv, chrome): ";
 	case MS_PROMPT_SEARCH:
-		return "search the focused list (then ; next, , previous): ";
+		return narrow ? "search: "
+		              : "search the focused list (then ; next, , "
+		                "previous): ";
 	case MS_PROMPT_EXPORT_PATH:
-		return "export to (Tab completes): ";
+		return narrow ? "export to: " : "export to (Tab completes): ";
 	case MS_PROMPT_BREAK:
-		return "break on (mature, sampling, merge=N, time=HH:MM, "
-		       "part=ID, lane=L, depth>=D): ";
+		return narrow ? "break on: "
+		              : "break on (mature, sampling, merge=N, "
+		                "time=HH:MM, part=ID, lane=L, depth>=D): ";
 	default:
 		return "";
 	}
+}
+
+/* A yes/no question about `what` (a path, a list): head, what, tail on
+ * one line, `what` shortened (its end kept when keep_end, else its
+ * start) so that the question in head and tail always shows. */
+static void
+draw_question(ms_canvas *c, ms_rect r, uint16_t a, const char *head,
+              const char *what, bool keep_end, const char *tail)
+{
+	int room = r.w - (int)strlen(head) - (int)strlen(tail);
+	int x = r.x + ms_canvas_text(c, r.x, r.y, r.w, head, a);
+	if (keep_end) {
+		x += ms_canvas_text_tail(c, x, r.y, room, what, a);
+	} else if ((int)strlen(what) <= room) {
+		x += ms_canvas_text(c, x, r.y, room, what, a);
+	} else if (room >= 4) {
+		x += ms_canvas_text(c, x, r.y, room - 3, what, a);
+		x += ms_canvas_text(c, x, r.y, 3, "...", a);
+	}
+	ms_canvas_text(c, x, r.y, r.x + r.w - x, tail, a);
+}
+
+/* A message wider than the line keeps its start (what happened) and its
+ * end (often the file it happened to: "exported 7 merges as jsonl to
+ * /long/path/run.jsonl" lost the file name at 80 columns); "..." stands
+ * for the middle. */
+static void
+draw_message(ms_canvas *c, ms_rect r, const char *m, uint16_t a)
+{
+	int cols = 0;
+	for (const char *p = m; *p; p++)
+		cols += ((unsigned char)*p & 0xc0) != 0x80;
+	if (cols <= r.w || r.w < 20) {
+		ms_canvas_text(c, r.x, r.y, r.w, m, a);
+		return;
+	}
+	int head = r.w / 2;
+	const char *rest = m;
+	for (int k = 0; *rest && k < head; k++) {
+		rest++;
+		while (((unsigned char)*rest & 0xc0) == 0x80)
+			rest++;
+	}
+	ms_canvas_text(c, r.x, r.y, head, m, a);
+	ms_canvas_text_tail(c, r.x + head, r.y, r.w - head, rest, a);
 }
 
 static void
@@ -38,19 +90,20 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
 	const ms_tui_ui *ui = &v->ui;
 	if (ui->prompt == MS_PROMPT_RESTORE) {
-		ms_canvas_printf(c, r.x, r.y, r.w, MS_A_BOLD | MS_C_ACCENT,
-		                 "last time on this fixture: %s; again? (y/N) ",
-		                 ui->offer);
+		draw_question(c, r, MS_A_BOLD | MS_C_ACCENT,
+		              "last time on this fixture: ", ui->offer, false,
+		              "; again? (y/N) ");
 		return;
 	}
 	if (ui->prompt == MS_PROMPT_CONFIRM) {
-		ms_canvas_printf(c, r.x, r.y, r.w, MS_A_BOLD | MS_C_ALERT,
-		                 "%s exists: write over it? (y/N) ",
-		                 ui->export_path);
+		draw_question(c, r, MS_A_BOLD | MS_C_ALERT, "", ui->export_path,
+		              true, " exists: write over it? (y/N) ");
 		return;
 	}
 	if (ui->prompt != MS_PROMPT_NONE) {
-		const char *label = prompt_label(ui->prompt);
+		const char *label = prompt_label(ui->prompt, false);
+		if ((int)strlen(label) > r.w / 2)
+			label = prompt_label(ui->prompt, true);
 		int x = r.x + ms_canvas_text(c, r.x, r.y, r.w, label,
 		                             MS_A_BOLD | MS_C_ACCENT);
 		/* Keep the cursor on screen: scroll the text if needed. */
@@ -66,10 +119,10 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		return;
 	}
 	if (ui->message[0]) {
-		ms_canvas_text(c, r.x, r.y, r.w, ui->message,
-		               ui->message_is_error
-		                       ? (MS_C_ALERT | MS_A_BOLD | MS_A_REV)
-		                       : MS_C_OK);
+		draw_message(c, r, ui->message,
+		             ui->message_is_error
+		                     ? (MS_C_ALERT | MS_A_BOLD | MS_A_REV)
+		                     : MS_C_OK);
 		return;
 	}
 	int x = r.x;

@@ -4,19 +4,38 @@
  * slowest call, the call-latency histogram as 13 bars, and how often the
  * link failed open (error / timeout / bad verdict), with OPEN when its
  * circuit has opened. While a sampled merge runs, a last line says what
- * it has done so far (the counters above move with it).
+ * it has done so far (the counters above move with it). A chain longer
+ * than the box scrolls to the selected link, and the title says which
+ * links show.
  */
 #include "tui_int.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
-/* The merge in progress, on the line after the links when there is one. */
+int
+ms__plugins_rows(const ms_tui_view *v, int inner_h)
+{
+	int rows = inner_h - 1; /* the header */
+	if (v->live.present && (int)v->nplugins >= rows && rows > 1)
+		rows--;
+	return rows > 0 ? rows : 0;
+}
+
+size_t
+ms__plugins_top(const ms_tui_view *v, int rows)
+{
+	if (rows > 0 && v->ui.plugin_sel >= (size_t)rows)
+		return v->ui.plugin_sel - (size_t)rows + 1;
+	return 0;
+}
+
+/* The merge in progress, on the line after the links shown when there
+ * is one. */
 static void
-draw_live(ms_canvas *c, ms_rect in, const ms_tui_view *v)
+draw_live(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
 {
 	const ms_tui_live *l = &v->live;
-	int y = in.y + 1 + (int)v->nplugins;
 	if (!l->present || y >= in.y + in.h)
 		return;
 	char calls[32], tr[32], dns[32], wall[32], line[256];
@@ -48,6 +67,17 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	ms_rect in = ms_canvas_box(c, r, "Plugins", focus);
 	if (in.h < 1)
 		return;
+	int rows = ms__plugins_rows(v, in.h);
+	size_t top = ms__plugins_top(v, rows);
+	size_t end = top + (size_t)rows < v->nplugins ? top + (size_t)rows
+	                                              : v->nplugins;
+	if (top > 0 || end < v->nplugins) {
+		char title[64];
+		snprintf(title, sizeof(title),
+		         "Plugins %zu links, %zu-%zu shown", v->nplugins,
+		         top + 1, end);
+		in = ms_canvas_box(c, r, title, focus);
+	}
 	if (v->nplugins == 0) {
 		ms_canvas_text(c, in.x, in.y, in.w,
 		               "no sampler links (pipeline disabled)",
@@ -59,12 +89,16 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	                 "%-12s %6s %7s %8s %6s %8s %-13s %s", "link", "calls",
 	                 "traces", "total", "ns/tr", "max", "histogram",
 	                 "fail e/t/v");
-	for (size_t i = 0; i < v->nplugins && (int)i + 1 < in.h; i++) {
+	for (size_t i = top; i < end; i++) {
 		const ms_tui_plugin *p = &v->plugins[i];
-		int y = in.y + 1 + (int)i;
+		int y = in.y + 1 + (int)(i - top);
 		char calls[32], tr[32], tot[32], mean[32], mx[32];
-		uint64_t m = p->traces ? p->total_ns / p->traces : 0;
-		snprintf(mean, sizeof(mean), "%" PRIu64, m);
+		/* As `mergescope report` gives it: one decimal (44.7, not
+		 * the 44 a division of integers gave); rounded from 1000. */
+		double m =
+		        p->traces ? (double)p->total_ns / (double)p->traces : 0;
+		snprintf(mean, sizeof(mean),
+		         m > 0 && m < 999.95 ? "%.1f" : "%.0f", m);
 		int x = in.x +
 		        ms_canvas_printf(
 		                c, in.x, y, in.w, 0,
@@ -99,7 +133,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		if (focus && i == v->ui.plugin_sel)
 			ms_canvas_attr(c, in.x, y, in.w, MS_A_REV);
 	}
-	draw_live(c, in, v);
+	draw_live(c, in, in.y + 1 + (int)(end - top), v);
 }
 
 const ms_panel_class ms_panel_plugins = {

@@ -41,9 +41,10 @@ by_start(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static void axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1);
+static void axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1,
+                     int fx);
 static void axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0,
-                        int64_t t1, int64_t day_start);
+                        int64_t t1, int64_t day_start, int fx);
 
 static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
@@ -110,14 +111,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	int ay = in.y + in.h - 1;
 	for (int x = in.x; x < in.x + in.w; x++)
 		ms_canvas_put(c, x, ay, ms_glyph(c, MS_G_HLINE), MS_C_MUTED);
-	if (zoomed)
-		axis_zoomed(c, in, ay, t0, t1, v->day_start);
-	else
-		axis_day(c, in, ay, t0, t1);
-
 	/* The frontier line, over everything (when it is in the window). */
-	if (v->frontier >= t0 && v->frontier <= t1) {
-		int fx = col_of(v->frontier, t0, t1, in);
+	bool frontier_shown = v->frontier >= t0 && v->frontier <= t1;
+	int fx = frontier_shown ? col_of(v->frontier, t0, t1, in) : -1;
+	if (zoomed)
+		axis_zoomed(c, in, ay, t0, t1, v->day_start, fx);
+	else
+		axis_day(c, in, ay, t0, t1, fx);
+	if (frontier_shown) {
 		for (int y = in.y; y < in.y + in.h; y++)
 			ms_canvas_put(c, fx, y, ms_glyph(c, MS_G_FRONT),
 			              MS_C_ALERT | MS_A_BOLD);
@@ -148,9 +149,11 @@ ms__timeline_span(int zoom)
 	return hours[z] * 3600000000000LL;
 }
 
-/* The whole day: hour labels every 1, 2, 3, 6 or 12 hours. */
+/* The whole day: hour labels every 1, 2, 3, 6 or 12 hours. A label the
+ * frontier line at column fx would cross ("0|" for 04) ends just before
+ * it when that leaves a gap after the label before, else is left out. */
 static void
-axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1)
+axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1, int fx)
 {
 	static const int steps[] = { 1, 2, 3, 6, 12 };
 	int step = 12;
@@ -160,7 +163,7 @@ axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1)
 			break;
 		}
 	}
-	int prev = in.x;
+	int prev = in.x - 3; /* where the label before starts */
 	for (int hr = 0; hr <= 24; hr += step) {
 		int x = col_of(t0 + (int64_t)hr * 3600000000000LL, t0, t1, in);
 		char lab[16];
@@ -171,23 +174,48 @@ axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1)
 		 * after the label before it. */
 		if (hr == 24)
 			lx = x - 2 >= prev + 3 ? x - 2 : x - 1;
+		if (fx == lx || fx == lx + 1) {
+			if (fx - 2 < prev + 3 || fx - 2 < in.x)
+				continue;
+			lx = fx - 2;
+		}
 		prev = lx;
 		ms_canvas_text(c, lx, ay, 2, lab, MS_C_MUTED);
 	}
 }
 
-/* A zoomed window: "HH:MM" labels (the day's clock) on round steps from
- * 5 minutes to 3 hours, the finest that leaves room between labels. */
+/* The label of tick t: "HH:MM" of the day's clock, or "+1d HH:MM"
+ * after the day ("-1d HH:MM" before it). */
+static int
+tick_label(char *lab, size_t n, int64_t t, int64_t day_start)
+{
+	ms_fmt_clock(lab, n, t, day_start);
+	size_t l = strlen(lab);
+	if (l >= 3)
+		lab[l - 3] = '\0'; /* the seconds */
+	return (int)strlen(lab);
+}
+
+/* A zoomed window: labels on round steps from 5 minutes to 3 hours, the
+ * finest that leaves room between them (a "+1d HH:MM" is wider than an
+ * "HH:MM": in the cooldown they ran into each other); a label that would
+ * still touch the one before it, or that the frontier line at column fx
+ * would cross ("+1d |0:00"), is left out. */
 static void
 axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1,
-            int64_t day_start)
+            int64_t day_start, int fx)
 {
 	static const int64_t mins[] = { 5, 10, 15, 30, 60, 120, 180 };
 	const int64_t min_ns = 60000000000LL;
+	char lab[32];
+	int w0 = tick_label(lab, sizeof(lab), t0, day_start);
+	int w1 = tick_label(lab, sizeof(lab), t1, day_start);
+	int room = (w0 > w1 ? w0 : w1) + 3;
 	int64_t step = mins[6] * min_ns;
 	for (size_t i = 0; i < sizeof(mins) / sizeof(mins[0]); i++) {
 		int64_t st = mins[i] * min_ns;
-		if ((double)(in.w - 1) * (double)st / (double)(t1 - t0) >= 8) {
+		if ((double)(in.w - 1) * (double)st / (double)(t1 - t0) >=
+		    room) {
 			step = st;
 			break;
 		}
@@ -197,21 +225,19 @@ axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1,
 	int64_t t = day_start + k * step;
 	while (t < t0)
 		t += step;
+	int prev_end = in.x - 2; /* one column after the last label */
 	for (; t <= t1; t += step) {
 		int x = col_of(t, t0, t1, in);
-		char lab[32];
-		ms_fmt_clock(lab, sizeof(lab), t, day_start);
-		/* "HH:MM" of "HH:MM:SS", or "+1d HH:MM" after the day. */
-		size_t l = strlen(lab);
-		if (l >= 3)
-			lab[l - 3] = '\0';
-		int w = (int)strlen(lab);
+		int w = tick_label(lab, sizeof(lab), t, day_start);
 		int lx = x - w / 2;
 		if (lx < in.x)
 			lx = in.x;
 		if (lx + w > in.x + in.w)
 			lx = in.x + in.w - w;
+		if (lx <= prev_end + 1 || (fx >= lx && fx < lx + w))
+			continue;
 		ms_canvas_text(c, lx, ay, w, lab, MS_C_MUTED);
+		prev_end = lx + w - 1;
 	}
 }
 

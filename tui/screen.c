@@ -27,6 +27,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 struct ms_screen {
 	SCREEN *scr;
@@ -34,6 +36,7 @@ struct ms_screen {
 	bool color;
 	bool open;
 	bool force;
+	bool own_in; /* `in` is /dev/tty, opened here */
 	ms_canvas last;
 	wchar_t run[1024];
 	ms_mouse mouse; /* the last MS_KEY_MOUSE */
@@ -98,6 +101,16 @@ ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
 	ms_canvas_init(&s->last);
 	s->out = o && o->out ? o->out : stdout;
 	s->in = o && o->in ? o->in : stdin;
+	/* Keys come from the terminal even when stdin is not one (`tui
+	 * < file`, a pipe): as less and htop do, from /dev/tty. Without
+	 * it no key, q included, ever reached the screen. */
+	if (!(o && o->in) && !isatty(fileno(stdin))) {
+		FILE *tty = fopen("/dev/tty", "r");
+		if (tty) {
+			s->in = tty;
+			s->own_in = true;
+		}
+	}
 	if (o && o->signals) {
 		interrupted = 0;
 		install_signals();
@@ -107,6 +120,8 @@ ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
 		term = "vt100";
 	s->scr = newterm(term, s->out, s->in);
 	if (!s->scr) {
+		if (s->own_in)
+			fclose(s->in);
 		free(s);
 		return ms_fail(eb, MS_ERR_STATE,
 		               "screen: cannot open terminal type \"%s\" "
@@ -114,6 +129,22 @@ ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
 		               term);
 	}
 	set_term(s->scr);
+	/* A terminal that cannot move its cursor (TERM=dumb, a hardcopy)
+	 * would get every frame as a stream of lines: refused before
+	 * anything is written to it. */
+	const char *cup = tigetstr("cup");
+	if (!cup || cup == (const char *)-1) {
+		endwin();
+		delscreen(s->scr);
+		if (s->own_in)
+			fclose(s->in);
+		free(s);
+		return ms_fail(eb, MS_ERR_STATE,
+		               "screen: terminal type \"%s\" cannot move the "
+		               "cursor (set TERM to your terminal's type, or "
+		               "run with --headless)",
+		               term);
+	}
 	s->open = true;
 	active = s;
 	if (!atexit_set) {
@@ -160,6 +191,8 @@ ms_screen_close(ms_screen *s)
 	}
 	if (s->scr)
 		delscreen(s->scr);
+	if (s->own_in)
+		fclose(s->in);
 	if (active == s)
 		active = NULL;
 	ms_canvas_release(&s->last);
@@ -263,20 +296,115 @@ ms_screen_draw(ms_screen *s, const ms_canvas *c)
 	doupdate();
 }
 
+/* Escape sequences of keys the terminal description does not list: a
+ * terminal (or tmux, which sends Home and End as ESC [ 1 ~ and ESC [ 4 ~
+ * whatever TERM says) may send them, and curses then hands over the ESC
+ * and the rest as separate keys, the `[` of which is a command (back one
+ * barrier). The rest of the sequence after ESC, as sent. */
+static const struct {
+	const char *seq;
+	int key;
+} esc_keys[] = {
+	{ "[A", MS_KEY_UP },      { "[B", MS_KEY_DOWN },
+	{ "[C", MS_KEY_RIGHT },   { "[D", MS_KEY_LEFT },
+	{ "[H", MS_KEY_HOME },    { "[F", MS_KEY_END },
+	{ "[1~", MS_KEY_HOME },   { "[7~", MS_KEY_HOME },
+	{ "[4~", MS_KEY_END },    { "[8~", MS_KEY_END },
+	{ "[3~", MS_KEY_DELETE }, { "[5~", MS_KEY_PGUP },
+	{ "[6~", MS_KEY_PGDN },   { "[Z", MS_KEY_BTAB },
+	{ "OA", MS_KEY_UP },      { "OB", MS_KEY_DOWN },
+	{ "OC", MS_KEY_RIGHT },   { "OD", MS_KEY_LEFT },
+	{ "OH", MS_KEY_HOME },    { "OF", MS_KEY_END },
+	{ "OM", MS_KEY_ENTER },   { "OP", MS_KEY_F(1) },
+	{ "OQ", MS_KEY_F(2) },    { "OR", MS_KEY_F(3) },
+	{ "OS", MS_KEY_F(4) },    { "[11~", MS_KEY_F(1) },
+	{ "[12~", MS_KEY_F(2) },  { "[13~", MS_KEY_F(3) },
+	{ "[14~", MS_KEY_F(4) },  { "[15~", MS_KEY_F(5) },
+	{ "[17~", MS_KEY_F(6) },  { "[18~", MS_KEY_F(7) },
+	{ "[19~", MS_KEY_F(8) },  { "[20~", MS_KEY_F(9) },
+	{ "[21~", MS_KEY_F(10) },
+};
+
+/* After an ESC from curses: when the bytes of an escape sequence follow
+ * at once (CSI `ESC [` parameters, final byte; or SS3 `ESC O` and one
+ * byte), read them all and return their key, or MS_KEY_NONE for a
+ * sequence with no meaning here (a modified key), so none of its bytes
+ * acts as a key of its own. A lone ESC, or ESC and another key, stays
+ * MS_KEY_ESC (the other key comes next). */
+static int
+escape_key(void)
+{
+	wint_t ch;
+	wtimeout(stdscr, 0);
+	int r = wget_wch(stdscr, &ch);
+	if (r == ERR)
+		return MS_KEY_ESC;
+	if (r == KEY_CODE_YES || (ch != '[' && ch != 'O')) {
+		if (r == KEY_CODE_YES)
+			ungetch((int)ch);
+		else
+			unget_wch((wchar_t)ch);
+		return MS_KEY_ESC;
+	}
+	char seq[16];
+	size_t n = 0;
+	bool csi = ch == '[';
+	seq[n++] = (char)ch;
+	for (;;) {
+		r = wget_wch(stdscr, &ch);
+		if (r != OK)
+			break; /* cut short: drop what came */
+		if (n + 1 < sizeof(seq))
+			seq[n++] = (char)ch;
+		/* SS3 ends with its one byte, CSI with a final byte
+		 * (0x40-0x7e) after parameters and intermediates. */
+		if (!csi || (ch >= 0x40 && ch <= 0x7e) || ch < 0x20 ||
+		    ch > 0x7e)
+			break;
+	}
+	seq[n] = '\0';
+	/* A mouse report curses did not take (X10: ESC [ M and three
+	 * bytes of button and position): the three bytes go with it. */
+	if (strcmp(seq, "[M") == 0)
+		for (int i = 0; i < 3 && wget_wch(stdscr, &ch) == OK; i++)
+			;
+	for (size_t i = 0; i < sizeof(esc_keys) / sizeof(esc_keys[0]); i++)
+		if (strcmp(esc_keys[i].seq, seq) == 0)
+			return esc_keys[i].key;
+	return MS_KEY_NONE;
+}
+
 void
 ms_screen_mouse(const ms_screen *s, ms_mouse *out)
 {
 	*out = s->mouse;
 }
 
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int
 ms_screen_key(ms_screen *s, int timeout_ms)
 {
 	wint_t ch;
+	int64_t t0 = timeout_ms > 0 ? mono_ms() : 0;
 	wtimeout(stdscr, timeout_ms);
 	int r = wget_wch(stdscr, &ch);
-	if (r == ERR)
+	if (r == ERR) {
+		/* Input at its end (a file, a terminal gone) returns at
+		 * once: the rest of the timeout is waited here, or the
+		 * loop calling this spun a core while paused. */
+		int64_t left =
+		        timeout_ms > 0 ? timeout_ms - (mono_ms() - t0) : 0;
+		if (left > timeout_ms / 2)
+			napms((int)left);
 		return MS_KEY_NONE;
+	}
 	if (r == KEY_CODE_YES) {
 		switch (ch) {
 		case KEY_UP:
@@ -334,7 +462,7 @@ ms_screen_key(ms_screen *s, int timeout_ms)
 	case '\t':
 		return MS_KEY_TAB;
 	case 27:
-		return MS_KEY_ESC;
+		return escape_key();
 	case 8:
 	case 127:
 		return MS_KEY_BACKSPACE;

@@ -106,6 +106,13 @@ void ms_canvas_put(ms_canvas *c, int x, int y, uint32_t ch, uint16_t attr);
 /* Draw UTF-8 text at (x, y), clipped at x + maxw; returns columns used. */
 int ms_canvas_text(ms_canvas *c, int x, int y, int maxw, const char *s,
                    uint16_t attr);
+/* The same, but text wider than maxw shows as "..." and its end (a path
+ * whose file name matters); nothing when maxw < 4. */
+int ms_canvas_text_tail(ms_canvas *c, int x, int y, int maxw, const char *s,
+                        uint16_t attr);
+/* Copy rows top.. of doc into rectangle in of c (a long text laid out
+ * whole, shown scrolled). */
+void ms_canvas_blit(ms_canvas *c, ms_rect in, const ms_canvas *doc, size_t top);
 int ms_canvas_printf(ms_canvas *c, int x, int y, int maxw, uint16_t attr,
                      const char *fmt, ...)
         __attribute__((format(printf, 6, 7)));
@@ -185,6 +192,9 @@ extern const ms_panel_class ms_panel_footer;
 extern const ms_panel_class ms_panel_help;
 /* Lines of the help overlay (keys, a blank, the legend). */
 size_t ms__help_lines(void);
+/* Lines the details overlay holds for what is selected (at most: one
+ * column). */
+size_t ms__detail_lines(const ms_tui_view *v);
 extern const ms_panel_class ms_panel_detail;
 extern const ms_panel_class ms_panel_breakpoints;
 
@@ -199,8 +209,15 @@ long ms_events_selected(const ms_tui_view *v);
 int ms__events_rows(const ms_tui_view *v, int inner_w, int inner_h);
 size_t ms__events_top(const ms_tui_view *v, const size_t *idx, size_t n,
                       int rows);
+/* Lines of the gates and reconciliation shown at DONE. */
+size_t ms__gates_lines(const ms_tui_view *v);
 /* The first inventory row shown when `rows` fit. */
 size_t ms__inventory_top(const ms_tui_view *v, int rows);
+/* Rows of chain links in a plugins box inner_h high (the line of a merge
+ * in Decide is kept when links would fill it), and the first link shown,
+ * so that the selected one is. */
+int ms__plugins_rows(const ms_tui_view *v, int inner_h);
+size_t ms__plugins_top(const ms_tui_view *v, int rows);
 
 /* Attribute for a sampling classification ("executed", ...). */
 uint16_t ms__class_attr(const char *klass, bool failed);
@@ -309,12 +326,17 @@ typedef struct ms_tui_session {
 	char hist[MS_PROMPT_COUNT][MS_HIST_MAX][MS_VIEW_TEXT];
 	size_t hist_n[MS_PROMPT_COUNT];
 	size_t hist_pos;
+	/* The screen size frames are drawn at (0 until known): Tab skips a
+	 * panel the layout leaves out. */
+	int screen_w, screen_h;
 } ms_tui_session;
 
 int ms_session_init(ms_tui_session *s, const ms_tui_ctl *ctl);
 void ms_session_release(ms_tui_session *s);
 /* Handle one key (normal mode, prompt or overlay). */
 void ms_session_key(ms_tui_session *s, int key);
+/* The screen is w x h: focus leaves a panel the layout has folded away. */
+void ms_session_resize(ms_tui_session *s, int w, int h);
 /* Refresh the view from the controller (keeps ui). */
 int ms_session_snapshot(ms_tui_session *s);
 /* After each snapshot: restore the speed when a `g` has stopped, clear a
@@ -322,11 +344,14 @@ int ms_session_snapshot(ms_tui_session *s);
 void ms__session_observe(ms_tui_session *s);
 /* A mouse event on a w x h screen: a click focuses the panel under it and
  * selects the row clicked (events, inventory, plugins); the wheel scrolls
- * the list under the pointer, or the help. */
+ * the list under the pointer, or the help or details; a click or the
+ * wheel also declines the offer of the last session's breakpoints. */
 void ms_session_mouse(ms_tui_session *s, const ms_mouse *m, int w, int h);
 /* Offer the last session's breakpoints and filter (y/N prompt). */
 void ms__session_offer(ms_tui_session *s, const char *const *breaks,
                        size_t nbreaks, const char *filter);
+/* Close the offer unanswered (no breakpoint or filter set again). */
+void ms__offer_decline(ms_tui_session *s);
 /* Set the footer message. */
 void ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

@@ -37,3 +37,7 @@ ms_e2e_test(e2e_tui_freeze_first tui_freeze_first.sh)
 # and exit status (tests/plugins' tp_segv).
 ms_e2e_test(e2e_tui_plugin_crash tui_plugin_crash.sh
 	${CMAKE_BINARY_DIR}/tests/plugins)
+
+# Terminal types: End/Home as tmux sends them under xterm-256color, the
+# export's question at 80 columns, TERM=dumb refused.
+ms_e2e_test(e2e_tui_terms tui_terms.sh)

@@ -281,9 +281,11 @@ typedef struct ms_tui_ui {
 	size_t part_sel;    /* selected inventory row */
 	size_t plugin_sel;
 	size_t break_sel;
-	size_t help_scroll; /* first help line shown */
-	bool show_gates;    /* at DONE the Events area shows the gates */
-	int zoom;           /* timeline: 0 = the day, 1 = 6 h, 2 = 1 h */
+	size_t help_scroll;   /* first help line shown */
+	size_t detail_scroll; /* first line of the details shown */
+	size_t gates_scroll;  /* first line of the gates shown (at DONE) */
+	bool show_gates;      /* at DONE the Events area shows the gates */
+	int zoom;             /* timeline: 0 = the day, 1 = 6 h, 2 = 1 h */
 	enum ms_tui_part_sort part_sort;
 	char search[MS_VIEW_TEXT]; /* the last search (s), for ; and , */
 	/* Where a `g` forward is running to ("09:00:00", "#120"), shown on
