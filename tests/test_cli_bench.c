@@ -556,6 +556,31 @@ test_usage(void **state)
 	const char *none[] = { "bench", NULL };
 	assert_int_equal(run(none, false), 64);
 	assert_non_null(strstr(err, "--variants"));
+	/* Each variant, the fixture and --cache are checked as `run` checks
+	 * them before the series directory is made or any run starts. */
+	char fresh[PATH_MAX];
+	path_in(fresh, sizeof(fresh), "unchecked");
+	const char *bogus[] = { "bench",  "--variants", "disabled,frobnicate",
+		                "--reps", "1",          "--out",
+		                fresh,    NULL };
+	assert_int_equal(run(bogus, false), 2);
+	assert_non_null(strstr(err, "variant \"frobnicate\""));
+	assert_false(exists(fresh));
+	const char *nofix[] = { "bench",
+		                "--variants",
+		                "disabled",
+		                "--fixture",
+		                "/nonexistent/fixture",
+		                "--out",
+		                fresh,
+		                NULL };
+	assert_int_equal(run(nofix, false), 2);
+	assert_non_null(strstr(err, "--fixture /nonexistent/fixture"));
+	assert_false(exists(fresh));
+	const char *cache[] = { "bench",    "--variants", "disabled", "--cache",
+		                "lukewarm", "--emit",     "parallel", NULL };
+	assert_int_equal(run(cache, false), 64);
+	assert_non_null(strstr(err, "--cache \"lukewarm\""));
 }
 
 /* ---- the profile held by a real cgroup, or emulated with why ---------- */

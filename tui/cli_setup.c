@@ -499,7 +499,7 @@ cached_fixture(const ms__run_args *a, ms__run_cfg *cfg, const char *dir,
 }
 
 int
-ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
+ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	ms__plugin_dir(cfg->plugin_dir, sizeof(cfg->plugin_dir));
@@ -574,9 +574,17 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		        a->profile, eb.msg);
 		return MS_EXIT_USAGE;
 	}
-	rc = check_variant(a, cfg->variant, cfg->plugin_dir, &lim, policy, err);
+	return check_variant(a, cfg->variant, cfg->plugin_dir, &lim, policy,
+	                     err);
+}
+
+int
+ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
+{
+	int rc = ms__run_check(a, cfg, err);
 	if (rc)
 		return rc;
+	ms_errbuf eb = { "" };
 
 	/* Outputs. */
 	if (a->json) {

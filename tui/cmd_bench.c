@@ -523,6 +523,30 @@ parse_variants(bench *b, const char *list, FILE *err)
 	return 0;
 }
 
+/* Each variant's run checked as `run` checks it (fixture, preset,
+ * profile, the variant with its plugins) before anything is made: a
+ * mistake is one line, not a series of runs that cannot start. */
+static int
+check_runs(const bench *b, FILE *err)
+{
+	ms__run_cfg *cfg = malloc(sizeof(*cfg));
+	if (!cfg)
+		return fail(err, MS_EXIT_ERROR, "%s%s", "no memory", "");
+	int rc = 0;
+	for (size_t vi = 0; rc == 0 && vi < b->nv; vi++) {
+		ms__run_args a = {
+			.cmd = "bench",
+			.fixture = b->o[O_FIXTURE].value,
+			.preset = b->o[O_PRESET].value,
+			.variant = b->variants[vi],
+			.profile = b->o[O_PROFILE].value,
+		};
+		rc = ms__run_check(&a, cfg, err);
+	}
+	free(cfg);
+	return rc;
+}
+
 static int
 bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 {
@@ -566,6 +590,8 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 		          strerror(errno), "");
 	else if (rc == 0)
 		b.exe[el] = '\0';
+	if (rc == 0)
+		rc = check_runs(&b, err);
 	if (rc == 0 && o[O_OUT].count) {
 		if (!realpath(o[O_OUT].value, b.dir))
 			snprintf(b.dir, sizeof(b.dir), "%s", o[O_OUT].value);
