@@ -628,23 +628,57 @@ export_c(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
 	return rc;
 }
 
-/* Whether path names the same file as the database (or its journal). */
+/* Whether a and b name one directory entry: the same file when both
+ * exist, else the same name in the same directory (so a file not made
+ * yet, such as a database's -wal, is recognised too). */
 static bool
-same_file(const char *a, const char *b)
+same_entry(const char *a, const char *b)
 {
 	struct stat sa, sb;
-	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+	if (ea && eb)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (ea != eb)
+		return false;
+	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+	const char *na = ba ? ba + 1 : a, *nb = bb ? bb + 1 : b;
+	if (strcmp(na, nb) != 0)
+		return false;
+	char da[4096], db[4096];
+	snprintf(da, sizeof(da), "%.*s", ba ? (int)(ba - a) + 1 : 1,
+	         ba ? a : ".");
+	snprintf(db, sizeof(db), "%.*s", bb ? (int)(bb - b) + 1 : 1,
+	         bb ? b : ".");
+	return stat(da, &sa) == 0 && stat(db, &sb) == 0 &&
 	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool
+ms_evdb_path_is_db(const char *db_path, const char *path)
+{
+	static const char *const companions[] = { "", "-wal", "-shm",
+		                                  "-journal" };
+	if (!db_path || !path || !*db_path || !*path)
+		return false;
+	char f[4200];
+	for (size_t i = 0; i < sizeof(companions) / sizeof(companions[0]);
+	     i++) {
+		int n = snprintf(f, sizeof(f), "%s%s", db_path, companions[i]);
+		if (n > 0 && (size_t)n < sizeof(f) && same_entry(path, f))
+			return true;
+	}
+	return false;
 }
 
 int
 ms_export_file(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
                const char *path, bool force, uint64_t *written, ms_errbuf *eb)
 {
-	if (same_file(path, ms_evdb_path(db)))
+	if (ms_evdb_path_is_db(ms_evdb_path(db), path))
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "export %s: that is the event database being "
-		               "exported; choose another file",
+		               "exported or a file SQLite keeps beside it "
+		               "(-wal, -shm, -journal); choose another file",
 		               path);
 	ms_outfile *o = NULL;
 	int rc = ms_outfile_open(&o, path, force, eb);

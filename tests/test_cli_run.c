@@ -793,6 +793,83 @@ test_output_files_need_force(void **state)
 	free(t);
 }
 
+/* A copy of the database at from into to (main file only: from is
+ * closed, so it holds every event), then sql run on the copy. */
+static void
+db_copy(const char *from, const char *to, const char *sql)
+{
+	size_t n = 0;
+	char *b = ms_test_read(from, 64u << 20, &n);
+	assert_non_null(b);
+	assert_int_equal(ms_test_write(to, b, n), 0);
+	free(b);
+	if (!sql)
+		return;
+	sqlite3 *h = NULL;
+	assert_int_equal(sqlite3_open(to, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+}
+
+/* No output goes over an event database or a file SQLite keeps beside it
+ * (its -wal holds the events not yet copied into the main file): export
+ * --out, report --html and run --json naming one are refused before
+ * anything is written, even with --force, and the database keeps every
+ * merge. */
+static void
+test_outputs_never_over_the_database(void **state)
+{
+	(void)state;
+	char db[600], wal[620], shm[620], fresh[600], fresh_wal[620];
+	snprintf(db, sizeof(db), "%s/guarded.sqlite", tmp_root);
+	db_copy(db_keep, db, NULL);
+	assert_int_equal(cli("export", "--db", db, "--format", "jsonl", NULL),
+	                 0);
+	long merges = jsonl_lines(out_text);
+	assert_true(merges > 0);
+	snprintf(wal, sizeof(wal), "%s-wal", db);
+	snprintf(shm, sizeof(shm), "%s-shm", db);
+	assert_int_equal(cli("export", "--db", db, "--format", "csv", "--out",
+	                     wal, "--force", NULL),
+	                 2);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "event database"));
+	assert_int_equal(
+	        cli("report", "--db", db, "--html", shm, "--force", NULL), 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--html"));
+	assert_int_equal(cli("report", "--db", db_off, "--vs", db, "--html", db,
+	                     "--force", NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--vs"));
+	assert_int_equal(cli("export", "--db", db, "--format", "jsonl", NULL),
+	                 0);
+	assert_int_equal(jsonl_lines(out_text), merges);
+	assert_int_equal(cli("report", "--db", db, NULL), 0);
+	/* --force without --html: a usage error, as for export and run. */
+	assert_int_equal(cli("report", "--db", db, "--force", NULL), 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--html"));
+
+	/* run --json naming its own --db (or the -wal to be), refused
+	 * before the run starts. */
+	snprintf(fresh, sizeof(fresh), "%s/json-is-db.sqlite", tmp_root);
+	snprintf(fresh_wal, sizeof(fresh_wal), "%s-wal", fresh);
+	const char *jsons[] = { fresh, fresh_wal };
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(cli("run", "--headless", "--fixture",
+		                     fixture_dir, "--variant", "disabled",
+		                     "--db", fresh, "--json", jsons[i],
+		                     "--force", NULL),
+		                 64);
+		assert_one_line();
+		assert_non_null(strstr(err_text, "--json"));
+		assert_false(exists(fresh));
+		assert_false(exists(fresh_wal));
+	}
+}
+
 /* A chain spec longer than 255 bytes is replayed and recorded whole; one
  * longer than the record holds is refused with a message. */
 static void
@@ -1237,6 +1314,7 @@ main(void)
 		cmocka_unit_test(test_small_refusals),
 		cmocka_unit_test(test_fixture_check_errors),
 		cmocka_unit_test(test_merge_once_read_only),
+		cmocka_unit_test(test_outputs_never_over_the_database),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

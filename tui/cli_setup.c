@@ -607,6 +607,16 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		return MS_EXIT_ERROR;
 	}
 
+	/* The JSON report never goes over the database the run writes. */
+	if (a->json && ms_evdb_path_is_db(cfg->db, a->json)) {
+		fprintf(err,
+		        "mergescope %s: --json %s: that is the event database "
+		        "%s or a file SQLite keeps beside it (-wal, -shm, "
+		        "-journal); give another file name\n",
+		        a->cmd, a->json, cfg->db);
+		return MS_EXIT_USAGE;
+	}
+
 	/* The work directory is deleted after the run, with whatever was
 	 * written inside it. */
 	const struct {

@@ -126,6 +126,23 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		             "does not combine with --vs\n");
 		return MS_EXIT_USAGE;
 	}
+	if (o[MS__RP_FORCE].count && !o[MS__RP_HTML].count) {
+		fprintf(err, "mergescope report: --force needs --html FILE\n");
+		return MS_EXIT_USAGE;
+	}
+	/* The HTML file never goes over a database it reads. */
+	for (int k = 0; o[MS__RP_HTML].count && k < 2; k++) {
+		const ms__opt *d = &o[k ? MS__RP_VS : MS__RP_DB];
+		if (!d->count ||
+		    !ms_evdb_path_is_db(d->value, o[MS__RP_HTML].value))
+			continue;
+		fprintf(err,
+		        "mergescope report: --html %s: that is the event "
+		        "database of %s %s or a file SQLite keeps beside it "
+		        "(-wal, -shm, -journal); choose another file\n",
+		        o[MS__RP_HTML].value, k ? "--vs" : "--db", d->value);
+		return MS_EXIT_USAGE;
+	}
 	ms_evdb *a = NULL, *b = NULL;
 	if (open_db(&a, "--db", o[MS__RP_DB].value, err))
 		return MS_EXIT_ERROR;
