@@ -1349,6 +1349,48 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 
 /* ---- comparison ------------------------------------------------------- */
 
+/* How many of r's recorded gates failed (an unfinished run: its
+ * run_finished gate, counted by the caller). */
+static unsigned
+gates_failed(const report *r)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < r->ngates; i++)
+		n += !r->gates[i].pass;
+	return n;
+}
+
+/* "  A  13 gates, 1 failed: ledgers" */
+static void
+cmp_gates(FILE *f, const char *side, const report *r)
+{
+	unsigned n = gates_failed(r);
+	fprintf(f, "  %s  %zu gates, %u failed", side, r->ngates, n);
+	const char *sep = ": ";
+	for (size_t i = 0; i < r->ngates; i++) {
+		if (r->gates[i].pass)
+			continue;
+		fprintf(f, "%s%s", sep, r->gates[i].name);
+		sep = ", ";
+	}
+	fputc('\n', f);
+}
+
+int
+ms_report_failed_gates(ms_evdb *db, unsigned *failed, ms_errbuf *eb)
+{
+	report r;
+	*failed = 0;
+	int rc = report_load(db, &r, eb);
+	if (rc == 0) {
+		char why[200];
+		*failed = gates_failed(&r) +
+		          (run_unfinished(&r, why, sizeof(why)) ? 1 : 0);
+	}
+	report_free(&r);
+	return rc;
+}
+
 static void
 cmp_row(FILE *f, const char *name, double a, double b, int prec)
 {
@@ -1448,6 +1490,10 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 		        a.run.fixture_hash, b.run.fixture_hash);
 	cmp_phase(f, "primary", &a.ph[0], &b.ph[0]);
 	cmp_phase(f, "cooldown", &a.ph[1], &b.ph[1]);
+
+	fprintf(f, "\ngates\n");
+	cmp_gates(f, "A", &a);
+	cmp_gates(f, "B", &b);
 
 	fprintf(f, "\nequivalence\n");
 	if (!is_pair(&a.run, &b.run) || !same_fixture) {

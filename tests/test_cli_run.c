@@ -870,6 +870,26 @@ test_outputs_never_over_the_database(void **state)
 	}
 }
 
+/* report --vs: a gate either run failed is named and exits 1, as the
+ * report of that run alone does. */
+static void
+test_report_vs_failed_gate(void **state)
+{
+	(void)state;
+	char bad[600];
+	snprintf(bad, sizeof(bad), "%s/failed-gate.sqlite", tmp_root);
+	db_copy(db_keep, bad,
+	        "UPDATE gate SET pass = 0 WHERE name = 'ledgers'");
+	assert_int_equal(cli("report", "--db", bad, NULL), 1);
+	assert_int_equal(cli("report", "--db", db_off, "--vs", bad, NULL), 1);
+	assert_non_null(strstr(out_text, "1 failed: ledgers"));
+	assert_non_null(strstr(err_text, bad));
+	assert_int_equal(cli("report", "--db", bad, "--vs", db_off, NULL), 1);
+	assert_non_null(strstr(err_text, bad));
+	assert_int_equal(cli("report", "--db", db_off, "--vs", db_keep, NULL),
+	                 0);
+}
+
 /* A chain spec longer than 255 bytes is replayed and recorded whole; one
  * longer than the record holds is refused with a message. */
 static void
@@ -1315,6 +1335,7 @@ main(void)
 		cmocka_unit_test(test_fixture_check_errors),
 		cmocka_unit_test(test_merge_once_read_only),
 		cmocka_unit_test(test_outputs_never_over_the_database),
+		cmocka_unit_test(test_report_vs_failed_gate),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

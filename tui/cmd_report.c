@@ -181,7 +181,11 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	else if (b && ms_report_unfinished(b, &u, why, sizeof(why), &eb) == 0 &&
 	         u)
 		unfinished = o[MS__RP_VS].value;
-	if (b)
+	/* With --vs, a gate either run failed fails the comparison too. */
+	unsigned failed_b = 0;
+	if (b && (rc = ms_report_failed_gates(a, &failed, &eb)) == 0)
+		rc = ms_report_failed_gates(b, &failed_b, &eb);
+	if (b && rc == 0)
 		rc = ms_report_compare(a, b, out, &mismatch, &eb);
 	else if (o[MS__RP_JSON].count)
 		rc = ms_report_json(a, out, &failed, &eb);
@@ -205,12 +209,13 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		        o[MS__RP_DB].value, o[MS__RP_VS].value);
 		return 1;
 	}
-	if (failed) {
+	if (failed)
 		fprintf(err, "mergescope report: %u gate%s failed in %s\n",
 		        failed, failed == 1 ? "" : "s", o[MS__RP_DB].value);
-		return 1;
-	}
-	return 0;
+	if (failed_b)
+		fprintf(err, "mergescope report: %u gate%s failed in %s\n",
+		        failed_b, failed_b == 1 ? "" : "s", o[MS__RP_VS].value);
+	return failed || failed_b ? 1 : 0;
 }
 
 const ms_cmd ms_cmd_report = {

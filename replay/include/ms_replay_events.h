@@ -596,12 +596,16 @@ int ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb);
  * Compare two runs: per phase, each figure of A and B with the delta of B
  * over A in %; then, when one run is "disabled" and the other "alwayskeep"
  * on the same fixture, the check that their selection fingerprints and final
- * ledgers are identical. *mismatch (may be NULL) is set when that check
- * applies and fails, and when either run is unfinished: then no deltas are
- * printed, only which side did not finish.
+ * ledgers are identical; then each run's gates, naming those that failed.
+ * *mismatch (may be NULL) is set when that check applies and fails, and
+ * when either run is unfinished: then no deltas are printed, only which
+ * side did not finish.
  */
 int ms_report_compare(ms_evdb *a, ms_evdb *b, FILE *out, bool *mismatch,
                       ms_errbuf *eb);
+/* *failed = the gates db's run failed, plus one when the run did not
+ * finish (the run_finished gate of ms_report_text). */
+int ms_report_failed_gates(ms_evdb *db, unsigned *failed, ms_errbuf *eb);
 /* The run report of db as one self-contained HTML file (replay/html.c):
  * inline SVG charts (merges per lane worker on wall time, inventory parts
  * and bytes over the day, staged bytes, Decide latency), the text report
