@@ -1315,6 +1315,39 @@ test_merge_once_read_only(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* An event database in a directory the reader cannot write (a read-only
+ * mount, another user's runs): report and export read it, though SQLite
+ * cannot make the -wal and -shm files there. */
+static void
+test_read_only_database_dir(void **state)
+{
+	(void)state;
+	char dir[600], db[700], errp[600], cmd[1400];
+	snprintf(dir, sizeof(dir), "%s/archive", tmp_root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(db, sizeof(db), "%s/keep.sqlite", dir);
+	db_copy(db_keep, db, NULL);
+	snprintf(errp, sizeof(errp), "%s/ro.err", tmp_root);
+	snprintf(cmd, sizeof(cmd), "chmod 555 '%s' && chmod 755 '%s'", dir,
+	         tmp_root);
+	assert_int_equal(system(cmd), 0);
+	int rc = cli_unprivileged(errp, "report", "--db", db, NULL);
+	int rc2 = cli_unprivileged(errp, "export", "--db", db, "--format",
+	                           "jsonl", NULL);
+	char *t = ms_test_read(errp, CAP, NULL);
+	if (rc || rc2)
+		fprintf(stderr, "%s\n", t);
+	free(t);
+	snprintf(cmd, sizeof(cmd), "chmod 755 '%s' && chmod 700 '%s'", dir,
+	         tmp_root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(rc, 0);
+	assert_int_equal(rc2, 0);
+	char wal[720];
+	snprintf(wal, sizeof(wal), "%s-wal", db);
+	assert_false(exists(wal));
+}
+
 int
 main(void)
 {
@@ -1336,6 +1369,7 @@ main(void)
 		cmocka_unit_test(test_merge_once_read_only),
 		cmocka_unit_test(test_outputs_never_over_the_database),
 		cmocka_unit_test(test_report_vs_failed_gate),
+		cmocka_unit_test(test_read_only_database_dir),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
