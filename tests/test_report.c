@@ -462,6 +462,14 @@ test_unfinished_run(void **state)
 	t = report_failing(aborted, ms_report_text, 1);
 	assert_non_null(strstr(t, "status aborted"));
 	assert_null(strstr(t, "  error  "));
+	/* Part of a day is not set beside the reference's whole day. */
+	assert_null(strstr(t, "against the reference replay ("));
+	assert_null(strstr(t, "OUTSIDE"));
+	assert_non_null(strstr(t, "against the reference replay: not "
+	                          "compared (the run did not finish"));
+	free(t);
+	t = report_failing(done, ms_report_text, 0);
+	assert_non_null(strstr(t, "against the reference replay ("));
 	free(t);
 	/* A failed run says why. */
 	t = report_failing(failed, ms_report_text, 1);
