@@ -1192,6 +1192,16 @@ test_small_refusals(void **state)
 	assert_one_line();
 	assert_non_null(strstr(err_text, "twice"));
 	assert_false(exists(db));
+	/* An empty output name is named as the option's value. */
+	assert_int_equal(cli("export", "--db", db_keep, "--format", "csv",
+	                     "--out", "", NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--out \"\": expected a file name"));
+	assert_int_equal(cli("report", "--db", db_keep, "--html", "", NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--html \"\": expected a file name"));
 }
 
 /* Become a user who cannot override file permissions (nobody) when root;

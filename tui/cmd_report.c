@@ -130,6 +130,11 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		fprintf(err, "mergescope report: --force needs --html FILE\n");
 		return MS_EXIT_USAGE;
 	}
+	if (o[MS__RP_HTML].count && !*o[MS__RP_HTML].value) {
+		fprintf(err, "mergescope report: --html \"\": expected a file "
+		             "name\n");
+		return MS_EXIT_USAGE;
+	}
 	/* The HTML file never goes over a database it reads. */
 	for (int k = 0; o[MS__RP_HTML].count && k < 2; k++) {
 		const ms__opt *d = &o[k ? MS__RP_VS : MS__RP_DB];
