@@ -1489,6 +1489,20 @@ user_version(sqlite3 *db)
 	return v;
 }
 
+/* Whether db has a table named run (every event log has one). */
+static bool
+has_run_table(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	bool yes = sqlite3_prepare_v2(db,
+	                              "SELECT 1 FROM sqlite_master WHERE "
+	                              "type = 'table' AND name = 'run'",
+	                              -1, &st, NULL) == SQLITE_OK &&
+	           sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
 /* Whether path's write-ahead log holds nothing: no -wal file, or an
  * empty one. */
 static bool
@@ -1580,6 +1594,14 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 		             "event database %s: not an SQLite database (%s); "
 		             "expected an event log of schema version %d",
 		             path, sqlite3_errmsg(d->db), MS_EV_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (v == 0 && !has_run_table(d->db)) {
+		rc = ms_fail(eb, MS_ERR_FORMAT,
+		             "event database %s: not an event database (an "
+		             "empty file or another SQLite database: no run "
+		             "table); expected one written by `mergescope run`",
+		             path);
 		goto fail;
 	}
 	if (v != MS_EV_SCHEMA_VERSION) {

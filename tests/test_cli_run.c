@@ -1192,6 +1192,23 @@ test_small_refusals(void **state)
 	assert_one_line();
 	assert_non_null(strstr(err_text, "twice"));
 	assert_false(exists(db));
+	/* An empty file or another SQLite database is not taken for an
+	 * event log of another schema version. */
+	char empty[600];
+	snprintf(empty, sizeof(empty), "%s/empty.sqlite", tmp_root);
+	assert_int_equal(ms_test_put(empty, ""), 0);
+	assert_int_equal(cli("report", "--db", empty, NULL), 2);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "not an event database"));
+	assert_null(strstr(err_text, "schema version 0"));
+	char manifest[600];
+	snprintf(manifest, sizeof(manifest), "%s/manifest.sqlite",
+	         fixture_dir);
+	assert_int_equal(cli("export", "--db", manifest, "--format", "csv",
+	                     NULL),
+	                 2);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "not an event database"));
 	/* An empty output name is named as the option's value. */
 	assert_int_equal(cli("export", "--db", db_keep, "--format", "csv",
 	                     "--out", "", NULL),
