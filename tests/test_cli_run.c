@@ -303,6 +303,14 @@ test_run_headless_passes(void **state)
 	assert_non_null(strstr(err_text, "publications: "));
 	assert_non_null(strstr(err_text, "(100%)"));
 	assert_null(strstr(err_text, "\r"));
+	/* The last progress line says done, not a step at 0%. */
+	char *ev = strstr(err_text, "\nevents recorded in ");
+	assert_non_null(ev);
+	char *last = ev;
+	while (last > err_text && last[-1] != '\n')
+		last--;
+	char *pct = strstr(last, "(100%)");
+	assert_true(pct != NULL && pct < ev);
 	char want[600];
 	snprintf(want, sizeof(want), "events recorded in %s", db_keep);
 	assert_non_null(strstr(err_text, want));
@@ -1202,11 +1210,9 @@ test_small_refusals(void **state)
 	assert_non_null(strstr(err_text, "not an event database"));
 	assert_null(strstr(err_text, "schema version 0"));
 	char manifest[600];
-	snprintf(manifest, sizeof(manifest), "%s/manifest.sqlite",
-	         fixture_dir);
-	assert_int_equal(cli("export", "--db", manifest, "--format", "csv",
-	                     NULL),
-	                 2);
+	snprintf(manifest, sizeof(manifest), "%s/manifest.sqlite", fixture_dir);
+	assert_int_equal(
+	        cli("export", "--db", manifest, "--format", "csv", NULL), 2);
 	assert_one_line();
 	assert_non_null(strstr(err_text, "not an event database"));
 	/* An empty output name is named as the option's value. */

@@ -111,9 +111,20 @@ show_progress(ms__progress *p, const ms_replay_status *st)
 	else if (strcmp(p->what, "publications") == 0)
 		ms__progress_update(p, "publications", st->pub_total,
 		                    st->pub_total, extra);
+	/* A phase after the publications is one step: shown done once the
+	 * run has moved past it. */
+	const char *now = st->phase >= MS_RPHASE_END
+	                          ? ""
+	                          : ms_replay_phase_name(st->phase);
+	if (p->what[0] && strcmp(p->what, "publications") != 0 &&
+	    strcmp(p->what, now) != 0) {
+		char done[sizeof(p->what)];
+		snprintf(done, sizeof(done), "%s", p->what);
+		ms__progress_update(p, done, 1, 1, extra);
+	}
 	if (st->phase >= MS_RPHASE_END)
 		return;
-	ms__progress_update(p, ms_replay_phase_name(st->phase), 0, 1, extra);
+	ms__progress_update(p, now, 0, 1, extra);
 }
 
 static int
