@@ -346,13 +346,16 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 	        PID_WALL, t->tid, ts, dur, (unsigned long long)m->seq,
 	        ms_ev_class_name(m->sampling.klass));
 	ms__json_str(f, m->lane);
+	fprintf(f, ",\"args\":{\"seq\":%llu,\"lane\":",
+	        (unsigned long long)m->seq);
+	ms__json_str(f, m->lane);
 	fprintf(f,
-	        ",\"args\":{\"seq\":%llu,\"lane\":\"%s\",\"worker\":%u,"
+	        ",\"worker\":%u,"
 	        "\"phase\":\"%s\",\"class\":\"%s\",\"reason\":\"%s\","
 	        "\"logical_ns\":\"%lld\",\"logical_s\":%.6f,"
 	        "\"inputs\":%zu,\"input_ids\":[",
-	        (unsigned long long)m->seq, m->lane, m->worker,
-	        ms_ev_phase_name(m->phase), ms_ev_class_name(m->sampling.klass),
+	        m->worker, ms_ev_phase_name(m->phase),
+	        ms_ev_class_name(m->sampling.klass),
 	        ms_ev_reason_name(m->sampling.reason), (long long)m->logical_ns,
 	        us_of(x, m->logical_ns) / 1e6, m->ninputs);
 	for (size_t i = 0; i < m->ninputs; i++)
@@ -367,7 +370,7 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 	        "\"wall_ms\":%.3f,\"cpu_ms\":%.3f,\"queue_ms\":%.3f,"
 	        "\"alloc_bytes\":%llu,\"alloc_count\":%llu,"
 	        "\"peak_live\":%lld,\"rss_peak\":%llu,\"bytes_read\":%llu,"
-	        "\"bytes_written\":%llu,\"err\":%d}}",
+	        "\"bytes_written\":%llu,\"err\":%d",
 	        (unsigned long long)m->input_bytes,
 	        (unsigned long long)m->input_rows, m->mature_parts,
 	        m->hot_parts, m->max_depth, (unsigned long long)m->output.id,
@@ -381,6 +384,11 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 	        (unsigned long long)m->rss_peak,
 	        (unsigned long long)m->bytes_read,
 	        (unsigned long long)m->bytes_written, m->err);
+	if (m->err) { /* a failed merge says why */
+		fputs(",\"error\":", f);
+		ms__json_str(f, m->error);
+	}
+	fputs("}}", f);
 	if (m->sampling.peak_staged_bytes) {
 		chrome_counter(f, PID_WALL, "staged bytes", "bytes", ts,
 		               m->sampling.peak_staged_bytes);

@@ -616,6 +616,42 @@ test_chrome_filtered(void **state)
 	check_chrome(&f);
 }
 
+/* Text read from the database (a lane of a foreign or damaged log, a
+ * failed merge's error) is escaped wherever the Chrome export writes it:
+ * the file still parses and holds the text as it was. */
+static void
+test_chrome_escapes_text(void **state)
+{
+	(void)state;
+	char path[600];
+	snprintf(path, sizeof(path), "%s/odd-lane.db", tmpdir);
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path, .overwrite = true };
+	ms_errbuf eb;
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	ms_ev_run run;
+	evf_run(&run, "skywalking");
+	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	ms_ev_input inputs[16];
+	ms_ev_merge m;
+	evf_merge(&m, inputs, 1, 1, true);
+	snprintf(m.lane, sizeof(m.lane), "odd\"lane\\");
+	m.err = -5;
+	snprintf(m.error, sizeof(m.error), "write \"x\": No space left");
+	assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	export_arg a = { MS_EXPORT_CHROME, NULL, NULL };
+	char *text = et_text(path, write_export, &a);
+	jv v;
+	json_parse(text, &v);
+	assert_non_null(strstr(text, "\"lane\":\"odd\\\"lane\\\\\""));
+	/* A failed merge carries its error. */
+	assert_non_null(strstr(text, "\"err\":-5,\"error\":\"write "
+	                             "\\\"x\\\": No space left\"}}"));
+	jfree(&v);
+	free(text);
+}
+
 static void
 test_export_file_errors(void **state)
 {
@@ -809,6 +845,7 @@ main(void)
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_chrome_filtered),
+		cmocka_unit_test(test_chrome_escapes_text),
 		cmocka_unit_test(test_export_file_errors),
 		cmocka_unit_test(test_export_file_refuses_existing),
 		cmocka_unit_test(test_export_decimal_comma_locale),
