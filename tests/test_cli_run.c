@@ -717,6 +717,7 @@ test_merge_once(void **state)
 	                         "frobnicate", NULL),
 	                     0);
 	assert_non_null(strstr(err_text, "frobnicate"));
+	assert_non_null(strstr(err_text, "the variants in"));
 }
 
 /* ---- Output files, long specs, locale, concurrency, small refusals ---- */
