@@ -494,6 +494,35 @@ test_emit_parallel(void **state)
 	assert_non_null(strstr(out, "4 runs, 4 valid, 2 variants"));
 }
 
+/* Relative --out and --fixture: the emitted commands name them whole, so
+ * they run wherever the scheduler starts them. */
+static void
+test_emit_relative_paths(void **state)
+{
+	(void)state;
+	char cmd[4 * PATH_MAX], want[2 * PATH_MAX], real[PATH_MAX];
+	assert_non_null(realpath(root, real));
+	snprintf(cmd, sizeof(cmd),
+	         "cd '%s' && '%s' bench --variants disabled --reps 1 "
+	         "--fixture cache/mergescope/smoke-1 --out relpar "
+	         "--emit parallel",
+	         root, MS_MERGESCOPE_BIN);
+	const char *sh[] = { cmd, NULL };
+	int rc = run(sh, true);
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	assert_int_equal(rc, 0);
+	snprintf(want, sizeof(want), "'--db' '%s/relpar/rep000-v0-disabled.db'",
+	         real);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want), ">'%s/relpar/rep000-v0-disabled.log'",
+	         real);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want),
+	         "'--fixture' '%s/cache/mergescope/smoke-1'", real);
+	assert_non_null(strstr(out, want));
+}
+
 static void
 test_emit_slurm(void **state)
 {
@@ -792,6 +821,7 @@ main(void)
 		cmocka_unit_test(test_run_record),
 		cmocka_unit_test(test_collect_names_invalid),
 		cmocka_unit_test(test_emit_parallel),
+		cmocka_unit_test(test_emit_relative_paths),
 		cmocka_unit_test(test_emit_slurm),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_envelope),

@@ -98,7 +98,8 @@ enum {
 };
 
 typedef struct bench {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX];     /* the series directory, absolute once made */
+	char fixture[PATH_MAX]; /* --fixture, absolute; "" without */
 	char exe[PATH_MAX];
 	char *vbuf; /* --variants, split in place */
 	const char *variants[MAX_VARIANTS];
@@ -174,9 +175,9 @@ run_argv(const bench *b, unsigned rep, unsigned vi, char *dbbuf, size_t dbn,
 	argv[n++] = b->variants[vi];
 	argv[n++] = "--db";
 	argv[n++] = dbbuf;
-	if (b->o[O_FIXTURE].count) {
+	if (b->fixture[0]) {
 		argv[n++] = "--fixture";
-		argv[n++] = b->o[O_FIXTURE].value;
+		argv[n++] = b->fixture;
 	} else if (b->o[O_PRESET].count) {
 		argv[n++] = "--preset";
 		argv[n++] = b->o[O_PRESET].value;
@@ -600,6 +601,16 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 	}
 	if (rc == 0)
 		rc = series_dir(b.dir, err);
+	/* The runs get absolute paths: an emitted command runs wherever a
+	 * scheduler starts it (GNU parallel's remote hosts start in the
+	 * home directory). */
+	char real[PATH_MAX];
+	if (rc == 0 && realpath(b.dir, real))
+		snprintf(b.dir, sizeof(b.dir), "%s", real);
+	if (rc == 0 && o[O_FIXTURE].count &&
+	    !realpath(o[O_FIXTURE].value, b.fixture))
+		snprintf(b.fixture, sizeof(b.fixture), "%s",
+		         o[O_FIXTURE].value);
 	if (rc == 0 && kind) {
 		rc = emit(out, &b, kind);
 		fprintf(err,
