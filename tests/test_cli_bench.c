@@ -606,6 +606,12 @@ test_usage(void **state)
 	assert_int_equal(run(nofix, false), 2);
 	assert_non_null(strstr(err, "--fixture /nonexistent/fixture"));
 	assert_false(exists(fresh));
+	/* --collect takes no other option, --reps included. */
+	const char *col[] = {
+		"bench", "--collect", series, "--reps", "3", NULL
+	};
+	assert_int_equal(run(col, false), 64);
+	assert_non_null(strstr(err, "no other option"));
 	const char *cache[] = { "bench",    "--variants", "disabled", "--cache",
 		                "lukewarm", "--emit",     "parallel", NULL };
 	assert_int_equal(run(cache, false), 64);
@@ -753,6 +759,14 @@ test_report_collect(void **state)
 	 * alwayskeep): one table, variants matched by name. */
 	const char *args[] = { "report", "--collect", series, "--collect", jobs,
 		               "--json", "--html",    html,   NULL };
+	/* One directory given twice (here as DIR and DIR/.) would count
+	 * each run twice: refused. */
+	char again[PATH_MAX + 8];
+	snprintf(again, sizeof(again), "%s/.", series);
+	const char *twice[] = { "report",    "--collect", series,
+		                "--collect", again,       NULL };
+	assert_int_equal(run(twice, false), 64);
+	assert_non_null(strstr(err, "same directory"));
 	assert_int_equal(run(args, false), 0);
 	jv j;
 	json_parse(out, &j);

@@ -554,8 +554,10 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 	const ms__opt *o = args->o;
 	int rc;
 	if (o[O_COLLECT].count) {
-		if (o[O_VARIANTS].count || o[O_EMIT].count || o[O_OUT].count ||
-		    o[O_JOBS].count || o[O_ENVELOPE].count)
+		bool other = false;
+		for (size_t k = 0; k < O_COUNT; k++)
+			other |= k != O_COLLECT && o[k].count > 0;
+		if (other)
 			return fail(err, MS_EXIT_USAGE, "%s%s",
 			            "--collect summarises a series directory; "
 			            "it takes no other option",

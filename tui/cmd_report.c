@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
         "usage: mergescope report --db FILE [--vs FILE] [--json]\n"
@@ -75,6 +76,19 @@ collect(const ms__cmd_args *args, FILE *out, FILE *err)
 		             "directories\n");
 		return MS_EXIT_USAGE;
 	}
+	/* A directory given twice would count each of its runs twice. */
+	for (size_t i = 0; i < nd; i++)
+		for (size_t j = 0; j < i; j++) {
+			struct stat a, b;
+			if (stat(dirs[i], &a) != 0 || stat(dirs[j], &b) != 0 ||
+			    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+				continue;
+			fprintf(err,
+			        "mergescope report: --collect %s and --collect "
+			        "%s are the same directory; give each once\n",
+			        dirs[j], dirs[i]);
+			return MS_EXIT_USAGE;
+		}
 	ms__series s;
 	int rc = ms__series_load(&s, dirs, nd, NULL, 0, "report", err);
 	ms_errbuf eb = { "" };
