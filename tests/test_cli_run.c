@@ -899,6 +899,37 @@ test_report_vs_failed_gate(void **state)
 	                 0);
 }
 
+/* Standard output that cannot be written (a full disk): the report is
+ * lost, so the command fails and says so instead of exiting 0. */
+static void
+test_output_write_failure(void **state)
+{
+	(void)state;
+	FILE *full = fopen("/dev/full", "w");
+	if (!full) {
+		fprintf(stderr, "no /dev/full: not tested\n");
+		return;
+	}
+	const char *argvs[][7] = {
+		{ "mergescope", "report", "--db", db_keep, NULL },
+		{ "mergescope", "report", "--db", db_keep, "--json", NULL },
+		{ "mergescope", "report", "--db", db_off, "--vs", db_keep },
+	};
+	const int argcs[] = { 4, 5, 6 };
+	for (size_t i = 0; i < 3; i++) {
+		FILE *e = tmpfile();
+		assert_non_null(e);
+		int rc = ms_cli_main(argcs[i], (char **)argvs[i], full, e);
+		ct_slurp(e, err_text, CAP);
+		fclose(e);
+		clearerr(full);
+		assert_int_equal(rc, 2);
+		assert_non_null(strstr(err_text, "mergescope report: writing "
+		                                 "to standard output failed"));
+	}
+	fclose(full);
+}
+
 /* A chain spec longer than 255 bytes is replayed and recorded whole; one
  * longer than the record holds is refused with a message. */
 static void
@@ -1404,6 +1435,7 @@ main(void)
 		cmocka_unit_test(test_outputs_never_over_the_database),
 		cmocka_unit_test(test_report_vs_failed_gate),
 		cmocka_unit_test(test_read_only_database_dir),
+		cmocka_unit_test(test_output_write_failure),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
