@@ -626,12 +626,9 @@ test_chrome_escapes_text(void **state)
 	char path[600];
 	snprintf(path, sizeof(path), "%s/odd-lane.db", tmpdir);
 	ms_rec *r = NULL;
-	ms_rec_opts o = { .path = path, .overwrite = true };
 	ms_errbuf eb;
-	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
 	ms_ev_run run;
-	evf_run(&run, "skywalking");
-	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
 	ms_ev_input inputs[16];
 	ms_ev_merge m;
 	evf_merge(&m, inputs, 1, 1, true);

@@ -418,12 +418,9 @@ record_unfinished(const char *name, const char *status, char *path, size_t cap)
 {
 	snprintf(path, cap, "%s/%s", tmpdir, name);
 	ms_rec *r = NULL;
-	ms_rec_opts o = { .path = path, .overwrite = true };
 	ms_errbuf eb;
-	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
 	ms_ev_run run;
-	evf_run(&run, "skywalking");
-	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
 	ms_ev_input inputs[16];
 	for (uint64_t s = 1; s <= 5; s++) {
 		ms_ev_merge m;
