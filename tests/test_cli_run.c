@@ -365,6 +365,17 @@ test_run_freeze_at(void **state)
 	                     "alwayskeep", "--reps", "1", NULL),
 	                 0);
 	assert_non_null(strstr(out_text, "alwayskeep"));
+	/* A spec no barrier matches: the run says nothing was frozen. */
+	char db2[620];
+	snprintf(db2, sizeof(db2), "%s/freeze-none.sqlite", tmp_root);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "disabled", "--freeze-at",
+	                     "merge=999999", "--db", db2, NULL),
+	                 0);
+	assert_non_null(strstr(err_text, "--freeze-at \"merge=999999\": no "
+	                                 "dispatch barrier of the run "
+	                                 "matched; nothing was frozen"));
+	assert_null(strstr(err_text, "merge-once --frozen"));
 	/* A spec that does not parse is named. */
 	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
 	                     "--freeze-at", "merge=x", "--db", db, NULL),

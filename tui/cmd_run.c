@@ -298,6 +298,11 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	if (!*sig)
 		show_progress(&prog, st);
 	ms__progress_end(&prog);
+	if (!*sig && freeze_id >= 0)
+		fprintf(err,
+		        "mergescope run: --freeze-at \"%s\": no dispatch "
+		        "barrier of the run matched; nothing was frozen\n",
+		        a->freeze_at);
 	if (*sig) {
 		char db_path[sizeof(cfg->db)];
 		snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));
