@@ -365,6 +365,27 @@ test_run_freeze_at(void **state)
 	                     "alwayskeep", "--reps", "1", NULL),
 	                 0);
 	assert_non_null(strstr(out_text, "alwayskeep"));
+	/* A path with a space and a chain spec with quotes: the printed
+	 * command quotes them, so it runs as shown. */
+	char spaced[620], wd[700], db3[620], cmd0[1400];
+	snprintf(spaced, sizeof(spaced), "%s/with space", tmp_root);
+	assert_int_equal(mkdir(spaced, 0755), 0);
+	snprintf(wd, sizeof(wd), "%s/shard", spaced);
+	snprintf(db3, sizeof(db3), "%s/freeze-spaced.sqlite", tmp_root);
+	rc = cli("run", "--headless", "--fixture", fixture_dir, "--chain",
+	         "detdrop:{\"percent\":10}", "--work-dir", wd, "--freeze-at",
+	         "merge=3", "--db", db3, NULL);
+	if (rc)
+		fprintf(stderr, "%s\n", err_text);
+	assert_int_equal(rc, 0);
+	char want[800];
+	snprintf(want, sizeof(want), " merge-once --frozen '%s.frozen-3' ", wd);
+	assert_non_null(strstr(err_text, want));
+	assert_non_null(
+	        strstr(err_text, " --variant 'detdrop:{\"percent\":10}'\n"));
+	snprintf(cmd0, sizeof(cmd0), "rm -rf '%s'", spaced);
+	assert_int_equal(system(cmd0), 0);
+
 	/* A spec no barrier matches: the run says nothing was frozen. */
 	char db2[620];
 	snprintf(db2, sizeof(db2), "%s/freeze-none.sqlite", tmp_root);

@@ -817,3 +817,21 @@ ms__self_exe(char *buf, size_t n)
 	if (n)
 		buf[k] = '\0';
 }
+
+void
+ms__shell_word(FILE *f, const char *s, bool always)
+{
+	if (!always && *s &&
+	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	              "0123456789_@%+=:,./-") == strlen(s)) {
+		fputs(s, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	fputc('\'', f);
+}

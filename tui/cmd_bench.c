@@ -201,18 +201,6 @@ run_argv(const bench *b, unsigned rep, unsigned vi, char *dbbuf, size_t dbn,
 	return n;
 }
 
-static void
-shell_word(FILE *f, const char *s)
-{
-	fputc('\'', f);
-	for (; *s; s++)
-		if (*s == '\'')
-			fputs("'\\''", f);
-		else
-			fputc(*s, f);
-	fputc('\'', f);
-}
-
 /* One run as a shell command line, its output to the run's .log. */
 static void
 print_cmd(FILE *f, const bench *b, unsigned rep, unsigned vi)
@@ -224,10 +212,10 @@ print_cmd(FILE *f, const bench *b, unsigned rep, unsigned vi)
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputc(' ', f);
-		shell_word(f, argv[i]);
+		ms__shell_word(f, argv[i], true);
 	}
 	fputs(" >", f);
-	shell_word(f, log);
+	ms__shell_word(f, log, true);
 	fputs(" 2>&1", f);
 }
 
@@ -243,7 +231,7 @@ emit(FILE *out, const bench *b, const char *kind)
 		        "# Submit with: sbatch FILE; then: mergescope bench "
 		        "--collect ",
 		        total);
-		shell_word(out, b->dir);
+		ms__shell_word(out, b->dir, true);
 		fprintf(out,
 		        "\n#SBATCH --job-name=mergescope-bench\n"
 		        "#SBATCH --array=0-%zu\n"
@@ -266,7 +254,7 @@ emit(FILE *out, const bench *b, const char *kind)
 				print_cmd(m, b, r, order(b, r, k));
 				fclose(m);
 				fputs("  ", out);
-				shell_word(out, line);
+				ms__shell_word(out, line, true);
 				fputc('\n', out);
 				free(line);
 			} else {

@@ -230,10 +230,15 @@ freeze_here(ms_replay *r, const ms_replay_status *st, const char *variant,
 		return;
 	}
 	ms__self_exe(self, sizeof(self));
-	fprintf(err,
-	        "\nfrozen (%s): %s\nreplay it: %s merge-once --frozen %s "
-	        "--variant '%s'\n",
-	        st->break_why, dir, self, dir, variant);
+	/* The command runs as shown, whatever the paths and the chain
+	 * spec hold (as the TUI's frozen: line). */
+	fprintf(err, "\nfrozen (%s): %s\nreplay it: ", st->break_why, dir);
+	ms__shell_word(err, self, false);
+	fputs(" merge-once --frozen ", err);
+	ms__shell_word(err, dir, false);
+	fputs(" --variant ", err);
+	ms__shell_word(err, variant, true);
+	fputc('\n', err);
 }
 
 static int
