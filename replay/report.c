@@ -1285,7 +1285,12 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	js(f, "version", r.run.version, &first);
 	js(f, "fixture_dir", r.run.fixture_dir, &first);
 	js(f, "fixture_preset", r.run.fixture_preset, &first);
-	ju(f, "fixture_seed", r.run.fixture_seed, &first);
+	/* A seed is any 64-bit number: a string of its digits, as the
+	 * exports write the integers that can exceed 2^53 (SCHEMA.md). */
+	char seed[24];
+	snprintf(seed, sizeof(seed), "%llu",
+	         (unsigned long long)r.run.fixture_seed);
+	js(f, "fixture_seed", seed, &first);
 	js(f, "fixture_hash", r.run.fixture_hash, &first);
 	js(f, "variant", r.run.variant, &first);
 	js(f, "chain", r.run.chain, &first);

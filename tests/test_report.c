@@ -484,6 +484,8 @@ test_unfinished_run(void **state)
 	free(t);
 	t = report_failing(done, ms_report_json, 0);
 	assert_non_null(strstr(t, "\"finished\":true"));
+	/* A 64-bit seed is a string of its digits, as in the exports. */
+	assert_non_null(strstr(t, "\"fixture_seed\":\"1\","));
 	free(t);
 
 	ms_evdb *db = NULL;
