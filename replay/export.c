@@ -13,12 +13,14 @@
  * microseconds since the run started, so a merge is a complete ("X")
  * event whose ts and dur are both wall clock, on one track per lane
  * worker (tid = 10 + 100 x lane + worker); publications are instants on
- * track 1; counters "inventory parts", "inventory bytes" and "staged
- * bytes" follow them. A merge's logical time is in its args. pid 2 is the
- * logical day: publications as instants and the inventory counters at
- * their logical time (microseconds from the first logical instant of the
- * run). With a filter, only the merges it passes are written, and only
- * the publications and counters inside their range (wall range in pid 1,
+ * track 1; counters "inventory parts" and "inventory bytes" follow
+ * them, and "staged bytes <worker>" holds each sampling merge's peak
+ * staged bytes while it runs, one counter per lane worker. A merge's
+ * logical time is in its args. pid 2 is the logical day: publications
+ * as instants and the inventory counters at their logical time
+ * (microseconds from the first logical instant of the run). With a
+ * filter, only the merges it passes are written, and only the
+ * publications and counters inside their range (wall range in pid 1,
  * logical range in pid 2).
  *
  * Outside SQLite, part IDs are always 16 lowercase hex digits (as the TUI
@@ -326,10 +328,10 @@ static void
 chrome_counter(FILE *f, int pid, const char *name, const char *key, double ts,
                uint64_t v)
 {
-	fprintf(f,
-	        ",\n{\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"name\":\"%s\","
-	        "\"ts\":%.3f,\"args\":{\"%s\":%llu}}",
-	        pid, name, ts, key, (unsigned long long)v);
+	fprintf(f, ",\n{\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"name\":", pid);
+	ms__json_str(f, name);
+	fprintf(f, ",\"ts\":%.3f,\"args\":{\"%s\":%llu}}", ts, key,
+	        (unsigned long long)v);
 }
 
 static int
@@ -390,10 +392,13 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 	}
 	fputs("}}", f);
 	if (m->sampling.peak_staged_bytes) {
-		chrome_counter(f, PID_WALL, "staged bytes", "bytes", ts,
+		/* One counter per lane worker: merges staging at once on
+		 * two workers do not reset each other's. */
+		char name[64];
+		snprintf(name, sizeof(name), "staged bytes %s", t->name);
+		chrome_counter(f, PID_WALL, name, "bytes", ts,
 		               m->sampling.peak_staged_bytes);
-		chrome_counter(f, PID_WALL, "staged bytes", "bytes", ts + dur,
-		               0);
+		chrome_counter(f, PID_WALL, name, "bytes", ts + dur, 0);
 	}
 	if (!m->err) {
 		chrome_counter(f, PID_WALL, "inventory parts", "parts",

@@ -649,6 +649,54 @@ test_chrome_escapes_text(void **state)
 	free(text);
 }
 
+/* Two sampling merges staging at once on two lane workers: each has a
+ * staged-bytes counter of its own, so the first to end does not reset
+ * the other's to 0 while it still runs. */
+static void
+test_chrome_staged_per_worker(void **state)
+{
+	(void)state;
+	char path[600];
+	snprintf(path, sizeof(path), "%s/staged.db", tmpdir);
+	ms_rec *r = NULL;
+	ms_errbuf eb;
+	ms_ev_run run;
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
+	static const char *const lanes[2] = { MS_LANE_FAST, MS_LANE_SLOW };
+	for (uint64_t s = 1; s <= 2; s++) {
+		ms_ev_input inputs[16];
+		ms_ev_merge m;
+		evf_merge(&m, inputs, s, 3, true);
+		snprintf(m.lane, sizeof(m.lane), "%s", lanes[s - 1]);
+		m.worker = 0;
+		m.err = 0;
+		m.wall_start_ns = s == 1 ? 1000000 : 5000000; /* 1 ms, 5 ms */
+		m.wall_ns = 10000000;                         /* 10 ms */
+		m.sampling.peak_staged_bytes = 100 * s;
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	export_arg a = { MS_EXPORT_CHROME, NULL, NULL };
+	char *text = et_text(path, write_export, &a);
+	jv v;
+	json_parse(text, &v);
+	jfree(&v);
+	static const char *const want[] = {
+		"\"name\":\"staged bytes fast #0\",\"ts\":1000.000,"
+		"\"args\":{\"bytes\":100}",
+		"\"name\":\"staged bytes slow #0\",\"ts\":5000.000,"
+		"\"args\":{\"bytes\":200}",
+		"\"name\":\"staged bytes fast #0\",\"ts\":11000.000,"
+		"\"args\":{\"bytes\":0}",
+		"\"name\":\"staged bytes slow #0\",\"ts\":15000.000,"
+		"\"args\":{\"bytes\":0}",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_non_null(strstr(text, want[i]));
+	assert_null(strstr(text, "\"name\":\"staged bytes\","));
+	free(text);
+}
+
 static void
 test_export_file_errors(void **state)
 {
@@ -843,6 +891,7 @@ main(void)
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_chrome_filtered),
 		cmocka_unit_test(test_chrome_escapes_text),
+		cmocka_unit_test(test_chrome_staged_per_worker),
 		cmocka_unit_test(test_export_file_errors),
 		cmocka_unit_test(test_export_file_refuses_existing),
 		cmocka_unit_test(test_export_decimal_comma_locale),
