@@ -606,6 +606,17 @@ test_usage(void **state)
 	assert_int_equal(run(nofix, false), 2);
 	assert_non_null(strstr(err, "--fixture /nonexistent/fixture"));
 	assert_false(exists(fresh));
+	/* A scratch directory the runs could not use: refused before the
+	 * series starts. */
+	char cmd[3 * PATH_MAX];
+	snprintf(cmd, sizeof(cmd),
+	         "MERGESCOPE_SCRATCH=relative/dir '%s' bench --variants "
+	         "disabled --reps 1 --out '%s'",
+	         MS_MERGESCOPE_BIN, fresh);
+	const char *sh[] = { cmd, NULL };
+	assert_int_equal(run(sh, true), 64);
+	assert_non_null(strstr(err, "MERGESCOPE_SCRATCH"));
+	assert_false(exists(fresh));
 	/* --collect takes no other option, --reps included. */
 	const char *col[] = {
 		"bench", "--collect", series, "--reps", "3", NULL

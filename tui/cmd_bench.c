@@ -586,6 +586,9 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 		b.exe[el] = '\0';
 	if (rc == 0)
 		rc = check_runs(&b, err);
+	/* The runs made here share this process's scratch directory. */
+	if (rc == 0 && !kind)
+		rc = ms__scratch_check(err, "bench");
 	if (rc == 0 && o[O_OUT].count) {
 		if (!realpath(o[O_OUT].value, b.dir))
 			snprintf(b.dir, sizeof(b.dir), "%s", o[O_OUT].value);
