@@ -13,6 +13,7 @@
 #include "grow.h"
 #include "figures.h"
 #include "ms_engine.h"
+#include "ms_fixture.h"
 #include "ms_gates.h"
 #include "ms_pipeline.h"
 #include "ms_replay_events.h"
@@ -1440,6 +1441,24 @@ cmp_phase(FILE *f, const char *title, const phase_agg *a, const phase_agg *b)
 	        2);
 }
 
+/* What the run record's fixture hashes do not tell apart, read from the
+ * fixture's manifest while it is still there: "empty opening" or "warm
+ * opening", with ", dictionary" when its parts use one; "" when the
+ * manifest is gone. */
+static void
+fixture_kind(const char *dir, char *buf, size_t n)
+{
+	ms_fixture *fx = NULL;
+	ms_errbuf eb = { { 0 } };
+	buf[0] = '\0';
+	if (ms_fixture_open(&fx, dir, &eb) == 0) {
+		const ms_fixture_info *i = ms_fixture_get_info(fx);
+		snprintf(buf, n, "%s opening%s", i->opening,
+		         i->dict_id ? ", dictionary" : "");
+	}
+	ms_fixture_close(fx);
+}
+
 /* Runs that must end alike: disabled and alwayskeep, or one variant
  * under both stagings. */
 static bool
@@ -1487,12 +1506,20 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 			*mismatch = true;
 		goto out;
 	}
-	bool same_fixture = strcmp(a.run.fixture_hash, b.run.fixture_hash) == 0;
+	/* The fixture hashes leave out the opening and the dictionary: a
+	 * warm day-2x records the hashes of the empty one. */
+	char ka[64], kb[64];
+	fixture_kind(a.run.fixture_dir, ka, sizeof(ka));
+	fixture_kind(b.run.fixture_dir, kb, sizeof(kb));
+	bool same_fixture =
+	        strcmp(a.run.fixture_hash, b.run.fixture_hash) == 0 &&
+	        (!ka[0] || !kb[0] || strcmp(ka, kb) == 0);
 	if (!same_fixture)
 		fprintf(f,
-		        "  note: different fixtures (%.16s vs %.16s); the "
-		        "picker trajectories are not comparable\n",
-		        a.run.fixture_hash, b.run.fixture_hash);
+		        "  note: different fixtures (%.16s%s%s vs %.16s%s%s); "
+		        "the picker trajectories are not comparable\n",
+		        a.run.fixture_hash, ka[0] ? ", " : "", ka,
+		        b.run.fixture_hash, kb[0] ? ", " : "", kb);
 	cmp_phase(f, "primary", &a.ph[0], &b.ph[0]);
 	cmp_phase(f, "cooldown", &a.ph[1], &b.ph[1]);
 

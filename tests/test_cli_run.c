@@ -852,6 +852,35 @@ db_copy(const char *from, const char *to, const char *sql)
 	sqlite3_close(h);
 }
 
+/* A warm fixture records the same fixture hashes as the empty one of its
+ * preset and seed: report --vs tells them apart by their manifests, notes
+ * the different fixtures and does not fail the disabled/alwayskeep
+ * equivalence between them. */
+static void
+test_report_vs_other_opening(void **state)
+{
+	(void)state;
+	char warm[600], db[600];
+	snprintf(warm, sizeof(warm), "%s/smoke-warm", tmp_root);
+	snprintf(db, sizeof(db), "%s/warm-keep.sqlite", tmp_root);
+	int rc = cli("fixture", "build", "--preset", "smoke", "--seed", "1",
+	             "--opening", "warm", "--out", warm, NULL);
+	if (rc)
+		fprintf(stderr, "%s\n", err_text);
+	assert_int_equal(rc, 0);
+	assert_int_equal(cli("run", "--headless", "--fixture", warm,
+	                     "--variant", "alwayskeep", "--db", db, NULL),
+	                 0);
+	rc = cli("report", "--db", db_off, "--vs", db, NULL);
+	if (rc)
+		fprintf(stderr, "%s\n%s\n", out_text, err_text);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out_text, "empty opening vs "));
+	assert_non_null(strstr(out_text, "warm opening); the picker"));
+	assert_non_null(strstr(out_text, "not applicable"));
+	assert_null(strstr(out_text, "FAIL"));
+}
+
 /* No output goes over an event database or a file SQLite keeps beside it
  * (its -wal holds the events not yet copied into the main file): export
  * --out, report --html and run --json naming one are refused before
@@ -1466,6 +1495,7 @@ main(void)
 		cmocka_unit_test(test_merge_once_read_only),
 		cmocka_unit_test(test_outputs_never_over_the_database),
 		cmocka_unit_test(test_report_vs_failed_gate),
+		cmocka_unit_test(test_report_vs_other_opening),
 		cmocka_unit_test(test_read_only_database_dir),
 		cmocka_unit_test(test_output_write_failure),
 	};
