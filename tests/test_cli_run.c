@@ -958,6 +958,13 @@ test_report_vs_failed_gate(void **state)
 	assert_non_null(strstr(err_text, bad));
 	assert_int_equal(cli("report", "--db", db_off, "--vs", db_keep, NULL),
 	                 0);
+	/* A side that cannot be read is an error, not a report of A. */
+	char norun[600];
+	snprintf(norun, sizeof(norun), "%s/no-run.sqlite", tmp_root);
+	db_copy(db_keep, norun, "DELETE FROM run");
+	assert_int_equal(cli("report", "--db", db_off, "--vs", norun, NULL), 2);
+	assert_int_equal(out_len, 0);
+	assert_non_null(strstr(err_text, "no run record"));
 }
 
 /* Standard output that cannot be written (a full disk): the report is

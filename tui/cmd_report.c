@@ -202,11 +202,13 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		unfinished = o[MS__RP_VS].value;
 	/* With --vs, a gate either run failed fails the comparison too. */
 	unsigned failed_b = 0;
-	if (b && (rc = ms_report_failed_gates(a, &failed, &eb)) == 0)
-		rc = ms_report_failed_gates(b, &failed_b, &eb);
-	if (b && rc == 0)
-		rc = ms_report_compare(a, b, out, &mismatch, &eb);
-	else if (o[MS__RP_JSON].count)
+	if (b) {
+		rc = ms_report_failed_gates(a, &failed, &eb);
+		if (rc == 0)
+			rc = ms_report_failed_gates(b, &failed_b, &eb);
+		if (rc == 0)
+			rc = ms_report_compare(a, b, out, &mismatch, &eb);
+	} else if (o[MS__RP_JSON].count)
 		rc = ms_report_json(a, out, &failed, &eb);
 	else
 		rc = ms_report_text(a, out, &failed, &eb);
