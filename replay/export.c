@@ -13,12 +13,14 @@
  * microseconds since the run started, so a merge is a complete ("X")
  * event whose ts and dur are both wall clock, on one track per lane
  * worker (tid = 10 + 100 x lane + worker); publications are instants on
- * track 1; counters "inventory parts", "inventory bytes" and "staged
- * bytes" follow them. A merge's logical time is in its args. pid 2 is the
- * logical day: publications as instants and the inventory counters at
- * their logical time (microseconds from the first logical instant of the
- * run). With a filter, only the merges it passes are written, and only
- * the publications and counters inside their range (wall range in pid 1,
+ * track 1; counters "inventory parts" and "inventory bytes" follow
+ * them, and "staged bytes <worker>" holds each sampling merge's peak
+ * staged bytes while it runs, one counter per lane worker. A merge's
+ * logical time is in its args. pid 2 is the logical day: publications
+ * as instants and the inventory counters at their logical time
+ * (microseconds from the first logical instant of the run). With a
+ * filter, only the merges it passes are written, and only the
+ * publications and counters inside their range (wall range in pid 1,
  * logical range in pid 2).
  *
  * Outside SQLite, part IDs are always 16 lowercase hex digits (as the TUI
@@ -326,10 +328,10 @@ static void
 chrome_counter(FILE *f, int pid, const char *name, const char *key, double ts,
                uint64_t v)
 {
-	fprintf(f,
-	        ",\n{\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"name\":\"%s\","
-	        "\"ts\":%.3f,\"args\":{\"%s\":%llu}}",
-	        pid, name, ts, key, (unsigned long long)v);
+	fprintf(f, ",\n{\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"name\":", pid);
+	ms__json_str(f, name);
+	fprintf(f, ",\"ts\":%.3f,\"args\":{\"%s\":%llu}}", ts, key,
+	        (unsigned long long)v);
 }
 
 static int
@@ -346,13 +348,16 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 	        PID_WALL, t->tid, ts, dur, (unsigned long long)m->seq,
 	        ms_ev_class_name(m->sampling.klass));
 	ms__json_str(f, m->lane);
+	fprintf(f, ",\"args\":{\"seq\":%llu,\"lane\":",
+	        (unsigned long long)m->seq);
+	ms__json_str(f, m->lane);
 	fprintf(f,
-	        ",\"args\":{\"seq\":%llu,\"lane\":\"%s\",\"worker\":%u,"
+	        ",\"worker\":%u,"
 	        "\"phase\":\"%s\",\"class\":\"%s\",\"reason\":\"%s\","
 	        "\"logical_ns\":\"%lld\",\"logical_s\":%.6f,"
 	        "\"inputs\":%zu,\"input_ids\":[",
-	        (unsigned long long)m->seq, m->lane, m->worker,
-	        ms_ev_phase_name(m->phase), ms_ev_class_name(m->sampling.klass),
+	        m->worker, ms_ev_phase_name(m->phase),
+	        ms_ev_class_name(m->sampling.klass),
 	        ms_ev_reason_name(m->sampling.reason), (long long)m->logical_ns,
 	        us_of(x, m->logical_ns) / 1e6, m->ninputs);
 	for (size_t i = 0; i < m->ninputs; i++)
@@ -367,7 +372,7 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 	        "\"wall_ms\":%.3f,\"cpu_ms\":%.3f,\"queue_ms\":%.3f,"
 	        "\"alloc_bytes\":%llu,\"alloc_count\":%llu,"
 	        "\"peak_live\":%lld,\"rss_peak\":%llu,\"bytes_read\":%llu,"
-	        "\"bytes_written\":%llu,\"err\":%d}}",
+	        "\"bytes_written\":%llu,\"err\":%d",
 	        (unsigned long long)m->input_bytes,
 	        (unsigned long long)m->input_rows, m->mature_parts,
 	        m->hot_parts, m->max_depth, (unsigned long long)m->output.id,
@@ -381,11 +386,19 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 	        (unsigned long long)m->rss_peak,
 	        (unsigned long long)m->bytes_read,
 	        (unsigned long long)m->bytes_written, m->err);
+	if (m->err) { /* a failed merge says why */
+		fputs(",\"error\":", f);
+		ms__json_str(f, m->error);
+	}
+	fputs("}}", f);
 	if (m->sampling.peak_staged_bytes) {
-		chrome_counter(f, PID_WALL, "staged bytes", "bytes", ts,
+		/* One counter per lane worker: merges staging at once on
+		 * two workers do not reset each other's. */
+		char name[64];
+		snprintf(name, sizeof(name), "staged bytes %s", t->name);
+		chrome_counter(f, PID_WALL, name, "bytes", ts,
 		               m->sampling.peak_staged_bytes);
-		chrome_counter(f, PID_WALL, "staged bytes", "bytes", ts + dur,
-		               0);
+		chrome_counter(f, PID_WALL, name, "bytes", ts + dur, 0);
 	}
 	if (!m->err) {
 		chrome_counter(f, PID_WALL, "inventory parts", "parts",
@@ -628,23 +641,57 @@ export_c(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
 	return rc;
 }
 
-/* Whether path names the same file as the database (or its journal). */
+/* Whether a and b name one directory entry: the same file when both
+ * exist, else the same name in the same directory (so a file not made
+ * yet, such as a database's -wal, is recognised too). */
 static bool
-same_file(const char *a, const char *b)
+same_entry(const char *a, const char *b)
 {
 	struct stat sa, sb;
-	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+	if (ea && eb)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (ea != eb)
+		return false;
+	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+	const char *na = ba ? ba + 1 : a, *nb = bb ? bb + 1 : b;
+	if (strcmp(na, nb) != 0)
+		return false;
+	char da[4096], db[4096];
+	snprintf(da, sizeof(da), "%.*s", ba ? (int)(ba - a) + 1 : 1,
+	         ba ? a : ".");
+	snprintf(db, sizeof(db), "%.*s", bb ? (int)(bb - b) + 1 : 1,
+	         bb ? b : ".");
+	return stat(da, &sa) == 0 && stat(db, &sb) == 0 &&
 	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool
+ms_evdb_path_is_db(const char *db_path, const char *path)
+{
+	static const char *const companions[] = { "", "-wal", "-shm",
+		                                  "-journal" };
+	if (!db_path || !path || !*db_path || !*path)
+		return false;
+	char f[4200];
+	for (size_t i = 0; i < sizeof(companions) / sizeof(companions[0]);
+	     i++) {
+		int n = snprintf(f, sizeof(f), "%s%s", db_path, companions[i]);
+		if (n > 0 && (size_t)n < sizeof(f) && same_entry(path, f))
+			return true;
+	}
+	return false;
 }
 
 int
 ms_export_file(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
                const char *path, bool force, uint64_t *written, ms_errbuf *eb)
 {
-	if (same_file(path, ms_evdb_path(db)))
+	if (ms_evdb_path_is_db(ms_evdb_path(db), path))
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "export %s: that is the event database being "
-		               "exported; choose another file",
+		               "exported or a file SQLite keeps beside it "
+		               "(-wal, -shm, -journal); choose another file",
 		               path);
 	ms_outfile *o = NULL;
 	int rc = ms_outfile_open(&o, path, force, eb);

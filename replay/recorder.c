@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1474,6 +1475,74 @@ db_fail(ms_evdb *d, ms_errbuf *eb, const char *what)
 	               what, sqlite3_errmsg(d->db));
 }
 
+/* PRAGMA user_version, or -1 when it cannot be read. */
+static int
+user_version(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	int v = -1;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
+	            SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* Whether db has a table named run (every event log has one). */
+static bool
+has_run_table(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	bool yes = sqlite3_prepare_v2(db,
+	                              "SELECT 1 FROM sqlite_master WHERE "
+	                              "type = 'table' AND name = 'run'",
+	                              -1, &st, NULL) == SQLITE_OK &&
+	           sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+/* Whether path's write-ahead log holds nothing: no -wal file, or an
+ * empty one. */
+static bool
+wal_empty(const char *path)
+{
+	char wal[4200];
+	struct stat st;
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (stat(wal, &st) != 0)
+		return errno == ENOENT;
+	return S_ISREG(st.st_mode) && st.st_size == 0;
+}
+
+/*
+ * Open path read-only as an immutable SQLite URI: no -wal or -shm file is
+ * made or read. For a database in WAL mode in a directory this process
+ * cannot write (a read-only mount, another user's runs/): a reader needs
+ * those files and cannot make them there. Used only when the -wal is
+ * empty or absent, so the main file is the whole database.
+ */
+static int
+open_immutable(sqlite3 **db, const char *path)
+{
+	size_t n = strlen(path);
+	char *uri = malloc(3 * n + 32);
+	if (!uri)
+		return SQLITE_NOMEM;
+	char *u = uri + sprintf(uri, path[0] == '/' ? "file://" : "file:");
+	for (const char *p = path; *p; p++)
+		u += strchr("%?#", *p) ? sprintf(u, "%%%02X", (unsigned)*p)
+		                       : sprintf(u, "%c", *p);
+	strcpy(u, "?immutable=1");
+	int rc = sqlite3_open_v2(uri, db,
+	                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+	                                 SQLITE_OPEN_NOMUTEX,
+	                         NULL);
+	free(uri);
+	return rc;
+}
+
 int
 ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 {
@@ -1502,18 +1571,37 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 		goto fail;
 	}
 	sqlite3_busy_timeout(d->db, 5000);
-	sqlite3_stmt *st = NULL;
-	int v = -1;
-	if (sqlite3_prepare_v2(d->db, "PRAGMA user_version", -1, &st, NULL) ==
-	            SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	int v = user_version(d->db);
+	int why = sqlite3_errcode(d->db) & 0xff;
+	if (v < 0 && (why == SQLITE_CANTOPEN || why == SQLITE_READONLY)) {
+		if (!wal_empty(path)) {
+			rc = ms_fail(
+			        eb, MS_ERR_IO,
+			        "event database %s: cannot read its "
+			        "write-ahead log %s-wal here (%s); copy the "
+			        "database with its -wal file to a directory "
+			        "you can write",
+			        path, path, sqlite3_errmsg(d->db));
+			goto fail;
+		}
+		sqlite3_close(d->db);
+		d->db = NULL;
+		if (open_immutable(&d->db, path) == SQLITE_OK)
+			v = user_version(d->db);
+	}
 	if (v < 0) {
 		rc = ms_fail(eb, MS_ERR_FORMAT,
 		             "event database %s: not an SQLite database (%s); "
 		             "expected an event log of schema version %d",
 		             path, sqlite3_errmsg(d->db), MS_EV_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (v == 0 && !has_run_table(d->db)) {
+		rc = ms_fail(eb, MS_ERR_FORMAT,
+		             "event database %s: not an event database (an "
+		             "empty file or another SQLite database: no run "
+		             "table); expected one written by `mergescope run`",
+		             path);
 		goto fail;
 	}
 	if (v != MS_EV_SCHEMA_VERSION) {

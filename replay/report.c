@@ -13,6 +13,7 @@
 #include "grow.h"
 #include "figures.h"
 #include "ms_engine.h"
+#include "ms_fixture.h"
 #include "ms_gates.h"
 #include "ms_pipeline.h"
 #include "ms_replay_events.h"
@@ -1285,7 +1286,12 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	js(f, "version", r.run.version, &first);
 	js(f, "fixture_dir", r.run.fixture_dir, &first);
 	js(f, "fixture_preset", r.run.fixture_preset, &first);
-	ju(f, "fixture_seed", r.run.fixture_seed, &first);
+	/* A seed is any 64-bit number: a string of its digits, as the
+	 * exports write the integers that can exceed 2^53 (SCHEMA.md). */
+	char seed[24];
+	snprintf(seed, sizeof(seed), "%llu",
+	         (unsigned long long)r.run.fixture_seed);
+	js(f, "fixture_seed", seed, &first);
 	js(f, "fixture_hash", r.run.fixture_hash, &first);
 	js(f, "variant", r.run.variant, &first);
 	js(f, "chain", r.run.chain, &first);
@@ -1349,6 +1355,48 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 
 /* ---- comparison ------------------------------------------------------- */
 
+/* How many of r's recorded gates failed (an unfinished run: its
+ * run_finished gate, counted by the caller). */
+static unsigned
+gates_failed(const report *r)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < r->ngates; i++)
+		n += !r->gates[i].pass;
+	return n;
+}
+
+/* "  A  13 gates, 1 failed: ledgers" */
+static void
+cmp_gates(FILE *f, const char *side, const report *r)
+{
+	unsigned n = gates_failed(r);
+	fprintf(f, "  %s  %zu gates, %u failed", side, r->ngates, n);
+	const char *sep = ": ";
+	for (size_t i = 0; i < r->ngates; i++) {
+		if (r->gates[i].pass)
+			continue;
+		fprintf(f, "%s%s", sep, r->gates[i].name);
+		sep = ", ";
+	}
+	fputc('\n', f);
+}
+
+int
+ms_report_failed_gates(ms_evdb *db, unsigned *failed, ms_errbuf *eb)
+{
+	report r;
+	*failed = 0;
+	int rc = report_load(db, &r, eb);
+	if (rc == 0) {
+		char why[200];
+		*failed = gates_failed(&r) +
+		          (run_unfinished(&r, why, sizeof(why)) ? 1 : 0);
+	}
+	report_free(&r);
+	return rc;
+}
+
 static void
 cmp_row(FILE *f, const char *name, double a, double b, int prec)
 {
@@ -1391,6 +1439,24 @@ cmp_phase(FILE *f, const char *title, const phase_agg *a, const phase_agg *b)
 	cmp_row(f, "batches", (double)a->batches, (double)b->batches, 0);
 	cmp_row(f, "peak staged MiB", mib(a->peak_staged), mib(b->peak_staged),
 	        2);
+}
+
+/* What the run record's fixture hashes do not tell apart, read from the
+ * fixture's manifest while it is still there: "empty opening" or "warm
+ * opening", with ", dictionary" when its parts use one; "" when the
+ * manifest is gone. */
+static void
+fixture_kind(const char *dir, char *buf, size_t n)
+{
+	ms_fixture *fx = NULL;
+	ms_errbuf eb = { { 0 } };
+	buf[0] = '\0';
+	if (ms_fixture_open(&fx, dir, &eb) == 0) {
+		const ms_fixture_info *i = ms_fixture_get_info(fx);
+		snprintf(buf, n, "%s opening%s", i->opening,
+		         i->dict_id ? ", dictionary" : "");
+	}
+	ms_fixture_close(fx);
 }
 
 /* Runs that must end alike: disabled and alwayskeep, or one variant
@@ -1440,14 +1506,26 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 			*mismatch = true;
 		goto out;
 	}
-	bool same_fixture = strcmp(a.run.fixture_hash, b.run.fixture_hash) == 0;
+	/* The fixture hashes leave out the opening and the dictionary: a
+	 * warm day-2x records the hashes of the empty one. */
+	char ka[64], kb[64];
+	fixture_kind(a.run.fixture_dir, ka, sizeof(ka));
+	fixture_kind(b.run.fixture_dir, kb, sizeof(kb));
+	bool same_fixture =
+	        strcmp(a.run.fixture_hash, b.run.fixture_hash) == 0 &&
+	        (!ka[0] || !kb[0] || strcmp(ka, kb) == 0);
 	if (!same_fixture)
 		fprintf(f,
-		        "  note: different fixtures (%.16s vs %.16s); the "
-		        "picker trajectories are not comparable\n",
-		        a.run.fixture_hash, b.run.fixture_hash);
+		        "  note: different fixtures (%.16s%s%s vs %.16s%s%s); "
+		        "the picker trajectories are not comparable\n",
+		        a.run.fixture_hash, ka[0] ? ", " : "", ka,
+		        b.run.fixture_hash, kb[0] ? ", " : "", kb);
 	cmp_phase(f, "primary", &a.ph[0], &b.ph[0]);
 	cmp_phase(f, "cooldown", &a.ph[1], &b.ph[1]);
+
+	fprintf(f, "\ngates\n");
+	cmp_gates(f, "A", &a);
+	cmp_gates(f, "B", &b);
 
 	fprintf(f, "\nequivalence\n");
 	if (!is_pair(&a.run, &b.run) || !same_fixture) {

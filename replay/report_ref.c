@@ -6,7 +6,8 @@
  * of reference figures. Figures the reference knows at another scale only
  * are shown without a reference; the rows left are compared for the
  * SkyWalking variant and an empty opening only (the reference's). The
- * fixture's opening is read from its manifest when it is still there. A
+ * fixture's opening is read from its manifest when it is still there; a
+ * run that did not finish is not compared (part of a day). A
  * difference here is a diagnostic, not a gate: the merge trajectory follows
  * from the fixture and the picker, and the generator is never tuned to it.
  */
@@ -69,6 +70,20 @@ ms__report_reference(ms_evdb *db, const char *preset, const char *variant,
 
 	if (u <= 0)
 		return 0; /* a fixture of no known scale */
+	/* A run that stopped part way has fewer merges and no finalize:
+	 * beside the reference's whole day that reads as OUTSIDE. */
+	bool unfinished = false;
+	char why[200];
+	rc = ms_report_unfinished(db, &unfinished, why, sizeof(why), eb);
+	if (rc)
+		return rc;
+	if (unfinished) {
+		fprintf(out,
+		        "  against the reference replay: not compared (the "
+		        "run did not finish; its figures cover part of the "
+		        "day)\n");
+		return 0;
+	}
 	memset(&a, 0, sizeof(a));
 	rc = ms_evdb_each_merge(db, NULL, ref_merge, &a, eb);
 	if (rc)

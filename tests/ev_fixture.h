@@ -309,6 +309,25 @@ evf_phase(ms_ev_phase *p, enum ms_ev_phase_id id)
 	p->staging_fsyncs = pri ? 3 : 0;
 }
 
+/* A recorder on path (overwriting) with the start of a run of variant
+ * recorded (*run filled by evf_run). 0 or ms_err; *r NULL on error. */
+static inline int
+evf_begin(ms_rec **r, const char *path, const char *variant, ms_ev_run *run,
+          ms_errbuf *eb)
+{
+	ms_rec_opts o = { .path = path, .overwrite = true };
+	int rc = ms_rec_open(r, &o, eb);
+	if (rc < 0)
+		return rc;
+	evf_run(run, variant);
+	rc = ms_rec_run_begin(*r, run, eb);
+	if (rc < 0) {
+		ms_rec_close(*r, NULL);
+		*r = NULL;
+	}
+	return rc;
+}
+
 /* Record a whole run of n merges into path (overwriting). 0 or ms_err.
  * primary_wall_ns (0 = the default 8 s) and fp (NULL = the default) let a
  * test make two runs differ. */
@@ -317,14 +336,11 @@ evf_record_ex(const char *path, const char *variant, uint64_t n,
               int64_t primary_wall_ns, const char *fp, ms_errbuf *eb)
 {
 	ms_rec *r = NULL;
-	ms_rec_opts o = { .path = path, .overwrite = true };
-	int rc = ms_rec_open(&r, &o, eb);
+	ms_ev_run run;
+	int rc = evf_begin(&r, path, variant, &run, eb);
 	if (rc < 0)
 		return rc;
-	ms_ev_run run;
-	evf_run(&run, variant);
 	bool plugins = strcmp(variant, "disabled") != 0;
-	rc = ms_rec_run_begin(r, &run, eb);
 	ms_ev_input inputs[16];
 	for (uint64_t s = 1; rc == 0 && s <= n; s++) {
 		ms_ev_pub p;

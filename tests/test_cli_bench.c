@@ -494,6 +494,35 @@ test_emit_parallel(void **state)
 	assert_non_null(strstr(out, "4 runs, 4 valid, 2 variants"));
 }
 
+/* Relative --out and --fixture: the emitted commands name them whole, so
+ * they run wherever the scheduler starts them. */
+static void
+test_emit_relative_paths(void **state)
+{
+	(void)state;
+	char cmd[4 * PATH_MAX], want[2 * PATH_MAX], real[PATH_MAX];
+	assert_non_null(realpath(root, real));
+	snprintf(cmd, sizeof(cmd),
+	         "cd '%s' && '%s' bench --variants disabled --reps 1 "
+	         "--fixture cache/mergescope/smoke-1 --out relpar "
+	         "--emit parallel",
+	         root, MS_MERGESCOPE_BIN);
+	const char *sh[] = { cmd, NULL };
+	int rc = run(sh, true);
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	assert_int_equal(rc, 0);
+	snprintf(want, sizeof(want), "'--db' '%s/relpar/rep000-v0-disabled.db'",
+	         real);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want), ">'%s/relpar/rep000-v0-disabled.log'",
+	         real);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want),
+	         "'--fixture' '%s/cache/mergescope/smoke-1'", real);
+	assert_non_null(strstr(out, want));
+}
+
 static void
 test_emit_slurm(void **state)
 {
@@ -556,6 +585,48 @@ test_usage(void **state)
 	const char *none[] = { "bench", NULL };
 	assert_int_equal(run(none, false), 64);
 	assert_non_null(strstr(err, "--variants"));
+	/* Each variant, the fixture and --cache are checked as `run` checks
+	 * them before the series directory is made or any run starts. */
+	char fresh[PATH_MAX];
+	path_in(fresh, sizeof(fresh), "unchecked");
+	const char *bogus[] = { "bench",  "--variants", "disabled,frobnicate",
+		                "--reps", "1",          "--out",
+		                fresh,    NULL };
+	assert_int_equal(run(bogus, false), 2);
+	assert_non_null(strstr(err, "variant \"frobnicate\""));
+	assert_false(exists(fresh));
+	const char *nofix[] = { "bench",
+		                "--variants",
+		                "disabled",
+		                "--fixture",
+		                "/nonexistent/fixture",
+		                "--out",
+		                fresh,
+		                NULL };
+	assert_int_equal(run(nofix, false), 2);
+	assert_non_null(strstr(err, "--fixture /nonexistent/fixture"));
+	assert_false(exists(fresh));
+	/* A scratch directory the runs could not use: refused before the
+	 * series starts. */
+	char cmd[3 * PATH_MAX];
+	snprintf(cmd, sizeof(cmd),
+	         "MERGESCOPE_SCRATCH=relative/dir '%s' bench --variants "
+	         "disabled --reps 1 --out '%s'",
+	         MS_MERGESCOPE_BIN, fresh);
+	const char *sh[] = { cmd, NULL };
+	assert_int_equal(run(sh, true), 64);
+	assert_non_null(strstr(err, "MERGESCOPE_SCRATCH"));
+	assert_false(exists(fresh));
+	/* --collect takes no other option, --reps included. */
+	const char *col[] = {
+		"bench", "--collect", series, "--reps", "3", NULL
+	};
+	assert_int_equal(run(col, false), 64);
+	assert_non_null(strstr(err, "no other option"));
+	const char *cache[] = { "bench",    "--variants", "disabled", "--cache",
+		                "lukewarm", "--emit",     "parallel", NULL };
+	assert_int_equal(run(cache, false), 64);
+	assert_non_null(strstr(err, "--cache \"lukewarm\""));
 }
 
 /* ---- the profile held by a real cgroup, or emulated with why ---------- */
@@ -699,6 +770,14 @@ test_report_collect(void **state)
 	 * alwayskeep): one table, variants matched by name. */
 	const char *args[] = { "report", "--collect", series, "--collect", jobs,
 		               "--json", "--html",    html,   NULL };
+	/* One directory given twice (here as DIR and DIR/.) would count
+	 * each run twice: refused. */
+	char again[PATH_MAX + 8];
+	snprintf(again, sizeof(again), "%s/.", series);
+	const char *twice[] = { "report",    "--collect", series,
+		                "--collect", again,       NULL };
+	assert_int_equal(run(twice, false), 64);
+	assert_non_null(strstr(err, "same directory"));
 	assert_int_equal(run(args, false), 0);
 	jv j;
 	json_parse(out, &j);
@@ -767,6 +846,7 @@ main(void)
 		cmocka_unit_test(test_run_record),
 		cmocka_unit_test(test_collect_names_invalid),
 		cmocka_unit_test(test_emit_parallel),
+		cmocka_unit_test(test_emit_relative_paths),
 		cmocka_unit_test(test_emit_slurm),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_envelope),

@@ -303,6 +303,14 @@ test_run_headless_passes(void **state)
 	assert_non_null(strstr(err_text, "publications: "));
 	assert_non_null(strstr(err_text, "(100%)"));
 	assert_null(strstr(err_text, "\r"));
+	/* The last progress line says done, not a step at 0%. */
+	char *ev = strstr(err_text, "\nevents recorded in ");
+	assert_non_null(ev);
+	char *last = ev;
+	while (last > err_text && last[-1] != '\n')
+		last--;
+	char *pct = strstr(last, "(100%)");
+	assert_true(pct != NULL && pct < ev);
 	char want[600];
 	snprintf(want, sizeof(want), "events recorded in %s", db_keep);
 	assert_non_null(strstr(err_text, want));
@@ -357,6 +365,38 @@ test_run_freeze_at(void **state)
 	                     "alwayskeep", "--reps", "1", NULL),
 	                 0);
 	assert_non_null(strstr(out_text, "alwayskeep"));
+	/* A path with a space and a chain spec with quotes: the printed
+	 * command quotes them, so it runs as shown. */
+	char spaced[620], wd[700], db3[620], cmd0[1400];
+	snprintf(spaced, sizeof(spaced), "%s/with space", tmp_root);
+	assert_int_equal(mkdir(spaced, 0755), 0);
+	snprintf(wd, sizeof(wd), "%s/shard", spaced);
+	snprintf(db3, sizeof(db3), "%s/freeze-spaced.sqlite", tmp_root);
+	rc = cli("run", "--headless", "--fixture", fixture_dir, "--chain",
+	         "detdrop:{\"percent\":10}", "--work-dir", wd, "--freeze-at",
+	         "merge=3", "--db", db3, NULL);
+	if (rc)
+		fprintf(stderr, "%s\n", err_text);
+	assert_int_equal(rc, 0);
+	char want[800];
+	snprintf(want, sizeof(want), " merge-once --frozen '%s.frozen-3' ", wd);
+	assert_non_null(strstr(err_text, want));
+	assert_non_null(
+	        strstr(err_text, " --variant 'detdrop:{\"percent\":10}'\n"));
+	snprintf(cmd0, sizeof(cmd0), "rm -rf '%s'", spaced);
+	assert_int_equal(system(cmd0), 0);
+
+	/* A spec no barrier matches: the run says nothing was frozen. */
+	char db2[620];
+	snprintf(db2, sizeof(db2), "%s/freeze-none.sqlite", tmp_root);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "disabled", "--freeze-at",
+	                     "merge=999999", "--db", db2, NULL),
+	                 0);
+	assert_non_null(strstr(err_text, "--freeze-at \"merge=999999\": no "
+	                                 "dispatch barrier of the run "
+	                                 "matched; nothing was frozen"));
+	assert_null(strstr(err_text, "merge-once --frozen"));
 	/* A spec that does not parse is named. */
 	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
 	                     "--freeze-at", "merge=x", "--db", db, NULL),
@@ -709,6 +749,7 @@ test_merge_once(void **state)
 	                         "frobnicate", NULL),
 	                     0);
 	assert_non_null(strstr(err_text, "frobnicate"));
+	assert_non_null(strstr(err_text, "the variants in"));
 }
 
 /* ---- Output files, long specs, locale, concurrency, small refusals ---- */
@@ -791,6 +832,170 @@ test_output_files_need_force(void **state)
 	t = ms_test_read(js, CAP, NULL);
 	assert_true(json_ok(t));
 	free(t);
+}
+
+/* A copy of the database at from into to (main file only: from is
+ * closed, so it holds every event), then sql run on the copy. */
+static void
+db_copy(const char *from, const char *to, const char *sql)
+{
+	size_t n = 0;
+	char *b = ms_test_read(from, 64u << 20, &n);
+	assert_non_null(b);
+	assert_int_equal(ms_test_write(to, b, n), 0);
+	free(b);
+	if (!sql)
+		return;
+	sqlite3 *h = NULL;
+	assert_int_equal(sqlite3_open(to, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+}
+
+/* A warm fixture records the same fixture hashes as the empty one of its
+ * preset and seed: report --vs tells them apart by their manifests, notes
+ * the different fixtures and does not fail the disabled/alwayskeep
+ * equivalence between them. */
+static void
+test_report_vs_other_opening(void **state)
+{
+	(void)state;
+	char warm[600], db[600];
+	snprintf(warm, sizeof(warm), "%s/smoke-warm", tmp_root);
+	snprintf(db, sizeof(db), "%s/warm-keep.sqlite", tmp_root);
+	int rc = cli("fixture", "build", "--preset", "smoke", "--seed", "1",
+	             "--opening", "warm", "--out", warm, NULL);
+	if (rc)
+		fprintf(stderr, "%s\n", err_text);
+	assert_int_equal(rc, 0);
+	assert_int_equal(cli("run", "--headless", "--fixture", warm,
+	                     "--variant", "alwayskeep", "--db", db, NULL),
+	                 0);
+	rc = cli("report", "--db", db_off, "--vs", db, NULL);
+	if (rc)
+		fprintf(stderr, "%s\n%s\n", out_text, err_text);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out_text, "empty opening vs "));
+	assert_non_null(strstr(out_text, "warm opening); the picker"));
+	assert_non_null(strstr(out_text, "not applicable"));
+	assert_null(strstr(out_text, "FAIL"));
+}
+
+/* No output goes over an event database or a file SQLite keeps beside it
+ * (its -wal holds the events not yet copied into the main file): export
+ * --out, report --html and run --json naming one are refused before
+ * anything is written, even with --force, and the database keeps every
+ * merge. */
+static void
+test_outputs_never_over_the_database(void **state)
+{
+	(void)state;
+	char db[600], wal[620], shm[620], fresh[600], fresh_wal[620];
+	snprintf(db, sizeof(db), "%s/guarded.sqlite", tmp_root);
+	db_copy(db_keep, db, NULL);
+	assert_int_equal(cli("export", "--db", db, "--format", "jsonl", NULL),
+	                 0);
+	long merges = jsonl_lines(out_text);
+	assert_true(merges > 0);
+	snprintf(wal, sizeof(wal), "%s-wal", db);
+	snprintf(shm, sizeof(shm), "%s-shm", db);
+	assert_int_equal(cli("export", "--db", db, "--format", "csv", "--out",
+	                     wal, "--force", NULL),
+	                 2);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "event database"));
+	assert_int_equal(
+	        cli("report", "--db", db, "--html", shm, "--force", NULL), 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--html"));
+	assert_int_equal(cli("report", "--db", db_off, "--vs", db, "--html", db,
+	                     "--force", NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--vs"));
+	assert_int_equal(cli("export", "--db", db, "--format", "jsonl", NULL),
+	                 0);
+	assert_int_equal(jsonl_lines(out_text), merges);
+	assert_int_equal(cli("report", "--db", db, NULL), 0);
+	/* --force without --html: a usage error, as for export and run. */
+	assert_int_equal(cli("report", "--db", db, "--force", NULL), 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--html"));
+
+	/* run --json naming its own --db (or the -wal to be), refused
+	 * before the run starts. */
+	snprintf(fresh, sizeof(fresh), "%s/json-is-db.sqlite", tmp_root);
+	snprintf(fresh_wal, sizeof(fresh_wal), "%s-wal", fresh);
+	const char *jsons[] = { fresh, fresh_wal };
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(cli("run", "--headless", "--fixture",
+		                     fixture_dir, "--variant", "disabled",
+		                     "--db", fresh, "--json", jsons[i],
+		                     "--force", NULL),
+		                 64);
+		assert_one_line();
+		assert_non_null(strstr(err_text, "--json"));
+		assert_false(exists(fresh));
+		assert_false(exists(fresh_wal));
+	}
+}
+
+/* report --vs: a gate either run failed is named and exits 1, as the
+ * report of that run alone does. */
+static void
+test_report_vs_failed_gate(void **state)
+{
+	(void)state;
+	char bad[600];
+	snprintf(bad, sizeof(bad), "%s/failed-gate.sqlite", tmp_root);
+	db_copy(db_keep, bad,
+	        "UPDATE gate SET pass = 0 WHERE name = 'ledgers'");
+	assert_int_equal(cli("report", "--db", bad, NULL), 1);
+	assert_int_equal(cli("report", "--db", db_off, "--vs", bad, NULL), 1);
+	assert_non_null(strstr(out_text, "1 failed: ledgers"));
+	assert_non_null(strstr(err_text, bad));
+	assert_int_equal(cli("report", "--db", bad, "--vs", db_off, NULL), 1);
+	assert_non_null(strstr(err_text, bad));
+	assert_int_equal(cli("report", "--db", db_off, "--vs", db_keep, NULL),
+	                 0);
+	/* A side that cannot be read is an error, not a report of A. */
+	char norun[600];
+	snprintf(norun, sizeof(norun), "%s/no-run.sqlite", tmp_root);
+	db_copy(db_keep, norun, "DELETE FROM run");
+	assert_int_equal(cli("report", "--db", db_off, "--vs", norun, NULL), 2);
+	assert_int_equal(out_len, 0);
+	assert_non_null(strstr(err_text, "no run record"));
+}
+
+/* Standard output that cannot be written (a full disk): the report is
+ * lost, so the command fails and says so instead of exiting 0. */
+static void
+test_output_write_failure(void **state)
+{
+	(void)state;
+	FILE *full = fopen("/dev/full", "w");
+	if (!full) {
+		fprintf(stderr, "no /dev/full: not tested\n");
+		return;
+	}
+	const char *argvs[][7] = {
+		{ "mergescope", "report", "--db", db_keep, NULL },
+		{ "mergescope", "report", "--db", db_keep, "--json", NULL },
+		{ "mergescope", "report", "--db", db_off, "--vs", db_keep },
+	};
+	const int argcs[] = { 4, 5, 6 };
+	for (size_t i = 0; i < 3; i++) {
+		FILE *e = tmpfile();
+		assert_non_null(e);
+		int rc = ms_cli_main(argcs[i], (char **)argvs[i], full, e);
+		ct_slurp(e, err_text, CAP);
+		fclose(e);
+		clearerr(full);
+		assert_int_equal(rc, 2);
+		assert_non_null(strstr(err_text, "mergescope report: writing "
+		                                 "to standard output failed"));
+	}
+	fclose(full);
 }
 
 /* A chain spec longer than 255 bytes is replayed and recorded whole; one
@@ -1095,6 +1300,31 @@ test_small_refusals(void **state)
 	assert_one_line();
 	assert_non_null(strstr(err_text, "twice"));
 	assert_false(exists(db));
+	/* An empty file or another SQLite database is not taken for an
+	 * event log of another schema version. */
+	char empty[600];
+	snprintf(empty, sizeof(empty), "%s/empty.sqlite", tmp_root);
+	assert_int_equal(ms_test_put(empty, ""), 0);
+	assert_int_equal(cli("report", "--db", empty, NULL), 2);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "not an event database"));
+	assert_null(strstr(err_text, "schema version 0"));
+	char manifest[600];
+	snprintf(manifest, sizeof(manifest), "%s/manifest.sqlite", fixture_dir);
+	assert_int_equal(
+	        cli("export", "--db", manifest, "--format", "csv", NULL), 2);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "not an event database"));
+	/* An empty output name is named as the option's value. */
+	assert_int_equal(cli("export", "--db", db_keep, "--format", "csv",
+	                     "--out", "", NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--out \"\": expected a file name"));
+	assert_int_equal(cli("report", "--db", db_keep, "--html", "", NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--html \"\": expected a file name"));
 }
 
 /* Become a user who cannot override file permissions (nobody) when root;
@@ -1218,6 +1448,39 @@ test_merge_once_read_only(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* An event database in a directory the reader cannot write (a read-only
+ * mount, another user's runs): report and export read it, though SQLite
+ * cannot make the -wal and -shm files there. */
+static void
+test_read_only_database_dir(void **state)
+{
+	(void)state;
+	char dir[600], db[700], errp[600], cmd[1400];
+	snprintf(dir, sizeof(dir), "%s/archive", tmp_root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(db, sizeof(db), "%s/keep.sqlite", dir);
+	db_copy(db_keep, db, NULL);
+	snprintf(errp, sizeof(errp), "%s/ro.err", tmp_root);
+	snprintf(cmd, sizeof(cmd), "chmod 555 '%s' && chmod 755 '%s'", dir,
+	         tmp_root);
+	assert_int_equal(system(cmd), 0);
+	int rc = cli_unprivileged(errp, "report", "--db", db, NULL);
+	int rc2 = cli_unprivileged(errp, "export", "--db", db, "--format",
+	                           "jsonl", NULL);
+	char *t = ms_test_read(errp, CAP, NULL);
+	if (rc || rc2)
+		fprintf(stderr, "%s\n", t);
+	free(t);
+	snprintf(cmd, sizeof(cmd), "chmod 755 '%s' && chmod 700 '%s'", dir,
+	         tmp_root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(rc, 0);
+	assert_int_equal(rc2, 0);
+	char wal[720];
+	snprintf(wal, sizeof(wal), "%s-wal", db);
+	assert_false(exists(wal));
+}
+
 int
 main(void)
 {
@@ -1237,6 +1500,11 @@ main(void)
 		cmocka_unit_test(test_small_refusals),
 		cmocka_unit_test(test_fixture_check_errors),
 		cmocka_unit_test(test_merge_once_read_only),
+		cmocka_unit_test(test_outputs_never_over_the_database),
+		cmocka_unit_test(test_report_vs_failed_gate),
+		cmocka_unit_test(test_report_vs_other_opening),
+		cmocka_unit_test(test_read_only_database_dir),
+		cmocka_unit_test(test_output_write_failure),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

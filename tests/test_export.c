@@ -616,6 +616,96 @@ test_chrome_filtered(void **state)
 	check_chrome(&f);
 }
 
+/* The Chrome export of a run of n merges (evf_merge), each changed by
+ * edit(m, seq) before it is recorded into tmpdir/name; the text parses as
+ * JSON (caller frees). */
+static char *
+chrome_of(const char *name, uint64_t n, void (*edit)(ms_ev_merge *, uint64_t))
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	ms_rec *r = NULL;
+	ms_errbuf eb;
+	ms_ev_run run;
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
+	for (uint64_t s = 1; s <= n; s++) {
+		ms_ev_input inputs[16];
+		ms_ev_merge m;
+		evf_merge(&m, inputs, s, n + 1, true);
+		edit(&m, s);
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	export_arg a = { MS_EXPORT_CHROME, NULL, NULL };
+	char *text = et_text(path, write_export, &a);
+	jv v;
+	json_parse(text, &v);
+	jfree(&v);
+	return text;
+}
+
+static void
+odd_lane(ms_ev_merge *m, uint64_t seq)
+{
+	(void)seq;
+	snprintf(m->lane, sizeof(m->lane), "odd\"lane\\");
+	m->err = -5;
+	snprintf(m->error, sizeof(m->error), "write \"x\": No space left");
+}
+
+/* Text read from the database (a lane of a foreign or damaged log, a
+ * failed merge's error) is escaped wherever the Chrome export writes it:
+ * the file still parses and holds the text as it was. */
+static void
+test_chrome_escapes_text(void **state)
+{
+	(void)state;
+	char *text = chrome_of("odd-lane.db", 1, odd_lane);
+	assert_non_null(strstr(text, "\"lane\":\"odd\\\"lane\\\\\""));
+	/* A failed merge carries its error. */
+	assert_non_null(strstr(text, "\"err\":-5,\"error\":\"write "
+	                             "\\\"x\\\": No space left\"}}"));
+	free(text);
+}
+
+/* Merge 1 on the fast lane from 1 ms, merge 2 on the slow lane from 5 ms,
+ * 10 ms each, staging 100 and 200 bytes at their peaks. */
+static void
+overlapping(ms_ev_merge *m, uint64_t seq)
+{
+	snprintf(m->lane, sizeof(m->lane), "%s",
+	         seq == 1 ? MS_LANE_FAST : MS_LANE_SLOW);
+	m->worker = 0;
+	m->err = 0;
+	m->wall_start_ns = seq == 1 ? 1000000 : 5000000;
+	m->wall_ns = 10000000;
+	m->sampling.peak_staged_bytes = 100 * seq;
+}
+
+/* Two sampling merges staging at once on two lane workers: each has a
+ * staged-bytes counter of its own, so the first to end does not reset
+ * the other's to 0 while it still runs. */
+static void
+test_chrome_staged_per_worker(void **state)
+{
+	(void)state;
+	char *text = chrome_of("staged.db", 2, overlapping);
+	static const char *const want[] = {
+		"\"name\":\"staged bytes fast #0\",\"ts\":1000.000,"
+		"\"args\":{\"bytes\":100}",
+		"\"name\":\"staged bytes slow #0\",\"ts\":5000.000,"
+		"\"args\":{\"bytes\":200}",
+		"\"name\":\"staged bytes fast #0\",\"ts\":11000.000,"
+		"\"args\":{\"bytes\":0}",
+		"\"name\":\"staged bytes slow #0\",\"ts\":15000.000,"
+		"\"args\":{\"bytes\":0}",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_non_null(strstr(text, want[i]));
+	assert_null(strstr(text, "\"name\":\"staged bytes\","));
+	free(text);
+}
+
 static void
 test_export_file_errors(void **state)
 {
@@ -809,6 +899,8 @@ main(void)
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_chrome_filtered),
+		cmocka_unit_test(test_chrome_escapes_text),
+		cmocka_unit_test(test_chrome_staged_per_worker),
 		cmocka_unit_test(test_export_file_errors),
 		cmocka_unit_test(test_export_file_refuses_existing),
 		cmocka_unit_test(test_export_decimal_comma_locale),

@@ -8,6 +8,8 @@
  */
 #include "cli.h"
 
+#include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 static const ms_cmd *const commands[] = {
@@ -217,8 +219,8 @@ ms__cmd_main(const ms_cmd *c, int argc, char **argv, FILE *out, FILE *err)
 	return c->exec(&a, out, err);
 }
 
-int
-ms_cli_main(int argc, char **argv, FILE *out, FILE *err)
+static int
+dispatch(int argc, char **argv, FILE *out, FILE *err)
 {
 	if (argc < 2 || argv[1][0] == '-') {
 		if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
@@ -246,4 +248,26 @@ ms_cli_main(int argc, char **argv, FILE *out, FILE *err)
 	fprintf(err, "mergescope: unknown command \"%s\"\n\n", argv[1]);
 	usage(err);
 	return MS_EXIT_USAGE;
+}
+
+int
+ms_cli_main(int argc, char **argv, FILE *out, FILE *err)
+{
+	int rc = dispatch(argc, argv, out, err);
+	/* What a command printed must have arrived: a full disk or a closed
+	 * standard output is a failure, not a silent success. */
+	errno = 0;
+	bool bad = fflush(out) != 0;
+	int e = errno;
+	bad = bad || ferror(out);
+	if (bad && rc == 0) {
+		bool cmd = argc >= 2 && argv[1][0] != '-';
+		fprintf(err,
+		        "mergescope%s%s: writing to standard output "
+		        "failed%s%s\n",
+		        cmd ? " " : "", cmd ? argv[1] : "", e ? ": " : "",
+		        e ? strerror(e) : "");
+		rc = MS_EXIT_ERROR;
+	}
+	return rc;
 }

@@ -347,6 +347,16 @@ int ms__default_db(char *buf, size_t n, const char *preset, const char *variant,
  * exit status (2).
  */
 int ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err);
+/* s as one word of a POSIX shell command line: single-quoted (a quote
+ * inside as '\'') when always or when it holds anything but letters,
+ * digits and _@%+=:,./- , else as it is. */
+void ms__shell_word(FILE *f, const char *s, bool always);
+/* The first checks of ms__run_prepare, which touch nothing: the chain
+ * spec's length, the grace policy, --fixture (it must open) or the
+ * preset's name, --profile and the variant with its plugins. Fills cfg's
+ * plugin_dir, host_exe, variant and fixture_dir or preset. `bench` runs
+ * it for each variant before its series. 0 or the exit status. */
+int ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err);
 /*
  * Take the build lock of the fixture directory dir ("<dir>.lock", an
  * flock): one build of a preset and seed at a time. When another process

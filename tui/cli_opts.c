@@ -110,7 +110,8 @@ const ms__opt ms__bench_opts[MS__BN_COUNT] = {
 	[MS__BN_FIXTURE] = OPT("--fixture", "DIR", false, false),
 	[MS__BN_PRESET] = OPT("--preset", "P", false, false),
 	[MS__BN_PROFILE] = OPT("--profile", "SPEC", false, false),
-	[MS__BN_CACHE] = OPT("--cache", "warm|cold", false, false),
+	[MS__BN_CACHE] =
+	        CHOICE("--cache", "warm|cold", "warm|cold|uncontrolled"),
 	[MS__BN_OUT] = OPT("--out", "DIR", false, false),
 	[MS__BN_EMIT] = CHOICE("--emit", "KIND", "parallel|slurm"),
 	[MS__BN_COLLECT] = OPT("--collect", "DIR", false, false),

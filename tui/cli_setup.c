@@ -499,7 +499,7 @@ cached_fixture(const ms__run_args *a, ms__run_cfg *cfg, const char *dir,
 }
 
 int
-ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
+ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	ms__plugin_dir(cfg->plugin_dir, sizeof(cfg->plugin_dir));
@@ -574,9 +574,17 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		        a->profile, eb.msg);
 		return MS_EXIT_USAGE;
 	}
-	rc = check_variant(a, cfg->variant, cfg->plugin_dir, &lim, policy, err);
+	return check_variant(a, cfg->variant, cfg->plugin_dir, &lim, policy,
+	                     err);
+}
+
+int
+ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
+{
+	int rc = ms__run_check(a, cfg, err);
 	if (rc)
 		return rc;
+	ms_errbuf eb = { "" };
 
 	/* Outputs. */
 	if (a->json) {
@@ -597,6 +605,16 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	                                cfg->variant, &eb))) {
 		fprintf(err, "mergescope %s: %s\n", a->cmd, eb.msg);
 		return MS_EXIT_ERROR;
+	}
+
+	/* The JSON report never goes over the database the run writes. */
+	if (a->json && ms_evdb_path_is_db(cfg->db, a->json)) {
+		fprintf(err,
+		        "mergescope %s: --json %s: that is the event database "
+		        "%s or a file SQLite keeps beside it (-wal, -shm, "
+		        "-journal); give another file name\n",
+		        a->cmd, a->json, cfg->db);
+		return MS_EXIT_USAGE;
 	}
 
 	/* The work directory is deleted after the run, with whatever was
@@ -798,4 +816,22 @@ ms__self_exe(char *buf, size_t n)
 		k = 0;
 	if (n)
 		buf[k] = '\0';
+}
+
+void
+ms__shell_word(FILE *f, const char *s, bool always)
+{
+	if (!always && *s &&
+	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	              "0123456789_@%+=:,./-") == strlen(s)) {
+		fputs(s, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	fputc('\'', f);
 }

@@ -48,13 +48,16 @@ static const char usage[] =
         "reverse order on odd ones. Then prints per variant and phase\n"
         "(primary, cooldown) the median, p95, min, max and coefficient of\n"
         "variation of wall, CPU, allocated bytes, allocations, peak RSS,\n"
-        "bytes read and written and write amplification, with the delta of\n"
-        "each median against the first variant. The same table goes to\n"
+        "bytes read and written, write amplification and the run cgroup's\n"
+        "peak memory, with the delta of each median against the first\n"
+        "variant. The same table goes to\n"
         "DIR/summary.txt, the figures to DIR/summary.json, box plots per\n"
         "metric to DIR/summary.html. A run that is\n"
         "not complete, fails a gate, or differs from the first valid run\n"
-        "in fixture, binary, commit, compiler, CPU, cache label, profile,\n"
-        "limits or host is named and left out of every figure.\n"
+        "in fixture, version, binary, commit, compiler, CPU, cache label,\n"
+        "profile, limits, envelope, workers, serial, grace policy, host,\n"
+        "kernel, work-dir file system or storage device is named and\n"
+        "left out of every figure.\n"
         "\n"
         "  --variants LIST  comma-separated variants (disabled, alwayskeep,\n"
         "                   detdrop:PCT, skywalking); the first is the\n"
@@ -98,7 +101,8 @@ enum {
 };
 
 typedef struct bench {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX];     /* the series directory, absolute once made */
+	char fixture[PATH_MAX]; /* --fixture, absolute; "" without */
 	char exe[PATH_MAX];
 	char *vbuf; /* --variants, split in place */
 	const char *variants[MAX_VARIANTS];
@@ -174,9 +178,9 @@ run_argv(const bench *b, unsigned rep, unsigned vi, char *dbbuf, size_t dbn,
 	argv[n++] = b->variants[vi];
 	argv[n++] = "--db";
 	argv[n++] = dbbuf;
-	if (b->o[O_FIXTURE].count) {
+	if (b->fixture[0]) {
 		argv[n++] = "--fixture";
-		argv[n++] = b->o[O_FIXTURE].value;
+		argv[n++] = b->fixture;
 	} else if (b->o[O_PRESET].count) {
 		argv[n++] = "--preset";
 		argv[n++] = b->o[O_PRESET].value;
@@ -197,18 +201,6 @@ run_argv(const bench *b, unsigned rep, unsigned vi, char *dbbuf, size_t dbn,
 	return n;
 }
 
-static void
-shell_word(FILE *f, const char *s)
-{
-	fputc('\'', f);
-	for (; *s; s++)
-		if (*s == '\'')
-			fputs("'\\''", f);
-		else
-			fputc(*s, f);
-	fputc('\'', f);
-}
-
 /* One run as a shell command line, its output to the run's .log. */
 static void
 print_cmd(FILE *f, const bench *b, unsigned rep, unsigned vi)
@@ -220,10 +212,10 @@ print_cmd(FILE *f, const bench *b, unsigned rep, unsigned vi)
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputc(' ', f);
-		shell_word(f, argv[i]);
+		ms__shell_word(f, argv[i], true);
 	}
 	fputs(" >", f);
-	shell_word(f, log);
+	ms__shell_word(f, log, true);
 	fputs(" 2>&1", f);
 }
 
@@ -239,7 +231,7 @@ emit(FILE *out, const bench *b, const char *kind)
 		        "# Submit with: sbatch FILE; then: mergescope bench "
 		        "--collect ",
 		        total);
-		shell_word(out, b->dir);
+		ms__shell_word(out, b->dir, true);
 		fprintf(out,
 		        "\n#SBATCH --job-name=mergescope-bench\n"
 		        "#SBATCH --array=0-%zu\n"
@@ -262,7 +254,7 @@ emit(FILE *out, const bench *b, const char *kind)
 				print_cmd(m, b, r, order(b, r, k));
 				fclose(m);
 				fputs("  ", out);
-				shell_word(out, line);
+				ms__shell_word(out, line, true);
 				fputc('\n', out);
 				free(line);
 			} else {
@@ -523,14 +515,40 @@ parse_variants(bench *b, const char *list, FILE *err)
 	return 0;
 }
 
+/* Each variant's run checked as `run` checks it (fixture, preset,
+ * profile, the variant with its plugins) before anything is made: a
+ * mistake is one line, not a series of runs that cannot start. */
+static int
+check_runs(const bench *b, FILE *err)
+{
+	ms__run_cfg *cfg = malloc(sizeof(*cfg));
+	if (!cfg)
+		return fail(err, MS_EXIT_ERROR, "%s%s", "no memory", "");
+	int rc = 0;
+	for (size_t vi = 0; rc == 0 && vi < b->nv; vi++) {
+		ms__run_args a = {
+			.cmd = "bench",
+			.fixture = b->o[O_FIXTURE].value,
+			.preset = b->o[O_PRESET].value,
+			.variant = b->variants[vi],
+			.profile = b->o[O_PROFILE].value,
+		};
+		rc = ms__run_check(&a, cfg, err);
+	}
+	free(cfg);
+	return rc;
+}
+
 static int
 bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 {
 	const ms__opt *o = args->o;
 	int rc;
 	if (o[O_COLLECT].count) {
-		if (o[O_VARIANTS].count || o[O_EMIT].count || o[O_OUT].count ||
-		    o[O_JOBS].count || o[O_ENVELOPE].count)
+		bool other = false;
+		for (size_t k = 0; k < O_COUNT; k++)
+			other |= k != O_COLLECT && o[k].count > 0;
+		if (other)
 			return fail(err, MS_EXIT_USAGE, "%s%s",
 			            "--collect summarises a series directory; "
 			            "it takes no other option",
@@ -566,6 +584,11 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 		          strerror(errno), "");
 	else if (rc == 0)
 		b.exe[el] = '\0';
+	if (rc == 0)
+		rc = check_runs(&b, err);
+	/* The runs made here share this process's scratch directory. */
+	if (rc == 0 && !kind)
+		rc = ms__scratch_check(err, "bench");
 	if (rc == 0 && o[O_OUT].count) {
 		if (!realpath(o[O_OUT].value, b.dir))
 			snprintf(b.dir, sizeof(b.dir), "%s", o[O_OUT].value);
@@ -574,6 +597,16 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 	}
 	if (rc == 0)
 		rc = series_dir(b.dir, err);
+	/* The runs get absolute paths: an emitted command runs wherever a
+	 * scheduler starts it (GNU parallel's remote hosts start in the
+	 * home directory). */
+	char real[PATH_MAX];
+	if (rc == 0 && realpath(b.dir, real))
+		snprintf(b.dir, sizeof(b.dir), "%s", real);
+	if (rc == 0 && o[O_FIXTURE].count &&
+	    !realpath(o[O_FIXTURE].value, b.fixture))
+		snprintf(b.fixture, sizeof(b.fixture), "%s",
+		         o[O_FIXTURE].value);
 	if (rc == 0 && kind) {
 		rc = emit(out, &b, kind);
 		fprintf(err,

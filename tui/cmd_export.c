@@ -60,6 +60,11 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 			return MS_EXIT_USAGE;
 		}
 	}
+	if (o[MS__EX_OUT].count && !*o[MS__EX_OUT].value) {
+		fprintf(err, "mergescope export: --out \"\": expected a file "
+		             "name\n");
+		return MS_EXIT_USAGE;
+	}
 	bool force = o[MS__EX_FORCE].count > 0;
 	/* Refuse an existing --out before the database is read. */
 	if (o[MS__EX_OUT].count &&

@@ -80,6 +80,23 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		        MAX_VARIANTS);
 		return MS_EXIT_USAGE;
 	}
+	/* Each variant loads as `run` would load it (plugins, configs),
+	 * before any copy is made; a mistake names the variants there. */
+	ms__run_cfg *cfg = malloc(sizeof(*cfg));
+	if (!cfg) {
+		fprintf(err, "mergescope merge-once: out of memory\n");
+		return MS_EXIT_ERROR;
+	}
+	rc = 0;
+	for (size_t i = 0; rc == 0 && i < nv; i++) {
+		ms__run_args ra = { .cmd = "merge-once",
+			            .variant = variants[i],
+			            .grace = o[MS__MO_GRACE].value };
+		rc = ms__run_check(&ra, cfg, err);
+	}
+	free(cfg);
+	if (rc)
+		return rc;
 	struct stat st;
 	if (stat(o[MS__MO_FROZEN].value, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		fprintf(err,

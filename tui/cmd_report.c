@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
         "usage: mergescope report --db FILE [--vs FILE] [--json]\n"
@@ -75,6 +76,19 @@ collect(const ms__cmd_args *args, FILE *out, FILE *err)
 		             "directories\n");
 		return MS_EXIT_USAGE;
 	}
+	/* A directory given twice would count each of its runs twice. */
+	for (size_t i = 0; i < nd; i++)
+		for (size_t j = 0; j < i; j++) {
+			struct stat a, b;
+			if (stat(dirs[i], &a) != 0 || stat(dirs[j], &b) != 0 ||
+			    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+				continue;
+			fprintf(err,
+			        "mergescope report: --collect %s and --collect "
+			        "%s are the same directory; give each once\n",
+			        dirs[j], dirs[i]);
+			return MS_EXIT_USAGE;
+		}
 	ms__series s;
 	int rc = ms__series_load(&s, dirs, nd, NULL, 0, "report", err);
 	ms_errbuf eb = { "" };
@@ -126,6 +140,28 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		             "does not combine with --vs\n");
 		return MS_EXIT_USAGE;
 	}
+	if (o[MS__RP_FORCE].count && !o[MS__RP_HTML].count) {
+		fprintf(err, "mergescope report: --force needs --html FILE\n");
+		return MS_EXIT_USAGE;
+	}
+	if (o[MS__RP_HTML].count && !*o[MS__RP_HTML].value) {
+		fprintf(err, "mergescope report: --html \"\": expected a file "
+		             "name\n");
+		return MS_EXIT_USAGE;
+	}
+	/* The HTML file never goes over a database it reads. */
+	for (int k = 0; o[MS__RP_HTML].count && k < 2; k++) {
+		const ms__opt *d = &o[k ? MS__RP_VS : MS__RP_DB];
+		if (!d->count ||
+		    !ms_evdb_path_is_db(d->value, o[MS__RP_HTML].value))
+			continue;
+		fprintf(err,
+		        "mergescope report: --html %s: that is the event "
+		        "database of %s %s or a file SQLite keeps beside it "
+		        "(-wal, -shm, -journal); choose another file\n",
+		        o[MS__RP_HTML].value, k ? "--vs" : "--db", d->value);
+		return MS_EXIT_USAGE;
+	}
 	ms_evdb *a = NULL, *b = NULL;
 	if (open_db(&a, "--db", o[MS__RP_DB].value, err))
 		return MS_EXIT_ERROR;
@@ -164,9 +200,15 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	else if (b && ms_report_unfinished(b, &u, why, sizeof(why), &eb) == 0 &&
 	         u)
 		unfinished = o[MS__RP_VS].value;
-	if (b)
-		rc = ms_report_compare(a, b, out, &mismatch, &eb);
-	else if (o[MS__RP_JSON].count)
+	/* With --vs, a gate either run failed fails the comparison too. */
+	unsigned failed_b = 0;
+	if (b) {
+		rc = ms_report_failed_gates(a, &failed, &eb);
+		if (rc == 0)
+			rc = ms_report_failed_gates(b, &failed_b, &eb);
+		if (rc == 0)
+			rc = ms_report_compare(a, b, out, &mismatch, &eb);
+	} else if (o[MS__RP_JSON].count)
 		rc = ms_report_json(a, out, &failed, &eb);
 	else
 		rc = ms_report_text(a, out, &failed, &eb);
@@ -188,12 +230,13 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		        o[MS__RP_DB].value, o[MS__RP_VS].value);
 		return 1;
 	}
-	if (failed) {
+	if (failed)
 		fprintf(err, "mergescope report: %u gate%s failed in %s\n",
 		        failed, failed == 1 ? "" : "s", o[MS__RP_DB].value);
-		return 1;
-	}
-	return 0;
+	if (failed_b)
+		fprintf(err, "mergescope report: %u gate%s failed in %s\n",
+		        failed_b, failed_b == 1 ? "" : "s", o[MS__RP_VS].value);
+	return failed || failed_b ? 1 : 0;
 }
 
 const ms_cmd ms_cmd_report = {

@@ -111,9 +111,20 @@ show_progress(ms__progress *p, const ms_replay_status *st)
 	else if (strcmp(p->what, "publications") == 0)
 		ms__progress_update(p, "publications", st->pub_total,
 		                    st->pub_total, extra);
+	/* A phase after the publications is one step: shown done once the
+	 * run has moved past it. */
+	const char *now = st->phase >= MS_RPHASE_END
+	                          ? ""
+	                          : ms_replay_phase_name(st->phase);
+	if (p->what[0] && strcmp(p->what, "publications") != 0 &&
+	    strcmp(p->what, now) != 0) {
+		char done[sizeof(p->what)];
+		snprintf(done, sizeof(done), "%s", p->what);
+		ms__progress_update(p, done, 1, 1, extra);
+	}
 	if (st->phase >= MS_RPHASE_END)
 		return;
-	ms__progress_update(p, ms_replay_phase_name(st->phase), 0, 1, extra);
+	ms__progress_update(p, now, 0, 1, extra);
 }
 
 static int
@@ -219,10 +230,15 @@ freeze_here(ms_replay *r, const ms_replay_status *st, const char *variant,
 		return;
 	}
 	ms__self_exe(self, sizeof(self));
-	fprintf(err,
-	        "\nfrozen (%s): %s\nreplay it: %s merge-once --frozen %s "
-	        "--variant '%s'\n",
-	        st->break_why, dir, self, dir, variant);
+	/* The command runs as shown, whatever the paths and the chain
+	 * spec hold (as the TUI's frozen: line). */
+	fprintf(err, "\nfrozen (%s): %s\nreplay it: ", st->break_why, dir);
+	ms__shell_word(err, self, false);
+	fputs(" merge-once --frozen ", err);
+	ms__shell_word(err, dir, false);
+	fputs(" --variant ", err);
+	ms__shell_word(err, variant, true);
+	fputc('\n', err);
 }
 
 static int
@@ -287,6 +303,11 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	if (!*sig)
 		show_progress(&prog, st);
 	ms__progress_end(&prog);
+	if (!*sig && freeze_id >= 0)
+		fprintf(err,
+		        "mergescope run: --freeze-at \"%s\": no dispatch "
+		        "barrier of the run matched; nothing was frozen\n",
+		        a->freeze_at);
 	if (*sig) {
 		char db_path[sizeof(cfg->db)];
 		snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));

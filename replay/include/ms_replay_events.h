@@ -533,6 +533,13 @@ void ms_outfile_abort(ms_outfile *o);
 /* ---------------------------------------------------------------------- */
 /* Exports (replay/export.c). */
 
+/* Whether path names the event database at db_path or a file SQLite keeps
+ * beside it (db_path with -wal, -shm or -journal appended), whether or
+ * not they exist yet: the same file, or the same name in the same
+ * directory. No output may be written there (an export, a JSON or HTML
+ * report): replacing the -wal of a database loses its last events. */
+bool ms_evdb_path_is_db(const char *db_path, const char *path);
+
 enum ms_export_format {
 	MS_EXPORT_JSONL = 0,  /* one merge per line */
 	MS_EXPORT_CSV = 1,    /* RFC 4180, header line, CRLF */
@@ -550,7 +557,8 @@ int ms_export(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
               FILE *out, uint64_t *written, ms_errbuf *eb);
 /* The same into a file path, through ms_outfile: refused if path exists
  * unless force; an interrupted or failed export leaves no file at path.
- * Writing over the database db itself is refused even with force. */
+ * Writing over the database db itself, or a file SQLite keeps beside it
+ * (ms_evdb_path_is_db), is refused even with force. */
 int ms_export_file(ms_evdb *db, enum ms_export_format fmt,
                    const ms_ev_filter *f, const char *path, bool force,
                    uint64_t *written, ms_errbuf *eb);
@@ -588,12 +596,16 @@ int ms_report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb);
  * Compare two runs: per phase, each figure of A and B with the delta of B
  * over A in %; then, when one run is "disabled" and the other "alwayskeep"
  * on the same fixture, the check that their selection fingerprints and final
- * ledgers are identical. *mismatch (may be NULL) is set when that check
- * applies and fails, and when either run is unfinished: then no deltas are
- * printed, only which side did not finish.
+ * ledgers are identical; then each run's gates, naming those that failed.
+ * *mismatch (may be NULL) is set when that check applies and fails, and
+ * when either run is unfinished: then no deltas are printed, only which
+ * side did not finish.
  */
 int ms_report_compare(ms_evdb *a, ms_evdb *b, FILE *out, bool *mismatch,
                       ms_errbuf *eb);
+/* *failed = the gates db's run failed, plus one when the run did not
+ * finish (the run_finished gate of ms_report_text). */
+int ms_report_failed_gates(ms_evdb *db, unsigned *failed, ms_errbuf *eb);
 /* The run report of db as one self-contained HTML file (replay/html.c):
  * inline SVG charts (merges per lane worker on wall time, inventory parts
  * and bytes over the day, staged bytes, Decide latency), the text report
