@@ -1506,8 +1506,10 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 			*mismatch = true;
 		goto out;
 	}
-	/* The fixture hashes leave out the opening and the dictionary: a
-	 * warm day-2x records the hashes of the empty one. */
+	/* A run records the fixture's schedule hash, with its opening and
+	 * dictionary folded in where it has them (ms_ev_run.fixture_hash);
+	 * databases recorded before that have the empty day's hash for a
+	 * warm one: the manifests, while they are there, tell them apart. */
 	char ka[64], kb[64];
 	fixture_kind(a.run.fixture_dir, ka, sizeof(ka));
 	fixture_kind(b.run.fixture_dir, kb, sizeof(kb));

@@ -852,8 +852,27 @@ db_copy(const char *from, const char *to, const char *sql)
 	sqlite3_close(h);
 }
 
-/* A warm fixture records the same fixture hashes as the empty one of its
- * preset and seed: report --vs tells them apart by their manifests, notes
+/* The fixture hash DB's run record holds. */
+static void
+run_fixture_hash(const char *db, char out[MS_EV_HEX_MAX])
+{
+	ms_evdb *d = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_evdb_open(&d, db, &eb), 0);
+	ms_ev_run *run = calloc(1, sizeof(*run));
+	ms_ev_run_end *end = calloc(1, sizeof(*end));
+	assert_non_null(run);
+	assert_non_null(end);
+	bool has_end = false;
+	assert_int_equal(ms_evdb_run(d, run, end, &has_end, &eb), 0);
+	snprintf(out, MS_EV_HEX_MAX, "%s", run->fixture_hash);
+	free(run);
+	free(end);
+	ms_evdb_close(d);
+}
+
+/* A warm fixture has the schedule hash of the empty one of its preset
+ * and seed: its runs record another fixture hash, and report --vs notes
  * the different fixtures and does not fail the disabled/alwayskeep
  * equivalence between them. */
 static void
@@ -879,6 +898,22 @@ test_report_vs_other_opening(void **state)
 	assert_non_null(strstr(out_text, "warm opening); the picker"));
 	assert_non_null(strstr(out_text, "not applicable"));
 	assert_null(strstr(out_text, "FAIL"));
+	/* The run records tell the two days apart by their fixture hash
+	 * alone (what bench and report --collect compare), while the empty
+	 * day's stays its schedule hash. */
+	char h_empty[MS_EV_HEX_MAX], h_warm[MS_EV_HEX_MAX];
+	run_fixture_hash(db_off, h_empty);
+	run_fixture_hash(db, h_warm);
+	assert_string_not_equal(h_empty, h_warm);
+	assert_int_equal(strlen(h_warm), 32);
+	ms_fixture *fx = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_fixture_open(&fx, fixture_dir, &eb), 0);
+	assert_string_equal(h_empty, ms_fixture_get_info(fx)->schedule_hash);
+	ms_fixture_close(fx);
+	assert_int_equal(ms_fixture_open(&fx, warm, &eb), 0);
+	assert_string_equal(ms_fixture_get_info(fx)->schedule_hash, h_empty);
+	ms_fixture_close(fx);
 }
 
 /* No output goes over an event database or a file SQLite keeps beside it

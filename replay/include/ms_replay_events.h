@@ -80,7 +80,11 @@ typedef struct ms_ev_run {
 	char fixture_dir[MS_EV_SPEC_MAX];
 	char fixture_preset[32];
 	uint64_t fixture_seed;
-	char fixture_hash[MS_EV_HEX_MAX];       /* manifest content hash */
+	/* The fixture's schedule hash (manifest schedule_hash) when its day
+	 * opens empty and its core parts use no dictionary; else an XXH3-128
+	 * of it with the opening, its part count, the dictionary ID and the
+	 * verdict checksum: runs of one day have one hash. */
+	char fixture_hash[MS_EV_HEX_MAX];
 	char fixture_parts_hash[MS_EV_HEX_MAX]; /* hash over staged parts */
 	char variant[MS_EV_SPEC_MAX]; /* "disabled", "alwayskeep", a chain */
 	char chain[MS_EV_SPEC_MAX];   /* the chain spec as given */
