@@ -517,6 +517,10 @@ struct ms_replay {
 	enum ms_staging_mode staging;
 	bool keep_shard, serial;
 	bool work_created; /* work_dir made by this run (removed at close) */
+	/* work_dir opened and flock()ed by this run from before it was found
+	 * empty until close, so two runs given one directory cannot both
+	 * take it; -1 before open_work_dir. */
+	int work_lock;
 	enum ms_plugin_host_mode plugin_host;
 	ms_replay_opts opts;
 	ms__replay_test test; /* zero unless ms__replay_open_test */
