@@ -970,6 +970,23 @@ set_fact(sqlite3 *db, const char *key, unsigned long long v)
 	assert_int_equal(sqlite3_changes(db), 1);
 }
 
+/* A new file at path holding text. */
+static void
+put_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* dir/rel into buf. */
+static void
+slot_path_dir(const char *dir, const char *rel, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/%s", dir, rel);
+}
+
 static void
 test_check(void **state)
 {
@@ -1047,6 +1064,74 @@ test_check(void **state)
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 0);
 
+	/* The block ledgers file a replay reads the blocks' ledgers from:
+	 * missing, cut short or with one byte changed, it is named. */
+	char bl[600], blaway[620];
+	snprintf(bl, sizeof(bl), "%s/block_ledgers.bin", dir);
+	snprintf(blaway, sizeof(blaway), "%s.away", bl);
+	assert_int_equal(rename(bl, blaway), 0);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(rep.problems[0],
+	                       "missing block ledgers block_ledgers.bin"));
+	assert_int_equal(rename(blaway, bl), 0);
+	flip_byte(bl, 200);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(rep.problems[0],
+	                       "changed block ledgers block_ledgers.bin"));
+	flip_byte(bl, 200);
+	{
+		/* Cut one byte short, then put back whole. */
+		FILE *bf = fopen(bl, "rb");
+		assert_non_null(bf);
+		assert_int_equal(fseek(bf, 0, SEEK_END), 0);
+		long bn = ftell(bf);
+		assert_true(bn > 1);
+		rewind(bf);
+		char *bytes = malloc((size_t)bn);
+		assert_non_null(bytes);
+		assert_int_equal(fread(bytes, 1, (size_t)bn, bf), (size_t)bn);
+		fclose(bf);
+		assert_int_equal(truncate(bl, bn - 1), 0);
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+		        MS_ERR_CORRUPT);
+		assert_non_null(strstr(rep.problems[0],
+		                       "changed block ledgers"));
+		assert_non_null(strstr(rep.problems[0], "not the size"));
+		bf = fopen(bl, "wb");
+		assert_non_null(bf);
+		assert_int_equal(fwrite(bytes, 1, (size_t)bn, bf), (size_t)bn);
+		assert_int_equal(fclose(bf), 0);
+		free(bytes);
+	}
+
+	/* A file the manifest does not list: a part file that is none of
+	 * its parts, or anything else in the fixture, is named. */
+	{
+		char stray[620], copy[640];
+		slot_path_dir(dir, "parts/core/00000000000fffff", stray,
+		              sizeof(stray));
+		put_text(stray, "x\n");
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+		        MS_ERR_CORRUPT);
+		assert_non_null(strstr(rep.problems[0],
+		                       "unexpected file "
+		                       "parts/core/00000000000fffff"));
+		assert_int_equal(unlink(stray), 0);
+		snprintf(copy, sizeof(copy), "%s/notes.txt", dir);
+		put_text(copy, "x\n");
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+		        MS_ERR_CORRUPT);
+		assert_non_null(strstr(eb.msg, "unexpected file notes.txt"));
+		assert_int_equal(unlink(copy), 0);
+	}
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+
 	/* A manifest whose consolidated index payload is not what the
 	 * parts give: a problem of the fixture, named; the density is
 	 * judged on the parts' figures (here not applicable). */
@@ -1116,6 +1201,12 @@ test_check(void **state)
 	assert_int_equal(sqlite3_changes(db), 1);
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_FORMAT);
 	assert_non_null(strstr(eb.msg, "generator v1"));
+	/* And the check says so too, rather than passing a fixture no run
+	 * will replay. */
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, "generator v1"));
+	assert_non_null(strstr(eb.msg, "build the fixture again"));
 	snprintf(sql, sizeof(sql),
 	         "UPDATE fixture SET value='%u' WHERE key='generator_version'",
 	         (unsigned)genv);
