@@ -1521,26 +1521,54 @@ test_room_check(void **state)
 	const uint64_t mib = 1024 * 1024, tib = mib * mib;
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(
-	        ms__fx_room_check(p, false, "/small", 100 * mib, tib, &eb),
+	        ms__fx_room_check(p, false, "/small", 100 * mib, 0, tib,
+	                                   &eb),
 	        MS_ERR_NOSPACE);
 	fprintf(stderr, "refused as expected: %s\n", eb.msg);
 	assert_non_null(strstr(eb.msg, "day-4x needs about 225.3 MiB"));
 	assert_non_null(strstr(eb.msg, "/small has 100.0 MiB free"));
 	assert_non_null(strstr(eb.msg, "nothing was written"));
 	/* Room for the day alone, not with a warm opening's. */
-	assert_int_equal(ms__fx_room_check(p, false, "/d", 300 * mib, tib, &eb),
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 300 * mib, 0, tib,
+	                                   &eb),
 	                 0);
-	assert_int_equal(ms__fx_room_check(p, true, "/d", 300 * mib, tib, &eb),
+	assert_int_equal(ms__fx_room_check(p, true, "/d", 300 * mib, 0, tib,
+	                                   &eb),
 	                 MS_ERR_NOSPACE);
 	/* The day is generated in memory. */
-	assert_int_equal(ms__fx_room_check(p, false, "/d", tib, 64 * mib, &eb),
+	assert_int_equal(ms__fx_room_check(p, false, "/d", tib, 0, 64 * mib,
+	                                   &eb),
 	                 MS_ERR_NOMEM);
 	fprintf(stderr, "refused as expected: %s\n", eb.msg);
 	assert_non_null(strstr(eb.msg, "memory limit is 64.0 MiB"));
-	assert_int_equal(ms__fx_room_check(p, false, "/d", tib, 96 * mib, &eb),
+	assert_int_equal(ms__fx_room_check(p, false, "/d", tib, 0, 96 * mib,
+	                                   &eb),
+	                 0);
+	/* A file system stores files in whole blocks: a day whose files'
+	 * bytes fit but whose blocks do not is refused too (smoke on a
+	 * 7 MiB tmpfs: its 6.1 MiB took 7.1 MiB there, 521 files). */
+	p = ms__fx_preset_find("smoke", &scaled);
+	assert_non_null(p);
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 7 * mib, 0, tib,
+	                                   &eb),
+	                 0);
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 7 * mib, 4096, tib,
+	                                   &eb),
+	                 MS_ERR_NOSPACE);
+	assert_non_null(strstr(eb.msg, "smoke needs about 7.2 MiB"));
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 8 * mib, 4096, tib,
+	                                   &eb),
+	                 0);
+	p = ms__fx_preset_find("day-1x", &scaled);
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 64 * mib, 4096,
+	                                   tib, &eb),
+	                 MS_ERR_NOSPACE); /* its files took 66.0 MiB */
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 68 * mib, 4096,
+	                                   tib, &eb),
 	                 0);
 	p = ms__fx_preset_find("day-1000x", &scaled);
-	assert_int_equal(ms__fx_room_check(p, false, "/d", 40 * mib, tib, &eb),
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 40 * mib, 0, tib,
+	                                   &eb),
 	                 MS_ERR_NOSPACE);
 	assert_non_null(strstr(eb.msg, "day-1000x needs about 55.0"));
 	assert_non_null(strstr(eb.msg, " GiB for its files"));
