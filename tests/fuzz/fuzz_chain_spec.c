@@ -10,7 +10,10 @@
  * accepted spec has 1..MS_CHAIN_MAX_LINKS links (0 only for "disabled"),
  * each named [a-z0-9_-]+ with the path "<dir>/<name>.so", each name
  * appearing in the text in order, and each link's config either empty or
- * a JSON object text.
+ * a JSON object text. A config the spec wrote itself (detdrop:PCT as
+ * {"percent":PCT}) is one the plugin's JSON reader accepts: only a config
+ * the text holds may be refused as malformed JSON, since the offset of
+ * such a refusal points into that text.
  */
 #include "fuzz_plugins.h"
 #include "fuzz_text.h"
@@ -30,6 +33,28 @@ name_ok(const char *n)
 		      *p == '_' || *p == '-'))
 			return false;
 	return true;
+}
+
+/* detdrop opened with cfg: its refusal's text, "" when it opens. */
+static void
+dd_refusal(const char *cfg, char *err, size_t n)
+{
+	ms_plugin_desc d;
+	memset(&d, 0, sizeof(d));
+	if (fz_dd_entry(&d, sizeof(d)))
+		abort();
+	ms_plugin_host host = { sizeof(host),
+		                MS_PLUGIN_ABI_MAJOR,
+		                MS_PLUGIN_ABI_MINOR,
+		                NULL,
+		                NULL,
+		                NULL };
+	void *st = NULL;
+	err[0] = '\0';
+	if (d.open(cfg, &host, err, n, &st) == 0) {
+		d.close(st);
+		err[0] = '\0';
+	}
 }
 
 int
@@ -69,8 +94,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* The config through the plugin that reads it. */
 		if (!strcmp(cs.names[i], "skywalking"))
 			fz_run_plugin(fz_sw_entry, cfg ? cfg : "");
-		else if (!strcmp(cs.names[i], "detdrop"))
+		else if (!strcmp(cs.names[i], "detdrop")) {
+			char err[512];
+			dd_refusal(cfg ? cfg : "", err, sizeof(err));
+			if (!strncmp(err, "config:", 7) && cfg &&
+			    !strstr(s, cfg))
+				abort(); /* a JSON error in text not written */
 			fz_run_plugin(fz_dd_entry, cfg ? cfg : "");
+		}
 	}
 	ms_chain_spec_release(&cs);
 	free(s);
