@@ -1179,6 +1179,26 @@ test_check(void **state)
 	         (unsigned long long)refenc);
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 
+	/* The counts a replay takes from the manifest must be the parts':
+	 * one edited, not a number or missing is named. */
+	set_fact(db, "rows", rep.rows + 1);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "manifest fact rows is"));
+	set_fact(db, "rows", rep.rows);
+	assert_int_equal(sqlite3_exec(db,
+	                              "UPDATE fixture SET value='abc' WHERE "
+	                              "key='traces'",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "manifest fact traces is \"abc\", the "
+	                               "parts hold 4000"));
+	set_fact(db, "traces", 4000);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+
 	/* Parts of another part format: refused before any part is read. */
 	set_fact(db, "part_format_version", MS_PART_FORMAT_VERSION - 1);
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_FORMAT);
