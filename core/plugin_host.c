@@ -319,6 +319,17 @@ send_req(ms__phost *h, const wire_req *rq, int fd)
 	return w == (ssize_t)sizeof(*rq) ? 0 : -1;
 }
 
+/* How a host that ended with wait status st ended, into why. */
+static void
+describe_end(int st, char *why, size_t n)
+{
+	if (WIFSIGNALED(st))
+		snprintf(why, n, "killed by signal %d (%s)", WTERMSIG(st),
+		         strsignal(WTERMSIG(st)));
+	else if (WIFEXITED(st))
+		snprintf(why, n, "exited with status %d", WEXITSTATUS(st));
+}
+
 /* Reap the host; describe how it ended into why. */
 static void
 reap(ms__phost *h, bool kill_first, char *why, size_t n)
@@ -332,14 +343,8 @@ reap(ms__phost *h, bool kill_first, char *why, size_t n)
 	do
 		r = waitpid(h->pid, &st, 0);
 	while (r < 0 && errno == EINTR);
-	if (why && r == h->pid) {
-		if (WIFSIGNALED(st))
-			snprintf(why, n, "killed by signal %d (%s)",
-			         WTERMSIG(st), strsignal(WTERMSIG(st)));
-		else if (WIFEXITED(st))
-			snprintf(why, n, "exited with status %d",
-			         WEXITSTATUS(st));
-	}
+	if (why && r == h->pid)
+		describe_end(st, why, n);
 	h->pid = -1;
 }
 
@@ -356,12 +361,7 @@ reap_gone(ms__phost *h, int64_t until, char *why, size_t n)
 		pid_t r = waitpid(h->pid, &st, WNOHANG);
 		if (r == h->pid) {
 			h->pid = -1;
-			if (WIFSIGNALED(st))
-				snprintf(why, n, "killed by signal %d (%s)",
-				         WTERMSIG(st), strsignal(WTERMSIG(st)));
-			else if (WIFEXITED(st))
-				snprintf(why, n, "exited with status %d",
-				         WEXITSTATUS(st));
+			describe_end(st, why, n);
 			return;
 		}
 		if (r < 0 && errno != EINTR)
