@@ -2082,6 +2082,22 @@ ms__fixture_day_bytes(const ms_fixture *fx)
 	return bytes;
 }
 
+/* The same stored in blocks of `block` bytes (0: as bytes): what the
+ * parts take on a file system they are copied to. */
+static uint64_t
+fixture_day_blocks(const ms_fixture *fx, uint64_t block)
+{
+	if (!block)
+		return ms__fixture_day_bytes(fx);
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < ms_fixture_nslots(fx); i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(fx, i);
+		for (int k = 0; k < MS_KIND_COUNT; k++)
+			bytes += (s->bytes[k] + block - 1) / block * block;
+	}
+	return bytes;
+}
+
 static int
 choose_work_dir(ms_replay *r, ms_errbuf *eb)
 {
@@ -2353,6 +2369,19 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 		               "(nothing was removed)",
 		               r->work_dir);
 	r->work_created = true;
+	/* A day that cannot even be staged there is refused before it is
+	 * copied part by part into a full file system. */
+	struct statvfs sv;
+	struct stat fst, wst;
+	if (fstatvfs(fd, &sv) == 0 && fstat(fd, &wst) == 0 &&
+	    stat(r->fixture_dir, &fst) == 0) {
+		int rc = ms__work_room_check(
+		        r->work_dir, (uint64_t)sv.f_bavail * sv.f_frsize,
+		        fst.st_dev == wst.st_dev,
+		        fixture_day_blocks(r->fx, sv.f_frsize), eb);
+		if (rc)
+			return rc;
+	}
 	return ms_owner_write(r->work_dir, r->keep_shard ? "kept" : "scratch",
 	                      r->db_path, eb);
 }
