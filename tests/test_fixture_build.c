@@ -1567,25 +1567,28 @@ test_room_check(void **state)
 	/* A file system stores files in whole blocks: a day whose files'
 	 * bytes fit but whose blocks do not is refused too (smoke on a
 	 * 7 MiB tmpfs: its 6.1 MiB took 7.1 MiB there, 521 files). */
-	p = ms__fx_preset_find("smoke", &scaled);
-	assert_non_null(p);
-	assert_int_equal(ms__fx_room_check(p, false, "/d", 7 * mib, 0, tib,
-	                                   &eb),
-	                 0);
-	assert_int_equal(ms__fx_room_check(p, false, "/d", 7 * mib, 4096, tib,
-	                                   &eb),
-	                 MS_ERR_NOSPACE);
-	assert_non_null(strstr(eb.msg, "smoke needs about 7.2 MiB"));
-	assert_int_equal(ms__fx_room_check(p, false, "/d", 8 * mib, 4096, tib,
-	                                   &eb),
-	                 0);
-	p = ms__fx_preset_find("day-1x", &scaled);
-	assert_int_equal(ms__fx_room_check(p, false, "/d", 64 * mib, 4096,
-	                                   tib, &eb),
-	                 MS_ERR_NOSPACE); /* its files took 66.0 MiB */
-	assert_int_equal(ms__fx_room_check(p, false, "/d", 68 * mib, 4096,
-	                                   tib, &eb),
-	                 0);
+	static const struct {
+		const char *preset;
+		uint64_t avail_mib, block;
+		int rc;
+	} blocks[] = {
+		{ "smoke", 7, 0, 0 },
+		{ "smoke", 7, 4096, MS_ERR_NOSPACE },
+		{ "smoke", 8, 4096, 0 },
+		{ "day-1x", 64, 4096, MS_ERR_NOSPACE }, /* its files: 66.0 */
+		{ "day-1x", 68, 4096, 0 },
+	};
+	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
+		p = ms__fx_preset_find(blocks[i].preset, &scaled);
+		assert_non_null(p);
+		assert_int_equal(ms__fx_room_check(p, false, "/d",
+		                                   blocks[i].avail_mib * mib,
+		                                   blocks[i].block, tib, &eb),
+		                 blocks[i].rc);
+		if (i == 1)
+			assert_non_null(
+			        strstr(eb.msg, "smoke needs about 7.2 MiB"));
+	}
 	p = ms__fx_preset_find("day-1000x", &scaled);
 	assert_int_equal(ms__fx_room_check(p, false, "/d", 40 * mib, 0, tib,
 	                                   &eb),
