@@ -83,6 +83,27 @@ is_space(char ch)
 	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
 }
 
+/* Whether s[0..n) is digits with no leading zero (but "0" itself),
+ * then optionally '.' and at least one digit: a JSON number without
+ * sign or exponent. */
+static bool
+plain_number(const char *s, size_t n)
+{
+	size_t k = 0;
+	while (k < n && s[k] >= '0' && s[k] <= '9')
+		k++;
+	if (k == 0 || (k > 1 && s[0] == '0'))
+		return false;
+	if (k == n)
+		return true;
+	if (s[k] != '.' || k + 1 == n)
+		return false;
+	for (k++; k < n; k++)
+		if (s[k] < '0' || s[k] > '9')
+			return false;
+	return true;
+}
+
 static int
 spec_link(ms_chain_spec *out, const char *tok, size_t len, size_t pos,
           const char *dir, ms_errbuf *eb)
@@ -94,14 +115,22 @@ spec_link(ms_chain_spec *out, const char *tok, size_t len, size_t pos,
 	}
 	while (len && is_space(tok[len - 1]))
 		len--;
-	size_t nl = 0;
+	size_t nl = 0, colon;
 	while (nl < len && tok[nl] != ':')
 		nl++;
-	if (nl == 0 || nl >= 64)
+	colon = nl; /* the name ends at the ':' (or the link's end), */
+	while (nl && is_space(tok[nl - 1]))
+		nl--; /* spaces before it are not the name's */
+	if (nl == 0)
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "chain spec: offset %zu: expected a plugin "
 		               "name",
 		               pos);
+	if (nl >= 64)
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "chain spec: offset %zu: plugin name of %zu "
+		               "characters, expected at most 63",
+		               pos, nl);
 	char name[64];
 	memcpy(name, tok, nl);
 	name[nl] = '\0';
@@ -114,8 +143,8 @@ spec_link(ms_chain_spec *out, const char *tok, size_t len, size_t pos,
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "chain spec: 'disabled' cannot be combined "
 		               "with other links");
-	const char *arg = nl < len ? tok + nl + 1 : NULL;
-	size_t alen = arg ? len - nl - 1 : 0;
+	const char *arg = colon < len ? tok + colon + 1 : NULL;
+	size_t alen = arg ? len - colon - 1 : 0;
 	while (arg && alen && is_space(*arg)) {
 		arg++;
 		alen--;
@@ -132,16 +161,12 @@ spec_link(ms_chain_spec *out, const char *tok, size_t len, size_t pos,
 		cp = arg;
 		clen = alen;
 	} else if (arg && strcmp(name, "detdrop") == 0) {
-		/* detdrop:PCT - a plain number 0..100 */
-		size_t k = 0, dots = 0;
-		for (; k < alen; k++) {
-			if (arg[k] == '.')
-				dots++;
-			else if (arg[k] < '0' || arg[k] > '9')
-				break;
-		}
-		if (alen == 0 || k != alen || dots > 1 || arg[0] == '.' ||
-		    alen > 12)
+		/* detdrop:PCT - a plain number 0..100, written as JSON
+		 * writes one (it becomes the config {"percent":PCT}, whose
+		 * errors would otherwise point into text nobody wrote):
+		 * digits without a leading zero, then maybe '.' and
+		 * digits. */
+		if (alen == 0 || alen > 12 || !plain_number(arg, alen))
 			return ms_fail(eb, MS_ERR_INVAL,
 			               "chain spec: offset %zu: detdrop "
 			               "expects a percentage (detdrop:35) or "

@@ -16,7 +16,9 @@
  *  1. One host process per link; a host serves one call at a time.
  *  2. A call ends in one of three ways: a reply (OK), no reply before the
  *     timeout (the host is killed with SIGKILL and reaped: TIMEOUT), or the
- *     socket closing first (the host died; reaped, its end named: CRASHED).
+ *     socket closing first (the host died; reaped, its end named: CRASHED;
+ *     a host that broke it, sending something else, and lives on is
+ *     killed within a second).
  *     After TIMEOUT or CRASHED the host is gone; the chain starts a fresh
  *     one for the link's next call.
  *  3. The region is only written by the parent before a request and by
@@ -39,7 +41,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,6 +319,17 @@ send_req(ms__phost *h, const wire_req *rq, int fd)
 	return w == (ssize_t)sizeof(*rq) ? 0 : -1;
 }
 
+/* How a host that ended with wait status st ended, into why. */
+static void
+describe_end(int st, char *why, size_t n)
+{
+	if (WIFSIGNALED(st))
+		snprintf(why, n, "killed by signal %d (%s)", WTERMSIG(st),
+		         strsignal(WTERMSIG(st)));
+	else if (WIFEXITED(st))
+		snprintf(why, n, "exited with status %d", WEXITSTATUS(st));
+}
+
 /* Reap the host; describe how it ended into why. */
 static void
 reap(ms__phost *h, bool kill_first, char *why, size_t n)
@@ -327,15 +343,40 @@ reap(ms__phost *h, bool kill_first, char *why, size_t n)
 	do
 		r = waitpid(h->pid, &st, 0);
 	while (r < 0 && errno == EINTR);
-	if (why && r == h->pid) {
-		if (WIFSIGNALED(st))
-			snprintf(why, n, "killed by signal %d (%s)",
-			         WTERMSIG(st), strsignal(WTERMSIG(st)));
-		else if (WIFEXITED(st))
-			snprintf(why, n, "exited with status %d",
-			         WEXITSTATUS(st));
-	}
+	if (why && r == h->pid)
+		describe_end(st, why, n);
 	h->pid = -1;
+}
+
+/* The channel closed or broke before a reply: the host has died, or its
+ * plugin wrote into the channel (or closed it) and goes on. Wait for it
+ * to end
+ * until `until` (mono ns), then kill it: a host that is still there is
+ * not waited for without end. why says which. */
+static void
+reap_gone(ms__phost *h, int64_t until, char *why, size_t n)
+{
+	while (h->pid > 0) {
+		int st = 0;
+		pid_t r = waitpid(h->pid, &st, WNOHANG);
+		if (r == h->pid) {
+			h->pid = -1;
+			describe_end(st, why, n);
+			return;
+		}
+		if (r < 0 && errno != EINTR)
+			break;
+		if (ms_mono_ns() >= until) {
+			reap(h, true, NULL, 0);
+			snprintf(why, n,
+			         "broke its channel to the workbench (no "
+			         "answer) and did not end; plugin host killed");
+			return;
+		}
+		struct timespec ts = { 0, 2000000L };
+		nanosleep(&ts, NULL);
+	}
+	reap(h, true, why, n);
 }
 
 /* Wait for a reply until deadline (mono ns). 1 = reply, 0 = timeout,
@@ -495,7 +536,15 @@ ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
 		return MS__PHOST_TIMEOUT;
 	}
 	if (got < 0) {
-		reap(h, false, why, whylen);
+		/* A host that died is reaped at once; one still running gets
+		 * what is left of the call's time (at least 100 ms, at most a
+		 * second) to end. */
+		int64_t now = ms_mono_ns(), until = deadline;
+		if (until < now + 100000000ll)
+			until = now + 100000000ll;
+		if (until > now + 1000000000ll)
+			until = now + 1000000000ll;
+		reap_gone(h, until, why, whylen);
 		return MS__PHOST_CRASHED;
 	}
 	*ret = rep.ret;
@@ -667,12 +716,42 @@ host_reply(int sock, int64_t ret, const char *msg)
 	while (w < 0 && errno == EINTR);
 }
 
+/* The host's watch on its channel: while the plugin runs (loading,
+ * opening, deciding), the workbench ending (killed, crashed: its end of
+ * the channel closes) ends the host at once, rather than leaving it
+ * behind in a Decide that may never return, for ever, under init. Between
+ * calls the main loop sees the channel close itself and closes the
+ * plugin. */
+static _Atomic bool host_in_plugin;
+
+static void *
+host_watch(void *arg)
+{
+	int sock = *(const int *)arg;
+	for (;;) {
+		struct pollfd pf = { sock, POLLRDHUP, 0 };
+		int r = poll(&pf, 1, -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || (pf.revents & (POLLHUP | POLLRDHUP | POLLERR |
+		                            POLLNVAL))) {
+			if (atomic_load(&host_in_plugin))
+				_exit(1);
+			return NULL;
+		}
+	}
+}
+
 int
 ms_plugin_host_main(int argc, char **argv)
 {
 	if (argc < 4)
 		return 64;
-	int sock = HOST_FD;
+	static int sock = HOST_FD;
+	atomic_store(&host_in_plugin, true);
+	pthread_t watcher;
+	if (pthread_create(&watcher, NULL, host_watch, &sock) == 0)
+		pthread_detach(watcher);
 	signal(SIGPIPE, SIG_IGN);
 	/* Keys the terminal sends to the whole group are for the workbench,
 	 * which ends its hosts itself. */
@@ -686,6 +765,7 @@ ms_plugin_host_main(int argc, char **argv)
 		host_reply(sock, -1, eb.msg);
 		return 1;
 	}
+	atomic_store(&host_in_plugin, false);
 	host_reply(sock, 0, NULL);
 	host_batch hb;
 	memset(&hb, 0, sizeof(hb));
@@ -713,8 +793,10 @@ ms_plugin_host_main(int argc, char **argv)
 		const wire_hdr *h = (const wire_hdr *)(const void *)map;
 		if (h->verdict_off + rq.n > size)
 			break;
+		atomic_store(&host_in_plugin, true);
 		int64_t ret = ms_plugin_decide_direct(
 		        p, &hb.b, map + h->verdict_off, rq.n);
+		atomic_store(&host_in_plugin, false);
 		host_reply(sock, ret, NULL);
 	}
 	ms_plugin_unload(p);

@@ -55,6 +55,7 @@
 #include <malloc.h>
 #endif
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
@@ -2107,6 +2108,22 @@ ms__fixture_day_bytes(const ms_fixture *fx)
 	return bytes;
 }
 
+/* The same stored in blocks of `block` bytes (0: as bytes): what the
+ * parts take on a file system they are copied to. */
+static uint64_t
+fixture_day_blocks(const ms_fixture *fx, uint64_t block)
+{
+	if (!block)
+		return ms__fixture_day_bytes(fx);
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < ms_fixture_nslots(fx); i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(fx, i);
+		for (int k = 0; k < MS_KIND_COUNT; k++)
+			bytes += (s->bytes[k] + block - 1) / block * block;
+	}
+	return bytes;
+}
+
 static int
 choose_work_dir(ms_replay *r, ms_errbuf *eb)
 {
@@ -2317,39 +2334,80 @@ open_pipeline(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 /* A fresh shard clone, in a directory that is new or empty: the run
  * deletes it at the end, so it must not hold anything else. It is scratch
  * owned by this process: what a killed run leaves is found and removed
- * later (ms_owner.h). The owner note is the database. */
+ * later (ms_owner.h). The owner note is the database. The directory is
+ * locked (flock, held until close) before it is found empty: two runs
+ * given one --work-dir at once would otherwise both find it empty, both
+ * stage into it, and the first to end would delete the other's shard. */
 static int
 open_work_dir(ms_replay *r, ms_errbuf *eb)
 {
-	struct stat st;
 	if (!r->keep_shard && ms_fs_path_within(r->db_path, r->work_dir))
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "the event database %s lies inside the shard "
 		               "directory %s, which is deleted after the run; "
 		               "give a path outside it",
 		               r->db_path, r->work_dir);
-	if (stat(r->work_dir, &st) == 0) {
-		DIR *d = S_ISDIR(st.st_mode) ? opendir(r->work_dir) : NULL;
-		struct dirent *de = NULL;
-		while (d && (de = readdir(d)) &&
-		       (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")))
-			;
-		bool empty = d && !de;
-		if (d)
-			closedir(d);
-		if (!empty)
-			return ms_fail(
-			        eb, MS_ERR_EXISTS,
-			        "shard directory %s exists and is not an "
-			        "empty directory; give a new or empty one "
-			        "(nothing was removed)",
-			        r->work_dir);
-	}
-	if (ms_fs_mkdir_p(r->work_dir, 0755, NULL) < 0)
+	struct stat st;
+	bool existed = stat(r->work_dir, &st) == 0;
+	if (existed && !S_ISDIR(st.st_mode))
+		return ms_fail(eb, MS_ERR_EXISTS,
+		               "shard directory %s exists and is not an "
+		               "empty directory; give a new or empty one "
+		               "(nothing was removed)",
+		               r->work_dir);
+	if (!existed && ms_fs_mkdir_p(r->work_dir, 0755, NULL) < 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "cannot create the shard directory %s: %s",
 		               r->work_dir, strerror(errno));
+	/* From here on a failure leaves the directory as it was: removed
+	 * only when this run made it and nobody else has taken it. */
+	int fd = open(r->work_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "shard directory %s: %s", r->work_dir,
+		               strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+		close(fd);
+		if (e == EWOULDBLOCK)
+			return ms_fail(eb, MS_ERR_EXISTS,
+			               "shard directory %s is in use by another "
+			               "run; give a new or empty one (nothing "
+			               "was removed)",
+			               r->work_dir);
+		return ms_fail(eb, ms_err_from_errno(e),
+		               "shard directory %s: lock: %s", r->work_dir,
+		               strerror(e));
+	}
+	r->work_lock = fd;
+	DIR *d = fdopendir(dup(fd));
+	struct dirent *de = NULL;
+	while (d && (de = readdir(d)) &&
+	       (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")))
+		;
+	bool empty = d && !de;
+	if (d)
+		closedir(d);
+	if (!empty)
+		return ms_fail(eb, MS_ERR_EXISTS,
+		               "shard directory %s exists and is not an "
+		               "empty directory; give a new or empty one "
+		               "(nothing was removed)",
+		               r->work_dir);
 	r->work_created = true;
+	/* A day that cannot even be staged there is refused before it is
+	 * copied part by part into a full file system. */
+	struct statvfs sv;
+	struct stat fst, wst;
+	if (fstatvfs(fd, &sv) == 0 && fstat(fd, &wst) == 0 &&
+	    stat(r->fixture_dir, &fst) == 0) {
+		int rc = ms__work_room_check(
+		        r->work_dir, (uint64_t)sv.f_bavail * sv.f_frsize,
+		        fst.st_dev == wst.st_dev,
+		        fixture_day_blocks(r->fx, sv.f_frsize), eb);
+		if (rc)
+			return rc;
+	}
 	return ms_owner_write(r->work_dir, r->keep_shard ? "kept" : "scratch",
 	                      r->db_path, eb);
 }
@@ -2457,6 +2515,7 @@ ms__replay_open_test(ms_replay **out, const ms_replay_opts *opts,
 	if (!r)
 		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
 	r->opts = *opts;
+	r->work_lock = -1;
 	if (test)
 		r->test = *test;
 	r->variant = strdup(variant);
@@ -2734,6 +2793,8 @@ ms_replay_close(ms_replay *r)
 	ms_fixture_close(r->fx);
 	if (!r->keep_shard && r->work_dir[0] && r->work_created)
 		ms_fs_rm_tree(r->work_dir, NULL);
+	if (r->work_lock >= 0)
+		close(r->work_lock); /* after the removal: nobody took it */
 	ms__rck_release(r);
 	/* Out of the cgroup last: the shard's pages were charged to it. */
 	(void)ms_envelope_leave(&r->env, NULL);

@@ -49,6 +49,14 @@ typedef struct ms__work_choice {
 uint64_t ms__work_need_bytes(uint64_t fixture_bytes);
 /* Bytes of every scheduled part of the fixture, all kinds. */
 uint64_t ms__fixture_day_bytes(const ms_fixture *fx);
+/* 0 when the shard directory dir, whose file system has avail bytes
+ * free, can take the day's parts (day_bytes, in its blocks) as they are
+ * staged: always
+ * when they are linked from the fixture (links: one file system), else
+ * when they fit; MS_ERR_NOSPACE naming dir and both figures otherwise (a
+ * run that could not even stage its day, refused before it copies). */
+int ms__work_room_check(const char *dir, uint64_t avail, bool links,
+                        uint64_t day_bytes, ms_errbuf *eb);
 /* The scratch root (e.g. /dev/shm/mergescope-<uid>) when its file system
  * is writable with `need` bytes free and a tmpfs (any file system when
  * any_fs: a root the user chose): <root>/<base>.<pid>.shard, the root made
@@ -517,6 +525,10 @@ struct ms_replay {
 	enum ms_staging_mode staging;
 	bool keep_shard, serial;
 	bool work_created; /* work_dir made by this run (removed at close) */
+	/* work_dir opened and flock()ed by this run from before it was found
+	 * empty until close, so two runs given one directory cannot both
+	 * take it; -1 before open_work_dir. */
+	int work_lock;
 	enum ms_plugin_host_mode plugin_host;
 	ms_replay_opts opts;
 	ms__replay_test test; /* zero unless ms__replay_open_test */

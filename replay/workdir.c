@@ -133,3 +133,19 @@ ms__work_dir_default(uint64_t need, const char *disk_dir, const char *base,
 	ms__work_dir_choose(root, from_env, need, disk_dir, base, out);
 	return 0;
 }
+
+int
+ms__work_room_check(const char *dir, uint64_t avail, bool links,
+                    uint64_t day_bytes, ms_errbuf *eb)
+{
+	if (links || avail >= day_bytes)
+		return 0;
+	return ms_fail(eb, MS_ERR_NOSPACE,
+	               "shard directory %s: its file system has %.1f MiB "
+	               "free and the day's parts, copied there before the day "
+	               "starts, take %.1f MiB there; give a --work-dir with "
+	               "room for twice that and more (%.0f MiB, merge outputs "
+	               "beside their inputs) (nothing was staged)",
+	               dir, (double)avail / MIB, (double)day_bytes / MIB,
+	               (double)ms__work_need_bytes(day_bytes) / MIB);
+}

@@ -16,12 +16,18 @@
 #include "mem_testlib.h"
 #include "san_testlib.h"
 
+#include "ms_clock.h"
 #include "ms_pipeline.h"
 #include "pipeline_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #define NT 10
 
@@ -540,6 +546,135 @@ test_process_loop_times_out(void **st)
 	close_chain(&f);
 }
 
+/* A host whose plugin writes something other than an answer into the
+ * channel to the workbench and carries on (here: never returns) is not
+ * waited for without end: the call fails open within a second and the
+ * host is killed. Before, the workbench took the broken channel for a
+ * host that had died and waited for it to exit, for ever. SIGALRM (its
+ * default action) ends a test that hangs. */
+static void
+test_process_garbled_channel_is_bounded(void **st)
+{
+	(void)st;
+	fx f;
+	const char *names[] = { "tp_garble", "tp_mask" };
+	const char *cfg[] = { "", "0" };
+	open_chain_mode(&f, names, cfg, 2, 2000 * 1000000ull,
+	                MS_PLUGIN_HOST_PROCESS);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	alarm(60);
+	int64_t t0 = ms_mono_ns();
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	int64_t took = ms_mono_ns() - t0;
+	alarm(0);
+	assert_true(took < 30 * 1000000000ll);
+	assert_int_equal(count_kept(keep), NT - 1); /* mask still applies */
+	ms_link_stats ls;
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.last_result, MS_LINK_CRASHED);
+	if (!strstr(ls.last_fail, "broke its channel"))
+		fail_msg("last_fail \"%s\"", ls.last_fail);
+	/* The next call starts a new host, which breaks its channel too. */
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.results[MS_LINK_CRASHED], 2);
+	close_chain(&f);
+}
+
+/* The pid of the plugin host whose command line holds marker, or -1. */
+static pid_t
+host_with(const char *marker)
+{
+	DIR *d = opendir("/proc");
+	assert_non_null(d);
+	struct dirent *de;
+	pid_t found = -1;
+	while (found < 0 && (de = readdir(d))) {
+		char path[300], buf[4096];
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		bool host = false, mine = false;
+		for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
+			buf[n] = '\0';
+			host |= strcmp(buf + i, "__plugin-host") == 0;
+			mine |= strstr(buf + i, marker) != NULL;
+		}
+		if (host && mine)
+			found = (pid_t)atol(de->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether pid has ended (gone, or a zombie nobody reaps). */
+static bool
+ended(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return true;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *rp = strrchr(buf, ')');
+	return !rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X';
+}
+
+/* A workbench that ends (here killed) while a host is in a Decide that
+ * never returns takes the host with it: the host is not left running
+ * under init for ever. */
+static void
+test_process_host_ends_with_workbench(void **st)
+{
+	(void)st;
+	char marker[64];
+	snprintf(marker, sizeof(marker), "0 orphan-%ld", (long)getpid());
+	pid_t wb = fork();
+	assert_true(wb >= 0);
+	if (wb == 0) {
+		fx f;
+		const char *names[] = { "tp_loop" };
+		const char *cfg[] = { marker };
+		open_chain_mode(&f, names, cfg, 1, 120 * 1000000000ull,
+		                MS_PLUGIN_HOST_PROCESS);
+		uint8_t keep[NT];
+		ms_chain_call call;
+		(void)ms_chain_decide(f.c, f.b, keep, &call);
+		_exit(0);
+	}
+	pid_t host = -1;
+	for (int i = 0; i < 3000 && host < 0; i++) {
+		struct timespec ts = { 0, 10000000L };
+		nanosleep(&ts, NULL);
+		host = host_with(marker);
+	}
+	assert_true(host > 0);
+	struct timespec settle = { 0, 500000000L }; /* into its Decide */
+	nanosleep(&settle, NULL);
+	assert_int_equal(kill(wb, SIGKILL), 0);
+	int wst;
+	assert_int_equal(waitpid(wb, &wst, 0), wb);
+	bool gone = false;
+	for (int i = 0; i < 1000 && !gone; i++) {
+		struct timespec ts = { 0, 10000000L };
+		nanosleep(&ts, NULL);
+		gone = ended(host);
+	}
+	if (!gone) {
+		kill(host, SIGKILL);
+		fail_msg("plugin host %ld outlived its workbench", (long)host);
+	}
+}
+
 static void
 test_process_needs_a_host(void **st)
 {
@@ -640,6 +775,8 @@ main(void)
 		cmocka_unit_test(test_process_exit_fails_open),
 		cmocka_unit_test(test_process_crashes_open_the_circuit),
 		cmocka_unit_test(test_process_loop_times_out),
+		cmocka_unit_test(test_process_garbled_channel_is_bounded),
+		cmocka_unit_test(test_process_host_ends_with_workbench),
 		cmocka_unit_test(test_process_needs_a_host),
 		cmocka_unit_test(test_empty_chain_keeps_all),
 		cmocka_unit_test(test_evaluate_rows),

@@ -15,6 +15,11 @@
  *    next run removes the scratch and says how much it freed, `clean`
  *    removes the rest; frozen shards and run databases go only when asked
  *    (--frozen, --runs, --older-than); a live owner's directory stays;
+ *  - two runs given one --work-dir at once: the directory is taken by one
+ *    of them before it is found empty, so a run that finds it taken (here
+ *    a lock held on the still empty directory, as a run holds it between
+ *    finding it empty and staging into it) is refused with one line and
+ *    leaves it alone, and a run given it afterwards uses it;
  *  - two scratch roots (MERGESCOPE_SCRATCH): a run's sweep and `clean` in
  *    one leave a dead owner's leftover in the other alone; a relative path
  *    or a file as the root is refused with a line naming the variable.
@@ -41,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -667,6 +673,47 @@ test_scratch_roots_apart(void **state)
 	free(old);
 }
 
+/* A --work-dir another run has taken while it is still empty (its lock
+ * held) is refused, not shared: two runs staging into one shard fail
+ * each other, and the first to end deletes the other's shard. */
+static void
+test_work_dir_taken(void **state)
+{
+	(void)state;
+	char wd[PATH_MAX], db[PATH_MAX], out[8192], err[8192];
+	path_in(wd, sizeof(wd), "shared-work-dir");
+	path_in(db, sizeof(db), "taken.db");
+	assert_int_equal(mkdir(wd, 0755), 0);
+	int fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	const char *args[] = { "run",       "--headless", "--fixture",
+		               fixture,     "--variant",  "disabled",
+		               "--work-dir", wd,          "--db",
+		               db,          NULL };
+	assert_int_equal(run_cli(args, out, sizeof(out), err, sizeof(err)),
+	                 2);
+	assert_non_null(strstr(err, wd));
+	assert_non_null(strstr(err, "in use by another run"));
+	assert_true(exists(wd)); /* the other run's, left alone */
+	DIR *d = opendir(wd);
+	assert_non_null(d);
+	struct dirent *de;
+	int n = 0;
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	assert_int_equal(n, 0);
+	close(fd);
+
+	/* Released: the next run takes it, and removes it at its end. */
+	path_in(db, sizeof(db), "taken-after.db");
+	args[9] = db;
+	assert_int_equal(run_cli(args, out, sizeof(out), err, sizeof(err)),
+	                 0);
+	assert_false(exists(wd));
+}
+
 int
 main(void)
 {
@@ -678,6 +725,7 @@ main(void)
 		cmocka_unit_test(test_sigpipe),
 		cmocka_unit_test(test_leftovers_and_clean),
 		cmocka_unit_test(test_scratch_roots_apart),
+		cmocka_unit_test(test_work_dir_taken),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

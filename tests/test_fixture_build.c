@@ -970,6 +970,23 @@ set_fact(sqlite3 *db, const char *key, unsigned long long v)
 	assert_int_equal(sqlite3_changes(db), 1);
 }
 
+/* A new file at path holding text. */
+static void
+put_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* dir/rel into buf. */
+static void
+slot_path_dir(const char *dir, const char *rel, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/%s", dir, rel);
+}
+
 static void
 test_check(void **state)
 {
@@ -1047,6 +1064,74 @@ test_check(void **state)
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 0);
 
+	/* The block ledgers file a replay reads the blocks' ledgers from:
+	 * missing, cut short or with one byte changed, it is named. */
+	char bl[600], blaway[620];
+	snprintf(bl, sizeof(bl), "%s/block_ledgers.bin", dir);
+	snprintf(blaway, sizeof(blaway), "%s.away", bl);
+	assert_int_equal(rename(bl, blaway), 0);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(rep.problems[0],
+	                       "missing block ledgers block_ledgers.bin"));
+	assert_int_equal(rename(blaway, bl), 0);
+	flip_byte(bl, 200);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(rep.problems[0],
+	                       "changed block ledgers block_ledgers.bin"));
+	flip_byte(bl, 200);
+	{
+		/* Cut one byte short, then put back whole. */
+		FILE *bf = fopen(bl, "rb");
+		assert_non_null(bf);
+		assert_int_equal(fseek(bf, 0, SEEK_END), 0);
+		long bn = ftell(bf);
+		assert_true(bn > 1);
+		rewind(bf);
+		char *bytes = malloc((size_t)bn);
+		assert_non_null(bytes);
+		assert_int_equal(fread(bytes, 1, (size_t)bn, bf), (size_t)bn);
+		fclose(bf);
+		assert_int_equal(truncate(bl, bn - 1), 0);
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+		        MS_ERR_CORRUPT);
+		assert_non_null(strstr(rep.problems[0],
+		                       "changed block ledgers"));
+		assert_non_null(strstr(rep.problems[0], "not the size"));
+		bf = fopen(bl, "wb");
+		assert_non_null(bf);
+		assert_int_equal(fwrite(bytes, 1, (size_t)bn, bf), (size_t)bn);
+		assert_int_equal(fclose(bf), 0);
+		free(bytes);
+	}
+
+	/* A file the manifest does not list: a part file that is none of
+	 * its parts, or anything else in the fixture, is named. */
+	{
+		char stray[620], copy[640];
+		slot_path_dir(dir, "parts/core/00000000000fffff", stray,
+		              sizeof(stray));
+		put_text(stray, "x\n");
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+		        MS_ERR_CORRUPT);
+		assert_non_null(strstr(rep.problems[0],
+		                       "unexpected file "
+		                       "parts/core/00000000000fffff"));
+		assert_int_equal(unlink(stray), 0);
+		snprintf(copy, sizeof(copy), "%s/notes.txt", dir);
+		put_text(copy, "x\n");
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+		        MS_ERR_CORRUPT);
+		assert_non_null(strstr(eb.msg, "unexpected file notes.txt"));
+		assert_int_equal(unlink(copy), 0);
+	}
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+
 	/* A manifest whose consolidated index payload is not what the
 	 * parts give: a problem of the fixture, named; the density is
 	 * judged on the parts' figures (here not applicable). */
@@ -1094,6 +1179,26 @@ test_check(void **state)
 	         (unsigned long long)refenc);
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 
+	/* The counts a replay takes from the manifest must be the parts':
+	 * one edited, not a number or missing is named. */
+	set_fact(db, "rows", rep.rows + 1);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "manifest fact rows is"));
+	set_fact(db, "rows", rep.rows);
+	assert_int_equal(sqlite3_exec(db,
+	                              "UPDATE fixture SET value='abc' WHERE "
+	                              "key='traces'",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "manifest fact traces is \"abc\", the "
+	                               "parts hold 4000"));
+	set_fact(db, "traces", 4000);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+
 	/* Parts of another part format: refused before any part is read. */
 	set_fact(db, "part_format_version", MS_PART_FORMAT_VERSION - 1);
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_FORMAT);
@@ -1116,6 +1221,12 @@ test_check(void **state)
 	assert_int_equal(sqlite3_changes(db), 1);
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_FORMAT);
 	assert_non_null(strstr(eb.msg, "generator v1"));
+	/* And the check says so too, rather than passing a fixture no run
+	 * will replay. */
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, "generator v1"));
+	assert_non_null(strstr(eb.msg, "build the fixture again"));
 	snprintf(sql, sizeof(sql),
 	         "UPDATE fixture SET value='%u' WHERE key='generator_version'",
 	         (unsigned)genv);
@@ -1430,26 +1541,57 @@ test_room_check(void **state)
 	const uint64_t mib = 1024 * 1024, tib = mib * mib;
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(
-	        ms__fx_room_check(p, false, "/small", 100 * mib, tib, &eb),
+	        ms__fx_room_check(p, false, "/small", 100 * mib, 0, tib,
+	                                   &eb),
 	        MS_ERR_NOSPACE);
 	fprintf(stderr, "refused as expected: %s\n", eb.msg);
 	assert_non_null(strstr(eb.msg, "day-4x needs about 225.3 MiB"));
 	assert_non_null(strstr(eb.msg, "/small has 100.0 MiB free"));
 	assert_non_null(strstr(eb.msg, "nothing was written"));
 	/* Room for the day alone, not with a warm opening's. */
-	assert_int_equal(ms__fx_room_check(p, false, "/d", 300 * mib, tib, &eb),
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 300 * mib, 0, tib,
+	                                   &eb),
 	                 0);
-	assert_int_equal(ms__fx_room_check(p, true, "/d", 300 * mib, tib, &eb),
+	assert_int_equal(ms__fx_room_check(p, true, "/d", 300 * mib, 0, tib,
+	                                   &eb),
 	                 MS_ERR_NOSPACE);
 	/* The day is generated in memory. */
-	assert_int_equal(ms__fx_room_check(p, false, "/d", tib, 64 * mib, &eb),
+	assert_int_equal(ms__fx_room_check(p, false, "/d", tib, 0, 64 * mib,
+	                                   &eb),
 	                 MS_ERR_NOMEM);
 	fprintf(stderr, "refused as expected: %s\n", eb.msg);
 	assert_non_null(strstr(eb.msg, "memory limit is 64.0 MiB"));
-	assert_int_equal(ms__fx_room_check(p, false, "/d", tib, 96 * mib, &eb),
+	assert_int_equal(ms__fx_room_check(p, false, "/d", tib, 0, 96 * mib,
+	                                   &eb),
 	                 0);
+	/* A file system stores files in whole blocks: a day whose files'
+	 * bytes fit but whose blocks do not is refused too (smoke on a
+	 * 7 MiB tmpfs: its 6.1 MiB took 7.1 MiB there, 521 files). */
+	static const struct {
+		const char *preset;
+		uint64_t avail_mib, block;
+		int rc;
+	} blocks[] = {
+		{ "smoke", 7, 0, 0 },
+		{ "smoke", 7, 4096, MS_ERR_NOSPACE },
+		{ "smoke", 8, 4096, 0 },
+		{ "day-1x", 64, 4096, MS_ERR_NOSPACE }, /* its files: 66.0 */
+		{ "day-1x", 68, 4096, 0 },
+	};
+	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
+		p = ms__fx_preset_find(blocks[i].preset, &scaled);
+		assert_non_null(p);
+		assert_int_equal(ms__fx_room_check(p, false, "/d",
+		                                   blocks[i].avail_mib * mib,
+		                                   blocks[i].block, tib, &eb),
+		                 blocks[i].rc);
+		if (i == 1)
+			assert_non_null(
+			        strstr(eb.msg, "smoke needs about 7.2 MiB"));
+	}
 	p = ms__fx_preset_find("day-1000x", &scaled);
-	assert_int_equal(ms__fx_room_check(p, false, "/d", 40 * mib, tib, &eb),
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 40 * mib, 0, tib,
+	                                   &eb),
 	                 MS_ERR_NOSPACE);
 	assert_non_null(strstr(eb.msg, "day-1000x needs about 55.0"));
 	assert_non_null(strstr(eb.msg, " GiB for its files"));

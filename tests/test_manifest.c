@@ -19,6 +19,9 @@
 
 #include "fx_int.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 static char path[256];
 
 static void
@@ -311,6 +314,16 @@ test_not_a_database(void **state)
 	assert_true(ms__fx_manifest_read_mem(junk, sizeof(junk), &got, &eb) <
 	            0);
 	assert_null(got);
+
+	/* A directory where the manifest should be: named as such, not
+	 * SQLite's "disk I/O error". */
+	unlink(path);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(ms__fx_manifest_read(path, &got, &eb), MS_ERR_FORMAT);
+	assert_null(got);
+	assert_non_null(strstr(eb.msg, path));
+	assert_non_null(strstr(eb.msg, "a directory, expected"));
+	assert_int_equal(rmdir(path), 0);
 }
 
 static void

@@ -244,6 +244,18 @@ test_spec_variants(void **st)
 	assert_string_equal(s.links[0].config, "{\"percent\":35}");
 	ms_chain_spec_release(&s);
 
+	/* Spaces around the ':' as around the ',' are not the link's; a
+	 * percentage is any JSON number without sign or exponent. */
+	assert_int_equal(ms_chain_spec_parse(&s, " detdrop : 0.5 , detdrop:0",
+	                                     "/p", NULL, &eb),
+	                 0);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.names[0], "detdrop");
+	assert_string_equal(s.links[0].path, "/p/detdrop.so");
+	assert_string_equal(s.links[0].config, "{\"percent\":0.5}");
+	assert_string_equal(s.links[1].config, "{\"percent\":0}");
+	ms_chain_spec_release(&s);
+
 	assert_int_equal(ms_chain_spec_parse(&s, "skywalking", "/p", NULL, &eb),
 	                 0);
 	assert_string_equal(s.links[0].config, MS_SKYWALKING_DEFAULT_CONFIG);
@@ -279,6 +291,16 @@ test_spec_errors(void **st)
 		{ "skywalking:{\"a\":1", "unbalanced" },
 		{ "alwayskeep,", "expected a plugin name" },
 		{ "alwayskeep:3", "JSON object" },
+		/* Refused by the spec, not as a config nobody wrote
+		 * ({"percent":007} "leading zero at offset 11"). */
+		{ "detdrop:007", "detdrop expects a percentage" },
+		{ "detdrop:00", "detdrop expects a percentage" },
+		{ "detdrop:1.", "detdrop expects a percentage" },
+		{ "skywalking,detdrop:.5", "offset 11: detdrop expects" },
+		/* A name too long is named so, not "expected a name". */
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		  "aaaaa:{}",
+		  "plugin name of 64 characters, expected at most 63" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ms_chain_spec s;

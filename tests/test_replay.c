@@ -1046,6 +1046,31 @@ set_env(const char *name, const char *value)
 		assert_int_equal(unsetenv(name), 0);
 }
 
+/* A shard directory whose file system cannot hold the day's parts as
+ * they are copied there is refused before staging, naming it and both
+ * figures (before, a 20 MiB tmpfs as --work-dir copied 510 of day-1x's
+ * 1612 parts and failed at the next); linked parts take no room. */
+static void
+test_work_room(void **state)
+{
+	(void)state;
+	ms_errbuf eb = { { 0 } };
+	const uint64_t mib = 1ull << 20;
+	assert_int_equal(ms__work_room_check("/w", 20 * mib, false, 60 * mib,
+	                                     &eb),
+	                 MS_ERR_NOSPACE);
+	assert_non_null(strstr(eb.msg, "shard directory /w"));
+	assert_non_null(strstr(eb.msg, "20.0 MiB free"));
+	assert_non_null(strstr(eb.msg, "take 60.0 MiB there"));
+	assert_non_null(strstr(eb.msg, "nothing was staged"));
+	assert_int_equal(ms__work_room_check("/w", 20 * mib, true, 60 * mib,
+	                                     &eb),
+	                 0);
+	assert_int_equal(ms__work_room_check("/w", 60 * mib, false, 60 * mib,
+	                                     &eb),
+	                 0);
+}
+
 /* Where the scratch shard goes without --work-dir: the scratch root only
  * when it has room for the day (and is a tmpfs, unless MERGESCOPE_SCRATCH
  * chose it), else the disk; one line says why. */
@@ -1868,6 +1893,7 @@ main(void)
 		cmocka_unit_test(test_fsync_count_matches_calls),
 		cmocka_unit_test(test_staging_link_and_copy_same_run),
 		cmocka_unit_test(test_work_dir_choice),
+		cmocka_unit_test(test_work_room),
 		cmocka_unit_test(test_retain_reread_identical),
 		cmocka_unit_test(test_day1x_finalize_cut_by_budget),
 		cmocka_unit_test(test_break_mature),

@@ -138,6 +138,9 @@ chain_seeds(void)
 		"Detdrop:5",
 		"alwayskeep,,detdrop:1",
 		"detdrop:{\"percent\":35}}",
+		"detdrop:007",
+		"detdrop : 0.5",
+		"detdrop:1.",
 	};
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
 		char name[32];

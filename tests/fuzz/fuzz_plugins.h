@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void
+/* NULL when the plugin opened with cfg (and decided), else its refusal
+ * (until the next call). */
+static const char *
 fz_run_plugin(ms_plugin_entry_fn entry, const char *cfg)
 {
 	ms_plugin_desc d;
@@ -33,13 +35,13 @@ fz_run_plugin(ms_plugin_entry_fn entry, const char *cfg)
 		                NULL,
 		                NULL,
 		                NULL };
-	char err[512];
+	static char err[512];
 	err[0] = '\0';
 	void *st = NULL;
 	if (d.open(cfg, &host, err, sizeof(err), &st) != 0) {
 		if (!err[0])
 			abort(); /* a refusal says why */
-		return;
+		return err;
 	}
 	static const char *const tags[] = { "http.url=/api/v1/x", "db=x", "k",
 		                            "k=", "=v" };
@@ -62,6 +64,7 @@ fz_run_plugin(ms_plugin_entry_fn entry, const char *cfg)
 		ms_batch_release(b);
 	}
 	d.close(st);
+	return NULL;
 }
 
 #endif

@@ -27,8 +27,12 @@
  *  segv      decide writes to a page mapped without access (SIGSEGV)
  *  abort     decide calls abort() (SIGABRT)
  *  exit      decide calls exit(3)
- *  For loop, segv, abort and exit, config "K" makes calls 0..K-1 keep
- *  everything and only call K (and later ones) misbehave.
+ *  garble    decide writes three bytes into descriptor 3 (in a plugin
+ *            host, its channel to the workbench: not an answer), then
+ *            never returns; for --plugin-host process only (in process it
+ *            would write into one of the workbench's files)
+ *  For loop, segv, abort, exit and garble, config "K" makes calls 0..K-1
+ *  keep everything and only call K (and later ones) misbehave.
  */
 #include "ms_plugin.h"
 
@@ -55,6 +59,7 @@
 #define K_SEGV 13
 #define K_ABORT 14
 #define K_EXIT 15
+#define K_GARBLE 16
 
 #ifndef TP_KIND
 #error TP_KIND must be set
@@ -206,6 +211,16 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 	case K_EXIT:
 		if (call >= (uint64_t)s->from)
 			exit(3);
+		return (int64_t)n;
+	case K_GARBLE:
+		if (call >= (uint64_t)s->from) {
+			if (write(3, "bad", 3) != 3)
+				abort();
+			for (;;) {
+				struct timespec ts = { 0, 50000000L };
+				nanosleep(&ts, NULL);
+			}
+		}
 		return (int64_t)n;
 	default:
 		return (int64_t)n;
