@@ -818,6 +818,40 @@ footer_asking(fx *f, enum ms_tui_prompt p, char *field, size_t fn,
 	footer_row(f, w, 24, row, n);
 }
 
+/* The export's fields are offered defaults: the first character typed
+ * replaces one (typing "csv" in the format field gave "jsonlcsv"), an
+ * editing key edits it, and the footer shows it selected and says so. */
+static void
+test_export_prefilled_replaced(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	keys(f, "e");
+	footer_row(f, 132, 40, row, sizeof(row));
+	assert_non_null(strstr(row, "jsonl  (typing replaces it)"));
+	int x = (int)(strstr(row, "): jsonl") - row) + 3;
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, 132, 40), 0);
+	assert_true(ms_canvas_at(&cv, x, 39).attr & MS_A_REV);
+	ms_canvas_release(&cv);
+	keys(f, "c");
+	assert_string_equal(f->s.view->ui.cmdline, "c");
+	keys(f, "sv\n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_EXPORT_PATH);
+	assert_non_null(strstr(f->s.view->ui.cmdline, "-skywalking.csv"));
+	/* Backspace edits the offered path; typing then appends. */
+	ms_session_key(&f->s, MS_KEY_BACKSPACE);
+	keys(f, "x");
+	assert_non_null(strstr(f->s.view->ui.cmdline, "-skywalking.csx"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	/* The format offered again (csv) gives way to "jsonl" typed. */
+	keys(f, "ejsonl");
+	assert_string_equal(f->s.view->ui.cmdline, "jsonl");
+	ms_session_key(&f->s, MS_KEY_ESC);
+	assert_string_equal(f->fake.log, "");
+}
+
 /* At 80 columns each prompt's question shows whole: an existing file's
  * long path is shortened from the left (it hid "write over it? (y/N)",
  * so the next key answered a question never seen), a long offer from
@@ -1192,6 +1226,16 @@ test_zoom_keys(void **state)
 	assert_string_equal(f->fake.log, "");
 }
 
+/* The help names shift-Tab beside Tab: it moves the focus back. */
+static void
+test_help_names_shift_tab(void **state)
+{
+	fx *f = *state;
+	keys(f, "?");
+	assert_true(screen_has_at(f, 132, 60, "shift-Tab"));
+	keys(f, "?");
+}
+
 /* The help scrolls with the arrows (and j/k) and starts at its top. */
 static void
 test_help_scrolls(void **state)
@@ -1557,9 +1601,11 @@ main(void)
 		T(test_breakpoint_list_scrolls),
 		T(test_filter_and_export),
 		T(test_export_path_field),
+		T(test_export_prefilled_replaced),
 		T(test_footer_questions_fit),
 		T(test_prompt_history),
 		T(test_help_scrolls),
+		T(test_help_names_shift_tab),
 		T(test_details_scroll),
 		T(test_focus_skips_folded_panels),
 		T(test_zoom_keys),

@@ -138,8 +138,16 @@ ms__prompt_open(ms_tui_session *s, enum ms_tui_prompt p, const char *init)
 	ui->prompt = p;
 	snprintf(ui->cmdline, sizeof(ui->cmdline), "%s", init ? init : "");
 	ui->cursor = strlen(ui->cmdline);
+	ui->prefilled = false;
 	ui->message[0] = '\0';
 	s->dirty = true;
+}
+
+void
+ms__prompt_offer(ms_tui_session *s, enum ms_tui_prompt p, const char *init)
+{
+	ms__prompt_open(s, p, init);
+	s->view->ui.prefilled = s->view->ui.cmdline[0] != '\0';
 }
 
 /* ---- Actions ------------------------------------------------------------ */
@@ -562,8 +570,8 @@ const ms_key_binding ms_key_table[] = {
 	  "breakpoints: add, enable, delete, hits", act_breaks },
 	{ 'f', MS_KEY_F(9), "f F9", "Freeze",
 	  "freeze the shard at this barrier", act_freeze },
-	{ MS_KEY_TAB, MS_KEY_BTAB, "Tab", NULL, "move focus between panels",
-	  act_focus },
+	{ MS_KEY_TAB, MS_KEY_BTAB, "Tab", NULL,
+	  "focus the next panel (shift-Tab: the one before)", act_focus },
 	{ MS_KEY_ENTER, MS_KEY_NONE, "Enter", NULL,
 	  "details of the selected merge or part", act_details },
 	{ '/', MS_KEY_F(3), "/ F3", "Filter", "filter the event log",
@@ -956,6 +964,7 @@ history_move(ms_tui_session *s, bool back)
 	snprintf(ui->cmdline, sizeof(ui->cmdline), "%s",
 	         s->hist_pos ? s->hist[p][n - s->hist_pos] : "");
 	ui->cursor = strlen(ui->cmdline);
+	ui->prefilled = false;
 }
 
 static void do_filter(ms_tui_session *s, const char *arg);
@@ -1097,6 +1106,10 @@ prompt_key(ms_tui_session *s, int key)
 		s->dirty = true;
 		return;
 	}
+	/* An offered default is replaced by the first character typed;
+	 * any other key keeps it, now as ordinary text. */
+	bool replace = ui->prefilled;
+	ui->prefilled = false;
 	switch (key) {
 	case MS_KEY_ESC:
 		ui->prompt = MS_PROMPT_NONE;
@@ -1152,6 +1165,10 @@ prompt_key(ms_tui_session *s, int key)
 	default:
 		/* Printable ASCII only: the line ends up in file names and
 		 * specs. */
+		if (replace && key >= 0x20 && key < 0x7f) {
+			ui->cmdline[0] = '\0';
+			ui->cursor = len = 0;
+		}
 		if (key >= 0x20 && key < 0x7f &&
 		    len + 1 < sizeof(ui->cmdline)) {
 			memmove(ui->cmdline + ui->cursor + 1,

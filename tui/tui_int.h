@@ -369,6 +369,10 @@ void ms__search_step(ms_tui_session *s, int dir, bool include_current);
 
 /* Open footer prompt p with init as its text, cursor at the end. */
 void ms__prompt_open(ms_tui_session *s, enum ms_tui_prompt p, const char *init);
+/* The same, with init an offered default (ui.prefilled): typing replaces
+ * it. */
+void ms__prompt_offer(ms_tui_session *s, enum ms_tui_prompt p,
+                      const char *init);
 
 /* `e`: open the format field (the last format used). */
 void ms__export_begin(ms_tui_session *s);
