@@ -77,6 +77,71 @@ count_merges(ms_tui_view *v)
 	ui->n_counted = v->events_total;
 }
 
+static uint64_t go_merge_position(const ms_tui_view *v);
+
+/* The day's last merge, where the view shows it: the run is over, or
+ * stopped at the finalize's barrier; else what the session saw before
+ * (0: not known yet). */
+static uint64_t
+day_last_merge(ms_tui_session *s)
+{
+	const ms_tui_view *v = s->view;
+	if (v->state == MS_VIEW_DONE && v->merges_done)
+		s->day_last_merge = go_merge_position(v);
+	else if (v->state == MS_VIEW_BREAK && v->sel.present &&
+	         strcmp(v->sel.lane, "finalize") == 0)
+		s->day_last_merge = v->sel.seq;
+	return s->day_last_merge;
+}
+
+/* A `g` has stopped: say so where the stop is not plainly its target. A
+ * time target stops before the first point of the run after it (a
+ * publication, the day's end, the end of the grace after it), where the
+ * clock still reads that point's time before: nothing happens in
+ * between, so the state is the target's, but the clock is not; a merge
+ * target the day never reaches ends the run. */
+static void
+go_stopped(ms_tui_session *s)
+{
+	const ms_tui_view *v = s->view;
+	const ms_tui_target *t = &s->go_tgt;
+	char tb[32], nb[32], nx[32];
+	if (t->kind == MS_TARGET_MERGE && v->state == MS_VIEW_DONE) {
+		ms_session_say(s, true,
+		               "go to #%" PRIu64 ": the day ended at merge #%" PRIu64
+		               ", its last (the finalize): there is no merge #%" PRIu64,
+		               t->seq, day_last_merge(s), t->seq);
+		return;
+	}
+	if (t->kind != MS_TARGET_TIME || strncmp(v->break_why, "go ", 3) != 0 ||
+	    v->now >= t->t)
+		return;
+	ms_fmt_clock(tb, sizeof(tb), t->t, v->day_start);
+	ms_fmt_clock(nb, sizeof(nb), v->now, v->day_start);
+	if (strcmp(v->phase, "cooldown") == 0)
+		ms_session_say(s, false,
+		               "go %s: stopped at %s, the day's end: nothing "
+		               "happens until %s, the cooldown's next point "
+		               "(every part aged by the grace)",
+		               tb, nb,
+		               ms_fmt_clock(nx, sizeof(nx),
+		                            v->day_end + (v->now - v->frontier),
+		                            v->day_start));
+	else if (strcmp(v->phase, "boundary") == 0)
+		ms_session_say(s, false,
+		               "go %s: stopped at %s, the day's last "
+		               "publication: nothing happens until the day's "
+		               "end, %s",
+		               tb, nb,
+		               ms_fmt_clock(nx, sizeof(nx), v->day_end,
+		                            v->day_start));
+	else
+		ms_session_say(s, false,
+		               "go %s: stopped at %s, the last publication "
+		               "before it: nothing happens until the next one",
+		               tb, nb);
+}
+
 void
 ms__session_observe(ms_tui_session *s)
 {
@@ -87,7 +152,9 @@ ms__session_observe(ms_tui_session *s)
 		s->go_active = false;
 		if (s->ctl->ops->set_speed(s->ctl->self, s->go_speed, &eb) == 0)
 			v->speed = s->go_speed;
+		go_stopped(s);
 	}
+	(void)day_last_merge(s);
 	if (!s->go_active)
 		v->ui.go_target[0] = '\0';
 	/* The run just ended: its gates take the Events area. */
@@ -754,6 +821,7 @@ go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 		if (rc == 0) {
 			s->go_active = true;
 			s->go_speed = before;
+			s->go_tgt = *t;
 		} else {
 			ms_errbuf eb2 = { "" };
 			if (s->ctl->ops->set_speed(s->ctl->self, before,
@@ -783,6 +851,15 @@ do_goto(ms_tui_session *s, const char *arg)
 		if (t.seq == at && v->state == MS_VIEW_BREAK) {
 			ms_session_say(s, true,
 			               "go to: already at merge #%" PRIu64, at);
+			return;
+		}
+		uint64_t last = day_last_merge(s);
+		if (last && t.seq > last) {
+			ms_session_say(s, true,
+			               "go to: merge #%" PRIu64 " is past the "
+			               "day's last merge, #%" PRIu64
+			               " (the finalize)",
+			               t.seq, last);
 			return;
 		}
 		back = back || t.seq <= at;

@@ -305,6 +305,11 @@ typedef struct ms_tui_session {
 	 * restore when the run stops for whatever reason. */
 	bool go_active;
 	double go_speed;
+	ms_tui_target go_tgt; /* where that `g` runs to */
+	/* The day's last merge number (the finalize's) once the session has
+	 * seen it, 0 before: a replay of the same day has the same merges,
+	 * so a `g #N` past it is refused. */
+	uint64_t day_last_merge;
 	/* Where the replay was when the footer message was said (set at
 	 * the first snapshot after it): a message that is not an error is
 	 * stale, and cleared, once the replay stops somewhere else or starts
