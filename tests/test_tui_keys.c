@@ -500,15 +500,15 @@ test_goto_past_last_merge(void **state)
 	f->model->events[f->model->nevents - 1].seq = 58;
 	ms_session_snapshot(&f->s);
 	assert_true(f->s.view->ui.message_is_error);
-	assert_non_null(strstr(f->s.view->ui.message,
-	                        "the day ended at merge #58"));
+	assert_non_null(
+	        strstr(f->s.view->ui.message, "the day ended at merge #58"));
 	assert_non_null(strstr(f->s.view->ui.message, "no merge #500"));
 	f->fake.log[0] = '\0';
 	keys(f, "g#500\n");
 	assert_string_equal(f->fake.log, "");
 	assert_true(f->s.view->ui.message_is_error);
 	assert_non_null(strstr(f->s.view->ui.message,
-	                        "past the day's last merge, #58"));
+	                       "past the day's last merge, #58"));
 	/* At the finalize's barrier, before the end. */
 	fake_scene_break(f->model);
 	snprintf(f->model->sel.lane, sizeof(f->model->sel.lane), "finalize");
@@ -551,8 +551,8 @@ test_goto_time_stop_said(void **state)
 	m->now = FAKE_DAY0 + 12 * FAKE_H + 59 * FAKE_MIN + 40000000000LL;
 	ms_session_snapshot(&f->s);
 	assert_non_null(strstr(f->s.view->ui.message,
-	                        "go 13:00:00: stopped at 12:59:40, the last "
-	                        "publication before it"));
+	                       "go 13:00:00: stopped at 12:59:40, the last "
+	                       "publication before it"));
 	/* Stopped by a breakpoint on the way: nothing to explain. */
 	m->state = MS_VIEW_RUNNING;
 	ms_session_snapshot(&f->s);

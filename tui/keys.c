@@ -108,8 +108,10 @@ go_stopped(ms_tui_session *s)
 	char tb[32], nb[32], nx[32];
 	if (t->kind == MS_TARGET_MERGE && v->state == MS_VIEW_DONE) {
 		ms_session_say(s, true,
-		               "go to #%" PRIu64 ": the day ended at merge #%" PRIu64
-		               ", its last (the finalize): there is no merge #%" PRIu64,
+		               "go to #%" PRIu64
+		               ": the day ended at merge #%" PRIu64
+		               ", its last (the finalize): there is no merge "
+		               "#%" PRIu64,
 		               t->seq, day_last_merge(s), t->seq);
 		return;
 	}
@@ -128,13 +130,13 @@ go_stopped(ms_tui_session *s)
 		                            v->day_end + (v->now - v->frontier),
 		                            v->day_start));
 	else if (strcmp(v->phase, "boundary") == 0)
-		ms_session_say(s, false,
-		               "go %s: stopped at %s, the day's last "
-		               "publication: nothing happens until the day's "
-		               "end, %s",
-		               tb, nb,
-		               ms_fmt_clock(nx, sizeof(nx), v->day_end,
-		                            v->day_start));
+		ms_session_say(
+		        s, false,
+		        "go %s: stopped at %s, the day's last "
+		        "publication: nothing happens until the day's "
+		        "end, %s",
+		        tb, nb,
+		        ms_fmt_clock(nx, sizeof(nx), v->day_end, v->day_start));
 	else
 		ms_session_say(s, false,
 		               "go %s: stopped at %s, the last publication "
