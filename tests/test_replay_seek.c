@@ -780,6 +780,89 @@ test_seek_while_finalize_runs(void **state)
 	free(st);
 }
 
+/* A link's figures over the merges on record, from the event log: calls,
+ * Decide time, slowest call (as `mergescope report` sums them). */
+static void
+link_rows(const char *db, int64_t *calls, int64_t *total, int64_t *max)
+{
+	*calls = count_rows(db, "SELECT coalesce(sum(calls), 0) FROM "
+	                        "merge_link WHERE idx = 0");
+	*total = count_rows(db, "SELECT coalesce(sum(total_ns), 0) FROM "
+	                        "merge_link WHERE idx = 0");
+	*max = count_rows(db, "SELECT coalesce(max(max_ns), 0) FROM "
+	                      "merge_link WHERE idx = 0");
+}
+
+/* The status's figures of link 0 are the event log's, and its Decide
+ * time is never below its slowest call. */
+static void
+link_figures_as_recorded(ms_replay *r, const char *db)
+{
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	assert_true(st->nlinks >= 1);
+	const ms_link_stats *l = &st->links[0];
+	int64_t calls, total, max;
+	assert_int_equal(ms_rec_flush(r->rec, NULL), 0);
+	link_rows(db, &calls, &total, &max);
+	print_message("status: %llu calls, %llu ns, max %llu ns; log: %lld "
+	              "calls, %lld ns, max %lld ns\n",
+	              (unsigned long long)l->calls,
+	              (unsigned long long)l->total_ns,
+	              (unsigned long long)l->max_ns, (long long)calls,
+	              (long long)total, (long long)max);
+	assert_true(total >= max);
+	assert_true(l->total_ns >= l->max_ns);
+	assert_int_equal(l->calls, calls);
+	assert_int_equal(l->total_ns, total);
+	assert_int_equal(l->max_ns, max);
+	free(st);
+}
+
+/* The run's first Decide call is slow (300 ms, tp_slow), the later ones
+ * fast. After the run went back before the merge that made it and ran
+ * that merge again, fast, the link's figures are those of the merges on
+ * record, on the status as in the event log: their calls and time, and a
+ * slowest call no longer than their time (the log had 300 ms as the
+ * slowest of calls that took a few ms in all, the status the calls of
+ * both passes). */
+static void
+test_seek_link_figures(void **state)
+{
+	(void)state;
+	char gate[PATH_MAX], spec[PATH_MAX + 64];
+	rt_path(gate, sizeof(gate), "seek-link-gate");
+	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"300/1>1@%s\"}", gate);
+	touch(gate);
+	rt_run run;
+	rt_opts(&run, "seek-link", spec);
+	run.o.plugin_dir = MS_TEST_PLUGIN_DIR;
+	run.o.serial = true;
+	run.o.start_paused = true;
+	run.o.checkpoint_every_ns = 1;
+	run.o.decide_timeout_ns = 60 * 1000000000LL;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	to_end(r, "seek-link");
+	link_figures_as_recorded(r, run.db);
+	int64_t slow = count_rows(run.db, "SELECT max(max_ns) FROM merge_link "
+	                                  "WHERE idx = 0");
+	assert_true(slow >= 300 * 1000000LL);
+	uint64_t first = (uint64_t)count_rows(
+	        run.db, "SELECT min(seq) FROM merge_link WHERE idx = 0 AND "
+	                "calls > 0");
+	ms_errbuf eb = { { 0 } };
+	seek_ok(ms_replay_seek_merge(r, first, &eb), &eb, r);
+	link_figures_as_recorded(r, run.db);
+	to_end(r, "seek-link again");
+	link_figures_as_recorded(r, run.db);
+	assert_true(count_rows(run.db, "SELECT max(max_ns) FROM merge_link "
+	                               "WHERE idx = 0") < slow);
+	ms_replay_close(r);
+	unlink(gate);
+}
+
 int
 main(void)
 {
@@ -793,6 +876,7 @@ main(void)
 		cmocka_unit_test(test_seek_after_finalize_released),
 		cmocka_unit_test(test_seek_while_finalize_runs),
 		cmocka_unit_test(test_seek_from_cooldown_point),
+		cmocka_unit_test(test_seek_link_figures),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }
