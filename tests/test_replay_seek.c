@@ -708,6 +708,30 @@ seek_main(void *arg)
 	return NULL;
 }
 
+/* A tp_slow chain spec with config `cfg` whose "@" is followed by the
+ * gate file `name` (made here: gated calls go on at once). */
+static void
+slow_spec(char *gate, size_t gn, const char *name, const char *cfg,
+          char *spec, size_t sn)
+{
+	rt_path(gate, gn, "%s", name);
+	snprintf(spec, sn, "tp_slow:{\"slow\":\"%s@%s\"}", cfg, gate);
+	touch(gate);
+}
+
+/* A serial run of spec (test plugins), started paused, a checkpoint at
+ * every point, Decide given a minute. */
+static void
+slow_opts(rt_run *run, const char *name, const char *spec)
+{
+	rt_opts(run, name, spec);
+	run->o.plugin_dir = MS_TEST_PLUGIN_DIR;
+	run->o.serial = true;
+	run->o.start_paused = true;
+	run->o.checkpoint_every_ns = 1;
+	run->o.decide_timeout_ns = 60 * 1000000000LL;
+}
+
 /* A seek back asked for while the finalize merge runs (held inside its
  * Decide call by tp_slow until a gate file exists): the merge finishes
  * (a running merge is not stopped), then the run goes back in place and
@@ -719,18 +743,11 @@ test_seek_while_finalize_runs(void **state)
 {
 	(void)state;
 	char gate[PATH_MAX], spec[PATH_MAX + 64];
-	rt_path(gate, sizeof(gate), "seek-gate");
-	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"1/1>0@%s\"}", gate);
-	touch(gate);
+	slow_spec(gate, sizeof(gate), "seek-gate", "1/1>0", spec, sizeof(spec));
 	char want_fp[32];
 	run_straight_in(spec, MS_TEST_PLUGIN_DIR, want_fp, sizeof(want_fp));
 	rt_run run;
-	rt_opts(&run, "seek-run", spec);
-	run.o.plugin_dir = MS_TEST_PLUGIN_DIR;
-	run.o.serial = true;
-	run.o.start_paused = true;
-	run.o.checkpoint_every_ns = 1;
-	run.o.decide_timeout_ns = 60 * 1000000000LL;
+	slow_opts(&run, "seek-run", spec);
 	run.o.wait_timeout_ns = 120 * 1000000000LL;
 	ms_replay *r = rt_start(&run, "sampling");
 	assert_non_null(r);
@@ -831,16 +848,10 @@ test_seek_link_figures(void **state)
 {
 	(void)state;
 	char gate[PATH_MAX], spec[PATH_MAX + 64];
-	rt_path(gate, sizeof(gate), "seek-link-gate");
-	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"300/1>1@%s\"}", gate);
-	touch(gate);
+	slow_spec(gate, sizeof(gate), "seek-link-gate", "300/1>1", spec,
+	          sizeof(spec));
 	rt_run run;
-	rt_opts(&run, "seek-link", spec);
-	run.o.plugin_dir = MS_TEST_PLUGIN_DIR;
-	run.o.serial = true;
-	run.o.start_paused = true;
-	run.o.checkpoint_every_ns = 1;
-	run.o.decide_timeout_ns = 60 * 1000000000LL;
+	slow_opts(&run, "seek-link", spec);
 	ms_replay *r = rt_start(&run, NULL);
 	assert_non_null(r);
 	stopped_at(r, MS_REPLAY_PAUSED, NULL);
