@@ -54,11 +54,13 @@
  *     is), and one that fails to read back after all fails the run, as
  *     does a restore that fails once it touched anything.
  *  6. Not rolled back, as documented in replay/SCHEMA.md: the plugins'
- *     own counters (plugin_stat) and the chain's call counters (the
- *     calls of removed stretches are kept apart, link_calls_superseded,
- *     for the plugin_health gate), resource figures of the phase (its
- *     wall, CPU, I/O include the stretch that was re-run) and the wall
- *     spent checking parts.
+ *     own counters (plugin_stat) and the chain's counters (what removed
+ *     stretches added is kept apart, link_calls_superseded for the
+ *     plugin_health gate and links_gone for the status, which shows the
+ *     merges on record as the report does; their slowest call,
+ *     links_max, goes back with the checkpoint), resource figures of
+ *     the phase (its wall, CPU, I/O include the stretch that was re-run)
+ *     and the wall spent checking parts.
  *  7. Room: a checkpoint's links keep parts the shard has deleted. While
  *     the work directory's file system has less free than the day's
  *     bytes plus 64 MiB (ms_replay_opts.checkpoint_room_bytes), they are
@@ -87,7 +89,7 @@
 	X(decide_dup_traces) X(bounds_mismatch) X(decide_traces)           \
 	X(pub_merges) X(health) X(nhealth) X(health_kinds)                 \
 	X(health_total) X(link_calls_events) X(link_circuit_events)        \
-	X(plugin_calls_events) X(attempts_discarded) X(recon)
+	X(plugin_calls_events) X(attempts_discarded) X(recon) X(links_max)
 
 struct ms__rck {
 	char dir[PATH_MAX];
@@ -96,7 +98,7 @@ struct ms__rck {
 	uint64_t merge_seq; /* the engine's last dispatch */
 	ms_rec_mark mark;
 	size_t ndropped;
-	uint64_t link_calls[MS_EV_LINKS_MAX]; /* the chain's, per link */
+	ms_link_stats links[MS_EV_LINKS_MAX]; /* the chain's counters */
 	ms__track_copy track;                 /* the lifecycle table */
 	struct {
 #define CK_DECL(f) __typeof__(((ms_replay *)0)->f) f;
@@ -186,20 +188,17 @@ ck_room_ok(ms_replay *r)
 	return false;
 }
 
-/* Each link's call counter now (the chain is between Decide calls). */
+/* Each link's counters now (the chain is between Decide calls). */
 static void
-link_calls(ms_replay *r, uint64_t *out)
+link_stats(ms_replay *r, ms_link_stats *out)
 {
 	ms_chain *ch;
 	size_t n;
 	memset(out, 0, MS_EV_LINKS_MAX * sizeof(*out));
 	if (!ms__replay_links(r, &ch, &n))
 		return;
-	for (size_t i = 0; i < n; i++) {
-		ms_link_stats st;
-		ms_chain_link_stats(ch, i, &st);
-		out[i] = st.calls;
-	}
+	for (size_t i = 0; i < n; i++)
+		ms_chain_link_stats(ch, i, &out[i]);
 }
 
 /* The controller's side of a checkpoint, under mu. */
@@ -256,7 +255,7 @@ ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns, bool stopped)
 	ms_engine_stats es;
 	ms_engine_get_stats(r->engine, &es);
 	c->merge_seq = es.selections; /* dispatch numbers are 1, 2, ... */
-	link_calls(r, c->link_calls);
+	link_stats(r, c->links);
 	int rc = save_tallies(r, c);
 	if (rc == 0)
 		rc = ms_rec_mark_get(r->rec, pubs, c->merge_seq, &c->mark, &eb);
@@ -402,11 +401,13 @@ restore_at(ms_replay *r, size_t idx, ms_ev_seek *sk, ms_errbuf *e)
 	}
 	ms_clock_set(&r->clock, c->logical_ns);
 	ms__replay_links_rebase(r);
-	uint64_t now[MS_EV_LINKS_MAX];
-	link_calls(r, now);
+	ms_link_stats now[MS_EV_LINKS_MAX];
+	link_stats(r, now);
 	pthread_mutex_lock(&r->mu);
-	for (size_t i = 0; i < MS_EV_LINKS_MAX; i++)
-		r->link_calls_superseded[i] += now[i] - c->link_calls[i];
+	for (size_t i = 0; i < MS_EV_LINKS_MAX; i++) {
+		r->link_calls_superseded[i] += now[i].calls - c->links[i].calls;
+		ms__link_stats_acc(&r->links_gone[i], &now[i], &c->links[i]);
+	}
 	drop_from(r, idx + 1); /* design 4 */
 	r->seeks++;
 	pthread_mutex_unlock(&r->mu);

@@ -747,6 +747,46 @@ ms__replay_links_rebase(ms_replay *r)
 	live_read_as(r, true);
 }
 
+void
+ms__link_stats_acc(ms_link_stats *acc, const ms_link_stats *a,
+                   const ms_link_stats *b)
+{
+	acc->calls += a->calls - b->calls;
+	acc->traces += a->traces - b->traces;
+	acc->total_ns += a->total_ns - b->total_ns;
+	acc->kept += a->kept - b->kept;
+	acc->dropped += a->dropped - b->dropped;
+	for (size_t k = 0; k < MS_LINK_HIST_BUCKETS; k++)
+		acc->hist[k] += a->hist[k] - b->hist[k];
+	for (size_t k = 0; k < MS_LINK_RESULT_COUNT; k++)
+		acc->results[k] += a->results[k] - b->results[k];
+}
+
+/* The slowest of the calls a link made from reading prev to now. The
+ * chain keeps only its slowest call ever: when it grew, that call is one
+ * of these; else (the record is older, perhaps a stretch a seek back
+ * removed) no more than these calls' total and the upper bound of the
+ * slowest histogram bucket they reached. Never above their total. */
+static uint64_t
+link_merge_max(const ms_link_stats *now, const ms_link_stats *prev)
+{
+	if (now->calls == prev->calls)
+		return 0;
+	if (now->max_ns > prev->max_ns)
+		return now->max_ns;
+	uint64_t m = now->max_ns, total = now->total_ns - prev->total_ns;
+	if (total < m)
+		m = total;
+	/* The slowest bucket reached (the last one has no upper bound). */
+	size_t b = MS_LINK_HIST_BUCKETS;
+	while (b > 0 && now->hist[b - 1] == prev->hist[b - 1])
+		b--;
+	if (b > 0 && b < MS_LINK_HIST_BUCKETS &&
+	    ms_link_hist_bound_ns(b - 1) < m)
+		m = ms_link_hist_bound_ns(b - 1);
+	return m;
+}
+
 /* Per-merge link figures: the chain's cumulative stats minus what the
  * previous event saw (events are serialized by the engine). */
 static void
@@ -767,7 +807,7 @@ link_delta(ms_replay *r, ms_ev_merge *m)
 		l->traces = now.traces - prev->traces;
 		l->kept = now.kept - prev->kept;
 		l->total_ns = (int64_t)(now.total_ns - prev->total_ns);
-		l->max_ns = (int64_t)now.max_ns;
+		l->max_ns = (int64_t)link_merge_max(&now, prev);
 		for (size_t b = 0;
 		     b < MS_EV_HIST_BUCKETS && b < MS_LINK_HIST_BUCKETS; b++)
 			l->hist[b] = now.hist[b] - prev->hist[b];
@@ -785,6 +825,11 @@ link_delta(ms_replay *r, ms_ev_merge *m)
 		}
 		*prev = now;
 	}
+	pthread_mutex_lock(&r->mu);
+	for (size_t i = 0; i < n; i++)
+		if ((uint64_t)m->links[i].max_ns > r->links_max[i])
+			r->links_max[i] = (uint64_t)m->links[i].max_ns;
+	pthread_mutex_unlock(&r->mu);
 	live_store(r, r->links_prev, n, circuit, true);
 }
 
@@ -2990,13 +3035,23 @@ ms_replay_breaks(ms_replay *r, ms_breakpoint *out, size_t cap)
 /* ---- reading state ---------------------------------------------------- */
 
 /* The links' newest reading (design 6) and the merges in flight: how many,
- * the oldest, and what the chain did since the last recorded merge. mu
- * held. */
+ * the oldest, and what the chain did since the last recorded merge. The
+ * links' figures are those of the merges on record and in flight, as the
+ * report gives them: without what stretches removed by a seek back
+ * added, the slowest call among those merges. mu held. */
 static void
 status_live(ms_replay *r, ms_replay_status *st)
 {
+	static const ms_link_stats none;
 	st->nlinks = r->live_nlinks;
 	memcpy(st->links, r->live_links, r->live_nlinks * sizeof(st->links[0]));
+	for (size_t i = 0; i < r->live_nlinks; i++) {
+		ms_link_stats *l = &st->links[i];
+		ms__link_stats_acc(l, &none, &r->links_gone[i]);
+		l->max_ns = link_merge_max(&r->live_links[i], &r->live_base[i]);
+		if (r->links_max[i] > l->max_ns)
+			l->max_ns = r->links_max[i];
+	}
 	st->circuit_open = r->live_circuit;
 	st->inflight = r->nclaims;
 	for (size_t i = 0; i < r->nclaims; i++) {

@@ -717,6 +717,15 @@ struct ms_replay {
 	/* Per link, the calls of stretches a seek back removed (the chain
 	 * counted them; no recorded merge reports them). */
 	uint64_t link_calls_superseded[MS_EV_LINKS_MAX];
+	/* The same stretches' additive counters (calls, traces, time,
+	 * histogram, results, verdicts): the status shows the chain's
+	 * counters less these, the figures of the merges on record. Under
+	 * mu. */
+	ms_link_stats links_gone[MS_EV_LINKS_MAX];
+	/* Per link, the slowest call of the merges on record (the largest
+	 * merge_link.max_ns): the chain's own max may be a removed
+	 * stretch's. Under mu; goes back with a checkpoint. */
+	uint64_t links_max[MS_EV_LINKS_MAX];
 };
 
 /* ---- checkpoints and seeks back (checkpoint.c) ---- */
@@ -748,6 +757,10 @@ int ms__replay_open_engine(ms_replay *r, const ms_engine_state *resume,
 int ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
                            ms__stage_counts *c, ms_errbuf *eb);
 void ms__replay_links_rebase(ms_replay *r);
+/* acc += a - b over the additive counters of a link (modulo 2^64, so
+ * a = 0 subtracts b); the name and the last result stay acc's. */
+void ms__link_stats_acc(ms_link_stats *acc, const ms_link_stats *a,
+                        const ms_link_stats *b);
 int ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb);
 /* A copy of the exactly-once table into *out (mu held); release it with
  * ms__track_copy_release. 0 or MS_ERR_NOMEM (*out then empty). */

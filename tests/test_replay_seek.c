@@ -708,6 +708,30 @@ seek_main(void *arg)
 	return NULL;
 }
 
+/* A tp_slow chain spec with config `cfg` whose "@" is followed by the
+ * gate file `name` (made here: gated calls go on at once). */
+static void
+slow_spec(char *gate, size_t gn, const char *name, const char *cfg,
+          char *spec, size_t sn)
+{
+	rt_path(gate, gn, "%s", name);
+	snprintf(spec, sn, "tp_slow:{\"slow\":\"%s@%s\"}", cfg, gate);
+	touch(gate);
+}
+
+/* A serial run of spec (test plugins), started paused, a checkpoint at
+ * every point, Decide given a minute. */
+static void
+slow_opts(rt_run *run, const char *name, const char *spec)
+{
+	rt_opts(run, name, spec);
+	run->o.plugin_dir = MS_TEST_PLUGIN_DIR;
+	run->o.serial = true;
+	run->o.start_paused = true;
+	run->o.checkpoint_every_ns = 1;
+	run->o.decide_timeout_ns = 60 * 1000000000LL;
+}
+
 /* A seek back asked for while the finalize merge runs (held inside its
  * Decide call by tp_slow until a gate file exists): the merge finishes
  * (a running merge is not stopped), then the run goes back in place and
@@ -719,18 +743,11 @@ test_seek_while_finalize_runs(void **state)
 {
 	(void)state;
 	char gate[PATH_MAX], spec[PATH_MAX + 64];
-	rt_path(gate, sizeof(gate), "seek-gate");
-	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"1/1>0@%s\"}", gate);
-	touch(gate);
+	slow_spec(gate, sizeof(gate), "seek-gate", "1/1>0", spec, sizeof(spec));
 	char want_fp[32];
 	run_straight_in(spec, MS_TEST_PLUGIN_DIR, want_fp, sizeof(want_fp));
 	rt_run run;
-	rt_opts(&run, "seek-run", spec);
-	run.o.plugin_dir = MS_TEST_PLUGIN_DIR;
-	run.o.serial = true;
-	run.o.start_paused = true;
-	run.o.checkpoint_every_ns = 1;
-	run.o.decide_timeout_ns = 60 * 1000000000LL;
+	slow_opts(&run, "seek-run", spec);
 	run.o.wait_timeout_ns = 120 * 1000000000LL;
 	ms_replay *r = rt_start(&run, "sampling");
 	assert_non_null(r);
@@ -780,6 +797,83 @@ test_seek_while_finalize_runs(void **state)
 	free(st);
 }
 
+/* A link's figures over the merges on record, from the event log: calls,
+ * Decide time, slowest call (as `mergescope report` sums them). */
+static void
+link_rows(const char *db, int64_t *calls, int64_t *total, int64_t *max)
+{
+	*calls = count_rows(db, "SELECT coalesce(sum(calls), 0) FROM "
+	                        "merge_link WHERE idx = 0");
+	*total = count_rows(db, "SELECT coalesce(sum(total_ns), 0) FROM "
+	                        "merge_link WHERE idx = 0");
+	*max = count_rows(db, "SELECT coalesce(max(max_ns), 0) FROM "
+	                      "merge_link WHERE idx = 0");
+}
+
+/* The status's figures of link 0 are the event log's, and its Decide
+ * time is never below its slowest call. */
+static void
+link_figures_as_recorded(ms_replay *r, const char *db)
+{
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	assert_true(st->nlinks >= 1);
+	const ms_link_stats *l = &st->links[0];
+	int64_t calls, total, max;
+	assert_int_equal(ms_rec_flush(r->rec, NULL), 0);
+	link_rows(db, &calls, &total, &max);
+	print_message("status: %llu calls, %llu ns, max %llu ns; log: %lld "
+	              "calls, %lld ns, max %lld ns\n",
+	              (unsigned long long)l->calls,
+	              (unsigned long long)l->total_ns,
+	              (unsigned long long)l->max_ns, (long long)calls,
+	              (long long)total, (long long)max);
+	assert_true(total >= max);
+	assert_true(l->total_ns >= l->max_ns);
+	assert_int_equal(l->calls, calls);
+	assert_int_equal(l->total_ns, total);
+	assert_int_equal(l->max_ns, max);
+	free(st);
+}
+
+/* The run's first Decide call is slow (300 ms, tp_slow), the later ones
+ * fast. After the run went back before the merge that made it and ran
+ * that merge again, fast, the link's figures are those of the merges on
+ * record, on the status as in the event log: their calls and time, and a
+ * slowest call no longer than their time (the log had 300 ms as the
+ * slowest of calls that took a few ms in all, the status the calls of
+ * both passes). */
+static void
+test_seek_link_figures(void **state)
+{
+	(void)state;
+	char gate[PATH_MAX], spec[PATH_MAX + 64];
+	slow_spec(gate, sizeof(gate), "seek-link-gate", "300/1>1", spec,
+	          sizeof(spec));
+	rt_run run;
+	slow_opts(&run, "seek-link", spec);
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	to_end(r, "seek-link");
+	link_figures_as_recorded(r, run.db);
+	int64_t slow = count_rows(run.db, "SELECT max(max_ns) FROM merge_link "
+	                                  "WHERE idx = 0");
+	assert_true(slow >= 300 * 1000000LL);
+	uint64_t first = (uint64_t)count_rows(
+	        run.db, "SELECT min(seq) FROM merge_link WHERE idx = 0 AND "
+	                "calls > 0");
+	ms_errbuf eb = { { 0 } };
+	seek_ok(ms_replay_seek_merge(r, first, &eb), &eb, r);
+	link_figures_as_recorded(r, run.db);
+	to_end(r, "seek-link again");
+	link_figures_as_recorded(r, run.db);
+	assert_true(count_rows(run.db, "SELECT max(max_ns) FROM merge_link "
+	                               "WHERE idx = 0") < slow);
+	ms_replay_close(r);
+	unlink(gate);
+}
+
 int
 main(void)
 {
@@ -793,6 +887,7 @@ main(void)
 		cmocka_unit_test(test_seek_after_finalize_released),
 		cmocka_unit_test(test_seek_while_finalize_runs),
 		cmocka_unit_test(test_seek_from_cooldown_point),
+		cmocka_unit_test(test_seek_link_figures),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

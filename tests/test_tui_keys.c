@@ -486,6 +486,83 @@ test_goto_back(void **state)
 	assert_string_equal(f->fake.log, "speed=0;restart=82800s;restart;");
 }
 
+/* A `g #N` past the day's last merge: run to the end (the last merge not
+ * known yet), it says so there; once the last merge is known (the run
+ * over, or at the finalize's barrier) it is refused, naming it. */
+static void
+test_goto_past_last_merge(void **state)
+{
+	fx *f = *state;
+	keys(f, "g#500\n");
+	assert_string_equal(f->fake.log, "speed=0;runto=#500;");
+	f->model->state = MS_VIEW_DONE;
+	f->model->merges_done = 58;
+	f->model->events[f->model->nevents - 1].seq = 58;
+	ms_session_snapshot(&f->s);
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(
+	        strstr(f->s.view->ui.message, "the day ended at merge #58"));
+	assert_non_null(strstr(f->s.view->ui.message, "no merge #500"));
+	f->fake.log[0] = '\0';
+	keys(f, "g#500\n");
+	assert_string_equal(f->fake.log, "");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "past the day's last merge, #58"));
+	/* At the finalize's barrier, before the end. */
+	fake_scene_break(f->model);
+	snprintf(f->model->sel.lane, sizeof(f->model->sel.lane), "finalize");
+	ms_session_snapshot(&f->s);
+	keys(f, "g#59\n");
+	assert_string_equal(f->fake.log, "");
+	assert_non_null(strstr(f->s.view->ui.message, "last merge, #58"));
+	keys(f, "g#40\n"); /* behind: still goes back */
+	assert_int_equal(strncmp(f->fake.log, "speed=0;restart=#40;", 20), 0);
+}
+
+/* A `g` to a time stops before the first point of the run after it, the
+ * clock still at the point before; the footer says where it stopped and
+ * why: in the cooldown, two hours pass in one step. */
+static void
+test_goto_time_stop_said(void **state)
+{
+	fx *f = *state;
+	ms_tui_view *m = f->model;
+	keys(f, "g+1d 01:00\n");
+	m->state = MS_VIEW_PAUSED;
+	snprintf(m->phase, sizeof(m->phase), "cooldown");
+	snprintf(m->break_why, sizeof(m->break_why), "go +1d 01:00:00");
+	m->now = m->day_end;
+	m->frontier = m->now - 2 * FAKE_H;
+	ms_session_snapshot(&f->s);
+	const char *msg = f->s.view->ui.message;
+	assert_non_null(strstr(msg, "go +1d 01:00:00: stopped at "
+	                            "+1d 00:00:00, the day's end"));
+	assert_non_null(strstr(msg, "until +1d 02:00:00"));
+	/* In the primary phase: the publication before the target. */
+	m->state = MS_VIEW_RUNNING;
+	snprintf(m->phase, sizeof(m->phase), "primary");
+	m->now = FAKE_DAY0 + 12 * FAKE_H;
+	m->frontier = m->now - 2 * FAKE_H;
+	ms_session_snapshot(&f->s);
+	keys(f, "g13:00\n");
+	m->state = MS_VIEW_PAUSED;
+	snprintf(m->break_why, sizeof(m->break_why), "go 13:00:00");
+	m->now = FAKE_DAY0 + 12 * FAKE_H + 59 * FAKE_MIN + 40000000000LL;
+	ms_session_snapshot(&f->s);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "go 13:00:00: stopped at 12:59:40, the last "
+	                       "publication before it"));
+	/* Stopped by a breakpoint on the way: nothing to explain. */
+	m->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, "g14:00\n");
+	m->state = MS_VIEW_BREAK;
+	snprintf(m->break_why, sizeof(m->break_why), "sampling");
+	ms_session_snapshot(&f->s);
+	assert_null(strstr(f->s.view->ui.message, "stopped at"));
+}
+
 /* Without a restart operation nothing goes back, and nothing runs
  * forward instead. */
 static void
@@ -816,6 +893,40 @@ footer_asking(fx *f, enum ms_tui_prompt p, char *field, size_t fn,
 	f->s.view->ui.prompt = p;
 	snprintf(field, fn, "%s", what);
 	footer_row(f, w, 24, row, n);
+}
+
+/* The export's fields are offered defaults: the first character typed
+ * replaces one (typing "csv" in the format field gave "jsonlcsv"), an
+ * editing key edits it, and the footer shows it selected and says so. */
+static void
+test_export_prefilled_replaced(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	keys(f, "e");
+	footer_row(f, 132, 40, row, sizeof(row));
+	assert_non_null(strstr(row, "jsonl  (typing replaces it)"));
+	int x = (int)(strstr(row, "): jsonl") - row) + 3;
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, 132, 40), 0);
+	assert_true(ms_canvas_at(&cv, x, 39).attr & MS_A_REV);
+	ms_canvas_release(&cv);
+	keys(f, "c");
+	assert_string_equal(f->s.view->ui.cmdline, "c");
+	keys(f, "sv\n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_EXPORT_PATH);
+	assert_non_null(strstr(f->s.view->ui.cmdline, "-skywalking.csv"));
+	/* Backspace edits the offered path; typing then appends. */
+	ms_session_key(&f->s, MS_KEY_BACKSPACE);
+	keys(f, "x");
+	assert_non_null(strstr(f->s.view->ui.cmdline, "-skywalking.csx"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	/* The format offered again (csv) gives way to "jsonl" typed. */
+	keys(f, "ejsonl");
+	assert_string_equal(f->s.view->ui.cmdline, "jsonl");
+	ms_session_key(&f->s, MS_KEY_ESC);
+	assert_string_equal(f->fake.log, "");
 }
 
 /* At 80 columns each prompt's question shows whole: an existing file's
@@ -1192,6 +1303,16 @@ test_zoom_keys(void **state)
 	assert_string_equal(f->fake.log, "");
 }
 
+/* The help names shift-Tab beside Tab: it moves the focus back. */
+static void
+test_help_names_shift_tab(void **state)
+{
+	fx *f = *state;
+	keys(f, "?");
+	assert_true(screen_has_at(f, 132, 60, "shift-Tab"));
+	keys(f, "?");
+}
+
 /* The help scrolls with the arrows (and j/k) and starts at its top. */
 static void
 test_help_scrolls(void **state)
@@ -1537,6 +1658,8 @@ main(void)
 		T(test_speed_steps),
 		T(test_goto),
 		T(test_goto_back),
+		T(test_goto_past_last_merge),
+		T(test_goto_time_stop_said),
 		T(test_goto_target_on_status),
 		T(test_checkpoint_note_said),
 		T(test_break_spec_on_status),
@@ -1557,9 +1680,11 @@ main(void)
 		T(test_breakpoint_list_scrolls),
 		T(test_filter_and_export),
 		T(test_export_path_field),
+		T(test_export_prefilled_replaced),
 		T(test_footer_questions_fit),
 		T(test_prompt_history),
 		T(test_help_scrolls),
+		T(test_help_names_shift_tab),
 		T(test_details_scroll),
 		T(test_focus_skips_folded_panels),
 		T(test_zoom_keys),

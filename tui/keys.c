@@ -77,6 +77,73 @@ count_merges(ms_tui_view *v)
 	ui->n_counted = v->events_total;
 }
 
+static uint64_t go_merge_position(const ms_tui_view *v);
+
+/* The day's last merge, where the view shows it: the run is over, or
+ * stopped at the finalize's barrier; else what the session saw before
+ * (0: not known yet). */
+static uint64_t
+day_last_merge(ms_tui_session *s)
+{
+	const ms_tui_view *v = s->view;
+	if (v->state == MS_VIEW_DONE && v->merges_done)
+		s->day_last_merge = go_merge_position(v);
+	else if (v->state == MS_VIEW_BREAK && v->sel.present &&
+	         strcmp(v->sel.lane, "finalize") == 0)
+		s->day_last_merge = v->sel.seq;
+	return s->day_last_merge;
+}
+
+/* A `g` has stopped: say so where the stop is not plainly its target. A
+ * time target stops before the first point of the run after it (a
+ * publication, the day's end, the end of the grace after it), where the
+ * clock still reads that point's time before: nothing happens in
+ * between, so the state is the target's, but the clock is not; a merge
+ * target the day never reaches ends the run. */
+static void
+go_stopped(ms_tui_session *s)
+{
+	const ms_tui_view *v = s->view;
+	const ms_tui_target *t = &s->go_tgt;
+	char tb[32], nb[32], nx[32];
+	if (t->kind == MS_TARGET_MERGE && v->state == MS_VIEW_DONE) {
+		ms_session_say(s, true,
+		               "go to #%" PRIu64
+		               ": the day ended at merge #%" PRIu64
+		               ", its last (the finalize): there is no merge "
+		               "#%" PRIu64,
+		               t->seq, day_last_merge(s), t->seq);
+		return;
+	}
+	if (t->kind != MS_TARGET_TIME || strncmp(v->break_why, "go ", 3) != 0 ||
+	    v->now >= t->t)
+		return;
+	ms_fmt_clock(tb, sizeof(tb), t->t, v->day_start);
+	ms_fmt_clock(nb, sizeof(nb), v->now, v->day_start);
+	if (strcmp(v->phase, "cooldown") == 0)
+		ms_session_say(s, false,
+		               "go %s: stopped at %s, the day's end: nothing "
+		               "happens until %s, the cooldown's next point "
+		               "(every part aged by the grace)",
+		               tb, nb,
+		               ms_fmt_clock(nx, sizeof(nx),
+		                            v->day_end + (v->now - v->frontier),
+		                            v->day_start));
+	else if (strcmp(v->phase, "boundary") == 0)
+		ms_session_say(
+		        s, false,
+		        "go %s: stopped at %s, the day's last "
+		        "publication: nothing happens until the day's "
+		        "end, %s",
+		        tb, nb,
+		        ms_fmt_clock(nx, sizeof(nx), v->day_end, v->day_start));
+	else
+		ms_session_say(s, false,
+		               "go %s: stopped at %s, the last publication "
+		               "before it: nothing happens until the next one",
+		               tb, nb);
+}
+
 void
 ms__session_observe(ms_tui_session *s)
 {
@@ -87,7 +154,9 @@ ms__session_observe(ms_tui_session *s)
 		s->go_active = false;
 		if (s->ctl->ops->set_speed(s->ctl->self, s->go_speed, &eb) == 0)
 			v->speed = s->go_speed;
+		go_stopped(s);
 	}
+	(void)day_last_merge(s);
 	if (!s->go_active)
 		v->ui.go_target[0] = '\0';
 	/* The run just ended: its gates take the Events area. */
@@ -138,8 +207,16 @@ ms__prompt_open(ms_tui_session *s, enum ms_tui_prompt p, const char *init)
 	ui->prompt = p;
 	snprintf(ui->cmdline, sizeof(ui->cmdline), "%s", init ? init : "");
 	ui->cursor = strlen(ui->cmdline);
+	ui->prefilled = false;
 	ui->message[0] = '\0';
 	s->dirty = true;
+}
+
+void
+ms__prompt_offer(ms_tui_session *s, enum ms_tui_prompt p, const char *init)
+{
+	ms__prompt_open(s, p, init);
+	s->view->ui.prefilled = s->view->ui.cmdline[0] != '\0';
 }
 
 /* ---- Actions ------------------------------------------------------------ */
@@ -562,8 +639,8 @@ const ms_key_binding ms_key_table[] = {
 	  "breakpoints: add, enable, delete, hits", act_breaks },
 	{ 'f', MS_KEY_F(9), "f F9", "Freeze",
 	  "freeze the shard at this barrier", act_freeze },
-	{ MS_KEY_TAB, MS_KEY_BTAB, "Tab", NULL, "move focus between panels",
-	  act_focus },
+	{ MS_KEY_TAB, MS_KEY_BTAB, "Tab", NULL,
+	  "focus the next panel (shift-Tab: the one before)", act_focus },
 	{ MS_KEY_ENTER, MS_KEY_NONE, "Enter", NULL,
 	  "details of the selected merge or part", act_details },
 	{ '/', MS_KEY_F(3), "/ F3", "Filter", "filter the event log",
@@ -746,6 +823,7 @@ go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 		if (rc == 0) {
 			s->go_active = true;
 			s->go_speed = before;
+			s->go_tgt = *t;
 		} else {
 			ms_errbuf eb2 = { "" };
 			if (s->ctl->ops->set_speed(s->ctl->self, before,
@@ -775,6 +853,15 @@ do_goto(ms_tui_session *s, const char *arg)
 		if (t.seq == at && v->state == MS_VIEW_BREAK) {
 			ms_session_say(s, true,
 			               "go to: already at merge #%" PRIu64, at);
+			return;
+		}
+		uint64_t last = day_last_merge(s);
+		if (last && t.seq > last) {
+			ms_session_say(s, true,
+			               "go to: merge #%" PRIu64 " is past the "
+			               "day's last merge, #%" PRIu64
+			               " (the finalize)",
+			               t.seq, last);
 			return;
 		}
 		back = back || t.seq <= at;
@@ -956,6 +1043,7 @@ history_move(ms_tui_session *s, bool back)
 	snprintf(ui->cmdline, sizeof(ui->cmdline), "%s",
 	         s->hist_pos ? s->hist[p][n - s->hist_pos] : "");
 	ui->cursor = strlen(ui->cmdline);
+	ui->prefilled = false;
 }
 
 static void do_filter(ms_tui_session *s, const char *arg);
@@ -1097,6 +1185,10 @@ prompt_key(ms_tui_session *s, int key)
 		s->dirty = true;
 		return;
 	}
+	/* An offered default is replaced by the first character typed;
+	 * any other key keeps it, now as ordinary text. */
+	bool replace = ui->prefilled;
+	ui->prefilled = false;
 	switch (key) {
 	case MS_KEY_ESC:
 		ui->prompt = MS_PROMPT_NONE;
@@ -1152,6 +1244,10 @@ prompt_key(ms_tui_session *s, int key)
 	default:
 		/* Printable ASCII only: the line ends up in file names and
 		 * specs. */
+		if (replace && key >= 0x20 && key < 0x7f) {
+			ui->cmdline[0] = '\0';
+			ui->cursor = len = 0;
+		}
 		if (key >= 0x20 && key < 0x7f &&
 		    len + 1 < sizeof(ui->cmdline)) {
 			memmove(ui->cmdline + ui->cursor + 1,

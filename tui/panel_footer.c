@@ -111,7 +111,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		size_t off = 0;
 		if (room > 0 && ui->cursor > (size_t)room)
 			off = ui->cursor - (size_t)room;
-		ms_canvas_text(c, x, r.y, room + 1, ui->cmdline + off, 0);
+		/* An offered default shows selected, and says that typing
+		 * replaces it where the line has room. */
+		int tw = ms_canvas_text(c, x, r.y, room + 1, ui->cmdline + off,
+		                        ui->prefilled ? MS_A_REV : 0);
+		static const char hint[] = "  (typing replaces it)";
+		if (ui->prefilled && tw + (int)sizeof(hint) <= room)
+			ms_canvas_text(c, x + tw, r.y, room - tw, hint,
+			               MS_A_DIM);
 		size_t len = strlen(ui->cmdline);
 		int cx =
 		        x + (int)((ui->cursor <= len ? ui->cursor : len) - off);

@@ -197,7 +197,8 @@ parse_format(ms_tui_session *s, const char *word)
 void
 ms__export_begin(ms_tui_session *s)
 {
-	ms__prompt_open(s, MS_PROMPT_EXPORT, ms_tui_format_name(s->export_fmt));
+	ms__prompt_offer(s, MS_PROMPT_EXPORT,
+	                 ms_tui_format_name(s->export_fmt));
 }
 
 void
@@ -217,7 +218,7 @@ ms__export_command(ms_tui_session *s, const char *args)
 		char def[MS_VIEW_TEXT];
 		ms__export_default_path(def, sizeof(def), s->view,
 		                        s->export_fmt);
-		ms__prompt_open(s, MS_PROMPT_EXPORT_PATH, def);
+		ms__prompt_offer(s, MS_PROMPT_EXPORT_PATH, def);
 		return;
 	}
 	export_to(s, path);
@@ -236,7 +237,7 @@ ms__export_submit(ms_tui_session *s, enum ms_tui_prompt p, const char *line)
 		char def[MS_VIEW_TEXT];
 		ms__export_default_path(def, sizeof(def), s->view,
 		                        s->export_fmt);
-		ms__prompt_open(s, MS_PROMPT_EXPORT_PATH, def);
+		ms__prompt_offer(s, MS_PROMPT_EXPORT_PATH, def);
 		break;
 	}
 	case MS_PROMPT_EXPORT_PATH:

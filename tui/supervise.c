@@ -50,8 +50,12 @@
 static int note_fd = -1;
 static int ack_fd = -1;
 static volatile sig_atomic_t screen_up;
+/* The terminal's modes before the screen changed them, read from the
+ * terminal the screen draws on (standard output; standard input when
+ * only it is one): standard input is not the terminal when the TUI reads
+ * its keys from /dev/tty (`tui < file`). -1: no terminal to put back. */
 static struct termios saved_tio;
-static bool have_tio;
+static int tio_fd = -1;
 
 enum { EXIT_HOOKS = 8 };
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
@@ -116,8 +120,11 @@ static int term_fd = STDOUT_FILENO;
 static void
 restore_terminal(void)
 {
-	if (have_tio)
-		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+	/* Standard output may be /dev/null by now (silence_screen): its
+	 * copy is the terminal. */
+	if (tio_fd >= 0)
+		tcsetattr(tio_fd == STDOUT_FILENO ? term_fd : tio_fd, TCSANOW,
+		          &saved_tio);
 	write_all(term_fd, term_restore, sizeof(term_restore) - 1);
 }
 
@@ -274,8 +281,11 @@ watched_setup(int nfd, int afd)
 {
 	note_fd = nfd;
 	ack_fd = afd;
-	have_tio = isatty(STDIN_FILENO) &&
-	           tcgetattr(STDIN_FILENO, &saved_tio) == 0;
+	static const int tty_fds[] = { STDOUT_FILENO, STDIN_FILENO };
+	for (size_t i = 0; i < 2 && tio_fd < 0; i++)
+		if (isatty(tty_fds[i]) &&
+		    tcgetattr(tty_fds[i], &saved_tio) == 0)
+			tio_fd = tty_fds[i];
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_fatal;

@@ -305,6 +305,11 @@ typedef struct ms_tui_session {
 	 * restore when the run stops for whatever reason. */
 	bool go_active;
 	double go_speed;
+	ms_tui_target go_tgt; /* where that `g` runs to */
+	/* The day's last merge number (the finalize's) once the session has
+	 * seen it, 0 before: a replay of the same day has the same merges,
+	 * so a `g #N` past it is refused. */
+	uint64_t day_last_merge;
 	/* Where the replay was when the footer message was said (set at
 	 * the first snapshot after it): a message that is not an error is
 	 * stale, and cleared, once the replay stops somewhere else or starts
@@ -369,6 +374,10 @@ void ms__search_step(ms_tui_session *s, int dir, bool include_current);
 
 /* Open footer prompt p with init as its text, cursor at the end. */
 void ms__prompt_open(ms_tui_session *s, enum ms_tui_prompt p, const char *init);
+/* The same, with init an offered default (ui.prefilled): typing replaces
+ * it. */
+void ms__prompt_offer(ms_tui_session *s, enum ms_tui_prompt p,
+                      const char *init);
 
 /* `e`: open the format field (the last format used). */
 void ms__export_begin(ms_tui_session *s);

@@ -4,7 +4,9 @@
 # (alternate screen off, canonical mode and echo on), one line says
 # "aborted: plugin tp_segv crashed in Decide (SIGSEGV)", the exit status
 # is 139, the event database says aborted with that reason, and the
-# scratch shard is gone.
+# scratch shard is gone. Twice: with the terminal as standard input, and
+# with standard input from /dev/null (the TUI then reads keys from
+# /dev/tty; the terminal it drew on is the one put back).
 #
 # usage: tui_plugin_crash.sh MERGESCOPE TEST_PLUGIN_DIR
 #   The executable is copied next to a plugins/ directory holding the
@@ -23,36 +25,39 @@ cp "$MS_SRC" "$WORK/bin/mergescope" || fail "cannot copy $MS_SRC"
 ln -s "$TPDIR"/tp_*.so "$WORK/plugins/" || fail "no test plugins in $TPDIR"
 MS=$WORK/bin/mergescope
 
-DB=$WORK/run.sqlite
-SHARD=$WORK/run.shard
-# Under the sanitizers the fatal signals go to the program's own
-# handlers, as in a plain build.
-H=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0
-ENVS="XDG_CACHE_HOME=$XDG_CACHE_HOME"
-[ -z "${MERGESCOPE_SCRATCH:-}" ] || ENVS="$ENVS MERGESCOPE_SCRATCH=$MERGESCOPE_SCRATCH"
-ENVS="$ENVS ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}$H"
-ENVS="$ENVS TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS:}$H"
-tm new-session -d -s "$T" -x 120 -y 40 \
-	"env $ENVS bash -c '\"$MS\" tui --fixture \"$FX\" --db \"$DB\" --work-dir \"$SHARD\" --chain tp_segv --speed max; echo EXITED \$?; stty -a > \"$WORK/stty\"; sleep 600'" ||
-	fail "tmux cannot start"
-tm set-option -t "$T" status off >/dev/null
+# One crashing run: crash_run LABEL STDIN
+crash_run() {
+	local label=$1 in=$2
+	DB=$WORK/run-$label.sqlite
+	SHARD=$WORK/run-$label.shard
+	rm -f "$WORK/stty"
+	tm kill-session -t "$T" >/dev/null 2>&1
+	tm new-session -d -s "$T" -x 120 -y 40 \
+		"env $ENVS bash -c '\"$MS\" tui --fixture \"$FX\" --db \"$DB\" --work-dir \"$SHARD\" --chain tp_segv --speed max <$in; echo EXITED \$?; stty -a > \"$WORK/stty\"; sleep 600'" ||
+		fail "tmux cannot start"
+	tm set-option -t "$T" status off >/dev/null
 
-wait_for 'EXITED [0-9]+' 120 || fail "the TUI did not end"
-screen | grep -q 'EXITED 139' || fail "exit status is not 139 (128 + SIGSEGV)"
-screen | grep -Fq 'mergescope: aborted: plugin tp_segv crashed in Decide (SIGSEGV)' ||
-	fail "no line naming the plugin and the signal"
-[ "$(tm display -p -t "$T" '#{alternate_on}')" = 0 ] ||
-	fail "the alternate screen is still on"
-for i in $(seq 50); do
-	[ -s "$WORK/stty" ] && break
-	sleep 0.1
-done
-grep -Eq '(^| )icanon( |$)' "$WORK/stty" || fail "the terminal is not in canonical mode"
-grep -Eq '(^| )echo( |$)' "$WORK/stty" || fail "the terminal does not echo"
-[ ! -e "$SHARD" ] || fail "the scratch shard $SHARD is left"
-"$MS" report --db "$DB" >"$WORK/report.txt" 2>&1 || true
-grep -Eq 'status +aborted' "$WORK/report.txt" || {
-	cat "$WORK/report.txt"
-	fail "the event database does not say aborted"
+	MODE="crash, stdin $label"
+	wait_for 'EXITED [0-9]+' 120 || fail "the TUI did not end"
+	screen | grep -q 'EXITED 139' || fail "exit status is not 139 (128 + SIGSEGV)"
+	screen | grep -Fq 'mergescope: aborted: plugin tp_segv crashed in Decide (SIGSEGV)' ||
+		fail "no line naming the plugin and the signal"
+	[ "$(tm display -p -t "$T" '#{alternate_on}')" = 0 ] ||
+		fail "the alternate screen is still on"
+	for i in $(seq 50); do
+		[ -s "$WORK/stty" ] && break
+		sleep 0.1
+	done
+	grep -Eq '(^| )icanon( |$)' "$WORK/stty" || fail "the terminal is not in canonical mode"
+	grep -Eq '(^| )echo( |$)' "$WORK/stty" || fail "the terminal does not echo"
+	[ ! -e "$SHARD" ] || fail "the scratch shard $SHARD is left"
+	"$MS" report --db "$DB" >"$WORK/report.txt" 2>&1 || true
+	grep -Eq 'status +aborted' "$WORK/report.txt" || {
+		cat "$WORK/report.txt"
+		fail "the event database does not say aborted"
+	}
 }
+
+crash_run tty /dev/tty
+crash_run null /dev/null
 echo "PASS"

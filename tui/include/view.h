@@ -262,10 +262,14 @@ typedef struct ms_tui_ui {
 	enum ms_tui_overlay overlay;
 	bool help_visible; /* overlay == HELP, kept for readers */
 	enum ms_tui_prompt prompt;
-	char filter[MS_VIEW_TEXT];      /* applied event-log filter, as typed */
-	ms_tui_filter filt;             /* the same, parsed */
-	char cmdline[MS_VIEW_TEXT];     /* text being edited in the prompt */
-	size_t cursor;                  /* byte offset in cmdline */
+	char filter[MS_VIEW_TEXT];  /* applied event-log filter, as typed */
+	ms_tui_filter filt;         /* the same, parsed */
+	char cmdline[MS_VIEW_TEXT]; /* text being edited in the prompt */
+	size_t cursor;              /* byte offset in cmdline */
+	/* cmdline is an offered default (the export's format and path),
+	 * drawn selected: the first printable key replaces it, an editing
+	 * key (Backspace, Delete, arrows, Home/End, Tab) edits it. */
+	bool prefilled;
 	char message[MS_VIEW_TEXT];     /* last result or error, footer */
 	char export_path[MS_VIEW_TEXT]; /* the export's file, expanded */
 	/* After a freeze: its directory and the command that replays it,
