@@ -22,7 +22,9 @@
  *    leaves it alone, and a run given it afterwards uses it;
  *  - two scratch roots (MERGESCOPE_SCRATCH): a run's sweep and `clean` in
  *    one leave a dead owner's leftover in the other alone; a relative path
- *    or a file as the root is refused with a line naming the variable.
+ *    or a file as the root is refused with a line naming the variable;
+ *  - a leftover `clean` cannot remove is named on standard error with the
+ *    system's reason.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -714,6 +716,44 @@ test_work_dir_taken(void **state)
 	assert_false(exists(wd));
 }
 
+/* A leftover that cannot be removed (a tree deeper than ms_fs_rm_tree
+ * descends, which stops even root): `clean` names it and says why. */
+static void
+test_clean_says_why(void **state)
+{
+	(void)state;
+	char *old =
+	        getenv(MS_SCRATCH_ENV) ? strdup(getenv(MS_SCRATCH_ENV)) : NULL;
+	char out[65536], err[16384], a[PATH_MAX], in_a[PATH_MAX + 32];
+	char deep[PATH_MAX];
+	path_in(a, sizeof(a), "root-why");
+	snprintf(in_a, sizeof(in_a), "%s/c.sqlite.303.shard", a);
+	dead_leftover(in_a);
+	size_t n = (size_t)snprintf(deep, sizeof(deep), "%s", in_a);
+	for (int i = 0; i < MS_FS_MAX_DEPTH + 4; i++) {
+		n += (size_t)snprintf(deep + n, sizeof(deep) - n, "/d");
+		assert_int_equal(mkdir(deep, 0755), 0);
+	}
+	scratch_env(a);
+	const char *cl[] = { "clean", NULL };
+	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)), 2);
+	fprintf(stderr, "%s", err);
+	char want[PATH_MAX + 64];
+	snprintf(want, sizeof(want), "mergescope clean: cannot remove %s: ",
+	         in_a);
+	const char *why = strstr(err, want);
+	assert_non_null(why);
+	why += strlen(want);
+	/* The system's words, not a bare code. */
+	assert_true(strncmp(why, strerror(ENOTEMPTY), strlen(strerror(ENOTEMPTY))) == 0 ||
+	            strncmp(why, strerror(ELOOP), strlen(strerror(ELOOP))) == 0);
+	scratch_env(old);
+	free(old);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", a);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -726,6 +766,7 @@ main(void)
 		cmocka_unit_test(test_leftovers_and_clean),
 		cmocka_unit_test(test_scratch_roots_apart),
 		cmocka_unit_test(test_work_dir_taken),
+		cmocka_unit_test(test_clean_says_why),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

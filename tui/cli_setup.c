@@ -578,6 +578,25 @@ ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	                     err);
 }
 
+/* path does not exist, or is a directory holding nothing (or cannot be
+ * looked at: the replay then says why it cannot make it). */
+static bool
+dir_new_or_empty(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return true;
+	DIR *d = S_ISDIR(st.st_mode) ? opendir(path) : NULL;
+	struct dirent *de = NULL;
+	while (d && (de = readdir(d)) &&
+	       (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")))
+		;
+	bool empty = d && !de;
+	if (d)
+		closedir(d);
+	return empty;
+}
+
 int
 ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
@@ -632,6 +651,18 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		        "is deleted after the run; give a path outside it\n",
 		        a->cmd, outs[i].opt, outs[i].path, a->work_dir);
 		return MS_EXIT_USAGE;
+	}
+
+	/* The shard goes into a new or empty --work-dir: anything already
+	 * there would be deleted with it. The replay refuses it as well;
+	 * said here it names the option. */
+	if (a->work_dir && !dir_new_or_empty(a->work_dir)) {
+		fprintf(err,
+		        "mergescope %s: --work-dir %s: exists and is not an "
+		        "empty directory; give a new or empty one (nothing "
+		        "was removed)\n",
+		        a->cmd, a->work_dir);
+		return MS_EXIT_ERROR;
 	}
 
 	/* Work starts here: first what killed runs left behind, then the
