@@ -9,7 +9,8 @@
  *    and the merge inputs are untouched, the scratch shard is removed;
  *  - SIGINT, SIGTERM, SIGHUP and SIGPIPE sent to a headless run once its
  *    scratch shard (with its owner record) exists: exit 130/143/129/141,
- *    the database says aborted, the scratch shard is gone;
+ *    the database says aborted, the scratch shard is gone, --json FILE
+ *    holds the report with status aborted;
  *  - a run and a fixture build killed with SIGKILL leave directories whose
  *    owner record names a dead process: `clean --dry-run` lists them, the
  *    next run removes the scratch and says how much it freed, `clean`
@@ -308,16 +309,19 @@ test_disk_full_merge(void **state)
 static void
 signal_run(int sig, bool default_work_dir)
 {
-	char db[PATH_MAX], work[PATH_MAX], name[64];
+	char db[PATH_MAX], work[PATH_MAX], json[PATH_MAX], name[64];
 	snprintf(name, sizeof(name), "sig-%d.db", sig);
 	path_in(db, sizeof(db), name);
 	snprintf(name, sizeof(name), "sig-%d.shard", sig);
 	path_in(work, sizeof(work), name);
+	snprintf(name, sizeof(name), "sig-%d.json", sig);
+	path_in(json, sizeof(json), name);
 	const char *args[] = { "run",        "--headless", "--fixture", fixture,
 		               "--variant",  "alwayskeep", "--db",      db,
-		               "--work-dir", work,         NULL };
+		               "--json",     json,         "--work-dir", work,
+		               NULL };
 	if (default_work_dir)
-		args[8] = NULL;
+		args[10] = NULL;
 	char ep[PATH_MAX];
 	snprintf(name, sizeof(name), "sig-%d.err", sig);
 	path_in(ep, sizeof(ep), name);
@@ -368,6 +372,15 @@ signal_run(int sig, bool default_work_dir)
 	run_end(db, &end);
 	assert_string_equal(end.status, "aborted");
 	assert_false(exists(work));
+	/* --json is written all the same: the report of what was
+	 * recorded, status aborted. */
+	char js[1 << 16] = "";
+	f = fopen(json, "r");
+	assert_non_null(f);
+	js[fread(js, 1, sizeof(js) - 1, f)] = '\0';
+	fclose(f);
+	assert_non_null(strstr(js, "\"status\":\"aborted\""));
+	assert_non_null(strstr(buf, "report as JSON in "));
 }
 
 static void
