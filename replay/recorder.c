@@ -890,11 +890,12 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 		             "merges_completed + 1 WHERE id = 1",
 		             eb);
 	if (rc == 0)
-		rc = prepare(r, S_RECOUNT,
-		             "UPDATE run SET merges_completed = "
-		             "max(merges_completed, (SELECT count(*) FROM merge "
-		             "WHERE err = 0)) WHERE id = 1",
-		             eb);
+		rc = prepare(
+		        r, S_RECOUNT,
+		        "UPDATE run SET merges_completed = "
+		        "max(merges_completed, (SELECT count(*) FROM merge "
+		        "WHERE err = 0)) WHERE id = 1",
+		        eb);
 	if (rc == 0)
 		rc = prepare(r, S_BEGIN, "BEGIN", eb);
 	if (rc == 0)

@@ -687,8 +687,8 @@ print_header(FILE *f, const report *r, const char *path)
 		         * a merge that completed while the run was closed
 		         * before ms_rec_merge counted it; event_count
 		         * compares the two) */
-		        (unsigned long long)r->merges_ok,
-		        sec(r->end.wall_ns), sec(r->end.record_ns),
+		        (unsigned long long)r->merges_ok, sec(r->end.wall_ns),
+		        sec(r->end.record_ns),
 		        r->end.wall_ns ? 100.0 * (double)r->end.record_ns /
 		                                 (double)r->end.wall_ns
 		                       : 0.0,

@@ -318,9 +318,9 @@ signal_run(int sig, bool default_work_dir)
 	path_in(work, sizeof(work), name);
 	snprintf(name, sizeof(name), "sig-%d.json", sig);
 	path_in(json, sizeof(json), name);
-	const char *args[] = { "run",        "--headless", "--fixture", fixture,
-		               "--variant",  "alwayskeep", "--db",      db,
-		               "--json",     json,         "--work-dir", work,
+	const char *args[] = { "run",       "--headless", "--fixture",  fixture,
+		               "--variant", "alwayskeep", "--db",       db,
+		               "--json",    json,         "--work-dir", work,
 		               NULL };
 	if (default_work_dir)
 		args[10] = NULL;
@@ -769,9 +769,10 @@ test_merge_once_killed(void **state)
 	path_in(db, sizeof(db), "once.db");
 	path_in(work, sizeof(work), "once.shard");
 	snprintf(frozen, sizeof(frozen), "%s.frozen-3", work);
-	const char *fz[] = { "run",        "--headless", "--fixture",   fixture,
-		             "--variant",  "disabled",   "--freeze-at", "merge=3",
-		             "--work-dir", work,         "--db",        db,
+	const char *fz[] = { "run",         "--headless", "--fixture",
+		             fixture,       "--variant",  "disabled",
+		             "--freeze-at", "merge=3",    "--work-dir",
+		             work,          "--db",       db,
 		             NULL };
 	assert_int_equal(run_cli(fz, out, sizeof(out), err, sizeof(err)), 0);
 	assert_true(exists(frozen));
@@ -858,14 +859,16 @@ test_clean_says_why(void **state)
 	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)), 2);
 	fprintf(stderr, "%s", err);
 	char want[PATH_MAX + 64];
-	snprintf(want, sizeof(want), "mergescope clean: cannot remove %s: ",
-	         in_a);
+	snprintf(want, sizeof(want),
+	         "mergescope clean: cannot remove %s: ", in_a);
 	const char *why = strstr(err, want);
 	assert_non_null(why);
 	why += strlen(want);
 	/* The system's words, not a bare code. */
-	assert_true(strncmp(why, strerror(ENOTEMPTY), strlen(strerror(ENOTEMPTY))) == 0 ||
-	            strncmp(why, strerror(ELOOP), strlen(strerror(ELOOP))) == 0);
+	assert_true(strncmp(why, strerror(ENOTEMPTY),
+	                    strlen(strerror(ENOTEMPTY))) == 0 ||
+	            strncmp(why, strerror(ELOOP), strlen(strerror(ELOOP))) ==
+	                    0);
 	scratch_env(old);
 	free(old);
 	char cmd[PATH_MAX + 16];

@@ -694,13 +694,13 @@ test_json_str_utf8(void **state)
 		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
 		  "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"" },
 		{ "/tmp/bad\xff\xc3(dir", "\"/tmp/bad\\ufffd\\ufffd(dir\"" },
-		{ "caf\xe9", "\"caf\\ufffd\"" },               /* Latin-1 */
-		{ "\xe2\x82", "\"\\ufffd\\ufffd\"" },        /* cut short */
-		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"" },        /* overlong */
+		{ "caf\xe9", "\"caf\\ufffd\"" },                 /* Latin-1 */
+		{ "\xe2\x82", "\"\\ufffd\\ufffd\"" },            /* cut short */
+		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"" },            /* overlong */
 		{ "\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"" }, /* overlong */
 		{ "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" }, /* surrogate */
 		{ "\xf4\x90\x80\x80",
-		  "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" },  /* past U+10FFFF */
+		  "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" }, /* past U+10FFFF */
 		{ "\x80\"\x01", "\"\\ufffd\\\"\\u0001\"" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

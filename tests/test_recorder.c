@@ -195,7 +195,6 @@ test_unfinished_run(void **state)
 
 /* ---- commits ---------------------------------------------------------- */
 
-
 static int
 count_merge(void *ctx, const ms_ev_merge *m)
 {

@@ -546,8 +546,7 @@ test_merge_after_end(void **state)
 	/* As the older recorder left it: the end's count without merge 5. */
 	sqlite3 *db = NULL;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db,
-	                              "UPDATE run SET merges_completed = 4",
+	assert_int_equal(sqlite3_exec(db, "UPDATE run SET merges_completed = 4",
 	                              NULL, NULL, NULL),
 	                 SQLITE_OK);
 	sqlite3_close(db);
@@ -555,8 +554,9 @@ test_merge_after_end(void **state)
 	char *t = report_failing(path, ms_report_text, 1);
 	assert_non_null(strstr(t, "  merges 5  wall "));
 	/* the merges table: 4 in the primary phase and 1 in the cooldown */
-	assert_non_null(strstr(t, "\n  total                                     4"
-	                          "              1\n"));
+	assert_non_null(strstr(t,
+	                       "\n  total                                     4"
+	                       "              1\n"));
 	free(t);
 	t = report_failing(path, ms_report_json, 1);
 	assert_non_null(strstr(t, "\"merges_completed\":5,"));

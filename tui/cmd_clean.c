@@ -76,7 +76,8 @@ one(void *arg, const ms__scratch_item *it)
 			 * way can be dealt with (ms__scratch_remove leaves
 			 * errno as the failing call set it). */
 			int e = errno;
-			fprintf(c->err, "mergescope clean: cannot remove %s: %s\n",
+			fprintf(c->err,
+			        "mergescope clean: cannot remove %s: %s\n",
 			        it->path, e ? strerror(e) : "unknown error");
 			action = "cannot remove";
 			c->failed++;

@@ -324,8 +324,8 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		/* --json still gets the report of what was recorded (status
 		 * aborted, the gate run_finished failed); no text report. */
 		unsigned jfailed = 0;
-		if (a->json &&
-		    report(db_path, a->json, a->force, NULL, err, &jfailed) == 0)
+		if (a->json && report(db_path, a->json, a->force, NULL, err,
+		                      &jfailed) == 0)
 			fprintf(err, "report as JSON in %s\n", a->json);
 		return MS_EXIT_ERROR;
 	}

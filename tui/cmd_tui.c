@@ -314,8 +314,8 @@ stopper_end(struct stopper *s)
 
 static int
 session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
-            size_t nbreaks, bool paused, double speed,
-            const ms_tui_opts *topts, FILE *out, FILE *err)
+            size_t nbreaks, bool paused, double speed, const ms_tui_opts *topts,
+            FILE *out, FILE *err)
 {
 	ms_replay_opts ro;
 	session_opts(&ro, a, cfg, paused, speed);
@@ -421,8 +421,8 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 {
 	struct stopper st;
 	stopper_start(&st);
-	int rc = session_run(a, cfg, breaks, nbreaks, paused, speed, topts,
-	                     out, err);
+	int rc = session_run(a, cfg, breaks, nbreaks, paused, speed, topts, out,
+	                     err);
 	int sig = stopper_end(&st);
 	return sig ? 128 + sig : rc;
 }
