@@ -578,25 +578,6 @@ ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	                     err);
 }
 
-/* path does not exist, or is a directory holding nothing (or cannot be
- * looked at: the replay then says why it cannot make it). */
-static bool
-dir_new_or_empty(const char *path)
-{
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return true;
-	DIR *d = S_ISDIR(st.st_mode) ? opendir(path) : NULL;
-	struct dirent *de = NULL;
-	while (d && (de = readdir(d)) &&
-	       (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")))
-		;
-	bool empty = d && !de;
-	if (d)
-		closedir(d);
-	return empty;
-}
-
 int
 ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
@@ -651,18 +632,6 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		        "is deleted after the run; give a path outside it\n",
 		        a->cmd, outs[i].opt, outs[i].path, a->work_dir);
 		return MS_EXIT_USAGE;
-	}
-
-	/* The shard goes into a new or empty --work-dir: anything already
-	 * there would be deleted with it. The replay refuses it as well;
-	 * said here it names the option. */
-	if (a->work_dir && !dir_new_or_empty(a->work_dir)) {
-		fprintf(err,
-		        "mergescope %s: --work-dir %s: exists and is not an "
-		        "empty directory; give a new or empty one (nothing "
-		        "was removed)\n",
-		        a->cmd, a->work_dir);
-		return MS_EXIT_ERROR;
 	}
 
 	/* Work starts here: first what killed runs left behind, then the
@@ -865,4 +834,22 @@ ms__shell_word(FILE *f, const char *s, bool always)
 		else
 			fputc(*s, f);
 	fputc('\'', f);
+}
+
+void
+ms__say_replay_error(FILE *err, const ms__run_args *a, int rc,
+                     const ms_errbuf *eb)
+{
+	const char *msg = eb->msg[0] ? eb->msg : ms_strerror(rc);
+	/* The replay names the shard directory: when it is the one given
+	 * with --work-dir, the line names the option instead. */
+	static const char lead[] = "shard directory ";
+	size_t k = sizeof(lead) - 1;
+	size_t w = a->work_dir ? strlen(a->work_dir) : 0;
+	if (w && strncmp(msg, lead, k) == 0 &&
+	    strncmp(msg + k, a->work_dir, w) == 0 &&
+	    (msg[k + w] == ' ' || msg[k + w] == ':'))
+		fprintf(err, "mergescope %s: --work-dir %s\n", a->cmd, msg + k);
+	else
+		fprintf(err, "mergescope %s: %s\n", a->cmd, msg);
 }

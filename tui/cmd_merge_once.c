@@ -10,10 +10,11 @@
  *
  * The fresh copies go to a new directory "mergescope-once-XXXXXX" in the
  * scratch directory when it has room for two copies of the frozen shard
- * (as a run's scratch shard goes there), else in the cache's work/, and
- * it holds an owner record (kind scratch): a merge-once killed before it
- * removed the directory leaves it where the next run's sweep and `clean`
- * find it, not in $TMPDIR where nothing looks.
+ * (as a run's scratch shard goes there), else in the cache's work/ (else,
+ * for a user who may write neither, $TMPDIR), and it holds an owner record
+ * (kind scratch): a merge-once killed before it removed the directory
+ * leaves it where the next run's sweep and `clean` find it, not in $TMPDIR
+ * where nothing looks.
  */
 #include "cli.h"
 
@@ -104,41 +105,44 @@ make_scratch(const char *frozen, char *dir, size_t n, FILE *err)
 	tree_bytes = 0;
 	nftw(frozen, add_bytes, 16, FTW_PHYS);
 	uint64_t need = 2 * tree_bytes + (64ull << 20);
-	char root[PATH_MAX], parent[PATH_MAX] = "";
+	/* Where to try, in order: the scratch directory with room, the
+	 * cache's work/, and $TMPDIR for a user who may write neither
+	 * (nothing sweeps it there: the owner record still says whose). */
+	char parent[3][PATH_MAX] = { "", "", "" }, root[PATH_MAX];
 	bool from_env = false;
-	ms_errbuf eb = { "" };
-	if (ms_scratch_root(root, sizeof(root), &from_env, &eb) == 0 &&
+	if (ms_scratch_root(root, sizeof(root), &from_env, NULL) == 0 &&
 	    root_has_room(root, from_env, need))
-		snprintf(parent, sizeof(parent), "%s", root);
-	else if (ms__cache_root(root, sizeof(root)) == 0)
-		snprintf(parent, sizeof(parent), "%s/work", root);
-	if (!parent[0] || ms_fs_mkdir_p(parent, 0700, &eb) != 0) {
-		fprintf(err,
-		        "mergescope merge-once: no directory for the copies: "
-		        "%s\n",
-		        eb.msg[0] ? eb.msg
-		                  : "set MERGESCOPE_SCRATCH or XDG_CACHE_HOME");
-		return MS_EXIT_ERROR;
-	}
-	if ((size_t)snprintf(dir, n, "%s/mergescope-once-XXXXXX", parent) >=
-	    n) {
-		fprintf(err, "mergescope merge-once: %s: path too long\n",
-		        parent);
-		return MS_EXIT_ERROR;
-	}
-	if (!mkdtemp(dir)) {
-		fprintf(err, "mergescope merge-once: cannot create %s: %s\n",
-		        dir, strerror(errno));
-		return MS_EXIT_ERROR;
-	}
-	char note[PATH_MAX + 32];
-	snprintf(note, sizeof(note), "merge-once --frozen %s", frozen);
-	if (ms_owner_write(dir, "scratch", note, &eb) != 0) {
+		snprintf(parent[0], PATH_MAX, "%s", root);
+	if (ms__cache_root(root, sizeof(root)) == 0)
+		snprintf(parent[1], PATH_MAX, "%s/work", root);
+	const char *tmp = getenv("TMPDIR");
+	snprintf(parent[2], PATH_MAX, "%s", tmp && *tmp ? tmp : "/tmp");
+	int e = 0;
+	for (int i = 0; i < 3; i++) {
+		if (!parent[i][0] || ms_fs_mkdir_p(parent[i], 0700, NULL) != 0 ||
+		    (size_t)snprintf(dir, n, "%s/mergescope-once-XXXXXX",
+		                     parent[i]) >= n)
+			continue;
+		if (!mkdtemp(dir)) {
+			e = errno;
+			continue;
+		}
+		char note[PATH_MAX + 32];
+		ms_errbuf eb = { "" };
+		snprintf(note, sizeof(note), "merge-once --frozen %s", frozen);
+		if (ms_owner_write(dir, "scratch", note, &eb) == 0)
+			return 0;
 		fprintf(err, "mergescope merge-once: %s\n", eb.msg);
 		ms_fs_rm_tree(dir, NULL);
 		return MS_EXIT_ERROR;
 	}
-	return 0;
+	fprintf(err,
+	        "mergescope merge-once: no directory for the copies in %s, "
+	        "%s or %s%s%s\n",
+	        parent[0][0] ? parent[0] : "the scratch directory",
+	        parent[1][0] ? parent[1] : "the cache", parent[2],
+	        e ? ": " : "", e ? strerror(e) : "");
+	return MS_EXIT_ERROR;
 }
 
 static int

@@ -256,8 +256,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	ms_errbuf eb = { "" };
 	int rc = ms_replay_open(&r, &ro, &eb);
 	if (rc) {
-		fprintf(err, "mergescope run: %s\n",
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms__say_replay_error(err, a, rc, &eb);
 		return MS_EXIT_ERROR;
 	}
 	ms__supervise_note("db", ms_replay_db_path(r));
@@ -268,8 +267,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	if (ms_replay_work_note(r)[0])
 		fprintf(err, "%s\n", ms_replay_work_note(r));
 	if ((rc = ms_replay_start(r, &eb))) {
-		fprintf(err, "mergescope run: %s\n",
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms__say_replay_error(err, a, rc, &eb);
 		ms_replay_close(r);
 		return MS_EXIT_ERROR;
 	}

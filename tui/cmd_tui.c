@@ -324,8 +324,7 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	ms_errbuf eb = { "" };
 	int rc = ms_replay_open(&r, &ro, &eb);
 	if (rc) {
-		fprintf(err, "mergescope tui: %s\n",
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms__say_replay_error(err, a, rc, &eb);
 		return MS_EXIT_ERROR;
 	}
 	for (size_t i = 0; i < nbreaks; i++) {
@@ -363,8 +362,7 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	ms__supervise_screen(true);
 	if ((rc = ms_replay_start(r, &eb))) {
 		ms__supervise_screen(false);
-		fprintf(err, "mergescope tui: %s\n",
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms__say_replay_error(err, a, rc, &eb);
 		ms_replay_ctl_free(adapter);
 		ms_replay_close(r);
 		return MS_EXIT_ERROR;
