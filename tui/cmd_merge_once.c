@@ -119,7 +119,8 @@ make_scratch(const char *frozen, char *dir, size_t n, FILE *err)
 	snprintf(parent[2], PATH_MAX, "%s", tmp && *tmp ? tmp : "/tmp");
 	int e = 0;
 	for (int i = 0; i < 3; i++) {
-		if (!parent[i][0] || ms_fs_mkdir_p(parent[i], 0700, NULL) != 0 ||
+		if (!parent[i][0] ||
+		    ms_fs_mkdir_p(parent[i], 0700, NULL) != 0 ||
 		    (size_t)snprintf(dir, n, "%s/mergescope-once-XXXXXX",
 		                     parent[i]) >= n)
 			continue;
