@@ -16,10 +16,11 @@
  * raise a flag and do not say which signal came, so the session blocks
  * the four in every thread (the replay's threads inherit the mask) but
  * lets SIGHUP through on the main thread: a stopper thread takes SIGINT,
- * SIGTERM and SIGPIPE with sigtimedwait, notes which one, and sends
- * SIGHUP to the main thread until the session loop has seen the flag. A
- * flag with no signal noted was a SIGHUP of its own. A write to a closed
- * pipe fails with EPIPE instead of killing the process.
+ * SIGTERM and SIGPIPE with sigtimedwait, notes which one, and while the
+ * session loop runs sends SIGHUP to the main thread until the loop has
+ * seen the flag (a signal that comes while the parts are staged skips the
+ * loop). A flag with no signal noted was a SIGHUP of its own. A write to
+ * a closed pipe fails with EPIPE instead of killing the process.
  */
 #include "cli.h"
 
@@ -213,14 +214,18 @@ reopen(void *arg, ms_replay *old, bool running, ms_replay **out, ms_errbuf *eb)
 /* The signal that stopped the session, 0 while none has (see the file
  * comment): set by the stopper thread, or by on_hup for a SIGHUP that
  * came before the screen took the signal over. */
-static volatile sig_atomic_t stop_sig;
+static atomic_int stop_sig; /* lock-free: safe in a handler and across
+                             * threads */
+/* The session loop (ms_tui_run) is running: only then is the main thread
+ * sent SIGHUP, which would otherwise interrupt its system calls. */
+static atomic_bool in_loop;
 
 static void
 on_hup(int sig)
 {
 	(void)sig;
-	if (!stop_sig)
-		stop_sig = SIGHUP;
+	int none = 0;
+	atomic_compare_exchange_strong(&stop_sig, &none, SIGHUP);
 }
 
 /* The signals whose actions the session changes (SIGHUP here, SIGINT,
@@ -244,11 +249,12 @@ stopper_main(void *arg)
 	while (!atomic_load(&s->done)) {
 		struct timespec ts = { 0, 50000000 };
 		int sig = sigtimedwait(&take, NULL, &ts);
-		if (sig > 0 && !stop_sig)
-			stop_sig = sig;
+		int none = 0;
+		if (sig > 0)
+			atomic_compare_exchange_strong(&stop_sig, &none, sig);
 		/* Again every 50 ms: a SIGHUP that came before the screen
 		 * was up is forgotten when it comes up. */
-		if (stop_sig)
+		if (atomic_load(&stop_sig) && atomic_load(&in_loop))
 			pthread_kill(s->main, SIGHUP);
 	}
 	return NULL;
@@ -260,7 +266,7 @@ static void
 stopper_start(struct stopper *s)
 {
 	memset(s, 0, sizeof(*s));
-	stop_sig = 0;
+	atomic_store(&stop_sig, 0);
 	s->main = pthread_self();
 	sigemptyset(&s->all);
 	sigaddset(&s->all, SIGINT);
@@ -274,6 +280,7 @@ stopper_start(struct stopper *s)
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_hup;
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGHUP, &sa, NULL);
 	sigset_t hup;
@@ -287,7 +294,7 @@ stopper_start(struct stopper *s)
 static int
 stopped_by(void)
 {
-	int sig = stop_sig;
+	int sig = atomic_load(&stop_sig);
 	return sig ? sig : ms_screen_interrupted() ? SIGHUP : 0;
 }
 
@@ -368,8 +375,10 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 		return MS_EXIT_ERROR;
 	}
 	/* A signal while the parts were staged: no screen at all. */
-	if (!stop_sig)
+	atomic_store(&in_loop, true);
+	if (!atomic_load(&stop_sig))
 		rc = ms_tui_run(&ctl, topts, &eb);
+	atomic_store(&in_loop, false);
 	ms__supervise_screen(false);
 	int sig = stopped_by();
 	/* The terminal is restored here, whatever happened. */
