@@ -527,22 +527,7 @@ test_merge_after_end(void **state)
 {
 	(void)state;
 	char path[512];
-	snprintf(path, sizeof(path), "%s/late.db", tmpdir);
-	ms_rec *r = NULL;
-	ms_errbuf eb;
-	ms_ev_run run;
-	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
-	ms_ev_input inputs[16];
-	for (uint64_t s = 1; s <= 5; s++) {
-		ms_ev_merge m;
-		evf_merge(&m, inputs, s, 5, true);
-		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
-	}
-	ms_ev_run_end e;
-	evf_end(&e, &run, 5);
-	snprintf(e.status, sizeof(e.status), "aborted");
-	assert_int_equal(ms_rec_run_end(r, &e, &eb), 0);
-	assert_int_equal(ms_rec_close(r, &eb), 0);
+	record_unfinished("late.db", "aborted", path, sizeof(path));
 	/* As the older recorder left it: the end's count without merge 5. */
 	sqlite3 *db = NULL;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
