@@ -61,7 +61,10 @@ typedef struct ms__c_numeric {
 void ms__c_numeric_begin(ms__c_numeric *n);
 void ms__c_numeric_end(ms__c_numeric *n);
 
-/* Write s as a JSON string (quotes included), escaping as RFC 8259 asks. */
+/* Write s as a JSON string (quotes included), escaping as RFC 8259 asks:
+ * the one writer of JSON strings (report, export, bench, figures). Valid
+ * UTF-8 whatever s holds: a byte that does not begin a well-formed UTF-8
+ * sequence is written as \ufffd (U+FFFD), one per byte. */
 void ms__json_str(FILE *f, const char *s);
 /* Write v as a JSON value. */
 void ms__json_val(FILE *f, const ms__ev_val *v);

@@ -27,7 +27,10 @@
  * shows them), in JSON as strings; integers that can exceed 2^53
  * (logical and unix nanosecond times, timestamps, checksums) are JSON
  * strings of their decimal digits, so JavaScript and jq keep every digit.
- * CSV writes them as digits (part IDs as hex).
+ * CSV writes them as digits (part IDs as hex). Every JSON string goes
+ * through ms__json_str, which writes valid UTF-8 whatever the bytes: each
+ * byte that does not begin a well-formed UTF-8 sequence (a path in
+ * another encoding) is written as \ufffd.
  */
 #include "ev_private.h"
 #include "grow.h"
@@ -69,11 +72,62 @@ ms__json_fig(FILE *f, double v)
 		fputs("null", f);
 }
 
+/* The length of the well-formed UTF-8 sequence at p (1 to 4; Unicode's
+ * table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF), 0
+ * when p does not start one. p is NUL-terminated: a NUL ends any
+ * sequence early. */
+static size_t
+utf8_len(const unsigned char *p)
+{
+	unsigned char c = p[0];
+	if (c < 0x80)
+		return 1;
+	size_t n;
+	unsigned char lo = 0x80, hi = 0xbf;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong below */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates above */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		if (c == 0xf0)
+			lo = 0x90; /* overlong below */
+		else if (c == 0xf4)
+			hi = 0x8f; /* past U+10FFFF above */
+	} else {
+		return 0; /* a continuation byte, C0, C1, F5..FF */
+	}
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
 void
 ms__json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p >= 0x80) {
+			/* Paths, plugin names and error texts are bytes;
+			 * JSON is UTF-8. A byte that does not begin a
+			 * well-formed sequence becomes U+FFFD, one for each
+			 * such byte. */
+			size_t n = utf8_len(p);
+			if (n == 0) {
+				fputs("\\ufffd", f);
+				continue;
+			}
+			fwrite(p, 1, n, f);
+			p += n - 1;
+			continue;
+		}
 		switch (*p) {
 		case '"':
 			fputs("\\\"", f);

@@ -663,6 +663,8 @@ enum {
 	S_PSTAT,
 	S_SEEK,
 	S_STAGED,
+	S_LATE_MERGE,
+	S_RECOUNT,
 	S_BEGIN,
 	S_COMMIT,
 	S_COUNT
@@ -680,6 +682,8 @@ struct ms_rec {
 	pthread_t timer;
 	bool timer_started;
 	bool stop;
+
+	bool ended; /* the run end is recorded (ms_rec_run_end) */
 
 	uint32_t pending; /* events in the open transaction */
 	uint32_t pending_merges;
@@ -879,6 +883,19 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 		rc = prepare(r, S_STAGED,
 		             "UPDATE run SET clone_method = ?1 WHERE id = 1",
 		             eb);
+	/* A merge completed after the run end was recorded counts in it. */
+	if (rc == 0)
+		rc = prepare(r, S_LATE_MERGE,
+		             "UPDATE run SET merges_completed = "
+		             "merges_completed + 1 WHERE id = 1",
+		             eb);
+	if (rc == 0)
+		rc = prepare(
+		        r, S_RECOUNT,
+		        "UPDATE run SET merges_completed = "
+		        "max(merges_completed, (SELECT count(*) FROM merge "
+		        "WHERE err = 0)) WHERE id = 1",
+		        eb);
 	if (rc == 0)
 		rc = prepare(r, S_BEGIN, "BEGIN", eb);
 	if (rc == 0)
@@ -1190,7 +1207,28 @@ ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb)
 {
 	if (!r || !e)
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no run end");
-	return update_run_row(r, S_RUN_END, bind_end, e, "run end", eb);
+	int rc = update_run_row(r, S_RUN_END, bind_end, e, "run end", eb);
+	pthread_mutex_lock(&r->lock);
+	if (rc == 0 && strcmp(e->status, "complete") != 0) {
+		/* A run stopped with a merge under way may have recorded
+		 * that merge before the engine counted it: the run row then
+		 * counts the completed merges it holds. A complete run has
+		 * none under way, and keeps the engine's count for the
+		 * event_count gate to compare. */
+		int64_t t0 = ms_mono_ns();
+		rc = batch_begin(r, eb);
+		if (rc == 0)
+			rc = run_stmt(r, r->st[S_RECOUNT], eb, "run end");
+		if (rc == 0)
+			rc = batch_end(r, true, eb);
+		else
+			batch_abort(r);
+		r->busy_ns += ms_mono_ns() - t0;
+	}
+	if (rc == 0)
+		r->ended = true;
+	pthread_mutex_unlock(&r->lock);
+	return rc;
 }
 
 int
@@ -1231,6 +1269,12 @@ ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb)
 		int64_t keys[2] = { (int64_t)m->seq, (int64_t)i };
 		rc = insert(r, S_BATCH, T_BATCH, keys, &sm->batch[i], eb);
 	}
+	/* A run closed while a merge was under way records its end before
+	 * the engine has finished that merge: when it completes, the run's
+	 * count takes it in, so the run row agrees with the merge table
+	 * (ms_rec_run_end counted those recorded before it). */
+	if (rc == 0 && r->ended && !m->err)
+		rc = run_stmt(r, r->st[S_LATE_MERGE], eb, "late merge");
 	if (rc == 0) {
 		r->merges++;
 		r->pending_merges++;

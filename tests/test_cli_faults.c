@@ -9,7 +9,8 @@
  *    and the merge inputs are untouched, the scratch shard is removed;
  *  - SIGINT, SIGTERM, SIGHUP and SIGPIPE sent to a headless run once its
  *    scratch shard (with its owner record) exists: exit 130/143/129/141,
- *    the database says aborted, the scratch shard is gone;
+ *    the database says aborted, the scratch shard is gone, --json FILE
+ *    holds the report with status aborted;
  *  - a run and a fixture build killed with SIGKILL leave directories whose
  *    owner record names a dead process: `clean --dry-run` lists them, the
  *    next run removes the scratch and says how much it freed, `clean`
@@ -22,7 +23,11 @@
  *    leaves it alone, and a run given it afterwards uses it;
  *  - two scratch roots (MERGESCOPE_SCRATCH): a run's sweep and `clean` in
  *    one leave a dead owner's leftover in the other alone; a relative path
- *    or a file as the root is refused with a line naming the variable.
+ *    or a file as the root is refused with a line naming the variable;
+ *  - a leftover `clean` cannot remove is named on standard error with the
+ *    system's reason;
+ *  - merge-once killed with SIGTERM leaves its copies in the scratch
+ *    directory under an owner record, where `clean` removes them.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -306,16 +311,19 @@ test_disk_full_merge(void **state)
 static void
 signal_run(int sig, bool default_work_dir)
 {
-	char db[PATH_MAX], work[PATH_MAX], name[64];
+	char db[PATH_MAX], work[PATH_MAX], json[PATH_MAX], name[64];
 	snprintf(name, sizeof(name), "sig-%d.db", sig);
 	path_in(db, sizeof(db), name);
 	snprintf(name, sizeof(name), "sig-%d.shard", sig);
 	path_in(work, sizeof(work), name);
-	const char *args[] = { "run",        "--headless", "--fixture", fixture,
-		               "--variant",  "alwayskeep", "--db",      db,
-		               "--work-dir", work,         NULL };
+	snprintf(name, sizeof(name), "sig-%d.json", sig);
+	path_in(json, sizeof(json), name);
+	const char *args[] = { "run",       "--headless", "--fixture",  fixture,
+		               "--variant", "alwayskeep", "--db",       db,
+		               "--json",    json,         "--work-dir", work,
+		               NULL };
 	if (default_work_dir)
-		args[8] = NULL;
+		args[10] = NULL;
 	char ep[PATH_MAX];
 	snprintf(name, sizeof(name), "sig-%d.err", sig);
 	path_in(ep, sizeof(ep), name);
@@ -366,6 +374,15 @@ signal_run(int sig, bool default_work_dir)
 	run_end(db, &end);
 	assert_string_equal(end.status, "aborted");
 	assert_false(exists(work));
+	/* --json is written all the same: the report of what was
+	 * recorded, status aborted. */
+	char js[1 << 16] = "";
+	f = fopen(json, "r");
+	assert_non_null(f);
+	js[fread(js, 1, sizeof(js) - 1, f)] = '\0';
+	fclose(f);
+	assert_non_null(strstr(js, "\"status\":\"aborted\""));
+	assert_non_null(strstr(buf, "report as JSON in "));
 }
 
 static void
@@ -714,6 +731,151 @@ test_work_dir_taken(void **state)
 	assert_false(exists(wd));
 }
 
+/* The entry of dir whose name starts with prefix and which holds an owner
+ * record, into out; false when there is none. */
+static bool
+owned_entry(const char *dir, const char *prefix, char *out, size_t n)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return false;
+	struct dirent *de;
+	bool found = false;
+	while (!found && (de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		char own[PATH_MAX + 300];
+		snprintf(out, n, "%s/%s", dir, de->d_name);
+		snprintf(own, sizeof(own), "%s/%s", out, MS_OWNER_FILE);
+		found = exists(own);
+	}
+	closedir(d);
+	return found;
+}
+
+/* merge-once killed by SIGTERM while it repeats: its fresh copies are in
+ * the scratch directory under an owner record (not in $TMPDIR, where
+ * nothing looks), so `clean` finds and removes them. */
+static void
+test_merge_once_killed(void **state)
+{
+	(void)state;
+	char *old =
+	        getenv(MS_SCRATCH_ENV) ? strdup(getenv(MS_SCRATCH_ENV)) : NULL;
+	char *old_tmp = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+	char out[65536], err[16384], line[4096];
+	char db[PATH_MAX], work[PATH_MAX], frozen[PATH_MAX + 16];
+	char sroot[PATH_MAX], tmp[PATH_MAX], left[PATH_MAX];
+	path_in(db, sizeof(db), "once.db");
+	path_in(work, sizeof(work), "once.shard");
+	snprintf(frozen, sizeof(frozen), "%s.frozen-3", work);
+	const char *fz[] = { "run",         "--headless", "--fixture",
+		             fixture,       "--variant",  "disabled",
+		             "--freeze-at", "merge=3",    "--work-dir",
+		             work,          "--db",       db,
+		             NULL };
+	assert_int_equal(run_cli(fz, out, sizeof(out), err, sizeof(err)), 0);
+	assert_true(exists(frozen));
+	path_in(sroot, sizeof(sroot), "root-once");
+	path_in(tmp, sizeof(tmp), "tmpdir-once");
+	assert_int_equal(mkdir(sroot, 0700), 0);
+	assert_int_equal(mkdir(tmp, 0700), 0);
+	scratch_env(sroot);
+	assert_int_equal(setenv("TMPDIR", tmp, 1), 0);
+
+	const char *mo[] = { "merge-once", "--frozen", frozen, "--variant",
+		             "disabled",   "--reps",   "1000", NULL };
+	pid_t pid = bt_spawn(mo, false, NULL, NULL, NULL, 0);
+	bool found = false;
+	for (int i = 0; i < HUNG_S * 100 && !found; i++) {
+		found = owned_entry(sroot, "mergescope-once-", left,
+		                    sizeof(left));
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGTERM);
+	int st = bt_wait(pid, HUNG_S);
+	assert_true(found);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	ms_owner o;
+	assert_int_equal(ms_owner_read(left, &o, NULL), 0);
+	assert_string_equal(o.kind, "scratch");
+	assert_int_equal(o.pid, pid);
+	assert_non_null(strstr(o.note, frozen));
+	/* Nothing in $TMPDIR. */
+	DIR *d = opendir(tmp);
+	assert_non_null(d);
+	struct dirent *de;
+	while ((de = readdir(d)))
+		assert_true(!strcmp(de->d_name, ".") ||
+		            !strcmp(de->d_name, ".."));
+	closedir(d);
+
+	/* `clean` removes it (a repetition left running by the killed
+	 * parent may still write there for a moment: tried again). */
+	const char *cl[] = { "clean", NULL };
+	int rc = 2;
+	for (int i = 0; i < 50 && rc != 0; i++) {
+		rc = run_cli(cl, out, sizeof(out), err, sizeof(err));
+		if (rc) {
+			struct timespec ts = { 0, 100000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	fprintf(stderr, "%s", out);
+	assert_int_equal(rc, 0);
+	assert_false(exists(left));
+	assert_true(line_of(out, left, line, sizeof(line)) != NULL ||
+	            strstr(out, "mergescope-once-") != NULL);
+	scratch_env(old);
+	free(old);
+	if (old_tmp)
+		setenv("TMPDIR", old_tmp, 1);
+	else
+		unsetenv("TMPDIR");
+	free(old_tmp);
+}
+
+/* A leftover that cannot be removed (a tree deeper than ms_fs_rm_tree
+ * descends, which stops even root): `clean` names it and says why. */
+static void
+test_clean_says_why(void **state)
+{
+	(void)state;
+	char *old =
+	        getenv(MS_SCRATCH_ENV) ? strdup(getenv(MS_SCRATCH_ENV)) : NULL;
+	char out[65536], err[16384], a[PATH_MAX], in_a[PATH_MAX + 32];
+	char deep[PATH_MAX];
+	path_in(a, sizeof(a), "root-why");
+	snprintf(in_a, sizeof(in_a), "%s/c.sqlite.303.shard", a);
+	dead_leftover(in_a);
+	size_t n = (size_t)snprintf(deep, sizeof(deep), "%s", in_a);
+	for (int i = 0; i < MS_FS_MAX_DEPTH + 4; i++) {
+		n += (size_t)snprintf(deep + n, sizeof(deep) - n, "/d");
+		assert_int_equal(mkdir(deep, 0755), 0);
+	}
+	scratch_env(a);
+	const char *cl[] = { "clean", NULL };
+	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)), 2);
+	fprintf(stderr, "%s", err);
+	char want[PATH_MAX + 64];
+	snprintf(want, sizeof(want),
+	         "mergescope clean: cannot remove %s: ", in_a);
+	const char *why = strstr(err, want);
+	assert_non_null(why);
+	why += strlen(want);
+	/* The system's words, not a bare code. */
+	assert_true(strncmp(why, strerror(ENOTEMPTY),
+	                    strlen(strerror(ENOTEMPTY))) == 0 ||
+	            strncmp(why, strerror(ELOOP), strlen(strerror(ELOOP))) ==
+	                    0);
+	scratch_env(old);
+	free(old);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", a);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -726,6 +888,8 @@ main(void)
 		cmocka_unit_test(test_leftovers_and_clean),
 		cmocka_unit_test(test_scratch_roots_apart),
 		cmocka_unit_test(test_work_dir_taken),
+		cmocka_unit_test(test_clean_says_why),
+		cmocka_unit_test(test_merge_once_killed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

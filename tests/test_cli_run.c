@@ -628,6 +628,13 @@ test_bad_input(void **state)
 	                 2);
 	assert_one_line();
 	assert_non_null(strstr(err_text, "not an empty directory"));
+	/* The option it came from, before the path. */
+	char wd_opt[800];
+	snprintf(wd_opt, sizeof(wd_opt),
+	         "mergescope run: --work-dir %s exists and is not an empty "
+	         "directory",
+	         wd);
+	assert_non_null(strstr(err_text, wd_opt));
 	assert_true(exists(keep));
 
 	/* An output inside the work directory would be deleted with it:

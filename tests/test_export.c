@@ -668,6 +668,70 @@ test_chrome_escapes_text(void **state)
 	free(text);
 }
 
+/* s as ms__json_str writes it (caller frees). */
+static char *
+json_str_of(const char *s)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	assert_non_null(f);
+	ms__json_str(f, s);
+	fclose(f);
+	return buf;
+}
+
+/* JSON is UTF-8: well-formed sequences pass as they are, and every byte
+ * that does not begin one (Latin-1 text, a cut sequence, an overlong
+ * form, a surrogate, past U+10FFFF) is written as \ufffd, one per byte. */
+static void
+test_json_str_utf8(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+		  "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"" },
+		{ "/tmp/bad\xff\xc3(dir", "\"/tmp/bad\\ufffd\\ufffd(dir\"" },
+		{ "caf\xe9", "\"caf\\ufffd\"" },                 /* Latin-1 */
+		{ "\xe2\x82", "\"\\ufffd\\ufffd\"" },            /* cut short */
+		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"" },            /* overlong */
+		{ "\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"" }, /* overlong */
+		{ "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" }, /* surrogate */
+		{ "\xf4\x90\x80\x80",
+		  "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" }, /* past U+10FFFF */
+		{ "\x80\"\x01", "\"\\ufffd\\\"\\u0001\"" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = json_str_of(cases[i].in);
+		assert_string_equal(got, cases[i].out);
+		free(got);
+	}
+}
+
+static void
+latin1_error(ms_ev_merge *m, uint64_t seq)
+{
+	(void)seq;
+	m->err = -5;
+	snprintf(m->error, sizeof(m->error), "write /tmp/caf\xe9/x: failed");
+}
+
+/* A failed merge's error holding a byte that is not UTF-8 (a path in
+ * another encoding): the Chrome export still parses as UTF-8 JSON. */
+static void
+test_chrome_not_utf8(void **state)
+{
+	(void)state;
+	char *text = chrome_of("latin1.db", 1, latin1_error);
+	assert_non_null(strstr(text, "\"error\":\"write /tmp/caf\\ufffd/x: "
+	                             "failed\""));
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		assert_true(*p < 0x80);
+	free(text);
+}
+
 /* Merge 1 on the fast lane from 1 ms, merge 2 on the slow lane from 5 ms,
  * 10 ms each, staging 100 and 200 bytes at their peaks. */
 static void
@@ -900,6 +964,8 @@ main(void)
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_chrome_filtered),
 		cmocka_unit_test(test_chrome_escapes_text),
+		cmocka_unit_test(test_json_str_utf8),
+		cmocka_unit_test(test_chrome_not_utf8),
 		cmocka_unit_test(test_chrome_staged_per_worker),
 		cmocka_unit_test(test_export_file_errors),
 		cmocka_unit_test(test_export_file_refuses_existing),

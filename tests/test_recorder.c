@@ -215,6 +215,68 @@ merges_in(const char *path)
 	return n;
 }
 
+/* A run closed while merges are under way: one recorded before the engine
+ * counted it, one recorded after the run end. Both completed merges count
+ * in the run row, so the row and the merge table agree; a merge that
+ * failed does not. A complete run keeps the engine's count. */
+static void
+test_merge_after_end(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "late.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_ev_run run;
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
+	ms_ev_input in[16];
+	ms_ev_merge m;
+	for (uint64_t s = 1; s <= 3; s++) {
+		evf_merge(&m, in, s, 5, false);
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	/* Merge 3 recorded, not yet counted by the engine when it ended. */
+	ms_ev_run_end e;
+	evf_end(&e, &run, 2);
+	snprintf(e.status, sizeof(e.status), "aborted");
+	assert_int_equal(ms_rec_run_end(r, &e, &eb), 0);
+	evf_merge(&m, in, 4, 5, false);
+	m.err = 0;
+	assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	evf_merge(&m, in, 5, 5, false);
+	m.err = MS_ERR_IO;
+	snprintf(m.error, sizeof(m.error), "stopped");
+	assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	ms_ev_run back;
+	ms_ev_run_end end;
+	bool has_end = false;
+	assert_int_equal(ms_evdb_run(db, &back, &end, &has_end, &eb), 0);
+	ms_evdb_close(db);
+	assert_true(has_end);
+	assert_string_equal(end.status, "aborted");
+	assert_int_equal(end.merges_completed, 4);
+	assert_int_equal(merges_in(path), 5);
+
+	path_in(path, sizeof(path), "complete.db");
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
+	for (uint64_t s = 1; s <= 3; s++) {
+		evf_merge(&m, in, s, 5, false);
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	evf_end(&e, &run, 2);
+	assert_int_equal(ms_rec_run_end(r, &e, &eb), 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	assert_int_equal(ms_evdb_run(db, &back, &end, &has_end, &eb), 0);
+	ms_evdb_close(db);
+	assert_string_equal(end.status, "complete");
+	assert_int_equal(end.merges_completed, 2);
+}
+
 /* With huge batches, a clean close still writes everything. */
 static void
 test_close_commits(void **state)
@@ -593,6 +655,7 @@ main(void)
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_close_commits),
+		cmocka_unit_test(test_merge_after_end),
 		cmocka_unit_test(test_timer_commits),
 		cmocka_unit_test(test_sigkill),
 		cmocka_unit_test(test_filter),

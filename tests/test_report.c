@@ -518,6 +518,36 @@ test_unfinished_run(void **state)
 	free(t);
 }
 
+/* A merge that completed while its run was being closed: a database from
+ * before the recorder counted it in the run row says one merge fewer there
+ * than its merge table holds. The report states the merges its tables
+ * list (and `export` writes), in the text and in the JSON. */
+static void
+test_merge_after_end(void **state)
+{
+	(void)state;
+	char path[512];
+	record_unfinished("late.db", "aborted", path, sizeof(path));
+	/* As the older recorder left it: the end's count without merge 5. */
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE run SET merges_completed = 4",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	sqlite3_close(db);
+
+	char *t = report_failing(path, ms_report_text, 1);
+	assert_non_null(strstr(t, "  merges 5  wall "));
+	/* the merges table: 4 in the primary phase and 1 in the cooldown */
+	assert_non_null(strstr(t,
+	                       "\n  total                                     4"
+	                       "              1\n"));
+	free(t);
+	t = report_failing(path, ms_report_json, 1);
+	assert_non_null(strstr(t, "\"merges_completed\":5,"));
+	free(t);
+}
+
 /* ---- figures beyond the phase tables ---------------------------------- */
 
 /* The core parts alive at the end: introduced and not removed since
@@ -709,6 +739,7 @@ main(void)
 		cmocka_unit_test(test_failing_gate),
 		cmocka_unit_test(test_derived_gates),
 		cmocka_unit_test(test_gate_table),
+		cmocka_unit_test(test_merge_after_end),
 		cmocka_unit_test(test_report_staged_batches),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_unfinished_run),

@@ -396,5 +396,11 @@ struct ms_replay_opts; /* ms_replay.h */
  * from a and cfg. */
 void ms__replay_opts_from(struct ms_replay_opts *ro, const ms__run_args *a,
                           const ms__run_cfg *cfg);
+/* "mergescope CMD: " and the error rc of opening or starting the replay
+ * (eb's message, else ms_strerror) on err; a message about the shard
+ * directory given with --work-dir names the option
+ * ("--work-dir DIR exists and is not an empty directory; ..."). */
+void ms__say_replay_error(FILE *err, const ms__run_args *a, int rc,
+                          const ms_errbuf *eb);
 
 #endif

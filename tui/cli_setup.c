@@ -835,3 +835,21 @@ ms__shell_word(FILE *f, const char *s, bool always)
 			fputc(*s, f);
 	fputc('\'', f);
 }
+
+void
+ms__say_replay_error(FILE *err, const ms__run_args *a, int rc,
+                     const ms_errbuf *eb)
+{
+	const char *msg = eb->msg[0] ? eb->msg : ms_strerror(rc);
+	/* The replay names the shard directory: when it is the one given
+	 * with --work-dir, the line names the option instead. */
+	static const char lead[] = "shard directory ";
+	size_t k = sizeof(lead) - 1;
+	size_t w = a->work_dir ? strlen(a->work_dir) : 0;
+	if (w && strncmp(msg, lead, k) == 0 &&
+	    strncmp(msg + k, a->work_dir, w) == 0 &&
+	    (msg[k + w] == ' ' || msg[k + w] == ':'))
+		fprintf(err, "mergescope %s: --work-dir %s\n", a->cmd, msg + k);
+	else
+		fprintf(err, "mergescope %s: %s\n", a->cmd, msg);
+}

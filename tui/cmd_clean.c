@@ -6,6 +6,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <string.h>
 
 static const char usage[] =
@@ -34,7 +35,7 @@ static const char usage[] =
         "                      (default ~/.cache/mergescope)\n";
 
 struct clean {
-	FILE *out;
+	FILE *out, *err;
 	bool runs, frozen, dry;
 	int64_t older_s; /* 0 = any age */
 	unsigned listed, removed, failed;
@@ -71,6 +72,13 @@ one(void *arg, const ms__scratch_item *it)
 		} else if (ms__scratch_remove(it) == 0) {
 			action = "removed";
 		} else {
+			/* The path and the system's reason, so what is in the
+			 * way can be dealt with (ms__scratch_remove leaves
+			 * errno as the failing call set it). */
+			int e = errno;
+			fprintf(c->err,
+			        "mergescope clean: cannot remove %s: %s\n",
+			        it->path, e ? strerror(e) : "unknown error");
 			action = "cannot remove";
 			c->failed++;
 		}
@@ -95,6 +103,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	const ms__opt *o = args->o;
 	struct clean c = {
 		.out = out,
+		.err = err,
 		.runs = o[MS__CL_RUNS].count > 0,
 		.frozen = o[MS__CL_FROZEN].count > 0,
 		.dry = o[MS__CL_DRY].count > 0,
@@ -131,7 +140,8 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	        c.failed ? " (some could not be removed)" : "");
 	if (c.failed)
 		fprintf(err,
-		        "mergescope clean: %u item%s could not be removed\n",
+		        "mergescope clean: %u item%s could not be removed "
+		        "(each named above)\n",
 		        c.failed, c.failed == 1 ? "" : "s");
 	return c.failed ? MS_EXIT_ERROR : 0;
 }

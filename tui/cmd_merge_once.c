@@ -7,14 +7,29 @@
  * Exit 1 when a variant's ledgers differ between repetitions or it
  * disagrees with the verdict oracle, 2 when the re-picked selection
  * differs (or anything fails). The frozen directory is never modified.
+ *
+ * The fresh copies go to a new directory "mergescope-once-XXXXXX" in the
+ * scratch directory when it has room for two copies of the frozen shard
+ * (as a run's scratch shard goes there), else in the cache's work/ (else,
+ * for a user who may write neither, $TMPDIR), and it holds an owner record
+ * (kind scratch): a merge-once killed before it removed the directory
+ * leaves it where the next run's sweep and `clean` find it, not in $TMPDIR
+ * where nothing looks.
  */
 #include "cli.h"
 
+#include "ms_fixture.h"
+#include "ms_owner.h"
 #include "ms_replay.h"
 
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #define MAX_VARIANTS 16
 
@@ -51,6 +66,85 @@ static const char usage[] =
         "  --clock C           mature (default: every input matured) or\n"
         "                      run (the run's clock at the barrier: a hot\n"
         "                      selection stays hot)\n";
+
+/* The bytes under the tree nftw walks (its callback takes no context). */
+static uint64_t tree_bytes;
+
+static int
+add_bytes(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)path;
+	(void)f;
+	if (flag == FTW_F)
+		tree_bytes += (uint64_t)st->st_blocks * 512u;
+	return 0;
+}
+
+/* May the copies go in root, the scratch directory: one it can make or
+ * write, on a file system with need bytes free (a tmpfs unless the user
+ * named the root in MERGESCOPE_SCRATCH, as for a run's shard)? */
+static bool
+root_has_room(const char *root, bool from_env, uint64_t need)
+{
+	if (mkdir(root, 0700) != 0 && errno != EEXIST)
+		return false;
+	struct statvfs sv;
+	if (access(root, W_OK) != 0 || statvfs(root, &sv) != 0)
+		return false;
+	if (!from_env && !ms_fs_in_memory(root))
+		return false;
+	return (uint64_t)sv.f_bavail * sv.f_frsize >= need;
+}
+
+/* Make the directory for the fresh copies of frozen (see the file
+ * comment) into dir, with its owner record; one line on err and
+ * MS_EXIT_ERROR when it cannot be made. */
+static int
+make_scratch(const char *frozen, char *dir, size_t n, FILE *err)
+{
+	tree_bytes = 0;
+	nftw(frozen, add_bytes, 16, FTW_PHYS);
+	uint64_t need = 2 * tree_bytes + (64ull << 20);
+	/* Where to try, in order: the scratch directory with room, the
+	 * cache's work/, and $TMPDIR for a user who may write neither
+	 * (nothing sweeps it there: the owner record still says whose). */
+	char parent[3][PATH_MAX] = { "", "", "" }, root[PATH_MAX];
+	bool from_env = false;
+	if (ms_scratch_root(root, sizeof(root), &from_env, NULL) == 0 &&
+	    root_has_room(root, from_env, need))
+		snprintf(parent[0], PATH_MAX, "%s", root);
+	if (ms__cache_root(root, sizeof(root)) == 0)
+		snprintf(parent[1], PATH_MAX, "%s/work", root);
+	const char *tmp = getenv("TMPDIR");
+	snprintf(parent[2], PATH_MAX, "%s", tmp && *tmp ? tmp : "/tmp");
+	int e = 0;
+	for (int i = 0; i < 3; i++) {
+		if (!parent[i][0] ||
+		    ms_fs_mkdir_p(parent[i], 0700, NULL) != 0 ||
+		    (size_t)snprintf(dir, n, "%s/mergescope-once-XXXXXX",
+		                     parent[i]) >= n)
+			continue;
+		if (!mkdtemp(dir)) {
+			e = errno;
+			continue;
+		}
+		char note[PATH_MAX + 32];
+		ms_errbuf eb = { "" };
+		snprintf(note, sizeof(note), "merge-once --frozen %s", frozen);
+		if (ms_owner_write(dir, "scratch", note, &eb) == 0)
+			return 0;
+		fprintf(err, "mergescope merge-once: %s\n", eb.msg);
+		ms_fs_rm_tree(dir, NULL);
+		return MS_EXIT_ERROR;
+	}
+	fprintf(err,
+	        "mergescope merge-once: no directory for the copies in %s, "
+	        "%s or %s%s%s\n",
+	        parent[0][0] ? parent[0] : "the scratch directory",
+	        parent[1][0] ? parent[1] : "the cache", parent[2],
+	        e ? ": " : "", e ? strerror(e) : "");
+	return MS_EXIT_ERROR;
+}
 
 static int
 exec(const ms__cmd_args *args, FILE *out, FILE *err)
@@ -136,8 +230,15 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		fprintf(err, "mergescope merge-once: out of memory\n");
 		return MS_EXIT_ERROR;
 	}
+	char scratch[PATH_MAX];
+	if ((rc = make_scratch(mo.frozen_dir, scratch, sizeof(scratch), err))) {
+		free(res);
+		return rc;
+	}
+	mo.scratch_dir = scratch;
 	ms_errbuf eb = { "" };
 	rc = ms_merge_once(&mo, res, &eb);
+	ms_fs_rm_tree(scratch, NULL);
 	bool unstable = false;
 	for (size_t i = 0; rc == 0 && i < nv; i++) {
 		if (!res[i].ledgers_stable) {

@@ -5,7 +5,8 @@
  * run's event database) with every correctness gate goes to standard
  * output; --json FILE writes the same report as JSON. Exit status: 0 when
  * every gate passes, 1 when one fails, 2 when the run cannot start or
- * fails, 64 for a usage error, 128 + N after signal N. `tui` hands its
+ * fails, 64 for a usage error, 128 + N after signal N (--json FILE is
+ * written then too, status aborted). `tui` hands its
  * options over when stdout is not a terminal, so this command accepts them
  * all.
  *
@@ -51,7 +52,8 @@ static const char usage[] =
         "standard output. Exit status: 0 when every gate passes, 1 when one\n"
         "fails, 2 when the run cannot start or fails, 128 + N after signal\n"
         "N (SIGINT, SIGTERM, SIGHUP, SIGPIPE: the run is recorded as\n"
-        "aborted and its scratch shard removed).\n"
+        "aborted, its scratch shard removed and --json FILE written with\n"
+        "status aborted).\n"
         "\n"
         "  --headless           no curses (the only mode of this command)\n"
         "  --fixture DIR        replay this fixture directory\n"
@@ -127,6 +129,8 @@ show_progress(ms__progress *p, const ms_replay_status *st)
 	ms__progress_update(p, now, 0, 1, extra);
 }
 
+/* The run report of db_path: as text on out (unless out is NULL), and as
+ * JSON to the file json (unless NULL). */
 static int
 report(const char *db_path, const char *json, bool force, FILE *out, FILE *err,
        unsigned *failed)
@@ -134,7 +138,7 @@ report(const char *db_path, const char *json, bool force, FILE *out, FILE *err,
 	ms_evdb *db = NULL;
 	ms_errbuf eb = { "" };
 	int rc = ms_evdb_open(&db, db_path, &eb);
-	if (rc == 0)
+	if (rc == 0 && out)
 		rc = ms_report_text(db, out, failed, &eb);
 	if (rc == 0 && json) {
 		/* Beside the name, then renamed: never half a file. */
@@ -252,8 +256,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	ms_errbuf eb = { "" };
 	int rc = ms_replay_open(&r, &ro, &eb);
 	if (rc) {
-		fprintf(err, "mergescope run: %s\n",
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms__say_replay_error(err, a, rc, &eb);
 		return MS_EXIT_ERROR;
 	}
 	ms__supervise_note("db", ms_replay_db_path(r));
@@ -264,8 +267,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	if (ms_replay_work_note(r)[0])
 		fprintf(err, "%s\n", ms_replay_work_note(r));
 	if ((rc = ms_replay_start(r, &eb))) {
-		fprintf(err, "mergescope run: %s\n",
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms__say_replay_error(err, a, rc, &eb);
 		ms_replay_close(r);
 		return MS_EXIT_ERROR;
 	}
@@ -317,6 +319,12 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		        "mergescope run: stopped by %s; recorded as aborted "
 		        "in %s\n",
 		        ms__signal_name(*sig), db_path);
+		/* --json still gets the report of what was recorded (status
+		 * aborted, the gate run_finished failed); no text report. */
+		unsigned jfailed = 0;
+		if (a->json && report(db_path, a->json, a->force, NULL, err,
+		                      &jfailed) == 0)
+			fprintf(err, "report as JSON in %s\n", a->json);
 		return MS_EXIT_ERROR;
 	}
 	bool failed_run = st->state == MS_REPLAY_FAILED;

@@ -8,6 +8,19 @@
  * terminal is restored, then says where the events are. With --headless,
  * or when stdout is not a terminal, the same run goes without curses
  * (`run`).
+ *
+ * Signals, as `run` takes them: SIGINT, SIGTERM, SIGHUP and SIGPIPE stop
+ * the session like q (terminal restored, a run that did not finish
+ * recorded as aborted, its scratch shard removed), and the exit status
+ * is 128 + the signal (130, 143, 129, 141). The screen's handlers only
+ * raise a flag and do not say which signal came, so the session blocks
+ * the four in every thread (the replay's threads inherit the mask) but
+ * lets SIGHUP through on the main thread: a stopper thread takes SIGINT,
+ * SIGTERM and SIGPIPE with sigtimedwait, notes which one, and while the
+ * session loop runs sends SIGHUP to the main thread until the loop has
+ * seen the flag (a signal that comes while the parts are staged skips the
+ * loop). A flag with no signal noted was a SIGHUP of its own. A write to
+ * a closed pipe fails with EPIPE instead of killing the process.
  */
 #include "cli.h"
 
@@ -15,6 +28,9 @@
 #include "ms_replay_ctl.h"
 
 #include <locale.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,7 +50,10 @@ static const char usage[] =
         "\n"
         "Replays a fixture day through the merge engine and shows it live.\n"
         "Without --fixture the preset's fixture (day-2x) is built once and\n"
-        "cached under $XDG_CACHE_HOME/mergescope/.\n"
+        "cached under $XDG_CACHE_HOME/mergescope/. q quits (exit status 0,\n"
+        "2 when the run failed); SIGINT, SIGTERM, SIGHUP and SIGPIPE stop\n"
+        "it the same way with exit status 128 + N, as `run`. A run stopped\n"
+        "before its end is recorded as aborted.\n"
         "\n"
         "  --fixture DIR        replay this fixture directory\n"
         "  --preset P           without --fixture: the preset's cached\n"
@@ -192,10 +211,118 @@ reopen(void *arg, ms_replay *old, bool running, ms_replay **out, ms_errbuf *eb)
 	return 0;
 }
 
+/* The signal that stopped the session, 0 while none has (see the file
+ * comment): set by the stopper thread, or by on_hup for a SIGHUP that
+ * came before the screen took the signal over. */
+static atomic_int stop_sig; /* lock-free: safe in a handler and across
+                             * threads */
+/* The session loop (ms_tui_run) is running: only then is the main thread
+ * sent SIGHUP, which would otherwise interrupt its system calls. */
+static atomic_bool in_loop;
+
+static void
+on_hup(int sig)
+{
+	(void)sig;
+	int none = 0;
+	atomic_compare_exchange_strong(&stop_sig, &none, SIGHUP);
+}
+
+/* The signals whose actions the session changes (SIGHUP here, SIGINT,
+ * SIGTERM and SIGHUP the screen) and puts back. */
+static const int handled[] = { SIGINT, SIGTERM, SIGHUP };
+
+struct stopper {
+	pthread_t main, thread;
+	sigset_t all, old; /* the four; the mask before */
+	struct sigaction act[sizeof(handled) / sizeof(*handled)]; /* before */
+	atomic_bool done;
+	bool running;
+};
+
+static void *
+stopper_main(void *arg)
+{
+	struct stopper *s = arg;
+	sigset_t take = s->all;
+	sigdelset(&take, SIGHUP);
+	while (!atomic_load(&s->done)) {
+		struct timespec ts = { 0, 50000000 };
+		int sig = sigtimedwait(&take, NULL, &ts);
+		int none = 0;
+		if (sig > 0)
+			atomic_compare_exchange_strong(&stop_sig, &none, sig);
+		/* Again every 50 ms: a SIGHUP that came before the screen
+		 * was up is forgotten when it comes up. */
+		if (atomic_load(&stop_sig) && atomic_load(&in_loop))
+			pthread_kill(s->main, SIGHUP);
+	}
+	return NULL;
+}
+
+/* Block the four stop signals everywhere but SIGHUP on this thread, and
+ * start the thread that takes the others. */
+static void
+stopper_start(struct stopper *s)
+{
+	memset(s, 0, sizeof(*s));
+	atomic_store(&stop_sig, 0);
+	s->main = pthread_self();
+	sigemptyset(&s->all);
+	sigaddset(&s->all, SIGINT);
+	sigaddset(&s->all, SIGTERM);
+	sigaddset(&s->all, SIGHUP);
+	sigaddset(&s->all, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &s->all, &s->old);
+	s->running = pthread_create(&s->thread, NULL, stopper_main, s) == 0;
+	for (size_t i = 0; i < sizeof(handled) / sizeof(*handled); i++)
+		sigaction(handled[i], NULL, &s->act[i]);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_hup;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	sigset_t hup;
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	pthread_sigmask(SIG_UNBLOCK, &hup, NULL);
+}
+
+/* The signal that has stopped the session so far, or 0: the one noted,
+ * else SIGHUP when the screen saw a signal none was noted for. */
 static int
-session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
-        size_t nbreaks, bool paused, double speed, const ms_tui_opts *topts,
-        FILE *out, FILE *err)
+stopped_by(void)
+{
+	int sig = atomic_load(&stop_sig);
+	return sig ? sig : ms_screen_interrupted() ? SIGHUP : 0;
+}
+
+/* Stop the thread, take what is still pending (so nothing is delivered
+ * later) and put the mask and the actions back. Returns the first stop
+ * signal of the session, 0 if none came. */
+static int
+stopper_end(struct stopper *s)
+{
+	pthread_sigmask(SIG_BLOCK, &s->all, NULL);
+	atomic_store(&s->done, true);
+	if (s->running)
+		pthread_join(s->thread, NULL);
+	int sig = stopped_by();
+	struct timespec zero = { 0, 0 };
+	int late;
+	while ((late = sigtimedwait(&s->all, NULL, &zero)) > 0)
+		sig = sig ? sig : late;
+	for (size_t i = 0; i < sizeof(handled) / sizeof(*handled); i++)
+		sigaction(handled[i], &s->act[i], NULL);
+	pthread_sigmask(SIG_SETMASK, &s->old, NULL);
+	return sig;
+}
+
+static int
+session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
+            size_t nbreaks, bool paused, double speed, const ms_tui_opts *topts,
+            FILE *out, FILE *err)
 {
 	ms_replay_opts ro;
 	session_opts(&ro, a, cfg, paused, speed);
@@ -204,8 +331,7 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	ms_errbuf eb = { "" };
 	int rc = ms_replay_open(&r, &ro, &eb);
 	if (rc) {
-		fprintf(err, "mergescope tui: %s\n",
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms__say_replay_error(err, a, rc, &eb);
 		return MS_EXIT_ERROR;
 	}
 	for (size_t i = 0; i < nbreaks; i++) {
@@ -243,14 +369,18 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	ms__supervise_screen(true);
 	if ((rc = ms_replay_start(r, &eb))) {
 		ms__supervise_screen(false);
-		fprintf(err, "mergescope tui: %s\n",
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms__say_replay_error(err, a, rc, &eb);
 		ms_replay_ctl_free(adapter);
 		ms_replay_close(r);
 		return MS_EXIT_ERROR;
 	}
-	rc = ms_tui_run(&ctl, topts, &eb);
+	/* A signal while the parts were staged: no screen at all. */
+	atomic_store(&in_loop, true);
+	if (!atomic_load(&stop_sig))
+		rc = ms_tui_run(&ctl, topts, &eb);
+	atomic_store(&in_loop, false);
 	ms__supervise_screen(false);
+	int sig = stopped_by();
 	/* The terminal is restored here, whatever happened. */
 	r = ms_replay_ctl_replay(adapter); /* a restart replaced it */
 	remember(r, cfg->fixture_dir, topts->filter_out);
@@ -274,11 +404,34 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	if (topts->frozen_cmd && topts->frozen_cmd[0])
 		fprintf(out, "replay the frozen merge with:\n  %s\n",
 		        topts->frozen_cmd);
+	if (sig && !finished && !failed) {
+		/* As `run` says it. */
+		fprintf(err,
+		        "mergescope tui: stopped by %s; recorded as aborted "
+		        "in %s\n",
+		        ms__signal_name(sig), db_path);
+		return MS_EXIT_ERROR;
+	}
 	fprintf(out, "events recorded in %s%s\n", db_path,
 	        finished ? ""
 	        : failed ? " (the run failed)"
 	                 : " (stopped before the end: recorded as aborted)");
 	return failed ? MS_EXIT_ERROR : 0;
+}
+
+/* The session with the stop signals taken (see the file comment): exit
+ * status 128 + the signal when one stopped it, else the session's. */
+static int
+session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
+        size_t nbreaks, bool paused, double speed, const ms_tui_opts *topts,
+        FILE *out, FILE *err)
+{
+	struct stopper st;
+	stopper_start(&st);
+	int rc = session_run(a, cfg, breaks, nbreaks, paused, speed, topts, out,
+	                     err);
+	int sig = stopper_end(&st);
+	return sig ? 128 + sig : rc;
 }
 
 static int

@@ -133,7 +133,8 @@ typedef struct ms_ev_run_end {
 	int64_t ended_unix_ns;
 	int64_t wall_ns; /* whole run */
 	uint64_t publications;
-	uint64_t merges_completed;        /* the engine's own counter */
+	uint64_t merges_completed;        /* the engine's own counter (and
+	                                   * merges recorded after it) */
 	char selection_fp[MS_EV_HEX_MAX]; /* fingerprint over dispatch order */
 	ms_ledger_set final_ledger;
 	ms_ledger_set expected_ledger; /* input - confirmed drops */
@@ -403,6 +404,10 @@ int ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb);
  * parts are staged is on record. Commits at once. */
 int ms_rec_run_staged(ms_rec *r, const char *clone_method, ms_errbuf *eb);
 int ms_rec_pub(ms_rec *r, const ms_ev_pub *p, ms_errbuf *eb);
+/* One merge with its inputs, links and batches. A completed merge (err 0)
+ * recorded after ms_rec_run_end (a merge that was under way when the run
+ * was closed) also adds one to the run's merges_completed, in the same
+ * transaction. */
 int ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb);
 int ms_rec_part(ms_rec *r, const ms_ev_part *p, ms_errbuf *eb);
 int ms_rec_sample(ms_rec *r, const ms_ev_sample *s, ms_errbuf *eb);
@@ -410,6 +415,9 @@ int ms_rec_phase(ms_rec *r, const ms_ev_phase *p, ms_errbuf *eb);
 int ms_rec_gate(ms_rec *r, const ms_ev_gate *g, ms_errbuf *eb);
 int ms_rec_recon(ms_rec *r, const ms_ev_recon *c, ms_errbuf *eb);
 int ms_rec_plugin_stat(ms_rec *r, const ms_ev_plugin_stat *s, ms_errbuf *eb);
+/* The end columns of the run row. For a run that did not complete (status
+ * other than "complete") merges_completed is at least the completed merges
+ * recorded: the engine counts a merge only after it is recorded. */
 int ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb);
 /* Commit now. */
 int ms_rec_flush(ms_rec *r, ms_errbuf *eb);

@@ -41,3 +41,7 @@ ms_e2e_test(e2e_tui_plugin_crash tui_plugin_crash.sh
 # Terminal types: End/Home as tmux sends them under xterm-256color, the
 # export's question at 80 columns, TERM=dumb refused.
 ms_e2e_test(e2e_tui_terms tui_terms.sh)
+
+# Signals: Ctrl-C, SIGTERM, SIGHUP and SIGPIPE stop the TUI as they stop
+# `run` (128 + N, recorded as aborted, the shard removed); q exits 0.
+ms_e2e_test(e2e_tui_signals tui_signals.sh)
