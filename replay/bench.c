@@ -300,6 +300,14 @@ write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
 					         metrics[k].unit[0] ? " " : "",
 					         metrics[k].unit);
 				int pr = metrics[k].prec;
+				if (st.n == 0) {
+					fprintf(f,
+					        "%-18s %-14.14s %3zu %12s %12s "
+					        "%12s %12s %7s\n",
+					        name, labels[vi], st.n, "-", "-",
+					        "-", "-", "-");
+					continue;
+				}
 				fprintf(f,
 				        "%-18s %-14.14s %3zu %12.*f %12.*f "
 				        "%12.*f %12.*f %7.2f",
@@ -361,17 +369,19 @@ write_json(const ms_bench_run *runs, size_t n, const char *const *labels,
 				if (stat_for(runs, n, vi, p, k, &st) ||
 				    stat_for(runs, n, 0, p, k, &base))
 					return MS_ERR_NOMEM;
-				fprintf(f, "%s\"%s\":{\"n\":%zu,\"median\":",
+				fprintf(f, "%s\"%s\":{\"n\":%zu",
 				        k ? "," : "", metrics[k].key, st.n);
-				ms__json_fig(f, st.median);
-				fprintf(f, ",\"p95\":");
-				ms__json_fig(f, st.p95);
-				fprintf(f, ",\"min\":");
-				ms__json_fig(f, st.min);
-				fprintf(f, ",\"max\":");
-				ms__json_fig(f, st.max);
-				fprintf(f, ",\"cv\":");
-				ms__json_fig(f, st.cv);
+				const char *fk[] = { "median", "p95", "min",
+					             "max", "cv" };
+				const double fv[] = { st.median, st.p95,
+					              st.min, st.max, st.cv };
+				for (size_t j = 0; j < 5; j++) {
+					fprintf(f, ",\"%s\":", fk[j]);
+					if (st.n)
+						ms__json_fig(f, fv[j]);
+					else
+						fputs("null", f);
+				}
 				fprintf(f, ",\"delta_pct\":");
 				if (base.n && st.n)
 					ms__json_fig(f, delta_pct(base.median,
@@ -386,6 +396,19 @@ write_json(const ms_bench_run *runs, size_t n, const char *const *labels,
 	}
 	fprintf(f, "]}\n");
 	return 0;
+}
+
+int
+ms_bench_empty_variant(const ms_bench_run *runs, size_t n, size_t nvariants)
+{
+	for (size_t vi = 0; vi < nvariants; vi++) {
+		bool any = false;
+		for (size_t i = 0; i < n && !any; i++)
+			any = runs[i].valid && runs[i].variant == vi;
+		if (!any)
+			return (int)vi;
+	}
+	return -1;
 }
 
 int

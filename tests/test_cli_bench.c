@@ -439,6 +439,49 @@ test_collect_names_invalid(void **state)
 	free(js);
 }
 
+/* A variant all of whose runs are left out has no figures: "-" in the
+ * table, null in the JSON (not zeros that read as measurements), and
+ * bench --collect and report --collect exit 1 naming it. */
+static void
+test_collect_variant_without_valid_run(void **state)
+{
+	(void)state;
+	char copy[PATH_MAX], cmd[3 * PATH_MAX];
+	path_in(copy, sizeof(copy), "series-empty-variant");
+	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s' && rm '%s'/summary.*",
+	         series, copy, copy);
+	assert_int_equal(system(cmd), 0);
+	for (unsigned rep = 0; rep < 2; rep++) {
+		char db[PATH_MAX];
+		db_of(db, sizeof(db), copy, rep, 1, "skywalking");
+		et_sql(db, "UPDATE run SET profile = 'cpus=1'");
+	}
+	const char *args[] = { "bench", "--collect", copy, NULL };
+	assert_int_equal(run(args, false), 1);
+	assert_non_null(strstr(err, "variant skywalking has no valid run"));
+	assert_non_null(strstr(out, "4 runs, 2 valid"));
+	const char *row = strstr(out, "skywalking       0");
+	assert_non_null(row);
+	assert_true(strncmp(row + strlen("skywalking       0"),
+	                    "            -            -", 26) == 0);
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/summary.json", copy);
+	char *js = slurp(p);
+	jv j;
+	json_parse(js, &j);
+	const jv *wall = jget(
+	        jget(jget(variant_json(&j, 1), "phases"), "primary"), "wall_s");
+	assert_true(jget(wall, "n")->num == 0);
+	assert_int_equal(jget(wall, "median")->t, J_NULL);
+	assert_int_equal(jget(wall, "cv")->t, J_NULL);
+	jfree(&j);
+	free(js);
+
+	const char *rargs[] = { "report", "--collect", copy, NULL };
+	assert_int_equal(run(rargs, false), 1);
+	assert_non_null(strstr(err, "variant skywalking has no valid run"));
+}
+
 /* ---- an existing scheduler runs the series ------------------------------ */
 
 static void
@@ -845,6 +888,7 @@ main(void)
 		cmocka_unit_test(test_series),
 		cmocka_unit_test(test_run_record),
 		cmocka_unit_test(test_collect_names_invalid),
+		cmocka_unit_test(test_collect_variant_without_valid_run),
 		cmocka_unit_test(test_emit_parallel),
 		cmocka_unit_test(test_emit_relative_paths),
 		cmocka_unit_test(test_emit_slurm),

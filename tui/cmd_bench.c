@@ -469,6 +469,8 @@ collect(const char *dir, const char *const *labels, size_t nv, FILE *out,
 		else
 			rc = fail(err, MS_EXIT_ERROR, "%s%s",
 			          eb.msg[0] ? eb.msg : ms_strerror(rc), "");
+		if (rc == 0)
+			rc = ms__series_check_variants(&s, "bench", err);
 	}
 	ms__series_free(&s);
 	return rc;

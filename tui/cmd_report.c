@@ -119,6 +119,8 @@ collect(const ms__cmd_args *args, FILE *out, FILE *err)
 			rc = MS_EXIT_ERROR;
 		}
 	}
+	if (rc == 0)
+		rc = ms__series_check_variants(&s, "report", err);
 	ms__series_free(&s);
 	return rc;
 }

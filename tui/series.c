@@ -182,6 +182,19 @@ ms__series_load(ms__series *s, const char *const *dirs, size_t ndirs,
 	return rc;
 }
 
+int
+ms__series_check_variants(const ms__series *s, const char *cmd, FILE *err)
+{
+	int v = ms_bench_empty_variant(s->runs, s->n, s->nv);
+	if (v < 0)
+		return 0;
+	fprintf(err,
+	        "mergescope %s: variant %s has no valid run, so no figures "
+	        "(each run left out is listed with its reason)\n",
+	        cmd, s->labels[v] ? s->labels[v] : "?");
+	return 1;
+}
+
 void
 ms__series_free(ms__series *s)
 {

@@ -38,6 +38,11 @@ typedef struct ms__series {
 int ms__series_load(ms__series *s, const char *const *dirs, size_t ndirs,
                     const char *const *labels, size_t nv, const char *cmd,
                     FILE *err);
+/* 0 when every variant of s has a valid run; else 1 (a gate-like
+ * failure: the summary was written, but a variant has no figures) after
+ * one line on err naming the variant. */
+int ms__series_check_variants(const ms__series *s, const char *cmd,
+                              FILE *err);
 void ms__series_free(ms__series *s);
 
 #endif

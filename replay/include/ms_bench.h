@@ -73,11 +73,17 @@ typedef struct ms_bench_stat {
 } ms_bench_stat;
 void ms_bench_stat_of(double *v, size_t n, ms_bench_stat *out);
 
+/* The first variant (index below nvariants) none of whose runs is valid,
+ * or -1 when every variant has a valid run. */
+int ms_bench_empty_variant(const ms_bench_run *runs, size_t n,
+                           size_t nvariants);
+
 /*
  * Write the series summary: text (a table per phase: one line per metric
  * and variant) to text, JSON to json (either may be NULL). labels names
  * the nvariants variants in series order; the first is the base of the
- * deltas. Returns 0, MS_ERR_NOMEM or MS_ERR_IO.
+ * deltas. A variant without a valid run has no figures: "-" in the text,
+ * null in the JSON. Returns 0, MS_ERR_NOMEM or MS_ERR_IO.
  */
 int ms_bench_summary(const ms_bench_run *runs, size_t n,
                      const char *const *labels, size_t nvariants, FILE *text,
