@@ -2817,6 +2817,10 @@ ms_replay_close(ms_replay *r)
 {
 	if (!r)
 		return;
+	/* The oracle stops with the controller (a quit or a signal while
+	 * the day waits for it: wait_oracle), after at most the chain call
+	 * it is in (oracle.c), not the day's remaining batches. */
+	atomic_store(&r->oracle_cancel, true);
 	pthread_mutex_lock(&r->mu);
 	r->abort_req = true;
 	pthread_cond_broadcast(&r->cv);
@@ -2825,7 +2829,6 @@ ms_replay_close(ms_replay *r)
 		pthread_join(r->thread, NULL);
 	live_stop(r);
 	ms__rsswatch_stop(&r->rss);
-	atomic_store(&r->oracle_cancel, true);
 	if (r->oracle_started)
 		ms__oracle_wait(r);
 	ms__checker_stop(r);
