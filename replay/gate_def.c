@@ -96,7 +96,7 @@ verdict_oracle(const ms_gate_facts *f)
 static bool
 sampling_exercised(const ms_gate_facts *f)
 {
-	return f->executed_merges > 0;
+	return f->executed_merges > 0 || f->open_merges > 0;
 }
 
 static bool
@@ -165,8 +165,9 @@ static const ms_gate_def defs[MS_GATE_COUNT] = {
 	                             "independent oracle",
 	                             true, false, NULL, verdict_oracle, NULL },
 	[MS_GATE_SAMPLING_EXERCISED] = { "sampling_exercised",
-	                                 "a configured chain evaluated "
-	                                 "something",
+	                                 "a configured chain was called: "
+	                                 "it evaluated something or failed "
+	                                 "open",
 	                                 true, false, has_chain,
 	                                 sampling_exercised, NULL },
 	[MS_GATE_IDLE_NO_LEAKS] = { "idle_no_leaks",

@@ -349,6 +349,10 @@ typedef struct ms__recon {
 	uint64_t not_executed;   /* traces of merges that did not
 	                            sample (grace, lossless, ...) */
 	uint64_t lossless;       /* of those: lossless retries */
+	/* Merges that staged and reached Decide, every call failing open
+	 * (enabled_no_evaluation, reason other), and the traces they kept
+	 * (also in not_executed). */
+	uint64_t open_merges, open_kept;
 } ms__recon;
 
 #define MAX_BPS 64
