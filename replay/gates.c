@@ -331,9 +331,10 @@ vo_finalize_rows(ms_replay *r, vo_check *chk, const vo_drops *dr)
 	uint64_t fo = kept_failed_open(F);
 	uint64_t unevaluated =
 	        F->oversized + F->hot + F->not_executed +
-	        (F->failed_open ? F->evaluated + fo -
-	                                  (fo > F->open_kept ? F->open_kept : fo)
-	                        : 0);
+	        (F->failed_open
+	                 ? F->evaluated + fo -
+	                           (fo > F->open_kept ? F->open_kept : fo)
+	                 : 0);
 	bool clean = F->merges > 0 && F->executed == F->merges &&
 	             !F->oversized && !F->hot && !F->failed_open;
 	bool prop_ok, kept_ok;

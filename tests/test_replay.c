@@ -428,8 +428,8 @@ oracle_job_main(void *arg)
 {
 	oracle_job *j = arg;
 	j->rc = ms__oracle_run(&j->o, j->fx, j->spec, MS_TEST_PLUGIN_DIR,
-	                       120 * 1000000000ULL, MS_PLUGIN_HOST_INPROC,
-	                       NULL, &j->cancel, true);
+	                       120 * 1000000000ULL, MS_PLUGIN_HOST_INPROC, NULL,
+	                       &j->cancel, true);
 	return NULL;
 }
 
