@@ -691,9 +691,11 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	gate_plugin_health(r, &f);
 	gate_verdict_oracle(r, &f, final_traces, true);
 
-	/* Sampling exercised: a chain that was never called did not test
-	 * what it was configured for. A merge whose every call failed open
-	 * reached it (plugin_health says how it failed). */
+	/* Sampling exercised: a chain that never evaluated anything did not
+	 * test what it was configured for; allowed to fail open, a merge
+	 * that reached Decide with every call failing open did (the failure
+	 * is plugin_health's WARN). */
+	f.allow_fail_open = r->opts.allow_fail_open;
 	f.executed_merges = r->executed_merges;
 	f.open_merges = r->recon[0].open_merges + r->recon[1].open_merges +
 	                r->recon[2].open_merges;
