@@ -936,6 +936,11 @@ health_note(ms_replay *r, const ms_ev_merge *m)
 		c->not_executed += m->traces_in;
 		if (s->reason == MS_SREASON_LOSSLESS_RETRY)
 			c->lossless += m->traces_in;
+		if (s->klass == MS_SAMPLING_ENABLED_NO_EVALUATION &&
+		    s->reason == MS_SREASON_OTHER && s->plugin_calls > 0) {
+			c->open_merges++;
+			c->open_kept += s->traces_kept;
+		}
 	}
 	for (uint32_t i = 0; i < m->nlinks; i++) {
 		uint64_t f = 0;
@@ -2817,6 +2822,10 @@ ms_replay_close(ms_replay *r)
 {
 	if (!r)
 		return;
+	/* The oracle stops with the controller (a quit or a signal while
+	 * the day waits for it: wait_oracle), after at most the chain call
+	 * it is in (oracle.c), not the day's remaining batches. */
+	atomic_store(&r->oracle_cancel, true);
 	pthread_mutex_lock(&r->mu);
 	r->abort_req = true;
 	pthread_cond_broadcast(&r->cv);
@@ -2825,7 +2834,6 @@ ms_replay_close(ms_replay *r)
 		pthread_join(r->thread, NULL);
 	live_stop(r);
 	ms__rsswatch_stop(&r->rss);
-	atomic_store(&r->oracle_cancel, true);
 	if (r->oracle_started)
 		ms__oracle_wait(r);
 	ms__checker_stop(r);

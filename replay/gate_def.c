@@ -96,7 +96,8 @@ verdict_oracle(const ms_gate_facts *f)
 static bool
 sampling_exercised(const ms_gate_facts *f)
 {
-	return f->executed_merges > 0;
+	return f->executed_merges > 0 ||
+	       (f->allow_fail_open && f->open_merges > 0);
 }
 
 static bool
@@ -166,7 +167,8 @@ static const ms_gate_def defs[MS_GATE_COUNT] = {
 	                             true, false, NULL, verdict_oracle, NULL },
 	[MS_GATE_SAMPLING_EXERCISED] = { "sampling_exercised",
 	                                 "a configured chain evaluated "
-	                                 "something",
+	                                 "something (or, allowed to fail "
+	                                 "open, was called)",
 	                                 true, false, has_chain,
 	                                 sampling_exercised, NULL },
 	[MS_GATE_IDLE_NO_LEAKS] = { "idle_no_leaks",

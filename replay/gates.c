@@ -134,7 +134,11 @@ oracle_spec(const ms_replay *r)
 /*
  * verdict_oracle: the run reconciled with the oracle's verdicts, from the
  * merge events, per phase and exactly:
- *  - in every phase, evaluated = kept + dropped + deferred;
+ *  - in every phase, kept + dropped + deferred = evaluated + the traces
+ *    kept because every link failed open on their batch (a merge counts
+ *    them kept, each trace it staged having one outcome, but not
+ *    evaluated: no link judged them), which is 0 in a phase where no
+ *    link failed open; and no more drops proposed than traces evaluated;
  *  - every dropped trace is one the oracle drops (none it keeps, none it
  *    does not know);
  *  - the final output holds the oracle's traces minus the dropped ones;
@@ -183,8 +187,21 @@ typedef struct {
 	uint64_t total;               /* all dropped traces */
 } vo_drops;
 
-/* The merges' own per-phase counts, and evaluated = kept + dropped +
- * deferred in every phase. */
+/* The traces of phase R that a merge kept because every link failed open
+ * on their batch: a merge counts them kept (each trace it staged leaves
+ * with one outcome) but not evaluated (no link judged them). Only where a
+ * link failed open in the phase, else 0. */
+static uint64_t
+kept_failed_open(const ms__recon *R)
+{
+	uint64_t kdd = R->kept + R->dropped + R->deferred;
+	return R->failed_open && kdd > R->evaluated ? kdd - R->evaluated : 0;
+}
+
+/* The merges' own per-phase counts, and kept + dropped + deferred =
+ * evaluated + kept unevaluated because every link failed open, in every
+ * phase (the latter 0 where no link failed open), no more proposed drops
+ * than traces evaluated. */
 static void
 vo_phase_rows(ms_replay *r, vo_check *chk)
 {
@@ -195,21 +212,29 @@ vo_phase_rows(ms_replay *r, vo_check *chk)
 	recon_row(r, "kept by verdict", PHASES(kept), true, "");
 	recon_row(r, "dropped", PHASES(dropped), true, "");
 	recon_row(r, "deferred by the guard", PHASES(deferred), true, "");
-	uint64_t kdd[MS__RP_COUNT];
+	uint64_t kdd[MS__RP_COUNT], fo[MS__RP_COUNT];
 	bool ident = true;
 	for (int p = 0; p < MS__RP_COUNT; p++) {
 		kdd[p] = R[p].kept + R[p].dropped + R[p].deferred;
-		if (kdd[p] != R[p].evaluated) {
+		fo[p] = kept_failed_open(&R[p]);
+		if (kdd[p] != R[p].evaluated + fo[p] ||
+		    R[p].dropped + R[p].deferred > R[p].evaluated) {
 			vo_require(chk, false,
-			           "phase %d: evaluated %llu != kept + dropped "
-			           "+ deferred %llu",
+			           "phase %d: evaluated %llu + kept failing "
+			           "open %llu != kept + dropped + deferred "
+			           "%llu",
 			           p, (unsigned long long)R[p].evaluated,
+			           (unsigned long long)fo[p],
 			           (unsigned long long)kdd[p]);
 			ident = false;
 		}
 	}
+	recon_row(r, "kept unevaluated: failed open", fo[0], fo[1], fo[2],
+	          fo[0] + fo[1] + fo[2], true,
+	          "(every link failed open on their batch)");
 	recon_row(r, "kept + dropped + deferred", kdd[0], kdd[1], kdd[2],
-	          kdd[0] + kdd[1] + kdd[2], ident, "= evaluated");
+	          kdd[0] + kdd[1] + kdd[2], ident,
+	          "= evaluated + kept failing open");
 	recon_row(r, "kept unevaluated: oversized", PHASES(oversized), true,
 	          "");
 	recon_row(r, "kept unevaluated: hot", PHASES(hot), true,
@@ -299,8 +324,17 @@ vo_finalize_rows(ms_replay *r, vo_check *chk, const vo_drops *dr)
 	uint64_t before = dr->agree[0] + dr->agree[1];
 	uint64_t present = o->drop > before ? o->drop - before : 0;
 	uint64_t proposed = F->dropped + F->deferred;
-	uint64_t unevaluated = F->oversized + F->hot + F->not_executed +
-	                       (F->failed_open ? F->evaluated : 0);
+	/* Where a link failed open, every trace it was to judge may be a
+	 * drop it did not make: those evaluated by the other links and
+	 * those no link judged (a merge that failed open on every call
+	 * counts its traces in not_executed already). */
+	uint64_t fo = kept_failed_open(F);
+	uint64_t unevaluated =
+	        F->oversized + F->hot + F->not_executed +
+	        (F->failed_open
+	                 ? F->evaluated + fo -
+	                           (fo > F->open_kept ? F->open_kept : fo)
+	                 : 0);
 	bool clean = F->merges > 0 && F->executed == F->merges &&
 	             !F->oversized && !F->hot && !F->failed_open;
 	bool prop_ok, kept_ok;
@@ -658,10 +692,18 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	gate_verdict_oracle(r, &f, final_traces, true);
 
 	/* Sampling exercised: a chain that never evaluated anything did not
-	 * test what it was configured for. */
+	 * test what it was configured for; allowed to fail open, a merge
+	 * that reached Decide with every call failing open did (the failure
+	 * is plugin_health's WARN). */
+	f.allow_fail_open = r->opts.allow_fail_open;
 	f.executed_merges = r->executed_merges;
-	gate(r, MS_GATE_SAMPLING_EXERCISED, &f, "%llu merges executed sampling",
-	     (unsigned long long)r->executed_merges);
+	f.open_merges = r->recon[0].open_merges + r->recon[1].open_merges +
+	                r->recon[2].open_merges;
+	gate(r, MS_GATE_SAMPLING_EXERCISED, &f,
+	     "%llu merges executed sampling, %llu reached Decide and failed "
+	     "open on every call",
+	     (unsigned long long)r->executed_merges,
+	     (unsigned long long)f.open_merges);
 	gate_idle_events(r, &f);
 	return 0;
 }

@@ -66,6 +66,9 @@ typedef struct ms_gate_facts {
 	bool allow_fail_open;
 	bool oracle_ok; /* the run reconciles with the verdict oracle */
 	uint64_t executed_merges;
+	/* Merges that reached Decide with every call failing open
+	 * (sampling_exercised counts them under allow_fail_open). */
+	uint64_t open_merges;
 	bool engine_idle; /* idle, nothing queued, running, held, claimed */
 	uint64_t tmp_leftovers;
 	uint64_t quarantined;

@@ -112,6 +112,13 @@ reserve_day(const ms_fixture *fx, oread *rd)
 		                      sizeof(*rd->c));
 }
 
+/* Whether the run asked the oracle to stop (cancel may be NULL). */
+static bool
+cancelled(const _Atomic bool *cancel)
+{
+	return cancel && atomic_load(cancel);
+}
+
 static int
 read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
           oread *rd, ms__idpool *ids, char *why, size_t n)
@@ -120,7 +127,7 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 	int rc = 0;
 	reserve_day(fx, rd);
 	for (size_t i = 0; i < ms_fixture_nslots(fx) && !rc; i++) {
-		if (cancel && atomic_load(cancel)) {
+		if (cancelled(cancel)) {
 			snprintf(why, n, "oracle: cancelled");
 			return MS_ERR_CANCELED;
 		}
@@ -209,16 +216,19 @@ trace_end(const oread *rd, size_t i)
  * batches as from one call over every row): each batch's rows, the
  * traces in ID order (the blocks sorted by ID, a trace's blocks in read
  * order) rebuilt in one row array reused from batch to batch. keep: one
- * byte per trace. */
+ * byte per trace. The run's cancel is checked after every batch: a
+ * signal or a quit waits for at most the chain's call in progress, not
+ * for the day's remaining batches (MS_ERR_CANCELED, even after the last
+ * one: a cancelled oracle's verdicts are not used). */
 #define ORACLE_BATCH 4096
 
 static int
 evaluate(size_t ntr, const oread *rd, ms_chain *chain, ms_mem *mem,
-         uint8_t *keep, ms_errbuf *eb)
+         const _Atomic bool *cancel, uint8_t *keep, ms_errbuf *eb)
 {
 	ms_row *flat = NULL;
 	size_t fcap = 0;
-	int rc = 0;
+	int rc = cancelled(cancel) ? MS_ERR_CANCELED : 0;
 	for (size_t t0 = 0, i0 = 0; t0 < ntr && !rc; t0 += ORACLE_BATCH) {
 		size_t t1 = ntr - t0 < ORACLE_BATCH ? ntr : t0 + ORACLE_BATCH;
 		size_t nrows = 0, k = 0, got = 0, i1 = i0;
@@ -252,7 +262,11 @@ evaluate(size_t ntr, const oread *rd, ms_chain *chain, ms_mem *mem,
 			             "%zu verdicts for the %zu traces from "
 			             "trace %zu",
 			             got, t1 - t0, t0);
+		if (!rc && cancelled(cancel))
+			rc = MS_ERR_CANCELED;
 	}
+	if (rc == MS_ERR_CANCELED)
+		ms_fail(eb, rc, "cancelled");
 	ms__big_free(flat, fcap * sizeof(*flat));
 	return rc;
 }
@@ -430,12 +444,12 @@ build_table(ms__oracle *o, const oread *rd, const uint8_t *keep,
  * without a chain), and how often its links failed open. */
 static int
 decide(ms__oracle *o, size_t ntr, ms_chain *chain, ms_mem *mem,
-       const oread *rd, uint8_t *keep)
+       const oread *rd, const _Atomic bool *cancel, uint8_t *keep)
 {
 	int64_t td = ms_mono_ns();
 	if (chain) {
 		ms_errbuf eb = { { 0 } };
-		int rc = evaluate(ntr, rd, chain, mem, keep, &eb);
+		int rc = evaluate(ntr, rd, chain, mem, cancel, keep, &eb);
 		if (rc) {
 			snprintf(o->why, sizeof(o->why), "oracle: %s", eb.msg);
 			return rc;
@@ -525,7 +539,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 	}
 	if (!rc)
-		rc = decide(o, ntr, chain, &mem, &rd, keep);
+		rc = decide(o, ntr, chain, &mem, &rd, cancel, keep);
 	/* The rows' columns are read by the chain only. */
 	ms__big_free(rd.c, rd.ccap * sizeof(*rd.c));
 	rd.c = NULL;

@@ -309,7 +309,10 @@ typedef struct ms__oracle {
  * (ms__oracle_find, ms__oracle_dropped); a replay holds the table from
  * the oracle's end to its gates, and most traces are kept.
  * ms__oracle_dropped reads the fixture again for the whole table when a
- * dropped trace is not in it. fx must outlive o. */
+ * dropped trace is not in it. fx must outlive o. cancel (may be NULL)
+ * is looked at between the fixture's parts and after every batch the
+ * chain evaluates: once set, MS_ERR_CANCELED ("oracle: cancelled") after
+ * at most the part or the chain call in progress. */
 int ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                    const char *plugin_dir, uint64_t decide_timeout_ns,
                    enum ms_plugin_host_mode host, const char *host_exe,
@@ -346,6 +349,10 @@ typedef struct ms__recon {
 	uint64_t not_executed;   /* traces of merges that did not
 	                            sample (grace, lossless, ...) */
 	uint64_t lossless;       /* of those: lossless retries */
+	/* Merges that staged and reached Decide, every call failing open
+	 * (enabled_no_evaluation, reason other), and the traces they kept
+	 * (also in not_executed). */
+	uint64_t open_merges, open_kept;
 } ms__recon;
 
 #define MAX_BPS 64

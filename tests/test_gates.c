@@ -39,10 +39,11 @@ health_plugin_dir(void)
 	rt_path(dir, sizeof(dir), "plugins-health");
 	assert_int_equal(mkdir(dir, 0700), 0);
 	const char *links[][2] = { { MS_PLUGIN_DIR, "skywalking" },
+		                   { MS_PLUGIN_DIR, "detdrop" },
 		                   { MS_TEST_PLUGIN_DIR, "tp_badval" },
 		                   { MS_TEST_PLUGIN_DIR, "tp_fail" },
 		                   { MS_TEST_PLUGIN_DIR, "tp_slow" } };
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		char from[PATH_MAX], to[PATH_MAX + 64];
 		snprintf(from, sizeof(from), "%s/%s.so", links[i][0],
 		         links[i][1]);
@@ -734,6 +735,80 @@ test_gate_oracle_unexplained_survivor(void **state)
 	oracle_mismatch(&run, "oracle-more", "detdrop:40", "finalize proposed");
 }
 
+/* ---- fail-open runs --------------------------------------------------- */
+
+/* Run chain on the smoke fixture allowed to fail open (oversized_cap and
+ * the oracle's own chain as given, 0 and NULL for the defaults); gate
+ * `name` of the run into *out, its detail printed when pass differs from
+ * want. */
+static void
+open_run_gate(const char *chain, uint64_t oversized_cap,
+              const char *oracle_spec, const char *name, bool want,
+              ms_ev_gate *out)
+{
+	rt_run run;
+	rt_opts(&run, "fail-open", chain);
+	run.o.plugin_dir = health_plugin_dir();
+	run.o.allow_fail_open = true;
+	run.o.oversized_cap = oversized_cap;
+	run.t.oracle_spec = oracle_spec;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(g[i].name, name))
+			*out = g[i];
+	ms_replay_close(r);
+	assert_string_equal(out->name, name);
+	if (out->pass != want)
+		fprintf(stderr, "%s %s: %s\n", chain, name, out->detail);
+}
+
+/* A chain whose link fails open under --allow-fail-open: the traces it
+ * kept unjudged are kept, not evaluated, and the oracle (whose own chain
+ * fails the same way) keeps them too; verdict_oracle reconciles exactly
+ * and sampling_exercised counts the merge that reached Decide. Every
+ * call failing (tp_fail alone: the finalize evaluates nothing) and one
+ * link of two failing (skywalking's verdicts stand). */
+static void
+test_fail_open_gates_hold(void **state)
+{
+	(void)state;
+	const char *chains[] = { "tp_fail", "skywalking,tp_fail" };
+	for (size_t i = 0; i < 2; i++) {
+		ms_ev_gate g;
+		open_run_gate(chains[i], 0, NULL, "verdict_oracle", true, &g);
+		assert_true(g.pass);
+		assert_non_null(strstr(g.detail, "run reconciles exactly"));
+		open_run_gate(chains[i], 0, NULL, "sampling_exercised", true,
+		              &g);
+		assert_true(g.pass);
+		open_run_gate(chains[i], 0, NULL, "plugin_health", true, &g);
+		assert_true(g.pass);
+		assert_true(g.warn);
+	}
+}
+
+/* Failing open does not excuse a real mismatch: an oracle with another
+ * chain than the run's fails verdict_oracle, and a chain no merge called
+ * (every trace over the oversized cap) fails sampling_exercised. */
+static void
+test_fail_open_gates_still_fail(void **state)
+{
+	(void)state;
+	ms_ev_gate g;
+	open_run_gate("detdrop:35,tp_fail", 0, "detdrop:30,tp_fail",
+	              "verdict_oracle", false, &g);
+	assert_false(g.pass);
+	assert_non_null(strstr(g.detail, "is kept by the oracle"));
+	open_run_gate("skywalking", 1, NULL, "sampling_exercised", false, &g);
+	assert_false(g.pass);
+	assert_non_null(strstr(g.detail, "0 merges executed sampling, 0 "));
+}
+
 int
 main(void)
 {
@@ -752,6 +827,8 @@ main(void)
 		cmocka_unit_test(test_gate_changed_publication_index),
 		cmocka_unit_test(test_gate_oracle_wrong_drop),
 		cmocka_unit_test(test_gate_oracle_unexplained_survivor),
+		cmocka_unit_test(test_fail_open_gates_hold),
+		cmocka_unit_test(test_fail_open_gates_still_fail),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

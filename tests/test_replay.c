@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
@@ -410,6 +411,95 @@ test_oracle_spilled_until_gates(void **state)
 	(void)state;
 	oracle_spill_in(rt.root, "oracle-spill-root");
 	oracle_spill_in(rt.shm, "oracle-spill-shm");
+}
+
+/* The oracle on its own thread, as a replay runs it, with the chain
+ * spec and the cancel flag of the test. */
+typedef struct oracle_job {
+	ms__oracle o;
+	const ms_fixture *fx;
+	const char *spec;
+	_Atomic bool cancel;
+	int rc;
+} oracle_job;
+
+static void *
+oracle_job_main(void *arg)
+{
+	oracle_job *j = arg;
+	j->rc = ms__oracle_run(&j->o, j->fx, j->spec, MS_TEST_PLUGIN_DIR,
+	                       120 * 1000000000ULL, MS_PLUGIN_HOST_INPROC, NULL,
+	                       &j->cancel, true);
+	return NULL;
+}
+
+/* Threads of this process called name (a chain's Decide workers are
+ * "ms-plugin-call", started at a link's first call). */
+static unsigned
+threads_named(const char *name)
+{
+	unsigned n = 0;
+	DIR *d = opendir("/proc/self/task");
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[300], comm[32] = "";
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+		         e->d_name);
+		FILE *f = e->d_name[0] != '.' ? fopen(path, "r") : NULL;
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+		n += strcmp(comm, name) == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+/* A quit or a signal while the day waits for the oracle stops it after
+ * the chain call in progress: the oracle's every Decide waits for a
+ * file (tp_slow), the run cancels while the first waits, then the file
+ * appears. The oracle returns cancelled, with no verdicts, instead of
+ * going on through the day's remaining batches (each a plugin call). */
+static void
+test_oracle_cancel_stops_between_batches(void **state)
+{
+	(void)state;
+	char gate[PATH_MAX], spec[PATH_MAX + 64];
+	rt_path(gate, sizeof(gate), "oracle-cancel-gate");
+	unlink(gate);
+	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"0/1@%s\"}", gate);
+	ms_fixture *fx = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_fixture_open(&fx, rt.fixture, &eb), 0);
+	oracle_job *j = calloc(1, sizeof(*j));
+	assert_non_null(j);
+	j->fx = fx;
+	j->spec = spec;
+	unsigned before = threads_named("ms-plugin-call");
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, oracle_job_main, j), 0);
+	/* Its first Decide has started (and waits for the file). */
+	bool calling = false;
+	for (int i = 0; i < 6000 && !calling; i++) {
+		calling = threads_named("ms-plugin-call") > before;
+		if (!calling)
+			nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
+	}
+	atomic_store(&j->cancel, true);
+	FILE *g = fopen(gate, "w");
+	assert_non_null(g);
+	fclose(g);
+	pthread_join(t, NULL);
+	assert_true(calling);
+	assert_int_equal(j->rc, MS_ERR_CANCELED);
+	assert_false(j->o.ok);
+	assert_non_null(strstr(j->o.why, "cancelled"));
+	ms__oracle_release(&j->o);
+	free(j);
+	ms_fixture_close(fx);
+	unlink(gate);
 }
 
 /* A run closed before its gates removes the spilled table. */
@@ -1883,6 +1973,7 @@ main(void)
 		cmocka_unit_test(test_run_detdrop),
 		cmocka_unit_test(test_oracle_spilled_until_gates),
 		cmocka_unit_test(test_oracle_spill_removed_at_close),
+		cmocka_unit_test(test_oracle_cancel_stops_between_batches),
 		cmocka_unit_test(test_run_skywalking),
 		cmocka_unit_test(test_trace_policy_skywalking),
 		cmocka_unit_test(test_trace_policy_detdrop),
