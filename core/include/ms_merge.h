@@ -158,8 +158,11 @@ typedef struct ms_merge_batch {
 typedef struct ms_merge_sampling {
 	enum ms_sampling_class klass;
 	enum ms_sampling_reason reason;
-	uint64_t traces_evaluated;   /* reached Decide */
-	uint64_t traces_kept;        /* evaluated and kept */
+	/* In a batch at least one link judged (every link failing open
+	 * leaves its traces kept and not evaluated). */
+	uint64_t traces_evaluated;
+	/* Kept by the verdict, or by a batch every link failed open. */
+	uint64_t traces_kept;
 	uint64_t traces_dropped;     /* confirmed drops (after the guard) */
 	uint64_t traces_oversized;   /* kept without evaluation */
 	uint64_t traces_deferred;    /* proposed drops the guard kept */
