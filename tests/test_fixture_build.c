@@ -932,10 +932,33 @@ test_bad_options(void **state)
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/x", root);
 	o.out_dir = dir;
-	/* Not a preset (day-<N>x needs N >= 1: day-3x is one). */
+	/* Not a preset (day-<N>x needs N from 1 to 1000: day-3x is one),
+	 * and the message says which are. */
 	o.preset = "day-0x";
 	assert_int_equal(ms_fixture_build(&o, NULL, &eb), MS_ERR_INVAL);
 	assert_non_null(strstr(eb.msg, "day-0x"));
+	assert_non_null(strstr(eb.msg, "smoke or day-<N>x (N from 1 to 1000)"));
+	/* The checks a build makes before any work, alone: they refuse
+	 * what the build would and make nothing. */
+	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "day-0x"));
+	o.preset = "day-1001x";
+	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_INVAL);
+	o.preset = "smoke";
+	o.opening = "cold";
+	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "cold"));
+	o.opening = "warm";
+	assert_int_equal(ms_fixture_build_check(&o, &eb), 0);
+	o.opening = NULL;
+	o.out_dir = root;
+	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_EXISTS);
+	assert_non_null(strstr(eb.msg, root));
+	o.out_dir = "";
+	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_INVAL);
+	o.out_dir = dir;
+	assert_int_equal(ms_fixture_build_check(&o, &eb), 0);
+	assert_false(exists("x"));
 	o.preset = "smoke";
 	o.plugin_path = "/nonexistent/skywalking.so";
 	assert_int_not_equal(ms_fixture_build(&o, NULL, &eb), 0);
