@@ -993,6 +993,18 @@ set_fact(sqlite3 *db, const char *key, unsigned long long v)
 	assert_int_equal(sqlite3_changes(db), 1);
 }
 
+/* Set the manifest fact key of db to the text v (its one row). */
+static void
+set_text_fact(sqlite3 *db, const char *key, const char *v)
+{
+	char sql[200];
+
+	snprintf(sql, sizeof(sql),
+	         "UPDATE fixture SET value='%s' WHERE key='%s'", v, key);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+}
+
 /* A new file at path holding text. */
 static void
 put_text(const char *path, const char *text)
@@ -1058,7 +1070,9 @@ test_check(void **state)
 	/* The cheap verification a replay runs first names the part too. */
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
 	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), MS_ERR_CORRUPT);
-	assert_non_null(strstr(eb.msg, "core part 0000000000000006 changed"));
+	assert_non_null(strstr(eb.msg, "core part 0000000000000006 ("));
+	assert_non_null(strstr(eb.msg, data));
+	assert_non_null(strstr(eb.msg, ") changed since it was built"));
 	ms_fixture_close(f);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 MS_ERR_CORRUPT);
@@ -1067,6 +1081,10 @@ test_check(void **state)
 	assert_true(rep.nproblems >= 1);
 	assert_non_null(strstr(rep.problems[0], "core part 0000000000000006"));
 	assert_non_null(strstr(eb.msg, "0000000000000006"));
+	/* With its path, as a missing part is named. */
+	assert_non_null(strstr(rep.problems[0],
+	                       "0000000000000006 "
+	                       "(parts/core/0000000000000006)"));
 	flip_byte(data, 1000);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 0);
@@ -1221,6 +1239,32 @@ test_check(void **state)
 	set_fact(db, "traces", 4000);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 0);
+
+	/* A ledger fact that does not parse: the open and the check name
+	 * it and say what a ledger looks like. */
+	{
+		char was[MS_LEDGER_STR_MAX];
+		bool named = false;
+
+		snprintf(was, sizeof(was), "%s", rep.ledger[MS_KIND_CORE]);
+		set_text_fact(db, "ledger_core", "12:zz");
+		assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_FORMAT);
+		assert_non_null(strstr(eb.msg, "ledger_core \"12:zz\""));
+		assert_non_null(strstr(eb.msg, "expected the row count, a "
+		                               "colon and 32 hex digits"));
+		assert_int_not_equal(
+		        ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb), 0);
+		for (uint64_t i = 0;
+		     i < rep.nproblems && i < MS_FIXTURE_PROBLEMS_MAX; i++)
+			named |= strstr(rep.problems[i],
+			                "ledger_core \"12:zz\" is malformed; "
+			                "expected the row count, a colon and "
+			                "32 hex digits") != NULL;
+		assert_true(named);
+		set_text_fact(db, "ledger_core", was);
+		assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+		ms_fixture_close(f);
+	}
 
 	/* Parts of another part format: refused before any part is read. */
 	set_fact(db, "part_format_version", MS_PART_FORMAT_VERSION - 1);
