@@ -274,6 +274,9 @@ typedef struct ms__run_args {
 	const char *fixture;   /* --fixture DIR, or NULL */
 	const char *preset;    /* --preset P, or NULL (day-2x) */
 	const char *variant;   /* --variant or --chain, or NULL (skywalking) */
+	/* The option that gave variant ("--variant", "--chain"), named in
+	 * messages; NULL: "variant" (the default, or a command's own). */
+	const char *variant_opt;
 	const char *grace;     /* --grace-policy, or NULL */
 	const char *staging;   /* --staging, or NULL (retain) */
 	const char *profile;   /* --profile, or NULL */
