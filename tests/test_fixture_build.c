@@ -958,6 +958,10 @@ test_bad_options(void **state)
 	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_INVAL);
 	o.out_dir = dir;
 	assert_int_equal(ms_fixture_build_check(&o, &eb), 0);
+	o.plugin_path = "/nonexistent/skywalking.so";
+	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_PLUGIN);
+	assert_non_null(strstr(eb.msg, "/nonexistent/skywalking.so"));
+	o.plugin_path = NULL;
 	assert_false(exists("x"));
 	o.preset = "smoke";
 	o.plugin_path = "/nonexistent/skywalking.so";
