@@ -133,8 +133,17 @@ test_seed_plain_decimal(void **state)
 {
 	(void)state;
 	static const char *const bad[] = {
-		"18446744073709551616", "99999999999999999999", " 5", "5 ",
-		"+5", "-1", "05", "0x5", "5e3", "", "\t5",
+		"18446744073709551616",
+		"99999999999999999999",
+		" 5",
+		"5 ",
+		"+5",
+		"-1",
+		"05",
+		"0x5",
+		"5e3",
+		"",
+		"\t5",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(cli("fixture", "build", "--preset", "smoke",
@@ -228,9 +237,9 @@ test_unknown_preset(void **state)
 	assert_string_equal(listing(cache_dir()), "");
 	assert_string_equal(listing("."), "s1 s1.lock");
 	/* --scale says the same range. */
-	assert_int_equal(cli("fixture", "build", "--scale", "1001", "--seed",
-	                     "1", NULL),
-	                 EXIT_USAGE);
+	assert_int_equal(
+	        cli("fixture", "build", "--scale", "1001", "--seed", "1", NULL),
+	        EXIT_USAGE);
 	assert_non_null(strstr(err_text, "from 1 to 1000"));
 	assert_string_equal(listing(cache_dir()), "");
 }

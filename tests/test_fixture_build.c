@@ -1257,7 +1257,8 @@ test_check(void **state)
 		assert_non_null(strstr(eb.msg, "expected the row count, a "
 		                               "colon and 32 hex digits"));
 		assert_int_not_equal(
-		        ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb), 0);
+		        ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+		        0);
 		for (uint64_t i = 0;
 		     i < rep.nproblems && i < MS_FIXTURE_PROBLEMS_MAX; i++)
 			named |= strstr(rep.problems[i],

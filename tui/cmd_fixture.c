@@ -159,7 +159,7 @@ typedef struct build_req {
 	uint64_t seed;
 	const char *opening; /* "empty" or "warm" */
 	bool dictionary;
-	bool out_given;      /* --out, else the cache's place */
+	bool out_given; /* --out, else the cache's place */
 	char outdir[4096];
 } build_req;
 
@@ -196,8 +196,9 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 		/* Refused here, before the cache's lock of its name. */
 		if (strlen(v) >= sizeof(r->preset) ||
 		    !(ms_fixture_preset_units(v) > 0)) {
-			fprintf(err, "mergescope fixture: --preset \"%s\": "
-			             "expected",
+			fprintf(err,
+			        "mergescope fixture: --preset \"%s\": "
+			        "expected",
 			        v);
 			for (const char *const *p = ms_fixture_presets(); *p;
 			     p++)
@@ -217,8 +218,8 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 		return MS_EXIT_USAGE;
 	}
 	/* One of the option's choices: the parser checked it. */
-	r->opening = o[MS__FX_OPENING].count ? o[MS__FX_OPENING].value
-	                                     : "empty";
+	r->opening =
+	        o[MS__FX_OPENING].count ? o[MS__FX_OPENING].value : "empty";
 	r->dictionary = o[MS__FX_DICTIONARY].count > 0;
 	r->out_given = o[MS__FX_OUT].count > 0;
 	if (!r->out_given)
@@ -277,10 +278,9 @@ differences(char *buf, size_t n, const ms_fixture_info *have,
 	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]) && used < n; i++) {
 		if (strcmp(d[i].got, d[i].want) == 0)
 			continue;
-		used += (size_t)snprintf(buf + used, n - used,
-		                         "%s%s %s (this build: %s)",
-		                         used ? ", " : "", d[i].what, d[i].got,
-		                         d[i].want);
+		used += (size_t)snprintf(
+		        buf + used, n - used, "%s%s %s (this build: %s)",
+		        used ? ", " : "", d[i].what, d[i].got, d[i].want);
 	}
 }
 
@@ -322,8 +322,8 @@ existing(const build_req *r, FILE *out, FILE *err)
 		        "mergescope fixture build: %s holds another fixture: "
 		        "%s; nothing was built or removed (give %s, or remove "
 		        "%s first)\n",
-		        w, diff,
-		        r->out_given ? "another --out" : "--out DIR", r->outdir);
+		        w, diff, r->out_given ? "another --out" : "--out DIR",
+		        r->outdir);
 		return MS_EXIT_ERROR;
 	}
 	fprintf(out,
@@ -347,19 +347,20 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	if (!r.out_given) {
 		if (ms_fixture_cache_dir(r.outdir, sizeof(r.outdir), r.preset,
 		                         r.seed)) {
-			fprintf(err, "mergescope fixture: no --out and no cache "
-			             "directory (set XDG_CACHE_HOME or HOME)\n");
+			fprintf(err,
+			        "mergescope fixture: no --out and no cache "
+			        "directory (set XDG_CACHE_HOME or HOME)\n");
 			return MS_EXIT_USAGE;
 		}
 		size_t len = strlen(r.outdir);
-		if ((size_t)snprintf(r.outdir + len, sizeof(r.outdir) - len,
-		                     "%s%s",
-		                     strcmp(r.opening, "warm") == 0 ? "-warm"
-		                                                     : "",
-		                     r.dictionary ? "-dict" : "") >=
+		if ((size_t)snprintf(
+		            r.outdir + len, sizeof(r.outdir) - len, "%s%s",
+		            strcmp(r.opening, "warm") == 0 ? "-warm" : "",
+		            r.dictionary ? "-dict" : "") >=
 		    sizeof(r.outdir) - len) {
-			fprintf(err, "mergescope fixture: the cache directory's "
-			             "path is too long; give --out DIR\n");
+			fprintf(err,
+			        "mergescope fixture: the cache directory's "
+			        "path is too long; give --out DIR\n");
 			return MS_EXIT_USAGE;
 		}
 	}
@@ -385,9 +386,8 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	 * fixture goes in, then its lock. */
 	if ((rc = ms_fixture_build_check(&bo, &eb))) {
 		fprintf(err, "mergescope fixture build: %s: %s\n", w,
-		        eb.msg + (strncmp(eb.msg, "fixture build: ", 15)
-		                          ? 0
-		                          : 15));
+		        eb.msg + (strncmp(eb.msg, "fixture build: ", 15) ? 0
+		                                                         : 15));
 		return rc == MS_ERR_RANGE ? MS_EXIT_USAGE : MS_EXIT_ERROR;
 	}
 	char parent[4096];
