@@ -334,6 +334,38 @@ test_reuse_in_the_cache(void **state)
 	assert_int_equal(rmdir(cache_dir()), 0);
 }
 
+/* fixture check names a changed part with its path, and the command
+ * once. */
+static void
+test_check_names_the_path(void **state)
+{
+	(void)state;
+	char cmd[200], core[600];
+	snprintf(cmd, sizeof(cmd), "cp -a s1 c2");
+	assert_int_equal(system(cmd), 0);
+	ms_fixture *f = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_fixture_open(&f, "c2", &eb), 0);
+	assert_int_equal(
+	        ms_fixture_slot_path(f, 0, MS_KIND_CORE, core, sizeof(core)),
+	        0);
+	ms_fixture_close(f);
+	FILE *p = fopen(core, "r+b");
+	assert_non_null(p);
+	assert_int_equal(fseek(p, 100, SEEK_SET), 0);
+	int c = fgetc(p);
+	assert_int_equal(fseek(p, 100, SEEK_SET), 0);
+	fputc(c ^ 0x20, p);
+	assert_int_equal(fclose(p), 0);
+	assert_int_equal(cli("fixture", "check", "c2", NULL), 1);
+	assert_non_null(strstr(err_text, "mergescope fixture check c2: changed "
+	                                 "core part 0000000000000001 "
+	                                 "(parts/core/0000000000000001): "));
+	assert_null(strstr(err_text, "fixture check: fixture check"));
+	assert_int_equal(ms_test_rmtree("c2"), 0);
+	assert_string_equal(listing("."), "s1 s1.lock");
+}
+
 /* A chain or variant that does not open is named by the option given. */
 static void
 test_run_names_chain(void **state)
@@ -366,6 +398,7 @@ main(void)
 		cmocka_unit_test(test_unknown_preset),
 		cmocka_unit_test(test_reuse_only_the_same_fixture),
 		cmocka_unit_test(test_reuse_in_the_cache),
+		cmocka_unit_test(test_check_names_the_path),
 		cmocka_unit_test(test_run_names_chain),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

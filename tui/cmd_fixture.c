@@ -65,13 +65,19 @@ finish(int rc, const ms_fixture_report *rep, const ms_errbuf *eb, FILE *out,
 		ms_fixture_report_print(out, rep);
 	if (rc == 0)
 		return 0;
-	/* The library's messages may name the step already. */
+	/* The library's messages may name the step already ("fixture
+	 * build: ...", "fixture check DIR: ..."): said once. */
 	char step[32];
-	snprintf(step, sizeof(step), "fixture %s: ", what);
+	size_t n = (size_t)snprintf(step, sizeof(step), "fixture %s", what);
 	const char *msg = eb->msg[0] ? eb->msg : ms_strerror(rc);
-	if (strncmp(msg, step, strlen(step)) == 0)
-		msg += strlen(step);
-	fprintf(err, "mergescope fixture %s: %s\n", what, msg);
+	bool named = strncmp(msg, step, n) == 0;
+	if (named && msg[n] == ' ') {
+		fprintf(err, "mergescope %s\n", msg);
+	} else {
+		if (named && msg[n] == ':')
+			msg += n + 1 + (msg[n + 1] == ' ');
+		fprintf(err, "mergescope %s: %s\n", step, msg);
+	}
 	return rc == MS_ERR_STATE || rc == MS_ERR_CORRUPT ? 1 : MS_EXIT_ERROR;
 }
 
