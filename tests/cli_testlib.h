@@ -58,4 +58,15 @@ ct_vcli(char *out, size_t ocap, size_t *olen, char *err, size_t ecap,
 	return rc;
 }
 
+/* ct_vcli on the arguments first, ... up to a NULL. */
+static inline int
+ct_cli(char *out, size_t ocap, char *err, size_t ecap, const char *first, ...)
+{
+	va_list ap;
+	va_start(ap, first);
+	int rc = ct_vcli(out, ocap, NULL, err, ecap, first, ap);
+	va_end(ap);
+	return rc;
+}
+
 #endif

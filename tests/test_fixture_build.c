@@ -932,10 +932,37 @@ test_bad_options(void **state)
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/x", root);
 	o.out_dir = dir;
-	/* Not a preset (day-<N>x needs N >= 1: day-3x is one). */
+	/* Not a preset (day-<N>x needs N from 1 to 1000: day-3x is one),
+	 * and the message says which are. */
 	o.preset = "day-0x";
 	assert_int_equal(ms_fixture_build(&o, NULL, &eb), MS_ERR_INVAL);
 	assert_non_null(strstr(eb.msg, "day-0x"));
+	assert_non_null(strstr(eb.msg, "smoke or day-<N>x (N from 1 to 1000)"));
+	/* The checks a build makes before any work, alone: they refuse
+	 * what the build would and make nothing. */
+	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "day-0x"));
+	o.preset = "day-1001x";
+	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_INVAL);
+	o.preset = "smoke";
+	o.opening = "cold";
+	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "cold"));
+	o.opening = "warm";
+	assert_int_equal(ms_fixture_build_check(&o, &eb), 0);
+	o.opening = NULL;
+	o.out_dir = root;
+	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_EXISTS);
+	assert_non_null(strstr(eb.msg, root));
+	o.out_dir = "";
+	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_INVAL);
+	o.out_dir = dir;
+	assert_int_equal(ms_fixture_build_check(&o, &eb), 0);
+	o.plugin_path = "/nonexistent/skywalking.so";
+	assert_int_equal(ms_fixture_build_check(&o, &eb), MS_ERR_PLUGIN);
+	assert_non_null(strstr(eb.msg, "/nonexistent/skywalking.so"));
+	o.plugin_path = NULL;
+	assert_false(exists("x"));
 	o.preset = "smoke";
 	o.plugin_path = "/nonexistent/skywalking.so";
 	assert_int_not_equal(ms_fixture_build(&o, NULL, &eb), 0);
@@ -966,6 +993,18 @@ set_fact(sqlite3 *db, const char *key, unsigned long long v)
 
 	snprintf(sql, sizeof(sql),
 	         "UPDATE fixture SET value='%llu' WHERE key='%s'", v, key);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+}
+
+/* Set the manifest fact key of db to the text v (its one row). */
+static void
+set_text_fact(sqlite3 *db, const char *key, const char *v)
+{
+	char sql[200];
+
+	snprintf(sql, sizeof(sql),
+	         "UPDATE fixture SET value='%s' WHERE key='%s'", v, key);
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_changes(db), 1);
 }
@@ -1035,7 +1074,9 @@ test_check(void **state)
 	/* The cheap verification a replay runs first names the part too. */
 	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
 	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), MS_ERR_CORRUPT);
-	assert_non_null(strstr(eb.msg, "core part 0000000000000006 changed"));
+	assert_non_null(strstr(eb.msg, "core part 0000000000000006 ("));
+	assert_non_null(strstr(eb.msg, data));
+	assert_non_null(strstr(eb.msg, ") changed since it was built"));
 	ms_fixture_close(f);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 MS_ERR_CORRUPT);
@@ -1044,6 +1085,10 @@ test_check(void **state)
 	assert_true(rep.nproblems >= 1);
 	assert_non_null(strstr(rep.problems[0], "core part 0000000000000006"));
 	assert_non_null(strstr(eb.msg, "0000000000000006"));
+	/* With its path, as a missing part is named. */
+	assert_non_null(strstr(rep.problems[0],
+	                       "0000000000000006 "
+	                       "(parts/core/0000000000000006)"));
 	flip_byte(data, 1000);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 0);
@@ -1198,6 +1243,33 @@ test_check(void **state)
 	set_fact(db, "traces", 4000);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 0);
+
+	/* A ledger fact that does not parse: the open and the check name
+	 * it and say what a ledger looks like. */
+	{
+		char was[MS_LEDGER_STR_MAX];
+		bool named = false;
+
+		snprintf(was, sizeof(was), "%s", rep.ledger[MS_KIND_CORE]);
+		set_text_fact(db, "ledger_core", "12:zz");
+		assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_FORMAT);
+		assert_non_null(strstr(eb.msg, "ledger_core \"12:zz\""));
+		assert_non_null(strstr(eb.msg, "expected the row count, a "
+		                               "colon and 32 hex digits"));
+		assert_int_not_equal(
+		        ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+		        0);
+		for (uint64_t i = 0;
+		     i < rep.nproblems && i < MS_FIXTURE_PROBLEMS_MAX; i++)
+			named |= strstr(rep.problems[i],
+			                "ledger_core \"12:zz\" is malformed; "
+			                "expected the row count, a colon and "
+			                "32 hex digits") != NULL;
+		assert_true(named);
+		set_text_fact(db, "ledger_core", was);
+		assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+		ms_fixture_close(f);
+	}
 
 	/* Parts of another part format: refused before any part is read. */
 	set_fact(db, "part_format_version", MS_PART_FORMAT_VERSION - 1);

@@ -291,6 +291,9 @@ typedef struct ms__run_args {
 	const char *cache;       /* --cache warm|cold, or NULL */
 	const char *envelope;    /* --envelope auto|cgroup|emulated, or NULL */
 	enum ms_plugin_host_mode plugin_host; /* --plugin-host */
+	/* The option that gave variant ("--variant", "--chain"), named in
+	 * messages; NULL: "variant" (the default, or a command's own). */
+	const char *variant_opt;
 } ms__run_args;
 
 /* What a run needs, resolved. */

@@ -296,8 +296,9 @@ check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
 	if (rc) {
 		char hint[512];
 		variants_hint(hint, sizeof(hint), spec, plugin_dir);
-		fprintf(err, "mergescope %s: variant \"%s\": %s%s\n", a->cmd,
-		        spec, eb.msg[0] ? eb.msg : ms_strerror(rc), hint);
+		fprintf(err, "mergescope %s: %s \"%s\": %s%s\n", a->cmd,
+		        a->variant_opt ? a->variant_opt : "variant", spec,
+		        eb.msg[0] ? eb.msg : ms_strerror(rc), hint);
 		return MS_EXIT_ERROR;
 	}
 	return 0;
@@ -507,9 +508,10 @@ ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	cfg->variant = a->variant ? a->variant : MS_DEFAULT_VARIANT;
 	if (strlen(cfg->variant) >= MS_EV_SPEC_MAX) {
 		fprintf(err,
-		        "mergescope %s: the chain spec is %zu bytes; at most "
-		        "%d are accepted\n",
-		        a->cmd, strlen(cfg->variant), MS_EV_SPEC_MAX - 1);
+		        "mergescope %s: %s: the chain spec is %zu bytes; at "
+		        "most %d are accepted\n",
+		        a->cmd, a->variant_opt ? a->variant_opt : "variant",
+		        strlen(cfg->variant), MS_EV_SPEC_MAX - 1);
 		return MS_EXIT_USAGE;
 	}
 	ms_errbuf eb = { "" };
@@ -733,6 +735,9 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 		.preset = o[MS__RO_PRESET].value,
 		.variant = o[MS__RO_VARIANT].count ? o[MS__RO_VARIANT].value
 		                                   : o[MS__RO_CHAIN].value,
+		.variant_opt = o[MS__RO_VARIANT].count ? "--variant"
+		               : o[MS__RO_CHAIN].count ? "--chain"
+		                                       : NULL,
 		.grace = o[MS__RO_GRACE].value,
 		.staging = o[MS__RO_STAGING].value,
 		.profile = o[MS__RO_PROFILE].value,

@@ -31,9 +31,11 @@ static const char usage[] =
         "\n"
         "  --preset P    smoke, day-1x, day-2x (or day-<N>x)\n"
         "  --scale N     day-<N>x: N times day-1x's traces and rows,\n"
-        "                every gate checked at N (N >= 1 whole)\n"
-        "  --seed N      unsigned integer\n"
-        "  --out DIR     new directory for the fixture\n"
+        "                every gate checked at N (N from 1 to 1000)\n"
+        "  --seed N      unsigned integer, 0 to 18446744073709551615\n"
+        "  --out DIR     new directory for the fixture (a fixture of\n"
+        "                the same options there is reused; any other\n"
+        "                path there is refused)\n"
         "  --opening O   the shard's state when the day begins: empty\n"
         "                (default, the reference pilot) or warm (a\n"
         "                previous day consolidated into 26 parts,\n"
@@ -63,13 +65,19 @@ finish(int rc, const ms_fixture_report *rep, const ms_errbuf *eb, FILE *out,
 		ms_fixture_report_print(out, rep);
 	if (rc == 0)
 		return 0;
-	/* The library's messages may name the step already. */
+	/* The library's messages may name the step already ("fixture
+	 * build: ...", "fixture check DIR: ..."): said once. */
 	char step[32];
-	snprintf(step, sizeof(step), "fixture %s: ", what);
+	size_t n = (size_t)snprintf(step, sizeof(step), "fixture %s", what);
 	const char *msg = eb->msg[0] ? eb->msg : ms_strerror(rc);
-	if (strncmp(msg, step, strlen(step)) == 0)
-		msg += strlen(step);
-	fprintf(err, "mergescope fixture %s: %s\n", what, msg);
+	bool named = strncmp(msg, step, n) == 0;
+	if (named && msg[n] == ' ') {
+		fprintf(err, "mergescope %s\n", msg);
+	} else {
+		if (named && msg[n] == ':')
+			msg += n + 1 + (msg[n + 1] == ' ');
+		fprintf(err, "mergescope %s: %s\n", step, msg);
+	}
 	return rc == MS_ERR_STATE || rc == MS_ERR_CORRUPT ? 1 : MS_EXIT_ERROR;
 }
 
@@ -126,14 +134,48 @@ run(int argc, char **argv, FILE *out, FILE *err)
 	return ms__cmd_main(&fixture_build, argc - 1, argv + 1, out, err);
 }
 
-static int
-build(const ms__cmd_args *args, FILE *out, FILE *err)
+/* s as a plain decimal from lo to hi: digits only, no sign, space or
+ * leading zero (strtoull would take " 5", "+5" and "-1" and clamp what is
+ * out of range). */
+static bool
+plain_decimal(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	const ms__opt *o = args->o;
-	int rc;
-	char *end;
-	char scaled[32];
-	const char *preset = o[MS__FX_PRESET].value;
+	uint64_t v = 0;
+
+	if (!*s || (s[0] == '0' && s[1]))
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		uint64_t d = (uint64_t)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	if (v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* The fixture to build: the options resolved, checked before anything is
+ * created. */
+typedef struct build_req {
+	char preset[32];
+	uint64_t seed;
+	const char *opening; /* "empty" or "warm" */
+	bool dictionary;
+	bool out_given; /* --out, else the cache's place */
+	char outdir[4096];
+} build_req;
+
+/* --preset or --scale, --seed and --out as given: MS_EXIT_USAGE after one
+ * line naming the option and what it expects, else 0. */
+static int
+parse_request(const ms__opt *o, build_req *r, FILE *err)
+{
+	uint64_t n;
+
 	if (!o[MS__FX_PRESET].count && !o[MS__FX_SCALE].count) {
 		fprintf(err, "mergescope fixture build: --preset P is required "
 		             "(or --scale N)\n");
@@ -146,97 +188,256 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	}
 	if (o[MS__FX_SCALE].count) {
 		const char *v = o[MS__FX_SCALE].value;
-		unsigned long n = strtoul(v, &end, 10);
-		if (!*v || *end || v[0] < '1' || v[0] > '9' || n > 1000) {
+		if (!plain_decimal(v, 1, MS_FIXTURE_SCALE_MAX, &n)) {
 			fprintf(err,
 			        "mergescope fixture: --scale \"%s\": expected "
-			        "a whole number from 1 to 1000\n",
-			        v);
+			        "a whole number from 1 to %u\n",
+			        v, MS_FIXTURE_SCALE_MAX);
 			return MS_EXIT_USAGE;
 		}
-		snprintf(scaled, sizeof(scaled), "day-%lux", n);
-		preset = scaled;
+		snprintf(r->preset, sizeof(r->preset), "day-%llux",
+		         (unsigned long long)n);
+	} else {
+		const char *v = o[MS__FX_PRESET].value;
+		/* Refused here, before the cache's lock of its name. */
+		if (strlen(v) >= sizeof(r->preset) ||
+		    !(ms_fixture_preset_units(v) > 0)) {
+			fprintf(err,
+			        "mergescope fixture: --preset \"%s\": "
+			        "expected",
+			        v);
+			for (const char *const *p = ms_fixture_presets(); *p;
+			     p++)
+				fprintf(err, " %s,", *p);
+			fprintf(err, " or day-<N>x for N from 1 to %u\n",
+			        MS_FIXTURE_SCALE_MAX);
+			return MS_EXIT_USAGE;
+		}
+		snprintf(r->preset, sizeof(r->preset), "%s", v);
 	}
-	unsigned long long seed = strtoull(o[MS__FX_SEED].value, &end, 10);
-	if (!*o[MS__FX_SEED].value || *end || o[MS__FX_SEED].value[0] == '-') {
+	if (!plain_decimal(o[MS__FX_SEED].value, 0, UINT64_MAX, &r->seed)) {
 		fprintf(err,
 		        "mergescope fixture: --seed \"%s\": expected an "
-		        "unsigned integer\n",
-		        o[MS__FX_SEED].value);
+		        "unsigned integer from 0 to %llu in plain decimal "
+		        "digits (no sign, space or leading zero)\n",
+		        o[MS__FX_SEED].value, (unsigned long long)UINT64_MAX);
 		return MS_EXIT_USAGE;
 	}
+	/* One of the option's choices: the parser checked it. */
+	r->opening =
+	        o[MS__FX_OPENING].count ? o[MS__FX_OPENING].value : "empty";
+	r->dictionary = o[MS__FX_DICTIONARY].count > 0;
+	r->out_given = o[MS__FX_OUT].count > 0;
+	if (!r->out_given)
+		return 0;
+	const char *v = o[MS__FX_OUT].value;
+	size_t len = strlen(v);
+	/* "DIR/" is DIR: its lock goes beside it, not inside. */
+	while (len > 1 && v[len - 1] == '/')
+		len--;
+	if (len == 0) {
+		fprintf(err, "mergescope fixture: --out: expected a directory "
+		             "name, got an empty one\n");
+		return MS_EXIT_USAGE;
+	}
+	if (len >= sizeof(r->outdir)) {
+		fprintf(err,
+		        "mergescope fixture: --out: the path is %zu bytes; at "
+		        "most %zu are accepted\n",
+		        len, sizeof(r->outdir) - 1);
+		return MS_EXIT_USAGE;
+	}
+	memcpy(r->outdir, v, len);
+	r->outdir[len] = '\0';
+	return 0;
+}
+
+/* "--out DIR" or "the cache's directory DIR", for messages. */
+static const char *
+where(const build_req *r, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s %s",
+	         r->out_given ? "--out" : "the cache's directory", r->outdir);
+	return buf;
+}
+
+/* What differs between the fixture have and the one r asks for, as
+ * "opening empty (this build: warm)", ...; "" when nothing does. */
+static void
+differences(char *buf, size_t n, const ms_fixture_info *have,
+            const build_req *r)
+{
+	size_t used = 0;
+	char a[32], b[32];
+	struct {
+		const char *what, *got, *want;
+	} d[4] = {
+		{ "preset", have->preset, r->preset },
+		{ "seed", a, b },
+		{ "opening", have->opening, r->opening },
+		{ "dictionary", have->dict_id ? "one" : "none",
+		  r->dictionary ? "one" : "none" },
+	};
+	snprintf(a, sizeof(a), "%llu", (unsigned long long)have->seed);
+	snprintf(b, sizeof(b), "%llu", (unsigned long long)r->seed);
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]) && used < n; i++) {
+		if (strcmp(d[i].got, d[i].want) == 0)
+			continue;
+		used += (size_t)snprintf(
+		        buf + used, n - used, "%s%s %s (this build: %s)",
+		        used ? ", " : "", d[i].what, d[i].got, d[i].want);
+	}
+}
+
+enum { OUT_ABSENT = -1 };
+
+/* What is at r->outdir already: OUT_ABSENT when nothing; 0 when it is the
+ * very fixture r asks for (reused, as a line on out says); else the exit
+ * status after one line on err naming the path and what is wrong with it
+ * (another fixture, with what differs, or not a fixture). Nothing is
+ * created or removed. */
+static int
+existing(const build_req *r, FILE *out, FILE *err)
+{
+	struct stat st;
+	char w[4200], diff[512];
+
+	if (lstat(r->outdir, &st) != 0)
+		return OUT_ABSENT;
+	where(r, w, sizeof(w));
+	ms_fixture *have = NULL;
+	ms_errbuf eb = { { 0 } };
+	/* A symbolic link to a fixture is that fixture. */
+	bool is_dir = stat(r->outdir, &st) == 0 && S_ISDIR(st.st_mode);
+	if (!is_dir || ms_fixture_open(&have, r->outdir, &eb)) {
+		fprintf(err,
+		        "mergescope fixture build: %s exists and does not "
+		        "open as a fixture (%s); a fixture is never written "
+		        "over it: give a new directory\n",
+		        w,
+		        !is_dir     ? "not a directory"
+		        : eb.msg[0] ? eb.msg
+		                    : "it does not open");
+		return MS_EXIT_ERROR;
+	}
+	differences(diff, sizeof(diff), ms_fixture_get_info(have), r);
+	ms_fixture_close(have);
+	if (diff[0]) {
+		fprintf(err,
+		        "mergescope fixture build: %s holds another fixture: "
+		        "%s; nothing was built or removed (give %s, or remove "
+		        "%s first)\n",
+		        w, diff, r->out_given ? "another --out" : "--out DIR",
+		        r->outdir);
+		return MS_EXIT_ERROR;
+	}
+	fprintf(out,
+	        "fixture %s (preset %s, seed %llu) is already built; "
+	        "reusing it (`mergescope fixture check %s` "
+	        "re-validates it)\n",
+	        r->outdir, r->preset, (unsigned long long)r->seed, r->outdir);
+	return 0;
+}
+
+static int
+build(const ms__cmd_args *args, FILE *out, FILE *err)
+{
+	int rc;
+	build_req r;
+	memset(&r, 0, sizeof(r));
+	if ((rc = parse_request(args->o, &r, err)))
+		return rc;
 	if ((rc = ms__scratch_check(err, "fixture build")))
 		return rc; /* refused now, not after the day is generated */
-	/* One of the option's choices: the parser checked it. */
-	const char *opening =
-	        o[MS__FX_OPENING].count ? o[MS__FX_OPENING].value : "empty";
-	bool dictionary = o[MS__FX_DICTIONARY].count > 0;
-	char outdir[4096];
-	if (o[MS__FX_OUT].count) {
-		snprintf(outdir, sizeof(outdir), "%s", o[MS__FX_OUT].value);
-	} else if (ms_fixture_cache_dir(outdir, sizeof(outdir), preset, seed)) {
-		fprintf(err, "mergescope fixture: no --out and no cache "
-		             "directory (set XDG_CACHE_HOME or HOME)\n");
-		return MS_EXIT_USAGE;
-	} else {
-		size_t len = strlen(outdir);
-		snprintf(outdir + len, sizeof(outdir) - len, "%s%s",
-		         strcmp(opening, "warm") == 0 ? "-warm" : "",
-		         dictionary ? "-dict" : "");
+	if (!r.out_given) {
+		if (ms_fixture_cache_dir(r.outdir, sizeof(r.outdir), r.preset,
+		                         r.seed)) {
+			fprintf(err,
+			        "mergescope fixture: no --out and no cache "
+			        "directory (set XDG_CACHE_HOME or HOME)\n");
+			return MS_EXIT_USAGE;
+		}
+		size_t len = strlen(r.outdir);
+		if ((size_t)snprintf(
+		            r.outdir + len, sizeof(r.outdir) - len, "%s%s",
+		            strcmp(r.opening, "warm") == 0 ? "-warm" : "",
+		            r.dictionary ? "-dict" : "") >=
+		    sizeof(r.outdir) - len) {
+			fprintf(err,
+			        "mergescope fixture: the cache directory's "
+			        "path is too long; give --out DIR\n");
+			return MS_EXIT_USAGE;
+		}
 	}
-	char dir[4096], plugin[4200];
+	/* A fixture is immutable: one already there needs no lock. */
+	if ((rc = existing(&r, out, err)) != OUT_ABSENT)
+		return rc;
+
+	char dir[4096], plugin[4200], w[4200];
 	ms__plugin_dir(dir, sizeof(dir));
 	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", dir);
 	ms_fixture_build_opts bo = {
-		.preset = preset,
-		.seed = seed,
-		.out_dir = outdir,
+		.preset = r.preset,
+		.seed = r.seed,
+		.out_dir = r.outdir,
 		.plugin_path = plugin,
 		.progress = on_progress,
-		.opening = opening,
-		.dictionary = dictionary,
+		.opening = r.opening,
+		.dictionary = r.dictionary,
 	};
+	ms_errbuf eb = { { 0 } };
+	where(&r, w, sizeof(w));
+	/* Every refusal comes before anything is made: the directory the
+	 * fixture goes in, then its lock. */
+	if ((rc = ms_fixture_build_check(&bo, &eb))) {
+		fprintf(err, "mergescope fixture build: %s: %s\n", w,
+		        eb.msg + (strncmp(eb.msg, "fixture build: ", 15) ? 0
+		                                                         : 15));
+		return rc == MS_ERR_RANGE ? MS_EXIT_USAGE : MS_EXIT_ERROR;
+	}
+	char parent[4096];
+	if (ms_fs_parent(parent, sizeof(parent), r.outdir) ||
+	    ms_fs_mkdir_p(parent, 0777, &eb) < 0) {
+		fprintf(err,
+		        "mergescope fixture build: %s: cannot make the "
+		        "directory it goes in (%s)\n",
+		        w, eb.msg[0] ? eb.msg : "path too long");
+		return MS_EXIT_ERROR;
+	}
+	/* One build of a directory at a time: a second waits, then finds
+	 * the fixture the first built and reuses it. */
+	char lockpath[4200];
+	struct stat st;
+	snprintf(lockpath, sizeof(lockpath), "%s.lock", r.outdir);
+	bool had_lock = lstat(lockpath, &st) == 0;
+	int lock = ms__fixture_lock("fixture build", r.outdir, err);
+	if (lock < 0)
+		return MS_EXIT_ERROR;
+	/* Built meanwhile by the process that held the lock, or put there
+	 * by other means: a lock this call made goes again (whoever waits
+	 * on it finds the same directory and builds nothing either). */
+	if ((rc = existing(&r, out, err)) != OUT_ABSENT) {
+		if (!had_lock)
+			unlink(lockpath);
+		close(lock);
+		return rc;
+	}
 	prog_ctx pc;
 	ms__progress_init(&pc.p, err, -1);
 	bo.progress_ctx = &pc;
 	ms_fixture_report *rep = calloc(1, sizeof(*rep));
-	if (!rep)
-		return MS_EXIT_ERROR;
-	ms_errbuf eb = { { 0 } };
-	/* One build of a directory at a time: a second waits, then finds
-	 * the fixture the first built and reuses it. */
-	int lock = ms__mkdir_parent(outdir) == 0
-	                   ? ms__fixture_lock("fixture build", outdir, err)
-	                   : -1;
-	if (lock < 0) {
-		free(rep);
-		return MS_EXIT_ERROR;
-	}
-	ms_fixture *have = NULL;
-	struct stat st;
-	if (stat(outdir, &st) == 0 &&
-	    ms_fixture_open(&have, outdir, &eb) == 0 &&
-	    strcmp(ms_fixture_get_info(have)->preset, bo.preset) == 0 &&
-	    ms_fixture_get_info(have)->seed == seed &&
-	    (ms_fixture_get_info(have)->dict_id != 0) == dictionary) {
-		ms_fixture_close(have);
+	if (!rep) {
 		close(lock);
-		free(rep);
-		fprintf(out,
-		        "fixture %s (preset %s, seed %llu) is already built; "
-		        "reusing it (`mergescope fixture check %s` "
-		        "re-validates it)\n",
-		        outdir, bo.preset, seed, outdir);
-		return 0;
+		fprintf(err, "mergescope fixture build: out of memory\n");
+		return MS_EXIT_ERROR;
 	}
-	ms_fixture_close(have);
-	eb.msg[0] = '\0';
 	rc = ms_fixture_build(&bo, rep, &eb);
 	close(lock);
 	ms__progress_end(&pc.p);
 	rc = finish(rc, rep, &eb, out, err, "build");
 	if (rc == 0)
-		fprintf(out, "fixture written to %s\n", outdir);
+		fprintf(out, "fixture written to %s\n", r.outdir);
 	free(rep);
 	return rc;
 }

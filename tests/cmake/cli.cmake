@@ -20,3 +20,8 @@ if(TARGET mergescope)
 	ms_add_test(test_cli_faults LIBS msreplay mscore)
 	ms_uses_binary(test_cli_faults)
 endif()
+
+# `fixture build` refusing before it creates anything, and reusing only a
+# fixture of the same options (test_cli_fixture.c); `run` naming --chain.
+ms_add_test(test_cli_fixture LIBS mstui msfixtures msreplay mscore)
+ms_uses_plugins(test_cli_fixture)

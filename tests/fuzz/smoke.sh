@@ -22,6 +22,7 @@ pairs=(
 	fuzz_breakpoint:corpus-bp
 	fuzz_tui_input:corpus-tui
 	fuzz_cli:corpus-cli
+	fuzz_fixture_args:
 	fuzz_manifest:corpus-manifest
 	fuzz_block_ledgers:
 	fuzz_chain_spec:corpus-chain

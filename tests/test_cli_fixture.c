@@ -1,0 +1,405 @@
+/*
+ * test_cli_fixture.c - `mergescope fixture build` through ms_cli_main, as
+ * the binary runs it, in a directory of its own (the current directory and
+ * XDG_CACHE_HOME both inside it, so whatever a command leaves behind is
+ * seen): what it refuses before anything is created (a seed that is not
+ * a plain decimal in range, an unknown preset, an empty --out, an --out
+ * under a file), each with one line naming the option or path and what
+ * was expected, and no lock file or directory left; a fixture already at
+ * --out or in the cache reused only when every build option matches, and
+ * otherwise refused naming what differs and the directory; and the run
+ * options' errors naming --chain or --variant as given.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cli_testlib.h"
+#include "ms_fixture.h"
+#include "ms_tui.h"
+#include "testdir.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 64
+#define EXIT_ERROR 2
+
+static char root[256], cwd[300], cache[300], home[4096];
+static char out_text[65536], err_text[16384];
+
+/* Run the CLI on a NULL-terminated argument list; capture both streams. */
+#define cli(...)                                                               \
+	ct_cli(out_text, sizeof(out_text), err_text, sizeof(err_text),         \
+	       __VA_ARGS__)
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The names in dir, sorted, separated by one space ("" when empty or
+ * missing). */
+static const char *
+listing(const char *dir)
+{
+	static char buf[4096];
+	char *names[64];
+	size_t n = 0, used = 0;
+	DIR *d = opendir(dir);
+	buf[0] = '\0';
+	if (!d)
+		return buf;
+	for (struct dirent *e; (e = readdir(d)) && n < 64;)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			names[n++] = strdup(e->d_name);
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s",
+		                         i ? " " : "", names[i]);
+		free(names[i]);
+	}
+	return buf;
+}
+
+/* The cache's mergescope directory. */
+static const char *
+cache_dir(void)
+{
+	static char buf[400];
+	snprintf(buf, sizeof(buf), "%s/mergescope", cache);
+	return buf;
+}
+
+/* One smoke fixture, seed 1, empty opening, at cwd/s1, built by the
+ * command under test. */
+static int
+setup(void **state)
+{
+	(void)state;
+	if (!getcwd(home, sizeof(home)) ||
+	    !ms_test_mkdtemp(root, sizeof(root), "cli-fixture"))
+		return -1;
+	snprintf(cwd, sizeof(cwd), "%s/cwd", root);
+	snprintf(cache, sizeof(cache), "%s/cache", root);
+	if (mkdir(cwd, 0777) || mkdir(cache, 0777) || chdir(cwd))
+		return -1;
+	setenv("XDG_CACHE_HOME", cache, 1);
+	int rc = cli("fixture", "build", "--preset", "smoke", "--seed", "1",
+	             "--out", "s1", NULL);
+	if (rc) {
+		fprintf(stderr, "%s", err_text);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	if (chdir(home))
+		return -1;
+	return ms_test_rmtree(root);
+}
+
+/* The fixture at dir: its opening ("" when it does not open). */
+static const char *
+opening_of(const char *dir)
+{
+	static char buf[16];
+	ms_fixture *f = NULL;
+	ms_errbuf eb = { "" };
+	buf[0] = '\0';
+	if (ms_fixture_open(&f, dir, &eb) == 0)
+		snprintf(buf, sizeof(buf), "%s",
+		         ms_fixture_get_info(f)->opening);
+	ms_fixture_close(f);
+	return buf;
+}
+
+/* A seed is a plain decimal from 0 to 2^64-1: no sign, space, leading
+ * zero or other base, and nothing out of range is clamped. */
+static void
+test_seed_plain_decimal(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"18446744073709551616",
+		"99999999999999999999",
+		" 5",
+		"5 ",
+		"+5",
+		"-1",
+		"05",
+		"0x5",
+		"5e3",
+		"",
+		"\t5",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(cli("fixture", "build", "--preset", "smoke",
+		                     "--seed", bad[i], "--out", "x", NULL),
+		                 EXIT_USAGE);
+		char want[64];
+		snprintf(want, sizeof(want), "--seed \"%s\": expected", bad[i]);
+		assert_non_null(strstr(err_text, want));
+		assert_non_null(
+		        strstr(err_text, "from 0 to 18446744073709551615"));
+		assert_string_equal(out_text, "");
+	}
+	/* Both ends of the range pass the parser: refused only after it,
+	 * for the file at --out. */
+	assert_int_equal(ms_test_put("f", "x\n"), 0);
+	static const char *const good[] = { "0", "18446744073709551615" };
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(cli("fixture", "build", "--preset", "smoke",
+		                     "--seed", good[i], "--out", "f", NULL),
+		                 EXIT_ERROR);
+		assert_non_null(strstr(err_text, "--out f exists and does not "
+		                                 "open as a fixture (not a "
+		                                 "directory)"));
+	}
+	assert_int_equal(unlink("f"), 0);
+	assert_string_equal(listing("."), "s1 s1.lock");
+	assert_string_equal(listing(cache_dir()), "");
+}
+
+/* --out under a regular file: one line naming the path and why, and
+ * nothing made. */
+static void
+test_out_under_a_file(void **state)
+{
+	(void)state;
+	assert_int_equal(ms_test_put("a", "x\n"), 0);
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "a/b", NULL),
+	                 EXIT_ERROR);
+	assert_non_null(strstr(err_text, "--out a/b: "));
+	assert_non_null(strstr(err_text, "a: Not a directory"));
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "a/c/b", NULL),
+	                 EXIT_ERROR);
+	assert_non_null(strstr(err_text, "--out a/c/b: "));
+	assert_non_null(strstr(err_text, "Not a directory"));
+	assert_int_equal(unlink("a"), 0);
+	assert_string_equal(listing("."), "s1 s1.lock");
+}
+
+/* --out '' is a usage error naming the option; no ".lock" appears. */
+static void
+test_out_empty(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "", NULL),
+	                 EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope fixture: --out: expected a "
+	                              "directory name, got an empty one\n");
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out=", NULL),
+	                 EXIT_USAGE);
+	assert_string_equal(listing("."), "s1 s1.lock");
+}
+
+/* An unknown preset is refused before the cache (or --out) gets a lock
+ * of its name, with the real range and the named presets. */
+static void
+test_unknown_preset(void **state)
+{
+	(void)state;
+	static const char *const bad[] = { "day-0x",  "bogus", "day-1001x",
+		                           "day-01x", "",      "day-2X" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(cli("fixture", "build", "--preset", bad[i],
+		                     "--seed", "1", NULL),
+		                 EXIT_USAGE);
+		char want[64];
+		snprintf(want, sizeof(want), "--preset \"%s\": expected",
+		         bad[i]);
+		assert_non_null(strstr(err_text, want));
+		assert_non_null(strstr(err_text, "day-1x, day-2x, smoke, or "
+		                                 "day-<N>x for N from 1 to "
+		                                 "1000"));
+		assert_null(strstr(err_text, ">="));
+		assert_int_equal(cli("fixture", "build", "--preset", bad[i],
+		                     "--seed", "1", "--out", "p", NULL),
+		                 EXIT_USAGE);
+	}
+	assert_string_equal(listing(cache_dir()), "");
+	assert_string_equal(listing("."), "s1 s1.lock");
+	/* --scale says the same range. */
+	assert_int_equal(
+	        cli("fixture", "build", "--scale", "1001", "--seed", "1", NULL),
+	        EXIT_USAGE);
+	assert_non_null(strstr(err_text, "from 1 to 1000"));
+	assert_string_equal(listing(cache_dir()), "");
+}
+
+/* A fixture at --out is reused only when every build option matches;
+ * otherwise the build is refused naming each difference and the
+ * directory, which stays as it was, with no lock added. */
+static void
+test_reuse_only_the_same_fixture(void **state)
+{
+	(void)state;
+	/* The real build's lock stays beside it (README). */
+	assert_string_equal(listing("."), "s1 s1.lock");
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "s1", NULL),
+	                 0);
+	assert_non_null(strstr(out_text, "already built; reusing it"));
+	/* "s1/" is s1 (its lock is beside it, not inside). */
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "s1/", NULL),
+	                 0);
+	assert_non_null(strstr(out_text, "already built; reusing it"));
+	static const struct {
+		const char *argv[8]; /* after "fixture build --out s1" */
+		const char *diff;
+	} cases[] = {
+		{ { "--preset", "smoke", "--seed", "1", "--opening", "warm" },
+		  "opening empty (this build: warm)" },
+		{ { "--preset", "smoke", "--seed", "1", "--dictionary" },
+		  "dictionary none (this build: one)" },
+		{ { "--preset", "smoke", "--seed", "2" },
+		  "seed 1 (this build: 2)" },
+		{ { "--preset", "day-1x", "--seed", "1" },
+		  "preset smoke (this build: day-1x)" },
+		{ { "--scale", "1", "--seed", "1" },
+		  "preset smoke (this build: day-1x)" },
+		{ { "--preset", "smoke", "--seed", "3", "--opening", "warm",
+		    "--dictionary" },
+		  "seed 1 (this build: 3), opening empty (this build: warm), "
+		  "dictionary none (this build: one)" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const *a = cases[i].argv;
+		int rc = cli("fixture", "build", "--out", "s1", a[0], a[1],
+		             a[2], a[3], a[4], a[5], a[6], a[7], NULL);
+		assert_int_equal(rc, EXIT_ERROR);
+		char want[256];
+		snprintf(want, sizeof(want),
+		         "mergescope fixture build: --out s1 holds another "
+		         "fixture: %s; nothing was built or removed",
+		         cases[i].diff);
+		assert_non_null(strstr(err_text, want));
+		assert_null(strstr(out_text, "reusing"));
+		assert_string_equal(opening_of("s1"), "empty");
+	}
+	assert_string_equal(listing("."), "s1 s1.lock");
+	/* A directory that holds no fixture is not built over either. */
+	assert_int_equal(mkdir("d", 0777), 0);
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "d", NULL),
+	                 EXIT_ERROR);
+	assert_non_null(strstr(err_text, "--out d exists and does not open as "
+	                                 "a fixture (d/manifest.sqlite"));
+	assert_string_equal(listing("d"), "");
+	assert_int_equal(rmdir("d"), 0);
+	assert_string_equal(listing("."), "s1 s1.lock");
+}
+
+/* The same in the cache's place: the warm fixture's name holding an
+ * empty-opening fixture is refused, naming the directory. */
+static void
+test_reuse_in_the_cache(void **state)
+{
+	(void)state;
+	char warm[600];
+	snprintf(warm, sizeof(warm), "%s/smoke-1-warm", cache_dir());
+	assert_int_equal(mkdir(cache_dir(), 0777), 0);
+	assert_int_equal(rename("s1", warm), 0);
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--opening", "warm", NULL),
+	                 EXIT_ERROR);
+	char want[800];
+	snprintf(want, sizeof(want),
+	         "the cache's directory %s holds another fixture: opening "
+	         "empty (this build: warm); nothing was built or removed",
+	         warm);
+	assert_non_null(strstr(err_text, want));
+	assert_null(strstr(out_text, "reusing"));
+	assert_string_equal(opening_of(warm), "empty");
+	assert_string_equal(listing(cache_dir()), "smoke-1-warm");
+	assert_int_equal(rename(warm, "s1"), 0);
+	assert_int_equal(rmdir(cache_dir()), 0);
+}
+
+/* fixture check names a changed part with its path, and the command
+ * once. */
+static void
+test_check_names_the_path(void **state)
+{
+	(void)state;
+	char cmd[200], core[600];
+	snprintf(cmd, sizeof(cmd), "cp -a s1 c2");
+	assert_int_equal(system(cmd), 0);
+	ms_fixture *f = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_fixture_open(&f, "c2", &eb), 0);
+	assert_int_equal(
+	        ms_fixture_slot_path(f, 0, MS_KIND_CORE, core, sizeof(core)),
+	        0);
+	ms_fixture_close(f);
+	FILE *p = fopen(core, "r+b");
+	assert_non_null(p);
+	assert_int_equal(fseek(p, 100, SEEK_SET), 0);
+	int c = fgetc(p);
+	assert_int_equal(fseek(p, 100, SEEK_SET), 0);
+	fputc(c ^ 0x20, p);
+	assert_int_equal(fclose(p), 0);
+	assert_int_equal(cli("fixture", "check", "c2", NULL), 1);
+	assert_non_null(strstr(err_text, "mergescope fixture check c2: changed "
+	                                 "core part 0000000000000001 "
+	                                 "(parts/core/0000000000000001): "));
+	assert_null(strstr(err_text, "fixture check: fixture check"));
+	assert_int_equal(ms_test_rmtree("c2"), 0);
+	assert_string_equal(listing("."), "s1 s1.lock");
+}
+
+/* A chain or variant that does not open is named by the option given. */
+static void
+test_run_names_chain(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("run", "--headless", "--fixture", "s1", "--chain",
+	                     "nosuchplugin", NULL),
+	                 EXIT_ERROR);
+	assert_non_null(strstr(err_text, "mergescope run: --chain "
+	                                 "\"nosuchplugin\": "));
+	assert_null(strstr(err_text, "variant \"nosuchplugin\""));
+	assert_int_equal(cli("run", "--headless", "--fixture", "s1",
+	                     "--variant", "nosuchplugin", NULL),
+	                 EXIT_ERROR);
+	assert_non_null(strstr(err_text, "mergescope run: --variant "
+	                                 "\"nosuchplugin\": "));
+	assert_int_equal(cli("run", "--headless", "--fixture", "s1", "--chain",
+	                     "skywalking,detdrop:{\"percent\":", NULL),
+	                 EXIT_ERROR);
+	assert_non_null(strstr(err_text, "--chain \"skywalking,detdrop:"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seed_plain_decimal),
+		cmocka_unit_test(test_out_under_a_file),
+		cmocka_unit_test(test_out_empty),
+		cmocka_unit_test(test_unknown_preset),
+		cmocka_unit_test(test_reuse_only_the_same_fixture),
+		cmocka_unit_test(test_reuse_in_the_cache),
+		cmocka_unit_test(test_check_names_the_path),
+		cmocka_unit_test(test_run_names_chain),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
