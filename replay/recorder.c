@@ -943,7 +943,7 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		if (!opts->overwrite)
 			return ms_fail(eb, MS_ERR_EXISTS,
 			               "event database %s: exists; expected a "
-			               "new path (or overwrite)",
+			               "new path",
 			               path);
 		char side[4096];
 		unlink(path);
