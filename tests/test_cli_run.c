@@ -921,6 +921,26 @@ test_report_vs_other_opening(void **state)
 	assert_int_equal(ms_fixture_open(&fx, warm, &eb), 0);
 	assert_string_equal(ms_fixture_get_info(fx)->schedule_hash, h_empty);
 	ms_fixture_close(fx);
+
+	/* Put where the preset's default day is cached, the warm day is
+	 * not taken for it: the run is refused naming the directory. */
+	char cache[600], cmd[1400];
+	snprintf(cache, sizeof(cache), "%s/cache-warm", tmp_root);
+	snprintf(cmd, sizeof(cmd),
+	         "mkdir -p '%s/mergescope' && "
+	         "cp -r '%s' '%s/mergescope/smoke-1'",
+	         cache, warm, cache);
+	assert_int_equal(system(cmd), 0);
+	const char *was = getenv("XDG_CACHE_HOME");
+	char saved[600];
+	snprintf(saved, sizeof(saved), "%s", was ? was : "");
+	setenv("XDG_CACHE_HOME", cache, 1);
+	rc = cli("run", "--headless", "--preset", "smoke", NULL);
+	setenv("XDG_CACHE_HOME", saved, 1);
+	assert_int_equal(rc, 2);
+	assert_non_null(strstr(err_text, "is not the preset's default build "
+	                                 "(it has a warm opening)"));
+	assert_non_null(strstr(err_text, "/mergescope/smoke-1"));
 }
 
 /* No output goes over an event database or a file SQLite keeps beside it

@@ -416,7 +416,24 @@ cached_fixture_locked(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	ms_errbuf eb = { "" };
 	struct stat st;
 	if (stat(dir, &st) == 0 && ms_fixture_open(&f, dir, &eb) == 0) {
+		/* The preset's cached day is the default build: an empty
+		 * opening and no dictionary. Another day put there (fixture
+		 * build --out) is not taken for it. */
+		const ms_fixture_info *i = ms_fixture_get_info(f);
+		bool plain = strcmp(i->opening, "empty") == 0 && !i->dict_id;
+		char what[64];
+		snprintf(what, sizeof(what), "%s opening%s", i->opening,
+		         i->dict_id ? ", dictionary" : "");
 		ms_fixture_close(f);
+		if (!plain) {
+			fprintf(err,
+			        "mergescope %s: the cached fixture %s is not "
+			        "the preset's default build (it has a %s); "
+			        "give it as --fixture %s, or move it and run "
+			        "again to build the default\n",
+			        a->cmd, dir, what, dir);
+			return MS_EXIT_ERROR;
+		}
 		snprintf(cfg->fixture_dir, sizeof(cfg->fixture_dir), "%s", dir);
 		return 0;
 	}
