@@ -398,15 +398,44 @@ test_run_record(void **state)
 
 /* ---- a run that breaks a condition is named, not averaged ------------- */
 
+/* DIR's summary.json parsed into j; the text it points into (the caller
+ * frees it after jfree). */
+static char *
+summary_json(const char *dir, jv *j)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/summary.json", dir);
+	char *js = slurp(p);
+	json_parse(js, j);
+	return js;
+}
+
+/* Variant vi's primary-phase wall figures in a summary. */
+static const jv *
+primary_wall(const jv *j, unsigned vi)
+{
+	return jget(jget(jget(variant_json(j, vi), "phases"), "primary"),
+	            "wall_s");
+}
+
+/* A copy of test_series' series directory without its summaries, at
+ * NAME under the test's root (its path in copy). */
+static void
+copy_series(const char *name, char copy[PATH_MAX])
+{
+	char cmd[3 * PATH_MAX];
+	path_in(copy, PATH_MAX, name);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s' && rm '%s'/summary.*",
+	         series, copy, copy);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void
 test_collect_names_invalid(void **state)
 {
 	(void)state;
-	char copy[PATH_MAX], cmd[3 * PATH_MAX];
-	path_in(copy, sizeof(copy), "series-copy");
-	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s' && rm '%s'/summary.*",
-	         series, copy, copy);
-	assert_int_equal(system(cmd), 0);
+	char copy[PATH_MAX];
+	copy_series("series-copy", copy);
 	char db[PATH_MAX];
 	db_of(db, sizeof(db), copy, 1, 1, "skywalking");
 	et_sql(db, "UPDATE run SET profile = 'cpus=1'");
@@ -418,13 +447,9 @@ test_collect_names_invalid(void **state)
 	assert_non_null(left);
 	assert_non_null(strstr(left, "rep001-v1-skywalking.db: profile "
 	                             "\"cpus=1\" differs"));
-	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/summary.json", copy);
-	char *js = slurp(p);
 	jv j;
-	json_parse(js, &j);
-	const jv *wall = jget(
-	        jget(jget(variant_json(&j, 1), "phases"), "primary"), "wall_s");
+	char *js = summary_json(copy, &j);
+	const jv *wall = primary_wall(&j, 1);
 	assert_true(jget(wall, "n")->num == 1);
 	const jv *runs = jget(&j, "runs");
 	unsigned invalid = 0;
@@ -446,11 +471,8 @@ static void
 test_collect_variant_without_valid_run(void **state)
 {
 	(void)state;
-	char copy[PATH_MAX], cmd[3 * PATH_MAX];
-	path_in(copy, sizeof(copy), "series-empty-variant");
-	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s' && rm '%s'/summary.*",
-	         series, copy, copy);
-	assert_int_equal(system(cmd), 0);
+	char copy[PATH_MAX];
+	copy_series("series-empty-variant", copy);
 	for (unsigned rep = 0; rep < 2; rep++) {
 		char db[PATH_MAX];
 		db_of(db, sizeof(db), copy, rep, 1, "skywalking");
@@ -464,13 +486,9 @@ test_collect_variant_without_valid_run(void **state)
 	assert_non_null(row);
 	assert_true(strncmp(row + strlen("skywalking       0"),
 	                    "            -            -", 26) == 0);
-	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/summary.json", copy);
-	char *js = slurp(p);
 	jv j;
-	json_parse(js, &j);
-	const jv *wall = jget(
-	        jget(jget(variant_json(&j, 1), "phases"), "primary"), "wall_s");
+	char *js = summary_json(copy, &j);
+	const jv *wall = primary_wall(&j, 1);
 	assert_true(jget(wall, "n")->num == 0);
 	assert_int_equal(jget(wall, "median")->t, J_NULL);
 	assert_int_equal(jget(wall, "cv")->t, J_NULL);

@@ -859,9 +859,9 @@ db_copy(const char *from, const char *to, const char *sql)
 	sqlite3_close(h);
 }
 
-/* The fixture hash DB's run record holds. */
-static void
-run_fixture_hash(const char *db, char out[MS_EV_HEX_MAX])
+/* DB's run record (the caller frees it). */
+static ms_ev_run *
+run_record(const char *db)
 {
 	ms_evdb *d = NULL;
 	ms_errbuf eb = { "" };
@@ -872,10 +872,18 @@ run_fixture_hash(const char *db, char out[MS_EV_HEX_MAX])
 	assert_non_null(end);
 	bool has_end = false;
 	assert_int_equal(ms_evdb_run(d, run, end, &has_end, &eb), 0);
-	snprintf(out, MS_EV_HEX_MAX, "%s", run->fixture_hash);
-	free(run);
 	free(end);
 	ms_evdb_close(d);
+	return run;
+}
+
+/* The fixture hash DB's run record holds. */
+static void
+run_fixture_hash(const char *db, char out[MS_EV_HEX_MAX])
+{
+	ms_ev_run *run = run_record(db);
+	snprintf(out, MS_EV_HEX_MAX, "%s", run->fixture_hash);
+	free(run);
 }
 
 /* A warm fixture has the schedule hash of the empty one of its preset
@@ -1077,21 +1085,11 @@ test_long_chain_spec(void **state)
 	if (rc)
 		fprintf(stderr, "%s\n", err_text);
 	assert_int_equal(rc, 0);
-	ms_evdb *d = NULL;
-	ms_errbuf eb = { "" };
-	assert_int_equal(ms_evdb_open(&d, db, &eb), 0);
-	ms_ev_run *run = calloc(1, sizeof(*run));
-	ms_ev_run_end *end = calloc(1, sizeof(*end));
-	assert_non_null(run);
-	assert_non_null(end);
-	bool has_end = false;
-	assert_int_equal(ms_evdb_run(d, run, end, &has_end, &eb), 0);
+	ms_ev_run *run = run_record(db);
 	assert_string_equal(run->variant, spec);
 	assert_string_equal(run->chain, spec);
 	assert_int_equal(run->nplugins, 8);
 	free(run);
-	free(end);
-	ms_evdb_close(d);
 
 	/* Longer than a run records: refused before any work, and by the
 	 * replay itself. */
@@ -1112,6 +1110,7 @@ test_long_chain_spec(void **state)
 		              .variant = huge,
 		              .plugin_dir = MS_PLUGIN_DIR };
 	ms_replay *r = NULL;
+	ms_errbuf eb = { "" };
 	assert_int_equal(ms_replay_open(&r, &ro, &eb), MS_ERR_RANGE);
 	assert_null(r);
 	assert_non_null(strstr(eb.msg, "chain spec"));
