@@ -629,6 +629,25 @@ ended(pid_t pid)
 	return !rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X';
 }
 
+/* The workbench of test_process_host_ends_with_workbench: this test
+ * program run again as `--workbench MARKER` (a fresh process: a thread
+ * started in a child forked from a threaded one is refused by
+ * ThreadSanitizer), a chain of one tp_loop link in process mode, in a
+ * Decide that never returns. */
+static int
+workbench_main(const char *marker)
+{
+	fx f;
+	const char *names[] = { "tp_loop" };
+	const char *cfg[] = { marker };
+	open_chain_mode(&f, names, cfg, 1, 120 * 1000000000ull,
+	                MS_PLUGIN_HOST_PROCESS);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	(void)ms_chain_decide(f.c, f.b, keep, &call);
+	return 0;
+}
+
 /* A workbench that ends (here killed) while a host is in a Decide that
  * never returns takes the host with it: the host is not left running
  * under init for ever. */
@@ -641,15 +660,9 @@ test_process_host_ends_with_workbench(void **st)
 	pid_t wb = fork();
 	assert_true(wb >= 0);
 	if (wb == 0) {
-		fx f;
-		const char *names[] = { "tp_loop" };
-		const char *cfg[] = { marker };
-		open_chain_mode(&f, names, cfg, 1, 120 * 1000000000ull,
-		                MS_PLUGIN_HOST_PROCESS);
-		uint8_t keep[NT];
-		ms_chain_call call;
-		(void)ms_chain_decide(f.c, f.b, keep, &call);
-		_exit(0);
+		execl("/proc/self/exe", "test_chain", "--workbench", marker,
+		      (char *)NULL);
+		_exit(127);
 	}
 	pid_t host = -1;
 	for (int i = 0; i < 3000 && host < 0; i++) {
@@ -751,12 +764,14 @@ test_histogram_bounds(void **st)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	/* The process-mode hosts are this build's executable: in the
 	 * sanitizer build, leave the fatal signals to the default actions,
 	 * as in a plain build, so a crash reads as the signal. */
 	san_fatal_signals_default();
+	if (argc == 3 && strcmp(argv[1], "--workbench") == 0)
+		return workbench_main(argv[2]);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_batch_columns),
 		cmocka_unit_test(test_and_over_links),
