@@ -243,31 +243,6 @@ test_loop_times_out_and_exits(void **state)
 	run_free(&r);
 }
 
-/* A plugin whose open() never returns: in either host mode the run
- * fails to start (exit status 2) after the 5 s open timeout, naming the
- * plugin's file, instead of waiting for ever; nothing is left behind. */
-static void
-test_open_hang_fails_the_start(void **state)
-{
-	(void)state;
-	const char *hosts[] = { "inproc", "process" };
-	for (int i = 0; i < 2; i++) {
-		char name[32];
-		snprintf(name, sizeof(name), "openhang-%s", hosts[i]);
-		run_out r;
-		time_t t0 = time(NULL);
-		run_chain_host(name, "tp_openhang", hosts[i], &r);
-		assert_true(time(NULL) - t0 < 60);
-		assert_true(WIFEXITED(r.status));
-		assert_int_equal(WEXITSTATUS(r.status), 2);
-		assert_non_null(strstr(r.err, "tp_openhang.so"));
-		assert_non_null(
-		        strstr(r.err, "open did not return within 5.000 s"));
-		assert_false(exists(r.work));
-		run_free(&r);
-	}
-}
-
 /* want_sig: the signal the process must die of; 0: exit status 2. */
 static void
 crash_case(const char *kind, int want_sig, const char *want_reason)
@@ -426,7 +401,6 @@ main(void)
 		cmocka_unit_test(test_abort_in_decide),
 		cmocka_unit_test(test_exit_in_decide),
 		cmocka_unit_test(test_loop_times_out_and_exits),
-		cmocka_unit_test(test_open_hang_fails_the_start),
 		cmocka_unit_test(test_process_segv),
 		cmocka_unit_test(test_process_abort),
 		cmocka_unit_test(test_process_exit),
