@@ -47,7 +47,7 @@ test-asan: deps
 # The threaded modules (engine, chain, staging, merge, replay, shard) under
 # ThreadSanitizer.
 TSAN_BUILD ?= build-tsan
-TSAN_TESTS ?= test_engine|test_chain|test_plugin_loader|test_staging|test_merge|test_replay|test_freeze|test_shard
+TSAN_TESTS ?= test_engine|test_chain|test_staging|test_merge|test_replay|test_freeze|test_shard
 test-tsan: deps
 	@cmake -S . -B $(TSAN_BUILD) -DMS_TSAN=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)

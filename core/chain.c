@@ -341,13 +341,8 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 		c->nalloc = n;
 	}
 	for (size_t i = 0; i < n; i++) {
-		ms_plugin_load_opts lo = {
-			.config = links[i].config,
-			.mem = c->mem,
-			.log = opts->log,
-			.log_ctx = opts->log_ctx,
-			.open_timeout_ns = c->timeout_ns,
-		};
+		ms_plugin_load_opts lo = { links[i].config, c->mem, opts->log,
+			                   opts->log_ctx };
 		ms_errbuf sub;
 		int rc = ms_plugin_load(&c->links[i].plugin, links[i].path, &lo,
 		                        &sub);

@@ -759,7 +759,7 @@ ms_plugin_host_main(int argc, char **argv)
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	ms_plugin *p = NULL;
-	ms_plugin_load_opts lo = { .config = argv[3] };
+	ms_plugin_load_opts lo = { argv[3], NULL, NULL, NULL };
 	ms_errbuf eb = { "" };
 	if (ms_plugin_load(&p, argv[2], &lo, &eb)) {
 		host_reply(sock, -1, eb.msg);

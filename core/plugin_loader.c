@@ -19,10 +19,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -60,10 +58,6 @@ struct ms_plugin {
 	ms_mem *mem;
 	ms_log_fn log;
 	void *log_ctx;
-	/* open() overran its timeout: the load failed and left the plugin
-	 * to the thread still in open(), which never frees it; its logs go
-	 * nowhere from then on. */
-	atomic_bool abandoned;
 };
 
 /* The plugin whose Decide runs on this thread. The one piece of state in
@@ -81,7 +75,7 @@ static void
 host_log(void *ctx, int level, const char *plugin, const char *msg)
 {
 	ms_plugin *p = ctx;
-	if (p && p->log && !atomic_load(&p->abandoned))
+	if (p && p->log)
 		p->log(p->log_ctx, level, plugin ? plugin : p->name,
 		       msg ? msg : "");
 }
@@ -246,90 +240,10 @@ check_desc(ms_plugin *p, const char *path, ms_errbuf *eb)
 	return 0;
 }
 
-/* One call of a plugin's open(), on a thread of its own so that the
- * loader can stop waiting for it. Freed by whichever of the loader and
- * the thread lets go of it last (refs). */
-typedef struct open_call {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	unsigned refs;
-	bool done;
-	ms_plugin *p;
-	char *config;
-	void *state;
-	int rc;
-	char err[512];
-} open_call;
-
-static void
-open_call_put(open_call *c)
-{
-	pthread_mutex_lock(&c->mu);
-	bool last = --c->refs == 0;
-	pthread_mutex_unlock(&c->mu);
-	if (!last)
-		return;
-	pthread_mutex_destroy(&c->mu);
-	pthread_cond_destroy(&c->cv);
-	free(c->config);
-	free(c);
-}
-
-static void *
-open_thread(void *arg)
-{
-	open_call *c = arg;
-	c->err[0] = '\0';
-	int rc = c->p->desc.open(c->config, &c->p->host, c->err,
-	                         sizeof(c->err), &c->state);
-	pthread_mutex_lock(&c->mu);
-	c->rc = rc;
-	c->done = true;
-	pthread_cond_broadcast(&c->cv);
-	pthread_mutex_unlock(&c->mu);
-	open_call_put(c);
-	return NULL;
-}
-
-/* Run p's open(config) on a thread and wait for it at most timeout_ns.
- * 0: it returned (its result in c->rc, c->state, c->err); MS_ERR_TIMEOUT:
- * it did not, and the plugin is left to the thread (p->abandoned). */
-static int
-open_bounded(ms_plugin *p, open_call *c, uint64_t timeout_ns)
-{
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->cv, &ca);
-	pthread_condattr_destroy(&ca);
-	c->refs = 2;
-	pthread_t t;
-	if (pthread_create(&t, NULL, open_thread, c) != 0) {
-		open_thread(c); /* no thread to spare: open here, unbounded */
-		return 0;
-	}
-	pthread_detach(t);
-	struct timespec dl =
-	        ms_mono_timespec(ms_mono_ns() + (int64_t)timeout_ns);
-	pthread_mutex_lock(&c->mu);
-	while (!c->done &&
-	       pthread_cond_timedwait(&c->cv, &c->mu, &dl) != ETIMEDOUT)
-		;
-	bool done = c->done;
-	if (!done)
-		atomic_store(&p->abandoned, true);
-	pthread_mutex_unlock(&c->mu);
-	return done ? 0 : MS_ERR_TIMEOUT;
-}
-
 /* Step 3: the host services table, then the plugin's open() with its
- * config, bounded by timeout_ns; its projection_of() may narrow what it
- * reads. MS_ERR_TIMEOUT leaves p to the thread still in open(): the
- * caller must not free it. */
+ * config; its projection_of() may narrow what it reads. */
 static int
-open_plugin(ms_plugin *p, const char *path, const char *config,
-            uint64_t timeout_ns, ms_errbuf *eb)
+open_plugin(ms_plugin *p, const char *path, const char *config, ms_errbuf *eb)
 {
 	ms_plugin_desc *d = &p->desc;
 	p->host.struct_size = sizeof(p->host);
@@ -338,32 +252,14 @@ open_plugin(ms_plugin *p, const char *path, const char *config,
 	p->host.ctx = p;
 	p->host.log = host_log;
 	p->host.now_ns = host_now;
-	open_call *c = calloc(1, sizeof(*c));
-	char *cfg = strdup(config ? config : "");
-	if (!c || !cfg) {
-		free(c);
-		free(cfg);
-		return ms_fail(eb, MS_ERR_NOMEM, "plugin %s: out of memory",
-		               path);
-	}
-	c->p = p;
-	c->config = cfg;
-	if (open_bounded(p, c, timeout_ns)) {
-		open_call_put(c);
-		return ms_fail(eb, MS_ERR_TIMEOUT,
-		               "plugin %s (%s): open did not return within "
-		               "%.3f s; left running, the plugin is not used",
-		               path, p->name, (double)timeout_ns / 1e9);
-	}
-	int rc = c->rc;
-	p->state = c->state;
-	char err[sizeof(c->err)];
-	memcpy(err, c->err, sizeof(err));
-	err[sizeof(err) - 1] = '\0';
-	open_call_put(c);
-	if (rc != 0)
+	char err[512];
+	err[0] = '\0';
+	if (d->open(config ? config : "", &p->host, err, sizeof(err),
+	            &p->state) != 0) {
+		err[sizeof(err) - 1] = '\0';
 		return ms_fail(eb, MS_ERR_PLUGIN, "plugin %s (%s): open: %s",
 		               path, p->name, err[0] ? err : "failed");
+	}
 	p->opened = true;
 	if (d->projection_of)
 		p->projection = d->projection_of(p->state) & p->projection;
@@ -399,16 +295,12 @@ ms_plugin_load(ms_plugin **out, const char *path,
 	}
 	if ((rc = checksum_file(path, p->checksum, eb)) ||
 	    (rc = load_entry(p, path, eb)) || (rc = check_desc(p, path, eb)) ||
-	    (rc = open_plugin(p, path, opts->config,
-	                      opts->open_timeout_ns ? opts->open_timeout_ns
-	                                            : MS_PLUGIN_OPEN_TIMEOUT_NS,
-	                      eb)))
+	    (rc = open_plugin(p, path, opts->config, eb)))
 		goto fail;
 	*out = p;
 	return 0;
 fail:
-	if (rc != MS_ERR_TIMEOUT) /* else p is the open() thread's */
-		plugin_destroy(p);
+	plugin_destroy(p);
 	return rc;
 }
 

@@ -12,7 +12,6 @@
 #include <cmocka.h>
 
 #include "mem_testlib.h"
-#include "ms_clock.h"
 #include "ms_chain_spec.h"
 #include "ms_loader.h"
 
@@ -51,7 +50,7 @@ expect_refusal(const char *name, const char *config, const char *needle)
 {
 	char path[512];
 	tp_path(path, sizeof(path), name);
-	ms_plugin_load_opts o = { .config = config };
+	ms_plugin_load_opts o = { config, NULL, NULL, NULL };
 	ms_plugin *p = (ms_plugin *)0x1;
 	ms_errbuf eb = { "" };
 	int rc = ms_plugin_load(&p, path, &o, &eb);
@@ -71,7 +70,7 @@ test_alwayskeep_loads(void **st)
 	shipped_path(path, sizeof(path), "alwayskeep");
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
-	ms_plugin_load_opts o = { .config = "", .mem = &mem };
+	ms_plugin_load_opts o = { "", &mem, NULL, NULL };
 	ms_plugin *p;
 	ms_errbuf eb;
 	assert_int_equal(ms_plugin_load(&p, path, &o, &eb), 0);
@@ -106,7 +105,7 @@ test_alwayskeep_refuses_config(void **st)
 	(void)st;
 	char path[512];
 	shipped_path(path, sizeof(path), "alwayskeep");
-	ms_plugin_load_opts o = { .config = "{\"percent\":3}" };
+	ms_plugin_load_opts o = { "{\"percent\":3}", NULL, NULL, NULL };
 	ms_plugin *p;
 	ms_errbuf eb;
 	assert_int_equal(ms_plugin_load(&p, path, &o, &eb), MS_ERR_PLUGIN);
@@ -153,56 +152,6 @@ test_rejections_name_the_problem(void **st)
 	expect_refusal("tp_newminor", "", "ABI minor 1 is newer");
 	expect_refusal("tp_nodecide", "", "'decide'");
 	expect_refusal("tp_openfail", "", "unknown key \"bogus\"");
-}
-
-/* An open() that does not return fails the load once its timeout has
- * passed, naming the file and the timeout, and leaves the plugin to the
- * thread still in it; one that returns in time loads. */
-static void
-test_open_timeout(void **st)
-{
-	(void)st;
-	char path[512];
-	tp_path(path, sizeof(path), "tp_openhang");
-	ms_plugin_load_opts o = { .config = "",
-		                  .open_timeout_ns = 200000000ull };
-	ms_plugin *p = NULL;
-	ms_errbuf eb;
-	int64_t t0 = ms_mono_ns();
-	assert_int_equal(ms_plugin_load(&p, path, &o, &eb), MS_ERR_TIMEOUT);
-	int64_t waited = ms_mono_ns() - t0;
-	assert_null(p);
-	assert_true(waited >= 200000000);
-	assert_true(waited < 4000000000);
-	assert_non_null(strstr(eb.msg, path));
-	assert_non_null(strstr(eb.msg, "open did not return within 0.200 s"));
-
-	o.config = "50";
-	o.open_timeout_ns = 4000000000ull;
-	assert_int_equal(ms_plugin_load(&p, path, &o, &eb), 0);
-	assert_string_equal(ms_plugin_name(p), "tp_openhang");
-	ms_plugin_unload(p);
-}
-
-/* A chain bounds each link's open() by its Decide timeout. */
-static void
-test_chain_open_timeout(void **st)
-{
-	(void)st;
-	char path[512];
-	tp_path(path, sizeof(path), "tp_openhang");
-	ms_chain_link_spec links[1] = { { path, "" } };
-	ms_chain_opts co = { 0 };
-	co.decide_timeout_ns = 200000000ull;
-	ms_chain *c = NULL;
-	ms_errbuf eb;
-	int64_t t0 = ms_mono_ns();
-	assert_int_equal(ms_chain_open(&c, links, 1, &co, &eb),
-	                 MS_ERR_TIMEOUT);
-	assert_true(ms_mono_ns() - t0 < 4000000000);
-	assert_null(c);
-	assert_non_null(strstr(eb.msg, "chain link 1"));
-	assert_non_null(strstr(eb.msg, "open did not return"));
 }
 
 static void
@@ -396,8 +345,6 @@ main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_not_a_shared_object),
 		cmocka_unit_test(test_rejections_name_the_problem),
-		cmocka_unit_test(test_open_timeout),
-		cmocka_unit_test(test_chain_open_timeout),
 		cmocka_unit_test(test_older_descriptor_loads),
 		cmocka_unit_test(test_only_entry_exported),
 		cmocka_unit_test(test_spec_variants),

@@ -85,10 +85,8 @@ int ms_plugin_host_main(int argc, char **argv);
 
 typedef struct ms_chain_opts {
 	ms_mem *mem;                /* borrowed; outlives the chain */
-	/* 0 = 5 s; also how long each link's open() may take (a load
-	 * that overruns it fails the chain's open, MS_ERR_TIMEOUT). */
-	uint64_t decide_timeout_ns;
-	unsigned circuit_after; /* consecutive timeouts; 0 = 3 */
+	uint64_t decide_timeout_ns; /* 0 = 5 s */
+	unsigned circuit_after;     /* consecutive timeouts; 0 = 3 */
 	ms_log_fn log;
 	void *log_ctx;
 	/* How long ms_chain_close waits for calls abandoned after a timeout

@@ -27,20 +27,11 @@ typedef struct ms_plugin ms_plugin;
 typedef void (*ms_log_fn)(void *ctx, int level, const char *plugin,
                           const char *msg);
 
-/* How long a plugin's open() may take by default (as a Decide call). */
-#define MS_PLUGIN_OPEN_TIMEOUT_NS 5000000000ull
-
 typedef struct ms_plugin_load_opts {
 	const char *config; /* NULL or "" = none */
 	ms_mem *mem;        /* borrowed; must outlive the plugin */
 	ms_log_fn log;      /* NULL = discard */
 	void *log_ctx;
-	/* open() runs on a thread of its own and is waited for this long
-	 * (0 = MS_PLUGIN_OPEN_TIMEOUT_NS); past it the load fails with
-	 * MS_ERR_TIMEOUT and the plugin is left to that thread, never
-	 * freed or closed (its logs are dropped), so that a stuck open()
-	 * does not hold the caller. */
-	uint64_t open_timeout_ns;
 } ms_plugin_load_opts;
 
 /*
@@ -50,8 +41,7 @@ typedef struct ms_plugin_load_opts {
  * and open the plugin with config. Every failure closes the handle and
  * returns MS_ERR_PLUGIN (MS_ERR_IO when the file cannot be read) with a
  * message naming the path and, where it applies, dlerror() text, the
- * missing callback, the versions, or the plugin's own open() message;
- * MS_ERR_TIMEOUT when open() overran opts->open_timeout_ns.
+ * missing callback, the versions, or the plugin's own open() message.
  */
 int ms_plugin_load(ms_plugin **out, const char *path,
                    const ms_plugin_load_opts *opts, ms_errbuf *eb);
