@@ -73,6 +73,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -532,11 +534,18 @@ rep_exec(const once_ctx *c, const char *variant, unsigned rep, size_t vi,
 		NULL,
 	};
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "merge-once: fork: %s", strerror(errno));
 	if (pid == 0) {
+		/* A repetition ends with the merge-once that waits for it
+		 * (killed, it would go on writing into the scratch copy
+		 * that `clean` is to remove). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
+		    getppid() != parent)
+			_exit(127);
 		execv(opts->self_exe, argv);
 		_exit(127);
 	}

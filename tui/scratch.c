@@ -254,6 +254,29 @@ ms__scratch_each(ms__scratch_fn fn, void *arg, ms_errbuf *eb)
 	return rc;
 }
 
+/* Remove the directory dir with its owner record last, so that a removal
+ * that fails part way (a process still writing there) leaves it a
+ * leftover the next sweep or `clean` still finds. */
+static int
+remove_owned_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : ms_err_from_errno(errno);
+	int rc = 0;
+	struct dirent *de;
+	while (rc == 0 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, MS_OWNER_FILE))
+			continue;
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		rc = ms_fs_rm_tree(p, NULL);
+	}
+	closedir(d);
+	return rc ? rc : ms_fs_rm_tree(dir, NULL);
+}
+
 int
 ms__scratch_remove(const ms__scratch_item *it)
 {
@@ -269,7 +292,7 @@ ms__scratch_remove(const ms__scratch_item *it)
 		               ? 0
 		               : ms_err_from_errno(errno);
 	}
-	return ms_fs_rm_tree(it->path, NULL);
+	return remove_owned_dir(it->path);
 }
 
 struct sweep {
