@@ -475,10 +475,59 @@ out:
 	return rc;
 }
 
+/* The smallest batch ms_chain_evaluate_rows cuts a failed one into. */
+#define EVAL_RETRY_MIN 64
+
+/* The end of the trace whose first row is rows[i]. */
+static size_t
+trace_rows_end(const ms_row *rows, size_t nrows, size_t i)
+{
+	size_t k = i + 1;
+	while (k < nrows && ms__valid_tid(&rows[i]) &&
+	       ms__same_tid(&rows[i], &rows[k]))
+		k++;
+	return k;
+}
+
+/* The nt traces of rows[i..j) through the chain into keep (and failed):
+ * a call on which a link failed open, the circuit still closed, is made
+ * again on each half, down to EVAL_RETRY_MIN traces. */
+static int
+evaluate_range(ms_chain *c, ms_mem *mem, uint32_t proj, const ms_row *rows,
+               size_t i, size_t j, size_t nt, uint8_t *keep, uint16_t *failed,
+               ms_errbuf *eb)
+{
+	ms_batch *bt;
+	int rc = ms_batch_from_rows(&bt, mem, proj, rows + i, j - i, eb);
+	if (rc)
+		return rc;
+	ms_chain_call res;
+	rc = ms_chain_decide(c, bt, keep, &res);
+	ms_batch_release(bt);
+	if (rc)
+		return ms_fail(eb, rc, "evaluate: chain failed");
+	if (res.failed_mask && !res.circuit_open && nt > EVAL_RETRY_MIN) {
+		size_t half = nt / 2, m = i;
+		for (size_t t = 0; t < half; t++)
+			m = trace_rows_end(rows, j, m);
+		rc = evaluate_range(c, mem, proj, rows, i, m, half, keep,
+		                    failed, eb);
+		if (!rc)
+			rc = evaluate_range(c, mem, proj, rows, m, j, nt - half,
+			                    keep + half,
+			                    failed ? failed + half : NULL, eb);
+		return rc;
+	}
+	for (size_t t = 0; failed && t < nt; t++)
+		failed[t] = res.failed_mask;
+	return 0;
+}
+
 int
 ms_chain_evaluate_rows(ms_chain *c, ms_mem *mem, const ms_row *rows,
                        size_t nrows, size_t batch_traces, uint8_t *keep,
-                       size_t keep_cap, size_t *ntraces, ms_errbuf *eb)
+                       uint16_t *failed, size_t keep_cap, size_t *ntraces,
+                       ms_errbuf *eb)
 {
 	if (batch_traces == 0)
 		batch_traces = 4096;
@@ -488,36 +537,26 @@ ms_chain_evaluate_rows(ms_chain *c, ms_mem *mem, const ms_row *rows,
 	while (i < nrows) {
 		size_t j = i, nt = 0;
 		while (j < nrows && nt < batch_traces) {
-			size_t k = j + 1;
-			while (k < nrows && ms__valid_tid(&rows[j]) &&
-			       ms__same_tid(&rows[j], &rows[k]))
-				k++;
-			j = k;
+			j = trace_rows_end(rows, nrows, j);
 			nt++;
 		}
 		if (done + nt > keep_cap)
 			return ms_fail(eb, MS_ERR_RANGE,
 			               "evaluate: more than %zu traces",
 			               keep_cap);
-		ms_batch *bt;
-		int rc =
-		        ms_batch_from_rows(&bt, mem, proj, rows + i, j - i, eb);
-		if (rc)
-			return rc;
 		if (i > 0 &&
 		    ms_trace_id_cmp(rows[i - 1].trace_id,
 		                    rows[i - 1].trace_id_len, rows[i].trace_id,
-		                    rows[i].trace_id_len) >= 0) {
-			ms_batch_release(bt);
+		                    rows[i].trace_id_len) >= 0)
 			return ms_fail(eb, MS_ERR_INVAL,
 			               "evaluate: row %zu: trace IDs must "
 			               "ascend",
 			               i);
-		}
-		rc = ms_chain_decide(c, bt, keep + done, NULL);
-		ms_batch_release(bt);
+		int rc = evaluate_range(c, mem, proj, rows, i, j, nt,
+		                        keep + done,
+		                        failed ? failed + done : NULL, eb);
 		if (rc)
-			return ms_fail(eb, rc, "evaluate: chain failed");
+			return rc;
 		done += nt;
 		i = j;
 	}

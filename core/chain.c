@@ -236,6 +236,9 @@ worker_stop(worker *w)
 /* ------------------------------------------------------------------ */
 /* Chain                                                               */
 
+_Static_assert(MS_CHAIN_MAX_LINKS <= 16,
+               "ms_chain_call.failed_mask has a bit per link");
+
 static const uint64_t hist_bounds_ns[MS_LINK_HIST_BUCKETS - 1] = {
 	250000ull,    500000ull,    1000000ull,   2500000ull,
 	5000000ull,   10000000ull,  25000000ull,  50000000ull,
@@ -691,6 +694,7 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 			record(l, MS_LINK_CIRCUIT_OPEN, "circuit open: %s",
 			       c->circuit_reason);
 			res->links_failed++;
+			res->failed_mask |= (uint16_t)(1u << i);
 			continue;
 		}
 		uint64_t ns = 0;
@@ -712,6 +716,7 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 		}
 		if (r != MS_LINK_OK) {
 			res->links_failed++;
+			res->failed_mask |= (uint16_t)(1u << i);
 			continue;
 		}
 		record(l, MS_LINK_OK, NULL);
@@ -730,6 +735,7 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 	if (c->circuit_open) {
 		memset(keep, 1, n);
 		res->circuit_open = true;
+		res->failed_mask = (uint16_t)((1u << c->n) - 1);
 	}
 	for (size_t k = 0; k < n; k++)
 		res->kept += keep[k];

@@ -66,11 +66,14 @@ bool ms__batch_abandoned(const ms_batch *b);
 typedef struct ms_chain_call {
 	size_t ntraces;
 	size_t kept;
-	size_t links_ok;     /* links whose verdicts were applied */
-	size_t links_failed; /* links bypassed (failed open) */
-	bool circuit_open;   /* everything kept because the circuit is open */
-	uint64_t decide_ns;  /* wall time of this call's Decide calls, summed
-	                      * over the links (a timeout counts its wait) */
+	size_t links_ok;      /* links whose verdicts were applied */
+	size_t links_failed;  /* links bypassed (failed open) */
+	uint16_t failed_mask; /* bit i: link i bypassed (MS_CHAIN_MAX_LINKS
+	                       * is 16), every link's when the circuit is
+	                       * open */
+	bool circuit_open;    /* everything kept because the circuit is open */
+	uint64_t decide_ns;   /* wall time of this call's Decide calls, summed
+	                       * over the links (a timeout counts its wait) */
 } ms_chain_call;
 
 /*

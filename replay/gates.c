@@ -182,10 +182,32 @@ vo_require(vo_check *c, bool cond, const char *fmt, ...)
 /* What the dropped traces were to the oracle, per phase. */
 typedef struct {
 	uint64_t agree[MS__RP_COUNT]; /* the oracle drops them */
+	/* The oracle keeps them, but a link of its chain that failed open
+	 * on them did not judge them, one that drops traces in the run. */
+	uint64_t unjudged[MS__RP_COUNT];
 	uint64_t wrong[MS__RP_COUNT]; /* the oracle keeps them */
 	uint64_t unknown;             /* not in the fixture */
 	uint64_t total;               /* all dropped traces */
 } vo_drops;
+
+/* The links of the run's chain that dropped a trace (bit i: link i):
+ * the ones whose verdict a dropped trace may carry. */
+static uint16_t
+dropping_links(const ms_replay *r)
+{
+	ms_chain *c;
+	size_t n;
+	uint16_t m = 0;
+	if (!ms__replay_links(r, &c, &n))
+		return 0;
+	for (size_t i = 0; i < n && i < 16; i++) {
+		ms_link_stats st;
+		ms_chain_link_stats(c, i, &st);
+		if (st.dropped)
+			m |= (uint16_t)(1u << i);
+	}
+	return m;
+}
 
 /* The traces of phase R that a merge kept because every link failed open
  * on their batch: a merge counts them kept (each trace it staged leaves
@@ -254,12 +276,17 @@ vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
 	const ms__recon *R = r->recon;
 	memset(dr, 0, sizeof(*dr));
 	char ex[120] = "";
+	uint16_t dropping = o->unjudged ? dropping_links(r) : 0;
 	for (size_t i = 0; i < r->dropped.n; i++) {
 		const ms__drop_ent *d = &r->dropped.ent[i];
 		const ms__oracle_ent *e = ms__oracle_find(o, d->tid, d->len);
 		unsigned p = d->phase < MS__RP_COUNT ? d->phase : 0;
 		if (e && !e->keep) {
 			dr->agree[p]++;
+			continue;
+		}
+		if (e && (e->failed & dropping)) {
+			dr->unjudged[p]++;
 			continue;
 		}
 		if (e)
@@ -272,14 +299,25 @@ vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
 			         e ? "is kept by the oracle"
 			           : "is not in the fixture");
 	}
-	const uint64_t *agree = dr->agree, *wrong = dr->wrong;
+	const uint64_t *agree = dr->agree, *wrong = dr->wrong,
+	               *unj = dr->unjudged;
 	bool agree_ok = true;
 	for (int p = 0; p < MS__RP_COUNT; p++)
-		agree_ok = agree_ok && agree[p] == R[p].dropped;
-	dr->total = agree[0] + agree[1] + agree[2] + wrong[0] + wrong[1] +
-	            wrong[2] + dr->unknown;
-	recon_row(r, "dropped the oracle drops", agree[0], agree[1], agree[2],
-	          agree[0] + agree[1] + agree[2], agree_ok, "= dropped");
+		agree_ok = agree_ok && agree[p] + unj[p] == R[p].dropped;
+	dr->total = agree[0] + agree[1] + agree[2] + unj[0] + unj[1] + unj[2] +
+	            wrong[0] + wrong[1] + wrong[2] + dr->unknown;
+	if (o->unjudged) {
+		recon_row(r, "dropped the oracle drops", agree[0], agree[1],
+		          agree[2], agree[0] + agree[1] + agree[2], agree_ok,
+		          "+ the next = dropped");
+		recon_row(r, "dropped, oracle could not judge", unj[0], unj[1],
+		          unj[2], unj[0] + unj[1] + unj[2], true,
+		          "(a link that failed open on them in the oracle)");
+	} else {
+		recon_row(r, "dropped the oracle drops", agree[0], agree[1],
+		          agree[2], agree[0] + agree[1] + agree[2], agree_ok,
+		          "= dropped");
+	}
 	recon_row(r, "dropped the oracle keeps", wrong[0], wrong[1], wrong[2],
 	          wrong[0] + wrong[1] + wrong[2],
 	          wrong[0] + wrong[1] + wrong[2] == 0, "= 0");
@@ -288,10 +326,11 @@ vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
 	vo_require(chk, wrong[0] + wrong[1] + wrong[2] + dr->unknown == 0, "%s",
 	           ex);
 	vo_require(chk, agree_ok,
-	           "dropped traces the oracle drops %llu/%llu/%llu, merges "
-	           "report %llu/%llu/%llu",
-	           (unsigned long long)agree[0], (unsigned long long)agree[1],
-	           (unsigned long long)agree[2],
+	           "dropped traces the oracle drops or could not judge "
+	           "%llu/%llu/%llu, merges report %llu/%llu/%llu",
+	           (unsigned long long)(agree[0] + unj[0]),
+	           (unsigned long long)(agree[1] + unj[1]),
+	           (unsigned long long)(agree[2] + unj[2]),
 	           (unsigned long long)R[0].dropped,
 	           (unsigned long long)R[1].dropped,
 	           (unsigned long long)R[2].dropped);
@@ -323,6 +362,10 @@ vo_finalize_rows(ms_replay *r, vo_check *chk, const vo_drops *dr)
 	const ms__recon *F = &r->recon[MS__RP_FINALIZE];
 	uint64_t before = dr->agree[0] + dr->agree[1];
 	uint64_t present = o->drop > before ? o->drop - before : 0;
+	/* Traces the oracle could not judge, still present: the finalize
+	 * may propose them or not. */
+	uint64_t ubefore = dr->unjudged[0] + dr->unjudged[1];
+	uint64_t upresent = o->unjudged > ubefore ? o->unjudged - ubefore : 0;
 	uint64_t proposed = F->dropped + F->deferred;
 	/* Where a link failed open, every trace it was to judge may be a
 	 * drop it did not make: those evaluated by the other links and
@@ -336,7 +379,8 @@ vo_finalize_rows(ms_replay *r, vo_check *chk, const vo_drops *dr)
 	                           (fo > F->open_kept ? F->open_kept : fo)
 	                 : 0);
 	bool clean = F->merges > 0 && F->executed == F->merges &&
-	             !F->oversized && !F->hot && !F->failed_open;
+	             !F->oversized && !F->hot && !F->failed_open &&
+	             !o->unjudged;
 	bool prop_ok, kept_ok;
 	if (!r->pipe) {
 		prop_ok = kept_ok = o->drop == 0 && dr->total == 0;
@@ -344,29 +388,34 @@ vo_finalize_rows(ms_replay *r, vo_check *chk, const vo_drops *dr)
 		prop_ok = proposed == present;
 		kept_ok = F->kept == o->keep;
 	} else {
-		prop_ok = proposed <= present &&
-		          present - proposed <= unevaluated;
+		prop_ok = proposed <= present + upresent &&
+		          (present > proposed ? present - proposed : 0) <=
+		                  unevaluated;
 		kept_ok = true;
 	}
 	recon_row(r, "finalize: proposed drops", 0, 0, proposed, present,
 	          prop_ok,
-	          clean ? "dropped + deferred = oracle drops present"
-	                : "oracle drops present - proposed <= kept "
-	                  "unevaluated");
+	          clean      ? "dropped + deferred = oracle drops present"
+	          : upresent ? "oracle drops present - proposed <= kept "
+	                       "unevaluated; proposed <= present + not judged"
+	                     : "oracle drops present - proposed <= kept "
+	                       "unevaluated");
 	recon_row(r, "finalize: kept by verdict", 0, 0, F->kept, o->keep,
 	          kept_ok,
 	          clean ? "= oracle keeps"
 	                : "not checked: traces kept "
 	                  "unevaluated at the finalize");
 	vo_require(chk, prop_ok,
-	           "finalize proposed %llu drops, %llu oracle drops present, "
-	           "%llu kept unevaluated",
+	           "finalize proposed %llu drops, %llu oracle drops present "
+	           "(and %llu it could not judge), %llu kept unevaluated",
 	           (unsigned long long)proposed, (unsigned long long)present,
+	           (unsigned long long)upresent,
 	           (unsigned long long)unevaluated);
 	vo_require(chk, kept_ok,
 	           "finalize kept %llu by verdict, oracle keeps %llu",
 	           (unsigned long long)F->kept, (unsigned long long)o->keep);
-	uint64_t retained = o->drop > dr->total ? o->drop - dr->total : 0;
+	uint64_t agreed = dr->agree[0] + dr->agree[1] + dr->agree[2];
+	uint64_t retained = o->drop > agreed ? o->drop - agreed : 0;
 	recon_row(r, "oracle drops in the final output", 0, 0, F->deferred,
 	          retained, !clean || retained == F->deferred,
 	          "deferred at the finalize, or kept unevaluated there");
@@ -420,6 +469,16 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	vo_finalize_rows(r, &chk, &dr);
 	vo_checksum_rows(r, &chk, spec);
 	double w = r->oracle_wall > 0 ? (double)r->oracle_wall : 1.0;
+	char unj[160] = "";
+	if (o->unjudged)
+		snprintf(unj, sizeof(unj),
+		         "; its chain failed open, and could not judge %llu "
+		         "traces (the run dropped %llu of them)",
+		         (unsigned long long)o->unjudged,
+		         (unsigned long long)(dr.unjudged[0] + dr.unjudged[1] +
+		                              dr.unjudged[2]));
+	else if (o->link_failures)
+		snprintf(unj, sizeof(unj), "; its chain failed open");
 	f->oracle_ok = chk.ok;
 	gate(r, MS_GATE_VERDICT_ORACLE, f,
 	     "%s; oracle %zu traces, %llu keep, %llu drop (%s): %.0f ms wall, "
@@ -430,7 +489,7 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	     spec ? spec : "no chain", (double)o->ns / 1e6,
 	     (double)o->cpu_ns / 1e6, 100.0 * (double)o->cpu_ns / w, w / 1e9,
 	     (double)r->oracle_prewait_ns / 1e6,
-	     (double)r->oracle_wait_ns / 1e6, o->link_failures ? "; its chain failed open" : "");
+	     (double)r->oracle_wait_ns / 1e6, unj);
 }
 
 /* Wait for the checker and the verdict oracle (they ran beside the

@@ -773,7 +773,7 @@ oracle_compare(const ms__oracle *or, const oracle_in *in, drop_list *d,
 	sel_list *sel = in->sel;
 	char bad[200] = "", kept[200] = "";
 	size_t nb = 0, nk = 0;
-	uint64_t bad_drops = 0, kept_drops = 0, later = 0;
+	uint64_t bad_drops = 0, kept_drops = 0, later = 0, unjudged = 0;
 	if (d->n)
 		qsort(d->v, d->n, sizeof(*d->v), cmp_drop);
 	for (size_t i = 0; i < sel->n; i++)
@@ -786,6 +786,10 @@ oracle_compare(const ms__oracle *or, const oracle_in *in, drop_list *d,
 		const ms__oracle_ent *e = ms__oracle_find(or, x->tid, x->len);
 		if (e && !e->keep)
 			continue;
+		if (e && e->failed) {
+			unjudged++;
+			continue;
+		}
 		/* Rows published after the freeze: the matured clock drops
 		 * what the run's would still have waited for. */
 		const sel_trace *a = sel_find(in->all, x->tid, x->len);
@@ -816,19 +820,28 @@ oracle_compare(const ms__oracle *or, const oracle_in *in, drop_list *d,
 	res->oracle_kept_drops = kept_drops;
 	res->oracle_reasons = reasons;
 	res->oracle_later = later;
+	res->oracle_unjudged = unjudged;
 	res->oracle_match = bad_drops == 0 && kept_drops <= reasons;
-	char also[120] = "";
+	char also[200] = "";
+	size_t na = 0;
 	if (later)
-		snprintf(also, sizeof(also),
-		         " (%" PRIu64 " more with rows published after the "
-		         "freeze, which the matured clock cannot wait for)",
-		         later);
+		na += (size_t)snprintf(also, sizeof(also),
+		                       " (%" PRIu64 " more with rows published "
+		                       "after the freeze, which the matured "
+		                       "clock cannot wait for)",
+		                       later);
+	if (unjudged && na < sizeof(also))
+		snprintf(also + na, sizeof(also) - na,
+		         " (%" PRIu64 " more the oracle's chain could not "
+		         "judge: a link failed open on them)",
+		         unjudged);
 	if (res->oracle_match)
 		snprintf(res->oracle_note, sizeof(res->oracle_note),
 		         "match: %zu dropped, %zu dropped by the oracle%s; "
 		         "%" PRIu64 " kept that the oracle drops, within the "
 		         "%" PRIu64 " kept for a reason",
-		         d->n, d->n - (size_t)later, also, kept_drops, reasons);
+		         d->n, d->n - (size_t)(later + unjudged), also,
+		         kept_drops, reasons);
 	else if (bad_drops)
 		snprintf(res->oracle_note, sizeof(res->oracle_note),
 		         "MISMATCH: %" PRIu64 " of %zu dropped traces are "

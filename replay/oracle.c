@@ -224,7 +224,8 @@ trace_end(const oread *rd, size_t i)
 
 static int
 evaluate(size_t ntr, const oread *rd, ms_chain *chain, ms_mem *mem,
-         const _Atomic bool *cancel, uint8_t *keep, ms_errbuf *eb)
+         const _Atomic bool *cancel, uint8_t *keep, uint16_t *failed,
+         ms_errbuf *eb)
 {
 	ms_row *flat = NULL;
 	size_t fcap = 0;
@@ -255,8 +256,8 @@ evaluate(size_t ntr, const oread *rd, ms_chain *chain, ms_mem *mem,
 		}
 		i0 = i1;
 		rc = ms_chain_evaluate_rows(chain, mem, flat, nrows,
-		                            ORACLE_BATCH, keep + t0, t1 - t0,
-		                            &got, eb);
+		                            ORACLE_BATCH, keep + t0,
+		                            failed + t0, t1 - t0, &got, eb);
 		if (!rc && got != t1 - t0)
 			rc = ms_fail(eb, MS_ERR_STATE,
 			             "%zu verdicts for the %zu traces from "
@@ -394,18 +395,19 @@ check_keys(ms__oracle *o, const oread *rd, size_t ntr)
 	return rc;
 }
 
-/* The table: the traces of rd (blocks sorted) with their verdicts keep,
- * all of them or (drops_only) those the chain drops, into o->ent (in
+/* The table: the traces of rd (blocks sorted) with their verdicts keep
+ * and the links that failed open on them, all of them or (drops_only)
+ * those the chain drops or kept with a link failed open, into o->ent (in
  * key order, keyed by their IDs' hashes) and their blocks' keys into
  * o->frags. */
 static int
 build_table(ms__oracle *o, const oread *rd, const uint8_t *keep,
-            bool drops_only)
+            const uint16_t *failed, bool drops_only)
 {
 	size_t nt = 0, nf = 0, t = 0;
 	for (size_t i = 0, e; i < rd->nf; i = e, t++) {
 		e = trace_end(rd, i);
-		if (!drops_only || !keep[t]) {
+		if (!drops_only || !keep[t] || failed[t]) {
 			nt++;
 			nf += e - i;
 		}
@@ -422,7 +424,7 @@ build_table(ms__oracle *o, const oread *rd, const uint8_t *keep,
 	t = 0;
 	for (size_t i = 0, e, k = 0, j = 0; i < rd->nf; i = e, t++) {
 		e = trace_end(rd, i);
-		if (drops_only && keep[t])
+		if (drops_only && keep[t] && !failed[t])
 			continue;
 		ms__oracle_ent *en = &o->ent[k++];
 		XXH128_hash_t h = XXH3_128bits(rd->f[i].tid, rd->f[i].tid_len);
@@ -431,6 +433,7 @@ build_table(ms__oracle *o, const oread *rd, const uint8_t *keep,
 		en->frag0 = (uint32_t)j;
 		en->nfrags = (uint32_t)(e - i);
 		en->keep = keep[t] != 0;
+		en->failed = keep[t] ? failed[t] : 0;
 		for (size_t x = i; x < e; x++, j++) {
 			en->rows += rd->f[x].nrows;
 			o->frags[j] = (ms__oracle_frag){ rd->f[x].lo,
@@ -441,15 +444,19 @@ build_table(ms__oracle *o, const oread *rd, const uint8_t *keep,
 }
 
 /* The chain's verdict on each of the ntr traces into keep (all kept
- * without a chain), and how often its links failed open. */
+ * without a chain), the links that failed open on each into failed, and
+ * how often its links failed open. */
 static int
 decide(ms__oracle *o, size_t ntr, ms_chain *chain, ms_mem *mem,
-       const oread *rd, const _Atomic bool *cancel, uint8_t *keep)
+       const oread *rd, const _Atomic bool *cancel, uint8_t *keep,
+       uint16_t *failed)
 {
 	int64_t td = ms_mono_ns();
+	memset(failed, 0, ntr * sizeof(*failed));
 	if (chain) {
 		ms_errbuf eb = { { 0 } };
-		int rc = evaluate(ntr, rd, chain, mem, cancel, keep, &eb);
+		int rc = evaluate(ntr, rd, chain, mem, cancel, keep, failed,
+		                  &eb);
 		if (rc) {
 			snprintf(o->why, sizeof(o->why), "oracle: %s", eb.msg);
 			return rc;
@@ -467,10 +474,11 @@ decide(ms__oracle *o, size_t ntr, ms_chain *chain, ms_mem *mem,
 	return 0;
 }
 
-/* The keep/drop counts and the checksum (XXH64 over ID and verdict byte
- * in ID order). */
+/* The keep/drop counts, the kept traces some link did not judge, and the
+ * checksum (XXH64 over ID and verdict byte in ID order). */
 static void
-record_verdicts(ms__oracle *o, const oread *rd, const uint8_t *keep)
+record_verdicts(ms__oracle *o, const oread *rd, const uint8_t *keep,
+                const uint16_t *failed)
 {
 	XXH64_state_t *xs = XXH64_createState();
 	if (xs)
@@ -479,6 +487,7 @@ record_verdicts(ms__oracle *o, const oread *rd, const uint8_t *keep)
 	for (size_t i = 0; i < rd->nf; i = trace_end(rd, i), t++) {
 		uint8_t vd = keep[t] ? MS_VERDICT_KEEP : MS_VERDICT_DROP;
 		o->keep += keep[t] != 0;
+		o->unjudged += keep[t] && failed[t];
 		if (xs) {
 			XXH64_update(xs, rd->f[i].tid, rd->f[i].tid_len);
 			XXH64_update(xs, &vd, 1);
@@ -519,6 +528,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	ms__idpool ids;
 	memset(&ids, 0, sizeof(ids));
 	uint8_t *keep = NULL;
+	uint16_t *failed = NULL;
 	size_t ntr = 0;
 	/* A plugin that crashes in Decide must not take the run down here
 	 * either: the oracle's links run where the run's do. */
@@ -534,24 +544,26 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	if (!rc)
 		rc = sort_blocks(o, &rd, &ntr);
 	o->n = ntr;
-	if (!rc && !(keep = ms__big_alloc(ntr))) {
+	if (!rc && (!(keep = ms__big_alloc(ntr)) ||
+	            !(failed = ms__big_alloc(ntr * sizeof(*failed))))) {
 		rc = MS_ERR_NOMEM;
 		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
 	}
 	if (!rc)
-		rc = decide(o, ntr, chain, &mem, &rd, cancel, keep);
+		rc = decide(o, ntr, chain, &mem, &rd, cancel, keep, failed);
 	/* The rows' columns are read by the chain only. */
 	ms__big_free(rd.c, rd.ccap * sizeof(*rd.c));
 	rd.c = NULL;
 	rd.ccap = 0;
 	if (!rc) {
-		record_verdicts(o, &rd, keep);
+		record_verdicts(o, &rd, keep, failed);
 		rc = check_keys(o, &rd, ntr);
 	}
 	if (!rc)
-		rc = build_table(o, &rd, keep, drops_only);
+		rc = build_table(o, &rd, keep, failed, drops_only);
 	o->ok = rc == 0;
 	ms__big_free(keep, ntr);
+	ms__big_free(failed, ntr * sizeof(*failed));
 	oread_release(&rd);
 	ms__idpool_release(&ids);
 	ms_chain_close(chain);
@@ -563,7 +575,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 
 /* Undo a drops-only table: every trace of the fixture, from its raw
  * parts' trace IDs and block keys (no column decoded, no chain: a trace
- * is kept exactly when the drops-only table does not hold it). */
+ * the drops-only table does not hold is kept, by every link). */
 static int
 unshed(ms__oracle *o)
 {
@@ -574,6 +586,7 @@ unshed(ms__oracle *o)
 	ms__idpool ids;
 	memset(&ids, 0, sizeof(ids));
 	uint8_t *keep = NULL;
+	uint16_t *failed = NULL;
 	size_t ntr = 0;
 	int rc = read_rows(o->fx, 0, NULL, &rd, &ids, all.why,
 	                   sizeof(all.why));
@@ -586,7 +599,8 @@ unshed(ms__oracle *o)
 		         ntr, o->n);
 		rc = MS_ERR_STATE;
 	}
-	if (!rc && !(keep = ms__big_alloc(ntr))) {
+	if (!rc && (!(keep = ms__big_alloc(ntr)) ||
+	            !(failed = ms__big_alloc(ntr * sizeof(*failed))))) {
 		rc = MS_ERR_NOMEM;
 		snprintf(all.why, sizeof(all.why), "oracle: out of memory");
 	}
@@ -594,12 +608,15 @@ unshed(ms__oracle *o)
 	for (size_t i = 0; !rc && i < rd.nf; i = trace_end(&rd, i), t++) {
 		XXH128_hash_t h = XXH3_128bits(rd.f[i].tid, rd.f[i].tid_len);
 		ms__oracle_ent want = { .key_lo = h.low64, .key_hi = h.high64 };
-		keep[t] = !bsearch(&want, o->ent, o->nent, sizeof(*o->ent),
-		                   cmp_key);
+		const ms__oracle_ent *e = bsearch(&want, o->ent, o->nent,
+		                                  sizeof(*o->ent), cmp_key);
+		keep[t] = !e || e->keep;
+		failed[t] = e ? e->failed : 0;
 	}
 	if (!rc)
-		rc = build_table(&all, &rd, keep, false);
+		rc = build_table(&all, &rd, keep, failed, false);
 	ms__big_free(keep, ntr);
+	ms__big_free(failed, ntr * sizeof(*failed));
 	oread_release(&rd);
 	ms__idpool_release(&ids);
 	if (rc) {
@@ -678,7 +695,8 @@ ms__oracle_find(const ms__oracle *o, const uint8_t *tid, uint32_t len)
  *   16      8           nfrags
  *   24      nent * 32   entries, in key order: key_lo u64, key_hi u64,
  *                       rows u32, frag0 u32, nfrags u32, keep u8 (0 or
- *                       1), three zero bytes
+ *                       1), failed u16 (the links that failed open on
+ *                       it), one zero byte
  *   ...     nfrags * 16 blocks: lo u64, hi u64
  *   ...     8           XXH3-64 (seed 0) of every byte before it
  *
@@ -701,6 +719,8 @@ put_ent(uint8_t *p, const ms__oracle_ent *e)
 	ms_put_le32(p + 24, e->nfrags);
 	memset(p + 28, 0, 4);
 	p[28] = e->keep ? 1 : 0;
+	p[29] = (uint8_t)e->failed;
+	p[30] = (uint8_t)(e->failed >> 8);
 }
 
 static void
@@ -840,6 +860,8 @@ read_table(ms__oracle *o, int fd, uint64_t size)
 				e->frag0 = ms_le32(buf + k + 20);
 				e->nfrags = ms_le32(buf + k + 24);
 				e->keep = buf[k + 28] != 0;
+				e->failed = (uint16_t)(buf[k + 29] |
+				                       buf[k + 30] << 8);
 				k += SPILL_ENT;
 			} else {
 				ms__oracle_frag *g = &o->frags[f++];

@@ -265,6 +265,11 @@ typedef struct ms__oracle_ent {
 	uint32_t rows;
 	uint32_t frag0, nfrags; /* its blocks in ms__oracle.frags */
 	bool keep;
+	/* A kept trace's links that failed open on its smallest batch (bit
+	 * i: link i; ms_chain_evaluate_rows): those links did not judge it,
+	 * so the keep is only the other links'. 0 when every link judged
+	 * it, and for a dropped trace (one link's drop is the chain's). */
+	uint16_t failed;
 } ms__oracle_ent;
 
 /* One block of a trace in the raw parts: its cache key (ms__block_key). */
@@ -274,7 +279,8 @@ typedef struct ms__oracle_frag {
 
 typedef struct ms__oracle {
 	ms__oracle_ent *ent; /* ascending by key: every trace of the day,
-	                        or (shed) only those the chain drops */
+	                        or (shed) only those the chain drops or
+	                        kept with links failed open */
 	size_t nent;
 	size_t n;               /* the day's traces */
 	ms__oracle_frag *frags; /* the blocks of ent's traces */
@@ -284,6 +290,7 @@ typedef struct ms__oracle {
 	uint64_t keep, drop;
 	uint64_t link_failures; /* link calls of the oracle's chain that
 	                           failed (their verdicts were bypassed) */
+	uint64_t unjudged;      /* kept traces with failed links (ent) */
 	int64_t ns, decide_ns;  /* wall: all of it, the Decide calls */
 	int64_t cpu_ns;         /* CPU of the thread that ran it */
 	/* The dropped traces (the run's drop set, ms__oracle_dropped):

@@ -736,7 +736,8 @@ test_evaluate_rows(void **st)
 	ms_errbuf eb;
 	/* Batches of 3 traces: verdicts land at the right trace index. */
 	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
-	                                        NT * 2, 3, keep, NT, &nt, &eb),
+	                                        NT * 2, 3, keep, NULL, NT, &nt,
+	                                        &eb),
 	                 0);
 	assert_int_equal(nt, NT);
 	for (int i = 0; i < NT; i++)
@@ -746,8 +747,47 @@ test_evaluate_rows(void **st)
 	assert_int_equal(ls.calls, 4);
 	/* Too small a verdict array is an error, not an overrun. */
 	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
-	                                        NT * 2, 3, keep, 5, &nt, &eb),
+	                                        NT * 2, 3, keep, NULL, 5, &nt,
+	                                        &eb),
 	                 MS_ERR_RANGE);
+	close_chain(&f);
+}
+
+/* The links that failed open, per trace: a link failing on every call
+ * leaves the other's verdicts and its own bit on every trace; one that
+ * judges (here every batch of at most 3 traces) leaves none. */
+static void
+test_evaluate_rows_failed(void **st)
+{
+	(void)st;
+	fx f;
+	const char *names[] = { "tp_mask", "tp_fail" };
+	const char *cfg[] = { "357", "" };
+	open_chain(&f, names, cfg, 2, 0);
+	uint8_t keep[NT];
+	uint16_t failed[NT];
+	size_t nt;
+	ms_errbuf eb;
+	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
+	                                        NT * 2, 3, keep, failed, NT,
+	                                        &nt, &eb),
+	                 0);
+	assert_int_equal(nt, NT);
+	for (int i = 0; i < NT; i++) {
+		assert_int_equal(keep[i], !(i == 3 || i == 5 || i == 7));
+		assert_int_equal(failed[i], 2);
+	}
+	close_chain(&f);
+	const char *cfg2[] = { "357", "{\"fail\":\"/3\"}" };
+	open_chain(&f, names, cfg2, 2, 0);
+	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
+	                                        NT * 2, 3, keep, failed, NT,
+	                                        &nt, &eb),
+	                 0);
+	for (int i = 0; i < NT; i++) {
+		assert_int_equal(keep[i], !(i == 3 || i == 5 || i == 7));
+		assert_int_equal(failed[i], 0);
+	}
 	close_chain(&f);
 }
 
@@ -795,6 +835,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_process_needs_a_host),
 		cmocka_unit_test(test_empty_chain_keeps_all),
 		cmocka_unit_test(test_evaluate_rows),
+		cmocka_unit_test(test_evaluate_rows_failed),
 		cmocka_unit_test(test_histogram_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -95,9 +95,9 @@ observed_within_one_point(const char *cfg, double pct)
 	uint8_t *keep = malloc(N);
 	size_t n;
 	ms_errbuf eb;
-	assert_int_equal(
-	        ms_chain_evaluate_rows(c, NULL, x.rows, N, 0, keep, N, &n, &eb),
-	        0);
+	assert_int_equal(ms_chain_evaluate_rows(c, NULL, x.rows, N, 0, keep,
+	                                        NULL, N, &n, &eb),
+	                 0);
 	int dropped = 0;
 	for (int i = 0; i < N; i++)
 		dropped += !keep[i];
@@ -148,18 +148,18 @@ test_verdict_depends_on_id_only(void **st)
 	uint8_t *k1 = malloc(N), *k2 = malloc(N);
 	size_t n;
 	ms_errbuf eb;
-	assert_int_equal(ms_chain_evaluate_rows(c, NULL, a.rows, N, 4096, k1, N,
-	                                        &n, &eb),
+	assert_int_equal(ms_chain_evaluate_rows(c, NULL, a.rows, N, 4096, k1,
+	                                        NULL, N, &n, &eb),
 	                 0);
-	assert_int_equal(
-	        ms_chain_evaluate_rows(c, NULL, b.rows, N, 7, k2, N, &n, &eb),
-	        0);
+	assert_int_equal(ms_chain_evaluate_rows(c, NULL, b.rows, N, 7, k2, NULL,
+	                                        N, &n, &eb),
+	                 0);
 	assert_memory_equal(k1, k2, N);
 	ms_chain_close(c);
 	/* A second instance (another merge, another run) agrees. */
 	c = open_dd("{\"percent\":35}", NULL);
-	assert_int_equal(ms_chain_evaluate_rows(c, NULL, a.rows, 1000, 1, k2, N,
-	                                        &n, &eb),
+	assert_int_equal(ms_chain_evaluate_rows(c, NULL, a.rows, 1000, 1, k2,
+	                                        NULL, N, &n, &eb),
 	                 0);
 	assert_memory_equal(k1, k2, 1000);
 	ms_chain_close(c);

@@ -742,12 +742,13 @@ test_gate_oracle_unexplained_survivor(void **state)
  * `name` of the run into *out, its detail printed when pass differs from
  * want. */
 static void
-open_run_gate(const char *chain, uint64_t oversized_cap,
-              const char *oracle_spec, const char *name, bool want,
-              ms_ev_gate *out)
+open_run_gate_policy(const char *chain, const char *grace_policy,
+                     uint64_t oversized_cap, const char *oracle_spec,
+                     const char *name, bool want, ms_ev_gate *out)
 {
 	rt_run run;
 	rt_opts(&run, "fail-open", chain);
+	run.o.grace_policy = grace_policy;
 	run.o.plugin_dir = health_plugin_dir();
 	run.o.allow_fail_open = true;
 	run.o.oversized_cap = oversized_cap;
@@ -765,6 +766,16 @@ open_run_gate(const char *chain, uint64_t oversized_cap,
 	assert_string_equal(out->name, name);
 	if (out->pass != want)
 		fprintf(stderr, "%s %s: %s\n", chain, name, out->detail);
+}
+
+/* open_run_gate_policy under the default grace policy. */
+static void
+open_run_gate(const char *chain, uint64_t oversized_cap,
+              const char *oracle_spec, const char *name, bool want,
+              ms_ev_gate *out)
+{
+	open_run_gate_policy(chain, NULL, oversized_cap, oracle_spec, name,
+	                     want, out);
 }
 
 /* A chain whose link fails open under --allow-fail-open: the traces it
@@ -792,6 +803,41 @@ test_fail_open_gates_hold(void **state)
 	}
 }
 
+/* A link that drops traces and fails only on some calls. On calls of
+ * 4,000 traces or more: the oracle's one batch of the smoke day's 4,000
+ * traces fails, the merges' calls (smaller under the trace grace policy)
+ * do not; the oracle evaluates a failed batch again in halves, so it
+ * judges every trace and the run reconciles exactly. On calls with a
+ * trace whose ID ends in "77": the oracle cannot judge the traces of the
+ * smallest batches holding one, and the run's merges judged some of them
+ * in batches without one; verdict_oracle counts those drops apart and
+ * passes. Either way the ledgers reconcile with what was dropped. */
+static void
+test_fail_open_some_calls(void **state)
+{
+	(void)state;
+	const char *chains[] = { "tp_fail:{\"fail\":\"0123/3999\"}",
+		                 "tp_fail:{\"fail\":\"0123/100000/77\"}" };
+	for (size_t i = 0; i < 2; i++) {
+		ms_ev_gate g;
+		open_run_gate_policy(chains[i], "trace", 0, NULL,
+		                     "verdict_oracle", true, &g);
+		assert_true(g.pass);
+		assert_non_null(strstr(g.detail, "run reconciles exactly"));
+		assert_non_null(strstr(g.detail, "its chain failed open"));
+		if (i == 0)
+			assert_null(strstr(g.detail, "could not judge"));
+		else {
+			assert_non_null(strstr(g.detail, "could not judge"));
+			assert_null(strstr(g.detail, "the run dropped 0 of"));
+		}
+		open_run_gate_policy(chains[i], "trace", 0, NULL, "ledgers",
+		                     true, &g);
+		assert_true(g.pass);
+		assert_null(strstr(g.detail, " 0 traces (0 rows) dropped"));
+	}
+}
+
 /* Failing open does not excuse a real mismatch: an oracle with another
  * chain than the run's fails verdict_oracle, and a chain no merge called
  * (every trace over the oversized cap) fails sampling_exercised. */
@@ -802,6 +848,14 @@ test_fail_open_gates_still_fail(void **state)
 	ms_ev_gate g;
 	open_run_gate("detdrop:35,tp_fail", 0, "detdrop:30,tp_fail",
 	              "verdict_oracle", false, &g);
+	assert_false(g.pass);
+	assert_non_null(strstr(g.detail, "is kept by the oracle"));
+	/* Nor does a link that fails on some calls only, whose verdicts
+	 * the oracle has from smaller batches. */
+	open_run_gate_policy("detdrop:35,tp_fail:{\"fail\":\"0123/3999\"}",
+	                     "trace", 0,
+	                     "detdrop:30,tp_fail:{\"fail\":\"0123/3999\"}",
+	                     "verdict_oracle", false, &g);
 	assert_false(g.pass);
 	assert_non_null(strstr(g.detail, "is kept by the oracle"));
 	open_run_gate("skywalking", 1, NULL, "sampling_exercised", false, &g);
@@ -828,6 +882,7 @@ main(void)
 		cmocka_unit_test(test_gate_oracle_wrong_drop),
 		cmocka_unit_test(test_gate_oracle_unexplained_survivor),
 		cmocka_unit_test(test_fail_open_gates_hold),
+		cmocka_unit_test(test_fail_open_some_calls),
 		cmocka_unit_test(test_fail_open_gates_still_fail),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);

@@ -130,9 +130,18 @@ size_t ms_chain_abandoned(const ms_chain *c);
  * keep byte per trace into keep (keep_cap bytes) and the trace count into
  * *ntraces. No guard: these are the plugins' verdicts. For fixture gates
  * and tools that run the real sampler.
+ *
+ * A batch on which a link fails open (error, timeout, crash, malformed
+ * verdict) is evaluated again in halves while the circuit is closed, down
+ * to 64 traces, so a link that fails on some batches only (their size,
+ * one trace in them) still judges the others. failed (NULL, or keep_cap
+ * entries) gets per trace the links that failed open on the smallest
+ * batch it was in (bit i for link i; every link's while the circuit is
+ * open); 0 means every link judged it.
  */
 int ms_chain_evaluate_rows(ms_chain *c, ms_mem *mem, const ms_row *rows,
                            size_t nrows, size_t batch_traces, uint8_t *keep,
-                           size_t keep_cap, size_t *ntraces, ms_errbuf *eb);
+                           uint16_t *failed, size_t keep_cap, size_t *ntraces,
+                           ms_errbuf *eb);
 
 #endif

@@ -394,6 +394,9 @@ typedef struct ms_merge_once_result {
 	/* Matured clock only: drops of traces with rows published after the
 	 * freeze, judged on the rows it holds (not counted as bad). */
 	uint64_t oracle_later;
+	/* Drops of traces the oracle kept with a link failed open on them
+	 * (that link did not judge them): not counted as bad. */
+	uint64_t oracle_unjudged;
 	char oracle_note[400];
 } ms_merge_once_result;
 

@@ -72,7 +72,8 @@ typedef struct tp_state {
 	char drop_last[64];
 	_Atomic uint64_t sum; /* checksum over batches read */
 	_Atomic uint64_t calls;
-	char gate[512]; /* slow: wait for this file, not MS */
+	char gate[512]; /* slow: wait for this file, not MS; fail: the
+	                   suffix of the IDs it fails on */
 	_Atomic uint64_t checked, changed;
 } tp_state;
 
@@ -89,11 +90,13 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 	tp_state *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -1;
-	/* In a chain spec a config is a JSON object: {"slow":"CONFIG"}. */
+	/* In a chain spec a config is a JSON object: {"slow":"CONFIG"},
+	 * {"fail":"CONFIG"}. */
 	char inner[600];
-	const char *js = config ? strstr(config, "\"slow\":\"") : NULL;
-	if (TP_KIND == K_SLOW && config && config[0] == '{' && js) {
-		js += 8;
+	const char *js = config ? strstr(config, "\":\"") : NULL;
+	if ((TP_KIND == K_SLOW || TP_KIND == K_FAIL) && config &&
+	    config[0] == '{' && js) {
+		js += 3;
 		size_t k = 0;
 		while (js[k] && js[k] != '"' && k < sizeof(inner) - 1) {
 			inner[k] = js[k];
@@ -114,6 +117,22 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 		const char *gt = config ? strchr(config, '>') : NULL;
 		if (gt && (!at || gt < at))
 			s->from = atol(gt + 1);
+	}
+	/* fail: "DROP/MAX[/SUFFIX]" drops the traces whose ID ends in one
+	 * of the characters DROP and fails every call of more than MAX
+	 * traces, and every call with a trace whose ID ends in SUFFIX;
+	 * without a config every call fails. */
+	if (TP_KIND == K_FAIL && config && *config) {
+		const char *sl = strchr(config, '/');
+		size_t k = sl ? (size_t)(sl - config) : strlen(config);
+		if (k >= sizeof(s->drop_last))
+			k = sizeof(s->drop_last) - 1;
+		memcpy(s->drop_last, config, k);
+		s->every = sl ? atol(sl + 1) : 0;
+		const char *sf = sl ? strchr(sl + 1, '/') : NULL;
+		if (sf)
+			strncpy(s->gate, sf + 1, sizeof(s->gate) - 1);
+		s->from = 1; /* configured */
 	}
 	if (TP_KIND >= K_LOOP && config && *config)
 		s->from = atol(config);
@@ -140,6 +159,19 @@ batch_sum(const ms_plugin_batch *b)
 		sum = sum * 31 + (uint64_t)t->max_end_ns;
 	}
 	return sum;
+}
+
+/* Drop the traces whose ID ends in one of s->drop_last. */
+static void
+drop_by_last(const tp_state *s, const ms_plugin_batch *b, uint8_t *verdict,
+             size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const ms_plugin_trace *t = &b->traces[i];
+		char last = (char)t->trace_id[t->trace_id_len - 1];
+		if (last && strchr(s->drop_last, last))
+			verdict[i] = MS_VERDICT_DROP;
+	}
 }
 
 static int64_t
@@ -172,7 +204,18 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 		return (int64_t)n;
 	}
 	case K_FAIL:
-		return -3;
+		if (!s->from || n > (size_t)s->every)
+			return -3;
+		for (size_t i = 0; s->gate[0] && i < n; i++) {
+			const ms_plugin_trace *t = &b->traces[i];
+			size_t sl = strlen(s->gate);
+			if (t->trace_id_len >= sl &&
+			    !memcmp(t->trace_id + t->trace_id_len - sl, s->gate,
+			            sl))
+				return -3;
+		}
+		drop_by_last(s, b, verdict, n);
+		return (int64_t)n;
 	case K_SHORT:
 		return (int64_t)n - 1;
 	case K_BADVAL:
@@ -180,12 +223,7 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 			verdict[n - 1] = 2;
 		return (int64_t)n;
 	case K_MASK:
-		for (size_t i = 0; i < n; i++) {
-			const ms_plugin_trace *t = &b->traces[i];
-			char last = (char)t->trace_id[t->trace_id_len - 1];
-			if (last && strchr(s->drop_last, last))
-				verdict[i] = MS_VERDICT_DROP;
-		}
+		drop_by_last(s, b, verdict, n);
 		return (int64_t)n;
 	case K_LOOP:
 		while (call >= (uint64_t)s->from) {
