@@ -122,6 +122,10 @@ typedef struct link {
 	ms_plugin *plugin;
 	worker *w;
 	ms__phost *host; /* process mode: the running host, if any */
+	/* Process mode: the counters the last host reported with its last
+	 * reply, and how many hosts were started. */
+	ms__phost_stats hstats;
+	unsigned host_starts;
 	char *path, *config;
 	size_t path_size, config_size;
 	ms_link_stats st;
@@ -445,6 +449,27 @@ ms_chain_link_stats(const ms_chain *c, size_t i, ms_link_stats *out)
 	pthread_mutex_unlock(&m->mu);
 }
 
+size_t
+ms_chain_link_plugin_stats(const ms_chain *c, size_t i, ms_plugin_stat *out,
+                           size_t cap, unsigned *host_starts)
+{
+	ms_chain *m = (ms_chain *)c;
+	size_t k = 0;
+	pthread_mutex_lock(&m->mu);
+	if (host_starts)
+		*host_starts = i < c->n ? c->links[i].host_starts : 0;
+	if (i < c->n && c->host_mode == MS_PLUGIN_HOST_PROCESS) {
+		const ms__phost_stats *hs = &c->links[i].hstats;
+		k = hs->n;
+		for (size_t j = 0; j < k && j < cap; j++)
+			out[j] = (ms_plugin_stat){ hs->name[j], hs->value[j] };
+	} else if (i < c->n) {
+		k = ms_plugin_stats(c->links[i].plugin, out, cap);
+	}
+	pthread_mutex_unlock(&m->mu);
+	return k;
+}
+
 bool
 ms_chain_circuit_is_open(const ms_chain *c)
 {
@@ -625,6 +650,7 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 			record(l, MS_LINK_HOST_ERROR, "%s", eb.msg);
 			return MS_LINK_HOST_ERROR;
 		}
+		l->host_starts++;
 	}
 	l->st.calls++;
 	l->st.traces += n;
@@ -632,7 +658,8 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	char why[160] = "";
 	enum ms__phost_result r =
 	        ms__phost_decide(l->host, ms_batch_view(b), l->tmp, n,
-	                         c->timeout_ns, &ret, why, sizeof(why));
+	                         c->timeout_ns, &ret, &l->hstats, why,
+	                         sizeof(why));
 	*ns = (uint64_t)(ms_mono_ns() - t0);
 	time_call(l, *ns);
 	if (r != MS__PHOST_OK && r != MS__PHOST_ERROR) {

@@ -104,7 +104,8 @@ typedef struct wire_req {
 
 typedef struct wire_rep {
 	int64_t ret;
-	char msg[240]; /* the load error of the first reply, else "" */
+	char msg[240];         /* the load error of the first reply, else "" */
+	ms__phost_stats stats; /* the plugin's counters after the call */
 } wire_rep;
 
 struct ms__phost {
@@ -489,8 +490,8 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 
 enum ms__phost_result
 ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
-                 size_t n, uint64_t timeout_ns, int64_t *ret, char *why,
-                 size_t whylen)
+                 size_t n, uint64_t timeout_ns, int64_t *ret,
+                 ms__phost_stats *stats, char *why, size_t whylen)
 {
 	int64_t deadline = ms_mono_ns() + (int64_t)timeout_ns;
 	size_t blob_at;
@@ -549,6 +550,13 @@ ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
 	}
 	*ret = rep.ret;
 	memcpy(verdict, h->map + hd->verdict_off, n);
+	if (stats) {
+		*stats = rep.stats;
+		if (stats->n > MS__PHOST_STATS)
+			stats->n = MS__PHOST_STATS;
+		for (uint32_t i = 0; i < stats->n; i++)
+			stats->name[i][sizeof(stats->name[i]) - 1] = '\0';
+	}
 	return MS__PHOST_OK;
 }
 
@@ -702,14 +710,23 @@ host_recv(int sock, wire_req *rq, int *fd)
 	return 0;
 }
 
+/* A reply: ret, msg (NULL: none) and the counters of p (NULL: none). */
 static void
-host_reply(int sock, int64_t ret, const char *msg)
+host_reply(int sock, int64_t ret, const char *msg, ms_plugin *p)
 {
 	wire_rep rep;
 	memset(&rep, 0, sizeof(rep));
 	rep.ret = ret;
 	if (msg)
 		snprintf(rep.msg, sizeof(rep.msg), "%s", msg);
+	ms_plugin_stat st[MS__PHOST_STATS];
+	size_t k = p ? ms_plugin_stats(p, st, MS__PHOST_STATS) : 0;
+	rep.stats.n = (uint32_t)(k < MS__PHOST_STATS ? k : MS__PHOST_STATS);
+	for (uint32_t i = 0; i < rep.stats.n; i++) {
+		snprintf(rep.stats.name[i], sizeof(rep.stats.name[i]), "%s",
+		         st[i].name ? st[i].name : "");
+		rep.stats.value[i] = st[i].value;
+	}
 	ssize_t w;
 	do
 		w = send(sock, &rep, sizeof(rep), MSG_NOSIGNAL);
@@ -762,11 +779,11 @@ ms_plugin_host_main(int argc, char **argv)
 	ms_plugin_load_opts lo = { argv[3], NULL, NULL, NULL };
 	ms_errbuf eb = { "" };
 	if (ms_plugin_load(&p, argv[2], &lo, &eb)) {
-		host_reply(sock, -1, eb.msg);
+		host_reply(sock, -1, eb.msg, NULL);
 		return 1;
 	}
 	atomic_store(&host_in_plugin, false);
-	host_reply(sock, 0, NULL);
+	host_reply(sock, 0, NULL, p);
 	host_batch hb;
 	memset(&hb, 0, sizeof(hb));
 	uint8_t *map = NULL;
@@ -797,7 +814,7 @@ ms_plugin_host_main(int argc, char **argv)
 		int64_t ret = ms_plugin_decide_direct(
 		        p, &hb.b, map + h->verdict_off, rq.n);
 		atomic_store(&host_in_plugin, false);
-		host_reply(sock, ret, NULL);
+		host_reply(sock, ret, NULL, p);
 	}
 	ms_plugin_unload(p);
 	if (map)

@@ -14,6 +14,15 @@
 
 typedef struct ms__phost ms__phost;
 
+/* The plugin's own counters (ms_plugin_stats) as a host reports them with
+ * every reply: at most MS__PHOST_STATS, names cut to 47 bytes. */
+#define MS__PHOST_STATS 16
+typedef struct ms__phost_stats {
+	uint32_t n;
+	char name[MS__PHOST_STATS][48];
+	uint64_t value[MS__PHOST_STATS];
+} ms__phost_stats;
+
 enum ms__phost_result {
 	MS__PHOST_OK = 0,      /* *ret and the verdicts are the plugin's */
 	MS__PHOST_TIMEOUT = 1, /* no reply in time; the host was killed */
@@ -26,11 +35,13 @@ enum ms__phost_result {
 int ms__phost_start(ms__phost **out, const char *exe, const char *path,
                     const char *config, uint64_t timeout_ns, ms_errbuf *eb);
 /* One Decide call through the host. After TIMEOUT or CRASHED the host is
- * gone: free it and start another for the next call. */
+ * gone: free it and start another for the next call. On OK, *stats (NULL
+ * ok) gets the plugin's counters after the call. */
 enum ms__phost_result ms__phost_decide(ms__phost *h, const ms_plugin_batch *b,
                                        uint8_t *verdict, size_t n,
                                        uint64_t timeout_ns, int64_t *ret,
-                                       char *why, size_t whylen);
+                                       ms__phost_stats *stats, char *why,
+                                       size_t whylen);
 /* Stop the host (killing it if it still runs), reap it, free. NULL ok. */
 void ms__phost_free(ms__phost *h);
 

@@ -2787,14 +2787,13 @@ finish_record(ms_replay *r)
 	                    : r->info       ? r->info->ledgers
 	                                    : e.final_ledger;
 	/* The plugins' own counters (SkyWalking's per rule, detdrop's
-	 * observed ratio). */
+	 * observed ratio), from the hosts in process mode. */
 	if (r->pipe) {
 		ms_chain *c = ms_pipeline_chain(r->pipe);
 		size_t n = ms_chain_len(c);
 		for (size_t i = 0; i < n && i < MS_EV_LINKS_MAX; i++) {
 			ms_plugin_stat st[64];
-			size_t k =
-			        ms_plugin_stats(ms_chain_plugin(c, i), st, 64);
+			size_t k = ms_chain_link_plugin_stats(c, i, st, 64, NULL);
 			for (size_t j = 0; j < k && j < 64; j++) {
 				ms_ev_plugin_stat ps = { .link = (uint32_t)i,
 					                 .value = st[j].value };

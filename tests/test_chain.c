@@ -444,6 +444,17 @@ test_process_and_over_links(void **st)
 	ms_chain_link_stats(f.c, 0, &ls);
 	assert_int_equal(ls.results[MS_LINK_OK], 2);
 	assert_int_equal(ls.dropped, 4);
+	/* The plugins' own counters come from their hosts, which decided
+	 * (the workbench's copy never does). */
+	ms_plugin_stat ps[8];
+	unsigned starts = 0;
+	assert_int_equal(ms_chain_link_plugin_stats(f.c, 2, ps, 8, &starts),
+	                 4);
+	assert_int_equal(starts, 1);
+	assert_string_equal(ps[0].name, "calls");
+	assert_int_equal(ps[0].value, 2);
+	assert_int_equal(ms_plugin_stats(ms_chain_plugin(f.c, 2), ps, 8), 4);
+	assert_int_equal(ps[0].value, 0);
 	close_chain(&f);
 }
 
@@ -475,6 +486,14 @@ crash_case_process(const char *name, const char *how)
 	assert_int_equal(ls.results[MS_LINK_OK], 2);
 	assert_int_equal(ls.results[MS_LINK_CRASHED], 1);
 	assert_string_equal(ms_link_result_name(MS_LINK_CRASHED), "crashed");
+	/* The counters are the second host's: one call since it started. */
+	ms_plugin_stat ps[4];
+	unsigned starts = 0;
+	assert_int_equal(ms_chain_link_plugin_stats(f.c, 0, ps, 4, &starts),
+	                 2);
+	assert_int_equal(starts, 2);
+	assert_string_equal(ps[0].name, "calls");
+	assert_int_equal(ps[0].value, 1);
 	close_chain(&f);
 }
 

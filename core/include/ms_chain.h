@@ -116,6 +116,18 @@ ms_plugin *ms_chain_plugin(const ms_chain *c, size_t i);
 /* OR of the links' projections. */
 uint32_t ms_chain_projection(const ms_chain *c);
 void ms_chain_link_stats(const ms_chain *c, size_t i, ms_link_stats *out);
+/*
+ * The plugin's own counters of link i (see ms_plugin_stats), up to cap
+ * into out; returns how many exist. In-process, the plugin's. In process
+ * mode, those its host reported after its last Decide call: the counters
+ * of the host started last (a crash or a timeout ends a host and the next
+ * call starts another, which counts from zero), none before the first
+ * call. *host_starts (NULL ok) gets how many hosts were started. Names
+ * are borrowed from the chain, valid until its next call or close.
+ */
+size_t ms_chain_link_plugin_stats(const ms_chain *c, size_t i,
+                                  ms_plugin_stat *out, size_t cap,
+                                  unsigned *host_starts);
 bool ms_chain_circuit_is_open(const ms_chain *c);
 /* Why the circuit opened ("" while closed). */
 const char *ms_chain_circuit_reason(const ms_chain *c);
