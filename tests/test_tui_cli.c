@@ -152,6 +152,12 @@ test_errors_before_work(void **state)
 	                 2);
 	assert_non_null(strstr(err_text, "mergescope run"));
 	assert_non_null(strstr(err_text, "2 --break options ignored"));
+	/* So are --paused and --speed, each said once. */
+	assert_int_equal(cli("tui", "--fixture", "/nonexistent/f", "--paused",
+	                     "--speed", "60", NULL),
+	                 2);
+	assert_non_null(strstr(err_text, "--paused ignored"));
+	assert_non_null(strstr(err_text, "--speed ignored"));
 	assert_int_equal(cli("--fixture", "/nonexistent/f", NULL), 2);
 	assert_non_null(strstr(err_text, "mergescope run"));
 	/* A malformed breakpoint is a usage error, found before any work. */

@@ -379,6 +379,13 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		        "headless run never stops (use the TUI to break)\n",
 		        o[MS__RO_BREAK].count,
 		        o[MS__RO_BREAK].count == 1 ? "" : "s");
+	if (o[MS__RO_PAUSED].count)
+		fprintf(err, "mergescope run: note: --paused ignored; a "
+		             "headless run never stops (use the TUI to "
+		             "pause)\n");
+	if (o[MS__RO_SPEED].count)
+		fprintf(err, "mergescope run: note: --speed ignored; a "
+		             "headless run replays as fast as it can\n");
 	ms__run_args a;
 	ms__run_cfg *cfg = ms__run_begin(&ms_cmd_run, o, &a, err, &rc);
 	if (!cfg)
