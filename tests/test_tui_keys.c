@@ -1459,6 +1459,11 @@ test_filter_rules(void **state)
 	assert_false(
 	        ms_tui_filter_parse("lane=medium", &flt, err, sizeof(err)));
 	assert_non_null(strstr(err, "medium"));
+	/* The values it takes are named. */
+	assert_non_null(strstr(err, "(fast, slow or finalize)"));
+	assert_false(ms_tui_filter_parse("class=done", &flt, err, sizeof(err)));
+	assert_non_null(strstr(err, "(not_executed, enabled_no_evaluation or "
+	                            "executed)"));
 	assert_false(ms_tui_filter_parse("seq=9..3", &flt, err, sizeof(err)));
 }
 

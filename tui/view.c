@@ -137,34 +137,61 @@ contains_ci(const char *hay, const char *needle)
 
 /* The filter's value checks: the names the engine and the event log
  * spell, taken from the layers that define them. */
-static bool
-is_lane(const char *v)
+/* The values of a filter field, by index: NULL past the last. */
+static const char *
+lane_at(int k)
 {
-	for (int k = 0; k < MS_LANE_KIND_COUNT; k++)
-		if (strcmp(v, ms_lane_name((enum ms_lane_kind)k)) == 0)
+	return k < MS_LANE_KIND_COUNT ? ms_lane_name((enum ms_lane_kind)k)
+	                              : NULL;
+}
+
+static const char *
+class_at(int k)
+{
+	return k < MS_SAMPLING_CLASS_COUNT
+	               ? ms_sampling_class_name((enum ms_sampling_class)k)
+	               : NULL;
+}
+
+static const char *
+reason_at(int k)
+{
+	return k < MS_SREASON_COUNT
+	               ? ms_sampling_reason_name((enum ms_sampling_reason)k)
+	               : NULL;
+}
+
+static const char *
+phase_at(int k)
+{
+	return k < MS_EV_PHASE_COUNT ? ms_ev_phase_name((enum ms_ev_phase_id)k)
+	                             : NULL;
+}
+
+static bool
+is_value(const char *(*at)(int), const char *v)
+{
+	for (int k = 0; at(k); k++)
+		if (strcmp(v, at(k)) == 0)
 			return true;
 	return false;
 }
 
-static bool
-is_class(const char *v)
+/* "filter: unknown KEY "V" (A, B or C)" into err. */
+static void
+unknown_value(char *err, size_t n, const char *key, size_t kl,
+              const char *(*at)(int), const char *v)
 {
-	return ms_sampling_class_parse(v) >= 0;
-}
-
-static bool
-is_reason(const char *v)
-{
-	return ms_sampling_reason_parse(v) >= 0;
-}
-
-static bool
-is_phase(const char *v)
-{
-	for (int p = 0; p < MS_EV_PHASE_COUNT; p++)
-		if (strcmp(v, ms_ev_phase_name((enum ms_ev_phase_id)p)) == 0)
-			return true;
-	return false;
+	int w = snprintf(err, n, "filter: unknown %.*s \"%s\" (", (int)kl, key,
+	                 v);
+	for (int k = 0; at(k) && w > 0 && (size_t)w < n; k++)
+		w += snprintf(err + w, n - (size_t)w, "%s%s",
+		              k == 0      ? ""
+		              : at(k + 1) ? ", "
+		                          : " or ",
+		              at(k));
+	if (w > 0 && (size_t)w < n)
+		snprintf(err + w, n - (size_t)w, ")");
 }
 
 static bool
@@ -238,16 +265,16 @@ ms_tui_filter_parse(const char *text, ms_tui_filter *out, char *err, size_t n)
 	static const struct {
 		const char *key;
 		size_t off, size;
-		bool (*valid)(const char *v);
+		const char *(*at)(int);
 	} fields[] = {
 		{ "lane=", offsetof(ms_tui_filter, lane), sizeof(out->lane),
-		  is_lane },
+		  lane_at },
 		{ "class=", offsetof(ms_tui_filter, klass), sizeof(out->klass),
-		  is_class },
+		  class_at },
 		{ "reason=", offsetof(ms_tui_filter, reason),
-		  sizeof(out->reason), is_reason },
+		  sizeof(out->reason), reason_at },
 		{ "phase=", offsetof(ms_tui_filter, phase), sizeof(out->phase),
-		  is_phase },
+		  phase_at },
 	};
 	memset(out, 0, sizeof(*out));
 	if (err && n)
@@ -274,12 +301,10 @@ ms_tui_filter_parse(const char *text, ms_tui_filter *out, char *err, size_t n)
 			if (strncmp(w, fields[i].key, kl) != 0)
 				continue;
 			const char *v = w + kl;
-			if (!fields[i].valid(v)) {
-				if (err)
-					snprintf(err, n,
-					         "filter: unknown %.*s \"%s\"",
-					         (int)(kl - 1), fields[i].key,
-					         v);
+			if (!is_value(fields[i].at, v)) {
+				if (err && n)
+					unknown_value(err, n, fields[i].key,
+					              kl - 1, fields[i].at, v);
 				return false;
 			}
 			char *dst = (char *)out + fields[i].off;
