@@ -495,8 +495,10 @@ trace_rows_end(const ms_row *rows, size_t nrows, size_t i)
 static int
 evaluate_range(ms_chain *c, ms_mem *mem, uint32_t proj, const ms_row *rows,
                size_t i, size_t j, size_t nt, uint8_t *keep, uint16_t *failed,
-               ms_errbuf *eb)
+               const _Atomic bool *cancel, ms_errbuf *eb)
 {
+	if (cancel && atomic_load(cancel))
+		return ms_fail(eb, MS_ERR_CANCELED, "evaluate: cancelled");
 	ms_batch *bt;
 	int rc = ms_batch_from_rows(&bt, mem, proj, rows + i, j - i, eb);
 	if (rc)
@@ -511,11 +513,12 @@ evaluate_range(ms_chain *c, ms_mem *mem, uint32_t proj, const ms_row *rows,
 		for (size_t t = 0; t < half; t++)
 			m = trace_rows_end(rows, j, m);
 		rc = evaluate_range(c, mem, proj, rows, i, m, half, keep,
-		                    failed, eb);
+		                    failed, cancel, eb);
 		if (!rc)
 			rc = evaluate_range(c, mem, proj, rows, m, j, nt - half,
 			                    keep + half,
-			                    failed ? failed + half : NULL, eb);
+			                    failed ? failed + half : NULL,
+			                    cancel, eb);
 		return rc;
 	}
 	for (size_t t = 0; failed && t < nt; t++)
@@ -527,7 +530,7 @@ int
 ms_chain_evaluate_rows(ms_chain *c, ms_mem *mem, const ms_row *rows,
                        size_t nrows, size_t batch_traces, uint8_t *keep,
                        uint16_t *failed, size_t keep_cap, size_t *ntraces,
-                       ms_errbuf *eb)
+                       const _Atomic bool *cancel, ms_errbuf *eb)
 {
 	if (batch_traces == 0)
 		batch_traces = 4096;
@@ -552,9 +555,9 @@ ms_chain_evaluate_rows(ms_chain *c, ms_mem *mem, const ms_row *rows,
 			               "evaluate: row %zu: trace IDs must "
 			               "ascend",
 			               i);
-		int rc = evaluate_range(c, mem, proj, rows, i, j, nt,
-		                        keep + done,
-		                        failed ? failed + done : NULL, eb);
+		int rc = evaluate_range(
+		        c, mem, proj, rows, i, j, nt, keep + done,
+		        failed ? failed + done : NULL, cancel, eb);
 		if (rc)
 			return rc;
 		done += nt;

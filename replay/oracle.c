@@ -216,10 +216,11 @@ trace_end(const oread *rd, size_t i)
  * batches as from one call over every row): each batch's rows, the
  * traces in ID order (the blocks sorted by ID, a trace's blocks in read
  * order) rebuilt in one row array reused from batch to batch. keep: one
- * byte per trace. The run's cancel is checked after every batch: a
- * signal or a quit waits for at most the chain's call in progress, not
- * for the day's remaining batches (MS_ERR_CANCELED, even after the last
- * one: a cancelled oracle's verdicts are not used). */
+ * byte per trace. The run's cancel is checked before every chain call
+ * (a failed batch's halves included) and after every batch: a signal or
+ * a quit waits for at most the chain's call in progress, not for the
+ * day's remaining batches (MS_ERR_CANCELED, even after the last one: a
+ * cancelled oracle's verdicts are not used). */
 #define ORACLE_BATCH 4096
 
 static int
@@ -257,7 +258,8 @@ evaluate(size_t ntr, const oread *rd, ms_chain *chain, ms_mem *mem,
 		i0 = i1;
 		rc = ms_chain_evaluate_rows(chain, mem, flat, nrows,
 		                            ORACLE_BATCH, keep + t0,
-		                            failed + t0, t1 - t0, &got, eb);
+		                            failed + t0, t1 - t0, &got, cancel,
+		                            eb);
 		if (!rc && got != t1 - t0)
 			rc = ms_fail(eb, MS_ERR_STATE,
 			             "%zu verdicts for the %zu traces from "

@@ -448,8 +448,7 @@ test_process_and_over_links(void **st)
 	 * (the workbench's copy never does). */
 	ms_plugin_stat ps[8];
 	unsigned starts = 0;
-	assert_int_equal(ms_chain_link_plugin_stats(f.c, 2, ps, 8, &starts),
-	                 4);
+	assert_int_equal(ms_chain_link_plugin_stats(f.c, 2, ps, 8, &starts), 4);
 	assert_int_equal(starts, 1);
 	assert_string_equal(ps[0].name, "calls");
 	assert_int_equal(ps[0].value, 2);
@@ -489,8 +488,7 @@ crash_case_process(const char *name, const char *how)
 	/* The counters are the second host's: one call since it started. */
 	ms_plugin_stat ps[4];
 	unsigned starts = 0;
-	assert_int_equal(ms_chain_link_plugin_stats(f.c, 0, ps, 4, &starts),
-	                 2);
+	assert_int_equal(ms_chain_link_plugin_stats(f.c, 0, ps, 4, &starts), 2);
 	assert_int_equal(starts, 2);
 	assert_string_equal(ps[0].name, "calls");
 	assert_int_equal(ps[0].value, 1);
@@ -756,7 +754,7 @@ test_evaluate_rows(void **st)
 	/* Batches of 3 traces: verdicts land at the right trace index. */
 	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
 	                                        NT * 2, 3, keep, NULL, NT, &nt,
-	                                        &eb),
+	                                        NULL, &eb),
 	                 0);
 	assert_int_equal(nt, NT);
 	for (int i = 0; i < NT; i++)
@@ -767,8 +765,18 @@ test_evaluate_rows(void **st)
 	/* Too small a verdict array is an error, not an overrun. */
 	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
 	                                        NT * 2, 3, keep, NULL, 5, &nt,
-	                                        &eb),
+	                                        NULL, &eb),
 	                 MS_ERR_RANGE);
+	/* A cancel already set: no call is made. */
+	_Atomic bool cancel = true;
+	ms_chain_link_stats(f.c, 0, &ls);
+	uint64_t calls = ls.calls;
+	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
+	                                        NT * 2, 3, keep, NULL, NT, &nt,
+	                                        &cancel, &eb),
+	                 MS_ERR_CANCELED);
+	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(ls.calls, calls);
 	close_chain(&f);
 }
 
@@ -789,7 +797,7 @@ test_evaluate_rows_failed(void **st)
 	ms_errbuf eb;
 	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
 	                                        NT * 2, 3, keep, failed, NT,
-	                                        &nt, &eb),
+	                                        &nt, NULL, &eb),
 	                 0);
 	assert_int_equal(nt, NT);
 	for (int i = 0; i < NT; i++) {
@@ -801,7 +809,7 @@ test_evaluate_rows_failed(void **st)
 	open_chain(&f, names, cfg2, 2, 0);
 	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
 	                                        NT * 2, 3, keep, failed, NT,
-	                                        &nt, &eb),
+	                                        &nt, NULL, &eb),
 	                 0);
 	for (int i = 0; i < NT; i++) {
 		assert_int_equal(keep[i], !(i == 3 || i == 5 || i == 7));

@@ -96,7 +96,7 @@ observed_within_one_point(const char *cfg, double pct)
 	size_t n;
 	ms_errbuf eb;
 	assert_int_equal(ms_chain_evaluate_rows(c, NULL, x.rows, N, 0, keep,
-	                                        NULL, N, &n, &eb),
+	                                        NULL, N, &n, NULL, &eb),
 	                 0);
 	int dropped = 0;
 	for (int i = 0; i < N; i++)
@@ -149,17 +149,17 @@ test_verdict_depends_on_id_only(void **st)
 	size_t n;
 	ms_errbuf eb;
 	assert_int_equal(ms_chain_evaluate_rows(c, NULL, a.rows, N, 4096, k1,
-	                                        NULL, N, &n, &eb),
+	                                        NULL, N, &n, NULL, &eb),
 	                 0);
 	assert_int_equal(ms_chain_evaluate_rows(c, NULL, b.rows, N, 7, k2, NULL,
-	                                        N, &n, &eb),
+	                                        N, &n, NULL, &eb),
 	                 0);
 	assert_memory_equal(k1, k2, N);
 	ms_chain_close(c);
 	/* A second instance (another merge, another run) agrees. */
 	c = open_dd("{\"percent\":35}", NULL);
 	assert_int_equal(ms_chain_evaluate_rows(c, NULL, a.rows, 1000, 1, k2,
-	                                        NULL, N, &n, &eb),
+	                                        NULL, N, &n, NULL, &eb),
 	                 0);
 	assert_memory_equal(k1, k2, 1000);
 	ms_chain_close(c);

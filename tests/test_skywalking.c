@@ -74,7 +74,7 @@ run(ms_chain *c, const tr *t, int nt, uint8_t *keep)
 	size_t n;
 	ms_errbuf eb;
 	if (ms_chain_evaluate_rows(c, NULL, rows, (size_t)k, 0, keep, NULL,
-	                           (size_t)nt, &n, &eb))
+	                           (size_t)nt, &n, NULL, &eb))
 		fail_msg("%s", eb.msg);
 	assert_int_equal(n, (size_t)nt);
 	ms_link_stats ls;
@@ -278,7 +278,7 @@ test_default_config_samples_healthy(void **st)
 	size_t n;
 	ms_errbuf eb;
 	assert_int_equal(ms_chain_evaluate_rows(c, NULL, rows, N, 512, keep,
-	                                        NULL, N, &n, &eb),
+	                                        NULL, N, &n, NULL, &eb),
 	                 0);
 	int kept = 0;
 	for (int i = 0; i < N; i++) {

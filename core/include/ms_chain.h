@@ -21,6 +21,7 @@
 #include "ms_mem.h"
 #include "ms_row.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -149,11 +150,13 @@ size_t ms_chain_abandoned(const ms_chain *c);
  * one trace in them) still judges the others. failed (NULL, or keep_cap
  * entries) gets per trace the links that failed open on the smallest
  * batch it was in (bit i for link i; every link's while the circuit is
- * open); 0 means every link judged it.
+ * open); 0 means every link judged it. cancel (NULL ok) is looked at
+ * before every call: once set, MS_ERR_CANCELED after the call in
+ * progress.
  */
 int ms_chain_evaluate_rows(ms_chain *c, ms_mem *mem, const ms_row *rows,
                            size_t nrows, size_t batch_traces, uint8_t *keep,
                            uint16_t *failed, size_t keep_cap, size_t *ntraces,
-                           ms_errbuf *eb);
+                           const _Atomic bool *cancel, ms_errbuf *eb);
 
 #endif
