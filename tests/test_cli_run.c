@@ -1117,6 +1117,16 @@ test_long_chain_spec(void **state)
 	free(huge);
 }
 
+/* Back to the C locale after the decimal-comma test, also when one of
+ * its checks failed half-way: the tests after it compare C-locale text. */
+static int
+c_locale(void **state)
+{
+	(void)state;
+	setlocale(LC_ALL, "C");
+	return 0;
+}
+
 /* The mergescope binary and the command line in a locale with a decimal
  * comma: the same report and exports as in the C locale; --speed reads
  * "1.5" and refuses "1,5". */
@@ -1555,7 +1565,7 @@ main(void)
 		cmocka_unit_test(test_merge_once),
 		cmocka_unit_test(test_output_files_need_force),
 		cmocka_unit_test(test_long_chain_spec),
-		cmocka_unit_test(test_decimal_comma_locale),
+		cmocka_unit_test_teardown(test_decimal_comma_locale, c_locale),
 		cmocka_unit_test(test_concurrent_builds_and_runs),
 		cmocka_unit_test(test_locked_database),
 		cmocka_unit_test(test_small_refusals),
