@@ -392,6 +392,42 @@ test_sigint(void **state)
 	signal_run(SIGINT, true);
 }
 
+/* A run started with SIGHUP ignored (as under nohup) is not stopped by
+ * one: it runs to its end, status complete, exit status 0. */
+static void
+test_sighup_ignored_at_start(void **state)
+{
+	(void)state;
+	char db[PATH_MAX], work[PATH_MAX], ep[PATH_MAX];
+	path_in(db, sizeof(db), "nohup.db");
+	path_in(work, sizeof(work), "nohup.shard");
+	path_in(ep, sizeof(ep), "nohup.err");
+	const char *args[] = { "run",        "--headless", "--fixture",
+		               fixture,      "--variant",  "alwayskeep",
+		               "--db",       db,           "--work-dir",
+		               work,         NULL };
+	struct sigaction ign, old;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGHUP, &ign, &old);
+	pid_t pid = bt_spawn(args, false, NULL, ep, NULL, 0);
+	sigaction(SIGHUP, &old, NULL);
+	char own[PATH_MAX + 32];
+	snprintf(own, sizeof(own), "%s/%s", work, MS_OWNER_FILE);
+	for (int i = 0; i < HUNG_S * 1000 && !exists(own); i++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	assert_true(exists(own));
+	kill(pid, SIGHUP);
+	int st = bt_wait(pid, HUNG_S);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	ms_ev_run_end end;
+	run_end(db, &end);
+	assert_string_equal(end.status, "complete");
+}
+
 static void
 test_sigterm(void **state)
 {
@@ -882,6 +918,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_disk_full_merge),
 		cmocka_unit_test(test_sigint),
+		cmocka_unit_test(test_sighup_ignored_at_start),
 		cmocka_unit_test(test_sigterm),
 		cmocka_unit_test(test_sighup),
 		cmocka_unit_test(test_sigpipe),

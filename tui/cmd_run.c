@@ -17,7 +17,10 @@
  * the run the way quitting the TUI does: the database records it as
  * aborted, the scratch shard is removed, and the exit status is 128 + the
  * signal (130, 143, 129, 141). A write to a closed pipe fails with EPIPE
- * instead of killing the process.
+ * instead of killing the process. A signal the process was started with
+ * ignored (`nohup`, a background job of a non-interactive shell) stays
+ * ignored: blocking it would make Linux queue it, and the run would stop
+ * on the very signal it was told to ignore.
  */
 #include "cli.h"
 
@@ -53,7 +56,8 @@ static const char usage[] =
         "fails, 2 when the run cannot start or fails, 128 + N after signal\n"
         "N (SIGINT, SIGTERM, SIGHUP, SIGPIPE: the run is recorded as\n"
         "aborted, its scratch shard removed and --json FILE written with\n"
-        "status aborted).\n"
+        "status aborted; one the process was started with ignored, as\n"
+        "under nohup, stays ignored).\n"
         "\n"
         "  --headless           no curses (the only mode of this command)\n"
         "  --fixture DIR        replay this fixture directory\n"
@@ -165,15 +169,20 @@ report(const char *db_path, const char *json, bool force, FILE *out, FILE *err,
 	return rc;
 }
 
-/* The signals a headless run stops on (see the file comment). */
+/* The signals a headless run stops on (see the file comment): those of
+ * SIGINT, SIGTERM, SIGHUP and SIGPIPE it was not started with ignored. */
 static void
 stop_signals(sigset_t *set)
 {
+	static const int stops[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 	sigemptyset(set);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGHUP);
-	sigaddset(set, SIGPIPE);
+	for (size_t i = 0; i < sizeof(stops) / sizeof(*stops); i++) {
+		struct sigaction sa;
+		if (sigaction(stops[i], NULL, &sa) == 0 &&
+		    sa.sa_handler == SIG_IGN)
+			continue;
+		sigaddset(set, stops[i]);
+	}
 }
 
 /* A stop signal that arrived, waiting at most ns; 0 if none. */
