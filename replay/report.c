@@ -1493,10 +1493,12 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 		goto out;
 	FILE *f = out;
 	fprintf(f, "mergescope comparison\n");
-	fprintf(f, "  A  %s  %s  %s  staging %s\n", ms_evdb_path(da),
-	        a.run.variant, a.run.fixture_preset, a.run.staging);
-	fprintf(f, "  B  %s  %s  %s  staging %s\n", ms_evdb_path(db),
-	        b.run.variant, b.run.fixture_preset, b.run.staging);
+	fprintf(f, "  A  %s  %s  %s  staging %s  plugin host %s\n",
+	        ms_evdb_path(da), a.run.variant, a.run.fixture_preset,
+	        a.run.staging, a.run.plugin_host[0] ? a.run.plugin_host : "-");
+	fprintf(f, "  B  %s  %s  %s  staging %s  plugin host %s\n",
+	        ms_evdb_path(db), b.run.variant, b.run.fixture_preset,
+	        b.run.staging, b.run.plugin_host[0] ? b.run.plugin_host : "-");
 	char wa[200], wb[200];
 	bool ua = run_unfinished(&a, wa, sizeof(wa));
 	bool ub = run_unfinished(&b, wb, sizeof(wb));

@@ -41,6 +41,7 @@ evf_run(ms_ev_run *r, const char *variant)
 	         0xdef);
 	snprintf(r->variant, sizeof(r->variant), "%s", variant);
 	snprintf(r->grace_policy, sizeof(r->grace_policy), "selection");
+	snprintf(r->plugin_host, sizeof(r->plugin_host), "inproc");
 	r->serial = true;
 	if (strcmp(variant, "disabled") != 0) {
 		snprintf(r->chain, sizeof(r->chain), "%s:{}", variant);

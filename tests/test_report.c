@@ -386,6 +386,8 @@ test_compare(void **state)
 	bool mismatch = true;
 	char *t = two_db_report(a, b, &mismatch);
 	assert_false(mismatch);
+	/* Each side says where its plugins ran. */
+	assert_non_null(strstr(t, "  plugin host inproc\n  B  "));
 	/* primary wall 8 s -> 10 s */
 	assert_non_null(strstr(t, "  wall s                                "
 	                          "8.000         10.000    +25.0%\n"));
