@@ -651,12 +651,15 @@ print_header(FILE *f, const report *r, const char *path)
 	        (unsigned long long)u->fixture_seed, u->fixture_dir);
 	fprintf(f, "  fixture hash %.16s  parts %.16s\n", u->fixture_hash,
 	        u->fixture_parts_hash);
-	/* The staging is named when it is not the default (retain). */
+	/* The staging and the plugin host are named when they are not the
+	 * defaults (retain, inproc). */
 	bool reread = u->staging[0] && strcmp(u->staging, "retain") != 0;
-	fprintf(f, "  variant      %s  policy %s  %s%s%s%s%s\n", u->variant,
-	        u->grace_policy, reread ? "staging " : "",
+	bool host = u->plugin_host[0] && strcmp(u->plugin_host, "inproc") != 0;
+	fprintf(f, "  variant      %s  policy %s  %s%s%s%s%s%s%s\n",
+	        u->variant, u->grace_policy, reread ? "staging " : "",
 	        reread ? u->staging : "", reread ? "  " : "",
 	        u->serial ? "serial" : "lanes",
+	        host ? "  plugin host " : "", host ? u->plugin_host : "",
 	        u->allow_fail_open ? "  --allow-fail-open" : "");
 	if (u->chain[0])
 		fprintf(f, "  chain        %s\n", u->chain);

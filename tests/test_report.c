@@ -550,6 +550,29 @@ test_merge_after_end(void **state)
 	free(t);
 }
 
+/* The run's header names the plugin host when it is not the default:
+ * a run whose plugins ran in host processes says so. */
+static void
+test_header_plugin_host(void **state)
+{
+	(void)state;
+	char path[512];
+	char *t = recorded_report("host.db", "skywalking", 6, 0, path,
+	                          sizeof(path));
+	assert_null(strstr(t, "plugin host"));
+	free(t);
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+	                              "UPDATE run SET plugin_host = 'process'",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	sqlite3_close(db);
+	t = report_failing(path, ms_report_text, 0);
+	assert_non_null(strstr(t, "  serial  plugin host process\n"));
+	free(t);
+}
+
 /* ---- figures beyond the phase tables ---------------------------------- */
 
 /* The core parts alive at the end: introduced and not removed since
@@ -742,6 +765,7 @@ main(void)
 		cmocka_unit_test(test_derived_gates),
 		cmocka_unit_test(test_gate_table),
 		cmocka_unit_test(test_merge_after_end),
+		cmocka_unit_test(test_header_plugin_host),
 		cmocka_unit_test(test_report_staged_batches),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_unfinished_run),
