@@ -3093,6 +3093,8 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	copy_str(st->fixture, sizeof(st->fixture),
 	         r->info ? r->info->preset : "");
 	copy_str(st->variant, sizeof(st->variant), r->variant);
+	copy_str(st->plugin_host, sizeof(st->plugin_host),
+	         ms_plugin_host_mode_name(r->plugin_host));
 	copy_str(st->db_path, sizeof(st->db_path), r->db_path);
 	copy_str(st->break_why, sizeof(st->break_why), r->break_why);
 	st->day_start = r->info->day_start_ns;

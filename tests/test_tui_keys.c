@@ -362,6 +362,13 @@ test_long_chain_scrolls(void **state)
 	assert_true(screen_has_at(f, 132, 44, "merge #77 in Decide"));
 	assert_true(screen_has_at(f, 132, 44, "Plugins 6 links, 4-6 shown"));
 	assert_true(screen_has_at(f, 132, 44, "lastlink"));
+	/* Links in host processes: the title says so (their times hold
+	 * the round trip). */
+	f->model->plugin_process = true;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 132, 44,
+	                          "Plugins in host processes 6 links, 4-6 "
+	                          "shown"));
 }
 
 /* The replay at the finalize's barrier: two hours after the day, the

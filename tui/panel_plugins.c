@@ -64,7 +64,11 @@ static void
 draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
 	bool focus = v->ui.focus == MS_FOCUS_PLUGINS;
-	ms_rect in = ms_canvas_box(c, r, "Plugins", focus);
+	/* Process hosts are named: their times include the round trip. */
+	const char *where = v->plugin_process ? " in host processes" : "";
+	char title[96];
+	snprintf(title, sizeof(title), "Plugins%s", where);
+	ms_rect in = ms_canvas_box(c, r, title, focus);
 	if (in.h < 1)
 		return;
 	int rows = ms__plugins_rows(v, in.h);
@@ -72,10 +76,9 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	size_t end = top + (size_t)rows < v->nplugins ? top + (size_t)rows
 	                                              : v->nplugins;
 	if (top > 0 || end < v->nplugins) {
-		char title[64];
 		snprintf(title, sizeof(title),
-		         "Plugins %zu links, %zu-%zu shown", v->nplugins,
-		         top + 1, end);
+		         "Plugins%s %zu links, %zu-%zu shown", where,
+		         v->nplugins, top + 1, end);
 		in = ms_canvas_box(c, r, title, focus);
 	}
 	if (v->nplugins == 0) {

@@ -379,6 +379,7 @@ snap_status(ms_tui_view *v, const ms_replay_status *st)
 	v->state = view_state(st->state);
 	copy_str(v->fixture, sizeof(v->fixture), st->fixture);
 	copy_str(v->variant, sizeof(v->variant), st->variant);
+	v->plugin_process = strcmp(st->plugin_host, "process") == 0;
 	copy_str(v->phase, sizeof(v->phase), ms_replay_phase_name(st->phase));
 	copy_str(v->db_path, sizeof(v->db_path), st->db_path);
 	copy_str(v->checkpoint_note, sizeof(v->checkpoint_note),

@@ -260,6 +260,8 @@ typedef struct ms_replay_status {
 	bool preparing;
 	char fixture[64];
 	char variant[128];
+	/* Where the links' Decide runs (ms_plugin_host_mode_name). */
+	char plugin_host[16];
 	char db_path[512];
 	char break_why[64];
 	int64_t day_start, day_end;

@@ -309,7 +309,8 @@ typedef struct ms_tui_view {
 	bool preparing;
 	char fixture[64];
 	char variant[64];
-	char phase[16]; /* primary, boundary, cooldown, finalize */
+	bool plugin_process; /* Decide runs in host processes */
+	char phase[16];      /* primary, boundary, cooldown, finalize */
 	char db_path[MS_VIEW_TEXT];
 	int64_t day_start; /* first instant of the logical day */
 	int64_t day_end;   /* day_start + 24 h */
