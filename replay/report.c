@@ -1305,6 +1305,7 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	js(f, "chain", r.run.chain, &first);
 	js(f, "grace_policy", r.run.grace_policy, &first);
 	js(f, "staging", r.run.staging, &first);
+	js(f, "plugin_host", r.run.plugin_host, &first);
 	js(f, "profile", r.run.profile, &first);
 	js(f, "limits_mode", r.run.limits_mode, &first);
 	js(f, "limits_why", r.run.limits_why, &first);

@@ -551,7 +551,8 @@ test_merge_after_end(void **state)
 }
 
 /* The run's header names the plugin host when it is not the default:
- * a run whose plugins ran in host processes says so. */
+ * a run whose plugins ran in host processes says so; the JSON always
+ * has it. */
 static void
 test_header_plugin_host(void **state)
 {
@@ -570,6 +571,9 @@ test_header_plugin_host(void **state)
 	sqlite3_close(db);
 	t = report_failing(path, ms_report_text, 0);
 	assert_non_null(strstr(t, "  serial  plugin host process\n"));
+	free(t);
+	t = report_failing(path, ms_report_json, 0);
+	assert_non_null(strstr(t, "\"plugin_host\":\"process\","));
 	free(t);
 }
 
