@@ -2116,25 +2116,28 @@ src_cache(merge_src *s)
 }
 
 /* Source a comes before source b (design 2); a used-up source after
- * every other. Which source wins is as good as random, so the cached
- * words decide without a branch (rows from iterators have zero-padded
- * trace IDs: tid_cmp_padded's argument); only when all four are equal
- * does the rest of the trace ID, then the position, decide. */
+ * every other. The cached words are compared in turn, a branch each: the
+ * sources' current rows nearly always share their series (the inputs walk
+ * the series in the same order), and the key decides, or where keys often
+ * tie (the latency index) the first trace ID words. Rows from iterators
+ * have zero-padded trace IDs (tid_cmp_padded's argument): only when all
+ * four words are equal does the rest of the trace ID, then the position,
+ * decide. */
 static bool src_tie(const merge_src *s, size_t a, size_t b);
 
 static inline bool
 src_less(const merge_src *s, size_t a, size_t b)
 {
 	const merge_src *x = &s[a], *y = &s[b];
-	uint64_t same = (x->series ^ y->series) | (x->key ^ y->key) |
-	                (x->w0 ^ y->w0) | (x->w1 ^ y->w1);
-	if (__builtin_expect(same == 0, 0))
-		return src_tie(s, a, b);
-	bool es = x->series == y->series, ek = x->key == y->key;
-	bool e0 = x->w0 == y->w0;
-	return (x->series < y->series) |
-	       (es & ((x->key < y->key) |
-	              (ek & ((x->w0 < y->w0) | (e0 & (x->w1 < y->w1))))));
+	if (__builtin_expect(x->series != y->series, 0))
+		return x->series < y->series;
+	if (__builtin_expect(x->key != y->key, 1))
+		return x->key < y->key;
+	if (x->w0 != y->w0)
+		return x->w0 < y->w0;
+	if (x->w1 != y->w1)
+		return x->w1 < y->w1;
+	return src_tie(s, a, b);
 }
 
 /* src_less for sources whose cached words are all equal (the same
