@@ -542,7 +542,9 @@ remap_of(remap *rm, const wrow *r, unsigned k, unsigned *di)
  * dist: DICT_MAX, idx: n. rm (REMAPS, or NULL): a row whose value k came
  * from an input dictionary takes the index its entry was given at its
  * first row, without hashing; the first row of each entry is hashed as
- * any, so the column is the same bytes either way.
+ * any, so the column is the same bytes either way. Each value is copied
+ * as ms__copy_short copies it: MS__COPY_SLACK bytes are readable past
+ * each, and the column is followed by that much room (encode_payload).
  */
 static uint8_t *
 put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots, bval *dist,
@@ -589,22 +591,16 @@ put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots, bval *dist,
 		*p++ = (uint8_t)(nd - 1);
 		for (uint32_t j = 0; j < nd; j++)
 			p = ms_put_uvarint(p, dist[j].len);
-		for (uint32_t j = 0; j < nd; j++) {
-			if (dist[j].len)
-				memcpy(p, dist[j].p, dist[j].len);
-			p += dist[j].len;
-		}
+		for (uint32_t j = 0; j < nd; j++)
+			p = ms__copy_short(p, dist[j].p, dist[j].len);
 		memcpy(p, idx, n);
 		return p + n;
 	}
 	*p++ = COL_PLAIN;
 	for (size_t i = 0; i < n; i++)
 		p = ms_put_uvarint(p, v[i].len);
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].len)
-			memcpy(p, v[i].p, v[i].len);
-		p += v[i].len;
-	}
+	for (size_t i = 0; i < n; i++)
+		p = ms__copy_short(p, v[i].p, v[i].len);
 	return p;
 }
 
@@ -634,7 +630,8 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 	if (rc == 0)
 		rc = ms_buf_presize(&w->tmp,
 		                    rm_size + n * (sizeof(bval) + 1 + 8) +
-		                            DICT_MAX * (sizeof(bval) + 4) + 16);
+		                            DICT_MAX * (sizeof(bval) + 4) +
+		                            MS__COPY_SLACK);
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
 		              ms_strerror(rc));
