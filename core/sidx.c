@@ -451,12 +451,18 @@ spread7(uint64_t x)
 }
 
 /* ms_put_uvarint for a column of a chunk payload being encoded, which has 8
- * bytes of room past what it holds: a value under 2^56 is stored as one
- * 8-byte word (bytes past the varint are overwritten by what follows),
- * without a branch on its length. The same bytes as ms_put_uvarint. */
+ * bytes of room past what it holds: a value under 128 (most series deltas,
+ * and most key deltas of the latency index) is its one byte; a longer one
+ * under 2^56 is stored as one 8-byte word (bytes past the varint are
+ * overwritten by what follows), without a branch on its length. The same
+ * bytes as ms_put_uvarint. */
 static inline uint8_t *
 put_uv_col(uint8_t *p, uint64_t v)
 {
+	if (v < 0x80) {
+		*p = (uint8_t)v;
+		return p + 1;
+	}
 	if (v >> 56)
 		return ms_put_uvarint(p, v);
 	unsigned n = v ? (unsigned)(63 - __builtin_clzll(v)) / 7 + 1 : 1;
