@@ -1860,7 +1860,7 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 }
 
 /* Decode and check the next row of the loaded chunk (design 2, 3). */
-static int
+static inline int
 next_row(ms_sidx_iter *it, ms_errbuf *eb)
 {
 	const ms_part *p = it->p;
@@ -1943,6 +1943,18 @@ ms_sidx_iter_next(ms_sidx_iter *it, const ms_sidx_row **row, ms_errbuf *eb)
 	if (row)
 		*row = &it->row[it->ci];
 	return 1;
+}
+
+/* ms_sidx_iter_next for a merge: a row of the loaded chunk inline, the
+ * rest (a chunk to load, the end, a failed iterator) through it. */
+static inline int
+siter_next(ms_sidx_iter *it, const ms_sidx_row **row, ms_errbuf *eb)
+{
+	if (it->pos == it->nrows || it->failed)
+		return ms_sidx_iter_next(it, row, eb);
+	int rc = next_row(it, eb);
+	*row = rc ? NULL : &it->row[it->ci];
+	return rc ? rc : 1;
 }
 
 void
@@ -2266,7 +2278,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 			pruned++;
 		if (rc)
 			break;
-		rc = ms_sidx_iter_next(s->it, &s->cur, eb);
+		rc = siter_next(s->it, &s->cur, eb);
 		if (rc < 0)
 			break;
 		rc = 0;
