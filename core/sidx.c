@@ -1859,8 +1859,16 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 	return 0;
 }
 
+/* Inlined into its callers whatever the compiler estimates (next_row in
+ * the merge's loop, where it runs once a row). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
 /* Decode and check the next row of the loaded chunk (design 2, 3). */
-static inline int
+static ALWAYS_INLINE int
 next_row(ms_sidx_iter *it, ms_errbuf *eb)
 {
 	const ms_part *p = it->p;
