@@ -42,6 +42,16 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+/* Inlined into its callers whatever the compiler estimates (writer_add
+ * and next_row in the merge's loop, where each runs once a row, and
+ * where the merge's arguments make most of writer_add's cases fall
+ * away). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
 /* Fewest payload bytes a row takes: series, key, ID length, one ID byte,
  * and at least one byte in each of the four tag columns. */
 #define ROW_MIN_BYTES 8u
@@ -841,7 +851,7 @@ wrow_cmp(const ms_sidx_row *a, const wrow *b, bool padded)
  * from its chunk's dictionaries. Every row's order is checked, a
  * merge's too: its rows come in order by construction (merge design 2),
  * and this is what says so if that construction is ever wrong. */
-static int
+static ALWAYS_INLINE int
 writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
            const struct wsrc *src, ms_errbuf *eb)
 {
@@ -1858,14 +1868,6 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 	it->raw_seen += hr;
 	return 0;
 }
-
-/* Inlined into its callers whatever the compiler estimates (next_row in
- * the merge's loop, where it runs once a row). */
-#if defined(__GNUC__) || defined(__clang__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
 
 /* Decode and check the next row of the loaded chunk (design 2, 3). */
 static ALWAYS_INLINE int
