@@ -42,6 +42,16 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+/* Inlined into its callers whatever the compiler estimates (writer_add
+ * and next_row in the merge's loop, where each runs once a row, and
+ * where the merge's arguments make most of writer_add's cases fall
+ * away). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
 /* Fewest payload bytes a row takes: series, key, ID length, one ID byte,
  * and at least one byte in each of the four tag columns. */
 #define ROW_MIN_BYTES 8u
@@ -451,12 +461,18 @@ spread7(uint64_t x)
 }
 
 /* ms_put_uvarint for a column of a chunk payload being encoded, which has 8
- * bytes of room past what it holds: a value under 2^56 is stored as one
- * 8-byte word (bytes past the varint are overwritten by what follows),
- * without a branch on its length. The same bytes as ms_put_uvarint. */
+ * bytes of room past what it holds: a value under 128 (most series deltas,
+ * and most key deltas of the latency index) is its one byte; a longer one
+ * under 2^56 is stored as one 8-byte word (bytes past the varint are
+ * overwritten by what follows), without a branch on its length. The same
+ * bytes as ms_put_uvarint. */
 static inline uint8_t *
 put_uv_col(uint8_t *p, uint64_t v)
 {
+	if (v < 0x80) {
+		*p = (uint8_t)v;
+		return p + 1;
+	}
 	if (v >> 56)
 		return ms_put_uvarint(p, v);
 	unsigned n = v ? (unsigned)(63 - __builtin_clzll(v)) / 7 + 1 : 1;
@@ -542,7 +558,9 @@ remap_of(remap *rm, const wrow *r, unsigned k, unsigned *di)
  * dist: DICT_MAX, idx: n. rm (REMAPS, or NULL): a row whose value k came
  * from an input dictionary takes the index its entry was given at its
  * first row, without hashing; the first row of each entry is hashed as
- * any, so the column is the same bytes either way.
+ * any, so the column is the same bytes either way. Each value is copied
+ * as ms__copy_short copies it: MS__COPY_SLACK bytes are readable past
+ * each, and the column is followed by that much room (encode_payload).
  */
 static uint8_t *
 put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots, bval *dist,
@@ -589,22 +607,16 @@ put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots, bval *dist,
 		*p++ = (uint8_t)(nd - 1);
 		for (uint32_t j = 0; j < nd; j++)
 			p = ms_put_uvarint(p, dist[j].len);
-		for (uint32_t j = 0; j < nd; j++) {
-			if (dist[j].len)
-				memcpy(p, dist[j].p, dist[j].len);
-			p += dist[j].len;
-		}
+		for (uint32_t j = 0; j < nd; j++)
+			p = ms__copy_short(p, dist[j].p, dist[j].len);
 		memcpy(p, idx, n);
 		return p + n;
 	}
 	*p++ = COL_PLAIN;
 	for (size_t i = 0; i < n; i++)
 		p = ms_put_uvarint(p, v[i].len);
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].len)
-			memcpy(p, v[i].p, v[i].len);
-		p += v[i].len;
-	}
+	for (size_t i = 0; i < n; i++)
+		p = ms__copy_short(p, v[i].p, v[i].len);
 	return p;
 }
 
@@ -634,7 +646,8 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 	if (rc == 0)
 		rc = ms_buf_presize(&w->tmp,
 		                    rm_size + n * (sizeof(bval) + 1 + 8) +
-		                            DICT_MAX * (sizeof(bval) + 4) + 16);
+		                            DICT_MAX * (sizeof(bval) + 4) +
+		                            MS__COPY_SLACK);
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
 		              ms_strerror(rc));
@@ -838,7 +851,7 @@ wrow_cmp(const ms_sidx_row *a, const wrow *b, bool padded)
  * from its chunk's dictionaries. Every row's order is checked, a
  * merge's too: its rows come in order by construction (merge design 2),
  * and this is what says so if that construction is ever wrong. */
-static int
+static ALWAYS_INLINE int
 writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
            const struct wsrc *src, ms_errbuf *eb)
 {
@@ -1857,7 +1870,7 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 }
 
 /* Decode and check the next row of the loaded chunk (design 2, 3). */
-static int
+static ALWAYS_INLINE int
 next_row(ms_sidx_iter *it, ms_errbuf *eb)
 {
 	const ms_part *p = it->p;
@@ -1940,6 +1953,18 @@ ms_sidx_iter_next(ms_sidx_iter *it, const ms_sidx_row **row, ms_errbuf *eb)
 	if (row)
 		*row = &it->row[it->ci];
 	return 1;
+}
+
+/* ms_sidx_iter_next for a merge: a row of the loaded chunk inline, the
+ * rest (a chunk to load, the end, a failed iterator) through it. */
+static inline int
+siter_next(ms_sidx_iter *it, const ms_sidx_row **row, ms_errbuf *eb)
+{
+	if (it->pos == it->nrows || it->failed)
+		return ms_sidx_iter_next(it, row, eb);
+	int rc = next_row(it, eb);
+	*row = rc ? NULL : &it->row[it->ci];
+	return rc ? rc : 1;
 }
 
 void
@@ -2116,25 +2141,28 @@ src_cache(merge_src *s)
 }
 
 /* Source a comes before source b (design 2); a used-up source after
- * every other. Which source wins is as good as random, so the cached
- * words decide without a branch (rows from iterators have zero-padded
- * trace IDs: tid_cmp_padded's argument); only when all four are equal
- * does the rest of the trace ID, then the position, decide. */
+ * every other. The cached words are compared in turn, a branch each: the
+ * sources' current rows nearly always share their series (the inputs walk
+ * the series in the same order), and the key decides, or where keys often
+ * tie (the latency index) the first trace ID words. Rows from iterators
+ * have zero-padded trace IDs (tid_cmp_padded's argument): only when all
+ * four words are equal does the rest of the trace ID, then the position,
+ * decide. */
 static bool src_tie(const merge_src *s, size_t a, size_t b);
 
 static inline bool
 src_less(const merge_src *s, size_t a, size_t b)
 {
 	const merge_src *x = &s[a], *y = &s[b];
-	uint64_t same = (x->series ^ y->series) | (x->key ^ y->key) |
-	                (x->w0 ^ y->w0) | (x->w1 ^ y->w1);
-	if (__builtin_expect(same == 0, 0))
-		return src_tie(s, a, b);
-	bool es = x->series == y->series, ek = x->key == y->key;
-	bool e0 = x->w0 == y->w0;
-	return (x->series < y->series) |
-	       (es & ((x->key < y->key) |
-	              (ek & ((x->w0 < y->w0) | (e0 & (x->w1 < y->w1))))));
+	if (__builtin_expect(x->series != y->series, 0))
+		return x->series < y->series;
+	if (__builtin_expect(x->key != y->key, 1))
+		return x->key < y->key;
+	if (x->w0 != y->w0)
+		return x->w0 < y->w0;
+	if (x->w1 != y->w1)
+		return x->w1 < y->w1;
+	return src_tie(s, a, b);
 }
 
 /* src_less for sources whose cached words are all equal (the same
@@ -2260,7 +2288,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 			pruned++;
 		if (rc)
 			break;
-		rc = ms_sidx_iter_next(s->it, &s->cur, eb);
+		rc = siter_next(s->it, &s->cur, eb);
 		if (rc < 0)
 			break;
 		rc = 0;

@@ -27,8 +27,33 @@
 #define BENCH_NAME "bench_merge"
 #include "bench_seed.h"
 #include "bench_pieces.h"
+#include "merge_int.h"
+#include "ms_rusage.h"
 
 #include <zstd.h>
+
+/* The index stage's thread CPU time: the merge runs on this thread, and
+ * its stage hook reads the thread's CPU clock as the index stage starts
+ * and as the publication after it does (the hook is also called once per
+ * block read and written, and returns at once then). */
+typedef struct stage_cpu {
+	int64_t at_index, index_ns;
+} stage_cpu;
+
+static int
+stage_cpu_hook(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+               uint64_t detail)
+{
+	(void)req;
+	stage_cpu *sc = arg;
+	if (detail)
+		return 0;
+	if (st == MS_MERGE_STAGE_INDEX)
+		sc->at_index = ms_rusage_thread_cpu_ns();
+	else if (st == MS_MERGE_STAGE_PUBLISH && sc->at_index)
+		sc->index_ns = ms_rusage_thread_cpu_ns() - sc->at_index;
+	return 0;
+}
 
 /* ---- the floor: the inputs' zstd units, decompressed and recompressed */
 
@@ -313,6 +338,7 @@ main(int argc, char **argv)
 	       (double)(ms_mono_ns() - tb) / 1e9);
 
 	int64_t mw[99], mc[99], fw[99], fix[99], fwi[99], fb[99], ixw[99];
+	int64_t ixc[99];
 	int64_t ab[99], ac[99], ap[99];
 	ms_merge_result res;
 	uint64_t fbytes = 0, ibytes = 0;
@@ -337,16 +363,18 @@ main(int argc, char **argv)
 		ms_mem mem;
 		ms_mem_init(&mem, NULL);
 		ms_merge_req req = merge_req(s, ids, r, MS_LANE_SLOW, &mem);
+		stage_cpu sc = { 0, 0 };
+		ms_merge_hooks hk = { .stage = stage_cpu_hook, .arg = &sc };
 		/* Alternate the order so neither side always runs warm. */
 		if (r % 2 == 0) {
-			if (ms_merge_execute(&req, &res, &eb))
+			if (ms__merge_execute_hooked(&req, &hk, &res, &eb))
 				die("merge", &eb);
 			fw[r] = floor_run(&fs, 0, fs.core_units, &fbytes);
 			fix[r] = floor_run(&fs, fs.core_units, fs.n, &ibytes);
 		} else {
 			fw[r] = floor_run(&fs, 0, fs.core_units, &fbytes);
 			fix[r] = floor_run(&fs, fs.core_units, fs.n, &ibytes);
-			if (ms_merge_execute(&req, &res, &eb))
+			if (ms__merge_execute_hooked(&req, &hk, &res, &eb))
 				die("merge", &eb);
 		}
 		/* Timed apart: a difference of two core+index runs was
@@ -357,6 +385,7 @@ main(int argc, char **argv)
 		mw[r] = res.wall_ns;
 		mc[r] = res.cpu_ns;
 		ixw[r] = res.stage_wall_ns[MS_MERGE_STAGE_INDEX];
+		ixc[r] = sc.index_ns;
 		ab[r] = (int64_t)res.alloc_bytes;
 		ac[r] = (int64_t)res.alloc_count;
 		ap[r] = (int64_t)res.peak_live;
@@ -366,9 +395,11 @@ main(int argc, char **argv)
 	}
 	/* The index stage's share per rep, paired before any median sorts
 	 * mw (the median of the shares, not a ratio of medians). */
-	int64_t share[99];
-	for (int r = 0; r < reps; r++)
+	int64_t share[99], cshare[99];
+	for (int r = 0; r < reps; r++) {
 		share[r] = mw[r] > 0 ? ixw[r] * 1000000 / mw[r] : 0;
+		cshare[r] = mc[r] > 0 ? ixc[r] * 1000000 / mc[r] : 0;
+	}
 	/* The share an index stage would have if it did nothing but
 	 * decompress and compress its chunks' pieces (the index streams'
 	 * floor, timed on its own in the same repetition), the
@@ -419,6 +450,10 @@ main(int argc, char **argv)
 	       "of the per-repetition shares)\n",
 	       (double)bench_median_i64(ixw, reps) / 1e6,
 	       (double)bench_median_i64(share, reps) / 1e4);
+	printf("index stage thread cpu: %.1f ms median, %.1f%% of the merge's "
+	       "thread cpu (median of the per-repetition shares)\n",
+	       (double)bench_median_i64(ixc, reps) / 1e6,
+	       (double)bench_median_i64(cshare, reps) / 1e4);
 	printf("index stage at its zstd floor: the index pieces alone take "
 	       "%.1f ms to decompress+compress, %.1f%% of a merge whose index "
 	       "stage did nothing else (medians of the per-repetition "
