@@ -8,7 +8,12 @@
  * recorded per link. Calls run on one worker thread per link so the caller
  * can stop waiting; a call that overruns is abandoned to its worker, which
  * owns the batch reference, the verdict buffer and a plugin reference
- * until the call returns. Plugins are loaded by plugin_loader.c, chain
+ * until the call returns. The plugin's open() is the first call on that
+ * worker, bounded by the open timeout: a plugin that never returns from
+ * it fails the chain's open instead of holding it, and what open()
+ * allocates lands in the malloc arena of the thread that runs Decide
+ * anyway (a thread of its own for open() would keep an arena alive for
+ * those allocations alone). Plugins are loaded by plugin_loader.c, chain
  * specs parsed by chain_spec.c.
  *
  * Design:
@@ -16,9 +21,10 @@
  *     one reference, every abandoned call one more. close() and dlclose()
  *     run when the count reaches 0, on whichever thread drops it.
  *  2. A link's worker is either idle (waiting for a request), running a
- *     call the caller waits for, or abandoned. An abandoned worker is
- *     detached and never receives another request; the link starts a new
- *     worker for its next call.
+ *     call the caller waits for (open() or Decide), or abandoned. An
+ *     abandoned worker is detached and never receives another request;
+ *     the link starts a new worker for its next call. A link whose open()
+ *     was abandoned has no next call: the chain's open fails.
  *  3. The memory of a batch an abandoned call may read is released only by
  *     that call's worker after the call returns (the batch reference).
  *  4. consecutive_timeouts counts timed-out (and crashed) calls since the
@@ -37,12 +43,14 @@
  *     plugin reference is never dropped either, so the plugin is neither
  *     close()d nor dlclose()d while the thread may still run its code.
  *
- * With MS_PLUGIN_HOST_PROCESS a link has no worker: its calls go to a
- * plugin host process (plugin_host.c), so invariants 2, 3, 5 and 6 do not
- * apply; a host that overruns is killed, never abandoned, and one that
- * dies in Decide fails the link open as "crashed". The plugin is still
- * loaded and opened here as well (name, checksum, projection, config
- * errors at open), but its Decide never runs in this process.
+ * With MS_PLUGIN_HOST_PROCESS a link's Decide calls go to a plugin host
+ * process (plugin_host.c), so invariants 2, 5 and 6 apply to its open()
+ * only and invariant 3 not at all; a host that overruns is killed, never
+ * abandoned, and one that dies in Decide fails the link open as
+ * "crashed". The plugin is still loaded and opened here as well (name,
+ * checksum, projection, config errors at open), its open() on a worker
+ * with the same bound, stopped once open() has returned: its Decide never
+ * runs in this process.
  */
 #include "ms_chain.h"
 #include "ms_clock.h"
@@ -62,6 +70,9 @@
 /* Workers                                                             */
 
 enum worker_state { W_IDLE, W_REQUEST, W_DONE, W_QUIT };
+/* What a request asks the worker to call: the plugin's open() (the
+ * first request of every worker started by ms_chain_open) or Decide. */
+enum worker_job { JOB_DECIDE, JOB_OPEN };
 
 /* The chain's abandon record (invariants 5 and 6). Plain malloc memory
  * (a NULL ms_mem): it may outlive every allocator of the chain. */
@@ -107,8 +118,15 @@ typedef struct worker {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	enum worker_state state;
+	enum worker_job job;
 	bool abandoned;
 	ms_plugin *plugin;
+	/* JOB_OPEN: the config, borrowed from the link while the caller
+	 * waits and the worker's own (config_size bytes, c->mem) once the
+	 * call is abandoned; what open() said when it failed. */
+	char *config;
+	size_t config_size;
+	ms_errbuf open_eb;
 	ms_batch *batch;
 	uint8_t *verdict;
 	size_t vcap;
@@ -156,6 +174,8 @@ worker_free(worker *w)
 {
 	ms_mem *mem = w->chain->mem;
 	ms_mem_free(mem, w->verdict, w->vcap);
+	if (w->config_size)
+		ms_mem_free(mem, w->config, w->config_size);
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 	ms_mem_free(mem, w, sizeof(*w));
@@ -173,8 +193,13 @@ worker_main(void *arg)
 		if (w->state == W_QUIT)
 			break;
 		pthread_mutex_unlock(&w->mu);
-		int64_t ret = ms_plugin_decide_direct(
-		        w->plugin, ms_batch_view(w->batch), w->verdict, w->n);
+		int64_t ret =
+		        w->job == JOB_OPEN
+		                ? ms__plugin_open(w->plugin, w->config,
+		                                  &w->open_eb)
+		                : ms_plugin_decide_direct(
+		                          w->plugin, ms_batch_view(w->batch),
+		                          w->verdict, w->n);
 		pthread_mutex_lock(&w->mu);
 		w->ret = ret;
 		if (w->abandoned) {
@@ -224,6 +249,42 @@ worker_start(struct ms_chain *c, ms_plugin *p)
 		return NULL;
 	}
 	return w;
+}
+
+/* Hand w the request set up in it and wait for it until deadline (the
+ * monotonic clock, ns). Call with w->mu held; it stays held. True when
+ * the call returned (w->state is W_DONE). */
+static bool
+worker_call_locked(worker *w, int64_t deadline)
+{
+	struct timespec dl = ms_mono_timespec(deadline);
+	w->state = W_REQUEST;
+	pthread_cond_broadcast(&w->cv);
+	while (w->state != W_DONE) {
+		int rc = pthread_cond_timedwait(&w->cv, &w->mu, &dl);
+		if (rc == ETIMEDOUT && w->state != W_DONE)
+			break;
+	}
+	return w->state == W_DONE;
+}
+
+/* Leave l's worker to the call that overran (invariant 2): it keeps a
+ * plugin reference until the call returns, and counts in the chain's
+ * abandon record. Call with w->mu held; unlocks it. */
+static void
+worker_abandon(struct ms_chain *c, link_t *l)
+{
+	worker *w = l->w;
+	w->abandoned = true;
+	ms__plugin_retain(l->plugin);
+	w->ctl = c->ctl;
+	pthread_mutex_lock(&c->ctl->mu);
+	c->ctl->refs++;
+	c->ctl->running++;
+	pthread_mutex_unlock(&c->ctl->mu);
+	pthread_detach(w->thread);
+	pthread_mutex_unlock(&w->mu);
+	l->w = NULL;
 }
 
 static void
@@ -294,6 +355,48 @@ ms_plugin_host_mode_parse(const char *s, enum ms_plugin_host_mode *out)
 	return true;
 }
 
+/* Call l's open() on a worker started for it, waiting at most timeout_ns.
+ * The worker stays for the link's Decide calls (with
+ * MS_PLUGIN_HOST_PROCESS it is stopped once open() has returned). An
+ * open() that overruns is abandoned with its worker, which takes over l's
+ * config (invariant 2). */
+static int
+link_open(ms_chain *c, link_t *l, uint64_t timeout_ns, ms_errbuf *eb)
+{
+	worker *w = worker_start(c, l->plugin);
+	if (!w)
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "plugin %s (%s): could not start a worker "
+		               "thread for its open()",
+		               l->path, ms_plugin_name(l->plugin));
+	l->w = w;
+	pthread_mutex_lock(&w->mu);
+	w->job = JOB_OPEN;
+	w->config = l->config;
+	if (!worker_call_locked(w, ms_mono_ns() + (int64_t)timeout_ns)) {
+		w->config_size = l->config_size;
+		l->config = NULL;
+		worker_abandon(c, l);
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin %s (%s): open() did not return within "
+		               "%.3f s; left running, the plugin is not used",
+		               l->path, ms_plugin_name(l->plugin),
+		               (double)timeout_ns / 1e9);
+	}
+	int rc = (int)w->ret;
+	if (rc)
+		*eb = w->open_eb;
+	w->state = W_IDLE;
+	w->job = JOB_DECIDE;
+	w->config = NULL;
+	pthread_mutex_unlock(&w->mu);
+	if (c->host_mode == MS_PLUGIN_HOST_PROCESS) {
+		worker_stop(w);
+		l->w = NULL;
+	}
+	return rc;
+}
+
 int
 ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
               const ms_chain_opts *opts, ms_errbuf *eb)
@@ -314,6 +417,9 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 	c->circuit_after = opts->circuit_after ? opts->circuit_after : 3;
 	c->close_grace_ns =
 	        opts->close_grace_ns ? opts->close_grace_ns : 2000000000ull;
+	uint64_t open_timeout_ns = opts->open_timeout_ns
+	                                   ? opts->open_timeout_ns
+	                                   : MS_CHAIN_OPEN_TIMEOUT_NS;
 	pthread_mutex_init(&c->mu, NULL);
 	c->host_mode = opts->host_mode;
 	if (c->host_mode == MS_PLUGIN_HOST_PROCESS && n) {
@@ -351,8 +457,8 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 		ms_plugin_load_opts lo = { links[i].config, c->mem, opts->log,
 			                   opts->log_ctx };
 		ms_errbuf sub;
-		int rc = ms_plugin_load(&c->links[i].plugin, links[i].path, &lo,
-		                        &sub);
+		int rc = ms__plugin_load_unopened(&c->links[i].plugin,
+		                                  links[i].path, &lo, &sub);
 		if (rc) {
 			ms_chain_close(c);
 			return ms_fail(eb, rc, "chain link %zu: %s", i + 1,
@@ -369,6 +475,11 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 			ms_chain_close(c);
 			return ms_fail(eb, MS_ERR_NOMEM,
 			               "chain: out of memory");
+		}
+		if ((rc = link_open(c, l, open_timeout_ns, &sub))) {
+			ms_chain_close(c);
+			return ms_fail(eb, rc, "chain link %zu: %s", i + 1,
+			               sub.msg);
 		}
 		snprintf(c->links[i].st.name, sizeof(c->links[i].st.name), "%s",
 		         ms_plugin_name(c->links[i].plugin));
@@ -587,34 +698,17 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	}
 	memset(w->verdict, 0xA5, n); /* unwritten bytes read as bad values */
 	int64_t t0 = ms_mono_ns();
-	struct timespec dl = ms_mono_timespec(t0 + (int64_t)c->timeout_ns);
 	l->st.calls++;
 	l->st.traces += n;
 	pthread_mutex_lock(&w->mu);
 	w->batch = b;
 	w->n = n;
-	w->state = W_REQUEST;
-	pthread_cond_broadcast(&w->cv);
-	while (w->state != W_DONE) {
-		int rc = pthread_cond_timedwait(&w->cv, &w->mu, &dl);
-		if (rc == ETIMEDOUT && w->state != W_DONE)
-			break;
-	}
-	if (w->state != W_DONE) {
+	if (!worker_call_locked(w, t0 + (int64_t)c->timeout_ns)) {
 		/* Abandon: the worker keeps the batch, the verdict buffer
 		 * and a plugin reference until the call returns. */
-		w->abandoned = true;
 		ms_batch_retain(b);
 		ms__batch_abandon(b);
-		ms__plugin_retain(l->plugin);
-		w->ctl = c->ctl;
-		pthread_mutex_lock(&c->ctl->mu);
-		c->ctl->refs++;
-		c->ctl->running++;
-		pthread_mutex_unlock(&c->ctl->mu);
-		pthread_detach(w->thread);
-		pthread_mutex_unlock(&w->mu);
-		l->w = NULL;
+		worker_abandon(c, l);
 		*ns = (uint64_t)(ms_mono_ns() - t0);
 		time_call(l, *ns);
 		record(l, MS_LINK_TIMEOUT,

@@ -44,6 +44,14 @@
 void ms__plugin_retain(ms_plugin *p);
 /* A plugin name: 1-63 of [a-z0-9_-]. */
 bool ms__plugin_name_valid(const char *s);
+/* ms_plugin_load in two steps, so that the chain can call the plugin's
+ * open() on the thread of its choice: everything but open() (config is
+ * not read), then open() with config. A plugin whose open() failed is
+ * still the caller's to ms_plugin_unload (its close() is then not
+ * called). *out is owned as from ms_plugin_load. */
+int ms__plugin_load_unopened(ms_plugin **out, const char *path,
+                             const ms_plugin_load_opts *opts, ms_errbuf *eb);
+int ms__plugin_open(ms_plugin *p, const char *config, ms_errbuf *eb);
 
 /* ------------------------------------------------------------------ */
 /* Batches (staging.c)                                                 */

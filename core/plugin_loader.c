@@ -241,9 +241,10 @@ check_desc(ms_plugin *p, const char *path, ms_errbuf *eb)
 }
 
 /* Step 3: the host services table, then the plugin's open() with its
- * config; its projection_of() may narrow what it reads. */
-static int
-open_plugin(ms_plugin *p, const char *path, const char *config, ms_errbuf *eb)
+ * config; its projection_of() may narrow what it reads. The chain calls
+ * it on the worker thread that will run the plugin's Decide. */
+int
+ms__plugin_open(ms_plugin *p, const char *config, ms_errbuf *eb)
 {
 	ms_plugin_desc *d = &p->desc;
 	p->host.struct_size = sizeof(p->host);
@@ -258,7 +259,7 @@ open_plugin(ms_plugin *p, const char *path, const char *config, ms_errbuf *eb)
 	            &p->state) != 0) {
 		err[sizeof(err) - 1] = '\0';
 		return ms_fail(eb, MS_ERR_PLUGIN, "plugin %s (%s): open: %s",
-		               path, p->name, err[0] ? err : "failed");
+		               p->path, p->name, err[0] ? err : "failed");
 	}
 	p->opened = true;
 	if (d->projection_of)
@@ -266,9 +267,10 @@ open_plugin(ms_plugin *p, const char *path, const char *config, ms_errbuf *eb)
 	return 0;
 }
 
+/* Steps 1 and 2: everything of a load but open(). */
 int
-ms_plugin_load(ms_plugin **out, const char *path,
-               const ms_plugin_load_opts *opts, ms_errbuf *eb)
+ms__plugin_load_unopened(ms_plugin **out, const char *path,
+                         const ms_plugin_load_opts *opts, ms_errbuf *eb)
 {
 	static const ms_plugin_load_opts none;
 	*out = NULL;
@@ -294,14 +296,30 @@ ms_plugin_load(ms_plugin **out, const char *path,
 		goto fail;
 	}
 	if ((rc = checksum_file(path, p->checksum, eb)) ||
-	    (rc = load_entry(p, path, eb)) || (rc = check_desc(p, path, eb)) ||
-	    (rc = open_plugin(p, path, opts->config, eb)))
+	    (rc = load_entry(p, path, eb)) || (rc = check_desc(p, path, eb)))
 		goto fail;
 	*out = p;
 	return 0;
 fail:
 	plugin_destroy(p);
 	return rc;
+}
+
+int
+ms_plugin_load(ms_plugin **out, const char *path,
+               const ms_plugin_load_opts *opts, ms_errbuf *eb)
+{
+	ms_plugin *p;
+	int rc = ms__plugin_load_unopened(&p, path, opts, eb);
+	*out = NULL;
+	if (rc)
+		return rc;
+	if ((rc = ms__plugin_open(p, opts ? opts->config : NULL, eb))) {
+		plugin_destroy(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
 }
 
 const char *

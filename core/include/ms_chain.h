@@ -84,6 +84,9 @@ bool ms_plugin_host_mode_parse(const char *s, enum ms_plugin_host_mode *out);
  * status. */
 int ms_plugin_host_main(int argc, char **argv);
 
+/* How long a link's open() may take by default. */
+#define MS_CHAIN_OPEN_TIMEOUT_NS 5000000000ull
+
 typedef struct ms_chain_opts {
 	ms_mem *mem;                /* borrowed; outlives the chain */
 	uint64_t decide_timeout_ns; /* 0 = 5 s */
@@ -97,18 +100,26 @@ typedef struct ms_chain_opts {
 	/* The executable that serves as plugin host (process mode): it must
 	 * call ms_plugin_host_main for `__plugin-host`. Borrowed, copied. */
 	const char *host_exe;
+	/* How long ms_chain_open waits for each link's open(), which runs on
+	 * a worker thread; 0 = MS_CHAIN_OPEN_TIMEOUT_NS. One that overruns
+	 * fails the chain's open (MS_ERR_PLUGIN) and is abandoned like a
+	 * Decide call that overran (see ms_chain_close). */
+	uint64_t open_timeout_ns;
 } ms_chain_opts;
 
 typedef struct ms_chain ms_chain;
 
-/* Load and open every link (in order). Fails, loading nothing, if any
- * link fails to load; the message names the link. n may be 0. */
+/* Load and open every link (in order), each link's open() on a worker
+ * thread of the chain, waited for at most open_timeout_ns. Fails, loading
+ * nothing, if any link fails to load or its open() fails or overruns; the
+ * message names the link and the plugin's file. n may be 0. */
 int ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
                   const ms_chain_opts *opts, ms_errbuf *eb);
 /* Unload every link and wait up to close_grace_ns for abandoned calls still
  * running (their batches are freed through the chain's memory accounting).
  * Calls still running after that are left behind and never block: each
  * keeps its worker, verdict buffer, batch and plugin reference allocated
+ * (an open() that overran: its worker, config copy and plugin reference)
  * for the life of the process, and its plugin is never closed nor
  * dlclose()d, since the call may still be executing the plugin's code. */
 void ms_chain_close(ms_chain *c);

@@ -9,7 +9,9 @@
  * plugin's close() and dlclose() run when the last holder lets go.
  * Strings returned by the accessors are borrowed from the plugin.
  * Threads: the accessors may be called from any thread; decide() runs on
- * one thread at a time (the chain serializes its calls).
+ * one thread at a time (the chain serializes its calls). ms_plugin_load
+ * calls open() on the calling thread; a chain calls it on the worker
+ * thread that runs the link's Decide.
  */
 #ifndef MS_LOADER_H
 #define MS_LOADER_H
