@@ -8,13 +8,17 @@
  * recorded per link. Calls run on one worker thread per link so the caller
  * can stop waiting; a call that overruns is abandoned to its worker, which
  * owns the batch reference, the verdict buffer and a plugin reference
- * until the call returns. The plugin's open() is the first call on that
- * worker, bounded by the open timeout: a plugin that never returns from
- * it fails the chain's open instead of holding it, and what open()
- * allocates lands in the malloc arena of the thread that runs Decide
- * anyway (a thread of its own for open() would keep an arena alive for
- * those allocations alone). Plugins are loaded by plugin_loader.c, chain
- * specs parsed by chain_spec.c.
+ * until the call returns. The plugin's open() runs the same way, on a
+ * worker started for it and bounded by the open timeout: a plugin that
+ * never returns from it fails the chain's open instead of holding it.
+ * That worker is stopped and joined as soon as open() has returned, and
+ * Decide gets a worker of its own when first called: an exited thread's
+ * malloc arena goes back to the C library's free list, where the next
+ * thread that allocates finds it, so while an arena is free the threads
+ * of the process end up on the arenas they had with open() called inline
+ * (which arena a run's merge worker gets decides several MiB of its
+ * finalize's peak; see the README on plugins that hang). Plugins are
+ * loaded by plugin_loader.c, chain specs parsed by chain_spec.c.
  *
  * Design:
  *  1. An ms_plugin is reference counted (plugin_loader.c): its owner holds
@@ -23,8 +27,9 @@
  *  2. A link's worker is either idle (waiting for a request), running a
  *     call the caller waits for (open() or Decide), or abandoned. An
  *     abandoned worker is detached and never receives another request;
- *     the link starts a new worker for its next call. A link whose open()
- *     was abandoned has no next call: the chain's open fails.
+ *     the link starts a new worker for its next call. The worker that
+ *     runs open() runs nothing else; a link whose open() was abandoned
+ *     has no next call: the chain's open fails.
  *  3. The memory of a batch an abandoned call may read is released only by
  *     that call's worker after the call returns (the batch reference).
  *  4. consecutive_timeouts counts timed-out (and crashed) calls since the
@@ -49,8 +54,7 @@
  * abandoned, and one that dies in Decide fails the link open as
  * "crashed". The plugin is still loaded and opened here as well (name,
  * checksum, projection, config errors at open), its open() on a worker
- * with the same bound, stopped once open() has returned: its Decide never
- * runs in this process.
+ * as in process, but its Decide never runs in this process.
  */
 #include "ms_chain.h"
 #include "ms_clock.h"
@@ -70,8 +74,8 @@
 /* Workers                                                             */
 
 enum worker_state { W_IDLE, W_REQUEST, W_DONE, W_QUIT };
-/* What a request asks the worker to call: the plugin's open() (the
- * first request of every worker started by ms_chain_open) or Decide. */
+/* What a request asks the worker to call: the plugin's open() (the one
+ * request of the worker ms_chain_open starts per link) or Decide. */
 enum worker_job { JOB_DECIDE, JOB_OPEN };
 
 /* The chain's abandon record (invariants 5 and 6). Plain malloc memory
@@ -355,11 +359,10 @@ ms_plugin_host_mode_parse(const char *s, enum ms_plugin_host_mode *out)
 	return true;
 }
 
-/* Call l's open() on a worker started for it, waiting at most timeout_ns.
- * The worker stays for the link's Decide calls (with
- * MS_PLUGIN_HOST_PROCESS it is stopped once open() has returned). An
- * open() that overruns is abandoned with its worker, which takes over l's
- * config (invariant 2). */
+/* Call l's open() on a worker started for it, waiting at most timeout_ns,
+ * and stop the worker once open() has returned. An open() that overruns
+ * is abandoned with its worker, which takes over l's config (invariant
+ * 2). */
 static int
 link_open(ms_chain *c, link_t *l, uint64_t timeout_ns, ms_errbuf *eb)
 {
@@ -386,14 +389,9 @@ link_open(ms_chain *c, link_t *l, uint64_t timeout_ns, ms_errbuf *eb)
 	int rc = (int)w->ret;
 	if (rc)
 		*eb = w->open_eb;
-	w->state = W_IDLE;
-	w->job = JOB_DECIDE;
-	w->config = NULL;
 	pthread_mutex_unlock(&w->mu);
-	if (c->host_mode == MS_PLUGIN_HOST_PROCESS) {
-		worker_stop(w);
-		l->w = NULL;
-	}
+	worker_stop(w);
+	l->w = NULL;
 	return rc;
 }
 

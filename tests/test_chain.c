@@ -5,7 +5,9 @@
  * timeout is bypassed (fails open) with its reason in the link stats; a
  * timed-out call keeps reading a batch the caller already released; three
  * consecutive timeouts open the circuit and everything is kept; a call
- * that never returns does not keep the chain from closing.
+ * that never returns does not keep the chain from closing. A link's
+ * open() runs on a worker too and is bounded the same way: one that never
+ * returns fails the chain's open.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -419,6 +421,80 @@ test_stuck_call_never_blocks_close(void **st)
 	ms_mem_stats ms;
 	ms_mem_stats_get(&mem, &ms);
 	assert_true(ms.live > 0);
+}
+
+/* ---- open(): on the link's worker, bounded ------------------------- */
+
+/* An open() that never returns fails the chain's open once the open
+ * timeout has passed, in either host mode, naming the link and the
+ * plugin's file; the call is left behind as a stuck Decide is. Were the
+ * chain to wait for it, this test would never end. */
+static void
+test_open_hang_fails_chain_open(void **st)
+{
+	(void)st;
+	/* The calls left behind keep their worker and plugin allocated
+	 * (never freed, and the allocator is never touched again). */
+	static ms_mem mem[2];
+	char ok[512], hang[512];
+	path_of(ok, sizeof(ok), "tp_mask");
+	path_of(hang, sizeof(hang), "tp_openhang");
+	ms_chain_link_spec links[2] = { { ok, "1" }, { hang, "" } };
+	const enum ms_plugin_host_mode modes[2] = { MS_PLUGIN_HOST_INPROC,
+		                                    MS_PLUGIN_HOST_PROCESS };
+	for (int i = 0; i < 2; i++) {
+		ms_mem_init(&mem[i], NULL);
+		ms_chain_opts o = { .mem = &mem[i],
+			            .open_timeout_ns = 100 * 1000000ull,
+			            .close_grace_ns = 50 * 1000000ull,
+			            .host_mode = modes[i],
+			            .host_exe = MS_BINARY_DIR "/tui/mergescope" };
+		ms_chain *c = NULL;
+		ms_errbuf eb;
+		assert_int_equal(ms_chain_open(&c, links, 2, &o, &eb),
+		                 MS_ERR_PLUGIN);
+		assert_null(c);
+		if (!strstr(eb.msg, "chain link 2: ") ||
+		    !strstr(eb.msg, hang) ||
+		    !strstr(eb.msg, "open() did not return within 0.100 s"))
+			fail_msg("%s: %s", ms_plugin_host_mode_name(modes[i]),
+			         eb.msg);
+	}
+}
+
+/* An open() that returns after its timeout: the chain's open fails, and
+ * closing the half-open chain waits for the call (close_grace_ns), whose
+ * worker then closes the plugin and frees what it took over: nothing of
+ * the chain is left. One that returns in time loads. */
+static void
+test_late_open_is_cleaned_up(void **st)
+{
+	(void)st;
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	char path[512];
+	path_of(path, sizeof(path), "tp_openhang");
+	/* open() sleeps 300 ms, six times its timeout. */
+	ms_chain_link_spec link = { path, "300" };
+	ms_chain_opts o = { .mem = &mem,
+		            .open_timeout_ns = 50 * 1000000ull,
+		            .close_grace_ns = 60 * 1000000000ull };
+	ms_chain *c = NULL;
+	ms_errbuf eb;
+	assert_int_equal(ms_chain_open(&c, &link, 1, &o, &eb), MS_ERR_PLUGIN);
+	assert_null(c);
+	assert_non_null(strstr(eb.msg, "open() did not return"));
+	tl_assert_no_live(&mem);
+
+	/* One that returns within the (default, 5 s) timeout loads. */
+	link.config = "20";
+	o.open_timeout_ns = 0;
+	if (ms_chain_open(&c, &link, 1, &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	assert_string_equal(ms_plugin_name(ms_chain_plugin(c, 0)),
+	                    "tp_openhang");
+	ms_chain_close(c);
+	tl_assert_no_live(&mem);
 }
 
 /* ---- Process mode: the links run in host processes ---------------- */
@@ -851,6 +927,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_successful_batch_resets_timeout_count),
 		cmocka_unit_test(test_overlapping_abandoned_calls),
 		cmocka_unit_test(test_stuck_call_never_blocks_close),
+		cmocka_unit_test(test_open_hang_fails_chain_open),
+		cmocka_unit_test(test_late_open_is_cleaned_up),
 		cmocka_unit_test(test_process_and_over_links),
 		cmocka_unit_test(test_process_segv_fails_open),
 		cmocka_unit_test(test_process_abort_fails_open),

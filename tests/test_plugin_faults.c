@@ -1,11 +1,13 @@
 /*
- * test_plugin_faults.c - plugins that misbehave inside Decide, in real
- * headless runs of the `mergescope` executable (a child process each) on
- * a smoke fixture: a Decide that never returns times out three times,
- * opens the circuit and the process still exits with the run complete and
- * its gates; a Decide that segfaults, aborts or calls exit() ends the run
- * as aborted in the event database with the plugin and the signal named,
- * the scratch shard removed, and an exit status that says so. With
+ * test_plugin_faults.c - plugins that misbehave inside Decide (or open),
+ * in real headless runs of the `mergescope` executable (a child process
+ * each) on a smoke fixture: a Decide that never returns times out three
+ * times, opens the circuit and the process still exits with the run
+ * complete and its gates; an open() that never returns fails the run's
+ * start after the open timeout, naming the plugin's file; a Decide that
+ * segfaults, aborts or calls exit() ends the run as aborted in the event
+ * database with the plugin and the signal named, the scratch shard
+ * removed, and an exit status that says so. With
  * --plugin-host process the same plugins cost a fail-open ("crashed",
  * "timeout") and the run completes; the shipped sampler decides the same
  * through the host as in process.
@@ -243,6 +245,29 @@ test_loop_times_out_and_exits(void **state)
 	run_free(&r);
 }
 
+/* A plugin whose open() never returns: in either host mode the run
+ * fails to start (exit status 2) after the 5 s open timeout, naming the
+ * plugin's file, instead of waiting for ever; nothing is left behind. */
+static void
+test_open_hang_fails_the_start(void **state)
+{
+	(void)state;
+	const char *hosts[] = { "inproc", "process" };
+	for (int i = 0; i < 2; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "openhang-%s", hosts[i]);
+		run_out r;
+		run_chain_host(name, "tp_openhang", hosts[i], &r);
+		assert_true(WIFEXITED(r.status));
+		assert_int_equal(WEXITSTATUS(r.status), 2);
+		if (!strstr(r.err, "tp_openhang.so") ||
+		    !strstr(r.err, "open() did not return within 5.000 s"))
+			fail_msg("%s: stderr: %s", hosts[i], r.err);
+		assert_false(exists(r.work));
+		run_free(&r);
+	}
+}
+
 /* want_sig: the signal the process must die of; 0: exit status 2. */
 static void
 crash_case(const char *kind, int want_sig, const char *want_reason)
@@ -401,6 +426,7 @@ main(void)
 		cmocka_unit_test(test_abort_in_decide),
 		cmocka_unit_test(test_exit_in_decide),
 		cmocka_unit_test(test_loop_times_out_and_exits),
+		cmocka_unit_test(test_open_hang_fails_the_start),
 		cmocka_unit_test(test_process_segv),
 		cmocka_unit_test(test_process_abort),
 		cmocka_unit_test(test_process_exit),

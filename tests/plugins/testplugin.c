@@ -31,6 +31,8 @@
  *            host, its channel to the workbench: not an answer), then
  *            never returns; for --plugin-host process only (in process it
  *            would write into one of the workbench's files)
+ *  openhang  open never returns (sleeps in a loop); config "MS" makes it
+ *            return after MS milliseconds instead (decide keeps all)
  *  For loop, segv, abort, exit and garble, config "K" makes calls 0..K-1
  *  keep everything and only call K (and later ones) misbehave.
  */
@@ -60,6 +62,7 @@
 #define K_ABORT 14
 #define K_EXIT 15
 #define K_GARBLE 16
+#define K_OPENHANG 17
 
 #ifndef TP_KIND
 #error TP_KIND must be set
@@ -82,6 +85,12 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
         size_t errlen, void **state)
 {
 	(void)host;
+	if (TP_KIND == K_OPENHANG) {
+		long ms = config && *config ? atol(config) : -1;
+		struct timespec t = { 0, 10 * 1000000L };
+		for (long waited = 0; ms < 0 || waited < ms; waited += 10)
+			nanosleep(&t, NULL);
+	}
 	if (TP_KIND == K_OPENFAIL) {
 		strncpy(err, "unknown key \"bogus\"", errlen - 1);
 		err[errlen - 1] = '\0';
