@@ -4,8 +4,8 @@ ms_add_test(test_fixture_timemap LIBS msfixtures)
 ms_add_test(test_fixture_build LIBS msfixtures)
 ms_add_test(test_fixture_density LIBS msfixtures)
 ms_add_test(test_manifest LIBS msfixtures PkgConfig::SQLITE)
-# Whole builds run the real sampler plugin.
-add_dependencies(test_fixture_build skywalking)
+# Whole builds run the real sampler plugin (and one whose open() hangs).
+add_dependencies(test_fixture_build skywalking tp_openhang)
 add_dependencies(test_fixture_density skywalking)
 
 # Benchmark: build (and check) time of a fixture; see tests/bench/README.md.

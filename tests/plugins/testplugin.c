@@ -31,8 +31,9 @@
  *            host, its channel to the workbench: not an answer), then
  *            never returns; for --plugin-host process only (in process it
  *            would write into one of the workbench's files)
- *  openhang  open never returns (sleeps in a loop); config "MS" makes it
- *            return after MS milliseconds instead (decide keeps all)
+ *  openhang  open never returns (sleeps in a loop); config "MS" (digits)
+ *            makes it return after MS milliseconds instead (decide keeps
+ *            all)
  *  For loop, segv, abort, exit and garble, config "K" makes calls 0..K-1
  *  keep everything and only call K (and later ones) misbehave.
  */
@@ -86,7 +87,8 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 {
 	(void)host;
 	if (TP_KIND == K_OPENHANG) {
-		long ms = config && *config ? atol(config) : -1;
+		bool num = config && *config >= '0' && *config <= '9';
+		long ms = num ? atol(config) : -1;
 		struct timespec t = { 0, 10 * 1000000L };
 		for (long waited = 0; ms < 0 || waited < ms; waited += 10)
 			nanosleep(&t, NULL);
