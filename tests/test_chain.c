@@ -377,6 +377,19 @@ test_overlapping_abandoned_calls(void **st)
 	close_chain(&f);
 }
 
+/* Open a chain of the one plugin name with config and options o, whose
+ * memory accounting *o->mem is initialised here. */
+static int
+open_one(ms_chain **c, const char *name, const char *config,
+         const ms_chain_opts *o, ms_errbuf *eb)
+{
+	char path[512];
+	path_of(path, sizeof(path), name);
+	ms_chain_link_spec link = { path, config };
+	ms_mem_init(o->mem, NULL);
+	return ms_chain_open(c, &link, 1, o, eb);
+}
+
 static void
 test_stuck_call_never_blocks_close(void **st)
 {
@@ -385,16 +398,12 @@ test_stuck_call_never_blocks_close(void **st)
 	 * closing waits its grace and leaves the three calls behind. Were
 	 * the chain to join them, this test would never end. */
 	ms_mem mem;
-	ms_mem_init(&mem, NULL);
-	char path[512];
-	path_of(path, sizeof(path), "tp_loop");
-	ms_chain_link_spec link = { path, "" };
 	ms_chain_opts o = { .mem = &mem,
 		            .decide_timeout_ns = 20 * 1000000ull,
 		            .close_grace_ns = 50 * 1000000ull };
 	ms_chain *c;
 	ms_errbuf eb;
-	if (ms_chain_open(&c, &link, 1, &o, &eb))
+	if (open_one(&c, "tp_loop", "", &o, &eb))
 		fail_msg("chain: %s", eb.msg);
 	static rows10 rows; /* may be read by the calls left behind */
 	make_rows(&rows);
@@ -471,25 +480,21 @@ test_late_open_is_cleaned_up(void **st)
 {
 	(void)st;
 	ms_mem mem;
-	ms_mem_init(&mem, NULL);
-	char path[512];
-	path_of(path, sizeof(path), "tp_openhang");
-	/* open() sleeps 300 ms, six times its timeout. */
-	ms_chain_link_spec link = { path, "300" };
 	ms_chain_opts o = { .mem = &mem,
 		            .open_timeout_ns = 50 * 1000000ull,
 		            .close_grace_ns = 60 * 1000000000ull };
 	ms_chain *c = NULL;
 	ms_errbuf eb;
-	assert_int_equal(ms_chain_open(&c, &link, 1, &o, &eb), MS_ERR_PLUGIN);
+	/* open() sleeps 300 ms, six times its timeout. */
+	assert_int_equal(open_one(&c, "tp_openhang", "300", &o, &eb),
+	                 MS_ERR_PLUGIN);
 	assert_null(c);
 	assert_non_null(strstr(eb.msg, "open() did not return"));
 	tl_assert_no_live(&mem);
 
 	/* One that returns within the (default, 5 s) timeout loads. */
-	link.config = "20";
 	o.open_timeout_ns = 0;
-	if (ms_chain_open(&c, &link, 1, &o, &eb))
+	if (open_one(&c, "tp_openhang", "20", &o, &eb))
 		fail_msg("chain: %s", eb.msg);
 	assert_string_equal(ms_plugin_name(ms_chain_plugin(c, 0)),
 	                    "tp_openhang");
