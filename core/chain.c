@@ -17,7 +17,7 @@
  * thread that allocates finds it, so while an arena is free the threads
  * of the process end up on the arenas they had with open() called inline
  * (which arena a run's merge worker gets decides several MiB of its
- * finalize's peak; see the README on plugins that hang). Plugins are
+ * finalize's peak: tests/bench/README.md, bench_day). Plugins are
  * loaded by plugin_loader.c, chain specs parsed by chain_spec.c.
  *
  * Design:
