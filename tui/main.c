@@ -41,13 +41,18 @@
  *    33,000, and primary + cooldown took 2.98 s, 2.50-2.64 s and
  *    2.2-2.5 s. The price is memory kept for reuse: peak RSS about 5 MiB
  *    above 4 MiB's at day-2x, about the same at day-4x.
- *  - M_ARENA_MAX 2: with an arena per thread, each thread's retained free
- *    memory adds up; two arenas for the merge workers, checker, oracle,
- *    stager and recorder bound what is kept to two heaps' worth. The top
- *    of a heap other than the main one outlives the malloc_trim before
- *    the finalize (up to 13 MiB free and resident, sampled at the
- *    finalize's peak), so the finalize runs on the fast worker that ran
- *    the day's merges and reuses what its heap kept (core/engine.c).
+ *  - M_ARENA_MAX 1: with an arena per thread, each thread's retained free
+ *    memory adds up. With two, the top of the heap other than the main
+ *    one outlived the malloc_trim before the finalize (up to 13 MiB free
+ *    and resident at the finalize's peak), and which threads landed on
+ *    it was settled by timing as they first allocated: the finalize's
+ *    anon peak at day-2x was 37 or 42 MiB from one run to the next,
+ *    depending on the fast merge worker's arena, and any thread that
+ *    allocates (a plugin's bounded open()) moved the odds. One arena
+ *    gave 37.4 and 44.0 MiB at day-2x and day-4x against 38.3 and 44.1
+ *    with two, CPU time unchanged (tests/bench/README.md, bench_day).
+ *    The finalize still runs on the fast worker that ran the day's
+ *    merges (core/engine.c).
  * A variable of the environment (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_
  * THRESHOLD_, MALLOC_ARENA_MAX, or any GLIBC_TUNABLES) leaves the policy
  * to the user.
@@ -62,7 +67,7 @@ malloc_policy(void)
 	if (!getenv("MALLOC_TRIM_THRESHOLD_"))
 		mallopt(M_TRIM_THRESHOLD, 32 << 20);
 	if (!getenv("MALLOC_ARENA_MAX"))
-		mallopt(M_ARENA_MAX, 2);
+		mallopt(M_ARENA_MAX, 1);
 }
 #endif
 
