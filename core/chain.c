@@ -12,13 +12,12 @@
  * worker started for it and bounded by the open timeout: a plugin that
  * never returns from it fails the chain's open instead of holding it.
  * That worker is stopped and joined as soon as open() has returned, and
- * Decide gets a worker of its own when first called, as before open()
- * was bounded: an exited thread's malloc arena goes back to the C
- * library's free list, where the next thread that allocates finds it.
- * Once every arena is taken, though, the open() thread takes one in the
- * library's round, and moves the arenas later threads get (which one a
- * run's merge worker gets decides several MiB of its finalize's peak:
- * tests/bench/README.md, bench_day). Plugins are loaded by
+ * Decide gets a worker of its own when first called: an exited thread's
+ * malloc arena goes back to the C library's free list for the next
+ * thread that allocates, where a worker kept from open() on would hold
+ * one for the run (with more than one arena, which threads share which
+ * decides several MiB of a run's finalize peak: tests/bench/README.md,
+ * bench_day; mergescope keeps one, tui/main.c). Plugins are loaded by
  * plugin_loader.c, chain specs parsed by chain_spec.c.
  *
  * Design:
