@@ -242,7 +242,8 @@ check_desc(ms_plugin *p, const char *path, ms_errbuf *eb)
 
 /* Step 3: the host services table, then the plugin's open() with its
  * config; its projection_of() may narrow what it reads. The chain calls
- * it on the worker thread that will run the plugin's Decide. */
+ * it on a worker thread of its own, bounded by its open timeout
+ * (chain.c). */
 int
 ms__plugin_open(ms_plugin *p, const char *config, ms_errbuf *eb)
 {
