@@ -967,21 +967,75 @@ sample_of(const rep_out *o)
 
 #define MIB(x) ((x) / 1048576.0)
 
+/* How the tables name the variants. A spec is printed whole when every
+ * spec fits in LABEL_MAX columns; otherwise (a chain spec may be 4 KiB,
+ * and two long specs often share their first columns, so a cut name
+ * could not tell them apart) the tables say V1, V2, ... and a legend
+ * above them gives each its spec. */
+enum { LABEL_MIN = 24, LABEL_MAX = 40 };
+
+typedef struct labels {
+	int width;
+	bool numbered;
+	char (*name)[16]; /* numbered: "V1"...; owned */
+} labels;
+
+static void
+labels_init(labels *l, const ms_merge_once_opts *o)
+{
+	size_t w = LABEL_MIN;
+	for (size_t i = 0; i < o->nvariants; i++)
+		if (strlen(o->variants[i]) > w)
+			w = strlen(o->variants[i]);
+	l->numbered = w > LABEL_MAX;
+	l->width = l->numbered ? LABEL_MIN : (int)w;
+	l->name = NULL;
+	if (l->numbered) {
+		l->name = calloc(o->nvariants, sizeof(*l->name));
+		if (!l->name) { /* named by their first columns, as before */
+			l->numbered = false;
+			return;
+		}
+		for (size_t i = 0; i < o->nvariants; i++)
+			snprintf(l->name[i], sizeof(l->name[i]), "V%zu",
+			         i + 1);
+	}
+}
+
+static const char *
+label(const labels *l, const ms_merge_once_opts *o, size_t i)
+{
+	return l->numbered ? l->name[i] : o->variants[i];
+}
+
+static void
+print_legend(FILE *out, const labels *l, const ms_merge_once_opts *o)
+{
+	if (!l->numbered)
+		return;
+	for (size_t i = 0; i < o->nvariants; i++)
+		fprintf(out, "%-9s %s = %s\n", i ? "" : "variants:",
+		        l->name[i], o->variants[i]);
+	fputc('\n', out);
+}
+
 /* Every repetition, in the order the variants are listed. */
 static void
-print_reps(FILE *out, const once_ctx *c, const sample *s, unsigned reps)
+print_reps(FILE *out, const once_ctx *c, const labels *l, const sample *s,
+           unsigned reps)
 {
 	const ms_merge_once_opts *opts = c->o;
-	fprintf(out, "%-24s %4s %10s %10s %10s %10s %9s %9s %11s %8s\n",
+	int w = l->width;
+	fprintf(out, "%-*s %4s %10s %10s %10s %10s %9s %9s %11s %8s\n", w,
 	        "variant", "rep", "wall ms", "cpu ms", "alloc MiB",
 	        "allocs", "RSS MiB", "read MiB", "written MiB", "WA");
 	for (size_t i = 0; i < opts->nvariants; i++)
 		for (unsigned r = 0; r < reps; r++) {
 			const double *v = s[i * reps + r].v;
 			fprintf(out,
-			        "%-24.24s %4u %10.3f %10.3f %10.3f %10.0f "
+			        "%-*s %4u %10.3f %10.3f %10.3f %10.0f "
 			        "%9.2f %9.3f %11.3f %8.4f\n",
-			        opts->variants[i], r + 1, v[S_WALL] / 1e6,
+			        w, label(l, opts, i), r + 1, v[S_WALL] / 1e6,
 			        v[S_CPU] / 1e6, MIB(v[S_ALLOC]), v[S_COUNT],
 			        MIB(v[S_RSS]), MIB(v[S_READ]),
 			        MIB(v[S_WRITTEN]), v[S_WA]);
@@ -990,39 +1044,43 @@ print_reps(FILE *out, const once_ctx *c, const sample *s, unsigned reps)
 }
 
 static void
-print_medians(FILE *out, const ms_merge_once_result *res, size_t nv)
+print_medians(FILE *out, const labels *l, const ms_merge_once_opts *o,
+              const ms_merge_once_result *res, size_t nv)
 {
+	int w = l->width;
 	fprintf(out,
-	        "%-24s %10s %6s %10s %6s %11s %6s %10s %6s %9s %9s "
+	        "%-*s %10s %6s %10s %6s %11s %6s %10s %6s %9s %9s "
 	        "%8s %s\n",
-	        "variant", "wall ms", "cv%", "cpu ms", "cv%", "alloc MiB",
+	        w, "variant", "wall ms", "cv%", "cpu ms", "cv%", "alloc MiB",
 	        "cv%", "peak MiB", "cv%", "rows in", "rows out", "dropped",
 	        "ledgers");
 	for (size_t i = 0; i < nv; i++) {
 		const ms_merge_once_result *r = &res[i];
 		fprintf(out,
-		        "%-24.24s %10.3f %6.1f %10.3f %6.1f %11.3f %6.1f "
+		        "%-*s %10.3f %6.1f %10.3f %6.1f %11.3f %6.1f "
 		        "%10.3f %6.1f %9" PRIu64 " %9" PRIu64 " %8" PRIu64
 		        " %s\n",
-		        r->variant, r->wall_median_ns / 1e6, r->wall_cv * 100,
-		        r->cpu_median_ns / 1e6, r->cpu_cv * 100,
-		        MIB(r->alloc_median), r->alloc_cv * 100,
-		        MIB(r->peak_median), r->peak_cv * 100, r->rows_in,
-		        r->rows_out, r->traces_dropped,
+		        w, label(l, o, i), r->wall_median_ns / 1e6,
+		        r->wall_cv * 100, r->cpu_median_ns / 1e6,
+		        r->cpu_cv * 100, MIB(r->alloc_median),
+		        r->alloc_cv * 100, MIB(r->peak_median),
+		        r->peak_cv * 100, r->rows_in, r->rows_out,
+		        r->traces_dropped,
 		        r->ledgers_stable ? "stable" : "DIFFER");
 	}
-	fprintf(out, "\n%-24s %12s %9s %10s %13s %8s %8s %8s  %s\n",
+	fprintf(out, "\n%-*s %12s %9s %10s %13s %8s %8s %8s  %s\n", w,
 	        "variant (medians)", "allocations", "RSS MiB", "read MiB",
 	        "written MiB", "WA", "out/in", "decides", "sampling");
 	for (size_t i = 0; i < nv; i++) {
 		const ms_merge_once_result *r = &res[i];
 		fprintf(out,
-		        "%-24.24s %12.0f %9.2f %10.3f %13.3f %8.4f %8.4f "
+		        "%-*s %12.0f %9.2f %10.3f %13.3f %8.4f %8.4f "
 		        "%8" PRIu64 "  %s%s%s\n",
-		        r->variant, r->count_median, MIB(r->rss_median),
-		        MIB(r->read_median), MIB(r->written_median),
-		        r->wa_median, r->outin_median, r->plugin_calls,
-		        ms_sampling_class_name(r->klass), r->reason ? " " : "",
+		        w, label(l, o, i), r->count_median,
+		        MIB(r->rss_median), MIB(r->read_median),
+		        MIB(r->written_median), r->wa_median, r->outin_median,
+		        r->plugin_calls, ms_sampling_class_name(r->klass),
+		        r->reason ? " " : "",
 		        r->reason ? ms_sampling_reason_name(r->reason) : "");
 	}
 }
@@ -1032,13 +1090,17 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
             const sample *s)
 {
 	const ms__frozen *f = c->f;
-	size_t nv = c->o->nvariants;
+	const ms_merge_once_opts *o = c->o;
+	size_t nv = o->nvariants;
 	uint64_t in_rows = res[0].in_ledger.kind[MS_KIND_CORE].rows;
+	labels l;
+	labels_init(&l, o);
+	int w = l.width;
 	fprintf(out,
 	        "merge-once: merge #%" PRIu64 " (%s lane, %zu inputs, %" PRIu64
 	        " rows%s) frozen in %s\n",
 	        f->seq, f->lane, f->ninputs, in_rows,
-	        f->finalize ? ", finalize" : "", c->o->frozen_dir);
+	        f->finalize ? ", finalize" : "", o->frozen_dir);
 	fprintf(out,
 	        "selection: the %s re-run on the frozen state (pass %" PRIu64
 	        ", %zu claimed, %zu quarantined, %zu unseen) gives the same "
@@ -1046,37 +1108,47 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 	        f->finalize ? "finalize rule" : "picker", f->pass,
 	        f->claimed.n, f->quarantined.n, f->unseen.n, f->ninputs);
 	fprintf(out,
-	        "clock: %s; grace policy %s; staging %s; %u repetitions per "
+	        "clock: %s; grace policy %s; staging %s; %u repetition%s per "
 	        "variant, alternating, %s\n\n",
-	        c->o->run_clock ? "the run's at the barrier"
-	                        : "max input max_ts + 2 h (every input mature)",
+	        o->run_clock ? "the run's at the barrier"
+	                     : "max input max_ts + 2 h (every input mature)",
 	        ms_grace_policy_name(c->policy),
 	        ms_staging_mode_name(c->staging), res[0].reps,
-	        c->o->self_exe ? "each in a fresh process"
-	                       : "in this process");
-	print_reps(out, c, s, res[0].reps);
-	print_medians(out, res, nv);
+	        res[0].reps == 1 ? "" : "s",
+	        o->self_exe ? "each in a fresh process" : "in this process");
+	print_legend(out, &l, o);
+	print_reps(out, c, &l, s, res[0].reps);
+	print_medians(out, &l, o, res, nv);
 	bool first = true;
 	for (size_t i = 0; i < nv; i++)
 		if (res[i].oracle_checked) {
-			fprintf(out, "%soracle %-17.17s %s\n", first ? "\n" : "",
-			        res[i].variant, res[i].oracle_note);
+			fprintf(out, "%soracle %-*s %s\n", first ? "\n" : "",
+			        w - 7, label(&l, o, i), res[i].oracle_note);
 			first = false;
 		}
-	if (nv < 2)
-		return;
-	fprintf(out, "\nratio to %-15.15s %10s %10s %11s %10s %10s\n",
-	        res[0].variant, "wall", "cpu", "alloc", "peak", "RSS");
-	for (size_t i = 1; i < nv; i++) {
-		const ms_merge_once_result *r = &res[i];
-		fprintf(out, "%-24.24s %9.3fx %9.3fx %10.3fx %9.3fx %9.3fx\n",
-		        r->variant,
-		        ratio(r->wall_median_ns, res[0].wall_median_ns),
-		        ratio(r->cpu_median_ns, res[0].cpu_median_ns),
-		        ratio(r->alloc_median, res[0].alloc_median),
-		        ratio(r->peak_median, res[0].peak_median),
-		        ratio(r->rss_median, res[0].rss_median));
+	if (nv >= 2) {
+		/* "ratio to BASE" heads the variant column, or stands on a
+		 * line of its own above it when BASE does not fit there. */
+		const char *base = label(&l, o, 0);
+		if (strlen(base) + 9 > (size_t)w)
+			fprintf(out, "\nratio to %s\n%-*s", base, w, "");
+		else
+			fprintf(out, "\nratio to %-*s", w - 9, base);
+		fprintf(out, " %10s %10s %11s %10s %10s\n", "wall", "cpu",
+		        "alloc", "peak", "RSS");
+		for (size_t i = 1; i < nv; i++) {
+			const ms_merge_once_result *r = &res[i];
+			fprintf(out,
+			        "%-*s %9.3fx %9.3fx %10.3fx %9.3fx %9.3fx\n",
+			        w, label(&l, o, i),
+			        ratio(r->wall_median_ns, res[0].wall_median_ns),
+			        ratio(r->cpu_median_ns, res[0].cpu_median_ns),
+			        ratio(r->alloc_median, res[0].alloc_median),
+			        ratio(r->peak_median, res[0].peak_median),
+			        ratio(r->rss_median, res[0].rss_median));
+		}
 	}
+	free(l.name);
 }
 
 /* ---- the whole round ----------------------------------------------------- */

@@ -646,6 +646,87 @@ test_merge_once_oracle_mismatch(void **state)
 	assert_true(res[0].oracle_match);
 }
 
+/* The table of variants whose specs share their first 24 columns: each
+ * is named whole where every spec fits the column (40), and as V1, V2
+ * with a legend giving the specs when one does not. Before, every table
+ * cut them to 24 columns (the oracle's lines to 17), so both read
+ * `skywalking,detdrop:{"per`. */
+static char *
+once_table(const char *dir, const char **v, size_t nv)
+{
+	char *table = NULL;
+	size_t tlen = 0;
+	FILE *out = open_memstream(&table, &tlen);
+	assert_non_null(out);
+	ms_merge_once_opts o = once_1_opts(dir, v);
+	o.nvariants = nv;
+	o.out = out;
+	ms_merge_once_result res[3];
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_merge_once(&o, res, &eb);
+	fclose(out);
+	if (rc)
+		fprintf(stderr, "merge-once: %s\n", eb.msg);
+	assert_int_equal(rc, 0);
+	fprintf(stderr, "%s", table);
+	return table;
+}
+
+static size_t
+count_lines_starting(const char *table, const char *prefix)
+{
+	size_t n = 0;
+	for (const char *p = table; p && *p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (strncmp(p, prefix, strlen(prefix)) == 0 &&
+		    p[strlen(prefix)] == ' ')
+			n++;
+	}
+	return n;
+}
+
+static void
+test_merge_once_long_variant_names(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX];
+	rt_shm_path(dir, sizeof(dir), "mo-sky-frozen");
+	assert_true(rt_exists(dir));
+	const char *fit[] = { "skywalking,detdrop:{\"percent\":35}",
+		              "skywalking,detdrop:{\"percent\":50}" };
+	char *t = once_table(dir, fit, 2);
+	/* Each spec starts its lines of the repetitions and of both
+	 * medians tables, the second one its line of ratios too. */
+	for (size_t i = 0; i < 2; i++)
+		assert_int_equal(count_lines_starting(t, fit[i]), i ? 4 : 3);
+	char want[128];
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(want, sizeof(want), "\noracle %s ", fit[i]);
+		assert_non_null(strstr(t, want));
+	}
+	snprintf(want, sizeof(want), "\nratio to %s\n", fit[0]);
+	assert_non_null(strstr(t, want));
+	assert_non_null(strstr(t, "1 repetition per variant"));
+	free(t);
+
+	const char *lng[] = {
+		"skywalking,detdrop:{\"percent\":35},alwayskeep",
+		"skywalking,detdrop:{\"percent\":50}", "disabled"
+	};
+	t = once_table(dir, lng, 3);
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(want, sizeof(want), "V%zu = %s\n", i + 1, lng[i]);
+		assert_non_null(strstr(t, want));
+		snprintf(want, sizeof(want), "V%zu", i + 1);
+		assert_int_equal(count_lines_starting(t, want), i ? 4 : 3);
+	}
+	assert_non_null(strstr(t, "\noracle V1 "));
+	assert_non_null(strstr(t, "\noracle V2 "));
+	assert_non_null(strstr(t, "\nratio to V1 "));
+	free(t);
+}
+
 /* Copy the frozen directory of name to a new one whose frozen.txt has
  * the selection edited by `how`, and replay it: refused, naming both
  * selections. */
@@ -883,6 +964,7 @@ main(void)
 		cmocka_unit_test(test_merge_once_lossless),
 		cmocka_unit_test(test_merge_once_sampling),
 		cmocka_unit_test(test_merge_once_oracle_mismatch),
+		cmocka_unit_test(test_merge_once_long_variant_names),
 		cmocka_unit_test(test_merge_once_tampered),
 		cmocka_unit_test(test_freeze_lanes),
 		cmocka_unit_test(test_merge_once_bad_input),
