@@ -8,6 +8,7 @@
 #include "ms_bench.h"
 
 #include "ev_private.h"
+#include "labels.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -281,9 +282,17 @@ write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
 		valid += runs[i].valid;
 	fprintf(f, "bench series: %zu runs, %zu valid, %zu variants\n", n,
 	        valid, nv);
+	/* The variant column: at least 14 wide, the specs whole up to 40. */
+	ms__labels l = ms__labels_of(labels, nv, 14, 40);
+	int w = l.width;
+	char lb[24];
+	if (l.numbered) {
+		fputc('\n', f);
+		ms__labels_legend(&l, f);
+	}
 	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
-		fprintf(f, "\n%-18s %-14s %3s %12s %12s %12s %12s %7s %8s\n",
-		        ms_ev_phase_name(p), "variant", "n", "median", "p95",
+		fprintf(f, "\n%-18s %-*s %3s %12s %12s %12s %12s %7s %8s\n",
+		        ms_ev_phase_name(p), w, "variant", "n", "median", "p95",
 		        "min", "max", "cv%", "delta%");
 		for (unsigned k = 0; k < MS_BM_COUNT; k++) {
 			ms_bench_stat base;
@@ -302,16 +311,16 @@ write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
 				int pr = metrics[k].prec;
 				if (st.n == 0) {
 					fprintf(f,
-					        "%-18s %-14.14s %3zu %12s %12s "
+					        "%-18s %-*s %3zu %12s %12s "
 					        "%12s %12s %7s\n",
-					        name, labels[vi], st.n, "-", "-",
+					        name, w, ms__label(&l, vi, lb), st.n, "-", "-",
 					        "-", "-", "-");
 					continue;
 				}
 				fprintf(f,
-				        "%-18s %-14.14s %3zu %12.*f %12.*f "
+				        "%-18s %-*s %3zu %12.*f %12.*f "
 				        "%12.*f %12.*f %7.2f",
-				        name, labels[vi], st.n, pr, st.median,
+				        name, w, ms__label(&l, vi, lb), st.n, pr, st.median,
 				        pr, st.p95, pr, st.min, pr, st.max,
 				        100.0 * st.cv);
 				if (vi == 0 || !base.n || !st.n)

@@ -61,6 +61,7 @@
 #define _GNU_SOURCE
 #include "frozen.h"
 #include "grow.h"
+#include "labels.h"
 #include "replay_int.h"
 #include "ms_fs.h"
 
@@ -967,65 +968,17 @@ sample_of(const rep_out *o)
 
 #define MIB(x) ((x) / 1048576.0)
 
-/* How the tables name the variants. A spec is printed whole when every
- * spec fits in LABEL_MAX columns; otherwise (a chain spec may be 4 KiB,
- * and two long specs often share their first columns, so a cut name
- * could not tell them apart) the tables say V1, V2, ... and a legend
- * above them gives each its spec. */
+/* The variant column: at least 24 wide, the specs whole up to 40. */
 enum { LABEL_MIN = 24, LABEL_MAX = 40 };
-
-typedef struct labels {
-	int width;
-	bool numbered;
-	char (*name)[16]; /* numbered: "V1"...; owned */
-} labels;
-
-static void
-labels_init(labels *l, const ms_merge_once_opts *o)
-{
-	size_t w = LABEL_MIN;
-	for (size_t i = 0; i < o->nvariants; i++)
-		if (strlen(o->variants[i]) > w)
-			w = strlen(o->variants[i]);
-	l->numbered = w > LABEL_MAX;
-	l->width = l->numbered ? LABEL_MIN : (int)w;
-	l->name = NULL;
-	if (l->numbered) {
-		l->name = calloc(o->nvariants, sizeof(*l->name));
-		if (!l->name) { /* named by their first columns, as before */
-			l->numbered = false;
-			return;
-		}
-		for (size_t i = 0; i < o->nvariants; i++)
-			snprintf(l->name[i], sizeof(l->name[i]), "V%zu",
-			         i + 1);
-	}
-}
-
-static const char *
-label(const labels *l, const ms_merge_once_opts *o, size_t i)
-{
-	return l->numbered ? l->name[i] : o->variants[i];
-}
-
-static void
-print_legend(FILE *out, const labels *l, const ms_merge_once_opts *o)
-{
-	if (!l->numbered)
-		return;
-	for (size_t i = 0; i < o->nvariants; i++)
-		fprintf(out, "%-9s %s = %s\n", i ? "" : "variants:",
-		        l->name[i], o->variants[i]);
-	fputc('\n', out);
-}
 
 /* Every repetition, in the order the variants are listed. */
 static void
-print_reps(FILE *out, const once_ctx *c, const labels *l, const sample *s,
+print_reps(FILE *out, const once_ctx *c, const ms__labels *l, const sample *s,
            unsigned reps)
 {
 	const ms_merge_once_opts *opts = c->o;
 	int w = l->width;
+	char lb[24];
 	fprintf(out, "%-*s %4s %10s %10s %10s %10s %9s %9s %11s %8s\n", w,
 	        "variant", "rep", "wall ms", "cpu ms", "alloc MiB",
 	        "allocs", "RSS MiB", "read MiB", "written MiB", "WA");
@@ -1035,7 +988,7 @@ print_reps(FILE *out, const once_ctx *c, const labels *l, const sample *s,
 			fprintf(out,
 			        "%-*s %4u %10.3f %10.3f %10.3f %10.0f "
 			        "%9.2f %9.3f %11.3f %8.4f\n",
-			        w, label(l, opts, i), r + 1, v[S_WALL] / 1e6,
+			        w, ms__label(l, i, lb), r + 1, v[S_WALL] / 1e6,
 			        v[S_CPU] / 1e6, MIB(v[S_ALLOC]), v[S_COUNT],
 			        MIB(v[S_RSS]), MIB(v[S_READ]),
 			        MIB(v[S_WRITTEN]), v[S_WA]);
@@ -1044,10 +997,11 @@ print_reps(FILE *out, const once_ctx *c, const labels *l, const sample *s,
 }
 
 static void
-print_medians(FILE *out, const labels *l, const ms_merge_once_opts *o,
-              const ms_merge_once_result *res, size_t nv)
+print_medians(FILE *out, const ms__labels *l, const ms_merge_once_result *res,
+              size_t nv)
 {
 	int w = l->width;
+	char lb[24];
 	fprintf(out,
 	        "%-*s %10s %6s %10s %6s %11s %6s %10s %6s %9s %9s "
 	        "%8s %s\n",
@@ -1060,7 +1014,7 @@ print_medians(FILE *out, const labels *l, const ms_merge_once_opts *o,
 		        "%-*s %10.3f %6.1f %10.3f %6.1f %11.3f %6.1f "
 		        "%10.3f %6.1f %9" PRIu64 " %9" PRIu64 " %8" PRIu64
 		        " %s\n",
-		        w, label(l, o, i), r->wall_median_ns / 1e6,
+		        w, ms__label(l, i, lb), r->wall_median_ns / 1e6,
 		        r->wall_cv * 100, r->cpu_median_ns / 1e6,
 		        r->cpu_cv * 100, MIB(r->alloc_median),
 		        r->alloc_cv * 100, MIB(r->peak_median),
@@ -1076,7 +1030,7 @@ print_medians(FILE *out, const labels *l, const ms_merge_once_opts *o,
 		fprintf(out,
 		        "%-*s %12.0f %9.2f %10.3f %13.3f %8.4f %8.4f "
 		        "%8" PRIu64 "  %s%s%s\n",
-		        w, label(l, o, i), r->count_median,
+		        w, ms__label(l, i, lb), r->count_median,
 		        MIB(r->rss_median), MIB(r->read_median),
 		        MIB(r->written_median), r->wa_median, r->outin_median,
 		        r->plugin_calls, ms_sampling_class_name(r->klass),
@@ -1093,9 +1047,10 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 	const ms_merge_once_opts *o = c->o;
 	size_t nv = o->nvariants;
 	uint64_t in_rows = res[0].in_ledger.kind[MS_KIND_CORE].rows;
-	labels l;
-	labels_init(&l, o);
+	ms__labels l = ms__labels_of((const char *const *)o->variants, nv,
+	                             LABEL_MIN, LABEL_MAX);
 	int w = l.width;
+	char lb[24];
 	fprintf(out,
 	        "merge-once: merge #%" PRIu64 " (%s lane, %zu inputs, %" PRIu64
 	        " rows%s) frozen in %s\n",
@@ -1116,20 +1071,24 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 	        ms_staging_mode_name(c->staging), res[0].reps,
 	        res[0].reps == 1 ? "" : "s",
 	        o->self_exe ? "each in a fresh process" : "in this process");
-	print_legend(out, &l, o);
+	if (l.numbered) {
+		ms__labels_legend(&l, out);
+		fputc('\n', out);
+	}
 	print_reps(out, c, &l, s, res[0].reps);
-	print_medians(out, &l, o, res, nv);
+	print_medians(out, &l, res, nv);
 	bool first = true;
 	for (size_t i = 0; i < nv; i++)
 		if (res[i].oracle_checked) {
 			fprintf(out, "%soracle %-*s %s\n", first ? "\n" : "",
-			        w - 7, label(&l, o, i), res[i].oracle_note);
+			        w - 7, ms__label(&l, i, lb), res[i].oracle_note);
 			first = false;
 		}
 	if (nv >= 2) {
 		/* "ratio to BASE" heads the variant column, or stands on a
 		 * line of its own above it when BASE does not fit there. */
-		const char *base = label(&l, o, 0);
+		char lb0[24];
+		const char *base = ms__label(&l, 0, lb0);
 		if (strlen(base) + 9 > (size_t)w)
 			fprintf(out, "\nratio to %s\n%-*s", base, w, "");
 		else
@@ -1140,7 +1099,7 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 			const ms_merge_once_result *r = &res[i];
 			fprintf(out,
 			        "%-*s %9.3fx %9.3fx %10.3fx %9.3fx %9.3fx\n",
-			        w, label(&l, o, i),
+			        w, ms__label(&l, i, lb),
 			        ratio(r->wall_median_ns, res[0].wall_median_ns),
 			        ratio(r->cpu_median_ns, res[0].cpu_median_ns),
 			        ratio(r->alloc_median, res[0].alloc_median),
@@ -1148,7 +1107,6 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 			        ratio(r->rss_median, res[0].rss_median));
 		}
 	}
-	free(l.name);
 }
 
 /* ---- the whole round ----------------------------------------------------- */

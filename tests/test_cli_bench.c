@@ -555,6 +555,99 @@ test_emit_parallel(void **state)
 	assert_non_null(strstr(out, "4 runs, 4 valid, 2 variants"));
 }
 
+/* --variant, repeatable: a chain spec is one variant (--variants splits
+ * on its commas). The runs carry the spec whole, and the summary names
+ * each variant whole: before, its column was 14 wide, so two specs
+ * starting "skywalking,det" read the same. */
+static void
+test_variant_chains(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX];
+	path_in(dir, sizeof(dir), "chains");
+	const char *chain = "skywalking,detdrop:{\"percent\":35}";
+	const char *args[] = { "bench",  "--variant", "skywalking",
+		               "--variant", chain,    "--reps",
+		               "1",      "--preset",  "smoke",
+		               "--out",  dir,         "--emit",
+		               "parallel", NULL };
+	assert_int_equal(run(args, false), 0);
+	char *jobs = strdup(out);
+	assert_non_null(jobs);
+	char want[256];
+	snprintf(want, sizeof(want), "'--variant' '%s'", chain);
+	const char *hit = strstr(jobs, want);
+	assert_non_null(hit);
+	assert_null(strstr(hit + 1, want));
+	/* Run the two jobs as a scheduler would, then collect. */
+	for (char *line = jobs, *nl; (nl = strchr(line, '\n'));
+	     line = nl + 1) {
+		*nl = '\0';
+		const char *sh[] = { line, NULL };
+		assert_int_equal(run(sh, true), 0);
+	}
+	free(jobs);
+	const char *col[] = { "bench", "--collect", dir, NULL };
+	assert_int_equal(run(col, false), 0);
+	assert_non_null(strstr(out, "2 runs, 2 valid, 2 variants"));
+	snprintf(want, sizeof(want), "\n%-18s %s ", "", chain);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want), "\n%-18s %-*s ", "wall s",
+	         (int)strlen(chain), "skywalking");
+	assert_non_null(strstr(out, want));
+
+	/* The list and the option exclude each other; at most 8. */
+	const char *both[] = { "bench", "--variants", "disabled",
+		               "--variant", "skywalking", NULL };
+	assert_int_equal(run(both, false), 64);
+	assert_non_null(strstr(err, "exclude each other"));
+	const char *nine[20] = { "bench" };
+	for (int i = 0; i < 9; i++) {
+		nine[1 + 2 * i] = "--variant";
+		nine[2 + 2 * i] = "disabled";
+	}
+	assert_int_equal(run(nine, false), 64);
+	assert_non_null(strstr(err, "at most 8 variants"));
+}
+
+/* A variant spec longer than the column's 40: the table says V1, V2 and
+ * a legend gives each spec. */
+static void
+test_summary_long_labels(void **state)
+{
+	(void)state;
+	static ms_bench_run runs[2];
+	memset(runs, 0, sizeof(runs));
+	for (unsigned i = 0; i < 2; i++) {
+		runs[i].variant = i;
+		runs[i].valid = true;
+		for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++)
+			for (unsigned k = 0; k < MS_BM_COUNT; k++)
+				runs[i].m[p][k] = 1 + i;
+	}
+	const char *labels[2] = {
+		"skywalking,detdrop:{\"percent\":35},detdrop:{\"percent\":5}",
+		"skywalking,detdrop:{\"percent\":35},detdrop:{\"percent\":6}",
+	};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_bench_summary(runs, 2, labels, 2, f, NULL, &eb),
+	                 0);
+	fclose(f);
+	fprintf(stderr, "%s", text);
+	char want[256];
+	snprintf(want, sizeof(want), "\nvariants: V1 = %s\n", labels[0]);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "\n          V2 = %s\n", labels[1]);
+	assert_non_null(strstr(text, want));
+	assert_non_null(strstr(text, "\nwall s             V1             "));
+	assert_non_null(strstr(text, "\n                   V2             "));
+	free(text);
+}
+
 /* Relative --out and --fixture: the emitted commands name them whole, so
  * they run wherever the scheduler starts them. */
 static void
@@ -910,6 +1003,8 @@ main(void)
 		cmocka_unit_test(test_emit_parallel),
 		cmocka_unit_test(test_emit_relative_paths),
 		cmocka_unit_test(test_emit_slurm),
+		cmocka_unit_test(test_variant_chains),
+		cmocka_unit_test(test_summary_long_labels),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_jobs),

@@ -169,6 +169,7 @@ enum {
 	MS__BN_COLLECT,
 	MS__BN_ENVELOPE,
 	MS__BN_JOBS,
+	MS__BN_VARIANT,
 	MS__BN_COUNT
 };
 extern const ms__opt ms__bench_opts[MS__BN_COUNT];

@@ -118,6 +118,7 @@ const ms__opt ms__bench_opts[MS__BN_COUNT] = {
 	[MS__BN_ENVELOPE] = CHOICE("--envelope", "auto|cgroup|emulated",
 	                           "auto|cgroup|emulated"),
 	[MS__BN_JOBS] = OPT("--jobs", "N", false, false),
+	[MS__BN_VARIANT] = OPT("--variant", "V", false, true),
 };
 
 _Static_assert(MS__RO_COUNT <= MS__MAX_OPTS && MS__BN_COUNT <= MS__MAX_OPTS,

@@ -35,6 +35,7 @@
 
 static const char usage[] =
         "usage: mergescope bench --variants V1,V2[,...] [--reps N]\n"
+        "                        | --variant V1 --variant V2 ...\n"
         "                        [--fixture DIR | --preset P]\n"
         "                        [--profile SPEC] [--cache warm|cold]\n"
         "                        [--envelope auto|cgroup|emulated]\n"
@@ -62,6 +63,10 @@ static const char usage[] =
         "  --variants LIST  comma-separated variants (disabled, alwayskeep,\n"
         "                   detdrop:PCT, skywalking); the first is the\n"
         "                   base of the deltas\n"
+        "  --variant V      one variant or chain spec (repeatable, in\n"
+        "                   order, instead of --variants), e.g.\n"
+        "                   --variant skywalking --variant\n"
+        "                   'skywalking,detdrop:{\"percent\":35}'\n"
         "  --reps N         repetitions per variant (default 5)\n"
         "  --fixture DIR    replay this fixture directory\n"
         "  --preset P       without --fixture: the preset's cached fixture\n"
@@ -97,6 +102,7 @@ enum {
 	O_COLLECT = MS__BN_COLLECT,
 	O_ENVELOPE = MS__BN_ENVELOPE,
 	O_JOBS = MS__BN_JOBS,
+	O_VARIANT = MS__BN_VARIANT,
 	O_COUNT = MS__BN_COUNT
 };
 
@@ -104,7 +110,7 @@ typedef struct bench {
 	char dir[PATH_MAX];     /* the series directory, absolute once made */
 	char fixture[PATH_MAX]; /* --fixture, absolute; "" without */
 	char exe[PATH_MAX];
-	char *vbuf; /* --variants, split in place */
+	char *vbuf; /* --variants, split in place (NULL with --variant) */
 	const char *variants[MAX_VARIANTS];
 	size_t nv;
 	unsigned reps;
@@ -557,10 +563,15 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 			            "");
 		return collect(o[O_COLLECT].value, NULL, 0, out, err);
 	}
-	if (!o[O_VARIANTS].count)
+	if (!o[O_VARIANTS].count && !o[O_VARIANT].count)
 		return fail(err, MS_EXIT_USAGE, "%s%s",
-		            "option --variants LIST is required (or "
-		            "--collect DIR)",
+		            "option --variants LIST or --variant V is required "
+		            "(or --collect DIR)",
+		            "");
+	if (o[O_VARIANTS].count && o[O_VARIANT].count)
+		return fail(err, MS_EXIT_USAGE, "%s%s",
+		            "--variants and --variant exclude each other: give "
+		            "the list, or each variant with --variant",
 		            "");
 	if (o[O_FIXTURE].count && o[O_PRESET].count)
 		return fail(err, MS_EXIT_USAGE, "%s%s",
@@ -578,7 +589,16 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 		            "--jobs \"%s\": expected a whole number from 1 to "
 		            "64%s",
 		            o[O_JOBS].value, "");
-	rc = parse_variants(&b, o[O_VARIANTS].value, err);
+	if (o[O_VARIANTS].count) {
+		rc = parse_variants(&b, o[O_VARIANTS].value, err);
+	} else {
+		b.nv = ms__cmd_values(args, O_VARIANT, b.variants,
+		                      MAX_VARIANTS);
+		rc = b.nv > MAX_VARIANTS
+		             ? fail(err, MS_EXIT_USAGE,
+		                    "%s: at most 8 variants%s", "--variant", "")
+		             : 0;
+	}
 	ssize_t el =
 	        rc ? 0 : readlink("/proc/self/exe", b.exe, sizeof(b.exe) - 1);
 	if (rc == 0 && el <= 0)

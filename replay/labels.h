@@ -1,0 +1,35 @@
+/*
+ * labels.h - how a table names the variants it compares (labels.c):
+ * merge-once's tables and bench's summary. Private to replay/.
+ *
+ * A variant is printed whole when every one fits the widest column the
+ * table allows; otherwise (a chain spec may be 4 KiB long, and two long
+ * specs often share their first columns, so a cut name could not tell
+ * them apart) the table says V1, V2, ... and a legend above it gives
+ * each its spec.
+ */
+#ifndef MS_LABELS_H
+#define MS_LABELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct ms__labels {
+	const char *const *spec; /* borrowed: n variant specs */
+	size_t n;
+	int width;     /* of the variant column */
+	bool numbered; /* V1, V2, ... */
+} ms__labels;
+
+/* The labels of spec[0..n): width at least min_width, at most
+ * max_width. */
+ms__labels ms__labels_of(const char *const *spec, size_t n, int min_width,
+                         int max_width);
+/* Variant i's name in the table: its spec, or "V<i+1>" written in buf. */
+const char *ms__label(const ms__labels *l, size_t i, char buf[24]);
+/* The legend ("variants: V1 = SPEC", a line each) when the variants are
+ * numbered; nothing otherwise. */
+void ms__labels_legend(const ms__labels *l, FILE *out);
+
+#endif
