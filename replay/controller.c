@@ -2174,6 +2174,14 @@ fixture_day_blocks(const ms_fixture *fx, uint64_t block)
 	return bytes;
 }
 
+/* The memory limit a cgroup enforces on the run (0: none, or only
+ * emulated). */
+static uint64_t
+enforced_mem(const ms_replay *r)
+{
+	return r->env.mode != MS_ENVELOPE_EMULATED ? r->env.mem_bytes : 0;
+}
+
 static int
 choose_work_dir(ms_replay *r, ms_errbuf *eb)
 {
@@ -2196,8 +2204,8 @@ choose_work_dir(ms_replay *r, ms_errbuf *eb)
 			copy_str(disk, sizeof(disk), ".");
 	}
 	ms__work_choice c;
-	int rc = ms__work_dir_default(ms__work_need_bytes(bytes), disk, base,
-	                              &c, eb);
+	int rc = ms__work_dir_default(ms__work_need_bytes(bytes),
+	                              enforced_mem(r), disk, base, &c, eb);
 	if (rc)
 		return rc;
 	if (!c.shm && ms_fs_mkdir_p(disk, 0755, NULL) != 0)
@@ -2338,9 +2346,6 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 				        path);
 		}
 	}
-	/* Without --work-dir: chosen now that the day's size is known. */
-	if (!r->work_dir[0] && (rc = choose_work_dir(r, eb)))
-		return rc;
 	return 0;
 }
 
@@ -2391,6 +2396,11 @@ open_pipeline(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 static int
 open_work_dir(ms_replay *r, ms_errbuf *eb)
 {
+	/* Without --work-dir: chosen now that the day's size and the
+	 * envelope's memory limit are known. */
+	int crc;
+	if (!r->work_dir[0] && (crc = choose_work_dir(r, eb)))
+		return crc;
 	if (!r->keep_shard && ms_fs_path_within(r->db_path, r->work_dir))
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "the event database %s lies inside the shard "
@@ -2451,10 +2461,22 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 	struct stat fst, wst;
 	if (fstatvfs(fd, &sv) == 0 && fstat(fd, &wst) == 0 &&
 	    stat(r->fixture_dir, &fst) == 0) {
+		bool links = fst.st_dev == wst.st_dev;
+		uint64_t day = fixture_day_blocks(r->fx, sv.f_frsize);
 		int rc = ms__work_room_check(
-		        r->work_dir, (uint64_t)sv.f_bavail * sv.f_frsize,
-		        fst.st_dev == wst.st_dev,
-		        fixture_day_blocks(r->fx, sv.f_frsize), eb);
+		        r->work_dir, (uint64_t)sv.f_bavail * sv.f_frsize, links,
+		        day, eb);
+		/* Linked parts are charged where the fixture was written;
+		 * merge outputs, up to the day again, are the run's. */
+		char fs[32];
+		ms__fs_type_name(r->work_dir, fs, sizeof(fs));
+		if (rc == 0)
+			rc = ms__work_mem_check(
+			        r->work_dir, strcmp(fs, "tmpfs") == 0,
+			        enforced_mem(r),
+			        links ? day + (64ull << 20)
+			              : ms__work_need_bytes(day),
+			        eb);
 		if (rc)
 			return rc;
 	}

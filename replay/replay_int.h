@@ -57,19 +57,34 @@ uint64_t ms__fixture_day_bytes(const ms_fixture *fx);
  * run that could not even stage its day, refused before it copies). */
 int ms__work_room_check(const char *dir, uint64_t avail, bool links,
                         uint64_t day_bytes, ms_errbuf *eb);
+/* What a run keeps for its own memory beside a shard on a tmpfs under an
+ * enforced memory limit: a tmpfs's pages are charged to the cgroup of
+ * the process that writes them, so the shard and the run share the
+ * limit. */
+#define MS__WORK_MEM_RESERVE (128ull << 20)
 /* The scratch root (e.g. /dev/shm/mergescope-<uid>) when its file system
  * is writable with `need` bytes free and a tmpfs (any file system when
- * any_fs: a root the user chose): <root>/<base>.<pid>.shard, the root made
- * (mode 0700) and out->shm set; else <disk_dir>/<base>.<pid>.shard.
- * out->why says which and why. */
+ * any_fs: a root the user chose), and, when that file system is a tmpfs
+ * and mem_cap (the memory limit a cgroup enforces on the run; 0: none)
+ * is set, when need fits in mem_cap less MS__WORK_MEM_RESERVE:
+ * <root>/<base>.<pid>.shard, the root made (mode 0700) and out->shm set;
+ * else <disk_dir>/<base>.<pid>.shard. out->why says which and why. */
 void ms__work_dir_choose(const char *root, bool any_fs, uint64_t need,
-                         const char *disk_dir, const char *base,
-                         ms__work_choice *out);
+                         uint64_t mem_cap, const char *disk_dir,
+                         const char *base, ms__work_choice *out);
 /* The same for the root ms_scratch_root names (MERGESCOPE_SCRATCH, any
  * file system; else the default, a tmpfs only). Returns 0, or the error
  * of a bad MERGESCOPE_SCRATCH, with eb naming it. */
-int ms__work_dir_default(uint64_t need, const char *disk_dir, const char *base,
+int ms__work_dir_default(uint64_t need, uint64_t mem_cap,
+                         const char *disk_dir, const char *base,
                          ms__work_choice *out, ms_errbuf *eb);
+/* 0 unless the shard directory dir is on a tmpfs (tmpfs) and the day's
+ * shard (need bytes) and MS__WORK_MEM_RESERVE do not fit in mem_cap, the
+ * memory limit a cgroup enforces on the run (0: none): then
+ * MS_ERR_NOSPACE naming dir, the limit and the need (a run the kernel
+ * would kill outright part way, refused before it starts). */
+int ms__work_mem_check(const char *dir, bool tmpfs, uint64_t mem_cap,
+                       uint64_t need, ms_errbuf *eb);
 
 /* Peaks of the resident set by kind, in bytes (rsswatch.c). */
 typedef struct ms__rss_peaks {

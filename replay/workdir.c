@@ -7,8 +7,12 @@
  * only when it is a writable tmpfs with room for the day, estimated from
  * the fixture's manifest with a margin; else to the cache directory on
  * disk. A root named in MERGESCOPE_SCRATCH is the user's choice: any file
- * system will do there, if it has the room. The choice and its reason are
- * one line the run prints.
+ * system will do there, if it has the room. Under a memory limit a
+ * cgroup enforces (`--profile mem=...`) a tmpfs's pages count against
+ * the limit, so a tmpfs must also have the day fit in the limit, with the
+ * run's own memory beside it: a run that filled it would be killed by
+ * the kernel part way, with nothing recorded. The choice and its reason
+ * are one line the run prints.
  */
 #include "replay_int.h"
 
@@ -75,9 +79,20 @@ probe_dir(const char *root, char *buf, size_t n)
 		slash[1] = '\0';
 }
 
+/* Room the memory limit leaves a tmpfs shard: mem_cap less the run's
+ * own reserve (UINT64_MAX without a limit). */
+static uint64_t
+mem_room(uint64_t mem_cap)
+{
+	if (!mem_cap)
+		return UINT64_MAX;
+	return mem_cap > MS__WORK_MEM_RESERVE ? mem_cap - MS__WORK_MEM_RESERVE
+	                                      : 0;
+}
+
 void
 ms__work_dir_choose(const char *root, bool any_fs, uint64_t need,
-                    const char *disk_dir, const char *base,
+                    uint64_t mem_cap, const char *disk_dir, const char *base,
                     ms__work_choice *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -92,7 +107,8 @@ ms__work_dir_choose(const char *root, bool any_fs, uint64_t need,
 		ms__fs_type_name(probe, fs, sizeof(fs));
 	}
 	bool ok = !why && fs_room(probe, any_fs, &avail, &why);
-	if (ok && avail >= need) {
+	bool capped = ok && strcmp(fs, "tmpfs") == 0 && need > mem_room(mem_cap);
+	if (ok && avail >= need && !capped) {
 		if ((mkdir(root, 0700) == 0 || errno == EEXIST) &&
 		    access(root, W_OK) == 0) {
 			snprintf(out->dir, sizeof(out->dir), "%s/%s.%ld.shard",
@@ -110,7 +126,16 @@ ms__work_dir_choose(const char *root, bool any_fs, uint64_t need,
 	}
 	snprintf(out->dir, sizeof(out->dir), "%s/%s.%ld.shard", disk_dir, base,
 	         (long)getpid());
-	if (ok)
+	if (capped)
+		snprintf(out->why, sizeof(out->why),
+		         "work dir %s (disk): %s is a tmpfs, whose pages count "
+		         "against the run's memory limit of %.0f MiB (its "
+		         "cgroup); the day needs about %.0f MiB there and the "
+		         "run %.0f MiB beside it",
+		         out->dir, probe, (double)mem_cap / MIB,
+		         (double)need / MIB,
+		         (double)MS__WORK_MEM_RESERVE / MIB);
+	else if (ok)
 		snprintf(out->why, sizeof(out->why),
 		         "work dir %s (disk): %s has %.0f MiB free, the day "
 		         "needs about %.0f MiB",
@@ -122,15 +147,16 @@ ms__work_dir_choose(const char *root, bool any_fs, uint64_t need,
 }
 
 int
-ms__work_dir_default(uint64_t need, const char *disk_dir, const char *base,
-                     ms__work_choice *out, ms_errbuf *eb)
+ms__work_dir_default(uint64_t need, uint64_t mem_cap, const char *disk_dir,
+                     const char *base, ms__work_choice *out, ms_errbuf *eb)
 {
 	char root[PATH_MAX];
 	bool from_env = false;
 	int rc = ms_scratch_root(root, sizeof(root), &from_env, eb);
 	if (rc)
 		return rc;
-	ms__work_dir_choose(root, from_env, need, disk_dir, base, out);
+	ms__work_dir_choose(root, from_env, need, mem_cap, disk_dir, base,
+	                    out);
 	return 0;
 }
 
@@ -148,4 +174,22 @@ ms__work_room_check(const char *dir, uint64_t avail, bool links,
 	               "beside their inputs) (nothing was staged)",
 	               dir, (double)avail / MIB, (double)day_bytes / MIB,
 	               (double)ms__work_need_bytes(day_bytes) / MIB);
+}
+
+int
+ms__work_mem_check(const char *dir, bool tmpfs, uint64_t mem_cap,
+                   uint64_t need, ms_errbuf *eb)
+{
+	if (!tmpfs || need <= mem_room(mem_cap))
+		return 0;
+	return ms_fail(eb, MS_ERR_NOSPACE,
+	               "shard directory %s is on a tmpfs, whose pages count "
+	               "against the run's memory limit of %.0f MiB (--profile, "
+	               "enforced by its cgroup): the day needs about %.0f MiB "
+	               "there and the run %.0f MiB beside it, so the kernel "
+	               "would kill the run part way; give a --work-dir on a "
+	               "disk, a larger mem or --envelope emulated (nothing "
+	               "was staged)",
+	               dir, (double)mem_cap / MIB, (double)need / MIB,
+	               (double)MS__WORK_MEM_RESERVE / MIB);
 }

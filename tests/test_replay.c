@@ -1178,13 +1178,13 @@ test_work_dir_choice(void **state)
 	snprintf(root, sizeof(root), "%s/scratch-disk", rt.root);
 	ms__fs_type_name(rt.root, fs, sizeof(fs));
 	if (strcmp(fs, "tmpfs") != 0) {
-		ms__work_dir_choose(root, false, 1, "/disk", "run.db", &c);
+		ms__work_dir_choose(root, false, 1, 0, "/disk", "run.db", &c);
 		assert_false(c.shm);
 		assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
 		assert_non_null(strstr(c.why, "(disk)"));
 		assert_non_null(strstr(c.why, "is not a tmpfs"));
 		assert_false(ms_fs_is_dir(root));
-		ms__work_dir_choose(root, true, 1, "/disk", "run.db", &c);
+		ms__work_dir_choose(root, true, 1, 0, "/disk", "run.db", &c);
 		assert_true(c.shm);
 		snprintf(want, sizeof(want), "%s/run.db.", root);
 		assert_true(strncmp(c.dir, want, strlen(want)) == 0);
@@ -1192,7 +1192,7 @@ test_work_dir_choice(void **state)
 		assert_true(ms_fs_is_dir(root));
 	}
 	/* A named root without room: the disk, saying what was free. */
-	ms__work_dir_choose(root, true, UINT64_MAX / 4, "/disk", "run.db", &c);
+	ms__work_dir_choose(root, true, UINT64_MAX / 4, 0, "/disk", "run.db", &c);
 	assert_false(c.shm);
 	assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
 	snprintf(want, sizeof(want), "(disk): %s has ", root);
@@ -1202,7 +1202,7 @@ test_work_dir_choice(void **state)
 	snprintf(file, sizeof(file), "%s/a-file", rt.root);
 	assert_int_equal(ms_test_put(file, "x\n"), 0);
 	snprintf(below, sizeof(below), "%s/sub", file);
-	ms__work_dir_choose(below, true, 1, "/disk", "run.db", &c);
+	ms__work_dir_choose(below, true, 1, 0, "/disk", "run.db", &c);
 	assert_false(c.shm);
 	assert_non_null(strstr(c.why, "cannot be created"));
 
@@ -1213,18 +1213,18 @@ test_work_dir_choice(void **state)
 	ms_errbuf eb = { { 0 } };
 	snprintf(root, sizeof(root), "%s/scratch-env", rt.root);
 	set_env(MS_SCRATCH_ENV, root);
-	assert_int_equal(ms__work_dir_default(1, "/disk", "run.db", &c, &eb),
+	assert_int_equal(ms__work_dir_default(1, 0, "/disk", "run.db", &c, &eb),
 	                 0);
 	snprintf(want, sizeof(want), "%s/run.db.", root);
 	assert_true(strncmp(c.dir, want, strlen(want)) == 0);
 	set_env(MS_SCRATCH_ENV, "relative/scratch");
-	assert_int_equal(ms__work_dir_default(1, "/disk", "run.db", &c, &eb),
+	assert_int_equal(ms__work_dir_default(1, 0, "/disk", "run.db", &c, &eb),
 	                 MS_ERR_INVAL);
 	assert_non_null(
 	        strstr(eb.msg, "MERGESCOPE_SCRATCH \"relative/scratch\""));
 	assert_non_null(strstr(eb.msg, "not an absolute path"));
 	set_env(MS_SCRATCH_ENV, file);
-	assert_int_equal(ms__work_dir_default(1, "/disk", "run.db", &c, &eb),
+	assert_int_equal(ms__work_dir_default(1, 0, "/disk", "run.db", &c, &eb),
 	                 MS_ERR_INVAL);
 	assert_non_null(strstr(eb.msg, file));
 	assert_non_null(strstr(eb.msg, "not a directory"));
@@ -1280,17 +1280,55 @@ test_work_dir_choice(void **state)
 	}
 	snprintf(root, sizeof(root), "%s/mergescope-%u", rt.shm,
 	         (unsigned)getuid());
-	ms__work_dir_choose(root, false, 1 << 20, "/disk", "run.db", &c);
+	ms__work_dir_choose(root, false, 1 << 20, 0, "/disk", "run.db", &c);
 	assert_true(c.shm);
 	snprintf(want, sizeof(want), "%s/run.db.", root);
 	assert_true(strncmp(c.dir, want, strlen(want)) == 0);
 	assert_non_null(strstr(c.why, "(tmpfs)"));
 	assert_non_null(strstr(c.why, "MiB free, the day needs about 1 MiB"));
-	ms__work_dir_choose(root, false, UINT64_MAX / 4, "/disk", "run.db", &c);
+	ms__work_dir_choose(root, false, UINT64_MAX / 4, 0, "/disk", "run.db",
+	                    &c);
 	assert_false(c.shm);
 	assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
 	assert_non_null(strstr(c.why, "(disk): "));
 	assert_non_null(strstr(c.why, "MiB free, the day needs about"));
+
+	/* Under a memory limit a cgroup enforces, a tmpfs's pages are the
+	 * run's: the day and the run's reserve must fit in the limit too.
+	 * Before, a run with --profile mem=64m staged day-1x's 169 MiB into
+	 * /dev/shm and the kernel killed it part way (exit 137, nothing
+	 * recorded, the shard left behind). */
+	const uint64_t mib = 1ull << 20;
+	ms__work_dir_choose(root, false, 170 * mib, 256 * mib, "/disk",
+	                    "run.db", &c);
+	assert_false(c.shm);
+	assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
+	assert_non_null(strstr(c.why, "is a tmpfs, whose pages count against "
+	                              "the run's memory limit of 256 MiB"));
+	assert_non_null(strstr(c.why, "the day needs about 170 MiB"));
+	ms__work_dir_choose(root, false, 170 * mib, 298 * mib, "/disk",
+	                    "run.db", &c);
+	assert_true(c.shm);
+	/* A MERGESCOPE_SCRATCH root on a tmpfs is held to it as well. */
+	ms__work_dir_choose(root, true, 170 * mib, 256 * mib, "/disk",
+	                    "run.db", &c);
+	assert_false(c.shm);
+	/* A --work-dir on a tmpfs is refused before anything is staged;
+	 * on a disk, or without a limit, it is not. */
+	ms_errbuf meb = { { 0 } };
+	assert_int_equal(ms__work_mem_check("/w", true, 64 * mib, 170 * mib,
+	                                    &meb),
+	                 MS_ERR_NOSPACE);
+	assert_non_null(strstr(meb.msg, "shard directory /w is on a tmpfs"));
+	assert_non_null(strstr(meb.msg, "memory limit of 64 MiB"));
+	assert_non_null(strstr(meb.msg, "needs about 170 MiB"));
+	assert_non_null(strstr(meb.msg, "nothing was staged"));
+	assert_int_equal(
+	        ms__work_mem_check("/w", false, 64 * mib, 170 * mib, &meb), 0);
+	assert_int_equal(ms__work_mem_check("/w", true, 0, 170 * mib, &meb),
+	                 0);
+	assert_int_equal(
+	        ms__work_mem_check("/w", true, 298 * mib, 170 * mib, &meb), 0);
 }
 
 /* ---- breakpoints and stepping ---------------------------------------- */
