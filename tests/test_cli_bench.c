@@ -838,6 +838,44 @@ test_envelope(void **state)
 		assert_int_equal(run(rep, false), 0);
 		assert_non_null(strstr(out, "  envelope     cgroup"));
 		assert_non_null(strstr(out, ", pids.max 512: peak "));
+		/* A tmpfs's pages count against the limit: with 64 MiB the
+		 * shard goes to the disk (before, to the tmpfs, where a whole
+		 * day got the run killed by the kernel part way), and a
+		 * --work-dir on a tmpfs is refused before staging. */
+		path_in(db, sizeof(db), "small.db");
+		const char *small[] = { "run",   "--headless", "--preset",
+			                "smoke", "--profile",  "cpus=1,mem=64m",
+			                "--db",  db,           NULL };
+		int st = run(small, false);
+		if (st == 0) {
+			assert_non_null(strstr(err, "(disk): "));
+		} else {
+			/* the cache's work/, the disk choice, is a tmpfs
+			 * too here (the test's directory is) */
+			assert_int_equal(st, 2);
+			assert_non_null(strstr(err, "cache/mergescope/work/"));
+			assert_non_null(strstr(err, "is on a tmpfs"));
+		}
+		struct stat shm;
+		if (stat("/dev/shm", &shm) == 0 && S_ISDIR(shm.st_mode) &&
+		    access("/dev/shm", W_OK) == 0 &&
+		    strstr(err, "whose pages count against the run's memory "
+		                "limit of 64 MiB")) {
+			char wd[PATH_MAX];
+			snprintf(wd, sizeof(wd), "/dev/shm/ms-test-wd-%ld",
+			         (long)getpid());
+			path_in(db, sizeof(db), "small-wd.db");
+			const char *tw[] = { "run",       "--headless",
+				             "--preset",  "smoke",
+				             "--profile", "cpus=1,mem=64m",
+				             "--work-dir", wd,
+				             "--db",      db,
+				             NULL };
+			assert_int_equal(run(tw, false), 2);
+			assert_non_null(strstr(err, "is on a tmpfs"));
+			assert_non_null(strstr(err, "nothing was staged"));
+			assert_false(exists(wd));
+		}
 	} else {
 		assert_string_equal(r.limits_mode, "emulated");
 		assert_true(r.limits_why[0] != '\0');
