@@ -82,7 +82,7 @@ int ms__work_dir_default(uint64_t need, uint64_t mem_cap,
  * shard (need bytes) and MS__WORK_MEM_RESERVE do not fit in mem_cap, the
  * memory limit a cgroup enforces on the run (0: none): then
  * MS_ERR_NOSPACE naming dir, the limit and the need (a run the kernel
- * would kill outright part way, refused before it starts). */
+ * could kill part way, refused before it starts). */
 int ms__work_mem_check(const char *dir, bool tmpfs, uint64_t mem_cap,
                        uint64_t need, ms_errbuf *eb);
 

@@ -187,7 +187,7 @@ ms__work_mem_check(const char *dir, bool tmpfs, uint64_t mem_cap,
 	               "against the run's memory limit of %.0f MiB (--profile, "
 	               "enforced by its cgroup): the day needs about %.0f MiB "
 	               "there and the run %.0f MiB beside it, so the kernel "
-	               "would kill the run part way; give a --work-dir on a "
+	               "could kill the run part way; give a --work-dir on a "
 	               "disk, a larger mem or --envelope emulated (nothing "
 	               "was staged)",
 	               dir, (double)mem_cap / MIB, (double)need / MIB,
