@@ -3215,6 +3215,12 @@ ms_replay_work_dir(const ms_replay *r)
 	return r->work_dir;
 }
 
+const ms_envelope *
+ms_replay_envelope(const ms_replay *r)
+{
+	return &r->env;
+}
+
 size_t
 ms_replay_gates(ms_replay *r, ms_ev_gate *out, size_t cap, unsigned *failed)
 {

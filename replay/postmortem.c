@@ -17,8 +17,10 @@
 
 int
 ms_evdb_mark_ended(const char *path, const char *status, const char *reason,
-                   ms_errbuf *eb)
+                   bool *changed, ms_errbuf *eb)
 {
+	if (changed)
+		*changed = false;
 	if (!path || !*path || !status || !*status)
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "event database: no path or status to record");
@@ -44,6 +46,8 @@ ms_evdb_mark_ended(const char *path, const char *status, const char *reason,
 		                           ts.tv_nsec);
 		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK
 		                                     : sqlite3_errcode(db);
+		if (rc == SQLITE_OK && changed)
+			*changed = sqlite3_changes(db) > 0;
 	}
 	int ret = 0;
 	if (rc != SQLITE_OK)
@@ -58,11 +62,14 @@ ms_evdb_mark_ended(const char *path, const char *status, const char *reason,
 
 int
 ms_replay_postmortem(const char *db_path, const char *work_dir,
-                     const char *reason, ms_errbuf *eb)
+                     const char *reason, bool *recorded, ms_errbuf *eb)
 {
 	int rc = 0;
+	if (recorded)
+		*recorded = false;
 	if (db_path && *db_path)
-		rc = ms_evdb_mark_ended(db_path, "aborted", reason, eb);
+		rc = ms_evdb_mark_ended(db_path, "aborted", reason, recorded,
+		                        eb);
 	if (work_dir && *work_dir && ms_fs_rm_tree(work_dir, NULL) < 0 &&
 	    rc == 0)
 		rc = ms_fail(eb, MS_ERR_IO, "removing the scratch shard %s: %s",

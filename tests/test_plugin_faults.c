@@ -133,11 +133,11 @@ typedef struct run_out {
 	char db[600], work[600];
 } run_out;
 
-/* Run `mergescope run --headless --fixture F --chain CHAIN --db D
- * --work-dir W` to its end (or fail after WATCHDOG_S). */
-static void
-run_chain_host(const char *name, const char *chain, const char *host,
-               run_out *r)
+/* Start `mergescope run --headless --fixture F --chain CHAIN --db D
+ * --work-dir W --plugin-host HOST`, its output into files named after
+ * name; returns its pid. */
+static pid_t
+spawn_chain(const char *name, const char *chain, const char *host, run_out *r)
 {
 	char outp[600], errp[600];
 	snprintf(r->db, sizeof(r->db), "%s/%s.sqlite", root, name);
@@ -158,6 +158,17 @@ run_chain_host(const char *name, const char *chain, const char *host,
 		      "--plugin-host", host, (char *)NULL);
 		_exit(127);
 	}
+	return pid;
+}
+
+/* Wait for the run started as name to end (or fail after WATCHDOG_S);
+ * its status and output into r. */
+static void
+wait_chain(pid_t pid, const char *name, const char *chain, run_out *r)
+{
+	char outp[600], errp[600];
+	snprintf(outp, sizeof(outp), "%s/%s.out", root, name);
+	snprintf(errp, sizeof(errp), "%s/%s.err", root, name);
 	int st = 0;
 	time_t end = time(NULL) + WATCHDOG_S;
 	pid_t w;
@@ -174,6 +185,14 @@ run_chain_host(const char *name, const char *chain, const char *host,
 	r->status = st;
 	r->out = slurp(outp);
 	r->err = slurp(errp);
+}
+
+/* Run `mergescope run ...` (spawn_chain) to its end. */
+static void
+run_chain_host(const char *name, const char *chain, const char *host,
+               run_out *r)
+{
+	wait_chain(spawn_chain(name, chain, host, r), name, chain, r);
 }
 
 static void
@@ -320,6 +339,60 @@ test_exit_in_decide(void **state)
 	crash_case("exit", 0, "plugin tp_exit called exit() in Decide");
 }
 
+/* A run killed with SIGKILL (by the user, or by the kernel's OOM killer
+ * when its cgroup reaches its memory limit) cannot record its end. The
+ * watcher does: the run is recorded as aborted with the reason, its
+ * scratch shard removed, and one line says so. Before, the database said
+ * nothing (no end record) and the shard stayed until a later run or
+ * `mergescope clean` found it. */
+static void
+test_killed_run_is_recorded(void **state)
+{
+	(void)state;
+	run_out r;
+	/* A Decide that never returns holds the run for 3 x 5 s. */
+	pid_t pid = spawn_chain("killed", "tp_loop", "inproc", &r);
+	char errp[600];
+	snprintf(errp, sizeof(errp), "%s/killed.err", root);
+	/* The watcher has the database and the shard once the run says
+	 * where it records (it notes them first). */
+	bool started = false;
+	for (int i = 0; i < 20 * WATCHDOG_S && !started; i++) {
+		char *e = slurp(errp);
+		started = strstr(e, "replaying ") != NULL;
+		free(e);
+		struct timespec ts = { 0, 50000000L };
+		nanosleep(&ts, NULL);
+	}
+	assert_true(started);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	/* The watcher, an orphan now, records it: wait for that. */
+	char v[256] = "";
+	for (int i = 0; i < 600 && strcmp(v, "aborted") != 0; i++) {
+		struct timespec ts = { 0, 50000000L };
+		nanosleep(&ts, NULL);
+		db_text(r.db, "SELECT status FROM run", v, sizeof(v));
+	}
+	assert_string_equal(v, "aborted");
+	db_text(r.db, "SELECT error FROM run", v, sizeof(v));
+	assert_non_null(strstr(v, "SIGKILL"));
+	bool said = false, gone = false;
+	for (int i = 0; i < 600 && !(said && gone); i++) {
+		char *e = slurp(errp);
+		said = strstr(e, "mergescope: run aborted: killed by a "
+		                 "signal") != NULL;
+		free(e);
+		gone = !exists(r.work);
+		struct timespec ts = { 0, 50000000L };
+		nanosleep(&ts, NULL);
+	}
+	assert_true(said);
+	assert_true(gone);
+}
+
 /* ---- --plugin-host process: the same plugins cost a fail-open ---- */
 
 static void
@@ -427,6 +500,7 @@ main(void)
 		cmocka_unit_test(test_exit_in_decide),
 		cmocka_unit_test(test_loop_times_out_and_exits),
 		cmocka_unit_test(test_open_hang_fails_the_start),
+		cmocka_unit_test(test_killed_run_is_recorded),
 		cmocka_unit_test(test_process_segv),
 		cmocka_unit_test(test_process_abort),
 		cmocka_unit_test(test_process_exit),

@@ -7,6 +7,7 @@
 
 #include "ms_fs.h"
 #include "ms_pipeline.h"
+#include "ms_replay.h"
 #include "tui_int.h"
 
 #include <stdbool.h>
@@ -257,6 +258,10 @@ void ms__progress_end(ms__progress *p);
  * process die: key "db" or "scratch" with a path. No-op when the process
  * is not supervised. */
 void ms__supervise_note(const char *key, const char *value);
+/* Tell it the run's database, scratch shard and cgroup (ms_replay_open
+ * has entered it): what to record, remove and read should the process
+ * die. */
+void ms__supervise_run(const ms_replay *r);
 /* The curses screen is up (restore the terminal on a crash) or down. */
 void ms__supervise_screen(bool up);
 

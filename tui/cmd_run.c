@@ -268,8 +268,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		ms__say_replay_error(err, a, rc, &eb);
 		return MS_EXIT_ERROR;
 	}
-	ms__supervise_note("db", ms_replay_db_path(r));
-	ms__supervise_note("scratch", ms_replay_work_dir(r));
+	ms__supervise_run(r);
 	fprintf(err, "replaying %s (%s) with %s; events recorded in %s\n",
 	        cfg->fixture_dir, cfg->preset, cfg->variant,
 	        ms_replay_db_path(r));

@@ -206,8 +206,7 @@ reopen(void *arg, ms_replay *old, bool running, ms_replay **out, ms_errbuf *eb)
 	}
 	ms_replay_close(old);
 	/* The watcher now looks after the new run's database and shard. */
-	ms__supervise_note("db", ms_replay_db_path(*out));
-	ms__supervise_note("scratch", ms_replay_work_dir(*out));
+	ms__supervise_run(*out);
 	return 0;
 }
 
@@ -358,8 +357,7 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	/* Before the start: a plugin that crashes the process in the
 	 * oracle's thread, while the parts are being staged, still leaves
 	 * the watcher the shard to remove and the database to mark. */
-	ms__supervise_note("db", ms_replay_db_path(r));
-	ms__supervise_note("scratch", ms_replay_work_dir(r));
+	ms__supervise_run(r);
 	/* Where the shard goes and why, as `run` says it: on the terminal
 	 * while the parts are staged, and above the prompt afterwards. */
 	if (ms_replay_work_note(r)[0])

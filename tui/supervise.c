@@ -18,14 +18,28 @@
  * prints one line and dies of its signal (exit status 128 + the signal in
  * a shell), or the exit hook ends the process with status 2. The watcher
  * removes the scratch shard once more after the process is gone, then
- * exits; when the process ends in any other way, the watcher just exits.
+ * exits.
+ *
+ * A process that exits says so first (the exit hook's `end` note). One
+ * that is gone without saying so died of a signal outside a plugin: a
+ * fatal one it caught (its handler notes it), or one nothing can catch
+ * (SIGKILL from the user, or from the kernel's OOM killer when the run's
+ * cgroup reached its memory limit, which the watcher reads in the group's
+ * figures). The watcher then does what the process could not: puts the
+ * terminal back if the screen was up, records the run as aborted with
+ * the reason (when it had not ended), removes the scratch shard and says
+ * so in one line.
  *
  * Notes (one line each, tab-separated):
  *   db <TAB> PATH           the run's event database
  *   scratch <TAB> PATH      the run's scratch shard directory
+ *   envelope <TAB> MODE <TAB> MEM <TAB> DIR <TAB> DIR <TAB> DIR
+ *                           the run's cgroup: mode, memory limit, groups
  *   screen <TAB> 1|0        the curses screen is up / down
  *   crash <TAB> PLUGIN <TAB> SIGNUM   fatal signal inside PLUGIN's Decide
  *   exit <TAB> PLUGIN       exit() called inside PLUGIN's Decide
+ *   fatal <TAB> SIGNUM      fatal signal outside any plugin
+ *   end <TAB> 0             the process is exiting
  *
  * In-process callers of ms_cli_main (the tests) are not watched: the notes
  * are then no-ops and no handler is installed.
@@ -228,9 +242,19 @@ on_fatal(int sig)
 	const char *plugin = ms_plugin_in_decide();
 	if (plugin && note_fd >= 0) {
 		note_plugin("crash", plugin, sig);
-	} else if (screen_up) {
-		silence_screen();
-		restore_terminal();
+	} else {
+		if (screen_up) {
+			silence_screen();
+			restore_terminal();
+		}
+		if (note_fd >= 0) {
+			char line[32];
+			size_t n = 0;
+			put(line, sizeof(line), &n, "fatal\t");
+			put_uint(line, sizeof(line), &n, (unsigned)sig);
+			put(line, sizeof(line), &n, "\n");
+			write_all(note_fd, line, n);
+		}
 	}
 	errno = saved;
 	signal(sig, SIG_DFL);
@@ -246,6 +270,8 @@ on_exit_hook(void)
 	if (!plugin) {
 		if (reporting)
 			wait_for_reporter();
+		if (note_fd >= 0)
+			write_all(note_fd, "end\t0\n", 6);
 		return;
 	}
 	if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST))
@@ -267,6 +293,23 @@ ms__supervise_note(const char *key, const char *value)
 	put(line, sizeof(line), &n, value);
 	put(line, sizeof(line), &n, "\n");
 	write_all(note_fd, line, n);
+}
+
+void
+ms__supervise_run(const ms_replay *r)
+{
+	ms__supervise_note("db", ms_replay_db_path(r));
+	ms__supervise_note("scratch", ms_replay_work_dir(r));
+	const ms_envelope *e = ms_replay_envelope(r);
+	if (e->mode == MS_ENVELOPE_EMULATED)
+		return;
+	char v[16 + 24 + 3 * (MS_ENVELOPE_PATH_MAX + 1)];
+	int n = snprintf(v, sizeof(v), "%d\t%llu", (int)e->mode,
+	                 (unsigned long long)e->mem_bytes);
+	for (int i = 0; i < MS_ENVELOPE_DIRS && n > 0 && (size_t)n < sizeof(v);
+	     i++)
+		n += snprintf(v + n, sizeof(v) - (size_t)n, "\t%s", e->dir[i]);
+	ms__supervise_note("envelope", v);
 }
 
 void
@@ -310,7 +353,35 @@ typedef struct notes {
 	char plugin[64];
 	int crash_sig;
 	bool exited_in_decide;
+	int fatal_sig; /* outside a plugin */
+	bool ended;    /* it is exiting */
+	bool screen;
+	ms_envelope env; /* mode and groups; emulated when none */
 } notes;
+
+/* "MODE<TAB>MEM<TAB>DIR<TAB>DIR<TAB>DIR" into e. */
+static void
+take_envelope(ms_envelope *e, char *v)
+{
+	memset(e, 0, sizeof(*e));
+	char *f[2 + MS_ENVELOPE_DIRS] = { 0 };
+	size_t n = 0;
+	for (char *p = v; p && n < sizeof(f) / sizeof(*f); n++) {
+		f[n] = p;
+		p = strchr(p, '\t');
+		if (p)
+			*p++ = '\0';
+	}
+	if (n < 2)
+		return;
+	int mode = atoi(f[0]);
+	if (mode != MS_ENVELOPE_CGROUP_V1 && mode != MS_ENVELOPE_CGROUP_V2)
+		return;
+	e->mode = (enum ms_envelope_mode)mode;
+	e->mem_bytes = strtoull(f[1], NULL, 10);
+	for (size_t i = 2; i < n; i++)
+		snprintf(e->dir[i - 2], sizeof(e->dir[i - 2]), "%s", f[i]);
+}
 
 static void
 take_line(notes *nt, char *line)
@@ -323,6 +394,14 @@ take_line(notes *nt, char *line)
 		snprintf(nt->db, sizeof(nt->db), "%s", tab);
 	} else if (strcmp(line, "scratch") == 0) {
 		snprintf(nt->scratch, sizeof(nt->scratch), "%s", tab);
+	} else if (strcmp(line, "envelope") == 0) {
+		take_envelope(&nt->env, tab);
+	} else if (strcmp(line, "screen") == 0) {
+		nt->screen = tab[0] == '1';
+	} else if (strcmp(line, "fatal") == 0) {
+		nt->fatal_sig = atoi(tab);
+	} else if (strcmp(line, "end") == 0) {
+		nt->ended = true;
 	} else if (strcmp(line, "crash") == 0 || strcmp(line, "exit") == 0) {
 		bool crash = line[0] == 'c';
 		char *sig = strchr(tab, '\t');
@@ -352,16 +431,72 @@ postmortem(const notes *nt, FILE *err)
 	 * the watcher's to tell. */
 	ms_errbuf eb = { "" };
 	if ((nt->db[0] || nt->scratch[0]) &&
-	    ms_replay_postmortem(nt->db, nt->scratch, reason, &eb)) {
+	    ms_replay_postmortem(nt->db, nt->scratch, reason, NULL, &eb)) {
 		fprintf(err, "mergescope: %s\n", eb.msg);
 		fflush(err);
 	}
+}
+
+/* The process is gone without saying it was exiting (see the file
+ * comment): put the terminal back (tio, read from tfd when the watcher
+ * started, before any screen), record the run as aborted, remove the
+ * shard and the cgroup it left, and say so. */
+static void
+died(const notes *nt, const struct termios *tio, int tfd, FILE *err)
+{
+	if (nt->screen) {
+		if (tfd >= 0)
+			tcsetattr(tfd, TCSANOW, tio);
+		write_all(STDOUT_FILENO, term_restore,
+		          sizeof(term_restore) - 1);
+	}
+	if (!nt->db[0] && !nt->scratch[0])
+		return;
+	ms_envelope_stats cs;
+	ms_envelope_read(&nt->env, &cs);
+	char reason[256];
+	if (nt->fatal_sig)
+		snprintf(reason, sizeof(reason), "mergescope died of %s",
+		         ms__signal_name(nt->fatal_sig));
+	else if (cs.oom_events)
+		snprintf(reason, sizeof(reason),
+		         "killed by the kernel's OOM killer: the run's cgroup "
+		         "reached its memory limit of %.0f MiB (--profile)",
+		         (double)nt->env.mem_bytes / (1024.0 * 1024.0));
+	else
+		snprintf(reason, sizeof(reason),
+		         "killed by a signal it cannot catch (SIGKILL) before "
+		         "it recorded its end");
+	ms_errbuf eb = { "" };
+	bool recorded = false;
+	int rc = ms_replay_postmortem(nt->db, nt->scratch, reason, &recorded,
+	                              &eb);
+	/* The groups it made, empty now (a later run would remove them). */
+	for (int i = MS_ENVELOPE_DIRS - 1; i >= 0; i--)
+		if (nt->env.mode != MS_ENVELOPE_EMULATED && nt->env.dir[i][0])
+			(void)rmdir(nt->env.dir[i]);
+	if (rc)
+		fprintf(err, "mergescope: %s\n", eb.msg);
+	else if (recorded)
+		fprintf(err,
+		        "mergescope: run aborted: %s; recorded in %s%s%s\n",
+		        reason, nt->db, nt->scratch[0] ? ", scratch shard " : "",
+		        nt->scratch[0] ? "removed" : "");
+	fflush(err);
 }
 
 /* The watcher: read notes until the watched process is gone. */
 static int
 watch(int nfd, int afd, FILE *err)
 {
+	/* The terminal's modes now, before the process can bring a screen
+	 * up: what to put back should it die with the screen up. */
+	struct termios tio;
+	int tfd = -1;
+	static const int tty_fds[] = { STDOUT_FILENO, STDIN_FILENO };
+	for (size_t i = 0; i < 2 && tfd < 0; i++)
+		if (isatty(tty_fds[i]) && tcgetattr(tty_fds[i], &tio) == 0)
+			tfd = tty_fds[i];
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
@@ -401,7 +536,9 @@ watch(int nfd, int afd, FILE *err)
 	/* Gone: anything its last moments wrote to the shard goes too. */
 	if (handled && nt->scratch[0]) {
 		ms_errbuf eb = { "" };
-		ms_replay_postmortem(NULL, nt->scratch, NULL, &eb);
+		ms_replay_postmortem(NULL, nt->scratch, NULL, NULL, &eb);
+	} else if (!handled && !nt->ended) {
+		died(nt, &tio, tfd, err);
 	}
 	free(nt);
 	return 0;

@@ -36,6 +36,7 @@
 #define MS_REPLAY_H
 
 #include "ms_engine.h"
+#include "ms_envelope.h"
 #include "ms_err.h"
 #include "ms_ledger.h"
 #include "ms_merge.h"
@@ -323,14 +324,18 @@ size_t ms_replay_inventory(ms_replay *r, ms_replay_part *out, size_t cap);
 const char *ms_replay_db_path(const ms_replay *r);
 /* The run's scratch shard directory (removed at close unless kept). */
 const char *ms_replay_work_dir(const ms_replay *r);
+/* The run's resource envelope (its cgroup, or emulated). */
+const ms_envelope *ms_replay_envelope(const ms_replay *r);
 /*
- * Clean up after a run whose process is dying (a plugin crashed or called
- * exit() inside Decide), from another process:
- * record status "aborted" with reason in db_path (unless the run already
- * ended) and remove the scratch shard work_dir. Either path may be NULL.
+ * Clean up after a run whose process is dying or died without recording
+ * its end (a plugin crashed or called exit() inside Decide; the process
+ * was killed), from another process: record status "aborted" with reason
+ * in db_path (unless the run already ended; *recorded, which may be
+ * NULL, says whether this recorded it) and remove the scratch shard
+ * work_dir. Either path may be NULL.
  */
 int ms_replay_postmortem(const char *db_path, const char *work_dir,
-                         const char *reason, ms_errbuf *eb);
+                         const char *reason, bool *recorded, ms_errbuf *eb);
 
 /* After DONE: number of failed gates and the gates (up to cap). */
 size_t ms_replay_gates(ms_replay *r, ms_ev_gate *out, size_t cap,

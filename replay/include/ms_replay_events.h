@@ -448,11 +448,11 @@ int ms_rec_rollback(ms_rec *r, const ms_rec_mark *m, ms_ev_seek *s,
 /*
  * Record the end of a run whose process died without one (postmortem.c):
  * set status and error of the run record if it has no status yet; a run
- * that already ended is left as it is. For another process than the
- * recorder's. Waits up to 10 s for a lock.
+ * that already ended is left as it is. *changed (may be NULL) says which.
+ * For another process than the recorder's. Waits up to 10 s for a lock.
  */
 int ms_evdb_mark_ended(const char *path, const char *status, const char *reason,
-                       ms_errbuf *eb);
+                       bool *changed, ms_errbuf *eb);
 /* 0 while the recorder can write; after its first SQLite failure, that
  * error for good ("event database PATH: commit: database or disk is full"
  * in eb), and every recording call returns it without touching SQLite. */
