@@ -465,8 +465,8 @@ died(const notes *nt, const struct termios *tio, int tfd, FILE *err)
 		         (double)nt->env.mem_bytes / (1024.0 * 1024.0));
 	else
 		snprintf(reason, sizeof(reason),
-		         "killed by a signal it cannot catch (SIGKILL) before "
-		         "it recorded its end");
+		         "killed by a signal before it could record its end "
+		         "(SIGKILL, or another it was not catching)");
 	ms_errbuf eb = { "" };
 	bool recorded = false;
 	int rc = ms_replay_postmortem(nt->db, nt->scratch, reason, &recorded,
