@@ -9,7 +9,11 @@
  * a publication whose staged bytes differ from its fixture's (and, the
  * bytes unchanged, every publication taken by its files hash), and
  * verdict_oracle both ways (the run drops a trace the oracle keeps; the
- * oracle drops traces that survive with no recorded reason).
+ * oracle drops traces that survive with no recorded reason),
+ * one_decide_per_trace for batches handed to the chain twice, and the
+ * gates that name each lie of a plugin that lies (tp_liar); and
+ * plugin_health passing when a merge failed after Decide for a reason
+ * of its own.
  */
 #include "replay_testlib.h"
 #include "part_testlib.h"
@@ -752,6 +756,77 @@ test_gate_oracle_unexplained_survivor(void **state)
 	oracle_mismatch(&run, "oracle-more", "detdrop:40", "finalize proposed");
 }
 
+/* ---- a merge that fails after Decide ---------------------------------- */
+
+/* Fail, once, the first merge that reached Decide (the chain's first link
+ * has been called) at its index stage, with an I/O error no input is to
+ * blame for: the engine backs off and merges that selection again. */
+typedef struct fail_after_decide {
+	ms_replay *r;
+	bool done;
+} fail_after_decide;
+
+static int
+fail_sampled_once(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+                  uint64_t detail)
+{
+	(void)req;
+	(void)detail;
+	fail_after_decide *f = arg;
+	ms_chain *c;
+	size_t n;
+	if (f->done || st != MS_MERGE_STAGE_INDEX || !f->r ||
+	    !ms__replay_links(f->r, &c, &n) || n == 0)
+		return 0;
+	ms_link_stats ls;
+	ms_chain_link_stats(c, 0, &ls);
+	if (ls.calls == 0)
+		return 0;
+	f->done = true;
+	return MS_ERR_IO;
+}
+
+/* The Decide calls of a merge that failed are calls of the link as much
+ * as those of the merges that completed: plugin_health reconciles the
+ * links' calls with every merge event, failed ones included (as the
+ * report's plugin table counts them), and does not blame the link for a
+ * merge that failed for another reason (idle_no_leaks names that). */
+static void
+test_gate_failed_merge_link_calls(void **state)
+{
+	(void)state;
+	fail_after_decide fa = { NULL, false };
+	ms_merge_hooks h = { .stage = fail_sampled_once, .arg = &fa };
+	rt_run run;
+	rt_opts(&run, "failed-merge", "detdrop:35");
+	run.t.engine_open = open_hooked;
+	run.t.engine_open_arg = &h;
+	run.o.serial = true;
+	run.o.grace_policy = "trace";
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	fa.r = r;
+	assert_int_equal(ms_replay_start(r, &eb), 0);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_true(fa.done);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "plugin_health"))
+			continue;
+		seen = true;
+		if (!g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
+		assert_true(g[i].pass);
+		assert_non_null(strstr(g[i].detail, "link calls reconcile"));
+	}
+	assert_true(seen);
+	assert_gate_fails(r, "idle_no_leaks", "1 failed merges");
+	ms_replay_close(r);
+}
+
 /* ---- a plugin that lies ------------------------------------------------ */
 
 /* A serial run of tp_liar configured `how` on fixture (NULL: the smoke
@@ -972,6 +1047,7 @@ main(void)
 		cmocka_unit_test(test_gate_oracle_wrong_drop),
 		cmocka_unit_test(test_gate_oracle_unexplained_survivor),
 		cmocka_unit_test(test_gate_liar_verdicts),
+		cmocka_unit_test(test_gate_failed_merge_link_calls),
 		cmocka_unit_test(test_gate_liar_writes_batch),
 		cmocka_unit_test(test_fail_open_gates_hold),
 		cmocka_unit_test(test_fail_open_some_calls),
