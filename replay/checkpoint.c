@@ -83,9 +83,10 @@
 	X(pub_done) X(merges_done) X(merges_failed) X(spark) X(nspark)     \
 	X(staged_peak) X(staged_preferred) X(track_dup) X(track_err)       \
 	X(parts_in) X(parts_ok) X(parts_bad) X(parts_gone)                 \
-	X(check_submitted) X(part_err) X(merges_reconciled)                \
-	X(merges_unreconciled) X(merge_err) X(rows_dropped)                \
-	X(traces_dropped) X(drop_err) X(hot_decides) X(executed_merges)    \
+	X(check_submitted) X(check_by_hash) X(part_err)                    \
+	X(merges_reconciled) X(merges_unreconciled) X(merge_err)           \
+	X(rows_dropped) X(traces_dropped) X(drop_err) X(hot_decides)       \
+	X(executed_merges)                                                 \
 	X(decide_dup_traces) X(bounds_mismatch) X(decide_traces)           \
 	X(pub_merges) X(health) X(nhealth) X(health_kinds)                 \
 	X(health_total) X(link_calls_events) X(link_circuit_events)        \

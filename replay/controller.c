@@ -903,8 +903,12 @@ health_add(ms_replay *r, uint64_t seq, const char *link, const char *kind,
 	h->count = count;
 }
 
+/* The link calls of merge event m, completed or failed (a failed merge
+ * called the chain as much as a completed one, and its event says so, as
+ * the report counts it): the calls the events account for, and each
+ * fail-open call. mu held. */
 static void
-health_note(ms_replay *r, const ms_ev_merge *m)
+health_links(ms_replay *r, const ms_ev_merge *m)
 {
 	for (uint32_t i = 0; i < m->nlinks; i++) {
 		const ms_ev_link *l = &m->links[i];
@@ -917,6 +921,12 @@ health_note(ms_replay *r, const ms_ev_merge *m)
 				           l->fails[k]);
 	}
 	r->plugin_calls_events += m->sampling.plugin_calls;
+}
+
+static void
+health_note(ms_replay *r, const ms_ev_merge *m)
+{
+	health_links(r, m);
 	const ms_merge_sampling *s = &m->sampling;
 	ms__recon *c =
 	        &r->recon[!strcmp(m->lane, "finalize")       ? MS__RP_FINALIZE
@@ -1130,10 +1140,12 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	pthread_mutex_lock(&r->mu);
 	if (d)
 		release_claim(r, d->seq);
-	if (ev->type == MS_EV_MERGE_DONE)
+	if (ev->type == MS_EV_MERGE_DONE) {
 		tally_merge_done(r, d, &m);
-	else
+	} else {
 		r->merges_failed++;
+		health_links(r, &m);
+	}
 	ms__recent_push(&r->recent, &m);
 	pthread_mutex_unlock(&r->mu);
 	/* After the output's introduction is counted (its check finds the

@@ -9,7 +9,11 @@
  * a publication whose staged bytes differ from its fixture's (and, the
  * bytes unchanged, every publication taken by its files hash), and
  * verdict_oracle both ways (the run drops a trace the oracle keeps; the
- * oracle drops traces that survive with no recorded reason).
+ * oracle drops traces that survive with no recorded reason),
+ * one_decide_per_trace for batches handed to the chain twice, and the
+ * gates that name each lie of a plugin that lies (tp_liar); and
+ * plugin_health passing when a merge failed after Decide for a reason
+ * of its own.
  */
 #include "replay_testlib.h"
 #include "part_testlib.h"
@@ -42,7 +46,8 @@ health_plugin_dir(void)
 		                   { MS_PLUGIN_DIR, "detdrop" },
 		                   { MS_TEST_PLUGIN_DIR, "tp_badval" },
 		                   { MS_TEST_PLUGIN_DIR, "tp_fail" },
-		                   { MS_TEST_PLUGIN_DIR, "tp_slow" } };
+		                   { MS_TEST_PLUGIN_DIR, "tp_slow" },
+		                   { MS_TEST_PLUGIN_DIR, "tp_liar" } };
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		char from[PATH_MAX], to[PATH_MAX + 64];
 		snprintf(from, sizeof(from), "%s/%s.so", links[i][0],
@@ -244,6 +249,22 @@ test_gate_bad_bound(void **state)
 	 * timestamp columns to rebuild the bounds. */
 	g = hooked_run("detdrop:35", "trace", &h, "plugin_bounds");
 	assert_false(g.pass);
+}
+
+/* Every batch handed to the chain twice: each trace reaches Decide twice
+ * in its merge, and one_decide_per_trace counts each second entry. */
+static void
+test_gate_decide_twice(void **state)
+{
+	(void)state;
+	ms_merge_hooks h = { .stage_decide_twice = true };
+	ms_ev_gate g =
+	        hooked_run("detdrop:35", "trace", &h, "one_decide_per_trace");
+	if (g.pass)
+		fprintf(stderr, "%s\n", g.detail);
+	assert_false(g.pass);
+	assert_null(strstr(g.detail, " 0 traces handed"));
+	assert_non_null(strstr(g.detail, "handed to Decide twice"));
 }
 
 /* Rewrite the core output of the 3rd non-finalize merge before its index
@@ -735,6 +756,149 @@ test_gate_oracle_unexplained_survivor(void **state)
 	oracle_mismatch(&run, "oracle-more", "detdrop:40", "finalize proposed");
 }
 
+/* ---- a merge that fails after Decide ---------------------------------- */
+
+/* Fail, once, the first merge that reached Decide (the chain's first link
+ * has been called) at its index stage, with an I/O error no input is to
+ * blame for: the engine backs off and merges that selection again. */
+typedef struct fail_after_decide {
+	ms_replay *r;
+	bool done;
+} fail_after_decide;
+
+static int
+fail_sampled_once(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+                  uint64_t detail)
+{
+	(void)req;
+	(void)detail;
+	fail_after_decide *f = arg;
+	ms_chain *c;
+	size_t n;
+	if (f->done || st != MS_MERGE_STAGE_INDEX || !f->r ||
+	    !ms__replay_links(f->r, &c, &n) || n == 0)
+		return 0;
+	ms_link_stats ls;
+	ms_chain_link_stats(c, 0, &ls);
+	if (ls.calls == 0)
+		return 0;
+	f->done = true;
+	return MS_ERR_IO;
+}
+
+/* The Decide calls of a merge that failed are calls of the link as much
+ * as those of the merges that completed: plugin_health reconciles the
+ * links' calls with every merge event, failed ones included (as the
+ * report's plugin table counts them), and does not blame the link for a
+ * merge that failed for another reason (idle_no_leaks names that). */
+static void
+test_gate_failed_merge_link_calls(void **state)
+{
+	(void)state;
+	fail_after_decide fa = { NULL, false };
+	ms_merge_hooks h = { .stage = fail_sampled_once, .arg = &fa };
+	rt_run run;
+	rt_opts(&run, "failed-merge", "detdrop:35");
+	run.t.engine_open = open_hooked;
+	run.t.engine_open_arg = &h;
+	run.o.serial = true;
+	run.o.grace_policy = "trace";
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	fa.r = r;
+	assert_int_equal(ms_replay_start(r, &eb), 0);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_true(fa.done);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "plugin_health"))
+			continue;
+		seen = true;
+		if (!g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
+		assert_true(g[i].pass);
+		assert_non_null(strstr(g[i].detail, "link calls reconcile"));
+	}
+	assert_true(seen);
+	assert_gate_fails(r, "idle_no_leaks", "1 failed merges");
+	ms_replay_close(r);
+}
+
+/* ---- a plugin that lies ------------------------------------------------ */
+
+/* A serial run of tp_liar configured `how` on fixture (NULL: the smoke
+ * fixture) under grace policy `policy`, to its end; spec holds the chain
+ * spec while the run lives. */
+static ms_replay *
+liar_run(rt_run *run, char *spec, size_t n, const char *fixture,
+         const char *how, const char *policy)
+{
+	snprintf(spec, n, "tp_liar:{\"liar\":\"%s\"}", how);
+	rt_opts(run, "liar", spec);
+	if (fixture)
+		run->o.fixture_dir = fixture;
+	run->o.plugin_dir = health_plugin_dir();
+	run->o.grace_policy = policy;
+	run->o.serial = true;
+	ms_replay *r = rt_start(run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	return r;
+}
+
+/* Verdicts the oracle's own copy of the plugin does not repeat: drawn at
+ * random, changed between calls (drops on odd calls only: the oracle's
+ * first call keeps all), or tied to the batch rather than the trace (the
+ * first trace of every batch). Under the trace policy the run drops
+ * traces in merges the oracle does not mirror; verdict_oracle fails
+ * naming one the oracle keeps. */
+static void
+test_gate_liar_verdicts(void **state)
+{
+	(void)state;
+	const char *lies[] = { "rand:30", "parity:0123", "first" };
+	for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+		rt_run run;
+		char spec[96];
+		ms_replay *r = liar_run(&run, spec, sizeof(spec), NULL, lies[i],
+		                        "trace");
+		assert_gate_fails(r, "verdict_oracle", "is kept by the oracle");
+		ms_replay_close(r);
+	}
+}
+
+/* A plugin that writes into the batch it was handed. Pointing a dropped
+ * entry's trace ID at its neighbour's: the merge drops one trace's rows
+ * and records the other as dropped, which the ledgers, the part checks
+ * and the oracle each name. Moving a dropped entry's bounds six hours
+ * back: the fragment guard looks for the trace's other fragments in the
+ * wrong hours and confirms drops of traces that still have fragments
+ * outside the merge (on a day-1x day, whose primary merges meet matured
+ * traces); such a trace is dropped in two merges, which ledgers names. */
+static void
+test_gate_liar_writes_batch(void **state)
+{
+	(void)state;
+	rt_run run;
+	char spec[96];
+	ms_replay *r = liar_run(&run, spec, sizeof(spec), NULL, "renameid:0123",
+	                        "selection");
+	assert_gate_fails(r, "ledgers", "drop oracle: trace ");
+	assert_gate_fails(r, "one_block_per_trace", "index ledger");
+	assert_gate_fails(r, "part_ledgers", " merges: output = inputs");
+	assert_gate_fails(r, "verdict_oracle", "is kept by the oracle");
+	ms_replay_close(r);
+
+	const char *fixture = rt_day1x_fixture();
+	assert_non_null(fixture);
+	r = liar_run(&run, spec, sizeof(spec), fixture, "narrow:0123", "trace");
+	assert_gate_fails(r, "ledgers", "dropped 2 times");
+	ms_replay_close(r);
+}
+
 /* ---- fail-open runs --------------------------------------------------- */
 
 /* Run chain on the smoke fixture allowed to fail open (oversized_cap and
@@ -874,6 +1038,7 @@ main(void)
 		cmocka_unit_test(test_day_after_oracle),
 		cmocka_unit_test(test_cooldown_after_checker),
 		cmocka_unit_test(test_gate_bad_bound),
+		cmocka_unit_test(test_gate_decide_twice),
 		cmocka_unit_test(test_gate_split_block_intermediate),
 		cmocka_unit_test(test_gate_publications_by_hash),
 		cmocka_unit_test(test_gate_block_ledgers_from_file),
@@ -881,6 +1046,9 @@ main(void)
 		cmocka_unit_test(test_gate_changed_publication_index),
 		cmocka_unit_test(test_gate_oracle_wrong_drop),
 		cmocka_unit_test(test_gate_oracle_unexplained_survivor),
+		cmocka_unit_test(test_gate_liar_verdicts),
+		cmocka_unit_test(test_gate_failed_merge_link_calls),
+		cmocka_unit_test(test_gate_liar_writes_batch),
 		cmocka_unit_test(test_fail_open_gates_hold),
 		cmocka_unit_test(test_fail_open_some_calls),
 		cmocka_unit_test(test_fail_open_gates_still_fail),

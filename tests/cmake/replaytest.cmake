@@ -6,7 +6,7 @@ foreach(t test_replay test_freeze test_gates test_replay_seek)
 	if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${t}.c)
 		ms_add_test(${t} LIBS msreplay msfixtures mscore)
 		foreach(p alwayskeep detdrop skywalking tp_badval tp_fail
-				tp_slow)
+				tp_slow tp_liar)
 			if(TARGET ${p})
 				add_dependencies(${t} ${p})
 			endif()

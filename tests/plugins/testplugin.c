@@ -34,6 +34,16 @@
  *  openhang  open never returns (sleeps in a loop); config "MS" (digits)
  *            makes it return after MS milliseconds instead (decide keeps
  *            all)
+ *  liar      lies in the way its config names (in a chain spec
+ *            tp_liar:{"liar":"CONFIG"}): "parity:CHARS" drops the
+ *            traces whose ID ends in one of CHARS on odd calls only
+ *            (call 1, 3, ...); "first" drops the first trace of every
+ *            batch; "rand:PCT" drops PCT% at random. Two write into the
+ *            batch they were given: "renameid:CHARS" drops as mask and
+ *            points each dropped entry's trace_id at the next entry's
+ *            (when that one is kept); "narrow:CHARS" drops as mask and
+ *            moves each dropped entry's bounds to one instant six hours
+ *            before its start
  *  For loop, segv, abort, exit and garble, config "K" makes calls 0..K-1
  *  keep everything and only call K (and later ones) misbehave.
  */
@@ -64,6 +74,7 @@
 #define K_EXIT 15
 #define K_GARBLE 16
 #define K_OPENHANG 17
+#define K_LIAR 18
 
 #ifndef TP_KIND
 #error TP_KIND must be set
@@ -102,11 +113,11 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 	if (!s)
 		return -1;
 	/* In a chain spec a config is a JSON object: {"slow":"CONFIG"},
-	 * {"fail":"CONFIG"}. */
+	 * {"fail":"CONFIG"}, {"liar":"CONFIG"}. */
 	char inner[600];
 	const char *js = config ? strstr(config, "\":\"") : NULL;
-	if ((TP_KIND == K_SLOW || TP_KIND == K_FAIL) && config &&
-	    config[0] == '{' && js) {
+	if ((TP_KIND == K_SLOW || TP_KIND == K_FAIL || TP_KIND == K_LIAR) &&
+	    config && config[0] == '{' && js) {
 		js += 3;
 		size_t k = 0;
 		while (js[k] && js[k] != '"' && k < sizeof(inner) - 1) {
@@ -147,6 +158,19 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 	}
 	if (TP_KIND >= K_LOOP && config && *config)
 		s->from = atol(config);
+	if (TP_KIND == K_LIAR && config) {
+		size_t k = strlen(config);
+		memcpy(s->gate, config,
+		       k < sizeof(s->gate) ? k : sizeof(s->gate) - 1);
+		const char *c = strchr(config, ':');
+		k = c ? strlen(c + 1) : 0;
+		if (c)
+			memcpy(s->drop_last, c + 1,
+			       k < sizeof(s->drop_last)
+			               ? k
+			               : sizeof(s->drop_last) - 1);
+		srand((unsigned)time(NULL) ^ (unsigned)getpid());
+	}
 	if (TP_KIND == K_MASK && config) {
 		strncpy(s->drop_last, config, sizeof(s->drop_last) - 1);
 	}
@@ -236,6 +260,41 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 	case K_MASK:
 		drop_by_last(s, b, verdict, n);
 		return (int64_t)n;
+	case K_LIAR: {
+		ms_plugin_trace *w = (ms_plugin_trace *)b->traces;
+		if (!strncmp(s->gate, "parity:", 7)) {
+			if (call % 2)
+				drop_by_last(s, b, verdict, n);
+		} else if (!strcmp(s->gate, "first")) {
+			if (n)
+				verdict[0] = MS_VERDICT_DROP;
+		} else if (!strncmp(s->gate, "rand:", 5)) {
+			long pct = atol(s->gate + 5);
+			for (size_t i = 0; i < n; i++)
+				if (rand() % 100 < pct)
+					verdict[i] = MS_VERDICT_DROP;
+		} else if (!strncmp(s->gate, "renameid:", 9)) {
+			drop_by_last(s, b, verdict, n);
+			for (size_t i = 0; i + 1 < n; i++)
+				if (verdict[i] == MS_VERDICT_DROP &&
+				    verdict[i + 1] == MS_VERDICT_KEEP) {
+					w[i].trace_id = w[i + 1].trace_id;
+					w[i].trace_id_len =
+					        w[i + 1].trace_id_len;
+				}
+		} else if (!strncmp(s->gate, "narrow:", 7)) {
+			drop_by_last(s, b, verdict, n);
+			for (size_t i = 0; i < n; i++)
+				if (verdict[i] == MS_VERDICT_DROP) {
+					int64_t t = w[i].min_start_ns -
+					            6 * 3600 * 1000000000LL;
+					w[i].min_start_ns = t;
+					w[i].max_start_ns = t;
+					w[i].max_end_ns = t;
+				}
+		}
+		return (int64_t)n;
+	}
 	case K_LOOP:
 		while (call >= (uint64_t)s->from) {
 			struct timespec ts = { 0, 50000000L };
