@@ -754,6 +754,5 @@ ms_export_file(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
 	rc = ms_export(db, fmt, f, ms_outfile_stream(o), written, eb);
 	if (rc == 0)
 		return ms_outfile_commit(o, eb);
-	ms_outfile_abort(o);
-	return rc;
+	return ms_outfile_fail(o, rc, eb);
 }

@@ -155,7 +155,7 @@ report(const char *db_path, const char *json, bool force, FILE *out, FILE *err,
 		if (rc == 0)
 			rc = ms_outfile_commit(of, &eb);
 		else
-			ms_outfile_abort(of);
+			rc = ms_outfile_fail(of, rc, &eb);
 		if (rc) {
 			char why[sizeof(eb.msg)];
 			memcpy(why, eb.msg, sizeof(why));
