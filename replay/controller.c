@@ -1558,6 +1558,9 @@ recorder_check(ms_replay *r, ms_errbuf *eb)
 
 #define WAIT_SLICE_NS (250 * 1000000LL)
 
+/* How many times run_cooldown dispatches a finalize that failed. */
+#define FINALIZE_TRIES 5
+
 /*
  * Wait for merge-idle, bounded (design 5). `what` names the wait in the
  * error ("merge-idle after publication 12"). Returns 0; MS_ERR_CANCELED
@@ -1890,10 +1893,28 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 	malloc_trim(0);
 #endif
 	r->finalize_mono = ms_mono_ns();
-	if ((rc = ms_engine_finalize(r->engine, &fseq, eb)))
-		return rc;
-	if ((rc = wait_idle_bounded(r, "the finalize merge", eb)) ||
-	    (rc = ms_shard_sync(r->shard, eb)))
+	/* A finalize that fails is dispatched again once the engine is idle
+	 * (its backoff over), as the picker's merges are picked again: the
+	 * picker never chooses the finalize's selection, so without this a
+	 * full disk at the finalize ended the day unfinalized and "complete".
+	 * A file-system failure no input is to blame for stops the engine at
+	 * its third in a row (fatal_after), which fails the run with the
+	 * merge, the file and the error; one an input is blamed for
+	 * quarantines it at the third (quarantine_after), so the next try
+	 * goes without it. FINALIZE_TRIES bounds the rest. */
+	for (unsigned tries = 1;; tries++) {
+		ms_engine_stats before, after;
+		ms_engine_get_stats(r->engine, &before);
+		if ((rc = ms_engine_finalize(r->engine, &fseq, eb)))
+			return rc;
+		if ((rc = wait_idle_bounded(r, "the finalize merge", eb)))
+			return rc;
+		ms_engine_get_stats(r->engine, &after);
+		if (fseq == 0 || after.merges_failed == before.merges_failed ||
+		    tries >= FINALIZE_TRIES || ms__rck_seek_pending(r))
+			break;
+	}
+	if ((rc = ms_shard_sync(r->shard, eb)))
 		return rc;
 	if (ms__rck_seek_pending(r))
 		return 0;

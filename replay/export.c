@@ -687,9 +687,16 @@ export_c(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
 		               "csv or chrome",
 		               (int)fmt);
 	}
-	if (rc == 0 && (fflush(out) != 0 || ferror(out)))
-		rc = ms_fail(eb, MS_ERR_IO, "export of %s: write failed",
-		             ms_evdb_path(db));
+	/* A stream that failed keeps its buffer: this flush fails again
+	 * with the reason. */
+	errno = 0;
+	if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
+		int e = errno;
+		rc = ms_fail(eb, e ? ms_err_from_errno(e) : MS_ERR_IO,
+		             "export of %s: write failed%s%s",
+		             ms_evdb_path(db), e ? ": " : "",
+		             e ? strerror(e) : "");
+	}
 	if (written)
 		*written = x.n;
 	return rc;
@@ -754,6 +761,5 @@ ms_export_file(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
 	rc = ms_export(db, fmt, f, ms_outfile_stream(o), written, eb);
 	if (rc == 0)
 		return ms_outfile_commit(o, eb);
-	ms_outfile_abort(o);
-	return rc;
+	return ms_outfile_fail(o, rc, eb);
 }

@@ -375,14 +375,19 @@ out:
 
 /* ---- a repetition in a fresh process ---------------------------------- */
 
+/* A repetition's exit status when it could not write its result file
+ * (a full disk): what it found is lost, and its standard error says why. */
+#define REP_UNWRITTEN 3
+
 /* The child's result file: `key=value` lines (rep_keys, ledger.KIND,
- * drop=HEX:ROWS per dropped trace), or error=CODE MESSAGE. */
+ * drop=HEX:ROWS per dropped trace), or error=CODE MESSAGE. 0, or the
+ * errno of what failed (a full disk). */
 static int
 rep_write(const char *path, const rep_out *o, int rc, const ms_errbuf *eb)
 {
 	FILE *fp = fopen(path, "w");
 	if (!fp)
-		return -1;
+		return errno ? errno : EIO;
 	if (rc) {
 		fprintf(fp, "error=%d %s\n", rc,
 		        eb->msg[0] ? eb->msg : ms_strerror(rc));
@@ -403,7 +408,14 @@ rep_write(const char *path, const rep_out *o, int rc, const ms_errbuf *eb)
 			fprintf(fp, ":%" PRIu64 "\n", d->rows);
 		}
 	}
-	return fclose(fp) == 0 ? 0 : -1;
+	errno = 0;
+	bool bad = fflush(fp) != 0 || ferror(fp);
+	int e = errno;
+	if (fclose(fp) != 0 && !bad) {
+		bad = true;
+		e = errno;
+	}
+	return bad ? (e ? e : EIO) : 0;
 }
 
 static int
@@ -558,7 +570,12 @@ rep_exec(const once_ctx *c, const char *variant, unsigned rep, size_t vi,
 			               strerror(errno));
 	int rc = rep_read(res, o, eb);
 	unlink(res);
-	if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+	if (WIFEXITED(st) && WEXITSTATUS(st) == REP_UNWRITTEN)
+		rc = ms_fail(eb, MS_ERR_IO,
+		             "merge-once: %s, repetition %u: its result %s "
+		             "could not be written (the line above says why)",
+		             variant, rep + 1, res);
+	else if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
 		rc = ms_fail(eb, MS_ERR_IO,
 		             "merge-once: %s, repetition %u: the process %s "
 		             "%d",
@@ -614,9 +631,9 @@ ms_merge_once_rep_main(int argc, char **argv)
 	drops_free(&o.drops);
 	ms__frozen_release(&f);
 	if (wrc) {
-		fprintf(stderr, "merge-once repetition: cannot write %s\n",
-		        argv[13]);
-		return 1;
+		fprintf(stderr, "merge-once repetition: cannot write %s: %s\n",
+		        argv[13], strerror(wrc));
+		return REP_UNWRITTEN;
 	}
 	return rc ? 1 : 0;
 }

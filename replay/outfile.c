@@ -13,6 +13,11 @@
  * Anything that fails on the way, including an interrupted process that
  * never reaches the commit, leaves at most the temporary file, never a
  * half-written target; ms_outfile_abort removes the temporary file.
+ *
+ * The stream writes through a cookie that keeps the errno of the first
+ * write that failed: the writers check ferror() at their end, long after
+ * errno has been overwritten, so only this can say why ("No space left on
+ * device") and name the file (ms_outfile_commit, ms_outfile_fail).
  */
 #define _GNU_SOURCE
 #include "ms_clock.h"
@@ -30,10 +35,50 @@
 
 struct ms_outfile {
 	FILE *f;
+	int fd;   /* the temporary file; -1 once closed */
+	int werr; /* errno of the first write that failed, else 0 */
 	bool force;
 	char *path; /* the name the user gave */
 	char *tmp;  /* the temporary file beside it */
 };
+
+/* The stream's write: all of buf, or the errno kept and 0 returned. */
+static ssize_t
+cookie_write(void *c, const char *buf, size_t n)
+{
+	ms_outfile *o = c;
+	size_t done = 0;
+	while (done < n) {
+		ssize_t k = write(o->fd, buf + done, n - done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (!o->werr)
+				o->werr = k < 0 ? errno : EIO;
+			return (ssize_t)done;
+		}
+		done += (size_t)k;
+	}
+	return (ssize_t)n;
+}
+
+static int
+cookie_close(void *c)
+{
+	ms_outfile *o = c;
+	int rc = o->fd >= 0 ? close(o->fd) : 0;
+	o->fd = -1;
+	return rc;
+}
+
+/* The error of a write that failed, naming the file. */
+static int
+write_error(const ms_outfile *o, ms_errbuf *eb)
+{
+	int e = o->werr ? o->werr : EIO;
+	return ms_fail(eb, ms_err_from_errno(e), "%s: write failed: %s",
+	               o->path, strerror(e));
+}
 
 /* The error for an existing target, shared by open and commit. */
 static int
@@ -93,6 +138,7 @@ ms_outfile_open(ms_outfile **out, const char *path, bool force, ms_errbuf *eb)
 	if (!o)
 		return ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", path);
 	o->force = force;
+	o->fd = -1;
 	o->path = dup_str(path);
 	/* dir + "/." + base + "." + pid + "-" + 16 hex digits */
 	const char *slash = strrchr(path, '/');
@@ -126,11 +172,13 @@ ms_outfile_open(ms_outfile **out, const char *path, bool force, ms_errbuf *eb)
 		ms_outfile_abort(o);
 		return rc;
 	}
-	o->f = fdopen(fd, "w");
+	o->fd = fd;
+	cookie_io_functions_t io = { .write = cookie_write,
+		                     .close = cookie_close };
+	o->f = fopencookie(o, "w", io);
 	if (!o->f) {
 		rc = ms_fail(eb, ms_err_from_errno(errno), "%s: %s", path,
 		             strerror(errno));
-		close(fd);
 		ms_outfile_abort(o);
 		return rc;
 	}
@@ -166,7 +214,9 @@ ms_outfile_commit(ms_outfile *o, ms_errbuf *eb)
 	int rc = 0;
 	FILE *f = o->f;
 	o->f = NULL;
-	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
+	if (fflush(f) != 0 || ferror(f))
+		rc = write_error(o, eb);
+	else if (fsync(o->fd) != 0)
 		rc = ms_fail(eb, ms_err_from_errno(errno),
 		             "%s: write failed: %s", o->path, strerror(errno));
 	if (fclose(f) != 0 && rc == 0)
@@ -192,6 +242,15 @@ ms_outfile_commit(ms_outfile *o, ms_errbuf *eb)
 	return rc;
 }
 
+int
+ms_outfile_fail(ms_outfile *o, int rc, ms_errbuf *eb)
+{
+	if (o && o->f && ferror(o->f))
+		rc = write_error(o, eb);
+	ms_outfile_abort(o);
+	return rc;
+}
+
 void
 ms_outfile_abort(ms_outfile *o)
 {
@@ -199,6 +258,8 @@ ms_outfile_abort(ms_outfile *o)
 		return;
 	if (o->f)
 		fclose(o->f);
+	else if (o->fd >= 0)
+		close(o->fd);
 	if (o->tmp && o->tmp[0])
 		unlink(o->tmp);
 	free(o->tmp);

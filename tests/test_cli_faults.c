@@ -7,6 +7,8 @@
  *    run exits 2 within bounded time with one line naming the merge, the
  *    file and the error, the database records the failure, the fixture
  *    and the merge inputs are untouched, the scratch shard is removed;
+ *    the same when only the finalize's output is refused: the finalize
+ *    is dispatched again until the third failure in a row stops the run;
  *  - SIGINT, SIGTERM, SIGHUP and SIGPIPE sent to a headless run once its
  *    scratch shard (with its owner record) exists: exit 130/143/129/141,
  *    the database says aborted, the scratch shard is gone, --json FILE
@@ -304,6 +306,95 @@ test_disk_full_merge(void **state)
 	char out[8192], e2[8192];
 	const char *check[] = { "fixture", "check", fixture, NULL };
 	assert_int_equal(run_cli(check, out, sizeof(out), e2, sizeof(e2)), 0);
+}
+
+/* The largest output of the day's merges and the finalize's, in a run of
+ * the fixture with no limit. */
+typedef struct outputs {
+	uint64_t day, finalize;
+} outputs;
+
+static int
+output_sizes(void *ctx, const ms_ev_merge *m)
+{
+	outputs *o = ctx;
+	uint64_t *slot = strcmp(m->lane, "finalize") == 0 ? &o->finalize
+	                                                  : &o->day;
+	if (m->output.compressed_bytes > *slot)
+		*slot = m->output.compressed_bytes;
+	return 0;
+}
+
+/* A file system that refuses to grow only the finalize's output: the
+ * finalize is dispatched again like any merge that failed, and its third
+ * file-system failure in a row stops the run with one line naming the
+ * merge, the file and the error, recorded as failed. It used to be
+ * dispatched once: the day ended unfinalized, "complete", exit 1 with
+ * gates failing and no word of the error. */
+static void
+test_disk_full_finalize(void **state)
+{
+	(void)state;
+	char db[PATH_MAX], work[PATH_MAX], ep[PATH_MAX];
+	char out[8192], err[16384] = "";
+	path_in(db, sizeof(db), "unlimited-fin.db");
+	path_in(work, sizeof(work), "unlimited-fin.shard");
+	const char *free_args[] = { "run",       "--headless", "--fixture",
+		                    fixture,     "--variant",  "alwayskeep",
+		                    "--db",      db,           "--work-dir",
+		                    work,        NULL };
+	assert_int_equal(
+	        run_cli(free_args, out, sizeof(out), err, sizeof(err)), 0);
+	ms_evdb *ev = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&ev, db, &eb), 0);
+	outputs o = { 0, 0 };
+	assert_int_equal(ms_evdb_each_merge(ev, NULL, output_sizes, &o, &eb),
+	                 0);
+	ms_evdb_close(ev);
+	uint64_t largest = (uint64_t)largest_file(fixture);
+	if (o.day > largest)
+		largest = o.day;
+	fprintf(stderr, "largest fixture file or day output %llu bytes, "
+	                "finalize output %llu bytes\n",
+	        (unsigned long long)largest, (unsigned long long)o.finalize);
+	assert_true(largest < o.finalize);
+	rlim_t limit = (rlim_t)(largest + (o.finalize - largest) / 2);
+
+	path_in(db, sizeof(db), "full-fin.db");
+	path_in(work, sizeof(work), "full-fin.shard");
+	path_in(ep, sizeof(ep), "full-fin.err");
+	const char *args[] = { "run",        "--headless", "--fixture", fixture,
+		               "--variant",  "alwayskeep", "--db",      db,
+		               "--work-dir", work,         NULL };
+	int st = bt_wait(bt_spawn(args, false, NULL, ep, NULL, limit),
+	                 HUNG_S);
+	FILE *f = fopen(ep, "r");
+	assert_non_null(f);
+	err[fread(err, 1, sizeof(err) - 1, f)] = '\0';
+	fclose(f);
+	fprintf(stderr, "%s", err);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 2);
+	const char *prefix = "mergescope run: the run failed: ";
+	const char *line = strstr(err, prefix);
+	assert_non_null(line);
+	char one[2048];
+	snprintf(one, sizeof(one), "%.*s", (int)strcspn(line, "\n"), line);
+	assert_non_null(strstr(one, "(finalize lane, "));
+	assert_non_null(strstr(one, work));
+	assert_non_null(strstr(one, "File too large"));
+	assert_non_null(strstr(one, "3 failures in a row"));
+	assert_null(strstr(err, "gates failed"));
+
+	ms_ev_run_end end;
+	run_end(db, &end);
+	assert_string_equal(end.status, "failed");
+	assert_non_null(strstr(end.error, "finalize lane"));
+	assert_false(exists(work));
+	const char *check[] = { "fixture", "check", fixture, NULL };
+	assert_int_equal(run_cli(check, out, sizeof(out), err, sizeof(err)),
+	                 0);
 }
 
 /* ---- signals ------------------------------------------------------------ */
@@ -951,6 +1042,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_disk_full_merge),
+		cmocka_unit_test(test_disk_full_finalize),
 		cmocka_unit_test(test_sigint),
 		cmocka_unit_test(test_sighup_ignored_at_start),
 		cmocka_unit_test(test_sigterm),

@@ -30,6 +30,7 @@
 #include "ms_tui.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <sqlite3.h>
@@ -1038,7 +1039,8 @@ test_report_vs_failed_gate(void **state)
 }
 
 /* Standard output that cannot be written (a full disk): the report is
- * lost, so the command fails and says so instead of exiting 0. */
+ * lost, so the command fails and says so, with the reason, instead of
+ * exiting 0. */
 static void
 test_output_write_failure(void **state)
 {
@@ -1064,6 +1066,37 @@ test_output_write_failure(void **state)
 		assert_int_equal(rc, 2);
 		assert_non_null(strstr(err_text, "mergescope report: writing "
 		                                 "to standard output failed"));
+	}
+	/* A run's report and an export far larger than the stream's buffer:
+	 * the line says why, whatever failed first. */
+	char db[600];
+	snprintf(db, sizeof(db), "%s/full-stdout.sqlite", tmp_root);
+	const char *run[] = { "mergescope", "run",       "--headless",
+		              "--fixture",  fixture_dir, "--variant",
+		              "alwayskeep", "--db",      db };
+	const char *exports[][6] = {
+		{ "mergescope", "export", "--db", db_keep, "--format",
+		  "jsonl" },
+		{ "mergescope", "export", "--db", db_keep, "--format", "csv" },
+		{ "mergescope", "export", "--db", db_keep, "--format",
+		  "chrome" },
+	};
+	for (size_t i = 0; i < 4; i++) {
+		FILE *e = tmpfile();
+		assert_non_null(e);
+		int rc = i == 0 ? ms_cli_main(9, (char **)run, full, e)
+		                : ms_cli_main(6, (char **)exports[i - 1], full,
+		                              e);
+		ct_slurp(e, err_text, CAP);
+		fclose(e);
+		clearerr(full);
+		fprintf(stderr, "%s", err_text);
+		assert_int_equal(rc, 2);
+		const char *who = i == 0 ? "mergescope run: "
+		                         : "mergescope export: ";
+		assert_non_null(strstr(err_text, who));
+		assert_non_null(strstr(err_text, "standard output"));
+		assert_non_null(strstr(err_text, strerror(ENOSPC)));
 	}
 	fclose(full);
 }

@@ -21,6 +21,7 @@
 #include "testdir.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -875,22 +876,47 @@ test_export_file_refuses_existing(void **state)
 	assert_int_equal(entries_with(tmpdir, ".late.csv."), 0);
 
 	/* A write that fails (the file size limit) over an existing file:
-	 * the old file stays whole, no temporary file is left. */
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		signal(SIGXFSZ, SIG_IGN);
-		struct rlimit rl = { 4096, 4096 };
-		setrlimit(RLIMIT_FSIZE, &rl);
-		ms_errbuf ceb;
-		int rc = ms_export_file(db, MS_EXPORT_CHROME, NULL, path, true,
-		                        NULL, &ceb);
-		_exit(rc < 0 ? 0 : 1);
+	 * the old file stays whole, no temporary file is left, and the
+	 * error names the file and the system's reason, whichever of the
+	 * export's writes failed first (each format's, and an export far
+	 * larger than the limit, so the stream's buffer fails mid-way). */
+	static const enum ms_export_format fmts[] = {
+		MS_EXPORT_JSONL, MS_EXPORT_CSV, MS_EXPORT_CHROME
+	};
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(*fmts); i++) {
+		char ep[600];
+		snprintf(ep, sizeof(ep), "%s/fsize.err", tmpdir);
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			signal(SIGXFSZ, SIG_IGN);
+			struct rlimit rl = { 1024, 1024 };
+			setrlimit(RLIMIT_FSIZE, &rl);
+			ms_errbuf ceb = { "" };
+			int rc = ms_export_file(db, fmts[i], NULL, path, true,
+			                        NULL, &ceb);
+			FILE *ef = fopen(ep, "w");
+			if (ef) {
+				fputs(ceb.msg, ef);
+				fclose(ef);
+			}
+			_exit(rc < 0 ? 0 : 1);
+		}
+		int status = 0;
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+		char *msg = ms_test_read(ep, 1 << 16, NULL);
+		assert_non_null(msg);
+		fprintf(stderr, "format %zu: %s\n", i, msg);
+		char want[700];
+		snprintf(want, sizeof(want), "%s: write failed: %s", path,
+		         strerror(EFBIG));
+		assert_non_null(strstr(msg, want));
+		free(msg);
 	}
 	int status = 0;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	pid_t pid;
 	t = ms_test_read(path, 1 << 20, NULL);
 	lines = 0;
 	for (const char *p = t; *p; p++)

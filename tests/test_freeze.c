@@ -18,6 +18,7 @@
 #include "ms_picker.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -953,6 +954,45 @@ test_merge_once_bad_input(void **state)
 	assert_non_null(strstr(eb.msg, "shard"));
 }
 
+/* A repetition that cannot write its result file (here /dev/full, a
+ * full disk) says which file and why, and exits with the status its
+ * parent reads as "result lost" rather than a failed merge. */
+static void
+test_merge_once_rep_result_unwritten(void **state)
+{
+	(void)state;
+	if (access("/dev/full", W_OK) != 0) {
+		fprintf(stderr, "no /dev/full: not tested\n");
+		return;
+	}
+	char missing[PATH_MAX], scratch[PATH_MAX], errp[PATH_MAX];
+	rt_path(missing, sizeof(missing), "no-such-frozen-rep");
+	rt_path(scratch, sizeof(scratch), "rep-scratch");
+	rt_path(errp, sizeof(errp), "rep.err");
+	char *argv[] = { "mergescope", "__merge-once-rep", missing, scratch,
+		         "disabled", "0", "0", "retain", "trace", "mature",
+		         MS_PLUGIN_DIR, "inproc", "", "/dev/full", "0", NULL };
+	fflush(stderr);
+	int saved = dup(2);
+	int fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	int rc = ms_merge_once_rep_main(15, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	FILE *f = fopen(errp, "r");
+	assert_non_null(f);
+	char err[2048] = "";
+	err[fread(err, 1, sizeof(err) - 1, f)] = '\0';
+	fclose(f);
+	fprintf(stderr, "%s", err);
+	assert_int_equal(rc, 3);
+	assert_non_null(strstr(err, "cannot write /dev/full: "));
+	assert_non_null(strstr(err, strerror(ENOSPC)));
+}
+
 int
 main(void)
 {
@@ -968,6 +1008,7 @@ main(void)
 		cmocka_unit_test(test_merge_once_tampered),
 		cmocka_unit_test(test_freeze_lanes),
 		cmocka_unit_test(test_merge_once_bad_input),
+		cmocka_unit_test(test_merge_once_rep_result_unwritten),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

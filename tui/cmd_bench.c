@@ -440,8 +440,7 @@ write_summary(const ms__series *s, const char *dir, const char *name,
 		rc = fn(s, dir, ms_outfile_stream(o), eb);
 	if (rc == 0)
 		return ms_outfile_commit(o, eb);
-	ms_outfile_abort(o);
-	return rc;
+	return ms_outfile_fail(o, rc, eb);
 }
 
 /* Load and summarise the series in dir: the table on out, summary.txt,

@@ -10,6 +10,7 @@
 #include "ms_replay_ctl.h"
 #include "ms_replay_events.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -88,8 +89,14 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		rc = ms_export(db, (enum ms_export_format)fmt, f, out, &written,
 		               &eb);
 		if (rc == 0 && fflush(out) != 0)
-			rc = ms_fail(&eb, MS_ERR_IO,
-			             "writing to standard output failed");
+			rc = ms_fail(&eb, ms_err_from_errno(errno),
+			             "writing to standard output failed: %s",
+			             strerror(errno));
+		else if (rc && ferror(out)) {
+			char msg[sizeof(eb.msg)];
+			memcpy(msg, eb.msg, sizeof(msg));
+			ms_fail(&eb, rc, "standard output: %s", msg);
+		}
 	}
 	ms_evdb_close(db);
 	if (rc) {

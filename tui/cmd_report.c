@@ -102,7 +102,7 @@ collect(const ms__cmd_args *args, FILE *out, FILE *err)
 		if (rc == 0)
 			rc = ms_outfile_commit(h, &eb);
 		else
-			ms_outfile_abort(h);
+			rc = ms_outfile_fail(h, rc, &eb);
 		if (rc) {
 			fprintf(err, "mergescope report: --html %s\n", eb.msg);
 			rc = MS_EXIT_ERROR;
@@ -186,7 +186,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		if (rc == 0)
 			rc = ms_outfile_commit(h, &eb);
 		else
-			ms_outfile_abort(h);
+			rc = ms_outfile_fail(h, rc, &eb);
 		if (rc) {
 			ms_evdb_close(a);
 			ms_evdb_close(b);

@@ -155,7 +155,7 @@ report(const char *db_path, const char *json, bool force, FILE *out, FILE *err,
 		if (rc == 0)
 			rc = ms_outfile_commit(of, &eb);
 		else
-			ms_outfile_abort(of);
+			rc = ms_outfile_fail(of, rc, &eb);
 		if (rc) {
 			char why[sizeof(eb.msg)];
 			memcpy(why, eb.msg, sizeof(why));
@@ -346,9 +346,24 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	unsigned failed = 0;
 	if (report(db_path, a->json, a->force, out, err, &failed))
 		return MS_EXIT_ERROR;
-	fflush(out);
+	/* The report must have arrived (a full disk, a closed pipe with
+	 * SIGPIPE ignored): a stream that failed keeps its buffer, so this
+	 * flush fails again with the reason. Said here, before anything
+	 * else can overwrite errno, whatever the gates say. */
+	errno = 0;
+	bool out_bad = fflush(out) != 0;
+	int out_errno = errno;
+	out_bad = out_bad || ferror(out);
 	fprintf(err, "events recorded in %s%s%s\n", db_path,
 	        a->json ? "; report as JSON in " : "", a->json ? a->json : "");
+	if (out_bad) {
+		fprintf(err,
+		        "mergescope run: writing to standard output "
+		        "failed%s%s\n",
+		        out_errno ? ": " : "",
+		        out_errno ? strerror(out_errno) : "");
+		return MS_EXIT_ERROR;
+	}
 	if (failed_run)
 		return MS_EXIT_ERROR;
 	if (failed) {

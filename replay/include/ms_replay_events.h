@@ -541,6 +541,12 @@ int ms_outfile_commit(ms_outfile *o, ms_errbuf *eb);
 /* Drop what was written (removes the temporary file) and free o. NULL
  * is fine. */
 void ms_outfile_abort(ms_outfile *o);
+/* Abort o after its writer failed with rc (not 0). When a write to the
+ * file failed (a full disk), the error is replaced by one naming the file
+ * and the system's reason ("PATH: write failed: No space left on
+ * device"), which a writer that only sees ferror() on its stream cannot
+ * give; otherwise eb is left as the writer set it. Returns the error. */
+int ms_outfile_fail(ms_outfile *o, int rc, ms_errbuf *eb);
 
 /* ---------------------------------------------------------------------- */
 /* Exports (replay/export.c). */
