@@ -445,8 +445,8 @@ fin_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
  * finalized: the sampler's drops reconcile with the oracle and the
  * ledgers hold. It used to be dispatched once: the day ended
  * unfinalized, with verdict_oracle and sampling_exercised failing.
- * (idle_no_leaks counts the failed merge; plugin_health finds the
- * failed try's Decide call in no merge event.) */
+ * Only idle_no_leaks fails, counting the failed merge (plugin_health
+ * counts the failed try's Decide call in its merge event). */
 static void
 test_finalize_failed_once(void **state)
 {
@@ -464,7 +464,9 @@ test_finalize_failed_once(void **state)
 	assert_int_equal(fh.failed, 1);
 	assert_int_equal(fh.finalizes, 2);
 	ms_ev_gate g[32];
-	size_t n = ms_replay_gates(r, g, 32, NULL);
+	unsigned failed = 0;
+	size_t n = ms_replay_gates(r, g, 32, &failed);
+	assert_int_equal(failed, 1);
 	static const char *const must_pass[] = {
 		"verdict_oracle", "sampling_exercised", "ledgers",
 		"part_ledgers",   "lifecycle",          "event_count",
@@ -483,6 +485,48 @@ test_finalize_failed_once(void **state)
 			assert_non_null(strstr(g[i].detail, "1 failed merges"));
 	}
 	assert_int_equal(seen, sizeof(must_pass) / sizeof(*must_pass));
+	ms_replay_close(r);
+}
+
+/* Every try of the finalize fails as a full disk would: the engine's
+ * third such failure in a row fails the run, naming it (before, the day
+ * ended DONE and unfinalized after one try). */
+static int
+fin_stage_always(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+                 uint64_t detail)
+{
+	(void)detail;
+	fin_hook *h = arg;
+	if (st != MS_MERGE_STAGE_INDEX || !req->lane ||
+	    strcmp(req->lane, "finalize"))
+		return 0;
+	h->finalizes++;
+	h->failed++;
+	return MS_ERR_NOSPACE;
+}
+
+static void
+test_finalize_fails_every_time(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "fin-never", "skywalking");
+	fin_hook fh = { 0, 0 };
+	ms_merge_hooks h = { .stage = fin_stage_always, .arg = &fh };
+	run.t.engine_open = open_hooked;
+	run.t.engine_open_arg = &h;
+	run.o.serial = true;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	(void)ms_replay_wait(r, -1);
+	assert_int_equal(fh.failed, 3);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	fprintf(stderr, "%s\n", st->error);
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	assert_non_null(strstr(st->error, "finalize lane"));
+	assert_non_null(strstr(st->error, "3 failures in a row"));
+	free(st);
 	ms_replay_close(r);
 }
 
@@ -1110,6 +1154,7 @@ main(void)
 		cmocka_unit_test(test_gate_decide_twice),
 		cmocka_unit_test(test_gate_split_block_intermediate),
 		cmocka_unit_test(test_finalize_failed_once),
+		cmocka_unit_test(test_finalize_fails_every_time),
 		cmocka_unit_test(test_gate_publications_by_hash),
 		cmocka_unit_test(test_gate_block_ledgers_from_file),
 		cmocka_unit_test(test_gate_changed_publication_core),
