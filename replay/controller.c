@@ -1145,6 +1145,9 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	} else {
 		r->merges_failed++;
 		health_links(r, &m);
+		snprintf(r->last_failure, sizeof(r->last_failure),
+		         "merge #%llu (%s): %s", (unsigned long long)m.seq,
+		         m.lane, m.error);
 	}
 	ms__recent_push(&r->recent, &m);
 	pthread_mutex_unlock(&r->mu);

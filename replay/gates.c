@@ -697,11 +697,19 @@ gate_idle_events(ms_replay *r, ms_gate_facts *f)
 	f->engine_idle = idle;
 	f->tmp_leftovers = leftovers;
 	f->quarantined = es.quarantined;
+	/* A failed merge the engine made again is no data lost, but the
+	 * run was not clean: the gate says why the last one failed. */
+	char last[sizeof(r->last_failure) + 16] = "";
+	pthread_mutex_lock(&r->mu);
+	if (r->merges_failed && r->last_failure[0])
+		snprintf(last, sizeof(last), " (the last: %s)",
+		         r->last_failure);
+	pthread_mutex_unlock(&r->mu);
 	gate(r, MS_GATE_IDLE_NO_LEAKS, f,
 	     "idle %s, %zu claimed, %zu temporary entries, %zu quarantined, "
-	     "%llu failed merges",
+	     "%llu failed merges%s",
 	     idle ? "yes" : "no", es.claimed_parts, leftovers, es.quarantined,
-	     (unsigned long long)r->merges_failed);
+	     (unsigned long long)r->merges_failed, last);
 
 	/* Event count equals completed merges. */
 	ms_rec_flush(r->rec, NULL);

@@ -610,6 +610,9 @@ struct ms_replay {
 	int next_bp_id;
 	uint64_t pub_done;
 	uint64_t merges_done, merges_failed;
+	/* The last failed merge, "merge #N (lane): error" (under mu): the
+	 * idle_no_leaks gate says why a merge failed. */
+	char last_failure[192];
 	claim claims[MAX_CLAIMS];
 	size_t nclaims;
 	ms__recent recent; /* the last merges, with their inputs */

@@ -481,8 +481,13 @@ test_finalize_failed_once(void **state)
 				assert_true(g[i].pass);
 				seen++;
 			}
-		if (!strcmp(g[i].name, "idle_no_leaks"))
+		/* which merge failed, and why */
+		if (!strcmp(g[i].name, "idle_no_leaks")) {
 			assert_non_null(strstr(g[i].detail, "1 failed merges"));
+			assert_non_null(strstr(g[i].detail,
+			                       "(the last: merge #"));
+			assert_non_null(strstr(g[i].detail, " (finalize): "));
+		}
 	}
 	assert_int_equal(seen, sizeof(must_pass) / sizeof(*must_pass));
 	ms_replay_close(r);
