@@ -230,9 +230,9 @@ headless(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out, FILE *err)
 }
 
 /* --freeze-at: the run is at the barrier the spec matched; freeze the
- * shard there and say how to replay it (a failure is reported, the run
- * goes on). */
-static void
+ * shard there and say how to replay it. A failure is reported and the
+ * run goes on (false: the run's exit status then says it). */
+static bool
 freeze_here(ms_replay *r, const ms_replay_status *st, const char *variant,
             FILE *err)
 {
@@ -240,7 +240,7 @@ freeze_here(ms_replay *r, const ms_replay_status *st, const char *variant,
 	ms_errbuf eb = { "" };
 	if (ms_replay_freeze(r, NULL, dir, sizeof(dir), &eb)) {
 		fprintf(err, "\nmergescope run: --freeze-at: %s\n", eb.msg);
-		return;
+		return false;
 	}
 	ms__self_exe(self, sizeof(self));
 	/* The command runs as shown, whatever the paths and the chain
@@ -252,6 +252,7 @@ freeze_here(ms_replay *r, const ms_replay_status *st, const char *variant,
 	fputs(" --variant ", err);
 	ms__shell_word(err, variant, true);
 	fputc('\n', err);
+	return true;
 }
 
 static int
@@ -288,6 +289,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	ms__progress prog;
 	ms__progress_init(&prog, err, -1);
 	int freeze_id = -1;
+	bool freeze_failed = false;
 	if (a->freeze_at &&
 	    (rc = ms_replay_break_add(r, a->freeze_at, &freeze_id, &eb))) {
 		fprintf(err, "mergescope run: --freeze-at \"%s\": %s\n",
@@ -301,7 +303,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 			break;
 		ms_replay_get_status(r, st);
 		if (freeze_id >= 0 && st->state == MS_REPLAY_BREAK) {
-			freeze_here(r, st, cfg->variant, err);
+			freeze_failed = !freeze_here(r, st, cfg->variant, err);
 			ms_replay_break_delete(r, freeze_id, NULL);
 			freeze_id = -1;
 			ms_replay_command(r, MS_RCMD_RUN, NULL);
@@ -366,6 +368,14 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	}
 	if (failed_run)
 		return MS_EXIT_ERROR;
+	if (freeze_failed) {
+		/* A script goes on to replay what was frozen: say it failed. */
+		fprintf(err, "mergescope run: --freeze-at \"%s\": nothing was "
+		             "frozen (the freeze failed, above); the run went "
+		             "on to its end\n",
+		        a->freeze_at);
+		return MS_EXIT_ERROR;
+	}
 	if (failed) {
 		fprintf(err, "mergescope run: %u gate%s failed\n", failed,
 		        failed == 1 ? "" : "s");
