@@ -24,6 +24,7 @@
 #include "fixture_testlib.h"
 #include "testdir.h"
 #include "locale_testlib.h"
+#include "sqlite_full_vfs.h"
 #include "ms_fixture.h"
 #include "ms_replay.h"
 #include "ms_replay_events.h"
@@ -336,6 +337,31 @@ test_run_headless_passes(void **state)
 		fprintf(stderr, "%s\n%s\n", err_text, out_text);
 	assert_int_equal(rc, 0);
 	assert_null(strstr(out_text, "FAIL"));
+}
+
+/* The event database fills up during the run: the run fails saying so,
+ * and its last line does not claim the events were recorded (before:
+ * "events recorded in DB" right after "cannot record events"). */
+static void
+test_run_db_full_last_line(void **state)
+{
+	(void)state;
+	char db[600];
+	snprintf(db, sizeof(db), "%s/db-full.sqlite", tmp_root);
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	full_vfs_arm(160 * 1024);
+	int rc = cli("run", "--headless", "--fixture", fixture_dir,
+	             "--variant", "alwayskeep", "--db", db, NULL);
+	full_vfs_disarm();
+	fprintf(stderr, "%s", err_text);
+	assert_int_equal(rc, 2);
+	assert_true(full_vfs_refused() >= 1);
+	assert_non_null(strstr(err_text, "cannot record events"));
+	char want[700];
+	snprintf(want, sizeof(want),
+	         "\nwhat was recorded before the failure is in %s\n", db);
+	assert_non_null(strstr(err_text, want));
+	assert_null(strstr(err_text, "\nevents recorded in "));
 }
 
 /* run --freeze-at: the headless run freezes the shard at the first
@@ -1608,6 +1634,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_headless_passes),
 		cmocka_unit_test(test_run_freeze_at),
+		cmocka_unit_test(test_run_db_full_last_line),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_bad_input),

@@ -356,8 +356,13 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	bool out_bad = fflush(out) != 0;
 	int out_errno = errno;
 	out_bad = out_bad || ferror(out);
-	fprintf(err, "events recorded in %s%s%s\n", db_path,
-	        a->json ? "; report as JSON in " : "", a->json ? a->json : "");
+	/* After a failure (the database itself may be what failed) only
+	 * what was recorded before it is there. */
+	fprintf(err, "%s %s%s%s\n",
+	        failed_run ? "what was recorded before the failure is in"
+	                   : "events recorded in",
+	        db_path, a->json ? "; report as JSON in " : "",
+	        a->json ? a->json : "");
 	if (out_bad) {
 		fprintf(err,
 		        "mergescope run: writing to standard output "
