@@ -837,9 +837,10 @@ link_figures_as_recorded(ms_replay *r, const char *db)
 }
 
 /* The run's first Decide call is slow (300 ms, tp_slow), the later ones
- * fast. After the run went back before the merge that made it and ran
- * that merge again, fast, the link's figures are those of the merges on
- * record, on the status as in the event log: their calls and time, and a
+ * fast. After the run went back before the merge that made it (twice to
+ * the same checkpoint; from the end, then to an older checkpoint) and
+ * ran that merge again, fast, the link's figures are those of the merges
+ * on record, on the status as in the event log: their calls and time, and a
  * slowest call no longer than their time (the log had 300 ms as the
  * slowest of calls that took a few ms in all, the status the calls of
  * both passes). */
@@ -866,7 +867,26 @@ test_seek_link_figures(void **state)
 	ms_errbuf eb = { { 0 } };
 	seek_ok(ms_replay_seek_merge(r, first, &eb), &eb, r);
 	link_figures_as_recorded(r, run.db);
+	/* Back to the same checkpoint again before going on: the calls
+	 * that left the record with the first seek are not counted out a
+	 * second time (the status read 0 calls and a Decide time of
+	 * 2^64 ns less its calls', plugin_health failed at the end). */
+	seek_ok(ms_replay_seek_merge(r, first, &eb), &eb, r);
+	assert_int_equal(seeks_of(r), 2);
+	link_figures_as_recorded(r, run.db);
 	to_end(r, "seek-link again");
+	link_figures_as_recorded(r, run.db);
+	/* From the end back before that merge, then further back, to an
+	 * older checkpoint (taken before the first seek): the calls the
+	 * first of these two seeks took off the record are not taken off
+	 * again. */
+	seek_ok(ms_replay_seek_merge(r, first, &eb), &eb, r);
+	link_figures_as_recorded(r, run.db);
+	assert_true(first > 3);
+	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
+	assert_int_equal(seeks_of(r), 4);
+	link_figures_as_recorded(r, run.db);
+	to_end(r, "seek-link, back twice from the end");
 	link_figures_as_recorded(r, run.db);
 	assert_true(count_rows(run.db, "SELECT max(max_ns) FROM merge_link "
 	                               "WHERE idx = 0") < slow);
