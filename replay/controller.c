@@ -1885,6 +1885,11 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 		return rc;
 	if (ms__rck_seek_pending(r))
 		return 0;
+	/* A close (a quit, a stop signal) releases a finalize held at its
+	 * barrier, which runs to its end above: the run still stopped
+	 * before its end, recorded as aborted, with no gates. */
+	if (aborted(r))
+		return MS_ERR_CANCELED;
 	rec_sample(r);
 	phase_end(r, MS_EV_PHASE_COOLDOWN, lstart, &cb.ru, &cb.mem, &cb.io,
 	          dns);
