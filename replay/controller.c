@@ -1295,6 +1295,24 @@ on_dispatch(void *arg, const ms_dispatch *d)
 	return MS_DISPATCH_GO;
 }
 
+/* A run-to time target that the point at t is past: hit. Only run-to
+ * targets stop at a point, before the first publication past them; a
+ * time breakpoint stops at the first barrier at or after its time
+ * (on_dispatch). mu held. */
+static bool
+run_to_time_hit(ms_replay *r, int64_t t)
+{
+	for (size_t i = 0; i < r->nbps; i++) {
+		ms_breakpoint *bp = &r->bps[i];
+		if (bp->once && bp->kind == MS_BP_TIME &&
+		    ms_bp_match_time(bp, t - 1, r->info->day_start_ns)) {
+			bp_hit(r, i);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Before a publication at logical time t: stop if asked. Controller
  * thread. Returns false when the run is being aborted. */
 static bool
@@ -1319,22 +1337,16 @@ publication_point(ms_replay *r, int64_t t)
 		copy_str(r->break_why, sizeof(r->break_why),
 		         r->mode == MODE_STEP ? "step" : "pause");
 	} else {
-		/* Only run-to targets stop here, before the first
-		 * publication past them; a time breakpoint stops at the
-		 * first barrier at or after its time (on_dispatch). */
-		for (size_t i = 0; i < r->nbps; i++) {
-			ms_breakpoint *bp = &r->bps[i];
-			if (bp->once && bp->kind == MS_BP_TIME &&
-			    ms_bp_match_time(bp, t - 1,
-			                     r->info->day_start_ns)) {
-				bp_hit(r, i);
-				stop = true;
-				break;
-			}
-		}
+		stop = run_to_time_hit(r, t);
 	}
-	if (stop)
+	while (stop) {
 		stop_at(r, MS_REPLAY_PAUSED);
+		/* Released to run to a time before t (a `g` from this
+		 * stop, or the seeker's after a restore here): this is the
+		 * first point past it, so the run stays here. */
+		stop = !r->abort_req && !r->seek_req && !r->pause_req &&
+		       r->mode == MODE_RUN && run_to_time_hit(r, t);
+	}
 	bool go = !r->abort_req;
 	pthread_mutex_unlock(&r->mu);
 	return go;

@@ -1509,6 +1509,46 @@ test_run_to_targets(void **state)
 	free(st);
 }
 
+/* Stopped before a publication by a time target, then sent to a later
+ * time that is still before that publication: the run stays where it is
+ * (that publication is still the first point past the target), the
+ * clock at the point before, instead of publishing it and stopping one
+ * publication past the target. */
+static void
+test_run_to_time_before_next_point(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "goto-near", "disabled", true, true,
+	                            NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_errbuf eb = { { 0 } };
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	const ms_fixture_slot *prev = ms_fixture_slot_at(r->fx, 9);
+	const ms_fixture_slot *next = ms_fixture_slot_at(r->fx, 10);
+	int64_t t1 = next->pub_ns - 2000000000LL;
+	int64_t t2 = next->pub_ns - 1000000000LL;
+	assert_true(t1 > prev->pub_ns);
+	assert_int_equal(ms_replay_run_to_time(r, t1, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->pub_done, 10);
+	assert_int_equal(st->now, prev->pub_ns);
+	assert_int_equal(ms_replay_run_to_time(r, t2, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->pub_done, 10);
+	assert_int_equal(st->now, prev->pub_ns);
+	assert_true(strncmp(st->break_why, "go ", 3) == 0);
+	/* A step from there still moves on: one publication. */
+	assert_int_equal(ms_replay_command(r, MS_RCMD_STEP, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->pub_done, 11);
+	ms_replay_close(r);
+	free(st);
+}
+
 /* A time of day is HH:MM[:SS] with fields of one or two digits: signs,
  * inner spaces and numbers that wrap around are refused, not read as some
  * other time (found by tests/fuzz/fuzz_breakpoint). */
@@ -2037,6 +2077,7 @@ main(void)
 		cmocka_unit_test(test_close_at_finalize_barrier_aborted),
 		cmocka_unit_test(test_break_time),
 		cmocka_unit_test(test_run_to_targets),
+		cmocka_unit_test(test_run_to_time_before_next_point),
 		cmocka_unit_test(test_break_spec_time_of_day),
 		cmocka_unit_test(test_step_one_point),
 		cmocka_unit_test(test_sigkill_mid_run),

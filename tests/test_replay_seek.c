@@ -428,6 +428,40 @@ test_checkpoints_at_stops(void **state)
 	free(st);
 }
 
+/* Back by time to a checkpoint that is the last point before the time
+ * (one taken where a `g` to a time stopped), then on to that time: the
+ * run stays at the checkpoint, before the publication past the time, as
+ * the first pass did, instead of stopping one publication after it. */
+static void
+test_seek_time_to_last_point_before(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = start_paused(&run, "seek-near", "disabled",
+	                            48 * 3600 * 1000000000LL, NULL);
+	ms_errbuf eb = { { 0 } };
+	const ms_fixture_slot *prev = ms_fixture_slot_at(r->fx, 9);
+	const ms_fixture_slot *next = ms_fixture_slot_at(r->fx, 10);
+	int64_t t1 = next->pub_ns - 2000000000LL;
+	int64_t t2 = next->pub_ns - 1000000000LL;
+	assert_true(t1 > prev->pub_ns);
+	go_time(r, t1);
+	point at;
+	point_at(r, run.db, &at);
+	assert_int_equal(at.pubs, 10);
+	go_pub(r, 15);
+	seek_ok(ms_replay_seek_time(r, t2, &eb), &eb, r);
+	go_time(r, t2);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->now, prev->pub_ns);
+	same_point(r, run.db, &at);
+	to_end(r, "seek-near");
+	ms_replay_close(r);
+	free(st);
+}
+
 /* Checkpoints must not take the room the day's merges need: with more
  * room asked for than the file system has, none is kept, the status says
  * why, going back finds none (the front end restarts instead) and the
@@ -901,6 +935,7 @@ main(void)
 		cmocka_unit_test(test_seek_back_same_fingerprint),
 		cmocka_unit_test(test_seek_damaged_checkpoint),
 		cmocka_unit_test(test_checkpoints_at_stops),
+		cmocka_unit_test(test_seek_time_to_last_point_before),
 		cmocka_unit_test(test_checkpoints_need_room),
 		cmocka_unit_test(test_seek_from_finalize_barrier),
 		cmocka_unit_test(test_seek_from_finalize_barrier_skywalking),
