@@ -631,6 +631,7 @@ seek(ms_replay *r, enum target_kind k, int64_t v, const char *what,
 	       r->state != MS_REPLAY_DONE && !r->abort_req)
 		pthread_cond_wait(&r->cv, &r->mu);
 	int rc = r->seek_rc == 1 ? MS_ERR_CANCELED : r->seek_rc;
+	r->seek_fresh = rc == 0;
 	if (rc && eb)
 		*eb = r->seek_rc == 1 ? (ms_errbuf){ "seek back: the run "
 			                             "stopped first" }

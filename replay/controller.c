@@ -1181,6 +1181,7 @@ wait_stopped(ms_replay *r)
 static void
 drop_run_to_targets(ms_replay *r)
 {
+	r->rerun = false;
 	size_t k = 0;
 	for (size_t i = 0; i < r->nbps; i++)
 		if (!r->bps[i].once)
@@ -1258,12 +1259,21 @@ on_dispatch(void *arg, const ms_dispatch *d)
 				ms_breakpoint *bp = &r->bps[i];
 				if (bp->kind == MS_BP_TIME && bp->hits)
 					continue;
-				if (ms_bp_match_dispatch(
-				            bp, d, r->info->day_start_ns)) {
-					bp_hit(r, i);
-					stop = true;
-					break;
+				if (!ms_bp_match_dispatch(
+				            bp, d, r->info->day_start_ns))
+					continue;
+				/* Going back: the re-run to the point goes by
+				 * the user's breakpoints, as the first pass
+				 * did to get there; a time breakpoint, which
+				 * stops once, counts as passed. */
+				if (r->rerun && !bp->once) {
+					if (bp->kind == MS_BP_TIME)
+						bp->hits = 1;
+					continue;
 				}
+				bp_hit(r, i);
+				stop = true;
+				break;
 			}
 		}
 	}
@@ -2889,6 +2899,7 @@ ms_replay_command(ms_replay *r, enum ms_replay_cmd cmd, ms_errbuf *eb)
 {
 	pthread_mutex_lock(&r->mu);
 	int rc = 0;
+	r->seek_fresh = false;
 	if (r->state == MS_REPLAY_DONE || r->state == MS_REPLAY_FAILED) {
 		rc = ms_fail(eb, MS_ERR_STATE, "the run is over (%s)",
 		             ms_replay_state_name(r->state));
@@ -2958,7 +2969,14 @@ run_to_bp(ms_replay *r, ms_breakpoint *bp, ms_errbuf *eb)
 {
 	bp->enabled = bp->once = true;
 	int rc = add_bp(r, bp, NULL, eb);
-	return rc ? rc : ms_replay_command(r, MS_RCMD_RUN, eb);
+	if (rc)
+		return rc;
+	/* Right after a seek, this is the point it went back to. */
+	pthread_mutex_lock(&r->mu);
+	r->rerun = r->seek_fresh;
+	r->seek_fresh = false;
+	pthread_mutex_unlock(&r->mu);
+	return ms_replay_command(r, MS_RCMD_RUN, eb);
 }
 
 int

@@ -534,6 +534,65 @@ breaks_off(ms_replay *r)
 		        ms_replay_break_enable(r, bps[i].id, false, &eb), 0);
 }
 
+/* Back to a point (the TUI's g behind, [ and {: a seek, then a run to the
+ * point) with the user's breakpoints between the checkpoint and the
+ * point: the re-run goes to the point, as the first pass was there, and
+ * does not stop at them (`[` from #7 landed on a merge=5 breakpoint, two
+ * barriers back). A time breakpoint the re-run went by counts as passed
+ * (it stops once); from a point before them, both stop the run again. */
+static void
+test_seek_rerun_passes_breakpoints(void **state)
+{
+	(void)state;
+	rt_run run;
+	/* Just one checkpoint by the interval: the first point. */
+	ms_replay *r = start_paused(&run, "seek-bps", "disabled",
+	                            48 * 3600 * 1000000000LL, NULL);
+	ms_errbuf eb = { { 0 } };
+	point m7, m6;
+	go_at(r, run.db, false, 6, &m6);
+	go_at(r, run.db, false, 7, &m7);
+	/* A time breakpoint at #4's time: the first barrier at or after it
+	 * is #4's. */
+	ms_replay_status *st = rt_status_new();
+	int64_t t4 = (int64_t)count_rows(run.db, "SELECT logical_ns FROM "
+	                                         "merge WHERE seq = 4");
+	ms_replay_get_status(r, st);
+	char spec[64];
+	int64_t s4 = (t4 - st->day_start) / 1000000000LL;
+	snprintf(spec, sizeof(spec), "time=%02lld:%02lld:%02lld",
+	         (long long)(s4 / 3600), (long long)(s4 % 3600 / 60),
+	         (long long)(s4 % 60));
+	int bm;
+	assert_int_equal(ms_replay_break_add(r, "merge=5", &bm, &eb), 0);
+	assert_int_equal(ms_replay_break_add(r, spec, NULL, &eb), 0);
+	/* One barrier back, from #7: #6, not merge=5 or the time. */
+	seek_ok(ms_replay_seek_merge(r, 6, &eb), &eb, r);
+	go_merge(r, 6);
+	same_point(r, run.db, &m6);
+	ms_replay_get_status(r, st);
+	assert_string_equal(st->break_why, "go #6");
+	/* On from #6 to #7, a go target: the time breakpoint, which the
+	 * re-run went by, does not take that stop (it stops once) ... */
+	go_merge(r, 7);
+	same_point(r, run.db, &m7);
+	ms_replay_get_status(r, st);
+	assert_string_equal(st->break_why, "go #7");
+	/* ... and back to #3, before both: going on from there, each stops
+	 * the run again where it did the first time. */
+	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
+	go_merge(r, 3);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	stopped_at(r, MS_REPLAY_BREAK, spec);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	stopped_at(r, MS_REPLAY_BREAK, "merge=5");
+	assert_int_equal(ms_replay_break_delete(r, bm, &eb), 0);
+	breaks_off(r);
+	to_end(r, "seek-bps");
+	ms_replay_close(r);
+	free(st);
+}
+
 static void
 touch(const char *path)
 {
@@ -936,6 +995,7 @@ main(void)
 		cmocka_unit_test(test_seek_damaged_checkpoint),
 		cmocka_unit_test(test_checkpoints_at_stops),
 		cmocka_unit_test(test_seek_time_to_last_point_before),
+		cmocka_unit_test(test_seek_rerun_passes_breakpoints),
 		cmocka_unit_test(test_checkpoints_need_room),
 		cmocka_unit_test(test_seek_from_finalize_barrier),
 		cmocka_unit_test(test_seek_from_finalize_barrier_skywalking),
