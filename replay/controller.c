@@ -2963,6 +2963,14 @@ ms_replay_break_add(ms_replay *r, const char *spec, int *id, ms_errbuf *eb)
 	return add_bp(r, &bp, id, eb);
 }
 
+void
+ms_replay_rerun_next(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->seek_fresh = true;
+	pthread_mutex_unlock(&r->mu);
+}
+
 /* Add bp as a one-shot breakpoint and run to it. */
 static int
 run_to_bp(ms_replay *r, ms_breakpoint *bp, ms_errbuf *eb)

@@ -593,6 +593,43 @@ test_seek_rerun_passes_breakpoints(void **state)
 	free(st);
 }
 
+/* Going back without a checkpoint: a new replay runs the day again to the
+ * point (ms_replay_rerun_next, then the run-to, then the start, as the
+ * TUI's restart does): it goes by the breakpoints on the way as a seek's
+ * re-run does, and they stop the run after it. */
+static void
+test_rerun_new_replay_passes_breakpoints(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "rerun-bps", "disabled");
+	run.o.serial = true;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	int bm;
+	assert_int_equal(ms_replay_break_add(r, "merge=5", &bm, &eb), 0);
+	ms_replay_rerun_next(r);
+	assert_int_equal(ms_replay_run_to_merge(r, 6, &eb), 0);
+	assert_int_equal(ms_replay_start(r, &eb), 0);
+	stopped_at(r, MS_REPLAY_BREAK, "go #6");
+	ms_breakpoint bps[4];
+	assert_int_equal(ms_replay_breaks(r, bps, 4), 1);
+	assert_int_equal(bps[0].hits, 0);
+	/* Another command first: the next run-to is a plain one. */
+	ms_replay_rerun_next(r);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_STEP, &eb), 0);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(ms_replay_break_add(r, "merge=8", NULL, &eb), 0);
+	assert_int_equal(ms_replay_run_to_merge(r, 9, &eb), 0);
+	stopped_at(r, MS_REPLAY_BREAK, "merge=8");
+	breaks_off(r);
+	to_end(r, "rerun-bps");
+	ms_replay_close(r);
+	free(st);
+}
+
 static void
 touch(const char *path)
 {
@@ -996,6 +1033,7 @@ main(void)
 		cmocka_unit_test(test_checkpoints_at_stops),
 		cmocka_unit_test(test_seek_time_to_last_point_before),
 		cmocka_unit_test(test_seek_rerun_passes_breakpoints),
+		cmocka_unit_test(test_rerun_new_replay_passes_breakpoints),
 		cmocka_unit_test(test_checkpoints_need_room),
 		cmocka_unit_test(test_seek_from_finalize_barrier),
 		cmocka_unit_test(test_seek_from_finalize_barrier_skywalking),
