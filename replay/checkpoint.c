@@ -57,10 +57,12 @@
  *     own counters (plugin_stat) and the chain's counters (what removed
  *     stretches added is kept apart, link_calls_superseded for the
  *     plugin_health gate and links_gone for the status, which shows the
- *     merges on record as the report does; their slowest call,
- *     links_max, goes back with the checkpoint), resource figures of
- *     the phase (its wall, CPU, I/O include the stretch that was re-run)
- *     and the wall spent checking parts.
+ *     merges on record as the report does: a restore puts back what was
+ *     apart at the checkpoint and adds all the chain counted since, so
+ *     a stretch an earlier seek removed is not counted out twice; their
+ *     slowest call, links_max, goes back with the checkpoint), resource
+ *     figures of the phase (its wall, CPU, I/O include the stretch that
+ *     was re-run) and the wall spent checking parts.
  *  7. Room: a checkpoint's links keep parts the shard has deleted. While
  *     the work directory's file system has less free than the day's
  *     bytes plus 64 MiB (ms_replay_opts.checkpoint_room_bytes), they are
@@ -91,7 +93,8 @@
 	X(decide_dup_traces) X(bounds_mismatch) X(decide_traces)           \
 	X(pub_merges) X(health) X(nhealth) X(health_kinds)                 \
 	X(health_total) X(link_calls_events) X(link_circuit_events)        \
-	X(plugin_calls_events) X(attempts_discarded) X(recon) X(links_max)
+	X(plugin_calls_events) X(attempts_discarded) X(recon) X(links_max) \
+	X(link_calls_superseded) X(links_gone)
 
 struct ms__rck {
 	char dir[PATH_MAX];
@@ -406,6 +409,9 @@ restore_at(ms_replay *r, size_t idx, ms_ev_seek *sk, ms_errbuf *e)
 	ms_link_stats now[MS_EV_LINKS_MAX];
 	link_stats(r, now);
 	pthread_mutex_lock(&r->mu);
+	/* What was off the record at the checkpoint (put back with the
+	 * tallies) and what the chain counted since then, every later
+	 * stretch, is off it now. */
 	for (size_t i = 0; i < MS_EV_LINKS_MAX; i++) {
 		r->link_calls_superseded[i] += now[i].calls - c->links[i].calls;
 		ms__link_stats_acc(&r->links_gone[i], &now[i], &c->links[i]);
@@ -627,6 +633,7 @@ seek(ms_replay *r, enum target_kind k, int64_t v, const char *what,
 	       r->state != MS_REPLAY_DONE && !r->abort_req)
 		pthread_cond_wait(&r->cv, &r->mu);
 	int rc = r->seek_rc == 1 ? MS_ERR_CANCELED : r->seek_rc;
+	r->seek_fresh = rc == 0;
 	if (rc && eb)
 		*eb = r->seek_rc == 1 ? (ms_errbuf){ "seek back: the run "
 			                             "stopped first" }

@@ -1196,6 +1196,7 @@ wait_stopped(ms_replay *r)
 static void
 drop_run_to_targets(ms_replay *r)
 {
+	r->rerun = false;
 	size_t k = 0;
 	for (size_t i = 0; i < r->nbps; i++)
 		if (!r->bps[i].once)
@@ -1273,12 +1274,21 @@ on_dispatch(void *arg, const ms_dispatch *d)
 				ms_breakpoint *bp = &r->bps[i];
 				if (bp->kind == MS_BP_TIME && bp->hits)
 					continue;
-				if (ms_bp_match_dispatch(
-				            bp, d, r->info->day_start_ns)) {
-					bp_hit(r, i);
-					stop = true;
-					break;
+				if (!ms_bp_match_dispatch(
+				            bp, d, r->info->day_start_ns))
+					continue;
+				/* Going back: the re-run to the point goes by
+				 * the user's breakpoints, as the first pass
+				 * did to get there; a time breakpoint, which
+				 * stops once, counts as passed. */
+				if (r->rerun && !bp->once) {
+					if (bp->kind == MS_BP_TIME)
+						bp->hits = 1;
+					continue;
 				}
+				bp_hit(r, i);
+				stop = true;
+				break;
 			}
 		}
 	}
@@ -1310,6 +1320,24 @@ on_dispatch(void *arg, const ms_dispatch *d)
 	return MS_DISPATCH_GO;
 }
 
+/* A run-to time target that the point at t is past: hit. Only run-to
+ * targets stop at a point, before the first publication past them; a
+ * time breakpoint stops at the first barrier at or after its time
+ * (on_dispatch). mu held. */
+static bool
+run_to_time_hit(ms_replay *r, int64_t t)
+{
+	for (size_t i = 0; i < r->nbps; i++) {
+		ms_breakpoint *bp = &r->bps[i];
+		if (bp->once && bp->kind == MS_BP_TIME &&
+		    ms_bp_match_time(bp, t - 1, r->info->day_start_ns)) {
+			bp_hit(r, i);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Before a publication at logical time t: stop if asked. Controller
  * thread. Returns false when the run is being aborted. */
 static bool
@@ -1334,22 +1362,16 @@ publication_point(ms_replay *r, int64_t t)
 		copy_str(r->break_why, sizeof(r->break_why),
 		         r->mode == MODE_STEP ? "step" : "pause");
 	} else {
-		/* Only run-to targets stop here, before the first
-		 * publication past them; a time breakpoint stops at the
-		 * first barrier at or after its time (on_dispatch). */
-		for (size_t i = 0; i < r->nbps; i++) {
-			ms_breakpoint *bp = &r->bps[i];
-			if (bp->once && bp->kind == MS_BP_TIME &&
-			    ms_bp_match_time(bp, t - 1,
-			                     r->info->day_start_ns)) {
-				bp_hit(r, i);
-				stop = true;
-				break;
-			}
-		}
+		stop = run_to_time_hit(r, t);
 	}
-	if (stop)
+	while (stop) {
 		stop_at(r, MS_REPLAY_PAUSED);
+		/* Released to run to a time before t (a `g` from this
+		 * stop, or the seeker's after a restore here): this is the
+		 * first point past it, so the run stays here. */
+		stop = !r->abort_req && !r->seek_req && !r->pause_req &&
+		       r->mode == MODE_RUN && run_to_time_hit(r, t);
+	}
 	bool go = !r->abort_req;
 	pthread_mutex_unlock(&r->mu);
 	return go;
@@ -1921,6 +1943,11 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 		return rc;
 	if (ms__rck_seek_pending(r))
 		return 0;
+	/* A close (a quit, a stop signal) releases a finalize held at its
+	 * barrier, which runs to its end above: the run still stopped
+	 * before its end, recorded as aborted, with no gates. */
+	if (aborted(r))
+		return MS_ERR_CANCELED;
 	rec_sample(r);
 	phase_end(r, MS_EV_PHASE_COOLDOWN, lstart, &cb.ru, &cb.mem, &cb.io,
 	          dns);
@@ -2930,6 +2957,7 @@ ms_replay_command(ms_replay *r, enum ms_replay_cmd cmd, ms_errbuf *eb)
 {
 	pthread_mutex_lock(&r->mu);
 	int rc = 0;
+	r->seek_fresh = false;
 	if (r->state == MS_REPLAY_DONE || r->state == MS_REPLAY_FAILED) {
 		rc = ms_fail(eb, MS_ERR_STATE, "the run is over (%s)",
 		             ms_replay_state_name(r->state));
@@ -2993,13 +3021,28 @@ ms_replay_break_add(ms_replay *r, const char *spec, int *id, ms_errbuf *eb)
 	return add_bp(r, &bp, id, eb);
 }
 
+void
+ms_replay_rerun_next(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->seek_fresh = true;
+	pthread_mutex_unlock(&r->mu);
+}
+
 /* Add bp as a one-shot breakpoint and run to it. */
 static int
 run_to_bp(ms_replay *r, ms_breakpoint *bp, ms_errbuf *eb)
 {
 	bp->enabled = bp->once = true;
 	int rc = add_bp(r, bp, NULL, eb);
-	return rc ? rc : ms_replay_command(r, MS_RCMD_RUN, eb);
+	if (rc)
+		return rc;
+	/* Right after a seek, this is the point it went back to. */
+	pthread_mutex_lock(&r->mu);
+	r->rerun = r->seek_fresh;
+	r->seek_fresh = false;
+	pthread_mutex_unlock(&r->mu);
+	return ms_replay_command(r, MS_RCMD_RUN, eb);
 }
 
 int

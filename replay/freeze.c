@@ -484,6 +484,12 @@ freeze_paths(const ms_replay *r, const char *dir, uint64_t seq,
 		               "contain line breaks",
 		               path);
 	struct stat st;
+	/* The default name is taken when this merge was frozen before and
+	 * the run went back to its barrier again: the next free one,
+	 * WORK.frozen-SEQ.2, .3, ... A given directory is never replaced. */
+	for (unsigned k = 2; !dir && k <= 1000 && stat(path, &st) == 0; k++)
+		snprintf(path, PATH_MAX, "%s.frozen-%" PRIu64 ".%u",
+		         r->work_dir, seq, k);
 	if (stat(path, &st) == 0)
 		return ms_fail(eb, MS_ERR_EXISTS,
 		               "freeze: %s exists; choose a new directory",

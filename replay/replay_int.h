@@ -738,6 +738,12 @@ struct ms_replay {
 	char ck_note[256];
 	bool seek_req;          /* under mu */
 	bool seek_stop;         /* under mu: restored, stop at the point */
+	/* under mu: a seek just stopped the run at its checkpoint, so the
+	 * next run-to target is where it went back to (run_to_bp) */
+	bool seek_fresh;
+	/* under mu: running to that target; the user's breakpoints, which
+	 * the first pass went by, do not stop it (on_dispatch) */
+	bool rerun;
 	int seek_result;        /* under mu: what to answer at that stop */
 	size_t seek_ck;         /* under mu: the checkpoint to restore */
 	int seek_rc;            /* under mu: 1 = pending, else the result */

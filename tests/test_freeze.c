@@ -127,6 +127,16 @@ test_freeze_contents(void **state)
 	char want[PATH_MAX];
 	snprintf(want, sizeof(want), "%s.frozen-3", run.work);
 	assert_string_equal(out, want);
+	/* The same merge frozen again (the run went back and came to its
+	 * barrier again): the next free default name, not a refusal that
+	 * asks for a directory the TUI's f has no way to give. */
+	assert_int_equal(ms_replay_freeze(r, NULL, out, sizeof(out), &eb), 0);
+	snprintf(want, sizeof(want), "%s.frozen-3.2", run.work);
+	assert_string_equal(out, want);
+	ms__frozen again;
+	assert_int_equal(ms__frozen_read(want, &again, &eb), 0);
+	assert_int_equal(again.seq, 3);
+	ms__frozen_release(&again);
 	ms_replay_close(r);
 
 	/* frozen.txt says what the barrier showed. */

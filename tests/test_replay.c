@@ -1396,6 +1396,51 @@ test_break_merge_n(void **state)
 	}
 }
 
+/* Closed while stopped at the finalize merge's dispatch barrier (where
+ * `make run` stops; a quit or a stop signal there): the run did not end,
+ * so the database says aborted and holds no gates, as the TUI and `run`
+ * then print. (The finalize, released by the close, ran on, and the run
+ * was recorded complete with its gates.) */
+static void
+test_close_at_finalize_barrier_aborted(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "bp-fin-close", "skywalking", false,
+	                            false, "lane=finalize");
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_int_equal(st->phase, MS_RPHASE_FINALIZE);
+	assert_true(st->has_pending);
+	assert_true(st->pending.finalize);
+	uint64_t done = st->merges_done;
+	ms_replay_close(r);
+	free(st);
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	ms_ev_run_end end;
+	bool has_end = false;
+	assert_int_equal(ms_evdb_run(db, NULL, &end, &has_end, &eb), 0);
+	ms_evdb_close(db);
+	assert_true(has_end);
+	assert_string_equal(end.status, "aborted");
+	assert_true(end.merges_completed >= done);
+	sqlite3 *h = NULL;
+	sqlite3_stmt *q = NULL;
+	assert_int_equal(sqlite3_open_v2(run.db, &h, SQLITE_OPEN_READONLY,
+	                                 NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, "SELECT count(*) FROM gate", -1,
+	                                    &q, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int64(q, 0), 0);
+	sqlite3_finalize(q);
+	sqlite3_close(h);
+}
+
 static void
 test_break_time(void **state)
 {
@@ -1498,6 +1543,46 @@ test_run_to_targets(void **state)
 	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
 	assert_true(rt_wait_stop(r, st));
 	assert_int_equal(st->state, MS_REPLAY_DONE);
+	ms_replay_close(r);
+	free(st);
+}
+
+/* Stopped before a publication by a time target, then sent to a later
+ * time that is still before that publication: the run stays where it is
+ * (that publication is still the first point past the target), the
+ * clock at the point before, instead of publishing it and stopping one
+ * publication past the target. */
+static void
+test_run_to_time_before_next_point(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "goto-near", "disabled", true, true,
+	                            NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_errbuf eb = { { 0 } };
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	const ms_fixture_slot *prev = ms_fixture_slot_at(r->fx, 9);
+	const ms_fixture_slot *next = ms_fixture_slot_at(r->fx, 10);
+	int64_t t1 = next->pub_ns - 2000000000LL;
+	int64_t t2 = next->pub_ns - 1000000000LL;
+	assert_true(t1 > prev->pub_ns);
+	assert_int_equal(ms_replay_run_to_time(r, t1, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->pub_done, 10);
+	assert_int_equal(st->now, prev->pub_ns);
+	assert_int_equal(ms_replay_run_to_time(r, t2, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->pub_done, 10);
+	assert_int_equal(st->now, prev->pub_ns);
+	assert_true(strncmp(st->break_why, "go ", 3) == 0);
+	/* A step from there still moves on: one publication. */
+	assert_int_equal(ms_replay_command(r, MS_RCMD_STEP, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->pub_done, 11);
 	ms_replay_close(r);
 	free(st);
 }
@@ -2027,8 +2112,10 @@ main(void)
 		cmocka_unit_test(test_day1x_finalize_cut_by_budget),
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),
+		cmocka_unit_test(test_close_at_finalize_barrier_aborted),
 		cmocka_unit_test(test_break_time),
 		cmocka_unit_test(test_run_to_targets),
+		cmocka_unit_test(test_run_to_time_before_next_point),
 		cmocka_unit_test(test_break_spec_time_of_day),
 		cmocka_unit_test(test_step_one_point),
 		cmocka_unit_test(test_sigkill_mid_run),

@@ -455,6 +455,40 @@ test_checkpoints_at_stops(void **state)
 	free(st);
 }
 
+/* Back by time to a checkpoint that is the last point before the time
+ * (one taken where a `g` to a time stopped), then on to that time: the
+ * run stays at the checkpoint, before the publication past the time, as
+ * the first pass did, instead of stopping one publication after it. */
+static void
+test_seek_time_to_last_point_before(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = start_paused(&run, "seek-near", "disabled",
+	                            48 * 3600 * 1000000000LL, NULL);
+	ms_errbuf eb = { { 0 } };
+	const ms_fixture_slot *prev = ms_fixture_slot_at(r->fx, 9);
+	const ms_fixture_slot *next = ms_fixture_slot_at(r->fx, 10);
+	int64_t t1 = next->pub_ns - 2000000000LL;
+	int64_t t2 = next->pub_ns - 1000000000LL;
+	assert_true(t1 > prev->pub_ns);
+	go_time(r, t1);
+	point at;
+	point_at(r, run.db, &at);
+	assert_int_equal(at.pubs, 10);
+	go_pub(r, 15);
+	seek_ok(ms_replay_seek_time(r, t2, &eb), &eb, r);
+	go_time(r, t2);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->now, prev->pub_ns);
+	same_point(r, run.db, &at);
+	to_end(r, "seek-near");
+	ms_replay_close(r);
+	free(st);
+}
+
 /* Checkpoints must not take the room the day's merges need: with more
  * room asked for than the file system has, none is kept, the status says
  * why, going back finds none (the front end restarts instead) and the
@@ -525,6 +559,102 @@ breaks_off(ms_replay *r)
 	for (size_t i = 0; i < nb && i < 8; i++)
 		assert_int_equal(
 		        ms_replay_break_enable(r, bps[i].id, false, &eb), 0);
+}
+
+/* Back to a point (the TUI's g behind, [ and {: a seek, then a run to the
+ * point) with the user's breakpoints between the checkpoint and the
+ * point: the re-run goes to the point, as the first pass was there, and
+ * does not stop at them (`[` from #7 landed on a merge=5 breakpoint, two
+ * barriers back). A time breakpoint the re-run went by counts as passed
+ * (it stops once); from a point before them, both stop the run again. */
+static void
+test_seek_rerun_passes_breakpoints(void **state)
+{
+	(void)state;
+	rt_run run;
+	/* Just one checkpoint by the interval: the first point. */
+	ms_replay *r = start_paused(&run, "seek-bps", "disabled",
+	                            48 * 3600 * 1000000000LL, NULL);
+	ms_errbuf eb = { { 0 } };
+	point m7, m6;
+	go_at(r, run.db, false, 6, &m6);
+	go_at(r, run.db, false, 7, &m7);
+	/* A time breakpoint at #4's time: the first barrier at or after it
+	 * is #4's. */
+	ms_replay_status *st = rt_status_new();
+	int64_t t4 = (int64_t)count_rows(run.db, "SELECT logical_ns FROM "
+	                                         "merge WHERE seq = 4");
+	ms_replay_get_status(r, st);
+	char spec[64];
+	int64_t s4 = (t4 - st->day_start) / 1000000000LL;
+	snprintf(spec, sizeof(spec), "time=%02lld:%02lld:%02lld",
+	         (long long)(s4 / 3600), (long long)(s4 % 3600 / 60),
+	         (long long)(s4 % 60));
+	int bm;
+	assert_int_equal(ms_replay_break_add(r, "merge=5", &bm, &eb), 0);
+	assert_int_equal(ms_replay_break_add(r, spec, NULL, &eb), 0);
+	/* One barrier back, from #7: #6, not merge=5 or the time. */
+	seek_ok(ms_replay_seek_merge(r, 6, &eb), &eb, r);
+	go_merge(r, 6);
+	same_point(r, run.db, &m6);
+	ms_replay_get_status(r, st);
+	assert_string_equal(st->break_why, "go #6");
+	/* On from #6 to #7, a go target: the time breakpoint, which the
+	 * re-run went by, does not take that stop (it stops once) ... */
+	go_merge(r, 7);
+	same_point(r, run.db, &m7);
+	ms_replay_get_status(r, st);
+	assert_string_equal(st->break_why, "go #7");
+	/* ... and back to #3, before both: going on from there, each stops
+	 * the run again where it did the first time. */
+	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
+	go_merge(r, 3);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	stopped_at(r, MS_REPLAY_BREAK, spec);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	stopped_at(r, MS_REPLAY_BREAK, "merge=5");
+	assert_int_equal(ms_replay_break_delete(r, bm, &eb), 0);
+	breaks_off(r);
+	to_end(r, "seek-bps");
+	ms_replay_close(r);
+	free(st);
+}
+
+/* Going back without a checkpoint: a new replay runs the day again to the
+ * point (ms_replay_rerun_next, then the run-to, then the start, as the
+ * TUI's restart does): it goes by the breakpoints on the way as a seek's
+ * re-run does, and they stop the run after it. */
+static void
+test_rerun_new_replay_passes_breakpoints(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "rerun-bps", "disabled");
+	run.o.serial = true;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	int bm;
+	assert_int_equal(ms_replay_break_add(r, "merge=5", &bm, &eb), 0);
+	ms_replay_rerun_next(r);
+	assert_int_equal(ms_replay_run_to_merge(r, 6, &eb), 0);
+	assert_int_equal(ms_replay_start(r, &eb), 0);
+	stopped_at(r, MS_REPLAY_BREAK, "go #6");
+	ms_breakpoint bps[4];
+	assert_int_equal(ms_replay_breaks(r, bps, 4), 1);
+	assert_int_equal(bps[0].hits, 0);
+	/* Another command first: the next run-to is a plain one. */
+	ms_replay_rerun_next(r);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_STEP, &eb), 0);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(ms_replay_break_add(r, "merge=8", NULL, &eb), 0);
+	assert_int_equal(ms_replay_run_to_merge(r, 9, &eb), 0);
+	stopped_at(r, MS_REPLAY_BREAK, "merge=8");
+	breaks_off(r);
+	to_end(r, "rerun-bps");
+	ms_replay_close(r);
+	free(st);
 }
 
 static void
@@ -864,9 +994,10 @@ link_figures_as_recorded(ms_replay *r, const char *db)
 }
 
 /* The run's first Decide call is slow (300 ms, tp_slow), the later ones
- * fast. After the run went back before the merge that made it and ran
- * that merge again, fast, the link's figures are those of the merges on
- * record, on the status as in the event log: their calls and time, and a
+ * fast. After the run went back before the merge that made it (twice to
+ * the same checkpoint; from the end, then to an older checkpoint) and
+ * ran that merge again, fast, the link's figures are those of the merges
+ * on record, on the status as in the event log: their calls and time, and a
  * slowest call no longer than their time (the log had 300 ms as the
  * slowest of calls that took a few ms in all, the status the calls of
  * both passes). */
@@ -893,7 +1024,26 @@ test_seek_link_figures(void **state)
 	ms_errbuf eb = { { 0 } };
 	seek_ok(ms_replay_seek_merge(r, first, &eb), &eb, r);
 	link_figures_as_recorded(r, run.db);
+	/* Back to the same checkpoint again before going on: the calls
+	 * that left the record with the first seek are not counted out a
+	 * second time (the status read 0 calls and a Decide time of
+	 * 2^64 ns less its calls', plugin_health failed at the end). */
+	seek_ok(ms_replay_seek_merge(r, first, &eb), &eb, r);
+	assert_int_equal(seeks_of(r), 2);
+	link_figures_as_recorded(r, run.db);
 	to_end(r, "seek-link again");
+	link_figures_as_recorded(r, run.db);
+	/* From the end back before that merge, then further back, to an
+	 * older checkpoint (taken before the first seek): the calls the
+	 * first of these two seeks took off the record are not taken off
+	 * again. */
+	seek_ok(ms_replay_seek_merge(r, first, &eb), &eb, r);
+	link_figures_as_recorded(r, run.db);
+	assert_true(first > 3);
+	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
+	assert_int_equal(seeks_of(r), 4);
+	link_figures_as_recorded(r, run.db);
+	to_end(r, "seek-link, back twice from the end");
 	link_figures_as_recorded(r, run.db);
 	assert_true(count_rows(run.db, "SELECT max(max_ns) FROM merge_link "
 	                               "WHERE idx = 0") < slow);
@@ -908,6 +1058,9 @@ main(void)
 		cmocka_unit_test(test_seek_back_same_fingerprint),
 		cmocka_unit_test(test_seek_damaged_checkpoint),
 		cmocka_unit_test(test_checkpoints_at_stops),
+		cmocka_unit_test(test_seek_time_to_last_point_before),
+		cmocka_unit_test(test_seek_rerun_passes_breakpoints),
+		cmocka_unit_test(test_rerun_new_replay_passes_breakpoints),
 		cmocka_unit_test(test_checkpoints_need_room),
 		cmocka_unit_test(test_seek_from_finalize_barrier),
 		cmocka_unit_test(test_seek_from_finalize_barrier_skywalking),

@@ -375,8 +375,24 @@ test_too_small(void **state)
 	assert_non_null(strstr(t, "too small: need 80x24, have 60x20"));
 	/* The replay goes on: its state and time stay on the top line. */
 	assert_non_null(strstr(t, "RUNNING  t 06:12:30"));
-	assert_non_null(strstr(t, "q quits"));
+	assert_non_null(strstr(t, "or q quits"));
 	free(t);
+	/* A prompt or a box open when the screen shrank takes the next q
+	 * (typed into the prompt, or closing the box, neither of which
+	 * shows; q had quitting promised): the notice says how to get out
+	 * from there. */
+	f->view->ui.prompt = MS_PROMPT_EXPORT;
+	t = draw_and_read(f, 60, 20);
+	assert_null(strstr(t, "or q quits"));
+	assert_non_null(strstr(t, "Esc closes what is open, then q quits"));
+	free(t);
+	f->view->ui.prompt = MS_PROMPT_NONE;
+	f->view->ui.overlay = MS_OVERLAY_HELP;
+	t = draw_and_read(f, 60, 20);
+	assert_null(strstr(t, "or q quits"));
+	assert_non_null(strstr(t, "Esc closes what is open, then q quits"));
+	free(t);
+	f->view->ui.overlay = MS_OVERLAY_NONE;
 	t = draw_and_read(f, 20, 6);
 	assert_non_null(strstr(t, "need 80x24"));
 	assert_non_null(strstr(t, "have 20x6"));

@@ -61,15 +61,21 @@ ms__class_attr(const char *klass, bool failed)
 
 /* Smaller than the layout's minimum: the status line still says where
  * the replay is (it keeps running and every key works), and the middle
- * of the screen says what size is needed and how to get out. */
+ * of the screen says what size is needed and how to get out (a prompt or
+ * a box left open, which does not show, takes the first q). */
 static void
 too_small(ms_canvas *c, const ms_tui_view *v, int w, int h)
 {
 	if (h >= 5)
 		ms_panel_status.draw(c, (ms_rect){ 0, 0, w, 1 }, v);
 	if (h >= 7) {
-		static const char hint[] = "enlarge the terminal, or q quits";
-		int l = (int)sizeof(hint) - 1;
+		bool open = v->ui.prompt != MS_PROMPT_NONE ||
+		            v->ui.overlay != MS_OVERLAY_NONE;
+		const char *hint =
+		        open ? "enlarge the terminal; Esc closes what is open, "
+		               "then q quits"
+		             : "enlarge the terminal, or q quits";
+		int l = (int)strlen(hint);
 		ms_canvas_text(c, l < w ? (w - l) / 2 : 0, h / 2 + 2, w, hint,
 		               MS_C_MUTED);
 	}

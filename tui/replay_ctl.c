@@ -154,7 +154,11 @@ c_restart(void *self, const ms_tui_target *t, ms_errbuf *eb)
 	}
 	ms_replay_set_speed(n, speed);
 	/* The target goes in before the start, so a fast run cannot pass it
-	 * (and the replay was opened not to stop on its own before). */
+	 * (and the replay was opened not to stop on its own before). It is
+	 * behind where the user was: the breakpoints on the way do not stop
+	 * the run there, as from a checkpoint. */
+	if (t)
+		ms_replay_rerun_next(n);
 	if (t && (rc = c_run_to(c, t, eb)))
 		return rc;
 	return ms_replay_start(n, eb);

@@ -235,6 +235,13 @@ int ms_replay_set_speed(ms_replay *r, double speed);
 int ms_replay_seek_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb);
 int ms_replay_seek_pub(ms_replay *r, uint64_t k, ms_errbuf *eb);
 int ms_replay_seek_time(ms_replay *r, int64_t t, ms_errbuf *eb);
+/* After a seek, the next run_to (its target) is where the run went back
+ * to: the run there goes by the user's breakpoints, as the first pass did
+ * (a time one it goes by counts as passed). ms_replay_rerun_next says the
+ * same of the next run_to of a new replay that runs the day again to a
+ * point an earlier one was at (going back without a checkpoint). Any
+ * other command first ends it. */
+void ms_replay_rerun_next(ms_replay *r);
 
 int ms_replay_break_add(ms_replay *r, const char *spec, int *id, ms_errbuf *eb);
 int ms_replay_break_enable(ms_replay *r, int id, bool on, ms_errbuf *eb);

@@ -26,6 +26,10 @@ ms_e2e_test(e2e_tui_steer tui_steer.sh)
 # stops: in the same database, to the end with every gate passing.
 ms_e2e_test(e2e_tui_cooldown_seek tui_cooldown_seek.sh)
 
+# Going back without a checkpoint (the day again, a new database): to the
+# point asked for, past the breakpoints on the way.
+ms_e2e_test(e2e_tui_rerun_breaks tui_rerun_breaks.sh)
+
 # The mouse: clicks select rows, the wheel scrolls.
 ms_e2e_test(e2e_tui_mouse tui_mouse.sh)
 

@@ -10,8 +10,11 @@
 #  2. `]` runs on to the finalize's barrier again;
 #  3. `{` from there goes one publication back (P - 1 done), still in the
 #     same database;
-#  4. on to the end: every gate passes, one finalize merge and one row per
-#     merge in the database, two `seek` rows.
+#  4. on to the end: every gate passes;
+#  5. from the end, `g` back and `{` (twice to the same checkpoint), and
+#     to the end again: every gate passes, the Plugins panel shows the
+#     finalize's one Decide call; one finalize merge and one row per
+#     merge in the database, four `seek` rows.
 #
 # usage: tui_cooldown_seek.sh MERGESCOPE
 # Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
@@ -61,12 +64,31 @@ tm send-keys -t "$T" ']'
 wait_for 'DONE ' || fail "the run did not end"
 wait_for 'Gates +[0-9]+ pass, 0 fail' 10 || fail "not every gate passed"
 screen | grep -q 'run\.rerun-' && fail "a seek back started a new replay"
+
+# 5. From the end, back twice to the same checkpoint (g, then { from
+#    there), and to the end again: the finalize's Decide call is counted
+#    out once, so the Plugins panel shows the one call on record and
+#    plugin_health passes (it counted the call out twice: 0 calls on the
+#    panel and a failed gate).
+tm send-keys -t "$T" 'g' "#$PN" Enter
+wait_for "BREAK +at go #$PN .* primary " || fail "g #$PN from the end"
+tm send-keys -t "$T" '{'
+wait_for "PAUSED +at go pub " || fail "{ after g #$PN"
+tm send-keys -t "$T" ']'
+wait_for "$FIN" || fail "the re-run did not stop at the finalize a fourth time"
+tm send-keys -t "$T" ']'
+wait_for 'DONE ' || fail "the run did not end again"
+wait_for 'Gates +[0-9]+ pass, 0 fail' 10 ||
+	fail "not every gate passed after going back twice from the end"
+screen | grep -Eq '│skywalking +1 +[0-9]+ ' ||
+	fail "the Plugins panel does not show the finalize's one call"
+screen | grep -q 'run\.rerun-' && fail "a seek back started a new replay"
 e2e_quit
 
 rows() { sqlite3 "$DB" "$1" 2>/dev/null || echo "?"; }
 if command -v sqlite3 >/dev/null; then
-	[ "$(rows 'SELECT count(*) FROM seek')" = 2 ] ||
-		fail "not two seek rows: $(rows 'SELECT count(*) FROM seek')"
+	[ "$(rows 'SELECT count(*) FROM seek')" = 4 ] ||
+		fail "not four seek rows: $(rows 'SELECT count(*) FROM seek')"
 	[ "$(rows "SELECT count(*) FROM merge WHERE lane = 'finalize'")" = 1 ] ||
 		fail "not one finalize merge"
 	[ "$(rows "SELECT seq FROM merge WHERE lane = 'finalize'")" = "$FN" ] ||
