@@ -443,6 +443,23 @@ fin_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 	return MS_ERR_NOSPACE;
 }
 
+/* A serial skywalking run (run, owned by the caller) on the smoke day
+ * whose finalize fails as fh says, to its end (or its failure). */
+static ms_replay *
+fin_run(rt_run *run, const char *name, fin_hook *fh)
+{
+	static ms_merge_hooks h;
+	h = (ms_merge_hooks){ .stage = fin_stage, .arg = fh };
+	rt_opts(run, name, "skywalking");
+	run->t.engine_open = open_hooked;
+	run->t.engine_open_arg = &h;
+	run->o.serial = true;
+	ms_replay *r = rt_start(run, NULL);
+	assert_non_null(r);
+	(void)ms_replay_wait(r, -1);
+	return r;
+}
+
 /* A finalize that fails once is dispatched again and the day ends
  * finalized: the sampler's drops reconcile with the oracle and the
  * ledgers hold. It used to be dispatched once: the day ended
@@ -453,16 +470,9 @@ static void
 test_finalize_failed_once(void **state)
 {
 	(void)state;
-	rt_run run;
-	rt_opts(&run, "fin-once", "skywalking");
 	fin_hook fh = { 0, 0, false };
-	ms_merge_hooks h = { .stage = fin_stage, .arg = &fh };
-	run.t.engine_open = open_hooked;
-	run.t.engine_open_arg = &h;
-	run.o.serial = true;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	assert_int_equal(ms_replay_wait(r, -1), 0);
+	rt_run run;
+	ms_replay *r = fin_run(&run, "fin-once", &fh);
 	assert_int_equal(fh.failed, 1);
 	assert_int_equal(fh.finalizes, 2);
 	ms_ev_gate g[32];
@@ -502,16 +512,9 @@ static void
 test_finalize_fails_every_time(void **state)
 {
 	(void)state;
-	rt_run run;
-	rt_opts(&run, "fin-never", "skywalking");
 	fin_hook fh = { 0, 0, true };
-	ms_merge_hooks h = { .stage = fin_stage, .arg = &fh };
-	run.t.engine_open = open_hooked;
-	run.t.engine_open_arg = &h;
-	run.o.serial = true;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	(void)ms_replay_wait(r, -1);
+	rt_run run;
+	ms_replay *r = fin_run(&run, "fin-never", &fh);
 	assert_int_equal(fh.failed, 3);
 	ms_replay_status *st = rt_status_new();
 	ms_replay_get_status(r, st);
