@@ -1496,6 +1496,13 @@ ms_rec_close(ms_rec *r, ms_errbuf *eb)
 		sqlite3_finalize(r->st[i]);
 		r->st[i] = NULL;
 	}
+	/* The run is over: back to a rollback journal, so that readers
+	 * (report, export, bench) leave no empty -wal and -shm beside the
+	 * database. Left in WAL mode when another connection still has it
+	 * open (the change then fails, harmlessly). */
+	if (rc == 0)
+		sqlite3_exec(r->db, "PRAGMA journal_mode = DELETE", NULL, NULL,
+		             NULL);
 	if (sqlite3_close(r->db) != SQLITE_OK && rc == 0)
 		rc = ms_fail(eb, MS_ERR_IO, "event database %s: close: %s",
 		             r->path, sqlite3_errmsg(r->db));

@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -302,6 +303,15 @@ test_close_commits(void **state)
 	assert_int_equal(st.merges_committed, 0);
 	assert_int_equal(ms_rec_close(r, &eb), 0);
 	assert_int_equal(merges_in(path), 37);
+	/* Closed, the database is one file, and reading it (report,
+	 * export) leaves no -wal or -shm beside it: before, every reader
+	 * left an empty -wal and a 32 KiB -shm. */
+	char side[600];
+	struct stat sst;
+	for (int i = 0; i < 2; i++) {
+		snprintf(side, sizeof(side), "%s-%s", path, i ? "shm" : "wal");
+		assert_int_not_equal(stat(side, &sst), 0);
+	}
 }
 
 /* One event and then silence: the timer commits it without another event,
