@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cli.h"
 #include "cli_testlib.h"
 #include "ms_tui.h"
 #include "tui_int.h"
@@ -117,6 +118,20 @@ test_option_errors_name_the_option(void **state)
 	assert_int_equal(cli("tui", "--checkpoint-every", "-1", NULL),
 	                 MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "--checkpoint-every \"-1\""));
+	/* Zero in any unit means no checkpoints, as "0" does (before,
+	 * "0s" was refused as not a duration). */
+	int64_t ns = -1;
+	assert_true(ms__parse_checkpoint_every("0s", &ns) && ns == 0);
+	assert_true(ms__parse_checkpoint_every("0", &ns) && ns == 0);
+	assert_true(ms__parse_checkpoint_every("0.0m", &ns) && ns == 0);
+	assert_true(ms__parse_checkpoint_every("90", &ns) &&
+	            ns == 90000000000LL);
+	assert_false(ms__parse_checkpoint_every("0x", &ns));
+	assert_false(ms__parse_checkpoint_every("-0", &ns));
+	assert_int_equal(cli("tui", "--checkpoint-every", "0s", "--fixture",
+	                     "/nonexistent/fixture", NULL),
+	                 2);
+	assert_null(strstr(err_text, "--checkpoint-every"));
 	assert_int_equal(cli("tui", "--variant", "a", "--chain", "b", NULL),
 	                 MS_EXIT_USAGE);
 	assert_int_equal(cli("report", "--db", "a", "--db", "b", NULL),

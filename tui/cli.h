@@ -390,6 +390,9 @@ int ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err);
 /* A duration: a number with an optional unit s (the default), m, h or d
  * ("90", "10m", "7d"); > 0 and at most a year. */
 bool ms__parse_duration(const char *s, int64_t *ns);
+/* --checkpoint-every: a duration, or zero in any unit ("0", "0s", "0m")
+ * for none (*ns = 0). False when s is neither. */
+bool ms__parse_checkpoint_every(const char *s, int64_t *ns);
 /* The run arguments the parsed options o (MS__RO_COUNT entries) give;
  * strings are borrowed from argv. */
 void ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o);

@@ -684,10 +684,10 @@ ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err)
 	     i++) {
 		const ms__opt *d = &o[durations[i]];
 		int64_t ns;
-		/* --checkpoint-every 0: none. */
-		bool none = durations[i] == MS__RO_CHECKPOINT_EVERY &&
-		            d->count && !strcmp(d->value, "0");
-		if (d->count && !none && !ms__parse_duration(d->value, &ns)) {
+		bool ok = durations[i] == MS__RO_CHECKPOINT_EVERY
+		                  ? ms__parse_checkpoint_every(d->value, &ns)
+		                  : ms__parse_duration(d->value, &ns);
+		if (d->count && !ok) {
 			fprintf(err,
 			        "mergescope %s: %s \"%s\": expected a "
 			        "duration like 90, 90s, 10m or 1h\n",
@@ -743,6 +743,21 @@ ms__parse_duration(const char *s, int64_t *ns)
 	return *ns > 0;
 }
 
+bool
+ms__parse_checkpoint_every(const char *s, int64_t *ns)
+{
+	*ns = 0;
+	if (!s)
+		return false;
+	char *end = NULL;
+	errno = 0;
+	double v = *s >= '0' && *s <= '9' ? strtod(s, &end) : -1;
+	if (!errno && end != s && v == 0 &&
+	    (*end == '\0' || (strchr("smhd", *end) && end[1] == '\0')))
+		return true; /* none */
+	return ms__parse_duration(s, ns);
+}
+
 void
 ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 {
@@ -773,10 +788,9 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 		                   &a->wait_timeout_ns);
 	a->checkpoint_every_set = o[MS__RO_CHECKPOINT_EVERY].count > 0;
 	a->checkpoint_every_ns = 0;
-	if (a->checkpoint_every_set &&
-	    strcmp(o[MS__RO_CHECKPOINT_EVERY].value, "0"))
-		ms__parse_duration(o[MS__RO_CHECKPOINT_EVERY].value,
-		                   &a->checkpoint_every_ns);
+	if (a->checkpoint_every_set)
+		ms__parse_checkpoint_every(o[MS__RO_CHECKPOINT_EVERY].value,
+		                           &a->checkpoint_every_ns);
 	a->plugin_host = ms__plugin_host_mode(o[MS__RO_PLUGIN_HOST].value);
 }
 
