@@ -1488,6 +1488,17 @@ test_command_line(void **state)
 	keys(f, ":frobnicate\n");
 	assert_true(f->s.view->ui.message_is_error);
 	assert_non_null(strstr(f->s.view->ui.message, "frobnicate"));
+	/* A command that takes no argument is not run with one (`:step 3`
+	 * did one step; `:quit now` quit). */
+	keys(f, ":step 3\n");
+	assert_string_equal(
+	        f->fake.log,
+	        "speed=0;break+sampling;step;speed=0;runto=28800s;");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       ":step takes no argument (\"3\" given)"));
+	keys(f, ":quit now\n");
+	assert_false(f->s.quit);
 	keys(f, ":quit\n");
 	assert_true(f->s.quit);
 }

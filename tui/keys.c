@@ -997,6 +997,11 @@ do_command(ms_tui_session *s, const char *line)
 				return;
 			}
 			c->with_arg(s, arg);
+		} else if (*arg) {
+			/* `:step 3` would do one step: say so, do nothing */
+			ms_session_say(s, true,
+			               ":%s takes no argument (\"%s\" given)",
+			               c->name, arg);
 		} else {
 			c->simple(s);
 		}
