@@ -7,7 +7,6 @@
 
 #include "ms_fs.h"
 #include "ms_pipeline.h"
-#include "ms_replay.h"
 #include "tui_int.h"
 
 #include <stdbool.h>
@@ -261,7 +260,8 @@ void ms__supervise_note(const char *key, const char *value);
 /* Tell it the run's database, scratch shard and cgroup (ms_replay_open
  * has entered it): what to record, remove and read should the process
  * die. */
-void ms__supervise_run(const ms_replay *r);
+struct ms_replay;
+void ms__supervise_run(const struct ms_replay *r);
 /* The curses screen is up (restore the terminal on a crash) or down. */
 void ms__supervise_screen(bool up);
 
