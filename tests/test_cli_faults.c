@@ -207,20 +207,35 @@ teardown(void **state)
 
 /* ---- a file system that will not grow the merge output ----------------- */
 
+/* The merge outputs of a run of the fixture with no limit: the first
+ * merge's (the picker's first choice depends on the publications alone,
+ * so a limited run starts the same merge), the largest of the day's and
+ * the finalize's. Measured once, for both tests below. */
+typedef struct outputs {
+	uint64_t first, day, finalize;
+} outputs;
+
 static int
-first_output(void *ctx, const ms_ev_merge *m)
+output_sizes(void *ctx, const ms_ev_merge *m)
 {
+	outputs *o = ctx;
+	uint64_t b = m->output.compressed_bytes;
 	if (m->seq == 1)
-		*(uint64_t *)ctx = m->output.compressed_bytes;
+		o->first = b;
+	uint64_t *slot = strcmp(m->lane, "finalize") == 0 ? &o->finalize
+	                                                  : &o->day;
+	if (b > *slot)
+		*slot = b;
 	return 0;
 }
 
-/* The size of the first merge's output in a run of the fixture with no
- * limit (the picker's first choice depends on the publications alone, so
- * a limited run starts the same merge). */
-static uint64_t
-first_merge_output(void)
+static outputs
+unlimited_outputs(void)
 {
+	static outputs o;
+	static bool measured;
+	if (measured)
+		return o;
 	char db[PATH_MAX], work[PATH_MAX], out[8192], err[8192];
 	path_in(db, sizeof(db), "unlimited.db");
 	path_in(work, sizeof(work), "unlimited.shard");
@@ -231,11 +246,42 @@ first_merge_output(void)
 	ms_evdb *ev = NULL;
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(ms_evdb_open(&ev, db, &eb), 0);
-	uint64_t bytes = 0;
-	assert_int_equal(ms_evdb_each_merge(ev, NULL, first_output, &bytes, &eb),
+	assert_int_equal(ms_evdb_each_merge(ev, NULL, output_sizes, &o, &eb),
 	                 0);
 	ms_evdb_close(ev);
-	return bytes;
+	measured = true;
+	return o;
+}
+
+/* Run the fixture as `name` (db, work: its paths) with files limited to
+ * `limit` bytes: it must fail (exit 2) with one line saying why, which
+ * goes to one; its whole standard error to err. */
+static void
+limited_run(const char *name, rlim_t limit, char *db, char *work, char *err,
+            size_t errn, char *one, size_t onen)
+{
+	char ep[PATH_MAX];
+	snprintf(db, PATH_MAX, "%s/%s.db", root, name);
+	snprintf(work, PATH_MAX, "%s/%s.shard", root, name);
+	snprintf(ep, sizeof(ep), "%s/%s.err", root, name);
+	const char *args[] = { "run",        "--headless", "--fixture", fixture,
+		               "--variant",  "alwayskeep", "--db",      db,
+		               "--work-dir", work,         NULL };
+	int st = bt_wait(bt_spawn(args, false, NULL, ep, NULL, limit),
+	                 HUNG_S);
+	FILE *f = fopen(ep, "r");
+	assert_non_null(f);
+	err[fread(err, 1, errn - 1, f)] = '\0';
+	fclose(f);
+	fprintf(stderr, "%s", err);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 2);
+	/* One line: the merge, the file and the error. */
+	const char *prefix = "mergescope run: the run failed: ";
+	const char *line = strstr(err, prefix);
+	assert_non_null(line);
+	assert_null(strstr(line + strlen(prefix), prefix));
+	snprintf(one, onen, "%.*s", (int)strcspn(line, "\n"), line);
 }
 
 static void
@@ -247,38 +293,16 @@ test_disk_full_merge(void **state)
 	 * what fails is a merge's output, the only file that grows past
 	 * it, and the first merge already does. */
 	uint64_t largest = (uint64_t)largest_file(fixture);
-	uint64_t first = first_merge_output();
+	uint64_t first = unlimited_outputs().first;
 	fprintf(stderr, "largest fixture file %llu bytes, first merge output "
 	                "%llu bytes\n",
 	        (unsigned long long)largest, (unsigned long long)first);
 	assert_true(largest < first);
 	rlim_t limit = (rlim_t)(largest + (first - largest) / 2);
 	assert_true(largest < limit && limit < first);
-	char db[PATH_MAX], work[PATH_MAX], ep[PATH_MAX];
-	path_in(db, sizeof(db), "full.db");
-	path_in(work, sizeof(work), "full.shard");
-	path_in(ep, sizeof(ep), "full.err");
-	const char *args[] = { "run",        "--headless", "--fixture", fixture,
-		               "--variant",  "alwayskeep", "--db",      db,
-		               "--work-dir", work,         NULL };
-	int st = bt_wait(bt_spawn(args, false, NULL, ep, NULL, limit),
-	                 HUNG_S);
-	char err[16384] = "";
-	FILE *f = fopen(ep, "r");
-	assert_non_null(f);
-	err[fread(err, 1, sizeof(err) - 1, f)] = '\0';
-	fclose(f);
-	fprintf(stderr, "%s", err);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 2);
-
-	/* One line: the merge, the file and the error. */
-	const char *prefix = "mergescope run: the run failed: ";
-	const char *line = strstr(err, prefix);
-	assert_non_null(line);
-	assert_null(strstr(line + strlen(prefix), prefix));
-	char one[2048];
-	snprintf(one, sizeof(one), "%.*s", (int)strcspn(line, "\n"), line);
+	char db[PATH_MAX], work[PATH_MAX], err[16384], one[2048];
+	limited_run("full", limit, db, work, err, sizeof(err), one,
+	            sizeof(one));
 	assert_non_null(strstr(one, "merge #"));
 	assert_non_null(strstr(one, work));
 	assert_non_null(strstr(one, "/tmp/core-"));
@@ -308,23 +332,6 @@ test_disk_full_merge(void **state)
 	assert_int_equal(run_cli(check, out, sizeof(out), e2, sizeof(e2)), 0);
 }
 
-/* The largest output of the day's merges and the finalize's, in a run of
- * the fixture with no limit. */
-typedef struct outputs {
-	uint64_t day, finalize;
-} outputs;
-
-static int
-output_sizes(void *ctx, const ms_ev_merge *m)
-{
-	outputs *o = ctx;
-	uint64_t *slot = strcmp(m->lane, "finalize") == 0 ? &o->finalize
-	                                                  : &o->day;
-	if (m->output.compressed_bytes > *slot)
-		*slot = m->output.compressed_bytes;
-	return 0;
-}
-
 /* A file system that refuses to grow only the finalize's output: the
  * finalize is dispatched again like any merge that failed, and its third
  * file-system failure in a row stops the run with one line naming the
@@ -335,23 +342,7 @@ static void
 test_disk_full_finalize(void **state)
 {
 	(void)state;
-	char db[PATH_MAX], work[PATH_MAX], ep[PATH_MAX];
-	char out[8192], err[16384] = "";
-	path_in(db, sizeof(db), "unlimited-fin.db");
-	path_in(work, sizeof(work), "unlimited-fin.shard");
-	const char *free_args[] = { "run",       "--headless", "--fixture",
-		                    fixture,     "--variant",  "alwayskeep",
-		                    "--db",      db,           "--work-dir",
-		                    work,        NULL };
-	assert_int_equal(
-	        run_cli(free_args, out, sizeof(out), err, sizeof(err)), 0);
-	ms_evdb *ev = NULL;
-	ms_errbuf eb = { { 0 } };
-	assert_int_equal(ms_evdb_open(&ev, db, &eb), 0);
-	outputs o = { 0, 0 };
-	assert_int_equal(ms_evdb_each_merge(ev, NULL, output_sizes, &o, &eb),
-	                 0);
-	ms_evdb_close(ev);
+	outputs o = unlimited_outputs();
 	uint64_t largest = (uint64_t)largest_file(fixture);
 	if (o.day > largest)
 		largest = o.day;
@@ -361,26 +352,9 @@ test_disk_full_finalize(void **state)
 	assert_true(largest < o.finalize);
 	rlim_t limit = (rlim_t)(largest + (o.finalize - largest) / 2);
 
-	path_in(db, sizeof(db), "full-fin.db");
-	path_in(work, sizeof(work), "full-fin.shard");
-	path_in(ep, sizeof(ep), "full-fin.err");
-	const char *args[] = { "run",        "--headless", "--fixture", fixture,
-		               "--variant",  "alwayskeep", "--db",      db,
-		               "--work-dir", work,         NULL };
-	int st = bt_wait(bt_spawn(args, false, NULL, ep, NULL, limit),
-	                 HUNG_S);
-	FILE *f = fopen(ep, "r");
-	assert_non_null(f);
-	err[fread(err, 1, sizeof(err) - 1, f)] = '\0';
-	fclose(f);
-	fprintf(stderr, "%s", err);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 2);
-	const char *prefix = "mergescope run: the run failed: ";
-	const char *line = strstr(err, prefix);
-	assert_non_null(line);
-	char one[2048];
-	snprintf(one, sizeof(one), "%.*s", (int)strcspn(line, "\n"), line);
+	char db[PATH_MAX], work[PATH_MAX], err[16384], one[2048];
+	limited_run("full-fin", limit, db, work, err, sizeof(err), one,
+	            sizeof(one));
 	assert_non_null(strstr(one, "(finalize lane, "));
 	assert_non_null(strstr(one, work));
 	assert_non_null(strstr(one, "File too large"));
@@ -392,6 +366,7 @@ test_disk_full_finalize(void **state)
 	assert_string_equal(end.status, "failed");
 	assert_non_null(strstr(end.error, "finalize lane"));
 	assert_false(exists(work));
+	char out[8192];
 	const char *check[] = { "fixture", "check", fixture, NULL };
 	assert_int_equal(run_cli(check, out, sizeof(out), err, sizeof(err)),
 	                 0);
