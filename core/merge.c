@@ -721,18 +721,26 @@ stage_emit(void *ctx, const ms_stage_emit *e, ms_errbuf *eb)
 	return 0;
 }
 
-/* The bounds of rows from their own decoded timestamps: the earliest
- * start and the latest start + latency. */
+/* The bounds of a trace from its rows' own decoded timestamps: the
+ * earliest and latest start and the latest start + latency. */
+typedef struct rbounds {
+	int64_t min_ts, max_ts, max_end;
+} rbounds;
+
+#define RBOUNDS_EMPTY { INT64_MAX, INT64_MIN, INT64_MIN }
+
 static void
-rows_bounds(const ms_row *rows, size_t n, int64_t *min_ts, int64_t *max_end)
+rows_bounds(const ms_row *rows, size_t n, rbounds *b)
 {
 	for (size_t i = 0; i < n; i++) {
 		int64_t end = rows[i].start_ns +
 		              (int64_t)rows[i].latency_ms * 1000000;
-		if (rows[i].start_ns < *min_ts)
-			*min_ts = rows[i].start_ns;
-		if (end > *max_end)
-			*max_end = end;
+		if (rows[i].start_ns < b->min_ts)
+			b->min_ts = rows[i].start_ns;
+		if (rows[i].start_ns > b->max_ts)
+			b->max_ts = rows[i].start_ns;
+		if (end > b->max_end)
+			b->max_end = end;
 	}
 }
 
@@ -790,9 +798,10 @@ stage_trace(merge_ctx *c)
 		}
 		/* The bounds the chain must see, rebuilt from the rows'
 		 * own timestamps (not from the headers the batch uses). */
-		int64_t lo = INT64_MAX, hi = INT64_MIN;
-		rows_bounds(c->sc.flat, c->sc.nrows, &lo, &hi);
-		ms_stager_expect_bounds(c->stager, lo, hi);
+		rbounds b = RBOUNDS_EMPTY;
+		rows_bounds(c->sc.flat, c->sc.nrows, &b);
+		ms_stager_expect_bounds(c->stager, b.min_ts, b.max_ts,
+		                        b.max_end);
 		if (c->stage_cols)
 			return stage_add(c, c->sc.flat, c->sc.nrows, NULL, h,
 			                 held0);
@@ -807,7 +816,7 @@ stage_trace(merge_ctx *c)
 	}
 	ms_stage_summary t = { c->tid,    c->tid_len, 0,
 		               INT64_MAX, INT64_MIN,  INT64_MIN };
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	rbounds b = RBOUNDS_EMPTY;
 	for (size_t g = 0; g < c->ngroup; g++) {
 		src *s = &c->srcs[c->group[g]];
 		do {
@@ -823,7 +832,7 @@ stage_trace(merge_ctx *c)
 			                         &rows, &c->eb);
 			if (rc < 0)
 				return rc;
-			rows_bounds(rows, bi->nrows, &lo, &hi);
+			rows_bounds(rows, bi->nrows, &b);
 			if (bi->nrows > UINT32_MAX - t.nrows)
 				return ms_fail(&c->eb, MS_ERR_RANGE,
 				               "part %s: trace with more "
@@ -840,7 +849,7 @@ stage_trace(merge_ctx *c)
 				return rc;
 		} while (head_is_tid(c, s));
 	}
-	ms_stager_expect_bounds(c->stager, lo, hi);
+	ms_stager_expect_bounds(c->stager, b.min_ts, b.max_ts, b.max_end);
 	return stage_add(c, NULL, 0, &t, h, held0);
 }
 
@@ -1300,9 +1309,11 @@ sampling_open(merge_ctx *c)
 		.live_gauge = ms_pipeline_live_gauge((ms_pipeline *)p),
 	};
 	const ms_merge_hooks *h = c->hooks;
-	if (h && (h->stage_decide_twice || h->stage_bounds_skew_ns)) {
+	if (h && (h->stage_decide_twice || h->stage_bounds_skew_ns ||
+	          h->stage_frontier_skew_ns)) {
 		c->stest.decide_twice = h->stage_decide_twice;
 		c->stest.skew_end_ns = h->stage_bounds_skew_ns;
+		c->stest.skew_frontier_ns = h->stage_frontier_skew_ns;
 		so.test = &c->stest;
 	}
 	/* The projection bits are the reader's column bits (ms_plugin.h);
@@ -1340,6 +1351,7 @@ sampling_finish(merge_ctx *c)
 	sm->decide_ns = (int64_t)r->decide_ns;
 	sm->decide_dup_traces = r->decide_dup_traces;
 	sm->bounds_mismatch = r->bounds_mismatch;
+	sm->hot_decided = r->hot_decided;
 	sm->peak_concurrent_bytes = r->peak_concurrent;
 	sm->nbatch_recs = (uint32_t)(r->batches < MS_MERGE_BATCH_RECS
 	                                     ? r->batches

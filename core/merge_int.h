@@ -31,9 +31,12 @@ typedef struct ms_merge_hooks {
 	/* Break what a sampling merge hands to the chain, so that the
 	 * checks behind ms_merge_sampling.decide_dup_traces and
 	 * bounds_mismatch can be seen to fail: every batch handed to the
-	 * chain twice; every batch entry's max_end_ns shifted by this. */
+	 * chain twice; every batch entry's max_end_ns shifted by this. And
+	 * hot_decided: the frontier the trace policy's hot test compares
+	 * with shifted by this (the check's frontier stays). */
 	bool stage_decide_twice;
 	int64_t stage_bounds_skew_ns;
+	int64_t stage_frontier_skew_ns;
 } ms_merge_hooks;
 
 /* ms_merge_execute and ms_merge_finalize with test hooks (NULL: none,

@@ -337,6 +337,9 @@ typedef int (*ms_stage_emit_fn)(void *ctx, const ms_stage_emit *t,
 typedef struct ms_stager_test {
 	bool decide_twice;   /* hand every batch to the chain twice */
 	int64_t skew_end_ns; /* added to every batch entry's max_end_ns */
+	/* Added to the frontier the trace policy's hot test compares with
+	 * (not to the one hot_decided is checked against). */
+	int64_t skew_frontier_ns;
 } ms_stager_test;
 
 typedef struct ms_stager_opts {
@@ -347,7 +350,10 @@ typedef struct ms_stager_opts {
 	ms_dropset *drops;  /* borrowed; confirmed drops go here */
 	ms_stage_plan plan; /* from ms_stage_plan_make */
 	enum ms_grace_policy policy;
-	int64_t frontier_ns; /* trace policy: max ts <= frontier evaluates */
+	/* The merge's frontier (now - grace), under either policy: under
+	 * the trace policy a trace whose max ts is past it is kept hot,
+	 * unevaluated; under both, hot_decided checks against it. */
+	int64_t frontier_ns;
 	bool copy_rows;      /* keep a full copy of each trace for emit */
 	ms_stage_emit_fn emit;
 	void *emit_ctx;
@@ -393,10 +399,14 @@ typedef struct ms_stage_report {
 	 * trace handed to Decide a second time). bounds_mismatch: of the
 	 * bounds_checked traces whose bounds the caller rebuilt from the
 	 * trace's fragments (ms_stager_expect_bounds), those whose batch
-	 * entry carries another min_start_ns or max_end_ns. */
+	 * entry carries another min_start_ns or max_end_ns. hot_decided:
+	 * of those, the batch entries whose rebuilt latest start is past
+	 * opts.frontier_ns (a trace still within the grace reached Decide,
+	 * under either policy). */
 	uint64_t decide_dup_traces;
 	uint64_t bounds_checked;
 	uint64_t bounds_mismatch;
+	uint64_t hot_decided;
 	/* Batches whose buffers the next batch reused (a batch is reused
 	 * only when its chain call returned: never after a timeout). */
 	uint64_t batches_reused;
@@ -445,12 +455,14 @@ int ms_stager_add_summary(ms_stager *s, const ms_stage_summary *t, void *cookie,
 /*
  * Optional, before the next ms_stager_add or ms_stager_add_summary: the
  * bounds of that trace as the caller rebuilt them independently from its
- * fragments (the minimum of the blocks' min_ts and the maximum of their
- * max_end_ns). If the trace reaches a batch and its entry there says
- * otherwise, the report's bounds_mismatch counts it. Applies to the next
- * add only.
+ * rows' own decoded timestamps (the minimum and maximum start_ns, and the
+ * maximum start_ns + latency). If the trace reaches a batch and its entry
+ * there carries another min_start_ns or max_end_ns, the report's
+ * bounds_mismatch counts it; if it reaches a batch while max_ts is past
+ * the frontier, hot_decided does. Applies to the next add only.
  */
-void ms_stager_expect_bounds(ms_stager *s, int64_t min_ts, int64_t max_end_ns);
+void ms_stager_expect_bounds(ms_stager *s, int64_t min_ts, int64_t max_ts,
+                             int64_t max_end_ns);
 /* Flush what is pending and settle the classification. */
 int ms_stager_finish(ms_stager *s, ms_errbuf *eb);
 const ms_stage_report *ms_stager_report(const ms_stager *s);

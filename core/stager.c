@@ -34,7 +34,8 @@
  *     must be above every ID handed to the chain before (else it counts
  *     in decide_dup_traces) and, when the caller gave the trace's bounds
  *     rebuilt from its fragments, its bounds must equal them (else
- *     bounds_mismatch).
+ *     bounds_mismatch) and its rebuilt latest start must not be past
+ *     the merge's frontier (else hot_decided).
  *  8. A batch whose chain call abandoned it is counted (abandoned) and
  *     never among batches_reused: reused + abandoned <= batches.
  *
@@ -174,7 +175,7 @@ struct ms_stager {
 	uint8_t dmax[MS_TRACE_ID_MAX]; /* highest ID handed to the chain */
 	uint32_t dmax_len;
 	bool expect; /* ms_stager_expect_bounds for the next add */
-	int64_t exp_min, exp_end;
+	int64_t exp_min, exp_max, exp_end;
 	enum stager_state st;
 	uint64_t abandoned; /* batches a timed-out call kept (design 8) */
 	uint8_t *keep;
@@ -404,10 +405,12 @@ ms_stager_charge(const ms_stager *s, const ms_row *rows, size_t n,
 }
 
 void
-ms_stager_expect_bounds(ms_stager *s, int64_t min_ts, int64_t max_end_ns)
+ms_stager_expect_bounds(ms_stager *s, int64_t min_ts, int64_t max_ts,
+                        int64_t max_end_ns)
 {
 	s->expect = true;
 	s->exp_min = min_ts;
+	s->exp_max = max_ts;
 	s->exp_end = max_end_ns;
 }
 
@@ -707,8 +710,10 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 		stager_move(s, ST_EMPTY);
 		return 0;
 	}
-	bool hot =
-	        s->o.policy == MS_GRACE_TRACE && ts->max_ts > s->o.frontier_ns;
+	int64_t frontier = s->o.frontier_ns;
+	if (s->o.test)
+		frontier += s->o.test->skew_frontier_ns;
+	bool hot = s->o.policy == MS_GRACE_TRACE && ts->max_ts > frontier;
 	if (s->npend && s->live + c > pl->preferred) {
 		rc = flush(s, MS_FLUSH_BYTES, eb);
 		if (rc)
@@ -765,6 +770,8 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 			if (t->min_start_ns != s->exp_min ||
 			    t->max_end_ns != s->exp_end)
 				s->rep.bounds_mismatch++;
+			if (s->exp_max > s->o.frontier_ns)
+				s->rep.hot_decided++;
 		}
 	}
 	if ((rc = ms__buf_put(&s->pend, &p, sizeof(p))))

@@ -88,7 +88,7 @@
 	X(parts_in) X(parts_ok) X(parts_bad) X(parts_gone)                 \
 	X(check_submitted) X(check_by_hash) X(part_err)                    \
 	X(merges_reconciled) X(merges_unreconciled) X(merge_err)           \
-	X(rows_dropped) X(traces_dropped) X(drop_err) X(hot_decides)       \
+	X(rows_dropped) X(traces_dropped) X(drop_err) X(hot_decides) X(hot_decided)       \
 	X(executed_merges)                                                 \
 	X(decide_dup_traces) X(bounds_mismatch) X(decide_traces)           \
 	X(pub_merges) X(health) X(nhealth) X(health_kinds)                 \

@@ -1057,6 +1057,7 @@ tally_merge_done(ms_replay *r, const ms_dispatch *d, const ms_ev_merge *m)
 	r->decide_traces += m->sampling.traces_evaluated;
 	if (r->policy == MS_GRACE_SELECTION && ms_gate_merge_hot_decide(m))
 		r->hot_decides++;
+	r->hot_decided += m->sampling.hot_decided;
 	r->staged_peak = m->sampling.peak_staged_bytes;
 	r->staged_preferred = m->sampling.preferred_limit_bytes;
 	if (r->nspark == MS_REPLAY_SPARK) {

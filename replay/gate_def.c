@@ -9,12 +9,6 @@
 #include <string.h>
 
 static bool
-selection_policy(const ms_gate_facts *f)
-{
-	return f->policy == MS_GRACE_SELECTION;
-}
-
-static bool
 has_chain(const ms_gate_facts *f)
 {
 	return f->chain;
@@ -60,7 +54,7 @@ part_ledgers(const ms_gate_facts *f)
 static bool
 no_decide_when_hot(const ms_gate_facts *f)
 {
-	return f->hot_decides == 0;
+	return f->hot_decides == 0 && f->hot_decided == 0;
 }
 
 static bool
@@ -144,9 +138,10 @@ static const ms_gate_def defs[MS_GATE_COUNT] = {
 	                           true, false, NULL, part_ledgers, NULL },
 	[MS_GATE_NO_DECIDE_WHEN_HOT] = { "no_decide_when_hot",
 	                                 "no Decide for a hot selection "
-	                                 "(selection policy)",
-	                                 true, true, selection_policy,
-	                                 no_decide_when_hot, NULL },
+	                                 "(selection policy) nor for a trace "
+	                                 "whose rows start past the frontier",
+	                                 true, true, NULL, no_decide_when_hot,
+	                                 NULL },
 	[MS_GATE_ONE_DECIDE_PER_TRACE] = { "one_decide_per_trace",
 	                                   "each trace handed to Decide once "
 	                                   "per merge",
@@ -212,6 +207,22 @@ ms_gate_eval(enum ms_gate g, const ms_gate_facts *f, ms_ev_gate *out)
 	out->pass = d->pass(f);
 	out->warn = out->pass && d->warn && d->warn(f);
 	return true;
+}
+
+void
+ms_gate_hot_detail(const ms_gate_facts *f, uint64_t evaluated, char *d,
+                   size_t n)
+{
+	char sel[64] = "";
+	if (f->policy == MS_GRACE_SELECTION)
+		snprintf(sel, sizeof(sel),
+		         "%llu hot selections called Decide; ",
+		         (unsigned long long)f->hot_decides);
+	snprintf(d, n,
+	         "%s%llu of %llu traces evaluated started past the "
+	         "frontier",
+	         sel, (unsigned long long)f->hot_decided,
+	         (unsigned long long)evaluated);
 }
 
 bool

@@ -657,11 +657,15 @@ gate_tallies(ms_replay *r, ms_gate_facts *f)
 	     (unsigned long long)r->merges_done, r->merge_err[0] ? "; " : "",
 	     r->merge_err);
 
-	/* No Decide for a hot selection under the selection policy. */
+	/* No Decide for a hot selection under the selection policy, and
+	 * under either policy no trace whose rows start past its merge's
+	 * frontier handed to Decide (each merge checks every trace it hands
+	 * to the chain against its rows' decoded start times). */
 	f->hot_decides = r->hot_decides;
-	gate(r, MS_GATE_NO_DECIDE_WHEN_HOT, f,
-	     "%llu hot selections called Decide",
-	     (unsigned long long)r->hot_decides);
+	f->hot_decided = r->hot_decided;
+	char hd[MS_EV_TEXT_MAX];
+	ms_gate_hot_detail(f, r->decide_traces, hd, sizeof(hd));
+	gate(r, MS_GATE_NO_DECIDE_WHEN_HOT, f, "%s", hd);
 
 	/* One Decide entry per trace per merge, and the bounds a plugin
 	 * sees equal those rebuilt from the trace's fragments (each merge

@@ -59,6 +59,9 @@ typedef struct ms_gate_facts {
 	uint64_t merges_reconciled; /* output ledgers = inputs - dropped */
 	uint64_t merges_unreconciled;
 	uint64_t hot_decides; /* ms_gate_merge_hot_decide merges */
+	/* Traces handed to Decide whose rows start past their merge's
+	 * frontier (ms_merge_sampling.hot_decided, summed). */
+	uint64_t hot_decided;
 	uint64_t decide_dup_traces;
 	uint64_t bounds_mismatch;
 	bool link_calls_ok;    /* link call counters reconcile */
@@ -98,6 +101,11 @@ int ms_gate_parse(const char *name);
  * false (out untouched) when the gate does not apply to f's run. */
 bool ms_gate_eval(enum ms_gate g, const ms_gate_facts *f, ms_ev_gate *out);
 
+/* The detail of no_decide_when_hot into d (n bytes), given the traces
+ * evaluated: "0 of 812 traces evaluated started past the frontier",
+ * after "N hot selections called Decide; " under the selection policy. */
+void ms_gate_hot_detail(const ms_gate_facts *f, uint64_t evaluated, char *d,
+                        size_t n);
 /* A merge of a hot selection that called Decide (no_decide_when_hot). */
 bool ms_gate_merge_hot_decide(const ms_ev_merge *m);
 /* A merge without exactly one classification: an unknown class, or a

@@ -377,6 +377,7 @@ static const col merge_cols[] = {
 	MRG("decide_ns", C_I64, sampling.decide_ns),
 	MRG("decide_dup_traces", C_U64, sampling.decide_dup_traces),
 	MRG("bounds_mismatch", C_U64, sampling.bounds_mismatch),
+	MRG("hot_decided", C_U64, sampling.hot_decided),
 	MRG("nlinks", C_U32, nlinks),
 	MRG("out_id", C_U64, output.id),
 	MRG("out_bytes", C_U64, output.compressed_bytes),

@@ -684,6 +684,7 @@ struct ms_replay {
 	bool has_expected;      /* the gates computed `expected` */
 	ms_ledger_set expected; /* input - oracle(dropped) */
 	uint64_t hot_decides;   /* hot selections that called Decide */
+	uint64_t hot_decided;   /* traces past the frontier that reached it */
 	uint64_t executed_merges;
 	/* Summed over completed merges: traces handed to Decide more than
 	 * once in one merge, and traces whose bounds in the batch differ

@@ -102,7 +102,9 @@ typedef struct report {
 	/* derived-gate inputs */
 	uint64_t merges_ok, merges_err;
 	uint64_t bad_class;
-	uint64_t hot_decide;
+	uint64_t hot_decide;  /* merges: ms_gate_merge_hot_decide */
+	uint64_t hot_decided; /* traces: ms_merge_sampling.hot_decided */
+	uint64_t decide_traces;
 } report;
 
 static int
@@ -170,6 +172,10 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 		r->bad_class++;
 	if (ms_gate_merge_hot_decide(m))
 		r->hot_decide++;
+	if (!m->err) { /* as the run counts them: merges that completed */
+		r->hot_decided += s->hot_decided;
+		r->decide_traces += s->traces_evaluated;
+	}
 	a->in_bytes += m->input_bytes;
 	if (!m->err) {
 		a->out_bytes += m->output.compressed_bytes;
@@ -484,8 +490,7 @@ derive_detail(enum ms_gate id, const report *r, const struct life_check *lc,
 		         (unsigned long long)r->bad_class);
 		break;
 	case MS_GATE_NO_DECIDE_WHEN_HOT:
-		snprintf(d, n, "%llu hot selections called Decide",
-		         (unsigned long long)r->hot_decide);
+		ms_gate_hot_detail(f, r->decide_traces, d, n);
 		break;
 	case MS_GATE_LIFECYCLE:
 		if (!f->lifecycle_known)
@@ -547,7 +552,10 @@ ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
 			.merges_failed = r.merges_err,
 			.engine_merges_done = r.end.merges_completed,
 			.bad_class = r.bad_class,
-			.hot_decides = r.hot_decide,
+			.hot_decides = strcmp(r.run.grace_policy, "trace")
+			                       ? r.hot_decide
+			                       : 0,
+			.hot_decided = r.hot_decided,
 			.lifecycle_known = l.nintro || l.nremoved,
 			.unexplained = lc.bad_inputs + lc.bad_outputs,
 			.ledgers_known = r.has_end,

@@ -182,6 +182,9 @@ evf_merge(ms_ev_merge *m, ms_ev_input *inputs, uint64_t seq, uint64_t n,
 		s->decide_ns = 1500000;
 		s->decide_dup_traces = h % 3;
 		s->bounds_mismatch = h % 7;
+		/* Only a failed merge (seq % 97 == 0) carries a nonzero
+		 * hot_decided: it is recorded, and no gate counts it. */
+		s->hot_decided = seq % 97 == 0 ? 1 + h % 5 : 0;
 		s->peak_staged_bytes = m->input_bytes * 2;
 		s->estimate_bytes = m->input_bytes * 3;
 		s->hard_limit_bytes = 256ULL << 20;

@@ -267,6 +267,69 @@ test_gate_decide_twice(void **state)
 	assert_non_null(strstr(g.detail, "handed to Decide twice"));
 }
 
+/* The trace policy's hot test compares with a frontier an hour late:
+ * traces whose rows start within the grace reach Decide. The merges'
+ * own check counts them from the rows' decoded start times, the run's
+ * no_decide_when_hot fails, and so does the gate a report derives from
+ * the event log. Staged from decoded columns (skywalking) and from
+ * block headers (detdrop). A run without the hook passes it, with
+ * traces kept hot. */
+static void
+test_gate_hot_trace_decided(void **state)
+{
+	(void)state;
+	static const char *const variants[] = { "skywalking", "detdrop:35" };
+	for (size_t v = 0; v < 2; v++) {
+		for (int late = 0; late < 2; late++) {
+			ms_merge_hooks h = { .stage_frontier_skew_ns =
+				                     late ? 3600LL * 1000000000
+				                          : 0 };
+			rt_run run;
+			rt_opts(&run, "hotdecide", variants[v]);
+			run.o.grace_policy = "trace";
+			run.t.engine_open = open_hooked;
+			run.t.engine_open_arg = &h;
+			ms_replay *r = rt_start(&run, NULL);
+			assert_non_null(r);
+			assert_int_equal(ms_replay_wait(r, -1), 0);
+			ms_ev_gate g[32], rg;
+			memset(&rg, 0, sizeof(rg));
+			size_t n = ms_replay_gates(r, g, 32, NULL);
+			for (size_t i = 0; i < n; i++)
+				if (!strcmp(g[i].name, "no_decide_when_hot"))
+					rg = g[i];
+			ms_replay_close(r);
+			assert_string_equal(rg.name, "no_decide_when_hot");
+			if (rg.pass == (bool)late)
+				fail_msg("%s late=%d: %s", variants[v], late,
+				         rg.detail);
+			/* "N of M traces evaluated started past the
+			 * frontier": N is 0 exactly without the hook. */
+			assert_non_null(strstr(rg.detail, " traces evaluated "
+			                                  "started past the "
+			                                  "frontier"));
+			assert_true((strncmp(rg.detail, "0 of ", 5) == 0) ==
+			            !late);
+			/* The derived gate says the same from the log. */
+			ms_evdb *db = NULL;
+			ms_errbuf eb = { { 0 } };
+			assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+			ms_ev_gate der[32];
+			int nd = ms_report_derive_gates(db, der, 32, &eb);
+			ms_evdb_close(db);
+			bool found = false;
+			for (int i = 0; i < nd; i++) {
+				if (strcmp(der[i].name, "no_decide_when_hot"))
+					continue;
+				found = true;
+				assert_int_equal(der[i].pass, rg.pass);
+				assert_string_equal(der[i].detail, rg.detail);
+			}
+			assert_true(found);
+		}
+	}
+}
+
 /* Rewrite the core output of the 3rd non-finalize merge before its index
  * merge: the first trace of two or more rows becomes two blocks (the same
  * rows, so every ledger still holds). The final inventory is rewritten by
@@ -1148,6 +1211,7 @@ main(void)
 		cmocka_unit_test(test_cooldown_after_checker),
 		cmocka_unit_test(test_gate_bad_bound),
 		cmocka_unit_test(test_gate_decide_twice),
+		cmocka_unit_test(test_gate_hot_trace_decided),
 		cmocka_unit_test(test_gate_split_block_intermediate),
 		cmocka_unit_test(test_finalize_failed_once),
 		cmocka_unit_test(test_finalize_fails_every_time),

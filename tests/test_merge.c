@@ -1772,6 +1772,66 @@ test_decide_once_and_bounds_checks(void **state)
 			                 mode == 1 ? 150 : 0);
 			assert_int_equal(sm->bounds_mismatch,
 			                 mode == 2 ? 150 : 0);
+			assert_int_equal(sm->hot_decided, 0);
+			ms_pipeline_close(p);
+			gen_free(&all);
+			fx_close(&f);
+		}
+	}
+}
+
+/* Under the trace policy, with the frontier inside the inputs' span: the
+ * traces past it are kept unevaluated and none that reaches Decide
+ * starts past it (hot_decided 0); a hook that makes the hot test compare
+ * with a frontier an hour late sends them all to Decide, and hot_decided
+ * counts exactly the traces that were kept before, from their rows' own
+ * timestamps. Staged from headers (alwayskeep) and from decoded columns
+ * (skywalking). */
+static void
+test_hot_traces_never_decided(void **state)
+{
+	(void)state;
+	static const char *const specs[] = { "alwayskeep", "skywalking" };
+	int64_t now = GEN_T0 + MS_GRACE_NS + 75LL * 1000000000;
+	for (size_t k = 0; k < 2; k++) {
+		uint64_t kept_hot = 0;
+		for (int mode = 0; mode < 2; mode++) {
+			fx f;
+			fx_open(&f);
+			gen_set all = { 0 };
+			uint64_t ids[3];
+			put_fragmented(&f, &all, ids, 150);
+			ms_pipeline *p = NULL;
+			ms_errbuf eb = { { 0 } };
+			ms_pipeline_opts o = { .spec = specs[k],
+				               .plugin_dir = MS_PLUGIN_DIR,
+				               .hard_ceiling = 64u << 20,
+				               .policy = MS_GRACE_TRACE,
+				               .mem = &f.mem };
+			if (ms_pipeline_open(&p, &o, &eb))
+				fail_msg("pipeline %s: %s", specs[k], eb.msg);
+			ms_merge_hooks h = { 0 };
+			h.stage_frontier_skew_ns =
+			        mode ? 3600LL * 1000000000 : 0;
+			drops_seen d = { 0 };
+			ms_merge_result res;
+			assert_int_equal(do_sampled_drops(&f, ids, 3, p, now,
+			                                  &h, &d, &res),
+			                 0);
+			const ms_merge_sampling *sm = &res.sampling;
+			assert_int_equal(sm->klass, MS_SAMPLING_EXECUTED);
+			if (mode == 0) {
+				kept_hot = sm->traces_unevaluated;
+				assert_true(kept_hot > 10 && kept_hot < 140);
+				assert_int_equal(sm->traces_evaluated,
+				                 150 - kept_hot);
+				assert_int_equal(sm->hot_decided, 0);
+			} else {
+				assert_int_equal(sm->traces_unevaluated, 0);
+				assert_int_equal(sm->traces_evaluated, 150);
+				assert_int_equal(sm->hot_decided, kept_hot);
+			}
+			assert_int_equal(sm->bounds_mismatch, 0);
 			ms_pipeline_close(p);
 			gen_free(&all);
 			fx_close(&f);
@@ -2022,6 +2082,7 @@ main(void)
 		        test_on_drop_reports_exactly_the_dropped_traces),
 		cmocka_unit_test(test_on_drop_silent_when_the_merge_fails),
 		cmocka_unit_test(test_decide_once_and_bounds_checks),
+		cmocka_unit_test(test_hot_traces_never_decided),
 		cmocka_unit_test(test_inventory_change_once_resamples),
 		cmocka_unit_test(test_inventory_keeps_changing_goes_lossless),
 	};

@@ -794,9 +794,8 @@ check_gates_agree(const char *variant, const char *policy)
 		assert_int_equal(rg->pass, der[i].pass);
 		shared++;
 	}
-	/* event_count, lifecycle, ledgers, and under the selection policy
-	 * no_decide_when_hot. */
-	assert_int_equal(shared, policy ? 3 : 4);
+	/* event_count, lifecycle, ledgers and no_decide_when_hot. */
+	assert_int_equal(shared, 4);
 }
 
 static void

@@ -321,8 +321,15 @@ test_gate_table(void **state)
 	f.hot_decides = 1;
 	assert_true(ms_gate_eval(MS_GATE_NO_DECIDE_WHEN_HOT, &f, &one));
 	assert_false(one.pass);
-	f.policy = MS_GRACE_TRACE; /* the gate is the selection policy's */
-	assert_false(ms_gate_eval(MS_GATE_NO_DECIDE_WHEN_HOT, &f, &one));
+	/* Under either policy, a trace past the frontier that reached
+	 * Decide fails it too. */
+	f.hot_decides = 0;
+	f.policy = MS_GRACE_TRACE;
+	assert_true(ms_gate_eval(MS_GATE_NO_DECIDE_WHEN_HOT, &f, &one));
+	assert_true(one.pass);
+	f.hot_decided = 1;
+	assert_true(ms_gate_eval(MS_GATE_NO_DECIDE_WHEN_HOT, &f, &one));
+	assert_false(one.pass);
 	f.pipeline = true;
 	f.link_calls_ok = true;
 	f.health_kinds = 1;

@@ -194,6 +194,7 @@ fx_open(fx *f, const char *plugin, const char *config)
 	f->o.chain = f->c;
 	f->o.emit = on_emit;
 	f->o.emit_ctx = f;
+	f->o.frontier_ns = INT64_MAX; /* every trace mature */
 	ms_stage_plan_make(&f->o.plan, 16 * MIB, 0);
 }
 
@@ -497,7 +498,8 @@ test_order_and_inputs_checked(void **st)
 static void
 expect_bounds_of(fx *f, int i, int64_t shift)
 {
-	ms_stager_expect_bounds(f->s, 1000 + i + shift, 1002 + i + 2000000);
+	ms_stager_expect_bounds(f->s, 1000 + i + shift, 1002 + i,
+	                        1002 + i + 2000000);
 }
 
 static void
@@ -562,8 +564,41 @@ test_decide_once_and_bounds_checks(void **st)
 	assert_int_equal(r->hot, 2);
 	assert_int_equal(r->bounds_checked, 2);
 	assert_int_equal(r->bounds_mismatch, 0);
+	assert_int_equal(r->hot_decided, 0);
 	for (int i = 0; i < 4; i++)
 		assert_string_equal(f.out[i].id, f.t[i].id);
+	ms_stager_close(f.s);
+
+	/* The hot test compares with a frontier 10 ns late: traces 2 and 3,
+	 * whose rows start past the real frontier, reach Decide, and
+	 * hot_decided counts them. */
+	ms_stager_test late = { .skew_frontier_ns = 10 };
+	f.o.test = &late;
+	fx_start(&f);
+	for (int i = 0; i < 4; i++) {
+		expect_bounds_of(&f, i, 0);
+		add(&f, i, 0);
+	}
+	r = finish(&f);
+	assert_int_equal(r->hot, 0);
+	assert_int_equal(r->evaluated, 4);
+	assert_int_equal(r->hot_decided, 2);
+	assert_int_equal(r->bounds_mismatch, 0);
+	fx_close(&f);
+
+	/* Under the selection policy the stager tests no trace: a trace
+	 * past the frontier that reaches it (a hot selection sampled) is
+	 * counted all the same. */
+	fx_open(&f, "alwayskeep", "");
+	f.o.frontier_ns = 1003;
+	fx_start(&f);
+	for (int i = 0; i < 4; i++) {
+		expect_bounds_of(&f, i, 0);
+		add(&f, i, 0);
+	}
+	r = finish(&f);
+	assert_int_equal(r->evaluated, 4);
+	assert_int_equal(r->hot_decided, 2);
 	fx_close(&f);
 }
 

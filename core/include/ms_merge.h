@@ -204,16 +204,19 @@ typedef struct ms_merge_sampling {
 	 * against the new inventory, and after 3 the merge was redone
 	 * losslessly (reason lossless_retry). */
 	uint32_t attempts_discarded;
-	/* Checks of the attempt that counted (both 0 in a correct merge;
-	 * the end-of-run gates one_decide_per_trace and plugin_bounds):
-	 * traces handed to Decide more than once (a batch entry whose ID is
-	 * not above every ID handed before: the merge stages in strictly
-	 * ascending ID order), and traces whose bounds in the batch
-	 * (min_start_ns, max_end_ns) differ from the bounds rebuilt from the
-	 * trace's fragments' block headers (min of min_ts, max of
-	 * max_end_ns over every fragment of every input). */
+	/* Checks of the attempt that counted, each 0 in a correct merge
+	 * (the end-of-run gates one_decide_per_trace, plugin_bounds and
+	 * no_decide_when_hot): traces handed to Decide more than once (a
+	 * batch entry whose ID is not above every ID handed before: the
+	 * merge stages in strictly ascending ID order); traces whose bounds
+	 * in the batch (min_start_ns, max_end_ns) differ from the bounds
+	 * rebuilt from the rows' own decoded timestamps over every fragment
+	 * of every input (the batch is built from the block headers); and
+	 * traces handed to Decide whose rebuilt latest start is past the
+	 * merge's frontier (now - grace), under either policy. */
 	uint64_t decide_dup_traces;
 	uint64_t bounds_mismatch;
+	uint64_t hot_decided;
 } ms_merge_sampling;
 
 typedef struct ms_merge_result {
