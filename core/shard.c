@@ -1345,6 +1345,39 @@ ms_shard_new_id(ms_shard *s, uint64_t *id, ms_errbuf *eb)
 	return rc;
 }
 
+int
+ms_shard_strays(ms_shard *s, size_t *n, char *first, size_t firstn,
+                ms_errbuf *eb)
+{
+	*n = 0;
+	if (firstn)
+		first[0] = '\0';
+	char path[PATH_MAX_LEN];
+	pthread_mutex_lock(&s->lock);
+	DIR *d = open_sub(s, PARTS_DIR, path);
+	if (!d) {
+		int e = errno;
+		pthread_mutex_unlock(&s->lock);
+		return ms_fail(eb, MS_ERR_IO, "shard %s: cannot list %s: %s",
+		               s->dir, PARTS_DIR, strerror(e));
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		uint64_t id;
+		if (parse_part_name(de->d_name, &id) &&
+		    find_sp(s->act, s->nact, id) >= 0)
+			continue;
+		if (!*n && firstn)
+			snprintf(first, firstn, "%s", de->d_name);
+		(*n)++;
+	}
+	closedir(d);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
 void
 ms_shard_settle(ms_shard *s)
 {

@@ -97,7 +97,8 @@ sampling_exercised(const ms_gate_facts *f)
 static bool
 idle_no_leaks(const ms_gate_facts *f)
 {
-	return f->engine_idle && f->tmp_leftovers == 0 && f->quarantined == 0 &&
+	return f->engine_idle && f->tmp_leftovers == 0 &&
+	       f->parts_strays == 0 && f->quarantined == 0 &&
 	       f->merges_failed == 0;
 }
 
@@ -168,7 +169,7 @@ static const ms_gate_def defs[MS_GATE_COUNT] = {
 	                                 sampling_exercised, NULL },
 	[MS_GATE_IDLE_NO_LEAKS] = { "idle_no_leaks",
 	                            "engine idle; nothing claimed, left in "
-	                            "tmp/, quarantined or failed",
+	                            "tmp/ or parts/, quarantined or failed",
 	                            true, false, NULL, idle_no_leaks, NULL },
 	[MS_GATE_EVENT_COUNT] = { "event_count",
 	                          "one merge event per completed merge", true,

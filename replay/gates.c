@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void gate(ms_replay *r, enum ms_gate id, const ms_gate_facts *f,
                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -701,6 +702,35 @@ gate_idle_events(ms_replay *r, ms_gate_facts *f)
 	f->engine_idle = idle;
 	f->tmp_leftovers = leftovers;
 	f->quarantined = es.quarantined;
+	/* Nothing in parts/ but the active parts' files. A removed part is
+	 * deleted when its last view goes (the reaper's deletions are
+	 * waited for): a view another thread holds for a moment (the TUI's
+	 * snapshot) is waited out, up to about a second. */
+	size_t strays = 0;
+	char stray[256] = "", serr[MS_EV_TEXT_MAX] = "";
+	for (int tries = 0; tries < 50; tries++) {
+		ms_errbuf seb = { { 0 } };
+		ms_shard_settle(r->shard);
+		if (ms_shard_strays(r->shard, &strays, stray, sizeof(stray),
+		                    &seb)) {
+			snprintf(serr, sizeof(serr), "; %s", seb.msg);
+			strays = 1;
+			break;
+		}
+		if (!strays)
+			break;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	f->parts_strays = strays;
+	char strays_txt[sizeof(stray) + sizeof(serr) + 64];
+	if (serr[0])
+		snprintf(strays_txt, sizeof(strays_txt), "parts/ unchecked%s",
+		         serr);
+	else
+		snprintf(strays_txt, sizeof(strays_txt),
+		         "%zu stray in parts/%s%s%s", strays,
+		         strays ? " (" : "", stray, strays ? ")" : "");
 	/* A failed merge the engine made again is no data lost, but the
 	 * run was not clean: the gate says why the last one failed. */
 	char last[sizeof(r->last_failure) + 16] = "";
@@ -710,10 +740,10 @@ gate_idle_events(ms_replay *r, ms_gate_facts *f)
 		         r->last_failure);
 	pthread_mutex_unlock(&r->mu);
 	gate(r, MS_GATE_IDLE_NO_LEAKS, f,
-	     "idle %s, %zu claimed, %zu temporary entries, %zu quarantined, "
-	     "%llu failed merges%s",
-	     idle ? "yes" : "no", es.claimed_parts, leftovers, es.quarantined,
-	     (unsigned long long)r->merges_failed, last);
+	     "idle %s, %zu claimed, %zu temporary entries, %s, %zu "
+	     "quarantined, %llu failed merges%s",
+	     idle ? "yes" : "no", es.claimed_parts, leftovers, strays_txt,
+	     es.quarantined, (unsigned long long)r->merges_failed, last);
 
 	/* Event count equals completed merges. */
 	ms_rec_flush(r->rec, NULL);

@@ -74,6 +74,7 @@ typedef struct ms_gate_facts {
 	uint64_t open_merges;
 	bool engine_idle; /* idle, nothing queued, running, held, claimed */
 	uint64_t tmp_leftovers;
+	uint64_t parts_strays; /* entries of parts/ that are no active part's */
 	uint64_t quarantined;
 	uint64_t merge_events;       /* merge events recorded */
 	uint64_t engine_merges_done; /* the engine's own count */

@@ -359,6 +359,63 @@ test_view_pins_removed_parts(void **state)
 	rm_dir(dir);
 }
 
+/* ms_shard_strays: nothing but the active parts' files in parts/, a
+ * removed part counted while a view pins it, and any other entry (a
+ * part file nobody lists, a foreign name) counted and named. */
+static void
+test_strays(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_errbuf eb = { { 0 } };
+	ms_shard *s = open_shard(dir, true, NULL);
+	uint64_t a = add_raw(s, 10), b = add_raw(s, 11);
+	size_t n = 99;
+	char first[256];
+	assert_int_equal(ms_shard_strays(s, &n, first, sizeof(first), &eb), 0);
+	assert_int_equal(n, 0);
+	assert_string_equal(first, "");
+	ms_view *v;
+	assert_int_equal(ms_shard_view(s, &v, &eb), 0);
+	uint64_t out;
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	uint64_t seeds[] = { 10, 11 };
+	assert_int_equal(write_part(s, out, seeds, 2, 1), 0);
+	uint64_t in[] = { a, b };
+	assert_int_equal(ms_shard_replace(s, in, 2, out, &eb), 0);
+	/* a and b are out of the inventory, pinned by v: their six files. */
+	assert_int_equal(ms_shard_strays(s, &n, first, sizeof(first), &eb), 0);
+	assert_int_equal(n, 2 * MS_KIND_COUNT);
+	char hex[17];
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)a);
+	if (strncmp(first, hex, 16)) {
+		snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)b);
+		assert_int_equal(strncmp(first, hex, 16), 0);
+	}
+	ms_view_release(v);
+	assert_int_equal(ms_shard_strays(s, &n, NULL, 0, &eb), 0);
+	assert_int_equal(n, 0);
+	/* A part file of an ID nobody lists, and a name that is no part's. */
+	char p[4096];
+	ms_shard_part_path(s, MS_KIND_LATENCY, out + 100, p, sizeof(p));
+	FILE *fp = fopen(p, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	assert_int_equal(ms_shard_strays(s, &n, first, sizeof(first), &eb), 0);
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(p, first));
+	assert_int_equal(unlink(p), 0);
+	snprintf(p, sizeof(p), "%s/parts/notes.txt", dir);
+	fp = fopen(p, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	assert_int_equal(ms_shard_strays(s, &n, first, sizeof(first), &eb), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(first, "notes.txt");
+	ms_shard_close(s);
+	rm_dir(dir);
+}
+
 /* A view of named parts pins those and no other: merged-away parts a
  * narrow view does not name are deleted at once. */
 static void
@@ -1710,6 +1767,7 @@ main(void)
 		cmocka_unit_test(test_transactions_bump_epoch),
 		cmocka_unit_test(test_view_pins_removed_parts),
 		cmocka_unit_test(test_view_of_pins_only_its_parts),
+		cmocka_unit_test(test_strays),
 		cmocka_unit_test(test_failures_change_nothing),
 		cmocka_unit_test(test_recovery_leftovers),
 		cmocka_unit_test(test_recovery_refuses_missing_part),

@@ -173,6 +173,15 @@ const ms_part_dict *ms_shard_dict_newest(const ms_shard *s);
 
 /* Number of active parts now. */
 size_t ms_shard_count(const ms_shard *s);
+/* Entries of DIR/parts that are no file of an active part: a removed
+ * part not deleted (yet, or ever), a staged part never introduced, any
+ * other name. *n gets their number, first (firstn bytes, may be 0) the
+ * name of one of them ("" when none). After ms_shard_sync and
+ * ms_shard_settle, with no view left that pins a removed part, a shard
+ * that leaks nothing has none. MS_ERR_IO, naming the directory, when it
+ * cannot be listed. */
+int ms_shard_strays(ms_shard *s, size_t *n, char *first, size_t firstn,
+                    ms_errbuf *eb);
 /* Wait until every removed part whose deletion was handed to the reaper
  * (opts.reap_async) is deleted. No-op without it. */
 void ms_shard_settle(ms_shard *s);
