@@ -1308,9 +1308,13 @@ on_dispatch(void *arg, const ms_dispatch *d)
 	/* A seek back from the cooldown drops the finalize (the run goes
 	 * back before it): the engine unclaims its parts, sends its drop
 	 * event, and the controller's wait for it ends (checkpoint.c,
-	 * design 5). */
+	 * design 5). A close (a quit, a stop signal) drops whatever reaches
+	 * the barrier from then on, the merge it held included: the user
+	 * stopped before it, so it never runs (merges already under way
+	 * finish, and are recorded after the run's end). */
 	ms_engine *drop =
-	        d->finalize && r->seek_req && r->phase == MS_RPHASE_FINALIZE
+	        r->abort_req || (d->finalize && r->seek_req &&
+	                         r->phase == MS_RPHASE_FINALIZE)
 	                ? r->engine
 	                : NULL;
 	if (!drop)

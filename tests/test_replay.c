@@ -1395,11 +1395,25 @@ test_break_merge_n(void **state)
 	}
 }
 
+/* The one integer a query of h returns. */
+static int64_t
+db_count(sqlite3 *h, const char *sql)
+{
+	sqlite3_stmt *q = NULL;
+	assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	int64_t n = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return n;
+}
+
 /* Closed while stopped at the finalize merge's dispatch barrier (where
  * `make run` stops; a quit or a stop signal there): the run did not end,
  * so the database says aborted and holds no gates, as the TUI and `run`
- * then print. (The finalize, released by the close, ran on, and the run
- * was recorded complete with its gates.) */
+ * then print. The finalize held there never runs: the merges recorded
+ * are those done when the run stopped. (Earlier the close released it,
+ * it ran on, and the run was recorded complete with its gates; later it
+ * still ran, after the end.) */
 static void
 test_close_at_finalize_barrier_aborted(void **state)
 {
@@ -1425,7 +1439,7 @@ test_close_at_finalize_barrier_aborted(void **state)
 	ms_evdb_close(db);
 	assert_true(has_end);
 	assert_string_equal(end.status, "aborted");
-	assert_true(end.merges_completed >= done);
+	assert_int_equal(end.merges_completed, done);
 	sqlite3 *h = NULL;
 	sqlite3_stmt *q = NULL;
 	assert_int_equal(sqlite3_open_v2(run.db, &h, SQLITE_OPEN_READONLY,
@@ -1437,6 +1451,46 @@ test_close_at_finalize_barrier_aborted(void **state)
 	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
 	assert_int_equal(sqlite3_column_int64(q, 0), 0);
 	sqlite3_finalize(q);
+	assert_int_equal(db_count(h, "SELECT count(*) FROM merge WHERE "
+	                             "lane = 'finalize'"),
+	                 0);
+	sqlite3_close(h);
+}
+
+/* Closed while merge 5 is held at its barrier in the primary phase: it
+ * never runs, so the database has no event of it, and every merge it
+ * records is one the engine completed (those under way on another lane
+ * when the run stopped finish after the end, and are counted). */
+static void
+test_close_at_primary_barrier_drops_held(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "bp-prim-close", "disabled", false,
+	                            false, "merge=5");
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_int_equal(st->pending.seq, 5);
+	ms_replay_close(r);
+	free(st);
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	ms_ev_run_end end;
+	bool has_end = false;
+	assert_int_equal(ms_evdb_run(db, NULL, &end, &has_end, &eb), 0);
+	ms_evdb_close(db);
+	assert_true(has_end);
+	assert_string_equal(end.status, "aborted");
+	sqlite3 *h = NULL;
+	assert_int_equal(sqlite3_open_v2(run.db, &h, SQLITE_OPEN_READONLY,
+	                                 NULL),
+	                 SQLITE_OK);
+	assert_int_equal(db_count(h, "SELECT count(*) FROM merge WHERE seq = 5"),
+	                 0);
+	assert_int_equal(db_count(h, "SELECT count(*) FROM merge WHERE err = 0"),
+	                 end.merges_completed);
 	sqlite3_close(h);
 }
 
@@ -2112,6 +2166,7 @@ main(void)
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),
 		cmocka_unit_test(test_close_at_finalize_barrier_aborted),
+		cmocka_unit_test(test_close_at_primary_barrier_drops_held),
 		cmocka_unit_test(test_break_time),
 		cmocka_unit_test(test_run_to_targets),
 		cmocka_unit_test(test_run_to_time_before_next_point),
