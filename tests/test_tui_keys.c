@@ -766,6 +766,19 @@ test_freeze_only_at_barrier(void **state)
 	assert_non_null(
 	        strstr(f->s.view->ui.frozen_cmd,
 	               "--variant 'skywalking,detdrop:{\"percent\":35}'"));
+	/* Every freeze of the session is kept for the quit, in order, one
+	 * per line (only the last one was printed). */
+	assert_string_equal(f->s.view->ui.frozen_all,
+	                    "mergescope merge-once --frozen /tmp/frozen-58 "
+	                    "--variant skywalking\n"
+	                    "mergescope merge-once --frozen /tmp/frozen-58 "
+	                    "--variant 'skywalking,detdrop:{\"percent\":35}'"
+	                    "\n");
+	for (int i = 0; i < 80; i++)
+		keys(f, "f");
+	assert_true(f->s.view->ui.frozen_lost > 0);
+	assert_true(strlen(f->s.view->ui.frozen_all) <
+	            sizeof(f->s.view->ui.frozen_all));
 }
 
 static void

@@ -210,9 +210,14 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 	if (opts->filter_out && opts->filter_out_n)
 		snprintf(opts->filter_out, opts->filter_out_n, "%s",
 		         s.view->ui.filter);
-	if (opts->frozen_cmd && opts->frozen_cmd_n)
-		snprintf(opts->frozen_cmd, opts->frozen_cmd_n, "%s",
-		         s.view->ui.frozen_cmd);
+	if (opts->frozen_cmd && opts->frozen_cmd_n) {
+		const ms_tui_ui *ui = &s.view->ui;
+		int w = snprintf(opts->frozen_cmd, opts->frozen_cmd_n, "%s",
+		                 ui->frozen_all);
+		if (ui->frozen_lost && w >= 0 && (size_t)w < opts->frozen_cmd_n)
+			snprintf(opts->frozen_cmd + w, opts->frozen_cmd_n - (size_t)w,
+			         "(and %u more)\n", ui->frozen_lost);
+	}
 	ms_session_release(&s);
 	return 0;
 }

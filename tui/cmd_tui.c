@@ -399,9 +399,19 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
 		return MS_EXIT_ERROR;
 	}
-	if (topts->frozen_cmd && topts->frozen_cmd[0])
-		fprintf(out, "replay the frozen merge with:\n  %s\n",
-		        topts->frozen_cmd);
+	if (topts->frozen_cmd && topts->frozen_cmd[0]) {
+		/* One command per line, each freeze of the session. */
+		const char *p = topts->frozen_cmd, *nl = strchr(p, '\n');
+		bool several = nl && nl[1];
+		fprintf(out, "replay the frozen merge%s with:\n",
+		        several ? "s" : "");
+		while (*p) {
+			nl = strchr(p, '\n');
+			int len = nl ? (int)(nl - p) : (int)strlen(p);
+			fprintf(out, "  %.*s\n", len, p);
+			p += len + (nl ? 1 : 0);
+		}
+	}
 	if (sig && !finished && !failed) {
 		/* As `run` says it. */
 		fprintf(err,
@@ -466,7 +476,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	ms__self_exe(self, sizeof(self));
 	if (!self[0])
 		snprintf(self, sizeof(self), "mergescope");
-	char frozen[1024] = "", filter[256] = "";
+	char frozen[MS_VIEW_TEXT * 2 * 8 + 64] = "", filter[256] = "";
 	/* What the last session on this fixture used, on offer. */
 	ms__tui_memory *mem = calloc(1, sizeof(*mem));
 	const char *offer[MS__MEMORY_BREAKS];

@@ -478,6 +478,12 @@ act_freeze(ms_tui_session *s)
 	         shell_word(q1, sizeof(q1), s->program),
 	         shell_word(q2, sizeof(q2), dir),
 	         shell_word(q3, sizeof(q3), s->view->variant));
+	size_t used = strlen(ui->frozen_all), len = strlen(ui->frozen_cmd);
+	if (used + len + 2 <= sizeof(ui->frozen_all))
+		snprintf(ui->frozen_all + used, sizeof(ui->frozen_all) - used,
+		         "%s\n", ui->frozen_cmd);
+	else
+		ui->frozen_lost++;
 	ms_session_say(s, false, "frozen merge #%" PRIu64 " into %s",
 	               s->view->sel.seq, dir);
 }

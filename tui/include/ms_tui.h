@@ -109,9 +109,10 @@ typedef struct ms_tui_opts {
 	/* How to run this program again from a shell, for the merge-once
 	 * command shown after a freeze; NULL = "mergescope". */
 	const char *program;
-	/* Optional: receives the last freeze's merge-once command ("" if
-	 * none) when the session ends, to print after the terminal is
-	 * back. */
+	/* Optional: receives the merge-once command of every freeze of the
+	 * session, one per line, in order ("" if none), when the session
+	 * ends, to print after the terminal is back; then, if some did not
+	 * fit, a line "(and N more)". */
 	char *frozen_cmd;
 	size_t frozen_cmd_n;
 	/* Optional: breakpoints and a filter from the last session on this

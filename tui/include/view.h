@@ -276,6 +276,10 @@ typedef struct ms_tui_ui {
 	 * shown until the next freeze. */
 	char frozen_dir[MS_VIEW_TEXT];
 	char frozen_cmd[MS_VIEW_TEXT * 2];
+	/* Every freeze's command of the session, one per line, printed on
+	 * quit; those that did not fit are counted in frozen_lost. */
+	char frozen_all[MS_VIEW_TEXT * 2 * 8];
+	unsigned frozen_lost;
 	/* Merges counted as they complete: sampled (class executed) and
 	 * bypassed (sampling skipped for hot data, reason merge_grace). */
 	uint64_t n_sampled, n_bypassed;
