@@ -392,8 +392,12 @@ restore_at(ms_replay *r, size_t idx, ms_ev_seek *sk, ms_errbuf *e)
 	sk->to_pubs = c->pubs;
 	sk->to_merge = c->merge_seq;
 	int rc = ms_rec_rollback(r->rec, &c->mark, sk, e);
-	if (rc == 0)
+	if (rc == 0) {
+		pthread_mutex_lock(&r->mu);
+		r->end_recorded = false; /* the rollback took it back */
+		pthread_mutex_unlock(&r->mu);
 		rc = reopen_at(r, c, e);
+	}
 	pthread_mutex_lock(&r->mu);
 	if (rc == 0 && (rc = put_tallies(r, c)) != 0)
 		ms_fail(e, rc, "no memory for the part table");

@@ -2014,6 +2014,8 @@ run_day(ms_replay *r, ms_errbuf *eb)
 	}
 }
 
+static void record_end(ms_replay *r, const char *status);
+
 static void *
 controller_main(void *arg)
 {
@@ -2025,7 +2027,14 @@ controller_main(void *arg)
 		rc = recorder_check(r, &eb);
 	if (rc == 0)
 		rc = ms__replay_gates(r, &eb);
+	/* A complete run records its end now, not when it is closed: a TUI
+	 * left at DONE has a finished database that `report` reads, and a
+	 * process killed there leaves it complete. A seek back takes the
+	 * end back (ms_rec_rollback). */
+	if (rc == 0)
+		record_end(r, "complete");
 	pthread_mutex_lock(&r->mu);
+	r->end_recorded = rc == 0 && r->run_recorded;
 	if (rc && rc != MS_ERR_CANCELED) {
 		r->state = MS_REPLAY_FAILED;
 		copy_str(r->error, sizeof(r->error),
@@ -2838,8 +2847,10 @@ ms_replay_wait(ms_replay *r, int64_t timeout_ns)
 	return rc;
 }
 
+/* The run's end record, with `status`, or (NULL) the one the state
+ * says. */
 static void
-finish_record(ms_replay *r)
+record_end(ms_replay *r, const char *status)
 {
 	if (!r->rec || !r->run_recorded)
 		return;
@@ -2850,7 +2861,8 @@ finish_record(ms_replay *r)
 	 * closed, after this record. */
 	pthread_mutex_lock(&r->mu);
 	copy_str(e.status, sizeof(e.status),
-	         r->state == MS_REPLAY_DONE     ? "complete"
+	         status                         ? status
+	         : r->state == MS_REPLAY_DONE     ? "complete"
 	         : !strcmp(r->error, "aborted") ? "aborted"
 	                                        : "failed");
 	if (!strcmp(e.status, "failed"))
@@ -2904,6 +2916,15 @@ finish_record(ms_replay *r)
 	e.cgroup_oom_kills = cs.oom_events;
 	e.cgroup_limit_hits = cs.failcnt;
 	ms_rec_run_end(r->rec, &e, NULL);
+}
+
+/* At close: the end record, unless the run recorded it as it completed
+ * and has not gone back since. */
+static void
+finish_record(ms_replay *r)
+{
+	if (!r->end_recorded)
+		record_end(r, NULL);
 }
 
 void

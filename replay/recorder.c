@@ -1432,10 +1432,20 @@ ms_rec_rollback(ms_rec *r, const ms_rec_mark *m, ms_ev_seek *s,
 		rc = delete_after(r, "sample", "id", m->sample_id, &s->removed,
 		                  eb);
 	/* Records of phases and of the run's end, all after any mark (one
-	 * is taken in the primary phase): the re-run records them again. */
-	static const char *const ends[] = { "phase", "gate", "reconcile" };
+	 * is taken in the primary phase): the re-run records them again. A
+	 * complete run records its end as it completes, so one gone back
+	 * from there has its status taken back (the run has not ended). */
+	static const char *const ends[] = { "phase", "gate", "reconcile",
+		                            "plugin_stat" };
 	for (size_t i = 0; rc == 0 && i < NCOLS(ends); i++)
 		rc = delete_after(r, ends[i], "rowid", 0, &s->removed, eb);
+	if (rc == 0 && r->ended) {
+		rc = exec(r, "UPDATE run SET status = '', error = '' "
+		             "WHERE id = 1",
+		          eb);
+		if (rc == 0)
+			r->ended = false;
+	}
 	if (rc == 0) {
 		/* The removals are one event of the batch the seek row
 		 * joins and commits. */

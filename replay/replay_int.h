@@ -590,6 +590,9 @@ struct ms_replay {
 	pthread_t thread;
 	bool started;
 	bool run_recorded; /* its run record is in the event database */
+	/* The end of a complete run, recorded as it completed (controller
+	 * thread, before DONE); a seek back clears it (mu). */
+	bool end_recorded;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 

@@ -299,9 +299,18 @@ test_seek_back_same_fingerprint(void **state)
 	same_point(r, run.db, &att);
 
 	/* On to the end: every gate passes, the fingerprint is the one of
-	 * the run that never went back. */
+	 * the run that never went back. The end is recorded at once (a TUI
+	 * left at DONE has a finished database), with the plugin's
+	 * counters. */
 	to_end(r, "seek");
 	by_hash_once(r, ns);
+	const char *complete = "SELECT count(*) FROM run WHERE status = "
+	                       "'complete'";
+	const char *pstats = "SELECT count(*) FROM plugin_stat";
+	assert_int_equal(count_rows(run.db, complete), 1);
+	int64_t npstat = count_rows(run.db, pstats);
+	assert_true(npstat > 0);
+	int64_t end_wall = count_rows(run.db, "SELECT wall_ns FROM run");
 	/* No checkpoint comes before the first publication. */
 	assert_int_equal(ms_replay_seek_pub(r, 0, &eb), MS_ERR_NOTFOUND);
 	ms_replay_get_status(r, st);
@@ -310,15 +319,26 @@ test_seek_back_same_fingerprint(void **state)
 	 * the end again. */
 	seek_ok(ms_replay_seek_pub(r, k0, &eb), &eb, r);
 	assert_int_equal(seeks_of(r), 4);
+	/* Gone back, the run has not ended: its end is taken back. */
+	assert_int_equal(count_rows(run.db, complete), 0);
+	assert_int_equal(count_rows(run.db, pstats), 0);
 	go_pub(r, k1);
 	same_point(r, run.db, &at1);
 	to_end(r, "seek from the end");
 	by_hash_once(r, ns);
+	assert_int_equal(count_rows(run.db, complete), 1);
+	assert_int_equal(count_rows(run.db, pstats), npstat);
+	end_wall = count_rows(run.db, "SELECT wall_ns FROM run");
 	char ck[PATH_MAX + 8];
 	snprintf(ck, sizeof(ck), "%s.ckpt", ms_replay_work_dir(r));
 	assert_true(rt_exists(ck));
 	ms_replay_close(r);
 	assert_false(rt_exists(ck));
+	/* The close did not record the end again: the run's wall is its
+	 * own, not the time until the close. */
+	assert_int_equal(count_rows(run.db, "SELECT wall_ns FROM run"),
+	                 end_wall);
+	assert_int_equal(count_rows(run.db, pstats), npstat);
 	end_fp(run.db, got_fp, sizeof(got_fp));
 	assert_string_equal(got_fp, want_fp);
 	/* The log: four seeks, one row per publication and merge, one set
