@@ -74,5 +74,12 @@ ms_replay_postmortem(const char *db_path, const char *work_dir,
 	    rc == 0)
 		rc = ms_fail(eb, MS_ERR_IO, "removing the scratch shard %s: %s",
 		             work_dir, strerror(errno));
+	/* And its checkpoints beside it (checkpoint.c), if it took any. */
+	char ck[4096];
+	if (work_dir && *work_dir &&
+	    snprintf(ck, sizeof(ck), "%s.ckpt", work_dir) < (int)sizeof(ck) &&
+	    ms_fs_rm_tree(ck, NULL) < 0 && rc == 0)
+		rc = ms_fail(eb, MS_ERR_IO, "removing the checkpoints %s: %s",
+		             ck, strerror(errno));
 	return rc;
 }

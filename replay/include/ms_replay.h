@@ -339,7 +339,8 @@ const ms_envelope *ms_replay_envelope(const ms_replay *r);
  * was killed), from another process: record status "aborted" with reason
  * in db_path (unless the run already ended; *recorded, which may be
  * NULL, says whether this recorded it) and remove the scratch shard
- * work_dir. Either path may be NULL.
+ * work_dir and its checkpoints (<work_dir>.ckpt). Either path may be
+ * NULL.
  */
 int ms_replay_postmortem(const char *db_path, const char *work_dir,
                          const char *reason, bool *recorded, ms_errbuf *eb);
