@@ -17,8 +17,9 @@
  * them, and "staged bytes <worker>" holds each sampling merge's peak
  * staged bytes while it runs, one counter per lane worker. A merge's
  * logical time is in its args. pid 2 is the logical day: publications
- * as instants and the inventory counters at their logical time
- * (microseconds from the first logical instant of the run). With a
+ * as instants and the inventory counters after each publication and
+ * each merge at their logical time (microseconds from the first logical
+ * instant of the run). With a
  * filter, only the merges it passes are written, and only the
  * publications and counters inside their range (wall range in pid 1,
  * logical range in pid 2).
@@ -459,6 +460,15 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 		               ts + dur, m->inv_parts);
 		chrome_counter(f, PID_WALL, "inventory bytes", "bytes",
 		               ts + dur, m->inv_bytes);
+		/* The logical day's inventory changes with merges too: the
+		 * cooldown's and the finalize's come after the last
+		 * publication, so without these the day would end on the
+		 * inventory before them. */
+		double lts = us_of(x, m->logical_ns);
+		chrome_counter(f, PID_LOGICAL, "inventory parts", "parts", lts,
+		               m->inv_parts);
+		chrome_counter(f, PID_LOGICAL, "inventory bytes", "bytes", lts,
+		               m->inv_bytes);
 	}
 	x->n++;
 	return 0;

@@ -771,6 +771,55 @@ test_chrome_staged_per_worker(void **state)
 	free(text);
 }
 
+/* The logical day (pid 2) follows the inventory through the merges too:
+ * its last "inventory parts" and "inventory bytes" counters are those the
+ * last merge of the day (the finalize, after every publication) left,
+ * at that merge's logical time. */
+static void
+test_chrome_logical_inventory(void **state)
+{
+	(void)state;
+	char *text = export_text(MS_EXPORT_CHROME, NULL, NULL);
+	struct held_list l = held_merges(NULL);
+	const ms_ev_merge *last = NULL;
+	for (size_t i = 0; i < l.n; i++)
+		if (!l.v[i].m.err &&
+		    (!last || l.v[i].m.logical_ns > last->logical_ns))
+			last = &l.v[i].m;
+	assert_non_null(last);
+	jv o;
+	json_parse(text, &o);
+	double origin_ns =
+	        strtod(jget(jget(&o, "otherData"), "logical_origin_unix_ns")
+	                       ->raw,
+	               NULL);
+	const jv *ev = jget(&o, "traceEvents");
+	double want_ts = ((double)last->logical_ns - origin_ns) / 1e3;
+	const char *names[2] = { "inventory parts", "inventory bytes" };
+	const char *keys[2] = { "parts", "bytes" };
+	uint64_t want[2] = { last->inv_parts, last->inv_bytes };
+	for (int k = 0; k < 2; k++) {
+		const jv *latest = NULL;
+		for (size_t i = 0; i < ev->n; i++) {
+			const jv *e = &ev->items[i];
+			if (strcmp(jget(e, "ph")->raw, "C") != 0 ||
+			    jget(e, "pid")->num != 2 ||
+			    strcmp(jget(e, "name")->raw, names[k]) != 0)
+				continue;
+			if (!latest ||
+			    jget(e, "ts")->num >= jget(latest, "ts")->num)
+				latest = e;
+		}
+		assert_non_null(latest);
+		assert_true(fabs(jget(latest, "ts")->num - want_ts) < 1.0);
+		assert_true(jget(jget(latest, "args"), keys[k])->num ==
+		            (double)want[k]);
+	}
+	jfree(&o);
+	free(text);
+	free(l.v);
+}
+
 static void
 test_export_file_errors(void **state)
 {
@@ -989,6 +1038,7 @@ main(void)
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_chrome_filtered),
+		cmocka_unit_test(test_chrome_logical_inventory),
 		cmocka_unit_test(test_chrome_escapes_text),
 		cmocka_unit_test(test_json_str_utf8),
 		cmocka_unit_test(test_chrome_not_utf8),

@@ -747,8 +747,9 @@ test_report_html(void **state)
 	assert_null(strstr(html, "url("));
 	assert_null(strstr(html, "<script"));
 	assert_null(strstr(html, "<link"));
-	/* the figures of the database: one rectangle per merge, one point
-	 * per publication, the report with its gates, the comparison */
+	/* the figures of the database: one rectangle per merge, one
+	 * inventory point per publication and per merge, the report with
+	 * its gates, the comparison */
 	assert_int_equal(count(html, "<rect class=\"merge\""), 12);
 	const char *inv = strstr(html, "<svg id=\"inv_parts\"");
 	assert_non_null(inv);
@@ -756,9 +757,28 @@ test_report_html(void **state)
 	assert_non_null(pts);
 	pts += 8;
 	size_t npts = 1;
+	const char *lastpt = pts;
 	for (const char *q = pts; *q != '"'; q++)
-		npts += *q == ' ';
-	assert_int_equal(npts, 12);
+		if (*q == ' ') {
+			npts++;
+			lastpt = q + 1;
+		}
+	assert_int_equal(npts, 12 + 12);
+	/* The day ends on the inventory the last merge (the finalize,
+	 * after every publication) left, at the right of the chart. */
+	ms_ev_input in[16];
+	ms_ev_merge m;
+	double top = 0, last = 0;
+	for (uint64_t s = 1; s <= 12; s++) {
+		evf_merge(&m, in, s, 12, true);
+		top = (double)m.inv_parts > top ? (double)m.inv_parts : top;
+		last = (double)m.inv_parts;
+	}
+	double x = 0, y = 0;
+	assert_int_equal(sscanf(lastpt, "%lf,%lf", &x, &y), 2);
+	assert_true(fabs(x - (960.0 - 48.0)) < 0.06);
+	assert_true(fabs(y - (220.0 - 48.0 + 20.0 -
+	                      (220.0 - 2 * 48.0) * last / top)) < 0.06);
 	assert_non_null(strstr(html, "<pre id=\"report\">"));
 	assert_non_null(strstr(html, "  PASS  ledgers "));
 	assert_non_null(strstr(html, "<pre id=\"compare\">"));
