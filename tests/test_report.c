@@ -419,6 +419,96 @@ test_compare(void **state)
 	free(t);
 }
 
+/* The comparison says which grace policy each run used (two runs of one
+ * variant under `selection` and `trace` otherwise read alike), and sets
+ * the plugins' own figures side by side: each plugin's calls, traces,
+ * kept traces and Decide time, and its counters (SkyWalking's per-rule
+ * reached and kept), matched by plugin and counter name, "-" where one
+ * run lacks one. */
+static void
+test_compare_policy_and_plugin_counters(void **state)
+{
+	(void)state;
+	char a[512], b[512];
+	record("cnt-a.db", "skywalking", 40, 0, NULL, a, sizeof(a));
+	record("cnt-b.db", "skywalking", 40, 0, NULL, b, sizeof(b));
+	et_sql(a, "INSERT INTO plugin_stat (link, name, value) VALUES "
+	          "(0, 'duration.reached', 100), (0, 'sample.dropped', 30)");
+	et_sql(b, "UPDATE run SET grace_policy = 'trace';"
+	          "INSERT INTO plugin_stat (link, name, value) VALUES "
+	          "(0, 'duration.reached', 120), (0, 'sample.dropped', 33),"
+	          "(1, 'observed_ppm', 351829)");
+	bool mismatch = true;
+	char *t = two_db_report(a, b, &mismatch);
+	assert_false(mismatch);
+	assert_non_null(strstr(t, "  day-2x  policy selection  staging "));
+	assert_non_null(strstr(t, "  day-2x  policy trace  staging "));
+	assert_non_null(strstr(t, "\nplugin counters                "
+	                          "             A              B     delta\n"));
+	static const char *const rows[][4] = {
+		{ "skywalking duration.reached", "100", "120", "+20.0%" },
+		{ "skywalking sample.dropped", "30", "33", "+10.0%" },
+		{ "detdrop observed_ppm", "-", "351829", "n/a" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char want[160];
+		snprintf(want, sizeof(want), "\n  %-28s %14s %14s %9s\n",
+		         rows[i][0], rows[i][1], rows[i][2], rows[i][3]);
+		if (!strstr(t, want))
+			fail_msg("no row \"%s\" in:\n%s", want, t);
+	}
+	/* per plugin: both runs recorded the same links */
+	assert_non_null(strstr(t, "\nplugins  "));
+	assert_non_null(strstr(t, "  skywalking calls "));
+	assert_non_null(strstr(t, "  detdrop decide ms "));
+	assert_non_null(strstr(t, "  traces kept "));
+	assert_non_null(strstr(t, "  traces deferred "));
+	free(t);
+}
+
+/* Planned and cut batches are counted over the same merges, those that
+ * staged: a merge that staged without reaching Decide (all its traces
+ * hot under the trace policy, or oversized) counts both; one that
+ * bypassed sampling and staged nothing counts neither, though its record
+ * holds a plan. */
+static void
+test_batches_planned_over_staged_merges(void **state)
+{
+	(void)state;
+	char path[512];
+	record("planned.db", "skywalking", 40, 0, NULL, path, sizeof(path));
+	et_sql(path, "UPDATE merge SET batches_planned = 2, batches = 3 "
+	             "WHERE class = 'enabled_no_evaluation';"
+	             "UPDATE merge SET batches_planned = 1, batches = 0 "
+	             "WHERE class = 'not_executed'");
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(
+	        sqlite3_prepare_v2(h,
+	                           "SELECT SUM(batches_planned * (batches > 0)),"
+	                           " SUM(batches), SUM(batches_planned * "
+	                           "(class = 'executed')) FROM merge "
+	                           "WHERE phase = 'primary'",
+	                           -1, &st, NULL),
+	        SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	long long planned = sqlite3_column_int64(st, 0);
+	long long cut = sqlite3_column_int64(st, 1);
+	long long executed_only = sqlite3_column_int64(st, 2);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	assert_true(planned > executed_only); /* the case is in the run */
+	char *t = report_failing(path, ms_report_json, 0);
+	jv o;
+	json_parse(t, &o);
+	const jv *pri = jget(jget(&o, "phases"), "primary");
+	assert_true(jget(pri, "batches_planned")->num == (double)planned);
+	assert_true(jget(pri, "batches")->num == (double)cut);
+	jfree(&o);
+	free(t);
+}
+
 /* A run without an end record (killed) or ended "aborted": its report
  * says it did not finish and counts that as a failure; --vs prints no
  * deltas and names the unfinished side. */
@@ -799,6 +889,8 @@ main(void)
 		cmocka_unit_test(test_header_plugin_host),
 		cmocka_unit_test(test_report_staged_batches),
 		cmocka_unit_test(test_compare),
+		cmocka_unit_test(test_compare_policy_and_plugin_counters),
+		cmocka_unit_test(test_batches_planned_over_staged_merges),
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_report_figures),
 		cmocka_unit_test(test_report_html),
