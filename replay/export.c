@@ -67,10 +67,19 @@ ms_export_format_parse(const char *s)
 void
 ms__json_fig(FILE *f, double v)
 {
-	if (isfinite(v))
-		fprintf(f, "%.6g", v);
-	else
+	if (!isfinite(v)) {
 		fputs("null", f);
+		return;
+	}
+	/* The shortest of 15 or 17 significant digits that reads back as
+	 * v: counts up to 2^53 keep every digit (1234567 allocations, not
+	 * 1.23457e+06), and a figure holds at least what the text report
+	 * shows of it. */
+	char buf[40];
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	fputs(buf, f);
 }
 
 /* The length of the well-formed UTF-8 sequence at p (1 to 4; Unicode's

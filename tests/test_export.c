@@ -719,6 +719,51 @@ latin1_error(ms_ev_merge *m, uint64_t seq)
 	snprintf(m->error, sizeof(m->error), "write /tmp/caf\xe9/x: failed");
 }
 
+/* s as ms__json_fig writes v (caller frees). */
+static char *
+json_fig_of(double v)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	ms__json_fig(f, v);
+	fclose(f);
+	return buf;
+}
+
+/* A figure in the JSON reports (report --json, bench and --collect
+ * summaries) reads back as the value: a count past a million keeps every
+ * digit, a time keeps what the text shows of it. */
+static void
+test_json_fig_exact(void **state)
+{
+	(void)state;
+	static const struct {
+		double v;
+		const char *want;
+	} cases[] = {
+		{ 1234567.0, "1234567" },
+		{ 9007199254740992.0, "9007199254740992" },
+		{ 1234.567, "1234.567" },
+		{ 0.1, "0.1" },
+		{ 0.0, "0" },
+		{ -42.5, "-42.5" },
+		{ NAN, "null" },
+		{ INFINITY, "null" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *t = json_fig_of(cases[i].v);
+		assert_string_equal(t, cases[i].want);
+		free(t);
+	}
+	/* a ratio that 15 digits do not hold */
+	double r = 2.0 / 3.0;
+	char *t = json_fig_of(r);
+	assert_true(strtod(t, NULL) == r);
+	free(t);
+}
+
 /* A failed merge's error holding a byte that is not UTF-8 (a path in
  * another encoding): the Chrome export still parses as UTF-8 JSON. */
 static void
@@ -1041,6 +1086,7 @@ main(void)
 		cmocka_unit_test(test_chrome_logical_inventory),
 		cmocka_unit_test(test_chrome_escapes_text),
 		cmocka_unit_test(test_json_str_utf8),
+		cmocka_unit_test(test_json_fig_exact),
 		cmocka_unit_test(test_chrome_not_utf8),
 		cmocka_unit_test(test_chrome_staged_per_worker),
 		cmocka_unit_test(test_export_file_errors),
