@@ -12,14 +12,14 @@
  * Chrome layout, two processes. pid 1 is the run on wall time: ts is
  * microseconds since the run started, so a merge is a complete ("X")
  * event whose ts and dur are both wall clock, on one track per lane
- * worker (tid = 10 + 100 x lane + worker); publications are instants on
- * track 1; counters "inventory parts" and "inventory bytes" follow
- * them, and "staged bytes <worker>" holds each sampling merge's peak
- * staged bytes while it runs, one counter per lane worker. A merge's
- * logical time is in its args. pid 2 is the logical day: publications
- * as instants and the inventory counters after each publication and
- * each merge at their logical time (microseconds from the first logical
- * instant of the run). With a
+ * worker (tid = 10 + 10^6 x lane + worker, so no two workers share
+ * one); publications are instants on track 1; counters "inventory
+ * parts" and "inventory bytes" follow them, and "staged bytes <worker>"
+ * holds each sampling merge's peak staged bytes while it runs, one
+ * counter per lane worker. A merge's logical time is in its args. pid 2
+ * is the logical day: publications as instants and the inventory
+ * counters after each publication and each merge at their logical time
+ * (microseconds from the first logical instant of the run). With a
  * filter, only the merges it passes are written, and only the
  * publications and counters inside their range (wall range in pid 1,
  * logical range in pid 2).
@@ -257,10 +257,10 @@ struct exp {
 	/* chrome */
 	int64_t origin_ns;
 	struct track {
-		int tid;
+		long long tid;
 		char name[32];
-	} tracks[64];
-	size_t ntracks;
+	} *tracks;
+	size_t ntracks, tcap;
 };
 
 static int
@@ -366,15 +366,19 @@ lane_index(const char *lane)
 	return 3;
 }
 
+/* The track of a merge's lane worker: tid 10 + 10^6 x lane + worker, one
+ * for every worker of every lane (a tid stays within 32 bits, which
+ * trace viewers read it as); NULL without memory. */
 static struct track *
 track_for(struct exp *x, const ms_ev_merge *m)
 {
-	int tid = 10 + 100 * lane_index(m->lane) + (int)(m->worker % 100);
+	long long tid = 10 + 1000000LL * lane_index(m->lane) +
+	                (long long)(m->worker % 1000000);
 	for (size_t i = 0; i < x->ntracks; i++)
 		if (x->tracks[i].tid == tid)
 			return &x->tracks[i];
-	if (x->ntracks == sizeof(x->tracks) / sizeof(x->tracks[0]))
-		return &x->tracks[x->ntracks - 1];
+	if (MS__GROW(x->tracks, x->tcap, x->ntracks + 1, 16))
+		return NULL;
 	struct track *t = &x->tracks[x->ntracks++];
 	t->tid = tid;
 	snprintf(t->name, sizeof(t->name), "%s #%u", m->lane[0] ? m->lane : "?",
@@ -404,10 +408,12 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 	struct exp *x = ctx;
 	FILE *f = x->f;
 	struct track *t = track_for(x, m);
+	if (!t)
+		return MS_ERR_NOMEM;
 	double ts = (double)m->wall_start_ns / 1000.0;
 	double dur = (double)m->wall_ns / 1000.0;
 	fprintf(f,
-	        ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
+	        ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%lld,\"ts\":%.3f,"
 	        "\"dur\":%.3f,\"name\":\"merge #%llu %s\",\"cat\":",
 	        PID_WALL, t->tid, ts, dur, (unsigned long long)m->seq,
 	        ms_ev_class_name(m->sampling.klass));
@@ -556,10 +562,11 @@ chrome_pub(struct exp *x, const ms_ev_pub *p, int pid, double ts)
 }
 
 static void
-chrome_meta(FILE *f, int pid, int tid, const char *what, const char *name)
+chrome_meta(FILE *f, int pid, long long tid, const char *what,
+            const char *name)
 {
 	fprintf(f,
-	        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\","
+	        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%lld,\"name\":\"%s\","
 	        "\"args\":{\"name\":",
 	        pid, tid, what);
 	ms__json_str(f, name);
@@ -632,16 +639,21 @@ export_chrome(ms_evdb *db, const ms_ev_filter *flt, struct exp *x,
 			chrome_pub(x, p, PID_LOGICAL, us_of(x, p->logical_ns));
 	}
 	rc = ms_evdb_each_merge(db, flt, chrome_merge, x, eb);
+	if (rc == MS_ERR_NOMEM)
+		rc = ms_fail(eb, rc, "export of %s: no memory",
+		             ms_evdb_path(db));
 	for (size_t i = 0; rc == 0 && i < x->ntracks; i++) {
 		chrome_meta(f, PID_WALL, x->tracks[i].tid, "thread_name",
 		            x->tracks[i].name);
 		fprintf(f,
-		        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":"
-		        "\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
+		        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%lld,\"name\":"
+		        "\"thread_sort_index\",\"args\":{\"sort_index\":%lld}}",
 		        PID_WALL, x->tracks[i].tid, x->tracks[i].tid);
 	}
 	fputs("\n]}\n", f);
 	free(ps.v);
+	free(x->tracks);
+	x->tracks = NULL;
 	return rc;
 }
 

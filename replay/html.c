@@ -47,9 +47,11 @@ typedef struct pt {
 	double x, y;
 } pt;
 
+#define TRACK_LANE 1000000LL /* a lane's tracks: lane x this + worker */
+
 typedef struct mrg {
 	uint64_t seq;
-	int track; /* lane * 100 + worker */
+	long long track; /* lane * TRACK_LANE + worker */
 	double start_s, dur_s, staged_mib;
 	char label[160];
 } mrg;
@@ -112,7 +114,8 @@ take_merge(void *ctx, const ms_ev_merge *m)
 		return MS_ERR_NOMEM;
 	mrg *x = &c->m[c->nm++];
 	x->seq = m->seq;
-	x->track = lane_no(m->lane) * 100 + (int)(m->worker % 100);
+	x->track = lane_no(m->lane) * TRACK_LANE +
+	           (long long)(m->worker % TRACK_LANE);
 	x->start_s = (double)m->wall_start_ns / 1e9;
 	x->dur_s = (double)m->wall_ns / 1e9;
 	x->staged_mib = (double)m->sampling.peak_staged_bytes / 1048576.0;
@@ -246,22 +249,26 @@ line_chart(FILE *f, const char *id, const char *title, const pt *v, size_t n,
 static int
 cmp_track(const void *a, const void *b)
 {
-	int x = *(const int *)a, y = *(const int *)b;
+	long long x = *(const long long *)a, y = *(const long long *)b;
 	return (x > y) - (x < y);
 }
 
-static void
+/* One row per lane worker, however many; MS_ERR_NOMEM when the rows
+ * cannot be held. */
+static int
 timeline(FILE *f, const hctx *c)
 {
-	int tracks[64];
+	long long *tracks = malloc((c->nm ? c->nm : 1) * sizeof(*tracks));
+	if (!tracks)
+		return MS_ERR_NOMEM;
 	size_t nt = 0;
 	double end = 0;
 	for (size_t i = 0; i < c->nm; i++) {
 		const mrg *m = &c->m[i];
 		bool seen = false;
-		for (size_t k = 0; k < nt; k++)
-			seen |= tracks[k] == m->track;
-		if (!seen && nt < 64)
+		for (size_t k = 0; k < nt && !seen; k++)
+			seen = tracks[k] == m->track;
+		if (!seen)
 			tracks[nt++] = m->track;
 		if (m->start_s + m->dur_s > end)
 			end = m->start_s + m->dur_s;
@@ -274,10 +281,10 @@ timeline(FILE *f, const hctx *c)
 	static const char *const colors[] = { "#37c", "#c73", "#7a3", "#888" };
 	for (size_t k = 0; k < nt; k++)
 		fprintf(f,
-		        "<text x=\"4\" y=\"%.0f\" font-size=\"11\">%s #%d"
+		        "<text x=\"4\" y=\"%.0f\" font-size=\"11\">%s #%lld"
 		        "</text>\n",
-		        PAD + row * (double)k + 15, lanes[tracks[k] / 100 % 4],
-		        tracks[k] % 100);
+		        PAD + row * (double)k + 15,
+		        lanes[tracks[k] / TRACK_LANE % 4], tracks[k] % TRACK_LANE);
 	double scale = end > 0 ? (W - PAD - 70) / end : 1;
 	for (size_t i = 0; i < c->nm; i++) {
 		const mrg *m = &c->m[i];
@@ -289,7 +296,7 @@ timeline(FILE *f, const hctx *c)
 		        "<rect class=\"merge\" x=\"%.2f\" y=\"%.0f\" "
 		        "width=\"%.2f\" height=\"18\" fill=\"%s\"><title>",
 		        70 + m->start_s * scale, PAD + row * (double)k,
-		        w < 0.5 ? 0.5 : w, colors[m->track / 100 % 4]);
+		        w < 0.5 ? 0.5 : w, colors[m->track / TRACK_LANE % 4]);
 		ms__html_esc(f, m->label);
 		fputs("</title></rect>\n", f);
 	}
@@ -297,6 +304,8 @@ timeline(FILE *f, const hctx *c)
 	snprintf(b, sizeof(b), "%.3f s", end);
 	axis_labels(f, h, "0 s", b, "");
 	fputs("</svg>\n", f);
+	free(tracks);
+	return 0;
 }
 
 static void
@@ -416,7 +425,12 @@ ms_report_html(ms_evdb *db, ms_evdb *vs, FILE *f, ms_errbuf *eb)
 		ms__html_esc(f, ms_evdb_path(db));
 		fprintf(f, " &#8212; %zu merges, %zu publications</p>\n", c.nm,
 		        c.npubs);
-		timeline(f, &c);
+		rc = timeline(f, &c);
+	}
+	if (rc == MS_ERR_NOMEM)
+		rc = ms_fail(eb, rc, "html report of %s: no memory",
+		             ms_evdb_path(db));
+	if (rc == 0) {
 		line_chart(f, "inv_parts", "Inventory parts over the day",
 		           c.parts, c.np, "h", "parts");
 		line_chart(f, "inv_bytes", "Inventory bytes over the day",

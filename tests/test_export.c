@@ -456,6 +456,16 @@ hold_pub(void *ctx, const ms_ev_pub *p)
 	return 0;
 }
 
+/* A merge track's tid (10 + 10^6 x lane + worker, worker < 100 here) as
+ * an index below 1000: 100 x lane + worker. */
+static int
+track_key(double tid)
+{
+	long long t = (long long)tid - 10;
+	assert_true(t >= 0 && t % 1000000 < 100 && t / 1000000 < 10);
+	return (int)(t / 1000000 * 100 + t % 1000000);
+}
+
 /* What a Chrome export holds, checked event by event against the
  * database: merges (all, or those f passes) on wall time in pid 1, the
  * publications and counters inside their ranges. */
@@ -500,6 +510,7 @@ check_chrome(const ms_ev_filter *f)
 	size_t nx = 0, ni[3] = { 0 }, nproc = 0;
 	int named[1000] = { 0 };
 	int used[1000] = { 0 };
+	int named_pubs = 0;
 	for (size_t i = 0; i < ev->n; i++) {
 		const jv *e = &ev->items[i];
 		const jv *ph = jget(e, "ph");
@@ -543,8 +554,11 @@ check_chrome(const ms_ev_filter *f)
 			}
 			assert_int_equal(strlen(jget(args, "output_id")->raw),
 			                 16);
-			assert_true(tid->num >= 10 && tid->num < 1000);
-			used[(int)tid->num] = 1;
+			/* 10 + 10^6 x lane + worker */
+			assert_true(tid->num >= 10);
+			assert_true(fmod(tid->num - 10, 1e6) ==
+			            (double)m->worker);
+			used[track_key(tid->num)] = 1;
 			nx++;
 		} else if (strcmp(k, "i") == 0) {
 			assert_non_null(jget(e, "s"));
@@ -577,7 +591,11 @@ check_chrome(const ms_ev_filter *f)
 				nproc++;
 			if (strcmp(n, "thread_name") == 0 && pid == 1) {
 				assert_int_equal(jget(args, "name")->t, J_STR);
-				named[(int)jget(e, "tid")->num] = 1;
+				double t = jget(e, "tid")->num;
+				if (t == 1)
+					named_pubs = 1;
+				else
+					named[track_key(t)] = 1;
 			}
 		} else {
 			fail_msg("unexpected phase %s", k);
@@ -595,7 +613,7 @@ check_chrome(const ms_ev_filter *f)
 	for (int t = 0; t < 1000; t++)
 		if (used[t])
 			assert_true(named[t]);
-	assert_true(named[1]);
+	assert_true(named_pubs);
 	jfree(&o);
 	free(text);
 	free(l.v);
@@ -813,6 +831,62 @@ test_chrome_staged_per_worker(void **state)
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		assert_non_null(strstr(text, want[i]));
 	assert_null(strstr(text, "\"name\":\"staged bytes\","));
+	free(text);
+}
+
+/* Merge seq on fast lane worker seq - 1 (a machine with many CPUs has
+ * many fast workers), the last on the finalize lane's worker 0. */
+#define MANY_WORKERS 130
+static void
+many_workers(ms_ev_merge *m, uint64_t seq)
+{
+	snprintf(m->lane, sizeof(m->lane), "%s",
+	         seq == MANY_WORKERS ? MS_LANE_FINALIZE : MS_LANE_FAST);
+	m->worker = seq == MANY_WORKERS ? 0 : (uint32_t)(seq - 1);
+	m->err = 0;
+}
+
+/* Every lane worker has a track of its own, named for it, however many
+ * workers there are: fast worker 100 does not share fast worker 0's, and
+ * past 64 tracks a merge does not land on another worker's track. */
+static void
+test_chrome_track_per_worker(void **state)
+{
+	(void)state;
+	char *text = chrome_of("workers.db", MANY_WORKERS, many_workers);
+	jv o;
+	json_parse(text, &o);
+	const jv *ev = jget(&o, "traceEvents");
+	double tids[MANY_WORKERS];
+	size_t nx = 0;
+	for (size_t i = 0; i < ev->n; i++) {
+		const jv *e = &ev->items[i];
+		if (strcmp(jget(e, "ph")->raw, "X") != 0)
+			continue;
+		const jv *args = jget(e, "args");
+		double tid = jget(e, "tid")->num;
+		assert_true(tid < 2147483648.0); /* 32 bits, as viewers read */
+		for (size_t k = 0; k < nx; k++)
+			assert_true(tids[k] != tid);
+		assert_true(nx < MANY_WORKERS);
+		tids[nx++] = tid;
+		char want[64];
+		snprintf(want, sizeof(want), "%s #%.0f",
+		         jget(args, "lane")->raw, jget(args, "worker")->num);
+		const char *name = NULL;
+		for (size_t k = 0; k < ev->n; k++) {
+			const jv *m = &ev->items[k];
+			if (strcmp(jget(m, "ph")->raw, "M") == 0 &&
+			    strcmp(jget(m, "name")->raw, "thread_name") == 0 &&
+			    jget(m, "pid")->num == 1 &&
+			    jget(m, "tid")->num == tid)
+				name = jget(jget(m, "args"), "name")->raw;
+		}
+		assert_non_null(name);
+		assert_string_equal(name, want);
+	}
+	assert_int_equal(nx, MANY_WORKERS);
+	jfree(&o);
 	free(text);
 }
 
@@ -1084,6 +1158,7 @@ main(void)
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_chrome_filtered),
 		cmocka_unit_test(test_chrome_logical_inventory),
+		cmocka_unit_test(test_chrome_track_per_worker),
 		cmocka_unit_test(test_chrome_escapes_text),
 		cmocka_unit_test(test_json_str_utf8),
 		cmocka_unit_test(test_json_fig_exact),

@@ -876,6 +876,58 @@ test_report_html(void **state)
 	free(html);
 }
 
+/* Every lane worker has a row of its own on the HTML timeline, however
+ * many workers a machine runs: fast worker 100 is not drawn on worker
+ * 0's row, and past 64 rows a merge is not drawn below the chart. */
+static void
+test_report_html_row_per_worker(void **state)
+{
+	(void)state;
+	enum { N = 130 };
+	char path[512];
+	snprintf(path, sizeof(path), "%s/html-workers.db", tmpdir);
+	ms_rec *r = NULL;
+	ms_errbuf eb;
+	ms_ev_run run;
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
+	for (uint64_t s = 1; s <= N; s++) {
+		ms_ev_input inputs[16];
+		ms_ev_merge m;
+		evf_merge(&m, inputs, s, N + 1, true);
+		snprintf(m.lane, sizeof(m.lane), "%s", MS_LANE_FAST);
+		m.worker = (uint32_t)(s - 1);
+		m.err = 0;
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	char *html = two_db_report(path, path, NULL);
+	assert_well_formed(html);
+	const char *tl = strstr(html, "<svg id=\"timeline\"");
+	assert_non_null(tl);
+	double height = 0;
+	const char *hs = strstr(tl, "height=\"");
+	assert_non_null(hs);
+	height = strtod(hs + 8, NULL);
+	for (unsigned w = 0; w < N; w++) {
+		char want[64];
+		snprintf(want, sizeof(want), ">fast #%u</text>", w);
+		if (!strstr(tl, want))
+			fail_msg("no row %s on the timeline", want);
+	}
+	/* every merge's rectangle inside the chart */
+	size_t n = 0;
+	for (const char *q = strstr(tl, "<rect class=\"merge\"");
+	     q && q < strstr(tl, "</svg>");
+	     q = strstr(q + 1, "<rect class=\"merge\"")) {
+		const char *y = strstr(q, " y=\"");
+		assert_non_null(y);
+		assert_true(strtod(y + 4, NULL) + 18 <= height);
+		n++;
+	}
+	assert_int_equal(n, N);
+	free(html);
+}
+
 int
 main(void)
 {
@@ -894,6 +946,7 @@ main(void)
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_report_figures),
 		cmocka_unit_test(test_report_html),
+		cmocka_unit_test(test_report_html_row_per_worker),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
