@@ -1,6 +1,7 @@
 /*
  * export.c - recorded merges out of the event log, for analysis elsewhere:
- * JSON Lines (one merge per line, every column plus its inputs and links),
+ * JSON Lines (one merge per line, every column plus its inputs, links
+ * and decided batches),
  * RFC 4180 CSV (one merge per row, every column plus the input IDs), and
  * the Chrome trace-event JSON object that Perfetto and chrome://tracing
  * open.
@@ -279,6 +280,22 @@ jsonl_merge(void *ctx, const ms_ev_merge *m)
 		if (i)
 			fputc(',', x->f);
 		json_record(x->f, MS__EV_LINK, &m->links[i], true);
+	}
+	/* The decided batches as merge_batch holds them (the first
+	 * MS_MERGE_BATCH_RECS; "batches" counts all). */
+	fputs("],\"batch\":[", x->f);
+	const ms_merge_sampling *s = &m->sampling;
+	for (uint32_t i = 0;
+	     i < s->nbatch_recs && i < MS_MERGE_BATCH_RECS; i++) {
+		const ms_merge_batch *b = &s->batch[i];
+		fprintf(x->f,
+		        "%s{\"idx\":%u,\"charged_bytes\":%llu,\"traces\":%u,"
+		        "\"evaluated\":%u,\"reason\":",
+		        i ? "," : "", i, (unsigned long long)b->charged_bytes,
+		        b->traces, b->evaluated);
+		ms__json_str(x->f, ms_flush_reason_name(
+		                           (enum ms_flush_reason)b->reason));
+		fputc('}', x->f);
 	}
 	fputs("]}\n", x->f);
 	x->n++;

@@ -336,6 +336,25 @@ check_jsonl(const ms_ev_filter *f)
 				ms__ev_value(MS__EV_LINK, i, &m->links[k], &v);
 				assert_json_is(jget(&lk->items[k], v.name), &v);
 			}
+		/* the decided batches, as merge_batch holds them */
+		const ms_merge_sampling *sm = &m->sampling;
+		const jv *bt = jget(&o, "batch");
+		assert_non_null(bt);
+		assert_int_equal(bt->t, J_ARR);
+		assert_int_equal(bt->n, sm->nbatch_recs);
+		for (size_t k = 0; k < bt->n; k++) {
+			const jv *b = &bt->items[k];
+			assert_true(jget(b, "idx")->num == (double)k);
+			assert_true(jget(b, "charged_bytes")->num ==
+			            (double)sm->batch[k].charged_bytes);
+			assert_true(jget(b, "traces")->num ==
+			            (double)sm->batch[k].traces);
+			assert_true(jget(b, "evaluated")->num ==
+			            (double)sm->batch[k].evaluated);
+			assert_string_equal(jget(b, "reason")->raw,
+			                    ms_flush_reason_name(
+			                            sm->batch[k].reason));
+		}
 		jfree(&o);
 	}
 	assert_int_equal(lines, l.n);
