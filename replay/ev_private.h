@@ -68,8 +68,8 @@ void ms__c_numeric_end(ms__c_numeric *n);
 void ms__json_str(FILE *f, const char *s);
 /* Write v as a JSON value. */
 void ms__json_val(FILE *f, const ms__ev_val *v);
-/* Write figure v as a JSON number of 6 significant digits, null when it
- * is not finite. */
+/* Write figure v as a JSON number that reads back as v (15 significant
+ * digits, 17 when 15 do not), null when it is not finite. */
 void ms__json_fig(FILE *f, double v);
 
 /* The run's figures beside the reference replay's (report_ref.c), for a

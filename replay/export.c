@@ -1,6 +1,7 @@
 /*
  * export.c - recorded merges out of the event log, for analysis elsewhere:
- * JSON Lines (one merge per line, every column plus its inputs and links),
+ * JSON Lines (one merge per line, every column plus its inputs, links
+ * and decided batches),
  * RFC 4180 CSV (one merge per row, every column plus the input IDs), and
  * the Chrome trace-event JSON object that Perfetto and chrome://tracing
  * open.
@@ -12,12 +13,13 @@
  * Chrome layout, two processes. pid 1 is the run on wall time: ts is
  * microseconds since the run started, so a merge is a complete ("X")
  * event whose ts and dur are both wall clock, on one track per lane
- * worker (tid = 10 + 100 x lane + worker); publications are instants on
- * track 1; counters "inventory parts" and "inventory bytes" follow
- * them, and "staged bytes <worker>" holds each sampling merge's peak
- * staged bytes while it runs, one counter per lane worker. A merge's
- * logical time is in its args. pid 2 is the logical day: publications
- * as instants and the inventory counters at their logical time
+ * worker (tid = 10 + 10^6 x lane + worker, so no two workers share
+ * one); publications are instants on track 1; counters "inventory
+ * parts" and "inventory bytes" follow them, and "staged bytes <worker>"
+ * holds each sampling merge's peak staged bytes while it runs, one
+ * counter per lane worker. A merge's logical time is in its args. pid 2
+ * is the logical day: publications as instants and the inventory
+ * counters after each publication and each merge at their logical time
  * (microseconds from the first logical instant of the run). With a
  * filter, only the merges it passes are written, and only the
  * publications and counters inside their range (wall range in pid 1,
@@ -66,10 +68,19 @@ ms_export_format_parse(const char *s)
 void
 ms__json_fig(FILE *f, double v)
 {
-	if (isfinite(v))
-		fprintf(f, "%.6g", v);
-	else
+	if (!isfinite(v)) {
 		fputs("null", f);
+		return;
+	}
+	/* The shortest of 15 or 17 significant digits that reads back as
+	 * v: counts up to 2^53 keep every digit (1234567 allocations, not
+	 * 1.23457e+06), and a figure holds at least what the text report
+	 * shows of it. */
+	char buf[40];
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	fputs(buf, f);
 }
 
 /* The length of the well-formed UTF-8 sequence at p (1 to 4; Unicode's
@@ -247,10 +258,10 @@ struct exp {
 	/* chrome */
 	int64_t origin_ns;
 	struct track {
-		int tid;
+		long long tid;
 		char name[32];
-	} tracks[64];
-	size_t ntracks;
+	} *tracks;
+	size_t ntracks, tcap;
 };
 
 static int
@@ -269,6 +280,22 @@ jsonl_merge(void *ctx, const ms_ev_merge *m)
 		if (i)
 			fputc(',', x->f);
 		json_record(x->f, MS__EV_LINK, &m->links[i], true);
+	}
+	/* The decided batches as merge_batch holds them (the first
+	 * MS_MERGE_BATCH_RECS; "batches" counts all). */
+	fputs("],\"batch\":[", x->f);
+	const ms_merge_sampling *s = &m->sampling;
+	for (uint32_t i = 0;
+	     i < s->nbatch_recs && i < MS_MERGE_BATCH_RECS; i++) {
+		const ms_merge_batch *b = &s->batch[i];
+		fprintf(x->f,
+		        "%s{\"idx\":%u,\"charged_bytes\":%llu,\"traces\":%u,"
+		        "\"evaluated\":%u,\"reason\":",
+		        i ? "," : "", i, (unsigned long long)b->charged_bytes,
+		        b->traces, b->evaluated);
+		ms__json_str(x->f, ms_flush_reason_name(
+		                           (enum ms_flush_reason)b->reason));
+		fputc('}', x->f);
 	}
 	fputs("]}\n", x->f);
 	x->n++;
@@ -356,15 +383,19 @@ lane_index(const char *lane)
 	return 3;
 }
 
+/* The track of a merge's lane worker: tid 10 + 10^6 x lane + worker, one
+ * for every worker of every lane (a tid stays within 32 bits, which
+ * trace viewers read it as); NULL without memory. */
 static struct track *
 track_for(struct exp *x, const ms_ev_merge *m)
 {
-	int tid = 10 + 100 * lane_index(m->lane) + (int)(m->worker % 100);
+	long long tid = 10 + 1000000LL * lane_index(m->lane) +
+	                (long long)(m->worker % 1000000);
 	for (size_t i = 0; i < x->ntracks; i++)
 		if (x->tracks[i].tid == tid)
 			return &x->tracks[i];
-	if (x->ntracks == sizeof(x->tracks) / sizeof(x->tracks[0]))
-		return &x->tracks[x->ntracks - 1];
+	if (MS__GROW(x->tracks, x->tcap, x->ntracks + 1, 16))
+		return NULL;
 	struct track *t = &x->tracks[x->ntracks++];
 	t->tid = tid;
 	snprintf(t->name, sizeof(t->name), "%s #%u", m->lane[0] ? m->lane : "?",
@@ -394,10 +425,12 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 	struct exp *x = ctx;
 	FILE *f = x->f;
 	struct track *t = track_for(x, m);
+	if (!t)
+		return MS_ERR_NOMEM;
 	double ts = (double)m->wall_start_ns / 1000.0;
 	double dur = (double)m->wall_ns / 1000.0;
 	fprintf(f,
-	        ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
+	        ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%lld,\"ts\":%.3f,"
 	        "\"dur\":%.3f,\"name\":\"merge #%llu %s\",\"cat\":",
 	        PID_WALL, t->tid, ts, dur, (unsigned long long)m->seq,
 	        ms_ev_class_name(m->sampling.klass));
@@ -459,6 +492,15 @@ chrome_merge(void *ctx, const ms_ev_merge *m)
 		               ts + dur, m->inv_parts);
 		chrome_counter(f, PID_WALL, "inventory bytes", "bytes",
 		               ts + dur, m->inv_bytes);
+		/* The logical day's inventory changes with merges too: the
+		 * cooldown's and the finalize's come after the last
+		 * publication, so without these the day would end on the
+		 * inventory before them. */
+		double lts = us_of(x, m->logical_ns);
+		chrome_counter(f, PID_LOGICAL, "inventory parts", "parts", lts,
+		               m->inv_parts);
+		chrome_counter(f, PID_LOGICAL, "inventory bytes", "bytes", lts,
+		               m->inv_bytes);
 	}
 	x->n++;
 	return 0;
@@ -537,10 +579,11 @@ chrome_pub(struct exp *x, const ms_ev_pub *p, int pid, double ts)
 }
 
 static void
-chrome_meta(FILE *f, int pid, int tid, const char *what, const char *name)
+chrome_meta(FILE *f, int pid, long long tid, const char *what,
+            const char *name)
 {
 	fprintf(f,
-	        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\","
+	        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%lld,\"name\":\"%s\","
 	        "\"args\":{\"name\":",
 	        pid, tid, what);
 	ms__json_str(f, name);
@@ -613,16 +656,21 @@ export_chrome(ms_evdb *db, const ms_ev_filter *flt, struct exp *x,
 			chrome_pub(x, p, PID_LOGICAL, us_of(x, p->logical_ns));
 	}
 	rc = ms_evdb_each_merge(db, flt, chrome_merge, x, eb);
+	if (rc == MS_ERR_NOMEM)
+		rc = ms_fail(eb, rc, "export of %s: no memory",
+		             ms_evdb_path(db));
 	for (size_t i = 0; rc == 0 && i < x->ntracks; i++) {
 		chrome_meta(f, PID_WALL, x->tracks[i].tid, "thread_name",
 		            x->tracks[i].name);
 		fprintf(f,
-		        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":"
-		        "\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
+		        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%lld,\"name\":"
+		        "\"thread_sort_index\",\"args\":{\"sort_index\":%lld}}",
 		        PID_WALL, x->tracks[i].tid, x->tracks[i].tid);
 	}
 	fputs("\n]}\n", f);
 	free(ps.v);
+	free(x->tracks);
+	x->tracks = NULL;
 	return rc;
 }
 

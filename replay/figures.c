@@ -272,8 +272,8 @@ bucket_label(unsigned b)
 	return l[b];
 }
 
-static const char *
-link_name(const ms__figures *g, uint32_t link)
+const char *
+ms__figures_link_name(const ms__figures *g, uint32_t link)
 {
 	return link < MS_EV_LINKS_MAX && g->link_names[link][0]
 	               ? g->link_names[link]
@@ -337,7 +337,8 @@ ms__figures_text(FILE *f, const ms__figures *g)
 	for (size_t i = 0; i < g->nstats; i++) {
 		const ms_ev_plugin_stat *s = &g->stats[i];
 		char n[2 * MS_EV_NAME_MAX + 2];
-		snprintf(n, sizeof(n), "%s %s", link_name(g, s->link), s->name);
+		snprintf(n, sizeof(n), "%s %s",
+		         ms__figures_link_name(g, s->link), s->name);
 		if (is_ppm(s->name))
 			fprintf(f, "  %-36s %14llu  (%.4f%%)\n", n,
 			        (unsigned long long)s->value,
@@ -407,7 +408,7 @@ ms__figures_json(FILE *f, const ms__figures *g)
 	for (size_t i = 0; i < g->nstats; i++) {
 		const ms_ev_plugin_stat *s = &g->stats[i];
 		fprintf(f, "%s{\"link\":%u,\"plugin\":", i ? "," : "", s->link);
-		ms__json_str(f, link_name(g, s->link));
+		ms__json_str(f, ms__figures_link_name(g, s->link));
 		fputs(",\"name\":", f);
 		ms__json_str(f, s->name);
 		fprintf(f, ",\"value\":%llu}", (unsigned long long)s->value);

@@ -49,6 +49,10 @@ typedef struct ms__figures {
 /* Upper bound of size bucket b in bytes (0 for the last, unbounded). */
 uint64_t ms__size_bucket_bound(unsigned b);
 
+/* The plugin name of chain link `link` ("?" when the run does not name
+ * it). */
+const char *ms__figures_link_name(const ms__figures *g, uint32_t link);
+
 /* Compute the figures of db. Returns 0, MS_ERR_NOMEM, or a read error. */
 int ms__figures_load(ms_evdb *db, ms__figures *out, ms_errbuf *eb);
 /* The text sections of the run report. */

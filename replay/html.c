@@ -47,19 +47,31 @@ typedef struct pt {
 	double x, y;
 } pt;
 
+#define TRACK_LANE 1000000LL /* a lane's tracks: lane x this + worker */
+
 typedef struct mrg {
 	uint64_t seq;
-	int track; /* lane * 100 + worker */
+	long long track; /* lane * TRACK_LANE + worker */
 	double start_s, dur_s, staged_mib;
 	char label[160];
 } mrg;
 
+/* The inventory after a publication (kind 0) or a merge (kind 1), at
+ * its logical time. */
+typedef struct invpt {
+	int64_t logical_ns;
+	int kind;
+	uint64_t seq, parts, bytes;
+} invpt;
+
 typedef struct hctx {
 	mrg *m;
 	size_t nm, mcap;
-	pt *parts, *bytes;
-	size_t np, pcap;
-	int64_t t0;
+	invpt *inv;
+	size_t ninv, icap;
+	size_t npubs;
+	pt *parts, *bytes; /* the inventory points in logical order */
+	size_t np;
 	uint64_t hist[MS_EV_LINKS_MAX * 2][MS_EV_HIST_BUCKETS];
 	char links[MS_EV_LINKS_MAX * 2][MS_EV_NAME_MAX];
 	size_t nlinks;
@@ -79,14 +91,31 @@ lane_no(const char *lane)
 }
 
 static int
+take_inv(hctx *c, int64_t logical_ns, int kind, uint64_t seq, uint64_t parts,
+         uint64_t bytes)
+{
+	if (MS__GROW(c->inv, c->icap, c->ninv + 1, 256))
+		return MS_ERR_NOMEM;
+	c->inv[c->ninv++] = (invpt){ logical_ns, kind, seq, parts, bytes };
+	return 0;
+}
+
+static int
 take_merge(void *ctx, const ms_ev_merge *m)
 {
 	hctx *c = ctx;
 	if (MS__GROW(c->m, c->mcap, c->nm + 1, 256))
 		return MS_ERR_NOMEM;
+	/* A merge changes the inventory as a publication does: the
+	 * cooldown's and the finalize's come after the last
+	 * publication. */
+	if (!m->err && take_inv(c, m->logical_ns, 1, m->seq, m->inv_parts,
+	                        m->inv_bytes))
+		return MS_ERR_NOMEM;
 	mrg *x = &c->m[c->nm++];
 	x->seq = m->seq;
-	x->track = lane_no(m->lane) * 100 + (int)(m->worker % 100);
+	x->track = lane_no(m->lane) * TRACK_LANE +
+	           (long long)(m->worker % TRACK_LANE);
 	x->start_s = (double)m->wall_start_ns / 1e9;
 	x->dur_s = (double)m->wall_ns / 1e9;
 	x->staged_mib = (double)m->sampling.peak_staged_bytes / 1048576.0;
@@ -115,14 +144,42 @@ static int
 take_pub(void *ctx, const ms_ev_pub *p)
 {
 	hctx *c = ctx;
-	if (MS__GROW2(c->parts, c->bytes, c->pcap, c->np + 1, 256))
+	c->npubs++;
+	return take_inv(c, p->logical_ns, 0, p->seq, p->inv_parts,
+	                p->inv_bytes);
+}
+
+/* Logical time, then a publication before the merges it triggered, then
+ * in recorded order. */
+static int
+cmp_inv(const void *a, const void *b)
+{
+	const invpt *x = a, *y = b;
+	if (x->logical_ns != y->logical_ns)
+		return x->logical_ns < y->logical_ns ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind - y->kind;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The inventory points in logical order, in hours from the first. */
+static int
+inv_series(hctx *c)
+{
+	if (c->ninv == 0)
+		return 0;
+	qsort(c->inv, c->ninv, sizeof(*c->inv), cmp_inv);
+	c->parts = calloc(c->ninv, sizeof(*c->parts));
+	c->bytes = calloc(c->ninv, sizeof(*c->bytes));
+	if (!c->parts || !c->bytes)
 		return MS_ERR_NOMEM;
-	if (c->np == 0)
-		c->t0 = p->logical_ns;
-	double h = (double)(p->logical_ns - c->t0) / 3.6e12;
-	c->parts[c->np] = (pt){ h, (double)p->inv_parts };
-	c->bytes[c->np] = (pt){ h, (double)p->inv_bytes / 1048576.0 };
-	c->np++;
+	int64_t t0 = c->inv[0].logical_ns;
+	for (size_t i = 0; i < c->ninv; i++) {
+		double h = (double)(c->inv[i].logical_ns - t0) / 3.6e12;
+		c->parts[i] = (pt){ h, (double)c->inv[i].parts };
+		c->bytes[i] = (pt){ h, (double)c->inv[i].bytes / 1048576.0 };
+	}
+	c->np = c->ninv;
 	return 0;
 }
 
@@ -192,22 +249,26 @@ line_chart(FILE *f, const char *id, const char *title, const pt *v, size_t n,
 static int
 cmp_track(const void *a, const void *b)
 {
-	int x = *(const int *)a, y = *(const int *)b;
+	long long x = *(const long long *)a, y = *(const long long *)b;
 	return (x > y) - (x < y);
 }
 
-static void
+/* One row per lane worker, however many; MS_ERR_NOMEM when the rows
+ * cannot be held. */
+static int
 timeline(FILE *f, const hctx *c)
 {
-	int tracks[64];
+	long long *tracks = malloc((c->nm ? c->nm : 1) * sizeof(*tracks));
+	if (!tracks)
+		return MS_ERR_NOMEM;
 	size_t nt = 0;
 	double end = 0;
 	for (size_t i = 0; i < c->nm; i++) {
 		const mrg *m = &c->m[i];
 		bool seen = false;
-		for (size_t k = 0; k < nt; k++)
-			seen |= tracks[k] == m->track;
-		if (!seen && nt < 64)
+		for (size_t k = 0; k < nt && !seen; k++)
+			seen = tracks[k] == m->track;
+		if (!seen)
 			tracks[nt++] = m->track;
 		if (m->start_s + m->dur_s > end)
 			end = m->start_s + m->dur_s;
@@ -220,10 +281,10 @@ timeline(FILE *f, const hctx *c)
 	static const char *const colors[] = { "#37c", "#c73", "#7a3", "#888" };
 	for (size_t k = 0; k < nt; k++)
 		fprintf(f,
-		        "<text x=\"4\" y=\"%.0f\" font-size=\"11\">%s #%d"
+		        "<text x=\"4\" y=\"%.0f\" font-size=\"11\">%s #%lld"
 		        "</text>\n",
-		        PAD + row * (double)k + 15, lanes[tracks[k] / 100 % 4],
-		        tracks[k] % 100);
+		        PAD + row * (double)k + 15,
+		        lanes[tracks[k] / TRACK_LANE % 4], tracks[k] % TRACK_LANE);
 	double scale = end > 0 ? (W - PAD - 70) / end : 1;
 	for (size_t i = 0; i < c->nm; i++) {
 		const mrg *m = &c->m[i];
@@ -235,7 +296,7 @@ timeline(FILE *f, const hctx *c)
 		        "<rect class=\"merge\" x=\"%.2f\" y=\"%.0f\" "
 		        "width=\"%.2f\" height=\"18\" fill=\"%s\"><title>",
 		        70 + m->start_s * scale, PAD + row * (double)k,
-		        w < 0.5 ? 0.5 : w, colors[m->track / 100 % 4]);
+		        w < 0.5 ? 0.5 : w, colors[m->track / TRACK_LANE % 4]);
 		ms__html_esc(f, m->label);
 		fputs("</title></rect>\n", f);
 	}
@@ -243,6 +304,8 @@ timeline(FILE *f, const hctx *c)
 	snprintf(b, sizeof(b), "%.3f s", end);
 	axis_labels(f, h, "0 s", b, "");
 	fputs("</svg>\n", f);
+	free(tracks);
+	return 0;
 }
 
 static void
@@ -344,6 +407,8 @@ ms_report_html(ms_evdb *db, ms_evdb *vs, FILE *f, ms_errbuf *eb)
 		rc = ms_evdb_each_merge(db, NULL, take_merge, &c, eb);
 	if (rc == 0)
 		rc = ms_evdb_each_pub(db, take_pub, &c, eb);
+	if (rc == 0)
+		rc = inv_series(&c);
 	if (rc == MS_ERR_NOMEM)
 		rc = ms_fail(eb, rc, "html report of %s: no memory",
 		             ms_evdb_path(db));
@@ -359,8 +424,13 @@ ms_report_html(ms_evdb *db, ms_evdb *vs, FILE *f, ms_errbuf *eb)
 		fputs("</h1>\n<p>", f);
 		ms__html_esc(f, ms_evdb_path(db));
 		fprintf(f, " &#8212; %zu merges, %zu publications</p>\n", c.nm,
-		        c.np);
-		timeline(f, &c);
+		        c.npubs);
+		rc = timeline(f, &c);
+	}
+	if (rc == MS_ERR_NOMEM)
+		rc = ms_fail(eb, rc, "html report of %s: no memory",
+		             ms_evdb_path(db));
+	if (rc == 0) {
 		line_chart(f, "inv_parts", "Inventory parts over the day",
 		           c.parts, c.np, "h", "parts");
 		line_chart(f, "inv_bytes", "Inventory bytes over the day",
@@ -391,6 +461,7 @@ ms_report_html(ms_evdb *db, ms_evdb *vs, FILE *f, ms_errbuf *eb)
 	if (rc == 0)
 		fputs("</body>\n</html>\n", f);
 	free(c.m);
+	free(c.inv);
 	free(c.parts);
 	free(c.bytes);
 	if (rc == 0 && ferror(f))

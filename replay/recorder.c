@@ -1617,6 +1617,12 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 		               "event database %s: %s; expected a database "
 		               "written by `mergescope run`",
 		               path, strerror(errno));
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "event database %s: is a directory; expected a "
+		               "database written by `mergescope run`",
+		               path);
 	ms_evdb *d = calloc(1, sizeof(*d));
 	if (!d || !(d->path = strdup(path))) {
 		free(d);
@@ -1669,8 +1675,13 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 	if (v != MS_EV_SCHEMA_VERSION) {
 		rc = ms_fail(eb, MS_ERR_FORMAT,
 		             "event database %s: schema version %d, expected "
-		             "%d",
-		             path, v, MS_EV_SCHEMA_VERSION);
+		             "%d (%s)",
+		             path, v, MS_EV_SCHEMA_VERSION,
+		             v < MS_EV_SCHEMA_VERSION
+		                     ? "recorded by an older mergescope: run "
+		                       "the variant again to read it here"
+		                     : "recorded by a newer mergescope: read it "
+		                       "with that one");
 		goto fail;
 	}
 	*out = d;

@@ -222,8 +222,10 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 	a->deferred += s->traces_deferred;
 	a->edge += s->guard_retained_edge;
 	a->calls += s->plugin_calls;
+	/* Planned and cut over the same merges: those that staged (the
+	 * record holds a plan for a merge that bypassed sampling too). */
 	a->batches += s->batches;
-	if (s->klass == MS_SAMPLING_EXECUTED)
+	if (s->batches)
 		a->planned += s->batches_planned;
 	if (s->klass == MS_SAMPLING_EXECUTED && staged_add(r, m) < 0)
 		r->health_err = MS_ERR_NOMEM;
@@ -1450,12 +1452,139 @@ cmp_phase(FILE *f, const char *title, const phase_agg *a, const phase_agg *b)
 	cmp_row(f, "plugin calls", (double)a->calls, (double)b->calls, 0);
 	cmp_row(f, "traces evaluated", (double)a->evaluated,
 	        (double)b->evaluated, 0);
+	cmp_row(f, "traces kept", (double)a->kept, (double)b->kept, 0);
 	cmp_row(f, "traces dropped", (double)a->dropped, (double)b->dropped, 0);
+	cmp_row(f, "traces deferred", (double)a->deferred, (double)b->deferred,
+	        0);
 	cmp_row(f, "batches planned", (double)a->planned, (double)b->planned,
 	        0);
 	cmp_row(f, "batches", (double)a->batches, (double)b->batches, 0);
 	cmp_row(f, "peak staged MiB", mib(a->peak_staged), mib(b->peak_staged),
 	        2);
+}
+
+/* A figure one run has and the other lacks: "-" on the missing side. */
+static void
+cmp_row_opt(FILE *f, const char *name, bool ha, double a, bool hb, double b,
+            int prec)
+{
+	if (ha && hb) {
+		cmp_row(f, name, a, b, prec);
+		return;
+	}
+	char x[32] = "-", y[32] = "-";
+	if (ha)
+		snprintf(x, sizeof(x), "%.*f", prec, a);
+	if (hb)
+		snprintf(y, sizeof(y), "%.*f", prec, b);
+	fprintf(f, "  %-28s %14s %14s %9s\n", name, x, y, "n/a");
+}
+
+static const link_agg *
+find_link(const report *r, const char *name)
+{
+	for (size_t i = 0; i < r->nlinks; i++)
+		if (strcmp(r->links[i].name, name) == 0)
+			return &r->links[i];
+	return NULL;
+}
+
+/* Each plugin's calls, traces, kept traces and Decide time in both runs,
+ * matched by plugin name; a plugin only one run has shows "-" on the
+ * other side. */
+static void
+cmp_links(FILE *f, const report *a, const report *b)
+{
+	if (!a->nlinks && !b->nlinks)
+		return;
+	fprintf(f, "\n%-30s %14s %14s %9s\n", "plugins", "A", "B", "delta");
+	for (int side = 0; side < 2; side++) {
+		const report *r = side ? b : a;
+		for (size_t i = 0; i < r->nlinks; i++) {
+			const char *name = r->links[i].name;
+			if (side && find_link(a, name))
+				continue; /* listed with A's */
+			const link_agg *x = find_link(a, name);
+			const link_agg *y = find_link(b, name);
+			static const char *const what[] = { "calls", "traces",
+				                            "kept",
+				                            "decide ms" };
+			for (int k = 0; k < 4; k++) {
+				double v[2] = { 0, 0 };
+				for (int s = 0; s < 2; s++) {
+					const link_agg *l = s ? y : x;
+					if (!l)
+						continue;
+					v[s] = k == 0   ? (double)l->calls
+					       : k == 1 ? (double)l->traces
+					       : k == 2 ? (double)l->kept
+					                : (double)l->total_ns /
+					                          1e6;
+				}
+				char n[MS_EV_NAME_MAX + 16];
+				snprintf(n, sizeof(n), "%s %s", name, what[k]);
+				cmp_row_opt(f, n, x != NULL, v[0], y != NULL,
+				            v[1], k == 3 ? 3 : 0);
+			}
+		}
+	}
+}
+
+/* Counter i of g named for matching across runs: its plugin's name,
+ * "#N" for the N-th link of that plugin in the chain when N > 1 (the
+ * same plugin twice in one chain), and the counter's name. */
+static void
+counter_label(const ms__figures *g, size_t i, char *buf, size_t n)
+{
+	const ms_ev_plugin_stat *s = &g->stats[i];
+	const char *p = ms__figures_link_name(g, s->link);
+	unsigned nth = 1;
+	for (uint32_t l = 0; l < s->link && l < MS_EV_LINKS_MAX; l++)
+		nth += strcmp(ms__figures_link_name(g, l), p) == 0;
+	if (nth > 1)
+		snprintf(buf, n, "%s#%u %s", p, nth, s->name);
+	else
+		snprintf(buf, n, "%s %s", p, s->name);
+}
+
+static bool
+find_counter(const ms__figures *g, const char *label, uint64_t *v)
+{
+	char l[2 * MS_EV_NAME_MAX + 16];
+	for (size_t i = 0; i < g->nstats; i++) {
+		counter_label(g, i, l, sizeof(l));
+		if (strcmp(l, label) == 0) {
+			*v = g->stats[i].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The plugins' own counters (SkyWalking's per-rule reached and kept,
+ * DeterministicDrop's configured and observed ratios, ...) of both runs
+ * side by side, matched by plugin and counter name; a counter only one
+ * run has shows "-" on the other side. */
+static void
+cmp_counters(FILE *f, const ms__figures *a, const ms__figures *b)
+{
+	if (!a->nstats && !b->nstats)
+		return;
+	fprintf(f, "\n%-30s %14s %14s %9s\n", "plugin counters", "A", "B",
+	        "delta");
+	char l[2 * MS_EV_NAME_MAX + 16];
+	for (int side = 0; side < 2; side++) {
+		const ms__figures *g = side ? b : a;
+		for (size_t i = 0; i < g->nstats; i++) {
+			counter_label(g, i, l, sizeof(l));
+			uint64_t va = 0, vb = 0;
+			bool ha = find_counter(a, l, &va);
+			bool hb = find_counter(b, l, &vb);
+			if (side && ha)
+				continue; /* listed with A's */
+			cmp_row_opt(f, l, ha, (double)va, hb, (double)vb, 0);
+		}
+	}
 }
 
 /* What the run record's fixture hashes do not tell apart, read from the
@@ -1505,12 +1634,17 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 		goto out;
 	FILE *f = out;
 	fprintf(f, "mergescope comparison\n");
-	fprintf(f, "  A  %s  %s  %s  staging %s  plugin host %s\n",
-	        ms_evdb_path(da), a.run.variant, a.run.fixture_preset,
-	        a.run.staging, a.run.plugin_host[0] ? a.run.plugin_host : "-");
-	fprintf(f, "  B  %s  %s  %s  staging %s  plugin host %s\n",
-	        ms_evdb_path(db), b.run.variant, b.run.fixture_preset,
-	        b.run.staging, b.run.plugin_host[0] ? b.run.plugin_host : "-");
+	for (int side = 0; side < 2; side++) {
+		const report *r = side ? &b : &a;
+		fprintf(f,
+		        "  %c  %s  %s  %s  policy %s  staging %s  plugin host "
+		        "%s\n",
+		        side ? 'B' : 'A', ms_evdb_path(side ? db : da),
+		        r->run.variant, r->run.fixture_preset,
+		        r->run.grace_policy[0] ? r->run.grace_policy : "-",
+		        r->run.staging,
+		        r->run.plugin_host[0] ? r->run.plugin_host : "-");
+	}
 	char wa[200], wb[200];
 	bool ua = run_unfinished(&a, wa, sizeof(wa));
 	bool ub = run_unfinished(&b, wb, sizeof(wb));
@@ -1543,6 +1677,21 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 		        b.run.fixture_hash, kb[0] ? ", " : "", kb);
 	cmp_phase(f, "primary", &a.ph[0], &b.ph[0]);
 	cmp_phase(f, "cooldown", &a.ph[1], &b.ph[1]);
+	cmp_links(f, &a, &b);
+	ms__figures *fa = malloc(sizeof(*fa)), *fb = malloc(sizeof(*fb));
+	if (!fa || !fb)
+		rc = ms_fail(eb, MS_ERR_NOMEM, "comparison of %s: no memory",
+		             ms_evdb_path(da));
+	if (rc == 0)
+		rc = ms__figures_load(da, fa, eb);
+	if (rc == 0)
+		rc = ms__figures_load(db, fb, eb);
+	if (rc == 0)
+		cmp_counters(f, fa, fb);
+	free(fa);
+	free(fb);
+	if (rc < 0)
+		goto out;
 
 	fprintf(f, "\ngates\n");
 	cmp_gates(f, "A", &a);

@@ -1027,6 +1027,11 @@ test_report_collect(void **state)
 	const char *both[] = { "report", "--collect", series,
 		               "--db",   "x.db",      NULL };
 	assert_int_equal(run(both, false), 64);
+	/* --force without --html is a usage error, as with --db. */
+	const char *force[] = { "report", "--collect", series, "--force",
+		                NULL };
+	assert_int_equal(run(force, false), 64);
+	assert_non_null(strstr(err, "--force needs --html FILE"));
 }
 
 int

@@ -548,6 +548,20 @@ test_export(void **state)
 	                 64);
 	assert_non_null(strstr(err_text, "class"));
 	assert_non_null(strstr(err_text, "sometimes"));
+	/* A filter that passes no merge is said on standard error, with
+	 * the database, how many merges it holds and what free words are
+	 * matched against; the export is empty and the status 0. */
+	assert_int_equal(cli("export", "--db", db_keep, "--format", "jsonl",
+	                     "--filter", "lane=fast nosuchword", NULL),
+	                 0);
+	assert_int_equal(out_len, 0);
+	char want[800];
+	snprintf(want, sizeof(want),
+	         "--filter \"lane=fast nosuchword\" matched none of the %ld "
+	         "merges in %s;",
+	         merges, db_keep);
+	assert_non_null(strstr(err_text, want));
+	assert_non_null(strstr(err_text, "summary, such as \"#1 "));
 
 	/* A missing database is named. */
 	assert_int_equal(cli("export", "--db", "/nonexistent/e.sqlite",

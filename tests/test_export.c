@@ -336,6 +336,25 @@ check_jsonl(const ms_ev_filter *f)
 				ms__ev_value(MS__EV_LINK, i, &m->links[k], &v);
 				assert_json_is(jget(&lk->items[k], v.name), &v);
 			}
+		/* the decided batches, as merge_batch holds them */
+		const ms_merge_sampling *sm = &m->sampling;
+		const jv *bt = jget(&o, "batch");
+		assert_non_null(bt);
+		assert_int_equal(bt->t, J_ARR);
+		assert_int_equal(bt->n, sm->nbatch_recs);
+		for (size_t k = 0; k < bt->n; k++) {
+			const jv *b = &bt->items[k];
+			assert_true(jget(b, "idx")->num == (double)k);
+			assert_true(jget(b, "charged_bytes")->num ==
+			            (double)sm->batch[k].charged_bytes);
+			assert_true(jget(b, "traces")->num ==
+			            (double)sm->batch[k].traces);
+			assert_true(jget(b, "evaluated")->num ==
+			            (double)sm->batch[k].evaluated);
+			assert_string_equal(jget(b, "reason")->raw,
+			                    ms_flush_reason_name(
+			                            sm->batch[k].reason));
+		}
 		jfree(&o);
 	}
 	assert_int_equal(lines, l.n);
@@ -456,6 +475,16 @@ hold_pub(void *ctx, const ms_ev_pub *p)
 	return 0;
 }
 
+/* A merge track's tid (10 + 10^6 x lane + worker, worker < 100 here) as
+ * an index below 1000: 100 x lane + worker. */
+static int
+track_key(double tid)
+{
+	long long t = (long long)tid - 10;
+	assert_true(t >= 0 && t % 1000000 < 100 && t / 1000000 < 10);
+	return (int)(t / 1000000 * 100 + t % 1000000);
+}
+
 /* What a Chrome export holds, checked event by event against the
  * database: merges (all, or those f passes) on wall time in pid 1, the
  * publications and counters inside their ranges. */
@@ -500,6 +529,7 @@ check_chrome(const ms_ev_filter *f)
 	size_t nx = 0, ni[3] = { 0 }, nproc = 0;
 	int named[1000] = { 0 };
 	int used[1000] = { 0 };
+	int named_pubs = 0;
 	for (size_t i = 0; i < ev->n; i++) {
 		const jv *e = &ev->items[i];
 		const jv *ph = jget(e, "ph");
@@ -543,8 +573,11 @@ check_chrome(const ms_ev_filter *f)
 			}
 			assert_int_equal(strlen(jget(args, "output_id")->raw),
 			                 16);
-			assert_true(tid->num >= 10 && tid->num < 1000);
-			used[(int)tid->num] = 1;
+			/* 10 + 10^6 x lane + worker */
+			assert_true(tid->num >= 10);
+			assert_true(fmod(tid->num - 10, 1e6) ==
+			            (double)m->worker);
+			used[track_key(tid->num)] = 1;
 			nx++;
 		} else if (strcmp(k, "i") == 0) {
 			assert_non_null(jget(e, "s"));
@@ -577,7 +610,11 @@ check_chrome(const ms_ev_filter *f)
 				nproc++;
 			if (strcmp(n, "thread_name") == 0 && pid == 1) {
 				assert_int_equal(jget(args, "name")->t, J_STR);
-				named[(int)jget(e, "tid")->num] = 1;
+				double t = jget(e, "tid")->num;
+				if (t == 1)
+					named_pubs = 1;
+				else
+					named[track_key(t)] = 1;
 			}
 		} else {
 			fail_msg("unexpected phase %s", k);
@@ -595,7 +632,7 @@ check_chrome(const ms_ev_filter *f)
 	for (int t = 0; t < 1000; t++)
 		if (used[t])
 			assert_true(named[t]);
-	assert_true(named[1]);
+	assert_true(named_pubs);
 	jfree(&o);
 	free(text);
 	free(l.v);
@@ -719,6 +756,51 @@ latin1_error(ms_ev_merge *m, uint64_t seq)
 	snprintf(m->error, sizeof(m->error), "write /tmp/caf\xe9/x: failed");
 }
 
+/* s as ms__json_fig writes v (caller frees). */
+static char *
+json_fig_of(double v)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	ms__json_fig(f, v);
+	fclose(f);
+	return buf;
+}
+
+/* A figure in the JSON reports (report --json, bench and --collect
+ * summaries) reads back as the value: a count past a million keeps every
+ * digit, a time keeps what the text shows of it. */
+static void
+test_json_fig_exact(void **state)
+{
+	(void)state;
+	static const struct {
+		double v;
+		const char *want;
+	} cases[] = {
+		{ 1234567.0, "1234567" },
+		{ 9007199254740992.0, "9007199254740992" },
+		{ 1234.567, "1234.567" },
+		{ 0.1, "0.1" },
+		{ 0.0, "0" },
+		{ -42.5, "-42.5" },
+		{ NAN, "null" },
+		{ INFINITY, "null" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *t = json_fig_of(cases[i].v);
+		assert_string_equal(t, cases[i].want);
+		free(t);
+	}
+	/* a ratio that 15 digits do not hold */
+	double r = 2.0 / 3.0;
+	char *t = json_fig_of(r);
+	assert_true(strtod(t, NULL) == r);
+	free(t);
+}
+
 /* A failed merge's error holding a byte that is not UTF-8 (a path in
  * another encoding): the Chrome export still parses as UTF-8 JSON. */
 static void
@@ -769,6 +851,111 @@ test_chrome_staged_per_worker(void **state)
 		assert_non_null(strstr(text, want[i]));
 	assert_null(strstr(text, "\"name\":\"staged bytes\","));
 	free(text);
+}
+
+/* Merge seq on fast lane worker seq - 1 (a machine with many CPUs has
+ * many fast workers), the last on the finalize lane's worker 0. */
+#define MANY_WORKERS 130
+static void
+many_workers(ms_ev_merge *m, uint64_t seq)
+{
+	snprintf(m->lane, sizeof(m->lane), "%s",
+	         seq == MANY_WORKERS ? MS_LANE_FINALIZE : MS_LANE_FAST);
+	m->worker = seq == MANY_WORKERS ? 0 : (uint32_t)(seq - 1);
+	m->err = 0;
+}
+
+/* Every lane worker has a track of its own, named for it, however many
+ * workers there are: fast worker 100 does not share fast worker 0's, and
+ * past 64 tracks a merge does not land on another worker's track. */
+static void
+test_chrome_track_per_worker(void **state)
+{
+	(void)state;
+	char *text = chrome_of("workers.db", MANY_WORKERS, many_workers);
+	jv o;
+	json_parse(text, &o);
+	const jv *ev = jget(&o, "traceEvents");
+	double tids[MANY_WORKERS];
+	size_t nx = 0;
+	for (size_t i = 0; i < ev->n; i++) {
+		const jv *e = &ev->items[i];
+		if (strcmp(jget(e, "ph")->raw, "X") != 0)
+			continue;
+		const jv *args = jget(e, "args");
+		double tid = jget(e, "tid")->num;
+		assert_true(tid < 2147483648.0); /* 32 bits, as viewers read */
+		for (size_t k = 0; k < nx; k++)
+			assert_true(tids[k] != tid);
+		assert_true(nx < MANY_WORKERS);
+		tids[nx++] = tid;
+		char want[64];
+		snprintf(want, sizeof(want), "%s #%.0f",
+		         jget(args, "lane")->raw, jget(args, "worker")->num);
+		const char *name = NULL;
+		for (size_t k = 0; k < ev->n; k++) {
+			const jv *m = &ev->items[k];
+			if (strcmp(jget(m, "ph")->raw, "M") == 0 &&
+			    strcmp(jget(m, "name")->raw, "thread_name") == 0 &&
+			    jget(m, "pid")->num == 1 &&
+			    jget(m, "tid")->num == tid)
+				name = jget(jget(m, "args"), "name")->raw;
+		}
+		assert_non_null(name);
+		assert_string_equal(name, want);
+	}
+	assert_int_equal(nx, MANY_WORKERS);
+	jfree(&o);
+	free(text);
+}
+
+/* The logical day (pid 2) follows the inventory through the merges too:
+ * its last "inventory parts" and "inventory bytes" counters are those the
+ * last merge of the day (the finalize, after every publication) left,
+ * at that merge's logical time. */
+static void
+test_chrome_logical_inventory(void **state)
+{
+	(void)state;
+	char *text = export_text(MS_EXPORT_CHROME, NULL, NULL);
+	struct held_list l = held_merges(NULL);
+	const ms_ev_merge *last = NULL;
+	for (size_t i = 0; i < l.n; i++)
+		if (!l.v[i].m.err &&
+		    (!last || l.v[i].m.logical_ns > last->logical_ns))
+			last = &l.v[i].m;
+	assert_non_null(last);
+	jv o;
+	json_parse(text, &o);
+	double origin_ns =
+	        strtod(jget(jget(&o, "otherData"), "logical_origin_unix_ns")
+	                       ->raw,
+	               NULL);
+	const jv *ev = jget(&o, "traceEvents");
+	double want_ts = ((double)last->logical_ns - origin_ns) / 1e3;
+	const char *names[2] = { "inventory parts", "inventory bytes" };
+	const char *keys[2] = { "parts", "bytes" };
+	uint64_t want[2] = { last->inv_parts, last->inv_bytes };
+	for (int k = 0; k < 2; k++) {
+		const jv *latest = NULL;
+		for (size_t i = 0; i < ev->n; i++) {
+			const jv *e = &ev->items[i];
+			if (strcmp(jget(e, "ph")->raw, "C") != 0 ||
+			    jget(e, "pid")->num != 2 ||
+			    strcmp(jget(e, "name")->raw, names[k]) != 0)
+				continue;
+			if (!latest ||
+			    jget(e, "ts")->num >= jget(latest, "ts")->num)
+				latest = e;
+		}
+		assert_non_null(latest);
+		assert_true(fabs(jget(latest, "ts")->num - want_ts) < 1.0);
+		assert_true(jget(jget(latest, "args"), keys[k])->num ==
+		            (double)want[k]);
+	}
+	jfree(&o);
+	free(text);
+	free(l.v);
 }
 
 static void
@@ -989,8 +1176,11 @@ main(void)
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_chrome_filtered),
+		cmocka_unit_test(test_chrome_logical_inventory),
+		cmocka_unit_test(test_chrome_track_per_worker),
 		cmocka_unit_test(test_chrome_escapes_text),
 		cmocka_unit_test(test_json_str_utf8),
+		cmocka_unit_test(test_json_fig_exact),
 		cmocka_unit_test(test_chrome_not_utf8),
 		cmocka_unit_test(test_chrome_staged_per_worker),
 		cmocka_unit_test(test_export_file_errors),

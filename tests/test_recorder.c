@@ -611,6 +611,23 @@ test_other_schema_version(void **state)
 	snprintf(want, sizeof(want), "schema version %d, expected %d", other,
 	         MS_EV_SCHEMA_VERSION);
 	assert_non_null(strstr(eb.msg, want));
+	/* which of the two programs it needs */
+	assert_non_null(strstr(eb.msg, "recorded by a newer mergescope"));
+	char older[512];
+	path_in(older, sizeof(older), "v-old.db");
+	make_foreign(older, 3);
+	assert_int_equal(ms_evdb_open(&db, older, &eb), MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, older));
+	assert_non_null(strstr(eb.msg, "recorded by an older mergescope"));
+	/* a directory is named as one, not as an I/O error */
+	char dir[512];
+	path_in(dir, sizeof(dir), "a-directory.db");
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(ms_evdb_open(&db, dir, &eb), MS_ERR_INVAL);
+	assert_null(db);
+	assert_non_null(strstr(eb.msg, dir));
+	assert_non_null(strstr(eb.msg, "is a directory; expected a database "
+	                                "written by `mergescope run`"));
 
 	ms_rec *r = NULL;
 	memset(&eb, 0, sizeof(eb));

@@ -419,6 +419,96 @@ test_compare(void **state)
 	free(t);
 }
 
+/* The comparison says which grace policy each run used (two runs of one
+ * variant under `selection` and `trace` otherwise read alike), and sets
+ * the plugins' own figures side by side: each plugin's calls, traces,
+ * kept traces and Decide time, and its counters (SkyWalking's per-rule
+ * reached and kept), matched by plugin and counter name, "-" where one
+ * run lacks one. */
+static void
+test_compare_policy_and_plugin_counters(void **state)
+{
+	(void)state;
+	char a[512], b[512];
+	record("cnt-a.db", "skywalking", 40, 0, NULL, a, sizeof(a));
+	record("cnt-b.db", "skywalking", 40, 0, NULL, b, sizeof(b));
+	et_sql(a, "INSERT INTO plugin_stat (link, name, value) VALUES "
+	          "(0, 'duration.reached', 100), (0, 'sample.dropped', 30)");
+	et_sql(b, "UPDATE run SET grace_policy = 'trace';"
+	          "INSERT INTO plugin_stat (link, name, value) VALUES "
+	          "(0, 'duration.reached', 120), (0, 'sample.dropped', 33),"
+	          "(1, 'observed_ppm', 351829)");
+	bool mismatch = true;
+	char *t = two_db_report(a, b, &mismatch);
+	assert_false(mismatch);
+	assert_non_null(strstr(t, "  day-2x  policy selection  staging "));
+	assert_non_null(strstr(t, "  day-2x  policy trace  staging "));
+	assert_non_null(strstr(t, "\nplugin counters                "
+	                          "             A              B     delta\n"));
+	static const char *const rows[][4] = {
+		{ "skywalking duration.reached", "100", "120", "+20.0%" },
+		{ "skywalking sample.dropped", "30", "33", "+10.0%" },
+		{ "detdrop observed_ppm", "-", "351829", "n/a" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char want[160];
+		snprintf(want, sizeof(want), "\n  %-28s %14s %14s %9s\n",
+		         rows[i][0], rows[i][1], rows[i][2], rows[i][3]);
+		if (!strstr(t, want))
+			fail_msg("no row \"%s\" in:\n%s", want, t);
+	}
+	/* per plugin: both runs recorded the same links */
+	assert_non_null(strstr(t, "\nplugins  "));
+	assert_non_null(strstr(t, "  skywalking calls "));
+	assert_non_null(strstr(t, "  detdrop decide ms "));
+	assert_non_null(strstr(t, "  traces kept "));
+	assert_non_null(strstr(t, "  traces deferred "));
+	free(t);
+}
+
+/* Planned and cut batches are counted over the same merges, those that
+ * staged: a merge that staged without reaching Decide (all its traces
+ * hot under the trace policy, or oversized) counts both; one that
+ * bypassed sampling and staged nothing counts neither, though its record
+ * holds a plan. */
+static void
+test_batches_planned_over_staged_merges(void **state)
+{
+	(void)state;
+	char path[512];
+	record("planned.db", "skywalking", 40, 0, NULL, path, sizeof(path));
+	et_sql(path, "UPDATE merge SET batches_planned = 2, batches = 3 "
+	             "WHERE class = 'enabled_no_evaluation';"
+	             "UPDATE merge SET batches_planned = 1, batches = 0 "
+	             "WHERE class = 'not_executed'");
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(
+	        sqlite3_prepare_v2(h,
+	                           "SELECT SUM(batches_planned * (batches > 0)),"
+	                           " SUM(batches), SUM(batches_planned * "
+	                           "(class = 'executed')) FROM merge "
+	                           "WHERE phase = 'primary'",
+	                           -1, &st, NULL),
+	        SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	long long planned = sqlite3_column_int64(st, 0);
+	long long cut = sqlite3_column_int64(st, 1);
+	long long executed_only = sqlite3_column_int64(st, 2);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	assert_true(planned > executed_only); /* the case is in the run */
+	char *t = report_failing(path, ms_report_json, 0);
+	jv o;
+	json_parse(t, &o);
+	const jv *pri = jget(jget(&o, "phases"), "primary");
+	assert_true(jget(pri, "batches_planned")->num == (double)planned);
+	assert_true(jget(pri, "batches")->num == (double)cut);
+	jfree(&o);
+	free(t);
+}
+
 /* A run without an end record (killed) or ended "aborted": its report
  * says it did not finish and counts that as a failure; --vs prints no
  * deltas and names the unfinished side. */
@@ -747,8 +837,9 @@ test_report_html(void **state)
 	assert_null(strstr(html, "url("));
 	assert_null(strstr(html, "<script"));
 	assert_null(strstr(html, "<link"));
-	/* the figures of the database: one rectangle per merge, one point
-	 * per publication, the report with its gates, the comparison */
+	/* the figures of the database: one rectangle per merge, one
+	 * inventory point per publication and per merge, the report with
+	 * its gates, the comparison */
 	assert_int_equal(count(html, "<rect class=\"merge\""), 12);
 	const char *inv = strstr(html, "<svg id=\"inv_parts\"");
 	assert_non_null(inv);
@@ -756,13 +847,84 @@ test_report_html(void **state)
 	assert_non_null(pts);
 	pts += 8;
 	size_t npts = 1;
+	const char *lastpt = pts;
 	for (const char *q = pts; *q != '"'; q++)
-		npts += *q == ' ';
-	assert_int_equal(npts, 12);
+		if (*q == ' ') {
+			npts++;
+			lastpt = q + 1;
+		}
+	assert_int_equal(npts, 12 + 12);
+	/* The day ends on the inventory the last merge (the finalize,
+	 * after every publication) left, at the right of the chart. */
+	ms_ev_input in[16];
+	ms_ev_merge m;
+	double top = 0, last = 0;
+	for (uint64_t s = 1; s <= 12; s++) {
+		evf_merge(&m, in, s, 12, true);
+		top = (double)m.inv_parts > top ? (double)m.inv_parts : top;
+		last = (double)m.inv_parts;
+	}
+	double x = 0, y = 0;
+	assert_int_equal(sscanf(lastpt, "%lf,%lf", &x, &y), 2);
+	assert_true(fabs(x - (960.0 - 48.0)) < 0.06);
+	assert_true(fabs(y - (220.0 - 48.0 + 20.0 -
+	                      (220.0 - 2 * 48.0) * last / top)) < 0.06);
 	assert_non_null(strstr(html, "<pre id=\"report\">"));
 	assert_non_null(strstr(html, "  PASS  ledgers "));
 	assert_non_null(strstr(html, "<pre id=\"compare\">"));
 	assert_non_null(strstr(html, "<svg id=\"latency\""));
+	free(html);
+}
+
+/* Every lane worker has a row of its own on the HTML timeline, however
+ * many workers a machine runs: fast worker 100 is not drawn on worker
+ * 0's row, and past 64 rows a merge is not drawn below the chart. */
+static void
+test_report_html_row_per_worker(void **state)
+{
+	(void)state;
+	enum { N = 130 };
+	char path[512];
+	snprintf(path, sizeof(path), "%s/html-workers.db", tmpdir);
+	ms_rec *r = NULL;
+	ms_errbuf eb;
+	ms_ev_run run;
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
+	for (uint64_t s = 1; s <= N; s++) {
+		ms_ev_input inputs[16];
+		ms_ev_merge m;
+		evf_merge(&m, inputs, s, N + 1, true);
+		snprintf(m.lane, sizeof(m.lane), "%s", MS_LANE_FAST);
+		m.worker = (uint32_t)(s - 1);
+		m.err = 0;
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	char *html = two_db_report(path, path, NULL);
+	assert_well_formed(html);
+	const char *tl = strstr(html, "<svg id=\"timeline\"");
+	assert_non_null(tl);
+	double height = 0;
+	const char *hs = strstr(tl, "height=\"");
+	assert_non_null(hs);
+	height = strtod(hs + 8, NULL);
+	for (unsigned w = 0; w < N; w++) {
+		char want[64];
+		snprintf(want, sizeof(want), ">fast #%u</text>", w);
+		if (!strstr(tl, want))
+			fail_msg("no row %s on the timeline", want);
+	}
+	/* every merge's rectangle inside the chart */
+	size_t n = 0;
+	for (const char *q = strstr(tl, "<rect class=\"merge\"");
+	     q && q < strstr(tl, "</svg>");
+	     q = strstr(q + 1, "<rect class=\"merge\"")) {
+		const char *y = strstr(q, " y=\"");
+		assert_non_null(y);
+		assert_true(strtod(y + 4, NULL) + 18 <= height);
+		n++;
+	}
+	assert_int_equal(n, N);
 	free(html);
 }
 
@@ -779,9 +941,12 @@ main(void)
 		cmocka_unit_test(test_header_plugin_host),
 		cmocka_unit_test(test_report_staged_batches),
 		cmocka_unit_test(test_compare),
+		cmocka_unit_test(test_compare_policy_and_plugin_counters),
+		cmocka_unit_test(test_batches_planned_over_staged_merges),
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_report_figures),
 		cmocka_unit_test(test_report_html),
+		cmocka_unit_test(test_report_html_row_per_worker),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

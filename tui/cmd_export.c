@@ -33,6 +33,49 @@ static const char usage[] =
         "                   lane=L class=C reason=R phase=P seq=A..B #N,\n"
         "                   other words match the event's summary line\n";
 
+/* The merges of a database, and the first one's summary line. */
+struct tally {
+	uint64_t n;
+	char first[256];
+};
+
+static int
+tally_merge(void *ctx, const ms_ev_merge *m)
+{
+	struct tally *t = ctx;
+	if (t->n++ == 0) {
+		ms_ev_merge_summary(m, t->first, sizeof(t->first));
+		/* up to its first input ID */
+		char *in = strstr(t->first, " in ");
+		char *comma = in ? strchr(in, ',') : NULL;
+		if (comma && (size_t)(comma - t->first) + 4 < sizeof(t->first))
+			memcpy(comma, ",...", 5);
+	}
+	return 0;
+}
+
+/* A filter that passed no merge says so, with what it is matched
+ * against, rather than leaving an empty export unexplained. */
+static void
+say_no_match(ms_evdb *db, const char *filter, FILE *err)
+{
+	struct tally t = { 0, "" };
+	ms_errbuf eb = { "" };
+	if (ms_evdb_each_merge(db, NULL, tally_merge, &t, &eb) < 0)
+		return;
+	fprintf(err,
+	        "mergescope export: --filter \"%s\" matched none of the "
+	        "%" PRIu64 " merges in %s",
+	        filter, t.n, ms_evdb_path(db));
+	if (t.n)
+		fprintf(err,
+		        "; words other than lane=, class=, reason=, phase=, "
+		        "seq= and #N match as one piece of text in a merge's "
+		        "summary, such as \"%s\"",
+		        t.first);
+	fputc('\n', err);
+}
+
 static int
 exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
@@ -98,6 +141,8 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 			ms_fail(&eb, rc, "standard output: %s", msg);
 		}
 	}
+	if (rc == 0 && f && written == 0)
+		say_no_match(db, o[MS__EX_FILTER].value, err);
 	ms_evdb_close(db);
 	if (rc) {
 		fprintf(err, "mergescope export: %s\n",

@@ -69,6 +69,10 @@ collect(const ms__cmd_args *args, FILE *out, FILE *err)
 		             "directories; it does not take --db or --vs\n");
 		return MS_EXIT_USAGE;
 	}
+	if (o[MS__RP_FORCE].count && !o[MS__RP_HTML].count) {
+		fprintf(err, "mergescope report: --force needs --html FILE\n");
+		return MS_EXIT_USAGE;
+	}
 	const char *dirs[64];
 	size_t nd = ms__cmd_values(args, MS__RP_COLLECT, dirs, 64);
 	if (nd > 64) {
