@@ -943,9 +943,19 @@ health_note(ms_replay *r, const ms_ev_merge *m)
 	if (s->klass == MS_SAMPLING_EXECUTED) {
 		c->executed++;
 	} else {
-		c->not_executed += m->traces_in;
+		/* The traces it passed through unstaged (a grace bypass of
+		 * the merge, a lossless retry, no chain): not those it
+		 * counted kept unevaluated (hot, oversized) or kept when
+		 * every call failed open, each counted once in its own
+		 * row. */
+		uint64_t staged = s->traces_kept + s->traces_dropped +
+		                  s->traces_deferred + s->traces_oversized +
+		                  s->traces_unevaluated;
+		uint64_t through =
+		        m->traces_in > staged ? m->traces_in - staged : 0;
+		c->not_executed += through;
 		if (s->reason == MS_SREASON_LOSSLESS_RETRY)
-			c->lossless += m->traces_in;
+			c->lossless += through;
 		if (s->klass == MS_SAMPLING_ENABLED_NO_EVALUATION &&
 		    s->reason == MS_SREASON_OTHER && s->plugin_calls > 0) {
 			c->open_merges++;

@@ -265,6 +265,25 @@ vo_phase_rows(ms_replay *r, vo_check *chk)
 	recon_row(r, "in merges not sampling", PHASES(not_executed), true,
 	          "(grace bypass per merge, lossless retry, no chain)");
 	recon_row(r, "  of which lossless retry", PHASES(lossless), true, "");
+	/* Each trace of a merge has one of those outcomes: the rows add up
+	 * to the traces in merges. */
+	uint64_t sum[MS__RP_COUNT];
+	bool adds = true;
+	for (int p = 0; p < MS__RP_COUNT; p++) {
+		sum[p] = R[p].evaluated + fo[p] + R[p].oversized + R[p].hot +
+		         R[p].not_executed;
+		if (sum[p] != R[p].traces_in) {
+			vo_require(chk, false,
+			           "phase %d: evaluated + kept failing open + "
+			           "kept unevaluated + not sampling %llu != "
+			           "traces in merges %llu",
+			           p, (unsigned long long)sum[p],
+			           (unsigned long long)R[p].traces_in);
+			adds = false;
+		}
+	}
+	recon_row(r, "  sum of the outcomes", sum[0], sum[1], sum[2],
+	          sum[0] + sum[1] + sum[2], adds, "= traces in merges");
 	recon_row(r, "merges with a fail-open link", PHASES(failed_open), true,
 	          "");
 }
@@ -370,15 +389,11 @@ vo_finalize_rows(ms_replay *r, vo_check *chk, const vo_drops *dr)
 	uint64_t proposed = F->dropped + F->deferred;
 	/* Where a link failed open, every trace it was to judge may be a
 	 * drop it did not make: those evaluated by the other links and
-	 * those no link judged (a merge that failed open on every call
-	 * counts its traces in not_executed already). */
+	 * those no link judged (fo, a merge that failed open on every call
+	 * included; each trace counts in one of these rows only). */
 	uint64_t fo = kept_failed_open(F);
-	uint64_t unevaluated =
-	        F->oversized + F->hot + F->not_executed +
-	        (F->failed_open
-	                 ? F->evaluated + fo -
-	                           (fo > F->open_kept ? F->open_kept : fo)
-	                 : 0);
+	uint64_t unevaluated = F->oversized + F->hot + F->not_executed +
+	                       (F->failed_open ? F->evaluated + fo : 0);
 	bool clean = F->merges > 0 && F->executed == F->merges &&
 	             !F->oversized && !F->hot && !F->failed_open &&
 	             !o->unjudged;

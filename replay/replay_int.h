@@ -368,12 +368,14 @@ typedef struct ms__recon {
 	uint64_t merges, executed, failed_open; /* merges */
 	uint64_t traces_in, evaluated, kept, dropped, deferred;
 	uint64_t oversized, hot; /* kept without evaluation */
-	uint64_t not_executed;   /* traces of merges that did not
-	                            sample (grace, lossless, ...) */
-	uint64_t lossless;       /* of those: lossless retries */
+	/* Traces merges that did not sample passed through unstaged
+	 * (grace bypass per merge, lossless retry, no chain): not those
+	 * counted hot, oversized or kept failing open. */
+	uint64_t not_executed;
+	uint64_t lossless; /* of those: lossless retries */
 	/* Merges that staged and reached Decide, every call failing open
 	 * (enabled_no_evaluation, reason other), and the traces they kept
-	 * (also in not_executed). */
+	 * (in kept, not in not_executed). */
 	uint64_t open_merges, open_kept;
 } ms__recon;
 

@@ -978,6 +978,54 @@ test_gate_oracle_wrong_drop(void **state)
 	free(buf);
 }
 
+/* The run column of row `label` of the report's reconciliation table. */
+static unsigned long long
+recon_run(const char *report, const char *label)
+{
+	char key[96];
+	snprintf(key, sizeof(key), "\n  %s ", label);
+	const char *row = strstr(report, key);
+	if (!row)
+		fail_msg("no reconciliation row \"%s\"", label);
+	unsigned long long v[4];
+	if (sscanf(row + strlen(key), "%llu %llu %llu %llu", &v[0], &v[1],
+	           &v[2], &v[3]) != 4)
+		fail_msg("row \"%s\" has no four figures", label);
+	return v[3];
+}
+
+/* Under the trace policy most traces of the primary phase are kept hot,
+ * and merges whose every trace was hot do not sample: each trace counts
+ * in one row of the reconciliation only, so the outcomes add up to the
+ * traces in merges (the hot ones counted again as "in merges not
+ * sampling" made them exceed it by those). */
+static void
+test_reconciliation_rows_add_up(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "recon-trace", "skywalking");
+	run.o.grace_policy = "trace";
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_int_equal(rt_print_gates(r, "trace policy"), 0);
+	ms_replay_close(r);
+	char *buf = et_report(run.db, ms_report_text, NULL);
+	unsigned long long in = recon_run(buf, "traces in merges"),
+	                   hot = recon_run(buf, "kept unevaluated: hot");
+	unsigned long long sum =
+	        recon_run(buf, "evaluated") +
+	        recon_run(buf, "kept unevaluated: failed open") +
+	        recon_run(buf, "kept unevaluated: oversized") + hot +
+	        recon_run(buf, "in merges not sampling");
+	assert_true(hot > 0);
+	if (sum != in)
+		fail_msg("outcomes %llu, traces in merges %llu:\n%s", sum, in,
+		         buf);
+	free(buf);
+}
+
 static void
 test_gate_oracle_unexplained_survivor(void **state)
 {
@@ -1269,6 +1317,7 @@ main(void)
 		cmocka_unit_test(test_cooldown_after_checker),
 		cmocka_unit_test(test_gate_bad_bound),
 		cmocka_unit_test(test_gate_decide_twice),
+		cmocka_unit_test(test_reconciliation_rows_add_up),
 		cmocka_unit_test(test_gate_stray_part),
 		cmocka_unit_test(test_gate_hot_trace_decided),
 		cmocka_unit_test(test_gate_split_block_intermediate),
