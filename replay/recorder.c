@@ -1818,16 +1818,29 @@ ms_ev_merge_summary(const ms_ev_merge *m, char *buf, size_t n)
 		         m->err ? " error " : "", m->err ? m->error : "");
 }
 
+/* Whether needle[0..nl) occurs in hay, ignoring case. */
 static bool
-contains_ci(const char *hay, const char *needle)
+contains_ci(const char *hay, const char *needle, size_t nl)
 {
-	size_t nl = strlen(needle);
 	if (nl == 0)
 		return true;
 	for (; *hay; hay++)
 		if (strncasecmp(hay, needle, nl) == 0)
 			return true;
 	return false;
+}
+
+bool
+ms_ev_text_match(const char *hay, const char *words)
+{
+	for (const char *w = words; w && *w;) {
+		w += strspn(w, " \t");
+		size_t wl = strcspn(w, " \t");
+		if (wl && !contains_ci(hay, w, wl))
+			return false;
+		w += wl;
+	}
+	return true;
 }
 
 bool
@@ -1852,7 +1865,7 @@ ms_ev_filter_match(const ms_ev_filter *f, const ms_ev_merge *m)
 		if (!buf)
 			return true;
 		ms_ev_merge_summary(m, buf, n);
-		bool hit = contains_ci(buf, f->text);
+		bool hit = ms_ev_text_match(buf, f->text);
 		free(buf);
 		return hit;
 	}

@@ -385,6 +385,30 @@ test_jsonl_filtered(void **state)
 	check_jsonl(&f);
 }
 
+/* The filter's words each match on their own, in any order and case;
+ * a merge must hold every one. */
+static void
+test_filter_words(void **state)
+{
+	(void)state;
+	const char *s = "#12 fast/0 primary executed none in 00a1 out 00b2";
+	assert_true(ms_ev_text_match(s, NULL));
+	assert_true(ms_ev_text_match(s, ""));
+	assert_true(ms_ev_text_match(s, "  "));
+	assert_true(ms_ev_text_match(s, "EXECUTED\tfast"));
+	assert_true(ms_ev_text_match(s, "fast/0 primary"));
+	assert_false(ms_ev_text_match(s, "fast cooldown"));
+	ms_ev_filter f = { .text = "primary fast/" };
+	struct held_list l = held_merges(&f);
+	ms_ev_filter g = { .lane = MS_LANE_FAST,
+		           .phase = MS_EV_PHASE_PRIMARY + 1 };
+	struct held_list m = held_merges(&g);
+	assert_true(l.n > 0);
+	assert_int_equal(l.n, m.n);
+	free(l.v);
+	free(m.v);
+}
+
 /* ---- CSV -------------------------------------------------------------- */
 
 static void
@@ -1173,6 +1197,7 @@ main(void)
 		cmocka_unit_test(test_json_reader_is_strict),
 		cmocka_unit_test(test_jsonl_all),
 		cmocka_unit_test(test_jsonl_filtered),
+		cmocka_unit_test(test_filter_words),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_chrome_filtered),

@@ -1476,6 +1476,20 @@ test_filter_rules(void **state)
 	assert_true(ms_tui_filter_match(&flt, &e, 0));
 	assert_true(ms_tui_filter_parse("slow/0", &flt, err, sizeof(err)));
 	assert_false(ms_tui_filter_match(&flt, &e, 0));
+	/* Each word on its own, in any order (as a phrase, "fast
+	 * executed" matched nothing: "primary" stands between them). */
+	assert_true(ms_tui_filter_parse("executed  FAST", &flt, err,
+	                                sizeof(err)));
+	assert_true(ms_tui_filter_match(&flt, &e, 0));
+	assert_true(ms_tui_filter_parse("fast cooldown", &flt, err,
+	                                sizeof(err)));
+	assert_false(ms_tui_filter_match(&flt, &e, 0));
+	/* A key the filter does not know is refused, not taken for text
+	 * that no summary holds. */
+	assert_false(ms_tui_filter_parse("lane=fast worker=0", &flt, err,
+	                                 sizeof(err)));
+	assert_non_null(strstr(err, "unknown key worker="));
+	assert_non_null(strstr(err, "lane=, class=, reason=, phase=, seq="));
 	assert_false(
 	        ms_tui_filter_parse("lane=medium", &flt, err, sizeof(err)));
 	assert_non_null(strstr(err, "medium"));

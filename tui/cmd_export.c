@@ -70,8 +70,8 @@ say_no_match(ms_evdb *db, const char *filter, FILE *err)
 	if (t.n)
 		fprintf(err,
 		        "; words other than lane=, class=, reason=, phase=, "
-		        "seq= and #N match as one piece of text in a merge's "
-		        "summary, such as \"%s\"",
+		        "seq= and #N must each occur in a merge's summary, "
+		        "such as \"%s\"",
 		        t.first);
 	fputc('\n', err);
 }

@@ -117,23 +117,6 @@ ms_tui_view_sort_parts(ms_tui_view *v)
 	qsort(v->parts, v->nparts, sizeof(v->parts[0]), part_orders[k].cmp);
 }
 
-static bool
-contains_ci(const char *hay, const char *needle)
-{
-	size_t nlen = strlen(needle);
-	if (nlen == 0)
-		return true;
-	for (; *hay; hay++) {
-		size_t i = 0;
-		while (i < nlen && hay[i] &&
-		       tolower((unsigned char)hay[i]) ==
-		               tolower((unsigned char)needle[i]))
-			i++;
-		if (i == nlen)
-			return true;
-	}
-	return false;
-}
 
 /* The filter's value checks: the names the engine and the event log
  * spell, taken from the layers that define them. */
@@ -313,6 +296,18 @@ ms_tui_filter_parse(const char *text, ms_tui_filter *out, char *err, size_t n)
 		}
 		if (done)
 			continue;
+		/* key=value with a key the filter does not know: refused,
+		 * not taken for text no summary holds. */
+		size_t kl = strspn(w, "abcdefghijklmnopqrstuvwxyz_");
+		if (kl && w[kl] == '=' && strncmp(w, "seq=", 4) != 0) {
+			if (err && n)
+				snprintf(err, n,
+				         "filter: unknown key %.*s= (lane=, "
+				         "class=, reason=, phase=, seq=; other "
+				         "words match the merge summary)",
+				         (int)kl, w);
+			return false;
+		}
 		if (w[0] == '#' || (strncmp(w, "seq", 3) == 0 &&
 		                    strchr("=<>", w[3]) && w[3])) {
 			if (!parse_seq(out, w)) {
@@ -368,7 +363,7 @@ ms_tui_filter_match(const ms_tui_filter *f, const ms_tui_event *e,
 		if (!hay[0])
 			hay = ms_fmt_event_line(line, sizeof(line), e,
 			                        day_start);
-		if (!contains_ci(hay, f->text))
+		if (!ms_ev_text_match(hay, f->text))
 			return false;
 	}
 	return true;

@@ -484,8 +484,15 @@ typedef struct ms_ev_filter {
 	int phase;        /* enum ms_ev_phase_id + 1; 0 = any */
 	bool has_seq_range;
 	uint64_t seq_min, seq_max; /* inclusive */
-	const char *text; /* case-insensitive substring of the summary */
+	/* Words (separated by spaces), each a case-insensitive substring
+	 * of the summary, in any order (ms_ev_text_match). */
+	const char *text;
 } ms_ev_filter;
+
+/* Whether every space-separated word of words occurs in hay, ignoring
+ * case ("" and NULL words match anything): the text part of the event
+ * filter, in the TUI's log and in exports alike. */
+bool ms_ev_text_match(const char *hay, const char *words);
 
 /* The one-line summary the text filter matches, e.g. "#12 fast/0 primary
  * executed none in 0000000000000003,... out 00000000000000a1". */
