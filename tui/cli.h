@@ -370,10 +370,13 @@ int ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err);
  * Take the build lock of the fixture directory dir ("<dir>.lock", an
  * flock): one build of a preset and seed at a time. When another process
  * holds it, one line on err says so (cmd names the command) and the call
- * waits. Returns the lock's descriptor (close it to release) or -1 after
- * printing why on err.
+ * waits. Returns the lock's descriptor, to release with
+ * ms__fixture_unlock, or -1 after printing why on err.
  */
 int ms__fixture_lock(const char *cmd, const char *dir, FILE *err);
+/* Release the lock ms__fixture_lock returned for dir and remove its file,
+ * so nothing is left beside the fixture; fd -1 does nothing. */
+void ms__fixture_unlock(int fd, const char *dir);
 /* The directory dir of path (its parent; "." for a bare name) created
  * with its parents, for a lock file or an output beside it. 0 or -1 with
  * errno. */

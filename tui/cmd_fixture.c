@@ -407,20 +407,13 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	}
 	/* One build of a directory at a time: a second waits, then finds
 	 * the fixture the first built and reuses it. */
-	char lockpath[4200];
-	struct stat st;
-	snprintf(lockpath, sizeof(lockpath), "%s.lock", r.outdir);
-	bool had_lock = lstat(lockpath, &st) == 0;
 	int lock = ms__fixture_lock("fixture build", r.outdir, err);
 	if (lock < 0)
 		return MS_EXIT_ERROR;
 	/* Built meanwhile by the process that held the lock, or put there
-	 * by other means: a lock this call made goes again (whoever waits
-	 * on it finds the same directory and builds nothing either). */
+	 * by other means. */
 	if ((rc = existing(&r, out, err)) != OUT_ABSENT) {
-		if (!had_lock)
-			unlink(lockpath);
-		close(lock);
+		ms__fixture_unlock(lock, r.outdir);
 		return rc;
 	}
 	prog_ctx pc;
@@ -428,12 +421,12 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	bo.progress_ctx = &pc;
 	ms_fixture_report *rep = calloc(1, sizeof(*rep));
 	if (!rep) {
-		close(lock);
+		ms__fixture_unlock(lock, r.outdir);
 		fprintf(err, "mergescope fixture build: out of memory\n");
 		return MS_EXIT_ERROR;
 	}
 	rc = ms_fixture_build(&bo, rep, &eb);
-	close(lock);
+	ms__fixture_unlock(lock, r.outdir);
 	ms__progress_end(&pc.p);
 	rc = finish(rc, rep, &eb, out, err, "build");
 	if (rc == 0)
