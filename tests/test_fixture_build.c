@@ -1582,6 +1582,111 @@ test_warm_opening(void **state)
 	}
 }
 
+/* What a build or check reported, per stage: its total, the calls
+ * strictly between the start and the end, the last done, and whether
+ * done ever went back or the total changed. */
+typedef struct stage_seen {
+	char name[32];
+	uint64_t total, last, between;
+	bool backwards;
+} stage_seen;
+
+typedef struct progress_log {
+	stage_seen s[24];
+	size_t n;
+} progress_log;
+
+static void
+record_progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
+{
+	progress_log *l = ctx;
+	stage_seen *st = NULL;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->s[i].name, stage) == 0)
+			st = &l->s[i];
+	if (!st) {
+		assert_true(l->n < sizeof(l->s) / sizeof(l->s[0]));
+		st = &l->s[l->n++];
+		snprintf(st->name, sizeof(st->name), "%s", stage);
+		st->total = total;
+	}
+	st->backwards |= done < st->last || total != st->total;
+	st->last = done;
+	st->between += done > 0 && done < total;
+}
+
+/* stage reported total units (0: any count above 1), some of them on the
+ * way, ending at the total and never going back. */
+static void
+assert_stage(const progress_log *l, const char *stage, uint64_t total)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const stage_seen *st = &l->s[i];
+
+		if (strcmp(st->name, stage) != 0)
+			continue;
+		if ((total ? st->total != total : st->total < 2) ||
+		    st->between == 0 || st->last != st->total ||
+		    st->backwards)
+			fail_msg("stage %s: total %llu (expected %llu), %llu "
+			         "calls between start and end, last %llu%s",
+			         stage, (unsigned long long)st->total,
+			         (unsigned long long)total,
+			         (unsigned long long)st->between,
+			         (unsigned long long)st->last,
+			         st->backwards ? ", went back" : "");
+		return;
+	}
+	fail_msg("stage %s was never reported", stage);
+}
+
+/* A build reports its generation by trace and its consolidation and the
+ * raw parts' recheck by part, the warm opening's steps under names of
+ * their own; a check reports its consolidation the same way. */
+static void
+test_progress_by_part(void **state)
+{
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	progress_log *l = calloc(1, sizeof(*l));
+	ms_errbuf eb = { { 0 } };
+	ms_fixture_build_opts o = { 0 };
+	char dir[512];
+
+	(void)state;
+	assert_non_null(rep);
+	assert_non_null(l);
+	snprintf(dir, sizeof(dir), "%s/warm-progress", root);
+	o.preset = "smoke";
+	o.seed = 5;
+	o.out_dir = dir;
+	o.plugin_path = PLUGIN;
+	o.opening = "warm";
+	o.progress = record_progress;
+	o.progress_ctx = l;
+	assert_int_equal(ms_fixture_build(&o, rep, &eb), 0);
+	assert_stage(l, "generate", rep->traces);
+	assert_stage(l, "write", rep->writes);
+	assert_stage(l, "consolidate", rep->writes);
+	assert_stage(l, "recheck raw", rep->writes);
+	assert_stage(l, "opening generate", rep->traces);
+	assert_stage(l, "opening write", 0);
+	assert_stage(l, "opening consolidate", 0);
+	assert_stage(l, "opening recheck raw", 0);
+	/* Nothing of the opening under the day's names: one "write". */
+	for (size_t i = 0; i < l->n; i++)
+		for (size_t j = i + 1; j < l->n; j++)
+			assert_string_not_equal(l->s[i].name, l->s[j].name);
+	memset(l, 0, sizeof(*l));
+	assert_int_equal(
+	        ms_fixture_check(dir, PLUGIN, rep, record_progress, l, &eb), 0);
+	assert_stage(l, "consolidate", rep->writes);
+	assert_stage(l, "recheck raw", rep->writes);
+	rm_rf(dir);
+	free(l);
+	free(rep);
+}
+
 /* The reference table: volume figures scale with the day, others do not
  * or are known at their own scale only; tolerances decide "OUTSIDE". */
 /* day-<N>x for any whole N >= 1: N day-1x units, the presets unchanged;
@@ -1762,6 +1867,7 @@ main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_warm_opening),
+		cmocka_unit_test(test_progress_by_part),
 		cmocka_unit_test(test_scaled_presets),
 		cmocka_unit_test(test_room_check),
 		cmocka_unit_test(test_reference),
