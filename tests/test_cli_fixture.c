@@ -7,7 +7,10 @@
  * under a file), each with one line naming the option or path and what
  * was expected, and no lock file or directory left; no build leaves its
  * lock file beside the fixture, and the lock keeps one build of a
- * directory at a time although its file goes; a fixture already at
+ * directory at a time although its file goes; a build stopped by SIGINT
+ * or SIGTERM removes what it made and says so, exiting 128 + N, and what
+ * a build killed with SIGKILL left is removed, named, by the next build
+ * of the same directory; a fixture already at
  * --out or in the cache reused only when every build option matches, and
  * otherwise refused naming what differs and the directory; and the run
  * options' errors naming --chain or --variant as given.
@@ -31,8 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define EXIT_USAGE 64
@@ -458,6 +463,115 @@ test_lock_waiter_relocks(void **state)
 	assert_string_equal(listing("."), "s1");
 }
 
+/* `fixture build --scale 1 --seed 2 --out dir` in a child process (the
+ * command line as the binary runs it) whose standard error comes back
+ * on *errf; returns its pid once it has begun writing parts (its first
+ * "write:" progress line was read: a day-1x then has more than a
+ * thousand parts to go). */
+static pid_t
+spawn_build_writing(const char *dir, FILE **errf)
+{
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *argv[] = { "mergescope", "fixture", "build", "--scale",
+			         "1",          "--seed",  "2",     "--out",
+			         (char *)dir,  NULL };
+		close(p[0]);
+		FILE *o = fopen("/dev/null", "w"), *e = fdopen(p[1], "w");
+		if (!o || !e)
+			_exit(99);
+		setvbuf(e, NULL, _IONBF, 0);
+		_exit(ms_cli_main(9, argv, o, e));
+	}
+	close(p[1]);
+	*errf = fdopen(p[0], "r");
+	assert_non_null(*errf);
+	char line[512];
+	while (fgets(line, sizeof(line), *errf))
+		if (strncmp(line, "write: ", 7) == 0)
+			return pid;
+	fail_msg("the build ended before it wrote a part");
+	return -1;
+}
+
+/* The rest of f into buf; f closed. */
+static void
+drain(FILE *f, char *buf, size_t n)
+{
+	size_t used = 0;
+	char line[512];
+	buf[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (used + strlen(line) < n) {
+			memcpy(buf + used, line, strlen(line) + 1);
+			used += strlen(line);
+		}
+	fclose(f);
+}
+
+/* SIGINT or SIGTERM while a build writes its parts: it stops, removes
+ * what it made (nothing at --out or beside it), says so naming the
+ * signal and the directory, and exits 128 + the signal. */
+static void
+test_build_stopped_by_signal(void **state)
+{
+	(void)state;
+	static const int sigs[] = { SIGINT, SIGTERM };
+	static const char *const names[] = { "SIGINT", "SIGTERM" };
+	for (size_t i = 0; i < 2; i++) {
+		FILE *e = NULL;
+		pid_t pid = spawn_build_writing("k", &e);
+		assert_int_equal(kill(pid, sigs[i]), 0);
+		drain(e, err_text, sizeof(err_text));
+		int st = 0;
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		if (!WIFEXITED(st))
+			fail_msg("%s: the build died of signal %d", names[i],
+			         WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+		assert_int_equal(WEXITSTATUS(st), 128 + sigs[i]);
+		char want[200];
+		snprintf(want, sizeof(want),
+		         "mergescope fixture build: --out k: stopped by %s; "
+		         "nothing was written",
+		         names[i]);
+		assert_non_null(strstr(err_text, want));
+		assert_string_equal(listing("."), "s1");
+	}
+}
+
+/* A build killed with SIGKILL leaves its staging directory; the next
+ * build of that directory removes it and names it. */
+static void
+test_killed_build_leftover_removed(void **state)
+{
+	(void)state;
+	FILE *e = NULL;
+	pid_t pid = spawn_build_writing("k", &e);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	drain(e, err_text, sizeof(err_text));
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	char tmp[64], want[300];
+	snprintf(tmp, sizeof(tmp), "k.tmp-%ld", (long)pid);
+	assert_int_equal(access(tmp, F_OK), 0);
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "k", NULL),
+	                 0);
+	snprintf(want, sizeof(want),
+	         "mergescope fixture build: removed %s, the unfinished "
+	         "fixture of a build of k that was killed (pid %ld)",
+	         tmp, (long)pid);
+	if (!strstr(err_text, want))
+		fail_msg("expected \"%s\" in: %s", want, err_text);
+	assert_string_equal(listing("."), "k s1");
+	assert_int_equal(ms_test_rmtree("k"), 0);
+}
+
 /* A chain or variant that does not open is named by the option given. */
 static void
 test_run_names_chain(void **state)
@@ -493,6 +607,8 @@ main(void)
 		cmocka_unit_test(test_check_names_the_path),
 		cmocka_unit_test(test_build_leaves_no_lock),
 		cmocka_unit_test(test_lock_waiter_relocks),
+		cmocka_unit_test(test_build_stopped_by_signal),
+		cmocka_unit_test(test_killed_build_leftover_removed),
 		cmocka_unit_test(test_run_names_chain),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

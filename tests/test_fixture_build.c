@@ -755,26 +755,32 @@ test_open_refuses_edited_facts(void **state)
 	static const struct {
 		const char *key, *value, *said;
 	} cases[] = {
-		{ "seed", "abc", "manifest fact seed is \"abc\", expected an "
-		                 "unsigned decimal" },
+		{ "seed", "abc",
+		  "manifest fact seed is \"abc\", expected an "
+		  "unsigned decimal" },
 		{ "seed", "-1", "manifest fact seed is \"-1\"" },
-		{ "preset", "bogus", "manifest fact preset is \"bogus\", "
-		                     "expected day-1x, day-2x, smoke or "
-		                     "day-<N>x" },
-		{ "preset", "day-1x", "manifest fact day_end_ns is "
-		                      "\"1785304800000000000\", expected "
-		                      "1785369600000000000 (preset day-1x)" },
+		{ "preset", "bogus",
+		  "manifest fact preset is \"bogus\", "
+		  "expected day-1x, day-2x, smoke or "
+		  "day-<N>x" },
+		{ "preset", "day-1x",
+		  "manifest fact day_end_ns is "
+		  "\"1785304800000000000\", expected "
+		  "1785369600000000000 (preset day-1x)" },
 		{ "day_end_ns", "1785308400000000000",
 		  "manifest fact day_end_ns is \"1785308400000000000\", "
 		  "expected 1785304800000000000 (preset smoke)" },
 		{ "day_start_ns", "1785283200000000001",
 		  "manifest fact day_start_ns is" },
-		{ "traces", "12", "manifest fact traces is \"12\", expected "
-		                  "4000 (preset smoke)" },
-		{ "writes", "170", "manifest fact writes is \"170\", expected "
-		                   "171 (its schedule's slots)" },
-		{ "rows", "17202", "manifest fact rows is \"17202\", expected "
-		                   "17201 (its day's parts' rows)" },
+		{ "traces", "12",
+		  "manifest fact traces is \"12\", expected "
+		  "4000 (preset smoke)" },
+		{ "writes", "170",
+		  "manifest fact writes is \"170\", expected "
+		  "171 (its schedule's slots)" },
+		{ "rows", "17202",
+		  "manifest fact rows is \"17202\", expected "
+		  "17201 (its day's parts' rows)" },
 	};
 	ms_errbuf eb = { { 0 } };
 	ms_fixture *f = NULL;
@@ -1743,8 +1749,7 @@ assert_stage(const progress_log *l, const char *stage, uint64_t total)
 		if (strcmp(st->name, stage) != 0)
 			continue;
 		if ((total ? st->total != total : st->total < 2) ||
-		    st->between == 0 || st->last != st->total ||
-		    st->backwards)
+		    st->between == 0 || st->last != st->total || st->backwards)
 			fail_msg("stage %s: total %llu (expected %llu), %llu "
 			         "calls between start and end, last %llu%s",
 			         stage, (unsigned long long)st->total,
@@ -1801,6 +1806,69 @@ test_progress_by_part(void **state)
 	rm_rf(dir);
 	free(l);
 	free(rep);
+}
+
+/* Sets the stop flag once stage `at` has done some of its work. */
+typedef struct stopper {
+	const char *at;
+	volatile sig_atomic_t flag;
+} stopper;
+
+static void
+stop_at(void *ctx, const char *stage, uint64_t done, uint64_t total)
+{
+	stopper *st = ctx;
+
+	if (strcmp(stage, st->at) == 0 && done > 0 && done < total)
+		st->flag = 1;
+}
+
+/* A build whose stop flag is set part way through a step returns
+ * MS_ERR_CANCELED and leaves nothing: no fixture, no staging directory
+ * beside it. (Smoke's sampler runs in one batch: nothing to stop in.) */
+static void
+test_stop_leaves_nothing(void **state)
+{
+	static const char *const at[] = { "generate",           "write",
+		                          "consolidate",        "recheck raw",
+		                          "opening generate",   "opening write",
+		                          "opening consolidate" };
+	ms_errbuf eb = { { 0 } };
+	char dir[512];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/stopped", root);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		ms_fixture_report *rep = calloc(1, sizeof(*rep));
+		stopper st = { at[i], 0 };
+		ms_fixture_build_opts o = { 0 };
+		char left[8][256];
+		size_t nleft = 0;
+
+		assert_non_null(rep);
+		o.preset = "smoke";
+		o.seed = 9;
+		o.out_dir = dir;
+		o.plugin_path = PLUGIN;
+		o.opening = "warm";
+		o.progress = stop_at;
+		o.progress_ctx = &st;
+		o.stop = &st.flag;
+		if (ms_fixture_build(&o, rep, &eb) != MS_ERR_CANCELED)
+			fail_msg("stopped at %s: %s", at[i], eb.msg);
+		assert_non_null(strstr(eb.msg, "stopped on request"));
+		assert_false(exists("stopped"));
+		DIR *d = opendir(root);
+		assert_non_null(d);
+		for (struct dirent *e; (e = readdir(d)) && nleft < 8;)
+			if (strncmp(e->d_name, "stopped", 7) == 0)
+				snprintf(left[nleft++], sizeof(left[0]), "%s",
+				         e->d_name);
+		closedir(d);
+		if (nleft)
+			fail_msg("stopped at %s, left %s", at[i], left[0]);
+		free(rep);
+	}
 }
 
 /* The reference table: volume figures scale with the day, others do not
@@ -1985,6 +2053,7 @@ main(void)
 		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_warm_opening),
 		cmocka_unit_test(test_progress_by_part),
+		cmocka_unit_test(test_stop_leaves_nothing),
 		cmocka_unit_test(test_scaled_presets),
 		cmocka_unit_test(test_room_check),
 		cmocka_unit_test(test_reference),

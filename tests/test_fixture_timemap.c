@@ -587,9 +587,9 @@ test_copies_day1x(void **state)
 	assert_int_equal(ms__fx_model_generate(&m, p, 1, 0, NULL, &eb), 0);
 	assert_int_equal(m.ntraces, 37288);
 	check_copies(&m, 5202);
-	assert_int_equal(
-	        ms__fx_model_generate(&d, p, 1, FX_MODEL_DECORRELATE, NULL,
-	                              &eb), 0);
+	assert_int_equal(ms__fx_model_generate(&d, p, 1, FX_MODEL_DECORRELATE,
+	                                       NULL, &eb),
+	                 0);
 	check_copies(&d, 5202);
 	{
 		size_t differ = 0;

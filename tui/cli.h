@@ -222,6 +222,12 @@ int ms__scratch_check(FILE *err, const char *cmd);
  * err says how many and how much was freed. A bad MERGESCOPE_SCRATCH is
  * one line on err naming it and MS_EXIT_USAGE; else 0. */
 int ms__scratch_sweep(FILE *err, const char *cmd);
+/* Remove what builds of the fixture directory dir left beside it when
+ * they were killed ("<dir>.tmp-<pid>" and what such a build put next to
+ * its staging directory), each whose owner is gone; one line on err for
+ * each (cmd names the command). Anywhere dir is, in the cache or not:
+ * the next build of dir finds them. */
+void ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir);
 /* $XDG_CACHE_HOME/mergescope (else ~/.cache/mergescope) into buf. */
 int ms__cache_root(char *buf, size_t n);
 

@@ -399,7 +399,8 @@ ms__fixture_lock(const char *cmd, const char *dir, FILE *err)
 		}
 		struct stat held, named;
 		if (fstat(fd, &held) == 0 && stat(path, &named) == 0 &&
-		    held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+		    held.st_dev == named.st_dev &&
+		    held.st_ino == named.st_ino) {
 			free(path);
 			return fd;
 		}
