@@ -1794,6 +1794,8 @@ test_progress_by_part(void **state)
 	assert_stage(l, "opening write", 0);
 	assert_stage(l, "opening consolidate", 0);
 	assert_stage(l, "opening recheck raw", 0);
+	/* The block ledgers, the manifest, the sync: one step each. */
+	assert_stage(l, "manifest", 3);
 	/* Nothing of the opening under the day's names: one "write". */
 	for (size_t i = 0; i < l->n; i++)
 		for (size_t j = i + 1; j < l->n; j++)

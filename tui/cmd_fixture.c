@@ -6,8 +6,8 @@
  * Signals: while a build runs, SIGINT, SIGTERM and SIGHUP (those not
  * ignored when it started) stop it at the next trace batch or part; it
  * removes what it made, says so naming the signal and the directory, and
- * exits 128 + the signal. A second one acts as it always does. Before a
- * build takes its lock it removes what builds of the same directory that
+ * exits 128 + the signal. A second one acts as it always does. Once a
+ * build holds its lock it removes what builds of the same directory that
  * were killed left beside it (their staging directories), saying so.
  */
 #include "cli.h"
@@ -395,11 +395,8 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	memset(&r, 0, sizeof(r));
 	if ((rc = parse_request(args->o, &r, err)))
 		return rc;
-	/* A bad MERGESCOPE_SCRATCH is refused now, not after the day is
-	 * generated; what killed runs and builds left there and in the
-	 * cache goes, as at the start of a run. */
-	if ((rc = ms__scratch_sweep(err, "fixture build")))
-		return rc;
+	if ((rc = ms__scratch_check(err, "fixture build")))
+		return rc; /* refused now, not after the day is generated */
 	if (!r.out_given) {
 		if (ms_fixture_cache_dir(r.outdir, sizeof(r.outdir), r.preset,
 		                         r.seed)) {
