@@ -5,7 +5,12 @@
  * seen): what it refuses before anything is created (a seed that is not
  * a plain decimal in range, an unknown preset, an empty --out, an --out
  * under a file), each with one line naming the option or path and what
- * was expected, and no lock file or directory left; a fixture already at
+ * was expected, and no lock file or directory left; no build leaves its
+ * lock file beside the fixture, and the lock keeps one build of a
+ * directory at a time although its file goes; a build stopped by SIGINT
+ * or SIGTERM removes what it made and says so, exiting 128 + N, and what
+ * a build killed with SIGKILL left is removed, named, by the next build
+ * of the same directory; a fixture already at
  * --out or in the cache reused only when every build option matches, and
  * otherwise refused naming what differs and the directory; and the run
  * options' errors naming --chain or --variant as given.
@@ -16,16 +21,23 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cli.h"
 #include "cli_testlib.h"
 #include "ms_fixture.h"
 #include "ms_tui.h"
 #include "testdir.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define EXIT_USAGE 64
@@ -169,7 +181,7 @@ test_seed_plain_decimal(void **state)
 		                                 "directory)"));
 	}
 	assert_int_equal(unlink("f"), 0);
-	assert_string_equal(listing("."), "s1 s1.lock");
+	assert_string_equal(listing("."), "s1");
 	assert_string_equal(listing(cache_dir()), "");
 }
 
@@ -191,7 +203,7 @@ test_out_under_a_file(void **state)
 	assert_non_null(strstr(err_text, "--out a/c/b: "));
 	assert_non_null(strstr(err_text, "Not a directory"));
 	assert_int_equal(unlink("a"), 0);
-	assert_string_equal(listing("."), "s1 s1.lock");
+	assert_string_equal(listing("."), "s1");
 }
 
 /* --out '' is a usage error naming the option; no ".lock" appears. */
@@ -207,7 +219,7 @@ test_out_empty(void **state)
 	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
 	                     "1", "--out=", NULL),
 	                 EXIT_USAGE);
-	assert_string_equal(listing("."), "s1 s1.lock");
+	assert_string_equal(listing("."), "s1");
 }
 
 /* An unknown preset is refused before the cache (or --out) gets a lock
@@ -235,7 +247,7 @@ test_unknown_preset(void **state)
 		                 EXIT_USAGE);
 	}
 	assert_string_equal(listing(cache_dir()), "");
-	assert_string_equal(listing("."), "s1 s1.lock");
+	assert_string_equal(listing("."), "s1");
 	/* --scale says the same range. */
 	assert_int_equal(
 	        cli("fixture", "build", "--scale", "1001", "--seed", "1", NULL),
@@ -251,8 +263,7 @@ static void
 test_reuse_only_the_same_fixture(void **state)
 {
 	(void)state;
-	/* The real build's lock stays beside it (README). */
-	assert_string_equal(listing("."), "s1 s1.lock");
+	assert_string_equal(listing("."), "s1");
 	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
 	                     "1", "--out", "s1", NULL),
 	                 0);
@@ -295,7 +306,7 @@ test_reuse_only_the_same_fixture(void **state)
 		assert_null(strstr(out_text, "reusing"));
 		assert_string_equal(opening_of("s1"), "empty");
 	}
-	assert_string_equal(listing("."), "s1 s1.lock");
+	assert_string_equal(listing("."), "s1");
 	/* A directory that holds no fixture is not built over either. */
 	assert_int_equal(mkdir("d", 0777), 0);
 	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
@@ -305,7 +316,7 @@ test_reuse_only_the_same_fixture(void **state)
 	                                 "a fixture (d/manifest.sqlite"));
 	assert_string_equal(listing("d"), "");
 	assert_int_equal(rmdir("d"), 0);
-	assert_string_equal(listing("."), "s1 s1.lock");
+	assert_string_equal(listing("."), "s1");
 }
 
 /* The same in the cache's place: the warm fixture's name holding an
@@ -363,7 +374,202 @@ test_check_names_the_path(void **state)
 	                                 "(parts/core/0000000000000001): "));
 	assert_null(strstr(err_text, "fixture check: fixture check"));
 	assert_int_equal(ms_test_rmtree("c2"), 0);
-	assert_string_equal(listing("."), "s1 s1.lock");
+	assert_string_equal(listing("."), "s1");
+}
+
+/* A finished build leaves the fixture and nothing beside it: no
+ * "<dir>.lock" at --out or in the cache, nor the lock file a killed build
+ * left, which the next build takes over. */
+static void
+test_build_leaves_no_lock(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", NULL),
+	                 0);
+	assert_string_equal(listing(cache_dir()), "smoke-1");
+	/* A killed build's lock file: taken over, then removed. */
+	assert_int_equal(ms_test_put("s2.lock", ""), 0);
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "s2", NULL),
+	                 0);
+	assert_non_null(strstr(out_text, "fixture written to s2"));
+	assert_string_equal(listing("."), "s1 s2");
+	/* Reusing a fixture takes no lock and leaves none. */
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "s2", NULL),
+	                 0);
+	assert_string_equal(listing("."), "s1 s2");
+	assert_int_equal(ms_test_rmtree("s2"), 0);
+	assert_int_equal(ms_test_rmtree(cache_dir()), 0);
+}
+
+typedef struct waiter {
+	FILE *err; /* the pipe's write end: "waiting" shows there */
+	int fd;
+} waiter;
+
+static void *
+wait_for_lock(void *arg)
+{
+	waiter *w = arg;
+	w->fd = ms__fixture_lock("test", "L", w->err);
+	fclose(w->err);
+	return NULL;
+}
+
+/* A builder waiting on the lock while the holder removes its file goes
+ * on only once it holds the lock of the file the path names: the lock it
+ * was waiting for is not the lock any more, and a third process must see
+ * the path locked. */
+static void
+test_lock_waiter_relocks(void **state)
+{
+	(void)state;
+	FILE *quiet = tmpfile();
+	assert_non_null(quiet);
+	int held = ms__fixture_lock("test", "L", quiet);
+	assert_true(held >= 0);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	waiter w = { .err = fdopen(p[1], "w"), .fd = -1 };
+	assert_non_null(w.err);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, wait_for_lock, &w), 0);
+	/* Its line says it waits (read, not timed). */
+	char line[512];
+	FILE *r = fdopen(p[0], "r");
+	assert_non_null(r);
+	assert_non_null(fgets(line, sizeof(line), r));
+	assert_non_null(strstr(line, "another process holds the build lock "
+	                             "of L; waiting for it (lock L.lock)"));
+	ms__fixture_unlock(held, "L");
+	assert_int_equal(pthread_join(th, NULL), 0);
+	fclose(r);
+	assert_true(w.fd >= 0);
+	/* The waiter holds the file at the path, not the removed one. */
+	struct stat a, b;
+	assert_int_equal(fstat(w.fd, &a), 0);
+	assert_int_equal(stat("L.lock", &b), 0);
+	assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	int other = open("L.lock", O_RDWR | O_CLOEXEC);
+	assert_true(other >= 0);
+	assert_int_equal(flock(other, LOCK_EX | LOCK_NB), -1);
+	assert_int_equal(errno, EWOULDBLOCK);
+	close(other);
+	ms__fixture_unlock(w.fd, "L");
+	assert_int_equal(access("L.lock", F_OK), -1);
+	fclose(quiet);
+	assert_string_equal(listing("."), "s1");
+}
+
+/* `fixture build --scale 1 --seed 2 --out dir` in a child process (the
+ * command line as the binary runs it) whose standard error comes back
+ * on *errf; returns its pid once it has begun writing parts (its first
+ * "write:" progress line was read: a day-1x then has more than a
+ * thousand parts to go). */
+static pid_t
+spawn_build_writing(const char *dir, FILE **errf)
+{
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *argv[] = { "mergescope", "fixture", "build", "--scale",
+			         "1",          "--seed",  "2",     "--out",
+			         (char *)dir,  NULL };
+		close(p[0]);
+		FILE *o = fopen("/dev/null", "w"), *e = fdopen(p[1], "w");
+		if (!o || !e)
+			_exit(99);
+		setvbuf(e, NULL, _IONBF, 0);
+		_exit(ms_cli_main(9, argv, o, e));
+	}
+	close(p[1]);
+	*errf = fdopen(p[0], "r");
+	assert_non_null(*errf);
+	char line[512];
+	while (fgets(line, sizeof(line), *errf))
+		if (strncmp(line, "write: ", 7) == 0)
+			return pid;
+	fail_msg("the build ended before it wrote a part");
+	return -1;
+}
+
+/* The rest of f into buf; f closed. */
+static void
+drain(FILE *f, char *buf, size_t n)
+{
+	size_t used = 0;
+	char line[512];
+	buf[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (used + strlen(line) < n) {
+			memcpy(buf + used, line, strlen(line) + 1);
+			used += strlen(line);
+		}
+	fclose(f);
+}
+
+/* SIGINT or SIGTERM while a build writes its parts: it stops, removes
+ * what it made (nothing at --out or beside it), says so naming the
+ * signal and the directory, and exits 128 + the signal. */
+static void
+test_build_stopped_by_signal(void **state)
+{
+	(void)state;
+	static const int sigs[] = { SIGINT, SIGTERM };
+	static const char *const names[] = { "SIGINT", "SIGTERM" };
+	for (size_t i = 0; i < 2; i++) {
+		FILE *e = NULL;
+		pid_t pid = spawn_build_writing("k", &e);
+		assert_int_equal(kill(pid, sigs[i]), 0);
+		drain(e, err_text, sizeof(err_text));
+		int st = 0;
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		if (!WIFEXITED(st))
+			fail_msg("%s: the build died of signal %d", names[i],
+			         WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+		assert_int_equal(WEXITSTATUS(st), 128 + sigs[i]);
+		char want[200];
+		snprintf(want, sizeof(want),
+		         "mergescope fixture build: --out k: stopped by %s; "
+		         "nothing was written",
+		         names[i]);
+		assert_non_null(strstr(err_text, want));
+		assert_string_equal(listing("."), "s1");
+	}
+}
+
+/* A build killed with SIGKILL leaves its staging directory; the next
+ * build of that directory removes it and names it. */
+static void
+test_killed_build_leftover_removed(void **state)
+{
+	(void)state;
+	FILE *e = NULL;
+	pid_t pid = spawn_build_writing("k", &e);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	drain(e, err_text, sizeof(err_text));
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	char tmp[64], want[300];
+	snprintf(tmp, sizeof(tmp), "k.tmp-%ld", (long)pid);
+	assert_int_equal(access(tmp, F_OK), 0);
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "k", NULL),
+	                 0);
+	snprintf(want, sizeof(want),
+	         "mergescope fixture build: removed %s, the unfinished "
+	         "fixture of a build of k that was killed (pid %ld)",
+	         tmp, (long)pid);
+	if (!strstr(err_text, want))
+		fail_msg("expected \"%s\" in: %s", want, err_text);
+	assert_string_equal(listing("."), "k s1");
+	assert_int_equal(ms_test_rmtree("k"), 0);
 }
 
 /* A chain or variant that does not open is named by the option given. */
@@ -399,6 +605,10 @@ main(void)
 		cmocka_unit_test(test_reuse_only_the_same_fixture),
 		cmocka_unit_test(test_reuse_in_the_cache),
 		cmocka_unit_test(test_check_names_the_path),
+		cmocka_unit_test(test_build_leaves_no_lock),
+		cmocka_unit_test(test_lock_waiter_relocks),
+		cmocka_unit_test(test_build_stopped_by_signal),
+		cmocka_unit_test(test_killed_build_leftover_removed),
 		cmocka_unit_test(test_run_names_chain),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -40,6 +40,7 @@
 static char root[256];
 
 static void flip_byte(const char *path, long at);
+static void set_text_fact(sqlite3 *db, const char *key, const char *v);
 
 static void
 rm_rf(const char *dir)
@@ -625,7 +626,9 @@ manifest_of_slots(const char *src, const char *dst, size_t n)
 {
 	fx_manifest *mf = NULL, big;
 	ms_errbuf eb = { { 0 } };
-	char path[700];
+	char path[700], writes[32], rows[32];
+	char *was[2] = { NULL, NULL };
+	uint64_t nrows = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", src, MS_FIXTURE_MANIFEST);
 	assert_int_equal(ms__fx_manifest_read(path, &mf, &eb), 0);
@@ -640,10 +643,32 @@ manifest_of_slots(const char *src, const char *dst, size_t n)
 		big.parts[i] = mf->parts[i % mf->nsched];
 		big.sched[i].slot = i;
 		big.sched[i].part_id = big.parts[i].id = i + 1;
+		nrows += big.parts[i].meta[MS_KIND_CORE].rows;
 	}
+	/* The counts the open checks against the slots: the new ones (the
+	 * facts are mf's, given back before it is freed). */
+	snprintf(writes, sizeof(writes), "%zu", n);
+	snprintf(rows, sizeof(rows), "%llu", (unsigned long long)nrows);
+	for (size_t i = 0; i < big.nkv; i++) {
+		if (strcmp(big.kv[i].key, "writes") == 0) {
+			was[0] = big.kv[i].value;
+			big.kv[i].value = writes;
+		} else if (strcmp(big.kv[i].key, "rows") == 0) {
+			was[1] = big.kv[i].value;
+			big.kv[i].value = rows;
+		}
+	}
+	assert_non_null(was[0]);
+	assert_non_null(was[1]);
 	assert_int_equal(mkdir(dst, 0755), 0);
 	snprintf(path, sizeof(path), "%s/%s", dst, MS_FIXTURE_MANIFEST);
 	assert_int_equal(ms__fx_manifest_write(path, &big, &eb), 0);
+	for (size_t i = 0; i < big.nkv; i++) {
+		if (big.kv[i].value == writes)
+			big.kv[i].value = was[0];
+		else if (big.kv[i].value == rows)
+			big.kv[i].value = was[1];
+	}
 	free(big.sched);
 	free(big.parts);
 	ms__fx_manifest_free(mf);
@@ -718,6 +743,103 @@ test_open_memory(void **state)
 	assert_true(hs <= 72 * 1000 + 512 * 1024);
 	rm_rf(small);
 	rm_rf(large);
+}
+
+/* A manifest fact a replay runs on, edited after the build (nothing
+ * hashes the facts), is refused at the open naming the manifest, the key,
+ * its value and what it must be, rather than replayed as another day;
+ * `fixture check` names the seed and the day's bounds too. */
+static void
+test_open_refuses_edited_facts(void **state)
+{
+	static const struct {
+		const char *key, *value, *said;
+	} cases[] = {
+		{ "seed", "abc",
+		  "manifest fact seed is \"abc\", expected an "
+		  "unsigned decimal" },
+		{ "seed", "-1", "manifest fact seed is \"-1\"" },
+		{ "preset", "bogus",
+		  "manifest fact preset is \"bogus\", "
+		  "expected day-1x, day-2x, smoke or "
+		  "day-<N>x" },
+		{ "preset", "day-1x",
+		  "manifest fact day_end_ns is "
+		  "\"1785304800000000000\", expected "
+		  "1785369600000000000 (preset day-1x)" },
+		{ "day_end_ns", "1785308400000000000",
+		  "manifest fact day_end_ns is \"1785308400000000000\", "
+		  "expected 1785304800000000000 (preset smoke)" },
+		{ "day_start_ns", "1785283200000000001",
+		  "manifest fact day_start_ns is" },
+		{ "traces", "12",
+		  "manifest fact traces is \"12\", expected "
+		  "4000 (preset smoke)" },
+		{ "writes", "170",
+		  "manifest fact writes is \"170\", expected "
+		  "171 (its schedule's slots)" },
+		{ "rows", "17202",
+		  "manifest fact rows is \"17202\", expected "
+		  "17201 (its day's parts' rows)" },
+	};
+	ms_errbuf eb = { { 0 } };
+	ms_fixture *f = NULL;
+	sqlite3 *db = NULL;
+	char dir[512], cmd[1200], mpath[600], was[64];
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, NULL, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/edited", root);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/a' '%s'", root, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(mpath, sizeof(mpath), "%s/%s", dir, MS_FIXTURE_MANIFEST);
+	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sqlite3_stmt *st = NULL;
+		char sql[160];
+
+		snprintf(sql, sizeof(sql),
+		         "SELECT value FROM fixture WHERE key='%s'",
+		         cases[i].key);
+		assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+		                 SQLITE_OK);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		snprintf(was, sizeof(was), "%s", sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+		set_text_fact(db, cases[i].key, cases[i].value);
+		assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_CORRUPT);
+		assert_null(f);
+		if (!strstr(eb.msg, mpath) || !strstr(eb.msg, cases[i].said))
+			fail_msg("%s=%s: %s", cases[i].key, cases[i].value,
+			         eb.msg);
+		assert_non_null(strstr(eb.msg, "changed after the build"));
+		set_text_fact(db, cases[i].key, was);
+		assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+		ms_fixture_close(f);
+		f = NULL;
+	}
+	/* The check names what it cannot judge from the parts. */
+	{
+		ms_fixture_report *rep = calloc(1, sizeof(*rep));
+
+		assert_non_null(rep);
+		set_text_fact(db, "seed", "x1");
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+		        MS_ERR_CORRUPT);
+		assert_non_null(strstr(eb.msg, "manifest fact seed is "
+		                               "\"x1\""));
+		set_text_fact(db, "seed", "1");
+		set_text_fact(db, "day_end_ns", "1785304800000000001");
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+		        MS_ERR_CORRUPT);
+		assert_non_null(strstr(eb.msg, "manifest fact day_end_ns is"));
+		free(rep);
+	}
+	sqlite3_close(db);
+	rm_rf(dir);
 }
 
 /* A slot holds a part's rows, blocks and file bytes in 32 bits: a
@@ -1582,6 +1704,175 @@ test_warm_opening(void **state)
 	}
 }
 
+/* What a build or check reported, per stage: its total, the calls
+ * strictly between the start and the end, the last done, and whether
+ * done ever went back or the total changed. */
+typedef struct stage_seen {
+	char name[32];
+	uint64_t total, last, between;
+	bool backwards;
+} stage_seen;
+
+typedef struct progress_log {
+	stage_seen s[24];
+	size_t n;
+} progress_log;
+
+static void
+record_progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
+{
+	progress_log *l = ctx;
+	stage_seen *st = NULL;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->s[i].name, stage) == 0)
+			st = &l->s[i];
+	if (!st) {
+		assert_true(l->n < sizeof(l->s) / sizeof(l->s[0]));
+		st = &l->s[l->n++];
+		snprintf(st->name, sizeof(st->name), "%s", stage);
+		st->total = total;
+	}
+	st->backwards |= done < st->last || total != st->total;
+	st->last = done;
+	st->between += done > 0 && done < total;
+}
+
+/* stage reported total units (0: any count above 1), some of them on the
+ * way, ending at the total and never going back. */
+static void
+assert_stage(const progress_log *l, const char *stage, uint64_t total)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const stage_seen *st = &l->s[i];
+
+		if (strcmp(st->name, stage) != 0)
+			continue;
+		if ((total ? st->total != total : st->total < 2) ||
+		    st->between == 0 || st->last != st->total || st->backwards)
+			fail_msg("stage %s: total %llu (expected %llu), %llu "
+			         "calls between start and end, last %llu%s",
+			         stage, (unsigned long long)st->total,
+			         (unsigned long long)total,
+			         (unsigned long long)st->between,
+			         (unsigned long long)st->last,
+			         st->backwards ? ", went back" : "");
+		return;
+	}
+	fail_msg("stage %s was never reported", stage);
+}
+
+/* A build reports its generation by trace and its consolidation and the
+ * raw parts' recheck by part, the warm opening's steps under names of
+ * their own; a check reports its consolidation the same way. */
+static void
+test_progress_by_part(void **state)
+{
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	progress_log *l = calloc(1, sizeof(*l));
+	ms_errbuf eb = { { 0 } };
+	ms_fixture_build_opts o = { 0 };
+	char dir[512];
+
+	(void)state;
+	assert_non_null(rep);
+	assert_non_null(l);
+	snprintf(dir, sizeof(dir), "%s/warm-progress", root);
+	o.preset = "smoke";
+	o.seed = 5;
+	o.out_dir = dir;
+	o.plugin_path = PLUGIN;
+	o.opening = "warm";
+	o.progress = record_progress;
+	o.progress_ctx = l;
+	assert_int_equal(ms_fixture_build(&o, rep, &eb), 0);
+	assert_stage(l, "generate", rep->traces);
+	assert_stage(l, "write", rep->writes);
+	assert_stage(l, "consolidate", rep->writes);
+	assert_stage(l, "recheck raw", rep->writes);
+	assert_stage(l, "opening generate", rep->traces);
+	assert_stage(l, "opening write", 0);
+	assert_stage(l, "opening consolidate", 0);
+	assert_stage(l, "opening recheck raw", 0);
+	/* The block ledgers, the manifest, the sync: one step each. */
+	assert_stage(l, "manifest", 3);
+	/* Nothing of the opening under the day's names: one "write". */
+	for (size_t i = 0; i < l->n; i++)
+		for (size_t j = i + 1; j < l->n; j++)
+			assert_string_not_equal(l->s[i].name, l->s[j].name);
+	memset(l, 0, sizeof(*l));
+	assert_int_equal(
+	        ms_fixture_check(dir, PLUGIN, rep, record_progress, l, &eb), 0);
+	assert_stage(l, "consolidate", rep->writes);
+	assert_stage(l, "recheck raw", rep->writes);
+	rm_rf(dir);
+	free(l);
+	free(rep);
+}
+
+/* Sets the stop flag once stage `at` has done some of its work. */
+typedef struct stopper {
+	const char *at;
+	volatile sig_atomic_t flag;
+} stopper;
+
+static void
+stop_at(void *ctx, const char *stage, uint64_t done, uint64_t total)
+{
+	stopper *st = ctx;
+
+	if (strcmp(stage, st->at) == 0 && done > 0 && done < total)
+		st->flag = 1;
+}
+
+/* A build whose stop flag is set part way through a step returns
+ * MS_ERR_CANCELED and leaves nothing: no fixture, no staging directory
+ * beside it. (Smoke's sampler runs in one batch: nothing to stop in.) */
+static void
+test_stop_leaves_nothing(void **state)
+{
+	static const char *const at[] = { "generate",           "write",
+		                          "consolidate",        "recheck raw",
+		                          "opening generate",   "opening write",
+		                          "opening consolidate" };
+	ms_errbuf eb = { { 0 } };
+	char dir[512];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/stopped", root);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		ms_fixture_report *rep = calloc(1, sizeof(*rep));
+		stopper st = { at[i], 0 };
+		ms_fixture_build_opts o = { 0 };
+		char left[8][256];
+		size_t nleft = 0;
+
+		assert_non_null(rep);
+		o.preset = "smoke";
+		o.seed = 9;
+		o.out_dir = dir;
+		o.plugin_path = PLUGIN;
+		o.opening = "warm";
+		o.progress = stop_at;
+		o.progress_ctx = &st;
+		o.stop = &st.flag;
+		if (ms_fixture_build(&o, rep, &eb) != MS_ERR_CANCELED)
+			fail_msg("stopped at %s: %s", at[i], eb.msg);
+		assert_non_null(strstr(eb.msg, "stopped on request"));
+		assert_false(exists("stopped"));
+		DIR *d = opendir(root);
+		assert_non_null(d);
+		for (struct dirent *e; (e = readdir(d)) && nleft < 8;)
+			if (strncmp(e->d_name, "stopped", 7) == 0)
+				snprintf(left[nleft++], sizeof(left[0]), "%s",
+				         e->d_name);
+		closedir(d);
+		if (nleft)
+			fail_msg("stopped at %s, left %s", at[i], left[0]);
+		free(rep);
+	}
+}
+
 /* The reference table: volume figures scale with the day, others do not
  * or are known at their own scale only; tolerances decide "OUTSIDE". */
 /* day-<N>x for any whole N >= 1: N day-1x units, the presets unchanged;
@@ -1755,6 +2046,7 @@ main(void)
 		cmocka_unit_test(test_proof_record_changed),
 		cmocka_unit_test(test_open_memory),
 		cmocka_unit_test(test_open_wide_part),
+		cmocka_unit_test(test_open_refuses_edited_facts),
 		cmocka_unit_test(test_block_store),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_each_gate_fails_when_broken),
@@ -1762,6 +2054,8 @@ main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_warm_opening),
+		cmocka_unit_test(test_progress_by_part),
+		cmocka_unit_test(test_stop_leaves_nothing),
 		cmocka_unit_test(test_scaled_presets),
 		cmocka_unit_test(test_room_check),
 		cmocka_unit_test(test_reference),

@@ -68,7 +68,7 @@ smoke_open(fx_model *m, uint64_t seed, fx_arena **a, ms_row **rows)
 	const fx_preset *p = ms__fx_preset_find("smoke", NULL);
 
 	assert_non_null(p);
-	assert_int_equal(ms__fx_model_generate(m, p, seed, 0, &eb), 0);
+	assert_int_equal(ms__fx_model_generate(m, p, seed, 0, NULL, &eb), 0);
 	assert_int_equal(ms__fx_arena_new(a), 0);
 	*rows = calloc(256, sizeof(**rows));
 	assert_non_null(*rows);
@@ -584,11 +584,12 @@ test_copies_day1x(void **state)
 	assert_non_null(p);
 	assert_int_equal(ms__fx_copies_for(37288), 5202);
 	assert_int_equal(ms__fx_copies_for(74576), 10404);
-	assert_int_equal(ms__fx_model_generate(&m, p, 1, 0, &eb), 0);
+	assert_int_equal(ms__fx_model_generate(&m, p, 1, 0, NULL, &eb), 0);
 	assert_int_equal(m.ntraces, 37288);
 	check_copies(&m, 5202);
-	assert_int_equal(
-	        ms__fx_model_generate(&d, p, 1, FX_MODEL_DECORRELATE, &eb), 0);
+	assert_int_equal(ms__fx_model_generate(&d, p, 1, FX_MODEL_DECORRELATE,
+	                                       NULL, &eb),
+	                 0);
 	check_copies(&d, 5202);
 	{
 		size_t differ = 0;

@@ -222,6 +222,12 @@ int ms__scratch_check(FILE *err, const char *cmd);
  * err says how many and how much was freed. A bad MERGESCOPE_SCRATCH is
  * one line on err naming it and MS_EXIT_USAGE; else 0. */
 int ms__scratch_sweep(FILE *err, const char *cmd);
+/* Remove what builds of the fixture directory dir left beside it when
+ * they were killed ("<dir>.tmp-<pid>" and what such a build put next to
+ * its staging directory), each whose owner is gone; one line on err for
+ * each (cmd names the command). Anywhere dir is, in the cache or not:
+ * the next build of dir finds them. */
+void ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir);
 /* $XDG_CACHE_HOME/mergescope (else ~/.cache/mergescope) into buf. */
 int ms__cache_root(char *buf, size_t n);
 
@@ -370,10 +376,13 @@ int ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err);
  * Take the build lock of the fixture directory dir ("<dir>.lock", an
  * flock): one build of a preset and seed at a time. When another process
  * holds it, one line on err says so (cmd names the command) and the call
- * waits. Returns the lock's descriptor (close it to release) or -1 after
- * printing why on err.
+ * waits. Returns the lock's descriptor, to release with
+ * ms__fixture_unlock, or -1 after printing why on err.
  */
 int ms__fixture_lock(const char *cmd, const char *dir, FILE *err);
+/* Release the lock ms__fixture_lock returned for dir and remove its file,
+ * so nothing is left beside the fixture; fd -1 does nothing. */
+void ms__fixture_unlock(int fd, const char *dir);
 /* The directory dir of path (its parent; "." for a bare name) created
  * with its parents, for a lock file or an output beside it. 0 or -1 with
  * errno. */

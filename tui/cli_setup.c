@@ -343,45 +343,89 @@ ms__mkdir_parent(const char *path)
 	return rc;
 }
 
+/*
+ * The build lock of a fixture directory: "<dir>.lock", an flock, there
+ * only while a build of dir runs or waits. The holder removes the file
+ * before it releases the lock (ms__fixture_unlock), so a finished build
+ * leaves nothing beside the fixture. A process that was waiting on the
+ * removed file then holds a lock nobody else can see: it checks, once it
+ * has the lock, that the path still names the file it locked, and starts
+ * again on the path's new file when not. So at most one process holds
+ * the lock of the file the path names, and only that one goes on. The
+ * file of a build killed before it could remove it is taken over by the
+ * next build, which removes it when done.
+ */
 int
 ms__fixture_lock(const char *cmd, const char *dir, FILE *err)
 {
 	size_t n = strlen(dir) + sizeof(".lock");
 	char *path = malloc(n);
+	bool said = false;
 	if (!path) {
 		fprintf(err, "mergescope %s: out of memory\n", cmd);
 		return -1;
 	}
 	snprintf(path, n, "%s.lock", dir);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		fprintf(err,
-		        "mergescope %s: cannot create the build lock %s: %s\n",
-		        cmd, path, strerror(errno));
-		free(path);
-		return -1;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		if (errno == EWOULDBLOCK) {
+	for (;;) {
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		if (fd < 0) {
 			fprintf(err,
-			        "mergescope %s: another process holds the "
-			        "build lock of %s; waiting for it (lock %s)\n",
-			        cmd, dir, path);
-			fflush(err);
-		}
-		int rc;
-		while ((rc = flock(fd, LOCK_EX)) < 0 && errno == EINTR)
-			;
-		if (rc < 0) {
-			fprintf(err, "mergescope %s: lock %s: %s\n", cmd, path,
-			        strerror(errno));
-			close(fd);
+			        "mergescope %s: cannot create the build lock "
+			        "%s: %s\n",
+			        cmd, path, strerror(errno));
 			free(path);
 			return -1;
 		}
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			if (errno == EWOULDBLOCK && !said) {
+				fprintf(err,
+				        "mergescope %s: another process holds "
+				        "the build lock of %s; waiting for it "
+				        "(lock %s)\n",
+				        cmd, dir, path);
+				fflush(err);
+				said = true;
+			}
+			int rc;
+			while ((rc = flock(fd, LOCK_EX)) < 0 && errno == EINTR)
+				;
+			if (rc < 0) {
+				fprintf(err, "mergescope %s: lock %s: %s\n",
+				        cmd, path, strerror(errno));
+				close(fd);
+				free(path);
+				return -1;
+			}
+		}
+		struct stat held, named;
+		if (fstat(fd, &held) == 0 && stat(path, &named) == 0 &&
+		    held.st_dev == named.st_dev &&
+		    held.st_ino == named.st_ino) {
+			free(path);
+			return fd;
+		}
+		/* Removed by the holder it waited for: lock the path's
+		 * file anew. */
+		close(fd);
 	}
-	free(path);
-	return fd;
+}
+
+void
+ms__fixture_unlock(int fd, const char *dir)
+{
+	if (fd < 0)
+		return;
+	size_t n = strlen(dir) + sizeof(".lock");
+	char *path = malloc(n);
+	/* Removed while still held: whoever locks the path next makes a
+	 * new file (see ms__fixture_lock). Without memory the file stays,
+	 * for the next build to take over. */
+	if (path) {
+		snprintf(path, n, "%s.lock", dir);
+		unlink(path);
+		free(path);
+	}
+	close(fd);
 }
 
 /* The preset's cached fixture, built when missing or unreadable, under
@@ -441,7 +485,7 @@ cached_fixture_locked(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	if (fd < 0)
 		return MS_EXIT_ERROR;
 	rc = cached_fixture(a, cfg, dir, err);
-	close(fd); /* releases the lock */
+	ms__fixture_unlock(fd, dir);
 	return rc;
 }
 

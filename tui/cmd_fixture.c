@@ -2,11 +2,19 @@
  * cmd_fixture.c - `mergescope fixture build` and `mergescope fixture check`:
  * generate a deterministic fixture from (preset, seed) and print its gates,
  * or re-validate a built one and name any part that changed.
+ *
+ * Signals: while a build runs, SIGINT, SIGTERM and SIGHUP (those not
+ * ignored when it started) stop it at the next trace batch or part; it
+ * removes what it made, says so naming the signal and the directory, and
+ * exits 128 + the signal. A second one acts as it always does. Once a
+ * build holds its lock it removes what builds of the same directory that
+ * were killed left beside it (their staging directories), saying so.
  */
 #include "cli.h"
 
 #include "ms_fixture.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,6 +29,8 @@ static const char usage[] =
         "build: generates the production-shaped day of trace writes for\n"
         "preset P from seed N, checks every fixture gate and prints them.\n"
         "A fixture that fails a gate is not written (exit status 1).\n"
+        "SIGINT, SIGTERM or SIGHUP stop a build; it removes what it\n"
+        "made (exit status 128 + N).\n"
         "Without --out the fixture goes to the cache,\n"
         "$XDG_CACHE_HOME/mergescope/<preset>-<seed> (-warm for a warm\n"
         "opening, -dict with --dictionary).\n"
@@ -49,6 +59,43 @@ static const char usage[] =
 typedef struct prog_ctx {
 	ms__progress p;
 } prog_ctx;
+
+/* The signal that asked the build under way to stop; 0: none. */
+static volatile sig_atomic_t stop_signal;
+
+static void
+on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+/* While a build runs: each stop signal not ignored sets stop_signal once,
+ * then acts as before (old[] keeps what to restore). */
+static void
+catch_stops(struct sigaction old[3])
+{
+	stop_signal = 0;
+	for (size_t i = 0; i < 3; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sigemptyset(&sa.sa_mask);
+		sa.sa_handler = on_stop;
+		sa.sa_flags = SA_RESETHAND;
+		if (sigaction(stop_signals[i], NULL, &old[i]) == 0 &&
+		    old[i].sa_handler != SIG_IGN)
+			sigaction(stop_signals[i], &sa, NULL);
+	}
+}
+
+static void
+release_stops(const struct sigaction old[3])
+{
+	for (size_t i = 0; i < 3; i++)
+		if (old[i].sa_handler != SIG_IGN)
+			sigaction(stop_signals[i], &old[i], NULL);
+}
 
 static void
 on_progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
@@ -407,20 +454,16 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	}
 	/* One build of a directory at a time: a second waits, then finds
 	 * the fixture the first built and reuses it. */
-	char lockpath[4200];
-	struct stat st;
-	snprintf(lockpath, sizeof(lockpath), "%s.lock", r.outdir);
-	bool had_lock = lstat(lockpath, &st) == 0;
 	int lock = ms__fixture_lock("fixture build", r.outdir, err);
 	if (lock < 0)
 		return MS_EXIT_ERROR;
+	/* No other build of the directory runs now: what one left is
+	 * garbage. */
+	ms__scratch_sweep_beside(err, "fixture build", r.outdir);
 	/* Built meanwhile by the process that held the lock, or put there
-	 * by other means: a lock this call made goes again (whoever waits
-	 * on it finds the same directory and builds nothing either). */
+	 * by other means. */
 	if ((rc = existing(&r, out, err)) != OUT_ABSENT) {
-		if (!had_lock)
-			unlink(lockpath);
-		close(lock);
+		ms__fixture_unlock(lock, r.outdir);
 		return rc;
 	}
 	prog_ctx pc;
@@ -428,13 +471,26 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	bo.progress_ctx = &pc;
 	ms_fixture_report *rep = calloc(1, sizeof(*rep));
 	if (!rep) {
-		close(lock);
+		ms__fixture_unlock(lock, r.outdir);
 		fprintf(err, "mergescope fixture build: out of memory\n");
 		return MS_EXIT_ERROR;
 	}
+	struct sigaction old[3];
+	catch_stops(old);
+	bo.stop = &stop_signal;
 	rc = ms_fixture_build(&bo, rep, &eb);
-	close(lock);
+	release_stops(old);
+	ms__fixture_unlock(lock, r.outdir);
 	ms__progress_end(&pc.p);
+	if (rc == MS_ERR_CANCELED && stop_signal) {
+		fprintf(err,
+		        "mergescope fixture build: %s: stopped by %s; "
+		        "nothing was written (what the build had made is "
+		        "removed)\n",
+		        w, ms__signal_name(stop_signal));
+		free(rep);
+		return 128 + stop_signal;
+	}
 	rc = finish(rc, rep, &eb, out, err, "build");
 	if (rc == 0)
 		fprintf(out, "fixture written to %s\n", r.outdir);

@@ -11,7 +11,9 @@
  * scratch root has no room) and $XDG_CACHE_HOME/mergescope/ (fixture
  * builds). Nowhere else: instances given different scratch roots (and
  * caches) never touch each other's leftovers. Directories given with
- * --work-dir or --db elsewhere are the user's to remove.
+ * --work-dir or --db elsewhere are the user's to remove; but a fixture
+ * build's staging directory beside its --out is removed by the next build
+ * of that --out (ms__scratch_sweep_beside).
  *
  * What is what: a directory's owner record (core/include/ms_owner.h) says its
  * kind and whose it is. scratch, frozen-tmp and fixture-tmp directories
@@ -346,4 +348,52 @@ ms__scratch_sweep(FILE *err, const char *cmd)
 	        s.failed ? " (some could not be removed: see mergescope clean)"
 	                 : "");
 	return 0;
+}
+
+void
+ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir)
+{
+	char parent[PATH_MAX], prefix[PATH_MAX];
+	const char *slash = strrchr(dir, '/');
+	const char *base = slash ? slash + 1 : dir;
+	if (slash == dir)
+		snprintf(parent, sizeof(parent), "/");
+	else if (slash)
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir),
+		         dir);
+	else
+		snprintf(parent, sizeof(parent), ".");
+	if (!*base || (size_t)snprintf(prefix, sizeof(prefix), "%s.tmp-",
+	                               base) >= sizeof(prefix))
+		return;
+	size_t np = strlen(prefix);
+	DIR *d = opendir(parent);
+	if (!d)
+		return;
+	live_dbs none = { 0 };
+	for (struct dirent *de; (de = readdir(d));) {
+		ms__scratch_item it;
+		/* "<base>.tmp-<pid>", or what that build put beside it. */
+		if (strncmp(de->d_name, prefix, np) != 0 ||
+		    de->d_name[np] < '0' || de->d_name[np] > '9' ||
+		    !classify(parent, de->d_name, &none, &it) ||
+		    it.kind != MS__IT_LEFTOVER || it.in_use)
+			continue;
+		char b[32];
+		ms_fmt_bytes(b, sizeof(b), it.bytes);
+		/* Named beside dir as dir is given. */
+		const char *shown = slash ? it.path : de->d_name;
+		int rc = ms__scratch_remove(&it);
+		if (rc == 0)
+			fprintf(err,
+			        "mergescope %s: removed %s, the %s of a build "
+			        "of %s that was killed (pid %ld), %s freed\n",
+			        cmd, shown, it.what, dir, (long)it.pid, b);
+		else
+			fprintf(err,
+			        "mergescope %s: cannot remove %s, the %s of a "
+			        "build of %s that was killed: %s\n",
+			        cmd, shown, it.what, dir, ms_strerror(rc));
+	}
+	closedir(d);
 }

@@ -280,7 +280,7 @@ main(int argc, char **argv)
 		t0 = ms_mono_s();
 		if (ms__fx_consolidate_keep(fixture, root, &dict, mf->parts,
 		                            mf->nsched, nout, 0, root, ids,
-		                            false, &c, &eb))
+		                            false, NULL, &c, &eb))
 			die("consolidation", &eb);
 		t_cons = ms_mono_s() - t0;
 		nparts = c.parts;
