@@ -1012,6 +1012,62 @@ test_clean_says_why(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Owner records: a process is named by pid, start time and boot, so a pid
+ * now used by another process is not the owner; a killed process not yet
+ * reaped (a zombie) owns nothing; a record cut short names no one. */
+static void
+test_owner_records(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], rec[PATH_MAX + 64];
+	path_in(dir, sizeof(dir), "owner-unit");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(rec, sizeof(rec), "%s/%s", dir, MS_OWNER_FILE);
+
+	/* This process: alive; the same pid with another start: not. */
+	assert_int_equal(ms_owner_write(dir, "scratch", "n", NULL), 0);
+	ms_owner o;
+	assert_int_equal(ms_owner_read(dir, &o, NULL), 0);
+	assert_int_equal(o.pid, getpid());
+	assert_true(ms_owner_alive(&o));
+	o.start += 1;
+	assert_false(ms_owner_alive(&o));
+
+	/* A child that ended and is not reaped yet. */
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(ms_owner_write(dir, "scratch", "z", NULL) ? 1 : 0);
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+	assert_int_equal(ms_owner_read(dir, &o, NULL), 0);
+	assert_int_equal(o.pid, pid);
+	bool zombie_alive = ms_owner_alive(&o);
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_false(zombie_alive);
+
+	/* Cut short, or a pid that is not a whole number: no owner. */
+	static const char *const cut[] = {
+		"mergescope-owner 1\nkind scratch\npid 1",
+		"mergescope-owner 1\nkind scratch\npid 1\nstart 5\nboot b\n",
+		"mergescope-owner 1\nkind scratch\npid 12x\nstart 5\nboot "
+		"b\nnote \n",
+	};
+	for (size_t i = 0; i < sizeof(cut) / sizeof(*cut); i++) {
+		FILE *fp = fopen(rec, "w");
+		assert_non_null(fp);
+		fputs(cut[i], fp);
+		fclose(fp);
+		ms_errbuf eb = { "" };
+		assert_int_equal(ms_owner_read(dir, &o, &eb), MS_ERR_FORMAT);
+		assert_non_null(strstr(eb.msg, rec));
+		assert_int_equal(o.pid, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -1028,6 +1084,7 @@ main(void)
 		cmocka_unit_test(test_work_dir_taken),
 		cmocka_unit_test(test_clean_says_why),
 		cmocka_unit_test(test_merge_once_killed),
+		cmocka_unit_test(test_owner_records),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
