@@ -1012,6 +1012,134 @@ test_clean_says_why(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* ---- what `clean` must leave alone, and how much it says ------------ */
+
+/* A scratch root of its own for one test (under this test's directory);
+ * the previous MERGESCOPE_SCRATCH into *old (to give back). */
+static void
+own_root(const char *name, char *dir, size_t n, char **old)
+{
+	*old = getenv(MS_SCRATCH_ENV) ? strdup(getenv(MS_SCRATCH_ENV)) : NULL;
+	path_in(dir, n, name);
+	assert_int_equal(ms_fs_mkdir_p(dir, 0700, NULL), 0);
+	scratch_env(dir);
+}
+
+static void
+root_back(char *old)
+{
+	scratch_env(old);
+	free(old);
+}
+
+/* A run whose scratch shard is not where `clean` looks (--work-dir
+ * elsewhere) still records to its database in the cache's runs/: while
+ * it runs, `clean --runs` lists that database as in use and leaves it
+ * (it used to remove the database under the live run); at its end the
+ * run's owner file beside the database is gone and the database whole. */
+static void
+test_clean_live_db_elsewhere(void **state)
+{
+	(void)state;
+	char out[65536], err[16384], line[4096], buf[8192];
+	char work[PATH_MAX], db[PATH_MAX], rec[PATH_MAX + 16];
+	path_in(work, sizeof(work), "elsewhere.shard");
+	const char *args[] = { "run",       "--headless", "--fixture",
+		               fixture,     "--variant",  "alwayskeep",
+		               "--work-dir", work,        NULL };
+	int efd = -1;
+	pid_t pid = bt_spawn(args, false, NULL, NULL, &efd, 0);
+	/* Said once the run is open, before it starts: stopped there. */
+	assert_true(read_until(efd, ".sqlite\n", buf, sizeof(buf)));
+	kill(pid, SIGSTOP);
+	const char *at = strstr(buf, "events recorded in ");
+	assert_non_null(at);
+	snprintf(db, sizeof(db), "%.*s", (int)strcspn(at + 19, "\n"), at + 19);
+	snprintf(rec, sizeof(rec), "%s-owner", db);
+
+	const char *cl[] = { "clean", "--runs", NULL };
+	int rc = run_cli(cl, out, sizeof(out), err, sizeof(err));
+	fprintf(stderr, "%s", out);
+	kill(pid, SIGCONT);
+	assert_int_equal(rc, 0);
+	assert_non_null(line_of(out, db, line, sizeof(line)));
+	assert_non_null(strstr(line, "run database"));
+	assert_non_null(strstr(line, "in use"));
+	assert_true(exists(db));
+
+	int st = bt_wait(pid, HUNG_S);
+	close(efd);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(exists(db));
+	assert_false(exists(rec));
+	ms_ev_run_end end;
+	run_end(db, &end);
+	assert_string_equal(end.status, "complete");
+}
+
+/* A frozen shard a running merge-once replays is in use: `clean --frozen`
+ * leaves it (it used to remove it, and the merge-once failed), whatever
+ * path the merge-once was given for it. */
+static void
+test_clean_frozen_in_use_by_merge_once(void **state)
+{
+	(void)state;
+	char *old = NULL;
+	char out[65536], err[16384], line[4096];
+	char sroot[PATH_MAX], db[PATH_MAX], work[PATH_MAX + 16];
+	char frozen[PATH_MAX + 32], given[PATH_MAX + 64], left[PATH_MAX];
+	own_root("root-mo-live", sroot, sizeof(sroot), &old);
+	path_in(db, sizeof(db), "mo-live.db");
+	snprintf(work, sizeof(work), "%s/mo.shard", sroot);
+	snprintf(frozen, sizeof(frozen), "%s.frozen-3", work);
+	const char *fz[] = { "run",         "--headless", "--fixture",
+		             fixture,       "--variant",  "disabled",
+		             "--freeze-at", "merge=3",    "--work-dir",
+		             work,          "--db",       db,
+		             NULL };
+	assert_int_equal(run_cli(fz, out, sizeof(out), err, sizeof(err)), 0);
+	assert_true(exists(frozen));
+	/* Another spelling of the same directory. */
+	snprintf(given, sizeof(given), "%s/./mo.shard.frozen-3", sroot);
+
+	const char *mo[] = { "merge-once", "--frozen", given, "--variant",
+		             "disabled",   "--reps",   "1000", NULL };
+	pid_t pid = bt_spawn(mo, false, NULL, NULL, NULL, 0);
+	bool found = false;
+	for (int i = 0; i < HUNG_S * 100 && !found; i++) {
+		found = owned_entry(sroot, "mergescope-once-", left,
+		                    sizeof(left));
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	const char *cl[] = { "clean", "--frozen", NULL };
+	int rc = run_cli(cl, out, sizeof(out), err, sizeof(err));
+	fprintf(stderr, "%s", out);
+	bool kept = exists(frozen);
+	kill(pid, SIGTERM);
+	bt_wait(pid, HUNG_S);
+	assert_true(found);
+	assert_int_equal(rc, 0);
+	assert_true(kept);
+	assert_non_null(line_of(out, frozen, line, sizeof(line)));
+	assert_non_null(strstr(line, "frozen shard"));
+	assert_non_null(strstr(line, "in use"));
+
+	/* With the merge-once gone it goes when asked. */
+	rc = 2;
+	for (int i = 0; i < 50 && rc != 0; i++) {
+		rc = run_cli(cl, out, sizeof(out), err, sizeof(err));
+		if (rc) {
+			struct timespec ts = { 0, 100000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	assert_int_equal(rc, 0);
+	assert_false(exists(frozen));
+	root_back(old);
+}
+
 /* Owner records: a process is named by pid, start time and boot, so a pid
  * now used by another process is not the owner; a killed process not yet
  * reaped (a zombie) owns nothing; a record cut short names no one. */
@@ -1084,6 +1212,8 @@ main(void)
 		cmocka_unit_test(test_work_dir_taken),
 		cmocka_unit_test(test_clean_says_why),
 		cmocka_unit_test(test_merge_once_killed),
+		cmocka_unit_test(test_clean_live_db_elsewhere),
+		cmocka_unit_test(test_clean_frozen_in_use_by_merge_once),
 		cmocka_unit_test(test_owner_records),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -197,14 +197,20 @@ enum ms__item_kind {
 	MS__IT_RUN = 2,      /* a run database (with its -wal and -shm) */
 };
 
+/* A run's event database in the cache's runs/ has an owner record (the
+ * run's process, ms_owner.h) beside it, DB plus this suffix, while the
+ * process that writes it runs. */
+#define MS__DB_OWNER_SUFFIX "-owner"
+
 typedef struct ms__scratch_item {
 	enum ms__item_kind kind;
 	char what[32]; /* "scratch shard", "frozen shard", "run database" */
 	char path[4096];
 	uint64_t bytes; /* disk space */
 	int64_t age_s;  /* since last modified */
-	bool in_use;    /* its owner (or the run writing it) is alive */
-	pid_t pid;      /* owner, 0 when unknown */
+	bool in_use; /* its owner (or the run writing it, or a merge-once
+	              * reading it) is alive */
+	pid_t pid;   /* owner, 0 when unknown */
 } ms__scratch_item;
 
 typedef int (*ms__scratch_fn)(void *arg, const ms__scratch_item *it);
@@ -222,6 +228,12 @@ int ms__scratch_check(FILE *err, const char *cmd);
  * err says how many and how much was freed. A bad MERGESCOPE_SCRATCH is
  * one line on err naming it and MS_EXIT_USAGE; else 0. */
 int ms__scratch_sweep(FILE *err, const char *cmd);
+/* When db lies in the cache's runs/ (where `clean` looks), write its owner
+ * record (DB-owner) naming this process, so `clean` leaves it alone while
+ * this process runs; ms__db_owner_release removes every record this process
+ * wrote. 0, or an error naming the file (eb). */
+int ms__db_owner_take(const char *db, ms_errbuf *eb);
+void ms__db_owner_release(void);
 /* $XDG_CACHE_HOME/mergescope (else ~/.cache/mergescope) into buf. */
 int ms__cache_root(char *buf, size_t n);
 

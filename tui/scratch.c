@@ -17,9 +17,12 @@
  * kind and whose it is. scratch, frozen-tmp and fixture-tmp directories
  * whose owner is gone are leftovers; frozen ones are frozen shards (also a
  * `*.frozen-N` directory without a record, made before records existed);
- * `*.sqlite` files under runs/ are run databases, in use while a live
- * scratch shard names them. Anything whose owner still runs is never
- * removed.
+ * `*.sqlite` files under runs/ are run databases. Anything whose owner
+ * still runs is never removed, nor what a live process uses: a database
+ * its run records to (named by the run's scratch shard record, or by the
+ * record beside the database, DB-owner, which the process that writes it
+ * keeps while it runs, wherever its shard is), a frozen shard a merge-once
+ * replays (named by the record of its copies).
  */
 #include "cli.h"
 
@@ -29,6 +32,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -108,17 +112,23 @@ places(char out[NPLACES][PATH_MAX], size_t *np, ms_errbuf *eb)
 	return 0;
 }
 
-/* Live scratch shards name their database: is `db` one of them? */
-typedef struct live_dbs {
+/* What live processes use without owning it: the databases live runs
+ * write to (named by their scratch shards' records) and the frozen
+ * shards live merge-once commands read (named by the records of their
+ * copies), each by its real path. */
+typedef struct live_set {
 	char (*path)[PATH_MAX];
 	size_t n, cap;
-} live_dbs;
+} live_set;
 
 static void
-live_add(live_dbs *l, const char *db)
+live_add(live_set *l, const char *path)
 {
-	if (!db[0])
+	char real[PATH_MAX];
+	if (!path[0])
 		return;
+	if (!realpath(path, real))
+		snprintf(real, sizeof(real), "%s", path);
 	if (l->n == l->cap) {
 		size_t nc = l->cap ? l->cap * 2 : 8;
 		void *p = realloc(l->path, nc * sizeof(*l->path));
@@ -127,21 +137,57 @@ live_add(live_dbs *l, const char *db)
 		l->path = p;
 		l->cap = nc;
 	}
-	snprintf(l->path[l->n++], PATH_MAX, "%s", db);
+	snprintf(l->path[l->n++], PATH_MAX, "%s", real);
 }
 
 static bool
-live_has(const live_dbs *l, const char *db)
+live_has(const live_set *l, const char *path)
 {
+	char real[PATH_MAX];
+	if (!realpath(path, real))
+		snprintf(real, sizeof(real), "%s", path);
 	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->path[i], db))
+		if (!strcmp(l->path[i], real))
 			return true;
+	return false;
+}
+
+/* The record merge-once puts on its copies names the frozen shard it
+ * reads after this (cmd_merge_once.c). */
+#define MERGE_ONCE_NOTE "merge-once --frozen "
+
+/* A sidecar SQLite (or a run) keeps beside DB: the suffix, else NULL. */
+static const char *
+db_side(const char *name)
+{
+	static const char *const side[] = { "-wal", "-shm", "-journal",
+		                            MS__DB_OWNER_SUFFIX };
+	for (size_t i = 0; i < sizeof(side) / sizeof(side[0]); i++)
+		if (ends_with(name, side[i]))
+			return side[i];
+	return NULL;
+}
+
+/* Is the run database db in use: written by a live run's scratch shard's
+ * run, or its own record (DB-owner) names a live process? */
+static bool
+db_in_use(const char *db, const live_set *live, pid_t *pid)
+{
+	if (live_has(live, db))
+		return true;
+	char rec[PATH_MAX + 16];
+	ms_owner o;
+	snprintf(rec, sizeof(rec), "%s%s", db, MS__DB_OWNER_SUFFIX);
+	if (ms_owner_read_file(rec, &o, NULL) == 0 && ms_owner_alive(&o)) {
+		*pid = o.pid;
+		return true;
+	}
 	return false;
 }
 
 /* Classify one directory entry; false when it is none of ours. */
 static bool
-classify(const char *dir, const char *name, const live_dbs *live,
+classify(const char *dir, const char *name, const live_set *live,
          ms__scratch_item *it)
 {
 	char path[PATH_MAX];
@@ -154,6 +200,26 @@ classify(const char *dir, const char *name, const live_dbs *live,
 	memset(it, 0, sizeof(*it));
 	snprintf(it->path, sizeof(it->path), "%s", path);
 	time_t now = time(NULL);
+	if (S_ISREG(st.st_mode) && ends_with(dir, "/runs") && db_side(name)) {
+		/* Beside its database: counted with it. Without one, a run's
+		 * record is a leftover once its process is gone. */
+		const char *suf = db_side(name);
+		char db[PATH_MAX];
+		struct stat ds;
+		ms_owner o;
+		snprintf(db, sizeof(db), "%.*s", (int)(strlen(path) - strlen(suf)),
+		         path);
+		if (stat(db, &ds) == 0 || strcmp(suf, MS__DB_OWNER_SUFFIX) != 0 ||
+		    ms_owner_read_file(path, &o, NULL) != 0)
+			return false;
+		it->kind = MS__IT_LEFTOVER;
+		snprintf(it->what, sizeof(it->what), "run's owner file");
+		it->bytes = (uint64_t)st.st_blocks * 512u;
+		it->age_s = now > st.st_mtime ? (int64_t)(now - st.st_mtime) : 0;
+		it->pid = o.pid;
+		it->in_use = ms_owner_alive(&o);
+		return true;
+	}
 	if (S_ISREG(st.st_mode)) {
 		if (!ends_with(dir, "/runs") || !ends_with(name, ".sqlite"))
 			return false;
@@ -161,19 +227,20 @@ classify(const char *dir, const char *name, const live_dbs *live,
 		snprintf(it->what, sizeof(it->what), "run database");
 		it->bytes = (uint64_t)st.st_blocks * 512u;
 		time_t newest = st.st_mtime;
-		static const char *const side[] = { "-wal", "-shm" };
-		for (int i = 0; i < 2; i++) {
-			char sp[PATH_MAX + 8];
+		static const char *const side[] = { "-wal", "-shm", "-journal",
+			                            MS__DB_OWNER_SUFFIX };
+		for (int i = 0; i < 4; i++) {
+			char sp[PATH_MAX + 16];
 			struct stat ss;
 			snprintf(sp, sizeof(sp), "%s%s", path, side[i]);
-			if (stat(sp, &ss) == 0) {
+			if (lstat(sp, &ss) == 0 && S_ISREG(ss.st_mode)) {
 				it->bytes += (uint64_t)ss.st_blocks * 512u;
-				if (ss.st_mtime > newest)
+				if (i < 3 && ss.st_mtime > newest)
 					newest = ss.st_mtime;
 			}
 		}
 		it->age_s = now > newest ? (int64_t)(now - newest) : 0;
-		it->in_use = live_has(live, path);
+		it->in_use = db_in_use(path, live, &it->pid);
 		return true;
 	}
 	if (!S_ISDIR(st.st_mode))
@@ -204,6 +271,8 @@ classify(const char *dir, const char *name, const live_dbs *live,
 	} else {
 		return false;
 	}
+	if (it->kind == MS__IT_FROZEN && !it->in_use && live_has(live, path))
+		it->in_use = true; /* a merge-once reads it */
 	it->bytes = tree_bytes(path, 0);
 	it->age_s = now > st.st_mtime ? (int64_t)(now - st.st_mtime) : 0;
 	return true;
@@ -217,8 +286,9 @@ ms__scratch_each(ms__scratch_fn fn, void *arg, ms_errbuf *eb)
 	int rc = places(where, &nplaces, eb);
 	if (rc)
 		return rc;
-	live_dbs live = { 0 };
-	/* First the databases live runs write to. */
+	live_set live = { 0 };
+	/* First what live processes use: the databases their runs write
+	 * to, the frozen shards their merge-once commands read. */
 	for (size_t p = 0; p < nplaces; p++) {
 		DIR *d = opendir(where[p]);
 		struct dirent *de;
@@ -230,8 +300,15 @@ ms__scratch_each(ms__scratch_fn fn, void *arg, ms_errbuf *eb)
 			                     where[p],
 			                     de->d_name) >= sizeof(path))
 				continue;
-			if (ms_owner_read(path, &o, NULL) == 0 &&
-			    !strcmp(o.kind, "scratch") && ms_owner_alive(&o))
+			if (ms_owner_read(path, &o, NULL) != 0 ||
+			    strcmp(o.kind, "scratch") != 0 ||
+			    !ms_owner_alive(&o))
+				continue;
+			if (!strncmp(o.note, MERGE_ONCE_NOTE,
+			             strlen(MERGE_ONCE_NOTE)))
+				live_add(&live,
+				         o.note + strlen(MERGE_ONCE_NOTE));
+			else
 				live_add(&live, o.note);
 		}
 		if (d)
@@ -282,15 +359,27 @@ ms__scratch_remove(const ms__scratch_item *it)
 {
 	if (it->in_use)
 		return MS_ERR_STATE;
-	if (it->kind == MS__IT_RUN) {
-		char side[PATH_MAX + 8];
-		snprintf(side, sizeof(side), "%s-wal", it->path);
-		unlink(side);
-		snprintf(side, sizeof(side), "%s-shm", it->path);
-		unlink(side);
+	struct stat st;
+	if (lstat(it->path, &st) == 0 && !S_ISDIR(st.st_mode) &&
+	    it->kind != MS__IT_RUN)
+		/* A run's owner file left without its database. */
 		return unlink(it->path) == 0 || errno == ENOENT
 		               ? 0
 		               : ms_err_from_errno(errno);
+	if (it->kind == MS__IT_RUN) {
+		/* The database, then what SQLite keeps beside it, the run's
+		 * owner file last. */
+		if (unlink(it->path) != 0 && errno != ENOENT)
+			return ms_err_from_errno(errno);
+		static const char *const side[] = { "-wal", "-shm", "-journal",
+			                            MS__DB_OWNER_SUFFIX };
+		for (int i = 0; i < 4; i++) {
+			char sp[PATH_MAX + 16];
+			snprintf(sp, sizeof(sp), "%s%s", it->path, side[i]);
+			if (unlink(sp) != 0 && errno != ENOENT)
+				return ms_err_from_errno(errno);
+		}
+		return 0;
 	}
 	return remove_owned_dir(it->path);
 }
@@ -346,4 +435,69 @@ ms__scratch_sweep(FILE *err, const char *cmd)
 	        s.failed ? " (some could not be removed: see mergescope clean)"
 	                 : "");
 	return 0;
+}
+
+/* The owner records of run databases this process wrote (ms__db_owner_take),
+ * removed when the command ends. The TUI's re-runs take theirs from the
+ * session's thread, hence the lock. */
+static pthread_mutex_t db_owner_mu = PTHREAD_MUTEX_INITIALIZER;
+static char (*db_owner_paths)[PATH_MAX + 16];
+static size_t db_owner_n, db_owner_cap;
+
+/* Is db (a file that may not exist yet) in the cache's runs/? */
+static bool
+in_runs_dir(const char *db)
+{
+	char root[PATH_MAX], runs[PATH_MAX + 8], dir[PATH_MAX], a[PATH_MAX],
+	        b[PATH_MAX];
+	if (ms__cache_root(root, sizeof(root)) != 0)
+		return false;
+	snprintf(runs, sizeof(runs), "%s/runs", root);
+	const char *slash = strrchr(db, '/');
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s",
+		         (int)(slash == db ? 1 : slash - db), db);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	return realpath(dir, a) && realpath(runs, b) && strcmp(a, b) == 0;
+}
+
+int
+ms__db_owner_take(const char *db, ms_errbuf *eb)
+{
+	if (!db || !db[0] || !in_runs_dir(db))
+		return 0;
+	char rec[PATH_MAX + 16];
+	if ((size_t)snprintf(rec, sizeof(rec), "%s%s", db,
+	                     MS__DB_OWNER_SUFFIX) >= sizeof(rec))
+		return ms_fail(eb, MS_ERR_RANGE, "%s: path too long", db);
+	pthread_mutex_lock(&db_owner_mu);
+	int rc = 0;
+	if (db_owner_n == db_owner_cap) {
+		size_t nc = db_owner_cap ? 2 * db_owner_cap : 4;
+		void *p = realloc(db_owner_paths, nc * sizeof(*db_owner_paths));
+		if (!p)
+			rc = ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", rec);
+		else
+			db_owner_paths = p, db_owner_cap = nc;
+	}
+	if (rc == 0)
+		rc = ms_owner_write_file(rec, "database", db, eb);
+	if (rc == 0)
+		snprintf(db_owner_paths[db_owner_n++], sizeof(*db_owner_paths),
+		         "%s", rec);
+	pthread_mutex_unlock(&db_owner_mu);
+	return rc;
+}
+
+void
+ms__db_owner_release(void)
+{
+	pthread_mutex_lock(&db_owner_mu);
+	for (size_t i = 0; i < db_owner_n; i++)
+		unlink(db_owner_paths[i]);
+	free(db_owner_paths);
+	db_owner_paths = NULL;
+	db_owner_n = db_owner_cap = 0;
+	pthread_mutex_unlock(&db_owner_mu);
 }
