@@ -1014,6 +1014,31 @@ test_clean_says_why(void **state)
 
 /* ---- what `clean` must leave alone, and how much it says ------------ */
 
+/* The size column of a `clean` line, in bytes (ms_fmt_bytes's form). */
+static double
+line_bytes(const char *line)
+{
+	assert_true(strlen(line) > 28);
+	char *end = NULL;
+	double v = strtod(line + 19, &end);
+	assert_non_null(end);
+	const char *units = "BKMGT";
+	const char *u = strchr(units, *end);
+	assert_non_null(u);
+	for (long i = 0; i < u - units; i++)
+		v *= 1024.0;
+	return v;
+}
+
+/* Disk space of path itself (allocated blocks). */
+static double
+blocks_of(const char *path)
+{
+	struct stat st;
+	assert_int_equal(lstat(path, &st), 0);
+	return (double)st.st_blocks * 512.0;
+}
+
 /* A scratch root of its own for one test (under this test's directory);
  * the previous MERGESCOPE_SCRATCH into *old (to give back). */
 static void
@@ -1065,6 +1090,7 @@ test_clean_live_db_elsewhere(void **state)
 	assert_non_null(line_of(out, db, line, sizeof(line)));
 	assert_non_null(strstr(line, "run database"));
 	assert_non_null(strstr(line, "in use"));
+	assert_non_null(strstr(out, "left alone: "));
 	assert_true(exists(db));
 
 	int st = bt_wait(pid, HUNG_S);
@@ -1137,6 +1163,145 @@ test_clean_frozen_in_use_by_merge_once(void **state)
 	}
 	assert_int_equal(rc, 0);
 	assert_false(exists(frozen));
+	root_back(old);
+}
+
+/* Sizes are disk space with each file counted once, as du counts them: a
+ * leftover whose parts are hard links of one another (a run's
+ * checkpoints link the shard's parts) is not counted once per link. */
+static void
+test_clean_sizes_as_du(void **state)
+{
+	(void)state;
+	char *old = NULL;
+	char out[65536], err[16384], line[4096];
+	char sroot[PATH_MAX], dir[PATH_MAX + 32], f[PATH_MAX + 64],
+	        l[PATH_MAX + 64], own[PATH_MAX + 64];
+	own_root("root-sizes", sroot, sizeof(sroot), &old);
+	snprintf(dir, sizeof(dir), "%s/s.sqlite.404.shard.ckpt", sroot);
+	dead_leftover(dir);
+	snprintf(f, sizeof(f), "%s/part", dir);
+	FILE *fp = fopen(f, "w");
+	assert_non_null(fp);
+	char block[4096];
+	memset(block, 'p', sizeof(block));
+	for (int i = 0; i < 1024; i++) /* 4 MiB */
+		assert_int_equal(fwrite(block, 1, sizeof(block), fp),
+		                 sizeof(block));
+	assert_int_equal(fclose(fp), 0);
+	for (int i = 0; i < 3; i++) {
+		snprintf(l, sizeof(l), "%s/link-%d", dir, i);
+		assert_int_equal(link(f, l), 0);
+	}
+	snprintf(own, sizeof(own), "%s/%s", dir, MS_OWNER_FILE);
+	double want = blocks_of(dir) + blocks_of(own) + blocks_of(f);
+	/* A second leftover holding one more link of the same part (the
+	 * shard beside its checkpoints): its own size counts the part, the
+	 * total does not count it twice. */
+	char dir2[PATH_MAX + 32], own2[PATH_MAX + 64];
+	snprintf(dir2, sizeof(dir2), "%s/s.sqlite.404.shard", sroot);
+	dead_leftover(dir2);
+	snprintf(l, sizeof(l), "%s/part", dir2);
+	assert_int_equal(link(f, l), 0);
+	snprintf(own2, sizeof(own2), "%s/%s", dir2, MS_OWNER_FILE);
+	double want2 = blocks_of(dir2) + blocks_of(own2) + blocks_of(f);
+	double total = want + blocks_of(dir2) + blocks_of(own2);
+	/* A cache of its own: nothing else is listed. */
+	char *old_cache = strdup(cache), own_cache[PATH_MAX];
+	path_in(own_cache, sizeof(own_cache), "cache-sizes");
+	setenv("XDG_CACHE_HOME", own_cache, 1);
+
+	const char *dry[] = { "clean", "--dry-run", NULL };
+	int rc = run_cli(dry, out, sizeof(out), err, sizeof(err));
+	setenv("XDG_CACHE_HOME", old_cache, 1);
+	free(old_cache);
+	fprintf(stderr, "%s", out);
+	assert_int_equal(rc, 0);
+	assert_non_null(line_of(out, dir, line, sizeof(line)));
+	double got = line_bytes(line);
+	/* Three significant digits are printed. */
+	assert_true(got > want * 0.99 && got < want * 1.01);
+	assert_non_null(strstr(line, "checkpoints"));
+	char needle[PATH_MAX + 40];
+	snprintf(needle, sizeof(needle), "%s\n", dir2);
+	assert_non_null(line_of(out, needle, line, sizeof(line)));
+	got = line_bytes(line);
+	assert_true(got > want2 * 0.99 && got < want2 * 1.01);
+	/* The whole listing. */
+	char sum[128];
+	const char *t = strstr(out, "2 items, ");
+	assert_non_null(t);
+	snprintf(sum, sizeof(sum), "%-19s%s", "", t + 9);
+	got = line_bytes(sum);
+	assert_true(got > total * 0.99 && got < total * 1.01);
+	root_back(old);
+}
+
+/* What `clean` does not recognise, or whose owner it cannot tell (a
+ * record cut short, here naming a process that has ended), is listed as
+ * left alone and kept; a cut record is named on standard error with what
+ * was expected. A run's owner file left without its database by a killed
+ * run is removed. */
+static void
+test_clean_leaves_unknown(void **state)
+{
+	(void)state;
+	char *old = NULL;
+	char out[65536], err[16384], line[4096];
+	char sroot[PATH_MAX], file[PATH_MAX + 16], bare[PATH_MAX + 16],
+	        cut[PATH_MAX + 16], rec[PATH_MAX + 64], ghost[PATH_MAX];
+	own_root("root-unknown", sroot, sizeof(sroot), &old);
+	snprintf(file, sizeof(file), "%s/notes.txt", sroot);
+	snprintf(bare, sizeof(bare), "%s/mine", sroot);
+	snprintf(cut, sizeof(cut), "%s/c.sqlite.505.shard", sroot);
+	FILE *fp = fopen(file, "w");
+	assert_non_null(fp);
+	fputs("mine\n", fp);
+	fclose(fp);
+	assert_int_equal(mkdir(bare, 0755), 0);
+	/* The record of a process that has ended, cut after its pid. */
+	dead_leftover(cut);
+	ms_owner o;
+	assert_int_equal(ms_owner_read(cut, &o, NULL), 0);
+	snprintf(rec, sizeof(rec), "%s/%s", cut, MS_OWNER_FILE);
+	fp = fopen(rec, "w");
+	assert_non_null(fp);
+	fprintf(fp, "mergescope-owner 1\nkind scratch\npid %ld", (long)o.pid);
+	fclose(fp);
+	/* A run's owner file whose run was killed before its database. */
+	snprintf(ghost, sizeof(ghost), "%s/mergescope/runs/ghost.sqlite-owner",
+	         cache);
+	char runs[PATH_MAX];
+	snprintf(runs, sizeof(runs), "%s/mergescope/runs", cache);
+	assert_int_equal(ms_fs_mkdir_p(runs, 0755, NULL), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(ms_owner_write_file(ghost, "database", "", NULL) ? 1 : 0);
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	const char *cl[] = { "clean", NULL };
+	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)), 0);
+	fprintf(stderr, "%s", out);
+	const char *const kept[] = { file, bare, cut };
+	for (int i = 0; i < 3; i++) {
+		assert_true(exists(kept[i]));
+		assert_non_null(line_of(out, kept[i], line, sizeof(line)));
+		assert_non_null(strstr(line, "left alone"));
+	}
+	assert_non_null(strstr(line, "unreadable owner"));
+	char want[PATH_MAX + 128];
+	snprintf(want, sizeof(want), "mergescope clean: left alone %s: %s", cut,
+	         rec);
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "not a whole owner record"));
+	assert_non_null(strstr(out, "3 not recognised"));
+	assert_non_null(line_of(out, ghost, line, sizeof(line)));
+	assert_non_null(strstr(line, "removed"));
+	assert_false(exists(ghost));
 	root_back(old);
 }
 
@@ -1214,6 +1379,8 @@ main(void)
 		cmocka_unit_test(test_merge_once_killed),
 		cmocka_unit_test(test_clean_live_db_elsewhere),
 		cmocka_unit_test(test_clean_frozen_in_use_by_merge_once),
+		cmocka_unit_test(test_clean_sizes_as_du),
+		cmocka_unit_test(test_clean_leaves_unknown),
 		cmocka_unit_test(test_owner_records),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -195,6 +195,7 @@ enum ms__item_kind {
 	MS__IT_LEFTOVER = 0, /* scratch or temporary directory of a process */
 	MS__IT_FROZEN = 1,   /* a frozen shard */
 	MS__IT_RUN = 2,      /* a run database (with its -wal and -shm) */
+	MS__IT_OTHER = 3,    /* none of these: listed, never removed */
 };
 
 /* A run's event database in the cache's runs/ has an owner record (the
@@ -206,11 +207,13 @@ typedef struct ms__scratch_item {
 	enum ms__item_kind kind;
 	char what[32]; /* "scratch shard", "frozen shard", "run database" */
 	char path[4096];
-	uint64_t bytes; /* disk space */
-	int64_t age_s;  /* since last modified */
+	uint64_t bytes;       /* disk space, each inode once (du -s) */
+	uint64_t fresh_bytes; /* of which no item listed before counted */
+	int64_t age_s;        /* since last modified */
 	bool in_use; /* its owner (or the run writing it, or a merge-once
 	              * reading it) is alive */
 	pid_t pid;   /* owner, 0 when unknown */
+	char why[4200]; /* MS__IT_OTHER: why it is not recognised */
 } ms__scratch_item;
 
 typedef int (*ms__scratch_fn)(void *arg, const ms__scratch_item *it);

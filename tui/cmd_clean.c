@@ -19,8 +19,9 @@ static const char usage[] =
         "gone (in the scratch directory and the cache). Leftovers are\n"
         "removed (as at the start of every run); run databases and frozen\n"
         "shards only when asked. Anything a running process owns is listed\n"
-        "as in use and never removed. Only the scratch directory and the\n"
-        "cache are looked at.\n"
+        "as in use and never removed; what is not mergescope's, or whose\n"
+        "owner record cannot be read, is listed as left alone. Only the\n"
+        "scratch directory and the cache are looked at.\n"
         "\n"
         "  --runs            also remove run databases\n"
         "  --frozen          also remove frozen shards\n"
@@ -38,7 +39,7 @@ struct clean {
 	FILE *out, *err;
 	bool runs, frozen, dry;
 	int64_t older_s; /* 0 = any age */
-	unsigned listed, removed, failed;
+	unsigned listed, removed, failed, in_use, other;
 	uint64_t bytes_listed, bytes_removed;
 };
 
@@ -64,8 +65,17 @@ one(void *arg, const ms__scratch_item *it)
 	              (it->kind == MS__IT_FROZEN && c->frozen);
 	bool old_enough = c->older_s == 0 || it->age_s >= c->older_s;
 	const char *action = "kept";
-	if (it->in_use) {
+	if (it->kind == MS__IT_OTHER) {
+		/* Not ours, or whose cannot be told: never touched. Why is
+		 * said for an owner record that cannot be read. */
+		action = "left alone";
+		c->other++;
+		if (strcmp(it->what, "not recognised") != 0)
+			fprintf(c->err, "mergescope clean: left alone %s: %s\n",
+			        it->path, it->why);
+	} else if (it->in_use) {
 		action = "in use";
+		c->in_use++;
 	} else if (wanted && old_enough) {
 		if (c->dry) {
 			action = "would remove";
@@ -84,7 +94,7 @@ one(void *arg, const ms__scratch_item *it)
 		}
 		if (strcmp(action, "cannot remove") != 0) {
 			c->removed++;
-			c->bytes_removed += it->bytes;
+			c->bytes_removed += it->fresh_bytes;
 		}
 	}
 	char size[32], age[32];
@@ -93,7 +103,7 @@ one(void *arg, const ms__scratch_item *it)
 	fprintf(c->out, "%-18s %8s %6s  %-13s %s\n", it->what, size, age,
 	        action, it->path);
 	c->listed++;
-	c->bytes_listed += it->bytes;
+	c->bytes_listed += it->fresh_bytes;
 	return 0;
 }
 
@@ -138,6 +148,11 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	        c.listed == 1 ? "" : "s", listed,
 	        c.dry ? "would remove" : "removed", c.removed, removed,
 	        c.failed ? " (some could not be removed)" : "");
+	if (c.in_use || c.other)
+		fprintf(out,
+		        "left alone: %u in use by a running process, %u not "
+		        "recognised as mergescope's\n",
+		        c.in_use, c.other);
 	if (c.failed)
 		fprintf(err,
 		        "mergescope clean: %u item%s could not be removed "
