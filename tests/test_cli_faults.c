@@ -1305,6 +1305,41 @@ test_clean_leaves_unknown(void **state)
 	root_back(old);
 }
 
+/* --older-than: 0 (any age) and ages beyond a year are taken; what is not
+ * a whole number or decimal with s, m, h or d, or beyond 100000d, is
+ * refused (64) naming the option, the value and what was expected. */
+static void
+test_clean_older_than_values(void **state)
+{
+	(void)state;
+	char *old = NULL;
+	char out[65536], err[16384], sroot[PATH_MAX];
+	own_root("root-ages", sroot, sizeof(sroot), &old);
+	const char *good[] = { "0", "400d", "100000d", "1.5h", "90" };
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
+		const char *cl[] = { "clean", "--dry-run", "--older-than",
+			             good[i], NULL };
+		assert_int_equal(
+		        run_cli(cl, out, sizeof(out), err, sizeof(err)), 0);
+	}
+	const char *bad[] = { "100001d", "1e1s", "0x10s", "-5s",
+		              "5x",      "1.s",  "" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		const char *cl[] = { "clean", "--dry-run", "--older-than",
+			             bad[i], NULL };
+		assert_int_equal(
+		        run_cli(cl, out, sizeof(out), err, sizeof(err)), 64);
+		char want[128];
+		snprintf(want, sizeof(want),
+		         "mergescope clean: --older-than \"%s\": expected an "
+		         "age",
+		         bad[i]);
+		assert_non_null(strstr(err, want));
+		assert_non_null(strstr(err, "100000d"));
+	}
+	root_back(old);
+}
+
 /* Owner records: a process is named by pid, start time and boot, so a pid
  * now used by another process is not the owner; a killed process not yet
  * reaped (a zombie) owns nothing; a record cut short names no one. */
@@ -1381,6 +1416,7 @@ main(void)
 		cmocka_unit_test(test_clean_frozen_in_use_by_merge_once),
 		cmocka_unit_test(test_clean_sizes_as_du),
 		cmocka_unit_test(test_clean_leaves_unknown),
+		cmocka_unit_test(test_clean_older_than_values),
 		cmocka_unit_test(test_owner_records),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -26,7 +26,7 @@ static const char usage[] =
         "  --runs            also remove run databases\n"
         "  --frozen          also remove frozen shards\n"
         "  --older-than AGE  remove only what is older than AGE\n"
-        "                    (90s, 30m, 12h, 7d)\n"
+        "                    (90s, 30m, 12h, 7d; 0 to 100000d)\n"
         "  --dry-run         remove nothing; say what would be removed\n"
         "\n"
         "environment:\n"
@@ -42,6 +42,54 @@ struct clean {
 	unsigned listed, removed, failed, in_use, other;
 	uint64_t bytes_listed, bytes_removed;
 };
+
+/* The largest --older-than: 100000 days (about 273 years). */
+#define MAX_AGE_DAYS 100000
+
+/* AGE: digits, optionally a fraction, then s, m, h or d (a bare number is
+ * seconds); 0 means any age. Into *s, whole seconds (a fraction of a
+ * second rounds up, so that "older than 0.5s" is not "any age"). */
+static bool
+parse_age(const char *v, int64_t *s)
+{
+	const char *p = v;
+	uint64_t whole = 0, frac = 0, scale = 1;
+	if (!v || *p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (uint64_t)(*p - '0');
+		if (whole > (uint64_t)MAX_AGE_DAYS * 86400)
+			return false;
+	}
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return false;
+		for (; *p >= '0' && *p <= '9'; p++)
+			if (scale < 1000000000u) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				scale *= 10;
+			}
+	}
+	uint64_t unit = 1;
+	if (*p == 's')
+		p++;
+	else if (*p == 'm')
+		unit = 60, p++;
+	else if (*p == 'h')
+		unit = 3600, p++;
+	else if (*p == 'd')
+		unit = 86400, p++;
+	if (*p)
+		return false;
+	if (whole * unit > (uint64_t)MAX_AGE_DAYS * 86400)
+		return false;
+	uint64_t total = whole * unit + (frac * unit + scale - 1) / scale;
+	if (total > (uint64_t)MAX_AGE_DAYS * 86400)
+		return false;
+	*s = (int64_t)total;
+	return true;
+}
 
 static void
 fmt_age(char *buf, size_t n, int64_t s)
@@ -118,18 +166,14 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		.frozen = o[MS__CL_FROZEN].count > 0,
 		.dry = o[MS__CL_DRY].count > 0,
 	};
-	if (o[MS__CL_OLDER].count) {
-		int64_t ns;
-		if (!ms__parse_duration(o[MS__CL_OLDER].value, &ns)) {
-			fprintf(err,
-			        "mergescope clean: --older-than \"%s\": "
-			        "expected an age like 90s, 30m, 12h or 7d\n",
-			        o[MS__CL_OLDER].value);
-			return MS_EXIT_USAGE;
-		}
-		c.older_s = ns / 1000000000;
-		if (c.older_s == 0)
-			c.older_s = 1;
+	if (o[MS__CL_OLDER].count &&
+	    !parse_age(o[MS__CL_OLDER].value, &c.older_s)) {
+		fprintf(err,
+		        "mergescope clean: --older-than \"%s\": expected an "
+		        "age, a number with a unit s, m, h or d, like 90s, "
+		        "30m, 12h or 7d (0 to %dd)\n",
+		        o[MS__CL_OLDER].value, MAX_AGE_DAYS);
+		return MS_EXIT_USAGE;
 	}
 	int rc = ms__scratch_check(err, "clean");
 	if (rc)
