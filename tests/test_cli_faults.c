@@ -1234,6 +1234,20 @@ test_clean_sizes_as_du(void **state)
 	snprintf(sum, sizeof(sum), "%-19s%s", "", t + 9);
 	got = line_bytes(sum);
 	assert_true(got > total * 0.99 && got < total * 1.01);
+
+	/* A run's sweep says what it freed the same way. */
+	char db[PATH_MAX];
+	path_in(db, sizeof(db), "sizes.db");
+	assert_int_equal(run_disabled(db, out, sizeof(out), err, sizeof(err)),
+	                 0);
+	const char *said = strstr(err, "mergescope run: removed 2 leftovers");
+	assert_non_null(said);
+	said = strstr(said, ", ");
+	assert_non_null(said);
+	snprintf(sum, sizeof(sum), "%-19s%s", "", said + 2);
+	got = line_bytes(sum);
+	assert_true(got > total * 0.99 && got < total * 1.01);
+	assert_false(exists(dir) || exists(dir2));
 	root_back(old);
 }
 

@@ -535,7 +535,7 @@ sweep_one(void *arg, const ms__scratch_item *it)
 		return 0;
 	if (ms__scratch_remove(it) == 0) {
 		s->n++;
-		s->bytes += it->bytes;
+		s->bytes += it->fresh_bytes;
 	} else {
 		s->failed++;
 	}
