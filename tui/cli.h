@@ -218,10 +218,12 @@ typedef struct ms__scratch_item {
 
 typedef int (*ms__scratch_fn)(void *arg, const ms__scratch_item *it);
 /* Call fn for each item in the places scratch.c looks: the scratch root
- * (ms_scratch_root) and the cache, nothing else. A non-zero return of fn
- * stops the walk and is returned; a bad MERGESCOPE_SCRATCH is an error
- * (eb names it) before any item. */
-int ms__scratch_each(ms__scratch_fn fn, void *arg, ms_errbuf *eb);
+ * (ms_scratch_root) and the cache, nothing else; MS__IT_OTHER items only
+ * when others (their trees are not walked for a size otherwise). A
+ * non-zero return of fn stops the walk and is returned; a bad
+ * MERGESCOPE_SCRATCH is an error (eb names it) before any item. */
+int ms__scratch_each(ms__scratch_fn fn, void *arg, bool others,
+                     ms_errbuf *eb);
 /* Remove one item: 0, MS_ERR_STATE when in use, or an errno-mapped error. */
 int ms__scratch_remove(const ms__scratch_item *it);
 /* 0, or MS_EXIT_USAGE after one line on err naming a bad

@@ -181,7 +181,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	ms_errbuf eb = { { 0 } };
 	fprintf(out, "%-18s %8s %6s  %-13s %s\n", "what", "size", "age",
 	        "action", "path");
-	if (ms__scratch_each(one, &c, &eb)) {
+	if (ms__scratch_each(one, &c, true, &eb)) {
 		fprintf(err, "mergescope clean: %s\n", eb.msg);
 		return MS_EXIT_ERROR;
 	}

@@ -393,7 +393,7 @@ classify(const char *dir, const char *name, bool cache_top,
 }
 
 int
-ms__scratch_each(ms__scratch_fn fn, void *arg, ms_errbuf *eb)
+ms__scratch_each(ms__scratch_fn fn, void *arg, bool others, ms_errbuf *eb)
 {
 	char where[NPLACES][PATH_MAX], cache[PATH_MAX];
 	size_t nplaces = 0;
@@ -439,7 +439,8 @@ ms__scratch_each(ms__scratch_fn fn, void *arg, ms_errbuf *eb)
 			if (!strcmp(de->d_name, ".") ||
 			    !strcmp(de->d_name, ".."))
 				continue;
-			if (!classify(where[p], de->d_name, top, &live, &it))
+			if (!classify(where[p], de->d_name, top, &live, &it) ||
+			    (it.kind == MS__IT_OTHER && !others))
 				continue;
 			ino_set mine = { 0 };
 			tree_bytes(it.path, 0, &mine, &all, &it.bytes,
@@ -558,7 +559,7 @@ ms__scratch_sweep(FILE *err, const char *cmd)
 {
 	struct sweep s = { 0 };
 	ms_errbuf eb = { { 0 } };
-	if (ms__scratch_each(sweep_one, &s, &eb)) {
+	if (ms__scratch_each(sweep_one, &s, false, &eb)) {
 		fprintf(err, "mergescope %s: %s\n", cmd, eb.msg);
 		return MS_EXIT_USAGE;
 	}
