@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "ms_owner.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,11 +19,13 @@
 
 /* Field 22 (starttime) of /proc/PID/stat; 0 if it cannot be read. The
  * command name (field 2) may hold spaces and parentheses: fields are
- * counted after its last ')'. */
+ * counted after its last ')'. *state gets field 3 ('Z' for a zombie; '\0'
+ * when unread). */
 static uint64_t
-proc_start(pid_t pid)
+proc_start(pid_t pid, char *state)
 {
 	char path[64], buf[1024];
+	*state = '\0';
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -36,6 +39,8 @@ proc_start(pid_t pid)
 	if (!p)
 		return 0;
 	p++;
+	if (p[0] == ' ')
+		*state = p[1];
 	/* p is just before field 3; starttime is field 22. */
 	for (int field = 3; field < 22 && p; field++) {
 		p = strchr(p + 1, ' ');
@@ -67,7 +72,8 @@ ms_owner_self(ms_owner *o, const char *kind, const char *note, ms_errbuf *eb)
 	snprintf(o->kind, sizeof(o->kind), "%s", kind);
 	snprintf(o->note, sizeof(o->note), "%s", note ? note : "");
 	o->pid = getpid();
-	o->start = proc_start(o->pid);
+	char state;
+	o->start = proc_start(o->pid, &state);
 	boot_id(o->boot, sizeof(o->boot));
 	return 0;
 }
@@ -86,17 +92,24 @@ int
 ms_owner_write(const char *dir, const char *kind, const char *note,
                ms_errbuf *eb)
 {
+	char path[4200];
+	int rc = record_path(path, sizeof(path), dir, eb);
+	return rc ? rc : ms_owner_write_file(path, kind, note, eb);
+}
+
+int
+ms_owner_write_file(const char *path, const char *kind, const char *note,
+                    ms_errbuf *eb)
+{
 	ms_owner o;
 	int rc = ms_owner_self(&o, kind, note, eb);
 	if (rc)
 		return rc;
-	char path[4200], tmp[4300];
-	if ((rc = record_path(path, sizeof(path), dir, eb)))
-		return rc;
+	char tmp[4300];
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path,
 	                     (long)o.pid) >= sizeof(tmp))
 		return ms_fail(eb, MS_ERR_RANGE,
-		               "owner record in %s: path too long", dir);
+		               "owner record %s: path too long", path);
 	FILE *f = fopen(tmp, "we");
 	if (!f)
 		return ms_fail(eb, ms_err_from_errno(errno), "%s: %s", tmp,
@@ -122,19 +135,36 @@ ms_owner_write(const char *dir, const char *kind, const char *note,
 int
 ms_owner_read(const char *dir, ms_owner *o, ms_errbuf *eb)
 {
-	char path[4200], line[4200];
+	char path[4200];
 	memset(o, 0, sizeof(*o));
 	int rc = record_path(path, sizeof(path), dir, eb);
-	if (rc)
-		return rc;
+	return rc ? rc : ms_owner_read_file(path, o, eb);
+}
+
+int
+ms_owner_read_file(const char *path, ms_owner *o, ms_errbuf *eb)
+{
+	char line[4200];
+	int rc = 0;
+	memset(o, 0, sizeof(*o));
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return ms_fail(eb,
 		               ms_err_from_open_errno(errno),
 		               "%s: %s", path, strerror(errno));
-	bool magic = false, has_pid = false;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
+	/* Every line is there, each ended by its newline, the numbers whole:
+	 * a record cut short (a disk that filled, a copy interrupted) could
+	 * name another pid, so it names none. */
+	enum { K_KIND = 1, K_PID = 2, K_START = 4, K_BOOT = 8, K_NOTE = 16 };
+	unsigned seen = 0;
+	bool magic = false, bad = false;
+	while (!bad && fgets(line, sizeof(line), f)) {
+		size_t len = strcspn(line, "\n");
+		if (line[len] != '\n') {
+			bad = true; /* cut short, or a line too long */
+			break;
+		}
+		line[len] = '\0';
 		if (!magic) {
 			magic = strcmp(line, OWNER_MAGIC) == 0;
 			if (!magic)
@@ -145,24 +175,67 @@ ms_owner_read(const char *dir, ms_owner *o, ms_errbuf *eb)
 		const char *v = sp ? sp + 1 : "";
 		if (sp)
 			*sp = '\0';
-		if (!strcmp(line, "kind"))
+		char *end = NULL;
+		if (!strcmp(line, "kind")) {
 			snprintf(o->kind, sizeof(o->kind), "%s", v);
-		else if (!strcmp(line, "pid"))
-			o->pid = (pid_t)strtol(v, NULL, 10), has_pid = true;
-		else if (!strcmp(line, "start"))
-			o->start = strtoull(v, NULL, 10);
-		else if (!strcmp(line, "boot"))
+			seen |= K_KIND;
+		} else if (!strcmp(line, "pid")) {
+			errno = 0;
+			long pid = *v >= '0' && *v <= '9' ? strtol(v, &end, 10)
+			                                  : 0;
+			bad = !end || *end || errno || pid <= 0 ||
+			      pid != (long)(pid_t)pid;
+			o->pid = bad ? 0 : (pid_t)pid;
+			seen |= K_PID;
+		} else if (!strcmp(line, "start")) {
+			errno = 0;
+			o->start = *v >= '0' && *v <= '9'
+			                   ? strtoull(v, &end, 10)
+			                   : 0;
+			bad = !end || *end || errno;
+			seen |= K_START;
+		} else if (!strcmp(line, "boot")) {
 			snprintf(o->boot, sizeof(o->boot), "%s", v);
-		else if (!strcmp(line, "note"))
+			seen |= K_BOOT;
+		} else if (!strcmp(line, "note")) {
 			snprintf(o->note, sizeof(o->note), "%s", v);
+			seen |= K_NOTE;
+		}
 	}
+	bool rerr = ferror(f);
 	fclose(f);
-	if (!magic || !has_pid || o->pid <= 0 || !o->kind[0])
+	const unsigned all = K_KIND | K_PID | K_START | K_BOOT | K_NOTE;
+	if (rerr)
+		rc = ms_fail(eb, MS_ERR_IO, "%s: read failed", path);
+	else if (!magic || bad || seen != all || !o->kind[0])
 		rc = ms_fail(eb, MS_ERR_FORMAT,
-		             "%s: not an owner record (expected \"%s\" with "
-		             "kind and pid)",
+		             "%s: not a whole owner record (expected \"%s\" "
+		             "and a line each for kind, pid, start, boot and "
+		             "note)",
 		             path, OWNER_MAGIC);
+	if (rc) {
+		o->pid = 0;
+		o->kind[0] = '\0';
+	}
 	return rc;
+}
+
+/* Does /proc/PID/task list a thread besides the leader? */
+static bool
+other_threads(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return false;
+	bool other = false;
+	struct dirent *de;
+	while (!other && (de = readdir(d)))
+		other = de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
+		        strtol(de->d_name, NULL, 10) != (long)pid;
+	closedir(d);
+	return other;
 }
 
 bool
@@ -176,7 +249,14 @@ ms_owner_alive(const ms_owner *o)
 		return false;
 	if (kill(o->pid, 0) != 0 && errno == ESRCH)
 		return false;
-	uint64_t start = proc_start(o->pid);
+	char state;
+	uint64_t start = proc_start(o->pid, &state);
+	/* A process killed whose parent has not reaped it yet (a container
+	 * whose init does not reap, a stopped parent) holds nothing; a
+	 * leader that ended alone while its other threads run still does. */
+	if ((state == 'Z' || state == 'X' || state == 'x') &&
+	    !other_threads(o->pid))
+		return false;
 	if (start == 0)
 		return kill(o->pid, 0) == 0 || errno == EPERM;
 	return o->start == 0 || start == o->start;

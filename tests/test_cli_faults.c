@@ -1012,6 +1012,404 @@ test_clean_says_why(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* ---- what `clean` must leave alone, and how much it says ------------ */
+
+/* The size column of a `clean` line, in bytes (ms_fmt_bytes's form). */
+static double
+line_bytes(const char *line)
+{
+	assert_true(strlen(line) > 28);
+	char *end = NULL;
+	double v = strtod(line + 19, &end);
+	assert_non_null(end);
+	const char *units = "BKMGT";
+	const char *u = strchr(units, *end);
+	assert_non_null(u);
+	for (long i = 0; i < u - units; i++)
+		v *= 1024.0;
+	return v;
+}
+
+/* Disk space of path itself (allocated blocks). */
+static double
+blocks_of(const char *path)
+{
+	struct stat st;
+	assert_int_equal(lstat(path, &st), 0);
+	return (double)st.st_blocks * 512.0;
+}
+
+/* A scratch root of its own for one test (under this test's directory);
+ * the previous MERGESCOPE_SCRATCH into *old (to give back). */
+static void
+own_root(const char *name, char *dir, size_t n, char **old)
+{
+	*old = getenv(MS_SCRATCH_ENV) ? strdup(getenv(MS_SCRATCH_ENV)) : NULL;
+	path_in(dir, n, name);
+	assert_int_equal(ms_fs_mkdir_p(dir, 0700, NULL), 0);
+	scratch_env(dir);
+}
+
+static void
+root_back(char *old)
+{
+	scratch_env(old);
+	free(old);
+}
+
+/* A run whose scratch shard is not where `clean` looks (--work-dir
+ * elsewhere) still records to its database in the cache's runs/: while
+ * it runs, `clean --runs` lists that database as in use and leaves it
+ * (it used to remove the database under the live run); at its end the
+ * run's owner file beside the database is gone and the database whole. */
+static void
+test_clean_live_db_elsewhere(void **state)
+{
+	(void)state;
+	char out[65536], err[16384], line[4096], buf[8192];
+	char work[PATH_MAX], db[PATH_MAX], rec[PATH_MAX + 16];
+	path_in(work, sizeof(work), "elsewhere.shard");
+	const char *args[] = { "run",       "--headless", "--fixture",
+		               fixture,     "--variant",  "alwayskeep",
+		               "--work-dir", work,        NULL };
+	int efd = -1;
+	pid_t pid = bt_spawn(args, false, NULL, NULL, &efd, 0);
+	/* Said once the run is open, before it starts: stopped there. */
+	assert_true(read_until(efd, ".sqlite\n", buf, sizeof(buf)));
+	kill(pid, SIGSTOP);
+	const char *at = strstr(buf, "events recorded in ");
+	assert_non_null(at);
+	snprintf(db, sizeof(db), "%.*s", (int)strcspn(at + 19, "\n"), at + 19);
+	snprintf(rec, sizeof(rec), "%s-owner", db);
+
+	const char *cl[] = { "clean", "--runs", NULL };
+	int rc = run_cli(cl, out, sizeof(out), err, sizeof(err));
+	fprintf(stderr, "%s", out);
+	kill(pid, SIGCONT);
+	assert_int_equal(rc, 0);
+	assert_non_null(line_of(out, db, line, sizeof(line)));
+	assert_non_null(strstr(line, "run database"));
+	assert_non_null(strstr(line, "in use"));
+	assert_non_null(strstr(out, "left alone: "));
+	assert_true(exists(db));
+
+	int st = bt_wait(pid, HUNG_S);
+	close(efd);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(exists(db));
+	assert_false(exists(rec));
+	ms_ev_run_end end;
+	run_end(db, &end);
+	assert_string_equal(end.status, "complete");
+}
+
+/* A frozen shard a running merge-once replays is in use: `clean --frozen`
+ * leaves it (it used to remove it, and the merge-once failed), whatever
+ * path the merge-once was given for it. */
+static void
+test_clean_frozen_in_use_by_merge_once(void **state)
+{
+	(void)state;
+	char *old = NULL;
+	char out[65536], err[16384], line[4096];
+	char sroot[PATH_MAX], db[PATH_MAX], work[PATH_MAX + 16];
+	char frozen[PATH_MAX + 32], given[PATH_MAX + 64], left[PATH_MAX];
+	own_root("root-mo-live", sroot, sizeof(sroot), &old);
+	path_in(db, sizeof(db), "mo-live.db");
+	snprintf(work, sizeof(work), "%s/mo.shard", sroot);
+	snprintf(frozen, sizeof(frozen), "%s.frozen-3", work);
+	const char *fz[] = { "run",         "--headless", "--fixture",
+		             fixture,       "--variant",  "disabled",
+		             "--freeze-at", "merge=3",    "--work-dir",
+		             work,          "--db",       db,
+		             NULL };
+	assert_int_equal(run_cli(fz, out, sizeof(out), err, sizeof(err)), 0);
+	assert_true(exists(frozen));
+	/* Another spelling of the same directory. */
+	snprintf(given, sizeof(given), "%s/./mo.shard.frozen-3", sroot);
+
+	const char *mo[] = { "merge-once", "--frozen", given, "--variant",
+		             "disabled",   "--reps",   "1000", NULL };
+	pid_t pid = bt_spawn(mo, false, NULL, NULL, NULL, 0);
+	bool found = false;
+	for (int i = 0; i < HUNG_S * 100 && !found; i++) {
+		found = owned_entry(sroot, "mergescope-once-", left,
+		                    sizeof(left));
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	const char *cl[] = { "clean", "--frozen", NULL };
+	int rc = run_cli(cl, out, sizeof(out), err, sizeof(err));
+	fprintf(stderr, "%s", out);
+	bool kept = exists(frozen);
+	kill(pid, SIGTERM);
+	bt_wait(pid, HUNG_S);
+	assert_true(found);
+	assert_int_equal(rc, 0);
+	assert_true(kept);
+	assert_non_null(line_of(out, frozen, line, sizeof(line)));
+	assert_non_null(strstr(line, "frozen shard"));
+	assert_non_null(strstr(line, "in use"));
+
+	/* With the merge-once gone it goes when asked. */
+	rc = 2;
+	for (int i = 0; i < 50 && rc != 0; i++) {
+		rc = run_cli(cl, out, sizeof(out), err, sizeof(err));
+		if (rc) {
+			struct timespec ts = { 0, 100000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	assert_int_equal(rc, 0);
+	assert_false(exists(frozen));
+	root_back(old);
+}
+
+/* Sizes are disk space with each file counted once, as du counts them: a
+ * leftover whose parts are hard links of one another (a run's
+ * checkpoints link the shard's parts) is not counted once per link. */
+static void
+test_clean_sizes_as_du(void **state)
+{
+	(void)state;
+	char *old = NULL;
+	char out[65536], err[16384], line[4096];
+	char sroot[PATH_MAX], dir[PATH_MAX + 32], f[PATH_MAX + 64],
+	        l[PATH_MAX + 64], own[PATH_MAX + 64];
+	own_root("root-sizes", sroot, sizeof(sroot), &old);
+	snprintf(dir, sizeof(dir), "%s/s.sqlite.404.shard.ckpt", sroot);
+	dead_leftover(dir);
+	snprintf(f, sizeof(f), "%s/part", dir);
+	FILE *fp = fopen(f, "w");
+	assert_non_null(fp);
+	char block[4096];
+	memset(block, 'p', sizeof(block));
+	for (int i = 0; i < 1024; i++) /* 4 MiB */
+		assert_int_equal(fwrite(block, 1, sizeof(block), fp),
+		                 sizeof(block));
+	assert_int_equal(fclose(fp), 0);
+	for (int i = 0; i < 3; i++) {
+		snprintf(l, sizeof(l), "%s/link-%d", dir, i);
+		assert_int_equal(link(f, l), 0);
+	}
+	snprintf(own, sizeof(own), "%s/%s", dir, MS_OWNER_FILE);
+	double want = blocks_of(dir) + blocks_of(own) + blocks_of(f);
+	/* A second leftover holding one more link of the same part (the
+	 * shard beside its checkpoints): its own size counts the part, the
+	 * total does not count it twice. */
+	char dir2[PATH_MAX + 32], own2[PATH_MAX + 64];
+	snprintf(dir2, sizeof(dir2), "%s/s.sqlite.404.shard", sroot);
+	dead_leftover(dir2);
+	snprintf(l, sizeof(l), "%s/part", dir2);
+	assert_int_equal(link(f, l), 0);
+	snprintf(own2, sizeof(own2), "%s/%s", dir2, MS_OWNER_FILE);
+	double want2 = blocks_of(dir2) + blocks_of(own2) + blocks_of(f);
+	double total = want + blocks_of(dir2) + blocks_of(own2);
+	/* A cache of its own: nothing else is listed. */
+	char *old_cache = strdup(cache), own_cache[PATH_MAX];
+	path_in(own_cache, sizeof(own_cache), "cache-sizes");
+	setenv("XDG_CACHE_HOME", own_cache, 1);
+
+	const char *dry[] = { "clean", "--dry-run", NULL };
+	int rc = run_cli(dry, out, sizeof(out), err, sizeof(err));
+	setenv("XDG_CACHE_HOME", old_cache, 1);
+	free(old_cache);
+	fprintf(stderr, "%s", out);
+	assert_int_equal(rc, 0);
+	assert_non_null(line_of(out, dir, line, sizeof(line)));
+	double got = line_bytes(line);
+	/* Three significant digits are printed. */
+	assert_true(got > want * 0.99 && got < want * 1.01);
+	assert_non_null(strstr(line, "checkpoints"));
+	char needle[PATH_MAX + 40];
+	snprintf(needle, sizeof(needle), "%s\n", dir2);
+	assert_non_null(line_of(out, needle, line, sizeof(line)));
+	got = line_bytes(line);
+	assert_true(got > want2 * 0.99 && got < want2 * 1.01);
+	/* The whole listing. */
+	char sum[128];
+	const char *t = strstr(out, "2 items, ");
+	assert_non_null(t);
+	snprintf(sum, sizeof(sum), "%-19s%s", "", t + 9);
+	got = line_bytes(sum);
+	assert_true(got > total * 0.99 && got < total * 1.01);
+
+	/* A run's sweep says what it freed the same way. */
+	char db[PATH_MAX];
+	path_in(db, sizeof(db), "sizes.db");
+	assert_int_equal(run_disabled(db, out, sizeof(out), err, sizeof(err)),
+	                 0);
+	const char *said = strstr(err, "mergescope run: removed 2 leftovers");
+	assert_non_null(said);
+	said = strstr(said, ", ");
+	assert_non_null(said);
+	snprintf(sum, sizeof(sum), "%-19s%s", "", said + 2);
+	got = line_bytes(sum);
+	assert_true(got > total * 0.99 && got < total * 1.01);
+	assert_false(exists(dir) || exists(dir2));
+	root_back(old);
+}
+
+/* What `clean` does not recognise, or whose owner it cannot tell (a
+ * record cut short, here naming a process that has ended), is listed as
+ * left alone and kept; a cut record is named on standard error with what
+ * was expected. A run's owner file left without its database by a killed
+ * run is removed. */
+static void
+test_clean_leaves_unknown(void **state)
+{
+	(void)state;
+	char *old = NULL;
+	char out[65536], err[16384], line[4096];
+	char sroot[PATH_MAX], file[PATH_MAX + 16], bare[PATH_MAX + 16],
+	        cut[PATH_MAX + 16], rec[PATH_MAX + 64], ghost[PATH_MAX];
+	own_root("root-unknown", sroot, sizeof(sroot), &old);
+	snprintf(file, sizeof(file), "%s/notes.txt", sroot);
+	snprintf(bare, sizeof(bare), "%s/mine", sroot);
+	snprintf(cut, sizeof(cut), "%s/c.sqlite.505.shard", sroot);
+	FILE *fp = fopen(file, "w");
+	assert_non_null(fp);
+	fputs("mine\n", fp);
+	fclose(fp);
+	assert_int_equal(mkdir(bare, 0755), 0);
+	/* The record of a process that has ended, cut after its pid. */
+	dead_leftover(cut);
+	ms_owner o;
+	assert_int_equal(ms_owner_read(cut, &o, NULL), 0);
+	snprintf(rec, sizeof(rec), "%s/%s", cut, MS_OWNER_FILE);
+	fp = fopen(rec, "w");
+	assert_non_null(fp);
+	fprintf(fp, "mergescope-owner 1\nkind scratch\npid %ld", (long)o.pid);
+	fclose(fp);
+	/* A run's owner file whose run was killed before its database. */
+	snprintf(ghost, sizeof(ghost), "%s/mergescope/runs/ghost.sqlite-owner",
+	         cache);
+	char runs[PATH_MAX];
+	snprintf(runs, sizeof(runs), "%s/mergescope/runs", cache);
+	assert_int_equal(ms_fs_mkdir_p(runs, 0755, NULL), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(ms_owner_write_file(ghost, "database", "", NULL) ? 1 : 0);
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	const char *cl[] = { "clean", NULL };
+	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)), 0);
+	fprintf(stderr, "%s", out);
+	const char *const kept[] = { file, bare, cut };
+	for (int i = 0; i < 3; i++) {
+		assert_true(exists(kept[i]));
+		assert_non_null(line_of(out, kept[i], line, sizeof(line)));
+		assert_non_null(strstr(line, "left alone"));
+	}
+	assert_non_null(strstr(line, "unreadable owner"));
+	char want[PATH_MAX + 128];
+	snprintf(want, sizeof(want), "mergescope clean: left alone %s: %s", cut,
+	         rec);
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "not a whole owner record"));
+	assert_non_null(strstr(out, "3 not recognised"));
+	assert_non_null(line_of(out, ghost, line, sizeof(line)));
+	assert_non_null(strstr(line, "removed"));
+	assert_false(exists(ghost));
+	root_back(old);
+}
+
+/* --older-than: 0 (any age) and ages beyond a year are taken; what is not
+ * a whole number or decimal with s, m, h or d, or beyond 100000d, is
+ * refused (64) naming the option, the value and what was expected. */
+static void
+test_clean_older_than_values(void **state)
+{
+	(void)state;
+	char *old = NULL;
+	char out[65536], err[16384], sroot[PATH_MAX];
+	own_root("root-ages", sroot, sizeof(sroot), &old);
+	const char *good[] = { "0", "400d", "100000d", "1.5h", "90" };
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
+		const char *cl[] = { "clean", "--dry-run", "--older-than",
+			             good[i], NULL };
+		assert_int_equal(
+		        run_cli(cl, out, sizeof(out), err, sizeof(err)), 0);
+	}
+	const char *bad[] = { "100001d", "1e1s", "0x10s", "-5s",
+		              "5x",      "1.s",  "" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		const char *cl[] = { "clean", "--dry-run", "--older-than",
+			             bad[i], NULL };
+		assert_int_equal(
+		        run_cli(cl, out, sizeof(out), err, sizeof(err)), 64);
+		char want[128];
+		snprintf(want, sizeof(want),
+		         "mergescope clean: --older-than \"%s\": expected an "
+		         "age",
+		         bad[i]);
+		assert_non_null(strstr(err, want));
+		assert_non_null(strstr(err, "100000d"));
+	}
+	root_back(old);
+}
+
+/* Owner records: a process is named by pid, start time and boot, so a pid
+ * now used by another process is not the owner; a killed process not yet
+ * reaped (a zombie) owns nothing; a record cut short names no one. */
+static void
+test_owner_records(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], rec[PATH_MAX + 64];
+	path_in(dir, sizeof(dir), "owner-unit");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(rec, sizeof(rec), "%s/%s", dir, MS_OWNER_FILE);
+
+	/* This process: alive; the same pid with another start: not. */
+	assert_int_equal(ms_owner_write(dir, "scratch", "n", NULL), 0);
+	ms_owner o;
+	assert_int_equal(ms_owner_read(dir, &o, NULL), 0);
+	assert_int_equal(o.pid, getpid());
+	assert_true(ms_owner_alive(&o));
+	o.start += 1;
+	assert_false(ms_owner_alive(&o));
+
+	/* A child that ended and is not reaped yet. */
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(ms_owner_write(dir, "scratch", "z", NULL) ? 1 : 0);
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+	assert_int_equal(ms_owner_read(dir, &o, NULL), 0);
+	assert_int_equal(o.pid, pid);
+	bool zombie_alive = ms_owner_alive(&o);
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_false(zombie_alive);
+
+	/* Cut short, or a pid that is not a whole number: no owner. */
+	static const char *const cut[] = {
+		"mergescope-owner 1\nkind scratch\npid 1",
+		"mergescope-owner 1\nkind scratch\npid 1\nstart 5\nboot b\n",
+		"mergescope-owner 1\nkind scratch\npid 12x\nstart 5\nboot "
+		"b\nnote \n",
+	};
+	for (size_t i = 0; i < sizeof(cut) / sizeof(*cut); i++) {
+		FILE *fp = fopen(rec, "w");
+		assert_non_null(fp);
+		fputs(cut[i], fp);
+		fclose(fp);
+		ms_errbuf eb = { "" };
+		assert_int_equal(ms_owner_read(dir, &o, &eb), MS_ERR_FORMAT);
+		assert_non_null(strstr(eb.msg, rec));
+		assert_int_equal(o.pid, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -1028,6 +1426,12 @@ main(void)
 		cmocka_unit_test(test_work_dir_taken),
 		cmocka_unit_test(test_clean_says_why),
 		cmocka_unit_test(test_merge_once_killed),
+		cmocka_unit_test(test_clean_live_db_elsewhere),
+		cmocka_unit_test(test_clean_frozen_in_use_by_merge_once),
+		cmocka_unit_test(test_clean_sizes_as_du),
+		cmocka_unit_test(test_clean_leaves_unknown),
+		cmocka_unit_test(test_clean_older_than_values),
+		cmocka_unit_test(test_owner_records),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -254,6 +254,8 @@ int
 ms_cli_main(int argc, char **argv, FILE *out, FILE *err)
 {
 	int rc = dispatch(argc, argv, out, err);
+	/* The run databases it wrote are no longer in use. */
+	ms__db_owner_release();
 	/* What a command printed must have arrived: a full disk or a closed
 	 * standard output is a failure, not a silent success. */
 	errno = 0;

@@ -195,24 +195,35 @@ enum ms__item_kind {
 	MS__IT_LEFTOVER = 0, /* scratch or temporary directory of a process */
 	MS__IT_FROZEN = 1,   /* a frozen shard */
 	MS__IT_RUN = 2,      /* a run database (with its -wal and -shm) */
+	MS__IT_OTHER = 3,    /* none of these: listed, never removed */
 };
+
+/* A run's event database in the cache's runs/ has an owner record (the
+ * run's process, ms_owner.h) beside it, DB plus this suffix, while the
+ * process that writes it runs. */
+#define MS__DB_OWNER_SUFFIX "-owner"
 
 typedef struct ms__scratch_item {
 	enum ms__item_kind kind;
 	char what[32]; /* "scratch shard", "frozen shard", "run database" */
 	char path[4096];
-	uint64_t bytes; /* disk space */
-	int64_t age_s;  /* since last modified */
-	bool in_use;    /* its owner (or the run writing it) is alive */
-	pid_t pid;      /* owner, 0 when unknown */
+	uint64_t bytes;       /* disk space, each inode once (du -s) */
+	uint64_t fresh_bytes; /* of which no item listed before counted */
+	int64_t age_s;        /* since last modified */
+	bool in_use; /* its owner (or the run writing it, or a merge-once
+	              * reading it) is alive */
+	pid_t pid;   /* owner, 0 when unknown */
+	char why[4200]; /* MS__IT_OTHER: why it is not recognised */
 } ms__scratch_item;
 
 typedef int (*ms__scratch_fn)(void *arg, const ms__scratch_item *it);
 /* Call fn for each item in the places scratch.c looks: the scratch root
- * (ms_scratch_root) and the cache, nothing else. A non-zero return of fn
- * stops the walk and is returned; a bad MERGESCOPE_SCRATCH is an error
- * (eb names it) before any item. */
-int ms__scratch_each(ms__scratch_fn fn, void *arg, ms_errbuf *eb);
+ * (ms_scratch_root) and the cache, nothing else; MS__IT_OTHER items only
+ * when others (their trees are not walked for a size otherwise). A
+ * non-zero return of fn stops the walk and is returned; a bad
+ * MERGESCOPE_SCRATCH is an error (eb names it) before any item. */
+int ms__scratch_each(ms__scratch_fn fn, void *arg, bool others,
+                     ms_errbuf *eb);
 /* Remove one item: 0, MS_ERR_STATE when in use, or an errno-mapped error. */
 int ms__scratch_remove(const ms__scratch_item *it);
 /* 0, or MS_EXIT_USAGE after one line on err naming a bad
@@ -228,6 +239,12 @@ int ms__scratch_sweep(FILE *err, const char *cmd);
  * each (cmd names the command). Anywhere dir is, in the cache or not:
  * the next build of dir finds them. */
 void ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir);
+/* When db lies in the cache's runs/ (where `clean` looks), write its owner
+ * record (DB-owner) naming this process, so `clean` leaves it alone while
+ * this process runs; ms__db_owner_release removes every record this process
+ * wrote. 0, or an error naming the file (eb). */
+int ms__db_owner_take(const char *db, ms_errbuf *eb);
+void ms__db_owner_release(void);
 /* $XDG_CACHE_HOME/mergescope (else ~/.cache/mergescope) into buf. */
 int ms__cache_root(char *buf, size_t n);
 

@@ -669,6 +669,12 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		fprintf(err, "mergescope %s: %s\n", a->cmd, eb.msg);
 		return MS_EXIT_ERROR;
 	}
+	/* A database in the cache's runs/ is this process's until it ends:
+	 * `mergescope clean --runs` in another terminal leaves it alone. */
+	if ((rc = ms__db_owner_take(cfg->db, &eb))) {
+		fprintf(err, "mergescope %s: %s\n", a->cmd, eb.msg);
+		return MS_EXIT_ERROR;
+	}
 
 	/* The JSON report never goes over the database the run writes. */
 	if (a->json && ms_evdb_path_is_db(cfg->db, a->json)) {

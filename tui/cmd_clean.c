@@ -19,13 +19,14 @@ static const char usage[] =
         "gone (in the scratch directory and the cache). Leftovers are\n"
         "removed (as at the start of every run); run databases and frozen\n"
         "shards only when asked. Anything a running process owns is listed\n"
-        "as in use and never removed. Only the scratch directory and the\n"
-        "cache are looked at.\n"
+        "as in use and never removed; what is not mergescope's, or whose\n"
+        "owner record cannot be read, is listed as left alone. Only the\n"
+        "scratch directory and the cache are looked at.\n"
         "\n"
         "  --runs            also remove run databases\n"
         "  --frozen          also remove frozen shards\n"
         "  --older-than AGE  remove only what is older than AGE\n"
-        "                    (90s, 30m, 12h, 7d)\n"
+        "                    (90s, 30m, 12h, 7d; 0 to 100000d)\n"
         "  --dry-run         remove nothing; say what would be removed\n"
         "\n"
         "environment:\n"
@@ -38,9 +39,57 @@ struct clean {
 	FILE *out, *err;
 	bool runs, frozen, dry;
 	int64_t older_s; /* 0 = any age */
-	unsigned listed, removed, failed;
+	unsigned listed, removed, failed, in_use, other;
 	uint64_t bytes_listed, bytes_removed;
 };
+
+/* The largest --older-than: 100000 days (about 273 years). */
+#define MAX_AGE_DAYS 100000
+
+/* AGE: digits, optionally a fraction, then s, m, h or d (a bare number is
+ * seconds); 0 means any age. Into *s, whole seconds (a fraction of a
+ * second rounds up, so that "older than 0.5s" is not "any age"). */
+static bool
+parse_age(const char *v, int64_t *s)
+{
+	const char *p = v;
+	uint64_t whole = 0, frac = 0, scale = 1;
+	if (!v || *p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (uint64_t)(*p - '0');
+		if (whole > (uint64_t)MAX_AGE_DAYS * 86400)
+			return false;
+	}
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return false;
+		for (; *p >= '0' && *p <= '9'; p++)
+			if (scale < 1000000000u) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				scale *= 10;
+			}
+	}
+	uint64_t unit = 1;
+	if (*p == 's')
+		p++;
+	else if (*p == 'm')
+		unit = 60, p++;
+	else if (*p == 'h')
+		unit = 3600, p++;
+	else if (*p == 'd')
+		unit = 86400, p++;
+	if (*p)
+		return false;
+	if (whole * unit > (uint64_t)MAX_AGE_DAYS * 86400)
+		return false;
+	uint64_t total = whole * unit + (frac * unit + scale - 1) / scale;
+	if (total > (uint64_t)MAX_AGE_DAYS * 86400)
+		return false;
+	*s = (int64_t)total;
+	return true;
+}
 
 static void
 fmt_age(char *buf, size_t n, int64_t s)
@@ -64,8 +113,17 @@ one(void *arg, const ms__scratch_item *it)
 	              (it->kind == MS__IT_FROZEN && c->frozen);
 	bool old_enough = c->older_s == 0 || it->age_s >= c->older_s;
 	const char *action = "kept";
-	if (it->in_use) {
+	if (it->kind == MS__IT_OTHER) {
+		/* Not ours, or whose cannot be told: never touched. Why is
+		 * said for an owner record that cannot be read. */
+		action = "left alone";
+		c->other++;
+		if (strcmp(it->what, "not recognised") != 0)
+			fprintf(c->err, "mergescope clean: left alone %s: %s\n",
+			        it->path, it->why);
+	} else if (it->in_use) {
 		action = "in use";
+		c->in_use++;
 	} else if (wanted && old_enough) {
 		if (c->dry) {
 			action = "would remove";
@@ -84,7 +142,7 @@ one(void *arg, const ms__scratch_item *it)
 		}
 		if (strcmp(action, "cannot remove") != 0) {
 			c->removed++;
-			c->bytes_removed += it->bytes;
+			c->bytes_removed += it->fresh_bytes;
 		}
 	}
 	char size[32], age[32];
@@ -93,7 +151,7 @@ one(void *arg, const ms__scratch_item *it)
 	fprintf(c->out, "%-18s %8s %6s  %-13s %s\n", it->what, size, age,
 	        action, it->path);
 	c->listed++;
-	c->bytes_listed += it->bytes;
+	c->bytes_listed += it->fresh_bytes;
 	return 0;
 }
 
@@ -108,18 +166,14 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		.frozen = o[MS__CL_FROZEN].count > 0,
 		.dry = o[MS__CL_DRY].count > 0,
 	};
-	if (o[MS__CL_OLDER].count) {
-		int64_t ns;
-		if (!ms__parse_duration(o[MS__CL_OLDER].value, &ns)) {
-			fprintf(err,
-			        "mergescope clean: --older-than \"%s\": "
-			        "expected an age like 90s, 30m, 12h or 7d\n",
-			        o[MS__CL_OLDER].value);
-			return MS_EXIT_USAGE;
-		}
-		c.older_s = ns / 1000000000;
-		if (c.older_s == 0)
-			c.older_s = 1;
+	if (o[MS__CL_OLDER].count &&
+	    !parse_age(o[MS__CL_OLDER].value, &c.older_s)) {
+		fprintf(err,
+		        "mergescope clean: --older-than \"%s\": expected an "
+		        "age, a number with a unit s, m, h or d, like 90s, "
+		        "30m, 12h or 7d (0 to %dd)\n",
+		        o[MS__CL_OLDER].value, MAX_AGE_DAYS);
+		return MS_EXIT_USAGE;
 	}
 	int rc = ms__scratch_check(err, "clean");
 	if (rc)
@@ -127,7 +181,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	ms_errbuf eb = { { 0 } };
 	fprintf(out, "%-18s %8s %6s  %-13s %s\n", "what", "size", "age",
 	        "action", "path");
-	if (ms__scratch_each(one, &c, &eb)) {
+	if (ms__scratch_each(one, &c, true, &eb)) {
 		fprintf(err, "mergescope clean: %s\n", eb.msg);
 		return MS_EXIT_ERROR;
 	}
@@ -138,6 +192,11 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	        c.listed == 1 ? "" : "s", listed,
 	        c.dry ? "would remove" : "removed", c.removed, removed,
 	        c.failed ? " (some could not be removed)" : "");
+	if (c.in_use || c.other)
+		fprintf(out,
+		        "left alone: %u in use by a running process, %u not "
+		        "recognised as mergescope's\n",
+		        c.in_use, c.other);
 	if (c.failed)
 		fprintf(err,
 		        "mergescope clean: %u item%s could not be removed "

@@ -128,9 +128,12 @@ make_scratch(const char *frozen, char *dir, size_t n, FILE *err)
 			e = errno;
 			continue;
 		}
-		char note[PATH_MAX + 32];
+		/* The note names the frozen shard by its real path: while
+		 * this process runs, `clean --frozen` leaves that alone. */
+		char note[PATH_MAX + 32], real[PATH_MAX];
 		ms_errbuf eb = { "" };
-		snprintf(note, sizeof(note), "merge-once --frozen %s", frozen);
+		snprintf(note, sizeof(note), "merge-once --frozen %s",
+		         realpath(frozen, real) ? real : frozen);
 		if (ms_owner_write(dir, "scratch", note, &eb) == 0)
 			return 0;
 		fprintf(err, "mergescope merge-once: %s\n", eb.msg);

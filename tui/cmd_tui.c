@@ -194,12 +194,15 @@ reopen(void *arg, ms_replay *old, bool running, ms_replay **out, ms_errbuf *eb)
 	x->n++;
 	rerun_name(x->db, sizeof(x->db), x->cfg->db, x->n, true);
 	ro.db_path = x->db;
+	int rc = ms__db_owner_take(x->db, eb);
+	if (rc)
+		return rc;
 	if (x->a->work_dir) {
 		rerun_name(x->work, sizeof(x->work), x->a->work_dir, x->n,
 		           false);
 		ro.work_dir = x->work;
 	}
-	int rc = ms_replay_open(out, &ro, eb);
+	rc = ms_replay_open(out, &ro, eb);
 	if (rc) {
 		*out = NULL;
 		return rc;

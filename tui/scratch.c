@@ -17,11 +17,22 @@
  *
  * What is what: a directory's owner record (core/include/ms_owner.h) says its
  * kind and whose it is. scratch, frozen-tmp and fixture-tmp directories
- * whose owner is gone are leftovers; frozen ones are frozen shards (also a
- * `*.frozen-N` directory without a record, made before records existed);
- * `*.sqlite` files under runs/ are run databases, in use while a live
- * scratch shard names them. Anything whose owner still runs is never
- * removed.
+ * whose owner is gone are leftovers (a scratch one is a run's shard, its
+ * checkpoints `*.ckpt` or a merge-once's copies); frozen ones are frozen
+ * shards (also a `*.frozen-N` directory without a record, made before
+ * records existed); `*.sqlite` files under runs/ are run databases. Anything
+ * whose owner still runs is never removed, nor what a live process uses:
+ * a database its run records to (named by the run's scratch shard record,
+ * or by the record beside the database, DB-owner, which the process that
+ * writes it keeps while it runs, wherever its shard is), a frozen shard a
+ * merge-once replays (named by the record of its copies). Everything else
+ * there (a file of the user's, a directory without a record, one whose
+ * record is cut short or unreadable: whose it is cannot be told) is listed
+ * as MS__IT_OTHER and never touched; the cache root's own entries
+ * (fixtures, their locks, runs/, work/, tui/, bench/) are passed over.
+ *
+ * Sizes are disk space as du counts it: each inode once in an item, and
+ * once over the whole walk (checkpoints hard-link the shard's parts).
  */
 #include "cli.h"
 
@@ -31,25 +42,85 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Disk space of a tree (allocated blocks), not following links. */
-static uint64_t
-tree_bytes(const char *path, int depth)
+/* Inodes already counted: files with more than one link (a checkpoint's
+ * hard links of the shard's parts, parts linked from the fixture) are
+ * counted once, as du counts them. Open addressing, grown at half full. */
+typedef struct ino_set {
+	struct ino_key {
+		dev_t dev;
+		ino_t ino;
+	} *k;
+	size_t n, cap;
+} ino_set;
+
+/* Add (dev, ino); true when it was not there yet (or memory ran out:
+ * then it is counted again rather than not at all). */
+static bool
+ino_add(ino_set *s, dev_t dev, ino_t ino)
+{
+	if (2 * (s->n + 1) > s->cap) {
+		size_t nc = s->cap ? 2 * s->cap : 64;
+		struct ino_key *k = calloc(nc, sizeof(*k));
+		if (!k)
+			return true;
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->k[i].ino) {
+				size_t h = (size_t)(s->k[i].ino * 0x9e3779b97f4a7c15ull ^
+				                    s->k[i].dev) & (nc - 1);
+				while (k[h].ino)
+					h = (h + 1) & (nc - 1);
+				k[h] = s->k[i];
+			}
+		free(s->k);
+		s->k = k;
+		s->cap = nc;
+	}
+	size_t h = (size_t)(ino * 0x9e3779b97f4a7c15ull ^ dev) & (s->cap - 1);
+	for (; s->k[h].ino; h = (h + 1) & (s->cap - 1))
+		if (s->k[h].ino == ino && s->k[h].dev == dev)
+			return false;
+	s->k[h].dev = dev;
+	s->k[h].ino = ino ? ino : 1;
+	s->n++;
+	return true;
+}
+
+static void
+ino_clear(ino_set *s)
+{
+	free(s->k);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Disk space of a tree (allocated blocks, not following links) into
+ * *bytes, each inode once (`du -s path`); what no earlier item counted
+ * (all: every item's inodes so far) also into *fresh. */
+static void
+tree_bytes(const char *path, int depth, ino_set *mine, ino_set *all,
+           uint64_t *bytes, uint64_t *fresh)
 {
 	struct stat st;
 	if (lstat(path, &st) != 0)
-		return 0;
+		return;
 	uint64_t n = (uint64_t)st.st_blocks * 512u;
-	if (!S_ISDIR(st.st_mode) || depth > 16)
-		return n;
+	bool dir = S_ISDIR(st.st_mode);
+	if (dir || st.st_nlink <= 1 || ino_add(mine, st.st_dev, st.st_ino)) {
+		*bytes += n;
+		if (dir || st.st_nlink <= 1 || ino_add(all, st.st_dev, st.st_ino))
+			*fresh += n;
+	}
+	if (!dir || depth > MS_FS_MAX_DEPTH)
+		return;
 	DIR *d = opendir(path);
 	if (!d)
-		return n;
+		return;
 	struct dirent *de;
 	char sub[PATH_MAX];
 	while ((de = readdir(d))) {
@@ -57,10 +128,9 @@ tree_bytes(const char *path, int depth)
 			continue;
 		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path,
 		                     de->d_name) < sizeof(sub))
-			n += tree_bytes(sub, depth + 1);
+			tree_bytes(sub, depth + 1, mine, all, bytes, fresh);
 	}
 	closedir(d);
-	return n;
 }
 
 /* Does name end in `tag` followed by one or more digits? */
@@ -90,37 +160,47 @@ ends_with(const char *s, const char *suffix)
 
 #define NPLACES 4
 
-/* The places, in order, into out; *np of them filled. */
+/* The places, in order, into out; *np of them filled; the cache root
+ * itself into cache (empty when there is none). */
 static int
-places(char out[NPLACES][PATH_MAX], size_t *np, ms_errbuf *eb)
+places(char out[NPLACES][PATH_MAX], size_t *np, char *cache, ms_errbuf *eb)
 {
 	size_t n = 0;
+	cache[0] = '\0';
 	int rc = ms_scratch_root(out[n++], PATH_MAX, NULL, eb);
 	if (rc)
 		return rc;
 	char root[PATH_MAX];
 	static const char *const sub[] = { "/runs", "/work", "" };
-	if (ms__cache_root(root, sizeof(root)) == 0)
+	if (ms__cache_root(root, sizeof(root)) == 0) {
+		snprintf(cache, PATH_MAX, "%s", root);
 		for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++)
 			if ((size_t)snprintf(out[n], PATH_MAX, "%s%s", root,
 			                     sub[i]) < PATH_MAX &&
 			    strcmp(out[n], out[0]) != 0) /* walked once */
 				n++;
+	}
 	*np = n;
 	return 0;
 }
 
-/* Live scratch shards name their database: is `db` one of them? */
-typedef struct live_dbs {
+/* What live processes use without owning it: the databases live runs
+ * write to (named by their scratch shards' records) and the frozen
+ * shards live merge-once commands read (named by the records of their
+ * copies), each by its real path. */
+typedef struct live_set {
 	char (*path)[PATH_MAX];
 	size_t n, cap;
-} live_dbs;
+} live_set;
 
 static void
-live_add(live_dbs *l, const char *db)
+live_add(live_set *l, const char *path)
 {
-	if (!db[0])
+	char real[PATH_MAX];
+	if (!path[0])
 		return;
+	if (!realpath(path, real))
+		snprintf(real, sizeof(real), "%s", path);
 	if (l->n == l->cap) {
 		size_t nc = l->cap ? l->cap * 2 : 8;
 		void *p = realloc(l->path, nc * sizeof(*l->path));
@@ -129,22 +209,80 @@ live_add(live_dbs *l, const char *db)
 		l->path = p;
 		l->cap = nc;
 	}
-	snprintf(l->path[l->n++], PATH_MAX, "%s", db);
+	snprintf(l->path[l->n++], PATH_MAX, "%s", real);
 }
 
 static bool
-live_has(const live_dbs *l, const char *db)
+live_has(const live_set *l, const char *path)
 {
+	char real[PATH_MAX];
+	if (!realpath(path, real))
+		snprintf(real, sizeof(real), "%s", path);
 	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->path[i], db))
+		if (!strcmp(l->path[i], real))
 			return true;
 	return false;
 }
 
-/* Classify one directory entry; false when it is none of ours. */
+/* The record merge-once puts on its copies names the frozen shard it
+ * reads after this (cmd_merge_once.c). */
+#define MERGE_ONCE_NOTE "merge-once --frozen "
+
+/* Known entries of the cache root that are not for `clean`: fixtures
+ * (a directory with a manifest), their build locks, and the folders
+ * walked on their own or kept by other commands. */
 static bool
-classify(const char *dir, const char *name, const live_dbs *live,
-         ms__scratch_item *it)
+cache_own(const char *path, const char *name, const struct stat *st)
+{
+	static const char *const dirs[] = { "runs", "work", "tui", "bench" };
+	if (S_ISREG(st->st_mode))
+		return ends_with(name, ".lock");
+	if (!S_ISDIR(st->st_mode))
+		return false;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!strcmp(name, dirs[i]))
+			return true;
+	char m[PATH_MAX + 32];
+	struct stat ms;
+	snprintf(m, sizeof(m), "%s/manifest.sqlite", path);
+	return stat(m, &ms) == 0;
+}
+
+/* A sidecar SQLite (or a run) keeps beside DB: the suffix, else NULL. */
+static const char *
+db_side(const char *name)
+{
+	static const char *const side[] = { "-wal", "-shm", "-journal",
+		                            MS__DB_OWNER_SUFFIX };
+	for (size_t i = 0; i < sizeof(side) / sizeof(side[0]); i++)
+		if (ends_with(name, side[i]))
+			return side[i];
+	return NULL;
+}
+
+/* Is the run database db in use: written by a live run's scratch shard's
+ * run, or its own record (DB-owner) names a live process? */
+static bool
+db_in_use(const char *db, const live_set *live, pid_t *pid)
+{
+	if (live_has(live, db))
+		return true;
+	char rec[PATH_MAX + 16];
+	ms_owner o;
+	snprintf(rec, sizeof(rec), "%s%s", db, MS__DB_OWNER_SUFFIX);
+	if (ms_owner_read_file(rec, &o, NULL) == 0 && ms_owner_alive(&o)) {
+		*pid = o.pid;
+		return true;
+	}
+	return false;
+}
+
+/* Classify one directory entry of dir (cache_top: the cache root);
+ * false when it is to be passed over (the cache's own folders). An entry
+ * that is none of mergescope's things is MS__IT_OTHER, with why. */
+static bool
+classify(const char *dir, const char *name, bool cache_top,
+         const live_set *live, ms__scratch_item *it)
 {
 	char path[PATH_MAX];
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
@@ -153,105 +291,183 @@ classify(const char *dir, const char *name, const live_dbs *live,
 	struct stat st;
 	if (lstat(path, &st) != 0)
 		return false;
+	if (cache_top && cache_own(path, name, &st))
+		return false;
 	memset(it, 0, sizeof(*it));
 	snprintf(it->path, sizeof(it->path), "%s", path);
 	time_t now = time(NULL);
-	if (S_ISREG(st.st_mode)) {
-		if (!ends_with(dir, "/runs") || !ends_with(name, ".sqlite"))
-			return false;
+	time_t newest = st.st_mtime;
+	it->kind = MS__IT_OTHER;
+	snprintf(it->what, sizeof(it->what), "not recognised");
+	snprintf(it->why, sizeof(it->why), "%s",
+	         S_ISDIR(st.st_mode) ? "a directory without an owner record"
+	                             : "not a file mergescope makes here");
+	bool runs = ends_with(dir, "/runs");
+	if (S_ISREG(st.st_mode) && runs && ends_with(name, ".sqlite")) {
 		it->kind = MS__IT_RUN;
 		snprintf(it->what, sizeof(it->what), "run database");
-		it->bytes = (uint64_t)st.st_blocks * 512u;
-		time_t newest = st.st_mtime;
-		static const char *const side[] = { "-wal", "-shm" };
-		for (int i = 0; i < 2; i++) {
-			char sp[PATH_MAX + 8];
+		it->why[0] = '\0';
+		static const char *const side[] = { "-wal", "-shm", "-journal" };
+		for (int i = 0; i < 3; i++) {
+			char sp[PATH_MAX + 16];
 			struct stat ss;
 			snprintf(sp, sizeof(sp), "%s%s", path, side[i]);
-			if (stat(sp, &ss) == 0) {
-				it->bytes += (uint64_t)ss.st_blocks * 512u;
-				if (ss.st_mtime > newest)
-					newest = ss.st_mtime;
-			}
+			if (lstat(sp, &ss) == 0 && S_ISREG(ss.st_mode) &&
+			    ss.st_mtime > newest)
+				newest = ss.st_mtime;
 		}
-		it->age_s = now > newest ? (int64_t)(now - newest) : 0;
-		it->in_use = live_has(live, path);
-		return true;
-	}
-	if (!S_ISDIR(st.st_mode))
-		return false;
-	ms_owner o;
-	int rc = ms_owner_read(path, &o, NULL);
-	if (rc == 0) {
-		it->pid = o.pid;
-		it->in_use = ms_owner_alive(&o);
-		if (!strcmp(o.kind, "frozen")) {
+		it->in_use = db_in_use(path, live, &it->pid);
+	} else if (S_ISREG(st.st_mode) && runs && db_side(name)) {
+		/* Beside its database: counted with it. Without one, a run's
+		 * record is a leftover once its process is gone; SQLite's own
+		 * files are left alone (a database removed by hand). */
+		const char *suf = db_side(name);
+		char db[PATH_MAX];
+		struct stat ds;
+		snprintf(db, sizeof(db), "%.*s", (int)(strlen(path) - strlen(suf)),
+		         path);
+		if (stat(db, &ds) == 0)
+			return false;
+		ms_owner o;
+		if (strcmp(suf, MS__DB_OWNER_SUFFIX) == 0 &&
+		    ms_owner_read_file(path, &o, NULL) == 0) {
+			it->kind = MS__IT_LEFTOVER;
+			snprintf(it->what, sizeof(it->what), "run's owner file");
+			it->why[0] = '\0';
+			it->pid = o.pid;
+			it->in_use = ms_owner_alive(&o);
+		} else {
+			snprintf(it->why, sizeof(it->why),
+			         "beside no database %s", db);
+		}
+	} else if (S_ISDIR(st.st_mode)) {
+		ms_owner o;
+		ms_errbuf eb = { "" };
+		int rc = ms_owner_read(path, &o, &eb);
+		if (rc == 0) {
+			it->pid = o.pid;
+			it->in_use = ms_owner_alive(&o);
+			it->why[0] = '\0';
+			if (!strcmp(o.kind, "frozen")) {
+				it->kind = MS__IT_FROZEN;
+				snprintf(it->what, sizeof(it->what),
+				         "frozen shard");
+			} else if (!strcmp(o.kind, "scratch") ||
+			           !strcmp(o.kind, "frozen-tmp") ||
+			           !strcmp(o.kind, "fixture-tmp")) {
+				it->kind = MS__IT_LEFTOVER;
+				bool once = !strncmp(o.note, MERGE_ONCE_NOTE,
+				                     strlen(MERGE_ONCE_NOTE));
+				snprintf(it->what, sizeof(it->what), "%s",
+				         !strcmp(o.kind, "frozen-tmp")
+				                 ? "unfinished freeze"
+				         : !strcmp(o.kind, "fixture-tmp")
+				                 ? "unfinished fixture"
+				         : once ? "merge-once copies"
+				         : ends_with(name, ".ckpt")
+				                 ? "checkpoints"
+				                 : "scratch shard");
+			} else {
+				snprintf(it->why, sizeof(it->why),
+				         "its owner record is of kind '%s', "
+				         "not one clean removes",
+				         o.kind);
+				it->pid = 0;
+				it->in_use = false;
+			}
+		} else if (rc == MS_ERR_NOTFOUND &&
+		           ends_tag_digits(name, ".frozen-")) {
 			it->kind = MS__IT_FROZEN;
 			snprintf(it->what, sizeof(it->what), "frozen shard");
-		} else if (!strcmp(o.kind, "scratch") ||
-		           !strcmp(o.kind, "frozen-tmp") ||
-		           !strcmp(o.kind, "fixture-tmp")) {
-			it->kind = MS__IT_LEFTOVER;
-			snprintf(it->what, sizeof(it->what), "%s",
-			         !strcmp(o.kind, "scratch") ? "scratch shard"
-			         : !strcmp(o.kind, "frozen-tmp")
-			                 ? "unfinished freeze"
-			                 : "unfinished fixture");
-		} else {
-			return false;
+			it->why[0] = '\0';
+		} else if (rc != MS_ERR_NOTFOUND) {
+			/* Whose it is cannot be told: it may be a live
+			 * run's, so it stays. */
+			snprintf(it->what, sizeof(it->what),
+			         "unreadable owner");
+			snprintf(it->why, sizeof(it->why), "%s", eb.msg);
 		}
-	} else if (rc == MS_ERR_NOTFOUND && ends_tag_digits(name, ".frozen-")) {
-		it->kind = MS__IT_FROZEN;
-		snprintf(it->what, sizeof(it->what), "frozen shard");
-	} else {
-		return false;
 	}
-	it->bytes = tree_bytes(path, 0);
-	it->age_s = now > st.st_mtime ? (int64_t)(now - st.st_mtime) : 0;
+	if (it->kind == MS__IT_FROZEN && !it->in_use && live_has(live, path))
+		it->in_use = true; /* a merge-once reads it */
+	it->age_s = now > newest ? (int64_t)(now - newest) : 0;
 	return true;
 }
 
 int
-ms__scratch_each(ms__scratch_fn fn, void *arg, ms_errbuf *eb)
+ms__scratch_each(ms__scratch_fn fn, void *arg, bool others, ms_errbuf *eb)
 {
-	char where[NPLACES][PATH_MAX];
+	char where[NPLACES][PATH_MAX], cache[PATH_MAX];
 	size_t nplaces = 0;
-	int rc = places(where, &nplaces, eb);
+	int rc = places(where, &nplaces, cache, eb);
 	if (rc)
 		return rc;
-	live_dbs live = { 0 };
-	/* First the databases live runs write to. */
+	live_set live = { 0 };
+	/* First what live processes use: the databases their runs write
+	 * to, the frozen shards their merge-once commands read. */
 	for (size_t p = 0; p < nplaces; p++) {
 		DIR *d = opendir(where[p]);
 		struct dirent *de;
 		while (d && (de = readdir(d))) {
 			char path[PATH_MAX];
 			ms_owner o;
-			if (de->d_name[0] == '.' ||
+			if (!strcmp(de->d_name, ".") ||
+			    !strcmp(de->d_name, "..") ||
 			    (size_t)snprintf(path, sizeof(path), "%s/%s",
 			                     where[p],
 			                     de->d_name) >= sizeof(path))
 				continue;
-			if (ms_owner_read(path, &o, NULL) == 0 &&
-			    !strcmp(o.kind, "scratch") && ms_owner_alive(&o))
+			if (ms_owner_read(path, &o, NULL) != 0 ||
+			    strcmp(o.kind, "scratch") != 0 ||
+			    !ms_owner_alive(&o))
+				continue;
+			if (!strncmp(o.note, MERGE_ONCE_NOTE,
+			             strlen(MERGE_ONCE_NOTE)))
+				live_add(&live,
+				         o.note + strlen(MERGE_ONCE_NOTE));
+			else
 				live_add(&live, o.note);
 		}
 		if (d)
 			closedir(d);
 	}
+	ino_set all = { 0 };
 	for (size_t p = 0; p < nplaces && rc == 0; p++) {
 		DIR *d = opendir(where[p]);
 		struct dirent *de;
+		bool top = cache[0] && !strcmp(where[p], cache);
 		while (rc == 0 && d && (de = readdir(d))) {
 			ms__scratch_item it;
-			if (de->d_name[0] == '.')
+			if (!strcmp(de->d_name, ".") ||
+			    !strcmp(de->d_name, ".."))
 				continue;
-			if (classify(where[p], de->d_name, &live, &it))
-				rc = fn(arg, &it);
+			if (!classify(where[p], de->d_name, top, &live, &it) ||
+			    (it.kind == MS__IT_OTHER && !others))
+				continue;
+			ino_set mine = { 0 };
+			tree_bytes(it.path, 0, &mine, &all, &it.bytes,
+			           &it.fresh_bytes);
+			if (it.kind == MS__IT_RUN) {
+				static const char *const side[] = {
+					"-wal", "-shm", "-journal",
+					MS__DB_OWNER_SUFFIX
+				};
+				for (int i = 0; i < 4; i++) {
+					char sp[PATH_MAX + 16];
+					snprintf(sp, sizeof(sp), "%s%s",
+					         it.path, side[i]);
+					tree_bytes(sp, MS_FS_MAX_DEPTH + 1,
+					           &mine, &all, &it.bytes,
+					           &it.fresh_bytes);
+				}
+			}
+			ino_clear(&mine);
+			rc = fn(arg, &it);
 		}
 		if (d)
 			closedir(d);
 	}
+	ino_clear(&all);
 	free(live.path);
 	return rc;
 }
@@ -282,17 +498,29 @@ remove_owned_dir(const char *dir)
 int
 ms__scratch_remove(const ms__scratch_item *it)
 {
-	if (it->in_use)
+	if (it->in_use || it->kind == MS__IT_OTHER)
 		return MS_ERR_STATE;
-	if (it->kind == MS__IT_RUN) {
-		char side[PATH_MAX + 8];
-		snprintf(side, sizeof(side), "%s-wal", it->path);
-		unlink(side);
-		snprintf(side, sizeof(side), "%s-shm", it->path);
-		unlink(side);
+	struct stat st;
+	if (lstat(it->path, &st) == 0 && !S_ISDIR(st.st_mode) &&
+	    it->kind != MS__IT_RUN)
+		/* A run's owner file left without its database. */
 		return unlink(it->path) == 0 || errno == ENOENT
 		               ? 0
 		               : ms_err_from_errno(errno);
+	if (it->kind == MS__IT_RUN) {
+		/* The database, then what SQLite keeps beside it, the run's
+		 * owner file last. */
+		if (unlink(it->path) != 0 && errno != ENOENT)
+			return ms_err_from_errno(errno);
+		static const char *const side[] = { "-wal", "-shm", "-journal",
+			                            MS__DB_OWNER_SUFFIX };
+		for (int i = 0; i < 4; i++) {
+			char sp[PATH_MAX + 16];
+			snprintf(sp, sizeof(sp), "%s%s", it->path, side[i]);
+			if (unlink(sp) != 0 && errno != ENOENT)
+				return ms_err_from_errno(errno);
+		}
+		return 0;
 	}
 	return remove_owned_dir(it->path);
 }
@@ -310,7 +538,7 @@ sweep_one(void *arg, const ms__scratch_item *it)
 		return 0;
 	if (ms__scratch_remove(it) == 0) {
 		s->n++;
-		s->bytes += it->bytes;
+		s->bytes += it->fresh_bytes;
 	} else {
 		s->failed++;
 	}
@@ -333,7 +561,7 @@ ms__scratch_sweep(FILE *err, const char *cmd)
 {
 	struct sweep s = { 0 };
 	ms_errbuf eb = { { 0 } };
-	if (ms__scratch_each(sweep_one, &s, &eb)) {
+	if (ms__scratch_each(sweep_one, &s, false, &eb)) {
 		fprintf(err, "mergescope %s: %s\n", cmd, eb.msg);
 		return MS_EXIT_USAGE;
 	}
@@ -370,15 +598,20 @@ ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir)
 	DIR *d = opendir(parent);
 	if (!d)
 		return;
-	live_dbs none = { 0 };
+	live_set none = { 0 };
 	for (struct dirent *de; (de = readdir(d));) {
 		ms__scratch_item it;
 		/* "<base>.tmp-<pid>", or what that build put beside it. */
 		if (strncmp(de->d_name, prefix, np) != 0 ||
 		    de->d_name[np] < '0' || de->d_name[np] > '9' ||
-		    !classify(parent, de->d_name, &none, &it) ||
+		    !classify(parent, de->d_name, false, &none, &it) ||
 		    it.kind != MS__IT_LEFTOVER || it.in_use)
 			continue;
+		ino_set mine = { 0 }, all = { 0 };
+		tree_bytes(it.path, 0, &mine, &all, &it.bytes,
+		           &it.fresh_bytes);
+		ino_clear(&mine);
+		ino_clear(&all);
 		char b[32];
 		ms_fmt_bytes(b, sizeof(b), it.bytes);
 		/* Named beside dir as dir is given. */
@@ -396,4 +629,69 @@ ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir)
 			        cmd, shown, it.what, dir, ms_strerror(rc));
 	}
 	closedir(d);
+}
+
+/* The owner records of run databases this process wrote (ms__db_owner_take),
+ * removed when the command ends. The TUI's re-runs take theirs from the
+ * session's thread, hence the lock. */
+static pthread_mutex_t db_owner_mu = PTHREAD_MUTEX_INITIALIZER;
+static char (*db_owner_paths)[PATH_MAX + 16];
+static size_t db_owner_n, db_owner_cap;
+
+/* Is db (a file that may not exist yet) in the cache's runs/? */
+static bool
+in_runs_dir(const char *db)
+{
+	char root[PATH_MAX], runs[PATH_MAX + 8], dir[PATH_MAX], a[PATH_MAX],
+	        b[PATH_MAX];
+	if (ms__cache_root(root, sizeof(root)) != 0)
+		return false;
+	snprintf(runs, sizeof(runs), "%s/runs", root);
+	const char *slash = strrchr(db, '/');
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s",
+		         (int)(slash == db ? 1 : slash - db), db);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	return realpath(dir, a) && realpath(runs, b) && strcmp(a, b) == 0;
+}
+
+int
+ms__db_owner_take(const char *db, ms_errbuf *eb)
+{
+	if (!db || !db[0] || !in_runs_dir(db))
+		return 0;
+	char rec[PATH_MAX + 16];
+	if ((size_t)snprintf(rec, sizeof(rec), "%s%s", db,
+	                     MS__DB_OWNER_SUFFIX) >= sizeof(rec))
+		return ms_fail(eb, MS_ERR_RANGE, "%s: path too long", db);
+	pthread_mutex_lock(&db_owner_mu);
+	int rc = 0;
+	if (db_owner_n == db_owner_cap) {
+		size_t nc = db_owner_cap ? 2 * db_owner_cap : 4;
+		void *p = realloc(db_owner_paths, nc * sizeof(*db_owner_paths));
+		if (!p)
+			rc = ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", rec);
+		else
+			db_owner_paths = p, db_owner_cap = nc;
+	}
+	if (rc == 0)
+		rc = ms_owner_write_file(rec, "database", db, eb);
+	if (rc == 0)
+		snprintf(db_owner_paths[db_owner_n++], sizeof(*db_owner_paths),
+		         "%s", rec);
+	pthread_mutex_unlock(&db_owner_mu);
+	return rc;
+}
+
+void
+ms__db_owner_release(void)
+{
+	pthread_mutex_lock(&db_owner_mu);
+	for (size_t i = 0; i < db_owner_n; i++)
+		unlink(db_owner_paths[i]);
+	free(db_owner_paths);
+	db_owner_paths = NULL;
+	db_owner_n = db_owner_cap = 0;
+	pthread_mutex_unlock(&db_owner_mu);
 }

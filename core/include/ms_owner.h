@@ -12,7 +12,8 @@
  * Format (text, version 1), one "key value" per line:
  *
  *     mergescope-owner 1
- *     kind scratch            scratch | frozen | frozen-tmp | fixture-tmp
+ *     kind scratch            scratch | frozen | frozen-tmp | fixture-tmp |
+ *                             kept | database (a file: a run's event database)
  *     pid 12345
  *     start 987654            /proc/PID/stat starttime
  *     boot 4c1e...            /proc/sys/kernel/random/boot_id
@@ -44,9 +45,15 @@ int ms_owner_self(ms_owner *o, const char *kind, const char *note,
  * temporary name and renamed). Errors name the file. */
 int ms_owner_write(const char *dir, const char *kind, const char *note,
                    ms_errbuf *eb);
+/* The same record at path itself: for what is not a directory (a run's
+ * event database has its record beside it, DB-owner). */
+int ms_owner_write_file(const char *path, const char *kind, const char *note,
+                        ms_errbuf *eb);
 /* Read dir/MS_OWNER_FILE: 0, MS_ERR_NOTFOUND (no record), MS_ERR_FORMAT
  * (not a record of this version), MS_ERR_IO. */
 int ms_owner_read(const char *dir, ms_owner *o, ms_errbuf *eb);
+/* The same for a record at path itself. */
+int ms_owner_read_file(const char *path, ms_owner *o, ms_errbuf *eb);
 /* Is the process the record names still running? False after a reboot, when
  * the pid is gone, or when the pid now belongs to a process started at
  * another time. */
