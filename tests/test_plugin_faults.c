@@ -137,10 +137,14 @@ typedef struct run_out {
  * --work-dir W --plugin-host HOST`, its output into files named after
  * name; returns its pid. */
 static pid_t
-spawn_chain(const char *name, const char *chain, const char *host, run_out *r)
+spawn_chain_db(const char *name, const char *chain, const char *host,
+               const char *db, run_out *r)
 {
 	char outp[600], errp[600];
-	snprintf(r->db, sizeof(r->db), "%s/%s.sqlite", root, name);
+	if (db)
+		snprintf(r->db, sizeof(r->db), "%s", db);
+	else
+		snprintf(r->db, sizeof(r->db), "%s/%s.sqlite", root, name);
 	snprintf(r->work, sizeof(r->work), "%s/%s.shard", root, name);
 	snprintf(outp, sizeof(outp), "%s/%s.out", root, name);
 	snprintf(errp, sizeof(errp), "%s/%s.err", root, name);
@@ -160,6 +164,8 @@ spawn_chain(const char *name, const char *chain, const char *host, run_out *r)
 	}
 	return pid;
 }
+#define spawn_chain(name, chain, host, r)                                      \
+	spawn_chain_db(name, chain, host, NULL, r)
 
 /* Wait for the run started as name to end (or fail after WATCHDOG_S);
  * its status and output into r. */
@@ -351,7 +357,13 @@ test_killed_run_is_recorded(void **state)
 	(void)state;
 	run_out r;
 	/* A Decide that never returns holds the run for 3 x 5 s. */
-	pid_t pid = spawn_chain("killed", "tp_loop", "inproc", &r);
+	/* Its database in the cache's runs/, where `clean` looks: the run
+	 * keeps an owner record beside it (DB-owner). */
+	char runs[600], db[700];
+	snprintf(runs, sizeof(runs), "%s/cache/mergescope/runs", root);
+	assert_int_equal(ms_fs_mkdir_p(runs, 0755, NULL), 0);
+	snprintf(db, sizeof(db), "%s/killed.sqlite", runs);
+	pid_t pid = spawn_chain_db("killed", "tp_loop", "inproc", db, &r);
 	char errp[600];
 	snprintf(errp, sizeof(errp), "%s/killed.err", root);
 	/* The watcher has the database and the shard once the run says
@@ -398,6 +410,11 @@ test_killed_run_is_recorded(void **state)
 	}
 	assert_true(said);
 	assert_true(gone);
+	/* The dead run's owner record went with it: the database is
+	 * nobody's, for `clean` to list as a finished run. */
+	char rec[800];
+	snprintf(rec, sizeof(rec), "%s-owner", r.db);
+	assert_false(exists(rec));
 }
 
 /* ---- --plugin-host process: the same plugins cost a fail-open ---- */

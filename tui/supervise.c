@@ -47,6 +47,7 @@
 #include "cli.h"
 
 #include "ms_enum.h"
+#include "ms_owner.h"
 #include "ms_pipeline.h"
 #include "ms_replay.h"
 
@@ -437,12 +438,35 @@ postmortem(const notes *nt, FILE *err)
 	}
 }
 
+/* The database's owner record (DB-owner, beside a database in the
+ * cache's runs/), when it names the watched process `run`: taken over
+ * by the watcher while it records the end (so that `clean` sees the
+ * database in use, not a dead run's), or (take false) removed once it
+ * is done. */
+static void
+db_owner_handover(const notes *nt, pid_t run, bool take)
+{
+	char rec[sizeof(nt->db) + 16];
+	if (!nt->db[0] || (size_t)snprintf(rec, sizeof(rec), "%s%s", nt->db,
+	                                   MS__DB_OWNER_SUFFIX) >= sizeof(rec))
+		return;
+	ms_owner o;
+	ms_errbuf eb = { "" };
+	if (ms_owner_read_file(rec, &o, &eb) != 0)
+		return;
+	if (take && o.pid == run)
+		(void)ms_owner_write_file(rec, "database", nt->db, &eb);
+	else if (!take && (o.pid == run || o.pid == getpid()))
+		(void)unlink(rec);
+}
+
 /* The process is gone without saying it was exiting (see the file
  * comment): put the terminal back (tio, read from tfd when the watcher
  * started, before any screen), record the run as aborted, remove the
  * shard and the cgroup it left, and say so. */
 static void
-died(const notes *nt, const struct termios *tio, int tfd, FILE *err)
+died(const notes *nt, pid_t run, const struct termios *tio, int tfd,
+     FILE *err)
 {
 	if (nt->screen) {
 		if (tfd >= 0)
@@ -469,8 +493,10 @@ died(const notes *nt, const struct termios *tio, int tfd, FILE *err)
 		         "(SIGKILL, or another it was not catching)");
 	ms_errbuf eb = { "" };
 	bool recorded = false;
+	db_owner_handover(nt, run, true);
 	int rc = ms_replay_postmortem(nt->db, nt->scratch, reason, &recorded,
 	                              &eb);
+	db_owner_handover(nt, run, false);
 	/* The groups it made, empty now (a later run would remove them). */
 	for (int i = MS_ENVELOPE_DIRS - 1; i >= 0; i--)
 		if (nt->env.mode != MS_ENVELOPE_EMULATED && nt->env.dir[i][0])
@@ -489,6 +515,7 @@ died(const notes *nt, const struct termios *tio, int tfd, FILE *err)
 static int
 watch(int nfd, int afd, FILE *err)
 {
+	pid_t run = getppid(); /* the watched process: our parent */
 	/* The terminal's modes now, before the process can bring a screen
 	 * up: what to put back should it die with the screen up. */
 	struct termios tio;
@@ -538,8 +565,10 @@ watch(int nfd, int afd, FILE *err)
 		ms_errbuf eb = { "" };
 		ms_replay_postmortem(NULL, nt->scratch, NULL, NULL, &eb);
 	} else if (!handled && !nt->ended) {
-		died(nt, &tio, tfd, err);
+		died(nt, run, &tio, tfd, err);
 	}
+	if (handled)
+		db_owner_handover(nt, run, false);
 	free(nt);
 	return 0;
 }
