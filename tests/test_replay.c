@@ -1407,6 +1407,25 @@ db_count(sqlite3 *h, const char *sql)
 	return n;
 }
 
+/* The database db of a run closed before its end: recorded aborted (its
+ * end into *end); open read-only for the caller to query and close. */
+static sqlite3 *
+closed_aborted(const char *db, ms_ev_run_end *end)
+{
+	ms_evdb *d = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&d, db, &eb), 0);
+	bool has_end = false;
+	assert_int_equal(ms_evdb_run(d, NULL, end, &has_end, &eb), 0);
+	ms_evdb_close(d);
+	assert_true(has_end);
+	assert_string_equal(end->status, "aborted");
+	sqlite3 *h = NULL;
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
+	                 SQLITE_OK);
+	return h;
+}
+
 /* Closed while stopped at the finalize merge's dispatch barrier (where
  * `make run` stops; a quit or a stop signal there): the run did not end,
  * so the database says aborted and holds no gates, as the TUI and `run`
@@ -1430,27 +1449,10 @@ test_close_at_finalize_barrier_aborted(void **state)
 	uint64_t done = st->merges_done;
 	ms_replay_close(r);
 	free(st);
-	ms_evdb *db = NULL;
-	ms_errbuf eb = { { 0 } };
-	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
 	ms_ev_run_end end;
-	bool has_end = false;
-	assert_int_equal(ms_evdb_run(db, NULL, &end, &has_end, &eb), 0);
-	ms_evdb_close(db);
-	assert_true(has_end);
-	assert_string_equal(end.status, "aborted");
+	sqlite3 *h = closed_aborted(run.db, &end);
 	assert_int_equal(end.merges_completed, done);
-	sqlite3 *h = NULL;
-	sqlite3_stmt *q = NULL;
-	assert_int_equal(sqlite3_open_v2(run.db, &h, SQLITE_OPEN_READONLY,
-	                                 NULL),
-	                 SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(h, "SELECT count(*) FROM gate", -1,
-	                                    &q, NULL),
-	                 SQLITE_OK);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int64(q, 0), 0);
-	sqlite3_finalize(q);
+	assert_int_equal(db_count(h, "SELECT count(*) FROM gate"), 0);
 	assert_int_equal(db_count(h, "SELECT count(*) FROM merge WHERE "
 	                             "lane = 'finalize'"),
 	                 0);
@@ -1474,19 +1476,8 @@ test_close_at_primary_barrier_drops_held(void **state)
 	assert_int_equal(st->pending.seq, 5);
 	ms_replay_close(r);
 	free(st);
-	ms_evdb *db = NULL;
-	ms_errbuf eb = { { 0 } };
-	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
 	ms_ev_run_end end;
-	bool has_end = false;
-	assert_int_equal(ms_evdb_run(db, NULL, &end, &has_end, &eb), 0);
-	ms_evdb_close(db);
-	assert_true(has_end);
-	assert_string_equal(end.status, "aborted");
-	sqlite3 *h = NULL;
-	assert_int_equal(sqlite3_open_v2(run.db, &h, SQLITE_OPEN_READONLY,
-	                                 NULL),
-	                 SQLITE_OK);
+	sqlite3 *h = closed_aborted(run.db, &end);
 	assert_int_equal(db_count(h, "SELECT count(*) FROM merge WHERE seq = 5"),
 	                 0);
 	assert_int_equal(db_count(h, "SELECT count(*) FROM merge WHERE err = 0"),
