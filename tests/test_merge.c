@@ -1010,18 +1010,21 @@ test_hook_sees_every_stage(void **state)
 /* ---- sampling inside the merge (pipeline layer) ---- */
 
 static ms_pipeline *
-open_pipeline(const char *spec, ms_mem *mem)
+open_pipeline_policy(const char *spec, ms_mem *mem, enum ms_grace_policy pol)
 {
 	ms_pipeline *p = NULL;
 	ms_errbuf eb = { { 0 } };
 	ms_pipeline_opts o = { .spec = spec,
 		               .plugin_dir = MS_PLUGIN_DIR,
 		               .hard_ceiling = 64u << 20,
+		               .policy = pol,
 		               .mem = mem };
 	if (ms_pipeline_open(&p, &o, &eb))
 		fail_msg("pipeline %s: %s", spec, eb.msg);
 	return p;
 }
+#define open_pipeline(spec, mem)                                               \
+	open_pipeline_policy(spec, mem, MS_GRACE_SELECTION)
 
 static int
 do_sampled_mode(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
@@ -1801,15 +1804,8 @@ test_hot_traces_never_decided(void **state)
 			gen_set all = { 0 };
 			uint64_t ids[3];
 			put_fragmented(&f, &all, ids, 150);
-			ms_pipeline *p = NULL;
-			ms_errbuf eb = { { 0 } };
-			ms_pipeline_opts o = { .spec = specs[k],
-				               .plugin_dir = MS_PLUGIN_DIR,
-				               .hard_ceiling = 64u << 20,
-				               .policy = MS_GRACE_TRACE,
-				               .mem = &f.mem };
-			if (ms_pipeline_open(&p, &o, &eb))
-				fail_msg("pipeline %s: %s", specs[k], eb.msg);
+			ms_pipeline *p = open_pipeline_policy(specs[k], &f.mem,
+			                                      MS_GRACE_TRACE);
 			ms_merge_hooks h = { 0 };
 			h.stage_frontier_skew_ns =
 			        mode ? 3600LL * 1000000000 : 0;
