@@ -359,6 +359,14 @@ ms_limits_apply_profile(ms_limits *l, const char *profile, ms_errbuf *eb)
 	uint64_t mem = 0;
 	double cpus = 0;
 	bool seen_mem = false, seen_cpus = false;
+	/* strtok_r skips empty items: ",", "cpus=2," and "cpus=2,,mem=4g"
+	 * are refused here instead of read as fewer keys. */
+	size_t n = strlen(tmp);
+	if (tmp[0] == ',' || tmp[n - 1] == ',' || strstr(tmp, ",,"))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "profile: an empty item; expected key=value "
+		               "items separated by single commas, like "
+		               "cpus=2,mem=4g");
 	for (char *sv, *t = strtok_r(tmp, ",", &sv); t;
 	     t = strtok_r(NULL, ",", &sv)) {
 		char *eq = strchr(t, '=');

@@ -227,6 +227,181 @@ test_choices_from_the_table(void **state)
 	                 2);
 }
 
+/* Every duration option reads one strict form, the one clean's
+ * --older-than reads: digits, a fraction, a unit s, m, h or d. Before,
+ * --wait-timeout and --checkpoint-every went through strtod and took
+ * "1e1s" as 10 s and "0x10s" as 16 s. A bad value is one line naming
+ * the option, the value and the form and range expected (64); a good
+ * one passes to the run (2: the fixture is missing). */
+static void
+test_duration_values(void **state)
+{
+	(void)state;
+	static const char *const opts[] = { "--wait-timeout",
+		                            "--checkpoint-every" };
+	static const char *const bad[] = { "1e1s", "0x10s", "1E1",  "inf",
+		                           " 10",  "+10",   "-1",   "10ss",
+		                           "1.s",  ".5",    "367d", "" };
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			assert_int_equal(cli("run", "--fixture",
+			                     "/nonexistent/f", opts[k], bad[i],
+			                     NULL),
+			                 MS_EXIT_USAGE);
+			char want[256];
+			snprintf(want, sizeof(want),
+			         "mergescope run: %s \"%s\": expected a "
+			         "duration, a number with a unit s, m, h or d, "
+			         "like 90s, 10m or 1h (%s, at most 366d)\n",
+			         opts[k], bad[i],
+			         k == 0 ? "more than 0" : "0 for none");
+			assert_string_equal(err_text, want);
+		}
+	static const char *const good[] = { "90",   "90s",  "10m", "1h",
+		                            "1.5h", "366d", "0.5" };
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+			assert_int_equal(cli("run", "--fixture",
+			                     "/nonexistent/f", opts[k], good[i],
+			                     NULL),
+			                 2);
+			assert_null(strstr(err_text, opts[k]));
+		}
+	/* Past 2^64 seconds: refused, not wrapped. */
+	assert_int_equal(cli("run", "--fixture", "/nonexistent/f",
+	                     "--wait-timeout", "36893488147419103233s", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "at most 366d"));
+	/* Zero is no checkpoints, and no wait at all is refused. */
+	assert_int_equal(cli("run", "--fixture", "/nonexistent/f",
+	                     "--checkpoint-every", "0m", NULL),
+	                 2);
+	assert_int_equal(cli("run", "--fixture", "/nonexistent/f",
+	                     "--wait-timeout", "0s", NULL),
+	                 MS_EXIT_USAGE);
+	/* The value itself, to the nanosecond. */
+	int64_t ns = -1;
+	assert_true(ms__parse_duration("1.5m", MS__DURATION_MAX_S, &ns));
+	assert_int_equal(ns, 90000000000LL);
+	assert_true(ms__parse_duration("0.000000001", 10, &ns));
+	assert_int_equal(ns, 1);
+	/* Past the ninth decimal a duration that is not zero stays so. */
+	assert_true(ms__parse_duration("0.0000000001", 10, &ns));
+	assert_int_equal(ns, 1);
+	assert_true(ms__parse_duration("366d", MS__DURATION_MAX_S, &ns));
+	assert_int_equal(ns, 366LL * 86400 * 1000000000);
+	assert_false(
+	        ms__parse_duration("366.000000001d", MS__DURATION_MAX_S, &ns));
+	/* clean's bound fits too: 100000 days in nanoseconds. */
+	assert_true(ms__parse_duration("100000d", 100000LL * 86400, &ns));
+	assert_int_equal(ns, 100000LL * 86400 * 1000000000);
+}
+
+/* --speed is digits, a fraction and an optional x, or max: strtod took
+ * "1e3", "0x10", " 60" and "+60". `run`, which ignores --speed, names a
+ * bad one too (it said only that --speed was ignored). */
+static void
+test_speed_values(void **state)
+{
+	(void)state;
+	static const char *const cmds[] = { "tui", "run" };
+	static const char *const bad[] = { "1e3", "0x10", " 60", "+60",
+		                           "0",   "-1",   "",    "60xx",
+		                           "1,5", "MAX",  "nan", "1000000001" };
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			assert_int_equal(cli(cmds[k], "--fixture",
+			                     "/nonexistent/f", "--speed",
+			                     bad[i], NULL),
+			                 MS_EXIT_USAGE);
+			char want[256];
+			snprintf(want, sizeof(want),
+			         "mergescope %s: --speed \"%s\": expected a "
+			         "multiple of real time like 60 or 60x (more "
+			         "than 0, at most 1000000000), or max\n",
+			         cmds[k], bad[i]);
+			assert_string_equal(err_text, want);
+		}
+	static const char *const good[] = { "60",   "60x", "60X",       "1.5",
+		                            "0.25", "max", "1000000000" };
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(cli("run", "--fixture", "/nonexistent/f",
+		                     "--speed", good[i], NULL),
+		                 2);
+		assert_non_null(strstr(err_text, "--speed ignored"));
+	}
+	double x = -1;
+	assert_true(ms__parse_speed("1.5x", &x));
+	assert_true(x == 1.5);
+	assert_true(ms__parse_speed("max", &x));
+	assert_true(x == 0);
+}
+
+/* An empty file or directory name is refused as such (64) before the
+ * run: --work-dir "" was taken as no --work-dir, and --db "" and
+ * --json "" were errors of the run (2), --fixture "" a missing input. */
+static void
+test_empty_names(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *opt, *what;
+	} cases[] = {
+		{ "--work-dir", "directory" },
+		{ "--db", "file" },
+		{ "--json", "file" },
+		{ "--fixture", "directory" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* A preset that is not one stops the old code before any
+		 * work; --fixture goes with a variant instead. */
+		bool fx = strcmp(cases[i].opt, "--fixture") == 0;
+		assert_int_equal(cli("run", fx ? "--variant" : "--preset",
+		                     "nosuch", cases[i].opt, "", NULL),
+		                 MS_EXIT_USAGE);
+		char want[128];
+		snprintf(want, sizeof(want),
+		         "mergescope run: %s \"\": expected a %s name\n",
+		         cases[i].opt, cases[i].what);
+		assert_string_equal(err_text, want);
+	}
+	assert_int_equal(cli("tui", "--work-dir=", NULL), MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope tui: --work-dir \"\": "
+	                              "expected a directory name\n");
+}
+
+/* --profile items are key=value between single commas: an empty item
+ * (",", "cpus=2,", "cpus=2,,mem=4g") was skipped, so "," was a profile
+ * with no limit in it. A bad spec is named before any input is looked
+ * at (it came after the fixture's error). */
+static void
+test_profile_items(void **state)
+{
+	(void)state;
+	static const char *const bad[] = { ",", "cpus=2,", ",mem=4g",
+		                           "cpus=2,,mem=4g" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(cli("run", "--fixture", "/nonexistent/f",
+		                     "--profile", bad[i], NULL),
+		                 MS_EXIT_USAGE);
+		char want[256];
+		snprintf(want, sizeof(want),
+		         "mergescope run: --profile \"%s\": profile: an empty "
+		         "item; expected key=value items separated by single "
+		         "commas, like cpus=2,mem=4g\n",
+		         bad[i]);
+		assert_string_equal(err_text, want);
+	}
+	assert_int_equal(cli("tui", "--fixture", "/nonexistent/f", "--profile",
+	                     "cpus=0", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--profile \"cpus=0\""));
+	assert_int_equal(cli("run", "--fixture", "/nonexistent/f", "--profile",
+	                     "cpus=2,mem=4g", NULL),
+	                 2);
+	assert_null(strstr(err_text, "--profile"));
+}
+
 int
 main(void)
 {
@@ -236,6 +411,10 @@ main(void)
 		cmocka_unit_test(test_option_errors_name_the_option),
 		cmocka_unit_test(test_errors_before_work),
 		cmocka_unit_test(test_choices_from_the_table),
+		cmocka_unit_test(test_duration_values),
+		cmocka_unit_test(test_speed_values),
+		cmocka_unit_test(test_empty_names),
+		cmocka_unit_test(test_profile_items),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

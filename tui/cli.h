@@ -408,17 +408,32 @@ int ms__mkdir_parent(const char *path);
  * The checks `tui` and `run` make on their parsed options (a->o holds the
  * run table, MS__RO_COUNT entries, of which `tui` parses the first
  * MS__RO_JSON) beyond the parser's: --fixture with --preset, --variant
- * with --chain, --wait-timeout, and every --break parsed as the TUI would.
+ * with --chain, an empty file or directory name, the durations, --speed,
+ * the --profile spec, and every --break parsed as the TUI would.
  * Prints one line naming the command to err and returns MS_EXIT_USAGE,
  * else 0.
  */
 int ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err);
-/* A duration: a number with an optional unit s (the default), m, h or d
- * ("90", "10m", "7d"); > 0 and at most a year. */
-bool ms__parse_duration(const char *s, int64_t *ns);
-/* --checkpoint-every: a duration, or zero in any unit ("0", "0s", "0m")
- * for none (*ns = 0). False when s is neither. */
+/* The longest --wait-timeout and --checkpoint-every: 366 days. */
+#define MS__DURATION_MAX_S (366 * 86400LL)
+/* A duration (every option that takes one: --wait-timeout,
+ * --checkpoint-every, clean --older-than): digits, optionally a dot and
+ * more digits, then a unit s (the default), m, h or d ("90", "1.5h",
+ * "7d"); nothing else (no sign, space, exponent or hex). Into *ns, in
+ * nanoseconds (fraction digits past the ninth only round up, so only a
+ * zero duration gives 0). False, *ns unchanged, when s is not one or is
+ * longer than max_s seconds (at most INT64_MAX / 1e9). */
+bool ms__parse_duration(const char *s, int64_t max_s, int64_t *ns);
+/* --checkpoint-every: a duration up to MS__DURATION_MAX_S, zero ("0",
+ * "0s", "0m") for none (*ns = 0). False when s is not one. */
 bool ms__parse_checkpoint_every(const char *s, int64_t *ns);
+/* The fastest --speed short of max. */
+#define MS__SPEED_MAX 1e9
+/* --speed: "max" (*x = 0, as fast as the engine goes) or a multiple of
+ * real time, digits, optionally a dot and digits, optionally x ("60",
+ * "60x", "1.5"), more than 0 and at most MS__SPEED_MAX; read the same
+ * way in every locale. False, *x unchanged, otherwise. */
+bool ms__parse_speed(const char *s, double *x);
 /* The run arguments the parsed options o (MS__RO_COUNT entries) give;
  * strings are borrowed from argv. */
 void ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o);

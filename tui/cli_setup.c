@@ -728,20 +728,60 @@ ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err)
 		        c->name);
 		return MS_EXIT_USAGE;
 	}
-	static const int durations[] = { MS__RO_WAIT_TIMEOUT,
-		                         MS__RO_CHECKPOINT_EVERY };
-	for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]);
-	     i++) {
-		const ms__opt *d = &o[durations[i]];
-		int64_t ns;
-		bool ok = durations[i] == MS__RO_CHECKPOINT_EVERY
-		                  ? ms__parse_checkpoint_every(d->value, &ns)
-		                  : ms__parse_duration(d->value, &ns);
-		if (d->count && !ok) {
+	/* An empty name is no file or directory (--work-dir "" was taken
+	 * as no --work-dir, --db "" was said as an error of the run). */
+	for (size_t k = 0; k < a->n; k++) {
+		const ms__opt *e = &o[k];
+		bool dir = e->arg && strcmp(e->arg, "DIR") == 0;
+		bool file = e->arg && strcmp(e->arg, "FILE") == 0;
+		if (e->count && (dir || file) && !e->value[0]) {
 			fprintf(err,
-			        "mergescope %s: %s \"%s\": expected a "
-			        "duration like 90, 90s, 10m or 1h\n",
-			        c->name, d->name, d->value);
+			        "mergescope %s: %s \"\": expected a %s name\n",
+			        c->name, e->name, dir ? "directory" : "file");
+			return MS_EXIT_USAGE;
+		}
+	}
+	int64_t ns;
+	const ms__opt *d = &o[MS__RO_WAIT_TIMEOUT];
+	if (d->count &&
+	    !(ms__parse_duration(d->value, MS__DURATION_MAX_S, &ns) &&
+	      ns > 0)) {
+		fprintf(err,
+		        "mergescope %s: %s \"%s\": expected a duration, a "
+		        "number with a unit s, m, h or d, like 90s, 10m or 1h "
+		        "(more than 0, at most %lldd)\n",
+		        c->name, d->name, d->value, MS__DURATION_MAX_S / 86400);
+		return MS_EXIT_USAGE;
+	}
+	d = &o[MS__RO_CHECKPOINT_EVERY];
+	if (d->count && !ms__parse_checkpoint_every(d->value, &ns)) {
+		fprintf(err,
+		        "mergescope %s: %s \"%s\": expected a duration, a "
+		        "number with a unit s, m, h or d, like 90s, 10m or 1h "
+		        "(0 for none, at most %lldd)\n",
+		        c->name, d->name, d->value, MS__DURATION_MAX_S / 86400);
+		return MS_EXIT_USAGE;
+	}
+	/* --speed in `run` too (which ignores it): a typo is named. */
+	double x;
+	d = &o[MS__RO_SPEED];
+	if (d->count && !ms__parse_speed(d->value, &x)) {
+		fprintf(err,
+		        "mergescope %s: --speed \"%s\": expected a multiple "
+		        "of real time like 60 or 60x (more than 0, at most "
+		        "%.0f), or max\n",
+		        c->name, d->value, MS__SPEED_MAX);
+		return MS_EXIT_USAGE;
+	}
+	/* The --profile spec, before any input is looked at. */
+	d = &o[MS__RO_PROFILE];
+	if (d->count) {
+		ms_limits lim;
+		ms_errbuf eb = { "" };
+		memset(&lim, 0, sizeof(lim));
+		if (ms_limits_apply_profile(&lim, d->value, &eb)) {
+			fprintf(err, "mergescope %s: --profile \"%s\": %s\n",
+			        c->name, d->value, eb.msg);
 			return MS_EXIT_USAGE;
 		}
 	}
@@ -769,43 +809,91 @@ ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err)
 }
 
 bool
-ms__parse_duration(const char *s, int64_t *ns)
+ms__parse_duration(const char *s, int64_t max_s, int64_t *ns)
 {
-	char *end = NULL;
-	if (!s || !(*s >= '0' && *s <= '9'))
+	/* Integers only: strtod would also take "1e1", "0x10", "inf" and
+	 * a leading sign or space, and round what it reads. */
+	const char *p = s;
+	uint64_t whole = 0, frac = 0, scale = 1;
+	bool frac_rest = false; /* a non-zero digit past the ninth */
+	if (!p || *p < '0' || *p > '9' || max_s < 0 ||
+	    max_s > INT64_MAX / 1000000000)
 		return false;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s)
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (uint64_t)(*p - '0');
+		if (whole > (uint64_t)max_s)
+			return false;
+	}
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return false;
+		for (; *p >= '0' && *p <= '9'; p++)
+			if (scale < 1000000000u) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				scale *= 10;
+			} else if (*p != '0') {
+				frac_rest = true;
+			}
+	}
+	uint64_t unit = 1;
+	if (*p == 's')
+		p++;
+	else if (*p == 'm')
+		unit = 60, p++;
+	else if (*p == 'h')
+		unit = 3600, p++;
+	else if (*p == 'd')
+		unit = 86400, p++;
+	if (*p || whole * unit > (uint64_t)max_s)
 		return false;
-	double unit = 1;
-	if (*end == 's')
-		end++;
-	else if (*end == 'm')
-		unit = 60, end++;
-	else if (*end == 'h')
-		unit = 3600, end++;
-	else if (*end == 'd')
-		unit = 86400, end++;
-	if (*end != '\0' || !(v > 0) || v * unit > 366.0 * 86400)
+	/* frac / scale of a unit, in nanoseconds: exact, as 1e9 / scale is
+	 * whole and frac * (1e9 / scale) < 1e9. */
+	uint64_t total = whole * unit * 1000000000u +
+	                 frac * (1000000000u / scale) * unit + frac_rest;
+	if (total > (uint64_t)max_s * 1000000000u)
 		return false;
-	*ns = (int64_t)(v * unit * 1e9);
-	return *ns > 0;
+	*ns = (int64_t)total;
+	return true;
 }
 
 bool
 ms__parse_checkpoint_every(const char *s, int64_t *ns)
 {
 	*ns = 0;
-	if (!s)
+	return ms__parse_duration(s, MS__DURATION_MAX_S, ns);
+}
+
+bool
+ms__parse_speed(const char *s, double *x)
+{
+	if (s && strcmp(s, "max") == 0) {
+		*x = 0;
+		return true;
+	}
+	/* Digits only, read the same way in every locale ("1,5" is
+	 * refused everywhere), as strtod would take "1e3", "0x10", "inf"
+	 * and a leading sign or space. */
+	const char *p = s;
+	double v = 0, scale = 1;
+	if (!p || *p < '0' || *p > '9')
 		return false;
-	char *end = NULL;
-	errno = 0;
-	double v = *s >= '0' && *s <= '9' ? strtod(s, &end) : -1;
-	if (!errno && end != s && v == 0 &&
-	    (*end == '\0' || (strchr("smhd", *end) && end[1] == '\0')))
-		return true; /* none */
-	return ms__parse_duration(s, ns);
+	for (; *p >= '0' && *p <= '9'; p++)
+		if ((v = v * 10 + (*p - '0')) > MS__SPEED_MAX)
+			return false;
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return false;
+		for (; *p >= '0' && *p <= '9'; p++)
+			v += (*p - '0') * (scale /= 10);
+	}
+	if (*p == 'x' || *p == 'X')
+		p++;
+	if (*p || !(v > 0) || v > MS__SPEED_MAX)
+		return false;
+	*x = v;
+	return true;
 }
 
 void
@@ -835,7 +923,7 @@ ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o)
 	};
 	if (o[MS__RO_WAIT_TIMEOUT].count)
 		ms__parse_duration(o[MS__RO_WAIT_TIMEOUT].value,
-		                   &a->wait_timeout_ns);
+		                   MS__DURATION_MAX_S, &a->wait_timeout_ns);
 	a->checkpoint_every_set = o[MS__RO_CHECKPOINT_EVERY].count > 0;
 	a->checkpoint_every_ns = 0;
 	if (a->checkpoint_every_set)

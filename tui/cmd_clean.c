@@ -46,48 +46,16 @@ struct clean {
 /* The largest --older-than: 100000 days (about 273 years). */
 #define MAX_AGE_DAYS 100000
 
-/* AGE: digits, optionally a fraction, then s, m, h or d (a bare number is
- * seconds); 0 means any age. Into *s, whole seconds (a fraction of a
+/* AGE: a duration (ms__parse_duration: 90, 30m, 1.5h, 7d) up to
+ * MAX_AGE_DAYS; 0 means any age. Into *s, whole seconds (a fraction of a
  * second rounds up, so that "older than 0.5s" is not "any age"). */
 static bool
 parse_age(const char *v, int64_t *s)
 {
-	const char *p = v;
-	uint64_t whole = 0, frac = 0, scale = 1;
-	if (!v || *p < '0' || *p > '9')
+	int64_t ns;
+	if (!ms__parse_duration(v, (int64_t)MAX_AGE_DAYS * 86400, &ns))
 		return false;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		whole = whole * 10 + (uint64_t)(*p - '0');
-		if (whole > (uint64_t)MAX_AGE_DAYS * 86400)
-			return false;
-	}
-	if (*p == '.') {
-		p++;
-		if (*p < '0' || *p > '9')
-			return false;
-		for (; *p >= '0' && *p <= '9'; p++)
-			if (scale < 1000000000u) {
-				frac = frac * 10 + (uint64_t)(*p - '0');
-				scale *= 10;
-			}
-	}
-	uint64_t unit = 1;
-	if (*p == 's')
-		p++;
-	else if (*p == 'm')
-		unit = 60, p++;
-	else if (*p == 'h')
-		unit = 3600, p++;
-	else if (*p == 'd')
-		unit = 86400, p++;
-	if (*p)
-		return false;
-	if (whole * unit > (uint64_t)MAX_AGE_DAYS * 86400)
-		return false;
-	uint64_t total = whole * unit + (frac * unit + scale - 1) / scale;
-	if (total > (uint64_t)MAX_AGE_DAYS * 86400)
-		return false;
-	*s = (int64_t)total;
+	*s = ns / 1000000000 + (ns % 1000000000 != 0);
 	return true;
 }
 

@@ -27,7 +27,6 @@
 #include "ms_replay.h"
 #include "ms_replay_ctl.h"
 
-#include <locale.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -90,32 +89,6 @@ static const char usage[] =
         "  --headless           no curses: progress and the report (= run)\n";
 
 #define MAX_BREAKS 64
-
-/* "max" -> 0; "60", "60x", "0.5" -> the multiple; false otherwise. */
-static bool
-parse_speed(const char *s, double *out)
-{
-	if (strcmp(s, "max") == 0) {
-		*out = 0;
-		return true;
-	}
-	/* Read in the C locale: "1.5" means one and a half in every
-	 * locale, and "1,5" is refused in every locale. */
-	locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-	if (!c)
-		return false;
-	locale_t old = uselocale(c);
-	char *end;
-	double v = strtod(s, &end);
-	uselocale(old);
-	freelocale(c);
-	if (end != s && (*end == 'x' || *end == 'X'))
-		end++;
-	if (end == s || *end || !(v > 0) || v > 1e9)
-		return false;
-	*out = v;
-	return true;
-}
 
 /* Remember this session's breakpoints (not go targets) and filter for the
  * next one on the same fixture (tui_memory.c); a failure only loses the
@@ -452,15 +425,9 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	int rc = ms__run_opts_check(&ms_cmd_tui, args, err);
 	if (rc)
 		return rc;
-	double speed = MS_TUI_DEFAULT_SPEED;
-	if (o[MS__RO_SPEED].count &&
-	    !parse_speed(o[MS__RO_SPEED].value, &speed)) {
-		fprintf(err,
-		        "mergescope tui: --speed \"%s\": expected a multiple "
-		        "of real time like 60 or 60x, or max\n",
-		        o[MS__RO_SPEED].value);
-		return MS_EXIT_USAGE;
-	}
+	double speed = MS_TUI_DEFAULT_SPEED; /* --speed was checked */
+	if (o[MS__RO_SPEED].count)
+		ms__parse_speed(o[MS__RO_SPEED].value, &speed);
 	const char *breaks[MAX_BREAKS];
 	size_t nbreaks = ms__cmd_values(args, MS__RO_BREAK, breaks, MAX_BREAKS);
 	if (nbreaks > MAX_BREAKS)
