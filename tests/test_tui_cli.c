@@ -402,6 +402,49 @@ test_profile_items(void **state)
 	assert_null(strstr(err_text, "--profile"));
 }
 
+/* At most 64 --break (the breakpoints a replay holds): the TUI dropped
+ * the 65th and later ones without a word. 64 pass. */
+static void
+test_break_count(void **state)
+{
+	(void)state;
+	static char specs[65][16];
+	char *argv[4 + 2 * 65 + 1];
+	for (int n = 64; n <= 65; n++) {
+		int argc = 0;
+		argv[argc++] = (char *)"mergescope";
+		argv[argc++] = (char *)"tui";
+		argv[argc++] = (char *)"--fixture";
+		argv[argc++] = (char *)"/nonexistent/f";
+		for (int i = 0; i < n; i++) {
+			snprintf(specs[i], sizeof(specs[i]), "merge=%d", i + 1);
+			argv[argc++] = (char *)"--break";
+			argv[argc++] = specs[i];
+		}
+		argv[argc] = NULL;
+		FILE *o = tmpfile(), *e = tmpfile();
+		assert_non_null(o);
+		assert_non_null(e);
+		int rc = ms_cli_main(argc, argv, o, e);
+		ct_slurp(e, err_text, sizeof(err_text));
+		fclose(o);
+		fclose(e);
+		if (n == 64) {
+			/* Handed to run (not a terminal), which ignores them.
+			 */
+			assert_int_equal(rc, 2);
+			assert_non_null(strstr(err_text, "64 --break options "
+			                                 "ignored"));
+		} else {
+			assert_int_equal(rc, MS_EXIT_USAGE);
+			assert_string_equal(err_text,
+			                    "mergescope tui: --break "
+			                    "\"merge=65\": breakpoint 65; "
+			                    "expected at most 64\n");
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -415,6 +458,7 @@ main(void)
 		cmocka_unit_test(test_speed_values),
 		cmocka_unit_test(test_empty_names),
 		cmocka_unit_test(test_profile_items),
+		cmocka_unit_test(test_break_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

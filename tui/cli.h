@@ -409,11 +409,14 @@ int ms__mkdir_parent(const char *path);
  * run table, MS__RO_COUNT entries, of which `tui` parses the first
  * MS__RO_JSON) beyond the parser's: --fixture with --preset, --variant
  * with --chain, an empty file or directory name, the durations, --speed,
- * the --profile spec, and every --break parsed as the TUI would.
+ * the --profile spec, and every --break (at most MS__MAX_BREAKS) parsed as
+ * the TUI would.
  * Prints one line naming the command to err and returns MS_EXIT_USAGE,
  * else 0.
  */
 int ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err);
+/* The most --break options (the replay holds this many breakpoints). */
+#define MS__MAX_BREAKS 64
 /* The longest --wait-timeout and --checkpoint-every: 366 days. */
 #define MS__DURATION_MAX_S (366 * 86400LL)
 /* A duration (every option that takes one: --wait-timeout,

@@ -795,6 +795,15 @@ ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err)
 	}
 	n = ms__cmd_values(a, MS__RO_BREAK, v, n);
 	int rc = 0;
+	/* The replay holds MS__MAX_BREAKS: the TUI dropped the rest. */
+	if (n > MS__MAX_BREAKS) {
+		fprintf(err,
+		        "mergescope %s: --break \"%s\": breakpoint %zu; "
+		        "expected at most %d\n",
+		        c->name, v[MS__MAX_BREAKS], (size_t)MS__MAX_BREAKS + 1,
+		        MS__MAX_BREAKS);
+		rc = MS_EXIT_USAGE;
+	}
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		ms_breakpoint bp;
 		ms_errbuf eb = { "" };

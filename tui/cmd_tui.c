@@ -88,8 +88,6 @@ static const char usage[] =
         "  --ascii              ASCII borders and glyphs\n"
         "  --headless           no curses: progress and the report (= run)\n";
 
-#define MAX_BREAKS 64
-
 /* Remember this session's breakpoints (not go targets) and filter for the
  * next one on the same fixture (tui_memory.c); a failure only loses the
  * offer. */
@@ -428,10 +426,11 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	double speed = MS_TUI_DEFAULT_SPEED; /* --speed was checked */
 	if (o[MS__RO_SPEED].count)
 		ms__parse_speed(o[MS__RO_SPEED].value, &speed);
-	const char *breaks[MAX_BREAKS];
-	size_t nbreaks = ms__cmd_values(args, MS__RO_BREAK, breaks, MAX_BREAKS);
-	if (nbreaks > MAX_BREAKS)
-		nbreaks = MAX_BREAKS;
+	const char *breaks[MS__MAX_BREAKS]; /* no more: checked */
+	size_t nbreaks =
+	        ms__cmd_values(args, MS__RO_BREAK, breaks, MS__MAX_BREAKS);
+	if (nbreaks > MS__MAX_BREAKS)
+		nbreaks = MS__MAX_BREAKS;
 	if (o[MS__RO_HEADLESS].count || !isatty(STDOUT_FILENO))
 		return ms__cmd_main(&ms_cmd_run, args->argc, args->argv, out,
 		                    err);
