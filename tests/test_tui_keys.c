@@ -1524,6 +1524,18 @@ test_command_line(void **state)
 	assert_true(f->s.view->ui.message_is_error);
 	assert_non_null(strstr(f->s.view->ui.message,
 	                       ":step takes no argument (\"3\" given)"));
+	/* :speed reads its value as --speed does: "1e3" and "0x10" are
+	 * refused (strtod took them as 1000 and 16), "90x" is taken. */
+	const char *bad[] = { ":speed 1e3\n", ":speed 0x10\n", ":speed inf\n",
+		              ":speed -5\n" };
+	for (size_t i = 0; i < 4; i++) {
+		keys(f, bad[i]);
+		assert_true(f->s.view->ui.message_is_error);
+		assert_non_null(
+		        strstr(f->s.view->ui.message, "speed: expected"));
+	}
+	keys(f, ":speed 90x\n");
+	assert_non_null(strstr(f->fake.log, "speed=90;"));
 	keys(f, ":quit now\n");
 	assert_false(f->s.quit);
 	keys(f, ":quit\n");

@@ -17,6 +17,7 @@
  * frame is drawn at once rather than at the next tick.
  */
 #include "tui_int.h"
+#include "cli.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -920,11 +921,10 @@ do_speed(ms_tui_session *s, const char *arg)
 		set_speed_step(s, ms_speed_steps_len - 1);
 		return;
 	}
-	char *end;
-	double v = strtod(arg, &end);
-	if (end != arg && (*end == 'x' || *end == 'X'))
-		end++;
-	if (end == arg || *end || v <= 0) {
+	/* Read as --speed is (ms__parse_speed): "1e3", "0x10", " 60" and
+	 * "inf" are refused here too. */
+	double v = 0;
+	if (!ms__parse_speed(arg, &v)) {
 		ms_session_say(s, true,
 		               "speed: expected a multiple like 60 or 60x, or "
 		               "max");
