@@ -914,6 +914,39 @@ do_break_add(ms_tui_session *s, const char *spec)
 		ms_session_say(s, false, "breakpoint %d: %s", id, spec);
 }
 
+/* Here, beside the speed steps, for --speed (cli_setup.c) and :speed. */
+bool
+ms__parse_speed(const char *s, double *x)
+{
+	if (s && strcmp(s, "max") == 0) {
+		*x = 0;
+		return true;
+	}
+	/* Digits only, read the same way in every locale ("1,5" is
+	 * refused everywhere), as strtod would take "1e3", "0x10", "inf"
+	 * and a leading sign or space. */
+	const char *p = s;
+	double v = 0, scale = 1;
+	if (!p || *p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if ((v = v * 10 + (*p - '0')) > MS__SPEED_MAX)
+			return false;
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return false;
+		for (; *p >= '0' && *p <= '9'; p++)
+			v += (*p - '0') * (scale /= 10);
+	}
+	if (*p == 'x' || *p == 'X')
+		p++;
+	if (*p || !(v > 0) || v > MS__SPEED_MAX)
+		return false;
+	*x = v;
+	return true;
+}
+
 static void
 do_speed(ms_tui_session *s, const char *arg)
 {
