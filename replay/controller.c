@@ -957,10 +957,8 @@ health_note(ms_replay *r, const ms_ev_merge *m)
 		if (s->reason == MS_SREASON_LOSSLESS_RETRY)
 			c->lossless += through;
 		if (s->klass == MS_SAMPLING_ENABLED_NO_EVALUATION &&
-		    s->reason == MS_SREASON_OTHER && s->plugin_calls > 0) {
+		    s->reason == MS_SREASON_OTHER && s->plugin_calls > 0)
 			c->open_merges++;
-			c->open_kept += s->traces_kept;
-		}
 	}
 	for (uint32_t i = 0; i < m->nlinks; i++) {
 		uint64_t f = 0;

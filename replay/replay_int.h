@@ -374,9 +374,9 @@ typedef struct ms__recon {
 	uint64_t not_executed;
 	uint64_t lossless; /* of those: lossless retries */
 	/* Merges that staged and reached Decide, every call failing open
-	 * (enabled_no_evaluation, reason other), and the traces they kept
-	 * (in kept, not in not_executed). */
-	uint64_t open_merges, open_kept;
+	 * (enabled_no_evaluation, reason other); their traces count in
+	 * kept, not in not_executed. */
+	uint64_t open_merges;
 } ms__recon;
 
 #define MAX_BPS 64
