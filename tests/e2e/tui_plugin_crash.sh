@@ -31,13 +31,17 @@ crash_run() {
 	DB=$WORK/run-$label.sqlite
 	SHARD=$WORK/run-$label.shard
 	rm -f "$WORK/stty"
-	tm kill-session -t "$T" >/dev/null 2>&1
+	# Each run in a session of its own, the earlier one left in place:
+	# killing the server's last session makes the server exit, and a
+	# new-session racing that exit fails with "server exited
+	# unexpectedly".
+	T=crash-$label
+	MODE="crash, stdin $label"
 	tm new-session -d -s "$T" -x 120 -y 40 \
 		"env $ENVS bash -c '\"$MS\" tui --fixture \"$FX\" --db \"$DB\" --work-dir \"$SHARD\" --chain tp_segv --speed max <$in; echo EXITED \$?; stty -a > \"$WORK/stty\"; sleep 600'" ||
 		fail "tmux cannot start"
 	tm set-option -t "$T" status off >/dev/null
 
-	MODE="crash, stdin $label"
 	wait_for 'EXITED [0-9]+' 120 || fail "the TUI did not end"
 	screen | grep -q 'EXITED 139' || fail "exit status is not 139 (128 + SIGSEGV)"
 	screen | grep -Fq 'mergescope: aborted: plugin tp_segv crashed in Decide (SIGSEGV)' ||
