@@ -57,6 +57,7 @@ struct sample {
 	double minflt;                    /* thousands of minor faults */
 	double fsyncs, pubs, staging_s, primary_s, cooldown_s;
 	double rep_anon, rep_file, rep_shmem; /* the run's own, MiB */
+	double merged_mib; /* the merges' input bytes, core and index */
 };
 
 struct traced {
@@ -175,6 +176,17 @@ parse_report(const char *json, struct sample *s)
 	s->primary_s = w < 0 ? 0 : w / 1e9;
 	double cw = json_num(at_w, "wall_ns", NULL);
 	s->cooldown_s = cw < 0 ? 0 : cw / 1e9;
+	/* What the picker made the merges read in both phases: the
+	 * day's work, whatever the disk. */
+	const char *mk[2] = { "core_input_bytes", "index_input_bytes" };
+	s->merged_mib = 0;
+	for (int i = 0; i < 2; i++) {
+		const char *at_m = NULL;
+		double x = json_num(ph, mk[i], &at_m);
+		double y = json_num(at_m, mk[i], NULL);
+		s->merged_mib +=
+		        ((x < 0 ? 0 : x) + (y < 0 ? 0 : y)) / (1024.0 * 1024.0);
+	}
 	double st = json_num(j, "staging_ns", NULL);
 	s->staging_s = st < 0 ? -1 : st / 1e9;
 	/* The run's own split: the larger of the two phases' peaks. */
@@ -351,8 +363,9 @@ struct bench {
 	bool strace;
 	struct sample smp[MAX_BINS][MAX_CASES][MAX_CASES][MAX_REPS];
 	struct traced tr[MAX_BINS][MAX_CASES][MAX_CASES];
-	/* Medians per case: wall, cpu, maxrss, rss sum, fsyncs. */
-	double med[MAX_BINS][MAX_CASES][MAX_CASES][5];
+	/* Medians per case: wall, cpu, maxrss, rss sum, fsyncs, p+c,
+	 * merged MiB. */
+	double med[MAX_BINS][MAX_CASES][MAX_CASES][7];
 };
 
 static void
@@ -441,27 +454,29 @@ run_all(struct bench *B)
 static void
 print_case(struct bench *B, int b, int f, int w)
 {
-	double v[13][MAX_REPS];
+	enum { NCOL = 14 };
+	double v[NCOL][MAX_REPS];
 	for (int r = 0; r < B->reps; r++) {
 		struct sample *s = &B->smp[b][f][w][r];
-		double x[13] = { s->wall,
-			         s->primary_s,
-			         s->primary_s + s->cooldown_s,
-			         s->cpu,
-			         s->anon,
-			         s->file,
-			         s->shmem,
-			         s->maxrss,
-			         s->fsyncs,
-			         s->pubs > 0 ? s->fsyncs / s->pubs : 0,
-			         s->staging_s,
-			         s->pubs,
-			         s->minflt };
-		for (int i = 0; i < 13; i++)
+		double x[NCOL] = { s->wall,
+			           s->primary_s,
+			           s->primary_s + s->cooldown_s,
+			           s->cpu,
+			           s->anon,
+			           s->file,
+			           s->shmem,
+			           s->maxrss,
+			           s->fsyncs,
+			           s->pubs > 0 ? s->fsyncs / s->pubs : 0,
+			           s->staging_s,
+			           s->pubs,
+			           s->minflt,
+			           s->merged_mib };
+		for (int i = 0; i < NCOL; i++)
 			v[i][r] = x[i];
 	}
-	double m[13];
-	for (int i = 0; i < 13; i++)
+	double m[NCOL];
+	for (int i = 0; i < NCOL; i++)
 		m[i] = bench_median_d(v[i], B->reps);
 	printf("%-8s %-8s %-6s %7.2f %7.2f %7.2f %7.2f %6.1f %6.1f %6.1f "
 	       "%6.1f %7.0f %6.2f ",
@@ -471,13 +486,15 @@ print_case(struct bench *B, int b, int f, int w)
 		printf("%7.2f", m[10]);
 	else
 		printf("%7s", "-");
-	printf(" %6.0f %7.1f\n", m[11], m[12]);
+	printf(" %6.0f %7.1f %7.1f\n", m[11], m[12], m[13]);
 	double *md = B->med[b][f][w];
 	md[0] = m[0];
 	md[1] = m[3];
 	md[2] = m[7];
 	md[3] = m[4] + m[5] + m[6];
 	md[4] = m[8];
+	md[5] = m[2];
+	md[6] = m[13];
 }
 
 static void
@@ -540,9 +557,9 @@ static void
 print_growth(struct bench *B)
 {
 	printf("\ngrowth from one day to the next (ratio of medians)"
-	       "\n%-8s %-16s %-6s %7s %7s %7s %9s %7s\n",
-	       "bin", "days", "work", "wall", "cpu", "maxrss", "rss sum",
-	       "fsyncs");
+	       "\n%-8s %-16s %-6s %7s %7s %7s %7s %9s %7s %7s %9s\n",
+	       "bin", "days", "work", "wall", "p+c", "cpu", "maxrss", "rss sum",
+	       "fsyncs", "merged", "p+c/MiB");
 	for (int b = 0; b < B->nbin; b++)
 		for (int f = 1; f < B->nfx; f++)
 			for (int w = 0; w < B->nwk; w++) {
@@ -551,11 +568,15 @@ print_growth(struct bench *B)
 				         B->fx[f - 1].name, B->fx[f].name);
 				double *a = B->med[b][f - 1][w],
 				       *c = B->med[b][f][w];
+				double wa = a[6] > 0 ? c[6] / a[6] : 0;
 				printf("%-8s %-16s %-6s %6.2fx %6.2fx %6.2fx "
-				       "%8.2fx %6.2fx\n",
+				       "%6.2fx %8.2fx %6.2fx %6.2fx %8.2fx\n",
 				       B->bin[b].name, lbl, B->wk[w].name,
-				       c[0] / a[0], c[1] / a[1], c[2] / a[2],
-				       c[3] / a[3], a[4] > 0 ? c[4] / a[4] : 0);
+				       c[0] / a[0], a[5] > 0 ? c[5] / a[5] : 0,
+				       c[1] / a[1], c[2] / a[2], c[3] / a[3],
+				       a[4] > 0 ? c[4] / a[4] : 0, wa,
+				       wa > 0 && a[5] > 0 ? (c[5] / a[5]) / wa
+				                          : 0);
 			}
 }
 
@@ -585,10 +606,10 @@ main(int argc, char **argv)
 	getloadavg(load, 3);
 	printf("(load at the end %.2f %.2f %.2f)\n", load[0], load[1], load[2]);
 	printf("\n%-8s %-8s %-6s %7s %7s %7s %7s %6s %6s %6s %6s %7s %6s "
-	       "%7s %6s %7s\n",
+	       "%7s %6s %7s %7s\n",
 	       "bin", "day", "work", "wall s", "prim s", "p+c s", "cpu s",
 	       "anon", "file", "shmem", "maxrss", "fsyncs", "fs/pub", "stage s",
-	       "pubs", "minflt k");
+	       "pubs", "minflt k", "merged");
 	for (int b = 0; b < B.nbin; b++)
 		for (int f = 0; f < B.nfx; f++)
 			for (int w = 0; w < B.nwk; w++)
@@ -596,7 +617,13 @@ main(int argc, char **argv)
 	printf("(p+c: primary + cooldown phase walls; RSS in MiB: peaks "
 	       "of RssAnon, RssFile, RssShmem sampled every 5 ms, and "
 	       "wait4's ru_maxrss; minflt k: thousands of minor page faults, "
-	       "from wait4)\n");
+	       "from wait4; merged: MiB the merges read, core and index, "
+	       "both phases)\n");
+	if (B.nfx > 1)
+		printf("(growth: merged is the day's merge work as the picker "
+		       "chose it; p+c/MiB is the growth of p+c per merged "
+		       "MiB, 1.00x when the wall grows only with that work)"
+		       "\n");
 	print_own(&B);
 	if (B.strace)
 		print_strace(&B);
