@@ -402,6 +402,45 @@ test_profile_items(void **state)
 	assert_null(strstr(err_text, "--profile"));
 }
 
+/* A --break or --freeze-at takes a part ID and a time as the TUI shows
+ * them: "part=0x10" (taken as part 16) and "time=1:2:3" (as 01:02:03)
+ * were accepted; they are usage errors naming the option, the value and
+ * the form. */
+static void
+test_break_values(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *cmd, *opt, *spec, *form;
+	} bad[] = {
+		{ "tui", "--break", "part=0x10", "expected part=HEX" },
+		{ "run", "--break", "time=1:2:3", "expected time=HH:MM or " },
+		{ "run", "--freeze-at", "part=0x10", "expected part=HEX" },
+		{ "run", "--freeze-at", "time=12:5", "expected time=HH:MM or " },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(cli(bad[i].cmd, "--fixture", "/nonexistent/f",
+		                     bad[i].opt, bad[i].spec, NULL),
+		                 MS_EXIT_USAGE);
+		char want[128];
+		snprintf(want, sizeof(want), "mergescope %s: %s \"%s\": ",
+		         strcmp(bad[i].opt, "--break") == 0 ? bad[i].cmd
+		                                            : "run",
+		         bad[i].opt, bad[i].spec);
+		if (strncmp(err_text, want, strlen(want)) != 0 ||
+		    !strstr(err_text, bad[i].form))
+			fail_msg("%s %s: %s", bad[i].opt, bad[i].spec,
+			         err_text);
+	}
+	/* The forms the TUI shows pass (then the fixture is missing). */
+	assert_int_equal(cli("run", "--fixture", "/nonexistent/f", "--break",
+	                     "part=00000000000000a1", "--break", "part=a1",
+	                     "--break", "time=02:00:00", "--break",
+	                     "time=9:05", NULL),
+	                 2);
+	assert_non_null(strstr(err_text, "--fixture /nonexistent/f"));
+}
+
 /* At most 64 --break (the breakpoints a replay holds): the TUI dropped
  * the 65th and later ones without a word. 64 pass. */
 static void
@@ -459,6 +498,7 @@ main(void)
 		cmocka_unit_test(test_empty_names),
 		cmocka_unit_test(test_profile_items),
 		cmocka_unit_test(test_break_count),
+		cmocka_unit_test(test_break_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
