@@ -400,6 +400,31 @@ test_profile_items(void **state)
 	                     "cpus=2,mem=4g", NULL),
 	                 2);
 	assert_null(strstr(err_text, "--profile"));
+	/* Values the cgroup cannot hold were taken: 16000000t (just under
+	 * 2^64 bytes) and 0.0001 CPUs (a quota below the kernel's 1000 us
+	 * per period). */
+	static const struct {
+		const char *spec, *want;
+	} range[] = {
+		{ "mem=16000000t",
+		  "mergescope run: --profile \"mem=16000000t\": profile: mem "
+		  "'16000000t': expected at most 64t (the most memory Linux "
+		  "maps on x86-64) and at least 64m\n" },
+		{ "cpus=0.0001",
+		  "mergescope run: --profile \"cpus=0.0001\": profile: cpus "
+		  "'0.0001': expected a number of CPUs from 0.01 to 65535, "
+		  "such as 2 or 0.5 (a cgroup's CPU quota is at least 1% of "
+		  "a CPU)\n" },
+		{ "cpus=2,cpus=4",
+		  "mergescope run: --profile \"cpus=2,cpus=4\": profile: cpus "
+		  "given twice ('2' and '4'); expected each key once\n" },
+	};
+	for (size_t i = 0; i < sizeof(range) / sizeof(range[0]); i++) {
+		assert_int_equal(cli("run", "--fixture", "/nonexistent/f",
+		                     "--profile", range[i].spec, NULL),
+		                 MS_EXIT_USAGE);
+		assert_string_equal(err_text, range[i].want);
+	}
 }
 
 /* A --break or --freeze-at takes a part ID and a time as the TUI shows
