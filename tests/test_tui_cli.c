@@ -427,6 +427,27 @@ test_profile_items(void **state)
 	}
 }
 
+/* An option given twice names both values: "option --db given twice"
+ * left the user to find which two. A flag has no value to name. */
+static void
+test_given_twice(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("report", "--db", "a.db", "--db=b.db", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope report: option --db given "
+	                              "twice (\"a.db\" and \"b.db\")\n");
+	assert_int_equal(cli("run", "--headless", "--serial", "--serial",
+	                     NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope run: option --serial given twice\n");
+	assert_int_equal(cli("tui", "--speed", "60", "--speed", "", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope tui: option --speed given "
+	                              "twice (\"60\" and \"\")\n");
+}
+
 /* A --break or --freeze-at takes a part ID and a time as the TUI shows
  * them: "part=0x10" (taken as part 16) and "time=1:2:3" (as 01:02:03)
  * were accepted; they are usage errors naming the option, the value and
@@ -524,6 +545,7 @@ main(void)
 		cmocka_unit_test(test_profile_items),
 		cmocka_unit_test(test_break_count),
 		cmocka_unit_test(test_break_values),
+		cmocka_unit_test(test_given_twice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
