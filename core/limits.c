@@ -379,8 +379,8 @@ ms_limits_apply_profile(ms_limits *l, const char *profile, ms_errbuf *eb)
 		bool *seen = strcmp(t, "mem") == 0    ? &seen_mem
 		             : strcmp(t, "cpus") == 0 ? &seen_cpus
 		                                      : NULL;
-		const char **seen_val = seen == &seen_mem ? &mem_val
-		                                          : &cpus_val;
+		const char **seen_val =
+		        seen == &seen_mem ? &mem_val : &cpus_val;
 		if (seen && *seen)
 			return ms_fail(eb, MS_ERR_INVAL,
 			               "profile: %s given twice ('%s' and "
@@ -392,14 +392,15 @@ ms_limits_apply_profile(ms_limits *l, const char *profile, ms_errbuf *eb)
 		}
 		if (strcmp(t, "mem") == 0) {
 			if (ms_parse_size(val, &mem))
-				return ms_fail(eb, MS_ERR_INVAL,
-				               "profile: mem '%s': expected a "
-				               "size from %llum to %llut: bytes, "
-				               "or a number with k, m, g or t "
-				               "(powers of 1024) such as 4g or "
-				               "512m",
-				               val, MS_PROFILE_MEM_MIN >> 20,
-				               MS_PROFILE_MEM_MAX >> 40);
+				return ms_fail(
+				        eb, MS_ERR_INVAL,
+				        "profile: mem '%s': expected a "
+				        "size from %llum to %llut: bytes, "
+				        "or a number with k, m, g or t "
+				        "(powers of 1024) such as 4g or "
+				        "512m",
+				        val, MS_PROFILE_MEM_MIN >> 20,
+				        MS_PROFILE_MEM_MAX >> 40);
 			if (mem < MS_PROFILE_MEM_MIN)
 				return ms_fail(eb, MS_ERR_INVAL,
 				               "profile: mem '%s': expected at "
@@ -423,13 +424,14 @@ ms_limits_apply_profile(ms_limits *l, const char *profile, ms_errbuf *eb)
 			if (!parse_decimal(val, &cpus, &end) || *end ||
 			    !(cpus >= MS_PROFILE_CPUS_MIN - 1e-12) ||
 			    cpus > MS_PROFILE_CPUS_MAX)
-				return ms_fail(eb, MS_ERR_INVAL,
-				               "profile: cpus '%s': expected a "
-				               "number of CPUs from 0.01 to %d, "
-				               "such as 2 or 0.5 (a cgroup's "
-				               "CPU quota is at least 1%% of a "
-				               "CPU)",
-				               val, MS_PROFILE_CPUS_MAX);
+				return ms_fail(
+				        eb, MS_ERR_INVAL,
+				        "profile: cpus '%s': expected a "
+				        "number of CPUs from 0.01 to %d, "
+				        "such as 2 or 0.5 (a cgroup's "
+				        "CPU quota is at least 1%% of a "
+				        "CPU)",
+				        val, MS_PROFILE_CPUS_MAX);
 		} else {
 			return ms_fail(eb, MS_ERR_INVAL,
 			               "profile: unknown key '%s' (expected "

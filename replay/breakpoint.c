@@ -67,7 +67,7 @@ parse_part_id(const char *s, uint64_t *out)
 
 /* What ms_bp_parse accepts, for its error messages. */
 #define BP_KINDS                                                               \
-	"mature, sampling, merge=N, time=HH:MM[:SS], time=@NS, part=HEX, "    \
+	"mature, sampling, merge=N, time=HH:MM[:SS], time=@NS, part=HEX, "     \
 	"lane=L or depth>=D"
 
 int

@@ -245,8 +245,8 @@ test_spec_variants(void **st)
 	ms_chain_spec_release(&s);
 
 	/* A percentage is any JSON number without sign or exponent. */
-	assert_int_equal(ms_chain_spec_parse(&s, "detdrop:0.5,detdrop:0",
-	                                     "/p", NULL, &eb),
+	assert_int_equal(ms_chain_spec_parse(&s, "detdrop:0.5,detdrop:0", "/p",
+	                                     NULL, &eb),
 	                 0);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.names[0], "detdrop");

@@ -1033,9 +1033,8 @@ test_limits_profile(void **st)
 	                 0);
 	assert_true(l.profile_cpus > 0.0099 && l.profile_cpus < 0.0101);
 	assert_int_equal(l.mem, 64ull << 40);
-	assert_int_equal(ms_limits_apply_profile(&l, "cpus=65535,mem=64MiB",
-	                                         &eb),
-	                 0);
+	assert_int_equal(
+	        ms_limits_apply_profile(&l, "cpus=65535,mem=64MiB", &eb), 0);
 	assert_int_equal(l.mem, 64 * MIB);
 	uint64_t v;
 	assert_int_equal(ms_parse_size("1.5k", &v), 0);

@@ -437,8 +437,7 @@ test_given_twice(void **state)
 	                 MS_EXIT_USAGE);
 	assert_string_equal(err_text, "mergescope report: option --db given "
 	                              "twice (\"a.db\" and \"b.db\")\n");
-	assert_int_equal(cli("run", "--headless", "--serial", "--serial",
-	                     NULL),
+	assert_int_equal(cli("run", "--headless", "--serial", "--serial", NULL),
 	                 MS_EXIT_USAGE);
 	assert_string_equal(err_text,
 	                    "mergescope run: option --serial given twice\n");
@@ -462,7 +461,8 @@ test_break_values(void **state)
 		{ "tui", "--break", "part=0x10", "expected part=HEX" },
 		{ "run", "--break", "time=1:2:3", "expected time=HH:MM or " },
 		{ "run", "--freeze-at", "part=0x10", "expected part=HEX" },
-		{ "run", "--freeze-at", "time=12:5", "expected time=HH:MM or " },
+		{ "run", "--freeze-at", "time=12:5",
+		  "expected time=HH:MM or " },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(cli(bad[i].cmd, "--fixture", "/nonexistent/f",
@@ -481,8 +481,8 @@ test_break_values(void **state)
 	/* The forms the TUI shows pass (then the fixture is missing). */
 	assert_int_equal(cli("run", "--fixture", "/nonexistent/f", "--break",
 	                     "part=00000000000000a1", "--break", "part=a1",
-	                     "--break", "time=02:00:00", "--break",
-	                     "time=9:05", NULL),
+	                     "--break", "time=02:00:00", "--break", "time=9:05",
+	                     NULL),
 	                 2);
 	assert_non_null(strstr(err_text, "--fixture /nonexistent/f"));
 }

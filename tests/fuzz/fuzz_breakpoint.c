@@ -106,7 +106,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		p += 5;
 		size_t d = strspn(p, "0123456789abcdefABCDEF");
 		if (d < 1 || d > 16 ||
-		    (p[d] && !(p[d] == ' ' || (p[d] >= '\t' && p[d] <= '\r')))) {
+		    (p[d] &&
+		     !(p[d] == ' ' || (p[d] >= '\t' && p[d] <= '\r')))) {
 			fprintf(stderr, "'%s' accepted as %s\n", s, bp.spec);
 			abort();
 		}

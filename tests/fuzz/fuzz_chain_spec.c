@@ -10,10 +10,11 @@
  * accepted spec has 1..MS_CHAIN_MAX_LINKS links (0 only for "disabled"),
  * each named [a-z0-9_-]+ with the path "<dir>/<name>.so", each name
  * appearing in the text in order, each link's config either empty or
- * a JSON object text, and no white space at either end of the text. A config the spec wrote itself (detdrop:PCT as
- * {"percent":PCT}) is one the plugin's JSON reader accepts: only a config
- * the text holds may be refused as malformed JSON, since the offset of
- * such a refusal points into that text.
+ * a JSON object text, and no white space at either end of the text. A
+ * config the spec wrote itself (detdrop:PCT as {"percent":PCT}) is one
+ * the plugin's JSON reader accepts: only a config the text holds may be
+ * refused as malformed JSON, since the offset of such a refusal points
+ * into that text.
  */
 #include "fuzz_plugins.h"
 #include "fuzz_text.h"
