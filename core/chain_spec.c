@@ -104,23 +104,40 @@ plain_number(const char *s, size_t n)
 	return true;
 }
 
+/* What a stray white-space character is called in a message. */
+static const char *
+space_name(char ch)
+{
+	return ch == ' '    ? "a space"
+	       : ch == '\t' ? "a tab"
+	       : ch == '\n' ? "a newline"
+	                    : "a carriage return";
+}
+
 static int
 spec_link(ms_chain_spec *out, const char *tok, size_t len, size_t pos,
           const char *dir, ms_errbuf *eb)
 {
-	while (len && is_space(*tok)) {
-		tok++;
-		len--;
-		pos++;
+	size_t colon = 0;
+	while (colon < len && tok[colon] != ':')
+		colon++; /* the name ends at the ':' (or the link's end) */
+	/* White space is taken only inside a JSON config, between its first
+	 * and last brace, where JSON allows it. Anywhere else ("detdrop:35 ",
+	 * " skywalking", "a, b") it is refused, not trimmed. */
+	size_t cfg_a = len, cfg_b = len;
+	if (colon + 1 < len && tok[colon + 1] == '{') {
+		cfg_a = colon + 1;
+		for (cfg_b = len; cfg_b > cfg_a && tok[cfg_b - 1] != '}';)
+			cfg_b--;
 	}
-	while (len && is_space(tok[len - 1]))
-		len--;
-	size_t nl = 0, colon;
-	while (nl < len && tok[nl] != ':')
-		nl++;
-	colon = nl; /* the name ends at the ':' (or the link's end), */
-	while (nl && is_space(tok[nl - 1]))
-		nl--; /* spaces before it are not the name's */
+	for (size_t k = 0; k < len; k++)
+		if (is_space(tok[k]) && (k < cfg_a || k >= cfg_b))
+			return ms_fail(eb, MS_ERR_INVAL,
+			               "chain spec: offset %zu (link %zu): %s; "
+			               "expected none outside a JSON config "
+			               "(like skywalking,detdrop:35)",
+			               pos + k, out->n + 1, space_name(tok[k]));
+	size_t nl = colon;
 	if (nl == 0)
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "chain spec: offset %zu: expected a plugin "
@@ -145,10 +162,6 @@ spec_link(ms_chain_spec *out, const char *tok, size_t len, size_t pos,
 		               "with other links");
 	const char *arg = colon < len ? tok + colon + 1 : NULL;
 	size_t alen = arg ? len - colon - 1 : 0;
-	while (arg && alen && is_space(*arg)) {
-		arg++;
-		alen--;
-	}
 	if (out->n >= MS_CHAIN_MAX_LINKS)
 		return ms_fail(eb, MS_ERR_RANGE,
 		               "chain spec: more than %d links",
@@ -208,14 +221,9 @@ ms_chain_spec_parse(ms_chain_spec *out, const char *spec,
 	out->mem = mem;
 	if (!spec || !plugin_dir)
 		return ms_fail(eb, MS_ERR_INVAL, "chain spec: missing");
-	size_t len = strlen(spec), a = 0, b = len;
-	while (a < b && is_space(spec[a]))
-		a++;
-	while (b > a && is_space(spec[b - 1]))
-		b--;
-	if (a == b)
+	if (!*spec)
 		return ms_fail(eb, MS_ERR_INVAL, "chain spec: empty");
-	if (b - a == 8 && memcmp(spec + a, "disabled", 8) == 0)
+	if (strcmp(spec, "disabled") == 0)
 		return 0;
 	size_t i = 0;
 	for (;;) {

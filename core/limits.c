@@ -359,6 +359,7 @@ ms_limits_apply_profile(ms_limits *l, const char *profile, ms_errbuf *eb)
 	uint64_t mem = 0;
 	double cpus = 0;
 	bool seen_mem = false, seen_cpus = false;
+	const char *mem_val = NULL, *cpus_val = NULL; /* as given, in tmp */
 	/* strtok_r skips empty items: ",", "cpus=2," and "cpus=2,,mem=4g"
 	 * are refused here instead of read as fewer keys. */
 	size_t n = strlen(tmp);
@@ -378,33 +379,59 @@ ms_limits_apply_profile(ms_limits *l, const char *profile, ms_errbuf *eb)
 		bool *seen = strcmp(t, "mem") == 0    ? &seen_mem
 		             : strcmp(t, "cpus") == 0 ? &seen_cpus
 		                                      : NULL;
+		const char **seen_val =
+		        seen == &seen_mem ? &mem_val : &cpus_val;
 		if (seen && *seen)
 			return ms_fail(eb, MS_ERR_INVAL,
-			               "profile: %s given twice; expected each "
-			               "key once",
-			               t);
-		if (seen)
+			               "profile: %s given twice ('%s' and "
+			               "'%s'); expected each key once",
+			               t, *seen_val, val);
+		if (seen) {
 			*seen = true;
+			*seen_val = val;
+		}
 		if (strcmp(t, "mem") == 0) {
-			if (ms_parse_size(val, &mem) || mem == 0)
-				return ms_fail(eb, MS_ERR_INVAL,
-				               "profile: mem '%s': expected a "
-				               "size such as 4g or 512m",
-				               val);
+			if (ms_parse_size(val, &mem))
+				return ms_fail(
+				        eb, MS_ERR_INVAL,
+				        "profile: mem '%s': expected a "
+				        "size from %llum to %llut: bytes, "
+				        "or a number with k, m, g or t "
+				        "(powers of 1024) such as 4g or "
+				        "512m",
+				        val, MS_PROFILE_MEM_MIN >> 20,
+				        MS_PROFILE_MEM_MAX >> 40);
 			if (mem < MS_PROFILE_MEM_MIN)
 				return ms_fail(eb, MS_ERR_INVAL,
 				               "profile: mem '%s': expected at "
 				               "least %llum (a merge's buffers "
-				               "need it)",
-				               val, MS_PROFILE_MEM_MIN >> 20);
+				               "need it) and at most %llut",
+				               val, MS_PROFILE_MEM_MIN >> 20,
+				               MS_PROFILE_MEM_MAX >> 40);
+			if (mem > MS_PROFILE_MEM_MAX)
+				return ms_fail(eb, MS_ERR_INVAL,
+				               "profile: mem '%s': expected at "
+				               "most %llut (the most memory "
+				               "Linux maps on x86-64) and at "
+				               "least %llum",
+				               val, MS_PROFILE_MEM_MAX >> 40,
+				               MS_PROFILE_MEM_MIN >> 20);
 		} else if (strcmp(t, "cpus") == 0) {
 			const char *end;
+			/* cpus * 100000 us is the cgroup's quota, which the
+			 * kernel takes from 1000 us on ("0.01" read in
+			 * binary may fall a hair short of the constant). */
 			if (!parse_decimal(val, &cpus, &end) || *end ||
-			    !(cpus > 0) || cpus > 65535)
-				return ms_fail(eb, MS_ERR_INVAL,
-				               "profile: cpus '%s': expected a "
-				               "positive number",
-				               val);
+			    !(cpus >= MS_PROFILE_CPUS_MIN - 1e-12) ||
+			    cpus > MS_PROFILE_CPUS_MAX)
+				return ms_fail(
+				        eb, MS_ERR_INVAL,
+				        "profile: cpus '%s': expected a "
+				        "number of CPUs from 0.01 to %d, "
+				        "such as 2 or 0.5 (a cgroup's "
+				        "CPU quota is at least 1%% of a "
+				        "CPU)",
+				        val, MS_PROFILE_CPUS_MAX);
 		} else {
 			return ms_fail(eb, MS_ERR_INVAL,
 			               "profile: unknown key '%s' (expected "

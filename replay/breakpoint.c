@@ -27,39 +27,48 @@ parse_u64(const char *s, int base, uint64_t *out)
 	return 0;
 }
 
-/* "HH:MM" or "HH:MM:SS" -> ns since the start of the day. */
+/* "HH:MM" or "HH:MM:SS" -> ns since the start of the day, as the status
+ * line shows a time ("02:00:00"); the hour may have one digit ("9:05"),
+ * minutes and seconds have two. Nothing else: a sign, a space, "1:2:3" or
+ * a field that would wrap around is not a time the TUI ever shows. */
 static int
 parse_tod(const char *s, int64_t *out)
 {
-	/* Fields of one or two digits only: %u alone would take signs and
-	 * spaces and wrap values above UINT_MAX ("4294967297:00" is 01:00). */
-	for (const char *p = s;;) {
-		size_t d = strspn(p, "0123456789");
-		if (d < 1 || d > 2 || (p[d] && p[d] != ':'))
-			return -1;
-		if (!p[d])
-			break;
-		p += d + 1;
-	}
-	unsigned h, m, sec = 0;
-	char tail;
-	int n = sscanf(s, "%u:%u:%u%c", &h, &m, &sec, &tail);
-	if (n == 2) {
-		if (sscanf(s, "%u:%u%c", &h, &m, &tail) != 2)
-			return -1;
-	} else if (n != 3) {
+	static const char digits[] = "0123456789";
+	size_t hd = strspn(s, digits);
+	if (hd < 1 || hd > 2 || s[hd] != ':')
 		return -1;
-	}
-	if (h > 24 || m > 59 || sec > 59 || (h == 24 && (m || sec)))
+	const char *m = s + hd + 1;
+	if (strspn(m, digits) != 2 || (m[2] && m[2] != ':'))
 		return -1;
-	*out = ((int64_t)h * 3600 + m * 60 + sec) * NS_PER_S;
+	unsigned h = (unsigned)atoi(s), min = (unsigned)atoi(m), sec = 0;
+	if (m[2] == ':') {
+		if (strspn(m + 3, digits) != 2 || m[5])
+			return -1;
+		sec = (unsigned)atoi(m + 3);
+	}
+	if (h > 24 || min > 59 || sec > 59 || (h == 24 && (min || sec)))
+		return -1;
+	*out = ((int64_t)h * 3600 + min * 60 + sec) * NS_PER_S;
 	return 0;
+}
+
+/* "HEX" -> a part ID, as the TUI shows one ("00000000000000a1"): 1 to 16
+ * hex digits, leading zeros optional. No "0x" (strtoull would take it),
+ * sign or space. */
+static int
+parse_part_id(const char *s, uint64_t *out)
+{
+	size_t n = strspn(s, "0123456789abcdefABCDEF");
+	if (n < 1 || n > 16 || s[n])
+		return -1;
+	return parse_u64(s, 16, out);
 }
 
 /* What ms_bp_parse accepts, for its error messages. */
 #define BP_KINDS                                                               \
-	"mature, sampling, merge=N, time=HH:MM[:SS], part=HEX, lane=L or "     \
-	"depth>=D"
+	"mature, sampling, merge=N, time=HH:MM[:SS], time=@NS, part=HEX, "     \
+	"lane=L or depth>=D"
 
 int
 ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb)
@@ -108,7 +117,8 @@ ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb)
 			if (parse_u64(val + 1, 10, &v) || v > INT64_MAX)
 				return ms_fail(eb, MS_ERR_INVAL,
 				               "breakpoint '%s': expected "
-				               "time=@UNIX_NS",
+				               "time=@NS, a logical time in "
+				               "unix nanoseconds",
 				               s);
 			bp.t = (int64_t)v;
 			bp.absolute = true;
@@ -119,7 +129,8 @@ ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb)
 				return ms_fail(eb, MS_ERR_INVAL,
 				               "breakpoint '%s': expected "
 				               "time=HH:MM or time=HH:MM:SS "
-				               "within the logical day",
+				               "within the logical day (as "
+				               "in time=09:30 or time=9:30:05)",
 				               s);
 			int64_t sec = bp.t / NS_PER_S;
 			snprintf(bp.spec, sizeof(bp.spec),
@@ -129,10 +140,11 @@ ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb)
 			         (long long)(sec % 60));
 		}
 	} else if (strncmp(s, "part=", 5) == 0) {
-		if (parse_u64(s + 5, 16, &bp.n) || strlen(s + 5) > 16)
+		if (parse_part_id(s + 5, &bp.n))
 			return ms_fail(eb, MS_ERR_INVAL,
-			               "breakpoint '%s': expected part=HEX "
-			               "(up to 16 hex digits)",
+			               "breakpoint '%s': expected part=HEX, "
+			               "a part ID as the TUI shows it (1 to "
+			               "16 hex digits, no 0x)",
 			               s);
 		bp.kind = MS_BP_PART;
 		snprintf(bp.spec, sizeof(bp.spec), "part=%016llx",

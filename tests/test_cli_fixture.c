@@ -592,6 +592,16 @@ test_run_names_chain(void **state)
 	                     "skywalking,detdrop:{\"percent\":", NULL),
 	                 EXIT_ERROR);
 	assert_non_null(strstr(err_text, "--chain \"skywalking,detdrop:"));
+	/* A stray space is named where it is (it was trimmed away and the
+	 * run went ahead as detdrop:35). */
+	assert_int_equal(cli("run", "--headless", "--fixture", "s1",
+	                     "--variant", "detdrop:35 ", NULL),
+	                 EXIT_ERROR);
+	assert_string_equal(err_text,
+	                    "mergescope run: --variant \"detdrop:35 \": "
+	                    "chain spec: offset 10 (link 1): a space; "
+	                    "expected none outside a JSON config (like "
+	                    "skywalking,detdrop:35)\n");
 }
 
 int

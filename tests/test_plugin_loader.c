@@ -244,10 +244,9 @@ test_spec_variants(void **st)
 	assert_string_equal(s.links[0].config, "{\"percent\":35}");
 	ms_chain_spec_release(&s);
 
-	/* Spaces around the ':' as around the ',' are not the link's; a
-	 * percentage is any JSON number without sign or exponent. */
-	assert_int_equal(ms_chain_spec_parse(&s, " detdrop : 0.5 , detdrop:0",
-	                                     "/p", NULL, &eb),
+	/* A percentage is any JSON number without sign or exponent. */
+	assert_int_equal(ms_chain_spec_parse(&s, "detdrop:0.5,detdrop:0", "/p",
+	                                     NULL, &eb),
 	                 0);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.names[0], "detdrop");
@@ -263,8 +262,8 @@ test_spec_variants(void **st)
 
 	const char *two = "skywalking:{\"durationThresholdMs\":100,"
 	                  "\"keepErrors\":false,\"healthySampleRate\":\"0.5\","
-	                  "\"keepTagRules\":[\"a\",\"b=c\"]}, "
-	                  "detdrop:{\"percent\":35}";
+	                  "\"keepTagRules\":[\"a\",\"b=c\"]},"
+	                  "detdrop:{ \"percent\": 35 }";
 	assert_int_equal(ms_chain_spec_parse(&s, two, "/p", NULL, &eb), 0);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.names[0], "skywalking");
@@ -273,7 +272,8 @@ test_spec_variants(void **st)
 	                    "\"healthySampleRate\":\"0.5\","
 	                    "\"keepTagRules\":[\"a\",\"b=c\"]}");
 	assert_string_equal(s.links[1].path, "/p/detdrop.so");
-	assert_string_equal(s.links[1].config, "{\"percent\":35}");
+	/* Inside a JSON config, white space is JSON's. */
+	assert_string_equal(s.links[1].config, "{ \"percent\": 35 }");
 	ms_chain_spec_release(&s);
 }
 
@@ -301,6 +301,21 @@ test_spec_errors(void **st)
 		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 		  "aaaaa:{}",
 		  "plugin name of 64 characters, expected at most 63" },
+		/* White space outside a JSON config was trimmed away:
+		 * "detdrop:35 " ran as detdrop:35. It is named, with its
+		 * offset and link. */
+		{ "detdrop:35 ", "offset 10 (link 1): a space; expected none "
+		                 "outside a JSON config" },
+		{ " skywalking", "offset 0 (link 1): a space" },
+		{ "skywalking,\tdetdrop:35", "offset 11 (link 2): a tab" },
+		{ "skywalking ,detdrop:35", "offset 10 (link 1): a space" },
+		{ "detdrop :35", "offset 7 (link 1): a space" },
+		{ "detdrop: 35", "offset 8 (link 1): a space" },
+		{ "alwayskeep,detdrop:{\"percent\":35}\n",
+		  "offset 33 (link 2): a newline" },
+		{ "detdrop: {\"percent\":35}", "offset 8 (link 1): a space" },
+		{ "disabled ", "offset 8 (link 1): a space" },
+		{ " ", "offset 0 (link 1): a space" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ms_chain_spec s;

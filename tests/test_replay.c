@@ -1631,9 +1631,11 @@ test_run_to_time_before_next_point(void **state)
 	free(st);
 }
 
-/* A time of day is HH:MM[:SS] with fields of one or two digits: signs,
- * inner spaces and numbers that wrap around are refused, not read as some
- * other time (found by tests/fuzz/fuzz_breakpoint). */
+/* A time of day is HH:MM[:SS] as the status line shows one, the hour
+ * possibly of one digit: signs, inner spaces and numbers that wrap around
+ * are refused, not read as some other time (found by
+ * tests/fuzz/fuzz_breakpoint), and so are minutes or seconds of one digit
+ * ("1:2:3" was read as 01:02:03). */
 static void
 test_break_spec_time_of_day(void **state)
 {
@@ -1651,13 +1653,65 @@ test_break_spec_time_of_day(void **state)
 	}
 	static const char *const bad[] = {
 		"time=4294967297:00", "time=-0:30",  "time=+1:00",
-		"time= 1: 2",         "time=123:00", "time=12:00:"
+		"time= 1: 2",         "time=123:00", "time=12:00:",
+		"time=1:2:3",         "time=12:5",   "time=12:05:7",
+		"time=12:005",        "time=1:2",    "time=12:05:07:00"
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ms_breakpoint bp;
 		ms_errbuf eb = { { 0 } };
 		assert_int_equal(ms_bp_parse(bad[i], &bp, &eb), MS_ERR_INVAL);
 		assert_non_null(strstr(eb.msg, "HH:MM"));
+	}
+}
+
+/* A part ID is typed as the TUI shows it: hex digits, 16 or fewer when
+ * leading zeros are left out. "part=0x10" was taken as part 16 through
+ * strtoull's prefix, a form nothing shows (and refused once 16 digits
+ * followed it); a sign, a space or a 17th digit is refused too. The
+ * time's other form, time=@NS, takes decimal digits only. */
+static void
+test_break_spec_part_id(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *spec, *canon;
+	} ok[] = { { "part=a1", "part=00000000000000a1" },
+		   { "part=00000000000000a1", "part=00000000000000a1" },
+		   { "part=FFFFFFFFFFFFFFFF", "part=ffffffffffffffff" },
+		   { "part=0", "part=0000000000000000" },
+		   { "time=@1700006400000000000",
+		     "time=@1700006400000000000" } };
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ms_breakpoint bp;
+		ms_errbuf eb = { { 0 } };
+		if (ms_bp_parse(ok[i].spec, &bp, &eb) != 0)
+			fail_msg("'%s' refused: %s", ok[i].spec, eb.msg);
+		assert_string_equal(bp.spec, ok[i].canon);
+	}
+	static const struct {
+		const char *spec, *needle;
+	} bad[] = {
+		{ "part=0x10", "expected part=HEX" },
+		{ "part=0X10", "expected part=HEX" },
+		{ "part=", "expected part=HEX" },
+		{ "part=+1", "expected part=HEX" },
+		{ "part=-1", "expected part=HEX" },
+		{ "part= a1", "expected part=HEX" },
+		{ "part=a1 b", "expected part=HEX" },
+		{ "part=1234567890abcdef0", "1 to 16 hex digits" },
+		{ "part=g1", "expected part=HEX" },
+		{ "time=@0x10", "expected time=@NS" },
+		{ "time=@+1", "expected time=@NS" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ms_breakpoint bp;
+		ms_errbuf eb = { { 0 } };
+		if (ms_bp_parse(bad[i].spec, &bp, &eb) == 0)
+			fail_msg("'%s' accepted as %s", bad[i].spec, bp.spec);
+		if (!strstr(eb.msg, bad[i].needle))
+			fail_msg("'%s': '%s' not in: %s", bad[i].spec,
+			         bad[i].needle, eb.msg);
 	}
 }
 
@@ -2162,6 +2216,7 @@ main(void)
 		cmocka_unit_test(test_run_to_targets),
 		cmocka_unit_test(test_run_to_time_before_next_point),
 		cmocka_unit_test(test_break_spec_time_of_day),
+		cmocka_unit_test(test_break_spec_part_id),
 		cmocka_unit_test(test_step_one_point),
 		cmocka_unit_test(test_sigkill_mid_run),
 		cmocka_unit_test(test_wait_timeout_fails_run),

@@ -1004,8 +1004,20 @@ test_limits_profile(void **st)
 		{ "", "empty" },
 		{ "mem=1", "at least 64m" },
 		{ "mem=63m", "at least 64m" },
-		{ "cpus=2,cpus=4", "cpus given twice" },
-		{ "mem=4g,cpus=1,mem=1g", "mem given twice" },
+		/* Both values are named. */
+		{ "cpus=2,cpus=4", "cpus given twice ('2' and '4')" },
+		{ "mem=4g,cpus=1,mem=1g", "mem given twice ('4g' and '1g')" },
+		/* 16000000t (17.6e18 bytes, just under 2^64) and 0.0001
+		 * CPUs (a 10 us quota per 100 ms the kernel refuses) were
+		 * taken; the range and the units are named. */
+		{ "mem=16000000t", "expected at most 64t" },
+		{ "mem=65t", "expected at most 64t" },
+		{ "mem=4x", "bytes, or a number with k, m, g or t" },
+		{ "mem=0", "at least 64m" },
+		{ "cpus=0.0001", "from 0.01 to 65535" },
+		{ "cpus=0.009", "from 0.01 to 65535" },
+		{ "cpus=65536", "from 0.01 to 65535" },
+		{ "cpus=2x", "from 0.01 to 65535" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ms_limits before = l;
@@ -1016,6 +1028,14 @@ test_limits_profile(void **st)
 			fail_msg("%s: %s", bad[i].p, eb.msg);
 		assert_memory_equal(&before, &l, sizeof(l));
 	}
+	/* The ends of the ranges pass. */
+	assert_int_equal(ms_limits_apply_profile(&l, "cpus=0.01,mem=64t", &eb),
+	                 0);
+	assert_true(l.profile_cpus > 0.0099 && l.profile_cpus < 0.0101);
+	assert_int_equal(l.mem, 64ull << 40);
+	assert_int_equal(
+	        ms_limits_apply_profile(&l, "cpus=65535,mem=64MiB", &eb), 0);
+	assert_int_equal(l.mem, 64 * MIB);
 	uint64_t v;
 	assert_int_equal(ms_parse_size("1.5k", &v), 0);
 	assert_int_equal(v, 1536);

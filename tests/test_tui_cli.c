@@ -400,6 +400,91 @@ test_profile_items(void **state)
 	                     "cpus=2,mem=4g", NULL),
 	                 2);
 	assert_null(strstr(err_text, "--profile"));
+	/* Values the cgroup cannot hold were taken: 16000000t (just under
+	 * 2^64 bytes) and 0.0001 CPUs (a quota below the kernel's 1000 us
+	 * per period). */
+	static const struct {
+		const char *spec, *want;
+	} range[] = {
+		{ "mem=16000000t",
+		  "mergescope run: --profile \"mem=16000000t\": profile: mem "
+		  "'16000000t': expected at most 64t (the most memory Linux "
+		  "maps on x86-64) and at least 64m\n" },
+		{ "cpus=0.0001",
+		  "mergescope run: --profile \"cpus=0.0001\": profile: cpus "
+		  "'0.0001': expected a number of CPUs from 0.01 to 65535, "
+		  "such as 2 or 0.5 (a cgroup's CPU quota is at least 1% of "
+		  "a CPU)\n" },
+		{ "cpus=2,cpus=4",
+		  "mergescope run: --profile \"cpus=2,cpus=4\": profile: cpus "
+		  "given twice ('2' and '4'); expected each key once\n" },
+	};
+	for (size_t i = 0; i < sizeof(range) / sizeof(range[0]); i++) {
+		assert_int_equal(cli("run", "--fixture", "/nonexistent/f",
+		                     "--profile", range[i].spec, NULL),
+		                 MS_EXIT_USAGE);
+		assert_string_equal(err_text, range[i].want);
+	}
+}
+
+/* An option given twice names both values: "option --db given twice"
+ * left the user to find which two. A flag has no value to name. */
+static void
+test_given_twice(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("report", "--db", "a.db", "--db=b.db", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope report: option --db given "
+	                              "twice (\"a.db\" and \"b.db\")\n");
+	assert_int_equal(cli("run", "--headless", "--serial", "--serial", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope run: option --serial given twice\n");
+	assert_int_equal(cli("tui", "--speed", "60", "--speed", "", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope tui: option --speed given "
+	                              "twice (\"60\" and \"\")\n");
+}
+
+/* A --break or --freeze-at takes a part ID and a time as the TUI shows
+ * them: "part=0x10" (taken as part 16) and "time=1:2:3" (as 01:02:03)
+ * were accepted; they are usage errors naming the option, the value and
+ * the form. */
+static void
+test_break_values(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *cmd, *opt, *spec, *form;
+	} bad[] = {
+		{ "tui", "--break", "part=0x10", "expected part=HEX" },
+		{ "run", "--break", "time=1:2:3", "expected time=HH:MM or " },
+		{ "run", "--freeze-at", "part=0x10", "expected part=HEX" },
+		{ "run", "--freeze-at", "time=12:5",
+		  "expected time=HH:MM or " },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(cli(bad[i].cmd, "--fixture", "/nonexistent/f",
+		                     bad[i].opt, bad[i].spec, NULL),
+		                 MS_EXIT_USAGE);
+		char want[128];
+		snprintf(want, sizeof(want), "mergescope %s: %s \"%s\": ",
+		         strcmp(bad[i].opt, "--break") == 0 ? bad[i].cmd
+		                                            : "run",
+		         bad[i].opt, bad[i].spec);
+		if (strncmp(err_text, want, strlen(want)) != 0 ||
+		    !strstr(err_text, bad[i].form))
+			fail_msg("%s %s: %s", bad[i].opt, bad[i].spec,
+			         err_text);
+	}
+	/* The forms the TUI shows pass (then the fixture is missing). */
+	assert_int_equal(cli("run", "--fixture", "/nonexistent/f", "--break",
+	                     "part=00000000000000a1", "--break", "part=a1",
+	                     "--break", "time=02:00:00", "--break", "time=9:05",
+	                     NULL),
+	                 2);
+	assert_non_null(strstr(err_text, "--fixture /nonexistent/f"));
 }
 
 /* At most 64 --break (the breakpoints a replay holds): the TUI dropped
@@ -459,6 +544,8 @@ main(void)
 		cmocka_unit_test(test_empty_names),
 		cmocka_unit_test(test_profile_items),
 		cmocka_unit_test(test_break_count),
+		cmocka_unit_test(test_break_values),
+		cmocka_unit_test(test_given_twice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

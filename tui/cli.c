@@ -153,8 +153,16 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 			val = argv[++i];
 		}
 		if (o->count > 0 && !o->repeat) {
-			fprintf(err, "mergescope %s: option %s given twice\n",
-			        c->name, o->name);
+			if (o->arg)
+				fprintf(err,
+				        "mergescope %s: option %s given twice "
+				        "(\"%s\" and \"%s\")\n",
+				        c->name, o->name, o->value, val);
+			else
+				fprintf(err,
+				        "mergescope %s: option %s given "
+				        "twice\n",
+				        c->name, o->name);
 			return MS_EXIT_USAGE;
 		}
 		o->count++;

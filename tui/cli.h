@@ -84,7 +84,8 @@ size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
 	"sizes\n"                                                              \
 	"                       itself from them and, where a cgroup\n"        \
 	"                       hierarchy is writable, runs in a cgroup\n"     \
-	"                       that enforces them (see --envelope)\n"         \
+	"                       that enforces them (see --envelope);\n"        \
+	"                       cpus from 0.01, mem from 64m to 64t\n"         \
 	"  --envelope E         how --profile is held: auto (default: a\n"     \
 	"                       real cgroup where possible, else\n"            \
 	"                       emulated), cgroup (a real one or fail),\n"     \

@@ -33,8 +33,9 @@ typedef struct ms_chain_spec {
 /*
  * Parse spec; plugin paths are plugin_dir/<name>.so. Names are
  * [a-z0-9_-]+. "detdrop:PCT" becomes {"percent":PCT}; "skywalking" alone
- * gets the default SkyWalking config. Errors name the position and what
- * was expected. Release with ms_chain_spec_release (also after failure).
+ * gets the default SkyWalking config. White space is taken only inside a
+ * JSON config's braces. Errors name the position (and link) and what was
+ * expected. Release with ms_chain_spec_release (also after failure).
  */
 int ms_chain_spec_parse(ms_chain_spec *out, const char *spec,
                         const char *plugin_dir, ms_mem *mem, ms_errbuf *eb);

@@ -56,12 +56,21 @@ void ms_limits_detect(ms_limits *out, const char *cgroup_root,
 
 /*
  * Apply an explicit profile "cpus=N,mem=SIZE" (either key may be absent;
- * SIZE takes k/m/g/t suffixes, powers of 1024; cpus may be fractional).
- * Unknown keys, a key given twice, bad numbers, zero values and a memory
- * below MS_PROFILE_MEM_MIN are refused with a message naming the key. On
- * failure *l is unchanged.
+ * SIZE is bytes or takes a k/m/g/t suffix, powers of 1024; cpus may be
+ * fractional). Unknown keys, a key given twice (both values named), bad
+ * numbers, a memory outside MS_PROFILE_MEM_MIN..MS_PROFILE_MEM_MAX and
+ * cpus outside MS_PROFILE_CPUS_MIN..MS_PROFILE_CPUS_MAX are refused with a
+ * message naming the key, the value and what is accepted. On failure *l
+ * is unchanged.
  */
-#define MS_PROFILE_MEM_MIN (64ull << 20)
+#define MS_PROFILE_MEM_MIN (64ull << 20) /* a merge's buffers need it */
+/* The most physical memory Linux maps on x86-64 with 4-level page
+ * tables: a larger limit is no limit on any machine it runs on. */
+#define MS_PROFILE_MEM_MAX (64ull << 40)
+/* The kernel's smallest CPU quota, 1000 us per 100000 us period (cgroup
+ * v2 cpu.max, v1 cpu.cfs_quota_us): a smaller one cannot be enforced. */
+#define MS_PROFILE_CPUS_MIN 0.01
+#define MS_PROFILE_CPUS_MAX 65535
 int ms_limits_apply_profile(ms_limits *l, const char *profile, ms_errbuf *eb);
 
 /* Parse "4g", "512m", "1073741824" into bytes. 0 or MS_ERR_INVAL. */

@@ -75,9 +75,10 @@ typedef struct ms_breakpoint {
 
 /*
  * Parse a breakpoint spec: "mature", "sampling", "merge=N" (or "seq=N"),
- * "time=HH:MM[:SS]" (time of day of the logical day) or "time=@UNIXNS",
- * "part=HEX", "lane=fast|slow|finalize", "depth>=D". Errors name the spec
- * and what was expected.
+ * "time=HH:MM[:SS]" (time of day of the logical day; the hour may have one
+ * digit) or "time=@NS" (logical unix ns), "part=HEX" (1 to 16 hex digits,
+ * no 0x), "lane=fast|slow|finalize", "depth>=D". Errors name the spec and
+ * what was expected.
  */
 int ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb);
 /* Does bp match dispatch d (day_start anchors time-of-day specs)? */

@@ -8,9 +8,10 @@
  *  - an accepted spec has a canonical spelling that parses again to the
  *    same breakpoint (kind, number, time, lane, spelling): what the
  *    breakpoint list shows can be typed back;
- *  - an accepted time of day was written HH:MM or HH:MM:SS with fields of
- *    one or two digits and means what it says (no sign, no space, no
- *    value that wraps around);
+ *  - an accepted time of day was written HH:MM or HH:MM:SS with an hour
+ *    of one or two digits and minutes and seconds of two, and means what
+ *    it says (no sign, no space, no value that wraps around);
+ *  - an accepted part ID was written as 1 to 16 hex digits (no 0x);
  *  - matching it against a few dispatches and publication times does not
  *    trip the sanitizers.
  */
@@ -33,8 +34,8 @@ same(const ms_breakpoint *a, const ms_breakpoint *b)
 }
 
 /* The time of day spelled by text "time=..." (spaces around trimmed), by
- * an independent reading; false if it is not HH:MM[:SS] with 1-2 digit
- * fields. */
+ * an independent reading; false if it is not HH:MM[:SS] with a 1-2 digit
+ * hour and 2 digit minutes and seconds. */
 static bool
 tod_of(const char *text, int64_t *ns)
 {
@@ -50,7 +51,7 @@ tod_of(const char *text, int64_t *ns)
 		while (p[d] >= '0' && p[d] <= '9' && d < 3)
 			f[n] = f[n] * 10 + (uint64_t)(p[d++] - '0');
 		n++;
-		if (d < 1 || d > 2)
+		if (d < (n == 1 ? 1 : 2) || d > 2)
 			return false;
 		p += d;
 		if (*p != ':')
@@ -95,6 +96,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (!tod_of(s, &tod) || tod != bp.t)) {
 		fprintf(stderr, "'%s' accepted as %s\n", s, bp.spec);
 		abort();
+	}
+
+	/* part=: hex digits only, as many as the TUI shows or fewer. */
+	if (bp.kind == MS_BP_PART) {
+		const char *p = s;
+		while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+			p++;
+		p += 5;
+		size_t d = strspn(p, "0123456789abcdefABCDEF");
+		if (d < 1 || d > 16 ||
+		    (p[d] &&
+		     !(p[d] == ' ' || (p[d] >= '\t' && p[d] <= '\r')))) {
+			fprintf(stderr, "'%s' accepted as %s\n", s, bp.spec);
+			abort();
+		}
 	}
 
 	ms_dispatch_input in[2];

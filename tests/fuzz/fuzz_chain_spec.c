@@ -9,11 +9,12 @@
  * kept whole however long). Oracles: a refusal carries a message; an
  * accepted spec has 1..MS_CHAIN_MAX_LINKS links (0 only for "disabled"),
  * each named [a-z0-9_-]+ with the path "<dir>/<name>.so", each name
- * appearing in the text in order, and each link's config either empty or
- * a JSON object text. A config the spec wrote itself (detdrop:PCT as
- * {"percent":PCT}) is one the plugin's JSON reader accepts: only a config
- * the text holds may be refused as malformed JSON, since the offset of
- * such a refusal points into that text.
+ * appearing in the text in order, each link's config either empty or
+ * a JSON object text, and no white space at either end of the text. A
+ * config the spec wrote itself (detdrop:PCT as {"percent":PCT}) is one
+ * the plugin's JSON reader accepts: only a config the text holds may be
+ * refused as malformed JSON, since the offset of such a refusal points
+ * into that text.
  */
 #include "fuzz_plugins.h"
 #include "fuzz_text.h"
@@ -53,6 +54,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (cs.n > MS_CHAIN_MAX_LINKS)
 		abort();
+	size_t len = strlen(s);
+	if (len && (strchr(" \t\n\r", s[0]) || strchr(" \t\n\r", s[len - 1])))
+		abort(); /* white space outside a config is refused */
 	const char *at = s;
 	for (size_t i = 0; i < cs.n; i++) {
 		char want[128];

@@ -129,9 +129,10 @@ chain_seeds(void)
 		"skywalking:{\"durationThresholdMs\":500,\"keepErrors\":true,"
 		"\"healthySampleRate\":0.1}",
 		"skywalking,detdrop:{\"percent\":35}",
-		"alwayskeep, detdrop:{\"percent\":\"12.5\"} ,skywalking",
 		long_spec,
 		/* near misses */
+		"alwayskeep, detdrop:{\"percent\":\"12.5\"} ,skywalking",
+		"detdrop:35 ",
 		"skywalking:{\"healthySampleRate\":",
 		"skywalking:{\"rate\":1}",
 		"detdrop:101",

@@ -176,6 +176,7 @@ main(int argc, char **argv)
 		"  merge=1  ",   "merge=0",
 		"time=25:00",    "part=1234567890abcdef0",
 		"depth>=-1",     "lane=medium",
+		"part=0x10",     "time=1:2:3",
 	};
 	for (size_t i = 0; i < sizeof(bp) / sizeof(bp[0]); i++)
 		save_text("corpus-bp", -1, bp[i], i);
