@@ -600,14 +600,17 @@ test_goto_user_speed_kept(void **state)
 }
 
 /* Go-to numbers that do not fit are refused, not wrapped into another
- * time or merge (found by tests/fuzz/fuzz_tui_input). */
+ * time or merge (found by tests/fuzz/fuzz_tui_input), and so are minutes
+ * or seconds of one digit, which --break time= refuses too. */
 static void
 test_goto_refuses_wrapped_numbers(void **state)
 {
 	fx *f = *state;
 	static const char *const bad[] = { "g4294967297:00\n", "g#-1\n",
 		                           "g#18446744073709551616\n",
-		                           "g+-0d 01:00\n", "g12: 5\n" };
+		                           "g+-0d 01:00\n", "g12: 5\n",
+		                           "g1:2:3\n", "g12:5\n",
+		                           "g12:05:7\n" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		keys(f, bad[i]);
 		assert_true(f->s.view->ui.message_is_error);

@@ -121,15 +121,18 @@ ms_fmt_event_line(char *buf, size_t n, const ms_tui_event *e, int64_t day_start)
 	return buf;
 }
 
-/* "HH:MM[:SS]" -> seconds; false if malformed. */
+/* "H:MM[:SS]" or "HH:MM[:SS]" -> seconds; false if malformed. */
 static bool
 parse_hms(const char *s, int64_t *secs)
 {
-	/* Fields of one or two digits only: %d alone would take signs and
-	 * spaces and wrap values above INT_MAX ("4294967297:00" is 01:00). */
+	/* An hour of one or two digits, minutes and seconds of two, as the
+	 * clock shows them and as --break time= takes them: %d alone would
+	 * take signs and spaces and wrap values above INT_MAX
+	 * ("4294967297:00" is 01:00), and "1:2:3" is no time the screen
+	 * shows. */
 	for (const char *p = s;;) {
 		size_t d = strspn(p, "0123456789");
-		if (d < 1 || d > 2 ||
+		if (d < (p == s ? 1u : 2u) || d > 2 ||
 		    (p[d] != ':' && p[d] != '\0' &&
 		     !isspace((unsigned char)p[d])))
 			return false;
