@@ -996,7 +996,7 @@ test_footer_questions_fit(void **state)
 	assert_non_null(strstr(row, "break on: time=02:00"));
 	footer_row(f, 200, 24, row, sizeof(row));
 	assert_non_null(strstr(row, "break on (mature, sampling, merge=N, "
-	                            "time=HH:MM, part=ID, lane=L, depth>=D): "
+	                            "time=HH:MM, part=HEX, lane=L, depth>=D): "
 	                            "time=02:00"));
 }
 

@@ -34,7 +34,7 @@ prompt_label(enum ms_tui_prompt p, bool narrow)
 	case MS_PROMPT_BREAK:
 		return narrow ? "break on: "
 		              : "break on (mature, sampling, merge=N, "
-		                "time=HH:MM, part=ID, lane=L, depth>=D): ";
+		                "time=HH:MM, part=HEX, lane=L, depth>=D): ";
 	default:
 		return "";
 	}
