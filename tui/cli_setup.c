@@ -282,6 +282,18 @@ check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
 		return 0;
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
+	/* A spec that does not parse is a value the option does not take
+	 * (64); a plugin that will not load is the run's error (2). */
+	ms_chain_spec cs;
+	ms_errbuf eb = { "" };
+	int rc = ms_chain_spec_parse(&cs, spec, plugin_dir, &mem, &eb);
+	ms_chain_spec_release(&cs);
+	if (rc) {
+		fprintf(err, "mergescope %s: %s \"%s\": %s\n", a->cmd,
+		        a->variant_opt ? a->variant_opt : "variant", spec,
+		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		return MS_EXIT_USAGE;
+	}
 	ms_pipeline_opts po;
 	memset(&po, 0, sizeof(po));
 	po.spec = spec;
@@ -290,8 +302,7 @@ check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
 	po.limits = lim;
 	po.mem = &mem;
 	ms_pipeline *pipe = NULL;
-	ms_errbuf eb = { "" };
-	int rc = ms_pipeline_open(&pipe, &po, &eb);
+	rc = ms_pipeline_open(&pipe, &po, &eb);
 	ms_pipeline_close(pipe);
 	if (rc) {
 		char hint[512];
