@@ -10,7 +10,8 @@
  * directory at a time although its file goes; a build stopped by SIGINT
  * or SIGTERM removes what it made and says so, exiting 128 + N, and what
  * a build killed with SIGKILL left is removed, named, by the next build
- * of the same directory; a fixture already at
+ * of the same directory; every error of
+ * `fixture build` names "fixture build"; a fixture already at
  * --out or in the cache reused only when every build option matches, and
  * otherwise refused naming what differs and the directory; and the run
  * options' errors naming --chain or --variant as given.
@@ -214,8 +215,9 @@ test_out_empty(void **state)
 	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
 	                     "1", "--out", "", NULL),
 	                 EXIT_USAGE);
-	assert_string_equal(err_text, "mergescope fixture: --out: expected a "
-	                              "directory name, got an empty one\n");
+	assert_string_equal(err_text, "mergescope fixture build: --out: "
+	                              "expected a directory name, got an "
+	                              "empty one\n");
 	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
 	                     "1", "--out=", NULL),
 	                 EXIT_USAGE);
@@ -253,6 +255,60 @@ test_unknown_preset(void **state)
 	        cli("fixture", "build", "--scale", "1001", "--seed", "1", NULL),
 	        EXIT_USAGE);
 	assert_non_null(strstr(err_text, "from 1 to 1000"));
+	assert_string_equal(listing(cache_dir()), "");
+}
+
+/* Every line err_text holds begins with prefix. */
+static void
+assert_each_line_begins(const char *prefix)
+{
+	size_t n = strlen(prefix);
+	assert_true(err_text[0] != '\0');
+	for (const char *l = err_text; *l;) {
+		if (strncmp(l, prefix, n) != 0)
+			fail_msg("expected \"%s\" at the start of: %s", prefix,
+			         l);
+		const char *nl = strchr(l, '\n');
+		l = nl ? nl + 1 : l + strlen(l);
+	}
+}
+
+/* Every refusal of `fixture build`, the parser's and the build's own,
+ * names the command "fixture build"; `fixture check`'s name "fixture
+ * check". */
+static void
+test_errors_name_the_subcommand(void **state)
+{
+	(void)state;
+	static const char *const cases[][8] = {
+		{ "--preset", "smoke" },
+		{ "--seed", "1" },
+		{ "--preset", "smoke", "--seed", "1", "--bogus" },
+		{ "--preset", "smoke", "--seed", "1", "--opening", "cold" },
+		{ "--preset", "smoke", "--seed", "1", "--seed", "2" },
+		{ "--preset", "smoke", "--seed" },
+		{ "--preset", "smoke", "--seed", "1", "--dictionary=yes" },
+		{ "--preset", "bogus", "--seed", "1" },
+		{ "--scale", "0", "--seed", "1" },
+		{ "--preset", "smoke", "--seed", "x" },
+		{ "--preset", "smoke", "--scale", "1", "--seed", "1" },
+		{ "--preset", "smoke", "--seed", "1", "--out", "" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const *a = cases[i];
+		assert_int_equal(cli("fixture", "build", a[0], a[1], a[2], a[3],
+		                     a[4], a[5], a[6], a[7], NULL),
+		                 EXIT_USAGE);
+		assert_each_line_begins("mergescope fixture build: ");
+	}
+	/* The parser's own words, named as the build's. */
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", NULL),
+	                 EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope fixture build: option "
+	                              "--seed N is required\n");
+	assert_int_equal(cli("fixture", "check", NULL), EXIT_USAGE);
+	assert_each_line_begins("mergescope fixture check: ");
+	assert_string_equal(listing("."), "s1");
 	assert_string_equal(listing(cache_dir()), "");
 }
 
@@ -602,6 +658,7 @@ main(void)
 		cmocka_unit_test(test_out_under_a_file),
 		cmocka_unit_test(test_out_empty),
 		cmocka_unit_test(test_unknown_preset),
+		cmocka_unit_test(test_errors_name_the_subcommand),
 		cmocka_unit_test(test_reuse_only_the_same_fixture),
 		cmocka_unit_test(test_reuse_in_the_cache),
 		cmocka_unit_test(test_check_names_the_path),

@@ -155,9 +155,10 @@ cmd_check(int argc, char **argv, FILE *out, FILE *err)
 static int build(const ms__cmd_args *args, FILE *out, FILE *err);
 
 /* `fixture build`: its options are parsed from this descriptor, after the
- * word "build"; messages name the command "fixture". */
+ * word "build"; every message names the command "fixture build", as the
+ * build's own do. */
 static const ms_cmd fixture_build = {
-	.name = "fixture",
+	.name = "fixture build",
 	.usage = usage,
 	.opts = ms__fixture_opts,
 	.nopts = MS__FX_COUNT,
@@ -237,8 +238,8 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 		const char *v = o[MS__FX_SCALE].value;
 		if (!plain_decimal(v, 1, MS_FIXTURE_SCALE_MAX, &n)) {
 			fprintf(err,
-			        "mergescope fixture: --scale \"%s\": expected "
-			        "a whole number from 1 to %u\n",
+			        "mergescope fixture build: --scale \"%s\": "
+			        "expected a whole number from 1 to %u\n",
 			        v, MS_FIXTURE_SCALE_MAX);
 			return MS_EXIT_USAGE;
 		}
@@ -250,7 +251,7 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 		if (strlen(v) >= sizeof(r->preset) ||
 		    !(ms_fixture_preset_units(v) > 0)) {
 			fprintf(err,
-			        "mergescope fixture: --preset \"%s\": "
+			        "mergescope fixture build: --preset \"%s\": "
 			        "expected",
 			        v);
 			for (const char *const *p = ms_fixture_presets(); *p;
@@ -264,7 +265,7 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 	}
 	if (!plain_decimal(o[MS__FX_SEED].value, 0, UINT64_MAX, &r->seed)) {
 		fprintf(err,
-		        "mergescope fixture: --seed \"%s\": expected an "
+		        "mergescope fixture build: --seed \"%s\": expected an "
 		        "unsigned integer from 0 to %llu in plain decimal "
 		        "digits (no sign, space or leading zero)\n",
 		        o[MS__FX_SEED].value, (unsigned long long)UINT64_MAX);
@@ -283,14 +284,14 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 	while (len > 1 && v[len - 1] == '/')
 		len--;
 	if (len == 0) {
-		fprintf(err, "mergescope fixture: --out: expected a directory "
-		             "name, got an empty one\n");
+		fprintf(err, "mergescope fixture build: --out: expected a "
+		             "directory name, got an empty one\n");
 		return MS_EXIT_USAGE;
 	}
 	if (len >= sizeof(r->outdir)) {
 		fprintf(err,
-		        "mergescope fixture: --out: the path is %zu bytes; at "
-		        "most %zu are accepted\n",
+		        "mergescope fixture build: --out: the path is %zu "
+		        "bytes; at most %zu are accepted\n",
 		        len, sizeof(r->outdir) - 1);
 		return MS_EXIT_USAGE;
 	}
@@ -401,8 +402,9 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 		if (ms_fixture_cache_dir(r.outdir, sizeof(r.outdir), r.preset,
 		                         r.seed)) {
 			fprintf(err,
-			        "mergescope fixture: no --out and no cache "
-			        "directory (set XDG_CACHE_HOME or HOME)\n");
+			        "mergescope fixture build: no --out and no "
+			        "cache directory (set XDG_CACHE_HOME or "
+			        "HOME)\n");
 			return MS_EXIT_USAGE;
 		}
 		size_t len = strlen(r.outdir);
@@ -411,9 +413,9 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 		            strcmp(r.opening, "warm") == 0 ? "-warm" : "",
 		            r.dictionary ? "-dict" : "") >=
 		    sizeof(r.outdir) - len) {
-			fprintf(err,
-			        "mergescope fixture: the cache directory's "
-			        "path is too long; give --out DIR\n");
+			fprintf(err, "mergescope fixture build: the cache "
+			             "directory's path is too long; give --out "
+			             "DIR\n");
 			return MS_EXIT_USAGE;
 		}
 	}
