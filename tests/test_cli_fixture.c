@@ -11,7 +11,8 @@
  * or SIGTERM removes what it made and says so, exiting 128 + N, and what
  * a build killed with SIGKILL left is removed, named, by the next build
  * of the same directory; every error of
- * `fixture build` names "fixture build"; a fixture already at
+ * `fixture build` names "fixture build", and an --out that cannot be
+ * made is refused for that first; a fixture already at
  * --out or in the cache reused only when every build option matches, and
  * otherwise refused naming what differs and the directory; and the run
  * options' errors naming --chain or --variant as given.
@@ -310,6 +311,26 @@ test_errors_name_the_subcommand(void **state)
 	assert_each_line_begins("mergescope fixture check: ");
 	assert_string_equal(listing("."), "s1");
 	assert_string_equal(listing(cache_dir()), "");
+}
+
+/* An --out whose directory cannot be made is refused for that, naming
+ * the path and the system's reason, before the room of an ancestor is
+ * judged (/proc has no room, and nothing can be made in it). */
+static void
+test_out_cannot_be_made(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "/proc/nope/x", NULL),
+	                 EXIT_ERROR);
+	assert_non_null(strstr(err_text, "mergescope fixture build: --out "
+	                                 "/proc/nope/x: cannot make the "
+	                                 "directory it goes in (/proc/nope: "));
+	assert_null(strstr(err_text, "free"));
+	/* That one line only. */
+	assert_ptr_equal(strchr(err_text, '\n'),
+	                 err_text + strlen(err_text) - 1);
+	assert_string_equal(out_text, "");
 }
 
 /* A fixture at --out is reused only when every build option matches;
@@ -659,6 +680,7 @@ main(void)
 		cmocka_unit_test(test_out_empty),
 		cmocka_unit_test(test_unknown_preset),
 		cmocka_unit_test(test_errors_name_the_subcommand),
+		cmocka_unit_test(test_out_cannot_be_made),
 		cmocka_unit_test(test_reuse_only_the_same_fixture),
 		cmocka_unit_test(test_reuse_in_the_cache),
 		cmocka_unit_test(test_check_names_the_path),

@@ -388,6 +388,34 @@ existing(const build_req *r, FILE *out, FILE *err)
 	return 0;
 }
 
+/* The nearest of dir and its ancestors that exists, into out (n bytes):
+ * what ms_fs_mkdir_p(dir) finds in place. */
+static void
+existing_ancestor(char *out, size_t n, const char *dir)
+{
+	struct stat st;
+	char up[4096];
+
+	snprintf(out, n, "%s", dir);
+	while (lstat(out, &st) != 0 && ms_fs_parent(up, sizeof(up), out) == 0 &&
+	       strcmp(up, out) != 0)
+		snprintf(out, n, "%s", up);
+}
+
+/* Remove what ms_fs_mkdir_p(dir) made below kept (existing_ancestor of
+ * dir before it ran): dir and its parents up to kept, each only while
+ * it is empty. */
+static void
+unmake_dirs(const char *dir, const char *kept)
+{
+	char cur[4096], up[4096];
+
+	snprintf(cur, sizeof(cur), "%s", dir);
+	while (strcmp(cur, kept) != 0 && rmdir(cur) == 0 &&
+	       ms_fs_parent(up, sizeof(up), cur) == 0 && strcmp(up, cur) != 0)
+		snprintf(cur, sizeof(cur), "%s", up);
+}
+
 static int
 build(const ms__cmd_args *args, FILE *out, FILE *err)
 {
@@ -437,22 +465,33 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	};
 	ms_errbuf eb = { { 0 } };
 	where(&r, w, sizeof(w));
-	/* Every refusal comes before anything is made: the directory the
-	 * fixture goes in, then its lock. */
+	/* The directory the fixture goes in first: a path that cannot be
+	 * made is refused for that, with the system's reason (the room of
+	 * an ancestor it would otherwise be judged by says nothing of it).
+	 * What this makes is removed again when the build is refused
+	 * below, so a refusal leaves nothing; the lock comes after. */
+	char parent[4096], kept[4096];
+	if (ms_fs_parent(parent, sizeof(parent), r.outdir)) {
+		fprintf(err,
+		        "mergescope fixture build: %s: cannot make the "
+		        "directory it goes in (path too long)\n",
+		        w);
+		return MS_EXIT_ERROR;
+	}
+	existing_ancestor(kept, sizeof(kept), parent);
+	if (ms_fs_mkdir_p(parent, 0777, &eb) < 0) {
+		fprintf(err,
+		        "mergescope fixture build: %s: cannot make the "
+		        "directory it goes in (%s)\n",
+		        w, eb.msg);
+		return MS_EXIT_ERROR;
+	}
 	if ((rc = ms_fixture_build_check(&bo, &eb))) {
+		unmake_dirs(parent, kept);
 		fprintf(err, "mergescope fixture build: %s: %s\n", w,
 		        eb.msg + (strncmp(eb.msg, "fixture build: ", 15) ? 0
 		                                                         : 15));
 		return rc == MS_ERR_RANGE ? MS_EXIT_USAGE : MS_EXIT_ERROR;
-	}
-	char parent[4096];
-	if (ms_fs_parent(parent, sizeof(parent), r.outdir) ||
-	    ms_fs_mkdir_p(parent, 0777, &eb) < 0) {
-		fprintf(err,
-		        "mergescope fixture build: %s: cannot make the "
-		        "directory it goes in (%s)\n",
-		        w, eb.msg[0] ? eb.msg : "path too long");
-		return MS_EXIT_ERROR;
 	}
 	/* One build of a directory at a time: a second waits, then finds
 	 * the fixture the first built and reuses it. */
