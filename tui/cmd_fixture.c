@@ -3,10 +3,11 @@
  * generate a deterministic fixture from (preset, seed) and print its gates,
  * or re-validate a built one and name any part that changed.
  *
- * Signals: while a build runs, SIGINT, SIGTERM and SIGHUP (those not
- * ignored when it started) stop it at the next trace batch or part; it
- * removes what it made, says so naming the signal and the directory, and
- * exits 128 + the signal. A second one acts as it always does. Once a
+ * Signals: while a build or a check runs, SIGINT, SIGTERM and SIGHUP
+ * (those not ignored when it started) stop it at the next trace batch,
+ * part or merge; it removes what it made (a check, its scratch shard),
+ * says so naming the signal and the directory, and exits 128 + the
+ * signal. A second one acts as it always does. Once a
  * build holds its lock it removes what builds of the same directory that
  * were killed left beside it (their staging directories), saying so.
  */
@@ -37,7 +38,8 @@ static const char usage[] =
         "\n"
         "check: re-reads every part of the fixture in DIR, recomputes its\n"
         "hashes, ledgers and gates, and names any part that is missing or\n"
-        "changed (exit status 1).\n"
+        "changed (exit status 1). SIGINT, SIGTERM or SIGHUP stop a check;\n"
+        "it removes its scratch shard (exit status 128 + N).\n"
         "\n"
         "  --preset P    smoke, day-1x, day-2x (or day-<N>x)\n"
         "  --scale N     day-<N>x: N times day-1x's traces and rows,\n"
@@ -97,6 +99,19 @@ release_stops(const struct sigaction old[3])
 			sigaction(stop_signals[i], &old[i], NULL);
 }
 
+/* After a build or check that returned rc with stop signals caught: when
+ * a signal stopped it, one line on err ("mergescope HEAD: stopped by
+ * SIGx; WHAT") and the exit status 128 + the signal; else 0. */
+static int
+stopped_by_signal(int rc, FILE *err, const char *head, const char *what)
+{
+	if (rc != MS_ERR_CANCELED || !stop_signal)
+		return 0;
+	fprintf(err, "mergescope %s: stopped by %s; %s\n", head,
+	        ms__signal_name(stop_signal), what);
+	return 128 + stop_signal;
+}
+
 static void
 on_progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
 {
@@ -145,9 +160,21 @@ cmd_check(int argc, char **argv, FILE *out, FILE *err)
 	if (!rep)
 		return MS_EXIT_ERROR;
 	ms_errbuf eb = { { 0 } };
-	int rc = ms_fixture_check(argv[2], plugin, rep, on_progress, &pc, &eb);
+	ms_fixture_check_opts co = { .plugin_path = plugin,
+		                     .progress = on_progress,
+		                     .progress_ctx = &pc,
+		                     .stop = &stop_signal };
+	struct sigaction old[3];
+	catch_stops(old);
+	int rc = ms_fixture_check_with(argv[2], &co, rep, &eb);
+	release_stops(old);
 	ms__progress_end(&pc.p);
-	rc = finish(rc, rep, &eb, out, err, "check");
+	char head[4200];
+	snprintf(head, sizeof(head), "fixture check %s", argv[2]);
+	int sig = stopped_by_signal(rc, err, head,
+	                            "the fixture was not judged (its "
+	                            "scratch shard is removed)");
+	rc = sig ? sig : finish(rc, rep, &eb, out, err, "check");
 	free(rep);
 	return rc;
 }
@@ -523,14 +550,14 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	release_stops(old);
 	ms__fixture_unlock(lock, r.outdir);
 	ms__progress_end(&pc.p);
-	if (rc == MS_ERR_CANCELED && stop_signal) {
-		fprintf(err,
-		        "mergescope fixture build: %s: stopped by %s; "
-		        "nothing was written (what the build had made is "
-		        "removed)\n",
-		        w, ms__signal_name(stop_signal));
+	char head[4300];
+	snprintf(head, sizeof(head), "fixture build: %s", w);
+	int sig = stopped_by_signal(rc, err, head,
+	                            "nothing was written (what the build "
+	                            "had made is removed)");
+	if (sig) {
 		free(rep);
-		return 128 + stop_signal;
+		return sig;
 	}
 	rc = finish(rc, rep, &eb, out, err, "build");
 	if (rc == 0)
