@@ -132,9 +132,12 @@ ms_bench_load(ms_bench_run *r, ms_errbuf *eb)
 	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
 		r->m[p][MS_BM_WRITE_AMP] =
 		        io.in[p] > 0 ? io.out[p] / io.in[p] : 0;
-		/* The cgroup keeps one high-water mark for the whole run. */
+		/* The cgroup keeps one high-water mark for the whole run; a
+		 * run without one has no figure (not a peak of 0). */
 		r->m[p][MS_BM_CG_PEAK_MIB] =
-		        has_end ? (double)end.cgroup_peak_bytes / MIB : 0;
+		        has_end && ms__ev_run_in_cgroup(&r->run)
+		                ? (double)end.cgroup_peak_bytes / MIB
+		                : NAN;
 	}
 	char why[512];
 	if (!has_end || strcmp(end.status, "complete") != 0) {
@@ -250,7 +253,8 @@ ms_bench_stat_of(double *v, size_t n, ms_bench_stat *out)
 		out->cv = sqrt(ss / (double)(n - 1)) / fabs(mean);
 }
 
-/* Statistics of metric k in phase p over the valid runs of variant vi. */
+/* Statistics of metric k in phase p over the valid runs of variant vi
+ * that have a figure for it. */
 static int
 stat_for(const ms_bench_run *runs, size_t n, unsigned vi, unsigned p,
          unsigned k, ms_bench_stat *st)
@@ -260,7 +264,8 @@ stat_for(const ms_bench_run *runs, size_t n, unsigned vi, unsigned p,
 		return MS_ERR_NOMEM;
 	size_t c = 0;
 	for (size_t i = 0; i < n; i++)
-		if (runs[i].valid && runs[i].variant == vi)
+		if (runs[i].valid && runs[i].variant == vi &&
+		    !isnan(runs[i].m[p][k]))
 			v[c++] = runs[i].m[p][k];
 	ms_bench_stat_of(v, c, st);
 	free(v);

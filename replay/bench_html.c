@@ -12,6 +12,7 @@
 #include "ev_private.h"
 #include "ms_bench.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,14 +39,16 @@ quantile(const double *v, size_t n, double q)
 	return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
 }
 
-/* The valid values of metric m in phase p for variant vi, sorted. */
+/* The valid values of metric m in phase p for variant vi, sorted (a run
+ * without a figure for m, NaN, has none). */
 static size_t
 values(const ms_bench_run *runs, size_t n, unsigned p, unsigned m, unsigned vi,
        double *out)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (runs[i].valid && runs[i].variant == vi)
+		if (runs[i].valid && runs[i].variant == vi &&
+		    !isnan(runs[i].m[p][m]))
 			out[k++] = runs[i].m[p][m];
 	qsort(out, k, sizeof(*out), cmp_d);
 	return k;
@@ -67,13 +70,22 @@ box_plot(FILE *f, const ms_bench_run *runs, size_t n, const char *const *labels,
 			hi = buf[k - 1];
 		any = true;
 	}
-	if (!any)
+	const char *key = ms_bench_metric_key((enum ms_bench_metric)m);
+	if (!any) {
+		/* Said, rather than a plot of figures no run has (the
+		 * cgroup's peak of runs without a cgroup). */
+		fprintf(f,
+		        "<h3>%s: %s</h3>\n<p id=\"box-%s-%s\" "
+		        "class=\"no-figure\">no valid run has this "
+		        "figure</p>\n",
+		        ms_ev_phase_name((enum ms_ev_phase_id)p), key,
+		        ms_ev_phase_name((enum ms_ev_phase_id)p), key);
 		return;
+	}
 	double span = hi > lo ? hi - lo : (hi != 0 ? hi * 0.1 : 1);
 	lo -= span * 0.05;
 	hi += span * 0.05;
 	double h = ROW * (double)nv + 34;
-	const char *key = ms_bench_metric_key((enum ms_bench_metric)m);
 	fprintf(f,
 	        "<h3>%s: %s</h3>\n<svg id=\"box-%s-%s\" "
 	        "xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "

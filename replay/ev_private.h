@@ -9,8 +9,10 @@
 
 #include "ms_replay_events.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Which record a column belongs to. */
 enum ms__ev_rec {
@@ -45,6 +47,16 @@ ms__ev_merge_phase(const ms_ev_merge *m)
 {
 	return (unsigned)m->phase < MS_EV_PHASE_COUNT ? (unsigned)m->phase
 	                                              : MS_EV_PHASE_PRIMARY;
+}
+
+/* Did the run sit in a cgroup of its own (limits_mode cgroup1 or
+ * cgroup2)? Only then are its run end's cgroup figures measured: another
+ * run has none, which is not a figure of 0. */
+static inline bool
+ms__ev_run_in_cgroup(const ms_ev_run *r)
+{
+	return strcmp(r->limits_mode, "cgroup1") == 0 ||
+	       strcmp(r->limits_mode, "cgroup2") == 0;
 }
 
 /* Number of columns of record w, and column i of obj as a value. */

@@ -627,7 +627,7 @@ envelope_line(FILE *f, const report *r)
 {
 	const ms_ev_run *u = &r->run;
 	const char *m = u->limits_mode[0] ? u->limits_mode : "host";
-	if (strcmp(m, "cgroup1") == 0 || strcmp(m, "cgroup2") == 0) {
+	if (ms__ev_run_in_cgroup(u)) {
 		fprintf(f, "  envelope     %s, pids.max %u", m, u->pids_max);
 		if (r->has_end)
 			fprintf(f,
@@ -1319,8 +1319,17 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	js(f, "profile", r.run.profile, &first);
 	js(f, "limits_mode", r.run.limits_mode, &first);
 	js(f, "limits_why", r.run.limits_why, &first);
-	ji(f, "cgroup_peak_bytes", (int64_t)r.end.cgroup_peak_bytes, &first);
-	ji(f, "cgroup_throttled_ns", r.end.cgroup_throttled_ns, &first);
+	/* Measured only in a cgroup of the run's own: else null. */
+	if (ms__ev_run_in_cgroup(&r.run)) {
+		ji(f, "cgroup_peak_bytes", (int64_t)r.end.cgroup_peak_bytes,
+		   &first);
+		ji(f, "cgroup_throttled_ns", r.end.cgroup_throttled_ns, &first);
+	} else {
+		jkey(f, "cgroup_peak_bytes", &first);
+		fputs("null", f);
+		jkey(f, "cgroup_throttled_ns", &first);
+		fputs("null", f);
+	}
 	jkey(f, "allow_fail_open", &first);
 	fputs(r.run.allow_fail_open ? "true" : "false", f);
 	jkey(f, "serial", &first);

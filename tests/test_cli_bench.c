@@ -258,6 +258,23 @@ test_series(void **state)
 		assert_true(strncmp(strstr(nl + 1, "skywalking") - 19, "  ",
 		                    2) == 0);
 	}
+	/* These runs had no cgroup: its peak is no figure ("-"), not a
+	 * peak of 0. */
+	for (const char *c = strstr(txt, "cgroup peak MiB"); c;
+	     c = strstr(c + 1, "cgroup peak MiB")) {
+		char row[256];
+		snprintf(row, sizeof(row), "%.*s", (int)strcspn(c, "\n"), c);
+		assert_non_null(strstr(row, "disabled"));
+		assert_non_null(strstr(row, "   0 "));
+		assert_non_null(strstr(row, " -"));
+		assert_null(strstr(row, "0.0"));
+		const char *next = c + strlen(row) + 1;
+		snprintf(row, sizeof(row), "%.*s", (int)strcspn(next, "\n"),
+		         next);
+		assert_non_null(strstr(row, "skywalking"));
+		assert_null(strstr(row, "0.0"));
+	}
+	assert_non_null(strstr(txt, "cgroup peak MiB"));
 	free(txt);
 
 	/* The JSON: medians of the phase records, deltas against
@@ -287,6 +304,12 @@ test_series(void **state)
 				if (vi == 0)
 					assert_true(d->num == 0);
 			}
+			/* no cgroup: no figure, null rather than 0 */
+			const jv *cg = jget(pj, "cgroup_peak_mib");
+			assert_non_null(cg);
+			assert_true(jget(cg, "n")->num == 0);
+			assert_int_equal(jget(cg, "median")->t, J_NULL);
+			assert_int_equal(jget(cg, "max")->t, J_NULL);
 			double w0 = (double)ph[0][vi][pi].wall_ns / 1e9;
 			double w1 = (double)ph[1][vi][pi].wall_ns / 1e9;
 			const jv *wall = jget(pj, "wall_s");
@@ -899,6 +922,16 @@ test_envelope(void **state)
 	assert_int_equal(r.pids_max, 0);
 	assert_int_equal(e.cgroup_peak_bytes, 0);
 	assert_int_equal(r.emulated_mem_bytes, 1ull << 30);
+	/* No cgroup, no cgroup figures: null in the report's JSON, not 0. */
+	const char *ej[] = { "report", "--db", db, "--json", NULL };
+	assert_int_equal(run(ej, false), 0);
+	{
+		jv j;
+		json_parse(out, &j);
+		assert_int_equal(jget(&j, "cgroup_peak_bytes")->t, J_NULL);
+		assert_int_equal(jget(&j, "cgroup_throttled_ns")->t, J_NULL);
+		jfree(&j);
+	}
 	/* Without a profile: the host's limits. */
 	char sdb[PATH_MAX];
 	db_of(sdb, sizeof(sdb), series, 0, 0, "disabled");
@@ -1002,7 +1035,11 @@ test_report_collect(void **state)
 	assert_true(strncmp(strstr(box, "data-n="), want, strlen(want)) == 0);
 	snprintf(want, sizeof(want), "data-median=\"%.6g\"", med);
 	assert_non_null(strstr(box, want));
-	assert_non_null(strstr(h, "<svg id=\"box-cooldown-cgroup_peak_mib\""));
+	/* No run of these series had a cgroup: its peak is said to have
+	 * no figure, not plotted as 0. */
+	assert_null(strstr(h, "<svg id=\"box-cooldown-cgroup_peak_mib\""));
+	assert_non_null(strstr(h, "<p id=\"box-cooldown-cgroup_peak_mib\" "
+	                          "class=\"no-figure\">"));
 	assert_non_null(strstr(h, "<pre id=\"summary\">"));
 	free(h);
 

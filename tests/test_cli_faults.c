@@ -1319,6 +1319,81 @@ test_clean_leaves_unknown(void **state)
 	root_back(old);
 }
 
+/* A run's owner record written under its temporary name and left there
+ * (the run killed before the rename), DB-owner.tmp-PID in runs/: `clean`
+ * lists it as an unfinished owner record and removes it once PID is gone
+ * (a whole record or one cut short alike), and keeps it while PID runs. */
+static void
+test_clean_owner_tmp(void **state)
+{
+	(void)state;
+	char *old = NULL;
+	char out[65536], err[16384], line[4096], sroot[PATH_MAX];
+	char runs[PATH_MAX], db[PATH_MAX + 16], rec[PATH_MAX + 32];
+	char dead[2][PATH_MAX + 64], live[PATH_MAX + 64];
+	own_root("root-owner-tmp", sroot, sizeof(sroot), &old);
+	snprintf(runs, sizeof(runs), "%s/mergescope/runs", cache);
+	assert_int_equal(ms_fs_mkdir_p(runs, 0755, NULL), 0);
+	/* Beside its database, as a killed run leaves it. */
+	snprintf(db, sizeof(db), "%s/tmprec.sqlite", runs);
+	FILE *fp = fopen(db, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	snprintf(rec, sizeof(rec), "%s%s", db, "-owner");
+	/* Two processes that wrote theirs and ended: the second record is
+	 * cut short (only the pid in its name says whose it was). */
+	for (int i = 0; i < 2; i++) {
+		fflush(NULL);
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			char tmp[PATH_MAX + 64];
+			snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", rec,
+			         (long)getpid());
+			_exit(ms_owner_write_file(rec, "database", db, NULL) ||
+			                      rename(rec, tmp)
+			              ? 1
+			              : 0);
+		}
+		int st = 0;
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		snprintf(dead[i], sizeof(dead[i]), "%s.tmp-%ld", rec,
+		         (long)pid);
+		assert_true(exists(dead[i]));
+	}
+	assert_int_equal(truncate(dead[1], 20), 0);
+	/* This process's, which runs. */
+	assert_int_equal(ms_owner_write_file(rec, "database", db, NULL), 0);
+	snprintf(live, sizeof(live), "%s.tmp-%ld", rec, (long)getpid());
+	assert_int_equal(rename(rec, live), 0);
+
+	const char *dry[] = { "clean", "--dry-run", NULL };
+	assert_int_equal(run_cli(dry, out, sizeof(out), err, sizeof(err)), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_non_null(line_of(out, dead[i], line, sizeof(line)));
+		assert_non_null(strstr(line, "unfinished owner"));
+		assert_non_null(strstr(line, "would remove"));
+		assert_true(exists(dead[i]));
+	}
+	const char *cl[] = { "clean", NULL };
+	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)), 0);
+	fprintf(stderr, "%s", out);
+	for (int i = 0; i < 2; i++) {
+		assert_non_null(line_of(out, dead[i], line, sizeof(line)));
+		assert_non_null(strstr(line, "unfinished owner"));
+		assert_non_null(strstr(line, "removed"));
+		assert_false(exists(dead[i]));
+	}
+	assert_non_null(line_of(out, live, line, sizeof(line)));
+	assert_non_null(strstr(line, "unfinished owner"));
+	assert_non_null(strstr(line, "in use"));
+	assert_true(exists(live));
+	assert_int_equal(unlink(live), 0);
+	assert_int_equal(unlink(db), 0);
+	root_back(old);
+}
+
 /* --older-than: 0 (any age) and ages beyond a year are taken; what is not
  * a whole number or decimal with s, m, h or d, or beyond 100000d, is
  * refused (64) naming the option, the value and what was expected. */
@@ -1430,6 +1505,7 @@ main(void)
 		cmocka_unit_test(test_clean_frozen_in_use_by_merge_once),
 		cmocka_unit_test(test_clean_sizes_as_du),
 		cmocka_unit_test(test_clean_leaves_unknown),
+		cmocka_unit_test(test_clean_owner_tmp),
 		cmocka_unit_test(test_clean_older_than_values),
 		cmocka_unit_test(test_owner_records),
 	};

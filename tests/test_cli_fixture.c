@@ -10,7 +10,10 @@
  * directory at a time although its file goes; a build stopped by SIGINT
  * or SIGTERM removes what it made and says so, exiting 128 + N, and what
  * a build killed with SIGKILL left is removed, named, by the next build
- * of the same directory; a fixture already at
+ * of the same directory; a check stopped by SIGINT, SIGTERM or SIGHUP
+ * likewise removes its scratch shard and exits 128 + N; every error of
+ * `fixture build` names "fixture build", and an --out that cannot be
+ * made is refused for that first; a fixture already at
  * --out or in the cache reused only when every build option matches, and
  * otherwise refused naming what differs and the directory; and the run
  * options' errors naming --chain or --variant as given.
@@ -214,8 +217,9 @@ test_out_empty(void **state)
 	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
 	                     "1", "--out", "", NULL),
 	                 EXIT_USAGE);
-	assert_string_equal(err_text, "mergescope fixture: --out: expected a "
-	                              "directory name, got an empty one\n");
+	assert_string_equal(err_text, "mergescope fixture build: --out: "
+	                              "expected a directory name, got an "
+	                              "empty one\n");
 	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
 	                     "1", "--out=", NULL),
 	                 EXIT_USAGE);
@@ -254,6 +258,80 @@ test_unknown_preset(void **state)
 	        EXIT_USAGE);
 	assert_non_null(strstr(err_text, "from 1 to 1000"));
 	assert_string_equal(listing(cache_dir()), "");
+}
+
+/* Every line err_text holds begins with prefix. */
+static void
+assert_each_line_begins(const char *prefix)
+{
+	size_t n = strlen(prefix);
+	assert_true(err_text[0] != '\0');
+	for (const char *l = err_text; *l;) {
+		if (strncmp(l, prefix, n) != 0)
+			fail_msg("expected \"%s\" at the start of: %s", prefix,
+			         l);
+		const char *nl = strchr(l, '\n');
+		l = nl ? nl + 1 : l + strlen(l);
+	}
+}
+
+/* Every refusal of `fixture build`, the parser's and the build's own,
+ * names the command "fixture build"; `fixture check`'s name "fixture
+ * check". */
+static void
+test_errors_name_the_subcommand(void **state)
+{
+	(void)state;
+	static const char *const cases[][8] = {
+		{ "--preset", "smoke" },
+		{ "--seed", "1" },
+		{ "--preset", "smoke", "--seed", "1", "--bogus" },
+		{ "--preset", "smoke", "--seed", "1", "--opening", "cold" },
+		{ "--preset", "smoke", "--seed", "1", "--seed", "2" },
+		{ "--preset", "smoke", "--seed" },
+		{ "--preset", "smoke", "--seed", "1", "--dictionary=yes" },
+		{ "--preset", "bogus", "--seed", "1" },
+		{ "--scale", "0", "--seed", "1" },
+		{ "--preset", "smoke", "--seed", "x" },
+		{ "--preset", "smoke", "--scale", "1", "--seed", "1" },
+		{ "--preset", "smoke", "--seed", "1", "--out", "" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const *a = cases[i];
+		assert_int_equal(cli("fixture", "build", a[0], a[1], a[2], a[3],
+		                     a[4], a[5], a[6], a[7], NULL),
+		                 EXIT_USAGE);
+		assert_each_line_begins("mergescope fixture build: ");
+	}
+	/* The parser's own words, named as the build's. */
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", NULL),
+	                 EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope fixture build: option "
+	                              "--seed N is required\n");
+	assert_int_equal(cli("fixture", "check", NULL), EXIT_USAGE);
+	assert_each_line_begins("mergescope fixture check: ");
+	assert_string_equal(listing("."), "s1");
+	assert_string_equal(listing(cache_dir()), "");
+}
+
+/* An --out whose directory cannot be made is refused for that, naming
+ * the path and the system's reason, before the room of an ancestor is
+ * judged (/proc has no room, and nothing can be made in it). */
+static void
+test_out_cannot_be_made(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "/proc/nope/x", NULL),
+	                 EXIT_ERROR);
+	assert_non_null(strstr(err_text, "mergescope fixture build: --out "
+	                                 "/proc/nope/x: cannot make the "
+	                                 "directory it goes in (/proc/nope: "));
+	assert_null(strstr(err_text, "free"));
+	/* That one line only. */
+	assert_ptr_equal(strchr(err_text, '\n'),
+	                 err_text + strlen(err_text) - 1);
+	assert_string_equal(out_text, "");
 }
 
 /* A fixture at --out is reused only when every build option matches;
@@ -543,6 +621,79 @@ test_build_stopped_by_signal(void **state)
 	}
 }
 
+/* `fixture check DIR` in a child process with MERGESCOPE_SCRATCH=scratch,
+ * its standard error back on *errf; returns its pid once it has begun
+ * consolidating (its first "consolidate:" progress line was read: its
+ * scratch shard exists, and the merges and the recheck of every raw
+ * part are to come). */
+static pid_t
+spawn_check_consolidating(const char *dir, const char *scratch, FILE **errf)
+{
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *argv[] = { "mergescope", "fixture", "check", (char *)dir,
+			         NULL };
+		close(p[0]);
+		setenv("MERGESCOPE_SCRATCH", scratch, 1);
+		FILE *o = fopen("/dev/null", "w"), *e = fdopen(p[1], "w");
+		if (!o || !e)
+			_exit(99);
+		setvbuf(e, NULL, _IONBF, 0);
+		_exit(ms_cli_main(4, argv, o, e));
+	}
+	close(p[1]);
+	*errf = fdopen(p[0], "r");
+	assert_non_null(*errf);
+	char line[512];
+	while (fgets(line, sizeof(line), *errf))
+		if (strncmp(line, "consolidate: ", 13) == 0)
+			return pid;
+	fail_msg("the check ended before it consolidated");
+	return -1;
+}
+
+/* SIGINT, SIGTERM or SIGHUP while a check consolidates: it stops as a
+ * build does, removes its scratch shard (nothing is left in the scratch
+ * directory for a later sweep), says so naming the signal and the
+ * directory, and exits 128 + the signal. */
+static void
+test_check_stopped_by_signal(void **state)
+{
+	(void)state;
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	static const char *const names[] = { "SIGINT", "SIGTERM", "SIGHUP" };
+	char scratch[400];
+	snprintf(scratch, sizeof(scratch), "%s/scratch", root);
+	assert_int_equal(mkdir(scratch, 0700), 0);
+	for (size_t i = 0; i < 3; i++) {
+		FILE *e = NULL;
+		pid_t pid = spawn_check_consolidating("s1", scratch, &e);
+		assert_int_equal(kill(pid, sigs[i]), 0);
+		drain(e, err_text, sizeof(err_text));
+		int st = 0;
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		if (!WIFEXITED(st))
+			fail_msg("%s: the check died of signal %d", names[i],
+			         WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+		assert_int_equal(WEXITSTATUS(st), 128 + sigs[i]);
+		char want[200];
+		snprintf(want, sizeof(want),
+		         "mergescope fixture check s1: stopped by %s; ",
+		         names[i]);
+		if (!strstr(err_text, want))
+			fail_msg("expected \"%s\" in: %s", want, err_text);
+		assert_string_equal(listing(scratch), "");
+	}
+	assert_int_equal(rmdir(scratch), 0);
+	/* The fixture is as it was. */
+	assert_int_equal(cli("fixture", "check", "s1", NULL), 0);
+	assert_string_equal(listing("."), "s1");
+}
+
 /* A build killed with SIGKILL leaves its staging directory; the next
  * build of that directory removes it and names it. */
 static void
@@ -614,12 +765,15 @@ main(void)
 		cmocka_unit_test(test_out_under_a_file),
 		cmocka_unit_test(test_out_empty),
 		cmocka_unit_test(test_unknown_preset),
+		cmocka_unit_test(test_errors_name_the_subcommand),
+		cmocka_unit_test(test_out_cannot_be_made),
 		cmocka_unit_test(test_reuse_only_the_same_fixture),
 		cmocka_unit_test(test_reuse_in_the_cache),
 		cmocka_unit_test(test_check_names_the_path),
 		cmocka_unit_test(test_build_leaves_no_lock),
 		cmocka_unit_test(test_lock_waiter_relocks),
 		cmocka_unit_test(test_build_stopped_by_signal),
+		cmocka_unit_test(test_check_stopped_by_signal),
 		cmocka_unit_test(test_killed_build_leftover_removed),
 		cmocka_unit_test(test_run_names_chain),
 	};

@@ -2131,13 +2131,16 @@ test_bad_fixture_schedule_edited(void **state)
 	run.o.fixture_dir = copy;
 	expect_refused(&run, "schedule", "slot 5");
 	rt_rm(copy);
-	/* A one-nanosecond move later in the day: still refused. */
+	/* A one-nanosecond move later in the day, which keeps the slot
+	 * consistent with its part: still refused, naming the slot. */
 	copy_fixture("fixture-edited", copy, sizeof(copy));
 	edit_schedule(copy, "UPDATE schedule SET pub_ns = pub_ns + 1 WHERE "
 	                    "slot = 40");
 	rt_opts(&run, "edited", "disabled");
 	run.o.fixture_dir = copy;
 	expect_refused(&run, "edited after the build", copy);
+	expect_refused(&run, "slot 40 (part 0000000000000029): pub_ns is",
+	               copy);
 	rt_rm(copy);
 }
 

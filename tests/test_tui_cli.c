@@ -203,8 +203,8 @@ test_choices_from_the_table(void **state)
 		  "selection or trace\n" },
 		{ { "fixture", "build", "--preset", "p", "--seed", "1",
 		    "--opening=cold" },
-		  "mergescope fixture: --opening \"cold\": expected empty or "
-		  "warm\n" },
+		  "mergescope fixture build: --opening \"cold\": expected "
+		  "empty or warm\n" },
 		{ { "export", "--db", "x.db", "--format", "json" },
 		  "mergescope export: --format \"json\": expected jsonl, csv "
 		  "or chrome\n" },

@@ -3,10 +3,11 @@
  * generate a deterministic fixture from (preset, seed) and print its gates,
  * or re-validate a built one and name any part that changed.
  *
- * Signals: while a build runs, SIGINT, SIGTERM and SIGHUP (those not
- * ignored when it started) stop it at the next trace batch or part; it
- * removes what it made, says so naming the signal and the directory, and
- * exits 128 + the signal. A second one acts as it always does. Once a
+ * Signals: while a build or a check runs, SIGINT, SIGTERM and SIGHUP
+ * (those not ignored when it started) stop it at the next trace batch,
+ * part or merge; it removes what it made (a check, its scratch shard),
+ * says so naming the signal and the directory, and exits 128 + the
+ * signal. A second one acts as it always does. Once a
  * build holds its lock it removes what builds of the same directory that
  * were killed left beside it (their staging directories), saying so.
  */
@@ -37,7 +38,8 @@ static const char usage[] =
         "\n"
         "check: re-reads every part of the fixture in DIR, recomputes its\n"
         "hashes, ledgers and gates, and names any part that is missing or\n"
-        "changed (exit status 1).\n"
+        "changed (exit status 1). SIGINT, SIGTERM or SIGHUP stop a check;\n"
+        "it removes its scratch shard (exit status 128 + N).\n"
         "\n"
         "  --preset P    smoke, day-1x, day-2x (or day-<N>x)\n"
         "  --scale N     day-<N>x: N times day-1x's traces and rows,\n"
@@ -97,6 +99,19 @@ release_stops(const struct sigaction old[3])
 			sigaction(stop_signals[i], &old[i], NULL);
 }
 
+/* After a build or check that returned rc with stop signals caught: when
+ * a signal stopped it, one line on err ("mergescope HEAD: stopped by
+ * SIGx; WHAT") and the exit status 128 + the signal; else 0. */
+static int
+stopped_by_signal(int rc, FILE *err, const char *head, const char *what)
+{
+	if (rc != MS_ERR_CANCELED || !stop_signal)
+		return 0;
+	fprintf(err, "mergescope %s: stopped by %s; %s\n", head,
+	        ms__signal_name(stop_signal), what);
+	return 128 + stop_signal;
+}
+
 static void
 on_progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
 {
@@ -145,9 +160,21 @@ cmd_check(int argc, char **argv, FILE *out, FILE *err)
 	if (!rep)
 		return MS_EXIT_ERROR;
 	ms_errbuf eb = { { 0 } };
-	int rc = ms_fixture_check(argv[2], plugin, rep, on_progress, &pc, &eb);
+	ms_fixture_check_opts co = { .plugin_path = plugin,
+		                     .progress = on_progress,
+		                     .progress_ctx = &pc,
+		                     .stop = &stop_signal };
+	struct sigaction old[3];
+	catch_stops(old);
+	int rc = ms_fixture_check_with(argv[2], &co, rep, &eb);
+	release_stops(old);
 	ms__progress_end(&pc.p);
-	rc = finish(rc, rep, &eb, out, err, "check");
+	char head[4200];
+	snprintf(head, sizeof(head), "fixture check %s", argv[2]);
+	int sig = stopped_by_signal(rc, err, head,
+	                            "the fixture was not judged (its "
+	                            "scratch shard is removed)");
+	rc = sig ? sig : finish(rc, rep, &eb, out, err, "check");
 	free(rep);
 	return rc;
 }
@@ -155,9 +182,10 @@ cmd_check(int argc, char **argv, FILE *out, FILE *err)
 static int build(const ms__cmd_args *args, FILE *out, FILE *err);
 
 /* `fixture build`: its options are parsed from this descriptor, after the
- * word "build"; messages name the command "fixture". */
+ * word "build"; every message names the command "fixture build", as the
+ * build's own do. */
 static const ms_cmd fixture_build = {
-	.name = "fixture",
+	.name = "fixture build",
 	.usage = usage,
 	.opts = ms__fixture_opts,
 	.nopts = MS__FX_COUNT,
@@ -237,8 +265,8 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 		const char *v = o[MS__FX_SCALE].value;
 		if (!plain_decimal(v, 1, MS_FIXTURE_SCALE_MAX, &n)) {
 			fprintf(err,
-			        "mergescope fixture: --scale \"%s\": expected "
-			        "a whole number from 1 to %u\n",
+			        "mergescope fixture build: --scale \"%s\": "
+			        "expected a whole number from 1 to %u\n",
 			        v, MS_FIXTURE_SCALE_MAX);
 			return MS_EXIT_USAGE;
 		}
@@ -250,7 +278,7 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 		if (strlen(v) >= sizeof(r->preset) ||
 		    !(ms_fixture_preset_units(v) > 0)) {
 			fprintf(err,
-			        "mergescope fixture: --preset \"%s\": "
+			        "mergescope fixture build: --preset \"%s\": "
 			        "expected",
 			        v);
 			for (const char *const *p = ms_fixture_presets(); *p;
@@ -264,7 +292,7 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 	}
 	if (!plain_decimal(o[MS__FX_SEED].value, 0, UINT64_MAX, &r->seed)) {
 		fprintf(err,
-		        "mergescope fixture: --seed \"%s\": expected an "
+		        "mergescope fixture build: --seed \"%s\": expected an "
 		        "unsigned integer from 0 to %llu in plain decimal "
 		        "digits (no sign, space or leading zero)\n",
 		        o[MS__FX_SEED].value, (unsigned long long)UINT64_MAX);
@@ -283,14 +311,14 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 	while (len > 1 && v[len - 1] == '/')
 		len--;
 	if (len == 0) {
-		fprintf(err, "mergescope fixture: --out: expected a directory "
-		             "name, got an empty one\n");
+		fprintf(err, "mergescope fixture build: --out: expected a "
+		             "directory name, got an empty one\n");
 		return MS_EXIT_USAGE;
 	}
 	if (len >= sizeof(r->outdir)) {
 		fprintf(err,
-		        "mergescope fixture: --out: the path is %zu bytes; at "
-		        "most %zu are accepted\n",
+		        "mergescope fixture build: --out: the path is %zu "
+		        "bytes; at most %zu are accepted\n",
 		        len, sizeof(r->outdir) - 1);
 		return MS_EXIT_USAGE;
 	}
@@ -387,6 +415,34 @@ existing(const build_req *r, FILE *out, FILE *err)
 	return 0;
 }
 
+/* The nearest of dir and its ancestors that exists, into out (n bytes):
+ * what ms_fs_mkdir_p(dir) finds in place. */
+static void
+existing_ancestor(char *out, size_t n, const char *dir)
+{
+	struct stat st;
+	char up[4096];
+
+	snprintf(out, n, "%s", dir);
+	while (lstat(out, &st) != 0 && ms_fs_parent(up, sizeof(up), out) == 0 &&
+	       strcmp(up, out) != 0)
+		snprintf(out, n, "%s", up);
+}
+
+/* Remove what ms_fs_mkdir_p(dir) made below kept (existing_ancestor of
+ * dir before it ran): dir and its parents up to kept, each only while
+ * it is empty. */
+static void
+unmake_dirs(const char *dir, const char *kept)
+{
+	char cur[4096], up[4096];
+
+	snprintf(cur, sizeof(cur), "%s", dir);
+	while (strcmp(cur, kept) != 0 && rmdir(cur) == 0 &&
+	       ms_fs_parent(up, sizeof(up), cur) == 0 && strcmp(up, cur) != 0)
+		snprintf(cur, sizeof(cur), "%s", up);
+}
+
 static int
 build(const ms__cmd_args *args, FILE *out, FILE *err)
 {
@@ -401,8 +457,9 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 		if (ms_fixture_cache_dir(r.outdir, sizeof(r.outdir), r.preset,
 		                         r.seed)) {
 			fprintf(err,
-			        "mergescope fixture: no --out and no cache "
-			        "directory (set XDG_CACHE_HOME or HOME)\n");
+			        "mergescope fixture build: no --out and no "
+			        "cache directory (set XDG_CACHE_HOME or "
+			        "HOME)\n");
 			return MS_EXIT_USAGE;
 		}
 		size_t len = strlen(r.outdir);
@@ -411,9 +468,9 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 		            strcmp(r.opening, "warm") == 0 ? "-warm" : "",
 		            r.dictionary ? "-dict" : "") >=
 		    sizeof(r.outdir) - len) {
-			fprintf(err,
-			        "mergescope fixture: the cache directory's "
-			        "path is too long; give --out DIR\n");
+			fprintf(err, "mergescope fixture build: the cache "
+			             "directory's path is too long; give --out "
+			             "DIR\n");
 			return MS_EXIT_USAGE;
 		}
 	}
@@ -435,22 +492,33 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	};
 	ms_errbuf eb = { { 0 } };
 	where(&r, w, sizeof(w));
-	/* Every refusal comes before anything is made: the directory the
-	 * fixture goes in, then its lock. */
+	/* The directory the fixture goes in first: a path that cannot be
+	 * made is refused for that, with the system's reason (the room of
+	 * an ancestor it would otherwise be judged by says nothing of it).
+	 * What this makes is removed again when the build is refused
+	 * below, so a refusal leaves nothing; the lock comes after. */
+	char parent[4096], kept[4096];
+	if (ms_fs_parent(parent, sizeof(parent), r.outdir)) {
+		fprintf(err,
+		        "mergescope fixture build: %s: cannot make the "
+		        "directory it goes in (path too long)\n",
+		        w);
+		return MS_EXIT_ERROR;
+	}
+	existing_ancestor(kept, sizeof(kept), parent);
+	if (ms_fs_mkdir_p(parent, 0777, &eb) < 0) {
+		fprintf(err,
+		        "mergescope fixture build: %s: cannot make the "
+		        "directory it goes in (%s)\n",
+		        w, eb.msg);
+		return MS_EXIT_ERROR;
+	}
 	if ((rc = ms_fixture_build_check(&bo, &eb))) {
+		unmake_dirs(parent, kept);
 		fprintf(err, "mergescope fixture build: %s: %s\n", w,
 		        eb.msg + (strncmp(eb.msg, "fixture build: ", 15) ? 0
 		                                                         : 15));
 		return rc == MS_ERR_RANGE ? MS_EXIT_USAGE : MS_EXIT_ERROR;
-	}
-	char parent[4096];
-	if (ms_fs_parent(parent, sizeof(parent), r.outdir) ||
-	    ms_fs_mkdir_p(parent, 0777, &eb) < 0) {
-		fprintf(err,
-		        "mergescope fixture build: %s: cannot make the "
-		        "directory it goes in (%s)\n",
-		        w, eb.msg[0] ? eb.msg : "path too long");
-		return MS_EXIT_ERROR;
 	}
 	/* One build of a directory at a time: a second waits, then finds
 	 * the fixture the first built and reuses it. */
@@ -482,14 +550,14 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	release_stops(old);
 	ms__fixture_unlock(lock, r.outdir);
 	ms__progress_end(&pc.p);
-	if (rc == MS_ERR_CANCELED && stop_signal) {
-		fprintf(err,
-		        "mergescope fixture build: %s: stopped by %s; "
-		        "nothing was written (what the build had made is "
-		        "removed)\n",
-		        w, ms__signal_name(stop_signal));
+	char head[4300];
+	snprintf(head, sizeof(head), "fixture build: %s", w);
+	int sig = stopped_by_signal(rc, err, head,
+	                            "nothing was written (what the build "
+	                            "had made is removed)");
+	if (sig) {
 		free(rep);
-		return 128 + stop_signal;
+		return sig;
 	}
 	rc = finish(rc, rep, &eb, out, err, "build");
 	if (rc == 0)

@@ -20,7 +20,9 @@
  * whose owner is gone are leftovers (a scratch one is a run's shard, its
  * checkpoints `*.ckpt` or a merge-once's copies); frozen ones are frozen
  * shards (also a `*.frozen-N` directory without a record, made before
- * records existed); `*.sqlite` files under runs/ are run databases. Anything
+ * records existed); `*.sqlite` files under runs/ are run databases, and a
+ * run's owner record left under its temporary name (`DB-owner.tmp-PID`,
+ * by a run killed before the rename) is a leftover once PID is gone. Anything
  * whose owner still runs is never removed, nor what a live process uses:
  * a database its run records to (named by the run's scratch shard record,
  * or by the record beside the database, DB-owner, which the process that
@@ -277,6 +279,43 @@ db_in_use(const char *db, const live_set *live, pid_t *pid)
 	return false;
 }
 
+/* The owner record of a run database as written before its rename,
+ * "<db>-owner.tmp-<pid>" (ms_owner_write_file): a run killed between the
+ * two leaves it. Its process's pid into *pid, or false when name is not
+ * one. */
+static bool
+db_owner_tmp(const char *name, pid_t *pid)
+{
+	static const char tag[] = MS__DB_OWNER_SUFFIX ".tmp-";
+	if (!ends_tag_digits(name, tag))
+		return false;
+	const char *digits = strstr(name, tag);
+	for (const char *q; (q = strstr(digits + 1, tag));)
+		digits = q;
+	errno = 0;
+	char *end = NULL;
+	long v = strtol(digits + strlen(tag), &end, 10);
+	if (errno || *end || v <= 0 || v != (long)(pid_t)v)
+		return false;
+	*pid = (pid_t)v;
+	return true;
+}
+
+/* Is the process that wrote the temporary owner record at path, whose
+ * name says pid, still running? By the record when it is whole and names
+ * that pid (its start time tells a reused pid apart), else by the pid
+ * alone. */
+static bool
+db_owner_tmp_alive(const char *path, pid_t pid)
+{
+	ms_owner o;
+	if (ms_owner_read_file(path, &o, NULL) != 0 || o.pid != pid) {
+		memset(&o, 0, sizeof(o));
+		o.pid = pid;
+	}
+	return ms_owner_alive(&o);
+}
+
 /* Classify one directory entry of dir (cache_top: the cache root);
  * false when it is to be passed over (the cache's own folders). An entry
  * that is none of mergescope's things is MS__IT_OTHER, with why. */
@@ -317,6 +356,14 @@ classify(const char *dir, const char *name, bool cache_top,
 				newest = ss.st_mtime;
 		}
 		it->in_use = db_in_use(path, live, &it->pid);
+	} else if (S_ISREG(st.st_mode) && runs &&
+	           db_owner_tmp(name, &it->pid)) {
+		/* A run's owner record not yet renamed into place: its
+		 * process's while that runs, a leftover once it is gone. */
+		it->kind = MS__IT_LEFTOVER;
+		snprintf(it->what, sizeof(it->what), "unfinished owner");
+		it->why[0] = '\0';
+		it->in_use = db_owner_tmp_alive(path, it->pid);
 	} else if (S_ISREG(st.st_mode) && runs && db_side(name)) {
 		/* Beside its database: counted with it. Without one, a run's
 		 * record is a leftover once its process is gone; SQLite's own
@@ -503,7 +550,8 @@ ms__scratch_remove(const ms__scratch_item *it)
 	struct stat st;
 	if (lstat(it->path, &st) == 0 && !S_ISDIR(st.st_mode) &&
 	    it->kind != MS__IT_RUN)
-		/* A run's owner file left without its database. */
+		/* A run's owner file left without its database, or under
+		 * its temporary name. */
 		return unlink(it->path) == 0 || errno == ENOENT
 		               ? 0
 		               : ms_err_from_errno(errno);

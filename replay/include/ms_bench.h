@@ -47,6 +47,9 @@ typedef struct ms_bench_run {
 	bool valid;                 /* counted in the figures */
 	char why[512];              /* why not, when !valid */
 	ms_ev_run run;              /* the run record */
+	/* The metrics per phase; NaN where the run has no figure (the
+	 * cgroup's peak of a run without a cgroup of its own), which the
+	 * statistics leave out. */
 	double m[MS_EV_PHASE_COUNT][MS_BM_COUNT];
 } ms_bench_run;
 
@@ -82,8 +85,9 @@ int ms_bench_empty_variant(const ms_bench_run *runs, size_t n,
  * Write the series summary: text (a table per phase: one line per metric
  * and variant) to text, JSON to json (either may be NULL). labels names
  * the nvariants variants in series order; the first is the base of the
- * deltas. A variant without a valid run has no figures: "-" in the text,
- * null in the JSON. Returns 0, MS_ERR_NOMEM or MS_ERR_IO.
+ * deltas. A variant without a valid run, or a metric none of its valid
+ * runs has a figure for, has no figures: "-" in the text, null in the
+ * JSON. Returns 0, MS_ERR_NOMEM or MS_ERR_IO.
  */
 int ms_bench_summary(const ms_bench_run *runs, size_t n,
                      const char *const *labels, size_t nvariants, FILE *text,
