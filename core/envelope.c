@@ -15,6 +15,7 @@
 #include "limits_int.h"
 #include "ms_enum.h"
 #include "ms_fs.h"
+#include "ms_limits.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -354,7 +355,23 @@ ms_envelope_enter(ms_envelope *e, const char *cgroup_root,
 	const char *proc =
 	        proc_self_cgroup ? proc_self_cgroup : "/proc/self/cgroup";
 	memset(e, 0, sizeof(*e));
-	e->cpus = cpus > 0 ? cpus : 0;
+	/* What a group can be given: the limits a profile accepts (a quota
+	 * under the kernel's 1 ms a period is refused, a count past it
+	 * would not convert), or 0 for none. */
+	if (!(cpus == 0 ||
+	      (cpus >= MS_PROFILE_CPUS_MIN && cpus <= MS_PROFILE_CPUS_MAX)))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "cgroup: cpus %g; expected 0 (no limit) or "
+		               "%g to %d",
+		               cpus, MS_PROFILE_CPUS_MIN, MS_PROFILE_CPUS_MAX);
+	if (mem_bytes &&
+	    (mem_bytes < MS_PROFILE_MEM_MIN || mem_bytes > MS_PROFILE_MEM_MAX))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "cgroup: memory %llu bytes; expected 0 (no "
+		               "limit) or %llu MiB to %llu TiB",
+		               (unsigned long long)mem_bytes,
+		               MS_PROFILE_MEM_MIN >> 20, MS_PROFILE_MEM_MAX >> 40);
+	e->cpus = cpus;
 	e->mem_bytes = mem_bytes;
 	e->pids_max = pids_max ? pids_max : MS_ENVELOPE_PIDS_DEFAULT;
 

@@ -7,6 +7,7 @@
  * mount).
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -188,6 +189,35 @@ test_v1_limits_written_and_read(void **st)
 	snprintf(g, sizeof(g), "%s/memory/box", root);
 	expect_procs(g, pid);
 	assert_int_equal(e.mode, MS_ENVELOPE_EMULATED);
+	rmtree(root);
+}
+
+/* Limits no profile gives are refused before a group is joined: a NaN or
+ * tiny cpus (a quota the kernel refuses), a count too large to convert,
+ * a memory limit below what a merge needs. */
+static void
+test_bad_limits_refused(void **st)
+{
+	(void)st;
+	char root[] = "/tmp/ms-env-XXXXXX", proc[600], g[1300];
+	fake_v1(root, proc, sizeof(proc));
+	const double cpus[] = { 0.001, -1, 1e300, NAN, 2 };
+	const uint64_t mem[] = { 256ull << 20, 256ull << 20, 256ull << 20,
+		                 256ull << 20, 1 };
+	for (size_t i = 0; i < sizeof(cpus) / sizeof(cpus[0]); i++) {
+		ms_envelope e;
+		ms_errbuf eb = { "" };
+		assert_int_equal(ms_envelope_enter(&e, root, proc, cpus[i],
+		                                   mem[i], 0, true, &eb),
+		                 MS_ERR_INVAL);
+		assert_non_null(strstr(eb.msg, "expected 0 (no limit)"));
+		snprintf(g, sizeof(g), "%s/cpu/box/mergescope-%ld", root,
+		         (long)getpid());
+		expect_file(g, "cpu.cfs_quota_us", "-1\n");
+		char b[256];
+		get(g, "cgroup.procs", b, sizeof(b));
+		assert_string_equal(b, "");
+	}
 	rmtree(root);
 }
 
@@ -401,6 +431,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_v1_limits_written_and_read),
 		cmocka_unit_test(test_v1_leave_removes_groups),
+		cmocka_unit_test(test_bad_limits_refused),
 		cmocka_unit_test(test_v2_limits_written_and_read),
 		cmocka_unit_test(test_emulated_says_why),
 		cmocka_unit_test(test_leftover_of_dead_run_removed),

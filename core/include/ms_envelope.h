@@ -66,7 +66,10 @@ typedef struct ms_envelope_stats {
  * cgroup_root is the cgroup mount point ("/sys/fs/cgroup" when NULL) and
  * proc_self_cgroup the file naming this process's groups
  * ("/proc/self/cgroup" when NULL); tests pass fake trees. cpus and
- * mem_bytes of 0 leave that resource unlimited. A leftover group of a
+ * mem_bytes of 0 leave that resource unlimited; other values outside
+ * what a profile takes (ms_limits.h: MS_PROFILE_CPUS_MIN..MAX,
+ * MS_PROFILE_MEM_MIN..MAX) fail with MS_ERR_INVAL before anything is
+ * created. A leftover group of a
  * dead process beside the new one is removed first.
  *
  * When no hierarchy can take the group: if required, fails with
