@@ -370,7 +370,8 @@ ms_envelope_enter(ms_envelope *e, const char *cgroup_root,
 		               "cgroup: memory %llu bytes; expected 0 (no "
 		               "limit) or %llu MiB to %llu TiB",
 		               (unsigned long long)mem_bytes,
-		               MS_PROFILE_MEM_MIN >> 20, MS_PROFILE_MEM_MAX >> 40);
+		               MS_PROFILE_MEM_MIN >> 20,
+		               MS_PROFILE_MEM_MAX >> 40);
 	e->cpus = cpus;
 	e->mem_bytes = mem_bytes;
 	e->pids_max = pids_max ? pids_max : MS_ENVELOPE_PIDS_DEFAULT;
