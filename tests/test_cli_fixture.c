@@ -541,13 +541,14 @@ test_lock_waiter_relocks(void **state)
 	assert_string_equal(listing("."), "s1");
 }
 
-/* `fixture build --scale 1 --seed 2 --out dir` in a child process (the
- * command line as the binary runs it) whose standard error comes back
- * on *errf; returns its pid once it has begun writing parts (its first
- * "write:" progress line was read: a day-1x then has more than a
- * thousand parts to go). */
+/* `mergescope ARGV...` (argc words) in a child process (the command
+ * line as the binary runs it), with MERGESCOPE_SCRATCH=scratch unless
+ * NULL, whose standard error comes back on *errf; returns its pid once
+ * a progress line starting with `stage` was read ("what" names that
+ * point in the failure). */
 static pid_t
-spawn_build_writing(const char *dir, FILE **errf)
+spawn_cli_at(char **argv, int argc, const char *scratch, const char *stage,
+             const char *what, FILE **errf)
 {
 	int p[2];
 	assert_int_equal(pipe(p), 0);
@@ -555,25 +556,35 @@ spawn_build_writing(const char *dir, FILE **errf)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		char *argv[] = { "mergescope", "fixture", "build", "--scale",
-			         "1",          "--seed",  "2",     "--out",
-			         (char *)dir,  NULL };
 		close(p[0]);
+		if (scratch)
+			setenv("MERGESCOPE_SCRATCH", scratch, 1);
 		FILE *o = fopen("/dev/null", "w"), *e = fdopen(p[1], "w");
 		if (!o || !e)
 			_exit(99);
 		setvbuf(e, NULL, _IONBF, 0);
-		_exit(ms_cli_main(9, argv, o, e));
+		_exit(ms_cli_main(argc, argv, o, e));
 	}
 	close(p[1]);
 	*errf = fdopen(p[0], "r");
 	assert_non_null(*errf);
 	char line[512];
 	while (fgets(line, sizeof(line), *errf))
-		if (strncmp(line, "write: ", 7) == 0)
+		if (strncmp(line, stage, strlen(stage)) == 0)
 			return pid;
-	fail_msg("the build ended before it wrote a part");
+	fail_msg("the command ended before it %s", what);
 	return -1;
+}
+
+/* `fixture build --scale 1 --seed 2 --out dir`, once it has begun
+ * writing parts (its first "write:" progress line: a day-1x then has
+ * more than a thousand parts to go). */
+static pid_t
+spawn_build_writing(const char *dir, FILE **errf)
+{
+	char *argv[] = { "mergescope", "fixture", "build", "--scale",   "1",
+		         "--seed",     "2",       "--out", (char *)dir, NULL };
+	return spawn_cli_at(argv, 9, NULL, "write: ", "wrote a part", errf);
 }
 
 /* The rest of f into buf; f closed. */
@@ -621,39 +632,16 @@ test_build_stopped_by_signal(void **state)
 	}
 }
 
-/* `fixture check DIR` in a child process with MERGESCOPE_SCRATCH=scratch,
- * its standard error back on *errf; returns its pid once it has begun
- * consolidating (its first "consolidate:" progress line was read: its
- * scratch shard exists, and the merges and the recheck of every raw
- * part are to come). */
+/* `fixture check DIR` with MERGESCOPE_SCRATCH=scratch, once it has
+ * begun consolidating (its first "consolidate:" progress line: its
+ * scratch shard exists, and the merges and the recheck of every raw part
+ * are to come). */
 static pid_t
 spawn_check_consolidating(const char *dir, const char *scratch, FILE **errf)
 {
-	int p[2];
-	assert_int_equal(pipe(p), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char *argv[] = { "mergescope", "fixture", "check", (char *)dir,
-			         NULL };
-		close(p[0]);
-		setenv("MERGESCOPE_SCRATCH", scratch, 1);
-		FILE *o = fopen("/dev/null", "w"), *e = fdopen(p[1], "w");
-		if (!o || !e)
-			_exit(99);
-		setvbuf(e, NULL, _IONBF, 0);
-		_exit(ms_cli_main(4, argv, o, e));
-	}
-	close(p[1]);
-	*errf = fdopen(p[0], "r");
-	assert_non_null(*errf);
-	char line[512];
-	while (fgets(line, sizeof(line), *errf))
-		if (strncmp(line, "consolidate: ", 13) == 0)
-			return pid;
-	fail_msg("the check ended before it consolidated");
-	return -1;
+	char *argv[] = { "mergescope", "fixture", "check", (char *)dir, NULL };
+	return spawn_cli_at(argv, 4, scratch, "consolidate: ", "consolidated",
+	                    errf);
 }
 
 /* SIGINT, SIGTERM or SIGHUP while a check consolidates: it stops as a
