@@ -10,9 +10,11 @@ if ! command -v tmux >/dev/null 2>&1; then
 fi
 
 WORK=$(mktemp -d /tmp/ms-e2e-XXXXXX)
-SOCK=ms-e2e-$$-$MODE # a private tmux server, never the user's
+# A private tmux server, never the user's, its socket in $WORK so that it
+# goes with it (under tmux's own directory every run left one behind).
+SOCK=$WORK/tmux.sock
 T=main
-tm() { tmux -L "$SOCK" "$@"; }
+tm() { tmux -S "$SOCK" "$@"; }
 cleanup() {
 	tm kill-server >/dev/null 2>&1
 	rm -rf "$WORK"
