@@ -262,8 +262,12 @@ db_side(const char *name)
 	return NULL;
 }
 
+static bool db_owner_tmp(const char *name, pid_t *pid);
+static bool db_owner_tmp_alive(const char *path, pid_t pid);
+
 /* Is the run database db in use: written by a live run's scratch shard's
- * run, or its own record (DB-owner) names a live process? */
+ * run, or its own record (DB-owner) names a live process, or a live
+ * process is writing that record (DB-owner.tmp-PID, before its rename)? */
 static bool
 db_in_use(const char *db, const live_set *live, pid_t *pid)
 {
@@ -276,7 +280,38 @@ db_in_use(const char *db, const live_set *live, pid_t *pid)
 		*pid = o.pid;
 		return true;
 	}
-	return false;
+	/* The record under its temporary name, in the database's folder. */
+	const char *slash = strrchr(rec, '/');
+	char dir[PATH_MAX];
+	size_t dn = slash ? (size_t)(slash - rec) : 1;
+	if (dn >= sizeof(dir))
+		return false;
+	memcpy(dir, slash ? rec : ".", dn);
+	dir[dn] = '\0';
+	const char *base = slash ? slash + 1 : rec;
+	size_t bn = strlen(base);
+	DIR *d = opendir(dir);
+	if (!d)
+		return false;
+	bool used = false;
+	for (const struct dirent *e; !used && (e = readdir(d));) {
+		pid_t p;
+		char path[PATH_MAX + 300];
+		if (strncmp(e->d_name, base, bn) != 0 ||
+		    strncmp(e->d_name + bn, ".tmp-", 5) != 0)
+			continue;
+		const char *dg = e->d_name + bn + 5; /* the pid's digits */
+		if (!*dg || dg[strspn(dg, "0123456789")] != '\0' ||
+		    !db_owner_tmp(e->d_name, &p))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (db_owner_tmp_alive(path, p)) {
+			*pid = p;
+			used = true;
+		}
+	}
+	closedir(d);
+	return used;
 }
 
 /* The owner record of a run database as written before its rename,
