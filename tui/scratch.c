@@ -262,12 +262,9 @@ db_side(const char *name)
 	return NULL;
 }
 
-static bool db_owner_tmp(const char *name, pid_t *pid);
-static bool db_owner_tmp_alive(const char *path, pid_t pid);
-
 /* Is the run database db in use: written by a live run's scratch shard's
- * run, or its own record (DB-owner) names a live process, or a live
- * process is writing that record (DB-owner.tmp-PID, before its rename)? */
+ * run, or by a live process still writing its record (both in the live
+ * set), or its own record (DB-owner) names a live process? */
 static bool
 db_in_use(const char *db, const live_set *live, pid_t *pid)
 {
@@ -280,39 +277,10 @@ db_in_use(const char *db, const live_set *live, pid_t *pid)
 		*pid = o.pid;
 		return true;
 	}
-	/* The record under its temporary name, in the database's folder. */
-	const char *slash = strrchr(rec, '/');
-	char dir[PATH_MAX];
-	size_t dn = slash ? (size_t)(slash - rec) : 1;
-	if (dn >= sizeof(dir))
-		return false;
-	memcpy(dir, slash ? rec : ".", dn);
-	dir[dn] = '\0';
-	const char *base = slash ? slash + 1 : rec;
-	size_t bn = strlen(base);
-	DIR *d = opendir(dir);
-	if (!d)
-		return false;
-	bool used = false;
-	for (const struct dirent *e; !used && (e = readdir(d));) {
-		pid_t p;
-		char path[PATH_MAX + 300];
-		if (strncmp(e->d_name, base, bn) != 0 ||
-		    strncmp(e->d_name + bn, ".tmp-", 5) != 0)
-			continue;
-		const char *dg = e->d_name + bn + 5; /* the pid's digits */
-		if (!*dg || dg[strspn(dg, "0123456789")] != '\0' ||
-		    !db_owner_tmp(e->d_name, &p))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (db_owner_tmp_alive(path, p)) {
-			*pid = p;
-			used = true;
-		}
-	}
-	closedir(d);
-	return used;
+	return false;
 }
+
+#define TMP_TAG MS__DB_OWNER_SUFFIX ".tmp-"
 
 /* The owner record of a run database as written before its rename,
  * "<db>-owner.tmp-<pid>" (ms_owner_write_file): a run killed between the
@@ -321,7 +289,7 @@ db_in_use(const char *db, const live_set *live, pid_t *pid)
 static bool
 db_owner_tmp(const char *name, pid_t *pid)
 {
-	static const char tag[] = MS__DB_OWNER_SUFFIX ".tmp-";
+	static const char tag[] = TMP_TAG;
 	if (!ends_tag_digits(name, tag))
 		return false;
 	const char *digits = strstr(name, tag);
@@ -499,6 +467,20 @@ ms__scratch_each(ms__scratch_fn fn, void *arg, bool others, ms_errbuf *eb)
 			                     where[p],
 			                     de->d_name) >= sizeof(path))
 				continue;
+			pid_t tp;
+			if (db_owner_tmp(de->d_name, &tp)) {
+				/* A live run writing its database's record
+				 * (DB-owner.tmp-PID): that database is its. */
+				if (db_owner_tmp_alive(path, tp)) {
+					/* The last tag, as db_owner_tmp. */
+					char *tag = strstr(path, TMP_TAG), *q;
+					while ((q = strstr(tag + 1, TMP_TAG)))
+						tag = q;
+					*tag = '\0';
+					live_add(&live, path);
+				}
+				continue;
+			}
 			if (ms_owner_read(path, &o, NULL) != 0 ||
 			    strcmp(o.kind, "scratch") != 0 ||
 			    !ms_owner_alive(&o))
