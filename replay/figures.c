@@ -6,6 +6,7 @@
  * the plugins' own counters recorded at the end of the run.
  */
 #include "figures.h"
+#include "labels.h"
 #include "grow.h"
 
 #include "ev_private.h"
@@ -280,6 +281,20 @@ ms__figures_link_name(const ms__figures *g, uint32_t link)
 	               : "?";
 }
 
+void
+ms__figures_link_label(const ms__figures *g, uint32_t link, char *buf,
+                       size_t n)
+{
+	const char *names[MS_EV_LINKS_MAX];
+	uint32_t last = link < MS_EV_LINKS_MAX ? link : MS_EV_LINKS_MAX - 1;
+	for (uint32_t l = 0; l <= last; l++)
+		names[l] = ms__figures_link_name(g, l);
+	if (link < MS_EV_LINKS_MAX)
+		ms__link_label(names, last, buf, n);
+	else
+		snprintf(buf, n, "?");
+}
+
 static bool
 is_ppm(const char *name)
 {
@@ -336,9 +351,9 @@ ms__figures_text(FILE *f, const ms__figures *g)
 	fprintf(f, "\nplugin counters\n");
 	for (size_t i = 0; i < g->nstats; i++) {
 		const ms_ev_plugin_stat *s = &g->stats[i];
-		char n[2 * MS_EV_NAME_MAX + 2];
-		snprintf(n, sizeof(n), "%s %s",
-		         ms__figures_link_name(g, s->link), s->name);
+		char l[MS__LINK_LABEL_MAX], n[MS__LINK_LABEL_MAX + MS_EV_NAME_MAX];
+		ms__figures_link_label(g, s->link, l, sizeof(l));
+		snprintf(n, sizeof(n), "%s %s", l, s->name);
 		if (is_ppm(s->name))
 			fprintf(f, "  %-36s %14llu  (%.4f%%)\n", n,
 			        (unsigned long long)s->value,

@@ -10,6 +10,7 @@
  */
 #include "ev_private.h"
 #include "grow.h"
+#include "labels.h"
 #include "ms_replay_events.h"
 
 #include <math.h>
@@ -73,7 +74,7 @@ typedef struct hctx {
 	pt *parts, *bytes; /* the inventory points in logical order */
 	size_t np;
 	uint64_t hist[MS_EV_LINKS_MAX * 2][MS_EV_HIST_BUCKETS];
-	char links[MS_EV_LINKS_MAX * 2][MS_EV_NAME_MAX];
+	char links[MS_EV_LINKS_MAX * 2][MS__LINK_LABEL_MAX];
 	size_t nlinks;
 	bool nomem;
 } hctx;
@@ -125,14 +126,16 @@ take_merge(void *ctx, const ms_ev_merge *m)
 	         ms_ev_class_name(m->sampling.klass), (unsigned)m->ninputs,
 	         (double)m->wall_ns / 1e6, m->err ? ", failed" : "");
 	for (uint32_t i = 0; i < m->nlinks; i++) {
+		char label[MS__LINK_LABEL_MAX];
+		ms__ev_link_label(m, i, label, sizeof(label));
 		size_t k = 0;
-		while (k < c->nlinks && strcmp(c->links[k], m->links[i].name))
+		while (k < c->nlinks && strcmp(c->links[k], label))
 			k++;
 		if (k == c->nlinks) {
 			if (c->nlinks == MS_EV_LINKS_MAX * 2)
 				continue;
-			snprintf(c->links[c->nlinks++], MS_EV_NAME_MAX, "%s",
-			         m->links[i].name);
+			snprintf(c->links[c->nlinks++], MS__LINK_LABEL_MAX, "%s",
+			         label);
 		}
 		for (int b = 0; b < MS_EV_HIST_BUCKETS; b++)
 			c->hist[k][b] += m->links[i].hist[b];

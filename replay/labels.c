@@ -1,8 +1,10 @@
 /*
- * labels.c - how a table names the variants it compares (labels.h).
+ * labels.c - how a table names the variants it compares and the links of
+ * a chain (labels.h).
  */
 #include "labels.h"
 
+#include <stdio.h>
 #include <string.h>
 
 ms__labels
@@ -38,4 +40,26 @@ ms__labels_legend(const ms__labels *l, FILE *out)
 	for (size_t i = 0; i < l->n; i++)
 		fprintf(out, "%-9s V%zu = %s\n", i ? "" : "variants:", i + 1,
 		        l->spec[i]);
+}
+
+void
+ms__link_label(const char *const *names, size_t i, char *buf, size_t n)
+{
+	unsigned nth = 1;
+	for (size_t l = 0; l < i; l++)
+		nth += strcmp(names[l], names[i]) == 0;
+	if (nth > 1)
+		snprintf(buf, n, "%s#%u", names[i], nth);
+	else
+		snprintf(buf, n, "%s", names[i]);
+}
+
+void
+ms__ev_link_label(const ms_ev_merge *m, uint32_t i, char *buf, size_t n)
+{
+	const char *names[MS_EV_LINKS_MAX];
+	for (uint32_t l = 0; l <= i && l < MS_EV_LINKS_MAX; l++)
+		names[l] = m->links[l].name;
+	ms__link_label(names, i < MS_EV_LINKS_MAX ? i : MS_EV_LINKS_MAX - 1,
+	               buf, n);
 }

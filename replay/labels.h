@@ -1,18 +1,26 @@
 /*
  * labels.h - how a table names the variants it compares (labels.c):
- * merge-once's tables and bench's summary. Private to replay/.
+ * merge-once's tables and bench's summary; and the links of a chain.
+ * Private to replay/.
  *
  * A variant is printed whole when every one fits the widest column the
  * table allows; otherwise (a chain spec may be 4 KiB long, and two long
  * specs often share their first columns, so a cut name could not tell
  * them apart) the table says V1, V2, ... and a legend above it gives
  * each its spec.
+ *
+ * A chain link is named by its plugin, and by its place among the links
+ * of that plugin when a chain holds one plugin twice: "detdrop" and
+ * "detdrop#2" in `detdrop:35,detdrop:50`.
  */
 #ifndef MS_LABELS_H
 #define MS_LABELS_H
 
+#include "ms_replay_events.h"
+
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef struct ms__labels {
@@ -31,5 +39,15 @@ const char *ms__label(const ms__labels *l, size_t i, char buf[24]);
 /* The legend ("variants: V1 = SPEC", a line each) when the variants are
  * numbered; nothing otherwise. */
 void ms__labels_legend(const ms__labels *l, FILE *out);
+
+/* Link i's name in a table, written in buf (n bytes): names[i], with
+ * "#N" added when it is the N-th link of that plugin (N > 1) among
+ * names[0..i], the chain's plugin names in order. */
+void ms__link_label(const char *const *names, size_t i, char *buf, size_t n);
+/* The same for link i of merge m's event. */
+void ms__ev_link_label(const ms_ev_merge *m, uint32_t i, char *buf,
+                       size_t n);
+/* Room for a link label: a plugin name and "#N". */
+#define MS__LINK_LABEL_MAX (MS_EV_NAME_MAX + 12)
 
 #endif

@@ -12,6 +12,7 @@
 #include "ev_private.h"
 #include "grow.h"
 #include "figures.h"
+#include "labels.h"
 #include "ms_engine.h"
 #include "ms_fixture.h"
 #include "ms_gates.h"
@@ -33,7 +34,7 @@ lane_name(int l)
 }
 
 typedef struct link_agg {
-	char name[MS_EV_NAME_MAX];
+	char name[MS__LINK_LABEL_MAX]; /* ms__link_label */
 	uint64_t calls, traces, kept, fail_open;
 	uint64_t fails[MS_EV_FAIL_KINDS];
 	int64_t total_ns, max_ns;
@@ -67,7 +68,7 @@ typedef struct staged_merge {
 /* A fail-open or bypass event of one merge (the plugin_health section). */
 typedef struct health_ev {
 	uint64_t seq;
-	char link[MS_EV_NAME_MAX]; /* "-" for a merge-wide bypass */
+	char link[MS__LINK_LABEL_MAX]; /* "-" for a merge-wide bypass */
 	const char *kind;
 	uint64_t count;
 } health_ev;
@@ -237,15 +238,19 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 		a->hot_merges++;
 	for (uint32_t i = 0; i < m->nlinks; i++) {
 		const ms_ev_link *l = &m->links[i];
+		/* A link is one row: the same plugin twice in a chain is two
+		 * ("detdrop", "detdrop#2"). */
+		char label[MS__LINK_LABEL_MAX];
+		ms__ev_link_label(m, i, label, sizeof(label));
 		link_agg *g = NULL;
 		for (size_t j = 0; j < r->nlinks && !g; j++)
-			if (strcmp(r->links[j].name, l->name) == 0)
+			if (strcmp(r->links[j].name, label) == 0)
 				g = &r->links[j];
 		if (!g) {
 			if (r->nlinks == sizeof(r->links) / sizeof(r->links[0]))
 				continue;
 			g = &r->links[r->nlinks++];
-			snprintf(g->name, sizeof(g->name), "%s", l->name);
+			snprintf(g->name, sizeof(g->name), "%s", label);
 		}
 		g->calls += l->calls;
 		g->traces += l->traces;
@@ -257,7 +262,7 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 			g->fail_open += l->fails[k]; /* calls, not merges */
 			g->fails[k] += l->fails[k];
 			if (l->fails[k])
-				health_add(r, m->seq, l->name,
+				health_add(r, m->seq, label,
 				           ms_ev_fail_kind_name(k),
 				           l->fails[k]);
 		}
@@ -1546,14 +1551,9 @@ static void
 counter_label(const ms__figures *g, size_t i, char *buf, size_t n)
 {
 	const ms_ev_plugin_stat *s = &g->stats[i];
-	const char *p = ms__figures_link_name(g, s->link);
-	unsigned nth = 1;
-	for (uint32_t l = 0; l < s->link && l < MS_EV_LINKS_MAX; l++)
-		nth += strcmp(ms__figures_link_name(g, l), p) == 0;
-	if (nth > 1)
-		snprintf(buf, n, "%s#%u %s", p, nth, s->name);
-	else
-		snprintf(buf, n, "%s %s", p, s->name);
+	char l[MS__LINK_LABEL_MAX];
+	ms__figures_link_label(g, s->link, l, sizeof(l));
+	snprintf(buf, n, "%s %s", l, s->name);
 }
 
 static bool

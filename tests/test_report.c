@@ -466,6 +466,65 @@ test_compare_policy_and_plugin_counters(void **state)
 	free(t);
 }
 
+/* The same plugin twice in a chain is two links, each a row of its own
+ * in every table (plugins, latency, fail-open kinds, counters, the
+ * comparison), the second named "detdrop#2": not one row that adds the
+ * two links' figures. */
+static void
+test_same_plugin_twice_two_rows(void **state)
+{
+	(void)state;
+	char path[512];
+	record("twice.db", "detdrop", 40, 0, NULL, path, sizeof(path));
+	et_sql(path, "UPDATE merge_link SET name = 'detdrop';"
+	             "UPDATE run_plugin SET name = 'detdrop';"
+	             "INSERT INTO plugin_stat (link, name, value) VALUES "
+	             "(0, 'dropped', 11), (1, 'dropped', 22)");
+	char *t = et_report(path, ms_report_text, NULL);
+	/* Link 0 keeps traces_kept, link 1 one more per merge: the rows
+	 * differ, so a merged row would show neither. */
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h,
+	                                    "SELECT SUM(calls), SUM(traces), "
+	                                    "SUM(kept) FROM merge_link "
+	                                    "GROUP BY idx ORDER BY idx",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	for (int link = 0; link < 2; link++) {
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		char want[160];
+		snprintf(want, sizeof(want), "\n  %-15s %10lld %12lld %12lld ",
+		         link ? "detdrop#2" : "detdrop",
+		         (long long)sqlite3_column_int64(st, 0),
+		         (long long)sqlite3_column_int64(st, 1),
+		         (long long)sqlite3_column_int64(st, 2));
+		if (!strstr(t, want))
+			fail_msg("no row \"%s\" in:\n%s", want, t);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	const char *lat = strstr(t, "Decide latency");
+	assert_non_null(lat);
+	assert_non_null(strstr(lat, "\n  detdrop#2   "));
+	const char *kinds = strstr(t, "Calls failed open by kind");
+	assert_non_null(kinds);
+	assert_non_null(strstr(kinds, "\n  detdrop#2   "));
+	assert_non_null(strstr(t, "\n  detdrop dropped "));
+	assert_non_null(strstr(t, "\n  detdrop#2 dropped "));
+	free(t);
+
+	bool mismatch = true;
+	char *c = two_db_report(path, path, &mismatch);
+	assert_non_null(strstr(c, "  detdrop calls "));
+	assert_non_null(strstr(c, "  detdrop#2 calls "));
+	free(c);
+	char *html = two_db_report(path, path, NULL);
+	assert_non_null(strstr(html, ">detdrop#2<"));
+	free(html);
+}
+
 /* Planned and cut batches are counted over the same merges, those that
  * staged: a merge that staged without reaching Decide (all its traces
  * hot under the trace policy, or oversized) counts both; one that
@@ -942,6 +1001,7 @@ main(void)
 		cmocka_unit_test(test_report_staged_batches),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_compare_policy_and_plugin_counters),
+		cmocka_unit_test(test_same_plugin_twice_two_rows),
 		cmocka_unit_test(test_batches_planned_over_staged_merges),
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_report_figures),
