@@ -1325,6 +1325,7 @@ sampling_open(merge_ctx *c)
 	c->retain = req->staging == MS_STAGING_RETAIN;
 	ms_arena_init(&c->hold, c->mem, HOLD_CHUNK,
 	              (size_t)(plan.preferred / HOLD_CHUNK) + 1);
+	ms_pipeline_note_staging((ms_pipeline *)p, plan.preferred);
 	return ms_stager_open(&c->stager, &so, &c->eb);
 }
 

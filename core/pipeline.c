@@ -23,6 +23,7 @@ struct ms_pipeline {
 	uint64_t hard;
 	uint64_t oversized_cap;
 	_Atomic uint64_t staged_live; /* sum of the stagers' live charges */
+	_Atomic uint64_t staging_preferred; /* of the last merge to stage */
 };
 
 uint64_t
@@ -35,6 +36,19 @@ _Atomic uint64_t *
 ms_pipeline_live_gauge(ms_pipeline *p)
 {
 	return p ? &p->staged_live : NULL;
+}
+
+uint64_t
+ms_pipeline_staging_preferred(const ms_pipeline *p)
+{
+	return p ? atomic_load(&((ms_pipeline *)p)->staging_preferred) : 0;
+}
+
+void
+ms_pipeline_note_staging(ms_pipeline *p, uint64_t preferred)
+{
+	if (p)
+		atomic_store(&p->staging_preferred, preferred);
 }
 
 int

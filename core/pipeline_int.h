@@ -138,6 +138,9 @@ void ms_stage_plan_make(ms_stage_plan *out, uint64_t hard, uint64_t estimate);
 
 /* The gauge itself, for ms_stager_opts.live_gauge. */
 _Atomic uint64_t *ms_pipeline_live_gauge(ms_pipeline *p);
+/* A merge starts staging under the preferred limit of its plan
+ * (ms_pipeline_staging_preferred reads it). */
+void ms_pipeline_note_staging(ms_pipeline *p, uint64_t preferred);
 /* The plan for a merge of these inputs (ms_stage_estimate +
  * ms_stage_plan_make + the configured oversized cap). */
 void ms_pipeline_plan(const ms_pipeline *p, const ms_part_meta *inputs,

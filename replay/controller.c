@@ -1067,7 +1067,10 @@ tally_merge_done(ms_replay *r, const ms_dispatch *d, const ms_ev_merge *m)
 		r->hot_decides++;
 	r->hot_decided += m->sampling.hot_decided;
 	r->staged_peak = m->sampling.peak_staged_bytes;
-	r->staged_preferred = m->sampling.preferred_limit_bytes;
+	/* A merge that staged nothing was planned but never staged under
+	 * its limit. */
+	if (m->sampling.klass != MS_SAMPLING_NOT_EXECUTED)
+		r->staged_preferred = m->sampling.preferred_limit_bytes;
 	if (r->nspark == MS_REPLAY_SPARK) {
 		memmove(r->spark, r->spark + 1,
 		        sizeof(r->spark[0]) * (MS_REPLAY_SPARK - 1));
@@ -3269,6 +3272,11 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 		 * event). */
 		if (st->staged_live > st->staged_peak)
 			st->staged_peak = st->staged_live;
+		/* ... under its own preferred limit, not the last
+		 * recorded merge's. */
+		if (st->staged_live > 0)
+			st->staged_preferred =
+			        ms_pipeline_staging_preferred(r->pipe);
 	}
 }
 

@@ -1090,6 +1090,7 @@ test_retain_and_reread_write_the_same(void **state)
 			fail_msg("%s: %s", variants[v], eb.msg);
 		int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
 		ms_merge_result ra, rb;
+		assert_int_equal(ms_pipeline_staging_preferred(pa), 0);
 		assert_int_equal(do_sampled_mode(&a, ia, 3, pa, now,
 		                                 MS_STAGING_RETAIN, &ra),
 		                 0);
@@ -1097,6 +1098,12 @@ test_retain_and_reread_write_the_same(void **state)
 		                                 MS_STAGING_REREAD, &rb),
 		                 0);
 		const ms_merge_sampling *sa = &ra.sampling, *sb = &rb.sampling;
+		/* The gauge's limit is the one this merge staged under. */
+		assert_true(sa->preferred_limit_bytes > 0);
+		assert_int_equal(ms_pipeline_staging_preferred(pa),
+		                 sa->preferred_limit_bytes);
+		assert_int_equal(ms_pipeline_staging_preferred(pb),
+		                 sb->preferred_limit_bytes);
 		assert_int_equal(sa->klass, MS_SAMPLING_EXECUTED);
 		assert_int_equal(sb->klass, MS_SAMPLING_EXECUTED);
 		/* The same output, byte for byte, and the same decisions. */

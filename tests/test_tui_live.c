@@ -158,6 +158,7 @@ test_figures_move_during_decide(void **state)
 	assert_true(v->live.wall_ns > 0);
 	assert_true(v->staging.live > 0);
 	assert_true(v->staging.peak >= v->staging.live);
+	uint64_t held_seq = v->live.seq, held_pref = v->staging.preferred;
 	if (called) {
 		/* The calls of this merge, and no more than the link's. */
 		assert_true(v->live.calls >= 1);
@@ -197,6 +198,20 @@ test_figures_move_during_decide(void **state)
 	assert_false(v->live.present);
 	assert_true(v->plugins[0].calls >= 1);
 	assert_true(v->merges_done > done_before);
+	/* While it staged, the gauge's limit was the held merge's own
+	 * preferred limit, not the one of the merge recorded before it. */
+	static ms_ev_merge recent[MS_REPLAY_RECENT];
+	uint64_t total = 0;
+	size_t nr = ms_replay_recent(r, recent, NULL, MS_REPLAY_RECENT, &total);
+	bool found = false;
+	for (size_t i = 0; i < nr; i++)
+		if (recent[i].seq == held_seq) {
+			found = true;
+			assert_int_equal(held_pref, recent[i]
+			                                    .sampling
+			                                    .preferred_limit_bytes);
+		}
+	assert_true(found);
 
 	pthread_mutex_destroy(&j.mu);
 	pthread_cond_destroy(&j.cv);

@@ -69,5 +69,9 @@ uint64_t ms_pipeline_hard_ceiling(const ms_pipeline *p);
 /* Bytes charged right now by every merge staging through p (a gauge for
  * screens; 0 between sampling merges). */
 uint64_t ms_pipeline_staged_live(const ms_pipeline *p);
+/* The preferred limit of the merge that began staging last (0 before
+ * the first): the limit the live bytes are staged under while a merge
+ * stages. */
+uint64_t ms_pipeline_staging_preferred(const ms_pipeline *p);
 
 #endif
