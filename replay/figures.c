@@ -282,8 +282,7 @@ ms__figures_link_name(const ms__figures *g, uint32_t link)
 }
 
 void
-ms__figures_link_label(const ms__figures *g, uint32_t link, char *buf,
-                       size_t n)
+ms__figures_link_label(const ms__figures *g, uint32_t link, char *buf, size_t n)
 {
 	const char *names[MS_EV_LINKS_MAX];
 	uint32_t last = link < MS_EV_LINKS_MAX ? link : MS_EV_LINKS_MAX - 1;
@@ -351,7 +350,8 @@ ms__figures_text(FILE *f, const ms__figures *g)
 	fprintf(f, "\nplugin counters\n");
 	for (size_t i = 0; i < g->nstats; i++) {
 		const ms_ev_plugin_stat *s = &g->stats[i];
-		char l[MS__LINK_LABEL_MAX], n[MS__LINK_LABEL_MAX + MS_EV_NAME_MAX];
+		char l[MS__LINK_LABEL_MAX],
+		        n[MS__LINK_LABEL_MAX + MS_EV_NAME_MAX];
 		ms__figures_link_label(g, s->link, l, sizeof(l));
 		snprintf(n, sizeof(n), "%s %s", l, s->name);
 		if (is_ppm(s->name))

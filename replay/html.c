@@ -134,8 +134,8 @@ take_merge(void *ctx, const ms_ev_merge *m)
 		if (k == c->nlinks) {
 			if (c->nlinks == MS_EV_LINKS_MAX * 2)
 				continue;
-			snprintf(c->links[c->nlinks++], MS__LINK_LABEL_MAX, "%s",
-			         label);
+			snprintf(c->links[c->nlinks++], MS__LINK_LABEL_MAX,
+			         "%s", label);
 		}
 		for (int b = 0; b < MS_EV_HIST_BUCKETS; b++)
 			c->hist[k][b] += m->links[i].hist[b];

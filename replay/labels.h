@@ -45,8 +45,7 @@ void ms__labels_legend(const ms__labels *l, FILE *out);
  * names[0..i], the chain's plugin names in order. */
 void ms__link_label(const char *const *names, size_t i, char *buf, size_t n);
 /* The same for link i of merge m's event. */
-void ms__ev_link_label(const ms_ev_merge *m, uint32_t i, char *buf,
-                       size_t n);
+void ms__ev_link_label(const ms_ev_merge *m, uint32_t i, char *buf, size_t n);
 /* Room for a link label: a plugin name and "#N". */
 #define MS__LINK_LABEL_MAX (MS_EV_NAME_MAX + 12)
 

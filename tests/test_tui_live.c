@@ -207,9 +207,9 @@ test_figures_move_during_decide(void **state)
 	for (size_t i = 0; i < nr; i++)
 		if (recent[i].seq == held_seq) {
 			found = true;
-			assert_int_equal(held_pref, recent[i]
-			                                    .sampling
-			                                    .preferred_limit_bytes);
+			assert_int_equal(
+			        held_pref,
+			        recent[i].sampling.preferred_limit_bytes);
 		}
 	assert_true(found);
 
