@@ -164,8 +164,9 @@ spec_link(ms_chain_spec *out, const char *tok, size_t len, size_t pos,
 	size_t alen = arg ? len - colon - 1 : 0;
 	if (out->n >= MS_CHAIN_MAX_LINKS)
 		return ms_fail(eb, MS_ERR_RANGE,
-		               "chain spec: more than %d links",
-		               MS_CHAIN_MAX_LINKS);
+		               "chain spec: offset %zu (link %zu): a chain "
+		               "holds at most %d links",
+		               pos, out->n + 1, MS_CHAIN_MAX_LINKS);
 	size_t i = out->n;
 	char cfg[96];
 	const char *cp = "";

@@ -47,6 +47,18 @@ sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* fan / mult as an integer, saturating at UINT64_MAX: with an unbounded
+ * fan-out and a multiplier of 1 or less the quotient is 2^64 or more,
+ * which no uint64_t holds (converting it is undefined; on x86-64 it gave
+ * 0, so every candidate was dropped). */
+static uint64_t
+sat_div_mult(uint64_t fan, double mult)
+{
+	double q = (double)fan / mult;
+	/* 0x1p64 is the first double past UINT64_MAX. */
+	return q >= 0x1p64 ? UINT64_MAX : (uint64_t)q;
+}
+
 int
 ms_picker_select(const ms_picker_opts *opts, const ms_pick_cand *cands,
                  size_t n, uint64_t max_fan_out, ms_mem *mem, ms_pick *out,
@@ -81,7 +93,7 @@ ms_picker_select(const ms_picker_opts *opts, const ms_pick_cand *cands,
 		return ms_fail(eb, MS_ERR_NOMEM,
 		               "picker: scratch for %zu candidates", n);
 
-	uint64_t max_in = (uint64_t)((double)max_fan_out / mult);
+	uint64_t max_in = sat_div_mult(max_fan_out, mult);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (cands[i].size > max_in || cands[i].size == 0)

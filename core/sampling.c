@@ -134,6 +134,11 @@ ms_sampling_predict(const ms_sampling_input *in, enum ms_sampling_class *cls,
 		r = MS_SREASON_EMPTY_INPUT;
 	else if (in->policy == MS_GRACE_SELECTION && in->hot_inputs > 0)
 		r = MS_SREASON_MERGE_GRACE;
+	else if (in->policy == MS_GRACE_TRACE &&
+	         in->young_inputs == in->ninputs)
+		/* No input can hold a trace old enough for Decide: the merge
+		 * does not sample at all, nothing is staged. */
+		r = MS_SREASON_MERGE_GRACE;
 	else if (!in->guard_available ||
 	         (has_segment(in) && !segment_usable(in)))
 		r = MS_SREASON_GUARD_UNAVAILABLE;
@@ -143,12 +148,6 @@ ms_sampling_predict(const ms_sampling_input *in, enum ms_sampling_class *cls,
 		*cls = MS_SAMPLING_NOT_EXECUTED;
 		*reason = r;
 		return false;
-	}
-	if (in->policy == MS_GRACE_TRACE && in->young_inputs == in->ninputs) {
-		/* Every trace is hot: the stager keeps them all unevaluated. */
-		*cls = MS_SAMPLING_ENABLED_NO_EVALUATION;
-		*reason = MS_SREASON_MERGE_GRACE;
-		return true;
 	}
 	*cls = MS_SAMPLING_EXECUTED; /* provisional: the stager says */
 	*reason = MS_SREASON_NONE;

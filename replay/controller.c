@@ -724,6 +724,11 @@ live_stop(ms_replay *r)
 	r->live_started = false;
 }
 
+/* Every link of any chain has its place in the events (a run's plugins, a
+ * merge's links): none is left out of the event log or its gates. */
+_Static_assert(MS_CHAIN_MAX_LINKS <= MS_EV_LINKS_MAX,
+               "a chain holds no more links than an event records");
+
 /* The run's chain and how many of its links are reported (replay_int.h). */
 bool
 ms__replay_links(const ms_replay *r, ms_chain **c, size_t *n)

@@ -821,6 +821,36 @@ test_empty_chain_keeps_all(void **st)
 	close_chain(&f);
 }
 
+/* A chain of 8 links opens and reports each; a ninth is refused before
+ * any link is loaded, naming the limit (the chain spec's and the replay
+ * events' MS_CHAIN_MAX_LINKS). */
+static void
+test_chain_link_limit(void **st)
+{
+	(void)st;
+	char path[512];
+	path_of(path, sizeof(path), "alwayskeep");
+	ms_chain_link_spec links[MS_CHAIN_MAX_LINKS + 1];
+	for (size_t i = 0; i < MS_CHAIN_MAX_LINKS + 1; i++) {
+		links[i].path = path;
+		links[i].config = "";
+	}
+	assert_int_equal(MS_CHAIN_MAX_LINKS, 8);
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_chain_opts o = { .mem = &mem };
+	ms_chain *c = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_chain_open(&c, links, 8, &o, &eb), 0);
+	assert_int_equal(ms_chain_len(c), 8);
+	ms_chain_close(c);
+	c = NULL;
+	assert_int_equal(ms_chain_open(&c, links, 9, &o, &eb), MS_ERR_RANGE);
+	assert_null(c);
+	assert_string_equal(eb.msg, "chain: 9 links, at most 8");
+	tl_assert_no_live(&mem);
+}
+
 static void
 test_evaluate_rows(void **st)
 {
@@ -944,6 +974,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_process_host_ends_with_workbench),
 		cmocka_unit_test(test_process_needs_a_host),
 		cmocka_unit_test(test_empty_chain_keeps_all),
+		cmocka_unit_test(test_chain_link_limit),
 		cmocka_unit_test(test_evaluate_rows),
 		cmocka_unit_test(test_evaluate_rows_failed),
 		cmocka_unit_test(test_histogram_bounds),

@@ -1157,8 +1157,9 @@ test_output_write_failure(void **state)
 	fclose(full);
 }
 
-/* A chain spec longer than 255 bytes is replayed and recorded whole; one
- * longer than the record holds is refused with a message. */
+/* A chain spec longer than 255 bytes is replayed and recorded whole, its
+ * 8 links each; one of 9 links, or longer than the record holds, is
+ * refused with a message. */
 static void
 test_long_chain_spec(void **state)
 {
@@ -1179,6 +1180,24 @@ test_long_chain_spec(void **state)
 	assert_string_equal(run->chain, spec);
 	assert_int_equal(run->nplugins, 8);
 	free(run);
+
+	/* A ninth link is refused, naming the limit: a run recorded only
+	 * the first 8 of its links, so the ninth's calls, drops and gates
+	 * were lost. */
+	size_t eight = strlen(spec);
+	strcat(spec, ",alwayskeep");
+	snprintf(db, sizeof(db), "%s/nine-links.sqlite", tmp_root);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--chain", spec, "--db", db, NULL),
+	                 64);
+	char want[128];
+	snprintf(want, sizeof(want),
+	         "chain spec: offset %zu (link 9): a chain holds at most 8 "
+	         "links",
+	         eight + 1);
+	if (!strstr(err_text, want))
+		fail_msg("'%s' not in: %s", want, err_text);
+	assert_false(exists(db));
 
 	/* Longer than a run records: refused before any work, and by the
 	 * replay itself. */

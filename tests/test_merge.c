@@ -1597,6 +1597,42 @@ test_hot_selection_bypasses_sampling(void **state)
 	fx_close(&f);
 }
 
+/* Every input younger than the frontier (min ts past it) under the trace
+ * policy: no trace can be old enough for Decide, so, as in the reference,
+ * the merge does not sample at all (not_executed, merge_grace): nothing
+ * is staged, decoded for staging or kept unevaluated, no plugin call. */
+static void
+test_trace_policy_young_selection_not_sampled(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 60);
+	ms_ledger_set before, after;
+	fx_ledgers(&f, &before);
+	ms_pipeline *p =
+	        open_pipeline_policy("detdrop:50", &f.mem, MS_GRACE_TRACE);
+	ms_merge_result res;
+	assert_int_equal(do_sampled(&f, ids, 3, p, GEN_T0, &res), 0);
+	const ms_merge_sampling *sm = &res.sampling;
+	assert_int_equal(sm->klass, MS_SAMPLING_NOT_EXECUTED);
+	assert_int_equal(sm->reason, MS_SREASON_MERGE_GRACE);
+	assert_int_equal(sm->plugin_calls, 0);
+	assert_int_equal(sm->batches, 0);
+	assert_int_equal(sm->peak_staged_bytes, 0);
+	assert_int_equal(sm->blocks_decoded, 0);
+	assert_int_equal(sm->traces_evaluated + sm->traces_kept +
+	                         sm->traces_unevaluated + sm->traces_dropped,
+	                 0);
+	fx_ledgers(&f, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
 /* Every trace dropped: the inputs leave and no output is published. */
 static void
 test_everything_dropped_publishes_no_output(void **state)
@@ -2077,6 +2113,7 @@ main(void)
 		cmocka_unit_test(test_segment_and_event_reasons),
 		cmocka_unit_test(test_sampled_corrupt_unit_fails_cleanly),
 		cmocka_unit_test(test_hot_selection_bypasses_sampling),
+		cmocka_unit_test(test_trace_policy_young_selection_not_sampled),
 		cmocka_unit_test(test_everything_dropped_publishes_no_output),
 		cmocka_unit_test(
 		        test_alwayskeep_writes_identical_bytes_and_copies_raw),

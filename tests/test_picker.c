@@ -138,6 +138,32 @@ test_fan_out_limits(void **state)
 	assert_true(p.best_m == 0);
 }
 
+/* An unbounded fan-out (UINT64_MAX) with a multiplier of 1 or less: the
+ * size cap fan-out / multiplier is 2^64 or more and saturates at
+ * UINT64_MAX, so no candidate is too big. It used to be converted from a
+ * double past UINT64_MAX (undefined), came out 0 and dropped every part. */
+static void
+test_unbounded_fan_out_low_multiplier(void **state)
+{
+	(void)state;
+	static const double mults[] = { 1.0, 0.5, 1e-300 };
+	ms_pick_cand c[8];
+	ms_pick p;
+
+	fill_equal(c, 8, 1000);
+	c[7].size = UINT64_MAX / 16; /* too unbalanced to join, not too big */
+	for (size_t i = 0; i < sizeof(mults) / sizeof(mults[0]); i++) {
+		ms_picker_opts o = { .max_parts = 8, .multiplier = mults[i] };
+		assert_int_equal(
+		        ms_picker_select(&o, c, 8, UINT64_MAX, NULL, &p, NULL),
+		        0);
+		assert_int_equal(p.n, 7);
+		assert_true(p.m == 7.0);
+		assert_true(p.required_m == 4.0);
+		assert_int_equal(p.out_bytes, 7000);
+	}
+}
+
 static void
 test_full_ties_by_id(void **state)
 {
@@ -436,6 +462,7 @@ main(void)
 		cmocka_unit_test(test_small_ten_not_large_five),
 		cmocka_unit_test(test_ramp_all_fifteen),
 		cmocka_unit_test(test_fan_out_limits),
+		cmocka_unit_test(test_unbounded_fan_out_low_multiplier),
 		cmocka_unit_test(test_full_ties_by_id),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_scratch_allocation_failure),

@@ -277,6 +277,34 @@ test_spec_variants(void **st)
 	ms_chain_spec_release(&s);
 }
 
+/* A chain holds at most 8 links (what a run's events record): 8 parse,
+ * a ninth is refused with its offset, its link and the limit. */
+static void
+test_spec_link_limit(void **st)
+{
+	(void)st;
+	char spec[256] = "alwayskeep";
+	for (int i = 1; i < 8; i++)
+		strcat(spec, ",detdrop:35");
+	ms_chain_spec s;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_chain_spec_parse(&s, spec, "/p", NULL, &eb), 0);
+	assert_int_equal(s.n, 8);
+	assert_string_equal(s.links[7].config, "{\"percent\":35}");
+	ms_chain_spec_release(&s);
+	size_t eight = strlen(spec);
+	strcat(spec, ",skywalking,alwayskeep");
+	assert_int_equal(ms_chain_spec_parse(&s, spec, "/p", NULL, &eb),
+	                 MS_ERR_RANGE);
+	char want[96];
+	snprintf(want, sizeof(want),
+	         "chain spec: offset %zu (link 9): a chain holds at most 8 "
+	         "links",
+	         eight + 1);
+	assert_string_equal(eb.msg, want);
+	ms_chain_spec_release(&s);
+}
+
 static void
 test_spec_errors(void **st)
 {
@@ -363,6 +391,7 @@ main(void)
 		cmocka_unit_test(test_older_descriptor_loads),
 		cmocka_unit_test(test_only_entry_exported),
 		cmocka_unit_test(test_spec_variants),
+		cmocka_unit_test(test_spec_link_limit),
 		cmocka_unit_test(test_spec_errors),
 		cmocka_unit_test(test_chain_open_names_failing_link),
 	};

@@ -736,11 +736,13 @@ test_prediction_trace_policy(void **state)
 {
 	(void)state;
 	/* Hot selections sample too: some evaluate traces, and those whose
-	 * every input is younger than the frontier are predicted, exactly,
-	 * to evaluate none. */
+	 * every input is younger than the frontier do not sample at all
+	 * (not_executed, merge_grace, as in the reference), predicted
+	 * exactly; no merge is predicted to stage and evaluate nothing. */
 	pred_tally t = predictions_of("skywalking", "trace");
 	assert_true(t.exact_class[MS_SAMPLING_EXECUTED] > 0);
-	assert_true(t.exact_class[MS_SAMPLING_ENABLED_NO_EVALUATION] > 0);
+	assert_true(t.exact_class[MS_SAMPLING_NOT_EXECUTED] > 0);
+	assert_int_equal(t.exact_class[MS_SAMPLING_ENABLED_NO_EVALUATION], 0);
 	predictions_of("detdrop:35", "trace");
 }
 

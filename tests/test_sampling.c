@@ -113,9 +113,10 @@ test_input_add(void **st)
 	assert_int_equal(in.ninputs, 4);
 }
 
-/* Under the trace policy a hot selection samples; it is predicted to
- * evaluate nothing only when no input holds a trace at or before the
- * frontier. Under the selection policy any hot input stops it. */
+/* Under the trace policy a hot selection samples, unless no input can
+ * hold a trace at or before the frontier: then, as in the reference, it
+ * does not sample at all (not_executed, merge_grace) and stages nothing.
+ * Under the selection policy any hot input stops it. */
 static void
 test_predict_policies(void **st)
 {
@@ -146,9 +147,15 @@ test_predict_policies(void **st)
 		                 .policy = MS_GRACE_TRACE };
 	ms_sampling_input_add(&in, 10, 5001, 6000, f);
 	ms_sampling_input_add(&in, 10, 7000, 8000, f);
-	assert_true(ms_sampling_predict(&in, &c, &r)); /* still staged */
-	assert_int_equal(c, MS_SAMPLING_ENABLED_NO_EVALUATION);
+	assert_false(ms_sampling_predict(&in, &c, &r)); /* not staged */
+	assert_int_equal(c, MS_SAMPLING_NOT_EXECUTED);
 	assert_int_equal(r, MS_SREASON_MERGE_GRACE);
+	/* One input reaching the frontier with its min ts: staged. */
+	ms_sampling_input one = in;
+	ms_sampling_input_add(&one, 10, 5000, 9000, f);
+	assert_true(ms_sampling_predict(&one, &c, &r));
+	assert_int_equal(c, MS_SAMPLING_EXECUTED);
+	assert_int_equal(r, MS_SREASON_NONE);
 	in.policy = MS_GRACE_SELECTION;
 	assert_false(ms_sampling_predict(&in, &c, &r));
 	assert_int_equal(c, MS_SAMPLING_NOT_EXECUTED);

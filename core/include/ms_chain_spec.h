@@ -20,7 +20,11 @@
 /* A parsed chain spec: "disabled", "alwayskeep", "detdrop:35",
  * "skywalking", "skywalking:{json}", "detdrop:{\"percent\":35}", or
  * several joined by commas. */
-#define MS_CHAIN_MAX_LINKS 16
+/* A chain's most links, for a spec and ms_chain_open alike: 8, as many as
+ * a replay event records per merge and run (MS_EV_LINKS_MAX) and the TUI
+ * shows, so no link's figures can be left out of the event log, its
+ * gates or the screen. */
+#define MS_CHAIN_MAX_LINKS 8
 typedef struct ms_chain_spec {
 	size_t n; /* 0 for "disabled" */
 	char names[MS_CHAIN_MAX_LINKS][64];

@@ -22,8 +22,10 @@
  *     m = (double)out / a[last].size; skip if m < best m
  *     best = a (equal m replaces: the later window wins)
  *   nothing if best m < max((double)maxParts / 2, multiplier)
- * Products and sums saturate at UINT64_MAX instead of wrapping (they cannot
- * reach it with real part sizes).
+ * Products, sums and the size cap max_fan_out / multiplier saturate at
+ * UINT64_MAX instead of wrapping: the cap reaches it with an unbounded
+ * fan-out (UINT64_MAX) and a multiplier of 1 or less; the others cannot
+ * with real part sizes.
  *
  * Ownership: inputs are borrowed for the call; the result is caller-owned
  * and holds no pointers.

@@ -38,7 +38,8 @@ enum ms_sampling_reason {
 	/* ms_merge_req.merge_event_disabled: ordinary merges off, the
 	 * finalize samples */
 	MS_SREASON_EVENT_DISABLED = 3,
-	MS_SREASON_MERGE_GRACE = 4, /* policy selection: a hot input */
+	/* policy selection: a hot input; policy trace: every input young */
+	MS_SREASON_MERGE_GRACE = 4,
 	/* every input lies within the grace of its segment's edge: the
 	 * boundary guard would retain every trace, so Decide is skipped */
 	MS_SREASON_FRAGMENT_GAP_CONTRACT = 5,
@@ -66,7 +67,9 @@ int ms_sampling_reason_parse(const char *s);
 /* The grace policy (DESIGN: pipeline). */
 enum ms_grace_policy {
 	MS_GRACE_SELECTION = 0, /* any hot input: no sampling (default) */
-	MS_GRACE_TRACE = 1,     /* only traces with max ts <= frontier */
+	/* only traces with max ts <= frontier; no sampling when every
+	 * input is young (min ts > frontier) */
+	MS_GRACE_TRACE = 1,
 };
 /* "selection" or "trace"; any other value is the default policy and
  * named "selection". */
@@ -110,20 +113,20 @@ void ms_sampling_input_add(ms_sampling_input *in, uint64_t rows, int64_t min_ts,
  *
  * false: *cls = MS_SAMPLING_NOT_EXECUTED and *reason is the first match
  * of: pipeline_disabled, no_sampler, event_disabled, empty_input,
- * merge_grace (selection policy, any hot input), guard_unavailable (no
- * guard, or a segment with no interior once the grace is taken off both
- * edges), fragment_gap_contract (every input within the grace of the
- * segment's edges). The merge's outcome is exactly this.
+ * merge_grace (selection policy: any hot input; trace policy: every
+ * input young, so no trace can be old enough for Decide and nothing is
+ * staged), guard_unavailable (no guard, or a segment with no interior
+ * once the grace is taken off both edges), fragment_gap_contract (every
+ * input within the grace of the segment's edges). The merge's outcome is
+ * exactly this.
  *
- * true: the prediction. Under the trace policy with every input young no
- * trace can be old enough for Decide: *cls = enabled_no_evaluation,
- * *reason = merge_grace. Otherwise *cls = executed, *reason = none. The
- * merge's outcome is its stager's report, which differs from the
- * prediction only where the traces decide: no trace at or before the
- * frontier (enabled_no_evaluation, merge_grace), every trace oversized
- * (all_traces_oversized), no trace at all (empty_input), none reaching
- * Decide otherwise (other); or a merge redone losslessly after its guard
- * found a conflict (not_executed, lossless_retry).
+ * true: the prediction, *cls = executed, *reason = none. The merge's
+ * outcome is its stager's report, which differs from the prediction only
+ * where the traces decide: an input may hold a trace at or before the
+ * frontier but none does (enabled_no_evaluation, merge_grace), every
+ * trace oversized (all_traces_oversized), no trace at all (empty_input),
+ * none reaching Decide otherwise (other); or a merge redone losslessly
+ * after its guard found a conflict (not_executed, lossless_retry).
  */
 bool ms_sampling_predict(const ms_sampling_input *in,
                          enum ms_sampling_class *cls,
