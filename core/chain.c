@@ -4,14 +4,18 @@
  *
  * The chain runs its links over one batch each, ANDs their keep masks and
  * makes every way a plugin can misbehave (error, wrong verdict count,
- * values other than 0/1, overrunning the Decide timeout) fail open,
- * recorded per link. Calls run on one worker thread per link so the caller
- * can stop waiting; a call that overruns is abandoned to its worker, which
- * owns the batch reference, the verdict buffer and a plugin reference
- * until the call returns. The plugin's open() runs the same way, on a
- * worker started for it and bounded by the open timeout: a plugin that
- * never returns from it fails the chain's open instead of holding it.
- * That worker is stopped and joined as soon as open() has returned, and
+ * verdicts written past n, caught by guard bytes after the verdict
+ * buffer, values other than 0/1, overrunning the Decide timeout) fail
+ * open, recorded per link. Calls run on one worker thread per link so the
+ * caller can stop waiting; a call that overruns is abandoned to its
+ * worker, which owns the batch reference, the verdict buffer and a plugin
+ * reference until the call returns. The plugin's load (dlopen with its
+ * library constructors, its entry point) and open() run the same way, on
+ * a worker started for them and bounded by the open timeout: a plugin
+ * that never returns from them fails the chain's open instead of holding
+ * it. So does its stats() (on the link's worker, bounded by the open
+ * timeout), and its close() runs on a thread of its own, bounded by the
+ * close grace. That worker is stopped and joined as soon as open() has returned, and
  * Decide gets a worker of its own when first called: an exited thread's
  * malloc arena goes back to the C library's free list for the next
  * thread that allocates, where a worker kept from open() on would hold
@@ -74,9 +78,18 @@
 /* Workers                                                             */
 
 enum worker_state { W_IDLE, W_REQUEST, W_DONE, W_QUIT };
-/* What a request asks the worker to call: the plugin's open() (the one
- * request of the worker ms_chain_open starts per link) or Decide. */
-enum worker_job { JOB_DECIDE, JOB_OPEN };
+/* What a request asks the worker to call: the plugin's load and open()
+ * (the one request of the worker ms_chain_open starts per link), Decide,
+ * or stats(). */
+enum worker_job { JOB_DECIDE, JOB_OPEN, JOB_STATS };
+/* How far a JOB_OPEN got: what the plugin is running when it overruns. */
+enum open_stage { STAGE_LOAD, STAGE_OPEN };
+/* Verdict guard: bytes after the n verdicts a call may write, set to
+ * GUARD_BYTE before it and checked after it. */
+#define GUARD_LEN 64
+#define GUARD_BYTE 0x5A
+/* The most plugin counters a stats() call on a worker copies. */
+#define WORKER_STATS 64
 
 /* The chain's abandon record (invariants 5 and 6). Plain malloc memory
  * (a NULL ms_mem): it may outlive every allocator of the chain. */
@@ -131,6 +144,8 @@ typedef struct worker {
 	char *config;
 	size_t config_size;
 	ms_errbuf open_eb;
+	_Atomic int stage;                  /* enum open_stage */
+	ms_plugin_stat stats[WORKER_STATS]; /* JOB_STATS: what it copied */
 	ms_batch *batch;
 	uint8_t *verdict;
 	size_t vcap;
@@ -153,6 +168,7 @@ typedef struct link {
 	ms_link_stats st;
 	uint8_t *tmp; /* verdict copy for checks */
 	size_t tmpcap;
+	bool stats_dead; /* stats() overran once: never called again */
 } link_t;
 
 struct ms_chain {
@@ -166,6 +182,9 @@ struct ms_chain {
 	bool circuit_open;
 	char circuit_reason[192];
 	uint64_t close_grace_ns;
+	uint64_t open_timeout_ns;
+	ms_log_fn log;
+	void *log_ctx;
 	enum ms_plugin_host_mode host_mode;
 	char *host_exe;
 	size_t host_exe_size;
@@ -196,14 +215,23 @@ worker_main(void *arg)
 			pthread_cond_wait(&w->cv, &w->mu);
 		if (w->state == W_QUIT)
 			break;
+		enum worker_job job = w->job;
 		pthread_mutex_unlock(&w->mu);
-		int64_t ret =
-		        w->job == JOB_OPEN
-		                ? ms__plugin_open(w->plugin, w->config,
-		                                  &w->open_eb)
-		                : ms_plugin_decide_direct(
-		                          w->plugin, ms_batch_view(w->batch),
-		                          w->verdict, w->n);
+		int64_t ret;
+		if (job == JOB_OPEN) {
+			ret = ms__plugin_load_file(w->plugin, &w->open_eb);
+			atomic_store(&w->stage, STAGE_OPEN);
+			if (ret == 0)
+				ret = ms__plugin_open(w->plugin, w->config,
+				                      &w->open_eb);
+		} else if (job == JOB_STATS) {
+			ret = (int64_t)ms_plugin_stats(w->plugin, w->stats,
+			                               WORKER_STATS);
+		} else {
+			ret = ms_plugin_decide_direct(w->plugin,
+			                              ms_batch_view(w->batch),
+			                              w->verdict, w->n);
+		}
 		pthread_mutex_lock(&w->mu);
 		w->ret = ret;
 		if (w->abandoned) {
@@ -359,10 +387,11 @@ ms_plugin_host_mode_parse(const char *s, enum ms_plugin_host_mode *out)
 	return true;
 }
 
-/* Call l's open() on a worker started for it, waiting at most timeout_ns,
- * and stop the worker once open() has returned. An open() that overruns
- * is abandoned with its worker, which takes over l's config (invariant
- * 2). */
+/* Load l's plugin (dlopen, with the library's constructors, and its entry
+ * point) and call its open() on a worker started for it, waiting at most
+ * timeout_ns for both, and stop the worker once they have returned. A
+ * load or open() that overruns is abandoned with its worker, which takes
+ * over l's config (invariant 2). */
 static int
 link_open(ms_chain *c, link_t *l, uint64_t timeout_ns, ms_errbuf *eb)
 {
@@ -377,9 +406,17 @@ link_open(ms_chain *c, link_t *l, uint64_t timeout_ns, ms_errbuf *eb)
 	w->job = JOB_OPEN;
 	w->config = l->config;
 	if (!worker_call_locked(w, ms_mono_ns() + (int64_t)timeout_ns)) {
+		bool loading = atomic_load(&w->stage) == STAGE_LOAD;
 		w->config_size = l->config_size;
 		l->config = NULL;
 		worker_abandon(c, l);
+		if (loading) /* see ms_chain_open on MS_ERR_TIMEOUT */
+			return ms_fail(eb, MS_ERR_TIMEOUT,
+			               "plugin %s: loading it (dlopen, its "
+			               "library constructors, its entry point) "
+			               "did not return within %.3f s; left "
+			               "running, the plugin is not used",
+			               l->path, (double)timeout_ns / 1e9);
 		return ms_fail(eb, MS_ERR_PLUGIN,
 		               "plugin %s (%s): open() did not return within "
 		               "%.3f s; left running, the plugin is not used",
@@ -418,6 +455,9 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 	uint64_t open_timeout_ns = opts->open_timeout_ns
 	                                   ? opts->open_timeout_ns
 	                                   : MS_CHAIN_OPEN_TIMEOUT_NS;
+	c->open_timeout_ns = open_timeout_ns;
+	c->log = opts->log;
+	c->log_ctx = opts->log_ctx;
 	pthread_mutex_init(&c->mu, NULL);
 	c->host_mode = opts->host_mode;
 	if (c->host_mode == MS_PLUGIN_HOST_PROCESS && n) {
@@ -455,8 +495,8 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 		ms_plugin_load_opts lo = { links[i].config, c->mem, opts->log,
 			                   opts->log_ctx };
 		ms_errbuf sub;
-		int rc = ms__plugin_load_unopened(&c->links[i].plugin,
-		                                  links[i].path, &lo, &sub);
+		int rc = ms__plugin_new(&c->links[i].plugin, links[i].path, &lo,
+		                        &sub);
 		if (rc) {
 			ms_chain_close(c);
 			return ms_fail(eb, rc, "chain link %zu: %s", i + 1,
@@ -487,6 +527,116 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 	return 0;
 }
 
+/* A close() call on a thread of its own (link_unload). Plain malloc
+ * memory: it outlives the chain when close() never returns. */
+typedef struct closer {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	ms_plugin *plugin;
+	bool done;
+	unsigned refs; /* the waiter's and the thread's */
+} closer;
+
+static void
+closer_put_locked(closer *k)
+{
+	bool last = --k->refs == 0;
+	pthread_mutex_unlock(&k->mu);
+	if (last) {
+		pthread_cond_destroy(&k->cv);
+		pthread_mutex_destroy(&k->mu);
+		ms_mem_free(NULL, k, sizeof(*k));
+	}
+}
+
+static void *
+closer_main(void *arg)
+{
+	closer *k = arg;
+	ms_rusage_name_thread("ms-plugin-close");
+	ms__plugin_close_state(k->plugin);
+	pthread_mutex_lock(&k->mu);
+	k->done = true;
+	pthread_cond_broadcast(&k->cv);
+	closer_put_locked(k);
+	return NULL;
+}
+
+static void chain_log(ms_chain *c, const char *plugin, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* Tell the chain's log sink (an error: something the run should show). */
+static void
+chain_log(ms_chain *c, const char *plugin, const char *fmt, ...)
+{
+	if (!c->log)
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->log(c->log_ctx, MS_PLUGIN_LOG_ERROR, plugin, msg);
+}
+
+/* Drop the chain's reference to l's plugin. When it is the last, the
+ * plugin's close() runs on a thread of its own, waited for at most
+ * close_grace_ns: one that overruns is left running and logged, and the
+ * plugin is then never dlclose()d nor freed (it may still run its code),
+ * so that a hanging close() never holds the chain's close. */
+static void
+link_unload(ms_chain *c, link_t *l)
+{
+	ms_plugin *p = l->plugin;
+	if (!ms__plugin_drop(p))
+		return; /* an abandoned call closes it (invariant 1) */
+	if (!ms__plugin_has_close(p)) {
+		ms__plugin_free(p);
+		return;
+	}
+	closer *k = ms_mem_calloc(NULL, 1, sizeof(*k));
+	pthread_t t;
+	if (k) {
+		pthread_condattr_t ca;
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_mutex_init(&k->mu, NULL);
+		pthread_cond_init(&k->cv, &ca);
+		pthread_condattr_destroy(&ca);
+		k->plugin = p;
+		k->refs = 2;
+	}
+	if (!k || pthread_create(&t, NULL, closer_main, k) != 0) {
+		if (k) {
+			pthread_cond_destroy(&k->cv);
+			pthread_mutex_destroy(&k->mu);
+			ms_mem_free(NULL, k, sizeof(*k));
+		}
+		ms__plugin_close_state(p); /* no thread: unbounded */
+		ms__plugin_free(p);
+		return;
+	}
+	struct timespec dl =
+	        ms_mono_timespec(ms_mono_ns() + (int64_t)c->close_grace_ns);
+	pthread_mutex_lock(&k->mu);
+	while (!k->done &&
+	       pthread_cond_timedwait(&k->cv, &k->mu, &dl) != ETIMEDOUT)
+		;
+	bool done = k->done;
+	closer_put_locked(k);
+	if (done) {
+		pthread_join(t, NULL);
+		ms__plugin_free(p);
+		return;
+	}
+	pthread_detach(t);
+	chain_log(c, l->st.name,
+	          "plugin %s (%s): close() did not return within %.3f s; "
+	          "left running, the plugin stays loaded",
+	          l->path ? l->path : "?", l->st.name,
+	          (double)c->close_grace_ns / 1e9);
+}
+
 void
 ms_chain_close(ms_chain *c)
 {
@@ -496,13 +646,21 @@ ms_chain_close(ms_chain *c)
 		link_t *l = &c->links[i];
 		if (l->w)
 			worker_stop(l->w);
-		ms__phost_free(l->host);
+		if (l->host) {
+			char why[200] = "";
+			if (ms__phost_stop(l->host, c->close_grace_ns, why,
+			                   sizeof(why)))
+				chain_log(c, l->st.name,
+				          "plugin %s (%s): plugin host %s",
+				          l->path ? l->path : "?", l->st.name,
+				          why);
+		}
+		link_unload(c, l);
 		if (l->path)
 			ms_mem_free(c->mem, l->path, l->path_size);
 		if (l->config)
 			ms_mem_free(c->mem, l->config, l->config_size);
 		ms_mem_free(c->mem, l->tmp, l->tmpcap);
-		ms_plugin_unload(l->plugin);
 	}
 	if (c->ctl) {
 		/* Wait a bounded time for abandoned calls, then leave the
@@ -558,6 +716,41 @@ ms_chain_link_stats(const ms_chain *c, size_t i, ms_link_stats *out)
 	pthread_mutex_unlock(&m->mu);
 }
 
+/* The plugin's stats() on l's worker (started if l has none), waited for
+ * at most the open timeout: one that overruns is abandoned like a Decide
+ * call and the link's counters read as none from then on. Call with
+ * c->mu held. */
+static size_t
+link_plugin_stats(ms_chain *c, link_t *l, ms_plugin_stat *out, size_t cap)
+{
+	if (l->stats_dead)
+		return 0;
+	if (!l->w && !(l->w = worker_start(c, l->plugin)))
+		return 0;
+	worker *w = l->w;
+	pthread_mutex_lock(&w->mu);
+	w->job = JOB_STATS;
+	bool done = worker_call_locked(w, ms_mono_ns() +
+	                                          (int64_t)c->open_timeout_ns);
+	if (!done) {
+		l->stats_dead = true;
+		worker_abandon(c, l);
+		chain_log(c, l->st.name,
+		          "plugin %s (%s): stats() did not return within "
+		          "%.3f s; left running, its counters are not read "
+		          "again",
+		          l->path, l->st.name,
+		          (double)c->open_timeout_ns / 1e9);
+		return 0;
+	}
+	w->state = W_IDLE;
+	size_t k = (size_t)w->ret;
+	for (size_t j = 0; j < k && j < cap && j < WORKER_STATS; j++)
+		out[j] = w->stats[j];
+	pthread_mutex_unlock(&w->mu);
+	return k;
+}
+
 size_t
 ms_chain_link_plugin_stats(const ms_chain *c, size_t i, ms_plugin_stat *out,
                            size_t cap, unsigned *host_starts)
@@ -573,7 +766,7 @@ ms_chain_link_plugin_stats(const ms_chain *c, size_t i, ms_plugin_stat *out,
 		for (size_t j = 0; j < k && j < cap; j++)
 			out[j] = (ms_plugin_stat){ hs->name[j], hs->value[j] };
 	} else if (i < c->n) {
-		k = ms_plugin_stats(c->links[i].plugin, out, cap);
+		k = link_plugin_stats(m, &m->links[i], out, cap);
 	}
 	pthread_mutex_unlock(&m->mu);
 	return k;
@@ -647,6 +840,28 @@ grow(ms_mem *mem, uint8_t **p, size_t *cap, size_t need)
 	return 0;
 }
 
+/* Did a call write into the GUARD_LEN bytes after its verdicts? */
+static bool
+guard_broken(const uint8_t *guard)
+{
+	for (size_t i = 0; i < GUARD_LEN; i++)
+		if (guard[i] != GUARD_BYTE)
+			return true;
+	return false;
+}
+
+/* A call that wrote past its n verdicts: whatever it returned, its
+ * verdicts are not used (the wrong length, as a count other than n). */
+static enum ms_link_result
+record_overrun(link_t *l, size_t n)
+{
+	record(l, MS_LINK_WRONG_LENGTH,
+	       "Decide wrote past its %zu verdicts (into the guard bytes "
+	       "after them)",
+	       n);
+	return MS_LINK_WRONG_LENGTH;
+}
+
 /* Check what Decide returned and wrote into l->tmp. */
 static enum ms_link_result
 check_verdicts(link_t *l, int64_t ret, size_t n)
@@ -689,16 +904,18 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		}
 	}
 	worker *w = l->w;
-	if (grow(c->mem, &w->verdict, &w->vcap, n) ||
+	if (grow(c->mem, &w->verdict, &w->vcap, n + GUARD_LEN) ||
 	    grow(c->mem, &l->tmp, &l->tmpcap, n)) {
 		record(l, MS_LINK_HOST_ERROR, "out of memory for verdicts");
 		return MS_LINK_HOST_ERROR;
 	}
 	memset(w->verdict, 0xA5, n); /* unwritten bytes read as bad values */
+	memset(w->verdict + n, GUARD_BYTE, GUARD_LEN);
 	int64_t t0 = ms_mono_ns();
 	l->st.calls++;
 	l->st.traces += n;
 	pthread_mutex_lock(&w->mu);
+	w->job = JOB_DECIDE;
 	w->batch = b;
 	w->n = n;
 	if (!worker_call_locked(w, t0 + (int64_t)c->timeout_ns)) {
@@ -719,9 +936,12 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	w->batch = NULL;
 	int64_t ret = w->ret;
 	memcpy(l->tmp, w->verdict, n);
+	bool overran = guard_broken(w->verdict + n);
 	pthread_mutex_unlock(&w->mu);
 	*ns = (uint64_t)(ms_mono_ns() - t0);
 	time_call(l, *ns);
+	if (overran)
+		return record_overrun(l, n);
 	return check_verdicts(l, ret, n);
 }
 
@@ -736,11 +956,19 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		return MS_LINK_HOST_ERROR;
 	}
 	if (!l->host) {
+		/* Loading, open() and the first stats() in the new host get
+		 * the open timeout; a host that hangs or dies there counts
+		 * as a timeout or a crash (toward the circuit). */
 		ms_errbuf eb = { "" };
+		enum ms__phost_result how;
 		if (ms__phost_start(&l->host, c->host_exe, l->path, l->config,
-		                    c->timeout_ns, &eb)) {
-			record(l, MS_LINK_HOST_ERROR, "%s", eb.msg);
-			return MS_LINK_HOST_ERROR;
+		                    c->open_timeout_ns, &how, &eb)) {
+			enum ms_link_result r =
+			        how == MS__PHOST_TIMEOUT   ? MS_LINK_TIMEOUT
+			        : how == MS__PHOST_CRASHED ? MS_LINK_CRASHED
+			                                   : MS_LINK_HOST_ERROR;
+			record(l, r, "%s", eb.msg);
+			return r;
 		}
 		l->host_starts++;
 	}
@@ -754,24 +982,28 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	                         sizeof(why));
 	*ns = (uint64_t)(ms_mono_ns() - t0);
 	time_call(l, *ns);
-	if (r != MS__PHOST_OK && r != MS__PHOST_ERROR) {
+	/* Decide, or the stats() the host calls after it. */
+	const char *ph = ms__phost_phase(l->host);
+	if (r == MS__PHOST_TIMEOUT || r == MS__PHOST_CRASHED) {
 		ms__phost_free(l->host);
 		l->host = NULL;
 	}
 	switch (r) {
 	case MS__PHOST_TIMEOUT:
 		record(l, MS_LINK_TIMEOUT,
-		       "Decide overran the %.3f ms timeout on %zu traces; "
+		       "%s overran the %.3f ms Decide timeout on %zu traces; "
 		       "plugin host killed",
-		       (double)c->timeout_ns / 1e6, n);
+		       ph, (double)c->timeout_ns / 1e6, n);
 		return MS_LINK_TIMEOUT;
 	case MS__PHOST_CRASHED:
-		record(l, MS_LINK_CRASHED,
-		       "plugin host %s in Decide on %zu traces", why, n);
+		record(l, MS_LINK_CRASHED, "plugin host %s in %s on %zu traces",
+		       why, ph, n);
 		return MS_LINK_CRASHED;
 	case MS__PHOST_ERROR:
 		record(l, MS_LINK_HOST_ERROR, "plugin host: %s", why);
 		return MS_LINK_HOST_ERROR;
+	case MS__PHOST_OVERRUN:
+		return record_overrun(l, n);
 	case MS__PHOST_OK:
 		break;
 	}

@@ -44,14 +44,37 @@
 void ms__plugin_retain(ms_plugin *p);
 /* A plugin name: 1-63 of [a-z0-9_-]. */
 bool ms__plugin_name_valid(const char *s);
-/* ms_plugin_load in two steps, so that the chain can call the plugin's
- * open() on the thread of its choice: everything but open() (config is
- * not read), then open() with config. A plugin whose open() failed is
- * still the caller's to ms_plugin_unload (its close() is then not
- * called). *out is owned as from ms_plugin_load. */
-int ms__plugin_load_unopened(ms_plugin **out, const char *path,
-                             const ms_plugin_load_opts *opts, ms_errbuf *eb);
+/* ms_plugin_load in three steps, so that the chain can run the steps that
+ * execute the plugin's code on the thread of its choice (bounded there):
+ * ms__plugin_new only allocates (never blocks); ms__plugin_load_file
+ * reads, checksums and dlopen()s the file, calls the entry point and
+ * checks the descriptor (config is not read); ms__plugin_open calls
+ * open() with config. A plugin whose later step failed is still the
+ * caller's to ms_plugin_unload (its close() is then not called). *out is
+ * owned as from ms_plugin_load. */
+int ms__plugin_new(ms_plugin **out, const char *path,
+                   const ms_plugin_load_opts *opts, ms_errbuf *eb);
+int ms__plugin_load_file(ms_plugin *p, ms_errbuf *eb);
 int ms__plugin_open(ms_plugin *p, const char *config, ms_errbuf *eb);
+/* ms_plugin_unload in steps, so that the chain can bound close():
+ * ms__plugin_drop drops one reference and says whether it was the last;
+ * then, and only then, the caller calls ms__plugin_close_state (the
+ * plugin's close(), if it was opened; on any thread) and ms__plugin_free
+ * (dlclose and the memory), or leaves the plugin allocated for ever when
+ * close() never returns. ms__plugin_has_close: is there a close() left
+ * to call. */
+bool ms__plugin_drop(ms_plugin *p);
+bool ms__plugin_has_close(const ms_plugin *p);
+void ms__plugin_close_state(ms_plugin *p);
+void ms__plugin_free(ms_plugin *p);
+/* The longest message of a plugin's open() shown, in bytes. */
+#define MS_PLUGIN_MSG_MAX 200
+/* Copy text a plugin wrote (at most srcmax bytes of src read; NULL
+ * reads as "") into dst (cap bytes) as one printable line: a run of line
+ * breaks and tabs becomes one space, any other byte outside printable
+ * ASCII '?'; cut to cap - 1 bytes with "..." at the end when longer. */
+void ms__plugin_text_clean(char *dst, size_t cap, const char *src,
+                           size_t srcmax);
 
 /* ------------------------------------------------------------------ */
 /* Batches (staging.c)                                                 */

@@ -23,19 +23,26 @@
  *     one for the link's next call.
  *  3. The region is only written by the parent before a request and by
  *     the host before its reply, so no lock is needed.
+ *  4. Before each part of the plugin it runs outside Decide (its load,
+ *     open(), stats()) the host says so (a REP_PHASE message, not an
+ *     answer): a host that dies or hangs is named by the part it was in.
+ *     The start (load, open(), the first stats()) is bounded by the
+ *     chain's open timeout; a Decide call and the stats() after it by
+ *     the Decide timeout; a stop (close()) by the close grace.
  *
  * Region layout (native byte order, every array 8-byte aligned, offsets
  * from the region's start): a wire_hdr, then the arrays the batch's
  * projection holds (wire_trace[ntraces], then per column an array of
  * nrows values; string columns as uint64 offsets of NUL-terminated
  * strings, a NULL body as UINT64_MAX), then the string bytes, then n
- * verdict bytes at verdict_off.
+ * verdict bytes at verdict_off, then GUARD_LEN guard bytes.
  */
 #define _GNU_SOURCE
 #include "ms_chain.h"
 #include "ms_clock.h"
 #include "ms_loader.h"
 #include "ms_mem.h"
+#include "pipeline_int.h"
 #include "plugin_host.h"
 
 #include <errno.h>
@@ -102,11 +109,42 @@ typedef struct wire_req {
 	uint64_t n;
 } wire_req;
 
+/* What the host is about to run of the plugin (a REP_PHASE message), so
+ * that the parent can name it when the host dies or hangs there. */
+enum wire_phase {
+	PH_LOAD,   /* dlopen (library constructors), entry point, checks */
+	PH_OPEN,   /* open() */
+	PH_STATS,  /* stats() */
+	PH_DECIDE, /* Decide (set by the parent when it sends a request) */
+	PH_CLOSE,  /* close() (set by the parent when it stops the host) */
+	PH_COUNT
+};
+static const char *const phase_names[PH_COUNT] = {
+	[PH_LOAD] = "loading (dlopen, its library constructors, its entry "
+	            "point)",
+	[PH_OPEN] = "open()",
+	[PH_STATS] = "stats()",
+	[PH_DECIDE] = "Decide",
+	[PH_CLOSE] = "close()",
+};
+
+enum wire_kind {
+	REP_FINAL = 0, /* the answer to the start or to a request */
+	REP_PHASE = 1, /* not an answer: phase says what runs next */
+};
+
 typedef struct wire_rep {
+	uint32_t kind;  /* enum wire_kind */
+	uint32_t phase; /* REP_PHASE: enum wire_phase */
 	int64_t ret;
 	char msg[240];         /* the load error of the first reply, else "" */
 	ms__phost_stats stats; /* the plugin's counters after the call */
 } wire_rep;
+
+/* Guard: bytes after the n verdicts of the region, set by the parent
+ * before a request and checked after the reply. */
+#define GUARD_LEN 64
+#define GUARD_BYTE 0x5A
 
 struct ms__phost {
 	pid_t pid;
@@ -114,8 +152,15 @@ struct ms__phost {
 	int memfd;
 	uint8_t *map;
 	size_t size;
-	bool sent_fd; /* the host has the current region */
+	bool sent_fd;       /* the host has the current region */
+	enum wire_phase ph; /* what the host said it runs (or was asked) */
 };
+
+const char *
+ms__phost_phase(const ms__phost *h)
+{
+	return h && h->ph < PH_COUNT ? phase_names[h->ph] : "Decide";
+}
 
 static size_t
 al8(size_t x)
@@ -175,7 +220,7 @@ wire_size(const ms_plugin_batch *b, size_t n, size_t *blob_at)
 	if (b->body && b->body_len)
 		for (size_t i = 0; i < b->nrows; i++)
 			blob += b->body[i] ? b->body_len[i] : 0;
-	return al8(at + blob) + n;
+	return al8(at + blob) + n + GUARD_LEN;
 }
 
 typedef struct wbuf {
@@ -401,44 +446,82 @@ recv_rep(ms__phost *h, wire_rep *rep, int64_t deadline)
 		ssize_t r = recv(h->sock, rep, sizeof(*rep), 0);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r == (ssize_t)sizeof(*rep))
-			return 1;
-		return -1;
+		if (r != (ssize_t)sizeof(*rep))
+			return -1;
+		if (rep->kind == REP_PHASE) {
+			if (rep->phase < PH_COUNT)
+				h->ph = (enum wire_phase)rep->phase;
+			continue;
+		}
+		return 1;
 	}
 }
 
-void
-ms__phost_free(ms__phost *h)
+bool
+ms__phost_stop(ms__phost *h, uint64_t grace_ns, char *why, size_t whylen)
 {
 	if (!h)
-		return;
+		return false;
+	bool bad = false;
 	if (h->sock >= 0)
 		close(h->sock);
+	h->sock = -1;
 	/* A host told nothing more ends by itself (closing its plugin);
-	 * one that does not within a second is killed. */
-	for (int i = 0; h->pid > 0 && i < 100; i++) {
+	 * one that does not within the grace is killed. */
+	h->ph = PH_CLOSE;
+	int64_t until = ms_mono_ns() + (int64_t)grace_ns;
+	while (h->pid > 0) {
 		int st;
 		pid_t r = waitpid(h->pid, &st, WNOHANG);
-		if (r == h->pid || (r < 0 && errno != EINTR))
+		if (r == h->pid) {
 			h->pid = -1;
-		else {
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+				char end[128] = "";
+				describe_end(st, end, sizeof(end));
+				if (why)
+					snprintf(why, whylen, "%s in close()",
+					         end);
+				bad = true;
+			}
+		} else if (r < 0 && errno != EINTR) {
+			h->pid = -1;
+		} else if (ms_mono_ns() >= until) {
+			reap(h, true, NULL, 0);
+			if (why)
+				snprintf(why, whylen,
+				         "close() did not return within %.3f "
+				         "s; plugin host killed",
+				         (double)grace_ns / 1e9);
+			bad = true;
+		} else {
 			struct timespec ts = { 0, 10000000L };
 			nanosleep(&ts, NULL);
 		}
 	}
-	reap(h, true, NULL, 0);
 	if (h->map)
 		munmap(h->map, h->size);
 	if (h->memfd >= 0)
 		close(h->memfd);
 	ms_mem_free(NULL, h, sizeof(*h));
+	return bad;
+}
+
+void
+ms__phost_free(ms__phost *h)
+{
+	(void)ms__phost_stop(h, 1000000000ull, NULL, 0);
 }
 
 int
 ms__phost_start(ms__phost **out, const char *exe, const char *path,
-                const char *config, uint64_t timeout_ns, ms_errbuf *eb)
+                const char *config, uint64_t timeout_ns,
+                enum ms__phost_result *how, ms_errbuf *eb)
 {
 	*out = NULL;
+	enum ms__phost_result ignored;
+	if (!how)
+		how = &ignored;
+	*how = MS__PHOST_ERROR;
 	if (!exe || !*exe)
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "plugin host for %s: no host executable", path);
@@ -472,18 +555,35 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 	}
 	/* The host answers once the plugin is loaded and opened. */
 	wire_rep rep;
+	h->ph = PH_LOAD;
 	int got = recv_rep(h, &rep, ms_mono_ns() + (int64_t)timeout_ns);
 	if (got != 1 || rep.ret != 0) {
-		char why[128] = "";
+		char why[128] = "", msg[241];
 		reap(h, true, why, sizeof(why));
-		rep.msg[sizeof(rep.msg) - 1] = '\0';
-		rc = ms_fail(eb, MS_ERR_PLUGIN, "plugin host for %s: %s", path,
-		             got == 1   ? rep.msg
-		             : got == 0 ? "no answer before the timeout"
-		                        : why);
+		const char *ph = phase_names[h->ph];
+		if (got == 1) {
+			ms__plugin_text_clean(msg, sizeof(msg), rep.msg,
+			                      sizeof(rep.msg));
+			rc = ms_fail(eb, MS_ERR_PLUGIN,
+			             "plugin host for %s: %s", path, msg);
+		} else if (got == 0) {
+			*how = MS__PHOST_TIMEOUT;
+			rc = ms_fail(eb, MS_ERR_TIMEOUT,
+			             "plugin host for %s: no answer from its "
+			             "plugin's %s within %.3f s; plugin host "
+			             "killed",
+			             path, ph, (double)timeout_ns / 1e9);
+		} else {
+			*how = MS__PHOST_CRASHED;
+			rc = ms_fail(
+			        eb, MS_ERR_PLUGIN,
+			        "plugin host for %s: %s in its plugin's %s",
+			        path, why[0] ? why : "ended", ph);
+		}
 		ms__phost_free(h);
 		return rc;
 	}
+	*how = MS__PHOST_OK;
 	*out = h;
 	return 0;
 }
@@ -524,6 +624,8 @@ ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
 	wire_write(h->map, b, blob_at);
 	const wire_hdr *hd = (const wire_hdr *)(void *)h->map;
 	memset(h->map + hd->verdict_off, 0xA5, n);
+	memset(h->map + hd->verdict_off + n, GUARD_BYTE, GUARD_LEN);
+	h->ph = PH_DECIDE;
 	wire_req rq = { h->size, n };
 	if (send_req(h, &rq, h->sent_fd ? -1 : h->memfd) < 0) {
 		reap(h, true, why, whylen);
@@ -550,6 +652,9 @@ ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
 	}
 	*ret = rep.ret;
 	memcpy(verdict, h->map + hd->verdict_off, n);
+	bool overran = false;
+	for (size_t i = 0; i < GUARD_LEN; i++)
+		overran |= h->map[hd->verdict_off + n + i] != GUARD_BYTE;
 	if (stats) {
 		*stats = rep.stats;
 		if (stats->n > MS__PHOST_STATS)
@@ -557,7 +662,7 @@ ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
 		for (uint32_t i = 0; i < stats->n; i++)
 			stats->name[i][sizeof(stats->name[i]) - 1] = '\0';
 	}
-	return MS__PHOST_OK;
+	return overran ? MS__PHOST_OVERRUN : MS__PHOST_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -710,12 +815,29 @@ host_recv(int sock, wire_req *rq, int *fd)
 	return 0;
 }
 
+/* Say what of the plugin runs next (a REP_PHASE message). */
+static void
+host_phase(int sock, enum wire_phase ph)
+{
+	wire_rep rep;
+	memset(&rep, 0, sizeof(rep));
+	rep.kind = REP_PHASE;
+	rep.phase = ph;
+	ssize_t w;
+	do
+		w = send(sock, &rep, sizeof(rep), MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+}
+
 /* A reply: ret, msg (NULL: none) and the counters of p (NULL: none). */
 static void
 host_reply(int sock, int64_t ret, const char *msg, ms_plugin *p)
 {
 	wire_rep rep;
+	if (p)
+		host_phase(sock, PH_STATS);
 	memset(&rep, 0, sizeof(rep));
+	rep.kind = REP_FINAL;
 	rep.ret = ret;
 	if (msg)
 		snprintf(rep.msg, sizeof(rep.msg), "%s", msg);
@@ -778,7 +900,14 @@ ms_plugin_host_main(int argc, char **argv)
 	ms_plugin *p = NULL;
 	ms_plugin_load_opts lo = { argv[3], NULL, NULL, NULL };
 	ms_errbuf eb = { "" };
-	if (ms_plugin_load(&p, argv[2], &lo, &eb)) {
+	host_phase(sock, PH_LOAD);
+	int rc = ms__plugin_new(&p, argv[2], &lo, &eb);
+	if (rc == 0 && (rc = ms__plugin_load_file(p, &eb)) == 0) {
+		host_phase(sock, PH_OPEN);
+		rc = ms__plugin_open(p, argv[3], &eb);
+	}
+	if (rc) {
+		ms_plugin_unload(p);
 		host_reply(sock, -1, eb.msg, NULL);
 		return 1;
 	}

@@ -9,6 +9,7 @@
 #include "ms_err.h"
 #include "ms_plugin.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,12 +29,22 @@ enum ms__phost_result {
 	MS__PHOST_TIMEOUT = 1, /* no reply in time; the host was killed */
 	MS__PHOST_CRASHED = 2, /* the host died; why says how */
 	MS__PHOST_ERROR = 3,   /* the call could not be made; why says why */
+	MS__PHOST_OVERRUN = 4, /* as OK, but the plugin wrote past its n
+	                          verdicts (the guard bytes after them) */
 };
 
 /* Spawn exe as a plugin host for the .so at path with config and wait (up
- * to timeout_ns) until it has loaded and opened the plugin. */
+ * to timeout_ns) until it has loaded and opened the plugin and read its
+ * counters. *how (NULL ok) gets OK, or how it failed: TIMEOUT (no answer
+ * in time: killed; MS_ERR_TIMEOUT), CRASHED (it died) or ERROR (the load
+ * failed, or no host could be started). The message names the part of
+ * the plugin the host was running (its load, open(), stats()). */
 int ms__phost_start(ms__phost **out, const char *exe, const char *path,
-                    const char *config, uint64_t timeout_ns, ms_errbuf *eb);
+                    const char *config, uint64_t timeout_ns,
+                    enum ms__phost_result *how, ms_errbuf *eb);
+/* What of the plugin h ran last or was running when a call ended
+ * (TIMEOUT, CRASHED): "Decide" or "stats()" after a call. Static. */
+const char *ms__phost_phase(const ms__phost *h);
 /* One Decide call through the host. After TIMEOUT or CRASHED the host is
  * gone: free it and start another for the next call. On OK, *stats (NULL
  * ok) gets the plugin's counters after the call. */
@@ -44,5 +55,10 @@ enum ms__phost_result ms__phost_decide(ms__phost *h, const ms_plugin_batch *b,
                                        size_t whylen);
 /* Stop the host (killing it if it still runs), reap it, free. NULL ok. */
 void ms__phost_free(ms__phost *h);
+/* ms__phost_free with a report: the host is told to close its plugin and
+ * given grace_ns to end. True, with why saying what happened in close(),
+ * when it did not end in time (it is killed) or ended by a signal or a
+ * status other than 0. */
+bool ms__phost_stop(ms__phost *h, uint64_t grace_ns, char *why, size_t whylen);
 
 #endif

@@ -60,24 +60,104 @@ struct ms_plugin {
 	void *log_ctx;
 };
 
-/* The plugin whose Decide runs on this thread. The one piece of state in
- * core outside an object, and necessarily so: a fatal signal handler has
- * nothing else to find the crashing call by. */
-static _Thread_local const char *in_decide;
+/* The plugin whose code runs on this thread, and in which callback. The
+ * one piece of state in core outside an object, and necessarily so: a
+ * fatal signal handler has nothing else to find the crashing call by. */
+enum plugin_cb { CB_LOAD, CB_ENTRY, CB_OPEN, CB_DECIDE, CB_STATS, CB_CLOSE };
+static const char *const cb_names[] = {
+	[CB_LOAD] = "dlopen (its library constructors)",
+	[CB_ENTRY] = "its entry point",
+	[CB_OPEN] = "open()",
+	[CB_DECIDE] = "Decide",
+	[CB_STATS] = "stats()",
+	[CB_CLOSE] = "close()",
+};
+static _Thread_local const char *in_plugin;
+static _Thread_local enum plugin_cb in_callback;
 
 const char *
 ms_plugin_in_decide(void)
 {
-	return in_decide;
+	return in_plugin && in_callback == CB_DECIDE ? in_plugin : NULL;
+}
+
+const char *
+ms_plugin_in_callback(const char **callback)
+{
+	if (callback)
+		*callback = in_plugin ? cb_names[in_callback] : NULL;
+	return in_plugin;
+}
+
+/* Mark the thread as running callback cb of plugin name; returns what was
+ * marked before, for plugin_leave. */
+typedef struct plugin_mark {
+	const char *plugin;
+	enum plugin_cb callback;
+} plugin_mark;
+
+static plugin_mark
+plugin_enter(const char *name, enum plugin_cb cb)
+{
+	plugin_mark outer = { in_plugin, in_callback };
+	in_callback = cb;
+	in_plugin = name;
+	return outer;
+}
+
+static void
+plugin_leave(plugin_mark outer)
+{
+	in_plugin = outer.plugin;
+	in_callback = outer.callback;
+}
+
+void
+ms__plugin_text_clean(char *dst, size_t cap, const char *src, size_t srcmax)
+{
+	if (!cap)
+		return;
+	size_t n = 0, len = src ? strnlen(src, srcmax) : 0;
+	bool cut = false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)src[i];
+		char out = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+		if (ch == '\n' || ch == '\r' || ch == '\t') {
+			if (n == 0 || dst[n - 1] == ' ')
+				continue; /* one space per run of breaks */
+			out = ' ';
+		}
+		if (n + 1 >= cap) {
+			cut = true;
+			break;
+		}
+		dst[n++] = out;
+	}
+	if (len == srcmax)
+		cut = true; /* no end within what may be read */
+	while (n && dst[n - 1] == ' ')
+		n--;
+	if (cut && cap > 4) {
+		if (n > cap - 4)
+			n = cap - 4;
+		memcpy(dst + n, "...", 3);
+		n += 3;
+	}
+	dst[n] = '\0';
 }
 
 static void
 host_log(void *ctx, int level, const char *plugin, const char *msg)
 {
 	ms_plugin *p = ctx;
-	if (p && p->log)
-		p->log(p->log_ctx, level, plugin ? plugin : p->name,
-		       msg ? msg : "");
+	if (!p || !p->log)
+		return;
+	/* A plugin's words reach terminals: one printable line. The
+	 * plugin argument is the plugin's own (its checked name). */
+	char line[MS_PLUGIN_MSG_MAX + 1];
+	ms__plugin_text_clean(line, sizeof(line), msg, 4096);
+	(void)plugin;
+	p->log(p->log_ctx, level, p->name, line);
 }
 
 static int64_t
@@ -111,15 +191,45 @@ checksum_file(const char *path, char out[33], ms_errbuf *eb)
 	return 0;
 }
 
-static void
-plugin_destroy(ms_plugin *p)
+void
+ms__plugin_close_state(ms_plugin *p)
 {
-	if (p->opened && p->desc.close)
-		p->desc.close(p->state);
+	if (!p->opened || !p->desc.close)
+		return;
+	plugin_mark outer = plugin_enter(p->name, CB_CLOSE);
+	p->desc.close(p->state);
+	plugin_leave(outer);
+	p->opened = false;
+}
+
+bool
+ms__plugin_has_close(const ms_plugin *p)
+{
+	return p->opened && p->desc.close;
+}
+
+void
+ms__plugin_free(ms_plugin *p)
+{
+	if (!p)
+		return;
 	if (p->dl)
 		dlclose(p->dl);
 	ms_mem_free(p->mem, p->path, p->path_size);
 	ms_mem_free(p->mem, p, sizeof(*p));
+}
+
+static void
+plugin_destroy(ms_plugin *p)
+{
+	ms__plugin_close_state(p);
+	ms__plugin_free(p);
+}
+
+bool
+ms__plugin_drop(ms_plugin *p)
+{
+	return p && atomic_fetch_sub(&p->refs, 1) == 1;
 }
 
 void
@@ -133,7 +243,7 @@ ms_plugin_unload(ms_plugin *p)
 {
 	if (!p)
 		return;
-	if (atomic_fetch_sub(&p->refs, 1) == 1)
+	if (ms__plugin_drop(p))
 		plugin_destroy(p);
 }
 
@@ -160,7 +270,9 @@ static int
 load_entry(ms_plugin *p, const char *path, ms_errbuf *eb)
 {
 	dlerror();
+	plugin_mark outer = plugin_enter(path, CB_LOAD);
 	p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	plugin_leave(outer);
 	if (!p->dl) {
 		const char *e = dlerror();
 		return ms_fail(eb, MS_ERR_PLUGIN,
@@ -178,7 +290,10 @@ load_entry(ms_plugin *p, const char *path, ms_errbuf *eb)
 	ms_plugin_entry_fn entry;
 	memcpy(&entry, &sym, sizeof(entry)); /* object -> function pointer */
 	memset(&p->desc, 0, sizeof(p->desc));
-	if (entry(&p->desc, sizeof(p->desc)) != 0)
+	outer = plugin_enter(p->path, CB_ENTRY);
+	int refused = entry(&p->desc, sizeof(p->desc));
+	plugin_leave(outer);
+	if (refused != 0)
 		return ms_fail(eb, MS_ERR_PLUGIN,
 		               "plugin %s: entry point refused to load", path);
 	return 0;
@@ -224,13 +339,20 @@ check_desc(ms_plugin *p, const char *path, ms_errbuf *eb)
 		               "plugin %s: descriptor lacks required field "
 		               "'%s'",
 		               path, missing);
-	if (!ms__plugin_name_valid(d->name))
+	if (!ms__plugin_name_valid(d->name)) {
+		/* Shown as one printable line, whatever the plugin put in
+		 * it (the name is read up to 256 bytes, shown up to 80). */
+		char shown[81];
+		ms__plugin_text_clean(shown, sizeof(shown), d->name, 256);
 		return ms_fail(eb, MS_ERR_PLUGIN,
-		               "plugin %s: name must be 1-63 of [a-z0-9_-]",
-		               path);
+		               "plugin %s: name \"%s\" refused: it must be "
+		               "1-63 of [a-z0-9_-]",
+		               path, shown);
+	}
 	snprintf(p->name, sizeof(p->name), "%s", d->name);
 	if (DESC_HAS(d, version) && d->version)
-		snprintf(p->version, sizeof(p->version), "%s", d->version);
+		ms__plugin_text_clean(p->version, sizeof(p->version),
+		                      d->version, 256);
 	if (!DESC_HAS(d, projection_of))
 		d->projection_of = NULL;
 	if (!DESC_HAS(d, stats))
@@ -256,22 +378,31 @@ ms__plugin_open(ms_plugin *p, const char *config, ms_errbuf *eb)
 	p->host.now_ns = host_now;
 	char err[512];
 	err[0] = '\0';
-	if (d->open(config ? config : "", &p->host, err, sizeof(err),
-	            &p->state) != 0) {
+	plugin_mark outer = plugin_enter(p->name, CB_OPEN);
+	int rc = d->open(config ? config : "", &p->host, err, sizeof(err),
+	                 &p->state);
+	plugin_leave(outer);
+	if (rc != 0) {
+		/* The plugin's words, as one printable line of at most
+		 * MS_PLUGIN_MSG_MAX bytes: they end up on a terminal. */
+		char shown[MS_PLUGIN_MSG_MAX + 1];
 		err[sizeof(err) - 1] = '\0';
+		ms__plugin_text_clean(shown, sizeof(shown), err, sizeof(err));
 		return ms_fail(eb, MS_ERR_PLUGIN, "plugin %s (%s): open: %s",
-		               p->path, p->name, err[0] ? err : "failed");
+		               p->path, p->name, shown[0] ? shown : "failed");
 	}
 	p->opened = true;
-	if (d->projection_of)
+	if (d->projection_of) {
+		outer = plugin_enter(p->name, CB_OPEN);
 		p->projection = d->projection_of(p->state) & p->projection;
+		plugin_leave(outer);
+	}
 	return 0;
 }
 
-/* Steps 1 and 2: everything of a load but open(). */
 int
-ms__plugin_load_unopened(ms_plugin **out, const char *path,
-                         const ms_plugin_load_opts *opts, ms_errbuf *eb)
+ms__plugin_new(ms_plugin **out, const char *path,
+               const ms_plugin_load_opts *opts, ms_errbuf *eb)
 {
 	static const ms_plugin_load_opts none;
 	*out = NULL;
@@ -289,21 +420,25 @@ ms__plugin_load_unopened(ms_plugin **out, const char *path,
 	p->log_ctx = opts->log_ctx;
 	p->path_size = strlen(path) + 1;
 	p->path = ms_mem_dup(opts->mem, path, p->path_size);
-	int rc;
 	if (!p->path) {
-		p->path_size = 0;
-		rc = ms_fail(eb, MS_ERR_NOMEM, "plugin %s: out of memory",
-		             path);
-		goto fail;
+		ms_mem_free(p->mem, p, sizeof(*p));
+		return ms_fail(eb, MS_ERR_NOMEM, "plugin %s: out of memory",
+		               path);
 	}
-	if ((rc = checksum_file(path, p->checksum, eb)) ||
-	    (rc = load_entry(p, path, eb)) || (rc = check_desc(p, path, eb)))
-		goto fail;
 	*out = p;
 	return 0;
-fail:
-	plugin_destroy(p);
-	return rc;
+}
+
+/* Steps 1 and 2: everything of a load but open(). */
+int
+ms__plugin_load_file(ms_plugin *p, ms_errbuf *eb)
+{
+	int rc;
+	if ((rc = checksum_file(p->path, p->checksum, eb)) ||
+	    (rc = load_entry(p, p->path, eb)) ||
+	    (rc = check_desc(p, p->path, eb)))
+		return rc;
+	return 0;
 }
 
 int
@@ -311,11 +446,12 @@ ms_plugin_load(ms_plugin **out, const char *path,
                const ms_plugin_load_opts *opts, ms_errbuf *eb)
 {
 	ms_plugin *p;
-	int rc = ms__plugin_load_unopened(&p, path, opts, eb);
+	int rc = ms__plugin_new(&p, path, opts, eb);
 	*out = NULL;
 	if (rc)
 		return rc;
-	if ((rc = ms__plugin_open(p, opts ? opts->config : NULL, eb))) {
+	if ((rc = ms__plugin_load_file(p, eb)) ||
+	    (rc = ms__plugin_open(p, opts ? opts->config : NULL, eb))) {
 		plugin_destroy(p);
 		return rc;
 	}
@@ -364,16 +500,18 @@ ms_plugin_stats(const ms_plugin *p, ms_plugin_stat *out, size_t cap)
 {
 	if (!p->desc.stats)
 		return 0;
-	return p->desc.stats(p->state, out, cap);
+	plugin_mark outer = plugin_enter(p->name, CB_STATS);
+	size_t k = p->desc.stats(p->state, out, cap);
+	plugin_leave(outer);
+	return k;
 }
 
 int64_t
 ms_plugin_decide_direct(ms_plugin *p, const ms_plugin_batch *b,
                         uint8_t *verdict, size_t n)
 {
-	const char *outer = in_decide;
-	in_decide = p->name;
+	plugin_mark outer = plugin_enter(p->name, CB_DECIDE);
 	int64_t ret = p->desc.decide(p->state, b, verdict, n);
-	in_decide = outer;
+	plugin_leave(outer);
 	return ret;
 }

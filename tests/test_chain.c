@@ -21,6 +21,7 @@
 #include "ms_clock.h"
 #include "ms_pipeline.h"
 #include "pipeline_int.h"
+#include "plugin_host.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,37 @@ test_fail_open_bad_value(void **st)
 {
 	(void)st;
 	fail_open_case("tp_badval", MS_LINK_BAD_VALUE, "verdict 9 is 2");
+}
+
+/* A Decide that writes past its n verdicts (8 more, all "keep") and
+ * returns n: caught by the guard bytes after the verdict buffer and
+ * failed open as wrong_length, in either host mode. Before, the call
+ * counted as a success and the bytes landed in whatever followed. */
+static void
+test_verdict_overrun_is_wrong_length(void **st)
+{
+	(void)st;
+	fail_open_case("tp_overrun", MS_LINK_WRONG_LENGTH,
+	               "wrote past its 10 verdicts");
+	const enum ms_plugin_host_mode modes[2] = { MS_PLUGIN_HOST_INPROC,
+		                                    MS_PLUGIN_HOST_PROCESS };
+	for (int i = 0; i < 2; i++) {
+		fx f;
+		const char *names[] = { "tp_overrun" };
+		open_chain_mode(&f, names, NULL, 1, 0, modes[i]);
+		uint8_t keep[NT];
+		ms_chain_call call;
+		assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+		ms_link_stats ls;
+		ms_chain_link_stats(f.c, 0, &ls);
+		if (ls.last_result != MS_LINK_WRONG_LENGTH ||
+		    !strstr(ls.last_fail, "wrote past its 10 verdicts"))
+			fail_msg("%s: %s: %s",
+			         ms_plugin_host_mode_name(modes[i]),
+			         ms_link_result_name(ls.last_result),
+			         ls.last_fail);
+		close_chain(&f);
+	}
 }
 
 static void
@@ -502,6 +534,152 @@ test_late_open_is_cleaned_up(void **st)
 	tl_assert_no_live(&mem);
 }
 
+/* A hang in the plugin's entry point, at dlopen, fails the chain's open
+ * after the open timeout like a hang in open() does, naming the file
+ * (MS_ERR_TIMEOUT: the process may have to end without exit()).
+ * Before, the load ran on the caller's thread, unbounded: SIGALRM (its
+ * default action) ends the test then. */
+static void
+test_entry_hang_fails_chain_open(void **st)
+{
+	(void)st;
+	static ms_mem mem; /* the call left behind keeps what it holds */
+	ms_chain_opts o = { .mem = &mem,
+		            .open_timeout_ns = 200 * 1000000ull,
+		            .close_grace_ns = 50 * 1000000ull };
+	ms_chain *c = NULL;
+	ms_errbuf eb;
+	alarm(60);
+	assert_int_equal(open_one(&c, "tp_entryhang", "", &o, &eb),
+	                 MS_ERR_TIMEOUT);
+	alarm(0);
+	assert_null(c);
+	if (!strstr(eb.msg, "tp_entryhang.so: loading it") ||
+	    !strstr(eb.msg, "did not return within 0.200 s"))
+		fail_msg("%s", eb.msg);
+}
+
+/* The same for a library constructor that never returns. It hangs
+ * inside dlopen, holding the dynamic loader's lock for good, so it runs
+ * in a child process that ends with _exit. */
+static void
+test_constructor_hang_fails_chain_open(void **st)
+{
+	(void)st;
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		alarm(60);
+		ms_chain_opts o = { .open_timeout_ns = 200 * 1000000ull,
+			            .close_grace_ns = 50 * 1000000ull };
+		char path[512];
+		path_of(path, sizeof(path), "tp_ctorhang");
+		ms_chain_link_spec link = { path, "" };
+		ms_chain *c = NULL;
+		ms_errbuf eb = { "" };
+		int rc = ms_chain_open(&c, &link, 1, &o, &eb);
+		if (write(fds[1], eb.msg, strlen(eb.msg)) < 0)
+			_exit(3);
+		_exit(rc == MS_ERR_TIMEOUT ? 0 : 1);
+	}
+	close(fds[1]);
+	char msg[600] = "";
+	size_t got = 0;
+	ssize_t r;
+	while (got < sizeof(msg) - 1 &&
+	       (r = read(fds[0], msg + got, sizeof(msg) - 1 - got)) > 0)
+		got += (size_t)r;
+	close(fds[0]);
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("child status %d: %s", status, msg);
+	if (!strstr(msg, "tp_ctorhang.so: loading it") ||
+	    !strstr(msg, "did not return within 0.200 s"))
+		fail_msg("%s", msg);
+}
+
+/* A stats() that never returns: reading the link's counters gives up
+ * after the open timeout and returns none, then and from then on without
+ * calling it again. Before, it was called on the reader's thread. */
+static void
+test_stats_hang_is_bounded(void **st)
+{
+	(void)st;
+	static ms_mem mem; /* the call left behind keeps what it holds */
+	ms_chain_opts o = { .mem = &mem,
+		            .open_timeout_ns = 200 * 1000000ull,
+		            .close_grace_ns = 50 * 1000000ull };
+	ms_chain *c = NULL;
+	ms_errbuf eb;
+	if (open_one(&c, "tp_statshang", "", &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	ms_plugin_stat s[8];
+	alarm(60);
+	assert_int_equal(ms_chain_link_plugin_stats(c, 0, s, 8, NULL), 0);
+	int64_t t0 = ms_mono_ns();
+	assert_int_equal(ms_chain_link_plugin_stats(c, 0, s, 8, NULL), 0);
+	/* Not called again: no second wait of the timeout. */
+	assert_true(ms_mono_ns() - t0 < 150 * 1000000ll);
+	assert_int_equal(ms_chain_abandoned(c), 1);
+	ms_chain_close(c);
+	alarm(0);
+
+	/* A plugin whose stats() returns is read through the same worker. */
+	ms_mem mem2;
+	o.mem = &mem2;
+	if (open_one(&c, "tp_mask", "", &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	assert_int_equal(ms_chain_link_plugin_stats(c, 0, s, 8, NULL), 2);
+	assert_string_equal(s[0].name, "calls");
+	ms_chain_close(c);
+	tl_assert_no_live(&mem2);
+}
+
+typedef struct log_cap {
+	char msg[1024];
+	int n;
+} log_cap;
+
+static void
+log_capture(void *ctx, int level, const char *plugin, const char *msg)
+{
+	log_cap *lc = ctx;
+	(void)level;
+	(void)plugin;
+	snprintf(lc->msg, sizeof(lc->msg), "%s", msg);
+	lc->n++;
+}
+
+/* A close() that never returns: closing the chain waits close_grace_ns
+ * for it, then leaves it running and says so in the log. Before, the
+ * chain's close waited for ever (and with it the run's end). */
+static void
+test_close_hang_is_bounded(void **st)
+{
+	(void)st;
+	static ms_mem mem; /* the plugin left loaded stays allocated */
+	static log_cap lc;
+	ms_chain_opts o = { .mem = &mem,
+		            .close_grace_ns = 300 * 1000000ull,
+		            .log = log_capture,
+		            .log_ctx = &lc };
+	ms_chain *c = NULL;
+	ms_errbuf eb;
+	if (open_one(&c, "tp_closehang", "", &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	alarm(60);
+	ms_chain_close(c);
+	alarm(0);
+	assert_int_equal(lc.n, 1);
+	if (!strstr(lc.msg, "tp_closehang.so (tp_closehang): close() did "
+	                    "not return within 0.300 s"))
+		fail_msg("log: %s", lc.msg);
+}
+
 /* ---- Process mode: the links run in host processes ---------------- */
 
 static void
@@ -678,6 +856,108 @@ test_process_garbled_channel_is_bounded(void **st)
 	ms_chain_link_stats(f.c, 0, &ls);
 	assert_int_equal(ls.results[MS_LINK_CRASHED], 2);
 	close_chain(&f);
+}
+
+/* A host whose plugin is loaded and opened but whose stats(), which the
+ * host calls before it says it is ready, never returns: the start gets
+ * the open timeout, not the (here much longer) Decide timeout, and fails
+ * the link open as a timeout naming stats(). Before: the Decide timeout,
+ * and a host_error that said "no answer before the timeout". */
+static void
+test_process_ready_stats_hang_gets_open_timeout(void **st)
+{
+	(void)st;
+	char path[512];
+	path_of(path, sizeof(path), "tp_statshang");
+	ms_chain_link_spec link = { path, "" };
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_chain_opts o = { .mem = &mem,
+		            .decide_timeout_ns = 30 * 1000000000ull,
+		            .open_timeout_ns = 2000 * 1000000ull,
+		            .host_mode = MS_PLUGIN_HOST_PROCESS,
+		            .host_exe = MS_BINARY_DIR "/tui/mergescope" };
+	ms_chain *c = NULL;
+	ms_errbuf eb;
+	if (ms_chain_open(&c, &link, 1, &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	rows10 rows;
+	make_rows(&rows);
+	ms_batch *b;
+	assert_int_equal(ms_batch_from_rows(&b, &mem, MS_PROJ_ALL, rows.rows,
+	                                    NT * 2, &eb),
+	                 0);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	alarm(120);
+	int64_t t0 = ms_mono_ns();
+	assert_int_equal(ms_chain_decide(c, b, keep, &call), 0);
+	int64_t took = ms_mono_ns() - t0;
+	alarm(0);
+	assert_int_equal(count_kept(keep), NT);
+	ms_link_stats ls;
+	ms_chain_link_stats(c, 0, &ls);
+	if (ls.last_result != MS_LINK_TIMEOUT ||
+	    !strstr(ls.last_fail, "no answer from its plugin's stats() "
+	                          "within 2.000 s"))
+		fail_msg("%s: %s", ms_link_result_name(ls.last_result),
+		         ls.last_fail);
+	assert_true(took < 20 * 1000000000ll); /* not the Decide timeout */
+	ms_batch_release(b);
+	ms_chain_close(c);
+	tl_assert_no_live(&mem);
+}
+
+/* A plugin host that dies outside Decide says in which of the plugin's
+ * callbacks: open() or stats() while it starts, close() when it is
+ * stopped. Before, a start said only how the host ended and a stop said
+ * nothing. */
+static void
+test_process_crash_names_the_callback(void **st)
+{
+	(void)st;
+	char path[512];
+	path_of(path, sizeof(path), "tp_cbcrash");
+	static const struct {
+		const char *where, *want;
+	} starts[] = {
+		{ "open", "in its plugin's open()" },
+		{ "stats", "in its plugin's stats()" },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		ms__phost *h = NULL;
+		enum ms__phost_result how = MS__PHOST_OK;
+		ms_errbuf eb = { "" };
+		assert_int_not_equal(
+		        ms__phost_start(&h, MS_BINARY_DIR "/tui/mergescope",
+		                        path, starts[i].where,
+		                        10 * 1000000000ull, &how, &eb),
+		        0);
+		assert_null(h);
+		assert_int_equal(how, MS__PHOST_CRASHED);
+		if (!strstr(eb.msg, "killed by signal 11") ||
+		    !strstr(eb.msg, starts[i].want))
+			fail_msg("%s: %s", starts[i].where, eb.msg);
+	}
+	ms__phost *h = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms__phost_start(&h, MS_BINARY_DIR "/tui/mergescope",
+	                                 path, "close", 10 * 1000000000ull,
+	                                 NULL, &eb),
+	                 0);
+	char why[200] = "";
+	assert_true(ms__phost_stop(h, 10 * 1000000000ull, why, sizeof(why)));
+	if (!strstr(why, "killed by signal 11") || !strstr(why, "in close()"))
+		fail_msg("close: %s", why);
+
+	/* A host whose close() never returns is killed after the grace. */
+	path_of(path, sizeof(path), "tp_closehang");
+	assert_int_equal(ms__phost_start(&h, MS_BINARY_DIR "/tui/mergescope",
+	                                 path, "", 10 * 1000000000ull, NULL,
+	                                 &eb),
+	                 0);
+	assert_true(ms__phost_stop(h, 200 * 1000000ull, why, sizeof(why)));
+	assert_non_null(strstr(why, "close() did not return within 0.200 s"));
 }
 
 /* The pid of the plugin host whose command line holds marker, or -1. */
@@ -956,6 +1236,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_fail_open_error),
 		cmocka_unit_test(test_fail_open_wrong_length),
 		cmocka_unit_test(test_fail_open_bad_value),
+		cmocka_unit_test(test_verdict_overrun_is_wrong_length),
 		cmocka_unit_test(test_timeout_abandons_and_keeps_batch),
 		cmocka_unit_test(test_circuit_opens_after_three_timeouts),
 		cmocka_unit_test(test_circuit_open_keeps_everything),
@@ -964,6 +1245,10 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_stuck_call_never_blocks_close),
 		cmocka_unit_test(test_open_hang_fails_chain_open),
 		cmocka_unit_test(test_late_open_is_cleaned_up),
+		cmocka_unit_test(test_entry_hang_fails_chain_open),
+		cmocka_unit_test(test_constructor_hang_fails_chain_open),
+		cmocka_unit_test(test_stats_hang_is_bounded),
+		cmocka_unit_test(test_close_hang_is_bounded),
 		cmocka_unit_test(test_process_and_over_links),
 		cmocka_unit_test(test_process_segv_fails_open),
 		cmocka_unit_test(test_process_abort_fails_open),
@@ -971,6 +1256,9 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_process_crashes_open_the_circuit),
 		cmocka_unit_test(test_process_loop_times_out),
 		cmocka_unit_test(test_process_garbled_channel_is_bounded),
+		cmocka_unit_test(
+		        test_process_ready_stats_hang_gets_open_timeout),
+		cmocka_unit_test(test_process_crash_names_the_callback),
 		cmocka_unit_test(test_process_host_ends_with_workbench),
 		cmocka_unit_test(test_process_needs_a_host),
 		cmocka_unit_test(test_empty_chain_keeps_all),

@@ -293,6 +293,64 @@ test_open_hang_fails_the_start(void **state)
 	}
 }
 
+/* A plugin whose loading never returns (a library constructor, which
+ * hangs inside dlopen holding the dynamic loader's lock, or its entry
+ * point): in either host mode the run fails to start (exit status 2)
+ * after the 5 s open timeout, naming the plugin's file, instead of
+ * waiting for ever (the load ran unbounded on the run's thread; and
+ * exit() waits for the loader's lock). */
+static void
+test_load_hang_fails_the_start(void **state)
+{
+	(void)state;
+	const char *kinds[] = { "tp_ctorhang", "tp_entryhang" };
+	const char *hosts[] = { "inproc", "process" };
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 2; i++) {
+			char name[48], so[32];
+			snprintf(name, sizeof(name), "%s-%s", kinds[k],
+			         hosts[i]);
+			snprintf(so, sizeof(so), "%s.so", kinds[k]);
+			run_out r;
+			run_chain_host(name, kinds[k], hosts[i], &r);
+			assert_true(WIFEXITED(r.status));
+			assert_int_equal(WEXITSTATUS(r.status), 2);
+			if (!strstr(r.err, so) ||
+			    !strstr(r.err, "loading it (dlopen, its library "
+			                   "constructors, its entry point) did "
+			                   "not return within 5.000 s"))
+				fail_msg("%s: stderr: %s", name, r.err);
+			assert_false(exists(r.work));
+			run_free(&r);
+		}
+}
+
+/* A plugin whose close() never returns: the run still ends, complete,
+ * each close given 2 s, and the start's check of the chain says so.
+ * Before, closing the chain waited for ever. */
+static void
+test_close_hang_run_ends(void **state)
+{
+	(void)state;
+	const char *hosts[] = { "inproc", "process" };
+	for (int i = 0; i < 2; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "closehang-%s", hosts[i]);
+		run_out r;
+		run_chain_host(name, "tp_closehang", hosts[i], &r);
+		assert_true(WIFEXITED(r.status));
+		assert_int_equal(WEXITSTATUS(r.status), 0);
+		if (!strstr(r.err, "tp_closehang.so (tp_closehang): close() "
+		                   "did not return within 2.000 s"))
+			fail_msg("%s: stderr: %s", name, r.err);
+		char v[256];
+		db_text(r.db, "SELECT status FROM run", v, sizeof(v));
+		assert_string_equal(v, "complete");
+		assert_false(exists(r.work));
+		run_free(&r);
+	}
+}
+
 /* want_sig: the signal the process must die of; 0: exit status 2. */
 static void
 crash_case(const char *kind, int want_sig, const char *want_reason)
@@ -343,6 +401,25 @@ test_exit_in_decide(void **state)
 	(void)state;
 	/* tp_exit calls exit(3): never mistaken for a normal end. */
 	crash_case("exit", 0, "plugin tp_exit called exit() in Decide");
+}
+
+/* A plugin that crashes outside Decide, in open(): the run dies of the
+ * signal and says in which callback (before: "died of SIGSEGV", no
+ * plugin named). */
+static void
+test_segv_in_open_is_named(void **state)
+{
+	(void)state;
+	run_out r;
+	run_chain("cbcrash-open", "tp_cbcrash:{\"where\":\"open\"}", &r);
+	assert_true(WIFSIGNALED(r.status));
+	assert_int_equal(WTERMSIG(r.status), SIGSEGV);
+	const char *line = "mergescope: aborted: plugin tp_cbcrash crashed "
+	                   "in open() (SIGSEGV)\n";
+	if (!strstr(r.err, line))
+		fail_msg("stderr lacks \"%s\":\n%s", line, r.err);
+	assert_false(exists(r.work));
+	run_free(&r);
 }
 
 /* A run killed with SIGKILL (by the user, or by the kernel's OOM killer
@@ -524,6 +601,9 @@ main(void)
 		cmocka_unit_test(test_exit_in_decide),
 		cmocka_unit_test(test_loop_times_out_and_exits),
 		cmocka_unit_test(test_open_hang_fails_the_start),
+		cmocka_unit_test(test_load_hang_fails_the_start),
+		cmocka_unit_test(test_close_hang_run_ends),
+		cmocka_unit_test(test_segv_in_open_is_named),
 		cmocka_unit_test(test_killed_run_is_recorded),
 		cmocka_unit_test(test_process_segv),
 		cmocka_unit_test(test_process_abort),

@@ -154,6 +154,54 @@ test_rejections_name_the_problem(void **st)
 	expect_refusal("tp_openfail", "", "unknown key \"bogus\"");
 }
 
+/* Every byte of s is printable ASCII: one line, no escape sequences. */
+static void
+assert_one_printable_line(const char *s)
+{
+	for (const char *c = s; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			fail_msg("byte 0x%02x at %zu in: %s", (unsigned char)*c,
+			         (size_t)(c - s), s);
+}
+
+static void
+test_open_message_one_printable_line(void **st)
+{
+	(void)st;
+	/* open() fails with line breaks, an escape sequence, BEL, DEL, a
+	 * C1 byte and 400 more bytes: shown as one printable line, cut at
+	 * 200 bytes. */
+	char path[512];
+	tp_path(path, sizeof(path), "tp_openmsg");
+	ms_plugin *p;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_plugin_load(&p, path, NULL, &eb), MS_ERR_PLUGIN);
+	assert_one_printable_line(eb.msg);
+	const char *m = strstr(eb.msg, "open: ");
+	assert_non_null(m);
+	m += strlen("open: ");
+	if (strncmp(m, "bad key \"x\" ?[2J?[31mred next line???;zzz", 40))
+		fail_msg("shown as: %s", m);
+	assert_int_equal(strlen(m), 200);
+	assert_string_equal(m + 197, "...");
+	assert_false(still_loaded(path));
+}
+
+static void
+test_bad_name_is_shown_printable(void **st)
+{
+	(void)st;
+	/* A name with a newline and an escape sequence: refused, named as
+	 * one printable line. */
+	expect_refusal("tp_badname", "", "name \"tp_bad name?[2J\" refused");
+	char path[512];
+	tp_path(path, sizeof(path), "tp_badname");
+	ms_plugin *p;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_plugin_load(&p, path, NULL, &eb), MS_ERR_PLUGIN);
+	assert_one_printable_line(eb.msg);
+}
+
 static void
 test_older_descriptor_loads(void **st)
 {
@@ -388,6 +436,8 @@ main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_not_a_shared_object),
 		cmocka_unit_test(test_rejections_name_the_problem),
+		cmocka_unit_test(test_open_message_one_printable_line),
+		cmocka_unit_test(test_bad_name_is_shown_printable),
 		cmocka_unit_test(test_older_descriptor_loads),
 		cmocka_unit_test(test_only_entry_exported),
 		cmocka_unit_test(test_spec_variants),

@@ -273,6 +273,22 @@ path_fits(const ms__run_args *a, const char *opt, const char *path, size_t cap,
 	return MS_EXIT_USAGE;
 }
 
+/* Where check_variant's chain says what went wrong beyond its open's
+ * result (a plugin's close() that never returned): one line on err. */
+typedef struct check_log {
+	FILE *err;
+	const char *cmd;
+} check_log;
+
+static void
+check_log_line(void *ctx, int level, const char *plugin, const char *msg)
+{
+	const check_log *cl = ctx;
+	(void)plugin;
+	if (level == MS_PLUGIN_LOG_ERROR)
+		fprintf(cl->err, "mergescope %s: %s\n", cl->cmd, msg);
+}
+
 /* Open the chain (loading every plugin with its config) and close it. */
 static int
 check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
@@ -301,6 +317,9 @@ check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
 	po.policy = policy;
 	po.limits = lim;
 	po.mem = &mem;
+	check_log cl = { err, a->cmd };
+	po.log = check_log_line;
+	po.log_ctx = &cl;
 	ms_pipeline *pipe = NULL;
 	rc = ms_pipeline_open(&pipe, &po, &eb);
 	ms_pipeline_close(pipe);
@@ -310,6 +329,14 @@ check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
 		fprintf(err, "mergescope %s: %s \"%s\": %s%s\n", a->cmd,
 		        a->variant_opt ? a->variant_opt : "variant", spec,
 		        eb.msg[0] ? eb.msg : ms_strerror(rc), hint);
+		/* A plugin's load left running (a library constructor that
+		 * never returns) may hold the dynamic loader's lock, which
+		 * exit() would wait for for ever (ms_chain_open): end
+		 * without it. */
+		if (rc == MS_ERR_TIMEOUT) {
+			fflush(NULL);
+			quick_exit(MS_EXIT_ERROR);
+		}
 		return MS_EXIT_ERROR;
 	}
 	return 0;

@@ -1,8 +1,8 @@
 /*
  * supervise.c - a watcher process beside the `mergescope` process, so that
- * a plugin taking the workbench down (a fatal signal inside Decide, or
- * exit() called from Decide) still leaves a record, a clean terminal and
- * no scratch shard behind.
+ * a plugin taking the workbench down (a fatal signal inside Decide or
+ * another of its callbacks, or exit() called from one) still leaves a
+ * record, a clean terminal and no scratch shard behind.
  *
  * Why a second process: nothing the event database needs can be done
  * safely in a signal handler. At start, while it has one thread, the
@@ -11,14 +11,15 @@
  * It writes short notes with write(2) to a pipe: what to clean up once
  * known (the database, the scratch shard, whether the screen is up), and
  * from the fatal signal handler or the exit hook which plugin was in
- * Decide. On such a note the watcher, in ordinary context, records the run
- * as aborted with the reason (waiting for SQLite's lock if the recorder
+ * which of its callbacks (Decide, open(), stats(), close(), its load).
+ * On such a note the watcher, in ordinary context, records the run as
+ * aborted with the reason (waiting for SQLite's lock if the recorder
  * holds it), removes the scratch shard and answers on a second pipe; the
- * handler, which waited for that answer (bounded), puts the terminal back,
- * prints one line and dies of its signal (exit status 128 + the signal in
- * a shell), or the exit hook ends the process with status 2. The watcher
- * removes the scratch shard once more after the process is gone, then
- * exits.
+ * handler, which waited for that answer (bounded), puts the terminal
+ * back, prints one line and dies of its signal (exit status 128 + the
+ * signal in a shell), or the exit hook ends the process with status 2.
+ * The watcher removes the scratch shard once more after the process is
+ * gone, then exits.
  *
  * A process that exits says so first (the exit hook's `end` note). One
  * that is gone without saying so died of a signal outside a plugin: a
@@ -36,8 +37,11 @@
  *   envelope <TAB> MODE <TAB> MEM <TAB> DIR <TAB> DIR <TAB> DIR
  *                           the run's cgroup: mode, memory limit, groups
  *   screen <TAB> 1|0        the curses screen is up / down
- *   crash <TAB> PLUGIN <TAB> SIGNUM   fatal signal inside PLUGIN's Decide
- *   exit <TAB> PLUGIN       exit() called inside PLUGIN's Decide
+ *   crash <TAB> PLUGIN <TAB> SIGNUM <TAB> CALLBACK
+ *                           fatal signal inside PLUGIN's CALLBACK
+ *                           ("Decide", "open()", ...)
+ *   exit <TAB> PLUGIN <TAB> 0 <TAB> CALLBACK
+ *                           exit() called inside PLUGIN's CALLBACK
  *   fatal <TAB> SIGNUM      fatal signal outside any plugin
  *   end <TAB> 0             the process is exiting
  *
@@ -182,7 +186,7 @@ wait_answer(void)
  * then put the terminal back if the screen was up (again: the screen's
  * thread may have drawn meanwhile) and say what happened on stderr. */
 static void
-note_plugin(const char *what, const char *plugin, int sig)
+note_plugin(const char *what, const char *plugin, const char *cb, int sig)
 {
 	bool screen = screen_up;
 	if (screen) {
@@ -194,10 +198,10 @@ note_plugin(const char *what, const char *plugin, int sig)
 	put(line, sizeof(line), &n, what);
 	put(line, sizeof(line), &n, "\t");
 	put(line, sizeof(line), &n, plugin);
-	if (sig) {
-		put(line, sizeof(line), &n, "\t");
-		put_uint(line, sizeof(line), &n, (unsigned)sig);
-	}
+	put(line, sizeof(line), &n, "\t");
+	put_uint(line, sizeof(line), &n, (unsigned)sig);
+	put(line, sizeof(line), &n, "\t");
+	put(line, sizeof(line), &n, cb);
 	put(line, sizeof(line), &n, "\n");
 	write_all(note_fd, line, n);
 	wait_answer();
@@ -206,13 +210,15 @@ note_plugin(const char *what, const char *plugin, int sig)
 	n = 0;
 	put(line, sizeof(line), &n, "mergescope: aborted: plugin ");
 	put(line, sizeof(line), &n, plugin);
+	put(line, sizeof(line), &n,
+	    sig ? " crashed in " : " called exit() in ");
+	put(line, sizeof(line), &n, cb);
 	if (sig) {
-		put(line, sizeof(line), &n, " crashed in Decide (");
+		put(line, sizeof(line), &n, " (");
 		put(line, sizeof(line), &n, ms__signal_name(sig));
-		put(line, sizeof(line), &n, ")\n");
-	} else {
-		put(line, sizeof(line), &n, " called exit() in Decide\n");
+		put(line, sizeof(line), &n, ")");
 	}
+	put(line, sizeof(line), &n, "\n");
 	write_all(STDERR_FILENO, line, n);
 }
 
@@ -240,9 +246,10 @@ on_fatal(int sig)
 	int saved = errno;
 	if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST))
 		wait_for_reporter();
-	const char *plugin = ms_plugin_in_decide();
+	const char *cb = NULL;
+	const char *plugin = ms_plugin_in_callback(&cb);
 	if (plugin && note_fd >= 0) {
-		note_plugin("crash", plugin, sig);
+		note_plugin("crash", plugin, cb, sig);
 	} else {
 		if (screen_up) {
 			silence_screen();
@@ -262,12 +269,13 @@ on_fatal(int sig)
 	raise(sig);
 }
 
-/* exit() or quick_exit(): if a plugin's Decide called it, say so and end
- * at once with status 2 (the other threads are still running). */
+/* exit() or quick_exit(): if a plugin's callback called it, say so and
+ * end at once with status 2 (the other threads are still running). */
 static void
 on_exit_hook(void)
 {
-	const char *plugin = ms_plugin_in_decide();
+	const char *cb = NULL;
+	const char *plugin = ms_plugin_in_callback(&cb);
 	if (!plugin) {
 		if (reporting)
 			wait_for_reporter();
@@ -278,7 +286,7 @@ on_exit_hook(void)
 	if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST))
 		wait_for_reporter();
 	if (note_fd >= 0)
-		note_plugin("exit", plugin, 0);
+		note_plugin("exit", plugin, cb, 0);
 	_exit(MS_EXIT_ERROR);
 }
 
@@ -352,6 +360,7 @@ typedef struct notes {
 	char db[4096];
 	char scratch[4096];
 	char plugin[64];
+	char callback[48]; /* the plugin's code it was in */
 	int crash_sig;
 	bool exited_in_decide;
 	int fatal_sig; /* outside a plugin */
@@ -408,9 +417,14 @@ take_line(notes *nt, char *line)
 		char *sig = strchr(tab, '\t');
 		if (sig)
 			*sig++ = '\0';
+		char *cb = sig ? strchr(sig, '\t') : NULL;
+		if (cb)
+			*cb++ = '\0';
 		snprintf(nt->plugin, sizeof(nt->plugin), "%s", tab);
+		snprintf(nt->callback, sizeof(nt->callback), "%s",
+		         cb && *cb ? cb : "Decide");
 		if (crash)
-			nt->crash_sig = sig ? atoi(sig) : SIGSEGV;
+			nt->crash_sig = sig && atoi(sig) ? atoi(sig) : SIGSEGV;
 		else
 			nt->exited_in_decide = true;
 	}
@@ -422,12 +436,13 @@ postmortem(const notes *nt, FILE *err)
 {
 	char reason[256];
 	if (nt->crash_sig)
-		snprintf(reason, sizeof(reason),
-		         "plugin %s crashed in Decide (%s)", nt->plugin,
+		snprintf(reason, sizeof(reason), "plugin %s crashed in %s (%s)",
+		         nt->plugin, nt->callback,
 		         ms__signal_name(nt->crash_sig));
 	else
 		snprintf(reason, sizeof(reason),
-		         "plugin %s called exit() in Decide", nt->plugin);
+		         "plugin %s called exit() in %s", nt->plugin,
+		         nt->callback);
 	/* The process says what happened; only a failure to record it is
 	 * the watcher's to tell. */
 	ms_errbuf eb = { "" };

@@ -29,7 +29,8 @@
 enum ms_link_result {
 	MS_LINK_OK = 0,
 	MS_LINK_ERROR = 1,        /* decide() returned < 0 */
-	MS_LINK_WRONG_LENGTH = 2, /* returned a count other than n */
+	MS_LINK_WRONG_LENGTH = 2, /* returned a count other than n, or
+	                           * wrote past its n verdicts */
 	MS_LINK_BAD_VALUE = 3,    /* a verdict other than 0/1 */
 	MS_LINK_TIMEOUT = 4,      /* overran the Decide timeout */
 	MS_LINK_CIRCUIT_OPEN = 5, /* not called: the chain's circuit is open */
@@ -94,33 +95,44 @@ typedef struct ms_chain_opts {
 	ms_log_fn log;
 	void *log_ctx;
 	/* How long ms_chain_close waits for calls abandoned after a timeout
-	 * before leaving them behind; 0 = 2 s. */
+	 * before leaving them behind, and for each plugin's close() (in
+	 * process mode: each host's) before leaving it running (logged);
+	 * 0 = 2 s. */
 	uint64_t close_grace_ns;
 	enum ms_plugin_host_mode host_mode;
 	/* The executable that serves as plugin host (process mode): it must
 	 * call ms_plugin_host_main for `__plugin-host`. Borrowed, copied. */
 	const char *host_exe;
-	/* How long ms_chain_open waits for each link's open(), which runs on
-	 * a worker thread; 0 = MS_CHAIN_OPEN_TIMEOUT_NS. One that overruns
-	 * fails the chain's open (MS_ERR_PLUGIN) and is abandoned like a
-	 * Decide call that overran (see ms_chain_close). */
+	/* How long ms_chain_open waits for each link's load and open(),
+	 * which run on a worker thread; 0 = MS_CHAIN_OPEN_TIMEOUT_NS. One
+	 * that overruns fails the chain's open (MS_ERR_PLUGIN; a load,
+	 * MS_ERR_TIMEOUT) and is abandoned like a Decide call that overran
+	 * (see ms_chain_close). It also bounds a call of the plugin's
+	 * stats() (ms_chain_link_plugin_stats) and, in process mode, the
+	 * start of a host (load, open(), the first stats()). */
 	uint64_t open_timeout_ns;
 } ms_chain_opts;
 
 typedef struct ms_chain ms_chain;
 
-/* Load and open every link (in order), each link's open() on a worker
- * thread of the chain, waited for at most open_timeout_ns. Fails, loading
+/* Load and open every link (in order), each link's load (dlopen with the
+ * library's constructors, the entry point) and open() on a worker thread
+ * of the chain, waited for at most open_timeout_ns. Fails, loading
  * nothing, if any link fails to load or its open() fails or overruns; the
- * message names the link and the plugin's file. n may be 0. */
+ * message names the link and the plugin's file. A load that overruns
+ * fails with MS_ERR_TIMEOUT: it may hold the dynamic loader's lock for
+ * good, and then exit() (which takes it) never returns, so the process
+ * should end with _exit() or quick_exit(). n may be 0. */
 int ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
                   const ms_chain_opts *opts, ms_errbuf *eb);
-/* Unload every link and wait up to close_grace_ns for abandoned calls still
- * running (their batches are freed through the chain's memory accounting).
- * Calls still running after that are left behind and never block: each
- * keeps its worker, verdict buffer, batch and plugin reference allocated
- * (an open() that overran: its worker, config copy and plugin reference)
- * for the life of the process, and its plugin is never closed nor
+/* Unload every link, each plugin's close() given up to close_grace_ns (one
+ * that overruns is left running, its plugin never dlclose()d nor freed,
+ * and the chain's log told), and wait up to close_grace_ns for abandoned
+ * calls still running (their batches are freed through the chain's
+ * memory accounting). Calls still running after that are left behind and never
+ * block: each keeps its worker, verdict buffer, batch and plugin reference
+ * allocated (an open() that overran: its worker, config copy and plugin
+ * reference) for the life of the process, and its plugin is never closed nor
  * dlclose()d, since the call may still be executing the plugin's code. */
 void ms_chain_close(ms_chain *c);
 size_t ms_chain_len(const ms_chain *c);
@@ -136,6 +148,9 @@ void ms_chain_link_stats(const ms_chain *c, size_t i, ms_link_stats *out);
  * call starts another, which counts from zero), none before the first
  * call. *host_starts (NULL ok) gets how many hosts were started. Names
  * are borrowed from the chain, valid until its next call or close.
+ * In process, stats() runs on the link's worker, waited for at most
+ * open_timeout_ns: one that overruns is abandoned (as a Decide call that
+ * overran), logged, and the link's counters read as none from then on.
  */
 size_t ms_chain_link_plugin_stats(const ms_chain *c, size_t i,
                                   ms_plugin_stat *out, size_t cap,

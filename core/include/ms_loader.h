@@ -44,6 +44,8 @@ typedef struct ms_plugin_load_opts {
  * returns MS_ERR_PLUGIN (MS_ERR_IO when the file cannot be read) with a
  * message naming the path and, where it applies, dlerror() text, the
  * missing callback, the versions, or the plugin's own open() message.
+ * What the plugin wrote (its open() message, a refused name, its version,
+ * what it logs) is passed on as one line of printable ASCII, bounded.
  */
 int ms_plugin_load(ms_plugin **out, const char *path,
                    const ms_plugin_load_opts *opts, ms_errbuf *eb);
@@ -72,5 +74,11 @@ int64_t ms_plugin_decide_direct(ms_plugin *p, const ms_plugin_batch *b,
  * uses it to name the plugin that crashed, and an exit hook to notice a
  * plugin calling exit(). */
 const char *ms_plugin_in_decide(void);
+/* The same for any of the plugin's code the loader runs on the calling
+ * thread: the plugin's name (its path while it is being loaded, before
+ * its name is known), or NULL; *callback (NULL ok) gets which code:
+ * "dlopen (its library constructors)", "its entry point", "open()",
+ * "Decide", "stats()" or "close()" (static strings). Async-signal-safe. */
+const char *ms_plugin_in_callback(const char **callback);
 
 #endif

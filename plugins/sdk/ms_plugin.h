@@ -31,7 +31,11 @@
  *
  * Memory: the batch and everything it points to belong to the host and are
  * read-only; they stay valid until decide() returns, even if the host has
- * given up waiting. The verdict array belongs to the host too (n bytes).
+ * given up waiting. The verdict array belongs to the host too (n bytes;
+ * a call that writes past them fails open as if it returned the wrong
+ * count). Every callback is bounded: the load (library constructors, the
+ * entry point), open() and stats() by the host's open timeout, close() by
+ * a short grace, after which the host goes on without it.
  * Strings a plugin returns (name, stat names) must stay valid until close()
  * (static storage is the norm).
  */

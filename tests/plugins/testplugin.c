@@ -46,11 +46,27 @@
  *            before its start
  *  For loop, segv, abort, exit and garble, config "K" makes calls 0..K-1
  *  keep everything and only call K (and later ones) misbehave.
+ *  openmsg   open fails with a message of several lines, control bytes
+ *            (an escape sequence) and 400 more bytes
+ *  closehang close never returns (sleeps in a loop)
+ *  ctorhang  a library constructor never returns (at dlopen)
+ *  entryhang the entry point never returns
+ *  statshang stats never returns
+ *  overrun   decide writes n + 8 verdicts (keep) and returns n
+ *  badname   declares a name with a newline and an escape sequence
+ *  cbcrash   config "WHERE" or "WHERE@host" (in a chain spec
+ *            tp_cbcrash:{"where":"CONFIG"}): SIGSEGV in open(), stats()
+ *            or close() (WHERE is open, stats or close); with "@host"
+ *            only in a plugin host process (`__plugin-host` in its
+ *            command line), so that a chain's own copy in the workbench
+ *            runs on
  */
 #include "ms_plugin.h"
 
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -75,9 +91,78 @@
 #define K_GARBLE 16
 #define K_OPENHANG 17
 #define K_LIAR 18
+#define K_OPENMSG 19
+#define K_CLOSEHANG 20
+#define K_CTORHANG 21
+#define K_ENTRYHANG 22
+#define K_STATSHANG 23
+#define K_OVERRUN 24
+#define K_BADNAME 25
+#define K_CBCRASH 26
 
 #ifndef TP_KIND
 #error TP_KIND must be set
+#endif
+
+/* Sleep for ever (the hang kinds). */
+static void
+hang(void)
+{
+	for (;;) {
+		struct timespec ts = { 0, 50000000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* A real fault, on a page mapped without access (not a null store, which
+ * the sanitizers would stop before it faults). */
+static void
+fault(void)
+{
+	volatile uint8_t *page =
+	        mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	*page = 1;
+}
+
+/* Is this process a plugin host (`EXE __plugin-host ...`)? */
+static bool
+in_plugin_host(void)
+{
+	char buf[4096];
+	int fd = open("/proc/self/cmdline", O_RDONLY);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	for (ssize_t i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return strstr(buf, "__plugin-host") != NULL;
+}
+
+/* cbcrash: fault if config (where[@host]) names callback cb. */
+static void
+crash_in(const char *where, const char *cb)
+{
+	if (TP_KIND != K_CBCRASH)
+		return;
+	size_t k = strlen(cb);
+	if (strncmp(where, cb, k) != 0 || (where[k] && where[k] != '@'))
+		return;
+	if (where[k] == '@' && !in_plugin_host())
+		return;
+	fault();
+}
+
+#if TP_KIND == K_CTORHANG
+__attribute__((constructor)) static void
+tp_ctor(void)
+{
+	hang();
+}
 #endif
 
 typedef struct tp_state {
@@ -88,7 +173,7 @@ typedef struct tp_state {
 	_Atomic uint64_t sum; /* checksum over batches read */
 	_Atomic uint64_t calls;
 	char gate[512]; /* slow: wait for this file, not MS; fail: the
-	                   suffix of the IDs it fails on */
+	                   suffix of the IDs it fails on; cbcrash: where */
 	_Atomic uint64_t checked, changed;
 } tp_state;
 
@@ -109,6 +194,16 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 		err[errlen - 1] = '\0';
 		return -1;
 	}
+	if (TP_KIND == K_OPENMSG) {
+		size_t k = (size_t)snprintf(
+		        err, errlen,
+		        "bad key \"x\"\n\x1b[2J\x1b[31mred\r\n\tnext "
+		        "line\x07\x7f\x9b;");
+		for (; k + 1 < errlen && k < 420; k++)
+			err[k] = 'z';
+		err[k < errlen ? k : errlen - 1] = '\0';
+		return -1;
+	}
 	tp_state *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -1;
@@ -116,7 +211,8 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 	 * {"fail":"CONFIG"}, {"liar":"CONFIG"}. */
 	char inner[600];
 	const char *js = config ? strstr(config, "\":\"") : NULL;
-	if ((TP_KIND == K_SLOW || TP_KIND == K_FAIL || TP_KIND == K_LIAR) &&
+	if ((TP_KIND == K_SLOW || TP_KIND == K_FAIL || TP_KIND == K_LIAR ||
+	     TP_KIND == K_CBCRASH) &&
 	    config && config[0] == '{' && js) {
 		js += 3;
 		size_t k = 0;
@@ -173,6 +269,10 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 	}
 	if (TP_KIND == K_MASK && config) {
 		strncpy(s->drop_last, config, sizeof(s->drop_last) - 1);
+	}
+	if (TP_KIND == K_CBCRASH && config) {
+		snprintf(s->gate, sizeof(s->gate), "%.100s", config);
+		crash_in(s->gate, "open");
 	}
 	*state = s;
 	return 0;
@@ -257,6 +357,9 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 		if (n)
 			verdict[n - 1] = 2;
 		return (int64_t)n;
+	case K_OVERRUN:
+		memset(verdict, MS_VERDICT_KEEP, n + 8);
+		return (int64_t)n;
 	case K_MASK:
 		drop_by_last(s, b, verdict, n);
 		return (int64_t)n;
@@ -338,6 +441,10 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 static void
 tp_close(void *state)
 {
+	tp_state *s = state;
+	if (TP_KIND == K_CLOSEHANG)
+		hang();
+	crash_in(s->gate, "close");
 	free(state);
 }
 
@@ -345,6 +452,9 @@ static size_t
 tp_stats(void *state, ms_plugin_stat *out, size_t cap)
 {
 	tp_state *s = state;
+	if (TP_KIND == K_STATSHANG)
+		hang();
+	crash_in(s->gate, "stats");
 	if (cap >= 1)
 		out[0] = (ms_plugin_stat){ "calls", atomic_load(&s->calls) };
 	if (cap >= 2)
@@ -368,7 +478,7 @@ static const ms_plugin_desc tp_desc = {
 	.abi_major = TP_KIND == K_BADABI ? 99 : MS_PLUGIN_ABI_MAJOR,
 	.abi_minor = TP_KIND == K_NEWMINOR ? MS_PLUGIN_ABI_MINOR + 1
 	                                   : MS_PLUGIN_ABI_MINOR,
-	.name = TP_NAME,
+	.name = TP_KIND == K_BADNAME ? "tp_bad\nname\x1b[2J" : TP_NAME,
 	.version = "test",
 	.projection = MS_PROJ_NONE,
 	.open = tp_open,
@@ -391,6 +501,8 @@ MS_PLUGIN_EXPORT int ms_plugin_entry(ms_plugin_desc *desc, size_t desc_size);
 int
 ms_plugin_entry(ms_plugin_desc *desc, size_t desc_size)
 {
+	if (TP_KIND == K_ENTRYHANG)
+		hang();
 	int rc = ms_plugin_fill(desc, desc_size, &tp_desc);
 	if (rc == 0 && TP_KIND == K_OLDDESC)
 		desc->struct_size =
