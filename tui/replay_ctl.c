@@ -396,6 +396,8 @@ snap_status(ms_tui_view *v, const ms_replay_status *st)
 	v->pub_total = st->pub_total;
 	v->preparing = st->preparing;
 	v->merges_done = st->merges_done;
+	v->merges_sampled = st->merges_sampled;
+	v->merges_bypassed = st->merges_bypassed;
 	v->epoch = st->epoch;
 	v->speed = st->speed;
 	if (st->state == MS_REPLAY_FAILED)

@@ -280,10 +280,6 @@ typedef struct ms_tui_ui {
 	 * quit; those that did not fit are counted in frozen_lost. */
 	char frozen_all[MS_VIEW_TEXT * 2 * 8];
 	unsigned frozen_lost;
-	/* Merges counted as they complete: sampled (class executed) and
-	 * bypassed (sampling skipped for hot data, reason merge_grace). */
-	uint64_t n_sampled, n_bypassed;
-	uint64_t n_counted; /* events_total when last counted */
 	bool message_is_error;
 	uint64_t event_sel; /* seq of the selected event; 0 = follow newest */
 	size_t part_sel;    /* selected inventory row */
@@ -323,6 +319,12 @@ typedef struct ms_tui_view {
 	uint64_t pub_done; /* publications done (k of N) */
 	uint64_t pub_total;
 	uint64_t merges_done;
+	/* Of the merges recorded, failed ones too: those that ran the
+	 * sampler (class executed) and those that bypassed it for hot data
+	 * (reason merge_grace), as the replay counts them (after a seek
+	 * back, up to where it is: the recent events are too few to count
+	 * from). */
+	uint64_t merges_sampled, merges_bypassed;
 	uint64_t epoch;
 	double speed;       /* logical seconds per wall second; 0 = max */
 	char break_why[64]; /* which breakpoint stopped us, at BREAK */
