@@ -1649,6 +1649,79 @@ test_details_show_staged_batches(void **state)
 			fail_msg("details lack \"%s\"", want[k]);
 }
 
+/* The details scrolled through at w x h, every row read into all. */
+static void
+details_text(fx *f, int w, int h, char *all, size_t cap)
+{
+	size_t used = 0;
+	all[0] = '\0';
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	for (size_t top = 0; top < ms__detail_lines(f->s.view); top += 4) {
+		f->s.view->ui.detail_scroll = top;
+		assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+		char row[4096];
+		for (int y = 0; y < h; y++) {
+			ms_canvas_row(&cv, y, row, sizeof(row));
+			size_t l = strlen(row);
+			if (used + l + 2 < cap) {
+				memcpy(all + used, row, l);
+				used += l;
+				all[used++] = '\n';
+				all[used] = '\0';
+			}
+		}
+	}
+	ms_canvas_release(&cv);
+}
+
+/* A merge's link lines (the link's name, its calls, traces, kept and
+ * time in Decide) and a failure's message longer than the details' column
+ * wrap onto the lines after, at 80 columns (one column) and at 200 (two):
+ * they were cut at the box's edge, the link's time and most of the
+ * message not shown. */
+static void
+test_merge_details_long_values(void **state)
+{
+	fx *f = *state;
+	ms_tui_event *e = &f->model->events[f->model->nevents - 1];
+	e->nlinks = 2;
+	snprintf(e->links[0].name, sizeof(e->links[0].name), "skywalking");
+	snprintf(e->links[1].name, sizeof(e->links[1].name),
+	         "detdrop-percent-35-long");
+	for (int i = 0; i < 2; i++) {
+		e->links[i].calls = 123456789;
+		e->links[i].traces = 9876543210ULL;
+		e->links[i].kept = 9876000000ULL;
+		e->links[i].total_ns = 3543210000000LL + i * 10000000000LL;
+	}
+	e->failed = true;
+	snprintf(e->error, sizeof(e->error),
+	         "the output part could not be published: no space left on "
+	         "device (ENOSPC) in latency.idx");
+	ms_session_snapshot(&f->s);
+	ms_session_key(&f->s, MS_KEY_ENTER);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	static const int size[][2] = { { 80, 24 }, { 200, 60 }, { 100, 30 } };
+	size_t cap = 1 << 18;
+	char *all = malloc(cap);
+	assert_non_null(all);
+	for (size_t k = 0; k < 3; k++) {
+		details_text(f, size[k][0], size[k][1], all, cap);
+		static const char *const want[] = {
+			"9876000000 kept,", "3543.21s",
+			"3553.21s",         "detdrop-percent-35-long",
+			"latency.idx",      "123456789 calls,",
+			"output checksum",
+		};
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			if (!strstr(all, want[i]))
+				fail_msg("%dx%d: the details lack \"%s\"",
+				         size[k][0], size[k][1], want[i]);
+	}
+	free(all);
+}
+
 static void
 test_every_fkey_has_a_letter(void **state)
 {
@@ -1774,6 +1847,7 @@ main(void)
 		T(test_prompt_editing),
 		T(test_help_focus_details_quit),
 		T(test_details_show_staged_batches),
+		T(test_merge_details_long_values),
 		cmocka_unit_test(test_every_fkey_has_a_letter),
 		T(test_controller_errors_shown),
 		cmocka_unit_test(test_session_loop),

@@ -110,6 +110,11 @@ int ms_canvas_text(ms_canvas *c, int x, int y, int maxw, const char *s,
  * whose file name matters); nothing when maxw < 4. */
 int ms_canvas_text_tail(ms_canvas *c, int x, int y, int maxw, const char *s,
                         uint16_t attr);
+/* Draw text from (x, y) wrapped at spaces into lines of at most maxw
+ * columns (a word longer than a line is cut); returns the lines used, at
+ * least 1 (0 when maxw < 1). c NULL: only count them. */
+int ms_canvas_wrap(ms_canvas *c, int x, int y, int maxw, const char *s,
+                   uint16_t attr);
 /* Copy rows top.. of doc into rectangle in of c (a long text laid out
  * whole, shown scrolled). */
 void ms_canvas_blit(ms_canvas *c, ms_rect in, const ms_canvas *doc, size_t top);
