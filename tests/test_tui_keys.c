@@ -1061,6 +1061,94 @@ test_gates_scroll(void **state)
 	assert_int_equal(f->s.view->ui.gates_scroll, 3);
 }
 
+/* A gate's detail of 250 characters (the replay's hold up to 255; the
+ * screen kept 159) and a reconciliation row's long rule wrap at the end
+ * of the line, under where they start, at 132 and at 80 columns: they
+ * were cut at the edge. */
+static void
+test_gates_wrap(void **state)
+{
+	fx *f = *state;
+	f->model->state = MS_VIEW_DONE;
+	f->model->ngates = 2;
+	snprintf(f->model->gates[0].name, sizeof(f->model->gates[0].name),
+	         "one_block_per_trace");
+	f->model->gates[0].pass = true;
+	char detail[251];
+	for (size_t i = 0; i < 240; i++)
+		detail[i] = i % 8 == 7 ? ' ' : (char)('a' + i / 8 % 26);
+	snprintf(detail + 240, sizeof(detail) - 240, " THE_END_");
+	snprintf(f->model->gates[0].detail, sizeof(f->model->gates[0].detail),
+	         "%s", detail);
+	assert_int_equal(strlen(f->model->gates[0].detail), 249);
+	snprintf(f->model->gates[1].name, sizeof(f->model->gates[1].name),
+	         "ledgers");
+	f->model->gates[1].pass = true;
+	snprintf(f->model->gates[1].detail, sizeof(f->model->gates[1].detail),
+	         "short");
+	f->model->nrecon = 1;
+	snprintf(f->model->recon[0].name, sizeof(f->model->recon[0].name),
+	         "finalize: proposed drops");
+	f->model->recon[0].v[2] = f->model->recon[0].v[3] = 26202;
+	f->model->recon[0].ok = true;
+	snprintf(f->model->recon[0].note, sizeof(f->model->recon[0].note),
+	         "dropped + deferred = oracle drops present in the inputs "
+	         "of the finalize merge, as counted LAST_WORD");
+	ms_session_snapshot(&f->s);
+	static const int size[][2] = { { 132, 44 }, { 80, 24 } };
+	for (size_t k = 0; k < 2; k++) {
+		int w = size[k][0], h = size[k][1];
+		ms_session_resize(&f->s, w, h);
+		ms_layout_opts lo = { .overlay = false };
+		ms_layout l;
+		ms_layout_compute(w, h, &lo, &l);
+		ms_rect r = l.r[MS_PANEL_EVENTS];
+		/* Every word of the detail shows, each line starting under
+		 * the first (the detail's column); the last lines scroll. */
+		size_t lines = ms__gates_lines(f->s.view, r.w - 2);
+		assert_true(lines > 5);
+		ms_session_key(&f->s, MS_KEY_HOME);
+		f->s.view->ui.ascii = true;
+		char all[1 << 16] = "";
+		ms_canvas cv;
+		ms_canvas_init(&cv);
+		for (size_t top = 0; top < lines; top += (size_t)r.h - 2) {
+			f->s.view->ui.gates_scroll = top;
+			assert_int_equal(ms_render_frame(&cv, f->s.view, w, h),
+			                 0);
+			for (int y = r.y + 1; y < r.y + r.h - 1; y++) {
+				char row[2048];
+				ms_canvas_row(&cv, y, row, sizeof(row));
+				row[r.x + r.w - 1] = '\0';
+				strncat(all, row + r.x + 1,
+				        sizeof(all) - strlen(all) - 1);
+				strncat(all, "\n",
+				        sizeof(all) - strlen(all) - 1);
+			}
+		}
+		ms_canvas_release(&cv);
+		for (size_t i = 0; i + 8 <= 240; i += 8) {
+			char word[8];
+			memcpy(word, detail + i, 7);
+			word[7] = '\0';
+			if (!strstr(all, word))
+				fail_msg("%dx%d: no \"%s\" of the detail", w, h,
+				         word);
+		}
+		assert_non_null(strstr(all, "THE_END_"));
+		assert_non_null(strstr(all, "LAST_WORD"));
+		assert_non_null(strstr(all, "ok dropped + deferred"));
+		/* A continuation starts in the detail's column (after
+		 * "PASS one_block_per_trace "). */
+		char cont[64];
+		snprintf(cont, sizeof(cont), "\n%*s%.7s", 25, "",
+		         detail + 8 * ((size_t)(r.w - 2 - 25 + 1) / 8));
+		if (!strstr(all, cont))
+			fail_msg("%dx%d: no line starting \"%s\"", w, h,
+			         cont + 1);
+	}
+}
+
 /* At DONE the gates take the Events area; Tab shows the events, and
  * coming round again the gates. */
 static void
@@ -1842,6 +1930,7 @@ main(void)
 		T(test_part_selection_follows_part),
 		T(test_gates_at_done),
 		T(test_gates_scroll),
+		T(test_gates_wrap),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),
 		T(test_prompt_editing),

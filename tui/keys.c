@@ -705,10 +705,11 @@ static void
 scroll_gates(ms_tui_session *s, long delta, bool home, bool end)
 {
 	ms_tui_ui *ui = &s->view->ui;
-	size_t last = ms__gates_lines(s->view) - 1;
 	ms_layout_opts lo = { .overlay = false };
 	ms_layout l;
 	ms_layout_compute(s->screen_w, s->screen_h, &lo, &l);
+	/* Lines as wrapped at the area's width. */
+	size_t last = ms__gates_lines(s->view, l.r[MS_PANEL_EVENTS].w - 2) - 1;
 	int eh = l.r[MS_PANEL_EVENTS].h - 2;
 	if (!l.too_small && eh > 0 && (size_t)eh <= last)
 		last = last + 1 - (size_t)eh;

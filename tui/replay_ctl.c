@@ -572,6 +572,8 @@ snap_gates(ms_replay_ctl *c, ms_tui_view *v, const ms_replay_status *st)
 		         c->recon[i].name);
 		memcpy(v->recon[i].v, c->recon[i].v, sizeof(v->recon[i].v));
 		v->recon[i].ok = c->recon[i].ok;
+		copy_str(v->recon[i].note, sizeof(v->recon[i].note),
+		         c->recon[i].note);
 	}
 }
 

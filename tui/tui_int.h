@@ -214,8 +214,9 @@ long ms_events_selected(const ms_tui_view *v);
 int ms__events_rows(const ms_tui_view *v, int inner_w, int inner_h);
 size_t ms__events_top(const ms_tui_view *v, const size_t *idx, size_t n,
                       int rows);
-/* Lines of the gates and reconciliation shown at DONE. */
-size_t ms__gates_lines(const ms_tui_view *v);
+/* Lines of the gates and reconciliation shown at DONE, wrapped at an
+ * area w columns wide (80 when w < 1). */
+size_t ms__gates_lines(const ms_tui_view *v, int w);
 /* The first inventory row shown when `rows` fit. */
 size_t ms__inventory_top(const ms_tui_view *v, int rows);
 /* Rows of chain links in a plugins box inner_h high (the line of a merge

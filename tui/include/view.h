@@ -41,7 +41,7 @@
 #define MS_VIEW_EVENT_INPUTS 32
 #define MS_VIEW_EVENT_BATCHES 8 /* batches shown per merge */
 #define MS_VIEW_MAX_GATES 48
-#define MS_VIEW_MAX_RECON 24
+#define MS_VIEW_MAX_RECON 40 /* the replay records 29 or 30 */
 
 /* What the replay is doing. */
 enum ms_tui_state {
@@ -358,15 +358,17 @@ typedef struct ms_tui_view {
 		char name[48];
 		bool pass;
 		bool warn; /* passed only because the run allowed it */
-		char detail[160];
+		char detail[MS_VIEW_TEXT];
 	} gates[MS_VIEW_MAX_GATES];
 	/* At DONE: the reconciliation with the verdict oracle (report's
-	 * table): per row primary, cooldown, finalize, total. */
+	 * table): per row primary, cooldown, finalize, total, and the rule
+	 * the row must satisfy ("= dropped") or a remark ("(...)"), or "". */
 	size_t nrecon;
 	struct {
-		char name[40];
+		char name[64];
 		uint64_t v[4];
 		bool ok;
+		char note[MS_VIEW_TEXT];
 	} recon[MS_VIEW_MAX_RECON];
 
 	ms_tui_ui ui;
