@@ -1149,6 +1149,73 @@ test_gates_wrap(void **state)
 	}
 }
 
+/* The inventory's min-max time column shows a part's times whole or not
+ * at all, at every width: a part ending after the day ("+1d 01:00:00")
+ * or starting before it is wider than the column, and showed cut
+ * ("05:10:00-+1d 01:0"). */
+static void
+test_inventory_times_whole(void **state)
+{
+	fx *f = *state;
+	ms_tui_view *m = f->model;
+	/* Two of the small raw writes, listed first. */
+	m->parts[10].min_ts = m->day_start - 90 * FAKE_MIN;
+	m->parts[11].max_ts = m->day_end + 61 * FAKE_MIN;
+	m->parts[11].min_ts = m->day_end - 10 * FAKE_MIN;
+	ms_session_snapshot(&f->s);
+	ms_tui_view *v = f->s.view;
+	v->ui.ascii = true;
+	size_t shown = 0, long_shown = 0;
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	for (int w = 80; w <= 240; w++) {
+		ms_layout_opts lo = { .overlay = false };
+		ms_layout l;
+		ms_layout_compute(w, 50, &lo, &l);
+		ms_rect r = l.r[MS_PANEL_INVENTORY];
+		assert_int_equal(ms_render_frame(&cv, v, w, 50), 0);
+		for (int y = r.y + 2; y < r.y + r.h - 1; y++) {
+			char row[2048];
+			ms_canvas_row(&cv, y, row, sizeof(row));
+			row[r.x + r.w - 1] = '\0';
+			const char *in = row + r.x + 1;
+			uint64_t id;
+			if (sscanf(in, "%16" SCNx64, &id) != 1)
+				continue;
+			const ms_tui_part *p = NULL;
+			for (size_t i = 0; i < v->nparts; i++)
+				if (v->parts[i].id == id)
+					p = &v->parts[i];
+			assert_non_null(p);
+			/* After "ID bytes rows d s claim": the times. */
+			const char *t = in + 43;
+			while (*t && *t != ' ')
+				t++; /* a claim wider than its column */
+			while (*t == ' ')
+				t++;
+			char want[64], a[32], b[32], got[256];
+			snprintf(want, sizeof(want), "%s-%s",
+			         ms_fmt_clock(a, sizeof(a), p->min_ts,
+			                      v->day_start),
+			         ms_fmt_clock(b, sizeof(b), p->max_ts,
+			                      v->day_start));
+			snprintf(got, sizeof(got), "%s", t);
+			for (size_t e = strlen(got); e && got[e - 1] == ' ';)
+				got[--e] = '\0';
+			if (got[0] && strcmp(got, want) != 0)
+				fail_msg("%dx50: part %016" PRIx64
+				         " shows \"%s\" for \"%s\"",
+				         w, id, got, want);
+			shown += got[0] != '\0';
+			long_shown += got[0] && strlen(want) > 17;
+		}
+	}
+	ms_canvas_release(&cv);
+	/* Not a test that shows nothing: the times show where they fit. */
+	assert_true(shown > 0);
+	assert_true(long_shown > 0);
+}
+
 /* At DONE the gates take the Events area; Tab shows the events, and
  * coming round again the gates. */
 static void
@@ -1931,6 +1998,7 @@ main(void)
 		T(test_gates_at_done),
 		T(test_gates_scroll),
 		T(test_gates_wrap),
+		T(test_inventory_times_whole),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),
 		T(test_prompt_editing),
