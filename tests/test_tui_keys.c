@@ -916,6 +916,48 @@ footer_row(fx *f, int w, int h, char *row, size_t n)
 	ms_canvas_release(&cv);
 }
 
+/* Input longer than its prompt's field scrolls with the cursor, and a
+ * "<" or ">" at the field's edge says on which side the text goes on
+ * (nothing said that part of it was out of sight). */
+static void
+test_prompt_scroll_marks(void **state)
+{
+	fx *f = *state;
+	char row[1024], text[121];
+	for (int i = 0; i < 120; i++)
+		text[i] = (char)('a' + i % 26);
+	text[120] = '\0';
+	keys(f, ":");
+	keys(f, text);
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_COMMAND);
+	/* At the end: "<" after the label, the text's end, the cursor. */
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_int_equal(strlen(row), 80);
+	assert_memory_equal(row, ":<", 2);
+	assert_memory_equal(row + 2, text + 120 - 77, 77);
+	assert_int_equal(row[79], ' '); /* the cursor's cell */
+	/* At the start: the text from its first character, ">" last. */
+	ms_session_key(&f->s, MS_KEY_HOME);
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_memory_equal(row, ":", 1);
+	assert_memory_equal(row + 1, text, 78);
+	assert_int_equal(row[79], '>');
+	/* In the middle: both. */
+	for (int i = 0; i < 100; i++)
+		ms_session_key(&f->s, MS_KEY_RIGHT);
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_memory_equal(row, ":<", 2);
+	assert_int_equal(row[79], '>');
+	assert_memory_equal(row + 2, text + 100 - 76, 77); /* to the cursor */
+	/* Text that fits has no marks. */
+	ms_session_key(&f->s, MS_KEY_ESC);
+	keys(f, ":run");
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_non_null(strstr(row, ":run "));
+	assert_null(strchr(row, '<'));
+	assert_null(strchr(row, '>'));
+}
+
 /* The footer at w x 24 with question p open about `what` (put in
  * field), into row. */
 static void
@@ -1999,6 +2041,7 @@ main(void)
 		T(test_gates_scroll),
 		T(test_gates_wrap),
 		T(test_inventory_times_whole),
+		T(test_prompt_scroll_marks),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),
 		T(test_prompt_editing),
