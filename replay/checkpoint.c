@@ -89,7 +89,7 @@
 	X(check_submitted) X(check_by_hash) X(part_err)                    \
 	X(merges_reconciled) X(merges_unreconciled) X(merge_err)           \
 	X(rows_dropped) X(traces_dropped) X(drop_err) X(hot_decides) X(hot_decided)       \
-	X(executed_merges)                                                 \
+	X(executed_merges) X(events_sampled) X(events_bypassed)            \
 	X(decide_dup_traces) X(bounds_mismatch) X(decide_traces)           \
 	X(pub_merges) X(health) X(nhealth) X(health_kinds)                 \
 	X(health_total) X(link_calls_events) X(link_circuit_events)        \

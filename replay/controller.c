@@ -1157,6 +1157,10 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	pthread_mutex_lock(&r->mu);
 	if (d)
 		release_claim(r, d->seq);
+	if (m.sampling.klass == MS_SAMPLING_EXECUTED)
+		r->events_sampled++;
+	if (m.sampling.reason == MS_SREASON_MERGE_GRACE)
+		r->events_bypassed++;
 	if (ev->type == MS_EV_MERGE_DONE) {
 		tally_merge_done(r, d, &m);
 	} else {
@@ -3246,6 +3250,8 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	st->pub_total = ms_fixture_nslots(r->fx);
 	st->merges_done = r->merges_done;
 	st->merges_failed = r->merges_failed;
+	st->merges_sampled = r->events_sampled;
+	st->merges_bypassed = r->events_bypassed;
 	st->speed = r->speed;
 	st->has_pending = r->has_pending;
 	if (r->has_pending) {

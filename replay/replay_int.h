@@ -691,6 +691,9 @@ struct ms_replay {
 	uint64_t hot_decides;   /* hot selections that called Decide */
 	uint64_t hot_decided;   /* traces past the frontier that reached it */
 	uint64_t executed_merges;
+	/* Merge events recorded (failed ones too, as the report counts
+	 * them) of class executed, and of reason merge_grace. */
+	uint64_t events_sampled, events_bypassed;
 	/* Summed over completed merges: traces handed to Decide more than
 	 * once in one merge, and traces whose bounds in the batch differ
 	 * from those rebuilt from their fragments (ms_merge_sampling). */

@@ -400,13 +400,13 @@ test_counts_short_form(void **state)
 {
 	fx *f = *state;
 	char row[1024];
-	f->s.view->ui.n_sampled = 0;
-	f->s.view->ui.n_bypassed = 31;
+	f->s.view->merges_sampled = 0;
+	f->s.view->merges_bypassed = 31;
 	status_row(f, 80, row, sizeof(row));
 	assert_non_null(strstr(row, " merges 57 (31 bypassed)"));
 	status_row(f, 200, row, sizeof(row));
 	assert_non_null(strstr(row, " (sampled 0, bypassed 31)"));
-	f->s.view->ui.n_sampled = 2;
+	f->s.view->merges_sampled = 2;
 	status_row(f, 80, row, sizeof(row));
 	assert_null(strstr(row, "bypassed"));
 	assert_non_null(strstr(row, " merges 57"));
@@ -427,31 +427,40 @@ test_break_spec_on_status(void **state)
 	}
 }
 
-/* The status line's sampled / bypassed counts follow the merges as they
- * complete, each counted once. */
+/* The status line's sampled / bypassed counts are the replay's, also
+ * after going back: at `g #700` behind a run of 751 merges (the recent
+ * events hold the last 512 of them, the database 699 merges, every one
+ * bypassed) it read "bypassed 461", the merges it could count from the
+ * recent events the screen was given. */
 static void
 test_sampling_counts(void **state)
 {
 	fx *f = *state;
-	/* The scene: 57 merges, every 4th executed, the rest merge_grace. */
-	assert_int_equal(f->s.view->ui.n_sampled, 14);
-	assert_int_equal(f->s.view->ui.n_bypassed, 43);
-	ms_session_snapshot(&f->s);
-	assert_int_equal(f->s.view->ui.n_sampled, 14);
-	ms_tui_event *e = &f->model->events[f->model->nevents++];
-	*e = f->model->events[3]; /* an executed one */
-	e->seq = 58;
-	f->model->events_total = 58;
-	ms_session_snapshot(&f->s);
-	assert_int_equal(f->s.view->ui.n_sampled, 15);
-	assert_int_equal(f->s.view->ui.n_bypassed, 43);
-	ms_canvas cv;
-	ms_canvas_init(&cv);
-	assert_int_equal(ms_render_frame(&cv, f->s.view, 200, 60), 0);
 	char row[1024];
-	ms_canvas_row(&cv, 0, row, sizeof(row));
-	assert_non_null(strstr(row, "(sampled 15, bypassed 43)"));
-	ms_canvas_release(&cv);
+	/* The scene's 57 merges, every 4th executed. */
+	f->model->merges_sampled = 14;
+	f->model->merges_bypassed = 43;
+	ms_session_snapshot(&f->s);
+	status_row(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, "(sampled 14, bypassed 43)"));
+	/* The run at its end: 751 merges, the last one sampled. */
+	f->model->events_total = 751;
+	f->model->merges_done = 751;
+	f->model->merges_sampled = 1;
+	f->model->merges_bypassed = 750;
+	ms_session_snapshot(&f->s);
+	status_row(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, "(sampled 1, bypassed 750)"));
+	/* Back at #700's barrier: 699 merges, the recent events the same
+	 * 57 shown (of them 14 executed). */
+	f->model->events_total = 699;
+	f->model->merges_done = 699;
+	f->model->merges_sampled = 0;
+	f->model->merges_bypassed = 699;
+	ms_session_snapshot(&f->s);
+	status_row(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, " merges 699 (699 bypassed)") ||
+	                strstr(row, "(sampled 0, bypassed 699)"));
 }
 
 /* A target behind the replay is re-run to (the controller's restart: from
@@ -907,6 +916,48 @@ footer_row(fx *f, int w, int h, char *row, size_t n)
 	ms_canvas_release(&cv);
 }
 
+/* Input longer than its prompt's field scrolls with the cursor, and a
+ * "<" or ">" at the field's edge says on which side the text goes on
+ * (nothing said that part of it was out of sight). */
+static void
+test_prompt_scroll_marks(void **state)
+{
+	fx *f = *state;
+	char row[1024], text[121];
+	for (int i = 0; i < 120; i++)
+		text[i] = (char)('a' + i % 26);
+	text[120] = '\0';
+	keys(f, ":");
+	keys(f, text);
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_COMMAND);
+	/* At the end: "<" after the label, the text's end, the cursor. */
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_int_equal(strlen(row), 80);
+	assert_memory_equal(row, ":<", 2);
+	assert_memory_equal(row + 2, text + 120 - 77, 77);
+	assert_int_equal(row[79], ' '); /* the cursor's cell */
+	/* At the start: the text from its first character, ">" last. */
+	ms_session_key(&f->s, MS_KEY_HOME);
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_memory_equal(row, ":", 1);
+	assert_memory_equal(row + 1, text, 78);
+	assert_int_equal(row[79], '>');
+	/* In the middle: both. */
+	for (int i = 0; i < 100; i++)
+		ms_session_key(&f->s, MS_KEY_RIGHT);
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_memory_equal(row, ":<", 2);
+	assert_int_equal(row[79], '>');
+	assert_memory_equal(row + 2, text + 100 - 76, 77); /* to the cursor */
+	/* Text that fits has no marks. */
+	ms_session_key(&f->s, MS_KEY_ESC);
+	keys(f, ":run");
+	footer_row(f, 80, 24, row, sizeof(row));
+	assert_non_null(strstr(row, ":run "));
+	assert_null(strchr(row, '<'));
+	assert_null(strchr(row, '>'));
+}
+
 /* The footer at w x 24 with question p open about `what` (put in
  * field), into row. */
 static void
@@ -1050,6 +1101,161 @@ test_gates_scroll(void **state)
 	/* The wheel over the area scrolls too. */
 	mouse_in(f, MS_PANEL_EVENTS, MS_MOUSE_WHEEL_DOWN, 5, 3);
 	assert_int_equal(f->s.view->ui.gates_scroll, 3);
+}
+
+/* A gate's detail of 250 characters (the replay's hold up to 255; the
+ * screen kept 159) and a reconciliation row's long rule wrap at the end
+ * of the line, under where they start, at 132 and at 80 columns: they
+ * were cut at the edge. */
+static void
+test_gates_wrap(void **state)
+{
+	fx *f = *state;
+	f->model->state = MS_VIEW_DONE;
+	f->model->ngates = 2;
+	snprintf(f->model->gates[0].name, sizeof(f->model->gates[0].name),
+	         "one_block_per_trace");
+	f->model->gates[0].pass = true;
+	char detail[251];
+	for (size_t i = 0; i < 240; i++)
+		detail[i] = i % 8 == 7 ? ' ' : (char)('a' + i / 8 % 26);
+	snprintf(detail + 240, sizeof(detail) - 240, " THE_END_");
+	snprintf(f->model->gates[0].detail, sizeof(f->model->gates[0].detail),
+	         "%s", detail);
+	assert_int_equal(strlen(f->model->gates[0].detail), 249);
+	snprintf(f->model->gates[1].name, sizeof(f->model->gates[1].name),
+	         "ledgers");
+	f->model->gates[1].pass = true;
+	snprintf(f->model->gates[1].detail, sizeof(f->model->gates[1].detail),
+	         "short");
+	f->model->nrecon = 1;
+	snprintf(f->model->recon[0].name, sizeof(f->model->recon[0].name),
+	         "finalize: proposed drops");
+	f->model->recon[0].v[2] = f->model->recon[0].v[3] = 26202;
+	f->model->recon[0].ok = true;
+	snprintf(f->model->recon[0].note, sizeof(f->model->recon[0].note),
+	         "dropped + deferred = oracle drops present in the inputs "
+	         "of the finalize merge, as counted LAST_WORD");
+	ms_session_snapshot(&f->s);
+	static const int size[][2] = { { 132, 44 }, { 80, 24 } };
+	for (size_t k = 0; k < 2; k++) {
+		int w = size[k][0], h = size[k][1];
+		ms_session_resize(&f->s, w, h);
+		ms_layout_opts lo = { .overlay = false };
+		ms_layout l;
+		ms_layout_compute(w, h, &lo, &l);
+		ms_rect r = l.r[MS_PANEL_EVENTS];
+		/* Every word of the detail shows, each line starting under
+		 * the first (the detail's column); the last lines scroll. */
+		size_t lines = ms__gates_lines(f->s.view, r.w - 2);
+		assert_true(lines > 5);
+		ms_session_key(&f->s, MS_KEY_HOME);
+		f->s.view->ui.ascii = true;
+		char all[1 << 16] = "";
+		ms_canvas cv;
+		ms_canvas_init(&cv);
+		for (size_t top = 0; top < lines; top += (size_t)r.h - 2) {
+			f->s.view->ui.gates_scroll = top;
+			assert_int_equal(ms_render_frame(&cv, f->s.view, w, h),
+			                 0);
+			for (int y = r.y + 1; y < r.y + r.h - 1; y++) {
+				char row[2048];
+				ms_canvas_row(&cv, y, row, sizeof(row));
+				row[r.x + r.w - 1] = '\0';
+				strncat(all, row + r.x + 1,
+				        sizeof(all) - strlen(all) - 1);
+				strncat(all, "\n",
+				        sizeof(all) - strlen(all) - 1);
+			}
+		}
+		ms_canvas_release(&cv);
+		for (size_t i = 0; i + 8 <= 240; i += 8) {
+			char word[8];
+			memcpy(word, detail + i, 7);
+			word[7] = '\0';
+			if (!strstr(all, word))
+				fail_msg("%dx%d: no \"%s\" of the detail", w, h,
+				         word);
+		}
+		assert_non_null(strstr(all, "THE_END_"));
+		assert_non_null(strstr(all, "LAST_WORD"));
+		assert_non_null(strstr(all, "ok dropped + deferred"));
+		/* A continuation starts in the detail's column (after
+		 * "PASS one_block_per_trace "). */
+		char cont[64];
+		snprintf(cont, sizeof(cont), "\n%*s%.7s", 25, "",
+		         detail + 8 * ((size_t)(r.w - 2 - 25 + 1) / 8));
+		if (!strstr(all, cont))
+			fail_msg("%dx%d: no line starting \"%s\"", w, h,
+			         cont + 1);
+	}
+}
+
+/* The inventory's min-max time column shows a part's times whole or not
+ * at all, at every width: a part ending after the day ("+1d 01:00:00")
+ * or starting before it is wider than the column, and showed cut
+ * ("05:10:00-+1d 01:0"). */
+static void
+test_inventory_times_whole(void **state)
+{
+	fx *f = *state;
+	ms_tui_view *m = f->model;
+	/* Two of the small raw writes, listed first. */
+	m->parts[10].min_ts = m->day_start - 90 * FAKE_MIN;
+	m->parts[11].max_ts = m->day_end + 61 * FAKE_MIN;
+	m->parts[11].min_ts = m->day_end - 10 * FAKE_MIN;
+	ms_session_snapshot(&f->s);
+	ms_tui_view *v = f->s.view;
+	v->ui.ascii = true;
+	size_t shown = 0, long_shown = 0;
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	for (int w = 80; w <= 240; w++) {
+		ms_layout_opts lo = { .overlay = false };
+		ms_layout l;
+		ms_layout_compute(w, 50, &lo, &l);
+		ms_rect r = l.r[MS_PANEL_INVENTORY];
+		assert_int_equal(ms_render_frame(&cv, v, w, 50), 0);
+		for (int y = r.y + 2; y < r.y + r.h - 1; y++) {
+			char row[2048];
+			ms_canvas_row(&cv, y, row, sizeof(row));
+			row[r.x + r.w - 1] = '\0';
+			const char *in = row + r.x + 1;
+			uint64_t id;
+			if (sscanf(in, "%16" SCNx64, &id) != 1)
+				continue;
+			const ms_tui_part *p = NULL;
+			for (size_t i = 0; i < v->nparts; i++)
+				if (v->parts[i].id == id)
+					p = &v->parts[i];
+			assert_non_null(p);
+			/* After "ID bytes rows d s claim": the times. */
+			const char *t = in + 43;
+			while (*t && *t != ' ')
+				t++; /* a claim wider than its column */
+			while (*t == ' ')
+				t++;
+			char want[64], a[32], b[32], got[256];
+			snprintf(want, sizeof(want), "%s-%s",
+			         ms_fmt_clock(a, sizeof(a), p->min_ts,
+			                      v->day_start),
+			         ms_fmt_clock(b, sizeof(b), p->max_ts,
+			                      v->day_start));
+			snprintf(got, sizeof(got), "%s", t);
+			for (size_t e = strlen(got); e && got[e - 1] == ' ';)
+				got[--e] = '\0';
+			if (got[0] && strcmp(got, want) != 0)
+				fail_msg("%dx50: part %016" PRIx64
+				         " shows \"%s\" for \"%s\"",
+				         w, id, got, want);
+			shown += got[0] != '\0';
+			long_shown += got[0] && strlen(want) > 17;
+		}
+	}
+	ms_canvas_release(&cv);
+	/* Not a test that shows nothing: the times show where they fit. */
+	assert_true(shown > 0);
+	assert_true(long_shown > 0);
 }
 
 /* At DONE the gates take the Events area; Tab shows the events, and
@@ -1640,6 +1846,79 @@ test_details_show_staged_batches(void **state)
 			fail_msg("details lack \"%s\"", want[k]);
 }
 
+/* The details scrolled through at w x h, every row read into all. */
+static void
+details_text(fx *f, int w, int h, char *all, size_t cap)
+{
+	size_t used = 0;
+	all[0] = '\0';
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	for (size_t top = 0; top < ms__detail_lines(f->s.view); top += 4) {
+		f->s.view->ui.detail_scroll = top;
+		assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+		char row[4096];
+		for (int y = 0; y < h; y++) {
+			ms_canvas_row(&cv, y, row, sizeof(row));
+			size_t l = strlen(row);
+			if (used + l + 2 < cap) {
+				memcpy(all + used, row, l);
+				used += l;
+				all[used++] = '\n';
+				all[used] = '\0';
+			}
+		}
+	}
+	ms_canvas_release(&cv);
+}
+
+/* A merge's link lines (the link's name, its calls, traces, kept and
+ * time in Decide) and a failure's message longer than the details' column
+ * wrap onto the lines after, at 80 columns (one column) and at 200 (two):
+ * they were cut at the box's edge, the link's time and most of the
+ * message not shown. */
+static void
+test_merge_details_long_values(void **state)
+{
+	fx *f = *state;
+	ms_tui_event *e = &f->model->events[f->model->nevents - 1];
+	e->nlinks = 2;
+	snprintf(e->links[0].name, sizeof(e->links[0].name), "skywalking");
+	snprintf(e->links[1].name, sizeof(e->links[1].name),
+	         "detdrop-percent-35-long");
+	for (int i = 0; i < 2; i++) {
+		e->links[i].calls = 123456789;
+		e->links[i].traces = 9876543210ULL;
+		e->links[i].kept = 9876000000ULL;
+		e->links[i].total_ns = 3543210000000LL + i * 10000000000LL;
+	}
+	e->failed = true;
+	snprintf(e->error, sizeof(e->error),
+	         "the output part could not be published: no space left on "
+	         "device (ENOSPC) in latency.idx");
+	ms_session_snapshot(&f->s);
+	ms_session_key(&f->s, MS_KEY_ENTER);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	static const int size[][2] = { { 80, 24 }, { 200, 60 }, { 100, 30 } };
+	size_t cap = 1 << 18;
+	char *all = malloc(cap);
+	assert_non_null(all);
+	for (size_t k = 0; k < 3; k++) {
+		details_text(f, size[k][0], size[k][1], all, cap);
+		static const char *const want[] = {
+			"9876000000 kept,", "3543.21s",
+			"3553.21s",         "detdrop-percent-35-long",
+			"latency.idx",      "123456789 calls,",
+			"output checksum",
+		};
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			if (!strstr(all, want[i]))
+				fail_msg("%dx%d: the details lack \"%s\"",
+				         size[k][0], size[k][1], want[i]);
+	}
+	free(all);
+}
+
 static void
 test_every_fkey_has_a_letter(void **state)
 {
@@ -1760,11 +2039,15 @@ main(void)
 		T(test_part_selection_follows_part),
 		T(test_gates_at_done),
 		T(test_gates_scroll),
+		T(test_gates_wrap),
+		T(test_inventory_times_whole),
+		T(test_prompt_scroll_marks),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),
 		T(test_prompt_editing),
 		T(test_help_focus_details_quit),
 		T(test_details_show_staged_batches),
+		T(test_merge_details_long_values),
 		cmocka_unit_test(test_every_fkey_has_a_letter),
 		T(test_controller_errors_shown),
 		cmocka_unit_test(test_session_loop),

@@ -27,6 +27,7 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sqlite3.h>
 
 /* A snapshot taken on its own thread, so that the test can say it did not
  * return rather than hang. */
@@ -221,11 +222,133 @@ test_figures_move_during_decide(void **state)
 	unlink(gate);
 }
 
+/* The gates' area of a w x h frame scrolled through page by page: its
+ * inner text, every run of blanks one space. */
+static void
+gates_text(ms_tui_view *v, int w, int h, char *out, size_t cap)
+{
+	ms_layout_opts lo = { .overlay = false };
+	ms_layout l;
+	ms_layout_compute(w, h, &lo, &l);
+	ms_rect r = l.r[MS_PANEL_EVENTS];
+	size_t lines = ms__gates_lines(v, r.w - 2), page = (size_t)r.h - 2;
+	v->ui.ascii = true;
+	v->ui.show_gates = true;
+	v->ui.focus = MS_FOCUS_EVENTS;
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	size_t used = 0;
+	out[0] = '\0';
+	for (size_t top = 0; top < lines; top += page) {
+		v->ui.gates_scroll = top;
+		assert_int_equal(ms_render_frame(&cv, v, w, h), 0);
+		for (int y = r.y + 1; y < r.y + r.h - 1; y++) {
+			char row[1024];
+			ms_canvas_row(&cv, y, row, sizeof(row));
+			row[r.x + r.w - 1] = '\0';
+			for (const char *p = row + r.x + 1; *p; p++) {
+				bool blank = *p == ' ';
+				if (blank &&
+				    (used == 0 || out[used - 1] == ' '))
+					continue;
+				if (used + 2 < cap)
+					out[used++] = *p;
+			}
+			if (used && out[used - 1] != ' ' && used + 2 < cap)
+				out[used++] = ' ';
+		}
+	}
+	out[used] = '\0';
+	ms_canvas_release(&cv);
+}
+
+/* At the end of a run the screen shows every row of the reconciliation
+ * with the oracle that the database holds (29; the screen took 24, the
+ * last five never shown), each with its figures and the rule it must
+ * satisfy (or its remark) as `mergescope report` prints it, at 132x44
+ * and 80x24, scrolling. */
+static void
+test_every_recon_row(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "recon", "skywalking");
+	run.o.speed = 0;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
+	ms_tui_view *v = ms_tui_view_new();
+	assert_non_null(v);
+	ms_errbuf eb = { "" };
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_int_equal(v->state, MS_VIEW_DONE);
+	assert_true(v->ngates > 0);
+
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(
+	        sqlite3_open_v2(run.db, &db, SQLITE_OPEN_READONLY, NULL),
+	        SQLITE_OK);
+	assert_int_equal(
+	        sqlite3_prepare_v2(db,
+	                           "SELECT name, primary_n, cooldown_n, "
+	                           "finalize_n, total_n, ok, note FROM "
+	                           "reconcile ORDER BY id",
+	                           -1, &st, NULL),
+	        SQLITE_OK);
+	size_t cap = 1 << 18, n = 0;
+	char *at132 = malloc(cap), *at80 = malloc(cap);
+	assert_non_null(at132);
+	assert_non_null(at80);
+	gates_text(v, 132, 44, at132, cap);
+	gates_text(v, 80, 24, at80, cap);
+	for (; sqlite3_step(st) == SQLITE_ROW; n++) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		const char *note = (const char *)sqlite3_column_text(st, 6);
+		bool ok = sqlite3_column_int(st, 5) != 0;
+		while (*name == ' ')
+			name++;
+		char rule[600], want[1024];
+		if (note[0] == '(')
+			snprintf(rule, sizeof(rule), " %s", note);
+		else if (note[0])
+			snprintf(rule, sizeof(rule), " %s %s",
+			         ok ? "ok" : "FAIL", note);
+		else
+			snprintf(rule, sizeof(rule), "%s", ok ? "" : " FAIL");
+		snprintf(want, sizeof(want), "%s %lld %lld %lld %lld%s", name,
+		         (long long)sqlite3_column_int64(st, 1),
+		         (long long)sqlite3_column_int64(st, 2),
+		         (long long)sqlite3_column_int64(st, 3),
+		         (long long)sqlite3_column_int64(st, 4), rule);
+		assert_true(n < v->nrecon);
+		assert_string_equal(v->recon[n].note, note);
+		if (!strstr(at132, want))
+			fail_msg("132x44 lacks \"%s\"", want);
+		if (!strstr(at80, want))
+			fail_msg("80x24 lacks \"%s\"", want);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	fprintf(stderr, "%zu reconciliation rows\n", n);
+	assert_true(n >= 29);
+	assert_int_equal(v->nrecon, n);
+	free(at132);
+	free(at80);
+	ms_tui_view_free(v);
+	ms_replay_ctl_free(rc);
+	ms_replay_close(r);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_figures_move_during_decide),
+		cmocka_unit_test(test_every_recon_row),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

@@ -229,6 +229,54 @@ test_clock_forms(void **state)
 	                            FAKE_DAY0)) <= MS_CLOCK_WIDE);
 }
 
+/* Sizes (powers of 1024), counts (of 1000) and durations in their short
+ * forms, also just below a unit's edge: a value that rounds up to the
+ * next unit shows in it ("1024K" read as more than a K and less than an
+ * M at once; "1000.00us" is wider than any other form). */
+static void
+test_number_forms(void **state)
+{
+	(void)state;
+	char b[32];
+	static const struct {
+		uint64_t v;
+		const char *bytes, *count, *ns;
+	} cases[] = {
+		{ 0, "0B", "0", "0ns" },
+		{ 999, "999B", "999", "999ns" },
+		{ 1023, "1023B", "1023", "1.02us" },
+		{ 1024, "1.00K", "1024", "1.02us" },
+		{ 10229, "9.99K", "10.2k", "10.23us" },
+		{ 10235, "10.0K", "10.2k", "10.23us" },
+		{ 99999, "97.7K", "100k", "100.00us" },
+		{ 102297, "99.9K", "102k", "102.30us" },
+		{ 102349, "100K", "102k", "102.35us" },
+		{ 102355, "100K", "102k", "102.36us" },
+		{ 999499, "976K", "999k", "999.50us" },
+		{ 999950, "977K", "1.0M", "999.95us" },
+		{ 999999, "977K", "1.0M", "1.00ms" },
+		{ 1048063, "1023K", "1.0M", "1.05ms" },
+		{ 1048064, "1.00M", "1.0M", "1.05ms" },
+		{ 1048575, "1.00M", "1.0M", "1.05ms" },
+		{ 1048576, "1.00M", "1.0M", "1.05ms" },
+		{ 999995000, "954M", "1.0G", "1.00s" },
+		{ 1073741823, "1.00G", "1.1G", "1.07s" },
+		{ 99950000000ULL, "93.1G", "100G", "99.95s" },
+		{ 1125899906842623ULL, "1.00P", "1.1P", "1125899.91s" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_string_equal(ms_fmt_bytes(b, sizeof(b), cases[i].v),
+		                    cases[i].bytes);
+		assert_string_equal(ms_fmt_count(b, sizeof(b), cases[i].v),
+		                    cases[i].count);
+		assert_string_equal(ms_fmt_ns(b, sizeof(b), cases[i].v),
+		                    cases[i].ns);
+	}
+	/* The largest value keeps the largest unit. */
+	assert_string_equal(ms_fmt_bytes(b, sizeof(b), UINT64_MAX), "16.0E");
+	assert_string_equal(ms_fmt_count(b, sizeof(b), UINT64_MAX), "18.4E");
+}
+
 static void
 test_clock_on_screen(void **state)
 {
@@ -338,6 +386,7 @@ test_help(void **state)
 		"export FMT [PATH]", "filter TEXT", "depth>=D",
 		"time=HH:MM[:SS]",   "part=HEX",    "lane=fast|slow",
 		"Mouse: a click",    "d deletes",   "Tab completes",
+		"powers of 1024",
 	};
 	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
 		assert_non_null(strstr(all, more[i]));
@@ -629,6 +678,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_running_wide, setup,
 		                                teardown),
 		cmocka_unit_test(test_clock_forms),
+		cmocka_unit_test(test_number_forms),
 		cmocka_unit_test_setup_teardown(test_clock_on_screen, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_timeline_zoom, setup,

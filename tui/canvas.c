@@ -133,6 +133,40 @@ ms_canvas_text_tail(ms_canvas *c, int x, int y, int maxw, const char *s,
 	return col + ms_canvas_text(c, x + col, y, maxw - col, s, attr);
 }
 
+int
+ms_canvas_wrap(ms_canvas *c, int x, int y, int maxw, const char *s,
+               uint16_t attr)
+{
+	if (maxw < 1)
+		return 0;
+	int lines = 0;
+	while (*s == ' ')
+		s++;
+	do {
+		/* The longest run of whole words that fits; a word longer
+		 * than the line is cut at its edge. */
+		const char *p = s, *brk = NULL;
+		for (int col = 0; *p && col < maxw; col++) {
+			if (*p == ' ')
+				brk = p;
+			utf8_next(&p);
+		}
+		if (*p && *p != ' ' && brk)
+			p = brk;
+		if (c) {
+			int cx = x;
+			for (const char *q = s; q < p;)
+				ms_canvas_put(c, cx++, y + lines, utf8_next(&q),
+				              attr);
+		}
+		lines++;
+		s = p;
+		while (*s == ' ')
+			s++;
+	} while (*s);
+	return lines;
+}
+
 void
 ms_canvas_blit(ms_canvas *c, ms_rect in, const ms_canvas *doc, size_t top)
 {

@@ -86,6 +86,7 @@ size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
 	"                       hierarchy is writable, runs in a cgroup\n"     \
 	"                       that enforces them (see --envelope);\n"        \
 	"                       cpus from 0.01, mem from 64m to 64t\n"         \
+	"                       (k, m, g, t: powers of 1024)\n"                \
 	"  --envelope E         how --profile is held: auto (default: a\n"     \
 	"                       real cgroup where possible, else\n"            \
 	"                       emulated), cgroup (a real one or fail),\n"     \

@@ -22,6 +22,45 @@
 #define NS_PER_S 1000000000LL
 #define DAY_NS (86400LL * NS_PER_S)
 
+/* The integer part of a number printf wrote ("1024" of "1024K"). */
+static uint64_t
+int_part(const char *s)
+{
+	uint64_t v = 0;
+	for (; *s >= '0' && *s <= '9'; s++)
+		v = v * 10 + (uint64_t)(*s - '0');
+	return v;
+}
+
+/* d (at least 1) of unit[u], with as many decimals as keep it to 3 digits
+ * and 2 decimals at most (min_prec from 0 up, most for the smallest); a
+ * value that rounds up to the next decimal or to `base` takes the form
+ * of what it rounds to ("10.0", "100", then "1.00" of the next unit), so
+ * 1023.7K reads 1.00M, never 1024K. */
+static char *
+fmt_unit(char *buf, size_t n, double d, const char *unit, int u, double base,
+         int prec)
+{
+	for (;;) {
+		int p = prec;
+		if (d >= 10.0 && p > 1)
+			p = 1;
+		if (d >= 100.0)
+			p = 0;
+		snprintf(buf, n, "%.*f%c", p, d, unit[u]);
+		uint64_t i = int_part(buf);
+		if (p == 2 && i >= 10)
+			d = 10.0; /* 9.996 shows as 10.0 */
+		else if (p == 1 && i >= 100)
+			d = 100.0;
+		else if (p == 0 && (double)i >= base && unit[u + 1]) {
+			d /= base;
+			u++;
+		} else
+			return buf;
+	}
+}
+
 char *
 ms_fmt_bytes(char *buf, size_t n, uint64_t v)
 {
@@ -36,12 +75,7 @@ ms_fmt_bytes(char *buf, size_t n, uint64_t v)
 		d /= 1024.0;
 		u++;
 	}
-	snprintf(buf, n,
-	         d < 10.0    ? "%.2f%c"
-	         : d < 100.0 ? "%.1f%c"
-	                     : "%.0f%c",
-	         d, unit[u]);
-	return buf;
+	return fmt_unit(buf, n, d, unit, u, 1024.0, 2);
 }
 
 char *
@@ -58,21 +92,29 @@ ms_fmt_count(char *buf, size_t n, uint64_t v)
 		d /= 1000.0;
 		u++;
 	}
-	snprintf(buf, n, d < 100.0 ? "%.1f%c" : "%.0f%c", d, unit[u]);
-	return buf;
+	return fmt_unit(buf, n, d, unit, u, 1000.0, 1);
 }
 
 char *
 ms_fmt_ns(char *buf, size_t n, uint64_t ns)
 {
-	if (ns < 1000)
+	/* A time that rounds up to 1000 of its unit shows in the next
+	 * ("1.00ms", not "1000.00us"). */
+	if (ns < 1000) {
 		snprintf(buf, n, "%" PRIu64 "ns", ns);
-	else if (ns < 1000000)
+		return buf;
+	}
+	if (ns < 1000000) {
 		snprintf(buf, n, "%.2fus", (double)ns / 1e3);
-	else if (ns < 1000000000)
+		if (int_part(buf) < 1000)
+			return buf;
+	}
+	if (ns < 1000000000) {
 		snprintf(buf, n, "%.2fms", (double)ns / 1e6);
-	else
-		snprintf(buf, n, "%.2fs", (double)ns / 1e9);
+		if (int_part(buf) < 1000)
+			return buf;
+	}
+	snprintf(buf, n, "%.2fs", (double)ns / 1e9);
 	return buf;
 }
 

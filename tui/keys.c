@@ -57,27 +57,6 @@ replay_where(const ms_tui_view *v)
 	return h | 2; /* never 1 */
 }
 
-/* Count the merges completed since the last snapshot: the newest
- * events_total - n_counted entries of the recent list. */
-static void
-count_merges(ms_tui_view *v)
-{
-	ms_tui_ui *ui = &v->ui;
-	if (v->events_total < ui->n_counted) /* a new run */
-		ui->n_counted = ui->n_sampled = ui->n_bypassed = 0;
-	uint64_t fresh = v->events_total - ui->n_counted;
-	if (fresh > v->nevents)
-		fresh = v->nevents; /* older ones scrolled past unseen */
-	for (size_t i = v->nevents - (size_t)fresh; i < v->nevents; i++) {
-		const ms_tui_event *e = &v->events[i];
-		if (strcmp(e->klass, "executed") == 0)
-			ui->n_sampled++;
-		else if (strcmp(e->reason, "merge_grace") == 0)
-			ui->n_bypassed++;
-	}
-	ui->n_counted = v->events_total;
-}
-
 static uint64_t go_merge_position(const ms_tui_view *v);
 
 /* The day's last merge, where the view shows it: the run is over, or
@@ -149,7 +128,6 @@ void
 ms__session_observe(ms_tui_session *s)
 {
 	ms_tui_view *v = s->view;
-	count_merges(v);
 	if (s->go_active && v->state != MS_VIEW_RUNNING) {
 		ms_errbuf eb = { "" };
 		s->go_active = false;
@@ -727,10 +705,11 @@ static void
 scroll_gates(ms_tui_session *s, long delta, bool home, bool end)
 {
 	ms_tui_ui *ui = &s->view->ui;
-	size_t last = ms__gates_lines(s->view) - 1;
 	ms_layout_opts lo = { .overlay = false };
 	ms_layout l;
 	ms_layout_compute(s->screen_w, s->screen_h, &lo, &l);
+	/* Lines as wrapped at the area's width. */
+	size_t last = ms__gates_lines(s->view, l.r[MS_PANEL_EVENTS].w - 2) - 1;
 	int eh = l.r[MS_PANEL_EVENTS].h - 2;
 	if (!l.too_small && eh > 0 && (size_t)eh <= last)
 		last = last + 1 - (size_t)eh;

@@ -10,26 +10,63 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 struct kv {
 	const char *k;
 	char v[128];
 };
 
-/* The fields in one or two columns; returns the rows used. */
+/* One field at (x, y) of a column colw wide, c NULL to measure it: its
+ * key in 17 columns (a longer one, a link's name, on a line of its own)
+ * and its value wrapped at spaces in the columns after (a link's figures
+ * were cut at the box's edge); returns its lines. */
+static int
+put_kv(ms_canvas *c, int x, int y, int colw, const struct kv *kv)
+{
+	int own = strlen(kv->k) > 17;
+	if (c)
+		ms_canvas_text(c, x, y, own ? colw - 1 : 18, kv->k, MS_C_MUTED);
+	int lines = ms_canvas_wrap(c, x + 18, y + own, colw - 19, kv->v, 0);
+	return own + (lines > 0 ? lines : 1);
+}
+
+/* The fields in one or two columns, the first as tall as the second or
+ * one field taller; returns the rows used. */
 static int
 put_list(ms_canvas *c, ms_rect in, const struct kv *kv, size_t n)
 {
 	int cols = in.w >= 80 ? 2 : 1;
 	int colw = in.w / cols;
-	int rows = (int)((n + (size_t)cols - 1) / (size_t)cols);
-	for (size_t i = 0; i < n; i++) {
-		int col = (int)i / rows, row = (int)i % rows;
-		if (row >= in.h)
-			continue;
-		int x = in.x + 1 + col * colw;
-		ms_canvas_text(c, x, in.y + row, 18, kv[i].k, MS_C_MUTED);
-		ms_canvas_text(c, x + 18, in.y + row, colw - 19, kv[i].v, 0);
+	int h[48], total = 0;
+	if (n > 48)
+		n = 48;
+	for (size_t i = 0; i < n; i++)
+		total += h[i] = put_kv(NULL, 0, 0, colw, &kv[i]);
+	/* The split that makes the taller column shortest (the later of
+	 * equal ones: the first column takes the odd field). */
+	size_t split = n;
+	if (cols == 2) {
+		int best = total + 1, first = 0;
+		for (size_t k = 0; k <= n; k++) {
+			int tall =
+			        first > total - first ? first : total - first;
+			if (tall <= best) {
+				best = tall;
+				split = k;
+			}
+			if (k < n)
+				first += h[k];
+		}
+	}
+	int rows = 0;
+	for (int col = 0; col < cols; col++) {
+		int y = in.y;
+		size_t i0 = col ? split : 0, i1 = col ? n : split;
+		for (size_t i = i0; i < i1; i++)
+			y += put_kv(c, in.x + 1 + col * colw, y, colw, &kv[i]);
+		if (y - in.y > rows)
+			rows = y - in.y;
 	}
 	return rows < in.h ? rows : in.h;
 }
@@ -176,9 +213,11 @@ draw_part(ms_canvas *c, ms_rect in, const ms_tui_view *v, const ms_tui_part *p)
 static int
 layout_doc(ms_canvas *doc, const ms_tui_view *v, int w, char *title, size_t tn)
 {
-	/* Every field in one column, a blank, the inputs' header, each
-	 * input kept and the "+N more" line. */
-	int h = 48 + 3 + MS_VIEW_EVENT_INPUTS + 1;
+	/* Every field in one column (wrapped: a value of 127 columns
+	 * takes 4 lines at the narrowest, 60 columns, and a long key one
+	 * more), a blank, the inputs' header, each input kept and the "+N
+	 * more" line. */
+	int h = 48 * 6 + 3 + MS_VIEW_EVENT_INPUTS + 1;
 	if (w < 1 || ms_canvas_reset(doc, w, h) != 0)
 		return 0;
 	ms_rect in = { 0, 0, w, h };

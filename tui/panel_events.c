@@ -82,77 +82,136 @@ ms__events_top(const ms_tui_view *v, const size_t *idx, size_t n, int rows)
 	return top;
 }
 
+/* The rule a reconciliation row states, as `mergescope report` prints it:
+ * "ok = dropped" (or FAIL), a remark "(...)" as it is, "FAIL" for a row
+ * that fails with none, or "". */
+static void
+recon_rule(char *buf, size_t n, const char *note, bool ok)
+{
+	if (note[0] == '(')
+		snprintf(buf, n, "%s", note);
+	else if (note[0])
+		snprintf(buf, n, "%s %s", ok ? "ok" : "FAIL", note);
+	else
+		snprintf(buf, n, "%s", ok ? "" : "FAIL");
+}
+
 /* At DONE: the run's correctness gates, failures first, then the
- * reconciliation with the verdict oracle, laid out whole from the top of
- * doc (w columns); returns the rows used. */
+ * reconciliation with the verdict oracle with each row's rule, laid out
+ * whole from the top of doc, w columns wide (doc NULL: only counted). A
+ * gate's detail and a row's rule wrap at the end of the line (they were
+ * cut there), under where they start; so does a row's name where the
+ * line has no room for it whole. Returns the rows used. */
 static int
 layout_gates(ms_canvas *doc, const ms_tui_view *v, int w)
 {
-	if (ms_canvas_reset(doc, w, (int)ms__gates_lines(v)) != 0)
-		return 0;
 	int nw = 12;
 	for (size_t i = 0; i < v->ngates; i++) {
 		int l = (int)strlen(v->gates[i].name);
 		if (l > nw)
 			nw = l < 28 ? l : 28;
 	}
-	ms_canvas_printf(doc, 0, 0, w, MS_C_MUTED | MS_A_UL, "%-4s %-*s %s", "",
-	                 nw, "gate", "detail");
+	if (doc)
+		ms_canvas_printf(doc, 0, 0, w, MS_C_MUTED | MS_A_UL,
+		                 "%-4s %-*s %s", "", nw, "gate", "detail");
 	int y = 1;
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < v->ngates; i++) {
 			if (v->gates[i].pass != (pass == 1))
 				continue;
 			bool ok = v->gates[i].pass;
-			int x = ms_canvas_text(
-			        doc, 0, y, w,
-			        !ok                ? "FAIL"
-			        : v->gates[i].warn ? "WARN"
-			                           : "PASS",
-			        (uint16_t)(MS_A_BOLD |
-			                   (ok ? MS_C_OK
-			                       : MS_C_ALERT | MS_A_REV)));
-			ms_canvas_printf(doc, x, y, w - x, 0, " %-*.*s %s", nw,
-			                 nw, v->gates[i].name,
-			                 v->gates[i].detail);
-			y++;
+			if (doc) {
+				int x = ms_canvas_text(
+				        doc, 0, y, w,
+				        !ok                ? "FAIL"
+				        : v->gates[i].warn ? "WARN"
+				                           : "PASS",
+				        (uint16_t)(MS_A_BOLD |
+				                   (ok ? MS_C_OK
+				                       : MS_C_ALERT |
+				                                    MS_A_REV)));
+				ms_canvas_printf(doc, x, y, w - x, 0, " %-*.*s",
+				                 nw, nw, v->gates[i].name);
+			}
+			int lines = ms_canvas_wrap(doc, nw + 6, y, w - nw - 6,
+			                           v->gates[i].detail, 0);
+			y += lines > 0 ? lines : 1;
 		}
 	/* Then the reconciliation with the verdict oracle, as the report
-	 * prints it. */
+	 * prints it: every row, and what it must equal. */
 	if (v->nrecon == 0)
 		return y;
 	y++;
 	/* The names whole where the line has room for them ("oracle drops
-	 * in the final output" was cut to "... final ou"). */
-	int rw = 28;
+	 * in the final output" was cut to "... final ou"), else wrapped. */
+	int rw = 20, digits = 8; /* "finalize" */
 	for (size_t i = 0; i < v->nrecon; i++) {
 		int l = (int)strlen(v->recon[i].name);
-		if (l > rw && l <= w - 57)
+		if (l > rw)
 			rw = l;
-		else if (l > rw && w - 57 > rw)
-			rw = w - 57;
+		for (int k = 0; k < 4; k++) {
+			char num[24];
+			l = snprintf(num, sizeof(num), "%" PRIu64,
+			             v->recon[i].v[k]);
+			if (l > digits)
+				digits = l;
+		}
 	}
-	ms_canvas_printf(doc, 0, y++, w, MS_C_MUTED | MS_A_UL,
-	                 "%-4s %-*s %12s %12s %12s %12s", "", rw,
-	                 "reconciliation", "primary", "cooldown", "finalize",
-	                 "total");
-	for (size_t i = 0; i < v->nrecon; i++, y++) {
-		const char *mark = v->recon[i].ok ? "" : "FAIL";
-		ms_canvas_printf(
-		        doc, 0, y, w,
-		        (uint16_t)(v->recon[i].ok ? 0 : MS_C_ALERT | MS_A_BOLD),
-		        "%-4s %-*.*s %12" PRIu64 " %12" PRIu64 " %12" PRIu64
-		        " %12" PRIu64,
-		        mark, rw, rw, v->recon[i].name, v->recon[i].v[0],
-		        v->recon[i].v[1], v->recon[i].v[2], v->recon[i].v[3]);
+	/* Figures 12 wide, narrower where the names would not fit. */
+	int numw = 5 + rw + 4 * 13 <= w ? 12 : digits;
+	int nums = 4 * (numw + 1);
+	if (5 + rw + nums > w)
+		rw = w - 5 - nums > 20 ? w - 5 - nums : 20;
+	/* The rule after the figures when a rule of 24 columns fits there,
+	 * else on the lines under the row's name. */
+	int rx = 5 + rw + nums + 2;
+	bool beside = w - rx >= 24;
+	if (doc)
+		ms_canvas_printf(doc, 0, y, w, MS_C_MUTED | MS_A_UL,
+		                 "%-4s %-*s %*s %*s %*s %*s%s", "", rw,
+		                 "reconciliation", numw, "primary", numw,
+		                 "cooldown", numw, "finalize", numw, "total",
+		                 beside ? "  rule" : "");
+	y++;
+	for (size_t i = 0; i < v->nrecon; i++) {
+		uint16_t attr =
+		        (uint16_t)(v->recon[i].ok ? 0 : MS_C_ALERT | MS_A_BOLD);
+		char rule[MS_VIEW_TEXT + 8];
+		recon_rule(rule, sizeof(rule), v->recon[i].note,
+		           v->recon[i].ok);
+		if (doc) {
+			ms_canvas_text(doc, 0, y, 4,
+			               v->recon[i].ok ? "" : "FAIL", attr);
+			ms_canvas_printf(
+			        doc, 5 + rw, y, w - 5 - rw, attr,
+			        " %*" PRIu64 " %*" PRIu64 " %*" PRIu64
+			        " %*" PRIu64,
+			        numw, v->recon[i].v[0], numw, v->recon[i].v[1],
+			        numw, v->recon[i].v[2], numw, v->recon[i].v[3]);
+		}
+		/* A sub-row's name keeps its indent ("  of which ..."). */
+		const char *name = v->recon[i].name;
+		int ind = (int)strspn(name, " ");
+		if (ind > rw / 2)
+			ind = 0;
+		int nl = ms_canvas_wrap(doc, 5 + ind, y, rw - ind, name, attr);
+		int rl = 0;
+		if (rule[0] && beside)
+			rl = ms_canvas_wrap(doc, rx, y, w - rx, rule, attr);
+		else if (rule[0])
+			nl += ms_canvas_wrap(doc, 7, y + (nl > 0 ? nl : 1),
+			                     w - 7, rule, attr);
+		int lines = nl > rl ? nl : rl;
+		y += lines > 0 ? lines : 1;
 	}
 	return y;
 }
 
 size_t
-ms__gates_lines(const ms_tui_view *v)
+ms__gates_lines(const ms_tui_view *v, int w)
 {
-	return 1 + v->ngates + (v->nrecon ? 2 + v->nrecon : 0);
+	int n = layout_gates(NULL, v, w > 0 ? w : 80);
+	return n > 0 ? (size_t)n : 1;
 }
 
 /* The gates and the reconciliation in the Events area, scrolled to
@@ -169,7 +228,9 @@ draw_gates(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	ms_canvas doc;
 	ms_canvas_init(&doc);
 	doc.ascii = c->ascii;
-	size_t rows = (size_t)layout_gates(&doc, v, in.w), h = (size_t)in.h;
+	size_t rows = ms__gates_lines(v, in.w), h = (size_t)in.h;
+	if (ms_canvas_reset(&doc, in.w, (int)rows) == 0)
+		layout_gates(&doc, v, in.w);
 	size_t top = v->ui.gates_scroll;
 	if (top + h > rows)
 		top = rows > h ? rows - h : 0;

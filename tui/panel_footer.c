@@ -106,22 +106,50 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 			label = prompt_label(ui->prompt, true);
 		int x = r.x + ms_canvas_text(c, r.x, r.y, r.w, label,
 		                             MS_A_BOLD | MS_C_ACCENT);
-		/* Keep the cursor on screen: scroll the text if needed. */
-		int room = r.x + r.w - x - 1;
+		/* The field from x to the line's end, the cursor's cell
+		 * included. Text longer than it scrolls to keep the cursor
+		 * on screen, and a "<" or ">" in the field's first or last
+		 * cell says that text goes on that way (nothing said so). */
+		int fw = r.x + r.w - x;
+		size_t len = strlen(ui->cmdline);
+		size_t cur = ui->cursor <= len ? ui->cursor : len;
 		size_t off = 0;
-		if (room > 0 && ui->cursor > (size_t)room)
-			off = ui->cursor - (size_t)room;
+		bool left = false, right = false;
+		int tx = x, tn = fw; /* where the text goes, its cells */
+		if (fw >= 4 && len + 1 > (size_t)fw) {
+			if (cur + 2 <= (size_t)fw) {
+				right = true; /* the start, then ">" */
+				tn = fw - 1;
+			} else {
+				/* "<", then the text to the cursor, in the last
+				 * cell (at the text's end) or the one before
+				 * ">" or a blank. */
+				left = true;
+				off = cur == len ? len - (size_t)(fw - 2)
+				                 : cur - (size_t)(fw - 3);
+				right = off + (size_t)(fw - 2) < len;
+				tx = x + 1;
+				tn = fw - 2;
+			}
+		} else if (fw > 0 && cur + 1 > (size_t)fw) {
+			off = cur + 1 - (size_t)fw; /* too narrow for marks */
+		}
 		/* An offered default shows selected, and says that typing
 		 * replaces it where the line has room. */
-		int tw = ms_canvas_text(c, x, r.y, room + 1, ui->cmdline + off,
+		int tw = ms_canvas_text(c, tx, r.y, tn, ui->cmdline + off,
 		                        ui->prefilled ? MS_A_REV : 0);
+		if (left)
+			ms_canvas_text(c, x, r.y, 1, "<",
+			               MS_A_BOLD | MS_C_ACCENT);
+		if (right)
+			ms_canvas_text(c, r.x + r.w - 1, r.y, 1, ">",
+			               MS_A_BOLD | MS_C_ACCENT);
 		static const char hint[] = "  (typing replaces it)";
-		if (ui->prefilled && tw + (int)sizeof(hint) <= room)
-			ms_canvas_text(c, x + tw, r.y, room - tw, hint,
+		if (ui->prefilled && !left && !right &&
+		    tw + (int)sizeof(hint) <= fw - 1)
+			ms_canvas_text(c, tx + tw, r.y, fw - 1 - tw, hint,
 			               MS_A_DIM);
-		size_t len = strlen(ui->cmdline);
-		int cx =
-		        x + (int)((ui->cursor <= len ? ui->cursor : len) - off);
+		int cx = tx + (int)(cur - off);
 		ms_canvas_attr(c, cx, r.y, 1, MS_A_REV);
 		return;
 	}

@@ -19,6 +19,8 @@ static const char *const legend[] = {
 	"Timeline: each part's time span; heavy = mature, light = hot,",
 	"  solid = pending selection; the vertical line is the frontier.",
 	"Staging: live/peak staged bytes, | = preferred limit, bar = hard.",
+	"Sizes: K, M, G are powers of 1024 (1.00M = 1 MiB); counts (rows,",
+	"  traces) k, M of 1000.",
 	"Filter: lane=L class=C reason=R phase=P seq=A..B seq>=N #N; other",
 	"  words are text in the merge's summary. e exports what it shows.",
 	"Arrows/PgUp/PgDn/Home/End move in the focused panel; End follows.",

@@ -58,13 +58,15 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		        (uint16_t)(MS_A_BOLD |
 		                   (p->mature ? MS_C_WARN : MS_C_HOT)));
 		x += ms_canvas_printf(c, x, y, in.x + in.w - x, a, " %-5s", cl);
-		if (wide)
-			ms_canvas_printf(c, x, y, in.x + in.w - x, MS_C_MUTED,
-			                 "  %s-%s",
-			                 ms_fmt_clock(t0, sizeof(t0), p->min_ts,
-			                              v->day_start),
-			                 ms_fmt_clock(t1, sizeof(t1), p->max_ts,
-			                              v->day_start));
+		/* The times only whole: "+1d 01:00:00" is wider than the
+		 * day's clock, and a cut one reads as another time. */
+		char span[80];
+		int len = snprintf(
+		        span, sizeof(span), "  %s-%s",
+		        ms_fmt_clock(t0, sizeof(t0), p->min_ts, v->day_start),
+		        ms_fmt_clock(t1, sizeof(t1), p->max_ts, v->day_start));
+		if (wide && len <= in.x + in.w - x)
+			ms_canvas_text(c, x, y, len, span, MS_C_MUTED);
 		if (focus && k == v->ui.part_sel)
 			ms_canvas_attr(c, in.x, y, in.w, MS_A_REV);
 	}

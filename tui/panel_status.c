@@ -140,16 +140,16 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	 * Narrow, a zero count is left out: "(245 bypassed)". */
 	int counts = -1;
 	char short_counts[64] = "";
-	if (v->ui.n_sampled + v->ui.n_bypassed) {
+	if (v->merges_sampled + v->merges_bypassed) {
 		snprintf(p[n].text, sizeof(p[n].text),
 		         " (sampled %" PRIu64 ", bypassed %" PRIu64 ")",
-		         v->ui.n_sampled, v->ui.n_bypassed);
-		if (v->ui.n_sampled == 0 || v->ui.n_bypassed == 0)
+		         v->merges_sampled, v->merges_bypassed);
+		if (v->merges_sampled == 0 || v->merges_bypassed == 0)
 			snprintf(short_counts, sizeof(short_counts),
 			         " (%" PRIu64 " %s)",
-			         v->ui.n_sampled ? v->ui.n_sampled
-			                         : v->ui.n_bypassed,
-			         v->ui.n_sampled ? "sampled" : "bypassed");
+			         v->merges_sampled ? v->merges_sampled
+			                           : v->merges_bypassed,
+			         v->merges_sampled ? "sampled" : "bypassed");
 		p[n].attr = MS_C_MUTED;
 		counts = n;
 		p[n++].prio = 5;

@@ -396,6 +396,8 @@ snap_status(ms_tui_view *v, const ms_replay_status *st)
 	v->pub_total = st->pub_total;
 	v->preparing = st->preparing;
 	v->merges_done = st->merges_done;
+	v->merges_sampled = st->merges_sampled;
+	v->merges_bypassed = st->merges_bypassed;
 	v->epoch = st->epoch;
 	v->speed = st->speed;
 	if (st->state == MS_REPLAY_FAILED)
@@ -570,6 +572,8 @@ snap_gates(ms_replay_ctl *c, ms_tui_view *v, const ms_replay_status *st)
 		         c->recon[i].name);
 		memcpy(v->recon[i].v, c->recon[i].v, sizeof(v->recon[i].v));
 		v->recon[i].ok = c->recon[i].ok;
+		copy_str(v->recon[i].note, sizeof(v->recon[i].note),
+		         c->recon[i].note);
 	}
 }
 

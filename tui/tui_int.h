@@ -110,6 +110,11 @@ int ms_canvas_text(ms_canvas *c, int x, int y, int maxw, const char *s,
  * whose file name matters); nothing when maxw < 4. */
 int ms_canvas_text_tail(ms_canvas *c, int x, int y, int maxw, const char *s,
                         uint16_t attr);
+/* Draw text from (x, y) wrapped at spaces into lines of at most maxw
+ * columns (a word longer than a line is cut); returns the lines used, at
+ * least 1 (0 when maxw < 1). c NULL: only count them. */
+int ms_canvas_wrap(ms_canvas *c, int x, int y, int maxw, const char *s,
+                   uint16_t attr);
 /* Copy rows top.. of doc into rectangle in of c (a long text laid out
  * whole, shown scrolled). */
 void ms_canvas_blit(ms_canvas *c, ms_rect in, const ms_canvas *doc, size_t top);
@@ -209,8 +214,9 @@ long ms_events_selected(const ms_tui_view *v);
 int ms__events_rows(const ms_tui_view *v, int inner_w, int inner_h);
 size_t ms__events_top(const ms_tui_view *v, const size_t *idx, size_t n,
                       int rows);
-/* Lines of the gates and reconciliation shown at DONE. */
-size_t ms__gates_lines(const ms_tui_view *v);
+/* Lines of the gates and reconciliation shown at DONE, wrapped at an
+ * area w columns wide (80 when w < 1). */
+size_t ms__gates_lines(const ms_tui_view *v, int w);
 /* The first inventory row shown when `rows` fit. */
 size_t ms__inventory_top(const ms_tui_view *v, int rows);
 /* Rows of chain links in a plugins box inner_h high (the line of a merge

@@ -277,6 +277,11 @@ typedef struct ms_replay_status {
 	int64_t now, frontier;
 	uint64_t pub_done, pub_total;
 	uint64_t merges_done, merges_failed;
+	/* Of the merges recorded (failed ones too): those that ran the
+	 * sampler (class executed) and those that bypassed it for hot
+	 * data (reason merge_grace), as the event database counts them;
+	 * after a seek back, those up to where the run is. */
+	uint64_t merges_sampled, merges_bypassed;
 	uint64_t epoch;
 	double speed;
 	bool has_pending;

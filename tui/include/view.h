@@ -41,7 +41,7 @@
 #define MS_VIEW_EVENT_INPUTS 32
 #define MS_VIEW_EVENT_BATCHES 8 /* batches shown per merge */
 #define MS_VIEW_MAX_GATES 48
-#define MS_VIEW_MAX_RECON 24
+#define MS_VIEW_MAX_RECON 40 /* the replay records 29 or 30 */
 
 /* What the replay is doing. */
 enum ms_tui_state {
@@ -280,10 +280,6 @@ typedef struct ms_tui_ui {
 	 * quit; those that did not fit are counted in frozen_lost. */
 	char frozen_all[MS_VIEW_TEXT * 2 * 8];
 	unsigned frozen_lost;
-	/* Merges counted as they complete: sampled (class executed) and
-	 * bypassed (sampling skipped for hot data, reason merge_grace). */
-	uint64_t n_sampled, n_bypassed;
-	uint64_t n_counted; /* events_total when last counted */
 	bool message_is_error;
 	uint64_t event_sel; /* seq of the selected event; 0 = follow newest */
 	size_t part_sel;    /* selected inventory row */
@@ -323,6 +319,12 @@ typedef struct ms_tui_view {
 	uint64_t pub_done; /* publications done (k of N) */
 	uint64_t pub_total;
 	uint64_t merges_done;
+	/* Of the merges recorded, failed ones too: those that ran the
+	 * sampler (class executed) and those that bypassed it for hot data
+	 * (reason merge_grace), as the replay counts them (after a seek
+	 * back, up to where it is: the recent events are too few to count
+	 * from). */
+	uint64_t merges_sampled, merges_bypassed;
 	uint64_t epoch;
 	double speed;       /* logical seconds per wall second; 0 = max */
 	char break_why[64]; /* which breakpoint stopped us, at BREAK */
@@ -356,15 +358,17 @@ typedef struct ms_tui_view {
 		char name[48];
 		bool pass;
 		bool warn; /* passed only because the run allowed it */
-		char detail[160];
+		char detail[MS_VIEW_TEXT];
 	} gates[MS_VIEW_MAX_GATES];
 	/* At DONE: the reconciliation with the verdict oracle (report's
-	 * table): per row primary, cooldown, finalize, total. */
+	 * table): per row primary, cooldown, finalize, total, and the rule
+	 * the row must satisfy ("= dropped") or a remark ("(...)"), or "". */
 	size_t nrecon;
 	struct {
-		char name[40];
+		char name[64];
 		uint64_t v[4];
 		bool ok;
+		char note[MS_VIEW_TEXT];
 	} recon[MS_VIEW_MAX_RECON];
 
 	ms_tui_ui ui;
