@@ -103,6 +103,35 @@ test_speed_steps(void **state)
 	ms_session_snapshot(&f->s);
 	keys(f, "+--");
 	assert_string_equal(f->fake.log, "speed=1800;speed=1200;speed=600;");
+	/* A speed between two steps (:speed 1500): `+` and `-` each go to
+	 * the nearer step on its side, 1800x and 1200x. */
+	static const struct {
+		double from;
+		const char *key, *log;
+	} between[] = {
+		{ 1500, "+", "speed=1800;" }, { 1500, "-", "speed=1200;" },
+		{ 45, "+", "speed=60;" },     { 45, "-", "speed=30;" },
+		{ 0.5, "+", "speed=1;" },     { 4000, "+", "speed=0;" },
+		{ 4000, "-", "speed=3600;" }, { 0, "-", "speed=3600;" },
+	};
+	for (size_t i = 0; i < sizeof(between) / sizeof(between[0]); i++) {
+		f->fake.log[0] = '\0';
+		f->model->speed = between[i].from;
+		ms_session_snapshot(&f->s);
+		keys(f, between[i].key);
+		assert_string_equal(f->fake.log, between[i].log);
+	}
+	/* Below 1x `-` keeps the speed: it never speeds up, and never sets
+	 * 0 (max). */
+	for (int k = 0; k < 2; k++) {
+		f->fake.log[0] = '\0';
+		f->model->speed = k ? 1 : 0.5;
+		ms_session_snapshot(&f->s);
+		keys(f, "-");
+		assert_string_equal(f->fake.log, "");
+		assert_true(f->s.view->speed == (k ? 1 : 0.5));
+		assert_non_null(strstr(f->s.view->ui.message, "slowest"));
+	}
 }
 
 static void

@@ -258,17 +258,33 @@ act_run_to_break(ms_tui_session *s)
 	       "running to the next breakpoint");
 }
 
+/* The speed steps just above and just below the speed sp (0 is max): a
+ * speed between two steps (`:speed 1500`) goes to the nearer step on
+ * either side, never past it. Below 1x there is no slower step: `-` keeps
+ * the speed (it never speeds up, and never reaches 0, which means max). */
 static size_t
-current_speed_step(const ms_tui_session *s)
+faster_speed_step(double sp)
 {
-	double sp = s->view->speed;
-	if (sp <= 0)
-		return ms_speed_steps_len - 1;
-	size_t best = 0;
+	for (size_t i = 0; sp > 0 && i + 1 < ms_speed_steps_len; i++)
+		if (ms_speed_steps[i] > sp)
+			return i;
+	return ms_speed_steps_len - 1;
+}
+
+static bool
+slower_speed_step(double sp, size_t *step)
+{
+	if (sp <= 0) {
+		*step = ms_speed_steps_len - 2;
+		return true;
+	}
+	bool found = false;
 	for (size_t i = 0; i + 1 < ms_speed_steps_len; i++)
-		if (ms_speed_steps[i] <= sp)
-			best = i;
-	return best;
+		if (ms_speed_steps[i] < sp) {
+			*step = i;
+			found = true;
+		}
+	return found;
 }
 
 static void
@@ -291,15 +307,19 @@ set_speed_step(ms_tui_session *s, size_t step)
 static void
 act_faster(ms_tui_session *s)
 {
-	size_t i = current_speed_step(s);
-	set_speed_step(s, i + 1 < ms_speed_steps_len ? i + 1 : i);
+	set_speed_step(s, faster_speed_step(s->view->speed));
 }
 
 static void
 act_slower(ms_tui_session *s)
 {
-	size_t i = current_speed_step(s);
-	set_speed_step(s, i > 0 ? i - 1 : 0);
+	size_t i;
+	char buf[32];
+	if (slower_speed_step(s->view->speed, &i))
+		set_speed_step(s, i);
+	else
+		ms_session_say(s, false, "speed %s: the slowest step",
+		               ms_fmt_speed(buf, sizeof(buf), s->view->speed));
 }
 
 static void
