@@ -206,11 +206,87 @@ test_figures_move_during_decide(void **state)
 	unlink(gate);
 }
 
+/* The restart's reopen: a new replay of the run's options, paused at its
+ * first publication, recording to a new database; the old one closed. */
+static int
+reopen_paused(void *arg, ms_replay *old, bool running, ms_replay **out,
+              ms_errbuf *eb)
+{
+	(void)running;
+	rt_run *run = arg;
+	rt_opts(run, "kept-rerun", "skywalking");
+	run->o.start_paused = true;
+	int rc = ms_replay_open(out, &run->o, eb);
+	if (rc)
+		return rc;
+	ms_replay_close(old);
+	return 0;
+}
+
+/* A session holds 64 breakpoints (as many as --break gives and the
+ * replay holds): the screen lists every one, and a restart (r, or going
+ * back with no checkpoint before the point) carries every one over, each
+ * enabled or not as it was. The screen held 32 and the restart kept 32. */
+static void
+test_every_breakpoint_kept(void **state)
+{
+	(void)state;
+	rt_run *run = calloc(2, sizeof(*run));
+	assert_non_null(run);
+	rt_opts(&run[0], "kept", "skywalking");
+	run[0].o.start_paused = true;
+	ms_replay *r = rt_start(&run[0], NULL);
+	assert_non_null(r);
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
+	ms_replay_ctl_set_reopen(rc, reopen_paused, &run[1]);
+	ms_errbuf eb = { "" };
+	for (int i = 1; i <= 64; i++) {
+		char spec[32];
+		snprintf(spec, sizeof(spec), "merge=%d", 1000 + i);
+		int id = 0;
+		assert_int_equal(ctl.ops->break_add(ctl.self, spec, &id, &eb),
+		                 0);
+		if (i % 5 == 0)
+			assert_int_equal(
+			        ctl.ops->break_enable(ctl.self, id, false, &eb),
+			        0);
+	}
+	ms_tui_view *v = ms_tui_view_new();
+	assert_non_null(v);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			assert_int_equal(ctl.ops->restart(ctl.self, NULL, &eb),
+			                 0);
+			r = ms_replay_ctl_replay(rc);
+		}
+		assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+		assert_int_equal(v->nbreaks, 64);
+		for (size_t i = 0; i < v->nbreaks; i++) {
+			char spec[32];
+			snprintf(spec, sizeof(spec), "merge=%zu", 1001 + i);
+			assert_string_equal(v->breaks[i].spec, spec);
+			assert_int_equal(v->breaks[i].enabled,
+			                 (i + 1) % 5 != 0);
+		}
+		ms_breakpoint *b = calloc(128, sizeof(*b));
+		assert_non_null(b);
+		assert_int_equal(ms_replay_breaks(r, b, 128), 64);
+		free(b);
+	}
+	ms_tui_view_free(v);
+	ms_replay_ctl_free(rc);
+	ms_replay_close(r);
+	free(run);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_figures_move_during_decide),
+		cmocka_unit_test(test_every_breakpoint_kept),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

@@ -130,8 +130,11 @@ c_restart(void *self, const ms_tui_target *t, ms_errbuf *eb)
 	if (!c->reopen)
 		return ms_fail(eb, MS_ERR_STATE, "restart is not available");
 	size_t nb = ms_replay_breaks(c->replay, c->breaks, MS_VIEW_MAX_BREAKS);
-	if (nb > MS_VIEW_MAX_BREAKS)
-		nb = MS_VIEW_MAX_BREAKS;
+	if (nb > MS_VIEW_MAX_BREAKS) /* every one is carried over, or none */
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "restart: %zu breakpoints, at most %d carry "
+		               "over; delete some first",
+		               nb, MS_VIEW_MAX_BREAKS);
 	ms_replay_status *st = &c->st;
 	ms_replay_get_status(c->replay, st);
 	double speed = c->speed_set ? c->speed : st->speed;

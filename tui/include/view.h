@@ -32,7 +32,7 @@
 #define MS_VIEW_MAX_INPUTS 64
 #define MS_VIEW_MAX_PLUGINS 8
 #define MS_VIEW_MAX_EVENTS 512
-#define MS_VIEW_MAX_BREAKS 32
+#define MS_VIEW_MAX_BREAKS 64 /* all the replay holds (--break: 64) */
 #define MS_VIEW_SPARK 64
 #define MS_VIEW_HIST 13
 #define MS_VIEW_TEXT 256
