@@ -1210,6 +1210,34 @@ test_search(void **state)
 }
 
 /* o cycles the inventory's order; the title says which. */
+/* A merge of 32 inputs (the most an event keeps): s and the filter's
+ * text find it by any of them, the last one too. The summary they match
+ * held 192 characters (about seven inputs), the search's line 256. */
+static void
+test_search_every_input(void **state)
+{
+	fx *f = *state;
+	ms_tui_event *e = &f->model->events[20];
+	size_t len = (size_t)snprintf(e->summary, sizeof(e->summary),
+	                              "#%" PRIu64 " slow/1 primary executed "
+	                              "none in",
+	                              e->seq);
+	for (int i = 0; i < MS_VIEW_EVENT_INPUTS && len < sizeof(e->summary);
+	     i++)
+		len += (size_t)snprintf(e->summary + len,
+		                        sizeof(e->summary) - len, "%s%016x",
+		                        i ? "," : " ", 0xabc00 + i);
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	keys(f, "s00000000000abc1f\n");
+	assert_false(f->s.view->ui.message_is_error);
+	assert_int_equal(f->s.view->ui.event_sel, e->seq);
+	keys(f, "/00000000000abc1f\n");
+	size_t idx[MS_VIEW_MAX_EVENTS];
+	assert_int_equal(ms_events_visible(f->s.view, idx), 1);
+	assert_int_equal(f->s.view->events[idx[0]].seq, e->seq);
+}
+
 static void
 test_inventory_sort(void **state)
 {
@@ -1784,6 +1812,7 @@ main(void)
 		T(test_zoom_keys),
 		T(test_mouse),
 		T(test_search),
+		T(test_search_every_input),
 		T(test_inventory_sort),
 		T(test_zoomed_axis_outside_the_day),
 		T(test_part_selection_follows_part),

@@ -281,12 +281,88 @@ test_every_breakpoint_kept(void **state)
 	free(run);
 }
 
+/* A merge's details hold the whole of its event: every link of an
+ * eight-link chain (the most an event records), and a summary (what the
+ * filter's text and the search match) naming every input kept, so a
+ * part is found in any merge it went into. The screen kept four links
+ * and a summary of 192 characters: about seven inputs. */
+static void
+test_event_details_whole(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "whole",
+	        "skywalking,detdrop:5,detdrop:10,detdrop:15,detdrop:20,"
+	        "detdrop:25,detdrop:30,detdrop:35");
+	run.o.speed = 0;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
+	ms_tui_view *v = ms_tui_view_new();
+	assert_non_null(v);
+	ms_errbuf eb = { "" };
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_true(v->nevents > 0);
+	/* The merge with the most inputs, and one that called the chain. */
+	size_t wi = 0, si = v->nevents;
+	for (size_t i = 0; i < v->nevents; i++) {
+		const ms_tui_event *e = &v->events[i];
+		if (e->ninputs_kept > v->events[wi].ninputs_kept)
+			wi = i;
+		if (si == v->nevents && e->nlinks && e->links[0].calls)
+			si = i;
+	}
+	assert_true(si < v->nevents);
+	const ms_tui_event *wide = &v->events[wi], *sampled = &v->events[si];
+	assert_int_equal(sampled->nlinks, 8);
+	assert_string_equal(sampled->links[0].name, "skywalking");
+	for (size_t i = 1; i < 8; i++)
+		assert_non_null(strstr(sampled->links[i].name, "detdrop"));
+	fprintf(stderr, "merge #%" PRIu64 ": %u inputs kept of %u\n", wide->seq,
+	        wide->ninputs_kept, wide->ninputs);
+	assert_true(wide->ninputs_kept > 8);
+	for (uint32_t i = 0; i < wide->ninputs_kept; i++) {
+		char id[24];
+		snprintf(id, sizeof(id), "%016" PRIx64, wide->inputs[i].id);
+		if (!strstr(wide->summary, id))
+			fail_msg("input %u (%s) not in the summary of #%" PRIu64
+			         ": %s",
+			         i + 1, id, wide->seq, wide->summary);
+		ms_tui_filter f;
+		char err[MS_VIEW_TEXT];
+		assert_true(ms_tui_filter_parse(id, &f, err, sizeof(err)));
+		assert_true(ms_tui_filter_match(&f, wide, v->day_start));
+	}
+
+	/* The details on the screen list every link. */
+	v->ui.ascii = true;
+	v->ui.focus = MS_FOCUS_EVENTS;
+	v->ui.event_sel = sampled->seq;
+	v->ui.overlay = MS_OVERLAY_DETAIL;
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, v, 200, 70), 0);
+	for (size_t i = 0; i < sampled->nlinks; i++)
+		if (!frame_has(&cv, sampled->links[i].name))
+			fail_msg("link %zu (%s) not in the details", i + 1,
+			         sampled->links[i].name);
+	ms_canvas_release(&cv);
+
+	ms_tui_view_free(v);
+	ms_replay_ctl_free(rc);
+	ms_replay_close(r);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_figures_move_during_decide),
 		cmocka_unit_test(test_every_breakpoint_kept),
+		cmocka_unit_test(test_event_details_whole),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

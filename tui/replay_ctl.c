@@ -18,6 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The view keeps all a merge event holds: every link, and room in the
+ * summary for every input kept and the error. */
+_Static_assert(MS_VIEW_EVENT_LINKS >= MS_EV_LINKS_MAX, "event links");
+_Static_assert(MS_VIEW_EVENT_INPUTS >= MS_REPLAY_RECENT_INPUTS, "inputs");
+_Static_assert(sizeof(((ms_tui_event *)0)->summary) >=
+                       128 + MS_REPLAY_RECENT_INPUTS * 17 + MS_EV_TEXT_MAX,
+               "summary");
+
 struct ms_replay_ctl {
 	ms_replay *replay; /* borrowed; owned after a restart (see reopen) */
 	ms_replay_reopen_fn reopen;
@@ -349,7 +357,15 @@ fill_event(ms_tui_event *e, const ms_ev_merge *m)
 	}
 	e->failed = m->err != 0;
 	copy_str(e->error, sizeof(e->error), m->error);
-	ms_ev_merge_summary(m, e->summary, sizeof(e->summary));
+	/* The summary names the inputs the event holds: m->inputs has the
+	 * first `kept` of them and no more. */
+	if (m->inputs && m->ninputs > kept) {
+		ms_ev_merge cut = *m;
+		cut.ninputs = kept;
+		ms_ev_merge_summary(&cut, e->summary, sizeof(e->summary));
+	} else {
+		ms_ev_merge_summary(m, e->summary, sizeof(e->summary));
+	}
 }
 
 static int
