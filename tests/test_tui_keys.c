@@ -282,6 +282,50 @@ test_pending_narrow(void **state)
 	assert_true(screen_has_at(f, 80, 24, "the day is over: r runs it"));
 }
 
+/* The pending panel drawn alone in a box of h rows (inside): whether a
+ * row holds text. */
+static bool
+pending_has(const ms_tui_view *v, int h, const char *text)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_canvas_reset(&cv, 50, h + 2), 0);
+	cv.ascii = true;
+	ms_rect r = { 0, 0, 50, h + 2 };
+	ms_panel_selection.draw(&cv, r, v);
+	char row[512];
+	bool found = false;
+	for (int y = 0; y < h + 2 && !found; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		found = strstr(row, text) != NULL;
+	}
+	ms_canvas_release(&cv);
+	return found;
+}
+
+/* The pending inputs that do not show end the list as "... N more":
+ * with room for the header only (it said nothing of the 8), and when the
+ * view keeps fewer inputs than the selection has (the list just ended). */
+static void
+test_pending_more(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	ms_tui_view *v = f->s.view;
+	/* Five lines of figures, then the inputs. */
+	assert_true(pending_has(v, 20, "0000000000000200"));
+	assert_false(pending_has(v, 20, "more"));
+	assert_true(pending_has(v, 9, "... 6 more"));
+	assert_true(pending_has(v, 7, "... 8 more"));
+	assert_true(pending_has(v, 6, "... 8 more"));
+	assert_false(pending_has(v, 6, "rows  d s"));
+	/* Five of 8 kept: all five show, then the rest is counted. */
+	v->sel.ninputs = 5;
+	assert_true(pending_has(v, 20, "... 3 more"));
+	assert_true(pending_has(v, 9, "... 6 more"));
+}
+
 /* One merge, one part and one match are singular in the panel titles. */
 static void
 test_titles_singular(void **state)
@@ -1787,6 +1831,7 @@ main(void)
 		T(test_break_spec_on_status),
 		T(test_titles_singular),
 		T(test_pending_narrow),
+		T(test_pending_more),
 		T(test_live_line_fits),
 		T(test_long_chain_scrolls),
 		T(test_plugin_mean_as_report),
