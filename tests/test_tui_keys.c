@@ -600,6 +600,42 @@ test_goto_past_last_merge(void **state)
 	assert_int_equal(strncmp(f->fake.log, "speed=0;restart=#40;", 20), 0);
 }
 
+/* g #0 (or 0, #000) names no merge: said as such, not as a form that
+ * is neither a time nor a merge number. A g stopped on the way at a
+ * breakpoint, which drops its target, says so (it said nothing). */
+static void
+test_goto_zero_and_stopped_on_the_way(void **state)
+{
+	fx *f = *state;
+	static const char *const zeros[] = { "g#0\n", "g0\n", "g#000\n",
+		                             "g #0\n" };
+	for (size_t i = 0; i < sizeof(zeros) / sizeof(zeros[0]); i++) {
+		keys(f, zeros[i]);
+		assert_true(f->s.view->ui.message_is_error);
+		assert_non_null(
+		        strstr(f->s.view->ui.message, "there is no merge #0"));
+		assert_non_null(strstr(f->s.view->ui.message, "from #1"));
+	}
+	assert_string_equal(f->fake.log, "");
+	keys(f, "g#70\n");
+	assert_string_equal(f->fake.log, "speed=0;runto=#70;");
+	f->model->state = MS_VIEW_BREAK;
+	snprintf(f->model->break_why, sizeof(f->model->break_why), "mature");
+	ms_session_snapshot(&f->s);
+	assert_false(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "go #70: stopped before it at breakpoint "
+	                       "mature"));
+	/* At the target itself nothing more is said. */
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, "g#75\n");
+	f->model->state = MS_VIEW_BREAK;
+	snprintf(f->model->break_why, sizeof(f->model->break_why), "go #75");
+	ms_session_snapshot(&f->s);
+	assert_null(strstr(f->s.view->ui.message, "stopped before"));
+}
+
 /* A `g` to a time stops before the first point of the run after it, the
  * clock still at the point before; the footer says where it stopped and
  * why: in the cooldown, two hours pass in one step. */
@@ -1825,6 +1861,7 @@ main(void)
 		T(test_goto),
 		T(test_goto_back),
 		T(test_goto_past_last_merge),
+		T(test_goto_zero_and_stopped_on_the_way),
 		T(test_goto_time_stop_said),
 		T(test_goto_target_on_status),
 		T(test_checkpoint_note_said),

@@ -116,6 +116,19 @@ go_stopped(ms_tui_session *s)
 		               t->seq, day_last_merge(s), t->seq);
 		return;
 	}
+	/* Stopped on the way by a breakpoint, which drops the target. */
+	if (v->state == MS_VIEW_BREAK && v->break_why[0] &&
+	    strncmp(v->break_why, "go ", 3) != 0) {
+		if (t->kind == MS_TARGET_MERGE)
+			snprintf(tb, sizeof(tb), "#%" PRIu64, t->seq);
+		else
+			ms_fmt_clock(tb, sizeof(tb), t->t, v->day_start);
+		ms_session_say(s, false,
+		               "go %s: stopped before it at breakpoint %s; g "
+		               "again goes on",
+		               tb, v->break_why);
+		return;
+	}
 	if (t->kind != MS_TARGET_TIME || strncmp(v->break_why, "go ", 3) != 0 ||
 	    v->now >= t->t)
 		return;
@@ -861,10 +874,33 @@ go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 	report(s, rc, &eb, msg);
 }
 
+/* "#0", "0", "#000": a merge number, but of no merge. */
+static bool
+is_merge_zero(const char *arg)
+{
+	while (*arg == ' ')
+		arg++;
+	if (*arg == '#')
+		arg++;
+	if (*arg != '0')
+		return false;
+	while (*arg == '0')
+		arg++;
+	while (*arg == ' ')
+		arg++;
+	return *arg == '\0';
+}
+
 static void
 do_goto(ms_tui_session *s, const char *arg)
 {
 	ms_tui_target t;
+	if (is_merge_zero(arg)) {
+		ms_session_say(s, true,
+		               "go to: there is no merge #0: merges are "
+		               "numbered from #1");
+		return;
+	}
 	if (!ms_parse_target(arg, s->view->day_start, &t)) {
 		ms_session_say(s, true,
 		               "go to: \"%s\" is neither a time HH:MM[:SS] "
