@@ -848,6 +848,13 @@ test_freeze_only_at_barrier(void **state)
 	keys(f, "f");
 	assert_string_equal(f->fake.log, "");
 	assert_true(f->s.view->ui.message_is_error);
+	/* It names the key that gets to a barrier, n, as the help does. */
+	assert_non_null(strstr(f->s.view->ui.message, "press n to run to the "
+	                                              "next one"));
+	keys(f, "?");
+	assert_true(screen_has(f, "freeze the shard at this dispatch barrier "
+	                          "(n gets to one)"));
+	ms_session_key(&f->s, MS_KEY_ESC);
 	fake_scene_break(f->model);
 	ms_session_snapshot(&f->s);
 	ms_session_key(&f->s, MS_KEY_F(9));

@@ -492,8 +492,9 @@ act_freeze(ms_tui_session *s)
 {
 	if (s->view->state != MS_VIEW_BREAK) {
 		ms_session_say(s, true,
-		               "freeze needs a dispatch barrier: press ] to "
-		               "run to a breakpoint first");
+		               "freeze needs a dispatch barrier: press n to "
+		               "run to the next one (or ] to a breakpoint) "
+		               "first");
 		return;
 	}
 	ms_errbuf eb = { "" };
@@ -678,7 +679,8 @@ const ms_key_binding ms_key_table[] = {
 	{ 'b', MS_KEY_F(2), "b F2", "Break",
 	  "breakpoints: add, enable, delete, hits", act_breaks },
 	{ 'f', MS_KEY_F(9), "f F9", "Freeze",
-	  "freeze the shard at this barrier", act_freeze },
+	  "freeze the shard at this dispatch barrier (n gets to one)",
+	  act_freeze },
 	{ MS_KEY_TAB, MS_KEY_BTAB, "Tab", NULL,
 	  "focus the next panel (shift-Tab: the one before)", act_focus },
 	{ MS_KEY_ENTER, MS_KEY_NONE, "Enter", NULL,
