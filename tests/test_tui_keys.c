@@ -1023,6 +1023,57 @@ footer_row(fx *f, int w, int h, char *row, size_t n)
 	ms_canvas_release(&cv);
 }
 
+/* A long export path is never cut: the message after an export holds it
+ * whole with a long filter (the message held 255 bytes, and lost the file
+ * name), the footer shows its end; a database path too long to offer a
+ * file next to it offers none (it offered a cut one) and says so. */
+static void
+test_export_long_paths(void **state)
+{
+	fx *f = *state;
+	char path[MS_VIEW_TEXT], filter[200], line[MS_VIEW_TEXT + 8];
+	int k = snprintf(path, sizeof(path), "/tmp/ms-keys-nonexistent/");
+	memset(path + k, 'd', 180);
+	snprintf(path + k + 180, sizeof(path) - (size_t)k - 180,
+	         "/events-of-the-day.jsonl");
+	k = snprintf(filter, sizeof(filter), "lane=slow ");
+	memset(filter + k, 'w', 150);
+	filter[k + 150] = '\0';
+	keys(f, "/");
+	snprintf(line, sizeof(line), "%s\n", filter);
+	type_line(f, line);
+	assert_string_equal(f->s.view->ui.filter, filter);
+	keys(f, "e\n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_EXPORT_PATH);
+	snprintf(line, sizeof(line), "%s\n", path);
+	type_line(f, line);
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_false(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, path));
+	char row[1024];
+	footer_row(f, 132, 44, row, sizeof(row));
+	assert_non_null(strstr(row, "exported 7 merges"));
+	assert_non_null(strstr(row, "dddd/events-of-the-day.jsonl"));
+
+	/* A database path of 255 bytes (the view's most: it may be cut). */
+	ms_tui_view *m = f->model;
+	k = snprintf(m->db_path, sizeof(m->db_path), "/tmp/");
+	memset(m->db_path + k, 'r', sizeof(m->db_path) - 1 - (size_t)k - 7);
+	snprintf(m->db_path + sizeof(m->db_path) - 8, 8, ".sqlite");
+	assert_int_equal(strlen(m->db_path), sizeof(m->db_path) - 1);
+	ms_session_snapshot(&f->s);
+	f->fake.log[0] = '\0';
+	keys(f, "e\n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, "too long a path"));
+	assert_non_null(strstr(f->s.view->ui.message, ":export jsonl PATH"));
+	keys(f, ":export csv\n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_non_null(strstr(f->s.view->ui.message, ":export csv PATH"));
+	assert_string_equal(f->fake.log, "");
+}
+
 /* The footer at w x 24 with question p open about `what` (put in
  * field), into row. */
 static void
@@ -1891,6 +1942,7 @@ main(void)
 		T(test_breakpoint_list_scrolls),
 		T(test_filter_and_export),
 		T(test_export_path_field),
+		T(test_export_long_paths),
 		T(test_export_prefilled_replaced),
 		T(test_footer_questions_fit),
 		T(test_prompt_history),

@@ -272,7 +272,9 @@ typedef struct ms_tui_ui {
 	 * drawn selected: the first printable key replaces it, an editing
 	 * key (Backspace, Delete, arrows, Home/End, Tab) edits it. */
 	bool prefilled;
-	char message[MS_VIEW_TEXT];     /* last result or error, footer */
+	/* The last result or error, footer: room for a whole path and a
+	 * whole filter in one ("exported N merges matching /F ... to P"). */
+	char message[MS_VIEW_TEXT * 3];
 	char export_path[MS_VIEW_TEXT]; /* the export's file, expanded */
 	/* After a freeze: its directory and the command that replays it,
 	 * shown until the next freeze. */
