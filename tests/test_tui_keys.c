@@ -1023,6 +1023,59 @@ footer_row(fx *f, int w, int h, char *row, size_t n)
 	ms_canvas_release(&cv);
 }
 
+/* Enter on a link of the plugins panel shows that link: its figures and
+ * its Decide calls per latency bucket, each bucket with its bound (it
+ * showed the selected merge instead). */
+static void
+test_details_of_a_link(void **state)
+{
+	fx *f = *state;
+	static const uint64_t le[MS_VIEW_HIST] = {
+		250000,    500000,     1000000,    2500000,   5000000,
+		10000000,  25000000,   50000000,   100000000, 250000000,
+		500000000, 1000000000, UINT64_MAX,
+	};
+	ms_tui_view *m = f->model;
+	m->nplugins = 2;
+	memcpy(m->plugins[0].hist_le_ns, le, sizeof(le));
+	m->plugins[1] = m->plugins[0];
+	ms_tui_plugin *p = &m->plugins[1];
+	snprintf(p->name, sizeof(p->name), "detdrop");
+	memset(p->hist, 0, sizeof(p->hist));
+	p->hist[0] = 40;
+	p->hist[2] = 2;
+	p->hist[12] = 3;
+	p->calls = 45;
+	p->failopen_timeout = 3;
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.focus = MS_FOCUS_PLUGINS;
+	f->s.view->ui.plugin_sel = 1;
+	keys(f, "\n");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	assert_true(screen_has(f, "Link 2: detdrop"));
+	assert_false(screen_has(f, "Merge #"));
+	assert_true(screen_has(f, "0 error, 3 timeout, 0 bad verdict"));
+	/* Every bucket, with its bound and its calls. */
+	assert_true(screen_has(f, "<= 0.25 ms          40  88.9%"));
+	assert_true(screen_has(f, "<= 0.5 ms            0   0.0%"));
+	assert_true(screen_has(f, "<= 1 ms              2   4.4%"));
+	assert_true(screen_has(f, "<= 1000 ms           0   0.0%"));
+	assert_true(screen_has(f, "> 1000 ms            3   6.7%"));
+	/* The first link's: its own figures. */
+	ms_session_key(&f->s, MS_KEY_ESC);
+	f->s.view->ui.plugin_sel = 0;
+	keys(f, "\n");
+	assert_true(screen_has(f, "Link 1: skywalking"));
+	assert_true(screen_has(f, "<= 1 ms              8  42.1%"));
+	/* No link at all: said, nothing opened. */
+	ms_session_key(&f->s, MS_KEY_ESC);
+	m->nplugins = 0;
+	ms_session_snapshot(&f->s);
+	keys(f, "\n");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+	assert_true(f->s.view->ui.message_is_error);
+}
+
 /* A long export path is never cut: the message after an export holds it
  * whole with a long filter (the message held 255 bytes, and lost the file
  * name), the footer shows its end; a database path too long to offer a
@@ -1943,6 +1996,7 @@ main(void)
 		T(test_filter_and_export),
 		T(test_export_path_field),
 		T(test_export_long_paths),
+		T(test_details_of_a_link),
 		T(test_export_prefilled_replaced),
 		T(test_footer_questions_fit),
 		T(test_prompt_history),

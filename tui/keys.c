@@ -601,6 +601,10 @@ act_details(ms_tui_session *s)
 		ms_session_say(s, true, "no part selected");
 		return;
 	}
+	if (ui->focus == MS_FOCUS_PLUGINS && s->view->nplugins == 0) {
+		ms_session_say(s, true, "no sampler link to show");
+		return;
+	}
 	ui->overlay = MS_OVERLAY_DETAIL;
 	ui->detail_scroll = 0;
 	s->dirty = true;
@@ -684,7 +688,7 @@ const ms_key_binding ms_key_table[] = {
 	{ MS_KEY_TAB, MS_KEY_BTAB, "Tab", NULL,
 	  "focus the next panel (shift-Tab: the one before)", act_focus },
 	{ MS_KEY_ENTER, MS_KEY_NONE, "Enter", NULL,
-	  "details of the selected merge or part", act_details },
+	  "details of the selected merge, part or link", act_details },
 	{ '/', MS_KEY_F(3), "/ F3", "Filter", "filter the event log",
 	  act_filter },
 	{ ':', MS_KEY_NONE, ":", NULL, "command line", act_command },
