@@ -281,6 +281,67 @@ test_every_breakpoint_kept(void **state)
 	free(run);
 }
 
+/* The status line of view v drawn w columns wide, into row. */
+static void
+status_row(ms_tui_view *v, int w, char *row, size_t n)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	v->ui.ascii = true;
+	assert_int_equal(ms_render_frame(&cv, v, w, 46), 0);
+	ms_canvas_row(&cv, 0, row, n);
+	ms_canvas_release(&cv);
+}
+
+/* --paused: the status says the run is paused at the start, not at a
+ * step (it read "PAUSED at step", as if one had been taken); the first
+ * step then reads as one. */
+static void
+test_paused_at_the_start(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "paused", "skywalking");
+	run.o.start_paused = true;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
+	ms_tui_view *v = ms_tui_view_new();
+	assert_non_null(v);
+	ms_errbuf eb = { "" };
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	char row[1024];
+	status_row(v, 132, row, sizeof(row));
+	if (!strstr(row, "PAUSED   at the start t 00:00:00") ||
+	    strstr(row, "step"))
+		fail_msg("status: %s", row);
+	assert_int_equal(v->pub_done, 0);
+	/* One step: the first publication, a step taken. */
+	assert_int_equal(ctl.ops->step(ctl.self, &eb), 0);
+	/* (It reads as stopped until the step begins: a hung run fails
+	 * after 120 s, not a timing assertion.) */
+	struct timespec tick = { 0, 10 * 1000000L };
+	for (int i = 0; i < 12000; i++) {
+		assert_true(rt_wait_stop(r, st));
+		if (st->pub_done > 0)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	assert_true(st->pub_done > 0);
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	status_row(v, 132, row, sizeof(row));
+	if (!strstr(row, "PAUSED   at step") || strstr(row, "the start"))
+		fail_msg("status after a step: %s", row);
+	ms_tui_view_free(v);
+	ms_replay_ctl_free(rc);
+	ms_replay_close(r);
+	free(st);
+}
+
 /* A merge's details hold the whole of its event: every link of an
  * eight-link chain (the most an event records), and a summary (what the
  * filter's text and the search match) naming every input kept, so a
@@ -363,6 +424,7 @@ main(void)
 		cmocka_unit_test(test_figures_move_during_decide),
 		cmocka_unit_test(test_every_breakpoint_kept),
 		cmocka_unit_test(test_event_details_whole),
+		cmocka_unit_test(test_paused_at_the_start),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

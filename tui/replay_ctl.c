@@ -420,6 +420,11 @@ snap_status(ms_tui_view *v, const ms_replay_status *st)
 	if (st->state == MS_REPLAY_FAILED)
 		snprintf(v->break_why, sizeof(v->break_why), "failed: %s",
 		         st->error);
+	else if (st->state == MS_REPLAY_PAUSED && st->pub_done == 0 &&
+	         st->merges_done == 0 && strcmp(st->break_why, "step") == 0)
+		/* --paused: stopped before the first publication, which the
+		 * replay does as a step; no step was taken. */
+		copy_str(v->break_why, sizeof(v->break_why), "the start");
 	else
 		copy_str(v->break_why, sizeof(v->break_why), st->break_why);
 }
