@@ -36,7 +36,9 @@ struct ms_replay_ctl {
 	ms_ev_merge *recent;        /* scratch, MS_VIEW_MAX_EVENTS */
 	ms_ev_input *recent_inputs; /* scratch, MS_VIEW_MAX_EVENTS *
 	                             * MS_REPLAY_RECENT_INPUTS */
-	ms_breakpoint breaks[MS_VIEW_MAX_BREAKS];
+	/* The user's breakpoints and the replay's run-to targets (`g`),
+	 * which it holds on top of them. */
+	ms_breakpoint breaks[MS_VIEW_MAX_BREAKS + 8];
 	ms_ev_gate gates[MS_VIEW_MAX_GATES];
 	/* The reconciliation table, read from the event database once the
 	 * run is DONE (retried a few times until its rows are there). */
@@ -137,12 +139,15 @@ c_restart(void *self, const ms_tui_target *t, ms_errbuf *eb)
 		return c_run_to(c, t, eb);
 	if (!c->reopen)
 		return ms_fail(eb, MS_ERR_STATE, "restart is not available");
-	size_t nb = ms_replay_breaks(c->replay, c->breaks, MS_VIEW_MAX_BREAKS);
-	if (nb > MS_VIEW_MAX_BREAKS) /* every one is carried over, or none */
+	size_t cap = sizeof(c->breaks) / sizeof(c->breaks[0]), user = 0;
+	size_t nb = ms_replay_breaks(c->replay, c->breaks, cap);
+	for (size_t i = 0; i < nb && i < cap; i++)
+		user += !c->breaks[i].once;
+	if (nb > cap || user > MS_VIEW_MAX_BREAKS) /* all carried, or none */
 		return ms_fail(eb, MS_ERR_RANGE,
 		               "restart: %zu breakpoints, at most %d carry "
 		               "over; delete some first",
-		               nb, MS_VIEW_MAX_BREAKS);
+		               user, MS_VIEW_MAX_BREAKS);
 	ms_replay_status *st = &c->st;
 	ms_replay_get_status(c->replay, st);
 	double speed = c->speed_set ? c->speed : st->speed;
