@@ -446,6 +446,17 @@ test_event_details_whole(void **state)
 		if (!frame_has(&cv, sampled->links[i].name))
 			fail_msg("link %zu (%s) not in the details", i + 1,
 			         sampled->links[i].name);
+	/* At 132 columns too, each with its figures whole. */
+	assert_int_equal(ms_render_frame(&cv, v, 132, 46), 0);
+	for (size_t i = 0; i < sampled->nlinks; i++) {
+		char want[128];
+		snprintf(want, sizeof(want),
+		         "%-3zu %-23s %9" PRIu64 " %9" PRIu64 " %9" PRIu64,
+		         i + 1, sampled->links[i].name, sampled->links[i].calls,
+		         sampled->links[i].traces, sampled->links[i].kept);
+		if (!frame_has(&cv, want))
+			fail_msg("no '%s' in the details at 132x46", want);
+	}
 	ms_canvas_release(&cv);
 
 	ms_tui_view_free(v);

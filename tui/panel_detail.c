@@ -132,19 +132,34 @@ draw_event(ms_canvas *c, ms_rect in, const ms_tui_view *v,
 	   ms_fmt_ns(a, sizeof(a), e->cpu_ns > 0 ? (uint64_t)e->cpu_ns : 0));
 	KV("allocated", "%s", ms_fmt_bytes(a, sizeof(a), e->alloc_bytes));
 	KV("output checksum", "%016" PRIx64, e->fingerprint);
-	for (size_t i = 0; i < e->nlinks && n + 1 < 48; i++)
-		KV(e->links[i].name,
-		   "%" PRIu64 " calls, %" PRIu64 " traces, %" PRIu64
-		   " kept, %s",
-		   e->links[i].calls, e->links[i].traces, e->links[i].kept,
-		   ms_fmt_ns(a, sizeof(a),
-		             e->links[i].total_ns > 0
-		                     ? (uint64_t)e->links[i].total_ns
-		                     : 0));
 	KV("result", "%s%s%s", e->failed ? "FAILED" : "ok",
 	   e->failed && e->error[0] ? ": " : "", e->failed ? e->error : "");
-	int used = put_list(c, in, kv, n);
-	return put_inputs(c, in, in.y + used + 1, v, e) - in.y;
+	int y = in.y + put_list(c, in, kv, n) + 1;
+	/* The chain's links, one a line (in a column of the fields their
+	 * figures were cut). */
+	if (e->nlinks && y + 1 < in.y + in.h) {
+		char line[160];
+		snprintf(line, sizeof(line), "%-3s %-23s %9s %9s %9s %10s", "#",
+		         "sampler link", "calls", "traces", "kept",
+		         "in Decide");
+		ms_canvas_text(c, in.x + 1, y++, in.w - 2, line, MS_C_MUTED);
+		for (size_t i = 0; i < e->nlinks && y < in.y + in.h; i++) {
+			snprintf(
+			        line, sizeof(line),
+			        "%-3zu %-23s %9" PRIu64 " %9" PRIu64
+			        " %9" PRIu64 " %10s",
+			        i + 1, e->links[i].name, e->links[i].calls,
+			        e->links[i].traces, e->links[i].kept,
+			        ms_fmt_ns(
+			                a, sizeof(a),
+			                e->links[i].total_ns > 0
+			                        ? (uint64_t)e->links[i].total_ns
+			                        : 0));
+			ms_canvas_text(c, in.x + 1, y++, in.w - 2, line, 0);
+		}
+		y++;
+	}
+	return put_inputs(c, in, y, v, e) - in.y;
 }
 
 static int
@@ -248,9 +263,10 @@ draw_link(ms_canvas *c, ms_rect in, const ms_tui_plugin *p)
 static int
 layout_doc(ms_canvas *doc, const ms_tui_view *v, int w, char *title, size_t tn)
 {
-	/* Every field in one column, a blank, the inputs' header, each
-	 * input kept and the "+N more" line. */
-	int h = 48 + 3 + MS_VIEW_EVENT_INPUTS + 1;
+	/* Every field in one column, a blank, the links' header, each link
+	 * and a blank, the inputs' header, each input kept and the "+N
+	 * more" line. */
+	int h = 48 + 3 + MS_VIEW_EVENT_LINKS + 2 + MS_VIEW_EVENT_INPUTS + 1;
 	if (w < 1 || ms_canvas_reset(doc, w, h) != 0)
 		return 0;
 	ms_rect in = { 0, 0, w, h };
