@@ -792,6 +792,30 @@ test_breakpoint_list_scrolls(void **state)
  * start: y restores them, n, Enter and Esc decline, and any other key
  * declines and does what it does. The first `f` at a breakpoint freezes
  * (it used to answer the offer, and nothing was frozen). */
+/* Breakpoints offered from last time that the session refuses (one
+ * that no longer parses, or past the most it holds) are named: "y" said
+ * "restored 2 breakpoints" and dropped the third without a word. */
+static void
+test_offer_refused_said(void **state)
+{
+	fx *f = *state;
+	const char *saved[] = { "merge=2", "bogus", "lane=slow" };
+	ms__session_offer(&f->s, saved, 3, NULL);
+	keys(f, "y");
+	assert_string_equal(f->fake.log, "break+merge=2;break+lane=slow;");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "restored 2 of 3 breakpoints; 1 not set "
+	                       "(first \"bogus\": breakpoint \"bogus\""));
+	/* All set: as before. */
+	f->fake.log[0] = '\0';
+	const char *good[] = { "mature" };
+	ms__session_offer(&f->s, good, 1, NULL);
+	keys(f, "y");
+	assert_false(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.message, "restored 1 breakpoint");
+}
+
 static void
 test_offer_never_eats_a_key(void **state)
 {
@@ -1992,6 +2016,7 @@ main(void)
 		T(test_breakpoints),
 		T(test_freeze_only_at_barrier),
 		T(test_offer_never_eats_a_key),
+		T(test_offer_refused_said),
 		T(test_breakpoint_list_scrolls),
 		T(test_filter_and_export),
 		T(test_export_path_field),

@@ -1180,17 +1180,34 @@ restore_offer(ms_tui_session *s, bool yes)
 {
 	size_t added = 0;
 	if (yes) {
+		/* One that is refused (past the most a session holds) is
+		 * named, not left out without a word. */
+		ms_errbuf refused = { "" };
+		const char *first_refused = NULL;
 		for (size_t i = 0; i < s->offer_nbreaks; i++) {
 			ms_errbuf eb = { "" };
 			int id;
-			added += s->ctl->ops->break_add(s->ctl->self,
-			                                s->offer_breaks[i], &id,
-			                                &eb) == 0;
+			if (s->ctl->ops->break_add(s->ctl->self,
+			                           s->offer_breaks[i], &id,
+			                           &eb) == 0) {
+				added++;
+			} else if (!first_refused) {
+				first_refused = s->offer_breaks[i];
+				refused = eb;
+			}
 		}
 		s->view->ui.message_is_error = false;
 		if (s->offer_filter && *s->offer_filter)
 			do_filter(s, s->offer_filter); /* says what is wrong */
-		if (!s->view->ui.message_is_error)
+		if (first_refused)
+			ms_session_say(
+			        s, true,
+			        "restored %zu of %zu breakpoints; %zu not "
+			        "set (first \"%s\": %s)",
+			        added, s->offer_nbreaks,
+			        s->offer_nbreaks - added, first_refused,
+			        refused.msg);
+		else if (!s->view->ui.message_is_error)
 			ms_session_say(s, false, "restored %zu breakpoint%s%s",
 			               added, added == 1 ? "" : "s",
 			               s->view->ui.filter[0] ? " and the filter"
