@@ -3042,11 +3042,23 @@ static int
 add_bp(ms_replay *r, ms_breakpoint *bp, int *id, ms_errbuf *eb)
 {
 	pthread_mutex_lock(&r->mu);
-	if (r->nbps == MAX_BPS) {
+	/* A run-to target has room of its own: a `g` (and going back) works
+	 * with every breakpoint set. */
+	size_t once = 0;
+	for (size_t i = 0; i < r->nbps; i++)
+		once += r->bps[i].once;
+	if (!bp->once && r->nbps - once == MAX_BPS) {
 		pthread_mutex_unlock(&r->mu);
 		return ms_fail(eb, MS_ERR_RANGE,
 		               "at most %d breakpoints; delete one first",
 		               MAX_BPS);
+	}
+	if (bp->once && once == MAX_RUN_TO) {
+		pthread_mutex_unlock(&r->mu);
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "at most %d run-to targets at once; wait for "
+		               "the run to stop",
+		               MAX_RUN_TO);
 	}
 	bp->id = r->next_bp_id++;
 	r->bps[r->nbps++] = *bp;

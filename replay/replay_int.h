@@ -379,7 +379,8 @@ typedef struct ms__recon {
 	uint64_t open_merges;
 } ms__recon;
 
-#define MAX_BPS 64
+#define MAX_BPS 64   /* the user's breakpoints (--break: 64) */
+#define MAX_RUN_TO 8 /* run-to targets (`g`) on top of them */
 #define MAX_CLAIMS 64
 #define SAMPLE_EVERY 64 /* publications between resource samples */
 
@@ -610,7 +611,7 @@ struct ms_replay {
 	bool has_pending;
 	ms_dispatch pending;
 	ms_dispatch_input pending_inputs[MS_PICKER_PARTS_LIMIT];
-	ms_breakpoint bps[MAX_BPS];
+	ms_breakpoint bps[MAX_BPS + MAX_RUN_TO];
 	size_t nbps;
 	int next_bp_id;
 	uint64_t pub_done;

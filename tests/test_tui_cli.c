@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char out_text[16384], err_text[16384];
 
@@ -530,6 +531,39 @@ test_break_count(void **state)
 	}
 }
 
+/* What the TUI remembers of a fixture for the next session holds every
+ * breakpoint a session can have (64): it kept the first 16 and dropped
+ * the rest without a word. */
+static void
+test_memory_keeps_every_breakpoint(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/ms-tui-memory-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *fp = fdopen(fd, "w");
+	assert_non_null(fp);
+	for (int i = 1; i <= MS__MAX_BREAKS; i++)
+		fprintf(fp, "break merge=%d\n", i);
+	fprintf(fp, "filter lane=slow\n");
+	assert_int_equal(fclose(fp), 0);
+	ms__tui_memory *m = calloc(1, sizeof(*m));
+	assert_non_null(m);
+	assert_true(ms__tui_memory_load(path, m));
+	assert_int_equal(m->nbreaks, MS__MAX_BREAKS);
+	assert_string_equal(m->breaks[0], "merge=1");
+	assert_string_equal(m->breaks[MS__MAX_BREAKS - 1], "merge=64");
+	assert_string_equal(m->filter, "lane=slow");
+	/* Saved and read back: the same 64. */
+	assert_int_equal(ms__tui_memory_save(path, m), 0);
+	memset(m, 0, sizeof(*m));
+	assert_true(ms__tui_memory_load(path, m));
+	assert_int_equal(m->nbreaks, MS__MAX_BREAKS);
+	assert_string_equal(m->breaks[MS__MAX_BREAKS - 1], "merge=64");
+	free(m);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -544,6 +578,7 @@ main(void)
 		cmocka_unit_test(test_empty_names),
 		cmocka_unit_test(test_profile_items),
 		cmocka_unit_test(test_break_count),
+		cmocka_unit_test(test_memory_keeps_every_breakpoint),
 		cmocka_unit_test(test_break_values),
 		cmocka_unit_test(test_given_twice),
 	};

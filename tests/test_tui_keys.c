@@ -103,6 +103,35 @@ test_speed_steps(void **state)
 	ms_session_snapshot(&f->s);
 	keys(f, "+--");
 	assert_string_equal(f->fake.log, "speed=1800;speed=1200;speed=600;");
+	/* A speed between two steps (:speed 1500): `+` and `-` each go to
+	 * the nearer step on its side, 1800x and 1200x. */
+	static const struct {
+		double from;
+		const char *key, *log;
+	} between[] = {
+		{ 1500, "+", "speed=1800;" }, { 1500, "-", "speed=1200;" },
+		{ 45, "+", "speed=60;" },     { 45, "-", "speed=30;" },
+		{ 0.5, "+", "speed=1;" },     { 4000, "+", "speed=0;" },
+		{ 4000, "-", "speed=3600;" }, { 0, "-", "speed=3600;" },
+	};
+	for (size_t i = 0; i < sizeof(between) / sizeof(between[0]); i++) {
+		f->fake.log[0] = '\0';
+		f->model->speed = between[i].from;
+		ms_session_snapshot(&f->s);
+		keys(f, between[i].key);
+		assert_string_equal(f->fake.log, between[i].log);
+	}
+	/* Below 1x `-` keeps the speed: it never speeds up, and never sets
+	 * 0 (max). */
+	for (int k = 0; k < 2; k++) {
+		f->fake.log[0] = '\0';
+		f->model->speed = k ? 1 : 0.5;
+		ms_session_snapshot(&f->s);
+		keys(f, "-");
+		assert_string_equal(f->fake.log, "");
+		assert_true(f->s.view->speed == (k ? 1 : 0.5));
+		assert_non_null(strstr(f->s.view->ui.message, "slowest"));
+	}
 }
 
 static void
@@ -251,6 +280,50 @@ test_pending_narrow(void **state)
 	assert_true(screen_has_at(f, 80, 24, "] runs to the next breakpoint"));
 	f->s.view->state = MS_VIEW_DONE;
 	assert_true(screen_has_at(f, 80, 24, "the day is over: r runs it"));
+}
+
+/* The pending panel drawn alone in a box of h rows (inside): whether a
+ * row holds text. */
+static bool
+pending_has(const ms_tui_view *v, int h, const char *text)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_canvas_reset(&cv, 50, h + 2), 0);
+	cv.ascii = true;
+	ms_rect r = { 0, 0, 50, h + 2 };
+	ms_panel_selection.draw(&cv, r, v);
+	char row[512];
+	bool found = false;
+	for (int y = 0; y < h + 2 && !found; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		found = strstr(row, text) != NULL;
+	}
+	ms_canvas_release(&cv);
+	return found;
+}
+
+/* The pending inputs that do not show end the list as "... N more":
+ * with room for the header only (it said nothing of the 8), and when the
+ * view keeps fewer inputs than the selection has (the list just ended). */
+static void
+test_pending_more(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	ms_tui_view *v = f->s.view;
+	/* Five lines of figures, then the inputs. */
+	assert_true(pending_has(v, 20, "0000000000000200"));
+	assert_false(pending_has(v, 20, "more"));
+	assert_true(pending_has(v, 9, "... 6 more"));
+	assert_true(pending_has(v, 7, "... 8 more"));
+	assert_true(pending_has(v, 6, "... 8 more"));
+	assert_false(pending_has(v, 6, "rows  d s"));
+	/* Five of 8 kept: all five show, then the rest is counted. */
+	v->sel.ninputs = 5;
+	assert_true(pending_has(v, 20, "... 3 more"));
+	assert_true(pending_has(v, 9, "... 6 more"));
 }
 
 /* One merge, one part and one match are singular in the panel titles. */
@@ -536,6 +609,42 @@ test_goto_past_last_merge(void **state)
 	assert_int_equal(strncmp(f->fake.log, "speed=0;restart=#40;", 20), 0);
 }
 
+/* g #0 (or 0, #000) names no merge: said as such, not as a form that
+ * is neither a time nor a merge number. A g stopped on the way at a
+ * breakpoint, which drops its target, says so (it said nothing). */
+static void
+test_goto_zero_and_stopped_on_the_way(void **state)
+{
+	fx *f = *state;
+	static const char *const zeros[] = { "g#0\n", "g0\n", "g#000\n",
+		                             "g #0\n" };
+	for (size_t i = 0; i < sizeof(zeros) / sizeof(zeros[0]); i++) {
+		keys(f, zeros[i]);
+		assert_true(f->s.view->ui.message_is_error);
+		assert_non_null(
+		        strstr(f->s.view->ui.message, "there is no merge #0"));
+		assert_non_null(strstr(f->s.view->ui.message, "from #1"));
+	}
+	assert_string_equal(f->fake.log, "");
+	keys(f, "g#70\n");
+	assert_string_equal(f->fake.log, "speed=0;runto=#70;");
+	f->model->state = MS_VIEW_BREAK;
+	snprintf(f->model->break_why, sizeof(f->model->break_why), "mature");
+	ms_session_snapshot(&f->s);
+	assert_false(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "go #70: stopped before it at breakpoint "
+	                       "mature"));
+	/* At the target itself nothing more is said. */
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, "g#75\n");
+	f->model->state = MS_VIEW_BREAK;
+	snprintf(f->model->break_why, sizeof(f->model->break_why), "go #75");
+	ms_session_snapshot(&f->s);
+	assert_null(strstr(f->s.view->ui.message, "stopped before"));
+}
+
 /* A `g` to a time stops before the first point of the run after it, the
  * clock still at the point before; the footer says where it stopped and
  * why: in the cooldown, two hours pass in one step. */
@@ -692,6 +801,30 @@ test_breakpoint_list_scrolls(void **state)
  * start: y restores them, n, Enter and Esc decline, and any other key
  * declines and does what it does. The first `f` at a breakpoint freezes
  * (it used to answer the offer, and nothing was frozen). */
+/* Breakpoints offered from last time that the session refuses (one
+ * that no longer parses, or past the most it holds) are named: "y" said
+ * "restored 2 breakpoints" and dropped the third without a word. */
+static void
+test_offer_refused_said(void **state)
+{
+	fx *f = *state;
+	const char *saved[] = { "merge=2", "bogus", "lane=slow" };
+	ms__session_offer(&f->s, saved, 3, NULL);
+	keys(f, "y");
+	assert_string_equal(f->fake.log, "break+merge=2;break+lane=slow;");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "restored 2 of 3 breakpoints; 1 not set "
+	                       "(first \"bogus\": breakpoint \"bogus\""));
+	/* All set: as before. */
+	f->fake.log[0] = '\0';
+	const char *good[] = { "mature" };
+	ms__session_offer(&f->s, good, 1, NULL);
+	keys(f, "y");
+	assert_false(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.message, "restored 1 breakpoint");
+}
+
 static void
 test_offer_never_eats_a_key(void **state)
 {
@@ -748,6 +881,13 @@ test_freeze_only_at_barrier(void **state)
 	keys(f, "f");
 	assert_string_equal(f->fake.log, "");
 	assert_true(f->s.view->ui.message_is_error);
+	/* It names the key that gets to a barrier, n, as the help does. */
+	assert_non_null(strstr(f->s.view->ui.message, "press n to run to the "
+	                                              "next one"));
+	keys(f, "?");
+	assert_true(screen_has(f, "freeze the shard at this dispatch barrier "
+	                          "(n gets to one)"));
+	ms_session_key(&f->s, MS_KEY_ESC);
 	fake_scene_break(f->model);
 	ms_session_snapshot(&f->s);
 	ms_session_key(&f->s, MS_KEY_F(9));
@@ -956,6 +1096,110 @@ test_prompt_scroll_marks(void **state)
 	assert_non_null(strstr(row, ":run "));
 	assert_null(strchr(row, '<'));
 	assert_null(strchr(row, '>'));
+}
+
+/* Enter on a link of the plugins panel shows that link: its figures and
+ * its Decide calls per latency bucket, each bucket with its bound (it
+ * showed the selected merge instead). */
+static void
+test_details_of_a_link(void **state)
+{
+	fx *f = *state;
+	static const uint64_t le[MS_VIEW_HIST] = {
+		250000,    500000,     1000000,    2500000,   5000000,
+		10000000,  25000000,   50000000,   100000000, 250000000,
+		500000000, 1000000000, UINT64_MAX,
+	};
+	ms_tui_view *m = f->model;
+	m->nplugins = 2;
+	memcpy(m->plugins[0].hist_le_ns, le, sizeof(le));
+	m->plugins[1] = m->plugins[0];
+	ms_tui_plugin *p = &m->plugins[1];
+	snprintf(p->name, sizeof(p->name), "detdrop");
+	memset(p->hist, 0, sizeof(p->hist));
+	p->hist[0] = 40;
+	p->hist[2] = 2;
+	p->hist[12] = 3;
+	p->calls = 45;
+	p->failopen_timeout = 3;
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.focus = MS_FOCUS_PLUGINS;
+	f->s.view->ui.plugin_sel = 1;
+	keys(f, "\n");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	assert_true(screen_has(f, "Link 2: detdrop"));
+	assert_false(screen_has(f, "Merge #"));
+	assert_true(screen_has(f, "0 error, 3 timeout, 0 bad verdict"));
+	/* Every bucket, with its bound and its calls. */
+	assert_true(screen_has(f, "<= 0.25 ms          40  88.9%"));
+	assert_true(screen_has(f, "<= 0.5 ms            0   0.0%"));
+	assert_true(screen_has(f, "<= 1 ms              2   4.4%"));
+	assert_true(screen_has(f, "<= 1000 ms           0   0.0%"));
+	assert_true(screen_has(f, "> 1000 ms            3   6.7%"));
+	/* The first link's: its own figures. */
+	ms_session_key(&f->s, MS_KEY_ESC);
+	f->s.view->ui.plugin_sel = 0;
+	keys(f, "\n");
+	assert_true(screen_has(f, "Link 1: skywalking"));
+	assert_true(screen_has(f, "<= 1 ms              8  42.1%"));
+	/* No link at all: said, nothing opened. */
+	ms_session_key(&f->s, MS_KEY_ESC);
+	m->nplugins = 0;
+	ms_session_snapshot(&f->s);
+	keys(f, "\n");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+	assert_true(f->s.view->ui.message_is_error);
+}
+
+/* A long export path is never cut: the message after an export holds it
+ * whole with a long filter (the message held 255 bytes, and lost the file
+ * name), the footer shows its end; a database path too long to offer a
+ * file next to it offers none (it offered a cut one) and says so. */
+static void
+test_export_long_paths(void **state)
+{
+	fx *f = *state;
+	char path[MS_VIEW_TEXT], filter[200], line[MS_VIEW_TEXT + 8];
+	int k = snprintf(path, sizeof(path), "/tmp/ms-keys-nonexistent/");
+	memset(path + k, 'd', 180);
+	snprintf(path + k + 180, sizeof(path) - (size_t)k - 180,
+	         "/events-of-the-day.jsonl");
+	k = snprintf(filter, sizeof(filter), "lane=slow ");
+	memset(filter + k, 'w', 150);
+	filter[k + 150] = '\0';
+	keys(f, "/");
+	snprintf(line, sizeof(line), "%s\n", filter);
+	type_line(f, line);
+	assert_string_equal(f->s.view->ui.filter, filter);
+	keys(f, "e\n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_EXPORT_PATH);
+	snprintf(line, sizeof(line), "%s\n", path);
+	type_line(f, line);
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_false(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, path));
+	char row[1024];
+	footer_row(f, 132, 44, row, sizeof(row));
+	assert_non_null(strstr(row, "exported 7 merges"));
+	assert_non_null(strstr(row, "dddd/events-of-the-day.jsonl"));
+
+	/* A database path of 255 bytes (the view's most: it may be cut). */
+	ms_tui_view *m = f->model;
+	k = snprintf(m->db_path, sizeof(m->db_path), "/tmp/");
+	memset(m->db_path + k, 'r', sizeof(m->db_path) - 1 - (size_t)k - 7);
+	snprintf(m->db_path + sizeof(m->db_path) - 8, 8, ".sqlite");
+	assert_int_equal(strlen(m->db_path), sizeof(m->db_path) - 1);
+	ms_session_snapshot(&f->s);
+	f->fake.log[0] = '\0';
+	keys(f, "e\n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, "too long a path"));
+	assert_non_null(strstr(f->s.view->ui.message, ":export jsonl PATH"));
+	keys(f, ":export csv\n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_non_null(strstr(f->s.view->ui.message, ":export csv PATH"));
+	assert_string_equal(f->fake.log, "");
 }
 
 /* The footer at w x 24 with question p open about `what` (put in
@@ -1387,6 +1631,34 @@ test_search(void **state)
 }
 
 /* o cycles the inventory's order; the title says which. */
+/* A merge of 32 inputs (the most an event keeps): s and the filter's
+ * text find it by any of them, the last one too. The summary they match
+ * held 192 characters (about seven inputs), the search's line 256. */
+static void
+test_search_every_input(void **state)
+{
+	fx *f = *state;
+	ms_tui_event *e = &f->model->events[20];
+	size_t len = (size_t)snprintf(e->summary, sizeof(e->summary),
+	                              "#%" PRIu64 " slow/1 primary executed "
+	                              "none in",
+	                              e->seq);
+	for (int i = 0; i < MS_VIEW_EVENT_INPUTS && len < sizeof(e->summary);
+	     i++)
+		len += (size_t)snprintf(e->summary + len,
+		                        sizeof(e->summary) - len, "%s%016x",
+		                        i ? "," : " ", 0xabc00 + i);
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	keys(f, "s00000000000abc1f\n");
+	assert_false(f->s.view->ui.message_is_error);
+	assert_int_equal(f->s.view->ui.event_sel, e->seq);
+	keys(f, "/00000000000abc1f\n");
+	size_t idx[MS_VIEW_MAX_EVENTS];
+	assert_int_equal(ms_events_visible(f->s.view, idx), 1);
+	assert_int_equal(f->s.view->events[idx[0]].seq, e->seq);
+}
+
 static void
 test_inventory_sort(void **state)
 {
@@ -1872,11 +2144,11 @@ details_text(fx *f, int w, int h, char *all, size_t cap)
 	ms_canvas_release(&cv);
 }
 
-/* A merge's link lines (the link's name, its calls, traces, kept and
- * time in Decide) and a failure's message longer than the details' column
- * wrap onto the lines after, at 80 columns (one column) and at 200 (two):
- * they were cut at the box's edge, the link's time and most of the
- * message not shown. */
+/* A merge's links (the link's name, its calls, traces, kept and time in
+ * Decide, in a table of their own) are shown whole, and a failure's
+ * message longer than the details' column wraps onto the lines after, at
+ * 80 columns (one column) and at 200 (two): they were cut at the box's
+ * edge, the link's time and most of the message not shown. */
 static void
 test_merge_details_long_values(void **state)
 {
@@ -1906,9 +2178,9 @@ test_merge_details_long_values(void **state)
 	for (size_t k = 0; k < 3; k++) {
 		details_text(f, size[k][0], size[k][1], all, cap);
 		static const char *const want[] = {
-			"9876000000 kept,", "3543.21s",
-			"3553.21s",         "detdrop-percent-35-long",
-			"latency.idx",      "123456789 calls,",
+			"9876000000",  "3543.21s",
+			"3553.21s",    "detdrop-percent-35-long",
+			"latency.idx", "123456789",
 			"output checksum",
 		};
 		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
@@ -2003,12 +2275,14 @@ main(void)
 		T(test_goto),
 		T(test_goto_back),
 		T(test_goto_past_last_merge),
+		T(test_goto_zero_and_stopped_on_the_way),
 		T(test_goto_time_stop_said),
 		T(test_goto_target_on_status),
 		T(test_checkpoint_note_said),
 		T(test_break_spec_on_status),
 		T(test_titles_singular),
 		T(test_pending_narrow),
+		T(test_pending_more),
 		T(test_live_line_fits),
 		T(test_long_chain_scrolls),
 		T(test_plugin_mean_as_report),
@@ -2021,9 +2295,12 @@ main(void)
 		T(test_breakpoints),
 		T(test_freeze_only_at_barrier),
 		T(test_offer_never_eats_a_key),
+		T(test_offer_refused_said),
 		T(test_breakpoint_list_scrolls),
 		T(test_filter_and_export),
 		T(test_export_path_field),
+		T(test_export_long_paths),
+		T(test_details_of_a_link),
 		T(test_export_prefilled_replaced),
 		T(test_footer_questions_fit),
 		T(test_prompt_history),
@@ -2034,6 +2311,7 @@ main(void)
 		T(test_zoom_keys),
 		T(test_mouse),
 		T(test_search),
+		T(test_search_every_input),
 		T(test_inventory_sort),
 		T(test_zoomed_axis_outside_the_day),
 		T(test_part_selection_follows_part),

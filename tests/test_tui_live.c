@@ -343,12 +343,273 @@ test_every_recon_row(void **state)
 	ms_replay_close(r);
 }
 
+/* The restart's reopen: a new replay of the run's options, paused at its
+ * first publication, recording to a new database; the old one closed. */
+static int
+reopen_paused(void *arg, ms_replay *old, bool running, ms_replay **out,
+              ms_errbuf *eb)
+{
+	rt_run *run = arg;
+	rt_opts(run, "kept-rerun", "skywalking");
+	run->o.start_paused = !running;
+	int rc = ms_replay_open(out, &run->o, eb);
+	if (rc)
+		return rc;
+	ms_replay_close(old);
+	return 0;
+}
+
+/* The breakpoints of view v are merge=1001.. merge=1064, every fifth
+ * off, and the replay r holds them (and no more but run-to targets). */
+static void
+assert_64_kept(ms_replay *r, const ms_tui_view *v)
+{
+	assert_int_equal(v->nbreaks, 64);
+	for (size_t i = 0; i < v->nbreaks; i++) {
+		char spec[32];
+		snprintf(spec, sizeof(spec), "merge=%zu", 1001 + i);
+		assert_string_equal(v->breaks[i].spec, spec);
+		assert_int_equal(v->breaks[i].enabled, (i + 1) % 5 != 0);
+	}
+	ms_breakpoint *b = calloc(128, sizeof(*b));
+	assert_non_null(b);
+	size_t n = ms_replay_breaks(r, b, 128), user = 0;
+	for (size_t i = 0; i < n; i++)
+		user += !b[i].once;
+	assert_int_equal(user, 64);
+	free(b);
+}
+
+/* A session holds 64 breakpoints (as many as --break gives and the
+ * replay holds): the screen lists every one, and a restart (r, or going
+ * back with no checkpoint before the point) carries every one over, each
+ * enabled or not as it was; going to a merge, ahead or back, works with
+ * all 64 set. The screen held 32 and the restart kept 32; with 64 set a
+ * `g` was refused ("at most 64 breakpoints"), and going back left a new
+ * run that never started. */
+static void
+test_every_breakpoint_kept(void **state)
+{
+	(void)state;
+	rt_run *run = calloc(2, sizeof(*run));
+	assert_non_null(run);
+	rt_opts(&run[0], "kept", "skywalking");
+	run[0].o.start_paused = true;
+	ms_replay *r = rt_start(&run[0], NULL);
+	assert_non_null(r);
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
+	ms_replay_ctl_set_reopen(rc, reopen_paused, &run[1]);
+	ms_errbuf eb = { "" };
+	for (int i = 1; i <= 64; i++) {
+		char spec[32];
+		snprintf(spec, sizeof(spec), "merge=%d", 1000 + i);
+		int id = 0;
+		assert_int_equal(ctl.ops->break_add(ctl.self, spec, &id, &eb),
+		                 0);
+		if (i % 5 == 0)
+			assert_int_equal(
+			        ctl.ops->break_enable(ctl.self, id, false, &eb),
+			        0);
+	}
+	ms_tui_view *v = ms_tui_view_new();
+	assert_non_null(v);
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_64_kept(r, v);
+	/* r: the day again, paused at its start. */
+	assert_int_equal(ctl.ops->restart(ctl.self, NULL, &eb), 0);
+	r = ms_replay_ctl_replay(rc);
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_64_kept(r, v);
+	/* Back to merge #3 (no checkpoint before it: a restart), then
+	 * ahead to #5. */
+	ms_replay_status *st = rt_status_new();
+	ms_tui_target t = { .kind = MS_TARGET_MERGE, .seq = 3 };
+	if (ctl.ops->restart(ctl.self, &t, &eb))
+		fail_msg("back to #3: %s", eb.msg);
+	r = ms_replay_ctl_replay(rc);
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_string_equal(st->break_why, "go #3");
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_64_kept(r, v);
+	t.seq = 5;
+	if (ctl.ops->run_to(ctl.self, &t, &eb))
+		fail_msg("ahead to #5: %s", eb.msg);
+	struct timespec tick = { 0, 10 * 1000000L };
+	for (int i = 0; i < 12000; i++) {
+		assert_true(rt_wait_stop(r, st));
+		if (strcmp(st->break_why, "go #5") == 0)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	assert_string_equal(st->break_why, "go #5");
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_64_kept(r, v);
+	free(st);
+	ms_tui_view_free(v);
+	ms_replay_ctl_free(rc);
+	ms_replay_close(r);
+	free(run);
+}
+
+/* The status line of view v drawn w columns wide, into row. */
+static void
+status_row(ms_tui_view *v, int w, char *row, size_t n)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	v->ui.ascii = true;
+	assert_int_equal(ms_render_frame(&cv, v, w, 46), 0);
+	ms_canvas_row(&cv, 0, row, n);
+	ms_canvas_release(&cv);
+}
+
+/* --paused: the status says the run is paused at the start, not at a
+ * step (it read "PAUSED at step", as if one had been taken); the first
+ * step then reads as one. */
+static void
+test_paused_at_the_start(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "paused", "skywalking");
+	run.o.start_paused = true;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
+	ms_tui_view *v = ms_tui_view_new();
+	assert_non_null(v);
+	ms_errbuf eb = { "" };
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	char row[1024];
+	status_row(v, 132, row, sizeof(row));
+	if (!strstr(row, "PAUSED   at the start t 00:00:00") ||
+	    strstr(row, "step"))
+		fail_msg("status: %s", row);
+	assert_int_equal(v->pub_done, 0);
+	/* One step: the first publication, a step taken. */
+	assert_int_equal(ctl.ops->step(ctl.self, &eb), 0);
+	/* (It reads as stopped until the step begins: a hung run fails
+	 * after 120 s, not a timing assertion.) */
+	struct timespec tick = { 0, 10 * 1000000L };
+	for (int i = 0; i < 12000; i++) {
+		assert_true(rt_wait_stop(r, st));
+		if (st->pub_done > 0)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	assert_true(st->pub_done > 0);
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	status_row(v, 132, row, sizeof(row));
+	if (!strstr(row, "PAUSED   at step") || strstr(row, "the start"))
+		fail_msg("status after a step: %s", row);
+	ms_tui_view_free(v);
+	ms_replay_ctl_free(rc);
+	ms_replay_close(r);
+	free(st);
+}
+
+/* A merge's details hold the whole of its event: every link of an
+ * eight-link chain (the most an event records), and a summary (what the
+ * filter's text and the search match) naming every input kept, so a
+ * part is found in any merge it went into. The screen kept four links
+ * and a summary of 192 characters: about seven inputs. */
+static void
+test_event_details_whole(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "whole",
+	        "skywalking,detdrop:5,detdrop:10,detdrop:15,detdrop:20,"
+	        "detdrop:25,detdrop:30,detdrop:35");
+	run.o.speed = 0;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
+	ms_tui_view *v = ms_tui_view_new();
+	assert_non_null(v);
+	ms_errbuf eb = { "" };
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_true(v->nevents > 0);
+	/* The merge with the most inputs, and one that called the chain. */
+	size_t wi = 0, si = v->nevents;
+	for (size_t i = 0; i < v->nevents; i++) {
+		const ms_tui_event *e = &v->events[i];
+		if (e->ninputs_kept > v->events[wi].ninputs_kept)
+			wi = i;
+		if (si == v->nevents && e->nlinks && e->links[0].calls)
+			si = i;
+	}
+	assert_true(si < v->nevents);
+	const ms_tui_event *wide = &v->events[wi], *sampled = &v->events[si];
+	assert_int_equal(sampled->nlinks, 8);
+	assert_string_equal(sampled->links[0].name, "skywalking");
+	for (size_t i = 1; i < 8; i++)
+		assert_non_null(strstr(sampled->links[i].name, "detdrop"));
+	fprintf(stderr, "merge #%" PRIu64 ": %u inputs kept of %u\n", wide->seq,
+	        wide->ninputs_kept, wide->ninputs);
+	assert_true(wide->ninputs_kept > 8);
+	for (uint32_t i = 0; i < wide->ninputs_kept; i++) {
+		char id[24];
+		snprintf(id, sizeof(id), "%016" PRIx64, wide->inputs[i].id);
+		if (!strstr(wide->summary, id))
+			fail_msg("input %u (%s) not in the summary of #%" PRIu64
+			         ": %s",
+			         i + 1, id, wide->seq, wide->summary);
+		ms_tui_filter f;
+		char err[MS_VIEW_TEXT];
+		assert_true(ms_tui_filter_parse(id, &f, err, sizeof(err)));
+		assert_true(ms_tui_filter_match(&f, wide, v->day_start));
+	}
+
+	/* The details on the screen list every link. */
+	v->ui.ascii = true;
+	v->ui.focus = MS_FOCUS_EVENTS;
+	v->ui.event_sel = sampled->seq;
+	v->ui.overlay = MS_OVERLAY_DETAIL;
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, v, 200, 70), 0);
+	for (size_t i = 0; i < sampled->nlinks; i++)
+		if (!frame_has(&cv, sampled->links[i].name))
+			fail_msg("link %zu (%s) not in the details", i + 1,
+			         sampled->links[i].name);
+	/* At 132 columns too, each with its figures whole. */
+	assert_int_equal(ms_render_frame(&cv, v, 132, 46), 0);
+	for (size_t i = 0; i < sampled->nlinks; i++) {
+		char want[128];
+		snprintf(want, sizeof(want),
+		         "%-3zu %-23s %9" PRIu64 " %9" PRIu64 " %9" PRIu64,
+		         i + 1, sampled->links[i].name, sampled->links[i].calls,
+		         sampled->links[i].traces, sampled->links[i].kept);
+		if (!frame_has(&cv, want))
+			fail_msg("no '%s' in the details at 132x46", want);
+	}
+	ms_canvas_release(&cv);
+
+	ms_tui_view_free(v);
+	ms_replay_ctl_free(rc);
+	ms_replay_close(r);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_figures_move_during_decide),
 		cmocka_unit_test(test_every_recon_row),
+		cmocka_unit_test(test_every_breakpoint_kept),
+		cmocka_unit_test(test_event_details_whole),
+		cmocka_unit_test(test_paused_at_the_start),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

@@ -353,7 +353,7 @@ void ms__plugin_dir(char *buf, size_t n);
 int ms__cache_root(char *buf, size_t n);
 /* The TUI's memory of a fixture (tui_memory.c): the breakpoints and the
  * filter of the last session on it, offered at the next start. */
-#define MS__MEMORY_BREAKS 16
+#define MS__MEMORY_BREAKS 64 /* MS__MAX_BREAKS: every one the replay holds */
 typedef struct ms__tui_memory {
 	size_t nbreaks;
 	char breaks[MS__MEMORY_BREAKS][64];
@@ -419,6 +419,8 @@ int ms__mkdir_parent(const char *path);
 int ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err);
 /* The most --break options (the replay holds this many breakpoints). */
 #define MS__MAX_BREAKS 64
+_Static_assert(MS__MEMORY_BREAKS >= MS__MAX_BREAKS,
+               "the TUI's memory keeps every breakpoint");
 /* The longest --wait-timeout and --checkpoint-every: 366 days. */
 #define MS__DURATION_MAX_S (366 * 86400LL)
 /* A duration (every option that takes one: --wait-timeout,

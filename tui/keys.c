@@ -95,6 +95,19 @@ go_stopped(ms_tui_session *s)
 		               t->seq, day_last_merge(s), t->seq);
 		return;
 	}
+	/* Stopped on the way by a breakpoint, which drops the target. */
+	if (v->state == MS_VIEW_BREAK && v->break_why[0] &&
+	    strncmp(v->break_why, "go ", 3) != 0) {
+		if (t->kind == MS_TARGET_MERGE)
+			snprintf(tb, sizeof(tb), "#%" PRIu64, t->seq);
+		else
+			ms_fmt_clock(tb, sizeof(tb), t->t, v->day_start);
+		ms_session_say(s, false,
+		               "go %s: stopped before it at breakpoint %s; g "
+		               "again goes on",
+		               tb, v->break_why);
+		return;
+	}
 	if (t->kind != MS_TARGET_TIME || strncmp(v->break_why, "go ", 3) != 0 ||
 	    v->now >= t->t)
 		return;
@@ -236,17 +249,33 @@ act_run_to_break(ms_tui_session *s)
 	       "running to the next breakpoint");
 }
 
+/* The speed steps just above and just below the speed sp (0 is max): a
+ * speed between two steps (`:speed 1500`) goes to the nearer step on
+ * either side, never past it. Below 1x there is no slower step: `-` keeps
+ * the speed (it never speeds up, and never reaches 0, which means max). */
 static size_t
-current_speed_step(const ms_tui_session *s)
+faster_speed_step(double sp)
 {
-	double sp = s->view->speed;
-	if (sp <= 0)
-		return ms_speed_steps_len - 1;
-	size_t best = 0;
+	for (size_t i = 0; sp > 0 && i + 1 < ms_speed_steps_len; i++)
+		if (ms_speed_steps[i] > sp)
+			return i;
+	return ms_speed_steps_len - 1;
+}
+
+static bool
+slower_speed_step(double sp, size_t *step)
+{
+	if (sp <= 0) {
+		*step = ms_speed_steps_len - 2;
+		return true;
+	}
+	bool found = false;
 	for (size_t i = 0; i + 1 < ms_speed_steps_len; i++)
-		if (ms_speed_steps[i] <= sp)
-			best = i;
-	return best;
+		if (ms_speed_steps[i] < sp) {
+			*step = i;
+			found = true;
+		}
+	return found;
 }
 
 static void
@@ -269,15 +298,19 @@ set_speed_step(ms_tui_session *s, size_t step)
 static void
 act_faster(ms_tui_session *s)
 {
-	size_t i = current_speed_step(s);
-	set_speed_step(s, i + 1 < ms_speed_steps_len ? i + 1 : i);
+	set_speed_step(s, faster_speed_step(s->view->speed));
 }
 
 static void
 act_slower(ms_tui_session *s)
 {
-	size_t i = current_speed_step(s);
-	set_speed_step(s, i > 0 ? i - 1 : 0);
+	size_t i;
+	char buf[32];
+	if (slower_speed_step(s->view->speed, &i))
+		set_speed_step(s, i);
+	else
+		ms_session_say(s, false, "speed %s: the slowest step",
+		               ms_fmt_speed(buf, sizeof(buf), s->view->speed));
 }
 
 static void
@@ -437,8 +470,9 @@ act_freeze(ms_tui_session *s)
 {
 	if (s->view->state != MS_VIEW_BREAK) {
 		ms_session_say(s, true,
-		               "freeze needs a dispatch barrier: press ] to "
-		               "run to a breakpoint first");
+		               "freeze needs a dispatch barrier: press n to "
+		               "run to the next one (or ] to a breakpoint) "
+		               "first");
 		return;
 	}
 	ms_errbuf eb = { "" };
@@ -545,6 +579,10 @@ act_details(ms_tui_session *s)
 		ms_session_say(s, true, "no part selected");
 		return;
 	}
+	if (ui->focus == MS_FOCUS_PLUGINS && s->view->nplugins == 0) {
+		ms_session_say(s, true, "no sampler link to show");
+		return;
+	}
 	ui->overlay = MS_OVERLAY_DETAIL;
 	ui->detail_scroll = 0;
 	s->dirty = true;
@@ -623,11 +661,12 @@ const ms_key_binding ms_key_table[] = {
 	{ 'b', MS_KEY_F(2), "b F2", "Break",
 	  "breakpoints: add, enable, delete, hits", act_breaks },
 	{ 'f', MS_KEY_F(9), "f F9", "Freeze",
-	  "freeze the shard at this barrier", act_freeze },
+	  "freeze the shard at this dispatch barrier (n gets to one)",
+	  act_freeze },
 	{ MS_KEY_TAB, MS_KEY_BTAB, "Tab", NULL,
 	  "focus the next panel (shift-Tab: the one before)", act_focus },
 	{ MS_KEY_ENTER, MS_KEY_NONE, "Enter", NULL,
-	  "details of the selected merge or part", act_details },
+	  "details of the selected merge, part or link", act_details },
 	{ '/', MS_KEY_F(3), "/ F3", "Filter", "filter the event log",
 	  act_filter },
 	{ ':', MS_KEY_NONE, ":", NULL, "command line", act_command },
@@ -820,10 +859,33 @@ go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 	report(s, rc, &eb, msg);
 }
 
+/* "#0", "0", "#000": a merge number, but of no merge. */
+static bool
+is_merge_zero(const char *arg)
+{
+	while (*arg == ' ')
+		arg++;
+	if (*arg == '#')
+		arg++;
+	if (*arg != '0')
+		return false;
+	while (*arg == '0')
+		arg++;
+	while (*arg == ' ')
+		arg++;
+	return *arg == '\0';
+}
+
 static void
 do_goto(ms_tui_session *s, const char *arg)
 {
 	ms_tui_target t;
+	if (is_merge_zero(arg)) {
+		ms_session_say(s, true,
+		               "go to: there is no merge #0: merges are "
+		               "numbered from #1");
+		return;
+	}
 	if (!ms_parse_target(arg, s->view->day_start, &t)) {
 		ms_session_say(s, true,
 		               "go to: \"%s\" is neither a time HH:MM[:SS] "
@@ -1097,17 +1159,34 @@ restore_offer(ms_tui_session *s, bool yes)
 {
 	size_t added = 0;
 	if (yes) {
+		/* One that is refused (past the most a session holds) is
+		 * named, not left out without a word. */
+		ms_errbuf refused = { "" };
+		const char *first_refused = NULL;
 		for (size_t i = 0; i < s->offer_nbreaks; i++) {
 			ms_errbuf eb = { "" };
 			int id;
-			added += s->ctl->ops->break_add(s->ctl->self,
-			                                s->offer_breaks[i], &id,
-			                                &eb) == 0;
+			if (s->ctl->ops->break_add(s->ctl->self,
+			                           s->offer_breaks[i], &id,
+			                           &eb) == 0) {
+				added++;
+			} else if (!first_refused) {
+				first_refused = s->offer_breaks[i];
+				refused = eb;
+			}
 		}
 		s->view->ui.message_is_error = false;
 		if (s->offer_filter && *s->offer_filter)
 			do_filter(s, s->offer_filter); /* says what is wrong */
-		if (!s->view->ui.message_is_error)
+		if (first_refused)
+			ms_session_say(
+			        s, true,
+			        "restored %zu of %zu breakpoints; %zu not "
+			        "set (first \"%s\": %s)",
+			        added, s->offer_nbreaks,
+			        s->offer_nbreaks - added, first_refused,
+			        refused.msg);
+		else if (!s->view->ui.message_is_error)
 			ms_session_say(s, false, "restored %zu breakpoint%s%s",
 			               added, added == 1 ? "" : "s",
 			               s->view->ui.filter[0] ? " and the filter"

@@ -1,9 +1,10 @@
 /*
  * panel_detail.c - every field of the selected merge (Enter in the event
- * log) with its inputs, or of the selected part (Enter in the inventory),
- * one per line, in two columns when the box is wide enough. The details
- * are laid out whole in a canvas of their own and the box shows the rows
- * from ui.detail_scroll on, so on a short screen they scroll (as the help
+ * log) with its inputs, of the selected part (Enter in the inventory) or
+ * of the selected sampler link with its latency buckets (Enter in the
+ * plugins panel), one per line, in two columns when the box is wide enough. The
+ * details are laid out whole in a canvas of their own and the box shows the
+ * rows from ui.detail_scroll on, so on a short screen they scroll (as the help
  * does) instead of ending where the box ends.
  */
 #include "tui_int.h"
@@ -168,19 +169,34 @@ draw_event(ms_canvas *c, ms_rect in, const ms_tui_view *v,
 	   ms_fmt_ns(a, sizeof(a), e->cpu_ns > 0 ? (uint64_t)e->cpu_ns : 0));
 	KV("allocated", "%s", ms_fmt_bytes(a, sizeof(a), e->alloc_bytes));
 	KV("output checksum", "%016" PRIx64, e->fingerprint);
-	for (size_t i = 0; i < e->nlinks && n + 1 < 48; i++)
-		KV(e->links[i].name,
-		   "%" PRIu64 " calls, %" PRIu64 " traces, %" PRIu64
-		   " kept, %s",
-		   e->links[i].calls, e->links[i].traces, e->links[i].kept,
-		   ms_fmt_ns(a, sizeof(a),
-		             e->links[i].total_ns > 0
-		                     ? (uint64_t)e->links[i].total_ns
-		                     : 0));
 	KV("result", "%s%s%s", e->failed ? "FAILED" : "ok",
 	   e->failed && e->error[0] ? ": " : "", e->failed ? e->error : "");
-	int used = put_list(c, in, kv, n);
-	return put_inputs(c, in, in.y + used + 1, v, e) - in.y;
+	int y = in.y + put_list(c, in, kv, n) + 1;
+	/* The chain's links, one a line (in a column of the fields their
+	 * figures were cut). */
+	if (e->nlinks && y + 1 < in.y + in.h) {
+		char line[160];
+		snprintf(line, sizeof(line), "%-3s %-23s %9s %9s %9s %10s", "#",
+		         "sampler link", "calls", "traces", "kept",
+		         "in Decide");
+		ms_canvas_text(c, in.x + 1, y++, in.w - 2, line, MS_C_MUTED);
+		for (size_t i = 0; i < e->nlinks && y < in.y + in.h; i++) {
+			snprintf(
+			        line, sizeof(line),
+			        "%-3zu %-23s %9" PRIu64 " %9" PRIu64
+			        " %9" PRIu64 " %10s",
+			        i + 1, e->links[i].name, e->links[i].calls,
+			        e->links[i].traces, e->links[i].kept,
+			        ms_fmt_ns(
+			                a, sizeof(a),
+			                e->links[i].total_ns > 0
+			                        ? (uint64_t)e->links[i].total_ns
+			                        : 0));
+			ms_canvas_text(c, in.x + 1, y++, in.w - 2, line, 0);
+		}
+		y++;
+	}
+	return put_inputs(c, in, y, v, e) - in.y;
 }
 
 static int
@@ -207,6 +223,77 @@ draw_part(ms_canvas *c, ms_rect in, const ms_tui_view *v, const ms_tui_part *p)
 	return put_list(c, in, kv, n);
 }
 
+/* A bucket's upper bound as `mergescope report` gives it, in ms
+ * ("<= 0.05 ms"); the last bucket has none ("> 1000 ms"). */
+static void
+bucket_label(char *buf, size_t n, const ms_tui_plugin *p, int b)
+{
+	uint64_t le = p->hist_le_ns[b];
+	if (le && le != UINT64_MAX)
+		snprintf(buf, n, "<= %g ms", (double)le / 1e6);
+	else if (b > 0 && p->hist_le_ns[b - 1])
+		snprintf(buf, n, "> %g ms", (double)p->hist_le_ns[b - 1] / 1e6);
+	else
+		snprintf(buf, n, "bucket %d", b + 1);
+}
+
+/* A link's details (Enter in the plugins panel): its figures, then its
+ * Decide calls per latency bucket, each with its bound, its share and a
+ * bar. */
+static int
+draw_link(ms_canvas *c, ms_rect in, const ms_tui_plugin *p)
+{
+	struct kv kv[8];
+	size_t n = 0;
+	char a[32];
+	double mean = p->traces ? (double)p->total_ns / (double)p->traces : 0;
+	KV("calls", "%" PRIu64, p->calls);
+	KV("traces", "%" PRIu64, p->traces);
+	KV("time in Decide", "%s", ms_fmt_ns(a, sizeof(a), p->total_ns));
+	KV("ns per trace", mean > 0 && mean < 999.95 ? "%.1f" : "%.0f", mean);
+	KV("slowest call", "%s", ms_fmt_ns(a, sizeof(a), p->max_ns));
+	KV("failed open",
+	   "%" PRIu64 " error, %" PRIu64 " timeout, %" PRIu64 " bad verdict",
+	   p->failopen_error, p->failopen_timeout, p->failopen_verdict);
+	KV("circuit", "%s", p->circuit_open ? "OPEN" : "closed");
+	ms_rect one = in; /* one column, above the buckets */
+	if (one.w > 79)
+		one.w = 79;
+	int y = in.y + put_list(c, one, kv, n) + 1;
+	if (y + 1 >= in.y + in.h)
+		return y - in.y;
+	ms_canvas_printf(c, in.x + 1, y++, in.w - 2, MS_C_MUTED,
+	                 "%-12s %9s %6s  %s", "Decide call", "calls", "share",
+	                 "(latency buckets)");
+	uint64_t hmax = 0, total = 0;
+	for (int b = 0; b < MS_VIEW_HIST; b++) {
+		total += p->hist[b];
+		if (p->hist[b] > hmax)
+			hmax = p->hist[b];
+	}
+	int barw = in.w - 2 - 31;
+	for (int b = 0; b < MS_VIEW_HIST && y < in.y + in.h; b++, y++) {
+		char label[32];
+		bucket_label(label, sizeof(label), p, b);
+		int x = in.x + 1 +
+		        ms_canvas_printf(c, in.x + 1, y, in.w - 2, 0,
+		                         "%-12s %9" PRIu64 " %5.1f%%  ", label,
+		                         p->hist[b],
+		                         total ? 100.0 * (double)p->hist[b] /
+		                                         (double)total
+		                               : 0.0);
+		int len = hmax && barw > 0
+		                  ? (int)((p->hist[b] * (uint64_t)barw + hmax -
+		                           1) /
+		                          hmax)
+		                  : 0;
+		for (int k = 0; k < len; k++)
+			ms_canvas_put(c, x + k, y, c->ascii ? '#' : 0x2588,
+			              MS_C_ACCENT);
+	}
+	return y - in.y;
+}
+
 /* The details of what is selected, laid out w columns wide from the top
  * of doc (sized here); returns their rows (0 when doc cannot be had) and
  * their title. */
@@ -215,15 +302,21 @@ layout_doc(ms_canvas *doc, const ms_tui_view *v, int w, char *title, size_t tn)
 {
 	/* Every field in one column (wrapped: a value of 127 columns
 	 * takes 4 lines at the narrowest, 60 columns, and a long key one
-	 * more), a blank, the inputs' header, each input kept and the "+N
-	 * more" line. */
-	int h = 48 * 6 + 3 + MS_VIEW_EVENT_INPUTS + 1;
+	 * more), a blank, the links' header, each link and a blank, the
+	 * inputs' header, each input kept and the "+N more" line. */
+	int h = 48 * 6 + 3 + MS_VIEW_EVENT_LINKS + 2 + MS_VIEW_EVENT_INPUTS + 1;
 	if (w < 1 || ms_canvas_reset(doc, w, h) != 0)
 		return 0;
 	ms_rect in = { 0, 0, w, h };
 	if (v->ui.focus == MS_FOCUS_INVENTORY && v->ui.part_sel < v->nparts) {
 		snprintf(title, tn, "Part");
 		return draw_part(doc, in, v, &v->parts[v->ui.part_sel]);
+	}
+	if (v->ui.focus == MS_FOCUS_PLUGINS && v->ui.plugin_sel < v->nplugins) {
+		const ms_tui_plugin *p = &v->plugins[v->ui.plugin_sel];
+		snprintf(title, tn, "Link %zu: %s", v->ui.plugin_sel + 1,
+		         p->name);
+		return draw_link(doc, in, p);
 	}
 	long e = ms_events_selected(v);
 	if (e >= 0) {

@@ -124,12 +124,21 @@ draw_bypass(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
 	return true;
 }
 
-/* From line y to end: the inputs' header, then one input a line. */
+/* From line y to end: the inputs' header, then one input a line. What
+ * does not fit (or is not kept) ends the list as "... N more", never cut
+ * without a word; with room for one line only, that line says it. */
 static void
 draw_inputs(ms_canvas *c, ms_rect in, int y, int end, const ms_tui_selection *s)
 {
 	char b[32], n[32];
 	bool narrow = in.w < 37; /* leave out the rows column */
+	size_t total =
+	        s->inputs_total > s->ninputs ? s->inputs_total : s->ninputs;
+	if (y == end - 1 && total > 0) {
+		ms_canvas_printf(c, in.x, y, in.w, MS_C_MUTED, "... %zu more",
+		                 total);
+		return;
+	}
 	if (narrow)
 		ms_canvas_printf(c, in.x, y, in.w, MS_C_MUTED | MS_A_UL,
 		                 "%-16s %7s %2s %1s", "input", "bytes", "d",
@@ -138,13 +147,13 @@ draw_inputs(ms_canvas *c, ms_rect in, int y, int end, const ms_tui_selection *s)
 		ms_canvas_printf(c, in.x, y, in.w, MS_C_MUTED | MS_A_UL,
 		                 "%-16s %7s %7s %2s %1s", "input", "bytes",
 		                 "rows", "d", "s");
-	for (size_t i = 0; i < s->ninputs && ++y < end; i++) {
-		const ms_tui_part *p = &s->inputs[i];
-		if (y == end - 1 && i + 1 < s->inputs_total) {
+	for (size_t i = 0; i < total && ++y < end; i++) {
+		if (i == s->ninputs || (y == end - 1 && i + 1 < total)) {
 			ms_canvas_printf(c, in.x, y, in.w, MS_C_MUTED,
-			                 "... %zu more", s->inputs_total - i);
+			                 "... %zu more", total - i);
 			break;
 		}
+		const ms_tui_part *p = &s->inputs[i];
 		ms_fmt_bytes(b, sizeof(b), p->bytes);
 		ms_fmt_count(n, sizeof(n), p->rows);
 		int x;

@@ -30,23 +30,45 @@ format_ext(enum ms_tui_format f)
 	                               : ".jsonl";
 }
 
-void
+bool
 ms__export_default_path(char *buf, size_t n, const ms_tui_view *v,
                         enum ms_tui_format f)
 {
 	const char *db = v->db_path;
 	const char *suffix = v->ui.filter[0] ? "-filtered" : "";
+	int w;
 	if (!db[0]) {
-		snprintf(buf, n, "mergescope-events%s%s", suffix,
-		         format_ext(f));
-		return;
+		w = snprintf(buf, n, "mergescope-events%s%s", suffix,
+		             format_ext(f));
+		return w >= 0 && (size_t)w < n;
 	}
 	size_t len = strlen(db);
+	if (len + 1 >= sizeof(v->db_path))
+		return false; /* the view may hold it cut */
 	const char *slash = strrchr(db, '/');
 	const char *dot = strrchr(db, '.');
 	if (dot && (!slash || dot > slash + 1))
 		len = (size_t)(dot - db);
-	snprintf(buf, n, "%.*s%s%s", (int)len, db, suffix, format_ext(f));
+	w = snprintf(buf, n, "%.*s%s%s", (int)len, db, suffix, format_ext(f));
+	return w >= 0 && (size_t)w < n;
+}
+
+/* The path field, prefilled with the default file when it fits whole;
+ * else the export stops and says how to give a path. */
+static void
+offer_path(ms_tui_session *s)
+{
+	char def[MS_VIEW_TEXT];
+	if (!ms__export_default_path(def, sizeof(def), s->view,
+	                             s->export_fmt)) {
+		ms_session_say(s, true,
+		               "export: a file next to the event database "
+		               "has too long a path to offer; give one: "
+		               ":export %s PATH",
+		               ms_tui_format_name(s->export_fmt));
+		return;
+	}
+	ms__prompt_offer(s, MS_PROMPT_EXPORT_PATH, def);
 }
 
 bool
@@ -215,10 +237,7 @@ ms__export_command(ms_tui_session *s, const char *args)
 	if (!parse_format(s, fmt))
 		return;
 	if (!path[0]) {
-		char def[MS_VIEW_TEXT];
-		ms__export_default_path(def, sizeof(def), s->view,
-		                        s->export_fmt);
-		ms__prompt_offer(s, MS_PROMPT_EXPORT_PATH, def);
+		offer_path(s);
 		return;
 	}
 	export_to(s, path);
@@ -234,10 +253,7 @@ ms__export_submit(ms_tui_session *s, enum ms_tui_prompt p, const char *line)
 			snprintf(word, sizeof(word), "%s", "jsonl");
 		if (!parse_format(s, word))
 			return;
-		char def[MS_VIEW_TEXT];
-		ms__export_default_path(def, sizeof(def), s->view,
-		                        s->export_fmt);
-		ms__prompt_offer(s, MS_PROMPT_EXPORT_PATH, def);
+		offer_path(s);
 		break;
 	}
 	case MS_PROMPT_EXPORT_PATH:

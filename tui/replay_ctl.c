@@ -18,6 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The view keeps all a merge event holds: every link, and room in the
+ * summary for every input kept and the error. */
+_Static_assert(MS_VIEW_EVENT_LINKS >= MS_EV_LINKS_MAX, "event links");
+_Static_assert(MS_VIEW_EVENT_INPUTS >= MS_REPLAY_RECENT_INPUTS, "inputs");
+_Static_assert(sizeof(((ms_tui_event *)0)->summary) >=
+                       128 + MS_REPLAY_RECENT_INPUTS * 17 + MS_EV_TEXT_MAX,
+               "summary");
+
 struct ms_replay_ctl {
 	ms_replay *replay; /* borrowed; owned after a restart (see reopen) */
 	ms_replay_reopen_fn reopen;
@@ -28,7 +36,9 @@ struct ms_replay_ctl {
 	ms_ev_merge *recent;        /* scratch, MS_VIEW_MAX_EVENTS */
 	ms_ev_input *recent_inputs; /* scratch, MS_VIEW_MAX_EVENTS *
 	                             * MS_REPLAY_RECENT_INPUTS */
-	ms_breakpoint breaks[MS_VIEW_MAX_BREAKS];
+	/* The user's breakpoints and the replay's run-to targets (`g`),
+	 * which it holds on top of them. */
+	ms_breakpoint breaks[MS_VIEW_MAX_BREAKS + 8];
 	ms_ev_gate gates[MS_VIEW_MAX_GATES];
 	/* The reconciliation table, read from the event database once the
 	 * run is DONE (retried a few times until its rows are there). */
@@ -129,9 +139,15 @@ c_restart(void *self, const ms_tui_target *t, ms_errbuf *eb)
 		return c_run_to(c, t, eb);
 	if (!c->reopen)
 		return ms_fail(eb, MS_ERR_STATE, "restart is not available");
-	size_t nb = ms_replay_breaks(c->replay, c->breaks, MS_VIEW_MAX_BREAKS);
-	if (nb > MS_VIEW_MAX_BREAKS)
-		nb = MS_VIEW_MAX_BREAKS;
+	size_t cap = sizeof(c->breaks) / sizeof(c->breaks[0]), user = 0;
+	size_t nb = ms_replay_breaks(c->replay, c->breaks, cap);
+	for (size_t i = 0; i < nb && i < cap; i++)
+		user += !c->breaks[i].once;
+	if (nb > cap || user > MS_VIEW_MAX_BREAKS) /* all carried, or none */
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "restart: %zu breakpoints, at most %d carry "
+		               "over; delete some first",
+		               user, MS_VIEW_MAX_BREAKS);
 	ms_replay_status *st = &c->st;
 	ms_replay_get_status(c->replay, st);
 	double speed = c->speed_set ? c->speed : st->speed;
@@ -346,7 +362,15 @@ fill_event(ms_tui_event *e, const ms_ev_merge *m)
 	}
 	e->failed = m->err != 0;
 	copy_str(e->error, sizeof(e->error), m->error);
-	ms_ev_merge_summary(m, e->summary, sizeof(e->summary));
+	/* The summary names the inputs the event holds: m->inputs has the
+	 * first `kept` of them and no more. */
+	if (m->inputs && m->ninputs > kept) {
+		ms_ev_merge cut = *m;
+		cut.ninputs = kept;
+		ms_ev_merge_summary(&cut, e->summary, sizeof(e->summary));
+	} else {
+		ms_ev_merge_summary(m, e->summary, sizeof(e->summary));
+	}
 }
 
 static int
@@ -403,6 +427,11 @@ snap_status(ms_tui_view *v, const ms_replay_status *st)
 	if (st->state == MS_REPLAY_FAILED)
 		snprintf(v->break_why, sizeof(v->break_why), "failed: %s",
 		         st->error);
+	else if (st->state == MS_REPLAY_PAUSED && st->pub_done == 0 &&
+	         st->merges_done == 0 && strcmp(st->break_why, "step") == 0)
+		/* --paused: stopped before the first publication, which the
+		 * replay does as a step; no step was taken. */
+		copy_str(v->break_why, sizeof(v->break_why), "the start");
 	else
 		copy_str(v->break_why, sizeof(v->break_why), st->break_why);
 }

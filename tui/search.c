@@ -114,7 +114,7 @@ ms__search_step(ms_tui_session *s, int dir, bool include_current)
 	}
 	size_t cur = current_row(v, idx, n);
 	size_t matches = 0, hit = n, rank = 0;
-	char text[MS_VIEW_TEXT];
+	char text[sizeof(v->events[0].summary) + 32]; /* "#seq " summary */
 	for (size_t i = 0; i < n; i++) {
 		row_text(v, idx, i, text, sizeof(text));
 		if (has_ci(text, v->ui.search))

@@ -393,8 +393,10 @@ void ms__export_command(ms_tui_session *s, const char *args);
 void ms__export_submit(ms_tui_session *s, enum ms_tui_prompt p,
                        const char *line);
 /* The default file: next to the event database, named after it, with
- * "-filtered" when a filter is on, and the format's extension. */
-void ms__export_default_path(char *buf, size_t n, const ms_tui_view *v,
+ * "-filtered" when a filter is on, and the format's extension. False
+ * when it does not fit in n whole (or the database's path may have been
+ * cut in the view): then nothing is offered rather than a cut path. */
+bool ms__export_default_path(char *buf, size_t n, const ms_tui_view *v,
                              enum ms_tui_format f);
 /* "~/x" -> "$HOME/x"; other paths as they are. False if it does not fit. */
 bool ms__path_expand(const char *in, char *out, size_t n);

@@ -244,10 +244,13 @@ int ms_replay_seek_time(ms_replay *r, int64_t t, ms_errbuf *eb);
  * other command first ends it. */
 void ms_replay_rerun_next(ms_replay *r);
 
+/* At most 64 breakpoints (MS_ERR_RANGE past them); the run-to targets of
+ * the run_to calls (`once`, at most 8 at a time) do not count. */
 int ms_replay_break_add(ms_replay *r, const char *spec, int *id, ms_errbuf *eb);
 int ms_replay_break_enable(ms_replay *r, int id, bool on, ms_errbuf *eb);
 int ms_replay_break_delete(ms_replay *r, int id, ms_errbuf *eb);
-/* Copy up to cap breakpoints; returns how many there are. */
+/* Copy up to cap breakpoints, run-to targets included (at most 72 in
+ * all); returns how many there are. */
 size_t ms_replay_breaks(ms_replay *r, ms_breakpoint *out, size_t cap);
 
 /* At a barrier: copy the shard, the pending selection and the clock into

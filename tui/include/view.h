@@ -32,11 +32,11 @@
 #define MS_VIEW_MAX_INPUTS 64
 #define MS_VIEW_MAX_PLUGINS 8
 #define MS_VIEW_MAX_EVENTS 512
-#define MS_VIEW_MAX_BREAKS 32
+#define MS_VIEW_MAX_BREAKS 64 /* all the replay holds (--break: 64) */
 #define MS_VIEW_SPARK 64
 #define MS_VIEW_HIST 13
 #define MS_VIEW_TEXT 256
-#define MS_VIEW_EVENT_LINKS 4
+#define MS_VIEW_EVENT_LINKS 8 /* a chain's links, as events keep them */
 /* Inputs of a merge kept for its details (the finalize may have more). */
 #define MS_VIEW_EVENT_INPUTS 32
 #define MS_VIEW_EVENT_BATCHES 8 /* batches shown per merge */
@@ -185,8 +185,10 @@ typedef struct ms_tui_event {
 	bool failed;
 	char error[96]; /* why it failed, "" otherwise */
 	/* The recorder's one-line summary (ms_ev_merge_summary), which the
-	 * filter's free text matches; "" means use the TUI's own line. */
-	char summary[192];
+	 * filter's free text and the search match; "" means use the TUI's
+	 * own line. Room for its words, every kept input (17 characters
+	 * each) and the error. */
+	char summary[128 + MS_VIEW_EVENT_INPUTS * 17 + 256];
 } ms_tui_event;
 
 /*
@@ -270,7 +272,9 @@ typedef struct ms_tui_ui {
 	 * drawn selected: the first printable key replaces it, an editing
 	 * key (Backspace, Delete, arrows, Home/End, Tab) edits it. */
 	bool prefilled;
-	char message[MS_VIEW_TEXT];     /* last result or error, footer */
+	/* The last result or error, footer: room for a whole path and a
+	 * whole filter in one ("exported N merges matching /F ... to P"). */
+	char message[MS_VIEW_TEXT * 3];
 	char export_path[MS_VIEW_TEXT]; /* the export's file, expanded */
 	/* After a freeze: its directory and the command that replays it,
 	 * shown until the next freeze. */
@@ -374,7 +378,7 @@ typedef struct ms_tui_view {
 	ms_tui_ui ui;
 } ms_tui_view;
 
-/* Allocate a zeroed view (about 0.4 MiB); NULL on out-of-memory. */
+/* Allocate a zeroed view (about 1.7 MiB); NULL on out-of-memory. */
 ms_tui_view *ms_tui_view_new(void);
 /* Free a view from ms_tui_view_new; NULL is allowed. */
 void ms_tui_view_free(ms_tui_view *v);
