@@ -1402,6 +1402,9 @@ publication_point(ms_replay *r, int64_t t)
 	return go;
 }
 
+/* The longest a publication waits for its turn, in ns. */
+#define PACE_MAX_NS 1e15
+
 /* Pace publications at `speed` logical seconds per wall second; returns
  * early on any command. */
 static void
@@ -1410,7 +1413,12 @@ pace(ms_replay *r, int64_t logical_gap, int64_t wall_since)
 	pthread_mutex_lock(&r->mu);
 	double speed = r->speed;
 	if (speed > 0 && logical_gap > 0 && !r->abort_req) {
-		int64_t want = (int64_t)((double)logical_gap / speed);
+		/* At a very slow speed the wait is long, not negative: the
+		 * quotient is bounded (a million seconds) before it becomes
+		 * an integer, which it would overflow. */
+		double w = (double)logical_gap / speed;
+		int64_t want =
+		        w < PACE_MAX_NS ? (int64_t)w : (int64_t)PACE_MAX_NS;
 		int64_t left = want - wall_since;
 		if (left > 0) {
 			struct timespec ts =

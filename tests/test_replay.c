@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
@@ -1765,6 +1766,32 @@ test_step_one_point(void **state)
 	free(st);
 }
 
+/* A very slow speed (--speed takes any multiple above 0) paces the day
+ * slowly: the wait for the next publication overflowed an integer and
+ * the day ran at full speed. A close ends the wait. */
+static void
+test_slowest_speed_paces(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "slowest", "disabled");
+	run.o.speed = 1e-9;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_open(&r, &run.o, &eb), 0);
+	assert_int_equal(ms_replay_start(r, &eb), 0);
+	struct timespec ts = { 0, 500 * 1000000L };
+	nanosleep(&ts, NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	if (st->pub_done > 2)
+		fail_msg("%" PRIu64 " of %" PRIu64
+		         " publications done in 0.5 s at 1e-9x",
+		         st->pub_done, st->pub_total);
+	free(st);
+	ms_replay_close(r);
+}
+
 /* ---- SIGKILL ---------------------------------------------------------- */
 
 static void
@@ -2187,6 +2214,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_slowest_speed_paces),
 		cmocka_unit_test(test_bad_fixture_dir),
 		cmocka_unit_test(test_bad_fixture_part_removed),
 		cmocka_unit_test(test_start_fails_in_staging),
