@@ -289,7 +289,7 @@ ms__figures_link_label(const ms__figures *g, uint32_t link, char *buf, size_t n)
 	for (uint32_t l = 0; l <= last; l++)
 		names[l] = ms__figures_link_name(g, l);
 	if (link < MS_EV_LINKS_MAX)
-		ms__link_label(names, last, buf, n);
+		ms_ev_link_label(names, last, buf, n);
 	else
 		snprintf(buf, n, "?");
 }

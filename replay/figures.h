@@ -52,7 +52,7 @@ uint64_t ms__size_bucket_bound(unsigned b);
 /* The plugin name of chain link `link` ("?" when the run does not name
  * it). */
 const char *ms__figures_link_name(const ms__figures *g, uint32_t link);
-/* Its name in a table (ms__link_label: "detdrop#2" for the second
+/* Its name in a table (ms_ev_link_label: "detdrop#2" for the second
  * detdrop link), written in buf. */
 void ms__figures_link_label(const ms__figures *g, uint32_t link, char *buf,
                             size_t n);

@@ -43,7 +43,7 @@ ms__labels_legend(const ms__labels *l, FILE *out)
 }
 
 void
-ms__link_label(const char *const *names, size_t i, char *buf, size_t n)
+ms_ev_link_label(const char *const *names, size_t i, char *buf, size_t n)
 {
 	unsigned nth = 1;
 	for (size_t l = 0; l < i; l++)
@@ -60,6 +60,6 @@ ms__ev_link_label(const ms_ev_merge *m, uint32_t i, char *buf, size_t n)
 	const char *names[MS_EV_LINKS_MAX];
 	for (uint32_t l = 0; l <= i && l < MS_EV_LINKS_MAX; l++)
 		names[l] = m->links[l].name;
-	ms__link_label(names, i < MS_EV_LINKS_MAX ? i : MS_EV_LINKS_MAX - 1,
-	               buf, n);
+	ms_ev_link_label(names, i < MS_EV_LINKS_MAX ? i : MS_EV_LINKS_MAX - 1,
+	                 buf, n);
 }

@@ -40,11 +40,7 @@ const char *ms__label(const ms__labels *l, size_t i, char buf[24]);
  * numbered; nothing otherwise. */
 void ms__labels_legend(const ms__labels *l, FILE *out);
 
-/* Link i's name in a table, written in buf (n bytes): names[i], with
- * "#N" added when it is the N-th link of that plugin (N > 1) among
- * names[0..i], the chain's plugin names in order. */
-void ms__link_label(const char *const *names, size_t i, char *buf, size_t n);
-/* The same for link i of merge m's event. */
+/* Link i of merge m's event named as ms_ev_link_label names it. */
 void ms__ev_link_label(const ms_ev_merge *m, uint32_t i, char *buf, size_t n);
 /* Room for a link label: a plugin name and "#N". */
 #define MS__LINK_LABEL_MAX (MS_EV_NAME_MAX + 12)

@@ -34,7 +34,7 @@ lane_name(int l)
 }
 
 typedef struct link_agg {
-	char name[MS__LINK_LABEL_MAX]; /* ms__link_label */
+	char name[MS__LINK_LABEL_MAX]; /* ms_ev_link_label */
 	uint64_t calls, traces, kept, fail_open;
 	uint64_t fails[MS_EV_FAIL_KINDS];
 	int64_t total_ns, max_ns;

@@ -553,8 +553,18 @@ test_event_details_whole(void **state)
 	const ms_tui_event *wide = &v->events[wi], *sampled = &v->events[si];
 	assert_int_equal(sampled->nlinks, 8);
 	assert_string_equal(sampled->links[0].name, "skywalking");
-	for (size_t i = 1; i < 8; i++)
-		assert_non_null(strstr(sampled->links[i].name, "detdrop"));
+	/* Each link named apart, in the details and the plugins panel:
+	 * "detdrop", then "detdrop#2" ... "detdrop#7" (all seven were
+	 * "detdrop"). */
+	assert_int_equal(v->nplugins, 8);
+	assert_string_equal(v->plugins[0].name, "skywalking");
+	for (size_t i = 1; i < 8; i++) {
+		char want[16] = "detdrop";
+		if (i > 1)
+			snprintf(want, sizeof(want), "detdrop#%zu", i);
+		assert_string_equal(sampled->links[i].name, want);
+		assert_string_equal(v->plugins[i].name, want);
+	}
 	fprintf(stderr, "merge #%" PRIu64 ": %u inputs kept of %u\n", wide->seq,
 	        wide->ninputs_kept, wide->ninputs);
 	assert_true(wide->ninputs_kept > 8);

@@ -337,9 +337,14 @@ fill_event(ms_tui_event *e, const ms_ev_merge *m)
 	e->fingerprint = m->output.checksum;
 	e->nlinks = m->nlinks < MS_VIEW_EVENT_LINKS ? m->nlinks
 	                                            : MS_VIEW_EVENT_LINKS;
+	const char *names[MS_VIEW_EVENT_LINKS];
+	for (size_t i = 0; i < e->nlinks; i++)
+		names[i] = m->links[i].name;
 	for (size_t i = 0; i < e->nlinks; i++) {
 		const ms_ev_link *l = &m->links[i];
-		copy_str(e->links[i].name, sizeof(e->links[i].name), l->name);
+		/* "detdrop#2": the second link of one plugin. */
+		ms_ev_link_label(names, i, e->links[i].name,
+		                 sizeof(e->links[i].name));
 		e->links[i].calls = l->calls;
 		e->links[i].traces = l->traces;
 		e->links[i].kept = l->kept;
@@ -518,11 +523,14 @@ snap_plugins(ms_tui_view *v, const ms_replay_status *st)
 {
 	v->nplugins = st->nlinks < MS_VIEW_MAX_PLUGINS ? st->nlinks
 	                                               : MS_VIEW_MAX_PLUGINS;
+	const char *names[MS_VIEW_MAX_PLUGINS];
+	for (size_t i = 0; i < v->nplugins; i++)
+		names[i] = st->links[i].name;
 	for (size_t i = 0; i < v->nplugins; i++) {
 		const ms_link_stats *l = &st->links[i];
 		ms_tui_plugin *p = &v->plugins[i];
 		memset(p, 0, sizeof(*p));
-		copy_str(p->name, sizeof(p->name), l->name);
+		ms_ev_link_label(names, i, p->name, sizeof(p->name));
 		p->calls = l->calls;
 		p->traces = l->traces;
 		p->total_ns = l->total_ns;

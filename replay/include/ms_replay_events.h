@@ -48,6 +48,11 @@
 extern const double ms_ev_hist_bounds_ms[MS_EV_HIST_BUCKETS - 1];
 /* The bucket (0..MS_EV_HIST_BUCKETS-1) a Decide call of ns falls in. */
 unsigned ms_ev_hist_bucket(int64_t ns);
+/* Chain link i's name in a table, written in buf (n bytes): names[i],
+ * with "#N" added when it is the N-th link of that plugin (N > 1) among
+ * names[0..i], the chain's plugin names in order: "detdrop" and
+ * "detdrop#2" in `detdrop:35,detdrop:50`. */
+void ms_ev_link_label(const char *const *names, size_t i, char *buf, size_t n);
 
 /* Replay phases. Finalize merges belong to cooldown (their lane says
  * "finalize"). */
