@@ -275,6 +275,19 @@ test_number_forms(void **state)
 	/* The largest value keeps the largest unit. */
 	assert_string_equal(ms_fmt_bytes(b, sizeof(b), UINT64_MAX), "16.0E");
 	assert_string_equal(ms_fmt_count(b, sizeof(b), UINT64_MAX), "18.4E");
+	/* Speeds below 1x keep their digits (0.04x read "0.0x"); one
+	 * just below 10x rounds to the whole 10x, not "10.0x". */
+	static const struct {
+		double x;
+		const char *s;
+	} speeds[] = {
+		{ 0, "max" },    { 1e-9, "1e-09x" }, { 0.04, "0.04x" },
+		{ 0.5, "0.5x" }, { 1, "1x" },        { 1.5, "1.5x" },
+		{ 9.96, "10x" }, { 1200, "1200x" },
+	};
+	for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++)
+		assert_string_equal(ms_fmt_speed(b, sizeof(b), speeds[i].x),
+		                    speeds[i].s);
 }
 
 static void

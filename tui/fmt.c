@@ -142,7 +142,9 @@ ms_fmt_speed(char *buf, size_t n, double multiple)
 {
 	if (multiple <= 0.0)
 		snprintf(buf, n, "max");
-	else if (multiple < 10.0 && multiple != (double)(long)multiple)
+	else if (multiple < 1.0)
+		snprintf(buf, n, "%.3gx", multiple); /* 0.04x, not 0.0x */
+	else if (multiple < 9.95 && multiple != (double)(long)multiple)
 		snprintf(buf, n, "%.1fx", multiple);
 	else
 		snprintf(buf, n, "%.0fx", multiple);
