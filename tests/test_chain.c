@@ -16,6 +16,14 @@
 #include <cmocka.h>
 
 #include "mem_testlib.h"
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MS_TEST_TSAN 1
+#endif
+#endif
+#ifndef MS_TEST_TSAN
+#define MS_TEST_TSAN 0
+#endif
 #include "san_testlib.h"
 
 #include "ms_clock.h"
@@ -566,6 +574,12 @@ static void
 test_constructor_hang_fails_chain_open(void **st)
 {
 	(void)st;
+#if defined(__SANITIZE_THREAD__) || MS_TEST_TSAN
+	/* ThreadSanitizer refuses a thread started in a child forked from
+	 * a threaded process (the earlier tests' abandoned calls): the
+	 * plain and AddressSanitizer builds run this test. */
+	skip();
+#endif
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
 	pid_t pid = fork();
