@@ -43,6 +43,7 @@
 #include "ms_invariant.h"
 #include "ms_pipeline.h"
 #include "ms_rusage.h"
+#include "pipeline_int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -313,6 +314,19 @@ predict(const ms_engine *e, ms_dispatch *d)
 		                      d->inputs[i].min_ts, d->inputs[i].max_ts,
 		                      d->frontier_ns);
 	ms_sampling_predict(&in, &d->predict_class, &d->predict_reason);
+	d->plan_estimate = d->plan_batches = d->plan_preferred = 0;
+	if (d->predict_class != MS_SAMPLING_EXECUTED)
+		return;
+	uint64_t unc = 0, blocks = 0;
+	for (size_t i = 0; i < d->ninputs; i++) {
+		unc += d->inputs[i].uncompressed_bytes;
+		blocks += d->inputs[i].blocks;
+	}
+	ms_stage_plan plan;
+	ms_pipeline_plan_totals(p, d->bytes, unc, blocks, &plan);
+	d->plan_estimate = plan.estimate;
+	d->plan_batches = plan.planned;
+	d->plan_preferred = plan.preferred;
 }
 
 /*

@@ -155,3 +155,14 @@ ms_pipeline_plan(const ms_pipeline *p, const ms_part_meta *inputs, size_t n,
 	ms_stage_plan_make(out, p->hard, ms_stage_estimate(inputs, n));
 	out->oversized_cap = p->oversized_cap;
 }
+
+void
+ms_pipeline_plan_totals(const ms_pipeline *p, uint64_t compressed,
+                        uint64_t uncompressed, uint64_t blocks,
+                        ms_stage_plan *out)
+{
+	ms_stage_plan_make(
+	        out, p->hard,
+	        ms_stage_estimate_totals(compressed, uncompressed, blocks));
+	out->oversized_cap = p->oversized_cap;
+}

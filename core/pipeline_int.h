@@ -133,6 +133,9 @@ int ms_chain_decide(ms_chain *c, ms_batch *b, uint8_t *keep,
 uint64_t ms_staging_hard_ceiling(uint64_t mem, unsigned cpus);
 /* E: max(sum compressed, sum uncompressed) + blocks * block estimate. */
 uint64_t ms_stage_estimate(const ms_part_meta *inputs, size_t n);
+/* The same from the inputs' totals. */
+uint64_t ms_stage_estimate_totals(uint64_t compressed, uint64_t uncompressed,
+                                  uint64_t blocks);
 
 typedef struct ms_stage_plan {
 	uint64_t estimate;      /* E */
@@ -168,6 +171,10 @@ void ms_pipeline_note_staging(ms_pipeline *p, uint64_t preferred);
  * ms_stage_plan_make + the configured oversized cap). */
 void ms_pipeline_plan(const ms_pipeline *p, const ms_part_meta *inputs,
                       size_t n, ms_stage_plan *out);
+/* The same plan from the inputs' totals (what a dispatch knows). */
+void ms_pipeline_plan_totals(const ms_pipeline *p, uint64_t compressed,
+                             uint64_t uncompressed, uint64_t blocks,
+                             ms_stage_plan *out);
 
 /* ------------------------------------------------------------------ */
 /* Fragment guard                                                      */

@@ -97,7 +97,15 @@ ms_stage_estimate(const ms_part_meta *inputs, size_t n)
 		unc += inputs[i].uncompressed_bytes;
 		blocks += inputs[i].blocks;
 	}
-	return (comp > unc ? comp : unc) + blocks * MS_STAGE_BLOCK_ESTIMATE;
+	return ms_stage_estimate_totals(comp, unc, blocks);
+}
+
+uint64_t
+ms_stage_estimate_totals(uint64_t compressed, uint64_t uncompressed,
+                         uint64_t blocks)
+{
+	return (compressed > uncompressed ? compressed : uncompressed) +
+	       blocks * MS_STAGE_BLOCK_ESTIMATE;
 }
 
 /* ms_stage_plan_make's trace cap: a batch of traces charged at least

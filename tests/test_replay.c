@@ -1410,6 +1410,57 @@ db_count(sqlite3 *h, const char *sql)
 	return n;
 }
 
+/* Held at the barrier of a merge that will sample (the `sampling`
+ * breakpoint), the dispatch carries the staging plan that merge then
+ * makes and records: the same estimate, batches and preferred limit. A
+ * dispatch predicted not to sample (merge 1, hot) carries none. */
+static void
+test_break_sampling_carries_plan(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "bp-plan", "skywalking", false, false,
+	                            "merge=1");
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_int_not_equal(st->pending.predict_class, MS_SAMPLING_EXECUTED);
+	assert_int_equal(st->pending.plan_estimate, 0);
+	assert_int_equal(st->pending.plan_batches, 0);
+	assert_int_equal(st->pending.plan_preferred, 0);
+	ms_replay_close(r);
+
+	r = open_started(&run, "bp-plan2", "skywalking", false, false,
+	                 "sampling");
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	const ms_dispatch *d = &st->pending;
+	assert_int_equal(d->predict_class, MS_SAMPLING_EXECUTED);
+	assert_true(d->plan_batches >= 1);
+	assert_true(d->plan_estimate >= d->bytes);
+	assert_true(d->plan_preferred > 0 &&
+	            d->plan_preferred <= st->staged_hard);
+	uint64_t seq = d->seq, est = d->plan_estimate,
+	         batches = d->plan_batches, pref = d->plan_preferred;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	ms_replay_close(r);
+	free(st);
+	sqlite3 *h = NULL;
+	assert_int_equal(
+	        sqlite3_open_v2(run.db, &h, SQLITE_OPEN_READONLY, NULL),
+	        SQLITE_OK);
+	char q[160];
+	snprintf(q, sizeof(q),
+	         "SELECT estimate_bytes = %llu AND batches_planned = %llu AND "
+	         "preferred_limit_bytes = %llu FROM merge WHERE seq = %llu",
+	         (unsigned long long)est, (unsigned long long)batches,
+	         (unsigned long long)pref, (unsigned long long)seq);
+	assert_int_equal(db_count(h, q), 1);
+	sqlite3_close(h);
+}
+
 /* The database db of a run closed before its end: recorded aborted (its
  * end into *end); open read-only for the caller to query and close. */
 static sqlite3 *
@@ -2243,6 +2294,7 @@ main(void)
 		cmocka_unit_test(test_day1x_finalize_cut_by_budget),
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),
+		cmocka_unit_test(test_break_sampling_carries_plan),
 		cmocka_unit_test(test_close_at_finalize_barrier_aborted),
 		cmocka_unit_test(test_close_at_primary_barrier_drops_held),
 		cmocka_unit_test(test_break_time),

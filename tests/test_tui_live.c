@@ -611,6 +611,45 @@ test_event_details_whole(void **state)
 	ms_replay_close(r);
 }
 
+/* Held at the barrier of a merge that will sample, with nothing
+ * staging: the Staging gauge marks the preferred limit that merge will
+ * stage under (the last merge's, or 0 when none staged yet, said nothing
+ * of the one about to run), and the Pending panel says its plan. */
+static void
+test_gauge_at_sampling_barrier(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "plan", "skywalking");
+	ms_replay *r = rt_start(&run, "sampling");
+	assert_non_null(r);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_int_equal(st->pending.predict_class, MS_SAMPLING_EXECUTED);
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
+	ms_tui_view *v = ms_tui_view_new();
+	assert_non_null(v);
+	ms_errbuf eb = { "" };
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_int_equal(v->staging.live, 0);
+	assert_true(v->sel.plan_preferred > 0);
+	assert_int_equal(v->staging.preferred, v->sel.plan_preferred);
+	assert_int_equal(v->sel.plan_batches, st->pending.plan_batches);
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, v, 132, 46), 0);
+	if (!frame_has(&cv, "staging est "))
+		fail_msg("no staging plan in the Pending panel");
+	ms_canvas_release(&cv);
+	ms_tui_view_free(v);
+	ms_replay_ctl_free(rc);
+	ms_replay_close(r);
+	free(st);
+}
+
 int
 main(void)
 {
@@ -620,6 +659,7 @@ main(void)
 		cmocka_unit_test(test_every_breakpoint_kept),
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_paused_at_the_start),
+		cmocka_unit_test(test_gauge_at_sampling_barrier),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

@@ -184,6 +184,32 @@ test_break_with_mature_selection(void **state)
 		assert_true(ms_screen_attr(f->scr, x, 0) & MS_A_REV);
 }
 
+/* A selection that will sample says the staging plan it will make, in
+ * full where it fits and shorter where not; one that is bypassed says
+ * none. */
+static void
+test_break_plan_of_sampling_selection(void **state)
+{
+	fixture *f = *state;
+	fake_scene_break(f->view);
+	char *t = draw_and_read(f, 100, 34);
+	assert_null(strstr(t, "staging est"));
+	free(t);
+	ms_tui_selection *s = &f->view->sel;
+	snprintf(s->predicted, sizeof(s->predicted), "executed");
+	s->reason[0] = 0;
+	s->plan_estimate = 168044418;
+	s->plan_batches = 3;
+	s->plan_preferred = 56014806;
+	t = draw_and_read(f, 132, 44);
+	assert_non_null(strstr(t, "predicted executed"));
+	assert_non_null(strstr(t, "staging est 160M: 3 batches, pref 53.4M"));
+	free(t);
+	t = draw_and_read(f, 80, 24);
+	assert_non_null(strstr(t, "est 160M 3x pref 53.4M"));
+	free(t);
+}
+
 /* The widest common terminal: every panel's header fits. */
 static void
 test_running_wide(void **state)
@@ -688,6 +714,8 @@ main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_break_with_mature_selection, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_break_plan_of_sampling_selection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_running_wide, setup,
 		                                teardown),
 		cmocka_unit_test(test_clock_forms),

@@ -1,9 +1,9 @@
 /*
  * panel_selection.c - the selection waiting at a dispatch barrier: its
  * merge number and lane, how many inputs are mature and hot (and their
- * rows), the predicted sampling classification, the frontier it was judged
- * against, then the inputs themselves. Without one, it says so and how to
- * get to one.
+ * rows), the predicted sampling classification (and, when it samples, the
+ * staging plan it will make), the frontier it was judged against, then the
+ * inputs themselves. Without one, it says so and how to get to one.
  */
 #include "tui_int.h"
 
@@ -124,6 +124,28 @@ draw_bypass(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
 	return true;
 }
 
+/* Line y, when the merge is predicted to sample: the staging plan it
+ * will make (estimated staged bytes, planned decision batches, the
+ * preferred limit of a batch). False when there is none. */
+static bool
+draw_plan(ms_canvas *c, ms_rect in, int y, const ms_tui_selection *s)
+{
+	if (!s->plan_batches)
+		return false;
+	char e[32], p[32], line[128];
+	ms_fmt_bytes(e, sizeof(e), s->plan_estimate);
+	ms_fmt_bytes(p, sizeof(p), s->plan_preferred);
+	const char *unit = s->plan_batches == 1 ? "batch" : "batches";
+	int len = snprintf(line, sizeof(line),
+	                   "staging est %s: %" PRIu64 " %s, pref %s", e,
+	                   s->plan_batches, unit, p);
+	if (len > in.w)
+		snprintf(line, sizeof(line), "est %s %" PRIu64 "x pref %s", e,
+		         s->plan_batches, p);
+	ms_canvas_text(c, in.x, y, in.w, line, MS_C_ACCENT);
+	return true;
+}
+
 /* From line y to end: the inputs' header, then one input a line. What
  * does not fit (or is not kept) ends the list as "... N more", never cut
  * without a word; with room for one line only, that line says it. */
@@ -201,7 +223,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	draw_predicted(c, in, y, s);
 	if (++y >= end)
 		return;
-	if (draw_bypass(c, in, y, v) && ++y >= end)
+	if ((draw_bypass(c, in, y, v) || draw_plan(c, in, y, s)) && ++y >= end)
 		return;
 	ms_fmt_clock(fr, sizeof(fr), s->frontier, v->day_start);
 	char line[96];

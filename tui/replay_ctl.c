@@ -489,6 +489,9 @@ snap_selection(ms_tui_view *v, const ms_replay_status *st)
 	s->hot_count = (uint32_t)d->hot_parts;
 	s->hot_rows = d->hot_rows;
 	s->max_depth = d->max_depth;
+	s->plan_estimate = d->plan_estimate;
+	s->plan_batches = d->plan_batches;
+	s->plan_preferred = d->plan_preferred;
 	s->inputs_total = d->ninputs;
 	s->ninputs = d->ninputs < MS_VIEW_MAX_INPUTS ? d->ninputs
 	                                             : MS_VIEW_MAX_INPUTS;
@@ -510,6 +513,11 @@ snap_staging(ms_tui_view *v, const ms_replay_status *st)
 	v->staging.live = st->staged_live;
 	v->staging.peak = st->staged_peak;
 	v->staging.preferred = st->staged_preferred;
+	/* Held before a merge that will sample, with nothing staging: the
+	 * limit that merge will stage under. */
+	if (st->has_pending && st->pending.plan_preferred &&
+	    st->staged_live == 0)
+		v->staging.preferred = st->pending.plan_preferred;
 	v->staging.hard = st->staged_hard;
 	v->staging.nspark =
 	        st->nspark < MS_VIEW_SPARK ? st->nspark : MS_VIEW_SPARK;

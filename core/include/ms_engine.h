@@ -111,6 +111,11 @@ typedef struct ms_dispatch {
 	 * inputs, the frontier and the engine's pipeline). */
 	enum ms_sampling_class predict_class;
 	enum ms_sampling_reason predict_reason;
+	/* The staging plan the merge will make when it samples (the
+	 * prediction is `executed`; all 0 otherwise): the estimate of its
+	 * staged bytes, the planned decision batches and the preferred
+	 * limit of a batch. */
+	uint64_t plan_estimate, plan_batches, plan_preferred;
 } ms_dispatch;
 
 static inline bool

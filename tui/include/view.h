@@ -79,6 +79,9 @@ typedef struct ms_tui_selection {
 	uint32_t hot_count;
 	uint64_t hot_rows;
 	uint32_t max_depth;
+	/* Its staging plan when it is predicted to sample (0 otherwise):
+	 * estimated staged bytes, planned batches, preferred limit. */
+	uint64_t plan_estimate, plan_batches, plan_preferred;
 	size_t inputs_total;
 	size_t ninputs;
 	ms_tui_part inputs[MS_VIEW_MAX_INPUTS];
