@@ -42,9 +42,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_args.h"
 #include "bench_stats.h"
 
 #define MAX_CASES 8
+#define USAGE                                                                  \
+	"bench_day --bin [NAME=]MERGESCOPE... --fixture NAME=DIR... "          \
+	"--work NAME=DIR... [--reps N] [--strace]"
 #define MAX_REPS 15
 
 struct named {
@@ -337,10 +341,7 @@ parse_strace(const char *path, struct traced *t)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: bench_day --bin [NAME=]MERGESCOPE... "
-	                "--fixture NAME=DIR... --work NAME=DIR... [--reps N] "
-	                "[--strace]\n");
-	exit(2);
+	bench_usage(USAGE);
 }
 
 static bool
@@ -390,7 +391,8 @@ parse_args(struct bench *B, int argc, char **argv)
 			if (!split_named(v, &B->wk[B->nwk++]))
 				usage();
 		} else if (!strcmp(a, "--reps") && v) {
-			B->reps = atoi(v);
+			B->reps = (int)bench_arg_ll(v, 1, MAX_REPS,
+			                            "bench_day: --reps", USAGE);
 		} else if (!strcmp(a, "--strace")) {
 			B->strace = true;
 			continue;

@@ -34,6 +34,7 @@
  */
 #define BENCH_NAME "bench_pipeline"
 #include "bench_seed.h"
+#include "bench_args.h"
 #include "ms_limits.h"
 #include "ms_pipeline.h"
 
@@ -135,16 +136,24 @@ med_of(sample *s, int n, size_t off)
 int
 main(int argc, char **argv)
 {
-	size_t rows = argc > 1 ? strtoul(argv[1], NULL, 10) : 150000;
-	int reps = argc > 2 ? atoi(argv[2]) : 5;
+	static const char usage[] =
+	        "bench_pipeline [ROWS 1000..10000000 [REPS 1..99 [VARIANT]]]"
+	        "\n  VARIANT: disabled, alwayskeep, skywalking or detdrop:35";
+	if (argc > 4)
+		bench_usage(usage);
+	size_t rows =
+	        argc > 1 ? (size_t)bench_arg_ll(argv[1], 1000, 10000000,
+	                                        "bench_pipeline: ROWS", usage)
+	                 : 150000;
+	int reps = argc > 2 ? (int)bench_arg_ll(argv[2], 1, MAXREP,
+	                                        "bench_pipeline: REPS", usage)
+	                    : 5;
 	int only = -1;
 	for (int v = 0; argc > 3 && v < NVAR; v++)
 		if (strcmp(argv[3], variants[v]) == 0)
 			only = v;
 	if (argc > 3 && only < 0)
-		die("usage: bench_pipeline [rows] [reps] [variant]", NULL);
-	if (reps < 1 || reps > MAXREP || rows < 1000)
-		die("usage: bench_pipeline [rows>=1000] [reps 1..99]", NULL);
+		bench_usage(usage);
 	const char *t = getenv("TMPDIR");
 	if (!t)
 		t = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
