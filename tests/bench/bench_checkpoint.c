@@ -15,6 +15,7 @@
 #include "ms_engine.h"
 #include "ms_fs.h"
 #include "ms_shard.h"
+#include "bench_args.h"
 #include "bench_stats.h"
 #include "shard_testlib.h"
 
@@ -126,6 +127,8 @@ one_size(const char *root, size_t nparts)
 int
 main(int argc, char **argv)
 {
+	if (argc > 2)
+		bench_usage("bench_checkpoint [DIR]");
 	const char *root = argc > 1 ? argv[1] : getenv("TMPDIR");
 	if (!root || !*root)
 		root = "/tmp";

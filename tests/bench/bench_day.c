@@ -11,9 +11,9 @@
  *        --work tmpfs=/dev/shm/X --work disk=/work/X [--reps N] [--strace]
  *
  * Several --bin (a build before and after a change, say) run side by side:
- * each repetition runs every binary on every case, in an order that flips
- * from one repetition to the next, so that the machine's drift falls on
- * both alike.
+ * each repetition runs every binary on every case, the order of days, work
+ * directories and binaries flipping from one repetition to the next, so
+ * that the machine's drift falls on all alike.
  *
  * Each run gets a new work directory (DIR/run-N, deleted by the run) and a
  * new event database beside it. While the child runs, /proc/PID/status is
@@ -42,9 +42,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_args.h"
 #include "bench_stats.h"
 
 #define MAX_CASES 8
+#define USAGE                                                                  \
+	"bench_day --bin [NAME=]MERGESCOPE... --fixture NAME=DIR... "          \
+	"--work NAME=DIR... [--reps N] [--strace]"
 #define MAX_REPS 15
 
 struct named {
@@ -337,10 +341,7 @@ parse_strace(const char *path, struct traced *t)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: bench_day --bin [NAME=]MERGESCOPE... "
-	                "--fixture NAME=DIR... --work NAME=DIR... [--reps N] "
-	                "[--strace]\n");
-	exit(2);
+	bench_usage(USAGE);
 }
 
 static bool
@@ -390,7 +391,8 @@ parse_args(struct bench *B, int argc, char **argv)
 			if (!split_named(v, &B->wk[B->nwk++]))
 				usage();
 		} else if (!strcmp(a, "--reps") && v) {
-			B->reps = atoi(v);
+			B->reps = (int)bench_arg_ll(v, 1, MAX_REPS,
+			                            "bench_day: --reps", USAGE);
 		} else if (!strcmp(a, "--strace")) {
 			B->strace = true;
 			continue;
@@ -403,8 +405,9 @@ parse_args(struct bench *B, int argc, char **argv)
 		usage();
 }
 
-/* Every repetition of every case, the order of work directories and of
- * binaries flipping each repetition; then the strace runs. */
+/* Every repetition of every case, the order of days, of work directories
+ * and of binaries flipping each repetition (the growth from one day to
+ * the next is a ratio too); then the strace runs. */
 static int
 run_all(struct bench *B)
 {
@@ -413,17 +416,18 @@ run_all(struct bench *B)
 		for (int f = 0; f < B->nfx; f++)
 			for (int w = 0; w < B->nwk; w++)
 				for (int b = 0; b < B->nbin; b++) {
+					int ff = (r % 2) ? B->nfx - 1 - f : f;
 					int ww = (r % 2) ? B->nwk - 1 - w : w;
 					int bb = (r % 2) ? B->nbin - 1 - b : b;
 					struct sample *s =
-					        &B->smp[bb][f][ww][r];
+					        &B->smp[bb][ff][ww][r];
 					int rc = run_one(
-					        B->bin[bb].dir, B->fx[f].dir,
+					        B->bin[bb].dir, B->fx[ff].dir,
 					        B->wk[ww].dir, run++, NULL, s);
 					fprintf(stderr,
 					        "  %s %s on %s rep %d: %.2f s "
 					        "(exit %d)\n",
-					        B->bin[bb].name, B->fx[f].name,
+					        B->bin[bb].name, B->fx[ff].name,
 					        B->wk[ww].name, r + 1, s->wall,
 					        rc);
 					if (rc != 0) {

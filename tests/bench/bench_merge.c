@@ -26,6 +26,7 @@
  */
 #define BENCH_NAME "bench_merge"
 #include "bench_seed.h"
+#include "bench_args.h"
 #include "bench_pieces.h"
 #include "merge_int.h"
 #include "ms_rusage.h"
@@ -319,10 +320,17 @@ small_merge(const char *base, int reps, alloc_fig *out)
 int
 main(int argc, char **argv)
 {
-	size_t rows = argc > 1 ? strtoul(argv[1], NULL, 10) : 150000;
-	int reps = argc > 2 ? atoi(argv[2]) : 5;
-	if (reps < 1 || reps > 99 || rows < 1000)
-		die("usage: bench_merge [rows>=1000] [reps 1..99]", NULL);
+	static const char usage[] =
+	        "bench_merge [ROWS 1000..10000000 [REPS 1..99]]";
+	if (argc > 3)
+		bench_usage(usage);
+	size_t rows = argc > 1
+	                      ? (size_t)bench_arg_ll(argv[1], 1000, 10000000,
+	                                             "bench_merge: ROWS", usage)
+	                      : 150000;
+	int reps = argc > 2 ? (int)bench_arg_ll(argv[2], 1, 99,
+	                                        "bench_merge: REPS", usage)
+	                    : 5;
 	const char *t = getenv("TMPDIR");
 	char base[256], seed[300], run[300];
 	snprintf(base, sizeof(base), "%s/ms-bench-merge-XXXXXX",
@@ -338,7 +346,7 @@ main(int argc, char **argv)
 	       (double)(ms_mono_ns() - tb) / 1e9);
 
 	int64_t mw[99], mc[99], fw[99], fix[99], fwi[99], fb[99], ixw[99];
-	int64_t ixc[99];
+	int64_t ixc[99], srd[99], swr[99], spb[99];
 	int64_t ab[99], ac[99], ap[99];
 	ms_merge_result res;
 	uint64_t fbytes = 0, ibytes = 0;
@@ -385,6 +393,9 @@ main(int argc, char **argv)
 		mw[r] = res.wall_ns;
 		mc[r] = res.cpu_ns;
 		ixw[r] = res.stage_wall_ns[MS_MERGE_STAGE_INDEX];
+		srd[r] = res.stage_wall_ns[MS_MERGE_STAGE_READ];
+		swr[r] = res.stage_wall_ns[MS_MERGE_STAGE_WRITE];
+		spb[r] = res.stage_wall_ns[MS_MERGE_STAGE_PUBLISH];
 		ixc[r] = sc.index_ns;
 		ab[r] = (int64_t)res.alloc_bytes;
 		ac[r] = (int64_t)res.alloc_count;
@@ -412,7 +423,7 @@ main(int argc, char **argv)
 		                    ? ifloor[r] * 1000000 / (rest + ifloor[r])
 		                    : 0;
 	}
-	alloc_fig small;
+	alloc_fig small = { 0 };
 	small_merge(base, reps, &small);
 	rm_tree(base);
 
@@ -440,12 +451,12 @@ main(int argc, char **argv)
 	       "%.0f rows/s, %.1f MB/s stored, %.1f MB/s uncompressed\n",
 	       reps, (double)w / 1e6, (double)c / 1e6,
 	       (double)res.rows_in / secs, in_mb / secs, in_umb / secs);
-	printf("merge split: read+write %.1f ms, finish %.1f ms, "
-	       "indexes %.1f ms, publish %.1f ms (last rep)\n",
-	       (double)res.stage_wall_ns[MS_MERGE_STAGE_READ] / 1e6,
-	       (double)res.stage_wall_ns[MS_MERGE_STAGE_WRITE] / 1e6,
-	       (double)res.stage_wall_ns[MS_MERGE_STAGE_INDEX] / 1e6,
-	       (double)res.stage_wall_ns[MS_MERGE_STAGE_PUBLISH] / 1e6);
+	printf("merge split (medians of %d): read+write %.1f ms, finish "
+	       "%.1f ms, indexes %.1f ms, publish %.1f ms\n",
+	       reps, (double)bench_median_i64(srd, reps) / 1e6,
+	       (double)bench_median_i64(swr, reps) / 1e6,
+	       (double)bench_median_i64(ixw, reps) / 1e6,
+	       (double)bench_median_i64(spb, reps) / 1e6);
 	printf("index stage: %.1f ms median, %.1f%% of merge wall (median "
 	       "of the per-repetition shares)\n",
 	       (double)bench_median_i64(ixw, reps) / 1e6,

@@ -8,16 +8,18 @@
  * (ms_part_write_rows: sort, encode, compress, checksum, write, fsync) and
  * reads it back decoding every column; the baseline compresses the same
  * span bytes, laid out flat, with ZSTD_compress and decompresses them with
- * ZSTD_decompress. Rates are uncompressed span bytes per second. Five
- * repetitions; medians are printed, and the ratio column is the median of
- * the per-repetition ratios (each from back-to-back runs, which keeps
- * them steadier than the rates on a busy machine).
+ * ZSTD_decompress, first in every other repetition. Rates are
+ * uncompressed span bytes per second. Five repetitions by default;
+ * medians are printed, and the ratio column is the median of the
+ * per-repetition ratios (each from back-to-back runs, which keeps them
+ * steadier than the rates on a busy machine).
  *
  * Usage: bench_part [traces] [dir] [reps]
  *        (defaults 25000, /dev/shm or /tmp, 5 repetitions; at most 101)
  */
 #include "ms_clock.h"
 #include "part_testlib.h"
+#include "bench_args.h"
 #include "bench_stats.h"
 
 #include <time.h>
@@ -39,8 +41,7 @@ static int reps = 5;
 static double
 median(double *v)
 {
-	qsort(v, (size_t)reps, sizeof(double), bench_cmp_d);
-	return v[reps / 2];
+	return bench_median_d(v, reps);
 }
 
 static const char *const words[] = {
@@ -157,6 +158,30 @@ flatten(const tl_rows *t, size_t *len)
 	return b;
 }
 
+/* The baseline: flat compressed with one ZSTD_compress call and
+ * decompressed with one ZSTD_decompress, at level; wall and thread CPU
+ * seconds of each into t[0..1] and c[0..1]; the compressed size, or 0 if
+ * the round trip failed. */
+static size_t
+zstd_run(const uint8_t *flat, size_t flat_len, uint8_t *z, size_t zcap,
+         uint8_t *back, int level, double t[2], double c[2])
+{
+	double c0 = cpu_now(), t0 = ms_mono_s();
+	size_t zlen = ZSTD_compress(z, zcap, flat, flat_len, level);
+	double t1 = ms_mono_s(), c1 = cpu_now();
+	if (ZSTD_isError(zlen))
+		return 0;
+	size_t dl = ZSTD_decompress(back, flat_len, z, zlen);
+	double t2 = ms_mono_s(), c2 = cpu_now();
+	if (dl != flat_len || memcmp(back, flat, flat_len))
+		return 0;
+	t[0] = t1 - t0;
+	t[1] = t2 - t1;
+	c[0] = c1 - c0;
+	c[1] = c2 - c1;
+	return zlen;
+}
+
 /* Read the part decoding `cols`; seconds taken, or -1 on error. */
 static double
 read_part(const char *dir, unsigned cols, size_t want_rows)
@@ -185,18 +210,20 @@ read_part(const char *dir, unsigned cols, size_t want_rows)
 int
 main(int argc, char **argv)
 {
-	size_t traces = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 25000;
+	static const char usage[] =
+	        "bench_part [TRACES 1..1000000 [DIR [REPS 1..101]]]";
+	if (argc > 4)
+		bench_usage(usage);
+	size_t traces =
+	        argc > 1 ? (size_t)bench_arg_ll(argv[1], 1, 1000000,
+	                                        "bench_part: TRACES", usage)
+	                 : 25000;
 	const char *base = argc > 2                        ? argv[2]
 	                   : access("/dev/shm", W_OK) == 0 ? "/dev/shm"
 	                                                   : "/tmp";
-	if (argc > 3) {
-		reps = atoi(argv[3]);
-		if (reps < 1 || reps > REPS_MAX) {
-			fprintf(stderr, "bench_part: reps must be 1..%d\n",
-			        REPS_MAX);
-			return 2;
-		}
-	}
+	if (argc > 3)
+		reps = (int)bench_arg_ll(argv[3], 1, REPS_MAX,
+		                         "bench_part: REPS", usage);
 	char dir[256];
 	snprintf(dir, sizeof(dir), "%s/bench-part-%d", base, (int)getpid());
 	tl_rows t = { 0 };
@@ -214,6 +241,12 @@ main(int argc, char **argv)
 	ms_part_meta m = { 0 };
 	size_t zlen = 0;
 	for (int k = 0; k < reps; k++) {
+		/* The baseline goes first every other repetition, so that
+		 * neither side always runs warm. */
+		double zt[2], zct[2];
+		if (k % 2 && !(zlen = zstd_run(flat, flat_len, z, zcap, back,
+		                               level, zt, zct)))
+			return 1;
 		ms_errbuf eb;
 		ms_part_writer_opts o = { .zstd_level = level };
 		ms_part_remove_dir(dir, NULL);
@@ -256,25 +289,21 @@ main(int argc, char **argv)
 			return 1;
 		r0[k] = (double)m.uncompressed_bytes / 1e6 / s0;
 		ra[k] = (double)m.uncompressed_bytes / 1e6 / sa;
-		double c3 = cpu_now();
-		t2 = ms_mono_s();
-		zlen = ZSTD_compress(z, zcap, flat, flat_len, level);
-		double t3 = ms_mono_s(), c4 = cpu_now();
-		size_t dl = ZSTD_decompress(back, flat_len, z, zlen);
-		double t4 = ms_mono_s(), c5 = cpu_now();
-		if (ZSTD_isError(zlen) || dl != flat_len ||
-		    memcmp(back, flat, flat_len) || sink == 0)
+		if (k % 2 == 0 && !(zlen = zstd_run(flat, flat_len, z, zcap,
+		                                    back, level, zt, zct)))
+			return 1;
+		if (sink == 0)
 			return 1;
 		double mb = (double)m.uncompressed_bytes / 1e6;
 		double fmb = (double)flat_len / 1e6;
 		w[k] = mb / (t1 - t0);
 		rd[k] = mb / read_s;
-		zc[k] = fmb / (t3 - t2);
-		zd[k] = fmb / (t4 - t3);
+		zc[k] = fmb / zt[0];
+		zd[k] = fmb / zt[1];
 		qw[k] = zc[k] / w[k];
 		qr[k] = zd[k] / rd[k];
-		cw[k] = (c1 - c0) / (c4 - c3);
-		cr[k] = (c2 - c1) / (c5 - c4);
+		cw[k] = (c1 - c0) / zct[0];
+		cr[k] = (c2 - c1) / zct[1];
 	}
 	ms_part_remove_dir(dir, NULL);
 	double mw = median(w), mr = median(rd), mzc = median(zc),

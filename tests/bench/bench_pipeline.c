@@ -11,11 +11,12 @@
  * 256 MiB hard ceiling), so the figures do not depend on this machine.
  *
  * Each repetition copies the seed into a fresh shard per variant and runs
- * the one merge; disabled and alwayskeep alternate which goes first. The
- * figures are the merge's own (ms_merge_result): wall, thread CPU, bytes
- * and count allocated through its allocator, peak live bytes. Prints the
- * medians per variant and the overhead ratios against disabled (targets
- * for alwayskeep: wall <= 1.05x, allocated bytes <= 1.10x), and checks
+ * the one merge; the order of the variants is reversed every other
+ * repetition. The figures are the merge's own (ms_merge_result): wall,
+ * thread CPU, bytes and count allocated through its allocator, peak live
+ * bytes. Prints the medians per variant and the overhead ratios against
+ * disabled (targets for alwayskeep: wall <= 1.05x, allocated bytes <=
+ * 1.10x), and checks
  * that alwayskeep wrote byte-identical output (data checksum) and that
  * no sampling run handed a trace to Decide twice or with bounds other
  * than its fragments' (ms_merge_sampling checks). Last, per variant, the
@@ -34,6 +35,7 @@
  */
 #define BENCH_NAME "bench_pipeline"
 #include "bench_seed.h"
+#include "bench_args.h"
 #include "ms_limits.h"
 #include "ms_pipeline.h"
 
@@ -135,16 +137,24 @@ med_of(sample *s, int n, size_t off)
 int
 main(int argc, char **argv)
 {
-	size_t rows = argc > 1 ? strtoul(argv[1], NULL, 10) : 150000;
-	int reps = argc > 2 ? atoi(argv[2]) : 5;
+	static const char usage[] =
+	        "bench_pipeline [ROWS 1000..10000000 [REPS 1..99 [VARIANT]]]"
+	        "\n  VARIANT: disabled, alwayskeep, skywalking or detdrop:35";
+	if (argc > 4)
+		bench_usage(usage);
+	size_t rows =
+	        argc > 1 ? (size_t)bench_arg_ll(argv[1], 1000, 10000000,
+	                                        "bench_pipeline: ROWS", usage)
+	                 : 150000;
+	int reps = argc > 2 ? (int)bench_arg_ll(argv[2], 1, MAXREP,
+	                                        "bench_pipeline: REPS", usage)
+	                    : 5;
 	int only = -1;
 	for (int v = 0; argc > 3 && v < NVAR; v++)
 		if (strcmp(argv[3], variants[v]) == 0)
 			only = v;
 	if (argc > 3 && only < 0)
-		die("usage: bench_pipeline [rows] [reps] [variant]", NULL);
-	if (reps < 1 || reps > MAXREP || rows < 1000)
-		die("usage: bench_pipeline [rows>=1000] [reps 1..99]", NULL);
+		bench_usage(usage);
 	const char *t = getenv("TMPDIR");
 	if (!t)
 		t = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
@@ -191,14 +201,11 @@ main(int argc, char **argv)
 	bool identical = true;
 	uint64_t checks_bad = 0; /* decide-once and bounds checks */
 	for (int rep = 0; rep < reps; rep++) {
-		/* disabled and alwayskeep alternate who goes first */
-		int order[NVAR] = { 0, 1, 2, 3 };
-		if (rep % 2) {
-			order[0] = 1;
-			order[1] = 0;
-		}
+		/* The order of the variants is reversed every other
+		 * repetition: each ratio against disabled is of runs side by
+		 * side, neither always first. */
 		for (int k = 0; k < NVAR; k++) {
-			int v = order[k];
+			int v = rep % 2 ? NVAR - 1 - k : k;
 			run_one(seed, run, ids, v, rep, &lim, &sm[v][rep], &r);
 			res[v] = r;
 		}

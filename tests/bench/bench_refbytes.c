@@ -28,6 +28,7 @@
 #include "ms_fs.h"
 #include "ms_part.h"
 #include "refenc.h"
+#include "bench_args.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -238,7 +239,11 @@ main(int argc, char **argv)
 		else if (opt == 'r')
 			reuse = optarg;
 		else if (opt == 'z')
-			level = atoi(optarg);
+			level = (int)bench_arg_ll(
+			        optarg, ZSTD_minCLevel(), ZSTD_maxCLevel(),
+			        "bench_refbytes: -z LEVEL (a zstd level)",
+			        "bench_refbytes [-k DIR] [-r DIR] [-z LEVEL] "
+			        "[-D FILE] FIXTURE");
 		else if (opt == 'D')
 			dump = optarg;
 		else

@@ -24,6 +24,7 @@
  * Usage: bench_sidx [-r REPS] PART...     (REPS default 7)
  */
 #define _POSIX_C_SOURCE 200809L
+#include "bench_args.h"
 #include "bench_pieces.h"
 #include "bench_stats.h"
 #include "ms_clock.h"
@@ -260,15 +261,15 @@ merge_parts(ms_part *const *parts, int n, const char *out, uint64_t *xxh,
 int
 main(int argc, char **argv)
 {
+	static const char usage[] = "bench_sidx [-r REPS 1..1000] PART...";
 	int reps = 7, a = 1;
 	if (argc > 2 && strcmp(argv[1], "-r") == 0) {
-		reps = atoi(argv[2]);
+		reps = (int)bench_arg_ll(argv[2], 1, 1000, "bench_sidx: REPS",
+		                         usage);
 		a = 3;
 	}
-	if (a >= argc || reps < 1 || reps > 1000) {
-		fprintf(stderr, "usage: bench_sidx [-r REPS] PART...\n");
-		return 2;
-	}
+	if (a >= argc || argv[a][0] == '-')
+		bench_usage(usage);
 	set s = { 0 };
 	int nparts = argc - a;
 	ms_part **parts = calloc((size_t)nparts, sizeof(*parts));

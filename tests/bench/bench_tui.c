@@ -7,7 +7,9 @@
  *
  * Prints medians and 90th percentiles of: canvas only, a frame as the
  * main loop draws it (unchanged rows skipped), and a frame with a full
- * repaint forced (as after ctrl-L or a resize), with ratios side by side.
+ * repaint forced (as after ctrl-L or a resize), with ratios side by side;
+ * FRAMES steps, each drawing a live frame and a full repaint, which one
+ * goes first alternating.
  * Target: the live frame median <= 2 ms. Asserts nothing.
  *
  *   bench_tui [frames]      (default 2000)
@@ -15,9 +17,11 @@
 #include "ms_clock.h"
 #include "tui_fake.h"
 #include "tui_int.h"
+#include "bench_args.h"
 #include "bench_stats.h"
 
 #include <locale.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +50,8 @@ advance(ms_tui_view *v, int i)
 static void
 report(const char *what, int64_t *t, int n, double base)
 {
-	qsort(t, (size_t)n, sizeof(t[0]), bench_cmp_i64);
-	double med = (double)t[n / 2] / 1e6, p90 = (double)t[n * 9 / 10] / 1e6;
+	double med = (double)bench_median_i64(t, n) / 1e6; /* sorts t */
+	double p90 = (double)t[n * 9 / 10] / 1e6;
 	printf("%-34s median %7.3f ms   p90 %7.3f ms", what, med, p90);
 	if (base > 0)
 		printf("   %.2fx", med / base);
@@ -57,9 +61,12 @@ report(const char *what, int64_t *t, int n, double base)
 int
 main(int argc, char **argv)
 {
-	int frames = argc > 1 ? atoi(argv[1]) : 2000;
-	if (frames < 10)
-		frames = 10;
+	static const char usage[] = "bench_tui [FRAMES 10..1000000]";
+	if (argc > 2)
+		bench_usage(usage);
+	int frames = argc > 1 ? (int)bench_arg_ll(argv[1], 10, 1000000,
+	                                          "bench_tui: FRAMES", usage)
+	                      : 2000;
 	if (!setlocale(LC_ALL, "C.UTF-8"))
 		setlocale(LC_ALL, "C.utf8");
 	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
@@ -99,31 +106,33 @@ main(int argc, char **argv)
 	ms_canvas c;
 	ms_canvas_init(&c);
 
+	/* Each step draws a live frame and a full repaint, which goes first
+	 * alternating, so that the machine's drift falls on both alike. */
 	for (int i = 0; i < frames; i++) {
-		advance(v, i);
-		int64_t t0 = ms_mono_ns();
-		ms_render_frame(&c, v, W, H);
-		int64_t t1 = ms_mono_ns();
-		ms_screen_draw(scr, &c);
-		int64_t t2 = ms_mono_ns();
-		canvas_t[i] = t1 - t0;
-		live_t[i] = t2 - t0;
-	}
-	for (int i = 0; i < frames; i++) {
-		advance(v, i);
-		int64_t t0 = ms_mono_ns();
-		ms_render_frame(&c, v, W, H);
-		ms_screen_invalidate(scr);
-		ms_screen_draw(scr, &c);
-		full_t[i] = ms_mono_ns() - t0;
+		for (int k = 0; k < 2; k++) {
+			bool full = (k == 0) == (i % 2 == 1);
+			advance(v, 2 * i + k);
+			int64_t t0 = ms_mono_ns();
+			ms_render_frame(&c, v, W, H);
+			int64_t t1 = ms_mono_ns();
+			if (full)
+				ms_screen_invalidate(scr);
+			ms_screen_draw(scr, &c);
+			int64_t t2 = ms_mono_ns();
+			if (full) {
+				full_t[i] = t2 - t0;
+			} else {
+				canvas_t[i] = t1 - t0;
+				live_t[i] = t2 - t0;
+			}
+		}
 	}
 	ms_screen_close(scr);
 
 	printf("bench_tui: %d frames at %dx%d, %zu parts, %zu events, "
 	       "Unicode glyphs, colour\n",
 	       frames, W, H, v->nparts, v->nevents);
-	qsort(live_t, (size_t)frames, sizeof(int64_t), bench_cmp_i64);
-	double live_med = (double)live_t[frames / 2] / 1e6;
+	double live_med = (double)bench_median_i64(live_t, frames) / 1e6;
 	report("canvas only (layout + panels)", canvas_t, frames, live_med);
 	report("frame as drawn live", live_t, frames, live_med);
 	report("frame with full repaint", full_t, frames, live_med);

@@ -42,6 +42,7 @@
 #include "ms_replay.h"
 #include "ms_replay_ctl.h"
 #include "ms_tui.h"
+#include "bench_args.h"
 #include "bench_stats.h"
 
 #include <pthread.h>
@@ -636,13 +637,19 @@ progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
 int
 main(int argc, char **argv)
 {
+	static const char usage[] =
+	        "bench_tui_replay [PRESET [REPS 1..50 [PRESSES 0..1000 "
+	        "[seek]]]]   (default: day-2x 3 50)";
+	if (argc > 5 || (argc > 4 && strcmp(argv[4], "seek") != 0))
+		bench_usage(usage);
 	const char *preset = argc > 1 ? argv[1] : "day-2x";
-	int reps = argc > 2 ? atoi(argv[2]) : 3;
-	if (reps < 1 || reps > 50)
-		reps = 3;
-	int presses = argc > 3 ? atoi(argv[3]) : 50;
-	if (presses < 0 || presses > KL_MAX)
-		presses = 50;
+	int reps = argc > 2 ? (int)bench_arg_ll(argv[2], 1, 50,
+	                                        "bench_tui_replay: REPS", usage)
+	                    : 3;
+	int presses =
+	        argc > 3 ? (int)bench_arg_ll(argv[3], 0, KL_MAX,
+	                                     "bench_tui_replay: PRESSES", usage)
+	                 : 50;
 	static char dir[4096];
 	if (ms_fixture_cache_dir(dir, sizeof(dir), preset, 1)) {
 		fprintf(stderr, "bench_tui_replay: no cache directory\n");

@@ -11,3 +11,8 @@ add_dependencies(benches bench_day)
 if(TARGET mergescope)
 	add_dependencies(bench_day mergescope)
 endif()
+
+# Every benchmark refuses a bad argument (exit 2 and its usage) before it
+# builds, runs or prints anything; the benchmarks run as child processes.
+ms_add_test(test_bench_args LIBS mscore)
+add_dependencies(test_bench_args benches)
