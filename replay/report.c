@@ -223,8 +223,9 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 	a->deferred += s->traces_deferred;
 	a->edge += s->guard_retained_edge;
 	a->calls += s->plugin_calls;
-	/* Planned and cut over the same merges: those that staged (the
-	 * record holds a plan for a merge that bypassed sampling too). */
+	/* Planned and cut over the same merges: those that cut a batch
+	 * (a merge that staged no trace, or was redone losslessly, holds a
+	 * plan and cut none). */
 	a->batches += s->batches;
 	if (s->batches)
 		a->planned += s->batches_planned;

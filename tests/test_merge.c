@@ -1267,6 +1267,27 @@ test_staging_freed_before_output_closes(void **state)
 	fx_close(&f);
 }
 
+/* A merge that does not sample records no staging plan (as the
+ * reference records one only with the filter it builds). */
+static void
+assert_no_plan(const ms_merge_sampling *sm)
+{
+	assert_int_equal(sm->estimate_bytes, 0);
+	assert_int_equal(sm->hard_limit_bytes, 0);
+	assert_int_equal(sm->preferred_limit_bytes, 0);
+	assert_int_equal(sm->batches_planned, 0);
+}
+
+static void
+assert_plan(const ms_merge_sampling *sm)
+{
+	assert_true(sm->estimate_bytes > 0);
+	assert_true(sm->hard_limit_bytes > 0);
+	assert_true(sm->preferred_limit_bytes > 0);
+	assert_true(sm->preferred_limit_bytes <= sm->hard_limit_bytes);
+	assert_true(sm->batches_planned >= 1);
+}
+
 /* A sampled merge of ids with the segment [seg_min, seg_max] (both 0:
  * none) and the merge event on or off. */
 static int
@@ -1378,6 +1399,10 @@ test_segment_and_event_reasons(void **state)
 		                 0);
 		assert_int_equal(res.sampling.klass, c[i].klass);
 		assert_int_equal(res.sampling.reason, c[i].reason);
+		if (c[i].klass == MS_SAMPLING_NOT_EXECUTED)
+			assert_no_plan(&res.sampling);
+		else
+			assert_plan(&res.sampling);
 		fx_ledgers(&f, &after);
 		if (c[i].klass == MS_SAMPLING_NOT_EXECUTED)
 			assert_true(ms_ledger_set_equal(&before, &after));
@@ -1589,6 +1614,7 @@ test_hot_selection_bypasses_sampling(void **state)
 	assert_int_equal(res.sampling.klass, MS_SAMPLING_NOT_EXECUTED);
 	assert_int_equal(res.sampling.reason, MS_SREASON_MERGE_GRACE);
 	assert_int_equal(res.sampling.traces_evaluated, 0);
+	assert_no_plan(&res.sampling);
 	assert_true(res.blocks_raw > 0);
 	fx_ledgers(&f, &after);
 	assert_true(ms_ledger_set_equal(&before, &after));
@@ -1626,6 +1652,7 @@ test_trace_policy_young_selection_not_sampled(void **state)
 	assert_int_equal(sm->traces_evaluated + sm->traces_kept +
 	                         sm->traces_unevaluated + sm->traces_dropped,
 	                 0);
+	assert_no_plan(sm);
 	fx_ledgers(&f, &after);
 	assert_true(ms_ledger_set_equal(&before, &after));
 	ms_pipeline_close(p);
@@ -2069,6 +2096,9 @@ test_inventory_keeps_changing_goes_lossless(void **state)
 	assert_int_equal(res.sampling.attempts_discarded, 3);
 	assert_int_equal(res.sampling.klass, MS_SAMPLING_NOT_EXECUTED);
 	assert_int_equal(res.sampling.reason, MS_SREASON_LOSSLESS_RETRY);
+	/* The sampling attempts had a plan: the retry keeps it, as the
+	 * reference's event keeps its filter's. */
+	assert_plan(&res.sampling);
 	assert_int_equal(res.sampling.traces_dropped, 0);
 	assert_int_equal(res.traces_out, 30);
 	assert_int_equal(d.calls, 0);
