@@ -613,9 +613,10 @@ test_trace_policy_detdrop(void **state)
 
 /* The sampling rule (ms_sampling_predict) at dispatch against every
  * merge's own classification: equal, except where the traces decide (see
- * ms_sampling.h): a merge predicted to execute may evaluate nothing (no
- * trace old enough under the trace policy, every trace oversized, none at
- * all, or none reaching Decide for another reason) or be redone
+ * ms_sampling.h): a merge predicted to execute may evaluate nothing
+ * (enabled_no_evaluation: all_traces_oversized when a trace was
+ * oversized, else other: no trace old enough under the trace policy,
+ * none at all, or none reaching Decide for another reason) or be redone
  * losslessly after a guard conflict. */
 typedef struct pred_tally {
 	uint64_t merges, exact, by_traces, wrong;
@@ -652,12 +653,10 @@ decided_by_traces(const ms_ev_merge *m)
 	if (s->klass != MS_SAMPLING_ENABLED_NO_EVALUATION)
 		return false;
 	switch (s->reason) {
-	case MS_SREASON_MERGE_GRACE:
-		return s->traces_unevaluated > 0 && s->traces_evaluated == 0;
 	case MS_SREASON_ALL_TRACES_OVERSIZED:
-	case MS_SREASON_EMPTY_INPUT:
+		return s->traces_oversized > 0 && s->traces_evaluated == 0;
 	case MS_SREASON_OTHER:
-		return s->traces_evaluated == 0;
+		return s->traces_oversized == 0 && s->traces_evaluated == 0;
 	default:
 		return false;
 	}
