@@ -51,7 +51,7 @@ enum ms_sampling_reason {
 	 * any oversized trace names the reason */
 	MS_SREASON_ALL_TRACES_OVERSIZED = 7,
 	MS_SREASON_LOSSLESS_RETRY = 8, /* revalidation failed 3 times */
-	MS_SREASON_EMPTY_INPUT = 9,    /* no input row */
+	MS_SREASON_EMPTY_INPUT = 9,    /* no input part at all */
 	/* staged, no trace evaluated and none oversized: every trace hot
 	 * under policy trace, no trace at all, or every chain call failed
 	 * open (the merge's hot and oversized counters say which) */
@@ -117,13 +117,13 @@ void ms_sampling_input_add(ms_sampling_input *in, uint64_t rows, int64_t min_ts,
  * false when it does not sample at all.
  *
  * false: *cls = MS_SAMPLING_NOT_EXECUTED and *reason is the first match
- * of: pipeline_disabled, no_sampler, event_disabled, empty_input,
- * merge_grace (selection policy: any hot input; trace policy: every
- * input young, so no trace can be old enough for Decide and nothing is
- * staged), guard_unavailable (no guard, or a segment with no interior
- * once the grace is taken off both edges), fragment_gap_contract (every
- * input within the grace of the segment's edges). The merge's outcome is
- * exactly this.
+ * of: empty_input (no input part), pipeline_disabled, no_sampler,
+ * event_disabled, merge_grace (selection policy: any hot input; trace
+ * policy: every input young, so no trace can be old enough for Decide and
+ * nothing is staged), guard_unavailable (no guard, or a segment with no
+ * interior once the grace is taken off both edges), fragment_gap_contract
+ * (every input within the grace of the segment's edges). The merge's
+ * outcome is exactly this.
  *
  * true: the prediction, *cls = executed, *reason = none. The merge's
  * outcome is its stager's report, which differs from the prediction only
