@@ -42,7 +42,9 @@
  *  8. Whether a merge samples is decided once, after pinning
  *     (sampling_open: ms_sampling_predict over the selection's
  *     hot/mature inputs). If not, the class and reason are recorded and
- *     the merge is the lossless one above.
+ *     the merge is the lossless one above; the staging plan (estimate,
+ *     limits, planned batches) is recorded only for a merge that stages
+ *     and for its lossless retry, as the reference records it.
  *  9. HOOK A: a sampling merge stages every complete trace (the group of
  *     2.) without holding it: with a chain that reads no column the
  *     trace is described by its block headers alone (ID, rows, bounds;
@@ -1202,6 +1204,15 @@ outside_parts(merge_ctx *c, const ms_view *v, ms_guard_part **out, size_t *n)
 }
 
 static void
+record_plan(ms_merge_sampling *sm, const ms_stage_plan *plan)
+{
+	sm->estimate_bytes = plan->estimate;
+	sm->hard_limit_bytes = plan->hard;
+	sm->preferred_limit_bytes = plan->preferred;
+	sm->batches_planned = plan->planned;
+}
+
+static void
 sampling_close(merge_ctx *c)
 {
 	ms_stager_close(c->stager);
@@ -1220,10 +1231,9 @@ sampling_open(merge_ctx *c)
 	const ms_merge_req *req = c->req;
 	ms_merge_sampling *sm = &c->res->sampling;
 	const ms_pipeline *p = req->pipeline;
-	if (!p || c->lossless) {
+	if (!p) {
 		sm->klass = MS_SAMPLING_NOT_EXECUTED;
-		sm->reason = c->lossless ? MS_SREASON_LOSSLESS_RETRY
-		                         : MS_SREASON_PIPELINE_DISABLED;
+		sm->reason = MS_SREASON_PIPELINE_DISABLED;
 		return 0;
 	}
 	int64_t frontier = frontier_of(req);
@@ -1268,12 +1278,19 @@ sampling_open(merge_ctx *c)
 		if (per < plan.trace_cap)
 			plan.trace_cap = per;
 	}
-	sm->estimate_bytes = plan.estimate;
-	sm->hard_limit_bytes = plan.hard;
-	sm->preferred_limit_bytes = plan.preferred;
-	sm->batches_planned = plan.planned;
+	/* The plan is the merge's only once it sets up sampling (the
+	 * reference records it with the filter it builds): a merge that
+	 * does not sample records none. A lossless retry follows sampling
+	 * attempts that had this plan, and keeps it. */
+	if (c->lossless) {
+		record_plan(sm, &plan);
+		sm->klass = MS_SAMPLING_NOT_EXECUTED;
+		sm->reason = MS_SREASON_LOSSLESS_RETRY;
+		return 0;
+	}
 	if (!ms_sampling_predict(&in, &sm->klass, &sm->reason))
 		return 0;
+	record_plan(sm, &plan);
 
 	ms_guard_part *gp = NULL;
 	size_t ngp = 0;

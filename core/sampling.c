@@ -124,14 +124,17 @@ ms_sampling_predict(const ms_sampling_input *in, enum ms_sampling_class *cls,
                     enum ms_sampling_reason *reason)
 {
 	enum ms_sampling_reason r = MS_SREASON_NONE;
-	if (!in->pipeline_enabled)
+	/* As in the reference: no input at all is told before the
+	 * pipeline is asked about; inputs without rows are not empty
+	 * input (their merge stages no trace and the stager says so). */
+	if (in->ninputs == 0)
+		r = MS_SREASON_EMPTY_INPUT;
+	else if (!in->pipeline_enabled)
 		r = MS_SREASON_PIPELINE_DISABLED;
 	else if (in->nsamplers == 0)
 		r = MS_SREASON_NO_SAMPLER;
 	else if (in->event_disabled)
 		r = MS_SREASON_EVENT_DISABLED;
-	else if (in->ninputs == 0 || in->input_rows == 0)
-		r = MS_SREASON_EMPTY_INPUT;
 	else if (in->policy == MS_GRACE_SELECTION && in->hot_inputs > 0)
 		r = MS_SREASON_MERGE_GRACE;
 	else if (in->policy == MS_GRACE_TRACE &&

@@ -341,7 +341,7 @@ ms_stager_open(ms_stager **out, const ms_stager_opts *opts, ms_errbuf *eb)
 	ms_buf_init(&s->prows, &s->mem, 0);
 	s->rep.plan = *pl;
 	s->rep.cls = MS_SAMPLING_ENABLED_NO_EVALUATION;
-	s->rep.reason = MS_SREASON_EMPTY_INPUT;
+	s->rep.reason = MS_SREASON_OTHER; /* until finish says */
 	s->st = ST_EMPTY;
 	MS_INVARIANT(!ms__stager_check(s), "stager opened: %s",
 	             ms__stager_check(s));
@@ -882,23 +882,19 @@ ms_stager_finish(ms_stager *s, ms_errbuf *eb)
 	note_peak(s);
 	stager_move(s, ST_FINISHED);
 	release_buffers(s);
+	/* The reference's rule for a merge that staged: executed when the
+	 * chain was called and evaluated a trace; otherwise any oversized
+	 * trace names the reason, and every other case is "other" (the
+	 * hot and oversized counters say how many of each). */
 	ms_stage_report *r = &s->rep;
-	if (r->evaluated > 0) {
+	if (r->decide_calls > 0 && r->evaluated > 0) {
 		r->cls = MS_SAMPLING_EXECUTED;
 		r->reason = MS_SREASON_NONE;
 		return 0;
 	}
 	r->cls = MS_SAMPLING_ENABLED_NO_EVALUATION;
-	if (r->traces == 0)
-		r->reason = MS_SREASON_EMPTY_INPUT;
-	else if (r->oversized == r->traces)
-		r->reason = MS_SREASON_ALL_TRACES_OVERSIZED;
-	else if (r->hot + r->oversized == r->traces)
-		r->reason = MS_SREASON_MERGE_GRACE;
-	else if (ms_chain_len(s->o.chain) == 0)
-		r->reason = MS_SREASON_NO_SAMPLER;
-	else
-		r->reason = MS_SREASON_OTHER;
+	r->reason = r->oversized > 0 ? MS_SREASON_ALL_TRACES_OVERSIZED
+	                             : MS_SREASON_OTHER;
 	return 0;
 }
 

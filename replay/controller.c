@@ -961,8 +961,11 @@ health_note(ms_replay *r, const ms_ev_merge *m)
 		c->not_executed += through;
 		if (s->reason == MS_SREASON_LOSSLESS_RETRY)
 			c->lossless += through;
+		/* Called but nothing evaluated: every call failed open
+		 * (whatever the reason says: an oversized trace beside
+		 * them makes it all_traces_oversized). */
 		if (s->klass == MS_SAMPLING_ENABLED_NO_EVALUATION &&
-		    s->reason == MS_SREASON_OTHER && s->plugin_calls > 0)
+		    s->plugin_calls > 0)
 			c->open_merges++;
 	}
 	for (uint32_t i = 0; i < m->nlinks; i++) {

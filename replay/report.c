@@ -51,7 +51,7 @@ typedef struct phase_agg {
 	uint64_t in_bytes, out_bytes, idx_in_bytes, idx_out_bytes;
 	uint64_t rows_in, rows_out;
 	int64_t merge_wall_ns, merge_cpu_ns;
-	uint64_t evaluated, kept, dropped, oversized, deferred, calls;
+	uint64_t evaluated, kept, dropped, oversized, hot, deferred, calls;
 	uint64_t edge; /* deferred by the boundary guard */
 	uint64_t batches, planned, peak_staged;
 	uint64_t mature_merges, hot_merges;
@@ -220,11 +220,13 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 	a->kept += s->traces_kept;
 	a->dropped += s->traces_dropped;
 	a->oversized += s->traces_oversized;
+	a->hot += s->traces_unevaluated;
 	a->deferred += s->traces_deferred;
 	a->edge += s->guard_retained_edge;
 	a->calls += s->plugin_calls;
-	/* Planned and cut over the same merges: those that staged (the
-	 * record holds a plan for a merge that bypassed sampling too). */
+	/* Planned and cut over the same merges: those that cut a batch
+	 * (a merge that staged no trace, or was redone losslessly, holds a
+	 * plan and cut none). */
 	a->batches += s->batches;
 	if (s->batches)
 		a->planned += s->batches_planned;
@@ -807,6 +809,7 @@ print_phases(FILE *f, const report *r)
 	row_u(f, "traces kept", p->kept, c->kept);
 	row_u(f, "traces dropped", p->dropped, c->dropped);
 	row_u(f, "traces oversized", p->oversized, c->oversized);
+	row_u(f, "traces kept hot", p->hot, c->hot);
 	row_u(f, "traces deferred", p->deferred, c->deferred);
 	row_u(f, "  guard-retained at the edge", p->edge, c->edge);
 	row_u(f, "batches", p->batches, c->batches);

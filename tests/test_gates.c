@@ -1305,6 +1305,22 @@ test_fail_open_gates_still_fail(void **state)
 	assert_non_null(strstr(g.detail, "0 merges executed sampling, 0 "));
 }
 
+/* A chain that fails open on every call, with a per-trace cap that some
+ * traces of the smoke day pass: its merges reach Decide, evaluate
+ * nothing and keep oversized traces, so they are enabled_no_evaluation
+ * with reason all_traces_oversized (any oversized trace names it, as in
+ * the reference), not other. sampling_exercised still counts them as
+ * merges that reached Decide and failed open on every call. */
+static void
+test_fail_open_with_oversized_exercised(void **state)
+{
+	(void)state;
+	ms_ev_gate g;
+	open_run_gate("tp_fail", 3000, NULL, "sampling_exercised", true, &g);
+	assert_true(g.pass);
+	assert_non_null(strstr(g.detail, " 1 reached Decide and failed open"));
+}
+
 int
 main(void)
 {
@@ -1313,6 +1329,7 @@ main(void)
 		cmocka_unit_test(test_plugin_health_bad_verdict),
 		cmocka_unit_test(test_plugin_health_timeout_circuit),
 		cmocka_unit_test(test_plugin_health_oversized),
+		cmocka_unit_test(test_fail_open_with_oversized_exercised),
 		cmocka_unit_test(test_day_after_oracle),
 		cmocka_unit_test(test_cooldown_after_checker),
 		cmocka_unit_test(test_gate_bad_bound),

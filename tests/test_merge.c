@@ -1267,6 +1267,27 @@ test_staging_freed_before_output_closes(void **state)
 	fx_close(&f);
 }
 
+/* A merge that does not sample records no staging plan (as the
+ * reference records one only with the filter it builds). */
+static void
+assert_no_plan(const ms_merge_sampling *sm)
+{
+	assert_int_equal(sm->estimate_bytes, 0);
+	assert_int_equal(sm->hard_limit_bytes, 0);
+	assert_int_equal(sm->preferred_limit_bytes, 0);
+	assert_int_equal(sm->batches_planned, 0);
+}
+
+static void
+assert_plan(const ms_merge_sampling *sm)
+{
+	assert_true(sm->estimate_bytes > 0);
+	assert_true(sm->hard_limit_bytes > 0);
+	assert_true(sm->preferred_limit_bytes > 0);
+	assert_true(sm->preferred_limit_bytes <= sm->hard_limit_bytes);
+	assert_true(sm->batches_planned >= 1);
+}
+
 /* A sampled merge of ids with the segment [seg_min, seg_max] (both 0:
  * none) and the merge event on or off. */
 static int
@@ -1378,6 +1399,10 @@ test_segment_and_event_reasons(void **state)
 		                 0);
 		assert_int_equal(res.sampling.klass, c[i].klass);
 		assert_int_equal(res.sampling.reason, c[i].reason);
+		if (c[i].klass == MS_SAMPLING_NOT_EXECUTED)
+			assert_no_plan(&res.sampling);
+		else
+			assert_plan(&res.sampling);
 		fx_ledgers(&f, &after);
 		if (c[i].klass == MS_SAMPLING_NOT_EXECUTED)
 			assert_true(ms_ledger_set_equal(&before, &after));
@@ -1589,6 +1614,7 @@ test_hot_selection_bypasses_sampling(void **state)
 	assert_int_equal(res.sampling.klass, MS_SAMPLING_NOT_EXECUTED);
 	assert_int_equal(res.sampling.reason, MS_SREASON_MERGE_GRACE);
 	assert_int_equal(res.sampling.traces_evaluated, 0);
+	assert_no_plan(&res.sampling);
 	assert_true(res.blocks_raw > 0);
 	fx_ledgers(&f, &after);
 	assert_true(ms_ledger_set_equal(&before, &after));
@@ -1626,6 +1652,97 @@ test_trace_policy_young_selection_not_sampled(void **state)
 	assert_int_equal(sm->traces_evaluated + sm->traces_kept +
 	                         sm->traces_unevaluated + sm->traces_dropped,
 	                 0);
+	assert_no_plan(sm);
+	fx_ledgers(&f, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+static ms_pipeline *
+open_pipeline_capped(const char *spec, ms_mem *mem, uint64_t oversized_cap)
+{
+	ms_pipeline *p = NULL;
+	ms_errbuf eb = { { 0 } };
+	ms_pipeline_opts o = { .spec = spec,
+		               .plugin_dir = MS_PLUGIN_DIR,
+		               .hard_ceiling = 64u << 20,
+		               .oversized_cap = oversized_cap,
+		               .policy = MS_GRACE_TRACE,
+		               .mem = mem };
+	if (ms_pipeline_open(&p, &o, &eb))
+		fail_msg("pipeline %s: %s", spec, eb.msg);
+	return p;
+}
+
+/* Under the trace policy, a selection holding a trace that may be at or
+ * before the frontier (trace 0's first span starts within a microsecond
+ * of GEN_T0, the frontier) is staged; but every trace ends past the
+ * frontier, so each is kept hot and none is evaluated. As in the
+ * reference that is enabled_no_evaluation, reason other (it was
+ * merge_grace, which the reference gives only to a merge that stages
+ * nothing); the hot counter says why, and the plan is recorded. */
+static void
+test_trace_policy_all_traces_hot(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 60);
+	ms_ledger_set before, after;
+	fx_ledgers(&f, &before);
+	ms_pipeline *p =
+	        open_pipeline_policy("detdrop:100", &f.mem, MS_GRACE_TRACE);
+	int64_t now = GEN_T0 + 1000 + MS_GRACE_NS;
+	ms_merge_result res;
+	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), 0);
+	const ms_merge_sampling *sm = &res.sampling;
+	assert_int_equal(sm->klass, MS_SAMPLING_ENABLED_NO_EVALUATION);
+	assert_int_equal(sm->reason, MS_SREASON_OTHER);
+	assert_int_equal(sm->traces_unevaluated, 60);
+	assert_int_equal(sm->traces_oversized, 0);
+	assert_int_equal(sm->traces_evaluated, 0);
+	assert_int_equal(sm->plugin_calls, 0);
+	assert_plan(sm);
+	fx_ledgers(&f, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	ms_pipeline_close(p);
+	gen_free(&all);
+	fx_close(&f);
+}
+
+/* The same selection with a per-trace cap that the traces fragmented
+ * over all three inputs (five spans) pass and the others (two or three
+ * spans) do not: hot traces and oversized ones, none evaluated. As in
+ * the reference, any oversized trace names the reason:
+ * all_traces_oversized (it was merge_grace, since hot and oversized
+ * together were every trace). */
+static void
+test_trace_policy_hot_and_oversized(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f);
+	gen_set all = { 0 };
+	uint64_t ids[3];
+	put_fragmented(&f, &all, ids, 60);
+	ms_ledger_set before, after;
+	fx_ledgers(&f, &before);
+	ms_pipeline *p = open_pipeline_capped("detdrop:100", &f.mem, 1800);
+	int64_t now = GEN_T0 + 1000 + MS_GRACE_NS;
+	ms_merge_result res;
+	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), 0);
+	const ms_merge_sampling *sm = &res.sampling;
+	assert_int_equal(sm->klass, MS_SAMPLING_ENABLED_NO_EVALUATION);
+	assert_int_equal(sm->reason, MS_SREASON_ALL_TRACES_OVERSIZED);
+	assert_true(sm->traces_oversized > 0);
+	assert_true(sm->traces_unevaluated > 0);
+	assert_int_equal(sm->traces_oversized + sm->traces_unevaluated, 60);
+	assert_int_equal(sm->traces_evaluated, 0);
+	assert_plan(sm);
 	fx_ledgers(&f, &after);
 	assert_true(ms_ledger_set_equal(&before, &after));
 	ms_pipeline_close(p);
@@ -2069,6 +2186,9 @@ test_inventory_keeps_changing_goes_lossless(void **state)
 	assert_int_equal(res.sampling.attempts_discarded, 3);
 	assert_int_equal(res.sampling.klass, MS_SAMPLING_NOT_EXECUTED);
 	assert_int_equal(res.sampling.reason, MS_SREASON_LOSSLESS_RETRY);
+	/* The sampling attempts had a plan: the retry keeps it, as the
+	 * reference's event keeps its filter's. */
+	assert_plan(&res.sampling);
 	assert_int_equal(res.sampling.traces_dropped, 0);
 	assert_int_equal(res.traces_out, 30);
 	assert_int_equal(d.calls, 0);
@@ -2114,6 +2234,8 @@ main(void)
 		cmocka_unit_test(test_sampled_corrupt_unit_fails_cleanly),
 		cmocka_unit_test(test_hot_selection_bypasses_sampling),
 		cmocka_unit_test(test_trace_policy_young_selection_not_sampled),
+		cmocka_unit_test(test_trace_policy_all_traces_hot),
+		cmocka_unit_test(test_trace_policy_hot_and_oversized),
 		cmocka_unit_test(test_everything_dropped_publishes_no_output),
 		cmocka_unit_test(
 		        test_alwayskeep_writes_identical_bytes_and_copies_raw),

@@ -613,16 +613,34 @@ test_trace_policy_detdrop(void **state)
 
 /* The sampling rule (ms_sampling_predict) at dispatch against every
  * merge's own classification: equal, except where the traces decide (see
- * ms_sampling.h): a merge predicted to execute may evaluate nothing (no
- * trace old enough under the trace policy, every trace oversized, none at
- * all, or none reaching Decide for another reason) or be redone
+ * ms_sampling.h): a merge predicted to execute may evaluate nothing
+ * (enabled_no_evaluation: all_traces_oversized when a trace was
+ * oversized, else other: no trace old enough under the trace policy,
+ * none at all, or none reaching Decide for another reason) or be redone
  * losslessly after a guard conflict. */
 typedef struct pred_tally {
 	uint64_t merges, exact, by_traces, wrong;
 	uint64_t exact_class[MS_SAMPLING_CLASS_COUNT];
 	uint64_t first_wrong;
 	char why[160];
+	/* Merges whose staging plan is there when it should not be, or
+	 * missing: as in the reference, a merge records one exactly when it
+	 * set up sampling (staged, or redone losslessly after staging). */
+	uint64_t plan_wrong, first_plan_wrong;
 } pred_tally;
+
+static bool
+plan_as_staged(const ms_ev_merge *m)
+{
+	const ms_merge_sampling *s = &m->sampling;
+	bool staged = s->klass != MS_SAMPLING_NOT_EXECUTED ||
+	              s->reason == MS_SREASON_LOSSLESS_RETRY;
+	bool plan = s->batches_planned > 0 && s->hard_limit_bytes > 0 &&
+	            s->preferred_limit_bytes > 0;
+	bool none = s->batches_planned == 0 && s->hard_limit_bytes == 0 &&
+	            s->preferred_limit_bytes == 0 && s->estimate_bytes == 0;
+	return staged ? plan : none;
+}
 
 static bool
 decided_by_traces(const ms_ev_merge *m)
@@ -635,12 +653,10 @@ decided_by_traces(const ms_ev_merge *m)
 	if (s->klass != MS_SAMPLING_ENABLED_NO_EVALUATION)
 		return false;
 	switch (s->reason) {
-	case MS_SREASON_MERGE_GRACE:
-		return s->traces_unevaluated > 0 && s->traces_evaluated == 0;
 	case MS_SREASON_ALL_TRACES_OVERSIZED:
-	case MS_SREASON_EMPTY_INPUT:
+		return s->traces_oversized > 0 && s->traces_evaluated == 0;
 	case MS_SREASON_OTHER:
-		return s->traces_evaluated == 0;
+		return s->traces_oversized == 0 && s->traces_evaluated == 0;
 	default:
 		return false;
 	}
@@ -652,6 +668,8 @@ tally_prediction(void *ctx, const ms_ev_merge *m)
 	pred_tally *t = ctx;
 	const ms_merge_sampling *s = &m->sampling;
 	t->merges++;
+	if (!plan_as_staged(m) && !t->plan_wrong++)
+		t->first_plan_wrong = m->seq;
 	if (m->predict_class == s->klass && m->predict_reason == s->reason) {
 		t->exact++;
 		t->exact_class[s->klass]++;
@@ -713,8 +731,15 @@ predictions_of(const char *variant, const char *policy)
 		fprintf(stderr, "%s: %llu wrong predictions, first #%llu: %s\n",
 		        variant, (unsigned long long)t.wrong,
 		        (unsigned long long)t.first_wrong, t.why);
+	if (t.plan_wrong)
+		fprintf(stderr,
+		        "%s: %llu merges with a staging plan that does not "
+		        "match their class, first #%llu\n",
+		        variant, (unsigned long long)t.plan_wrong,
+		        (unsigned long long)t.first_plan_wrong);
 	assert_int_equal(t.merges, d->merges);
 	assert_int_equal(t.wrong, 0);
+	assert_int_equal(t.plan_wrong, 0);
 	return t;
 }
 

@@ -138,6 +138,9 @@ test_report_golden(void **state)
 	assert_non_null(strstr(text, "  lane finalize "));
 	assert_non_null(strstr(text, "  executed "));
 	assert_non_null(strstr(text, "    reason merge_grace "));
+	/* what an enabled_no_evaluation merge's reason does not say */
+	assert_non_null(strstr(text, "\n  traces oversized "));
+	assert_non_null(strstr(text, "\n  traces kept hot "));
 	assert_non_null(strstr(text, "\nplugins "));
 	assert_non_null(strstr(text, "  skywalking "));
 	assert_non_null(strstr(text, " 0.25    0.5      1    2.5"));

@@ -41,9 +41,6 @@ test_predict_reasons(void **st)
 	assert_false(ms_sampling_predict(&in, &c, &r));
 	assert_int_equal(r, MS_SREASON_NO_SAMPLER);
 	in.nsamplers = 1;
-	in.input_rows = 0;
-	assert_false(ms_sampling_predict(&in, &c, &r));
-	assert_int_equal(r, MS_SREASON_EMPTY_INPUT);
 	in.input_rows = 5;
 	in.guard_available = false;
 	assert_false(ms_sampling_predict(&in, &c, &r));
@@ -69,6 +66,40 @@ test_predict_reasons(void **st)
 	assert_int_equal(ms_grace_policy_parse("trace", &gp), 0);
 	assert_int_equal(gp, MS_GRACE_TRACE);
 	assert_int_equal(ms_grace_policy_parse("x", &gp), MS_ERR_INVAL);
+}
+
+/* empty_input, as in the reference, is a merge of no input part, told
+ * before anything else (even a disabled pipeline); inputs that hold no
+ * row are not empty input: the merge stages (it sees no trace, and the
+ * stager classes it), or, under the trace policy, none of them can hold
+ * a trace at or before the frontier (merge_grace). */
+static void
+test_predict_empty_input(void **st)
+{
+	(void)st;
+	enum ms_sampling_class c;
+	enum ms_sampling_reason r;
+	ms_sampling_input in = { .pipeline_enabled = false };
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(c, MS_SAMPLING_NOT_EXECUTED);
+	assert_int_equal(r, MS_SREASON_EMPTY_INPUT);
+	in.pipeline_enabled = true; /* and no sampler */
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_EMPTY_INPUT);
+
+	in.nsamplers = 1;
+	in.guard_available = true;
+	ms_sampling_input_add(&in, 0, 0, 0, 1000);
+	ms_sampling_input_add(&in, 0, 0, 0, 1000);
+	assert_true(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(c, MS_SAMPLING_EXECUTED);
+	assert_int_equal(r, MS_SREASON_NONE);
+	in.policy = MS_GRACE_TRACE;
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_MERGE_GRACE);
+	in.pipeline_enabled = false;
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(r, MS_SREASON_PIPELINE_DISABLED);
 }
 
 /* Inputs are hot by their max ts and young (no trace old enough for
@@ -212,6 +243,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_predict_reasons),
+		cmocka_unit_test(test_predict_empty_input),
 		cmocka_unit_test(test_input_add),
 		cmocka_unit_test(test_predict_policies),
 		cmocka_unit_test(test_sampling_names_round_trip),

@@ -377,11 +377,101 @@ test_all_oversized_classification(void **st)
 	assert_int_equal(traces_seen_by(&f), 0);
 	assert_int_equal(r->decide_calls, 0);
 	fx_close(&f);
+}
 
+/* Staging set up (the reference's filter is built) but no trace comes:
+ * enabled_no_evaluation, reason other. empty_input is a merge of no
+ * input part, told before staging is set up (ms_sampling_predict). */
+static void
+test_no_trace_classification(void **st)
+{
+	(void)st;
+	fx f;
 	fx_open(&f, "alwayskeep", "");
 	fx_start(&f);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(r->cls, MS_SAMPLING_ENABLED_NO_EVALUATION);
+	assert_int_equal(r->reason, MS_SREASON_OTHER);
+	assert_int_equal(r->traces, 0);
+	assert_int_equal(r->decide_calls, 0);
+	assert_int_equal(f.nout, 0);
+	fx_close(&f);
+}
+
+/* Under the trace policy, a staged merge whose traces are all hot (past
+ * the frontier) evaluates none: as in the reference, that is
+ * enabled_no_evaluation, reason other (merge_grace is only the reason of
+ * a merge that does not stage at all); the hot counter says why. */
+static void
+test_trace_policy_all_hot_classification(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "tp_mask", "0000");
+	f.o.policy = MS_GRACE_TRACE;
+	f.o.frontier_ns = 1000; /* trace i's max start is 1002 + i */
+	fx_start(&f);
+	for (int i = 0; i < 4; i++)
+		add(&f, i, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(r->cls, MS_SAMPLING_ENABLED_NO_EVALUATION);
+	assert_int_equal(r->reason, MS_SREASON_OTHER);
+	assert_int_equal(r->hot, 4);
+	assert_int_equal(r->oversized, 0);
+	assert_int_equal(r->evaluated, 0);
+	assert_int_equal(r->decide_calls, 0);
+	assert_int_equal(traces_seen_by(&f), 0);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(f.out[i].outcome, MS_TRACE_HOT);
+		assert_true(f.out[i].keep);
+	}
+	fx_close(&f);
+}
+
+/* Hot traces and an oversized one, nothing evaluated: as in the
+ * reference, any oversized trace makes the reason all_traces_oversized
+ * (it was merge_grace here, and all_traces_oversized only with every
+ * trace oversized); the counters keep the split. */
+static void
+test_hot_and_oversized_classification(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "tp_mask", "0000");
+	f.o.policy = MS_GRACE_TRACE;
+	f.o.frontier_ns = 1000;
+	fx_start(&f);
+	uint64_t c0 = ms_stager_charge(f.s, f.t[0].rows, 3, 0);
+	ms_stager_close(f.s);
+	f.o.plan.oversized_cap = c0 + 10;
+	fx_start(&f);
+	add(&f, 0, 0);
+	add(&f, 1, 11); /* over the cap */
+	add(&f, 2, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(r->cls, MS_SAMPLING_ENABLED_NO_EVALUATION);
+	assert_int_equal(r->reason, MS_SREASON_ALL_TRACES_OVERSIZED);
+	assert_int_equal(r->hot, 2);
+	assert_int_equal(r->oversized, 1);
+	assert_int_equal(r->evaluated, 0);
+	assert_int_equal(f.out[1].outcome, MS_TRACE_OVERSIZED);
+	fx_close(&f);
+
+	/* One trace evaluated beside them: executed. */
+	fx_open(&f, "tp_mask", "1111");
+	f.o.policy = MS_GRACE_TRACE;
+	f.o.frontier_ns = 1002; /* trace 0 (max start 1002) is mature */
+	f.o.plan.oversized_cap = c0 + 10;
+	fx_start(&f);
+	add(&f, 0, 0);
+	add(&f, 1, 11);
+	add(&f, 2, 0);
 	r = finish(&f);
-	assert_int_equal(r->reason, MS_SREASON_EMPTY_INPUT);
+	assert_int_equal(r->cls, MS_SAMPLING_EXECUTED);
+	assert_int_equal(r->reason, MS_SREASON_NONE);
+	assert_int_equal(r->evaluated, 1);
+	assert_int_equal(r->oversized, 1);
+	assert_int_equal(r->hot, 1);
 	fx_close(&f);
 }
 
@@ -403,17 +493,6 @@ test_trace_policy_keeps_hot_unevaluated(void **st)
 	assert_int_equal(f.out[3].outcome, MS_TRACE_HOT);
 	assert_int_equal(r->hot, 2);
 	assert_int_equal(traces_seen_by(&f), 2);
-	fx_close(&f);
-
-	/* Only hot traces: staged, nothing evaluated, merge_grace. */
-	fx_open(&f, "tp_mask", "0");
-	f.o.policy = MS_GRACE_TRACE;
-	f.o.frontier_ns = 0;
-	fx_start(&f);
-	add(&f, 0, 0);
-	r = finish(&f);
-	assert_int_equal(r->cls, MS_SAMPLING_ENABLED_NO_EVALUATION);
-	assert_int_equal(r->reason, MS_SREASON_MERGE_GRACE);
 	fx_close(&f);
 }
 
@@ -1057,6 +1136,9 @@ main(void)
 		cmocka_unit_test(test_trace_count_limit),
 		cmocka_unit_test(test_oversized_never_reaches_decide),
 		cmocka_unit_test(test_all_oversized_classification),
+		cmocka_unit_test(test_no_trace_classification),
+		cmocka_unit_test(test_trace_policy_all_hot_classification),
+		cmocka_unit_test(test_hot_and_oversized_classification),
 		cmocka_unit_test(test_failed_chain_classification),
 		cmocka_unit_test(test_trace_policy_keeps_hot_unevaluated),
 		cmocka_unit_test(test_drops_through_guard_and_dropset),

@@ -2118,6 +2118,38 @@ test_details_show_staged_batches(void **state)
 			fail_msg("details lack \"%s\"", want[k]);
 }
 
+/* The details of a merge count the traces it kept hot and oversized:
+ * its reason (all_traces_oversized or other for a merge that evaluated
+ * nothing) no longer says which. */
+static void
+test_details_show_hot_and_oversized(void **state)
+{
+	fx *f = *state;
+	ms_tui_event *e = &f->model->events[f->model->nevents - 1];
+	snprintf(e->klass, sizeof(e->klass), "enabled_no_evaluation");
+	snprintf(e->reason, sizeof(e->reason), "other");
+	e->traces_hot = 4321;
+	e->traces_oversized = 17;
+	ms_session_snapshot(&f->s);
+	ms_session_key(&f->s, MS_KEY_ENTER);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, 200, 60), 0);
+	bool hot = false, over = false;
+	char row[4096];
+	for (int y = 0; y < 60; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		hot = hot ||
+		      (strstr(row, "traces kept hot") && strstr(row, "4321"));
+		over = over ||
+		       (strstr(row, "traces oversized") && strstr(row, "17"));
+	}
+	ms_canvas_release(&cv);
+	assert_true(hot);
+	assert_true(over);
+}
+
 /* The details scrolled through at w x h, every row read into all. */
 static void
 details_text(fx *f, int w, int h, char *all, size_t cap)
@@ -2325,6 +2357,7 @@ main(void)
 		T(test_prompt_editing),
 		T(test_help_focus_details_quit),
 		T(test_details_show_staged_batches),
+		T(test_details_show_hot_and_oversized),
 		T(test_merge_details_long_values),
 		cmocka_unit_test(test_every_fkey_has_a_letter),
 		T(test_controller_errors_shown),

@@ -139,6 +139,7 @@ draw_event(ms_canvas *c, ms_rect in, const ms_tui_view *v,
 	KV("traces dropped", "%" PRIu64, e->traces_dropped);
 	KV("traces deferred", "%" PRIu64, e->traces_deferred);
 	KV("traces oversized", "%" PRIu64, e->traces_oversized);
+	KV("traces kept hot", "%" PRIu64, e->traces_hot);
 	KV("batches", "%" PRIu64, e->batches);
 	KV("peak staged", "%s", ms_fmt_bytes(a, sizeof(a), e->peak_staged));
 	if (e->batches_planned) {

@@ -313,6 +313,7 @@ fill_event(ms_tui_event *e, const ms_ev_merge *m)
 	e->traces_dropped = m->sampling.traces_dropped;
 	e->traces_deferred = m->sampling.traces_deferred;
 	e->traces_oversized = m->sampling.traces_oversized;
+	e->traces_hot = m->sampling.traces_unevaluated;
 	e->batches = m->sampling.batches;
 	e->peak_staged = m->sampling.peak_staged_bytes;
 	const ms_merge_sampling *sm = &m->sampling;

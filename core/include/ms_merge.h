@@ -168,9 +168,13 @@ typedef struct ms_merge_sampling {
 	uint64_t traces_deferred;    /* proposed drops the guard kept */
 	uint64_t traces_unevaluated; /* kept: hot under policy "trace" */
 	uint64_t rows_dropped;
+	/* The staging plan: batches_planned, estimate_bytes (E of the
+	 * adaptive planner) and the two limits. 0 for a merge that does not
+	 * sample (not_executed), except its lossless retry, which keeps the
+	 * plan of the sampling attempts before it. */
 	uint64_t batches_planned;
 	uint64_t batches;
-	uint64_t estimate_bytes; /* E of the adaptive planner */
+	uint64_t estimate_bytes;
 	uint64_t hard_limit_bytes;
 	uint64_t preferred_limit_bytes;
 	uint64_t peak_staged_bytes;

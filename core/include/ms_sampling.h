@@ -46,10 +46,15 @@ enum ms_sampling_reason {
 	/* the segment leaves no interior once the grace is taken off both
 	 * edges: no drop could stand */
 	MS_SREASON_GUARD_UNAVAILABLE = 6,
-	MS_SREASON_ALL_TRACES_OVERSIZED = 7, /* each over the per-trace cap */
-	MS_SREASON_LOSSLESS_RETRY = 8,       /* revalidation failed 3 times */
-	MS_SREASON_EMPTY_INPUT = 9,          /* no input row */
-	/* staged, but no trace evaluated: every chain call failed open */
+	/* staged, no trace evaluated, at least one over the per-trace cap
+	 * (the others hot under policy trace, say): as in the reference,
+	 * any oversized trace names the reason */
+	MS_SREASON_ALL_TRACES_OVERSIZED = 7,
+	MS_SREASON_LOSSLESS_RETRY = 8, /* revalidation failed 3 times */
+	MS_SREASON_EMPTY_INPUT = 9,    /* no input part at all */
+	/* staged, no trace evaluated and none oversized: every trace hot
+	 * under policy trace, no trace at all, or every chain call failed
+	 * open (the merge's hot and oversized counters say which) */
 	MS_SREASON_OTHER = 10,
 	MS_SREASON_COUNT = 11,
 };
@@ -112,21 +117,22 @@ void ms_sampling_input_add(ms_sampling_input *in, uint64_t rows, int64_t min_ts,
  * false when it does not sample at all.
  *
  * false: *cls = MS_SAMPLING_NOT_EXECUTED and *reason is the first match
- * of: pipeline_disabled, no_sampler, event_disabled, empty_input,
- * merge_grace (selection policy: any hot input; trace policy: every
- * input young, so no trace can be old enough for Decide and nothing is
- * staged), guard_unavailable (no guard, or a segment with no interior
- * once the grace is taken off both edges), fragment_gap_contract (every
- * input within the grace of the segment's edges). The merge's outcome is
- * exactly this.
+ * of: empty_input (no input part), pipeline_disabled, no_sampler,
+ * event_disabled, merge_grace (selection policy: any hot input; trace
+ * policy: every input young, so no trace can be old enough for Decide and
+ * nothing is staged), guard_unavailable (no guard, or a segment with no
+ * interior once the grace is taken off both edges), fragment_gap_contract
+ * (every input within the grace of the segment's edges). The merge's
+ * outcome is exactly this.
  *
  * true: the prediction, *cls = executed, *reason = none. The merge's
  * outcome is its stager's report, which differs from the prediction only
- * where the traces decide: an input may hold a trace at or before the
- * frontier but none does (enabled_no_evaluation, merge_grace), every
- * trace oversized (all_traces_oversized), no trace at all (empty_input),
- * none reaching Decide otherwise (other); or a merge redone losslessly
- * after its guard found a conflict (not_executed, lossless_retry).
+ * where the traces decide, by the reference's rule: no trace evaluated
+ * is enabled_no_evaluation, with reason all_traces_oversized when any
+ * trace was oversized and other otherwise (an input may hold a trace at
+ * or before the frontier but none does, no trace at all, every chain
+ * call failed open); or a merge redone losslessly after its guard found
+ * a conflict (not_executed, lossless_retry).
  */
 bool ms_sampling_predict(const ms_sampling_input *in,
                          enum ms_sampling_class *cls,

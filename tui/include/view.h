@@ -157,6 +157,7 @@ typedef struct ms_tui_event {
 	uint64_t traces_dropped;
 	uint64_t traces_deferred;
 	uint64_t traces_oversized;
+	uint64_t traces_hot; /* kept unevaluated, hot (policy trace) */
 	uint64_t batches;
 	uint64_t peak_staged;
 	/* Staging of a sampled merge: the planner's figures, the peak of
