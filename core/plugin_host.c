@@ -29,6 +29,11 @@
  *     The start (load, open(), the first stats()) is bounded by the
  *     chain's open timeout; a Decide call and the stats() after it by
  *     the Decide timeout; a stop (close()) by the close grace.
+ *  5. What the plugin logs travels as REP_LOG messages (not answers) on
+ *     the same channel, sent without waiting: a line that does not fit in
+ *     the channel is counted, and the count comes with the next answer
+ *     (wire_rep.log_lost), so logging never holds the plugin. The parent
+ *     passes lines on while it waits for an answer (recv_rep).
  *
  * Region layout (native byte order, every array 8-byte aligned, offsets
  * from the region's start): a wire_hdr, then the arrays the batch's
@@ -131,6 +136,8 @@ static const char *const phase_names[PH_COUNT] = {
 enum wire_kind {
 	REP_FINAL = 0, /* the answer to the start or to a request */
 	REP_PHASE = 1, /* not an answer: phase says what runs next */
+	REP_LOG = 2,   /* not an answer: a line the plugin logged, its
+	                  level in phase, the line in msg */
 };
 
 typedef struct wire_rep {
@@ -139,6 +146,7 @@ typedef struct wire_rep {
 	int64_t ret;
 	char msg[240];         /* the load error of the first reply, else "" */
 	ms__phost_stats stats; /* the plugin's counters after the call */
+	uint64_t log_lost;     /* REP_FINAL: lines not sent since the last */
 } wire_rep;
 
 /* Guard: bytes after the n verdicts of the region, set by the parent
@@ -154,6 +162,7 @@ struct ms__phost {
 	size_t size;
 	bool sent_fd;       /* the host has the current region */
 	enum wire_phase ph; /* what the host said it runs (or was asked) */
+	ms__phost_log log;  /* line NULL: none */
 };
 
 const char *
@@ -453,6 +462,19 @@ recv_rep(ms__phost *h, wire_rep *rep, int64_t deadline)
 				h->ph = (enum wire_phase)rep->phase;
 			continue;
 		}
+		if (rep->kind == REP_LOG) {
+			if (h->log.line) {
+				char line[MS_PLUGIN_MSG_MAX + 1];
+				ms__plugin_text_clean(line, sizeof(line),
+				                      rep->msg,
+				                      sizeof(rep->msg));
+				h->log.line(h->log.ctx, (int)rep->phase,
+				            h->log.plugin, line);
+			}
+			continue;
+		}
+		if (rep->log_lost && h->log.lost)
+			h->log.lost(h->log.ctx, rep->log_lost);
 		return 1;
 	}
 }
@@ -515,7 +537,8 @@ ms__phost_free(ms__phost *h)
 int
 ms__phost_start(ms__phost **out, const char *exe, const char *path,
                 const char *config, uint64_t timeout_ns,
-                enum ms__phost_result *how, ms_errbuf *eb)
+                const ms__phost_log *log, enum ms__phost_result *how,
+                ms_errbuf *eb)
 {
 	*out = NULL;
 	enum ms__phost_result ignored;
@@ -530,6 +553,8 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 		return ms_fail(eb, MS_ERR_NOMEM, "plugin host: out of memory");
 	h->pid = -1;
 	h->sock = h->memfd = -1;
+	if (log)
+		h->log = *log;
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		ms_mem_free(NULL, h, sizeof(*h));
@@ -829,6 +854,30 @@ host_phase(int sock, enum wire_phase ph)
 	while (w < 0 && errno == EINTR);
 }
 
+/* Lines the plugin logged that did not fit in the channel since the last
+ * reply (design 5). */
+static _Atomic uint64_t host_log_lost;
+
+/* The plugin's log service in the host: each line (already cleaned by the
+ * loader) as a REP_LOG message, sent without waiting. */
+static void
+host_log_send(void *ctx, int level, const char *plugin, const char *msg)
+{
+	int sock = *(const int *)ctx;
+	(void)plugin;
+	wire_rep rep;
+	memset(&rep, 0, sizeof(rep));
+	rep.kind = REP_LOG;
+	rep.phase = (uint32_t)level;
+	snprintf(rep.msg, sizeof(rep.msg), "%s", msg ? msg : "");
+	ssize_t w;
+	do
+		w = send(sock, &rep, sizeof(rep), MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (w < 0 && errno == EINTR);
+	if (w != (ssize_t)sizeof(rep))
+		atomic_fetch_add(&host_log_lost, 1);
+}
+
 /* A reply: ret, msg (NULL: none) and the counters of p (NULL: none). */
 static void
 host_reply(int sock, int64_t ret, const char *msg, ms_plugin *p)
@@ -839,6 +888,7 @@ host_reply(int sock, int64_t ret, const char *msg, ms_plugin *p)
 	memset(&rep, 0, sizeof(rep));
 	rep.kind = REP_FINAL;
 	rep.ret = ret;
+	rep.log_lost = atomic_exchange(&host_log_lost, 0);
 	if (msg)
 		snprintf(rep.msg, sizeof(rep.msg), "%s", msg);
 	ms_plugin_stat st[MS__PHOST_STATS];
@@ -898,7 +948,7 @@ ms_plugin_host_main(int argc, char **argv)
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	ms_plugin *p = NULL;
-	ms_plugin_load_opts lo = { argv[3], NULL, NULL, NULL };
+	ms_plugin_load_opts lo = { argv[3], NULL, host_log_send, &sock };
 	ms_errbuf eb = { "" };
 	host_phase(sock, PH_LOAD);
 	int rc = ms__plugin_new(&p, argv[2], &lo, &eb);
