@@ -343,6 +343,108 @@ test_every_recon_row(void **state)
 	ms_replay_close(r);
 }
 
+/* The reconciliation rows of the database at path: how many, and whether
+ * each equals v's row of its place. */
+static size_t
+recon_rows_match(const char *path, const ms_tui_view *v, bool *same)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+	                                    "SELECT name, primary_n, "
+	                                    "cooldown_n, finalize_n, "
+	                                    "total_n, ok, note FROM "
+	                                    "reconcile ORDER BY id",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	size_t n = 0;
+	*same = true;
+	for (; sqlite3_step(st) == SQLITE_ROW; n++) {
+		if (n >= v->nrecon) {
+			*same = false;
+			continue;
+		}
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		const char *note = (const char *)sqlite3_column_text(st, 6);
+		*same = *same && !strcmp(v->recon[n].name, name) &&
+		        !strcmp(v->recon[n].note, note) &&
+		        v->recon[n].ok == (sqlite3_column_int(st, 5) != 0);
+		for (int k = 0; k < 4; k++) {
+			int64_t x = sqlite3_column_int64(st, k + 1);
+			*same = *same && v->recon[n].v[k] == (uint64_t)x;
+		}
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+/* Gone back from the end (the reconciliation's rows leave the database)
+ * and run to the end again (they are recorded again): the screen shows
+ * no reconciliation while the run is not over, and after the second end
+ * the rows the database holds. It kept the rows it read at the first
+ * end, whatever the database said after. */
+static void
+test_recon_after_seek_back(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "recon-seek", "skywalking");
+	run.o.speed = 0;
+	run.o.serial = true;
+	run.o.checkpoint_every_ns = 3600 * 1000000000LL;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
+	ms_tui_view *v = ms_tui_view_new();
+	assert_non_null(v);
+	ms_errbuf eb = { "" };
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	bool same = false;
+	size_t n = recon_rows_match(run.db, v, &same);
+	assert_true(n > 0);
+	assert_true(same);
+	assert_int_equal(v->nrecon, n);
+
+	/* Back to merge #3: the run is not over, and its database holds no
+	 * reconciliation. */
+	if (ms_replay_seek_merge(r, 3, &eb))
+		fail_msg("seek: %s", eb.msg);
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_true(v->state != MS_VIEW_DONE);
+	assert_int_equal(recon_rows_match(run.db, v, &same), 0);
+	assert_int_equal(v->nrecon, 0);
+
+	/* To the end again, in one step between two snapshots. */
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_int_equal(v->state, MS_VIEW_DONE);
+	n = recon_rows_match(run.db, v, &same);
+	assert_true(n > 0);
+	assert_int_equal(v->nrecon, n);
+	assert_true(same);
+
+	/* From the end straight to the end again: back and forward between
+	 * two snapshots, the screen never seeing the run not over. */
+	if (ms_replay_seek_merge(r, 3, &eb))
+		fail_msg("seek: %s", eb.msg);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	n = recon_rows_match(run.db, v, &same);
+	assert_int_equal(v->nrecon, n);
+	assert_true(same);
+	ms_tui_view_free(v);
+	ms_replay_ctl_free(rc);
+	ms_replay_close(r);
+}
+
 /* The restart's reopen: a new replay of the run's options, paused at its
  * first publication, recording to a new database; the old one closed. */
 static int
@@ -695,6 +797,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_figures_move_during_decide),
 		cmocka_unit_test(test_every_recon_row),
+		cmocka_unit_test(test_recon_after_seek_back),
 		cmocka_unit_test(test_every_breakpoint_kept),
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_link_log_in_details),

@@ -45,6 +45,7 @@ struct ms_replay_ctl {
 	size_t nrecon;
 	ms_ev_recon recon[MS_VIEW_MAX_RECON];
 	unsigned recon_tries, recon_wait;
+	uint64_t recon_seeks; /* the replay's seeks when they were read */
 	ms_replay_status st;
 };
 
@@ -625,6 +626,12 @@ snap_gates(ms_replay_ctl *c, ms_tui_view *v, const ms_replay_status *st)
 		}
 	}
 
+	/* Rows read at an end are the database's until the run goes back
+	 * (they leave it, and its next end records them again). */
+	if (st->state != MS_REPLAY_DONE || st->seeks != c->recon_seeks) {
+		c->nrecon = c->recon_tries = c->recon_wait = 0;
+		c->recon_seeks = st->seeks;
+	}
 	if (st->state == MS_REPLAY_DONE)
 		load_recon(c);
 	v->nrecon = c->nrecon;
