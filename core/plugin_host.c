@@ -31,9 +31,14 @@
  *     the Decide timeout; a stop (close()) by the close grace.
  *  5. What the plugin logs travels as REP_LOG messages (not answers) on
  *     the same channel, sent without waiting: a line that does not fit in
- *     the channel is counted, and the count comes with the next answer
- *     (wire_rep.log_lost), so logging never holds the plugin. The parent
- *     passes lines on while it waits for an answer (recv_rep).
+ *     the channel waits in the host's log queue (HOST_LOG_QUEUE lines,
+ *     in order: while it holds any, new lines join it), which the host
+ *     sends, waiting, before its next answer; a line that finds the queue
+ *     full is counted, and the count comes with that answer
+ *     (wire_rep.log_lost). So logging never holds the plugin for the
+ *     channel, and a plugin that logs in a loop loses its later lines,
+ *     not its first. The parent passes lines on while it waits for an
+ *     answer (recv_rep).
  *
  * Region layout (native byte order, every array 8-byte aligned, offsets
  * from the region's start): a wire_hdr, then the arrays the batch's
@@ -854,28 +859,90 @@ host_phase(int sock, enum wire_phase ph)
 	while (w < 0 && errno == EINTR);
 }
 
-/* Lines the plugin logged that did not fit in the channel since the last
- * reply (design 5). */
-static _Atomic uint64_t host_log_lost;
+/* The host's log queue (design 5): lines that did not fit in the channel,
+ * oldest at head; lines lost since the last reply. Under host_log_mu. */
+#define HOST_LOG_QUEUE 256
+static pthread_mutex_t host_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int level;
+	char msg[MS_PLUGIN_MSG_MAX + 1];
+} host_log_q[HOST_LOG_QUEUE];
+static size_t host_log_head, host_log_n;
+static uint64_t host_log_lost;
 
-/* The plugin's log service in the host: each line (already cleaned by the
- * loader) as a REP_LOG message, sent without waiting. */
+/* Send one line as a REP_LOG message; true when it went. */
+static bool
+host_log_put(int sock, int level, const char *msg, int flags)
+{
+	wire_rep rep;
+	memset(&rep, 0, sizeof(rep));
+	rep.kind = REP_LOG;
+	rep.phase = (uint32_t)level;
+	snprintf(rep.msg, sizeof(rep.msg), "%s", msg);
+	ssize_t w;
+	do
+		w = send(sock, &rep, sizeof(rep), MSG_NOSIGNAL | flags);
+	while (w < 0 && errno == EINTR);
+	return w == (ssize_t)sizeof(rep);
+}
+
+/* Send queued lines, oldest first, until the queue is empty or a send
+ * fails (flags MSG_DONTWAIT: the channel is full). Under host_log_mu. */
+static void
+host_log_drain_locked(int sock, int flags)
+{
+	while (host_log_n) {
+		if (!host_log_put(sock, host_log_q[host_log_head].level,
+		                  host_log_q[host_log_head].msg, flags)) {
+			if (!(flags & MSG_DONTWAIT)) {
+				/* The channel is gone: nobody reads them. */
+				host_log_lost += host_log_n;
+				host_log_n = 0;
+			}
+			return;
+		}
+		host_log_head = (host_log_head + 1) % HOST_LOG_QUEUE;
+		host_log_n--;
+	}
+}
+
+/* The plugin's log service in the host (ms_log_fn): each line, already
+ * cleaned by the loader, sent without waiting, or queued (design 5). */
 static void
 host_log_send(void *ctx, int level, const char *plugin, const char *msg)
 {
 	int sock = *(const int *)ctx;
 	(void)plugin;
-	wire_rep rep;
-	memset(&rep, 0, sizeof(rep));
-	rep.kind = REP_LOG;
-	rep.phase = (uint32_t)level;
-	snprintf(rep.msg, sizeof(rep.msg), "%s", msg ? msg : "");
-	ssize_t w;
-	do
-		w = send(sock, &rep, sizeof(rep), MSG_NOSIGNAL | MSG_DONTWAIT);
-	while (w < 0 && errno == EINTR);
-	if (w != (ssize_t)sizeof(rep))
-		atomic_fetch_add(&host_log_lost, 1);
+	pthread_mutex_lock(&host_log_mu);
+	host_log_drain_locked(sock, MSG_DONTWAIT);
+	if (host_log_n == 0 &&
+	    host_log_put(sock, level, msg ? msg : "", MSG_DONTWAIT)) {
+		pthread_mutex_unlock(&host_log_mu);
+		return;
+	}
+	if (host_log_n < HOST_LOG_QUEUE) {
+		size_t at = (host_log_head + host_log_n++) % HOST_LOG_QUEUE;
+		host_log_q[at].level = level;
+		snprintf(host_log_q[at].msg, sizeof(host_log_q[at].msg), "%s",
+		         msg ? msg : "");
+	} else {
+		host_log_lost++;
+	}
+	pthread_mutex_unlock(&host_log_mu);
+}
+
+/* Before an answer: every queued line, waiting for the parent to read
+ * them (it does while it waits for the answer); the lines lost since the
+ * last answer. */
+static uint64_t
+host_log_flush(int sock)
+{
+	pthread_mutex_lock(&host_log_mu);
+	host_log_drain_locked(sock, 0);
+	uint64_t lost = host_log_lost;
+	host_log_lost = 0;
+	pthread_mutex_unlock(&host_log_mu);
+	return lost;
 }
 
 /* A reply: ret, msg (NULL: none) and the counters of p (NULL: none). */
@@ -888,11 +955,12 @@ host_reply(int sock, int64_t ret, const char *msg, ms_plugin *p)
 	memset(&rep, 0, sizeof(rep));
 	rep.kind = REP_FINAL;
 	rep.ret = ret;
-	rep.log_lost = atomic_exchange(&host_log_lost, 0);
 	if (msg)
 		snprintf(rep.msg, sizeof(rep.msg), "%s", msg);
 	ms_plugin_stat st[MS__PHOST_STATS];
 	size_t k = p ? ms_plugin_stats(p, st, MS__PHOST_STATS) : 0;
+	/* What stats() logged too goes before the answer. */
+	rep.log_lost = host_log_flush(sock);
 	rep.stats.n = (uint32_t)(k < MS__PHOST_STATS ? k : MS__PHOST_STATS);
 	for (uint32_t i = 0; i < rep.stats.n; i++) {
 		snprintf(rep.stats.name[i], sizeof(rep.stats.name[i]), "%s",

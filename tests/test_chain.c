@@ -730,9 +730,10 @@ log_tally_line(void *ctx, const ms_chain_log_line *ln)
 
 /* Two links of a plugin that logs: every line it logged reaches the sink
  * with its link's index, cleaned to one printable line, or is counted as
- * lost (a host's full channel; never in process). Before, the chain gave
- * the sink only the plugin's name (the links could not be told apart),
- * and a plugin host logged nowhere. */
+ * lost (a host's full channel and queue; never in process), and a host
+ * loses its later lines, not its first. Before, the chain gave the sink
+ * only the plugin's name (the links could not be told apart), and a
+ * plugin host logged nowhere. */
 static void
 check_link_logs(enum ms_plugin_host_mode mode)
 {
@@ -756,6 +757,8 @@ check_link_logs(enum ms_plugin_host_mode mode)
 	assert_false(t.bad_link);
 	assert_int_equal(t.lines[0] + t.lost[0], opens + 3 * 300);
 	assert_int_equal(t.lines[1] + t.lost[1], opens + 3 * 2);
+	assert_int_equal(t.lost[1], 0);
+	assert_true(t.lines[0] >= opens + 256);
 	if (mode == MS_PLUGIN_HOST_INPROC) {
 		assert_int_equal(t.lost[0], 0);
 		assert_int_equal(t.lost[1], 0);
