@@ -52,6 +52,14 @@
  *     plugin reference is never dropped either, so the plugin is neither
  *     close()d nor dlclose()d while the thread may still run its code.
  *
+ *  7. Every log line of a link (its plugin's, in process or from its host,
+ *     and the chain's own about it) goes through the chain's log relay,
+ *     one line at a time under the relay's lock. ms_chain_close mutes the
+ *     relay last, so the caller's sink is never called after it returns;
+ *     the relay itself is plain memory freed then, unless a plugin was
+ *     left running (an abandoned call, a close() that overran): it may
+ *     still log, so the muted relay stays allocated, as its worker does.
+ *
  * With MS_PLUGIN_HOST_PROCESS a link's Decide calls go to a plugin host
  * process (plugin_host.c), so invariants 2, 5 and 6 apply to its open()
  * only and invariant 3 not at all; a host that overruns is killed, never
@@ -155,6 +163,20 @@ typedef struct worker {
 	abandon_ctl *ctl;       /* set when abandoned */
 } worker;
 
+/* The chain's log relay (invariant 7) and, per link, what its loader and
+ * its host are given as the log context. */
+typedef struct log_relay log_relay;
+typedef struct relay_slot {
+	log_relay *relay;
+	size_t link;
+} relay_slot;
+struct log_relay {
+	pthread_mutex_t mu;
+	ms_chain_log_fn fn; /* NULL: muted */
+	void *ctx;
+	relay_slot slot[MS_CHAIN_MAX_LINKS];
+};
+
 typedef struct link {
 	ms_plugin *plugin;
 	worker *w;
@@ -183,14 +205,71 @@ struct ms_chain {
 	char circuit_reason[192];
 	uint64_t close_grace_ns;
 	uint64_t open_timeout_ns;
-	ms_log_fn log;
-	void *log_ctx;
+	log_relay *relay;
 	enum ms_plugin_host_mode host_mode;
 	char *host_exe;
 	size_t host_exe_size;
 	abandon_ctl *ctl;
 	pthread_mutex_t mu; /* serializes decide and stats reads */
 };
+
+static void
+relay_send(relay_slot *s, const ms_chain_log_line *ln)
+{
+	log_relay *r = s->relay;
+	pthread_mutex_lock(&r->mu);
+	if (r->fn)
+		r->fn(r->ctx, ln);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* The log service the loader gives a link's plugin (ms_log_fn). */
+static void
+relay_line(void *ctx, int level, const char *plugin, const char *msg)
+{
+	relay_slot *s = ctx;
+	ms_chain_log_line ln = { s->link, level, plugin, msg, 0 };
+	relay_send(s, &ln);
+}
+
+/* Lines a link's plugin host could not send. */
+static void
+relay_lost(void *ctx, uint64_t n)
+{
+	relay_slot *s = ctx;
+	ms_chain_log_line ln = { s->link, MS_PLUGIN_LOG_WARN, "", NULL, n };
+	relay_send(s, &ln);
+}
+
+static log_relay *
+relay_new(ms_chain_log_fn fn, void *ctx)
+{
+	log_relay *r = ms_mem_calloc(NULL, 1, sizeof(*r));
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->mu, NULL);
+	r->fn = fn;
+	r->ctx = ctx;
+	for (size_t i = 0; i < MS_CHAIN_MAX_LINKS; i++)
+		r->slot[i] = (relay_slot){ r, i };
+	return r;
+}
+
+/* Mute r (the sink is not called again once this returns) and free it
+ * unless a plugin left running may still log through it. */
+static void
+relay_close(log_relay *r, bool left_running)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->mu);
+	r->fn = NULL;
+	pthread_mutex_unlock(&r->mu);
+	if (left_running)
+		return;
+	pthread_mutex_destroy(&r->mu);
+	ms_mem_free(NULL, r, sizeof(*r));
+}
 
 static void
 worker_free(worker *w)
@@ -456,8 +535,6 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 	                                   ? opts->open_timeout_ns
 	                                   : MS_CHAIN_OPEN_TIMEOUT_NS;
 	c->open_timeout_ns = open_timeout_ns;
-	c->log = opts->log;
-	c->log_ctx = opts->log_ctx;
 	pthread_mutex_init(&c->mu, NULL);
 	c->host_mode = opts->host_mode;
 	if (c->host_mode == MS_PLUGIN_HOST_PROCESS && n) {
@@ -478,7 +555,8 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 		}
 	}
 	c->ctl = abandon_ctl_new();
-	if (!c->ctl) {
+	c->relay = relay_new(opts->log, opts->log_ctx);
+	if (!c->ctl || !c->relay) {
 		ms_chain_close(c);
 		return ms_fail(eb, MS_ERR_NOMEM, "chain: out of memory");
 	}
@@ -492,8 +570,8 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 		c->nalloc = n;
 	}
 	for (size_t i = 0; i < n; i++) {
-		ms_plugin_load_opts lo = { links[i].config, c->mem, opts->log,
-			                   opts->log_ctx };
+		ms_plugin_load_opts lo = { links[i].config, c->mem, relay_line,
+			                   &c->relay->slot[i] };
 		ms_errbuf sub;
 		int rc = ms__plugin_new(&c->links[i].plugin, links[i].path, &lo,
 		                        &sub);
@@ -562,37 +640,42 @@ closer_main(void *arg)
 	return NULL;
 }
 
-static void chain_log(ms_chain *c, const char *plugin, const char *fmt, ...)
+static void chain_log(ms_chain *c, const link_t *l, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
-/* Tell the chain's log sink (an error: something the run should show). */
+/* Tell the chain's log sink about link l (an error: something the run
+ * should show). */
 static void
-chain_log(ms_chain *c, const char *plugin, const char *fmt, ...)
+chain_log(ms_chain *c, const link_t *l, const char *fmt, ...)
 {
-	if (!c->log)
+	if (!c->relay)
 		return;
 	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	c->log(c->log_ctx, MS_PLUGIN_LOG_ERROR, plugin, msg);
+	relay_slot *s = &c->relay->slot[(size_t)(l - c->links)];
+	ms_chain_log_line ln = { s->link, MS_PLUGIN_LOG_ERROR, l->st.name, msg,
+		                 0 };
+	relay_send(s, &ln);
 }
 
 /* Drop the chain's reference to l's plugin. When it is the last, the
  * plugin's close() runs on a thread of its own, waited for at most
  * close_grace_ns: one that overruns is left running and logged, and the
  * plugin is then never dlclose()d nor freed (it may still run its code),
- * so that a hanging close() never holds the chain's close. */
-static void
+ * so that a hanging close() never holds the chain's close. True when it
+ * did (the plugin is left running). */
+static bool
 link_unload(ms_chain *c, link_t *l)
 {
 	ms_plugin *p = l->plugin;
 	if (!ms__plugin_drop(p))
-		return; /* an abandoned call closes it (invariant 1) */
+		return false; /* an abandoned call closes it (invariant 1) */
 	if (!ms__plugin_has_close(p)) {
 		ms__plugin_free(p);
-		return;
+		return false;
 	}
 	closer *k = ms_mem_calloc(NULL, 1, sizeof(*k));
 	pthread_t t;
@@ -614,7 +697,7 @@ link_unload(ms_chain *c, link_t *l)
 		}
 		ms__plugin_close_state(p); /* no thread: unbounded */
 		ms__plugin_free(p);
-		return;
+		return false;
 	}
 	struct timespec dl =
 	        ms_mono_timespec(ms_mono_ns() + (int64_t)c->close_grace_ns);
@@ -627,14 +710,15 @@ link_unload(ms_chain *c, link_t *l)
 	if (done) {
 		pthread_join(t, NULL);
 		ms__plugin_free(p);
-		return;
+		return false;
 	}
 	pthread_detach(t);
-	chain_log(c, l->st.name,
+	chain_log(c, l,
 	          "plugin %s (%s): close() did not return within %.3f s; "
 	          "left running, the plugin stays loaded",
 	          l->path ? l->path : "?", l->st.name,
 	          (double)c->close_grace_ns / 1e9);
+	return true;
 }
 
 void
@@ -642,6 +726,7 @@ ms_chain_close(ms_chain *c)
 {
 	if (!c)
 		return;
+	bool left_running = false;
 	for (size_t i = 0; i < c->n; i++) {
 		link_t *l = &c->links[i];
 		if (l->w)
@@ -650,12 +735,12 @@ ms_chain_close(ms_chain *c)
 			char why[200] = "";
 			if (ms__phost_stop(l->host, c->close_grace_ns, why,
 			                   sizeof(why)))
-				chain_log(c, l->st.name,
+				chain_log(c, l,
 				          "plugin %s (%s): plugin host %s",
 				          l->path ? l->path : "?", l->st.name,
 				          why);
 		}
-		link_unload(c, l);
+		left_running |= link_unload(c, l);
 		if (l->path)
 			ms_mem_free(c->mem, l->path, l->path_size);
 		if (l->config)
@@ -672,9 +757,11 @@ ms_chain_close(ms_chain *c)
 		while (a->running > 0 &&
 		       pthread_cond_timedwait(&a->cv, &a->mu, &dl) != ETIMEDOUT)
 			;
+		left_running |= a->running > 0;
 		a->closed = true;
 		abandon_ctl_put_locked(a);
 	}
+	relay_close(c->relay, left_running);
 	pthread_mutex_destroy(&c->mu);
 	if (c->host_exe)
 		ms_mem_free(c->mem, c->host_exe, c->host_exe_size);
@@ -735,7 +822,7 @@ link_plugin_stats(ms_chain *c, link_t *l, ms_plugin_stat *out, size_t cap)
 	if (!done) {
 		l->stats_dead = true;
 		worker_abandon(c, l);
-		chain_log(c, l->st.name,
+		chain_log(c, l,
 		          "plugin %s (%s): stats() did not return within "
 		          "%.3f s; left running, its counters are not read "
 		          "again",
@@ -961,8 +1048,10 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		 * as a timeout or a crash (toward the circuit). */
 		ms_errbuf eb = { "" };
 		enum ms__phost_result how;
+		relay_slot *slot = &c->relay->slot[(size_t)(l - c->links)];
+		ms__phost_log hl = { relay_line, relay_lost, slot, l->st.name };
 		if (ms__phost_start(&l->host, c->host_exe, l->path, l->config,
-		                    c->open_timeout_ns, &how, &eb)) {
+		                    c->open_timeout_ns, &hl, &how, &eb)) {
 			enum ms_link_result r =
 			        how == MS__PHOST_TIMEOUT   ? MS_LINK_TIMEOUT
 			        : how == MS__PHOST_CRASHED ? MS_LINK_CRASHED

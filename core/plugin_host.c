@@ -29,6 +29,16 @@
  *     The start (load, open(), the first stats()) is bounded by the
  *     chain's open timeout; a Decide call and the stats() after it by
  *     the Decide timeout; a stop (close()) by the close grace.
+ *  5. What the plugin logs travels as REP_LOG messages (not answers) on
+ *     the same channel, sent without waiting: a line that does not fit in
+ *     the channel waits in the host's log queue (HOST_LOG_QUEUE lines,
+ *     in order: while it holds any, new lines join it), which the host
+ *     sends, waiting, before its next answer; a line that finds the queue
+ *     full is counted, and the count comes with that answer
+ *     (wire_rep.log_lost). So logging never holds the plugin for the
+ *     channel, and a plugin that logs in a loop loses its later lines,
+ *     not its first. The parent passes lines on while it waits for an
+ *     answer (recv_rep).
  *
  * Region layout (native byte order, every array 8-byte aligned, offsets
  * from the region's start): a wire_hdr, then the arrays the batch's
@@ -131,6 +141,8 @@ static const char *const phase_names[PH_COUNT] = {
 enum wire_kind {
 	REP_FINAL = 0, /* the answer to the start or to a request */
 	REP_PHASE = 1, /* not an answer: phase says what runs next */
+	REP_LOG = 2,   /* not an answer: a line the plugin logged, its
+	                  level in phase, the line in msg */
 };
 
 typedef struct wire_rep {
@@ -139,6 +151,7 @@ typedef struct wire_rep {
 	int64_t ret;
 	char msg[240];         /* the load error of the first reply, else "" */
 	ms__phost_stats stats; /* the plugin's counters after the call */
+	uint64_t log_lost;     /* REP_FINAL: lines not sent since the last */
 } wire_rep;
 
 /* Guard: bytes after the n verdicts of the region, set by the parent
@@ -154,6 +167,7 @@ struct ms__phost {
 	size_t size;
 	bool sent_fd;       /* the host has the current region */
 	enum wire_phase ph; /* what the host said it runs (or was asked) */
+	ms__phost_log log;  /* line NULL: none */
 };
 
 const char *
@@ -453,6 +467,19 @@ recv_rep(ms__phost *h, wire_rep *rep, int64_t deadline)
 				h->ph = (enum wire_phase)rep->phase;
 			continue;
 		}
+		if (rep->kind == REP_LOG) {
+			if (h->log.line) {
+				char line[MS_PLUGIN_MSG_MAX + 1];
+				ms__plugin_text_clean(line, sizeof(line),
+				                      rep->msg,
+				                      sizeof(rep->msg));
+				h->log.line(h->log.ctx, (int)rep->phase,
+				            h->log.plugin, line);
+			}
+			continue;
+		}
+		if (rep->log_lost && h->log.lost)
+			h->log.lost(h->log.ctx, rep->log_lost);
 		return 1;
 	}
 }
@@ -515,7 +542,8 @@ ms__phost_free(ms__phost *h)
 int
 ms__phost_start(ms__phost **out, const char *exe, const char *path,
                 const char *config, uint64_t timeout_ns,
-                enum ms__phost_result *how, ms_errbuf *eb)
+                const ms__phost_log *log, enum ms__phost_result *how,
+                ms_errbuf *eb)
 {
 	*out = NULL;
 	enum ms__phost_result ignored;
@@ -530,6 +558,8 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 		return ms_fail(eb, MS_ERR_NOMEM, "plugin host: out of memory");
 	h->pid = -1;
 	h->sock = h->memfd = -1;
+	if (log)
+		h->log = *log;
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		ms_mem_free(NULL, h, sizeof(*h));
@@ -829,6 +859,92 @@ host_phase(int sock, enum wire_phase ph)
 	while (w < 0 && errno == EINTR);
 }
 
+/* The host's log queue (design 5): lines that did not fit in the channel,
+ * oldest at head; lines lost since the last reply. Under host_log_mu. */
+#define HOST_LOG_QUEUE 256
+static pthread_mutex_t host_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int level;
+	char msg[MS_PLUGIN_MSG_MAX + 1];
+} host_log_q[HOST_LOG_QUEUE];
+static size_t host_log_head, host_log_n;
+static uint64_t host_log_lost;
+
+/* Send one line as a REP_LOG message; true when it went. */
+static bool
+host_log_put(int sock, int level, const char *msg, int flags)
+{
+	wire_rep rep;
+	memset(&rep, 0, sizeof(rep));
+	rep.kind = REP_LOG;
+	rep.phase = (uint32_t)level;
+	snprintf(rep.msg, sizeof(rep.msg), "%s", msg);
+	ssize_t w;
+	do
+		w = send(sock, &rep, sizeof(rep), MSG_NOSIGNAL | flags);
+	while (w < 0 && errno == EINTR);
+	return w == (ssize_t)sizeof(rep);
+}
+
+/* Send queued lines, oldest first, until the queue is empty or a send
+ * fails (flags MSG_DONTWAIT: the channel is full). Under host_log_mu. */
+static void
+host_log_drain_locked(int sock, int flags)
+{
+	while (host_log_n) {
+		if (!host_log_put(sock, host_log_q[host_log_head].level,
+		                  host_log_q[host_log_head].msg, flags)) {
+			if (!(flags & MSG_DONTWAIT)) {
+				/* The channel is gone: nobody reads them. */
+				host_log_lost += host_log_n;
+				host_log_n = 0;
+			}
+			return;
+		}
+		host_log_head = (host_log_head + 1) % HOST_LOG_QUEUE;
+		host_log_n--;
+	}
+}
+
+/* The plugin's log service in the host (ms_log_fn): each line, already
+ * cleaned by the loader, sent without waiting, or queued (design 5). */
+static void
+host_log_send(void *ctx, int level, const char *plugin, const char *msg)
+{
+	int sock = *(const int *)ctx;
+	(void)plugin;
+	pthread_mutex_lock(&host_log_mu);
+	host_log_drain_locked(sock, MSG_DONTWAIT);
+	if (host_log_n == 0 &&
+	    host_log_put(sock, level, msg ? msg : "", MSG_DONTWAIT)) {
+		pthread_mutex_unlock(&host_log_mu);
+		return;
+	}
+	if (host_log_n < HOST_LOG_QUEUE) {
+		size_t at = (host_log_head + host_log_n++) % HOST_LOG_QUEUE;
+		host_log_q[at].level = level;
+		snprintf(host_log_q[at].msg, sizeof(host_log_q[at].msg), "%s",
+		         msg ? msg : "");
+	} else {
+		host_log_lost++;
+	}
+	pthread_mutex_unlock(&host_log_mu);
+}
+
+/* Before an answer: every queued line, waiting for the parent to read
+ * them (it does while it waits for the answer); the lines lost since the
+ * last answer. */
+static uint64_t
+host_log_flush(int sock)
+{
+	pthread_mutex_lock(&host_log_mu);
+	host_log_drain_locked(sock, 0);
+	uint64_t lost = host_log_lost;
+	host_log_lost = 0;
+	pthread_mutex_unlock(&host_log_mu);
+	return lost;
+}
+
 /* A reply: ret, msg (NULL: none) and the counters of p (NULL: none). */
 static void
 host_reply(int sock, int64_t ret, const char *msg, ms_plugin *p)
@@ -843,6 +959,8 @@ host_reply(int sock, int64_t ret, const char *msg, ms_plugin *p)
 		snprintf(rep.msg, sizeof(rep.msg), "%s", msg);
 	ms_plugin_stat st[MS__PHOST_STATS];
 	size_t k = p ? ms_plugin_stats(p, st, MS__PHOST_STATS) : 0;
+	/* What stats() logged too goes before the answer. */
+	rep.log_lost = host_log_flush(sock);
 	rep.stats.n = (uint32_t)(k < MS__PHOST_STATS ? k : MS__PHOST_STATS);
 	for (uint32_t i = 0; i < rep.stats.n; i++) {
 		snprintf(rep.stats.name[i], sizeof(rep.stats.name[i]), "%s",
@@ -898,7 +1016,7 @@ ms_plugin_host_main(int argc, char **argv)
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	ms_plugin *p = NULL;
-	ms_plugin_load_opts lo = { argv[3], NULL, NULL, NULL };
+	ms_plugin_load_opts lo = { argv[3], NULL, host_log_send, &sock };
 	ms_errbuf eb = { "" };
 	host_phase(sock, PH_LOAD);
 	int rc = ms__plugin_new(&p, argv[2], &lo, &eb);

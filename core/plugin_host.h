@@ -7,6 +7,7 @@
 #define MS_PLUGIN_HOST_INT_H
 
 #include "ms_err.h"
+#include "ms_loader.h"
 #include "ms_plugin.h"
 
 #include <stdbool.h>
@@ -33,6 +34,18 @@ enum ms__phost_result {
 	                          verdicts (the guard bytes after them) */
 };
 
+/* Where a host's plugin's log lines go (borrowed; outlives the host):
+ * line(ctx, level, plugin, msg) for each line, msg cleaned to one
+ * printable line here; lost(ctx, n) for n lines the host could not send
+ * (its channel was full: the host never waits to log). Both are called
+ * on the thread that waits for the host (start, Decide). */
+typedef struct ms__phost_log {
+	ms_log_fn line;
+	void (*lost)(void *ctx, uint64_t n);
+	void *ctx;
+	const char *plugin;
+} ms__phost_log;
+
 /* Spawn exe as a plugin host for the .so at path with config and wait (up
  * to timeout_ns) until it has loaded and opened the plugin and read its
  * counters. *how (NULL ok) gets OK, or how it failed: TIMEOUT (no answer
@@ -41,7 +54,8 @@ enum ms__phost_result {
  * the plugin the host was running (its load, open(), stats()). */
 int ms__phost_start(ms__phost **out, const char *exe, const char *path,
                     const char *config, uint64_t timeout_ns,
-                    enum ms__phost_result *how, ms_errbuf *eb);
+                    const ms__phost_log *log, enum ms__phost_result *how,
+                    ms_errbuf *eb);
 /* What of the plugin h ran last or was running when a call ended
  * (TIMEOUT, CRASHED): "Decide" or "stats()" after a call. Static. */
 const char *ms__phost_phase(const ms__phost *h);

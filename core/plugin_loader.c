@@ -146,6 +146,12 @@ ms__plugin_text_clean(char *dst, size_t cap, const char *src, size_t srcmax)
 	dst[n] = '\0';
 }
 
+void
+ms_plugin_text_clean(char *dst, size_t cap, const char *src, size_t srcmax)
+{
+	ms__plugin_text_clean(dst, cap, src, srcmax);
+}
+
 static void
 host_log(void *ctx, int level, const char *plugin, const char *msg)
 {

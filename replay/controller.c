@@ -600,6 +600,8 @@ rec_sample(ms_replay *r)
 	s.staged_bytes = r->staged_peak;
 	pthread_mutex_unlock(&r->mu);
 	ms_rec_sample(r->rec, &s, NULL);
+	/* The controller's thread records what the plugins logged since. */
+	ms__plog_record(&r->plog, r->rec, r->t0_mono);
 }
 
 /* ---- live figures (design 6) ------------------------------------------ */
@@ -2241,15 +2243,6 @@ enter_envelope(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	return rc;
 }
 
-static void
-log_to_nowhere(void *ctx, int level, const char *plugin, const char *msg)
-{
-	(void)ctx;
-	(void)level;
-	(void)plugin;
-	(void)msg;
-}
-
 /* The default work directory (workdir.c): the scratch root
  * (MERGESCOPE_SCRATCH, else /dev/shm/mergescope-<uid>) when it has room for
  * this fixture's day, else the cache directory's work/ on disk (beside the
@@ -2485,13 +2478,25 @@ open_pipeline(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	po.host_exe = opts->plugin_host_exe;
 	po.limits = &r->limits;
 	po.mem = &r->mem;
-	po.log = log_to_nowhere;
+	/* What the plugins log goes to the event database (plog.c). */
+	if ((rc = ms__plog_init(&r->plog, &r->clock)))
+		return ms_fail(eb, rc, "replay: out of memory");
+	po.log = ms__plog_sink;
+	po.log_ctx = &r->plog;
 	ms_errbuf peb = { { 0 } };
-	if ((rc = ms_pipeline_open(&r->pipe, &po, &peb)))
+	if ((rc = ms_pipeline_open(&r->pipe, &po, &peb))) {
 		/* Say which variant, whatever the chain reported. */
 		ms_fail(eb, rc, "variant '%s': %s", r->variant,
 		        peb.msg[0] ? peb.msg : ms_strerror(rc));
-	return rc;
+		return rc;
+	}
+	ms_chain *c = ms_pipeline_chain(r->pipe);
+	const char *names[MS_EV_LINKS_MAX];
+	size_t n = ms_chain_len(c);
+	for (size_t i = 0; i < n && i < MS_EV_LINKS_MAX; i++)
+		names[i] = ms_plugin_name(ms_chain_plugin(c, i));
+	ms__plog_set_names(&r->plog, names, n);
+	return 0;
 }
 
 /* A fresh shard clone, in a directory that is new or empty: the run
@@ -2936,6 +2941,7 @@ record_end(ms_replay *r, const char *status)
 			}
 		}
 	}
+	ms__plog_record(&r->plog, r->rec, r->t0_mono);
 	ms_rec_stats rs;
 	ms_rec_stats_get(r->rec, &rs);
 	e.record_ns = rs.busy_ns;
@@ -2980,10 +2986,15 @@ ms_replay_close(ms_replay *r)
 	ms__checker_stop(r);
 	finish_record(r);
 	ms_engine_close(r->engine);
+	/* The chain closes before the database: what its plugins log in
+	 * close() is recorded with the rest. */
+	ms_pipeline_close(r->pipe);
+	r->pipe = NULL;
+	if (r->run_recorded)
+		ms__plog_record(&r->plog, r->rec, r->t0_mono);
 	ms_rec_close(r->rec, NULL);
 	ms__checker_release(r);
 	ms_shard_close(r->shard);
-	ms_pipeline_close(r->pipe);
 	ms_fixture_close(r->fx);
 	if (!r->keep_shard && r->work_dir[0] && r->work_created)
 		ms_fs_rm_tree(r->work_dir, NULL);
@@ -2999,6 +3010,7 @@ ms_replay_close(ms_replay *r)
 	ms__dropped_release(&r->dropped);
 	ms__recent_release(&r->recent);
 	ms__oracle_release(&r->oracle);
+	ms__plog_release(&r->plog);
 	ms__blkcache_free(r->blocks);
 	pthread_cond_destroy(&r->cv);
 	pthread_cond_destroy(&r->live_cv);
@@ -3356,6 +3368,13 @@ ms_replay_inventory(ms_replay *r, ms_replay_part *out, size_t cap)
 	pthread_mutex_unlock(&r->mu);
 	ms_view_release(v);
 	return n;
+}
+
+size_t
+ms_replay_plugin_log(ms_replay *r, size_t link, ms_ev_plugin_log *out,
+                     size_t cap, ms_ev_plugin_log_count *count)
+{
+	return ms__plog_link(&r->plog, link, r->t0_mono, out, cap, count);
 }
 
 const char *

@@ -12,6 +12,7 @@
 #include "ev_private.h"
 
 #include "ms_bench.h"
+#include "ms_loader.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -191,8 +192,14 @@ static int
 on_stat(void *ctx, const ms_ev_plugin_stat *s)
 {
 	ms__figures *g = ctx;
-	if (g->nstats < MS__FIG_STATS_MAX)
-		g->stats[g->nstats++] = *s;
+	if (g->nstats < MS__FIG_STATS_MAX) {
+		/* A counter's name is the plugin's text: one printable line,
+		 * as core passes on what a plugin says, in every output. */
+		ms_ev_plugin_stat *d = &g->stats[g->nstats++];
+		*d = *s;
+		ms_plugin_text_clean(d->name, sizeof(d->name), s->name,
+		                     sizeof(s->name));
+	}
 	return 0;
 }
 

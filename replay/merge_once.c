@@ -150,15 +150,6 @@ typedef struct once_ctx {
 	                            variant's own */
 } once_ctx;
 
-static void
-log_nowhere(void *ctx, int level, const char *plugin, const char *msg)
-{
-	(void)ctx;
-	(void)level;
-	(void)plugin;
-	(void)msg;
-}
-
 static int
 open_pipeline(const once_ctx *c, const char *variant, ms_mem *mem,
               ms_pipeline **out, ms_errbuf *eb)
@@ -175,7 +166,6 @@ open_pipeline(const once_ctx *c, const char *variant, ms_mem *mem,
 	po.policy = c->policy;
 	po.limits = &c->limits;
 	po.mem = mem;
-	po.log = log_nowhere;
 	return ms_pipeline_open(out, &po, eb);
 }
 

@@ -183,6 +183,27 @@ static const ms_sqltype phase_type = { MS_SQLT_ENUM, phase_name, phase_index,
 	                               NULL, NULL };
 static const ms_sqltype what_type = { MS_SQLT_ENUM, what_name, what_index, NULL,
 	                              NULL };
+static const char *const level_names[] = {
+	[MS_PLUGIN_LOG_ERROR] = "error",
+	[MS_PLUGIN_LOG_WARN] = "warn",
+	[MS_PLUGIN_LOG_INFO] = "info",
+	[MS_PLUGIN_LOG_DEBUG] = "debug",
+};
+
+const char *
+ms_ev_log_level_name(int level)
+{
+	return MS_ENUM_NAME(level_names, level, "?");
+}
+
+static int
+level_index(const char *s)
+{
+	return MS_ENUM_PARSE(level_names, s);
+}
+
+static const ms_sqltype level_type = { MS_SQLT_ENUM, ms_ev_log_level_name,
+	                               level_index, NULL, NULL };
 static const ms_sqltype flush_type = { MS_SQLT_ENUM, flush_name, flush_index,
 	                               NULL, NULL };
 
@@ -200,6 +221,7 @@ static const ms_sqltype flush_type = { MS_SQLT_ENUM, flush_name, flush_index,
 #define C_WHAT (&what_type)         /* enum ms_ev_part_kind, its name */
 #define C_KIND (&ms_sqlt_part_kind) /* enum ms_part_kind, its name */
 #define C_FLUSH (&flush_type)       /* enum ms_flush_reason, its name */
+#define C_LEVEL (&level_type)       /* enum ms_plugin_log_level, its name */
 
 #define RUN(n, t, f) COL(ms_ev_run, n, t, f)
 static const col run_cols[] = {
@@ -540,6 +562,23 @@ static const col pstat_cols[] = {
 	PST("value", C_U64, value),
 };
 
+#define PLG_LOG(n, t, f) COL(ms_ev_plugin_log, n, t, f)
+static const col plog_cols[] = {
+	PLG_LOG("wall_ns", C_I64, wall_ns),
+	PLG_LOG("logical_ns", C_I64, logical_ns),
+	PLG_LOG("link", C_U32, link),
+	PLG_LOG("label", C_STR, label),
+	PLG_LOG("level", C_LEVEL, level),
+	PLG_LOG("message", C_STR, message),
+};
+
+#define PLG_CNT(n, t, f) COL(ms_ev_plugin_log_count, n, t, f)
+static const col plogc_cols[] = {
+	PLG_CNT("label", C_STR, label),
+	PLG_CNT("lines", C_U64, lines),
+	PLG_CNT("suppressed", C_U64, suppressed),
+};
+
 #define SEEK(n, t, f) COL(ms_ev_seek, n, t, f)
 static const col seek_cols[] = {
 	SEEK("wall_ns", C_I64, wall_ns),
@@ -577,6 +616,8 @@ enum {
 	T_RECON,
 	T_PSTAT,
 	T_SEEK,
+	T_PLOG,
+	T_PLOGC,
 	T_COUNT
 };
 
@@ -615,6 +656,10 @@ static const ev_table tables[T_COUNT] = {
 	             NCOLS(gate_cols), "", "", "id", NULL, 0 },
 	[T_SEEK] = { "seek", "id INTEGER PRIMARY KEY", 0, seek_cols,
 	             NCOLS(seek_cols), "", "", "id", NULL, 0 },
+	[T_PLOG] = { "plugin_log", "id INTEGER PRIMARY KEY", 0, plog_cols,
+	             NCOLS(plog_cols), "", "", "id", NULL, 0 },
+	[T_PLOGC] = { "plugin_log_count", "link INTEGER PRIMARY KEY", 1,
+	              plogc_cols, NCOLS(plogc_cols), "", "", "link", NULL, 0 },
 };
 
 /* user_version of an existing database file, -1 if the file is not one
@@ -663,6 +708,8 @@ enum {
 	S_RECON,
 	S_PSTAT,
 	S_SEEK,
+	S_PLOG,
+	S_PLOGC,
 	S_STAGED,
 	S_LATE_MERGE,
 	S_RECOUNT,
@@ -855,13 +902,17 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 		{ S_SAMPLE, T_SAMPLE }, { S_PHASE, T_PHASE },
 		{ S_GATE, T_GATE },     { S_RECON, T_RECON },
 		{ S_PSTAT, T_PSTAT },   { S_SEEK, T_SEEK },
+		{ S_PLOG, T_PLOG },     { S_PLOGC, T_PLOGC },
 	};
 	char sql[8192];
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < NCOLS(ins); i++) {
-		/* a phase may be recorded again: the last record wins */
+		/* a phase, a link's log counts may be recorded again: the
+		 * last record wins */
 		const char *verb =
-		        ins[i].slot == S_PHASE ? "INSERT OR REPLACE" : "INSERT";
+		        ins[i].slot == S_PHASE || ins[i].slot == S_PLOGC
+		                ? "INSERT OR REPLACE"
+		                : "INSERT";
 		if (!ms_sqltab_insert_sql(&tables[ins[i].table], verb, sql,
 		                          sizeof(sql)))
 			return ms_fail(eb, MS_ERR_RANGE, "insert too long");
@@ -1322,6 +1373,22 @@ int
 ms_rec_plugin_stat(ms_rec *r, const ms_ev_plugin_stat *s, ms_errbuf *eb)
 {
 	return record(r, S_PSTAT, T_PSTAT, NULL, s, true, eb);
+}
+
+int
+ms_rec_plugin_log(ms_rec *r, const ms_ev_plugin_log *l, ms_errbuf *eb)
+{
+	return record(r, S_PLOG, T_PLOG, NULL, l, false, eb);
+}
+
+int
+ms_rec_plugin_log_count(ms_rec *r, const ms_ev_plugin_log_count *c,
+                        ms_errbuf *eb)
+{
+	if (!c)
+		return ms_fail(eb, MS_ERR_INVAL, "event database: no event");
+	int64_t key = c->link;
+	return record(r, S_PLOGC, T_PLOGC, &key, c, false, eb);
 }
 
 int
@@ -2005,6 +2072,8 @@ struct adapt {
 	ms_ev_gate_fn gate;
 	ms_ev_recon_fn recon;
 	ms_ev_plugin_stat_fn pstat;
+	ms_ev_plugin_log_fn plog;
+	ms_ev_plugin_log_count_fn plogc;
 	void *ctx;
 };
 
@@ -2025,6 +2094,10 @@ adapt_call(void *c, const void *o, int table)
 		return a->recon(a->ctx, o);
 	case T_PSTAT:
 		return a->pstat(a->ctx, o);
+	case T_PLOG:
+		return a->plog(a->ctx, o);
+	case T_PLOGC:
+		return a->plogc(a->ctx, o);
 	default:
 		return a->gate(a->ctx, o);
 	}
@@ -2078,6 +2151,48 @@ ms_evdb_each_plugin_stat(ms_evdb *d, ms_ev_plugin_stat_fn fn, void *ctx,
 {
 	struct adapt a = { .pstat = fn, .ctx = ctx };
 	return each_simple(d, T_PSTAT, sizeof(ms_ev_plugin_stat), &a, eb);
+}
+
+int
+ms_evdb_each_plugin_log(ms_evdb *d, ms_ev_plugin_log_fn fn, void *ctx,
+                        ms_errbuf *eb)
+{
+	struct adapt a = { .plog = fn, .ctx = ctx };
+	return each_simple(d, T_PLOG, sizeof(ms_ev_plugin_log), &a, eb);
+}
+
+int
+ms_evdb_each_plugin_log_count(ms_evdb *d, ms_ev_plugin_log_count_fn fn,
+                              void *ctx, ms_errbuf *eb)
+{
+	/* The link is the table's key, which the generated SELECT leaves
+	 * out: read it first. */
+	char sql[512];
+	size_t len = 0;
+	int rc = 0;
+	sqlite3_stmt *st = NULL;
+	if (!ms_sql_cat(sql, sizeof(sql), &len, "SELECT link, ") ||
+	    !ms_sqlcols_list(plogc_cols, NCOLS(plogc_cols), NULL, sql,
+	                     sizeof(sql), &len) ||
+	    !ms_sql_cat(sql, sizeof(sql), &len,
+	                " FROM plugin_log_count ORDER BY link"))
+		return ms_fail(eb, MS_ERR_RANGE, "select too long");
+	if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return db_fail(d, eb, tables[T_PLOGC].name);
+	int s;
+	while (rc == 0 && (s = sqlite3_step(st)) == SQLITE_ROW) {
+		ms_ev_plugin_log_count c;
+		memset(&c, 0, sizeof(c));
+		c.link = (uint32_t)sqlite3_column_int64(st, 0);
+		if (!ms_sqlcols_read(st, 1, plogc_cols, NCOLS(plogc_cols), &c))
+			rc = corrupt(d, eb, tables[T_PLOGC].name);
+		else
+			rc = fn(ctx, &c);
+	}
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = db_fail(d, eb, tables[T_PLOGC].name);
+	sqlite3_finalize(st);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -18,6 +18,39 @@
 #include <stdbool.h>
 #include <time.h>
 
+/* The run's plugin log (plog.c): the chain's log sink, what it kept and
+ * counted, and how much of it is in the database. */
+typedef struct ms__plog_line {
+	int64_t mono_ns, logical_ns;
+	uint32_t link;
+	int level;
+	char msg[MS_EV_TEXT_MAX];
+} ms__plog_line;
+typedef struct ms__plog {
+	pthread_mutex_t mu;
+	bool inited;
+	const ms_clock *clock; /* borrowed */
+	ms__plog_line *lines;  /* [0, n) kept, cap allocated */
+	size_t n, cap, recorded;
+	size_t nlinks, nseen; /* links named; highest link seen + 1 */
+	char label[MS_EV_LINKS_MAX][MS_EV_LABEL_MAX];
+	uint64_t kept[MS_EV_LINKS_MAX], suppressed[MS_EV_LINKS_MAX];
+	bool changed; /* the counts changed since they were recorded */
+} ms__plog;
+int ms__plog_init(ms__plog *p, const ms_clock *clock);
+void ms__plog_release(ms__plog *p); /* an ms__plog never inited: nothing */
+/* The chain's log sink (ms_chain_log_fn); ctx is the ms__plog. */
+void ms__plog_sink(void *ctx, const ms_chain_log_line *ln);
+/* The chain's plugin names in order, for the links' labels. */
+void ms__plog_set_names(ms__plog *p, const char *const *names, size_t n);
+/* Record what is not recorded yet (lines, changed counts) into rec; wall
+ * times from t0_mono (the run's start). Not on a merge's thread. */
+void ms__plog_record(ms__plog *p, ms_rec *rec, int64_t t0_mono);
+/* ms_replay_plugin_log's work. */
+size_t ms__plog_link(ms__plog *p, size_t link, int64_t t0_mono,
+                     ms_ev_plugin_log *out, size_t cap,
+                     ms_ev_plugin_log_count *count);
+
 /* Copy one file / a directory tree (a file given as the tree: that file;
  * to must not exist). *reflinked is set when any file was cloned rather
  * than copied. */
@@ -626,6 +659,7 @@ struct ms_replay {
 	size_t nspark;
 	uint64_t staged_peak, staged_preferred;
 	ms_link_stats links_prev[MS_EV_LINKS_MAX];
+	ms__plog plog; /* what the plugins log (plog.c) */
 	/* Live link figures (controller.c, design 6): the chain's counters as
 	 * last read by the live reader or a merge's event, never by the
 	 * status (the chain holds its lock through every Decide call).

@@ -991,6 +991,61 @@ print_health(FILE *f, const report *r)
 		        (unsigned long long)r->health[i].count);
 }
 
+/* ---- the plugins' log (the plugin_log tables) ------------------------- */
+
+static int
+count_line(void *ctx, const ms_ev_plugin_log_count *c)
+{
+	FILE *f = ctx;
+	fprintf(f, "  %-18s %10llu %10llu\n", c->label,
+	        (unsigned long long)c->lines,
+	        (unsigned long long)c->suppressed);
+	return 0;
+}
+
+static int
+log_line(void *ctx, const ms_ev_plugin_log *l)
+{
+	FILE *f = ctx;
+	fprintf(f, "  %+11.3f s  %-18s %-5s  %s\n", (double)l->wall_ns / 1e9,
+	        l->label, ms_ev_log_level_name(l->level), l->message);
+	return 0;
+}
+
+static int
+count_total(void *ctx, const ms_ev_plugin_log_count *c)
+{
+	uint64_t *t = ctx;
+	t[0] += c->lines;
+	t[1] += c->suppressed;
+	return 0;
+}
+
+/* What the plugins logged: each link's lines kept and suppressed, then
+ * every line kept (time since the run started, link, level, line). */
+static int
+print_plugin_log(FILE *f, ms_evdb *db, ms_errbuf *eb)
+{
+	uint64_t t[2] = { 0, 0 };
+	int rc = ms_evdb_each_plugin_log_count(db, count_total, t, eb);
+	if (rc < 0)
+		return rc;
+	if (!t[0] && !t[1]) {
+		fprintf(f, "\nplugin log: nothing logged\n");
+		return 0;
+	}
+	fprintf(f,
+	        "\nplugin log: %llu line%s kept, %llu suppressed (the first "
+	        "%d of each link are kept)\n",
+	        (unsigned long long)t[0], t[0] == 1 ? "" : "s",
+	        (unsigned long long)t[1], MS_EV_PLOG_KEEP);
+	fprintf(f, "  %-18s %10s %10s\n", "link", "kept", "suppressed");
+	rc = ms_evdb_each_plugin_log_count(db, count_line, f, eb);
+	if (rc == 0 && t[0])
+		rc = ms_evdb_each_plugin_log(db, log_line, f, eb);
+	return rc;
+}
+
 static unsigned
 print_gates(FILE *f, const report *r)
 {
@@ -1032,6 +1087,8 @@ ms_report_text(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 		if (rc == 0)
 			ms__figures_text(out, &fg);
 	}
+	if (rc == 0)
+		rc = print_plugin_log(out, db, eb);
 	if (rc == 0) {
 		print_health(out, &r);
 		print_readiness(out, &r);
@@ -1202,6 +1259,12 @@ json_links(FILE *f, const report *r)
 	fputc(']', f);
 }
 
+/* A walk that writes one JSON array's elements. */
+typedef struct json_walk {
+	FILE *f;
+	size_t n;
+} json_walk;
+
 static void
 json_health(FILE *f, const report *r)
 {
@@ -1260,6 +1323,54 @@ json_recon(FILE *f, const report *r)
 		fputc('}', f);
 	}
 	fputc(']', f);
+}
+
+static int
+json_log_count(void *ctx, const ms_ev_plugin_log_count *c)
+{
+	json_walk *w = ctx;
+	bool f2 = true;
+	fputs(w->n++ ? ",{" : "{", w->f);
+	ju(w->f, "link", c->link, &f2);
+	js(w->f, "label", c->label, &f2);
+	ju(w->f, "kept", c->lines, &f2);
+	ju(w->f, "suppressed", c->suppressed, &f2);
+	fputc('}', w->f);
+	return 0;
+}
+
+static int
+json_log_line(void *ctx, const ms_ev_plugin_log *l)
+{
+	json_walk *w = ctx;
+	bool f2 = true;
+	fputs(w->n++ ? ",{" : "{", w->f);
+	ji(w->f, "wall_ns", l->wall_ns, &f2);
+	/* A logical time can exceed 2^53: a string (SCHEMA.md). */
+	char t[24];
+	snprintf(t, sizeof(t), "%lld", (long long)l->logical_ns);
+	js(w->f, "logical_ns", t, &f2);
+	ju(w->f, "link", l->link, &f2);
+	js(w->f, "label", l->label, &f2);
+	js(w->f, "level", ms_ev_log_level_name(l->level), &f2);
+	js(w->f, "message", l->message, &f2);
+	fputc('}', w->f);
+	return 0;
+}
+
+/* "plugin_log":{"keep_per_link":100,"links":[...],"lines":[...]} */
+static int
+json_plugin_log(FILE *f, ms_evdb *db, ms_errbuf *eb)
+{
+	json_walk w = { f, 0 };
+	fprintf(f, "{\"keep_per_link\":%d,\"links\":[", MS_EV_PLOG_KEEP);
+	int rc = ms_evdb_each_plugin_log_count(db, json_log_count, &w, eb);
+	fputs("],\"lines\":[", f);
+	w.n = 0;
+	if (rc == 0)
+		rc = ms_evdb_each_plugin_log(db, json_log_line, &w, eb);
+	fputs("]}", f);
+	return rc;
 }
 
 /* The gates (a run that did not finish fails "run_finished" first);
@@ -1359,6 +1470,11 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	json_links(f, &r);
 	jkey(f, "plugin_health", &first);
 	json_health(f, &r);
+	jkey(f, "plugin_log", &first);
+	if ((rc = json_plugin_log(f, db, eb)) < 0) {
+		report_free(&r);
+		return rc;
+	}
 	jkey(f, "readiness", &first);
 	json_readiness(f, &r);
 	jkey(f, "reconciliation", &first);

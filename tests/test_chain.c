@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -82,8 +83,9 @@ typedef struct fx {
 } fx;
 
 static void
-open_chain_mode(fx *f, const char *const *names, const char *const *configs,
-                size_t n, uint64_t timeout_ns, enum ms_plugin_host_mode mode)
+open_chain_log(fx *f, const char *const *names, const char *const *configs,
+               size_t n, uint64_t timeout_ns, enum ms_plugin_host_mode mode,
+               ms_chain_log_fn log, void *log_ctx)
 {
 	ms_chain_link_spec links[4];
 	for (size_t i = 0; i < n; i++) {
@@ -95,7 +97,9 @@ open_chain_mode(fx *f, const char *const *names, const char *const *configs,
 	ms_chain_opts o = { .mem = &f->mem,
 		            .decide_timeout_ns = timeout_ns,
 		            .host_mode = mode,
-		            .host_exe = MS_BINARY_DIR "/tui/mergescope" };
+		            .host_exe = MS_BINARY_DIR "/tui/mergescope",
+		            .log = log,
+		            .log_ctx = log_ctx };
 	ms_errbuf eb;
 	if (ms_chain_open(&f->c, links, n, &o, &eb))
 		fail_msg("chain: %s", eb.msg);
@@ -103,6 +107,13 @@ open_chain_mode(fx *f, const char *const *names, const char *const *configs,
 	assert_int_equal(ms_batch_from_rows(&f->b, &f->mem, MS_PROJ_ALL,
 	                                    f->rows.rows, NT * 2, &eb),
 	                 0);
+}
+
+static void
+open_chain_mode(fx *f, const char *const *names, const char *const *configs,
+                size_t n, uint64_t timeout_ns, enum ms_plugin_host_mode mode)
+{
+	open_chain_log(f, names, configs, n, timeout_ns, mode, NULL, NULL);
 }
 
 static void
@@ -659,12 +670,10 @@ typedef struct log_cap {
 } log_cap;
 
 static void
-log_capture(void *ctx, int level, const char *plugin, const char *msg)
+log_capture(void *ctx, const ms_chain_log_line *ln)
 {
 	log_cap *lc = ctx;
-	(void)level;
-	(void)plugin;
-	snprintf(lc->msg, sizeof(lc->msg), "%s", msg);
+	snprintf(lc->msg, sizeof(lc->msg), "%s", ln->msg ? ln->msg : "");
 	lc->n++;
 }
 
@@ -692,6 +701,84 @@ test_close_hang_is_bounded(void **st)
 	if (!strstr(lc.msg, "tp_closehang.so (tp_closehang): close() did "
 	                    "not return within 0.300 s"))
 		fail_msg("log: %s", lc.msg);
+}
+
+/* What a chain's sink got, per link. */
+typedef struct log_tally {
+	pthread_mutex_t mu;
+	uint64_t lines[2], lost[2];
+	char first[2][256];
+	bool bad_link;
+} log_tally;
+
+static void
+log_tally_line(void *ctx, const ms_chain_log_line *ln)
+{
+	log_tally *t = ctx;
+	pthread_mutex_lock(&t->mu);
+	if (ln->link >= 2) {
+		t->bad_link = true;
+	} else if (ln->msg) {
+		if (!t->lines[ln->link]++)
+			snprintf(t->first[ln->link], sizeof(t->first[0]),
+			         "%s %s", ln->plugin, ln->msg);
+	} else {
+		t->lost[ln->link] += ln->lost;
+	}
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* Two links of a plugin that logs: every line it logged reaches the sink
+ * with its link's index, cleaned to one printable line, or is counted as
+ * lost (a host's full channel and queue; never in process), and a host
+ * loses its later lines, not its first. Before, the chain gave the sink
+ * only the plugin's name (the links could not be told apart), and a
+ * plugin host logged nowhere. */
+static void
+check_link_logs(enum ms_plugin_host_mode mode)
+{
+	static log_tally t = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	memset(t.lines, 0, sizeof(t.lines));
+	memset(t.lost, 0, sizeof(t.lost));
+	fx f;
+	const char *names[] = { "tp_log", "tp_log" };
+	const char *cfg[] = { "300", "2" };
+	open_chain_log(&f, names, cfg, 2, 0, mode, log_tally_line, &t);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	for (int rep = 0; rep < 3; rep++) {
+		assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+		assert_int_equal(call.links_ok, 2);
+	}
+	close_chain(&f);
+	/* open() logs once in this process, and in process mode once more
+	 * in the link's host. */
+	uint64_t opens = mode == MS_PLUGIN_HOST_PROCESS ? 2 : 1;
+	assert_false(t.bad_link);
+	assert_int_equal(t.lines[0] + t.lost[0], opens + 3 * 300);
+	assert_int_equal(t.lines[1] + t.lost[1], opens + 3 * 2);
+	assert_int_equal(t.lost[1], 0);
+	assert_true(t.lines[0] >= opens + 256);
+	if (mode == MS_PLUGIN_HOST_INPROC) {
+		assert_int_equal(t.lost[0], 0);
+		assert_int_equal(t.lost[1], 0);
+	}
+	assert_string_equal(t.first[0], "tp_log opened ?[31mred");
+	assert_string_equal(t.first[1], "tp_log opened ?[31mred");
+}
+
+static void
+test_link_logs_inproc(void **st)
+{
+	(void)st;
+	check_link_logs(MS_PLUGIN_HOST_INPROC);
+}
+
+static void
+test_link_logs_process(void **st)
+{
+	(void)st;
+	check_link_logs(MS_PLUGIN_HOST_PROCESS);
 }
 
 /* ---- Process mode: the links run in host processes ---------------- */
@@ -945,7 +1032,7 @@ test_process_crash_names_the_callback(void **st)
 		assert_int_not_equal(
 		        ms__phost_start(&h, MS_BINARY_DIR "/tui/mergescope",
 		                        path, starts[i].where,
-		                        10 * 1000000000ull, &how, &eb),
+		                        10 * 1000000000ull, NULL, &how, &eb),
 		        0);
 		assert_null(h);
 		assert_int_equal(how, MS__PHOST_CRASHED);
@@ -957,7 +1044,7 @@ test_process_crash_names_the_callback(void **st)
 	ms_errbuf eb = { "" };
 	assert_int_equal(ms__phost_start(&h, MS_BINARY_DIR "/tui/mergescope",
 	                                 path, "close", 10 * 1000000000ull,
-	                                 NULL, &eb),
+	                                 NULL, NULL, &eb),
 	                 0);
 	char why[200] = "";
 	assert_true(ms__phost_stop(h, 10 * 1000000000ull, why, sizeof(why)));
@@ -968,7 +1055,7 @@ test_process_crash_names_the_callback(void **st)
 	path_of(path, sizeof(path), "tp_closehang");
 	assert_int_equal(ms__phost_start(&h, MS_BINARY_DIR "/tui/mergescope",
 	                                 path, "", 10 * 1000000000ull, NULL,
-	                                 &eb),
+	                                 NULL, &eb),
 	                 0);
 	assert_true(ms__phost_stop(h, 200 * 1000000ull, why, sizeof(why)));
 	assert_non_null(strstr(why, "close() did not return within 0.200 s"));
@@ -1280,6 +1367,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_evaluate_rows),
 		cmocka_unit_test(test_evaluate_rows_failed),
 		cmocka_unit_test(test_histogram_bounds),
+		cmocka_unit_test(test_link_logs_inproc),
+		cmocka_unit_test(test_link_logs_process),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,11 +27,11 @@ typedef struct logcap {
 } logcap;
 
 static void
-cap_log(void *ctx, int level, const char *plugin, const char *msg)
+cap_log(void *ctx, const ms_chain_log_line *ln)
 {
 	logcap *l = ctx;
-	(void)level;
-	snprintf(l->last, sizeof(l->last), "%s: %s", plugin, msg);
+	snprintf(l->last, sizeof(l->last), "%s: %s", ln->plugin,
+	         ln->msg ? ln->msg : "");
 	l->lines++;
 }
 

@@ -577,6 +577,92 @@ test_process_matches_inproc(void **state)
 	run_free(&b);
 }
 
+/* One integer of the event database (first row, first column). */
+static long long
+db_int(const char *db, const char *sql)
+{
+	char v[64];
+	db_text(db, sql, v, sizeof(v));
+	return atoll(v);
+}
+
+/* A chain of two links of a plugin that logs (300 lines in
+ * every Decide call, the second one): the run's database keeps the first
+ * 100 lines of each link, with its label, level and the line cleaned to
+ * one printable line, and counts the rest as suppressed, so that kept +
+ * suppressed is every line the link's plugin logged (its own count, plus
+ * its open() in the workbench in process mode); `mergescope report`
+ * prints them. Before, every line went nowhere. */
+static void
+check_run_logs(const char *host)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "log-%s", host);
+	run_out r;
+	run_chain_host(name, "tp_log:{\"log\":\"300\"},tp_log", host, &r);
+	assert_true(WIFEXITED(r.status));
+	char v[512];
+	db_text(r.db, "SELECT status FROM run", v, sizeof(v));
+	assert_string_equal(v, "complete");
+	long long extra = strcmp(host, "process") == 0 ? 1 : 0;
+	for (int l = 0; l < 2; l++) {
+		char q[256];
+		snprintf(q, sizeof(q),
+		         "SELECT value FROM plugin_stat WHERE link = %d AND "
+		         "name = 'logged'",
+		         l);
+		long long logged = db_int(r.db, q) + extra;
+		snprintf(q, sizeof(q),
+		         "SELECT lines + suppressed FROM plugin_log_count "
+		         "WHERE link = %d",
+		         l);
+		assert_int_equal(db_int(r.db, q), logged);
+		snprintf(q, sizeof(q),
+		         "SELECT count(*) FROM plugin_log WHERE link = %d", l);
+		long long rows = db_int(r.db, q);
+		snprintf(q, sizeof(q),
+		         "SELECT lines FROM plugin_log_count WHERE link = %d",
+		         l);
+		assert_int_equal(db_int(r.db, q), rows);
+		if (l == 0) {
+			/* It logged past the cap: 100 kept. */
+			assert_true(logged > 100);
+			assert_int_equal(rows, 100);
+		}
+	}
+	db_text(r.db,
+	        "SELECT label || ' ' || level || ' ' || message FROM "
+	        "plugin_log WHERE link = 1 ORDER BY id LIMIT 1",
+	        v, sizeof(v));
+	assert_string_equal(v, "tp_log#2 info opened ?[31mred");
+	/* The report says it. */
+	char cmd[2048], outp[700];
+	snprintf(outp, sizeof(outp), "%s/%s.report", root, name);
+	snprintf(cmd, sizeof(cmd), "'%s' report --db '%s' > '%s' 2>&1", exe,
+	         r.db, outp);
+	assert_int_equal(system(cmd), 0);
+	char *rep = slurp(outp);
+	if (!strstr(rep, "tp_log#2") || !strstr(rep, "opened ?[31mred") ||
+	    !strstr(rep, "suppressed"))
+		fail_msg("report: %s", rep);
+	free(rep);
+	run_free(&r);
+}
+
+static void
+test_plugin_logs_recorded_inproc(void **state)
+{
+	(void)state;
+	check_run_logs("inproc");
+}
+
+static void
+test_plugin_logs_recorded_process(void **state)
+{
+	(void)state;
+	check_run_logs("process");
+}
+
 static void
 test_plugin_host_refuses_unknown_mode(void **state)
 {
@@ -611,6 +697,8 @@ main(void)
 		cmocka_unit_test(test_process_loop),
 		cmocka_unit_test(test_process_matches_inproc),
 		cmocka_unit_test(test_plugin_host_refuses_unknown_mode),
+		cmocka_unit_test(test_plugin_logs_recorded_inproc),
+		cmocka_unit_test(test_plugin_logs_recorded_process),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -871,6 +871,47 @@ test_report_figures(void **state)
 	free(js);
 }
 
+/* No byte of s is a control character (a line break ends a line). */
+static void
+assert_printable(const char *s, const char *what)
+{
+	for (const char *p = s; *p; p++)
+		if (((unsigned char)*p < 0x20 && *p != '\n') ||
+		    (unsigned char)*p == 0x7f)
+			fail_msg("%s: byte 0x%02x at %zu", what,
+			         (unsigned char)*p, (size_t)(p - s));
+}
+
+/* A plugin's counter named with a line break and an escape sequence is
+ * printed as core passes on what a plugin says: one printable line
+ * ("bad ?[2Jname"), in the text, JSON and HTML reports. Before, the bytes
+ * went to the terminal (and the files) as they were. */
+static void
+test_report_counter_names_sanitized(void **state)
+{
+	(void)state;
+	char path[512];
+	record("cname.db", "skywalking", 4, 0, NULL, path, sizeof(path));
+	et_sql(path, "INSERT INTO plugin_stat (link, name, value) VALUES "
+	             "(0, 'bad' || char(10) || char(27) || '[2Jname', 7)");
+	char *text = et_report(path, ms_report_text, NULL);
+	assert_printable(text, "text");
+	assert_non_null(strstr(text, "  skywalking bad ?[2Jname "));
+	free(text);
+	char *js = et_report(path, ms_report_json, NULL);
+	jv j;
+	json_parse(js, &j);
+	const jv *pc = jget(&j, "plugin_counters");
+	assert_int_equal(pc->n, 1);
+	assert_string_equal(jget(&pc->items[0], "name")->raw, "bad ?[2Jname");
+	jfree(&j);
+	free(js);
+	char *html = two_db_report(path, path, NULL);
+	assert_printable(html, "html");
+	assert_non_null(strstr(html, "bad ?[2Jname"));
+	free(html);
+}
+
 /* ---- the HTML report --------------------------------------------------- */
 
 static size_t
@@ -1008,6 +1049,7 @@ main(void)
 		cmocka_unit_test(test_batches_planned_over_staged_merges),
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_report_figures),
+		cmocka_unit_test(test_report_counter_names_sanitized),
 		cmocka_unit_test(test_report_html),
 		cmocka_unit_test(test_report_html_row_per_worker),
 	};

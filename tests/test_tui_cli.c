@@ -56,6 +56,26 @@ test_command_list(void **state)
 	assert_non_null(strstr(out_text, "--format"));
 }
 
+/* `run --help` and `tui --help` say how many links a chain holds, for
+ * --chain and --variant (which takes a chain too); they did not. */
+static void
+test_help_says_chain_link_limit(void **state)
+{
+	(void)state;
+	static const char *const cmds[] = { "run", "tui" };
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(cli(cmds[i], "--help", NULL), 0);
+		char want[64];
+		snprintf(want, sizeof(want),
+		         "sampler links in order, at most %d",
+		         MS_CHAIN_MAX_LINKS);
+		if (!strstr(out_text, want) ||
+		    !strstr(out_text, "skywalking (default) or a chain as "
+		                      "--chain"))
+			fail_msg("%s --help: %s", cmds[i], out_text);
+	}
+}
+
 static void
 test_unknown(void **state)
 {
@@ -569,6 +589,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_command_list),
+		cmocka_unit_test(test_help_says_chain_link_limit),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_option_errors_name_the_option),
 		cmocka_unit_test(test_errors_before_work),

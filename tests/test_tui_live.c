@@ -343,6 +343,108 @@ test_every_recon_row(void **state)
 	ms_replay_close(r);
 }
 
+/* The reconciliation rows of the database at path: how many, and whether
+ * each equals v's row of its place. */
+static size_t
+recon_rows_match(const char *path, const ms_tui_view *v, bool *same)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+	                                    "SELECT name, primary_n, "
+	                                    "cooldown_n, finalize_n, "
+	                                    "total_n, ok, note FROM "
+	                                    "reconcile ORDER BY id",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	size_t n = 0;
+	*same = true;
+	for (; sqlite3_step(st) == SQLITE_ROW; n++) {
+		if (n >= v->nrecon) {
+			*same = false;
+			continue;
+		}
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		const char *note = (const char *)sqlite3_column_text(st, 6);
+		*same = *same && !strcmp(v->recon[n].name, name) &&
+		        !strcmp(v->recon[n].note, note) &&
+		        v->recon[n].ok == (sqlite3_column_int(st, 5) != 0);
+		for (int k = 0; k < 4; k++) {
+			int64_t x = sqlite3_column_int64(st, k + 1);
+			*same = *same && v->recon[n].v[k] == (uint64_t)x;
+		}
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+/* Gone back from the end (the reconciliation's rows leave the database)
+ * and run to the end again (they are recorded again): the screen shows
+ * no reconciliation while the run is not over, and after the second end
+ * the rows the database holds. It kept the rows it read at the first
+ * end, whatever the database said after. */
+static void
+test_recon_after_seek_back(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "recon-seek", "skywalking");
+	run.o.speed = 0;
+	run.o.serial = true;
+	run.o.checkpoint_every_ns = 3600 * 1000000000LL;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
+	ms_tui_view *v = ms_tui_view_new();
+	assert_non_null(v);
+	ms_errbuf eb = { "" };
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	bool same = false;
+	size_t n = recon_rows_match(run.db, v, &same);
+	assert_true(n > 0);
+	assert_true(same);
+	assert_int_equal(v->nrecon, n);
+
+	/* Back to merge #3: the run is not over, and its database holds no
+	 * reconciliation. */
+	if (ms_replay_seek_merge(r, 3, &eb))
+		fail_msg("seek: %s", eb.msg);
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_true(v->state != MS_VIEW_DONE);
+	assert_int_equal(recon_rows_match(run.db, v, &same), 0);
+	assert_int_equal(v->nrecon, 0);
+
+	/* To the end again, in one step between two snapshots. */
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_int_equal(v->state, MS_VIEW_DONE);
+	n = recon_rows_match(run.db, v, &same);
+	assert_true(n > 0);
+	assert_int_equal(v->nrecon, n);
+	assert_true(same);
+
+	/* From the end straight to the end again: back and forward between
+	 * two snapshots, the screen never seeing the run not over. */
+	if (ms_replay_seek_merge(r, 3, &eb))
+		fail_msg("seek: %s", eb.msg);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	n = recon_rows_match(run.db, v, &same);
+	assert_int_equal(v->nrecon, n);
+	assert_true(same);
+	ms_tui_view_free(v);
+	ms_replay_ctl_free(rc);
+	ms_replay_close(r);
+}
+
 /* The restart's reopen: a new replay of the run's options, paused at its
  * first publication, recording to a new database; the old one closed. */
 static int
@@ -515,6 +617,84 @@ test_paused_at_the_start(void **state)
 	free(st);
 }
 
+/* What a link's plugin logged, in the link's details (Enter in the
+ * plugins panel): its lines kept and suppressed and its last lines, at
+ * 132x44 and 80x24. A chain of a plugin that logs 300 lines in each
+ * Decide call and the same plugin logging one: the first link kept 100
+ * and suppressed the rest, the second (tp_log#2) kept all. The screen
+ * had no plugin log. */
+static void
+test_link_log_in_details(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "plog", "tp_log:{\"log\":\"300\"},tp_log");
+	run.o.plugin_dir = MS_TEST_PLUGIN_DIR;
+	run.o.speed = 0;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
+	ms_tui_view *v = ms_tui_view_new();
+	assert_non_null(v);
+	ms_errbuf eb = { "" };
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	assert_int_equal(v->nplugins, 2);
+	const ms_tui_plugin *a = &v->plugins[0], *b = &v->plugins[1];
+	assert_true(a->calls >= 1);
+	assert_int_equal(a->log_kept, 100);
+	/* open() and 300 lines a call */
+	assert_int_equal(a->log_kept + a->log_suppressed, 1 + 300 * a->calls);
+	assert_int_equal(a->nlog, MS_VIEW_LINK_LOG);
+	assert_string_equal(b->name, "tp_log#2");
+	assert_int_equal(b->log_kept, 1 + b->calls);
+	assert_int_equal(b->log_suppressed, 0);
+	assert_string_equal(b->log[0].msg, "opened ?[31mred");
+	assert_string_equal(b->log[0].level, "info");
+	char want[128];
+	snprintf(want, sizeof(want),
+	         "log: %" PRIu64 " lines kept, 0 suppressed", b->log_kept);
+	static const int sizes[2][2] = { { 132, 44 }, { 80, 24 } };
+	for (int s = 0; s < 2; s++) {
+		v->ui.ascii = true;
+		v->ui.focus = MS_FOCUS_PLUGINS;
+		v->ui.plugin_sel = 1;
+		v->ui.overlay = MS_OVERLAY_DETAIL;
+		v->ui.detail_scroll = 0;
+		ms_canvas cv;
+		ms_canvas_init(&cv);
+		int w = sizes[s][0], h = sizes[s][1];
+		assert_int_equal(ms_render_frame(&cv, v, w, h), 0);
+		if (!frame_has(&cv, "Link 2: tp_log#2"))
+			fail_msg("%dx%d: no title", w, h);
+		/* the log is below the buckets: scroll to it */
+		v->ui.detail_scroll = 1000;
+		assert_int_equal(ms_render_frame(&cv, v, w, h), 0);
+		if (!frame_has(&cv, want) ||
+		    !frame_has(&cv, "info   opened ?[31mred") ||
+		    !frame_has(&cv, "error  call 0 line 0"))
+			fail_msg("%dx%d: no log lines", w, h);
+		v->ui.plugin_sel = 0;
+		v->ui.detail_scroll = 1000;
+		assert_int_equal(ms_render_frame(&cv, v, w, h), 0);
+		snprintf(want, sizeof(want),
+		         "log: 100 lines kept, %" PRIu64
+		         " suppressed; the last shown",
+		         a->log_suppressed);
+		if (!frame_has(&cv, want))
+			fail_msg("%dx%d: no \"%s\"", w, h, want);
+		snprintf(want, sizeof(want),
+		         "log: %" PRIu64 " lines kept, 0 suppressed",
+		         b->log_kept);
+		ms_canvas_release(&cv);
+	}
+	ms_tui_view_free(v);
+	ms_replay_ctl_free(rc);
+	ms_replay_close(r);
+}
+
 /* A merge's details hold the whole of its event: every link of an
  * eight-link chain (the most an event records), and a summary (what the
  * filter's text and the search match) naming every input kept, so a
@@ -656,8 +836,10 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_figures_move_during_decide),
 		cmocka_unit_test(test_every_recon_row),
+		cmocka_unit_test(test_recon_after_seek_back),
 		cmocka_unit_test(test_every_breakpoint_kept),
 		cmocka_unit_test(test_event_details_whole),
+		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),
 		cmocka_unit_test(test_gauge_at_sampling_barrier),
 	};

@@ -74,6 +74,15 @@ size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
 	"                       else the cache directory's work/ (one\n"       \
 	"                       line says which)\n"
 
+/* The help lines of --variant and --chain, the same in `run` and `tui`.
+ * The link limit is the chain's, MS_CHAIN_MAX_LINKS (cmd_run.c checks). */
+#define MS__HELP_CHAIN_MAX_LINKS 8 /* the "at most 8" below */
+#define MS__HELP_VARIANT_CHAIN                                                 \
+	"  --variant V          disabled, alwayskeep, detdrop:PCT,\n"          \
+	"                       skywalking (default) or a chain as --chain\n"  \
+	"  --chain SPEC         sampler links in order, at most 8, e.g.\n"     \
+	"                       'skywalking,detdrop:{\"percent\":35}'\n"
+
 /* The help lines of --plugin-host, --profile and --envelope, which `run`
  * and `tui` accept alike. */
 #define MS__HELP_HOST_AND_LIMITS                                               \

@@ -281,12 +281,11 @@ typedef struct check_log {
 } check_log;
 
 static void
-check_log_line(void *ctx, int level, const char *plugin, const char *msg)
+check_log_line(void *ctx, const ms_chain_log_line *ln)
 {
 	const check_log *cl = ctx;
-	(void)plugin;
-	if (level == MS_PLUGIN_LOG_ERROR)
-		fprintf(cl->err, "mergescope %s: %s\n", cl->cmd, msg);
+	if (ln->level == MS_PLUGIN_LOG_ERROR && ln->msg)
+		fprintf(cl->err, "mergescope %s: %s\n", cl->cmd, ln->msg);
 }
 
 /* Open the chain (loading every plugin with its config) and close it. */

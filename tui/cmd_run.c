@@ -35,6 +35,10 @@
 #include <string.h>
 #include <time.h>
 
+/* The help of --chain and --variant says how many links a chain holds. */
+_Static_assert(MS__HELP_CHAIN_MAX_LINKS == MS_CHAIN_MAX_LINKS,
+               "--chain's help names the chain's link limit");
+
 static const char usage[] =
         "usage: mergescope run --headless [--fixture DIR | --preset P]\n"
         "                      [--variant V | --chain SPEC]\n"
@@ -63,11 +67,8 @@ static const char usage[] =
         "  --fixture DIR        replay this fixture directory\n"
         "  --preset P           without --fixture: the preset's cached\n"
         "                       fixture (day-1x, day-2x, smoke or\n"
-        "                       day-<N>x), built once (default day-2x)\n"
-        "  --variant V          disabled, alwayskeep, detdrop:PCT, skywalking\n"
-        "                       (default skywalking)\n"
-        "  --chain SPEC         sampler links in order, e.g.\n"
-        "                       'skywalking,detdrop:{\"percent\":35}'\n"
+        "                       day-<N>x), built once (default "
+        "day-2x)\n" MS__HELP_VARIANT_CHAIN
         "  --grace-policy P     selection (default) or trace\n"
         "  --serial             one merge at a time\n"
         "  --freeze-at SPEC     freeze the shard at the first dispatch\n"

@@ -57,11 +57,8 @@ static const char usage[] =
         "  --fixture DIR        replay this fixture directory\n"
         "  --preset P           without --fixture: the preset's cached\n"
         "                       fixture (day-1x, day-2x, smoke or\n"
-        "                       day-<N>x), built once (default day-2x)\n"
-        "  --variant V          disabled, alwayskeep, detdrop:PCT, skywalking\n"
-        "                       (default skywalking)\n"
-        "  --chain SPEC         sampler links in order, e.g.\n"
-        "                       'skywalking,detdrop:{\"percent\":35}'\n"
+        "                       day-<N>x), built once (default "
+        "day-2x)\n" MS__HELP_VARIANT_CHAIN
         "  --grace-policy P     selection (default) or trace\n"
         "  --serial             one merge at a time\n"
         "  --staging S          retain (default) or reread: see `run`\n"

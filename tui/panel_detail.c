@@ -238,9 +238,37 @@ bucket_label(char *buf, size_t n, const ms_tui_plugin *p, int b)
 		snprintf(buf, n, "bucket %d", b + 1);
 }
 
+/* What the link's plugin logged: the lines kept and suppressed, then the
+ * last lines kept (time since the run started, level, the line), each
+ * cut at the box's edge. */
+static int
+draw_link_log(ms_canvas *c, ms_rect in, int y, const ms_tui_plugin *p)
+{
+	if (y + 1 >= in.y + in.h)
+		return y;
+	y++; /* a blank after the buckets */
+	if (!p->log_kept && !p->log_suppressed) {
+		ms_canvas_text(c, in.x + 1, y++, in.w - 2,
+		               "log: nothing logged", MS_C_MUTED);
+		return y;
+	}
+	ms_canvas_printf(
+	        c, in.x + 1, y++, in.w - 2, MS_C_MUTED,
+	        "log: %" PRIu64 " line%s kept, %" PRIu64 " suppressed%s",
+	        p->log_kept, p->log_kept == 1 ? "" : "s", p->log_suppressed,
+	        p->nlog < p->log_kept ? "; the last shown" : "");
+	for (size_t i = 0; i < p->nlog && y < in.y + in.h; i++, y++)
+		ms_canvas_printf(
+		        c, in.x + 1, y, in.w - 2,
+		        strcmp(p->log[i].level, "error") == 0 ? MS_C_ALERT : 0,
+		        "%+9.3f s  %-5s  %s", (double)p->log[i].wall_ns / 1e9,
+		        p->log[i].level, p->log[i].msg);
+	return y;
+}
+
 /* A link's details (Enter in the plugins panel): its figures, then its
  * Decide calls per latency bucket, each with its bound, its share and a
- * bar. */
+ * bar, then what its plugin logged. */
 static int
 draw_link(ms_canvas *c, ms_rect in, const ms_tui_plugin *p)
 {
@@ -292,6 +320,7 @@ draw_link(ms_canvas *c, ms_rect in, const ms_tui_plugin *p)
 			ms_canvas_put(c, x + k, y, c->ascii ? '#' : 0x2588,
 			              MS_C_ACCENT);
 	}
+	y = draw_link_log(c, in, y, p);
 	return y - in.y;
 }
 

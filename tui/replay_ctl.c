@@ -45,6 +45,7 @@ struct ms_replay_ctl {
 	size_t nrecon;
 	ms_ev_recon recon[MS_VIEW_MAX_RECON];
 	unsigned recon_tries, recon_wait;
+	uint64_t recon_seeks; /* the replay's seeks when they were read */
 	ms_replay_status st;
 };
 
@@ -526,9 +527,32 @@ snap_staging(ms_tui_view *v, const ms_replay_status *st)
 	       v->staging.nspark * sizeof(v->staging.spark[0]));
 }
 
-/* Each chain link's calls, latency histogram and fail-open counts. */
+/* The view holds a row for every link a chain can have. */
+_Static_assert(MS_VIEW_MAX_PLUGINS == MS_CHAIN_MAX_LINKS,
+               "a plugins row per chain link");
+
+/* Link i's log: its counts and last lines. */
 static void
-snap_plugins(ms_tui_view *v, const ms_replay_status *st)
+snap_link_log(ms_replay_ctl *c, size_t i, ms_tui_plugin *p)
+{
+	ms_ev_plugin_log lines[MS_VIEW_LINK_LOG];
+	ms_ev_plugin_log_count n;
+	p->nlog =
+	        ms_replay_plugin_log(c->replay, i, lines, MS_VIEW_LINK_LOG, &n);
+	p->log_kept = n.lines;
+	p->log_suppressed = n.suppressed;
+	for (size_t k = 0; k < p->nlog; k++) {
+		p->log[k].wall_ns = lines[k].wall_ns;
+		snprintf(p->log[k].level, sizeof(p->log[k].level), "%s",
+		         ms_ev_log_level_name(lines[k].level));
+		snprintf(p->log[k].msg, sizeof(p->log[k].msg), "%s",
+		         lines[k].message);
+	}
+}
+
+/* Each chain link's calls, latency histogram, fail-open counts and log. */
+static void
+snap_plugins(ms_replay_ctl *c, ms_tui_view *v, const ms_replay_status *st)
 {
 	v->nplugins = st->nlinks < MS_VIEW_MAX_PLUGINS ? st->nlinks
 	                                               : MS_VIEW_MAX_PLUGINS;
@@ -555,6 +579,7 @@ snap_plugins(ms_tui_view *v, const ms_replay_status *st)
 		p->failopen_verdict = l->results[MS_LINK_WRONG_LENGTH] +
 		                      l->results[MS_LINK_BAD_VALUE];
 		p->circuit_open = st->circuit_open;
+		snap_link_log(c, i, p);
 	}
 }
 
@@ -610,6 +635,12 @@ snap_gates(ms_replay_ctl *c, ms_tui_view *v, const ms_replay_status *st)
 		}
 	}
 
+	/* Rows read at an end are the database's until the run goes back
+	 * (they leave it, and its next end records them again). */
+	if (st->state != MS_REPLAY_DONE || st->seeks != c->recon_seeks) {
+		c->nrecon = c->recon_tries = c->recon_wait = 0;
+		c->recon_seeks = st->seeks;
+	}
 	if (st->state == MS_REPLAY_DONE)
 		load_recon(c);
 	v->nrecon = c->nrecon;
@@ -649,7 +680,7 @@ c_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 	snap_inventory(c, v, st);
 	snap_selection(v, st);
 	snap_staging(v, st);
-	snap_plugins(v, st);
+	snap_plugins(c, v, st);
 	snap_live(v, st);
 	snap_events(c, v);
 	snap_gates(c, v, st);

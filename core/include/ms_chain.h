@@ -85,6 +85,32 @@ bool ms_plugin_host_mode_parse(const char *s, enum ms_plugin_host_mode *out);
  * status. */
 int ms_plugin_host_main(int argc, char **argv);
 
+/* One line for a chain's log sink (ms_chain_opts.log): what a link's
+ * plugin logged through the host's log service (ms_plugin_host.log), in
+ * process or from its plugin host, or what the chain says about a link
+ * (level MS_PLUGIN_LOG_ERROR). */
+typedef struct ms_chain_log_line {
+	size_t link;        /* the link's index in the chain, from 0 */
+	int level;          /* enum ms_plugin_log_level */
+	const char *plugin; /* the link's plugin's name */
+	/* One printable line of at most 200 bytes (the loader cleans what
+	 * the plugin wrote); NULL when the line only counts lost lines. */
+	const char *msg;
+	/* With msg NULL: this many of the link's lines were lost on the way
+	 * (its plugin host's channel was full); else 0. */
+	uint64_t lost;
+} ms_chain_log_line;
+/* A chain's log sink. Called from any thread (the chain's workers, a
+ * plugin's own threads, the merge thread that reads a host's replies),
+ * one call at a time, the line borrowed for the call. It must return
+ * quickly and never call into the chain: a plugin logging in Decide
+ * waits for it. Never called once ms_chain_close has returned. In
+ * process mode a host's lines reach the sink while the chain waits for
+ * that host (its start, a Decide call): lines its plugin's own threads
+ * log between calls arrive with the next call, and what it logs in the
+ * host's close() is not passed on. */
+typedef void (*ms_chain_log_fn)(void *ctx, const ms_chain_log_line *line);
+
 /* How long a link's open() may take by default. */
 #define MS_CHAIN_OPEN_TIMEOUT_NS 5000000000ull
 
@@ -92,7 +118,7 @@ typedef struct ms_chain_opts {
 	ms_mem *mem;                /* borrowed; outlives the chain */
 	uint64_t decide_timeout_ns; /* 0 = 5 s */
 	unsigned circuit_after;     /* consecutive timeouts; 0 = 3 */
-	ms_log_fn log;
+	ms_chain_log_fn log;        /* NULL = discard */
 	void *log_ctx;
 	/* How long ms_chain_close waits for calls abandoned after a timeout
 	 * before leaving them behind, and for each plugin's close() (in

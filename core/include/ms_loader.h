@@ -58,6 +58,14 @@ void ms_plugin_unload(ms_plugin *p);
 const char *ms_plugin_name(const ms_plugin *p);
 const char *ms_plugin_path(const ms_plugin *p);
 const char *ms_plugin_version(const ms_plugin *p); /* "" when none */
+/* What a plugin wrote (src, at most srcmax bytes read) as the loader
+ * passes it on: one line of printable ASCII in dst (cap bytes, NUL
+ * included); each run of line breaks and tabs is one space, any other byte
+ * outside 0x20-0x7e is '?', and a line cut short ends in "...". For what
+ * a plugin wrote that reaches a terminal or a file elsewhere (its
+ * counters' names in an event database). */
+void ms_plugin_text_clean(char *dst, size_t cap, const char *src,
+                          size_t srcmax);
 /* XXH3-128 of the .so file as 32 lowercase hex digits. */
 const char *ms_plugin_checksum(const ms_plugin *p);
 uint16_t ms_plugin_abi_minor(const ms_plugin *p);

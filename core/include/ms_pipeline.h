@@ -51,7 +51,7 @@ typedef struct ms_pipeline_opts {
 	uint64_t hard_ceiling;      /* 0 = from the limits */
 	uint64_t oversized_cap;     /* 0 = the hard ceiling */
 	ms_mem *mem;                /* borrowed; outlives the pipeline */
-	ms_log_fn log;
+	ms_chain_log_fn log;        /* see ms_chain_opts */
 	void *log_ctx;
 	enum ms_plugin_host_mode host_mode; /* see ms_chain_opts */
 	const char *host_exe;

@@ -338,6 +338,12 @@ typedef struct ms_replay_part {
 /* Copy the active inventory (up to cap parts); returns how many are
  * active. */
 size_t ms_replay_inventory(ms_replay *r, ms_replay_part *out, size_t cap);
+/* What link `link`'s plugin logged (ms_ev_plugin_log): its last cap of
+ * the lines the run kept, oldest first, into out; returns how many were
+ * copied. *count (NULL ok) gets the link's lines kept and suppressed.
+ * Never waits for a plugin. */
+size_t ms_replay_plugin_log(ms_replay *r, size_t link, ms_ev_plugin_log *out,
+                            size_t cap, ms_ev_plugin_log_count *count);
 /* The run's event database path. */
 const char *ms_replay_db_path(const ms_replay *r);
 /* The run's scratch shard directory (removed at close unless kept). */

@@ -33,7 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define MS_EV_SCHEMA_VERSION 10
+#define MS_EV_SCHEMA_VERSION 11
 #define MS_EV_LINKS_MAX 8     /* links of one sampler chain */
 #define MS_EV_HIST_BUCKETS 13 /* 12 bounds + overflow */
 #define MS_EV_HEX_MAX 65      /* 64 hex digits + NUL (SHA-256/XXH3 sized) */
@@ -328,6 +328,32 @@ typedef struct ms_ev_plugin_stat {
 	uint64_t value;
 } ms_ev_plugin_stat;
 
+/* A line a chain link's plugin logged through the host's log service
+ * (ms_plugin_host.log), in process or from its plugin host, or that the
+ * chain said about the link (a close() that overran); version 11. A run
+ * keeps the first MS_EV_PLOG_KEEP lines of each link and counts the rest
+ * (ms_ev_plugin_log_count), so a plugin that logs in a loop costs neither
+ * disk nor time. */
+#define MS_EV_PLOG_KEEP 100
+#define MS_EV_LABEL_MAX (MS_EV_NAME_MAX + 12) /* ms_ev_link_label */
+typedef struct ms_ev_plugin_log {
+	int64_t wall_ns;             /* since the run started; < 0: before it */
+	int64_t logical_ns;          /* the replay clock then */
+	uint32_t link;               /* chain position, as run_plugin.link */
+	char label[MS_EV_LABEL_MAX]; /* ms_ev_link_label: "detdrop#2" */
+	int level; /* enum ms_plugin_log_level, stored as its name */
+	char message[MS_EV_TEXT_MAX]; /* one printable line */
+} ms_ev_plugin_log;
+/* "error", "warn", "info", "debug"; "?" for any other level. */
+const char *ms_ev_log_level_name(int level);
+/* Per link: the lines kept and those not kept (logged after the first
+ * MS_EV_PLOG_KEEP, or lost on the way from a plugin host). */
+typedef struct ms_ev_plugin_log_count {
+	uint32_t link;
+	char label[MS_EV_LABEL_MAX];
+	uint64_t lines, suppressed;
+} ms_ev_plugin_log_count;
+
 /* One seek back (version 9): the run went back to a checkpoint and its
  * events after it were removed (ms_rec_rollback). */
 typedef struct ms_ev_seek {
@@ -420,6 +446,11 @@ int ms_rec_phase(ms_rec *r, const ms_ev_phase *p, ms_errbuf *eb);
 int ms_rec_gate(ms_rec *r, const ms_ev_gate *g, ms_errbuf *eb);
 int ms_rec_recon(ms_rec *r, const ms_ev_recon *c, ms_errbuf *eb);
 int ms_rec_plugin_stat(ms_rec *r, const ms_ev_plugin_stat *s, ms_errbuf *eb);
+/* A plugin log line (grouped like a publication) and a link's line
+ * counts (the last record of a link wins). */
+int ms_rec_plugin_log(ms_rec *r, const ms_ev_plugin_log *l, ms_errbuf *eb);
+int ms_rec_plugin_log_count(ms_rec *r, const ms_ev_plugin_log_count *c,
+                            ms_errbuf *eb);
 /* The end columns of the run row. For a run that did not complete (status
  * other than "complete") merges_completed is at least the completed merges
  * recorded: the engine counts a merge only after it is recorded. */
@@ -515,6 +546,9 @@ typedef int (*ms_ev_phase_fn)(void *ctx, const ms_ev_phase *p);
 typedef int (*ms_ev_gate_fn)(void *ctx, const ms_ev_gate *g);
 typedef int (*ms_ev_recon_fn)(void *ctx, const ms_ev_recon *c);
 typedef int (*ms_ev_plugin_stat_fn)(void *ctx, const ms_ev_plugin_stat *s);
+typedef int (*ms_ev_plugin_log_fn)(void *ctx, const ms_ev_plugin_log *l);
+typedef int (*ms_ev_plugin_log_count_fn)(void *ctx,
+                                         const ms_ev_plugin_log_count *c);
 
 int ms_evdb_each_merge(ms_evdb *db, const ms_ev_filter *f, ms_ev_merge_fn fn,
                        void *ctx, ms_errbuf *eb);
@@ -529,6 +563,11 @@ int ms_evdb_each_recon(ms_evdb *db, ms_ev_recon_fn fn, void *ctx,
                        ms_errbuf *eb);
 int ms_evdb_each_plugin_stat(ms_evdb *db, ms_ev_plugin_stat_fn fn, void *ctx,
                              ms_errbuf *eb);
+/* Plugin log lines in the order they were logged; line counts by link. */
+int ms_evdb_each_plugin_log(ms_evdb *db, ms_ev_plugin_log_fn fn, void *ctx,
+                            ms_errbuf *eb);
+int ms_evdb_each_plugin_log_count(ms_evdb *db, ms_ev_plugin_log_count_fn fn,
+                                  void *ctx, ms_errbuf *eb);
 
 /* ---------------------------------------------------------------------- */
 /* Output files the user names (replay/outfile.c): exports, JSON reports. */

@@ -13,7 +13,7 @@ add_dependencies(benches bench_tui)
 # The figures of a merge in progress, through the real replay: a merge held
 # in Decide by tp_slow (replay_testlib.h reaches replay_int.h).
 ms_add_test(test_tui_live LIBS mstui msfixtures msreplay mscore)
-foreach(p skywalking tp_slow)
+foreach(p skywalking tp_slow tp_log)
 	if(TARGET ${p})
 		add_dependencies(test_tui_live ${p})
 	endif()

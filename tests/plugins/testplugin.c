@@ -60,6 +60,12 @@
  *            only in a plugin host process (`__plugin-host` in its
  *            command line), so that a chain's own copy in the workbench
  *            runs on
+ *  log       logs through the host's log service: at open "opened",
+ *            with a line break and an escape sequence in it ("opened\n
+ *            \x1b[31mred"), then in every decide config "N" lines (1
+ *            without a config; in a chain spec tp_log:{"log":"N"}),
+ *            "call C line I", and keeps all; stats "logged" counts
+ *            every line it logged, in this process
  */
 #include "ms_plugin.h"
 
@@ -99,6 +105,7 @@
 #define K_OVERRUN 24
 #define K_BADNAME 25
 #define K_CBCRASH 26
+#define K_LOG 27
 
 #ifndef TP_KIND
 #error TP_KIND must be set
@@ -175,6 +182,8 @@ typedef struct tp_state {
 	char gate[512]; /* slow: wait for this file, not MS; fail: the
 	                   suffix of the IDs it fails on; cbcrash: where */
 	_Atomic uint64_t checked, changed;
+	const ms_plugin_host *host; /* log: its log service */
+	_Atomic uint64_t logged;
 } tp_state;
 
 static int
@@ -212,7 +221,7 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 	char inner[600];
 	const char *js = config ? strstr(config, "\":\"") : NULL;
 	if ((TP_KIND == K_SLOW || TP_KIND == K_FAIL || TP_KIND == K_LIAR ||
-	     TP_KIND == K_CBCRASH) &&
+	     TP_KIND == K_CBCRASH || TP_KIND == K_LOG) &&
 	    config && config[0] == '{' && js) {
 		js += 3;
 		size_t k = 0;
@@ -273,6 +282,13 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 	if (TP_KIND == K_CBCRASH && config) {
 		snprintf(s->gate, sizeof(s->gate), "%.100s", config);
 		crash_in(s->gate, "open");
+	}
+	if (TP_KIND == K_LOG) {
+		s->host = host;
+		s->every = config && *config ? atol(config) : 1;
+		host->log(host->ctx, MS_PLUGIN_LOG_INFO, TP_NAME,
+		          "opened\n\x1b[31mred");
+		atomic_fetch_add(&s->logged, 1);
 	}
 	*state = s;
 	return 0;
@@ -423,6 +439,15 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 		if (call >= (uint64_t)s->from)
 			exit(3);
 		return (int64_t)n;
+	case K_LOG:
+		for (long i = 0; i < s->every; i++) {
+			char line[64];
+			snprintf(line, sizeof(line), "call %llu line %ld",
+			         (unsigned long long)call, i);
+			s->host->log(s->host->ctx, (int)(i % 4), TP_NAME, line);
+			atomic_fetch_add(&s->logged, 1);
+		}
+		return (int64_t)n;
 	case K_GARBLE:
 		if (call >= (uint64_t)s->from) {
 			if (write(3, "bad", 3) != 3)
@@ -459,6 +484,10 @@ tp_stats(void *state, ms_plugin_stat *out, size_t cap)
 		out[0] = (ms_plugin_stat){ "calls", atomic_load(&s->calls) };
 	if (cap >= 2)
 		out[1] = (ms_plugin_stat){ "sum", atomic_load(&s->sum) };
+	if (TP_KIND == K_LOG && cap >= 3)
+		out[2] = (ms_plugin_stat){ "logged", atomic_load(&s->logged) };
+	if (TP_KIND == K_LOG)
+		return 3;
 	if (TP_KIND != K_SLOW)
 		return 2;
 	if (cap >= 3)

@@ -30,7 +30,8 @@
 
 #define MS_VIEW_MAX_PARTS 1024
 #define MS_VIEW_MAX_INPUTS 64
-#define MS_VIEW_MAX_PLUGINS 8
+#define MS_VIEW_MAX_PLUGINS 8 /* the chain's MS_CHAIN_MAX_LINKS */
+#define MS_VIEW_LINK_LOG 8    /* a link's last log lines shown */
 #define MS_VIEW_MAX_EVENTS 512
 #define MS_VIEW_MAX_BREAKS 64 /* all the replay holds (--break: 64) */
 #define MS_VIEW_SPARK 64
@@ -112,6 +113,16 @@ typedef struct ms_tui_plugin {
 	uint64_t failopen_timeout;
 	uint64_t failopen_verdict; /* wrong length or values other than 0/1 */
 	bool circuit_open;
+	/* What its plugin logged: lines the run kept and suppressed, and
+	 * the last ones kept, oldest first (wall_ns since the run started,
+	 * level as "error" "warn" "info" "debug", one printable line). */
+	uint64_t log_kept, log_suppressed;
+	size_t nlog;
+	struct {
+		int64_t wall_ns;
+		char level[8];
+		char msg[256];
+	} log[MS_VIEW_LINK_LOG];
 } ms_tui_plugin;
 
 /* The sampled merge in progress, while one runs: its figures so far
