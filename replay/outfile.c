@@ -145,7 +145,7 @@ ms_outfile_open(ms_outfile **out, const char *path, bool force, ms_errbuf *eb)
 	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
 	const char *base = path + dlen;
 	size_t n = dlen + 1 + strlen(base) + 48;
-	o->tmp = malloc(n);
+	o->tmp = calloc(1, n); /* "": no file to remove if the copy failed */
 	if (!o->path || !o->tmp) {
 		ms_outfile_abort(o);
 		return ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", path);

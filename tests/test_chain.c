@@ -24,6 +24,7 @@
 #ifndef MS_TEST_TSAN
 #define MS_TEST_TSAN 0
 #endif
+#include "child_testlib.h"
 #include "san_testlib.h"
 
 #include "ms_clock.h"
@@ -141,6 +142,24 @@ count_kept(const uint8_t *keep)
 	return n;
 }
 
+/* One Decide of f's batch, which returns 0: how many traces it keeps. */
+static int
+decide_kept(fx *f, ms_chain_call *call)
+{
+	uint8_t keep[NT];
+	assert_int_equal(ms_chain_decide(f->c, f->b, keep, call), 0);
+	return count_kept(keep);
+}
+
+/* The counters of f's link i. */
+static ms_link_stats
+link_stats(fx *f, size_t i)
+{
+	ms_link_stats ls;
+	ms_chain_link_stats(f->c, i, &ls);
+	return ls;
+}
+
 static void
 test_batch_columns(void **st)
 {
@@ -200,8 +219,7 @@ test_and_over_links(void **st)
 		                 !(i == 1 || i == 3 || i == 5 || i == 9));
 	assert_int_equal(call.kept, 6);
 	assert_int_equal(call.links_ok, 3);
-	ms_link_stats ls;
-	ms_chain_link_stats(f.c, 0, &ls);
+	ms_link_stats ls = link_stats(&f, 0);
 	assert_string_equal(ls.name, "tp_mask");
 	assert_int_equal(ls.calls, 1);
 	assert_int_equal(ls.traces, NT);
@@ -230,8 +248,7 @@ fail_open_case(const char *bad, enum ms_link_result want, const char *why)
 	assert_false(keep[0]);
 	assert_false(keep[2]);
 	assert_int_equal(call.links_failed, 1);
-	ms_link_stats ls;
-	ms_chain_link_stats(f.c, 0, &ls);
+	ms_link_stats ls = link_stats(&f, 0);
 	assert_int_equal(ls.results[want], 1);
 	assert_int_equal(ls.last_result, want);
 	if (!strstr(ls.last_fail, why))
@@ -241,8 +258,7 @@ fail_open_case(const char *bad, enum ms_link_result want, const char *why)
 
 	/* Alone, the failing link keeps everything. */
 	open_chain(&f, &bad, NULL, 1, 0);
-	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
-	assert_int_equal(count_kept(keep), NT);
+	assert_int_equal(decide_kept(&f, &call), NT);
 	close_chain(&f);
 }
 
@@ -286,8 +302,7 @@ test_verdict_overrun_is_wrong_length(void **st)
 		uint8_t keep[NT];
 		ms_chain_call call;
 		assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
-		ms_link_stats ls;
-		ms_chain_link_stats(f.c, 0, &ls);
+		ms_link_stats ls = link_stats(&f, 0);
 		if (ls.last_result != MS_LINK_WRONG_LENGTH ||
 		    !strstr(ls.last_fail, "wrote past its 10 verdicts"))
 			fail_msg("%s: %s: %s",
@@ -309,12 +324,10 @@ test_timeout_abandons_and_keeps_batch(void **st)
 	 * link sleeps six times that. */
 	const char *cfg[] = { "1500", "1" };
 	open_chain(&f, names, cfg, 2, 250 * 1000000ull); /* 250 ms */
-	uint8_t keep[NT];
 	ms_chain_call call;
-	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
-	assert_int_equal(count_kept(keep), NT - 1); /* mask still applied */
-	ms_link_stats ls;
-	ms_chain_link_stats(f.c, 0, &ls);
+	/* The mask still applies. */
+	assert_int_equal(decide_kept(&f, &call), NT - 1);
+	ms_link_stats ls = link_stats(&f, 0);
 	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 1);
 	assert_non_null(strstr(ls.last_fail, "timeout"));
 	assert_true(ls.max_ns >= 250 * 1000000ull);
@@ -338,21 +351,17 @@ test_circuit_opens_after_three_timeouts(void **st)
 	const char *names[] = { "tp_slow", "tp_mask" };
 	const char *cfg[] = { "200", "0" };
 	open_chain(&f, names, cfg, 1, 20 * 1000000ull);
-	uint8_t keep[NT];
 	ms_chain_call call;
 	for (int i = 0; i < 3; i++) {
 		assert_false(ms_chain_circuit_is_open(f.c));
-		assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
-		assert_int_equal(count_kept(keep), NT);
+		assert_int_equal(decide_kept(&f, &call), NT);
 	}
 	assert_true(ms_chain_circuit_is_open(f.c));
 	assert_non_null(strstr(ms_chain_circuit_reason(f.c),
 	                       "3 consecutive Decide timeouts"));
 	assert_true(call.circuit_open);
-	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
-	assert_int_equal(count_kept(keep), NT);
-	ms_link_stats ls;
-	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(decide_kept(&f, &call), NT);
+	ms_link_stats ls = link_stats(&f, 0);
 	assert_int_equal(ls.calls, 3); /* not called once open */
 	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 3);
 	assert_int_equal(ls.results[MS_LINK_CIRCUIT_OPEN], 1);
@@ -397,8 +406,7 @@ test_successful_batch_resets_timeout_count(void **st)
 	for (int i = 0; i < 8; i++)
 		ms_chain_decide(f.c, f.b, keep, NULL);
 	assert_false(ms_chain_circuit_is_open(f.c));
-	ms_link_stats ls;
-	ms_chain_link_stats(f.c, 0, &ls);
+	ms_link_stats ls = link_stats(&f, 0);
 	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 4);
 	assert_int_equal(ls.results[MS_LINK_OK], 4);
 	close_chain(&f);
@@ -578,6 +586,27 @@ test_entry_hang_fails_chain_open(void **st)
 		fail_msg("%s", eb.msg);
 }
 
+/* The child of test_constructor_hang_fails_chain_open: a chain of
+ * tp_ctorhang opened, its message written to fd; 0 when the open timed
+ * out. */
+static int
+open_ctorhang(void *arg, int fd)
+{
+	(void)arg;
+	alarm(60);
+	ms_chain_opts o = { .open_timeout_ns = 200 * 1000000ull,
+		            .close_grace_ns = 50 * 1000000ull };
+	char path[512];
+	path_of(path, sizeof(path), "tp_ctorhang");
+	ms_chain_link_spec link = { path, "" };
+	ms_chain *c = NULL;
+	ms_errbuf eb = { "" };
+	int rc = ms_chain_open(&c, &link, 1, &o, &eb);
+	if (write(fd, eb.msg, strlen(eb.msg)) < 0)
+		return 3;
+	return rc == MS_ERR_TIMEOUT ? 0 : 1;
+}
+
 /* The same for a library constructor that never returns. It hangs
  * inside dlopen, holding the dynamic loader's lock for good, so it runs
  * in a child process that ends with _exit. */
@@ -591,35 +620,16 @@ test_constructor_hang_fails_chain_open(void **st)
 	 * plain and AddressSanitizer builds run this test. */
 	skip();
 #endif
-	int fds[2];
-	assert_int_equal(pipe(fds), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(fds[0]);
-		alarm(60);
-		ms_chain_opts o = { .open_timeout_ns = 200 * 1000000ull,
-			            .close_grace_ns = 50 * 1000000ull };
-		char path[512];
-		path_of(path, sizeof(path), "tp_ctorhang");
-		ms_chain_link_spec link = { path, "" };
-		ms_chain *c = NULL;
-		ms_errbuf eb = { "" };
-		int rc = ms_chain_open(&c, &link, 1, &o, &eb);
-		if (write(fds[1], eb.msg, strlen(eb.msg)) < 0)
-			_exit(3);
-		_exit(rc == MS_ERR_TIMEOUT ? 0 : 1);
-	}
-	close(fds[1]);
+	int rfd;
+	pid_t pid = ms_test_child(open_ctorhang, NULL, &rfd);
 	char msg[600] = "";
 	size_t got = 0;
 	ssize_t r;
 	while (got < sizeof(msg) - 1 &&
-	       (r = read(fds[0], msg + got, sizeof(msg) - 1 - got)) > 0)
+	       (r = read(rfd, msg + got, sizeof(msg) - 1 - got)) > 0)
 		got += (size_t)r;
-	close(fds[0]);
-	int status = 0;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	close(rfd);
+	int status = ms_test_child_wait(pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail_msg("child status %d: %s", status, msg);
 	if (!strstr(msg, "tp_ctorhang.so: loading it") ||
@@ -800,8 +810,7 @@ test_process_and_over_links(void **st)
 			assert_int_equal(keep[i],
 			                 !(i == 1 || i == 3 || i == 5));
 	}
-	ms_link_stats ls;
-	ms_chain_link_stats(f.c, 0, &ls);
+	ms_link_stats ls = link_stats(&f, 0);
 	assert_int_equal(ls.results[MS_LINK_OK], 2);
 	assert_int_equal(ls.dropped, 4);
 	/* The plugins' own counters come from their hosts, which decided
@@ -834,14 +843,13 @@ crash_case_process(const char *name, const char *how)
 	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
 	assert_int_equal(call.links_failed, 1);
 	assert_int_equal(count_kept(keep), NT - 1); /* mask still applies */
-	ms_link_stats ls;
-	ms_chain_link_stats(f.c, 0, &ls);
+	ms_link_stats ls = link_stats(&f, 0);
 	assert_int_equal(ls.last_result, MS_LINK_CRASHED);
 	if (!strstr(ls.last_fail, how))
 		fail_msg("last_fail \"%s\" lacks \"%s\"", ls.last_fail, how);
 	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
 	assert_int_equal(call.links_ok, 2);
-	ms_chain_link_stats(f.c, 0, &ls);
+	ls = link_stats(&f, 0);
 	assert_int_equal(ls.results[MS_LINK_OK], 2);
 	assert_int_equal(ls.results[MS_LINK_CRASHED], 1);
 	assert_string_equal(ms_link_result_name(MS_LINK_CRASHED), "crashed");
@@ -883,17 +891,14 @@ test_process_crashes_open_the_circuit(void **st)
 	fx f;
 	const char *names[] = { "tp_segv" };
 	open_chain_mode(&f, names, NULL, 1, 0, MS_PLUGIN_HOST_PROCESS);
-	uint8_t keep[NT];
 	ms_chain_call call;
 	for (int i = 0; i < 4; i++) {
-		assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
-		assert_int_equal(count_kept(keep), NT);
+		assert_int_equal(decide_kept(&f, &call), NT);
 	}
 	assert_true(call.circuit_open);
 	assert_non_null(strstr(ms_chain_circuit_reason(f.c),
 	                       "3 consecutive Decide timeouts or crashes"));
-	ms_link_stats ls;
-	ms_chain_link_stats(f.c, 0, &ls);
+	ms_link_stats ls = link_stats(&f, 0);
 	assert_int_equal(ls.results[MS_LINK_CRASHED], 3);
 	assert_int_equal(ls.results[MS_LINK_CIRCUIT_OPEN], 1);
 	close_chain(&f);
@@ -911,12 +916,9 @@ test_process_loop_times_out(void **st)
 	const char *cfg[] = { "", "0" };
 	open_chain_mode(&f, names, cfg, 2, 2000 * 1000000ull,
 	                MS_PLUGIN_HOST_PROCESS);
-	uint8_t keep[NT];
 	ms_chain_call call;
-	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
-	assert_int_equal(count_kept(keep), NT - 1);
-	ms_link_stats ls;
-	ms_chain_link_stats(f.c, 0, &ls);
+	assert_int_equal(decide_kept(&f, &call), NT - 1);
+	ms_link_stats ls = link_stats(&f, 0);
 	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 1);
 	assert_non_null(strstr(ls.last_fail, "plugin host killed"));
 	assert_int_equal(ms_chain_abandoned(f.c), 0);
@@ -947,14 +949,13 @@ test_process_garbled_channel_is_bounded(void **st)
 	alarm(0);
 	assert_true(took < 30 * 1000000000ll);
 	assert_int_equal(count_kept(keep), NT - 1); /* mask still applies */
-	ms_link_stats ls;
-	ms_chain_link_stats(f.c, 0, &ls);
+	ms_link_stats ls = link_stats(&f, 0);
 	assert_int_equal(ls.last_result, MS_LINK_CRASHED);
 	if (!strstr(ls.last_fail, "broke its channel"))
 		fail_msg("last_fail \"%s\"", ls.last_fail);
 	/* The next call starts a new host, which breaks its channel too. */
 	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
-	ms_chain_link_stats(f.c, 0, &ls);
+	ls = link_stats(&f, 0);
 	assert_int_equal(ls.results[MS_LINK_CRASHED], 2);
 	close_chain(&f);
 }
@@ -1196,8 +1197,7 @@ test_empty_chain_keeps_all(void **st)
 	uint8_t keep[NT];
 	memset(keep, 0, sizeof(keep));
 	ms_chain_call call;
-	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
-	assert_int_equal(count_kept(keep), NT);
+	assert_int_equal(decide_kept(&f, &call), NT);
 	assert_int_equal(ms_chain_projection(f.c), 0);
 	close_chain(&f);
 }
@@ -1251,8 +1251,7 @@ test_evaluate_rows(void **st)
 	assert_int_equal(nt, NT);
 	for (int i = 0; i < NT; i++)
 		assert_int_equal(keep[i], !(i == 3 || i == 5 || i == 7));
-	ms_link_stats ls;
-	ms_chain_link_stats(f.c, 0, &ls);
+	ms_link_stats ls = link_stats(&f, 0);
 	assert_int_equal(ls.calls, 4);
 	/* Too small a verdict array is an error, not an overrun. */
 	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
@@ -1261,13 +1260,13 @@ test_evaluate_rows(void **st)
 	                 MS_ERR_RANGE);
 	/* A cancel already set: no call is made. */
 	_Atomic bool cancel = true;
-	ms_chain_link_stats(f.c, 0, &ls);
+	ls = link_stats(&f, 0);
 	uint64_t calls = ls.calls;
 	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, f.rows.rows,
 	                                        NT * 2, 3, keep, NULL, NT, &nt,
 	                                        &cancel, &eb),
 	                 MS_ERR_CANCELED);
-	ms_chain_link_stats(f.c, 0, &ls);
+	ls = link_stats(&f, 0);
 	assert_int_equal(ls.calls, calls);
 	close_chain(&f);
 }

@@ -1025,6 +1025,62 @@ entries_with(const char *dir, const char *prefix)
 	return n;
 }
 
+/* malloc of this program's own code and of the libraries linked into it
+ * (-Wl,--wrap=malloc, tests/cmake/replay.cmake): passed through, except
+ * that once armed, the first request of wrap_fail_size bytes fails and
+ * the allocation after it comes back holding wrap_fill, as fresh heap
+ * memory may hold anything. */
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n);
+static size_t wrap_fail_size;
+static const char *wrap_fill;
+
+void *
+__wrap_malloc(size_t n)
+{
+	if (wrap_fail_size && n == wrap_fail_size) {
+		wrap_fail_size = 0;
+		return NULL;
+	}
+	void *p = __real_malloc(n);
+	if (p && wrap_fill && !wrap_fail_size) {
+		size_t len = strlen(wrap_fill) + 1;
+		memcpy(p, wrap_fill, len < n ? len : n);
+		wrap_fill = NULL;
+	}
+	return p;
+}
+
+/* Out of memory while naming the temporary file: MS_ERR_NOMEM, and no
+ * file is removed. The temporary name's buffer was left unwritten and
+ * then unlinked as a name, whatever it held (here another file's). */
+static void
+test_outfile_open_out_of_memory(void **state)
+{
+	(void)state;
+	char path[600], victim[600];
+	snprintf(path, sizeof(path), "%s/an-export-with-a-longer-name.csv",
+	         tmpdir);
+	snprintf(victim, sizeof(victim), "%s/v", tmpdir);
+	assert_int_equal(ms_test_put(victim, "someone's\n"), 0);
+	ms_outfile *o = (ms_outfile *)0x1;
+	ms_errbuf eb = { "" };
+	wrap_fill = victim;
+	wrap_fail_size = strlen(path) + 1; /* the copy of the name */
+	int rc = ms_outfile_open(&o, path, false, &eb);
+	wrap_fail_size = 0;
+	wrap_fill = NULL;
+	assert_int_equal(rc, MS_ERR_NOMEM);
+	assert_null(o);
+	assert_non_null(strstr(eb.msg, "out of memory"));
+	char *t = ms_test_read(victim, 1 << 20, NULL);
+	if (!t)
+		fail_msg("%s was removed", victim);
+	assert_string_equal(t, "someone's\n");
+	free(t);
+	unlink(victim);
+}
+
 /* An export never replaces a file unless asked to, never writes over the
  * database it reads, and a failed or interrupted one leaves neither a
  * half file at the name nor its temporary file. */
@@ -1210,6 +1266,7 @@ main(void)
 		cmocka_unit_test(test_chrome_staged_per_worker),
 		cmocka_unit_test(test_export_file_errors),
 		cmocka_unit_test(test_export_file_refuses_existing),
+		cmocka_unit_test(test_outfile_open_out_of_memory),
 		cmocka_unit_test(test_export_decimal_comma_locale),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -356,6 +356,39 @@ test_read_from_memory(void **state)
 	free(buf);
 }
 
+/* An empty directory (a part kind with no files) has a files hash, the
+ * same for any empty directory; one file changes it. The listing was
+ * sorted from a NULL array, which the sanitizer build stops on. */
+static void
+test_empty_directory_hash(void **state)
+{
+	char a[300], b[300], h0[33], h1[33], h2[33];
+	ms_errbuf eb = { { 0 } };
+
+	(void)state;
+	snprintf(a, sizeof(a), "%s.empty-a", path);
+	snprintf(b, sizeof(b), "%s.empty-b", path);
+	rmdir(a);
+	rmdir(b);
+	assert_int_equal(mkdir(a, 0755), 0);
+	assert_int_equal(mkdir(b, 0755), 0);
+	assert_int_equal(ms__fx_dir_hash(a, h0, &eb), 0);
+	assert_int_equal(strlen(h0), 32);
+	assert_int_equal(ms__fx_dir_hash(b, h1, &eb), 0);
+	assert_string_equal(h0, h1);
+	char f[320];
+	snprintf(f, sizeof(f), "%s/x", b);
+	FILE *fp = fopen(f, "w");
+	assert_non_null(fp);
+	fputs("x", fp);
+	fclose(fp);
+	assert_int_equal(ms__fx_dir_hash(b, h2, &eb), 0);
+	assert_string_not_equal(h0, h2);
+	unlink(f);
+	rmdir(a);
+	rmdir(b);
+}
+
 int
 main(void)
 {
@@ -365,6 +398,7 @@ main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_not_a_database),
 		cmocka_unit_test(test_read_from_memory),
+		cmocka_unit_test(test_empty_directory_hash),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -282,6 +282,51 @@ ledgers_are_rows(fx *f, gen_set *all, ms_ledger_set *out)
 	assert_true(ms_ledger_equal(&oracle, &out->kind[MS_KIND_CORE]));
 }
 
+/* ---- fixture: fragmented inputs, and a pipeline ---- */
+
+/* Ten days after the generated rows: every input mature. */
+#define MATURE_NS (GEN_T0 + 10LL * 86400 * 1000000000)
+
+static ms_pipeline *open_pipeline_policy(const char *spec, ms_mem *mem,
+                                         enum ms_grace_policy pol);
+
+/* A shard holding put_fragmented's three inputs of ntr traces (all: the
+ * rows generated for them) and a pipeline of spec (NULL: none, p NULL)
+ * under grace policy pol. */
+typedef struct sfx {
+	fx f;
+	gen_set all;
+	uint64_t ids[3];
+	ms_pipeline *p;
+} sfx;
+
+static void
+sfx_open_policy(sfx *s, size_t ntr, const char *spec, enum ms_grace_policy pol)
+{
+	fx_open(&s->f);
+	memset(&s->all, 0, sizeof(s->all));
+	put_fragmented(&s->f, &s->all, s->ids, ntr);
+	s->p = spec ? open_pipeline_policy(spec, &s->f.mem, pol) : NULL;
+}
+#define sfx_open(s, ntr, spec) sfx_open_policy(s, ntr, spec, MS_GRACE_SELECTION)
+
+static void
+sfx_close(sfx *s)
+{
+	ms_pipeline_close(s->p);
+	gen_free(&s->all);
+	fx_close(&s->f);
+}
+
+/* f's shard holds the ledgers it held before (want). */
+static void
+assert_ledgers(fx *f, const ms_ledger_set *want)
+{
+	ms_ledger_set now;
+	fx_ledgers(f, &now);
+	assert_true(ms_ledger_set_equal(want, &now));
+}
+
 /* ---- tests ---- */
 
 /* The dictionary ID of every block of core part id of f's shard; counts
@@ -443,18 +488,14 @@ static void
 test_fragmented_traces_come_out_whole(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 90);
-	ms_ledger_set before, after;
-	ledgers_are_rows(&f, &all, &before);
+	sfx s;
+	sfx_open(&s, 90, NULL);
+	ms_ledger_set before;
+	ledgers_are_rows(&s.f, &s.all, &before);
 
 	ms_merge_result res;
-	assert_int_equal(do_merge(&f, ids, 3, NULL, &res), 0);
-	fx_ledgers(&f, &after);
-	assert_true(ms_ledger_set_equal(&before, &after));
+	assert_int_equal(do_merge(&s.f, s.ids, 3, NULL, &res), 0);
+	assert_ledgers(&s.f, &before);
 	/* Traces 0..89: fragmented iff t % 3 == 0 or t % 5 == 0. */
 	uint64_t frag = 0, frag_blocks = 0;
 	for (uint64_t t = 0; t < 90; t++) {
@@ -471,35 +512,31 @@ test_fragmented_traces_come_out_whole(void **state)
 	assert_int_equal(res.blocks_reencoded, frag_blocks);
 	assert_int_equal(res.blocks_raw, 90 - frag);
 	assert_int_equal(res.blocks_in, res.blocks_raw + res.blocks_reencoded);
-	assert_int_equal(res.rows_out, all.n);
+	assert_int_equal(res.rows_out, s.all.n);
 	uint32_t rows_of[90] = { 0 };
 	uint64_t blocks;
-	check_output(&f, res.output_id, rows_of, 90, &blocks);
+	check_output(&s.f, res.output_id, rows_of, 90, &blocks);
 	assert_int_equal(blocks, 90);
 	for (uint64_t t = 0; t < 90; t++) {
 		uint32_t want = 2 + (t % 3 == 0) + 2 * (t % 5 == 0);
 		assert_int_equal(rows_of[t], want);
 	}
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 static void
 test_combined_rows_ordered_by_start(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 30);
+	sfx s;
+	sfx_open(&s, 30, NULL);
 	/* Merge in reverse input order: the order of rows in a combined
 	 * trace depends only on start_ns. */
-	uint64_t rev[3] = { ids[2], ids[1], ids[0] };
+	uint64_t rev[3] = { s.ids[2], s.ids[1], s.ids[0] };
 	ms_merge_result res;
-	assert_int_equal(do_merge(&f, rev, 3, NULL, &res), 0);
+	assert_int_equal(do_merge(&s.f, rev, 3, NULL, &res), 0);
 	ms_view *v = NULL;
-	assert_int_equal(ms_shard_view(f.s, &v, NULL), 0);
+	assert_int_equal(ms_shard_view(s.f.s, &v, NULL), 0);
 	ms_part_iter *it = NULL;
 	assert_int_equal(ms_part_iter_open(&it, view_part(v, res.output_id),
 	                                   NULL, NULL, NULL),
@@ -515,8 +552,7 @@ test_combined_rows_ordered_by_start(void **state)
 	}
 	ms_part_iter_close(it);
 	ms_view_release(v);
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 static void
@@ -568,13 +604,10 @@ static void
 test_result_figures(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 60);
+	sfx s;
+	sfx_open(&s, 60, NULL);
 	ms_merge_result res;
-	assert_int_equal(do_merge(&f, ids, 3, NULL, &res), 0);
+	assert_int_equal(do_merge(&s.f, s.ids, 3, NULL, &res), 0);
 	assert_true(res.wall_ns > 0);
 	assert_true(res.cpu_ns > 0);
 	assert_true(res.alloc_bytes > 0);
@@ -590,63 +623,53 @@ test_result_figures(void **state)
 	/* The merge's allocations were forwarded to the parent and all freed.
 	 */
 	ms_mem_stats st;
-	ms_mem_stats_get(&f.mem, &st);
+	ms_mem_stats_get(&s.f.mem, &st);
 	assert_int_equal(st.live, 0);
 	assert_int_equal(st.bytes, res.alloc_bytes);
 	/* ... and its I/O to the engine's counters. */
-	assert_true(atomic_load(&f.io.bytes_written) >= res.bytes_written);
-	gen_free(&all);
-	fx_close(&f);
+	assert_true(atomic_load(&s.f.io.bytes_written) >= res.bytes_written);
+	sfx_close(&s);
 }
 
 static void
 test_inactive_input_is_a_conflict(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 12);
-	char *before = fx_state(&f);
-	uint64_t bad[3] = { ids[0], ids[1], ids[2] + 100 };
+	sfx s;
+	sfx_open(&s, 12, NULL);
+	char *before = fx_state(&s.f);
+	uint64_t bad[3] = { s.ids[0], s.ids[1], s.ids[2] + 100 };
 	ms_merge_result res;
-	assert_int_equal(do_merge(&f, bad, 3, NULL, &res), MS_ERR_CONFLICT);
+	assert_int_equal(do_merge(&s.f, bad, 3, NULL, &res), MS_ERR_CONFLICT);
 	assert_int_equal(res.err_stage, MS_MERGE_STAGE_PIN);
 	assert_non_null(strstr(res.error.msg, "not active"));
-	char *after = fx_state(&f);
+	char *after = fx_state(&s.f);
 	assert_string_equal(before, after);
 	/* Duplicates and too few inputs are invalid requests. */
-	uint64_t dup[2] = { ids[0], ids[0] };
-	assert_int_equal(do_merge(&f, dup, 2, NULL, &res), MS_ERR_INVAL);
-	assert_int_equal(do_merge(&f, ids, 1, NULL, &res), MS_ERR_INVAL);
+	uint64_t dup[2] = { s.ids[0], s.ids[0] };
+	assert_int_equal(do_merge(&s.f, dup, 2, NULL, &res), MS_ERR_INVAL);
+	assert_int_equal(do_merge(&s.f, s.ids, 1, NULL, &res), MS_ERR_INVAL);
 	free(before);
 	free(after);
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 static void
 test_finalize_single_input(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 12);
-	ms_ledger_set before, after;
-	fx_ledgers(&f, &before);
-	ms_merge_req req = { .shard = f.s, .inputs = ids, .ninputs = 1 };
+	sfx s;
+	sfx_open(&s, 12, NULL);
+	ms_ledger_set before;
+	fx_ledgers(&s.f, &before);
+	ms_merge_req req = { .shard = s.f.s, .inputs = s.ids, .ninputs = 1 };
 	ms_merge_result res;
 	assert_int_equal(ms_merge_finalize(&req, &res, NULL), 0);
 	assert_string_equal(res.lane, "finalize");
 	assert_true(res.flags & MS_MERGE_FINALIZE);
 	assert_int_equal(res.blocks_raw, res.blocks_in);
-	fx_ledgers(&f, &after);
-	assert_true(ms_ledger_set_equal(&before, &after));
-	gen_free(&all);
-	fx_close(&f);
+	assert_ledgers(&s.f, &before);
+	sfx_close(&s);
 }
 
 /* ---- failure injection: the state must be exactly as before ---- */
@@ -676,16 +699,13 @@ static void
 expect_clean_failure(const ms_merge_hooks *h, int err,
                      enum ms_merge_stage stage)
 {
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 40);
-	ms_ledger_set lb, la;
-	fx_ledgers(&f, &lb);
-	char *before = fx_state(&f);
+	sfx s;
+	sfx_open(&s, 40, NULL);
+	ms_ledger_set lb;
+	fx_ledgers(&s.f, &lb);
+	char *before = fx_state(&s.f);
 	ms_merge_result res;
-	int rc = do_merge(&f, ids, 3, h, &res);
+	int rc = do_merge(&s.f, s.ids, 3, h, &res);
 	assert_true(rc < 0);
 	if (err)
 		assert_int_equal(rc, err);
@@ -694,22 +714,19 @@ expect_clean_failure(const ms_merge_hooks *h, int err,
 		assert_int_equal(res.err_stage, stage);
 	assert_int_equal(res.output_id, 0);
 	assert_true(res.error.msg[0] != 0);
-	char *after = fx_state(&f);
+	char *after = fx_state(&s.f);
 	assert_string_equal(before, after);
-	assert_false(fx_has_tmp(&f));
-	fx_ledgers(&f, &la);
-	assert_true(ms_ledger_set_equal(&lb, &la));
+	assert_false(fx_has_tmp(&s.f));
+	assert_ledgers(&s.f, &lb);
 	ms_mem_stats st;
-	ms_mem_stats_get(&f.mem, &st);
+	ms_mem_stats_get(&s.f.mem, &st);
 	assert_int_equal(st.live, 0);
 	/* A retry without the fault succeeds and keeps the ledgers. */
-	assert_int_equal(do_merge(&f, ids, 3, NULL, &res), 0);
-	fx_ledgers(&f, &la);
-	assert_true(ms_ledger_set_equal(&lb, &la));
+	assert_int_equal(do_merge(&s.f, s.ids, 3, NULL, &res), 0);
+	assert_ledgers(&s.f, &lb);
 	free(before);
 	free(after);
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 static void
@@ -766,27 +783,23 @@ static void
 test_corrupt_input_fails_cleanly(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 40);
-	flip_data_byte(&f, ids[1], -1, 0x5a);
-	char *before = fx_state(&f);
+	sfx s;
+	sfx_open(&s, 40, NULL);
+	flip_data_byte(&s.f, s.ids[1], -1, 0x5a);
+	char *before = fx_state(&s.f);
 	ms_merge_result res;
-	int rc = do_merge(&f, ids, 3, NULL, &res);
+	int rc = do_merge(&s.f, s.ids, 3, NULL, &res);
 	assert_int_equal(rc, MS_ERR_CORRUPT);
 	assert_int_equal(res.err_stage, MS_MERGE_STAGE_READ);
 	char name[17];
-	ms_part_id_str(ids[1], name);
+	ms_part_id_str(s.ids[1], name);
 	assert_non_null(strstr(res.error.msg, name));
-	char *after = fx_state(&f);
+	char *after = fx_state(&s.f);
 	assert_string_equal(before, after);
-	assert_false(fx_has_tmp(&f));
+	assert_false(fx_has_tmp(&s.f));
 	free(before);
 	free(after);
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 /* A real write error: the file size limit makes write(2) fail (EFBIG). */
@@ -794,12 +807,9 @@ static void
 test_write_error_fails_cleanly(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 200);
-	char *before = fx_state(&f);
+	sfx s;
+	sfx_open(&s, 200, NULL);
+	char *before = fx_state(&s.f);
 	struct rlimit old, lim;
 	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_IGN);
@@ -807,17 +817,16 @@ test_write_error_fails_cleanly(void **state)
 	lim.rlim_cur = 16 << 10;
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
 	ms_merge_result res;
-	int rc = do_merge(&f, ids, 3, NULL, &res);
+	int rc = do_merge(&s.f, s.ids, 3, NULL, &res);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	assert_true(rc == MS_ERR_IO || rc == MS_ERR_NOSPACE);
 	assert_int_equal(res.err_stage, MS_MERGE_STAGE_WRITE);
-	char *after = fx_state(&f);
+	char *after = fx_state(&s.f);
 	assert_string_equal(before, after);
-	assert_false(fx_has_tmp(&f));
+	assert_false(fx_has_tmp(&s.f));
 	free(before);
 	free(after);
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 /* Allocation failure at the Nth allocation, for N over the whole merge. */
@@ -828,16 +837,12 @@ test_allocation_failure_at_every_nth(void **state)
 	/* How many allocations does a clean merge make? */
 	uint64_t total;
 	{
-		fx f;
-		fx_open(&f);
-		gen_set all = { 0 };
-		uint64_t ids[3];
-		put_fragmented(&f, &all, ids, 40);
+		sfx s;
+		sfx_open(&s, 40, NULL);
 		ms_merge_result res;
-		assert_int_equal(do_merge(&f, ids, 3, NULL, &res), 0);
+		assert_int_equal(do_merge(&s.f, s.ids, 3, NULL, &res), 0);
 		total = res.alloc_count;
-		gen_free(&all);
-		fx_close(&f);
+		sfx_close(&s);
 	}
 	assert_true(total > 3);
 	uint64_t step = total / 12 ? total / 12 : 1;
@@ -873,27 +878,23 @@ static void
 test_publish_conflict_fails_cleanly(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 40);
-	steal sl = { f.s, ids[2] };
+	sfx s;
+	sfx_open(&s, 40, NULL);
+	steal sl = { s.f.s, s.ids[2] };
 	ms_merge_hooks h = { .stage = steal_hook, .arg = &sl };
 	ms_merge_result res;
-	int rc = do_merge(&f, ids, 3, &h, &res);
+	int rc = do_merge(&s.f, s.ids, 3, &h, &res);
 	assert_int_equal(rc, MS_ERR_CONFLICT);
 	assert_int_equal(res.err_stage, MS_MERGE_STAGE_PUBLISH);
 	assert_int_equal(res.output_id, 0);
-	assert_false(fx_has_tmp(&f));
+	assert_false(fx_has_tmp(&s.f));
 	ms_view *v = NULL;
-	assert_int_equal(ms_shard_view(f.s, &v, NULL), 0);
+	assert_int_equal(ms_shard_view(s.f.s, &v, NULL), 0);
 	assert_int_equal(ms_view_count(v), 2);
-	assert_non_null(ms_view_find(v, ids[0], MS_KIND_CORE));
-	assert_non_null(ms_view_find(v, ids[1], MS_KIND_CORE));
+	assert_non_null(ms_view_find(v, s.ids[0], MS_KIND_CORE));
+	assert_non_null(ms_view_find(v, s.ids[1], MS_KIND_CORE));
 	ms_view_release(v);
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 /* A real publication failure of the snapshot commit (disk full while
@@ -983,15 +984,12 @@ static void
 test_hook_sees_every_stage(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 30);
+	sfx s;
+	sfx_open(&s, 30, NULL);
 	int seen[MS_MERGE_STAGE_COUNT] = { 0 };
 	ms_merge_hooks h = { .stage = count_hook, .arg = seen };
 	ms_merge_result res;
-	assert_int_equal(do_merge(&f, ids, 3, &h, &res), 0);
+	assert_int_equal(do_merge(&s.f, s.ids, 3, &h, &res), 0);
 	assert_int_equal(seen[MS_MERGE_STAGE_PIN], 1);
 	assert_int_equal((uint64_t)seen[MS_MERGE_STAGE_READ],
 	                 1 + res.blocks_in);
@@ -1003,8 +1001,7 @@ test_hook_sees_every_stage(void **state)
 	                    "publish");
 	assert_string_equal(ms_sampling_reason_name(MS_SREASON_MERGE_GRACE),
 	                    "merge_grace");
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 /* ---- sampling inside the merge (pipeline layer) ---- */
@@ -1051,6 +1048,13 @@ do_sampled(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
            int64_t now, ms_merge_result *res)
 {
 	return do_sampled_mode(f, ids, n, p, now, MS_STAGING_RETAIN, res);
+}
+
+/* The three inputs merged at now through the pipeline (retaining). */
+static int
+sfx_merge(sfx *s, int64_t now, ms_merge_result *res)
+{
+	return do_sampled(&s->f, s->ids, 3, s->p, now, res);
 }
 
 /* Retain and reread write the same thing for every variant: the same
@@ -1172,21 +1176,17 @@ static void
 test_staged_gauge_moves_during_merge(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 300);
-	ms_pipeline *p = open_pipeline("alwayskeep", &f.mem);
-	gauge_seen g = { p, 0 };
+	sfx s;
+	sfx_open(&s, 300, "alwayskeep");
+	gauge_seen g = { s.p, 0 };
 	ms_merge_hooks h = { .stage = read_gauge, .arg = &g };
 	ms_merge_req req = {
-		.shard = f.s,
-		.inputs = ids,
+		.shard = s.f.s,
+		.inputs = s.ids,
 		.ninputs = 3,
-		.parent_mem = &f.mem,
-		.pipeline = p,
-		.now_ns = GEN_T0 + 10LL * 86400 * 1000000000,
+		.parent_mem = &s.f.mem,
+		.pipeline = s.p,
+		.now_ns = MATURE_NS,
 	};
 	ms_merge_result res;
 	ms_errbuf eb = { { 0 } };
@@ -1197,10 +1197,8 @@ test_staged_gauge_moves_during_merge(void **state)
 	assert_true(g.max <= res.sampling.peak_staged_bytes);
 	assert_int_equal(res.sampling.peak_concurrent_bytes,
 	                 res.sampling.peak_staged_bytes);
-	assert_int_equal(ms_pipeline_staged_live(p), 0);
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	assert_int_equal(ms_pipeline_staged_live(s.p), 0);
+	sfx_close(&s);
 }
 
 /* The merge's parent allocator's live bytes at the start of each stage
@@ -1232,21 +1230,17 @@ static void
 test_staging_freed_before_output_closes(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 300);
-	ms_pipeline *p = open_pipeline("alwayskeep", &f.mem);
-	live_seen l = { .mem = &f.mem };
+	sfx s;
+	sfx_open(&s, 300, "alwayskeep");
+	live_seen l = { .mem = &s.f.mem };
 	ms_merge_hooks h = { .stage = read_live, .arg = &l };
 	ms_merge_req req = {
-		.shard = f.s,
-		.inputs = ids,
+		.shard = s.f.s,
+		.inputs = s.ids,
 		.ninputs = 3,
-		.parent_mem = &f.mem,
-		.pipeline = p,
-		.now_ns = GEN_T0 + 10LL * 86400 * 1000000000,
+		.parent_mem = &s.f.mem,
+		.pipeline = s.p,
+		.now_ns = MATURE_NS,
 		.staging = MS_STAGING_RETAIN,
 	};
 	ms_merge_result res;
@@ -1262,9 +1256,7 @@ test_staging_freed_before_output_closes(void **state)
 	for (int st = MS_MERGE_STAGE_INDEX; st <= MS_MERGE_STAGE_PUBLISH; st++)
 		assert_true(l.at[st] - l.at[MS_MERGE_STAGE_PIN] <
 		            (int64_t)held / 4);
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 /* A merge that does not sample records no staging plan (as the
@@ -1322,15 +1314,12 @@ static void
 test_boundary_guard_retains_edge_traces(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 300);
-	ms_pipeline *p = open_pipeline("detdrop:100", &f.mem);
+	sfx s;
+	sfx_open(&s, 300, "detdrop:100");
 	const int64_t grace = MS_GRACE_NS;
 	ms_merge_result res;
-	assert_int_equal(do_segment(&f, ids, p, GEN_T0 + 100000000000LL - grace,
+	assert_int_equal(do_segment(&s.f, s.ids, s.p,
+	                            GEN_T0 + 100000000000LL - grace,
 	                            GEN_T0 + 30LL * 86400 * 1000000000, false,
 	                            true, &res),
 	                 0);
@@ -1343,14 +1332,12 @@ test_boundary_guard_retains_edge_traces(void **state)
 	assert_int_equal(res.traces_out, 100);
 	uint32_t rows_of[300] = { 0 };
 	uint64_t blocks;
-	check_output(&f, res.output_id, rows_of, 300, &blocks);
+	check_output(&s.f, res.output_id, rows_of, 300, &blocks);
 	for (uint64_t t = 0; t < 300; t++) {
 		uint32_t whole = 2 + (t % 3 == 0) + 2 * (t % 5 == 0);
 		assert_int_equal(rows_of[t], t < 100 ? whole : 0);
 	}
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 /* The reasons the segment and the merge event give: a segment too short
@@ -1379,14 +1366,10 @@ test_segment_and_event_reasons(void **state)
 		{ 0, 0, true, true, MS_SAMPLING_EXECUTED, MS_SREASON_NONE },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		fx f;
-		fx_open(&f);
-		gen_set all = { 0 };
-		uint64_t ids[3];
-		put_fragmented(&f, &all, ids, 120);
+		sfx x;
+		sfx_open(&x, 120, "detdrop:100");
 		ms_ledger_set before, after;
-		fx_ledgers(&f, &before);
-		ms_pipeline *p = open_pipeline("detdrop:100", &f.mem);
+		fx_ledgers(&x.f, &before);
 		int64_t lo = 0, hi = 0;
 		if (c[i].lo || c[i].hi) {
 			/* The second case's edge: grace before +1000 s. */
@@ -1394,8 +1377,9 @@ test_segment_and_event_reasons(void **state)
 			hi = GEN_T0 + c[i].hi * s;
 		}
 		ms_merge_result res;
-		assert_int_equal(do_segment(&f, ids, p, lo, hi, c[i].event_off,
-		                            c[i].finalize, &res),
+		assert_int_equal(do_segment(&x.f, x.ids, x.p, lo, hi,
+		                            c[i].event_off, c[i].finalize,
+		                            &res),
 		                 0);
 		assert_int_equal(res.sampling.klass, c[i].klass);
 		assert_int_equal(res.sampling.reason, c[i].reason);
@@ -1403,14 +1387,12 @@ test_segment_and_event_reasons(void **state)
 			assert_no_plan(&res.sampling);
 		else
 			assert_plan(&res.sampling);
-		fx_ledgers(&f, &after);
+		fx_ledgers(&x.f, &after);
 		if (c[i].klass == MS_SAMPLING_NOT_EXECUTED)
 			assert_true(ms_ledger_set_equal(&before, &after));
 		else
 			assert_int_equal(res.sampling.traces_dropped, 120);
-		ms_pipeline_close(p);
-		gen_free(&all);
-		fx_close(&f);
+		sfx_close(&x);
 	}
 }
 
@@ -1436,35 +1418,29 @@ static void
 test_timed_out_batch_untouched_after_merge(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 900);
-	ms_ledger_set before, after;
-	fx_ledgers(&f, &before);
+	sfx s;
+	sfx_open(&s, 900, NULL);
+	ms_ledger_set before;
+	fx_ledgers(&s.f, &before);
 	char gate[300], spec[400];
-	snprintf(gate, sizeof(gate), "%s/release", f.dir);
+	snprintf(gate, sizeof(gate), "%s/release", s.f.dir);
 	snprintf(spec, sizeof(spec), "tp_slow:{\"slow\":\"1/2@%s\"}", gate);
-	ms_pipeline *p = NULL;
 	ms_errbuf eb = { { 0 } };
 	ms_pipeline_opts o = { .spec = spec,
 		               .plugin_dir = MS_TEST_PLUGIN_DIR,
 		               .decide_timeout_ns = 20 * 1000000ull,
 		               .hard_ceiling = 1u << 20,
-		               .mem = &f.mem };
-	if (ms_pipeline_open(&p, &o, &eb))
+		               .mem = &s.f.mem };
+	if (ms_pipeline_open(&s.p, &o, &eb))
 		fail_msg("%s: %s", spec, eb.msg);
-	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
 	ms_merge_result res;
-	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), 0);
+	assert_int_equal(sfx_merge(&s, MATURE_NS, &res), 0);
 	assert_true(res.sampling.batches >= 3);
 	assert_int_equal(res.sampling.traces_dropped, 0);
-	assert_int_equal(res.rows_out, all.n);
-	fx_ledgers(&f, &after);
-	assert_true(ms_ledger_set_equal(&before, &after));
+	assert_int_equal(res.rows_out, s.all.n);
+	assert_ledgers(&s.f, &before);
 	/* Only now may the abandoned calls read their batches again. */
-	ms_chain *c = ms_pipeline_chain(p);
+	ms_chain *c = ms_pipeline_chain(s.p);
 	assert_true(ms_chain_abandoned(c) >= 1);
 	FILE *fp = fopen(gate, "w");
 	assert_non_null(fp);
@@ -1473,11 +1449,9 @@ test_timed_out_batch_untouched_after_merge(void **state)
 	for (int i = 0; i < 6000 && ms_chain_abandoned(c) > 0; i++)
 		nanosleep(&tick, NULL);
 	assert_int_equal(ms_chain_abandoned(c), 0);
-	assert_true(plugin_stat(p, "checked") >= 1);
-	assert_int_equal(plugin_stat(p, "changed"), 0);
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	assert_true(plugin_stat(s.p, "checked") >= 1);
+	assert_int_equal(plugin_stat(s.p, "changed"), 0);
+	sfx_close(&s);
 }
 
 /* Every input mature: a 35% deterministic drop removes whole traces, the
@@ -1487,34 +1461,30 @@ static void
 test_detdrop_drops_whole_traces(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 300);
-	ms_row *rows = gen_rows(&all);
-	ms_pipeline *p = open_pipeline("detdrop:35", &f.mem);
-	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000; /* all mature */
+	sfx s;
+	sfx_open(&s, 300, "detdrop:35");
+	ms_row *rows = gen_rows(&s.all);
+	int64_t now = MATURE_NS; /* all mature */
 	ms_merge_result res;
-	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), 0);
+	assert_int_equal(sfx_merge(&s, now, &res), 0);
 	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
 	assert_int_equal(res.sampling.traces_evaluated, 300);
 	assert_true(res.sampling.traces_dropped > 60);
 	assert_true(res.sampling.traces_dropped < 150);
 	assert_int_equal(res.traces_out + res.sampling.traces_dropped, 300);
-	assert_int_equal(res.rows_out + res.sampling.rows_dropped, all.n);
+	assert_int_equal(res.rows_out + res.sampling.rows_dropped, s.all.n);
 	assert_int_equal(res.index[MS_KIND_LATENCY].rows_pruned,
 	                 res.sampling.rows_dropped);
 	assert_int_equal(res.index[MS_KIND_START_TIME].rows_out, res.rows_out);
 	/* Oracle: which traces are in the output, and are they whole? */
 	uint32_t rows_of[300] = { 0 };
 	uint64_t blocks;
-	check_output(&f, res.output_id, rows_of, 300, &blocks);
+	check_output(&s.f, res.output_id, rows_of, 300, &blocks);
 	ms_ledger want;
 	ms_ledger_init(&want);
 	uint64_t missing = 0;
-	for (size_t i = 0; i < all.n; i++) {
-		uint64_t t = all.v[i].trace;
+	for (size_t i = 0; i < s.all.n; i++) {
+		uint64_t t = s.all.v[i].trace;
 		if (rows_of[t])
 			ms_ledger_add_row(&want, &rows[i]);
 	}
@@ -1525,12 +1495,10 @@ test_detdrop_drops_whole_traces(void **state)
 	}
 	assert_int_equal(missing, res.sampling.traces_dropped);
 	ms_ledger_set after;
-	fx_ledgers(&f, &after);
+	fx_ledgers(&s.f, &after);
 	assert_true(ms_ledger_equal(&want, &after.kind[MS_KIND_CORE]));
 	assert_int_equal(after.kind[MS_KIND_LATENCY].rows, want.rows);
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 /* alwayskeep gives the same logical output as a disabled pipeline. */
@@ -1538,27 +1506,20 @@ static void
 test_alwayskeep_equals_disabled(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 120);
-	ms_ledger_set before, after;
-	fx_ledgers(&f, &before);
-	ms_pipeline *p = open_pipeline("alwayskeep", &f.mem);
-	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	sfx s;
+	sfx_open(&s, 120, "alwayskeep");
+	ms_ledger_set before;
+	fx_ledgers(&s.f, &before);
+	int64_t now = MATURE_NS;
 	ms_merge_result res;
-	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), 0);
+	assert_int_equal(sfx_merge(&s, now, &res), 0);
 	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
 	assert_int_equal(res.sampling.traces_evaluated, 120);
 	assert_int_equal(res.sampling.traces_dropped, 0);
 	assert_int_equal(res.sampling.decide_dup_traces, 0);
 	assert_int_equal(res.sampling.bounds_mismatch, 0);
-	fx_ledgers(&f, &after);
-	assert_true(ms_ledger_set_equal(&before, &after));
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	assert_ledgers(&s.f, &before);
+	sfx_close(&s);
 }
 
 /* A sampling merge staged from block headers reads no unit in its scan:
@@ -1569,31 +1530,26 @@ static void
 test_sampled_corrupt_unit_fails_cleanly(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 40);
-	flip_data_byte(&f, ids[2], 3, 0x21); /* the last block's last unit */
-	char *before = fx_state(&f);
-	ms_pipeline *p = open_pipeline("alwayskeep", &f.mem);
-	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	sfx s;
+	sfx_open(&s, 40, NULL);
+	/* The last block's last unit. */
+	flip_data_byte(&s.f, s.ids[2], 3, 0x21);
+	char *before = fx_state(&s.f);
+	s.p = open_pipeline("alwayskeep", &s.f.mem);
 	ms_merge_result res;
-	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), MS_ERR_CORRUPT);
+	assert_int_equal(sfx_merge(&s, MATURE_NS, &res), MS_ERR_CORRUPT);
 	assert_int_equal(res.err_stage, MS_MERGE_STAGE_READ);
 	char name[17];
-	ms_part_id_str(ids[2], name);
+	ms_part_id_str(s.ids[2], name);
 	if (!strstr(res.error.msg, name) || !strstr(res.error.msg, "checksum"))
 		fail_msg("error names neither %s nor a checksum: %s", name,
 		         res.error.msg);
-	char *after = fx_state(&f);
+	char *after = fx_state(&s.f);
 	assert_string_equal(before, after);
-	assert_false(fx_has_tmp(&f));
+	assert_false(fx_has_tmp(&s.f));
 	free(before);
 	free(after);
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 /* A hot input under the selection policy: no sampling, merge_grace. */
@@ -1601,26 +1557,19 @@ static void
 test_hot_selection_bypasses_sampling(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 60);
-	ms_ledger_set before, after;
-	fx_ledgers(&f, &before);
-	ms_pipeline *p = open_pipeline("detdrop:50", &f.mem);
+	sfx s;
+	sfx_open(&s, 60, "detdrop:50");
+	ms_ledger_set before;
+	fx_ledgers(&s.f, &before);
 	ms_merge_result res;
-	assert_int_equal(do_sampled(&f, ids, 3, p, GEN_T0, &res), 0);
+	assert_int_equal(sfx_merge(&s, GEN_T0, &res), 0);
 	assert_int_equal(res.sampling.klass, MS_SAMPLING_NOT_EXECUTED);
 	assert_int_equal(res.sampling.reason, MS_SREASON_MERGE_GRACE);
 	assert_int_equal(res.sampling.traces_evaluated, 0);
 	assert_no_plan(&res.sampling);
 	assert_true(res.blocks_raw > 0);
-	fx_ledgers(&f, &after);
-	assert_true(ms_ledger_set_equal(&before, &after));
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	assert_ledgers(&s.f, &before);
+	sfx_close(&s);
 }
 
 /* Every input younger than the frontier (min ts past it) under the trace
@@ -1631,17 +1580,12 @@ static void
 test_trace_policy_young_selection_not_sampled(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 60);
-	ms_ledger_set before, after;
-	fx_ledgers(&f, &before);
-	ms_pipeline *p =
-	        open_pipeline_policy("detdrop:50", &f.mem, MS_GRACE_TRACE);
+	sfx s;
+	sfx_open_policy(&s, 60, "detdrop:50", MS_GRACE_TRACE);
+	ms_ledger_set before;
+	fx_ledgers(&s.f, &before);
 	ms_merge_result res;
-	assert_int_equal(do_sampled(&f, ids, 3, p, GEN_T0, &res), 0);
+	assert_int_equal(sfx_merge(&s, GEN_T0, &res), 0);
 	const ms_merge_sampling *sm = &res.sampling;
 	assert_int_equal(sm->klass, MS_SAMPLING_NOT_EXECUTED);
 	assert_int_equal(sm->reason, MS_SREASON_MERGE_GRACE);
@@ -1653,11 +1597,8 @@ test_trace_policy_young_selection_not_sampled(void **state)
 	                         sm->traces_unevaluated + sm->traces_dropped,
 	                 0);
 	assert_no_plan(sm);
-	fx_ledgers(&f, &after);
-	assert_true(ms_ledger_set_equal(&before, &after));
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	assert_ledgers(&s.f, &before);
+	sfx_close(&s);
 }
 
 static ms_pipeline *
@@ -1755,26 +1696,20 @@ static void
 test_everything_dropped_publishes_no_output(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 30);
-	ms_pipeline *p = open_pipeline("detdrop:100", &f.mem);
-	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	sfx s;
+	sfx_open(&s, 30, "detdrop:100");
+	int64_t now = MATURE_NS;
 	ms_merge_result res;
-	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), 0);
+	assert_int_equal(sfx_merge(&s, now, &res), 0);
 	assert_int_equal(res.sampling.traces_dropped, 30);
 	assert_int_equal(res.output_id, 0);
 	assert_int_equal(res.rows_out, 0);
 	ms_view *v = NULL;
-	assert_int_equal(ms_shard_view(f.s, &v, NULL), 0);
+	assert_int_equal(ms_shard_view(s.f.s, &v, NULL), 0);
 	assert_int_equal(ms_view_count(v), 0);
 	ms_view_release(v);
-	assert_false(fx_has_tmp(&f));
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	assert_false(fx_has_tmp(&s.f));
+	sfx_close(&s);
 }
 
 /* ---- sampling: raw copy, projection, drop reports, retries ---- */
@@ -1836,26 +1771,20 @@ static void
 test_only_projected_columns_are_decoded(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 240);
-	ms_pipeline *p = open_pipeline("skywalking", &f.mem);
-	uint32_t proj = ms_chain_projection(ms_pipeline_chain(p));
+	sfx s;
+	sfx_open(&s, 240, "skywalking");
+	uint32_t proj = ms_chain_projection(ms_pipeline_chain(s.p));
 	assert_int_equal(proj, MS_PROJ_START | MS_PROJ_LATENCY | MS_PROJ_ERROR);
-	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	int64_t now = MATURE_NS;
 	ms_merge_result res;
-	assert_int_equal(do_sampled(&f, ids, 3, p, now, &res), 0);
+	assert_int_equal(sfx_merge(&s, now, &res), 0);
 	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
 	assert_int_equal(res.sampling.decoded_cols,
 	                 MS_COL_START | MS_COL_LATENCY | MS_COL_ERROR);
 	assert_int_equal(res.sampling.blocks_decoded, res.blocks_in);
 	assert_true(res.blocks_raw > 0);
 	assert_int_equal(res.traces_out + res.sampling.traces_dropped, 240);
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 /* What on_drop saw, in order. */
@@ -1899,6 +1828,14 @@ do_sampled_drops(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
 	return ms__merge_execute_hooked(&req, h, res, &eb);
 }
 
+/* sfx_merge with hooks h, the drops reported into d. */
+static int
+sfx_merge_drops(sfx *s, int64_t now, const ms_merge_hooks *h, drops_seen *d,
+                ms_merge_result *res)
+{
+	return do_sampled_drops(&s->f, s->ids, 3, s->p, now, h, d, res);
+}
+
 /* The two end-of-run checks (DESIGN 4) a merge reports: each trace
  * handed to Decide once, with the bounds its fragments' block headers
  * give. A normal merge reports 0 of each, staged from headers (alwayskeep)
@@ -1913,19 +1850,14 @@ test_decide_once_and_bounds_checks(void **state)
 	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
 	for (size_t k = 0; k < 2; k++) {
 		for (int mode = 0; mode < 3; mode++) {
-			fx f;
-			fx_open(&f);
-			gen_set all = { 0 };
-			uint64_t ids[3];
-			put_fragmented(&f, &all, ids, 150);
-			ms_pipeline *p = open_pipeline(specs[k], &f.mem);
+			sfx s;
+			sfx_open(&s, 150, specs[k]);
 			ms_merge_hooks h = { 0 };
 			h.stage_decide_twice = mode == 1;
 			h.stage_bounds_skew_ns = mode == 2 ? 1 : 0;
 			drops_seen d = { 0 };
 			ms_merge_result res;
-			assert_int_equal(do_sampled_drops(&f, ids, 3, p, now,
-			                                  &h, &d, &res),
+			assert_int_equal(sfx_merge_drops(&s, now, &h, &d, &res),
 			                 0);
 			const ms_merge_sampling *sm = &res.sampling;
 			assert_int_equal(sm->klass, MS_SAMPLING_EXECUTED);
@@ -1936,9 +1868,7 @@ test_decide_once_and_bounds_checks(void **state)
 			assert_int_equal(sm->bounds_mismatch,
 			                 mode == 2 ? 150 : 0);
 			assert_int_equal(sm->hot_decided, 0);
-			ms_pipeline_close(p);
-			gen_free(&all);
-			fx_close(&f);
+			sfx_close(&s);
 		}
 	}
 }
@@ -1959,20 +1889,14 @@ test_hot_traces_never_decided(void **state)
 	for (size_t k = 0; k < 2; k++) {
 		uint64_t kept_hot = 0;
 		for (int mode = 0; mode < 2; mode++) {
-			fx f;
-			fx_open(&f);
-			gen_set all = { 0 };
-			uint64_t ids[3];
-			put_fragmented(&f, &all, ids, 150);
-			ms_pipeline *p = open_pipeline_policy(specs[k], &f.mem,
-			                                      MS_GRACE_TRACE);
+			sfx s;
+			sfx_open_policy(&s, 150, specs[k], MS_GRACE_TRACE);
 			ms_merge_hooks h = { 0 };
 			h.stage_frontier_skew_ns =
 			        mode ? 3600LL * 1000000000 : 0;
 			drops_seen d = { 0 };
 			ms_merge_result res;
-			assert_int_equal(do_sampled_drops(&f, ids, 3, p, now,
-			                                  &h, &d, &res),
+			assert_int_equal(sfx_merge_drops(&s, now, &h, &d, &res),
 			                 0);
 			const ms_merge_sampling *sm = &res.sampling;
 			assert_int_equal(sm->klass, MS_SAMPLING_EXECUTED);
@@ -1988,9 +1912,7 @@ test_hot_traces_never_decided(void **state)
 				assert_int_equal(sm->hot_decided, kept_hot);
 			}
 			assert_int_equal(sm->bounds_mismatch, 0);
-			ms_pipeline_close(p);
-			gen_free(&all);
-			fx_close(&f);
+			sfx_close(&s);
 		}
 	}
 }
@@ -2003,22 +1925,17 @@ static void
 test_on_drop_reports_exactly_the_dropped_traces(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
 	const size_t ntr = 300;
-	put_fragmented(&f, &all, ids, ntr);
-	ms_row *rows = gen_rows(&all);
-	ms_ledger_set before, after;
-	fx_ledgers(&f, &before);
-	ms_pipeline *p = open_pipeline("detdrop:35", &f.mem);
-	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	sfx s;
+	sfx_open(&s, ntr, "detdrop:35");
+	ms_row *rows = gen_rows(&s.all);
+	ms_ledger_set before;
+	fx_ledgers(&s.f, &before);
+	int64_t now = MATURE_NS;
 	ms_merge_result res;
 	drops_seen d;
 	memset(&d, 0, sizeof(d));
-	assert_int_equal(do_sampled_drops(&f, ids, 3, p, now, NULL, &d, &res),
-	                 0);
+	assert_int_equal(sfx_merge_drops(&s, now, NULL, &d, &res), 0);
 	assert_true(res.sampling.traces_dropped > 60);
 	assert_int_equal(d.n, res.sampling.traces_dropped);
 	uint64_t sum = 0;
@@ -2031,7 +1948,7 @@ test_on_drop_reports_exactly_the_dropped_traces(void **state)
 	/* Exactly the traces missing from the output, with their rows. */
 	uint32_t rows_of[300] = { 0 };
 	uint64_t blocks;
-	check_output(&f, res.output_id, rows_of, ntr, &blocks);
+	check_output(&s.f, res.output_id, rows_of, ntr, &blocks);
 	bool dropped[300] = { false };
 	for (size_t i = 0; i < d.n; i++) {
 		uint64_t t = d.trace[i];
@@ -2045,17 +1962,14 @@ test_on_drop_reports_exactly_the_dropped_traces(void **state)
 	/* The oracle, from the generator's rows. */
 	ms_ledger_set gone;
 	ms_ledger_set_init(&gone);
-	for (size_t i = 0; i < all.n; i++)
-		if (dropped[all.v[i].trace])
+	for (size_t i = 0; i < s.all.n; i++)
+		if (dropped[s.all.v[i].trace])
 			ms_ledger_set_add_row(&gone, &rows[i]);
 	assert_int_equal(gone.kind[MS_KIND_CORE].rows,
 	                 res.sampling.rows_dropped);
 	assert_int_equal(ms_ledger_set_sub(&before, &gone), 0);
-	fx_ledgers(&f, &after);
-	assert_true(ms_ledger_set_equal(&before, &after));
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	assert_ledgers(&s.f, &before);
+	sfx_close(&s);
 }
 
 /* A merge that fails after deciding its drops reports none of them. */
@@ -2073,24 +1987,17 @@ static void
 test_on_drop_silent_when_the_merge_fails(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 90);
-	ms_pipeline *p = open_pipeline("detdrop:50", &f.mem);
-	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	sfx s;
+	sfx_open(&s, 90, "detdrop:50");
+	int64_t now = MATURE_NS;
 	ms_merge_hooks h = { .stage = fail_publish };
 	ms_merge_result res;
 	drops_seen d;
 	memset(&d, 0, sizeof(d));
-	assert_int_equal(do_sampled_drops(&f, ids, 3, p, now, &h, &d, &res),
-	                 MS_ERR_IO);
+	assert_int_equal(sfx_merge_drops(&s, now, &h, &d, &res), MS_ERR_IO);
 	assert_int_equal(d.calls, 0);
 	assert_int_equal(res.output_id, 0);
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	sfx_close(&s);
 }
 
 /* A hook that, at the start of publication, introduces a part holding a
@@ -2132,19 +2039,15 @@ static void
 test_inventory_change_once_resamples(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 30);
-	ms_pipeline *p = open_pipeline("detdrop:100", &f.mem);
-	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
-	intruder in = { &f, &all, 1, 0 };
+	sfx s;
+	sfx_open(&s, 30, "detdrop:100");
+	int64_t now = MATURE_NS;
+	intruder in = { &s.f, &s.all, 1, 0 };
 	ms_merge_hooks h = { .stage = intrude, .arg = &in };
 	ms_merge_result res;
 	drops_seen d;
 	memset(&d, 0, sizeof(d));
-	assert_int_equal(do_sampled_drops(&f, ids, 3, p, now, &h, &d, &res), 0);
+	assert_int_equal(sfx_merge_drops(&s, now, &h, &d, &res), 0);
 	assert_int_equal(in.attempts, 2);
 	assert_int_equal(res.sampling.attempts_discarded, 1);
 	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
@@ -2155,10 +2058,8 @@ test_inventory_change_once_resamples(void **state)
 	assert_int_equal(d.calls, 29);
 	for (size_t i = 0; i < d.n; i++)
 		assert_true(d.trace[i] != 7);
-	assert_false(fx_has_tmp(&f));
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	assert_false(fx_has_tmp(&s.f));
+	sfx_close(&s);
 }
 
 /* The inventory keeps changing: after three discarded sampling attempts
@@ -2167,21 +2068,17 @@ static void
 test_inventory_keeps_changing_goes_lossless(void **state)
 {
 	(void)state;
-	fx f;
-	fx_open(&f);
-	gen_set all = { 0 };
-	uint64_t ids[3];
-	put_fragmented(&f, &all, ids, 30);
+	sfx s;
+	sfx_open(&s, 30, "detdrop:100");
 	ms_ledger_set before, after;
-	fx_ledgers(&f, &before);
-	ms_pipeline *p = open_pipeline("detdrop:100", &f.mem);
-	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
-	intruder in = { &f, &all, 1000, 0 };
+	fx_ledgers(&s.f, &before);
+	int64_t now = MATURE_NS;
+	intruder in = { &s.f, &s.all, 1000, 0 };
 	ms_merge_hooks h = { .stage = intrude, .arg = &in };
 	ms_merge_result res;
 	drops_seen d;
 	memset(&d, 0, sizeof(d));
-	assert_int_equal(do_sampled_drops(&f, ids, 3, p, now, &h, &d, &res), 0);
+	assert_int_equal(sfx_merge_drops(&s, now, &h, &d, &res), 0);
 	assert_int_equal(in.attempts, 4); /* 3 sampling + 1 lossless */
 	assert_int_equal(res.sampling.attempts_discarded, 3);
 	assert_int_equal(res.sampling.klass, MS_SAMPLING_NOT_EXECUTED);
@@ -2194,13 +2091,11 @@ test_inventory_keeps_changing_goes_lossless(void **state)
 	assert_int_equal(d.calls, 0);
 	/* The inputs' rows all survive; the intruders (copies of traces 7,
 	 * 8, 9, 10: 2 + 2 + 3 + 4 rows) were added outside. */
-	fx_ledgers(&f, &after);
+	fx_ledgers(&s.f, &after);
 	assert_int_equal(after.kind[MS_KIND_CORE].rows,
 	                 before.kind[MS_KIND_CORE].rows + 11);
-	assert_false(fx_has_tmp(&f));
-	ms_pipeline_close(p);
-	gen_free(&all);
-	fx_close(&f);
+	assert_false(fx_has_tmp(&s.f));
+	sfx_close(&s);
 }
 
 int

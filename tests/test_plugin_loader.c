@@ -45,15 +45,28 @@ still_loaded(const char *path)
 	return h != NULL;
 }
 
+/* ms_plugin_load of plugin name (a test plugin when it starts "tp_",
+ * else a shipped one) with config (NULL: none) and allocator mem; its
+ * path into path[512]. Returns what the loader returned. */
+static int
+load(const char *name, const char *config, ms_mem *mem, char *path,
+     ms_plugin **p, ms_errbuf *eb)
+{
+	if (strncmp(name, "tp_", 3) == 0)
+		tp_path(path, 512, name);
+	else
+		shipped_path(path, 512, name);
+	ms_plugin_load_opts o = { config, mem, NULL, NULL };
+	return ms_plugin_load(p, path, &o, eb);
+}
+
 static void
 expect_refusal(const char *name, const char *config, const char *needle)
 {
 	char path[512];
-	tp_path(path, sizeof(path), name);
-	ms_plugin_load_opts o = { config, NULL, NULL, NULL };
 	ms_plugin *p = (ms_plugin *)0x1;
 	ms_errbuf eb = { "" };
-	int rc = ms_plugin_load(&p, path, &o, &eb);
+	int rc = load(name, config, NULL, path, &p, &eb);
 	assert_int_equal(rc, MS_ERR_PLUGIN);
 	assert_null(p);
 	if (!strstr(eb.msg, needle))
@@ -67,13 +80,11 @@ test_alwayskeep_loads(void **st)
 {
 	(void)st;
 	char path[512];
-	shipped_path(path, sizeof(path), "alwayskeep");
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
-	ms_plugin_load_opts o = { "", &mem, NULL, NULL };
 	ms_plugin *p;
 	ms_errbuf eb;
-	assert_int_equal(ms_plugin_load(&p, path, &o, &eb), 0);
+	assert_int_equal(load("alwayskeep", "", &mem, path, &p, &eb), 0);
 	assert_string_equal(ms_plugin_name(p), "alwayskeep");
 	assert_int_equal(ms_plugin_projection(p), 0);
 	assert_string_equal(ms_plugin_path(p), path);
@@ -104,11 +115,11 @@ test_alwayskeep_refuses_config(void **st)
 {
 	(void)st;
 	char path[512];
-	shipped_path(path, sizeof(path), "alwayskeep");
-	ms_plugin_load_opts o = { "{\"percent\":3}", NULL, NULL, NULL };
 	ms_plugin *p;
 	ms_errbuf eb;
-	assert_int_equal(ms_plugin_load(&p, path, &o, &eb), MS_ERR_PLUGIN);
+	assert_int_equal(
+	        load("alwayskeep", "{\"percent\":3}", NULL, path, &p, &eb),
+	        MS_ERR_PLUGIN);
 	assert_non_null(strstr(eb.msg, "no configuration"));
 }
 
@@ -164,6 +175,16 @@ assert_one_printable_line(const char *s)
 			         (size_t)(c - s), s);
 }
 
+/* Plugin name (no config) is refused, its message (in *eb) one
+ * printable line; its path into path[512]. */
+static void
+refused_in_one_line(const char *name, char *path, ms_errbuf *eb)
+{
+	ms_plugin *p;
+	assert_int_equal(load(name, NULL, NULL, path, &p, eb), MS_ERR_PLUGIN);
+	assert_one_printable_line(eb->msg);
+}
+
 static void
 test_open_message_one_printable_line(void **st)
 {
@@ -172,11 +193,8 @@ test_open_message_one_printable_line(void **st)
 	 * C1 byte and 400 more bytes: shown as one printable line, cut at
 	 * 200 bytes. */
 	char path[512];
-	tp_path(path, sizeof(path), "tp_openmsg");
-	ms_plugin *p;
 	ms_errbuf eb = { "" };
-	assert_int_equal(ms_plugin_load(&p, path, NULL, &eb), MS_ERR_PLUGIN);
-	assert_one_printable_line(eb.msg);
+	refused_in_one_line("tp_openmsg", path, &eb);
 	const char *m = strstr(eb.msg, "open: ");
 	assert_non_null(m);
 	m += strlen("open: ");
@@ -195,11 +213,8 @@ test_bad_name_is_shown_printable(void **st)
 	 * one printable line. */
 	expect_refusal("tp_badname", "", "name \"tp_bad name?[2J\" refused");
 	char path[512];
-	tp_path(path, sizeof(path), "tp_badname");
-	ms_plugin *p;
 	ms_errbuf eb = { "" };
-	assert_int_equal(ms_plugin_load(&p, path, NULL, &eb), MS_ERR_PLUGIN);
-	assert_one_printable_line(eb.msg);
+	refused_in_one_line("tp_badname", path, &eb);
 }
 
 static void
@@ -207,18 +222,16 @@ test_older_descriptor_loads(void **st)
 {
 	(void)st;
 	char path[512];
-	tp_path(path, sizeof(path), "tp_olddesc");
 	ms_plugin *p;
 	ms_errbuf eb;
-	assert_int_equal(ms_plugin_load(&p, path, NULL, &eb), 0);
+	assert_int_equal(load("tp_olddesc", NULL, NULL, path, &p, &eb), 0);
 	/* Fields past its struct_size are not read: no stats callback. */
 	ms_plugin_stat s[4];
 	assert_int_equal(ms_plugin_stats(p, s, 4), 0);
 	ms_plugin_unload(p);
 
 	/* The same source with the whole descriptor has stats. */
-	tp_path(path, sizeof(path), "tp_mask");
-	assert_int_equal(ms_plugin_load(&p, path, NULL, &eb), 0);
+	assert_int_equal(load("tp_mask", NULL, NULL, path, &p, &eb), 0);
 	assert_int_equal(ms_plugin_stats(p, s, 4), 2);
 	assert_string_equal(s[0].name, "calls");
 	ms_plugin_unload(p);
@@ -269,33 +282,36 @@ test_only_entry_exported(void **st)
 	}
 }
 
+/* spec parsed into *s with plugin directory /p; a refusal fails. */
+static void
+parse_ok(ms_chain_spec *s, const char *spec)
+{
+	ms_errbuf eb = { "" };
+	if (ms_chain_spec_parse(s, spec, "/p", NULL, &eb) != 0)
+		fail_msg("spec '%s' refused: %s", spec, eb.msg);
+}
+
 static void
 test_spec_variants(void **st)
 {
 	(void)st;
 	ms_chain_spec s;
-	ms_errbuf eb;
-	assert_int_equal(ms_chain_spec_parse(&s, "disabled", "/p", NULL, &eb),
-	                 0);
+	parse_ok(&s, "disabled");
 	assert_int_equal(s.n, 0);
 	ms_chain_spec_release(&s);
 
-	assert_int_equal(ms_chain_spec_parse(&s, "alwayskeep", "/p", NULL, &eb),
-	                 0);
+	parse_ok(&s, "alwayskeep");
 	assert_int_equal(s.n, 1);
 	assert_string_equal(s.links[0].path, "/p/alwayskeep.so");
 	assert_string_equal(s.links[0].config, "");
 	ms_chain_spec_release(&s);
 
-	assert_int_equal(ms_chain_spec_parse(&s, "detdrop:35", "/p", NULL, &eb),
-	                 0);
+	parse_ok(&s, "detdrop:35");
 	assert_string_equal(s.links[0].config, "{\"percent\":35}");
 	ms_chain_spec_release(&s);
 
 	/* A percentage is any JSON number without sign or exponent. */
-	assert_int_equal(ms_chain_spec_parse(&s, "detdrop:0.5,detdrop:0", "/p",
-	                                     NULL, &eb),
-	                 0);
+	parse_ok(&s, "detdrop:0.5,detdrop:0");
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.names[0], "detdrop");
 	assert_string_equal(s.links[0].path, "/p/detdrop.so");
@@ -303,8 +319,7 @@ test_spec_variants(void **st)
 	assert_string_equal(s.links[1].config, "{\"percent\":0}");
 	ms_chain_spec_release(&s);
 
-	assert_int_equal(ms_chain_spec_parse(&s, "skywalking", "/p", NULL, &eb),
-	                 0);
+	parse_ok(&s, "skywalking");
 	assert_string_equal(s.links[0].config, MS_SKYWALKING_DEFAULT_CONFIG);
 	ms_chain_spec_release(&s);
 
@@ -312,7 +327,7 @@ test_spec_variants(void **st)
 	                  "\"keepErrors\":false,\"healthySampleRate\":\"0.5\","
 	                  "\"keepTagRules\":[\"a\",\"b=c\"]},"
 	                  "detdrop:{ \"percent\": 35 }";
-	assert_int_equal(ms_chain_spec_parse(&s, two, "/p", NULL, &eb), 0);
+	parse_ok(&s, two);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.names[0], "skywalking");
 	assert_string_equal(s.links[0].config,
@@ -336,7 +351,7 @@ test_spec_link_limit(void **st)
 		strcat(spec, ",detdrop:35");
 	ms_chain_spec s;
 	ms_errbuf eb = { "" };
-	assert_int_equal(ms_chain_spec_parse(&s, spec, "/p", NULL, &eb), 0);
+	parse_ok(&s, spec);
 	assert_int_equal(s.n, 8);
 	assert_string_equal(s.links[7].config, "{\"percent\":35}");
 	ms_chain_spec_release(&s);

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "child_testlib.h"
 #include "ev_fixture.h"
 #include "evdb_testlib.h"
 #include "ms_replay_events.h"
@@ -408,6 +409,37 @@ test_disk_full(void **state)
 	full_vfs_disarm();
 }
 
+/* The child of test_sigkill: records merges into the database at path
+ * (arg) and writes to fd how many are committed each time that grows. */
+static int
+record_until_killed(void *arg, int fd)
+{
+	const char *path = arg;
+	ms_errbuf eb;
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path, .batch_events = 16, .batch_ms = 30 };
+	if (ms_rec_open(&r, &o, &eb) < 0)
+		return 2;
+	ms_ev_input in[16];
+	uint64_t reported = 0;
+	for (uint64_t s = 1; s <= 1000000; s++) {
+		ms_ev_merge m;
+		evf_merge(&m, in, s, 1000000, true);
+		if (ms_rec_merge(r, &m, &eb) < 0)
+			return 3;
+		ms_rec_stats st;
+		ms_rec_stats_get(r, &st);
+		if (st.merges_committed != reported) {
+			reported = st.merges_committed;
+			if (write(fd, &reported, 8) != 8)
+				return 4;
+		}
+		struct timespec ts = { 0, 500000 };
+		nanosleep(&ts, NULL);
+	}
+	return 5;
+}
+
 /* The child records merges and reports on a pipe how many are committed;
  * the parent kills it with SIGKILL mid-run. */
 static void
@@ -416,50 +448,18 @@ test_sigkill(void **state)
 	(void)state;
 	char path[512];
 	path_in(path, sizeof(path), "killed.db");
-	int fds[2];
-	assert_int_equal(pipe(fds), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(fds[0]);
-		ms_errbuf eb;
-		ms_rec *r = NULL;
-		ms_rec_opts o = { .path = path,
-			          .batch_events = 16,
-			          .batch_ms = 30 };
-		if (ms_rec_open(&r, &o, &eb) < 0)
-			_exit(2);
-		ms_ev_input in[16];
-		uint64_t reported = 0;
-		for (uint64_t s = 1; s <= 1000000; s++) {
-			ms_ev_merge m;
-			evf_merge(&m, in, s, 1000000, true);
-			if (ms_rec_merge(r, &m, &eb) < 0)
-				_exit(3);
-			ms_rec_stats st;
-			ms_rec_stats_get(r, &st);
-			if (st.merges_committed != reported) {
-				reported = st.merges_committed;
-				if (write(fds[1], &reported, 8) != 8)
-					_exit(4);
-			}
-			struct timespec ts = { 0, 500000 };
-			nanosleep(&ts, NULL);
-		}
-		_exit(5);
-	}
-	close(fds[1]);
+	int rfd;
+	pid_t pid = ms_test_child(record_until_killed, path, &rfd);
 	uint64_t committed = 0, v;
-	while (committed < 150 && read(fds[0], &v, 8) == 8)
+	while (committed < 150 && read(rfd, &v, 8) == 8)
 		committed = v;
 	assert_true(committed >= 150);
 	assert_int_equal(kill(pid, SIGKILL), 0);
-	int status = 0;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	int status = ms_test_child_wait(pid);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	while (read(fds[0], &v, 8) == 8)
+	while (read(rfd, &v, 8) == 8)
 		committed = v;
-	close(fds[0]);
+	close(rfd);
 
 	/* the file opens, is intact, and holds every committed merge */
 	sqlite3 *db = NULL;

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE /* syncfs */
 #include "ms_pipeline.h"
+#include "child_testlib.h"
 #include "replay_testlib.h"
 #include "replay_int.h"
 #include "sqlite_full_vfs.h"
@@ -1929,6 +1930,16 @@ integrity_ok(const char *path)
 	return ok;
 }
 
+/* The child of test_sigkill_mid_run: child_run into the database and
+ * work directory arg names. */
+static int
+run_until_killed(void *arg, int fd)
+{
+	const char *const *dirs = arg;
+	child_run(fd, dirs[0], dirs[1]);
+	return 0;
+}
+
 static void
 test_sigkill_mid_run(void **state)
 {
@@ -1936,23 +1947,14 @@ test_sigkill_mid_run(void **state)
 	char db[PATH_MAX], work[PATH_MAX];
 	rt_path(db, sizeof(db), "killed.db");
 	snprintf(work, sizeof(work), "%s/killed.shard", rt.shm);
-	int fds[2];
-	assert_int_equal(pipe(fds), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(fds[0]);
-		child_run(fds[1], db, work);
-		_exit(0);
-	}
-	close(fds[1]);
+	const char *dirs[2] = { db, work };
+	int rfd;
+	pid_t pid = ms_test_child(run_until_killed, dirs, &rfd);
 	uint64_t reported = 0;
-	ssize_t n = read(fds[0], &reported, sizeof(reported));
+	ssize_t n = read(rfd, &reported, sizeof(reported));
 	kill(pid, SIGKILL);
-	int status = 0;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	close(fds[0]);
+	int status = ms_test_child_wait(pid);
+	close(rfd);
 	assert_int_equal(n, (ssize_t)sizeof(reported));
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	assert_true(reported >= 3);

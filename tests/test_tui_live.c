@@ -87,6 +87,45 @@ frame_has(const ms_canvas *c, const char *needle)
 	return false;
 }
 
+/* A replay under the TUI's controller, and a view for its snapshots. */
+typedef struct live {
+	ms_replay *r; /* the controller's current replay */
+	ms_tui_ctl ctl;
+	ms_replay_ctl *rc;
+	ms_tui_view *v;
+} live;
+
+/* Start run's replay (and wait for its end when to_end), its controller
+ * and an empty view. */
+static void
+live_open(live *l, rt_run *run, bool to_end)
+{
+	l->r = rt_start(run, NULL);
+	assert_non_null(l->r);
+	if (to_end)
+		assert_int_equal(ms_replay_wait(l->r, -1), 0);
+	l->rc = NULL;
+	assert_int_equal(ms_replay_ctl_new(&l->rc, l->r, &l->ctl), 0);
+	l->v = ms_tui_view_new();
+	assert_non_null(l->v);
+}
+
+/* The view from a snapshot of the controller. */
+static void
+live_snapshot(live *l)
+{
+	ms_errbuf eb = { "" };
+	assert_int_equal(l->ctl.ops->snapshot(l->ctl.self, l->v, &eb), 0);
+}
+
+static void
+live_close(live *l)
+{
+	ms_tui_view_free(l->v);
+	ms_replay_ctl_free(l->rc);
+	ms_replay_close(l->r);
+}
+
 static void
 test_figures_move_during_decide(void **state)
 {
@@ -105,14 +144,10 @@ test_figures_move_during_decide(void **state)
 	 * stages in several batches, so Decide is called more than once. */
 	run.o.profile = "cpus=2,mem=128m";
 	run.o.envelope = "emulated";
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-
-	ms_tui_ctl ctl;
-	ms_replay_ctl *rc = NULL;
-	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
-	snap_job j = { .ctl = &ctl, .view = ms_tui_view_new() };
-	assert_non_null(j.view);
+	live l;
+	live_open(&l, &run, false);
+	ms_replay *r = l.r;
+	snap_job j = { .ctl = &l.ctl, .view = l.v };
 	pthread_mutex_init(&j.mu, NULL);
 	pthread_cond_init(&j.cv, NULL);
 
@@ -216,9 +251,7 @@ test_figures_move_during_decide(void **state)
 
 	pthread_mutex_destroy(&j.mu);
 	pthread_cond_destroy(&j.cv);
-	ms_tui_view_free(j.view);
-	ms_replay_ctl_free(rc);
-	ms_replay_close(r);
+	live_close(&l);
 	unlink(gate);
 }
 
@@ -274,16 +307,10 @@ test_every_recon_row(void **state)
 	rt_run run;
 	rt_opts(&run, "recon", "skywalking");
 	run.o.speed = 0;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	assert_int_equal(ms_replay_wait(r, -1), 0);
-	ms_tui_ctl ctl;
-	ms_replay_ctl *rc = NULL;
-	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
-	ms_tui_view *v = ms_tui_view_new();
-	assert_non_null(v);
-	ms_errbuf eb = { "" };
-	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	live l;
+	live_open(&l, &run, true);
+	live_snapshot(&l);
+	ms_tui_view *v = l.v;
 	assert_int_equal(v->state, MS_VIEW_DONE);
 	assert_true(v->ngates > 0);
 
@@ -338,9 +365,7 @@ test_every_recon_row(void **state)
 	assert_int_equal(v->nrecon, n);
 	free(at132);
 	free(at80);
-	ms_tui_view_free(v);
-	ms_replay_ctl_free(rc);
-	ms_replay_close(r);
+	live_close(&l);
 }
 
 /* The reconciliation rows of the database at path: how many, and whether
@@ -497,12 +522,10 @@ test_every_breakpoint_kept(void **state)
 	assert_non_null(run);
 	rt_opts(&run[0], "kept", "skywalking");
 	run[0].o.start_paused = true;
-	ms_replay *r = rt_start(&run[0], NULL);
-	assert_non_null(r);
-	ms_tui_ctl ctl;
-	ms_replay_ctl *rc = NULL;
-	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
-	ms_replay_ctl_set_reopen(rc, reopen_paused, &run[1]);
+	live l;
+	live_open(&l, &run[0], false);
+	ms_tui_ctl ctl = l.ctl;
+	ms_replay_ctl_set_reopen(l.rc, reopen_paused, &run[1]);
 	ms_errbuf eb = { "" };
 	for (int i = 1; i <= 64; i++) {
 		char spec[32];
@@ -515,44 +538,41 @@ test_every_breakpoint_kept(void **state)
 			        ctl.ops->break_enable(ctl.self, id, false, &eb),
 			        0);
 	}
-	ms_tui_view *v = ms_tui_view_new();
-	assert_non_null(v);
+	ms_tui_view *v = l.v;
 	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
-	assert_64_kept(r, v);
+	assert_64_kept(l.r, v);
 	/* r: the day again, paused at its start. */
 	assert_int_equal(ctl.ops->restart(ctl.self, NULL, &eb), 0);
-	r = ms_replay_ctl_replay(rc);
+	l.r = ms_replay_ctl_replay(l.rc);
 	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
-	assert_64_kept(r, v);
+	assert_64_kept(l.r, v);
 	/* Back to merge #3 (no checkpoint before it: a restart), then
 	 * ahead to #5. */
 	ms_replay_status *st = rt_status_new();
 	ms_tui_target t = { .kind = MS_TARGET_MERGE, .seq = 3 };
 	if (ctl.ops->restart(ctl.self, &t, &eb))
 		fail_msg("back to #3: %s", eb.msg);
-	r = ms_replay_ctl_replay(rc);
-	assert_true(rt_wait_stop(r, st));
+	l.r = ms_replay_ctl_replay(l.rc);
+	assert_true(rt_wait_stop(l.r, st));
 	assert_int_equal(st->state, MS_REPLAY_BREAK);
 	assert_string_equal(st->break_why, "go #3");
 	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
-	assert_64_kept(r, v);
+	assert_64_kept(l.r, v);
 	t.seq = 5;
 	if (ctl.ops->run_to(ctl.self, &t, &eb))
 		fail_msg("ahead to #5: %s", eb.msg);
 	struct timespec tick = { 0, 10 * 1000000L };
 	for (int i = 0; i < 12000; i++) {
-		assert_true(rt_wait_stop(r, st));
+		assert_true(rt_wait_stop(l.r, st));
 		if (strcmp(st->break_why, "go #5") == 0)
 			break;
 		nanosleep(&tick, NULL);
 	}
 	assert_string_equal(st->break_why, "go #5");
 	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
-	assert_64_kept(r, v);
+	assert_64_kept(l.r, v);
 	free(st);
-	ms_tui_view_free(v);
-	ms_replay_ctl_free(rc);
-	ms_replay_close(r);
+	live_close(&l);
 	free(run);
 }
 
@@ -578,17 +598,15 @@ test_paused_at_the_start(void **state)
 	rt_run run;
 	rt_opts(&run, "paused", "skywalking");
 	run.o.start_paused = true;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
+	live l;
+	live_open(&l, &run, false);
+	ms_replay *r = l.r;
 	ms_replay_status *st = rt_status_new();
 	assert_true(rt_wait_stop(r, st));
-	ms_tui_ctl ctl;
-	ms_replay_ctl *rc = NULL;
-	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
-	ms_tui_view *v = ms_tui_view_new();
-	assert_non_null(v);
+	ms_tui_ctl ctl = l.ctl;
+	ms_tui_view *v = l.v;
 	ms_errbuf eb = { "" };
-	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	live_snapshot(&l);
 	char row[1024];
 	status_row(v, 132, row, sizeof(row));
 	if (!strstr(row, "PAUSED   at the start t 00:00:00") ||
@@ -611,9 +629,7 @@ test_paused_at_the_start(void **state)
 	status_row(v, 132, row, sizeof(row));
 	if (!strstr(row, "PAUSED   at step") || strstr(row, "the start"))
 		fail_msg("status after a step: %s", row);
-	ms_tui_view_free(v);
-	ms_replay_ctl_free(rc);
-	ms_replay_close(r);
+	live_close(&l);
 	free(st);
 }
 
@@ -709,16 +725,10 @@ test_event_details_whole(void **state)
 	        "skywalking,detdrop:5,detdrop:10,detdrop:15,detdrop:20,"
 	        "detdrop:25,detdrop:30,detdrop:35");
 	run.o.speed = 0;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	assert_int_equal(ms_replay_wait(r, -1), 0);
-	ms_tui_ctl ctl;
-	ms_replay_ctl *rc = NULL;
-	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
-	ms_tui_view *v = ms_tui_view_new();
-	assert_non_null(v);
-	ms_errbuf eb = { "" };
-	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	live l;
+	live_open(&l, &run, true);
+	live_snapshot(&l);
+	ms_tui_view *v = l.v;
 	assert_true(v->nevents > 0);
 	/* The merge with the most inputs, and one that called the chain. */
 	size_t wi = 0, si = v->nevents;
@@ -786,9 +796,7 @@ test_event_details_whole(void **state)
 	}
 	ms_canvas_release(&cv);
 
-	ms_tui_view_free(v);
-	ms_replay_ctl_free(rc);
-	ms_replay_close(r);
+	live_close(&l);
 }
 
 /* Held at the barrier of a merge that will sample, with nothing
