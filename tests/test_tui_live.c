@@ -98,9 +98,9 @@ typedef struct live {
 /* Start run's replay (and wait for its end when to_end), its controller
  * and an empty view. */
 static void
-live_open(live *l, rt_run *run, bool to_end)
+live_open_at(live *l, rt_run *run, const char *bp, bool to_end)
 {
-	l->r = rt_start(run, NULL);
+	l->r = rt_start(run, bp);
 	assert_non_null(l->r);
 	if (to_end)
 		assert_int_equal(ms_replay_wait(l->r, -1), 0);
@@ -108,6 +108,12 @@ live_open(live *l, rt_run *run, bool to_end)
 	assert_int_equal(ms_replay_ctl_new(&l->rc, l->r, &l->ctl), 0);
 	l->v = ms_tui_view_new();
 	assert_non_null(l->v);
+}
+
+static void
+live_open(live *l, rt_run *run, bool to_end)
+{
+	live_open_at(l, run, NULL, to_end);
 }
 
 /* The view from a snapshot of the controller. */
@@ -809,19 +815,14 @@ test_gauge_at_sampling_barrier(void **state)
 	(void)state;
 	rt_run run;
 	rt_opts(&run, "plan", "skywalking");
-	ms_replay *r = rt_start(&run, "sampling");
-	assert_non_null(r);
+	live l;
+	live_open_at(&l, &run, "sampling", false);
 	ms_replay_status *st = rt_status_new();
-	assert_true(rt_wait_stop(r, st));
+	assert_true(rt_wait_stop(l.r, st));
 	assert_int_equal(st->state, MS_REPLAY_BREAK);
 	assert_int_equal(st->pending.predict_class, MS_SAMPLING_EXECUTED);
-	ms_tui_ctl ctl;
-	ms_replay_ctl *rc = NULL;
-	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
-	ms_tui_view *v = ms_tui_view_new();
-	assert_non_null(v);
-	ms_errbuf eb = { "" };
-	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	live_snapshot(&l);
+	ms_tui_view *v = l.v;
 	assert_int_equal(v->staging.live, 0);
 	assert_true(v->sel.plan_preferred > 0);
 	assert_int_equal(v->staging.preferred, v->sel.plan_preferred);
@@ -832,9 +833,7 @@ test_gauge_at_sampling_barrier(void **state)
 	if (!frame_has(&cv, "staging est "))
 		fail_msg("no staging plan in the Pending panel");
 	ms_canvas_release(&cv);
-	ms_tui_view_free(v);
-	ms_replay_ctl_free(rc);
-	ms_replay_close(r);
+	live_close(&l);
 	free(st);
 }
 
