@@ -426,16 +426,12 @@ test_recon_after_seek_back(void **state)
 	run.o.speed = 0;
 	run.o.serial = true;
 	run.o.checkpoint_every_ns = 3600 * 1000000000LL;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	assert_int_equal(ms_replay_wait(r, -1), 0);
-	ms_tui_ctl ctl;
-	ms_replay_ctl *rc = NULL;
-	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
-	ms_tui_view *v = ms_tui_view_new();
-	assert_non_null(v);
+	live l;
+	live_open(&l, &run, true);
+	ms_replay *r = l.r;
+	ms_tui_view *v = l.v;
 	ms_errbuf eb = { "" };
-	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	live_snapshot(&l);
 	bool same = false;
 	size_t n = recon_rows_match(run.db, v, &same);
 	assert_true(n > 0);
@@ -446,7 +442,7 @@ test_recon_after_seek_back(void **state)
 	 * reconciliation. */
 	if (ms_replay_seek_merge(r, 3, &eb))
 		fail_msg("seek: %s", eb.msg);
-	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	live_snapshot(&l);
 	assert_true(v->state != MS_VIEW_DONE);
 	assert_int_equal(recon_rows_match(run.db, v, &same), 0);
 	assert_int_equal(v->nrecon, 0);
@@ -454,7 +450,7 @@ test_recon_after_seek_back(void **state)
 	/* To the end again, in one step between two snapshots. */
 	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
-	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	live_snapshot(&l);
 	assert_int_equal(v->state, MS_VIEW_DONE);
 	n = recon_rows_match(run.db, v, &same);
 	assert_true(n > 0);
@@ -467,13 +463,11 @@ test_recon_after_seek_back(void **state)
 		fail_msg("seek: %s", eb.msg);
 	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
-	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	live_snapshot(&l);
 	n = recon_rows_match(run.db, v, &same);
 	assert_int_equal(v->nrecon, n);
 	assert_true(same);
-	ms_tui_view_free(v);
-	ms_replay_ctl_free(rc);
-	ms_replay_close(r);
+	live_close(&l);
 }
 
 /* The restart's reopen: a new replay of the run's options, paused at its
@@ -653,16 +647,10 @@ test_link_log_in_details(void **state)
 	rt_opts(&run, "plog", "tp_log:{\"log\":\"300\"},tp_log");
 	run.o.plugin_dir = MS_TEST_PLUGIN_DIR;
 	run.o.speed = 0;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	assert_int_equal(ms_replay_wait(r, -1), 0);
-	ms_tui_ctl ctl;
-	ms_replay_ctl *rc = NULL;
-	assert_int_equal(ms_replay_ctl_new(&rc, r, &ctl), 0);
-	ms_tui_view *v = ms_tui_view_new();
-	assert_non_null(v);
-	ms_errbuf eb = { "" };
-	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	live l;
+	live_open(&l, &run, true);
+	ms_tui_view *v = l.v;
+	live_snapshot(&l);
 	assert_int_equal(v->nplugins, 2);
 	const ms_tui_plugin *a = &v->plugins[0], *b = &v->plugins[1];
 	assert_true(a->calls >= 1);
@@ -712,9 +700,7 @@ test_link_log_in_details(void **state)
 		         b->log_kept);
 		ms_canvas_release(&cv);
 	}
-	ms_tui_view_free(v);
-	ms_replay_ctl_free(rc);
-	ms_replay_close(r);
+	live_close(&l);
 }
 
 /* A merge's details hold the whole of its event: every link of an
