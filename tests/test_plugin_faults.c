@@ -223,6 +223,10 @@ db_text(const char *db, const char *sql, char *buf, size_t n)
 	buf[0] = '\0';
 	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
 	                 SQLITE_OK);
+	/* The database may be locked a moment by a writer: the watcher of a
+	 * killed run recovers its journal and records the end while a test
+	 * polls (SQLITE_BUSY on prepare, seen under load). */
+	sqlite3_busy_timeout(h, 30000);
 	assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
 		snprintf(buf, n, "%s", sqlite3_column_text(st, 0));
