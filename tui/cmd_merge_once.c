@@ -44,10 +44,12 @@ static const char usage[] =
         "Runs the pending merge of a frozen shard (made with f at a dispatch\n"
         "barrier or run --freeze-at) on a fresh copy, N times per variant,\n"
         "each time in a fresh process, alternating the variants. First the\n"
-        "picker is re-run on the frozen state: a selection that differs\n"
-        "from the frozen one is refused, naming both. Prints every\n"
-        "repetition (wall, CPU, allocated bytes, allocations, peak RSS,\n"
-        "read and written bytes, write amplification), the medians with\n"
+        "frozen shard's part count and input ledgers are checked against\n"
+        "frozen.txt and the picker is re-run on the frozen state: a\n"
+        "selection that differs from the frozen one is refused, naming\n"
+        "both. Prints every repetition (wall, CPU, allocated bytes,\n"
+        "allocations, peak RSS, read and written bytes, write\n"
+        "amplification), the medians with\n"
         "their coefficients of variation, whether every repetition wrote\n"
         "the same output ledgers, and for a variant with a sampler whether\n"
         "its drops agree with the verdict oracle (the fixture's traces\n"
@@ -233,6 +235,13 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		fprintf(err, "mergescope merge-once: out of memory\n");
 		return MS_EXIT_ERROR;
 	}
+	/* A MERGESCOPE_SCRATCH that cannot be the scratch directory is
+	 * refused, as by every command that makes scratch (not passed over
+	 * for the cache's work/). */
+	if ((rc = ms__scratch_check(err, "merge-once"))) {
+		free(res);
+		return rc;
+	}
 	char scratch[PATH_MAX];
 	if ((rc = make_scratch(mo.frozen_dir, scratch, sizeof(scratch), err))) {
 		free(res);
@@ -261,8 +270,11 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	}
 	free(res);
 	if (rc) {
-		fprintf(err, "mergescope merge-once: %s\n",
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		/* The library's messages begin with the command's name. */
+		const char *msg = eb.msg[0] ? eb.msg : ms_strerror(rc);
+		if (!strncmp(msg, "merge-once: ", 12))
+			msg += 12;
+		fprintf(err, "mergescope merge-once: %s\n", msg);
 		return MS_EXIT_ERROR;
 	}
 	return unstable ? 1 : 0;
