@@ -971,6 +971,82 @@ oracle_compare(const ms__oracle *or, const oracle_in *in, drop_list *d,
 		         kept_drops > NAMED_IDS ? ",..." : "");
 }
 
+/* The ledgers of the rows of the traces in d (sorted by cmp_drop) that
+ * the frozen inputs hold, read from the checked copy: the blocks of those
+ * traces decoded, core rows and the index rows they make. */
+static int
+drop_ledgers(const once_ctx *c, const drop_list *d, ms_ledger_set *out,
+             ms_errbuf *eb)
+{
+	const ms__frozen *f = c->f;
+	ms_ledger_set_init(out);
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_shard *s = NULL;
+	ms_view *v = NULL;
+	ms_shard_opts so = { .dir = c->checked, .mem = &mem };
+	int rc = ms_shard_open(&s, &so, eb);
+	if (rc == 0)
+		rc = ms_shard_view(s, &v, eb);
+	for (size_t i = 0; rc == 0 && i < f->ninputs; i++) {
+		const ms_part *p = ms_view_find(v, f->ids[i], MS_KIND_CORE);
+		if (!p) {
+			rc = ms_fail(eb, MS_ERR_NOTFOUND,
+			             "merge-once: input %016" PRIx64
+			             " is not in %s",
+			             f->ids[i], c->shard_src);
+			break;
+		}
+		ms_part_iter *it = NULL;
+		const ms_block_info *bi;
+		rc = ms_part_iter_open(&it, p, &mem, NULL, eb);
+		while (rc == 0 && (rc = ms_part_iter_next(it, &bi, eb)) == 1) {
+			rc = 0;
+			drop_rec key;
+			key.len = (uint8_t)bi->trace_id_len;
+			memcpy(key.tid, bi->trace_id, key.len);
+			if (!d->n ||
+			    !bsearch(&key, d->v, d->n, sizeof(*d->v), cmp_drop))
+				continue;
+			ms_ledger_set bl;
+			ms_ledger_set_init(&bl);
+			if ((rc = ms_ledger_block_decode(it, bi, &bl, eb)) < 0)
+				break;
+			rc = 0;
+			ms_ledger_set_add(out, &bl);
+		}
+		ms_part_iter_close(it);
+	}
+	ms_view_release(v);
+	ms_shard_close(s);
+	return rc;
+}
+
+/* Each variant's first repetition's output ledgers against the inputs'
+ * minus what it dropped (results[i].ledgers_reconciled). */
+static int
+reconcile(const once_ctx *c, drop_list *drops, const rep_out *first,
+          ms_merge_once_result *results, ms_errbuf *eb)
+{
+	for (size_t i = 0; i < c->o->nvariants; i++) {
+		ms_merge_once_result *r = &results[i];
+		r->ledgers_reconciled = true;
+		if (first[i].v[R_TRACES_DROPPED] == 0)
+			continue; /* equal to the inputs': once_rep checked */
+		drop_list *d = &drops[i];
+		if (d->n)
+			qsort(d->v, d->n, sizeof(*d->v), cmp_drop);
+		ms_ledger_set gone, want = r->in_ledger;
+		int rc = drop_ledgers(c, d, &gone, eb);
+		if (rc)
+			return rc;
+		r->ledgers_reconciled =
+		        ms_ledger_set_sub(&want, &gone) == 0 &&
+		        ms_ledger_set_equal(&want, &first[i].led);
+	}
+	return 0;
+}
+
 /* The oracle of each variant with a chain, against its first
  * repetition's drops. The fixture must be the frozen run's. */
 static int
@@ -1134,7 +1210,10 @@ print_medians(FILE *out, const ms__labels *l, const ms_merge_once_result *res,
 		        r->alloc_cv * 100, MIB(r->peak_median),
 		        r->peak_cv * 100, r->rows_in, r->rows_out,
 		        r->traces_dropped,
-		        r->ledgers_stable ? "stable" : "DIFFER");
+		        !r->ledgers_stable       ? "DIFFER"
+		        : !r->ledgers_reconciled ? "UNRECONCILED"
+		        : r->traces_dropped      ? "stable, reconciled"
+		                                 : "stable");
 	}
 	fprintf(out, "\n%-*s %12s %9s %10s %13s %8s %8s %8s  %s\n", w,
 	        "variant (medians)", "allocations", "RSS MiB", "read MiB",
@@ -1430,6 +1509,8 @@ once_measure(const once_ctx *c, ms_merge_once_result *results, ms_errbuf *eb)
 		if (rc == 0)
 			medians(&samples[i * reps], reps, &results[i]);
 	}
+	if (rc == 0)
+		rc = reconcile(c, drops, first, results, eb);
 	if (rc == 0)
 		rc = oracle_check(c, drops, first, results, eb);
 	if (rc == 0 && opts->out)

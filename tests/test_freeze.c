@@ -8,7 +8,8 @@
  * barriers of a lane-mode run too) and a tampered selection is refused,
  * naming both; merge-once reproduces the output ledgers the merge
  * produced in the run, for a lossless merge and for a sampling one, in
- * this process and with each repetition in a fresh one; sampling variants
+ * this process and with each repetition in a fresh one, and a variant that
+ * drops writes the inputs' ledgers minus its dropped rows; sampling variants
  * agree with the verdict oracle, and one the oracle disagrees with is
  * reported naming trace IDs; bad variants are refused before any work.
  */
@@ -541,6 +542,10 @@ reproduce(const char *name, const char *variant, const char *bp,
 	                                    : "in this process"));
 	/* Every repetition has its line: "<variant> ... 3 " at rep 3. */
 	assert_non_null(strstr(table, "RSS MiB"));
+	/* A variant that drops has its output reconciled with the inputs
+	 * minus the rows of its dropped traces, and the table says so. */
+	if (expect_drops)
+		assert_non_null(strstr(table, "stable, reconciled"));
 	if (nv > 1) {
 		char want[80];
 		snprintf(want, sizeof(want), "ratio to %s", variants[0]);
@@ -581,6 +586,8 @@ reproduce(const char *name, const char *variant, const char *bp,
 		                                &res[0].in_ledger));
 	for (size_t i = 1; i < nv; i++)
 		assert_true(res[i].ledgers_stable);
+	for (size_t i = 0; i < nv; i++)
+		assert_true(res[i].ledgers_reconciled);
 	/* Scratch copies are gone. */
 	char runs[PATH_MAX + 8];
 	snprintf(runs, sizeof(runs), "%s/runs", dir);

@@ -49,13 +49,15 @@ static const char usage[] =
         "selection that differs from the frozen one is refused, naming\n"
         "both. Prints every repetition (wall, CPU, allocated bytes,\n"
         "allocations, peak RSS, read and written bytes, write\n"
-        "amplification), the medians with\n"
-        "their coefficients of variation, whether every repetition wrote\n"
-        "the same output ledgers, and for a variant with a sampler whether\n"
-        "its drops agree with the verdict oracle (the fixture's traces\n"
+        "amplification), the medians with their coefficients of\n"
+        "variation, whether every repetition wrote the same output\n"
+        "ledgers (and, for a variant that drops, the inputs' minus the\n"
+        "rows it dropped), and for a variant with a sampler whether its\n"
+        "drops agree with the verdict oracle (the fixture's traces\n"
         "evaluated whole). Exit status 1 when a variant's ledgers differ\n"
-        "between repetitions or it disagrees with the oracle, 2 when the\n"
-        "selection differs or the merge cannot run. DIR is never modified.\n"
+        "between repetitions or do not reconcile, or it disagrees with\n"
+        "the oracle, 2 when the selection differs or the merge cannot\n"
+        "run. DIR is never modified.\n"
         "\n"
         "  --frozen DIR        a shard frozen at a barrier\n"
         "  --variant V         disabled, alwayskeep, detdrop:PCT, skywalking\n"
@@ -257,6 +259,15 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 			fprintf(err,
 			        "mergescope merge-once: variant %s wrote "
 			        "different output ledgers across repetitions\n",
+			        res[i].variant);
+			unstable = true;
+		}
+		if (!res[i].ledgers_reconciled) {
+			fprintf(err,
+			        "mergescope merge-once: variant %s wrote "
+			        "output "
+			        "ledgers that are not the inputs' minus the "
+			        "rows of the traces it dropped\n",
 			        res[i].variant);
 			unstable = true;
 		}
