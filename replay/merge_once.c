@@ -148,6 +148,8 @@ typedef struct once_ctx {
 	ms_limits limits;
 	const char *oracle_spec; /* tests: the oracle's chain; NULL: each
 	                            variant's own */
+	char checked[PATH_MAX];  /* the parent's copy verify_copy checked, read
+	                            by the oracle ("" in a repetition) */
 } once_ctx;
 
 static int
@@ -278,6 +280,32 @@ rep_fill(rep_out *o, const ms_merge_result *mr)
 	v[R_REASON] = (uint64_t)sm->reason;
 }
 
+/* An error about a file of the copy at `copy` names the frozen shard's
+ * file instead (`src`): the copy is removed before anyone reads the
+ * message, and the file to look at is the one in the frozen directory. */
+static void
+name_frozen_file(ms_errbuf *eb, const char *copy, const char *src)
+{
+	size_t cl = strlen(copy);
+	if (!eb || !cl || !strstr(eb->msg, copy))
+		return;
+	char msg[sizeof(eb->msg)];
+	size_t n = 0;
+	for (const char *at = eb->msg; *at && n + 1 < sizeof(msg);) {
+		if (!strncmp(at, copy, cl)) {
+			n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%s",
+			                      src);
+			if (n >= sizeof(msg))
+				n = sizeof(msg) - 1;
+			at += cl;
+		} else {
+			msg[n++] = *at++;
+		}
+	}
+	msg[n] = '\0';
+	snprintf(eb->msg, sizeof(eb->msg), "%s", msg);
+}
+
 /* One repetition of one variant on a fresh copy of the frozen shard, in
  * this process. The peak RSS is this process's high-water mark: from the
  * reset at the start when reset_peak, else since the process began. */
@@ -360,6 +388,84 @@ out:
 	ms_shard_close(s);
 	ms_pipeline_close(pipe);
 	ms_fs_rm_tree(dir, NULL);
+	if (rc)
+		name_frozen_file(eb, dir, c->shard_src);
+	return rc;
+}
+
+/* Before any repetition, on a copy of the frozen shard of its own (the
+ * frozen directory is only read: opening a shard recovers it, which
+ * removes temporary and unlisted files): the copy opens, holds the
+ * shard_parts parts frozen.txt counts, and each input holds the rows of
+ * the ledgers frozen.txt records for it, all three kinds (the reference's
+ * gate: the cloned snapshot's ledgers match the frozen seed). A part that
+ * cannot be read or does not match is named in the frozen directory. The
+ * copy stays for the oracle (frozen_traces). */
+static int
+verify_copy(once_ctx *c, ms_errbuf *eb)
+{
+	const ms__frozen *f = c->f;
+	if ((size_t)snprintf(c->checked, sizeof(c->checked), "%s/checked",
+	                     c->scratch) >= sizeof(c->checked))
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "merge-once: path too long: %s", c->scratch);
+	ms_fs_rm_tree(c->checked, NULL);
+	bool reflinked = false;
+	int rc = ms__copy_tree(c->shard_src, c->checked, &reflinked, eb);
+	if (rc)
+		return rc;
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_shard *s = NULL;
+	ms_view *v = NULL;
+	ms_shard_opts so = { .dir = c->checked, .mem = &mem };
+	if ((rc = ms_shard_open(&s, &so, eb)) ||
+	    (rc = ms_shard_view(s, &v, eb)))
+		goto out;
+	if (ms_view_count(v) != f->shard_parts) {
+		rc = ms_fail(eb, MS_ERR_CORRUPT,
+		             "%s/%s: key 'shard_parts' says %" PRIu64
+		             " parts, the frozen shard %s holds %zu",
+		             c->o->frozen_dir, MS_FROZEN_FILE, f->shard_parts,
+		             c->checked, ms_view_count(v));
+		goto out;
+	}
+	for (size_t i = 0; rc == 0 && i < f->ninputs; i++) {
+		for (int k = 0; rc == 0 && k < MS_KIND_COUNT; k++) {
+			enum ms_part_kind kind = (enum ms_part_kind)k;
+			const ms_part *p = ms_view_find(v, f->ids[i], kind);
+			if (!p) {
+				rc = ms_fail(
+				        eb, MS_ERR_NOTFOUND,
+				        "merge-once: input %016" PRIx64
+				        " (%s) is not in the frozen shard %s",
+				        f->ids[i], ms_part_kind_name(kind),
+				        c->checked);
+				break;
+			}
+			ms_ledger l;
+			if ((rc = ms_ledger_of_part(p, &l, &mem, eb)))
+				break;
+			const ms_ledger *want = &f->ledgers[i].kind[k];
+			if (ms_ledger_equal(&l, want))
+				continue;
+			char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
+			rc = ms_fail(eb, MS_ERR_CORRUPT,
+			             "%s/%s: key 'ledger.%016" PRIx64
+			             ".%s' says %s, but the part %s/parts/"
+			             "%016" PRIx64 ".%s holds %s",
+			             c->o->frozen_dir, MS_FROZEN_FILE,
+			             f->ids[i], ms_part_kind_name(kind),
+			             ms_ledger_format(want, a), c->checked,
+			             f->ids[i], ms_part_kind_name(kind),
+			             ms_ledger_format(&l, b));
+		}
+	}
+out:
+	ms_view_release(v);
+	ms_shard_close(s);
+	if (rc)
+		name_frozen_file(eb, c->checked, c->shard_src);
 	return rc;
 }
 
@@ -706,15 +812,16 @@ sel_sort_merge(sel_list *l)
 }
 
 /* The traces of the frozen inputs (sel) and of the whole frozen shard
- * (all), in ID order, each once with its rows. The frozen shard is only
- * read (it is complete: opening it cleans nothing). */
+ * (all), in ID order, each once with its rows, read from the copy
+ * verify_copy checked (opening a shard may clean it: never the frozen
+ * one). */
 static int
 frozen_traces(const once_ctx *c, sel_list *sel, sel_list *all, ms_errbuf *eb)
 {
 	const ms__frozen *f = c->f;
 	ms_shard *s = NULL;
 	ms_view *v = NULL;
-	ms_shard_opts so = { .dir = c->shard_src };
+	ms_shard_opts so = { .dir = c->checked };
 	int rc = ms_shard_open(&s, &so, eb);
 	if (rc == 0)
 		rc = ms_shard_view(s, &v, eb);
@@ -862,6 +969,82 @@ oracle_compare(const ms__oracle *or, const oracle_in *in, drop_list *d,
 		         "(%s%s)",
 		         kept_drops, reasons, kept,
 		         kept_drops > NAMED_IDS ? ",..." : "");
+}
+
+/* The ledgers of the rows of the traces in d (sorted by cmp_drop) that
+ * the frozen inputs hold, read from the checked copy: the blocks of those
+ * traces decoded, core rows and the index rows they make. */
+static int
+drop_ledgers(const once_ctx *c, const drop_list *d, ms_ledger_set *out,
+             ms_errbuf *eb)
+{
+	const ms__frozen *f = c->f;
+	ms_ledger_set_init(out);
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_shard *s = NULL;
+	ms_view *v = NULL;
+	ms_shard_opts so = { .dir = c->checked, .mem = &mem };
+	int rc = ms_shard_open(&s, &so, eb);
+	if (rc == 0)
+		rc = ms_shard_view(s, &v, eb);
+	for (size_t i = 0; rc == 0 && i < f->ninputs; i++) {
+		const ms_part *p = ms_view_find(v, f->ids[i], MS_KIND_CORE);
+		if (!p) {
+			rc = ms_fail(eb, MS_ERR_NOTFOUND,
+			             "merge-once: input %016" PRIx64
+			             " is not in %s",
+			             f->ids[i], c->shard_src);
+			break;
+		}
+		ms_part_iter *it = NULL;
+		const ms_block_info *bi;
+		rc = ms_part_iter_open(&it, p, &mem, NULL, eb);
+		while (rc == 0 && (rc = ms_part_iter_next(it, &bi, eb)) == 1) {
+			rc = 0;
+			drop_rec key;
+			key.len = (uint8_t)bi->trace_id_len;
+			memcpy(key.tid, bi->trace_id, key.len);
+			if (!d->n ||
+			    !bsearch(&key, d->v, d->n, sizeof(*d->v), cmp_drop))
+				continue;
+			ms_ledger_set bl;
+			ms_ledger_set_init(&bl);
+			if ((rc = ms_ledger_block_decode(it, bi, &bl, eb)) < 0)
+				break;
+			rc = 0;
+			ms_ledger_set_add(out, &bl);
+		}
+		ms_part_iter_close(it);
+	}
+	ms_view_release(v);
+	ms_shard_close(s);
+	return rc;
+}
+
+/* Each variant's first repetition's output ledgers against the inputs'
+ * minus what it dropped (results[i].ledgers_reconciled). */
+static int
+reconcile(const once_ctx *c, drop_list *drops, const rep_out *first,
+          ms_merge_once_result *results, ms_errbuf *eb)
+{
+	for (size_t i = 0; i < c->o->nvariants; i++) {
+		ms_merge_once_result *r = &results[i];
+		r->ledgers_reconciled = true;
+		if (first[i].v[R_TRACES_DROPPED] == 0)
+			continue; /* equal to the inputs': once_rep checked */
+		drop_list *d = &drops[i];
+		if (d->n)
+			qsort(d->v, d->n, sizeof(*d->v), cmp_drop);
+		ms_ledger_set gone, want = r->in_ledger;
+		int rc = drop_ledgers(c, d, &gone, eb);
+		if (rc)
+			return rc;
+		r->ledgers_reconciled =
+		        ms_ledger_set_sub(&want, &gone) == 0 &&
+		        ms_ledger_set_equal(&want, &first[i].led);
+	}
+	return 0;
 }
 
 /* The oracle of each variant with a chain, against its first
@@ -1027,7 +1210,10 @@ print_medians(FILE *out, const ms__labels *l, const ms_merge_once_result *res,
 		        r->alloc_cv * 100, MIB(r->peak_median),
 		        r->peak_cv * 100, r->rows_in, r->rows_out,
 		        r->traces_dropped,
-		        r->ledgers_stable ? "stable" : "DIFFER");
+		        !r->ledgers_stable       ? "DIFFER"
+		        : !r->ledgers_reconciled ? "UNRECONCILED"
+		        : r->traces_dropped      ? "stable, reconciled"
+		                                 : "stable");
 	}
 	fprintf(out, "\n%-*s %12s %9s %10s %13s %8s %8s %8s  %s\n", w,
 	        "variant (medians)", "allocations", "RSS MiB", "read MiB",
@@ -1324,6 +1510,8 @@ once_measure(const once_ctx *c, ms_merge_once_result *results, ms_errbuf *eb)
 			medians(&samples[i * reps], reps, &results[i]);
 	}
 	if (rc == 0)
+		rc = reconcile(c, drops, first, results, eb);
+	if (rc == 0)
 		rc = oracle_check(c, drops, first, results, eb);
 	if (rc == 0 && opts->out)
 		print_table(opts->out, c, results, samples);
@@ -1360,8 +1548,12 @@ ms__merge_once_oracle(const ms_merge_once_opts *opts,
 	c.oracle_spec = oracle_spec;
 	if (rc == 0) {
 		made = true;
-		rc = once_measure(&c, results, eb);
+		rc = verify_copy(&c, eb);
 	}
+	if (rc == 0)
+		rc = once_measure(&c, results, eb);
+	if (c.checked[0])
+		ms_fs_rm_tree(c.checked, NULL);
 	if (made && !opts->scratch_dir)
 		ms_fs_rm_tree(c.scratch, NULL);
 	ms__frozen_release(&f);

@@ -40,6 +40,7 @@
 #include "ms_replay_events.h"
 #include "testdir.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -743,6 +744,70 @@ test_emit_slurm(void **state)
 
 /* ---- usage errors ------------------------------------------------------- */
 
+/* Is a process running whose command line holds s (in any argument)? */
+static bool
+running_with(const char *s)
+{
+	DIR *d = opendir("/proc");
+	assert_non_null(d);
+	bool found = false;
+	struct dirent *e;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		char p[300], buf[8192];
+		snprintf(p, sizeof(p), "/proc/%s/cmdline", e->d_name);
+		int fd = open(p, O_RDONLY);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		for (ssize_t i = 0; i < n; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[n] = '\0';
+		found = strstr(buf, s) != NULL;
+	}
+	closedir(d);
+	return found;
+}
+
+/* bench stopped by a SIGTERM sent to it alone (as `timeout` or a
+ * scheduler sends it): it passes the signal on to its run in flight,
+ * starts no further run, says how far the series got and exits 143, and
+ * no run of the series is left running. Before, bench died at once and
+ * its run went on alone, writing into the series directory. */
+static void
+test_stopped(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], op[PATH_MAX], ep[PATH_MAX], log[PATH_MAX + 32];
+	path_in(dir, sizeof(dir), "stopped");
+	path_in(op, sizeof(op), "stopped.out");
+	path_in(ep, sizeof(ep), "stopped.err");
+	const char *args[] = { "bench",  "--variants", "disabled,skywalking",
+		               "--reps", "200",        "--preset",
+		               "smoke",  "--out",      dir,
+		               NULL };
+	pid_t pid = bt_spawn(args, false, op, ep, NULL, 0);
+	snprintf(log, sizeof(log), "%s/rep000-v0-disabled.log", dir);
+	for (int i = 0; i < HUNG_S * 20 && !exists(log); i++) {
+		struct timespec ts = { 0, 50000000 };
+		nanosleep(&ts, NULL);
+	}
+	assert_true(exists(log));
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	int st = bt_wait(pid, HUNG_S);
+	int rc = bt_outputs(st, op, out, OUT_MAX, ep, err, OUT_MAX);
+	bool left = running_with(dir);
+	assert_false(left);
+	assert_int_equal(rc, 143);
+	assert_non_null(strstr(err, "stopped by SIGTERM after "));
+	assert_non_null(strstr(err, "is incomplete"));
+}
+
 static void
 test_usage(void **state)
 {
@@ -1086,6 +1151,7 @@ main(void)
 		cmocka_unit_test(test_variant_chains),
 		cmocka_unit_test(test_summary_long_labels),
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_stopped),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_report_collect),

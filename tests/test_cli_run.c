@@ -814,6 +814,36 @@ test_merge_once(void **state)
 	                     0);
 	assert_non_null(strstr(err_text, "frobnicate"));
 	assert_non_null(strstr(err_text, "the variants in"));
+	/* A frozen.txt without its shard: one line, the command named
+	 * once (it read "merge-once: merge-once:"). */
+	char lone[700], cmd[1600];
+	snprintf(lone, sizeof(lone), "%s/frozen-lone", tmp_root);
+	snprintf(cmd, sizeof(cmd), "mkdir '%s' && cp '%s/frozen.txt' '%s/'",
+	         lone, frozen, lone);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(cli("merge-once", "--frozen", lone, "--variant",
+	                     "disabled", NULL),
+	                 2);
+	assert_non_null(strstr(err_text, "mergescope merge-once: "));
+	assert_non_null(strstr(err_text, "the frozen shard is missing"));
+	assert_null(strstr(err_text, "merge-once: merge-once:"));
+	/* A MERGESCOPE_SCRATCH that is not a directory is refused, naming
+	 * it, as by the other commands (it was passed over for the
+	 * cache). */
+	const char *was = getenv("MERGESCOPE_SCRATCH");
+	char *saved = was ? strdup(was) : NULL;
+	char file[700];
+	snprintf(file, sizeof(file), "%s/frozen/frozen.txt", tmp_root);
+	setenv("MERGESCOPE_SCRATCH", file, 1);
+	rc = cli("merge-once", "--frozen", frozen, "--variant", "disabled",
+	         "--reps", "1", NULL);
+	if (saved)
+		setenv("MERGESCOPE_SCRATCH", saved, 1);
+	else
+		unsetenv("MERGESCOPE_SCRATCH");
+	free(saved);
+	assert_int_equal(rc, 64);
+	assert_non_null(strstr(err_text, "MERGESCOPE_SCRATCH"));
 }
 
 /* ---- Output files, long specs, locale, concurrency, small refusals ---- */

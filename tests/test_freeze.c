@@ -8,7 +8,8 @@
  * barriers of a lane-mode run too) and a tampered selection is refused,
  * naming both; merge-once reproduces the output ledgers the merge
  * produced in the run, for a lossless merge and for a sampling one, in
- * this process and with each repetition in a fresh one; sampling variants
+ * this process and with each repetition in a fresh one, and a variant that
+ * drops writes the inputs' ledgers minus its dropped rows; sampling variants
  * agree with the verdict oracle, and one the oracle disagrees with is
  * reported naming trace IDs; bad variants are refused before any work.
  */
@@ -541,6 +542,10 @@ reproduce(const char *name, const char *variant, const char *bp,
 	                                    : "in this process"));
 	/* Every repetition has its line: "<variant> ... 3 " at rep 3. */
 	assert_non_null(strstr(table, "RSS MiB"));
+	/* A variant that drops has its output reconciled with the inputs
+	 * minus the rows of its dropped traces, and the table says so. */
+	if (expect_drops)
+		assert_non_null(strstr(table, "stable, reconciled"));
 	if (nv > 1) {
 		char want[80];
 		snprintf(want, sizeof(want), "ratio to %s", variants[0]);
@@ -581,6 +586,8 @@ reproduce(const char *name, const char *variant, const char *bp,
 		                                &res[0].in_ledger));
 	for (size_t i = 1; i < nv; i++)
 		assert_true(res[i].ledgers_stable);
+	for (size_t i = 0; i < nv; i++)
+		assert_true(res[i].ledgers_reconciled);
 	/* Scratch copies are gone. */
 	char runs[PATH_MAX + 8];
 	snprintf(runs, sizeof(runs), "%s/runs", dir);
@@ -925,6 +932,117 @@ test_merge_once_run_clock(void **state)
 	assert_true(res[0].oracle_match);
 }
 
+/* A copy of the frozen directory mo-sky-frozen as name, with the first
+ * input's ID in id (16 hex digits) and the path of its core part in
+ * part. */
+static void
+damaged_copy(const char *name, char *dst, size_t n, char id[17], char *part,
+             size_t pn)
+{
+	char src[PATH_MAX], cmd[3 * PATH_MAX];
+	rt_shm_path(src, sizeof(src), "mo-sky-frozen");
+	assert_true(rt_exists(src));
+	rt_shm_path(dst, n, "%s", name);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -r '%s' '%s'", dst, src,
+	         dst);
+	assert_int_equal(system(cmd), 0);
+	ms__frozen f;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms__frozen_read(dst, &f, &eb), 0);
+	ms_part_id_str(f.ids[0], id);
+	ms__frozen_release(&f);
+	snprintf(part, pn, "%s/shard/parts/%s.core", dst, id);
+}
+
+/* A frozen directory that is damaged or edited is refused before any
+ * merge, naming the file in the frozen directory (not the scratch copy
+ * it was read from, which is gone by then) and what was expected; and
+ * replaying a sound one leaves it as it was. Before, a corrupt part was
+ * named by its scratch copy, an input ledger edited in frozen.txt or a
+ * wrong shard_parts went unnoticed by a variant that drops, and the
+ * oracle opened the frozen shard itself, whose recovery deleted what
+ * was in its tmp/. */
+static void
+test_merge_once_damaged(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], id[17], part[PATH_MAX + 64], file[PATH_MAX + 16];
+	char key[64];
+	ms_merge_once_result res[1];
+	ms_errbuf eb = { { 0 } };
+
+	/* One byte of an input's core part flipped. */
+	damaged_copy("mo-flipped", dir, sizeof(dir), id, part, sizeof(part));
+	int fd = open(part, O_RDWR);
+	assert_true(fd >= 0);
+	off_t size = lseek(fd, 0, SEEK_END);
+	unsigned char b;
+	assert_int_equal(pread(fd, &b, 1, size / 2), 1);
+	b ^= 0xff;
+	assert_int_equal(pwrite(fd, &b, 1, size / 2), 1);
+	close(fd);
+	assert_true(once_1(dir, "disabled", true, NULL, res, &eb) < 0);
+	fprintf(stderr, "flipped: %s\n", eb.msg);
+	assert_non_null(strstr(eb.msg, part));
+	assert_null(strstr(eb.msg, "mergescope-once-"));
+
+	/* An input's core ledger edited in frozen.txt: refused for a
+	 * variant that drops too, naming the key and the part. */
+	damaged_copy("mo-ledger", dir, sizeof(dir), id, part, sizeof(part));
+	snprintf(file, sizeof(file), "%s/frozen.txt", dir);
+	snprintf(key, sizeof(key), "ledger.%s.core=", id);
+	char *good = slurp(file);
+	char *bad = edit(good, key, NULL, NULL);
+	char line[128];
+	snprintf(line, sizeof(line), "%s999:%032x\n", key, 0);
+	char *t = edit(bad, "format=", "format=3", line);
+	FILE *w = fopen(file, "w");
+	assert_non_null(w);
+	fputs(t, w);
+	fclose(w);
+	free(good);
+	free(bad);
+	free(t);
+	assert_int_equal(once_1(dir, "skywalking", false, NULL, res, &eb),
+	                 MS_ERR_CORRUPT);
+	fprintf(stderr, "ledger: %s\n", eb.msg);
+	key[strlen(key) - 1] = '\0';
+	assert_non_null(strstr(eb.msg, key));
+	assert_non_null(strstr(eb.msg, file));
+	assert_non_null(strstr(eb.msg, part));
+
+	/* shard_parts that is not the frozen shard's count. */
+	damaged_copy("mo-count", dir, sizeof(dir), id, part, sizeof(part));
+	snprintf(file, sizeof(file), "%s/frozen.txt", dir);
+	good = slurp(file);
+	t = edit(good, "shard_parts=", "shard_parts=100000", NULL);
+	w = fopen(file, "w");
+	assert_non_null(w);
+	fputs(t, w);
+	fclose(w);
+	free(good);
+	free(t);
+	assert_int_equal(once_1(dir, "detdrop:35", false, NULL, res, &eb),
+	                 MS_ERR_CORRUPT);
+	fprintf(stderr, "count: %s\n", eb.msg);
+	assert_non_null(strstr(eb.msg, "shard_parts"));
+
+	/* A sound frozen directory with a file in its shard's tmp/ (and one
+	 * in parts/ the snapshot does not list): the oracle's reading leaves
+	 * both. */
+	damaged_copy("mo-intact", dir, sizeof(dir), id, part, sizeof(part));
+	char stray[PATH_MAX + 32], unlisted[PATH_MAX + 64];
+	snprintf(stray, sizeof(stray), "%s/shard/tmp/mine", dir);
+	snprintf(unlisted, sizeof(unlisted),
+	         "%s/shard/parts/7fffffffffffffff.core", dir);
+	assert_int_equal(ms_test_put(stray, "x\n"), 0);
+	assert_int_equal(ms_test_put(unlisted, "y\n"), 0);
+	assert_int_equal(once_1(dir, "skywalking", false, NULL, res, &eb), 0);
+	assert_true(res[0].oracle_checked);
+	assert_true(rt_exists(stray));
+	assert_true(rt_exists(unlisted));
+}
+
 static void
 test_merge_once_bad_input(void **state)
 {
@@ -1016,6 +1134,7 @@ main(void)
 		cmocka_unit_test(test_merge_once_oracle_mismatch),
 		cmocka_unit_test(test_merge_once_long_variant_names),
 		cmocka_unit_test(test_merge_once_tampered),
+		cmocka_unit_test(test_merge_once_damaged),
 		cmocka_unit_test(test_freeze_lanes),
 		cmocka_unit_test(test_merge_once_bad_input),
 		cmocka_unit_test(test_merge_once_rep_result_unwritten),

@@ -7,6 +7,15 @@
  * summary.json and summary.html (box plots, replay/bench_html.c) in the
  * series directory.
  *
+ * Signals: while the series runs, SIGINT, SIGTERM and SIGHUP (those not
+ * ignored at start) are blocked and taken between runs with SIGCHLD by
+ * sigwaitinfo: the first is passed on to every run in flight (a run stops
+ * on it as it does from a terminal: recorded as aborted, its scratch shard
+ * removed), no further run starts, and once those runs have ended the
+ * command says how far the series got and exits 128 + the signal. Killed
+ * from elsewhere than a terminal (`timeout`, a scheduler), only this
+ * process gets the signal: without passing it on, its run went on alone.
+ *
  * --emit parallel|slurm runs nothing: it prints the same runs as command
  * lines for GNU parallel or as a Slurm job-array script, so an existing
  * scheduler runs them; `bench --collect DIR` summarises the databases
@@ -22,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,7 +68,9 @@ static const char usage[] =
         "in fixture, version, binary, commit, compiler, CPU, cache label,\n"
         "profile, limits, envelope, workers, serial, grace policy, host,\n"
         "kernel, work-dir file system or storage device is named and\n"
-        "left out of every figure.\n"
+        "left out of every figure. SIGINT, SIGTERM or SIGHUP stops the\n"
+        "series: the runs in flight get it, none starts after, and the\n"
+        "exit status is 128 + the signal.\n"
         "\n"
         "  --variants LIST  comma-separated variants (disabled, alwayskeep,\n"
         "                   detdrop:PCT, skywalking); the first is the\n"
@@ -273,6 +285,9 @@ emit(FILE *out, const bench *b, const char *kind)
 	return 0;
 }
 
+/* The signal mask the series started with, which each run gets back. */
+static sigset_t run_mask;
+
 /* Start one replay in a fresh process: its pid, or -1 if it could not
  * start. */
 static pid_t
@@ -289,6 +304,7 @@ start_one(const bench *b, unsigned rep, unsigned vi, FILE *err)
 		return -1;
 	}
 	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &run_mask, NULL);
 		int fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 		              0644);
 		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
@@ -308,15 +324,41 @@ typedef struct slot {
 	int64_t t0;
 } slot;
 
-/* Wait for any started run, report it and free its slot. */
+/* The series' signals: stops (SIGINT, SIGTERM, SIGHUP not ignored at
+ * start) and SIGCHLD, all blocked while it runs. */
+typedef struct series_sig {
+	sigset_t wait; /* stops + SIGCHLD */
+	int stop;      /* the first stop taken; 0 = none */
+} series_sig;
+
+/* Wait for any started run, report it and free its slot. A stop signal
+ * taken meanwhile is passed on to every run in flight (once). */
 static void
-reap_one(const bench *b, slot *slots, unsigned nslots, FILE *err)
+reap_one(const bench *b, slot *slots, unsigned nslots, series_sig *sg,
+         FILE *err)
 {
 	int st = 0;
 	pid_t pid;
-	while ((pid = waitpid(-1, &st, 0)) < 0)
-		if (errno != EINTR)
+	for (;;) {
+		pid = waitpid(-1, &st, WNOHANG);
+		if (pid > 0)
+			break;
+		if (pid < 0 && errno != EINTR)
 			return;
+		if (pid < 0)
+			continue;
+		int sig = sigwaitinfo(&sg->wait, NULL);
+		if (sig <= 0 || sig == SIGCHLD || sg->stop)
+			continue;
+		sg->stop = sig;
+		fprintf(err,
+		        "mergescope bench: %s: stopping the runs in flight; "
+		        "no further run starts\n",
+		        ms__signal_name(sig));
+		for (unsigned i = 0; i < nslots; i++)
+			if (slots[i].pid > 0)
+				kill(slots[i].pid, sig);
+	}
 	for (unsigned i = 0; i < nslots; i++) {
 		if (slots[i].pid != pid)
 			continue;
@@ -335,17 +377,36 @@ reap_one(const bench *b, slot *slots, unsigned nslots, FILE *err)
  * machine: a series for comparison wants jobs 1 unless each run has its
  * own CPUs (a cgroup envelope or separate hosts).
  */
-static void
-run_series(const bench *b, unsigned jobs, FILE *err)
+static unsigned
+run_series(const bench *b, unsigned jobs, series_sig *sg, FILE *err)
 {
 	slot slots[MAX_JOBS] = { { 0 } };
-	unsigned busy = 0;
-	for (unsigned r = 0; r < b->reps; r++)
-		for (size_t k = 0; k < b->nv; k++) {
+	unsigned busy = 0, started = 0;
+	for (unsigned r = 0; r < b->reps && !sg->stop; r++)
+		for (size_t k = 0; k < b->nv && !sg->stop; k++) {
 			if (busy == jobs) {
-				reap_one(b, slots, jobs, err);
+				reap_one(b, slots, jobs, sg, err);
 				busy--;
 			}
+			if (sg->stop)
+				break;
+			/* A stop that came while a run was starting. */
+			struct timespec now = { 0, 0 };
+			sigset_t stops = sg->wait;
+			sigdelset(&stops, SIGCHLD);
+			int sig = sigtimedwait(&stops, NULL, &now);
+			if (sig > 0) {
+				sg->stop = sig;
+				fprintf(err,
+				        "mergescope bench: %s: no further run "
+				        "starts\n",
+				        ms__signal_name(sig));
+				for (unsigned i = 0; i < jobs; i++)
+					if (slots[i].pid > 0)
+						kill(slots[i].pid, sig);
+				break;
+			}
+			started++;
 			unsigned i = 0;
 			while (slots[i].pid)
 				i++;
@@ -364,9 +425,29 @@ run_series(const bench *b, unsigned jobs, FILE *err)
 			}
 		}
 	while (busy) {
-		reap_one(b, slots, jobs, err);
+		reap_one(b, slots, jobs, sg, err);
 		busy--;
 	}
+	return started;
+}
+
+/* Block the series' signals (see the file comment) into sg; the mask
+ * before goes to run_mask. */
+static void
+series_signals(series_sig *sg)
+{
+	static const int stops[] = { SIGINT, SIGTERM, SIGHUP };
+	sigemptyset(&sg->wait);
+	sg->stop = 0;
+	for (size_t i = 0; i < sizeof(stops) / sizeof(*stops); i++) {
+		struct sigaction sa;
+		if (sigaction(stops[i], NULL, &sa) == 0 &&
+		    sa.sa_handler == SIG_IGN)
+			continue;
+		sigaddset(&sg->wait, stops[i]);
+	}
+	sigaddset(&sg->wait, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &sg->wait, &run_mask);
 }
 
 /* Make dir (and its parents); it must end up an empty directory. */
@@ -639,8 +720,26 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 		        "mergescope bench: %u x %zu runs into %s, %u at a "
 		        "time\n",
 		        b.reps, b.nv, b.dir, jobs);
-		run_series(&b, jobs, err);
-		rc = collect(b.dir, b.variants, b.nv, out, err);
+		series_sig sg;
+		series_signals(&sg);
+		unsigned started = run_series(&b, jobs, &sg, err);
+		/* Take what is pending before the mask goes back. */
+		struct timespec now = { 0, 0 };
+		while (sigtimedwait(&sg.wait, NULL, &now) > 0)
+			;
+		sigprocmask(SIG_SETMASK, &run_mask, NULL);
+		if (sg.stop) {
+			fprintf(err,
+			        "mergescope bench: stopped by %s after %u of "
+			        "%u runs started; the series in %s is "
+			        "incomplete (`mergescope bench --collect %s` "
+			        "summarises the runs that finished)\n",
+			        ms__signal_name(sg.stop), started,
+			        b.reps * (unsigned)b.nv, b.dir, b.dir);
+			rc = 128 + sg.stop;
+		} else {
+			rc = collect(b.dir, b.variants, b.nv, out, err);
+		}
 	}
 	free(b.vbuf);
 	return rc;

@@ -44,16 +44,20 @@ static const char usage[] =
         "Runs the pending merge of a frozen shard (made with f at a dispatch\n"
         "barrier or run --freeze-at) on a fresh copy, N times per variant,\n"
         "each time in a fresh process, alternating the variants. First the\n"
-        "picker is re-run on the frozen state: a selection that differs\n"
-        "from the frozen one is refused, naming both. Prints every\n"
-        "repetition (wall, CPU, allocated bytes, allocations, peak RSS,\n"
-        "read and written bytes, write amplification), the medians with\n"
-        "their coefficients of variation, whether every repetition wrote\n"
-        "the same output ledgers, and for a variant with a sampler whether\n"
-        "its drops agree with the verdict oracle (the fixture's traces\n"
+        "frozen shard's part count and input ledgers are checked against\n"
+        "frozen.txt and the picker is re-run on the frozen state: a\n"
+        "selection that differs from the frozen one is refused, naming\n"
+        "both. Prints every repetition (wall, CPU, allocated bytes,\n"
+        "allocations, peak RSS, read and written bytes, write\n"
+        "amplification), the medians with their coefficients of\n"
+        "variation, whether every repetition wrote the same output\n"
+        "ledgers (and, for a variant that drops, the inputs' minus the\n"
+        "rows it dropped), and for a variant with a sampler whether its\n"
+        "drops agree with the verdict oracle (the fixture's traces\n"
         "evaluated whole). Exit status 1 when a variant's ledgers differ\n"
-        "between repetitions or it disagrees with the oracle, 2 when the\n"
-        "selection differs or the merge cannot run. DIR is never modified.\n"
+        "between repetitions or do not reconcile, or it disagrees with\n"
+        "the oracle, 2 when the selection differs or the merge cannot\n"
+        "run. DIR is never modified.\n"
         "\n"
         "  --frozen DIR        a shard frozen at a barrier\n"
         "  --variant V         disabled, alwayskeep, detdrop:PCT, skywalking\n"
@@ -233,6 +237,13 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		fprintf(err, "mergescope merge-once: out of memory\n");
 		return MS_EXIT_ERROR;
 	}
+	/* A MERGESCOPE_SCRATCH that cannot be the scratch directory is
+	 * refused, as by every command that makes scratch (not passed over
+	 * for the cache's work/). */
+	if ((rc = ms__scratch_check(err, "merge-once"))) {
+		free(res);
+		return rc;
+	}
 	char scratch[PATH_MAX];
 	if ((rc = make_scratch(mo.frozen_dir, scratch, sizeof(scratch), err))) {
 		free(res);
@@ -251,6 +262,15 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 			        res[i].variant);
 			unstable = true;
 		}
+		if (!res[i].ledgers_reconciled) {
+			fprintf(err,
+			        "mergescope merge-once: variant %s wrote "
+			        "output "
+			        "ledgers that are not the inputs' minus the "
+			        "rows of the traces it dropped\n",
+			        res[i].variant);
+			unstable = true;
+		}
 		if (res[i].oracle_checked && !res[i].oracle_match) {
 			fprintf(err,
 			        "mergescope merge-once: variant %s disagrees "
@@ -261,8 +281,11 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	}
 	free(res);
 	if (rc) {
-		fprintf(err, "mergescope merge-once: %s\n",
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		/* The library's messages begin with the command's name. */
+		const char *msg = eb.msg[0] ? eb.msg : ms_strerror(rc);
+		if (!strncmp(msg, "merge-once: ", 12))
+			msg += 12;
+		fprintf(err, "mergescope merge-once: %s\n", msg);
 		return MS_EXIT_ERROR;
 	}
 	return unstable ? 1 : 0;

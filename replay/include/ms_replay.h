@@ -417,6 +417,11 @@ typedef struct ms_merge_once_result {
 	ms_ledger_set out_ledger; /* of the output part (last rep) */
 	ms_ledger_set in_ledger;  /* sum of the frozen inputs' ledgers */
 	bool ledgers_stable;      /* every rep gave the same output ledgers */
+	/* The first repetition's output ledgers (all three kinds) equal the
+	 * inputs' minus the rows of the traces it dropped, read from the
+	 * frozen inputs (true when it dropped nothing: then they must equal
+	 * the inputs', or the call fails). */
+	bool ledgers_reconciled;
 	/* The verdict oracle (variants with a chain): the first
 	 * repetition's dropped traces the oracle keeps or does not know,
 	 * whole traces kept that it drops, the traces the merge kept for a
