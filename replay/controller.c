@@ -2066,6 +2066,11 @@ controller_main(void *arg)
 	 * end back (ms_rec_rollback). */
 	if (rc == 0)
 		record_end(r, "complete");
+	/* The end record is the run's last word: one the database refused
+	 * (a full disk) fails the run, or it would end as complete with a
+	 * database that says it never finished. */
+	if (rc == 0)
+		rc = recorder_check(r, &eb);
 	pthread_mutex_lock(&r->mu);
 	r->end_recorded = rc == 0 && r->run_recorded;
 	if (rc && rc != MS_ERR_CANCELED) {
