@@ -1964,7 +1964,9 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 	 * its third in a row (fatal_after), which fails the run with the
 	 * merge, the file and the error; one an input is blamed for
 	 * quarantines it at the third (quarantine_after), so the next try
-	 * goes without it. FINALIZE_TRIES bounds the rest. */
+	 * goes without it. FINALIZE_TRIES bounds the rest: a finalize that
+	 * failed every time (out of memory) fails the run, naming why, rather
+	 * than end the day unfinalized with its gates failing. */
 	for (unsigned tries = 1;; tries++) {
 		ms_engine_stats before, after;
 		ms_engine_get_stats(r->engine, &before);
@@ -1973,8 +1975,19 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 		if ((rc = wait_idle_bounded(r, "the finalize merge", eb)))
 			return rc;
 		ms_engine_get_stats(r->engine, &after);
-		if (fseq == 0 || after.merges_failed == before.merges_failed ||
-		    tries >= FINALIZE_TRIES || ms__rck_seek_pending(r))
+		bool failed = after.merges_failed != before.merges_failed;
+		if (failed && tries >= FINALIZE_TRIES && fseq != 0 &&
+		    !ms__rck_seek_pending(r) && !aborted(r)) {
+			pthread_mutex_lock(&r->mu);
+			ms_fail(eb, MS_ERR_STATE,
+			        "the finalize merge failed %u times in a row, "
+			        "not retried (inputs unchanged); the last: %s",
+			        tries, r->last_failure);
+			pthread_mutex_unlock(&r->mu);
+			return MS_ERR_STATE;
+		}
+		if (fseq == 0 || !failed || tries >= FINALIZE_TRIES ||
+		    ms__rck_seek_pending(r))
 			break;
 	}
 	if ((rc = ms_shard_sync(r->shard, eb)))
