@@ -707,8 +707,11 @@ static int
 live_start(ms_replay *r)
 {
 	live_read(r); /* the links' names before the first merge */
-	if (pthread_create(&r->live_thread, NULL, live_main, r))
+	int e = pthread_create(&r->live_thread, NULL, live_main, r);
+	if (e) {
+		errno = e;
 		return MS_ERR_IO;
+	}
 	r->live_started = true;
 	return 0;
 }
@@ -2820,6 +2823,18 @@ ms__oracle_join(ms_replay *r)
 
 /* A start that fails once the run is on record: the error is its end
  * record's (finish_record, at close). Returns rc. */
+/* A thread that pthread_create could not start (error e): why, and where
+ * to look (a thread's stack is address space; threads count against the
+ * user's process limit). */
+static int
+thread_failed(ms_errbuf *eb, const char *what, int e)
+{
+	return ms_fail(eb, MS_ERR_IO,
+	               "cannot start the %s: %s (no room for another thread: "
+	               "see ulimit -v and ulimit -u)",
+	               what, strerror(e));
+}
+
 static int
 start_failed(ms_replay *r, int rc, const ms_errbuf *eb)
 {
@@ -2849,12 +2864,10 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	/* The oracle beside the staging: both come before the day's clock,
 	 * which starts once the oracle has ended (run_day). */
 	if (!r->oracle_started) {
-		if (pthread_create(&r->oracle_thread, NULL, oracle_main, r))
-			return start_failed(r,
-			                    ms_fail(eb, MS_ERR_IO,
-			                            "cannot start the oracle "
-			                            "thread"),
-			                    eb);
+		int e = pthread_create(&r->oracle_thread, NULL, oracle_main, r);
+		if (e)
+			return start_failed(
+			        r, thread_failed(eb, "oracle thread", e), eb);
 		r->oracle_started = true;
 	}
 	if ((rc = stage_parts(r, eb)) ||
@@ -2870,13 +2883,12 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	}
 	pthread_mutex_unlock(&r->mu);
 	if (ms__checker_start(r))
-		return ms_fail(eb, MS_ERR_IO,
-		               "cannot start the part checker's thread");
+		return thread_failed(eb, "part checker's thread", errno);
 	if (live_start(r))
-		return ms_fail(eb, MS_ERR_IO, "cannot start the live reader");
-	if (pthread_create(&r->thread, NULL, controller_main, r))
-		return ms_fail(eb, MS_ERR_IO,
-		               "cannot start the controller thread");
+		return thread_failed(eb, "live reader", errno);
+	int e = pthread_create(&r->thread, NULL, controller_main, r);
+	if (e)
+		return thread_failed(eb, "controller thread", e);
 	r->started = true;
 	return 0;
 }

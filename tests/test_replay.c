@@ -2127,6 +2127,47 @@ test_recorder_full_at_end_fails_run(void **state)
 	assert_false(rt_exists(run.work));
 }
 
+/* No room for a thread (what `ulimit -v` leaves a run: pthread_create
+ * wrapped, -Wl,--wrap, to fail with EAGAIN once armed): the start fails
+ * with the thread, the system's reason and where to look, and the
+ * scratch shard goes with the close. It said only "cannot start the
+ * oracle thread". */
+static _Atomic bool threads_fail;
+
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                          void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                          void *(*fn)(void *), void *arg);
+int
+__wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                      void *(*fn)(void *), void *arg)
+{
+	if (atomic_load(&threads_fail))
+		return EAGAIN;
+	return __real_pthread_create(t, a, fn, arg);
+}
+
+static void
+test_start_without_threads(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "no-threads", "alwayskeep");
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	atomic_store(&threads_fail, true);
+	int rc = ms_replay_start(r, &eb);
+	atomic_store(&threads_fail, false);
+	fprintf(stderr, "refused as expected: %s\n", eb.msg);
+	assert_true(rc < 0);
+	assert_non_null(strstr(eb.msg, "cannot start the oracle thread: "));
+	assert_non_null(strstr(eb.msg, strerror(EAGAIN)));
+	assert_non_null(strstr(eb.msg, "ulimit -v"));
+	ms_replay_close(r);
+	assert_false(rt_exists(run.work));
+}
+
 /* ---- bad input -------------------------------------------------------- */
 
 /* Open must fail with a one-line message containing every `needle`, and
@@ -2379,6 +2420,7 @@ main(void)
 		cmocka_unit_test(test_wait_deadline_skips_barrier),
 		cmocka_unit_test(test_recorder_full_stops_run),
 		cmocka_unit_test(test_recorder_full_at_end_fails_run),
+		cmocka_unit_test(test_start_without_threads),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }
