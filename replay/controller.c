@@ -1672,15 +1672,23 @@ wait_idle_bounded(ms_replay *r, const char *what, ms_errbuf *eb)
 			continue;
 		ms_engine_stats es;
 		ms_engine_get_stats(r->engine, &es);
+		/* Merges failing again and again (out of memory) are what a
+		 * wait most often waits on: the last one says why. */
+		char last[sizeof(r->last_failure) + 24] = "";
+		pthread_mutex_lock(&r->mu);
+		if (es.merges_failed && r->last_failure[0])
+			snprintf(last, sizeof(last), "; the last failure: %s",
+			         r->last_failure);
+		pthread_mutex_unlock(&r->mu);
 		return ms_fail(eb, MS_ERR_TIMEOUT,
 		               "waited %.3g s for %s and gave up "
 		               "(--wait-timeout): %zu merges running, %zu "
 		               "queued, %zu held, %zu pending, %llu failed, "
-		               "backing off %u ms",
+		               "backing off %u ms%s",
 		               (double)limit / 1e9, what, es.running, es.queued,
 		               es.held, es.pending_hook,
 		               (unsigned long long)es.merges_failed,
-		               es.backoff_ms);
+		               es.backoff_ms, last);
 	}
 }
 
