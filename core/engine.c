@@ -47,8 +47,10 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -766,13 +768,19 @@ next_job(ms_engine *e, unsigned lanes)
 static bool
 engine_fail(ms_engine *e, const job *j, int rc, const char *msg)
 {
-	char out[17];
+	char out[17], lim[128] = "";
 	ms_part_id_str(j->d.output_id, out);
+	struct rlimit rl;
+	if (rc == MS_ERR_LIMIT && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY)
+		snprintf(lim, sizeof(lim),
+		         "; the process may have %llu files open (ulimit -n)",
+		         (unsigned long long)rl.rlim_cur);
 	ms_fail(&e->fatal_msg, rc,
 	        "merge #%llu (%s lane, %zu inputs -> part %s): %s; %u "
-	        "failures in a row, not retried (inputs unchanged)",
+	        "failures in a row, not retried (inputs unchanged)%s",
 	        (unsigned long long)j->d.seq, ms_lane_name(j->d.lane), j->n,
-	        out, msg[0] ? msg : ms_strerror(rc), e->disk_fails);
+	        out, msg[0] ? msg : ms_strerror(rc), e->disk_fails, lim);
 	e->fatal = rc;
 	e->backing_off = false;
 	e->trigger = false;
@@ -803,7 +811,8 @@ count_failure(ms_engine *e, const job *j, int rc, const char *msg,
 				newq[(*nnewq)++] = j->ids[i];
 		}
 	}
-	if (blamed || (rc != MS_ERR_IO && rc != MS_ERR_NOSPACE))
+	if (blamed ||
+	    (rc != MS_ERR_IO && rc != MS_ERR_NOSPACE && rc != MS_ERR_LIMIT))
 		e->disk_fails = 0;
 	else if (++e->disk_fails >= e->o.fatal_after && !e->fatal)
 		return engine_fail(e, j, rc, msg);
@@ -849,7 +858,9 @@ run_job(ms_engine *e, job *j, unsigned windex)
 	}
 	if (j->n > MS_PICKER_PARTS_LIMIT) /* a large finalize */
 		bl = ms_mem_calloc(e->mem, j->n, sizeof(bool));
-	if (rc < 0 && bl &&
+	/* Out of descriptors, the process is to blame, not an input (and
+	 * verifying the inputs would fail to open them too). */
+	if (rc < 0 && rc != MS_ERR_LIMIT && bl &&
 	    (res.err_stage == MS_MERGE_STAGE_READ ||
 	     res.err_stage == MS_MERGE_STAGE_WRITE ||
 	     res.err_stage == MS_MERGE_STAGE_INDEX))

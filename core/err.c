@@ -43,6 +43,8 @@ ms_strerror(int err)
 		return "inventory changed concurrently";
 	case MS_ERR_COMPRESS:
 		return "compression error";
+	case MS_ERR_LIMIT:
+		return "too many open files";
 	}
 	return "unknown error";
 }
@@ -62,7 +64,9 @@ ms_fail(ms_errbuf *eb, int err, const char *fmt, ...)
 int
 ms_err_from_errno(int e)
 {
-	return (e == ENOSPC || e == EDQUOT) ? MS_ERR_NOSPACE : MS_ERR_IO;
+	if (e == ENOSPC || e == EDQUOT)
+		return MS_ERR_NOSPACE;
+	return (e == EMFILE || e == ENFILE) ? MS_ERR_LIMIT : MS_ERR_IO;
 }
 
 int

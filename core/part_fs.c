@@ -38,7 +38,8 @@ io_add(_Atomic uint64_t *c, uint64_t n, ms_io *io)
 const char *
 ms__write_err_text(int rc)
 {
-	if ((rc == MS_ERR_IO || rc == MS_ERR_NOSPACE) && errno != 0)
+	if ((rc == MS_ERR_IO || rc == MS_ERR_NOSPACE || rc == MS_ERR_LIMIT) &&
+	    errno != 0)
 		return strerror(errno);
 	return ms_strerror(rc);
 }

@@ -80,8 +80,11 @@ ms__checker_start(ms_replay *r)
 	pthread_mutex_init(&r->check_mu, NULL);
 	pthread_cond_init(&r->check_cv, NULL);
 	r->check_init = true;
-	if (pthread_create(&r->check_thread, NULL, checker_main, r))
+	int e = pthread_create(&r->check_thread, NULL, checker_main, r);
+	if (e) {
+		errno = e;
 		return MS_ERR_IO;
+	}
 	r->check_started = true;
 	return 0;
 }

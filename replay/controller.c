@@ -707,8 +707,11 @@ static int
 live_start(ms_replay *r)
 {
 	live_read(r); /* the links' names before the first merge */
-	if (pthread_create(&r->live_thread, NULL, live_main, r))
+	int e = pthread_create(&r->live_thread, NULL, live_main, r);
+	if (e) {
+		errno = e;
 		return MS_ERR_IO;
+	}
 	r->live_started = true;
 	return 0;
 }
@@ -1669,15 +1672,23 @@ wait_idle_bounded(ms_replay *r, const char *what, ms_errbuf *eb)
 			continue;
 		ms_engine_stats es;
 		ms_engine_get_stats(r->engine, &es);
+		/* Merges failing again and again (out of memory) are what a
+		 * wait most often waits on: the last one says why. */
+		char last[sizeof(r->last_failure) + 24] = "";
+		pthread_mutex_lock(&r->mu);
+		if (es.merges_failed && r->last_failure[0])
+			snprintf(last, sizeof(last), "; the last failure: %s",
+			         r->last_failure);
+		pthread_mutex_unlock(&r->mu);
 		return ms_fail(eb, MS_ERR_TIMEOUT,
 		               "waited %.3g s for %s and gave up "
 		               "(--wait-timeout): %zu merges running, %zu "
 		               "queued, %zu held, %zu pending, %llu failed, "
-		               "backing off %u ms",
+		               "backing off %u ms%s",
 		               (double)limit / 1e9, what, es.running, es.queued,
 		               es.held, es.pending_hook,
 		               (unsigned long long)es.merges_failed,
-		               es.backoff_ms);
+		               es.backoff_ms, last);
 	}
 }
 
@@ -1964,7 +1975,9 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 	 * its third in a row (fatal_after), which fails the run with the
 	 * merge, the file and the error; one an input is blamed for
 	 * quarantines it at the third (quarantine_after), so the next try
-	 * goes without it. FINALIZE_TRIES bounds the rest. */
+	 * goes without it. FINALIZE_TRIES bounds the rest: a finalize that
+	 * failed every time (out of memory) fails the run, naming why, rather
+	 * than end the day unfinalized with its gates failing. */
 	for (unsigned tries = 1;; tries++) {
 		ms_engine_stats before, after;
 		ms_engine_get_stats(r->engine, &before);
@@ -1973,8 +1986,19 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 		if ((rc = wait_idle_bounded(r, "the finalize merge", eb)))
 			return rc;
 		ms_engine_get_stats(r->engine, &after);
-		if (fseq == 0 || after.merges_failed == before.merges_failed ||
-		    tries >= FINALIZE_TRIES || ms__rck_seek_pending(r))
+		bool failed = after.merges_failed != before.merges_failed;
+		if (failed && tries >= FINALIZE_TRIES && fseq != 0 &&
+		    !ms__rck_seek_pending(r) && !aborted(r)) {
+			pthread_mutex_lock(&r->mu);
+			ms_fail(eb, MS_ERR_STATE,
+			        "the finalize merge failed %u times in a row, "
+			        "not retried (inputs unchanged); the last: %s",
+			        tries, r->last_failure);
+			pthread_mutex_unlock(&r->mu);
+			return MS_ERR_STATE;
+		}
+		if (fseq == 0 || !failed || tries >= FINALIZE_TRIES ||
+		    ms__rck_seek_pending(r))
 			break;
 	}
 	if ((rc = ms_shard_sync(r->shard, eb)))
@@ -2066,6 +2090,11 @@ controller_main(void *arg)
 	 * end back (ms_rec_rollback). */
 	if (rc == 0)
 		record_end(r, "complete");
+	/* The end record is the run's last word: one the database refused
+	 * (a full disk) fails the run, or it would end as complete with a
+	 * database that says it never finished. */
+	if (rc == 0)
+		rc = recorder_check(r, &eb);
 	pthread_mutex_lock(&r->mu);
 	r->end_recorded = rc == 0 && r->run_recorded;
 	if (rc && rc != MS_ERR_CANCELED) {
@@ -2802,6 +2831,18 @@ ms__oracle_join(ms_replay *r)
 
 /* A start that fails once the run is on record: the error is its end
  * record's (finish_record, at close). Returns rc. */
+/* A thread that pthread_create could not start (error e): why, and where
+ * to look (a thread's stack is address space; threads count against the
+ * user's process limit). */
+static int
+thread_failed(ms_errbuf *eb, const char *what, int e)
+{
+	return ms_fail(eb, MS_ERR_IO,
+	               "cannot start the %s: %s (no room for another thread: "
+	               "see ulimit -v and ulimit -u)",
+	               what, strerror(e));
+}
+
 static int
 start_failed(ms_replay *r, int rc, const ms_errbuf *eb)
 {
@@ -2831,12 +2872,10 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	/* The oracle beside the staging: both come before the day's clock,
 	 * which starts once the oracle has ended (run_day). */
 	if (!r->oracle_started) {
-		if (pthread_create(&r->oracle_thread, NULL, oracle_main, r))
-			return start_failed(r,
-			                    ms_fail(eb, MS_ERR_IO,
-			                            "cannot start the oracle "
-			                            "thread"),
-			                    eb);
+		int e = pthread_create(&r->oracle_thread, NULL, oracle_main, r);
+		if (e)
+			return start_failed(
+			        r, thread_failed(eb, "oracle thread", e), eb);
 		r->oracle_started = true;
 	}
 	if ((rc = stage_parts(r, eb)) ||
@@ -2852,13 +2891,12 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	}
 	pthread_mutex_unlock(&r->mu);
 	if (ms__checker_start(r))
-		return ms_fail(eb, MS_ERR_IO,
-		               "cannot start the part checker's thread");
+		return thread_failed(eb, "part checker's thread", errno);
 	if (live_start(r))
-		return ms_fail(eb, MS_ERR_IO, "cannot start the live reader");
-	if (pthread_create(&r->thread, NULL, controller_main, r))
-		return ms_fail(eb, MS_ERR_IO,
-		               "cannot start the controller thread");
+		return thread_failed(eb, "live reader", errno);
+	int e = pthread_create(&r->thread, NULL, controller_main, r);
+	if (e)
+		return thread_failed(eb, "controller thread", e);
 	r->started = true;
 	return 0;
 }

@@ -1061,16 +1061,28 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		return rc;
 	}
 	if (rc < 0) {
+		/* SQLite says "disk I/O error" where the system said why
+		 * (a WAL index that a full disk cannot grow). */
+		int se = r->db ? sqlite3_system_errno(r->db) : 0;
 		if (ec == SQLITE_CANTOPEN || ec == SQLITE_READONLY ||
 		    ec == SQLITE_PERM || ec == SQLITE_IOERR ||
 		    ec == SQLITE_FULL || ec == SQLITE_NOTADB)
-			rc = ms_fail(eb, MS_ERR_IO,
-			             "event database %s: cannot create: %s; "
-			             "expected a writable file in an existing "
-			             "directory",
-			             path, sqlite3_errmsg(r->db));
+			rc = ms_fail(
+			        eb, MS_ERR_IO,
+			        "event database %s: cannot create: %s%s%s%s; "
+			        "expected a writable file in an existing "
+			        "directory",
+			        path, sqlite3_errmsg(r->db), se > 0 ? " (" : "",
+			        se > 0 ? strerror(se) : "", se > 0 ? ")" : "");
 		rec_free(r);
+		/* The file was new (or removed above): it and the WAL files
+		 * the failed set-up made are ours. */
+		char side[4096];
 		unlink(path);
+		snprintf(side, sizeof(side), "%s-wal", path);
+		unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", path);
+		unlink(side);
 		return rc;
 	}
 	r->timer_started = true;

@@ -10,6 +10,7 @@
 #ifndef MS_SQLITE_FULL_VFS_H
 #define MS_SQLITE_FULL_VFS_H
 
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -95,9 +96,23 @@ full_devchar(sqlite3_file *f)
 {
 	return FULL_REAL(f)->pMethods->xDeviceCharacteristics(FULL_REAL(f));
 }
+/* With full_shm set, growing the WAL index fails as the unix VFS fails
+ * on a full disk: the -shm file is made, but not grown
+ * (SQLITE_IOERR_SHMSIZE, errno ENOSPC). */
+static _Atomic bool full_shm;
 static int
 full_shm_map(sqlite3_file *f, int pg, int sz, int extend, void volatile **p)
 {
+	if (atomic_load(&full_armed) && atomic_load(&full_shm) && extend) {
+		int rc = FULL_REAL(f)->pMethods->xShmMap(FULL_REAL(f), pg, sz,
+		                                         0, p);
+		if (rc != SQLITE_OK)
+			return rc;
+		*p = NULL;
+		atomic_fetch_add(&full_refused, 1);
+		errno = ENOSPC;
+		return SQLITE_IOERR_SHMSIZE;
+	}
 	return FULL_REAL(f)->pMethods->xShmMap(FULL_REAL(f), pg, sz, extend, p);
 }
 static int
@@ -257,11 +272,20 @@ full_vfs_arm(long long bytes)
 	atomic_store(&full_armed, true);
 }
 
-/* Writes pass again. */
+/* Writes pass again (and the WAL index grows again). */
 static __attribute__((unused)) void
 full_vfs_disarm(void)
 {
 	atomic_store(&full_armed, false);
+	atomic_store(&full_shm, false);
+}
+
+/* Armed, also refuse to grow the WAL index (-shm), as a full tmpfs does. */
+static __attribute__((unused)) void
+full_vfs_arm_shm(void)
+{
+	atomic_store(&full_shm, true);
+	full_vfs_arm(1LL << 40);
 }
 
 static __attribute__((unused)) unsigned long

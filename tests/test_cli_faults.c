@@ -9,6 +9,8 @@
  *    and the merge inputs are untouched, the scratch shard is removed;
  *    the same when only the finalize's output is refused: the finalize
  *    is dispatched again until the third failure in a row stops the run;
+ *  - too few file descriptors (RLIMIT_NOFILE) for a merge: no input is
+ *    blamed, the third failure in a row stops the run naming the limit;
  *  - SIGINT, SIGTERM, SIGHUP and SIGPIPE sent to a headless run once its
  *    scratch shard (with its owner record) exists: exit 130/143/129/141,
  *    the database says aborted, the scratch shard is gone, --json FILE
@@ -330,6 +332,58 @@ test_disk_full_merge(void **state)
 	char out[8192], e2[8192];
 	const char *check[] = { "fixture", "check", fixture, NULL };
 	assert_int_equal(run_cli(check, out, sizeof(out), e2, sizeof(e2)), 0);
+}
+
+/* Out of file descriptors (RLIMIT_NOFILE 20, as `ulimit -n 20`: enough
+ * to stage the day and publish, too few for a merge of 15 inputs): a
+ * merge that cannot open its inputs blames none of them, and the third
+ * failure in a row stops the run with one line naming the merge, the
+ * file, "Too many open files" and the limit, recorded as failed, the
+ * scratch shard removed. The inputs used to be blamed (and quarantined)
+ * and each failure retried after a longer backoff: the run waited until
+ * --wait-timeout (10 minutes by default) and then said only that it gave
+ * up waiting. */
+static void
+test_fd_limit(void **state)
+{
+	(void)state;
+	char db[PATH_MAX], work[PATH_MAX], ep[PATH_MAX], err[16384];
+	path_in(db, sizeof(db), "nofile.db");
+	path_in(work, sizeof(work), "nofile.shard");
+	path_in(ep, sizeof(ep), "nofile.err");
+	/* --wait-timeout bounds the old behaviour's wait. */
+	const char *args[] = {
+		"run",        "--headless", "--fixture",      fixture,
+		"--variant",  "alwayskeep", "--db",           db,
+		"--work-dir", work,         "--wait-timeout", "60",
+		NULL
+	};
+	struct rlimit old;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	struct rlimit low = { 20, old.rlim_max };
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	pid_t pid = bt_spawn(args, false, NULL, ep, NULL, 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	int st = bt_wait(pid, HUNG_S);
+	FILE *f = fopen(ep, "r");
+	assert_non_null(f);
+	err[fread(err, 1, sizeof(err) - 1, f)] = '\0';
+	fclose(f);
+	fprintf(stderr, "%s", err);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 2);
+	const char *line = strstr(err, "mergescope run: the run failed: ");
+	assert_non_null(line);
+	assert_non_null(strstr(line, "merge #"));
+	assert_non_null(strstr(line, work));
+	assert_non_null(strstr(line, "Too many open files"));
+	assert_non_null(strstr(line, "3 failures in a row"));
+	assert_non_null(strstr(line, "may have 20 files open (ulimit -n)"));
+	ms_ev_run_end end;
+	run_end(db, &end);
+	assert_string_equal(end.status, "failed");
+	assert_non_null(strstr(end.error, "Too many open files"));
+	assert_false(exists(work));
 }
 
 /* A file system that refuses to grow only the finalize's output: the
@@ -1502,6 +1556,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_disk_full_merge),
 		cmocka_unit_test(test_disk_full_finalize),
+		cmocka_unit_test(test_fd_limit),
 		cmocka_unit_test(test_sigint),
 		cmocka_unit_test(test_sighup_ignored_at_start),
 		cmocka_unit_test(test_sigterm),

@@ -543,6 +543,7 @@ test_gate_stray_part(void **state)
 typedef struct fin_hook {
 	unsigned failed, finalizes;
 	bool always;
+	int rc; /* what a failed try returns; 0: MS_ERR_NOSPACE */
 } fin_hook;
 
 /* The finalize's first try (every try when `always`) fails writing its
@@ -561,7 +562,7 @@ fin_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 	if (h->failed && !h->always)
 		return 0;
 	h->failed++;
-	return MS_ERR_NOSPACE;
+	return h->rc ? h->rc : MS_ERR_NOSPACE;
 }
 
 /* A serial skywalking run (run, owned by the caller) on the smoke day
@@ -591,7 +592,7 @@ static void
 test_finalize_failed_once(void **state)
 {
 	(void)state;
-	fin_hook fh = { 0, 0, false };
+	fin_hook fh = { 0, 0, false, 0 };
 	rt_run run;
 	ms_replay *r = fin_run(&run, "fin-once", &fh);
 	assert_int_equal(fh.failed, 1);
@@ -633,7 +634,7 @@ static void
 test_finalize_fails_every_time(void **state)
 {
 	(void)state;
-	fin_hook fh = { 0, 0, true };
+	fin_hook fh = { 0, 0, true, 0 };
 	rt_run run;
 	ms_replay *r = fin_run(&run, "fin-never", &fh);
 	assert_int_equal(fh.failed, 3);
@@ -645,6 +646,71 @@ test_finalize_fails_every_time(void **state)
 	assert_non_null(strstr(st->error, "3 failures in a row"));
 	free(st);
 	ms_replay_close(r);
+}
+
+/* Every try of the finalize fails for want of memory (what a run under
+ * `ulimit -v` meets), a failure that does not stop the engine: after its
+ * last try the run fails, naming the finalize and why. It used to end
+ * the day unfinalized and DONE, with verdict_oracle and
+ * sampling_exercised failing as if the sampler had erred. */
+static void
+test_finalize_out_of_memory_every_time(void **state)
+{
+	(void)state;
+	fin_hook fh = { 0, 0, true, MS_ERR_NOMEM };
+	rt_run run;
+	ms_replay *r = fin_run(&run, "fin-nomem", &fh);
+	assert_int_equal(fh.failed, 5);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	fprintf(stderr, "%s: %s\n", ms_replay_state_name(st->state), st->error);
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	assert_non_null(strstr(st->error, "the finalize merge failed 5 times"));
+	assert_non_null(strstr(st->error, "(finalize): "));
+	free(st);
+	ms_replay_close(r);
+	assert_false(rt_exists(run.work));
+}
+
+/* Every merge fails for want of memory (what a run under `ulimit -v`
+ * meets), which the engine retries with longer and longer backoffs: the
+ * run gives up at --wait-timeout, and its error says why the merges
+ * failed. It said only how many had failed. */
+static int
+nomem_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+            uint64_t detail)
+{
+	(void)arg;
+	(void)req;
+	(void)detail;
+	return st == MS_MERGE_STAGE_READ ? MS_ERR_NOMEM : 0;
+}
+
+static void
+test_wait_timeout_names_last_failure(void **state)
+{
+	(void)state;
+	static ms_merge_hooks h;
+	h = (ms_merge_hooks){ .stage = nomem_stage };
+	rt_run run;
+	rt_opts(&run, "nomem-wait", "alwayskeep");
+	run.t.engine_open = open_hooked;
+	run.t.engine_open_arg = &h;
+	run.o.serial = true;
+	run.o.wait_timeout_ns = 3000 * 1000000LL;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	fprintf(stderr, "%s: %s\n", ms_replay_state_name(st->state), st->error);
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	assert_non_null(strstr(st->error, "gave up (--wait-timeout)"));
+	assert_non_null(strstr(st->error, "; the last failure: merge #"));
+	assert_non_null(strstr(st->error, "injected failure at stage read"));
+	free(st);
+	ms_replay_close(r);
+	assert_false(rt_exists(run.work));
 }
 
 /* ---- a published part whose bytes differ from its fixture's ---------- */
@@ -1340,6 +1406,8 @@ main(void)
 		cmocka_unit_test(test_gate_split_block_intermediate),
 		cmocka_unit_test(test_finalize_failed_once),
 		cmocka_unit_test(test_finalize_fails_every_time),
+		cmocka_unit_test(test_finalize_out_of_memory_every_time),
+		cmocka_unit_test(test_wait_timeout_names_last_failure),
 		cmocka_unit_test(test_gate_publications_by_hash),
 		cmocka_unit_test(test_gate_block_ledgers_from_file),
 		cmocka_unit_test(test_gate_changed_publication_core),

@@ -326,7 +326,7 @@ test_errors(void **state)
 {
 	(void)state;
 	assert_string_equal(ms_strerror(MS_OK), "success");
-	for (int e = MS_ERR_COMPRESS; e < 0; e++)
+	for (int e = MS_ERR_LIMIT; e < 0; e++)
 		assert_string_not_equal(ms_strerror(e), "unknown error");
 	assert_string_equal(ms_strerror(-999), "unknown error");
 	ms_errbuf eb;

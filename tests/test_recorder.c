@@ -409,6 +409,61 @@ test_disk_full(void **state)
 	full_vfs_disarm();
 }
 
+/* The disk fills up while the database is being created, at every point
+ * from its first byte to its schema, and (a full tmpfs) when the WAL index
+ * cannot grow: the open fails naming the file and why, and leaves none of
+ * the files it made (the database, its -wal and its -shm) behind. */
+static void
+expect_create_refused(const char *path, const char *why)
+{
+	char wal[600], shm[600];
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	snprintf(shm, sizeof(shm), "%s-shm", path);
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path };
+	int rc = ms_rec_open(&r, &o, &eb);
+	full_vfs_disarm();
+	fprintf(stderr, "refused: %s\n", eb.msg);
+	assert_int_equal(rc, MS_ERR_IO);
+	assert_null(r);
+	assert_non_null(strstr(eb.msg, path));
+	assert_non_null(strstr(eb.msg, why));
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(access(wal, F_OK), -1);
+	assert_int_equal(access(shm, F_OK), -1);
+}
+
+static void
+test_create_disk_full(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "create-full.db");
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	full_vfs_arm_shm();
+	expect_create_refused(path, "No space left on device");
+	/* Every budget short of the schema's bytes, until one fits. */
+	int refused = 0;
+	for (long long budget = 0;; budget += 1024) {
+		assert_true(budget < 4 * 1024 * 1024);
+		ms_errbuf eb = { "" };
+		ms_rec *r = NULL;
+		ms_rec_opts o = { .path = path };
+		full_vfs_arm(budget);
+		int rc = ms_rec_open(&r, &o, &eb);
+		full_vfs_disarm();
+		if (rc == 0) {
+			assert_int_equal(ms_rec_close(r, &eb), 0);
+			break;
+		}
+		refused++;
+		full_vfs_arm(budget);
+		expect_create_refused(path, "disk is full");
+	}
+	assert_true(refused > 0);
+}
+
 /* The child of test_sigkill: records merges into the database at path
  * (arg) and writes to fd how many are committed each time that grows. */
 static int
@@ -680,6 +735,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_disk_full),
+		cmocka_unit_test(test_create_disk_full),
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_close_commits),
 		cmocka_unit_test(test_merge_after_end),

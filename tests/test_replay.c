@@ -2083,6 +2083,91 @@ test_recorder_full_stops_run(void **state)
 	assert_false(rt_exists(run.work));
 }
 
+/* The event database's disk fills up just as the run records its end
+ * (ms_rec_run_end wrapped, -Wl,--wrap, to fill the disk first): every
+ * merge and gate was recorded, but the database says the run never
+ * finished, so the run fails with the database path and SQLite's error
+ * rather than ending as complete. */
+static _Atomic bool full_at_end;
+
+int __real_ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb);
+int __wrap_ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb);
+int
+__wrap_ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb)
+{
+	if (atomic_load(&full_at_end))
+		full_vfs_arm(0);
+	return __real_ms_rec_run_end(r, e, eb);
+}
+
+static void
+test_recorder_full_at_end_fails_run(void **state)
+{
+	(void)state;
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	rt_run run;
+	rt_opts(&run, "db-full-end", "alwayskeep");
+	atomic_store(&full_at_end, true);
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	fprintf(stderr, "run ended %s: %s\n", ms_replay_state_name(st->state),
+	        st->error);
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	assert_non_null(strstr(st->error, "cannot record events"));
+	assert_non_null(strstr(st->error, run.db));
+	assert_non_null(strstr(st->error, "database or disk is full"));
+	assert_true(full_vfs_refused() >= 1);
+	free(st);
+	ms_replay_close(r);
+	atomic_store(&full_at_end, false);
+	full_vfs_disarm();
+	assert_false(rt_exists(run.work));
+}
+
+/* No room for a thread (what `ulimit -v` leaves a run: pthread_create
+ * wrapped, -Wl,--wrap, to fail with EAGAIN once armed): the start fails
+ * with the thread, the system's reason and where to look, and the
+ * scratch shard goes with the close. It said only "cannot start the
+ * oracle thread". */
+static _Atomic bool threads_fail;
+
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                          void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                          void *(*fn)(void *), void *arg);
+int
+__wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                      void *(*fn)(void *), void *arg)
+{
+	if (atomic_load(&threads_fail))
+		return EAGAIN;
+	return __real_pthread_create(t, a, fn, arg);
+}
+
+static void
+test_start_without_threads(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "no-threads", "alwayskeep");
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	atomic_store(&threads_fail, true);
+	int rc = ms_replay_start(r, &eb);
+	atomic_store(&threads_fail, false);
+	fprintf(stderr, "refused as expected: %s\n", eb.msg);
+	assert_true(rc < 0);
+	assert_non_null(strstr(eb.msg, "cannot start the oracle thread: "));
+	assert_non_null(strstr(eb.msg, strerror(EAGAIN)));
+	assert_non_null(strstr(eb.msg, "ulimit -v"));
+	ms_replay_close(r);
+	assert_false(rt_exists(run.work));
+}
+
 /* ---- bad input -------------------------------------------------------- */
 
 /* Open must fail with a one-line message containing every `needle`, and
@@ -2334,6 +2419,8 @@ main(void)
 		cmocka_unit_test(test_wait_timeout_fails_run),
 		cmocka_unit_test(test_wait_deadline_skips_barrier),
 		cmocka_unit_test(test_recorder_full_stops_run),
+		cmocka_unit_test(test_recorder_full_at_end_fails_run),
+		cmocka_unit_test(test_start_without_threads),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

@@ -23,7 +23,9 @@
  * Failures: a merge that fails is retried after a backoff (1, 2, 4 ... s);
  * an input that fails verification repeatedly is quarantined. A failure
  * that names no bad input and comes from the file system (MS_ERR_IO,
- * MS_ERR_NOSPACE: ENOSPC, EDQUOT, EFBIG, EIO, EROFS ...) is one that
+ * MS_ERR_NOSPACE: ENOSPC, EDQUOT, EFBIG, EIO, EROFS ...), or from the
+ * process being out of file descriptors (MS_ERR_LIMIT: EMFILE, ENFILE,
+ * never blamed on an input), is one that
  * retrying rarely fixes: after fatal_after of them in a row the engine
  * stops merging for good (MS_EV_ENGINE_FAILED; ms_engine_wait_idle and
  * ms_engine_failed return the error). Its inputs stay in place.

@@ -29,6 +29,7 @@ enum ms_err {
 	MS_ERR_CANCELED = -13, /* the operation was stopped on request */
 	MS_ERR_CONFLICT = -14, /* the inventory changed under an operation */
 	MS_ERR_COMPRESS = -15, /* zstd refused to compress or decompress */
+	MS_ERR_LIMIT = -16,    /* out of file descriptors (EMFILE, ENFILE) */
 };
 
 /* A short, static, human description of an error code; never NULL. */
@@ -48,7 +49,8 @@ typedef struct ms_errbuf {
 int ms_fail(ms_errbuf *eb, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
-/* Maps an errno value to MS_ERR_IO or MS_ERR_NOSPACE. */
+/* Maps an errno value to MS_ERR_NOSPACE (ENOSPC, EDQUOT), MS_ERR_LIMIT
+ * (EMFILE, ENFILE) or MS_ERR_IO. */
 int ms_err_from_errno(int e);
 
 /* The same for a path that could not be opened: ENOENT is MS_ERR_NOTFOUND. */
