@@ -331,6 +331,21 @@ typedef struct series_sig {
 	int stop;      /* the first stop taken; 0 = none */
 } series_sig;
 
+/* A stop signal: remembered, said once, and passed on to every run in
+ * flight; no run starts after it. */
+static void
+stop_series(series_sig *sg, int sig, slot *slots, unsigned nslots, FILE *err)
+{
+	sg->stop = sig;
+	fprintf(err,
+	        "mergescope bench: %s: stopping the runs in flight; no "
+	        "further run starts\n",
+	        ms__signal_name(sig));
+	for (unsigned i = 0; i < nslots; i++)
+		if (slots[i].pid > 0)
+			kill(slots[i].pid, sig);
+}
+
 /* Wait for any started run, report it and free its slot. A stop signal
  * taken meanwhile is passed on to every run in flight (once). */
 static void
@@ -350,14 +365,7 @@ reap_one(const bench *b, slot *slots, unsigned nslots, series_sig *sg,
 		int sig = sigwaitinfo(&sg->wait, NULL);
 		if (sig <= 0 || sig == SIGCHLD || sg->stop)
 			continue;
-		sg->stop = sig;
-		fprintf(err,
-		        "mergescope bench: %s: stopping the runs in flight; "
-		        "no further run starts\n",
-		        ms__signal_name(sig));
-		for (unsigned i = 0; i < nslots; i++)
-			if (slots[i].pid > 0)
-				kill(slots[i].pid, sig);
+		stop_series(sg, sig, slots, nslots, err);
 	}
 	for (unsigned i = 0; i < nslots; i++) {
 		if (slots[i].pid != pid)
@@ -396,14 +404,7 @@ run_series(const bench *b, unsigned jobs, series_sig *sg, FILE *err)
 			sigdelset(&stops, SIGCHLD);
 			int sig = sigtimedwait(&stops, NULL, &now);
 			if (sig > 0) {
-				sg->stop = sig;
-				fprintf(err,
-				        "mergescope bench: %s: no further run "
-				        "starts\n",
-				        ms__signal_name(sig));
-				for (unsigned i = 0; i < jobs; i++)
-					if (slots[i].pid > 0)
-						kill(slots[i].pid, sig);
+				stop_series(sg, sig, slots, jobs, err);
 				break;
 			}
 			started++;
