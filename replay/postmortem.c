@@ -30,11 +30,18 @@ ms_evdb_mark_ended(const char *path, const char *status, const char *reason,
 	if (rc == SQLITE_OK)
 		rc = sqlite3_busy_timeout(db, 10000);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db,
-		                        "UPDATE run SET status = ?1, "
-		                        "error = ?2, ended_unix_ns = ?3 "
-		                        "WHERE id = 1 AND status = ''",
-		                        -1, &st, NULL);
+		/* The figures the run did not live to record: its
+		 * publications (each has its row) and its wall so far. */
+		rc = sqlite3_prepare_v2(
+		        db,
+		        "UPDATE run SET status = ?1, error = ?2, "
+		        "ended_unix_ns = ?3, "
+		        "publications = (SELECT count(*) FROM publication), "
+		        "wall_ns = CASE WHEN started_unix_ns > 0 AND "
+		        "?3 > started_unix_ns THEN ?3 - started_unix_ns "
+		        "ELSE wall_ns END "
+		        "WHERE id = 1 AND status = ''",
+		        -1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);

@@ -465,6 +465,16 @@ test_killed_run_is_recorded(void **state)
 	snprintf(ckf, sizeof(ckf), "%s/000001", ck);
 	assert_int_equal(mkdir(ck, 0755), 0);
 	assert_int_equal(mkdir(ckf, 0755), 0);
+	/* Killed once it has recorded publications (the Decide that never
+	 * returns is the finalize's, after the day's last one). */
+	char npub[32] = "0";
+	for (int i = 0; i < 20 * WATCHDOG_S && strcmp(npub, "0") == 0; i++) {
+		struct timespec ts = { 0, 50000000L };
+		nanosleep(&ts, NULL);
+		db_text(r.db, "SELECT count(*) FROM publication", npub,
+		        sizeof(npub));
+	}
+	assert_string_not_equal(npub, "0");
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	int st = 0;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -479,6 +489,22 @@ test_killed_run_is_recorded(void **state)
 	assert_string_equal(v, "aborted");
 	db_text(r.db, "SELECT error FROM run", v, sizeof(v));
 	assert_non_null(strstr(v, "SIGKILL"));
+	/* Its figures so far, as `report` shows them (they read 0: the
+	 * run never wrote its end): the publications it recorded and its
+	 * wall until the watcher recorded the end. */
+	db_text(r.db,
+	        "SELECT publications = (SELECT count(*) FROM publication) "
+	        "AND publications > 0 AND wall_ns > 0 AND "
+	        "wall_ns = ended_unix_ns - started_unix_ns FROM run",
+	        v, sizeof(v));
+	if (strcmp(v, "1") != 0) {
+		char d[256];
+		db_text(r.db,
+		        "SELECT publications || ' ' || wall_ns || ' ' || "
+		        "(SELECT count(*) FROM publication) FROM run",
+		        d, sizeof(d));
+		fail_msg("run figures (publications, wall, rows): %s", d);
+	}
 	bool said = false, gone = false;
 	for (int i = 0; i < 600 && !(said && gone); i++) {
 		char *e = slurp(errp);

@@ -483,7 +483,8 @@ int ms_rec_rollback(ms_rec *r, const ms_rec_mark *m, ms_ev_seek *s,
                     ms_errbuf *eb);
 /*
  * Record the end of a run whose process died without one (postmortem.c):
- * set status and error of the run record if it has no status yet; a run
+ * set status and error of the run record if it has no status yet, with
+ * its publications (the rows recorded) and its wall until now; a run
  * that already ended is left as it is. *changed (may be NULL) says which.
  * For another process than the recorder's. Waits up to 10 s for a lock.
  */
