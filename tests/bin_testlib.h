@@ -2,7 +2,9 @@
  * bin_testlib.h - the `mergescope` binary (MS_MERGESCOPE_BIN) in a child
  * process, for the tests that need a real process (test_cli_faults.c,
  * test_cli_bench.c): start it with its output redirected, wait for it with
- * a bound that only a hang reaches, read back what it wrote.
+ * a bound that only a hang reaches, read back what it wrote. Waiting and
+ * reading back serve any child (test_bench_args.c runs the benchmarks);
+ * bt_spawn is there only where MS_MERGESCOPE_BIN is defined.
  *
  * Include after <cmocka.h>: the helpers fail the test with cmocka's
  * assertions.
@@ -19,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef MS_MERGESCOPE_BIN
 /*
  * Start the binary with args (after "mergescope"; with shell, `sh -c
  * args[0]` instead). Standard output goes to out_path (or /dev/null);
@@ -73,6 +76,7 @@ bt_spawn(const char *const *args, bool shell, const char *out_path,
 	}
 	return pid;
 }
+#endif
 
 /* Wait for pid; a child still running after hung_s seconds is killed and
  * fails the test (a hang, not a timing assertion). Returns the wait

@@ -12,20 +12,19 @@
 #include <cmocka.h>
 
 #include "testdir.h"
+#include "bin_testlib.h"
 #include "bench/bench_args.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
-#include <time.h>
 
 /* Run build/tests/args[0] with args in a fresh directory (its TMPDIR,
  * cache and scratch root too, so that a benchmark that does not refuse
  * writes nowhere else); returns its exit status (128 + N after signal N)
  * and what it wrote to out and err. A child still running after 60 s is
- * killed (a hang guard; a refusal takes milliseconds). */
+ * killed and fails the test (a hang guard; a refusal takes
+ * milliseconds). */
 static int
 run_bench(const char *const *args, char *out, size_t on, char *err, size_t en)
 {
@@ -57,31 +56,11 @@ run_bench(const char *const *args, char *out, size_t on, char *err, size_t en)
 		execv(path, (char *const *)args);
 		_exit(127);
 	}
-	int st = 0;
-	pid_t w = 0;
-	for (int i = 0; i < 60 * 20 && (w = waitpid(pid, &st, WNOHANG)) == 0;
-	     i++) {
-		struct timespec ts = { 0, 50000000 };
-		nanosleep(&ts, NULL);
-	}
-	if (w != pid) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-	}
-	FILE *f;
-	out[0] = err[0] = '\0';
-	if ((f = fopen(op, "r"))) {
-		out[fread(out, 1, on - 1, f)] = '\0';
-		fclose(f);
-	}
-	if ((f = fopen(ep, "r"))) {
-		err[fread(err, 1, en - 1, f)] = '\0';
-		fclose(f);
-	}
+	int st = bt_wait(pid, 60);
+	fprintf(stderr, "%s: ", args[0]);
+	int rc = bt_outputs(st, op, out, on, ep, err, en);
 	ms_test_rmtree(dir);
-	fprintf(stderr, "%s: %s", args[0], err);
-	assert_int_equal(w, pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return rc;
 }
 
 /* The benchmark refuses args: status 2, nothing on standard output,
