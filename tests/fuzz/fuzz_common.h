@@ -34,6 +34,36 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+/* malloc, calloc and realloc for the harness's own buffers: a harness
+ * that cannot have its memory aborts (libFuzzer reports it as a crash
+ * with the stack) rather than writing through NULL. */
+static inline void *
+fz_alloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+static inline void *
+fz_zalloc(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+static inline void *
+fz_realloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		abort();
+	return q;
+}
+
 typedef struct fz_files {
 	uint8_t *f[4]; /* footer, index, bloom, data */
 	size_t n[4];
@@ -105,15 +135,15 @@ fz_build_raw(fz_files *f)
 	const uint8_t *in = f->f[3];
 	size_t n = f->n[3], pos = 0;
 	size_t cap = n * 2 + 1024, dl = 0;
-	uint8_t *d = malloc(cap);
+	uint8_t *d = fz_alloc(cap);
 	size_t xcap = MS__INDEX_HDR + 8 + 16 * (n / MS__BLOCK_HDR + 1), xl;
-	uint8_t *x = calloc(1, xcap);
+	uint8_t *x = fz_zalloc(xcap);
 	uint64_t blocks = 0, rows = 0, traces = 0, span = 0;
 	int64_t mn = 0, mx = 0;
 	uint8_t last[MS_TRACE_ID_MAX];
 	uint32_t last_len = 0;
 	uint64_t(*hashes)[2] =
-	        malloc(sizeof(*hashes) * (n / MS__BLOCK_HDR + 1));
+	        fz_alloc(sizeof(*hashes) * (n / MS__BLOCK_HDR + 1));
 	xl = MS__INDEX_HDR;
 	while (n - pos >= MS__BLOCK_HDR + 4) {
 		const uint8_t *h = in + pos;
@@ -134,7 +164,7 @@ fz_build_raw(fz_files *f)
 		              ZSTD_compressBound(bl);
 		if (cap - dl < need) {
 			cap = (cap + need) * 2;
-			d = realloc(d, cap);
+			d = fz_realloc(d, cap);
 		}
 		uint8_t *o = d + dl;
 		memcpy(o, h, MS__BLOCK_HDR);
@@ -182,7 +212,7 @@ fz_build_raw(fz_files *f)
 	xl += 8;
 	uint64_t nbits = ms__bloom_nbits(traces);
 	size_t bn = MS__BLOOM_HDR + nbits / 8 + 8;
-	uint8_t *bf = calloc(1, bn);
+	uint8_t *bf = fz_zalloc(bn);
 	memcpy(bf, MS__BLOOM_MAGIC, 8);
 	ms_put_le32(bf + 8, MS_PART_FORMAT_VERSION);
 	ms_put_le32(bf + 12, MS_BLOOM_K);
@@ -228,7 +258,7 @@ fz_split(const uint8_t *in, size_t size, fz_files *f)
 	size_t left = size - 7;
 	for (int i = 0; i < 4; i++) {
 		size_t n = i < 3 ? (want[i] < left ? want[i] : left) : left;
-		f->f[i] = malloc(n ? n : 1);
+		f->f[i] = fz_alloc(n);
 		memcpy(f->f[i], p, n);
 		f->n[i] = n;
 		p += n;
@@ -321,8 +351,9 @@ fz_run_part(const uint8_t *data, size_t size, fz_part_fn check)
 }
 
 /* Split the part file at path into its sections by its footer (which
- * must be intact): false when the file is missing or the sizes the
- * footer gives do not fit it. */
+ * must be intact): false when the file is missing, its size cannot be
+ * told, it does not fit in memory, or the sizes the footer gives do not
+ * fit it. */
 static inline bool
 fz_read(const char *path, fz_files *f)
 {
@@ -330,11 +361,15 @@ fz_read(const char *path, fz_files *f)
 	FILE *fp = fopen(path, "rb");
 	if (!fp)
 		return false;
-	fseek(fp, 0, SEEK_END);
-	size_t size = (size_t)ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	uint8_t *all = malloc(size + 1);
-	bool ok = fread(all, 1, size, fp) == size && size >= MS__FOOTER_SIZE;
+	long end = fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+	uint8_t *all = NULL;
+	if (end < (long)MS__FOOTER_SIZE || fseek(fp, 0, SEEK_SET) != 0 ||
+	    !(all = malloc((size_t)end))) {
+		fclose(fp);
+		return false;
+	}
+	size_t size = (size_t)end;
+	bool ok = fread(all, 1, size, fp) == size;
 	fclose(fp);
 	const uint8_t *ft = all + size - MS__FOOTER_SIZE;
 	uint64_t dn = ok ? ms_le64(ft + 96) : 0, xn = ok ? ms_le64(ft + 112) : 0,
@@ -347,13 +382,20 @@ fz_read(const char *path, fz_files *f)
 	}
 	const uint8_t *part[4] = { ft, all + dn, all + dn + xn, all };
 	size_t n[4] = { MS__FOOTER_SIZE, (size_t)xn, (size_t)bn, (size_t)dn };
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 4 && ok; i++) {
 		f->f[i] = malloc(n[i] ? n[i] : 1);
-		memcpy(f->f[i], part[i], n[i]);
-		f->n[i] = n[i];
+		ok = f->f[i] != NULL;
+		if (ok && n[i])
+			memcpy(f->f[i], part[i], n[i]);
+		f->n[i] = ok ? n[i] : 0;
+	}
+	free(all);
+	if (!ok) {
+		fz_free(f);
+		memset(f, 0, sizeof(*f));
+		return false;
 	}
 	f->bloom_absent = bn == 0;
-	free(all);
 	return true;
 }
 
@@ -368,7 +410,7 @@ fz_pack(const char *path, uint8_t mode, uint8_t **out)
 	size_t total = 7;
 	for (int i = 0; i < 4; i++)
 		total += f.n[i];
-	uint8_t *o = malloc(total);
+	uint8_t *o = fz_alloc(total);
 	o[0] = mode;
 	for (int i = 0; i < 3; i++) {
 		o[1 + 2 * i] = (uint8_t)f.n[i];

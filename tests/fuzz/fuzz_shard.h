@@ -160,7 +160,7 @@ fzs_slurp(const char *path, uint8_t **out)
 	size_t n = (size_t)ftell(fp);
 	fseek(fp, 0, SEEK_SET);
 	*out = malloc(n + 1);
-	if (fread(*out, 1, n, fp) != n)
+	if (!*out || fread(*out, 1, n, fp) != n)
 		abort();
 	fclose(fp);
 	return n;
