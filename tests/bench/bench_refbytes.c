@@ -90,7 +90,8 @@ list_kept(const char *root, uint64_t **ids)
 		(*ids)[n++] = id;
 	}
 	closedir(d);
-	qsort(*ids, n, sizeof(**ids), cmp_u64);
+	if (n > 1) /* none read: *ids is NULL, which qsort may not take */
+		qsort(*ids, n, sizeof(**ids), cmp_u64);
 	return n;
 }
 
