@@ -1186,12 +1186,24 @@ print_reps(FILE *out, const once_ctx *c, const ms__labels *l, const sample *s,
 	fputc('\n', out);
 }
 
+/* A coefficient of variation in percent, in a column n wide: "n/a" for
+ * a single repetition, whose spread is not known (not 0.0). */
+static const char *
+cv_pct(char *buf, size_t bn, int width, double cv, unsigned reps)
+{
+	if (reps < 2)
+		snprintf(buf, bn, "%*s", width, "n/a");
+	else
+		snprintf(buf, bn, "%*.1f", width, cv * 100);
+	return buf;
+}
+
 static void
 print_medians(FILE *out, const ms__labels *l, const ms_merge_once_result *res,
               size_t nv)
 {
 	int w = l->width;
-	char lb[24];
+	char lb[24], cw[16], cc[16], ca[16], cp[16];
 	fprintf(out,
 	        "%-*s %10s %6s %10s %6s %11s %6s %10s %6s %9s %9s "
 	        "%8s %s\n",
@@ -1201,14 +1213,18 @@ print_medians(FILE *out, const ms__labels *l, const ms_merge_once_result *res,
 	for (size_t i = 0; i < nv; i++) {
 		const ms_merge_once_result *r = &res[i];
 		fprintf(out,
-		        "%-*s %10.3f %6.1f %10.3f %6.1f %11.3f %6.1f "
-		        "%10.3f %6.1f %9" PRIu64 " %9" PRIu64 " %8" PRIu64
+		        "%-*s %10.3f %s %10.3f %s %11.3f %s "
+		        "%10.3f %s %9" PRIu64 " %9" PRIu64 " %8" PRIu64
 		        " %s\n",
 		        w, ms__label(l, i, lb), r->wall_median_ns / 1e6,
-		        r->wall_cv * 100, r->cpu_median_ns / 1e6,
-		        r->cpu_cv * 100, MIB(r->alloc_median),
-		        r->alloc_cv * 100, MIB(r->peak_median),
-		        r->peak_cv * 100, r->rows_in, r->rows_out,
+		        cv_pct(cw, sizeof(cw), 6, r->wall_cv, r->reps),
+		        r->cpu_median_ns / 1e6,
+		        cv_pct(cc, sizeof(cc), 6, r->cpu_cv, r->reps),
+		        MIB(r->alloc_median),
+		        cv_pct(ca, sizeof(ca), 6, r->alloc_cv, r->reps),
+		        MIB(r->peak_median),
+		        cv_pct(cp, sizeof(cp), 6, r->peak_cv, r->reps),
+		        r->rows_in, r->rows_out,
 		        r->traces_dropped,
 		        !r->ledgers_stable       ? "DIFFER"
 		        : !r->ledgers_reconciled ? "UNRECONCILED"
@@ -1270,11 +1286,18 @@ print_table(FILE *out, const once_ctx *c, const ms_merge_once_result *res,
 	}
 	print_reps(out, c, &l, s, res[0].reps);
 	print_medians(out, &l, res, nv);
+	/* "oracle LABEL": the notes start in one column, under the
+	 * variant column's end unless a label is longer than fits there. */
+	int ow = w - 7;
+	for (size_t i = 0; i < nv; i++)
+		if (res[i].oracle_checked &&
+		    strlen(ms__label(&l, i, lb)) > (size_t)ow)
+			ow = (int)strlen(ms__label(&l, i, lb));
 	bool first = true;
 	for (size_t i = 0; i < nv; i++)
 		if (res[i].oracle_checked) {
 			fprintf(out, "%soracle %-*s %s\n", first ? "\n" : "",
-			        w - 7, ms__label(&l, i, lb), res[i].oracle_note);
+			        ow, ms__label(&l, i, lb), res[i].oracle_note);
 			first = false;
 		}
 	if (nv >= 2) {

@@ -745,6 +745,48 @@ test_merge_once_long_variant_names(void **state)
 	free(t);
 }
 
+/* Where the note of the oracle line of label starts in table: the
+ * column after "oracle LABEL" and its padding. */
+static size_t
+oracle_note_col(const char *table, const char *label)
+{
+	char want[128];
+	snprintf(want, sizeof(want), "\noracle %s ", label);
+	const char *p = strstr(table, want);
+	assert_non_null(p);
+	p++;
+	size_t col = strlen("oracle ") + strlen(label);
+	while (p[col] == ' ')
+		col++;
+	return col;
+}
+
+/* The oracle's notes start in one column whatever the labels' lengths;
+ * a label longer than 17 pushed its note right of the others. With one
+ * repetition the coefficients of variation read n/a: they were 0.0, a
+ * spread no one measured. */
+static void
+test_merge_once_oracle_column_one_rep(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX];
+	rt_shm_path(dir, sizeof(dir), "mo-sky-frozen");
+	assert_true(rt_exists(dir));
+	const char *v[] = { "detdrop:35", "skywalking,detdrop:{\"percent\":50}",
+		            "skywalking" };
+	char *t = once_table(dir, v, 3);
+	size_t col = oracle_note_col(t, v[0]);
+	for (size_t i = 1; i < 3; i++)
+		assert_int_equal(oracle_note_col(t, v[i]), col);
+	/* Four cv% columns per variant, none a number. */
+	size_t na = 0;
+	for (const char *p = t; (p = strstr(p, " n/a ")); p += 4)
+		na++;
+	assert_int_equal(na, 4 * 3);
+	assert_null(strstr(t, "    0.0 "));
+	free(t);
+}
+
 /* Copy the frozen directory of name to a new one whose frozen.txt has
  * the selection edited by `how`, and replay it: refused, naming both
  * selections. */
@@ -1133,6 +1175,7 @@ main(void)
 		cmocka_unit_test(test_merge_once_sampling),
 		cmocka_unit_test(test_merge_once_oracle_mismatch),
 		cmocka_unit_test(test_merge_once_long_variant_names),
+		cmocka_unit_test(test_merge_once_oracle_column_one_rep),
 		cmocka_unit_test(test_merge_once_tampered),
 		cmocka_unit_test(test_merge_once_damaged),
 		cmocka_unit_test(test_freeze_lanes),
