@@ -15,6 +15,12 @@
  * the floor: every zstd unit of the inputs' core blocks (and of their index
  * chunks) decompressed and compressed again at the writer's level, from
  * memory. Prints medians of 5 repetitions and the ratio merge / floor.
+ * Most core blocks the merge copies raw, so that floor is far more zstd
+ * work than the merge does; a second floor takes only the units the merge
+ * re-encodes: the core blocks it did not copy (an input block whose stored
+ * units are not among the output's, found after the first repetition's
+ * merge, not timed) and the index chunks, each at its writer's level, and
+ * the merge's wall is given against it too.
  *
  * Then the same for a small merge: 15 raw inputs of 10 rows each (150 rows,
  * as a fresh shard merges), and the merges' own allocation figures (bytes
@@ -31,6 +37,7 @@
 #include "merge_int.h"
 #include "ms_rusage.h"
 
+#include <xxhash.h>
 #include <zstd.h>
 
 /* The index stage's thread CPU time: the merge runs on this thread, and
@@ -61,7 +68,9 @@ stage_cpu_hook(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 typedef struct unit {
 	const uint8_t *p;
 	size_t stored, raw;
-	int level; /* what the writer compresses it at */
+	int level;      /* what the writer compresses it at */
+	uint64_t block; /* core: its block's stored units (block_key) */
+	bool reenc;     /* core: the merge re-encodes its block */
 } unit;
 
 typedef struct floor_set {
@@ -86,6 +95,8 @@ floor_add_unit(floor_set *f, size_t off, size_t stored, size_t raw, int level)
 	f->u[f->n].stored = stored;
 	f->u[f->n].raw = raw;
 	f->u[f->n].level = level;
+	f->u[f->n].block = 0;
+	f->u[f->n].reenc = false;
 	f->n++;
 	if (raw > f->max_raw)
 		f->max_raw = raw;
@@ -104,11 +115,22 @@ floor_append(floor_set *f, const uint8_t *p, size_t n)
 	f->len += n;
 }
 
-/* Core blocks through the iterator's raw view (layout: core/FORMAT.md,
+/* A stored block's two units (b: its bytes, layout below): a block the
+ * merge copies raw has the same key in its output. */
+static uint64_t
+block_key(const uint8_t *b, size_t as, size_t bs)
+{
+	return XXH3_64bits_withSeed(b + 152, as + bs, as);
+}
+
+/* Call fn(arg, block bytes, sizes of units A and B) for every block of
+ * core part p, through the iterator's raw view (layout: core/FORMAT.md,
  * "Part": a 152-byte block header with the stored/raw sizes of units A
  * and B at offsets 12..27, then the two zstd units). */
 static void
-floor_core(floor_set *f, const ms_part *p)
+core_blocks(const ms_part *p,
+            void (*fn)(void *arg, const uint8_t *b, size_t as, size_t bs),
+            void *arg)
 {
 	ms_part_iter *it = NULL;
 	ms_errbuf eb = { { 0 } };
@@ -120,18 +142,80 @@ floor_core(floor_set *f, const ms_part *p)
 		ms_raw_block raw;
 		if (ms_part_iter_raw(it, &raw, &eb))
 			die("raw", &eb);
-		const uint8_t *b = raw.bytes;
-		size_t as = ms_le32(b + 12), ar = ms_le32(b + 16);
-		size_t bs = ms_le32(b + 20), br = ms_le32(b + 24);
-		size_t at = f->len;
-		floor_append(f, b + 152, as + bs);
-		floor_add_unit(f, at, as, ar, LEVEL);
-		floor_add_unit(f, at + as, bs, br, LEVEL);
-		f->core_units += 2;
+		fn(arg, raw.bytes, ms_le32(raw.bytes + 12),
+		   ms_le32(raw.bytes + 20));
 	}
 	if (rc < 0)
 		die("iter next", &eb);
 	ms_part_iter_close(it);
+}
+
+static void
+floor_core_block(void *arg, const uint8_t *b, size_t as, size_t bs)
+{
+	floor_set *f = arg;
+	size_t ar = ms_le32(b + 16), br = ms_le32(b + 24);
+	size_t at = f->len;
+	uint64_t key = block_key(b, as, bs);
+	floor_append(f, b + 152, as + bs);
+	floor_add_unit(f, at, as, ar, LEVEL);
+	floor_add_unit(f, at + as, bs, br, LEVEL);
+	f->u[f->n - 2].block = f->u[f->n - 1].block = key;
+	f->core_units += 2;
+}
+
+static void
+floor_core(floor_set *f, const ms_part *p)
+{
+	core_blocks(p, floor_core_block, f);
+}
+
+/* The keys of the output's blocks, sorted: an input block among them was
+ * copied raw, the others were re-encoded. */
+typedef struct key_set {
+	uint64_t *k;
+	size_t n, cap;
+} key_set;
+
+static void
+key_add(void *arg, const uint8_t *b, size_t as, size_t bs)
+{
+	key_set *ks = arg;
+	if (ks->n == ks->cap) {
+		ks->cap = ks->cap ? ks->cap * 2 : 4096;
+		ks->k = realloc(ks->k, ks->cap * sizeof(*ks->k));
+		if (!ks->k)
+			die("oom", NULL);
+	}
+	ks->k[ks->n++] = block_key(b, as, bs);
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Which of f's core blocks the merge re-encoded: those whose stored units
+ * are not in output part out (core). Fills reenc[i] for core unit i;
+ * returns the number of blocks copied raw. */
+static uint64_t
+mark_reencoded(const floor_set *f, const ms_part *out, bool *reenc)
+{
+	key_set ks = { 0 };
+	core_blocks(out, key_add, &ks);
+	if (ks.n > 1)
+		qsort(ks.k, ks.n, sizeof(*ks.k), cmp_u64);
+	uint64_t raw = 0;
+	for (size_t i = 0; i < f->core_units; i += 2) {
+		bool copied = ks.n && bsearch(&f->u[i].block, ks.k, ks.n,
+		                              sizeof(*ks.k), cmp_u64);
+		reenc[i] = reenc[i + 1] = !copied;
+		raw += copied;
+	}
+	free(ks.k);
+	return raw;
 }
 
 /* Index parts: the data section (from the file's start) is a sequence of
@@ -171,9 +255,11 @@ floor_index(floor_set *f, const ms_part *p)
 }
 
 /* Decompress and recompress units [from, to) (the core's come first, then
- * the index chunks'); returns ns. */
+ * the index chunks'), only those the merge re-encodes when reenc_only;
+ * returns ns. */
 static int64_t
-floor_run(floor_set *f, size_t from, size_t to, uint64_t *out_bytes)
+floor_run(floor_set *f, size_t from, size_t to, bool reenc_only,
+          uint64_t *out_bytes)
 {
 	ZSTD_DCtx *d = ZSTD_createDCtx();
 	ZSTD_CCtx *c = ZSTD_createCCtx();
@@ -185,6 +271,8 @@ floor_run(floor_set *f, size_t from, size_t to, uint64_t *out_bytes)
 	int64_t t0 = ms_mono_ns();
 	for (size_t i = from; i < to; i++) {
 		const unit *u = &f->u[i];
+		if (reenc_only && !u->reenc)
+			continue;
 		const uint8_t *src = f->mem + (uintptr_t)u->p;
 		size_t r = ZSTD_decompressDCtx(d, raw, f->max_raw + 1, src,
 		                               u->stored);
@@ -347,9 +435,14 @@ main(int argc, char **argv)
 
 	int64_t mw[99], mc[99], fw[99], fix[99], fwi[99], fb[99], ixw[99];
 	int64_t ixc[99], srd[99], swr[99], spb[99];
-	int64_t ab[99], ac[99], ap[99];
+	int64_t ab[99], ac[99], ap[99], fre[99], frei[99];
 	ms_merge_result res;
-	uint64_t fbytes = 0, ibytes = 0;
+	uint64_t fbytes = 0, ibytes = 0, rbytes = 0;
+	/* Core units the merge re-encodes (by unit, as floor_core lists
+	 * them; the same every repetition), known after the first merge. */
+	bool *reenc = NULL;
+	size_t nreenc = 0;
+	uint64_t found_raw = 0, reenc_units = 0, reenc_rawb = 0;
 	for (int r = 0; r < reps; r++) {
 		ms_shard *s = fresh_run(seed, run, "open run shard");
 		ms_errbuf eb = { { 0 } };
@@ -368,6 +461,14 @@ main(int argc, char **argv)
 			                              MS_KIND_START_TIME));
 		}
 		ms_view_release(v);
+		if (reenc) {
+			if (fs.core_units != nreenc)
+				die("the inputs' core units differ between "
+				    "repetitions",
+				    NULL);
+			for (size_t i = 0; i < nreenc; i++)
+				fs.u[i].reenc = reenc[i];
+		}
 		ms_mem mem;
 		ms_mem_init(&mem, NULL);
 		ms_merge_req req = merge_req(s, ids, r, MS_LANE_SLOW, &mem);
@@ -377,17 +478,46 @@ main(int argc, char **argv)
 		if (r % 2 == 0) {
 			if (ms__merge_execute_hooked(&req, &hk, &res, &eb))
 				die("merge", &eb);
-			fw[r] = floor_run(&fs, 0, fs.core_units, &fbytes);
-			fix[r] = floor_run(&fs, fs.core_units, fs.n, &ibytes);
+			if (!reenc) { /* repetition 0, not timed */
+				nreenc = fs.core_units;
+				reenc = calloc(nreenc ? nreenc : 1, 1);
+				if (!reenc || ms_shard_view(s, &v, &eb))
+					die("view of the output", &eb);
+				const ms_part *out = ms_view_find(
+				        v, res.output_id, MS_KIND_CORE);
+				if (!out)
+					die("the merge's output is not in the "
+					    "shard",
+					    NULL);
+				found_raw = mark_reencoded(&fs, out, reenc);
+				ms_view_release(v);
+				for (size_t i = 0; i < nreenc; i++) {
+					fs.u[i].reenc = reenc[i];
+					reenc_units += reenc[i];
+					reenc_rawb +=
+					        reenc[i] ? fs.u[i].raw : 0;
+				}
+			}
+			fw[r] = floor_run(&fs, 0, fs.core_units, false,
+			                  &fbytes);
+			fix[r] = floor_run(&fs, fs.core_units, fs.n, false,
+			                   &ibytes);
+			fre[r] =
+			        floor_run(&fs, 0, fs.core_units, true, &rbytes);
 		} else {
-			fw[r] = floor_run(&fs, 0, fs.core_units, &fbytes);
-			fix[r] = floor_run(&fs, fs.core_units, fs.n, &ibytes);
+			fw[r] = floor_run(&fs, 0, fs.core_units, false,
+			                  &fbytes);
+			fix[r] = floor_run(&fs, fs.core_units, fs.n, false,
+			                   &ibytes);
+			fre[r] =
+			        floor_run(&fs, 0, fs.core_units, true, &rbytes);
 			if (ms__merge_execute_hooked(&req, &hk, &res, &eb))
 				die("merge", &eb);
 		}
 		/* Timed apart: a difference of two core+index runs was
 		 * noise-sized beside the index's share of them. */
 		fwi[r] = fw[r] + fix[r];
+		frei[r] = fre[r] + fix[r];
 		fbytes += ibytes;
 		fb[r] = floor_bulk(&fs);
 		mw[r] = res.wall_ns;
@@ -423,6 +553,11 @@ main(int argc, char **argv)
 		                    ? ifloor[r] * 1000000 / (rest + ifloor[r])
 		                    : 0;
 	}
+	/* The merge's wall over its re-encode floor, per repetition. */
+	int64_t rratio[99];
+	for (int r = 0; r < reps; r++)
+		rratio[r] = frei[r] > 0 ? mw[r] * 1000 / frei[r] : 0;
+	free(reenc);
 	alloc_fig small = { 0 };
 	small_merge(base, reps, &small);
 	rm_tree(base);
@@ -504,5 +639,19 @@ main(int argc, char **argv)
 	printf("context: the core bytes as one bulk stream (1 MiB frames) "
 	       "take %.1f ms to compress+decompress; merge/bulk %.2fx\n",
 	       (double)fbk / 1e6, (double)w / (double)fbk);
+	int64_t re = bench_median_i64(fre, reps),
+	        rei = bench_median_i64(frei, reps);
+	printf("floor of what the merge re-encodes: the %llu core blocks it "
+	       "does not copy raw (%llu units, %.2f MB uncompressed; %llu "
+	       "blocks of the inputs found unchanged in the output) at level "
+	       "%d: %.1f ms; with the index chunks at level 1: %.1f ms\n",
+	       (unsigned long long)(nreenc / 2 - found_raw),
+	       (unsigned long long)reenc_units, (double)reenc_rawb / 1e6,
+	       (unsigned long long)found_raw, LEVEL, (double)re / 1e6,
+	       (double)rei / 1e6);
+	printf("ratio merge/re-encode floor: %.2fx (medians), %.2fx (median "
+	       "of the per-repetition ratios)\n",
+	       (double)w / (double)rei,
+	       (double)bench_median_i64(rratio, reps) / 1e3);
 	return 0;
 }
