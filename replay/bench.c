@@ -322,12 +322,19 @@ write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
 					        "-", "-", "-");
 					continue;
 				}
+				/* One run has no spread: n/a, not a cv of 0. */
+				char cv[16];
+				if (st.n < 2)
+					snprintf(cv, sizeof(cv), "%7s", "n/a");
+				else
+					snprintf(cv, sizeof(cv), "%7.2f",
+					         100.0 * st.cv);
 				fprintf(f,
 				        "%-18s %-*s %3zu %12.*f %12.*f "
-				        "%12.*f %12.*f %7.2f",
-				        name, w, ms__label(&l, vi, lb), st.n, pr, st.median,
-				        pr, st.p95, pr, st.min, pr, st.max,
-				        100.0 * st.cv);
+				        "%12.*f %12.*f %s",
+				        name, w, ms__label(&l, vi, lb), st.n,
+				        pr, st.median, pr, st.p95, pr, st.min,
+				        pr, st.max, cv);
 				if (vi == 0 || !base.n || !st.n)
 					fputc('\n', f);
 				else
@@ -391,7 +398,9 @@ write_json(const ms_bench_run *runs, size_t n, const char *const *labels,
 					              st.min, st.max, st.cv };
 				for (size_t j = 0; j < 5; j++) {
 					fprintf(f, ",\"%s\":", fk[j]);
-					if (st.n)
+					/* The cv (the last) needs two runs. */
+					size_t need = j == 4 ? 2 : 1;
+					if (st.n >= need)
 						ms__json_fig(f, fv[j]);
 					else
 						fputs("null", f);
