@@ -478,7 +478,7 @@ test_counts_short_form(void **state)
 	status_row(f, 80, row, sizeof(row));
 	assert_non_null(strstr(row, " merges 57 (31 bypassed)"));
 	status_row(f, 200, row, sizeof(row));
-	assert_non_null(strstr(row, " (sampled 0, bypassed 31)"));
+	assert_non_null(strstr(row, " (0 sampled, 31 bypassed)"));
 	f->s.view->merges_sampled = 2;
 	status_row(f, 80, row, sizeof(row));
 	assert_null(strstr(row, "bypassed"));
@@ -515,7 +515,7 @@ test_sampling_counts(void **state)
 	f->model->merges_bypassed = 43;
 	ms_session_snapshot(&f->s);
 	status_row(f, 200, row, sizeof(row));
-	assert_non_null(strstr(row, "(sampled 14, bypassed 43)"));
+	assert_non_null(strstr(row, "(14 sampled, 43 bypassed)"));
 	/* The run at its end: 751 merges, the last one sampled. */
 	f->model->events_total = 751;
 	f->model->merges_done = 751;
@@ -523,7 +523,7 @@ test_sampling_counts(void **state)
 	f->model->merges_bypassed = 750;
 	ms_session_snapshot(&f->s);
 	status_row(f, 200, row, sizeof(row));
-	assert_non_null(strstr(row, "(sampled 1, bypassed 750)"));
+	assert_non_null(strstr(row, "(1 sampled, 750 bypassed)"));
 	/* Back at #700's barrier: 699 merges, the recent events the same
 	 * 57 shown (of them 14 executed). */
 	f->model->events_total = 699;
@@ -533,7 +533,7 @@ test_sampling_counts(void **state)
 	ms_session_snapshot(&f->s);
 	status_row(f, 200, row, sizeof(row));
 	assert_non_null(strstr(row, " merges 699 (699 bypassed)") ||
-	                strstr(row, "(sampled 0, bypassed 699)"));
+	                strstr(row, "(0 sampled, 699 bypassed)"));
 }
 
 /* A target behind the replay is re-run to (the controller's restart: from

@@ -223,6 +223,59 @@ test_running_wide(void **state)
 	free(t);
 }
 
+/* The first row of the screen drawn w columns wide. */
+static void
+status_at(fixture *f, int w, char *row, size_t n)
+{
+	char *t = draw_and_read(f, w, 46);
+	size_t l = strcspn(t, "\n");
+	snprintf(row, n, "%.*s", (int)l, t);
+	free(t);
+}
+
+/* The status line's sampling counts say the same figures in the same
+ * words at every width that shows them, narrow ones leaving out a zero
+ * count: at the day's finalize, 132 columns read "(251 bypassed)" and
+ * 200 read "(sampled 0, bypassed 251)", the figure before its word in
+ * one and after it in the other. */
+static void
+test_status_counts_every_width(void **state)
+{
+	fixture *f = *state;
+	ms_tui_view *v = f->view;
+	fake_scene_running(v);
+	v->state = MS_VIEW_BREAK;
+	snprintf(v->break_why, sizeof(v->break_why), "sampling");
+	snprintf(v->phase, sizeof(v->phase), "finalize");
+	v->now = FAKE_DAY0 + 26 * FAKE_H;
+	v->frontier = FAKE_DAY0 + 24 * FAKE_H;
+	v->pub_done = v->pub_total = 3219;
+	v->merges_done = 251;
+	v->merges_sampled = 0;
+	v->merges_bypassed = 251;
+	char row[4096];
+	status_at(f, 132, row, sizeof(row));
+	assert_non_null(strstr(row, " merges 251 (251 bypassed) "));
+	status_at(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, " merges 251 (0 sampled, 251 bypassed) "));
+	/* After the finalize: both counts, which fit at 100 columns. */
+	v->state = MS_VIEW_DONE;
+	v->break_why[0] = '\0';
+	v->merges_done = 252;
+	v->merges_sampled = 1;
+	static const int widths[] = { 100, 132, 200 };
+	for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]); i++) {
+		status_at(f, widths[i], row, sizeof(row));
+		assert_non_null(
+		        strstr(row, " merges 252 (1 sampled, 251 bypassed)"));
+	}
+	/* Too narrow for both, they are left out together. */
+	status_at(f, 80, row, sizeof(row));
+	assert_non_null(strstr(row, " merges 252"));
+	assert_null(strstr(row, "sampled"));
+	assert_null(strstr(row, "bypassed"));
+}
+
 /* The day's clock in every form: before the day (the frontier early in
  * the morning, a part that starts half a second before midnight), within
  * it, and the finalize after it. */
@@ -718,6 +771,8 @@ main(void)
 		        test_break_plan_of_sampling_selection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_running_wide, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(test_status_counts_every_width,
+		                                setup, teardown),
 		cmocka_unit_test(test_clock_forms),
 		cmocka_unit_test(test_number_forms),
 		cmocka_unit_test_setup_teardown(test_clock_on_screen, setup,

@@ -137,12 +137,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	p[n++].prio = 4;
 	/* What sampling did: the default day bypasses it for almost every
 	 * merge (a hot input in the selection), which nothing else says.
-	 * Narrow, a zero count is left out: "(245 bypassed)". */
+	 * Each count is written figure first, in both forms; narrow, a zero
+	 * count is left out: "(0 sampled, 245 bypassed)" is "(245
+	 * bypassed)", the same figure with the same words. */
 	int counts = -1;
 	char short_counts[64] = "";
 	if (v->merges_sampled + v->merges_bypassed) {
 		snprintf(p[n].text, sizeof(p[n].text),
-		         " (sampled %" PRIu64 ", bypassed %" PRIu64 ")",
+		         " (%" PRIu64 " sampled, %" PRIu64 " bypassed)",
 		         v->merges_sampled, v->merges_bypassed);
 		if (v->merges_sampled == 0 || v->merges_bypassed == 0)
 			snprintf(short_counts, sizeof(short_counts),
