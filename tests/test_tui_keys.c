@@ -575,6 +575,23 @@ test_goto_back(void **state)
 	assert_string_equal(f->fake.log, "speed=0;restart=82800s;restart;");
 }
 
+/* `r` names the database the new run records to: the message sent the
+ * user to the status line, which at 132 columns had no room for it. */
+static void
+test_restart_names_database(void **state)
+{
+	fx *f = *state;
+	snprintf(f->model->db_path, sizeof(f->model->db_path),
+	         "/home/u/.cache/mergescope/runs/day-2x-skywalking.rerun-1.db");
+	keys(f, "r");
+	assert_string_equal(f->fake.log, "restart;");
+	assert_false(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.message,
+	                    "restarted the day, recording to "
+	                    "/home/u/.cache/mergescope/runs/"
+	                    "day-2x-skywalking.rerun-1.db");
+}
+
 /* A `g #N` past the day's last merge: run to the end (the last merge not
  * known yet), it says so there; once the last merge is known (the run
  * over, or at the finalize's barrier) it is refused, naming it. */
@@ -2306,6 +2323,7 @@ main(void)
 		T(test_speed_steps),
 		T(test_goto),
 		T(test_goto_back),
+		T(test_restart_names_database),
 		T(test_goto_past_last_merge),
 		T(test_goto_zero_and_stopped_on_the_way),
 		T(test_goto_time_stop_said),
