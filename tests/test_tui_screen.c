@@ -276,6 +276,31 @@ test_status_counts_every_width(void **state)
 	assert_null(strstr(row, "bypassed"));
 }
 
+/* Before any merge has sampled there is no preferred staging limit: the
+ * panel said "preferred 0B" ("pref 0B" at 132 columns), a limit of zero
+ * bytes, under which every merge would stage over its limit. */
+static void
+test_staging_no_preferred_yet(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	f->view->staging.live = f->view->staging.peak = 0;
+	f->view->staging.preferred = 0;
+	char *t = draw_and_read(f, 132, 46);
+	assert_non_null(strstr(t, "|pref -  hard 256M "));
+	assert_null(strstr(t, "0B  hard"));
+	free(t);
+	t = draw_and_read(f, 100, 30);
+	assert_non_null(
+	        strstr(t, "|live 0B  peak 0B  preferred -  hard 256M "));
+	free(t);
+	/* Once set, it is a size like the others. */
+	f->view->staging.preferred = 160 * 1048576ULL;
+	t = draw_and_read(f, 132, 46);
+	assert_non_null(strstr(t, "|pref 160M  hard 256M "));
+	free(t);
+}
+
 /* The day's clock in every form: before the day (the frontier early in
  * the morning, a part that starts half a second before midnight), within
  * it, and the finalize after it. */
@@ -772,6 +797,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_running_wide, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_status_counts_every_width,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_staging_no_preferred_yet,
 		                                setup, teardown),
 		cmocka_unit_test(test_clock_forms),
 		cmocka_unit_test(test_number_forms),
