@@ -276,6 +276,33 @@ test_status_counts_every_width(void **state)
 	assert_null(strstr(row, "bypassed"));
 }
 
+/* The status line fits its fields by columns: with Unicode glyphs the
+ * running state's mark is three bytes in one column, and at a width that
+ * held every field exactly the phase was left out, counted two columns
+ * wider than it drew. */
+static void
+test_status_fits_by_columns(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	f->view->ui.ascii = false;
+	char row[4096];
+	status_at(f, 200, row, sizeof(row));
+	char *end = strstr(row, " speed 60x");
+	assert_non_null(end);
+	assert_non_null(strstr(row, "\u25b6 RUNNING"));
+	end += strlen(" speed 60x");
+	int w = 0;
+	for (const char *p = row; p < end; p++)
+		w += ((unsigned char)*p & 0xc0) != 0x80;
+	status_at(f, w, row, sizeof(row));
+	assert_non_null(strstr(row, " skywalking primary speed 60x"));
+	/* One column fewer, the phase goes first. */
+	status_at(f, w - 1, row, sizeof(row));
+	assert_null(strstr(row, "primary"));
+	assert_non_null(strstr(row, " skywalking speed 60x"));
+}
+
 /* Before any merge has sampled there is no preferred staging limit: the
  * panel said "preferred 0B" ("pref 0B" at 132 columns), a limit of zero
  * bytes, under which every merge would stage over its limit. */
@@ -799,6 +826,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_status_counts_every_width,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_staging_no_preferred_yet,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_fits_by_columns,
 		                                setup, teardown),
 		cmocka_unit_test(test_clock_forms),
 		cmocka_unit_test(test_number_forms),
