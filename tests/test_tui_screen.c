@@ -478,6 +478,19 @@ test_timeline_zoom(void **state)
 		         prev);
 		assert_non_null(strstr(axis, tick[z]));
 		assert_null(strstr(axis, not_tick[z]));
+		/* Zoomed, the title counts the parts the window leaves out. */
+		if (z > 0) {
+			int64_t span = ms__timeline_span(z);
+			int64_t w0 = f->view->now - span * 3 / 4;
+			size_t out = 0;
+			for (size_t i = 0; i < f->view->nparts; i++)
+				out += f->view->parts[i].max_ts < w0 ||
+				       f->view->parts[i].min_ts > w0 + span;
+			assert_true(out > 0);
+			char want[32];
+			snprintf(want, sizeof(want), "  %zu outside -", out);
+			assert_non_null(strstr(t, want));
+		}
 		free(t);
 	}
 	/* Out of range stays at the ends. */
