@@ -276,6 +276,34 @@ test_status_counts_every_width(void **state)
 	assert_null(strstr(row, "bypassed"));
 }
 
+/* At the end of the run the gates take the Events area, and its bottom
+ * border still says where the events are recorded: below 200 columns the
+ * status line has no room for it, and the database was on screen
+ * nowhere. */
+static void
+test_gates_name_database(void **state)
+{
+	fixture *f = *state;
+	ms_tui_view *v = f->view;
+	fake_scene_running(v);
+	v->state = MS_VIEW_DONE;
+	v->ui.show_gates = true;
+	v->ngates = 2;
+	for (size_t i = 0; i < v->ngates; i++) {
+		snprintf(v->gates[i].name, sizeof(v->gates[i].name), "gate_%zu",
+		         i + 1);
+		v->gates[i].pass = true;
+	}
+	static const int sizes[][2] = { { 80, 24 }, { 132, 46 } };
+	for (size_t i = 0; i < 2; i++) {
+		char *t = draw_and_read(f, sizes[i][0], sizes[i][1]);
+		assert_non_null(strstr(t, "Gates  2 pass, 0 fail"));
+		assert_non_null(strstr(t, " events /home/u/.cache/mergescope/"
+		                          "runs/day-2x-skywalking.db +"));
+		free(t);
+	}
+}
+
 /* The status line fits its fields by columns: with Unicode glyphs the
  * running state's mark is three bytes in one column, and at a width that
  * held every field exactly the phase was left out, counted two columns
@@ -842,6 +870,8 @@ main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_fits_by_columns,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gates_name_database, setup,
+		                                teardown),
 		cmocka_unit_test(test_clock_forms),
 		cmocka_unit_test(test_number_forms),
 		cmocka_unit_test_setup_teardown(test_clock_on_screen, setup,
