@@ -478,7 +478,7 @@ test_counts_short_form(void **state)
 	status_row(f, 80, row, sizeof(row));
 	assert_non_null(strstr(row, " merges 57 (31 bypassed)"));
 	status_row(f, 200, row, sizeof(row));
-	assert_non_null(strstr(row, " (sampled 0, bypassed 31)"));
+	assert_non_null(strstr(row, " (0 sampled, 31 bypassed)"));
 	f->s.view->merges_sampled = 2;
 	status_row(f, 80, row, sizeof(row));
 	assert_null(strstr(row, "bypassed"));
@@ -515,7 +515,7 @@ test_sampling_counts(void **state)
 	f->model->merges_bypassed = 43;
 	ms_session_snapshot(&f->s);
 	status_row(f, 200, row, sizeof(row));
-	assert_non_null(strstr(row, "(sampled 14, bypassed 43)"));
+	assert_non_null(strstr(row, "(14 sampled, 43 bypassed)"));
 	/* The run at its end: 751 merges, the last one sampled. */
 	f->model->events_total = 751;
 	f->model->merges_done = 751;
@@ -523,7 +523,7 @@ test_sampling_counts(void **state)
 	f->model->merges_bypassed = 750;
 	ms_session_snapshot(&f->s);
 	status_row(f, 200, row, sizeof(row));
-	assert_non_null(strstr(row, "(sampled 1, bypassed 750)"));
+	assert_non_null(strstr(row, "(1 sampled, 750 bypassed)"));
 	/* Back at #700's barrier: 699 merges, the recent events the same
 	 * 57 shown (of them 14 executed). */
 	f->model->events_total = 699;
@@ -533,7 +533,7 @@ test_sampling_counts(void **state)
 	ms_session_snapshot(&f->s);
 	status_row(f, 200, row, sizeof(row));
 	assert_non_null(strstr(row, " merges 699 (699 bypassed)") ||
-	                strstr(row, "(sampled 0, bypassed 699)"));
+	                strstr(row, "(0 sampled, 699 bypassed)"));
 }
 
 /* A target behind the replay is re-run to (the controller's restart: from
@@ -573,6 +573,23 @@ test_goto_back(void **state)
 	f->fake.log[0] = '\0';
 	keys(f, "g23:00\nr");
 	assert_string_equal(f->fake.log, "speed=0;restart=82800s;restart;");
+}
+
+/* `r` names the database the new run records to: the message sent the
+ * user to the status line, which at 132 columns had no room for it. */
+static void
+test_restart_names_database(void **state)
+{
+	fx *f = *state;
+	snprintf(f->model->db_path, sizeof(f->model->db_path),
+	         "/home/u/.cache/mergescope/runs/day-2x-skywalking.rerun-1.db");
+	keys(f, "r");
+	assert_string_equal(f->fake.log, "restart;");
+	assert_false(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.message,
+	                    "restarted the day, recording to "
+	                    "/home/u/.cache/mergescope/runs/"
+	                    "day-2x-skywalking.rerun-1.db");
 }
 
 /* A `g #N` past the day's last merge: run to the end (the last merge not
@@ -2306,6 +2323,7 @@ main(void)
 		T(test_speed_steps),
 		T(test_goto),
 		T(test_goto_back),
+		T(test_restart_names_database),
 		T(test_goto_past_last_merge),
 		T(test_goto_zero_and_stopped_on_the_way),
 		T(test_goto_time_stop_said),

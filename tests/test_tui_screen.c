@@ -223,6 +223,139 @@ test_running_wide(void **state)
 	free(t);
 }
 
+/* The first row of the screen drawn w columns wide. */
+static void
+status_at(fixture *f, int w, char *row, size_t n)
+{
+	char *t = draw_and_read(f, w, 46);
+	size_t l = strcspn(t, "\n");
+	snprintf(row, n, "%.*s", (int)l, t);
+	free(t);
+}
+
+/* The status line's sampling counts say the same figures in the same
+ * words at every width that shows them, narrow ones leaving out a zero
+ * count: at the day's finalize, 132 columns read "(251 bypassed)" and
+ * 200 read "(sampled 0, bypassed 251)", the figure before its word in
+ * one and after it in the other. */
+static void
+test_status_counts_every_width(void **state)
+{
+	fixture *f = *state;
+	ms_tui_view *v = f->view;
+	fake_scene_running(v);
+	v->state = MS_VIEW_BREAK;
+	snprintf(v->break_why, sizeof(v->break_why), "sampling");
+	snprintf(v->phase, sizeof(v->phase), "finalize");
+	v->now = FAKE_DAY0 + 26 * FAKE_H;
+	v->frontier = FAKE_DAY0 + 24 * FAKE_H;
+	v->pub_done = v->pub_total = 3219;
+	v->merges_done = 251;
+	v->merges_sampled = 0;
+	v->merges_bypassed = 251;
+	char row[4096];
+	status_at(f, 132, row, sizeof(row));
+	assert_non_null(strstr(row, " merges 251 (251 bypassed) "));
+	status_at(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, " merges 251 (0 sampled, 251 bypassed) "));
+	/* After the finalize: both counts, which fit at 100 columns. */
+	v->state = MS_VIEW_DONE;
+	v->break_why[0] = '\0';
+	v->merges_done = 252;
+	v->merges_sampled = 1;
+	static const int widths[] = { 100, 132, 200 };
+	for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]); i++) {
+		status_at(f, widths[i], row, sizeof(row));
+		assert_non_null(
+		        strstr(row, " merges 252 (1 sampled, 251 bypassed)"));
+	}
+	/* Too narrow for both, they are left out together. */
+	status_at(f, 80, row, sizeof(row));
+	assert_non_null(strstr(row, " merges 252"));
+	assert_null(strstr(row, "sampled"));
+	assert_null(strstr(row, "bypassed"));
+}
+
+/* At the end of the run the gates take the Events area, and its bottom
+ * border still says where the events are recorded: below 200 columns the
+ * status line has no room for it, and the database was on screen
+ * nowhere. */
+static void
+test_gates_name_database(void **state)
+{
+	fixture *f = *state;
+	ms_tui_view *v = f->view;
+	fake_scene_running(v);
+	v->state = MS_VIEW_DONE;
+	v->ui.show_gates = true;
+	v->ngates = 2;
+	for (size_t i = 0; i < v->ngates; i++) {
+		snprintf(v->gates[i].name, sizeof(v->gates[i].name), "gate_%zu",
+		         i + 1);
+		v->gates[i].pass = true;
+	}
+	static const int sizes[][2] = { { 80, 24 }, { 132, 46 } };
+	for (size_t i = 0; i < 2; i++) {
+		char *t = draw_and_read(f, sizes[i][0], sizes[i][1]);
+		assert_non_null(strstr(t, "Gates  2 pass, 0 fail"));
+		assert_non_null(strstr(t, " events /home/u/.cache/mergescope/"
+		                          "runs/day-2x-skywalking.db +"));
+		free(t);
+	}
+}
+
+/* The status line fits its fields by columns: with Unicode glyphs the
+ * running state's mark is three bytes in one column, and at a width that
+ * held every field exactly the phase was left out, counted two columns
+ * wider than it drew. */
+static void
+test_status_fits_by_columns(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	f->view->ui.ascii = false;
+	char row[4096];
+	status_at(f, 200, row, sizeof(row));
+	char *end = strstr(row, " speed 60x");
+	assert_non_null(end);
+	assert_non_null(strstr(row, "\u25b6 RUNNING"));
+	end += strlen(" speed 60x");
+	int w = 0;
+	for (const char *p = row; p < end; p++)
+		w += ((unsigned char)*p & 0xc0) != 0x80;
+	status_at(f, w, row, sizeof(row));
+	assert_non_null(strstr(row, " skywalking primary speed 60x"));
+	/* One column fewer, the phase goes first. */
+	status_at(f, w - 1, row, sizeof(row));
+	assert_null(strstr(row, "primary"));
+	assert_non_null(strstr(row, " skywalking speed 60x"));
+}
+
+/* Before any merge has sampled there is no preferred staging limit: the
+ * panel said "preferred 0B" ("pref 0B" at 132 columns), a limit of zero
+ * bytes, under which every merge would stage over its limit. */
+static void
+test_staging_no_preferred_yet(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	f->view->staging.live = f->view->staging.peak = 0;
+	f->view->staging.preferred = 0;
+	char *t = draw_and_read(f, 132, 46);
+	assert_non_null(strstr(t, "|pref -  hard 256M "));
+	assert_null(strstr(t, "0B  hard"));
+	free(t);
+	t = draw_and_read(f, 100, 30);
+	assert_non_null(
+	        strstr(t, "|live 0B  peak 0B  preferred -  hard 256M "));
+	free(t);
+	/* Once set, it is a size like the others. */
+	f->view->staging.preferred = 160 * 1048576ULL;
+	t = draw_and_read(f, 132, 46);
+	assert_non_null(strstr(t, "|pref 160M  hard 256M "));
+	free(t);
+}
+
 /* The day's clock in every form: before the day (the frontier early in
  * the morning, a part that starts half a second before midnight), within
  * it, and the finalize after it. */
@@ -373,6 +506,19 @@ test_timeline_zoom(void **state)
 		         prev);
 		assert_non_null(strstr(axis, tick[z]));
 		assert_null(strstr(axis, not_tick[z]));
+		/* Zoomed, the title counts the parts the window leaves out. */
+		if (z > 0) {
+			int64_t span = ms__timeline_span(z);
+			int64_t w0 = f->view->now - span * 3 / 4;
+			size_t out = 0;
+			for (size_t i = 0; i < f->view->nparts; i++)
+				out += f->view->parts[i].max_ts < w0 ||
+				       f->view->parts[i].min_ts > w0 + span;
+			assert_true(out > 0);
+			char want[32];
+			snprintf(want, sizeof(want), "  %zu outside -", out);
+			assert_non_null(strstr(t, want));
+		}
 		free(t);
 	}
 	/* Out of range stays at the ends. */
@@ -717,6 +863,14 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		        test_break_plan_of_sampling_selection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_running_wide, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_status_counts_every_width,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_staging_no_preferred_yet,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_fits_by_columns,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gates_name_database, setup,
 		                                teardown),
 		cmocka_unit_test(test_clock_forms),
 		cmocka_unit_test(test_number_forms),

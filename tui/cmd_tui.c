@@ -66,8 +66,8 @@ static const char usage[] =
         "                       a plugin fails open or sampling is "
         "bypassed\n" MS__HELP_HOST_AND_LIMITS
         "  --db FILE            record events to FILE (new; default under\n"
-        "                       $XDG_CACHE_HOME/mergescope/runs/, shown on\n"
-        "                       the status line)\n" MS__HELP_WORK_DIR
+        "                       $XDG_CACHE_HOME/mergescope/runs/, shown\n"
+        "                       under the event log)\n" MS__HELP_WORK_DIR
         "  --checkpoint-every T keep a checkpoint to go back to (g, [, {)\n"
         "                       every T of the day (default 60m; 0: none,\n"
         "                       going back re-runs the day from its start)\n"

@@ -374,9 +374,16 @@ act_restart(ms_tui_session *s)
 	ms_errbuf eb = { "" };
 	s->go_active = false;
 	s->view->ui.event_sel = 0;
-	report(s, s->ctl->ops->restart(s->ctl->self, NULL, &eb), &eb,
-	       "restarted the day (a new event database; see the status "
-	       "line)");
+	int rc = s->ctl->ops->restart(s->ctl->self, NULL, &eb);
+	if (rc < 0) {
+		report(s, rc, &eb, NULL);
+		return;
+	}
+	/* The new database by name: the status line often has no room for
+	 * it (none at 132 columns once the counts are on it). */
+	ms_session_snapshot(s);
+	ms_session_say(s, false, "restarted the day, recording to %s",
+	               s->view->db_path[0] ? s->view->db_path : "no database");
 }
 
 static void

@@ -214,6 +214,24 @@ ms__gates_lines(const ms_tui_view *v, int w)
 	return n > 0 ? (size_t)n : 1;
 }
 
+/* Where the events are recorded, on the area's bottom border (right),
+ * under the events or the gates: the status line has room for it only
+ * on the widest screens. */
+static void
+draw_db(ms_canvas *c, ms_rect r, const ms_tui_view *v)
+{
+	const char *db = v->db_path[0] ? v->db_path : "not recording";
+	int room = r.w - 12;
+	if (room <= 10)
+		return;
+	int len = (int)strlen(db);
+	int show = len < room ? len : room;
+	int x0 = r.x + r.w - 2 - show - 8;
+	x0 += ms_canvas_text(c, x0, r.y + r.h - 1, 8, " events ", MS_C_MUTED);
+	ms_canvas_text_tail(c, x0, r.y + r.h - 1, show, db, 0);
+	ms_canvas_put(c, x0 + show, r.y + r.h - 1, ' ', 0);
+}
+
 /* The gates and the reconciliation in the Events area, scrolled to
  * ui.gates_scroll when they do not fit (at 132x44 the last gate and the
  * whole reconciliation were cut off, with nothing to say so). */
@@ -242,6 +260,7 @@ draw_gates(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	         "Gates  %zu pass, %u fail%s  (Tab: the events)",
 	         v->ngates - v->gates_failed, v->gates_failed, more);
 	ms_canvas_box(c, r, title, focus);
+	draw_db(c, r, v);
 	ms_canvas_blit(c, in, &doc, top);
 	ms_canvas_release(&doc);
 }
@@ -270,18 +289,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	ms_rect in = ms_canvas_box(c, r, title, focus);
 	if (in.h < 2)
 		return;
-	/* Where the events are recorded, on the bottom border (right). */
-	const char *db = v->db_path[0] ? v->db_path : "not recording";
-	int room = r.w - 12;
-	if (room > 10) {
-		int len = (int)strlen(db);
-		int show = len < room ? len : room;
-		int x0 = r.x + r.w - 2 - show - 8;
-		x0 += ms_canvas_text(c, x0, r.y + r.h - 1, 8, " events ",
-		                     MS_C_MUTED);
-		ms_canvas_text_tail(c, x0, r.y + r.h - 1, show, db, 0);
-		ms_canvas_put(c, x0 + show, r.y + r.h - 1, ' ', 0);
-	}
+	draw_db(c, r, v);
 	/* Reason comes last so that only it is cut on narrow screens; the
 	 * class is abbreviated there. */
 	bool narrow = in.w < 100;

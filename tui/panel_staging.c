@@ -6,7 +6,8 @@
  *
  * Gauge glyphs: solid up to live, shaded from live to peak, `|` at the
  * preferred limit; the gauge turns to the alert colour when live passes
- * the preferred limit.
+ * the preferred limit. Until a merge has sampled there is no preferred
+ * limit: it reads "-" and the gauge has no mark.
  */
 #include "tui_int.h"
 
@@ -54,7 +55,12 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	char l[32], p[32], pr[32], h[32];
 	ms_fmt_bytes(l, sizeof(l), s->live);
 	ms_fmt_bytes(p, sizeof(p), s->peak);
-	ms_fmt_bytes(pr, sizeof(pr), s->preferred);
+	/* No preferred limit before the first merge that samples sets one
+	 * (the gauge has no mark then): "-", not a limit of "0B". */
+	if (s->preferred)
+		ms_fmt_bytes(pr, sizeof(pr), s->preferred);
+	else
+		snprintf(pr, sizeof(pr), "-");
 	ms_fmt_bytes(h, sizeof(h), s->hard);
 	int y = in.y, end = in.y + in.h;
 	if (in.w >= 60 || in.h < 4) {

@@ -21,6 +21,17 @@ struct piece {
 	bool on;
 };
 
+/* Columns of UTF-8 text s: the state block's "\u25b6" is three bytes and
+ * one column. */
+static int
+cols(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
 /* Turn pieces off, least important first, until they fit in w columns;
  * before that, the counts piece (index counts, or -1) takes its short
  * form when it has one. */
@@ -30,13 +41,13 @@ fit(struct piece *p, int n, int w, int counts, const char *short_counts)
 	int total = 0;
 	for (int i = 0; i < n; i++) {
 		p[i].on = true;
-		total += (int)strlen(p[i].text);
+		total += cols(p[i].text);
 	}
 	if (total > w && counts >= 0 && short_counts[0]) {
-		total -= (int)strlen(p[counts].text);
+		total -= cols(p[counts].text);
 		snprintf(p[counts].text, sizeof(p[counts].text), "%s",
 		         short_counts);
-		total += (int)strlen(short_counts);
+		total += cols(short_counts);
 	}
 	while (total > w) {
 		int worst = -1;
@@ -46,7 +57,7 @@ fit(struct piece *p, int n, int w, int counts, const char *short_counts)
 		if (worst <= 0)
 			break;
 		p[worst].on = false;
-		total -= (int)strlen(p[worst].text);
+		total -= cols(p[worst].text);
 	}
 }
 
@@ -137,12 +148,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	p[n++].prio = 4;
 	/* What sampling did: the default day bypasses it for almost every
 	 * merge (a hot input in the selection), which nothing else says.
-	 * Narrow, a zero count is left out: "(245 bypassed)". */
+	 * Each count is written figure first, in both forms; narrow, a zero
+	 * count is left out: "(0 sampled, 245 bypassed)" is "(245
+	 * bypassed)", the same figure with the same words. */
 	int counts = -1;
 	char short_counts[64] = "";
 	if (v->merges_sampled + v->merges_bypassed) {
 		snprintf(p[n].text, sizeof(p[n].text),
-		         " (sampled %" PRIu64 ", bypassed %" PRIu64 ")",
+		         " (%" PRIu64 " sampled, %" PRIu64 " bypassed)",
 		         v->merges_sampled, v->merges_bypassed);
 		if (v->merges_sampled == 0 || v->merges_bypassed == 0)
 			snprintf(short_counts, sizeof(short_counts),

@@ -6,7 +6,8 @@
  * the previous span). Spans of mature parts are drawn heavy, hot ones
  * light, inputs of the pending selection as solid blocks; the frontier is a
  * vertical line through every line, and the bottom line is the hour axis.
- * Parts that do not fit in the lines available are counted in the title.
+ * Parts that do not fit in the lines available are counted in the title,
+ * and so, zoomed, are those outside the window.
  * `z`/`Z` zoom from the whole day to 6 h and 1 h windows around now
  * (ui.zoom), which move with the replay.
  */
@@ -69,7 +70,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		lane_end[i] = -1;
 
 	/* Draw spans first (into the inner area), then the box and title. */
-	size_t hidden = 0;
+	size_t hidden = 0, outside = 0;
 	const ms_tui_part *order[MS_VIEW_MAX_PARTS];
 	size_t np =
 	        v->nparts < MS_VIEW_MAX_PARTS ? v->nparts : MS_VIEW_MAX_PARTS;
@@ -78,8 +79,10 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	qsort(order, np, sizeof(order[0]), by_start);
 	for (size_t k = 0; k < np && lanes > 0; k++) {
 		const ms_tui_part *p = order[k];
-		if (zoomed && (p->max_ts < t0 || p->min_ts > t1))
-			continue; /* outside the window */
+		if (zoomed && (p->max_ts < t0 || p->min_ts > t1)) {
+			outside++; /* counted in the title */
+			continue;
+		}
 		int x0 = col_of(p->min_ts, t0, t1, in);
 		int x1 = col_of(p->max_ts, t0, t1, in);
 		int lane = 0;
@@ -133,6 +136,13 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		size_t l = strlen(title);
 		snprintf(title + l, sizeof(title) - l, "  +%zu not shown",
 		         hidden);
+	}
+	/* Zoomed, the parts out of the window: at the finalize's barrier
+	 * the 1 h window held none of the 16 and the timeline was blank. */
+	if (outside) {
+		size_t l = strlen(title);
+		snprintf(title + l, sizeof(title) - l, "  %zu outside",
+		         outside);
 	}
 	ms_canvas_box(c, r, title, false);
 	/* "now" points up at the axis from the bottom border. */
