@@ -816,9 +816,10 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 	f.open_merges = r->recon[0].open_merges + r->recon[1].open_merges +
 	                r->recon[2].open_merges;
 	gate(r, MS_GATE_SAMPLING_EXERCISED, &f,
-	     "%llu merges executed sampling, %llu reached Decide and failed "
+	     "%llu merge%s executed sampling, %llu reached Decide and failed "
 	     "open on every call",
 	     (unsigned long long)r->executed_merges,
+	     r->executed_merges == 1 ? "" : "s",
 	     (unsigned long long)f.open_merges);
 	gate_idle_events(r, &f);
 	return 0;

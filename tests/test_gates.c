@@ -1305,6 +1305,12 @@ test_fail_open_gates_hold(void **state)
 		open_run_gate(chains[i], 0, NULL, "sampling_exercised", true,
 		              &g);
 		assert_true(g.pass);
+		/* The smoke day's one sampling merge is the finalize: one
+		 * merge, said so. */
+		if (i == 1)
+			assert_non_null(
+			        strstr(g.detail,
+			               "1 merge executed sampling, 0 reached"));
 		open_run_gate(chains[i], 0, NULL, "plugin_health", true, &g);
 		assert_true(g.pass);
 		assert_true(g.warn);
