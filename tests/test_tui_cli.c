@@ -76,6 +76,18 @@ test_help_says_chain_link_limit(void **state)
 	}
 }
 
+/* `bench --help` names the default series directory as bench makes it,
+ * <time>-<pid> (two series started in one second get their own); it said
+ * <time>. */
+static void
+test_help_bench_default_out(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("bench", "--help", NULL), 0);
+	if (!strstr(out_text, "$XDG_CACHE_HOME/mergescope/bench/<time>-<pid>)"))
+		fail_msg("bench --help: %s", out_text);
+}
+
 static void
 test_unknown(void **state)
 {
@@ -590,6 +602,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_command_list),
 		cmocka_unit_test(test_help_says_chain_link_limit),
+		cmocka_unit_test(test_help_bench_default_out),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_option_errors_name_the_option),
 		cmocka_unit_test(test_errors_before_work),

@@ -92,7 +92,7 @@ static const char usage[] =
         "  --cache warm|cold  the page cache each run starts from (see\n"
         "                   `run --help`); default uncontrolled\n"
         "  --out DIR        the series directory (new or empty; default\n"
-        "                   $XDG_CACHE_HOME/mergescope/bench/<time>)\n"
+        "                   $XDG_CACHE_HOME/mergescope/bench/<time>-<pid>)\n"
         "  --emit KIND      run nothing; print the runs for an existing\n"
         "                   scheduler: `parallel` one command line per run\n"
         "                   (for GNU parallel, e.g. `parallel -j1 <FILE`),\n"
