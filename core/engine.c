@@ -969,6 +969,23 @@ worker_main(void *arg)
 
 /* ---- public API ------------------------------------------------------- */
 
+/* A thread pthread_create could not start (error err): which, the
+ * system's reason and, for EAGAIN, where to look (a thread's stack is
+ * address space; threads count against the user's process limit). */
+static int
+thread_failed(ms_errbuf *eb, const char *what, unsigned i, int err)
+{
+	char n[16] = "";
+	if (strcmp(what, "worker") == 0)
+		snprintf(n, sizeof(n), " %u", i);
+	return ms_fail(eb, MS_ERR_IO,
+	               "engine: cannot start its %s%s thread: %s%s", what, n,
+	               strerror(err),
+	               err == EAGAIN ? " (no room for another thread: see "
+	                               "ulimit -v and ulimit -u)"
+	                             : "");
+}
+
 static unsigned
 online_cpus(void)
 {
@@ -1059,17 +1076,14 @@ ms__engine_open_hooked(ms_engine **out, const ms_engine_opts *opts,
 		rc = pthread_create(&w->th, NULL, worker_main, w);
 		if (rc != 0) {
 			ms_engine_close(e);
-			return ms_fail(eb, MS_ERR_IO,
-			               "engine: starting worker %u: %s", i,
-			               strerror(rc));
+			return thread_failed(eb, "worker", i, rc);
 		}
 		w->started = true;
 	}
 	rc = pthread_create(&e->disp, NULL, dispatcher_main, e);
 	if (rc != 0) {
 		ms_engine_close(e);
-		return ms_fail(eb, MS_ERR_IO, "engine: starting dispatcher: %s",
-		               strerror(rc));
+		return thread_failed(eb, "dispatcher", 0, rc);
 	}
 	e->disp_started = true;
 	*out = e;

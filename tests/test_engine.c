@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1021,6 +1022,66 @@ test_out_of_memory_once_retried(void **state)
 	fx_close(&f);
 }
 
+/* No room for a thread (what `ulimit -v` leaves a process:
+ * pthread_create wrapped, -Wl,--wrap, to fail its Nth call with EAGAIN
+ * once armed): the open fails naming the thread, the system's reason and
+ * where to look, and leaves nothing running. It said only "engine:
+ * starting dispatcher: Resource temporarily unavailable". */
+static _Atomic unsigned thread_fail_at; /* 0: never */
+static _Atomic unsigned thread_calls;
+
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                          void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                          void *(*fn)(void *), void *arg);
+int
+__wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                      void *(*fn)(void *), void *arg)
+{
+	unsigned at = atomic_load(&thread_fail_at);
+	if (at && atomic_fetch_add(&thread_calls, 1) + 1 == at)
+		return EAGAIN;
+	return __real_pthread_create(t, a, fn, arg);
+}
+
+static void
+test_open_without_threads(void **state)
+{
+	(void)state;
+	/* Serial: one worker (the first thread), then the dispatcher. */
+	static const char *const want[] = { "its worker 0 thread: ",
+		                            "its dispatcher thread: " };
+	for (unsigned k = 0; k < 2; k++) {
+		fixture f;
+		memset(&f, 0, sizeof(f));
+		rec_init(&f.r);
+		ms_mem_init(&f.mem, NULL);
+		ms_clock_init_logical(&f.clock, T0);
+		f.shard = shard_new(f.dir, sizeof(f.dir));
+		ms_engine_opts o = {
+			.shard = f.shard,
+			.clock = &f.clock,
+			.mem = &f.mem,
+			.serial = true,
+			.event = on_event,
+			.event_arg = &f.r,
+		};
+		ms_errbuf eb = { { 0 } };
+		atomic_store(&thread_calls, 0);
+		atomic_store(&thread_fail_at, k + 1);
+		int rc = ms_engine_open(&f.eng, &o, &eb);
+		atomic_store(&thread_fail_at, 0);
+		fprintf(stderr, "refused as expected: %s\n", eb.msg);
+		assert_true(rc < 0);
+		assert_null(f.eng);
+		assert_non_null(strstr(eb.msg, "engine: cannot start "));
+		assert_non_null(strstr(eb.msg, want[k]));
+		assert_non_null(strstr(eb.msg, strerror(EAGAIN)));
+		assert_non_null(strstr(eb.msg, "ulimit -v"));
+		fx_close(&f);
+	}
+}
+
 /* Flip the bits `mask` of the byte at `at` of a file. */
 static void
 flip_byte(const char *path, off_t at, uint8_t mask)
@@ -1622,6 +1683,7 @@ main(void)
 		cmocka_unit_test(test_disk_error_stops_engine),
 		cmocka_unit_test(test_out_of_memory_stops_engine),
 		cmocka_unit_test(test_out_of_memory_once_retried),
+		cmocka_unit_test(test_open_without_threads),
 		cmocka_unit_test(test_quarantine_after_three_read_failures),
 		cmocka_unit_test(test_quarantine_slow_failure_events),
 		cmocka_unit_test(test_finalize),
