@@ -1469,7 +1469,8 @@ inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
 	*unchecked = false;
 	int rc = ms_buf_reserve(dst, (size_t)raw + MS__UNIT_PAD);
 	if (rc)
-		return ifail(it, eb, rc, "unit %s: %u bytes", unit, raw);
+		return ifail(it, eb, rc, "unit %s: %s for %u bytes", unit,
+		             ms_strerror(rc), raw);
 	memset(dst->data + raw, 0, MS__UNIT_PAD);
 	ms_part_iter *zi = it->zowner ? it->zowner : it;
 	if (!zi->dctx &&
@@ -1483,7 +1484,10 @@ inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
 	             : ZSTD_decompressDCtx(zi->dctx, dst->data, raw, src,
 	                                   stored);
 	if (ZSTD_isError(k))
-		return ifail(it, eb, ms__zstd_err(k), "unit %s: zstd: %s", unit,
+		return ifail(it, eb, ms__zstd_err(k), "unit %s: zstd: %s%s",
+		             unit,
+		             ms__zstd_err(k) == MS_ERR_NOMEM ? "out of memory: "
+		                                             : "",
 		             ZSTD_getErrorName(k));
 	if (k != raw)
 		return ifail(it, eb, MS_ERR_CORRUPT,
