@@ -776,11 +776,23 @@ engine_fail(ms_engine *e, const job *j, int rc, const char *msg)
 		snprintf(lim, sizeof(lim),
 		         "; the process may have %llu files open (ulimit -n)",
 		         (unsigned long long)rl.rlim_cur);
+	else if (rc == MS_ERR_NOMEM && getrlimit(RLIMIT_AS, &rl) == 0 &&
+	         rl.rlim_cur != RLIM_INFINITY)
+		snprintf(lim, sizeof(lim),
+		         "; the process may use %llu MiB of address space "
+		         "(ulimit -v)",
+		         (unsigned long long)(rl.rlim_cur >> 20));
+	/* Every message of a failed allocation should say so; one that
+	 * does not still names the cause here. */
+	const char *nomem =
+	        rc == MS_ERR_NOMEM && msg[0] && !strstr(msg, "memory")
+	                ? " (out of memory)"
+	                : "";
 	ms_fail(&e->fatal_msg, rc,
-	        "merge #%llu (%s lane, %zu inputs -> part %s): %s; %u "
+	        "merge #%llu (%s lane, %zu inputs -> part %s): %s%s; %u "
 	        "failures in a row, not retried (inputs unchanged)%s",
 	        (unsigned long long)j->d.seq, ms_lane_name(j->d.lane), j->n,
-	        out, msg[0] ? msg : ms_strerror(rc), e->disk_fails, lim);
+	        out, msg[0] ? msg : ms_strerror(rc), nomem, e->disk_fails, lim);
 	e->fatal = rc;
 	e->backing_off = false;
 	e->trigger = false;
@@ -792,8 +804,9 @@ engine_fail(ms_engine *e, const job *j, int rc, const char *msg)
 
 /* Count merge j's failure rc (e->mu held): each input blamed (bl[i])
  * one more failure, quarantined at quarantine_after (its ID added to
- * newq); an unblamed file-system failure one more in a row. True when
- * that stopped the engine (engine_fail). */
+ * newq); an unblamed failure of the file system, of descriptors or of
+ * memory one more in a row. True when that stopped the engine
+ * (engine_fail). */
 static bool
 count_failure(ms_engine *e, const job *j, int rc, const char *msg,
               const bool *bl, uint64_t *newq, size_t *nnewq)
@@ -811,8 +824,8 @@ count_failure(ms_engine *e, const job *j, int rc, const char *msg,
 				newq[(*nnewq)++] = j->ids[i];
 		}
 	}
-	if (blamed ||
-	    (rc != MS_ERR_IO && rc != MS_ERR_NOSPACE && rc != MS_ERR_LIMIT))
+	if (blamed || (rc != MS_ERR_IO && rc != MS_ERR_NOSPACE &&
+	               rc != MS_ERR_LIMIT && rc != MS_ERR_NOMEM))
 		e->disk_fails = 0;
 	else if (++e->disk_fails >= e->o.fatal_after && !e->fatal)
 		return engine_fail(e, j, rc, msg);
@@ -858,9 +871,9 @@ run_job(ms_engine *e, job *j, unsigned windex)
 	}
 	if (j->n > MS_PICKER_PARTS_LIMIT) /* a large finalize */
 		bl = ms_mem_calloc(e->mem, j->n, sizeof(bool));
-	/* Out of descriptors, the process is to blame, not an input (and
-	 * verifying the inputs would fail to open them too). */
-	if (rc < 0 && rc != MS_ERR_LIMIT && bl &&
+	/* Out of descriptors or of memory, the process is to blame, not an
+	 * input (and verifying the inputs would fail the same way). */
+	if (rc < 0 && rc != MS_ERR_LIMIT && rc != MS_ERR_NOMEM && bl &&
 	    (res.err_stage == MS_MERGE_STAGE_READ ||
 	     res.err_stage == MS_MERGE_STAGE_WRITE ||
 	     res.err_stage == MS_MERGE_STAGE_INDEX))
@@ -956,6 +969,23 @@ worker_main(void *arg)
 
 /* ---- public API ------------------------------------------------------- */
 
+/* A thread pthread_create could not start (error err): which, the
+ * system's reason and, for EAGAIN, where to look (a thread's stack is
+ * address space; threads count against the user's process limit). */
+static int
+thread_failed(ms_errbuf *eb, const char *what, unsigned i, int err)
+{
+	char n[16] = "";
+	if (strcmp(what, "worker") == 0)
+		snprintf(n, sizeof(n), " %u", i);
+	return ms_fail(eb, MS_ERR_IO,
+	               "engine: cannot start its %s%s thread: %s%s", what, n,
+	               strerror(err),
+	               err == EAGAIN ? " (no room for another thread: see "
+	                               "ulimit -v and ulimit -u)"
+	                             : "");
+}
+
 static unsigned
 online_cpus(void)
 {
@@ -1046,17 +1076,14 @@ ms__engine_open_hooked(ms_engine **out, const ms_engine_opts *opts,
 		rc = pthread_create(&w->th, NULL, worker_main, w);
 		if (rc != 0) {
 			ms_engine_close(e);
-			return ms_fail(eb, MS_ERR_IO,
-			               "engine: starting worker %u: %s", i,
-			               strerror(rc));
+			return thread_failed(eb, "worker", i, rc);
 		}
 		w->started = true;
 	}
 	rc = pthread_create(&e->disp, NULL, dispatcher_main, e);
 	if (rc != 0) {
 		ms_engine_close(e);
-		return ms_fail(eb, MS_ERR_IO, "engine: starting dispatcher: %s",
-		               strerror(rc));
+		return thread_failed(eb, "dispatcher", 0, rc);
 	}
 	e->disp_started = true;
 	*out = e;

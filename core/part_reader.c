@@ -447,7 +447,8 @@ read_footer_and_sections(ms_part *p, int fd, uint64_t size, ms_errbuf *eb)
 	p->sect = ms_mem_alloc(p->mem, (size_t)n);
 	if (!p->sect)
 		return ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_INDEX,
-		                     "%llu bytes", (unsigned long long)n);
+		                     "out of memory for %llu bytes",
+		                     (unsigned long long)n);
 	p->sect_len = (size_t)n;
 	rc = ms_fs_pread_all(fd, p->sect, p->sect_len, sz.data);
 	if (rc)
@@ -613,7 +614,7 @@ scan_core_sections(ms_part *p, int fd, const struct sections *sz,
 	uint8_t *buf = ms_mem_alloc(p->mem, cap);
 	if (!buf)
 		return ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_INDEX,
-		                     "%zu bytes", cap);
+		                     "out of memory for %zu bytes", cap);
 	sect_scan ix = { .len = sz->index, .entries = true };
 	sect_scan bl = { .len = sz->bloom };
 	XXH64_reset(&ix.x, 0);
@@ -700,13 +701,15 @@ ms_part_open_dicts(ms_part **out, const char *path, const ms_part_dicts *dicts,
 	*out = NULL;
 	ms_part *p = ms_mem_calloc(mem, 1, sizeof(*p));
 	if (!p)
-		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open", path);
+		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open: out of memory",
+		               path);
 	p->mem = mem;
 	p->dir_size = strlen(path) + 1;
 	p->dir = ms_mem_dup(mem, path, p->dir_size);
 	if (!p->dir) {
 		ms_mem_free(mem, p, sizeof(*p));
-		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open", path);
+		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open: out of memory",
+		               path);
 	}
 	p->dicts = ms__dicts_ref(dicts);
 	int rc = read_part_file(p, eb);
@@ -1160,7 +1163,7 @@ iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
 	ms_part_iter *it = ms_mem_calloc(mem, 1, sizeof(*it));
 	if (!it)
 		return ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
-		                     "iterator");
+		                     "out of memory for an iterator");
 	it->p = p;
 	it->mem = mem;
 	ms_buf_init(&it->ua, mem, MS__UNIT_MAX + MS__UNIT_PAD);
@@ -1178,7 +1181,7 @@ iter_open(ms_part_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
 	it->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(mem));
 	if (!it->dctx) {
 		rc = ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
-		                   "zstd context");
+		                   "out of memory for a zstd context");
 		goto fail;
 	}
 done:
@@ -1466,12 +1469,14 @@ inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
 	*unchecked = false;
 	int rc = ms_buf_reserve(dst, (size_t)raw + MS__UNIT_PAD);
 	if (rc)
-		return ifail(it, eb, rc, "unit %s: %u bytes", unit, raw);
+		return ifail(it, eb, rc, "unit %s: %s for %u bytes", unit,
+		             ms_strerror(rc), raw);
 	memset(dst->data + raw, 0, MS__UNIT_PAD);
 	ms_part_iter *zi = it->zowner ? it->zowner : it;
 	if (!zi->dctx &&
 	    !(zi->dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(zi->mem))))
-		return ifail(it, eb, MS_ERR_NOMEM, "zstd context");
+		return ifail(it, eb, MS_ERR_NOMEM,
+		             "out of memory for a zstd context");
 	/* next() resolved the block's dictionary (or its lead did). */
 	const ms_part_dict *d = ms_part_dicts_find(it->p->dicts, it->h.dict_id);
 	size_t k = d ? ZSTD_decompress_usingDDict(zi->dctx, dst->data, raw, src,
@@ -1479,7 +1484,10 @@ inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
 	             : ZSTD_decompressDCtx(zi->dctx, dst->data, raw, src,
 	                                   stored);
 	if (ZSTD_isError(k))
-		return ifail(it, eb, ms__zstd_err(k), "unit %s: zstd: %s", unit,
+		return ifail(it, eb, ms__zstd_err(k), "unit %s: zstd: %s%s",
+		             unit,
+		             ms__zstd_err(k) == MS_ERR_NOMEM ? "out of memory: "
+		                                             : "",
 		             ZSTD_getErrorName(k));
 	if (k != raw)
 		return ifail(it, eb, MS_ERR_CORRUPT,
@@ -1674,7 +1682,8 @@ decode_prepare(ms_part_iter *it, unsigned cols, ms_errbuf *eb)
 		                            it->rows_cap * sizeof(ms_row),
 		                            (size_t)n * sizeof(ms_row));
 		if (!nr)
-			return ifail(it, eb, MS_ERR_NOMEM, "%u rows", n);
+			return ifail(it, eb, MS_ERR_NOMEM,
+			             "out of memory for %u rows", n);
 		it->rows = nr;
 		it->rows_cap = n;
 	}
@@ -1837,7 +1846,8 @@ ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
 	if (bad == MS__A_COLS)
 		bad = decode_flags(it, cols, out, &nomem);
 	if (nomem)
-		return ifail(it, eb, MS_ERR_NOMEM, "tags of %u rows",
+		return ifail(it, eb, MS_ERR_NOMEM,
+		             "out of memory for the tags of %u rows",
 		             it->h.nrows);
 	if (bad < MS__A_COLS)
 		return ifail(it, eb, MS_ERR_CORRUPT, "column %s malformed",

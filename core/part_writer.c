@@ -256,7 +256,8 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
 		               idstr, o.zstd_level);
 	ms_part_writer *w = ms_mem_calloc(o.mem, 1, sizeof(*w));
 	if (!w)
-		return ms_fail(eb, MS_ERR_NOMEM, "part %s: writer", idstr);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "part %s: out of memory for its writer", idstr);
 	w->mem = o.mem;
 	w->io = o.io;
 	w->no_sync = o.no_sync;
@@ -276,12 +277,15 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
 	w->path = ms_mem_dup(o.mem, tmp_path, w->path_size);
 	int rc;
 	if (!w->path) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: writer", idstr);
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "part %s: out of memory for its path", idstr);
 		goto fail;
 	}
 	w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
 	if (!w->cctx) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: zstd context", idstr);
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "part %s: out of memory for a zstd context",
+		             idstr);
 		goto fail;
 	}
 	w->lit_mode = ZSTD_ps_auto;

@@ -390,8 +390,10 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_path,
 		               idstr, o.zstd_level);
 	ms_sidx_writer *w = ms_mem_calloc(o.mem, 1, sizeof(*w));
 	if (!w)
-		return ms_fail(eb, MS_ERR_NOMEM, "index part %s: writer",
-		               idstr);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "index part %s: out of memory for its writer "
+		               "(%zu bytes)",
+		               idstr, sizeof(*w));
 	w->mem = o.mem;
 	w->io = o.io;
 	w->no_sync = o.no_sync;
@@ -422,12 +424,25 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_path,
 		w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
 	}
 	if (!w->path || !w->chunk || !w->cctx) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "index part %s: writer", idstr);
+		/* Which allocation failed, and its size where it is known. */
+		size_t ask = !w->path    ? w->path_size
+		             : !w->chunk ? w->chunk_cap * sizeof(wrow)
+		             : w->cws    ? w->cws_size
+		                         : ZSTD_estimateCCtxSize(o.zstd_level);
+		rc = ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "index part %s: out of memory for %s (%s%zu bytes)",
+		        idstr,
+		        !w->path    ? "its path"
+		        : !w->chunk ? "its chunk of rows"
+		                    : "a zstd compression context",
+		        w->path && w->chunk && !w->cws ? "about " : "", ask);
 		goto fail;
 	}
 	rc = ms__index_start(&w->index);
 	if (rc) {
-		rc = ms_fail(eb, rc, "index part %s: writer", idstr);
+		rc = ms_fail(eb, rc, "index part %s: its index: %s", idstr,
+		             ms_strerror(rc));
 		goto fail;
 	}
 	char what[32];
@@ -760,7 +775,11 @@ put_pieces(ms_sidx_writer *w, uint8_t *z, size_t *len, ms_errbuf *eb)
 		                             w->level);
 		if (ZSTD_isError(k))
 			return swfail(w, eb, ms__zstd_err(k), MS__F_DATA,
-			              "zstd: %s", ZSTD_getErrorName(k));
+			              "zstd: %s%s",
+			              ms__zstd_err(k) == MS_ERR_NOMEM
+			                      ? "out of memory: "
+			                      : "",
+			              ZSTD_getErrorName(k));
 		*p++ = PIECE_ZSTD;
 		p = ms_put_uvarint(p, k);
 		if (p != body)
@@ -917,7 +936,9 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 		                         nc * sizeof(wrow));
 		if (!c)
 			return swfail(w, eb, MS_ERR_NOMEM, MS__F_DATA,
-			              "chunk of %zu rows", nc);
+			              "out of memory for a chunk of %zu rows "
+			              "(%zu bytes)",
+			              nc, nc * sizeof(wrow));
 		w->chunk = c;
 		w->chunk_cap = nc;
 	}
@@ -1053,8 +1074,10 @@ ms_sidx_write_rows(enum ms_part_kind kind, const char *tmp_path, uint64_t id,
 			               rows[i].trace_id_len);
 	ms_sidx_row *v = ms_mem_alloc(mem, bytes);
 	if (!v)
-		return ms_fail(eb, MS_ERR_NOMEM, "%s index part %s: %zu rows",
-		               ms_part_kind_name(kind), idstr, n);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "%s index part %s: out of memory for %zu rows "
+		               "(%zu bytes)",
+		               ms_part_kind_name(kind), idstr, n, bytes);
 	for (size_t i = 0; i < n; i++)
 		ms_sidx_row_of(kind, &rows[i], &v[i]);
 	qsort(v, n, sizeof(*v), row_cmp_qsort);
@@ -1227,8 +1250,10 @@ siter_open(ms_sidx_iter **out, const ms_part *p, ms_mem *mem, ms_io *io,
 		                     ms_part_kind_name(p->kind));
 	ms_sidx_iter *it = ms_mem_calloc(mem, 1, sizeof(*it));
 	if (!it)
-		return ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
-		                     "iterator");
+		return ms__part_fail(
+		        p, eb, MS_ERR_NOMEM, MS__F_DATA,
+		        "out of memory for an iterator (%zu bytes)",
+		        sizeof(*it));
 	it->p = p;
 	it->mem = mem;
 	it->win.fd = -1;
@@ -1695,12 +1720,17 @@ inflate_pieces(ms_sidx_iter *it, const uint8_t *z, uint32_t hs, uint32_t hr,
 			              c, hr - pos);
 		if (!it->dctx && !(it->dctx = ZSTD_createDCtx_advanced(
 		                           ms__zstd_mem(it->mem))))
-			return sifail(it, eb, MS_ERR_NOMEM, "zstd context");
+			return sifail(it, eb, MS_ERR_NOMEM,
+			              "out of memory for a zstd context");
 		size_t k = ZSTD_decompressDCtx(it->dctx, dst, (size_t)n, b,
 		                               size);
 		if (ZSTD_isError(k))
-			return sifail(it, eb, ms__zstd_err(k), "piece %u: zstd: %s",
-			              c, ZSTD_getErrorName(k));
+			return sifail(it, eb, ms__zstd_err(k),
+			              "piece %u: zstd: %s%s", c,
+			              ms__zstd_err(k) == MS_ERR_NOMEM
+			                      ? "out of memory: "
+			                      : "",
+			              ZSTD_getErrorName(k));
 		if (k != n)
 			return sifail(it, eb, MS_ERR_CORRUPT,
 			              "piece %u inflated to %zu bytes, not %llu",
@@ -1753,7 +1783,8 @@ inflate_chunk(ms_sidx_iter *it, uint64_t off, uint32_t stored,
 	ms_buf_reset(&it->raw);
 	rc = ms_buf_reserve(&it->raw, (size_t)hr + MS_TRACE_ID_MAX);
 	if (rc)
-		return sifail(it, eb, rc, "%u bytes", hr);
+		return sifail(it, eb, rc, "%s for %u bytes", ms_strerror(rc),
+		              hr);
 	/* decode_row copies whole ID arrays: defined bytes past the end. */
 	memset(it->raw.data + hr, 0, MS_TRACE_ID_MAX);
 	rc = inflate_pieces(it, z, hs, hr, eb);
@@ -1837,8 +1868,8 @@ load_chunk(ms_sidx_iter *it, ms_errbuf *eb)
 	if (rc == 0)
 		rc = ms_buf_reserve(&it->dicts, nd * sizeof(rval));
 	if (rc)
-		return sifail(it, eb, rc, "%llu tag bytes",
-		              (unsigned long long)strs);
+		return sifail(it, eb, rc, "%s for %llu tag bytes",
+		              ms_strerror(rc), (unsigned long long)strs);
 	it->passthru = it->raw_mode && canon;
 	it->dmask = 0;
 	if (it->passthru && it->chunk_seq && *it->chunk_seq < UINT32_MAX) {
@@ -2080,15 +2111,18 @@ ms_sidx_read_all(const ms_part *p, ms_mem *mem, ms_sidx_row **rows, size_t *n,
 	if (!v) {
 		ms_sidx_iter_close(it);
 		return ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
-		                     "%llu rows", (unsigned long long)total);
+		                     "out of memory for %llu rows (%zu bytes)",
+		                     (unsigned long long)total, bytes);
 	}
 	size_t k = 0;
 	const ms_sidx_row *r;
 	while ((rc = ms_sidx_iter_next(it, &r, eb)) == 1) {
 		/* The index check bounds the rows to meta.rows. */
 		if (row_own(mem, r, &v[k])) {
-			rc = ms__part_fail(p, eb, MS_ERR_NOMEM, MS__F_DATA,
-			                   "row %zu", k);
+			rc = ms__part_fail(
+			        p, eb, MS_ERR_NOMEM, MS__F_DATA,
+			        "out of memory for row %zu (%zu bytes)", k,
+			        row_block_size(r));
 			break;
 		}
 		k++;
@@ -2256,7 +2290,8 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 	uint32_t chunk_seq = 0;
 	int rc = 0;
 	if (!src || !tree || !dctx) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "index merge %s: %zu inputs",
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "index merge %s: out of memory for %zu inputs",
 		             idstr, n);
 		goto out;
 	}

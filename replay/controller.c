@@ -2288,10 +2288,8 @@ ms__fixture_day_bytes(const ms_fixture *fx)
 	return bytes;
 }
 
-/* The same stored in blocks of `block` bytes (0: as bytes): what the
- * parts take on a file system they are copied to. */
-static uint64_t
-fixture_day_blocks(const ms_fixture *fx, uint64_t block)
+uint64_t
+ms__fixture_day_blocks(const ms_fixture *fx, uint64_t block)
 {
 	if (!block)
 		return ms__fixture_day_bytes(fx);
@@ -2312,10 +2310,16 @@ enforced_mem(const ms_replay *r)
 	return r->env.mode != MS_ENVELOPE_EMULATED ? r->env.mem_bytes : 0;
 }
 
+/* ms__work_need_fn of a fixture's day. */
+static uint64_t
+day_need(const void *fx, uint64_t block)
+{
+	return ms__work_need_bytes(ms__fixture_day_blocks(fx, block));
+}
+
 static int
 choose_work_dir(ms_replay *r, ms_errbuf *eb)
 {
-	uint64_t bytes = ms__fixture_day_bytes(r->fx);
 	const char *base = strrchr(r->db_path, '/');
 	base = base ? base + 1 : r->db_path;
 	char disk[PATH_MAX], cache[PATH_MAX];
@@ -2334,8 +2338,8 @@ choose_work_dir(ms_replay *r, ms_errbuf *eb)
 			copy_str(disk, sizeof(disk), ".");
 	}
 	ms__work_choice c;
-	int rc = ms__work_dir_default(ms__work_need_bytes(bytes),
-	                              enforced_mem(r), disk, base, &c, eb);
+	int rc = ms__work_dir_default(day_need, r->fx, enforced_mem(r), disk,
+	                              base, &c, eb);
 	if (rc)
 		return rc;
 	if (!c.shm && ms_fs_mkdir_p(disk, 0755, NULL) != 0)
@@ -2604,7 +2608,7 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 	if (fstatvfs(fd, &sv) == 0 && fstat(fd, &wst) == 0 &&
 	    stat(r->fixture_dir, &fst) == 0) {
 		bool links = fst.st_dev == wst.st_dev;
-		uint64_t day = fixture_day_blocks(r->fx, sv.f_frsize);
+		uint64_t day = ms__fixture_day_blocks(r->fx, sv.f_frsize);
 		int rc = ms__work_room_check(
 		        r->work_dir, (uint64_t)sv.f_bavail * sv.f_frsize, links,
 		        day, eb);

@@ -82,6 +82,13 @@ typedef struct ms__work_choice {
 uint64_t ms__work_need_bytes(uint64_t fixture_bytes);
 /* Bytes of every scheduled part of the fixture, all kinds. */
 uint64_t ms__fixture_day_bytes(const ms_fixture *fx);
+/* The same with each file rounded up to whole blocks of `block` bytes
+ * (0: as bytes): what the day's parts take on a file system of that
+ * block size (statvfs f_frsize; 4 KiB pages on a tmpfs). */
+uint64_t ms__fixture_day_blocks(const ms_fixture *fx, uint64_t block);
+/* Bytes the shard of a day needs on a file system of `block`-byte
+ * blocks (ms__work_need_bytes of the day's files in those blocks). */
+typedef uint64_t (*ms__work_need_fn)(const void *arg, uint64_t block);
 /* 0 when the shard directory dir, whose file system has avail bytes
  * free, can take the day's parts (day_bytes, in its blocks) as they are
  * staged: always
@@ -96,21 +103,23 @@ int ms__work_room_check(const char *dir, uint64_t avail, bool links,
  * limit. */
 #define MS__WORK_MEM_RESERVE (128ull << 20)
 /* The scratch root (e.g. /dev/shm/mergescope-<uid>) when its file system
- * is writable with `need` bytes free and a tmpfs (any file system when
+ * is writable with need(need_arg, its block size) bytes free and a tmpfs
+ * (any file system when
  * any_fs: a root the user chose), and, when that file system is a tmpfs
  * and mem_cap (the memory limit a cgroup enforces on the run; 0: none)
  * is set, when need fits in mem_cap less MS__WORK_MEM_RESERVE:
  * <root>/<base>.<pid>.shard, the root made (mode 0700) and out->shm set;
  * else <disk_dir>/<base>.<pid>.shard. out->why says which and why. */
-void ms__work_dir_choose(const char *root, bool any_fs, uint64_t need,
-                         uint64_t mem_cap, const char *disk_dir,
-                         const char *base, ms__work_choice *out);
+void ms__work_dir_choose(const char *root, bool any_fs, ms__work_need_fn need,
+                         const void *need_arg, uint64_t mem_cap,
+                         const char *disk_dir, const char *base,
+                         ms__work_choice *out);
 /* The same for the root ms_scratch_root names (MERGESCOPE_SCRATCH, any
  * file system; else the default, a tmpfs only). Returns 0, or the error
  * of a bad MERGESCOPE_SCRATCH, with eb naming it. */
-int ms__work_dir_default(uint64_t need, uint64_t mem_cap,
-                         const char *disk_dir, const char *base,
-                         ms__work_choice *out, ms_errbuf *eb);
+int ms__work_dir_default(ms__work_need_fn need, const void *need_arg,
+                         uint64_t mem_cap, const char *disk_dir,
+                         const char *base, ms__work_choice *out, ms_errbuf *eb);
 /* 0 unless the shard directory dir is on a tmpfs (tmpfs) and the day's
  * shard (need bytes) and MS__WORK_MEM_RESERVE do not fit in mem_cap, the
  * memory limit a cgroup enforces on the run (0: none): then

@@ -5,7 +5,9 @@
  * small one (a container's /dev/shm is 64 MiB by default) cannot hold a
  * day. So the shard goes to the scratch root (/dev/shm/mergescope-<uid>)
  * only when it is a writable tmpfs with room for the day, estimated from
- * the fixture's manifest with a margin; else to the cache directory on
+ * the fixture's manifest with a margin, each file in whole blocks of that
+ * file system (a day of small parts takes more than the sum of their
+ * bytes); else to the cache directory on
  * disk. A root named in MERGESCOPE_SCRATCH is the user's choice: any file
  * system will do there, if it has the room. Under a memory limit a
  * cgroup enforces (`--profile mem=...`) a tmpfs's pages count against
@@ -40,13 +42,15 @@ ms__work_need_bytes(uint64_t fixture_bytes)
 }
 
 /* May the shard go in dir: a file system we may write (a tmpfs unless
- * any_fs), with how many bytes free? */
+ * any_fs), with how many bytes free, in blocks of how many bytes? */
 static bool
-fs_room(const char *dir, bool any_fs, uint64_t *avail, const char **why)
+fs_room(const char *dir, bool any_fs, uint64_t *avail, uint64_t *block,
+        const char **why)
 {
 	struct statfs sf;
 	struct statvfs sv;
 	*avail = 0;
+	*block = 0;
 	if (statfs(dir, &sf) != 0 || statvfs(dir, &sv) != 0) {
 		*why = "cannot be read";
 		return false;
@@ -61,6 +65,7 @@ fs_room(const char *dir, bool any_fs, uint64_t *avail, const char **why)
 		return false;
 	}
 	*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	*block = sv.f_frsize;
 	return true;
 }
 
@@ -91,12 +96,13 @@ mem_room(uint64_t mem_cap)
 }
 
 void
-ms__work_dir_choose(const char *root, bool any_fs, uint64_t need,
-                    uint64_t mem_cap, const char *disk_dir, const char *base,
+ms__work_dir_choose(const char *root, bool any_fs, ms__work_need_fn need_fn,
+                    const void *need_arg, uint64_t mem_cap,
+                    const char *disk_dir, const char *base,
                     ms__work_choice *out)
 {
 	memset(out, 0, sizeof(*out));
-	uint64_t avail = 0;
+	uint64_t avail = 0, block = 0;
 	const char *why = NULL;
 	char probe[PATH_MAX], fs[32] = "";
 	snprintf(probe, sizeof(probe), "%s", root);
@@ -106,7 +112,8 @@ ms__work_dir_choose(const char *root, bool any_fs, uint64_t need,
 		probe_dir(root, probe, sizeof(probe));
 		ms__fs_type_name(probe, fs, sizeof(fs));
 	}
-	bool ok = !why && fs_room(probe, any_fs, &avail, &why);
+	bool ok = !why && fs_room(probe, any_fs, &avail, &block, &why);
+	uint64_t need = need_fn(need_arg, block);
 	bool capped = ok && strcmp(fs, "tmpfs") == 0 && need > mem_room(mem_cap);
 	if (ok && avail >= need && !capped) {
 		if ((mkdir(root, 0700) == 0 || errno == EEXIST) &&
@@ -147,16 +154,17 @@ ms__work_dir_choose(const char *root, bool any_fs, uint64_t need,
 }
 
 int
-ms__work_dir_default(uint64_t need, uint64_t mem_cap, const char *disk_dir,
-                     const char *base, ms__work_choice *out, ms_errbuf *eb)
+ms__work_dir_default(ms__work_need_fn need, const void *need_arg,
+                     uint64_t mem_cap, const char *disk_dir, const char *base,
+                     ms__work_choice *out, ms_errbuf *eb)
 {
 	char root[PATH_MAX];
 	bool from_env = false;
 	int rc = ms_scratch_root(root, sizeof(root), &from_env, eb);
 	if (rc)
 		return rc;
-	ms__work_dir_choose(root, from_env, need, mem_cap, disk_dir, base,
-	                    out);
+	ms__work_dir_choose(root, from_env, need, need_arg, mem_cap, disk_dir,
+	                    base, out);
 	return 0;
 }
 

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -936,6 +937,151 @@ test_disk_error_stops_engine(void **state)
 	fx_close(&f);
 }
 
+/* Merges that run out of memory (the merge's allocator fails every
+ * allocation from the `at`th on, as under `ulimit -v`): the third failure
+ * in a row stops the engine as a disk error does, naming the merge and
+ * "out of memory", blaming (and quarantining) no input, and the inputs
+ * stay in place. They used to be retried with longer and longer backoffs
+ * for as long as anyone waited. */
+static void
+oom_stops_engine(uint64_t at)
+{
+	fixture f;
+	ms_ledger_set before, after;
+	uint64_t ids0[64], ids1[64];
+	size_t n0, n1;
+
+	fx_open(&f, true, 2, 5);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 2000, true, T0,
+		                NULL);
+	view_ids(f.shard, ids0, &n0);
+	shard_ledger(f.shard, &before);
+	f.hooks.fail_alloc_at = at;
+	f.hooks.fail_alloc_every = true;
+	ms_engine_trigger(f.eng);
+	/* Bounded so that the old endless retrying fails the test. */
+	assert_int_equal(ms_engine_wait_idle(f.eng, 30 * SEC), MS_ERR_NOMEM);
+	rec_wait(&f.r, &f.r.engine_failed, 1);
+
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_engine_failed(f.eng, &eb), MS_ERR_NOMEM);
+	fprintf(stderr, "engine stopped (alloc %llu): %s\n",
+	        (unsigned long long)at, eb.msg);
+	assert_non_null(strstr(eb.msg, "merge #3 "));
+	assert_non_null(strstr(eb.msg, "out of memory"));
+	assert_non_null(strstr(eb.msg, "3 failures in a row"));
+	assert_int_equal(f.r.failed, 3);
+	assert_int_equal(f.r.quarantined, 0);
+	view_ids(f.shard, ids1, &n1);
+	assert_int_equal(n1, n0);
+	assert_memory_equal(ids0, ids1, n0 * sizeof(uint64_t));
+	shard_ledger(f.shard, &after);
+	assert_true(ms_ledger_set_equal(&before, &after));
+	assert_int_equal(tmp_entries(f.dir), 0);
+	fx_close(&f);
+}
+
+static void
+test_out_of_memory_stops_engine(void **state)
+{
+	(void)state;
+	/* From the merge's first allocation to its writing of the output;
+	 * each failure says "out of memory" (a writer's said "zstd
+	 * context"). */
+	for (uint64_t at = 1; at < 40; at += 3)
+		oom_stops_engine(at);
+}
+
+/* Two merges in a row out of memory (injected at WRITE), then memory
+ * again: the merge is retried and runs; the engine does not stop. */
+static void
+test_out_of_memory_once_retried(void **state)
+{
+	(void)state;
+	fixture f;
+	uint64_t ids[64];
+	size_t n;
+
+	fx_open(&f, true, 2, 5);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false, T0,
+		                NULL);
+	pthread_mutex_lock(&f.r.mu);
+	f.r.fail_writes = 2;
+	f.r.fail_err = MS_ERR_NOMEM;
+	pthread_mutex_unlock(&f.r.mu);
+	ms_engine_trigger(f.eng);
+	idle(&f);
+	assert_int_equal(f.r.failed, 2);
+	assert_int_equal(f.r.done, 1);
+	assert_int_equal(f.r.engine_failed, 0);
+	assert_int_equal(ms_engine_failed(f.eng, NULL), 0);
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 1);
+	fx_close(&f);
+}
+
+/* No room for a thread (what `ulimit -v` leaves a process:
+ * pthread_create wrapped, -Wl,--wrap, to fail its Nth call with EAGAIN
+ * once armed): the open fails naming the thread, the system's reason and
+ * where to look, and leaves nothing running. It said only "engine:
+ * starting dispatcher: Resource temporarily unavailable". */
+static _Atomic unsigned thread_fail_at; /* 0: never */
+static _Atomic unsigned thread_calls;
+
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                          void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                          void *(*fn)(void *), void *arg);
+int
+__wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                      void *(*fn)(void *), void *arg)
+{
+	unsigned at = atomic_load(&thread_fail_at);
+	if (at && atomic_fetch_add(&thread_calls, 1) + 1 == at)
+		return EAGAIN;
+	return __real_pthread_create(t, a, fn, arg);
+}
+
+static void
+test_open_without_threads(void **state)
+{
+	(void)state;
+	/* Serial: one worker (the first thread), then the dispatcher. */
+	static const char *const want[] = { "its worker 0 thread: ",
+		                            "its dispatcher thread: " };
+	for (unsigned k = 0; k < 2; k++) {
+		fixture f;
+		memset(&f, 0, sizeof(f));
+		rec_init(&f.r);
+		ms_mem_init(&f.mem, NULL);
+		ms_clock_init_logical(&f.clock, T0);
+		f.shard = shard_new(f.dir, sizeof(f.dir));
+		ms_engine_opts o = {
+			.shard = f.shard,
+			.clock = &f.clock,
+			.mem = &f.mem,
+			.serial = true,
+			.event = on_event,
+			.event_arg = &f.r,
+		};
+		ms_errbuf eb = { { 0 } };
+		atomic_store(&thread_calls, 0);
+		atomic_store(&thread_fail_at, k + 1);
+		int rc = ms_engine_open(&f.eng, &o, &eb);
+		atomic_store(&thread_fail_at, 0);
+		fprintf(stderr, "refused as expected: %s\n", eb.msg);
+		assert_true(rc < 0);
+		assert_null(f.eng);
+		assert_non_null(strstr(eb.msg, "engine: cannot start "));
+		assert_non_null(strstr(eb.msg, want[k]));
+		assert_non_null(strstr(eb.msg, strerror(EAGAIN)));
+		assert_non_null(strstr(eb.msg, "ulimit -v"));
+		fx_close(&f);
+	}
+}
+
 /* Flip the bits `mask` of the byte at `at` of a file. */
 static void
 flip_byte(const char *path, off_t at, uint8_t mask)
@@ -1535,6 +1681,9 @@ main(void)
 		cmocka_unit_test(test_two_lanes_at_once),
 		cmocka_unit_test(test_failure_backoff_inventory_unchanged),
 		cmocka_unit_test(test_disk_error_stops_engine),
+		cmocka_unit_test(test_out_of_memory_stops_engine),
+		cmocka_unit_test(test_out_of_memory_once_retried),
+		cmocka_unit_test(test_open_without_threads),
 		cmocka_unit_test(test_quarantine_after_three_read_failures),
 		cmocka_unit_test(test_quarantine_slow_failure_events),
 		cmocka_unit_test(test_finalize),

@@ -649,10 +649,9 @@ test_finalize_fails_every_time(void **state)
 }
 
 /* Every try of the finalize fails for want of memory (what a run under
- * `ulimit -v` meets), a failure that does not stop the engine: after its
- * last try the run fails, naming the finalize and why. It used to end
- * the day unfinalized and DONE, with verdict_oracle and
- * sampling_exercised failing as if the sampler had erred. */
+ * `ulimit -v` meets): the engine's third such failure in a row fails
+ * the run, naming the finalize and the cause, as a full disk does. It
+ * used to be tried FINALIZE_TRIES times, each after a longer backoff. */
 static void
 test_finalize_out_of_memory_every_time(void **state)
 {
@@ -660,6 +659,31 @@ test_finalize_out_of_memory_every_time(void **state)
 	fin_hook fh = { 0, 0, true, MS_ERR_NOMEM };
 	rt_run run;
 	ms_replay *r = fin_run(&run, "fin-nomem", &fh);
+	assert_int_equal(fh.failed, 3);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	fprintf(stderr, "%s: %s\n", ms_replay_state_name(st->state), st->error);
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	assert_non_null(strstr(st->error, "finalize lane"));
+	assert_non_null(strstr(st->error, "out of memory"));
+	assert_non_null(strstr(st->error, "3 failures in a row"));
+	free(st);
+	ms_replay_close(r);
+	assert_false(rt_exists(run.work));
+}
+
+/* Every try of the finalize fails with an error that does not stop the
+ * engine (zstd refusing, blamed on no input): after its last try the run
+ * fails, naming the finalize and why. It used to end the day unfinalized
+ * and DONE, with verdict_oracle and sampling_exercised failing as if the
+ * sampler had erred. */
+static void
+test_finalize_compress_error_every_time(void **state)
+{
+	(void)state;
+	fin_hook fh = { 0, 0, true, MS_ERR_COMPRESS };
+	rt_run run;
+	ms_replay *r = fin_run(&run, "fin-zstd", &fh);
 	assert_int_equal(fh.failed, 5);
 	ms_replay_status *st = rt_status_new();
 	ms_replay_get_status(r, st);
@@ -672,18 +696,18 @@ test_finalize_out_of_memory_every_time(void **state)
 	assert_false(rt_exists(run.work));
 }
 
-/* Every merge fails for want of memory (what a run under `ulimit -v`
- * meets), which the engine retries with longer and longer backoffs: the
- * run gives up at --wait-timeout, and its error says why the merges
- * failed. It said only how many had failed. */
+/* Every merge fails with an error the engine retries with longer and
+ * longer backoffs (zstd refusing, blamed on no input): the run gives up
+ * at --wait-timeout, and its error says why the merges failed. It said
+ * only how many had failed. */
 static int
-nomem_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
-            uint64_t detail)
+zstd_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+           uint64_t detail)
 {
 	(void)arg;
 	(void)req;
 	(void)detail;
-	return st == MS_MERGE_STAGE_READ ? MS_ERR_NOMEM : 0;
+	return st == MS_MERGE_STAGE_READ ? MS_ERR_COMPRESS : 0;
 }
 
 static void
@@ -691,9 +715,9 @@ test_wait_timeout_names_last_failure(void **state)
 {
 	(void)state;
 	static ms_merge_hooks h;
-	h = (ms_merge_hooks){ .stage = nomem_stage };
+	h = (ms_merge_hooks){ .stage = zstd_stage };
 	rt_run run;
-	rt_opts(&run, "nomem-wait", "alwayskeep");
+	rt_opts(&run, "zstd-wait", "alwayskeep");
 	run.t.engine_open = open_hooked;
 	run.t.engine_open_arg = &h;
 	run.o.serial = true;
@@ -708,6 +732,42 @@ test_wait_timeout_names_last_failure(void **state)
 	assert_non_null(strstr(st->error, "gave up (--wait-timeout)"));
 	assert_non_null(strstr(st->error, "; the last failure: merge #"));
 	assert_non_null(strstr(st->error, "injected failure at stage read"));
+	free(st);
+	ms_replay_close(r);
+	assert_false(rt_exists(run.work));
+}
+
+/* Every merge runs out of memory (its allocator fails from the first
+ * allocation on, as under `ulimit -v`): the third failure in a row fails
+ * the run with the merge and "out of memory", before --wait-timeout, and
+ * the inputs stay in place (the scratch shard is removed). The merges
+ * were retried with longer and longer backoffs until the run gave up
+ * waiting (10 minutes by default). */
+static void
+test_merges_out_of_memory_stop_run(void **state)
+{
+	(void)state;
+	static ms_merge_hooks h;
+	h = (ms_merge_hooks){ .fail_alloc_at = 1, .fail_alloc_every = true };
+	rt_run run;
+	rt_opts(&run, "nomem-run", "alwayskeep");
+	run.t.engine_open = open_hooked;
+	run.t.engine_open_arg = &h;
+	run.o.serial = true;
+	/* The three tries take 1 + 2 s of backoff; this bounds the old
+	 * endless retrying. */
+	run.o.wait_timeout_ns = 60 * 1000000000LL;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	fprintf(stderr, "%s: %s\n", ms_replay_state_name(st->state), st->error);
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	assert_null(strstr(st->error, "--wait-timeout"));
+	assert_non_null(strstr(st->error, "merge #"));
+	assert_non_null(strstr(st->error, "out of memory"));
+	assert_non_null(strstr(st->error, "3 failures in a row"));
 	free(st);
 	ms_replay_close(r);
 	assert_false(rt_exists(run.work));
@@ -1413,7 +1473,9 @@ main(void)
 		cmocka_unit_test(test_finalize_failed_once),
 		cmocka_unit_test(test_finalize_fails_every_time),
 		cmocka_unit_test(test_finalize_out_of_memory_every_time),
+		cmocka_unit_test(test_finalize_compress_error_every_time),
 		cmocka_unit_test(test_wait_timeout_names_last_failure),
+		cmocka_unit_test(test_merges_out_of_memory_stop_run),
 		cmocka_unit_test(test_gate_publications_by_hash),
 		cmocka_unit_test(test_gate_block_ledgers_from_file),
 		cmocka_unit_test(test_gate_changed_publication_core),

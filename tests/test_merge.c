@@ -714,6 +714,8 @@ expect_clean_failure(const ms_merge_hooks *h, int err,
 		assert_int_equal(res.err_stage, stage);
 	assert_int_equal(res.output_id, 0);
 	assert_true(res.error.msg[0] != 0);
+	if (rc == MS_ERR_NOMEM && !strstr(res.error.msg, "out of memory"))
+		fail_msg("unclear: %s", res.error.msg);
 	char *after = fx_state(&s.f);
 	assert_string_equal(before, after);
 	assert_false(fx_has_tmp(&s.f));
@@ -829,7 +831,7 @@ test_write_error_fails_cleanly(void **state)
 	sfx_close(&s);
 }
 
-/* Allocation failure at the Nth allocation, for N over the whole merge. */
+/* Allocation failure at the Nth allocation, for every N of the merge. */
 static void
 test_allocation_failure_at_every_nth(void **state)
 {
@@ -845,10 +847,17 @@ test_allocation_failure_at_every_nth(void **state)
 		sfx_close(&s);
 	}
 	assert_true(total > 3);
+	/* Each allocation failing alone, and every twelfth of the way on,
+	 * all of them from there (memory that does not come back); each
+	 * failure says "out of memory" (a unit's said "unit A: 236 bytes"). */
 	uint64_t step = total / 12 ? total / 12 : 1;
-	for (uint64_t n = 1; n <= total; n += step) {
+	for (uint64_t n = 1; n <= total; n++) {
 		ms_merge_hooks h = { .fail_alloc_at = n };
 		expect_clean_failure(&h, MS_ERR_NOMEM, MS_MERGE_STAGE_NONE);
+		h.fail_alloc_every = true;
+		if (n % step == 1 % step)
+			expect_clean_failure(&h, MS_ERR_NOMEM,
+			                     MS_MERGE_STAGE_NONE);
 	}
 	ms_merge_hooks every = { .fail_alloc_at = total / 2,
 		                 .fail_alloc_every = true };

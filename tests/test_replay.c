@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -1187,6 +1188,76 @@ test_work_room(void **state)
 	assert_int_equal(ms__work_room_check("/w", 60 * mib, false, 60 * mib,
 	                                     &eb),
 	                 0);
+	/* The day's parts are judged each in whole blocks: the test day's
+	 * small files take more in 4 KiB blocks than their bytes, and a
+	 * file system with room between the two is refused. */
+	ms_fixture *fx = NULL;
+	assert_int_equal(ms_fixture_open(&fx, rt.fixture, &eb), 0);
+	uint64_t bytes = ms__fixture_day_bytes(fx);
+	uint64_t blocks = ms__fixture_day_blocks(fx, 4096);
+	assert_int_equal(ms__fixture_day_blocks(fx, 0), bytes);
+	ms_fixture_close(fx);
+	assert_true(blocks > bytes);
+	assert_int_equal(blocks % 4096, 0);
+	uint64_t between = bytes + (blocks - bytes) / 2;
+	assert_int_equal(ms__work_room_check("/w", between, false, blocks, &eb),
+	                 MS_ERR_NOSPACE);
+	assert_int_equal(ms__work_room_check("/w", blocks, false, blocks, &eb),
+	                 0);
+}
+
+/* ms__work_need_fn of a fixed need (arg), whatever the block size. */
+static uint64_t
+need_of(const void *arg, uint64_t block)
+{
+	(void)block;
+	return *(const uint64_t *)arg;
+}
+
+/* A day of `files` small files (arg), 100 bytes each. */
+static uint64_t
+need_of_small_files(const void *arg, uint64_t block)
+{
+	uint64_t files = *(const uint64_t *)arg;
+	uint64_t each = block ? (100 + block - 1) / block * block : 100;
+	return ms__work_need_bytes(files * each);
+}
+
+/* The scratch root's room is judged with each file of the day in whole
+ * blocks of its file system: a day of many small files that fits by the
+ * sum of their bytes but not in blocks goes to the disk, saying so. The
+ * byte sum was compared, as the --work-dir check did not (the smoke
+ * day's parts take 6.6 MiB of a tmpfs for 5.6 MiB of bytes). */
+static void
+test_work_dir_choice_blocks(void **state)
+{
+	(void)state;
+	char root[PATH_MAX];
+	snprintf(root, sizeof(root), "%s/scratch-blocks", rt.root);
+	assert_int_equal(ms_fs_mkdir_p(root, 0700, NULL), 0);
+	struct statvfs sv;
+	assert_int_equal(statvfs(root, &sv), 0);
+	uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	/* 100-byte files whose bytes, twice, are 40% of the room (with
+	 * 64 MiB, under it), and in blocks of 512 bytes or more, twice, over
+	 * twice the room. */
+	if (avail < (256ull << 20) || sv.f_frsize < 512)
+		skip();
+	uint64_t files = avail / 500;
+	assert_true(ms__work_need_bytes(files * 100) < avail);
+	ms__work_choice c;
+	ms__work_dir_choose(root, true, need_of_small_files, &files, 0, "/disk",
+	                    "run.db", &c);
+	fprintf(stderr, "%s\n", c.why);
+	assert_false(c.shm);
+	assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
+	assert_non_null(strstr(c.why, " has "));
+	assert_non_null(strstr(c.why, "MiB free, the day needs about"));
+	/* One such file fits in its block. */
+	files = 1;
+	ms__work_dir_choose(root, true, need_of_small_files, &files, 0, "/disk",
+	                    "run.db", &c);
+	assert_true(c.shm);
 }
 
 /* Where the scratch shard goes without --work-dir: the scratch root only
@@ -1206,13 +1277,15 @@ test_work_dir_choice(void **state)
 	snprintf(root, sizeof(root), "%s/scratch-disk", rt.root);
 	ms__fs_type_name(rt.root, fs, sizeof(fs));
 	if (strcmp(fs, "tmpfs") != 0) {
-		ms__work_dir_choose(root, false, 1, 0, "/disk", "run.db", &c);
+		ms__work_dir_choose(root, false, need_of, &(uint64_t){ 1 }, 0,
+		                    "/disk", "run.db", &c);
 		assert_false(c.shm);
 		assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
 		assert_non_null(strstr(c.why, "(disk)"));
 		assert_non_null(strstr(c.why, "is not a tmpfs"));
 		assert_false(ms_fs_is_dir(root));
-		ms__work_dir_choose(root, true, 1, 0, "/disk", "run.db", &c);
+		ms__work_dir_choose(root, true, need_of, &(uint64_t){ 1 }, 0,
+		                    "/disk", "run.db", &c);
 		assert_true(c.shm);
 		snprintf(want, sizeof(want), "%s/run.db.", root);
 		assert_true(strncmp(c.dir, want, strlen(want)) == 0);
@@ -1220,7 +1293,8 @@ test_work_dir_choice(void **state)
 		assert_true(ms_fs_is_dir(root));
 	}
 	/* A named root without room: the disk, saying what was free. */
-	ms__work_dir_choose(root, true, UINT64_MAX / 4, 0, "/disk", "run.db", &c);
+	ms__work_dir_choose(root, true, need_of, &(uint64_t){ UINT64_MAX / 4 },
+	                    0, "/disk", "run.db", &c);
 	assert_false(c.shm);
 	assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
 	snprintf(want, sizeof(want), "(disk): %s has ", root);
@@ -1230,7 +1304,8 @@ test_work_dir_choice(void **state)
 	snprintf(file, sizeof(file), "%s/a-file", rt.root);
 	assert_int_equal(ms_test_put(file, "x\n"), 0);
 	snprintf(below, sizeof(below), "%s/sub", file);
-	ms__work_dir_choose(below, true, 1, 0, "/disk", "run.db", &c);
+	ms__work_dir_choose(below, true, need_of, &(uint64_t){ 1 }, 0, "/disk",
+	                    "run.db", &c);
 	assert_false(c.shm);
 	assert_non_null(strstr(c.why, "cannot be created"));
 
@@ -1241,18 +1316,21 @@ test_work_dir_choice(void **state)
 	ms_errbuf eb = { { 0 } };
 	snprintf(root, sizeof(root), "%s/scratch-env", rt.root);
 	set_env(MS_SCRATCH_ENV, root);
-	assert_int_equal(ms__work_dir_default(1, 0, "/disk", "run.db", &c, &eb),
+	assert_int_equal(ms__work_dir_default(need_of, &(uint64_t){ 1 }, 0,
+	                                      "/disk", "run.db", &c, &eb),
 	                 0);
 	snprintf(want, sizeof(want), "%s/run.db.", root);
 	assert_true(strncmp(c.dir, want, strlen(want)) == 0);
 	set_env(MS_SCRATCH_ENV, "relative/scratch");
-	assert_int_equal(ms__work_dir_default(1, 0, "/disk", "run.db", &c, &eb),
+	assert_int_equal(ms__work_dir_default(need_of, &(uint64_t){ 1 }, 0,
+	                                      "/disk", "run.db", &c, &eb),
 	                 MS_ERR_INVAL);
 	assert_non_null(
 	        strstr(eb.msg, "MERGESCOPE_SCRATCH \"relative/scratch\""));
 	assert_non_null(strstr(eb.msg, "not an absolute path"));
 	set_env(MS_SCRATCH_ENV, file);
-	assert_int_equal(ms__work_dir_default(1, 0, "/disk", "run.db", &c, &eb),
+	assert_int_equal(ms__work_dir_default(need_of, &(uint64_t){ 1 }, 0,
+	                                      "/disk", "run.db", &c, &eb),
 	                 MS_ERR_INVAL);
 	assert_non_null(strstr(eb.msg, file));
 	assert_non_null(strstr(eb.msg, "not a directory"));
@@ -1308,14 +1386,15 @@ test_work_dir_choice(void **state)
 	}
 	snprintf(root, sizeof(root), "%s/mergescope-%u", rt.shm,
 	         (unsigned)getuid());
-	ms__work_dir_choose(root, false, 1 << 20, 0, "/disk", "run.db", &c);
+	ms__work_dir_choose(root, false, need_of, &(uint64_t){ 1 << 20 }, 0,
+	                    "/disk", "run.db", &c);
 	assert_true(c.shm);
 	snprintf(want, sizeof(want), "%s/run.db.", root);
 	assert_true(strncmp(c.dir, want, strlen(want)) == 0);
 	assert_non_null(strstr(c.why, "(tmpfs)"));
 	assert_non_null(strstr(c.why, "MiB free, the day needs about 1 MiB"));
-	ms__work_dir_choose(root, false, UINT64_MAX / 4, 0, "/disk", "run.db",
-	                    &c);
+	ms__work_dir_choose(root, false, need_of, &(uint64_t){ UINT64_MAX / 4 },
+	                    0, "/disk", "run.db", &c);
 	assert_false(c.shm);
 	assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
 	assert_non_null(strstr(c.why, "(disk): "));
@@ -1327,19 +1406,19 @@ test_work_dir_choice(void **state)
 	 * /dev/shm and the kernel killed it part way (exit 137, nothing
 	 * recorded, the shard left behind). */
 	const uint64_t mib = 1ull << 20;
-	ms__work_dir_choose(root, false, 170 * mib, 256 * mib, "/disk",
-	                    "run.db", &c);
+	ms__work_dir_choose(root, false, need_of, &(uint64_t){ 170 * mib },
+	                    256 * mib, "/disk", "run.db", &c);
 	assert_false(c.shm);
 	assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
 	assert_non_null(strstr(c.why, "is a tmpfs, whose pages count against "
 	                              "the run's memory limit of 256 MiB"));
 	assert_non_null(strstr(c.why, "the day needs about 170 MiB"));
-	ms__work_dir_choose(root, false, 170 * mib, 298 * mib, "/disk",
-	                    "run.db", &c);
+	ms__work_dir_choose(root, false, need_of, &(uint64_t){ 170 * mib },
+	                    298 * mib, "/disk", "run.db", &c);
 	assert_true(c.shm);
 	/* A MERGESCOPE_SCRATCH root on a tmpfs is held to it as well. */
-	ms__work_dir_choose(root, true, 170 * mib, 256 * mib, "/disk",
-	                    "run.db", &c);
+	ms__work_dir_choose(root, true, need_of, &(uint64_t){ 170 * mib },
+	                    256 * mib, "/disk", "run.db", &c);
 	assert_false(c.shm);
 	/* A --work-dir on a tmpfs is refused before anything is staged;
 	 * on a disk, or without a limit, it is not. */
@@ -2401,6 +2480,7 @@ main(void)
 		cmocka_unit_test(test_fsync_count_matches_calls),
 		cmocka_unit_test(test_staging_link_and_copy_same_run),
 		cmocka_unit_test(test_work_dir_choice),
+		cmocka_unit_test(test_work_dir_choice_blocks),
 		cmocka_unit_test(test_work_room),
 		cmocka_unit_test(test_retain_reread_identical),
 		cmocka_unit_test(test_day1x_finalize_cut_by_budget),

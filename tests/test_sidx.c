@@ -815,7 +815,7 @@ test_alloc_failure(void **state)
 	char dir[300], out[300];
 	snprintf(dir, sizeof(dir), "%s/alloc", root);
 	snprintf(out, sizeof(out), "%s/alloc-out", root);
-	size_t failed = 0;
+	size_t failed = 0, unclear = 0, writer = 0;
 	for (uint64_t n = 1;; n++) {
 		ms_mem mem;
 		ms_mem_init(&mem, NULL);
@@ -855,7 +855,19 @@ test_alloc_failure(void **state)
 		if (rc != MS_ERR_NOMEM)
 			fail_msg("allocation %llu: %d %s",
 			         (unsigned long long)n, rc, eb.msg);
+		/* The message says what went wrong, and the size asked for
+		 * where it is known ("index part X: writer" said neither). */
+		if (!strstr(eb.msg, "out of memory")) {
+			fprintf(stderr, "allocation %llu: %s\n",
+			        (unsigned long long)n, eb.msg);
+			unclear++;
+		}
+		if (strstr(eb.msg, "index part 0000000000000001: out of "
+		                   "memory for its writer ("))
+			writer++;
 	}
+	assert_int_equal(unclear, 0);
+	assert_int_equal(writer, 2); /* write_rows and the merge's */
 	assert_true(failed > 5);
 	tl_free(&t);
 }

@@ -24,9 +24,9 @@
  * an input that fails verification repeatedly is quarantined. A failure
  * that names no bad input and comes from the file system (MS_ERR_IO,
  * MS_ERR_NOSPACE: ENOSPC, EDQUOT, EFBIG, EIO, EROFS ...), or from the
- * process being out of file descriptors (MS_ERR_LIMIT: EMFILE, ENFILE,
- * never blamed on an input), is one that
- * retrying rarely fixes: after fatal_after of them in a row the engine
+ * process being out of file descriptors (MS_ERR_LIMIT: EMFILE, ENFILE)
+ * or of memory (MS_ERR_NOMEM; neither is ever blamed on an input), is one
+ * that retrying rarely fixes: after fatal_after of them in a row the engine
  * stops merging for good (MS_EV_ENGINE_FAILED; ms_engine_wait_idle and
  * ms_engine_failed return the error). Its inputs stay in place.
  *
@@ -316,7 +316,8 @@ typedef struct ms_engine_state {
 	uint64_t picker_runs, selections, merges_done, merges_failed, dropped;
 	uint64_t lane_merges[MS_LANE_KIND_COUNT];
 	uint32_t backoff_ms; /* last backoff step (0 after a success) */
-	uint32_t disk_fails; /* unblamed file-system failures in a row */
+	uint32_t disk_fails; /* unblamed failures in a row (file system,
+	                      * descriptors, memory) */
 	uint64_t *quarantined; /* ascending */
 	size_t nquarantined;
 	ms_engine_failcount *fails;
