@@ -558,7 +558,17 @@ test_emit_parallel(void **state)
 	char db[PATH_MAX];
 	db_of(db, sizeof(db), dir, 0, 0, "disabled");
 	assert_false(exists(db));
+	assert_non_null(strstr(err, "4 runs listed; nothing was run."));
 	assert_non_null(strstr(err, "--collect"));
+
+	/* One run is one run. */
+	char one[PATH_MAX];
+	path_in(one, sizeof(one), "par-one");
+	const char *args1[] = { "bench", "--variants", "disabled", "--reps",
+		                "1",     "--preset",   "smoke",    "--out",
+		                one,     "--emit",     "parallel", NULL };
+	assert_int_equal(run(args1, false), 0);
+	assert_non_null(strstr(err, " 1 run listed; nothing was run."));
 
 	FILE *f = fopen(list, "w");
 	assert_non_null(f);

@@ -42,8 +42,19 @@ test_command_list(void **state)
 	static char list[sizeof(out_text)];
 	memcpy(list, out_text, sizeof(list));
 	static const char *const names[] = { "tui",    "run",    "fixture",
-		                             "export", "report", "merge-once" };
-	for (size_t i = 0; i < 6; i++) {
+		                             "export", "report", "merge-once",
+		                             "clean",  "bench" };
+	const size_t n = sizeof(names) / sizeof(names[0]);
+	/* The list holds these and no other: one line each. */
+	const char *from = strstr(list, "commands:\n");
+	const char *to = strstr(list, "\nenvironment:");
+	assert_non_null(from);
+	assert_non_null(to);
+	size_t lines = 0;
+	for (const char *c = from + strlen("commands:\n"); c < to; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, n);
+	for (size_t i = 0; i < n; i++) {
 		char want[32];
 		snprintf(want, sizeof(want), "  %s ", names[i]);
 		assert_non_null(strstr(list, want));

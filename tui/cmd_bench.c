@@ -712,10 +712,11 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 		         o[O_FIXTURE].value);
 	if (rc == 0 && kind) {
 		rc = emit(out, &b, kind);
+		unsigned listed = b.reps * (unsigned)b.nv;
 		fprintf(err,
-		        "mergescope bench: %u runs listed; nothing was run. "
+		        "mergescope bench: %u run%s listed; nothing was run. "
 		        "Afterwards: mergescope bench --collect %s\n",
-		        b.reps * (unsigned)b.nv, b.dir);
+		        listed, listed == 1 ? "" : "s", b.dir);
 	} else if (rc == 0) {
 		fprintf(err,
 		        "mergescope bench: %u x %zu runs into %s, %u at a "
