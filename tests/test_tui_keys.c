@@ -304,7 +304,7 @@ pending_has(const ms_tui_view *v, int h, const char *text)
 }
 
 /* The pending inputs that do not show end the list as "... N more":
- * with room for the header only (it said nothing of the 8), and when the
+ * with room for one line only (it said nothing of the 8), and when the
  * view keeps fewer inputs than the selection has (the list just ended). */
 static void
 test_pending_more(void **state)
@@ -317,7 +317,11 @@ test_pending_more(void **state)
 	assert_true(pending_has(v, 20, "0000000000000200"));
 	assert_false(pending_has(v, 20, "more"));
 	assert_true(pending_has(v, 9, "... 6 more"));
-	assert_true(pending_has(v, 7, "... 8 more"));
+	/* Two lines: an input and the rest counted, no header over the
+	 * count alone. */
+	assert_true(pending_has(v, 7, "0000000000000200"));
+	assert_true(pending_has(v, 7, "... 7 more"));
+	assert_false(pending_has(v, 7, "rows  d s"));
 	assert_true(pending_has(v, 6, "... 8 more"));
 	assert_false(pending_has(v, 6, "rows  d s"));
 	/* Five of 8 kept: all five show, then the rest is counted. */

@@ -210,6 +210,39 @@ test_break_plan_of_sampling_selection(void **state)
 	free(t);
 }
 
+/* At 80x24 the pending selection has two lines left for its inputs: an
+ * input and "... N more", not the inputs' header over "... 8 more", which
+ * read as an empty list. With one input, its header and the input. */
+static void
+test_selection_inputs_at_80x24(void **state)
+{
+	fixture *f = *state;
+	fake_scene_break(f->view);
+	char *t = draw_and_read(f, 80, 24);
+	char id[32];
+	snprintf(id, sizeof(id), "%016" PRIx64, f->view->sel.inputs[0].id);
+	if (!strstr(t, id) || !strstr(t, "... 7 more") ||
+	    strstr(t, "... 8 more") ||
+	    strstr(t, "input              bytes  d s"))
+		fail_msg("inputs at 80x24:\n%s", t);
+	/* The input just above the "more" line. */
+	const char *more = strstr(t, "... 7 more");
+	const char *line = more;
+	while (line > t && line[-1] != '\n')
+		line--;
+	const char *prev = line - 1;
+	while (prev > t && prev[-1] != '\n')
+		prev--;
+	assert_true(strstr(prev, id) && strstr(prev, id) < line);
+	free(t);
+	f->view->sel.ninputs = f->view->sel.inputs_total = 1;
+	t = draw_and_read(f, 80, 24);
+	if (!strstr(t, "input              bytes  d s") || !strstr(t, id) ||
+	    strstr(t, "|... "))
+		fail_msg("one input at 80x24:\n%s", t);
+	free(t);
+}
+
 /* The widest common terminal: every panel's header fits. */
 static void
 test_running_wide(void **state)
@@ -862,6 +895,8 @@ main(void)
 		        test_break_with_mature_selection, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_break_plan_of_sampling_selection, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_selection_inputs_at_80x24,
+		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_running_wide, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_status_counts_every_width,

@@ -148,7 +148,10 @@ draw_plan(ms_canvas *c, ms_rect in, int y, const ms_tui_selection *s)
 
 /* From line y to end: the inputs' header, then one input a line. What
  * does not fit (or is not kept) ends the list as "... N more", never cut
- * without a word; with room for one line only, that line says it. */
+ * without a word; with room for one line only, that line says it. The
+ * header comes only with an input under it: with two lines and more than
+ * one input, an input and the "more" line (a header and "... N more"
+ * read as an empty list). */
 static void
 draw_inputs(ms_canvas *c, ms_rect in, int y, int end, const ms_tui_selection *s)
 {
@@ -161,7 +164,10 @@ draw_inputs(ms_canvas *c, ms_rect in, int y, int end, const ms_tui_selection *s)
 		                 total);
 		return;
 	}
-	if (narrow)
+	bool header = end - y >= 3 || total <= 1;
+	if (!header)
+		y--; /* the first input on line y */
+	else if (narrow)
 		ms_canvas_printf(c, in.x, y, in.w, MS_C_MUTED | MS_A_UL,
 		                 "%-16s %7s %2s %1s", "input", "bytes", "d",
 		                 "s");
