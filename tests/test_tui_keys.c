@@ -579,6 +579,56 @@ test_goto_back(void **state)
 	assert_string_equal(f->fake.log, "speed=0;restart=82800s;restart;");
 }
 
+/* Going back to a point with no checkpoint before it re-runs the day
+ * from its start into a new database: the message names it, as the run
+ * begins and again where it stops (the message of the start is gone by
+ * then), for `g` and `[` alike. It said only "re-running to ...". Back
+ * from a checkpoint, in the same database, it names none. */
+static void
+test_goto_back_names_database(void **state)
+{
+	fx *f = *state;
+	const char *db = "/home/u/.cache/mergescope/runs/"
+	                 "day-2x-skywalking.rerun-1.db";
+	snprintf(f->fake.restart_db, sizeof(f->fake.restart_db), "%s", db);
+	keys(f, "g#40\n"); /* 57 merges done, running */
+	assert_string_equal(f->fake.log, "speed=0;restart=#40;");
+	assert_true(f->s.go_active);
+	assert_false(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.message,
+	                    "re-running to merge #40 at full speed from the "
+	                    "day's start (no checkpoint before it), recording "
+	                    "to /home/u/.cache/mergescope/runs/"
+	                    "day-2x-skywalking.rerun-1.db");
+	/* Stopped there. */
+	fake_scene_break(f->model);
+	f->model->sel.seq = 40;
+	snprintf(f->model->break_why, sizeof(f->model->break_why), "go #40");
+	ms_session_snapshot(&f->s);
+	assert_false(f->s.go_active);
+	assert_string_equal(f->s.view->ui.message,
+	                    "back at merge #40, re-run from the day's start, "
+	                    "recording to /home/u/.cache/mergescope/runs/"
+	                    "day-2x-skywalking.rerun-1.db");
+	/* `[` from there: the fake stays at the barrier, so the go stops
+	 * at the first snapshot. */
+	keys(f, "[");
+	assert_false(f->s.go_active);
+	assert_non_null(strstr(f->s.view->ui.message, "back at merge #39, "));
+	assert_non_null(strstr(f->s.view->ui.message, db));
+	/* From a checkpoint: no database named. */
+	f->fake.restart_db[0] = '\0';
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, "g#30\n");
+	assert_true(f->s.go_active);
+	assert_string_equal(f->s.view->ui.message,
+	                    "re-running to merge #30 at full speed");
+	f->model->state = MS_VIEW_BREAK;
+	ms_session_snapshot(&f->s);
+	assert_null(strstr(f->s.view->ui.message, "recording"));
+}
+
 /* `r` names the database the new run records to: the message sent the
  * user to the status line, which at 132 columns had no room for it. */
 static void
@@ -2328,6 +2378,7 @@ main(void)
 		T(test_goto),
 		T(test_goto_back),
 		T(test_restart_names_database),
+		T(test_goto_back_names_database),
 		T(test_goto_past_last_merge),
 		T(test_goto_zero_and_stopped_on_the_way),
 		T(test_goto_time_stop_said),

@@ -542,7 +542,7 @@ test_every_breakpoint_kept(void **state)
 	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
 	assert_64_kept(l.r, v);
 	/* r: the day again, paused at its start. */
-	assert_int_equal(ctl.ops->restart(ctl.self, NULL, &eb), 0);
+	assert_int_equal(ctl.ops->restart(ctl.self, NULL, NULL, 0, &eb), 0);
 	l.r = ms_replay_ctl_replay(l.rc);
 	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
 	assert_64_kept(l.r, v);
@@ -550,9 +550,12 @@ test_every_breakpoint_kept(void **state)
 	 * ahead to #5. */
 	ms_replay_status *st = rt_status_new();
 	ms_tui_target t = { .kind = MS_TARGET_MERGE, .seq = 3 };
-	if (ctl.ops->restart(ctl.self, &t, &eb))
+	char db[512] = "unset";
+	if (ctl.ops->restart(ctl.self, &t, db, sizeof(db), &eb))
 		fail_msg("back to #3: %s", eb.msg);
 	l.r = ms_replay_ctl_replay(l.rc);
+	/* It says the new database it records to. */
+	assert_string_equal(db, ms_replay_db_path(l.r));
 	assert_true(rt_wait_stop(l.r, st));
 	assert_int_equal(st->state, MS_REPLAY_BREAK);
 	assert_string_equal(st->break_why, "go #3");

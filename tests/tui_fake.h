@@ -30,6 +30,9 @@ typedef struct fake_ctl {
 	int fail; /* when set, every operation fails with MS_ERR_STATE */
 	int next_break;
 	ms_tui_filter last_filter;
+	/* What restart says it records to: "" = back in the same database
+	 * (from a checkpoint), else a new one. */
+	char restart_db[512];
 } fake_ctl;
 
 MS_FAKE static void fake_log(fake_ctl *f, const char *fmt, ...)
@@ -168,10 +171,13 @@ fake_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
 }
 
 MS_FAKE static int
-fake_restart(void *self, const ms_tui_target *t, ms_errbuf *eb)
+fake_restart(void *self, const ms_tui_target *t, char *db, size_t n,
+             ms_errbuf *eb)
 {
 	fake_ctl *f = self;
 	(void)eb;
+	if (db && n)
+		snprintf(db, n, "%s", f->restart_db);
 	if (!t)
 		fake_log(f, "restart;");
 	else if (t->kind == MS_TARGET_MERGE)

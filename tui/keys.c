@@ -79,8 +79,9 @@ day_last_merge(ms_tui_session *s)
  * publication, the day's end, the end of the grace after it), where the
  * clock still reads that point's time before: nothing happens in
  * between, so the state is the target's, but the clock is not; a merge
- * target the day never reaches ends the run. */
-static void
+ * target the day never reaches ends the run. True when it said
+ * something. */
+static bool
 go_stopped(ms_tui_session *s)
 {
 	const ms_tui_view *v = s->view;
@@ -93,7 +94,7 @@ go_stopped(ms_tui_session *s)
 		               ", its last (the finalize): there is no merge "
 		               "#%" PRIu64,
 		               t->seq, day_last_merge(s), t->seq);
-		return;
+		return true;
 	}
 	/* Stopped on the way by a breakpoint, which drops the target. */
 	if (v->state == MS_VIEW_BREAK && v->break_why[0] &&
@@ -106,11 +107,11 @@ go_stopped(ms_tui_session *s)
 		               "go %s: stopped before it at breakpoint %s; g "
 		               "again goes on",
 		               tb, v->break_why);
-		return;
+		return true;
 	}
 	if (t->kind != MS_TARGET_TIME || strncmp(v->break_why, "go ", 3) != 0 ||
 	    v->now >= t->t)
-		return;
+		return false;
 	ms_fmt_clock(tb, sizeof(tb), t->t, v->day_start);
 	ms_fmt_clock(nb, sizeof(nb), v->now, v->day_start);
 	if (strcmp(v->phase, "cooldown") == 0)
@@ -135,6 +136,39 @@ go_stopped(ms_tui_session *s)
 		               "go %s: stopped at %s, the last publication "
 		               "before it: nothing happens until the next one",
 		               tb, nb);
+	return true;
+}
+
+/* A `g` that re-ran the day from its start has stopped: the database it
+ * records to, said again there (the message that named it as the run
+ * began is gone once it stops), after what go_stopped said if it did. */
+static void
+go_stopped_db(ms_tui_session *s, bool said)
+{
+	ms_tui_ui *ui = &s->view->ui;
+	const ms_tui_target *t = &s->go_tgt;
+	char tb[48];
+	if (!s->go_db[0])
+		return;
+	if (said) {
+		size_t l = strlen(ui->message);
+		snprintf(ui->message + l, sizeof(ui->message) - l,
+		         " (re-ran from the day's start, recording to %s)",
+		         s->go_db);
+	} else {
+		if (t->kind == MS_TARGET_MERGE)
+			snprintf(tb, sizeof(tb), "merge #%" PRIu64, t->seq);
+		else if (t->kind == MS_TARGET_PUB)
+			snprintf(tb, sizeof(tb), "publication %" PRIu64,
+			         t->pub);
+		else
+			ms_fmt_clock(tb, sizeof(tb), t->t, s->view->day_start);
+		ms_session_say(s, false,
+		               "back at %s, re-run from the day's start, "
+		               "recording to %s",
+		               tb, s->go_db);
+	}
+	s->go_db[0] = '\0';
 }
 
 void
@@ -146,7 +180,7 @@ ms__session_observe(ms_tui_session *s)
 		s->go_active = false;
 		if (s->ctl->ops->set_speed(s->ctl->self, s->go_speed, &eb) == 0)
 			v->speed = s->go_speed;
-		go_stopped(s);
+		go_stopped_db(s, go_stopped(s));
 	}
 	(void)day_last_merge(s);
 	if (!s->go_active)
@@ -374,7 +408,7 @@ act_restart(ms_tui_session *s)
 	ms_errbuf eb = { "" };
 	s->go_active = false;
 	s->view->ui.event_sel = 0;
-	int rc = s->ctl->ops->restart(s->ctl->self, NULL, &eb);
+	int rc = s->ctl->ops->restart(s->ctl->self, NULL, NULL, 0, &eb);
 	if (rc < 0) {
 		report(s, rc, &eb, NULL);
 		return;
@@ -835,11 +869,14 @@ go_merge_position(const ms_tui_view *v)
 /* Full speed to target t, the user's speed back when it stops
  * (ms__session_observe): forward with run_to, or back (behind the replay,
  * or after the end) through the controller's restart, which goes back to a
- * checkpoint of the run when it can, else runs the day again. */
+ * checkpoint of the run when it can, else runs the day again, recording
+ * to a new database: msg then names it (the status line often has no
+ * room for it). */
 static void
 go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 {
 	ms_errbuf eb = { "" };
+	char db[sizeof(s->go_db)] = "";
 	double before = s->go_active ? s->go_speed : s->view->speed;
 	if (back && !s->ctl->ops->restart) {
 		ms_session_say(s, true,
@@ -850,12 +887,14 @@ go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 	int rc = s->ctl->ops->set_speed(s->ctl->self, 0, &eb);
 	if (rc == 0) {
 		s->view->speed = 0;
-		rc = back ? s->ctl->ops->restart(s->ctl->self, t, &eb)
+		rc = back ? s->ctl->ops->restart(s->ctl->self, t, db,
+		                                 sizeof(db), &eb)
 		          : s->ctl->ops->run_to(s->ctl->self, t, &eb);
 		if (rc == 0) {
 			s->go_active = true;
 			s->go_speed = before;
 			s->go_tgt = *t;
+			snprintf(s->go_db, sizeof(s->go_db), "%s", db);
 		} else {
 			ms_errbuf eb2 = { "" };
 			if (s->ctl->ops->set_speed(s->ctl->self, before,
@@ -863,7 +902,13 @@ go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 				s->view->speed = before;
 		}
 	}
-	report(s, rc, &eb, msg);
+	if (rc == 0 && db[0])
+		ms_session_say(s, false,
+		               "%s from the day's start (no checkpoint before "
+		               "it), recording to %s",
+		               msg, db);
+	else
+		report(s, rc, &eb, msg);
 }
 
 /* "#0", "0", "#000": a merge number, but of no merge. */

@@ -132,10 +132,13 @@ seek_back(ms_replay_ctl *c, const ms_tui_target *t, ms_errbuf *eb)
  * scratch shard), so a --work-dir can be reused.
  */
 static int
-c_restart(void *self, const ms_tui_target *t, ms_errbuf *eb)
+c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
+          ms_errbuf *eb)
 {
 	ms_replay_ctl *c = self;
 	ms_errbuf se = { "" };
+	if (db && dbn)
+		db[0] = '\0';
 	if (t && seek_back(c, t, &se) == 0)
 		return c_run_to(c, t, eb);
 	if (!c->reopen)
@@ -158,6 +161,8 @@ c_restart(void *self, const ms_tui_target *t, ms_errbuf *eb)
 		return rc; /* the old replay is still there, as it was */
 	c->replay = n;
 	c->nrecon = c->recon_tries = c->recon_wait = 0;
+	if (db && dbn)
+		snprintf(db, dbn, "%s", ms_replay_db_path(n));
 	for (size_t i = 0; i < nb; i++) {
 		const ms_breakpoint *b = &c->breaks[i];
 		int id;

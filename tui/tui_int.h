@@ -312,6 +312,10 @@ typedef struct ms_tui_session {
 	bool go_active;
 	double go_speed;
 	ms_tui_target go_tgt; /* where that `g` runs to */
+	/* The new event database that `g` records to when it re-runs the
+	 * day from its start ("" when it went back in the same one): said
+	 * again where it stops. */
+	char go_db[sizeof(((ms_tui_view *)0)->db_path)];
 	/* The day's last merge number (the finalize's) once the session has
 	 * seen it, 0 before: a replay of the same day has the same merges,
 	 * so a `g #N` past it is refused. */

@@ -89,8 +89,12 @@ typedef struct ms_tui_ctl_ops {
 	/* Optional (NULL: the TUI only runs forward). Start the day again
 	 * with the same options and breakpoints, recording to a new event
 	 * database; with a target, run there (as run_to) instead of from the
-	 * start's usual state. How the replay goes back in time. */
-	int (*restart)(void *self, const ms_tui_target *t, ms_errbuf *eb);
+	 * start's usual state, or go back to it in the same database when
+	 * the controller can. How the replay goes back in time. On success
+	 * db[0..n) (db may be NULL) gets the new database's path, or "" when
+	 * it went back in the same one. */
+	int (*restart)(void *self, const ms_tui_target *t, char *db, size_t n,
+	               ms_errbuf *eb);
 } ms_tui_ctl_ops;
 
 typedef struct ms_tui_ctl {
