@@ -243,6 +243,57 @@ test_selection_inputs_at_80x24(void **state)
 	free(t);
 }
 
+/* After a freeze the event log ends with the merge-once command, wrapped
+ * at spaces: at 132 columns it broke "--vari|ant" across two lines. The
+ * lines joined with a space are the command. */
+static void
+test_frozen_command_wraps_at_spaces(void **state)
+{
+	fixture *f = *state;
+	fake_scene_break(f->view);
+	/* "--variant" across the first line's end at 132 columns (122
+	 * columns after "frozen: "). */
+	snprintf(f->view->ui.frozen_cmd, sizeof(f->view->ui.frozen_cmd),
+	         "mergescope merge-once --frozen /var/tmp/mergescope-1000/"
+	         "frozen/day-2x-skywalking-seed1.rerun-12-merge-252-1764763800 "
+	         "--variant 'skywalking,detdrop:{\"percent\":35}'");
+	const char *cmd = f->view->ui.frozen_cmd;
+	const char *var = strstr(cmd, "--variant");
+	assert_true(var - cmd < 122 && var - cmd + 9 > 122);
+	char *t = draw_and_read(f, 132, 44);
+	char joined[1024] = "";
+	const char *p = strstr(t, "frozen: ");
+	assert_non_null(p);
+	p += 8;
+	for (int line = 0; *p && line < 4; line++) {
+		size_t l = strcspn(p, "|\n");
+		while (l && p[l - 1] == ' ')
+			l--;
+		if (l == 0 || p[0] == '+')
+			break;
+		size_t j = strlen(joined);
+		snprintf(joined + j, sizeof(joined) - j, "%s%.*s", j ? " " : "",
+		         (int)l, p);
+		/* The next row, inside its border. */
+		p = strchr(p, '\n');
+		if (!p || p[1] != '|')
+			break;
+		p += 2;
+	}
+	if (strcmp(joined, cmd) != 0)
+		fail_msg("frozen command at 132 columns, lines joined: %s\n%s",
+		         joined, t);
+	free(t);
+	/* At 80 columns the directory is longer than a line: cut there,
+	 * and the words after it whole. */
+	t = draw_and_read(f, 80, 24);
+	if (!strstr(t,
+	            "|4763800 --variant 'skywalking,detdrop:{\"percent\":35}'"))
+		fail_msg("frozen command at 80 columns:\n%s",
+		         strstr(t, "frozen: ") ? strstr(t, "frozen: ") : t);
+	free(t);
+}
+
 /* The widest common terminal: every panel's header fits. */
 static void
 test_running_wide(void **state)
@@ -897,6 +948,8 @@ main(void)
 		        test_break_plan_of_sampling_selection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_selection_inputs_at_80x24,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_frozen_command_wraps_at_spaces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_running_wide, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_status_counts_every_width,

@@ -50,15 +50,53 @@ short_class(const char *k)
 	return k;
 }
 
+/* The bytes of s that go on a line w columns wide: all of it when it
+ * fits, else up to its last space within w (the line ends there), else w
+ * (a word longer than the line is cut). */
+static size_t
+wrap_line(const char *s, int w)
+{
+	size_t n = strlen(s);
+	if (w <= 0)
+		return 0;
+	if (n <= (size_t)w)
+		return n;
+	for (size_t i = (size_t)w; i > 0; i--)
+		if (s[i] == ' ')
+			return i;
+	return (size_t)w;
+}
+
+/* The frozen command's next line: past the line at s and the spaces
+ * that follow it, where the next one starts. */
+static const char *
+wrap_next(const char *s, size_t len)
+{
+	s += len;
+	while (*s == ' ')
+		s++;
+	return s;
+}
+
+/* How many lines "frozen: " and cmd take, wrapped at spaces inner_w
+ * (> 0) wide. */
+static int
+frozen_lines(const char *cmd, int inner_w)
+{
+	int lines = 0;
+	for (int w = inner_w - 8; *cmd; w = inner_w, lines++)
+		cmd = wrap_next(cmd, wrap_line(cmd, w));
+	return lines;
+}
+
 int
 ms__events_rows(const ms_tui_view *v, int inner_w, int inner_h)
 {
 	int rows = inner_h - 1;
 	if (v->ui.frozen_cmd[0] && inner_w > 0) {
-		/* "frozen: " and the command, wrapped at the inner width;
-		 * at least two event rows stay. */
-		int len = 8 + (int)strlen(v->ui.frozen_cmd);
-		int lines = (len + inner_w - 1) / inner_w;
+		/* "frozen: " and the command, wrapped at spaces at the
+		 * inner width; at least two event rows stay. */
+		int lines = frozen_lines(v->ui.frozen_cmd, inner_w);
 		if (rows - lines >= 2)
 			rows -= lines;
 		else if (rows > 3)
@@ -309,7 +347,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	                 "reason");
 	int rows = ms__events_rows(v, in.w, in.h);
 	/* After a freeze, its last lines: the frozen directory's merge-once
-	 * command, whole (wrapped), until the next freeze. */
+	 * command, whole (wrapped at spaces), until the next freeze. */
 	if (rows < in.h - 1) {
 		int y = in.y + rows + 1;
 		int x = in.x +
@@ -318,9 +356,10 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		const char *cmd = v->ui.frozen_cmd;
 		while (*cmd && y < in.y + in.h) {
 			int w = in.x + in.w - x;
-			int used = ms_canvas_text(c, x, y, w, cmd, MS_C_ACCENT);
-			size_t len = strlen(cmd);
-			cmd += (size_t)used < len ? (size_t)used : len;
+			size_t len = wrap_line(cmd, w);
+			ms_canvas_printf(c, x, y, w, MS_C_ACCENT, "%.*s",
+			                 (int)len, cmd);
+			cmd = wrap_next(cmd, len);
 			x = in.x;
 			y++;
 		}
