@@ -1293,8 +1293,11 @@ on_dispatch(void *arg, const ms_dispatch *d)
 	 * without stopping (checkpoint.c). */
 	if (!r->abort_req && !r->seek_req) {
 		if (r->mode == MODE_STEP || r->mode == MODE_STEP_BARRIER) {
+			/* Named as the TUI's help names the keys: `.` one
+			 * step, `n` the next merge. */
 			stop = true;
-			copy_str(r->break_why, sizeof(r->break_why), "step");
+			copy_str(r->break_why, sizeof(r->break_why),
+			         r->mode == MODE_STEP ? "step" : "next merge");
 		} else if (r->pause_req) {
 			stop = true;
 			copy_str(r->break_why, sizeof(r->break_why), "pause");

@@ -593,7 +593,7 @@ status_row(ms_tui_view *v, int w, char *row, size_t n)
 
 /* --paused: the status says the run is paused at the start, not at a
  * step (it read "PAUSED at step", as if one had been taken); the first
- * step then reads as one. */
+ * step then reads as one, and an `n` after it as the next merge. */
 static void
 test_paused_at_the_start(void **state)
 {
@@ -632,6 +632,20 @@ test_paused_at_the_start(void **state)
 	status_row(v, 132, row, sizeof(row));
 	if (!strstr(row, "PAUSED   at step") || strstr(row, "the start"))
 		fail_msg("status after a step: %s", row);
+	/* n: at the next merge's barrier, named so (it read "BREAK at
+	 * step", as a `.` reads). */
+	assert_int_equal(ctl.ops->step_to_barrier(ctl.self, &eb), 0);
+	for (int i = 0; i < 12000; i++) {
+		assert_true(rt_wait_stop(r, st));
+		if (st->state == MS_REPLAY_BREAK)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
+	status_row(v, 132, row, sizeof(row));
+	if (!strstr(row, "BREAK    at next merge t ") || strstr(row, "step"))
+		fail_msg("status after n: %s", row);
 	live_close(&l);
 	free(st);
 }

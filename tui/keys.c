@@ -272,7 +272,7 @@ act_next_barrier(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
 	report(s, s->ctl->ops->step_to_barrier(s->ctl->self, &eb), &eb,
-	       "running to the next dispatch barrier");
+	       "running to the next merge (its dispatch barrier)");
 }
 
 static void
@@ -673,8 +673,8 @@ const ms_key_binding ms_key_table[] = {
 	{ ' ', MS_KEY_NONE, "space", NULL, "run / pause", act_run_pause },
 	{ '.', MS_KEY_F(5), ". F5", "Step",
 	  "one step: to the next publication or barrier", act_step },
-	{ 'n', MS_KEY_NONE, "n", NULL, "run to the next dispatch barrier",
-	  act_next_barrier },
+	{ 'n', MS_KEY_NONE, "n", NULL,
+	  "run to the next merge (its dispatch barrier)", act_next_barrier },
 	{ ']', MS_KEY_F(6), "] F6", "ToBrk", "run to the next breakpoint",
 	  act_run_to_break },
 	{ '+', MS_KEY_F(8), "+ F8", "Fast", "faster (up to max)", act_faster },
