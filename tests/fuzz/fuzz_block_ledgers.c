@@ -109,10 +109,21 @@ check_store(const uint8_t *data, size_t size, int parse_rc, const fx_blocks *b)
 	ms_fixture_blocks_close(s);
 }
 
+/* Where accepted files are written back; removed at exit. */
+static char dir[64];
+
+static void
+remove_dir(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/%s", dir, FX_BLOCKS_FILE);
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char dir[64];
 	fx_blocks b = { 0 };
 	ms_errbuf eb = { { 0 } };
 	int rc = ms__fx_blocks_parse(data, size, take, &b, &eb);
@@ -130,6 +141,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(dir, sizeof(dir), "/tmp/msfuzz-blk-%d", (int)getpid());
 		if (mkdir(dir, 0700) != 0)
 			abort();
+		atexit(remove_dir);
 	}
 	char fact[64], path[128];
 	if (ms__fx_blocks_write(dir, &b, fact, &eb) != 0)
