@@ -7,7 +7,9 @@
  * was handed out (ms__fx_blocks_write), it is the same bytes. The same
  * bytes opened for lookups (ms__fx_blocks_open_fd, with the fact they
  * hash to) are accepted exactly when the parse accepts them, and then
- * answer every entry by its key with the ledgers the parse handed out.
+ * answer every entry by its key with the ledgers the parse handed out,
+ * a key before the first with MS_ERR_NOTFOUND, and hand out every entry
+ * again in order (ms__fx_blocks_each).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memfd_create */
@@ -37,6 +39,24 @@ take(void *arg, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 		if (led->kind[k].rows != led->kind[0].rows)
 			abort();
 	return ms__fx_blocks_add(b, lo, hi, led);
+}
+
+/* ms__fx_blocks_each's entries against what the parse handed out. */
+typedef struct again {
+	const fx_blocks *b;
+	size_t i;
+} again;
+
+static int
+take_again(void *arg, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
+{
+	again *a = arg;
+	if (a->i >= a->b->n)
+		abort();
+	const fx_blk *e = &a->b->e[a->i++];
+	if (e->lo != lo || e->hi != hi || !ms_ledger_set_equal(&e->led, led))
+		abort();
+	return 0;
 }
 
 /* The bytes opened as a store (see the top); b: what the parse handed
@@ -79,13 +99,31 @@ check_store(const uint8_t *data, size_t size, int parse_rc, const fx_blocks *b)
 		    !ms_ledger_set_equal(&led, &b->e[i].led))
 			abort();
 	}
+	ms_ledger_set led;
+	if (b->n && (b->e[0].lo || b->e[0].hi) &&
+	    ms_fixture_blocks_get(s, 0, 0, &led) != MS_ERR_NOTFOUND)
+		abort();
+	again a = { b, 0 };
+	if (ms__fx_blocks_each(s, take_again, &a, &eb) != 0 || a.i != b->n)
+		abort();
 	ms_fixture_blocks_close(s);
+}
+
+/* Where accepted files are written back; removed at exit. */
+static char dir[64];
+
+static void
+remove_dir(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/%s", dir, FX_BLOCKS_FILE);
+	unlink(path);
+	rmdir(dir);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char dir[64];
 	fx_blocks b = { 0 };
 	ms_errbuf eb = { { 0 } };
 	int rc = ms__fx_blocks_parse(data, size, take, &b, &eb);
@@ -103,6 +141,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(dir, sizeof(dir), "/tmp/msfuzz-blk-%d", (int)getpid());
 		if (mkdir(dir, 0700) != 0)
 			abort();
+		atexit(remove_dir);
 	}
 	char fact[64], path[128];
 	if (ms__fx_blocks_write(dir, &b, fact, &eb) != 0)

@@ -1,7 +1,10 @@
 /*
  * fuzz_oracle_table.c - libFuzzer harness for the reader of the verdict
  * oracle's spilled table (replay/oracle.c, ms__oracle_unspill): each
- * input is written as the table's file and read back.
+ * input is a mode byte and the table's file, written and read back. With
+ * the low bit of the mode set the file's XXH3-64 tail is resealed first,
+ * so the mutations reach the checks behind the checksum (the seeds,
+ * fuzz_table_seeds, are tables ms__oracle_spill wrote).
  *
  * What must hold: the file is gone after the read either way; a refusal
  * leaves no table, o->ok false and a message naming the file; an
@@ -12,6 +15,8 @@
 #include "replay_int.h"
 
 #include "fuzz_file.h"
+
+#include <xxhash.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +33,17 @@ key_less(const ms__oracle_ent *a, const ms__oracle_ent *b)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size > 1 << 20)
+	if (size < 1 || size > 1 << 20)
 		return 0;
-	fuzz_file_write("oracle", MS__ORACLE_SPILL, data, size);
+	size_t n = size - 1;
+	uint8_t *p = malloc(n ? n : 1);
+	if (!p)
+		abort();
+	memcpy(p, data + 1, n);
+	if ((data[0] & 1) && n >= 8)
+		ms_put_le64(p + n - 8, XXH3_64bits(p, n - 8));
+	fuzz_file_write("oracle", MS__ORACLE_SPILL, p, n);
+	free(p);
 	ms__oracle o;
 	memset(&o, 0, sizeof(o));
 	o.ok = true;

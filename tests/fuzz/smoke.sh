@@ -18,13 +18,13 @@ pairs=(
 	fuzz_shard_snapshot:corpus-shard
 	fuzz_checkpoint_state:
 	fuzz_frozen:corpus-frozen
-	fuzz_oracle_table:
+	fuzz_oracle_table:corpus-oracle
 	fuzz_breakpoint:corpus-bp
 	fuzz_tui_input:corpus-tui
 	fuzz_cli:corpus-cli
 	fuzz_fixture_args:
 	fuzz_manifest:corpus-manifest
-	fuzz_block_ledgers:
+	fuzz_block_ledgers:corpus-blkled
 	fuzz_chain_spec:corpus-chain
 	fuzz_plugin_config:
 )
@@ -32,7 +32,9 @@ pairs=(
 for exe in "$bin"/fuzz_*; do
 	name=$(basename "$exe")
 	case "$name" in
-	fuzz_seeds | fuzz_parser_seeds | fuzz_manifest_seeds) continue ;;
+	fuzz_seeds | fuzz_parser_seeds | fuzz_manifest_seeds | fuzz_table_seeds)
+		continue
+		;;
 	esac
 	[ -x "$exe" ] && [ -f "$exe" ] || continue
 	found=0
