@@ -130,8 +130,9 @@ enum wire_phase {
 	PH_COUNT
 };
 static const char *const phase_names[PH_COUNT] = {
-	[PH_LOAD] = "loading (dlopen, its library constructors, its entry "
-	            "point)",
+	/* In parentheses: one name, not a comma forgotten between two. */
+	[PH_LOAD] = ("loading (dlopen, its library constructors, its entry "
+	             "point)"),
 	[PH_OPEN] = "open()",
 	[PH_STATS] = "stats()",
 	[PH_DECIDE] = "Decide",
