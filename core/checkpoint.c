@@ -247,7 +247,10 @@ ms_checkpoint_take(const char *dir, ms_shard *s, ms_engine *e,
 	c.nparts = ms_view_count(v);
 	c.parts = malloc((c.nparts ? c.nparts : 1) * sizeof(uint64_t));
 	if (!c.parts)
-		rc = ms_fail(eb, MS_ERR_NOMEM, "checkpoint %s: no memory", dir);
+		rc = ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "checkpoint %s: out of memory for its %zu part IDs",
+		        dir, c.nparts);
 	for (size_t i = 0; rc == 0 && i < c.nparts; i++)
 		c.parts[i] = ms_view_id(v, i);
 	c.user = (void *)user;

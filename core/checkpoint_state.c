@@ -47,7 +47,9 @@ ms__ck_read_all(const char *path, uint64_t max, uint8_t **buf, size_t *n,
 		             path, (long long)st.st_size,
 		             (unsigned long long)max);
 	} else if (!(*buf = malloc(st.st_size ? (size_t)st.st_size : 1))) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "%s: no memory", path);
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "%s: out of memory to read its %lld bytes", path,
+		             (long long)st.st_size);
 	}
 	size_t got = 0;
 	while (rc == 0 && got < (size_t)st.st_size) {
@@ -210,7 +212,14 @@ ms_checkpoint_decode(const void *buf, size_t n, const char *name,
 	if (rc) {
 		ms_checkpoint_release(out);
 		return rc == MS_ERR_NOMEM
-		               ? ms_fail(eb, rc, "%s: no memory", name)
+		               ? ms_fail(eb, rc,
+		                         "%s: out of memory for its %llu "
+		                         "parts, "
+		                         "%llu quarantined and %llu failure "
+		                         "counts",
+		                         name, (unsigned long long)np,
+		                         (unsigned long long)nq,
+		                         (unsigned long long)nf)
 		               : ms_fail(eb, rc,
 		                         "%s: a failure count's reserved "
 		                         "field is not 0",

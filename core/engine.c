@@ -344,15 +344,21 @@ job_make(ms_engine *e, ms_view *v, const size_t *vidx, size_t n, bool fin,
 	*out = NULL;
 	j = ms_mem_calloc(e->mem, 1, sizeof(*j));
 	if (!j)
-		return ms_fail(eb, MS_ERR_NOMEM,
-		               "engine: dispatch of %zu parts", n);
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "engine: out of memory to dispatch %zu parts (%zu "
+		        "bytes)",
+		        n, sizeof(*j));
 	j->n = n;
 	j->in = ms_mem_calloc(e->mem, n, sizeof(*j->in));
 	j->ids = ms_mem_calloc(e->mem, n, sizeof(*j->ids));
 	if (!j->in || !j->ids) {
 		job_free(e, j);
-		return ms_fail(eb, MS_ERR_NOMEM,
-		               "engine: dispatch of %zu parts", n);
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "engine: out of memory to dispatch %zu parts (%zu "
+		        "bytes)",
+		        n, n * (sizeof(*j->in) + sizeof(*j->ids)));
 	}
 	ms_dispatch *d = &j->d;
 	d->now_ns = ms_clock_now(e->o.clock);
@@ -466,8 +472,11 @@ pick_run(ms_engine *e, bool *found, ms_errbuf *eb)
 	ridx = ms_mem_alloc(e->mem, ib);
 	taken = ms_mem_calloc(e->mem, nv ? nv : 1, sizeof(bool));
 	if (!cands || !rest || !vidx || !ridx || !taken) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "engine: picker over %zu parts",
-		             nv);
+		rc = ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "engine: out of memory to pick over %zu parts (%zu "
+		        "bytes)",
+		        nv, 2 * cb + 2 * ib + (nv ? nv : 1) * sizeof(bool));
 		goto out;
 	}
 	for (size_t i = 0; i < nv; i++) {
@@ -1019,7 +1028,10 @@ ms__engine_open_hooked(ms_engine **out, const ms_engine_opts *opts,
 		return rc;
 	e = ms_mem_calloc(opts->mem, 1, sizeof(*e));
 	if (!e)
-		return ms_fail(eb, MS_ERR_NOMEM, "engine: state");
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "engine: out of memory for its state (%zu bytes)",
+		        sizeof(*e));
 	e->o = *opts;
 	e->merge_hooks = hooks;
 	e->mem = opts->mem;
@@ -1059,8 +1071,11 @@ ms__engine_open_hooked(ms_engine **out, const ms_engine_opts *opts,
 	e->workers = ms_mem_calloc(e->mem, e->nworkers, sizeof(worker));
 	if (!e->workers) {
 		ms_engine_close(e);
-		return ms_fail(eb, MS_ERR_NOMEM, "engine: %u workers",
-		               e->nworkers);
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "engine: out of memory for %u worker%s (%zu bytes)",
+		        e->nworkers, e->nworkers == 1 ? "" : "s",
+		        e->nworkers * sizeof(worker));
 	}
 	for (unsigned i = 0; i < e->nworkers; i++) {
 		worker *w = &e->workers[i];
@@ -1268,7 +1283,9 @@ ms_engine_finalize(ms_engine *e, uint64_t *seq, ms_errbuf *eb)
 	sel = ms_mem_alloc(e->mem, (nv ? nv : 1) * sizeof(*sel));
 	if (!sel) {
 		rc = ms_fail(eb, MS_ERR_NOMEM,
-		             "engine: finalize over %zu parts", nv);
+		             "engine: out of memory for the finalize over %zu "
+		             "parts (%zu bytes)",
+		             nv, (nv ? nv : 1) * sizeof(*sel));
 		goto out;
 	}
 	int64_t frontier = ms_clock_frontier(e->o.clock);
@@ -1392,7 +1409,10 @@ ms_engine_save(ms_engine *e, ms_engine_state *out, ms_errbuf *eb)
 	                       : NULL;
 	if ((e->nquar && !out->quarantined) || (e->nfails && !out->fails)) {
 		ms_engine_state_release(out);
-		rc = ms_fail(eb, MS_ERR_NOMEM, "engine: saving its state");
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "engine: out of memory saving its state (%zu "
+		             "quarantined, %zu failure counts)",
+		             e->nquar, e->nfails);
 		goto out;
 	}
 	if (e->nquar)
@@ -1429,12 +1449,17 @@ engine_resume(ms_engine *e, const ms_engine_state *st, ms_errbuf *eb)
 		if (!quarantine_add(e, st->quarantined[i]) &&
 		    !is_quarantined(e, st->quarantined[i]))
 			return ms_fail(eb, MS_ERR_NOMEM,
-			               "engine: resuming its quarantine");
+			               "engine: out of memory resuming its "
+			               "quarantine of %zu parts",
+			               st->nquarantined);
 	for (size_t i = 0; i < st->nfails; i++) {
 		failcnt *f = fail_slot(e, st->fails[i].id);
 		if (!f)
-			return ms_fail(eb, MS_ERR_NOMEM,
-			               "engine: resuming failure counts");
+			return ms_fail(
+			        eb, MS_ERR_NOMEM,
+			        "engine: out of memory resuming %zu failure "
+			        "counts",
+			        st->nfails);
 		f->n = st->fails[i].n;
 	}
 #define LOAD(sf, en) memcpy(&e->en, &st->sf, sizeof(e->en));

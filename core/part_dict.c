@@ -14,6 +14,11 @@
  *  3. A set is reference counted: its creator holds one reference, each
  *     part opened with it one more, so a part outlives the shard that
  *     opened it (a view released after close) without a dangling set.
+ *  4. A compression dictionary lives in a workspace allocated here and
+ *     emplaced by zstd (ZSTD_initStaticCDict): ZSTD_createCDict_advanced
+ *     of zstd before 1.5.6 dereferences NULL when its first allocation
+ *     fails (zstd pull request 3847), and core must survive running out
+ *     of memory.
  */
 #include "part_int.h"
 
@@ -25,7 +30,9 @@ struct ms_part_dict {
 	uint32_t id;
 	uint8_t *bytes;
 	size_t n;
-	ZSTD_CDict *cdict;
+	const ZSTD_CDict *cdict; /* in cwork (design 4.) */
+	void *cwork;
+	size_t cwork_n;
 	ZSTD_DDict *ddict;
 };
 
@@ -46,25 +53,54 @@ ms_part_dict_new(ms_part_dict **out, uint32_t id, const void *bytes, size_t n,
 		               "dictionary %u: an ID and bytes are needed", id);
 	ms_part_dict *d = ms_mem_calloc(mem, 1, sizeof(*d));
 	if (!d)
-		return ms_fail(eb, MS_ERR_NOMEM, "dictionary %u", id);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "dictionary %u: out of memory for its handle "
+		               "(%zu bytes)",
+		               id, sizeof(*d));
 	d->mem = mem;
 	d->id = id;
 	d->n = n;
 	d->bytes = ms_mem_dup(mem, bytes, n);
-	ZSTD_customMem cm = ms__zstd_mem(mem);
-	if (d->bytes) {
-		d->cdict = ZSTD_createCDict_advanced(
-		        d->bytes, n, ZSTD_dlm_byRef, ZSTD_dct_auto,
-		        ZSTD_getCParams(level ? level : 3, 0, n), cm);
-		d->ddict = ZSTD_createDDict_advanced(d->bytes, n, ZSTD_dlm_byRef,
-		                                     ZSTD_dct_auto, cm);
-	}
-	if (!d->bytes || !d->cdict || !d->ddict) {
+	if (!d->bytes) {
 		ms_part_dict_free(d);
-		return ms_fail(eb, MS_ERR_COMPRESS,
-		               "dictionary %u: %zu bytes are not a zstd "
-		               "dictionary, or no memory",
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "dictionary %u: out of memory for its %zu bytes",
 		               id, n);
+	}
+	/* zstd says only NULL: a refused allocation in between tells out
+	 * of memory from bytes zstd would not take. */
+	ms_mem_stats before, after;
+	ms_mem_stats_get(mem, &before);
+	ZSTD_compressionParameters cp =
+	        ZSTD_getCParams(level ? level : 3, 0, n);
+	d->cwork_n = ZSTD_estimateCDictSize_advanced(n, cp, ZSTD_dlm_byRef);
+	d->cwork = ms_mem_alloc(mem, d->cwork_n);
+	if (!d->cwork) {
+		size_t want = d->cwork_n;
+		d->cwork_n = 0;
+		ms_part_dict_free(d);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "dictionary %u: out of memory for its zstd "
+		               "compression tables (%zu bytes)",
+		               id, want);
+	}
+	d->cdict = ZSTD_initStaticCDict(d->cwork, d->cwork_n, d->bytes, n,
+	                                ZSTD_dlm_byRef, ZSTD_dct_auto, cp);
+	d->ddict = ZSTD_createDDict_advanced(d->bytes, n, ZSTD_dlm_byRef,
+	                                     ZSTD_dct_auto, ms__zstd_mem(mem));
+	ms_mem_stats_get(mem, &after);
+	if (!d->cdict || !d->ddict) {
+		const char *what = d->cdict ? "decompression" : "compression";
+		ms_part_dict_free(d);
+		if (after.failed > before.failed)
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "dictionary %u: out of memory for its "
+			               "zstd %s tables (%zu dictionary bytes)",
+			               id, what, n);
+		return ms_fail(eb, MS_ERR_COMPRESS,
+		               "dictionary %u: zstd would not take its %zu "
+		               "bytes%s",
+		               id, n, mem ? "" : " (or out of memory)");
 	}
 	*out = d;
 	return 0;
@@ -88,7 +124,7 @@ ms_part_dict_free(ms_part_dict *d)
 {
 	if (!d)
 		return;
-	ZSTD_freeCDict(d->cdict);
+	ms_mem_free(d->mem, d->cwork, d->cwork_n); /* holds d->cdict */
 	ZSTD_freeDDict(d->ddict);
 	ms_mem_free(d->mem, d->bytes, d->n);
 	ms_mem_free(d->mem, d, sizeof(*d));
@@ -111,7 +147,11 @@ ms_part_dicts_new(ms_part_dicts **out, ms_mem *mem, ms_errbuf *eb)
 {
 	*out = ms_mem_calloc(mem, 1, sizeof(**out));
 	if (!*out)
-		return ms_fail(eb, MS_ERR_NOMEM, "dictionary set");
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "dictionary set: out of memory for its table (%zu "
+		        "bytes)",
+		        sizeof(**out));
 	(*out)->mem = mem;
 	atomic_init(&(*out)->refs, 1);
 	atomic_init(&(*out)->n, 0);

@@ -471,8 +471,11 @@ sp_open(ms_shard *s, uint64_t id, uint32_t depth, bool check_depth,
 	id_hex(id, hex);
 	struct ms__sp *sp = ms_mem_calloc(s->mem, 1, sizeof(*sp));
 	if (!sp)
-		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: part %s: no memory",
-		               s->dir, hex);
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "shard %s: part %s: out of memory for its handle "
+		        "(%zu bytes)",
+		        s->dir, hex, sizeof(*sp));
 	atomic_init(&sp->refs, 1);
 	atomic_init(&sp->dead, false);
 	sp->id = id;
@@ -619,8 +622,12 @@ snap_decode(ms_mem *mem, const char *path, const uint8_t *p, size_t size,
 	sn->depths = ms_mem_alloc(mem, sn->alloc_n * sizeof(uint32_t));
 	if (!sn->ids || !sn->depths) {
 		snap_release(mem, sn);
-		return ms_fail(eb, MS_ERR_NOMEM, "snapshot %s: no memory",
-		               path);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "snapshot %s: out of memory for its %zu parts "
+		               "(%zu bytes)",
+		               path, sn->alloc_n,
+		               sn->alloc_n *
+		                       (sizeof(uint64_t) + sizeof(uint32_t)));
 	}
 	const uint8_t *e = p + SNAP_HEAD;
 	for (size_t i = 0; i < n; i++, e += SNAP_ENTRY) {
@@ -674,8 +681,10 @@ snap_read(ms_shard *s, struct snap *sn, ms_errbuf *eb)
 	uint8_t *buf = ms_mem_alloc(s->mem, size);
 	if (!buf) {
 		close(fd);
-		return ms_fail(eb, MS_ERR_NOMEM, "snapshot %s: no memory",
-		               path);
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "snapshot %s: out of memory to read its %zu bytes",
+		        path, size);
 	}
 	size_t got = 0;
 	while (got < size) {
@@ -957,7 +966,10 @@ ms_shard_add_dict(ms_shard *s, const void *bytes, size_t n, uint32_t *id,
 	                ms_buf_append_le64(&b, n) ||
 	                ms_buf_append(&b, bytes, n) ||
 	                ms_buf_append_le64(&b, XXH64(b.data, b.len, 0))))
-		rc = ms_fail(eb, MS_ERR_NOMEM, "shard %s: dictionary", s->dir);
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "shard %s: dictionary %u: out of memory for its "
+		             "file (%zu bytes)",
+		             s->dir, nid, n + 32);
 	/* Written whole and synced before it is renamed in, and the
 	 * directory synced before any part may name it. */
 	const char *what = "write";
@@ -1169,8 +1181,10 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_INVAL, "shard: no directory given");
 	ms_shard *s = ms_mem_calloc(opts->mem, 1, sizeof(*s));
 	if (!s)
-		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory",
-		               opts->dir);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "shard %s: out of memory for its state (%zu "
+		               "bytes)",
+		               opts->dir, sizeof(*s));
 	s->mem = opts->mem;
 	s->io = opts->io;
 	s->defer = opts->defer_sync;
@@ -1180,9 +1194,12 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 	s->dir_size = strlen(opts->dir) + 1;
 	s->dir = ms_mem_dup(s->mem, opts->dir, s->dir_size);
 	if (!s->dir) {
+		size_t want = s->dir_size;
 		ms_mem_free(s->mem, s, sizeof(*s));
-		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory",
-		               opts->dir);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "shard %s: out of memory for its path (%zu "
+		               "bytes)",
+		               opts->dir, want);
 	}
 	while (s->dir_size > 2 && s->dir[s->dir_size - 2] == '/')
 		s->dir[--s->dir_size - 1] = '\0';
@@ -1230,7 +1247,11 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 	s->next_id = sn.next_id;
 	s->act = ms_mem_alloc(s->mem, (sn.n ? sn.n : 1) * sizeof(*s->act));
 	if (!s->act) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "shard %s: out of memory for its %zu active parts "
+		             "(%zu bytes)",
+		             s->dir, (size_t)sn.n,
+		             (sn.n ? (size_t)sn.n : 1) * sizeof(*s->act));
 		goto fail;
 	}
 	for (size_t i = 0; i < sn.n; i++) {
@@ -1637,7 +1658,10 @@ limbo_reserve(ms_shard *s, size_t n, ms_errbuf *eb)
 	                         s->limbo_cap * sizeof(*s->limbo),
 	                         cap * sizeof(*s->limbo));
 	if (!p)
-		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "shard %s: out of memory for %zu parts awaiting "
+		               "a sync (%zu bytes)",
+		               s->dir, cap, cap * sizeof(*s->limbo));
 	s->limbo = p;
 	s->limbo_cap = cap;
 	return 0;
@@ -1662,7 +1686,10 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 	cap = s->nact - ninputs + (output ? 1 : 0);
 	next = ms_mem_alloc(s->mem, (cap ? cap : 1) * sizeof(*next));
 	if (!next) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "shard %s: out of memory for the next %zu active "
+		             "parts (%zu bytes)",
+		             s->dir, cap, (cap ? cap : 1) * sizeof(*next));
 		goto out;
 	}
 	/* A durability point (design point 6): renames an earlier deferred
@@ -1802,14 +1829,20 @@ ms_shard_view(ms_shard *s, ms_view **out, ms_errbuf *eb)
 	*out = NULL;
 	ms_view *v = ms_mem_calloc(s->mem, 1, sizeof(*v));
 	if (!v)
-		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "shard %s: out of memory for a view (%zu bytes)",
+		               s->dir, sizeof(*v));
 	v->mem = s->mem;
 	pthread_mutex_lock(&s->lock);
-	v->sp = ms_mem_alloc(s->mem, (s->nact ? s->nact : 1) * sizeof(*v->sp));
+	size_t cap = s->nact ? s->nact : 1;
+	v->sp = ms_mem_alloc(s->mem, cap * sizeof(*v->sp));
 	if (!v->sp) {
 		pthread_mutex_unlock(&s->lock);
 		ms_mem_free(s->mem, v, sizeof(*v));
-		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "shard %s: out of memory for a view of %zu "
+		               "parts (%zu bytes)",
+		               s->dir, cap, cap * sizeof(*v->sp));
 	}
 	v->n = s->nact;
 	v->cap = s->nact ? s->nact : 1;
@@ -1830,13 +1863,19 @@ ms_shard_view_of(ms_shard *s, const uint64_t *ids, size_t n, ms_view **out,
 	*out = NULL;
 	ms_view *v = ms_mem_calloc(s->mem, 1, sizeof(*v));
 	if (!v)
-		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "shard %s: out of memory for a view (%zu bytes)",
+		               s->dir, sizeof(*v));
 	v->mem = s->mem;
 	v->cap = n ? n : 1;
 	v->sp = ms_mem_alloc(s->mem, v->cap * sizeof(*v->sp));
 	if (!v->sp) {
+		size_t cap = v->cap;
 		ms_mem_free(s->mem, v, sizeof(*v));
-		return ms_fail(eb, MS_ERR_NOMEM, "shard %s: no memory", s->dir);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "shard %s: out of memory for a view of %zu "
+		               "parts (%zu bytes)",
+		               s->dir, cap, cap * sizeof(*v->sp));
 	}
 	pthread_mutex_lock(&s->lock);
 	v->epoch = s->epoch;

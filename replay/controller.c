@@ -37,6 +37,7 @@
 #include "ms_enum.h"
 #include "ms_fixture.h"
 #include "ms_gates.h"
+#include "ms_loader.h"
 #include "ms_limits.h"
 #include "ms_owner.h"
 #include "ms_rusage.h"
@@ -832,6 +833,9 @@ link_delta(ms_replay *r, ms_ev_merge *m)
 			l->result = MS_ERR_PLUGIN;
 			copy_str(l->fail_open, sizeof(l->fail_open),
 			         ms_link_result_name(now.last_result));
+			ms_plugin_text_clean(l->fail_why, sizeof(l->fail_why),
+			                     now.last_fail,
+			                     sizeof(now.last_fail));
 		}
 		*prev = now;
 	}
@@ -900,7 +904,7 @@ release_claim(ms_replay *r, uint64_t seq)
  * merge events account for. mu held. */
 static void
 health_add(ms_replay *r, uint64_t seq, const char *link, const char *kind,
-           uint64_t count)
+           uint64_t count, const char *why)
 {
 	r->health_total += count;
 	r->health_kinds++;
@@ -911,6 +915,7 @@ health_add(ms_replay *r, uint64_t seq, const char *link, const char *kind,
 	copy_str(h->link, sizeof(h->link), link);
 	copy_str(h->kind, sizeof(h->kind), kind);
 	h->count = count;
+	copy_str(h->why, sizeof(h->why), why);
 }
 
 /* The link calls of merge event m, completed or failed (a failed merge
@@ -924,11 +929,15 @@ health_links(ms_replay *r, const ms_ev_merge *m)
 		const ms_ev_link *l = &m->links[i];
 		r->link_calls_events[i] += l->calls;
 		r->link_circuit_events[i] += l->fails[4];
-		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++)
-			if (l->fails[k])
-				health_add(r, m->seq, l->name,
-				           ms_ev_fail_kind_name(k),
-				           l->fails[k]);
+		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++) {
+			if (!l->fails[k])
+				continue;
+			/* Of its kinds, the last to fail has its cause. */
+			const char *kind = ms_ev_fail_kind_name(k);
+			health_add(r, m->seq, l->name, kind, l->fails[k],
+			           strcmp(kind, l->fail_open) ? ""
+			                                      : l->fail_why);
+		}
 	}
 	r->plugin_calls_events += m->sampling.plugin_calls;
 }
@@ -984,10 +993,10 @@ health_note(ms_replay *r, const ms_ev_merge *m)
 	}
 	r->attempts_discarded += m->sampling.attempts_discarded;
 	if (m->sampling.reason == MS_SREASON_LOSSLESS_RETRY)
-		health_add(r, m->seq, "-", "lossless_retry", 1);
+		health_add(r, m->seq, "-", "lossless_retry", 1, "");
 	if (m->sampling.traces_oversized)
 		health_add(r, m->seq, "-", "oversized",
-		           m->sampling.traces_oversized);
+		           m->sampling.traces_oversized, "");
 }
 
 /* The figures of a merge's result into its event. */

@@ -7,6 +7,7 @@
 
 #include "ms_fs.h"
 #include "ms_gates.h"
+#include "ms_loader.h"
 #include "ms_ledger.h"
 
 #include <stdarg.h>
@@ -40,12 +41,34 @@ gate(ms_replay *r, enum ms_gate id, const ms_gate_facts *f, const char *fmt,
 	pthread_mutex_unlock(&r->mu);
 }
 
+/* A cause in the gate's text: at most this many bytes, "..." when cut,
+ * so that a few events fit in MS_EV_TEXT_MAX. */
+#define HEALTH_WHY_SHOWN 48
+
+/* The cause of health event i shortened into why (n bytes), when it is
+ * the first of its link and kind to have one: each kind of failure is
+ * named once, where it first shows. */
+static bool
+health_first_why(const ms__health_ev *h, size_t i, char *why, size_t n)
+{
+	if (!h[i].why[0])
+		return false;
+	for (size_t j = 0; j < i; j++)
+		if (h[j].why[0] && !strcmp(h[j].link, h[i].link) &&
+		    !strcmp(h[j].kind, h[i].kind))
+			return false;
+	ms_plugin_text_clean(why, n, h[i].why, sizeof(h[i].why));
+	return true;
+}
+
 /* plugin_health: no link failed open (error, timeout, malformed verdict,
  * open circuit, host error), no merge took a lossless retry or kept
  * oversized traces unevaluated; and the link calls reconcile: each link's
  * own call counter equals the calls the merge events report, and calls
  * plus circuit-open skips equal the Decide calls of the merges (more when
- * a merge discarded an attempt, whose calls no merge reports). */
+ * a merge discarded an attempt, whose calls no merge reports). The
+ * detail lists the events, each kind of a link's failures with its cause
+ * where it first shows. */
 static void
 gate_plugin_health(ms_replay *r, ms_gate_facts *f)
 {
@@ -86,6 +109,11 @@ gate_plugin_health(ms_replay *r, ms_gate_facts *f)
 		              "%s #%llu %s %s x%llu", i ? "," : ":",
 		              (unsigned long long)h->seq, h->link, h->kind,
 		              (unsigned long long)h->count);
+		char why[HEALTH_WHY_SHOWN];
+		if (k > 0 && (size_t)k < sizeof(d) &&
+		    health_first_why(r->health, i, why, sizeof(why)))
+			k += snprintf(d + k, sizeof(d) - (size_t)k, " (%s)",
+			              why);
 	}
 	if (k > 0 && (size_t)k < sizeof(d))
 		k += snprintf(d + k, sizeof(d) - (size_t)k, "; %s%s",

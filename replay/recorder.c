@@ -469,6 +469,7 @@ static const col link_cols[] = {
 	LNK("gt_1000ms", C_U64, hist[12]),
 	LNK("result", C_INT, result),
 	LNK("fail_open", C_STR, fail_open),
+	LNK("fail_why", C_STR, fail_why),
 	LNK("fail_error", C_U64, fails[0]),
 	LNK("fail_wrong_length", C_U64, fails[1]),
 	LNK("fail_bad_value", C_U64, fails[2]),

@@ -312,6 +312,7 @@ typedef struct ms__health_ev {
 	char link[64]; /* "-" when no link is concerned */
 	char kind[24]; /* ms_ev_fail_kind_name, lossless_retry, oversized */
 	uint64_t count;
+	char why[96]; /* "" or the cause (ms_ev_link.fail_why) */
 } ms__health_ev;
 
 /* The verdict oracle (oracle.c): every complete trace of the fixture with

@@ -16,6 +16,7 @@
 #include "ms_engine.h"
 #include "ms_fixture.h"
 #include "ms_gates.h"
+#include "ms_loader.h"
 #include "ms_pipeline.h"
 #include "ms_replay_events.h"
 
@@ -71,6 +72,9 @@ typedef struct health_ev {
 	char link[MS__LINK_LABEL_MAX]; /* "-" for a merge-wide bypass */
 	const char *kind;
 	uint64_t count;
+	/* "" or the cause of the kind's last call (ms_ev_link.fail_why),
+	 * one printable line: the database may come from anywhere. */
+	char why[sizeof(((ms_ev_link *)0)->fail_why)];
 } health_ev;
 
 typedef struct report {
@@ -119,7 +123,7 @@ lane_idx(const char *l)
 
 static void
 health_add(report *r, uint64_t seq, const char *link, const char *kind,
-           uint64_t count)
+           uint64_t count, const char *why)
 {
 	if (MS__GROW(r->health, r->hcap, r->nhealth + 1, 16)) {
 		r->health_err = MS_ERR_NOMEM;
@@ -130,6 +134,7 @@ health_add(report *r, uint64_t seq, const char *link, const char *kind,
 	snprintf(h->link, sizeof(h->link), "%s", link);
 	h->kind = kind;
 	h->count = count;
+	ms_plugin_text_clean(h->why, sizeof(h->why), why, strlen(why) + 1);
 }
 
 static int
@@ -209,9 +214,10 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 		}
 	}
 	if (s->reason == MS_SREASON_LOSSLESS_RETRY)
-		health_add(r, m->seq, "-", "lossless_retry", 1);
+		health_add(r, m->seq, "-", "lossless_retry", 1, "");
 	if (s->traces_oversized)
-		health_add(r, m->seq, "-", "oversized", s->traces_oversized);
+		health_add(r, m->seq, "-", "oversized", s->traces_oversized,
+		           "");
 	a->rows_in += m->rows_in;
 	a->rows_out += m->rows_out;
 	a->merge_wall_ns += m->wall_ns;
@@ -263,10 +269,13 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++) {
 			g->fail_open += l->fails[k]; /* calls, not merges */
 			g->fails[k] += l->fails[k];
+			/* Of its kinds, the last to fail has its cause. */
+			const char *kind = ms_ev_fail_kind_name(k);
 			if (l->fails[k])
-				health_add(r, m->seq, label,
-				           ms_ev_fail_kind_name(k),
-				           l->fails[k]);
+				health_add(r, m->seq, label, kind, l->fails[k],
+				           strcmp(kind, l->fail_open)
+				                   ? ""
+				                   : l->fail_why);
 		}
 		for (int b = 0; b < MS_EV_HIST_BUCKETS; b++)
 			g->hist[b] += l->hist[b];
@@ -976,7 +985,22 @@ print_readiness(FILE *f, const report *r)
 	        r->ready.max_depth);
 }
 
-/* Every fail-open call and sampling bypass, by merge, link and kind. */
+/* Is health event i the first of its link and kind with a cause? */
+static bool
+health_first_why(const report *r, size_t i)
+{
+	const health_ev *h = r->health;
+	if (!h[i].why[0])
+		return false;
+	for (size_t j = 0; j < i; j++)
+		if (h[j].why[0] && !strcmp(h[j].link, h[i].link) &&
+		    !strcmp(h[j].kind, h[i].kind))
+			return false;
+	return true;
+}
+
+/* Every fail-open call and sampling bypass, by merge, link and kind; the
+ * cause of each kind of failure where it first shows. */
 static void
 print_health(FILE *f, const report *r)
 {
@@ -984,11 +1008,15 @@ print_health(FILE *f, const report *r)
 	        "\nplugin health: %zu event%s (fail-open calls by kind, "
 	        "lossless retries, oversized traces kept unevaluated)\n",
 	        r->nhealth, r->nhealth == 1 ? "" : "s");
-	for (size_t i = 0; i < r->nhealth; i++)
-		fprintf(f, "  merge #%-6llu link %-15s %-15s x%llu\n",
-		        (unsigned long long)r->health[i].seq, r->health[i].link,
-		        r->health[i].kind,
-		        (unsigned long long)r->health[i].count);
+	for (size_t i = 0; i < r->nhealth; i++) {
+		const health_ev *h = &r->health[i];
+		fprintf(f, "  merge #%-6llu link %-15s %-15s x%llu",
+		        (unsigned long long)h->seq, h->link, h->kind,
+		        (unsigned long long)h->count);
+		if (health_first_why(r, i))
+			fprintf(f, "  %s", h->why);
+		fputc('\n', f);
+	}
 }
 
 /* ---- the plugins' log (the plugin_log tables) ------------------------- */
@@ -1276,6 +1304,7 @@ json_health(FILE *f, const report *r)
 		js(f, "link", r->health[i].link, &f2);
 		js(f, "kind", r->health[i].kind, &f2);
 		ju(f, "count", r->health[i].count, &f2);
+		js(f, "cause", r->health[i].why, &f2);
 		fputc('}', f);
 	}
 	fputc(']', f);

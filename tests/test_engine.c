@@ -1082,6 +1082,52 @@ test_open_without_threads(void **state)
 	}
 }
 
+/* An engine that cannot allocate while it opens says "out of memory",
+ * what for and the size ("engine: state" and "engine: 1 workers" said
+ * neither). */
+static void
+test_open_out_of_memory(void **state)
+{
+	(void)state;
+	fixture f;
+	memset(&f, 0, sizeof(f));
+	rec_init(&f.r);
+	ms_mem_init(&f.mem, NULL);
+	ms_clock_init_logical(&f.clock, T0);
+	f.shard = shard_new(f.dir, sizeof(f.dir));
+	ms_engine_opts o = {
+		.shard = f.shard,
+		.clock = &f.clock,
+		.mem = &f.mem,
+		.serial = true,
+		.event = on_event,
+		.event_arg = &f.r,
+	};
+	size_t failures = 0, state_said = 0, workers_said = 0;
+	for (uint64_t n = 1;; n++) {
+		ms_errbuf eb = { { 0 } };
+		ms_mem_fail_at(&f.mem, n, false);
+		int rc = ms_engine_open(&f.eng, &o, &eb);
+		ms_mem_fail_at(&f.mem, 0, false);
+		if (rc == 0)
+			break;
+		failures++;
+		assert_int_equal(rc, MS_ERR_NOMEM);
+		assert_null(f.eng);
+		if (!strstr(eb.msg, "out of memory"))
+			fail_msg("allocation %llu: %s", (unsigned long long)n,
+			         eb.msg);
+		state_said += strstr(eb.msg, "engine: out of memory for its "
+		                             "state (") != NULL;
+		workers_said += strstr(eb.msg, "engine: out of memory for 1 "
+		                               "worker (") != NULL;
+	}
+	assert_true(failures >= 2);
+	assert_int_equal(state_said, 1);
+	assert_int_equal(workers_said, 1);
+	fx_close(&f);
+}
+
 /* Flip the bits `mask` of the byte at `at` of a file. */
 static void
 flip_byte(const char *path, off_t at, uint8_t mask)
@@ -1684,6 +1730,7 @@ main(void)
 		cmocka_unit_test(test_out_of_memory_stops_engine),
 		cmocka_unit_test(test_out_of_memory_once_retried),
 		cmocka_unit_test(test_open_without_threads),
+		cmocka_unit_test(test_open_out_of_memory),
 		cmocka_unit_test(test_quarantine_after_three_read_failures),
 		cmocka_unit_test(test_quarantine_slow_failure_events),
 		cmocka_unit_test(test_finalize),

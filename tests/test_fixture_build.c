@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -71,6 +72,30 @@ build_with(const char *name, uint64_t seed, enum ms_fixture_break brk,
            bool dictionary, ms_fixture_report *rep, ms_errbuf *eb)
 {
 	return fbt_build(root, name, "smoke", seed, brk, dictionary, rep, eb);
+}
+
+/* Threads started while thread_watch is set: with a stack of at most
+ * FX_THREAD_STACK, and with a larger one or the default (ulimit -s). */
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                          void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                          void *(*fn)(void *), void *arg);
+static _Atomic bool thread_watch;
+static _Atomic unsigned threads_small, threads_large;
+
+int
+__wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                      void *(*fn)(void *), void *arg)
+{
+	size_t ss = 0;
+	if (atomic_load(&thread_watch)) {
+		if (a && pthread_attr_getstacksize(a, &ss) == 0 &&
+		    ss <= FX_THREAD_STACK)
+			atomic_fetch_add(&threads_small, 1);
+		else
+			atomic_fetch_add(&threads_large, 1);
+	}
+	return __real_pthread_create(t, a, fn, arg);
 }
 
 /* The default build: no dictionary. */
@@ -2125,12 +2150,36 @@ test_cache_dir(void **state)
 	assert_int_equal(ms_fixture_cache_dir(buf, 8, NULL, 1), MS_ERR_RANGE);
 }
 
+/* A build's writers start with FX_THREAD_STACK stacks, not the default
+ * of `ulimit -s` (8 MiB of address space each): under `ulimit -v 80000`
+ * the eight writers' stacks left the smoke build too little heap, while
+ * at 40000 fewer writers started and it succeeded. */
+static void
+test_build_threads_small_stacks(void **state)
+{
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+
+	(void)state;
+	atomic_store(&threads_small, 0);
+	atomic_store(&threads_large, 0);
+	atomic_store(&thread_watch, true);
+	int rc = build("stacks", 1, 0, &rep, &eb);
+	atomic_store(&thread_watch, false);
+	if (rc)
+		fail_msg("build: %s", eb.msg);
+	fprintf(stderr, "threads: %u with a small stack, %u other\n",
+	        atomic_load(&threads_small), atomic_load(&threads_large));
+	assert_true(atomic_load(&threads_small) >= 8); /* the writers */
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_consolidated_parts),
 		cmocka_unit_test(test_smoke_builds_and_opens),
+		cmocka_unit_test(test_build_threads_small_stacks),
 		cmocka_unit_test(test_proof),
 		cmocka_unit_test(test_slot_paths),
 		cmocka_unit_test(test_proof_threads),

@@ -59,11 +59,12 @@ health_plugin_dir(void)
 }
 
 /* Run the chain to its end on fixture (NULL: the smoke fixture); return
- * the plugin_health gate and the text report (caller frees). */
+ * the plugin_health gate, the text report (caller frees) and, when json
+ * is not NULL, the JSON report (caller frees). */
 static char *
-health_run_on(const char *fixture, const char *chain, bool allow,
-              uint64_t timeout_ns, const char *policy, uint64_t oversized_cap,
-              ms_ev_gate *out)
+health_run_json(const char *fixture, const char *chain, bool allow,
+                uint64_t timeout_ns, const char *policy, uint64_t oversized_cap,
+                ms_ev_gate *out, char **json)
 {
 	rt_run run;
 	rt_opts(&run, "health", chain);
@@ -89,7 +90,28 @@ health_run_on(const char *fixture, const char *chain, bool allow,
 	assert_true(found);
 	ms_replay_close(r);
 	unsigned failed = 0;
+	if (json)
+		*json = et_report(run.db, ms_report_json, &failed);
 	return et_report(run.db, ms_report_text, &failed);
+}
+
+static char *
+health_run_on(const char *fixture, const char *chain, bool allow,
+              uint64_t timeout_ns, const char *policy, uint64_t oversized_cap,
+              ms_ev_gate *out)
+{
+	return health_run_json(fixture, chain, allow, timeout_ns, policy,
+	                       oversized_cap, out, NULL);
+}
+
+/* How many times needle occurs in s. */
+static size_t
+count_of(const char *s, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
 }
 
 static char *
@@ -163,6 +185,42 @@ test_plugin_health_timeout_circuit(void **state)
 	expect_health_fail(&g, t, "tp_slow timeout",
 	                   "link tp_slow         circuit_open ");
 	assert_non_null(strstr(t, "link tp_slow         timeout "));
+	/* Each kind of failure named once, where it first shows: in the
+	 * report's list in full, in the gate cut short to leave room for
+	 * others. */
+	assert_int_equal(count_of(t, "Decide overran the 20.000 ms timeout "
+	                             "on "),
+	                 2); /* the list's, and the gate's in the report */
+	assert_non_null(strstr(t, " traces; call abandoned\n"));
+	assert_int_equal(count_of(t, "circuit open: 3 consecutive Decide "
+	                             "timeouts or crashes (last on link "
+	                             "'tp_slow')"),
+	                 1);
+	assert_int_equal(count_of(g.detail, "(Decide overran the 20.000 ms "),
+	                 1);
+	assert_int_equal(count_of(g.detail, "(circuit open: 3 consecutive"), 1);
+	assert_non_null(strstr(g.detail, "...)"));
+	free(t);
+}
+
+/* The gate and the report name what a failing link said: tp_fail's
+ * Decide returns -3, in the chain's words "Decide returned error -3". */
+static void
+test_plugin_health_names_cause(void **state)
+{
+	(void)state;
+	ms_ev_gate g;
+	char *json = NULL;
+	char *t = health_run_json(NULL, "skywalking,tp_fail", false, 0, NULL, 0,
+	                          &g, &json);
+	expect_health_fail(&g, t, "tp_fail error x", "  FAIL  plugin_health ");
+	assert_non_null(strstr(g.detail, " (Decide returned error -3)"));
+	assert_non_null(strstr(t, " error           x"));
+	assert_int_equal(count_of(t, "  Decide returned error -3\n"), 1);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "\"kind\":\"error\",\"count\":"));
+	assert_non_null(strstr(json, "\"cause\":\"Decide returned error -3\""));
+	free(json);
 	free(t);
 }
 
@@ -1459,6 +1517,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plugin_health_clean),
 		cmocka_unit_test(test_plugin_health_bad_verdict),
+		cmocka_unit_test(test_plugin_health_names_cause),
 		cmocka_unit_test(test_plugin_health_timeout_circuit),
 		cmocka_unit_test(test_plugin_health_oversized),
 		cmocka_unit_test(test_fail_open_with_oversized_exercised),

@@ -1370,6 +1370,14 @@ test_concurrent_views(void **state)
 
 /* ---- allocation failure at every point ---- */
 
+/* A failed allocation says so ("shard X: no memory" said not what for). */
+static void
+assert_says_out_of_memory(const ms_errbuf *eb)
+{
+	if (!strstr(eb->msg, "out of memory"))
+		fail_msg("not said: %s", eb->msg);
+}
+
 static void
 test_alloc_failures(void **state)
 {
@@ -1393,6 +1401,7 @@ test_alloc_failures(void **state)
 			break;
 		failures++;
 		assert_int_equal(rc, MS_ERR_NOMEM);
+		assert_says_out_of_memory(&eb);
 		assert_null(s);
 		ms_mem_stats st;
 		ms_mem_stats_get(&mem, &st);
@@ -1416,6 +1425,7 @@ test_alloc_failures(void **state)
 			break;
 		failures++;
 		assert_int_equal(rc, MS_ERR_NOMEM);
+		assert_says_out_of_memory(&eb);
 		assert_unchanged(s, dir, snap, sn, 2, ids, 2);
 		assert_true(tmp_on_disk(s, MS_KIND_CORE, c));
 	}
@@ -1438,6 +1448,7 @@ test_alloc_failures(void **state)
 			break;
 		failures++;
 		assert_int_equal(rc, MS_ERR_NOMEM);
+		assert_says_out_of_memory(&eb);
 		assert_unchanged(s, dir, snap, sn, 3, all, 3);
 		assert_true(tmp_on_disk(s, MS_KIND_START_TIME, out));
 	}
@@ -1449,11 +1460,17 @@ test_alloc_failures(void **state)
 		ms_mem_fail_at(&mem, n, false);
 		assert_int_equal(ms_shard_view(s, &v, &eb), MS_ERR_NOMEM);
 		ms_mem_fail_at(&mem, 0, false);
+		assert_says_out_of_memory(&eb);
+		/* What for, and the size asked for. */
+		if (n == 2 && !strstr(eb.msg, "out of memory for a view of 2 "
+		                              "parts (16 bytes)"))
+			fail_msg("view: %s", eb.msg);
 		assert_null(v);
 		ms_mem_fail_at(&mem, n, false);
 		assert_int_equal(ms_shard_view_of(s, all, 3, &v, &eb),
 		                 MS_ERR_NOMEM);
 		ms_mem_fail_at(&mem, 0, false);
+		assert_says_out_of_memory(&eb);
 		assert_null(v);
 	}
 	ms_ledger_set want, got;
@@ -1760,11 +1777,65 @@ test_shard_dictionary(void **state)
 	rm_dir(dir);
 }
 
+/* A dictionary added to a shard out of memory at each allocation: the
+ * shard refuses it saying so and what for (zstd's tables, which said
+ * "not a zstd dictionary, or no memory", MS_ERR_COMPRESS), and takes it
+ * once there is memory. */
+static void
+test_dictionary_alloc_failures(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_shard *s = open_shard(dir, true, &mem);
+	ms_errbuf eb = { { 0 } };
+	size_t nseeds = 200, n = 0;
+	struct seed_rows *g = calloc(nseeds, sizeof(*g));
+	ms_row *rows = calloc(nseeds * SEED_ROWS_MAX, sizeof(*rows));
+	for (size_t i = 0; i < nseeds; i++) {
+		seed_rows(1000 + i, &g[i]);
+		for (size_t j = 0; j < g[i].n; j++)
+			rows[n++] = g[i].rows[j];
+	}
+	uint8_t *bytes;
+	size_t nb;
+	assert_int_equal(
+	        ms_part_dict_train(rows, n, 4096, &bytes, &nb, NULL, &eb), 0);
+	uint32_t did = 0;
+	size_t failures = 0, tables = 0;
+	for (uint64_t k = 1;; k++) {
+		ms_mem_fail_at(&mem, k, false);
+		int rc = ms_shard_add_dict(s, bytes, nb, &did, &eb);
+		ms_mem_fail_at(&mem, 0, false);
+		if (rc == 0)
+			break;
+		failures++;
+		if (rc != MS_ERR_NOMEM)
+			fail_msg("allocation %llu: %d %s",
+			         (unsigned long long)k, rc, eb.msg);
+		assert_says_out_of_memory(&eb);
+		tables += strstr(eb.msg, "dictionary 1: out of memory for its "
+		                         "zstd ") != NULL;
+		assert_null(ms_shard_dict(s, 1));
+	}
+	assert_int_equal(did, 1);
+	assert_non_null(ms_shard_dict(s, 1));
+	assert_true(failures > 3);
+	assert_true(tables > 0);
+	ms_mem_free(NULL, bytes, nb);
+	ms_shard_close(s);
+	free(rows);
+	free(g);
+	rm_dir(dir);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_transactions_bump_epoch),
+		cmocka_unit_test(test_dictionary_alloc_failures),
 		cmocka_unit_test(test_view_pins_removed_parts),
 		cmocka_unit_test(test_view_of_pins_only_its_parts),
 		cmocka_unit_test(test_strays),

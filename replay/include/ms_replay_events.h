@@ -33,7 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define MS_EV_SCHEMA_VERSION 11
+#define MS_EV_SCHEMA_VERSION 12
 #define MS_EV_LINKS_MAX 8     /* links of one sampler chain */
 #define MS_EV_HIST_BUCKETS 13 /* 12 bounds + overflow */
 #define MS_EV_HEX_MAX 65      /* 64 hex digits + NUL (SHA-256/XXH3 sized) */
@@ -206,6 +206,11 @@ typedef struct ms_ev_link {
 	 * ms_link_result_name (ms_pipeline.h): "error", "wrong_length",
 	 * "bad_value", "timeout", "circuit_open", "host_error", "crashed". */
 	char fail_open[32];
+	/* "" or the cause of that last failure in the chain's words
+	 * (ms_link_stats.last_fail: "Decide returned error -3", "out of
+	 * memory for verdicts", a plugin host's error), one printable line
+	 * (ms_plugin_text_clean), cut to fit; version 12. */
+	char fail_why[96];
 	/* Calls that failed open, per kind (ms_ev_fail_kind_name). Under
 	 * lanes a link's counters are read when a merge completes, so a
 	 * concurrent merge's calls may land in this one's figures; the run's

@@ -4,6 +4,11 @@ ms_add_test(test_fixture_timemap LIBS msfixtures)
 ms_add_test(test_fixture_build LIBS msfixtures)
 ms_add_test(test_fixture_density LIBS msfixtures)
 ms_add_test(test_manifest LIBS msfixtures PkgConfig::SQLITE)
+# test_fixture_build reads the stack size of the threads a build starts
+# (a wrapper of pthread_create in the test).
+if(TARGET test_fixture_build)
+	target_link_options(test_fixture_build PRIVATE -Wl,--wrap=pthread_create)
+endif()
 # Whole builds run the real sampler plugin (and one whose open() hangs).
 add_dependencies(test_fixture_build skywalking tp_openhang)
 add_dependencies(test_fixture_density skywalking)
