@@ -61,6 +61,59 @@ health_first_why(const ms__health_ev *h, size_t i, char *why, size_t n)
 	return true;
 }
 
+/* Is health event i the first of its link and kind? */
+static bool
+health_first_of_kind(const ms__health_ev *h, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(h[j].link, h[i].link) &&
+		    !strcmp(h[j].kind, h[i].kind))
+			return false;
+	return true;
+}
+
+/* plugin_health's detail into d (n bytes): "N events", the events that
+ * fit whole (with only_first, only the first of each link and kind),
+ * "+M more" for the others, and tail, which always fits: cut mid-list,
+ * the detail lost the reason for its verdict. Did every event fit? */
+static bool
+health_list(const ms_replay *r, char *d, size_t n, const char *tail,
+            bool only_first)
+{
+	size_t k = (size_t)snprintf(d, n, "%llu events",
+	                            (unsigned long long)r->health_kinds);
+	const size_t more_room = sizeof(", +18446744073709551615 more");
+	uint64_t shown = 0;
+	for (size_t i = 0; i < r->nhealth; i++) {
+		const ms__health_ev *h = &r->health[i];
+		if (only_first && !health_first_of_kind(r->health, i))
+			continue;
+		char item[sizeof(h->link) + sizeof(h->kind) + HEALTH_WHY_SHOWN +
+		          64];
+		int m = snprintf(item, sizeof(item), "%s #%llu %s %s x%llu",
+		                 shown ? "," : ":", (unsigned long long)h->seq,
+		                 h->link, h->kind,
+		                 (unsigned long long)h->count);
+		char why[HEALTH_WHY_SHOWN];
+		if (m > 0 && (size_t)m < sizeof(item) &&
+		    health_first_why(r->health, i, why, sizeof(why)))
+			snprintf(item + m, sizeof(item) - (size_t)m, " (%s)",
+			         why);
+		size_t len = strlen(item);
+		if (k + len + more_room + strlen(tail) >= n)
+			break;
+		memcpy(d + k, item, len + 1);
+		k += len;
+		shown++;
+	}
+	if (shown < r->health_kinds)
+		k += (size_t)snprintf(
+		        d + k, n - k, "%s +%llu more", shown ? "," : ":",
+		        (unsigned long long)(r->health_kinds - shown));
+	snprintf(d + k, n - k, "%s", tail);
+	return shown == r->health_kinds;
+}
+
 /* plugin_health: no link failed open (error, timeout, malformed verdict,
  * open circuit, host error), no merge took a lossless retry or kept
  * oversized traces unevaluated; and the link calls reconcile: each link's
@@ -99,30 +152,15 @@ gate_plugin_health(ms_replay *r, ms_gate_facts *f)
 			calls_ok = false;
 		}
 	}
+	char tail[160];
+	snprintf(tail, sizeof(tail), "; %s%s",
+	         calls_ok ? "link calls reconcile with the merge events" : cw,
+	         r->health_kinds && r->opts.allow_fail_open
+	                 ? "; allowed by --allow-fail-open"
+	                 : "");
 	char d[MS_EV_TEXT_MAX];
-	int k = snprintf(d, sizeof(d), "%llu events",
-	                 (unsigned long long)r->health_kinds);
-	for (size_t i = 0; i < r->nhealth && k > 0 && (size_t)k < sizeof(d);
-	     i++) {
-		const ms__health_ev *h = &r->health[i];
-		k += snprintf(d + k, sizeof(d) - (size_t)k,
-		              "%s #%llu %s %s x%llu", i ? "," : ":",
-		              (unsigned long long)h->seq, h->link, h->kind,
-		              (unsigned long long)h->count);
-		char why[HEALTH_WHY_SHOWN];
-		if (k > 0 && (size_t)k < sizeof(d) &&
-		    health_first_why(r->health, i, why, sizeof(why)))
-			k += snprintf(d + k, sizeof(d) - (size_t)k, " (%s)",
-			              why);
-	}
-	if (k > 0 && (size_t)k < sizeof(d))
-		k += snprintf(d + k, sizeof(d) - (size_t)k, "; %s%s",
-		              calls_ok ? "link calls reconcile with the merge "
-		                         "events"
-		                       : cw,
-		              r->health_kinds && r->opts.allow_fail_open
-		                      ? "; allowed by --allow-fail-open"
-		                      : "");
+	if (!health_list(r, d, sizeof(d), tail, false))
+		health_list(r, d, sizeof(d), tail, true);
 	f->link_calls_ok = calls_ok;
 	f->health_kinds = r->health_kinds;
 	f->allow_fail_open = r->opts.allow_fail_open;

@@ -200,6 +200,19 @@ test_plugin_health_timeout_circuit(void **state)
 	                 1);
 	assert_int_equal(count_of(g.detail, "(circuit open: 3 consecutive"), 1);
 	assert_non_null(strstr(g.detail, "...)"));
+	/* More events than the detail holds: those that fit whole, the
+	 * rest counted, and the calls clause at its end (it was cut off
+	 * mid-event, "#78 tp_slow ci"). */
+	const char *end = "; link calls reconcile with the merge events";
+	size_t dl = strlen(g.detail), el = strlen(end);
+	if (dl < el || strcmp(g.detail + dl - el, end) != 0)
+		fprintf(stderr, "plugin_health: %s\n", g.detail);
+	assert_true(dl >= el && strcmp(g.detail + dl - el, end) == 0);
+	const char *more = strstr(g.detail, " more; link calls");
+	assert_non_null(more);
+	while (more > g.detail && more[-1] != '+')
+		more--;
+	assert_true(more[-2] == ' ' && (more[-3] == ',' || more[-3] == ':'));
 	free(t);
 }
 
