@@ -1070,12 +1070,13 @@ ms__engine_open_hooked(ms_engine **out, const ms_engine_opts *opts,
 	}
 	e->workers = ms_mem_calloc(e->mem, e->nworkers, sizeof(worker));
 	if (!e->workers) {
+		/* The figures are read before the engine is freed. */
+		unsigned nw = e->nworkers;
 		ms_engine_close(e);
-		return ms_fail(
-		        eb, MS_ERR_NOMEM,
-		        "engine: out of memory for %u worker%s (%zu bytes)",
-		        e->nworkers, e->nworkers == 1 ? "" : "s",
-		        e->nworkers * sizeof(worker));
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "engine: out of memory for %u worker%s (%zu "
+		               "bytes)",
+		               nw, nw == 1 ? "" : "s", nw * sizeof(worker));
 	}
 	for (unsigned i = 0; i < e->nworkers; i++) {
 		worker *w = &e->workers[i];
