@@ -514,6 +514,26 @@ fx_open(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms)
 	fx_engine(f, serial, cpus, backoff_ms, NULL);
 }
 
+/* f with its shard and no engine yet, and in o the options of a serial
+ * engine on it: for tests of ms_engine_open itself. */
+static void
+fx_unopened(fixture *f, ms_engine_opts *o)
+{
+	memset(f, 0, sizeof(*f));
+	rec_init(&f->r);
+	ms_mem_init(&f->mem, NULL);
+	ms_clock_init_logical(&f->clock, T0);
+	f->shard = shard_new(f->dir, sizeof(f->dir));
+	*o = (ms_engine_opts){
+		.shard = f->shard,
+		.clock = &f->clock,
+		.mem = &f->mem,
+		.serial = true,
+		.event = on_event,
+		.event_arg = &f->r,
+	};
+}
+
 static void
 fx_close(fixture *f)
 {
@@ -1053,19 +1073,8 @@ test_open_without_threads(void **state)
 		                            "its dispatcher thread: " };
 	for (unsigned k = 0; k < 2; k++) {
 		fixture f;
-		memset(&f, 0, sizeof(f));
-		rec_init(&f.r);
-		ms_mem_init(&f.mem, NULL);
-		ms_clock_init_logical(&f.clock, T0);
-		f.shard = shard_new(f.dir, sizeof(f.dir));
-		ms_engine_opts o = {
-			.shard = f.shard,
-			.clock = &f.clock,
-			.mem = &f.mem,
-			.serial = true,
-			.event = on_event,
-			.event_arg = &f.r,
-		};
+		ms_engine_opts o;
+		fx_unopened(&f, &o);
 		ms_errbuf eb = { { 0 } };
 		atomic_store(&thread_calls, 0);
 		atomic_store(&thread_fail_at, k + 1);
@@ -1090,19 +1099,8 @@ test_open_out_of_memory(void **state)
 {
 	(void)state;
 	fixture f;
-	memset(&f, 0, sizeof(f));
-	rec_init(&f.r);
-	ms_mem_init(&f.mem, NULL);
-	ms_clock_init_logical(&f.clock, T0);
-	f.shard = shard_new(f.dir, sizeof(f.dir));
-	ms_engine_opts o = {
-		.shard = f.shard,
-		.clock = &f.clock,
-		.mem = &f.mem,
-		.serial = true,
-		.event = on_event,
-		.event_arg = &f.r,
-	};
+	ms_engine_opts o;
+	fx_unopened(&f, &o);
 	size_t failures = 0, state_said = 0, workers_said = 0;
 	for (uint64_t n = 1;; n++) {
 		ms_errbuf eb = { { 0 } };

@@ -307,6 +307,27 @@ hooked_run(const char *variant, const char *policy, const ms_merge_hooks *h,
 	return out;
 }
 
+/* Run alwayskeep serially with merge hooks h and --wait-timeout
+ * wait_ns in run (named name) to its end; its status, printed (the
+ * caller frees it) and, in *r, the replay to close. */
+static ms_replay_status *
+run_hooked_to_end(rt_run *run, const char *name, const ms_merge_hooks *h,
+                  int64_t wait_ns, ms_replay **r)
+{
+	rt_opts(run, name, "alwayskeep");
+	run->t.engine_open = open_hooked;
+	run->t.engine_open_arg = h;
+	run->o.serial = true;
+	run->o.wait_timeout_ns = wait_ns;
+	*r = rt_start(run, NULL);
+	assert_non_null(*r);
+	assert_int_equal(ms_replay_wait(*r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(*r, st);
+	fprintf(stderr, "%s: %s\n", ms_replay_state_name(st->state), st->error);
+	return st;
+}
+
 /* A batch whose trace bounds differ from the rows' own timestamps. */
 static void
 test_gate_bad_bound(void **state)
@@ -788,17 +809,9 @@ test_wait_timeout_names_last_failure(void **state)
 	static ms_merge_hooks h;
 	h = (ms_merge_hooks){ .stage = zstd_stage };
 	rt_run run;
-	rt_opts(&run, "zstd-wait", "alwayskeep");
-	run.t.engine_open = open_hooked;
-	run.t.engine_open_arg = &h;
-	run.o.serial = true;
-	run.o.wait_timeout_ns = 3000 * 1000000LL;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	assert_int_equal(ms_replay_wait(r, -1), 0);
-	ms_replay_status *st = rt_status_new();
-	ms_replay_get_status(r, st);
-	fprintf(stderr, "%s: %s\n", ms_replay_state_name(st->state), st->error);
+	ms_replay *r;
+	ms_replay_status *st =
+	        run_hooked_to_end(&run, "zstd-wait", &h, 3000 * 1000000LL, &r);
 	assert_int_equal(st->state, MS_REPLAY_FAILED);
 	assert_non_null(strstr(st->error, "gave up (--wait-timeout)"));
 	assert_non_null(strstr(st->error, "; the last failure: merge #"));
@@ -821,19 +834,11 @@ test_merges_out_of_memory_stop_run(void **state)
 	static ms_merge_hooks h;
 	h = (ms_merge_hooks){ .fail_alloc_at = 1, .fail_alloc_every = true };
 	rt_run run;
-	rt_opts(&run, "nomem-run", "alwayskeep");
-	run.t.engine_open = open_hooked;
-	run.t.engine_open_arg = &h;
-	run.o.serial = true;
-	/* The three tries take 1 + 2 s of backoff; this bounds the old
-	 * endless retrying. */
-	run.o.wait_timeout_ns = 60 * 1000000000LL;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	assert_int_equal(ms_replay_wait(r, -1), 0);
-	ms_replay_status *st = rt_status_new();
-	ms_replay_get_status(r, st);
-	fprintf(stderr, "%s: %s\n", ms_replay_state_name(st->state), st->error);
+	ms_replay *r;
+	/* The three tries take 1 + 2 s of backoff; the timeout bounds the
+	 * old endless retrying. */
+	ms_replay_status *st =
+	        run_hooked_to_end(&run, "nomem-run", &h, 60 * 1000000000LL, &r);
 	assert_int_equal(st->state, MS_REPLAY_FAILED);
 	assert_null(strstr(st->error, "--wait-timeout"));
 	assert_non_null(strstr(st->error, "merge #"));
