@@ -159,7 +159,8 @@ struct ms_engine {
 	size_t nquar, capquar;
 	failcnt *fails;
 	size_t nfails, capfails;
-	uint32_t disk_fails; /* unblamed file-system failures in a row */
+	uint32_t disk_fails; /* unblamed failures in a row (file system,
+	                      * descriptors, memory) */
 	int fatal;           /* 0, or the error the engine stopped on */
 	ms_errbuf fatal_msg;
 };
