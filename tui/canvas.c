@@ -117,12 +117,19 @@ ms_canvas_text(ms_canvas *c, int x, int y, int maxw, const char *s,
 }
 
 int
+ms_canvas_cols(const char *s)
+{
+	int n = 0;
+	while (*s)
+		utf8_next(&s), n++;
+	return n;
+}
+
+int
 ms_canvas_text_tail(ms_canvas *c, int x, int y, int maxw, const char *s,
                     uint16_t attr)
 {
-	int len = 0;
-	for (const char *p = s; *p;)
-		utf8_next(&p), len++;
+	int len = ms_canvas_cols(s);
 	if (len <= maxw)
 		return ms_canvas_text(c, x, y, maxw, s, attr);
 	if (maxw < 4)

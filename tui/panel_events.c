@@ -50,43 +50,12 @@ short_class(const char *k)
 	return k;
 }
 
-/* The bytes of s that go on a line w columns wide: all of it when it
- * fits, else up to its last space within w (the line ends there), else w
- * (a word longer than the line is cut). */
-static size_t
-wrap_line(const char *s, int w)
+/* The frozen command's lines: "frozen: " and the command, wrapped at
+ * spaces (ms_canvas_wrap) into buf. */
+static void
+frozen_text(const ms_tui_view *v, char *buf, size_t n)
 {
-	size_t n = strlen(s);
-	if (w <= 0)
-		return 0;
-	if (n <= (size_t)w)
-		return n;
-	for (size_t i = (size_t)w; i > 0; i--)
-		if (s[i] == ' ')
-			return i;
-	return (size_t)w;
-}
-
-/* The frozen command's next line: past the line at s and the spaces
- * that follow it, where the next one starts. */
-static const char *
-wrap_next(const char *s, size_t len)
-{
-	s += len;
-	while (*s == ' ')
-		s++;
-	return s;
-}
-
-/* How many lines "frozen: " and cmd take, wrapped at spaces inner_w
- * (> 0) wide. */
-static int
-frozen_lines(const char *cmd, int inner_w)
-{
-	int lines = 0;
-	for (int w = inner_w - 8; *cmd; w = inner_w, lines++)
-		cmd = wrap_next(cmd, wrap_line(cmd, w));
-	return lines;
+	snprintf(buf, n, "frozen: %s", v->ui.frozen_cmd);
 }
 
 int
@@ -96,7 +65,9 @@ ms__events_rows(const ms_tui_view *v, int inner_w, int inner_h)
 	if (v->ui.frozen_cmd[0] && inner_w > 0) {
 		/* "frozen: " and the command, wrapped at spaces at the
 		 * inner width; at least two event rows stay. */
-		int lines = frozen_lines(v->ui.frozen_cmd, inner_w);
+		char text[sizeof(v->ui.frozen_cmd) + 8];
+		frozen_text(v, text, sizeof(text));
+		int lines = ms_canvas_wrap(NULL, 0, 0, inner_w, text, 0);
 		if (rows - lines >= 2)
 			rows -= lines;
 		else if (rows > 3)
@@ -349,20 +320,22 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	/* After a freeze, its last lines: the frozen directory's merge-once
 	 * command, whole (wrapped at spaces), until the next freeze. */
 	if (rows < in.h - 1) {
+		/* Laid out whole, shown as far as the area goes. */
+		char text[sizeof(v->ui.frozen_cmd) + 8];
+		frozen_text(v, text, sizeof(text));
+		ms_canvas doc;
+		ms_canvas_init(&doc);
+		doc.ascii = c->ascii;
 		int y = in.y + rows + 1;
-		int x = in.x +
-		        ms_canvas_text(c, in.x, y, in.w,
-		                       "frozen: ", MS_C_ACCENT | MS_A_BOLD);
-		const char *cmd = v->ui.frozen_cmd;
-		while (*cmd && y < in.y + in.h) {
-			int w = in.x + in.w - x;
-			size_t len = wrap_line(cmd, w);
-			ms_canvas_printf(c, x, y, w, MS_C_ACCENT, "%.*s",
-			                 (int)len, cmd);
-			cmd = wrap_next(cmd, len);
-			x = in.x;
-			y++;
+		int lines = ms_canvas_wrap(NULL, 0, 0, in.w, text, 0);
+		if (ms_canvas_reset(&doc, in.w, lines) == 0) {
+			ms_canvas_wrap(&doc, 0, 0, in.w, text, MS_C_ACCENT);
+			ms_canvas_attr(&doc, 0, 0, 7, MS_A_BOLD);
+			ms_canvas_blit(
+			        c, (ms_rect){ in.x, y, in.w, in.y + in.h - y },
+			        &doc, 0);
 		}
+		ms_canvas_release(&doc);
 	}
 	if (n == 0) {
 		ms_canvas_text(c, in.x, in.y + 1, in.w,

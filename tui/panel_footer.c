@@ -67,9 +67,7 @@ draw_question(ms_canvas *c, ms_rect r, uint16_t a, const char *head,
 static void
 draw_message(ms_canvas *c, ms_rect r, const char *m, uint16_t a)
 {
-	int cols = 0;
-	for (const char *p = m; *p; p++)
-		cols += ((unsigned char)*p & 0xc0) != 0x80;
+	int cols = ms_canvas_cols(m);
 	if (cols <= r.w || r.w < 20) {
 		ms_canvas_text(c, r.x, r.y, r.w, m, a);
 		return;

@@ -21,17 +21,6 @@ struct piece {
 	bool on;
 };
 
-/* Columns of UTF-8 text s: the state block's "\u25b6" is three bytes and
- * one column. */
-static int
-cols(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
-}
-
 /* Turn pieces off, least important first, until they fit in w columns;
  * before that, the counts piece (index counts, or -1) takes its short
  * form when it has one. */
@@ -41,13 +30,13 @@ fit(struct piece *p, int n, int w, int counts, const char *short_counts)
 	int total = 0;
 	for (int i = 0; i < n; i++) {
 		p[i].on = true;
-		total += cols(p[i].text);
+		total += ms_canvas_cols(p[i].text);
 	}
 	if (total > w && counts >= 0 && short_counts[0]) {
-		total -= cols(p[counts].text);
+		total -= ms_canvas_cols(p[counts].text);
 		snprintf(p[counts].text, sizeof(p[counts].text), "%s",
 		         short_counts);
-		total += cols(short_counts);
+		total += ms_canvas_cols(short_counts);
 	}
 	while (total > w) {
 		int worst = -1;
@@ -57,7 +46,7 @@ fit(struct piece *p, int n, int w, int counts, const char *short_counts)
 		if (worst <= 0)
 			break;
 		p[worst].on = false;
-		total -= cols(p[worst].text);
+		total -= ms_canvas_cols(p[worst].text);
 	}
 }
 

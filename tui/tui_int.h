@@ -106,6 +106,8 @@ void ms_canvas_put(ms_canvas *c, int x, int y, uint32_t ch, uint16_t attr);
 /* Draw UTF-8 text at (x, y), clipped at x + maxw; returns columns used. */
 int ms_canvas_text(ms_canvas *c, int x, int y, int maxw, const char *s,
                    uint16_t attr);
+/* The columns UTF-8 text s takes (one a character). */
+int ms_canvas_cols(const char *s);
 /* The same, but text wider than maxw shows as "..." and its end (a path
  * whose file name matters); nothing when maxw < 4. */
 int ms_canvas_text_tail(ms_canvas *c, int x, int y, int maxw, const char *s,
