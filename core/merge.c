@@ -47,9 +47,12 @@
  *     and for its lossless retry, as the reference records it.
  *  9. HOOK A: a sampling merge stages every complete trace (the group of
  *     2.) without holding it: with a chain that reads no column the
- *     trace is described by its block headers alone (ID, rows, bounds;
- *     nothing is decompressed), else only the projected columns plus
- *     start and latency are decoded (ms_merge_sampling.decoded_cols).
+ *     trace is described to the chain by its block headers alone (ID,
+ *     rows, bounds), and only start and latency are decoded, to rebuild
+ *     the bounds the stager checks the headers' against; else the
+ *     projected columns plus start and latency are decoded. Either way
+ *     every input block is decoded once while staging
+ *     (ms_merge_sampling.decoded_cols, blocks_decoded).
  *     The cookie says which single input holds the trace, if one does.
  * 10. The stager emits every trace in the order added once its batch is
  *     decided (stage_emit). A second iterator per input trails the
@@ -103,6 +106,9 @@
 #define ARENA_CHUNK (64u << 10)
 /* Retain mode's hold arena (design 10): 256 KiB chunks. */
 #define HOLD_CHUNK (256u << 10)
+/* What a trace staged from block headers decodes of each block: the
+ * columns its bounds are rebuilt from for the stager's check (design 9). */
+#define HDR_CHECK_COLS (MS_COL_START | MS_COL_LATENCY)
 
 static const char *const stage_names[MS_MERGE_STAGE_COUNT] = {
 	"none", "pin", "read", "write", "index", "publish", "done",
@@ -538,14 +544,14 @@ collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols, held *h)
 					               "row of a fragmented trace");
 				r->pos = sc->nrows++;
 			}
-			/* Retained rows count as re-encoded when written;
-			 * decoded for staging only if the chain reads a
-			 * column. */
+			/* Retained rows count as re-encoded when written,
+			 * and as decoded for staging now: they are the
+			 * rows the staged bounds are rebuilt from. */
 			if (hold_rows)
 				h->nblocks++;
 			if (cols == MS_COL_ALL && !h)
 				c->res->blocks_reencoded++;
-			else if (!hold_rows || c->stage_cols)
+			else
 				c->res->sampling.blocks_decoded++;
 			rc = emit ? eadvance(c, s) : src_advance(c, s);
 			if (rc < 0)
@@ -829,11 +835,11 @@ stage_trace(merge_ctx *c)
 			const ms_row *rows = NULL;
 			if (h && (rc = hold_raw(c, h, s->it)) < 0)
 				return rc;
-			rc = ms_part_iter_decode(s->it,
-			                         MS_COL_START | MS_COL_LATENCY,
-			                         &rows, &c->eb);
+			rc = ms_part_iter_decode(s->it, HDR_CHECK_COLS, &rows,
+			                         &c->eb);
 			if (rc < 0)
 				return rc;
+			c->res->sampling.blocks_decoded++;
 			rows_bounds(rows, bi->nrows, &b);
 			if (bi->nrows > UINT32_MAX - t.nrows)
 				return ms_fail(&c->eb, MS_ERR_RANGE,
@@ -1336,7 +1342,7 @@ sampling_open(merge_ctx *c)
 	/* The projection bits are the reader's column bits (ms_plugin.h);
 	 * the batch's trace bounds need start and latency too. */
 	c->stage_cols = proj ? proj | MS_COL_START | MS_COL_LATENCY : 0;
-	sm->decoded_cols = c->stage_cols;
+	sm->decoded_cols = proj ? c->stage_cols : HDR_CHECK_COLS;
 	/* Retain: the payload of one batch in chunks kept across batches
 	 * (bounded by about the preferred limit). */
 	c->retain = req->staging == MS_STAGING_RETAIN;

@@ -187,12 +187,15 @@ typedef struct ms_merge_sampling {
 	uint64_t plugin_calls;
 	int64_t decide_ns; /* total time inside Decide calls */
 	/* Columns (enum ms_col bits) decoded while staging: the chain's
-	 * projection plus start and latency, or 0 when the chain reads no
-	 * column (traces are then staged from their block headers). Bodies
+	 * projection plus start and latency. A chain that reads no column
+	 * gets its traces from their block headers; start and latency are
+	 * still decoded, for the bounds check (merge.c, design 9). Bodies
 	 * and other columns are only decoded to combine a fragmented kept
 	 * trace, as in a lossless merge. */
 	uint32_t decoded_cols;
-	uint64_t blocks_decoded; /* input blocks decoded for staging */
+	/* Input blocks decoded while staging (each input block once; under
+	 * retain a fragmented trace's blocks are decoded whole, to be held). */
+	uint64_t blocks_decoded;
 	/* Retain mode: capacity of the arena holding staged payload, newly
 	 * allocated (cold) or taken back from the previous batch (reused). */
 	uint64_t arena_cold_bytes;
