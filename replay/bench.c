@@ -101,7 +101,6 @@ invalid(ms_bench_run *r, const char *why)
 int
 ms_bench_load(ms_bench_run *r, ms_errbuf *eb)
 {
-	(void)eb;
 	ms_evdb *db = NULL;
 	ms_errbuf e = { "" };
 	ms_ev_run_end end;
@@ -121,8 +120,11 @@ ms_bench_load(ms_bench_run *r, ms_errbuf *eb)
 	if (rc == 0)
 		rc = ms_evdb_each_gate(db, take_gate, &c, &e);
 	ms_evdb_close(db);
-	if (rc == MS_ERR_NOMEM)
-		return ms_fail(eb, rc, "%s: no memory", r->db);
+	if (rc == MS_ERR_NOMEM) { /* the database's message names it */
+		if (eb)
+			*eb = e;
+		return rc;
+	}
 	if (rc) {
 		invalid(r, e.msg[0] ? e.msg : ms_strerror(rc));
 		return 0;
@@ -443,8 +445,11 @@ ms_bench_summary(const ms_bench_run *runs, size_t n, const char *const *labels,
 		rc = write_text(runs, n, labels, nvariants, text);
 	if (rc == 0 && json)
 		rc = write_json(runs, n, labels, nvariants, json);
-	if (rc == MS_ERR_NOMEM)
-		return ms_fail(eb, rc, "bench summary: no memory");
+	if (rc == MS_ERR_NOMEM) /* stat_for's copy of the figures */
+		return ms_fail(eb, rc,
+		               "bench summary: out of memory for the figures "
+		               "of %zu runs (%zu bytes)",
+		               n, (n ? n : 1) * sizeof(double));
 	if (rc == 0 && ((text && ferror(text)) || (json && ferror(json))))
 		return ms_fail(eb, MS_ERR_IO, "bench summary: write failed");
 	return rc;

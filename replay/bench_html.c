@@ -142,16 +142,21 @@ int
 ms_bench_html(const ms_bench_run *runs, size_t n, const char *const *labels,
               size_t nvariants, const char *title, FILE *f, ms_errbuf *eb)
 {
-	double *buf = malloc((n ? n : 1) * sizeof(*buf));
+	size_t bytes = (n ? n : 1) * sizeof(double);
+	double *buf = malloc(bytes);
+	if (!buf)
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "bench html: out of memory for the figures of "
+		               "%zu runs (%zu bytes)",
+		               n, bytes);
 	char *table = NULL;
 	size_t tlen = 0;
 	FILE *m = open_memstream(&table, &tlen);
-	if (!buf || !m) {
+	if (!m) {
 		free(buf);
-		if (m)
-			fclose(m);
-		free(table);
-		return ms_fail(eb, MS_ERR_NOMEM, "bench html: no memory");
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "bench html: out of memory for the summary "
+		               "table");
 	}
 	int rc = ms_bench_summary(runs, n, labels, nvariants, m, NULL, eb);
 	fclose(m);

@@ -208,7 +208,7 @@ link_stats(ms_replay *r, ms_link_stats *out)
 
 /* The controller's side of a checkpoint, under mu. */
 static int
-save_tallies(ms_replay *r, ms__rck *c)
+save_tallies(ms_replay *r, ms__rck *c, ms_errbuf *eb)
 {
 	pthread_mutex_lock(&r->mu);
 #define CK_SAVE(f) memcpy(&c->t.f, &r->f, sizeof(r->f));
@@ -216,6 +216,11 @@ save_tallies(ms_replay *r, ms__rck *c)
 #undef CK_SAVE
 	c->ndropped = r->dropped.n;
 	int rc = ms__replay_track_save(r, &c->track);
+	if (rc)
+		ms_fail(eb, rc,
+		        "out of memory for a copy of the part table (%zu "
+		        "parts)",
+		        r->track_n);
 	pthread_mutex_unlock(&r->mu);
 	return rc;
 }
@@ -241,8 +246,13 @@ ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns, bool stopped)
 		    ms_owner_write(r->ck_root, "scratch", r->db_path, &eb))
 			return ck_off(r, "cannot make their directory", &eb);
 	}
-	if (!r->cks && !(r->cks = calloc(MAX_CKS, sizeof(*r->cks))))
-		return ck_off(r, "no memory", NULL);
+	char why[80];
+	if (!r->cks && !(r->cks = calloc(MAX_CKS, sizeof(*r->cks)))) {
+		snprintf(why, sizeof(why),
+		         "out of memory for their list (%zu bytes)",
+		         MAX_CKS * sizeof(*r->cks));
+		return ck_off(r, why, NULL);
+	}
 	if (r->ncks == MAX_CKS) {
 		/* Under mu: a seek reads the list from another thread. */
 		pthread_mutex_lock(&r->mu);
@@ -251,8 +261,11 @@ ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns, bool stopped)
 	}
 	ms__checker_drain(r);
 	ms__rck *c = calloc(1, sizeof(*c));
-	if (!c)
-		return ck_off(r, "no memory", NULL);
+	if (!c) {
+		snprintf(why, sizeof(why), "out of memory for one (%zu bytes)",
+		         sizeof(*c));
+		return ck_off(r, why, NULL);
+	}
 	snprintf(c->dir, sizeof(c->dir), "%s/%06llu", r->ck_root,
 	         (unsigned long long)pubs);
 	c->pubs = pubs;
@@ -261,7 +274,7 @@ ms__rck_maybe_take(ms_replay *r, uint64_t pubs, int64_t now_ns, bool stopped)
 	ms_engine_get_stats(r->engine, &es);
 	c->merge_seq = es.selections; /* dispatch numbers are 1, 2, ... */
 	link_stats(r, c->links);
-	int rc = save_tallies(r, c);
+	int rc = save_tallies(r, c, &eb);
 	if (rc == 0)
 		rc = ms_rec_mark_get(r->rec, pubs, c->merge_seq, &c->mark, &eb);
 	if (rc == 0)
@@ -400,7 +413,8 @@ restore_at(ms_replay *r, size_t idx, ms_ev_seek *sk, ms_errbuf *e)
 	}
 	pthread_mutex_lock(&r->mu);
 	if (rc == 0 && (rc = put_tallies(r, c)) != 0)
-		ms_fail(e, rc, "no memory for the part table");
+		ms_fail(e, rc, "out of memory for the part table (%zu parts)",
+		        c->track.n);
 	pthread_mutex_unlock(&r->mu);
 	if (rc) {
 		ms_errbuf f;

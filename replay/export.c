@@ -262,6 +262,7 @@ struct exp {
 		char name[32];
 	} *tracks;
 	size_t ntracks, tcap;
+	ms__oom oom; /* the allocation that failed */
 };
 
 static int
@@ -394,7 +395,8 @@ track_for(struct exp *x, const ms_ev_merge *m)
 	for (size_t i = 0; i < x->ntracks; i++)
 		if (x->tracks[i].tid == tid)
 			return &x->tracks[i];
-	if (MS__GROW(x->tracks, x->tcap, x->ntracks + 1, 16))
+	if (MS__GROW_FOR(x->tracks, x->tcap, x->ntracks + 1, 16, &x->oom,
+	                 "the lane workers' tracks"))
 		return NULL;
 	struct track *t = &x->tracks[x->ntracks++];
 	t->tid = tid;
@@ -510,13 +512,15 @@ struct pubs {
 	ms_ev_pub *v;
 	size_t n, cap;
 	int64_t min_logical;
+	ms__oom oom; /* the allocation that failed */
 };
 
 static int
 collect_pub(void *ctx, const ms_ev_pub *p)
 {
 	struct pubs *ps = ctx;
-	if (MS__GROW(ps->v, ps->cap, ps->n + 1, 256))
+	if (MS__GROW_FOR(ps->v, ps->cap, ps->n + 1, 256, &ps->oom,
+	                 "the publications"))
 		return MS_ERR_NOMEM;
 	ps->v[ps->n++] = *p;
 	if (ps->n == 1 || p->logical_ns < ps->min_logical)
@@ -598,9 +602,9 @@ export_chrome(ms_evdb *db, const ms_ev_filter *flt, struct exp *x,
 	struct pubs ps = { 0 };
 	struct range rg = { 0 };
 	int rc = ms_evdb_each_pub(db, collect_pub, &ps, eb);
-	if (rc == MS_ERR_NOMEM)
-		rc = ms_fail(eb, rc, "export of %s: no memory",
-		             ms_evdb_path(db));
+	if (rc == MS_ERR_NOMEM && ps.oom.what)
+		rc = ms__oom_fail(eb, &ps.oom, "export of %s",
+		                  ms_evdb_path(db));
 	int64_t first = 0;
 	if (rc == 0) {
 		int r2 = ms_evdb_each_merge(db, NULL, first_merge, &first, eb);
@@ -656,9 +660,9 @@ export_chrome(ms_evdb *db, const ms_ev_filter *flt, struct exp *x,
 			chrome_pub(x, p, PID_LOGICAL, us_of(x, p->logical_ns));
 	}
 	rc = ms_evdb_each_merge(db, flt, chrome_merge, x, eb);
-	if (rc == MS_ERR_NOMEM)
-		rc = ms_fail(eb, rc, "export of %s: no memory",
-		             ms_evdb_path(db));
+	if (rc == MS_ERR_NOMEM && x->oom.what)
+		rc = ms__oom_fail(eb, &x->oom, "export of %s",
+		                  ms_evdb_path(db));
 	for (size_t i = 0; rc == 0 && i < x->ntracks; i++) {
 		chrome_meta(f, PID_WALL, x->tracks[i].tid, "thread_name",
 		            x->tracks[i].name);

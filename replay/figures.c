@@ -52,7 +52,7 @@ typedef struct fig_ctx {
 	live *lv;
 	size_t nlive, cap;
 	int64_t last_ns;
-	bool nomem;
+	ms__oom oom; /* the allocation that failed */
 	/* publications */
 	double *gl, *gw;
 	size_t npub, pcap;
@@ -80,7 +80,8 @@ on_merge(void *ctx, const ms_ev_merge *m)
 		return 0;
 	c->traces[p] += (double)m->traces_in;
 	c->in_bytes[p] += (double)m->input_bytes;
-	if (MS__GROW(c->ed, c->edcap, c->ned + 2, 256))
+	if (MS__GROW_FOR(c->ed, c->edcap, c->ned + 2, 256, &c->oom,
+	                 "the merges' intervals"))
 		return MS_ERR_NOMEM;
 	c->ed[c->ned++] = (edge){ m->wall_start_ns, +1, p };
 	c->ed[c->ned++] = (edge){ m->wall_start_ns + m->wall_ns, -1, p };
@@ -149,7 +150,8 @@ on_part(void *ctx, const ms_ev_part *p)
 	if (p->kind != MS_KIND_CORE)
 		return 0;
 	if (p->what == MS_EV_PART_INTRODUCED) {
-		if (MS__GROW(c->lv, c->cap, c->nlive + 1, 64))
+		if (MS__GROW_FOR(c->lv, c->cap, c->nlive + 1, 64, &c->oom,
+		                 "the live parts"))
 			return MS_ERR_NOMEM;
 		c->lv[c->nlive++] =
 		        (live){ p->part_id, p->bytes, p->logical_ns };
@@ -174,7 +176,8 @@ static int
 on_pub(void *ctx, const ms_ev_pub *p)
 {
 	fig_ctx *c = ctx;
-	if (MS__GROW2(c->gl, c->gw, c->pcap, c->npub + 1, 256))
+	if (MS__GROW2_FOR(c->gl, c->gw, c->pcap, c->npub + 1, 256, &c->oom,
+	                  "the publication gaps"))
 		return MS_ERR_NOMEM;
 	if (c->g->pubs > 0) {
 		c->gl[c->npub] = (double)(p->logical_ns - c->prev_l) / 1e9;
@@ -264,9 +267,9 @@ ms__figures_load(ms_evdb *db, ms__figures *g, ms_errbuf *eb)
 	free(c.ed);
 	free(c.gl);
 	free(c.gw);
-	if (rc == MS_ERR_NOMEM)
-		rc = ms_fail(eb, rc, "report of %s: no memory",
-		             ms_evdb_path(db));
+	/* A walk's message stands; the callbacks' allocations are noted. */
+	if (rc == MS_ERR_NOMEM && c.oom.what)
+		rc = ms__oom_fail(eb, &c.oom, "report of %s", ms_evdb_path(db));
 	return rc;
 }
 

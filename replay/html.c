@@ -76,7 +76,7 @@ typedef struct hctx {
 	uint64_t hist[MS_EV_LINKS_MAX * 2][MS_EV_HIST_BUCKETS];
 	char links[MS_EV_LINKS_MAX * 2][MS__LINK_LABEL_MAX];
 	size_t nlinks;
-	bool nomem;
+	ms__oom oom; /* the allocation that failed */
 } hctx;
 
 static int
@@ -95,7 +95,8 @@ static int
 take_inv(hctx *c, int64_t logical_ns, int kind, uint64_t seq, uint64_t parts,
          uint64_t bytes)
 {
-	if (MS__GROW(c->inv, c->icap, c->ninv + 1, 256))
+	if (MS__GROW_FOR(c->inv, c->icap, c->ninv + 1, 256, &c->oom,
+	                 "the inventory points"))
 		return MS_ERR_NOMEM;
 	c->inv[c->ninv++] = (invpt){ logical_ns, kind, seq, parts, bytes };
 	return 0;
@@ -105,7 +106,7 @@ static int
 take_merge(void *ctx, const ms_ev_merge *m)
 {
 	hctx *c = ctx;
-	if (MS__GROW(c->m, c->mcap, c->nm + 1, 256))
+	if (MS__GROW_FOR(c->m, c->mcap, c->nm + 1, 256, &c->oom, "the merges"))
 		return MS_ERR_NOMEM;
 	/* A merge changes the inventory as a publication does: the
 	 * cooldown's and the finalize's come after the last
@@ -175,7 +176,8 @@ inv_series(hctx *c)
 	c->parts = calloc(c->ninv, sizeof(*c->parts));
 	c->bytes = calloc(c->ninv, sizeof(*c->bytes));
 	if (!c->parts || !c->bytes)
-		return MS_ERR_NOMEM;
+		return ms__oom_note(&c->oom, "the inventory charts",
+		                    c->ninv * sizeof(*c->parts));
 	int64_t t0 = c->inv[0].logical_ns;
 	for (size_t i = 0; i < c->ninv; i++) {
 		double h = (double)(c->inv[i].logical_ns - t0) / 3.6e12;
@@ -256,14 +258,15 @@ cmp_track(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* One row per lane worker, however many; MS_ERR_NOMEM when the rows
- * cannot be held. */
+/* One row per lane worker, however many; MS_ERR_NOMEM (noted in c->oom)
+ * when the rows cannot be held. */
 static int
-timeline(FILE *f, const hctx *c)
+timeline(FILE *f, hctx *c)
 {
-	long long *tracks = malloc((c->nm ? c->nm : 1) * sizeof(*tracks));
+	size_t bytes = (c->nm ? c->nm : 1) * sizeof(long long);
+	long long *tracks = malloc(bytes);
 	if (!tracks)
-		return MS_ERR_NOMEM;
+		return ms__oom_note(&c->oom, "the timeline's rows", bytes);
 	size_t nt = 0;
 	double end = 0;
 	for (size_t i = 0; i < c->nm; i++) {
@@ -386,7 +389,10 @@ pre_of(FILE *f, const char *id,
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	if (!m)
-		return ms_fail(eb, MS_ERR_NOMEM, "html report: no memory");
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "html report of %s: out of memory for the "
+		               "%s text",
+		               ms_evdb_path(db), id);
 	unsigned failed = 0;
 	int rc = fn(db, m, &failed, eb);
 	fclose(m);
@@ -412,9 +418,6 @@ ms_report_html(ms_evdb *db, ms_evdb *vs, FILE *f, ms_errbuf *eb)
 		rc = ms_evdb_each_pub(db, take_pub, &c, eb);
 	if (rc == 0)
 		rc = inv_series(&c);
-	if (rc == MS_ERR_NOMEM)
-		rc = ms_fail(eb, rc, "html report of %s: no memory",
-		             ms_evdb_path(db));
 	if (rc == 0) {
 		fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
 		      "<meta charset=\"utf-8\"/>\n<title>mergescope ",
@@ -430,9 +433,10 @@ ms_report_html(ms_evdb *db, ms_evdb *vs, FILE *f, ms_errbuf *eb)
 		        c.npubs);
 		rc = timeline(f, &c);
 	}
-	if (rc == MS_ERR_NOMEM)
-		rc = ms_fail(eb, rc, "html report of %s: no memory",
-		             ms_evdb_path(db));
+	/* A walk's message stands; the callbacks' allocations are noted. */
+	if (rc == MS_ERR_NOMEM && c.oom.what)
+		rc = ms__oom_fail(eb, &c.oom, "html report of %s",
+		                  ms_evdb_path(db));
 	if (rc == 0) {
 		line_chart(f, "inv_parts", "Inventory parts over the day",
 		           c.parts, c.np, "h", "parts");
@@ -449,7 +453,10 @@ ms_report_html(ms_evdb *db, ms_evdb *vs, FILE *f, ms_errbuf *eb)
 		FILE *m = open_memstream(&buf, &len);
 		bool mismatch = false;
 		rc = m ? ms_report_compare(db, vs, m, &mismatch, eb)
-		       : ms_fail(eb, MS_ERR_NOMEM, "html report: no memory");
+		       : ms_fail(eb, MS_ERR_NOMEM,
+		                 "html report of %s: out of memory for the "
+		                 "comparison text",
+		                 ms_evdb_path(db));
 		if (m)
 			fclose(m);
 		if (rc == 0) {

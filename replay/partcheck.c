@@ -198,7 +198,7 @@ blk_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out,
 
 /* Room for one more entry: its chunk, and an index at most three
  * quarters full.
- * false when there is no memory (or the numbering is exhausted). */
+ * false when out of memory (or the numbering is exhausted). */
 static bool
 blk_room(ms__blkcache *c)
 {

@@ -684,7 +684,9 @@ file_schema_version(const char *path, char *msg, size_t n)
 			snprintf(msg, n, "%s", sqlite3_errmsg(db));
 		sqlite3_finalize(st);
 	} else {
-		snprintf(msg, n, "%s", db ? sqlite3_errmsg(db) : "no memory");
+		snprintf(msg, n, "%s",
+		         db ? sqlite3_errmsg(db)
+		            : "out of memory for its SQLite connection");
 	}
 	sqlite3_close(db);
 	return v;
@@ -1008,8 +1010,10 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 
 	ms_rec *r = calloc(1, sizeof(*r));
 	if (!r)
-		return ms_fail(eb, MS_ERR_NOMEM, "event database %s: no memory",
-		               path);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "event database %s: out of memory for its "
+		               "recorder (%zu bytes)",
+		               path, sizeof(*r));
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -1022,8 +1026,10 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 	r->path = strdup(path);
 	if (!r->path) {
 		rec_free(r);
-		return ms_fail(eb, MS_ERR_NOMEM, "event database %s: no memory",
-		               path);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "event database %s: out of memory for its path "
+		               "(%zu bytes)",
+		               path, strlen(path) + 1);
 	}
 	int rc;
 	if (sqlite3_open_v2(path, &r->db,
@@ -1033,7 +1039,9 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		rc = ms_fail(eb, MS_ERR_IO,
 		             "event database %s: cannot create: %s; expected "
 		             "a writable file in an existing directory",
-		             path, r->db ? sqlite3_errmsg(r->db) : "no memory");
+		             path,
+		             r->db ? sqlite3_errmsg(r->db)
+		                   : "out of memory for its SQLite connection");
 		rec_free(r);
 		return rc;
 	}
@@ -1705,9 +1713,13 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 		               path);
 	ms_evdb *d = calloc(1, sizeof(*d));
 	if (!d || !(d->path = strdup(path))) {
+		bool had = d != NULL;
 		free(d);
-		return ms_fail(eb, MS_ERR_NOMEM, "event database %s: no memory",
-		               path);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "event database %s: out of memory for its %s "
+		               "(%zu bytes)",
+		               path, had ? "path" : "reader",
+		               had ? strlen(path) + 1 : sizeof(*d));
 	}
 	int rc = 0;
 	if (sqlite3_open_v2(path, &d->db,
@@ -1715,7 +1727,8 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 	                    NULL) != SQLITE_OK) {
 		rc = ms_fail(eb, MS_ERR_IO,
 		             "event database %s: cannot open: %s", path,
-		             d->db ? sqlite3_errmsg(d->db) : "no memory");
+		             d->db ? sqlite3_errmsg(d->db)
+		                   : "out of memory for its SQLite connection");
 		goto fail;
 	}
 	sqlite3_busy_timeout(d->db, 5000);
@@ -1986,9 +1999,13 @@ ms_evdb_each_merge(ms_evdb *d, const ms_ev_filter *f, ms_ev_merge_fn fn,
 				        realloc(inputs, nc * sizeof(*ni));
 				if (!ni) {
 					rc = ms_fail(eb, MS_ERR_NOMEM,
-					             "event database %s: no "
-					             "memory",
-					             d->path);
+					             "event database %s: out "
+					             "of memory for merge "
+					             "%llu's inputs (%zu "
+					             "bytes)",
+					             d->path,
+					             (unsigned long long)m.seq,
+					             nc * sizeof(*ni));
 					break;
 				}
 				inputs = ni;

@@ -270,7 +270,7 @@ typedef struct ms__idpool {
 	size_t used; /* bytes used in the last chunk */
 } ms__idpool;
 /* A copy of the len bytes of id (len <= MS_TRACE_ID_MAX) in the pool,
- * owned by it; NULL when there is no memory. */
+ * owned by it; NULL when out of memory. */
 const uint8_t *ms__idpool_add(ms__idpool *p, const uint8_t *id, size_t len);
 void ms__idpool_release(ms__idpool *p);
 
@@ -471,7 +471,7 @@ typedef struct ms__check_job {
 	uint64_t id;
 	size_t slot;      /* a publication's fixture slot, else SIZE_MAX */
 	bool merge;       /* a merge's output (or its empty result) */
-	bool lost_inputs; /* no memory to keep the inputs: not reconciled */
+	bool lost_inputs; /* out of memory to keep the inputs: not reconciled */
 	uint64_t seq, rows_dropped;
 	size_t ninputs;
 	uint64_t inputs[];

@@ -103,7 +103,7 @@ typedef struct report {
 		uint32_t max_depth;
 		uint64_t raw_bytes; /* compressed core bytes published */
 	} ready;
-	int health_err;
+	ms__oom oom; /* an allocation that failed (what NULL: none) */
 	/* derived-gate inputs */
 	uint64_t merges_ok, merges_err;
 	uint64_t bad_class;
@@ -125,10 +125,9 @@ static void
 health_add(report *r, uint64_t seq, const char *link, const char *kind,
            uint64_t count, const char *why)
 {
-	if (MS__GROW(r->health, r->hcap, r->nhealth + 1, 16)) {
-		r->health_err = MS_ERR_NOMEM;
+	if (MS__GROW_FOR(r->health, r->hcap, r->nhealth + 1, 16, &r->oom,
+	                 "the plugin-health events"))
 		return;
-	}
 	health_ev *h = &r->health[r->nhealth++];
 	h->seq = seq;
 	snprintf(h->link, sizeof(h->link), "%s", link);
@@ -145,7 +144,8 @@ staged_add(report *r, const ms_ev_merge *m)
 		return 0;
 	if (!r->staged &&
 	    !(r->staged = calloc(STAGED_SHOWN, sizeof(*r->staged))))
-		return MS_ERR_NOMEM;
+		return ms__oom_note(&r->oom, "the sampled merges",
+		                    STAGED_SHOWN * sizeof(*r->staged));
 	staged_merge *sm = &r->staged[r->nstaged++];
 	sm->seq = m->seq;
 	snprintf(sm->lane, sizeof(sm->lane), "%s", m->lane);
@@ -236,8 +236,8 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 	a->batches += s->batches;
 	if (s->batches)
 		a->planned += s->batches_planned;
-	if (s->klass == MS_SAMPLING_EXECUTED && staged_add(r, m) < 0)
-		r->health_err = MS_ERR_NOMEM;
+	if (s->klass == MS_SAMPLING_EXECUTED)
+		(void)staged_add(r, m); /* a failure is noted in r->oom */
 	if (s->peak_staged_bytes > a->peak_staged)
 		a->peak_staged = s->peak_staged_bytes;
 	if (m->mature_parts)
@@ -298,7 +298,8 @@ static int
 agg_gate(void *ctx, const ms_ev_gate *g)
 {
 	report *r = ctx;
-	if (MS__GROW(r->gates, r->gcap, r->ngates + 1, 16))
+	if (MS__GROW_FOR(r->gates, r->gcap, r->ngates + 1, 16, &r->oom,
+	                 "the gates"))
 		return MS_ERR_NOMEM;
 	r->gates[r->ngates++] = *g;
 	return 0;
@@ -308,7 +309,8 @@ static int
 agg_recon(void *ctx, const ms_ev_recon *c)
 {
 	report *r = ctx;
-	if (MS__GROW(r->recon, r->rcap, r->nrecon + 1, 32))
+	if (MS__GROW_FOR(r->recon, r->rcap, r->nrecon + 1, 32, &r->oom,
+	                 "the reconciliations"))
 		return MS_ERR_NOMEM;
 	r->recon[r->nrecon++] = *c;
 	return 0;
@@ -337,11 +339,10 @@ report_load(ms_evdb *db, report *r, ms_errbuf *eb)
 		rc = ms_evdb_each_recon(db, agg_recon, r, eb);
 	if (rc == 0)
 		rc = ms_evdb_each_pub(db, agg_pub, r, eb);
-	if (rc == 0 && r->health_err)
-		rc = r->health_err;
-	if (rc == MS_ERR_NOMEM)
-		rc = ms_fail(eb, rc, "report of %s: no memory",
-		             ms_evdb_path(db));
+	/* A walk's message stands; the callbacks' allocations are noted. */
+	if ((rc == 0 || rc == MS_ERR_NOMEM) && r->oom.what)
+		rc = ms__oom_fail(eb, &r->oom, "report of %s",
+		                  ms_evdb_path(db));
 	return rc;
 }
 
@@ -398,7 +399,7 @@ ms_report_unfinished(ms_evdb *db, bool *unfinished, char *why, size_t n,
 struct life {
 	uint64_t *intro, *removed;
 	size_t nintro, nremoved, cap_i, cap_r;
-	bool nomem;
+	ms__oom oom; /* the allocation that failed */
 };
 
 static int
@@ -424,7 +425,11 @@ collect_life(void *ctx, const ms_ev_part *p)
 		size_t nc = *cap ? *cap * 2 : 1024;
 		uint64_t *nv = realloc(*v, nc * sizeof(*nv));
 		if (!nv)
-			return MS_ERR_NOMEM;
+			return ms__oom_note(&l->oom,
+			                    p->what == MS_EV_PART_INTRODUCED
+			                            ? "the introduced parts"
+			                            : "the removed parts",
+			                    nc * sizeof(*nv));
 		*v = nv;
 		*cap = nc;
 	}
@@ -547,9 +552,9 @@ ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
 	struct life l = { 0 };
 	if (rc == 0) {
 		rc = ms_evdb_each_part(db, collect_life, &l, eb);
-		if (rc == MS_ERR_NOMEM)
-			rc = ms_fail(eb, rc, "gates of %s: no memory",
-			             ms_evdb_path(db));
+		if (rc == MS_ERR_NOMEM && l.oom.what)
+			rc = ms__oom_fail(eb, &l.oom, "gates of %s",
+			                  ms_evdb_path(db));
 	}
 	struct life_check lc = { .l = &l };
 	if (rc == 0) {
@@ -1837,8 +1842,10 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 	cmp_links(f, &a, &b);
 	ms__figures *fa = malloc(sizeof(*fa)), *fb = malloc(sizeof(*fb));
 	if (!fa || !fb)
-		rc = ms_fail(eb, MS_ERR_NOMEM, "comparison of %s: no memory",
-		             ms_evdb_path(da));
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "comparison of %s: out of memory for the figures "
+		             "(%zu bytes)",
+		             ms_evdb_path(da), sizeof(*fa));
 	if (rc == 0)
 		rc = ms__figures_load(da, fa, eb);
 	if (rc == 0)

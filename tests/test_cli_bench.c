@@ -32,7 +32,10 @@
 
 #include <cmocka.h>
 
+#include "alloc_testlib.h"
 #include "bin_testlib.h"
+#include "ev_fixture.h"
+#include "series.h"
 #include "evdb_testlib.h"
 #include "json_testlib.h"
 #include "xml_testlib.h"
@@ -698,6 +701,102 @@ test_summary_long_labels(void **state)
 	free(text);
 }
 
+struct bench_call {
+	ms_bench_run runs[2];
+	const char *labels[2];
+	FILE *out;
+};
+
+static int
+call_load(void *ctx, ms_errbuf *eb)
+{
+	struct bench_call *c = ctx;
+	return ms_bench_load(&c->runs[0], eb);
+}
+
+static int
+call_summary(void *ctx, ms_errbuf *eb)
+{
+	struct bench_call *c = ctx;
+	return ms_bench_summary(c->runs, 2, c->labels, 2, c->out, c->out, eb);
+}
+
+static int
+call_html(void *ctx, ms_errbuf *eb)
+{
+	struct bench_call *c = ctx;
+	return ms_bench_html(c->runs, 2, c->labels, 2, "t", c->out, eb);
+}
+
+/* Out of memory reading a run, summing or drawing a series: the message
+ * says what the memory was for ("bench summary: no memory" did not). */
+static void
+test_out_of_memory(void **state)
+{
+	(void)state;
+	static struct bench_call c;
+	memset(&c, 0, sizeof(c));
+	path_in(c.runs[0].db, sizeof(c.runs[0].db), "oom.db");
+	ms_errbuf eb = { "" };
+	assert_int_equal(evf_record(c.runs[0].db, "skywalking", 20, &eb), 0);
+	c.runs[1] = c.runs[0];
+	c.runs[1].variant = 1;
+	c.labels[0] = "skywalking";
+	c.labels[1] = "disabled";
+	c.out = fopen("/dev/null", "w");
+	assert_non_null(c.out);
+	assert_true(tl_alloc_sweep(call_load, &c, c.runs[0].db) > 0);
+	assert_true(c.runs[0].valid);
+	assert_int_equal(ms_bench_load(&c.runs[1], &eb), 0);
+	assert_true(tl_alloc_sweep(call_summary, &c, "bench summary") > 0);
+	assert_true(tl_alloc_sweep(call_html, &c, "bench ") > 0);
+	fclose(c.out);
+}
+
+/* Out of memory loading a series directory (`report --collect`): one
+ * line naming the command and saying what the memory was for ("mergescope
+ * report: no memory" did not). */
+static void
+test_series_out_of_memory(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], db[PATH_MAX + 32];
+	path_in(dir, sizeof(dir), "oom-series");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	ms_errbuf eb = { "" };
+	for (unsigned rep = 1; rep <= 20; rep++) {
+		snprintf(db, sizeof(db), "%s/rep%u-v0-skywalking.db", dir, rep);
+		assert_int_equal(evf_record(db, "skywalking", 4, &eb), 0);
+	}
+	const char *dirs[] = { dir };
+	unsigned failed = 0;
+	for (long k = 0;; k++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *e = open_memstream(&text, &len);
+		assert_non_null(e);
+		ms__series s;
+		tl_alloc_fail_nth(k);
+		int rc = ms__series_load(&s, dirs, 1, NULL, 0, "report", e);
+		bool fired = tl_alloc_disarm();
+		ms__series_free(&s);
+		fclose(e);
+		if (!fired) {
+			assert_int_equal(rc, 0);
+			free(text);
+			break;
+		}
+		if (rc) {
+			failed++;
+			if (strncmp(text, "mergescope report: ", 19) != 0 ||
+			    !strstr(text, ": out of memory for "))
+				fail_msg("allocation %ld: %s", k, text);
+		}
+		free(text);
+	}
+	assert_true(failed > 0);
+}
+
 /* Relative --out and --fixture: the emitted commands name them whole, so
  * they run wherever the scheduler starts them. */
 static void
@@ -1176,6 +1275,8 @@ main(void)
 		cmocka_unit_test(test_emit_slurm),
 		cmocka_unit_test(test_variant_chains),
 		cmocka_unit_test(test_summary_long_labels),
+		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_series_out_of_memory),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_stopped),
 		cmocka_unit_test(test_envelope),

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "alloc_testlib.h"
 #include "ev_fixture.h"
 #include "ev_private.h"
 #include "evdb_testlib.h"
@@ -1025,32 +1026,6 @@ entries_with(const char *dir, const char *prefix)
 	return n;
 }
 
-/* malloc of this program's own code and of the libraries linked into it
- * (-Wl,--wrap=malloc, tests/cmake/replay.cmake): passed through, except
- * that once armed, the first request of wrap_fail_size bytes fails and
- * the allocation after it comes back holding wrap_fill, as fresh heap
- * memory may hold anything. */
-void *__real_malloc(size_t n);
-void *__wrap_malloc(size_t n);
-static size_t wrap_fail_size;
-static const char *wrap_fill;
-
-void *
-__wrap_malloc(size_t n)
-{
-	if (wrap_fail_size && n == wrap_fail_size) {
-		wrap_fail_size = 0;
-		return NULL;
-	}
-	void *p = __real_malloc(n);
-	if (p && wrap_fill && !wrap_fail_size) {
-		size_t len = strlen(wrap_fill) + 1;
-		memcpy(p, wrap_fill, len < n ? len : n);
-		wrap_fill = NULL;
-	}
-	return p;
-}
-
 /* Out of memory while naming the temporary file: MS_ERR_NOMEM, and no
  * file is removed. The temporary name's buffer was left unwritten and
  * then unlinked as a name, whatever it held (here another file's). */
@@ -1065,11 +1040,10 @@ test_outfile_open_out_of_memory(void **state)
 	assert_int_equal(ms_test_put(victim, "someone's\n"), 0);
 	ms_outfile *o = (ms_outfile *)0x1;
 	ms_errbuf eb = { "" };
-	wrap_fill = victim;
-	wrap_fail_size = strlen(path) + 1; /* the copy of the name */
+	tl_alloc.fill = victim;
+	tl_alloc.fail_size = strlen(path) + 1; /* the copy of the name */
 	int rc = ms_outfile_open(&o, path, false, &eb);
-	wrap_fail_size = 0;
-	wrap_fill = NULL;
+	tl_alloc_disarm();
 	assert_int_equal(rc, MS_ERR_NOMEM);
 	assert_null(o);
 	assert_non_null(strstr(eb.msg, "out of memory"));
@@ -1079,6 +1053,41 @@ test_outfile_open_out_of_memory(void **state)
 	assert_string_equal(t, "someone's\n");
 	free(t);
 	unlink(victim);
+}
+
+struct export_call {
+	ms_evdb *db;
+	enum ms_export_format fmt;
+	FILE *out;
+};
+
+static int
+call_export(void *ctx, ms_errbuf *eb)
+{
+	const struct export_call *c = ctx;
+	return ms_export(c->db, c->fmt, NULL, c->out, NULL, eb);
+}
+
+/* Out of memory anywhere in an export: the message names the database
+ * and says what the memory was for ("export of X: no memory" said
+ * neither). */
+static void
+test_export_out_of_memory(void **state)
+{
+	(void)state;
+	struct export_call c = { NULL, MS_EXPORT_JSONL,
+		                 fopen("/dev/null", "w") };
+	assert_non_null(c.out);
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&c.db, dbpath, &eb), 0);
+	const enum ms_export_format fmts[] = { MS_EXPORT_JSONL, MS_EXPORT_CSV,
+		                               MS_EXPORT_CHROME };
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		c.fmt = fmts[i];
+		assert_true(tl_alloc_sweep(call_export, &c, dbpath) > 0);
+	}
+	ms_evdb_close(c.db);
+	fclose(c.out);
 }
 
 /* An export never replaces a file unless asked to, never writes over the
@@ -1267,6 +1276,7 @@ main(void)
 		cmocka_unit_test(test_export_file_errors),
 		cmocka_unit_test(test_export_file_refuses_existing),
 		cmocka_unit_test(test_outfile_open_out_of_memory),
+		cmocka_unit_test(test_export_out_of_memory),
 		cmocka_unit_test(test_export_decimal_comma_locale),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

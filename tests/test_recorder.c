@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "alloc_testlib.h"
 #include "child_testlib.h"
 #include "ev_fixture.h"
 #include "evdb_testlib.h"
@@ -203,6 +204,47 @@ count_merge(void *ctx, const ms_ev_merge *m)
 	(void)m;
 	(*(uint64_t *)ctx)++;
 	return 0;
+}
+
+/* Open the database at ctx and walk its merges. */
+static int
+call_read(void *ctx, ms_errbuf *eb)
+{
+	ms_evdb *db = NULL;
+	int rc = ms_evdb_open(&db, ctx, eb);
+	uint64_t n = 0;
+	if (rc == 0)
+		rc = ms_evdb_each_merge(db, NULL, count_merge, &n, eb);
+	ms_evdb_close(db);
+	return rc;
+}
+
+/* Create the database at ctx (replacing it). */
+static int
+call_create(void *ctx, ms_errbuf *eb)
+{
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = ctx, .overwrite = true };
+	int rc = ms_rec_open(&r, &o, eb);
+	if (rc == 0)
+		rc = ms_rec_close(r, eb);
+	return rc;
+}
+
+/* Out of memory opening, walking or creating an event database: the
+ * message names it and says what the memory was for ("event database
+ * X: no memory" said not what for). */
+static void
+test_out_of_memory(void **state)
+{
+	(void)state;
+	char path[512], made[512];
+	path_in(path, sizeof(path), "oom.db");
+	path_in(made, sizeof(made), "oom-made.db");
+	ms_errbuf eb = { "" };
+	assert_int_equal(evf_record(path, "skywalking", 40, &eb), 0);
+	assert_true(tl_alloc_sweep(call_read, path, path) > 0);
+	assert_true(tl_alloc_sweep(call_create, made, made) > 0);
 }
 
 static uint64_t
@@ -734,6 +776,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_create_disk_full),
 		cmocka_unit_test(test_unfinished_run),

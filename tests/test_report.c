@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "alloc_testlib.h"
 #include "ev_fixture.h"
 #include "evdb_testlib.h"
 #include "json_testlib.h"
@@ -1031,6 +1032,68 @@ test_report_html_row_per_worker(void **state)
 	free(html);
 }
 
+/* The reports of two runs, each call's output to /dev/null. */
+struct two_dbs {
+	ms_evdb *a, *b;
+	FILE *out;
+};
+
+static int
+call_text(void *ctx, ms_errbuf *eb)
+{
+	struct two_dbs *t = ctx;
+	unsigned failed;
+	return ms_report_text(t->a, t->out, &failed, eb);
+}
+
+static int
+call_gates(void *ctx, ms_errbuf *eb)
+{
+	struct two_dbs *t = ctx;
+	ms_ev_gate g[32];
+	int n = ms_report_derive_gates(t->a, g, 32, eb);
+	return n < 0 ? n : 0;
+}
+
+static int
+call_compare(void *ctx, ms_errbuf *eb)
+{
+	struct two_dbs *t = ctx;
+	bool mismatch;
+	return ms_report_compare(t->a, t->b, t->out, &mismatch, eb);
+}
+
+static int
+call_html(void *ctx, ms_errbuf *eb)
+{
+	struct two_dbs *t = ctx;
+	return ms_report_html(t->a, t->b, t->out, eb);
+}
+
+/* Out of memory anywhere in a report, its gates, a comparison or the
+ * HTML report: the message names the database and says what the memory
+ * was for ("report of X: no memory" said neither). */
+static void
+test_report_out_of_memory(void **state)
+{
+	(void)state;
+	char a[512], b[512];
+	record("oom-a.db", "skywalking", 12, 0, NULL, a, sizeof(a));
+	record("oom-b.db", "disabled", 12, 0, NULL, b, sizeof(b));
+	struct two_dbs t = { NULL, NULL, fopen("/dev/null", "w") };
+	assert_non_null(t.out);
+	ms_errbuf eb;
+	assert_int_equal(ms_evdb_open(&t.a, a, &eb), 0);
+	assert_int_equal(ms_evdb_open(&t.b, b, &eb), 0);
+	assert_true(tl_alloc_sweep(call_text, &t, a) > 0);
+	assert_true(tl_alloc_sweep(call_gates, &t, a) > 0);
+	assert_true(tl_alloc_sweep(call_compare, &t, "oom-") > 0);
+	assert_true(tl_alloc_sweep(call_html, &t, "oom-") > 0);
+	ms_evdb_close(t.a);
+	ms_evdb_close(t.b);
+	fclose(t.out);
+}
+
 int
 main(void)
 {
@@ -1052,6 +1115,7 @@ main(void)
 		cmocka_unit_test(test_report_counter_names_sanitized),
 		cmocka_unit_test(test_report_html),
 		cmocka_unit_test(test_report_html_row_per_worker),
+		cmocka_unit_test(test_report_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -585,8 +585,14 @@ static int
 parse_variants(bench *b, const char *list, FILE *err)
 {
 	b->vbuf = strdup(list);
-	if (!b->vbuf)
-		return fail(err, MS_EXIT_ERROR, "%s%s", "no memory", "");
+	if (!b->vbuf) {
+		char n[32];
+		snprintf(n, sizeof(n), "%zu", strlen(list) + 1);
+		return fail(err, MS_EXIT_ERROR,
+		            "--variants: out of memory for their list (%s "
+		            "bytes)%s",
+		            n, "");
+	}
 	char *save = NULL;
 	for (char *t = strtok_r(b->vbuf, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save)) {
@@ -611,8 +617,14 @@ static int
 check_runs(const bench *b, FILE *err)
 {
 	ms__run_cfg *cfg = malloc(sizeof(*cfg));
-	if (!cfg)
-		return fail(err, MS_EXIT_ERROR, "%s%s", "no memory", "");
+	if (!cfg) {
+		char n[32];
+		snprintf(n, sizeof(n), "%zu", sizeof(*cfg));
+		return fail(err, MS_EXIT_ERROR,
+		            "out of memory for a run's configuration (%s "
+		            "bytes)%s",
+		            n, "");
+	}
 	int rc = 0;
 	for (size_t vi = 0; rc == 0 && vi < b->nv; vi++) {
 		ms__run_args a = {

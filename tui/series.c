@@ -54,7 +54,12 @@ scan(ms__series *s, const char *dir, size_t di, const char *cmd, FILE *err)
 				s->dir_of = no;
 			if (!nr || !no) {
 				closedir(d);
-				fprintf(err, "mergescope %s: no memory\n", cmd);
+				fprintf(err,
+				        "mergescope %s: --collect %s: out of "
+				        "memory for "
+				        "the list of %zu runs (%zu bytes)\n",
+				        cmd, dir, nc,
+				        nc * (nr ? sizeof(*no) : sizeof(*nr)));
 				return MS_EXIT_ERROR;
 			}
 			s->cap = nc;
@@ -153,7 +158,10 @@ ms__series_load(ms__series *s, const char *const *dirs, size_t ndirs,
 	}
 	bool *loaded = calloc(s->n, sizeof(*loaded));
 	if (!loaded) {
-		fprintf(err, "mergescope %s: no memory\n", cmd);
+		fprintf(err,
+		        "mergescope %s: out of memory for the marks of %zu "
+		        "runs (%zu bytes)\n",
+		        cmd, s->n, s->n * sizeof(*loaded));
 		return MS_EXIT_ERROR;
 	}
 	ms_errbuf eb = { "" };

@@ -1,8 +1,10 @@
 # `mergescope bench`: a series on the real binary in child processes, the
 # summary statistics, --collect, the job lists for GNU parallel and Slurm.
 if(TARGET mergescope)
-	ms_add_test(test_cli_bench LIBS msreplay mscore)
+	ms_add_test(test_cli_bench LIBS mstui msreplay mscore)
 	ms_uses_binary(test_cli_bench)
+	# fails allocations of the series summary (tests/alloc_testlib.h)
+	ms_alloc_fail_test(test_cli_bench)
 endif()
 
 # bench_day: whole days end to end on a tmpfs and a disk (tests/bench).

@@ -5,11 +5,12 @@ foreach(t test_export test_report)
 		ms_add_test(${t} LIBS msreplay mscore)
 	endif()
 endforeach()
-# test_export fails one malloc of the output file's open (a wrapper in
-# the test).
-if(TARGET test_export)
-	target_link_options(test_export PRIVATE -Wl,--wrap=malloc)
-endif()
+# These fail allocations of the replay layer (tests/alloc_testlib.h).
+foreach(t test_recorder test_export test_report)
+	if(TARGET ${t})
+		ms_alloc_fail_test(${t})
+	endif()
+endforeach()
 if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_recorder.c)
 	add_executable(bench_recorder ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_recorder.c)
 	target_link_libraries(bench_recorder PRIVATE msreplay mscore)
