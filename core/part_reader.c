@@ -701,15 +701,20 @@ ms_part_open_dicts(ms_part **out, const char *path, const ms_part_dicts *dicts,
 	*out = NULL;
 	ms_part *p = ms_mem_calloc(mem, 1, sizeof(*p));
 	if (!p)
-		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open: out of memory",
-		               path);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "part %s: open: out of memory for its handle "
+		               "(%zu bytes)",
+		               path, sizeof(*p));
 	p->mem = mem;
 	p->dir_size = strlen(path) + 1;
 	p->dir = ms_mem_dup(mem, path, p->dir_size);
 	if (!p->dir) {
+		size_t want = p->dir_size;
 		ms_mem_free(mem, p, sizeof(*p));
-		return ms_fail(eb, MS_ERR_NOMEM, "part %s: open: out of memory",
-		               path);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "part %s: open: out of memory for its path "
+		               "(%zu bytes)",
+		               path, want);
 	}
 	p->dicts = ms__dicts_ref(dicts);
 	int rc = read_part_file(p, eb);

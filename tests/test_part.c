@@ -11,6 +11,7 @@
 
 #include "fuzz/fuzz_common.h"
 #include "part_testlib.h"
+#include "mem_testlib.h"
 #include "ms_invariant.h"
 #include "ms_fs.h"
 #include "ms_sidx.h"
@@ -1688,6 +1689,43 @@ test_alloc_failure_read(void **state)
 	tl_free(&t);
 }
 
+/* Out of memory for the open part's handle, then for its path: the
+ * message names the part and says what the memory was for (it said
+ * "part X: open: out of memory"). */
+static void
+test_open_out_of_memory_says_what_for(void **state)
+{
+	(void)state;
+	tl_rng r = { 14 };
+	tl_rows t = { 0 };
+	tl_shape s = { .traces = 3, .rows_per_trace = 2, .body_max = 50 };
+	tl_gen(&t, &r, &s);
+	char dir[300];
+	path_of(dir, sizeof(dir), "allocopen");
+	write_part(dir, 1, &t, NULL);
+	const char *what[] = { "its handle", "its path" };
+	for (uint64_t n = 1; n <= 2; n++) {
+		ms_mem mem;
+		ms_mem_init(&mem, NULL);
+		ms_mem_fail_at(&mem, n, false);
+		ms_errbuf eb = { { 0 } };
+		ms_part *p = (ms_part *)0x1;
+		assert_int_equal(ms_part_open(&p, dir, &mem, &eb),
+		                 MS_ERR_NOMEM);
+		assert_null(p);
+		tl_assert_no_live(&mem);
+		char want[400];
+		snprintf(want, sizeof(want),
+		         "part %s: open: out of memory for %s (", dir,
+		         what[n - 1]);
+		if (strncmp(eb.msg, want, strlen(want)) != 0)
+			fail_msg("got \"%s\"; expected \"%s...\"", eb.msg,
+			         want);
+		assert_non_null(strstr(eb.msg, " bytes)"));
+	}
+	tl_free(&t);
+}
+
 /* Memory and I/O are counted where the caller says. */
 static void
 test_counters(void **state)
@@ -2488,6 +2526,7 @@ main(void)
 		cmocka_unit_test(test_resealed_random),
 		cmocka_unit_test(test_alloc_failure_write),
 		cmocka_unit_test(test_alloc_failure_read),
+		cmocka_unit_test(test_open_out_of_memory_says_what_for),
 		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_large_file_mapped),
 		cmocka_unit_test(test_mapping_released_behind),
