@@ -234,6 +234,22 @@ ms_gate_merge_hot_decide(const ms_ev_merge *m)
 }
 
 bool
+ms_gate_health_first_why(const void *evs, size_t i,
+                         ms_gate_health_key (*key)(const void *evs, size_t j))
+{
+	ms_gate_health_key e = key(evs, i);
+	if (!e.why[0])
+		return false;
+	for (size_t j = 0; j < i; j++) {
+		ms_gate_health_key o = key(evs, j);
+		if (o.why[0] && !strcmp(o.link, e.link) &&
+		    !strcmp(o.kind, e.kind))
+			return false;
+	}
+	return true;
+}
+
+bool
 ms_gate_merge_bad_class(const ms_ev_merge *m)
 {
 	const ms_merge_sampling *s = &m->sampling;

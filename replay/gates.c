@@ -45,18 +45,21 @@ gate(ms_replay *r, enum ms_gate id, const ms_gate_facts *f, const char *fmt,
  * so that a few events fit in MS_EV_TEXT_MAX. */
 #define HEALTH_WHY_SHOWN 48
 
+static ms_gate_health_key
+health_key(const void *evs, size_t j)
+{
+	const ms__health_ev *h = (const ms__health_ev *)evs + j;
+	return (ms_gate_health_key){ h->link, h->kind, h->why };
+}
+
 /* The cause of health event i shortened into why (n bytes), when it is
- * the first of its link and kind to have one: each kind of failure is
- * named once, where it first shows. */
+ * the first of its link and kind to have one
+ * (ms_gate_health_first_why). */
 static bool
 health_first_why(const ms__health_ev *h, size_t i, char *why, size_t n)
 {
-	if (!h[i].why[0])
+	if (!ms_gate_health_first_why(h, i, health_key))
 		return false;
-	for (size_t j = 0; j < i; j++)
-		if (h[j].why[0] && !strcmp(h[j].link, h[i].link) &&
-		    !strcmp(h[j].kind, h[i].kind))
-			return false;
 	ms_plugin_text_clean(why, n, h[i].why, sizeof(h[i].why));
 	return true;
 }

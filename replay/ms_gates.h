@@ -114,4 +114,17 @@ bool ms_gate_merge_hot_decide(const ms_ev_merge *m);
  * one_classification). */
 bool ms_gate_merge_bad_class(const ms_ev_merge *m);
 
+/* A plugin-health event as the rule below reads it: its link, its kind
+ * and its cause ("" when none). */
+typedef struct ms_gate_health_key {
+	const char *link, *kind, *why;
+} ms_gate_health_key;
+/* Each kind of a link's failures has its cause named once, where it
+ * first shows (plugin_health's detail, the report's health section): is
+ * event i of the events at evs, event j read by key(evs, j), the first
+ * of its link and kind with a cause? */
+bool ms_gate_health_first_why(const void *evs, size_t i,
+                              ms_gate_health_key (*key)(const void *evs,
+                                                        size_t j));
+
 #endif

@@ -990,18 +990,11 @@ print_readiness(FILE *f, const report *r)
 	        r->ready.max_depth);
 }
 
-/* Is health event i the first of its link and kind with a cause? */
-static bool
-health_first_why(const report *r, size_t i)
+static ms_gate_health_key
+health_key(const void *evs, size_t j)
 {
-	const health_ev *h = r->health;
-	if (!h[i].why[0])
-		return false;
-	for (size_t j = 0; j < i; j++)
-		if (h[j].why[0] && !strcmp(h[j].link, h[i].link) &&
-		    !strcmp(h[j].kind, h[i].kind))
-			return false;
-	return true;
+	const health_ev *h = (const health_ev *)evs + j;
+	return (ms_gate_health_key){ h->link, h->kind, h->why };
 }
 
 /* Every fail-open call and sampling bypass, by merge, link and kind; the
@@ -1018,7 +1011,7 @@ print_health(FILE *f, const report *r)
 		fprintf(f, "  merge #%-6llu link %-15s %-15s x%llu",
 		        (unsigned long long)h->seq, h->link, h->kind,
 		        (unsigned long long)h->count);
-		if (health_first_why(r, i))
+		if (ms_gate_health_first_why(r->health, i, health_key))
 			fprintf(f, "  %s", h->why);
 		fputc('\n', f);
 	}
