@@ -8,6 +8,8 @@
  * was given and exits): two children at once get two roots, neither the
  * default; each is gone once its process ends, even when a process it
  * forked exits first; a root named in MERGESCOPE_SCRATCH is kept.
+ * A start removes the roots of processes that died without removing
+ * theirs, and nothing else.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,10 +20,12 @@
 #include "ms_fixture.h"
 #include "testdir.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,6 +74,9 @@ start_child(const char *out, const char *scratch)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		/* its own root and its sweep in tmpdir, away from the
+		 * roots of tests run beside this one */
+		setenv("MS_OWN_SCRATCH_BASE", tmpdir, 1);
 		if (scratch)
 			setenv("MERGESCOPE_SCRATCH", scratch, 1);
 		else
@@ -141,6 +148,84 @@ test_named_root_kept(void **state)
 	assert_int_equal(stat(named, &st), 0); /* not removed */
 }
 
+/* A pid no process has: a child's, once it has exited and been waited
+ * for. */
+static long
+dead_pid(void)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	return (long)pid;
+}
+
+/* Make directory base/name with a file in it; its path into path. */
+static void
+make_root(const char *base, const char *name, char *path, size_t n)
+{
+	snprintf(path, n, "%s/%s", base, name);
+	assert_int_equal(mkdir(path, 0700), 0);
+	char f[PATH_MAX + 8];
+	snprintf(f, sizeof(f), "%s/left", path);
+	FILE *fp = fopen(f, "w");
+	assert_non_null(fp);
+	fclose(fp);
+}
+
+/* A test killed by a signal left its root behind: the next test started
+ * by hand removes it. It keeps a root whose process is alive, one whose
+ * lock is held (its process in another pid namespace), and anything not
+ * named exactly mergescope-test-<uid>.<pid>. */
+static void
+test_dead_roots_swept(void **state)
+{
+	(void)state;
+	const char *base = tmpdir; /* MS_OWN_SCRATCH_BASE (start_child) */
+	unsigned uid = (unsigned)getuid();
+	char name[128], dead[PATH_MAX], keep[5][PATH_MAX];
+	snprintf(name, sizeof(name), "mergescope-test-%u.%ld", uid, dead_pid());
+	make_root(base, name, dead, sizeof(dead));
+	/* alive: this process's parent (this process has a root of its
+	 * own when started by hand) */
+	snprintf(name, sizeof(name), "mergescope-test-%u.%ld", uid,
+	         (long)getppid());
+	make_root(base, name, keep[0], sizeof(keep[0]));
+	/* dead but locked */
+	snprintf(name, sizeof(name), "mergescope-test-%u.%ld", uid, dead_pid());
+	make_root(base, name, keep[1], sizeof(keep[1]));
+	int lock = open(keep[1], O_RDONLY | O_DIRECTORY);
+	assert_true(lock >= 0);
+	assert_int_equal(flock(lock, LOCK_SH), 0);
+	/* not the pattern: another uid, a suffix, a leading zero */
+	long pid = dead_pid();
+	snprintf(name, sizeof(name), "mergescope-test-%u.%ld", uid + 1, pid);
+	make_root(base, name, keep[2], sizeof(keep[2]));
+	snprintf(name, sizeof(name), "mergescope-test-%u.%ld.x", uid, pid);
+	make_root(base, name, keep[3], sizeof(keep[3]));
+	snprintf(name, sizeof(name), "mergescope-test-%u.0%ld", uid, pid);
+	make_root(base, name, keep[4], sizeof(keep[4]));
+
+	char out[PATH_MAX];
+	report r;
+	snprintf(out, sizeof(out), "%s/report-sweep", tmpdir);
+	finish_child(start_child(out, NULL), out, &r);
+	struct stat st;
+	bool left = stat(dead, &st) == 0;
+	close(lock);
+	for (int i = 0; i < 5; i++) {
+		if (stat(keep[i], &st) != 0)
+			fail_msg("%s was removed", keep[i]);
+		assert_int_equal(ms_test_rmtree(keep[i]), 0);
+	}
+	if (left) {
+		ms_test_rmtree(dead);
+		fail_msg("%s was left", dead);
+	}
+}
+
 static int
 setup(void **state)
 {
@@ -167,6 +252,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_by_hand),
 		cmocka_unit_test(test_named_root_kept),
+		cmocka_unit_test(test_dead_roots_swept),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
