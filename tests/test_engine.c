@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "mem_testlib.h"
+#include "thread_testlib.h"
 #include "merge_int.h"
 #include "ms_checkpoint.h"
 #include "ms_engine.h"
@@ -1043,27 +1044,10 @@ test_out_of_memory_once_retried(void **state)
 }
 
 /* No room for a thread (what `ulimit -v` leaves a process:
- * pthread_create wrapped, -Wl,--wrap, to fail its Nth call with EAGAIN
- * once armed): the open fails naming the thread, the system's reason and
- * where to look, and leaves nothing running. It said only "engine:
- * starting dispatcher: Resource temporarily unavailable". */
-static _Atomic unsigned thread_fail_at; /* 0: never */
-static _Atomic unsigned thread_calls;
-
-int __real_pthread_create(pthread_t *t, const pthread_attr_t *a,
-                          void *(*fn)(void *), void *arg);
-int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
-                          void *(*fn)(void *), void *arg);
-int
-__wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
-                      void *(*fn)(void *), void *arg)
-{
-	unsigned at = atomic_load(&thread_fail_at);
-	if (at && atomic_fetch_add(&thread_calls, 1) + 1 == at)
-		return EAGAIN;
-	return __real_pthread_create(t, a, fn, arg);
-}
-
+ * pthread_create failing its Nth call with EAGAIN, thread_testlib.h):
+ * the open fails naming the thread, the system's reason and where to
+ * look, and leaves nothing running. It said only "engine: starting
+ * dispatcher: Resource temporarily unavailable". */
 static void
 test_open_without_threads(void **state)
 {
@@ -1076,10 +1060,9 @@ test_open_without_threads(void **state)
 		ms_engine_opts o;
 		fx_unopened(&f, &o);
 		ms_errbuf eb = { { 0 } };
-		atomic_store(&thread_calls, 0);
-		atomic_store(&thread_fail_at, k + 1);
+		tl_threads_fail_nth(k + 1);
 		int rc = ms_engine_open(&f.eng, &o, &eb);
-		atomic_store(&thread_fail_at, 0);
+		tl_threads_fail_nth(0);
 		fprintf(stderr, "refused as expected: %s\n", eb.msg);
 		assert_true(rc < 0);
 		assert_null(f.eng);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "fixture_build_testlib.h"
+#include "thread_testlib.h"
 #include "fx_int.h"
 #include "ms_fixture.h"
 #include "ms_fs.h"
@@ -72,30 +73,6 @@ build_with(const char *name, uint64_t seed, enum ms_fixture_break brk,
            bool dictionary, ms_fixture_report *rep, ms_errbuf *eb)
 {
 	return fbt_build(root, name, "smoke", seed, brk, dictionary, rep, eb);
-}
-
-/* Threads started while thread_watch is set: with a stack of at most
- * FX_THREAD_STACK, and with a larger one or the default (ulimit -s). */
-int __real_pthread_create(pthread_t *t, const pthread_attr_t *a,
-                          void *(*fn)(void *), void *arg);
-int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
-                          void *(*fn)(void *), void *arg);
-static _Atomic bool thread_watch;
-static _Atomic unsigned threads_small, threads_large;
-
-int
-__wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
-                      void *(*fn)(void *), void *arg)
-{
-	size_t ss = 0;
-	if (atomic_load(&thread_watch)) {
-		if (a && pthread_attr_getstacksize(a, &ss) == 0 &&
-		    ss <= FX_THREAD_STACK)
-			atomic_fetch_add(&threads_small, 1);
-		else
-			atomic_fetch_add(&threads_large, 1);
-	}
-	return __real_pthread_create(t, a, fn, arg);
 }
 
 /* The default build: no dictionary. */
@@ -2161,16 +2138,15 @@ test_build_threads_small_stacks(void **state)
 	ms_errbuf eb = { { 0 } };
 
 	(void)state;
-	atomic_store(&threads_small, 0);
-	atomic_store(&threads_large, 0);
-	atomic_store(&thread_watch, true);
+	/* with a stack of at most FX_THREAD_STACK, or not */
+	tl_threads_watch(FX_THREAD_STACK);
 	int rc = build("stacks", 1, 0, &rep, &eb);
-	atomic_store(&thread_watch, false);
+	tl_threads_watch(0);
 	if (rc)
 		fail_msg("build: %s", eb.msg);
 	fprintf(stderr, "threads: %u with a small stack, %u other\n",
-	        atomic_load(&threads_small), atomic_load(&threads_large));
-	assert_true(atomic_load(&threads_small) >= 8); /* the writers */
+	        atomic_load(&tl_thread.small), atomic_load(&tl_thread.large));
+	assert_true(atomic_load(&tl_thread.small) >= 8); /* the writers */
 }
 
 int

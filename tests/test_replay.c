@@ -13,6 +13,7 @@
 #define _GNU_SOURCE /* syncfs */
 #include "ms_pipeline.h"
 #include "child_testlib.h"
+#include "thread_testlib.h"
 #include "replay_testlib.h"
 #include "replay_int.h"
 #include "sqlite_full_vfs.h"
@@ -2207,25 +2208,9 @@ test_recorder_full_at_end_fails_run(void **state)
 }
 
 /* No room for a thread (what `ulimit -v` leaves a run: pthread_create
- * wrapped, -Wl,--wrap, to fail with EAGAIN once armed): the start fails
- * with the thread, the system's reason and where to look, and the
- * scratch shard goes with the close. It said only "cannot start the
- * oracle thread". */
-static _Atomic bool threads_fail;
-
-int __real_pthread_create(pthread_t *t, const pthread_attr_t *a,
-                          void *(*fn)(void *), void *arg);
-int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
-                          void *(*fn)(void *), void *arg);
-int
-__wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
-                      void *(*fn)(void *), void *arg)
-{
-	if (atomic_load(&threads_fail))
-		return EAGAIN;
-	return __real_pthread_create(t, a, fn, arg);
-}
-
+ * failing with EAGAIN, thread_testlib.h): the start fails with the
+ * thread, the system's reason and where to look, and the scratch shard
+ * goes with the close. It said only "cannot start the oracle thread". */
 static void
 test_start_without_threads(void **state)
 {
@@ -2235,9 +2220,9 @@ test_start_without_threads(void **state)
 	ms_replay *r = NULL;
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
-	atomic_store(&threads_fail, true);
+	tl_threads_fail_all(true);
 	int rc = ms_replay_start(r, &eb);
-	atomic_store(&threads_fail, false);
+	tl_threads_fail_all(false);
 	fprintf(stderr, "refused as expected: %s\n", eb.msg);
 	assert_true(rc < 0);
 	assert_non_null(strstr(eb.msg, "cannot start the oracle thread: "));

@@ -7,8 +7,8 @@ ms_add_test(test_picker LIBS mscore)
 # sequence runs four times and is fsync-bound, so it gets more time.
 ms_add_test(test_engine LIBS mscore)
 set_tests_properties(test_engine PROPERTIES TIMEOUT 900)
-# test_engine leaves an engine no room for a thread (a wrapper of
-# pthread_create in the test).
+# test_engine leaves an engine no room for a thread (the wrapper of
+# pthread_create in tests/thread_testlib.h).
 if(TARGET test_engine)
 	target_link_options(test_engine PRIVATE -Wl,--wrap=pthread_create)
 endif()

@@ -5,7 +5,7 @@ ms_add_test(test_fixture_build LIBS msfixtures)
 ms_add_test(test_fixture_density LIBS msfixtures)
 ms_add_test(test_manifest LIBS msfixtures PkgConfig::SQLITE)
 # test_fixture_build reads the stack size of the threads a build starts
-# (a wrapper of pthread_create in the test).
+# (the wrapper of pthread_create in tests/thread_testlib.h).
 if(TARGET test_fixture_build)
 	target_link_options(test_fixture_build PRIVATE -Wl,--wrap=pthread_create)
 endif()
