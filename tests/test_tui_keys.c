@@ -2221,6 +2221,47 @@ test_details_show_hot_and_oversized(void **state)
 	assert_true(over);
 }
 
+/* End in the details goes to their last line while what they show
+ * changes under them (a scroll key no longer lays them out again when
+ * nothing changed): the selected merge gains inputs and links, then
+ * loses them, and the focus moves to a part. */
+static void
+test_detail_scroll_follows_content(void **state)
+{
+	fx *f = *state;
+	ms_tui_event *e = &f->model->events[f->model->nevents - 1];
+	e->ninputs = e->ninputs_kept = 0;
+	e->nlinks = 0;
+	ms_session_snapshot(&f->s);
+	ms_session_key(&f->s, MS_KEY_ENTER);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	ms_session_key(&f->s, MS_KEY_END);
+	size_t few = f->s.view->ui.detail_scroll;
+	assert_int_equal(few + 1, ms__detail_lines(f->s.view, NULL));
+	/* A key that does not scroll keeps the place. */
+	ms_session_key(&f->s, MS_KEY_UP);
+	ms_session_key(&f->s, MS_KEY_END);
+	assert_int_equal(f->s.view->ui.detail_scroll, few);
+	e->ninputs = e->ninputs_kept = MS_VIEW_EVENT_INPUTS;
+	e->nlinks = 3;
+	ms_session_snapshot(&f->s);
+	ms_session_key(&f->s, MS_KEY_END);
+	size_t many = f->s.view->ui.detail_scroll;
+	assert_int_equal(many + 1, ms__detail_lines(f->s.view, NULL));
+	assert_true(many >= few + MS_VIEW_EVENT_INPUTS);
+	e->ninputs = e->ninputs_kept = 0;
+	e->nlinks = 0;
+	ms_session_snapshot(&f->s);
+	ms_session_key(&f->s, MS_KEY_END);
+	assert_int_equal(f->s.view->ui.detail_scroll, few);
+	/* Another kind of item: a part's details are shorter. */
+	f->s.view->ui.focus = MS_FOCUS_INVENTORY;
+	ms_session_key(&f->s, MS_KEY_END);
+	assert_int_equal(f->s.view->ui.detail_scroll + 1,
+	                 ms__detail_lines(f->s.view, NULL));
+	assert_true(f->s.view->ui.detail_scroll < few);
+}
+
 /* The details scrolled through at w x h, every row read into all. */
 static void
 details_text(fx *f, int w, int h, char *all, size_t cap)
@@ -2229,7 +2270,8 @@ details_text(fx *f, int w, int h, char *all, size_t cap)
 	all[0] = '\0';
 	ms_canvas cv;
 	ms_canvas_init(&cv);
-	for (size_t top = 0; top < ms__detail_lines(f->s.view); top += 4) {
+	for (size_t top = 0; top < ms__detail_lines(f->s.view, NULL);
+	     top += 4) {
 		f->s.view->ui.detail_scroll = top;
 		assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
 		char row[4096];
@@ -2431,6 +2473,7 @@ main(void)
 		T(test_help_focus_details_quit),
 		T(test_details_show_staged_batches),
 		T(test_details_show_hot_and_oversized),
+		T(test_detail_scroll_follows_content),
 		T(test_merge_details_long_values),
 		cmocka_unit_test(test_every_fkey_has_a_letter),
 		T(test_controller_errors_shown),

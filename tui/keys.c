@@ -1489,7 +1489,8 @@ overlay_scroll(ms_tui_session *s, int key)
 	ms_tui_ui *ui = &s->view->ui;
 	bool help = ui->overlay == MS_OVERLAY_HELP;
 	size_t *top = help ? &ui->help_scroll : &ui->detail_scroll;
-	size_t lines = help ? ms__help_lines() : ms__detail_lines(s->view);
+	size_t lines = help ? ms__help_lines()
+	                    : ms__detail_lines(s->view, &s->detail_memo);
 	size_t last = lines - 1;
 	switch (key) {
 	case MS_KEY_UP:

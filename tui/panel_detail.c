@@ -324,6 +324,30 @@ draw_link(ms_canvas *c, ms_rect in, const ms_tui_plugin *p)
 	return y - in.y;
 }
 
+/* What the details show: a part, a link, a merge, or nothing. */
+enum shown { SHOWN_NOTHING, SHOWN_PART, SHOWN_LINK, SHOWN_EVENT };
+
+/* Which of them is selected, and its index in the view's array. */
+static enum shown
+selected(const ms_tui_view *v, size_t *idx)
+{
+	if (v->ui.focus == MS_FOCUS_INVENTORY && v->ui.part_sel < v->nparts) {
+		*idx = v->ui.part_sel;
+		return SHOWN_PART;
+	}
+	if (v->ui.focus == MS_FOCUS_PLUGINS && v->ui.plugin_sel < v->nplugins) {
+		*idx = v->ui.plugin_sel;
+		return SHOWN_LINK;
+	}
+	long e = ms_events_selected(v);
+	if (e >= 0) {
+		*idx = (size_t)e;
+		return SHOWN_EVENT;
+	}
+	*idx = 0;
+	return SHOWN_NOTHING;
+}
+
 /* The details of what is selected, laid out w columns wide from the top
  * of doc (sized here); returns their rows (0 when doc cannot be had) and
  * their title. */
@@ -338,36 +362,73 @@ layout_doc(ms_canvas *doc, const ms_tui_view *v, int w, char *title, size_t tn)
 	if (w < 1 || ms_canvas_reset(doc, w, h) != 0)
 		return 0;
 	ms_rect in = { 0, 0, w, h };
-	if (v->ui.focus == MS_FOCUS_INVENTORY && v->ui.part_sel < v->nparts) {
+	size_t i;
+	switch (selected(v, &i)) {
+	case SHOWN_PART:
 		snprintf(title, tn, "Part");
-		return draw_part(doc, in, v, &v->parts[v->ui.part_sel]);
+		return draw_part(doc, in, v, &v->parts[i]);
+	case SHOWN_LINK:
+		snprintf(title, tn, "Link %zu: %s", i + 1, v->plugins[i].name);
+		return draw_link(doc, in, &v->plugins[i]);
+	case SHOWN_EVENT:
+		snprintf(title, tn, "Merge #%" PRIu64, v->events[i].seq);
+		return draw_event(doc, in, v, &v->events[i]);
+	default:
+		snprintf(title, tn, "Details");
+		ms_canvas_text(doc, 0, 0, w, "nothing selected", MS_C_MUTED);
+		return 1;
 	}
-	if (v->ui.focus == MS_FOCUS_PLUGINS && v->ui.plugin_sel < v->nplugins) {
-		const ms_tui_plugin *p = &v->plugins[v->ui.plugin_sel];
-		snprintf(title, tn, "Link %zu: %s", v->ui.plugin_sel + 1,
-		         p->name);
-		return draw_link(doc, in, p);
+}
+
+/* Does memo hold the count for what v shows? If not, make it the key
+ * for it (not yet valid). The count depends on nothing else: the item
+ * itself, and the day's start that its times are read from. */
+static bool
+memo_matches(ms_detail_memo *memo, const ms_tui_view *v)
+{
+	size_t i;
+	enum shown k = selected(v, &i);
+	const void *what = NULL;
+	size_t n = 0;
+	if (k == SHOWN_PART) {
+		what = &v->parts[i];
+		n = sizeof(v->parts[i]);
+	} else if (k == SHOWN_LINK) {
+		what = &v->plugins[i];
+		n = sizeof(v->plugins[i]);
+	} else if (k == SHOWN_EVENT) {
+		what = &v->events[i];
+		n = sizeof(v->events[i]);
 	}
-	long e = ms_events_selected(v);
-	if (e >= 0) {
-		snprintf(title, tn, "Merge #%" PRIu64, v->events[e].seq);
-		return draw_event(doc, in, v, &v->events[e]);
-	}
-	snprintf(title, tn, "Details");
-	ms_canvas_text(doc, 0, 0, w, "nothing selected", MS_C_MUTED);
-	return 1;
+	if (memo->valid && memo->kind == (int)k &&
+	    memo->day_start == v->day_start &&
+	    (n == 0 || memcmp(&memo->what, what, n) == 0))
+		return true;
+	memo->valid = false;
+	memo->kind = (int)k;
+	memo->day_start = v->day_start;
+	if (n)
+		memcpy(&memo->what, what, n);
+	return false;
 }
 
 size_t
-ms__detail_lines(const ms_tui_view *v)
+ms__detail_lines(const ms_tui_view *v, ms_detail_memo *memo)
 {
+	if (memo && memo_matches(memo, v))
+		return memo->lines;
 	ms_canvas doc;
 	char title[48];
 	ms_canvas_init(&doc);
 	/* One column, the most rows the details take. */
 	int n = layout_doc(&doc, v, 60, title, sizeof(title));
 	ms_canvas_release(&doc);
-	return n > 0 ? (size_t)n : 1;
+	size_t lines = n > 0 ? (size_t)n : 1;
+	if (memo && n > 0) {
+		memo->lines = lines;
+		memo->valid = true;
+	}
+	return lines;
 }
 
 static void

@@ -199,9 +199,25 @@ extern const ms_panel_class ms_panel_footer;
 extern const ms_panel_class ms_panel_help;
 /* Lines of the help overlay (keys, a blank, the legend). */
 size_t ms__help_lines(void);
+/* What the details overlay last counted the lines of, and their count:
+ * a copy of the selected merge, part or link (and the day's start its
+ * clock reads from), so a scroll key lays the details out again only
+ * when what they show has changed. Zeroed: nothing counted yet. */
+typedef struct ms_detail_memo {
+	bool valid;
+	int kind; /* what is shown (enum in panel_detail.c) */
+	int64_t day_start;
+	union {
+		ms_tui_event event;
+		ms_tui_part part;
+		ms_tui_plugin link;
+	} what;
+	size_t lines;
+} ms_detail_memo;
 /* Lines the details overlay holds for what is selected (at most: one
- * column). */
-size_t ms__detail_lines(const ms_tui_view *v);
+ * column). memo (may be NULL) keeps the count for the next call while
+ * what is selected stays the same, byte for byte. */
+size_t ms__detail_lines(const ms_tui_view *v, ms_detail_memo *memo);
 extern const ms_panel_class ms_panel_detail;
 extern const ms_panel_class ms_panel_breakpoints;
 
@@ -346,6 +362,8 @@ typedef struct ms_tui_session {
 	/* The screen size frames are drawn at (0 until known): Tab skips a
 	 * panel the layout leaves out. */
 	int screen_w, screen_h;
+	/* The details' line count for scroll keys (overlay_scroll). */
+	ms_detail_memo detail_memo;
 } ms_tui_session;
 
 int ms_session_init(ms_tui_session *s, const ms_tui_ctl *ctl);
