@@ -28,13 +28,16 @@ static const enum ms_panel_id tiled[] = {
 
 static unsigned char owner[MAX_H][MAX_W];
 
+/* The layout of a w x h screen whose footer takes fh rows (a message
+ * wrapped). */
 static void
-check_size(int w, int h)
+check_size(int w, int h, int fh)
 {
 	ms_layout l;
-	ms_layout_compute(w, h, NULL, &l);
+	ms_layout_opts o = { .footer_h = fh };
+	ms_layout_compute(w, h, &o, &l);
 	char where[64];
-	snprintf(where, sizeof(where), "%dx%d", w, h);
+	snprintf(where, sizeof(where), "%dx%d, footer %d", w, h, fh);
 	if (l.too_small)
 		fail_msg("%s: reported too small", where);
 
@@ -78,9 +81,9 @@ check_size(int w, int h)
 				         (int)ms_layout_fold_order[j]);
 
 	/* Panels are big enough to say something. */
-	if (l.r[MS_PANEL_STATUS].h != 1 || l.r[MS_PANEL_FOOTER].h != 1)
-		fail_msg("%s: status and footer are one line each", where);
-	if (l.r[MS_PANEL_STATUS].y != 0 || l.r[MS_PANEL_FOOTER].y != h - 1)
+	if (l.r[MS_PANEL_STATUS].h != 1 || l.r[MS_PANEL_FOOTER].h != fh)
+		fail_msg("%s: status one line, footer %d", where, fh);
+	if (l.r[MS_PANEL_STATUS].y != 0 || l.r[MS_PANEL_FOOTER].y != h - fh)
 		fail_msg("%s: status on top, footer at the bottom", where);
 	if (l.r[MS_PANEL_INVENTORY].h < 8 || l.r[MS_PANEL_INVENTORY].w < 46)
 		fail_msg("%s: inventory too small", where);
@@ -104,7 +107,8 @@ test_every_size(void **state)
 	(void)state;
 	for (int w = MS_MIN_W; w <= MAX_W; w++)
 		for (int h = MS_MIN_H; h <= MAX_H; h++)
-			check_size(w, h);
+			for (int fh = 1; fh <= MS_FOOTER_MAX_H; fh++)
+				check_size(w, h, fh);
 }
 
 static int
@@ -180,17 +184,22 @@ static void
 test_overlay_inside(void **state)
 {
 	(void)state;
-	ms_layout_opts o = { .overlay = true };
-	for (int w = MS_MIN_W; w <= MAX_W; w += 7)
-		for (int h = MS_MIN_H; h <= MAX_H; h += 5) {
-			ms_layout l;
-			ms_layout_compute(w, h, &o, &l);
-			ms_rect r = l.r[MS_PANEL_OVERLAY];
-			assert_true(ms_rect_visible(r));
-			assert_true(r.x >= 0 && r.y >= 0);
-			assert_true(r.x + r.w <= w && r.y + r.h <= h);
-			assert_true(r.h >= 18 && r.w >= 60);
-		}
+	for (int fh = 1; fh <= MS_FOOTER_MAX_H; fh++)
+		for (int w = MS_MIN_W; w <= MAX_W; w += 7)
+			for (int h = MS_MIN_H; h <= MAX_H; h += 5) {
+				ms_layout_opts o = { .overlay = true,
+					             .footer_h = fh };
+				ms_layout l;
+				ms_layout_compute(w, h, &o, &l);
+				ms_rect r = l.r[MS_PANEL_OVERLAY];
+				assert_true(ms_rect_visible(r));
+				assert_true(r.x >= 0 && r.y >= 1);
+				/* Above the footer: a wrapped message
+				 * shows whole. */
+				assert_true(r.x + r.w <= w &&
+				            r.y + r.h <= h - fh);
+				assert_true(r.h >= 18 && r.w >= 60);
+			}
 }
 
 int

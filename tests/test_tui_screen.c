@@ -610,6 +610,67 @@ test_timeline_zoom(void **state)
 	assert_true(ms__timeline_span(5) == 3600000000000LL);
 }
 
+/* Row y of text (lines ending in '\n') into buf. */
+static void
+text_row(const char *t, int y, char *buf, size_t n)
+{
+	for (; y > 0 && t; y--) {
+		t = strchr(t, '\n');
+		t = t ? t + 1 : NULL;
+	}
+	const char *e = t ? strchr(t, '\n') : NULL;
+	size_t l = e ? (size_t)(e - t) : 0;
+	if (l >= n)
+		l = n - 1;
+	memcpy(buf, t ? t : "", l);
+	buf[l] = '\0';
+}
+
+/* At 80x24 a message wider than the screen, as `g` leaves after it
+ * stops, wraps at spaces over the bottom rows, the event log ending
+ * above them: it showed its first 40 columns, "..." and its last 37
+ * ("go 10:00:00: stopped at 09:58:12, the l...ation before it: nothing
+ * happens until the next one"). Help opened over it stays above it. */
+static void
+test_long_message_wraps_at_80x24(void **state)
+{
+	fixture *f = *state;
+	static const char msg[] =
+	        "go 10:00:00: stopped at 09:58:12, the last publication "
+	        "before it: nothing happens until the next one (re-ran from "
+	        "the day's start, recording to /tmp/day-2x-3.sqlite)";
+	fake_scene_break(f->view);
+	snprintf(f->view->ui.message, sizeof(f->view->ui.message), "%s", msg);
+	char *t = draw_and_read(f, 80, 24);
+	char row[4][512], joined[1024];
+	for (int i = 0; i < 4; i++)
+		text_row(t, 20 + i, row[i], sizeof(row[i]));
+	snprintf(joined, sizeof(joined), "%s %s %s", row[1], row[2], row[3]);
+	assert_string_equal(joined, msg);
+	for (int i = 1; i < 4; i++) {
+		assert_true(strlen(row[i]) <= 80);
+		assert_null(strstr(row[i], "..."));
+	}
+	/* The event log's box closes on the row above. */
+	assert_int_equal(row[0][0], '+');
+	assert_int_equal(row[0][79], '+');
+	free(t);
+	/* The same message fits on one line at 200 columns. */
+	t = draw_and_read(f, 200, 60);
+	text_row(t, 59, row[0], sizeof(row[0]));
+	assert_string_equal(row[0], msg);
+	free(t);
+	/* Help over it ends above it. */
+	f->view->ui.overlay = MS_OVERLAY_HELP;
+	t = draw_and_read(f, 80, 24);
+	for (int i = 0; i < 4; i++)
+		text_row(t, 20 + i, row[i], sizeof(row[i]));
+	snprintf(joined, sizeof(joined), "%s %s %s", row[1], row[2], row[3]);
+	assert_string_equal(joined, msg);
+	assert_non_null(strchr(row[0], '+'));
+	free(t);
+}
+
 static void
 test_running_smallest(void **state)
 {
@@ -968,6 +1029,8 @@ main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_running_smallest, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_long_message_wraps_at_80x24, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_help, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_small, setup,
 		                                teardown),

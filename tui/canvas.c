@@ -140,6 +140,22 @@ ms_canvas_text_tail(ms_canvas *c, int x, int y, int maxw, const char *s,
 	return col + ms_canvas_text(c, x + col, y, maxw - col, s, attr);
 }
 
+const char *
+ms__wrap_line(const char *s, int maxw)
+{
+	/* The longest run of whole words that fits; a word longer than
+	 * the line is cut at its edge. */
+	const char *p = s, *brk = NULL;
+	for (int col = 0; *p && col < maxw; col++) {
+		if (*p == ' ')
+			brk = p;
+		utf8_next(&p);
+	}
+	if (*p && *p != ' ' && brk)
+		p = brk;
+	return p;
+}
+
 int
 ms_canvas_wrap(ms_canvas *c, int x, int y, int maxw, const char *s,
                uint16_t attr)
@@ -150,16 +166,7 @@ ms_canvas_wrap(ms_canvas *c, int x, int y, int maxw, const char *s,
 	while (*s == ' ')
 		s++;
 	do {
-		/* The longest run of whole words that fits; a word longer
-		 * than the line is cut at its edge. */
-		const char *p = s, *brk = NULL;
-		for (int col = 0; *p && col < maxw; col++) {
-			if (*p == ' ')
-				brk = p;
-			utf8_next(&p);
-		}
-		if (*p && *p != ' ' && brk)
-			p = brk;
+		const char *p = ms__wrap_line(s, maxw);
 		if (c) {
 			int cx = x;
 			for (const char *q = s; q < p;)

@@ -550,9 +550,8 @@ focus_shown(const ms_tui_session *s, enum ms_tui_focus f)
 {
 	if (f != MS_FOCUS_PLUGINS || s->screen_w <= 0 || s->screen_h <= 0)
 		return true;
-	ms_layout_opts lo = { .overlay = false };
 	ms_layout l;
-	ms_layout_compute(s->screen_w, s->screen_h, &lo, &l);
+	ms__layout_view(s->view, s->screen_w, s->screen_h, &l);
 	return l.too_small || ms_rect_visible(l.r[MS_PANEL_PLUGINS]);
 }
 
@@ -785,9 +784,8 @@ static void
 scroll_gates(ms_tui_session *s, long delta, bool home, bool end)
 {
 	ms_tui_ui *ui = &s->view->ui;
-	ms_layout_opts lo = { .overlay = false };
 	ms_layout l;
-	ms_layout_compute(s->screen_w, s->screen_h, &lo, &l);
+	ms__layout_view(s->view, s->screen_w, s->screen_h, &l);
 	/* Lines as wrapped at the area's width. */
 	size_t last = ms__gates_lines(s->view, l.r[MS_PANEL_EVENTS].w - 2) - 1;
 	int eh = l.r[MS_PANEL_EVENTS].h - 2;

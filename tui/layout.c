@@ -6,7 +6,8 @@
  * wide screens) the staging gauge side by side; the staging gauge as its own
  * band when the screen is narrower; the plugin table as a band, or beside
  * the event log on very wide screens; the event log; the footer (keys,
- * prompt, messages).
+ * prompt, messages), one line, or up to three for a message wider than
+ * the screen.
  *
  * Optional panels fold away in a fixed order as the screen shrinks: plugins
  * first, then the timeline, then staging. Each needs a minimum height (and
@@ -64,7 +65,10 @@ ms_layout_compute(int w, int h, const ms_layout_opts *o, ms_layout *out)
 		return;
 	}
 
-	int body_h = h - 2;
+	int fh = o && o->footer_h > 1 ? o->footer_h : 1;
+	if (fh > MS_FOOTER_MAX_H)
+		fh = MS_FOOTER_MAX_H;
+	int body_h = h - 1 - fh;
 	bool staging = h >= STAGING_MIN_H;
 	bool timeline = h >= TIMELINE_MIN_H;
 	bool plugins = h >= PLUGINS_MIN_H && w >= PLUGINS_MIN_W;
@@ -72,7 +76,7 @@ ms_layout_compute(int w, int h, const ms_layout_opts *o, ms_layout *out)
 	bool plugins_side = plugins && w >= PLUGINS_SIDE_W;
 
 	out->r[MS_PANEL_STATUS] = rect(0, 0, w, 1);
-	out->r[MS_PANEL_FOOTER] = rect(0, h - 1, w, 1);
+	out->r[MS_PANEL_FOOTER] = rect(0, h - fh, w, fh);
 
 	int y = 1;
 	int th = timeline ? clampi(body_h / 5, 7, 14) : 0;
@@ -118,7 +122,10 @@ ms_layout_compute(int w, int h, const ms_layout_opts *o, ms_layout *out)
 	if (o && o->overlay) {
 		int ow = clampi(w - 6, 60, 100);
 		int oh = clampi(h - 4, 18, 44);
-		out->r[MS_PANEL_OVERLAY] =
-		        rect((w - ow) / 2, (h - oh) / 2, ow, oh);
+		/* Centred, above a footer taller than a line. */
+		int oy = (h - oh) / 2;
+		if (oy + oh > h - fh)
+			oy = h - fh - oh > 1 ? h - fh - oh : 1;
+		out->r[MS_PANEL_OVERLAY] = rect((w - ow) / 2, oy, ow, oh);
 	}
 }

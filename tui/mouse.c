@@ -4,7 +4,7 @@
  * scrolls the list under the pointer three rows at a time, or the help
  * or the details open over them.
  * Panels and rows are found with the same layout and scroll positions the
- * panels draw with (ms_layout_compute, ms__events_top,
+ * panels draw with (ms__layout_view, ms__events_top,
  * ms__inventory_top), so a click lands on what is shown there.
  */
 #include "tui_int.h"
@@ -78,9 +78,8 @@ ms_session_mouse(ms_tui_session *s, const ms_mouse *m, int w, int h)
 				ms_session_key(s, wheel);
 		return;
 	}
-	ms_layout_opts lo = { .overlay = false };
 	ms_layout l;
-	ms_layout_compute(w, h, &lo, &l);
+	ms__layout_view(s->view, w, h, &l);
 	if (l.too_small)
 		return;
 	static const struct {

@@ -1,8 +1,10 @@
 /*
  * panel_footer.c - the bottom line: the prompt being edited (filter,
  * command line, go-to, export, new breakpoint) with its cursor; otherwise
- * the last message (errors stand out); otherwise the F-key bar built from
- * the key table, htop style.
+ * the last message (errors stand out), wrapped at spaces onto up to
+ * MS_FOOTER_MAX_H lines when it is wider than the screen (the layout gives
+ * the footer those rows: ms__footer_rows); otherwise the F-key bar built
+ * from the key table, htop style.
  */
 #include "tui_int.h"
 
@@ -60,12 +62,12 @@ draw_question(ms_canvas *c, ms_rect r, uint16_t a, const char *head,
 	ms_canvas_text(c, x, r.y, r.x + r.w - x, tail, a);
 }
 
-/* A message wider than the line keeps its start (what happened) and its
- * end (often the file it happened to: "exported 7 merges as jsonl to
- * /long/path/run.jsonl" lost the file name at 80 columns); "..." stands
- * for the middle. */
+/* A message wider than one line of r keeps its start (what happened)
+ * and its end (often the file it happened to: "exported 7 merges as
+ * jsonl to /long/path/run.jsonl" lost the file name at 80 columns); "..."
+ * stands for the middle. */
 static void
-draw_message(ms_canvas *c, ms_rect r, const char *m, uint16_t a)
+draw_line(ms_canvas *c, ms_rect r, const char *m, uint16_t a)
 {
 	int cols = ms_canvas_cols(m);
 	if (cols <= r.w || r.w < 20) {
@@ -81,6 +83,43 @@ draw_message(ms_canvas *c, ms_rect r, const char *m, uint16_t a)
 	}
 	ms_canvas_text(c, r.x, r.y, head, m, a);
 	ms_canvas_text_tail(c, r.x + head, r.y, r.w - head, rest, a);
+}
+
+int
+ms__footer_rows(const ms_tui_view *v, int w)
+{
+	const ms_tui_ui *ui = &v->ui;
+	if (ui->prompt != MS_PROMPT_NONE || !ui->message[0] || w < 20 ||
+	    ms_canvas_cols(ui->message) <= w)
+		return 1;
+	int n = ms_canvas_wrap(NULL, 0, 0, w, ui->message, 0);
+	return n < MS_FOOTER_MAX_H ? n : MS_FOOTER_MAX_H;
+}
+
+/* The message in the footer's rows, wrapped at spaces (a go's message,
+ * "go 10:00:00: stopped at 09:58:12, the last publication before it:
+ * nothing happens until the next one", lost its middle at 80 columns);
+ * what does not fit in the last row keeps its start and end there. */
+static void
+draw_message(ms_canvas *c, ms_rect r, const char *m, uint16_t a)
+{
+	int y = r.y;
+	while (*m == ' ')
+		m++;
+	for (; y < r.y + r.h - 1 && ms_canvas_cols(m) > r.w; y++) {
+		const char *end = ms__wrap_line(m, r.w);
+		int col = 0;
+		for (const char *q = m; q < end; col++) {
+			q++;
+			while (q < end && ((unsigned char)*q & 0xc0) == 0x80)
+				q++;
+		}
+		ms_canvas_text(c, r.x, y, col, m, a);
+		m = end;
+		while (*m == ' ')
+			m++;
+	}
+	draw_line(c, (ms_rect){ r.x, y, r.w, 1 }, m, a);
 }
 
 static void

@@ -101,6 +101,16 @@ too_small(ms_canvas *c, const ms_tui_view *v, int w, int h)
 	}
 }
 
+void
+ms__layout_view(const ms_tui_view *v, int w, int h, ms_layout *out)
+{
+	ms_layout_opts lo = {
+		.overlay = v->ui.overlay != MS_OVERLAY_NONE,
+		.footer_h = ms__footer_rows(v, w),
+	};
+	ms_layout_compute(w, h, &lo, out);
+}
+
 int
 ms_render_frame(ms_canvas *c, const ms_tui_view *v, int w, int h)
 {
@@ -108,9 +118,8 @@ ms_render_frame(ms_canvas *c, const ms_tui_view *v, int w, int h)
 	if (rc)
 		return rc;
 	c->ascii = v->ui.ascii;
-	ms_layout_opts lo = { .overlay = v->ui.overlay != MS_OVERLAY_NONE };
 	ms_layout l;
-	ms_layout_compute(w, h, &lo, &l);
+	ms__layout_view(v, w, h, &l);
 	if (l.too_small) {
 		too_small(c, v, w, h);
 		return 0;

@@ -44,8 +44,12 @@ enum ms_panel_id {
 #define MS_MIN_W 80
 #define MS_MIN_H 24
 
+/* Rows the footer may take: a message wider than the line wraps. */
+#define MS_FOOTER_MAX_H 3
+
 typedef struct ms_layout_opts {
 	bool overlay; /* an overlay box is open */
+	int footer_h; /* the footer's rows, 1..MS_FOOTER_MAX_H (0: 1) */
 } ms_layout_opts;
 
 typedef struct ms_layout {
@@ -62,6 +66,9 @@ extern const enum ms_panel_id ms_layout_required[5];
 
 /* Pure: the panel rectangles for a w x h screen. */
 void ms_layout_compute(int w, int h, const ms_layout_opts *o, ms_layout *out);
+/* The layout of a w x h screen showing v: its overlay, and a footer as
+ * tall as v's message needs (ms__footer_rows). */
+void ms__layout_view(const ms_tui_view *v, int w, int h, ms_layout *out);
 static inline bool
 ms_rect_visible(ms_rect r)
 {
@@ -117,6 +124,8 @@ int ms_canvas_text_tail(ms_canvas *c, int x, int y, int maxw, const char *s,
  * least 1 (0 when maxw < 1). c NULL: only count them. */
 int ms_canvas_wrap(ms_canvas *c, int x, int y, int maxw, const char *s,
                    uint16_t attr);
+/* Where the first of those lines ends in s (s itself when maxw < 1). */
+const char *ms__wrap_line(const char *s, int maxw);
 /* Copy rows top.. of doc into rectangle in of c (a long text laid out
  * whole, shown scrolled). */
 void ms_canvas_blit(ms_canvas *c, ms_rect in, const ms_canvas *doc, size_t top);
@@ -196,6 +205,9 @@ extern const ms_panel_class ms_panel_staging;
 extern const ms_panel_class ms_panel_plugins;
 extern const ms_panel_class ms_panel_events;
 extern const ms_panel_class ms_panel_footer;
+/* Rows the footer needs at w columns: 1, or a message wider than the
+ * line wrapped at spaces, up to MS_FOOTER_MAX_H. */
+int ms__footer_rows(const ms_tui_view *v, int w);
 extern const ms_panel_class ms_panel_help;
 /* Lines of the help overlay (keys, a blank, the legend). */
 size_t ms__help_lines(void);
