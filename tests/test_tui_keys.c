@@ -1917,6 +1917,62 @@ test_help_scrolls(void **state)
 	assert_int_equal(f->s.view->ui.help_scroll, 0);
 }
 
+/* The first line the open box shows at w x h, from its title ("Help
+ * 40-57 of 57"); its last in *last, the lines in *n. */
+static size_t
+overlay_shows(fx *f, int w, int h, size_t *last, size_t *n)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+	size_t first = 0;
+	bool found = false;
+	char row[4096];
+	for (int y = 0; y < h && !found; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		const char *p = strstr(row, " of ");
+		while (p && p > row && p[-1] >= '0' && p[-1] <= '9')
+			p--;
+		while (p && p > row && p[-1] != ' ')
+			p--;
+		found = p && sscanf(p, "%zu-%zu of %zu", &first, last, n) == 3;
+	}
+	ms_canvas_release(&cv);
+	assert_true(found);
+	return first;
+}
+
+/* At 80x24 Up after End moves the help and the details up a line: End
+ * went to the last line itself, which the box showed at its foot, so
+ * the next box-height of Up presses moved nothing. End shows the last
+ * line at the box's foot, and Down there stays. */
+static void
+test_overlay_up_after_end(void **state)
+{
+	fx *f = *state;
+	ms_session_resize(&f->s, 80, 24);
+	ms_tui_event *e = &f->model->events[f->model->nevents - 1];
+	e->ninputs = e->ninputs_kept = MS_VIEW_EVENT_INPUTS;
+	ms_session_snapshot(&f->s);
+	for (int i = 0; i < 2; i++) {
+		ms_session_key(&f->s, i ? MS_KEY_ENTER : '?');
+		assert_int_equal(f->s.view->ui.overlay,
+		                 i ? MS_OVERLAY_DETAIL : MS_OVERLAY_HELP);
+		size_t last, n;
+		ms_session_key(&f->s, MS_KEY_END);
+		size_t first = overlay_shows(f, 80, 24, &last, &n);
+		assert_int_equal(last, n);
+		assert_true(first > 1);
+		ms_session_key(&f->s, MS_KEY_DOWN);
+		assert_int_equal(overlay_shows(f, 80, 24, &last, &n), first);
+		ms_session_key(&f->s, MS_KEY_UP);
+		assert_int_equal(overlay_shows(f, 80, 24, &last, &n),
+		                 first - 1);
+		assert_int_equal(last, n - 1);
+		ms_session_key(&f->s, MS_KEY_ESC);
+	}
+}
+
 /* Tab and shift-Tab go round the panels on the screen: at 80x24 (no
  * plugins panel) Tab went to the hidden plugins, highlighting nothing
  * and searching links nobody saw; a screen shrunk under the plugins
@@ -2251,7 +2307,7 @@ test_detail_scroll_follows_content(void **state)
 	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
 	ms_session_key(&f->s, MS_KEY_END);
 	size_t few = f->s.view->ui.detail_scroll;
-	assert_int_equal(few + 1, ms__detail_lines(f->s.view, NULL));
+	assert_int_equal(few + 1, ms__detail_lines(f->s.view, 60, NULL));
 	/* A key that does not scroll keeps the place. */
 	ms_session_key(&f->s, MS_KEY_UP);
 	ms_session_key(&f->s, MS_KEY_END);
@@ -2261,7 +2317,7 @@ test_detail_scroll_follows_content(void **state)
 	ms_session_snapshot(&f->s);
 	ms_session_key(&f->s, MS_KEY_END);
 	size_t many = f->s.view->ui.detail_scroll;
-	assert_int_equal(many + 1, ms__detail_lines(f->s.view, NULL));
+	assert_int_equal(many + 1, ms__detail_lines(f->s.view, 60, NULL));
 	assert_true(many >= few + MS_VIEW_EVENT_INPUTS);
 	e->ninputs = e->ninputs_kept = 0;
 	e->nlinks = 0;
@@ -2272,7 +2328,7 @@ test_detail_scroll_follows_content(void **state)
 	f->s.view->ui.focus = MS_FOCUS_INVENTORY;
 	ms_session_key(&f->s, MS_KEY_END);
 	assert_int_equal(f->s.view->ui.detail_scroll + 1,
-	                 ms__detail_lines(f->s.view, NULL));
+	                 ms__detail_lines(f->s.view, 60, NULL));
 	assert_true(f->s.view->ui.detail_scroll < few);
 }
 
@@ -2284,7 +2340,7 @@ details_text(fx *f, int w, int h, char *all, size_t cap)
 	all[0] = '\0';
 	ms_canvas cv;
 	ms_canvas_init(&cv);
-	for (size_t top = 0; top < ms__detail_lines(f->s.view, NULL);
+	for (size_t top = 0; top < ms__detail_lines(f->s.view, 60, NULL);
 	     top += 4) {
 		f->s.view->ui.detail_scroll = top;
 		assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
@@ -2466,6 +2522,7 @@ main(void)
 		T(test_footer_questions_fit),
 		T(test_prompt_history),
 		T(test_help_scrolls),
+		T(test_overlay_up_after_end),
 		T(test_help_names_shift_tab),
 		T(test_details_scroll),
 		T(test_focus_skips_folded_panels),

@@ -854,7 +854,7 @@ test_merge_details(void **state)
 	assert_null(strstr(t, "00000000000001c9"));
 	assert_non_null(strstr(t, ", down scrolls  (Esc closes)"));
 	free(t);
-	f->view->ui.detail_scroll = ms__detail_lines(f->view, NULL) - 1;
+	f->view->ui.detail_scroll = ms__detail_lines(f->view, 60, NULL) - 1;
 	t = draw_and_read(f, 132, 28);
 	assert_non_null(strstr(t, "00000000000001c9"));
 	assert_null(strstr(t, "down scrolls"));

@@ -1478,22 +1478,47 @@ breaks_key(ms_tui_session *s, int key)
 	s->dirty = true;
 }
 
+/* The inner rectangle of the help or details box on the session's
+ * screen; 0 x 0 while its size is not known or too small. */
+static ms_rect
+overlay_inner(const ms_tui_session *s)
+{
+	ms_rect none = { 0, 0, 0, 0 };
+	if (s->screen_w <= 0 || s->screen_h <= 0)
+		return none;
+	ms_layout l;
+	ms__layout_view(s->view, s->screen_w, s->screen_h, &l);
+	ms_rect r = l.r[MS_PANEL_OVERLAY];
+	if (l.too_small || r.w < 3 || r.h < 3)
+		return none;
+	return (ms_rect){ r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
+}
+
 /* Up/down/PgUp/PgDn/Home/End (and j/k) scroll the help or the details;
- * true if key was one of them. The panel clamps the bottom to the
- * screen. */
+ * true if key was one of them. The first line shown goes no further
+ * than the one that shows the last line at the foot of the box (it went
+ * to the last line itself, which the box showed as that, and Up after
+ * End then moved nothing for a box's height of presses); the details
+ * are counted as wide as the box is. */
 static bool
 overlay_scroll(ms_tui_session *s, int key)
 {
 	ms_tui_ui *ui = &s->view->ui;
 	bool help = ui->overlay == MS_OVERLAY_HELP;
 	size_t *top = help ? &ui->help_scroll : &ui->detail_scroll;
+	ms_rect in = overlay_inner(s);
 	size_t lines = help ? ms__help_lines()
-	                    : ms__detail_lines(s->view, &s->detail_memo);
-	size_t last = lines - 1;
+	                    : ms__detail_lines(s->view, in.w > 0 ? in.w : 60,
+	                                       &s->detail_memo);
+	size_t page = in.h > 0 ? (size_t)in.h : 1;
+	size_t last = lines > page ? lines - page : 0;
 	switch (key) {
 	case MS_KEY_UP:
 	case 'k':
-		*top = *top > last ? last - 1 : *top > 0 ? *top - 1 : 0;
+		if (*top > last)
+			*top = last;
+		if (*top > 0)
+			(*top)--;
 		break;
 	case MS_KEY_DOWN:
 	case 'j':

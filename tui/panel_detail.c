@@ -380,11 +380,12 @@ layout_doc(ms_canvas *doc, const ms_tui_view *v, int w, char *title, size_t tn)
 	}
 }
 
-/* Does memo hold the count for what v shows? If not, make it the key
- * for it (not yet valid). The count depends on nothing else: the item
- * itself, and the day's start that its times are read from. */
+/* Does memo hold the count for what v shows w columns wide? If not,
+ * make it the key for it (not yet valid). The count depends on nothing
+ * else: the width, the item itself, and the day's start that its times
+ * are read from. */
 static bool
-memo_matches(ms_detail_memo *memo, const ms_tui_view *v)
+memo_matches(ms_detail_memo *memo, const ms_tui_view *v, int w)
 {
 	size_t i;
 	enum shown k = selected(v, &i);
@@ -400,12 +401,13 @@ memo_matches(ms_detail_memo *memo, const ms_tui_view *v)
 		what = &v->events[i];
 		n = sizeof(v->events[i]);
 	}
-	if (memo->valid && memo->kind == (int)k &&
+	if (memo->valid && memo->kind == (int)k && memo->w == w &&
 	    memo->day_start == v->day_start &&
 	    (n == 0 || memcmp(&memo->what, what, n) == 0))
 		return true;
 	memo->valid = false;
 	memo->kind = (int)k;
+	memo->w = w;
 	memo->day_start = v->day_start;
 	if (n)
 		memcpy(&memo->what, what, n);
@@ -413,15 +415,14 @@ memo_matches(ms_detail_memo *memo, const ms_tui_view *v)
 }
 
 size_t
-ms__detail_lines(const ms_tui_view *v, ms_detail_memo *memo)
+ms__detail_lines(const ms_tui_view *v, int w, ms_detail_memo *memo)
 {
-	if (memo && memo_matches(memo, v))
+	if (memo && memo_matches(memo, v, w))
 		return memo->lines;
 	ms_canvas doc;
 	char title[48];
 	ms_canvas_init(&doc);
-	/* One column, the most rows the details take. */
-	int n = layout_doc(&doc, v, 60, title, sizeof(title));
+	int n = layout_doc(&doc, v, w, title, sizeof(title));
 	ms_canvas_release(&doc);
 	size_t lines = n > 0 ? (size_t)n : 1;
 	if (memo && n > 0) {

@@ -212,12 +212,14 @@ extern const ms_panel_class ms_panel_help;
 /* Lines of the help overlay (keys, a blank, the legend). */
 size_t ms__help_lines(void);
 /* What the details overlay last counted the lines of, and their count:
- * a copy of the selected merge, part or link (and the day's start its
- * clock reads from), so a scroll key lays the details out again only
- * when what they show has changed. Zeroed: nothing counted yet. */
+ * the width, a copy of the selected merge, part or link (and the day's
+ * start its clock reads from), so a scroll key lays the details out
+ * again only when what they show or the box's width has changed.
+ * Zeroed: nothing counted yet. */
 typedef struct ms_detail_memo {
 	bool valid;
 	int kind; /* what is shown (enum in panel_detail.c) */
+	int w;
 	int64_t day_start;
 	union {
 		ms_tui_event event;
@@ -226,10 +228,11 @@ typedef struct ms_detail_memo {
 	} what;
 	size_t lines;
 } ms_detail_memo;
-/* Lines the details overlay holds for what is selected (at most: one
- * column). memo (may be NULL) keeps the count for the next call while
- * what is selected stays the same, byte for byte. */
-size_t ms__detail_lines(const ms_tui_view *v, ms_detail_memo *memo);
+/* Lines the details overlay holds for what is selected, laid out w
+ * columns wide (the box's inner width; from 80 in two columns). memo
+ * (may be NULL) keeps the count for the next call while w and what is
+ * selected stay the same, byte for byte. */
+size_t ms__detail_lines(const ms_tui_view *v, int w, ms_detail_memo *memo);
 extern const ms_panel_class ms_panel_detail;
 extern const ms_panel_class ms_panel_breakpoints;
 
