@@ -2359,6 +2359,26 @@ details_text(fx *f, int w, int h, char *all, size_t cap)
 	ms_canvas_release(&cv);
 }
 
+/* At 80 columns a merge's inputs show their maturity whole: the table
+ * was 72 columns in a box of 70 and its header read "maturi". */
+static void
+test_detail_inputs_whole_at_80(void **state)
+{
+	fx *f = *state;
+	ms_tui_event *e = &f->model->events[f->model->nevents - 1];
+	e->ninputs = e->ninputs_kept = 2;
+	e->inputs[0].mature = true;
+	e->inputs[1].mature = false;
+	ms_session_snapshot(&f->s);
+	ms_session_key(&f->s, MS_KEY_ENTER);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	static char all[65536];
+	details_text(f, 80, 24, all, sizeof(all));
+	assert_non_null(strstr(all, "max time     maturity "));
+	assert_non_null(strstr(all, "09:21:00     mature   "));
+	assert_non_null(strstr(all, "     hot      "));
+}
+
 /* A merge's links (the link's name, its calls, traces, kept and time in
  * Decide, in a table of their own) are shown whole, and a failure's
  * message longer than the details' column wraps onto the lines after, at
@@ -2545,6 +2565,7 @@ main(void)
 		T(test_details_show_staged_batches),
 		T(test_details_show_hot_and_oversized),
 		T(test_detail_scroll_follows_content),
+		T(test_detail_inputs_whole_at_80),
 		T(test_merge_details_long_values),
 		cmocka_unit_test(test_every_fkey_has_a_letter),
 		T(test_controller_errors_shown),

@@ -81,7 +81,7 @@ put_inputs(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v,
 	if (y + 2 >= in.y + in.h || e->ninputs == 0)
 		return y;
 	char line[160], a[32], b[32];
-	snprintf(line, sizeof(line), "%-3s %-16s %5s %10s %9s  %-14s %s", "#",
+	snprintf(line, sizeof(line), "%-3s %-16s %5s %10s %9s  %-12s %s", "#",
 	         "input part", "depth", "rows", "bytes", "max time",
 	         "maturity");
 	ms_canvas_text(c, in.x + 1, y++, in.w - 2, line, MS_C_MUTED);
@@ -92,7 +92,7 @@ put_inputs(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v,
 			break; /* keep the row for "+N more" */
 		const ms_tui_input *p = &e->inputs[shown];
 		snprintf(line, sizeof(line),
-		         "%-3u %016" PRIx64 " %5u %10" PRIu64 " %9s  %-14s %s",
+		         "%-3u %016" PRIx64 " %5u %10" PRIu64 " %9s  %-12s %s",
 		         shown + 1, p->id, p->depth, p->rows,
 		         ms_fmt_bytes(a, sizeof(a), p->bytes),
 		         ms_fmt_clock(b, sizeof(b), p->max_ts, v->day_start),
