@@ -372,6 +372,16 @@ test_live_line_fits(void **state)
 	                          "merge #246 in Decide: 2 calls, 74.6k "
 	                          "traces, 3.87ms in Decide, 25.13s since "
 	                          "dispatch"));
+	/* Before its first Decide call it is staging, and says so
+	 * (it said "in Decide: 0 calls"). */
+	l->calls = l->traces = 0;
+	l->decide_ns = 0;
+	l->wall_ns = 669420000;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 132, 46,
+	                          "merge #246 staging, no Decide call yet, "
+	                          "669.42ms since dispatch"));
+	assert_false(screen_has_at(f, 132, 46, "in Decide: 0 calls"));
 }
 
 /* A mouse event of kind at (dx, dy) inside panel's rectangle at 132x44. */
@@ -435,6 +445,7 @@ test_long_chain_scrolls(void **state)
 	f->model->live.present = true;
 	f->model->live.seq = 77;
 	f->model->live.inflight = 1;
+	f->model->live.calls = 1;
 	ms_session_snapshot(&f->s);
 	assert_true(screen_has_at(f, 132, 44, "merge #77 in Decide"));
 	assert_true(screen_has_at(f, 132, 44, "Plugins 6 links, 4-6 shown"));

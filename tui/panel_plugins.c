@@ -4,7 +4,8 @@
  * slowest call, the call-latency histogram as 13 bars, and how often the
  * link failed open (error / timeout / bad verdict), with OPEN when its
  * circuit has opened. While a sampled merge runs, a last line says what
- * it has done so far (the counters above move with it). A chain longer
+ * it has done so far (the counters above move with it), or that it is
+ * staging before its first Decide call. A chain longer
  * than the box scrolls to the selected link, and the title says which
  * links show.
  */
@@ -45,6 +46,22 @@ draw_live(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
 	ms_fmt_ns(wall, sizeof(wall),
 	          l->wall_ns > 0 ? (uint64_t)l->wall_ns : 0);
 	const char *more = l->inflight > 1 ? " (more in flight)" : "";
+	if (l->calls == 0) {
+		/* Staging its first batch: "in Decide: 0 calls" was not
+		 * what it was doing. */
+		int n = snprintf(line, sizeof(line),
+		                 "merge #%" PRIu64 " staging, no Decide call "
+		                 "yet, %s since dispatch%s",
+		                 l->seq, wall, more);
+		if (n > in.w)
+			snprintf(line, sizeof(line),
+			         "merge #%" PRIu64 " staging, no Decide call "
+			         "yet, %s elapsed%s",
+			         l->seq, wall,
+			         l->inflight > 1 ? " (more)" : "");
+		ms_canvas_text(c, in.x, y, in.w, line, MS_C_ACCENT);
+		return;
+	}
 	int len = snprintf(line, sizeof(line),
 	                   "merge #%" PRIu64 " in Decide: %s calls, %s traces, "
 	                   "%s in Decide, %s since dispatch%s",
