@@ -1127,6 +1127,18 @@ test_export_path_field(void **state)
 	rmdir(dir);
 }
 
+/* The session's view drawn at w x h into cv (initialised here); returns
+ * where panel p is. */
+static ms_rect
+render_at(fx *f, ms_canvas *cv, int w, int h, enum ms_panel_id p)
+{
+	ms_canvas_init(cv);
+	assert_int_equal(ms_render_frame(cv, f->s.view, w, h), 0);
+	ms_layout l;
+	ms__layout_view(f->s.view, w, h, &l);
+	return l.r[p];
+}
+
 /* The footer of the session's view drawn at w x h, into row: its one
  * line, or a message's lines (each without its trailing blanks) joined
  * by a space. */
@@ -1134,11 +1146,7 @@ static void
 footer_row(fx *f, int w, int h, char *row, size_t n)
 {
 	ms_canvas cv;
-	ms_canvas_init(&cv);
-	assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
-	ms_layout l;
-	ms__layout_view(f->s.view, w, h, &l);
-	ms_rect r = l.r[MS_PANEL_FOOTER];
+	ms_rect r = render_at(f, &cv, w, h, MS_PANEL_FOOTER);
 	assert_int_equal(r.y + r.h, h);
 	ms_canvas_row(&cv, r.y, row, n);
 	for (int y = r.y + 1; y < h; y++) {
@@ -1391,14 +1399,10 @@ test_footer_questions_fit(void **state)
 	                            "time=02:00"));
 }
 
-/* At DONE, thirteen gates and twenty reconciliation rows do not fit the
- * Events area at 132x44 (the last gate and the whole reconciliation were
- * cut off, nothing said so): the title says which lines show, and the
- * arrows, End and the wheel scroll them. */
+/* DONE with 13 gates and 20 reconciliation rows, the last a FAIL. */
 static void
-test_gates_scroll(void **state)
+gates_scene(fx *f)
 {
-	fx *f = *state;
 	f->model->state = MS_VIEW_DONE;
 	f->model->ngates = 13;
 	for (size_t i = 0; i < 13; i++) {
@@ -1416,6 +1420,17 @@ test_gates_scroll(void **state)
 	for (size_t i = 0; i < 19; i++)
 		f->model->recon[i].ok = true;
 	ms_session_snapshot(&f->s);
+}
+
+/* At DONE, thirteen gates and twenty reconciliation rows do not fit the
+ * Events area at 132x44 (the last gate and the whole reconciliation were
+ * cut off, nothing said so): the title says which lines show, and the
+ * arrows, End and the wheel scroll them. */
+static void
+test_gates_scroll(void **state)
+{
+	fx *f = *state;
+	gates_scene(f);
 	ms_session_resize(&f->s, 132, 44);
 	assert_true(f->s.view->ui.show_gates);
 	assert_true(
@@ -1441,6 +1456,41 @@ test_gates_scroll(void **state)
 	/* The wheel over the area scrolls too. */
 	mouse_in(f, MS_PANEL_EVENTS, MS_MOUSE_WHEEL_DOWN, 5, 3);
 	assert_int_equal(f->s.view->ui.gates_scroll, 3);
+}
+
+/* The first inner row of the Events area at w x h. */
+static void
+gates_first_row(fx *f, int w, int h, char *row, size_t n)
+{
+	ms_canvas cv;
+	ms_rect r = render_at(f, &cv, w, h, MS_PANEL_EVENTS);
+	ms_canvas_row(&cv, r.y + 1, row, n);
+	ms_canvas_release(&cv);
+}
+
+/* Scrolled, the gates keep their table's header on the first row: at
+ * 80x24 the reconciliation's last rows showed figures under no column
+ * names. */
+static void
+test_gates_header_stays(void **state)
+{
+	fx *f = *state;
+	gates_scene(f);
+	ms_session_resize(&f->s, 80, 24);
+	char row[1024];
+	gates_first_row(f, 80, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "gate"));
+	assert_non_null(strstr(row, "detail"));
+	ms_session_key(&f->s, MS_KEY_DOWN);
+	ms_session_key(&f->s, MS_KEY_DOWN);
+	gates_first_row(f, 80, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "detail"));
+	ms_session_key(&f->s, MS_KEY_END);
+	gates_first_row(f, 80, 24, row, sizeof(row));
+	assert_non_null(strstr(row, "reconciliation"));
+	assert_non_null(strstr(row, "primary"));
+	assert_non_null(strstr(row, "total"));
+	assert_true(screen_has_at(f, 80, 24, "FAIL recon_20"));
 }
 
 /* A gate's detail of 250 characters (the replay's hold up to 255; the
@@ -2566,6 +2616,7 @@ main(void)
 		T(test_part_selection_follows_part),
 		T(test_gates_at_done),
 		T(test_gates_scroll),
+		T(test_gates_header_stays),
 		T(test_gates_wrap),
 		T(test_inventory_times_whole),
 		T(test_prompt_scroll_marks),

@@ -262,7 +262,10 @@ test_figures_move_during_decide(void **state)
 }
 
 /* The gates' area of a w x h frame scrolled through page by page: its
- * inner text, every run of blanks one space. */
+ * inner text, every run of blanks one space. Scrolled, the first row
+ * holds the header of the table in view, over the line scrolled under
+ * it, the last line of the page before: pages step by a page less a
+ * line and their first row is left out. */
 static void
 gates_text(ms_tui_view *v, int w, int h, char *out, size_t cap)
 {
@@ -278,10 +281,10 @@ gates_text(ms_tui_view *v, int w, int h, char *out, size_t cap)
 	ms_canvas_init(&cv);
 	size_t used = 0;
 	out[0] = '\0';
-	for (size_t top = 0; top < lines; top += page) {
+	for (size_t top = 0; top < lines; top += page - 1) {
 		v->ui.gates_scroll = top;
 		assert_int_equal(ms_render_frame(&cv, v, w, h), 0);
-		for (int y = r.y + 1; y < r.y + r.h - 1; y++) {
+		for (int y = r.y + (top ? 2 : 1); y < r.y + r.h - 1; y++) {
 			char row[1024];
 			ms_canvas_row(&cv, y, row, sizeof(row));
 			row[r.x + r.w - 1] = '\0';

@@ -110,9 +110,10 @@ recon_rule(char *buf, size_t n, const char *note, bool ok)
  * whole from the top of doc, w columns wide (doc NULL: only counted). A
  * gate's detail and a row's rule wrap at the end of the line (they were
  * cut there), under where they start; so does a row's name where the
- * line has no room for it whole. Returns the rows used. */
+ * line has no room for it whole. Returns the rows used, and in
+ * *recon_head the row of the reconciliation's header (-1: none). */
 static int
-layout_gates(ms_canvas *doc, const ms_tui_view *v, int w)
+layout_gates(ms_canvas *doc, const ms_tui_view *v, int w, int *recon_head)
 {
 	int nw = 12;
 	for (size_t i = 0; i < v->ngates; i++) {
@@ -148,6 +149,7 @@ layout_gates(ms_canvas *doc, const ms_tui_view *v, int w)
 		}
 	/* Then the reconciliation with the verdict oracle, as the report
 	 * prints it: every row, and what it must equal. */
+	*recon_head = -1;
 	if (v->nrecon == 0)
 		return y;
 	y++;
@@ -181,7 +183,7 @@ layout_gates(ms_canvas *doc, const ms_tui_view *v, int w)
 		                 "reconciliation", numw, "primary", numw,
 		                 "cooldown", numw, "finalize", numw, "total",
 		                 beside ? "  rule" : "");
-	y++;
+	*recon_head = y++;
 	for (size_t i = 0; i < v->nrecon; i++) {
 		uint16_t attr =
 		        (uint16_t)(v->recon[i].ok ? 0 : MS_C_ALERT | MS_A_BOLD);
@@ -219,7 +221,8 @@ layout_gates(ms_canvas *doc, const ms_tui_view *v, int w)
 size_t
 ms__gates_lines(const ms_tui_view *v, int w)
 {
-	int n = layout_gates(NULL, v, w > 0 ? w : 80);
+	int head;
+	int n = layout_gates(NULL, v, w > 0 ? w : 80, &head);
 	return n > 0 ? (size_t)n : 1;
 }
 
@@ -243,7 +246,10 @@ draw_db(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 
 /* The gates and the reconciliation in the Events area, scrolled to
  * ui.gates_scroll when they do not fit (at 132x44 the last gate and the
- * whole reconciliation were cut off, with nothing to say so). */
+ * whole reconciliation were cut off, with nothing to say so). Scrolled,
+ * the header of the table in view stays on the first row, over the line
+ * scrolled under it: the reconciliation's figures at the end had no
+ * column names on screen. */
 static void
 draw_gates(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 {
@@ -256,14 +262,20 @@ draw_gates(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	ms_canvas_init(&doc);
 	doc.ascii = c->ascii;
 	size_t rows = ms__gates_lines(v, in.w), h = (size_t)in.h;
+	int head = -1;
 	if (ms_canvas_reset(&doc, in.w, (int)rows) == 0)
-		layout_gates(&doc, v, in.w);
+		layout_gates(&doc, v, in.w, &head);
 	size_t top = v->ui.gates_scroll;
 	if (top + h > rows)
 		top = rows > h ? rows - h : 0;
+	long pin = -1; /* the header row kept on top */
+	if (head >= 0 && top > (size_t)head)
+		pin = head;
+	else if (top > 0 && (head < 0 || top < (size_t)head))
+		pin = 0;
 	if (rows > h)
 		snprintf(more, sizeof(more), ", lines %zu-%zu of %zu%s",
-		         top + 1, top + h, rows,
+		         top + (pin >= 0 ? 2 : 1), top + h, rows,
 		         top + h < rows ? ", down scrolls" : "");
 	snprintf(title, sizeof(title),
 	         "Gates  %zu pass, %u fail%s  (Tab: the events)",
@@ -271,6 +283,9 @@ draw_gates(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	ms_canvas_box(c, r, title, focus);
 	draw_db(c, r, v);
 	ms_canvas_blit(c, in, &doc, top);
+	if (pin >= 0)
+		ms_canvas_blit(c, (ms_rect){ in.x, in.y, in.w, 1 }, &doc,
+		               (size_t)pin);
 	ms_canvas_release(&doc);
 }
 
