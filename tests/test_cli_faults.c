@@ -33,7 +33,7 @@
  *  - merge-once killed with SIGTERM leaves its copies in the scratch
  *    directory under an owner record, where `clean` removes them;
  *  - a tight address-space limit (RLIMIT_AS, `ulimit -v`): the day is
- *    replayed.
+ *    replayed, and a fixture built byte for byte as without it.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -1628,6 +1628,29 @@ test_address_space_replay(void **state)
 	assert_non_null(strstr(out, " gates, 0 failed"));
 }
 
+/* A smoke fixture built under `ulimit -v 30000` starts only the writers
+ * the address space has room for, says so, and writes the same bytes as
+ * the setup's build with all eight. It started eight whatever the room
+ * and ran out of memory materializing a batch. */
+static void
+test_address_space_fixture_build(void **state)
+{
+	(void)state;
+	char fx[PATH_MAX], out[65536];
+	path_in(fx, sizeof(fx), "limited-fixture");
+	const char *args[] = { "fixture", "build",  "--preset",
+		               "smoke",   "--seed", "1",
+		               "--out",   fx,       NULL };
+	run_limited(args, 30000, out, sizeof(out));
+	assert_non_null(strstr(out, " of 8 writers: ulimit -v leaves "));
+	char cmd[3 * PATH_MAX];
+	snprintf(cmd, sizeof(cmd), "diff -r '%s' '%s'", fixture, fx);
+	const char *diff[] = { cmd, NULL };
+	int st = bt_wait(bt_spawn(diff, true, NULL, NULL, NULL, 0), HUNG_S);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int
 main(void)
 {
@@ -1636,6 +1659,7 @@ main(void)
 		cmocka_unit_test(test_disk_full_finalize),
 		cmocka_unit_test(test_fd_limit),
 		cmocka_unit_test(test_address_space_replay),
+		cmocka_unit_test(test_address_space_fixture_build),
 		cmocka_unit_test(test_sigint),
 		cmocka_unit_test(test_sighup_ignored_at_start),
 		cmocka_unit_test(test_sigterm),
