@@ -43,6 +43,7 @@
 #include "ms_invariant.h"
 #include "ms_pipeline.h"
 #include "ms_rusage.h"
+#include "ms_thread.h"
 #include "pipeline_int.h"
 
 #include <errno.h>
@@ -1090,14 +1091,14 @@ ms__engine_open_hooked(ms_engine **out, const ms_engine_opts *opts,
 			           (i == 0 ? 1u << MS_LANE_KIND_FINALIZE : 0);
 		else
 			w->lanes = 1u << MS_LANE_KIND_SLOW;
-		rc = pthread_create(&w->th, NULL, worker_main, w);
+		rc = ms_thread_start(&w->th, MS_THREAD_STACK, worker_main, w);
 		if (rc != 0) {
 			ms_engine_close(e);
 			return thread_failed(eb, "worker", i, rc);
 		}
 		w->started = true;
 	}
-	rc = pthread_create(&e->disp, NULL, dispatcher_main, e);
+	rc = ms_thread_start(&e->disp, MS_THREAD_STACK, dispatcher_main, e);
 	if (rc != 0) {
 		ms_engine_close(e);
 		return thread_failed(eb, "dispatcher", 0, rc);

@@ -52,6 +52,7 @@
 #include "ms_clock.h"
 #include "ms_loader.h"
 #include "ms_mem.h"
+#include "ms_thread.h"
 #include "pipeline_int.h"
 #include "plugin_host.h"
 
@@ -1008,7 +1009,7 @@ ms_plugin_host_main(int argc, char **argv)
 	static int sock = HOST_FD;
 	atomic_store(&host_in_plugin, true);
 	pthread_t watcher;
-	if (pthread_create(&watcher, NULL, host_watch, &sock) == 0)
+	if (ms_thread_start(&watcher, MS_THREAD_STACK, host_watch, &sock) == 0)
 		pthread_detach(watcher);
 	signal(SIGPIPE, SIG_IGN);
 	/* Keys the terminal sends to the whole group are for the workbench,

@@ -88,17 +88,42 @@ ms_rusage_rss_split(int64_t *anon, int64_t *file, int64_t *shmem)
 	return *anon < 0 || *file < 0 || *shmem < 0 ? MS_ERR_IO : 0;
 }
 
+/* The process's mapped size (VmSize) and resident set in bytes, from
+ * /proc/self/statm; -1 where unreadable. */
+static void
+proc_statm(int64_t *mapped, int64_t *rss)
+{
+	char buf[256];
+	long long size = 0, res = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	*mapped = *rss = -1;
+	if (read_small("/proc/self/statm", buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%lld %lld", &size, &res) != 2 || page <= 0)
+		return;
+	*mapped = (int64_t)size * page;
+	*rss = (int64_t)res * page;
+}
+
 static int64_t
 proc_rss(void)
 {
-	char buf[256];
-	if (read_small("/proc/self/statm", buf, sizeof(buf)) <= 0)
-		return -1;
-	long long size = 0, res = 0;
-	if (sscanf(buf, "%lld %lld", &size, &res) != 2)
-		return -1;
-	long page = sysconf(_SC_PAGESIZE);
-	return page > 0 ? (int64_t)res * page : -1;
+	int64_t mapped, rss;
+	proc_statm(&mapped, &rss);
+	return rss;
+}
+
+uint64_t
+ms_rusage_address_room(void)
+{
+	struct rlimit rl;
+	int64_t mapped, rss;
+	if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	proc_statm(&mapped, &rss);
+	if (mapped < 0)
+		return UINT64_MAX;
+	return (uint64_t)mapped < rl.rlim_cur ? rl.rlim_cur - (uint64_t)mapped
+	                                      : 0;
 }
 
 int

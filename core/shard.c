@@ -72,6 +72,7 @@
 #include "ms_fs.h"
 #include "ms_rusage.h"
 #include "ms_shard.h"
+#include "ms_thread.h"
 
 #include <xxhash.h>
 
@@ -368,7 +369,7 @@ reaper_new(ms_mem *mem)
 		goto fail_mu;
 	if (pthread_cond_init(&rp->cv, NULL) != 0)
 		goto fail_cv;
-	if (pthread_create(&rp->th, NULL, reaper_main, rp) != 0)
+	if (ms_thread_start(&rp->th, MS_THREAD_STACK, reaper_main, rp) != 0)
 		goto fail_th;
 	return rp;
 fail_th:

@@ -31,7 +31,9 @@
  *  - a leftover `clean` cannot remove is named on standard error with the
  *    system's reason;
  *  - merge-once killed with SIGTERM leaves its copies in the scratch
- *    directory under an owner record, where `clean` removes them.
+ *    directory under an owner record, where `clean` removes them;
+ *  - a tight address-space limit (RLIMIT_AS, `ulimit -v`): the day is
+ *    replayed, and a fixture built byte for byte as without it.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -63,6 +65,17 @@
 #include <unistd.h>
 
 #define HUNG_S 120 /* a child still running after this is hung */
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
 
 static char root[PATH_MAX];    /* this test's directory */
 static char cache[PATH_MAX];   /* XDG_CACHE_HOME of the children */
@@ -1550,6 +1563,94 @@ test_owner_records(void **state)
 	}
 }
 
+/* ---- a tight address-space limit (ulimit -v) ------------------------- */
+
+/* Run the binary with args under `ulimit -v kib` and `ulimit -s 8192`
+ * (the stack the C library gives plugin threads by default, so the
+ * figures do not depend on the caller's), in the C locale (whose
+ * mapping is small and the same everywhere); fail the test unless it
+ * exits 0, its standard output into out. The limits are set here around
+ * the fork, as the child inherits them. Skipped in a sanitizer build:
+ * its shadow memory is address space. */
+static void
+run_limited(const char *const *args, rlim_t kib, char *out, size_t on)
+{
+	if (SANITIZED)
+		skip();
+	char op[PATH_MAX], ep[PATH_MAX], err[16384];
+	path_in(op, sizeof(op), "limited.out");
+	path_in(ep, sizeof(ep), "limited.err");
+	char *lc = getenv("LC_ALL") ? strdup(getenv("LC_ALL")) : NULL;
+	setenv("LC_ALL", "C", 1);
+	struct rlimit as, stack;
+	assert_int_equal(getrlimit(RLIMIT_AS, &as), 0);
+	assert_int_equal(getrlimit(RLIMIT_STACK, &stack), 0);
+	struct rlimit las = { kib << 10, as.rlim_max };
+	struct rlimit lstack = { (rlim_t)8 << 20, stack.rlim_max };
+	if (lstack.rlim_max < lstack.rlim_cur)
+		lstack.rlim_cur = lstack.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_STACK, &lstack), 0);
+	assert_int_equal(setrlimit(RLIMIT_AS, &las), 0);
+	pid_t pid = bt_spawn(args, false, op, ep, NULL, 0);
+	assert_int_equal(setrlimit(RLIMIT_AS, &as), 0);
+	assert_int_equal(setrlimit(RLIMIT_STACK, &stack), 0);
+	if (lc)
+		setenv("LC_ALL", lc, 1);
+	else
+		unsetenv("LC_ALL");
+	free(lc);
+	int rc = bt_outputs(bt_wait(pid, HUNG_S), op, out, on, ep, err,
+	                    sizeof(err));
+	if (rc != 0)
+		fail_msg("exit %d under ulimit -v %llu: %s", rc,
+		         (unsigned long long)kib, err);
+}
+
+/* The smoke day replayed with skywalking under `ulimit -v 100000`
+ * (2 CPUs: two merge workers): every gate passes. The core's threads
+ * (merge workers, dispatcher, shard reaper) each had the default 8 MiB
+ * stack of address space while touching less than 64 KiB: the run needed
+ * about 117,500 KiB and failed below it, with "out of memory" for a merge
+ * or a thread that could not start; it now passes from about 85,000
+ * (the replay's own threads still take 8 MiB each). */
+static void
+test_address_space_replay(void **state)
+{
+	(void)state;
+	char db[PATH_MAX], out[65536];
+	path_in(db, sizeof(db), "limited.db");
+	const char *args[] = { "run",       "--headless", "--fixture",
+		               fixture,     "--variant",  "skywalking",
+		               "--profile", "cpus=2",     "--envelope",
+		               "emulated",  "--db",       db,
+		               NULL };
+	run_limited(args, 100000, out, sizeof(out));
+	assert_non_null(strstr(out, " gates, 0 failed"));
+}
+
+/* A smoke fixture built under `ulimit -v 30000` starts only the writers
+ * the address space has room for, says so, and writes the same bytes as
+ * the setup's build with all eight. It started eight whatever the room
+ * and ran out of memory materializing a batch. */
+static void
+test_address_space_fixture_build(void **state)
+{
+	(void)state;
+	char fx[PATH_MAX], out[65536];
+	path_in(fx, sizeof(fx), "limited-fixture");
+	const char *args[] = { "fixture", "build",  "--preset",
+		               "smoke",   "--seed", "1",
+		               "--out",   fx,       NULL };
+	run_limited(args, 30000, out, sizeof(out));
+	assert_non_null(strstr(out, " of 8 writers: ulimit -v leaves "));
+	char cmd[3 * PATH_MAX];
+	snprintf(cmd, sizeof(cmd), "diff -r '%s' '%s'", fixture, fx);
+	const char *diff[] = { cmd, NULL };
+	int st = bt_wait(bt_spawn(diff, true, NULL, NULL, NULL, 0), HUNG_S);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int
 main(void)
 {
@@ -1557,6 +1658,8 @@ main(void)
 		cmocka_unit_test(test_disk_full_merge),
 		cmocka_unit_test(test_disk_full_finalize),
 		cmocka_unit_test(test_fd_limit),
+		cmocka_unit_test(test_address_space_replay),
+		cmocka_unit_test(test_address_space_fixture_build),
 		cmocka_unit_test(test_sigint),
 		cmocka_unit_test(test_sighup_ignored_at_start),
 		cmocka_unit_test(test_sigterm),

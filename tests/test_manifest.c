@@ -2,7 +2,7 @@
  * test_manifest.c - the fixture manifest codec: a round trip of every
  * stored field, and the reader refusing another schema version, a missing
  * part row, a gap in the slots, a malformed ledger, and bytes that are not
- * a database.
+ * a database; out of memory, a read says so instead of blaming the file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -389,9 +389,68 @@ test_empty_directory_hash(void **state)
 	rmdir(b);
 }
 
+/* ---- SQLite out of memory ----------------------------------------- */
+
+/* SQLite's allocator with a fault: once armed, the fail_at-th allocation
+ * (counted from arming) and every later one fail, as under `ulimit -v`
+ * once the address space is spent. */
+static sqlite3_mem_methods sql_mem;
+static long sql_armed_at; /* 0: not armed */
+static long sql_count;
+
+static int
+sql_fail_now(void)
+{
+	return sql_armed_at && ++sql_count >= sql_armed_at;
+}
+
+static void *
+sql_malloc(int n)
+{
+	return sql_fail_now() ? NULL : sql_mem.xMalloc(n);
+}
+
+static void *
+sql_realloc(void *p, int n)
+{
+	return sql_fail_now() ? NULL : sql_mem.xRealloc(p, n);
+}
+
+/* Reading a manifest while SQLite runs out of memory at each allocation
+ * in turn: every failure says "out of memory". A step that failed ended
+ * the read loops as if the rows were all read, and the reader blamed the
+ * manifest ("2 part rows for 2 slots, expected 3 per slot"). */
+static void
+test_read_out_of_memory(void **state)
+{
+	(void)state;
+	write_sample();
+	for (long at = 1;; at++) {
+		fx_manifest *got = NULL;
+		ms_errbuf eb = { { 0 } };
+		sql_count = 0;
+		sql_armed_at = at;
+		int rc = ms__fx_manifest_read(path, &got, &eb);
+		sql_armed_at = 0;
+		ms__fx_manifest_free(got);
+		if (rc == 0)
+			break;
+		if (!strstr(eb.msg, "out of memory"))
+			fail_msg("allocation %ld failing: %s", at, eb.msg);
+	}
+}
+
 int
 main(void)
 {
+	sqlite3_mem_methods m;
+	if (sqlite3_config(SQLITE_CONFIG_GETMALLOC, &sql_mem) != SQLITE_OK)
+		return 1;
+	m = sql_mem;
+	m.xMalloc = sql_malloc;
+	m.xRealloc = sql_realloc;
+	if (sqlite3_config(SQLITE_CONFIG_MALLOC, &m) != SQLITE_OK)
+		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_schema_text),
@@ -399,6 +458,7 @@ main(void)
 		cmocka_unit_test(test_not_a_database),
 		cmocka_unit_test(test_read_from_memory),
 		cmocka_unit_test(test_empty_directory_hash),
+		cmocka_unit_test(test_read_out_of_memory),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -42,7 +42,10 @@
  * to callbacks (and every pointer in them) are owned by the engine and valid
  * only during the callback. Threads: every function may be called from any
  * thread except from inside an engine callback, where only ms_engine_release,
- * ms_engine_trigger and ms_engine_get_stats are allowed.
+ * ms_engine_trigger and ms_engine_get_stats are allowed. The callbacks run
+ * on the engine's threads, whose stacks are MS_THREAD_STACK bytes
+ * (ms_thread.h): a callback needing more hands its work to a thread of its
+ * own.
  */
 #ifndef MS_ENGINE_H
 #define MS_ENGINE_H

@@ -1,6 +1,7 @@
 /*
  * ms_rusage.h - resource counters of the process and the calling thread:
- * wall time, process CPU, thread CPU, peak and current resident memory.
+ * wall time, process CPU, thread CPU, peak and current resident memory,
+ * and the address space left under `ulimit -v`.
  *
  * A merge or a phase samples before and after and keeps the difference
  * (ms_rusage_diff); per-merge CPU of a worker is its thread CPU, which the
@@ -45,6 +46,12 @@ int64_t ms_rusage_thread_cpu_ns(void);
  * from one read of /proc/self/status: for a sampler that watches peaks.
  * 0, or MS_ERR_IO (fields -1). */
 int ms_rusage_rss_split(int64_t *anon, int64_t *file, int64_t *shmem);
+/* The address space the process may still map: its soft RLIMIT_AS
+ * (`ulimit -v`) less what it has mapped now (VmSize, /proc/self/statm),
+ * 0 when that is over the limit. UINT64_MAX when there is no limit or the
+ * mapped size cannot be read. A thread's stack and every allocation come
+ * out of it. */
+uint64_t ms_rusage_address_room(void);
 /* Reset the process peak RSS to the current RSS (Linux: writes "5" to
  * /proc/self/clear_refs). 0, or MS_ERR_IO where the kernel refuses. */
 int ms_rusage_reset_peak(ms_errbuf *eb);

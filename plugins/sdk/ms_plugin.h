@@ -27,7 +27,11 @@
  * thread, with another batch) while the abandoned call is still running.
  * State a plugin changes inside decide() must therefore be updated
  * atomically (counters) or kept per call. close() is only called once no
- * call is running.
+ * call is running. Every callback (and the library's constructors) runs
+ * on a host thread with the C library's default stack size for new
+ * threads, the soft `ulimit -s` (8 MiB on most systems; 2 MiB with glibc
+ * when unlimited), or, with a plugin host process, on that process's main
+ * thread: a plugin that needs a deep stack says so to its users.
  *
  * Memory: the batch and everything it points to belong to the host and are
  * read-only; they stay valid until decide() returns, even if the host has
