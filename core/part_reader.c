@@ -1459,6 +1459,20 @@ ms_part_iter_raw(ms_part_iter *it, ms_raw_block *raw, ms_errbuf *eb)
 	return 0;
 }
 
+bool
+ms_part_iter_raw_stable(const ms_part_iter *it)
+{
+	const ms__win *w = &it->win;
+	if (!it->cur_ok)
+		return false;
+	if (w->map)
+		return true;
+	/* Read whole from offset 0: ms__win_get serves every read in range
+	 * from the buffer and never refills, reallocates or frees it before
+	 * ms__win_close. */
+	return w->base == 0 && w->size > 0 && w->len == w->size;
+}
+
 static int
 inflate(ms_part_iter *it, ms_buf *dst, const uint8_t *src, uint32_t stored,
         uint32_t raw, const char *unit, ms_errbuf *eb)

@@ -1154,6 +1154,103 @@ scan_and_reread(ms_part *p, ms_mem *mem)
 	ms_part_iter_close(it);
 }
 
+/* Scan the part at dir (opened mapped, or through a window of `window`
+ * bytes when no_map is set; 0: the default) and say whether every block's
+ * raw bytes were stable (1), none were (0) or some were (-1). A stable
+ * block's bytes are kept by pointer and compared, at the end of the scan,
+ * with a copy taken when it was current: they must not have moved or
+ * changed (and, under ASan, must not have been freed). */
+static int
+raw_stable_scan(const char *dir, bool unmapped, size_t window)
+{
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_errbuf eb = { { 0 } };
+	ms_part *p;
+	if (ms_part_open(&p, dir, &mem, &eb))
+		fail_msg("open %s: %s", dir, eb.msg);
+	if (unmapped)
+		ms__part_no_map(p);
+	ms_part_iter *it;
+	assert_int_equal(
+	        ms_part_iter_open_window(&it, p, &mem, NULL, window, &eb), 0);
+	assert_false(ms_part_iter_raw_stable(it)); /* no current block */
+	size_t nkept = 0, cap = 64, nstable = 0, nblocks = 0;
+	const uint8_t **kept = calloc(cap, sizeof(*kept));
+	uint8_t **copy = calloc(cap, sizeof(*copy));
+	size_t *len = calloc(cap, sizeof(*len));
+	assert_non_null(kept);
+	assert_non_null(copy);
+	assert_non_null(len);
+	const ms_block_info *bi;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		ms_raw_block raw;
+		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+		nblocks++;
+		if (!ms_part_iter_raw_stable(it))
+			continue;
+		nstable++;
+		/* Every 50th block: the first, the middle, past windows. */
+		if (nblocks % 50 != 1 || nkept == cap)
+			continue;
+		kept[nkept] = raw.bytes;
+		len[nkept] = (size_t)bi->stored_bytes;
+		copy[nkept] = malloc(len[nkept]);
+		assert_non_null(copy[nkept]);
+		memcpy(copy[nkept], raw.bytes, len[nkept]);
+		nkept++;
+	}
+	if (rc)
+		fail_msg("scan %s: %s", dir, eb.msg);
+	assert_false(ms_part_iter_raw_stable(it)); /* at the end */
+	for (size_t i = 0; i < nkept; i++) {
+		assert_memory_equal(kept[i], copy[i], len[i]);
+		free(copy[i]);
+	}
+	free(kept);
+	free(copy);
+	free(len);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+	assert_true(nblocks > 0);
+	return nstable == nblocks ? 1 : nstable == 0 ? 0 : -1;
+}
+
+/* ms_part_iter_raw_stable: a raw block's bytes stay put until the
+ * iterator closes when the data file is mapped or read whole into the
+ * window, and not when a bounded window is refilled. */
+static void
+test_raw_stable(void **state)
+{
+	(void)state;
+	tl_rows small = { 0 }, big = { 0 };
+	char ds[300], db[300];
+	write_traces("stable-a", 100, 41, &small, ds, sizeof(ds));
+	write_traces("stable-b", 20000, 42, &big, db, sizeof(db));
+	ms_part *p;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_part_open(&p, db, NULL, &eb), 0);
+	/* Larger than a window (and so mapped unless told not to). */
+	assert_true(ms_part_get_meta(p)->compressed_bytes >
+	            2 * (uint64_t)MS__READ_WINDOW);
+	ms_part_close(p);
+	assert_int_equal(ms_part_open(&p, ds, NULL, &eb), 0);
+	assert_true(ms_part_get_meta(p)->compressed_bytes < MS__READ_WINDOW);
+	ms_part_close(p);
+	/* Mapped. */
+	assert_int_equal(raw_stable_scan(db, false, 0), 1);
+	/* Read through the default window, refilled along the file. */
+	assert_int_equal(raw_stable_scan(db, true, 0), 0);
+	/* A small file is read whole at the first read, mapped or not. */
+	assert_int_equal(raw_stable_scan(ds, false, 0), 1);
+	assert_int_equal(raw_stable_scan(ds, true, 0), 1);
+	/* ... unless the window is smaller than it. */
+	assert_int_equal(raw_stable_scan(ds, true, 4096), 0);
+	tl_free(&small);
+	tl_free(&big);
+}
+
 /* An open core part holds neither its index (16 bytes a block) nor its
  * bloom section (2 bytes a trace): both are checked at open through a
  * bounded buffer; iterators read the entries from the file and the bloom
@@ -2513,6 +2610,7 @@ main(void)
 		cmocka_unit_test(test_writer_lists_bounded),
 		cmocka_unit_test(test_writer_dir_packed),
 		cmocka_unit_test(test_open_part_holds_no_sections),
+		cmocka_unit_test(test_raw_stable),
 		cmocka_unit_test(test_sections_changed_after_open),
 		cmocka_unit_test(test_sections_at_buffer_edges),
 		cmocka_unit_test(test_flip_every_byte),
