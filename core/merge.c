@@ -86,6 +86,18 @@
  *     trace scratch are freed (release_staging), before the output is
  *     closed: the index merges and the publication never run on top of
  *     a batch's payload.
+ * 15. Retain mode (--staging retain, the default) keeps each staged
+ *     trace's payload in the hold arena until its batch is decided and
+ *     writes a kept trace from it: a fragmented trace's combined rows,
+ *     or a single input's blocks as stored. A block's bytes that the
+ *     scan iterator keeps in place until it closes (mapped, or the whole
+ *     data section read at once: ms_part_iter_raw_stable) are referenced,
+ *     others (a bounded read window) copied. The charge is the same
+ *     either way (ms_arena_charge counts the bytes as if copied), so the
+ *     batches are cut alike. Every reference dies with its batch, and
+ *     the last batch is emitted by sampling_finish, before close_iters;
+ *     on a failure nothing is written from the hold arena after the
+ *     run, and release_ctx closes the iterators before the view.
  */
 #include "ms_clock.h"
 #include "ms_enum.h"
@@ -104,7 +116,7 @@
 
 /* The per-trace arena: 64 KiB chunks, one kept across traces. */
 #define ARENA_CHUNK (64u << 10)
-/* Retain mode's hold arena (design 10): 256 KiB chunks. */
+/* Retain mode's hold arena (design 15): 256 KiB chunks. */
 #define HOLD_CHUNK (256u << 10)
 /* What a trace staged from block headers decodes of each block: the
  * columns its bounds are rebuilt from for the stager's check (design 9). */
@@ -176,9 +188,10 @@ typedef struct scratch {
 
 /*
  * Retain mode: what a staged trace keeps in the merge's hold arena until
- * its batch is decided (design 10): the blocks of a single-input trace as
- * stored (info and bytes copied), or the rows of a fragmented trace,
- * decoded (all columns), ordered and copied. Written from here if kept.
+ * its batch is decided (design 15): the blocks of a single-input trace as
+ * stored (info copied, bytes referenced or copied), or the rows of a
+ * fragmented trace, decoded (all columns), ordered and copied. Written
+ * from here if kept.
  */
 typedef struct held {
 	ms_raw_block *raw; /* nraw blocks as stored */
@@ -229,7 +242,7 @@ typedef struct merge_ctx {
 	uint64_t *drop_rows; /* rows of the i-th confirmed drop */
 	size_t ndrops, capdrops;
 	bool empty; /* every trace dropped: no output part */
-	/* Retain mode (design 10): the staged payload of pending traces. */
+	/* Retain mode (design 15): the staged payload of pending traces. */
 	bool retain;
 	ms_arena hold;
 	ms_arena_mark hold_mark; /* before the trace being added */
@@ -454,7 +467,7 @@ ehead_is_tid(const merge_ctx *c, const src *s)
 	       memcmp(s->einfo->trace_id, c->etid, c->etid_len) == 0;
 }
 
-/* Retain mode: copy the scan's current block, as stored, into h. */
+/* Retain mode: keep the scan's current block, as stored, in h. */
 static int
 hold_raw(merge_ctx *c, held *h, ms_part_iter *it)
 {
@@ -474,9 +487,15 @@ hold_raw(merge_ctx *c, held *h, ms_part_iter *it)
 	}
 	ms_block_info *bi =
 	        ms_arena_dup(&c->hold, rb.info, sizeof(*rb.info), 8);
-	uint8_t *by = ms_arena_dup(&c->hold, rb.bytes,
-	                           (size_t)rb.info->stored_bytes, 8);
-	if (!bi || !by)
+	if (!bi)
+		goto nomem;
+	/* Bytes the scan keeps in place until it closes are referenced,
+	 * else copied; charged the same either way (design 15). */
+	const uint8_t *by = rb.bytes;
+	size_t n = (size_t)rb.info->stored_bytes;
+	if (ms_part_iter_raw_stable(it))
+		ms_arena_charge(&c->hold, n, 8);
+	else if (!(by = ms_arena_dup(&c->hold, rb.bytes, n, 8)))
 		goto nomem;
 	h->raw[h->nraw++] = (ms_raw_block){ bi, by, rb.verified };
 	h->nblocks++;
