@@ -1251,6 +1251,107 @@ test_raw_stable(void **state)
 	tl_free(&big);
 }
 
+/* Scan the part at dir mapped; keep from the first block at or past
+ * file offset `at` (UINT64_MAX: never) until the first block at or past
+ * `until`, then clear the keep. *kept_off: the offset kept; *max_kept:
+ * the most released while it was kept; *end: where the last block ends.
+ * Returns what is released at the end of the scan. */
+static uint64_t
+keep_from_scan(const char *dir, uint64_t at, uint64_t until, uint64_t *kept_off,
+               uint64_t *max_kept, uint64_t *end)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_part *p;
+	if (ms_part_open(&p, dir, NULL, &eb))
+		fail_msg("open %s: %s", dir, eb.msg);
+	ms_part_iter *it;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_raw_offset(it), UINT64_MAX);
+	*kept_off = UINT64_MAX;
+	*max_kept = 0;
+	const uint8_t *kept = NULL, *first = NULL;
+	uint8_t *copy = NULL;
+	size_t len = 0;
+	bool keeping = false;
+	uint64_t expect = 0;
+	const ms_block_info *bi;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		ms_raw_block raw;
+		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+		assert_true(ms_part_iter_raw_stable(it)); /* mapped */
+		uint64_t off = ms_part_iter_raw_offset(it);
+		/* Blocks follow one another from the start of the file,
+		 * which is mapped whole. */
+		if (!first)
+			first = raw.bytes - off;
+		assert_int_equal(off, expect);
+		assert_ptr_equal(raw.bytes, first + off);
+		expect = off + bi->stored_bytes;
+		if (keeping && off >= until) {
+			ms_part_iter_keep_from(it, UINT64_MAX);
+			keeping = false;
+		}
+		if (keeping && ms__part_iter_released(it) > *max_kept)
+			*max_kept = ms__part_iter_released(it);
+		if (!kept && off >= at) {
+			ms_part_iter_keep_from(it, off);
+			*kept_off = off;
+			keeping = true;
+			kept = raw.bytes;
+			len = (size_t)bi->stored_bytes;
+			copy = malloc(len);
+			assert_non_null(copy);
+			memcpy(copy, kept, len);
+		}
+		if (keeping)
+			assert_memory_equal(kept, copy, len);
+	}
+	if (rc)
+		fail_msg("scan %s: %s", dir, eb.msg);
+	assert_int_equal(ms_part_iter_raw_offset(it), UINT64_MAX);
+	uint64_t released = ms__part_iter_released(it);
+	*end = expect;
+	free(copy);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+	return released;
+}
+
+/* ms_part_iter_keep_from: a mapped scan releases its pages behind it,
+ * but never the page holding the kept offset or any after it; cleared,
+ * it releases them too. */
+static void
+test_keep_from(void **state)
+{
+	(void)state;
+	tl_rows t = { 0 };
+	char dir[300];
+	write_traces("keep-from", 60000, 43, &t, dir, sizeof(dir));
+	uint64_t off, max, size, page = 4096;
+	/* Nothing kept: the scan releases all but its last stretch. */
+	uint64_t rel = keep_from_scan(dir, UINT64_MAX, 0, &off, &max, &size);
+	assert_int_equal(off, UINT64_MAX);
+	/* Several release steps past the offsets used below. */
+	assert_true(size > 8 * MS__MAP_STEP);
+	assert_true(rel > size - 2 * MS__MAP_STEP);
+	/* Kept from a block past the first release, cleared further on:
+	 * the scan released up to that block's page while it was kept,
+	 * and past it once cleared. */
+	rel = keep_from_scan(dir, 2 * MS__MAP_STEP + 1000, 5 * MS__MAP_STEP,
+	                     &off, &max, &size);
+	assert_true(off > 2 * MS__MAP_STEP && off < 3 * MS__MAP_STEP);
+	assert_int_equal(max, off & ~(page - 1));
+	assert_true(rel > size - 2 * MS__MAP_STEP);
+	/* Kept from the first block to the end: nothing released. */
+	rel = keep_from_scan(dir, 0, UINT64_MAX, &off, &max, &size);
+	assert_int_equal(off, 0);
+	assert_int_equal(max, 0);
+	assert_int_equal(rel, 0);
+	unlink(dir);
+	tl_free(&t);
+}
+
 /* An open core part holds neither its index (16 bytes a block) nor its
  * bloom section (2 bytes a trace): both are checked at open through a
  * bounded buffer; iterators read the entries from the file and the bloom
@@ -2611,6 +2712,7 @@ main(void)
 		cmocka_unit_test(test_writer_dir_packed),
 		cmocka_unit_test(test_open_part_holds_no_sections),
 		cmocka_unit_test(test_raw_stable),
+		cmocka_unit_test(test_keep_from),
 		cmocka_unit_test(test_sections_changed_after_open),
 		cmocka_unit_test(test_sections_at_buffer_edges),
 		cmocka_unit_test(test_flip_every_byte),

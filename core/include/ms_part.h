@@ -276,6 +276,20 @@ int ms_part_iter_raw(ms_part_iter *it, ms_raw_block *raw, ms_errbuf *eb);
  * valid until the next call, as always. The bytes remain the
  * iterator's: a caller may keep a pointer to them, not free them. */
 bool ms_part_iter_raw_stable(const ms_part_iter *it);
+/* The data file offset of the current block's stored bytes; UINT64_MAX
+ * with no current block. For ms_part_iter_keep_from. */
+uint64_t ms_part_iter_raw_offset(const ms_part_iter *it);
+/* Keep the pages of a mapped data file from offset `off` on resident in
+ * this process: the reader releases pages behind its scan (part_int.h,
+ * MS__MAP_KEEP) but then never the page holding off or any after it,
+ * until keep_from is moved or cleared (UINT64_MAX, as opened). For a
+ * caller that still points at stable bytes (ms_part_iter_raw_stable)
+ * from off on and will read them again: they stay mapped instead of
+ * being faulted in anew. What stays resident is everything this
+ * iterator scanned from off on, so the caller bounds it by how long it
+ * keeps off. Only this iterator's releases are held back (not those of
+ * a re-read sharing its mapping); a window read releases nothing. */
+void ms_part_iter_keep_from(ms_part_iter *it, uint64_t off);
 /* Make `it` (a full iterator, before its first next) check each block's
  * header, the order and the part's totals as always, but not the block's
  * units: a unit is checked when it is handed out raw or decompressed, by
