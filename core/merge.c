@@ -98,6 +98,14 @@
  *     the last batch is emitted by sampling_finish, before close_iters;
  *     on a failure nothing is written from the hold arena after the
  *     run, and release_ctx closes the iterators before the view.
+ *     A mapped input's referenced pages stay resident until their batch
+ *     is emitted: its scan keeps them from the batch's first reference
+ *     on (ms_part_iter_keep_from, src.keep), where the release behind
+ *     the scan stops, so a kept trace is written without faulting its
+ *     pages in again (hold_batch_done moves or clears it). What stays
+ *     resident of an input is what its scan read since then, blocks of
+ *     traces staged in that open batch (or the trace being added), so
+ *     the batch limits bound it as they bound the staged bytes.
  */
 #include "ms_clock.h"
 #include "ms_enum.h"
@@ -164,6 +172,9 @@ typedef struct src {
 	ms_part_iter *eit;
 	const ms_block_info *einfo; /* its head; NULL at end */
 	bool estarted;              /* eit has read its first block */
+	/* Retain mode: the lowest offset of `it`'s data file a held block
+	 * references (ms_part_iter_keep_from); UINT64_MAX: none. */
+	uint64_t keep;
 	size_t pos;                 /* position in req->inputs */
 	char name[17];
 } src;
@@ -247,6 +258,8 @@ typedef struct merge_ctx {
 	ms_arena hold;
 	ms_arena_mark hold_mark; /* before the trace being added */
 	const held *adding;      /* that trace, during ms_stager_add */
+	src *add_keep;           /* the input of its first referenced block, */
+	uint64_t add_keep_off;   /* and its offset; NULL: none referenced */
 	const ms_merge_hooks *hooks; /* tests only (merge_int.h) */
 	ms_stager_test stest;        /* from the test hooks */
 } merge_ctx;
@@ -467,10 +480,23 @@ ehead_is_tid(const merge_ctx *c, const src *s)
 	       memcmp(s->einfo->trace_id, c->etid, c->etid_len) == 0;
 }
 
-/* Retain mode: keep the scan's current block, as stored, in h. */
-static int
-hold_raw(merge_ctx *c, held *h, ms_part_iter *it)
+/* Retain mode: a held block references s's data file from off on: keep
+ * s's pages from the first such offset of the batch resident until the
+ * batch is emitted (design 15). */
+static void
+hold_keep(src *s, uint64_t off)
 {
+	if (off < s->keep) {
+		s->keep = off;
+		ms_part_iter_keep_from(s->it, off);
+	}
+}
+
+/* Retain mode: keep the scan's current block of s, as stored, in h. */
+static int
+hold_raw(merge_ctx *c, held *h, src *s)
+{
+	ms_part_iter *it = s->it;
 	ms_raw_block rb;
 	int rc = ms_part_iter_raw(it, &rb, &c->eb);
 	if (rc < 0)
@@ -493,9 +519,15 @@ hold_raw(merge_ctx *c, held *h, ms_part_iter *it)
 	 * else copied; charged the same either way (design 15). */
 	const uint8_t *by = rb.bytes;
 	size_t n = (size_t)rb.info->stored_bytes;
-	if (ms_part_iter_raw_stable(it))
+	if (ms_part_iter_raw_stable(it)) {
+		uint64_t off = ms_part_iter_raw_offset(it);
 		ms_arena_charge(&c->hold, n, 8);
-	else if (!(by = ms_arena_dup(&c->hold, rb.bytes, n, 8)))
+		hold_keep(s, off);
+		if (!c->add_keep) {
+			c->add_keep = s;
+			c->add_keep_off = off;
+		}
+	} else if (!(by = ms_arena_dup(&c->hold, rb.bytes, n, 8)))
 		goto nomem;
 	h->raw[h->nraw++] = (ms_raw_block){ bi, by, rb.verified };
 	h->nblocks++;
@@ -547,7 +579,7 @@ collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols, held *h)
 				sc->hdr_end = bi->max_end_ns;
 			if (bi->max_ts > sc->hdr_max)
 				sc->hdr_max = bi->max_ts;
-			if (h && !hold_rows && (rc = hold_raw(c, h, it)) < 0)
+			if (h && !hold_rows && (rc = hold_raw(c, h, s)) < 0)
 				return rc;
 			rc = ms_part_iter_decode(it, cols, &rows, &c->eb);
 			if (rc < 0)
@@ -701,15 +733,26 @@ write_held(merge_ctx *c, const held *h)
 }
 
 /* Retain mode, after the last trace of a batch went out: its payload is
- * dead. Unless a trace is being added (the flush its add caused): its
- * payload, since the mark, lives on. */
+ * dead, and so are the inputs' pages it kept resident. Unless a trace is
+ * being added (the flush its add caused): its payload, since the mark,
+ * lives on, and so do the pages it references. */
 static void
 hold_batch_done(merge_ctx *c, const ms_stage_emit *e)
 {
-	if (c->adding && e->cookie != c->adding)
+	for (size_t i = 0; i < c->nsrcs; i++) {
+		src *s = &c->srcs[i];
+		if (s->keep != UINT64_MAX) {
+			s->keep = UINT64_MAX;
+			ms_part_iter_keep_from(s->it, UINT64_MAX);
+		}
+	}
+	if (c->adding && e->cookie != c->adding) {
 		ms_arena_trim(&c->hold, c->hold_mark);
-	else
+		if (c->add_keep)
+			hold_keep(c->add_keep, c->add_keep_off);
+	} else {
 		ms_arena_reset(&c->hold);
+	}
 }
 
 /* HOOK A, sampling: the stager hands back every trace in the order added
@@ -803,6 +846,7 @@ stage_trace(merge_ctx *c)
 	uint64_t held0 = 0;
 	if (c->retain) {
 		c->hold_mark = ms_arena_mark_get(&c->hold);
+		c->add_keep = NULL;
 		held0 = c->hold.used_bytes;
 		if (!(h = ms_arena_alloc(&c->hold, sizeof(*h), 8)))
 			return ms_fail(&c->eb, MS_ERR_NOMEM, "out of memory");
@@ -852,7 +896,7 @@ stage_trace(merge_ctx *c)
 			 * decoded timestamps (two columns); the summary the
 			 * chain gets from the headers. */
 			const ms_row *rows = NULL;
-			if (h && (rc = hold_raw(c, h, s->it)) < 0)
+			if (h && (rc = hold_raw(c, h, s)) < 0)
 				return rc;
 			rc = ms_part_iter_decode(s->it, HDR_CHECK_COLS, &rows,
 			                         &c->eb);
@@ -1097,6 +1141,7 @@ open_iters(merge_ctx *c)
 {
 	for (size_t i = 0; i < c->nsrcs; i++) {
 		src *s = &c->srcs[i];
+		s->keep = UINT64_MAX;
 		/* Window 0: the default read window, and a decompression
 		 * context made at the first decode (a sampling merge that
 		 * stages from block headers never decodes on this one). */
