@@ -330,6 +330,22 @@ chunk_retire(ms_arena *a, ms_arena_chunk *c)
 	}
 }
 
+void
+ms_arena_charge(ms_arena *a, size_t n, size_t align)
+{
+	if (align == 0)
+		align = 1;
+	size_t off = (a->vused + align - 1) & ~(align - 1);
+	if (a->vsize && off <= a->vsize && n <= a->vsize - off) {
+		a->used_bytes += off + n - a->vused;
+		a->vused = off + n;
+		return;
+	}
+	a->vsize = n > a->chunk ? n : a->chunk;
+	a->vused = n;
+	a->used_bytes += n;
+}
+
 void *
 ms_arena_alloc(ms_arena *a, size_t n, size_t align)
 {
@@ -339,7 +355,7 @@ ms_arena_alloc(ms_arena *a, size_t n, size_t align)
 	if (c) {
 		size_t off = (c->used + align - 1) & ~(align - 1);
 		if (off <= c->size && n <= c->size - off) {
-			a->used_bytes += off + n - c->used;
+			ms_arena_charge(a, n, align);
 			c->used = off + n;
 			return c->data + off;
 		}
@@ -360,7 +376,7 @@ ms_arena_alloc(ms_arena *a, size_t n, size_t align)
 		a->cold_bytes += size;
 	}
 	a->cap_bytes += size;
-	a->used_bytes += n;
+	ms_arena_charge(a, n, align);
 	c->used = n;
 	c->next = a->head;
 	a->head = c;
@@ -404,6 +420,7 @@ ms_arena_reset(ms_arena *a)
 		a->head = c->next;
 		chunk_retire(a, c);
 	}
+	a->vused = a->vsize = 0;
 }
 
 void

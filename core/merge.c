@@ -86,6 +86,26 @@
  *     trace scratch are freed (release_staging), before the output is
  *     closed: the index merges and the publication never run on top of
  *     a batch's payload.
+ * 15. Retain mode (--staging retain, the default) keeps each staged
+ *     trace's payload in the hold arena until its batch is decided and
+ *     writes a kept trace from it: a fragmented trace's combined rows,
+ *     or a single input's blocks as stored. A block's bytes that the
+ *     scan iterator keeps in place until it closes (mapped, or the whole
+ *     data section read at once: ms_part_iter_raw_stable) are referenced,
+ *     others (a bounded read window) copied. The charge is the same
+ *     either way (ms_arena_charge counts the bytes as if copied), so the
+ *     batches are cut alike. Every reference dies with its batch, and
+ *     the last batch is emitted by sampling_finish, before close_iters;
+ *     on a failure nothing is written from the hold arena after the
+ *     run, and release_ctx closes the iterators before the view.
+ *     A mapped input's referenced pages stay resident until their batch
+ *     is emitted: its scan keeps them from the batch's first reference
+ *     on (ms_part_iter_keep_from, src.keep), where the release behind
+ *     the scan stops, so a kept trace is written without faulting its
+ *     pages in again (hold_batch_done moves or clears it). What stays
+ *     resident of an input is what its scan read since then, blocks of
+ *     traces staged in that open batch (or the trace being added), so
+ *     the batch limits bound it as they bound the staged bytes.
  */
 #include "ms_clock.h"
 #include "ms_enum.h"
@@ -104,7 +124,7 @@
 
 /* The per-trace arena: 64 KiB chunks, one kept across traces. */
 #define ARENA_CHUNK (64u << 10)
-/* Retain mode's hold arena (design 10): 256 KiB chunks. */
+/* Retain mode's hold arena (design 15): 256 KiB chunks. */
 #define HOLD_CHUNK (256u << 10)
 /* What a trace staged from block headers decodes of each block: the
  * columns its bounds are rebuilt from for the stager's check (design 9). */
@@ -152,6 +172,9 @@ typedef struct src {
 	ms_part_iter *eit;
 	const ms_block_info *einfo; /* its head; NULL at end */
 	bool estarted;              /* eit has read its first block */
+	/* Retain mode: the lowest offset of `it`'s data file a held block
+	 * references (ms_part_iter_keep_from); UINT64_MAX: none. */
+	uint64_t keep;
 	size_t pos;                 /* position in req->inputs */
 	char name[17];
 } src;
@@ -176,9 +199,10 @@ typedef struct scratch {
 
 /*
  * Retain mode: what a staged trace keeps in the merge's hold arena until
- * its batch is decided (design 10): the blocks of a single-input trace as
- * stored (info and bytes copied), or the rows of a fragmented trace,
- * decoded (all columns), ordered and copied. Written from here if kept.
+ * its batch is decided (design 15): the blocks of a single-input trace as
+ * stored (info copied, bytes referenced or copied), or the rows of a
+ * fragmented trace, decoded (all columns), ordered and copied. Written
+ * from here if kept.
  */
 typedef struct held {
 	ms_raw_block *raw; /* nraw blocks as stored */
@@ -229,11 +253,13 @@ typedef struct merge_ctx {
 	uint64_t *drop_rows; /* rows of the i-th confirmed drop */
 	size_t ndrops, capdrops;
 	bool empty; /* every trace dropped: no output part */
-	/* Retain mode (design 10): the staged payload of pending traces. */
+	/* Retain mode (design 15): the staged payload of pending traces. */
 	bool retain;
 	ms_arena hold;
 	ms_arena_mark hold_mark; /* before the trace being added */
 	const held *adding;      /* that trace, during ms_stager_add */
+	src *add_keep;           /* the input of its first referenced block, */
+	uint64_t add_keep_off;   /* and its offset; NULL: none referenced */
 	const ms_merge_hooks *hooks; /* tests only (merge_int.h) */
 	ms_stager_test stest;        /* from the test hooks */
 } merge_ctx;
@@ -454,10 +480,23 @@ ehead_is_tid(const merge_ctx *c, const src *s)
 	       memcmp(s->einfo->trace_id, c->etid, c->etid_len) == 0;
 }
 
-/* Retain mode: copy the scan's current block, as stored, into h. */
-static int
-hold_raw(merge_ctx *c, held *h, ms_part_iter *it)
+/* Retain mode: a held block references s's data file from off on: keep
+ * s's pages from the first such offset of the batch resident until the
+ * batch is emitted (design 15). */
+static void
+hold_keep(src *s, uint64_t off)
 {
+	if (off < s->keep) {
+		s->keep = off;
+		ms_part_iter_keep_from(s->it, off);
+	}
+}
+
+/* Retain mode: keep the scan's current block of s, as stored, in h. */
+static int
+hold_raw(merge_ctx *c, held *h, src *s)
+{
+	ms_part_iter *it = s->it;
 	ms_raw_block rb;
 	int rc = ms_part_iter_raw(it, &rb, &c->eb);
 	if (rc < 0)
@@ -474,9 +513,21 @@ hold_raw(merge_ctx *c, held *h, ms_part_iter *it)
 	}
 	ms_block_info *bi =
 	        ms_arena_dup(&c->hold, rb.info, sizeof(*rb.info), 8);
-	uint8_t *by = ms_arena_dup(&c->hold, rb.bytes,
-	                           (size_t)rb.info->stored_bytes, 8);
-	if (!bi || !by)
+	if (!bi)
+		goto nomem;
+	/* Bytes the scan keeps in place until it closes are referenced,
+	 * else copied; charged the same either way (design 15). */
+	const uint8_t *by = rb.bytes;
+	size_t n = (size_t)rb.info->stored_bytes;
+	if (ms_part_iter_raw_stable(it)) {
+		uint64_t off = ms_part_iter_raw_offset(it);
+		ms_arena_charge(&c->hold, n, 8);
+		hold_keep(s, off);
+		if (!c->add_keep) {
+			c->add_keep = s;
+			c->add_keep_off = off;
+		}
+	} else if (!(by = ms_arena_dup(&c->hold, rb.bytes, n, 8)))
 		goto nomem;
 	h->raw[h->nraw++] = (ms_raw_block){ bi, by, rb.verified };
 	h->nblocks++;
@@ -528,7 +579,7 @@ collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols, held *h)
 				sc->hdr_end = bi->max_end_ns;
 			if (bi->max_ts > sc->hdr_max)
 				sc->hdr_max = bi->max_ts;
-			if (h && !hold_rows && (rc = hold_raw(c, h, it)) < 0)
+			if (h && !hold_rows && (rc = hold_raw(c, h, s)) < 0)
 				return rc;
 			rc = ms_part_iter_decode(it, cols, &rows, &c->eb);
 			if (rc < 0)
@@ -682,15 +733,26 @@ write_held(merge_ctx *c, const held *h)
 }
 
 /* Retain mode, after the last trace of a batch went out: its payload is
- * dead. Unless a trace is being added (the flush its add caused): its
- * payload, since the mark, lives on. */
+ * dead, and so are the inputs' pages it kept resident. Unless a trace is
+ * being added (the flush its add caused): its payload, since the mark,
+ * lives on, and so do the pages it references. */
 static void
 hold_batch_done(merge_ctx *c, const ms_stage_emit *e)
 {
-	if (c->adding && e->cookie != c->adding)
+	for (size_t i = 0; i < c->nsrcs; i++) {
+		src *s = &c->srcs[i];
+		if (s->keep != UINT64_MAX) {
+			s->keep = UINT64_MAX;
+			ms_part_iter_keep_from(s->it, UINT64_MAX);
+		}
+	}
+	if (c->adding && e->cookie != c->adding) {
 		ms_arena_trim(&c->hold, c->hold_mark);
-	else
+		if (c->add_keep)
+			hold_keep(c->add_keep, c->add_keep_off);
+	} else {
 		ms_arena_reset(&c->hold);
+	}
 }
 
 /* HOOK A, sampling: the stager hands back every trace in the order added
@@ -784,6 +846,7 @@ stage_trace(merge_ctx *c)
 	uint64_t held0 = 0;
 	if (c->retain) {
 		c->hold_mark = ms_arena_mark_get(&c->hold);
+		c->add_keep = NULL;
 		held0 = c->hold.used_bytes;
 		if (!(h = ms_arena_alloc(&c->hold, sizeof(*h), 8)))
 			return ms_fail(&c->eb, MS_ERR_NOMEM, "out of memory");
@@ -833,7 +896,7 @@ stage_trace(merge_ctx *c)
 			 * decoded timestamps (two columns); the summary the
 			 * chain gets from the headers. */
 			const ms_row *rows = NULL;
-			if (h && (rc = hold_raw(c, h, s->it)) < 0)
+			if (h && (rc = hold_raw(c, h, s)) < 0)
 				return rc;
 			rc = ms_part_iter_decode(s->it, HDR_CHECK_COLS, &rows,
 			                         &c->eb);
@@ -1078,6 +1141,7 @@ open_iters(merge_ctx *c)
 {
 	for (size_t i = 0; i < c->nsrcs; i++) {
 		src *s = &c->srcs[i];
+		s->keep = UINT64_MAX;
 		/* Window 0: the default read window, and a decompression
 		 * context made at the first decode (a sampling merge that
 		 * stages from block headers never decodes on this one). */

@@ -308,6 +308,9 @@ typedef struct ms__win {
 	 * (they stay in the page cache), pages before `populated` were
 	 * faulted in ahead, by this window. */
 	uint64_t released, populated;
+	/* Mapped: the page holding file offset keep_from and those after it
+	 * are never released (ms_part_iter_keep_from); UINT64_MAX: none. */
+	uint64_t keep_from;
 } ms__win;
 
 /* A mapped data file is resident only around where it is read: faulted in
@@ -335,6 +338,9 @@ void ms__win_close(ms__win *w);
 /* Open w over the mapping of `from` (which must be mapped and stay open
  * while w is). */
 void ms__win_share(ms__win *w, const ms__win *from);
+/* Tests: the file offset below which `it` (mapped) has released its
+ * pages so far; 0 when it has released none or is not mapped. */
+uint64_t ms__part_iter_released(const struct ms_part_iter *it);
 
 /* ---- part_writer.c ---- */
 /* Keep the writer's block directory and trace hashes in memory instead of

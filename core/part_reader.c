@@ -836,6 +836,7 @@ win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io, bool keep_fd,
 	w->mem = mem;
 	w->io = io;
 	w->size = p->data_bytes;
+	w->keep_from = UINT64_MAX;
 	w->fd = open(p->dir, O_RDONLY | O_CLOEXEC);
 	if (w->fd < 0) {
 		int e = errno;
@@ -893,6 +894,7 @@ ms__win_share(ms__win *w, const ms__win *from)
 	w->map = from->map;
 	w->borrowed = true;
 	w->size = from->size;
+	w->keep_from = UINT64_MAX;
 }
 
 /* Mapped: count the bytes from off to the end of the stretch a window
@@ -934,14 +936,19 @@ win_residency(ms__win *w, uint64_t off, size_t n)
 	}
 	/* A trailing re-read (borrowed mapping) releases behind itself as
 	 * well: the lead is past those pages; pages the lead released ahead
-	 * of the trailing one are faulted in again from the page cache. */
+	 * of the trailing one are faulted in again from the page cache.
+	 * Never the page holding keep_from or any after it: a caller still
+	 * points at those bytes (ms_part_iter_keep_from). */
 	if (off > w->released + MS__MAP_KEEP + MS__MAP_STEP) {
 		uint64_t upto = (off - MS__MAP_KEEP) & ~(page - 1);
 		uint64_t from = w->released & ~(page - 1);
-		if (upto > from)
+		if (upto > (w->keep_from & ~(page - 1)))
+			upto = w->keep_from & ~(page - 1);
+		if (upto > from) {
 			(void)madvise((void *)(uintptr_t)(w->map + from),
 			              (size_t)(upto - from), MADV_DONTNEED);
-		w->released = upto;
+			w->released = upto;
+		}
 	}
 }
 
@@ -1457,6 +1464,38 @@ ms_part_iter_raw(ms_part_iter *it, ms_raw_block *raw, ms_errbuf *eb)
 	 * now, or by the lead this iterator trails (design 6). */
 	raw->verified = true;
 	return 0;
+}
+
+bool
+ms_part_iter_raw_stable(const ms_part_iter *it)
+{
+	const ms__win *w = &it->win;
+	if (!it->cur_ok)
+		return false;
+	if (w->map)
+		return true;
+	/* Read whole from offset 0: ms__win_get serves every read in range
+	 * from the buffer and never refills, reallocates or frees it before
+	 * ms__win_close. */
+	return w->base == 0 && w->size > 0 && w->len == w->size;
+}
+
+uint64_t
+ms_part_iter_raw_offset(const ms_part_iter *it)
+{
+	return it->cur_ok ? it->next_off - it->h.stored : UINT64_MAX;
+}
+
+void
+ms_part_iter_keep_from(ms_part_iter *it, uint64_t off)
+{
+	it->win.keep_from = off;
+}
+
+uint64_t
+ms__part_iter_released(const ms_part_iter *it)
+{
+	return it->win.map ? it->win.released : 0;
 }
 
 static int

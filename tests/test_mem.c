@@ -390,6 +390,75 @@ test_arena(void **state)
 	ms_arena_release(&a);
 }
 
+/* ms_arena_charge counts bytes as if they had been handed out: one arena
+ * allocating every request and one charging some of them instead count
+ * the same used_bytes after every step (padding, chunk ends, requests
+ * over the chunk size, trims and resets included), while the charging
+ * one allocates less. */
+static void
+test_arena_charge(void **state)
+{
+	(void)state;
+	ms_mem m;
+	ms_mem_init(&m, NULL);
+	ms_arena all, some;
+	ms_arena_init(&all, &m, 1024, 2);
+	ms_arena_init(&some, &m, 1024, 2);
+	uint64_t x = 7;
+	ms_arena_mark mk = { 0 }, mk2 = { 0 };
+	for (int i = 0; i < 3000; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		uint32_t r = (uint32_t)(x >> 33);
+		size_t n = r % 7 == 0 ? 1500 + r % 700 : r % 300;
+		size_t align = (size_t)1 << (r >> 8) % 5;
+		if (r % 97 == 0) {
+			ms_arena_reset(&all);
+			ms_arena_reset(&some);
+			mk = ms_arena_mark_get(&all);
+			mk2 = ms_arena_mark_get(&some);
+		} else if (r % 31 == 0) {
+			mk = ms_arena_mark_get(&all);
+			mk2 = ms_arena_mark_get(&some);
+		} else if (r % 37 == 0) {
+			ms_arena_trim(&all, mk);
+			ms_arena_trim(&some, mk2);
+			mk = ms_arena_mark_get(&all);
+			mk2 = ms_arena_mark_get(&some);
+		}
+		assert_non_null(ms_arena_alloc(&all, n, align));
+		if (r % 3 == 0)
+			ms_arena_charge(&some, n, align);
+		else
+			assert_non_null(ms_arena_alloc(&some, n, align));
+		assert_int_equal(all.used_bytes, some.used_bytes);
+	}
+	assert_true(some.cold_bytes + some.reused_bytes <
+	            all.cold_bytes + all.reused_bytes);
+	/* By hand: padding, a chunk's end, a charge over the chunk size. */
+	ms_arena h;
+	ms_arena_init(&h, &m, 1024, 0);
+	assert_non_null(ms_arena_alloc(&h, 3, 1));
+	assert_int_equal(h.used_bytes, 3);
+	ms_arena_charge(&h, 8, 8);
+	assert_int_equal(h.used_bytes, 16);           /* 5 bytes of padding */
+	assert_non_null(ms_arena_alloc(&h, 1020, 1)); /* a new chunk */
+	assert_int_equal(h.used_bytes, 16 + 1020);
+	ms_arena_charge(&h, 2000, 8); /* a chunk of its own */
+	assert_int_equal(h.used_bytes, 16 + 1020 + 2000);
+	assert_non_null(ms_arena_alloc(&h, 1, 16)); /* that one is full */
+	assert_int_equal(h.used_bytes, 16 + 1020 + 2000 + 1);
+	assert_int_equal(h.cold_bytes, 2 * 1024);
+	ms_arena_release(&h);
+	/* A failed request counts nothing. */
+	uint64_t used = some.used_bytes;
+	ms_arena_release(&some);
+	ms_arena_release(&all);
+	ms_mem_fail_at(&m, 1, true);
+	assert_null(ms_arena_alloc(&some, 10, 1));
+	assert_int_equal(some.used_bytes, used);
+	ms_arena_release(&some);
+}
+
 int
 main(void)
 {
@@ -401,6 +470,7 @@ main(void)
 		cmocka_unit_test(test_varint_and_rd),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_arena),
+		cmocka_unit_test(test_arena_charge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

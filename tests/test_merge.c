@@ -17,6 +17,7 @@
 #include "ms_ledger.h"
 #include "ms_merge.h"
 #include "merge_int.h"
+#include "part_int.h"
 #include "ms_pipeline.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
@@ -1066,6 +1067,80 @@ sfx_merge(sfx *s, int64_t now, ms_merge_result *res)
 	return do_sampled(&s->f, s->ids, 3, s->p, now, res);
 }
 
+/* The same put_fragmented inputs of ntr traces in two shards, each with
+ * a pipeline of spec under the hard ceiling `hard`. */
+typedef struct twin {
+	fx f[2];
+	gen_set g[2];
+	uint64_t ids[2][3];
+	ms_pipeline *p[2];
+	ms_merge_result r[2];
+} twin;
+
+static void
+twin_open(twin *t, const char *spec, size_t ntr, uint64_t hard)
+{
+	memset(t, 0, sizeof(*t));
+	for (int i = 0; i < 2; i++) {
+		fx_open(&t->f[i]);
+		put_fragmented(&t->f[i], &t->g[i], t->ids[i], ntr);
+		ms_errbuf eb = { { 0 } };
+		ms_pipeline_opts o = { .spec = spec,
+			               .plugin_dir = MS_PLUGIN_DIR,
+			               .hard_ceiling = hard,
+			               .mem = &t->f[i].mem };
+		if (ms_pipeline_open(&t->p[i], &o, &eb))
+			fail_msg("%s: %s", spec, eb.msg);
+	}
+}
+
+/* Merge shard i's inputs, mature, staging in `mode`, into t->r[i]. */
+static void
+twin_merge(twin *t, int i, enum ms_staging_mode mode)
+{
+	int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
+	assert_int_equal(do_sampled_mode(&t->f[i], t->ids[i], 3, t->p[i], now,
+	                                 mode, &t->r[i]),
+	                 0);
+	assert_int_equal(t->r[i].sampling.klass, MS_SAMPLING_EXECUTED);
+}
+
+/* Both merges wrote the same output, byte for byte, from the same
+ * decisions, and left the same ledgers. */
+static void
+twin_same_output(twin *t)
+{
+	const ms_merge_result *ra = &t->r[0], *rb = &t->r[1];
+	const ms_merge_sampling *sa = &ra->sampling, *sb = &rb->sampling;
+	assert_int_equal(ra->output.checksum, rb->output.checksum);
+	assert_int_equal(ra->output.blocks, rb->output.blocks);
+	assert_int_equal(ra->output_id != 0, rb->output_id != 0);
+	assert_int_equal(ra->rows_out, rb->rows_out);
+	assert_int_equal(ra->traces_out, rb->traces_out);
+	assert_int_equal(ra->blocks_raw, rb->blocks_raw);
+	assert_int_equal(ra->blocks_reencoded, rb->blocks_reencoded);
+	assert_int_equal(sa->traces_dropped, sb->traces_dropped);
+	assert_int_equal(sa->rows_dropped, sb->rows_dropped);
+	assert_int_equal(sa->traces_kept, sb->traces_kept);
+	assert_int_equal(sa->blocks_decoded, sb->blocks_decoded);
+	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++)
+		assert_int_equal(ra->index[k].rows_out, rb->index[k].rows_out);
+	ms_ledger_set la, lb;
+	fx_ledgers(&t->f[0], &la);
+	fx_ledgers(&t->f[1], &lb);
+	assert_true(ms_ledger_set_equal(&la, &lb));
+}
+
+static void
+twin_close(twin *t)
+{
+	for (int i = 0; i < 2; i++) {
+		ms_pipeline_close(t->p[i]);
+		gen_free(&t->g[i]);
+		fx_close(&t->f[i]);
+	}
+}
+
 /* Retain and reread write the same thing for every variant: the same
  * inputs merged in two shards, kept traces written from the retained
  * payload in one and re-read from the inputs in the other. A 1 MiB
@@ -1083,63 +1158,25 @@ test_retain_and_reread_write_the_same(void **state)
 		"skywalking,detdrop:35",
 	};
 	for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
-		fx a, b;
-		fx_open(&a);
-		fx_open(&b);
-		gen_set ga = { 0 }, gb = { 0 };
-		uint64_t ia[3], ib[3];
-		put_fragmented(&a, &ga, ia, 900);
-		put_fragmented(&b, &gb, ib, 900);
-		ms_pipeline *pa = NULL, *pb = NULL;
-		ms_errbuf eb = { { 0 } };
-		ms_pipeline_opts o = { .spec = variants[v],
-			               .plugin_dir = MS_PLUGIN_DIR,
-			               .hard_ceiling = 1u << 20 };
-		o.mem = &a.mem;
-		if (ms_pipeline_open(&pa, &o, &eb))
-			fail_msg("%s: %s", variants[v], eb.msg);
-		o.mem = &b.mem;
-		if (ms_pipeline_open(&pb, &o, &eb))
-			fail_msg("%s: %s", variants[v], eb.msg);
-		int64_t now = GEN_T0 + 10LL * 86400 * 1000000000;
-		ms_merge_result ra, rb;
+		twin t;
+		twin_open(&t, variants[v], 900, 1u << 20);
+		const ms_pipeline *pa = t.p[0], *pb = t.p[1];
 		assert_int_equal(ms_pipeline_staging_preferred(pa), 0);
-		assert_int_equal(do_sampled_mode(&a, ia, 3, pa, now,
-		                                 MS_STAGING_RETAIN, &ra),
-		                 0);
-		assert_int_equal(do_sampled_mode(&b, ib, 3, pb, now,
-		                                 MS_STAGING_REREAD, &rb),
-		                 0);
-		const ms_merge_sampling *sa = &ra.sampling, *sb = &rb.sampling;
+		twin_merge(&t, 0, MS_STAGING_RETAIN);
+		twin_merge(&t, 1, MS_STAGING_REREAD);
+		const ms_merge_result *ra = &t.r[0], *rb = &t.r[1];
+		const ms_merge_sampling *sa = &ra->sampling,
+		                        *sb = &rb->sampling;
 		/* The gauge's limit is the one this merge staged under. */
 		assert_true(sa->preferred_limit_bytes > 0);
 		assert_int_equal(ms_pipeline_staging_preferred(pa),
 		                 sa->preferred_limit_bytes);
 		assert_int_equal(ms_pipeline_staging_preferred(pb),
 		                 sb->preferred_limit_bytes);
-		assert_int_equal(sa->klass, MS_SAMPLING_EXECUTED);
-		assert_int_equal(sb->klass, MS_SAMPLING_EXECUTED);
 		/* The same output, byte for byte, and the same decisions. */
-		assert_int_equal(ra.output.checksum, rb.output.checksum);
-		assert_int_equal(ra.output.blocks, rb.output.blocks);
-		assert_int_equal(ra.output_id != 0, rb.output_id != 0);
-		assert_int_equal(ra.rows_out, rb.rows_out);
-		assert_int_equal(ra.traces_out, rb.traces_out);
-		assert_int_equal(ra.blocks_raw, rb.blocks_raw);
-		assert_int_equal(ra.blocks_reencoded, rb.blocks_reencoded);
+		twin_same_output(&t);
 		assert_int_equal(sa->traces_evaluated, 900);
 		assert_int_equal(sb->traces_evaluated, 900);
-		assert_int_equal(sa->traces_dropped, sb->traces_dropped);
-		assert_int_equal(sa->rows_dropped, sb->rows_dropped);
-		assert_int_equal(sa->traces_kept, sb->traces_kept);
-		assert_int_equal(sa->blocks_decoded, sb->blocks_decoded);
-		for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++)
-			assert_int_equal(ra.index[k].rows_out,
-			                 rb.index[k].rows_out);
-		ms_ledger_set la, lb;
-		fx_ledgers(&a, &la);
-		fx_ledgers(&b, &lb);
-		assert_true(ms_ledger_set_equal(&la, &lb));
 		/* Retain holds and charges the payload: a higher peak, more
 		 * batches, cut by bytes; nothing is read twice. */
 		assert_true(sa->peak_staged_bytes > sb->peak_staged_bytes);
@@ -1148,13 +1185,82 @@ test_retain_and_reread_write_the_same(void **state)
 		assert_true(sa->batches >= sb->batches);
 		assert_true(sa->arena_cold_bytes > 0);
 		assert_int_equal(sb->arena_cold_bytes, 0);
-		assert_true(ra.bytes_read <= rb.bytes_read);
-		ms_pipeline_close(pa);
-		ms_pipeline_close(pb);
-		gen_free(&ga);
-		gen_free(&gb);
-		fx_close(&a);
-		fx_close(&b);
+		assert_true(ra->bytes_read <= rb->bytes_read);
+		twin_close(&t);
+	}
+}
+
+/* Make the merge's scans of f's inputs read through a bounded window
+ * instead of mapping the data files: the shard's open parts, which the
+ * merge's view pins, take the path a failed mapping takes. */
+static void
+fx_unmap_inputs(fx *f, const uint64_t *ids, size_t n)
+{
+	ms_view *v = NULL;
+	ms_errbuf eb = { { 0 } };
+	if (ms_shard_view(f->s, &v, &eb))
+		fail_msg("view: %s", eb.msg);
+	for (size_t i = 0; i < n; i++) {
+		const ms_part *p = ms_view_find(v, ids[i], MS_KIND_CORE);
+		assert_non_null(p);
+		/* Larger than the read window: it is refilled along the
+		 * file (and, unless unmapped, the file is mapped). */
+		assert_true(ms_part_get_meta(p)->compressed_bytes >
+		            2 * (uint64_t)MS__READ_WINDOW);
+		ms__part_no_map((ms_part *)p);
+	}
+	ms_view_release(v);
+}
+
+/* Retain mode holds a single input's stored blocks by reference where the
+ * scan keeps them in place (mapped inputs), and copies them where it does
+ * not (read through a window): the same inputs merged in two shards, one
+ * mapped and one not, write the same bytes, charge and cut the same
+ * batches, and the mapped one retains less in its hold arena. Several
+ * batches (1 MiB ceiling) and one (64 MiB), for a chain that reads no
+ * column, one that decodes, and one that drops. */
+static void
+test_retain_references_stable_blocks(void **state)
+{
+	(void)state;
+	static const char *const variants[] = {
+		"alwayskeep",
+		"skywalking",
+		"detdrop:35",
+	};
+	static const uint64_t ceilings[] = { 1u << 20, 64u << 20 };
+	for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+		for (size_t k = 0; k < 2; k++) {
+			twin t;
+			twin_open(&t, variants[v], 3000, ceilings[k]);
+			fx_unmap_inputs(&t.f[1], t.ids[1], 3);
+			twin_merge(&t, 0, MS_STAGING_RETAIN);
+			twin_merge(&t, 1, MS_STAGING_RETAIN);
+			twin_same_output(&t);
+			const ms_merge_sampling *sa = &t.r[0].sampling,
+			                        *sb = &t.r[1].sampling;
+			assert_true(t.r[0].blocks_raw > 0);
+			/* The same charges, so the same batches. */
+			assert_int_equal(sa->batches, sb->batches);
+			assert_true(k == 1 || sa->batches > 1);
+			assert_int_equal(sa->peak_staged_bytes,
+			                 sb->peak_staged_bytes);
+			assert_int_equal(sa->nbatch_recs, sb->nbatch_recs);
+			for (uint32_t i = 0; i < sa->nbatch_recs; i++) {
+				assert_int_equal(sa->batch[i].charged_bytes,
+				                 sb->batch[i].charged_bytes);
+				assert_int_equal(sa->batch[i].traces,
+				                 sb->batch[i].traces);
+			}
+			/* Referenced, not copied: one batch of every trace's
+			 * payload needs fewer fresh chunks. */
+			assert_true(sa->arena_cold_bytes <=
+			            sb->arena_cold_bytes);
+			if (k == 1)
+				assert_true(sa->arena_cold_bytes <
+				            sb->arena_cold_bytes);
+			twin_close(&t);
+		}
 	}
 }
 
@@ -2132,6 +2238,7 @@ main(void)
 		cmocka_unit_test(test_hook_sees_every_stage),
 		cmocka_unit_test(test_detdrop_drops_whole_traces),
 		cmocka_unit_test(test_alwayskeep_equals_disabled),
+		cmocka_unit_test(test_retain_references_stable_blocks),
 		cmocka_unit_test(test_retain_and_reread_write_the_same),
 		cmocka_unit_test(test_timed_out_batch_untouched_after_merge),
 		cmocka_unit_test(test_staged_gauge_moves_during_merge),

@@ -1154,6 +1154,204 @@ scan_and_reread(ms_part *p, ms_mem *mem)
 	ms_part_iter_close(it);
 }
 
+/* Scan the part at dir (opened mapped, or through a window of `window`
+ * bytes when no_map is set; 0: the default) and say whether every block's
+ * raw bytes were stable (1), none were (0) or some were (-1). A stable
+ * block's bytes are kept by pointer and compared, at the end of the scan,
+ * with a copy taken when it was current: they must not have moved or
+ * changed (and, under ASan, must not have been freed). */
+static int
+raw_stable_scan(const char *dir, bool unmapped, size_t window)
+{
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_errbuf eb = { { 0 } };
+	ms_part *p;
+	if (ms_part_open(&p, dir, &mem, &eb))
+		fail_msg("open %s: %s", dir, eb.msg);
+	if (unmapped)
+		ms__part_no_map(p);
+	ms_part_iter *it;
+	assert_int_equal(
+	        ms_part_iter_open_window(&it, p, &mem, NULL, window, &eb), 0);
+	assert_false(ms_part_iter_raw_stable(it)); /* no current block */
+	size_t nkept = 0, cap = 64, nstable = 0, nblocks = 0;
+	const uint8_t **kept = calloc(cap, sizeof(*kept));
+	uint8_t **copy = calloc(cap, sizeof(*copy));
+	size_t *len = calloc(cap, sizeof(*len));
+	assert_non_null(kept);
+	assert_non_null(copy);
+	assert_non_null(len);
+	const ms_block_info *bi;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		ms_raw_block raw;
+		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+		nblocks++;
+		if (!ms_part_iter_raw_stable(it))
+			continue;
+		nstable++;
+		/* Every 50th block: the first, the middle, past windows. */
+		if (nblocks % 50 != 1 || nkept == cap)
+			continue;
+		kept[nkept] = raw.bytes;
+		len[nkept] = (size_t)bi->stored_bytes;
+		copy[nkept] = malloc(len[nkept]);
+		assert_non_null(copy[nkept]);
+		memcpy(copy[nkept], raw.bytes, len[nkept]);
+		nkept++;
+	}
+	if (rc)
+		fail_msg("scan %s: %s", dir, eb.msg);
+	assert_false(ms_part_iter_raw_stable(it)); /* at the end */
+	for (size_t i = 0; i < nkept; i++) {
+		assert_memory_equal(kept[i], copy[i], len[i]);
+		free(copy[i]);
+	}
+	free(kept);
+	free(copy);
+	free(len);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+	assert_true(nblocks > 0);
+	return nstable == nblocks ? 1 : nstable == 0 ? 0 : -1;
+}
+
+/* ms_part_iter_raw_stable: a raw block's bytes stay put until the
+ * iterator closes when the data file is mapped or read whole into the
+ * window, and not when a bounded window is refilled. */
+static void
+test_raw_stable(void **state)
+{
+	(void)state;
+	tl_rows small = { 0 }, big = { 0 };
+	char ds[300], db[300];
+	write_traces("stable-a", 100, 41, &small, ds, sizeof(ds));
+	write_traces("stable-b", 20000, 42, &big, db, sizeof(db));
+	ms_part *p;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_part_open(&p, db, NULL, &eb), 0);
+	/* Larger than a window (and so mapped unless told not to). */
+	assert_true(ms_part_get_meta(p)->compressed_bytes >
+	            2 * (uint64_t)MS__READ_WINDOW);
+	ms_part_close(p);
+	assert_int_equal(ms_part_open(&p, ds, NULL, &eb), 0);
+	assert_true(ms_part_get_meta(p)->compressed_bytes < MS__READ_WINDOW);
+	ms_part_close(p);
+	/* Mapped. */
+	assert_int_equal(raw_stable_scan(db, false, 0), 1);
+	/* Read through the default window, refilled along the file. */
+	assert_int_equal(raw_stable_scan(db, true, 0), 0);
+	/* A small file is read whole at the first read, mapped or not. */
+	assert_int_equal(raw_stable_scan(ds, false, 0), 1);
+	assert_int_equal(raw_stable_scan(ds, true, 0), 1);
+	/* ... unless the window is smaller than it. */
+	assert_int_equal(raw_stable_scan(ds, true, 4096), 0);
+	tl_free(&small);
+	tl_free(&big);
+}
+
+/* Scan the part at dir mapped; keep from the first block at or past
+ * file offset `at` (UINT64_MAX: never) until the first block at or past
+ * `until`, then clear the keep. *kept_off: the offset kept; *max_kept:
+ * the most released while it was kept; *end: where the last block ends.
+ * Returns what is released at the end of the scan. */
+static uint64_t
+keep_from_scan(const char *dir, uint64_t at, uint64_t until, uint64_t *kept_off,
+               uint64_t *max_kept, uint64_t *end)
+{
+	ms_errbuf eb = { { 0 } };
+	ms_part *p;
+	if (ms_part_open(&p, dir, NULL, &eb))
+		fail_msg("open %s: %s", dir, eb.msg);
+	ms_part_iter *it;
+	assert_int_equal(ms_part_iter_open(&it, p, NULL, NULL, &eb), 0);
+	assert_int_equal(ms_part_iter_raw_offset(it), UINT64_MAX);
+	*kept_off = UINT64_MAX;
+	*max_kept = 0;
+	const uint8_t *kept = NULL, *first = NULL;
+	uint8_t *copy = NULL;
+	size_t len = 0;
+	bool keeping = false;
+	uint64_t expect = 0;
+	const ms_block_info *bi;
+	int rc;
+	while ((rc = ms_part_iter_next(it, &bi, &eb)) == 1) {
+		ms_raw_block raw;
+		assert_int_equal(ms_part_iter_raw(it, &raw, &eb), 0);
+		assert_true(ms_part_iter_raw_stable(it)); /* mapped */
+		uint64_t off = ms_part_iter_raw_offset(it);
+		/* Blocks follow one another from the start of the file,
+		 * which is mapped whole. */
+		if (!first)
+			first = raw.bytes - off;
+		assert_int_equal(off, expect);
+		assert_ptr_equal(raw.bytes, first + off);
+		expect = off + bi->stored_bytes;
+		if (keeping && off >= until) {
+			ms_part_iter_keep_from(it, UINT64_MAX);
+			keeping = false;
+		}
+		if (keeping && ms__part_iter_released(it) > *max_kept)
+			*max_kept = ms__part_iter_released(it);
+		if (!kept && off >= at) {
+			ms_part_iter_keep_from(it, off);
+			*kept_off = off;
+			keeping = true;
+			kept = raw.bytes;
+			len = (size_t)bi->stored_bytes;
+			copy = malloc(len);
+			assert_non_null(copy);
+			memcpy(copy, kept, len);
+		}
+		if (keeping)
+			assert_memory_equal(kept, copy, len);
+	}
+	if (rc)
+		fail_msg("scan %s: %s", dir, eb.msg);
+	assert_int_equal(ms_part_iter_raw_offset(it), UINT64_MAX);
+	uint64_t released = ms__part_iter_released(it);
+	*end = expect;
+	free(copy);
+	ms_part_iter_close(it);
+	ms_part_close(p);
+	return released;
+}
+
+/* ms_part_iter_keep_from: a mapped scan releases its pages behind it,
+ * but never the page holding the kept offset or any after it; cleared,
+ * it releases them too. */
+static void
+test_keep_from(void **state)
+{
+	(void)state;
+	tl_rows t = { 0 };
+	char dir[300];
+	write_traces("keep-from", 60000, 43, &t, dir, sizeof(dir));
+	uint64_t off, max, size, page = 4096;
+	/* Nothing kept: the scan releases all but its last stretch. */
+	uint64_t rel = keep_from_scan(dir, UINT64_MAX, 0, &off, &max, &size);
+	assert_int_equal(off, UINT64_MAX);
+	/* Several release steps past the offsets used below. */
+	assert_true(size > 8 * MS__MAP_STEP);
+	assert_true(rel > size - 2 * MS__MAP_STEP);
+	/* Kept from a block past the first release, cleared further on:
+	 * the scan released up to that block's page while it was kept,
+	 * and past it once cleared. */
+	rel = keep_from_scan(dir, 2 * MS__MAP_STEP + 1000, 5 * MS__MAP_STEP,
+	                     &off, &max, &size);
+	assert_true(off > 2 * MS__MAP_STEP && off < 3 * MS__MAP_STEP);
+	assert_int_equal(max, off & ~(page - 1));
+	assert_true(rel > size - 2 * MS__MAP_STEP);
+	/* Kept from the first block to the end: nothing released. */
+	rel = keep_from_scan(dir, 0, UINT64_MAX, &off, &max, &size);
+	assert_int_equal(off, 0);
+	assert_int_equal(max, 0);
+	assert_int_equal(rel, 0);
+	unlink(dir);
+	tl_free(&t);
+}
+
 /* An open core part holds neither its index (16 bytes a block) nor its
  * bloom section (2 bytes a trace): both are checked at open through a
  * bounded buffer; iterators read the entries from the file and the bloom
@@ -2513,6 +2711,8 @@ main(void)
 		cmocka_unit_test(test_writer_lists_bounded),
 		cmocka_unit_test(test_writer_dir_packed),
 		cmocka_unit_test(test_open_part_holds_no_sections),
+		cmocka_unit_test(test_raw_stable),
+		cmocka_unit_test(test_keep_from),
 		cmocka_unit_test(test_sections_changed_after_open),
 		cmocka_unit_test(test_sections_at_buffer_edges),
 		cmocka_unit_test(test_flip_every_byte),

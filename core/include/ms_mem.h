@@ -143,6 +143,12 @@ ms_buf_reset(ms_buf *b)
  *     what an idle arena holds is bounded by keep x chunk.
  *  3. cold_bytes counts chunk capacity newly allocated, reused_bytes the
  *     capacity taken back from spares (both since init, never reset).
+ *  4. used_bytes counts what was handed out and what was charged
+ *     (ms_arena_charge) as if it had been handed out too: a second
+ *     cursor (vused in a chunk of vsize bytes) places every request and
+ *     charge as the chunks would have, padding included, so a caller
+ *     that charges bytes instead of copying them in is counted the same,
+ *     byte for byte. Without charges it is the current chunk's cursor.
  * Memory comes from mem (borrowed; NULL: plain malloc, counted nowhere).
  */
 typedef struct ms_arena_chunk ms_arena_chunk;
@@ -158,6 +164,7 @@ typedef struct ms_arena {
 	                        * included (a caller's charge by difference) */
 	uint64_t cold_bytes;   /* 3. */
 	uint64_t reused_bytes; /* 3. */
+	size_t vused, vsize;   /* 4.; vsize 0: no chunk since the reset */
 } ms_arena;
 
 /* Where the arena stood: ms_arena_trim frees what came before it. */
@@ -172,6 +179,10 @@ void ms_arena_init(ms_arena *a, ms_mem *mem, size_t chunk, size_t keep);
  * the chunk size gets a chunk of its own. NULL when out of memory or on
  * overflow (the arena is unchanged). */
 void *ms_arena_alloc(ms_arena *a, size_t n, size_t align);
+/* Count n bytes aligned to align in used_bytes as ms_arena_alloc would,
+ * without allocating them (4.): for a caller that references bytes
+ * whose copy its charge by difference models. */
+void ms_arena_charge(ms_arena *a, size_t n, size_t align);
 /* Copies; NULL for a NULL string, or when out of memory. */
 char *ms_arena_strdup(ms_arena *a, const char *s);
 void *ms_arena_dup(ms_arena *a, const void *p, size_t n, size_t align);

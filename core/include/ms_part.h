@@ -17,7 +17,8 @@
  * Ownership: ms_part_writer, ms_part and ms_part_iter are heap objects owned
  * by the caller of their _open and freed by their _close/_abort (NULL is
  * accepted). Pointers returned by ms_part_iter_* are owned by the iterator
- * and valid until its next call.
+ * and valid until its next call; only the stored bytes of a raw block that
+ * ms_part_iter_raw_stable vouches for stay valid longer (until close).
  * Threads: an ms_part may be used by several threads at once (it is read-
  * only after open); an iterator belongs to one thread.
  */
@@ -262,6 +263,33 @@ int ms_part_iter_decode(ms_part_iter *it, unsigned cols, const ms_row **rows,
                         ms_errbuf *eb);
 /* The current block as stored, for ms_part_writer_add_raw. */
 int ms_part_iter_raw(ms_part_iter *it, ms_raw_block *raw, ms_errbuf *eb);
+/* Whether the current block's stored bytes (raw->bytes of
+ * ms_part_iter_raw) stay valid, at the same address and unchanged, until
+ * `it` is closed, past any later call: true when the data file is mapped
+ * (pages released behind the reader fault in again from the file, which
+ * the pinned part keeps unchanged; a re-read sharing its lead's mapping
+ * counts on the lead being closed after it, as required) or when the
+ * whole data section was read into the window at once (a file no larger
+ * than the window: every later read is served from it). False with no
+ * current block and for a bounded read window, whose buffer the next
+ * refill overwrites or reallocates. raw->info stays the iterator's:
+ * valid until the next call, as always. The bytes remain the
+ * iterator's: a caller may keep a pointer to them, not free them. */
+bool ms_part_iter_raw_stable(const ms_part_iter *it);
+/* The data file offset of the current block's stored bytes; UINT64_MAX
+ * with no current block. For ms_part_iter_keep_from. */
+uint64_t ms_part_iter_raw_offset(const ms_part_iter *it);
+/* Keep the pages of a mapped data file from offset `off` on resident in
+ * this process: the reader releases pages behind its scan (part_int.h,
+ * MS__MAP_KEEP) but then never the page holding off or any after it,
+ * until keep_from is moved or cleared (UINT64_MAX, as opened). For a
+ * caller that still points at stable bytes (ms_part_iter_raw_stable)
+ * from off on and will read them again: they stay mapped instead of
+ * being faulted in anew. What stays resident is everything this
+ * iterator scanned from off on, so the caller bounds it by how long it
+ * keeps off. Only this iterator's releases are held back (not those of
+ * a re-read sharing its mapping); a window read releases nothing. */
+void ms_part_iter_keep_from(ms_part_iter *it, uint64_t off);
 /* Make `it` (a full iterator, before its first next) check each block's
  * header, the order and the part's totals as always, but not the block's
  * units: a unit is checked when it is handed out raw or decompressed, by
