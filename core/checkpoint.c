@@ -3,8 +3,11 @@
  * shard to one (ms_checkpoint.h; the state file is "Checkpoint" in
  * core/FORMAT.md).
  */
+#define XXH_INLINE_ALL
 #include "checkpoint_int.h"
 #include "ms_fs.h"
+
+#include <xxhash.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -146,11 +149,21 @@ link_dicts(const char *from, const char *to, ms_errbuf *eb)
 	return rc;
 }
 
+/* The shard's part-ID counter into snapshot bytes snap (n of them,
+ * checked by snap_fields): its next_id field, resealed. */
+static void
+snap_set_next_id(uint8_t *snap, size_t n, uint64_t next_id)
+{
+	ms_put_le64(snap + 24, next_id);
+	ms_put_le64(snap + n - 8, XXH64(snap, n - 8, 0));
+}
+
 /* Links of every active part of view v into CK/parts; the snapshot's
- * bytes checked against v (design 1) into CK/snapshot. */
+ * bytes checked against v (design 1), with the shard's part-ID counter
+ * `counter` as next_id (design 5), into CK/snapshot. */
 static int
-take_files(const char *dir, ms_shard *s, const ms_view *v, ms_checkpoint *c,
-           ms_errbuf *eb)
+take_files(const char *dir, ms_shard *s, const ms_view *v, uint64_t counter,
+           ms_checkpoint *c, ms_errbuf *eb)
 {
 	ck_path a, b;
 	int rc = 0;
@@ -181,6 +194,11 @@ take_files(const char *dir, ms_shard *s, const ms_view *v, ms_checkpoint *c,
 		             a, (unsigned long long)c->epoch,
 		             (unsigned long long)np,
 		             (unsigned long long)ms_view_epoch(v), c->nparts);
+	/* Never below the snapshot's: the counter only grows. */
+	if (rc == 0 && counter > c->next_id) {
+		snap_set_next_id(snap, n, counter);
+		c->next_id = counter;
+	}
 	if (rc == 0 && (rc = ms__ck_path(b, dir, "snapshot", eb)) == 0)
 		rc = write_all(b, snap, n, false, eb);
 	free(snap);
@@ -259,7 +277,7 @@ ms_checkpoint_take(const char *dir, ms_shard *s, ms_engine *e,
 	if (rc == 0 && (rc = make_dirs(dir, eb)) == 0)
 		made = true;
 	if (rc == 0)
-		rc = take_files(dir, s, v, &c, eb);
+		rc = take_files(dir, s, v, ms_shard_next_id(s), &c, eb);
 	if (rc == 0)
 		rc = write_state(dir, &c, eb);
 	if (rc == 0 && ms_shard_epoch(s) != ms_view_epoch(v))

@@ -186,6 +186,14 @@ ms_checkpoint_decode(const void *buf, size_t n, const char *name,
 	if (n < CK_HEAD + 8 || memcmp(p, CK_MAGIC, 8) != 0)
 		return ms_fail(eb, MS_ERR_FORMAT, "%s: not a checkpoint state",
 		               name);
+	if (ms_le32(p + 8) == 1 && ms_le32(p + 12) == 0)
+		return ms_fail(
+		        eb, MS_ERR_FORMAT,
+		        "%s: checkpoint version 1 holds the snapshot's "
+		        "next part ID, not the shard's counter: restored, "
+		        "it could hand out part IDs again; this build "
+		        "reads version %d only, take the checkpoint again",
+		        name, MS_CHECKPOINT_VERSION);
 	if (ms_le32(p + 8) != MS_CHECKPOINT_VERSION || ms_le32(p + 12) != 0)
 		return ms_fail(eb, MS_ERR_FORMAT,
 		               "%s: checkpoint version %u (flags %u), this "

@@ -1367,6 +1367,16 @@ ms_shard_new_id(ms_shard *s, uint64_t *id, ms_errbuf *eb)
 	return rc;
 }
 
+uint64_t
+ms_shard_next_id(const ms_shard *s)
+{
+	ms_shard *m = (ms_shard *)s;
+	pthread_mutex_lock(&m->lock);
+	uint64_t id = s->next_id;
+	pthread_mutex_unlock(&m->lock);
+	return id;
+}
+
 int
 ms_shard_strays(ms_shard *s, size_t *n, char *first, size_t firstn,
                 ms_errbuf *eb)

@@ -30,6 +30,8 @@
 #include "ms_shard.h"
 #include "ms_sidx.h"
 
+#include <xxhash.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -1656,6 +1658,74 @@ test_checkpoint_bad_restore_leaves_shard(void **state)
 	fx_close(&f);
 }
 
+/* Checkpoint state file path's version field set to `version`, the
+ * checksum resealed (a state file as that version wrote it). */
+static void
+set_state_version(const char *path, uint32_t version)
+{
+	uint8_t buf[4096];
+	FILE *fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	size_t n = fread(buf, 1, sizeof(buf), fp);
+	assert_true(n > 16 && n < sizeof(buf));
+	ms_put_le32(buf + 8, version);
+	ms_put_le64(buf + n - 8, XXH64(buf, n - 8, 0));
+	assert_int_equal(fseek(fp, 0, SEEK_SET), 0);
+	assert_int_equal(fwrite(buf, 1, n, fp), n);
+	assert_int_equal(fclose(fp), 0);
+}
+
+/*
+ * A merge that fails has its output's ID handed out and commits nothing:
+ * after three failures on a corrupt part (then quarantined) the shard's
+ * part-ID counter stands three above its snapshot's next ID. A checkpoint
+ * taken there and restored hands out the IDs the original went on with:
+ * the next publication and the merge it allows get the part IDs they got
+ * the first time. A version-1 state file, which held the snapshot's next
+ * ID instead of the counter, is refused and says so.
+ */
+static void
+test_checkpoint_restores_part_id_counter(void **state)
+{
+	(void)state;
+	fixture f;
+	gen g = { .x = 3, .next_trace = 1 };
+	char ck[300], p[400];
+	uint64_t orig[64], again[64];
+	size_t norig, nagain;
+	ms_errbuf eb;
+	ms_checkpoint c;
+	quarantine_run(&f, 0);
+	assert_int_equal(f.r.failed, 3);
+	snprintf(ck, sizeof(ck), "%s.ck", f.dir);
+	ck_take(&f, ck, 0, &g);
+	for (int round = 0; round < 2; round++) {
+		if (round)
+			ck_restore(&f, ck, 1, &g);
+		publish_uniform(f.shard, 9000, 20, 2000, true, T0, NULL);
+		ms_engine_trigger(f.eng);
+		idle(&f);
+		view_ids(f.shard, round ? again : orig,
+		         round ? &nagain : &norig);
+	}
+	assert_int_equal(norig, 2);
+	assert_int_equal(nagain, norig);
+	assert_memory_equal(again, orig, norig * sizeof(orig[0]));
+
+	snprintf(p, sizeof(p), "%s/state", ck);
+	set_state_version(p, 1);
+	assert_int_equal(ms_checkpoint_read(ck, &c, &eb), MS_ERR_FORMAT);
+	assert_non_null(strstr(eb.msg, p));
+	assert_non_null(strstr(eb.msg, "version 1"));
+	assert_non_null(strstr(eb.msg, "take the checkpoint again"));
+	assert_null(c.parts);
+	set_state_version(p, MS_CHECKPOINT_VERSION);
+	assert_int_equal(ms_checkpoint_read(ck, &c, &eb), 0);
+	ms_checkpoint_release(&c);
+	assert_int_equal(ms_checkpoint_remove(ck, NULL), 0);
+	fx_close(&f);
+}
+
 /* The saved engine state carries the quarantine: an engine resumed from
  * it does not pick the quarantined part either. */
 static void
@@ -1720,6 +1790,7 @@ main(void)
 		cmocka_unit_test(test_checkpoint_restore_same_fingerprint),
 		cmocka_unit_test(test_checkpoint_refused_unless_idle),
 		cmocka_unit_test(test_checkpoint_bad_restore_leaves_shard),
+		cmocka_unit_test(test_checkpoint_restores_part_id_counter),
 		cmocka_unit_test(test_engine_save_resume_quarantine),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,6 +36,14 @@
  *     ms_engine_opts.resume of the engine opened on the reopened shard:
  *     from then on it picks exactly what the original picked, given the
  *     same publications at the same times.
+ *  5. The part-ID counter goes back too: CK/snapshot holds, as its
+ *     next_id, the shard's counter at the take (ms_shard_next_id), which
+ *     may be above DIR/snapshot's (IDs handed out since that was last
+ *     written, to a merge that failed or was dropped). The reopened
+ *     shard then hands out the IDs the original handed out after the
+ *     checkpoint, so a re-run's merges get the same output part IDs.
+ *     Version 1 state files (DIR/snapshot's next_id) are refused with
+ *     MS_ERR_FORMAT.
  *
  * Ownership: ms_checkpoint is caller-owned; its engine arrays and user
  * blob are heap memory released by ms_checkpoint_release. The shard and
@@ -53,13 +61,13 @@
 #include <stdint.h>
 
 /* Version of CK/state (core/FORMAT.md, "Checkpoint"). */
-#define MS_CHECKPOINT_VERSION 1
+#define MS_CHECKPOINT_VERSION 2
 /* Largest caller blob a checkpoint keeps. */
 #define MS_CHECKPOINT_USER_MAX (1u << 20)
 
 typedef struct ms_checkpoint {
 	uint64_t epoch;   /* the shard's epoch it was taken at */
-	uint64_t next_id; /* the snapshot's next part ID */
+	uint64_t next_id; /* the shard's part-ID counter (design 5) */
 	uint64_t *parts;  /* active part IDs, ascending (heap) */
 	size_t nparts;
 	ms_engine_state engine;

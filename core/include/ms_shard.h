@@ -124,6 +124,10 @@ uint64_t ms_shard_epoch(const ms_shard *s);
 /* Reserve a fresh part ID (monotonic per shard; persisted with the next
  * committed transaction, and never below an ID seen on disk at open). */
 int ms_shard_new_id(ms_shard *s, uint64_t *id, ms_errbuf *eb);
+/* The ID ms_shard_new_id would hand out next. It may be above the
+ * snapshot's next_id on disk: IDs handed out since the last commit (the
+ * output of a merge that failed or was dropped) are in it, not there. */
+uint64_t ms_shard_next_id(const ms_shard *s);
 /* Path of the file where a new part of `kind` with `id` is to be written
  * before it is introduced or used as a merge output:
  * DIR/tmp/<kind>-<16hex>. */
