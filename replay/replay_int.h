@@ -58,12 +58,19 @@ int ms__copy_file(const char *from, const char *to, bool *reflinked,
                   ms_errbuf *eb);
 int ms__copy_tree(const char *from, const char *to, bool *reflinked,
                   ms_errbuf *eb);
+/* The ways of copying a file that failed because the file systems do
+ * not do them (a reflink, copy_file_range), so that the rest of a tree's
+ * files are copied without trying them again. */
+typedef struct ms__copy_way {
+	bool no_clone, no_range;
+} ms__copy_way;
 /* How staged files got into the shard; no_link is set once a link failed
  * because the file systems differ (or do not link), so the rest are
- * copied without trying again. */
+ * copied without trying again, and way likewise for the copies. */
 typedef struct ms__stage_counts {
 	uint64_t linked, reflinked, copied;
 	bool no_link;
+	ms__copy_way way;
 } ms__stage_counts;
 /* Put the part `from` at `to`: its file (part format 3 and later), or
  * every file of a part directory in a new directory `to`: a hard link

@@ -21,8 +21,23 @@
 #include <errno.h>
 
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static char root[256];
+
+/* pread, as the statically linked core calls it: counted while
+ * count_preads is set (one thread at a time). */
+static bool count_preads;
+static unsigned long preads;
+
+ssize_t
+pread(int fd, void *buf, size_t n, off_t off)
+{
+	if (count_preads)
+		preads++;
+	return (ssize_t)syscall(SYS_pread64, fd, buf, n, off);
+}
 
 /* When set, parts are opened to be read through a window instead of a
  * mapping of their data file (the fallback when mapping fails). */
@@ -1414,6 +1429,42 @@ test_sections_at_buffer_edges(void **state)
 	}
 }
 
+/* Opening a part reads the file's last bytes once: the footer and, when
+ * they fit in that read, the index and bloom sections before it (a day
+ * opens tens of thousands of parts; it read the footer, then the
+ * sections). Parts whose sections just fit and just do not are read
+ * back whole, and a larger one reads the sections apart. */
+static void
+test_open_reads_tail_once(void **state)
+{
+	(void)state;
+	unsigned long fit = 0, apart = 0;
+	for (size_t n = 60; n <= 260; n += 8) {
+		tl_rows t = { 0 };
+		char dir[300];
+		write_traces("tail", n, 70 + n, &t, dir, sizeof(dir));
+		ms_errbuf eb = { { 0 } };
+		ms_part *p;
+		preads = 0;
+		count_preads = true;
+		int rc = open_part(&p, dir, NULL, &eb);
+		count_preads = false;
+		if (rc)
+			fail_msg("open %zu blocks: %s", n, eb.msg);
+		ms_part_close(p);
+		if (n == 60)
+			assert_int_equal(preads, 1);
+		fit += preads == 1;
+		apart += preads == 2;
+		assert_true(preads == 1 || preads == 2);
+		check_part(dir, &t, MS_COL_ALL);
+		unlink(dir);
+		tl_free(&t);
+	}
+	print_message("opens in one read: %lu, in two: %lu\n", fit, apart);
+	assert_true(fit > 0 && apart > 0);
+}
+
 /* pwrite n bytes at off of the file at path. */
 static void
 poke(const char *path, uint64_t off, const void *b, size_t n)
@@ -2715,6 +2766,7 @@ main(void)
 		cmocka_unit_test(test_keep_from),
 		cmocka_unit_test(test_sections_changed_after_open),
 		cmocka_unit_test(test_sections_at_buffer_edges),
+		cmocka_unit_test(test_open_reads_tail_once),
 		cmocka_unit_test(test_flip_every_byte),
 		cmocka_unit_test(test_truncate_and_remove),
 		cmocka_unit_test(test_window_fallback),
