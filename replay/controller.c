@@ -41,6 +41,7 @@
 #include "ms_limits.h"
 #include "ms_owner.h"
 #include "ms_rusage.h"
+#include "ms_thread.h"
 #include "replay_int.h"
 #include "grow.h"
 
@@ -2134,9 +2135,11 @@ ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb)
 		pthread_join(r->thread, NULL);
 	r->started = false;
 	r->resume_slot = from;
-	if (pthread_create(&r->thread, NULL, controller_main, r))
-		return ms_fail(eb, MS_ERR_IO,
-		               "cannot start the controller thread again");
+	int e = pthread_create(&r->thread, NULL, controller_main, r);
+	if (e)
+		return ms_thread_fail(
+		        eb, MS_ERR_IO, e,
+		        "cannot start the controller thread again");
 	r->started = true;
 	return 0;
 }
@@ -2848,15 +2851,11 @@ ms__oracle_join(ms_replay *r)
 /* A start that fails once the run is on record: the error is its end
  * record's (finish_record, at close). Returns rc. */
 /* A thread that pthread_create could not start (error e): why, and where
- * to look (a thread's stack is address space; threads count against the
- * user's process limit). */
+ * to look (ms_thread_fail). */
 static int
 thread_failed(ms_errbuf *eb, const char *what, int e)
 {
-	return ms_fail(eb, MS_ERR_IO,
-	               "cannot start the %s: %s (no room for another thread: "
-	               "see ulimit -v and ulimit -u)",
-	               what, strerror(e));
+	return ms_thread_fail(eb, MS_ERR_IO, e, "cannot start the %s", what);
 }
 
 static int

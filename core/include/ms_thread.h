@@ -1,5 +1,6 @@
 /*
- * ms_thread.h - starting a thread with a stack of a chosen size.
+ * ms_thread.h - starting a thread with a stack of a chosen size, and
+ * saying why one did not start.
  *
  * A thread's stack is address space from the moment it starts: with the
  * C library's default (the soft `ulimit -s`, 8 MiB on most systems) a
@@ -14,6 +15,8 @@
  */
 #ifndef MS_THREAD_H
 #define MS_THREAD_H
+
+#include "ms_err.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -60,5 +63,16 @@
  * on success.
  */
 int ms_thread_start(pthread_t *t, size_t stack, void *(*fn)(void *), void *arg);
+
+/*
+ * A thread that could not start, for `return ms_thread_fail(...)`: formats
+ * into eb (NULL: nothing) what fmt says, ": ", the system's reason for
+ * err (what ms_thread_start or pthread_create returned) and, for EAGAIN
+ * or ENOMEM, that the address space or the thread limit may be too small
+ * (ulimit -v, ulimit -u); returns rc. The one wording of every thread
+ * start that fails in core and replay.
+ */
+int ms_thread_fail(ms_errbuf *eb, int rc, int err, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 #endif
