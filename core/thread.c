@@ -1,7 +1,7 @@
 /*
  * thread.c - ms_thread_start: pthread_create with a stack size, the one
- * way core (and the fixtures) start threads (ms_thread.h says why), and
- * ms_thread_fail, the one way core and replay say that one did not start.
+ * way core, replay (and the fixtures) start threads (ms_thread.h says
+ * why), and ms_thread_fail, the one way they say that one did not start.
  */
 #include "ms_thread.h"
 

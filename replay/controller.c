@@ -709,7 +709,7 @@ static int
 live_start(ms_replay *r)
 {
 	live_read(r); /* the links' names before the first merge */
-	int e = pthread_create(&r->live_thread, NULL, live_main, r);
+	int e = ms_thread_start(&r->live_thread, MS_THREAD_STACK, live_main, r);
 	if (e) {
 		errno = e;
 		return MS_ERR_IO;
@@ -2135,7 +2135,8 @@ ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb)
 		pthread_join(r->thread, NULL);
 	r->started = false;
 	r->resume_slot = from;
-	int e = pthread_create(&r->thread, NULL, controller_main, r);
+	int e = ms_thread_start(&r->thread, MS__CONTROLLER_STACK,
+	                        controller_main, r);
 	if (e)
 		return ms_thread_fail(
 		        eb, MS_ERR_IO, e,
@@ -2887,7 +2888,8 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	/* The oracle beside the staging: both come before the day's clock,
 	 * which starts once the oracle has ended (run_day). */
 	if (!r->oracle_started) {
-		int e = pthread_create(&r->oracle_thread, NULL, oracle_main, r);
+		int e = ms_thread_start(&r->oracle_thread, MS_THREAD_STACK,
+		                        oracle_main, r);
 		if (e)
 			return start_failed(
 			        r, thread_failed(eb, "oracle thread", e), eb);
@@ -2909,7 +2911,8 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 		return thread_failed(eb, "part checker's thread", errno);
 	if (live_start(r))
 		return thread_failed(eb, "live reader", errno);
-	int e = pthread_create(&r->thread, NULL, controller_main, r);
+	int e = ms_thread_start(&r->thread, MS__CONTROLLER_STACK,
+	                        controller_main, r);
 	if (e)
 		return thread_failed(eb, "controller thread", e);
 	r->started = true;

@@ -1058,7 +1058,9 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		rc = create_schema(r, eb);
 	if (rc == 0)
 		rc = prepare_all(r, eb);
-	int te = rc ? 0 : pthread_create(&r->timer, NULL, timer_main, r);
+	int te =
+	        rc ? 0
+	           : ms_thread_start(&r->timer, MS_THREAD_STACK, timer_main, r);
 	if (te)
 		rc = ms_thread_fail(
 		        eb, MS_ERR_IO, te,
