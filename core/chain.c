@@ -349,12 +349,19 @@ worker_main(void *arg)
 	return NULL;
 }
 
+/* A new idle worker for p, or NULL with why in eb (no memory for it, or
+ * its thread did not start), the message ending in what_for. */
 static worker *
-worker_start(struct ms_chain *c, ms_plugin *p)
+worker_start(struct ms_chain *c, ms_plugin *p, const char *what_for,
+             ms_errbuf *eb)
 {
 	worker *w = ms_mem_calloc(c->mem, 1, sizeof(*w));
-	if (!w)
+	if (!w) {
+		ms_fail(eb, MS_ERR_NOMEM,
+		        "out of memory for a worker%s (%zu bytes)", what_for,
+		        sizeof(*w));
 		return NULL;
+	}
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -364,7 +371,10 @@ worker_start(struct ms_chain *c, ms_plugin *p)
 	w->state = W_IDLE;
 	w->plugin = p;
 	w->chain = c;
-	if (ms_thread_start(&w->thread, PLUGIN_STACK, worker_main, w) != 0) {
+	int e = ms_thread_start(&w->thread, PLUGIN_STACK, worker_main, w);
+	if (e) {
+		ms_thread_fail(eb, MS_ERR_NOMEM, e,
+		               "could not start a worker thread%s", what_for);
 		pthread_cond_destroy(&w->cv);
 		pthread_mutex_destroy(&w->mu);
 		ms_mem_free(c->mem, w, sizeof(*w));
@@ -485,12 +495,11 @@ ms_plugin_host_mode_parse(const char *s, enum ms_plugin_host_mode *out)
 static int
 link_open(ms_chain *c, link_t *l, uint64_t timeout_ns, ms_errbuf *eb)
 {
-	worker *w = worker_start(c, l->plugin);
+	ms_errbuf why;
+	worker *w = worker_start(c, l->plugin, " for its open()", &why);
 	if (!w)
-		return ms_fail(eb, MS_ERR_NOMEM,
-		               "plugin %s (%s): could not start a worker "
-		               "thread for its open()",
-		               l->path, ms_plugin_name(l->plugin));
+		return ms_fail(eb, MS_ERR_NOMEM, "plugin %s (%s): %s", l->path,
+		               ms_plugin_name(l->plugin), why.msg);
 	l->w = w;
 	pthread_mutex_lock(&w->mu);
 	w->job = JOB_OPEN;
@@ -823,7 +832,7 @@ link_plugin_stats(ms_chain *c, link_t *l, ms_plugin_stat *out, size_t cap)
 {
 	if (l->stats_dead)
 		return 0;
-	if (!l->w && !(l->w = worker_start(c, l->plugin)))
+	if (!l->w && !(l->w = worker_start(c, l->plugin, "", NULL)))
 		return 0;
 	worker *w = l->w;
 	pthread_mutex_lock(&w->mu);
@@ -994,10 +1003,10 @@ static enum ms_link_result
 run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 {
 	if (!l->w) {
-		l->w = worker_start(c, l->plugin);
+		ms_errbuf why;
+		l->w = worker_start(c, l->plugin, "", &why);
 		if (!l->w) {
-			record(l, MS_LINK_HOST_ERROR,
-			       "could not start a worker thread");
+			record(l, MS_LINK_HOST_ERROR, "%s", why.msg);
 			return MS_LINK_HOST_ERROR;
 		}
 	}

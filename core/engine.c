@@ -981,20 +981,15 @@ worker_main(void *arg)
 /* ---- public API ------------------------------------------------------- */
 
 /* A thread pthread_create could not start (error err): which, the
- * system's reason and, for EAGAIN, where to look (a thread's stack is
- * address space; threads count against the user's process limit). */
+ * system's reason and where to look (ms_thread_fail). */
 static int
 thread_failed(ms_errbuf *eb, const char *what, unsigned i, int err)
 {
 	char n[16] = "";
 	if (strcmp(what, "worker") == 0)
 		snprintf(n, sizeof(n), " %u", i);
-	return ms_fail(eb, MS_ERR_IO,
-	               "engine: cannot start its %s%s thread: %s%s", what, n,
-	               strerror(err),
-	               err == EAGAIN ? " (no room for another thread: see "
-	                               "ulimit -v and ulimit -u)"
-	                             : "");
+	return ms_thread_fail(eb, MS_ERR_IO, err,
+	                      "engine: cannot start its %s%s thread", what, n);
 }
 
 static unsigned

@@ -59,16 +59,24 @@ ms_pipeline_open(ms_pipeline **out, const ms_pipeline_opts *opts, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_INVAL, "pipeline: options missing");
 	ms_pipeline *p = ms_mem_calloc(opts->mem, 1, sizeof(*p));
 	if (!p)
-		return ms_fail(eb, MS_ERR_NOMEM, "pipeline: out of memory");
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "pipeline: out of memory for its state (%zu "
+		               "bytes)",
+		               sizeof(*p));
 	p->mem = opts->mem;
 	p->policy = opts->policy;
 	const char *spec = opts->spec ? opts->spec : "disabled";
 	p->spec_size = strlen(spec) + 1;
 	p->spec = ms_mem_dup(p->mem, spec, p->spec_size);
 	if (!p->spec) {
+		size_t n = p->spec_size;
 		p->spec_size = 0;
 		ms_pipeline_close(p);
-		return ms_fail(eb, MS_ERR_NOMEM, "pipeline: out of memory");
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "pipeline: out of memory for a copy of its chain "
+		        "spec (%zu bytes)",
+		        n);
 	}
 	if (opts->limits)
 		p->limits = *opts->limits;

@@ -305,7 +305,10 @@ ms_stager_open(ms_stager **out, const ms_stager_opts *opts, ms_errbuf *eb)
 		               "required");
 	ms_stager *s = ms_mem_calloc(opts->mem, 1, sizeof(*s));
 	if (!s)
-		return ms_fail(eb, MS_ERR_NOMEM, "stager: out of memory");
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "stager: out of memory for its state (%zu bytes)",
+		        sizeof(*s));
 	s->o = *opts;
 	ms_mem_init(&s->mem, opts->mem);
 	ms_stage_plan *pl = &s->o.plan;
@@ -492,12 +495,30 @@ decide(ms_stager *s, ms_batch *bt, ms_errbuf *eb)
 	return 0;
 }
 
+/* The bytes the columns of the batch being built hold. */
+static size_t
+builder_bytes(const ms__builder *b)
+{
+	size_t n = 0;
+	for (int i = 0; i < C_NBUF; i++)
+		n += b->buf[i].len;
+	return n;
+}
+
 /* Finish the builder's batch, size the keep bytes for it and run the
  * chain on it: *bt is the batch (the caller releases it). */
 static int
 build_and_decide(ms_stager *s, size_t nb, ms_batch **bt, ms_errbuf *eb)
 {
 	int rc = ms__builder_finish(&s->b, bt);
+	if (rc == MS_ERR_NOMEM) {
+		stager_move(s, ST_FAILED);
+		return ms_fail(
+		        eb, rc,
+		        "stager: out of memory for a batch of %zu traces "
+		        "and %zu rows (its columns hold %zu bytes)",
+		        s->b.ntraces, s->b.nrows, builder_bytes(&s->b));
+	}
 	if (rc) {
 		stager_move(s, ST_FAILED);
 		return ms_fail(eb, rc, "stager: building a batch: %s",
@@ -508,7 +529,9 @@ build_and_decide(ms_stager *s, size_t nb, ms_batch **bt, ms_errbuf *eb)
 		if (!k) {
 			stager_move(s, ST_FAILED);
 			return ms_fail(eb, MS_ERR_NOMEM,
-			               "stager: out of memory");
+			               "stager: out of memory for the verdicts "
+			               "of a batch of %zu traces (%zu bytes)",
+			               nb, nb);
 		}
 		s->keep = k;
 		s->keepcap = nb;
@@ -676,11 +699,14 @@ batch_hint(const ms_stager *s)
 	return (size_t)(left < pl->trace_cap ? left : pl->trace_cap);
 }
 
+/* An allocation of `bytes` for `what` that failed with rc (MS_ERR_NOMEM,
+ * or MS_ERR_RANGE past a vector's bound): the stager fails. */
 static int
-nomem(ms_stager *s, int rc, ms_errbuf *eb)
+nomem(ms_stager *s, int rc, const char *what, size_t bytes, ms_errbuf *eb)
 {
 	stager_move(s, ST_FAILED);
-	return ms_fail(eb, rc < 0 ? rc : MS_ERR_NOMEM, "stager: out of memory");
+	return ms_fail(eb, rc < 0 ? rc : MS_ERR_NOMEM,
+	               "stager: out of memory for %s (%zu bytes)", what, bytes);
 }
 
 /* Stage one trace with charge c: rows (may be NULL with a summary) or
@@ -731,34 +757,52 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 	size_t hint = batch_hint(s);
 	if (hint && s->pend.cap == 0 &&
 	    (rc = ms_buf_presize(&s->pend, hint * sizeof(pend))))
-		return nomem(s, rc, eb);
+		return nomem(s, rc, "the pending traces of a batch",
+		             hint * sizeof(pend), eb);
 	pend p = { cookie };
 	uint8_t hf = hot;
 	if (s->o.policy == MS_GRACE_TRACE &&
 	    (rc = ms_buf_append(&s->hotflag, &hf, 1)))
-		return nomem(s, rc, eb);
+		return nomem(s, rc, "the pending traces' hot flags",
+		             s->hotflag.len + 1, eb);
 	if (s->o.copy_rows) {
 		ms_row *copy = rows ? copy_rows(&s->ar, rows, ts->nrows) : NULL;
 		if (rows && !copy)
-			return nomem(s, MS_ERR_NOMEM, eb);
+			return nomem(
+			        s, MS_ERR_NOMEM, "a copy of a trace's rows",
+			        ts->nrows * sizeof(ms_row) + ts->trace_id_len,
+			        eb);
 		if ((rc = ms_buf_append(&s->prows, &copy, sizeof(copy))))
-			return nomem(s, rc, eb);
+			return nomem(s, rc, "the pending traces' row copies",
+			             s->prows.len + sizeof(copy), eb);
 	}
 	if (hot) {
 		hot_ent h = { (uint32_t)s->hot_tids.len, ts->trace_id_len,
 			      ts->nrows, ts->min_ts, ts->max_ts };
 		if (s->hot_tids.len > UINT32_MAX - MS_TRACE_ID_MAX)
-			return nomem(s, MS_ERR_RANGE, eb);
+			return nomem(s, MS_ERR_RANGE,
+			             "the hot traces' IDs (at most 4 GiB)",
+			             s->hot_tids.len + ts->trace_id_len, eb);
 		if ((rc = ms_buf_append(&s->hot_tids, ts->trace_id,
-		                        ts->trace_id_len)) ||
-		    (rc = ms_buf_append(&s->hot, &h, sizeof(h))))
-			return nomem(s, rc, eb);
+		                        ts->trace_id_len)))
+			return nomem(s, rc, "the hot traces' IDs",
+			             s->hot_tids.len + ts->trace_id_len, eb);
+		if ((rc = ms_buf_append(&s->hot, &h, sizeof(h))))
+			return nomem(s, rc, "the hot traces' bounds",
+			             s->hot.len + sizeof(h), eb);
 	} else {
 		s->b.hint = hint;
 		rc = rows ? ms__builder_add(&s->b, rows, ts->nrows)
 		          : ms__builder_add_summary(&s->b, ts);
-		if (rc)
-			return nomem(s, rc, eb);
+		if (rc) {
+			stager_move(s, ST_FAILED);
+			return ms_fail(eb, rc < 0 ? rc : MS_ERR_NOMEM,
+			               "stager: out of memory for trace %zu "
+			               "of the batch being built (%u rows; "
+			               "its columns hold %zu bytes)",
+			               s->b.ntraces + 1, (unsigned)ts->nrows,
+			               builder_bytes(&s->b));
+		}
 		/* The entry exactly as the chain will get it. */
 		ms_plugin_trace *t =
 		        (ms_plugin_trace *)s->b.buf[C_TRACES].data +
@@ -775,7 +819,8 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 		}
 	}
 	if ((rc = ms__buf_put(&s->pend, &p, sizeof(p))))
-		return nomem(s, rc, eb);
+		return nomem(s, rc, "the pending traces",
+		             s->pend.len + sizeof(p), eb);
 	s->npend++;
 	s->live += c;
 	uint64_t all = s->live;

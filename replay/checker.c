@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "ms_rusage.h"
+#include "ms_thread.h"
 #include "replay_int.h"
 
 /* Nice value of the threads beside the replay's critical path. */
@@ -80,7 +81,8 @@ ms__checker_start(ms_replay *r)
 	pthread_mutex_init(&r->check_mu, NULL);
 	pthread_cond_init(&r->check_cv, NULL);
 	r->check_init = true;
-	int e = pthread_create(&r->check_thread, NULL, checker_main, r);
+	int e = ms_thread_start(&r->check_thread, MS_THREAD_STACK, checker_main,
+	                        r);
 	if (e) {
 		errno = e;
 		return MS_ERR_IO;

@@ -41,6 +41,7 @@
 #include "ms_limits.h"
 #include "ms_owner.h"
 #include "ms_rusage.h"
+#include "ms_thread.h"
 #include "replay_int.h"
 #include "grow.h"
 
@@ -708,7 +709,7 @@ static int
 live_start(ms_replay *r)
 {
 	live_read(r); /* the links' names before the first merge */
-	int e = pthread_create(&r->live_thread, NULL, live_main, r);
+	int e = ms_thread_start(&r->live_thread, MS_THREAD_STACK, live_main, r);
 	if (e) {
 		errno = e;
 		return MS_ERR_IO;
@@ -2134,9 +2135,12 @@ ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb)
 		pthread_join(r->thread, NULL);
 	r->started = false;
 	r->resume_slot = from;
-	if (pthread_create(&r->thread, NULL, controller_main, r))
-		return ms_fail(eb, MS_ERR_IO,
-		               "cannot start the controller thread again");
+	int e = ms_thread_start(&r->thread, MS__CONTROLLER_STACK,
+	                        controller_main, r);
+	if (e)
+		return ms_thread_fail(
+		        eb, MS_ERR_IO, e,
+		        "cannot start the controller thread again");
 	r->started = true;
 	return 0;
 }
@@ -2848,15 +2852,11 @@ ms__oracle_join(ms_replay *r)
 /* A start that fails once the run is on record: the error is its end
  * record's (finish_record, at close). Returns rc. */
 /* A thread that pthread_create could not start (error e): why, and where
- * to look (a thread's stack is address space; threads count against the
- * user's process limit). */
+ * to look (ms_thread_fail). */
 static int
 thread_failed(ms_errbuf *eb, const char *what, int e)
 {
-	return ms_fail(eb, MS_ERR_IO,
-	               "cannot start the %s: %s (no room for another thread: "
-	               "see ulimit -v and ulimit -u)",
-	               what, strerror(e));
+	return ms_thread_fail(eb, MS_ERR_IO, e, "cannot start the %s", what);
 }
 
 static int
@@ -2888,7 +2888,8 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	/* The oracle beside the staging: both come before the day's clock,
 	 * which starts once the oracle has ended (run_day). */
 	if (!r->oracle_started) {
-		int e = pthread_create(&r->oracle_thread, NULL, oracle_main, r);
+		int e = ms_thread_start(&r->oracle_thread, MS_THREAD_STACK,
+		                        oracle_main, r);
 		if (e)
 			return start_failed(
 			        r, thread_failed(eb, "oracle thread", e), eb);
@@ -2910,7 +2911,8 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 		return thread_failed(eb, "part checker's thread", errno);
 	if (live_start(r))
 		return thread_failed(eb, "live reader", errno);
-	int e = pthread_create(&r->thread, NULL, controller_main, r);
+	int e = ms_thread_start(&r->thread, MS__CONTROLLER_STACK,
+	                        controller_main, r);
 	if (e)
 		return thread_failed(eb, "controller thread", e);
 	r->started = true;

@@ -37,6 +37,7 @@
 #include "ms_enum.h"
 #include "ms_rusage.h"
 #include "ms_sqltab.h"
+#include "ms_thread.h"
 #include "ms_pipeline.h"
 #include "ms_replay_events.h"
 
@@ -1057,10 +1058,15 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		rc = create_schema(r, eb);
 	if (rc == 0)
 		rc = prepare_all(r, eb);
-	if (rc == 0 && pthread_create(&r->timer, NULL, timer_main, r) != 0)
-		rc = ms_fail(eb, MS_ERR_IO,
-		             "event database %s: cannot start commit timer",
-		             path);
+	int te =
+	        rc ? 0
+	           : ms_thread_start(&r->timer, MS_THREAD_STACK, timer_main, r);
+	if (te)
+		rc = ms_thread_fail(
+		        eb, MS_ERR_IO, te,
+		        "event database %s: cannot start its commit "
+		        "timer",
+		        path);
 	int ec = r->db ? sqlite3_errcode(r->db) & 0xff : 0;
 	if (rc < 0 && (ec == SQLITE_BUSY || ec == SQLITE_LOCKED)) {
 		/* Another process has the file: it is its database, so it

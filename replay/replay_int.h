@@ -10,6 +10,7 @@
 #include "ms_fs.h"
 #include "ms_limits.h"
 #include "ms_replay.h"
+#include "ms_thread.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -17,6 +18,13 @@
 
 #include <stdbool.h>
 #include <time.h>
+
+/* The stack of the controller thread (ms-replay): four times core's
+ * (ms_thread.h, where the replay's threads' measured needs are), as it
+ * touches 80 KiB of it copying a part in from another file system (the
+ * 64 KiB buffer of fsutil.c's copy_fd). The replay's other threads take
+ * MS_THREAD_STACK. */
+#define MS__CONTROLLER_STACK (4 * MS_THREAD_STACK)
 
 /* The run's plugin log (plog.c): the chain's log sink, what it kept and
  * counted, and how much of it is in the database. */

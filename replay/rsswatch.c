@@ -14,6 +14,7 @@
 #include "replay_int.h"
 
 #include "ms_rusage.h"
+#include "ms_thread.h"
 
 #include <errno.h>
 #include <string.h>
@@ -74,7 +75,7 @@ ms__rsswatch_start(ms__rsswatch *w, unsigned period_ms)
 	}
 	pthread_condattr_destroy(&ca);
 	sample(w);
-	if (pthread_create(&w->th, NULL, watch, w) != 0) {
+	if (ms_thread_start(&w->th, MS_THREAD_STACK, watch, w) != 0) {
 		pthread_cond_destroy(&w->cv);
 		pthread_mutex_destroy(&w->mu);
 		return MS_ERR_NOMEM;

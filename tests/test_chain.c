@@ -26,6 +26,7 @@
 #endif
 #include "child_testlib.h"
 #include "san_testlib.h"
+#include "thread_testlib.h"
 
 #include "ms_clock.h"
 #include "ms_pipeline.h"
@@ -281,6 +282,54 @@ test_fail_open_bad_value(void **st)
 {
 	(void)st;
 	fail_open_case("tp_badval", MS_LINK_BAD_VALUE, "verdict 9 is 2");
+}
+
+/* No room for a thread (what `ulimit -v` leaves a process: pthread_create
+ * failing with EAGAIN, thread_testlib.h): a link whose worker for open()
+ * cannot start fails the chain's open, and one whose worker for Decide
+ * cannot start fails open, each naming the system's reason and where to
+ * look. Both said only "could not start a worker thread". */
+static void
+test_worker_without_threads(void **st)
+{
+	(void)st;
+	fx f;
+	const char *names[] = { "tp_mask" };
+	const char *cfg[] = { "02" };
+	path_of(f.paths[0], sizeof(f.paths[0]), names[0]);
+	ms_chain_link_spec link = { f.paths[0], cfg[0] };
+	ms_mem_init(&f.mem, NULL);
+	ms_chain_opts o = { .mem = &f.mem };
+	ms_errbuf eb = { { 0 } };
+	f.c = NULL;
+	tl_threads_fail_all(true);
+	int rc = ms_chain_open(&f.c, &link, 1, &o, &eb);
+	tl_threads_fail_all(false);
+	fprintf(stderr, "refused as expected: %s\n", eb.msg);
+	assert_true(rc < 0);
+	assert_null(f.c);
+	assert_non_null(strstr(eb.msg, f.paths[0]));
+	assert_non_null(strstr(eb.msg, "could not start a worker thread for "
+	                               "its open(): "));
+	assert_non_null(strstr(eb.msg, strerror(EAGAIN)));
+	assert_non_null(strstr(eb.msg, "ulimit -v"));
+	tl_assert_no_live(&f.mem);
+
+	open_chain(&f, names, cfg, 1, 0);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	tl_threads_fail_all(true);
+	assert_int_equal(ms_chain_decide(f.c, f.b, keep, &call), 0);
+	tl_threads_fail_all(false);
+	assert_int_equal(count_kept(keep), NT);
+	assert_int_equal(call.links_failed, 1);
+	ms_link_stats ls = link_stats(&f, 0);
+	assert_int_equal(ls.last_result, MS_LINK_HOST_ERROR);
+	if (!strstr(ls.last_fail, "could not start a worker thread: ") ||
+	    !strstr(ls.last_fail, strerror(EAGAIN)) ||
+	    !strstr(ls.last_fail, "ulimit -v"))
+		fail_msg("link failed open with \"%s\"", ls.last_fail);
+	close_chain(&f);
 }
 
 /* A Decide that writes past its n verdicts (8 more, all "keep") and
@@ -1336,6 +1385,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_batch_columns),
 		cmocka_unit_test(test_and_over_links),
+		cmocka_unit_test(test_worker_without_threads),
 		cmocka_unit_test(test_fail_open_error),
 		cmocka_unit_test(test_fail_open_wrong_length),
 		cmocka_unit_test(test_fail_open_bad_value),

@@ -1033,6 +1033,38 @@ open_pipeline_policy(const char *spec, ms_mem *mem, enum ms_grace_policy pol)
 #define open_pipeline(spec, mem)                                               \
 	open_pipeline_policy(spec, mem, MS_GRACE_SELECTION)
 
+/* A pipeline whose first or second allocation (its state, the copy of its
+ * chain spec) fails says so, what for and how many bytes, and leaves
+ * nothing allocated: it said only "pipeline: out of memory". */
+static void
+test_pipeline_out_of_memory(void **state)
+{
+	(void)state;
+	static const char *const want[] = {
+		"pipeline: out of memory for its state (",
+		"pipeline: out of memory for a copy of its chain spec (11 "
+		"bytes)",
+	};
+	for (uint64_t n = 1; n <= 2; n++) {
+		ms_mem mem;
+		ms_mem_init(&mem, NULL);
+		ms_mem_fail_at(&mem, n, false);
+		ms_pipeline *p = NULL;
+		ms_errbuf eb = { { 0 } };
+		ms_pipeline_opts o = { .spec = "alwayskeep",
+			               .plugin_dir = MS_PLUGIN_DIR,
+			               .mem = &mem };
+		assert_int_equal(ms_pipeline_open(&p, &o, &eb), MS_ERR_NOMEM);
+		assert_null(p);
+		if (!strstr(eb.msg, want[n - 1]))
+			fail_msg("allocation %llu: \"%s\"",
+			         (unsigned long long)n, eb.msg);
+		ms_mem_stats st;
+		ms_mem_stats_get(&mem, &st);
+		assert_int_equal(st.live, 0);
+	}
+}
+
 static int
 do_sampled_mode(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
                 int64_t now, enum ms_staging_mode mode, ms_merge_result *res)
@@ -2222,6 +2254,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_disjoint_inputs_copy_every_block_raw),
 		cmocka_unit_test(test_dictionary_merge),
+		cmocka_unit_test(test_pipeline_out_of_memory),
 		cmocka_unit_test(test_fragmented_traces_come_out_whole),
 		cmocka_unit_test(test_combined_rows_ordered_by_start),
 		cmocka_unit_test(test_depth_and_bounds),

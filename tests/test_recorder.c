@@ -20,6 +20,7 @@
 #include "ms_replay_events.h"
 #include "sqlite_full_vfs.h"
 #include "testdir.h"
+#include "thread_testlib.h"
 
 #include <signal.h>
 #include <sqlite3.h>
@@ -245,6 +246,33 @@ test_out_of_memory(void **state)
 	assert_int_equal(evf_record(path, "skywalking", 40, &eb), 0);
 	assert_true(tl_alloc_sweep(call_read, path, path) > 0);
 	assert_true(tl_alloc_sweep(call_create, made, made) > 0);
+}
+
+/* No room for a thread (what `ulimit -v` leaves a process: pthread_create
+ * failing with EAGAIN, thread_testlib.h): the database is refused naming
+ * its commit timer, the system's reason and where to look, and is not
+ * left behind. It said only "cannot start commit timer". */
+static void
+test_no_thread_for_timer(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "no-thread.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path };
+	tl_threads_fail_all(true);
+	int rc = ms_rec_open(&r, &o, &eb);
+	tl_threads_fail_all(false);
+	fprintf(stderr, "refused as expected: %s\n", eb.msg);
+	assert_true(rc < 0);
+	assert_null(r);
+	assert_non_null(strstr(eb.msg, path));
+	assert_non_null(strstr(eb.msg, "cannot start its commit timer: "));
+	assert_non_null(strstr(eb.msg, strerror(EAGAIN)));
+	assert_non_null(strstr(eb.msg, "ulimit -v"));
+	struct stat st;
+	assert_int_equal(stat(path, &st), -1);
 }
 
 static uint64_t
@@ -777,6 +805,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_no_thread_for_timer),
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_create_disk_full),
 		cmocka_unit_test(test_unfinished_run),

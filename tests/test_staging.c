@@ -239,6 +239,76 @@ traces_seen_by(fx *f)
 	return ls.traces;
 }
 
+/* One stager over 40 traces with allocation n of its memory (sm) failing:
+ * 0, or what the open, the adds or the finish returned. *fired: whether
+ * allocation n was reached. Everything is freed either way. */
+static int
+stage_failing_at(fx *f, ms_mem *sm, uint64_t n, bool *fired, ms_errbuf *eb)
+{
+	ms_mem_init(sm, NULL);
+	f->o.mem = sm;
+	f->nout = 0;
+	ms_mem_fail_at(sm, n, false);
+	ms_stager *s = NULL;
+	int rc = ms_stager_open(&s, &f->o, eb);
+	for (int i = 0; i < 40 && !rc; i++)
+		rc = ms_stager_add(s, f->t[i].rows, 3, &f->t[i], 0, eb);
+	if (!rc)
+		rc = ms_stager_finish(s, eb);
+	ms_stager_close(s);
+	ms_mem_stats st;
+	ms_mem_stats_get(sm, &st);
+	*fired = st.failed > 0;
+	tl_assert_no_live(sm);
+	return rc;
+}
+
+/* A stager out of memory at each of its allocations, copying rows (the
+ * selection policy) or with hot traces held back (the trace policy),
+ * fails with MS_ERR_NOMEM saying what the memory was for and how many
+ * bytes: it said only "stager: out of memory". */
+static void
+test_stager_out_of_memory(void **st)
+{
+	(void)st;
+	for (int pol = 0; pol < 2; pol++) {
+		fx f;
+		fx_open(&f, "alwayskeep", "");
+		f.o.plan.trace_cap = 8; /* several batches */
+		f.o.plan.trace_hint = 40;
+		if (pol == 0) {
+			f.o.copy_rows = true;
+		} else {
+			f.o.policy = MS_GRACE_TRACE;
+			f.o.frontier_ns = 1000 + 30; /* the last ones hot */
+		}
+		ms_mem sm;
+		unsigned failures = 0;
+		for (uint64_t n = 1;; n++) {
+			ms_errbuf eb = { { 0 } };
+			bool fired;
+			int rc = stage_failing_at(&f, &sm, n, &fired, &eb);
+			if (!fired) {
+				if (rc)
+					fail_msg("nothing failed: %s", eb.msg);
+				assert_int_equal(f.nout, 40);
+				break;
+			}
+			if (rc == 0)
+				continue;
+			failures++;
+			if (rc != MS_ERR_NOMEM ||
+			    !strstr(eb.msg, "stager: out of memory for ") ||
+			    !strstr(eb.msg, " bytes)"))
+				fail_msg("allocation %llu: %d \"%s\"",
+				         (unsigned long long)n, rc, eb.msg);
+		}
+		assert_true(failures > 3);
+		ms_chain_close(f.c);
+		tl_assert_no_live(&f.mem);
+	}
+}
+
 static void
 test_byte_limit_exact_and_one_over(void **st)
 {
@@ -1132,6 +1202,7 @@ main(void)
 		cmocka_unit_test(test_hard_ceiling),
 		cmocka_unit_test(test_planner_vectors),
 		cmocka_unit_test(test_estimate),
+		cmocka_unit_test(test_stager_out_of_memory),
 		cmocka_unit_test(test_byte_limit_exact_and_one_over),
 		cmocka_unit_test(test_trace_count_limit),
 		cmocka_unit_test(test_oversized_never_reaches_decide),

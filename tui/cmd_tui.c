@@ -26,6 +26,7 @@
 
 #include "ms_replay.h"
 #include "ms_replay_ctl.h"
+#include "ms_thread.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -245,7 +246,8 @@ stopper_start(struct stopper *s)
 	sigaddset(&s->all, SIGHUP);
 	sigaddset(&s->all, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &s->all, &s->old);
-	s->running = pthread_create(&s->thread, NULL, stopper_main, s) == 0;
+	s->running = ms_thread_start(&s->thread, MS_THREAD_STACK, stopper_main,
+	                             s) == 0;
 	for (size_t i = 0; i < sizeof(handled) / sizeof(*handled); i++)
 		sigaction(handled[i], NULL, &s->act[i]);
 	struct sigaction sa;

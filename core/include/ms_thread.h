@@ -1,19 +1,22 @@
 /*
- * ms_thread.h - starting a thread with a stack of a chosen size.
+ * ms_thread.h - starting a thread with a stack of a chosen size, and
+ * saying why one did not start.
  *
  * A thread's stack is address space from the moment it starts: with the
  * C library's default (the soft `ulimit -s`, 8 MiB on most systems) a
  * dozen threads take 96 MiB of what `ulimit -v` allows, while each of
- * core's threads touches a few dozen KiB of it. Every thread core starts
- * goes through ms_thread_start, with MS_THREAD_STACK for core's own code,
- * or MS_THREAD_STACK_DEFAULT where it runs code whose stack need nobody
- * measured (a plugin's callbacks: plugins/sdk/ms_plugin.h).
+ * core's threads touches a few dozen KiB of it. Every thread core and the
+ * replay start goes through ms_thread_start, with MS_THREAD_STACK for
+ * their own code, or MS_THREAD_STACK_DEFAULT where it runs code whose
+ * stack need nobody measured (a plugin's callbacks: ms_plugin.h).
  *
  * Ownership: none; the thread is the caller's to join or detach.
  * Threads: any thread.
  */
 #ifndef MS_THREAD_H
 #define MS_THREAD_H
+
+#include "ms_err.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -33,10 +36,22 @@
  *   shard reaper (deleting merged-away parts)                      12 KiB
  *   plugin host watcher (poll on one socket)                        8 KiB
  *
- * 256 KiB is more than five times the deepest. A program's static TLS
- * comes out of the same stack (a test with 100 KiB of thread-locals saw
- * 112 KiB on its reaper). A sanitizer build grows every frame (redzones,
- * its runtime's calls), so there it is 1 MiB.
+ * The replay's threads (replay/, tui/cmd_tui.c), measured the same way
+ * over the smoke day with skywalking and the tests of the replay, seek,
+ * freeze, gates, recorder, export, report, the live TUI, the CLI and the
+ * TUI end to end, start with MS_THREAD_STACK too, but for the controller:
+ *
+ *   controller (ms-replay; copying a part from another file system)  80 KiB
+ *   verdict oracle (ms-oracle)                                       20 KiB
+ *   part checker (ms-checker)                                        16 KiB
+ *   live reader (ms-live), recorder's commit timer, RSS sampler      12 KiB
+ *   the TUI's signal taker (cmd_tui.c)                                8 KiB
+ *
+ * 256 KiB is more than five times the deepest of core's and, but for the
+ * controller's (which gets four times that: replay_int.h), of the
+ * replay's. A program's static TLS comes out of the same stack (a test
+ * with 100 KiB of thread-locals saw 112 KiB on its reaper). A sanitizer build
+ * grows every frame (redzones, its runtime's calls), so there it is 1 MiB.
  */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define MS_THREAD_STACK ((size_t)1 << 20)
@@ -60,5 +75,16 @@
  * on success.
  */
 int ms_thread_start(pthread_t *t, size_t stack, void *(*fn)(void *), void *arg);
+
+/*
+ * A thread that could not start, for `return ms_thread_fail(...)`: formats
+ * into eb (NULL: nothing) what fmt says, ": ", the system's reason for
+ * err (what ms_thread_start or pthread_create returned) and, for EAGAIN
+ * or ENOMEM, that the address space or the thread limit may be too small
+ * (ulimit -v, ulimit -u); returns rc. The one wording of every thread
+ * start that fails in core and replay.
+ */
+int ms_thread_fail(ms_errbuf *eb, int rc, int err, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 #endif
