@@ -65,16 +65,27 @@ blk_put64(uint32_t w[2], uint64_t v)
 /* The entries are kept dense, in the order they were added, in chunks
  * of BLK_CHUNK (a chunk is never moved, so no entry is ever copied and
  * no growth doubles the memory); `idx` is an open-addressing table of
- * entry numbers + 1 (0 = empty), at most three quarters full. A table of
- * whole entries at half that load took two to four times the entries'
- * bytes, and the old table stayed beside the new one while it grew. */
+ * slots (blk_slot_of: the entry's number + 1, 0 = empty, and the low
+ * half of its key's hi as a fingerprint), at most three quarters full,
+ * from BLK_IDX_MIN slots on. A table of whole entries at half that load
+ * took two to four times the entries' bytes, and the old table stayed
+ * beside the new one while it grew.
+ *
+ * Every block a part check reads is looked up, and nearly every lookup
+ * of a replay of a proven fixture finds nothing here (day-2x: a few
+ * hundred blocks decoded of 260,000 looked up): a probe passes the slots
+ * of other keys by their fingerprints, without reading their entries
+ * (each a miss of the CPU cache), and an index sized for the entries it
+ * holds stays in the cache, where one of 65,536 slots (256 KiB) missed it
+ * at nearly every lookup. */
 #define BLK_CHUNK_BITS 12
 #define BLK_CHUNK ((size_t)1 << BLK_CHUNK_BITS)
+#define BLK_IDX_MIN ((size_t)1024)
 
 struct ms__blkcache {
 	pthread_mutex_t mu;
 	ms__chunks chunk; /* of BLK_CHUNK entries */
-	uint32_t *idx;
+	uint64_t *idx;
 	size_t cap, n;
 	ms_fixture_blocks *fx; /* owned; set before any lookup, then fixed */
 	uint64_t hits, misses;
@@ -140,18 +151,33 @@ blk_at(const ms__blkcache *c, size_t i)
 	return &chunk[i & (BLK_CHUNK - 1)];
 }
 
+/* The slot of entry i (numbered from 0) of key hi. */
+static uint64_t
+blk_slot_of(size_t i, uint64_t hi)
+{
+	return (uint64_t)(uint32_t)hi << 32 | (uint32_t)(i + 1);
+}
+
+/* The entry of a full slot. */
+static const blk_ent *
+blk_slot_ent(const ms__blkcache *c, uint64_t slot)
+{
+	return blk_at(c, (uint32_t)slot - 1);
+}
+
 /* The index slot of key lo/hi in a table of cap slots: the entry's, or
  * the empty slot where it would go. */
-static uint32_t *
-blk_slot(const ms__blkcache *c, uint32_t *idx, size_t cap, uint64_t lo,
+static uint64_t *
+blk_slot(const ms__blkcache *c, uint64_t *idx, size_t cap, uint64_t lo,
          uint64_t hi)
 {
 	size_t h = (size_t)lo & (cap - 1);
-	while (idx[h]) {
-		const blk_ent *e = blk_at(c, idx[h] - 1);
+	for (; idx[h]; h = (h + 1) & (cap - 1)) {
+		if ((uint32_t)(idx[h] >> 32) != (uint32_t)hi)
+			continue;
+		const blk_ent *e = blk_slot_ent(c, idx[h]);
 		if (blk_u64(e->key[0]) == lo && blk_u64(e->key[1]) == hi)
 			break;
-		h = (h + 1) & (cap - 1);
 	}
 	return &idx[h];
 }
@@ -166,9 +192,9 @@ blk_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out,
 	bool hit = false;
 	const ms_fixture_blocks *fx = c->fx;
 	if (c->cap) {
-		uint32_t *s = blk_slot(c, c->idx, c->cap, lo, hi);
+		uint64_t *s = blk_slot(c, c->idx, c->cap, lo, hi);
 		if (*s) {
-			const blk_ent *e = blk_at(c, *s - 1);
+			const blk_ent *e = blk_slot_ent(c, *s);
 			for (int k = 0; k < MS_KIND_COUNT; k++)
 				out->kind[k] = (ms_ledger){
 					.rows = e->rows,
@@ -205,14 +231,15 @@ blk_room(ms__blkcache *c)
 	if (c->n >= UINT32_MAX - 1)
 		return false;
 	if ((c->n + 1) * 4 > c->cap * 3) {
-		size_t ncap = c->cap ? c->cap * 2 : 65536;
-		uint32_t *ni = calloc(ncap, sizeof(*ni));
+		size_t ncap = c->cap ? c->cap * 2 : BLK_IDX_MIN;
+		uint64_t *ni = calloc(ncap, sizeof(*ni));
 		if (!ni)
 			return false;
 		for (size_t i = 0; i < c->n; i++) {
 			const blk_ent *e = blk_at(c, i);
-			*blk_slot(c, ni, ncap, blk_u64(e->key[0]),
-			          blk_u64(e->key[1])) = (uint32_t)i + 1;
+			uint64_t hi = blk_u64(e->key[1]);
+			*blk_slot(c, ni, ncap, blk_u64(e->key[0]), hi) =
+			        blk_slot_of(i, hi);
 		}
 		free(c->idx);
 		c->idx = ni;
@@ -237,7 +264,7 @@ blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 		pthread_mutex_unlock(&c->mu);
 		return MS_ERR_NOMEM;
 	}
-	uint32_t *s = blk_slot(c, c->idx, c->cap, lo, hi);
+	uint64_t *s = blk_slot(c, c->idx, c->cap, lo, hi);
 	if (!*s) {
 		blk_ent *e = blk_at(c, c->n);
 		blk_put64(e->key[0], lo);
@@ -247,7 +274,7 @@ blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 			blk_put64(e->sum[k][0], led->kind[k].sum_lo);
 			blk_put64(e->sum[k][1], led->kind[k].sum_hi);
 		}
-		*s = (uint32_t)++c->n;
+		*s = blk_slot_of(c->n++, hi);
 	}
 	pthread_mutex_unlock(&c->mu);
 	return 0;

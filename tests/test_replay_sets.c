@@ -201,9 +201,9 @@ static void
 test_blkcache(void **state)
 {
 	(void)state;
-	/* More blocks than the cache's first table holds at three quarters
-	 * load (49,152 of 65,536 slots) and than several of its chunks
-	 * (4,096). */
+	/* More blocks than the cache's table holds at three quarters load
+	 * through several doublings (768 of its first 1,024 slots, 49,152
+	 * of 65,536) and than several of its chunks (4,096). */
 	enum { NTR = 50000 };
 	char tmpl[] = "/tmp/ms-test-replay-sets-XXXXXX";
 	char *dir = mkdtemp(tmpl);
