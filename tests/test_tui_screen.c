@@ -388,6 +388,47 @@ test_gates_name_database(void **state)
 	}
 }
 
+/* A gate's detail wraps a column short of the border, at 80 and 132
+ * columns: it ran into the border ("...0977;|"), the two read as one. */
+static void
+test_gates_detail_clear_of_border(void **state)
+{
+	fixture *f = *state;
+	ms_tui_view *v = f->view;
+	fake_scene_running(v);
+	v->state = MS_VIEW_DONE;
+	v->ui.show_gates = true;
+	v->ngates = 1;
+	snprintf(v->gates[0].name, sizeof(v->gates[0].name), "ledgers");
+	v->gates[0].pass = true;
+	/* Words of every length, so that some line's last word ends in
+	 * the last column whatever the width. */
+	size_t n = 0;
+	for (int k = 0; n + 12 < sizeof(v->gates[0].detail); k++)
+		n += (size_t)snprintf(v->gates[0].detail + n,
+		                      sizeof(v->gates[0].detail) - n, "%.*s ",
+		                      1 + k % 9, "abcdefghi");
+	static const int sizes[][2] = { { 80, 24 }, { 132, 46 } };
+	for (size_t i = 0; i < 2; i++) {
+		int w = sizes[i][0];
+		char *t = draw_and_read(f, w, sizes[i][1]);
+		const char *line = strstr(t, "Gates  1 pass");
+		assert_non_null(line);
+		int rows = 0;
+		while ((line = strchr(line, '\n')) && line[1] == '|') {
+			line++;
+			/* The last column inside the border is blank. */
+			if (line[w - 1] != '|' || line[w - 2] != ' ')
+				fail_msg("at %dx%d a line of the gates reaches "
+				         "the border:\n%s",
+				         w, sizes[i][1], t);
+			rows++;
+		}
+		assert_true(rows > 3);
+		free(t);
+	}
+}
+
 /* The status line fits its fields by columns: with Unicode glyphs the
  * running state's mark is three bytes in one column, and at a width that
  * held every field exactly the phase was left out, counted two columns
@@ -1019,6 +1060,8 @@ main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_fits_by_columns,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_gates_detail_clear_of_border, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gates_name_database, setup,
 		                                teardown),
 		cmocka_unit_test(test_clock_forms),

@@ -108,13 +108,16 @@ recon_rule(char *buf, size_t n, const char *note, bool ok)
 /* At DONE: the run's correctness gates, failures first, then the
  * reconciliation with the verdict oracle with each row's rule, laid out
  * whole from the top of doc, w columns wide (doc NULL: only counted). A
- * gate's detail and a row's rule wrap at the end of the line (they were
- * cut there), under where they start; so does a row's name where the
- * line has no room for it whole. Returns the rows used, and in
+ * gate's detail and a row's rule wrap a column short of the end of the
+ * line (they were cut there), under where they start; so does a row's name
+ * where the line has no room for it whole. Returns the rows used, and in
  * *recon_head the row of the reconciliation's header (-1: none). */
 static int
 layout_gates(ms_canvas *doc, const ms_tui_view *v, int w, int *recon_head)
 {
+	/* One column kept clear before the border: a wrapped detail ran
+	 * into it ("...0977;|"). */
+	w--;
 	int nw = 12;
 	for (size_t i = 0; i < v->ngates; i++) {
 		int l = (int)strlen(v->gates[i].name);
