@@ -185,8 +185,8 @@ test_break_with_mature_selection(void **state)
 }
 
 /* A selection that will sample says the staging plan it will make, in
- * full where it fits and shorter where not; one that is bypassed says
- * none. */
+ * words, in full where it fits and shorter where not; one that is
+ * bypassed says none. */
 static void
 test_break_plan_of_sampling_selection(void **state)
 {
@@ -203,10 +203,20 @@ test_break_plan_of_sampling_selection(void **state)
 	s->plan_preferred = 56014806;
 	t = draw_and_read(f, 132, 44);
 	assert_non_null(strstr(t, "predicted executed"));
-	assert_non_null(strstr(t, "staging est 160M: 3 batches, pref 53.4M"));
+	assert_non_null(strstr(t, "will stage ~160M in 3 batches of ~53.4M"));
 	free(t);
+	/* At 80x24, in words still ("est 160M 3x pref 53.4M" was a
+	 * riddle), within the panel. */
 	t = draw_and_read(f, 80, 24);
-	assert_non_null(strstr(t, "est 160M 3x pref 53.4M"));
+	if (!strstr(t, "|stages ~160M in 3 batches "))
+		fail_msg("no staging plan in words at 80x24:\n%s", t);
+	assert_null(strstr(t, "3x"));
+	free(t);
+	/* One batch: its size is the estimate's. */
+	s->plan_batches = 1;
+	s->plan_preferred = s->plan_estimate;
+	t = draw_and_read(f, 132, 44);
+	assert_non_null(strstr(t, "will stage ~160M in 1 batch "));
 	free(t);
 }
 
