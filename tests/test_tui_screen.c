@@ -398,6 +398,28 @@ test_gates_name_database(void **state)
 	}
 }
 
+/* At 80 columns the event log's class reads whole where the classes and
+ * reasons listed fit ("not_exec" was a cut word); where a longer reason
+ * would not, the classes are abbreviated and the reason stays whole. */
+static void
+test_events_class_whole_at_80(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	char *t = draw_and_read(f, 80, 24);
+	if (!strstr(t, "6.46ms not_executed merge_grace") ||
+	    !strstr(t, "6.37ms executed     -") || strstr(t, "not_exec "))
+		fail_msg("classes at 80x24:\n%s", t);
+	free(t);
+	ms_tui_event *e = &f->view->events[f->view->nevents - 1];
+	snprintf(e->reason, sizeof(e->reason), "guard_unavailable");
+	t = draw_and_read(f, 80, 24);
+	if (!strstr(t, "6.46ms not_exec merge_grace") ||
+	    !strstr(t, "not_exec guard_unavailable"))
+		fail_msg("classes at 80x24, a long reason:\n%s", t);
+	free(t);
+}
+
 /* A gate's detail wraps a column short of the border, at 80 and 132
  * columns: it ran into the border ("...0977;|"), the two read as one. */
 static void
@@ -1069,6 +1091,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_staging_no_preferred_yet,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_fits_by_columns,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_events_class_whole_at_80,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_gates_detail_clear_of_border, setup, teardown),

@@ -317,18 +317,28 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	if (in.h < 2)
 		return;
 	draw_db(c, r, v);
-	/* Reason comes last so that only it is cut on narrow screens; the
-	 * class is abbreviated there. */
-	bool narrow = in.w < 100;
-	int cw = narrow ? 8 : 21;
 	/* The time column widens for "+1d 02:00:00" (the finalize) when one
 	 * of the listed merges is outside the day. */
-	int tw = 8;
+	int tw = 8, kl_max = 5, rs_max = 1;
 	for (size_t i = 0; i < n; i++) {
-		int64_t t = v->events[idx[i]].t;
-		if (t < v->day_start ||
-		    (v->day_end > v->day_start && t >= v->day_end))
+		const ms_tui_event *e = &v->events[idx[i]];
+		if (e->t < v->day_start ||
+		    (v->day_end > v->day_start && e->t >= v->day_end))
 			tw = MS_CLOCK_WIDE;
+		int kl = (int)strlen(e->failed ? "FAILED" : e->klass);
+		int rs = (int)strlen(e->reason);
+		kl_max = kl > kl_max ? kl : kl_max;
+		rs_max = rs > rs_max ? rs : rs_max;
+	}
+	/* Reason comes last so that only it is cut on narrow screens. There
+	 * the class column is as wide as the listed classes when they and
+	 * their reasons fit whole ("not_executed merge_grace" at 80
+	 * columns), else the classes are abbreviated. */
+	bool narrow = in.w < 100;
+	int cw = narrow ? 8 : 21;
+	if (narrow && 44 + tw + kl_max + 1 + rs_max <= in.w) {
+		narrow = false;
+		cw = kl_max;
 	}
 	ms_canvas_printf(c, in.x, in.y, in.w, MS_C_MUTED | MS_A_UL,
 	                 "%6s %*s %-8s %3s %13s %8s %-*s %s", "seq", tw, "time",
