@@ -121,6 +121,13 @@ test_speed_steps(void **state)
 		keys(f, between[i].key);
 		assert_string_equal(f->fake.log, between[i].log);
 	}
+	/* `:speed 1500` says the speed it set, as `+` and `-` do ("speed
+	 * set" did not, and at 80 columns the status line has no room for
+	 * it). */
+	f->fake.log[0] = '\0';
+	keys(f, ":speed 1500\n");
+	assert_string_equal(f->fake.log, "speed=1500;");
+	assert_string_equal(f->s.view->ui.message, "speed 1500x");
 	/* Below 1x `-` keeps the speed: it never speeds up, and never sets
 	 * 0 (max). */
 	for (int k = 0; k < 2; k++) {

@@ -1054,13 +1054,18 @@ do_speed(ms_tui_session *s, const char *arg)
 		               "max");
 		return;
 	}
+	/* Said as `+` and `-` say it: "speed set" did not say which, and
+	 * at 80 columns the status line has no room for the speed. */
 	ms_errbuf eb = { "" };
+	char buf[32], msg[48];
+	snprintf(msg, sizeof(msg), "speed %s",
+	         ms_fmt_speed(buf, sizeof(buf), v));
 	int rc = s->ctl->ops->set_speed(s->ctl->self, v, &eb);
 	if (rc == 0) {
 		s->view->speed = v;
 		s->go_active = false;
 	}
-	report(s, rc, &eb, "speed set");
+	report(s, rc, &eb, msg);
 }
 
 struct command {
