@@ -630,6 +630,48 @@ test_clock_on_screen(void **state)
 	free(t);
 }
 
+/* The axis row of the timeline titled title in screen text t. */
+static void
+timeline_axis(const char *t, const char *title, char *axis, size_t n)
+{
+	const char *row = strstr(t, title);
+	assert_non_null(row);
+	row = strchr(row, '\n') + 1;
+	const char *prev = row;
+	while (strncmp(row, "+-", 2) != 0) {
+		prev = row;
+		row = strchr(row, '\n') + 1;
+	}
+	snprintf(axis, n, "%.*s", (int)(row - prev - 1), prev);
+}
+
+/* A day shorter than 24 hours (the smoke fixture's 6) is the whole
+ * axis, labelled up to its last hour: every hour past its end was drawn
+ * on the last column, the axis running "04 05 24" under a title saying
+ * "24h". */
+static void
+test_timeline_short_day(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	f->view->day_end = f->view->day_start + 6 * FAKE_H;
+	f->view->now = f->view->day_start + 3 * FAKE_H;
+	f->view->frontier = f->view->day_start + FAKE_H;
+	static const int sizes[][2] = { { 132, 46 }, { 200, 60 } };
+	for (size_t i = 0; i < 2; i++) {
+		char *t = draw_and_read(f, sizes[i][0], sizes[i][1]);
+		char axis[1024];
+		timeline_axis(t, "Timeline 6h frontier", axis, sizeof(axis));
+		if (!strstr(axis, "05") || !strstr(axis, "06") ||
+		    strstr(axis, "24") || strstr(axis, "12"))
+			fail_msg("a 6-hour day's axis at %dx%d:\n%s",
+			         sizes[i][0], sizes[i][1], t);
+		/* Its last label ends the axis. */
+		assert_string_equal(axis + strlen(axis) - 4, "06-|");
+		free(t);
+	}
+}
+
 /* The timeline at each zoom: the day, then 6 h and 1 h windows with now
  * three quarters across and "HH:MM" ticks. */
 static void
@@ -652,15 +694,8 @@ test_timeline_zoom(void **state)
 		assert_non_null(strstr(t, title[z]));
 		/* The axis is the timeline's last inner row: the one before
 		 * the box's bottom border. */
-		const char *row = strchr(strstr(t, title[z]), '\n') + 1;
-		const char *prev = row;
-		while (strncmp(row, "+-", 2) != 0) {
-			prev = row;
-			row = strchr(row, '\n') + 1;
-		}
 		char axis[1024];
-		snprintf(axis, sizeof(axis), "%.*s", (int)(row - prev - 1),
-		         prev);
+		timeline_axis(t, title[z], axis, sizeof(axis));
 		assert_non_null(strstr(axis, tick[z]));
 		assert_null(strstr(axis, not_tick[z]));
 		/* Zoomed, the title counts the parts the window leaves out. */
@@ -1092,6 +1127,8 @@ main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_fits_by_columns,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeline_short_day, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_events_class_whole_at_80,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(
