@@ -1940,7 +1940,7 @@ test_zoomed_axis_outside_the_day(void **state)
 }
 
 /* z zooms the timeline in (24 h, 6 h, 1 h), Z out, stopping at the
- * ends. */
+ * ends; where the timeline is not on the screen, they say so. */
 static void
 test_zoom_keys(void **state)
 {
@@ -1955,6 +1955,17 @@ test_zoom_keys(void **state)
 	keys(f, "ZZZ");
 	assert_int_equal(f->s.view->ui.zoom, 0);
 	assert_string_equal(f->fake.log, "");
+	/* At 80x24 the timeline is folded away: the key says so, where it
+	 * seemed to do nothing; from 34 rows it shows. */
+	ms_session_resize(&f->s, 80, 24);
+	keys(f, "z");
+	assert_int_equal(f->s.view->ui.zoom, 1);
+	assert_string_equal(f->s.view->ui.message,
+	                    "timeline: 6 hours around now (not on this "
+	                    "screen: the timeline needs 34 rows, it has 24)");
+	ms_session_resize(&f->s, 80, 34);
+	keys(f, "Z");
+	assert_string_equal(f->s.view->ui.message, "timeline: the whole day");
 }
 
 /* The help names shift-Tab beside Tab: it moves the focus back. */

@@ -457,8 +457,25 @@ zoom_to(ms_tui_session *s, int z)
 	static const char *const names[] = { "the whole day", "6 hours",
 		                             "1 hour" };
 	s->view->ui.zoom = z < 0 ? 0 : z > 2 ? 2 : z;
-	ms_session_say(s, false, "timeline: %s%s", names[s->view->ui.zoom],
-	               s->view->ui.zoom ? " around now" : "");
+	/* The timeline folds away on a short screen (80x24): there the
+	 * key seemed to do nothing. */
+	bool shown = true;
+	if (s->screen_w > 0 && s->screen_h > 0) {
+		ms_layout l;
+		ms__layout_view(s->view, s->screen_w, s->screen_h, &l);
+		shown = l.too_small || ms_rect_visible(l.r[MS_PANEL_TIMELINE]);
+	}
+	if (shown)
+		ms_session_say(s, false, "timeline: %s%s",
+		               names[s->view->ui.zoom],
+		               s->view->ui.zoom ? " around now" : "");
+	else
+		ms_session_say(s, false,
+		               "timeline: %s%s (not on this screen: the "
+		               "timeline needs %d rows, it has %d)",
+		               names[s->view->ui.zoom],
+		               s->view->ui.zoom ? " around now" : "",
+		               MS_TIMELINE_MIN_H, s->screen_h);
 }
 
 static void

@@ -43,6 +43,9 @@ enum ms_panel_id {
 /* The smallest screen the layout accepts. */
 #define MS_MIN_W 80
 #define MS_MIN_H 24
+/* The rows from which the timeline is laid out (keys say it when it is
+ * folded away). */
+#define MS_TIMELINE_MIN_H 34
 
 /* Rows the footer may take: a message wider than the line wraps. */
 #define MS_FOOTER_MAX_H 3
