@@ -274,7 +274,7 @@ test_pending_narrow(void **state)
 	assert_true(screen_has_at(f, 80, 24, "mature 3  hot 5"));
 	assert_true(
 	        screen_has_at(f, 80, 24, "pred not_executed (merge_grace)"));
-	assert_true(screen_has_at(f, 80, 24, "5 hot, 1st mature "));
+	assert_true(screen_has_at(f, 80, 24, "5 hot, first matures "));
 	assert_true(screen_has(f, "predicted not_executed (merge_grace)"));
 	assert_true(screen_has(f, "bypassed (5 hot): oldest matures "));
 	assert_true(screen_has_at(f, 80, 24, "frontier 04:12:30  max depth 1"));

@@ -115,9 +115,12 @@ draw_bypass(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
 	                   s->hot_count, t1, t2);
 	if (len > in.w)
 		len = snprintf(line, sizeof(line),
-		               "bypassed (%u hot): 1st mature %s", s->hot_count,
-		               t1);
+		               "bypassed (%u hot): first matures %s",
+		               s->hot_count, t1);
 	if (len > in.w)
+		len = snprintf(line, sizeof(line), "%u hot, first matures %s",
+		               s->hot_count, t1);
+	if (len > in.w) /* "+1d 01:00:00" at 80 columns */
 		snprintf(line, sizeof(line), "%u hot, 1st mature %s",
 		         s->hot_count, t1);
 	ms_canvas_text(c, in.x, y, in.w, line, MS_C_HOT);
