@@ -154,6 +154,9 @@ test_running(void **state)
 	assert_non_null(strstr(t, "pub 832/3219"));
 	assert_non_null(strstr(t, "merges 57"));
 	assert_non_null(strstr(t, "day-2x-skywalking.db"));
+	/* The database's path shortened from a '/' on, not inside a
+	 * directory's name ("db ...uns/day-2x-skywalking.db"). */
+	assert_non_null(strstr(t, "  db .../day-2x-skywalking.db\n"));
 	assert_non_null(strstr(t, "Plugins"));
 	assert_non_null(strstr(t, "skywalking"));
 	assert_non_null(strstr(t, "none pending"));
