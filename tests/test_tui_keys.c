@@ -648,7 +648,8 @@ test_goto_back_names_database(void **state)
 }
 
 /* `r` names the database the new run records to: the message sent the
- * user to the status line, which at 132 columns had no room for it. */
+ * user to the status line, which at 132 columns had no room for it; and
+ * it stays until the next key. */
 static void
 test_restart_names_database(void **state)
 {
@@ -662,6 +663,20 @@ test_restart_names_database(void **state)
 	                    "restarted the day, recording to "
 	                    "/home/u/.cache/mergescope/runs/"
 	                    "day-2x-skywalking.rerun-1.db");
+	/* It stays while the new run runs and where it stops (at its
+	 * first breakpoint within a second it was gone), until a key. */
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	f->model->state = MS_VIEW_BREAK;
+	f->model->pub_done = 3;
+	ms_session_snapshot(&f->s);
+	assert_non_null(strstr(f->s.view->ui.message, "rerun-1.db"));
+	keys(f, "o");
+	assert_null(strstr(f->s.view->ui.message, "rerun-1.db"));
+	/* Other messages go as the replay moves on. */
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->s.view->ui.message, "");
 }
 
 /* A `g #N` past the day's last merge: run to the end (the last merge not

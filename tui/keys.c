@@ -41,6 +41,7 @@ ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
 	va_end(ap);
 	s->view->ui.message_is_error = error;
 	s->msg_stamped = false;
+	s->msg_keep = false;
 	s->dirty = true;
 }
 
@@ -208,7 +209,7 @@ ms__session_observe(ms_tui_session *s)
 		s->msg_stamped = true;
 		s->msg_where = where;
 	} else if (where != s->msg_where && v->ui.message[0] &&
-	           !v->ui.message_is_error) {
+	           !v->ui.message_is_error && !s->msg_keep) {
 		v->ui.message[0] = '\0';
 		s->dirty = true;
 	}
@@ -418,6 +419,7 @@ act_restart(ms_tui_session *s)
 	ms_session_snapshot(s);
 	ms_session_say(s, false, "restarted the day, recording to %s",
 	               s->view->db_path[0] ? s->view->db_path : "no database");
+	s->msg_keep = true;
 }
 
 static void

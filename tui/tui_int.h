@@ -362,6 +362,10 @@ typedef struct ms_tui_session {
 	 * running again. */
 	bool msg_stamped;
 	uint64_t msg_where;
+	/* The message stays until the next key wherever the replay goes
+	 * (`r`'s, naming the new database: the restarted run stopped at
+	 * its first breakpoint within a second and took it away). */
+	bool msg_keep;
 	const char *program;          /* ms_tui_opts.program, or "mergescope" */
 	enum ms_tui_state last_state; /* at the previous snapshot */
 	char last_ck_note[MS_VIEW_TEXT]; /* checkpoint note last said */
