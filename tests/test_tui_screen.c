@@ -373,6 +373,22 @@ test_status_counts_every_width(void **state)
 	assert_null(strstr(row, "bypassed"));
 }
 
+/* The running scene ended: n passing gates (gate_1, ...) in the Events
+ * area. */
+static void
+gates_scene(ms_tui_view *v, size_t n)
+{
+	fake_scene_running(v);
+	v->state = MS_VIEW_DONE;
+	v->ui.show_gates = true;
+	v->ngates = n;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(v->gates[i].name, sizeof(v->gates[i].name), "gate_%zu",
+		         i + 1);
+		v->gates[i].pass = true;
+	}
+}
+
 /* At the end of the run the gates take the Events area, and its bottom
  * border still says where the events are recorded: below 200 columns the
  * status line has no room for it, and the database was on screen
@@ -381,16 +397,7 @@ static void
 test_gates_name_database(void **state)
 {
 	fixture *f = *state;
-	ms_tui_view *v = f->view;
-	fake_scene_running(v);
-	v->state = MS_VIEW_DONE;
-	v->ui.show_gates = true;
-	v->ngates = 2;
-	for (size_t i = 0; i < v->ngates; i++) {
-		snprintf(v->gates[i].name, sizeof(v->gates[i].name), "gate_%zu",
-		         i + 1);
-		v->gates[i].pass = true;
-	}
+	gates_scene(f->view, 2);
 	static const int sizes[][2] = { { 80, 24 }, { 132, 46 } };
 	for (size_t i = 0; i < 2; i++) {
 		char *t = draw_and_read(f, sizes[i][0], sizes[i][1]);
@@ -430,12 +437,7 @@ test_gates_detail_clear_of_border(void **state)
 {
 	fixture *f = *state;
 	ms_tui_view *v = f->view;
-	fake_scene_running(v);
-	v->state = MS_VIEW_DONE;
-	v->ui.show_gates = true;
-	v->ngates = 1;
-	snprintf(v->gates[0].name, sizeof(v->gates[0].name), "ledgers");
-	v->gates[0].pass = true;
+	gates_scene(v, 1);
 	/* Words of every length, so that some line's last word ends in
 	 * the last column whatever the width. */
 	size_t n = 0;
