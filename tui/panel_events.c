@@ -336,6 +336,8 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	 * columns), else the classes are abbreviated. */
 	bool narrow = in.w < 100;
 	int cw = narrow ? 8 : 21;
+	/* 44 + tw: the columns before the class, seq to wall with their
+	 * blanks (6 1 tw 1 8 1 3 1 13 1 8 1). */
 	if (narrow && 44 + tw + kl_max + 1 + rs_max <= in.w) {
 		narrow = false;
 		cw = kl_max;
