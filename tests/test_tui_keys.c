@@ -121,6 +121,13 @@ test_speed_steps(void **state)
 		keys(f, between[i].key);
 		assert_string_equal(f->fake.log, between[i].log);
 	}
+	/* `:speed 1500` says the speed it set, as `+` and `-` do ("speed
+	 * set" did not, and at 80 columns the status line has no room for
+	 * it). */
+	f->fake.log[0] = '\0';
+	keys(f, ":speed 1500\n");
+	assert_string_equal(f->fake.log, "speed=1500;");
+	assert_string_equal(f->s.view->ui.message, "speed 1500x");
 	/* Below 1x `-` keeps the speed: it never speeds up, and never sets
 	 * 0 (max). */
 	for (int k = 0; k < 2; k++) {
@@ -267,7 +274,7 @@ test_pending_narrow(void **state)
 	assert_true(screen_has_at(f, 80, 24, "mature 3  hot 5"));
 	assert_true(
 	        screen_has_at(f, 80, 24, "pred not_executed (merge_grace)"));
-	assert_true(screen_has_at(f, 80, 24, "5 hot, 1st mature "));
+	assert_true(screen_has_at(f, 80, 24, "5 hot, first matures "));
 	assert_true(screen_has(f, "predicted not_executed (merge_grace)"));
 	assert_true(screen_has(f, "bypassed (5 hot): oldest matures "));
 	assert_true(screen_has_at(f, 80, 24, "frontier 04:12:30  max depth 1"));
@@ -641,7 +648,8 @@ test_goto_back_names_database(void **state)
 }
 
 /* `r` names the database the new run records to: the message sent the
- * user to the status line, which at 132 columns had no room for it. */
+ * user to the status line, which at 132 columns had no room for it; and
+ * it stays until the next key. */
 static void
 test_restart_names_database(void **state)
 {
@@ -655,6 +663,20 @@ test_restart_names_database(void **state)
 	                    "restarted the day, recording to "
 	                    "/home/u/.cache/mergescope/runs/"
 	                    "day-2x-skywalking.rerun-1.db");
+	/* It stays while the new run runs and where it stops (at its
+	 * first breakpoint within a second it was gone), until a key. */
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	f->model->state = MS_VIEW_BREAK;
+	f->model->pub_done = 3;
+	ms_session_snapshot(&f->s);
+	assert_non_null(strstr(f->s.view->ui.message, "rerun-1.db"));
+	keys(f, "o");
+	assert_null(strstr(f->s.view->ui.message, "rerun-1.db"));
+	/* Other messages go as the replay moves on. */
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->s.view->ui.message, "");
 }
 
 /* A `g #N` past the day's last merge: run to the end (the last merge not
@@ -1933,7 +1955,7 @@ test_zoomed_axis_outside_the_day(void **state)
 }
 
 /* z zooms the timeline in (24 h, 6 h, 1 h), Z out, stopping at the
- * ends. */
+ * ends; where the timeline is not on the screen, they say so. */
 static void
 test_zoom_keys(void **state)
 {
@@ -1948,6 +1970,17 @@ test_zoom_keys(void **state)
 	keys(f, "ZZZ");
 	assert_int_equal(f->s.view->ui.zoom, 0);
 	assert_string_equal(f->fake.log, "");
+	/* At 80x24 the timeline is folded away: the key says so, where it
+	 * seemed to do nothing; from 34 rows it shows. */
+	ms_session_resize(&f->s, 80, 24);
+	keys(f, "z");
+	assert_int_equal(f->s.view->ui.zoom, 1);
+	assert_string_equal(f->s.view->ui.message,
+	                    "timeline: 6 hours around now (not on this "
+	                    "screen: the timeline needs 34 rows, it has 24)");
+	ms_session_resize(&f->s, 80, 34);
+	keys(f, "Z");
+	assert_string_equal(f->s.view->ui.message, "timeline: the whole day");
 }
 
 /* The help names shift-Tab beside Tab: it moves the focus back. */

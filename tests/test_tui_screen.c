@@ -154,6 +154,9 @@ test_running(void **state)
 	assert_non_null(strstr(t, "pub 832/3219"));
 	assert_non_null(strstr(t, "merges 57"));
 	assert_non_null(strstr(t, "day-2x-skywalking.db"));
+	/* The database's path shortened from a '/' on, not inside a
+	 * directory's name ("db ...uns/day-2x-skywalking.db"). */
+	assert_non_null(strstr(t, "  db .../day-2x-skywalking.db\n"));
 	assert_non_null(strstr(t, "Plugins"));
 	assert_non_null(strstr(t, "skywalking"));
 	assert_non_null(strstr(t, "none pending"));
@@ -185,8 +188,8 @@ test_break_with_mature_selection(void **state)
 }
 
 /* A selection that will sample says the staging plan it will make, in
- * full where it fits and shorter where not; one that is bypassed says
- * none. */
+ * words, in full where it fits and shorter where not; one that is
+ * bypassed says none. */
 static void
 test_break_plan_of_sampling_selection(void **state)
 {
@@ -203,10 +206,20 @@ test_break_plan_of_sampling_selection(void **state)
 	s->plan_preferred = 56014806;
 	t = draw_and_read(f, 132, 44);
 	assert_non_null(strstr(t, "predicted executed"));
-	assert_non_null(strstr(t, "staging est 160M: 3 batches, pref 53.4M"));
+	assert_non_null(strstr(t, "will stage ~160M in 3 batches of ~53.4M"));
 	free(t);
+	/* At 80x24, in words still ("est 160M 3x pref 53.4M" was a
+	 * riddle), within the panel. */
 	t = draw_and_read(f, 80, 24);
-	assert_non_null(strstr(t, "est 160M 3x pref 53.4M"));
+	if (!strstr(t, "|stages ~160M in 3 batches "))
+		fail_msg("no staging plan in words at 80x24:\n%s", t);
+	assert_null(strstr(t, "3x"));
+	free(t);
+	/* One batch: its size is the estimate's. */
+	s->plan_batches = 1;
+	s->plan_preferred = s->plan_estimate;
+	t = draw_and_read(f, 132, 44);
+	assert_non_null(strstr(t, "will stage ~160M in 1 batch "));
 	free(t);
 }
 
@@ -360,6 +373,22 @@ test_status_counts_every_width(void **state)
 	assert_null(strstr(row, "bypassed"));
 }
 
+/* The running scene ended: n passing gates (gate_1, ...) in the Events
+ * area. */
+static void
+gates_scene(ms_tui_view *v, size_t n)
+{
+	fake_scene_running(v);
+	v->state = MS_VIEW_DONE;
+	v->ui.show_gates = true;
+	v->ngates = n;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(v->gates[i].name, sizeof(v->gates[i].name), "gate_%zu",
+		         i + 1);
+		v->gates[i].pass = true;
+	}
+}
+
 /* At the end of the run the gates take the Events area, and its bottom
  * border still says where the events are recorded: below 200 columns the
  * status line has no room for it, and the database was on screen
@@ -368,22 +397,71 @@ static void
 test_gates_name_database(void **state)
 {
 	fixture *f = *state;
-	ms_tui_view *v = f->view;
-	fake_scene_running(v);
-	v->state = MS_VIEW_DONE;
-	v->ui.show_gates = true;
-	v->ngates = 2;
-	for (size_t i = 0; i < v->ngates; i++) {
-		snprintf(v->gates[i].name, sizeof(v->gates[i].name), "gate_%zu",
-		         i + 1);
-		v->gates[i].pass = true;
-	}
+	gates_scene(f->view, 2);
 	static const int sizes[][2] = { { 80, 24 }, { 132, 46 } };
 	for (size_t i = 0; i < 2; i++) {
 		char *t = draw_and_read(f, sizes[i][0], sizes[i][1]);
 		assert_non_null(strstr(t, "Gates  2 pass, 0 fail"));
 		assert_non_null(strstr(t, " events /home/u/.cache/mergescope/"
 		                          "runs/day-2x-skywalking.db +"));
+		free(t);
+	}
+}
+
+/* At 80 columns the event log's class reads whole where the classes and
+ * reasons listed fit ("not_exec" was a cut word); where a longer reason
+ * would not, the classes are abbreviated and the reason stays whole. */
+static void
+test_events_class_whole_at_80(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	char *t = draw_and_read(f, 80, 24);
+	if (!strstr(t, "6.46ms not_executed merge_grace") ||
+	    !strstr(t, "6.37ms executed     -") || strstr(t, "not_exec "))
+		fail_msg("classes at 80x24:\n%s", t);
+	free(t);
+	ms_tui_event *e = &f->view->events[f->view->nevents - 1];
+	snprintf(e->reason, sizeof(e->reason), "guard_unavailable");
+	t = draw_and_read(f, 80, 24);
+	if (!strstr(t, "6.46ms not_exec merge_grace") ||
+	    !strstr(t, "not_exec guard_unavailable"))
+		fail_msg("classes at 80x24, a long reason:\n%s", t);
+	free(t);
+}
+
+/* A gate's detail wraps a column short of the border, at 80 and 132
+ * columns: it ran into the border ("...0977;|"), the two read as one. */
+static void
+test_gates_detail_clear_of_border(void **state)
+{
+	fixture *f = *state;
+	ms_tui_view *v = f->view;
+	gates_scene(v, 1);
+	/* Words of every length, so that some line's last word ends in
+	 * the last column whatever the width. */
+	size_t n = 0;
+	for (int k = 0; n + 12 < sizeof(v->gates[0].detail); k++)
+		n += (size_t)snprintf(v->gates[0].detail + n,
+		                      sizeof(v->gates[0].detail) - n, "%.*s ",
+		                      1 + k % 9, "abcdefghi");
+	static const int sizes[][2] = { { 80, 24 }, { 132, 46 } };
+	for (size_t i = 0; i < 2; i++) {
+		int w = sizes[i][0];
+		char *t = draw_and_read(f, w, sizes[i][1]);
+		const char *line = strstr(t, "Gates  1 pass");
+		assert_non_null(line);
+		int rows = 0;
+		while ((line = strchr(line, '\n')) && line[1] == '|') {
+			line++;
+			/* The last column inside the border is blank. */
+			if (line[w - 1] != '|' || line[w - 2] != ' ')
+				fail_msg("at %dx%d a line of the gates reaches "
+				         "the border:\n%s",
+				         w, sizes[i][1], t);
+			rows++;
+		}
+		assert_true(rows > 3);
 		free(t);
 	}
 }
@@ -557,6 +635,48 @@ test_clock_on_screen(void **state)
 	free(t);
 }
 
+/* The axis row of the timeline titled title in screen text t. */
+static void
+timeline_axis(const char *t, const char *title, char *axis, size_t n)
+{
+	const char *row = strstr(t, title);
+	assert_non_null(row);
+	row = strchr(row, '\n') + 1;
+	const char *prev = row;
+	while (strncmp(row, "+-", 2) != 0) {
+		prev = row;
+		row = strchr(row, '\n') + 1;
+	}
+	snprintf(axis, n, "%.*s", (int)(row - prev - 1), prev);
+}
+
+/* A day shorter than 24 hours (the smoke fixture's 6) is the whole
+ * axis, labelled up to its last hour: every hour past its end was drawn
+ * on the last column, the axis running "04 05 24" under a title saying
+ * "24h". */
+static void
+test_timeline_short_day(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	f->view->day_end = f->view->day_start + 6 * FAKE_H;
+	f->view->now = f->view->day_start + 3 * FAKE_H;
+	f->view->frontier = f->view->day_start + FAKE_H;
+	static const int sizes[][2] = { { 132, 46 }, { 200, 60 } };
+	for (size_t i = 0; i < 2; i++) {
+		char *t = draw_and_read(f, sizes[i][0], sizes[i][1]);
+		char axis[1024];
+		timeline_axis(t, "Timeline 6h frontier", axis, sizeof(axis));
+		if (!strstr(axis, "05") || !strstr(axis, "06") ||
+		    strstr(axis, "24") || strstr(axis, "12"))
+			fail_msg("a 6-hour day's axis at %dx%d:\n%s",
+			         sizes[i][0], sizes[i][1], t);
+		/* Its last label ends the axis. */
+		assert_string_equal(axis + strlen(axis) - 4, "06-|");
+		free(t);
+	}
+}
+
 /* The timeline at each zoom: the day, then 6 h and 1 h windows with now
  * three quarters across and "HH:MM" ticks. */
 static void
@@ -579,15 +699,8 @@ test_timeline_zoom(void **state)
 		assert_non_null(strstr(t, title[z]));
 		/* The axis is the timeline's last inner row: the one before
 		 * the box's bottom border. */
-		const char *row = strchr(strstr(t, title[z]), '\n') + 1;
-		const char *prev = row;
-		while (strncmp(row, "+-", 2) != 0) {
-			prev = row;
-			row = strchr(row, '\n') + 1;
-		}
 		char axis[1024];
-		snprintf(axis, sizeof(axis), "%.*s", (int)(row - prev - 1),
-		         prev);
+		timeline_axis(t, title[z], axis, sizeof(axis));
 		assert_non_null(strstr(axis, tick[z]));
 		assert_null(strstr(axis, not_tick[z]));
 		/* Zoomed, the title counts the parts the window leaves out. */
@@ -1019,6 +1132,12 @@ main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_fits_by_columns,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeline_short_day, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_events_class_whole_at_80,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_gates_detail_clear_of_border, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gates_name_database, setup,
 		                                teardown),
 		cmocka_unit_test(test_clock_forms),

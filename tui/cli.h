@@ -282,6 +282,13 @@ void ms__progress_note(ms__progress *p, const char *line);
 /* Finish: close an open bar line. */
 void ms__progress_end(ms__progress *p);
 
+/* The columns of the terminal f writes to; 0 when f is not a terminal. */
+int ms__term_width(FILE *f);
+/* Line s on f, wrapped at spaces into lines of at most width columns
+ * (the terminal cut words where its edge fell), those after the first
+ * indented by two; below 20 columns (0: not a terminal), as it is. */
+void ms__say_wrapped(FILE *f, const char *s, int width);
+
 /* ---- What `tui` and `run` share (cli_setup.c) ---------------------------- */
 
 /* Exit status of a command that failed before or during its work. */

@@ -30,7 +30,9 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -292,6 +294,22 @@ stopper_end(struct stopper *s)
 	return sig;
 }
 
+/* A line on f around the screen (before it comes up, after it is gone):
+ * on a terminal, wrapped at spaces to its width. */
+static void say(FILE *f, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+static void
+say(FILE *f, const char *fmt, ...)
+{
+	char line[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	ms__say_wrapped(f, line, ms__term_width(f));
+}
+
 static int
 session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
             size_t nbreaks, bool paused, double speed, const ms_tui_opts *topts,
@@ -335,7 +353,7 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	/* Where the shard goes and why, as `run` says it: on the terminal
 	 * while the parts are staged, and above the prompt afterwards. */
 	if (ms_replay_work_note(r)[0])
-		fprintf(err, "%s\n", ms_replay_work_note(r));
+		say(err, "%s", ms_replay_work_note(r));
 	/* And the screen counts as up from the start too: a crash report
 	 * that comes before the screen is then stops it from coming up. */
 	ms__supervise_screen(true);
@@ -364,7 +382,7 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	bool finished = st && st->state == MS_REPLAY_DONE;
 	bool failed = st && st->state == MS_REPLAY_FAILED;
 	if (failed)
-		fprintf(err, "mergescope tui: the run failed: %s\n", st->error);
+		say(err, "mergescope tui: the run failed: %s", st->error);
 	free(st);
 	ms_replay_ctl_free(adapter);
 	ms_replay_close(r);
@@ -388,16 +406,15 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	}
 	if (sig && !finished && !failed) {
 		/* As `run` says it. */
-		fprintf(err,
-		        "mergescope tui: stopped by %s; recorded as aborted "
-		        "in %s\n",
-		        ms__signal_name(sig), db_path);
+		say(err,
+		    "mergescope tui: stopped by %s; recorded as aborted in %s",
+		    ms__signal_name(sig), db_path);
 		return MS_EXIT_ERROR;
 	}
-	fprintf(out, "events recorded in %s%s\n", db_path,
-	        finished ? ""
-	        : failed ? " (the run failed)"
-	                 : " (stopped before the end: recorded as aborted)");
+	say(out, "events recorded in %s%s", db_path,
+	    finished ? ""
+	    : failed ? " (the run failed)"
+	             : " (stopped before the end: recorded as aborted)");
 	return failed ? MS_EXIT_ERROR : 0;
 }
 

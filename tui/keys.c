@@ -41,6 +41,7 @@ ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
 	va_end(ap);
 	s->view->ui.message_is_error = error;
 	s->msg_stamped = false;
+	s->msg_keep = false;
 	s->dirty = true;
 }
 
@@ -208,7 +209,7 @@ ms__session_observe(ms_tui_session *s)
 		s->msg_stamped = true;
 		s->msg_where = where;
 	} else if (where != s->msg_where && v->ui.message[0] &&
-	           !v->ui.message_is_error) {
+	           !v->ui.message_is_error && !s->msg_keep) {
 		v->ui.message[0] = '\0';
 		s->dirty = true;
 	}
@@ -418,6 +419,7 @@ act_restart(ms_tui_session *s)
 	ms_session_snapshot(s);
 	ms_session_say(s, false, "restarted the day, recording to %s",
 	               s->view->db_path[0] ? s->view->db_path : "no database");
+	s->msg_keep = true;
 }
 
 static void
@@ -457,8 +459,25 @@ zoom_to(ms_tui_session *s, int z)
 	static const char *const names[] = { "the whole day", "6 hours",
 		                             "1 hour" };
 	s->view->ui.zoom = z < 0 ? 0 : z > 2 ? 2 : z;
-	ms_session_say(s, false, "timeline: %s%s", names[s->view->ui.zoom],
-	               s->view->ui.zoom ? " around now" : "");
+	/* The timeline folds away on a short screen (80x24): there the
+	 * key seemed to do nothing. */
+	bool shown = true;
+	if (s->screen_w > 0 && s->screen_h > 0) {
+		ms_layout l;
+		ms__layout_view(s->view, s->screen_w, s->screen_h, &l);
+		shown = l.too_small || ms_rect_visible(l.r[MS_PANEL_TIMELINE]);
+	}
+	if (shown)
+		ms_session_say(s, false, "timeline: %s%s",
+		               names[s->view->ui.zoom],
+		               s->view->ui.zoom ? " around now" : "");
+	else
+		ms_session_say(s, false,
+		               "timeline: %s%s (not on this screen: the "
+		               "timeline needs %d rows, it has %d)",
+		               names[s->view->ui.zoom],
+		               s->view->ui.zoom ? " around now" : "",
+		               MS_TIMELINE_MIN_H, s->screen_h);
 }
 
 static void
@@ -1054,13 +1073,18 @@ do_speed(ms_tui_session *s, const char *arg)
 		               "max");
 		return;
 	}
+	/* Said as `+` and `-` say it: "speed set" did not say which, and
+	 * at 80 columns the status line has no room for the speed. */
 	ms_errbuf eb = { "" };
+	char buf[32], msg[48];
+	snprintf(msg, sizeof(msg), "speed %s",
+	         ms_fmt_speed(buf, sizeof(buf), v));
 	int rc = s->ctl->ops->set_speed(s->ctl->self, v, &eb);
 	if (rc == 0) {
 		s->view->speed = v;
 		s->go_active = false;
 	}
-	report(s, rc, &eb, "speed set");
+	report(s, rc, &eb, msg);
 }
 
 struct command {

@@ -32,7 +32,6 @@ const enum ms_panel_id ms_layout_required[5] = {
 
 /* Minimum screen sizes of the optional panels. */
 #define STAGING_MIN_H 28
-#define TIMELINE_MIN_H 34
 #define PLUGINS_MIN_H 42
 #define PLUGINS_MIN_W 100
 /* Widths from which panels sit side by side instead of stacking. */
@@ -70,7 +69,7 @@ ms_layout_compute(int w, int h, const ms_layout_opts *o, ms_layout *out)
 		fh = MS_FOOTER_MAX_H;
 	int body_h = h - 1 - fh;
 	bool staging = h >= STAGING_MIN_H;
-	bool timeline = h >= TIMELINE_MIN_H;
+	bool timeline = h >= MS_TIMELINE_MIN_H;
 	bool plugins = h >= PLUGINS_MIN_H && w >= PLUGINS_MIN_W;
 	bool staging_side = staging && w >= STAGING_SIDE_W;
 	bool plugins_side = plugins && w >= PLUGINS_SIDE_W;

@@ -108,13 +108,16 @@ recon_rule(char *buf, size_t n, const char *note, bool ok)
 /* At DONE: the run's correctness gates, failures first, then the
  * reconciliation with the verdict oracle with each row's rule, laid out
  * whole from the top of doc, w columns wide (doc NULL: only counted). A
- * gate's detail and a row's rule wrap at the end of the line (they were
- * cut there), under where they start; so does a row's name where the
- * line has no room for it whole. Returns the rows used, and in
+ * gate's detail and a row's rule wrap a column short of the end of the
+ * line (they were cut there), under where they start; so does a row's name
+ * where the line has no room for it whole. Returns the rows used, and in
  * *recon_head the row of the reconciliation's header (-1: none). */
 static int
 layout_gates(ms_canvas *doc, const ms_tui_view *v, int w, int *recon_head)
 {
+	/* One column kept clear before the border: a wrapped detail ran
+	 * into it ("...0977;|"). */
+	w--;
 	int nw = 12;
 	for (size_t i = 0; i < v->ngates; i++) {
 		int l = (int)strlen(v->gates[i].name);
@@ -314,18 +317,30 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	if (in.h < 2)
 		return;
 	draw_db(c, r, v);
-	/* Reason comes last so that only it is cut on narrow screens; the
-	 * class is abbreviated there. */
-	bool narrow = in.w < 100;
-	int cw = narrow ? 8 : 21;
 	/* The time column widens for "+1d 02:00:00" (the finalize) when one
 	 * of the listed merges is outside the day. */
-	int tw = 8;
+	int tw = 8, kl_max = 5, rs_max = 1;
 	for (size_t i = 0; i < n; i++) {
-		int64_t t = v->events[idx[i]].t;
-		if (t < v->day_start ||
-		    (v->day_end > v->day_start && t >= v->day_end))
+		const ms_tui_event *e = &v->events[idx[i]];
+		if (e->t < v->day_start ||
+		    (v->day_end > v->day_start && e->t >= v->day_end))
 			tw = MS_CLOCK_WIDE;
+		int kl = (int)strlen(e->failed ? "FAILED" : e->klass);
+		int rs = (int)strlen(e->reason);
+		kl_max = kl > kl_max ? kl : kl_max;
+		rs_max = rs > rs_max ? rs : rs_max;
+	}
+	/* Reason comes last so that only it is cut on narrow screens. There
+	 * the class column is as wide as the listed classes when they and
+	 * their reasons fit whole ("not_executed merge_grace" at 80
+	 * columns), else the classes are abbreviated. */
+	bool narrow = in.w < 100;
+	int cw = narrow ? 8 : 21;
+	/* 44 + tw: the columns before the class, seq to wall with their
+	 * blanks (6 1 tw 1 8 1 3 1 13 1 8 1). */
+	if (narrow && 44 + tw + kl_max + 1 + rs_max <= in.w) {
+		narrow = false;
+		cw = kl_max;
 	}
 	ms_canvas_printf(c, in.x, in.y, in.w, MS_C_MUTED | MS_A_UL,
 	                 "%6s %*s %-8s %3s %13s %8s %-*s %s", "seq", tw, "time",

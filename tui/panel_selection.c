@@ -115,9 +115,12 @@ draw_bypass(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
 	                   s->hot_count, t1, t2);
 	if (len > in.w)
 		len = snprintf(line, sizeof(line),
-		               "bypassed (%u hot): 1st mature %s", s->hot_count,
-		               t1);
+		               "bypassed (%u hot): first matures %s",
+		               s->hot_count, t1);
 	if (len > in.w)
+		len = snprintf(line, sizeof(line), "%u hot, first matures %s",
+		               s->hot_count, t1);
+	if (len > in.w) /* "+1d 01:00:00" at 80 columns */
 		snprintf(line, sizeof(line), "%u hot, 1st mature %s",
 		         s->hot_count, t1);
 	ms_canvas_text(c, in.x, y, in.w, line, MS_C_HOT);
@@ -125,23 +128,37 @@ draw_bypass(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
 }
 
 /* Line y, when the merge is predicted to sample: the staging plan it
- * will make (estimated staged bytes, planned decision batches, the
- * preferred limit of a batch). False when there is none. */
+ * will make, in words (the estimated staged bytes, the planned decision
+ * batches and the preferred limit of a batch, the estimate over the
+ * batches: "will stage ~160M in 3 batches of ~53.4M"), shorter where
+ * that does not fit; never "est 160M 3x pref 53.4M", which read as a
+ * riddle. False when there is none. */
 static bool
 draw_plan(ms_canvas *c, ms_rect in, int y, const ms_tui_selection *s)
 {
 	if (!s->plan_batches)
 		return false;
-	char e[32], p[32], line[128];
+	char e[32], p[32], each[48] = "", line[128];
 	ms_fmt_bytes(e, sizeof(e), s->plan_estimate);
 	ms_fmt_bytes(p, sizeof(p), s->plan_preferred);
 	const char *unit = s->plan_batches == 1 ? "batch" : "batches";
+	/* One batch is the whole estimate: its size says nothing more. */
+	if (s->plan_batches > 1)
+		snprintf(each, sizeof(each), " of ~%s", p);
+	uint64_t n = s->plan_batches;
 	int len = snprintf(line, sizeof(line),
-	                   "staging est %s: %" PRIu64 " %s, pref %s", e,
-	                   s->plan_batches, unit, p);
+	                   "will stage ~%s in %" PRIu64 " %s%s", e, n, unit,
+	                   each);
 	if (len > in.w)
-		snprintf(line, sizeof(line), "est %s %" PRIu64 "x pref %s", e,
-		         s->plan_batches, p);
+		len = snprintf(line, sizeof(line),
+		               "stages ~%s in %" PRIu64 " %s%s", e, n, unit,
+		               each);
+	if (len > in.w)
+		len = snprintf(line, sizeof(line),
+		               "stages ~%s in %" PRIu64 " %s", e, n, unit);
+	if (len > in.w)
+		snprintf(line, sizeof(line), "~%s in %" PRIu64 " %s", e, n,
+		         unit);
 	ms_canvas_text(c, in.x, y, in.w, line, MS_C_ACCENT);
 	return true;
 }

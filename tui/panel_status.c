@@ -59,14 +59,20 @@ draw_db(ms_canvas *c, ms_rect r, int x, const ms_tui_view *v)
 	if (room < 12)
 		return;
 	int len = (int)strlen(db);
-	x += ms_canvas_text(c, x, r.y, 5, "  db ", MS_C_MUTED);
-	if (len <= room) {
-		ms_canvas_text(c, x, r.y, len, db, 0);
-	} else {
-		ms_canvas_text(c, x, r.y, 3, "...", MS_C_MUTED);
-		ms_canvas_text(c, x + 3, r.y, room - 3, db + len - (room - 3),
-		               0);
+	/* Too long, its tail from a '/' on (".../runs/x.db"): cut inside a
+	 * name ("...uns/x.db", "...0-db/s.db") it read as a cut word. With
+	 * no room for the file's name, nothing: the event log's border
+	 * names the database whole. */
+	const char *tail = db;
+	if (len > room) {
+		tail = strchr(db + len - (room - 3), '/');
+		if (!tail)
+			return;
 	}
+	x += ms_canvas_text(c, x, r.y, 5, "  db ", MS_C_MUTED);
+	if (tail != db)
+		x += ms_canvas_text(c, x, r.y, 3, "...", MS_C_MUTED);
+	ms_canvas_text(c, x, r.y, room, tail, 0);
 }
 
 static void

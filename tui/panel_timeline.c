@@ -42,6 +42,7 @@ by_start(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
+static int day_hours(int64_t t0, int64_t t1);
 static void axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1,
                      int fx);
 static void axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0,
@@ -128,8 +129,10 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	}
 	bool now_on_axis = v->now >= t0 && v->now <= t1;
 
+	char whole[16];
+	snprintf(whole, sizeof(whole), "%dh", day_hours(t0, t1));
 	snprintf(title, sizeof(title), "Timeline %s frontier %s  now %s",
-	         zoomed ? (v->ui.zoom == 1 ? "6h" : "1h") : "24h",
+	         zoomed ? (v->ui.zoom == 1 ? "6h" : "1h") : whole,
 	         ms_fmt_clock(fr, sizeof(fr), v->frontier, v->day_start),
 	         ms_fmt_clock(now, sizeof(now), v->now, v->day_start));
 	if (hidden) {
@@ -159,30 +162,41 @@ ms__timeline_span(int zoom)
 	return hours[z] * 3600000000000LL;
 }
 
-/* The whole day: hour labels every 1, 2, 3, 6 or 12 hours. A label the
- * frontier line at column fx would cross ("0|" for 04) ends just before
- * it when that leaves a gap after the label before, else is left out. */
+/* The day's length in whole hours (24 for the day presets, 6 for the
+ * smoke fixture's day). */
+static int
+day_hours(int64_t t0, int64_t t1)
+{
+	int64_t h = (t1 - t0 + 3599999999999LL) / 3600000000000LL;
+	return h < 1 ? 1 : h > 24 * 7 ? 24 * 7 : (int)h;
+}
+
+/* The whole day: hour labels every 1, 2, 3, 6 or 12 hours, up to the
+ * day's last hour (a 6-hour day's axis ran "04 05 24", every hour past
+ * its end drawn on its last column). A label the frontier line at column
+ * fx would cross ("0|" for 04) ends just before it when that leaves a
+ * gap after the label before, else is left out. */
 static void
 axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1, int fx)
 {
 	static const int steps[] = { 1, 2, 3, 6, 12 };
-	int step = 12;
+	int hours = day_hours(t0, t1), step = 12;
 	for (size_t i = 0; i < 5; i++) {
-		if ((in.w - 1) * steps[i] / 24 >= 4) {
+		if ((in.w - 1) * steps[i] / hours >= 4) {
 			step = steps[i];
 			break;
 		}
 	}
 	int prev = in.x - 3; /* where the label before starts */
-	for (int hr = 0; hr <= 24; hr += step) {
+	for (int hr = 0; hr <= hours; hr += step) {
 		int x = col_of(t0 + (int64_t)hr * 3600000000000LL, t0, t1, in);
 		char lab[16];
-		snprintf(lab, sizeof(lab), "%02d", hr);
+		snprintf(lab, sizeof(lab), "%02d", hr % 100);
 		int lx = x - 1 < in.x ? in.x : x;
-		/* "24" ends left of the day's last column (where the frontier
-		 * line stands at the end of the day) when that leaves a gap
-		 * after the label before it. */
-		if (hr == 24)
+		/* The last hour ("24") ends left of the day's last column
+		 * (where the frontier line stands at the end of the day) when
+		 * that leaves a gap after the label before it. */
+		if (hr == hours)
 			lx = x - 2 >= prev + 3 ? x - 2 : x - 1;
 		if (fx == lx || fx == lx + 1) {
 			if (fx - 2 < prev + 3 || fx - 2 < in.x)

@@ -17,6 +17,7 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,4 +116,30 @@ ms__progress_end(ms__progress *p)
 	close_bar(p);
 	p->what[0] = '\0';
 	p->last_tenth = -1;
+}
+
+int
+ms__term_width(FILE *f)
+{
+	struct winsize ws;
+	if (!f || !isatty(fileno(f)) || ioctl(fileno(f), TIOCGWINSZ, &ws) != 0)
+		return 0;
+	return ws.ws_col;
+}
+
+void
+ms__say_wrapped(FILE *f, const char *s, int width)
+{
+	if (width < 20) {
+		fprintf(f, "%s\n", s);
+		return;
+	}
+	/* The lines after the first two columns in, under the first's
+	 * words: wrapped lines and a new message read apart. */
+	for (int indent = 0; *s; indent = 2) {
+		const char *end = ms__wrap_line(s, width - indent);
+		fprintf(f, "%*s%.*s\n", indent, "", (int)(end - s), s);
+		for (s = end; *s == ' ';)
+			s++;
+	}
 }

@@ -43,6 +43,9 @@ enum ms_panel_id {
 /* The smallest screen the layout accepts. */
 #define MS_MIN_W 80
 #define MS_MIN_H 24
+/* The rows from which the timeline is laid out (keys say it when it is
+ * folded away). */
+#define MS_TIMELINE_MIN_H 34
 
 /* Rows the footer may take: a message wider than the line wraps. */
 #define MS_FOOTER_MAX_H 3
@@ -359,6 +362,10 @@ typedef struct ms_tui_session {
 	 * running again. */
 	bool msg_stamped;
 	uint64_t msg_where;
+	/* The message stays until the next key wherever the replay goes
+	 * (`r`'s, naming the new database: the restarted run stopped at
+	 * its first breakpoint within a second and took it away). */
+	bool msg_keep;
 	const char *program;          /* ms_tui_opts.program, or "mergescope" */
 	enum ms_tui_state last_state; /* at the previous snapshot */
 	char last_ck_note[MS_VIEW_TEXT]; /* checkpoint note last said */

@@ -49,3 +49,8 @@ ms_e2e_test(e2e_tui_terms tui_terms.sh)
 # Signals: Ctrl-C, SIGTERM, SIGHUP and SIGPIPE stop the TUI as they stop
 # `run` (128 + N, recorded as aborted, the shard removed); q exits 0.
 ms_e2e_test(e2e_tui_signals tui_signals.sh)
+
+# At 80x24: the lines around the screen wrapped at spaces, the pending
+# selection's staging plan in words, z with the timeline folded away,
+# the gates clear of the border.
+ms_e2e_test(e2e_tui_80x24 tui_80x24.sh)

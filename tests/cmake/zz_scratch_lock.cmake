@@ -9,7 +9,7 @@ foreach(t test_cli_faults test_cli_run test_cli_bench test_cli_fixture
 		e2e_tui_smoke_color
 		e2e_tui_smoke_nocolor e2e_tui_steer e2e_tui_mouse test_plugin_faults
 		e2e_tui_plugin_crash e2e_tui_freeze_first e2e_tui_cooldown_seek
-		e2e_tui_terms e2e_tui_signals)
+		e2e_tui_terms e2e_tui_signals e2e_tui_80x24)
 	if(TEST ${t})
 		set_tests_properties(${t} PROPERTIES RESOURCE_LOCK ms_scratch)
 	endif()
