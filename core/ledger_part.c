@@ -125,22 +125,79 @@ ms_ledger_block_decode(ms_part_iter *it, const ms_block_info *bi,
 	return 0;
 }
 
+/* The deferred blocks of a check (ord: their numbers in the part,
+ * ascending; left: which flush left unanswered), answered: flush, then
+ * each block it left decoded through `re`, an iterator trailing `it`
+ * (opened at the first such block; re_at blocks passed). */
+typedef struct core_later {
+	uint32_t *ord;
+	bool *left;
+	size_t n, max;
+	ms_part_iter *re;
+	uint64_t re_at;
+} core_later;
+
+static int
+later_answer(core_later *d, const ms_block_batch *b, void *arg,
+             ms_part_iter *it, ms_ledger_set *derived, ms_errbuf *eb)
+{
+	memset(d->left, 0, d->n * sizeof(*d->left));
+	int rc = b->flush(arg, derived, d->left, eb);
+	const ms_block_info *bi = NULL;
+
+	for (size_t j = 0; j < d->n && rc >= 0; j++) {
+		if (!d->left[j])
+			continue;
+		if (!d->re) {
+			if ((rc = ms_part_iter_open_reread(&d->re, it, 0, eb)))
+				break;
+			/* One decompression context for the check. */
+			ms_part_iter_share_zstd(d->re, it);
+		}
+		while (d->re_at <= d->ord[j] && rc >= 0) {
+			rc = ms_part_iter_next(d->re, &bi, eb);
+			if (!rc)
+				rc = ms_fail(eb, MS_ERR_CORRUPT,
+				             "block %u not found again",
+				             (unsigned)d->ord[j]);
+			d->re_at++;
+		}
+		if (rc < 0)
+			break;
+		ms_ledger_set bl;
+		rc = b->decode ? b->decode(arg, d->re, bi, &bl, eb)
+		               : ms_ledger_block_decode(d->re, bi, &bl, eb);
+		if (rc >= 0)
+			ms_ledger_set_add(derived, &bl);
+	}
+	d->n = 0;
+	return rc < 0 ? rc : 0;
+}
+
 /* The core part's blocks: one per trace, ascending, and its rows'
  * ledgers summed into derived. */
 static int
-check_core(const ms_part *p, const char *id, ms_block_ledger_fn block,
-           void *arg, ms_ledger_set *derived, ms_errbuf *eb)
+check_core(const ms_part *p, const char *id, const ms_block_batch *b, void *arg,
+           ms_ledger_set *derived, ms_errbuf *eb)
 {
 	ms_part_iter *it = NULL;
 	ms_errbuf ieb = { { 0 } };
+	core_later d = { .max = b->flush ? b->max : 0 };
+	size_t cap = d.max; /* of ord and left */
 	/* With the default window and a decompression context made at the
 	 * first decode: a part whose blocks are all known decodes none. */
 	int rc = ms_part_iter_open_window(&it, p, NULL, NULL, 0, &ieb);
 	if (rc)
 		return ms_fail(eb, rc, "part %s: %s", id, ieb.msg);
+	if (cap) {
+		d.ord = ms_mem_calloc(NULL, cap, sizeof(*d.ord));
+		d.left = ms_mem_calloc(NULL, cap, sizeof(*d.left));
+		if (!d.ord || !d.left)
+			d.max = 0; /* every block answered at once */
+	}
 	uint8_t prev[MS_TRACE_ID_MAX];
 	uint32_t prev_len = 0;
-	uint64_t prev_span = 0, rows = 0;
+	uint64_t prev_span = 0, rows = 0, at = 0;
 	bool first = true;
 	const ms_block_info *bi;
 	while ((rc = ms_part_iter_next(it, &bi, &ieb)) == 1) {
@@ -155,8 +212,7 @@ check_core(const ms_part *p, const char *id, ms_block_ledger_fn block,
 				             (const char *)bi->trace_id,
 				             c > 0 ? "out of order"
 				                   : "has two blocks");
-				ms_part_iter_close(it);
-				return rc;
+				goto out;
 			}
 		}
 		memcpy(prev, bi->trace_id, bi->trace_id_len);
@@ -164,29 +220,63 @@ check_core(const ms_part *p, const char *id, ms_block_ledger_fn block,
 		prev_span = bi->span_bytes;
 		first = false;
 		ms_ledger_set bl;
-		rc = block ? block(arg, it, bi, &bl, &ieb)
-		           : ms_ledger_block_decode(it, bi, &bl, &ieb);
+		bool defer = d.max && d.n < d.max && at <= UINT32_MAX;
+		if (!b->take)
+			rc = ms_ledger_block_decode(it, bi, &bl, &ieb);
+		else if (defer)
+			rc = b->take(arg, it, bi, &bl, &ieb);
+		else /* no room to defer: answered now */
+			rc = (b->decode ? b->decode : b->take)(arg, it, bi, &bl,
+			                                       &ieb);
 		if (rc < 0)
 			break;
-		ms_ledger_set_add(derived, &bl);
+		if (rc == MS_BLOCK_LEDGER_LATER && !defer) {
+			rc = ms_fail(&ieb, MS_ERR_INVAL,
+			             "block %llu deferred past the batch",
+			             (unsigned long long)at);
+			break;
+		}
+		if (rc == MS_BLOCK_LEDGER_LATER)
+			d.ord[d.n++] = (uint32_t)at;
+		else
+			ms_ledger_set_add(derived, &bl);
 		rows += bi->nrows;
+		at++;
+		if (d.max && d.n == d.max &&
+		    (rc = later_answer(&d, b, arg, it, derived, &ieb)) < 0)
+			break;
 	}
-	ms_part_iter_close(it);
+	if (rc >= 0 && d.n)
+		rc = later_answer(&d, b, arg, it, derived, &ieb);
 	if (rc < 0)
-		return ms_fail(eb, rc, "part %s: %s", id, ieb.msg);
-	if (rows != ms_part_get_meta(p)->rows)
-		return ms_fail(eb, MS_ERR_CORRUPT,
-		               "part %s: %llu rows in its blocks, %llu in its "
-		               "metadata",
-		               id, (unsigned long long)rows,
-		               (unsigned long long)ms_part_get_meta(p)->rows);
-	return 0;
+		rc = ms_fail(eb, rc, "part %s: %s", id, ieb.msg);
+	else if (rows != ms_part_get_meta(p)->rows)
+		rc = ms_fail(eb, MS_ERR_CORRUPT,
+		             "part %s: %llu rows in its blocks, %llu in its "
+		             "metadata",
+		             id, (unsigned long long)rows,
+		             (unsigned long long)ms_part_get_meta(p)->rows);
+out:
+	ms_part_iter_close(d.re);
+	ms_part_iter_close(it);
+	ms_mem_free(NULL, d.ord, cap * sizeof(*d.ord));
+	ms_mem_free(NULL, d.left, cap * sizeof(*d.left));
+	return rc < 0 ? rc : 0;
 }
 
 int
 ms_ledger_check_part(const ms_part *core, const ms_part *lat,
                      const ms_part *st, ms_block_ledger_fn block, void *arg,
                      ms_ledger_set *out, ms_errbuf *eb)
+{
+	const ms_block_batch one = { .take = block };
+	return ms_ledger_check_part_batch(core, lat, st, &one, arg, out, eb);
+}
+
+int
+ms_ledger_check_part_batch(const ms_part *core, const ms_part *lat,
+                           const ms_part *st, const ms_block_batch *block,
+                           void *arg, ms_ledger_set *out, ms_errbuf *eb)
 {
 	char id[17];
 	ms_part_id_str(ms_part_get_meta(core)->id, id);

@@ -141,6 +141,7 @@ ms__blkcache_figures(ms__blkcache *c, ms__blkcache_figs *out)
 	out->file_entries = ms_fixture_blocks_count(c->fx);
 	out->file_lookups = c->fx_lookups;
 	out->file_refused = c->fx_refused;
+	out->file_reads = ms_fixture_blocks_reads(c->fx);
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -182,29 +183,37 @@ blk_slot(const ms__blkcache *c, uint64_t *idx, size_t cap, uint64_t lo,
 	return &idx[h];
 }
 
+/* The in-memory entry of key lo/hi into *out (c->mu held). */
+static bool
+blk_mem_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out)
+{
+	if (!c->cap)
+		return false;
+	uint64_t *s = blk_slot(c, c->idx, c->cap, lo, hi);
+	if (!*s)
+		return false;
+	const blk_ent *e = blk_slot_ent(c, *s);
+	for (int k = 0; k < MS_KIND_COUNT; k++)
+		out->kind[k] = (ms_ledger){
+			.rows = e->rows,
+			.sum_lo = blk_u64(e->sum[k][0]),
+			.sum_hi = blk_u64(e->sum[k][1]),
+		};
+	return true;
+}
+
+/* Memory, then (with file set) the attached file; the lookup counted
+ * as a hit or a miss with count set. */
 static bool
 blk_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out,
-        bool count)
+        bool count, bool file)
 {
 	if (!c)
 		return false;
 	pthread_mutex_lock(&c->mu);
-	bool hit = false;
+	bool hit = blk_mem_get(c, lo, hi, out);
 	const ms_fixture_blocks *fx = c->fx;
-	if (c->cap) {
-		uint64_t *s = blk_slot(c, c->idx, c->cap, lo, hi);
-		if (*s) {
-			const blk_ent *e = blk_slot_ent(c, *s);
-			for (int k = 0; k < MS_KIND_COUNT; k++)
-				out->kind[k] = (ms_ledger){
-					.rows = e->rows,
-					.sum_lo = blk_u64(e->sum[k][0]),
-					.sum_hi = blk_u64(e->sum[k][1]),
-				};
-			hit = true;
-		}
-	}
-	if (!hit && fx) {
+	if (!hit && fx && file) {
 		/* The file, read without the lock (the store is read-only
 		 * and its descriptor shared: pread). */
 		pthread_mutex_unlock(&c->mu);
@@ -280,17 +289,17 @@ blk_put(ms__blkcache *c, uint64_t lo, uint64_t hi, const ms_ledger_set *led)
 	return 0;
 }
 
-/* One core block's ledgers (ms_block_ledger_fn): from the cache, else
- * decoded and added to it. */
-int
-ms__block_ledger(ms__blkcache *cache, ms_part_iter *it, const ms_block_info *bi,
-                 ms_ledger_set *out, ms_errbuf *eb)
+/* One core block's ledgers (ms_block_ledger_fn): from the cache (with
+ * file: the attached file too), else decoded and added to it. */
+static int
+blk_answer(ms__blkcache *cache, ms_part_iter *it, const ms_block_info *bi,
+           ms_ledger_set *out, bool file, ms_errbuf *eb)
 {
 	uint64_t lo, hi;
 	int rc = ms__block_key(it, bi, &lo, &hi, eb);
 	if (rc < 0)
 		return rc;
-	if (blk_get(cache, lo, hi, out, true))
+	if (blk_get(cache, lo, hi, out, true, file))
 		return 0;
 	if ((rc = ms_ledger_block_decode(it, bi, out, eb)) < 0)
 		return rc;
@@ -298,11 +307,118 @@ ms__block_ledger(ms__blkcache *cache, ms_part_iter *it, const ms_block_info *bi,
 	return 0;
 }
 
+int
+ms__block_ledger(ms__blkcache *cache, ms_part_iter *it, const ms_block_info *bi,
+                 ms_ledger_set *out, ms_errbuf *eb)
+{
+	return blk_answer(cache, it, bi, out, true, eb);
+}
+
 static int
 cached_block_ledger(void *arg, ms_part_iter *it, const ms_block_info *bi,
                     ms_ledger_set *out, ms_errbuf *eb)
 {
 	return ms__block_ledger(arg, it, bi, out, eb);
+}
+
+/*
+ * The file's lookups of one part check, batched (ms_ledger_check_part_
+ * batch): a block the blocks in memory do not answer is deferred, its key
+ * kept; each batch is looked up in the file sorted by key
+ * (ms_fixture_blocks_get_many: each group read once, neighbours in one
+ * read), and the blocks the file does not answer are decoded as a
+ * single lookup's would be. Each block is counted once, as a hit or a
+ * miss, and each key asked of the file as one file lookup. At most
+ * BLK_BATCH keys (24 bytes each) are held, whatever the part's size.
+ */
+#define BLK_BATCH ((size_t)4096)
+
+typedef struct blk_batch {
+	ms__blkcache *c;
+	ms_fixture_block_key k[BLK_BATCH];
+	size_t n;
+	ms_ledger_set *sum; /* of the current flush */
+	bool *left;
+	uint64_t answered, refused;
+} blk_batch;
+
+/* A block answered now: memory, else decoded (the file is asked in
+ * batches). */
+static int
+batch_take(void *arg, ms_part_iter *it, const ms_block_info *bi,
+           ms_ledger_set *out, ms_errbuf *eb)
+{
+	return blk_answer(((blk_batch *)arg)->c, it, bi, out, false, eb);
+}
+
+/* A block answered from memory, else deferred to batch_flush. */
+static int
+batch_take_later(void *arg, ms_part_iter *it, const ms_block_info *bi,
+                 ms_ledger_set *out, ms_errbuf *eb)
+{
+	blk_batch *b = arg;
+	uint64_t lo, hi;
+	int rc = ms__block_key(it, bi, &lo, &hi, eb);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&b->c->mu);
+	bool hit = blk_mem_get(b->c, lo, hi, out);
+	b->c->hits += hit;
+	pthread_mutex_unlock(&b->c->mu);
+	if (hit)
+		return 0;
+	b->k[b->n] = (ms_fixture_block_key){ .lo = lo,
+		                             .hi = hi,
+		                             .tag = (uint32_t)b->n };
+	b->n++;
+	return MS_BLOCK_LEDGER_LATER;
+}
+
+static int
+key_order(const void *x, const void *y)
+{
+	const ms_fixture_block_key *a = x, *b = y;
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+/* One key's answer from the file: its ledgers summed, or its block left
+ * to be decoded. */
+static int
+batch_answer(void *arg, const ms_fixture_block_key *k, int rc,
+             const ms_ledger_set *led)
+{
+	blk_batch *b = arg;
+	if (!rc) {
+		ms_ledger_set_add(b->sum, led);
+		b->answered++;
+	} else {
+		b->left[k->tag] = true;
+		b->refused += rc == MS_ERR_IO || rc == MS_ERR_CORRUPT;
+	}
+	return 0;
+}
+
+/* The deferred keys looked up in the file, sorted, and counted. */
+static int
+batch_flush(void *arg, ms_ledger_set *sum, bool *left, ms_errbuf *eb)
+{
+	blk_batch *b = arg;
+	(void)eb;
+	b->sum = sum;
+	b->left = left;
+	b->answered = b->refused = 0;
+	qsort(b->k, b->n, sizeof(*b->k), key_order);
+	/* The keys are in order: every key is answered. */
+	(void)ms_fixture_blocks_get_many(b->c->fx, b->k, b->n, batch_answer, b);
+	pthread_mutex_lock(&b->c->mu);
+	b->c->fx_lookups += b->n;
+	b->c->fx_refused += b->refused;
+	b->c->hits += b->answered;
+	pthread_mutex_unlock(&b->c->mu);
+	b->n = 0;
+	return 0;
 }
 
 int
@@ -315,7 +431,7 @@ ms__block_key(ms_part_iter *it, const ms_block_info *bi, uint64_t *lo,
 bool
 ms__blkcache_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out)
 {
-	return blk_get(c, lo, hi, out, false);
+	return blk_get(c, lo, hi, out, false, true);
 }
 
 int
@@ -324,8 +440,24 @@ ms__part_check(const ms_part *core, const ms_part *lat, const ms_part *st,
 {
 	ms_errbuf eb = { { 0 } };
 	why[0] = '\0';
-	if (ms_ledger_check_part(core, lat, st, cached_block_ledger, cache, out,
-	                         &eb)) {
+	/* The file is attached before the run's threads look up. */
+	blk_batch *b = cache && cache->fx ? malloc(sizeof(*b)) : NULL;
+	int rc;
+	if (b) {
+		const ms_block_batch ops = {
+			.take = batch_take_later,
+			.flush = batch_flush,
+			.decode = batch_take,
+			.max = BLK_BATCH,
+		};
+		*b = (blk_batch){ .c = cache };
+		rc = ms_ledger_check_part_batch(core, lat, st, &ops, b, out,
+		                                &eb);
+		free(b);
+	} else
+		rc = ms_ledger_check_part(core, lat, st, cached_block_ledger,
+		                          cache, out, &eb);
+	if (rc) {
 		snprintf(why, n, "%s", eb.msg);
 		return -1;
 	}

@@ -534,10 +534,11 @@ typedef struct ms__blkcache_figs {
 	uint64_t hits, misses;
 	uint64_t resident;     /* entries held in memory: blocks decoded */
 	uint64_t file_entries; /* entries of the attached file */
-	uint64_t file_lookups; /* lookups the file was asked (every caller;
-	                          each reads at most one group) */
+	uint64_t file_lookups; /* keys the file was asked (every caller; a
+	                          part check asks its keys in batches) */
 	uint64_t file_refused; /* of them, a group that could not be read
 	                          or changed since the open: no answer */
+	uint64_t file_reads;   /* the file's reads (preads) for them */
 } ms__blkcache_figs;
 void ms__blkcache_figures(ms__blkcache *c, ms__blkcache_figs *out);
 /* The ledgers (core and the index rows its rows make) of the block `it`

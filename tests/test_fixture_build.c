@@ -1068,6 +1068,219 @@ test_block_store(void **state)
 	ms_fixture_close(f);
 }
 
+/* What ms_fixture_blocks_get_many answered, in the order it answered. */
+typedef struct many_got {
+	size_t n;
+	uint32_t tag[4200];
+	int rc[4200];
+	ms_ledger_set led[4200];
+} many_got;
+
+static int
+take_answer(void *arg, const ms_fixture_block_key *k, int rc,
+            const ms_ledger_set *led)
+{
+	many_got *g = arg;
+	assert_true(g->n < 4200);
+	g->tag[g->n] = k->tag;
+	g->rc[g->n] = rc;
+	assert_true(rc ? led == NULL : led != NULL);
+	if (!rc)
+		g->led[g->n] = *led;
+	g->n++;
+	return 0;
+}
+
+static int
+key_by_order(const void *x, const void *y)
+{
+	const ms_fixture_block_key *a = x, *b = y;
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+static uint64_t
+mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* Keys of entries e[i] for i in want (n of them), sorted, tagged with
+ * the entry's number. */
+static size_t
+keys_of(const fx_blocks *b, const size_t *want, size_t n,
+        ms_fixture_block_key *k)
+{
+	for (size_t i = 0; i < n; i++)
+		k[i] = (ms_fixture_block_key){ .lo = b->e[want[i]].lo,
+			                       .hi = b->e[want[i]].hi,
+			                       .tag = (uint32_t)want[i] };
+	qsort(k, n, sizeof(*k), key_by_order);
+	return n;
+}
+
+/* Every entry of b (all: 0 to n - 1) looked up at once into *got. */
+static void
+every_key(const ms_fixture_blocks *s, const fx_blocks *b, const size_t *all,
+          size_t n, ms_fixture_block_key *k, many_got *got)
+{
+	got->n = 0;
+	assert_int_equal(ms_fixture_blocks_get_many(s, k, keys_of(b, all, n, k),
+	                                            take_answer, got),
+	                 0);
+	assert_int_equal(got->n, n);
+}
+
+/* The block ledgers looked up in batches (ms_fixture_blocks_get_many) on
+ * a file of 2,000 entries (125 groups of 16): every key answered as one
+ * lookup answers it, keys the file lacks not, with each group read once
+ * and close groups in one read (the whole file in three); a changed
+ * group answers an error for its own keys only, and a group that cannot
+ * be read too, the others of its read still answering. */
+static void
+test_block_store_many(void **state)
+{
+	enum { N = 2000 };
+	static fx_blocks b;
+	static ms_fixture_block_key k[2 * N + 2];
+	static many_got got;
+	ms_errbuf eb = { { 0 } };
+	ms_fixture_blocks *s = NULL;
+	char dir[512], path[600], fact[64];
+
+	(void)state;
+	memset(&b, 0, sizeof(b));
+	for (uint64_t i = 0; i < N; i++) {
+		ms_ledger_set led;
+		ms_ledger_set_init(&led);
+		for (int j = 0; j < MS_KIND_COUNT; j++)
+			led.kind[j] = (ms_ledger){ .rows = i + 1,
+				                   .sum_lo = mix64(i * 3 + j),
+				                   .sum_hi = i };
+		/* Even lo only: lo + 1 is never a key. */
+		assert_int_equal(ms__fx_blocks_add(&b, mix64(i) & ~1ull,
+		                                   mix64(i + N), &led),
+		                 0);
+	}
+	assert_int_equal(ms__fx_blocks_seal(&b, &eb), 0);
+	assert_int_equal(b.n, N);
+	snprintf(dir, sizeof(dir), "%s/many", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, FX_BLOCKS_FILE);
+	assert_int_equal(ms__fx_blocks_write(dir, &b, fact, &eb), 0);
+	assert_int_equal(ms__fx_blocks_open(&s, dir, fact, &eb), 0);
+	assert_int_equal(ms_fixture_blocks_reads(s), 0);
+
+	/* Every key and one absent beside each, and two outside the file. */
+	size_t n = 0;
+	for (size_t i = 0; i < N; i++) {
+		k[n++] = (ms_fixture_block_key){ .lo = b.e[i].lo,
+			                         .hi = b.e[i].hi,
+			                         .tag = (uint32_t)i };
+		k[n++] = (ms_fixture_block_key){ .lo = b.e[i].lo + 1,
+			                         .hi = b.e[i].hi,
+			                         .tag = UINT32_MAX };
+	}
+	k[n++] = (ms_fixture_block_key){ .lo = 0, .hi = 0, .tag = UINT32_MAX };
+	k[n++] = (ms_fixture_block_key){ .lo = UINT64_MAX,
+		                         .hi = UINT64_MAX,
+		                         .tag = UINT32_MAX };
+	qsort(k, n, sizeof(*k), key_by_order);
+	got.n = 0;
+	assert_int_equal(ms_fixture_blocks_get_many(s, k, n, take_answer, &got),
+	                 0);
+	assert_int_equal(got.n, n);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(got.tag[i], k[i].tag);
+		if (k[i].tag == UINT32_MAX) {
+			assert_int_equal(got.rc[i], MS_ERR_NOTFOUND);
+			continue;
+		}
+		assert_int_equal(got.rc[i], 0);
+		assert_true(
+		        ms_ledger_set_equal(&got.led[i], &b.e[k[i].tag].led));
+	}
+	/* Groups 0-59, 60-119 and 120-124. */
+	assert_int_equal(ms_fixture_blocks_reads(s), 3);
+
+	/* Groups 0 and 3 in one read (two groups between read through),
+	 * 0 and 4 in two; a key twice is answered twice, one read. */
+	size_t w03[] = { 5, 16 * 3 + 2 }, w04[] = { 5, 16 * 4 + 2 };
+	size_t w11[] = { 7, 7 };
+	uint64_t r0 = ms_fixture_blocks_reads(s);
+	got.n = 0;
+	assert_int_equal(ms_fixture_blocks_get_many(s, k,
+	                                            keys_of(&b, w03, 2, k),
+	                                            take_answer, &got),
+	                 0);
+	assert_int_equal(ms_fixture_blocks_reads(s), r0 + 1);
+	assert_int_equal(ms_fixture_blocks_get_many(s, k,
+	                                            keys_of(&b, w04, 2, k),
+	                                            take_answer, &got),
+	                 0);
+	assert_int_equal(ms_fixture_blocks_reads(s), r0 + 3);
+	assert_int_equal(ms_fixture_blocks_get_many(s, k,
+	                                            keys_of(&b, w11, 2, k),
+	                                            take_answer, &got),
+	                 0);
+	assert_int_equal(ms_fixture_blocks_reads(s), r0 + 4);
+	assert_int_equal(got.n, 6);
+	for (size_t i = 0; i < got.n; i++) {
+		assert_int_equal(got.rc[i], 0);
+		assert_true(
+		        ms_ledger_set_equal(&got.led[i], &b.e[got.tag[i]].led));
+	}
+
+	/* Out of order: refused, nothing answered. */
+	size_t down[] = { 9, 3 };
+	keys_of(&b, down, 2, k);
+	ms_fixture_block_key t = k[0];
+	k[0] = k[1];
+	k[1] = t;
+	got.n = 0;
+	assert_int_equal(ms_fixture_blocks_get_many(s, k, 2, take_answer, &got),
+	                 MS_ERR_INVAL);
+	assert_int_equal(got.n, 0);
+
+	/* One byte of entry 16 * 5 + 3 changed: group 5's keys answer
+	 * MS_ERR_CORRUPT, every other key its ledgers. */
+	static size_t all[N];
+	for (size_t i = 0; i < N; i++)
+		all[i] = i;
+	flip_byte(path, 16 + 68 * (16 * 5 + 3) + 20);
+	every_key(s, &b, all, N, k, &got);
+	for (size_t i = 0; i < N; i++) {
+		if (got.tag[i] / 16 == 5) {
+			assert_int_equal(got.rc[i], MS_ERR_CORRUPT);
+			continue;
+		}
+		assert_int_equal(got.rc[i], 0);
+		assert_true(
+		        ms_ledger_set_equal(&got.led[i], &b.e[got.tag[i]].led));
+	}
+	flip_byte(path, 16 + 68 * (16 * 5 + 3) + 20);
+
+	/* The file cut short by one entry: the read of groups 120-124
+	 * fails, so each is read alone: only group 124 cannot be read. */
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(truncate(path, st.st_size - 68), 0);
+	every_key(s, &b, all, N, k, &got);
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(got.rc[i],
+		                 got.tag[i] / 16 == 124 ? MS_ERR_IO : 0);
+	assert_int_equal(
+	        ms_fixture_blocks_get_many(NULL, k, 1, take_answer, &got), 0);
+	assert_int_equal(got.rc[got.n - 1], MS_ERR_NOTFOUND);
+	ms_fixture_blocks_close(s);
+	ms__fx_blocks_free(&b);
+	rm_rf(dir);
+}
+
 static void
 test_deterministic(void **state)
 {
@@ -2165,6 +2378,7 @@ main(void)
 		cmocka_unit_test(test_open_refuses_edited_facts),
 		cmocka_unit_test(test_verify_names_edited_slot),
 		cmocka_unit_test(test_block_store),
+		cmocka_unit_test(test_block_store_many),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_each_gate_fails_when_broken),
 		cmocka_unit_test(test_bad_options),

@@ -15,6 +15,7 @@
  * meanwhile, read back answering every lookup as before, its file gone,
  * and a damaged or missing file refused with an error naming it.
  */
+#include "fx_int.h"
 #include "replay_int.h"
 
 #include "ms_ledger.h"
@@ -197,6 +198,35 @@ write_part(const char *dir, uint64_t id, size_t ntr, ms_part *out[3])
 	free(tids);
 }
 
+/* A part of ntr one-row traces and its two index parts in dir (made
+ * with mkdtemp into tmpl), and their ledgers. */
+static char *
+parts_with_ledgers(char *tmpl, uint32_t ntr, ms_part *p[3], ms_ledger_set *want)
+{
+	char *dir = mkdtemp(tmpl);
+	assert_non_null(dir);
+	write_part(dir, 1, ntr, p);
+	ms_errbuf eb = { { 0 } };
+	for (int k = 0; k < MS_KIND_COUNT; k++)
+		assert_int_equal(
+		        ms_ledger_of_part(p[k], &want->kind[k], NULL, &eb), 0);
+	return dir;
+}
+
+/* The parts of parts_with_ledgers closed and removed, with dir. */
+static void
+parts_remove(ms_part *p[3], const char *dir)
+{
+	ms_errbuf eb = { { 0 } };
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		char rm[600];
+		snprintf(rm, sizeof(rm), "%s", ms_part_dir(p[k]));
+		ms_part_close(p[k]);
+		assert_int_equal(ms_part_remove_dir(rm, &eb), 0);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void
 test_blkcache(void **state)
 {
@@ -206,15 +236,10 @@ test_blkcache(void **state)
 	 * of 65,536) and than several of its chunks (4,096). */
 	enum { NTR = 50000 };
 	char tmpl[] = "/tmp/ms-test-replay-sets-XXXXXX";
-	char *dir = mkdtemp(tmpl);
-	assert_non_null(dir);
 	ms_part *p[3];
-	write_part(dir, 1, NTR, p);
-	ms_errbuf eb = { { 0 } };
 	ms_ledger_set want;
-	for (int k = 0; k < MS_KIND_COUNT; k++)
-		assert_int_equal(
-		        ms_ledger_of_part(p[k], &want.kind[k], NULL, &eb), 0);
+	char *dir = parts_with_ledgers(tmpl, NTR, p, &want);
+	ms_errbuf eb = { { 0 } };
 
 	/* Without a cache, with an empty one, then from the cache alone. */
 	ms__blkcache *c = NULL;
@@ -263,13 +288,82 @@ test_blkcache(void **state)
 	assert_int_equal(nb, NTR);
 	ms_part_iter_close(it);
 	ms__blkcache_free(c);
-	for (int k = 0; k < MS_KIND_COUNT; k++) {
-		char rm[600];
-		snprintf(rm, sizeof(rm), "%s", ms_part_dir(p[k]));
-		ms_part_close(p[k]);
-		assert_int_equal(ms_part_remove_dir(rm, &eb), 0);
+	parts_remove(p, dir);
+}
+
+/* A part checked with the fixture's block ledger file attached: the
+ * blocks the run has not decoded are asked of the file in batches
+ * (several per part here), and those it lacks decoded through a second
+ * iterator: the ledgers are the part's, each block counted once (hit:
+ * from the file; miss: decoded and kept), each key asked once, in far
+ * fewer reads than keys. */
+static void
+test_blkcache_file(void **state)
+{
+	(void)state;
+	enum { NTR = 10000 };
+	char tmpl[] = "/tmp/ms-test-replay-sets-XXXXXX";
+	ms_part *p[3];
+	ms_ledger_set want;
+	char *dir = parts_with_ledgers(tmpl, NTR, p, &want);
+	ms_errbuf eb = { { 0 } };
+
+	/* The file holds two blocks of every three. */
+	static fx_blocks fb;
+	memset(&fb, 0, sizeof(fb));
+	ms_part_iter *it = NULL;
+	assert_int_equal(ms_part_iter_open(&it, p[0], NULL, NULL, &eb), 0);
+	const ms_block_info *bi;
+	size_t nb = 0;
+	while (ms_part_iter_next(it, &bi, &eb) == 1) {
+		uint64_t lo, hi;
+		ms_ledger_set one;
+		assert_int_equal(ms__block_key(it, bi, &lo, &hi, &eb), 0);
+		assert_int_equal(ms_ledger_block_decode(it, bi, &one, &eb), 0);
+		if (nb++ % 3)
+			assert_int_equal(ms__fx_blocks_add(&fb, lo, hi, &one),
+			                 0);
 	}
-	assert_int_equal(rmdir(dir), 0);
+	ms_part_iter_close(it);
+	assert_int_equal(nb, NTR);
+	assert_int_equal(ms__fx_blocks_seal(&fb, &eb), 0);
+	char fact[64];
+	assert_int_equal(ms__fx_blocks_write(dir, &fb, fact, &eb), 0);
+	ms_fixture_blocks *fx = NULL;
+	assert_int_equal(ms__fx_blocks_open(&fx, dir, fact, &eb), 0);
+
+	ms__blkcache *c = NULL;
+	assert_int_equal(ms__blkcache_new(&c), 0);
+	ms__blkcache_attach(c, fx);
+	ms_ledger_set got;
+	char why[200];
+	assert_int_equal(
+	        ms__part_check(p[0], p[1], p[2], c, &got, why, sizeof(why)), 0);
+	assert_true(ms_ledger_set_equal(&got, &want));
+	ms__blkcache_figs bf;
+	ms__blkcache_figures(c, &bf);
+	assert_int_equal(bf.hits, fb.n);
+	assert_int_equal(bf.misses, NTR - fb.n);
+	assert_int_equal(bf.resident, NTR - fb.n);
+	assert_int_equal(bf.file_lookups, NTR);
+	assert_int_equal(bf.file_refused, 0);
+	assert_true(bf.file_reads * 10 < bf.file_lookups);
+
+	/* Again: every block answered, from memory or the file. */
+	assert_int_equal(
+	        ms__part_check(p[0], p[1], p[2], c, &got, why, sizeof(why)), 0);
+	assert_true(ms_ledger_set_equal(&got, &want));
+	ms__blkcache_figures(c, &bf);
+	assert_int_equal(bf.hits, fb.n + NTR);
+	assert_int_equal(bf.misses, NTR - fb.n);
+	assert_int_equal(bf.file_lookups, NTR + fb.n);
+
+	ms__blkcache_free(c);
+	ms__fx_blocks_free(&fb);
+	char bl[600];
+	snprintf(bl, sizeof(bl), "%s/%s", dir, FX_BLOCKS_FILE);
+	assert_int_equal(unlink(bl), 0);
+	parts_remove(p, dir);
 }
 
 /* Elements with few distinct keys (many equal) and their original place. */
@@ -834,6 +928,7 @@ main(void)
 		cmocka_unit_test(test_dropset),
 		cmocka_unit_test(test_idpool),
 		cmocka_unit_test(test_blkcache),
+		cmocka_unit_test(test_blkcache_file),
 		cmocka_unit_test(test_big_sort),
 		cmocka_unit_test(test_big_reserve),
 		cmocka_unit_test(test_recent_events),

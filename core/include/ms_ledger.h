@@ -116,6 +116,36 @@ typedef int (*ms_block_ledger_fn)(void *arg, ms_part_iter *it,
 int ms_ledger_check_part(const ms_part *core, const ms_part *lat,
                          const ms_part *st, ms_block_ledger_fn block,
                          void *arg, ms_ledger_set *out, ms_errbuf *eb);
+/* The same check with the blocks' ledgers answered in batches: a
+ * caller that looks them up somewhere slow (a file) gathers the blocks
+ * it cannot answer at once and answers them together. take is called
+ * for each core block, as the block callback above, and may return
+ * MS_BLOCK_LEDGER_LATER instead of 0: it kept what it needs to answer
+ * the block (its key) and leaves *out unset. After at most max such
+ * blocks, and at the end of the part, flush(arg, sum, left, eb) answers
+ * the blocks deferred since the last flush, numbered from 0 in the order
+ * take deferred them: it adds the ledgers of those it answers to *sum
+ * and sets left[j] for each block j it cannot answer (left is cleared
+ * before the call); each such block is then given to decode, with its
+ * iterator at that block (a re-read trailing the check's iterator), and
+ * must be answered there (NULL decode: ms_ledger_block_decode). A block
+ * met when no more can be deferred (max reached, or max 0 or flush
+ * NULL) is given to decode (or, with decode NULL, to take, which must
+ * then answer it). take NULL: every block is decoded. Ledgers are sums:
+ * the result, and every check and error, is what ms_ledger_check_part
+ * gives with a callback answering every block at once. */
+#define MS_BLOCK_LEDGER_LATER 1
+typedef int (*ms_block_flush_fn)(void *arg, ms_ledger_set *sum, bool *left,
+                                 ms_errbuf *eb);
+typedef struct ms_block_batch {
+	ms_block_ledger_fn take;
+	ms_block_flush_fn flush;
+	ms_block_ledger_fn decode;
+	size_t max;
+} ms_block_batch;
+int ms_ledger_check_part_batch(const ms_part *core, const ms_part *lat,
+                               const ms_part *st, const ms_block_batch *block,
+                               void *arg, ms_ledger_set *out, ms_errbuf *eb);
 /* The version of what ms_ledger_check_part checks: bumped whenever it
  * checks more or otherwise, so that a fixture manifest records which
  * check its build ran. */
