@@ -636,6 +636,27 @@ unshed(ms__oracle *o)
 	return 0;
 }
 
+/* The answers for the dropped traces' blocks (ms__blkcache_get_many; a
+ * key's tag is its trace's slot in the drop set): the ledgers summed,
+ * and the first slot (in the set's order) with a block unanswered. */
+typedef struct drop_sum {
+	ms__oracle *o;
+	size_t bad; /* SIZE_MAX: none */
+} drop_sum;
+
+static int
+drop_answer(void *arg, const ms_fixture_block_key *k, int rc,
+            const ms_ledger_set *led)
+{
+	drop_sum *s = arg;
+	if (rc) {
+		if (k->tag < s->bad)
+			s->bad = k->tag;
+	} else
+		ms_ledger_set_add(&s->o->dropped_led, led);
+	return 0;
+}
+
 int
 ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 {
@@ -653,28 +674,51 @@ ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 		return rc;
 	if (!(o->drop_found = calloc(d->n, sizeof(uint64_t))))
 		return MS_ERR_NOMEM;
+	/* Every block of every dropped trace the fixture holds, looked up
+	 * at once (sorted by key, the file's groups read once each), its
+	 * trace's slot as the tag (the drop set numbers its slots in 32
+	 * bits). */
+	size_t nk = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		const ms__drop_ent *e = &d->ent[i];
+		const ms__oracle_ent *t = ms__oracle_find(o, e->tid, e->len);
+		if (t) /* not in the fixture: found stays 0 */
+			nk += t->nfrags;
+	}
+	ms_fixture_block_key *k = nk <= SIZE_MAX / sizeof(*k)
+	                                  ? malloc(nk ? nk * sizeof(*k) : 1)
+	                                  : NULL;
+	if (!k)
+		return MS_ERR_NOMEM;
+	nk = 0;
 	for (size_t i = 0; i < d->n; i++) {
 		const ms__drop_ent *e = &d->ent[i];
 		const ms__oracle_ent *t = ms__oracle_find(o, e->tid, e->len);
 		if (!t)
-			continue; /* not in the fixture: found stays 0 */
-		for (uint32_t k = 0; k < t->nfrags; k++) {
-			ms_ledger_set bl;
-			const ms__oracle_frag *f = &o->frags[t->frag0 + k];
-			if (!ms__blkcache_get(blocks, f->lo, f->hi, &bl)) {
-				snprintf(o->why, sizeof(o->why),
-				         "trace %.*s: a block of it has no "
-				         "ledger (never checked, or the "
-				         "fixture's block ledger file changed "
-				         "under the run)",
-				         (int)e->len, (const char *)e->tid);
-				return MS_ERR_STATE;
-			}
-			ms_ledger_set_add(&o->dropped_led, &bl);
+			continue;
+		for (uint32_t j = 0; j < t->nfrags; j++) {
+			const ms__oracle_frag *f = &o->frags[t->frag0 + j];
+			k[nk++] = (ms_fixture_block_key){ .lo = f->lo,
+				                          .hi = f->hi,
+				                          .tag = (uint32_t)i };
 		}
 		o->drop_found[i] = t->rows;
 	}
-	return 0;
+	drop_sum s = { .o = o, .bad = SIZE_MAX };
+	(void)ms__blkcache_get_many(blocks, k, nk, drop_answer, &s);
+	free(k);
+	if (s.bad == SIZE_MAX)
+		return 0;
+	/* As found trace by trace: the rows of the traces before it, none
+	 * from it on. */
+	const ms__drop_ent *e = &d->ent[s.bad];
+	memset(o->drop_found + s.bad, 0, (d->n - s.bad) * sizeof(uint64_t));
+	ms_ledger_set_init(&o->dropped_led);
+	snprintf(o->why, sizeof(o->why),
+	         "trace %.*s: a block of it has no ledger (never checked, or "
+	         "the fixture's block ledger file changed under the run)",
+	         (int)e->len, (const char *)e->tid);
+	return MS_ERR_STATE;
 }
 
 const ms__oracle_ent *

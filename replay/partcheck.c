@@ -322,6 +322,67 @@ cached_block_ledger(void *arg, ms_part_iter *it, const ms_block_info *bi,
 }
 
 /*
+ * Keys asked of the attached file together: sorted by key and looked up
+ * with ms_fixture_blocks_get_many (each group of the file read once,
+ * neighbouring groups in one read), each key answered as a single
+ * lookup (blk_get) answers it from the file, and counted as one file
+ * lookup, refused when its group could not be read or changed. The part
+ * check's batches (batch_flush) and the dropped traces' blocks
+ * (ms__blkcache_get_many) both ask the file this way.
+ */
+typedef struct file_ask {
+	ms_fixture_block_answer_fn fn;
+	void *arg;
+	uint64_t asked, refused;
+} file_ask;
+
+static int
+key_order(const void *x, const void *y)
+{
+	const ms_fixture_block_key *a = x, *b = y;
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+static int
+file_ask_answer(void *arg, const ms_fixture_block_key *k, int rc,
+                const ms_ledger_set *led)
+{
+	file_ask *a = arg;
+	a->asked++;
+	a->refused += rc == MS_ERR_IO || rc == MS_ERR_CORRUPT;
+	return a->fn(a->arg, k, rc, led);
+}
+
+/* The n keys k (reordered: sorted by key) answered from the attached
+ * file by fn (without one: MS_ERR_NOTFOUND each, and nothing counted).
+ * 0, or the first nonzero return of fn. */
+static int
+blk_file_many(ms__blkcache *c, ms_fixture_block_key *k, size_t n,
+              ms_fixture_block_answer_fn fn, void *arg)
+{
+	if (!c || !c->fx) {
+		for (size_t i = 0; i < n; i++) {
+			int rc = fn(arg, &k[i], MS_ERR_NOTFOUND, NULL);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	file_ask a = { .fn = fn, .arg = arg };
+	qsort(k, n, sizeof(*k), key_order);
+	/* The file, read without the lock (the store is read-only and its
+	 * descriptor shared: pread); the keys are in order. */
+	int rc = ms_fixture_blocks_get_many(c->fx, k, n, file_ask_answer, &a);
+	pthread_mutex_lock(&c->mu);
+	c->fx_lookups += a.asked;
+	c->fx_refused += a.refused;
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+/*
  * The file's lookups of one part check, batched (ms_ledger_check_part_
  * batch): a block the blocks in memory do not answer is deferred, its key
  * kept; each batch is looked up in the file sorted by key
@@ -339,7 +400,7 @@ typedef struct blk_batch {
 	size_t n;
 	ms_ledger_set *sum; /* of the current flush */
 	bool *left;
-	uint64_t answered, refused;
+	uint64_t answered;
 } blk_batch;
 
 /* A block answered now: memory, else decoded (the file is asked in
@@ -374,15 +435,6 @@ batch_take_later(void *arg, ms_part_iter *it, const ms_block_info *bi,
 	return MS_BLOCK_LEDGER_LATER;
 }
 
-static int
-key_order(const void *x, const void *y)
-{
-	const ms_fixture_block_key *a = x, *b = y;
-	if (a->hi != b->hi)
-		return a->hi < b->hi ? -1 : 1;
-	return (a->lo > b->lo) - (a->lo < b->lo);
-}
-
 /* One key's answer from the file: its ledgers summed, or its block left
  * to be decoded. */
 static int
@@ -393,10 +445,8 @@ batch_answer(void *arg, const ms_fixture_block_key *k, int rc,
 	if (!rc) {
 		ms_ledger_set_add(b->sum, led);
 		b->answered++;
-	} else {
+	} else
 		b->left[k->tag] = true;
-		b->refused += rc == MS_ERR_IO || rc == MS_ERR_CORRUPT;
-	}
 	return 0;
 }
 
@@ -408,13 +458,10 @@ batch_flush(void *arg, ms_ledger_set *sum, bool *left, ms_errbuf *eb)
 	(void)eb;
 	b->sum = sum;
 	b->left = left;
-	b->answered = b->refused = 0;
-	qsort(b->k, b->n, sizeof(*b->k), key_order);
-	/* The keys are in order: every key is answered. */
-	(void)ms_fixture_blocks_get_many(b->c->fx, b->k, b->n, batch_answer, b);
+	b->answered = 0;
+	/* batch_answer goes on: every key is answered. */
+	(void)blk_file_many(b->c, b->k, b->n, batch_answer, b);
 	pthread_mutex_lock(&b->c->mu);
-	b->c->fx_lookups += b->n;
-	b->c->fx_refused += b->refused;
 	b->c->hits += b->answered;
 	pthread_mutex_unlock(&b->c->mu);
 	b->n = 0;
@@ -432,6 +479,28 @@ bool
 ms__blkcache_get(ms__blkcache *c, uint64_t lo, uint64_t hi, ms_ledger_set *out)
 {
 	return blk_get(c, lo, hi, out, false, true);
+}
+
+int
+ms__blkcache_get_many(ms__blkcache *c, ms_fixture_block_key *k, size_t n,
+                      ms_fixture_block_answer_fn fn, void *arg)
+{
+	size_t left = 0;
+	for (size_t i = 0; i < n; i++) {
+		ms_ledger_set led;
+		bool hit = false;
+		if (c) {
+			pthread_mutex_lock(&c->mu);
+			hit = blk_mem_get(c, k[i].lo, k[i].hi, &led);
+			pthread_mutex_unlock(&c->mu);
+		}
+		int rc = hit ? fn(arg, &k[i], 0, &led) : 0;
+		if (rc)
+			return rc;
+		if (!hit)
+			k[left++] = k[i];
+	}
+	return blk_file_many(c, k, left, fn, arg);
 }
 
 int

@@ -398,7 +398,12 @@ int ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
                    enum ms_plugin_host_mode host, const char *host_exe,
                    const _Atomic bool *cancel, bool drops_only);
 /* The ledger of the fixture rows of the run's dropped traces and the rows
- * of each (o->dropped_led, o->drop_found), from the oracle's traces. */
+ * of each (o->dropped_led, o->drop_found), from the oracle's traces, the
+ * ledgers of all their blocks asked of blocks at once
+ * (ms__blkcache_get_many). 0; MS_ERR_STATE when a block has no ledger
+ * (o->why names the first such trace in d's order; drop_found holds
+ * only the rows of the traces before it, dropped_led nothing); or
+ * another ms_err. */
 int ms__oracle_dropped(ms__oracle *o, const ms__dropped *d,
                        ms__blkcache *blocks);
 /* The trace with ID tid, or NULL: in a shed table (o->shed) NULL also
@@ -552,6 +557,15 @@ int ms__block_key(ms_part_iter *it, const ms_block_info *bi, uint64_t *lo,
                   uint64_t *hi, ms_errbuf *eb);
 bool ms__blkcache_get(ms__blkcache *c, uint64_t lo, uint64_t hi,
                       ms_ledger_set *out);
+/* The n keys k (borrowed, reordered) looked up as ms__blkcache_get
+ * looks up each, fn called once for each key (in no set order) with 0
+ * and its ledgers, or with MS_ERR_NOTFOUND (nowhere), MS_ERR_IO or
+ * MS_ERR_CORRUPT (its group of the file unreadable or changed) and
+ * NULL: the blocks in memory first, then the others asked of the file
+ * sorted by key (ms_fixture_blocks_get_many), as a part check asks it.
+ * 0, or the first nonzero return of fn (no later key answered). */
+int ms__blkcache_get_many(ms__blkcache *c, ms_fixture_block_key *k, size_t n,
+                          ms_fixture_block_answer_fn fn, void *arg);
 int ms__block_ledger(ms__blkcache *cache, ms_part_iter *it,
                      const ms_block_info *bi, ms_ledger_set *out,
                      ms_errbuf *eb);

@@ -291,6 +291,108 @@ test_blkcache(void **state)
 	parts_remove(p, dir);
 }
 
+/* The entries fb sealed and written to dir as a block ledger file, and
+ * a new cache with that file attached. */
+static ms__blkcache *
+cache_over(fx_blocks *fb, const char *dir)
+{
+	ms_errbuf eb = { { 0 } };
+	char fact[64];
+	assert_int_equal(ms__fx_blocks_seal(fb, &eb), 0);
+	assert_int_equal(ms__fx_blocks_write(dir, fb, fact, &eb), 0);
+	ms_fixture_blocks *fx = NULL;
+	assert_int_equal(ms__fx_blocks_open(&fx, dir, fact, &eb), 0);
+	ms__blkcache *c = NULL;
+	assert_int_equal(ms__blkcache_new(&c), 0);
+	ms__blkcache_attach(c, fx);
+	return c;
+}
+
+/* The block ledger file of cache_over removed from dir. */
+static void
+blocks_file_remove(const char *dir)
+{
+	char bl[PATH_MAX + 32];
+	snprintf(bl, sizeof(bl), "%s/%s", dir, FX_BLOCKS_FILE);
+	assert_int_equal(unlink(bl), 0);
+}
+
+/* What ms__blkcache_get_many answered, by key tag. */
+typedef struct many_ans {
+	size_t n, calls;
+	int rc[20001];
+	ms_ledger_set led[20001];
+	unsigned times[20001];
+} many_ans;
+
+static int
+many_take(void *arg, const ms_fixture_block_key *k, int rc,
+          const ms_ledger_set *led)
+{
+	many_ans *a = arg;
+	assert_true(k->tag < a->n);
+	assert_true(rc ? led == NULL : led != NULL);
+	a->rc[k->tag] = rc;
+	if (led)
+		a->led[k->tag] = *led;
+	a->times[k->tag]++;
+	a->calls++;
+	return 0;
+}
+
+/* The n keys of a cache c (those of the blocks it decoded, and nfile
+ * others its file holds) looked up at once, out of order, one twice,
+ * each beside a key found nowhere: every key answered once, as
+ * ms__blkcache_get answers it alone, and those asked of the file (not
+ * in memory) counted as file lookups, read in far fewer reads. */
+static void
+many_lookup(ms__blkcache *c, const ms_fixture_block_key *keys, size_t n,
+            size_t nfile)
+{
+	static ms_fixture_block_key k[20001];
+	static many_ans got;
+	assert_true(2 * n + 1 <= 20001);
+	for (size_t i = 0; i < n; i++) {
+		k[2 * i] = keys[n - 1 - i];
+		k[2 * i].tag = (uint32_t)(n - 1 - i);
+		k[2 * i + 1] =
+		        (ms_fixture_block_key){ .lo = keys[i].lo ^ 1,
+			                        .hi = keys[i].hi,
+			                        .tag = (uint32_t)(n + i) };
+	}
+	k[2 * n] = keys[0];
+	k[2 * n].tag = (uint32_t)(2 * n);
+	memset(&got, 0, sizeof(got));
+	got.n = 2 * n + 1;
+	ms__blkcache_figs at, end;
+	ms__blkcache_figures(c, &at);
+	assert_int_equal(
+	        ms__blkcache_get_many(c, k, 2 * n + 1, many_take, &got), 0);
+	ms__blkcache_figures(c, &end);
+	assert_int_equal(got.calls, 2 * n + 1);
+	/* Asked of the file: its blocks and the keys found nowhere. */
+	assert_int_equal(end.file_lookups - at.file_lookups, nfile + n);
+	assert_int_equal(end.file_refused, at.file_refused);
+	assert_int_equal(end.hits + end.misses, at.hits + at.misses);
+	fprintf(stderr, "cache: %zu keys, %llu asked of the file, %llu reads\n",
+	        2 * n + 1,
+	        (unsigned long long)(end.file_lookups - at.file_lookups),
+	        (unsigned long long)(end.file_reads - at.file_reads));
+	assert_true((end.file_reads - at.file_reads) * 10 < nfile);
+	for (size_t t = 0; t < 2 * n + 1; t++) {
+		assert_int_equal(got.times[t], 1);
+		/* k is reordered: the keys again from their tags. */
+		const ms_fixture_block_key *w = &keys[t < 2 * n ? t % n : 0];
+		uint64_t lo = t >= n && t < 2 * n ? w->lo ^ 1 : w->lo;
+		ms_ledger_set one;
+		bool hit = ms__blkcache_get(c, lo, w->hi, &one);
+		assert_int_equal(hit, t < n || t == 2 * n);
+		assert_int_equal(got.rc[t], hit ? 0 : MS_ERR_NOTFOUND);
+		if (hit)
+			assert_true(ms_ledger_set_equal(&got.led[t], &one));
+	}
+}
+
 /* A part checked with the fixture's block ledger file attached: the
  * blocks the run has not decoded are asked of the file in batches
  * (several per part here), and those it lacks decoded through a second
@@ -315,26 +417,20 @@ test_blkcache_file(void **state)
 	assert_int_equal(ms_part_iter_open(&it, p[0], NULL, NULL, &eb), 0);
 	const ms_block_info *bi;
 	size_t nb = 0;
+	static ms_fixture_block_key keys[NTR];
 	while (ms_part_iter_next(it, &bi, &eb) == 1) {
 		uint64_t lo, hi;
 		ms_ledger_set one;
 		assert_int_equal(ms__block_key(it, bi, &lo, &hi, &eb), 0);
 		assert_int_equal(ms_ledger_block_decode(it, bi, &one, &eb), 0);
+		keys[nb] = (ms_fixture_block_key){ .lo = lo, .hi = hi };
 		if (nb++ % 3)
 			assert_int_equal(ms__fx_blocks_add(&fb, lo, hi, &one),
 			                 0);
 	}
 	ms_part_iter_close(it);
 	assert_int_equal(nb, NTR);
-	assert_int_equal(ms__fx_blocks_seal(&fb, &eb), 0);
-	char fact[64];
-	assert_int_equal(ms__fx_blocks_write(dir, &fb, fact, &eb), 0);
-	ms_fixture_blocks *fx = NULL;
-	assert_int_equal(ms__fx_blocks_open(&fx, dir, fact, &eb), 0);
-
-	ms__blkcache *c = NULL;
-	assert_int_equal(ms__blkcache_new(&c), 0);
-	ms__blkcache_attach(c, fx);
+	ms__blkcache *c = cache_over(&fb, dir);
 	ms_ledger_set got;
 	char why[200];
 	assert_int_equal(
@@ -358,11 +454,11 @@ test_blkcache_file(void **state)
 	assert_int_equal(bf.misses, NTR - fb.n);
 	assert_int_equal(bf.file_lookups, NTR + fb.n);
 
+	many_lookup(c, keys, NTR, fb.n);
+
 	ms__blkcache_free(c);
 	ms__fx_blocks_free(&fb);
-	char bl[600];
-	snprintf(bl, sizeof(bl), "%s/%s", dir, FX_BLOCKS_FILE);
-	assert_int_equal(unlink(bl), 0);
+	blocks_file_remove(dir);
 	parts_remove(p, dir);
 }
 
@@ -921,6 +1017,150 @@ test_oracle_spill(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* The ledgers of block number f of test_oracle_dropped_file's table. */
+static void
+frag_ledgers(size_t f, ms_ledger_set *led)
+{
+	ms_ledger_set_init(led);
+	for (int j = 0; j < MS_KIND_COUNT; j++)
+		led->kind[j] = (ms_ledger){
+			.rows = f % 5 + 1,
+			.sum_lo = XXH3_64bits_withSeed(&f, sizeof(f),
+			                               (uint64_t)j),
+			.sum_hi = f,
+		};
+}
+
+/* The trace of table entry j (fake_table: rows = 7i + 1, ID 3i). */
+static size_t
+ent_id(const ms__oracle_ent *e, uint8_t id[MS_TRACE_ID_MAX])
+{
+	return make_id(3 * ((e->rows - 1) / 7), id);
+}
+
+static void
+drop_ent(ms__dropped *d, const ms__oracle_ent *e)
+{
+	uint8_t id[MS_TRACE_ID_MAX];
+	size_t len = ent_id(e, id);
+	assert_int_equal(
+	        ms__dropped_add(d, id, (uint32_t)len, e->rows, MS__RP_PRIMARY),
+	        0);
+}
+
+/* The ledger of a run's dropped traces (ms__oracle_dropped) from the
+ * fixture's block ledger file: the blocks of every dropped trace asked
+ * at once, sorted by key, so that each group of the file is read once
+ * and neighbouring groups together (far fewer reads than blocks, where
+ * asking block by block reads once a block); the sum and each trace's
+ * rows as the table says, none for a trace outside the fixture. A
+ * dropped trace with a block the file lacks is refused, naming the first
+ * such trace in the drop set's order (whatever the keys' order), with
+ * the rows of the traces before it found and none from it on. */
+static void
+test_oracle_dropped_file(void **state)
+{
+	(void)state;
+	enum { NT = 4000 };
+	ms__oracle o;
+	fake_table(&o, NT);
+	o.shed = false; /* the whole table: nothing to read again */
+	/* Two traces (entries) whose first block the file lacks. */
+	const size_t lack[2] = { 17, 3001 };
+	static fx_blocks fb;
+	memset(&fb, 0, sizeof(fb));
+	for (size_t j = 0; j < o.nent; j++) {
+		const ms__oracle_ent *t = &o.ent[j];
+		for (uint32_t f = 0; f < t->nfrags; f++) {
+			if (!f && (j == lack[0] || j == lack[1]))
+				continue;
+			ms_ledger_set led;
+			frag_ledgers(t->frag0 + f, &led);
+			const ms__oracle_frag *b = &o.frags[t->frag0 + f];
+			assert_int_equal(
+			        ms__fx_blocks_add(&fb, b->lo, b->hi, &led), 0);
+		}
+	}
+	char dir[PATH_MAX];
+	assert_non_null(ms_test_mkdtemp(dir, sizeof(dir), "ms-test-dropped"));
+	ms__blkcache *c = cache_over(&fb, dir);
+
+	/* Two traces of three but the two lacking a block, and a trace
+	 * outside the fixture among them. */
+	ms__dropped d;
+	memset(&d, 0, sizeof(d));
+	ms_ledger_set want;
+	ms_ledger_set_init(&want);
+	size_t blocks = 0;
+	uint8_t id[MS_TRACE_ID_MAX];
+	for (size_t j = 0; j < o.nent; j++) {
+		const ms__oracle_ent *t = &o.ent[j];
+		if (j % 3 == 2 || j == lack[0] || j == lack[1])
+			continue;
+		if (j == 1000) {
+			size_t len = make_id(1, id);
+			assert_int_equal(ms__dropped_add(&d, id, (uint32_t)len,
+			                                 5, MS__RP_PRIMARY),
+			                 0);
+		}
+		drop_ent(&d, t);
+		for (uint32_t f = 0; f < t->nfrags; f++, blocks++) {
+			ms_ledger_set led;
+			frag_ledgers(t->frag0 + f, &led);
+			ms_ledger_set_add(&want, &led);
+		}
+	}
+	ms__blkcache_figs at, end;
+	ms__blkcache_figures(c, &at);
+	assert_int_equal(ms__oracle_dropped(&o, &d, c), 0);
+	ms__blkcache_figures(c, &end);
+	assert_true(ms_ledger_set_equal(&o.dropped_led, &want));
+	for (size_t i = 0; i < d.n; i++) {
+		const ms__oracle_ent *t =
+		        ms__oracle_find(&o, d.ent[i].tid, d.ent[i].len);
+		assert_int_equal(o.drop_found[i], t ? t->rows : 0);
+	}
+	assert_int_equal(end.file_lookups - at.file_lookups, blocks);
+	assert_int_equal(end.file_refused, 0);
+	fprintf(stderr, "dropped: %zu traces, %zu blocks, %llu reads\n", d.n,
+	        blocks, (unsigned long long)(end.file_reads - at.file_reads));
+	assert_true((end.file_reads - at.file_reads) * 10 < blocks);
+	ms__dropped_release(&d);
+
+	/* The two traces lacking a block, the one whose block comes later
+	 * in key order first. */
+	const ms__oracle_frag *b0 = &o.frags[o.ent[lack[0]].frag0];
+	const ms__oracle_frag *b1 = &o.frags[o.ent[lack[1]].frag0];
+	bool later0 = b0->hi != b1->hi ? b0->hi > b1->hi : b0->lo > b1->lo;
+	const ms__oracle_ent *first = &o.ent[lack[later0 ? 0 : 1]];
+	const ms__oracle_ent *second = &o.ent[lack[later0 ? 1 : 0]];
+	memset(&d, 0, sizeof(d));
+	drop_ent(&d, &o.ent[0]);
+	drop_ent(&d, &o.ent[1]);
+	drop_ent(&d, first);
+	drop_ent(&d, &o.ent[3]);
+	drop_ent(&d, second);
+	drop_ent(&d, &o.ent[4]);
+	assert_int_equal(ms__oracle_dropped(&o, &d, c), MS_ERR_STATE);
+	size_t len = ent_id(first, id);
+	char want_why[160];
+	snprintf(want_why, sizeof(want_why), "trace %.*s: a block of it",
+	         (int)len, (const char *)id);
+	fprintf(stderr, "refused: %s\n", o.why);
+	assert_non_null(strstr(o.why, want_why));
+	assert_int_equal(o.drop_found[0], o.ent[0].rows);
+	assert_int_equal(o.drop_found[1], o.ent[1].rows);
+	for (size_t i = 2; i < d.n; i++)
+		assert_int_equal(o.drop_found[i], 0);
+	ms__dropped_release(&d);
+
+	ms__blkcache_free(c);
+	ms__fx_blocks_free(&fb);
+	ms__oracle_release(&o);
+	blocks_file_remove(dir);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int
 main(void)
 {
@@ -934,6 +1174,7 @@ main(void)
 		cmocka_unit_test(test_recent_events),
 		cmocka_unit_test(test_recent_bytes),
 		cmocka_unit_test(test_oracle_spill),
+		cmocka_unit_test(test_oracle_dropped_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
