@@ -595,6 +595,26 @@ test_goto_back(void **state)
 	f->fake.log[0] = '\0';
 	keys(f, "g23:00\nr");
 	assert_string_equal(f->fake.log, "speed=0;restart=82800s;restart;");
+	/* ... but not one after the run's last point, nor the end itself:
+	 * they re-ran from the last checkpoint to the end, silently. */
+	f->model->now = f->model->day_end + 2 * FAKE_H;
+	f->model->frontier = f->model->day_end;
+	ms_session_snapshot(&f->s);
+	f->fake.log[0] = '\0';
+	keys(f, "g+1d 05:00\n");
+	assert_string_equal(f->fake.log, "");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "after the run's last point (the finalize at "
+	                       "+1d 02:00:00)"));
+	keys(f, "g+1d 02:00\n");
+	assert_string_equal(f->fake.log, "");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "the run is over at +1d 02:00:00"));
+	keys(f, "g+1d 01:00\n");
+	assert_int_equal(strncmp(f->fake.log, "speed=0;restart=90000s;", 23),
+	                 0);
 }
 
 /* Going back to a point with no checkpoint before it re-runs the day

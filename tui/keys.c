@@ -992,8 +992,10 @@ do_goto(ms_tui_session *s, const char *arg)
 		/* The last point the run stops at is the finalize, a grace
 		 * (now - frontier) after the day's end. */
 		int64_t last = v->day_end + (v->now - v->frontier);
-		if (v->state != MS_VIEW_DONE && v->day_end > v->day_start &&
-		    t.t > last) {
+		/* At the end too (going back from there re-ran the stretch
+		 * since the last checkpoint, to end where it was, and said
+		 * nothing). */
+		if (v->day_end > v->day_start && t.t > last) {
 			ms_session_say(
 			        s, true,
 			        "go to: %s is after the run's last point "
@@ -1001,6 +1003,13 @@ do_goto(ms_tui_session *s, const char *arg)
 			        tb,
 			        ms_fmt_clock(nb, sizeof(nb), last,
 			                     v->day_start));
+			return;
+		}
+		if (v->state == MS_VIEW_DONE && t.t >= last) {
+			ms_session_say(s, true,
+			               "go to: the run is over at %s, where it "
+			               "is; an earlier time goes back",
+			               tb);
 			return;
 		}
 		back = back || t.t <= v->now;
