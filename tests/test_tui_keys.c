@@ -909,6 +909,42 @@ test_breakpoints(void **state)
 	assert_false(f->s.quit);
 }
 
+/* A breakpoint behind the replay says so: merge=3 at merge #58 never
+ * stops (it said "restored 1 breakpoint", or "breakpoint 2: merge=3"),
+ * time=01:00 at 06:12:30 stops at the next barrier; one ahead, or the
+ * merge held at its barrier, says nothing more. */
+static void
+test_breakpoint_behind(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model); /* #58 held, 57 done, at 06:12:30 */
+	ms_session_snapshot(&f->s);
+	keys(f, ":break merge=3\n");
+	assert_string_equal(f->fake.log, "break+merge=3;");
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "merge=3 is behind the replay: it stops only "
+	                       "after going back before it"));
+	keys(f, "batime=01:00\n");
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "time=01:00 is behind the replay: it stops at "
+	                       "the next barrier"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	keys(f, ":break merge=58\n");
+	assert_null(strstr(f->s.view->ui.message, "behind"));
+	keys(f, ":break merge=60\n");
+	assert_null(strstr(f->s.view->ui.message, "behind"));
+	keys(f, ":break time=07:00\n");
+	assert_null(strstr(f->s.view->ui.message, "behind"));
+	/* Restored from the last session while the run went on. */
+	const char *saved[] = { "mature", "merge=3", "merge=2" };
+	ms__session_offer(&f->s, saved, 3, NULL);
+	keys(f, "y");
+	assert_string_equal(f->s.view->ui.message,
+	                    "restored 3 breakpoints; merge=3 is behind the "
+	                    "replay: it stops only after going back before "
+	                    "it");
+}
+
 /* More breakpoints than the list's rows (twelve at 80x24): the list
  * follows the selection and the title says which show (the fourteenth
  * could be selected, toggled and deleted out of sight). */
@@ -2664,6 +2700,7 @@ main(void)
 		T(test_offer_never_eats_a_key),
 		T(test_offer_refused_said),
 		T(test_breakpoint_list_scrolls),
+		T(test_breakpoint_behind),
 		T(test_filter_and_export),
 		T(test_export_path_field),
 		T(test_export_long_paths),

@@ -1021,14 +1021,55 @@ do_goto(ms_tui_session *s, const char *arg)
 		snprintf(v->ui.go_target, sizeof(v->ui.go_target), "%s", where);
 }
 
+/* What to say of a breakpoint the replay has gone past, "" for one still
+ * ahead: merge=N of a merge dispatched already stops only after going
+ * back before it, and time=T of a time passed stops at the next barrier
+ * (both said nothing: "restored 1 breakpoint" of a merge=3 restored at
+ * merge #5 never stopped). */
+static void
+behind_note(const ms_tui_view *v, const char *spec, char *buf, size_t n)
+{
+	ms_tui_target t;
+	bool done = v->state == MS_VIEW_DONE, behind = false;
+	buf[0] = '\0';
+	if (strncmp(spec, "merge=", 6) == 0 &&
+	    ms_parse_target(spec + 6, v->day_start, &t) &&
+	    t.kind == MS_TARGET_MERGE) {
+		uint64_t at = go_merge_position(v);
+		/* Held at its barrier: where it would stop. */
+		bool here = v->sel.present && v->sel.seq == t.seq;
+		behind = done || (!here && t.seq <= at);
+	} else if (strncmp(spec, "time=", 5) == 0 &&
+	           ms_parse_target(spec + 5, v->day_start, &t) &&
+	           t.kind == MS_TARGET_TIME && t.t <= v->now) {
+		if (!done) {
+			snprintf(buf, n,
+			         "%s is behind the replay: it stops at the "
+			         "next barrier",
+			         spec);
+			return;
+		}
+		behind = true;
+	}
+	if (behind)
+		snprintf(buf, n,
+		         "%s is behind the replay: it stops only after going "
+		         "back before it",
+		         spec);
+}
+
 static void
 do_break_add(ms_tui_session *s, const char *spec)
 {
 	ms_errbuf eb = { "" };
 	int id = 0;
+	char note[160];
 	int rc = s->ctl->ops->break_add(s->ctl->self, spec, &id, &eb);
+	behind_note(s->view, spec, note, sizeof(note));
 	if (rc < 0)
 		report(s, rc, &eb, NULL);
+	else if (note[0])
+		ms_session_say(s, false, "breakpoint %d: %s", id, note);
 	else
 		ms_session_say(s, false, "breakpoint %d: %s", id, spec);
 }
@@ -1246,6 +1287,7 @@ restore_offer(ms_tui_session *s, bool yes)
 		 * named, not left out without a word. */
 		ms_errbuf refused = { "" };
 		const char *first_refused = NULL;
+		char note[160] = "";
 		for (size_t i = 0; i < s->offer_nbreaks; i++) {
 			ms_errbuf eb = { "" };
 			int id;
@@ -1253,6 +1295,11 @@ restore_offer(ms_tui_session *s, bool yes)
 			                           s->offer_breaks[i], &id,
 			                           &eb) == 0) {
 				added++;
+				/* The run went on while the offer was
+				 * open: the first one it went past. */
+				if (!note[0])
+					behind_note(s->view, s->offer_breaks[i],
+					            note, sizeof(note));
 			} else if (!first_refused) {
 				first_refused = s->offer_breaks[i];
 				refused = eb;
@@ -1270,10 +1317,11 @@ restore_offer(ms_tui_session *s, bool yes)
 			        s->offer_nbreaks - added, first_refused,
 			        refused.msg);
 		else if (!s->view->ui.message_is_error)
-			ms_session_say(s, false, "restored %zu breakpoint%s%s",
-			               added, added == 1 ? "" : "s",
-			               s->view->ui.filter[0] ? " and the filter"
-			                                     : "");
+			ms_session_say(
+			        s, false, "restored %zu breakpoint%s%s%s%s",
+			        added, added == 1 ? "" : "s",
+			        s->view->ui.filter[0] ? " and the filter" : "",
+			        note[0] ? "; " : "", note);
 	}
 	s->offer_breaks = NULL;
 	s->offer_nbreaks = 0;
