@@ -405,6 +405,17 @@ test_live_line_fits(void **state)
 	                          "merge #246 staging, no Decide call yet, "
 	                          "669.42ms since dispatch"));
 	assert_false(screen_has_at(f, 132, 46, "in Decide: 0 calls"));
+	/* The first call: one, not "1 calls" (as the finalize of day-1x
+	 * showed it). */
+	l->calls = 1;
+	l->traces = 37300;
+	l->decide_ns = 10100000;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 132, 46,
+	                          "merge #246 in Decide: 1 call, 37.3k "
+	                          "traces, 10.10ms in Decide"));
+	assert_true(screen_has(f, "merge #246 in Decide: 1 call, 37.3k "
+	                          "traces, 10.10ms, "));
 }
 
 /* A mouse event of kind at (dx, dy) inside panel's rectangle at 132x44. */
