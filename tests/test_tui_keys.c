@@ -920,6 +920,30 @@ test_breakpoints(void **state)
 	assert_false(f->s.quit);
 }
 
+/* ] with no breakpoint set (or none enabled) runs to the end and says
+ * so; it said "running to the next breakpoint". */
+static void
+test_run_to_break_without_any(void **state)
+{
+	fx *f = *state;
+	keys(f, "]");
+	assert_string_equal(f->fake.log, "tobreak;");
+	assert_string_equal(f->s.view->ui.message,
+	                    "no breakpoint is set (b adds one): running to "
+	                    "the end");
+	keys(f, ":break mature\n");
+	ms_session_snapshot(&f->s);
+	keys(f, "]");
+	assert_string_equal(f->s.view->ui.message,
+	                    "running to the next breakpoint");
+	keys(f, "b "); /* disabled: none to stop at */
+	ms_session_key(&f->s, MS_KEY_ESC);
+	ms_session_snapshot(&f->s);
+	assert_false(f->s.view->breaks[0].enabled);
+	keys(f, "]");
+	assert_non_null(strstr(f->s.view->ui.message, "running to the end"));
+}
+
 /* A breakpoint behind the replay says so: merge=3 at merge #58 never
  * stops (it said "restored 1 breakpoint", or "breakpoint 2: merge=3"),
  * time=01:00 at 06:12:30 stops at the next barrier; one ahead, or the
@@ -2712,6 +2736,7 @@ main(void)
 		T(test_offer_refused_said),
 		T(test_breakpoint_list_scrolls),
 		T(test_breakpoint_behind),
+		T(test_run_to_break_without_any),
 		T(test_filter_and_export),
 		T(test_export_path_field),
 		T(test_export_long_paths),

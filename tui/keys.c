@@ -280,8 +280,14 @@ static void
 act_run_to_break(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
+	/* With none to stop at, the run goes to the end: "running to the
+	 * next breakpoint" promised a stop that never came. */
+	bool any = false;
+	for (size_t i = 0; i < s->view->nbreaks && !any; i++)
+		any = s->view->breaks[i].enabled;
 	report(s, s->ctl->ops->run_to_breakpoint(s->ctl->self, &eb), &eb,
-	       "running to the next breakpoint");
+	       any ? "running to the next breakpoint"
+	           : "no breakpoint is set (b adds one): running to the end");
 }
 
 /* The speed steps just above and just below the speed sp (0 is max): a
