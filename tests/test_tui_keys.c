@@ -272,8 +272,13 @@ test_pending_narrow(void **state)
 	ms_session_snapshot(&f->s);
 	assert_true(screen_has_at(f, 80, 24, "lane fast"));
 	assert_true(screen_has_at(f, 80, 24, "mature 3  hot 5"));
-	assert_true(
-	        screen_has_at(f, 80, 24, "pred not_executed (merge_grace)"));
+	/* "predicted not_executed (merge_grace)" needs 36 columns, the
+	 * panel has 32 (it read "pred not_executed (merge_grace)"): the
+	 * class whole, and the line under it says why, with no room for
+	 * the reason's own line above an input. */
+	assert_true(screen_has_at(f, 80, 24, "predicted not_executed  "));
+	assert_false(screen_has_at(f, 80, 24, "pred not_executed"));
+	assert_false(screen_has_at(f, 80, 24, "(merge_gr"));
 	assert_true(screen_has_at(f, 80, 24, "5 hot, first matures "));
 	assert_true(screen_has(f, "predicted not_executed (merge_grace)"));
 	assert_true(screen_has(f, "bypassed (5 hot): oldest matures "));
@@ -281,6 +286,17 @@ test_pending_narrow(void **state)
 	f->s.view->sel.frontier = f->s.view->day_start - FAKE_H;
 	assert_true(screen_has_at(f, 80, 24, "frontier -1d 23:00:00  depth 1"));
 	assert_true(screen_has(f, "frontier -1d 23:00:00  max depth 1"));
+	/* A reason too long to go beside the class gets its own line (it
+	 * was cut: "pred not_executed (fragment_ga"), also at 132x44. */
+	ms_tui_selection *sel = &f->s.view->sel;
+	snprintf(sel->reason, sizeof(sel->reason), "fragment_gap_contract");
+	assert_true(screen_has_at(f, 80, 24, "predicted not_executed  "));
+	assert_true(screen_has_at(f, 80, 24, "reason fragment_gap_contract "));
+	assert_false(screen_has_at(f, 80, 24, "(fragment"));
+	assert_true(screen_has_at(f, 132, 44, "reason fragment_gap_contract "));
+	assert_true(screen_has(
+	        f, "predicted not_executed (fragment_gap_contract)"));
+	snprintf(sel->reason, sizeof(sel->reason), "merge_grace");
 	/* None pending: how to get to one, and after the end how to start
 	 * again. */
 	f->s.view->sel.present = false;
@@ -389,6 +405,17 @@ test_live_line_fits(void **state)
 	                          "merge #246 staging, no Decide call yet, "
 	                          "669.42ms since dispatch"));
 	assert_false(screen_has_at(f, 132, 46, "in Decide: 0 calls"));
+	/* The first call: one, not "1 calls" (as the finalize of day-1x
+	 * showed it). */
+	l->calls = 1;
+	l->traces = 37300;
+	l->decide_ns = 10100000;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 132, 46,
+	                          "merge #246 in Decide: 1 call, 37.3k "
+	                          "traces, 10.10ms in Decide"));
+	assert_true(screen_has(f, "merge #246 in Decide: 1 call, 37.3k "
+	                          "traces, 10.10ms, "));
 }
 
 /* A mouse event of kind at (dx, dy) inside panel's rectangle at 132x44. */
@@ -595,6 +622,26 @@ test_goto_back(void **state)
 	f->fake.log[0] = '\0';
 	keys(f, "g23:00\nr");
 	assert_string_equal(f->fake.log, "speed=0;restart=82800s;restart;");
+	/* ... but not one after the run's last point, nor the end itself:
+	 * they re-ran from the last checkpoint to the end, silently. */
+	f->model->now = f->model->day_end + 2 * FAKE_H;
+	f->model->frontier = f->model->day_end;
+	ms_session_snapshot(&f->s);
+	f->fake.log[0] = '\0';
+	keys(f, "g+1d 05:00\n");
+	assert_string_equal(f->fake.log, "");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "after the run's last point (the finalize at "
+	                       "+1d 02:00:00)"));
+	keys(f, "g+1d 02:00\n");
+	assert_string_equal(f->fake.log, "");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "the run is over at +1d 02:00:00"));
+	keys(f, "g+1d 01:00\n");
+	assert_int_equal(strncmp(f->fake.log, "speed=0;restart=90000s;", 23),
+	                 0);
 }
 
 /* Going back to a point with no checkpoint before it re-runs the day
@@ -871,6 +918,66 @@ test_breakpoints(void **state)
 	ms_session_key(&f->s, MS_KEY_F(10));
 	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
 	assert_false(f->s.quit);
+}
+
+/* ] with no breakpoint set (or none enabled) runs to the end and says
+ * so; it said "running to the next breakpoint". */
+static void
+test_run_to_break_without_any(void **state)
+{
+	fx *f = *state;
+	keys(f, "]");
+	assert_string_equal(f->fake.log, "tobreak;");
+	assert_string_equal(f->s.view->ui.message,
+	                    "no breakpoint is set (b adds one): running to "
+	                    "the end");
+	keys(f, ":break mature\n");
+	ms_session_snapshot(&f->s);
+	keys(f, "]");
+	assert_string_equal(f->s.view->ui.message,
+	                    "running to the next breakpoint");
+	keys(f, "b "); /* disabled: none to stop at */
+	ms_session_key(&f->s, MS_KEY_ESC);
+	ms_session_snapshot(&f->s);
+	assert_false(f->s.view->breaks[0].enabled);
+	keys(f, "]");
+	assert_non_null(strstr(f->s.view->ui.message, "running to the end"));
+}
+
+/* A breakpoint behind the replay says so: merge=3 at merge #58 never
+ * stops (it said "restored 1 breakpoint", or "breakpoint 2: merge=3"),
+ * time=01:00 at 06:12:30 stops at the next barrier; one ahead, or the
+ * merge held at its barrier, says nothing more. */
+static void
+test_breakpoint_behind(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model); /* #58 held, 57 done, at 06:12:30 */
+	ms_session_snapshot(&f->s);
+	keys(f, ":break merge=3\n");
+	assert_string_equal(f->fake.log, "break+merge=3;");
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "merge=3 is behind the replay: it stops only "
+	                       "after going back before it"));
+	keys(f, "batime=01:00\n");
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "time=01:00 is behind the replay: it stops at "
+	                       "the next barrier"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	keys(f, ":break merge=58\n");
+	assert_null(strstr(f->s.view->ui.message, "behind"));
+	keys(f, ":break merge=60\n");
+	assert_null(strstr(f->s.view->ui.message, "behind"));
+	keys(f, ":break time=07:00\n");
+	assert_null(strstr(f->s.view->ui.message, "behind"));
+	/* Restored from the last session while the run went on. */
+	const char *saved[] = { "mature", "merge=3", "merge=2" };
+	ms__session_offer(&f->s, saved, 3, NULL);
+	keys(f, "y");
+	assert_string_equal(f->s.view->ui.message,
+	                    "restored 3 breakpoints; merge=3 is behind the "
+	                    "replay: it stops only after going back before "
+	                    "it");
 }
 
 /* More breakpoints than the list's rows (twelve at 80x24): the list
@@ -2628,6 +2735,8 @@ main(void)
 		T(test_offer_never_eats_a_key),
 		T(test_offer_refused_said),
 		T(test_breakpoint_list_scrolls),
+		T(test_breakpoint_behind),
+		T(test_run_to_break_without_any),
 		T(test_filter_and_export),
 		T(test_export_path_field),
 		T(test_export_long_paths),

@@ -280,8 +280,14 @@ static void
 act_run_to_break(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
+	/* With none to stop at, the run goes to the end: "running to the
+	 * next breakpoint" promised a stop that never came. */
+	bool any = false;
+	for (size_t i = 0; i < s->view->nbreaks && !any; i++)
+		any = s->view->breaks[i].enabled;
 	report(s, s->ctl->ops->run_to_breakpoint(s->ctl->self, &eb), &eb,
-	       "running to the next breakpoint");
+	       any ? "running to the next breakpoint"
+	           : "no breakpoint is set (b adds one): running to the end");
 }
 
 /* The speed steps just above and just below the speed sp (0 is max): a
@@ -992,8 +998,10 @@ do_goto(ms_tui_session *s, const char *arg)
 		/* The last point the run stops at is the finalize, a grace
 		 * (now - frontier) after the day's end. */
 		int64_t last = v->day_end + (v->now - v->frontier);
-		if (v->state != MS_VIEW_DONE && v->day_end > v->day_start &&
-		    t.t > last) {
+		/* At the end too (going back from there re-ran the stretch
+		 * since the last checkpoint, to end where it was, and said
+		 * nothing). */
+		if (v->day_end > v->day_start && t.t > last) {
 			ms_session_say(
 			        s, true,
 			        "go to: %s is after the run's last point "
@@ -1001,6 +1009,13 @@ do_goto(ms_tui_session *s, const char *arg)
 			        tb,
 			        ms_fmt_clock(nb, sizeof(nb), last,
 			                     v->day_start));
+			return;
+		}
+		if (v->state == MS_VIEW_DONE && t.t >= last) {
+			ms_session_say(s, true,
+			               "go to: the run is over at %s, where it "
+			               "is; an earlier time goes back",
+			               tb);
 			return;
 		}
 		back = back || t.t <= v->now;
@@ -1012,14 +1027,55 @@ do_goto(ms_tui_session *s, const char *arg)
 		snprintf(v->ui.go_target, sizeof(v->ui.go_target), "%s", where);
 }
 
+/* What to say of a breakpoint the replay has gone past, "" for one still
+ * ahead: merge=N of a merge dispatched already stops only after going
+ * back before it, and time=T of a time passed stops at the next barrier
+ * (both said nothing: "restored 1 breakpoint" of a merge=3 restored at
+ * merge #5 never stopped). */
+static void
+behind_note(const ms_tui_view *v, const char *spec, char *buf, size_t n)
+{
+	ms_tui_target t;
+	bool done = v->state == MS_VIEW_DONE, behind = false;
+	buf[0] = '\0';
+	if (strncmp(spec, "merge=", 6) == 0 &&
+	    ms_parse_target(spec + 6, v->day_start, &t) &&
+	    t.kind == MS_TARGET_MERGE) {
+		uint64_t at = go_merge_position(v);
+		/* Held at its barrier: where it would stop. */
+		bool here = v->sel.present && v->sel.seq == t.seq;
+		behind = done || (!here && t.seq <= at);
+	} else if (strncmp(spec, "time=", 5) == 0 &&
+	           ms_parse_target(spec + 5, v->day_start, &t) &&
+	           t.kind == MS_TARGET_TIME && t.t <= v->now) {
+		if (!done) {
+			snprintf(buf, n,
+			         "%s is behind the replay: it stops at the "
+			         "next barrier",
+			         spec);
+			return;
+		}
+		behind = true;
+	}
+	if (behind)
+		snprintf(buf, n,
+		         "%s is behind the replay: it stops only after going "
+		         "back before it",
+		         spec);
+}
+
 static void
 do_break_add(ms_tui_session *s, const char *spec)
 {
 	ms_errbuf eb = { "" };
 	int id = 0;
+	char note[160];
 	int rc = s->ctl->ops->break_add(s->ctl->self, spec, &id, &eb);
+	behind_note(s->view, spec, note, sizeof(note));
 	if (rc < 0)
 		report(s, rc, &eb, NULL);
+	else if (note[0])
+		ms_session_say(s, false, "breakpoint %d: %s", id, note);
 	else
 		ms_session_say(s, false, "breakpoint %d: %s", id, spec);
 }
@@ -1237,6 +1293,7 @@ restore_offer(ms_tui_session *s, bool yes)
 		 * named, not left out without a word. */
 		ms_errbuf refused = { "" };
 		const char *first_refused = NULL;
+		char note[160] = "";
 		for (size_t i = 0; i < s->offer_nbreaks; i++) {
 			ms_errbuf eb = { "" };
 			int id;
@@ -1244,6 +1301,11 @@ restore_offer(ms_tui_session *s, bool yes)
 			                           s->offer_breaks[i], &id,
 			                           &eb) == 0) {
 				added++;
+				/* The run went on while the offer was
+				 * open: the first one it went past. */
+				if (!note[0])
+					behind_note(s->view, s->offer_breaks[i],
+					            note, sizeof(note));
 			} else if (!first_refused) {
 				first_refused = s->offer_breaks[i];
 				refused = eb;
@@ -1261,10 +1323,11 @@ restore_offer(ms_tui_session *s, bool yes)
 			        s->offer_nbreaks - added, first_refused,
 			        refused.msg);
 		else if (!s->view->ui.message_is_error)
-			ms_session_say(s, false, "restored %zu breakpoint%s%s",
-			               added, added == 1 ? "" : "s",
-			               s->view->ui.filter[0] ? " and the filter"
-			                                     : "");
+			ms_session_say(
+			        s, false, "restored %zu breakpoint%s%s%s%s",
+			        added, added == 1 ? "" : "s",
+			        s->view->ui.filter[0] ? " and the filter" : "",
+			        note[0] ? "; " : "", note);
 	}
 	s->offer_breaks = NULL;
 	s->offer_nbreaks = 0;

@@ -62,17 +62,21 @@ draw_live(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
 		ms_canvas_text(c, in.x, y, in.w, line, MS_C_ACCENT);
 		return;
 	}
-	int len = snprintf(line, sizeof(line),
-	                   "merge #%" PRIu64 " in Decide: %s calls, %s traces, "
-	                   "%s in Decide, %s since dispatch%s",
-	                   l->seq, calls, tr, dns, wall, more);
+	/* One call, one batch's traces: "1 calls" read as a slip. */
+	const char *cs = l->calls == 1 ? "" : "s";
+	const char *ts = l->traces == 1 ? "" : "s";
+	int len =
+	        snprintf(line, sizeof(line),
+	                 "merge #%" PRIu64 " in Decide: %s call%s, %s trace%s, "
+	                 "%s in Decide, %s since dispatch%s",
+	                 l->seq, calls, cs, tr, ts, dns, wall, more);
 	/* Narrower: the same figures, fewer words. */
 	if (len > in.w)
 		snprintf(line, sizeof(line),
 		         "merge #%" PRIu64
-		         " in Decide: %s calls, %s traces, %s, "
+		         " in Decide: %s call%s, %s trace%s, %s, "
 		         "%s elapsed%s",
-		         l->seq, calls, tr, dns, wall,
+		         l->seq, calls, cs, tr, ts, dns, wall,
 		         l->inflight > 1 ? " (more)" : "");
 	ms_canvas_text(c, in.x, y, in.w, line, MS_C_ACCENT);
 }

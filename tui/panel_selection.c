@@ -70,41 +70,65 @@ draw_maturity(ms_canvas *c, ms_rect in, int y, const ms_tui_selection *s)
 	               (uint16_t)(s->hot_count ? MS_C_HOT | MS_A_BOLD : 0));
 }
 
-/* Line y: the predicted sampling classification and its reason. */
-static void
-draw_predicted(ms_canvas *c, ms_rect in, int y, const ms_tui_selection *s)
+/* Line y: the predicted sampling classification and its reason; where
+ * that does not fit (80 columns: "predicted not_executed (merge_grace)"
+ * is 36 wide, the panel 32; it read "pred not_executed (merge_grace)"),
+ * the reason on the next line when split allows it and there is one
+ * before end. Else the reason is
+ * left out, never cut: the caller allows no split only when the bypass
+ * line ("5 hot, first matures ...") says why. Returns the lines used. */
+static int
+draw_predicted(ms_canvas *c, ms_rect in, int y, int end, bool split,
+               const ms_tui_selection *s)
 {
 	size_t len = strlen("predicted ") + strlen(s->predicted) +
 	             (s->reason[0] ? strlen(s->reason) + 3 : 0);
-	const char *lead = len > (size_t)in.w ? "pred " : "predicted ";
-	int x = in.x + ms_canvas_text(c, in.x, y, in.w, lead, MS_C_MUTED);
+	int x = in.x +
+	        ms_canvas_text(c, in.x, y, in.w, "predicted ", MS_C_MUTED);
 	x += ms_canvas_text(
 	        c, x, y, in.x + in.w - x, s->predicted,
 	        (uint16_t)(ms__class_attr(s->predicted, false) | MS_A_BOLD));
-	if (s->reason[0])
+	if (!s->reason[0])
+		return 1;
+	if (len <= (size_t)in.w) {
 		ms_canvas_printf(c, x, y, in.x + in.w - x, 0, " (%s)",
 		                 s->reason);
+		return 1;
+	}
+	if (!split || y + 1 >= end ||
+	    strlen("reason ") + strlen(s->reason) > (size_t)in.w)
+		return 1;
+	x = in.x + ms_canvas_text(c, in.x, y + 1, in.w, "reason ", MS_C_MUTED);
+	ms_canvas_text(c, x, y + 1, in.x + in.w - x, s->reason, 0);
+	return 2;
 }
 
 /* Line y, when sampling is bypassed for the merge grace: until when. An
  * input is hot until the frontier (now - grace) passes its newest row,
  * so it matures at max_ts + grace. False when there is nothing to say. */
 static bool
-draw_bypass(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
+bypass_times(const ms_tui_selection *s, int64_t *oldest, int64_t *newest)
 {
-	const ms_tui_selection *s = &v->sel;
-	int64_t oldest = 0, newest = 0;
 	size_t hot = 0;
+	*oldest = *newest = 0;
 	for (size_t i = 0; i < s->ninputs; i++) {
 		const ms_tui_part *p = &s->inputs[i];
 		if (p->mature)
 			continue;
-		if (hot++ == 0 || p->max_ts < oldest)
-			oldest = p->max_ts;
-		if (p->max_ts > newest)
-			newest = p->max_ts;
+		if (hot++ == 0 || p->max_ts < *oldest)
+			*oldest = p->max_ts;
+		if (p->max_ts > *newest)
+			*newest = p->max_ts;
 	}
-	if (!hot || strcmp(s->reason, "merge_grace") != 0)
+	return hot && strcmp(s->reason, "merge_grace") == 0;
+}
+
+static bool
+draw_bypass(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
+{
+	const ms_tui_selection *s = &v->sel;
+	int64_t oldest, newest;
+	if (!bypass_times(s, &oldest, &newest))
 		return false;
 	int64_t grace = v->now - v->frontier;
 	char t1[32], t2[32], line[128];
@@ -243,8 +267,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	draw_maturity(c, in, y, s);
 	if (++y >= end)
 		return;
-	draw_predicted(c, in, y, s);
-	if (++y >= end)
+	/* The reason on a line of its own (where it does not fit beside
+	 * the class) unless that leaves no room for an input above "...
+	 * N more", when the bypass line that follows says why. */
+	int64_t o, n;
+	bool bypass = bypass_times(s, &o, &n);
+	int after = (bypass || s->plan_batches ? 1 : 0) + 1 + 2;
+	y += draw_predicted(c, in, y, end, !bypass || end - y - 2 >= after, s);
+	if (y >= end)
 		return;
 	if ((draw_bypass(c, in, y, v) || draw_plan(c, in, y, s)) && ++y >= end)
 		return;
