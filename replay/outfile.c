@@ -4,8 +4,9 @@
  * sees half of one.
  *
  * The data goes to a fresh temporary file in the same directory
- * (".<name>.<pid>-<hex>", so the rename cannot cross file systems), is
- * flushed and fsynced, and is then renamed over the name. Without force
+ * (".<name>.<pid>-<hex>", so the rename cannot cross file systems; <name>
+ * cut short where the whole would pass NAME_MAX), is flushed and fsynced,
+ * and is then renamed over the name. Without force
  * the name must not exist, checked when the file is opened and again,
  * atomically, by the rename itself (RENAME_NOREPLACE, or link + unlink
  * where the file system has no such rename): a file created meanwhile is
@@ -26,6 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,10 +157,18 @@ ms_outfile_open(ms_outfile **out, const char *path, bool force, ms_errbuf *eb)
 	int fd = -1;
 	uint64_t salt = (uint64_t)ms_mono_ns() * 0x9e3779b97f4a7c15ull;
 	for (unsigned i = 0; i < 100 && fd < 0; i++) {
-		snprintf(
-		        o->tmp, n, "%.*s.%s.%ld-%016llx", (int)dlen, path, base,
-		        (long)getpid(),
+		char sfx[48];
+		int sl = snprintf(
+		        sfx, sizeof(sfx), ".%ld-%016llx", (long)getpid(),
 		        (unsigned long long)(salt + i * 0x632be59bd9b4e019ull));
+		/* Any name the directory accepts gets a temporary name it
+		 * accepts too: the base is cut to leave room for the dot
+		 * and the suffix within NAME_MAX. */
+		size_t keep = strlen(base);
+		if (1 + keep + (size_t)sl > NAME_MAX)
+			keep = NAME_MAX - 1 - (size_t)sl;
+		snprintf(o->tmp, n, "%.*s.%.*s%s", (int)dlen, path, (int)keep,
+		         base, sfx);
 		fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 		          0666);
 		if (fd < 0 && errno != EEXIST)

@@ -19,6 +19,7 @@
 #include "replay_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -95,6 +96,19 @@ mem_room(uint64_t mem_cap)
 	                                      : 0;
 }
 
+/* dir/<base>.<pid>.shard, base cut short where the last name would pass
+ * NAME_MAX: any name --db takes gives a shard name the directory takes. */
+static void
+shard_name(char *buf, size_t n, const char *dir, const char *base)
+{
+	char sfx[40];
+	int sl = snprintf(sfx, sizeof(sfx), ".%ld.shard", (long)getpid());
+	size_t keep = strlen(base);
+	if (keep + (size_t)sl > NAME_MAX)
+		keep = NAME_MAX - (size_t)sl;
+	snprintf(buf, n, "%s/%.*s%s", dir, (int)keep, base, sfx);
+}
+
 void
 ms__work_dir_choose(const char *root, bool any_fs, ms__work_need_fn need_fn,
                     const void *need_arg, uint64_t mem_cap,
@@ -118,8 +132,7 @@ ms__work_dir_choose(const char *root, bool any_fs, ms__work_need_fn need_fn,
 	if (ok && avail >= need && !capped) {
 		if ((mkdir(root, 0700) == 0 || errno == EEXIST) &&
 		    access(root, W_OK) == 0) {
-			snprintf(out->dir, sizeof(out->dir), "%s/%s.%ld.shard",
-			         root, base, (long)getpid());
+			shard_name(out->dir, sizeof(out->dir), root, base);
 			out->shm = true;
 			snprintf(out->why, sizeof(out->why),
 			         "work dir %s (%s%s): %.0f MiB free, the day "
@@ -131,8 +144,7 @@ ms__work_dir_choose(const char *root, bool any_fs, ms__work_need_fn need_fn,
 		ok = false;
 		why = "has no directory we may write";
 	}
-	snprintf(out->dir, sizeof(out->dir), "%s/%s.%ld.shard", disk_dir, base,
-	         (long)getpid());
+	shard_name(out->dir, sizeof(out->dir), disk_dir, base);
 	if (capped)
 		snprintf(out->why, sizeof(out->why),
 		         "work dir %s (disk): %s is a tmpfs, whose pages count "

@@ -23,6 +23,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1055,6 +1056,33 @@ test_outfile_open_out_of_memory(void **state)
 	unlink(victim);
 }
 
+/* The longest name a directory takes (NAME_MAX bytes) is written: the
+ * temporary file beside it used to be named ".<name>.<pid>-<hex>" whole,
+ * past NAME_MAX, and the export failed with "File name too long" for a
+ * name the user could create. */
+static void
+test_outfile_longest_name(void **state)
+{
+	(void)state;
+	char base[NAME_MAX + 1], path[sizeof(tmpdir) + NAME_MAX + 2];
+	memset(base, 'n', NAME_MAX);
+	memcpy(base + NAME_MAX - 4, ".csv", 5);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, base);
+	ms_outfile *o = NULL;
+	ms_errbuf eb = { "" };
+	if (ms_outfile_open(&o, path, false, &eb))
+		fail_msg("%s", eb.msg);
+	fputs("a,b\n", ms_outfile_stream(o));
+	if (ms_outfile_commit(o, &eb))
+		fail_msg("%s", eb.msg);
+	char *t = ms_test_read(path, 1 << 20, NULL);
+	assert_non_null(t);
+	assert_string_equal(t, "a,b\n");
+	free(t);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(entries_with(tmpdir, ".nnnn"), 0);
+}
+
 struct export_call {
 	ms_evdb *db;
 	enum ms_export_format fmt;
@@ -1276,6 +1304,7 @@ main(void)
 		cmocka_unit_test(test_export_file_errors),
 		cmocka_unit_test(test_export_file_refuses_existing),
 		cmocka_unit_test(test_outfile_open_out_of_memory),
+		cmocka_unit_test(test_outfile_longest_name),
 		cmocka_unit_test(test_export_out_of_memory),
 		cmocka_unit_test(test_export_decimal_comma_locale),
 	};

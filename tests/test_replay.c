@@ -1280,6 +1280,37 @@ test_work_dir_choice_blocks(void **state)
 	assert_true(c.shm);
 }
 
+/* The shard beside the longest database name a directory takes (NAME_MAX
+ * bytes) gets a name the directory takes too: it used to be
+ * "<base>.<pid>.shard" whole, and the run failed to create it ("File name
+ * too long") for a --db the user could create. */
+static void
+test_work_dir_long_db_name(void **state)
+{
+	(void)state;
+	char base[NAME_MAX + 1], root[PATH_MAX];
+	memset(base, 'd', NAME_MAX);
+	memcpy(base + NAME_MAX - 3, ".db", 4);
+	snprintf(root, sizeof(root), "%s/scratch-long", rt.root);
+	ms__work_choice c;
+	for (int named = 0; named < 2; named++) {
+		/* In the root (named, room for the day), and on the disk. */
+		ms__work_dir_choose(root, named, need_of,
+		                    &(uint64_t){ named ? 1 : UINT64_MAX / 4 },
+		                    0, rt.root, base, &c);
+		assert_int_equal(c.shm, named);
+		const char *last = strrchr(c.dir, '/') + 1;
+		assert_true(strlen(last) <= NAME_MAX);
+		assert_true(strncmp(last, "ddd", 3) == 0);
+		char sfx[40];
+		snprintf(sfx, sizeof(sfx), ".%ld.shard", (long)getpid());
+		assert_string_equal(last + strlen(last) - strlen(sfx), sfx);
+		if (mkdir(c.dir, 0700) != 0)
+			fail_msg("mkdir %s: %s", c.dir, strerror(errno));
+		assert_int_equal(rmdir(c.dir), 0);
+	}
+}
+
 /* Where the scratch shard goes without --work-dir: the scratch root only
  * when it has room for the day (and is a tmpfs, unless MERGESCOPE_SCRATCH
  * chose it), else the disk; one line says why. */
@@ -2567,6 +2598,7 @@ main(void)
 		cmocka_unit_test(test_fsync_count_matches_calls),
 		cmocka_unit_test(test_staging_link_and_copy_same_run),
 		cmocka_unit_test(test_work_dir_choice),
+		cmocka_unit_test(test_work_dir_long_db_name),
 		cmocka_unit_test(test_work_dir_choice_blocks),
 		cmocka_unit_test(test_work_room),
 		cmocka_unit_test(test_retain_reread_identical),
