@@ -100,4 +100,10 @@ void ms__json_col(FILE *f, const ms__ev_val *v);
 /* s to f with <, >, & and " escaped for HTML text and attributes. */
 void ms__html_esc(FILE *f, const char *s);
 
+/* ms_outfile_open, choosing the way (outfile.c): nameless true is its
+ * own choice (a file without a name where the file system makes one),
+ * false the named temporary file it falls back to elsewhere. */
+int ms__outfile_open_how(ms_outfile **out, const char *path, bool force,
+                         bool nameless, ms_errbuf *eb);
+
 #endif

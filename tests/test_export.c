@@ -1248,7 +1248,71 @@ test_export_file_refuses_existing(void **state)
 	assert_true(WIFSIGNALED(status));
 	struct stat st;
 	assert_int_equal(stat(killed, &st), -1);
+	/* Nor beside it: the data had no name yet (an interrupted export
+	 * used to leave ".killed.json.<pid>-<hex>" for good). */
+	assert_int_equal(entries_with(tmpdir, ".killed.json."), 0);
 	ms_evdb_close(db);
+}
+
+/* Both ways of writing (a file without a name, and the named temporary
+ * file used where the file system cannot make one) give the same results:
+ * the text at the name, a name created meanwhile kept without force and
+ * replaced with it, nothing left beside it. */
+static void
+test_outfile_both_ways(void **state)
+{
+	(void)state;
+	for (int nameless = 0; nameless <= 1; nameless++) {
+		char path[600];
+		snprintf(path, sizeof(path), "%s/both-%d.txt", tmpdir,
+		         nameless);
+		char prefix[64];
+		snprintf(prefix, sizeof(prefix), ".both-%d.txt.", nameless);
+		ms_errbuf eb = { "" };
+		ms_outfile *o = NULL;
+		assert_int_equal(
+		        ms__outfile_open_how(&o, path, false, nameless, &eb),
+		        0);
+		fputs("first\n", ms_outfile_stream(o));
+		assert_int_equal(ms_outfile_commit(o, &eb), 0);
+		char *t = ms_test_read(path, 1 << 16, NULL);
+		assert_string_equal(t, "first\n");
+		free(t);
+		/* Without force: refused at open, and at the commit for a
+		 * name created meanwhile. */
+		assert_int_equal(
+		        ms__outfile_open_how(&o, path, false, nameless, &eb),
+		        MS_ERR_EXISTS);
+		unlink(path);
+		assert_int_equal(
+		        ms__outfile_open_how(&o, path, false, nameless, &eb),
+		        0);
+		fputs("second\n", ms_outfile_stream(o));
+		assert_int_equal(ms_test_put(path, "meanwhile\n"), 0);
+		assert_int_equal(ms_outfile_commit(o, &eb), MS_ERR_EXISTS);
+		assert_non_null(strstr(eb.msg, "not overwritten"));
+		t = ms_test_read(path, 1 << 16, NULL);
+		assert_string_equal(t, "meanwhile\n");
+		free(t);
+		/* With force: replaced. */
+		assert_int_equal(
+		        ms__outfile_open_how(&o, path, true, nameless, &eb), 0);
+		fputs("third\n", ms_outfile_stream(o));
+		assert_int_equal(ms_outfile_commit(o, &eb), 0);
+		t = ms_test_read(path, 1 << 16, NULL);
+		assert_string_equal(t, "third\n");
+		free(t);
+		/* Abandoned: the name untouched. */
+		assert_int_equal(
+		        ms__outfile_open_how(&o, path, true, nameless, &eb), 0);
+		fputs("fourth\n", ms_outfile_stream(o));
+		ms_outfile_abort(o);
+		t = ms_test_read(path, 1 << 16, NULL);
+		assert_string_equal(t, "third\n");
+		free(t);
+		assert_int_equal(entries_with(tmpdir, prefix), 0);
+		unlink(path);
+	}
 }
 
 /* Exports are the same bytes in a locale with a decimal comma as in the C
@@ -1305,6 +1369,7 @@ main(void)
 		cmocka_unit_test(test_export_file_refuses_existing),
 		cmocka_unit_test(test_outfile_open_out_of_memory),
 		cmocka_unit_test(test_outfile_longest_name),
+		cmocka_unit_test(test_outfile_both_ways),
 		cmocka_unit_test(test_export_out_of_memory),
 		cmocka_unit_test(test_export_decimal_comma_locale),
 	};
