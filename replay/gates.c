@@ -631,21 +631,12 @@ gate_ledgers(ms_replay *r, ms_gate_facts *f, const ms_view *v)
 	} else {
 		r->expected = want;
 		r->has_expected = true;
-		bool eq = ms_ledger_set_equal(&fin, &want);
-		char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
-		ms_ledger_format(&fin.kind[MS_KIND_CORE], a);
-		ms_ledger_format(&want.kind[MS_KIND_CORE], b);
-		bool idx_eq = ms_ledger_equal(&fin.kind[MS_KIND_LATENCY],
-		                              &want.kind[MS_KIND_LATENCY]) &&
-		              ms_ledger_equal(&fin.kind[MS_KIND_START_TIME],
-		                              &want.kind[MS_KIND_START_TIME]);
 		f->ledgers_known = true;
-		f->ledgers_equal = eq;
-		gate(r, MS_GATE_LEDGERS, f,
-		     "core %s %s input minus oracle %s; indexes %s; %zu "
-		     "traces (%llu rows) dropped",
-		     a, eq ? "=" : "!=", b, idx_eq ? "equal" : "DIFFER",
-		     r->dropped.n, (unsigned long long)dropped.kind[0].rows);
+		f->ledgers_equal = ms_ledger_set_equal(&fin, &want);
+		char d[MS_EV_TEXT_MAX];
+		ms_gate_ledgers_detail(&fin, &want, r->dropped.n,
+		                       dropped.kind[0].rows, d, sizeof(d));
+		gate(r, MS_GATE_LEDGERS, f, "%s", d);
 	}
 }
 

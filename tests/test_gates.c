@@ -18,6 +18,7 @@
 #include "replay_testlib.h"
 #include "part_testlib.h"
 #include "merge_int.h"
+#include "ms_gates.h"
 #include "ms_replay_events.h"
 
 #include <setjmp.h>
@@ -29,6 +30,67 @@
 #include "evdb_testlib.h"
 
 #include <dirent.h>
+
+/* ---- ledgers: the detail names what differs ------------------------- */
+
+static ms_ledger_set
+ledgers_of(uint64_t core, uint64_t lat, uint64_t st)
+{
+	ms_ledger_set s;
+	ms_ledger_set_init(&s);
+	s.kind[MS_KIND_CORE] = (ms_ledger){ core, core * 7, 1 };
+	s.kind[MS_KIND_LATENCY] = (ms_ledger){ lat, lat * 11, 2 };
+	s.kind[MS_KIND_START_TIME] = (ms_ledger){ st, st * 13, 3 };
+	return s;
+}
+
+/* An index that lost rows while the core is whole: the detail says the
+ * core is equal and names the index, not "core ... != ..." with two
+ * equal ledgers. */
+static void
+test_ledgers_detail_names_kind(void **state)
+{
+	(void)state;
+	char d[MS_EV_TEXT_MAX], core[MS_LEDGER_STR_MAX], want[300];
+	ms_ledger_set want_l = ledgers_of(45607, 45607, 45607);
+	ms_ledger_format(&want_l.kind[MS_KIND_CORE], core);
+
+	ms_ledger_set fin = ledgers_of(45607, 45130, 45607);
+	ms_gate_ledgers_detail(&fin, &want_l, 12940, 117448, d, sizeof(d));
+	snprintf(want, sizeof(want),
+	         "core %s = input minus oracle %s; latency index DIFFERS "
+	         "(45130 rows, expected 45607); 12940 traces (117448 rows) "
+	         "dropped",
+	         core, core);
+	assert_string_equal(d, want);
+
+	/* Same rows, other values: said so. */
+	fin = want_l;
+	fin.kind[MS_KIND_START_TIME].sum_lo++;
+	ms_gate_ledgers_detail(&fin, &want_l, 0, 0, d, sizeof(d));
+	assert_non_null(strstr(d, "; start_time index DIFFERS (45607 rows, "
+	                          "expected 45607, other sums); "));
+	assert_null(strstr(d, "latency"));
+
+	/* The core differs: "!=", both ledgers in full. */
+	fin = ledgers_of(45606, 45607, 45607);
+	char got[MS_LEDGER_STR_MAX];
+	ms_ledger_format(&fin.kind[MS_KIND_CORE], got);
+	ms_gate_ledgers_detail(&fin, &want_l, 1, 2, d, sizeof(d));
+	snprintf(want, sizeof(want),
+	         "core %s != input minus oracle %s; indexes equal; 1 traces "
+	         "(2 rows) dropped",
+	         got, core);
+	assert_string_equal(d, want);
+
+	/* All equal. */
+	ms_gate_ledgers_detail(&want_l, &want_l, 0, 0, d, sizeof(d));
+	snprintf(want, sizeof(want),
+	         "core %s = input minus oracle %s; indexes equal; 0 traces "
+	         "(0 rows) dropped",
+	         core, core);
+	assert_string_equal(d, want);
+}
 
 /* ---- plugin_health ---------------------------------------------------- */
 
@@ -1540,6 +1602,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ledgers_detail_names_kind),
 		cmocka_unit_test(test_plugin_health_clean),
 		cmocka_unit_test(test_plugin_health_bad_verdict),
 		cmocka_unit_test(test_plugin_health_names_cause),
