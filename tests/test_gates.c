@@ -634,6 +634,71 @@ test_gate_split_block_intermediate(void **state)
 	ms_replay_close(r);
 }
 
+/* The finalize's output core part, one byte of it flipped after it was
+ * written (as a faulty write or a disk would): the part check names the
+ * part and the reader's cause, and part_ledgers says why that merge was
+ * not reconciled. */
+static int
+corrupt_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+              uint64_t detail)
+{
+	(void)detail;
+	split_hook *h = arg;
+	if (st != MS_MERGE_STAGE_INDEX || h->done || !req->lane ||
+	    strcmp(req->lane, "finalize"))
+		return 0;
+	DIR *d = opendir(h->tmp);
+	assert_non_null(d);
+	struct dirent *de;
+	char core[PATH_MAX + 300] = "";
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "core-", 5) &&
+		    !strchr(de->d_name, '.'))
+			snprintf(core, sizeof(core), "%s/%s", h->tmp,
+			         de->d_name);
+	closedir(d);
+	assert_true(core[0]);
+	FILE *fp = fopen(core, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+	long size = ftell(fp);
+	assert_true(size > 4096);
+	assert_int_equal(fseek(fp, size / 3, SEEK_SET), 0);
+	int c = fgetc(fp);
+	assert_int_not_equal(c, EOF);
+	assert_int_equal(fseek(fp, size / 3, SEEK_SET), 0);
+	assert_int_not_equal(fputc(c ^ 0x20, fp), EOF);
+	assert_int_equal(fclose(fp), 0);
+	h->done = true;
+	return 0;
+}
+
+static void
+test_gate_corrupt_output_names_cause(void **state)
+{
+	(void)state;
+	rt_run run;
+	/* A long work directory, as a user's scratch path can be: the
+	 * cause must still be in the gate's detail. */
+	rt_opts(&run, "corrupt-output-of-the-finalize-with-a-long-name",
+	        "disabled");
+	split_hook sh = { .merges = 0 };
+	snprintf(sh.tmp, sizeof(sh.tmp), "%s/tmp", run.work);
+	ms_merge_hooks h = { .stage = corrupt_stage, .arg = &sh };
+	run.t.engine_open = open_hooked;
+	run.t.engine_open_arg = &h;
+	run.o.serial = true;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_true(sh.done);
+	assert_gate_fails(r, "one_block_per_trace", "checksum mismatch");
+	assert_gate_fails(r, "part_ledgers",
+	                  "1 not reconciled: their output or an input "
+	                  "failed its part check");
+	ms_replay_close(r);
+}
+
 /* A merged-away part whose file was never deleted: at the 3rd merge, a
  * second name (an ID no snapshot lists) of its first input's latency
  * file, as a deletion that failed would leave behind. Only the scan of
@@ -1617,6 +1682,7 @@ main(void)
 		cmocka_unit_test(test_gate_stray_part),
 		cmocka_unit_test(test_gate_hot_trace_decided),
 		cmocka_unit_test(test_gate_split_block_intermediate),
+		cmocka_unit_test(test_gate_corrupt_output_names_cause),
 		cmocka_unit_test(test_finalize_failed_once),
 		cmocka_unit_test(test_finalize_fails_every_time),
 		cmocka_unit_test(test_finalize_out_of_memory_every_time),
