@@ -565,6 +565,22 @@ split_first_trace(const char *core)
 	assert_int_equal(rename(nd, core), 0);
 }
 
+/* The path of the output core part a merge is writing in the shard's
+ * tmp directory into core (n bytes); "" when there is none. */
+static void
+tmp_core_part(const char *tmp, char *core, size_t n)
+{
+	DIR *d = opendir(tmp);
+	assert_non_null(d);
+	struct dirent *de;
+	core[0] = '\0';
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "core-", 5) &&
+		    !strchr(de->d_name, '.'))
+			snprintf(core, n, "%s/%s", tmp, de->d_name);
+	closedir(d);
+}
+
 static int
 split_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
             uint64_t detail)
@@ -576,16 +592,8 @@ split_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 		return 0;
 	if (++h->merges < 3)
 		return 0;
-	DIR *d = opendir(h->tmp);
-	assert_non_null(d);
-	struct dirent *de;
-	char core[PATH_MAX + 300] = "";
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, "core-", 5) &&
-		    !strchr(de->d_name, '.'))
-			snprintf(core, sizeof(core), "%s/%s", h->tmp,
-			         de->d_name);
-	closedir(d);
+	char core[PATH_MAX + 300];
+	tmp_core_part(h->tmp, core, sizeof(core));
 	if (!core[0])
 		return 0; /* every trace dropped: no output */
 	split_first_trace(core);
@@ -614,15 +622,20 @@ assert_gate_fails(ms_replay *r, const char *name, const char *why)
 	assert_true(seen);
 }
 
-static void
-test_gate_split_block_intermediate(void **state)
+/* A serial smoke run named name, variant disabled, whose merges call
+ * stage (with a split_hook on the shard's tmp directory): finished, the
+ * hook having made its change. */
+static ms_replay *
+run_hooked_done(const char *name, int (*stage)(void *, const ms_merge_req *,
+                                               enum ms_merge_stage, uint64_t))
 {
-	(void)state;
-	rt_run run;
-	rt_opts(&run, "split", "disabled");
-	split_hook sh = { .merges = 0 };
+	static rt_run run;
+	static split_hook sh;
+	static ms_merge_hooks h;
+	rt_opts(&run, name, "disabled");
+	sh = (split_hook){ .merges = 0 };
 	snprintf(sh.tmp, sizeof(sh.tmp), "%s/tmp", run.work);
-	ms_merge_hooks h = { .stage = split_stage, .arg = &sh };
+	h = (ms_merge_hooks){ .stage = stage, .arg = &sh };
 	run.t.engine_open = open_hooked;
 	run.t.engine_open_arg = &h;
 	run.o.serial = true;
@@ -630,6 +643,14 @@ test_gate_split_block_intermediate(void **state)
 	assert_non_null(r);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
 	assert_true(sh.done);
+	return r;
+}
+
+static void
+test_gate_split_block_intermediate(void **state)
+{
+	(void)state;
+	ms_replay *r = run_hooked_done("split", split_stage);
 	assert_gate_fails(r, "one_block_per_trace", "has two blocks");
 	ms_replay_close(r);
 }
@@ -647,16 +668,8 @@ corrupt_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 	if (st != MS_MERGE_STAGE_INDEX || h->done || !req->lane ||
 	    strcmp(req->lane, "finalize"))
 		return 0;
-	DIR *d = opendir(h->tmp);
-	assert_non_null(d);
-	struct dirent *de;
-	char core[PATH_MAX + 300] = "";
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, "core-", 5) &&
-		    !strchr(de->d_name, '.'))
-			snprintf(core, sizeof(core), "%s/%s", h->tmp,
-			         de->d_name);
-	closedir(d);
+	char core[PATH_MAX + 300];
+	tmp_core_part(h->tmp, core, sizeof(core));
 	assert_true(core[0]);
 	FILE *fp = fopen(core, "r+b");
 	assert_non_null(fp);
@@ -677,21 +690,11 @@ static void
 test_gate_corrupt_output_names_cause(void **state)
 {
 	(void)state;
-	rt_run run;
 	/* A long work directory, as a user's scratch path can be: the
 	 * cause must still be in the gate's detail. */
-	rt_opts(&run, "corrupt-output-of-the-finalize-with-a-long-name",
-	        "disabled");
-	split_hook sh = { .merges = 0 };
-	snprintf(sh.tmp, sizeof(sh.tmp), "%s/tmp", run.work);
-	ms_merge_hooks h = { .stage = corrupt_stage, .arg = &sh };
-	run.t.engine_open = open_hooked;
-	run.t.engine_open_arg = &h;
-	run.o.serial = true;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	assert_int_equal(ms_replay_wait(r, -1), 0);
-	assert_true(sh.done);
+	ms_replay *r = run_hooked_done(
+	        "corrupt-output-of-the-finalize-with-a-long-name",
+	        corrupt_stage);
 	assert_gate_fails(r, "one_block_per_trace", "checksum mismatch");
 	assert_gate_fails(r, "part_ledgers",
 	                  "1 not reconciled: their output or an input "
