@@ -174,6 +174,20 @@ later_answer(core_later *d, const ms_block_batch *b, void *arg,
 	return rc < 0 ? rc : 0;
 }
 
+/* rc with the core reader's message inner, said of part `id`: as it is
+ * when it already starts by naming that part (the reader's "part ID
+ * (path): ..."), else after "part ID: ". Naming the part twice would
+ * push the cause out of the callers' bounded messages. */
+static int
+fail_of_part(ms_errbuf *eb, int rc, const char *id, const char *inner)
+{
+	size_t n = strlen(id);
+	if (!strncmp(inner, "part ", 5) && !strncmp(inner + 5, id, n) &&
+	    (inner[5 + n] == ' ' || inner[5 + n] == ':'))
+		return ms_fail(eb, rc, "%s", inner);
+	return ms_fail(eb, rc, "part %s: %s", id, inner);
+}
+
 /* The core part's blocks: one per trace, ascending, and its rows'
  * ledgers summed into derived. */
 static int
@@ -188,7 +202,7 @@ check_core(const ms_part *p, const char *id, const ms_block_batch *b, void *arg,
 	 * first decode: a part whose blocks are all known decodes none. */
 	int rc = ms_part_iter_open_window(&it, p, NULL, NULL, 0, &ieb);
 	if (rc)
-		return ms_fail(eb, rc, "part %s: %s", id, ieb.msg);
+		return fail_of_part(eb, rc, id, ieb.msg);
 	if (cap) {
 		d.ord = ms_mem_calloc(NULL, cap, sizeof(*d.ord));
 		d.left = ms_mem_calloc(NULL, cap, sizeof(*d.left));
@@ -249,7 +263,7 @@ check_core(const ms_part *p, const char *id, const ms_block_batch *b, void *arg,
 	if (rc >= 0 && d.n)
 		rc = later_answer(&d, b, arg, it, derived, &ieb);
 	if (rc < 0)
-		rc = ms_fail(eb, rc, "part %s: %s", id, ieb.msg);
+		rc = fail_of_part(eb, rc, id, ieb.msg);
 	else if (rows != ms_part_get_meta(p)->rows)
 		rc = ms_fail(eb, MS_ERR_CORRUPT,
 		             "part %s: %llu rows in its blocks, %llu in its "

@@ -4,6 +4,7 @@
  * reports (report.c) and the tests.
  */
 #include "ms_gates.h"
+#include "ms_part.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -224,6 +225,44 @@ ms_gate_hot_detail(const ms_gate_facts *f, uint64_t evaluated, char *d,
 	         "frontier",
 	         sel, (unsigned long long)f->hot_decided,
 	         (unsigned long long)evaluated);
+}
+
+void
+ms_gate_ledgers_detail(const ms_ledger_set *fin, const ms_ledger_set *want,
+                       size_t dropped_traces, uint64_t dropped_rows, char *d,
+                       size_t n)
+{
+	char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
+	ms_ledger_format(&fin->kind[MS_KIND_CORE], a);
+	ms_ledger_format(&want->kind[MS_KIND_CORE], b);
+	/* The core ledgers in full; an index that differs by its rows (its
+	 * sums would not fit the event's text beside the core's). */
+	char idx[160] = "";
+	size_t used = 0;
+	for (int k = MS_KIND_CORE + 1; k < MS_KIND_COUNT; k++) {
+		const ms_ledger *got = &fin->kind[k], *exp = &want->kind[k];
+		if (ms_ledger_equal(got, exp) || used >= sizeof(idx))
+			continue;
+		int w = snprintf(
+		        idx + used, sizeof(idx) - used,
+		        "%s%s index DIFFERS (%llu rows, expected %llu%s)",
+		        used ? ", " : "",
+		        ms_part_kind_name((enum ms_part_kind)k),
+		        (unsigned long long)got->rows,
+		        (unsigned long long)exp->rows,
+		        got->rows == exp->rows ? ", other sums" : "");
+		used += w > 0 ? (size_t)w : 0;
+	}
+	snprintf(d, n,
+	         "core %s %s input minus oracle %s; %s; %zu traces (%llu rows) "
+	         "dropped",
+	         a,
+	         ms_ledger_equal(&fin->kind[MS_KIND_CORE],
+	                         &want->kind[MS_KIND_CORE])
+	                 ? "="
+	                 : "!=",
+	         b, idx[0] ? idx : "indexes equal", dropped_traces,
+	         (unsigned long long)dropped_rows);
 }
 
 bool

@@ -631,21 +631,12 @@ gate_ledgers(ms_replay *r, ms_gate_facts *f, const ms_view *v)
 	} else {
 		r->expected = want;
 		r->has_expected = true;
-		bool eq = ms_ledger_set_equal(&fin, &want);
-		char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
-		ms_ledger_format(&fin.kind[MS_KIND_CORE], a);
-		ms_ledger_format(&want.kind[MS_KIND_CORE], b);
-		bool idx_eq = ms_ledger_equal(&fin.kind[MS_KIND_LATENCY],
-		                              &want.kind[MS_KIND_LATENCY]) &&
-		              ms_ledger_equal(&fin.kind[MS_KIND_START_TIME],
-		                              &want.kind[MS_KIND_START_TIME]);
 		f->ledgers_known = true;
-		f->ledgers_equal = eq;
-		gate(r, MS_GATE_LEDGERS, f,
-		     "core %s %s input minus oracle %s; indexes %s; %zu "
-		     "traces (%llu rows) dropped",
-		     a, eq ? "=" : "!=", b, idx_eq ? "equal" : "DIFFER",
-		     r->dropped.n, (unsigned long long)dropped.kind[0].rows);
+		f->ledgers_equal = ms_ledger_set_equal(&fin, &want);
+		char d[MS_EV_TEXT_MAX];
+		ms_gate_ledgers_detail(&fin, &want, r->dropped.n,
+		                       dropped.kind[0].rows, d, sizeof(d));
+		gate(r, MS_GATE_LEDGERS, f, "%s", d);
 	}
 }
 
@@ -714,18 +705,22 @@ gate_tallies(ms_replay *r, ms_gate_facts *f)
 	f->parts_in = r->parts_in;
 	f->parts_checked = r->check_submitted;
 	f->parts_ok = r->parts_ok;
+	/* The first part that failed, and why, come before the figures:
+	 * the detail is cut at MS_EV_TEXT_MAX, and a path in the cause
+	 * would otherwise push the cause itself past it. */
 	gate(r, MS_GATE_ONE_BLOCK_PER_TRACE, f,
-	     "%s%llu of %llu parts checked as introduced (core and both "
-	     "indexes: one block per trace, order, index ledgers)%s%s%s; "
+	     "%s%s%s%s%llu of %llu parts checked as introduced (core and "
+	     "both indexes: one block per trace, order, index ledgers); "
 	     "checker %.0f ms, waited %.0f+%.0f ms (cooldown+gates), "
 	     "%llu publications by their fixture's files hash, "
 	     "%llu of %llu blocks decoded",
-	     changed, (unsigned long long)r->parts_ok,
-	     (unsigned long long)r->check_submitted, r->part_err[0] ? ": " : "",
-	     r->part_err, r->parts_gone ? " (left before it was read)" : "",
+	     changed, r->part_err,
+	     r->part_err[0] && r->parts_gone ? " (left before it was read)"
+	                                     : "",
+	     r->part_err[0] ? "; " : "", (unsigned long long)r->parts_ok,
+	     (unsigned long long)r->check_submitted,
 	     (double)atomic_load(&r->check_ns) / 1e6,
-	     (double)r->check_prewait_ns / 1e6,
-	     (double)r->check_wait_ns / 1e6,
+	     (double)r->check_prewait_ns / 1e6, (double)r->check_wait_ns / 1e6,
 	     (unsigned long long)r->check_by_hash,
 	     (unsigned long long)bf.misses,
 	     (unsigned long long)(bf.hits + bf.misses));
@@ -735,12 +730,23 @@ gate_tallies(ms_replay *r, ms_gate_facts *f)
 	f->merges_failed = r->merges_failed;
 	f->merges_reconciled = r->merges_reconciled;
 	f->merges_unreconciled = r->merges_unreconciled;
+	/* A merge whose output or an input failed its part check is
+	 * neither reconciled nor not: say so, or the gate fails unexplained
+	 * when no merge's ledgers disagreed. */
+	uint64_t unchecked =
+	        r->merges_done - r->merges_reconciled - r->merges_unreconciled;
+	char skipped[120] = "";
+	if (r->merges_reconciled + r->merges_unreconciled < r->merges_done)
+		snprintf(skipped, sizeof(skipped),
+		         "; %llu not reconciled: their output or an input "
+		         "failed its part check (one_block_per_trace)",
+		         (unsigned long long)unchecked);
 	gate(r, MS_GATE_PART_LEDGERS, f,
 	     "%llu of %llu merges: output = inputs - dropped rows, per "
-	     "kind%s%s",
+	     "kind%s%s%s",
 	     (unsigned long long)r->merges_reconciled,
 	     (unsigned long long)r->merges_done, r->merge_err[0] ? "; " : "",
-	     r->merge_err);
+	     r->merge_err, skipped);
 
 	/* No Decide for a hot selection under the selection policy, and
 	 * under either policy no trace whose rows start past its merge's

@@ -12,6 +12,7 @@
 #ifndef MS_GATES_H
 #define MS_GATES_H
 
+#include "ms_ledger.h"
 #include "ms_replay_events.h"
 #include "ms_sampling.h"
 
@@ -107,6 +108,14 @@ bool ms_gate_eval(enum ms_gate g, const ms_gate_facts *f, ms_ev_gate *out);
  * after "N hot selections called Decide; " under the selection policy. */
 void ms_gate_hot_detail(const ms_gate_facts *f, uint64_t evaluated, char *d,
                         size_t n);
+/* The detail of the ledgers gate into d (n bytes): the final core ledger
+ * against the expected one (input minus the oracle's dropped rows), "="
+ * or "!=", then each index that differs named with its rows and the rows
+ * expected ("indexes equal" when both are), then the dropped traces and
+ * rows. */
+void ms_gate_ledgers_detail(const ms_ledger_set *fin, const ms_ledger_set *want,
+                            size_t dropped_traces, uint64_t dropped_rows,
+                            char *d, size_t n);
 /* A merge of a hot selection that called Decide (no_decide_when_hot). */
 bool ms_gate_merge_hot_decide(const ms_ev_merge *m);
 /* A merge without exactly one classification: an unknown class, or a

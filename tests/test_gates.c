@@ -18,6 +18,7 @@
 #include "replay_testlib.h"
 #include "part_testlib.h"
 #include "merge_int.h"
+#include "ms_gates.h"
 #include "ms_replay_events.h"
 
 #include <setjmp.h>
@@ -29,6 +30,67 @@
 #include "evdb_testlib.h"
 
 #include <dirent.h>
+
+/* ---- ledgers: the detail names what differs ------------------------- */
+
+static ms_ledger_set
+ledgers_of(uint64_t core, uint64_t lat, uint64_t st)
+{
+	ms_ledger_set s;
+	ms_ledger_set_init(&s);
+	s.kind[MS_KIND_CORE] = (ms_ledger){ core, core * 7, 1 };
+	s.kind[MS_KIND_LATENCY] = (ms_ledger){ lat, lat * 11, 2 };
+	s.kind[MS_KIND_START_TIME] = (ms_ledger){ st, st * 13, 3 };
+	return s;
+}
+
+/* An index that lost rows while the core is whole: the detail says the
+ * core is equal and names the index, not "core ... != ..." with two
+ * equal ledgers. */
+static void
+test_ledgers_detail_names_kind(void **state)
+{
+	(void)state;
+	char d[MS_EV_TEXT_MAX], core[MS_LEDGER_STR_MAX], want[300];
+	ms_ledger_set want_l = ledgers_of(45607, 45607, 45607);
+	ms_ledger_format(&want_l.kind[MS_KIND_CORE], core);
+
+	ms_ledger_set fin = ledgers_of(45607, 45130, 45607);
+	ms_gate_ledgers_detail(&fin, &want_l, 12940, 117448, d, sizeof(d));
+	snprintf(want, sizeof(want),
+	         "core %s = input minus oracle %s; latency index DIFFERS "
+	         "(45130 rows, expected 45607); 12940 traces (117448 rows) "
+	         "dropped",
+	         core, core);
+	assert_string_equal(d, want);
+
+	/* Same rows, other values: said so. */
+	fin = want_l;
+	fin.kind[MS_KIND_START_TIME].sum_lo++;
+	ms_gate_ledgers_detail(&fin, &want_l, 0, 0, d, sizeof(d));
+	assert_non_null(strstr(d, "; start_time index DIFFERS (45607 rows, "
+	                          "expected 45607, other sums); "));
+	assert_null(strstr(d, "latency"));
+
+	/* The core differs: "!=", both ledgers in full. */
+	fin = ledgers_of(45606, 45607, 45607);
+	char got[MS_LEDGER_STR_MAX];
+	ms_ledger_format(&fin.kind[MS_KIND_CORE], got);
+	ms_gate_ledgers_detail(&fin, &want_l, 1, 2, d, sizeof(d));
+	snprintf(want, sizeof(want),
+	         "core %s != input minus oracle %s; indexes equal; 1 traces "
+	         "(2 rows) dropped",
+	         got, core);
+	assert_string_equal(d, want);
+
+	/* All equal. */
+	ms_gate_ledgers_detail(&want_l, &want_l, 0, 0, d, sizeof(d));
+	snprintf(want, sizeof(want),
+	         "core %s = input minus oracle %s; indexes equal; 0 traces "
+	         "(0 rows) dropped",
+	         core, core);
+	assert_string_equal(d, want);
+}
 
 /* ---- plugin_health ---------------------------------------------------- */
 
@@ -503,6 +565,22 @@ split_first_trace(const char *core)
 	assert_int_equal(rename(nd, core), 0);
 }
 
+/* The path of the output core part a merge is writing in the shard's
+ * tmp directory into core (n bytes); "" when there is none. */
+static void
+tmp_core_part(const char *tmp, char *core, size_t n)
+{
+	DIR *d = opendir(tmp);
+	assert_non_null(d);
+	struct dirent *de;
+	core[0] = '\0';
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "core-", 5) &&
+		    !strchr(de->d_name, '.'))
+			snprintf(core, n, "%s/%s", tmp, de->d_name);
+	closedir(d);
+}
+
 static int
 split_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
             uint64_t detail)
@@ -514,16 +592,8 @@ split_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 		return 0;
 	if (++h->merges < 3)
 		return 0;
-	DIR *d = opendir(h->tmp);
-	assert_non_null(d);
-	struct dirent *de;
-	char core[PATH_MAX + 300] = "";
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, "core-", 5) &&
-		    !strchr(de->d_name, '.'))
-			snprintf(core, sizeof(core), "%s/%s", h->tmp,
-			         de->d_name);
-	closedir(d);
+	char core[PATH_MAX + 300];
+	tmp_core_part(h->tmp, core, sizeof(core));
 	if (!core[0])
 		return 0; /* every trace dropped: no output */
 	split_first_trace(core);
@@ -552,15 +622,20 @@ assert_gate_fails(ms_replay *r, const char *name, const char *why)
 	assert_true(seen);
 }
 
-static void
-test_gate_split_block_intermediate(void **state)
+/* A serial smoke run named name, variant disabled, whose merges call
+ * stage (with a split_hook on the shard's tmp directory): finished, the
+ * hook having made its change. */
+static ms_replay *
+run_hooked_done(const char *name, int (*stage)(void *, const ms_merge_req *,
+                                               enum ms_merge_stage, uint64_t))
 {
-	(void)state;
-	rt_run run;
-	rt_opts(&run, "split", "disabled");
-	split_hook sh = { .merges = 0 };
+	static rt_run run;
+	static split_hook sh;
+	static ms_merge_hooks h;
+	rt_opts(&run, name, "disabled");
+	sh = (split_hook){ .merges = 0 };
 	snprintf(sh.tmp, sizeof(sh.tmp), "%s/tmp", run.work);
-	ms_merge_hooks h = { .stage = split_stage, .arg = &sh };
+	h = (ms_merge_hooks){ .stage = stage, .arg = &sh };
 	run.t.engine_open = open_hooked;
 	run.t.engine_open_arg = &h;
 	run.o.serial = true;
@@ -568,7 +643,62 @@ test_gate_split_block_intermediate(void **state)
 	assert_non_null(r);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
 	assert_true(sh.done);
+	return r;
+}
+
+static void
+test_gate_split_block_intermediate(void **state)
+{
+	(void)state;
+	ms_replay *r = run_hooked_done("split", split_stage);
 	assert_gate_fails(r, "one_block_per_trace", "has two blocks");
+	ms_replay_close(r);
+}
+
+/* The finalize's output core part, one byte of it flipped after it was
+ * written (as a faulty write or a disk would): the part check names the
+ * part and the reader's cause, and part_ledgers says why that merge was
+ * not reconciled. */
+static int
+corrupt_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+              uint64_t detail)
+{
+	(void)detail;
+	split_hook *h = arg;
+	if (st != MS_MERGE_STAGE_INDEX || h->done || !req->lane ||
+	    strcmp(req->lane, "finalize"))
+		return 0;
+	char core[PATH_MAX + 300];
+	tmp_core_part(h->tmp, core, sizeof(core));
+	assert_true(core[0]);
+	FILE *fp = fopen(core, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+	long size = ftell(fp);
+	assert_true(size > 4096);
+	assert_int_equal(fseek(fp, size / 3, SEEK_SET), 0);
+	int c = fgetc(fp);
+	assert_int_not_equal(c, EOF);
+	assert_int_equal(fseek(fp, size / 3, SEEK_SET), 0);
+	assert_int_not_equal(fputc(c ^ 0x20, fp), EOF);
+	assert_int_equal(fclose(fp), 0);
+	h->done = true;
+	return 0;
+}
+
+static void
+test_gate_corrupt_output_names_cause(void **state)
+{
+	(void)state;
+	/* A long work directory, as a user's scratch path can be: the
+	 * cause must still be in the gate's detail. */
+	ms_replay *r = run_hooked_done(
+	        "corrupt-output-of-the-finalize-with-a-long-name",
+	        corrupt_stage);
+	assert_gate_fails(r, "one_block_per_trace", "checksum mismatch");
+	assert_gate_fails(r, "part_ledgers",
+	                  "1 not reconciled: their output or an input "
+	                  "failed its part check");
 	ms_replay_close(r);
 }
 
@@ -1540,6 +1670,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ledgers_detail_names_kind),
 		cmocka_unit_test(test_plugin_health_clean),
 		cmocka_unit_test(test_plugin_health_bad_verdict),
 		cmocka_unit_test(test_plugin_health_names_cause),
@@ -1554,6 +1685,7 @@ main(void)
 		cmocka_unit_test(test_gate_stray_part),
 		cmocka_unit_test(test_gate_hot_trace_decided),
 		cmocka_unit_test(test_gate_split_block_intermediate),
+		cmocka_unit_test(test_gate_corrupt_output_names_cause),
 		cmocka_unit_test(test_finalize_failed_once),
 		cmocka_unit_test(test_finalize_fails_every_time),
 		cmocka_unit_test(test_finalize_out_of_memory_every_time),
