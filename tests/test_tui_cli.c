@@ -574,6 +574,18 @@ test_break_count(void **state)
 	}
 }
 
+/* A new temporary memory file: its name into path (a mkstemp template),
+ * open for writing. */
+static FILE *
+memory_file(char *path)
+{
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *fp = fdopen(fd, "w");
+	assert_non_null(fp);
+	return fp;
+}
+
 /* What the TUI remembers of a fixture for the next session holds every
  * breakpoint a session can have (64): it kept the first 16 and dropped
  * the rest without a word. */
@@ -582,10 +594,7 @@ test_memory_keeps_every_breakpoint(void **state)
 {
 	(void)state;
 	char path[] = "/tmp/ms-tui-memory-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *fp = fdopen(fd, "w");
-	assert_non_null(fp);
+	FILE *fp = memory_file(path);
 	for (int i = 1; i <= MS__MAX_BREAKS; i++)
 		fprintf(fp, "break merge=%d\n", i);
 	fprintf(fp, "filter lane=slow\n");
@@ -616,10 +625,7 @@ test_memory_long_line_is_one_line(void **state)
 {
 	(void)state;
 	char path[] = "/tmp/ms-tui-memory-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *fp = fdopen(fd, "w");
-	assert_non_null(fp);
+	FILE *fp = memory_file(path);
 	fputs("filter ", fp);
 	for (int i = 0; i < 504; i++)
 		fputc('a', fp);

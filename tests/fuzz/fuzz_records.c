@@ -107,16 +107,13 @@ check_owner(const uint8_t *data, size_t size)
 	free(o);
 }
 
+/* The value of a hex digit of either case; -1 for anything else. */
 static int
 hexdigit(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	static const char digits[] = "0123456789abcdef0123456789ABCDEF";
+	const char *p = c ? strchr(digits, c) : NULL;
+	return p ? (int)((p - digits) % 16) : -1;
 }
 
 /* The strict reading of "<rows>:<32 hex>". */
