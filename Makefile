@@ -62,9 +62,10 @@ fuzz:
 	@CC=clang cmake -S . -B build-fuzz -DMS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target fuzzers
 	@test -d build-fuzz/corpus-part || build-fuzz/tests/fuzz/fuzz_seeds build-fuzz/corpus-part build-fuzz/corpus-sidx
-	@test -d build-fuzz/corpus-shard || build-fuzz/tests/fuzz/fuzz_parser_seeds build-fuzz
+	@test -d build-fuzz/corpus-records || build-fuzz/tests/fuzz/fuzz_parser_seeds build-fuzz
 	@test -d build-fuzz/corpus-chain || build-fuzz/tests/fuzz/fuzz_manifest_seeds build-fuzz
-	@test -d build-fuzz/corpus-blkled || build-fuzz/tests/fuzz/fuzz_table_seeds build-fuzz
+	@test -d build-fuzz/corpus-evdb || build-fuzz/tests/fuzz/fuzz_table_seeds build-fuzz
+	@test -d build-fuzz/corpus-mo-result || build-fuzz/tests/fuzz/fuzz_result_seeds build-fuzz
 	@echo "run: build-fuzz/tests/fuzz/fuzz_part_reader -max_total_time=600 build-fuzz/corpus-part (see tests/fuzz/README.md)"
 
 fuzz-smoke: fuzz

@@ -654,9 +654,14 @@ ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
 		h->sent_fd = false;
 	}
 	wire_write(h->map, b, blob_at);
-	const wire_hdr *hd = (const wire_hdr *)(void *)h->map;
-	memset(h->map + hd->verdict_off, 0xA5, n);
-	memset(h->map + hd->verdict_off + n, GUARD_BYTE, GUARD_LEN);
+	/* The region is the host's to write while it runs the call, header
+	 * included: what the parent reads back (where the verdicts are) is
+	 * its own copy, never the region's word for it. */
+	wire_hdr sent;
+	memcpy(&sent, h->map, sizeof(sent));
+	const size_t voff = sent.verdict_off;
+	memset(h->map + voff, 0xA5, n);
+	memset(h->map + voff + n, GUARD_BYTE, GUARD_LEN);
 	h->ph = PH_DECIDE;
 	wire_req rq = { h->size, n };
 	if (send_req(h, &rq, h->sent_fd ? -1 : h->memfd) < 0) {
@@ -683,10 +688,17 @@ ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
 		return MS__PHOST_CRASHED;
 	}
 	*ret = rep.ret;
-	memcpy(verdict, h->map + hd->verdict_off, n);
+	if (memcmp(h->map, &sent, sizeof(sent)) != 0) {
+		snprintf(why, whylen,
+		         "Decide wrote outside its %zu verdicts, over the "
+		         "batch's header before them in the shared region",
+		         n);
+		return MS__PHOST_ERROR;
+	}
+	memcpy(verdict, h->map + voff, n);
 	bool overran = false;
 	for (size_t i = 0; i < GUARD_LEN; i++)
-		overran |= h->map[hd->verdict_off + n + i] != GUARD_BYTE;
+		overran |= h->map[voff + n + i] != GUARD_BYTE;
 	if (stats) {
 		*stats = rep.stats;
 		if (stats->n > MS__PHOST_STATS)

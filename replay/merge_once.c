@@ -70,6 +70,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -545,9 +546,10 @@ parse_drop(const char *val, drop_list *d)
 	return !d->nomem;
 }
 
-/* One line of a child's result file into o. */
+/* One line of a child's result file into o; *seen gets the bit of its
+ * figure (1 << k) or ledger (1 << (R_N + kind)). */
 static bool
-rep_line(char *line, rep_out *o)
+rep_line(char *line, rep_out *o, uint64_t *seen)
 {
 	char *eq = strchr(line, '=');
 	if (!eq)
@@ -559,9 +561,11 @@ rep_line(char *line, rep_out *o)
 	if (!strncmp(key, "ledger.", 7)) {
 		for (int k = 0; k < MS_KIND_COUNT; k++)
 			if (!strcmp(key + 7,
-			            ms_part_kind_name((enum ms_part_kind)k)))
+			            ms_part_kind_name((enum ms_part_kind)k))) {
+				*seen |= 1ull << (R_N + k);
 				return ms_ledger_parse(&o->led.kind[k], val) ==
 				       0;
+			}
 		return false;
 	}
 	for (int k = 0; k < R_N; k++) {
@@ -570,11 +574,15 @@ rep_line(char *line, rep_out *o)
 		char *end;
 		errno = 0;
 		o->v[k] = strtoull(val, &end, 10);
+		*seen |= 1ull << k;
 		return !errno && !*end && *val;
 	}
 	return false;
 }
 
+/* The child's result: every line ended by its newline (a file cut short
+ * could end in a number cut short), then either its error or every
+ * figure and ledger rep_write writes. */
 static int
 rep_read(const char *path, rep_out *o, ms_errbuf *eb)
 {
@@ -589,24 +597,60 @@ rep_read(const char *path, rep_out *o, ms_errbuf *eb)
 	ssize_t len;
 	int rc = 0;
 	unsigned lineno = 0;
+	uint64_t seen = 0;
+	const uint64_t all = (1ull << (R_N + MS_KIND_COUNT)) - 1;
 	while (rc == 0 && (len = getline(&line, &cap, fp)) > 0) {
 		lineno++;
-		if (line[len - 1] == '\n')
-			line[--len] = '\0';
-		if (!strncmp(line, "error=", 6)) {
-			/* "error=CODE MESSAGE": the child's error, as is. */
-			char *msg;
-			long code = strtol(line + 6, &msg, 10);
-			rc = ms_fail(eb, code < 0 ? (int)code : MS_ERR_IO, "%s",
-			             *msg == ' ' ? msg + 1 : msg);
+		if (line[len - 1] != '\n') {
+			rc = ms_fail(eb, MS_ERR_FORMAT,
+			             "merge-once: %s:%u: the line is cut short "
+			             "(no newline)",
+			             path, lineno);
+			break;
 		}
-		else if (!rep_line(line, o))
+		line[--len] = '\0';
+		if (!strncmp(line, "error=", 6)) {
+			/* "error=CODE MESSAGE": the child's error, as is,
+			 * when CODE is one; a number that is none (cut to an
+			 * int, it could read as 0, success) is an I/O
+			 * error. */
+			char *msg;
+			errno = 0;
+			long code = strtol(line + 6, &msg, 10);
+			int err = MS_ERR_IO;
+			if (!errno && code < 0 && code >= INT_MIN &&
+			    strcmp(ms_strerror((int)code),
+			           ms_strerror(INT_MIN)) != 0)
+				err = (int)code;
+			if (*msg == ' ')
+				msg++;
+			rc = *msg ? ms_fail(eb, err, "%s", msg)
+			          : ms_fail(eb, err,
+			                    "merge-once: %s:%u: the repetition "
+			                    "failed (%s) without saying why",
+			                    path, lineno, ms_strerror(err));
+		} else if (!rep_line(line, o, &seen)) {
 			rc = ms_fail(eb, MS_ERR_FORMAT,
 			             "merge-once: %s:%u: not a result line",
 			             path, lineno);
+		}
 	}
 	free(line);
 	fclose(fp);
+	if (rc == 0 && seen != all) {
+		int k = 0;
+		while (seen >> k & 1)
+			k++;
+		char key[32];
+		snprintf(key, sizeof(key), "%s%s", k < R_N ? "" : "ledger.",
+		         k < R_N ? rep_keys[k]
+		                 : ms_part_kind_name(
+		                           (enum ms_part_kind)(k - R_N)));
+		rc = ms_fail(eb, MS_ERR_FORMAT,
+		             "merge-once: %s: no %s line; expected every "
+		             "figure and ledger of the repetition",
+		             path, key);
+	}
 	return rc;
 }
 

@@ -444,10 +444,12 @@ cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* How many times id is in v[0..n), sorted; v is NULL when n is 0 (no
+ * part event of that kind was recorded), which bsearch may not be given. */
 static size_t
 count_in(const uint64_t *v, size_t n, uint64_t id)
 {
-	const uint64_t *p = bsearch(&id, v, n, sizeof(*v), cmp_u64);
+	const uint64_t *p = n ? bsearch(&id, v, n, sizeof(*v), cmp_u64) : NULL;
 	if (!p)
 		return 0;
 	while (p > v && p[-1] == id)
@@ -558,8 +560,13 @@ ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
 	}
 	struct life_check lc = { .l = &l };
 	if (rc == 0) {
-		qsort(l.intro, l.nintro, sizeof(*l.intro), cmp_u64);
-		qsort(l.removed, l.nremoved, sizeof(*l.removed), cmp_u64);
+		/* NULL when no part was introduced or removed (a run of
+		 * no merge): qsort may not be given it. */
+		if (l.nintro)
+			qsort(l.intro, l.nintro, sizeof(*l.intro), cmp_u64);
+		if (l.nremoved)
+			qsort(l.removed, l.nremoved, sizeof(*l.removed),
+			      cmp_u64);
 		rc = ms_evdb_each_merge(db, NULL, check_life, &lc, eb);
 	}
 	ms_ev_gate g[sizeof(derived_gates) / sizeof(derived_gates[0])];

@@ -362,6 +362,34 @@ test_verdict_overrun_is_wrong_length(void **st)
 	}
 }
 
+/* A Decide in a plugin host that writes before its verdicts, over the
+ * batch and the header of the shared region: the parent finds its
+ * verdicts where it put them, not where the scribbled header says (it
+ * read them from there, far outside the region: the workbench died of
+ * the plugin's fault), and fails the call open. The host lives on, and
+ * the next call gets a fresh header. */
+static void
+test_verdict_underrun_in_host_fails_open(void **st)
+{
+	(void)st;
+	fx f;
+	const char *names[] = { "tp_underrun" };
+	open_chain_mode(&f, names, NULL, 1, 0, MS_PLUGIN_HOST_PROCESS);
+	for (int call = 0; call < 2; call++) {
+		uint8_t keep[NT];
+		ms_chain_call res;
+		assert_int_equal(ms_chain_decide(f.c, f.b, keep, &res), 0);
+		assert_int_equal(count_kept(keep), NT);
+		assert_int_equal(res.links_failed, 1);
+		ms_link_stats ls = link_stats(&f, 0);
+		if (ls.last_result != MS_LINK_HOST_ERROR ||
+		    !strstr(ls.last_fail, "wrote outside its 10 verdicts"))
+			fail_msg("%s: %s", ms_link_result_name(ls.last_result),
+			         ls.last_fail);
+	}
+	close_chain(&f);
+}
+
 static void
 test_timeout_abandons_and_keeps_batch(void **st)
 {
@@ -1390,6 +1418,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_fail_open_wrong_length),
 		cmocka_unit_test(test_fail_open_bad_value),
 		cmocka_unit_test(test_verdict_overrun_is_wrong_length),
+		cmocka_unit_test(test_verdict_underrun_in_host_fails_open),
 		cmocka_unit_test(test_timeout_abandons_and_keeps_batch),
 		cmocka_unit_test(test_circuit_opens_after_three_timeouts),
 		cmocka_unit_test(test_circuit_open_keeps_everything),

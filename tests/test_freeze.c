@@ -1163,6 +1163,47 @@ test_merge_once_rep_result_unwritten(void **state)
 	assert_non_null(strstr(err, strerror(ENOSPC)));
 }
 
+/* The result file a repetition leaves, as its parent reads it (a stand-in
+ * for the program writes it and exits 0): the child's error is taken
+ * only with a code that is an error (cut to an int, -4294967296 read as
+ * 0, success), and figures only from a whole file, every line ended and
+ * every figure and ledger there (a file cut short read as zeros). */
+static void
+test_merge_once_rep_result_damaged(void **state)
+{
+	(void)state;
+	assert_true(frozen_dir[0]);
+	static const struct {
+		const char *body;
+		int rc;
+		const char *msg;
+	} cases[] = {
+		{ "error=-4294967296 the disk broke\n", MS_ERR_IO,
+		  "the disk broke" },
+		{ "error=-3\n", MS_ERR_CORRUPT, "without saying why" },
+		{ "wall_ns=12\n", MS_ERR_FORMAT, "no cpu_ns line" },
+		{ "wall_ns=12", MS_ERR_FORMAT, "cut short" },
+	};
+	char script[PATH_MAX], body[PATH_MAX], text[3 * PATH_MAX];
+	rt_path(script, sizeof(script), "fake-rep.sh");
+	rt_path(body, sizeof(body), "fake-rep.body");
+	snprintf(text, sizeof(text), "#!/bin/sh\ncat '%s' > \"${13}\"\n", body);
+	assert_int_equal(ms_test_put(script, text), 0);
+	assert_int_equal(chmod(script, 0755), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(ms_test_put(body, cases[i].body), 0);
+		const char *v[] = { "disabled" };
+		ms_merge_once_opts o = once_1_opts(frozen_dir, v);
+		o.self_exe = script;
+		ms_merge_once_result res[1];
+		ms_errbuf eb = { { 0 } };
+		int rc = ms_merge_once(&o, res, &eb);
+		fprintf(stderr, "%s: %d %s\n", cases[i].body, rc, eb.msg);
+		assert_int_equal(rc, cases[i].rc);
+		assert_non_null(strstr(eb.msg, cases[i].msg));
+	}
+}
+
 int
 main(void)
 {
@@ -1181,6 +1222,7 @@ main(void)
 		cmocka_unit_test(test_freeze_lanes),
 		cmocka_unit_test(test_merge_once_bad_input),
 		cmocka_unit_test(test_merge_once_rep_result_unwritten),
+		cmocka_unit_test(test_merge_once_rep_result_damaged),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

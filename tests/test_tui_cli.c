@@ -574,6 +574,18 @@ test_break_count(void **state)
 	}
 }
 
+/* A new temporary memory file: its name into path (a mkstemp template),
+ * open for writing. */
+static FILE *
+memory_file(char *path)
+{
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *fp = fdopen(fd, "w");
+	assert_non_null(fp);
+	return fp;
+}
+
 /* What the TUI remembers of a fixture for the next session holds every
  * breakpoint a session can have (64): it kept the first 16 and dropped
  * the rest without a word. */
@@ -582,10 +594,7 @@ test_memory_keeps_every_breakpoint(void **state)
 {
 	(void)state;
 	char path[] = "/tmp/ms-tui-memory-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *fp = fdopen(fd, "w");
-	assert_non_null(fp);
+	FILE *fp = memory_file(path);
 	for (int i = 1; i <= MS__MAX_BREAKS; i++)
 		fprintf(fp, "break merge=%d\n", i);
 	fprintf(fp, "filter lane=slow\n");
@@ -607,6 +616,33 @@ test_memory_keeps_every_breakpoint(void **state)
 	unlink(path);
 }
 
+/* A line of the memory file longer than the reader's old 512-byte buffer
+ * is one line: its tail is not read as a line of its own. Before, the
+ * "break merge=7" at byte 511 of a long filter line came back as a
+ * breakpoint, and the filter as its first 504 bytes. */
+static void
+test_memory_long_line_is_one_line(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/ms-tui-memory-XXXXXX";
+	FILE *fp = memory_file(path);
+	fputs("filter ", fp);
+	for (int i = 0; i < 504; i++)
+		fputc('a', fp);
+	fputs("break merge=7\nbreak merge=3\n", fp);
+	assert_int_equal(fclose(fp), 0);
+	ms__tui_memory *m = calloc(1, sizeof(*m));
+	assert_non_null(m);
+	assert_true(ms__tui_memory_load(path, m));
+	assert_int_equal(m->nbreaks, 1);
+	assert_string_equal(m->breaks[0], "merge=3");
+	/* The filter is the line's first 255 bytes, as for any long one. */
+	assert_int_equal(strlen(m->filter), 255);
+	assert_int_equal(strspn(m->filter, "a"), 255);
+	free(m);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -624,6 +660,7 @@ main(void)
 		cmocka_unit_test(test_profile_items),
 		cmocka_unit_test(test_break_count),
 		cmocka_unit_test(test_memory_keeps_every_breakpoint),
+		cmocka_unit_test(test_memory_long_line_is_one_line),
 		cmocka_unit_test(test_break_values),
 		cmocka_unit_test(test_given_twice),
 	};

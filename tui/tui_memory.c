@@ -48,9 +48,15 @@ ms__tui_memory_load(const char *path, ms__tui_memory *m)
 	FILE *fp = fopen(path, "r");
 	if (!fp)
 		return false;
-	char line[512];
-	while (fgets(line, sizeof(line), fp)) {
-		line[strcspn(line, "\n")] = '\0';
+	/* Whole lines, however long: a line longer than a fixed buffer
+	 * would go on as a line of its own ("break ..." inside a long
+	 * filter read as a breakpoint). */
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	while ((len = getline(&line, &cap, fp)) > 0) {
+		if (line[len - 1] == '\n')
+			line[len - 1] = '\0';
 		if (strncmp(line, "break ", 6) == 0 && line[6] &&
 		    m->nbreaks < MS__MEMORY_BREAKS)
 			snprintf(m->breaks[m->nbreaks++], sizeof(m->breaks[0]),
@@ -59,6 +65,7 @@ ms__tui_memory_load(const char *path, ms__tui_memory *m)
 			snprintf(m->filter, sizeof(m->filter), "%.255s",
 			         line + 7);
 	}
+	free(line);
 	fclose(fp);
 	return m->nbreaks > 0 || m->filter[0];
 }

@@ -5,10 +5,14 @@
  * template, in several modes), corpus-frozen (frozen.txt files as a
  * freeze writes them, and near misses), corpus-bp, corpus-tui and
  * corpus-cli (what users type, one valid and a few near-miss spellings of
- * each form).
+ * each form), and corpus-records (an owner record ms_owner_write_file
+ * writes, ledgers ms_ledger_format writes, cgroup files of both versions,
+ * a TUI memory file, and near misses of each).
  * Usage: fuzz_parser_seeds OUT_DIR
  */
 #include "fuzz_shard.h"
+#include "ms_ledger.h"
+#include "ms_owner.h"
 
 #include <errno.h>
 
@@ -39,6 +43,65 @@ save_text(const char *corpus, int mode, const char *text, size_t i)
 	n += l;
 	snprintf(name, sizeof(name), "seed-%02x-%03zu", mode & 0xff, i);
 	save(corpus, name, buf, n);
+}
+
+/* corpus-records: byte 0 picks the reader of fuzz_records (0 owner,
+ * 1 ledger, 2 cgroup file, 3 TUI memory), then the file. */
+static void
+records_seeds(void)
+{
+	char path[1200];
+	snprintf(path, sizeof(path), "%s/owner-tmp", out_dir);
+	ms_errbuf eb = { "" };
+	if (ms_owner_write_file(path, "scratch", "fuzz seed", &eb) != 0)
+		abort();
+	uint8_t *rec;
+	size_t n = fzs_slurp(path, &rec);
+	unlink(path);
+	uint8_t *in = malloc(n + 1);
+	in[0] = 0;
+	memcpy(in + 1, rec, n);
+	save("corpus-records", "seed-00-000", in, n + 1);
+	save("corpus-records", "seed-00-001", in, n); /* cut short */
+	free(in);
+	free(rec);
+
+	ms_ledger l = { .rows = 1234567,
+		        .sum_hi = 0x0123456789abcdefULL,
+		        .sum_lo = 0xfedcba9876543210ULL };
+	char text[MS_LEDGER_STR_MAX];
+	save_text("corpus-records", 1, ms_ledger_format(&l, text), 0);
+	l = (ms_ledger){ 0, 0, 0 };
+	save_text("corpus-records", 1, ms_ledger_format(&l, text), 1);
+	save_text("corpus-records", 1,
+	          "18446744073709551616:0123456789ABCDEF0123456789abcdef", 2);
+	save_text("corpus-records", 1, "7:0123456789abcdef0123456789abcde", 3);
+
+	static const char *const cg[] = {
+		"0::/user.slice/user-1000.slice/session-2.scope\n",
+		("12:pids:/a\n11:cpu,cpuacct:/b/c\n10:memory:/d\n"
+		 "1:name=systemd:/e\n0::/f\n"),
+		"0::/\n",
+		"3:memory\n0:x:/y\n",
+	};
+	for (size_t i = 0; i < sizeof(cg) / sizeof(cg[0]); i++)
+		save_text("corpus-records", 2, cg[i], i);
+
+	static const char *const mem[] = {
+		"break merge=40\nbreak time=12:10\nfilter lane=fast\n",
+		"break mature\nfilter \nbreak \nother line\n",
+		"filter class=executed reason=merge_grace",
+	};
+	for (size_t i = 0; i < sizeof(mem) / sizeof(mem[0]); i++)
+		save_text("corpus-records", 3, mem[i], i);
+	/* A filter line longer than the reader's old 512-byte buffer, a
+	 * "break" where that buffer ended: read as a breakpoint before. */
+	char longline[600];
+	int k = snprintf(longline, sizeof(longline), "filter ");
+	memset(longline + k, 'a', 504);
+	snprintf(longline + k + 504, sizeof(longline) - (size_t)k - 504,
+	         "break merge=7\n");
+	save_text("corpus-records", 3, longline, 3);
 }
 
 static void
@@ -160,6 +223,7 @@ main(int argc, char **argv)
 	snprintf(out_dir, sizeof(out_dir), "%s", argv[1]);
 	mkdir(out_dir, 0755);
 	shard_seeds();
+	records_seeds();
 	for (int t = 0; t < 5; t++)
 		frozen_seed(3, t);
 	frozen_seed(1, 0);

@@ -12,10 +12,14 @@
  *    (no entry, one, three, 17 over two lookup groups, 1,100 over two of
  *    the open's reads), and near misses: two entries of one key, keys
  *    descending, another version, a count its size does not match, cut
- *    short.
+ *    short;
+ *  - corpus-evdb: event databases the recorder writes (the tests' recorded
+ *    run, ev_fixture.h: a run of each plugin variant of 0, 1 and 12
+ *    merges), and near misses: another schema version, cut short.
  *
  * Usage: fuzz_table_seeds OUT_DIR
  */
+#include "ev_fixture.h"
 #include "fx_int.h"
 #include "replay_int.h"
 
@@ -296,6 +300,41 @@ blkled_seeds(void)
 	free(p);
 }
 
+static void
+evdb_seeds(void)
+{
+	static const struct {
+		const char *variant;
+		uint64_t merges;
+	} runs[] = { { "skywalking", 12 },
+		     { "disabled", 1 },
+		     { "alwayskeep", 0 },
+		     { "detdrop", 3 } };
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/evdb-tmp.db", out_dir);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		ms_errbuf eb = { "" };
+		unlink(path);
+		if (evf_record(path, runs[i].variant, runs[i].merges, &eb) != 0)
+			die(eb.msg);
+		size_t n;
+		uint8_t *db = slurp(path, &n);
+		char name[32];
+		snprintf(name, sizeof(name), "seed-%zu", i);
+		save("corpus-evdb", name, db, n);
+		if (i == 0) {
+			/* PRAGMA user_version: 4 big-endian bytes at 60. */
+			uint8_t v = db[63];
+			db[63] = (uint8_t)(v - 1);
+			save("corpus-evdb", "seed-old-schema", db, n);
+			db[63] = v;
+			save("corpus-evdb", "seed-cut", db, n / 2);
+		}
+		free(db);
+	}
+	unlink(path);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -308,5 +347,6 @@ main(int argc, char **argv)
 		die(out_dir);
 	oracle_seeds();
 	blkled_seeds();
+	evdb_seeds();
 	return 0;
 }

@@ -27,12 +27,16 @@ pairs=(
 	fuzz_block_ledgers:corpus-blkled
 	fuzz_chain_spec:corpus-chain
 	fuzz_plugin_config:
+	fuzz_records:corpus-records
+	fuzz_evdb:corpus-evdb
+	fuzz_merge_once_result:corpus-mo-result
 )
 # Every harness built must be in the list above.
 for exe in "$bin"/fuzz_*; do
 	name=$(basename "$exe")
 	case "$name" in
-	fuzz_seeds | fuzz_parser_seeds | fuzz_manifest_seeds | fuzz_table_seeds)
+	fuzz_seeds | fuzz_parser_seeds | fuzz_manifest_seeds | fuzz_table_seeds | \
+		fuzz_result_seeds)
 		continue
 		;;
 	esac

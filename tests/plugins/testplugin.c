@@ -66,6 +66,9 @@
  *            without a config; in a chain spec tp_log:{"log":"N"}),
  *            "call C line I", and keeps all; stats "logged" counts
  *            every line it logged, in this process
+ *  underrun  decide keeps all and, in a plugin host, scribbles over
+ *            everything before its verdicts in their mapping (the
+ *            shared region's header and batch)
  */
 #include "ms_plugin.h"
 
@@ -106,6 +109,7 @@
 #define K_BADNAME 25
 #define K_CBCRASH 26
 #define K_LOG 27
+#define K_UNDERRUN 28
 
 #ifndef TP_KIND
 #error TP_KIND must be set
@@ -325,6 +329,25 @@ drop_by_last(const tp_state *s, const ms_plugin_batch *b, uint8_t *verdict,
 	}
 }
 
+/* Where the mapping that holds p starts (/proc/self/maps); NULL if none. */
+static uint8_t *
+mapping_start(const void *p)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return NULL;
+	char line[512];
+	uint8_t *found = NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
+		    (uintptr_t)p >= lo && (uintptr_t)p < hi)
+			found = (uint8_t *)(uintptr_t)lo;
+	}
+	fclose(f);
+	return found;
+}
+
 static int64_t
 tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 {
@@ -375,6 +398,17 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 		return (int64_t)n;
 	case K_OVERRUN:
 		memset(verdict, MS_VERDICT_KEEP, n + 8);
+		return (int64_t)n;
+	case K_UNDERRUN:
+		/* In a plugin host, whatever lies before the verdicts in
+		 * their mapping (the shared region, from its start) is
+		 * scribbled over; in process the verdicts are the chain's
+		 * heap buffer, and nothing is. */
+		if (in_plugin_host()) {
+			uint8_t *start = mapping_start(verdict);
+			if (start)
+				memset(start, 0xEE, (size_t)(verdict - start));
+		}
 		return (int64_t)n;
 	case K_MASK:
 		drop_by_last(s, b, verdict, n);
