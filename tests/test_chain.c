@@ -24,6 +24,7 @@
 #ifndef MS_TEST_TSAN
 #define MS_TEST_TSAN 0
 #endif
+#include "alloc_testlib.h"
 #include "child_testlib.h"
 #include "san_testlib.h"
 #include "thread_testlib.h"
@@ -330,6 +331,120 @@ test_worker_without_threads(void **st)
 	    !strstr(ls.last_fail, "ulimit -v"))
 		fail_msg("link failed open with \"%s\"", ls.last_fail);
 	close_chain(&f);
+}
+
+/* A chain of two links (tp_mask, alwayskeep) in one host mode, with a
+ * batch decided once: what one call of the out-of-memory sweep does. */
+typedef struct oom_ctx {
+	enum ms_plugin_host_mode mode;
+	char paths[2][512];
+	ms_batch *b;
+	unsigned decide_failed; /* calls whose Decide met the failure */
+} oom_ctx;
+
+static int
+chain_open_decide_close(void *ctx, ms_errbuf *eb)
+{
+	oom_ctx *x = ctx;
+	ms_chain_link_spec links[2] = { { x->paths[0], "02" },
+		                        { x->paths[1], "" } };
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_chain_opts o = { .mem = &mem,
+		            .host_mode = x->mode,
+		            .host_exe = MS_BINARY_DIR "/tui/mergescope" };
+	ms_chain *c = NULL;
+	int rc = ms_chain_open(&c, links, 2, &o, eb);
+	if (rc == 0) {
+		uint8_t keep[NT];
+		ms_chain_call call;
+		assert_int_equal(ms_chain_decide(c, x->b, keep, &call), 0);
+		for (size_t i = 0; i < 2 && call.links_failed; i++) {
+			ms_link_stats ls;
+			ms_chain_link_stats(c, i, &ls);
+			if (ls.last_result != MS_LINK_HOST_ERROR)
+				continue;
+			if (!strstr(ls.last_fail, "out of memory for ") ||
+			    !strstr(ls.last_fail, " bytes)"))
+				fail_msg("link %zu failed open with \"%s\"",
+				         i + 1, ls.last_fail);
+			x->decide_failed++;
+		}
+	}
+	ms_chain_close(c);
+	ms_mem_stats st;
+	ms_mem_stats_get(&mem, &st);
+	if (st.live != 0)
+		fail_msg("%lld bytes left (\"%s\")", (long long)st.live,
+		         rc ? eb->msg : "");
+	if (rc && !strstr(eb->msg, " bytes)"))
+		fail_msg("no size in \"%s\"", eb->msg);
+	return rc;
+}
+
+/* A chain out of memory at each allocation of its open (its own memory
+ * and the plain malloc of its abandon record, log relay and plugin host)
+ * and of a Decide, in either host mode, says what the memory was for and
+ * how many bytes, and leaves nothing allocated (a Decide fails the link
+ * open, saying so in its stats). It said only "chain: out of memory" and
+ * "plugin host: out of memory"; a Decide said "out of memory for
+ * verdicts". */
+static void
+test_chain_out_of_memory(void **st)
+{
+	(void)st;
+	oom_ctx x;
+	memset(&x, 0, sizeof(x));
+	path_of(x.paths[0], sizeof(x.paths[0]), "tp_mask");
+	path_of(x.paths[1], sizeof(x.paths[1]), "alwayskeep");
+	rows10 r;
+	make_rows(&r);
+	ms_errbuf eb;
+	assert_int_equal(ms_batch_from_rows(&x.b, NULL, MS_PROJ_ALL, r.rows,
+	                                    NT * 2, &eb),
+	                 0);
+	const enum ms_plugin_host_mode modes[2] = { MS_PLUGIN_HOST_INPROC,
+		                                    MS_PLUGIN_HOST_PROCESS };
+	for (int i = 0; i < 2; i++) {
+		x.mode = modes[i];
+		x.decide_failed = 0;
+		unsigned failed =
+		        tl_alloc_sweep(chain_open_decide_close, &x, "chain");
+		fprintf(stderr,
+		        "host mode %d: %u opens and %u Decides "
+		        "failed\n",
+		        i, failed, x.decide_failed);
+		assert_true(failed >= 8);
+		assert_true(x.decide_failed >= 2);
+	}
+	ms_batch_release(x.b);
+}
+
+/* A batch out of memory at each of its allocations says for what and
+ * how many bytes, and leaves nothing allocated: it said only "batch: out
+ * of memory". */
+static int
+batch_from_rows10(void *ctx, ms_mem *mem, ms_errbuf *eb)
+{
+	rows10 *r = ctx;
+	ms_batch *b = NULL;
+	int rc = ms_batch_from_rows(&b, mem, MS_PROJ_ALL, r->rows, NT * 2, eb);
+	if (rc == 0)
+		assert_int_equal(ms_batch_view(b)->ntraces, NT);
+	ms_batch_release(b);
+	return rc;
+}
+
+static void
+test_batch_out_of_memory(void **st)
+{
+	(void)st;
+	rows10 r;
+	make_rows(&r);
+	const char *tags[] = { "http.status=500", "db=x" };
+	r.rows[3].tags = tags;
+	r.rows[3].ntags = 2;
+	assert_true(tl_mem_sweep(batch_from_rows10, &r, "batch: ") >= 5);
 }
 
 /* A Decide that writes past its n verdicts (8 more, all "keep") and
@@ -1386,6 +1501,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_batch_columns),
 		cmocka_unit_test(test_and_over_links),
 		cmocka_unit_test(test_worker_without_threads),
+		cmocka_unit_test(test_chain_out_of_memory),
+		cmocka_unit_test(test_batch_out_of_memory),
 		cmocka_unit_test(test_fail_open_error),
 		cmocka_unit_test(test_fail_open_wrong_length),
 		cmocka_unit_test(test_fail_open_bad_value),
