@@ -725,13 +725,27 @@ link_unload(ms_chain *c, link_t *l)
 		k->plugin = p;
 		k->refs = 2;
 	}
-	if (!k || ms_thread_start(&t, PLUGIN_STACK, closer_main, k) != 0) {
+	int e = k ? ms_thread_start(&t, PLUGIN_STACK, closer_main, k) : 0;
+	if (!k || e) {
+		ms_errbuf why;
 		if (k) {
 			pthread_cond_destroy(&k->cv);
 			pthread_mutex_destroy(&k->mu);
 			ms_mem_free(NULL, k, sizeof(*k));
+			ms_thread_fail(
+			        &why, MS_ERR_IO, e,
+			        "could not start a thread for its close()");
+		} else {
+			ms_fail(&why, MS_ERR_NOMEM,
+			        "out of memory for the record of its close() "
+			        "thread (%zu bytes)",
+			        sizeof(*k));
 		}
-		ms__plugin_close_state(p); /* no thread: unbounded */
+		chain_log(c, l,
+		          "plugin %s (%s): %s; close() runs on the closing "
+		          "thread, without a time bound",
+		          l->path ? l->path : "?", l->st.name, why.msg);
+		ms__plugin_close_state(p);
 		ms__plugin_free(p);
 		return false;
 	}

@@ -854,6 +854,60 @@ log_capture(void *ctx, const ms_chain_log_line *ln)
 	lc->n++;
 }
 
+/* A plugin whose close() finds no thread to run on (no room for one, or
+ * no memory for its record) is closed on the closing thread, and the log
+ * says why, with ms_thread_fail's wording. It was closed there without a
+ * word: a close() that then hung held the chain's close for ever with
+ * nothing to say why the grace did not apply. */
+static void
+test_closer_without_threads(void **st)
+{
+	(void)st;
+	ms_mem mem;
+	log_cap lc;
+	memset(&lc, 0, sizeof(lc));
+	ms_chain_opts o = { .mem = &mem, .log = log_capture, .log_ctx = &lc };
+	ms_chain *c = NULL;
+	ms_errbuf eb;
+	if (open_one(&c, "tp_mask", "02", &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	tl_threads_fail_all(true);
+	ms_chain_close(c);
+	tl_threads_fail_all(false);
+	tl_assert_no_live(&mem);
+	fprintf(stderr, "logged: %s\n", lc.msg);
+	assert_int_equal(lc.n, 1);
+	assert_non_null(strstr(lc.msg, "tp_mask.so (tp_mask): could not "
+	                               "start a thread for its close(): "));
+	assert_non_null(strstr(lc.msg, strerror(EAGAIN)));
+	assert_non_null(strstr(lc.msg, "ulimit -v"));
+	assert_non_null(strstr(lc.msg, "close() runs on the closing thread"));
+
+	/* Each allocation of the close failed in turn: the closer's record
+	 * is one, and its failure is said the same way. */
+	unsigned said = 0;
+	for (long k = 0;; k++) {
+		memset(&lc, 0, sizeof(lc));
+		if (open_one(&c, "tp_mask", "02", &o, &eb))
+			fail_msg("chain: %s", eb.msg);
+		tl_alloc_fail_nth(k);
+		ms_chain_close(c);
+		if (!tl_alloc_disarm())
+			break;
+		tl_assert_no_live(&mem);
+		if (lc.n == 0)
+			continue;
+		fprintf(stderr, "logged: %s\n", lc.msg);
+		if (!strstr(lc.msg, "(tp_mask): out of memory for the record "
+		                    "of its close() thread (") ||
+		    !strstr(lc.msg, " bytes); close() runs on the closing "
+		                    "thread"))
+			fail_msg("allocation %ld: \"%s\"", k, lc.msg);
+		said++;
+	}
+	assert_int_equal(said, 1);
+}
+
 /* A close() that never returns: closing the chain waits close_grace_ns
  * for it, then leaves it running and says so in the log. Before, the
  * chain's close waited for ever (and with it the run's end). */
@@ -1519,6 +1573,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_constructor_hang_fails_chain_open),
 		cmocka_unit_test(test_stats_hang_is_bounded),
 		cmocka_unit_test(test_close_hang_is_bounded),
+		cmocka_unit_test(test_closer_without_threads),
 		cmocka_unit_test(test_process_and_over_links),
 		cmocka_unit_test(test_process_segv_fails_open),
 		cmocka_unit_test(test_process_abort_fails_open),
