@@ -151,6 +151,11 @@ cmd_check(int argc, char **argv, FILE *out, FILE *err)
 		             "directory\n");
 		return MS_EXIT_USAGE;
 	}
+	if (!argv[2][0]) {
+		fprintf(err, "mergescope fixture check: \"\": expected a "
+		             "directory name\n");
+		return MS_EXIT_USAGE;
+	}
 	char plugin[4200], dir[4096];
 	ms__plugin_dir(dir, sizeof(dir));
 	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", dir);
