@@ -68,6 +68,16 @@ make_rows(rows10 *r)
 	}
 }
 
+/* make_rows, with two tags on row 3. */
+static void
+make_rows_tagged(rows10 *r)
+{
+	static const char *tags[] = { "http.status=500", "db=x" };
+	make_rows(r);
+	r->rows[3].tags = tags;
+	r->rows[3].ntags = 2;
+}
+
 static void
 path_of(char *buf, size_t n, const char *name)
 {
@@ -167,10 +177,7 @@ test_batch_columns(void **st)
 {
 	(void)st;
 	rows10 r;
-	make_rows(&r);
-	const char *tags[] = { "http.status=500", "db=x" };
-	r.rows[3].tags = tags;
-	r.rows[3].ntags = 2;
+	make_rows_tagged(&r);
 	r.rows[3].is_error = true;
 	r.rows[3].latency_ms = 7;
 	ms_batch *b;
@@ -440,10 +447,7 @@ test_batch_out_of_memory(void **st)
 {
 	(void)st;
 	rows10 r;
-	make_rows(&r);
-	const char *tags[] = { "http.status=500", "db=x" };
-	r.rows[3].tags = tags;
-	r.rows[3].ntags = 2;
+	make_rows_tagged(&r);
 	assert_true(tl_mem_sweep(batch_from_rows10, &r, "batch: ") >= 5);
 }
 
