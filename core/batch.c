@@ -312,6 +312,15 @@ make_view(const ms__builder *b, ms_batch *bt)
 	view_pointers(b, bt);
 }
 
+size_t
+ms__builder_bytes(const ms__builder *b)
+{
+	size_t n = 0;
+	for (int i = 0; i < C_NBUF; i++)
+		n += b->buf[i].len;
+	return n;
+}
+
 /* Turn the ms__builder's data columns into a batch; the ms__builder keeps its
  * scratch (emptied) and starts the next batch with no data buffer, unless
  * ms__builder_reclaim hands this batch's back. */
@@ -462,14 +471,21 @@ ms_batch_from_rows(ms_batch **out, ms_mem *mem, uint32_t projection,
 		}
 		rc = ms__builder_add(&b, rows + i, j - i);
 		if (rc) {
-			rc = ms_fail(eb, rc, "batch: out of memory");
+			rc = ms_fail(eb, rc,
+			             "batch: out of memory for trace %zu (rows "
+			             "%zu..%zu; its columns hold %zu bytes)",
+			             b.ntraces + 1, i, j - 1,
+			             ms__builder_bytes(&b));
 			goto out;
 		}
 		i = j;
 	}
 	rc = ms__builder_finish(&b, out);
 	if (rc)
-		rc = ms_fail(eb, rc, "batch: out of memory");
+		rc = ms_fail(eb, rc,
+		             "batch: out of memory for a batch of %zu traces "
+		             "and %zu rows (its columns hold %zu bytes)",
+		             b.ntraces, b.nrows, ms__builder_bytes(&b));
 out:
 	ms__builder_release(&b);
 	return rc;

@@ -531,6 +531,14 @@ link_open(ms_chain *c, link_t *l, uint64_t timeout_ns, ms_errbuf *eb)
 	return rc;
 }
 
+/* MS_ERR_NOMEM for ms_chain_open: `bytes` for `what` could not be had. */
+static int
+nomem(ms_errbuf *eb, const char *what, size_t bytes)
+{
+	return ms_fail(eb, MS_ERR_NOMEM,
+	               "chain: out of memory for %s (%zu bytes)", what, bytes);
+}
+
 int
 ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
               const ms_chain_opts *opts, ms_errbuf *eb)
@@ -544,7 +552,7 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 		               n, MS_CHAIN_MAX_LINKS);
 	ms_chain *c = ms_mem_calloc(opts->mem, 1, sizeof(*c));
 	if (!c)
-		return ms_fail(eb, MS_ERR_NOMEM, "chain: out of memory");
+		return nomem(eb, "its state", sizeof(*c));
 	c->mem = opts->mem;
 	c->timeout_ns = opts->decide_timeout_ns ? opts->decide_timeout_ns
 	                                        : 5000000000ull;
@@ -568,24 +576,27 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 		c->host_exe =
 		        ms_mem_dup(c->mem, opts->host_exe, c->host_exe_size);
 		if (!c->host_exe) {
+			size_t want = c->host_exe_size;
 			c->host_exe_size = 0;
 			ms_chain_close(c);
-			return ms_fail(eb, MS_ERR_NOMEM,
-			               "chain: out of memory");
+			return nomem(eb, "the host executable's path", want);
 		}
 	}
 	c->ctl = abandon_ctl_new();
-	c->relay = relay_new(opts->log, opts->log_ctx);
-	if (!c->ctl || !c->relay) {
+	if (!c->ctl) {
 		ms_chain_close(c);
-		return ms_fail(eb, MS_ERR_NOMEM, "chain: out of memory");
+		return nomem(eb, "its abandon record", sizeof(abandon_ctl));
+	}
+	c->relay = relay_new(opts->log, opts->log_ctx);
+	if (!c->relay) {
+		ms_chain_close(c);
+		return nomem(eb, "its log relay", sizeof(log_relay));
 	}
 	if (n) {
 		c->links = ms_mem_calloc(c->mem, n, sizeof(*c->links));
 		if (!c->links) {
 			ms_chain_close(c);
-			return ms_fail(eb, MS_ERR_NOMEM,
-			               "chain: out of memory");
+			return nomem(eb, "its links", n * sizeof(*c->links));
 		}
 		c->nalloc = n;
 	}
@@ -608,9 +619,14 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 		l->path = ms_mem_dup(c->mem, links[i].path, l->path_size);
 		l->config = ms_mem_dup(c->mem, cfg, l->config_size);
 		if (!l->path || !l->config) {
+			bool path = !l->path;
+			size_t want = path ? l->path_size : l->config_size;
 			ms_chain_close(c);
-			return ms_fail(eb, MS_ERR_NOMEM,
-			               "chain: out of memory");
+			return ms_fail(
+			        eb, MS_ERR_NOMEM,
+			        "chain link %zu: out of memory for a copy "
+			        "of its %s (%zu bytes)",
+			        i + 1, path ? "path" : "config", want);
 		}
 		if ((rc = link_open(c, l, open_timeout_ns, &sub))) {
 			ms_chain_close(c);
@@ -709,13 +725,27 @@ link_unload(ms_chain *c, link_t *l)
 		k->plugin = p;
 		k->refs = 2;
 	}
-	if (!k || ms_thread_start(&t, PLUGIN_STACK, closer_main, k) != 0) {
+	int e = k ? ms_thread_start(&t, PLUGIN_STACK, closer_main, k) : 0;
+	if (!k || e) {
+		ms_errbuf why;
 		if (k) {
 			pthread_cond_destroy(&k->cv);
 			pthread_mutex_destroy(&k->mu);
 			ms_mem_free(NULL, k, sizeof(*k));
+			ms_thread_fail(
+			        &why, MS_ERR_IO, e,
+			        "could not start a thread for its close()");
+		} else {
+			ms_fail(&why, MS_ERR_NOMEM,
+			        "out of memory for the record of its close() "
+			        "thread (%zu bytes)",
+			        sizeof(*k));
 		}
-		ms__plugin_close_state(p); /* no thread: unbounded */
+		chain_log(c, l,
+		          "plugin %s (%s): %s; close() runs on the closing "
+		          "thread, without a time bound",
+		          l->path ? l->path : "?", l->st.name, why.msg);
+		ms__plugin_close_state(p);
 		ms__plugin_free(p);
 		return false;
 	}
@@ -933,18 +963,36 @@ time_call(link_t *l, uint64_t ns)
 	l->st.hist[b]++;
 }
 
+/* The bytes grow() asks for to hold `need`. */
+static size_t
+grow_size(size_t need)
+{
+	return need < 64 ? 64 : need;
+}
+
 static int
 grow(ms_mem *mem, uint8_t **p, size_t *cap, size_t need)
 {
 	if (need <= *cap && *p)
 		return 0;
-	size_t nc = need < 64 ? 64 : need;
+	size_t nc = grow_size(need);
 	uint8_t *q = ms_mem_realloc(mem, *p, *cap, nc);
 	if (!q)
 		return MS_ERR_NOMEM;
 	*p = q;
 	*cap = nc;
 	return 0;
+}
+
+/* No memory to grow a verdict buffer to `bytes` for a batch of n traces:
+ * the call fails open. */
+static enum ms_link_result
+verdicts_nomem(link_t *l, size_t n, size_t bytes)
+{
+	record(l, MS_LINK_HOST_ERROR,
+	       "out of memory for the verdicts of %zu traces (%zu bytes)", n,
+	       grow_size(bytes));
+	return MS_LINK_HOST_ERROR;
 }
 
 /* Did a call write into the GUARD_LEN bytes after its verdicts? */
@@ -1011,11 +1059,10 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		}
 	}
 	worker *w = l->w;
-	if (grow(c->mem, &w->verdict, &w->vcap, n + GUARD_LEN) ||
-	    grow(c->mem, &l->tmp, &l->tmpcap, n)) {
-		record(l, MS_LINK_HOST_ERROR, "out of memory for verdicts");
-		return MS_LINK_HOST_ERROR;
-	}
+	if (grow(c->mem, &w->verdict, &w->vcap, n + GUARD_LEN))
+		return verdicts_nomem(l, n, n + GUARD_LEN);
+	if (grow(c->mem, &l->tmp, &l->tmpcap, n))
+		return verdicts_nomem(l, n, n);
 	memset(w->verdict, 0xA5, n); /* unwritten bytes read as bad values */
 	memset(w->verdict + n, GUARD_BYTE, GUARD_LEN);
 	int64_t t0 = ms_mono_ns();
@@ -1058,10 +1105,8 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 static enum ms_link_result
 run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 {
-	if (grow(c->mem, &l->tmp, &l->tmpcap, n)) {
-		record(l, MS_LINK_HOST_ERROR, "out of memory for verdicts");
-		return MS_LINK_HOST_ERROR;
-	}
+	if (grow(c->mem, &l->tmp, &l->tmpcap, n))
+		return verdicts_nomem(l, n, n);
 	if (!l->host) {
 		/* Loading, open() and the first stats() in the new host get
 		 * the open timeout; a host that hangs or dies there counts

@@ -203,10 +203,20 @@ spec_link(ms_chain_spec *out, const char *tok, size_t len, size_t pos,
 	if (!ms_add_ok(dl, nl + 5, &plen))
 		return ms_fail(eb, MS_ERR_RANGE, "chain spec: path too long");
 	out->paths[i] = ms_mem_alloc(out->mem, plen);
-	out->configs[i] = dup_range(out->mem, cp, clen);
-	if (!out->paths[i] || !out->configs[i])
-		return ms_fail(eb, MS_ERR_NOMEM, "chain spec: out of memory");
+	if (!out->paths[i])
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "chain spec: plugin '%s': out of memory for its "
+		               "path (%zu bytes)",
+		               name, plen);
+	/* Written before anything else can fail: spec_free_strings sizes it
+	 * by its length. */
 	snprintf(out->paths[i], plen, "%s/%s.so", dir, name);
+	out->configs[i] = dup_range(out->mem, cp, clen);
+	if (!out->configs[i])
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "chain spec: plugin '%s': out of memory for its "
+		               "config (%zu bytes)",
+		               name, clen + 1);
 	snprintf(out->names[i], sizeof(out->names[i]), "%s", name);
 	out->links[i].path = out->paths[i];
 	out->links[i].config = out->configs[i];

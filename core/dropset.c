@@ -106,6 +106,15 @@ nslots(const ms_dropset *d)
 	return d->slot_bits ? (size_t)1 << d->slot_bits : 0;
 }
 
+/* MS_ERR_NOMEM: `bytes` for `what` could not be had. */
+static int
+nomem(ms_errbuf *eb, const char *what, size_t bytes)
+{
+	return ms_fail(eb, MS_ERR_NOMEM,
+	               "drop set: out of memory for %s (%zu bytes)", what,
+	               bytes);
+}
+
 int
 ms_dropset_open(ms_dropset **out, const ms_dropset_opts *opts, ms_errbuf *eb)
 {
@@ -115,7 +124,7 @@ ms_dropset_open(ms_dropset **out, const ms_dropset_opts *opts, ms_errbuf *eb)
 		opts = &none;
 	ms_dropset *d = ms_mem_calloc(opts->mem, 1, sizeof(*d));
 	if (!d)
-		return ms_fail(eb, MS_ERR_NOMEM, "drop set: out of memory");
+		return nomem(eb, "its state", sizeof(*d));
 	d->mem = opts->mem;
 	d->hash = opts->hash ? opts->hash : default_hash;
 	d->hash_ctx = opts->hash_ctx;
@@ -228,20 +237,24 @@ seek(const ms_dropset *d, size_t i, ms_dropset_iter *it, uint64_t *a,
 }
 
 /* Append a new block of `size` bytes to a directory of blocks (the
- * directory doubles; it holds only pointers). */
+ * directory doubles; it holds only pointers). MS_ERR_NOMEM with the bytes
+ * of the allocation that failed in *want. */
 static int
-dir_add(ms_mem *mem, void ***dir, size_t *n, size_t *cap, size_t size)
+dir_add(ms_mem *mem, void ***dir, size_t *n, size_t *cap, size_t size,
+        size_t *want)
 {
 	if (*n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 8;
 		void **p = ms_mem_realloc(mem, *dir, *cap * sizeof(*p),
 		                          ncap * sizeof(*p));
+		*want = ncap * sizeof(*p);
 		if (!p)
 			return MS_ERR_NOMEM;
 		*dir = p;
 		*cap = ncap;
 	}
 	void *b = ms_mem_alloc(mem, size);
+	*want = size;
 	if (!b)
 		return MS_ERR_NOMEM;
 	(*dir)[(*n)++] = b;
@@ -251,25 +264,26 @@ dir_add(ms_mem *mem, void ***dir, size_t *n, size_t *cap, size_t size)
 /* Room for restart n / RESTART's reference: a new page when it starts
  * one. */
 static int
-ref_room(ms_dropset *d)
+ref_room(ms_dropset *d, size_t *want)
 {
 	if (d->n % RESTART || d->n / RESTART / REF_PAGE < d->npages)
 		return 0;
 	return dir_add(d->mem, &d->pages, &d->npages, &d->pages_cap,
-	               REF_PAGE * sizeof(uint32_t));
+	               REF_PAGE * sizeof(uint32_t), want);
 }
 
 /* Room for a record of len bytes at the end of the last chunk: a new
  * chunk when it does not fit (the old one's tail stays unused). */
 static int
-record_room(ms_dropset *d, size_t len)
+record_room(ms_dropset *d, size_t len, size_t *want)
 {
 	if (d->nchunks && d->used + len + 1 <= chunk_size(d->nchunks - 1))
 		return 0;
 	if (d->nchunks == CHUNKS_MAX)
 		return MS_ERR_RANGE;
 	size_t size = chunk_size(d->nchunks);
-	int rc = dir_add(d->mem, &d->chunks, &d->nchunks, &d->chunks_cap, size);
+	int rc = dir_add(d->mem, &d->chunks, &d->nchunks, &d->chunks_cap, size,
+	                 want);
 	if (rc)
 		return rc;
 	if (d->nchunks > 1)
@@ -299,12 +313,13 @@ slot_put(uint32_t *slots, unsigned bits, uint64_t h, uint32_t idx1)
 }
 
 static int
-grow_slots(ms_dropset *d)
+grow_slots(ms_dropset *d, size_t *want)
 {
 	unsigned bits = d->slot_bits ? d->slot_bits + 1 : SLOTS_FIRST_BITS;
 	if (bits > SLOTS_MAX_BITS)
 		return MS_ERR_RANGE;
 	size_t ns = (size_t)1 << bits;
+	*want = ns * sizeof(uint32_t);
 	uint32_t *s = ms_mem_calloc(d->mem, ns, sizeof(*s));
 	if (!s)
 		return MS_ERR_NOMEM;
@@ -355,13 +370,13 @@ ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len, int64_t min_ts,
 		               "drop set: trace %.*s recorded twice", (int)len,
 		               (const char *)tid);
 	int rc = 0;
+	size_t want = 0;
 	if ((d->n + 1) * 2 > nslots(d))
-		rc = grow_slots(d);
+		rc = grow_slots(d, &want);
 	if (rc == MS_ERR_RANGE)
 		return ms_fail(eb, rc, "drop set: full at %zu traces", d->n);
 	if (rc)
-		return ms_fail(eb, rc, "drop set: cannot grow: %s",
-		               ms_strerror(rc));
+		return nomem(eb, "its slot table", want);
 	uint64_t base = d->n ? d->base : (uint64_t)min_ts;
 	uint32_t shared = 0;
 	if (d->n % RESTART)
@@ -377,13 +392,13 @@ ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len, int64_t min_ts,
 	p = ms_put_uvarint(p, zigzag((uint64_t)min_ts - base));
 	p = ms_put_uvarint(p, zigzag((uint64_t)max_ts - (uint64_t)min_ts));
 	rlen = (size_t)(p - rec);
-	rc = ref_room(d);
-	if (!rc)
-		rc = record_room(d, rlen);
+	if ((rc = ref_room(d, &want)))
+		return nomem(eb, "its restart references", want);
+	rc = record_room(d, rlen, &want);
 	if (rc == MS_ERR_RANGE)
 		return ms_fail(eb, rc, "drop set: full at %zu traces", d->n);
 	if (rc)
-		return ms_fail(eb, rc, "drop set: out of memory");
+		return nomem(eb, "its records", want);
 	memcpy((uint8_t *)d->chunks[d->nchunks - 1] + d->used, rec, rlen);
 	if (d->n % RESTART == 0) {
 		size_t r = d->n / RESTART;

@@ -79,17 +79,25 @@ ms_guard_open(ms_guard **out, const ms_guard_part *outside, size_t n,
 		return ms_fail(eb, MS_ERR_INVAL, "guard: parts missing");
 	ms_guard *g = ms_mem_calloc(opts->mem, 1, sizeof(*g));
 	if (!g)
-		return ms_fail(eb, MS_ERR_NOMEM, "guard: out of memory");
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "guard: out of memory for its state (%zu bytes)",
+		               sizeof(*g));
 	g->mem = opts->mem;
 	g->grace = opts->grace_ns > 0 ? opts->grace_ns : MS_GRACE_NS;
 	if (n) {
 		g->parts = ms_mem_calloc(g->mem, n, sizeof(*g->parts));
 		g->known = ms_mem_calloc(g->mem, n, sizeof(*g->known));
 		if (!g->parts || !g->known) {
+			bool parts = !g->parts;
 			g->nparts = n;
 			ms_guard_close(g);
-			return ms_fail(eb, MS_ERR_NOMEM,
-			               "guard: out of memory for %zu parts", n);
+			return ms_fail(
+			        eb, MS_ERR_NOMEM,
+			        "guard: out of memory for %s of %zu parts "
+			        "(%zu bytes)",
+			        parts ? "the bounds" : "the sorted IDs", n,
+			        n * (parts ? sizeof(*g->parts)
+			                   : sizeof(*g->known)));
 		}
 		memcpy(g->parts, outside, n * sizeof(*outside));
 		for (size_t i = 0; i < n; i++)

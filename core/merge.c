@@ -562,7 +562,10 @@ collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols, held *h)
 	sc->hdr_end = INT64_MIN;
 	if (hold_rows) {
 		if (!(tid = ms_arena_dup(a, tid, c->tid_len, 1)))
-			return ms_fail(&c->eb, MS_ERR_NOMEM, "out of memory");
+			return ms_fail(&c->eb, MS_ERR_NOMEM,
+			               "out of memory for the ID of a held "
+			               "trace (%zu bytes)",
+			               (size_t)c->tid_len);
 	} else {
 		ms_arena_reset(&sc->arena);
 	}
@@ -849,7 +852,10 @@ stage_trace(merge_ctx *c)
 		c->add_keep = NULL;
 		held0 = c->hold.used_bytes;
 		if (!(h = ms_arena_alloc(&c->hold, sizeof(*h), 8)))
-			return ms_fail(&c->eb, MS_ERR_NOMEM, "out of memory");
+			return ms_fail(&c->eb, MS_ERR_NOMEM,
+			               "out of memory for the record of a held "
+			               "trace (%zu bytes)",
+			               sizeof(*h));
 		memset(h, 0, sizeof(*h));
 	}
 	bool hold_rows = h && c->ngroup > 1;
@@ -1322,7 +1328,10 @@ sampling_open(merge_ctx *c)
 	ms_part_meta *metas =
 	        ms_mem_calloc(c->mem, c->nsrcs, sizeof(ms_part_meta));
 	if (!metas)
-		return ms_fail(&c->eb, MS_ERR_NOMEM, "out of memory");
+		return ms_fail(&c->eb, MS_ERR_NOMEM,
+		               "out of memory for the metadata of %zu inputs "
+		               "(%zu bytes)",
+		               c->nsrcs, c->nsrcs * sizeof(ms_part_meta));
 	for (size_t i = 0; i < c->nsrcs; i++) {
 		metas[i] = *ms_part_get_meta(c->srcs[i].part);
 		ms_sampling_input_add(&in, metas[i].rows, metas[i].min_ts,

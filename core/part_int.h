@@ -304,6 +304,7 @@ typedef struct ms__win {
 	uint64_t bytes_read;
 	uint64_t counted; /* mapped: file bytes [0, counted) counted read */
 	size_t window;    /* read-ahead per refill; 0 = MS__READ_WINDOW */
+	size_t want;      /* the last refill's size (for its message) */
 	/* Mapped: pages before `released` were dropped from this process
 	 * (they stay in the page cache), pages before `populated` were
 	 * faulted in ahead, by this window. */
@@ -334,6 +335,10 @@ int ms__win_open(ms__win *w, const ms_part *p, ms_mem *mem, ms_io *io,
 /* Point *out at file bytes [off, off + n), valid until the next call or
  * close: 0, or an error code (the caller names the part). */
 int ms__win_get(ms__win *w, uint64_t off, size_t n, const uint8_t **out);
+/* What ms__win_get's failure rc was, for a message: "file is short", the
+ * refill's size when it found no memory, or ms_strerror(rc); written in
+ * buf (n bytes) when it needs to be. */
+const char *ms__win_why(const ms__win *w, int rc, char *buf, size_t n);
 void ms__win_close(ms__win *w);
 /* Open w over the mapping of `from` (which must be mapped and stay open
  * while w is). */

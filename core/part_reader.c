@@ -976,6 +976,18 @@ win_residency(ms__win *w, uint64_t off, size_t n)
 	}
 }
 
+const char *
+ms__win_why(const ms__win *w, int rc, char *buf, size_t n)
+{
+	if (rc == MS_ERR_CORRUPT)
+		return "file is short";
+	if (rc != MS_ERR_NOMEM)
+		return ms_strerror(rc);
+	snprintf(buf, n, "out of memory for a read window (%zu bytes)",
+	         w->want);
+	return buf;
+}
+
 int
 ms__win_get(ms__win *w, uint64_t off, size_t n, const uint8_t **out)
 {
@@ -998,6 +1010,7 @@ ms__win_get(ms__win *w, uint64_t off, size_t n, const uint8_t **out)
 	uint64_t want = n > window ? n : window;
 	if (want > w->size - off)
 		want = w->size - off;
+	w->want = (size_t)want;
 	if (want > w->cap) {
 		ms_mem_free(w->mem, w->buf, w->cap);
 		w->buf = NULL;
@@ -1398,11 +1411,11 @@ ms_part_iter_next(ms_part_iter *it, const ms_block_info **info, ms_errbuf *eb)
 		__builtin_prefetch(ah + 128);
 	}
 	rc = ms__win_get(&it->win, off, stored, &it->cur);
+	char wwhy[64];
 	if (rc)
 		return ifail(it, eb, rc, "read at offset %llu: %s",
 		             (unsigned long long)off,
-		             rc == MS_ERR_CORRUPT ? "file is short"
-		                                  : ms_strerror(rc));
+		             ms__win_why(&it->win, rc, wwhy, sizeof(wwhy)));
 	ms__block_hdr *h = &it->h;
 	if (it->trusted) {
 		block_fields(it->cur, stored, h);

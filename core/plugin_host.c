@@ -557,7 +557,10 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 		               "plugin host for %s: no host executable", path);
 	ms__phost *h = ms_mem_calloc(NULL, 1, sizeof(*h));
 	if (!h)
-		return ms_fail(eb, MS_ERR_NOMEM, "plugin host: out of memory");
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "plugin host for %s: out of memory for its "
+		               "state (%zu bytes)",
+		               path, sizeof(*h));
 	h->pid = -1;
 	h->sock = h->memfd = -1;
 	if (log)

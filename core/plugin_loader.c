@@ -418,8 +418,10 @@ ms__plugin_new(ms_plugin **out, const char *path,
 		return ms_fail(eb, MS_ERR_INVAL, "plugin: empty path");
 	ms_plugin *p = ms_mem_calloc(opts->mem, 1, sizeof(*p));
 	if (!p)
-		return ms_fail(eb, MS_ERR_NOMEM, "plugin %s: out of memory",
-		               path);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "plugin %s: out of memory for its handle (%zu "
+		               "bytes)",
+		               path, sizeof(*p));
 	atomic_init(&p->refs, 1);
 	p->mem = opts->mem;
 	p->log = opts->log;
@@ -427,9 +429,13 @@ ms__plugin_new(ms_plugin **out, const char *path,
 	p->path_size = strlen(path) + 1;
 	p->path = ms_mem_dup(opts->mem, path, p->path_size);
 	if (!p->path) {
+		size_t want = p->path_size;
 		ms_mem_free(p->mem, p, sizeof(*p));
-		return ms_fail(eb, MS_ERR_NOMEM, "plugin %s: out of memory",
-		               path);
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "plugin %s: out of memory for a copy of its path "
+		        "(%zu bytes)",
+		        path, want);
 	}
 	*out = p;
 	return 0;

@@ -357,28 +357,37 @@ reaper_main(void *arg)
 	return NULL;
 }
 
-static struct ms__reaper *
-reaper_new(ms_mem *mem)
+/* s's reaper, its thread started, in *out; or an error naming why. */
+static int
+reaper_new(const ms_shard *s, struct ms__reaper **out, ms_errbuf *eb)
 {
-	struct ms__reaper *rp = ms_mem_calloc(mem, 1, sizeof(*rp));
+	*out = NULL;
+	struct ms__reaper *rp = ms_mem_calloc(s->mem, 1, sizeof(*rp));
 	if (!rp)
-		return NULL;
-	rp->mem = mem;
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "shard %s: out of memory for its reaper (%zu "
+		               "bytes)",
+		               s->dir, sizeof(*rp));
+	rp->mem = s->mem;
 	atomic_init(&rp->refs, 1);
-	if (pthread_mutex_init(&rp->mu, NULL) != 0)
+	int e = pthread_mutex_init(&rp->mu, NULL);
+	if (e)
 		goto fail_mu;
-	if (pthread_cond_init(&rp->cv, NULL) != 0)
+	if ((e = pthread_cond_init(&rp->cv, NULL)) != 0)
 		goto fail_cv;
-	if (ms_thread_start(&rp->th, MS_THREAD_STACK, reaper_main, rp) != 0)
+	if ((e = ms_thread_start(&rp->th, MS_THREAD_STACK, reaper_main, rp)))
 		goto fail_th;
-	return rp;
+	*out = rp;
+	return 0;
 fail_th:
 	pthread_cond_destroy(&rp->cv);
 fail_cv:
 	pthread_mutex_destroy(&rp->mu);
 fail_mu:
-	ms_mem_free(mem, rp, sizeof(*rp));
-	return NULL;
+	ms_mem_free(s->mem, rp, sizeof(*rp));
+	return ms_thread_fail(eb, MS_ERR_IO, e,
+	                      "shard %s: cannot start its reaper thread",
+	                      s->dir);
 }
 
 /* Queue a dead part; false when the reaper has stopped or no memory (the
@@ -1271,11 +1280,10 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 		s->next_id = c.max_seen + 1;
 	if (opts->first_new_id > s->next_id)
 		s->next_id = opts->first_new_id;
+	if (opts->reap_async && (rc = reaper_new(s, &s->reaper, eb)) != 0)
+		goto fail;
 	write_note(s, &c);
 	snap_release(s->mem, &sn);
-	/* Without a thread deletion stays inline: slower, still correct. */
-	if (opts->reap_async)
-		s->reaper = reaper_new(s->mem);
 	*out = s;
 	return 0;
 fail:

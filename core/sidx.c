@@ -1755,11 +1755,11 @@ inflate_chunk(ms_sidx_iter *it, uint64_t off, uint32_t stored,
 {
 	const uint8_t *c;
 	int rc = ms__win_get(&it->win, off, stored, &c);
+	char why[64];
 	if (rc)
 		return sifail(it, eb, rc, "read at offset %llu: %s",
 		              (unsigned long long)off,
-		              rc == MS_ERR_CORRUPT ? "file is short"
-		                                   : ms_strerror(rc));
+		              ms__win_why(&it->win, rc, why, sizeof(why)));
 	if (memcmp(c, MS__CHUNK_MAGIC, 4) != 0)
 		return sifail(it, eb, MS_ERR_CORRUPT, "bad chunk magic");
 	if (ms_le64(c + offsetof(struct ms__chunk_disk, header_xxh)) !=

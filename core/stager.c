@@ -495,16 +495,6 @@ decide(ms_stager *s, ms_batch *bt, ms_errbuf *eb)
 	return 0;
 }
 
-/* The bytes the columns of the batch being built hold. */
-static size_t
-builder_bytes(const ms__builder *b)
-{
-	size_t n = 0;
-	for (int i = 0; i < C_NBUF; i++)
-		n += b->buf[i].len;
-	return n;
-}
-
 /* Finish the builder's batch, size the keep bytes for it and run the
  * chain on it: *bt is the batch (the caller releases it). */
 static int
@@ -517,7 +507,7 @@ build_and_decide(ms_stager *s, size_t nb, ms_batch **bt, ms_errbuf *eb)
 		        eb, rc,
 		        "stager: out of memory for a batch of %zu traces "
 		        "and %zu rows (its columns hold %zu bytes)",
-		        s->b.ntraces, s->b.nrows, builder_bytes(&s->b));
+		        s->b.ntraces, s->b.nrows, ms__builder_bytes(&s->b));
 	}
 	if (rc) {
 		stager_move(s, ST_FAILED);
@@ -801,7 +791,7 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 			               "of the batch being built (%u rows; "
 			               "its columns hold %zu bytes)",
 			               s->b.ntraces + 1, (unsigned)ts->nrows,
-			               builder_bytes(&s->b));
+			               ms__builder_bytes(&s->b));
 		}
 		/* The entry exactly as the chain will get it. */
 		ms_plugin_trace *t =

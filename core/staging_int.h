@@ -68,6 +68,8 @@ int ms__builder_add(ms__builder *b, const ms_row *rows, size_t n);
 int ms__builder_add_summary(ms__builder *b, const ms_stage_summary *ts);
 /* Turn the builder's data columns into a batch (one reference). */
 int ms__builder_finish(ms__builder *b, ms_batch **out);
+/* The bytes the columns of the batch being built hold (for messages). */
+size_t ms__builder_bytes(const ms__builder *b);
 /* After the chain call on bt returned: hand its buffers back to the
  * builder if no timed-out call kept it and they hold at most `bound`
  * bytes. Returns whether it did; the caller releases bt either way. */

@@ -24,6 +24,7 @@
 #ifndef MS_TEST_TSAN
 #define MS_TEST_TSAN 0
 #endif
+#include "alloc_testlib.h"
 #include "child_testlib.h"
 #include "san_testlib.h"
 #include "thread_testlib.h"
@@ -65,6 +66,16 @@ make_rows(rows10 *r)
 			w->latency_ms = 1;
 		}
 	}
+}
+
+/* make_rows, with two tags on row 3. */
+static void
+make_rows_tagged(rows10 *r)
+{
+	static const char *tags[] = { "http.status=500", "db=x" };
+	make_rows(r);
+	r->rows[3].tags = tags;
+	r->rows[3].ntags = 2;
 }
 
 static void
@@ -166,10 +177,7 @@ test_batch_columns(void **st)
 {
 	(void)st;
 	rows10 r;
-	make_rows(&r);
-	const char *tags[] = { "http.status=500", "db=x" };
-	r.rows[3].tags = tags;
-	r.rows[3].ntags = 2;
+	make_rows_tagged(&r);
 	r.rows[3].is_error = true;
 	r.rows[3].latency_ms = 7;
 	ms_batch *b;
@@ -330,6 +338,117 @@ test_worker_without_threads(void **st)
 	    !strstr(ls.last_fail, "ulimit -v"))
 		fail_msg("link failed open with \"%s\"", ls.last_fail);
 	close_chain(&f);
+}
+
+/* A chain of two links (tp_mask, alwayskeep) in one host mode, with a
+ * batch decided once: what one call of the out-of-memory sweep does. */
+typedef struct oom_ctx {
+	enum ms_plugin_host_mode mode;
+	char paths[2][512];
+	ms_batch *b;
+	unsigned decide_failed; /* calls whose Decide met the failure */
+} oom_ctx;
+
+static int
+chain_open_decide_close(void *ctx, ms_errbuf *eb)
+{
+	oom_ctx *x = ctx;
+	ms_chain_link_spec links[2] = { { x->paths[0], "02" },
+		                        { x->paths[1], "" } };
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	ms_chain_opts o = { .mem = &mem,
+		            .host_mode = x->mode,
+		            .host_exe = MS_BINARY_DIR "/tui/mergescope" };
+	ms_chain *c = NULL;
+	int rc = ms_chain_open(&c, links, 2, &o, eb);
+	if (rc == 0) {
+		uint8_t keep[NT];
+		ms_chain_call call;
+		assert_int_equal(ms_chain_decide(c, x->b, keep, &call), 0);
+		for (size_t i = 0; i < 2 && call.links_failed; i++) {
+			ms_link_stats ls;
+			ms_chain_link_stats(c, i, &ls);
+			if (ls.last_result != MS_LINK_HOST_ERROR)
+				continue;
+			if (!strstr(ls.last_fail, "out of memory for ") ||
+			    !strstr(ls.last_fail, " bytes)"))
+				fail_msg("link %zu failed open with \"%s\"",
+				         i + 1, ls.last_fail);
+			x->decide_failed++;
+		}
+	}
+	ms_chain_close(c);
+	ms_mem_stats st;
+	ms_mem_stats_get(&mem, &st);
+	if (st.live != 0)
+		fail_msg("%lld bytes left (\"%s\")", (long long)st.live,
+		         rc ? eb->msg : "");
+	if (rc && !strstr(eb->msg, " bytes)"))
+		fail_msg("no size in \"%s\"", eb->msg);
+	return rc;
+}
+
+/* A chain out of memory at each allocation of its open (its own memory
+ * and the plain malloc of its abandon record, log relay and plugin host)
+ * and of a Decide, in either host mode, says what the memory was for and
+ * how many bytes, and leaves nothing allocated (a Decide fails the link
+ * open, saying so in its stats). It said only "chain: out of memory" and
+ * "plugin host: out of memory"; a Decide said "out of memory for
+ * verdicts". */
+static void
+test_chain_out_of_memory(void **st)
+{
+	(void)st;
+	oom_ctx x;
+	memset(&x, 0, sizeof(x));
+	path_of(x.paths[0], sizeof(x.paths[0]), "tp_mask");
+	path_of(x.paths[1], sizeof(x.paths[1]), "alwayskeep");
+	rows10 r;
+	make_rows(&r);
+	ms_errbuf eb;
+	assert_int_equal(ms_batch_from_rows(&x.b, NULL, MS_PROJ_ALL, r.rows,
+	                                    NT * 2, &eb),
+	                 0);
+	const enum ms_plugin_host_mode modes[2] = { MS_PLUGIN_HOST_INPROC,
+		                                    MS_PLUGIN_HOST_PROCESS };
+	for (int i = 0; i < 2; i++) {
+		x.mode = modes[i];
+		x.decide_failed = 0;
+		unsigned failed =
+		        tl_alloc_sweep(chain_open_decide_close, &x, "chain");
+		fprintf(stderr,
+		        "host mode %d: %u opens and %u Decides "
+		        "failed\n",
+		        i, failed, x.decide_failed);
+		assert_true(failed >= 8);
+		assert_true(x.decide_failed >= 2);
+	}
+	ms_batch_release(x.b);
+}
+
+/* A batch out of memory at each of its allocations says for what and
+ * how many bytes, and leaves nothing allocated: it said only "batch: out
+ * of memory". */
+static int
+batch_from_rows10(void *ctx, ms_mem *mem, ms_errbuf *eb)
+{
+	rows10 *r = ctx;
+	ms_batch *b = NULL;
+	int rc = ms_batch_from_rows(&b, mem, MS_PROJ_ALL, r->rows, NT * 2, eb);
+	if (rc == 0)
+		assert_int_equal(ms_batch_view(b)->ntraces, NT);
+	ms_batch_release(b);
+	return rc;
+}
+
+static void
+test_batch_out_of_memory(void **st)
+{
+	(void)st;
+	rows10 r;
+	make_rows_tagged(&r);
+	assert_true(tl_mem_sweep(batch_from_rows10, &r, "batch: ") >= 5);
 }
 
 /* A Decide that writes past its n verdicts (8 more, all "keep") and
@@ -765,6 +884,60 @@ log_capture(void *ctx, const ms_chain_log_line *ln)
 	log_cap *lc = ctx;
 	snprintf(lc->msg, sizeof(lc->msg), "%s", ln->msg ? ln->msg : "");
 	lc->n++;
+}
+
+/* A plugin whose close() finds no thread to run on (no room for one, or
+ * no memory for its record) is closed on the closing thread, and the log
+ * says why, with ms_thread_fail's wording. It was closed there without a
+ * word: a close() that then hung held the chain's close for ever with
+ * nothing to say why the grace did not apply. */
+static void
+test_closer_without_threads(void **st)
+{
+	(void)st;
+	ms_mem mem;
+	log_cap lc;
+	memset(&lc, 0, sizeof(lc));
+	ms_chain_opts o = { .mem = &mem, .log = log_capture, .log_ctx = &lc };
+	ms_chain *c = NULL;
+	ms_errbuf eb;
+	if (open_one(&c, "tp_mask", "02", &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	tl_threads_fail_all(true);
+	ms_chain_close(c);
+	tl_threads_fail_all(false);
+	tl_assert_no_live(&mem);
+	fprintf(stderr, "logged: %s\n", lc.msg);
+	assert_int_equal(lc.n, 1);
+	assert_non_null(strstr(lc.msg, "tp_mask.so (tp_mask): could not "
+	                               "start a thread for its close(): "));
+	assert_non_null(strstr(lc.msg, strerror(EAGAIN)));
+	assert_non_null(strstr(lc.msg, "ulimit -v"));
+	assert_non_null(strstr(lc.msg, "close() runs on the closing thread"));
+
+	/* Each allocation of the close failed in turn: the closer's record
+	 * is one, and its failure is said the same way. */
+	unsigned said = 0;
+	for (long k = 0;; k++) {
+		memset(&lc, 0, sizeof(lc));
+		if (open_one(&c, "tp_mask", "02", &o, &eb))
+			fail_msg("chain: %s", eb.msg);
+		tl_alloc_fail_nth(k);
+		ms_chain_close(c);
+		if (!tl_alloc_disarm())
+			break;
+		tl_assert_no_live(&mem);
+		if (lc.n == 0)
+			continue;
+		fprintf(stderr, "logged: %s\n", lc.msg);
+		if (!strstr(lc.msg, "(tp_mask): out of memory for the record "
+		                    "of its close() thread (") ||
+		    !strstr(lc.msg, " bytes); close() runs on the closing "
+		                    "thread"))
+			fail_msg("allocation %ld: \"%s\"", k, lc.msg);
+		said++;
+	}
+	assert_int_equal(said, 1);
 }
 
 /* A close() that never returns: closing the chain waits close_grace_ns
@@ -1414,6 +1587,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_batch_columns),
 		cmocka_unit_test(test_and_over_links),
 		cmocka_unit_test(test_worker_without_threads),
+		cmocka_unit_test(test_chain_out_of_memory),
+		cmocka_unit_test(test_batch_out_of_memory),
 		cmocka_unit_test(test_fail_open_error),
 		cmocka_unit_test(test_fail_open_wrong_length),
 		cmocka_unit_test(test_fail_open_bad_value),
@@ -1431,6 +1606,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_constructor_hang_fails_chain_open),
 		cmocka_unit_test(test_stats_hang_is_bounded),
 		cmocka_unit_test(test_close_hang_is_bounded),
+		cmocka_unit_test(test_closer_without_threads),
 		cmocka_unit_test(test_process_and_over_links),
 		cmocka_unit_test(test_process_segv_fails_open),
 		cmocka_unit_test(test_process_abort_fails_open),

@@ -952,6 +952,14 @@ test_usage(void **state)
 	const char *none[] = { "bench", NULL };
 	assert_int_equal(run(none, false), 64);
 	assert_non_null(strstr(err, "--variants"));
+	/* A bad value is named when a required option is missing too: it
+	 * was passed over for the missing --variants. */
+	const char *badreps[] = { "bench", "--reps", "x", NULL };
+	assert_int_equal(run(badreps, false), 64);
+	assert_non_null(strstr(err, "--reps \"x\": expected a whole number"));
+	const char *badjobs[] = { "bench", "--jobs", "0", NULL };
+	assert_int_equal(run(badjobs, false), 64);
+	assert_non_null(strstr(err, "--jobs \"0\": expected a whole number"));
 	/* Each variant, the fixture and --cache are checked as `run` checks
 	 * them before the series directory is made or any run starts. */
 	char fresh[PATH_MAX];

@@ -217,9 +217,8 @@ test_out_empty(void **state)
 	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
 	                     "1", "--out", "", NULL),
 	                 EXIT_USAGE);
-	assert_string_equal(err_text, "mergescope fixture build: --out: "
-	                              "expected a directory name, got an "
-	                              "empty one\n");
+	assert_string_equal(err_text, "mergescope fixture build: --out \"\": "
+	                              "expected a directory name\n");
 	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
 	                     "1", "--out=", NULL),
 	                 EXIT_USAGE);
@@ -310,6 +309,11 @@ test_errors_name_the_subcommand(void **state)
 	                              "--seed N is required\n");
 	assert_int_equal(cli("fixture", "check", NULL), EXIT_USAGE);
 	assert_each_line_begins("mergescope fixture check: ");
+	/* An empty name is no directory: it was looked for as one, and
+	 * "/manifest.sqlite" was said missing (exit 2). */
+	assert_int_equal(cli("fixture", "check", "", NULL), EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope fixture check: \"\": "
+	                              "expected a directory name\n");
 	assert_string_equal(listing("."), "s1");
 	assert_string_equal(listing(cache_dir()), "");
 }

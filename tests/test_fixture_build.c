@@ -2362,6 +2362,26 @@ test_build_threads_small_stacks(void **state)
 	assert_true(atomic_load(&tl_thread.small) >= 8); /* the writers */
 }
 
+/* A build whose writers find no room for a thread fails saying why and
+ * where to look; it said only "cannot start a writer thread". */
+static void
+test_build_without_threads(void **state)
+{
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+
+	(void)state;
+	/* The writers' threads only: the sampler's workers start first. */
+	tl_threads_fail_stack(FX_THREAD_STACK);
+	int rc = build("nothreads", 1, 0, &rep, &eb);
+	tl_threads_fail_stack(0);
+	fprintf(stderr, "refused as expected: %s\n", eb.msg);
+	assert_true(rc < 0);
+	assert_non_null(strstr(eb.msg, "cannot start a writer thread: "));
+	assert_non_null(strstr(eb.msg, strerror(EAGAIN)));
+	assert_non_null(strstr(eb.msg, "ulimit -v"));
+}
+
 int
 main(void)
 {
@@ -2369,6 +2389,7 @@ main(void)
 		cmocka_unit_test(test_consolidated_parts),
 		cmocka_unit_test(test_smoke_builds_and_opens),
 		cmocka_unit_test(test_build_threads_small_stacks),
+		cmocka_unit_test(test_build_without_threads),
 		cmocka_unit_test(test_proof),
 		cmocka_unit_test(test_slot_paths),
 		cmocka_unit_test(test_proof_threads),

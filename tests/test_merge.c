@@ -1099,6 +1099,64 @@ sfx_merge(sfx *s, int64_t now, ms_merge_result *res)
 	return do_sampled(&s->f, s->ids, 3, s->p, now, res);
 }
 
+/* A merge through a pipeline (retaining, so trace records are held) with
+ * each of its allocations failed in turn fails saying what the memory
+ * was for, leaving the shard and the memory as they were; then it
+ * succeeds. Said only "out of memory": a held trace's record and ID, the
+ * inputs' metadata for the sampling decision, and a part reader's read
+ * window. */
+static void
+test_sampled_merge_out_of_memory(void **state)
+{
+	(void)state;
+	sfx s;
+	sfx_open(&s, 40, NULL);
+	ms_merge_req req = {
+		.shard = s.f.s,
+		.inputs = s.ids,
+		.ninputs = 3,
+		.parent_mem = &s.f.mem,
+		.now_ns = MATURE_NS,
+		.staging = MS_STAGING_RETAIN,
+	};
+	ms_mem pm;
+	ms_mem_stats st0;
+	ms_mem_stats_get(&s.f.mem, &st0);
+	unsigned failed = 0;
+	for (uint64_t n = 1;; n++) {
+		/* A pipeline of its own each time: its chain keeps workers
+		 * and buffers from one merge to the next. */
+		ms_mem_init(&pm, NULL);
+		ms_pipeline *p = open_pipeline("alwayskeep", &pm);
+		req.pipeline = p;
+		ms_merge_hooks h = { .fail_alloc_at = n };
+		ms_merge_result res;
+		ms_errbuf eb = { { 0 } };
+		int rc = ms__merge_execute_hooked(&req, &h, &res, &eb);
+		ms_pipeline_close(p);
+		ms_mem_stats pst;
+		ms_mem_stats_get(&pm, &pst);
+		assert_int_equal(pst.live, 0);
+		if (rc == 0)
+			break; /* past the merge's last allocation */
+		failed++;
+		const char *oom = strstr(eb.msg, "out of memory");
+		assert_int_equal(rc, MS_ERR_NOMEM);
+		/* The part and index writers' own messages (the write and
+		 * index stages) still say only "out of memory" at places. */
+		bool writers = res.err_stage == MS_MERGE_STAGE_WRITE ||
+		               res.err_stage == MS_MERGE_STAGE_INDEX;
+		if (!oom || (!writers && !oom[strlen("out of memory")]))
+			fail_msg("allocation %llu: %d \"%s\"",
+			         (unsigned long long)n, rc, eb.msg);
+		ms_mem_stats st;
+		ms_mem_stats_get(&s.f.mem, &st);
+		assert_int_equal(st.live, st0.live);
+	}
+	assert_true(failed > 10);
+	sfx_close(&s);
+}
+
 /* The same put_fragmented inputs of ntr traces in two shards, each with
  * a pipeline of spec under the hard ceiling `hard`. */
 typedef struct twin {
@@ -2255,6 +2313,7 @@ main(void)
 		cmocka_unit_test(test_disjoint_inputs_copy_every_block_raw),
 		cmocka_unit_test(test_dictionary_merge),
 		cmocka_unit_test(test_pipeline_out_of_memory),
+		cmocka_unit_test(test_sampled_merge_out_of_memory),
 		cmocka_unit_test(test_fragmented_traces_come_out_whole),
 		cmocka_unit_test(test_combined_rows_ordered_by_start),
 		cmocka_unit_test(test_depth_and_bounds),

@@ -368,6 +368,34 @@ test_spec_link_limit(void **st)
 	ms_chain_spec_release(&s);
 }
 
+/* A spec of three links, two with configs, parsed into mem. */
+static int
+parse_three(void *ctx, ms_mem *mem, ms_errbuf *eb)
+{
+	(void)ctx;
+	ms_chain_spec s;
+	int rc = ms_chain_spec_parse(&s, "alwayskeep,detdrop:35,skywalking",
+	                             "/p", mem, eb);
+	if (rc == 0) {
+		assert_int_equal(s.n, 3);
+		assert_string_equal(s.links[1].path, "/p/detdrop.so");
+	}
+	ms_chain_spec_release(&s);
+	return rc;
+}
+
+/* A spec parsed out of memory at each of its allocations says which
+ * plugin's path or config it was for and how many bytes, and leaves
+ * nothing allocated: it said only "chain spec: out of memory", and a
+ * config that found no memory left its link's path unwritten, to be
+ * measured with strlen when released. */
+static void
+test_spec_out_of_memory(void **st)
+{
+	(void)st;
+	assert_int_equal(tl_mem_sweep(parse_three, NULL, "chain spec: "), 6);
+}
+
 static void
 test_spec_errors(void **st)
 {
@@ -458,6 +486,7 @@ main(void)
 		cmocka_unit_test(test_spec_variants),
 		cmocka_unit_test(test_spec_link_limit),
 		cmocka_unit_test(test_spec_errors),
+		cmocka_unit_test(test_spec_out_of_memory),
 		cmocka_unit_test(test_chain_open_names_failing_link),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

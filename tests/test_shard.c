@@ -30,6 +30,7 @@
 #include "ms_shard.h"
 #include "ms_sidx.h"
 #include "shard_testlib.h"
+#include "thread_testlib.h"
 
 /* ---- rows derived from a seed: every raw part holds one seed ---- */
 
@@ -1248,6 +1249,33 @@ test_reaper_deletes_inputs(void **state)
 	rm_dir(dir);
 }
 
+/* A shard whose reaper thread cannot start is not opened, and says why:
+ * it was opened deleting inline, without a word, and a caller that asked
+ * for deletions off its own thread never learnt why they were on it. */
+static void
+test_reaper_without_threads(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_errbuf eb = { { 0 } };
+	ms_shard_opts o = { .dir = dir, .create = true, .reap_async = true };
+	ms_shard *s = NULL;
+	tl_threads_fail_all(true);
+	int rc = ms_shard_open(&s, &o, &eb);
+	tl_threads_fail_all(false);
+	fprintf(stderr, "refused as expected: %s\n", eb.msg);
+	assert_int_equal(rc, MS_ERR_IO);
+	assert_null(s);
+	assert_non_null(strstr(eb.msg, dir));
+	assert_non_null(strstr(eb.msg, "cannot start its reaper thread: "));
+	assert_non_null(strstr(eb.msg, strerror(EAGAIN)));
+	assert_non_null(strstr(eb.msg, "ulimit -v"));
+	/* Nothing was left behind that a second open would trip on. */
+	assert_int_equal(ms_shard_open(&s, &o, &eb), 0);
+	ms_shard_close(s);
+	rm_dir(dir);
+}
+
 /* ---- threads: views taken while transactions run ---- */
 
 struct conc {
@@ -1846,6 +1874,7 @@ main(void)
 		cmocka_unit_test(test_recovery_after_sigkill),
 		cmocka_unit_test(test_crash_at_every_publication_step),
 		cmocka_unit_test(test_reaper_deletes_inputs),
+		cmocka_unit_test(test_reaper_without_threads),
 		cmocka_unit_test(test_publication_syncs),
 		cmocka_unit_test(test_group_commit_syncs),
 		cmocka_unit_test(test_crash_with_group_commit),

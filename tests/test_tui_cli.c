@@ -414,6 +414,47 @@ test_empty_names(void **state)
 	                              "expected a directory name\n");
 }
 
+/* Every command refuses an empty file or directory name as such (64),
+ * as `run` and `tui` do: `report --db ""` and `--vs ""` and `merge-once
+ * --frozen ""` were errors of the command's work (exit 2), and `export
+ * --db ""` was passed over for --format missing. */
+static void
+test_empty_names_every_command(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *cmd, *argv[4], *line;
+	} cases[] = {
+		{ "report",
+		  { "--db", "" },
+		  "mergescope report: --db \"\": "
+		  "expected a file name\n" },
+		{ "report",
+		  { "--db", "x.sqlite", "--vs", "" },
+		  "mergescope report: --vs \"\": expected a file name\n" },
+		{ "export",
+		  { "--db", "" },
+		  "mergescope export: --db \"\": "
+		  "expected a file name\n" },
+		{ "merge-once",
+		  { "--frozen", "", "--variant", "disabled" },
+		  "mergescope merge-once: --frozen \"\": expected a directory "
+		  "name\n" },
+		{ "bench",
+		  { "--collect", "" },
+		  "mergescope bench: --collect "
+		  "\"\": expected a directory "
+		  "name\n" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const *v = cases[i].argv;
+		assert_int_equal(
+		        cli(cases[i].cmd, v[0], v[1], v[2], v[3], NULL),
+		        MS_EXIT_USAGE);
+		assert_string_equal(err_text, cases[i].line);
+	}
+}
+
 /* --profile items are key=value between single commas: an empty item
  * (",", "cpus=2,", "cpus=2,,mem=4g") was skipped, so "," was a profile
  * with no limit in it. A bad spec is named before any input is looked
@@ -657,6 +698,7 @@ main(void)
 		cmocka_unit_test(test_duration_values),
 		cmocka_unit_test(test_speed_values),
 		cmocka_unit_test(test_empty_names),
+		cmocka_unit_test(test_empty_names_every_command),
 		cmocka_unit_test(test_profile_items),
 		cmocka_unit_test(test_break_count),
 		cmocka_unit_test(test_memory_keeps_every_breakpoint),

@@ -3,7 +3,8 @@
  * linked with -Wl,--wrap=pthread_create (ms_thread_wrap_test in
  * tests/CMakeLists.txt): passed through, except that once armed it fails
  * with EAGAIN (what `ulimit -v` leaves a process with no room for a
- * thread) at its nth call or at every call, and that while watched it
+ * thread) at its nth call, at every call, or at every call for a stack
+ * of one size, and that while watched it
  * counts the threads started by their stack size. Safe from any thread.
  * Include once per test, after <cmocka.h>.
  */
@@ -25,6 +26,7 @@ static struct {
 	_Atomic unsigned fail_at; /* 0: never; n: the nth call since armed */
 	_Atomic unsigned calls;   /* since armed */
 	_Atomic bool fail_all;
+	_Atomic size_t fail_stack; /* 0: none; else calls for this stack */
 	_Atomic size_t small_max; /* watched while not 0 */
 	/* while watched: threads with a stack of at most small_max bytes,
 	 * and with a larger one or the default (ulimit -s) */
@@ -36,14 +38,17 @@ __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
                       void *(*fn)(void *), void *arg)
 {
 	size_t small_max = atomic_load(&tl_thread.small_max), ss = 0;
+	bool sized = a && pthread_attr_getstacksize(a, &ss) == 0;
 	if (small_max) {
-		if (a && pthread_attr_getstacksize(a, &ss) == 0 &&
-		    ss <= small_max)
+		if (sized && ss <= small_max)
 			atomic_fetch_add(&tl_thread.small, 1);
 		else
 			atomic_fetch_add(&tl_thread.large, 1);
 	}
 	if (atomic_load(&tl_thread.fail_all))
+		return EAGAIN;
+	size_t fail_stack = atomic_load(&tl_thread.fail_stack);
+	if (fail_stack && sized && ss == fail_stack)
 		return EAGAIN;
 	unsigned at = atomic_load(&tl_thread.fail_at);
 	if (at && atomic_fetch_add(&tl_thread.calls, 1) + 1 == at)
@@ -65,6 +70,14 @@ static inline void
 tl_threads_fail_all(bool on)
 {
 	atomic_store(&tl_thread.fail_all, on);
+}
+
+/* Fail every call for a thread of `stack` bytes of stack while not 0
+ * (the threads with default attributes are never failed by it). */
+static inline void
+tl_threads_fail_stack(size_t stack)
+{
+	atomic_store(&tl_thread.fail_stack, stack);
 }
 
 /* Count the threads started from now by their stack: at most small_max

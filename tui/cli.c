@@ -168,6 +168,21 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 		o->count++;
 		o->value = val;
 	}
+	/* An empty name is no file or directory, in every command: it was
+	 * refused only by `run` and `tui`, and elsewhere came out as an
+	 * error of the command's work (exit 2) or was passed over for a
+	 * required option missing. */
+	for (size_t k = 0; k < nopts; k++) {
+		const ms__opt *e = &opts[k];
+		bool dir = e->arg && strcmp(e->arg, "DIR") == 0;
+		bool file = e->arg && strcmp(e->arg, "FILE") == 0;
+		if (e->count && (dir || file) && !e->value[0]) {
+			fprintf(err,
+			        "mergescope %s: %s \"\": expected a %s name\n",
+			        c->name, e->name, dir ? "directory" : "file");
+			return MS_EXIT_USAGE;
+		}
+	}
 	for (size_t k = 0; k < nopts; k++) {
 		if (opts[k].required && opts[k].count == 0) {
 			fprintf(err,

@@ -47,8 +47,9 @@ typedef struct ms__cmd_args {
  * one line on err naming the option and what it expects). */
 int ms__cmd_main(const ms_cmd *c, int argc, char **argv, FILE *out, FILE *err);
 /* Parse argv[1..argc) against opts ("--x V" and "--x=V"): unknown options,
- * missing values, values given to flags, options given twice, required
- * options missing and values outside their choices. Returns 0, or
+ * missing values, values given to flags, options given twice, an empty
+ * FILE or DIR value, required options missing and values outside their
+ * choices. Returns 0, or
  * MS_EXIT_USAGE after printing what is wrong to err. */
 int ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
                   size_t nopts, FILE *err);
@@ -426,9 +427,8 @@ int ms__mkdir_parent(const char *path);
  * The checks `tui` and `run` make on their parsed options (a->o holds the
  * run table, MS__RO_COUNT entries, of which `tui` parses the first
  * MS__RO_JSON) beyond the parser's: --fixture with --preset, --variant
- * with --chain, an empty file or directory name, the durations, --speed,
- * the --profile spec, and every --break (at most MS__MAX_BREAKS) parsed as
- * the TUI would.
+ * with --chain, the durations, --speed, the --profile spec, and every
+ * --break (at most MS__MAX_BREAKS) parsed as the TUI would.
  * Prints one line naming the command to err and returns MS_EXIT_USAGE,
  * else 0.
  */

@@ -765,19 +765,6 @@ ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err)
 		        c->name);
 		return MS_EXIT_USAGE;
 	}
-	/* An empty name is no file or directory (--work-dir "" was taken
-	 * as no --work-dir, --db "" was said as an error of the run). */
-	for (size_t k = 0; k < a->n; k++) {
-		const ms__opt *e = &o[k];
-		bool dir = e->arg && strcmp(e->arg, "DIR") == 0;
-		bool file = e->arg && strcmp(e->arg, "FILE") == 0;
-		if (e->count && (dir || file) && !e->value[0]) {
-			fprintf(err,
-			        "mergescope %s: %s \"\": expected a %s name\n",
-			        c->name, e->name, dir ? "directory" : "file");
-			return MS_EXIT_USAGE;
-		}
-	}
 	int64_t ns;
 	const ms__opt *d = &o[MS__RO_WAIT_TIMEOUT];
 	if (d->count &&

@@ -656,6 +656,21 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 			            "");
 		return collect(o[O_COLLECT].value, NULL, 0, out, err);
 	}
+	/* The values first: a bad one is named even when a required
+	 * option is missing too. */
+	bench b = { .reps = 5, .o = o };
+	unsigned jobs = 1;
+	if (o[O_REPS].count && !parse_count(o[O_REPS].value, MAX_REPS, &b.reps))
+		return fail(err, MS_EXIT_USAGE,
+		            "--reps \"%s\": expected a whole number from 1 to "
+		            "1000%s",
+		            o[O_REPS].value, "");
+	if (o[O_JOBS].count && !parse_count(o[O_JOBS].value, MAX_JOBS, &jobs))
+		return fail(err, MS_EXIT_USAGE,
+		            "--jobs \"%s\": expected a whole number from 1 to "
+		            "64%s",
+		            o[O_JOBS].value, "");
+	const char *kind = o[O_EMIT].value; /* one of its choices */
 	if (!o[O_VARIANTS].count && !o[O_VARIANT].count)
 		return fail(err, MS_EXIT_USAGE, "%s%s",
 		            "option --variants LIST or --variant V is required "
@@ -669,19 +684,6 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 	if (o[O_FIXTURE].count && o[O_PRESET].count)
 		return fail(err, MS_EXIT_USAGE, "%s%s",
 		            "--fixture and --preset exclude each other", "");
-	const char *kind = o[O_EMIT].value; /* one of its choices */
-	bench b = { .reps = 5, .o = o };
-	unsigned jobs = 1;
-	if (o[O_REPS].count && !parse_count(o[O_REPS].value, MAX_REPS, &b.reps))
-		return fail(err, MS_EXIT_USAGE,
-		            "--reps \"%s\": expected a whole number from 1 to "
-		            "1000%s",
-		            o[O_REPS].value, "");
-	if (o[O_JOBS].count && !parse_count(o[O_JOBS].value, MAX_JOBS, &jobs))
-		return fail(err, MS_EXIT_USAGE,
-		            "--jobs \"%s\": expected a whole number from 1 to "
-		            "64%s",
-		            o[O_JOBS].value, "");
 	if (o[O_VARIANTS].count) {
 		rc = parse_variants(&b, o[O_VARIANTS].value, err);
 	} else {

@@ -151,6 +151,11 @@ cmd_check(int argc, char **argv, FILE *out, FILE *err)
 		             "directory\n");
 		return MS_EXIT_USAGE;
 	}
+	if (!argv[2][0]) {
+		fprintf(err, "mergescope fixture check: \"\": expected a "
+		             "directory name\n");
+		return MS_EXIT_USAGE;
+	}
 	char plugin[4200], dir[4096];
 	ms__plugin_dir(dir, sizeof(dir));
 	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", dir);
@@ -305,16 +310,12 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 	r->out_given = o[MS__FX_OUT].count > 0;
 	if (!r->out_given)
 		return 0;
+	/* Not empty: the parser refuses an empty name. */
 	const char *v = o[MS__FX_OUT].value;
 	size_t len = strlen(v);
 	/* "DIR/" is DIR: its lock goes beside it, not inside. */
 	while (len > 1 && v[len - 1] == '/')
 		len--;
-	if (len == 0) {
-		fprintf(err, "mergescope fixture build: --out: expected a "
-		             "directory name, got an empty one\n");
-		return MS_EXIT_USAGE;
-	}
 	if (len >= sizeof(r->outdir)) {
 		fprintf(err,
 		        "mergescope fixture build: --out: the path is %zu "

@@ -72,7 +72,8 @@ typedef struct ms_shard_opts {
 	uint64_t first_new_id;
 	/* Delete removed parts in a thread of the shard's own instead of in
 	 * the call that removed them (or the view release that unpinned
-	 * them); ms_shard_settle waits for it, close finishes it. */
+	 * them); ms_shard_settle waits for it, close finishes it. Open
+	 * fails (MS_ERR_IO, saying why) when that thread cannot start. */
 	bool reap_async;
 	/* Group commit (design point 1): a transaction syncs nothing and
 	 * writes no snapshot; the next durability point commits all of them

@@ -31,6 +31,10 @@ add_dependencies(test_chain ${MS_TEST_PLUGINS} alwayskeep)
 # Its links' workers find no room for a thread (a wrapper of
 # pthread_create in tests/thread_testlib.h).
 target_link_options(test_chain PRIVATE -Wl,--wrap=pthread_create)
+# Its chains find no memory at each allocation in turn (the wrappers of
+# malloc in tests/alloc_testlib.h): the chain's own records are plain
+# malloc memory.
+ms_alloc_fail_test(test_chain)
 if(TARGET mergescope)
 	# The process-mode tests use the executable as plugin host.
 	add_dependencies(test_chain mergescope)
