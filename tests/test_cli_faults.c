@@ -1548,8 +1548,8 @@ test_owner_records(void **state)
 	static const char *const cut[] = {
 		"mergescope-owner 1\nkind scratch\npid 1",
 		"mergescope-owner 1\nkind scratch\npid 1\nstart 5\nboot b\n",
-		"mergescope-owner 1\nkind scratch\npid 12x\nstart 5\nboot "
-		"b\nnote \n",
+		("mergescope-owner 1\nkind scratch\npid 12x\nstart 5\nboot "
+		 "b\nnote \n"),
 	};
 	for (size_t i = 0; i < sizeof(cut) / sizeof(*cut); i++) {
 		FILE *fp = fopen(rec, "w");

@@ -588,8 +588,8 @@ test_process_matches_inproc(void **state)
 	assert_int_equal(WEXITSTATUS(b.status), 0);
 	static const char *const q[] = {
 		"SELECT selection_fp FROM run",
-		"SELECT final_core_sum || final_latency_sum || "
-		"final_start_time_sum FROM run",
+		("SELECT final_core_sum || final_latency_sum || "
+		 "final_start_time_sum FROM run"),
 		"SELECT sum(kept) || '/' || sum(traces) FROM merge_link",
 		"SELECT count(*) FROM merge_link WHERE fail_open != ''",
 	};
