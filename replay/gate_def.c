@@ -296,3 +296,23 @@ ms_gate_merge_bad_class(const ms_ev_merge *m)
 	return (unsigned)s->klass >= MS_SAMPLING_CLASS_COUNT ||
 	       executed != (s->reason == MS_SREASON_NONE);
 }
+
+void
+ms_gate_idle_detail(const ms_gate_facts *f, size_t claimed,
+                    const char *strays_txt, uint64_t failed, const char *last,
+                    char *d, size_t n)
+{
+	char head[MS_EV_TEXT_MAX] = "";
+	if (failed)
+		snprintf(head, sizeof(head), "%llu failed merges%s%s%s; ",
+		         (unsigned long long)failed,
+		         last[0] ? " (the last: " : "", last,
+		         last[0] ? ")" : "");
+	snprintf(d, n,
+	         "%sidle %s, %zu claimed, %llu temporary entries, %s, %llu "
+	         "quarantined%s",
+	         head, f->engine_idle ? "yes" : "no", claimed,
+	         (unsigned long long)f->tmp_leftovers, strays_txt,
+	         (unsigned long long)f->quarantined,
+	         failed ? "" : ", 0 failed merges");
+}

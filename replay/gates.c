@@ -823,17 +823,16 @@ gate_idle_events(ms_replay *r, ms_gate_facts *f)
 		         strays ? " (" : "", stray, strays ? ")" : "");
 	/* A failed merge the engine made again is no data lost, but the
 	 * run was not clean: the gate says why the last one failed. */
-	char last[sizeof(r->last_failure) + 16] = "";
+	char last[sizeof(r->last_failure)] = "";
 	pthread_mutex_lock(&r->mu);
-	if (r->merges_failed && r->last_failure[0])
-		snprintf(last, sizeof(last), " (the last: %s)",
-		         r->last_failure);
+	uint64_t failed = r->merges_failed;
+	if (failed)
+		snprintf(last, sizeof(last), "%s", r->last_failure);
 	pthread_mutex_unlock(&r->mu);
-	gate(r, MS_GATE_IDLE_NO_LEAKS, f,
-	     "idle %s, %zu claimed, %zu temporary entries, %s, %zu "
-	     "quarantined, %llu failed merges%s",
-	     idle ? "yes" : "no", es.claimed_parts, leftovers, strays_txt,
-	     es.quarantined, (unsigned long long)r->merges_failed, last);
+	char d[MS_EV_TEXT_MAX];
+	ms_gate_idle_detail(f, es.claimed_parts, strays_txt, failed, last, d,
+	                    sizeof(d));
+	gate(r, MS_GATE_IDLE_NO_LEAKS, f, "%s", d);
 
 	/* Event count equals completed merges. */
 	ms_rec_flush(r->rec, NULL);

@@ -116,6 +116,14 @@ void ms_gate_hot_detail(const ms_gate_facts *f, uint64_t evaluated, char *d,
 void ms_gate_ledgers_detail(const ms_ledger_set *fin, const ms_ledger_set *want,
                             size_t dropped_traces, uint64_t dropped_rows,
                             char *d, size_t n);
+/* The detail of idle_no_leaks into d (n bytes): idle, the parts still
+ * claimed, temporary entries, strays (strays_txt), quarantined parts and
+ * failed merges. With failed merges their count and the last one's cause
+ * (last, may be "") come first, so a long cause is not cut off by the
+ * figures before it. */
+void ms_gate_idle_detail(const ms_gate_facts *f, size_t claimed,
+                         const char *strays_txt, uint64_t failed,
+                         const char *last, char *d, size_t n);
 /* A merge of a hot selection that called Decide (no_decide_when_hot). */
 bool ms_gate_merge_hot_decide(const ms_ev_merge *m);
 /* A merge without exactly one classification: an unknown class, or a

@@ -92,6 +92,35 @@ test_ledgers_detail_names_kind(void **state)
 	assert_string_equal(d, want);
 }
 
+/* idle_no_leaks with a failed merge whose cause names a long path: the
+ * cause comes first and is whole within the detail's MS_EV_TEXT_MAX
+ * (after the figures, it was cut at "...core-06c3): r"). */
+static void
+test_idle_detail_keeps_cause(void **state)
+{
+	(void)state;
+	char d[MS_EV_TEXT_MAX], cause[192], path[120];
+	memset(path, 'w', sizeof(path) - 1);
+	path[sizeof(path) - 1] = '\0';
+	snprintf(cause, sizeof(cause),
+	         "merge #97 (fast): /%s/core-06c3: read failed: checksum "
+	         "mismatch",
+	         path);
+	ms_gate_facts f = { .engine_idle = true, .quarantined = 2 };
+	ms_gate_idle_detail(&f, 0, "0 stray in parts/", 3, cause, d, sizeof(d));
+	char want[300];
+	snprintf(want, sizeof(want), "3 failed merges (the last: %s); ", cause);
+	assert_true(strncmp(d, want, strlen(want)) == 0);
+	assert_non_null(strstr(d, "checksum mismatch); idle yes"));
+
+	/* A clean run reads as before. */
+	f.quarantined = 0;
+	ms_gate_idle_detail(&f, 0, "0 stray in parts/", 0, "", d, sizeof(d));
+	assert_string_equal(d, "idle yes, 0 claimed, 0 temporary entries, 0 "
+	                       "stray in parts/, 0 quarantined, 0 failed "
+	                       "merges");
+}
+
 /* ---- plugin_health ---------------------------------------------------- */
 
 /* A plugin directory holding skywalking and the misbehaving test plugins
@@ -1671,6 +1700,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ledgers_detail_names_kind),
+		cmocka_unit_test(test_idle_detail_keeps_cause),
 		cmocka_unit_test(test_plugin_health_clean),
 		cmocka_unit_test(test_plugin_health_bad_verdict),
 		cmocka_unit_test(test_plugin_health_names_cause),
