@@ -969,6 +969,50 @@ locked_error(ms_errbuf *eb, const char *path)
 	               path);
 }
 
+/* Removes an event database and its WAL files. */
+static void
+remove_db_files(const char *path)
+{
+	char side[4096];
+	unlink(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+}
+
+/* An existing file at path is refused unless it is an event log of this
+ * schema (or an empty SQLite file) and overwrite is set; then it and its
+ * WAL files are removed. */
+static int
+clear_existing(const char *path, bool overwrite, ms_errbuf *eb)
+{
+	if (access(path, F_OK) != 0)
+		return 0;
+	char msg[256] = "";
+	int v = file_schema_version(path, msg, sizeof(msg));
+	if (v == -2)
+		return locked_error(eb, path);
+	if (v < 0)
+		return ms_fail(eb, MS_ERR_FORMAT,
+		               "event database %s: exists and is not "
+		               "an SQLite database (%s); expected a "
+		               "new path or an event log",
+		               path, msg);
+	if (v != MS_EV_SCHEMA_VERSION && v != 0)
+		return ms_fail(eb, MS_ERR_FORMAT,
+		               "event database %s: schema version %d, "
+		               "expected %d; choose a new path",
+		               path, v, MS_EV_SCHEMA_VERSION);
+	if (!overwrite)
+		return ms_fail(eb, MS_ERR_EXISTS,
+		               "event database %s: exists; expected a "
+		               "new path",
+		               path);
+	remove_db_files(path);
+	return 0;
+}
+
 /* Columns of the run table that the end record fills; they exist from the
  * start (NOT NULL), so run_begin writes their zero values. */
 static const ms_ev_run_end zero_end;
@@ -980,34 +1024,9 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 	if (!opts || !opts->path || !opts->path[0])
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no path");
 	const char *path = opts->path;
-	if (access(path, F_OK) == 0) {
-		char msg[256] = "";
-		int v = file_schema_version(path, msg, sizeof(msg));
-		if (v == -2)
-			return locked_error(eb, path);
-		if (v < 0)
-			return ms_fail(eb, MS_ERR_FORMAT,
-			               "event database %s: exists and is not "
-			               "an SQLite database (%s); expected a "
-			               "new path or an event log",
-			               path, msg);
-		if (v != MS_EV_SCHEMA_VERSION && v != 0)
-			return ms_fail(eb, MS_ERR_FORMAT,
-			               "event database %s: schema version %d, "
-			               "expected %d; choose a new path",
-			               path, v, MS_EV_SCHEMA_VERSION);
-		if (!opts->overwrite)
-			return ms_fail(eb, MS_ERR_EXISTS,
-			               "event database %s: exists; expected a "
-			               "new path",
-			               path);
-		char side[4096];
-		unlink(path);
-		snprintf(side, sizeof(side), "%s-wal", path);
-		unlink(side);
-		snprintf(side, sizeof(side), "%s-shm", path);
-		unlink(side);
-	}
+	int rc = clear_existing(path, opts->overwrite, eb);
+	if (rc)
+		return rc;
 
 	ms_rec *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -1032,7 +1051,6 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		               "(%zu bytes)",
 		               path, strlen(path) + 1);
 	}
-	int rc;
 	if (sqlite3_open_v2(path, &r->db,
 	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 	                            SQLITE_OPEN_NOMUTEX,
@@ -1092,12 +1110,7 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		rec_free(r);
 		/* The file was new (or removed above): it and the WAL files
 		 * the failed set-up made are ours. */
-		char side[4096];
-		unlink(path);
-		snprintf(side, sizeof(side), "%s-wal", path);
-		unlink(side);
-		snprintf(side, sizeof(side), "%s-shm", path);
-		unlink(side);
+		remove_db_files(path);
 		return rc;
 	}
 	r->timer_started = true;

@@ -153,6 +153,48 @@ staged_add(report *r, const ms_ev_merge *m)
 	return 0;
 }
 
+/* Adds a merge's chain links to the per-link rows (a link is one row:
+ * the same plugin twice in a chain is two, "detdrop" and "detdrop#2"),
+ * and each kind of failed call to the health rows. */
+static void
+agg_links(report *r, const ms_ev_merge *m)
+{
+	for (uint32_t i = 0; i < m->nlinks; i++) {
+		const ms_ev_link *l = &m->links[i];
+		char label[MS__LINK_LABEL_MAX];
+		ms__ev_link_label(m, i, label, sizeof(label));
+		link_agg *g = NULL;
+		for (size_t j = 0; j < r->nlinks && !g; j++)
+			if (strcmp(r->links[j].name, label) == 0)
+				g = &r->links[j];
+		if (!g) {
+			if (r->nlinks == sizeof(r->links) / sizeof(r->links[0]))
+				continue;
+			g = &r->links[r->nlinks++];
+			snprintf(g->name, sizeof(g->name), "%s", label);
+		}
+		g->calls += l->calls;
+		g->traces += l->traces;
+		g->kept += l->kept;
+		g->total_ns += l->total_ns;
+		if (l->max_ns > g->max_ns)
+			g->max_ns = l->max_ns;
+		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++) {
+			g->fail_open += l->fails[k]; /* calls, not merges */
+			g->fails[k] += l->fails[k];
+			/* Of its kinds, the last to fail has its cause. */
+			const char *kind = ms_ev_fail_kind_name(k);
+			if (l->fails[k])
+				health_add(r, m->seq, label, kind, l->fails[k],
+				           strcmp(kind, l->fail_open)
+				                   ? ""
+				                   : l->fail_why);
+		}
+		for (int b = 0; b < MS_EV_HIST_BUCKETS; b++)
+			g->hist[b] += l->hist[b];
+	}
+}
+
 static int
 agg_merge(void *ctx, const ms_ev_merge *m)
 {
@@ -244,42 +286,7 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 		a->mature_merges++;
 	if (m->hot_parts)
 		a->hot_merges++;
-	for (uint32_t i = 0; i < m->nlinks; i++) {
-		const ms_ev_link *l = &m->links[i];
-		/* A link is one row: the same plugin twice in a chain is two
-		 * ("detdrop", "detdrop#2"). */
-		char label[MS__LINK_LABEL_MAX];
-		ms__ev_link_label(m, i, label, sizeof(label));
-		link_agg *g = NULL;
-		for (size_t j = 0; j < r->nlinks && !g; j++)
-			if (strcmp(r->links[j].name, label) == 0)
-				g = &r->links[j];
-		if (!g) {
-			if (r->nlinks == sizeof(r->links) / sizeof(r->links[0]))
-				continue;
-			g = &r->links[r->nlinks++];
-			snprintf(g->name, sizeof(g->name), "%s", label);
-		}
-		g->calls += l->calls;
-		g->traces += l->traces;
-		g->kept += l->kept;
-		g->total_ns += l->total_ns;
-		if (l->max_ns > g->max_ns)
-			g->max_ns = l->max_ns;
-		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++) {
-			g->fail_open += l->fails[k]; /* calls, not merges */
-			g->fails[k] += l->fails[k];
-			/* Of its kinds, the last to fail has its cause. */
-			const char *kind = ms_ev_fail_kind_name(k);
-			if (l->fails[k])
-				health_add(r, m->seq, label, kind, l->fails[k],
-				           strcmp(kind, l->fail_open)
-				                   ? ""
-				                   : l->fail_why);
-		}
-		for (int b = 0; b < MS_EV_HIST_BUCKETS; b++)
-			g->hist[b] += l->hist[b];
-	}
+	agg_links(r, m);
 	return 0;
 }
 

@@ -153,8 +153,12 @@ make_scratch(const char *frozen, char *dir, size_t n, FILE *err)
 	return MS_EXIT_ERROR;
 }
 
+/* --reps and every --variant (in order: the option keeps only the last),
+ * each variant loaded as `run` would load it (plugins, configs) before any
+ * copy is made, so that a mistake names the variant there. */
 static int
-exec(const ms__cmd_args *args, FILE *out, FILE *err)
+check_args(const ms__cmd_args *args, unsigned *reps_out, const char **variants,
+           size_t *nv_out, FILE *err)
 {
 	const ms__opt *o = args->o;
 	int rc;
@@ -171,8 +175,6 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		}
 		reps = (unsigned)n;
 	}
-	/* Every --variant, in order (the option keeps only the last). */
-	const char *variants[MAX_VARIANTS];
 	size_t nv =
 	        ms__cmd_values(args, MS__MO_VARIANT, variants, MAX_VARIANTS);
 	if (nv > MAX_VARIANTS) {
@@ -181,8 +183,6 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		        MAX_VARIANTS);
 		return MS_EXIT_USAGE;
 	}
-	/* Each variant loads as `run` would load it (plugins, configs),
-	 * before any copy is made; a mistake names the variants there. */
 	ms__run_cfg *cfg = malloc(sizeof(*cfg));
 	if (!cfg) {
 		fprintf(err, "mergescope merge-once: out of memory\n");
@@ -196,6 +196,53 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		rc = ms__run_check(&ra, cfg, err);
 	}
 	free(cfg);
+	*reps_out = reps;
+	*nv_out = nv;
+	return rc;
+}
+
+/* Says on err each variant whose repetitions disagree with each other,
+ * with its inputs or with the verdict oracle; true if any did. */
+static bool
+report_unstable(const ms_merge_once_result *res, size_t nv, FILE *err)
+{
+	bool unstable = false;
+	for (size_t i = 0; i < nv; i++) {
+		if (!res[i].ledgers_stable) {
+			fprintf(err,
+			        "mergescope merge-once: variant %s wrote "
+			        "different output ledgers across repetitions\n",
+			        res[i].variant);
+			unstable = true;
+		}
+		if (!res[i].ledgers_reconciled) {
+			fprintf(err,
+			        "mergescope merge-once: variant %s wrote "
+			        "output "
+			        "ledgers that are not the inputs' minus the "
+			        "rows of the traces it dropped\n",
+			        res[i].variant);
+			unstable = true;
+		}
+		if (res[i].oracle_checked && !res[i].oracle_match) {
+			fprintf(err,
+			        "mergescope merge-once: variant %s disagrees "
+			        "with the verdict oracle: %s\n",
+			        res[i].variant, res[i].oracle_note);
+			unstable = true;
+		}
+	}
+	return unstable;
+}
+
+static int
+exec(const ms__cmd_args *args, FILE *out, FILE *err)
+{
+	const ms__opt *o = args->o;
+	const char *variants[MAX_VARIANTS];
+	unsigned reps;
+	size_t nv;
+	int rc = check_args(args, &reps, variants, &nv, err);
 	if (rc)
 		return rc;
 	struct stat st;
@@ -253,32 +300,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	ms_errbuf eb = { "" };
 	rc = ms_merge_once(&mo, res, &eb);
 	ms_fs_rm_tree(scratch, NULL);
-	bool unstable = false;
-	for (size_t i = 0; rc == 0 && i < nv; i++) {
-		if (!res[i].ledgers_stable) {
-			fprintf(err,
-			        "mergescope merge-once: variant %s wrote "
-			        "different output ledgers across repetitions\n",
-			        res[i].variant);
-			unstable = true;
-		}
-		if (!res[i].ledgers_reconciled) {
-			fprintf(err,
-			        "mergescope merge-once: variant %s wrote "
-			        "output "
-			        "ledgers that are not the inputs' minus the "
-			        "rows of the traces it dropped\n",
-			        res[i].variant);
-			unstable = true;
-		}
-		if (res[i].oracle_checked && !res[i].oracle_match) {
-			fprintf(err,
-			        "mergescope merge-once: variant %s disagrees "
-			        "with the verdict oracle: %s\n",
-			        res[i].variant, res[i].oracle_note);
-			unstable = true;
-		}
-	}
+	bool unstable = rc == 0 && report_unstable(res, nv, err);
 	free(res);
 	if (rc) {
 		/* The library's messages begin with the command's name. */

@@ -256,6 +256,59 @@ freeze_here(ms_replay *r, const ms_replay_status *st, const char *variant,
 	return true;
 }
 
+/* The end of a headless run that was not stopped: the report on out
+ * (and --json), where the events are, and the exit status, worst first: a
+ * report or output that failed, a failed run, a failed --freeze-at, then
+ * the gates. */
+static int
+report_and_exit(const ms__run_args *a, const char *db_path, bool failed_run,
+                bool freeze_failed, FILE *out, FILE *err)
+{
+	unsigned failed = 0;
+	if (report(db_path, a->json, a->force, out, err, &failed))
+		return MS_EXIT_ERROR;
+	/* The report must have arrived (a full disk, a closed pipe with
+	 * SIGPIPE ignored): a stream that failed keeps its buffer, so this
+	 * flush fails again with the reason. Said here, before anything
+	 * else can overwrite errno, whatever the gates say. */
+	errno = 0;
+	bool out_bad = fflush(out) != 0;
+	int out_errno = errno;
+	out_bad = out_bad || ferror(out);
+	/* After a failure (the database itself may be what failed) only
+	 * what was recorded before it is there. */
+	fprintf(err, "%s %s%s%s\n",
+	        failed_run ? "what was recorded before the failure is in"
+	                   : "events recorded in",
+	        db_path, a->json ? "; report as JSON in " : "",
+	        a->json ? a->json : "");
+	if (out_bad) {
+		fprintf(err,
+		        "mergescope run: writing to standard output "
+		        "failed%s%s\n",
+		        out_errno ? ": " : "",
+		        out_errno ? strerror(out_errno) : "");
+		return MS_EXIT_ERROR;
+	}
+	if (failed_run)
+		return MS_EXIT_ERROR;
+	if (freeze_failed) {
+		/* A script goes on to replay what was frozen: say it failed. */
+		fprintf(err,
+		        "mergescope run: --freeze-at \"%s\": nothing was "
+		        "frozen (the freeze failed, above); the run went "
+		        "on to its end\n",
+		        a->freeze_at);
+		return MS_EXIT_ERROR;
+	}
+	if (failed) {
+		fprintf(err, "mergescope run: %u gate%s failed\n", failed,
+		        failed == 1 ? "" : "s");
+		return 1;
+	}
+	return 0;
+}
+
 static int
 headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
              FILE *err, const sigset_t *set, int *sig)
@@ -346,48 +399,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	free(st);
 	ms_replay_close(r); /* commits the last events */
 
-	unsigned failed = 0;
-	if (report(db_path, a->json, a->force, out, err, &failed))
-		return MS_EXIT_ERROR;
-	/* The report must have arrived (a full disk, a closed pipe with
-	 * SIGPIPE ignored): a stream that failed keeps its buffer, so this
-	 * flush fails again with the reason. Said here, before anything
-	 * else can overwrite errno, whatever the gates say. */
-	errno = 0;
-	bool out_bad = fflush(out) != 0;
-	int out_errno = errno;
-	out_bad = out_bad || ferror(out);
-	/* After a failure (the database itself may be what failed) only
-	 * what was recorded before it is there. */
-	fprintf(err, "%s %s%s%s\n",
-	        failed_run ? "what was recorded before the failure is in"
-	                   : "events recorded in",
-	        db_path, a->json ? "; report as JSON in " : "",
-	        a->json ? a->json : "");
-	if (out_bad) {
-		fprintf(err,
-		        "mergescope run: writing to standard output "
-		        "failed%s%s\n",
-		        out_errno ? ": " : "",
-		        out_errno ? strerror(out_errno) : "");
-		return MS_EXIT_ERROR;
-	}
-	if (failed_run)
-		return MS_EXIT_ERROR;
-	if (freeze_failed) {
-		/* A script goes on to replay what was frozen: say it failed. */
-		fprintf(err, "mergescope run: --freeze-at \"%s\": nothing was "
-		             "frozen (the freeze failed, above); the run went "
-		             "on to its end\n",
-		        a->freeze_at);
-		return MS_EXIT_ERROR;
-	}
-	if (failed) {
-		fprintf(err, "mergescope run: %u gate%s failed\n", failed,
-		        failed == 1 ? "" : "s");
-		return 1;
-	}
-	return 0;
+	return report_and_exit(a, db_path, failed_run, freeze_failed, out, err);
 }
 
 static int
