@@ -418,6 +418,25 @@ test_report_staged_batches(void **state)
 	assert_non_null(strstr(text, "    batch  charged MiB    traces "
 	                             "evaluated  reason\n"));
 	assert_non_null(strstr(text, "  final\n"));
+	assert_null(strstr(text, "not recorded"));
+	free(text);
+
+	/* A merge cut in more batches than the event log keeps rows for:
+	 * the list says where it ends, not only "cut N" above it. */
+	sqlite3 *h = NULL;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h,
+	                              "UPDATE merge SET batches = 102 WHERE "
+	                              "seq = (SELECT min(seq) FROM "
+	                              "merge_batch)",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	sqlite3_close(h);
+	text = et_report(path, ms_report_text, NULL);
+	assert_non_null(strstr(text, ", cut 102; "));
+	assert_non_null(strstr(text, "    batches 2 to 102 not recorded (the "
+	                             "event log keeps the first 64 of a "
+	                             "merge)\n"));
 	free(text);
 }
 
