@@ -928,8 +928,14 @@ test_staging_holds_after_last_batch(void **state)
 	ms_canvas_init(&cv);
 	v->ui.ascii = true;
 	assert_int_equal(ms_render_frame(&cv, v, 200, 60), 0);
+	assert_true(frame_has(&cv, "Staging"));
 	assert_false(frame_has(&cv, "peak 0 B"));
 	assert_false(frame_has(&cv, "preferred -"));
+	/* Narrow, the panel puts the limits on a line of their own. */
+	assert_int_equal(ms_render_frame(&cv, v, 100, 30), 0);
+	assert_true(frame_has(&cv, "Staging"));
+	assert_false(frame_has(&cv, "peak 0 B"));
+	assert_false(frame_has(&cv, "pref -"));
 	ms_canvas_release(&cv);
 
 	pthread_mutex_lock(&h.mu);
