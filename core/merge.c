@@ -1403,6 +1403,7 @@ sampling_open(merge_ctx *c)
 		.emit = stage_emit,
 		.emit_ctx = c,
 		.live_gauge = ms_pipeline_live_gauge((ms_pipeline *)p),
+		.peak_gauge = ms_pipeline_peak_gauge((ms_pipeline *)p),
 	};
 	const ms_merge_hooks *h = c->hooks;
 	if (h && (h->stage_decide_twice || h->stage_bounds_skew_ns ||
@@ -1421,7 +1422,7 @@ sampling_open(merge_ctx *c)
 	c->retain = req->staging == MS_STAGING_RETAIN;
 	ms_arena_init(&c->hold, c->mem, HOLD_CHUNK,
 	              (size_t)(plan.preferred / HOLD_CHUNK) + 1);
-	ms_pipeline_note_staging((ms_pipeline *)p, plan.preferred);
+	ms_pipeline_note_staging((ms_pipeline *)p, req->seq, plan.preferred);
 	return ms_stager_open(&c->stager, &so, &c->eb);
 }
 

@@ -23,7 +23,12 @@ struct ms_pipeline {
 	uint64_t hard;
 	uint64_t oversized_cap;
 	_Atomic uint64_t staged_live; /* sum of the stagers' live charges */
-	_Atomic uint64_t staging_preferred; /* of the last merge to stage */
+	/* The merge that began staging last: its sequence number, its
+	 * preferred limit (0 before the first) and the gauge's peak since
+	 * it began (raised by every stager's adds: ms_stager_opts). */
+	_Atomic uint64_t staging_seq;
+	_Atomic uint64_t staging_preferred;
+	_Atomic uint64_t staging_peak;
 };
 
 uint64_t
@@ -38,17 +43,39 @@ ms_pipeline_live_gauge(ms_pipeline *p)
 	return p ? &p->staged_live : NULL;
 }
 
-uint64_t
-ms_pipeline_staging_preferred(const ms_pipeline *p)
+_Atomic uint64_t *
+ms_pipeline_peak_gauge(ms_pipeline *p)
 {
-	return p ? atomic_load(&((ms_pipeline *)p)->staging_preferred) : 0;
+	return p ? &p->staging_peak : NULL;
 }
 
 void
-ms_pipeline_note_staging(ms_pipeline *p, uint64_t preferred)
+ms_pipeline_staging(const ms_pipeline *p, ms_pipeline_stage *out)
 {
-	if (p)
-		atomic_store(&p->staging_preferred, preferred);
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return;
+	ms_pipeline *w = (ms_pipeline *)p;
+	/* The sequence number is stored last by ms_pipeline_note_staging:
+	 * read it on both sides so that the three come from one merge
+	 * (a few tries; the next merge begins staging rarely). */
+	for (int i = 0; i < 4; i++) {
+		out->seq = atomic_load(&w->staging_seq);
+		out->preferred = atomic_load(&w->staging_preferred);
+		out->peak = atomic_load(&w->staging_peak);
+		if (atomic_load(&w->staging_seq) == out->seq)
+			break;
+	}
+}
+
+void
+ms_pipeline_note_staging(ms_pipeline *p, uint64_t seq, uint64_t preferred)
+{
+	if (!p)
+		return;
+	atomic_store(&p->staging_peak, atomic_load(&p->staged_live));
+	atomic_store(&p->staging_preferred, preferred);
+	atomic_store(&p->staging_seq, seq);
 }
 
 int

@@ -164,9 +164,13 @@ void ms_stage_plan_make(ms_stage_plan *out, uint64_t hard, uint64_t estimate);
 
 /* The gauge itself, for ms_stager_opts.live_gauge. */
 _Atomic uint64_t *ms_pipeline_live_gauge(ms_pipeline *p);
-/* A merge starts staging under the preferred limit of its plan
- * (ms_pipeline_staging_preferred reads it). */
-void ms_pipeline_note_staging(ms_pipeline *p, uint64_t preferred);
+/* The peak the figures of ms_pipeline_staging hold, for
+ * ms_stager_opts.peak_gauge. */
+_Atomic uint64_t *ms_pipeline_peak_gauge(ms_pipeline *p);
+/* Merge seq starts staging under the preferred limit of its plan
+ * (ms_pipeline_staging reads them; its peak starts again from the
+ * gauge's present value). */
+void ms_pipeline_note_staging(ms_pipeline *p, uint64_t seq, uint64_t preferred);
 /* The plan for a merge of these inputs (ms_stage_estimate +
  * ms_stage_plan_make + the configured oversized cap). */
 void ms_pipeline_plan(const ms_pipeline *p, const ms_part_meta *inputs,
@@ -395,6 +399,10 @@ typedef struct ms_stager_opts {
 	 * adds each trace's charge when it stages it and takes it back when
 	 * the batch is done or the stager closes (ms_pipeline_staged_live). */
 	_Atomic uint64_t *live_gauge;
+	/* Optional, with live_gauge: raised to the gauge's value after each
+	 * add when that is higher (never lowered here; its owner resets
+	 * it), so that it holds the batches' peak after they are done. */
+	_Atomic uint64_t *peak_gauge;
 } ms_stager_opts;
 
 typedef struct ms_stage_batch_rec {

@@ -699,6 +699,19 @@ nomem(ms_stager *s, int rc, const char *what, size_t bytes, ms_errbuf *eb)
 	               "stager: out of memory for %s (%zu bytes)", what, bytes);
 }
 
+/* The gauge's value after an add is all: the peak gauge holds the
+ * highest (design 2: it outlives the batch, as live does not). */
+static void
+raise_peak_gauge(ms_stager *s, uint64_t all)
+{
+	if (!s->o.peak_gauge || !s->o.live_gauge)
+		return;
+	uint64_t was = atomic_load(s->o.peak_gauge);
+	while (all > was &&
+	       !atomic_compare_exchange_weak(s->o.peak_gauge, &was, all))
+		;
+}
+
 /* Stage one trace with charge c: rows (may be NULL with a summary) or
  * the summary ts goes into the batch. */
 static int
@@ -816,6 +829,7 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 	uint64_t all = s->live;
 	if (s->o.live_gauge)
 		all = atomic_fetch_add(s->o.live_gauge, c) + c;
+	raise_peak_gauge(s, all);
 	if (all > s->rep.peak_concurrent)
 		s->rep.peak_concurrent = all;
 	s->rep.total_charged += c;

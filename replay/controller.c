@@ -3320,6 +3320,32 @@ status_live(ms_replay *r, ms_replay_status *st)
 	}
 }
 
+/* The staging gauge: the merge that began staging last, while it is in
+ * flight (claimed, its event not recorded), with its own preferred limit
+ * and its peak so far, held between its batches and after its last one
+ * until its event brings the recorded figures (the gauge's live bytes
+ * fall to 0 at each batch's end); else those of the last merge recorded.
+ * mu held: the claim and the recorded figures go together. */
+static void
+status_staging(ms_replay *r, ms_replay_status *st)
+{
+	if (!r->pipe)
+		return;
+	st->staged_hard = ms_pipeline_hard_ceiling(r->pipe);
+	st->staged_live = ms_pipeline_staged_live(r->pipe);
+	ms_pipeline_stage now;
+	ms_pipeline_staging(r->pipe, &now);
+	bool inflight = false;
+	for (size_t i = 0; i < r->nclaims && now.preferred; i++)
+		inflight = inflight || r->claims[i].seq == now.seq;
+	if (!inflight && st->staged_live == 0)
+		return;
+	st->staged_peak =
+	        now.peak > st->staged_live ? now.peak : st->staged_live;
+	if (now.preferred)
+		st->staged_preferred = now.preferred;
+}
+
 void
 ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 {
@@ -3363,23 +3389,10 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	st->seeks = r->seeks;
 	/* Under mu: a seek back reopens the shard (checkpoint.c). */
 	st->epoch = r->shard ? ms_shard_epoch(r->shard) : 0;
+	status_staging(r, st);
 	pthread_mutex_unlock(&r->mu);
 	st->now = ms_clock_now(&r->clock);
 	st->frontier = st->now - MS_GRACE_NS;
-	if (r->pipe) {
-		st->staged_hard = ms_pipeline_hard_ceiling(r->pipe);
-		st->staged_live = ms_pipeline_staged_live(r->pipe);
-		/* A sampled merge is staging now: its peak so far is at
-		 * least what it holds (the recorded peak comes with its
-		 * event). */
-		if (st->staged_live > st->staged_peak)
-			st->staged_peak = st->staged_live;
-		/* ... under its own preferred limit, not the last
-		 * recorded merge's. */
-		if (st->staged_live > 0)
-			st->staged_preferred =
-			        ms_pipeline_staging_preferred(r->pipe);
-	}
 }
 
 size_t

@@ -884,6 +884,15 @@ print_staging(FILE *f, const report *r)
 			        mib(b->charged_bytes), b->traces, b->evaluated,
 			        ms_flush_reason_name(b->reason));
 		}
+		/* The event log keeps a merge's first MS_MERGE_BATCH_RECS
+		 * batches: say so rather than end the list short. */
+		if (s->batches > s->nbatch_recs)
+			fprintf(f,
+			        "    batches %u to %llu not recorded (the "
+			        "event log keeps the first %d of a merge)\n",
+			        s->nbatch_recs + 1,
+			        (unsigned long long)s->batches,
+			        MS_MERGE_BATCH_RECS);
 	}
 }
 

@@ -1251,18 +1251,27 @@ test_retain_and_reread_write_the_same(void **state)
 		twin t;
 		twin_open(&t, variants[v], 900, 1u << 20);
 		const ms_pipeline *pa = t.p[0], *pb = t.p[1];
-		assert_int_equal(ms_pipeline_staging_preferred(pa), 0);
+		ms_pipeline_stage ga, gb;
+		ms_pipeline_staging(pa, &ga);
+		assert_int_equal(ga.preferred, 0);
+		assert_int_equal(ga.peak, 0);
 		twin_merge(&t, 0, MS_STAGING_RETAIN);
 		twin_merge(&t, 1, MS_STAGING_REREAD);
 		const ms_merge_result *ra = &t.r[0], *rb = &t.r[1];
 		const ms_merge_sampling *sa = &ra->sampling,
 		                        *sb = &rb->sampling;
-		/* The gauge's limit is the one this merge staged under. */
+		/* The gauge's limit is the one this merge staged under, and
+		 * its peak holds once the batches are done and nothing is
+		 * staged any more. */
 		assert_true(sa->preferred_limit_bytes > 0);
-		assert_int_equal(ms_pipeline_staging_preferred(pa),
-		                 sa->preferred_limit_bytes);
-		assert_int_equal(ms_pipeline_staging_preferred(pb),
-		                 sb->preferred_limit_bytes);
+		ms_pipeline_staging(pa, &ga);
+		ms_pipeline_staging(pb, &gb);
+		assert_int_equal(ga.seq, ra->seq);
+		assert_int_equal(ga.preferred, sa->preferred_limit_bytes);
+		assert_int_equal(gb.preferred, sb->preferred_limit_bytes);
+		assert_int_equal(ms_pipeline_staged_live(pa), 0);
+		assert_int_equal(ga.peak, sa->peak_staged_bytes);
+		assert_int_equal(gb.peak, sb->peak_staged_bytes);
 		/* The same output, byte for byte, and the same decisions. */
 		twin_same_output(&t);
 		assert_int_equal(sa->traces_evaluated, 900);

@@ -39,6 +39,16 @@ record(const char *name, const char *variant, uint64_t n, int64_t wall,
 	assert_int_equal(rc, 0);
 }
 
+/* Run sql on the event database at path, as a damaged or edited one. */
+static void
+db_exec(const char *path, const char *sql)
+{
+	sqlite3 *h = NULL;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+}
+
 /* The report of the event database at path (caller frees), checking how
  * many gates it says failed. */
 static char *
@@ -282,12 +292,7 @@ test_derived_gates_without_part_events(void **state)
 
 	char path[512];
 	record("derive-lost.db", "skywalking", 3, 0, NULL, path, sizeof(path));
-	sqlite3 *h = NULL;
-	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-	assert_int_equal(
-	        sqlite3_exec(h, "DELETE FROM part_event", NULL, NULL, NULL),
-	        SQLITE_OK);
-	sqlite3_close(h);
+	db_exec(path, "DELETE FROM part_event");
 	ms_evdb *db = NULL;
 	ms_errbuf eb;
 	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
@@ -418,6 +423,18 @@ test_report_staged_batches(void **state)
 	assert_non_null(strstr(text, "    batch  charged MiB    traces "
 	                             "evaluated  reason\n"));
 	assert_non_null(strstr(text, "  final\n"));
+	assert_null(strstr(text, "not recorded"));
+	free(text);
+
+	/* A merge cut in more batches than the event log keeps rows for:
+	 * the list says where it ends, not only "cut N" above it. */
+	db_exec(path, "UPDATE merge SET batches = 102 WHERE seq = "
+	              "(SELECT min(seq) FROM merge_batch)");
+	text = et_report(path, ms_report_text, NULL);
+	assert_non_null(strstr(text, ", cut 102; "));
+	assert_non_null(strstr(text, "    batches 2 to 102 not recorded (the "
+	                             "event log keeps the first 64 of a "
+	                             "merge)\n"));
 	free(text);
 }
 

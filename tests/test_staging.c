@@ -858,18 +858,22 @@ test_live_gauge(void **st)
 {
 	(void)st;
 	fx f;
-	_Atomic uint64_t gauge = 0;
+	_Atomic uint64_t gauge = 0, peak = 0;
 	fx_open(&f, "alwayskeep", "");
 	f.o.live_gauge = &gauge;
+	f.o.peak_gauge = &peak;
 	fx_start(&f);
 	add(&f, 0, 0);
 	uint64_t one = atomic_load(&gauge);
 	assert_true(one > 0);
+	assert_int_equal(atomic_load(&peak), one);
 	add(&f, 1, 0);
 	assert_true(atomic_load(&gauge) > one);
 	const ms_stage_report *r = finish(&f);
 	assert_int_equal(atomic_load(&gauge), 0);
 	assert_true(r->peak_charged >= one);
+	/* The peak gauge holds the batch's peak once it is done. */
+	assert_int_equal(atomic_load(&peak), r->peak_concurrent);
 	ms_stager_close(f.s);
 	f.nout = 0;
 	fx_start(&f);

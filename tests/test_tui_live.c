@@ -21,6 +21,7 @@
 
 #include "replay_testlib.h"
 
+#include "merge_int.h"
 #include "ms_replay_ctl.h"
 #include "ms_pipeline.h"
 #include "tui_int.h"
@@ -843,6 +844,124 @@ test_gauge_at_sampling_barrier(void **state)
 	free(st);
 }
 
+/* The finalize merge, held when its batches are done and its core output
+ * written (at its index stage), until the test lets it go. */
+typedef struct hold_at {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool held, go;
+	uint64_t seq;
+} hold_at;
+
+static int
+hold_finalize(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
+              uint64_t detail)
+{
+	(void)detail;
+	hold_at *h = arg;
+	if (st != MS_MERGE_STAGE_INDEX || !req->lane ||
+	    strcmp(req->lane, "finalize"))
+		return 0;
+	pthread_mutex_lock(&h->mu);
+	h->held = true;
+	h->seq = req->seq;
+	pthread_cond_broadcast(&h->cv);
+	while (!h->go)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+	return 0;
+}
+
+static int
+open_hooked(const void *arg, ms_engine **out, const ms_engine_opts *o,
+            ms_errbuf *eb)
+{
+	return ms__engine_open_hooked(out, o, arg, eb);
+}
+
+/* The Staging panel between a merge's last batch and its event: the
+ * stager has given its bytes back (live 0), and the panel holds that
+ * merge's figures, its peak and its preferred limit, the same as its
+ * event records a moment later; not "peak 0 B preferred -" (nothing
+ * recorded yet) or the figures of the merge recorded before it. */
+static void
+test_staging_holds_after_last_batch(void **state)
+{
+	(void)state;
+	hold_at h = { .mu = PTHREAD_MUTEX_INITIALIZER,
+		      .cv = PTHREAD_COND_INITIALIZER };
+	ms_merge_hooks hooks = { .stage = hold_finalize, .arg = &h };
+	rt_run run;
+	rt_opts(&run, "held", "alwayskeep");
+	run.t.engine_open = open_hooked;
+	run.t.engine_open_arg = &hooks;
+	run.o.wait_timeout_ns = 600 * 1000000000LL;
+	run.o.speed = 0;
+	run.o.profile = "cpus=2,mem=128m"; /* several batches */
+	run.o.envelope = "emulated";
+	live l;
+	live_open(&l, &run, false);
+
+	/* Bounded only so that a merge that never comes fails the test. */
+	struct timespec end;
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += 600;
+	pthread_mutex_lock(&h.mu);
+	while (!h.held &&
+	       pthread_cond_timedwait(&h.cv, &h.mu, &end) != ETIMEDOUT)
+		;
+	bool held = h.held;
+	pthread_mutex_unlock(&h.mu);
+	assert_true(held);
+
+	live_snapshot(&l);
+	ms_tui_view *v = l.v;
+	ms_tui_staging was = v->staging;
+	fprintf(stderr,
+	        "held merge #%" PRIu64 " after its batches: live %" PRIu64
+	        " peak %" PRIu64 " preferred %" PRIu64 "\n",
+	        h.seq, was.live, was.peak, was.preferred);
+	assert_int_equal(was.live, 0);
+	assert_true(was.peak > 0);
+	assert_true(was.preferred > 0);
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	v->ui.ascii = true;
+	assert_int_equal(ms_render_frame(&cv, v, 200, 60), 0);
+	assert_true(frame_has(&cv, "Staging"));
+	assert_false(frame_has(&cv, "peak 0 B"));
+	assert_false(frame_has(&cv, "preferred -"));
+	/* Narrow, the panel puts the limits on a line of their own. */
+	assert_int_equal(ms_render_frame(&cv, v, 100, 30), 0);
+	assert_true(frame_has(&cv, "Staging"));
+	assert_false(frame_has(&cv, "peak 0 B"));
+	assert_false(frame_has(&cv, "pref -"));
+	ms_canvas_release(&cv);
+
+	pthread_mutex_lock(&h.mu);
+	h.go = true;
+	pthread_cond_broadcast(&h.cv);
+	pthread_mutex_unlock(&h.mu);
+	assert_int_equal(ms_replay_wait(l.r, -1), 0);
+
+	/* The figures held are the ones the merge's event records. */
+	static ms_ev_merge recent[MS_REPLAY_RECENT];
+	size_t nr = ms_replay_recent(l.r, recent, NULL, MS_REPLAY_RECENT, NULL);
+	bool found = false;
+	for (size_t i = 0; i < nr; i++) {
+		if (recent[i].seq != h.seq)
+			continue;
+		found = true;
+		assert_int_equal(was.peak,
+		                 recent[i].sampling.peak_staged_bytes);
+		assert_int_equal(was.preferred,
+		                 recent[i].sampling.preferred_limit_bytes);
+		assert_true(recent[i].sampling.batches > 1);
+	}
+	assert_true(found);
+	live_close(&l);
+}
+
 int
 main(void)
 {
@@ -855,6 +974,7 @@ main(void)
 		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),
 		cmocka_unit_test(test_gauge_at_sampling_barrier),
+		cmocka_unit_test(test_staging_holds_after_last_batch),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

@@ -69,9 +69,16 @@ uint64_t ms_pipeline_hard_ceiling(const ms_pipeline *p);
 /* Bytes charged right now by every merge staging through p (a gauge for
  * screens; 0 between sampling merges). */
 uint64_t ms_pipeline_staged_live(const ms_pipeline *p);
-/* The preferred limit of the merge that began staging last (0 before
- * the first): the limit the live bytes are staged under while a merge
- * stages. */
-uint64_t ms_pipeline_staging_preferred(const ms_pipeline *p);
+/* The merge that began staging last, as a screen shows it: its
+ * sequence number (ms_merge_req.seq), the preferred limit it stages
+ * under (0 before the first merge that stages: then all three are 0),
+ * and the peak of the staged bytes since it began, which holds after
+ * its batches are done (staged_live falls to 0 at each batch's end). */
+typedef struct ms_pipeline_stage {
+	uint64_t seq;
+	uint64_t preferred;
+	uint64_t peak;
+} ms_pipeline_stage;
+void ms_pipeline_staging(const ms_pipeline *p, ms_pipeline_stage *out);
 
 #endif

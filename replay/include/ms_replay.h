@@ -290,9 +290,10 @@ typedef struct ms_replay_status {
 	bool has_pending;
 	ms_dispatch pending; /* inputs point into pending_inputs */
 	ms_dispatch_input pending_inputs[MS_PICKER_PARTS_LIMIT];
-	/* Staging: live bytes now; the last recorded merge's peak (or the
-	 * live bytes when more); the preferred limit of the merge staging
-	 * now, else of the last merge that staged. */
+	/* Staging: live bytes now (0 between batches); while the merge
+	 * that began staging last is in flight, its peak so far and its
+	 * preferred limit (held between its batches and after its last
+	 * until its event); else the last recorded merge's that staged. */
 	uint64_t staged_live, staged_peak, staged_preferred, staged_hard;
 	size_t nspark;
 	uint64_t spark[MS_REPLAY_SPARK];
