@@ -1131,12 +1131,7 @@ ms_part_writer_abort(ms_part_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0) {
-		close(w->fd);
-		w->fd = -1;
-	}
-	if (w->path)
-		ms_part_remove_dir(w->path, NULL);
+	ms__part_discard(&w->fd, w->path);
 	writer_free(w);
 }
 

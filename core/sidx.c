@@ -357,12 +357,7 @@ ms_sidx_writer_abort(ms_sidx_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0) {
-		close(w->fd);
-		w->fd = -1;
-	}
-	if (w->path)
-		ms_part_remove_dir(w->path, NULL);
+	ms__part_discard(&w->fd, w->path);
 	swriter_free(w);
 }
 
@@ -1302,14 +1297,12 @@ static int
 sifail(ms_sidx_iter *it, ms_errbuf *eb, int err, const char *fmt, ...)
 {
 	it->failed = true;
-	char what[360];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	int rc =
+	        ms__part_unit_vfail(it->p, eb, err, "chunk", it->next, fmt, ap);
 	va_end(ap);
-	return ms__part_fail(it->p, eb, err, MS__F_DATA, "chunk %llu: %s",
-	                     (unsigned long long)(it->next ? it->next - 1 : 0),
-	                     what);
+	return rc;
 }
 
 /* Skip n varints of r (as ms_rd_uvarint reads them, at most 10 bytes
