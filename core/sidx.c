@@ -875,7 +875,9 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	unsigned long long at = (unsigned long long)w->meta.rows;
 	if (row->tid_len < 1 || row->tid_len > MS_TRACE_ID_MAX)
 		return swfail(w, eb, MS_ERR_INVAL, "rows",
-		              "row %llu: trace ID length %u", at, row->tid_len);
+		              "row %llu: trace ID of %u bytes, expected 1..%d "
+		              "bytes",
+		              at, row->tid_len, MS_TRACE_ID_MAX);
 	if (w->meta.rows && wrow_cmp(row, w->nchunk ? &w->chunk[w->nchunk - 1]
 	                                            : &w->last,
 	                             raw != NULL) < 0)
