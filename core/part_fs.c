@@ -232,6 +232,17 @@ ms_part_remove_dir(const char *path, ms_errbuf *eb)
 	return ms_fs_rm_tree(path, eb);
 }
 
+void
+ms__part_discard(int *fd, const char *path)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	if (path)
+		ms_part_remove_dir(path, NULL);
+}
+
 /* zstd allocations carry their size in a 16-byte prefix because
  * ms_mem_free wants it and ZSTD_freeFunction does not give it. */
 static void *

@@ -234,13 +234,19 @@ ms__part_entry(const ms_part *p, uint64_t i)
 	return p->index + MS__INDEX_HDR + i * p->entry_size;
 }
 
-/* Fill eb with "part <id> (<dir>): <file>: <msg>" and return err. */
 /* MS_ERR_CORRUPT naming the index unless the block directory's entries
  * cover exactly off bytes of data and rows rows as the footer says. */
 int ms__part_check_cover(const ms_part *p, uint64_t off, uint64_t rows,
                          ms_errbuf *eb);
+/* Fill eb with "part <id> (<dir>): <file>: <msg>" and return err. */
 int ms__part_fail(const ms_part *p, ms_errbuf *eb, int err, const char *file,
                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* ms__part_fail on the data section for the unit (block, chunk) an
+ * iterator read last, `next` being the index of the one after it:
+ * "<unit> <next - 1>: <msg>" (unit 0 before any was read). */
+int ms__part_unit_vfail(const ms_part *p, ms_errbuf *eb, int err,
+                        const char *unit, uint64_t next, const char *fmt,
+                        va_list ap) __attribute__((format(printf, 6, 0)));
 
 /* The footer of a part whose data section is data_bytes long, followed
  * by index_bytes of index and bloom_bytes of bloom (part_writer.c). */
@@ -381,6 +387,10 @@ bool ms__path(char *out, size_t n, const char *dir, const char *name);
 void ms__part_vfail(ms_errbuf *eb, int err, const char *what, uint64_t id,
                     const char *path, const char *file, const char *fmt,
                     va_list ap);
+
+/* Discard a writer's unfinished part: close *fd (when >= 0; it becomes
+ * -1) and remove path (when not NULL). */
+void ms__part_discard(int *fd, const char *path);
 
 /* Create the part file `path` for writing (it must not exist): the
  * descriptor, or an error named after `what` and `idstr` in eb. */

@@ -91,6 +91,16 @@ ms__part_fail(const ms_part *p, ms_errbuf *eb, int err, const char *file,
 	return err;
 }
 
+int
+ms__part_unit_vfail(const ms_part *p, ms_errbuf *eb, int err, const char *unit,
+                    uint64_t next, const char *fmt, va_list ap)
+{
+	char what[360];
+	vsnprintf(what, sizeof(what), fmt, ap);
+	return ms__part_fail(p, eb, err, MS__F_DATA, "%s %llu: %s", unit,
+	                     (unsigned long long)(next ? next - 1 : 0), what);
+}
+
 /* ---- block header ---- */
 
 static bool why_fail(char *why, size_t n, const char *fmt, ...)
@@ -1286,14 +1296,12 @@ ifail(ms_part_iter *it, ms_errbuf *eb, int err, const char *fmt, ...)
 {
 	it->failed = true;
 	it->cur_ok = false;
-	char what[360];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	int rc =
+	        ms__part_unit_vfail(it->p, eb, err, "block", it->next, fmt, ap);
 	va_end(ap);
-	return ms__part_fail(it->p, eb, err, MS__F_DATA, "block %llu: %s",
-	                     (unsigned long long)(it->next ? it->next - 1 : 0),
-	                     what);
+	return rc;
 }
 
 static int

@@ -328,6 +328,18 @@ slen(const char *s)
 	return s ? strnlen(s, MS_STR_MAX + 1) : 0;
 }
 
+/* Refuse row i of a trace when it has more tags than a row may, or a
+ * tag count without a tag array. */
+static int
+check_ntags(ms_part_writer *w, const ms_row *r, size_t i, ms_errbuf *eb)
+{
+	if (r->ntags > MS_TAGS_MAX || (r->ntags && !r->tags))
+		return wfail(w, eb, MS_ERR_RANGE, "rows",
+		             "row %zu: %u tags%s, at most %d", i, r->ntags,
+		             r->tags ? "" : " (NULL)", MS_TAGS_MAX);
+	return 0;
+}
+
 /* Check row i of a trace and store its string lengths at L: segment_id,
  * service, instance, endpoint, then each tag (4 + ntags values; ntags
  * was checked by the caller). */
@@ -338,7 +350,10 @@ check_row(ms_part_writer *w, const ms_row *r, const ms_row *first, size_t i,
 	if (r->trace_id_len < 1 || r->trace_id_len > MS_TRACE_ID_MAX ||
 	    !r->trace_id)
 		return wfail(w, eb, MS_ERR_INVAL, "rows",
-		             "row %zu: trace ID length %u", i, r->trace_id_len);
+		             "row %zu: trace ID of %u bytes%s, expected 1..%d "
+		             "bytes",
+		             i, r->trace_id_len, r->trace_id ? "" : " (NULL)",
+		             MS_TRACE_ID_MAX);
 	if (r != first &&
 	    (r->trace_id_len != first->trace_id_len ||
 	     memcmp(r->trace_id, first->trace_id, r->trace_id_len) != 0))
@@ -367,7 +382,9 @@ check_row(ms_part_writer *w, const ms_row *r, const ms_row *first, size_t i,
 	}
 	if (r->body_len > MS_BODY_MAX || (r->body_len && !r->body))
 		return wfail(w, eb, MS_ERR_RANGE, "rows",
-		             "row %zu: body of %u bytes", i, r->body_len);
+		             "row %zu: body of %u bytes%s, at most %u", i,
+		             r->body_len, r->body ? "" : " (NULL)",
+		             MS_BODY_MAX);
 	return 0;
 }
 
@@ -666,9 +683,9 @@ add_trace_ptrs(ms_part_writer *w, const ms_row *const *rp, size_t n,
 	size_t nl = 0;
 	for (size_t i = 0; i < n; i++) {
 		const ms_row *r = rp[i];
-		if (r->ntags > MS_TAGS_MAX || (r->ntags && !r->tags))
-			return wfail(w, eb, MS_ERR_RANGE, "rows",
-			             "row %zu: %u tags", i, r->ntags);
+		int rc = check_ntags(w, r, i, eb);
+		if (rc)
+			return rc;
 		nl += 4 + r->ntags;
 	}
 	size_t lb;
@@ -689,7 +706,8 @@ add_trace_ptrs(ms_part_writer *w, const ms_row *const *rp, size_t n,
 	if (w->meta.traces && ms_trace_id_cmp(r0->trace_id, r0->trace_id_len,
 	                                      w->last, w->last_len) <= 0)
 		return wfail(w, eb, MS_ERR_INVAL, "rows",
-		             "trace IDs out of order");
+		             "trace IDs out of order: a trace's ID must sort "
+		             "after the previous trace's");
 	note_trace(w, r0->trace_id, r0->trace_id_len, &rc);
 	if (rc)
 		return wfail(w, eb, rc, MS__F_BLOOM, "%s", ms_strerror(rc));
@@ -1131,12 +1149,7 @@ ms_part_writer_abort(ms_part_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0) {
-		close(w->fd);
-		w->fd = -1;
-	}
-	if (w->path)
-		ms_part_remove_dir(w->path, NULL);
+	ms__part_discard(&w->fd, w->path);
 	writer_free(w);
 }
 
@@ -1152,10 +1165,9 @@ dict_samples(ms_part_writer *w, const ms_row *rows, size_t n, ms_buf *samples,
 	for (size_t i = 0; i < n; i++) {
 		const ms_row *r = &rows[i];
 		uint32_t L[4 + MS_TAGS_MAX];
-		if (r->ntags > MS_TAGS_MAX || (r->ntags && !r->tags))
-			return wfail(w, eb, MS_ERR_RANGE, "rows",
-			             "row %zu: %u tags", i, r->ntags);
-		int rc = check_row(w, r, r, i, L, eb);
+		int rc = check_ntags(w, r, i, eb);
+		if (rc == 0)
+			rc = check_row(w, r, r, i, L, eb);
 		if (rc)
 			return rc;
 		rc = encode_units(w, &r, 1, L);
@@ -1360,8 +1372,11 @@ ms_part_write_rows(const char *tmp_path, uint64_t id, const ms_row *rows,
 		if (!rows[i].trace_id || rows[i].trace_id_len < 1 ||
 		    rows[i].trace_id_len > MS_TRACE_ID_MAX)
 			return ms_fail(eb, MS_ERR_INVAL,
-			               "part %s: row %zu: trace ID length %u",
-			               idstr, i, rows[i].trace_id_len);
+			               "part %s: row %zu: trace ID of %u "
+			               "bytes%s, expected 1..%d bytes",
+			               idstr, i, rows[i].trace_id_len,
+			               rows[i].trace_id ? "" : " (NULL)",
+			               MS_TRACE_ID_MAX);
 	size_t bytes;
 	if (!ms_mul_ok(n, 2 * sizeof(sort_ent), &bytes) ||
 	    !ms_mul_ok(n, sizeof(ms_row *), &bytes))

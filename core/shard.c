@@ -1341,14 +1341,21 @@ ms_shard_get_dir(const ms_shard *s)
 	return s->dir;
 }
 
-uint64_t
-ms_shard_epoch(const ms_shard *s)
+/* A counter of s (*v, one of its fields) read under its lock. */
+static uint64_t
+read_locked(const ms_shard *s, const uint64_t *v)
 {
 	ms_shard *m = (ms_shard *)s;
 	pthread_mutex_lock(&m->lock);
-	uint64_t e = s->epoch;
+	uint64_t x = *v;
 	pthread_mutex_unlock(&m->lock);
-	return e;
+	return x;
+}
+
+uint64_t
+ms_shard_epoch(const ms_shard *s)
+{
+	return read_locked(s, &s->epoch);
 }
 
 size_t
@@ -1378,11 +1385,7 @@ ms_shard_new_id(ms_shard *s, uint64_t *id, ms_errbuf *eb)
 uint64_t
 ms_shard_next_id(const ms_shard *s)
 {
-	ms_shard *m = (ms_shard *)s;
-	pthread_mutex_lock(&m->lock);
-	uint64_t id = s->next_id;
-	pthread_mutex_unlock(&m->lock);
-	return id;
+	return read_locked(s, &s->next_id);
 }
 
 int

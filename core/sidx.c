@@ -357,12 +357,7 @@ ms_sidx_writer_abort(ms_sidx_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0) {
-		close(w->fd);
-		w->fd = -1;
-	}
-	if (w->path)
-		ms_part_remove_dir(w->path, NULL);
+	ms__part_discard(&w->fd, w->path);
 	swriter_free(w);
 }
 
@@ -880,7 +875,9 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	unsigned long long at = (unsigned long long)w->meta.rows;
 	if (row->tid_len < 1 || row->tid_len > MS_TRACE_ID_MAX)
 		return swfail(w, eb, MS_ERR_INVAL, "rows",
-		              "row %llu: trace ID length %u", at, row->tid_len);
+		              "row %llu: trace ID of %u bytes, expected 1..%d "
+		              "bytes",
+		              at, row->tid_len, MS_TRACE_ID_MAX);
 	if (w->meta.rows && wrow_cmp(row, w->nchunk ? &w->chunk[w->nchunk - 1]
 	                                            : &w->last,
 	                             raw != NULL) < 0)
@@ -1302,14 +1299,12 @@ static int
 sifail(ms_sidx_iter *it, ms_errbuf *eb, int err, const char *fmt, ...)
 {
 	it->failed = true;
-	char what[360];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	int rc =
+	        ms__part_unit_vfail(it->p, eb, err, "chunk", it->next, fmt, ap);
 	va_end(ap);
-	return ms__part_fail(it->p, eb, err, MS__F_DATA, "chunk %llu: %s",
-	                     (unsigned long long)(it->next ? it->next - 1 : 0),
-	                     what);
+	return rc;
 }
 
 /* Skip n varints of r (as ms_rd_uvarint reads them, at most 10 bytes

@@ -274,27 +274,18 @@ evaluate(size_t ntr, const oread *rd, ms_chain *chain, ms_mem *mem,
 	return rc;
 }
 
-/* 128-bit keys in order: high word, then low word. */
-static int
-cmp_u128(uint64_t xhi, uint64_t xlo, uint64_t yhi, uint64_t ylo)
-{
-	if (xhi != yhi)
-		return xhi < yhi ? -1 : 1;
-	return (xlo > ylo) - (xlo < ylo);
-}
-
 static int
 cmp_key(const void *a, const void *b)
 {
 	const ms__oracle_ent *x = a, *y = b;
-	return cmp_u128(x->key_hi, x->key_lo, y->key_hi, y->key_lo);
+	return ms_ledger_key_cmp(x->key_hi, x->key_lo, y->key_hi, y->key_lo);
 }
 
 static int
 cmp_frag_key(const void *a, const void *b)
 {
 	const ms__oracle_frag *x = a, *y = b;
-	return cmp_u128(x->hi, x->lo, y->hi, y->lo);
+	return ms_ledger_key_cmp(x->hi, x->lo, y->hi, y->lo);
 }
 
 /* The table in key order for ms__oracle_find (its keys are distinct:

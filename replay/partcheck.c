@@ -340,9 +340,7 @@ static int
 key_order(const void *x, const void *y)
 {
 	const ms_fixture_block_key *a = x, *b = y;
-	if (a->hi != b->hi)
-		return a->hi < b->hi ? -1 : 1;
-	return (a->lo > b->lo) - (a->lo < b->lo);
+	return ms_ledger_key_cmp(a->hi, a->lo, b->hi, b->lo);
 }
 
 static int

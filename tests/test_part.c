@@ -983,6 +983,67 @@ write_counting(const char *dir, const ms_row **want, size_t n,
  * close, into the very bytes the in-memory lists give. Not on a file
  * system that keeps its files in memory (tmpfs): there the file would be
  * RAM the process no longer counts, so the lists stay in the writer. */
+/* A refused row says what was expected of it, for each limit: it said
+ * "row 0: 1025 tags" or "row 0: body of 5 bytes" and left the reader to
+ * guess the rule. */
+static void
+test_writer_rejects_say_what_was_expected(void **state)
+{
+	(void)state;
+	char dir[300];
+	path_of(dir, sizeof(dir), "expected");
+	uint8_t a[1] = { 'a' };
+	static const char *tags[MS_TAGS_MAX + 1];
+	for (size_t i = 0; i <= MS_TAGS_MAX; i++)
+		tags[i] = "k=v";
+	ms_row ok = { .trace_id = a, .trace_id_len = 1, .service = "s" };
+	struct {
+		ms_row r;
+		int err;
+		const char *want;
+	} cases[] = {
+		{ ok, MS_ERR_INVAL,
+		  "row 0: trace ID of 65 bytes, expected 1..64" },
+		{ ok, MS_ERR_INVAL,
+		  "row 0: trace ID of 1 bytes (NULL), expected" },
+		{ ok, MS_ERR_RANGE, "row 0: 1025 tags, at most 1024" },
+		{ ok, MS_ERR_RANGE, "row 0: 2 tags (NULL), at most 1024" },
+		{ ok, MS_ERR_RANGE,
+		  "row 0: body of 16777217 bytes, at most "
+		  "16777216" },
+		{ ok, MS_ERR_RANGE, "row 0: body of 5 bytes (NULL), at most" },
+	};
+	cases[0].r.trace_id_len = 65;
+	cases[1].r.trace_id = NULL;
+	cases[2].r.tags = tags;
+	cases[2].r.ntags = MS_TAGS_MAX + 1;
+	cases[3].r.ntags = 2;
+	static uint8_t body[1];
+	cases[4].r.body = body;
+	cases[4].r.body_len = MS_BODY_MAX + 1;
+	cases[5].r.body_len = 5;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ms_errbuf eb = { { 0 } };
+		assert_int_equal(ms_part_write_rows(dir, 1, &cases[i].r, 1,
+		                                    NULL, NULL, &eb),
+		                 cases[i].err);
+		if (!strstr(eb.msg, cases[i].want))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, eb.msg,
+			         cases[i].want);
+	}
+	/* The same through the writer's one-row path (dictionary samples). */
+	uint8_t *dict = NULL;
+	size_t dlen = 0;
+	ms_errbuf eb = { { 0 } };
+	assert_int_not_equal(ms_part_dict_train(&cases[2].r, 1, 4096, &dict,
+	                                        &dlen, NULL, &eb),
+	                     0);
+	if (!strstr(eb.msg, cases[2].want))
+		fail_msg("training: \"%s\" lacks \"%s\"", eb.msg,
+		         cases[2].want);
+	free(dict);
+}
+
 static void
 test_writer_lists_bounded(void **state)
 {
@@ -2758,6 +2819,7 @@ main(void)
 		cmocka_unit_test(test_deferred_units),
 		cmocka_unit_test(test_share_zstd),
 		cmocka_unit_test(test_writer_rejects),
+		cmocka_unit_test(test_writer_rejects_say_what_was_expected),
 		cmocka_unit_test(test_bloom),
 		cmocka_unit_test(test_writer_lists_bounded),
 		cmocka_unit_test(test_writer_dir_packed),

@@ -88,6 +88,15 @@ int ms_ledger_of_part(const ms_part *p, ms_ledger *out, ms_mem *mem,
  * a 128-bit hash. 0 or <0 with eb set. */
 int ms_ledger_block_key(ms_part_iter *it, const ms_block_info *bi,
                         uint64_t *lo, uint64_t *hi, ms_errbuf *eb);
+/* The order of two block keys (hi, lo words as ms_ledger_block_key gives
+ * them): the high word first, then the low word; <0, 0 or >0. */
+static inline int
+ms_ledger_key_cmp(uint64_t ahi, uint64_t alo, uint64_t bhi, uint64_t blo)
+{
+	if (ahi != bhi)
+		return ahi < bhi ? -1 : 1;
+	return (alo > blo) - (alo < blo);
+}
 /* The ledgers of the rows of the core block `it` is at, decoded. */
 int ms_ledger_block_decode(ms_part_iter *it, const ms_block_info *bi,
                            ms_ledger_set *out, ms_errbuf *eb);
