@@ -858,6 +858,32 @@ wrow_cmp(const ms_sidx_row *a, const wrow *b, bool padded)
 	                                b->tid_len);
 }
 
+/* Room for one more row in the chunk being built: the chunk is written
+ * out once it is full (rows or tag values), and its row array grows by
+ * doubling up to a chunk's rows. */
+static int
+writer_room(ms_sidx_writer *w, ms_errbuf *eb)
+{
+	if (w->nchunk == MS__CHUNK_ROWS || w->vals.len >= CHUNK_VALS) {
+		int rc = flush_chunk(w, eb);
+		if (rc)
+			return rc;
+	}
+	if (w->nchunk < w->chunk_cap)
+		return 0;
+	size_t nc = w->chunk_cap * 2 > MS__CHUNK_ROWS ? MS__CHUNK_ROWS
+	                                               : w->chunk_cap * 2;
+	wrow *c = ms_mem_realloc(w->mem, w->chunk, w->chunk_cap * sizeof(wrow),
+	                         nc * sizeof(wrow));
+	if (!c)
+		return swfail(w, eb, MS_ERR_NOMEM, MS__F_DATA,
+		              "out of memory for a chunk of %zu rows (%zu bytes)",
+		              nc, nc * sizeof(wrow));
+	w->chunk = c;
+	w->chunk_cap = nc;
+	return 0;
+}
+
 /* raw: NULL, or the row's instance, endpoint and tag list already
  * encoded (by a reader that checked them as this function does) and
  * lying in its payload buffer; then the row is an iterator's, its trace
@@ -919,25 +945,11 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 			              at, i, MS_TAG_MAX);
 		lt += ms_uvarint_len(l) + l;
 	}
-	if (w->nchunk == MS__CHUNK_ROWS || w->vals.len >= CHUNK_VALS) {
-		int rc = flush_chunk(w, eb);
+	if (w->nchunk == MS__CHUNK_ROWS || w->vals.len >= CHUNK_VALS ||
+	    w->nchunk == w->chunk_cap) {
+		int rc = writer_room(w, eb);
 		if (rc)
 			return rc;
-	}
-	if (w->nchunk == w->chunk_cap) {
-		size_t nc = w->chunk_cap * 2 > MS__CHUNK_ROWS
-		                    ? MS__CHUNK_ROWS
-		                    : w->chunk_cap * 2;
-		wrow *c = ms_mem_realloc(w->mem, w->chunk,
-		                         w->chunk_cap * sizeof(wrow),
-		                         nc * sizeof(wrow));
-		if (!c)
-			return swfail(w, eb, MS_ERR_NOMEM, MS__F_DATA,
-			              "out of memory for a chunk of %zu rows "
-			              "(%zu bytes)",
-			              nc, nc * sizeof(wrow));
-		w->chunk = c;
-		w->chunk_cap = nc;
 	}
 	int rc = li + le + lt + MS__COPY_SLACK <= w->vals.cap - w->vals.len
 	                 ? 0
