@@ -2379,6 +2379,12 @@ ms_replay_work_note(const ms_replay *r)
 	return r->work_why;
 }
 
+const char *
+ms_replay_start_note(const ms_replay *r)
+{
+	return r->start_note;
+}
+
 /* ---- ms_replay_open, step by step ------------------------------------ */
 
 /* The options a replay cannot start without, and user strings kept whole
@@ -2885,6 +2891,18 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	if (rc)
 		return rc;
 	r->run_recorded = true;
+	/* The sampler first, for the start's only thread whose failure the
+	 * run goes on without: the split peaks are figures to read, the
+	 * merges and gates do not need them. The first phase's take drops
+	 * what it samples before. */
+	if (!r->rss.started) {
+		ms_errbuf re = { "" };
+		if (ms__rsswatch_start(&r->rss, 0, &re))
+			snprintf(r->start_note, sizeof(r->start_note),
+			         "%s; the run goes on without the split peaks "
+			         "of the resident set (they read 0)",
+			         re.msg);
+	}
 	/* The oracle beside the staging: both come before the day's clock,
 	 * which starts once the oracle has ended (run_day). */
 	if (!r->oracle_started) {
@@ -2898,8 +2916,6 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	if ((rc = stage_parts(r, eb)) ||
 	    (rc = ms_rec_run_staged(r->rec, r->clone_method, eb)))
 		return start_failed(r, rc, eb);
-	/* Without the sampler the split peaks read 0; the run goes on. */
-	ms__rsswatch_start(&r->rss, 0);
 	r->t0_mono = ms_mono_ns();
 	pthread_mutex_lock(&r->mu);
 	r->state = MS_REPLAY_RUNNING;

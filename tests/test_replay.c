@@ -2282,6 +2282,41 @@ test_start_without_threads(void **state)
 	assert_false(rt_exists(run.work));
 }
 
+/* No room for the sampler of the resident set's split peaks (the first
+ * thread a start makes): the run goes on and ends, and the start's note
+ * says what it went without, why and where to look. The sampler failed
+ * without a word and the peaks read 0. */
+static void
+test_start_without_rss_sampler(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "no-rss-thread", "alwayskeep");
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	assert_string_equal(ms_replay_start_note(r), "");
+	tl_threads_fail_nth(1);
+	int rc = ms_replay_start(r, &eb);
+	tl_threads_fail_nth(0);
+	if (rc)
+		fail_msg("start: %s", eb.msg);
+	const char *note = ms_replay_start_note(r);
+	fprintf(stderr, "note: %s\n", note);
+	assert_non_null(
+	        strstr(note, "cannot start the RSS sampler's thread: "));
+	assert_non_null(strstr(note, strerror(EAGAIN)));
+	assert_non_null(strstr(note, "ulimit -v"));
+	assert_non_null(strstr(note, "the run goes on without the split "
+	                             "peaks"));
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_DONE);
+	free(st);
+	ms_replay_close(r);
+}
+
 /* ---- staging --------------------------------------------------------- */
 
 /* Write text to path; false on failure. */
@@ -2620,6 +2655,7 @@ main(void)
 		cmocka_unit_test(test_recorder_full_stops_run),
 		cmocka_unit_test(test_recorder_full_at_end_fails_run),
 		cmocka_unit_test(test_start_without_threads),
+		cmocka_unit_test(test_start_without_rss_sampler),
 		cmocka_unit_test(test_stage_copy_tries_range_once),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
