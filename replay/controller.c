@@ -2535,7 +2535,10 @@ open_pipeline(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	po.mem = &r->mem;
 	/* What the plugins log goes to the event database (plog.c). */
 	if ((rc = ms__plog_init(&r->plog, &r->clock)))
-		return ms_fail(eb, rc, "replay: out of memory");
+		return ms_fail(eb, rc,
+		               "replay: out of memory for the plugins' log "
+		               "lines (%zu bytes)",
+		               r->plog.cap * sizeof(*r->plog.lines));
 	po.log = ms__plog_sink;
 	po.log_ctx = &r->plog;
 	ms_errbuf peb = { { 0 } };
@@ -2753,7 +2756,10 @@ ms__replay_open_test(ms_replay **out, const ms_replay_opts *opts,
 		return rc;
 	ms_replay *r = calloc(1, sizeof(*r));
 	if (!r)
-		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "replay: out of memory for its state (%zu bytes)",
+		        sizeof(*r));
 	r->opts = *opts;
 	r->work_lock = -1;
 	if (test)
@@ -2761,11 +2767,25 @@ ms__replay_open_test(ms_replay **out, const ms_replay_opts *opts,
 	r->variant = strdup(variant);
 	if (!r->variant) {
 		free(r);
-		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "replay: out of memory for a copy of its variant "
+		        "(%zu bytes)",
+		        strlen(variant) + 1);
 	}
 	open_init(r, opts);
-	if (ms__blkcache_new(&r->blocks) || ms__recent_init(&r->recent)) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
+	if (ms__blkcache_new(&r->blocks)) {
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "replay: out of memory for its cache of checked "
+		             "blocks (%zu bytes)",
+		             ms__blkcache_size());
+		goto fail;
+	}
+	if (ms__recent_init(&r->recent)) {
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "replay: out of memory for its ring of recent "
+		             "merges (%zu bytes)",
+		             (size_t)MS__RECENT_BLOCK);
 		goto fail;
 	}
 	if (opts->grace_policy &&

@@ -529,6 +529,8 @@ void ms__replay_check(ms_replay *r, const ms__check_job *j);
 /* The ledgers of blocks already checked (partcheck.c), shared by the
  * checks of one run (thread-safe); NULL: every block is decoded. */
 int ms__blkcache_new(ms__blkcache **out);
+/* The bytes ms__blkcache_new allocates. */
+size_t ms__blkcache_size(void);
 void ms__blkcache_free(ms__blkcache *c);
 /* Answer the blocks of the fixture's block ledger file too, from the
  * file (fx: owned by c from the call on, closed by ms__blkcache_free;
