@@ -121,6 +121,10 @@ struct ms_part_writer {
 	uint8_t last[MS_TRACE_ID_MAX];
 	uint32_t last_len;
 	bool failed;
+	/* The allocation that last failed (oom): what for and its bytes,
+	 * for wfail's message; NULL while none has. */
+	const char *oom_what;
+	size_t oom_bytes;
 };
 
 static int wfail(ms_part_writer *w, ms_errbuf *eb, int err, const char *file,
@@ -131,11 +135,37 @@ wfail(ms_part_writer *w, ms_errbuf *eb, int err, const char *file,
       const char *fmt, ...)
 {
 	w->failed = true;
+	if (err == MS_ERR_NOMEM && w->oom_what) {
+		const char *what = w->oom_what;
+		w->oom_what = NULL;
+		return wfail(w, eb, err, file,
+		             "out of memory for %s (%zu bytes)", what,
+		             w->oom_bytes);
+	}
 	va_list ap;
 	va_start(ap, fmt);
 	ms__part_vfail(eb, err, "part", w->meta.id, w->path, file, fmt, ap);
 	va_end(ap);
 	return err;
+}
+
+/* rc, having noted (when it is MS_ERR_NOMEM) that `bytes` for `what`
+ * could not be had, for wfail to say. */
+static int
+oom(ms_part_writer *w, int rc, const char *what, size_t bytes)
+{
+	if (rc == MS_ERR_NOMEM) {
+		w->oom_what = what;
+		w->oom_bytes = bytes;
+	}
+	return rc;
+}
+
+/* ms_buf_reserve(b, extra), noting what for when memory fails. */
+static int
+reserve(ms_part_writer *w, ms_buf *b, size_t extra, const char *what)
+{
+	return oom(w, ms_buf_reserve(b, extra), what, b->len + extra);
 }
 
 static void
@@ -257,7 +287,9 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
 	ms_part_writer *w = ms_mem_calloc(o.mem, 1, sizeof(*w));
 	if (!w)
 		return ms_fail(eb, MS_ERR_NOMEM,
-		               "part %s: out of memory for its writer", idstr);
+		               "part %s: out of memory for its writer (%zu "
+		               "bytes)",
+		               idstr, sizeof(*w));
 	w->mem = o.mem;
 	w->io = o.io;
 	w->no_sync = o.no_sync;
@@ -278,14 +310,16 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
 	int rc;
 	if (!w->path) {
 		rc = ms_fail(eb, MS_ERR_NOMEM,
-		             "part %s: out of memory for its path", idstr);
+		             "part %s: out of memory for its path (%zu bytes)",
+		             idstr, w->path_size);
 		goto fail;
 	}
 	w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
 	if (!w->cctx) {
 		rc = ms_fail(eb, MS_ERR_NOMEM,
-		             "part %s: out of memory for a zstd context",
-		             idstr);
+		             "part %s: out of memory for a zstd context (%zu "
+		             "bytes)",
+		             idstr, ZSTD_estimateCCtxSize(o.zstd_level));
 		goto fail;
 	}
 	w->lit_mode = ZSTD_ps_auto;
@@ -439,9 +473,9 @@ encode_units(ms_part_writer *w, const ms_row *const *rp, size_t n,
 	}
 	ms_buf_reset(&w->ua);
 	ms_buf_reset(&w->ub);
-	int rc = ms_buf_reserve(&w->ua, bound);
+	int rc = reserve(w, &w->ua, bound, "a block's columns");
 	if (rc == 0)
-		rc = ms_buf_reserve(&w->ub, bb);
+		rc = reserve(w, &w->ub, bb, "a block's bodies");
 	if (rc)
 		return rc;
 
@@ -526,8 +560,11 @@ note_trace(ms_part_writer *w, const uint8_t *tid, uint32_t len, int *rc)
 	uint64_t h[2];
 	ms__bloom_hash(tid, len, h);
 	*rc = spill_append(&w->hashes, w->path, w->io, h, sizeof(h));
-	if (*rc)
+	if (*rc) {
+		oom(w, *rc, "the traces' Bloom hashes",
+		    w->hashes.mem.len + sizeof(h));
 		return;
+	}
 	memcpy(w->last, tid, len);
 	w->last_len = len;
 	w->meta.traces++;
@@ -543,7 +580,7 @@ out_room(ms_part_writer *w, size_t len)
 		if (rc)
 			return rc;
 	}
-	return ms_buf_reserve(&w->out, len);
+	return reserve(w, &w->out, len, "the data buffer");
 }
 
 /* Account for a block of `len` bytes just appended at out.data + at. */
@@ -555,6 +592,7 @@ commit_block(ms_part_writer *w, size_t at, size_t len, uint32_t nrows,
 	size_t n = ms__dir_put(e, (uint32_t)len, nrows);
 	int rc = spill_append(&w->index, w->path, w->io, e, n);
 	if (rc) {
+		oom(w, rc, "the block directory", w->index.mem.len + n);
 		w->out.len = at;
 		return rc;
 	}
@@ -603,7 +641,8 @@ compress_unit(ms_part_writer *w, uint8_t *dst, size_t cap, const ms_buf *u,
 	}
 	size_t k = ZSTD_compress2(w->cctx, dst, cap, u->data, u->len);
 	if (ZSTD_isError(k))
-		return ms__zstd_err(k);
+		return oom(w, ms__zstd_err(k), "zstd's workspace",
+		           ZSTD_estimateCCtxSize(w->level));
 	*stored = k;
 	return 0;
 }
@@ -692,7 +731,7 @@ add_trace_ptrs(ms_part_writer *w, const ms_row *const *rp, size_t n,
 	if (!ms_mul_ok(nl, sizeof(uint32_t), &lb))
 		return wfail(w, eb, MS_ERR_RANGE, "rows", "%zu rows", n);
 	ms_buf_reset(&w->lens);
-	int rc = ms_buf_reserve(&w->lens, lb);
+	int rc = reserve(w, &w->lens, lb, "the string lengths of a trace");
 	if (rc)
 		return wfail(w, eb, rc, "rows", "%s", ms_strerror(rc));
 	uint32_t *L = (uint32_t *)(void *)w->lens.data, *l = L;
@@ -746,7 +785,7 @@ ms_part_writer_add_trace(ms_part_writer *w, const ms_row *rows, size_t n,
 	if (!ms_mul_ok(n, sizeof(ms_row *), &pb))
 		return wfail(w, eb, MS_ERR_RANGE, "rows", "%zu rows", n);
 	ms_buf_reset(&w->ptrs);
-	int rc = ms_buf_reserve(&w->ptrs, pb);
+	int rc = reserve(w, &w->ptrs, pb, "the row pointers of a trace");
 	if (rc)
 		return wfail(w, eb, rc, "rows", "%s", ms_strerror(rc));
 	const ms_row **rp = (const ms_row **)(void *)w->ptrs.data;
@@ -957,7 +996,8 @@ index_hash(dir_pos *d, const ms_buf *out)
 static int
 index_out(ms_part_writer *w, dir_pos *d, const void *p, size_t n)
 {
-	int rc = ms_buf_append(&w->out, p, n);
+	int rc = oom(w, ms_buf_append(&w->out, p, n), "the index section",
+	             w->out.len + n);
 	if (rc == 0 && w->out.len >= FLUSH_AT) {
 		index_hash(d, &w->out);
 		rc = flush_out(w);
@@ -1055,7 +1095,7 @@ build_bloom(ms_part_writer *w, ms_buf *dst, uint8_t *buf)
 {
 	uint64_t nbits = ms__bloom_nbits(w->meta.traces);
 	size_t n = ms__bloom_section_bytes(w->meta.traces) - 8;
-	int rc = ms_buf_reserve(dst, n + 8);
+	int rc = reserve(w, dst, n + 8, "the Bloom filter");
 	if (rc)
 		return rc;
 	uint8_t *b = dst->data;
@@ -1106,7 +1146,8 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	}
 	file = MS__F_INDEX;
 	uint8_t tail[8];
-	rc = buf ? index_write(w, buf, tail) : MS_ERR_NOMEM;
+	rc = buf ? index_write(w, buf, tail)
+	         : oom(w, MS_ERR_NOMEM, "the read-back buffer", bufsize);
 	if (rc == 0) {
 		file = MS__F_BLOOM;
 		rc = build_bloom(w, &bloom, buf);
@@ -1176,9 +1217,14 @@ dict_samples(ms_part_writer *w, const ms_row *rows, size_t n, ms_buf *samples,
 			size_t len = u[k]->len;
 			if (len == 0)
 				continue;
-			rc = ms_buf_append(samples, u[k]->data, len);
+			rc = oom(w, ms_buf_append(samples, u[k]->data, len),
+			         "the training samples", samples->len + len);
 			if (rc == 0)
-				rc = ms_buf_append(sizes, &len, sizeof(len));
+				rc = oom(
+				        w,
+				        ms_buf_append(sizes, &len, sizeof(len)),
+				        "the training samples' sizes",
+				        sizes->len + sizeof(len));
 		}
 		if (rc)
 			return wfail(w, eb, rc, "rows", "row %zu: %s", i,
@@ -1201,9 +1247,12 @@ ms_part_dict_train(const ms_row *rows, size_t n, size_t cap, uint8_t **out,
 	ms_buf_init(&samples, mem, 0);
 	ms_buf_init(&sizes, mem, 0);
 	uint8_t *d = cap ? ms_mem_alloc(mem, cap) : NULL;
-	int rc = d ? dict_samples(&w, rows, n, &samples, &sizes, eb)
-	           : ms_fail(eb, cap ? MS_ERR_NOMEM : MS_ERR_INVAL,
-	                     "dictionary of %zu bytes", cap);
+	int rc = d     ? dict_samples(&w, rows, n, &samples, &sizes, eb)
+	         : cap ? ms_fail(eb, MS_ERR_NOMEM,
+	                         "dictionary: out of memory for its "
+	                         "buffer (%zu bytes)",
+	                         cap)
+	               : ms_fail(eb, MS_ERR_INVAL, "dictionary of 0 bytes");
 	size_t ns = sizes.len / sizeof(size_t);
 	if (rc == 0 && ns > UINT32_MAX)
 		rc = ms_fail(eb, MS_ERR_RANGE, "dictionary: %zu samples", ns);
@@ -1222,7 +1271,10 @@ ms_part_dict_train(const ms_row *rows, size_t n, size_t cap, uint8_t **out,
 	if (rc == 0) {
 		*out = ms_mem_dup(mem, d, *out_n);
 		if (!*out)
-			rc = ms_fail(eb, MS_ERR_NOMEM, "dictionary");
+			rc = ms_fail(eb, MS_ERR_NOMEM,
+			             "dictionary: out of memory for a copy "
+			             "(%zu bytes)",
+			             *out_n);
 	}
 	ms_mem_free(mem, d, cap);
 	ms_buf_release(&w.ua);
@@ -1386,8 +1438,12 @@ ms_part_write_rows(const char *tmp_path, uint64_t id, const ms_row *rows,
 	ms_part_writer *w = NULL;
 	int rc = 0;
 	if (!ix || !rp) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "part %s: sorting %zu rows",
-		             idstr, n);
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "part %s: out of memory for sorting %zu rows (%zu "
+		             "bytes)",
+		             idstr, n,
+		             ix ? n * sizeof(ms_row *)
+		                : 2 * n * sizeof(sort_ent));
 		goto out;
 	}
 	bool in_order = true;

@@ -436,8 +436,10 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_path,
 	}
 	rc = ms__index_start(&w->index);
 	if (rc) {
-		rc = ms_fail(eb, rc, "index part %s: its index: %s", idstr,
-		             ms_strerror(rc));
+		rc = ms_fail(eb, rc,
+		             "index part %s: out of memory for its index's "
+		             "header (%u bytes)",
+		             idstr, MS__INDEX_HDR);
 		goto fail;
 	}
 	char what[32];
@@ -652,12 +654,19 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 	ms_buf_reset(&w->raw);
 	ms_buf_reset(&w->tmp);
 	size_t rm_size = w->remaps ? REMAPS * sizeof(remap) : 0;
+	size_t tmp = rm_size + n * (sizeof(bval) + 1 + 8) +
+	             DICT_MAX * (sizeof(bval) + 4) + MS__COPY_SLACK;
 	int rc = ms_buf_reserve(&w->raw, need);
-	if (rc == 0)
-		rc = ms_buf_presize(&w->tmp,
-		                    rm_size + n * (sizeof(bval) + 1 + 8) +
-		                            DICT_MAX * (sizeof(bval) + 4) +
-		                            MS__COPY_SLACK);
+	if (rc == MS_ERR_NOMEM)
+		return swfail(w, eb, rc, MS__F_DATA,
+		              "out of memory for a chunk's payload of %zu "
+		              "rows (%zu bytes)",
+		              n, need);
+	if (rc == 0 && (rc = ms_buf_presize(&w->tmp, tmp)) == MS_ERR_NOMEM)
+		return swfail(w, eb, rc, MS__F_DATA,
+		              "out of memory for a chunk's tag dictionaries "
+		              "of %zu rows (%zu bytes)",
+		              n, tmp);
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
 		              ms_strerror(rc));
@@ -768,13 +777,14 @@ put_pieces(ms_sidx_writer *w, uint8_t *z, size_t *len, ms_errbuf *eb)
 		uint8_t *body = p + 1 + room;
 		size_t k = ZSTD_compressCCtx(w->cctx, body, bound, src, n,
 		                             w->level);
+		if (ZSTD_isError(k) && ms__zstd_err(k) == MS_ERR_NOMEM)
+			return swfail(w, eb, MS_ERR_NOMEM, MS__F_DATA,
+			              "out of memory for zstd's workspace "
+			              "(about %zu bytes)",
+			              ZSTD_estimateCCtxSize(w->level));
 		if (ZSTD_isError(k))
 			return swfail(w, eb, ms__zstd_err(k), MS__F_DATA,
-			              "zstd: %s%s",
-			              ms__zstd_err(k) == MS_ERR_NOMEM
-			                      ? "out of memory: "
-			                      : "",
-			              ZSTD_getErrorName(k));
+			              "zstd: %s", ZSTD_getErrorName(k));
 		*p++ = PIECE_ZSTD;
 		p = ms_put_uvarint(p, k);
 		if (p != body)
@@ -796,7 +806,14 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 		return rc;
 
 	ms_buf_reset(&w->out);
-	rc = ms_buf_reserve(&w->out, MS__CHUNK_HDR + pieces_bound(w));
+	size_t bound = MS__CHUNK_HDR + pieces_bound(w);
+	rc = ms_buf_reserve(&w->out, bound);
+	if (rc == MS_ERR_NOMEM)
+		return swfail(
+		        w, eb, rc, MS__F_DATA,
+		        "out of memory for a compressed chunk of %zu rows "
+		        "(%zu bytes)",
+		        n, bound);
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
 		              ms_strerror(rc));
@@ -828,6 +845,12 @@ flush_chunk(ms_sidx_writer *w, ms_errbuf *eb)
 	PUT64(last_key, (uint64_t)w->chunk[n - 1].key);
 #undef PUT64
 	rc = ms_buf_append(&w->index, e, sizeof(e));
+	if (rc == MS_ERR_NOMEM)
+		return swfail(w, eb, rc, MS__F_INDEX,
+		              "out of memory for the entry of chunk %llu "
+		              "(%zu bytes)",
+		              (unsigned long long)w->meta.blocks + 1,
+		              w->index.len + sizeof(e));
 	if (rc)
 		return swfail(w, eb, rc, MS__F_INDEX, "%s", ms_strerror(rc));
 	XXH64_update(&w->content, h, len);
@@ -955,6 +978,11 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	                 ? 0
 	                 : ms_buf_reserve(&w->vals,
 	                                  li + le + lt + MS__COPY_SLACK);
+	if (rc == MS_ERR_NOMEM)
+		return swfail(w, eb, rc, MS__F_DATA,
+		              "out of memory for the tag values of a chunk "
+		              "(%zu bytes)",
+		              w->vals.len + li + le + lt + MS__COPY_SLACK);
 	if (rc)
 		return swfail(w, eb, rc, MS__F_DATA, "tag values: %s",
 		              ms_strerror(rc));
@@ -1026,6 +1054,12 @@ ms_sidx_writer_finish(ms_sidx_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	ms_buf *idx = &w->index;
 	rc = ms__index_seal(idx, w->kind, w->meta.blocks,
 	                    sizeof(struct ms__sidx_entry));
+	if (rc == MS_ERR_NOMEM) {
+		rc = swfail(w, eb, rc, MS__F_INDEX,
+		            "out of memory for its checksum (%zu bytes)",
+		            idx->len + 8);
+		goto out;
+	}
 	if (rc) {
 		rc = swfail(w, eb, rc, MS__F_INDEX, "%s", ms_strerror(rc));
 		goto out;

@@ -2379,6 +2379,12 @@ ms_replay_work_note(const ms_replay *r)
 	return r->work_why;
 }
 
+const char *
+ms_replay_start_note(const ms_replay *r)
+{
+	return r->start_note;
+}
+
 /* ---- ms_replay_open, step by step ------------------------------------ */
 
 /* The options a replay cannot start without, and user strings kept whole
@@ -2529,7 +2535,10 @@ open_pipeline(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	po.mem = &r->mem;
 	/* What the plugins log goes to the event database (plog.c). */
 	if ((rc = ms__plog_init(&r->plog, &r->clock)))
-		return ms_fail(eb, rc, "replay: out of memory");
+		return ms_fail(eb, rc,
+		               "replay: out of memory for the plugins' log "
+		               "lines (%zu bytes)",
+		               r->plog.cap * sizeof(*r->plog.lines));
 	po.log = ms__plog_sink;
 	po.log_ctx = &r->plog;
 	ms_errbuf peb = { { 0 } };
@@ -2747,7 +2756,10 @@ ms__replay_open_test(ms_replay **out, const ms_replay_opts *opts,
 		return rc;
 	ms_replay *r = calloc(1, sizeof(*r));
 	if (!r)
-		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "replay: out of memory for its state (%zu bytes)",
+		        sizeof(*r));
 	r->opts = *opts;
 	r->work_lock = -1;
 	if (test)
@@ -2755,11 +2767,25 @@ ms__replay_open_test(ms_replay **out, const ms_replay_opts *opts,
 	r->variant = strdup(variant);
 	if (!r->variant) {
 		free(r);
-		return ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "replay: out of memory for a copy of its variant "
+		        "(%zu bytes)",
+		        strlen(variant) + 1);
 	}
 	open_init(r, opts);
-	if (ms__blkcache_new(&r->blocks) || ms__recent_init(&r->recent)) {
-		rc = ms_fail(eb, MS_ERR_NOMEM, "replay: out of memory");
+	if (ms__blkcache_new(&r->blocks)) {
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "replay: out of memory for its cache of checked "
+		             "blocks (%zu bytes)",
+		             ms__blkcache_size());
+		goto fail;
+	}
+	if (ms__recent_init(&r->recent)) {
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "replay: out of memory for its ring of recent "
+		             "merges (%zu bytes)",
+		             (size_t)MS__RECENT_BLOCK);
 		goto fail;
 	}
 	if (opts->grace_policy &&
@@ -2885,6 +2911,18 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	if (rc)
 		return rc;
 	r->run_recorded = true;
+	/* The sampler first, for the start's only thread whose failure the
+	 * run goes on without: the split peaks are figures to read, the
+	 * merges and gates do not need them. The first phase's take drops
+	 * what it samples before. */
+	if (!r->rss.started) {
+		ms_errbuf re = { "" };
+		if (ms__rsswatch_start(&r->rss, 0, &re))
+			snprintf(r->start_note, sizeof(r->start_note),
+			         "%s; the run goes on without the split peaks "
+			         "of the resident set (they read 0)",
+			         re.msg);
+	}
 	/* The oracle beside the staging: both come before the day's clock,
 	 * which starts once the oracle has ended (run_day). */
 	if (!r->oracle_started) {
@@ -2898,8 +2936,6 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	if ((rc = stage_parts(r, eb)) ||
 	    (rc = ms_rec_run_staged(r->rec, r->clone_method, eb)))
 		return start_failed(r, rc, eb);
-	/* Without the sampler the split peaks read 0; the run goes on. */
-	ms__rsswatch_start(&r->rss, 0);
 	r->t0_mono = ms_mono_ns();
 	pthread_mutex_lock(&r->mu);
 	r->state = MS_REPLAY_RUNNING;

@@ -214,7 +214,9 @@ ms__outfile_open_how(ms_outfile **out, const char *path, bool force,
 		return rc;
 	ms_outfile *o = calloc(1, sizeof(*o));
 	if (!o)
-		return ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", path);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "%s: out of memory for its state (%zu bytes)",
+		               path, sizeof(*o));
 	o->force = force;
 	o->fd = -1;
 	o->path = dup_str(path);
@@ -227,8 +229,13 @@ ms__outfile_open_how(ms_outfile **out, const char *path, bool force,
 	o->tmp_cap = n;
 	o->dlen = dlen;
 	if (!o->path || !o->tmp) {
+		bool name = !o->path;
 		ms_outfile_abort(o);
-		return ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", path);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "%s: out of memory for %s (%zu bytes)", path,
+		               name ? "a copy of its name"
+		                    : "its temporary name",
+		               name ? strlen(path) + 1 : n);
 	}
 	/* A file without a name first; else a new name created
 	 * exclusively. Either with the usual mode under the umask (mkstemp

@@ -92,6 +92,12 @@ struct ms__blkcache {
 	uint64_t fx_lookups, fx_refused;
 };
 
+size_t
+ms__blkcache_size(void)
+{
+	return sizeof(ms__blkcache);
+}
+
 int
 ms__blkcache_new(ms__blkcache **out)
 {

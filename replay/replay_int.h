@@ -159,9 +159,10 @@ typedef struct ms__rsswatch {
 	ms__rss_peaks peak;
 } ms__rsswatch;
 
-/* Start sampling (period 0 = 5 ms). 0 or MS_ERR_NOMEM (no thread: takes
- * then report zeros). */
-int ms__rsswatch_start(ms__rsswatch *w, unsigned period_ms);
+/* Start sampling (period 0 = 5 ms). 0, or an error saying what could not
+ * be made and the system's reason (ms_thread_fail); then takes report
+ * zeros. */
+int ms__rsswatch_start(ms__rsswatch *w, unsigned period_ms, ms_errbuf *eb);
 /* The peaks since the start or the previous take; restarts them. */
 void ms__rsswatch_take(ms__rsswatch *w, ms__rss_peaks *out);
 /* Stop the thread (no-op when not started). */
@@ -528,6 +529,8 @@ void ms__replay_check(ms_replay *r, const ms__check_job *j);
 /* The ledgers of blocks already checked (partcheck.c), shared by the
  * checks of one run (thread-safe); NULL: every block is decoded. */
 int ms__blkcache_new(ms__blkcache **out);
+/* The bytes ms__blkcache_new allocates. */
+size_t ms__blkcache_size(void);
 void ms__blkcache_free(ms__blkcache *c);
 /* Answer the blocks of the fixture's block ledger file too, from the
  * file (fx: owned by c from the call on, closed by ms__blkcache_free;
@@ -651,6 +654,8 @@ struct ms_replay {
 	ms_shard *shard;
 	ms_engine *engine;
 	char work_why[PATH_MAX + 160]; /* the default work dir's choice */
+	/* What the start went on without (ms_replay_start_note), or "". */
+	char start_note[sizeof(((ms_errbuf *)0)->msg) + 96];
 	char clone_method[16]; /* how parts were staged: link, reflink, copy */
 	char cache_label[16];  /* warm, cold, uncontrolled */
 	/* Staging before the primary phase: its wall, and the fsyncs the run

@@ -60,25 +60,30 @@ watch(void *arg)
 }
 
 int
-ms__rsswatch_start(ms__rsswatch *w, unsigned period_ms)
+ms__rsswatch_start(ms__rsswatch *w, unsigned period_ms, ms_errbuf *eb)
 {
 	memset(w, 0, sizeof(*w));
 	w->period_ms = period_ms ? period_ms : 5;
 	pthread_condattr_t ca;
-	if (pthread_mutex_init(&w->mu, NULL) != 0)
-		return MS_ERR_NOMEM;
-	if (pthread_condattr_init(&ca) != 0 ||
-	    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
-	    pthread_cond_init(&w->cv, &ca) != 0) {
+	int e = pthread_mutex_init(&w->mu, NULL);
+	if (e)
+		return ms_thread_fail(eb, MS_ERR_NOMEM, e,
+		                      "RSS sampler: cannot make its mutex");
+	if ((e = pthread_condattr_init(&ca)) != 0 ||
+	    (e = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC)) != 0 ||
+	    (e = pthread_cond_init(&w->cv, &ca)) != 0) {
 		pthread_mutex_destroy(&w->mu);
-		return MS_ERR_NOMEM;
+		return ms_thread_fail(eb, MS_ERR_NOMEM, e,
+		                      "RSS sampler: cannot make its condition "
+		                      "variable");
 	}
 	pthread_condattr_destroy(&ca);
 	sample(w);
-	if (ms_thread_start(&w->th, MS_THREAD_STACK, watch, w) != 0) {
+	if ((e = ms_thread_start(&w->th, MS_THREAD_STACK, watch, w)) != 0) {
 		pthread_cond_destroy(&w->cv);
 		pthread_mutex_destroy(&w->mu);
-		return MS_ERR_NOMEM;
+		return ms_thread_fail(eb, MS_ERR_IO, e,
+		                      "cannot start the RSS sampler's thread");
 	}
 	w->started = true;
 	return 0;

@@ -12,6 +12,7 @@
 #define MS_ALLOC_TESTLIB_H
 
 #include "ms_err.h"
+#include "sweep_testlib.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -97,37 +98,36 @@ tl_alloc_disarm(void)
 	return fired;
 }
 
+/* tl_alloc_sweep's call and its argument. */
+typedef struct tl_alloc_call {
+	int (*call)(void *ctx, ms_errbuf *eb);
+	void *ctx;
+} tl_alloc_call;
+
+/* A tl_sweep step: the call with the nth allocation from now failing. */
+static inline int
+tl_alloc_step(void *ctx, uint64_t n, ms_errbuf *eb, bool *fired)
+{
+	const tl_alloc_call *c = ctx;
+	tl_alloc_fail_nth((long)n);
+	int rc = c->call(c->ctx, eb);
+	*fired = tl_alloc_disarm();
+	return rc;
+}
+
 /* Calls call(ctx, eb) with its first allocation failing, then its
  * second, and so on until a call makes no allocation that fails, which
- * must succeed. Each call that fails must return MS_ERR_NOMEM with a
- * message that names `name` (the file) and says "out of memory for"
- * something (a call that copes with the failure may succeed). Returns
- * how many calls failed. */
+ * must succeed (tl_sweep). Each call that fails must return MS_ERR_NOMEM
+ * with a message that names `name` (the file) and says "out of memory
+ * for" something (a call that copes with the failure may succeed).
+ * Returns how many calls failed. */
 static inline unsigned
 tl_alloc_sweep(int (*call)(void *ctx, ms_errbuf *eb), void *ctx,
                const char *name)
 {
-	unsigned failed = 0;
-	for (long k = 0;; k++) {
-		ms_errbuf eb = { "" };
-		tl_alloc_fail_nth(k);
-		int rc = call(ctx, &eb);
-		bool fired = tl_alloc_disarm();
-		if (!fired) {
-			if (rc != 0)
-				fail_msg("no allocation failed, yet: %s",
-				         eb.msg);
-			return failed;
-		}
-		if (rc == 0)
-			continue;
-		failed++;
-		if (rc != MS_ERR_NOMEM || !strstr(eb.msg, name) ||
-		    !strstr(eb.msg, ": out of memory for "))
-			fail_msg("allocation %ld failed: %d \"%s\"; expected "
-			         "\"...%s...: out of memory for ...\"",
-			         k, rc, eb.msg, name);
-	}
+	tl_alloc_call c = { call, ctx };
+	tl_sweep_want w = { name, false, false };
+	return tl_sweep(tl_alloc_step, &c, &w);
 }
 
 #endif

@@ -25,6 +25,8 @@
 #include "testdir.h"
 #include "locale_testlib.h"
 #include "sqlite_full_vfs.h"
+#include "thread_testlib.h"
+#include "ms_thread.h"
 #include "ms_fixture.h"
 #include "ms_replay.h"
 #include "ms_replay_events.h"
@@ -1690,11 +1692,52 @@ test_read_only_database_dir(void **state)
 	assert_false(exists(wal));
 }
 
+/* `tui` on a terminal with no room for the thread that takes Ctrl-C
+ * (pthread_create failing, thread_testlib.h): it refuses before opening
+ * anything, saying why and where to look. It went on with SIGINT
+ * blocked and nothing to take it, so Ctrl-C did nothing. The terminal is
+ * a pseudo-terminal on stdout for the call. */
+static void
+test_tui_without_signal_thread(void **state)
+{
+	(void)state;
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(m >= 0);
+	assert_int_equal(grantpt(m), 0);
+	assert_int_equal(unlockpt(m), 0);
+	int t = open(ptsname(m), O_RDWR | O_NOCTTY);
+	assert_true(t >= 0);
+	char db[600];
+	snprintf(db, sizeof(db), "%s/no-signal-thread.db", tmp_root);
+	fflush(stdout);
+	int saved = dup(STDOUT_FILENO);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(t, STDOUT_FILENO), STDOUT_FILENO);
+	/* The threads of the stack the signal thread has: the chain's
+	 * workers, which check the variant before, have another. */
+	tl_threads_fail_stack(MS_THREAD_STACK);
+	int rc = cli("tui", "--fixture", fixture_dir, "--variant", "alwayskeep",
+	             "--db", db, NULL);
+	tl_threads_fail_stack(0);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(t);
+	close(m);
+	fprintf(stderr, "refused as expected: %s", err_text);
+	assert_int_equal(rc, 2); /* MS_EXIT_ERROR */
+	assert_non_null(strstr(err_text, "mergescope tui: cannot start the "
+	                                 "thread that takes Ctrl-C"));
+	assert_non_null(strstr(err_text, strerror(EAGAIN)));
+	assert_non_null(strstr(err_text, "ulimit -v"));
+	assert_false(exists(db));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_headless_passes),
+		cmocka_unit_test(test_tui_without_signal_thread),
 		cmocka_unit_test(test_run_freeze_at),
 		cmocka_unit_test(test_run_db_full_last_line),
 		cmocka_unit_test(test_report),

@@ -22,6 +22,7 @@
 #include "testdir.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -1056,6 +1057,50 @@ test_outfile_open_out_of_memory(void **state)
 	unlink(victim);
 }
 
+/* Open a file in the empty directory ctx, write a line and commit; on
+ * failure the directory must be left empty. Both ways of opening. */
+static int
+call_outfile(void *ctx, ms_errbuf *eb)
+{
+	const char *dir = ctx;
+	char path[600];
+	snprintf(path, sizeof(path), "%s/out.txt", dir);
+	int rc = 0;
+	for (int nameless = 1; rc == 0 && nameless >= 0; nameless--) {
+		ms_outfile *o = NULL;
+		rc = ms__outfile_open_how(&o, path, false, nameless, eb);
+		if (rc == 0) {
+			fputs("a line\n", ms_outfile_stream(o));
+			rc = ms_outfile_commit(o, eb);
+		}
+		if (rc == 0 && unlink(path) != 0)
+			fail_msg("%s not written", path);
+	}
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			fail_msg("%s left in %s (\"%s\")", e->d_name, dir,
+			         eb->msg);
+	closedir(d);
+	return rc;
+}
+
+/* An output file out of memory at each of its allocations says what the
+ * memory was for and how many bytes, and leaves nothing in its
+ * directory: it said only "<file>: out of memory". */
+static void
+test_outfile_out_of_memory_says_what_for(void **state)
+{
+	(void)state;
+	char dir[600];
+	snprintf(dir, sizeof(dir), "%s/outfile-oom", tmpdir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_true(tl_alloc_sweep(call_outfile, dir, "/out.txt: ") >= 3);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* The longest name a directory takes (NAME_MAX bytes) is written: the
  * temporary file beside it used to be named ".<name>.<pid>-<hex>" whole,
  * past NAME_MAX, and the export failed with "File name too long" for a
@@ -1368,6 +1413,7 @@ main(void)
 		cmocka_unit_test(test_export_file_errors),
 		cmocka_unit_test(test_export_file_refuses_existing),
 		cmocka_unit_test(test_outfile_open_out_of_memory),
+		cmocka_unit_test(test_outfile_out_of_memory_says_what_for),
 		cmocka_unit_test(test_outfile_longest_name),
 		cmocka_unit_test(test_outfile_both_ways),
 		cmocka_unit_test(test_export_out_of_memory),

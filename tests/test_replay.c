@@ -26,6 +26,8 @@
 
 #include <cmocka.h>
 
+#include "alloc_testlib.h"
+
 #include <dirent.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -2282,6 +2284,79 @@ test_start_without_threads(void **state)
 	assert_false(rt_exists(run.work));
 }
 
+/* A replay that cannot be opened for lack of memory for its state, its
+ * cache of checked blocks or its plugins' log lines says which and how
+ * many bytes, and leaves no work directory: each said only "replay: out
+ * of memory". */
+static void
+test_open_out_of_memory_says_what_for(void **state)
+{
+	(void)state;
+	const struct {
+		size_t size;
+		const char *what;
+	} c[] = {
+		{ sizeof(ms_replay), "its state" },
+		{ ms__blkcache_size(), "its cache of checked blocks" },
+		{ (size_t)MS_EV_LINKS_MAX * MS_EV_PLOG_KEEP *
+		          sizeof(ms__plog_line),
+		  "the plugins' log lines" },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(*c); i++) {
+		rt_run run;
+		rt_opts(&run, "oom-open", "alwayskeep");
+		ms_replay *r = (ms_replay *)0x1;
+		ms_errbuf eb = { { 0 } };
+		tl_alloc.fail_size = c[i].size;
+		int rc = ms__replay_open_test(&r, &run.o, &run.t, &eb);
+		assert_true(tl_alloc_disarm());
+		char want[200];
+		snprintf(want, sizeof(want),
+		         "replay: out of memory for %s (%zu bytes)", c[i].what,
+		         c[i].size);
+		if (rc != MS_ERR_NOMEM || strcmp(eb.msg, want) != 0)
+			fail_msg("%d \"%s\"; expected \"%s\"", rc, eb.msg,
+			         want);
+		assert_null(r);
+		assert_false(rt_exists(run.work));
+	}
+}
+
+/* No room for the sampler of the resident set's split peaks (the first
+ * thread a start makes): the run goes on and ends, and the start's note
+ * says what it went without, why and where to look. The sampler failed
+ * without a word and the peaks read 0. */
+static void
+test_start_without_rss_sampler(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "no-rss-thread", "alwayskeep");
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	assert_string_equal(ms_replay_start_note(r), "");
+	tl_threads_fail_nth(1);
+	int rc = ms_replay_start(r, &eb);
+	tl_threads_fail_nth(0);
+	if (rc)
+		fail_msg("start: %s", eb.msg);
+	const char *note = ms_replay_start_note(r);
+	fprintf(stderr, "note: %s\n", note);
+	assert_non_null(
+	        strstr(note, "cannot start the RSS sampler's thread: "));
+	assert_non_null(strstr(note, strerror(EAGAIN)));
+	assert_non_null(strstr(note, "ulimit -v"));
+	assert_non_null(strstr(note, "the run goes on without the split "
+	                             "peaks"));
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_DONE);
+	free(st);
+	ms_replay_close(r);
+}
+
 /* ---- staging --------------------------------------------------------- */
 
 /* Write text to path; false on failure. */
@@ -2620,6 +2695,8 @@ main(void)
 		cmocka_unit_test(test_recorder_full_stops_run),
 		cmocka_unit_test(test_recorder_full_at_end_fails_run),
 		cmocka_unit_test(test_start_without_threads),
+		cmocka_unit_test(test_open_out_of_memory_says_what_for),
+		cmocka_unit_test(test_start_without_rss_sampler),
 		cmocka_unit_test(test_stage_copy_tries_range_once),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);

@@ -14,6 +14,7 @@
 #include "ms_ledger.h"
 #include "ms_sidx.h"
 #include "part_testlib.h"
+#include "mem_testlib.h"
 
 #include <sys/stat.h>
 #include <xxhash.h>
@@ -872,6 +873,72 @@ test_alloc_failure(void **state)
 	tl_free(&t);
 }
 
+/* Sorted rows for an index part and where to write it (sweep_write). */
+typedef struct sweep_rows {
+	const ms_sidx_row *rows;
+	size_t n;
+	char dir[300];
+} sweep_rows;
+
+/* The rows through a writer that has mem, added one at a time (the
+ * chunk buffer grows from its first size); on failure no file is left,
+ * and the message names the index part. */
+static int
+sweep_write(void *ctx, ms_mem *mem, ms_errbuf *eb)
+{
+	sweep_rows *a = ctx;
+	ms_part_writer_opts o = { .mem = mem };
+	ms_sidx_writer *w = NULL;
+	int rc = ms_sidx_writer_open(&w, MS_KIND_START_TIME, a->dir, 1, &o, eb);
+	for (size_t i = 0; rc == 0 && i < a->n; i++)
+		rc = ms_sidx_writer_add(w, &a->rows[i], eb);
+	if (rc == 0)
+		rc = ms_sidx_writer_finish(w, NULL, eb);
+	else
+		ms_sidx_writer_abort(w);
+	struct stat sb;
+	if (rc != 0 && stat(a->dir, &sb) == 0)
+		fail_msg("failed (%s), yet %s is there", eb->msg, a->dir);
+	if (rc != 0 && !strstr(eb->msg, "index part 0000000000000001"))
+		fail_msg("\"%s\" does not name the part", eb->msg);
+	ms_part_remove_dir(a->dir, NULL);
+	return rc;
+}
+
+/* An index part written out of memory at each of its writer's
+ * allocations in turn says what the memory was for and how many bytes,
+ * and leaves no file and nothing allocated; its chunk buffers, index and
+ * zstd said "chunk buffer: out of memory", "out of memory" or "zstd: out
+ * of memory: ...". Two chunks' worth of rows. */
+static void
+test_writer_out_of_memory_says_what_for(void **state)
+{
+	(void)state;
+	tl_rng r = { 322 };
+	tl_rows t = { 0 };
+	tl_shape s = {
+		.traces = 4500, .rows_per_trace = 1, .tags_max = 2, .tag_len = 6
+	};
+	tl_gen(&t, &r, &s);
+	sweep_rows a = { 0 };
+	snprintf(a.dir, sizeof(a.dir), "%s/alloc-w", root);
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_sidx_write_rows(MS_KIND_START_TIME, a.dir, 1,
+	                                    t.rows, t.n, NULL, NULL, &eb),
+	                 0);
+	ms_part *p = NULL;
+	ms_sidx_row *rows = NULL;
+	assert_int_equal(ms_part_open(&p, a.dir, NULL, &eb), 0);
+	assert_int_equal(ms_sidx_read_all(p, NULL, &rows, &a.n, &eb), 0);
+	ms_part_close(p);
+	ms_part_remove_dir(a.dir, NULL);
+	assert_true(a.n > MS__CHUNK_ROWS);
+	a.rows = rows;
+	assert_true(tl_mem_sweep(sweep_write, &a, "") > 5);
+	ms_sidx_rows_free(NULL, rows, a.n);
+	tl_free(&t);
+}
+
 /*
  * A small index part costs memory in proportion to its size, not to the
  * largest chunk the format allows: writing a few rows, reading them back and
@@ -1404,6 +1471,7 @@ main(void)
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_alloc_failure),
+		cmocka_unit_test(test_writer_out_of_memory_says_what_for),
 		cmocka_unit_test(test_writer_order),
 		cmocka_unit_test(test_tag_columns),
 		cmocka_unit_test(test_writer_tags),

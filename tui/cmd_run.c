@@ -334,6 +334,8 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		ms_replay_close(r);
 		return MS_EXIT_ERROR;
 	}
+	if (ms_replay_start_note(r)[0])
+		fprintf(err, "mergescope run: %s\n", ms_replay_start_note(r));
 	ms_replay_status *st = malloc(sizeof(*st));
 	if (!st) {
 		fprintf(err, "mergescope run: out of memory\n");

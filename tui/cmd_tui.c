@@ -211,7 +211,6 @@ struct stopper {
 	sigset_t all, old; /* the four; the mask before */
 	struct sigaction act[sizeof(handled) / sizeof(*handled)]; /* before */
 	atomic_bool done;
-	bool running;
 };
 
 static void *
@@ -235,8 +234,10 @@ stopper_main(void *arg)
 }
 
 /* Block the four stop signals everywhere but SIGHUP on this thread, and
- * start the thread that takes the others. */
-static void
+ * start the thread that takes the others. 0, or the error number of the
+ * thread that could not start, with the mask put back (no thread would
+ * take SIGINT, SIGTERM or SIGPIPE: Ctrl-C would do nothing). */
+static int
 stopper_start(struct stopper *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -248,8 +249,11 @@ stopper_start(struct stopper *s)
 	sigaddset(&s->all, SIGHUP);
 	sigaddset(&s->all, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &s->all, &s->old);
-	s->running = ms_thread_start(&s->thread, MS_THREAD_STACK, stopper_main,
-	                             s) == 0;
+	int e = ms_thread_start(&s->thread, MS_THREAD_STACK, stopper_main, s);
+	if (e) {
+		pthread_sigmask(SIG_SETMASK, &s->old, NULL);
+		return e;
+	}
 	for (size_t i = 0; i < sizeof(handled) / sizeof(*handled); i++)
 		sigaction(handled[i], NULL, &s->act[i]);
 	struct sigaction sa;
@@ -262,6 +266,7 @@ stopper_start(struct stopper *s)
 	sigemptyset(&hup);
 	sigaddset(&hup, SIGHUP);
 	pthread_sigmask(SIG_UNBLOCK, &hup, NULL);
+	return 0;
 }
 
 /* The signal that has stopped the session so far, or 0: the one noted,
@@ -281,8 +286,7 @@ stopper_end(struct stopper *s)
 {
 	pthread_sigmask(SIG_BLOCK, &s->all, NULL);
 	atomic_store(&s->done, true);
-	if (s->running)
-		pthread_join(s->thread, NULL);
+	pthread_join(s->thread, NULL);
 	int sig = stopped_by();
 	struct timespec zero = { 0, 0 };
 	int late;
@@ -373,6 +377,9 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	int sig = stopped_by();
 	/* The terminal is restored here, whatever happened. */
 	r = ms_replay_ctl_replay(adapter); /* a restart replaced it */
+	/* What the run went without, once the screen no longer hides it. */
+	if (ms_replay_start_note(r)[0])
+		say(err, "mergescope tui: %s", ms_replay_start_note(r));
 	remember(r, cfg->fixture_dir, topts->filter_out);
 	char db_path[sizeof(cfg->db)];
 	snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));
@@ -426,7 +433,18 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
         FILE *out, FILE *err)
 {
 	struct stopper st;
-	stopper_start(&st);
+	int e = stopper_start(&st);
+	if (e) {
+		/* Before anything is opened: a session that Ctrl-C cannot
+		 * stop is not started (and the run's own threads would find
+		 * no more room). */
+		ms_errbuf eb = { "" };
+		ms_thread_fail(&eb, MS_ERR_IO, e,
+		               "cannot start the thread that takes Ctrl-C "
+		               "(SIGINT, SIGTERM, SIGPIPE)");
+		fprintf(err, "mergescope tui: %s\n", eb.msg);
+		return MS_EXIT_ERROR;
+	}
 	int rc = session_run(a, cfg, breaks, nbreaks, paused, speed, topts, out,
 	                     err);
 	int sig = stopper_end(&st);

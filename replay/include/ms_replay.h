@@ -181,6 +181,12 @@ typedef struct ms_replay ms_replay;
  * caller chose. Owned by r. */
 const char *ms_replay_work_note(const ms_replay *r);
 
+/* After ms_replay_start: the one line saying what the run goes on
+ * without (the sampler of the resident set's split peaks, when its thread
+ * could not start: why, and that those peaks read 0); "" when nothing.
+ * Owned by r. */
+const char *ms_replay_start_note(const ms_replay *r);
+
 /* Validate everything that can be validated before work starts (fixture
  * and manifest, variant and chain, plugins load, database path writable)
  * and prepare the run. Each failure is one line naming what and where. */

@@ -2,6 +2,9 @@
 # ms_cli_main on a smoke fixture. They load the shipped plugins.
 ms_add_test(test_cli_run LIBS mstui msfixtures msreplay mscore)
 ms_uses_plugins(test_cli_run)
+# test_cli_run leaves `tui` no room for its signal thread (a wrapper of
+# pthread_create in tests/thread_testlib.h).
+target_link_options(test_cli_run PRIVATE -Wl,--wrap=pthread_create)
 
 # What watching costs: the replay under the TUI session loop against the
 # same replay headless (tests/bench/README.md).
