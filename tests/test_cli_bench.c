@@ -491,6 +491,43 @@ test_collect_names_invalid(void **state)
 	free(js);
 }
 
+/* A run that ended before making its database (a bad envelope, a kill
+ * at start) is a run of the series all the same: counted and named with
+ * the last line of its output, not silently missing from "N runs". A run
+ * whose database has no run record is counted under its variant (its
+ * file index), not as a variant of its own. */
+static void
+test_collect_names_run_without_database(void **state)
+{
+	(void)state;
+	char copy[PATH_MAX];
+	copy_series("series-no-db", copy);
+	char db[PATH_MAX], log[PATH_MAX + 8];
+	db_of(db, sizeof(db), copy, 1, 1, "skywalking");
+	assert_int_equal(unlink(db), 0);
+	snprintf(log, sizeof(log), "%.*s.log", (int)strlen(db) - 3, db);
+	FILE *f = fopen(log, "w");
+	assert_non_null(f);
+	fputs("mergescope run: no cgroup to hold the limits: "
+	      "/sys/fs/cgroup/cpu: Read-only file system\n\n",
+	      f);
+	fclose(f);
+	db_of(db, sizeof(db), copy, 0, 0, "disabled");
+	et_sql(db, "DELETE FROM run");
+
+	const char *args[] = { "bench", "--collect", copy, NULL };
+	assert_int_equal(run(args, false), 0);
+	assert_non_null(strstr(out, "4 runs, 2 valid, 2 variants"));
+	const char *left = strstr(out, "left out of every figure:");
+	assert_non_null(left);
+	assert_non_null(strstr(left, "rep001-v1-skywalking.db: no event "
+	                             "database: the run ended before making "
+	                             "it"));
+	assert_non_null(strstr(left, "Read-only file system"));
+	assert_non_null(strstr(left, "rep000-v0-disabled.db: "));
+	assert_null(strstr(err, "variant ?"));
+}
+
 /* A variant all of whose runs are left out has no figures: "-" in the
  * table, null in the JSON (not zeros that read as measurements), and
  * bench --collect and report --collect exit 1 naming it. */
@@ -1278,6 +1315,7 @@ main(void)
 		cmocka_unit_test(test_run_record),
 		cmocka_unit_test(test_collect_names_invalid),
 		cmocka_unit_test(test_collect_variant_without_valid_run),
+		cmocka_unit_test(test_collect_names_run_without_database),
 		cmocka_unit_test(test_emit_parallel),
 		cmocka_unit_test(test_emit_relative_paths),
 		cmocka_unit_test(test_emit_slurm),
