@@ -863,6 +863,30 @@ test_emit_relative_paths(void **state)
 	assert_non_null(strstr(out, want));
 }
 
+/* A profile asking more CPUs than any machine has is noted once for
+ * the series (not once per variant), before anything runs. */
+static void
+test_profile_beyond_noted(void **state)
+{
+	(void)state;
+	char cmd[4 * PATH_MAX];
+	snprintf(cmd, sizeof(cmd),
+	         "cd '%s' && '%s' bench --variants disabled,alwayskeep "
+	         "--reps 1 --fixture cache/mergescope/smoke-1 --out beyond "
+	         "--profile cpus=65535,mem=1g --emit parallel",
+	         root, MS_MERGESCOPE_BIN);
+	const char *sh[] = { cmd, NULL };
+	assert_int_equal(run(sh, true), 0);
+	const char *note = strstr(err, "mergescope bench: note: --profile "
+	                               "\"cpus=65535,mem=1g\" asks 65535 "
+	                               "CPUs where there are ");
+	if (!note)
+		fail_msg("no note of the profile in:\n%s", err);
+	assert_null(strstr(note + strlen("mergescope bench: note:"),
+	                   "note: --profile"));
+	assert_null(strstr(err, "GiB where there"));
+}
+
 static void
 test_emit_slurm(void **state)
 {
@@ -1319,6 +1343,7 @@ main(void)
 		cmocka_unit_test(test_emit_parallel),
 		cmocka_unit_test(test_emit_relative_paths),
 		cmocka_unit_test(test_emit_slurm),
+		cmocka_unit_test(test_profile_beyond_noted),
 		cmocka_unit_test(test_variant_chains),
 		cmocka_unit_test(test_summary_long_labels),
 		cmocka_unit_test(test_out_of_memory),

@@ -703,6 +703,8 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 		b.exe[el] = '\0';
 	if (rc == 0)
 		rc = check_runs(&b, err);
+	if (rc == 0)
+		ms__profile_note("bench", o[O_PROFILE].value, err);
 	/* The runs made here share this process's scratch directory. */
 	if (rc == 0 && !kind)
 		rc = ms__scratch_check(err, "bench");
