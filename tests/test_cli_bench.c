@@ -994,6 +994,29 @@ test_stopped(void **state)
 	assert_non_null(strstr(err, "is incomplete"));
 }
 
+/* A child the process had before it became `bench` (a shell's
+ * background job, then exec) ends during the series: that is no run's
+ * end, so the series still waits for each run before its summary. */
+static void
+test_stray_child(void **state)
+{
+	(void)state;
+	char cmd[4 * PATH_MAX];
+	snprintf(cmd, sizeof(cmd),
+	         "sleep 0 & exec '%s' bench --variants disabled "
+	         "--reps 2 --fixture '%s/cache/mergescope/smoke-1' --out "
+	         "'%s/stray'",
+	         MS_MERGESCOPE_BIN, root, root);
+	const char *sh[] = { cmd, NULL };
+	int rc = run(sh, true);
+	if (rc)
+		fprintf(stderr, "%s\n%s\n", out, err);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "2 runs, 2 valid"));
+	assert_non_null(strstr(err, "rep 1/2 disabled       exit 0"));
+	assert_non_null(strstr(err, "rep 2/2 disabled       exit 0"));
+}
+
 static void
 test_usage(void **state)
 {
@@ -1350,6 +1373,7 @@ main(void)
 		cmocka_unit_test(test_series_out_of_memory),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_stopped),
+		cmocka_unit_test(test_stray_child),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_report_collect),
