@@ -491,6 +491,29 @@ test_collect_names_invalid(void **state)
 	free(js);
 }
 
+/* The series' conditions are those most of its runs share: an odd
+ * first run is the one left out, not every run after it. */
+static void
+test_collect_odd_first_run(void **state)
+{
+	(void)state;
+	char copy[PATH_MAX];
+	copy_series("series-odd-first", copy);
+	char db[PATH_MAX];
+	db_of(db, sizeof(db), copy, 0, 0, "disabled");
+	et_sql(db, "UPDATE run SET profile = 'cpus=1'");
+
+	const char *args[] = { "bench", "--collect", copy, NULL };
+	assert_int_equal(run(args, false), 0);
+	assert_non_null(strstr(out, "4 runs, 3 valid"));
+	const char *left = strstr(out, "left out of every figure:");
+	assert_non_null(left);
+	assert_non_null(strstr(left, "rep000-v0-disabled.db: profile "
+	                             "\"cpus=1\" differs"));
+	assert_null(strstr(left, "skywalking.db: "));
+	assert_null(strstr(left, "rep001-v0-disabled.db: "));
+}
+
 /* A run that ended before making its database (a bad envelope, a kill
  * at start) is a run of the series all the same: counted and named with
  * the last line of its output, not silently missing from "N runs". A run
@@ -1363,6 +1386,7 @@ main(void)
 		cmocka_unit_test(test_collect_names_invalid),
 		cmocka_unit_test(test_collect_variant_without_valid_run),
 		cmocka_unit_test(test_collect_names_run_without_database),
+		cmocka_unit_test(test_collect_odd_first_run),
 		cmocka_unit_test(test_emit_parallel),
 		cmocka_unit_test(test_emit_relative_paths),
 		cmocka_unit_test(test_emit_slurm),

@@ -170,14 +170,14 @@ number_by_label(ms__series *s, const char *cmd, FILE *err)
 
 /*
  * Directories of different conditions are not combined: a directory
- * whose every readable run differs from the first valid run of the
- * series is refused, naming the difference.
+ * whose every readable run differs from the series' reference run (of
+ * the conditions most runs share) is refused, naming the difference.
  */
 static int
 refuse_mixed(const ms__series *s, const bool *loaded, size_t ndirs,
              const char *const *dirs, const char *cmd, FILE *err)
 {
-	for (size_t d = 1; d < ndirs; d++) {
+	for (size_t d = 0; d < ndirs && ndirs > 1; d++) {
 		size_t readable = 0, valid = 0;
 		const char *why = NULL;
 		for (size_t i = 0; i < s->n; i++) {
@@ -191,9 +191,12 @@ refuse_mixed(const ms__series *s, const bool *loaded, size_t ndirs,
 		if (readable && !valid) {
 			fprintf(err,
 			        "mergescope %s: --collect %s: no run of it "
-			        "matches the conditions of %s (%s); series of "
-			        "different conditions are not combined\n",
-			        cmd, dirs[d], dirs[0], why ? why : "?");
+			        "matches the conditions most runs of the "
+			        "series "
+			        "share (%s); series of different conditions "
+			        "are "
+			        "not combined\n",
+			        cmd, dirs[d], why ? why : "?");
 			return MS_EXIT_ERROR;
 		}
 	}
