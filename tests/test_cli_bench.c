@@ -457,6 +457,19 @@ copy_series(const char *name, char copy[PATH_MAX])
 	assert_int_equal(system(cmd), 0);
 }
 
+/* `bench --collect dir`: exit 0 and the counts line (e.g. "4 runs, 3
+ * valid"); the list of the runs left out, in out. */
+static const char *
+collect_left_out(const char *dir, const char *counts)
+{
+	const char *args[] = { "bench", "--collect", dir, NULL };
+	assert_int_equal(run(args, false), 0);
+	assert_non_null(strstr(out, counts));
+	const char *left = strstr(out, "left out of every figure:");
+	assert_non_null(left);
+	return left;
+}
+
 static void
 test_collect_names_invalid(void **state)
 {
@@ -467,11 +480,7 @@ test_collect_names_invalid(void **state)
 	db_of(db, sizeof(db), copy, 1, 1, "skywalking");
 	et_sql(db, "UPDATE run SET profile = 'cpus=1'");
 
-	const char *args[] = { "bench", "--collect", copy, NULL };
-	assert_int_equal(run(args, false), 0);
-	assert_non_null(strstr(out, "4 runs, 3 valid"));
-	const char *left = strstr(out, "left out of every figure:");
-	assert_non_null(left);
+	const char *left = collect_left_out(copy, "4 runs, 3 valid");
 	assert_non_null(strstr(left, "rep001-v1-skywalking.db: profile "
 	                             "\"cpus=1\" differs"));
 	jv j;
@@ -503,11 +512,7 @@ test_collect_odd_first_run(void **state)
 	db_of(db, sizeof(db), copy, 0, 0, "disabled");
 	et_sql(db, "UPDATE run SET profile = 'cpus=1'");
 
-	const char *args[] = { "bench", "--collect", copy, NULL };
-	assert_int_equal(run(args, false), 0);
-	assert_non_null(strstr(out, "4 runs, 3 valid"));
-	const char *left = strstr(out, "left out of every figure:");
-	assert_non_null(left);
+	const char *left = collect_left_out(copy, "4 runs, 3 valid");
 	assert_non_null(strstr(left, "rep000-v0-disabled.db: profile "
 	                             "\"cpus=1\" differs"));
 	assert_null(strstr(left, "skywalking.db: "));
@@ -538,11 +543,8 @@ test_collect_names_run_without_database(void **state)
 	db_of(db, sizeof(db), copy, 0, 0, "disabled");
 	et_sql(db, "DELETE FROM run");
 
-	const char *args[] = { "bench", "--collect", copy, NULL };
-	assert_int_equal(run(args, false), 0);
-	assert_non_null(strstr(out, "4 runs, 2 valid, 2 variants"));
-	const char *left = strstr(out, "left out of every figure:");
-	assert_non_null(left);
+	const char *left =
+	        collect_left_out(copy, "4 runs, 2 valid, 2 variants");
 	assert_non_null(strstr(left, "rep001-v1-skywalking.db: no event "
 	                             "database: the run ended before making "
 	                             "it"));

@@ -785,30 +785,17 @@ test_header_profile_beyond(void **state)
 	                          sizeof(path));
 	assert_null(strstr(t, "  beyond "));
 	free(t);
-	sqlite3 *db = NULL;
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(
-	        sqlite3_exec(db,
-	                     "UPDATE run SET profile = 'cpus=2,mem=1000000000',"
-	                     " emulated_cpus = 2, detected_cpus = 2,"
-	                     " emulated_mem_bytes = 1000000000,"
-	                     " detected_mem_bytes = 999997440",
-	                     NULL, NULL, NULL),
-	        SQLITE_OK);
-	sqlite3_close(db);
+	et_sql(path, "UPDATE run SET profile = 'cpus=2,mem=1000000000',"
+	             " emulated_cpus = 2, detected_cpus = 2,"
+	             " emulated_mem_bytes = 1000000000,"
+	             " detected_mem_bytes = 999997440");
 	t = report_failing(path, ms_report_text, 0);
 	assert_null(strstr(t, "  beyond "));
 	free(t);
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(
-	        sqlite3_exec(db,
-	                     "UPDATE run SET profile = 'cpus=64,mem=1t',"
-	                     " emulated_cpus = 64, detected_cpus = 2,"
-	                     " emulated_mem_bytes = 1099511627776,"
-	                     " detected_mem_bytes = 4294967296",
-	                     NULL, NULL, NULL),
-	        SQLITE_OK);
-	sqlite3_close(db);
+	et_sql(path, "UPDATE run SET profile = 'cpus=64,mem=1t',"
+	             " emulated_cpus = 64, detected_cpus = 2,"
+	             " emulated_mem_bytes = 1099511627776,"
+	             " detected_mem_bytes = 4294967296");
 	t = report_failing(path, ms_report_text, 0);
 	assert_non_null(strstr(t, "\n  beyond       the profile asks 64 CPUs "
 	                          "where there are 2, 1024.00 GiB where there "
