@@ -447,3 +447,24 @@ ms_limits_apply_profile(ms_limits *l, const char *profile, ms_errbuf *eb)
 	l->cpus = to_cpus(cpus > 0 ? cpus : l->detected_cpus);
 	return 0;
 }
+
+bool
+ms_limits_beyond(double want_cpus, uint64_t want_mem, double have_cpus,
+                 uint64_t have_mem, char *buf, size_t n)
+{
+	bool cpus = want_cpus > have_cpus + 1e-9;
+	bool mem = want_mem > have_mem && want_mem - have_mem > (1ull << 20);
+	if (n)
+		buf[0] = '\0';
+	if (cpus && n)
+		snprintf(buf, n, "%g CPUs where there are %g", want_cpus,
+		         have_cpus);
+	if (mem && n) {
+		size_t k = strlen(buf);
+		snprintf(buf + k, n - k, "%s%.2f GiB where there are %.2f GiB",
+		         cpus ? ", " : "",
+		         (double)want_mem / (1024.0 * 1024 * 1024),
+		         (double)have_mem / (1024.0 * 1024 * 1024));
+	}
+	return cpus || mem;
+}

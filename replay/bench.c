@@ -1,9 +1,9 @@
 /*
  * bench.c - the figures of a bench series (ms_bench.h): each run database
  * read into one row of metrics per phase, the validity conditions checked
- * against the first valid run, and per variant and phase the median, p95,
- * min, max and CV of every metric with the delta of the median against
- * the first variant.
+ * against the conditions most runs share, and per variant and phase the median,
+ * p95, min, max and CV of every metric with the delta of the median against the
+ * first variant.
  */
 #include "ms_bench.h"
 
@@ -199,13 +199,46 @@ differs(const ms_ev_run *a, const ms_ev_run *b, char *va, char *vb, size_t n)
 	return NULL;
 }
 
+/* Whether valid runs a and b were made under the same conditions. */
+static bool
+same_conditions(const ms_bench_run *a, const ms_bench_run *b)
+{
+	char va[MS_EV_TEXT_MAX], vb[MS_EV_TEXT_MAX];
+	return differs(&a->run, &b->run, va, vb, sizeof(va)) == NULL;
+}
+
+/* The reference run: the earliest of the conditions most valid runs
+ * share (the earliest such set on a tie), so one odd run at the start
+ * does not leave the rest out. NULL when no run is valid. */
+static const ms_bench_run *
+reference(const ms_bench_run *runs, size_t n)
+{
+	const ms_bench_run *ref = NULL;
+	size_t best = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!runs[i].valid)
+			continue;
+		/* Only the first run of each set of conditions counts it. */
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = runs[j].valid &&
+			       same_conditions(&runs[j], &runs[i]);
+		size_t k = 0;
+		for (size_t j = i; j < n && !seen; j++)
+			k += runs[j].valid &&
+			     same_conditions(&runs[i], &runs[j]);
+		if (k > best) {
+			best = k;
+			ref = &runs[i];
+		}
+	}
+	return ref;
+}
+
 void
 ms_bench_validate(ms_bench_run *runs, size_t n)
 {
-	const ms_bench_run *ref = NULL;
-	for (size_t i = 0; i < n && !ref; i++)
-		if (runs[i].valid)
-			ref = &runs[i];
+	const ms_bench_run *ref = reference(runs, n);
 	if (!ref)
 		return;
 	for (size_t i = 0; i < n; i++) {

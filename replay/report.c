@@ -683,6 +683,17 @@ envelope_line(FILE *f, const report *r)
 		fprintf(f, "  envelope     host: no profile, the detected "
 		           "limits\n");
 	}
+	char what[160];
+	if (u->profile[0] &&
+	    ms_limits_beyond(u->emulated_cpus, u->emulated_mem_bytes,
+	                     u->detected_cpus, u->detected_mem_bytes, what,
+	                     sizeof(what)))
+		fprintf(f,
+		        "  beyond       the profile asks %s: the engine was "
+		        "sized for the profile but ran on what there is (no "
+		        "envelope gives more), so these figures are not the "
+		        "profile's\n",
+		        what);
 }
 
 static void

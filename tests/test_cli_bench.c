@@ -457,6 +457,19 @@ copy_series(const char *name, char copy[PATH_MAX])
 	assert_int_equal(system(cmd), 0);
 }
 
+/* `bench --collect dir`: exit 0 and the counts line (e.g. "4 runs, 3
+ * valid"); the list of the runs left out, in out. */
+static const char *
+collect_left_out(const char *dir, const char *counts)
+{
+	const char *args[] = { "bench", "--collect", dir, NULL };
+	assert_int_equal(run(args, false), 0);
+	assert_non_null(strstr(out, counts));
+	const char *left = strstr(out, "left out of every figure:");
+	assert_non_null(left);
+	return left;
+}
+
 static void
 test_collect_names_invalid(void **state)
 {
@@ -467,11 +480,7 @@ test_collect_names_invalid(void **state)
 	db_of(db, sizeof(db), copy, 1, 1, "skywalking");
 	et_sql(db, "UPDATE run SET profile = 'cpus=1'");
 
-	const char *args[] = { "bench", "--collect", copy, NULL };
-	assert_int_equal(run(args, false), 0);
-	assert_non_null(strstr(out, "4 runs, 3 valid"));
-	const char *left = strstr(out, "left out of every figure:");
-	assert_non_null(left);
+	const char *left = collect_left_out(copy, "4 runs, 3 valid");
 	assert_non_null(strstr(left, "rep001-v1-skywalking.db: profile "
 	                             "\"cpus=1\" differs"));
 	jv j;
@@ -489,6 +498,59 @@ test_collect_names_invalid(void **state)
 	assert_int_equal(invalid, 1);
 	jfree(&j);
 	free(js);
+}
+
+/* The series' conditions are those most of its runs share: an odd
+ * first run is the one left out, not every run after it. */
+static void
+test_collect_odd_first_run(void **state)
+{
+	(void)state;
+	char copy[PATH_MAX];
+	copy_series("series-odd-first", copy);
+	char db[PATH_MAX];
+	db_of(db, sizeof(db), copy, 0, 0, "disabled");
+	et_sql(db, "UPDATE run SET profile = 'cpus=1'");
+
+	const char *left = collect_left_out(copy, "4 runs, 3 valid");
+	assert_non_null(strstr(left, "rep000-v0-disabled.db: profile "
+	                             "\"cpus=1\" differs"));
+	assert_null(strstr(left, "skywalking.db: "));
+	assert_null(strstr(left, "rep001-v0-disabled.db: "));
+}
+
+/* A run that ended before making its database (a bad envelope, a kill
+ * at start) is a run of the series all the same: counted and named with
+ * the last line of its output, not silently missing from "N runs". A run
+ * whose database has no run record is counted under its variant (its
+ * file index), not as a variant of its own. */
+static void
+test_collect_names_run_without_database(void **state)
+{
+	(void)state;
+	char copy[PATH_MAX];
+	copy_series("series-no-db", copy);
+	char db[PATH_MAX], log[PATH_MAX + 8];
+	db_of(db, sizeof(db), copy, 1, 1, "skywalking");
+	assert_int_equal(unlink(db), 0);
+	snprintf(log, sizeof(log), "%.*s.log", (int)strlen(db) - 3, db);
+	FILE *f = fopen(log, "w");
+	assert_non_null(f);
+	fputs("mergescope run: no cgroup to hold the limits: "
+	      "/sys/fs/cgroup/cpu: Read-only file system\n\n",
+	      f);
+	fclose(f);
+	db_of(db, sizeof(db), copy, 0, 0, "disabled");
+	et_sql(db, "DELETE FROM run");
+
+	const char *left =
+	        collect_left_out(copy, "4 runs, 2 valid, 2 variants");
+	assert_non_null(strstr(left, "rep001-v1-skywalking.db: no event "
+	                             "database: the run ended before making "
+	                             "it"));
+	assert_non_null(strstr(left, "Read-only file system"));
+	assert_non_null(strstr(left, "rep000-v0-disabled.db: "));
+	assert_null(strstr(err, "variant ?"));
 }
 
 /* A variant all of whose runs are left out has no figures: "-" in the
@@ -826,6 +888,30 @@ test_emit_relative_paths(void **state)
 	assert_non_null(strstr(out, want));
 }
 
+/* A profile asking more CPUs than any machine has is noted once for
+ * the series (not once per variant), before anything runs. */
+static void
+test_profile_beyond_noted(void **state)
+{
+	(void)state;
+	char cmd[4 * PATH_MAX];
+	snprintf(cmd, sizeof(cmd),
+	         "cd '%s' && '%s' bench --variants disabled,alwayskeep "
+	         "--reps 1 --fixture cache/mergescope/smoke-1 --out beyond "
+	         "--profile cpus=65535,mem=1g --emit parallel",
+	         root, MS_MERGESCOPE_BIN);
+	const char *sh[] = { cmd, NULL };
+	assert_int_equal(run(sh, true), 0);
+	const char *note = strstr(err, "mergescope bench: note: --profile "
+	                               "\"cpus=65535,mem=1g\" asks 65535 "
+	                               "CPUs where there are ");
+	if (!note)
+		fail_msg("no note of the profile in:\n%s", err);
+	assert_null(strstr(note + strlen("mergescope bench: note:"),
+	                   "note: --profile"));
+	assert_null(strstr(err, "GiB where there"));
+}
+
 static void
 test_emit_slurm(void **state)
 {
@@ -931,6 +1017,29 @@ test_stopped(void **state)
 	assert_int_equal(rc, 143);
 	assert_non_null(strstr(err, "stopped by SIGTERM after "));
 	assert_non_null(strstr(err, "is incomplete"));
+}
+
+/* A child the process had before it became `bench` (a shell's
+ * background job, then exec) ends during the series: that is no run's
+ * end, so the series still waits for each run before its summary. */
+static void
+test_stray_child(void **state)
+{
+	(void)state;
+	char cmd[4 * PATH_MAX];
+	snprintf(cmd, sizeof(cmd),
+	         "sleep 0 & exec '%s' bench --variants disabled "
+	         "--reps 2 --fixture '%s/cache/mergescope/smoke-1' --out "
+	         "'%s/stray'",
+	         MS_MERGESCOPE_BIN, root, root);
+	const char *sh[] = { cmd, NULL };
+	int rc = run(sh, true);
+	if (rc)
+		fprintf(stderr, "%s\n%s\n", out, err);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "2 runs, 2 valid"));
+	assert_non_null(strstr(err, "rep 1/2 disabled       exit 0"));
+	assert_non_null(strstr(err, "rep 2/2 disabled       exit 0"));
 }
 
 static void
@@ -1278,15 +1387,19 @@ main(void)
 		cmocka_unit_test(test_run_record),
 		cmocka_unit_test(test_collect_names_invalid),
 		cmocka_unit_test(test_collect_variant_without_valid_run),
+		cmocka_unit_test(test_collect_names_run_without_database),
+		cmocka_unit_test(test_collect_odd_first_run),
 		cmocka_unit_test(test_emit_parallel),
 		cmocka_unit_test(test_emit_relative_paths),
 		cmocka_unit_test(test_emit_slurm),
+		cmocka_unit_test(test_profile_beyond_noted),
 		cmocka_unit_test(test_variant_chains),
 		cmocka_unit_test(test_summary_long_labels),
 		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_series_out_of_memory),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_stopped),
+		cmocka_unit_test(test_stray_child),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_report_collect),

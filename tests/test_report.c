@@ -789,6 +789,37 @@ test_header_plugin_host(void **state)
 	free(t);
 }
 
+/* A profile asking more than the run had (no envelope gives more CPUs
+ * or memory than there are) is said under the envelope line; one equal
+ * to what was detected, or above it only by a cgroup's page rounding,
+ * is not. */
+static void
+test_header_profile_beyond(void **state)
+{
+	(void)state;
+	char path[512];
+	char *t = recorded_report("beyond.db", "skywalking", 6, 0, path,
+	                          sizeof(path));
+	assert_null(strstr(t, "  beyond "));
+	free(t);
+	et_sql(path, "UPDATE run SET profile = 'cpus=2,mem=1000000000',"
+	             " emulated_cpus = 2, detected_cpus = 2,"
+	             " emulated_mem_bytes = 1000000000,"
+	             " detected_mem_bytes = 999997440");
+	t = report_failing(path, ms_report_text, 0);
+	assert_null(strstr(t, "  beyond "));
+	free(t);
+	et_sql(path, "UPDATE run SET profile = 'cpus=64,mem=1t',"
+	             " emulated_cpus = 64, detected_cpus = 2,"
+	             " emulated_mem_bytes = 1099511627776,"
+	             " detected_mem_bytes = 4294967296");
+	t = report_failing(path, ms_report_text, 0);
+	assert_non_null(strstr(t, "\n  beyond       the profile asks 64 CPUs "
+	                          "where there are 2, 1024.00 GiB where there "
+	                          "are 4.00 GiB: "));
+	free(t);
+}
+
 /* ---- figures beyond the phase tables ---------------------------------- */
 
 /* The core parts alive at the end: introduced and not removed since
@@ -1158,6 +1189,7 @@ main(void)
 		cmocka_unit_test(test_gate_table),
 		cmocka_unit_test(test_merge_after_end),
 		cmocka_unit_test(test_header_plugin_host),
+		cmocka_unit_test(test_header_profile_beyond),
 		cmocka_unit_test(test_report_staged_batches),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_compare_policy_and_plugin_counters),

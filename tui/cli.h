@@ -408,6 +408,9 @@ void ms__shell_word(FILE *f, const char *s, bool always);
  * plugin_dir, host_exe, variant and fixture_dir or preset. `bench` runs
  * it for each variant before its series. 0 or the exit status. */
 int ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err);
+/* One note on err when profile (a valid --profile, or NULL) asks more
+ * CPUs or memory than this process has (ms_limits_beyond). */
+void ms__profile_note(const char *cmd, const char *profile, FILE *err);
 /*
  * Take the build lock of the fixture directory dir ("<dir>.lock", an
  * flock): one build of a preset and seed at a time. When another process

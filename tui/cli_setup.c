@@ -678,12 +678,32 @@ ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	                     err);
 }
 
+void
+ms__profile_note(const char *cmd, const char *profile, FILE *err)
+{
+	ms_limits lim;
+	char what[160];
+	ms_limits_detect(&lim, NULL, NULL);
+	if (profile && ms_limits_apply_profile(&lim, profile, NULL) == 0 &&
+	    ms_limits_beyond(lim.profile_cpus, lim.profile_mem,
+	                     lim.detected_cpus, lim.detected_mem, what,
+	                     sizeof(what)))
+		fprintf(err,
+		        "mergescope %s: note: --profile \"%s\" asks %s: the "
+		        "engine is sized for the profile but runs on what "
+		        "there "
+		        "is (no envelope gives more), so the figures are not "
+		        "the profile's\n",
+		        cmd, profile, what);
+}
+
 int
 ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
 	int rc = ms__run_check(a, cfg, err);
 	if (rc)
 		return rc;
+	ms__profile_note(a->cmd, a->profile, err);
 	ms_errbuf eb = { "" };
 
 	/* Outputs. */

@@ -64,7 +64,8 @@ static const char usage[] =
         "variant. The same table goes to\n"
         "DIR/summary.txt, the figures to DIR/summary.json, box plots per\n"
         "metric to DIR/summary.html. A run that is\n"
-        "not complete, fails a gate, or differs from the first valid run\n"
+        "not complete, fails a gate, or differs from the conditions most\n"
+        "valid runs share "
         "in fixture, version, binary, commit, compiler, CPU, cache label,\n"
         "profile, limits, envelope, workers, serial, grace policy, host,\n"
         "kernel, work-dir file system or storage device is named and\n"
@@ -346,18 +347,34 @@ stop_series(series_sig *sg, int sig, slot *slots, unsigned nslots, FILE *err)
 			kill(slots[i].pid, sig);
 }
 
+/* The slot of the run pid, or nslots when pid is no run of the series
+ * (a child this process had before it became `bench`, such as a
+ * background job of the shell that exec'd it). */
+static unsigned
+slot_of(const slot *slots, unsigned nslots, pid_t pid)
+{
+	unsigned i = 0;
+	while (i < nslots && slots[i].pid != pid)
+		i++;
+	return i;
+}
+
 /* Wait for any started run, report it and free its slot. A stop signal
- * taken meanwhile is passed on to every run in flight (once). */
+ * taken meanwhile is passed on to every run in flight (once). Other
+ * children are reaped and otherwise ignored: their end is not a run's. */
 static void
 reap_one(const bench *b, slot *slots, unsigned nslots, series_sig *sg,
          FILE *err)
 {
 	int st = 0;
 	pid_t pid;
-	for (;;) {
+	unsigned i = nslots;
+	while (i == nslots) {
 		pid = waitpid(-1, &st, WNOHANG);
-		if (pid > 0)
-			break;
+		if (pid > 0) {
+			i = slot_of(slots, nslots, pid);
+			continue;
+		}
 		if (pid < 0 && errno != EINTR)
 			return;
 		if (pid < 0)
@@ -367,16 +384,11 @@ reap_one(const bench *b, slot *slots, unsigned nslots, series_sig *sg,
 			continue;
 		stop_series(sg, sig, slots, nslots, err);
 	}
-	for (unsigned i = 0; i < nslots; i++) {
-		if (slots[i].pid != pid)
-			continue;
-		int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		fprintf(err, "  rep %u/%u %-14s exit %d  %.1f s\n",
-		        slots[i].rep + 1, b->reps, b->variants[slots[i].vi],
-		        code, (double)(ms_mono_ns() - slots[i].t0) / 1e9);
-		slots[i].pid = 0;
-		return;
-	}
+	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	fprintf(err, "  rep %u/%u %-14s exit %d  %.1f s\n", slots[i].rep + 1,
+	        b->reps, b->variants[slots[i].vi], code,
+	        (double)(ms_mono_ns() - slots[i].t0) / 1e9);
+	slots[i].pid = 0;
 }
 
 /*
@@ -703,6 +715,8 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 		b.exe[el] = '\0';
 	if (rc == 0)
 		rc = check_runs(&b, err);
+	if (rc == 0)
+		ms__profile_note("bench", o[O_PROFILE].value, err);
 	/* The runs made here share this process's scratch directory. */
 	if (rc == 0 && !kind)
 		rc = ms__scratch_check(err, "bench");

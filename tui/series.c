@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int
 cmp_run(const void *a, const void *b)
@@ -40,9 +41,21 @@ scan(ms__series *s, const char *dir, size_t di, const char *cmd, FILE *err)
 		int end = 0;
 		size_t len = strlen(e->d_name);
 		if (sscanf(e->d_name, "rep%u-v%u-%n", &rep, &vi, &end) != 2 ||
-		    end == 0 || len < 3 ||
-		    strcmp(e->d_name + len - 3, ".db") != 0 ||
-		    vi >= MS__SERIES_VARIANTS_MAX)
+		    end == 0 || vi >= MS__SERIES_VARIANTS_MAX)
+			continue;
+		/* A run's database, or its output without a database (the
+		 * run ended before making one): both are runs of the
+		 * series, the second one left out with its last line. */
+		char db[sizeof(s->runs->db)];
+		bool is_db =
+		        len >= 3 && strcmp(e->d_name + len - 3, ".db") == 0;
+		bool is_log =
+		        len >= 4 && strcmp(e->d_name + len - 4, ".log") == 0;
+		if (!is_db && !is_log)
+			continue;
+		snprintf(db, sizeof(db), "%s/%.*s.db", dir,
+		         (int)(len - (is_db ? 3 : 4)), e->d_name);
+		if (is_log && access(db, F_OK) == 0)
 			continue;
 		if (s->n == s->cap) {
 			size_t nc = s->cap ? s->cap * 2 : 16;
@@ -66,7 +79,7 @@ scan(ms__series *s, const char *dir, size_t di, const char *cmd, FILE *err)
 		}
 		ms_bench_run *r = &s->runs[s->n];
 		memset(r, 0, sizeof(*r));
-		snprintf(r->db, sizeof(r->db), "%s/%s", dir, e->d_name);
+		snprintf(r->db, sizeof(r->db), "%s", db);
 		r->rep = rep;
 		r->variant = vi;
 		s->dir_of[s->n++] = di;
@@ -74,8 +87,8 @@ scan(ms__series *s, const char *dir, size_t di, const char *cmd, FILE *err)
 	closedir(d);
 	if (s->n == first) {
 		fprintf(err,
-		        "mergescope %s: %s: no run databases "
-		        "(rep*-v*-*.db)\n",
+		        "mergescope %s: %s: no runs (rep*-v*-*.db or "
+		        "rep*-v*-*.log)\n",
 		        cmd, dir);
 		return MS_EXIT_ERROR;
 	}
@@ -84,6 +97,48 @@ scan(ms__series *s, const char *dir, size_t di, const char *cmd, FILE *err)
 	size_t k = s->n - first;
 	qsort(runs, k, sizeof(*runs), cmp_run);
 	return 0;
+}
+
+/* A run whose database is missing: left out, with the last line of its
+ * output (the .log beside where the database would be) as the reason. */
+static void
+no_database(ms_bench_run *r)
+{
+	char log[sizeof(r->db) + 8];
+	size_t n = strlen(r->db);
+	snprintf(log, sizeof(log), "%.*s.log", (int)(n - 3), r->db);
+	char last[256] = "", line[256];
+	FILE *f = fopen(log, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0])
+			snprintf(last, sizeof(last), "%s", line);
+	}
+	if (f)
+		fclose(f);
+	memset(r->m, 0, sizeof(r->m));
+	r->valid = false;
+	snprintf(r->why, sizeof(r->why),
+	         "no event database: the run ended before making it (%s: "
+	         "\"%s\")",
+	         log, last[0] ? last : "no output");
+}
+
+/* A run with no label of its own (no readable run record) takes the
+ * label of a run of the same directory and variant file index, so it is
+ * counted under its variant rather than as a variant "?". */
+static void
+label_from_siblings(ms__series *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		ms_bench_run *r = &s->runs[i];
+		for (size_t j = 0; j < s->n && !r->label[0]; j++)
+			if (s->dir_of[j] == s->dir_of[i] &&
+			    s->runs[j].variant == r->variant &&
+			    s->runs[j].label[0])
+				snprintf(r->label, sizeof(r->label), "%s",
+				         s->runs[j].label);
+	}
 }
 
 /* Number the variants by their run records' labels, in order of first
@@ -115,14 +170,14 @@ number_by_label(ms__series *s, const char *cmd, FILE *err)
 
 /*
  * Directories of different conditions are not combined: a directory
- * whose every readable run differs from the first valid run of the
- * series is refused, naming the difference.
+ * whose every readable run differs from the series' reference run (of
+ * the conditions most runs share) is refused, naming the difference.
  */
 static int
 refuse_mixed(const ms__series *s, const bool *loaded, size_t ndirs,
              const char *const *dirs, const char *cmd, FILE *err)
 {
-	for (size_t d = 1; d < ndirs; d++) {
+	for (size_t d = 0; d < ndirs && ndirs > 1; d++) {
 		size_t readable = 0, valid = 0;
 		const char *why = NULL;
 		for (size_t i = 0; i < s->n; i++) {
@@ -136,9 +191,12 @@ refuse_mixed(const ms__series *s, const bool *loaded, size_t ndirs,
 		if (readable && !valid) {
 			fprintf(err,
 			        "mergescope %s: --collect %s: no run of it "
-			        "matches the conditions of %s (%s); series of "
-			        "different conditions are not combined\n",
-			        cmd, dirs[d], dirs[0], why ? why : "?");
+			        "matches the conditions most runs of the "
+			        "series "
+			        "share (%s); series of different conditions "
+			        "are "
+			        "not combined\n",
+			        cmd, dirs[d], why ? why : "?");
 			return MS_EXIT_ERROR;
 		}
 	}
@@ -167,7 +225,10 @@ ms__series_load(ms__series *s, const char *const *dirs, size_t ndirs,
 	ms_errbuf eb = { "" };
 	int rc = 0;
 	for (size_t i = 0; i < s->n && rc == 0; i++) {
-		rc = ms_bench_load(&s->runs[i], &eb);
+		if (access(s->runs[i].db, F_OK) != 0 && errno == ENOENT)
+			no_database(&s->runs[i]);
+		else
+			rc = ms_bench_load(&s->runs[i], &eb);
 		loaded[i] = s->runs[i].valid;
 	}
 	if (rc) {
@@ -180,9 +241,12 @@ ms__series_load(ms__series *s, const char *const *dirs, size_t ndirs,
 		s->nv = nv;
 		for (size_t v = 0; v < nv; v++)
 			s->labels[v] = labels[v];
-	} else if ((rc = number_by_label(s, cmd, err))) {
-		free(loaded);
-		return rc;
+	} else {
+		label_from_siblings(s);
+		if ((rc = number_by_label(s, cmd, err))) {
+			free(loaded);
+			return rc;
+		}
 	}
 	ms_bench_validate(s->runs, s->n);
 	rc = refuse_mixed(s, loaded, ndirs, dirs, cmd, err);

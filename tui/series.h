@@ -26,12 +26,13 @@ typedef struct ms__series {
 
 /*
  * Load the databases rep<R>-v<I>-*.db of dirs[0..ndirs), read and check
- * each against the first valid run (ms_bench_validate). labels names the
+ * each against the series' reference run (ms_bench_validate: of the
+ * conditions most valid runs share). labels names the
  * nv variants by their file index (a series this process ran); NULL
  * numbers them by the runs' own labels in order of first appearance, so
  * directories of one series written by different hosts line up. A
  * directory with no database, or (with several) none of whose readable
- * runs matches the first valid run's conditions, is refused. 0, or an
+ * runs matches the reference run's conditions, is refused. 0, or an
  * exit status after one line on err naming the directory (cmd names the
  * command). The caller frees s whatever the result.
  */

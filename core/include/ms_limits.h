@@ -14,6 +14,7 @@
 #include "ms_err.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Where a detected figure came from. */
@@ -72,6 +73,18 @@ void ms_limits_detect(ms_limits *out, const char *cgroup_root,
 #define MS_PROFILE_CPUS_MIN 0.01
 #define MS_PROFILE_CPUS_MAX 65535
 int ms_limits_apply_profile(ms_limits *l, const char *profile, ms_errbuf *eb);
+
+/*
+ * Whether a profile asks more than there is: want_cpus CPUs over
+ * have_cpus, or want_mem bytes over have_mem by more than a cgroup's page
+ * rounding (1 MiB); a want of 0 asks nothing. No envelope gives more than
+ * the machine has, so such a run is sized for the profile but runs on
+ * less. When it does, buf (n bytes) gets what is short, e.g. "64 CPUs
+ * where there are 2, 1024.00 GiB where there are 23.54 GiB", and the
+ * result is true.
+ */
+bool ms_limits_beyond(double want_cpus, uint64_t want_mem, double have_cpus,
+                      uint64_t have_mem, char *buf, size_t n);
 
 /* Parse "4g", "512m", "1073741824" into bytes. 0 or MS_ERR_INVAL. */
 int ms_parse_size(const char *s, uint64_t *out);

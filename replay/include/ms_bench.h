@@ -9,8 +9,9 @@
  * A run that breaks a validity condition (not complete, a failed gate,
  * another fixture, version, binary, commit, compiler, CPU model, cache
  * label, profile, limits, envelope, serial, grace policy, host, kernel
- * or work-dir file system than the series' first valid run) is listed by name with
- * the reason and left out of every figure.
+ * or work-dir file system than the conditions most of the series' valid
+ * runs share) is listed by name with the reason and left out of every
+ * figure.
  */
 #ifndef MS_BENCH_H
 #define MS_BENCH_H
@@ -62,8 +63,9 @@ int ms_bench_load(ms_bench_run *r, ms_errbuf *eb);
 
 /*
  * Check the validity conditions over runs[0..n) (after ms_bench_load):
- * the first valid run is the reference; every other run that differs
- * from it gets valid = false and a why naming the difference.
+ * the reference is the earliest valid run of the conditions most valid
+ * runs share (the earliest such set on a tie); every other run that
+ * differs from it gets valid = false and a why naming the difference.
  */
 void ms_bench_validate(ms_bench_run *runs, size_t n);
 
