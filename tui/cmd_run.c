@@ -5,10 +5,10 @@
  * run's event database) with every correctness gate goes to standard
  * output; --json FILE writes the same report as JSON. Exit status: 0 when
  * every gate passes, 1 when one fails, 2 when the run cannot start or
- * fails, 64 for a usage error, 128 + N after signal N (--json FILE is
- * written then too, status aborted). `tui` hands its
- * options over when stdout is not a terminal, so this command accepts them
- * all.
+ * fails or its database is left in two files (a full disk at the end:
+ * ms_evdb_fold_wal), 64 for a usage error, 128 + N after signal N (--json FILE
+ * is written then too, status aborted). `tui` hands its options over when
+ * stdout is not a terminal, so this command accepts them all.
  *
  * Signals: while the replay runs and its report is written, SIGINT,
  * SIGTERM, SIGHUP and SIGPIPE are blocked in every thread (the replay's
@@ -57,7 +57,9 @@ static const char usage[] =
         "(primary and cooldown tables, merges by lane and classification,\n"
         "the plugin table) and every correctness gate as PASS/FAIL on\n"
         "standard output. Exit status: 0 when every gate passes, 1 when one\n"
-        "fails, 2 when the run cannot start or fails, 128 + N after signal\n"
+        "fails, 2 when the run cannot start or fails, or when the database\n"
+        "could not take in its write-ahead log at the end (a full disk:\n"
+        "keep DB and DB-wal together), 128 + N after signal\n"
         "N (SIGINT, SIGTERM, SIGHUP, SIGPIPE: the run is recorded as\n"
         "aborted, its scratch shard removed and --json FILE written with\n"
         "status aborted; one the process was started with ignored, as\n"
@@ -330,6 +332,9 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		        "mergescope run: stopped by %s; recorded as aborted "
 		        "in %s\n",
 		        ms__signal_name(*sig), db_path);
+		ms_errbuf wal_eb = { "" };
+		if (ms_evdb_fold_wal(db_path, &wal_eb))
+			fprintf(err, "mergescope run: %s\n", wal_eb.msg);
 		/* --json still gets the report of what was recorded (status
 		 * aborted, the gate run_finished failed); no text report. */
 		unsigned jfailed = 0;
@@ -345,10 +350,19 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));
 	free(st);
 	ms_replay_close(r); /* commits the last events */
+	/* The close's own fold of the write-ahead log failed (a full
+	 * disk) if one is left: again, now that the scratch shard is gone
+	 * (it may share the file system). Said at the end, where it is
+	 * seen. */
+	ms_errbuf wal_eb = { "" };
+	bool wal_kept = ms_evdb_fold_wal(db_path, &wal_eb) != 0;
 
 	unsigned failed = 0;
-	if (report(db_path, a->json, a->force, out, err, &failed))
+	if (report(db_path, a->json, a->force, out, err, &failed)) {
+		if (wal_kept)
+			fprintf(err, "mergescope run: %s\n", wal_eb.msg);
 		return MS_EXIT_ERROR;
+	}
 	/* The report must have arrived (a full disk, a closed pipe with
 	 * SIGPIPE ignored): a stream that failed keeps its buffer, so this
 	 * flush fails again with the reason. Said here, before anything
@@ -364,6 +378,8 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	                   : "events recorded in",
 	        db_path, a->json ? "; report as JSON in " : "",
 	        a->json ? a->json : "");
+	if (wal_kept)
+		fprintf(err, "mergescope run: %s\n", wal_eb.msg);
 	if (out_bad) {
 		fprintf(err,
 		        "mergescope run: writing to standard output "
@@ -372,7 +388,9 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		        out_errno ? strerror(out_errno) : "");
 		return MS_EXIT_ERROR;
 	}
-	if (failed_run)
+	/* A script that keeps only the database would lose its events:
+	 * the run's result is not where it says, so it does not pass. */
+	if (failed_run || wal_kept)
 		return MS_EXIT_ERROR;
 	if (freeze_failed) {
 		/* A script goes on to replay what was frozen: say it failed. */
