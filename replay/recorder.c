@@ -1868,13 +1868,15 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 		if (open_immutable(&d->db, path) == SQLITE_OK)
 			v = user_version(d->db);
 	}
-	if (v < 0 && wal_missing(path)) {
+	if ((v < 0 || (v == 0 && !has_run_table(d->db))) && wal_missing(path)) {
 		rc = ms_fail(eb, MS_ERR_FORMAT,
 		             "event database %s: unreadable alone (%s): it was "
 		             "left in WAL mode and its write-ahead log %s-wal, "
 		             "which holds events, is not beside it; expected "
 		             "the database with its -wal file",
-		             path, sqlite3_errmsg(d->db), path);
+		             path,
+		             v < 0 ? sqlite3_errmsg(d->db) : "no run table",
+		             path);
 		goto fail;
 	}
 	if (v < 0) {

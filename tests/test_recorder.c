@@ -463,6 +463,36 @@ test_close_checkpoint_full(void **state)
 	assert_int_equal(merges_in(alone), 100);
 }
 
+/* A database copied alone while its run still writes it: every event is
+ * still in the -wal, so the copy has no run table. The reader says the
+ * -wal is missing (before: "not an event database ... another SQLite
+ * database"). */
+static void
+test_copied_without_wal(void **state)
+{
+	(void)state;
+	char path[512], alone[600], cmd[1400];
+	path_in(path, sizeof(path), "running.db");
+	path_in(alone, sizeof(alone), "running-alone.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	ms_ev_run run;
+	evf_run(&run, "disabled");
+	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	assert_int_equal(ms_rec_flush(r, &eb), 0);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, alone);
+	assert_int_equal(system(cmd), 0);
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, alone, &eb), MS_ERR_FORMAT);
+	fprintf(stderr, "alone: %s\n", eb.msg);
+	assert_non_null(strstr(eb.msg, alone));
+	assert_non_null(strstr(eb.msg, "-wal, which holds events, is not "
+	                               "beside it"));
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+}
+
 /* One event and then silence: the timer commits it without another event,
  * and a reader sees it while the recorder is still open. */
 static void
@@ -889,6 +919,7 @@ main(void)
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_close_commits),
 		cmocka_unit_test(test_close_checkpoint_full),
+		cmocka_unit_test(test_copied_without_wal),
 		cmocka_unit_test(test_merge_after_end),
 		cmocka_unit_test(test_timer_commits),
 		cmocka_unit_test(test_sigkill),
