@@ -171,6 +171,38 @@ test_roundtrip(void **state)
 	ms_evdb_close(db);
 }
 
+/* A recorder of a new database at path (batch_events, 0 for the
+ * default) with its run begun. */
+static ms_rec *
+rec_begun(const char *path, unsigned batch_events)
+{
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path, .batch_events = batch_events };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	ms_ev_run run;
+	evf_run(&run, "disabled");
+	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	return r;
+}
+
+/* The database at path copied alone (no -wal) to alone: the reader
+ * refuses it, saying its -wal is missing. */
+static void
+expect_alone_refused(const char *path, const char *alone)
+{
+	char cmd[1400];
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, alone);
+	assert_int_equal(system(cmd), 0);
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_evdb_open(&db, alone, &eb), MS_ERR_FORMAT);
+	fprintf(stderr, "alone: %s\n", eb.msg);
+	assert_non_null(strstr(eb.msg, alone));
+	assert_non_null(strstr(eb.msg, "-wal, which holds events, is not "
+	                               "beside it"));
+}
+
 /* A run without its end record reads back with has_end false. */
 static void
 test_unfinished_run(void **state)
@@ -179,12 +211,7 @@ test_unfinished_run(void **state)
 	char path[512];
 	path_in(path, sizeof(path), "unfinished.db");
 	ms_errbuf eb = { "" };
-	ms_rec *r = NULL;
-	ms_rec_opts o = { .path = path };
-	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
-	ms_ev_run run;
-	evf_run(&run, "disabled");
-	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	ms_rec *r = rec_begun(path, 0);
 	assert_int_equal(ms_rec_close(r, &eb), 0);
 	ms_evdb *db = NULL;
 	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
@@ -410,15 +437,12 @@ test_close_checkpoint_full(void **state)
 	path_in(alone, sizeof(alone), "ckpt-full-alone.db");
 	assert_int_equal(full_vfs_install(), SQLITE_OK);
 	ms_errbuf eb = { "" };
-	ms_rec *r = NULL;
-	ms_rec_opts o = { .path = path, .batch_events = 16 };
-	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
 	struct stat st;
+	ms_rec *r = rec_begun(path, 16);
+	/* Room for the log, none for the file (which the run's start did
+	 * not grow: it went to the log). */
 	assert_int_equal(stat(path, &st), 0);
 	full_vfs_cap_main(st.st_size);
-	ms_ev_run run;
-	evf_run(&run, "disabled");
-	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
 	ms_ev_input in[16];
 	for (uint64_t s = 1; s <= 100; s++) {
 		ms_ev_merge m;
@@ -439,16 +463,7 @@ test_close_checkpoint_full(void **state)
 	assert_int_equal(merges_in(path), 100);
 	/* The database file copied alone: refused, saying its -wal is
 	 * missing (before: "not an SQLite database"). */
-	char cmd[1400];
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, alone);
-	assert_int_equal(system(cmd), 0);
-	ms_evdb *db = NULL;
-	ms_errbuf eb3 = { "" };
-	assert_int_equal(ms_evdb_open(&db, alone, &eb3), MS_ERR_FORMAT);
-	fprintf(stderr, "alone: %s\n", eb3.msg);
-	assert_non_null(strstr(eb3.msg, alone));
-	assert_non_null(strstr(eb3.msg, "-wal, which holds events, is not "
-	                                "beside it"));
+	expect_alone_refused(path, alone);
 	/* Still no room: said again, the same way. */
 	ms_errbuf eb2 = { "" };
 	assert_int_equal(ms_evdb_fold_wal(path, &eb2), MS_ERR_IO);
@@ -459,6 +474,8 @@ test_close_checkpoint_full(void **state)
 	assert_int_equal(ms_evdb_fold_wal(path, &eb2), 0);
 	assert_false(has_bytes(wal));
 	assert_int_equal(ms_evdb_fold_wal(path, &eb2), 0);
+	char cmd[1400];
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, alone);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(merges_in(alone), 100);
 }
@@ -471,25 +488,13 @@ static void
 test_copied_without_wal(void **state)
 {
 	(void)state;
-	char path[512], alone[600], cmd[1400];
+	char path[512], alone[600];
 	path_in(path, sizeof(path), "running.db");
 	path_in(alone, sizeof(alone), "running-alone.db");
 	ms_errbuf eb = { "" };
-	ms_rec *r = NULL;
-	ms_rec_opts o = { .path = path };
-	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
-	ms_ev_run run;
-	evf_run(&run, "disabled");
-	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	ms_rec *r = rec_begun(path, 0);
 	assert_int_equal(ms_rec_flush(r, &eb), 0);
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, alone);
-	assert_int_equal(system(cmd), 0);
-	ms_evdb *db = NULL;
-	assert_int_equal(ms_evdb_open(&db, alone, &eb), MS_ERR_FORMAT);
-	fprintf(stderr, "alone: %s\n", eb.msg);
-	assert_non_null(strstr(eb.msg, alone));
-	assert_non_null(strstr(eb.msg, "-wal, which holds events, is not "
-	                               "beside it"));
+	expect_alone_refused(path, alone);
 	assert_int_equal(ms_rec_close(r, &eb), 0);
 }
 
