@@ -42,6 +42,7 @@
 #include "ms_replay_events.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -960,6 +961,20 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 }
 
 /* A database another process holds locked is its database. */
+/* SQLite's words for db's last failure, and the system's when it gave
+ * one. */
+static void
+sqlite_why(sqlite3 *db, char *buf, size_t n)
+{
+	int se = db ? sqlite3_system_errno(db) : 0;
+	snprintf(buf, n, "%s%s%s%s",
+	         db ? sqlite3_errmsg(db)
+	            : "out of memory for its SQLite "
+	              "connection",
+	         se > 0 ? " (" : "", se > 0 ? strerror(se) : "",
+	         se > 0 ? ")" : "");
+}
+
 static int
 locked_error(ms_errbuf *eb, const char *path)
 {
@@ -1096,17 +1111,16 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 	if (rc < 0) {
 		/* SQLite says "disk I/O error" where the system said why
 		 * (a WAL index that a full disk cannot grow). */
-		int se = r->db ? sqlite3_system_errno(r->db) : 0;
+		char why[512];
+		sqlite_why(r->db, why, sizeof(why));
 		if (ec == SQLITE_CANTOPEN || ec == SQLITE_READONLY ||
 		    ec == SQLITE_PERM || ec == SQLITE_IOERR ||
 		    ec == SQLITE_FULL || ec == SQLITE_NOTADB)
-			rc = ms_fail(
-			        eb, MS_ERR_IO,
-			        "event database %s: cannot create: %s%s%s%s; "
-			        "expected a writable file in an existing "
-			        "directory",
-			        path, sqlite3_errmsg(r->db), se > 0 ? " (" : "",
-			        se > 0 ? strerror(se) : "", se > 0 ? ")" : "");
+			rc = ms_fail(eb, MS_ERR_IO,
+			             "event database %s: cannot create: %s; "
+			             "expected a writable file in an existing "
+			             "directory",
+			             path, why);
 		rec_free(r);
 		/* The file was new (or removed above): it and the WAL files
 		 * the failed set-up made are ours. */
@@ -1594,6 +1608,101 @@ ms_rec_stats_get(ms_rec *r, ms_rec_stats *out)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* ---------------------------------------------------------------------- */
+/* The write-ahead log at the end of a run. */
+
+/* Whether path's write-ahead log holds nothing: no -wal file, or an
+ * empty one. */
+static bool
+wal_empty(const char *path)
+{
+	char wal[4200];
+	struct stat st;
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (stat(wal, &st) != 0)
+		return errno == ENOENT;
+	return S_ISREG(st.st_mode) && st.st_size == 0;
+}
+
+/*
+ * Fold db's write-ahead log into path's main file (a truncating
+ * checkpoint), then go back to a rollback journal, so that path alone is
+ * the whole log and readers (report, export, bench) leave no empty -wal
+ * and -shm beside it. Left in WAL mode, harmlessly, when another
+ * connection still has the file open (the -wal is then empty). When the
+ * checkpoint cannot finish (a full disk: the main file cannot grow to take
+ * the log's pages), every event is still there, but only in the two files
+ * together: MS_ERR_IO saying so, and why.
+ */
+/* Whether path's -wal is empty; if not, MS_ERR_IO saying that the events
+ * are in the database and its -wal together, and why (what failed). */
+static int
+wal_left(const char *path, const char *why, ms_errbuf *eb)
+{
+	if (wal_empty(path))
+		return 0;
+	char wal[4200];
+	struct stat st;
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	double mib = stat(wal, &st) == 0 ? (double)st.st_size / 1048576 : 0;
+	return ms_fail(eb, MS_ERR_IO,
+	               "event database %s: its events are in it and in "
+	               "its write-ahead log %s (%.1f MiB), not in the file "
+	               "alone (folding the log in failed: %s); keep, copy "
+	               "and move the two files together",
+	               path, wal, mib, why);
+}
+
+/*
+ * Fold db's write-ahead log into path's main file (a truncating
+ * checkpoint), then go back to a rollback journal, so that path alone is
+ * the whole log and readers (report, export, bench) leave no empty -wal
+ * and -shm beside it. Left in WAL mode, harmlessly, when another
+ * connection still has the file open (the -wal is then empty). When the
+ * checkpoint cannot finish (a full disk: the main file cannot grow to take
+ * the log's pages), every event is still there, but only in the two files
+ * together: MS_ERR_IO saying so, and why.
+ */
+static int
+wal_fold(sqlite3 *db, const char *path, ms_errbuf *eb)
+{
+	char why[512] = "another process has it open";
+	if (sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE,
+	                              NULL, NULL) == SQLITE_OK)
+		sqlite3_exec(db, "PRAGMA journal_mode = DELETE", NULL, NULL,
+		             NULL);
+	else
+		sqlite_why(db, why, sizeof(why));
+	return wal_left(path, why, eb);
+}
+
+int
+ms_evdb_fold_wal(const char *path, ms_errbuf *eb)
+{
+	if (!path || !path[0])
+		return ms_fail(eb, MS_ERR_INVAL, "event database: no path");
+	if (wal_empty(path))
+		return 0;
+	sqlite3 *db = NULL;
+	int rc;
+	/* Read first: a connection that has not, does not know the file is
+	 * in WAL mode and checkpoints nothing. */
+	if (sqlite3_open_v2(path, &db,
+	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+	                    NULL) == SQLITE_OK &&
+	    sqlite3_busy_timeout(db, 5000) == SQLITE_OK &&
+	    sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL,
+	                 NULL) == SQLITE_OK) {
+		rc = wal_fold(db, path, eb);
+	} else {
+		char why[512];
+		sqlite_why(db, why, sizeof(why));
+		rc = wal_left(path, why, eb);
+	}
+	sqlite3_close(db);
+	return rc;
+}
+
 int
 ms_rec_close(ms_rec *r, ms_errbuf *eb)
 {
@@ -1614,13 +1723,11 @@ ms_rec_close(ms_rec *r, ms_errbuf *eb)
 		sqlite3_finalize(r->st[i]);
 		r->st[i] = NULL;
 	}
-	/* The run is over: back to a rollback journal, so that readers
-	 * (report, export, bench) leave no empty -wal and -shm beside the
-	 * database. Left in WAL mode when another connection still has it
-	 * open (the change then fails, harmlessly). */
+	/* The run is over: its log into the database file, back to a
+	 * rollback journal (after a failure, ms_evdb_fold_wal can do it
+	 * once the disk has room again). */
 	if (rc == 0)
-		sqlite3_exec(r->db, "PRAGMA journal_mode = DELETE", NULL, NULL,
-		             NULL);
+		rc = wal_fold(r->db, r->path, eb);
 	if (sqlite3_close(r->db) != SQLITE_OK && rc == 0)
 		rc = ms_fail(eb, MS_ERR_IO, "event database %s: close: %s",
 		             r->path, sqlite3_errmsg(r->db));
@@ -1672,17 +1779,22 @@ has_run_table(sqlite3 *db)
 	return yes;
 }
 
-/* Whether path's write-ahead log holds nothing: no -wal file, or an
- * empty one. */
+/* Whether path is an SQLite database in WAL mode (file format bytes 18
+ * and 19 are 2) with no -wal file beside it (or an empty one, which a
+ * reader makes): a copy made without its write-ahead log, which may lack
+ * any event the log held. */
 static bool
-wal_empty(const char *path)
+wal_missing(const char *path)
 {
-	char wal[4200];
-	struct stat st;
-	snprintf(wal, sizeof(wal), "%s-wal", path);
-	if (stat(wal, &st) != 0)
-		return errno == ENOENT;
-	return S_ISREG(st.st_mode) && st.st_size == 0;
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool wal = fd >= 0 &&
+	           pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	           memcmp(h, "SQLite format 3", 16) == 0 && h[18] == 2 &&
+	           h[19] == 2;
+	if (fd >= 0)
+		close(fd);
+	return wal && wal_empty(path);
 }
 
 /*
@@ -1768,6 +1880,17 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 		d->db = NULL;
 		if (open_immutable(&d->db, path) == SQLITE_OK)
 			v = user_version(d->db);
+	}
+	if ((v < 0 || (v == 0 && !has_run_table(d->db))) && wal_missing(path)) {
+		rc = ms_fail(eb, MS_ERR_FORMAT,
+		             "event database %s: unreadable alone (%s): it was "
+		             "left in WAL mode and its write-ahead log %s-wal, "
+		             "which holds events, is not beside it; expected "
+		             "the database with its -wal file",
+		             path,
+		             v < 0 ? sqlite3_errmsg(d->db) : "no run table",
+		             path);
+		goto fail;
 	}
 	if (v < 0) {
 		rc = ms_fail(eb, MS_ERR_FORMAT,

@@ -5,7 +5,9 @@
  * (what SQLite's unix VFS answers on ENOSPC). Registered as the default
  * VFS, it reaches the recorder without any change to the code under test.
  * Counts the writes it refused, so a test can see whether anything keeps
- * trying.
+ * trying. `full_vfs_cap_main(n)` instead lets every file grow but the
+ * main database files, which stay within n bytes: a disk with room for a
+ * write-ahead log and none for the checkpoint that folds it in.
  */
 #ifndef MS_SQLITE_FULL_VFS_H
 #define MS_SQLITE_FULL_VFS_H
@@ -19,6 +21,7 @@
 typedef struct full_file {
 	sqlite3_file base;
 	sqlite3_file *real; /* the default VFS's file, right after this */
+	bool main_db;       /* opened with SQLITE_OPEN_MAIN_DB */
 } full_file;
 
 static sqlite3_vfs *full_base;
@@ -27,6 +30,7 @@ static sqlite3_io_methods full_methods;
 static _Atomic bool full_armed;
 static _Atomic long long full_left;
 static _Atomic unsigned long full_refused;
+static _Atomic long long full_main_cap = -1; /* -1: no cap */
 
 #define FULL_REAL(f) (((full_file *)(f))->real)
 
@@ -43,6 +47,11 @@ full_read(sqlite3_file *f, void *p, int n, sqlite3_int64 off)
 static int
 full_write(sqlite3_file *f, const void *p, int n, sqlite3_int64 off)
 {
+	long long cap = atomic_load(&full_main_cap);
+	if (cap >= 0 && ((full_file *)f)->main_db && off + n > cap) {
+		atomic_fetch_add(&full_refused, 1);
+		return SQLITE_FULL;
+	}
 	if (atomic_load(&full_armed) &&
 	    atomic_fetch_sub(&full_left, n) - n < 0) {
 		atomic_store(&full_left, 0);
@@ -156,6 +165,7 @@ full_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
 	(void)vfs;
 	full_file *ff = (full_file *)f;
 	ff->real = (sqlite3_file *)(ff + 1);
+	ff->main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0;
 	memset(ff->real, 0, (size_t)full_base->szOsFile);
 	int rc = full_base->xOpen(full_base, name, ff->real, flags, out_flags);
 	/* Our methods only when the real file has some (xClose then runs). */
@@ -272,12 +282,22 @@ full_vfs_arm(long long bytes)
 	atomic_store(&full_armed, true);
 }
 
-/* Writes pass again (and the WAL index grows again). */
+/* Writes pass again (and the WAL index and main files grow again). */
 static __attribute__((unused)) void
 full_vfs_disarm(void)
 {
 	atomic_store(&full_armed, false);
 	atomic_store(&full_shm, false);
+	atomic_store(&full_main_cap, -1);
+}
+
+/* From now on, refuse every write that would take a main database file
+ * past `bytes` (its -wal, -shm and journals still grow). */
+static __attribute__((unused)) void
+full_vfs_cap_main(long long bytes)
+{
+	atomic_store(&full_refused, 0);
+	atomic_store(&full_main_cap, bytes);
 }
 
 /* Armed, also refuse to grow the WAL index (-shm), as a full tmpfs does. */

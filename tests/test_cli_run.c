@@ -366,6 +366,52 @@ test_run_db_full_last_line(void **state)
 	assert_null(strstr(err_text, "\nevents recorded in "));
 }
 
+/* The disk holds the run's write-ahead log but has no room to fold it into
+ * the database file at the end (the file cannot grow past its first
+ * page): the run reports as usual, then says last that the events are in
+ * the database and its -wal together, which must be kept together, and
+ * why; it exits 2, as a script that keeps only the database would lose
+ * them. report and export read the two files where they are. Before, the
+ * run exited 0 saying "events recorded in DB" and nothing else. */
+static void
+test_run_db_checkpoint_full(void **state)
+{
+	(void)state;
+	char db[600], wal[700];
+	snprintf(db, sizeof(db), "%s/ckpt-full.sqlite", tmp_root);
+	snprintf(wal, sizeof(wal), "%s-wal", db);
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	full_vfs_cap_main(4096);
+	int rc = cli("run", "--headless", "--fixture", fixture_dir, "--variant",
+	             "alwayskeep", "--db", db, NULL);
+	unsigned long refused = full_vfs_refused();
+	fprintf(stderr, "%s", err_text);
+	assert_true(refused >= 1);
+	assert_non_null(strstr(out_text, "gates, 0 failed"));
+	char want[1400];
+	snprintf(want, sizeof(want),
+	         "\nevents recorded in %s\nmergescope run: event database "
+	         "%s: its events are in it and in its write-ahead log %s (",
+	         db, db, wal);
+	assert_non_null(strstr(err_text, want));
+	assert_non_null(strstr(err_text, "(folding the log in failed: "
+	                                 "database or disk is full); keep, "
+	                                 "copy and move the two files "
+	                                 "together\n"));
+	assert_int_equal(rc, 2);
+	/* Read where they are, with the disk still full. */
+	assert_int_equal(cli("report", "--db", db, NULL), 0);
+	assert_non_null(strstr(out_text, "gates, 0 failed"));
+	assert_int_equal(cli("export", "--db", db, "--format", "jsonl", NULL),
+	                 0);
+	long merges = jsonl_lines(out_text);
+	assert_true(merges > 0);
+	full_vfs_disarm();
+	struct stat st;
+	assert_int_equal(stat(wal, &st), 0);
+	assert_true(st.st_size > 0);
+}
+
 /* run --freeze-at: the headless run freezes the shard at the first
  * barrier the spec matches, says where and how to replay it, runs on to
  * the end, and the frozen merge replays with merge-once. */
@@ -1740,6 +1786,7 @@ main(void)
 		cmocka_unit_test(test_tui_without_signal_thread),
 		cmocka_unit_test(test_run_freeze_at),
 		cmocka_unit_test(test_run_db_full_last_line),
+		cmocka_unit_test(test_run_db_checkpoint_full),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_bad_input),

@@ -171,6 +171,38 @@ test_roundtrip(void **state)
 	ms_evdb_close(db);
 }
 
+/* A recorder of a new database at path (batch_events, 0 for the
+ * default) with its run begun. */
+static ms_rec *
+rec_begun(const char *path, unsigned batch_events)
+{
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path, .batch_events = batch_events };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	ms_ev_run run;
+	evf_run(&run, "disabled");
+	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	return r;
+}
+
+/* The database at path copied alone (no -wal) to alone: the reader
+ * refuses it, saying its -wal is missing. */
+static void
+expect_alone_refused(const char *path, const char *alone)
+{
+	char cmd[1400];
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, alone);
+	assert_int_equal(system(cmd), 0);
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_evdb_open(&db, alone, &eb), MS_ERR_FORMAT);
+	fprintf(stderr, "alone: %s\n", eb.msg);
+	assert_non_null(strstr(eb.msg, alone));
+	assert_non_null(strstr(eb.msg, "-wal, which holds events, is not "
+	                               "beside it"));
+}
+
 /* A run without its end record reads back with has_end false. */
 static void
 test_unfinished_run(void **state)
@@ -179,12 +211,7 @@ test_unfinished_run(void **state)
 	char path[512];
 	path_in(path, sizeof(path), "unfinished.db");
 	ms_errbuf eb = { "" };
-	ms_rec *r = NULL;
-	ms_rec_opts o = { .path = path };
-	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
-	ms_ev_run run;
-	evf_run(&run, "disabled");
-	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	ms_rec *r = rec_begun(path, 0);
 	assert_int_equal(ms_rec_close(r, &eb), 0);
 	ms_evdb *db = NULL;
 	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
@@ -383,6 +410,92 @@ test_close_commits(void **state)
 		snprintf(side, sizeof(side), "%s-%s", path, i ? "shm" : "wal");
 		assert_int_not_equal(stat(side, &sst), 0);
 	}
+}
+
+/* Whether the file at path exists and is not empty. */
+static bool
+has_bytes(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && st.st_size > 0;
+}
+
+/* The disk has room for the write-ahead log but not for the checkpoint
+ * that folds it into the database file at close (the file cannot grow):
+ * the close says so, naming the database and its -wal, that the two must
+ * be kept together and why; both together read back every event, and once
+ * there is room ms_evdb_fold_wal makes the database file whole alone.
+ * Before, the close returned 0 and the events sat in the -wal, unsaid: the
+ * database file alone did not even open. */
+static void
+test_close_checkpoint_full(void **state)
+{
+	(void)state;
+	char path[512], wal[600], alone[600];
+	path_in(path, sizeof(path), "ckpt-full.db");
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	path_in(alone, sizeof(alone), "ckpt-full-alone.db");
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	ms_errbuf eb = { "" };
+	struct stat st;
+	ms_rec *r = rec_begun(path, 16);
+	/* Room for the log, none for the file (which the run's start did
+	 * not grow: it went to the log). */
+	assert_int_equal(stat(path, &st), 0);
+	full_vfs_cap_main(st.st_size);
+	ms_ev_input in[16];
+	for (uint64_t s = 1; s <= 100; s++) {
+		ms_ev_merge m;
+		evf_merge(&m, in, s, 100, true);
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	int rc = ms_rec_close(r, &eb);
+	fprintf(stderr, "close: %s\n", eb.msg);
+	assert_int_equal(rc, MS_ERR_IO);
+	assert_true(full_vfs_refused() >= 1);
+	assert_non_null(strstr(eb.msg, path));
+	assert_non_null(strstr(eb.msg, wal));
+	assert_non_null(strstr(eb.msg, "database or disk is full"));
+	assert_non_null(strstr(eb.msg, "keep, copy and move the two files "
+	                               "together"));
+	assert_true(has_bytes(wal));
+	/* Read where they are, the two files hold every event. */
+	assert_int_equal(merges_in(path), 100);
+	/* The database file copied alone: refused, saying its -wal is
+	 * missing (before: "not an SQLite database"). */
+	expect_alone_refused(path, alone);
+	/* Still no room: said again, the same way. */
+	ms_errbuf eb2 = { "" };
+	assert_int_equal(ms_evdb_fold_wal(path, &eb2), MS_ERR_IO);
+	assert_non_null(strstr(eb2.msg, wal));
+	assert_non_null(strstr(eb2.msg, "database or disk is full"));
+	full_vfs_disarm();
+	/* Room again: the database file alone is the whole log. */
+	assert_int_equal(ms_evdb_fold_wal(path, &eb2), 0);
+	assert_false(has_bytes(wal));
+	assert_int_equal(ms_evdb_fold_wal(path, &eb2), 0);
+	char cmd[1400];
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, alone);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(merges_in(alone), 100);
+}
+
+/* A database copied alone while its run still writes it: every event is
+ * still in the -wal, so the copy has no run table. The reader says the
+ * -wal is missing (before: "not an event database ... another SQLite
+ * database"). */
+static void
+test_copied_without_wal(void **state)
+{
+	(void)state;
+	char path[512], alone[600];
+	path_in(path, sizeof(path), "running.db");
+	path_in(alone, sizeof(alone), "running-alone.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = rec_begun(path, 0);
+	assert_int_equal(ms_rec_flush(r, &eb), 0);
+	expect_alone_refused(path, alone);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
 }
 
 /* One event and then silence: the timer commits it without another event,
@@ -810,6 +923,8 @@ main(void)
 		cmocka_unit_test(test_create_disk_full),
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_close_commits),
+		cmocka_unit_test(test_close_checkpoint_full),
+		cmocka_unit_test(test_copied_without_wal),
 		cmocka_unit_test(test_merge_after_end),
 		cmocka_unit_test(test_timer_commits),
 		cmocka_unit_test(test_sigkill),

@@ -5,10 +5,10 @@
  * run's event database) with every correctness gate goes to standard
  * output; --json FILE writes the same report as JSON. Exit status: 0 when
  * every gate passes, 1 when one fails, 2 when the run cannot start or
- * fails, 64 for a usage error, 128 + N after signal N (--json FILE is
- * written then too, status aborted). `tui` hands its
- * options over when stdout is not a terminal, so this command accepts them
- * all.
+ * fails or its database is left in two files (a full disk at the end:
+ * ms_evdb_fold_wal), 64 for a usage error, 128 + N after signal N (--json FILE
+ * is written then too, status aborted). `tui` hands its options over when
+ * stdout is not a terminal, so this command accepts them all.
  *
  * Signals: while the replay runs and its report is written, SIGINT,
  * SIGTERM, SIGHUP and SIGPIPE are blocked in every thread (the replay's
@@ -57,7 +57,9 @@ static const char usage[] =
         "(primary and cooldown tables, merges by lane and classification,\n"
         "the plugin table) and every correctness gate as PASS/FAIL on\n"
         "standard output. Exit status: 0 when every gate passes, 1 when one\n"
-        "fails, 2 when the run cannot start or fails, 128 + N after signal\n"
+        "fails, 2 when the run cannot start or fails, or when the database\n"
+        "could not take in its write-ahead log at the end (a full disk:\n"
+        "keep DB and DB-wal together), 128 + N after signal\n"
         "N (SIGINT, SIGTERM, SIGHUP, SIGPIPE: the run is recorded as\n"
         "aborted, its scratch shard removed and --json FILE written with\n"
         "status aborted; one the process was started with ignored, as\n"
@@ -258,15 +260,20 @@ freeze_here(ms_replay *r, const ms_replay_status *st, const char *variant,
 
 /* The end of a headless run that was not stopped: the report on out
  * (and --json), where the events are, and the exit status, worst first: a
- * report or output that failed, a failed run, a failed --freeze-at, then
- * the gates. */
+ * report or output that failed, a failed run or a write-ahead log that
+ * could not be folded in (wal_msg, NULL if it was), a failed --freeze-at,
+ * then the gates. */
 static int
 report_and_exit(const ms__run_args *a, const char *db_path, bool failed_run,
-                bool freeze_failed, FILE *out, FILE *err)
+                const char *wal_msg, bool freeze_failed, FILE *out,
+                FILE *err)
 {
 	unsigned failed = 0;
-	if (report(db_path, a->json, a->force, out, err, &failed))
+	if (report(db_path, a->json, a->force, out, err, &failed)) {
+		if (wal_msg)
+			fprintf(err, "mergescope run: %s\n", wal_msg);
 		return MS_EXIT_ERROR;
+	}
 	/* The report must have arrived (a full disk, a closed pipe with
 	 * SIGPIPE ignored): a stream that failed keeps its buffer, so this
 	 * flush fails again with the reason. Said here, before anything
@@ -282,6 +289,8 @@ report_and_exit(const ms__run_args *a, const char *db_path, bool failed_run,
 	                   : "events recorded in",
 	        db_path, a->json ? "; report as JSON in " : "",
 	        a->json ? a->json : "");
+	if (wal_msg)
+		fprintf(err, "mergescope run: %s\n", wal_msg);
 	if (out_bad) {
 		fprintf(err,
 		        "mergescope run: writing to standard output "
@@ -290,7 +299,9 @@ report_and_exit(const ms__run_args *a, const char *db_path, bool failed_run,
 		        out_errno ? strerror(out_errno) : "");
 		return MS_EXIT_ERROR;
 	}
-	if (failed_run)
+	/* A script that keeps only the database would lose its events:
+	 * the run's result is not where it says, so it does not pass. */
+	if (failed_run || wal_msg)
 		return MS_EXIT_ERROR;
 	if (freeze_failed) {
 		/* A script goes on to replay what was frozen: say it failed. */
@@ -385,6 +396,9 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		        "mergescope run: stopped by %s; recorded as aborted "
 		        "in %s\n",
 		        ms__signal_name(*sig), db_path);
+		ms_errbuf wal_eb = { "" };
+		if (ms_evdb_fold_wal(db_path, &wal_eb))
+			fprintf(err, "mergescope run: %s\n", wal_eb.msg);
 		/* --json still gets the report of what was recorded (status
 		 * aborted, the gate run_finished failed); no text report. */
 		unsigned jfailed = 0;
@@ -400,8 +414,16 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));
 	free(st);
 	ms_replay_close(r); /* commits the last events */
+	/* The close's own fold of the write-ahead log failed (a full
+	 * disk) if one is left: again, now that the scratch shard is gone
+	 * (it may share the file system). Said at the end, where it is
+	 * seen. */
+	ms_errbuf wal_eb = { "" };
+	bool wal_kept = ms_evdb_fold_wal(db_path, &wal_eb) != 0;
 
-	return report_and_exit(a, db_path, failed_run, freeze_failed, out, err);
+	return report_and_exit(a, db_path, failed_run,
+	                       wal_kept ? wal_eb.msg : NULL, freeze_failed,
+	                       out, err);
 }
 
 static int

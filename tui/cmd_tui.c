@@ -53,7 +53,8 @@ static const char usage[] =
         "Replays a fixture day through the merge engine and shows it live.\n"
         "Without --fixture the preset's fixture (day-2x) is built once and\n"
         "cached under $XDG_CACHE_HOME/mergescope/. q quits (exit status 0,\n"
-        "2 when the run failed); SIGINT, SIGTERM, SIGHUP and SIGPIPE stop\n"
+        "2 when the run failed or its database was left in two files, as\n"
+        "`run` says); SIGINT, SIGTERM, SIGHUP and SIGPIPE stop\n"
         "it the same way with exit status 128 + N, as `run`. A run stopped\n"
         "before its end is recorded as aborted.\n"
         "\n"
@@ -393,9 +394,15 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	free(st);
 	ms_replay_ctl_free(adapter);
 	ms_replay_close(r);
+	/* As `run` does: a write-ahead log the close could not fold in (a
+	 * full disk) is tried again and, failing, said last. */
+	ms_errbuf wal_eb = { "" };
+	bool wal_kept = ms_evdb_fold_wal(db_path, &wal_eb) != 0;
 	if (rc) {
 		fprintf(err, "mergescope tui: %s\n",
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		if (wal_kept)
+			say(err, "mergescope tui: %s", wal_eb.msg);
 		return MS_EXIT_ERROR;
 	}
 	if (topts->frozen_cmd && topts->frozen_cmd[0]) {
@@ -416,13 +423,17 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 		say(err,
 		    "mergescope tui: stopped by %s; recorded as aborted in %s",
 		    ms__signal_name(sig), db_path);
+		if (wal_kept)
+			say(err, "mergescope tui: %s", wal_eb.msg);
 		return MS_EXIT_ERROR;
 	}
 	say(out, "events recorded in %s%s", db_path,
 	    finished ? ""
 	    : failed ? " (the run failed)"
 	             : " (stopped before the end: recorded as aborted)");
-	return failed ? MS_EXIT_ERROR : 0;
+	if (wal_kept)
+		say(err, "mergescope tui: %s", wal_eb.msg);
+	return failed || wal_kept ? MS_EXIT_ERROR : 0;
 }
 
 /* The session with the stop signals taken (see the file comment): exit

@@ -424,9 +424,18 @@ typedef struct ms_rec_stats {
  * file is a database of another schema version (MS_ERR_FORMAT).
  */
 int ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb);
-/* Commit pending events, stop the timer, close. Every event accepted before
- * is in the file afterwards. NULL is accepted (returns 0). */
+/* Commit pending events, stop the timer, fold the write-ahead log into the
+ * database file and close. Every event accepted before is in the file
+ * afterwards. When the log cannot be folded in (a full disk), the events
+ * are in the file and its -wal together: MS_ERR_IO saying so, naming both
+ * files and why (ms_evdb_fold_wal can try again later). NULL is accepted
+ * (returns 0). */
 int ms_rec_close(ms_rec *r, ms_errbuf *eb);
+/* After the recorder closed (or died): fold what path's -wal still holds
+ * into path, so that path alone is the whole log. 0 when it is (no -wal,
+ * an empty one, or folded now); else MS_ERR_IO naming path and its -wal,
+ * saying they must be kept together, and why the fold failed. */
+int ms_evdb_fold_wal(const char *path, ms_errbuf *eb);
 const char *ms_rec_path(const ms_rec *r);
 
 /* Each call adds one event to the open transaction. Merge, publication,
