@@ -750,7 +750,9 @@ test_open_memory(void **state)
 /* A manifest fact a replay runs on, edited after the build (nothing
  * hashes the facts), is refused at the open naming the manifest, the key,
  * its value and what it must be, rather than replayed as another day;
- * `fixture check` names the seed and the day's bounds too. */
+ * `fixture check` names the seed and the day's bounds too. So are an
+ * opening that disagrees with its fact or names a day's part, and
+ * generator parameters that are not this generator's. */
 static void
 test_open_refuses_edited_facts(void **state)
 {
@@ -783,11 +785,18 @@ test_open_refuses_edited_facts(void **state)
 		{ "rows", "17202",
 		  "manifest fact rows is \"17202\", expected "
 		  "17201 (its day's parts' rows)" },
+		{ "opening", "warm",
+		  "manifest fact opening is \"warm\", expected \"empty\" "
+		  "(table opening holds 0 parts)" },
+		{ "generator_params", "generator_version=9;rows_small=X",
+		  "manifest fact generator_params differs from generator "
+		  "v9's at byte 31 (\"X\", expected "
+		  "\"1-1:0.7300,2-2:0.1970,3-\")" },
 	};
 	ms_errbuf eb = { { 0 } };
 	ms_fixture *f = NULL;
 	sqlite3 *db = NULL;
-	char dir[512], cmd[1200], mpath[600], was[64];
+	char dir[512], cmd[1200], mpath[600], was[2048];
 
 	(void)state;
 	if (!exists("a"))
@@ -820,6 +829,37 @@ test_open_refuses_edited_facts(void **state)
 		assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
 		ms_fixture_close(f);
 		f = NULL;
+	}
+	/* An opening that names one of the day's parts (a replay would
+	 * publish it twice) is refused at the open and by the check. */
+	{
+		ms_fixture_report *rep = calloc(1, sizeof(*rep));
+
+		assert_non_null(rep);
+		assert_int_equal(sqlite3_exec(db,
+		                              "INSERT INTO opening VALUES (0, "
+		                              "(SELECT part_id FROM schedule "
+		                              "WHERE slot = 5))",
+		                              NULL, NULL, NULL),
+		                 SQLITE_OK);
+		set_text_fact(db, "opening", "warm");
+		assert_int_equal(ms_fixture_open(&f, dir, &eb), MS_ERR_CORRUPT);
+		assert_non_null(strstr(eb.msg, "table opening names part "
+		                               "0000000000000006, which is "
+		                               "already a part of the day"));
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+		        MS_ERR_CORRUPT);
+		assert_non_null(strstr(eb.msg, "table opening names part "
+		                               "0000000000000006"));
+		assert_int_equal(sqlite3_exec(db, "DELETE FROM opening", NULL,
+		                              NULL, NULL),
+		                 SQLITE_OK);
+		set_text_fact(db, "opening", "empty");
+		assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+		ms_fixture_close(f);
+		f = NULL;
+		free(rep);
 	}
 	/* The check names what it cannot judge from the parts. */
 	{
@@ -1437,11 +1477,17 @@ set_fact(sqlite3 *db, const char *key, unsigned long long v)
 static void
 set_text_fact(sqlite3 *db, const char *key, const char *v)
 {
-	char sql[200];
+	sqlite3_stmt *st = NULL;
 
-	snprintf(sql, sizeof(sql),
-	         "UPDATE fixture SET value='%s' WHERE key='%s'", v, key);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+	                                    "UPDATE fixture SET value = ?1 "
+	                                    "WHERE key = ?2",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	sqlite3_bind_text(st, 1, v, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, key, -1, SQLITE_TRANSIENT);
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
 	assert_int_equal(sqlite3_changes(db), 1);
 }
 
