@@ -866,6 +866,14 @@ test_open_refuses_edited_facts(void **state)
 		ms_fixture_report *rep = calloc(1, sizeof(*rep));
 
 		assert_non_null(rep);
+		/* Another seed, a plain decimal: its day is made again. */
+		set_text_fact(db, "seed", "2");
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+		        MS_ERR_CORRUPT);
+		if (!strstr(eb.msg, "manifest facts preset smoke and seed 2 "
+		                    "do not make this day; "))
+			fail_msg("%s", eb.msg);
 		set_text_fact(db, "seed", "x1");
 		assert_int_equal(
 		        ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
