@@ -120,6 +120,10 @@ typedef struct job {
 	ms_dispatch_input *in;
 	uint64_t *ids;
 	size_t n;
+	/* Bytes of free disk the job holds from when a worker starts it
+	 * until it leaves the list: its input bytes, or 0 when they did
+	 * not fit beside what running jobs hold (reserve_on_start). */
+	uint64_t reserved;
 } job;
 
 typedef struct failcnt {
@@ -220,13 +224,17 @@ is_claimed(const ms_engine *e, uint64_t id)
 	return false;
 }
 
+/* What the running jobs hold of the free disk (DESIGN "picker": the
+ * fan-out is free disk minus the bytes reserved by running merges). A
+ * selection waiting in its hook, held or queued holds nothing yet, as in
+ * the reference, where a merge reserves when its worker starts it. */
 static uint64_t
 reserved_bytes(const ms_engine *e)
 {
 	uint64_t r = 0;
 
 	for (const job *j = e->head; j; j = j->next)
-		r += j->d.bytes;
+		r += j->reserved;
 	return r;
 }
 
@@ -435,6 +443,16 @@ free_disk(ms_engine *e)
 	if (statvfs(ms_shard_get_dir(e->o.shard), &sv) != 0)
 		return UINT64_MAX; /* unknown: do not throttle */
 	return (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+}
+
+/* A worker starts j: it reserves its input bytes when the free disk has
+ * more than those and what running jobs hold; otherwise it runs holding
+ * nothing (the reference's tryReserveDiskSpace). e->mu held. */
+static void
+reserve_on_start(ms_engine *e, job *j)
+{
+	uint64_t fr = free_disk(e), res = reserved_bytes(e);
+	j->reserved = fr > res && fr - res > j->d.bytes ? j->d.bytes : 0;
 }
 
 static uint64_t
@@ -971,6 +989,7 @@ worker_main(void *arg)
 			continue;
 		}
 		job_move(j, JOB_RUNNING);
+		reserve_on_start(e, j);
 		pthread_mutex_unlock(&e->mu);
 		run_job(e, j, w->index); /* returns with e->mu held */
 	}
@@ -1343,7 +1362,7 @@ ms_engine_get_stats(ms_engine *e, ms_engine_stats *st)
 			break;
 		}
 		st->claimed_parts += j->n;
-		st->reserved_bytes += j->d.bytes;
+		st->reserved_bytes += j->reserved;
 	}
 	st->quarantined = e->nquar;
 	st->trigger_pending = e->trigger;

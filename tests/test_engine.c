@@ -295,6 +295,7 @@ typedef struct rec {
 	size_t seen_n[MAXREC];
 	bool seen_finalize[MAXREC];
 	size_t seen_mature[MAXREC], seen_hot[MAXREC];
+	uint64_t seen_bytes[MAXREC], seen_fan[MAXREC];
 	/* hook behaviour */
 	bool hold_all; /* answer HOLD */
 	int hold_lane; /* answer HOLD for this lane only (-1) */
@@ -387,6 +388,8 @@ on_dispatch(void *arg, const ms_dispatch *d)
 		r->seen_finalize[i] = d->finalize;
 		r->seen_mature[i] = d->mature_parts;
 		r->seen_hot[i] = d->hot_parts;
+		r->seen_bytes[i] = d->bytes;
+		r->seen_fan[i] = d->max_fan_out;
 	}
 	/* Sanity of the dispatch fields. */
 	uint64_t bytes = 0, rows = 0;
@@ -684,6 +687,91 @@ test_trigger_for_wait(void **state)
 	assert_int_equal(f.r.seen_n[0], 8);
 	view_ids(f.shard, ids, &n);
 	assert_int_equal(n, 1);
+	fx_close(&f);
+}
+
+static uint64_t
+on_free_disk_fixed(void *arg)
+{
+	return __atomic_load_n((uint64_t *)arg, __ATOMIC_SEQ_CST);
+}
+
+/* Eight uniform parts from trace `first` on: one selection. */
+static void
+publish_eight(fixture *f, uint64_t first)
+{
+	for (uint64_t i = 0; i < 8; i++)
+		publish_uniform(f->shard, first + 100 * i, 20, 200, false, T0,
+		                NULL);
+}
+
+/* The picker's fan-out is the free disk minus what running merges
+ * reserve (DESIGN "picker"). A selection held in its hook reserves
+ * nothing; a merge reserves its input bytes when its worker starts it,
+ * or nothing when the free disk has no more than that beside the others
+ * (as the reference's merges reserve). */
+static void
+test_fan_out_reserves_running_only(void **state)
+{
+	(void)state;
+	fixture f;
+	ms_engine_stats st;
+	uint64_t free_b = 1ull << 30;
+
+	fx_open(&f, false, 2, 10);
+	ms_engine_close(f.eng);
+	f.free_disk = on_free_disk_fixed;
+	f.free_disk_arg = &free_b;
+	fx_engine(&f, false, 2, 10, NULL);
+	idle(&f);
+
+	/* Held: the next selection sees the whole free disk. */
+	publish_eight(&f, 0);
+	f.r.hold_all = true;
+	ms_engine_trigger(f.eng);
+	rec_wait(&f.r, &f.r.nseen, 1);
+	assert_int_equal(f.r.seen_fan[0], free_b);
+	publish_eight(&f, 10000);
+	ms_engine_trigger(f.eng);
+	rec_wait(&f.r, &f.r.nseen, 2);
+	assert_int_equal(f.r.seen_fan[1], free_b);
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.held, 2);
+	assert_int_equal(st.reserved_bytes, 0);
+
+	/* The first runs (blocked inside): it holds its input bytes. */
+	f.r.hold_all = false;
+	gate(&f.r, true);
+	assert_int_equal(ms_engine_release(f.eng, f.r.seen_seq[0], true), 0);
+	rec_wait(&f.r, &f.r.in_merge, 1);
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.reserved_bytes, f.r.seen_bytes[0]);
+	publish_eight(&f, 20000);
+	ms_engine_trigger(f.eng);
+	rec_wait(&f.r, &f.r.nseen, 3);
+	assert_int_equal(f.r.seen_fan[2], free_b - f.r.seen_bytes[0]);
+	gate(&f.r, false);
+	assert_int_equal(ms_engine_release(f.eng, f.r.seen_seq[1], true), 0);
+	idle(&f);
+	assert_int_equal(f.r.done, 3);
+
+	/* A merge whose inputs take all the free disk runs holding
+	 * nothing. */
+	publish_eight(&f, 30000);
+	f.r.hold_all = true;
+	ms_engine_trigger(f.eng);
+	rec_wait(&f.r, &f.r.nseen, 4);
+	__atomic_store_n(&free_b, f.r.seen_bytes[3], __ATOMIC_SEQ_CST);
+	f.r.hold_all = false;
+	gate(&f.r, true);
+	assert_int_equal(ms_engine_release(f.eng, f.r.seen_seq[3], true), 0);
+	rec_wait(&f.r, &f.r.in_merge, 1);
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.running, 1);
+	assert_int_equal(st.reserved_bytes, 0);
+	gate(&f.r, false);
+	idle(&f);
+	assert_int_equal(f.r.done, 4);
 	fx_close(&f);
 }
 
@@ -1773,6 +1861,7 @@ main(void)
 		cmocka_unit_test(test_job_state_table),
 		cmocka_unit_test(test_idle_empty_and_seven_then_eight),
 		cmocka_unit_test(test_trigger_for_wait),
+		cmocka_unit_test(test_fan_out_reserves_running_only),
 		cmocka_unit_test(test_slow_merge_racing_publication),
 		cmocka_unit_test(test_hold_release_and_drop),
 		cmocka_unit_test(test_two_lanes_at_once),

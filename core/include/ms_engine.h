@@ -173,7 +173,10 @@ typedef struct ms_engine_opts {
 	uint64_t max_fan_out;  /* configured max (bytes); 0 = no limit */
 	/* Free bytes on the shard's disk; NULL = statvfs of the shard dir.
 	 * The picker's fan-out is min(free - reserved, max_fan_out), where
-	 * reserved sums the input bytes of every claimed selection. */
+	 * reserved sums the input bytes of the running merges (a merge
+	 * reserves them when a worker starts it, if free has room for them
+	 * beside the others; a merge waiting in its hook, held or queued
+	 * reserves nothing). */
 	uint64_t (*free_disk)(void *arg);
 	void *free_disk_arg;
 	uint64_t mem_limit;        /* 0 = none known; the lane threshold */
