@@ -14,9 +14,12 @@
  *     traces = kept + dropped + deferred + oversized + hot + pending.
  *  2. live is the sum of the charges of the pending traces (each at least
  *     the fixed part), and so is what they add to the pipeline's gauge.
- *     With two or more pending it never exceeds the preferred limit; one
- *     pending trace may pass it up to the oversized cap (<= hard): a
- *     trace above that cap is never staged.
+ *     A batch is cut once it has reached the preferred limit, before
+ *     the next trace (the reference's rule): so without its last trace a
+ *     batch of two or more is below the limit, and the last may carry it
+ *     past, by at most one trace's charge. One pending trace may be up
+ *     to the oversized cap (<= hard): a trace above that cap is never
+ *     staged.
  *  3. A batch holds at most trace_cap traces that reach Decide.
  *  4. An oversized trace is never put in a batch: pending traces are
  *     flushed first (reason "oversized"), then it is emitted unevaluated.
@@ -169,6 +172,7 @@ struct ms_stager {
 	ms_buf hot;      /* hot_ent, for pending hot traces */
 	ms_buf hot_tids; /* their IDs */
 	ms_buf prows;    /* copy_rows: ms_row * per pending trace */
+	uint64_t last_charge; /* the charge of the last pending trace */
 	uint64_t live;
 	uint8_t last_tid[MS_TRACE_ID_MAX]; /* last staged */
 	uint32_t last_tid_len;
@@ -240,9 +244,11 @@ ms__stager_check(const ms_stager *s)
 	if (s->npend == 0 ? s->live != 0 : s->live < s->npend * s->fixed)
 		return "2: live charge is the pending traces' charges, each "
 		       "at least the fixed part";
-	if (s->live > (s->npend > 1 ? pl->preferred : pl->oversized_cap))
-		return "2: live charge above the preferred limit (one trace: "
-		       "above the oversized cap)";
+	if (s->npend == 1
+	            ? s->live > pl->oversized_cap
+	            : s->npend > 1 && s->live - s->last_charge >= pl->preferred)
+		return "2: a batch went on past the preferred limit (one "
+		       "trace: above the oversized cap)";
 	if (s->b.ntraces > pl->trace_cap)
 		return "3: more batch entries than the trace cap";
 	if (r->traces != r->kept + r->dropped + r->deferred + r->oversized +
@@ -743,7 +749,7 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 	if (s->o.test)
 		frontier += s->o.test->skew_frontier_ns;
 	bool hot = s->o.policy == MS_GRACE_TRACE && ts->max_ts > frontier;
-	if (s->npend && s->live + c > pl->preferred) {
+	if (s->npend && s->live >= pl->preferred) {
 		rc = flush(s, MS_FLUSH_BYTES, eb);
 		if (rc)
 			return rc;
@@ -826,6 +832,7 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 		             s->pend.len + sizeof(p), eb);
 	s->npend++;
 	s->live += c;
+	s->last_charge = c;
 	uint64_t all = s->live;
 	if (s->o.live_gauge)
 		all = atomic_fetch_add(s->o.live_gauge, c) + c;

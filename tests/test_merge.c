@@ -1279,7 +1279,10 @@ test_retain_and_reread_write_the_same(void **state)
 		/* Retain holds and charges the payload: a higher peak, more
 		 * batches, cut by bytes; nothing is read twice. */
 		assert_true(sa->peak_staged_bytes > sb->peak_staged_bytes);
-		assert_true(sa->peak_staged_bytes <= sa->preferred_limit_bytes);
+		/* Cut once a batch reaches the limit: the last trace of a
+		 * batch may carry it past, by less than one trace. */
+		assert_true(sa->peak_staged_bytes <
+		            2 * sa->preferred_limit_bytes);
 		assert_true(sa->batches > 1);
 		assert_true(sa->batches >= sb->batches);
 		assert_true(sa->arena_cold_bytes > 0);

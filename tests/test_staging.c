@@ -310,7 +310,7 @@ test_stager_out_of_memory(void **st)
 }
 
 static void
-test_byte_limit_exact_and_one_over(void **st)
+test_byte_limit_reached_cuts_the_batch(void **st)
 {
 	(void)st;
 	fx f;
@@ -320,33 +320,38 @@ test_byte_limit_exact_and_one_over(void **st)
 	assert_true(c0 > 3 * sizeof(ms_plugin_trace) / 3);
 	ms_stager_close(f.s);
 
-	/* Three traces whose charges sum exactly to the limit: one batch. */
+	/* A batch is cut once it reaches the limit, as the reference cuts
+	 * it: three traces whose charges sum exactly to the limit make a
+	 * batch, and the fourth starts the next. */
 	f.o.plan.preferred = 3 * c0;
+	fx_start(&f);
+	for (int i = 0; i < 4; i++)
+		add(&f, i, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(r->batches, 2);
+	assert_int_equal(r->batch[0].reason, MS_FLUSH_BYTES);
+	assert_int_equal(r->batch[0].traces, 3);
+	assert_int_equal(r->batch[0].charged, 3 * c0);
+	assert_int_equal(r->batch[1].reason, MS_FLUSH_FINAL);
+	assert_int_equal(r->batch[1].charged, c0);
+	assert_int_equal(r->peak_charged, 3 * c0);
+	assert_int_equal(r->decide_calls, 2);
+	ms_stager_close(f.s);
+
+	/* One byte short of it after three: the fourth trace still joins
+	 * the batch, which passes the limit by less than that trace. */
+	f.o.plan.preferred = 3 * c0 + 1;
 	fx_start(&f);
 	for (int i = 0; i < 3; i++)
 		add(&f, i, 0);
-	const ms_stage_report *r = finish(&f);
+	add(&f, 3, 1);
+	r = finish(&f);
 	assert_int_equal(r->batches, 1);
 	assert_int_equal(r->batch[0].reason, MS_FLUSH_FINAL);
-	assert_int_equal(r->batch[0].charged, 3 * c0);
-	assert_int_equal(r->peak_charged, 3 * c0);
-	assert_int_equal(r->decide_calls, 1);
-	ms_stager_close(f.s);
-
-	/* One byte over: the third trace starts a second batch. */
-	fx_start(&f);
-	add(&f, 0, 0);
-	add(&f, 1, 0);
-	add(&f, 2, 1);
-	r = finish(&f);
-	assert_int_equal(r->batches, 2);
-	assert_int_equal(r->batch[0].reason, MS_FLUSH_BYTES);
-	assert_int_equal(r->batch[0].traces, 2);
-	assert_int_equal(r->batch[0].charged, 2 * c0);
-	assert_int_equal(r->batch[1].reason, MS_FLUSH_FINAL);
-	assert_int_equal(r->batch[1].charged, c0 + 1);
-	assert_true(r->peak_charged <= 3 * c0);
-	assert_int_equal(r->evaluated, 3);
+	assert_int_equal(r->batch[0].traces, 4);
+	assert_int_equal(r->batch[0].charged, 4 * c0 + 1);
+	assert_int_equal(r->peak_charged, 4 * c0 + 1);
+	assert_int_equal(r->evaluated, 4);
 	assert_int_equal(r->cls, MS_SAMPLING_EXECUTED);
 	fx_close(&f);
 }
@@ -1207,7 +1212,7 @@ main(void)
 		cmocka_unit_test(test_planner_vectors),
 		cmocka_unit_test(test_estimate),
 		cmocka_unit_test(test_stager_out_of_memory),
-		cmocka_unit_test(test_byte_limit_exact_and_one_over),
+		cmocka_unit_test(test_byte_limit_reached_cuts_the_batch),
 		cmocka_unit_test(test_trace_count_limit),
 		cmocka_unit_test(test_oversized_never_reaches_decide),
 		cmocka_unit_test(test_all_oversized_classification),

@@ -72,7 +72,7 @@ const char *ms_merge_stage_name(enum ms_merge_stage st);
 
 /* Why the stager cut a batch (recorded per batch, ms_merge_batch). */
 enum ms_flush_reason {
-	MS_FLUSH_BYTES = 0,     /* the next trace would pass the byte limit */
+	MS_FLUSH_BYTES = 0,     /* the batch reached the byte limit */
 	MS_FLUSH_TRACES = 1,    /* the trace-count limit was reached */
 	MS_FLUSH_OVERSIZED = 2, /* an oversized trace must go out in order */
 	MS_FLUSH_FINAL = 3,     /* ms_stager_finish */
