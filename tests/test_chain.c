@@ -595,12 +595,12 @@ test_successful_batch_resets_timeout_count(void **st)
 	/* The slow link sleeps on calls 1, 3, 5, 7 only: timeouts are never
 	 * consecutive, so the circuit stays closed. The other calls must
 	 * finish within the timeout on a loaded machine (at 50 ms one did
-	 * not, under a load average of 5), so it is 300 ms and the slow
-	 * calls sleep 2 s. */
+	 * not under a load average of 5, at 300 ms one did not under 15),
+	 * so it is 1 s and the slow calls sleep 1.5 s. */
 	fx f;
 	const char *names[] = { "tp_slow" };
-	const char *cfg[] = { "2000/2" };
-	open_chain(&f, names, cfg, 1, 300 * 1000000ull);
+	const char *cfg[] = { "1500/2" };
+	open_chain(&f, names, cfg, 1, 1000 * 1000000ull);
 	uint8_t keep[NT];
 	for (int i = 0; i < 8; i++)
 		ms_chain_decide(f.c, f.b, keep, NULL);
