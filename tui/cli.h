@@ -251,6 +251,13 @@ int ms__scratch_sweep(FILE *err, const char *cmd);
  * each (cmd names the command). Anywhere dir is, in the cache or not:
  * the next build of dir finds them. */
 void ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir);
+
+/* The names clean reads in a scratch place. ms__scratch_owner_tmp: is
+ * name the owner record of a run database as written before its rename,
+ * "<db>-owner.tmp-<pid>", and whose pid (> 0) into *pid. */
+bool ms__scratch_owner_tmp(const char *name, pid_t *pid);
+/* Does name end in ".frozen-" and digits (a frozen shard's directory)? */
+bool ms__scratch_frozen_name(const char *name);
 /* When db lies in the cache's runs/ (where `clean` looks), write its owner
  * record (DB-owner) naming this process, so `clean` leaves it alone while
  * this process runs; ms__db_owner_release removes every record this process

@@ -282,12 +282,8 @@ db_in_use(const char *db, const live_set *live, pid_t *pid)
 
 #define TMP_TAG MS__DB_OWNER_SUFFIX ".tmp-"
 
-/* The owner record of a run database as written before its rename,
- * "<db>-owner.tmp-<pid>" (ms_owner_write_file): a run killed between the
- * two leaves it. Its process's pid into *pid, or false when name is not
- * one. */
-static bool
-db_owner_tmp(const char *name, pid_t *pid)
+bool
+ms__scratch_owner_tmp(const char *name, pid_t *pid)
 {
 	static const char tag[] = TMP_TAG;
 	if (!ends_tag_digits(name, tag))
@@ -302,6 +298,12 @@ db_owner_tmp(const char *name, pid_t *pid)
 		return false;
 	*pid = (pid_t)v;
 	return true;
+}
+
+bool
+ms__scratch_frozen_name(const char *name)
+{
+	return ends_tag_digits(name, ".frozen-");
 }
 
 /* Is the process that wrote the temporary owner record at path, whose
@@ -360,7 +362,7 @@ classify(const char *dir, const char *name, bool cache_top,
 		}
 		it->in_use = db_in_use(path, live, &it->pid);
 	} else if (S_ISREG(st.st_mode) && runs &&
-	           db_owner_tmp(name, &it->pid)) {
+	           ms__scratch_owner_tmp(name, &it->pid)) {
 		/* A run's owner record not yet renamed into place: its
 		 * process's while that runs, a leftover once it is gone. */
 		it->kind = MS__IT_LEFTOVER;
@@ -426,7 +428,7 @@ classify(const char *dir, const char *name, bool cache_top,
 				it->in_use = false;
 			}
 		} else if (rc == MS_ERR_NOTFOUND &&
-		           ends_tag_digits(name, ".frozen-")) {
+		           ms__scratch_frozen_name(name)) {
 			it->kind = MS__IT_FROZEN;
 			snprintf(it->what, sizeof(it->what), "frozen shard");
 			it->why[0] = '\0';
@@ -468,7 +470,7 @@ ms__scratch_each(ms__scratch_fn fn, void *arg, bool others, ms_errbuf *eb)
 			                     de->d_name) >= sizeof(path))
 				continue;
 			pid_t tp;
-			if (db_owner_tmp(de->d_name, &tp)) {
+			if (ms__scratch_owner_tmp(de->d_name, &tp)) {
 				/* A live run writing its database's record
 				 * (DB-owner.tmp-PID): that database is its. */
 				if (db_owner_tmp_alive(path, tp)) {

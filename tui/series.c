@@ -23,6 +23,16 @@ cmp_run(const void *a, const void *b)
 	return (x->variant > y->variant) - (x->variant < y->variant);
 }
 
+bool
+ms__series_name(const char *name, unsigned *rep, unsigned *vi)
+{
+	int end = 0;
+	size_t len = strlen(name);
+	return sscanf(name, "rep%u-v%u-%n", rep, vi, &end) == 2 && end != 0 &&
+	       len >= 3 && strcmp(name + len - 3, ".db") == 0 &&
+	       *vi < MS__SERIES_VARIANTS_MAX;
+}
+
 /* Append the databases of dir (directory index di). */
 static int
 scan(ms__series *s, const char *dir, size_t di, const char *cmd, FILE *err)
@@ -37,12 +47,7 @@ scan(ms__series *s, const char *dir, size_t di, const char *cmd, FILE *err)
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		unsigned rep, vi;
-		int end = 0;
-		size_t len = strlen(e->d_name);
-		if (sscanf(e->d_name, "rep%u-v%u-%n", &rep, &vi, &end) != 2 ||
-		    end == 0 || len < 3 ||
-		    strcmp(e->d_name + len - 3, ".db") != 0 ||
-		    vi >= MS__SERIES_VARIANTS_MAX)
+		if (!ms__series_name(e->d_name, &rep, &vi))
 			continue;
 		if (s->n == s->cap) {
 			size_t nc = s->cap ? s->cap * 2 : 16;

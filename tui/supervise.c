@@ -430,6 +430,35 @@ take_line(notes *nt, char *line)
 	}
 }
 
+/* Bytes read from the notes pipe, not yet taken as lines: room to read
+ * into at b + len, up to sizeof(b) - 1. */
+typedef struct note_buf {
+	char b[8192];
+	size_t len;   /* bytes in b */
+	size_t start; /* where the next line starts */
+} note_buf;
+
+/* The next whole line of nb, terminated in place without its newline, or
+ * NULL when no whole line is left: the part of a line read so far then
+ * moves to the front of b. */
+static char *
+note_line(note_buf *nb)
+{
+	char *s = nb->b + nb->start;
+	char *nl = memchr(s, '\n', nb->len - nb->start);
+	if (nl) {
+		*nl = '\0';
+		nb->start = (size_t)(nl + 1 - nb->b);
+		return s;
+	}
+	nb->len -= nb->start;
+	memmove(nb->b, s, nb->len);
+	nb->start = 0;
+	if (nb->len == sizeof(nb->b) - 1)
+		nb->len = 0; /* a line too long to be ours */
+	return NULL;
+}
+
 /* A plugin took the process down: record, clean up, say so. */
 static void
 postmortem(const notes *nt, FILE *err)
@@ -547,22 +576,17 @@ watch(int nfd, int afd, FILE *err)
 	notes *nt = calloc(1, sizeof(*nt));
 	if (!nt)
 		return 0;
-	char buf[8192];
-	size_t len = 0;
+	note_buf nb = { .len = 0 };
 	bool handled = false;
 	for (;;) {
-		ssize_t r = read(nfd, buf + len, sizeof(buf) - 1 - len);
+		ssize_t r = read(nfd, nb.b + nb.len, sizeof(nb.b) - 1 - nb.len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
-		len += (size_t)r;
-		char *start = buf, *nl;
-		while ((nl = memchr(start, '\n',
-		                    len - (size_t)(start - buf)))) {
-			*nl = '\0';
-			take_line(nt, start);
-			start = nl + 1;
+		nb.len += (size_t)r;
+		for (char *line; (line = note_line(&nb));) {
+			take_line(nt, line);
 			if ((nt->crash_sig || nt->exited_in_decide) &&
 			    !handled) {
 				handled = true;
@@ -570,10 +594,6 @@ watch(int nfd, int afd, FILE *err)
 				write_all(afd, "k", 1);
 			}
 		}
-		len -= (size_t)(start - buf);
-		memmove(buf, start, len);
-		if (len == sizeof(buf) - 1)
-			len = 0; /* a line too long to be ours */
 	}
 	/* Gone: anything its last moments wrote to the shard goes too. */
 	if (handled && nt->scratch[0]) {
