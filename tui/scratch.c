@@ -645,10 +645,30 @@ ms__scratch_sweep(FILE *err, const char *cmd)
 	return 0;
 }
 
+/* Does name start with the temporary name ms_fs_name_beside gives base
+ * (a last name, no slash) for some pid? */
+static bool
+starts_tmp_of(const char *name, const char *base)
+{
+	static const char tag[] = ".tmp-";
+	for (const char *t = strstr(name, tag); t; t = strstr(t + 1, tag)) {
+		size_t i = (size_t)(t - name);
+		const char *d = t + strlen(tag);
+		if (strncmp(name, base, i) != 0 || *d < '0' || *d > '9')
+			continue;
+		char sfx[32], want[PATH_MAX];
+		snprintf(sfx, sizeof(sfx), ".tmp-%ld", strtol(d, NULL, 10));
+		if (ms_fs_name_beside(want, sizeof(want), base, sfx) == 0 &&
+		    strncmp(name, want, strlen(want)) == 0)
+			return true;
+	}
+	return false;
+}
+
 void
 ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir)
 {
-	char parent[PATH_MAX], prefix[PATH_MAX];
+	char parent[PATH_MAX];
 	const char *slash = strrchr(dir, '/');
 	const char *base = slash ? slash + 1 : dir;
 	if (slash == dir)
@@ -658,10 +678,8 @@ ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir)
 		         dir);
 	else
 		snprintf(parent, sizeof(parent), ".");
-	if (!*base || (size_t)snprintf(prefix, sizeof(prefix), "%s.tmp-",
-	                               base) >= sizeof(prefix))
+	if (!*base)
 		return;
-	size_t np = strlen(prefix);
 	DIR *d = opendir(parent);
 	if (!d)
 		return;
@@ -669,8 +687,7 @@ ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir)
 	for (struct dirent *de; (de = readdir(d));) {
 		ms__scratch_item it;
 		/* "<base>.tmp-<pid>", or what that build put beside it. */
-		if (strncmp(de->d_name, prefix, np) != 0 ||
-		    de->d_name[np] < '0' || de->d_name[np] > '9' ||
+		if (!starts_tmp_of(de->d_name, base) ||
 		    !classify(parent, de->d_name, false, &none, &it) ||
 		    it.kind != MS__IT_LEFTOVER || it.in_use)
 			continue;
