@@ -11,6 +11,7 @@
  * Usage: fuzz_parser_seeds OUT_DIR
  */
 #include "fuzz_shard.h"
+#include "fuzz_usage.h"
 #include "ms_ledger.h"
 #include "ms_owner.h"
 
@@ -216,10 +217,8 @@ frozen_seed(size_t n, int tweak)
 int
 main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
+	if (!fuzz_usage_ok(argc, argv, 1, "OUT_DIR"))
 		return 2;
-	}
 	snprintf(out_dir, sizeof(out_dir), "%s", argv[1]);
 	mkdir(out_dir, 0755);
 	shard_seeds();
