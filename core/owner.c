@@ -26,13 +26,22 @@ ms__proc_stat_start(const char *text, char *state)
 	if (!p)
 		return 0;
 	p++;
-	if (p[0] == ' ')
-		*state = p[1];
+	if (p[0] != ' ')
+		return 0; /* fields are counted from the space after ')' */
+	*state = p[1];
 	/* p is just before field 3; starttime is field 22. */
 	for (int field = 3; field < 22 && p; field++) {
 		p = strchr(p + 1, ' ');
 	}
-	return p ? strtoull(p + 1, NULL, 10) : 0;
+	/* Digits only, the whole field: strtoull would take a sign or
+	 * blanks too, and stop at anything. */
+	if (!p || p[1] < '0' || p[1] > '9')
+		return 0;
+	char *end;
+	errno = 0;
+	uint64_t v = strtoull(p + 1, &end, 10);
+	return errno == 0 && (*end == ' ' || *end == '\n' || *end == '\0') ? v
+	                                                                   : 0;
 }
 
 /* Field 22 (starttime) of /proc/PID/stat and its field 3 into *state, as

@@ -26,9 +26,10 @@ void ms__proc_statm_parse(const char *text, long page, int64_t *mapped,
 
 /*
  * The text of a /proc/PID/stat file: field 22 (starttime), or 0 when
- * there is none. The command name (field 2) may hold spaces and
- * parentheses: fields are counted after its last ')'. *state gets field
- * 3 ('Z' for a zombie; '\0' when there is none).
+ * there is none or it is not all digits. The command name (field 2) may
+ * hold spaces and parentheses: fields are counted from the space after
+ * its last ')'. *state gets field 3 ('Z' for a zombie; '\0' when there
+ * is none).
  */
 uint64_t ms__proc_stat_start(const char *text, char *state);
 

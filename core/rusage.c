@@ -54,16 +54,30 @@ read_small(const char *path, char *buf, size_t n)
 	return (ssize_t)got;
 }
 
-/* The value of "key:" (kB) in a /proc status text, in bytes, or -1. */
+/* The value of "key:" (kB) at the start of a line of a /proc status
+ * text, in bytes, or -1 (absent, not a number, or past INT64_MAX bytes).
+ * Only a line start counts: the Name line holds the command's name, any
+ * 15 bytes ("RssAnon: 9"). */
 static int64_t
 status_kb(const char *buf, const char *key)
 {
-	const char *p = strstr(buf, key);
-	if (!p)
+	size_t kl = strlen(key);
+	const char *p = buf;
+	while (strncmp(p, key, kl) != 0) {
+		p = strchr(p, '\n');
+		if (!p)
+			return -1;
+		p++;
+	}
+	p += kl;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p < '0' || *p > '9')
 		return -1;
+	errno = 0;
 	char *end;
-	long long kb = strtoll(p + strlen(key), &end, 10);
-	return end != p + strlen(key) && kb >= 0 ? (int64_t)kb * 1024 : -1;
+	long long kb = strtoll(p, &end, 10);
+	return errno == 0 && kb <= INT64_MAX / 1024 ? (int64_t)kb * 1024 : -1;
 }
 
 void
@@ -101,7 +115,9 @@ ms__proc_statm_parse(const char *text, long page, int64_t *mapped, int64_t *rss)
 {
 	long long size = 0, res = 0;
 	*mapped = *rss = -1;
-	if (sscanf(text, "%lld %lld", &size, &res) != 2 || page <= 0)
+	if (sscanf(text, "%lld %lld", &size, &res) != 2 || page <= 0 ||
+	    size < 0 || res < 0 || size > INT64_MAX / page ||
+	    res > INT64_MAX / page)
 		return;
 	*mapped = (int64_t)size * page;
 	*rss = (int64_t)res * page;

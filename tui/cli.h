@@ -306,6 +306,22 @@ void ms__say_wrapped(FILE *f, const char *s, int width);
  * process die: key "db" or "scratch" with a path. No-op when the process
  * is not supervised. */
 void ms__supervise_note(const char *key, const char *value);
+
+/* Bytes read from a watched process's notes pipe (tui/supervise.c), not
+ * yet taken as lines: read into b + len, at most sizeof(b) - 1 - len
+ * bytes, then take lines with ms__note_line. Zeroed: empty. */
+typedef struct ms__note_buf {
+	char b[8192];
+	size_t len;   /* bytes in b */
+	size_t start; /* where the next line starts */
+	bool skip;    /* dropping the rest of a line too long to be ours */
+} ms__note_buf;
+
+/* The next whole line of nb, terminated in place without its newline, or
+ * NULL when no whole line is left (the part of a line read so far then
+ * moves to the front of b). A line that fills b is dropped whole, up to
+ * its newline. */
+char *ms__note_line(ms__note_buf *nb);
 /* Tell it the run's database, scratch shard and cgroup (ms_replay_open
  * has entered it): what to record, remove and read should the process
  * die. */

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,13 +24,35 @@ cmp_run(const void *a, const void *b)
 	return (x->variant > y->variant) - (x->variant < y->variant);
 }
 
+/* Plain decimal digits at *p that fit an unsigned, then `stop`: the
+ * number, *p moved past stop; false otherwise. sscanf's %u would take
+ * a sign, blanks and any length. */
+static bool
+plain_unsigned(const char **p, char stop, unsigned *out)
+{
+	const char *s = *p;
+	unsigned long long v = 0;
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++)
+		if ((v = v * 10 + (unsigned)(*s - '0')) > UINT_MAX)
+			return false;
+	if (*s != stop)
+		return false;
+	*out = (unsigned)v;
+	*p = s + 1;
+	return true;
+}
+
 bool
 ms__series_name(const char *name, unsigned *rep, unsigned *vi)
 {
-	int end = 0;
 	size_t len = strlen(name);
-	return sscanf(name, "rep%u-v%u-%n", rep, vi, &end) == 2 && end != 0 &&
-	       len >= 3 && strcmp(name + len - 3, ".db") == 0 &&
+	const char *p = name + 3;
+	return strncmp(name, "rep", 3) == 0 && plain_unsigned(&p, '-', rep) &&
+	       *p++ == 'v' && plain_unsigned(&p, '-', vi) &&
+	       (size_t)(p - name) + 3 <= len &&
+	       strcmp(name + len - 3, ".db") == 0 &&
 	       *vi < MS__SERIES_VARIANTS_MAX;
 }
 

@@ -430,32 +430,29 @@ take_line(notes *nt, char *line)
 	}
 }
 
-/* Bytes read from the notes pipe, not yet taken as lines: room to read
- * into at b + len, up to sizeof(b) - 1. */
-typedef struct note_buf {
-	char b[8192];
-	size_t len;   /* bytes in b */
-	size_t start; /* where the next line starts */
-} note_buf;
-
-/* The next whole line of nb, terminated in place without its newline, or
- * NULL when no whole line is left: the part of a line read so far then
- * moves to the front of b. */
-static char *
-note_line(note_buf *nb)
+char *
+ms__note_line(ms__note_buf *nb)
 {
-	char *s = nb->b + nb->start;
-	char *nl = memchr(s, '\n', nb->len - nb->start);
-	if (nl) {
-		*nl = '\0';
+	char *s, *nl;
+	while ((nl = memchr(s = nb->b + nb->start, '\n',
+	                    nb->len - nb->start))) {
 		nb->start = (size_t)(nl + 1 - nb->b);
+		if (nb->skip) { /* the end of a line too long to be ours */
+			nb->skip = false;
+			continue;
+		}
+		*nl = '\0';
 		return s;
 	}
 	nb->len -= nb->start;
 	memmove(nb->b, s, nb->len);
 	nb->start = 0;
-	if (nb->len == sizeof(nb->b) - 1)
-		nb->len = 0; /* a line too long to be ours */
+	if (nb->len == sizeof(nb->b) - 1) {
+		/* A line too long to be ours: dropped whole, up to its
+		 * newline (its rest is no line of its own). */
+		nb->len = 0;
+		nb->skip = true;
+	}
 	return NULL;
 }
 
@@ -576,7 +573,7 @@ watch(int nfd, int afd, FILE *err)
 	notes *nt = calloc(1, sizeof(*nt));
 	if (!nt)
 		return 0;
-	note_buf nb = { .len = 0 };
+	ms__note_buf nb = { .len = 0 };
 	bool handled = false;
 	for (;;) {
 		ssize_t r = read(nfd, nb.b + nb.len, sizeof(nb.b) - 1 - nb.len);
@@ -585,7 +582,7 @@ watch(int nfd, int afd, FILE *err)
 		if (r <= 0)
 			break;
 		nb.len += (size_t)r;
-		for (char *line; (line = note_line(&nb));) {
+		for (char *line; (line = ms__note_line(&nb));) {
 			take_line(nt, line);
 			if ((nt->crash_sig || nt->exited_in_decide) &&
 			    !handled) {
