@@ -62,7 +62,7 @@ fuzz:
 	@CC=clang cmake -S . -B build-fuzz -DMS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target fuzzers
 	@test -d build-fuzz/corpus-part || build-fuzz/tests/fuzz/fuzz_seeds build-fuzz/corpus-part build-fuzz/corpus-sidx
-	@test -d build-fuzz/corpus-records || build-fuzz/tests/fuzz/fuzz_parser_seeds build-fuzz
+	@test -d build-fuzz/corpus-names || build-fuzz/tests/fuzz/fuzz_parser_seeds build-fuzz
 	@test -d build-fuzz/corpus-chain || build-fuzz/tests/fuzz/fuzz_manifest_seeds build-fuzz
 	@test -d build-fuzz/corpus-evdb || build-fuzz/tests/fuzz/fuzz_table_seeds build-fuzz
 	@test -d build-fuzz/corpus-mo-result || build-fuzz/tests/fuzz/fuzz_result_seeds build-fuzz

@@ -420,12 +420,15 @@ ms_envelope_read(const ms_envelope *e, ms_envelope_stats *out)
 		if (read_key(d, "cpu.stat", "nr_throttled", &v))
 			out->nr_throttled = v;
 		if (read_key(d, "cpu.stat", "throttled_usec", &v))
-			out->throttled_ns = (int64_t)v * 1000;
+			out->throttled_ns = v <= INT64_MAX / 1000
+			                            ? (int64_t)v * 1000
+			                            : INT64_MAX;
 	} else if (e->mode == MS_ENVELOPE_CGROUP_V1) {
 		if (read_key(e->dir[0], "cpu.stat", "nr_throttled", &v))
 			out->nr_throttled = v;
 		if (read_key(e->dir[0], "cpu.stat", "throttled_time", &v))
-			out->throttled_ns = (int64_t)v;
+			out->throttled_ns =
+			        v <= INT64_MAX ? (int64_t)v : INT64_MAX;
 		if (read_u64(e->dir[1], "memory.max_usage_in_bytes", &v))
 			out->peak_bytes = v;
 		if (read_u64(e->dir[1], "memory.failcnt", &v))

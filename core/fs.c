@@ -186,6 +186,23 @@ ms_fs_parent(char *out, size_t n, const char *path)
 }
 
 int
+ms_fs_name_beside(char *out, size_t n, const char *path, const char *suffix)
+{
+	size_t sl = strlen(suffix);
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash + 1 - path) : 0;
+	size_t keep = strlen(path + dlen);
+	if (keep + sl > NAME_MAX)
+		keep = sl < NAME_MAX ? NAME_MAX - sl : 0;
+	if ((size_t)snprintf(out, n, "%.*s%.*s%s", (int)dlen, path, (int)keep,
+	                     path + dlen, suffix) >= n) {
+		errno = ENAMETOOLONG;
+		return MS_ERR_RANGE;
+	}
+	return 0;
+}
+
+int
 ms_fs_fsync_parent(const char *path, ms_errbuf *eb)
 {
 	char dir[MS_FS_PATH_MAX];

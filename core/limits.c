@@ -36,7 +36,8 @@ ms_limit_source_name(enum ms_limit_source s)
 	return MS_ENUM_NAME(limit_source_names, s, "unknown");
 }
 
-/* Read the first line of a small file into buf; false if unreadable. */
+/* Read the first line of a small file into buf; false if unreadable or
+ * longer than buf. */
 static bool
 read_line(const char *path, char *buf, size_t n)
 {
@@ -44,6 +45,10 @@ read_line(const char *path, char *buf, size_t n)
 	if (!f)
 		return false;
 	bool ok = fgets(buf, (int)n, f) != NULL;
+	/* A line longer than buf is no value: its first bytes could read
+	 * as another number ("000...0005" as 0). */
+	if (ok && !strchr(buf, '\n') && fgetc(f) != EOF)
+		ok = false;
 	fclose(f);
 	if (ok)
 		buf[strcspn(buf, "\n")] = '\0';

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "ms_owner.h"
+#include "procfs_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,10 +18,34 @@
 
 #define OWNER_MAGIC "mergescope-owner 1"
 
-/* Field 22 (starttime) of /proc/PID/stat; 0 if it cannot be read. The
- * command name (field 2) may hold spaces and parentheses: fields are
- * counted after its last ')'. *state gets field 3 ('Z' for a zombie; '\0'
- * when unread). */
+uint64_t
+ms__proc_stat_start(const char *text, char *state)
+{
+	*state = '\0';
+	const char *p = strrchr(text, ')');
+	if (!p)
+		return 0;
+	p++;
+	if (p[0] != ' ')
+		return 0; /* fields are counted from the space after ')' */
+	*state = p[1];
+	/* p is just before field 3; starttime is field 22. */
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	/* Digits only, the whole field: strtoull would take a sign or
+	 * blanks too, and stop at anything. */
+	if (!p || p[1] < '0' || p[1] > '9')
+		return 0;
+	char *end;
+	errno = 0;
+	uint64_t v = strtoull(p + 1, &end, 10);
+	return errno == 0 && (*end == ' ' || *end == '\n' || *end == '\0') ? v
+	                                                                   : 0;
+}
+
+/* Field 22 (starttime) of /proc/PID/stat and its field 3 into *state, as
+ * ms__proc_stat_start reads them; 0 if it cannot be read. */
 static uint64_t
 proc_start(pid_t pid, char *state)
 {
@@ -35,17 +60,7 @@ proc_start(pid_t pid, char *state)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	p++;
-	if (p[0] == ' ')
-		*state = p[1];
-	/* p is just before field 3; starttime is field 22. */
-	for (int field = 3; field < 22 && p; field++) {
-		p = strchr(p + 1, ' ');
-	}
-	return p ? strtoull(p + 1, NULL, 10) : 0;
+	return ms__proc_stat_start(buf, state);
 }
 
 static void

@@ -4,6 +4,7 @@
  */
 #include "ms_clock.h"
 #include "ms_rusage.h"
+#include "procfs_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,16 +54,41 @@ read_small(const char *path, char *buf, size_t n)
 	return (ssize_t)got;
 }
 
-/* The value of "key:" (kB) in a /proc status text, in bytes, or -1. */
+/* The value of "key:" (kB) at the start of a line of a /proc status
+ * text, in bytes, or -1 (absent, not a number, or past INT64_MAX bytes).
+ * Only a line start counts: the Name line holds the command's name, any
+ * 15 bytes ("RssAnon: 9"). */
 static int64_t
 status_kb(const char *buf, const char *key)
 {
-	const char *p = strstr(buf, key);
-	if (!p)
+	size_t kl = strlen(key);
+	const char *p = buf;
+	while (strncmp(p, key, kl) != 0) {
+		p = strchr(p, '\n');
+		if (!p)
+			return -1;
+		p++;
+	}
+	p += kl;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p < '0' || *p > '9')
 		return -1;
+	errno = 0;
 	char *end;
-	long long kb = strtoll(p + strlen(key), &end, 10);
-	return end != p + strlen(key) && kb >= 0 ? (int64_t)kb * 1024 : -1;
+	long long kb = strtoll(p, &end, 10);
+	return errno == 0 && kb <= INT64_MAX / 1024 ? (int64_t)kb * 1024 : -1;
+}
+
+void
+ms__proc_status_split(const char *text, int64_t *hwm, int64_t *anon,
+                      int64_t *file, int64_t *shmem)
+{
+	int64_t h = status_kb(text, "VmHWM:");
+	*hwm = h > 0 ? h : -1;
+	*anon = status_kb(text, "RssAnon:");
+	*file = status_kb(text, "RssFile:");
+	*shmem = status_kb(text, "RssShmem:");
 }
 
 /* VmHWM and the RSS split from one read of /proc/self/status. */
@@ -73,11 +99,7 @@ proc_status(int64_t *hwm, int64_t *anon, int64_t *file, int64_t *shmem)
 	*hwm = *anon = *file = *shmem = -1;
 	if (read_small("/proc/self/status", buf, sizeof(buf)) <= 0)
 		return;
-	int64_t h = status_kb(buf, "VmHWM:");
-	*hwm = h > 0 ? h : -1;
-	*anon = status_kb(buf, "RssAnon:");
-	*file = status_kb(buf, "RssFile:");
-	*shmem = status_kb(buf, "RssShmem:");
+	ms__proc_status_split(buf, hwm, anon, file, shmem);
 }
 
 int
@@ -88,20 +110,29 @@ ms_rusage_rss_split(int64_t *anon, int64_t *file, int64_t *shmem)
 	return *anon < 0 || *file < 0 || *shmem < 0 ? MS_ERR_IO : 0;
 }
 
+void
+ms__proc_statm_parse(const char *text, long page, int64_t *mapped, int64_t *rss)
+{
+	long long size = 0, res = 0;
+	*mapped = *rss = -1;
+	if (sscanf(text, "%lld %lld", &size, &res) != 2 || page <= 0 ||
+	    size < 0 || res < 0 || size > INT64_MAX / page ||
+	    res > INT64_MAX / page)
+		return;
+	*mapped = (int64_t)size * page;
+	*rss = (int64_t)res * page;
+}
+
 /* The process's mapped size (VmSize) and resident set in bytes, from
  * /proc/self/statm; -1 where unreadable. */
 static void
 proc_statm(int64_t *mapped, int64_t *rss)
 {
 	char buf[256];
-	long long size = 0, res = 0;
-	long page = sysconf(_SC_PAGESIZE);
 	*mapped = *rss = -1;
-	if (read_small("/proc/self/statm", buf, sizeof(buf)) <= 0 ||
-	    sscanf(buf, "%lld %lld", &size, &res) != 2 || page <= 0)
+	if (read_small("/proc/self/statm", buf, sizeof(buf)) <= 0)
 		return;
-	*mapped = (int64_t)size * page;
-	*rss = (int64_t)res * page;
+	ms__proc_statm_parse(buf, sysconf(_SC_PAGESIZE), mapped, rss);
 }
 
 static int64_t

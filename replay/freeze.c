@@ -9,7 +9,8 @@
  * active part (core, latency and start_time, keeping its ID) into a new,
  * proper shard DIR/shard (opened with create = true, each part copied into
  * its tmp path and introduced), then writes DIR/frozen.txt describing the
- * pending merge. Everything is built in DIR.tmp-<pid> and renamed to DIR
+ * pending merge. Everything is built in DIR.tmp-<pid> (DIR's last name cut
+ * short to keep it within NAME_MAX, ms_fs_name_beside) and renamed to DIR
  * at the end, so a failed freeze leaves nothing behind.
  *
  * What the picker saw. The engine's picker takes as candidates the active
@@ -494,10 +495,11 @@ freeze_paths(const ms_replay *r, const char *dir, uint64_t seq,
 		return ms_fail(eb, MS_ERR_EXISTS,
 		               "freeze: %s exists; choose a new directory",
 		               path);
-	if ((size_t)snprintf(tmpdir, PATH_MAX, "%s.tmp-%ld", path,
-	                     (long)getpid()) >= PATH_MAX ||
-	    (size_t)snprintf(sub, PATH_MAX, "%s/%s", tmpdir,
-	                     MS_FROZEN_SHARD) >= PATH_MAX)
+	char sfx[32];
+	snprintf(sfx, sizeof(sfx), ".tmp-%ld", (long)getpid());
+	if (ms_fs_name_beside(tmpdir, PATH_MAX, path, sfx) != 0 ||
+	    (size_t)snprintf(sub, PATH_MAX, "%s/%s", tmpdir, MS_FROZEN_SHARD) >=
+	            PATH_MAX)
 		return ms_fail(eb, MS_ERR_RANGE, "freeze: path too long: %s",
 		               path);
 	return 0;

@@ -1378,6 +1378,32 @@ test_report_collect(void **state)
 	assert_non_null(strstr(err, "--force needs --html FILE"));
 }
 
+/* A series database's name is "rep" R "-v" I "-" VARIANT ".db" with R
+ * and I plain decimal numbers: sscanf's %u took "rep-1-v0-x.db" as
+ * repetition 4294967295, and signs, blanks and numbers past UINT_MAX
+ * too. Found by fuzz_tui_names. */
+static void
+test_series_names_strict(void **state)
+{
+	(void)state;
+	unsigned rep = 0, vi = 0;
+	assert_true(ms__series_name("rep3-v1-skywalking.db", &rep, &vi));
+	assert_int_equal(rep, 3);
+	assert_int_equal(vi, 1);
+	assert_true(ms__series_name("rep0-v7-.db", &rep, &vi));
+	assert_int_equal(vi, 7);
+	static const char *const bad[] = {
+		"rep-1-v0-x.db", "rep+1-v0-x.db", "rep 1-v0-x.db",
+		"rep1-v-0-x.db", "rep1-v 0-x.db", "rep4294967296-v0-x.db",
+		"rep1-v8-x.db",  "rep1-v0.db",    "rep1-v0-x.sqlite",
+		"rep-v0-x.db",   "rep1v0-x.db",   "rep1-v0-x.db.gz",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (ms__series_name(bad[i], &rep, &vi))
+			fail_msg("\"%s\" taken as repetition %u, variant %u",
+			         bad[i], rep, vi);
+}
+
 int
 main(void)
 {
@@ -1403,6 +1429,7 @@ main(void)
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_report_collect),
+		cmocka_unit_test(test_series_names_strict),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

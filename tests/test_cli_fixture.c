@@ -686,33 +686,58 @@ test_check_stopped_by_signal(void **state)
 	assert_string_equal(listing("."), "s1");
 }
 
-/* A build killed with SIGKILL leaves its staging directory; the next
- * build of that directory removes it and names it. */
+/* A build of out killed with SIGKILL leaves its staging directory; the
+ * next build of out removes it and names it. */
 static void
-test_killed_build_leftover_removed(void **state)
+killed_build_leftover_removed(const char *out)
 {
-	(void)state;
 	FILE *e = NULL;
-	pid_t pid = spawn_build_writing("k", &e);
+	pid_t pid = spawn_build_writing(out, &e);
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	drain(e, err_text, sizeof(err_text));
 	int st = 0;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFSIGNALED(st));
-	char tmp[64], want[300];
-	snprintf(tmp, sizeof(tmp), "k.tmp-%ld", (long)pid);
+	/* "<out>.tmp-<pid>", out cut short to keep it within NAME_MAX. */
+	char tmp[NAME_MAX + 1], sfx[32], want[1024], names[NAME_MAX + 8];
+	int sl = snprintf(sfx, sizeof(sfx), ".tmp-%ld", (long)pid);
+	int keep = (int)strlen(out);
+	if (keep + sl > NAME_MAX)
+		keep = NAME_MAX - sl;
+	snprintf(tmp, sizeof(tmp), "%.*s%s", keep, out, sfx);
 	assert_int_equal(access(tmp, F_OK), 0);
 	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
-	                     "1", "--out", "k", NULL),
+	                     "1", "--out", out, NULL),
 	                 0);
 	snprintf(want, sizeof(want),
 	         "mergescope fixture build: removed %s, the unfinished "
-	         "fixture of a build of k that was killed (pid %ld)",
-	         tmp, (long)pid);
+	         "fixture of a build of %s that was killed (pid %ld)",
+	         tmp, out, (long)pid);
 	if (!strstr(err_text, want))
 		fail_msg("expected \"%s\" in: %s", want, err_text);
-	assert_string_equal(listing("."), "k s1");
-	assert_int_equal(ms_test_rmtree("k"), 0);
+	snprintf(names, sizeof(names), "%s s1", out);
+	assert_string_equal(listing("."), names);
+	assert_int_equal(ms_test_rmtree(out), 0);
+}
+
+static void
+test_killed_build_leftover_removed(void **state)
+{
+	(void)state;
+	killed_build_leftover_removed("k");
+}
+
+/* An --out of NAME_MAX bytes, which the directory accepts, is built
+ * (its staging directory's name, "<out>.tmp-<pid>", was too long), and
+ * what a killed build of it left is found and removed. */
+static void
+test_build_longest_out_name(void **state)
+{
+	(void)state;
+	char out[NAME_MAX + 1];
+	memset(out, 'j', NAME_MAX);
+	out[NAME_MAX] = '\0';
+	killed_build_leftover_removed(out);
 }
 
 /* A chain or variant that does not open is named by the option given. */
@@ -767,6 +792,7 @@ main(void)
 		cmocka_unit_test(test_build_stopped_by_signal),
 		cmocka_unit_test(test_check_stopped_by_signal),
 		cmocka_unit_test(test_killed_build_leftover_removed),
+		cmocka_unit_test(test_build_longest_out_name),
 		cmocka_unit_test(test_run_names_chain),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -16,6 +16,7 @@
 
 #include "ms_clock.h"
 #include "ms_rusage.h"
+#include "procfs_int.h"
 
 static int64_t
 realtime_ns(void)
@@ -185,6 +186,60 @@ test_rusage_split(void **state)
 	close(fd);
 }
 
+/* The /proc texts are read strictly: a status key counts at a line start
+ * only (the Name line is the command's name: "RssAnon: 7" is a valid
+ * one), and a figure past what fits, negative or after a sign is no
+ * figure (the product overflowed). Found by fuzz_proc. */
+static void
+test_proc_texts_strict(void **state)
+{
+	(void)state;
+	int64_t hwm, anon, file, shmem;
+	ms__proc_status_split("Name:\tRssAnon: 7\nVmHWM:\t 8 kB\n"
+	                      "RssAnon:\t 5 kB\nRssFile:\t0 kB\n"
+	                      "RssShmem:\t1 kB\n",
+	                      &hwm, &anon, &file, &shmem);
+	assert_int_equal(hwm, 8 * 1024);
+	assert_int_equal(anon, 5 * 1024);
+	assert_int_equal(file, 0);
+	assert_int_equal(shmem, 1024);
+	ms__proc_status_split("Name:\tx\nRssAnon:\t99999999999999999999 kB\n"
+	                      "RssFile:\t9007199254740993 kB\n",
+	                      &hwm, &anon, &file, &shmem);
+	assert_int_equal(hwm, -1);
+	assert_int_equal(anon, -1);
+	assert_int_equal(file, -1);
+	assert_int_equal(shmem, -1);
+	int64_t mapped, rss;
+	ms__proc_statm_parse("29153 10040 2590 1 0 19036 0\n", 4096, &mapped,
+	                     &rss);
+	assert_int_equal(mapped, 29153 * 4096LL);
+	assert_int_equal(rss, 10040 * 4096LL);
+	ms__proc_statm_parse("-3 9223372036854775807\n", 4096, &mapped, &rss);
+	assert_int_equal(mapped, -1);
+	assert_int_equal(rss, -1);
+	char st;
+#define STAT_TO_21 "7 (a) b) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 "
+	assert_int_equal(ms__proc_stat_start(STAT_TO_21 "8812345 0\n", &st),
+	                 8812345);
+	assert_int_equal(st, 'S');
+	assert_int_equal(ms__proc_stat_start(STAT_TO_21 "-5 0\n", &st), 0);
+	assert_int_equal(ms__proc_stat_start(STAT_TO_21 " 5 0\n", &st), 0);
+	assert_int_equal(ms__proc_stat_start(STAT_TO_21 "88\x19"
+	                                                "5 0\n",
+	                                     &st),
+	                 0);
+	assert_int_equal(
+	        ms__proc_stat_start("7 (a)\"S 1 1 1 0 -1 0 0 0 0 0 0 0 "
+	                            "0 0 20 0 1 0 8 9 0\n",
+	                            &st),
+	        0);
+	assert_int_equal(
+	        ms__proc_stat_start(STAT_TO_21 "18446744073709551616 0", &st),
+	        0);
+#undef STAT_TO_21
+}
+
 int
 main(void)
 {
@@ -195,6 +250,7 @@ main(void)
 		cmocka_unit_test(test_mono_clock),
 		cmocka_unit_test(test_rusage_moves),
 		cmocka_unit_test(test_rusage_split),
+		cmocka_unit_test(test_proc_texts_strict),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -385,6 +385,55 @@ in_group_named(const char *needle)
 	return found;
 }
 
+/* A throttled time past what int64 nanoseconds hold reads as the most
+ * they hold: the product overflowed (undefined; found by fuzz_proc). */
+static void
+test_throttled_time_saturates(void **st)
+{
+	(void)st;
+	char root[] = "/tmp/ms-env-XXXXXX";
+	assert_non_null(mkdtemp(root));
+	ms_envelope e;
+	memset(&e, 0, sizeof(e));
+	e.mode = MS_ENVELOPE_CGROUP_V2;
+	snprintf(e.dir[0], sizeof(e.dir[0]), "%s", root);
+	put(root, "cpu.stat",
+	    "nr_throttled 3\nthrottled_usec 9223372036854776\n");
+	expect_stats(&e, 0, 0, 0, 3, INT64_MAX);
+	put(root, "cpu.stat", "throttled_usec 9223372036854775\n");
+	expect_stats(&e, 0, 0, 0, 0, 9223372036854775000);
+	e.mode = MS_ENVELOPE_CGROUP_V1;
+	put(root, "cpu.stat", "throttled_time 18446744073709551615\n");
+	expect_stats(&e, 0, 0, 0, 0, INT64_MAX);
+	rmtree(root);
+}
+
+/* A memory.max line longer than the reader's buffer is no limit: its
+ * first bytes read as one ("000...0005" as a limit of 0 bytes; found by
+ * fuzz_proc). */
+static void
+test_limit_line_too_long(void **st)
+{
+	(void)st;
+	char root[] = "/tmp/ms-env-XXXXXX", proc[600], line[200];
+	assert_non_null(mkdtemp(root));
+	snprintf(proc, sizeof(proc), "%s/self-cgroup", root);
+	put(root, "self-cgroup", "0::/\n");
+	put(root, "cgroup.controllers", "cpu memory pids\n");
+	memset(line, '0', 150);
+	memcpy(line + 150, "5\n", 3);
+	put(root, "memory.max", line);
+	ms_limits l;
+	ms_limits_detect(&l, root, proc);
+	assert_int_equal(l.mem_source, MS_LIMIT_MACHINE);
+	assert_true(l.detected_mem > 0);
+	put(root, "memory.max", "1073741824\n");
+	ms_limits_detect(&l, root, proc);
+	assert_int_equal(l.mem_source, MS_LIMIT_CGROUP_V2);
+	assert_int_equal(l.detected_mem, 1073741824);
+	rmtree(root);
+}
+
 static void
 test_real_hierarchy(void **st)
 {
@@ -435,6 +484,8 @@ main(void)
 		cmocka_unit_test(test_v2_limits_written_and_read),
 		cmocka_unit_test(test_emulated_says_why),
 		cmocka_unit_test(test_leftover_of_dead_run_removed),
+		cmocka_unit_test(test_throttled_time_saturates),
+		cmocka_unit_test(test_limit_line_too_long),
 		cmocka_unit_test(test_real_hierarchy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

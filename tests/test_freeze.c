@@ -134,6 +134,20 @@ test_freeze_contents(void **state)
 	assert_int_equal(ms_replay_freeze(r, NULL, out, sizeof(out), &eb), 0);
 	snprintf(want, sizeof(want), "%s.frozen-3.2", run.work);
 	assert_string_equal(out, want);
+	/* A directory whose last name is NAME_MAX bytes: its temporary
+	 * name ("DIR.tmp-PID") fits too. */
+	char base[NAME_MAX + 1], longdir[PATH_MAX];
+	memset(base, 'z', NAME_MAX);
+	base[NAME_MAX] = '\0';
+	rt_shm_path(longdir, sizeof(longdir), "%s", base);
+	rc = ms_replay_freeze(r, longdir, out, sizeof(out), &eb);
+	if (rc)
+		fail_msg("freeze into a %d-byte name: %s", NAME_MAX, eb.msg);
+	assert_string_equal(out, longdir);
+	char ff[PATH_MAX + 16];
+	snprintf(ff, sizeof(ff), "%s/%s", longdir, MS_FROZEN_FILE);
+	assert_true(rt_exists(ff));
+	assert_int_equal(ms_test_rmtree(longdir), 0);
 	ms__frozen again;
 	assert_int_equal(ms__frozen_read(want, &again, &eb), 0);
 	assert_int_equal(again.seq, 3);

@@ -684,6 +684,50 @@ test_memory_long_line_is_one_line(void **state)
 	unlink(path);
 }
 
+/* The watcher's notes reader hands out the whole lines of the pipe; a
+ * line too long for its buffer is dropped whole: its end, past the
+ * buffer, was taken as a note of its own ("scratch\t/x": the watcher
+ * would have removed /x as the run's scratch shard). Found by
+ * fuzz_tui_names. */
+static void
+test_notes_long_line_dropped_whole(void **state)
+{
+	(void)state;
+	ms__note_buf *nb = calloc(1, sizeof(*nb));
+	assert_non_null(nb);
+	static char in[9000];
+	size_t n = 0;
+	memcpy(in, "db\t/r.db\ndb\t", 12);
+	n = 12;
+	memset(in + n, 'a', 8300);
+	n += 8300;
+	memcpy(in + n, "\nscreen\t1\n", 10);
+	n += 10;
+	/* The long line's part past the buffer spells a note. */
+	memcpy(in + 9 + 8191, "scratch\t/x", 10);
+	const char *got[4];
+	char lines[4][64];
+	size_t k = 0, at = 0;
+	while (at < n) {
+		size_t room = sizeof(nb->b) - 1 - nb->len;
+		size_t c = n - at < 100 ? n - at : 100;
+		c = c < room ? c : room;
+		memcpy(nb->b + nb->len, in + at, c);
+		nb->len += c;
+		at += c;
+		for (char *l; (l = ms__note_line(nb));) {
+			assert_true(k < 4);
+			snprintf(lines[k], sizeof(lines[k]), "%s", l);
+			got[k] = lines[k];
+			k++;
+		}
+	}
+	assert_int_equal(k, 2);
+	assert_string_equal(got[0], "db\t/r.db");
+	assert_string_equal(got[1], "screen\t1");
+	free(nb);
+}
+
 int
 main(void)
 {
@@ -705,6 +749,7 @@ main(void)
 		cmocka_unit_test(test_memory_long_line_is_one_line),
 		cmocka_unit_test(test_break_values),
 		cmocka_unit_test(test_given_twice),
+		cmocka_unit_test(test_notes_long_line_dropped_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

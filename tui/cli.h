@@ -251,6 +251,13 @@ int ms__scratch_sweep(FILE *err, const char *cmd);
  * each (cmd names the command). Anywhere dir is, in the cache or not:
  * the next build of dir finds them. */
 void ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir);
+
+/* The names clean reads in a scratch place. ms__scratch_owner_tmp: is
+ * name the owner record of a run database as written before its rename,
+ * "<db>-owner.tmp-<pid>", and whose pid (> 0) into *pid. */
+bool ms__scratch_owner_tmp(const char *name, pid_t *pid);
+/* Does name end in ".frozen-" and digits (a frozen shard's directory)? */
+bool ms__scratch_frozen_name(const char *name);
 /* When db lies in the cache's runs/ (where `clean` looks), write its owner
  * record (DB-owner) naming this process, so `clean` leaves it alone while
  * this process runs; ms__db_owner_release removes every record this process
@@ -299,6 +306,22 @@ void ms__say_wrapped(FILE *f, const char *s, int width);
  * process die: key "db" or "scratch" with a path. No-op when the process
  * is not supervised. */
 void ms__supervise_note(const char *key, const char *value);
+
+/* Bytes read from a watched process's notes pipe (tui/supervise.c), not
+ * yet taken as lines: read into b + len, at most sizeof(b) - 1 - len
+ * bytes, then take lines with ms__note_line. Zeroed: empty. */
+typedef struct ms__note_buf {
+	char b[8192];
+	size_t len;   /* bytes in b */
+	size_t start; /* where the next line starts */
+	bool skip;    /* dropping the rest of a line too long to be ours */
+} ms__note_buf;
+
+/* The next whole line of nb, terminated in place without its newline, or
+ * NULL when no whole line is left (the part of a line read so far then
+ * moves to the front of b). A line that fills b is dropped whole, up to
+ * its newline. */
+char *ms__note_line(ms__note_buf *nb);
 /* Tell it the run's database, scratch shard and cgroup (ms_replay_open
  * has entered it): what to record, remove and read should the process
  * die. */

@@ -381,9 +381,9 @@ ms__mkdir_parent(const char *path)
 }
 
 /*
- * The build lock of a fixture directory: "<dir>.lock", an flock, there
- * only while a build of dir runs or waits. The holder removes the file
- * before it releases the lock (ms__fixture_unlock), so a finished build
+ * The build lock of a fixture directory: "<dir>.lock" (lock_path), an
+ * flock, there only while a build of dir runs or waits. The holder removes the
+ * file before it releases the lock (ms__fixture_unlock), so a finished build
  * leaves nothing beside the fixture. A process that was waiting on the
  * removed file then holds a lock nobody else can see: it checks, once it
  * has the lock, that the path still names the file it locked, and starts
@@ -392,17 +392,27 @@ ms__mkdir_parent(const char *path)
  * file of a build killed before it could remove it is taken over by the
  * next build, which removes it when done.
  */
-int
-ms__fixture_lock(const char *cmd, const char *dir, FILE *err)
+/* "<dir>.lock", dir's last name cut short to keep it within NAME_MAX
+ * (ms_fs_name_beside), allocated; NULL without memory. */
+static char *
+lock_path(const char *dir)
 {
 	size_t n = strlen(dir) + sizeof(".lock");
 	char *path = malloc(n);
+	if (path)
+		(void)ms_fs_name_beside(path, n, dir, ".lock");
+	return path;
+}
+
+int
+ms__fixture_lock(const char *cmd, const char *dir, FILE *err)
+{
+	char *path = lock_path(dir);
 	bool said = false;
 	if (!path) {
 		fprintf(err, "mergescope %s: out of memory\n", cmd);
 		return -1;
 	}
-	snprintf(path, n, "%s.lock", dir);
 	for (;;) {
 		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 		if (fd < 0) {
@@ -452,13 +462,11 @@ ms__fixture_unlock(int fd, const char *dir)
 {
 	if (fd < 0)
 		return;
-	size_t n = strlen(dir) + sizeof(".lock");
-	char *path = malloc(n);
+	char *path = lock_path(dir);
 	/* Removed while still held: whoever locks the path next makes a
 	 * new file (see ms__fixture_lock). Without memory the file stays,
 	 * for the next build to take over. */
 	if (path) {
-		snprintf(path, n, "%s.lock", dir);
 		unlink(path);
 		free(path);
 	}

@@ -282,12 +282,8 @@ db_in_use(const char *db, const live_set *live, pid_t *pid)
 
 #define TMP_TAG MS__DB_OWNER_SUFFIX ".tmp-"
 
-/* The owner record of a run database as written before its rename,
- * "<db>-owner.tmp-<pid>" (ms_owner_write_file): a run killed between the
- * two leaves it. Its process's pid into *pid, or false when name is not
- * one. */
-static bool
-db_owner_tmp(const char *name, pid_t *pid)
+bool
+ms__scratch_owner_tmp(const char *name, pid_t *pid)
 {
 	static const char tag[] = TMP_TAG;
 	if (!ends_tag_digits(name, tag))
@@ -302,6 +298,12 @@ db_owner_tmp(const char *name, pid_t *pid)
 		return false;
 	*pid = (pid_t)v;
 	return true;
+}
+
+bool
+ms__scratch_frozen_name(const char *name)
+{
+	return ends_tag_digits(name, ".frozen-");
 }
 
 /* Is the process that wrote the temporary owner record at path, whose
@@ -360,7 +362,7 @@ classify(const char *dir, const char *name, bool cache_top,
 		}
 		it->in_use = db_in_use(path, live, &it->pid);
 	} else if (S_ISREG(st.st_mode) && runs &&
-	           db_owner_tmp(name, &it->pid)) {
+	           ms__scratch_owner_tmp(name, &it->pid)) {
 		/* A run's owner record not yet renamed into place: its
 		 * process's while that runs, a leftover once it is gone. */
 		it->kind = MS__IT_LEFTOVER;
@@ -426,7 +428,7 @@ classify(const char *dir, const char *name, bool cache_top,
 				it->in_use = false;
 			}
 		} else if (rc == MS_ERR_NOTFOUND &&
-		           ends_tag_digits(name, ".frozen-")) {
+		           ms__scratch_frozen_name(name)) {
 			it->kind = MS__IT_FROZEN;
 			snprintf(it->what, sizeof(it->what), "frozen shard");
 			it->why[0] = '\0';
@@ -468,7 +470,7 @@ ms__scratch_each(ms__scratch_fn fn, void *arg, bool others, ms_errbuf *eb)
 			                     de->d_name) >= sizeof(path))
 				continue;
 			pid_t tp;
-			if (db_owner_tmp(de->d_name, &tp)) {
+			if (ms__scratch_owner_tmp(de->d_name, &tp)) {
 				/* A live run writing its database's record
 				 * (DB-owner.tmp-PID): that database is its. */
 				if (db_owner_tmp_alive(path, tp)) {
@@ -643,10 +645,30 @@ ms__scratch_sweep(FILE *err, const char *cmd)
 	return 0;
 }
 
+/* Does name start with the temporary name ms_fs_name_beside gives base
+ * (a last name, no slash) for some pid? */
+static bool
+starts_tmp_of(const char *name, const char *base)
+{
+	static const char tag[] = ".tmp-";
+	for (const char *t = strstr(name, tag); t; t = strstr(t + 1, tag)) {
+		size_t i = (size_t)(t - name);
+		const char *d = t + strlen(tag);
+		if (strncmp(name, base, i) != 0 || *d < '0' || *d > '9')
+			continue;
+		char sfx[32], want[PATH_MAX];
+		snprintf(sfx, sizeof(sfx), ".tmp-%ld", strtol(d, NULL, 10));
+		if (ms_fs_name_beside(want, sizeof(want), base, sfx) == 0 &&
+		    strncmp(name, want, strlen(want)) == 0)
+			return true;
+	}
+	return false;
+}
+
 void
 ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir)
 {
-	char parent[PATH_MAX], prefix[PATH_MAX];
+	char parent[PATH_MAX];
 	const char *slash = strrchr(dir, '/');
 	const char *base = slash ? slash + 1 : dir;
 	if (slash == dir)
@@ -656,10 +678,8 @@ ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir)
 		         dir);
 	else
 		snprintf(parent, sizeof(parent), ".");
-	if (!*base || (size_t)snprintf(prefix, sizeof(prefix), "%s.tmp-",
-	                               base) >= sizeof(prefix))
+	if (!*base)
 		return;
-	size_t np = strlen(prefix);
 	DIR *d = opendir(parent);
 	if (!d)
 		return;
@@ -667,8 +687,7 @@ ms__scratch_sweep_beside(FILE *err, const char *cmd, const char *dir)
 	for (struct dirent *de; (de = readdir(d));) {
 		ms__scratch_item it;
 		/* "<base>.tmp-<pid>", or what that build put beside it. */
-		if (strncmp(de->d_name, prefix, np) != 0 ||
-		    de->d_name[np] < '0' || de->d_name[np] > '9' ||
+		if (!starts_tmp_of(de->d_name, base) ||
 		    !classify(parent, de->d_name, false, &none, &it) ||
 		    it.kind != MS__IT_LEFTOVER || it.in_use)
 			continue;

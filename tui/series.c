@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,38 @@ cmp_run(const void *a, const void *b)
 	if (x->rep != y->rep)
 		return x->rep < y->rep ? -1 : 1;
 	return (x->variant > y->variant) - (x->variant < y->variant);
+}
+
+/* Plain decimal digits at *p that fit an unsigned, then `stop`: the
+ * number, *p moved past stop; false otherwise. sscanf's %u would take
+ * a sign, blanks and any length. */
+static bool
+plain_unsigned(const char **p, char stop, unsigned *out)
+{
+	const char *s = *p;
+	unsigned long long v = 0;
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++)
+		if ((v = v * 10 + (unsigned)(*s - '0')) > UINT_MAX)
+			return false;
+	if (*s != stop)
+		return false;
+	*out = (unsigned)v;
+	*p = s + 1;
+	return true;
+}
+
+bool
+ms__series_name(const char *name, unsigned *rep, unsigned *vi)
+{
+	size_t len = strlen(name);
+	const char *p = name + 3;
+	return strncmp(name, "rep", 3) == 0 && plain_unsigned(&p, '-', rep) &&
+	       *p++ == 'v' && plain_unsigned(&p, '-', vi) &&
+	       (size_t)(p - name) + 3 <= len &&
+	       strcmp(name + len - 3, ".db") == 0 &&
+	       *vi < MS__SERIES_VARIANTS_MAX;
 }
 
 /* Append the databases of dir (directory index di). */
@@ -38,23 +71,25 @@ scan(ms__series *s, const char *dir, size_t di, const char *cmd, FILE *err)
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		unsigned rep, vi;
-		int end = 0;
-		size_t len = strlen(e->d_name);
-		if (sscanf(e->d_name, "rep%u-v%u-%n", &rep, &vi, &end) != 2 ||
-		    end == 0 || vi >= MS__SERIES_VARIANTS_MAX)
-			continue;
 		/* A run's database, or its output without a database (the
 		 * run ended before making one): both are runs of the
-		 * series, the second one left out with its last line. */
-		char db[sizeof(s->runs->db)];
+		 * series, the second one left out with its last line. Both
+		 * are named as the database would be. */
+		size_t len = strlen(e->d_name);
 		bool is_db =
 		        len >= 3 && strcmp(e->d_name + len - 3, ".db") == 0;
 		bool is_log =
 		        len >= 4 && strcmp(e->d_name + len - 4, ".log") == 0;
 		if (!is_db && !is_log)
 			continue;
-		snprintf(db, sizeof(db), "%s/%.*s.db", dir,
-		         (int)(len - (is_db ? 3 : 4)), e->d_name);
+		char dbname[NAME_MAX + 1];
+		if (snprintf(dbname, sizeof(dbname), "%.*s.db",
+		             (int)(len - (is_db ? 3 : 4)),
+		             e->d_name) >= (int)sizeof(dbname) ||
+		    !ms__series_name(dbname, &rep, &vi))
+			continue;
+		char db[sizeof(s->runs->db)];
+		snprintf(db, sizeof(db), "%s/%s", dir, dbname);
 		if (is_log && access(db, F_OK) == 0)
 			continue;
 		if (s->n == s->cap) {

@@ -11,6 +11,7 @@
 
 #include "ms_bench.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -45,5 +46,9 @@ int ms__series_load(ms__series *s, const char *const *dirs, size_t ndirs,
 int ms__series_check_variants(const ms__series *s, const char *cmd,
                               FILE *err);
 void ms__series_free(ms__series *s);
+
+/* Is name a run database of a series, "rep<R>-v<I>-<variant>.db" with I
+ * below MS__SERIES_VARIANTS_MAX? R and I into *rep and *vi. */
+bool ms__series_name(const char *name, unsigned *rep, unsigned *vi);
 
 #endif

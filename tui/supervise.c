@@ -430,6 +430,32 @@ take_line(notes *nt, char *line)
 	}
 }
 
+char *
+ms__note_line(ms__note_buf *nb)
+{
+	char *s, *nl;
+	while ((nl = memchr(s = nb->b + nb->start, '\n',
+	                    nb->len - nb->start))) {
+		nb->start = (size_t)(nl + 1 - nb->b);
+		if (nb->skip) { /* the end of a line too long to be ours */
+			nb->skip = false;
+			continue;
+		}
+		*nl = '\0';
+		return s;
+	}
+	nb->len -= nb->start;
+	memmove(nb->b, s, nb->len);
+	nb->start = 0;
+	if (nb->len == sizeof(nb->b) - 1) {
+		/* A line too long to be ours: dropped whole, up to its
+		 * newline (its rest is no line of its own). */
+		nb->len = 0;
+		nb->skip = true;
+	}
+	return NULL;
+}
+
 /* A plugin took the process down: record, clean up, say so. */
 static void
 postmortem(const notes *nt, FILE *err)
@@ -547,22 +573,17 @@ watch(int nfd, int afd, FILE *err)
 	notes *nt = calloc(1, sizeof(*nt));
 	if (!nt)
 		return 0;
-	char buf[8192];
-	size_t len = 0;
+	ms__note_buf nb = { .len = 0 };
 	bool handled = false;
 	for (;;) {
-		ssize_t r = read(nfd, buf + len, sizeof(buf) - 1 - len);
+		ssize_t r = read(nfd, nb.b + nb.len, sizeof(nb.b) - 1 - nb.len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
-		len += (size_t)r;
-		char *start = buf, *nl;
-		while ((nl = memchr(start, '\n',
-		                    len - (size_t)(start - buf)))) {
-			*nl = '\0';
-			take_line(nt, start);
-			start = nl + 1;
+		nb.len += (size_t)r;
+		for (char *line; (line = ms__note_line(&nb));) {
+			take_line(nt, line);
 			if ((nt->crash_sig || nt->exited_in_decide) &&
 			    !handled) {
 				handled = true;
@@ -570,10 +591,6 @@ watch(int nfd, int afd, FILE *err)
 				write_all(afd, "k", 1);
 			}
 		}
-		len -= (size_t)(start - buf);
-		memmove(buf, start, len);
-		if (len == sizeof(buf) - 1)
-			len = 0; /* a line too long to be ours */
 	}
 	/* Gone: anything its last moments wrote to the shard goes too. */
 	if (handled && nt->scratch[0]) {

@@ -53,6 +53,14 @@ int ms_fs_fsync_dir(const char *dir, ms_errbuf *eb);
  * MS_ERR_RANGE if it does not fit. */
 int ms_fs_parent(char *out, size_t n, const char *path);
 
+/* A name beside path, "<path><suffix>" (".tmp-PID", ".lock"), into out
+ * (n bytes), path's last name cut short where the whole would pass
+ * NAME_MAX: a name the directory accepts gets a name beside it that it
+ * accepts too (two names alike in their first ~240 bytes may share one).
+ * MS_ERR_RANGE if it does not fit in n. */
+int ms_fs_name_beside(char *out, size_t n, const char *path,
+                      const char *suffix);
+
 /* ms_fs_fsync_dir of the directory holding path (ms_fs_parent): makes a
  * rename onto path durable. */
 int ms_fs_fsync_parent(const char *path, ms_errbuf *eb);

@@ -10,6 +10,7 @@
  * Usage: fuzz_manifest_seeds OUT_DIR
  */
 #include "fx_int.h"
+#include "fuzz_usage.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -153,10 +154,8 @@ chain_seeds(void)
 int
 main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: fuzz_manifest_seeds OUT_DIR\n");
+	if (!fuzz_usage_ok(argc, argv, 1, "OUT_DIR"))
 		return 2;
-	}
 	out_dir = argv[1];
 	mkdir(out_dir, 0755);
 	manifest_seeds();

@@ -11,6 +11,7 @@
  * Usage: fuzz_parser_seeds OUT_DIR
  */
 #include "fuzz_shard.h"
+#include "fuzz_usage.h"
 #include "ms_ledger.h"
 #include "ms_owner.h"
 
@@ -213,17 +214,97 @@ frozen_seed(size_t n, int tweak)
 	save("corpus-frozen", name, buf, (size_t)k);
 }
 
+/* corpus-proc: byte 0 picks the reader of fuzz_proc (0 status, 1 statm,
+ * 2 stat, 3 memory.max NUL cpu.max, 4 memory.peak NUL memory.events NUL
+ * cpu.stat), texts as Linux writes them and near misses. */
+static void
+proc_seeds(void)
+{
+	static const char status[] =
+	        "Name:\tmergescope\nUmask:\t0022\nState:\tR (running)\n"
+	        "VmPeak:\t  123456 kB\nVmHWM:\t   40960 kB\n"
+	        "VmRSS:\t   40000 kB\nRssAnon:\t   30000 kB\n"
+	        "RssFile:\t    9000 kB\nRssShmem:\t    1000 kB\n"
+	        "Threads:\t3\n";
+	save_text("corpus-proc", 0, status, 0);
+	save_text("corpus-proc", 0, "Name:\tRssAnon: 7\nRssAnon:\t 5 kB\n", 1);
+	save_text("corpus-proc", 0, "RssAnon:\t99999999999999999999 kB\n", 2);
+	save_text("corpus-proc", 1, "29153 10040 2590 1 0 19036 0\n", 0);
+	save_text("corpus-proc", 1, "-3 9223372036854775807\n", 1);
+	save_text("corpus-proc", 2,
+	          "4242 (merge scope) S 1 4242 4242 0 -1 4194560 1213 0 0 0 "
+	          "3 1 0 0 20 0 1 0 8812345 10280960 623 "
+	          "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 17 1 0 0\n",
+	          0);
+	save_text("corpus-proc", 2, "1 (a) b) Z 1 2 3\n", 1);
+	save_text("corpus-proc", 2,
+	          "7 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -5 0\n", 2);
+	static const char lim[] = "1073741824\n\0150000 100000\n";
+	save("corpus-proc", "seed-03-000", (const uint8_t[]){ 3 }, 1);
+	uint8_t buf[64] = { 3 };
+	memcpy(buf + 1, lim, sizeof(lim) - 1);
+	save("corpus-proc", "seed-03-001", buf, sizeof(lim));
+	memcpy(buf + 1, "max\n\0max 100000\n", 17);
+	save("corpus-proc", "seed-03-002", buf, 18);
+	static const char env[] = "734003200\n\0low 0\nhigh 0\nmax 12\noom 1\n"
+	                          "oom_kill 1\n\0usage_usec 5\nnr_periods 9\n"
+	                          "nr_throttled 4\nthrottled_usec 2000\n";
+	uint8_t eb[sizeof(env)] = { 4 };
+	memcpy(eb + 1, env, sizeof(env) - 1);
+	save("corpus-proc", "seed-04-000", eb, sizeof(env));
+}
+
+/* corpus-names: byte 0 picks the reader of fuzz_tui_names (0 the notes
+ * pipe, its byte 1 the read size; 1 an owner record's temporary name; 2
+ * a frozen shard's directory; 3 a series database). */
+static void
+names_seeds(void)
+{
+	static const char notes[] =
+	        "\x07"
+	        "db\t/var/tmp/r.db\nscratch\t/dev/shm/s/scratch-42\n"
+	        "envelope\t2\t4294967296\t/sys/fs/cgroup/ms-42/run\t"
+	        "/sys/fs/cgroup/ms-42/b\t/sys/fs/cgroup/ms-42/c\n"
+	        "screen\t1\ncrash\tskywalking\t11\tDecide\nfatal\t6\n"
+	        "exit\tdetdrop\t0\topen()\nend\t0\n";
+	save_text("corpus-names", 0, notes, 0);
+	save_text("corpus-names", 0,
+	          "\x01"
+	          "db\tx\nscreen\t0\nend\t0",
+	          1);
+	save_text("corpus-names", 1, "r.sqlite-owner.tmp-4242", 0);
+	save_text("corpus-names", 1, "r.sqlite-owner.tmp-", 1);
+	save_text("corpus-names", 1, "a-owner.tmp-1-owner.tmp-99999999999", 2);
+	save_text("corpus-names", 2, "work.frozen-12", 0);
+	save_text("corpus-names", 2, "work.frozen-12.2", 1);
+	save_text("corpus-names", 3, "rep3-v1-skywalking.db", 0);
+	save_text("corpus-names", 3, "rep-1-v0-x.db", 1);
+	save_text("corpus-names", 3, "rep 4294967296-v9-.db", 2);
+	/* A notes line longer than the reader's buffer (8 KiB), its part
+	 * past the buffer's 8,191 bytes spelling a note of its own. */
+	static char longline[8300];
+	size_t n = 0;
+	longline[n++] = 0;  /* the notes */
+	longline[n++] = 63; /* read 64 bytes at a time */
+	memcpy(longline + n, "db\t", 3);
+	memset(longline + n + 3, 'a', 8191 - 3);
+	n += 8191;
+	memcpy(longline + n, "scratch\t/x\n", 11);
+	n += 11;
+	save("corpus-names", "seed-00-002", longline, n);
+}
+
 int
 main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
+	if (!fuzz_usage_ok(argc, argv, 1, "OUT_DIR"))
 		return 2;
-	}
 	snprintf(out_dir, sizeof(out_dir), "%s", argv[1]);
 	mkdir(out_dir, 0755);
 	shard_seeds();
 	records_seeds();
+	proc_seeds();
+	names_seeds();
 	for (int t = 0; t < 5; t++)
 		frozen_seed(3, t);
 	frozen_seed(1, 0);

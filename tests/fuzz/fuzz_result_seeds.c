@@ -9,6 +9,7 @@
  * Usage: fuzz_result_seeds OUT_DIR
  */
 #include "merge_once.c"
+#include "fuzz_usage.h"
 
 static char out_dir[2048];
 
@@ -42,10 +43,8 @@ seed_text(const char *name, const char *text)
 int
 main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
+	if (!fuzz_usage_ok(argc, argv, 1, "OUT_DIR"))
 		return 2;
-	}
 	snprintf(out_dir, sizeof(out_dir), "%s", argv[1]);
 	mkdir(out_dir, 0755);
 	rep_out o;

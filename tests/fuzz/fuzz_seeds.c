@@ -4,6 +4,7 @@
  * Usage: fuzz_seeds PART_CORPUS_DIR SIDX_CORPUS_DIR
  */
 #include "fuzz_common.h"
+#include "fuzz_usage.h"
 #include "ms_sidx.h"
 #include "part_testlib.h"
 
@@ -63,10 +64,8 @@ pack_raw(const char *dir, uint8_t **out)
 int
 main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s PART_CORPUS SIDX_CORPUS\n", argv[0]);
+	if (!fuzz_usage_ok(argc, argv, 2, "PART_CORPUS SIDX_CORPUS"))
 		return 2;
-	}
 	mkdir(argv[1], 0755);
 	mkdir(argv[2], 0755);
 	const size_t traces[] = { 0, 1, 3, 12 };

@@ -20,6 +20,7 @@
  * Usage: fuzz_table_seeds OUT_DIR
  */
 #include "ev_fixture.h"
+#include "fuzz_usage.h"
 #include "fx_int.h"
 #include "replay_int.h"
 
@@ -338,10 +339,8 @@ evdb_seeds(void)
 int
 main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
+	if (!fuzz_usage_ok(argc, argv, 1, "OUT_DIR"))
 		return 2;
-	}
 	out_dir = argv[1];
 	if (mkdir(out_dir, 0755) != 0 && errno != EEXIST)
 		die(out_dir);

@@ -28,6 +28,8 @@ pairs=(
 	fuzz_chain_spec:corpus-chain
 	fuzz_plugin_config:
 	fuzz_records:corpus-records
+	fuzz_proc:corpus-proc
+	fuzz_tui_names:corpus-names
 	fuzz_evdb:corpus-evdb
 	fuzz_merge_once_result:corpus-mo-result
 )
