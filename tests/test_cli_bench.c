@@ -1058,6 +1058,18 @@ test_usage(void **state)
 		               "--out", series,       NULL };
 	assert_int_equal(run(full, false), 64);
 	assert_non_null(strstr(err, "not empty"));
+	/* An empty item is named, wherever it is. */
+	const char *gap[] = { "bench", "--variants", "disabled,,skywalking",
+		              NULL };
+	assert_int_equal(run(gap, false), 64);
+	assert_non_null(strstr(err, "\"disabled,,skywalking\": item 2 is "
+	                            "empty"));
+	const char *trail[] = { "bench", "--variants", "disabled,", NULL };
+	assert_int_equal(run(trail, false), 64);
+	assert_non_null(strstr(err, "item 2 is empty"));
+	const char *lead[] = { "bench", "--variants", ",disabled", NULL };
+	assert_int_equal(run(lead, false), 64);
+	assert_non_null(strstr(err, "item 1 is empty"));
 	const char *none[] = { "bench", NULL };
 	assert_int_equal(run(none, false), 64);
 	assert_non_null(strstr(err, "--variants"));

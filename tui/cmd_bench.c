@@ -605,14 +605,30 @@ parse_variants(bench *b, const char *list, FILE *err)
 		            "bytes)%s",
 		            n, "");
 	}
-	char *save = NULL;
-	for (char *t = strtok_r(b->vbuf, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
+	/* Split at every comma: an empty item ("a,,b", a comma at either
+	 * end) is a mistake to name, not a separator to pass over. */
+	char *t = b->vbuf;
+	for (unsigned item = 1; *list; item++) {
+		char *comma = strchr(t, ',');
+		if (comma)
+			*comma = '\0';
+		if (!*t) {
+			char n[16];
+			snprintf(n, sizeof(n), "%u", item);
+			return fail(err, MS_EXIT_USAGE,
+			            "--variants \"%s\": item %s is empty; "
+			            "expected a comma-separated list of "
+			            "variants",
+			            list, n);
+		}
 		if (b->nv == MAX_VARIANTS)
 			return fail(err, MS_EXIT_USAGE,
 			            "--variants %s: at most 8 variants%s", list,
 			            "");
 		b->variants[b->nv++] = t;
+		if (!comma)
+			break;
+		t = comma + 1;
 	}
 	if (b->nv == 0)
 		return fail(err, MS_EXIT_USAGE,
