@@ -227,6 +227,17 @@ test_revalidate(void **st)
 	assert_non_null(strstr(eb.msg, "00000000000000ab"));
 	assert_non_null(strstr(eb.msg, "trace A"));
 	ms_dropset_close(d);
+	/* A trace ID with a NUL and a control byte is named whole, in hex. */
+	assert_int_equal(ms_dropset_open(&d, NULL, &eb), 0);
+	assert_int_equal(ms_dropset_add(d, (const uint8_t *)"A\0\x1b", 3, HOUR,
+	                                2 * HOUR, &eb),
+	                 0);
+	now[1] =
+	        (ms_guard_part){ 0xac, 3 * HOUR, 4 * HOUR, always_maybe, NULL };
+	assert_int_equal(ms_guard_revalidate(g, now, 2, d, &eb),
+	                 MS_ERR_CONFLICT);
+	assert_non_null(strstr(eb.msg, "dropped trace 0x41001b; redo"));
+	ms_dropset_close(d);
 	ms_guard_close(g);
 }
 
