@@ -1742,6 +1742,7 @@ ms_rec_close(ms_rec *r, ms_errbuf *eb)
 struct ms_evdb {
 	sqlite3 *db;
 	char *path;
+	bool wal_missing; /* in WAL mode, no write-ahead log beside it */
 };
 
 static int
@@ -1919,11 +1920,18 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 		                       "with that one");
 		goto fail;
 	}
+	d->wal_missing = wal_missing(path);
 	*out = d;
 	return 0;
 fail:
 	ms_evdb_close(d);
 	return rc;
+}
+
+bool
+ms_evdb_wal_missing(const ms_evdb *d)
+{
+	return d->wal_missing;
 }
 
 void

@@ -81,6 +81,7 @@ typedef struct report {
 	ms_ev_run run;
 	ms_ev_run_end end;
 	bool has_end;
+	bool wal_missing; /* ms_evdb_wal_missing */
 	phase_agg ph[MS_EV_PHASE_COUNT];
 	link_agg links[MS_EV_LINKS_MAX * 2];
 	size_t nlinks;
@@ -335,6 +336,7 @@ static int
 report_load(ms_evdb *db, report *r, ms_errbuf *eb)
 {
 	memset(r, 0, sizeof(*r));
+	r->wal_missing = ms_evdb_wal_missing(db);
 	int rc = ms_evdb_run(db, &r->run, &r->end, &r->has_end, eb);
 	if (rc == 0)
 		rc = ms_evdb_each_merge(db, NULL, agg_merge, r, eb);
@@ -367,6 +369,15 @@ report_free(report *r)
 static bool
 run_unfinished(const report *r, char *why, size_t n)
 {
+	if (!r->has_end && r->wal_missing) {
+		snprintf(why, n,
+		         "the run's end is not in this file (no end record), "
+		         "and the file is in WAL mode with no write-ahead log "
+		         "beside it: a copy made without its -wal lacks what "
+		         "the run wrote last (copy the two together); or the "
+		         "run was killed or is still running");
+		return true;
+	}
 	if (!r->has_end) {
 		snprintf(why, n,
 		         "the run did not finish (no end record: killed or "
@@ -397,6 +408,7 @@ ms_report_unfinished(ms_evdb *db, bool *unfinished, char *why, size_t n,
 		return rc;
 	r.has_end = has_end;
 	r.end = end;
+	r.wal_missing = ms_evdb_wal_missing(db);
 	*unfinished = run_unfinished(&r, why, n);
 	return 0;
 }

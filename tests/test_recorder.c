@@ -498,6 +498,46 @@ test_copied_without_wal(void **state)
 	assert_int_equal(ms_rec_close(r, &eb), 0);
 }
 
+/* A copy made without its -wal after the log was folded into the file
+ * (as SQLite's automatic checkpoint does during a run) opens, since the
+ * run table is in the file: it says that no write-ahead log is beside
+ * it, not only that the run did not finish. */
+static void
+test_copied_without_wal_opens(void **state)
+{
+	(void)state;
+	char path[512], alone[600], cmd[1400];
+	path_in(path, sizeof(path), "folded.db");
+	path_in(alone, sizeof(alone), "folded-alone.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = rec_begun(path, 0);
+	assert_int_equal(ms_rec_flush(r, &eb), 0);
+	sqlite3 *c = NULL;
+	assert_int_equal(sqlite3_open(path, &c), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(c, "PRAGMA wal_checkpoint(TRUNCATE)",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	sqlite3_close(c);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, alone);
+	assert_int_equal(system(cmd), 0);
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, alone, &eb), 0);
+	assert_true(ms_evdb_wal_missing(db));
+	bool unfinished = false;
+	char why[512];
+	assert_int_equal(
+	        ms_report_unfinished(db, &unfinished, why, sizeof(why), &eb),
+	        0);
+	assert_true(unfinished);
+	assert_non_null(strstr(why, "no write-ahead log beside it"));
+	ms_evdb_close(db);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	/* Closed, the database is whole by itself: nothing is missing. */
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	assert_false(ms_evdb_wal_missing(db));
+	ms_evdb_close(db);
+}
+
 /* One event and then silence: the timer commits it without another event,
  * and a reader sees it while the recorder is still open. */
 static void
@@ -925,6 +965,7 @@ main(void)
 		cmocka_unit_test(test_close_commits),
 		cmocka_unit_test(test_close_checkpoint_full),
 		cmocka_unit_test(test_copied_without_wal),
+		cmocka_unit_test(test_copied_without_wal_opens),
 		cmocka_unit_test(test_merge_after_end),
 		cmocka_unit_test(test_timer_commits),
 		cmocka_unit_test(test_sigkill),

@@ -520,6 +520,10 @@ typedef struct ms_evdb ms_evdb;
 int ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb);
 void ms_evdb_close(ms_evdb *db);
 const char *ms_evdb_path(const ms_evdb *db);
+/* Whether the database, when opened, was in WAL mode with no write-ahead
+ * log beside it (none, or an empty one): what a copy made without its
+ * -wal looks like, and such a copy lacks what the log held. */
+bool ms_evdb_wal_missing(const ms_evdb *db);
 
 /* The run record; *has_end tells whether run_end was recorded (if not,
  * *end is zeroed). Either out pointer may be NULL. */
