@@ -735,8 +735,9 @@ test_fan_out_reserves_running_only(void **state)
 	ms_engine_trigger(f.eng);
 	rec_wait(&f.r, &f.r.nseen, 2);
 	assert_int_equal(f.r.seen_fan[1], free_b);
+	/* Waiting in its hook or held (the move to held may still be on
+	 * its way): either way it reserves nothing. */
 	ms_engine_get_stats(f.eng, &st);
-	assert_int_equal(st.held, 2);
 	assert_int_equal(st.reserved_bytes, 0);
 
 	/* The first runs (blocked inside): it holds its input bytes. */
