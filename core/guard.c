@@ -17,8 +17,10 @@
  *     contexts are borrowed (the caller pins them).
  *  2. probes <= probe_budget and confirmed <= drop_budget at every moment;
  *     a check that would pass a budget defers.
- *  3. A check confirms only if every intersecting part was probed and
- *     answered "absent"; a part without a filter defers.
+ *  3. A check confirms only if the trace, widened by the grace on both
+ *     sides, lies inside the segment given by ms_guard_set_coverage (none
+ *     given: nothing confirms), and every intersecting part was probed
+ *     and answered "absent"; a part without a filter defers.
  */
 #include "ms_clock.h"
 #include "ms_enum.h"
@@ -39,7 +41,7 @@ struct ms_guard {
 	size_t nparts;
 	uint64_t *known; /* sorted IDs of parts, for revalidation */
 	int64_t grace;
-	bool cov_known; /* the boundary guard is on */
+	bool cov_known; /* a segment was given; else nothing confirms */
 	int64_t cov_min, cov_max;
 	ms_guard_stats st;
 };
@@ -162,8 +164,9 @@ ms_guard_check(ms_guard *g, const uint8_t *tid, uint32_t len, int64_t min_ts,
 	/* The fragment-gap contract: a trace's fragments lie within the
 	 * grace of each other, so one within the grace of the segment's
 	 * edge may still have fragments beyond it, where this guard sees no
-	 * part: it is retained. */
-	if (g->cov_known && (lo < g->cov_min || hi > g->cov_max))
+	 * part: it is retained. Without a segment no trace is known to be
+	 * clear of an edge: every one is retained. */
+	if (!g->cov_known || lo < g->cov_min || hi > g->cov_max)
 		return defer(g, MS_GUARD_SEGMENT_EDGE, why);
 	if (g->st.confirmed >= g->st.drop_budget)
 		return defer(g, MS_GUARD_DROP_BUDGET, why);

@@ -1319,7 +1319,7 @@ sampling_open(merge_ctx *c)
 		.nsamplers = ms_chain_len(ms_pipeline_chain(p)),
 		.event_disabled = req->merge_event_disabled &&
 		                  !(req->flags & MS_MERGE_FINALIZE),
-		.guard_available = true,
+		.guard_available = segment, /* none: no edge is known */
 		.policy = ms_pipeline_policy(p),
 		.segment_min_ns = req->segment_min_ns,
 		.segment_max_ns = req->segment_max_ns,

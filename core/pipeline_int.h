@@ -222,8 +222,9 @@ enum ms_guard_reason {
 	MS_GUARD_DROP_BUDGET,     /* confirmed-drop budget exhausted */
 	MS_GUARD_BAD_RANGE,       /* min > max or an empty ID */
 	/* The boundary guard of the fragment-gap contract: [min - grace,
-	 * max + grace] leaves the segment's coverage, so fragments could
-	 * still arrive beyond its edge: retained (guard-retained). */
+	 * max + grace] leaves the segment's coverage, or no coverage was
+	 * given, so fragments could still arrive beyond an edge: retained
+	 * (guard-retained). */
 	MS_GUARD_SEGMENT_EDGE,
 	MS_GUARD_REASON_COUNT
 };
@@ -254,21 +255,26 @@ typedef struct ms_guard ms_guard;
 typedef struct ms_dropset ms_dropset;
 
 /* Copy the outside parts (n may be 0: nothing outside, every drop in
- * range is confirmed). */
+ * range is confirmed). The guard confirms nothing until it is given the
+ * segment with ms_guard_set_coverage. */
 int ms_guard_open(ms_guard **out, const ms_guard_part *outside, size_t n,
                   const ms_guard_opts *opts, ms_errbuf *eb);
 void ms_guard_close(ms_guard *g);
+/* Give the guard the segment's coverage [min_ns, max_ns] (inclusive;
+ * see ms_sampling_input), the boundary guard of the fragment-gap
+ * contract. Until this is called the guard knows no edge, so it cannot
+ * prove any trace clear of one: every proposed drop is retained
+ * (MS_GUARD_SEGMENT_EDGE), as the reference does with no segment. */
+void ms_guard_set_coverage(ms_guard *g, int64_t min_ns, int64_t max_ns);
 /*
  * Should the proposed drop of this trace (its rows span [min_ts, max_ts])
- * stand? true only if every outside part whose range intersects
- * [min_ts - grace, max_ts + grace] says, through its filter, the ID is
- * absent, and the budgets allow. *why (may be NULL) gets the reason.
+ * stand? true only if [min_ts - grace, max_ts + grace] lies inside the
+ * coverage given by ms_guard_set_coverage (no coverage given, or leaving
+ * it: MS_GUARD_SEGMENT_EDGE), every outside part whose range intersects
+ * that window says, through its filter, the ID is absent, and the
+ * budgets allow. *why (may be NULL) gets the reason, and every deferral
+ * is counted under it in ms_guard_stats.reasons.
  */
-/* Turn on the boundary guard: the segment's coverage [min_ns, max_ns]
- * (inclusive; see ms_sampling_input). A proposed drop whose [min -
- * grace, max + grace] leaves it is retained (MS_GUARD_SEGMENT_EDGE).
- * Without it the guard knows no segment edge. */
-void ms_guard_set_coverage(ms_guard *g, int64_t min_ns, int64_t max_ns);
 bool ms_guard_check(ms_guard *g, const uint8_t *tid, uint32_t len,
                     int64_t min_ts, int64_t max_ts, enum ms_guard_reason *why);
 /*

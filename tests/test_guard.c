@@ -63,6 +63,18 @@ check(ms_guard *g, const char *id, int64_t mn, int64_t mx,
 	                      mx, why);
 }
 
+/* ms_guard_open, then a segment covering every timestamp, so that no
+ * trace is near an edge and only the outside parts decide. */
+static int
+open_guard(ms_guard **g, const ms_guard_part *parts, size_t n,
+           const ms_guard_opts *o, ms_errbuf *eb)
+{
+	int rc = ms_guard_open(g, parts, n, o, eb);
+	if (rc == 0)
+		ms_guard_set_coverage(*g, INT64_MIN, INT64_MAX);
+	return rc;
+}
+
 static void
 test_hot_outside_part_holding_trace_defers(void **st)
 {
@@ -72,7 +84,7 @@ test_hot_outside_part_holding_trace_defers(void **st)
 	ms_guard_part gp = { 1, 10 * HOUR, 11 * HOUR, fake_probe, &hot };
 	ms_guard *g;
 	ms_errbuf eb;
-	assert_int_equal(ms_guard_open(&g, &gp, 1, NULL, &eb), 0);
+	assert_int_equal(open_guard(&g, &gp, 1, NULL, &eb), 0);
 	enum ms_guard_reason why;
 	/* A ends at 9:00; the part starts within the 2 h grace. */
 	assert_false(check(g, "A", 8 * HOUR, 9 * HOUR, &why));
@@ -98,7 +110,7 @@ test_grace_window_bounds(void **st)
 	/* The part starts exactly at max + grace: it intersects. */
 	ms_guard_part gp = { 1, 11 * HOUR, 12 * HOUR, fake_probe, &p };
 	ms_guard *g;
-	assert_int_equal(ms_guard_open(&g, &gp, 1, NULL, NULL), 0);
+	assert_int_equal(open_guard(&g, &gp, 1, NULL, NULL), 0);
 	assert_false(check(g, "A", 8 * HOUR, 9 * HOUR, NULL));
 	assert_int_equal(p.probes, 1);
 	/* One nanosecond earlier end: the part is out of reach, not probed,
@@ -109,7 +121,7 @@ test_grace_window_bounds(void **st)
 
 	/* A custom grace is honoured. */
 	ms_guard_opts o = { NULL, 0, HOUR };
-	assert_int_equal(ms_guard_open(&g, &gp, 1, &o, NULL), 0);
+	assert_int_equal(open_guard(&g, &gp, 1, &o, NULL), 0);
 	assert_true(check(g, "A", 8 * HOUR, 9 * HOUR, NULL));
 	ms_guard_close(g);
 }
@@ -121,7 +133,7 @@ test_forced_positive_never_confirms(void **st)
 	ms_guard_part gp[2] = { { 1, 0, INT64_MAX, always_maybe, NULL },
 		                { 2, 0, 10, NULL, NULL } };
 	ms_guard *g;
-	assert_int_equal(ms_guard_open(&g, gp, 1, NULL, NULL), 0);
+	assert_int_equal(open_guard(&g, gp, 1, NULL, NULL), 0);
 	for (int i = 0; i < 1000; i++) {
 		char id[16];
 		snprintf(id, sizeof(id), "t%d", i);
@@ -134,7 +146,7 @@ test_forced_positive_never_confirms(void **st)
 	ms_guard_close(g);
 
 	/* A part without a filter defers too. */
-	assert_int_equal(ms_guard_open(&g, gp + 1, 1, NULL, NULL), 0);
+	assert_int_equal(open_guard(&g, gp + 1, 1, NULL, NULL), 0);
 	enum ms_guard_reason why;
 	assert_false(check(g, "x", 0, 1, &why));
 	assert_int_equal(why, MS_GUARD_NO_FILTER);
@@ -154,6 +166,47 @@ never(const void *ctx, const uint8_t *tid, uint32_t len)
 	return false;
 }
 
+/* The boundary guard of the fragment-gap contract. With a segment, a
+ * trace whose grace window leaves it is retained and one inside may be
+ * dropped. With no segment given the guard cannot tell a trace near an
+ * edge from one inside, so, as in the reference, it retains every
+ * proposed drop and counts the reason (it used to confirm them). */
+static void
+test_segment_edge(void **st)
+{
+	(void)st;
+	ms_guard_part gp = { 1, 0, 100 * HOUR, never, NULL };
+	ms_guard *g;
+	enum ms_guard_reason why;
+	ms_guard_stats gs;
+	/* No segment: nothing outside may hold the trace, yet it is kept. */
+	assert_int_equal(ms_guard_open(&g, &gp, 1, NULL, NULL), 0);
+	assert_false(check(g, "A", 50 * HOUR, 51 * HOUR, &why));
+	assert_int_equal(why, MS_GUARD_SEGMENT_EDGE);
+	assert_false(check(g, "B", 1 * HOUR, 1 * HOUR, &why));
+	assert_int_equal(why, MS_GUARD_SEGMENT_EDGE);
+	ms_guard_stats_get(g, &gs);
+	assert_int_equal(gs.confirmed, 0);
+	assert_int_equal(gs.deferred, 2);
+	assert_int_equal(gs.reasons[MS_GUARD_SEGMENT_EDGE], 2);
+	assert_int_equal(gs.probes, 0);
+	/* Given the segment [0, 100 h]: the same interior trace drops, a
+	 * trace within the 2 h grace of either edge is kept. */
+	ms_guard_set_coverage(g, 0, 100 * HOUR);
+	assert_true(check(g, "A", 50 * HOUR, 51 * HOUR, &why));
+	assert_int_equal(why, MS_GUARD_CONFIRMED);
+	assert_false(check(g, "B", 2 * HOUR - 1, 3 * HOUR, &why));
+	assert_int_equal(why, MS_GUARD_SEGMENT_EDGE);
+	assert_false(check(g, "C", 97 * HOUR, 98 * HOUR + 1, &why));
+	assert_int_equal(why, MS_GUARD_SEGMENT_EDGE);
+	/* Exactly the grace from both edges: inside. */
+	assert_true(check(g, "D", 2 * HOUR, 98 * HOUR, &why));
+	ms_guard_stats_get(g, &gs);
+	assert_int_equal(gs.confirmed, 2);
+	assert_int_equal(gs.reasons[MS_GUARD_SEGMENT_EDGE], 4);
+	ms_guard_close(g);
+}
+
 static void
 test_budgets(void **st)
 {
@@ -162,7 +215,7 @@ test_budgets(void **st)
 	 * 1 Mi probes, 256 Ki confirmed drops. */
 	ms_guard_opts o = { NULL, 1 * MIB, 0 };
 	ms_guard *g;
-	assert_int_equal(ms_guard_open(&g, NULL, 0, &o, NULL), 0);
+	assert_int_equal(open_guard(&g, NULL, 0, &o, NULL), 0);
 	ms_guard_stats gs;
 	ms_guard_stats_get(g, &gs);
 	assert_int_equal(gs.budget, 16 * MIB);
@@ -182,7 +235,7 @@ test_budgets(void **st)
 	for (int i = 0; i < 64; i++)
 		parts[i] =
 		        (ms_guard_part){ (uint64_t)i + 1, 0, 100, never, NULL };
-	assert_int_equal(ms_guard_open(&g, parts, 64, &o, NULL), 0);
+	assert_int_equal(open_guard(&g, parts, 64, &o, NULL), 0);
 	for (int i = 0; i < 16384; i++)
 		assert_true(check(g, "a", 0, 1, NULL));
 	assert_false(check(g, "a", 0, 1, &why));
@@ -201,7 +254,7 @@ test_revalidate(void **st)
 	ms_guard *g;
 	ms_dropset *d;
 	ms_errbuf eb;
-	assert_int_equal(ms_guard_open(&g, before, 1, NULL, &eb), 0);
+	assert_int_equal(open_guard(&g, before, 1, NULL, &eb), 0);
 	assert_int_equal(ms_dropset_open(&d, NULL, &eb), 0);
 	assert_int_equal(
 	        ms_dropset_add(d, (const uint8_t *)"A", 1, HOUR, 2 * HOUR, &eb),
@@ -287,7 +340,7 @@ test_real_part_filter(void **st)
 	assert_int_equal(gp.min_ts, 5 * HOUR);
 	assert_int_equal(gp.max_ts, 5 * HOUR + 39);
 	ms_guard *g;
-	assert_int_equal(ms_guard_open(&g, &gp, 1, NULL, &eb), 0);
+	assert_int_equal(open_guard(&g, &gp, 1, NULL, &eb), 0);
 	/* Every ID the part holds defers: no false negatives. */
 	for (int i = 0; i < 40; i++)
 		assert_false(check(g, ids[i], 4 * HOUR, 4 * HOUR, NULL));
@@ -801,7 +854,7 @@ guard_open_close(void *ctx, ms_mem *mem, ms_errbuf *eb)
 	};
 	ms_guard_opts o = { .mem = mem };
 	ms_guard *g = NULL;
-	int rc = ms_guard_open(&g, gp, 3, &o, eb);
+	int rc = open_guard(&g, gp, 3, &o, eb);
 	if (rc == 0)
 		assert_false(check(g, "A", 11 * HOUR, 12 * HOUR, NULL));
 	ms_guard_close(g);
@@ -844,6 +897,7 @@ main(void)
 		cmocka_unit_test(test_grace_window_bounds),
 		cmocka_unit_test(test_forced_positive_never_confirms),
 		cmocka_unit_test(test_budgets),
+		cmocka_unit_test(test_segment_edge),
 		cmocka_unit_test(test_revalidate),
 		cmocka_unit_test(test_real_part_filter),
 		cmocka_unit_test(test_dropset_forced_collisions),

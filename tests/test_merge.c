@@ -287,6 +287,11 @@ ledgers_are_rows(fx *f, gen_set *all, ms_ledger_set *out)
 
 /* Ten days after the generated rows: every input mature. */
 #define MATURE_NS (GEN_T0 + 10LL * 86400 * 1000000000)
+/* A segment from 30 days before GEN_T0 to 30 days after: no generated
+ * trace is within the grace of its edges, so only the sampler and the
+ * outside parts decide. A merge given no segment samples nothing. */
+#define WIDE_SEG_MIN (GEN_T0 - 30LL * 86400 * 1000000000)
+#define WIDE_SEG_MAX (GEN_T0 + 30LL * 86400 * 1000000000)
 
 static ms_pipeline *open_pipeline_policy(const char *spec, ms_mem *mem,
                                          enum ms_grace_policy pol);
@@ -1075,6 +1080,8 @@ do_sampled_mode(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
 		.ninputs = n,
 		.parent_mem = &f->mem,
 		.pipeline = p,
+		.segment_min_ns = WIDE_SEG_MIN,
+		.segment_max_ns = WIDE_SEG_MAX,
 		.now_ns = now,
 		.staging = mode,
 	};
@@ -1117,6 +1124,8 @@ test_sampled_merge_out_of_memory(void **state)
 		.ninputs = 3,
 		.parent_mem = &s.f.mem,
 		.now_ns = MATURE_NS,
+		.segment_min_ns = WIDE_SEG_MIN,
+		.segment_max_ns = WIDE_SEG_MAX,
 		.staging = MS_STAGING_RETAIN,
 	};
 	ms_mem pm;
@@ -1403,6 +1412,8 @@ test_staged_gauge_moves_during_merge(void **state)
 		.ninputs = 3,
 		.parent_mem = &s.f.mem,
 		.pipeline = s.p,
+		.segment_min_ns = WIDE_SEG_MIN,
+		.segment_max_ns = WIDE_SEG_MAX,
 		.now_ns = MATURE_NS,
 	};
 	ms_merge_result res;
@@ -1457,6 +1468,8 @@ test_staging_freed_before_output_closes(void **state)
 		.ninputs = 3,
 		.parent_mem = &s.f.mem,
 		.pipeline = s.p,
+		.segment_min_ns = WIDE_SEG_MIN,
+		.segment_max_ns = WIDE_SEG_MAX,
 		.now_ns = MATURE_NS,
 		.staging = MS_STAGING_RETAIN,
 	};
@@ -1558,8 +1571,8 @@ test_boundary_guard_retains_edge_traces(void **state)
 }
 
 /* The reasons the segment and the merge event give: a segment too short
- * to hold anything beyond the grace of both edges leaves no guard
- * (guard_unavailable); a selection wholly within the grace of an edge
+ * to hold anything beyond the grace of both edges, or none at all, leaves
+ * no guard (guard_unavailable); a selection wholly within the grace of an edge
  * could drop nothing (fragment_gap_contract); with the merge event off
  * an ordinary merge does not sample (event_disabled) while the finalize
  * does. Each merge not sampled is lossless. */
@@ -1578,9 +1591,15 @@ test_segment_and_event_reasons(void **state)
 		  MS_SREASON_GUARD_UNAVAILABLE },
 		{ 1000, 30 * 86400, false, false, MS_SAMPLING_NOT_EXECUTED,
 		  MS_SREASON_FRAGMENT_GAP_CONTRACT },
-		{ 0, 0, true, false, MS_SAMPLING_NOT_EXECUTED,
-		  MS_SREASON_EVENT_DISABLED },
-		{ 0, 0, true, true, MS_SAMPLING_EXECUTED, MS_SREASON_NONE },
+		{ -30 * 86400, 30 * 86400, true, false,
+		  MS_SAMPLING_NOT_EXECUTED, MS_SREASON_EVENT_DISABLED },
+		{ -30 * 86400, 30 * 86400, true, true, MS_SAMPLING_EXECUTED,
+		  MS_SREASON_NONE },
+		/* No segment: no guard, whatever the merge. */
+		{ 0, 0, false, false, MS_SAMPLING_NOT_EXECUTED,
+		  MS_SREASON_GUARD_UNAVAILABLE },
+		{ 0, 0, false, true, MS_SAMPLING_NOT_EXECUTED,
+		  MS_SREASON_GUARD_UNAVAILABLE },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		sfx x;
@@ -1609,6 +1628,49 @@ test_segment_and_event_reasons(void **state)
 			assert_true(ms_ledger_set_equal(&before, &after));
 		else
 			assert_int_equal(res.sampling.traces_dropped, 120);
+		sfx_close(&x);
+	}
+}
+
+/* A library caller that gives no segment: the boundary guard cannot
+ * prove any trace clear of the segment's edge, so, as in the reference,
+ * the merge (ordinary or finalize) samples nothing and says why
+ * (not_executed, guard_unavailable): every trace the chain would drop is
+ * kept, the inputs' rows pass whole. Given a segment far from the
+ * traces, the same merge drops them all. Without a segment it used to
+ * drop them too. */
+static void
+test_no_segment_keeps_droppable_traces(void **state)
+{
+	(void)state;
+	for (int finalize = 0; finalize < 2; finalize++) {
+		sfx x;
+		sfx_open(&x, 120, "detdrop:100");
+		ms_ledger_set before, after;
+		fx_ledgers(&x.f, &before);
+		ms_merge_result res;
+		assert_int_equal(do_segment(&x.f, x.ids, x.p, 0, 0, false,
+		                            finalize, &res),
+		                 0);
+		assert_int_equal(res.sampling.klass, MS_SAMPLING_NOT_EXECUTED);
+		assert_int_equal(res.sampling.reason,
+		                 MS_SREASON_GUARD_UNAVAILABLE);
+		assert_string_equal(
+		        ms_sampling_reason_name(res.sampling.reason),
+		        "guard_unavailable");
+		assert_int_equal(res.sampling.traces_dropped, 0);
+		assert_int_equal(res.traces_out, 120);
+		fx_ledgers(&x.f, &after);
+		assert_true(ms_ledger_set_equal(&before, &after));
+		sfx_close(&x);
+
+		sfx_open(&x, 120, "detdrop:100");
+		assert_int_equal(do_segment(&x.f, x.ids, x.p, WIDE_SEG_MIN,
+		                            WIDE_SEG_MAX, false, finalize,
+		                            &res),
+		                 0);
+		assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
+		assert_int_equal(res.sampling.traces_dropped, 120);
 		sfx_close(&x);
 	}
 }
@@ -2040,6 +2102,8 @@ do_sampled_drops(fx *f, const uint64_t *ids, size_t n, const ms_pipeline *p,
 		.ninputs = n,
 		.parent_mem = &f->mem,
 		.pipeline = p,
+		.segment_min_ns = WIDE_SEG_MIN,
+		.segment_max_ns = WIDE_SEG_MAX,
 		.now_ns = now,
 		.on_drop = note_drop,
 		.drop_arg = d,
@@ -2349,6 +2413,7 @@ main(void)
 		cmocka_unit_test(test_staging_freed_before_output_closes),
 		cmocka_unit_test(test_boundary_guard_retains_edge_traces),
 		cmocka_unit_test(test_segment_and_event_reasons),
+		cmocka_unit_test(test_no_segment_keeps_droppable_traces),
 		cmocka_unit_test(test_sampled_corrupt_unit_fails_cleanly),
 		cmocka_unit_test(test_hot_selection_bypasses_sampling),
 		cmocka_unit_test(test_trace_policy_young_selection_not_sampled),

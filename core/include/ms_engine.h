@@ -191,7 +191,8 @@ typedef struct ms_engine_opts {
 	const struct ms_pipeline *pipeline; /* NULL = disabled */
 	enum ms_staging_mode staging;       /* sampling merges; 0 = retain */
 	/* The segment the shard holds, inclusive (ms_merge_req); both 0:
-	 * unknown. */
+	 * unknown, and then no merge samples (guard_unavailable): no drop
+	 * can be proved clear of the segment's edge. */
 	int64_t segment_min_ns, segment_max_ns;
 	int zstd_level;                    /* 0 = writer default */
 	/* Passed to every merge (ms_merge_req.on_drop): each confirmed dropped

@@ -111,9 +111,12 @@ typedef struct ms_merge_req {
 	int zstd_level;               /* 0 = the part writer's default */
 	enum ms_staging_mode staging; /* sampling merges; 0 = retain */
 	/* The time segment the shard's parts belong to, inclusive, as the
-	 * boundary guard's coverage (ms_guard_set_coverage); both 0: not
-	 * known, no boundary guard. A coverage with no interior once the
-	 * grace is taken off both edges makes the guard unavailable. */
+	 * boundary guard's coverage (ms_guard_set_coverage). Both 0: not
+	 * known; as in the reference no trace can then be proved clear of
+	 * an edge, so the merge does not sample and drops nothing
+	 * (not_executed, reason guard_unavailable). A coverage with no
+	 * interior once the grace is taken off both edges makes the guard
+	 * unavailable too. */
 	int64_t segment_min_ns, segment_max_ns;
 	/* The pipeline's ordinary-merge event is off: only a finalize
 	 * samples (others: not_executed, event_disabled). */

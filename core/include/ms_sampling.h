@@ -88,7 +88,9 @@ typedef struct ms_sampling_input {
 	bool pipeline_enabled;
 	size_t nsamplers;     /* links in the chain */
 	bool event_disabled;  /* sampling switched off for this merge */
-	bool guard_available; /* the fragment guard could be set up */
+	/* the fragment guard could be set up (a merge has none without a
+	 * segment: ms_merge_req.segment_min_ns) */
+	bool guard_available;
 	enum ms_grace_policy policy;
 	size_t ninputs;
 	uint64_t input_rows;

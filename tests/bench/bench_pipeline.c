@@ -111,6 +111,10 @@ run_one(const char *seed, const char *run, const uint64_t ids[15], int v,
 		.parent_mem = &mem,
 		.pipeline = p,
 		.now_ns = GEN_T0 + 10LL * 86400 * 1000000000,
+		/* A segment far from every generated trace: a merge given
+		 * none does not sample (guard_unavailable). */
+		.segment_min_ns = GEN_T0 - 30LL * 86400 * 1000000000,
+		.segment_max_ns = GEN_T0 + 30LL * 86400 * 1000000000,
 		.zstd_level = LEVEL,
 		.staging = staging_mode(),
 	};
