@@ -1586,6 +1586,33 @@ phase_begin(ms_replay *r, ms_rusage *ru, ms_mem_stats *mem, ms_io *io)
 	ms__rsswatch_take(&r->rss, &drop);
 }
 
+/*
+ * The highest resident set while the phase ran (the phase record's
+ * rss_peak). The kernel keeps the process's high-water mark (VmHWM) only:
+ * when the phase raised it, the mark was made in the phase and is its
+ * peak, exactly. Otherwise the process peaked before (an earlier phase, the
+ * staging, the oracle) and the phase's own peak is the highest whole
+ * resident set the sampler saw (every 5 ms and at the phase's ends), or
+ * the level at either end when it saw none. Resetting the mark instead
+ * (/proc/self/clear_refs) would be exact too, but it also resets the
+ * ru_maxrss that getrusage and a parent's wait4 report for the whole
+ * process, and the merges' rss_peak: those stay the process's.
+ */
+static uint64_t
+phase_rss_peak(const ms_rusage *ru0, const ms_rusage *ru1,
+               const ms__rss_peaks *pk)
+{
+	if (ru0->peak_rss_bytes > 0 &&
+	    ru1->peak_rss_bytes > ru0->peak_rss_bytes)
+		return (uint64_t)ru1->peak_rss_bytes;
+	int64_t m = pk->total;
+	if (ru0->rss_bytes > m)
+		m = ru0->rss_bytes;
+	if (ru1->rss_bytes > m)
+		m = ru1->rss_bytes;
+	return m > 0 ? (uint64_t)m : 0;
+}
+
 static void
 phase_end(ms_replay *r, enum ms_ev_phase_id id, int64_t lstart,
           const ms_rusage *ru0, const ms_mem_stats *m0, const ms_io *io0,
@@ -1605,7 +1632,6 @@ phase_end(ms_replay *r, enum ms_ev_phase_id id, int64_t lstart,
 	p.alloc_bytes = m1.bytes - m0->bytes;
 	p.alloc_count = m1.count - m0->count;
 	p.peak_live = m1.peak_live;
-	p.rss_peak = ru1.peak_rss_bytes > 0 ? (uint64_t)ru1.peak_rss_bytes : 0;
 	p.bytes_read = atomic_load(&r->io.bytes_read) - io0->bytes_read;
 	p.bytes_written =
 	        atomic_load(&r->io.bytes_written) - io0->bytes_written;
@@ -1613,6 +1639,7 @@ phase_end(ms_replay *r, enum ms_ev_phase_id id, int64_t lstart,
 	p.drain_ns = drain_ns;
 	ms__rss_peaks pk;
 	ms__rsswatch_take(&r->rss, &pk);
+	p.rss_peak = phase_rss_peak(ru0, &ru1, &pk);
 	p.rss_anon_peak = pk.anon > 0 ? (uint64_t)pk.anon : 0;
 	p.rss_file_peak = pk.file > 0 ? (uint64_t)pk.file : 0;
 	p.rss_shmem_peak = pk.shmem > 0 ? (uint64_t)pk.shmem : 0;

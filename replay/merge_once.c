@@ -107,10 +107,12 @@ static const char *const rep_keys[R_N] = {
 };
 
 /* The figures the table shows per repetition. S_WA, the write
- * amplification, is bytes written over bytes read by the merge; S_OUTIN
- * is its parts' output bytes over their input bytes (core + indexes, from
- * the metadata): the same in both staging modes, where S_WA shows that
- * reread reads the inputs twice. */
+ * amplification, is the bytes the merge wrote over the bytes of its input
+ * parts (core + indexes, from their metadata), as the reference measures
+ * it (merged output over the selected inputs): not over the bytes it
+ * read, which reread staging doubles. S_OUTIN is its output parts' bytes
+ * (from their metadata) over the same input bytes. Both are the same in
+ * both staging modes. */
 enum {
 	S_WALL, S_CPU, S_ALLOC, S_PEAK, S_COUNT, S_READ, S_WRITTEN, S_WA,
 	S_RSS, S_OUTIN, S_N
@@ -1194,7 +1196,7 @@ sample_of(const rep_out *o)
 		(double)v[R_COUNT],
 		(double)v[R_READ],
 		(double)v[R_WRITTEN],
-		v[R_READ] ? (double)v[R_WRITTEN] / (double)v[R_READ] : 0,
+		v[R_IO_IN] ? (double)v[R_WRITTEN] / (double)v[R_IO_IN] : 0,
 		(double)v[R_RSS],
 		v[R_IO_IN] ? (double)v[R_IO_OUT] / (double)v[R_IO_IN] : 0,
 	} };
@@ -1290,6 +1292,10 @@ print_medians(FILE *out, const ms__labels *l, const ms_merge_once_result *res,
 		        r->reason ? " " : "",
 		        r->reason ? ms_sampling_reason_name(r->reason) : "");
 	}
+	fprintf(out,
+	        "(WA: bytes written over the input parts' bytes, core + "
+	        "indexes;\n out/in: output parts' bytes over the same; neither "
+	        "depends on --staging)\n");
 }
 
 static void

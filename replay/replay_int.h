@@ -143,9 +143,11 @@ int ms__work_dir_default(ms__work_need_fn need, const void *need_arg,
 int ms__work_mem_check(const char *dir, bool tmpfs, uint64_t mem_cap,
                        uint64_t need, ms_errbuf *eb);
 
-/* Peaks of the resident set by kind, in bytes (rsswatch.c). */
+/* Peaks of the resident set by kind, in bytes (rsswatch.c), each its own
+ * (they need not fall on one sample), and total, the highest sum of the
+ * three at one sample: the sampled peak of the whole resident set. */
 typedef struct ms__rss_peaks {
-	int64_t anon, file, shmem;
+	int64_t anon, file, shmem, total;
 } ms__rss_peaks;
 
 /* A thread that samples /proc/self/status every period_ms and keeps the

@@ -790,13 +790,13 @@ print_phases(FILE *f, const report *r)
 	row_u(f, "allocations", p->ph.alloc_count, c->ph.alloc_count);
 	row_f(f, "peak live", "MiB", mib((uint64_t)p->ph.peak_live),
 	      mib((uint64_t)c->ph.peak_live), 2);
-	row_f(f, "peak RSS", "MiB", mib(p->ph.rss_peak), mib(c->ph.rss_peak),
-	      2);
-	row_f(f, "  anon peak", "MiB", mib(p->ph.rss_anon_peak),
+	row_f(f, "peak RSS in phase", "MiB", mib(p->ph.rss_peak),
+	      mib(c->ph.rss_peak), 2);
+	row_f(f, "  anon peak in phase", "MiB", mib(p->ph.rss_anon_peak),
 	      mib(c->ph.rss_anon_peak), 2);
-	row_f(f, "  file peak", "MiB", mib(p->ph.rss_file_peak),
+	row_f(f, "  file peak in phase", "MiB", mib(p->ph.rss_file_peak),
 	      mib(c->ph.rss_file_peak), 2);
-	row_f(f, "  shmem peak", "MiB", mib(p->ph.rss_shmem_peak),
+	row_f(f, "  shmem peak in phase", "MiB", mib(p->ph.rss_shmem_peak),
 	      mib(c->ph.rss_shmem_peak), 2);
 	row_f(f, "read", "MiB", mib(p->ph.bytes_read), mib(c->ph.bytes_read),
 	      2);
@@ -824,6 +824,11 @@ print_phases(FILE *f, const report *r)
 	      ratio(c->out_bytes + c->idx_out_bytes,
 	            c->in_bytes + c->idx_in_bytes),
 	      4);
+	fprintf(f,
+	        "  (peak RSS in phase: the highest resident set while the "
+	        "phase ran: the\n   process's high-water mark when the phase "
+	        "raised it, else sampled every\n   5 ms; anon, file and shmem: "
+	        "each kind's own peak in it, sampled every 5 ms)\n");
 	if (!p->has_phase || !c->has_phase)
 		fprintf(f, "  (no phase record for%s%s)\n",
 		        p->has_phase ? "" : " primary",
@@ -1644,7 +1649,8 @@ cmp_phase(FILE *f, const char *title, const phase_agg *a, const phase_agg *b)
 	        (double)b->ph.alloc_count, 0);
 	cmp_row(f, "peak live MiB", mib((uint64_t)a->ph.peak_live),
 	        mib((uint64_t)b->ph.peak_live), 2);
-	cmp_row(f, "peak RSS MiB", mib(a->ph.rss_peak), mib(b->ph.rss_peak), 2);
+	cmp_row(f, "peak RSS in phase MiB", mib(a->ph.rss_peak),
+	        mib(b->ph.rss_peak), 2);
 	cmp_row(f, "read MiB", mib(a->ph.bytes_read), mib(b->ph.bytes_read), 2);
 	cmp_row(f, "written MiB", mib(a->ph.bytes_written),
 	        mib(b->ph.bytes_written), 2);

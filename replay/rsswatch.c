@@ -4,7 +4,8 @@
  * high-water mark of the whole resident set only; which kind made a peak
  * (a merge's heap, its mapped inputs, a tmpfs shard's pages) shows only by
  * sampling, so a thread reads /proc/self/status every few milliseconds and
- * keeps each kind's maximum.
+ * keeps each kind's maximum, and the maximum of their sum (the whole
+ * resident set at one instant).
  *
  * Design: one mutex guards the peaks and the stop flag; the thread waits on
  * the condition variable between samples, so ms__rsswatch_stop wakes it at
@@ -33,6 +34,8 @@ sample(ms__rsswatch *w)
 		w->peak.file = f;
 	if (s > w->peak.shmem)
 		w->peak.shmem = s;
+	if (a + f + s > w->peak.total)
+		w->peak.total = a + f + s;
 	pthread_mutex_unlock(&w->mu);
 }
 
@@ -93,7 +96,7 @@ void
 ms__rsswatch_take(ms__rsswatch *w, ms__rss_peaks *out)
 {
 	if (!w->started) {
-		out->anon = out->file = out->shmem = 0;
+		out->anon = out->file = out->shmem = out->total = 0;
 		return;
 	}
 	sample(w);
@@ -108,6 +111,7 @@ ms__rsswatch_take(ms__rsswatch *w, ms__rss_peaks *out)
 	w->peak.anon = a;
 	w->peak.file = f;
 	w->peak.shmem = s;
+	w->peak.total = a + f + s;
 	pthread_mutex_unlock(&w->mu);
 }
 

@@ -7,7 +7,7 @@
  * (ms_rusage_diff); per-merge CPU of a worker is its thread CPU, which the
  * kernel keeps per thread (CLOCK_THREAD_CPUTIME_ID). Peak RSS is the
  * process high-water mark (VmHWM, falling back to getrusage); on Linux it
- * can be reset with ms_rusage_reset_peak so a phase can measure its own.
+ * can be reset with ms_rusage_reset_peak (which the whole process sees).
  *
  * Ownership: plain values, no state. Threads: any thread; thread CPU is the
  * caller's.
@@ -53,7 +53,9 @@ int ms_rusage_rss_split(int64_t *anon, int64_t *file, int64_t *shmem);
  * out of it. */
 uint64_t ms_rusage_address_room(void);
 /* Reset the process peak RSS to the current RSS (Linux: writes "5" to
- * /proc/self/clear_refs). 0, or MS_ERR_IO where the kernel refuses. */
+ * /proc/self/clear_refs). The earlier peak is gone for the whole process:
+ * getrusage's ru_maxrss and a parent's wait4 no longer report it. 0, or
+ * MS_ERR_IO where the kernel refuses. */
 int ms_rusage_reset_peak(ms_errbuf *eb);
 /* Name the calling thread (Linux: its comm, at most 15 bytes; longer names
  * are cut), so that the per-thread figures of top -H, perf and

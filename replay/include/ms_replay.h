@@ -408,9 +408,11 @@ typedef struct ms_merge_once_result {
 	double alloc_median, alloc_cv;
 	double peak_median, peak_cv;
 	/* Medians: allocations, bytes read and written by the merge, its
-	 * write amplification (bytes written over bytes read), and its
-	 * parts' output over input bytes (core part and both indexes, from
-	 * their metadata; the same whether staging retains or rereads). */
+	 * write amplification (bytes written over its input parts' bytes,
+	 * core part and both indexes, from their metadata), and its output
+	 * parts' bytes over the same input bytes; neither ratio depends on
+	 * whether staging retains or rereads (reread reads more, not more
+	 * input). */
 	double count_median, read_median, written_median, wa_median;
 	double outin_median;
 	/* Peak resident set of the repetition's process (fresh process:

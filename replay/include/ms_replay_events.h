@@ -311,6 +311,10 @@ typedef struct ms_ev_phase {
 	int64_t cpu_ns; /* process */
 	uint64_t alloc_bytes, alloc_count;
 	int64_t peak_live;
+	/* The highest resident set while the phase ran: the process's
+	 * high-water mark when the phase raised it, else the highest
+	 * sampled sum of the kinds below (earlier builds: the process's
+	 * high-water mark at the phase's end). */
 	uint64_t rss_peak;
 	uint64_t bytes_read, bytes_written;
 	uint64_t fsyncs;
