@@ -52,6 +52,9 @@ typedef struct phase_agg {
 	uint64_t in_bytes, out_bytes, idx_in_bytes, idx_out_bytes;
 	uint64_t rows_in, rows_out;
 	int64_t merge_wall_ns, merge_cpu_ns;
+	/* the index stage (both index children) of the completed merges, and
+	 * those merges' whole wall: its share of merge wall */
+	int64_t idx_wall_ns, done_wall_ns;
 	uint64_t evaluated, kept, dropped, oversized, hot, deferred, calls;
 	uint64_t edge; /* deferred by the boundary guard */
 	uint64_t batches, planned, peak_staged;
@@ -231,7 +234,9 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 		for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
 			a->idx_in_bytes += m->index[k].bytes_in;
 			a->idx_out_bytes += m->index[k].bytes_out;
+			a->idx_wall_ns += m->index[k].wall_ns;
 		}
+		a->done_wall_ns += m->wall_ns;
 	}
 	if (m->phase == MS_EV_PHASE_PRIMARY && strcmp(m->lane, "finalize")) {
 		bool deep = m->ninputs > 0 && m->min_depth >= 1;
@@ -652,6 +657,16 @@ ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0.0;
 }
 
+/* The index stage's share of the wall of the merges that completed, in
+ * percent (the reference's per-child elapsed time over the merge's). */
+static double
+idx_share(const phase_agg *a)
+{
+	return a->done_wall_ns > 0 ? 100.0 * (double)a->idx_wall_ns /
+	                                     (double)a->done_wall_ns
+	                           : 0.0;
+}
+
 static void
 row_f(FILE *f, const char *name, const char *unit, double a, double b, int prec)
 {
@@ -809,6 +824,10 @@ print_phases(FILE *f, const report *r)
 	      sec(c->merge_wall_ns), 3);
 	row_f(f, "merge cpu (sum)", "s", sec(p->merge_cpu_ns),
 	      sec(c->merge_cpu_ns), 3);
+	row_f(f, "index wall (sum)", "s", sec(p->idx_wall_ns),
+	      sec(c->idx_wall_ns), 3);
+	row_f(f, "index share of merge wall", "%", idx_share(p), idx_share(c),
+	      1);
 	row_f(f, "core input", "MiB", mib(p->in_bytes), mib(c->in_bytes), 2);
 	row_f(f, "core output", "MiB", mib(p->out_bytes), mib(c->out_bytes), 2);
 	row_f(f, "index input", "MiB", mib(p->idx_in_bytes),
@@ -1247,6 +1266,8 @@ json_phase(FILE *f, const phase_agg *a)
 	ju(f, "failed", a->failed, &first);
 	ji(f, "merge_wall_ns", a->merge_wall_ns, &first);
 	ji(f, "merge_cpu_ns", a->merge_cpu_ns, &first);
+	ji(f, "index_wall_ns", a->idx_wall_ns, &first);
+	jd(f, "index_share_of_merge_wall", idx_share(a) / 100.0, &first);
 	ju(f, "core_input_bytes", a->in_bytes, &first);
 	ju(f, "core_output_bytes", a->out_bytes, &first);
 	ju(f, "index_input_bytes", a->idx_in_bytes, &first);
@@ -1654,6 +1675,10 @@ cmp_phase(FILE *f, const char *title, const phase_agg *a, const phase_agg *b)
 	cmp_row(f, "read MiB", mib(a->ph.bytes_read), mib(b->ph.bytes_read), 2);
 	cmp_row(f, "written MiB", mib(a->ph.bytes_written),
 	        mib(b->ph.bytes_written), 2);
+	cmp_row(f, "merge wall (sum) s", sec(a->merge_wall_ns),
+	        sec(b->merge_wall_ns), 3);
+	cmp_row(f, "index wall (sum) s", sec(a->idx_wall_ns),
+	        sec(b->idx_wall_ns), 3);
 	cmp_row(f, "write amplification all x",
 	        ratio(a->out_bytes + a->idx_out_bytes,
 	              a->in_bytes + a->idx_in_bytes),

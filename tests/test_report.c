@@ -196,6 +196,8 @@ test_report_counts(void **state)
 	record("counts.db", "skywalking", n, 0, NULL, path, sizeof(path));
 	/* count by hand what the fixture generates */
 	uint64_t lanes[2][3] = { { 0 } }, exec = 0, dropped = 0, failed = 0;
+	/* the index stage's wall and the wall of the completed merges */
+	int64_t idx[2] = { 0 }, done[2] = { 0 };
 	ms_ev_input in[16];
 	for (uint64_t s = 1; s <= n; s++) {
 		ms_ev_merge m;
@@ -204,6 +206,11 @@ test_report_counts(void **state)
 		        : strcmp(m.lane, "slow") == 0 ? 1
 		                                      : 2;
 		lanes[m.phase][l]++;
+		if (!m.err) {
+			idx[m.phase] += m.index[MS_KIND_LATENCY].wall_ns +
+			                m.index[MS_KIND_START_TIME].wall_ns;
+			done[m.phase] += m.wall_ns;
+		}
 		exec += m.sampling.klass == MS_SAMPLING_EXECUTED;
 		dropped += m.sampling.traces_dropped;
 		failed += m.err != 0;
@@ -218,9 +225,22 @@ test_report_counts(void **state)
 	         (unsigned long long)lanes[0][2],
 	         (unsigned long long)lanes[1][2]);
 	assert_non_null(strstr(text, want));
+	assert_true(idx[0] > 0 && idx[1] > 0);
+	snprintf(want, sizeof(want), "  %-28s %14.3f %14.3f\n",
+	         "index wall (sum) s", (double)idx[0] / 1e9,
+	         (double)idx[1] / 1e9);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "  %-28s %14.1f %14.1f\n",
+	         "index share of merge wall %",
+	         100.0 * (double)idx[0] / (double)done[0],
+	         100.0 * (double)idx[1] / (double)done[1]);
+	assert_non_null(strstr(text, want));
 	free(text);
 
 	char *js = et_report(path, ms_report_json, NULL);
+	snprintf(want, sizeof(want), "\"index_wall_ns\":%lld",
+	         (long long)idx[0]);
+	assert_non_null(strstr(js, want));
 	snprintf(want, sizeof(want), "\"merges_completed\":%llu",
 	         (unsigned long long)n);
 	assert_non_null(strstr(js, want));

@@ -332,6 +332,35 @@ floor_bulk(floor_set *f)
 	return t;
 }
 
+/* The reference's own split of one merge's elapsed time, its only
+ * figure for the index children's share (merge-optimization-plan.txt,
+ * phase 6, the one-run diagnostic at 1% deletion): core and both
+ * secondary-index children of its frozen 15-input selection of 147,126
+ * rows, measured before phase 8 cut its core merge's CPU by 67.5%. */
+#define REF_CORE_MS 2207.5
+#define REF_INDEX_MS 401.7
+#define REF_ROWS 147126.0
+
+/* Prints the index stage beside the reference's: the share of the two
+ * stages and each one's time per input row. core_ns and index_ns are
+ * medians (core: read+write and finish). */
+static void
+reference_line(double core_ns, double index_ns, uint64_t rows)
+{
+	double n = (double)rows, core = core_ns / 1e6, idx = index_ns / 1e6;
+	printf("beside the reference (its phase 6 diagnostic, 147126 rows): "
+	       "core %.1f ms here, %.1f there; index %.1f ms here, %.1f "
+	       "there; index share of the two %.1f%% here, %.1f%% there\n",
+	       core, REF_CORE_MS, idx, REF_INDEX_MS, 100.0 * idx / (core + idx),
+	       100.0 * REF_INDEX_MS / (REF_CORE_MS + REF_INDEX_MS));
+	printf("  per input row: core %.3f us here, %.3f there (%.1fx "
+	       "faster); index %.3f us here, %.3f there (%.1fx faster)\n",
+	       1e3 * core / n, 1e3 * REF_CORE_MS / REF_ROWS,
+	       (REF_CORE_MS / REF_ROWS) / (core / n), 1e3 * idx / n,
+	       1e3 * REF_INDEX_MS / REF_ROWS,
+	       (REF_INDEX_MS / REF_ROWS) / (idx / n));
+}
+
 /* Repetition r's merge of the 15 inputs ids of s on lane. */
 static ms_merge_req
 merge_req(ms_shard *s, const uint64_t *ids, int r, const char *lane,
@@ -606,6 +635,9 @@ main(int argc, char **argv)
 	       "figures)\n",
 	       (double)bench_median_i64(ifloor, reps) / 1e6,
 	       (double)bench_median_i64(fshare, reps) / 1e4);
+	reference_line((double)(bench_median_i64(srd, reps) +
+	                        bench_median_i64(swr, reps)),
+	               (double)bench_median_i64(ixw, reps), res.rows_in);
 	printf("merge resources (last rep): %.1f MB allocated in %llu "
 	       "allocations, peak live %.1f MB, %.1f MB read, %.1f MB "
 	       "written, %llu fsyncs\n",
