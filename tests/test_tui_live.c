@@ -26,6 +26,8 @@
 #include "ms_pipeline.h"
 #include "tui_int.h"
 
+#include "sqlite_full_vfs.h"
+
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -475,19 +477,15 @@ test_recon_after_seek_back(void **state)
 }
 
 /* The restart's reopen: a new replay of the run's options, paused at its
- * first publication, recording to a new database; the old one closed. */
+ * first publication, recording to a new database (the adapter closes the
+ * old one). */
 static int
-reopen_paused(void *arg, ms_replay *old, bool running, ms_replay **out,
-              ms_errbuf *eb)
+reopen_paused(void *arg, bool running, ms_replay **out, ms_errbuf *eb)
 {
 	rt_run *run = arg;
 	rt_opts(run, "kept-rerun", "skywalking");
 	run->o.start_paused = !running;
-	int rc = ms_replay_open(out, &run->o, eb);
-	if (rc)
-		return rc;
-	ms_replay_close(old);
-	return 0;
+	return ms_replay_open(out, &run->o, eb);
 }
 
 /* The breakpoints of view v are merge=1001.. merge=1064, every fifth
@@ -579,6 +577,62 @@ test_every_breakpoint_kept(void **state)
 	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
 	assert_64_kept(l.r, v);
 	free(st);
+	live_close(&l);
+	free(run);
+}
+
+/* `r` on a disk with room for the write-ahead log and none to fold it into
+ * the database file: the run it replaces ends as any run ends, its log
+ * folded in or, as here, the screen saying (as an error, after the new
+ * database) that its events are in the database and its -wal, to be kept
+ * together; the adapter keeps that for the end of the session. Once there
+ * is room the database file alone is whole again. Before, the replaced run
+ * was closed without the fold's retry or a word: the screen said only
+ * "restarted the day", and the events were left in the -wal unsaid. */
+static void
+test_restart_says_database_in_two_files(void **state)
+{
+	(void)state;
+	rt_run *run = calloc(2, sizeof(*run));
+	assert_non_null(run);
+	rt_opts(&run[0], "fold", "skywalking");
+	run[0].o.start_paused = true;
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	live l;
+	live_open(&l, &run[0], false);
+	ms_replay_ctl_set_reopen(l.rc, reopen_paused, &run[1]);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l.r, st));
+	ms_tui_session *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	assert_int_equal(ms_session_init(s, &l.ctl), 0);
+	assert_int_equal(ms_session_snapshot(s), 0);
+	full_vfs_cap_main(4096);
+	ms_session_key(s, 'r');
+	full_vfs_disarm();
+	ms_session_snapshot(s);
+	const char *msg = s->view->ui.message;
+	fprintf(stderr, "message: %s\n", msg);
+	char wal[PATH_MAX + 8];
+	snprintf(wal, sizeof(wal), "%s-wal", run[0].db);
+	assert_true(s->view->ui.message_is_error);
+	assert_non_null(strstr(msg, "restarted the day, recording to "));
+	assert_non_null(strstr(msg, run[1].db));
+	assert_non_null(strstr(msg, wal));
+	assert_non_null(strstr(msg, "database or disk is full"));
+	assert_non_null(strstr(msg, "keep, copy and move the two files"));
+	const char *kept[MS_REPLAY_CTL_KEPT];
+	assert_int_equal(ms_replay_ctl_kept(l.rc, kept, MS_REPLAY_CTL_KEPT), 1);
+	assert_non_null(strstr(kept[0], wal));
+	/* Room again: the replaced run's database file is whole alone. */
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_evdb_fold_wal(run[0].db, &eb), 0);
+	struct stat sb;
+	assert_true(stat(wal, &sb) != 0 || sb.st_size == 0);
+	ms_session_release(s);
+	free(s);
+	free(st);
+	l.r = ms_replay_ctl_replay(l.rc);
 	live_close(&l);
 	free(run);
 }
@@ -970,6 +1024,7 @@ main(void)
 		cmocka_unit_test(test_every_recon_row),
 		cmocka_unit_test(test_recon_after_seek_back),
 		cmocka_unit_test(test_every_breakpoint_kept),
+		cmocka_unit_test(test_restart_says_database_in_two_files),
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),

@@ -47,6 +47,10 @@ struct ms_replay_ctl {
 	unsigned recon_tries, recon_wait;
 	uint64_t recon_seeks; /* the replay's seeks when they were read */
 	ms_replay_status st;
+	/* What ending the runs that restarts replaced left undone: each
+	 * database left in two files, the first few said whole. */
+	size_t nkept;
+	ms_errbuf kept[MS_REPLAY_CTL_KEPT];
 };
 
 static int
@@ -128,15 +132,17 @@ seek_back(ms_replay_ctl *c, const ms_tui_target *t, ms_errbuf *eb)
  * Restart: a new replay of the same options (the reopen callback opens it,
  * paused, recording to a new database), the user's breakpoints and speed
  * carried over, then started, and run to the target if there is one. The
- * old replay is closed first (it records how far it got and frees its
- * scratch shard), so a --work-dir can be reused.
+ * old replay is closed once the new one is open, as a run that ends is
+ * (ms_replay_close_fold: it records how far it got, frees its scratch
+ * shard and folds its database's log in); a database it left in two files
+ * is said in eb on success, and kept for ms_replay_ctl_kept.
  */
 static int
 c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
           ms_errbuf *eb)
 {
 	ms_replay_ctl *c = self;
-	ms_errbuf se = { "" };
+	ms_errbuf se = { "" }, note = { "" };
 	if (db && dbn)
 		db[0] = '\0';
 	if (t && seek_back(c, t, &se) == 0)
@@ -156,9 +162,14 @@ c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
 	ms_replay_get_status(c->replay, st);
 	double speed = c->speed_set ? c->speed : st->speed;
 	ms_replay *n = NULL;
-	int rc = c->reopen(c->reopen_arg, c->replay, t != NULL, &n, eb);
+	int rc = c->reopen(c->reopen_arg, t != NULL, &n, eb);
 	if (rc)
 		return rc; /* the old replay is still there, as it was */
+	if (ms_replay_close_fold(c->replay, NULL, 0, &note)) {
+		if (c->nkept < MS_REPLAY_CTL_KEPT)
+			c->kept[c->nkept] = note;
+		c->nkept++;
+	}
 	c->replay = n;
 	c->nrecon = c->recon_tries = c->recon_wait = 0;
 	if (db && dbn)
@@ -183,7 +194,9 @@ c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
 		ms_replay_rerun_next(n);
 	if (t && (rc = c_run_to(c, t, eb)))
 		return rc;
-	return ms_replay_start(n, eb);
+	if ((rc = ms_replay_start(n, eb)) == 0 && note.msg[0] && eb)
+		*eb = note;
+	return rc;
 }
 
 static int
@@ -744,6 +757,15 @@ struct ms_replay *
 ms_replay_ctl_replay(const ms_replay_ctl *c)
 {
 	return c->replay;
+}
+
+size_t
+ms_replay_ctl_kept(const ms_replay_ctl *c, const char **msgs, size_t cap)
+{
+	for (size_t i = 0; i < c->nkept && i < MS_REPLAY_CTL_KEPT && i < cap;
+	     i++)
+		msgs[i] = c->kept[i].msg;
+	return c->nkept;
 }
 
 void
