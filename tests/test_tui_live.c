@@ -623,7 +623,7 @@ test_restart_says_database_in_two_files(void **state)
 	assert_non_null(strstr(msg, "keep, copy and move the two files"));
 	const char *kept[MS_REPLAY_CTL_KEPT];
 	assert_int_equal(ms_replay_ctl_kept(l.rc, kept, MS_REPLAY_CTL_KEPT), 1);
-	assert_non_null(strstr(kept[0], wal));
+	assert_string_equal(kept[0], run[0].db);
 	/* Room again: the replaced run's database file is whole alone. */
 	ms_errbuf eb = { "" };
 	assert_int_equal(ms_evdb_fold_wal(run[0].db, &eb), 0);
@@ -633,6 +633,86 @@ test_restart_says_database_in_two_files(void **state)
 	free(s);
 	free(st);
 	l.r = ms_replay_ctl_replay(l.rc);
+	live_close(&l);
+	free(run);
+}
+
+/* The restart's reopen, after which the disk is full: the new replay opens,
+ * then nothing more can be written (the replaced run's fold, the new
+ * run's start). */
+static int
+reopen_then_full(void *arg, bool running, ms_replay **out, ms_errbuf *eb)
+{
+	int rc = reopen_paused(arg, running, out, eb);
+	if (rc == 0)
+		full_vfs_arm(0);
+	return rc;
+}
+
+/* `r` when the disk fills between opening the new run and starting it: the
+ * footer says both why the new run did not start and that the replaced
+ * run's database is in two files; the new run never runs, and space says
+ * so (it said "running" while nothing ran) and that r restarts again,
+ * which, with room again, works. */
+static void
+test_restart_not_started_says_why(void **state)
+{
+	(void)state;
+	rt_run *run = calloc(3, sizeof(*run));
+	assert_non_null(run);
+	rt_opts(&run[0], "full", "skywalking");
+	run[0].o.start_paused = true;
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	live l;
+	live_open(&l, &run[0], false);
+	ms_replay_ctl_set_reopen(l.rc, reopen_then_full, &run[1]);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l.r, st));
+	ms_tui_session *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	assert_int_equal(ms_session_init(s, &l.ctl), 0);
+	assert_int_equal(ms_session_snapshot(s), 0);
+	ms_session_key(s, 'r');
+	full_vfs_disarm();
+	ms_session_snapshot(s);
+	fprintf(stderr, "message: %s\n", s->view->ui.message);
+	char wal[PATH_MAX + 8], want[PATH_MAX + 64];
+	snprintf(wal, sizeof(wal), "%s-wal", run[0].db);
+	snprintf(want, sizeof(want), "event database %s: ", run[1].db);
+	assert_true(s->view->ui.message_is_error);
+	assert_non_null(strstr(s->view->ui.message, want));
+	assert_non_null(strstr(s->view->ui.message, wal));
+	ms_session_key(s, ' ');
+	ms_session_snapshot(s);
+	fprintf(stderr, "message: %s\n", s->view->ui.message);
+	assert_true(s->view->ui.message_is_error);
+	assert_non_null(strstr(s->view->ui.message,
+	                       "the restarted run did not start ("));
+	assert_non_null(strstr(s->view->ui.message, want));
+	assert_non_null(strstr(s->view->ui.message, "r restarts the day"));
+	/* Room again: r opens a third run, which starts and runs. */
+	ms_replay_ctl_set_reopen(l.rc, reopen_paused, &run[2]);
+	ms_session_key(s, 'r');
+	ms_session_snapshot(s);
+	assert_false(s->view->ui.message_is_error);
+	l.r = ms_replay_ctl_replay(l.rc);
+	assert_string_equal(ms_replay_db_path(l.r), run[2].db);
+	assert_true(rt_wait_stop(l.r, st));
+	ms_session_snapshot(s);
+	ms_session_key(s, ' ');
+	ms_session_snapshot(s);
+	assert_false(s->view->ui.message_is_error);
+	struct timespec tick = { 0, 10 * 1000000L };
+	for (int i = 0; i < 12000; i++) {
+		ms_replay_get_status(l.r, st);
+		if (st->state != MS_REPLAY_PAUSED)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	assert_int_not_equal(st->state, MS_REPLAY_PAUSED);
+	ms_session_release(s);
+	free(s);
+	free(st);
 	live_close(&l);
 	free(run);
 }
@@ -1025,6 +1105,7 @@ main(void)
 		cmocka_unit_test(test_recon_after_seek_back),
 		cmocka_unit_test(test_every_breakpoint_kept),
 		cmocka_unit_test(test_restart_says_database_in_two_files),
+		cmocka_unit_test(test_restart_not_started_says_why),
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),

@@ -316,24 +316,33 @@ say(FILE *f, const char *fmt, ...)
 }
 
 /* Every database the session left in two files (a full disk), said last,
- * where it is seen: the runs restarts replaced (the screen said each),
- * then the last run's (last, NULL when its database is whole). Whether
- * there was any. */
+ * where it is seen: those of the runs restarts replaced (the screen said
+ * each), folded once more as the last run's was (a disk with room by now
+ * leaves nothing to say), then the last run's (last, NULL when its
+ * database is whole). Whether there was any. */
 static bool
 say_kept(FILE *err, const ms_replay_ctl *c, const char *last)
 {
-	const char *msgs[MS_REPLAY_CTL_KEPT];
-	size_t n = ms_replay_ctl_kept(c, msgs, MS_REPLAY_CTL_KEPT);
-	for (size_t i = 0; i < n && i < MS_REPLAY_CTL_KEPT; i++)
-		say(err, "mergescope tui: %s", msgs[i]);
-	if (n > MS_REPLAY_CTL_KEPT)
+	const char *dbs[MS_REPLAY_CTL_KEPT];
+	size_t n = ms_replay_ctl_kept(c, dbs, MS_REPLAY_CTL_KEPT), left = 0;
+	for (size_t i = 0; i < n && i < MS_REPLAY_CTL_KEPT; i++) {
+		ms_errbuf eb = { "" };
+		if (ms_evdb_fold_wal(dbs[i], &eb) == 0)
+			continue;
+		left++;
+		say(err, "mergescope tui: %s", eb.msg);
+	}
+	if (n > MS_REPLAY_CTL_KEPT) {
+		left += n - MS_REPLAY_CTL_KEPT;
 		say(err,
 		    "mergescope tui: and the databases of %zu more restarted "
-		    "runs, each with its -wal the same way",
+		    "runs were left with their -wal the same way (the "
+		    "*.rerun-N files beside the first)",
 		    n - MS_REPLAY_CTL_KEPT);
+	}
 	if (last)
 		say(err, "mergescope tui: %s", last);
-	return n || last;
+	return left || last;
 }
 
 /* After the screen: end the run the adapter drives (a restart may have

@@ -14,6 +14,7 @@
 #include "ms_replay.h"
 #include "ms_replay_events.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,17 +48,33 @@ struct ms_replay_ctl {
 	unsigned recon_tries, recon_wait;
 	uint64_t recon_seeks; /* the replay's seeks when they were read */
 	ms_replay_status st;
-	/* What ending the runs that restarts replaced left undone: each
-	 * database left in two files, the first few said whole. */
+	/* The databases of the runs restarts replaced that were left in
+	 * two files (ms_replay_close_fold failed), the first few by path. */
 	size_t nkept;
-	ms_errbuf kept[MS_REPLAY_CTL_KEPT];
+	char kept[MS_REPLAY_CTL_KEPT][PATH_MAX];
+	/* Why the replay a restart opened did not start ("" when it did):
+	 * it never runs; the commands that would run it say so. */
+	ms_errbuf unstarted;
 };
+
+/* MS_ERR_STATE when the replay a restart opened did not start. */
+static int
+started(const ms_replay_ctl *c, ms_errbuf *eb)
+{
+	if (!c->unstarted.msg[0])
+		return 0;
+	return ms_fail(eb, MS_ERR_STATE,
+	               "the restarted run did not start (%s); r restarts "
+	               "the day again",
+	               c->unstarted.msg);
+}
 
 static int
 c_cmd(void *self, enum ms_replay_cmd cmd, ms_errbuf *eb)
 {
 	ms_replay_ctl *c = self;
-	return ms_replay_command(c->replay, cmd, eb);
+	int rc = started(c, eb);
+	return rc ? rc : ms_replay_command(c->replay, cmd, eb);
 }
 
 static int
@@ -94,6 +111,9 @@ static int
 c_run_to(void *self, const ms_tui_target *t, ms_errbuf *eb)
 {
 	ms_replay_ctl *c = self;
+	int rc = started(c, eb);
+	if (rc)
+		return rc;
 	if (t->kind == MS_TARGET_MERGE)
 		return ms_replay_run_to_merge(c->replay, t->seq, eb);
 	if (t->kind == MS_TARGET_PUB)
@@ -123,6 +143,38 @@ seek_back(ms_replay_ctl *c, const ms_tui_target *t, ms_errbuf *eb)
 	return ms_replay_seek_time(c->replay, t->t, eb);
 }
 
+/* The restart's new replay n, now the adapter's: the breakpoints c->breaks
+ * (nb of them) and the speed carried over, the target t set (NULL: none),
+ * then started. On failure n never runs: the commands that would run it
+ * say why (c->unstarted). */
+static int
+restart_new(ms_replay_ctl *c, ms_replay *n, const ms_tui_target *t, size_t nb,
+            double speed, ms_errbuf *eb)
+{
+	int rc;
+	for (size_t i = 0; i < nb; i++) {
+		const ms_breakpoint *b = &c->breaks[i];
+		int id;
+		if (b->once)
+			continue; /* a go target of the old run */
+		rc = ms_replay_break_add(n, b->spec, &id, eb);
+		if (rc == 0 && !b->enabled)
+			rc = ms_replay_break_enable(n, id, false, eb);
+		if (rc)
+			return rc;
+	}
+	ms_replay_set_speed(n, speed);
+	/* The target goes in before the start, so a fast run cannot pass it
+	 * (and the replay was opened not to stop on its own before). It is
+	 * behind where the user was: the breakpoints on the way do not stop
+	 * the run there, as from a checkpoint. */
+	if (t)
+		ms_replay_rerun_next(n);
+	if (t && (rc = c_run_to(c, t, eb)))
+		return rc;
+	return ms_replay_start(n, eb);
+}
+
 /*
  * Back to a target: in the running replay from a checkpoint when one
  * precedes it (the run stops there and runs to the target at full speed;
@@ -135,7 +187,8 @@ seek_back(ms_replay_ctl *c, const ms_tui_target *t, ms_errbuf *eb)
  * old replay is closed once the new one is open, as a run that ends is
  * (ms_replay_close_fold: it records how far it got, frees its scratch
  * shard and folds its database's log in); a database it left in two files
- * is said in eb on success, and kept for ms_replay_ctl_kept.
+ * is said in eb (after the error, when the new replay then fails), and
+ * kept for ms_replay_ctl_kept.
  */
 static int
 c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
@@ -165,37 +218,27 @@ c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
 	int rc = c->reopen(c->reopen_arg, t != NULL, &n, eb);
 	if (rc)
 		return rc; /* the old replay is still there, as it was */
-	if (ms_replay_close_fold(c->replay, NULL, 0, &note)) {
+	char old[PATH_MAX];
+	if (ms_replay_close_fold(c->replay, old, sizeof(old), &note)) {
 		if (c->nkept < MS_REPLAY_CTL_KEPT)
-			c->kept[c->nkept] = note;
+			memcpy(c->kept[c->nkept], old, sizeof(old));
 		c->nkept++;
 	}
 	c->replay = n;
 	c->nrecon = c->recon_tries = c->recon_wait = 0;
 	if (db && dbn)
 		snprintf(db, dbn, "%s", ms_replay_db_path(n));
-	for (size_t i = 0; i < nb; i++) {
-		const ms_breakpoint *b = &c->breaks[i];
-		int id;
-		if (b->once)
-			continue; /* a go target of the old run */
-		rc = ms_replay_break_add(n, b->spec, &id, eb);
-		if (rc == 0 && !b->enabled)
-			rc = ms_replay_break_enable(n, id, false, eb);
-		if (rc)
-			return rc;
-	}
-	ms_replay_set_speed(n, speed);
-	/* The target goes in before the start, so a fast run cannot pass it
-	 * (and the replay was opened not to stop on its own before). It is
-	 * behind where the user was: the breakpoints on the way do not stop
-	 * the run there, as from a checkpoint. */
-	if (t)
-		ms_replay_rerun_next(n);
-	if (t && (rc = c_run_to(c, t, eb)))
-		return rc;
-	if ((rc = ms_replay_start(n, eb)) == 0 && note.msg[0] && eb)
-		*eb = note;
+	c->unstarted.msg[0] = '\0';
+	rc = restart_new(c, n, t, nb, speed, &c->unstarted);
+	if (rc == 0)
+		c->unstarted.msg[0] = '\0';
+	else if (!c->unstarted.msg[0])
+		snprintf(c->unstarted.msg, sizeof(c->unstarted.msg), "%s",
+		         ms_strerror(rc));
+	if (eb)
+		snprintf(eb->msg, sizeof(eb->msg), "%s%s%s",
+		         rc ? c->unstarted.msg : "",
+		         rc && note.msg[0] ? "; " : "", note.msg);
 	return rc;
 }
 
@@ -760,11 +803,11 @@ ms_replay_ctl_replay(const ms_replay_ctl *c)
 }
 
 size_t
-ms_replay_ctl_kept(const ms_replay_ctl *c, const char **msgs, size_t cap)
+ms_replay_ctl_kept(const ms_replay_ctl *c, const char **dbs, size_t cap)
 {
 	for (size_t i = 0; i < c->nkept && i < MS_REPLAY_CTL_KEPT && i < cap;
 	     i++)
-		msgs[i] = c->kept[i].msg;
+		dbs[i] = c->kept[i];
 	return c->nkept;
 }
 

@@ -38,11 +38,11 @@ struct ms_replay *ms_replay_ctl_replay(const ms_replay_ctl *c);
 
 /* The runs restarts replaced whose event database was left in two files
  * (ms_replay_close_fold failed; the restart said so on the screen): how
- * many, and the first cap (at most MS_REPLAY_CTL_KEPT) messages into
- * msgs, owned by c. */
+ * many, and the paths of the first cap (at most MS_REPLAY_CTL_KEPT) of
+ * their databases into dbs, owned by c (ms_evdb_fold_wal can try them
+ * again). */
 #define MS_REPLAY_CTL_KEPT 4
-size_t ms_replay_ctl_kept(const ms_replay_ctl *c, const char **msgs,
-                          size_t cap);
+size_t ms_replay_ctl_kept(const ms_replay_ctl *c, const char **dbs, size_t cap);
 
 /* Map an event-log filter as the TUI parses it (ms_tui_filter_parse) onto
  * the replay's, field for field; out borrows lane and text from f. 0, or
