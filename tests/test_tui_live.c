@@ -729,6 +729,40 @@ status_row(ms_tui_view *v, int w, char *row, size_t n)
 	ms_canvas_release(&cv);
 }
 
+/* A run that fails (here its event database cannot grow: a full disk) is
+ * over, but the status line says FAILED and why, not DONE: it said DONE,
+ * and the failure came out only on quitting. */
+static void
+test_failed_run_says_failed(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "fails", "skywalking");
+	run.o.start_paused = true;
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	live l;
+	live_open(&l, &run, false);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l.r, st));
+	full_vfs_arm(0);
+	ms_errbuf eb = { "" };
+	assert_int_equal(l.ctl.ops->run(l.ctl.self, &eb), 0);
+	while (rt_wait_stop(l.r, st) && st->state != MS_REPLAY_FAILED &&
+	       st->state != MS_REPLAY_DONE)
+		;
+	full_vfs_disarm();
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	live_snapshot(&l);
+	char row[1024];
+	status_row(l.v, 200, row, sizeof(row));
+	fprintf(stderr, "status: %s\n", row);
+	assert_non_null(strstr(row, "!! FAILED "));
+	assert_null(strstr(row, "DONE"));
+	assert_non_null(strstr(row, "cannot record events"));
+	free(st);
+	live_close(&l);
+}
+
 /* --paused: the status says the run is paused at the start, not at a
  * step (it read "PAUSED at step", as if one had been taken); the first
  * step then reads as one, and an `n` after it as the next merge. */
@@ -1109,6 +1143,7 @@ main(void)
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),
+		cmocka_unit_test(test_failed_run_says_failed),
 		cmocka_unit_test(test_gauge_at_sampling_barrier),
 		cmocka_unit_test(test_staging_holds_after_last_batch),
 	};

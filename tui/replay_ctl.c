@@ -492,9 +492,9 @@ snap_status(ms_tui_view *v, const ms_replay_status *st)
 	v->merges_bypassed = st->merges_bypassed;
 	v->epoch = st->epoch;
 	v->speed = st->speed;
-	if (st->state == MS_REPLAY_FAILED)
-		snprintf(v->break_why, sizeof(v->break_why), "failed: %s",
-		         st->error);
+	v->run_failed = st->state == MS_REPLAY_FAILED;
+	if (v->run_failed)
+		copy_str(v->break_why, sizeof(v->break_why), st->error);
 	else if (st->state == MS_REPLAY_PAUSED && st->pub_done == 0 &&
 	         st->merges_done == 0 && strcmp(st->break_why, "step") == 0)
 		/* --paused: stopped before the first publication, which the
