@@ -581,6 +581,27 @@ test_every_breakpoint_kept(void **state)
 	free(run);
 }
 
+/* A session over run[0]'s replay (called name), paused at its start, whose
+ * restarts open their replays with fn(run + 1); the full disk installed,
+ * not armed. */
+static ms_tui_session *
+restart_session(live *l, rt_run *run, const char *name, ms_replay_reopen_fn fn)
+{
+	rt_opts(&run[0], name, "skywalking");
+	run[0].o.start_paused = true;
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	live_open(l, &run[0], false);
+	ms_replay_ctl_set_reopen(l->rc, fn, &run[1]);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l->r, st));
+	free(st);
+	ms_tui_session *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	assert_int_equal(ms_session_init(s, &l->ctl), 0);
+	assert_int_equal(ms_session_snapshot(s), 0);
+	return s;
+}
+
 /* `r` on a disk with room for the write-ahead log and none to fold it into
  * the database file: the run it replaces ends as any run ends, its log
  * folded in or, as here, the screen saying (as an error, after the new
@@ -595,18 +616,8 @@ test_restart_says_database_in_two_files(void **state)
 	(void)state;
 	rt_run *run = calloc(2, sizeof(*run));
 	assert_non_null(run);
-	rt_opts(&run[0], "fold", "skywalking");
-	run[0].o.start_paused = true;
-	assert_int_equal(full_vfs_install(), SQLITE_OK);
 	live l;
-	live_open(&l, &run[0], false);
-	ms_replay_ctl_set_reopen(l.rc, reopen_paused, &run[1]);
-	ms_replay_status *st = rt_status_new();
-	assert_true(rt_wait_stop(l.r, st));
-	ms_tui_session *s = calloc(1, sizeof(*s));
-	assert_non_null(s);
-	assert_int_equal(ms_session_init(s, &l.ctl), 0);
-	assert_int_equal(ms_session_snapshot(s), 0);
+	ms_tui_session *s = restart_session(&l, run, "fold", reopen_paused);
 	full_vfs_cap_main(4096);
 	ms_session_key(s, 'r');
 	full_vfs_disarm();
@@ -631,7 +642,6 @@ test_restart_says_database_in_two_files(void **state)
 	assert_true(stat(wal, &sb) != 0 || sb.st_size == 0);
 	ms_session_release(s);
 	free(s);
-	free(st);
 	l.r = ms_replay_ctl_replay(l.rc);
 	live_close(&l);
 	free(run);
@@ -660,18 +670,9 @@ test_restart_not_started_says_why(void **state)
 	(void)state;
 	rt_run *run = calloc(3, sizeof(*run));
 	assert_non_null(run);
-	rt_opts(&run[0], "full", "skywalking");
-	run[0].o.start_paused = true;
-	assert_int_equal(full_vfs_install(), SQLITE_OK);
 	live l;
-	live_open(&l, &run[0], false);
-	ms_replay_ctl_set_reopen(l.rc, reopen_then_full, &run[1]);
+	ms_tui_session *s = restart_session(&l, run, "full", reopen_then_full);
 	ms_replay_status *st = rt_status_new();
-	assert_true(rt_wait_stop(l.r, st));
-	ms_tui_session *s = calloc(1, sizeof(*s));
-	assert_non_null(s);
-	assert_int_equal(ms_session_init(s, &l.ctl), 0);
-	assert_int_equal(ms_session_snapshot(s), 0);
 	ms_session_key(s, 'r');
 	full_vfs_disarm();
 	ms_session_snapshot(s);
