@@ -3138,6 +3138,21 @@ ms_replay_close(ms_replay *r)
 	free(r);
 }
 
+int
+ms_replay_close_fold(ms_replay *r, char *db, size_t n, ms_errbuf *eb)
+{
+	if (db && n)
+		db[0] = '\0';
+	if (!r)
+		return 0;
+	char path[sizeof(r->db_path)];
+	snprintf(path, sizeof(path), "%s", r->db_path);
+	ms_replay_close(r);
+	if (db && n)
+		snprintf(db, n, "%s", path);
+	return ms_evdb_fold_wal(path, eb);
+}
+
 /* ---- commands --------------------------------------------------------- */
 
 int

@@ -26,6 +26,8 @@
 #include "ms_pipeline.h"
 #include "tui_int.h"
 
+#include "sqlite_full_vfs.h"
+
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -475,19 +477,15 @@ test_recon_after_seek_back(void **state)
 }
 
 /* The restart's reopen: a new replay of the run's options, paused at its
- * first publication, recording to a new database; the old one closed. */
+ * first publication, recording to a new database (the adapter closes the
+ * old one). */
 static int
-reopen_paused(void *arg, ms_replay *old, bool running, ms_replay **out,
-              ms_errbuf *eb)
+reopen_paused(void *arg, bool running, ms_replay **out, ms_errbuf *eb)
 {
 	rt_run *run = arg;
 	rt_opts(run, "kept-rerun", "skywalking");
 	run->o.start_paused = !running;
-	int rc = ms_replay_open(out, &run->o, eb);
-	if (rc)
-		return rc;
-	ms_replay_close(old);
-	return 0;
+	return ms_replay_open(out, &run->o, eb);
 }
 
 /* The breakpoints of view v are merge=1001.. merge=1064, every fifth
@@ -583,6 +581,143 @@ test_every_breakpoint_kept(void **state)
 	free(run);
 }
 
+/* A session over run[0]'s replay (called name), paused at its start, whose
+ * restarts open their replays with fn(run + 1); the full disk installed,
+ * not armed. */
+static ms_tui_session *
+restart_session(live *l, rt_run *run, const char *name, ms_replay_reopen_fn fn)
+{
+	rt_opts(&run[0], name, "skywalking");
+	run[0].o.start_paused = true;
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	live_open(l, &run[0], false);
+	ms_replay_ctl_set_reopen(l->rc, fn, &run[1]);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l->r, st));
+	free(st);
+	ms_tui_session *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	assert_int_equal(ms_session_init(s, &l->ctl), 0);
+	assert_int_equal(ms_session_snapshot(s), 0);
+	return s;
+}
+
+/* `r` on a disk with room for the write-ahead log and none to fold it into
+ * the database file: the run it replaces ends as any run ends, its log
+ * folded in or, as here, the screen saying (as an error, after the new
+ * database) that its events are in the database and its -wal, to be kept
+ * together; the adapter keeps that for the end of the session. Once there
+ * is room the database file alone is whole again. Before, the replaced run
+ * was closed without the fold's retry or a word: the screen said only
+ * "restarted the day", and the events were left in the -wal unsaid. */
+static void
+test_restart_says_database_in_two_files(void **state)
+{
+	(void)state;
+	rt_run *run = calloc(2, sizeof(*run));
+	assert_non_null(run);
+	live l;
+	ms_tui_session *s = restart_session(&l, run, "fold", reopen_paused);
+	full_vfs_cap_main(4096);
+	ms_session_key(s, 'r');
+	full_vfs_disarm();
+	ms_session_snapshot(s);
+	const char *msg = s->view->ui.message;
+	fprintf(stderr, "message: %s\n", msg);
+	char wal[PATH_MAX + 8];
+	snprintf(wal, sizeof(wal), "%s-wal", run[0].db);
+	assert_true(s->view->ui.message_is_error);
+	assert_non_null(strstr(msg, "restarted the day, recording to "));
+	assert_non_null(strstr(msg, run[1].db));
+	assert_non_null(strstr(msg, wal));
+	assert_non_null(strstr(msg, "database or disk is full"));
+	assert_non_null(strstr(msg, "keep, copy and move the two files"));
+	const char *kept[MS_REPLAY_CTL_KEPT];
+	assert_int_equal(ms_replay_ctl_kept(l.rc, kept, MS_REPLAY_CTL_KEPT), 1);
+	assert_string_equal(kept[0], run[0].db);
+	/* Room again: the replaced run's database file is whole alone. */
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_evdb_fold_wal(run[0].db, &eb), 0);
+	struct stat sb;
+	assert_true(stat(wal, &sb) != 0 || sb.st_size == 0);
+	ms_session_release(s);
+	free(s);
+	l.r = ms_replay_ctl_replay(l.rc);
+	live_close(&l);
+	free(run);
+}
+
+/* The restart's reopen, after which the disk is full: the new replay opens,
+ * then nothing more can be written (the replaced run's fold, the new
+ * run's start). */
+static int
+reopen_then_full(void *arg, bool running, ms_replay **out, ms_errbuf *eb)
+{
+	int rc = reopen_paused(arg, running, out, eb);
+	if (rc == 0)
+		full_vfs_arm(0);
+	return rc;
+}
+
+/* `r` when the disk fills between opening the new run and starting it: the
+ * footer says both why the new run did not start and that the replaced
+ * run's database is in two files; the new run never runs, and space says
+ * so (it said "running" while nothing ran) and that r restarts again,
+ * which, with room again, works. */
+static void
+test_restart_not_started_says_why(void **state)
+{
+	(void)state;
+	rt_run *run = calloc(3, sizeof(*run));
+	assert_non_null(run);
+	live l;
+	ms_tui_session *s = restart_session(&l, run, "full", reopen_then_full);
+	ms_replay_status *st = rt_status_new();
+	ms_session_key(s, 'r');
+	full_vfs_disarm();
+	ms_session_snapshot(s);
+	fprintf(stderr, "message: %s\n", s->view->ui.message);
+	char wal[PATH_MAX + 8], want[PATH_MAX + 64];
+	snprintf(wal, sizeof(wal), "%s-wal", run[0].db);
+	snprintf(want, sizeof(want), "event database %s: ", run[1].db);
+	assert_true(s->view->ui.message_is_error);
+	assert_non_null(strstr(s->view->ui.message, want));
+	assert_non_null(strstr(s->view->ui.message, wal));
+	ms_session_key(s, ' ');
+	ms_session_snapshot(s);
+	fprintf(stderr, "message: %s\n", s->view->ui.message);
+	assert_true(s->view->ui.message_is_error);
+	assert_non_null(strstr(s->view->ui.message,
+	                       "the restarted run did not start ("));
+	assert_non_null(strstr(s->view->ui.message, want));
+	assert_non_null(strstr(s->view->ui.message, "r restarts the day"));
+	/* Room again: r opens a third run, which starts and runs. */
+	ms_replay_ctl_set_reopen(l.rc, reopen_paused, &run[2]);
+	ms_session_key(s, 'r');
+	ms_session_snapshot(s);
+	assert_false(s->view->ui.message_is_error);
+	l.r = ms_replay_ctl_replay(l.rc);
+	assert_string_equal(ms_replay_db_path(l.r), run[2].db);
+	assert_true(rt_wait_stop(l.r, st));
+	ms_session_snapshot(s);
+	ms_session_key(s, ' ');
+	ms_session_snapshot(s);
+	assert_false(s->view->ui.message_is_error);
+	struct timespec tick = { 0, 10 * 1000000L };
+	for (int i = 0; i < 12000; i++) {
+		ms_replay_get_status(l.r, st);
+		if (st->state != MS_REPLAY_PAUSED)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	assert_int_not_equal(st->state, MS_REPLAY_PAUSED);
+	ms_session_release(s);
+	free(s);
+	free(st);
+	live_close(&l);
+	free(run);
+}
+
 /* The status line of view v drawn w columns wide, into row. */
 static void
 status_row(ms_tui_view *v, int w, char *row, size_t n)
@@ -593,6 +728,40 @@ status_row(ms_tui_view *v, int w, char *row, size_t n)
 	assert_int_equal(ms_render_frame(&cv, v, w, 46), 0);
 	ms_canvas_row(&cv, 0, row, n);
 	ms_canvas_release(&cv);
+}
+
+/* A run that fails (here its event database cannot grow: a full disk) is
+ * over, but the status line says FAILED and why, not DONE: it said DONE,
+ * and the failure came out only on quitting. */
+static void
+test_failed_run_says_failed(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "fails", "skywalking");
+	run.o.start_paused = true;
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	live l;
+	live_open(&l, &run, false);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l.r, st));
+	full_vfs_arm(0);
+	ms_errbuf eb = { "" };
+	assert_int_equal(l.ctl.ops->run(l.ctl.self, &eb), 0);
+	while (rt_wait_stop(l.r, st) && st->state != MS_REPLAY_FAILED &&
+	       st->state != MS_REPLAY_DONE)
+		;
+	full_vfs_disarm();
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	live_snapshot(&l);
+	char row[1024];
+	status_row(l.v, 200, row, sizeof(row));
+	fprintf(stderr, "status: %s\n", row);
+	assert_non_null(strstr(row, "!! FAILED "));
+	assert_null(strstr(row, "DONE"));
+	assert_non_null(strstr(row, "cannot record events"));
+	free(st);
+	live_close(&l);
 }
 
 /* --paused: the status says the run is paused at the start, not at a
@@ -970,9 +1139,12 @@ main(void)
 		cmocka_unit_test(test_every_recon_row),
 		cmocka_unit_test(test_recon_after_seek_back),
 		cmocka_unit_test(test_every_breakpoint_kept),
+		cmocka_unit_test(test_restart_says_database_in_two_files),
+		cmocka_unit_test(test_restart_not_started_says_why),
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),
+		cmocka_unit_test(test_failed_run_says_failed),
 		cmocka_unit_test(test_gauge_at_sampling_barrier),
 		cmocka_unit_test(test_staging_holds_after_last_batch),
 	};

@@ -389,15 +389,16 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		        a->freeze_at);
 	if (*sig) {
 		char db_path[sizeof(cfg->db)];
-		snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));
 		free(st);
-		ms_replay_close(r); /* records "aborted", removes the shard */
+		/* Records "aborted", removes the shard. */
+		ms_errbuf wal_eb = { "" };
+		bool wal_kept = ms_replay_close_fold(r, db_path,
+		                                     sizeof(db_path), &wal_eb);
 		fprintf(err,
 		        "mergescope run: stopped by %s; recorded as aborted "
 		        "in %s\n",
 		        ms__signal_name(*sig), db_path);
-		ms_errbuf wal_eb = { "" };
-		if (ms_evdb_fold_wal(db_path, &wal_eb))
+		if (wal_kept)
 			fprintf(err, "mergescope run: %s\n", wal_eb.msg);
 		/* --json still gets the report of what was recorded (status
 		 * aborted, the gate run_finished failed); no text report. */
@@ -411,15 +412,12 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	if (failed_run)
 		fprintf(err, "mergescope run: the run failed: %s\n", st->error);
 	char db_path[sizeof(cfg->db)];
-	snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));
 	free(st);
-	ms_replay_close(r); /* commits the last events */
-	/* The close's own fold of the write-ahead log failed (a full
-	 * disk) if one is left: again, now that the scratch shard is gone
-	 * (it may share the file system). Said at the end, where it is
-	 * seen. */
+	/* Commits the last events; a write-ahead log left in two files (a
+	 * full disk) is said at the end, where it is seen. */
 	ms_errbuf wal_eb = { "" };
-	bool wal_kept = ms_evdb_fold_wal(db_path, &wal_eb) != 0;
+	bool wal_kept =
+	        ms_replay_close_fold(r, db_path, sizeof(db_path), &wal_eb);
 
 	return report_and_exit(a, db_path, failed_run,
 	                       wal_kept ? wal_eb.msg : NULL, freeze_failed,

@@ -158,7 +158,7 @@ session_opts(ms_replay_opts *ro, const ms__run_args *a, const ms__run_cfg *cfg,
 }
 
 static int
-reopen(void *arg, ms_replay *old, bool running, ms_replay **out, ms_errbuf *eb)
+reopen(void *arg, bool running, ms_replay **out, ms_errbuf *eb)
 {
 	struct reopen_ctx *x = arg;
 	*out = NULL;
@@ -180,8 +180,8 @@ reopen(void *arg, ms_replay *old, bool running, ms_replay **out, ms_errbuf *eb)
 		*out = NULL;
 		return rc;
 	}
-	ms_replay_close(old);
-	/* The watcher now looks after the new run's database and shard. */
+	/* The watcher now looks after the new run's database and shard
+	 * (the adapter ends the old run next). */
 	ms__supervise_run(*out);
 	return 0;
 }
@@ -315,6 +315,99 @@ say(FILE *f, const char *fmt, ...)
 	ms__say_wrapped(f, line, ms__term_width(f));
 }
 
+/* Every database the session left in two files (a full disk), said last,
+ * where it is seen: those of the runs restarts replaced (the screen said
+ * each), folded once more as the last run's was (a disk with room by now
+ * leaves nothing to say), then the last run's (last, NULL when its
+ * database is whole). Whether there was any. */
+static bool
+say_kept(FILE *err, const ms_replay_ctl *c, const char *last)
+{
+	const char *dbs[MS_REPLAY_CTL_KEPT];
+	size_t n = ms_replay_ctl_kept(c, dbs, MS_REPLAY_CTL_KEPT), left = 0;
+	for (size_t i = 0; i < n && i < MS_REPLAY_CTL_KEPT; i++) {
+		ms_errbuf eb = { "" };
+		if (ms_evdb_fold_wal(dbs[i], &eb) == 0)
+			continue;
+		left++;
+		say(err, "mergescope tui: %s", eb.msg);
+	}
+	if (n > MS_REPLAY_CTL_KEPT) {
+		left += n - MS_REPLAY_CTL_KEPT;
+		say(err,
+		    "mergescope tui: and the databases of %zu more restarted "
+		    "runs were left with their -wal the same way (the "
+		    "*.rerun-N files beside the first)",
+		    n - MS_REPLAY_CTL_KEPT);
+	}
+	if (last)
+		say(err, "mergescope tui: %s", last);
+	return left || last;
+}
+
+/* After the screen: end the run the adapter drives (a restart may have
+ * replaced the first) as `run` ends one, and say how the session went
+ * (rc, eb: the screen's; sig: the signal that stopped it, or 0). The
+ * exit status. */
+static int
+session_end(ms_replay_ctl *adapter, int rc, const ms_errbuf *eb, int sig,
+            const ms__run_cfg *cfg, const ms_tui_opts *topts, FILE *out,
+            FILE *err)
+{
+	ms_replay *r = ms_replay_ctl_replay(adapter);
+	/* What the run went without, once the screen no longer hides it. */
+	if (ms_replay_start_note(r)[0])
+		say(err, "mergescope tui: %s", ms_replay_start_note(r));
+	remember(r, cfg->fixture_dir, topts->filter_out);
+	ms_replay_status *st = malloc(sizeof(*st));
+	if (st)
+		ms_replay_get_status(r, st);
+	bool finished = st && st->state == MS_REPLAY_DONE;
+	bool failed = st && st->state == MS_REPLAY_FAILED;
+	if (failed)
+		say(err, "mergescope tui: the run failed: %s", st->error);
+	free(st);
+	char db_path[sizeof(cfg->db)];
+	ms_errbuf wal_eb = { "" };
+	const char *wal =
+	        ms_replay_close_fold(r, db_path, sizeof(db_path), &wal_eb)
+	                ? wal_eb.msg
+	                : NULL;
+	if (rc) {
+		fprintf(err, "mergescope tui: %s\n",
+		        eb->msg[0] ? eb->msg : ms_strerror(rc));
+		say_kept(err, adapter, wal);
+		return MS_EXIT_ERROR;
+	}
+	if (topts->frozen_cmd && topts->frozen_cmd[0]) {
+		/* One command per line, each freeze of the session. */
+		const char *p = topts->frozen_cmd, *nl = strchr(p, '\n');
+		bool several = nl && nl[1];
+		fprintf(out, "replay the frozen merge%s with:\n",
+		        several ? "s" : "");
+		while (*p) {
+			nl = strchr(p, '\n');
+			int len = nl ? (int)(nl - p) : (int)strlen(p);
+			fprintf(out, "  %.*s\n", len, p);
+			p += len + (nl ? 1 : 0);
+		}
+	}
+	if (sig && !finished && !failed) {
+		/* As `run` says it. */
+		say(err,
+		    "mergescope tui: stopped by %s; recorded as aborted in %s",
+		    ms__signal_name(sig), db_path);
+		say_kept(err, adapter, wal);
+		return MS_EXIT_ERROR;
+	}
+	say(out, "events recorded in %s%s", db_path,
+	    finished ? ""
+	    : failed ? " (the run failed)"
+	             : " (stopped before the end: recorded as aborted)");
+	bool kept = say_kept(err, adapter, wal);
+	return failed || kept ? MS_EXIT_ERROR : 0;
+}
+
 static int
 session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
             size_t nbreaks, bool paused, double speed, const ms_tui_opts *topts,
@@ -377,63 +470,9 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	ms__supervise_screen(false);
 	int sig = stopped_by();
 	/* The terminal is restored here, whatever happened. */
-	r = ms_replay_ctl_replay(adapter); /* a restart replaced it */
-	/* What the run went without, once the screen no longer hides it. */
-	if (ms_replay_start_note(r)[0])
-		say(err, "mergescope tui: %s", ms_replay_start_note(r));
-	remember(r, cfg->fixture_dir, topts->filter_out);
-	char db_path[sizeof(cfg->db)];
-	snprintf(db_path, sizeof(db_path), "%s", ms_replay_db_path(r));
-	ms_replay_status *st = malloc(sizeof(*st));
-	if (st)
-		ms_replay_get_status(r, st);
-	bool finished = st && st->state == MS_REPLAY_DONE;
-	bool failed = st && st->state == MS_REPLAY_FAILED;
-	if (failed)
-		say(err, "mergescope tui: the run failed: %s", st->error);
-	free(st);
+	rc = session_end(adapter, rc, &eb, sig, cfg, topts, out, err);
 	ms_replay_ctl_free(adapter);
-	ms_replay_close(r);
-	/* As `run` does: a write-ahead log the close could not fold in (a
-	 * full disk) is tried again and, failing, said last. */
-	ms_errbuf wal_eb = { "" };
-	bool wal_kept = ms_evdb_fold_wal(db_path, &wal_eb) != 0;
-	if (rc) {
-		fprintf(err, "mergescope tui: %s\n",
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
-		if (wal_kept)
-			say(err, "mergescope tui: %s", wal_eb.msg);
-		return MS_EXIT_ERROR;
-	}
-	if (topts->frozen_cmd && topts->frozen_cmd[0]) {
-		/* One command per line, each freeze of the session. */
-		const char *p = topts->frozen_cmd, *nl = strchr(p, '\n');
-		bool several = nl && nl[1];
-		fprintf(out, "replay the frozen merge%s with:\n",
-		        several ? "s" : "");
-		while (*p) {
-			nl = strchr(p, '\n');
-			int len = nl ? (int)(nl - p) : (int)strlen(p);
-			fprintf(out, "  %.*s\n", len, p);
-			p += len + (nl ? 1 : 0);
-		}
-	}
-	if (sig && !finished && !failed) {
-		/* As `run` says it. */
-		say(err,
-		    "mergescope tui: stopped by %s; recorded as aborted in %s",
-		    ms__signal_name(sig), db_path);
-		if (wal_kept)
-			say(err, "mergescope tui: %s", wal_eb.msg);
-		return MS_EXIT_ERROR;
-	}
-	say(out, "events recorded in %s%s", db_path,
-	    finished ? ""
-	    : failed ? " (the run failed)"
-	             : " (stopped before the end: recorded as aborted)");
-	if (wal_kept)
-		say(err, "mergescope tui: %s", wal_eb.msg);
-	return failed || wal_kept ? MS_EXIT_ERROR : 0;
+	return rc;
 }
 
 /* The session with the stop signals taken (see the file comment): exit

@@ -421,10 +421,13 @@ act_restart(ms_tui_session *s)
 		return;
 	}
 	/* The new database by name: the status line often has no room for
-	 * it (none at 132 columns once the counts are on it). */
+	 * it (none at 132 columns once the counts are on it). Then what
+	 * ending the replaced run left undone, as an error. */
 	ms_session_snapshot(s);
-	ms_session_say(s, false, "restarted the day, recording to %s",
-	               s->view->db_path[0] ? s->view->db_path : "no database");
+	ms_session_say(s, eb.msg[0] != '\0',
+	               "restarted the day, recording to %s%s%s",
+	               s->view->db_path[0] ? s->view->db_path : "no database",
+	               eb.msg[0] ? "; " : "", eb.msg);
 	s->msg_keep = true;
 }
 
@@ -926,10 +929,10 @@ go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 		}
 	}
 	if (rc == 0 && db[0])
-		ms_session_say(s, false,
+		ms_session_say(s, eb.msg[0] != '\0',
 		               "%s from the day's start (no checkpoint before "
-		               "it), recording to %s",
-		               msg, db);
+		               "it), recording to %s%s%s",
+		               msg, db, eb.msg[0] ? "; " : "", eb.msg);
 	else
 		report(s, rc, &eb, msg);
 }

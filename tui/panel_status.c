@@ -84,6 +84,9 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 
 	uint16_t sa = MS_A_REV | MS_A_BOLD;
 	const char *mark;
+	/* A run that failed is over too, but not DONE: said as such, and
+	 * why, as a breakpoint is. */
+	bool failed = v->state == MS_VIEW_DONE && v->run_failed;
 	switch (v->state) {
 	case MS_VIEW_RUNNING:
 		sa |= MS_C_OK;
@@ -94,8 +97,8 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		mark = "!!";
 		break;
 	case MS_VIEW_DONE:
-		sa |= MS_C_ACCENT;
-		mark = "--";
+		sa |= failed ? MS_C_ALERT : MS_C_ACCENT;
+		mark = failed ? "!!" : "--";
 		break;
 	default:
 		sa |= MS_C_WARN;
@@ -103,9 +106,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		break;
 	}
 	snprintf(p[n].text, sizeof(p[n].text), " %s %-7s ", mark,
-	         ms__state_name(v->state));
+	         failed ? "FAILED" : ms__state_name(v->state));
 	p[n].attr = sa;
 	p[n++].prio = 0;
+	if (failed && v->break_why[0]) {
+		snprintf(p[n].text, sizeof(p[n].text), " %s", v->break_why);
+		p[n].attr = MS_C_ALERT | MS_A_BOLD;
+		p[n++].prio = 1;
+	}
 	/* Why it stopped: the breakpoint's spec at a BREAK, the `g` target
 	 * or step at a pause (a plain pause says nothing more); where a `g`
 	 * is running to. Kept before everything but the time. */

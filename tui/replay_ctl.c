@@ -14,6 +14,7 @@
 #include "ms_replay.h"
 #include "ms_replay_events.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +48,33 @@ struct ms_replay_ctl {
 	unsigned recon_tries, recon_wait;
 	uint64_t recon_seeks; /* the replay's seeks when they were read */
 	ms_replay_status st;
+	/* The databases of the runs restarts replaced that were left in
+	 * two files (ms_replay_close_fold failed), the first few by path. */
+	size_t nkept;
+	char kept[MS_REPLAY_CTL_KEPT][PATH_MAX];
+	/* Why the replay a restart opened did not start ("" when it did):
+	 * it never runs; the commands that would run it say so. */
+	ms_errbuf unstarted;
 };
+
+/* MS_ERR_STATE when the replay a restart opened did not start. */
+static int
+started(const ms_replay_ctl *c, ms_errbuf *eb)
+{
+	if (!c->unstarted.msg[0])
+		return 0;
+	return ms_fail(eb, MS_ERR_STATE,
+	               "the restarted run did not start (%s); r restarts "
+	               "the day again",
+	               c->unstarted.msg);
+}
 
 static int
 c_cmd(void *self, enum ms_replay_cmd cmd, ms_errbuf *eb)
 {
 	ms_replay_ctl *c = self;
-	return ms_replay_command(c->replay, cmd, eb);
+	int rc = started(c, eb);
+	return rc ? rc : ms_replay_command(c->replay, cmd, eb);
 }
 
 static int
@@ -90,6 +111,9 @@ static int
 c_run_to(void *self, const ms_tui_target *t, ms_errbuf *eb)
 {
 	ms_replay_ctl *c = self;
+	int rc = started(c, eb);
+	if (rc)
+		return rc;
 	if (t->kind == MS_TARGET_MERGE)
 		return ms_replay_run_to_merge(c->replay, t->seq, eb);
 	if (t->kind == MS_TARGET_PUB)
@@ -119,50 +143,15 @@ seek_back(ms_replay_ctl *c, const ms_tui_target *t, ms_errbuf *eb)
 	return ms_replay_seek_time(c->replay, t->t, eb);
 }
 
-/*
- * Back to a target: in the running replay from a checkpoint when one
- * precedes it (the run stops there and runs to the target at full speed;
- * same database, the events after the checkpoint removed). Otherwise, or
- * when that restore fails, and always for `r` (t NULL), a restart.
- *
- * Restart: a new replay of the same options (the reopen callback opens it,
- * paused, recording to a new database), the user's breakpoints and speed
- * carried over, then started, and run to the target if there is one. The
- * old replay is closed first (it records how far it got and frees its
- * scratch shard), so a --work-dir can be reused.
- */
+/* The restart's new replay n, now the adapter's: the breakpoints c->breaks
+ * (nb of them) and the speed carried over, the target t set (NULL: none),
+ * then started. On failure n never runs: the commands that would run it
+ * say why (c->unstarted). */
 static int
-c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
-          ms_errbuf *eb)
+restart_new(ms_replay_ctl *c, ms_replay *n, const ms_tui_target *t, size_t nb,
+            double speed, ms_errbuf *eb)
 {
-	ms_replay_ctl *c = self;
-	ms_errbuf se = { "" };
-	if (db && dbn)
-		db[0] = '\0';
-	if (t && seek_back(c, t, &se) == 0)
-		return c_run_to(c, t, eb);
-	if (!c->reopen)
-		return ms_fail(eb, MS_ERR_STATE, "restart is not available");
-	size_t cap = sizeof(c->breaks) / sizeof(c->breaks[0]), user = 0;
-	size_t nb = ms_replay_breaks(c->replay, c->breaks, cap);
-	for (size_t i = 0; i < nb && i < cap; i++)
-		user += !c->breaks[i].once;
-	if (nb > cap || user > MS_VIEW_MAX_BREAKS) /* all carried, or none */
-		return ms_fail(eb, MS_ERR_RANGE,
-		               "restart: %zu breakpoints, at most %d carry "
-		               "over; delete some first",
-		               user, MS_VIEW_MAX_BREAKS);
-	ms_replay_status *st = &c->st;
-	ms_replay_get_status(c->replay, st);
-	double speed = c->speed_set ? c->speed : st->speed;
-	ms_replay *n = NULL;
-	int rc = c->reopen(c->reopen_arg, c->replay, t != NULL, &n, eb);
-	if (rc)
-		return rc; /* the old replay is still there, as it was */
-	c->replay = n;
-	c->nrecon = c->recon_tries = c->recon_wait = 0;
-	if (db && dbn)
-		snprintf(db, dbn, "%s", ms_replay_db_path(n));
+	int rc;
 	for (size_t i = 0; i < nb; i++) {
 		const ms_breakpoint *b = &c->breaks[i];
 		int id;
@@ -184,6 +173,73 @@ c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
 	if (t && (rc = c_run_to(c, t, eb)))
 		return rc;
 	return ms_replay_start(n, eb);
+}
+
+/*
+ * Back to a target: in the running replay from a checkpoint when one
+ * precedes it (the run stops there and runs to the target at full speed;
+ * same database, the events after the checkpoint removed). Otherwise, or
+ * when that restore fails, and always for `r` (t NULL), a restart.
+ *
+ * Restart: a new replay of the same options (the reopen callback opens it,
+ * paused, recording to a new database), the user's breakpoints and speed
+ * carried over, then started, and run to the target if there is one. The
+ * old replay is closed once the new one is open, as a run that ends is
+ * (ms_replay_close_fold: it records how far it got, frees its scratch
+ * shard and folds its database's log in); a database it left in two files
+ * is said in eb (after the error, when the new replay then fails), and
+ * kept for ms_replay_ctl_kept.
+ */
+static int
+c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
+          ms_errbuf *eb)
+{
+	ms_replay_ctl *c = self;
+	ms_errbuf se = { "" }, note = { "" };
+	if (db && dbn)
+		db[0] = '\0';
+	if (t && seek_back(c, t, &se) == 0)
+		return c_run_to(c, t, eb);
+	if (!c->reopen)
+		return ms_fail(eb, MS_ERR_STATE, "restart is not available");
+	size_t cap = sizeof(c->breaks) / sizeof(c->breaks[0]), user = 0;
+	size_t nb = ms_replay_breaks(c->replay, c->breaks, cap);
+	for (size_t i = 0; i < nb && i < cap; i++)
+		user += !c->breaks[i].once;
+	if (nb > cap || user > MS_VIEW_MAX_BREAKS) /* all carried, or none */
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "restart: %zu breakpoints, at most %d carry "
+		               "over; delete some first",
+		               user, MS_VIEW_MAX_BREAKS);
+	ms_replay_status *st = &c->st;
+	ms_replay_get_status(c->replay, st);
+	double speed = c->speed_set ? c->speed : st->speed;
+	ms_replay *n = NULL;
+	int rc = c->reopen(c->reopen_arg, t != NULL, &n, eb);
+	if (rc)
+		return rc; /* the old replay is still there, as it was */
+	char old[PATH_MAX];
+	if (ms_replay_close_fold(c->replay, old, sizeof(old), &note)) {
+		if (c->nkept < MS_REPLAY_CTL_KEPT)
+			memcpy(c->kept[c->nkept], old, sizeof(old));
+		c->nkept++;
+	}
+	c->replay = n;
+	c->nrecon = c->recon_tries = c->recon_wait = 0;
+	if (db && dbn)
+		snprintf(db, dbn, "%s", ms_replay_db_path(n));
+	c->unstarted.msg[0] = '\0';
+	rc = restart_new(c, n, t, nb, speed, &c->unstarted);
+	if (rc == 0)
+		c->unstarted.msg[0] = '\0';
+	else if (!c->unstarted.msg[0])
+		snprintf(c->unstarted.msg, sizeof(c->unstarted.msg), "%s",
+		         ms_strerror(rc));
+	if (eb)
+		snprintf(eb->msg, sizeof(eb->msg), "%s%s%s",
+		         rc ? c->unstarted.msg : "",
+		         rc && note.msg[0] ? "; " : "", note.msg);
+	return rc;
 }
 
 static int
@@ -436,9 +492,9 @@ snap_status(ms_tui_view *v, const ms_replay_status *st)
 	v->merges_bypassed = st->merges_bypassed;
 	v->epoch = st->epoch;
 	v->speed = st->speed;
-	if (st->state == MS_REPLAY_FAILED)
-		snprintf(v->break_why, sizeof(v->break_why), "failed: %s",
-		         st->error);
+	v->run_failed = st->state == MS_REPLAY_FAILED;
+	if (v->run_failed)
+		copy_str(v->break_why, sizeof(v->break_why), st->error);
 	else if (st->state == MS_REPLAY_PAUSED && st->pub_done == 0 &&
 	         st->merges_done == 0 && strcmp(st->break_why, "step") == 0)
 		/* --paused: stopped before the first publication, which the
@@ -744,6 +800,15 @@ struct ms_replay *
 ms_replay_ctl_replay(const ms_replay_ctl *c)
 {
 	return c->replay;
+}
+
+size_t
+ms_replay_ctl_kept(const ms_replay_ctl *c, const char **dbs, size_t cap)
+{
+	for (size_t i = 0; i < c->nkept && i < MS_REPLAY_CTL_KEPT && i < cap;
+	     i++)
+		dbs[i] = c->kept[i];
+	return c->nkept;
 }
 
 void

@@ -195,6 +195,15 @@ int ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb);
 int ms_replay_start(ms_replay *r, ms_errbuf *eb);
 /* Stop the run if it is still going (it ends "aborted"), join, close. */
 void ms_replay_close(ms_replay *r);
+/* How a run ends, whether the user quits, it ends or it is replaced by a
+ * restart: ms_replay_close, then the write-ahead log its close could not
+ * fold into the event database (a full disk) folded once more, now that
+ * the scratch shard, which may share that disk, is gone
+ * (ms_evdb_fold_wal). db[0..n) (db may be NULL) gets the database's path.
+ * 0 when the database file alone holds every event, else MS_ERR_IO from
+ * ms_evdb_fold_wal (naming the database and its -wal, which must be kept
+ * together, and why); r is closed either way. r NULL: 0. */
+int ms_replay_close_fold(ms_replay *r, char *db, size_t n, ms_errbuf *eb);
 
 /* Wait until the run is DONE or FAILED; timeout_ns < 0 waits forever.
  * 0, or MS_ERR_TIMEOUT. */

@@ -30,6 +30,10 @@ ms_e2e_test(e2e_tui_cooldown_seek tui_cooldown_seek.sh)
 # point asked for, past the breakpoints on the way.
 ms_e2e_test(e2e_tui_rerun_breaks tui_rerun_breaks.sh)
 
+# Restarts in a row, at a breakpoint, and quitting right after one: every
+# database whole by itself, every scratch shard gone.
+ms_e2e_test(e2e_tui_restarts tui_restarts.sh)
+
 # The mouse: clicks select rows, the wheel scrolls.
 ms_e2e_test(e2e_tui_mouse tui_mouse.sh)
 

@@ -4,8 +4,8 @@
  * Ownership: the adapter is a heap object owned by the caller of
  * ms_replay_ctl_new; it borrows the replay, which must outlive it. After a
  * restart the caller owns the new replay (ms_replay_ctl_replay) and the
- * reopen callback has closed the old one. The ms_tui_ctl it fills points
- * at the adapter.
+ * adapter has closed the old one. The ms_tui_ctl it fills points at the
+ * adapter.
  */
 #ifndef MS_REPLAY_CTL_H
 #define MS_REPLAY_CTL_H
@@ -23,18 +23,26 @@ void ms_replay_ctl_free(ms_replay_ctl *c);
 
 /* How the adapter restarts the day (the ctl's `restart`): open a replay of
  * the same options recording to a new database, not started and with no
- * breakpoints, into *out, then close `old` (ms_replay_close). `running`:
- * it must not stop before its first publication even if the session
- * started --paused (a run to a target follows). On failure *out is NULL
- * and `old` is left open as it was. */
-typedef int (*ms_replay_reopen_fn)(void *arg, struct ms_replay *old,
-                                   bool running, struct ms_replay **out,
-                                   ms_errbuf *eb);
+ * breakpoints, into *out. `running`: it must not stop before its first
+ * publication even if the session started --paused (a run to a target
+ * follows). On success the adapter then ends the replay it drove as every
+ * run ends (ms_replay_close_fold); on failure *out is NULL and that
+ * replay goes on as it was. */
+typedef int (*ms_replay_reopen_fn)(void *arg, bool running,
+                                   struct ms_replay **out, ms_errbuf *eb);
 /* Without it, `restart` fails. */
 void ms_replay_ctl_set_reopen(ms_replay_ctl *c, ms_replay_reopen_fn fn,
                               void *arg);
 /* The replay the adapter drives now (a restart replaces it). */
 struct ms_replay *ms_replay_ctl_replay(const ms_replay_ctl *c);
+
+/* The runs restarts replaced whose event database was left in two files
+ * (ms_replay_close_fold failed; the restart said so on the screen): how
+ * many, and the paths of the first cap (at most MS_REPLAY_CTL_KEPT) of
+ * their databases into dbs, owned by c (ms_evdb_fold_wal can try them
+ * again). */
+#define MS_REPLAY_CTL_KEPT 4
+size_t ms_replay_ctl_kept(const ms_replay_ctl *c, const char **dbs, size_t cap);
 
 /* Map an event-log filter as the TUI parses it (ms_tui_filter_parse) onto
  * the replay's, field for field; out borrows lane and text from f. 0, or

@@ -92,7 +92,9 @@ typedef struct ms_tui_ctl_ops {
 	 * start's usual state, or go back to it in the same database when
 	 * the controller can. How the replay goes back in time. On success
 	 * db[0..n) (db may be NULL) gets the new database's path, or "" when
-	 * it went back in the same one. */
+	 * it went back in the same one, and eb->msg is "" or says what ending
+	 * the replaced run left undone (its database in two files), for the
+	 * screen to show. */
 	int (*restart)(void *self, const ms_tui_target *t, char *db, size_t n,
 	               ms_errbuf *eb);
 } ms_tui_ctl_ops;

@@ -346,7 +346,10 @@ typedef struct ms_tui_view {
 	uint64_t merges_sampled, merges_bypassed;
 	uint64_t epoch;
 	double speed;       /* logical seconds per wall second; 0 = max */
-	char break_why[64]; /* which breakpoint stopped us, at BREAK */
+	/* Which breakpoint stopped us, at BREAK; why the run failed, at
+	 * DONE with run_failed (as much as the status line can show). */
+	char break_why[160];
+	bool run_failed; /* at DONE: the run failed, not finished */
 	/* Why seeking back has fewer checkpoints than asked ("" = none). */
 	char checkpoint_note[MS_VIEW_TEXT];
 

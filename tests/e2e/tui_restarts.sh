@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# tui_restarts.sh - restarting the day (`r`) as an impatient user does: twice
+# in a row, while stopped at a breakpoint with its merge held, and q right
+# after one. Every restart names its new database in the footer; quitting
+# exits 0; each database the session made (the first and every
+# rerun-N) is whole by itself, with no -wal left beside it, and `report`
+# reads it as an aborted run; the scratch shards of all the runs are gone.
+#
+# usage: tui_restarts.sh MERGESCOPE
+# Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
+set -u
+
+MS=${1:?usage: tui_restarts.sh MERGESCOPE}
+MODE=restarts
+. "$(dirname "$0")/e2e_lib.sh"
+
+WD=$WORK/wd
+e2e_start 200 60 --fixture "$FX" --db "$WORK/run.sqlite" --paused \
+	--speed max --break merge=3 --work-dir "$WD"
+wait_for 'PAUSED .*pub 0/' || fail "no status line PAUSED at pub 0"
+
+# Twice in a row, without waiting for the first.
+tm send-keys -t "$T" 'r' 'r'
+wait_for 'restarted the day, recording to .*run\.rerun-2\.sqlite' ||
+	fail "r r did not end on a second restart"
+wait_for 'PAUSED .*pub 0/' || fail "the second restart is not paused at pub 0"
+
+# At a breakpoint, its merge held.
+tm send-keys -t "$T" ']'
+wait_for 'BREAK +at merge=3 ' || fail "] did not stop at merge=3"
+tm send-keys -t "$T" 'r'
+wait_for 'restarted the day, recording to .*run\.rerun-3\.sqlite' ||
+	fail "r at a breakpoint did not restart"
+wait_for 'PAUSED .*pub 0/' || fail "the restart at merge=3 is not paused"
+
+# q right after r.
+tm send-keys -t "$T" 'r' 'q'
+wait_for 'EXITED [0-9]+' || fail "q after r did not end the TUI"
+screen | grep -q 'EXITED 0' || fail "the TUI exited with an error"
+screen | grep -q 'events recorded in .*run\.rerun-4\.sqlite' ||
+	fail "the last line does not name run.rerun-4.sqlite"
+for f in "$WORK"/sanitizer.*; do
+	[ -e "$f" ] && fail "sanitizer report in $f"
+done
+
+for db in run run.rerun-1 run.rerun-2 run.rerun-3 run.rerun-4; do
+	[ -s "$WORK/$db.sqlite" ] || fail "no database $db.sqlite"
+	[ -s "$WORK/$db.sqlite-wal" ] &&
+		fail "$db.sqlite was left with its -wal"
+	# An aborted run fails its gates (exit 2): read, it says so.
+	"$MS" report --db "$WORK/$db.sqlite" >"$WORK/report.txt" 2>&1
+	grep -Eq '^  status +aborted ' "$WORK/report.txt" ||
+		{
+			cat "$WORK/report.txt"
+			fail "report does not read $db.sqlite as aborted"
+		}
+done
+for d in "$WD" "$WD".rerun-*; do
+	[ -e "$d" ] && fail "scratch $d left behind"
+done
+echo "PASS ($MODE)"
+exit 0
