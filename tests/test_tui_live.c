@@ -647,6 +647,51 @@ test_restart_says_database_in_two_files(void **state)
 	free(run);
 }
 
+/* The restart's reopen when the new run cannot be opened (its database
+ * exists, as a reopen says it). */
+static int
+reopen_exists(void *arg, bool running, ms_replay **out, ms_errbuf *eb)
+{
+	(void)arg;
+	(void)running;
+	*out = NULL;
+	return ms_fail(eb, MS_ERR_EXISTS,
+	               "event database /x/run.rerun-1.sqlite: exists; "
+	               "expected a new path");
+}
+
+/* `r` whose new run cannot open: the footer says, as an error, that it was
+ * the restart that failed, why, and that the run on screen goes on, which
+ * it does (the same replay, still paused). The footer said only why, as
+ * if something else had failed. */
+static void
+test_restart_open_fails_says_restart(void **state)
+{
+	(void)state;
+	rt_run *run = calloc(2, sizeof(*run));
+	assert_non_null(run);
+	live l;
+	ms_tui_session *s = restart_session(&l, run, "noopen", reopen_exists);
+	ms_replay *before = ms_replay_ctl_replay(l.rc);
+	ms_session_key(s, 'r');
+	ms_session_snapshot(s);
+	const char *msg = s->view->ui.message;
+	assert_true(s->view->ui.message_is_error);
+	assert_non_null(strstr(msg, "restart: the new run did not open ("
+	                            "event database /x/run.rerun-1.sqlite: "
+	                            "exists; expected a new path); this run "
+	                            "goes on"));
+	assert_ptr_equal(ms_replay_ctl_replay(l.rc), before);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(before, st);
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	free(st);
+	ms_session_release(s);
+	free(s);
+	live_close(&l);
+	free(run);
+}
+
 /* The restart's reopen, after which the disk is full: the new replay opens,
  * then nothing more can be written (the replaced run's fold, the new
  * run's start). */
@@ -1141,6 +1186,7 @@ main(void)
 		cmocka_unit_test(test_every_breakpoint_kept),
 		cmocka_unit_test(test_restart_says_database_in_two_files),
 		cmocka_unit_test(test_restart_not_started_says_why),
+		cmocka_unit_test(test_restart_open_fails_says_restart),
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),

@@ -215,9 +215,13 @@ c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
 	ms_replay_get_status(c->replay, st);
 	double speed = c->speed_set ? c->speed : st->speed;
 	ms_replay *n = NULL;
-	int rc = c->reopen(c->reopen_arg, t != NULL, &n, eb);
-	if (rc)
-		return rc; /* the old replay is still there, as it was */
+	ms_errbuf oe = { "" };
+	int rc = c->reopen(c->reopen_arg, t != NULL, &n, &oe);
+	if (rc) /* the old replay is still there, as it was */
+		return ms_fail(eb, rc,
+		               "restart: the new run did not open (%s); this "
+		               "run goes on",
+		               oe.msg[0] ? oe.msg : ms_strerror(rc));
 	char old[PATH_MAX];
 	if (ms_replay_close_fold(c->replay, old, sizeof(old), &note)) {
 		if (c->nkept < MS_REPLAY_CTL_KEPT)
