@@ -509,5 +509,9 @@ void ms__replay_opts_from(struct ms_replay_opts *ro, const ms__run_args *a,
  * ("--work-dir DIR exists and is not an empty directory; ..."). */
 void ms__say_replay_error(FILE *err, const ms__run_args *a, int rc,
                           const ms_errbuf *eb);
+/* "mergescope CMD: out of memory for WHAT (BYTES bytes)" on err, WHAT
+ * formatted from fmt; returns MS_EXIT_ERROR. */
+int ms__say_oom(FILE *err, const char *cmd, size_t bytes, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 #endif

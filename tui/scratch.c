@@ -801,7 +801,10 @@ ms__db_owner_take(const char *db, ms_errbuf *eb)
 		size_t nc = db_owner_cap ? 2 * db_owner_cap : 4;
 		void *p = realloc(db_owner_paths, nc * sizeof(*db_owner_paths));
 		if (!p)
-			rc = ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", rec);
+			rc = ms_fail(eb, MS_ERR_NOMEM,
+			             "%s: out of memory for the list of owner "
+			             "records to remove (%zu bytes)",
+			             rec, nc * sizeof(*db_owner_paths));
 		else
 			db_owner_paths = p, db_owner_cap = nc;
 	}
