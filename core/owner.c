@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "ms_owner.h"
+#include "ms_fs.h"
 #include "procfs_int.h"
 
 #include <dirent.h>
@@ -116,15 +117,25 @@ int
 ms_owner_write_file(const char *path, const char *kind, const char *note,
                     ms_errbuf *eb)
 {
+	return ms_owner_write_beside(path, "", kind, note, eb);
+}
+
+int
+ms_owner_write_beside(const char *base, const char *suffix, const char *kind,
+                      const char *note, ms_errbuf *eb)
+{
 	ms_owner o;
 	int rc = ms_owner_self(&o, kind, note, eb);
 	if (rc)
 		return rc;
-	char tmp[4300];
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path,
-	                     (long)o.pid) >= sizeof(tmp))
+	char path[4300], tmp[4300], sfx[64];
+	snprintf(sfx, sizeof(sfx), "%s.tmp-%ld", suffix, (long)o.pid);
+	if (strlen(suffix) + 32 > sizeof(sfx) ||
+	    ms_fs_name_beside(path, sizeof(path), base, suffix) != 0 ||
+	    ms_fs_name_beside(tmp, sizeof(tmp), base, sfx) != 0)
 		return ms_fail(eb, MS_ERR_RANGE,
-		               "owner record %s: path too long", path);
+		               "owner record %s%s: path too long", base,
+		               suffix);
 	FILE *f = fopen(tmp, "we");
 	if (!f)
 		return ms_fail(eb, ms_err_from_errno(errno), "%s: %s", tmp,

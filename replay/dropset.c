@@ -16,8 +16,6 @@
 
 #include <xxhash.h>
 
-#define IDPOOL_CHUNK ((size_t)65536)
-
 void *
 ms__chunks_add(ms__chunks *c, size_t bytes)
 {
@@ -43,8 +41,8 @@ ms__idpool_add(ms__idpool *p, const uint8_t *id, size_t len)
 {
 	if (len > MS_TRACE_ID_MAX)
 		return NULL;
-	if (!p->ch.n || p->used + len > IDPOOL_CHUNK) {
-		if (!ms__chunks_add(&p->ch, IDPOOL_CHUNK))
+	if (!p->ch.n || p->used + len > MS__IDPOOL_CHUNK) {
+		if (!ms__chunks_add(&p->ch, MS__IDPOOL_CHUNK))
 			return NULL;
 		p->used = 0;
 	}

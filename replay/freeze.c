@@ -81,6 +81,7 @@
  */
 #define _GNU_SOURCE
 #include "frozen.h"
+#include "grow.h"
 #include "replay_int.h"
 
 #include "ms_owner.h"
@@ -231,15 +232,24 @@ ms__frozen_release(ms__frozen *f)
 	idlist_free(&f->unseen);
 }
 
+/* Room for n inputs in f; MS_ERR_NOMEM noted in oom. */
 static int
-frozen_alloc(ms__frozen *f, size_t n)
+frozen_alloc(ms__frozen *f, size_t n, ms__oom *oom)
 {
-	f->ids = calloc(n ? n : 1, sizeof(*f->ids));
-	f->depths = calloc(n ? n : 1, sizeof(*f->depths));
-	f->ledgers = calloc(n ? n : 1, sizeof(*f->ledgers));
+	size_t k = n ? n : 1;
+	f->ids = calloc(k, sizeof(*f->ids));
+	f->depths = calloc(k, sizeof(*f->depths));
+	f->ledgers = calloc(k, sizeof(*f->ledgers));
 	if (!f->ids || !f->depths || !f->ledgers) {
+		bool ids = !f->ids, depths = !f->depths;
 		ms__frozen_release(f);
-		return MS_ERR_NOMEM;
+		return ms__oom_note(oom,
+		                    ids      ? "the IDs of its inputs"
+		                    : depths ? "the depths of its inputs"
+		                             : "the ledgers of its inputs",
+		                    k * (ids      ? sizeof(*f->ids)
+		                         : depths ? sizeof(*f->depths)
+		                                  : sizeof(*f->ledgers)));
 	}
 	f->ninputs = n;
 	return 0;
@@ -436,8 +446,17 @@ take_barrier(ms_replay *r, barrier *b, ms_errbuf *eb)
 	b->claimed.ids = calloc(MAX_CLAIMS * MS_PICKER_PARTS_LIMIT,
 	                        sizeof(uint64_t));
 	b->landed.ids = calloc(MS_REPLAY_RECENT, sizeof(uint64_t));
-	if (!b->claimed.ids || !b->landed.ids)
-		return ms_fail(eb, MS_ERR_NOMEM, "freeze: out of memory");
+	if (!b->claimed.ids || !b->landed.ids) {
+		bool claimed = !b->claimed.ids;
+		ms__oom oom = {
+			claimed ? "the inputs of the merges in flight"
+			        : "the parts landed lately",
+			sizeof(uint64_t) *
+			        (claimed ? MAX_CLAIMS * MS_PICKER_PARTS_LIMIT
+			                 : MS_REPLAY_RECENT),
+		};
+		return ms__oom_fail(eb, &oom, "freeze");
+	}
 	pthread_mutex_lock(&r->mu);
 	if (r->state != MS_REPLAY_BREAK || !r->has_pending) {
 		enum ms_replay_state st = r->state;
@@ -507,9 +526,10 @@ freeze_paths(const ms_replay *r, const char *dir, uint64_t seq,
 
 /* The run and the dispatch's fields of f (inputs allocated). */
 static int
-fill_frozen(const ms_replay *r, const ms_dispatch *d, ms__frozen *f)
+fill_frozen(const ms_replay *r, const ms_dispatch *d, ms__frozen *f,
+            ms__oom *oom)
 {
-	if (frozen_alloc(f, d->ninputs))
+	if (frozen_alloc(f, d->ninputs, oom))
 		return MS_ERR_NOMEM;
 	f->format = MS_FROZEN_FORMAT;
 	snprintf(f->fixture_dir, sizeof(f->fixture_dir), "%s", r->fixture_dir);
@@ -548,11 +568,11 @@ fill_frozen(const ms_replay *r, const ms_dispatch *d, ms__frozen *f)
 /* Keep in `to` the IDs of `from` active in v that are no input of f. */
 static int
 keep_active(const ms__frozen *f, ms_view *v, const uint64_t *from, size_t n,
-            ms__idlist *to)
+            ms__idlist *to, ms__oom *oom, const char *what)
 {
 	to->ids = calloc(n ? n : 1, sizeof(*to->ids));
 	if (!to->ids)
-		return MS_ERR_NOMEM;
+		return ms__oom_note(oom, what, (n ? n : 1) * sizeof(*to->ids));
 	for (size_t i = 0; i < n; i++)
 		if (ms_view_find(v, from[i], MS_KIND_CORE) &&
 		    !ids_have(f->ids, f->ninputs, from[i]))
@@ -573,16 +593,24 @@ fill_picker_state(ms_replay *r, const barrier *b, ms_view *v, ms__frozen *f,
 		               MS_PICKER_PARTS_LIMIT);
 	size_t nq = ms_engine_quarantined(r->engine, NULL, 0);
 	uint64_t *q = calloc(nq ? nq : 1, sizeof(*q));
-	if (!q)
-		return ms_fail(eb, MS_ERR_NOMEM, "freeze: out of memory");
-	nq = ms_engine_quarantined(r->engine, q, nq);
-	int rc = keep_active(f, v, b->claimed.ids, b->claimed.n, &f->claimed);
+	ms__oom oom = { NULL, 0 };
+	int rc = q ? 0
+	           : ms__oom_note(&oom, "the quarantined parts",
+	                          (nq ? nq : 1) * sizeof(*q));
+	if (rc == 0) {
+		nq = ms_engine_quarantined(r->engine, q, nq);
+		rc = keep_active(f, v, b->claimed.ids, b->claimed.n,
+		                 &f->claimed, &oom, "the parts claimed");
+	}
 	if (rc == 0)
-		rc = keep_active(f, v, q, nq, &f->quarantined);
+		rc = keep_active(f, v, q, nq, &f->quarantined, &oom,
+		                 "the quarantined parts");
 	if (rc == 0)
-		rc = keep_active(f, v, b->landed.ids, b->landed.n, &f->unseen);
+		rc = keep_active(f, v, b->landed.ids, b->landed.n, &f->unseen,
+		                 &oom, "the parts the picker has not seen");
 	free(q);
-	return rc ? ms_fail(eb, rc, "freeze: out of memory") : 0;
+	return rc ? ms__oom_fail(eb, &oom, "freeze of merge #%" PRIu64, f->seq)
+	          : 0;
 }
 
 static int
@@ -667,8 +695,10 @@ ms_replay_freeze(ms_replay *r, const char *dir, char *out_dir, size_t n,
 	if ((rc = freeze_paths(r, dir, d->seq, path, tmpdir, sub, eb)))
 		goto out;
 	ms_fs_rm_tree(tmpdir, NULL);
-	if ((rc = fill_frozen(r, d, &f))) {
-		rc = ms_fail(eb, rc, "freeze: out of memory");
+	ms__oom oom = { NULL, 0 };
+	if ((rc = fill_frozen(r, d, &f, &oom))) {
+		rc = ms__oom_fail(eb, &oom, "freeze of merge #%" PRIu64,
+		                  d->seq);
 		goto out;
 	}
 	if ((rc = ms_shard_view(r->shard, &v, eb)))
@@ -1062,8 +1092,10 @@ parse_id_list(parser *p, enum key_id k, bool may_be_empty, ms__idlist *out)
 		return bad(p, key, "at most 65536 part IDs", s);
 	out->ids = calloc(n, sizeof(*out->ids));
 	if (!out->ids)
-		return ms_fail(p->eb, MS_ERR_NOMEM, "%s: out of memory",
-		               p->file);
+		return ms_fail(p->eb, MS_ERR_NOMEM,
+		               "%s: out of memory for the %zu part IDs of %s "
+		               "(%zu bytes)",
+		               p->file, n, key, n * sizeof(*out->ids));
 	for (size_t i = 0; i < n; i++) {
 		const char *c = strchr(s, ',');
 		size_t len = c ? (size_t)(c - s) : strlen(s);
@@ -1115,9 +1147,9 @@ parse_lists(parser *p, ms__frozen *f)
 {
 	ms__idlist in = { 0, NULL };
 	int rc = parse_id_list(p, K_INPUTS, false, &in);
-	if (rc == 0 && frozen_alloc(f, in.n))
-		rc = ms_fail(p->eb, MS_ERR_NOMEM, "%s: out of memory",
-		             p->file);
+	ms__oom oom = { NULL, 0 };
+	if (rc == 0 && frozen_alloc(f, in.n, &oom))
+		rc = ms__oom_fail(p->eb, &oom, "%s", p->file);
 	if (rc == 0)
 		memcpy(f->ids, in.ids, in.n * sizeof(*in.ids));
 	idlist_free(&in);
@@ -1214,7 +1246,9 @@ read_all(const char *file, char **out, size_t *len, ms_errbuf *eb)
 	char *buf = malloc(n + 1);
 	if (!buf) {
 		close(fd);
-		return ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", file);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "%s: out of memory for its text (%zu bytes)",
+		               file, n + 1);
 	}
 	size_t got = 0;
 	while (got < n) {
@@ -1261,8 +1295,11 @@ parse_line(parser *p, char *line, ms__frozen *f)
 			size_t nc = p->cap_ledger ? p->cap_ledger * 2 : 64;
 			void *nr = realloc(p->lrefs, nc * sizeof(*p->lrefs));
 			if (!nr)
-				return ms_fail(p->eb, MS_ERR_NOMEM,
-				               "%s: out of memory", p->file);
+				return ms_fail(
+				        p->eb, MS_ERR_NOMEM,
+				        "%s: out of memory for its ledger "
+				        "lines (%zu bytes)",
+				        p->file, nc * sizeof(*p->lrefs));
 			p->lrefs = nr;
 			p->cap_ledger = nc;
 		}
@@ -1321,8 +1358,10 @@ parse_ledgers(parser *p, ms__frozen *f)
 {
 	uint8_t *seen = calloc(f->ninputs, 1);
 	if (!seen)
-		return ms_fail(p->eb, MS_ERR_NOMEM, "%s: out of memory",
-		               p->file);
+		return ms_fail(p->eb, MS_ERR_NOMEM,
+		               "%s: out of memory for the ledgers seen of its "
+		               "%zu inputs (%zu bytes)",
+		               p->file, f->ninputs, f->ninputs);
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < p->nledger; i++) {
 		p->line = p->lrefs[i].line;

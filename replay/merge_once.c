@@ -817,18 +817,20 @@ cmp_drop(const void *a, const void *b)
 	return ms_trace_id_cmp(x->tid, x->len, y->tid, y->len);
 }
 
-/* Every block of input part p (one per trace) appended to l. */
+/* Every block of part p (ID id, one block per trace) appended to l. */
 static int
-part_traces(const ms_part *p, sel_list *l, ms_errbuf *eb)
+part_traces(const ms_part *p, uint64_t id, sel_list *l, ms_errbuf *eb)
 {
 	ms_part_iter *it = NULL;
 	int rc = ms_part_iter_open(&it, p, NULL, NULL, eb);
 	const ms_block_info *bi;
 	while (rc == 0 && (rc = ms_part_iter_next(it, &bi, eb)) == 1) {
 		rc = 0;
-		if (MS__GROW(l->v, l->cap, l->n + 1, 4096)) {
-			rc = ms_fail(eb, MS_ERR_NOMEM,
-			             "merge-once: out of memory");
+		ms__oom oom = { NULL, 0 };
+		if (MS__GROW_FOR(l->v, l->cap, l->n + 1, 4096, &oom,
+		                 "the list of traces the oracle checks")) {
+			rc = ms__oom_fail(eb, &oom,
+			                  "merge-once: part %016" PRIx64, id);
 			break;
 		}
 		sel_trace *t = &l->v[l->n++];
@@ -879,9 +881,9 @@ frozen_traces(const once_ctx *c, sel_list *sel, sel_list *all, ms_errbuf *eb)
 		for (size_t j = 0; j < f->ninputs && !input; j++)
 			input = f->ids[j] == id;
 		found += input;
-		rc = part_traces(p, all, eb);
+		rc = part_traces(p, id, all, eb);
 		if (rc == 0 && input)
-			rc = part_traces(p, sel, eb);
+			rc = part_traces(p, id, sel, eb);
 	}
 	ms_view_release(v);
 	ms_shard_close(s);
@@ -1562,10 +1564,19 @@ once_measure(const once_ctx *c, ms_merge_once_result *results, ms_errbuf *eb)
 	rep_out *first = calloc(nv, sizeof(*first));
 	drop_list *drops = calloc(nv, sizeof(*drops));
 	if (!samples || !first || !drops) {
+		ms__oom oom = {
+			!samples ? "the samples of every repetition"
+			: !first ? "the first repetition of each variant"
+			         : "the dropped traces of each variant",
+			!samples ? nv * reps * sizeof(*samples)
+			: !first ? nv * sizeof(*first)
+			         : nv * sizeof(*drops),
+		};
 		free(samples);
 		free(first);
 		free(drops);
-		return ms_fail(eb, MS_ERR_NOMEM, "merge-once: out of memory");
+		return ms__oom_fail(eb, &oom, "merge-once of merge #%" PRIu64,
+		                    c->f->seq);
 	}
 	results_init(c, reps, results);
 	const ms_ledger_set *in_sum = &results[0].in_ledger;

@@ -119,6 +119,16 @@ cancelled(const _Atomic bool *cancel)
 	return cancel && atomic_load(cancel);
 }
 
+/* MS_ERR_NOMEM, with why (n bytes) reading "<prefix>out of memory for
+ * <what> (<bytes> bytes)". */
+static int
+oom_why(char *why, size_t n, const char *prefix, const char *what, size_t bytes)
+{
+	snprintf(why, n, "%sout of memory for %s (%zu bytes)", prefix, what,
+	         bytes);
+	return MS_ERR_NOMEM;
+}
+
 static int
 read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
           oread *rd, ms__idpool *ids, char *why, size_t n)
@@ -161,19 +171,29 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 			if (cols &&
 			    (rc = ms_part_iter_decode(it, cols, &rows, &eb)))
 				break;
-			if (ms__big_reserve((void **)&rd->f, &rd->fcap,
-			                    rd->nf + 1, sizeof(*rd->f)) ||
+			bool blocks = ms__big_reserve((void **)&rd->f,
+			                              &rd->fcap, rd->nf + 1,
+			                              sizeof(*rd->f)) != 0;
+			if (blocks ||
 			    ms__big_reserve((void **)&rd->c, &rd->ccap,
-			                    rd->nc + bi->nrows, sizeof(*rd->c))) {
-				rc = MS_ERR_NOMEM;
-				snprintf(why, n, "oracle: out of memory");
+			                    rd->nc + bi->nrows,
+			                    sizeof(*rd->c))) {
+				/* At least this much: the array doubles. */
+				rc = oom_why(why, n, "oracle: ",
+				             blocks ? "the day's blocks"
+				                    : "the day's rows",
+				             blocks ? (rd->nf + 1) *
+				                              sizeof(*rd->f)
+				                    : (rd->nc + bi->nrows) *
+				                              sizeof(*rd->c));
 				break;
 			}
 			ofrag *f = &rd->f[rd->nf];
 			if (!(f->tid = ms__idpool_add(ids, bi->trace_id,
 			                              bi->trace_id_len))) {
-				rc = MS_ERR_NOMEM;
-				snprintf(why, n, "oracle: out of memory");
+				rc = oom_why(why, n,
+				             "oracle: ", "the day's trace IDs",
+				             (size_t)MS__IDPOOL_CHUNK);
 				break;
 			}
 			f->tid_len = (uint8_t)bi->trace_id_len;
@@ -239,7 +259,10 @@ evaluate(size_t ntr, const oread *rd, ms_chain *chain, ms_mem *mem,
 				nrows += rd->f[i1].nrows;
 		if (ms__big_reserve((void **)&flat, &fcap, nrows,
 		                    sizeof(*flat))) {
-			rc = ms_fail(eb, MS_ERR_NOMEM, "out of memory");
+			rc = ms_fail(eb, MS_ERR_NOMEM,
+			             "out of memory for the rows of a batch of "
+			             "%zu traces (%zu bytes)",
+			             t1 - t0, nrows * sizeof(*flat));
 			break;
 		}
 		for (size_t i = i0; i < i1; i++) {
@@ -293,10 +316,10 @@ cmp_frag_key(const void *a, const void *b)
 static int
 order_by_key(ms__oracle *o)
 {
-	if (ms__big_sort(o->ent, o->nent, sizeof(*o->ent), cmp_key)) {
-		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
-		return MS_ERR_NOMEM;
-	}
+	if (ms__big_sort(o->ent, o->nent, sizeof(*o->ent), cmp_key))
+		return oom_why(o->why, sizeof(o->why),
+		               "oracle: ", "sorting its table",
+		               o->nent * sizeof(*o->ent));
 	return 0;
 }
 
@@ -343,10 +366,10 @@ open_chain(ms__oracle *o, const char *spec, const char *plugin_dir,
 static int
 sort_blocks(ms__oracle *o, oread *rd, size_t *ntr)
 {
-	if (ms__big_sort(rd->f, rd->nf, sizeof(*rd->f), cmp_ofrag)) {
-		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
-		return MS_ERR_NOMEM;
-	}
+	if (ms__big_sort(rd->f, rd->nf, sizeof(*rd->f), cmp_ofrag))
+		return oom_why(o->why, sizeof(o->why),
+		               "oracle: ", "sorting the day's blocks",
+		               rd->nf * sizeof(*rd->f));
 	size_t n = 0;
 	for (size_t i = 0; i < rd->nf; i = trace_end(rd, i))
 		n++;
@@ -361,20 +384,20 @@ check_keys(ms__oracle *o, const oread *rd, size_t ntr)
 {
 	size_t bytes = (ntr ? ntr : 1) * sizeof(ms__oracle_frag);
 	ms__oracle_frag *k = ms__big_alloc(bytes);
-	if (!k) {
-		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
-		return MS_ERR_NOMEM;
-	}
+	if (!k)
+		return oom_why(o->why, sizeof(o->why),
+		               "oracle: ", "the keys of the day's traces",
+		               bytes);
 	size_t t = 0;
 	for (size_t i = 0; i < rd->nf; i = trace_end(rd, i), t++) {
 		XXH128_hash_t h = XXH3_128bits(rd->f[i].tid, rd->f[i].tid_len);
 		k[t] = (ms__oracle_frag){ h.low64, h.high64 };
 	}
 	int rc = 0;
-	if (ms__big_sort(k, ntr, sizeof(*k), cmp_frag_key)) {
-		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
-		rc = MS_ERR_NOMEM;
-	}
+	if (ms__big_sort(k, ntr, sizeof(*k), cmp_frag_key))
+		rc = oom_why(o->why, sizeof(o->why),
+		             "oracle: ", "sorting the keys of the day's traces",
+		             ntr * sizeof(*k));
 	for (t = 1; !rc && t < ntr; t++)
 		if (!cmp_frag_key(&k[t - 1], &k[t])) {
 			snprintf(o->why, sizeof(o->why),
@@ -386,6 +409,30 @@ check_keys(ms__oracle *o, const oread *rd, size_t ntr)
 		}
 	ms__big_free(k, bytes);
 	return rc;
+}
+
+/* oom_why for the table of nt traces and nf blocks (ent or frags, the
+ * one NULL). */
+static int
+table_oom(ms__oracle *o, const char *prefix, size_t nt, size_t nf)
+{
+	bool ent = !o->ent;
+	return oom_why(o->why, sizeof(o->why), prefix,
+	               ent ? "the traces of its table"
+	                   : "the blocks of its table",
+	               ent ? (nt ? nt : 1) * sizeof(*o->ent)
+	                   : (nf ? nf : 1) * sizeof(*o->frags));
+}
+
+/* oom_why for the verdicts of ntr traces (keep, or if that came, the
+ * links failed open). */
+static int
+verdicts_oom(ms__oracle *o, const uint8_t *keep, size_t ntr)
+{
+	return oom_why(o->why, sizeof(o->why), "oracle: ",
+	               keep ? "the links failed open on each trace"
+	                    : "the verdicts of each trace",
+	               keep ? ntr * sizeof(uint16_t) : ntr);
 }
 
 /* The table: the traces of rd (blocks sorted) with their verdicts keep
@@ -407,10 +454,8 @@ build_table(ms__oracle *o, const oread *rd, const uint8_t *keep,
 	}
 	o->ent = calloc(nt ? nt : 1, sizeof(*o->ent));
 	o->frags = calloc(nf ? nf : 1, sizeof(*o->frags));
-	if (!o->ent || !o->frags) {
-		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
-		return MS_ERR_NOMEM;
-	}
+	if (!o->ent || !o->frags)
+		return table_oom(o, "oracle: ", nt, nf);
 	o->nent = nt;
 	o->nfrags = nf;
 	o->shed = drops_only;
@@ -538,10 +583,8 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		rc = sort_blocks(o, &rd, &ntr);
 	o->n = ntr;
 	if (!rc && (!(keep = ms__big_alloc(ntr)) ||
-	            !(failed = ms__big_alloc(ntr * sizeof(*failed))))) {
-		rc = MS_ERR_NOMEM;
-		snprintf(o->why, sizeof(o->why), "oracle: out of memory");
-	}
+	            !(failed = ms__big_alloc(ntr * sizeof(*failed)))))
+		rc = verdicts_oom(o, keep, ntr);
 	if (!rc)
 		rc = decide(o, ntr, chain, &mem, &rd, cancel, keep, failed);
 	/* The rows' columns are read by the chain only. */
@@ -593,10 +636,8 @@ unshed(ms__oracle *o)
 		rc = MS_ERR_STATE;
 	}
 	if (!rc && (!(keep = ms__big_alloc(ntr)) ||
-	            !(failed = ms__big_alloc(ntr * sizeof(*failed))))) {
-		rc = MS_ERR_NOMEM;
-		snprintf(all.why, sizeof(all.why), "oracle: out of memory");
-	}
+	            !(failed = ms__big_alloc(ntr * sizeof(*failed)))))
+		rc = verdicts_oom(&all, keep, ntr);
 	size_t t = 0;
 	for (size_t i = 0; !rc && i < rd.nf; i = trace_end(&rd, i), t++) {
 		XXH128_hash_t h = XXH3_128bits(rd.f[i].tid, rd.f[i].tid_len);
@@ -841,9 +882,14 @@ read_table(ms__oracle *o, int fd, uint64_t size)
 	uint8_t *buf = malloc(SPILL_BUF);
 	XXH3_state_t *xs = XXH3_createState();
 	if (!buf || !xs) {
+		bool b = !buf;
 		free(buf);
 		XXH3_freeState(xs);
-		snprintf(o->why, sizeof(o->why), "out of memory");
+		if (b)
+			return oom_why(o->why, sizeof(o->why), "",
+			               "a read buffer", (size_t)SPILL_BUF);
+		snprintf(o->why, sizeof(o->why),
+		         "out of memory for a checksum state");
 		return MS_ERR_NOMEM;
 	}
 	XXH3_64bits_reset(xs);
@@ -875,8 +921,7 @@ read_table(ms__oracle *o, int fd, uint64_t size)
 	o->ent = calloc(nent ? nent : 1, sizeof(*o->ent));
 	o->frags = calloc(nfrags ? nfrags : 1, sizeof(*o->frags));
 	if (!o->ent || !o->frags) {
-		snprintf(o->why, sizeof(o->why), "out of memory");
-		rc = MS_ERR_NOMEM;
+		rc = table_oom(o, "", nent, nfrags);
 		goto out;
 	}
 	XXH3_64bits_update(xs, buf, SPILL_HEAD);

@@ -287,6 +287,8 @@ typedef struct ms__idpool {
 	ms__chunks ch;
 	size_t used; /* bytes used in the last chunk */
 } ms__idpool;
+/* The bytes of each chunk of an ms__idpool. */
+#define MS__IDPOOL_CHUNK ((size_t)65536)
 /* A copy of the len bytes of id (len <= MS_TRACE_ID_MAX) in the pool,
  * owned by it; NULL when out of memory. */
 const uint8_t *ms__idpool_add(ms__idpool *p, const uint8_t *id, size_t len);

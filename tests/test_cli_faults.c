@@ -45,6 +45,7 @@
 
 #include "bin_testlib.h"
 #include "ms_fixture.h"
+#include "ms_fs.h"
 #include "ms_owner.h"
 #include "ms_replay_events.h"
 #include "testdir.h"
@@ -1124,21 +1125,22 @@ root_back(char *old)
 	free(old);
 }
 
-/* A run whose scratch shard is not where `clean` looks (--work-dir
- * elsewhere) still records to its database in the cache's runs/: while
- * it runs, `clean --runs` lists that database as in use and leaves it
- * (it used to remove the database under the live run); at its end the
- * run's owner file beside the database is gone and the database whole. */
+/* Run to the end with its scratch shard at work (not where `clean` looks)
+ * and its database at db_arg (NULL: the default, in the cache's runs/);
+ * stopped once open (its owner record DB-owner there),
+ * `clean --runs` must keep the database as in use, and the run must end
+ * complete without its owner record. */
 static void
-test_clean_live_db_elsewhere(void **state)
+live_db_kept(const char *work, const char *db_arg)
 {
-	(void)state;
 	char out[65536], err[16384], line[4096], buf[8192];
-	char work[PATH_MAX], db[PATH_MAX], rec[PATH_MAX + 16];
-	path_in(work, sizeof(work), "elsewhere.shard");
-	const char *args[] = { "run",       "--headless", "--fixture",
-		               fixture,     "--variant",  "alwayskeep",
-		               "--work-dir", work,        NULL };
+	char db[PATH_MAX], rec[PATH_MAX + 16];
+	const char *args[] = {
+		"run",        "--headless", "--fixture",
+		fixture,      "--variant",  "alwayskeep",
+		"--work-dir", work,         db_arg ? "--db" : NULL,
+		db_arg,       NULL
+	};
 	int efd = -1;
 	pid_t pid = bt_spawn(args, false, NULL, NULL, &efd, 0);
 	/* Said once the run is open, before it starts: stopped there. */
@@ -1148,11 +1150,13 @@ test_clean_live_db_elsewhere(void **state)
 	assert_non_null(at);
 	snprintf(db, sizeof(db), "%.*s", (int)strcspn(at + 19, "\n"), at + 19);
 	snprintf(rec, sizeof(rec), "%s-owner", db);
+	bool rec_there = exists(rec);
 
 	const char *cl[] = { "clean", "--runs", NULL };
 	int rc = run_cli(cl, out, sizeof(out), err, sizeof(err));
 	fprintf(stderr, "%s", out);
 	kill(pid, SIGCONT);
+	assert_true(rec_there);
 	assert_int_equal(rc, 0);
 	assert_non_null(line_of(out, db, line, sizeof(line)));
 	assert_non_null(strstr(line, "run database"));
@@ -1169,6 +1173,40 @@ test_clean_live_db_elsewhere(void **state)
 	ms_ev_run_end end;
 	run_end(db, &end);
 	assert_string_equal(end.status, "complete");
+}
+
+/* A run whose scratch shard is not where `clean` looks (--work-dir
+ * elsewhere) still records to its database in the cache's runs/: while
+ * it runs, `clean --runs` lists that database as in use and leaves it
+ * (it used to remove the database under the live run); at its end the
+ * run's owner file beside the database is gone and the database whole. */
+static void
+test_clean_live_db_elsewhere(void **state)
+{
+	(void)state;
+	char work[PATH_MAX];
+	path_in(work, sizeof(work), "elsewhere.shard");
+	live_db_kept(work, NULL);
+}
+
+/* A database in the cache's runs/ with the longest name SQLite takes
+ * there (NAME_MAX - 8, room for its "-journal"): its owner record's
+ * temporary name, DB-owner.tmp-PID, passed NAME_MAX, so the run failed
+ * with "File name too long". That name is now cut short before its
+ * "-owner.tmp-PID", and the run goes as any. */
+static void
+test_live_db_longest_name(void **state)
+{
+	(void)state;
+	char work[PATH_MAX], runs[PATH_MAX], db[PATH_MAX + NAME_MAX];
+	char name[NAME_MAX + 1];
+	path_in(work, sizeof(work), "longname.shard");
+	memset(name, 'q', NAME_MAX - 8 - 7);
+	snprintf(name + NAME_MAX - 8 - 7, 8, ".sqlite");
+	snprintf(runs, sizeof(runs), "%s/mergescope/runs", cache);
+	assert_int_equal(ms_fs_mkdir_p(runs, 0755, NULL), 0);
+	snprintf(db, sizeof(db), "%s/%s", runs, name);
+	live_db_kept(work, db);
 }
 
 /* A frozen shard a running merge-once replays is in use: `clean --frozen`
@@ -1386,6 +1424,27 @@ test_clean_leaves_unknown(void **state)
 	root_back(old);
 }
 
+/* While a live process writes the owner record of run database db (under
+ * its temporary name live), the database is in use: --runs keeps it (it
+ * was deleted in that moment). Once that record is gone (removed here),
+ * the database is a run's like any. */
+static void
+runs_kept_while_writing(const char *db, const char *live)
+{
+	char out[65536], err[16384], line[4096];
+	const char *runs_cl[] = { "clean", "--runs", NULL };
+	assert_int_equal(run_cli(runs_cl, out, sizeof(out), err, sizeof(err)),
+	                 0);
+	fprintf(stderr, "%s", out);
+	assert_non_null(line_of(out, db, line, sizeof(line)));
+	assert_non_null(strstr(line, "in use"));
+	assert_true(exists(db));
+	assert_int_equal(unlink(live), 0);
+	assert_int_equal(run_cli(runs_cl, out, sizeof(out), err, sizeof(err)),
+	                 0);
+	assert_false(exists(db));
+}
+
 /* A run's owner record written under its temporary name and left there
  * (the run killed before the rename), DB-owner.tmp-PID in runs/: `clean`
  * lists it as an unfinished owner record and removes it once PID is gone
@@ -1456,19 +1515,43 @@ test_clean_owner_tmp(void **state)
 	assert_non_null(strstr(line, "unfinished owner"));
 	assert_non_null(strstr(line, "in use"));
 	assert_true(exists(live));
-	/* While a live process writes its record, its database is in use:
-	 * --runs keeps it (it was deleted in that moment). */
-	const char *runs_cl[] = { "clean", "--runs", NULL };
-	assert_int_equal(run_cli(runs_cl, out, sizeof(out), err, sizeof(err)),
-	                 0);
-	assert_non_null(line_of(out, db, line, sizeof(line)));
-	assert_non_null(strstr(line, "in use"));
-	assert_true(exists(db));
-	assert_int_equal(unlink(live), 0);
-	/* Once that record is gone, the database is a run's like any. */
-	assert_int_equal(run_cli(runs_cl, out, sizeof(out), err, sizeof(err)),
-	                 0);
-	assert_false(exists(db));
+	runs_kept_while_writing(db, live);
+	root_back(old);
+}
+
+/* This process writing the owner record of a database whose name is near
+ * NAME_MAX: its temporary name is DB's name cut short plus
+ * "-owner.tmp-PID", and `clean --runs` keeps the database, found by the
+ * record's note (it took the cut name for the database and removed the
+ * database itself). */
+static void
+test_clean_owner_tmp_long_name(void **state)
+{
+	(void)state;
+	char *old = NULL;
+	char sroot[PATH_MAX];
+	char runs[PATH_MAX], db[PATH_MAX + NAME_MAX], live[PATH_MAX + NAME_MAX];
+	char rec[PATH_MAX + NAME_MAX], name[NAME_MAX + 1], sfx[64];
+	own_root("root-owner-tmp-long", sroot, sizeof(sroot), &old);
+	snprintf(runs, sizeof(runs), "%s/mergescope/runs", cache);
+	assert_int_equal(ms_fs_mkdir_p(runs, 0755, NULL), 0);
+	memset(name, 'w', NAME_MAX - 8 - 7);
+	snprintf(name + NAME_MAX - 8 - 7, 8, ".sqlite");
+	snprintf(db, sizeof(db), "%s/%s", runs, name);
+	FILE *fp = fopen(db, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	assert_int_equal(
+	        ms_owner_write_beside(db, "-owner", "database", db, NULL), 0);
+	/* As the rename before it finds it. */
+	snprintf(sfx, sizeof(sfx), "-owner.tmp-%ld", (long)getpid());
+	assert_int_equal(ms_fs_name_beside(live, sizeof(live), db, sfx), 0);
+	assert_true(strlen(live) - strlen(runs) - 1 <= NAME_MAX);
+	assert_int_equal(strncmp(live, db, strlen(runs) + 200), 0);
+	snprintf(rec, sizeof(rec), "%s-owner", db);
+	assert_int_equal(rename(rec, live), 0);
+
+	runs_kept_while_writing(db, live);
 	root_back(old);
 }
 
@@ -1675,10 +1758,12 @@ main(void)
 		cmocka_unit_test(test_clean_says_why),
 		cmocka_unit_test(test_merge_once_killed),
 		cmocka_unit_test(test_clean_live_db_elsewhere),
+		cmocka_unit_test(test_live_db_longest_name),
 		cmocka_unit_test(test_clean_frozen_in_use_by_merge_once),
 		cmocka_unit_test(test_clean_sizes_as_du),
 		cmocka_unit_test(test_clean_leaves_unknown),
 		cmocka_unit_test(test_clean_owner_tmp),
+		cmocka_unit_test(test_clean_owner_tmp_long_name),
 		cmocka_unit_test(test_clean_older_than_values),
 		cmocka_unit_test(test_owner_records),
 	};

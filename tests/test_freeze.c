@@ -28,6 +28,8 @@
 
 #include <cmocka.h>
 
+#include "alloc_testlib.h"
+
 /* The frozen merge of test_freeze_contents, reused by later tests. */
 static char frozen_dir[PATH_MAX];
 
@@ -61,6 +63,20 @@ test_freeze_needs_barrier(void **state)
 	                 MS_ERR_STATE);
 	assert_non_null(strstr(eb.msg, "barrier"));
 	assert_string_equal(out, "");
+	assert_false(rt_exists(dir));
+	/* Out of memory for its list of claimed parts, first of all: said
+	 * what for and how many bytes (it said "freeze: out of memory"). */
+	size_t claims = MAX_CLAIMS * MS_PICKER_PARTS_LIMIT * sizeof(uint64_t);
+	tl_alloc.fail_size = claims;
+	int rc = ms_replay_freeze(r, dir, out, sizeof(out), &eb);
+	assert_true(tl_alloc_disarm());
+	assert_int_equal(rc, MS_ERR_NOMEM);
+	char want[128];
+	snprintf(want, sizeof(want),
+	         "freeze: out of memory for the inputs of the merges in "
+	         "flight (%zu bytes)",
+	         claims);
+	assert_string_equal(eb.msg, want);
 	assert_false(rt_exists(dir));
 	ms_replay_close(r);
 	free(st);
@@ -345,6 +361,30 @@ strict_picker_keys(const char *good, const char *id0)
 	bad_line(good, "unseen=", "unseen=00000000000000aa,00000000000000aa",
 	         "distinct part IDs");
 	bad_line(good, "quarantined=", NULL, "key 'quarantined' is missing");
+}
+
+static int
+read_frozen(void *ctx, ms_errbuf *eb)
+{
+	ms__frozen f;
+	int rc = ms__frozen_read(ctx, &f, eb);
+	ms__frozen_release(&f);
+	return rc;
+}
+
+/* Out of memory while reading frozen.txt, at each allocation in turn:
+ * the message names the file, what the memory was for and how many bytes
+ * (it said only "FILE: out of memory"). */
+static void
+test_frozen_read_out_of_memory(void **state)
+{
+	(void)state;
+	assert_true(frozen_dir[0]);
+	char file[PATH_MAX + 16];
+	snprintf(file, sizeof(file), "%s/frozen.txt", frozen_dir);
+	tl_alloc_call c = { read_frozen, frozen_dir };
+	tl_sweep_want w = { file, true, true };
+	assert_true(tl_sweep(tl_alloc_step, &c, &w) >= 4);
 }
 
 static void
@@ -1269,6 +1309,7 @@ main(void)
 		cmocka_unit_test(test_freeze_needs_barrier),
 		cmocka_unit_test(test_freeze_contents),
 		cmocka_unit_test(test_frozen_file_strict),
+		cmocka_unit_test(test_frozen_read_out_of_memory),
 		cmocka_unit_test(test_merge_once_run_clock),
 		cmocka_unit_test(test_merge_once_lossless),
 		cmocka_unit_test(test_merge_once_sampling),

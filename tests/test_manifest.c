@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "alloc_testlib.h"
+
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -389,6 +391,42 @@ test_empty_directory_hash(void **state)
 	rmdir(b);
 }
 
+static int
+hash_dir(void *ctx, ms_errbuf *eb)
+{
+	char h[33];
+	return ms__fx_dir_hash(ctx, h, eb);
+}
+
+/* Out of memory hashing a directory of 20 files, at each allocation in
+ * turn: the message names the directory, what the memory was for and how
+ * many bytes (it said "out of memory" alone). */
+static void
+test_dir_hash_out_of_memory(void **state)
+{
+	char dir[300], f[320];
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s.oom", path);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	for (int i = 0; i < 20; i++) {
+		snprintf(f, sizeof(f), "%s/f%02d", dir, i);
+		FILE *fp = fopen(f, "w");
+		assert_non_null(fp);
+		fputs("x", fp);
+		fclose(fp);
+	}
+	tl_sweep_want w = { dir, true, true };
+	tl_alloc_call c = { hash_dir, dir };
+	/* The list twice (16, 32 names), the read buffer (the names are
+	 * strdup's, inside libc, not failed here). */
+	assert_int_equal(tl_sweep(tl_alloc_step, &c, &w), 3);
+	for (int i = 0; i < 20; i++) {
+		snprintf(f, sizeof(f), "%s/f%02d", dir, i);
+		unlink(f);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* ---- SQLite out of memory ----------------------------------------- */
 
 /* SQLite's allocator with a fault: once armed, the fail_at-th allocation
@@ -458,6 +496,7 @@ main(void)
 		cmocka_unit_test(test_not_a_database),
 		cmocka_unit_test(test_read_from_memory),
 		cmocka_unit_test(test_empty_directory_hash),
+		cmocka_unit_test(test_dir_hash_out_of_memory),
 		cmocka_unit_test(test_read_out_of_memory),
 	};
 

@@ -28,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "alloc_testlib.h"
 #include "testdir.h"
 
 #include <fcntl.h>
@@ -1017,6 +1018,42 @@ test_oracle_spill(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Out of memory reading a spilled table back, at each allocation in
+ * turn: refused naming the file, what the memory was for and how many
+ * bytes (it said "FILE: out of memory"), the file removed. */
+static void
+test_oracle_unspill_out_of_memory(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	assert_non_null(ms_test_mkdtemp(dir, sizeof(dir), "ms-test-spill"));
+	snprintf(path, sizeof(path), "%s/%s", dir, MS__ORACLE_SPILL);
+	unsigned failed = 0;
+	for (long n = 0;; n++) {
+		ms__oracle o;
+		fake_table(&o, 3000);
+		assert_int_equal(ms__oracle_spill(&o, path), 0);
+		tl_alloc_fail_nth(n);
+		int rc = ms__oracle_unspill(&o);
+		bool fired = tl_alloc_disarm();
+		if (!fired) {
+			assert_int_equal(rc, 0);
+			ms__oracle_release(&o);
+			break;
+		}
+		fprintf(stderr, "allocation %ld: %s\n", n + 1, o.why);
+		assert_int_equal(rc, MS_ERR_NOMEM);
+		assert_non_null(strstr(o.why, path));
+		assert_non_null(strstr(o.why, ": out of memory for "));
+		assert_non_null(strstr(o.why, " bytes)"));
+		assert_false(ms_fs_is_file(path));
+		ms__oracle_release(&o);
+		failed++;
+	}
+	assert_true(failed >= 3);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* The ledgers of block number f of test_oracle_dropped_file's table. */
 static void
 frag_ledgers(size_t f, ms_ledger_set *led)
@@ -1174,6 +1211,7 @@ main(void)
 		cmocka_unit_test(test_recent_events),
 		cmocka_unit_test(test_recent_bytes),
 		cmocka_unit_test(test_oracle_spill),
+		cmocka_unit_test(test_oracle_unspill_out_of_memory),
 		cmocka_unit_test(test_oracle_dropped_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "alloc_testlib.h"
+
 #include "cli.h"
 #include "cli_testlib.h"
 #include "ms_tui.h"
@@ -615,6 +617,32 @@ test_break_count(void **state)
 	}
 }
 
+/* Out of memory for a command's configuration: said what for and how many
+ * bytes (it said "mergescope run: out of memory"). */
+static void
+test_config_out_of_memory(void **state)
+{
+	(void)state;
+	char *argv[] = { (char *)"mergescope", (char *)"run",
+		         (char *)"--fixture", (char *)"/nonexistent/f", NULL };
+	FILE *o = tmpfile(), *e = tmpfile();
+	assert_non_null(o);
+	assert_non_null(e);
+	tl_alloc.fail_size = sizeof(ms__run_cfg);
+	int rc = ms_cli_main(4, argv, o, e);
+	assert_true(tl_alloc_disarm());
+	ct_slurp(e, err_text, sizeof(err_text));
+	fclose(o);
+	fclose(e);
+	assert_int_equal(rc, MS_EXIT_ERROR);
+	char want[128];
+	snprintf(want, sizeof(want),
+	         "mergescope run: out of memory for the run's configuration "
+	         "(%zu bytes)\n",
+	         sizeof(ms__run_cfg));
+	assert_string_equal(err_text, want);
+}
+
 /* A new temporary memory file: its name into path (a mkstemp template),
  * open for writing. */
 static FILE *
@@ -745,6 +773,7 @@ main(void)
 		cmocka_unit_test(test_empty_names_every_command),
 		cmocka_unit_test(test_profile_items),
 		cmocka_unit_test(test_break_count),
+		cmocka_unit_test(test_config_out_of_memory),
 		cmocka_unit_test(test_memory_keeps_every_breakpoint),
 		cmocka_unit_test(test_memory_long_line_is_one_line),
 		cmocka_unit_test(test_break_values),

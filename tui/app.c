@@ -134,7 +134,9 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 	ms_tui_session s;
 	int rc = ms_session_init(&s, ctl);
 	if (rc)
-		return ms_fail(eb, rc, "tui: out of memory");
+		return ms_fail(eb, rc,
+		               "tui: out of memory for its view (%zu bytes)",
+		               sizeof(ms_tui_view));
 	if (opts->program)
 		s.program = opts->program;
 	ms__session_offer(&s, opts->offer_breaks, opts->offer_nbreaks,

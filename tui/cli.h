@@ -211,7 +211,8 @@ enum ms__item_kind {
 };
 
 /* A run's event database in the cache's runs/ has an owner record (the
- * run's process, ms_owner.h) beside it, DB plus this suffix, while the
+ * run's process, ms_owner.h) beside it, DB plus this suffix (DB's name cut
+ * short where that would pass NAME_MAX, ms__db_owner_path), while the
  * process that writes it runs. */
 #define MS__DB_OWNER_SUFFIX "-owner"
 
@@ -263,6 +264,10 @@ bool ms__scratch_frozen_name(const char *name);
  * this process runs; ms__db_owner_release removes every record this process
  * wrote. 0, or an error naming the file (eb). */
 int ms__db_owner_take(const char *db, ms_errbuf *eb);
+/* Where run database db's owner record lies, into out (n bytes): DB-owner,
+ * db's last name cut short where that would pass NAME_MAX
+ * (ms_fs_name_beside). MS_ERR_RANGE and "" if it does not fit. */
+int ms__db_owner_path(char *out, size_t n, const char *db);
 void ms__db_owner_release(void);
 /* $XDG_CACHE_HOME/mergescope (else ~/.cache/mergescope) into buf. */
 int ms__cache_root(char *buf, size_t n);
@@ -504,5 +509,9 @@ void ms__replay_opts_from(struct ms_replay_opts *ro, const ms__run_args *a,
  * ("--work-dir DIR exists and is not an empty directory; ..."). */
 void ms__say_replay_error(FILE *err, const ms__run_args *a, int rc,
                           const ms_errbuf *eb);
+/* "mergescope CMD: out of memory for WHAT (BYTES bytes)" on err, WHAT
+ * formatted from fmt; returns MS_EXIT_ERROR. */
+int ms__say_oom(FILE *err, const char *cmd, size_t bytes, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,7 +411,8 @@ ms__fixture_lock(const char *cmd, const char *dir, FILE *err)
 	char *path = lock_path(dir);
 	bool said = false;
 	if (!path) {
-		fprintf(err, "mergescope %s: out of memory\n", cmd);
+		(void)ms__say_oom(err, cmd, strlen(dir) + sizeof(".lock"),
+		                  "the name of the lock of %s", dir);
 		return -1;
 	}
 	for (;;) {
@@ -583,10 +585,9 @@ cached_fixture(const ms__run_args *a, ms__run_cfg *cfg, const char *dir,
 	bo.progress = build_progress;
 	bo.progress_ctx = &b;
 	ms_fixture_report *rep = calloc(1, sizeof(*rep));
-	if (!rep) {
-		fprintf(err, "mergescope %s: out of memory\n", a->cmd);
-		return MS_EXIT_ERROR;
-	}
+	if (!rep)
+		return ms__say_oom(err, a->cmd, sizeof(*rep),
+		                   "the report of the fixture build");
 	ms_errbuf eb = { "" };
 	rc = ms_fixture_build(&bo, rep, &eb);
 	ms__progress_end(&b.prog);
@@ -841,10 +842,9 @@ ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err)
 	 * is named, not silently dropped. */
 	size_t n = (size_t)o[MS__RO_BREAK].count;
 	const char **v = n ? malloc(n * sizeof(*v)) : NULL;
-	if (n && !v) {
-		fprintf(err, "mergescope %s: out of memory\n", c->name);
-		return MS_EXIT_ERROR;
-	}
+	if (n && !v)
+		return ms__say_oom(err, c->name, n * sizeof(*v),
+		                   "its %zu --break options", n);
 	n = ms__cmd_values(a, MS__RO_BREAK, v, n);
 	int rc = 0;
 	/* The replay holds MS__MAX_BREAKS: the TUI dropped the rest. */
@@ -968,8 +968,8 @@ ms__run_begin(const ms_cmd *c, const ms__opt *o, ms__run_args *a, FILE *err,
 	ms__run_args_from(a, c, o);
 	ms__run_cfg *cfg = malloc(sizeof(*cfg));
 	if (!cfg) {
-		fprintf(err, "mergescope %s: out of memory\n", c->name);
-		*rc = MS_EXIT_ERROR;
+		*rc = ms__say_oom(err, c->name, sizeof(*cfg),
+		                  "the run's configuration");
 		return NULL;
 	}
 	*rc = ms__run_prepare(a, cfg, err);
@@ -1037,6 +1037,19 @@ ms__shell_word(FILE *f, const char *s, bool always)
 		else
 			fputc(*s, f);
 	fputc('\'', f);
+}
+
+int
+ms__say_oom(FILE *err, const char *cmd, size_t bytes, const char *fmt, ...)
+{
+	char what[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	fprintf(err, "mergescope %s: out of memory for %s (%zu bytes)\n", cmd,
+	        what, bytes);
+	return MS_EXIT_ERROR;
 }
 
 void

@@ -541,8 +541,8 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	ms_fixture_report *rep = calloc(1, sizeof(*rep));
 	if (!rep) {
 		ms__fixture_unlock(lock, r.outdir);
-		fprintf(err, "mergescope fixture build: out of memory\n");
-		return MS_EXIT_ERROR;
+		return ms__say_oom(err, "fixture build", sizeof(*rep),
+		                   "the report of the fixture build");
 	}
 	struct sigaction old[3];
 	catch_stops(old);

@@ -186,7 +186,8 @@ check_args(const ms__cmd_args *args, unsigned *reps_out, const char **variants,
 	}
 	ms__run_cfg *cfg = malloc(sizeof(*cfg));
 	if (!cfg) {
-		fprintf(err, "mergescope merge-once: out of memory\n");
+		(void)ms__say_oom(err, "merge-once", sizeof(*cfg),
+		                  "its configuration");
 		return MS_EXIT_ERROR;
 	}
 	rc = 0;
@@ -281,10 +282,9 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	mo.self_exe = strcmp(base, "mergescope") == 0 ? host_exe : NULL;
 	mo.out = out;
 	ms_merge_once_result *res = calloc(nv, sizeof(*res));
-	if (!res) {
-		fprintf(err, "mergescope merge-once: out of memory\n");
-		return MS_EXIT_ERROR;
-	}
+	if (!res)
+		return ms__say_oom(err, "merge-once", nv * sizeof(*res),
+		                   "the results of %zu variants", nv);
 	/* A MERGESCOPE_SCRATCH that cannot be the scratch directory is
 	 * refused, as by every command that makes scratch (not passed over
 	 * for the cache's work/). */

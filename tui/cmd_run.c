@@ -349,9 +349,8 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		fprintf(err, "mergescope run: %s\n", ms_replay_start_note(r));
 	ms_replay_status *st = malloc(sizeof(*st));
 	if (!st) {
-		fprintf(err, "mergescope run: out of memory\n");
 		ms_replay_close(r);
-		return MS_EXIT_ERROR;
+		return ms__say_oom(err, "run", sizeof(*st), "the run's status");
 	}
 	ms__progress prog;
 	ms__progress_init(&prog, err, -1);

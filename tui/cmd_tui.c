@@ -436,7 +436,8 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	ms_tui_ctl ctl;
 	ms_replay_ctl *adapter = NULL;
 	if ((rc = ms_replay_ctl_new(&adapter, r, &ctl))) {
-		fprintf(err, "mergescope tui: out of memory\n");
+		fprintf(err, "mergescope tui: out of memory for the screen's "
+		             "copy of the run's parts and recent merges\n");
 		ms_replay_close(r);
 		return MS_EXIT_ERROR;
 	}

@@ -262,6 +262,51 @@ db_side(const char *name)
 	return NULL;
 }
 
+int
+ms__db_owner_path(char *out, size_t n, const char *db)
+{
+	int rc = ms_fs_name_beside(out, n, db, MS__DB_OWNER_SUFFIX);
+	if (rc)
+		out[0] = '\0';
+	return rc;
+}
+
+/* The file beside run database db that side (db_side) names into out (n
+ * bytes): SQLite's "<db><side>", or the run's owner record where
+ * ms__db_owner_path puts it; "" if it does not fit. */
+static void
+side_path(char *out, size_t n, const char *db, const char *side)
+{
+	if (strcmp(side, MS__DB_OWNER_SUFFIX) == 0)
+		(void)ms__db_owner_path(out, n, db);
+	else if ((size_t)snprintf(out, n, "%s%s", db, side) >= n)
+		out[0] = '\0';
+}
+
+/* The run database of the owner record at path, whose name ends in
+ * path + stem (MS__DB_OWNER_SUFFIX, with ".tmp-PID" before its rename),
+ * into db (n bytes): path up to there, or, where the database's name was
+ * cut short for the record's (ms_owner_write_beside), the database the
+ * record's note names in the same directory. */
+static void
+db_of_record(char *db, size_t n, const char *path, size_t stem)
+{
+	snprintf(db, n, "%.*s", (int)stem, path);
+	ms_owner o;
+	const char *slash = strrchr(path, '/');
+	if (!slash || ms_owner_read_file(path, &o, NULL) != 0 ||
+	    strcmp(o.kind, "database") != 0 || !o.note[0])
+		return;
+	const char *name = strrchr(o.note, '/');
+	name = name ? name + 1 : o.note;
+	char cand[PATH_MAX], rec[PATH_MAX + 32];
+	if ((size_t)snprintf(cand, sizeof(cand), "%.*s/%s", (int)(slash - path),
+	                     path, name) < sizeof(cand) &&
+	    ms_fs_name_beside(rec, sizeof(rec), cand, path + stem) == 0 &&
+	    strcmp(rec, path) == 0)
+		snprintf(db, n, "%s", cand);
+}
+
 /* Is the run database db in use: written by a live run's scratch shard's
  * run, or by a live process still writing its record (both in the live
  * set), or its own record (DB-owner) names a live process? */
@@ -272,8 +317,8 @@ db_in_use(const char *db, const live_set *live, pid_t *pid)
 		return true;
 	char rec[PATH_MAX + 16];
 	ms_owner o;
-	snprintf(rec, sizeof(rec), "%s%s", db, MS__DB_OWNER_SUFFIX);
-	if (ms_owner_read_file(rec, &o, NULL) == 0 && ms_owner_alive(&o)) {
+	if (ms__db_owner_path(rec, sizeof(rec), db) == 0 &&
+	    ms_owner_read_file(rec, &o, NULL) == 0 && ms_owner_alive(&o)) {
 		*pid = o.pid;
 		return true;
 	}
@@ -376,8 +421,7 @@ classify(const char *dir, const char *name, bool cache_top,
 		const char *suf = db_side(name);
 		char db[PATH_MAX];
 		struct stat ds;
-		snprintf(db, sizeof(db), "%.*s", (int)(strlen(path) - strlen(suf)),
-		         path);
+		db_of_record(db, sizeof(db), path, strlen(path) - strlen(suf));
 		if (stat(db, &ds) == 0)
 			return false;
 		ms_owner o;
@@ -476,10 +520,12 @@ ms__scratch_each(ms__scratch_fn fn, void *arg, bool others, ms_errbuf *eb)
 				if (db_owner_tmp_alive(path, tp)) {
 					/* The last tag, as db_owner_tmp. */
 					char *tag = strstr(path, TMP_TAG), *q;
+					char db[PATH_MAX];
 					while ((q = strstr(tag + 1, TMP_TAG)))
 						tag = q;
-					*tag = '\0';
-					live_add(&live, path);
+					db_of_record(db, sizeof(db), path,
+					             (size_t)(tag - path));
+					live_add(&live, db);
 				}
 				continue;
 			}
@@ -520,8 +566,8 @@ ms__scratch_each(ms__scratch_fn fn, void *arg, bool others, ms_errbuf *eb)
 				};
 				for (int i = 0; i < 4; i++) {
 					char sp[PATH_MAX + 16];
-					snprintf(sp, sizeof(sp), "%s%s",
-					         it.path, side[i]);
+					side_path(sp, sizeof(sp), it.path,
+					          side[i]);
 					tree_bytes(sp, MS_FS_MAX_DEPTH + 1,
 					           &mine, &all, &it.bytes,
 					           &it.fresh_bytes);
@@ -583,8 +629,8 @@ ms__scratch_remove(const ms__scratch_item *it)
 			                            MS__DB_OWNER_SUFFIX };
 		for (int i = 0; i < 4; i++) {
 			char sp[PATH_MAX + 16];
-			snprintf(sp, sizeof(sp), "%s%s", it->path, side[i]);
-			if (unlink(sp) != 0 && errno != ENOENT)
+			side_path(sp, sizeof(sp), it->path, side[i]);
+			if (sp[0] && unlink(sp) != 0 && errno != ENOENT)
 				return ms_err_from_errno(errno);
 		}
 		return 0;
@@ -746,21 +792,25 @@ ms__db_owner_take(const char *db, ms_errbuf *eb)
 	if (!db || !db[0] || !in_runs_dir(db))
 		return 0;
 	char rec[PATH_MAX + 16];
-	if ((size_t)snprintf(rec, sizeof(rec), "%s%s", db,
-	                     MS__DB_OWNER_SUFFIX) >= sizeof(rec))
-		return ms_fail(eb, MS_ERR_RANGE, "%s: path too long", db);
+	if (ms__db_owner_path(rec, sizeof(rec), db) != 0)
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "%s: path too long for its owner record", db);
 	pthread_mutex_lock(&db_owner_mu);
 	int rc = 0;
 	if (db_owner_n == db_owner_cap) {
 		size_t nc = db_owner_cap ? 2 * db_owner_cap : 4;
 		void *p = realloc(db_owner_paths, nc * sizeof(*db_owner_paths));
 		if (!p)
-			rc = ms_fail(eb, MS_ERR_NOMEM, "%s: out of memory", rec);
+			rc = ms_fail(eb, MS_ERR_NOMEM,
+			             "%s: out of memory for the list of owner "
+			             "records to remove (%zu bytes)",
+			             rec, nc * sizeof(*db_owner_paths));
 		else
 			db_owner_paths = p, db_owner_cap = nc;
 	}
 	if (rc == 0)
-		rc = ms_owner_write_file(rec, "database", db, eb);
+		rc = ms_owner_write_beside(db, MS__DB_OWNER_SUFFIX, "database",
+		                           db, eb);
 	if (rc == 0)
 		snprintf(db_owner_paths[db_owner_n++], sizeof(*db_owner_paths),
 		         "%s", rec);

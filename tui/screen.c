@@ -97,7 +97,10 @@ ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_STATE, "screen: already open");
 	ms_screen *s = calloc(1, sizeof(*s));
 	if (!s)
-		return ms_fail(eb, MS_ERR_NOMEM, "screen: out of memory");
+		return ms_fail(
+		        eb, MS_ERR_NOMEM,
+		        "screen: out of memory for its state (%zu bytes)",
+		        sizeof(*s));
 	ms_canvas_init(&s->last);
 	s->out = o && o->out ? o->out : stdout;
 	s->in = o && o->in ? o->in : stdin;

@@ -488,15 +488,15 @@ static void
 db_owner_handover(const notes *nt, pid_t run, bool take)
 {
 	char rec[sizeof(nt->db) + 16];
-	if (!nt->db[0] || (size_t)snprintf(rec, sizeof(rec), "%s%s", nt->db,
-	                                   MS__DB_OWNER_SUFFIX) >= sizeof(rec))
+	if (!nt->db[0] || ms__db_owner_path(rec, sizeof(rec), nt->db) != 0)
 		return;
 	ms_owner o;
 	ms_errbuf eb = { "" };
 	if (ms_owner_read_file(rec, &o, &eb) != 0)
 		return;
 	if (take && o.pid == run)
-		(void)ms_owner_write_file(rec, "database", nt->db, &eb);
+		(void)ms_owner_write_beside(nt->db, MS__DB_OWNER_SUFFIX,
+		                            "database", nt->db, &eb);
 	else if (!take && (o.pid == run || o.pid == getpid()))
 		(void)unlink(rec);
 }

@@ -49,6 +49,12 @@ int ms_owner_write(const char *dir, const char *kind, const char *note,
  * event database has its record beside it, DB-owner). */
 int ms_owner_write_file(const char *path, const char *kind, const char *note,
                         ms_errbuf *eb);
+/* The same record beside base, at ms_fs_name_beside(base, suffix) ("DB"
+ * and "-owner"), written through the temporary name ms_fs_name_beside(base,
+ * suffix ".tmp-PID"): base's last name is cut short where either would pass
+ * NAME_MAX, so a name the directory accepts gets a record beside it. */
+int ms_owner_write_beside(const char *base, const char *suffix,
+                          const char *kind, const char *note, ms_errbuf *eb);
 /* Read dir/MS_OWNER_FILE: 0, MS_ERR_NOTFOUND (no record), MS_ERR_FORMAT
  * (not a record of this version), MS_ERR_IO. */
 int ms_owner_read(const char *dir, ms_owner *o, ms_errbuf *eb);

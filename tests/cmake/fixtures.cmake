@@ -4,6 +4,9 @@ ms_add_test(test_fixture_timemap LIBS msfixtures)
 ms_add_test(test_fixture_build LIBS msfixtures)
 ms_add_test(test_fixture_density LIBS msfixtures)
 ms_add_test(test_manifest LIBS msfixtures PkgConfig::SQLITE)
+# test_manifest fails the allocations of a directory's hash
+# (tests/alloc_testlib.h).
+ms_alloc_fail_test(test_manifest)
 # test_fixture_build reads the stack size of the threads a build starts
 # (the wrapper of pthread_create in tests/thread_testlib.h).
 if(TARGET test_fixture_build)

@@ -22,3 +22,8 @@ if(TARGET test_replay)
 		-Wl,--wrap=pthread_create)
 	ms_alloc_fail_test(test_replay)
 endif()
+# test_freeze fails the allocations of a frozen file's read
+# (tests/alloc_testlib.h).
+if(TARGET test_freeze)
+	ms_alloc_fail_test(test_freeze)
+endif()

@@ -4,6 +4,9 @@ ms_add_test(test_tui_layout LIBS mstui)
 ms_add_test(test_tui_screen LIBS mstui)
 ms_add_test(test_tui_keys LIBS mstui)
 ms_add_test(test_tui_cli LIBS mstui)
+# test_tui_cli fails a command's allocation by its size
+# (tests/alloc_testlib.h).
+ms_alloc_fail_test(test_tui_cli)
 
 add_executable(bench_tui ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_tui.c)
 target_include_directories(bench_tui PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
