@@ -1802,6 +1802,133 @@ test_check(void **state)
 	                 MS_ERR_NOTFOUND);
 }
 
+/* The bytes of the file at path (*n of them; the caller frees them). */
+static char *
+slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	long len = ftell(f);
+	assert_true(len > 0);
+	rewind(f);
+	char *bytes = malloc((size_t)len);
+	assert_non_null(bytes);
+	assert_int_equal(fread(bytes, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	*n = (size_t)len;
+	return bytes;
+}
+
+/* The file at path holding bytes[0..n) again. */
+static void
+put_back(const char *path, const char *bytes, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* `fixture check` of dir fails as a damaged fixture: its first problem
+ * holds want, and its message says to rebuild it, with the command. */
+static void
+expect_damaged(const char *dir, const char *want)
+{
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	ms_errbuf eb = { { 0 } };
+	char fix[1200];
+
+	assert_non_null(rep);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	if (!strstr(rep->problems[0], want))
+		fail_msg("problem \"%s\", expected \"%s\"", rep->problems[0],
+		         want);
+	snprintf(fix, sizeof(fix),
+	         "the fixture is damaged: remove %s and build it again "
+	         "(mergescope fixture build --preset smoke --seed 1 --out %s)",
+	         dir, dir);
+	if (!strstr(eb.msg, fix))
+		fail_msg("\"%s\" does not say \"%s\"", eb.msg, fix);
+	free(rep);
+}
+
+/* A part file cut short, made longer or missing: the check names the
+ * part, how it differs from what the manifest records (its size and
+ * footer) and what to do; a replay's verification names it too. */
+static void
+test_check_damaged_parts(void **state)
+{
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+	char dir[512], core[700], lat[700], want[300];
+	ms_fixture *f = NULL;
+	size_t ncore, nlat;
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	slot_path(f, 5, MS_KIND_CORE, core, sizeof(core));
+	slot_path(f, 9, MS_KIND_LATENCY, lat, sizeof(lat));
+	ms_fixture_close(f);
+	char *core_bytes = slurp(core, &ncore);
+	char *lat_bytes = slurp(lat, &nlat);
+
+	/* Cut 100 bytes short: its footer is gone. */
+	assert_int_equal(truncate(core, (off_t)ncore - 100), 0);
+	snprintf(want, sizeof(want),
+	         "truncated core part 0000000000000006 "
+	         "(parts/core/0000000000000006): %zu bytes, the manifest "
+	         "records %zu; its part footer is missing",
+	         ncore - 100, ncore);
+	expect_damaged(dir, want);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), MS_ERR_CORRUPT);
+	ms_fixture_close(f);
+	snprintf(want, sizeof(want),
+	         "changed since it was built, truncated: %zu bytes, the "
+	         "manifest records %zu; its part footer is missing",
+	         ncore - 100, ncore);
+	assert_non_null(strstr(eb.msg, want));
+	put_back(core, core_bytes, ncore);
+
+	/* Bytes added after the footer. */
+	FILE *a = fopen(lat, "ab");
+	assert_non_null(a);
+	assert_int_equal(fputs("more", a) >= 0, 1);
+	assert_int_equal(fclose(a), 0);
+	snprintf(want, sizeof(want),
+	         "extended latency part 000000000000000a "
+	         "(parts/sidx/latency/000000000000000a): %zu bytes, the "
+	         "manifest records %zu; bytes were added after its part "
+	         "footer",
+	         nlat + 4, nlat);
+	expect_damaged(dir, want);
+
+	/* Missing. */
+	assert_int_equal(unlink(lat), 0);
+	expect_damaged(dir, "missing latency part 000000000000000a "
+	                    "(parts/sidx/latency/000000000000000a)");
+	put_back(lat, lat_bytes, nlat);
+
+	/* As long, one byte other. */
+	flip_byte(core, 1000);
+	snprintf(want, sizeof(want),
+	         "changed core part 0000000000000006 "
+	         "(parts/core/0000000000000006): %zu bytes as the manifest "
+	         "records, but its files hash differs",
+	         ncore);
+	expect_damaged(dir, want);
+	put_back(core, core_bytes, ncore);
+	free(core_bytes);
+	free(lat_bytes);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+}
+
 /* Header bytes 28..31 of a raw block: its dict_id (core/FORMAT.md). */
 static uint32_t
 block_dict_id(const ms_raw_block *raw)
@@ -2594,6 +2721,7 @@ main(void)
 		cmocka_unit_test(test_each_gate_fails_when_broken),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_check_damaged_parts),
 		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_warm_opening),
 		cmocka_unit_test(test_progress_by_part),
