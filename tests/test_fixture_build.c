@@ -1929,6 +1929,97 @@ test_check_damaged_parts(void **state)
 	                 0);
 }
 
+/* Run sql on the manifest of dir; it must change exactly one row. */
+static void
+edit_manifest(const char *dir, const char *sql)
+{
+	char mpath[600];
+	sqlite3 *db = NULL;
+
+	snprintf(mpath, sizeof(mpath), "%s/manifest.sqlite", dir);
+	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+	sqlite3_close(db);
+}
+
+/* What the build recorded of its judgement (the gate table, the
+ * sampler's counters, the facts behind them), edited by hand, is named
+ * by `fixture check` with the table, the key and the value expected. */
+static void
+test_check_recorded_judgement(void **state)
+{
+	static const struct {
+		const char *sql, *want;
+	} edits[] = {
+		{ "UPDATE gate SET pass=0 WHERE name='rows'",
+		  "manifest table gate, gate rows: column pass is 0, expected "
+		  "1" },
+		{ "UPDATE gate SET value='4000 distinct of 4001' WHERE "
+		  "name='traces'",
+		  "manifest table gate, gate traces: column value is \"4000 "
+		  "distinct of 4001\", expected \"4000 distinct of 4000\"" },
+		{ "UPDATE gate SET value='39 split traces, 1 sharing a write' "
+		  "WHERE name='split'",
+		  "gate split: column value is \"39 split traces, 1 sharing a "
+		  "write\", expected \"39 split traces, 0 sharing a write\"" },
+		{ "UPDATE gate SET expected='deletes 30.0%..40.0%' WHERE "
+		  "name='sampler'",
+		  "gate sampler: column expected is \"deletes 30.0%..40.0%\", "
+		  "expected \"deletes 33.0%..37.0%\"" },
+		{ "UPDATE gate SET value=replace(value, '; 0 parts', '; 1 "
+		  "parts') WHERE name='ledger'",
+		  "gate ledger: column value is \"core 17201:" },
+		{ "DELETE FROM gate WHERE name='consolidate'",
+		  "manifest table gate has no row for gate consolidate "
+		  "(expected value \"26 parts, 17201 of 17201 rows; 0 raw "
+		  "files changed\")" },
+		{ "INSERT INTO gate VALUES(99, 'index_density', 1, 'x', 'y')",
+		  "manifest table gate holds gate index_density, which does "
+		  "not apply to this fixture (not applicable: 0.107 day-1x "
+		  "units" },
+		{ "INSERT INTO gate VALUES(99, 'speed', 1, 'x', 'y')",
+		  "manifest table gate holds gate \"speed\", which fixture "
+		  "generator v" },
+		{ "UPDATE sampler_stat SET value=value+1 WHERE "
+		  "name='errors.kept'",
+		  "manifest table sampler_stat, name errors.kept: value is " },
+		{ "DELETE FROM sampler_stat WHERE name='sample.dropped'",
+		  "manifest table sampler_stat has no row for sample.dropped "
+		  "(expected 1410)" },
+		{ "UPDATE fixture SET value='0.360000' WHERE "
+		  "key='sampler_delete_ratio'",
+		  "manifest fact sampler_delete_ratio is \"0.360000\", "
+		  "expected \"0.352500\" (the sampler run again over the "
+		  "parts)" },
+		{ "UPDATE fixture SET value='1411' WHERE key='sampler_deleted'",
+		  "manifest fact sampler_deleted is \"1411\", expected 1410" },
+		{ "UPDATE fixture SET value=value+1 WHERE key='split_traces'",
+		  "manifest fact split_traces is \"40\", expected 39 (the day "
+		  "made again from its preset and seed)" },
+	};
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+	char dir[512], mpath[600];
+	size_t n;
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	snprintf(mpath, sizeof(mpath), "%s/manifest.sqlite", dir);
+	char *manifest = slurp(mpath, &n);
+	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+		edit_manifest(dir, edits[i].sql);
+		expect_damaged(dir, edits[i].want);
+		put_back(mpath, manifest, n);
+	}
+	free(manifest);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+	assert_int_equal(rep.nproblems, 0);
+}
+
 /* Header bytes 28..31 of a raw block: its dict_id (core/FORMAT.md). */
 static uint32_t
 block_dict_id(const ms_raw_block *raw)
@@ -2722,6 +2813,7 @@ main(void)
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_check_damaged_parts),
+		cmocka_unit_test(test_check_recorded_judgement),
 		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_warm_opening),
 		cmocka_unit_test(test_progress_by_part),
