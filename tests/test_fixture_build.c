@@ -2020,6 +2020,48 @@ test_check_recorded_judgement(void **state)
 	assert_int_equal(rep.nproblems, 0);
 }
 
+/* `fixture check` of a path that is no fixture directory says what the
+ * path is and what is expected: the manifest's directory for the
+ * manifest itself. */
+static void
+test_check_wrong_paths(void **state)
+{
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	ms_errbuf eb = { { 0 } };
+	char path[600], want[700];
+
+	(void)state;
+	assert_non_null(rep);
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, rep, &eb), 0);
+	snprintf(path, sizeof(path), "%s/a/manifest.sqlite", root);
+	assert_int_equal(ms_fixture_check(path, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_INVAL);
+	snprintf(want, sizeof(want),
+	         "%s is a fixture's manifest, not its directory; give the "
+	         "directory that holds it (%s/a)",
+	         path, root);
+	assert_string_equal(eb.msg, want);
+	snprintf(path, sizeof(path), "%s/a/block_ledgers.bin", root);
+	assert_int_equal(ms_fixture_check(path, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "is a file, not a fixture directory "
+	                               "(one holding manifest.sqlite)"));
+	snprintf(path, sizeof(path), "%s/a/parts", root);
+	assert_int_equal(ms_fixture_check(path, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_NOTFOUND);
+	snprintf(want, sizeof(want),
+	         "%s holds no manifest.sqlite: not a fixture directory", path);
+	assert_non_null(strstr(eb.msg, want));
+	snprintf(path, sizeof(path), "%s/no-such-fixture", root);
+	assert_int_equal(ms_fixture_check(path, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_NOTFOUND);
+	assert_non_null(strstr(eb.msg, "no-such-fixture: No such file or "
+	                               "directory; expected a fixture "
+	                               "directory"));
+	free(rep);
+}
+
 /* Header bytes 28..31 of a raw block: its dict_id (core/FORMAT.md). */
 static uint32_t
 block_dict_id(const ms_raw_block *raw)
@@ -2814,6 +2856,7 @@ main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_check_damaged_parts),
 		cmocka_unit_test(test_check_recorded_judgement),
+		cmocka_unit_test(test_check_wrong_paths),
 		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_warm_opening),
 		cmocka_unit_test(test_progress_by_part),
