@@ -1952,6 +1952,13 @@ test_check_recorded_judgement(void **state)
 	static const struct {
 		const char *sql, *want;
 	} edits[] = {
+		{ "UPDATE fixture SET value='{}' WHERE key='sampler_config'",
+		  "manifest fact sampler_config is \"{}\", expected "
+		  "\"{\"durationThresholdMs\":500," },
+		{ "UPDATE fixture SET value='00' WHERE key='trace_ids_hash'",
+		  "manifest fact trace_ids_hash is \"00\", expected \"" },
+		{ "UPDATE fixture SET value='1' WHERE key='grace_ns'",
+		  "manifest fact grace_ns is \"1\", expected 7200000000000" },
 		{ "UPDATE gate SET pass=0 WHERE name='rows'",
 		  "manifest table gate, gate rows: column pass is 0, expected "
 		  "1" },
