@@ -1914,6 +1914,23 @@ test_check_damaged_parts(void **state)
 	                    "(parts/sidx/latency/000000000000000a)");
 	put_back(lat, lat_bytes, nlat);
 
+	/* Another part's file in its place: its footer names that part. */
+	char other[700];
+	snprintf(other, sizeof(other), "%.*s0000000000000007",
+	         (int)(strlen(core) - 16), core);
+	size_t nother;
+	char *other_bytes = slurp(other, &nother);
+	put_back(core, other_bytes, nother);
+	free(other_bytes);
+	snprintf(want, sizeof(want),
+	         "replaced core part 0000000000000006 "
+	         "(parts/core/0000000000000006): %zu bytes (the manifest "
+	         "records %zu) whose part footer names core part "
+	         "0000000000000007",
+	         nother, ncore);
+	expect_damaged(dir, want);
+	put_back(core, core_bytes, ncore);
+
 	/* As long, one byte other. */
 	flip_byte(core, 1000);
 	snprintf(want, sizeof(want),
