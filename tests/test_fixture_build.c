@@ -1516,6 +1516,34 @@ slot_path_dir(const char *dir, const char *rel, char *buf, size_t n)
 	snprintf(buf, n, "%s/%s", dir, rel);
 }
 
+/* The bytes of the file at path (*n of them; the caller frees them). */
+static char *
+slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	long len = ftell(f);
+	assert_true(len > 0);
+	rewind(f);
+	char *bytes = malloc((size_t)len);
+	assert_non_null(bytes);
+	assert_int_equal(fread(bytes, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	*n = (size_t)len;
+	return bytes;
+}
+
+/* The file at path holding bytes[0..n) again. */
+static void
+put_back(const char *path, const char *bytes, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
 static void
 test_check(void **state)
 {
@@ -1618,27 +1646,17 @@ test_check(void **state)
 	flip_byte(bl, 200);
 	{
 		/* Cut one byte short, then put back whole. */
-		FILE *bf = fopen(bl, "rb");
-		assert_non_null(bf);
-		assert_int_equal(fseek(bf, 0, SEEK_END), 0);
-		long bn = ftell(bf);
+		size_t bn;
+		char *bytes = slurp(bl, &bn);
 		assert_true(bn > 1);
-		rewind(bf);
-		char *bytes = malloc((size_t)bn);
-		assert_non_null(bytes);
-		assert_int_equal(fread(bytes, 1, (size_t)bn, bf), (size_t)bn);
-		fclose(bf);
-		assert_int_equal(truncate(bl, bn - 1), 0);
+		assert_int_equal(truncate(bl, (off_t)bn - 1), 0);
 		assert_int_equal(
 		        ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 		        MS_ERR_CORRUPT);
 		assert_non_null(strstr(rep.problems[0],
 		                       "changed block ledgers"));
 		assert_non_null(strstr(rep.problems[0], "not the size"));
-		bf = fopen(bl, "wb");
-		assert_non_null(bf);
-		assert_int_equal(fwrite(bytes, 1, (size_t)bn, bf), (size_t)bn);
-		assert_int_equal(fclose(bf), 0);
+		put_back(bl, bytes, bn);
 		free(bytes);
 	}
 
@@ -1800,34 +1818,6 @@ test_check(void **state)
 	/* Not a fixture. */
 	assert_int_equal(ms_fixture_check(root, PLUGIN, &rep, NULL, NULL, &eb),
 	                 MS_ERR_NOTFOUND);
-}
-
-/* The bytes of the file at path (*n of them; the caller frees them). */
-static char *
-slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	long len = ftell(f);
-	assert_true(len > 0);
-	rewind(f);
-	char *bytes = malloc((size_t)len);
-	assert_non_null(bytes);
-	assert_int_equal(fread(bytes, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	*n = (size_t)len;
-	return bytes;
-}
-
-/* The file at path holding bytes[0..n) again. */
-static void
-put_back(const char *path, const char *bytes, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(bytes, 1, n, f), n);
-	assert_int_equal(fclose(f), 0);
 }
 
 /* `fixture check` of dir fails as a damaged fixture: its first problem
