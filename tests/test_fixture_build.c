@@ -1516,6 +1516,34 @@ slot_path_dir(const char *dir, const char *rel, char *buf, size_t n)
 	snprintf(buf, n, "%s/%s", dir, rel);
 }
 
+/* The bytes of the file at path (*n of them; the caller frees them). */
+static char *
+slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	long len = ftell(f);
+	assert_true(len > 0);
+	rewind(f);
+	char *bytes = malloc((size_t)len);
+	assert_non_null(bytes);
+	assert_int_equal(fread(bytes, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	*n = (size_t)len;
+	return bytes;
+}
+
+/* The file at path holding bytes[0..n) again. */
+static void
+put_back(const char *path, const char *bytes, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
 static void
 test_check(void **state)
 {
@@ -1618,27 +1646,17 @@ test_check(void **state)
 	flip_byte(bl, 200);
 	{
 		/* Cut one byte short, then put back whole. */
-		FILE *bf = fopen(bl, "rb");
-		assert_non_null(bf);
-		assert_int_equal(fseek(bf, 0, SEEK_END), 0);
-		long bn = ftell(bf);
+		size_t bn;
+		char *bytes = slurp(bl, &bn);
 		assert_true(bn > 1);
-		rewind(bf);
-		char *bytes = malloc((size_t)bn);
-		assert_non_null(bytes);
-		assert_int_equal(fread(bytes, 1, (size_t)bn, bf), (size_t)bn);
-		fclose(bf);
-		assert_int_equal(truncate(bl, bn - 1), 0);
+		assert_int_equal(truncate(bl, (off_t)bn - 1), 0);
 		assert_int_equal(
 		        ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 		        MS_ERR_CORRUPT);
 		assert_non_null(strstr(rep.problems[0],
 		                       "changed block ledgers"));
 		assert_non_null(strstr(rep.problems[0], "not the size"));
-		bf = fopen(bl, "wb");
-		assert_non_null(bf);
-		assert_int_equal(fwrite(bytes, 1, (size_t)bn, bf), (size_t)bn);
-		assert_int_equal(fclose(bf), 0);
+		put_back(bl, bytes, bn);
 		free(bytes);
 	}
 
@@ -1800,6 +1818,262 @@ test_check(void **state)
 	/* Not a fixture. */
 	assert_int_equal(ms_fixture_check(root, PLUGIN, &rep, NULL, NULL, &eb),
 	                 MS_ERR_NOTFOUND);
+}
+
+/* `fixture check` of dir fails as a damaged fixture: its first problem
+ * holds want, and its message says to rebuild it, with the command. */
+static void
+expect_damaged(const char *dir, const char *want)
+{
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	ms_errbuf eb = { { 0 } };
+	char fix[1200];
+
+	assert_non_null(rep);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	if (!strstr(rep->problems[0], want))
+		fail_msg("problem \"%s\", expected \"%s\"", rep->problems[0],
+		         want);
+	snprintf(fix, sizeof(fix),
+	         "the fixture is damaged: remove %s and build it again "
+	         "(mergescope fixture build --preset smoke --seed 1 --out %s)",
+	         dir, dir);
+	if (!strstr(eb.msg, fix))
+		fail_msg("\"%s\" does not say \"%s\"", eb.msg, fix);
+	free(rep);
+}
+
+/* A part file cut short, made longer or missing: the check names the
+ * part, how it differs from what the manifest records (its size and
+ * footer) and what to do; a replay's verification names it too. */
+static void
+test_check_damaged_parts(void **state)
+{
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+	char dir[512], core[700], lat[700], want[300];
+	ms_fixture *f = NULL;
+	size_t ncore, nlat;
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	slot_path(f, 5, MS_KIND_CORE, core, sizeof(core));
+	slot_path(f, 9, MS_KIND_LATENCY, lat, sizeof(lat));
+	ms_fixture_close(f);
+	char *core_bytes = slurp(core, &ncore);
+	char *lat_bytes = slurp(lat, &nlat);
+
+	/* Cut 100 bytes short: its footer is gone. */
+	assert_int_equal(truncate(core, (off_t)ncore - 100), 0);
+	snprintf(want, sizeof(want),
+	         "truncated core part 0000000000000006 "
+	         "(parts/core/0000000000000006): %zu bytes, the manifest "
+	         "records %zu; its part footer is missing",
+	         ncore - 100, ncore);
+	expect_damaged(dir, want);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), MS_ERR_CORRUPT);
+	ms_fixture_close(f);
+	snprintf(want, sizeof(want),
+	         "changed since it was built, truncated: %zu bytes, the "
+	         "manifest records %zu; its part footer is missing",
+	         ncore - 100, ncore);
+	assert_non_null(strstr(eb.msg, want));
+	put_back(core, core_bytes, ncore);
+
+	/* Bytes added after the footer. */
+	FILE *a = fopen(lat, "ab");
+	assert_non_null(a);
+	assert_int_equal(fputs("more", a) >= 0, 1);
+	assert_int_equal(fclose(a), 0);
+	snprintf(want, sizeof(want),
+	         "extended latency part 000000000000000a "
+	         "(parts/sidx/latency/000000000000000a): %zu bytes, the "
+	         "manifest records %zu; bytes were added after its part "
+	         "footer",
+	         nlat + 4, nlat);
+	expect_damaged(dir, want);
+
+	/* Missing. */
+	assert_int_equal(unlink(lat), 0);
+	expect_damaged(dir, "missing latency part 000000000000000a "
+	                    "(parts/sidx/latency/000000000000000a)");
+	put_back(lat, lat_bytes, nlat);
+
+	/* Another part's file in its place: its footer names that part. */
+	char other[700];
+	snprintf(other, sizeof(other), "%.*s0000000000000007",
+	         (int)(strlen(core) - 16), core);
+	size_t nother;
+	char *other_bytes = slurp(other, &nother);
+	put_back(core, other_bytes, nother);
+	free(other_bytes);
+	snprintf(want, sizeof(want),
+	         "replaced core part 0000000000000006 "
+	         "(parts/core/0000000000000006): %zu bytes (the manifest "
+	         "records %zu) whose part footer names core part "
+	         "0000000000000007",
+	         nother, ncore);
+	expect_damaged(dir, want);
+	put_back(core, core_bytes, ncore);
+
+	/* As long, one byte other. */
+	flip_byte(core, 1000);
+	snprintf(want, sizeof(want),
+	         "changed core part 0000000000000006 "
+	         "(parts/core/0000000000000006): %zu bytes as the manifest "
+	         "records, but its files hash differs",
+	         ncore);
+	expect_damaged(dir, want);
+	put_back(core, core_bytes, ncore);
+	free(core_bytes);
+	free(lat_bytes);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+}
+
+/* Run sql on the manifest of dir; it must change exactly one row. */
+static void
+edit_manifest(const char *dir, const char *sql)
+{
+	char mpath[600];
+	sqlite3 *db = NULL;
+
+	snprintf(mpath, sizeof(mpath), "%s/manifest.sqlite", dir);
+	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+	sqlite3_close(db);
+}
+
+/* What the build recorded of its judgement (the gate table, the
+ * sampler's counters, the facts behind them), edited by hand, is named
+ * by `fixture check` with the table, the key and the value expected. */
+static void
+test_check_recorded_judgement(void **state)
+{
+	static const struct {
+		const char *sql, *want;
+	} edits[] = {
+		{ "UPDATE fixture SET value='{}' WHERE key='sampler_config'",
+		  "manifest fact sampler_config is \"{}\", expected "
+		  "\"{\"durationThresholdMs\":500," },
+		{ "UPDATE fixture SET value='00' WHERE key='trace_ids_hash'",
+		  "manifest fact trace_ids_hash is \"00\", expected \"" },
+		{ "UPDATE fixture SET value='1' WHERE key='grace_ns'",
+		  "manifest fact grace_ns is \"1\", expected 7200000000000" },
+		{ "UPDATE gate SET pass=0 WHERE name='rows'",
+		  "manifest table gate, gate rows: column pass is 0, expected "
+		  "1" },
+		{ "UPDATE gate SET value='4000 distinct of 4001' WHERE "
+		  "name='traces'",
+		  "manifest table gate, gate traces: column value is \"4000 "
+		  "distinct of 4001\", expected \"4000 distinct of 4000\"" },
+		{ "UPDATE gate SET value='39 split traces, 1 sharing a write' "
+		  "WHERE name='split'",
+		  "gate split: column value is \"39 split traces, 1 sharing a "
+		  "write\", expected \"39 split traces, 0 sharing a write\"" },
+		{ "UPDATE gate SET expected='deletes 30.0%..40.0%' WHERE "
+		  "name='sampler'",
+		  "gate sampler: column expected is \"deletes 30.0%..40.0%\", "
+		  "expected \"deletes 33.0%..37.0%\"" },
+		{ "UPDATE gate SET value=replace(value, '; 0 parts', '; 1 "
+		  "parts') WHERE name='ledger'",
+		  "gate ledger: column value is \"core 17201:" },
+		{ "DELETE FROM gate WHERE name='consolidate'",
+		  "manifest table gate has no row for gate consolidate "
+		  "(expected value \"26 parts, 17201 of 17201 rows; 0 raw "
+		  "files changed\")" },
+		{ "INSERT INTO gate VALUES(99, 'index_density', 1, 'x', 'y')",
+		  "manifest table gate holds gate index_density, which does "
+		  "not apply to this fixture (not applicable: 0.107 day-1x "
+		  "units" },
+		{ "INSERT INTO gate VALUES(99, 'speed', 1, 'x', 'y')",
+		  "manifest table gate holds gate \"speed\", which fixture "
+		  "generator v" },
+		{ "UPDATE sampler_stat SET value=value+1 WHERE "
+		  "name='errors.kept'",
+		  "manifest table sampler_stat, name errors.kept: value is " },
+		{ "DELETE FROM sampler_stat WHERE name='sample.dropped'",
+		  "manifest table sampler_stat has no row for sample.dropped "
+		  "(expected 1410)" },
+		{ "UPDATE fixture SET value='0.360000' WHERE "
+		  "key='sampler_delete_ratio'",
+		  "manifest fact sampler_delete_ratio is \"0.360000\", "
+		  "expected \"0.352500\" (the sampler run again over the "
+		  "parts)" },
+		{ "UPDATE fixture SET value='1411' WHERE key='sampler_deleted'",
+		  "manifest fact sampler_deleted is \"1411\", expected 1410" },
+		{ "UPDATE fixture SET value=value+1 WHERE key='split_traces'",
+		  "manifest fact split_traces is \"40\", expected 39 (the day "
+		  "made again from its preset and seed)" },
+	};
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+	char dir[512], mpath[600];
+	size_t n;
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	snprintf(mpath, sizeof(mpath), "%s/manifest.sqlite", dir);
+	char *manifest = slurp(mpath, &n);
+	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+		edit_manifest(dir, edits[i].sql);
+		expect_damaged(dir, edits[i].want);
+		put_back(mpath, manifest, n);
+	}
+	free(manifest);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 0);
+	assert_int_equal(rep.nproblems, 0);
+}
+
+/* `fixture check` of a path that is no fixture directory says what the
+ * path is and what is expected: the manifest's directory for the
+ * manifest itself. */
+static void
+test_check_wrong_paths(void **state)
+{
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	ms_errbuf eb = { { 0 } };
+	char path[600], want[700];
+
+	(void)state;
+	assert_non_null(rep);
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, rep, &eb), 0);
+	snprintf(path, sizeof(path), "%s/a/manifest.sqlite", root);
+	assert_int_equal(ms_fixture_check(path, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_INVAL);
+	snprintf(want, sizeof(want),
+	         "%s is a fixture's manifest, not its directory; give the "
+	         "directory that holds it (%s/a)",
+	         path, root);
+	assert_string_equal(eb.msg, want);
+	snprintf(path, sizeof(path), "%s/a/block_ledgers.bin", root);
+	assert_int_equal(ms_fixture_check(path, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_INVAL);
+	assert_non_null(strstr(eb.msg, "is a file, not a fixture directory "
+	                               "(one holding manifest.sqlite)"));
+	snprintf(path, sizeof(path), "%s/a/parts", root);
+	assert_int_equal(ms_fixture_check(path, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_NOTFOUND);
+	snprintf(want, sizeof(want),
+	         "%s holds no manifest.sqlite: not a fixture directory", path);
+	assert_non_null(strstr(eb.msg, want));
+	snprintf(path, sizeof(path), "%s/no-such-fixture", root);
+	assert_int_equal(ms_fixture_check(path, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_NOTFOUND);
+	assert_non_null(strstr(eb.msg, "no-such-fixture: No such file or "
+	                               "directory; expected a fixture "
+	                               "directory"));
+	free(rep);
 }
 
 /* Header bytes 28..31 of a raw block: its dict_id (core/FORMAT.md). */
@@ -2594,6 +2868,9 @@ main(void)
 		cmocka_unit_test(test_each_gate_fails_when_broken),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_check_damaged_parts),
+		cmocka_unit_test(test_check_recorded_judgement),
+		cmocka_unit_test(test_check_wrong_paths),
 		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_warm_opening),
 		cmocka_unit_test(test_progress_by_part),
