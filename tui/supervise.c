@@ -56,6 +56,7 @@
 #include "ms_owner.h"
 #include "ms_pipeline.h"
 #include "ms_replay.h"
+#include "ms_replay_events.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -526,6 +527,20 @@ db_owner_handover(const notes *nt, pid_t run, bool take)
 		(void)unlink(rec);
 }
 
+/* The process is gone: the database it left in WAL mode (it did not live
+ * to fold its log in and go back to a rollback journal, as a run that
+ * ends does) folded now, so that it is whole in one file and a reader
+ * leaves no -wal and -shm beside it. */
+static void
+fold_log(const notes *nt, FILE *err)
+{
+	ms_errbuf eb = { "" };
+	if (nt->db[0] && ms_evdb_fold_wal(nt->db, &eb)) {
+		fprintf(err, "mergescope: %s\n", eb.msg);
+		fflush(err);
+	}
+}
+
 /* The process is gone without saying it was exiting (see the file
  * comment): put the terminal back (tio, read from tfd when the watcher
  * started, before any screen), record the run as aborted, remove the
@@ -562,6 +577,7 @@ died(const notes *nt, pid_t run, const struct termios *tio, int tfd,
 	db_owner_handover(nt, run, true);
 	int rc = ms_replay_postmortem(nt->db, nt->scratch, reason, &recorded,
 	                              &eb);
+	fold_log(nt, err);
 	db_owner_handover(nt, run, false);
 	/* The groups it made, empty now (a later run would remove them). */
 	for (int i = MS_ENVELOPE_DIRS - 1; i >= 0; i--)
@@ -624,8 +640,10 @@ watch(int nfd, int afd, FILE *err)
 	} else if (!handled && !nt->ended) {
 		died(nt, run, &tio, tfd, err);
 	}
-	if (handled)
+	if (handled) {
+		fold_log(nt, err);
 		db_owner_handover(nt, run, false);
+	}
 	free(nt);
 	return 0;
 }
