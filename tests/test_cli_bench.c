@@ -1207,6 +1207,33 @@ test_killed_run(void **state)
 	assert_int_equal(h[19], 1);
 }
 
+/* --envelope says how --profile is held: without --profile it cannot
+ * take effect and is refused, naming both, before anything is made. */
+static void
+test_envelope_without_profile(void **state)
+{
+	(void)state;
+	char fresh[PATH_MAX];
+	path_in(fresh, sizeof(fresh), "noprofile");
+	const char *b[] = { "bench",  "--variants", "disabled", "--envelope",
+		            "cgroup", "--out",      fresh,      NULL };
+	assert_int_equal(run(b, false), 64);
+	assert_non_null(strstr(err, "--envelope cgroup needs --profile"));
+	assert_false(exists(fresh));
+	const char *emit[] = { "bench",      "--variants", "disabled",
+		               "--envelope", "emulated",   "--emit",
+		               "parallel",   "--out",      fresh,
+		               NULL };
+	assert_int_equal(run(emit, false), 64);
+	assert_non_null(strstr(err, "--envelope emulated needs --profile"));
+	assert_false(exists(fresh));
+	const char *r[] = { "run",        "--headless", "--preset", "smoke",
+		            "--envelope", "cgroup",     NULL };
+	assert_int_equal(run(r, false), 64);
+	assert_non_null(strstr(err, "mergescope run: --envelope cgroup "
+	                            "needs --profile"));
+}
+
 static void
 test_usage(void **state)
 {
@@ -1604,6 +1631,7 @@ main(void)
 		cmocka_unit_test(test_stopped),
 		cmocka_unit_test(test_stray_child),
 		cmocka_unit_test(test_killed_run),
+		cmocka_unit_test(test_envelope_without_profile),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_report_collect),

@@ -93,7 +93,8 @@ static const char usage[] =
         "  --profile SPEC   the limits of every run (`run --profile`):\n"
         "                   each run in its own cgroup holding them where\n"
         "                   a hierarchy is writable\n"
-        "  --envelope E     passed to every run (`run --envelope`)\n"
+        "  --envelope E     with --profile: how every run holds it\n"
+        "                   (`run --envelope`)\n"
         "  --jobs N         runs at a time on this machine (default 1: a\n"
         "                   comparison wants the machine to itself)\n"
         "  --cache warm|cold  the page cache each run starts from (see\n"
@@ -698,12 +699,17 @@ parse_variants(bench *b, const char *list, FILE *err)
 	return 0;
 }
 
-/* Each variant's run checked as `run` checks it (fixture, preset,
- * profile, the variant with its plugins) before anything is made: a
- * mistake is one line, not a series of runs that cannot start. */
+/* Each variant's run checked as `run` checks it (--envelope only with
+ * --profile, fixture, preset, profile, the variant with its plugins)
+ * before anything is made: a mistake is one line, not a series of runs
+ * that cannot start. */
 static int
 check_runs(const bench *b, FILE *err)
 {
+	int rc = ms__envelope_check("bench", b->o[O_ENVELOPE].value,
+	                            b->o[O_PROFILE].value, err);
+	if (rc)
+		return rc;
 	ms__run_cfg *cfg = malloc(sizeof(*cfg));
 	if (!cfg) {
 		char n[32];
@@ -713,7 +719,6 @@ check_runs(const bench *b, FILE *err)
 		            "bytes)%s",
 		            n, "");
 	}
-	int rc = 0;
 	for (size_t vi = 0; rc == 0 && vi < b->nv; vi++) {
 		ms__run_args a = {
 			.cmd = "bench",
