@@ -1234,6 +1234,32 @@ test_envelope_without_profile(void **state)
 	                            "needs --profile"));
 }
 
+/* A variant given twice was run as two variants of one name: the
+ * series' summary had two rows "disabled", `--collect` of the same
+ * directory one with both runs. Refused before anything is made. */
+static void
+test_variant_twice(void **state)
+{
+	(void)state;
+	char fresh[PATH_MAX];
+	path_in(fresh, sizeof(fresh), "twice");
+	const char *list[] = {
+		"bench",  "--variants", "disabled,skywalking,disabled",
+		"--reps", "1",          "--out",
+		fresh,    NULL
+	};
+	assert_int_equal(run(list, false), 64);
+	assert_non_null(strstr(err, "variant \"disabled\" is given twice"));
+	assert_false(exists(fresh));
+	const char *each[] = { "bench",     "--variant",  "skywalking",
+		               "--variant", "skywalking", "--emit",
+		               "parallel",  "--out",      fresh,
+		               NULL };
+	assert_int_equal(run(each, false), 64);
+	assert_non_null(strstr(err, "variant \"skywalking\" is given twice"));
+	assert_false(exists(fresh));
+}
+
 static void
 test_usage(void **state)
 {
@@ -1632,6 +1658,7 @@ main(void)
 		cmocka_unit_test(test_stray_child),
 		cmocka_unit_test(test_killed_run),
 		cmocka_unit_test(test_envelope_without_profile),
+		cmocka_unit_test(test_variant_twice),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_report_collect),

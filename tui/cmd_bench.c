@@ -80,8 +80,8 @@ static const char usage[] =
         "exit status is 128 + the signal.\n"
         "\n"
         "  --variants LIST  comma-separated variants (disabled, alwayskeep,\n"
-        "                   detdrop:PCT, skywalking); the first is the\n"
-        "                   base of the deltas\n"
+        "                   detdrop:PCT, skywalking), each once; the\n"
+        "                   first is the base of the deltas\n"
         "  --variant V      one variant or chain spec (repeatable, in\n"
         "                   order, instead of --variants), e.g.\n"
         "                   --variant skywalking --variant\n"
@@ -699,6 +699,24 @@ parse_variants(bench *b, const char *list, FILE *err)
 	return 0;
 }
 
+/* Each variant once: a series tells its variants apart by their names
+ * (`--collect` numbers them by name), so one given twice would be two
+ * variants in the series' own summary and one in every later one. */
+static int
+check_distinct(const bench *b, FILE *err)
+{
+	for (size_t i = 0; i < b->nv; i++)
+		for (size_t j = i + 1; j < b->nv; j++)
+			if (strcmp(b->variants[i], b->variants[j]) == 0)
+				return fail(
+				        err, MS_EXIT_USAGE,
+				        "variant \"%s\" is given twice; "
+				        "expected each variant once (--reps "
+				        "N repeats every variant)%s",
+				        b->variants[i], "");
+	return 0;
+}
+
 /* Each variant's run checked as `run` checks it (--envelope only with
  * --profile, fixture, preset, profile, the variant with its plugins)
  * before anything is made: a mistake is one line, not a series of runs
@@ -708,6 +726,8 @@ check_runs(const bench *b, FILE *err)
 {
 	int rc = ms__envelope_check("bench", b->o[O_ENVELOPE].value,
 	                            b->o[O_PROFILE].value, err);
+	if (rc == 0)
+		rc = check_distinct(b, err);
 	if (rc)
 		return rc;
 	ms__run_cfg *cfg = malloc(sizeof(*cfg));
