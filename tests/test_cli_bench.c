@@ -1057,20 +1057,8 @@ child_with(pid_t ppid, const char *s)
 	while (!found && (e = readdir(d))) {
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
-		char p[300], st[512], buf[8192];
-		snprintf(p, sizeof(p), "/proc/%s/stat", e->d_name);
-		FILE *f = fopen(p, "r");
-		if (!f)
-			continue;
-		size_t n = fread(st, 1, sizeof(st) - 1, f);
-		fclose(f);
-		st[n] = '\0';
-		/* pid (comm) state ppid ...: comm may hold blanks */
-		const char *rp = strrchr(st, ')');
-		char state;
-		long pp = 0;
-		if (!rp || sscanf(rp + 1, " %c %ld", &state, &pp) != 2 ||
-		    pp != (long)ppid)
+		char p[300], buf[8192];
+		if (bt_parent_of(e->d_name) != (long)ppid)
 			continue;
 		snprintf(p, sizeof(p), "/proc/%s/cmdline", e->d_name);
 		int fd = open(p, O_RDONLY);
