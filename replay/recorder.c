@@ -1624,6 +1624,22 @@ wal_empty(const char *path)
 	return S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
+/* Whether path is an SQLite database in WAL mode (file format bytes 18
+ * and 19 are 2). */
+static bool
+wal_mode(const char *path)
+{
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool wal = fd >= 0 &&
+	           pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	           memcmp(h, "SQLite format 3", 16) == 0 && h[18] == 2 &&
+	           h[19] == 2;
+	if (fd >= 0)
+		close(fd);
+	return wal;
+}
+
 /*
  * Fold db's write-ahead log into path's main file (a truncating
  * checkpoint), then go back to a rollback journal, so that path alone is
@@ -1681,7 +1697,10 @@ ms_evdb_fold_wal(const char *path, ms_errbuf *eb)
 {
 	if (!path || !path[0])
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no path");
-	if (wal_empty(path))
+	/* Nothing to fold, and no reader will leave a -wal: a database
+	 * whose last writer died in WAL mode still goes back to a rollback
+	 * journal. */
+	if (wal_empty(path) && !wal_mode(path))
 		return 0;
 	sqlite3 *db = NULL;
 	int rc;
@@ -1780,22 +1799,14 @@ has_run_table(sqlite3 *db)
 	return yes;
 }
 
-/* Whether path is an SQLite database in WAL mode (file format bytes 18
- * and 19 are 2) with no -wal file beside it (or an empty one, which a
- * reader makes): a copy made without its write-ahead log, which may lack
- * any event the log held. */
+/* Whether path is an SQLite database with no -wal file beside it (or an
+ * empty one, which a reader makes) that is in WAL mode (file format bytes
+ * 18 and 19 are 2): a copy made without its write-ahead log, which may
+ * lack any event the log held. */
 static bool
 wal_missing(const char *path)
 {
-	unsigned char h[20];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	bool wal = fd >= 0 &&
-	           pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-	           memcmp(h, "SQLite format 3", 16) == 0 && h[18] == 2 &&
-	           h[19] == 2;
-	if (fd >= 0)
-		close(fd);
-	return wal && wal_empty(path);
+	return wal_mode(path) && wal_empty(path);
 }
 
 /*

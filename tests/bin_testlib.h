@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -77,6 +78,28 @@ bt_spawn(const char *const *args, bool shell, const char *out_path,
 	return pid;
 }
 #endif
+
+/* The parent of the process whose /proc entry is name (its pid as
+ * text), from /proc/NAME/stat; -1 when it cannot be read. */
+static inline long
+bt_parent_of(const char *name)
+{
+	char path[300], st[512];
+	snprintf(path, sizeof(path), "/proc/%s/stat", name);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(st, 1, sizeof(st) - 1, f);
+	fclose(f);
+	st[n] = '\0';
+	/* pid (comm) state ppid ...: comm may hold blanks */
+	const char *rp = strrchr(st, ')');
+	char state;
+	long ppid = -1;
+	if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2)
+		return -1;
+	return ppid;
+}
 
 /* Wait for pid; a child still running after hung_s seconds is killed and
  * fails the test (a hang, not a timing assertion). Returns the wait

@@ -17,6 +17,9 @@
  *    and `--collect` summarises what it wrote; `--emit slurm` is a job
  *    array script whose array range matches its job list;
  *  - usage errors exit 64 naming the option;
+ *  - a series stopped by SIGTERM leaves no process of it running; a run
+ *    killed outright is recorded as aborted by its watcher before the
+ *    series reads it, and its database is left alone in one file;
  *  - `run --profile` in a real cgroup where the hierarchy is writable
  *    (root here), recorded with the group's peak, or emulated with why;
  *  - `--jobs 2` runs two at a time and makes the same series;
@@ -1042,6 +1045,209 @@ test_stray_child(void **state)
 	assert_non_null(strstr(err, "rep 2/2 disabled       exit 0"));
 }
 
+/* The pid of a process whose parent is ppid and whose command line
+ * (arguments joined by blanks) holds s; 0 if none. */
+static pid_t
+child_with(pid_t ppid, const char *s)
+{
+	DIR *d = opendir("/proc");
+	assert_non_null(d);
+	pid_t found = 0;
+	struct dirent *e;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		char p[300], buf[8192];
+		if (bt_parent_of(e->d_name) != (long)ppid)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/cmdline", e->d_name);
+		int fd = open(p, O_RDONLY);
+		ssize_t k = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		for (ssize_t i = 0; i < k; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[k > 0 ? k : 0] = '\0';
+		if (strstr(buf, s))
+			found = (pid_t)atol(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Wait (at most HUNG_S) until the file at path holds s. */
+static void
+wait_for_text(const char *path, const char *s)
+{
+	for (int i = 0; i < HUNG_S * 20; i++) {
+		char *t = ms_test_read(path, OUT_MAX, NULL);
+		bool there = t && strstr(t, s);
+		free(t);
+		if (there)
+			return;
+		struct timespec ts = { 0, 50000000 };
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("%s: no \"%s\" after %d s", path, s, HUNG_S);
+}
+
+/* The .log of the series' first run in dir, once it is there. */
+static void
+first_log(const char *dir, char *buf, size_t n)
+{
+	for (int i = 0; i < HUNG_S * 20; i++) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			size_t len = strlen(e->d_name);
+			if (strncmp(e->d_name, "rep000-v0-", 10) == 0 &&
+			    len > 4 &&
+			    strcmp(e->d_name + len - 4, ".log") == 0) {
+				snprintf(buf, n, "%s/%s", dir, e->d_name);
+				closedir(d);
+				return;
+			}
+		}
+		if (d)
+			closedir(d);
+		struct timespec ts = { 0, 50000000 };
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("%s: no run started after %d s", dir, HUNG_S);
+}
+
+/* A run of the series killed outright (SIGKILL: the kernel's OOM killer
+ * under --profile, or a user) while it waits in Decide (tp_slow waiting
+ * for a file never made). Its watcher, held stopped until bench has
+ * reaped the run, then records the end, removes the scratch shard and
+ * folds the log into the database. bench waits for it: the summary reads
+ * the run as aborted, nothing of the run or of bench is left running, and
+ * the database is alone, in rollback-journal mode, with no -wal or -shm
+ * beside it. Before, bench read the database while the watcher had not
+ * recorded the end, exited with the watcher still running, and left the
+ * database in WAL mode, so every reader (its own summary first) left an
+ * empty -wal and -shm in the series directory. */
+static void
+test_killed_run(void **state)
+{
+	(void)state;
+	char kb[PATH_MAX], dir[PATH_MAX], gate[PATH_MAX], log[PATH_MAX];
+	char op[PATH_MAX], ep[PATH_MAX], cmd[6 * PATH_MAX];
+	path_in(kb, sizeof(kb), "killbin");
+	path_in(dir, sizeof(dir), "killed");
+	path_in(gate, sizeof(gate), "killed.never");
+	path_in(op, sizeof(op), "killed.out");
+	path_in(ep, sizeof(ep), "killed.err");
+	/* The binary beside a plugins/ directory that holds tp_slow. */
+	snprintf(cmd, sizeof(cmd),
+	         "mkdir -p '%s/bin' '%s/plugins' && cp '%s' '%s/bin/' && "
+	         "ln -s '%s/tp_slow.so' '%s/plugins/'",
+	         kb, kb, MS_MERGESCOPE_BIN, kb, MS_TEST_PLUGIN_DIR, kb);
+	const char *setup_sh[] = { cmd, NULL };
+	assert_int_equal(run(setup_sh, true), 0);
+	snprintf(cmd, sizeof(cmd),
+	         "exec '%s/bin/mergescope' bench --variant "
+	         "'tp_slow:{\"slow\":\"0/1@%s\"}' --reps 1 --fixture "
+	         "'%s/cache/mergescope/smoke-1' --out '%s'",
+	         kb, gate, root, dir);
+	const char *sh[] = { cmd, NULL };
+	pid_t pid = bt_spawn(sh, true, op, ep, NULL, 0);
+	first_log(dir, log, sizeof(log));
+	/* Said once its watcher knows the database and the shard. */
+	wait_for_text(log, "events recorded in");
+	pid_t runp = child_with(pid, " run --headless ");
+	assert_true(runp > 0);
+	pid_t watcher = child_with(runp, " run --headless ");
+	assert_true(watcher > 0);
+	assert_int_equal(kill(watcher, SIGSTOP), 0);
+	assert_int_equal(kill(runp, SIGKILL), 0);
+	wait_for_text(ep, "exit 137");
+	assert_int_equal(kill(watcher, SIGCONT), 0);
+	int st = bt_wait(pid, HUNG_S);
+	int rc = bt_outputs(st, op, out, OUT_MAX, ep, err, OUT_MAX);
+	bool left = running_with(dir);
+	assert_false(left);
+	assert_int_equal(rc, 1); /* its variant has no valid run */
+	assert_non_null(strstr(out, "run status \"aborted\""));
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	struct dirent *e;
+	char db[PATH_MAX] = "";
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len > 4 && (strcmp(e->d_name + len - 4, "-wal") == 0 ||
+		                strcmp(e->d_name + len - 4, "-shm") == 0))
+			fail_msg("%s/%s left beside the database", dir,
+			         e->d_name);
+		if (len > 3 && strcmp(e->d_name + len - 3, ".db") == 0)
+			snprintf(db, sizeof(db), "%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	assert_true(db[0]);
+	/* File format bytes 18 and 19: 1, a rollback journal (2: WAL). */
+	unsigned char h[20] = { 0 };
+	FILE *f = fopen(db, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(h, 1, sizeof(h), f), sizeof(h));
+	fclose(f);
+	assert_int_equal(h[18], 1);
+	assert_int_equal(h[19], 1);
+}
+
+/* --envelope says how --profile is held: without --profile it cannot
+ * take effect and is refused, naming both, before anything is made. */
+static void
+test_envelope_without_profile(void **state)
+{
+	(void)state;
+	char fresh[PATH_MAX];
+	path_in(fresh, sizeof(fresh), "noprofile");
+	const char *b[] = { "bench",  "--variants", "disabled", "--envelope",
+		            "cgroup", "--out",      fresh,      NULL };
+	assert_int_equal(run(b, false), 64);
+	assert_non_null(strstr(err, "--envelope cgroup needs --profile"));
+	assert_false(exists(fresh));
+	const char *emit[] = { "bench",      "--variants", "disabled",
+		               "--envelope", "emulated",   "--emit",
+		               "parallel",   "--out",      fresh,
+		               NULL };
+	assert_int_equal(run(emit, false), 64);
+	assert_non_null(strstr(err, "--envelope emulated needs --profile"));
+	assert_false(exists(fresh));
+	const char *r[] = { "run",        "--headless", "--preset", "smoke",
+		            "--envelope", "cgroup",     NULL };
+	assert_int_equal(run(r, false), 64);
+	assert_non_null(strstr(err, "mergescope run: --envelope cgroup "
+	                            "needs --profile"));
+}
+
+/* A variant given twice was run as two variants of one name: the
+ * series' summary had two rows "disabled", `--collect` of the same
+ * directory one with both runs. Refused before anything is made. */
+static void
+test_variant_twice(void **state)
+{
+	(void)state;
+	char fresh[PATH_MAX];
+	path_in(fresh, sizeof(fresh), "twice");
+	const char *list[] = {
+		"bench",  "--variants", "disabled,skywalking,disabled",
+		"--reps", "1",          "--out",
+		fresh,    NULL
+	};
+	assert_int_equal(run(list, false), 64);
+	assert_non_null(strstr(err, "variant \"disabled\" is given twice"));
+	assert_false(exists(fresh));
+	const char *each[] = { "bench",     "--variant",  "skywalking",
+		               "--variant", "skywalking", "--emit",
+		               "parallel",  "--out",      fresh,
+		               NULL };
+	assert_int_equal(run(each, false), 64);
+	assert_non_null(strstr(err, "variant \"skywalking\" is given twice"));
+	assert_false(exists(fresh));
+}
+
 static void
 test_usage(void **state)
 {
@@ -1438,6 +1644,9 @@ main(void)
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_stopped),
 		cmocka_unit_test(test_stray_child),
+		cmocka_unit_test(test_killed_run),
+		cmocka_unit_test(test_envelope_without_profile),
+		cmocka_unit_test(test_variant_twice),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_report_collect),

@@ -100,7 +100,8 @@ size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
 	"  --envelope E         how --profile is held: auto (default: a\n"     \
 	"                       real cgroup where possible, else\n"            \
 	"                       emulated), cgroup (a real one or fail),\n"     \
-	"                       emulated (sized from it, not enforced)\n"
+	"                       emulated (sized from it, not enforced);\n"     \
+	"                       only with --profile\n"
 
 /* `tui` and `run` accept the same options (`tui` hands them to `run`
  * headless); --json and --force, last, are `run`'s alone: `tui` parses
@@ -436,6 +437,11 @@ void ms__shell_word(FILE *f, const char *s, bool always);
  * plugin_dir, host_exe, variant and fixture_dir or preset. `bench` runs
  * it for each variant before its series. 0 or the exit status. */
 int ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err);
+/* --envelope (envelope, or NULL) without --profile (profile NULL) cannot
+ * take effect: one line on err naming both options (cmd names the
+ * command) and MS_EXIT_USAGE; else 0. */
+int ms__envelope_check(const char *cmd, const char *envelope,
+                       const char *profile, FILE *err);
 /* One note on err when profile (a valid --profile, or NULL) asks more
  * CPUs or memory than this process has (ms_limits_beyond). */
 void ms__profile_note(const char *cmd, const char *profile, FILE *err);

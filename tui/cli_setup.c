@@ -779,9 +779,27 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 }
 
 int
+ms__envelope_check(const char *cmd, const char *envelope, const char *profile,
+                   FILE *err)
+{
+	if (!envelope || profile)
+		return 0;
+	fprintf(err,
+	        "mergescope %s: --envelope %s needs --profile SPEC: the "
+	        "envelope holds the profile's limits (e.g. --profile "
+	        "cpus=2,mem=4g); without --profile a run has none\n",
+	        cmd, envelope);
+	return MS_EXIT_USAGE;
+}
+
+int
 ms__run_opts_check(const ms_cmd *c, const ms__cmd_args *a, FILE *err)
 {
 	const ms__opt *o = a->o;
+	int erc = ms__envelope_check(c->name, o[MS__RO_ENVELOPE].value,
+	                             o[MS__RO_PROFILE].value, err);
+	if (erc)
+		return erc;
 	if (o[MS__RO_FIXTURE].count && o[MS__RO_PRESET].count) {
 		fprintf(err,
 		        "mergescope %s: give --fixture or --preset, not both\n",

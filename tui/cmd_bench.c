@@ -16,6 +16,11 @@
  * from elsewhere than a terminal (`timeout`, a scheduler), only this
  * process gets the signal: without passing it on, its run went on alone.
  *
+ * A run has ended when every process of it is gone: its watcher outlives
+ * a run that was killed, to record the run's end in its database; the
+ * series waits for it (the end of a pipe each run inherits) before it
+ * starts another run in its place, reads the databases or exits.
+ *
  * --emit parallel|slurm runs nothing: it prints the same runs as command
  * lines for GNU parallel or as a Slurm job-array script, so an existing
  * scheduler runs them; `bench --collect DIR` summarises the databases
@@ -31,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +80,8 @@ static const char usage[] =
         "exit status is 128 + the signal.\n"
         "\n"
         "  --variants LIST  comma-separated variants (disabled, alwayskeep,\n"
-        "                   detdrop:PCT, skywalking); the first is the\n"
-        "                   base of the deltas\n"
+        "                   detdrop:PCT, skywalking), each once; the\n"
+        "                   first is the base of the deltas\n"
         "  --variant V      one variant or chain spec (repeatable, in\n"
         "                   order, instead of --variants), e.g.\n"
         "                   --variant skywalking --variant\n"
@@ -87,7 +93,8 @@ static const char usage[] =
         "  --profile SPEC   the limits of every run (`run --profile`):\n"
         "                   each run in its own cgroup holding them where\n"
         "                   a hierarchy is writable\n"
-        "  --envelope E     passed to every run (`run --envelope`)\n"
+        "  --envelope E     with --profile: how every run holds it\n"
+        "                   (`run --envelope`)\n"
         "  --jobs N         runs at a time on this machine (default 1: a\n"
         "                   comparison wants the machine to itself)\n"
         "  --cache warm|cold  the page cache each run starts from (see\n"
@@ -290,21 +297,34 @@ emit(FILE *out, const bench *b, const char *kind)
 static sigset_t run_mask;
 
 /* Start one replay in a fresh process: its pid, or -1 if it could not
- * start. */
+ * start. *hold is the read end of a pipe whose write end the run keeps
+ * open across exec, and so does every process it starts (its watcher):
+ * the end of file there says that all of them are gone (-1 without). */
 static pid_t
-start_one(const bench *b, unsigned rep, unsigned vi, FILE *err)
+start_one(const bench *b, unsigned rep, unsigned vi, int *hold, FILE *err)
 {
 	char db[PATH_MAX + 64], log[PATH_MAX + 64];
 	const char *argv[16];
 	run_argv(b, rep, vi, db, sizeof(db), argv);
 	db_path(b, rep, vi, "log", log, sizeof(log));
+	int hp[2] = { -1, -1 };
+	if (pipe(hp) < 0)
+		hp[0] = hp[1] = -1;
+	for (int k = 0; k < 2 && hp[k] >= 0; k++)
+		fcntl(hp[k], F_SETFD, FD_CLOEXEC);
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(err, "mergescope bench: fork: %s\n", strerror(errno));
+		if (hp[0] >= 0) {
+			close(hp[0]);
+			close(hp[1]);
+		}
 		return -1;
 	}
 	if (pid == 0) {
+		if (hp[1] >= 0)
+			fcntl(hp[1], F_SETFD, 0);
 		sigprocmask(SIG_SETMASK, &run_mask, NULL);
 		int fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 		              0644);
@@ -315,6 +335,9 @@ start_one(const bench *b, unsigned rep, unsigned vi, FILE *err)
 		        strerror(errno));
 		_exit(127);
 	}
+	if (hp[1] >= 0)
+		close(hp[1]);
+	*hold = hp[0];
 	return pid;
 }
 
@@ -323,6 +346,7 @@ typedef struct slot {
 	pid_t pid; /* 0 = free */
 	unsigned rep, vi;
 	int64_t t0;
+	int hold; /* start_one's *hold; -1 = none */
 } slot;
 
 /* The series' signals: stops (SIGINT, SIGTERM, SIGHUP not ignored at
@@ -359,9 +383,44 @@ slot_of(const slot *slots, unsigned nslots, pid_t pid)
 	return i;
 }
 
-/* Wait for any started run, report it and free its slot. A stop signal
- * taken meanwhile is passed on to every run in flight (once). Other
- * children are reaped and otherwise ignored: their end is not a run's. */
+/* The processes of run i, which has ended, gone: its watcher outlives a
+ * run that was killed, to record its end, fold its log into its database
+ * and remove its scratch shard; the series must not read the database,
+ * summarise or exit before (at most 30 s). A stop signal taken meanwhile
+ * is passed on to the runs in flight. */
+static void
+wait_run_gone(const bench *b, slot *slots, unsigned nslots, unsigned i,
+              series_sig *sg, FILE *err)
+{
+	sigset_t stops = sg->wait;
+	sigdelset(&stops, SIGCHLD);
+	bool gone = slots[i].hold < 0;
+	for (int k = 0; k < 300 && !gone; k++) {
+		struct pollfd pf = { slots[i].hold, POLLIN, 0 };
+		int r = poll(&pf, 1, 100);
+		char c;
+		gone = (r < 0 && errno != EINTR) ||
+		       (r > 0 && read(slots[i].hold, &c, 1) <= 0);
+		struct timespec now = { 0, 0 };
+		int sig = sigtimedwait(&stops, NULL, &now);
+		if (sig > 0 && !sg->stop)
+			stop_series(sg, sig, slots, nslots, err);
+	}
+	if (!gone)
+		fprintf(err,
+		        "mergescope bench: rep %u/%u %s: a process it started "
+		        "(its watcher, a plugin host) still runs 30 s after "
+		        "it ended; going on\n",
+		        slots[i].rep + 1, b->reps, b->variants[slots[i].vi]);
+	if (slots[i].hold >= 0)
+		close(slots[i].hold);
+	slots[i].hold = -1;
+}
+
+/* Wait for any started run, report it, wait for the processes it started
+ * (wait_run_gone) and free its slot. A stop signal taken meanwhile is
+ * passed on to every run in flight (once). Other children are reaped and
+ * otherwise ignored: their end is not a run's. */
 static void
 reap_one(const bench *b, slot *slots, unsigned nslots, series_sig *sg,
          FILE *err)
@@ -388,7 +447,8 @@ reap_one(const bench *b, slot *slots, unsigned nslots, series_sig *sg,
 	fprintf(err, "  rep %u/%u %-14s exit %d  %.1f s\n", slots[i].rep + 1,
 	        b->reps, b->variants[slots[i].vi], code,
 	        (double)(ms_mono_ns() - slots[i].t0) / 1e9);
-	slots[i].pid = 0;
+	slots[i].pid = 0; /* reaped: no signal goes to its pid now */
+	wait_run_gone(b, slots, nslots, i, sg, err);
 }
 
 /*
@@ -426,8 +486,9 @@ run_series(const bench *b, unsigned jobs, series_sig *sg, FILE *err)
 			unsigned vi = order(b, r, k);
 			slots[i] = (slot){ .rep = r,
 				           .vi = vi,
-				           .t0 = ms_mono_ns() };
-			pid_t pid = start_one(b, r, vi, err);
+				           .t0 = ms_mono_ns(),
+				           .hold = -1 };
+			pid_t pid = start_one(b, r, vi, &slots[i].hold, err);
 			if (pid > 0) {
 				slots[i].pid = pid;
 				busy++;
@@ -638,12 +699,37 @@ parse_variants(bench *b, const char *list, FILE *err)
 	return 0;
 }
 
-/* Each variant's run checked as `run` checks it (fixture, preset,
- * profile, the variant with its plugins) before anything is made: a
- * mistake is one line, not a series of runs that cannot start. */
+/* Each variant once: a series tells its variants apart by their names
+ * (`--collect` numbers them by name), so one given twice would be two
+ * variants in the series' own summary and one in every later one. */
+static int
+check_distinct(const bench *b, FILE *err)
+{
+	for (size_t i = 0; i < b->nv; i++)
+		for (size_t j = i + 1; j < b->nv; j++)
+			if (strcmp(b->variants[i], b->variants[j]) == 0)
+				return fail(
+				        err, MS_EXIT_USAGE,
+				        "variant \"%s\" is given twice; "
+				        "expected each variant once (--reps "
+				        "N repeats every variant)%s",
+				        b->variants[i], "");
+	return 0;
+}
+
+/* Each variant's run checked as `run` checks it (--envelope only with
+ * --profile, fixture, preset, profile, the variant with its plugins)
+ * before anything is made: a mistake is one line, not a series of runs
+ * that cannot start. */
 static int
 check_runs(const bench *b, FILE *err)
 {
+	int rc = ms__envelope_check("bench", b->o[O_ENVELOPE].value,
+	                            b->o[O_PROFILE].value, err);
+	if (rc == 0)
+		rc = check_distinct(b, err);
+	if (rc)
+		return rc;
 	ms__run_cfg *cfg = malloc(sizeof(*cfg));
 	if (!cfg) {
 		char n[32];
@@ -653,7 +739,6 @@ check_runs(const bench *b, FILE *err)
 		            "bytes)%s",
 		            n, "");
 	}
-	int rc = 0;
 	for (size_t vi = 0; rc == 0 && vi < b->nv; vi++) {
 		ms__run_args a = {
 			.cmd = "bench",

@@ -21,15 +21,17 @@
  * The watcher removes the scratch shard once more after the process is
  * gone, then exits.
  *
- * A process that exits says so first (the exit hook's `end` note). One
- * that is gone without saying so died of a signal outside a plugin: a
- * fatal one it caught (its handler notes it), or one nothing can catch
- * (SIGKILL from the user, or from the kernel's OOM killer when the run's
- * cgroup reached its memory limit, which the watcher reads in the group's
- * figures). The watcher then does what the process could not: puts the
- * terminal back if the screen was up, records the run as aborted with
- * the reason (when it had not ended), removes the scratch shard and says
- * so in one line.
+ * A process that exits says so first (the exit hook's `end` note), closes
+ * the notes and waits for its watcher to be gone: a script, or `bench`
+ * waiting for its run, sees nothing of the process left once it has
+ * ended. One that is gone without saying so died of a signal outside a
+ * plugin: a fatal one it caught (its handler notes it), or one nothing
+ * can catch (SIGKILL from the user, or from the kernel's OOM killer when
+ * the run's cgroup reached its memory limit, which the watcher reads in
+ * the group's figures). The watcher then does what the process could not: puts
+ * the terminal back if the screen was up, records the run as aborted with the
+ * reason (when it had not ended), removes the scratch shard and says so in one
+ * line.
  *
  * Notes (one line each, tab-separated):
  *   db <TAB> PATH           the run's event database
@@ -54,6 +56,7 @@
 #include "ms_owner.h"
 #include "ms_pipeline.h"
 #include "ms_replay.h"
+#include "ms_replay_events.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,6 +64,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -68,6 +72,8 @@
  * of the answers (-1 when not watched). */
 static int note_fd = -1;
 static int ack_fd = -1;
+/* The watched process and its watcher (0 when not watched). */
+static pid_t watched_pid, watcher_pid;
 static volatile sig_atomic_t screen_up;
 /* The terminal's modes before the screen changed them, read from the
  * terminal the screen draws on (standard output; standard input when
@@ -269,6 +275,25 @@ on_fatal(int sig)
 	raise(sig);
 }
 
+/* The watched process ends: say so, close the notes (the watcher reads
+ * their end and exits) and wait for the watcher to be gone (at most 30
+ * s), so that nothing of this process outlives it. Once: the hook is
+ * registered several times. Not in a child forked without exec, which
+ * shares the pipes but is not the watched process. */
+static void
+end_watch(void)
+{
+	if (note_fd < 0 || getpid() != watched_pid)
+		return;
+	write_all(note_fd, "end\t0\n", 6);
+	close(note_fd);
+	note_fd = -1;
+	wait_answer(); /* the watcher's exit closes the answers' pipe */
+	struct pollfd pf = { ack_fd, POLLIN, 0 };
+	if (poll(&pf, 1, 0) > 0 && (pf.revents & POLLHUP))
+		(void)waitpid(watcher_pid, NULL, 0);
+}
+
 /* exit() or quick_exit(): if a plugin's callback called it, say so and
  * end at once with status 2 (the other threads are still running). */
 static void
@@ -279,8 +304,7 @@ on_exit_hook(void)
 	if (!plugin) {
 		if (reporting)
 			wait_for_reporter();
-		if (note_fd >= 0)
-			write_all(note_fd, "end\t0\n", 6);
+		end_watch();
 		return;
 	}
 	if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST))
@@ -329,10 +353,12 @@ ms__supervise_screen(bool up)
 }
 
 static void
-watched_setup(int nfd, int afd)
+watched_setup(int nfd, int afd, pid_t watcher)
 {
 	note_fd = nfd;
 	ack_fd = afd;
+	watched_pid = getpid();
+	watcher_pid = watcher;
 	static const int tty_fds[] = { STDOUT_FILENO, STDIN_FILENO };
 	for (size_t i = 0; i < 2 && tio_fd < 0; i++)
 		if (isatty(tty_fds[i]) &&
@@ -501,6 +527,20 @@ db_owner_handover(const notes *nt, pid_t run, bool take)
 		(void)unlink(rec);
 }
 
+/* The process is gone: the database it left in WAL mode (it did not live
+ * to fold its log in and go back to a rollback journal, as a run that
+ * ends does) folded now, so that it is whole in one file and a reader
+ * leaves no -wal and -shm beside it. */
+static void
+fold_log(const notes *nt, FILE *err)
+{
+	ms_errbuf eb = { "" };
+	if (nt->db[0] && ms_evdb_fold_wal(nt->db, &eb)) {
+		fprintf(err, "mergescope: %s\n", eb.msg);
+		fflush(err);
+	}
+}
+
 /* The process is gone without saying it was exiting (see the file
  * comment): put the terminal back (tio, read from tfd when the watcher
  * started, before any screen), record the run as aborted, remove the
@@ -537,6 +577,7 @@ died(const notes *nt, pid_t run, const struct termios *tio, int tfd,
 	db_owner_handover(nt, run, true);
 	int rc = ms_replay_postmortem(nt->db, nt->scratch, reason, &recorded,
 	                              &eb);
+	fold_log(nt, err);
 	db_owner_handover(nt, run, false);
 	/* The groups it made, empty now (a later run would remove them). */
 	for (int i = MS_ENVELOPE_DIRS - 1; i >= 0; i--)
@@ -599,8 +640,10 @@ watch(int nfd, int afd, FILE *err)
 	} else if (!handled && !nt->ended) {
 		died(nt, run, &tio, tfd, err);
 	}
-	if (handled)
+	if (handled) {
+		fold_log(nt, err);
 		db_owner_handover(nt, run, false);
+	}
 	free(nt);
 	return 0;
 }
@@ -635,6 +678,6 @@ ms_cli_main_supervised(int argc, char **argv, FILE *out, FILE *err)
 		close(afd[0]);
 		return ms_cli_main(argc, argv, out, err);
 	}
-	watched_setup(nfd[1], afd[0]);
+	watched_setup(nfd[1], afd[0], pid);
 	return ms_cli_main(argc, argv, out, err);
 }

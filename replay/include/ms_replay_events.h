@@ -436,9 +436,13 @@ int ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb);
  * (returns 0). */
 int ms_rec_close(ms_rec *r, ms_errbuf *eb);
 /* After the recorder closed (or died): fold what path's -wal still holds
- * into path, so that path alone is the whole log. 0 when it is (no -wal,
- * an empty one, or folded now); else MS_ERR_IO naming path and its -wal,
- * saying they must be kept together, and why the fold failed. */
+ * into path and go back to a rollback journal (also when the log is
+ * empty but the file is still in WAL mode, as a killed run leaves it),
+ * so that path alone is the whole log and readers leave no -wal or -shm
+ * beside it (unless another connection has it open). 0 when path alone
+ * is the whole log (no -wal, an empty one, or folded now); else MS_ERR_IO
+ * naming path and its -wal, saying they must be kept together, and why
+ * the fold failed. */
 int ms_evdb_fold_wal(const char *path, ms_errbuf *eb);
 const char *ms_rec_path(const ms_rec *r);
 

@@ -3,6 +3,10 @@
 if(TARGET mergescope)
 	ms_add_test(test_cli_bench LIBS mstui msreplay mscore)
 	ms_uses_binary(test_cli_bench)
+	# a run held in Decide, to be killed there
+	if(TARGET tp_slow)
+		add_dependencies(test_cli_bench tp_slow)
+	endif()
 	# fails allocations of the series summary (tests/alloc_testlib.h)
 	ms_alloc_fail_test(test_cli_bench)
 endif()
