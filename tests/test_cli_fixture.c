@@ -14,8 +14,9 @@
  * likewise removes its scratch shard and exits 128 + N; every error of
  * `fixture build` names "fixture build", and an --out that cannot be
  * made is refused for that first; a fixture already at
- * --out or in the cache reused only when every build option matches, and
- * otherwise refused naming what differs and the directory; and the run
+ * --out or in the cache reused only when every build option matches and
+ * every part file is as built, and otherwise refused naming what differs
+ * and the directory, or the damage and how to build it again; and the run
  * options' errors naming --chain or --variant as given.
  */
 #include <setjmp.h>
@@ -427,22 +428,31 @@ test_reuse_in_the_cache(void **state)
 	assert_int_equal(rmdir(cache_dir()), 0);
 }
 
+/* A copy of s1 at dir (which must not exist); its first core part's
+ * file into core (n bytes) when core is not NULL. */
+static void
+copy_s1(const char *dir, char *core, size_t n)
+{
+	char cmd[200];
+	snprintf(cmd, sizeof(cmd), "cp -a s1 %s", dir);
+	assert_int_equal(system(cmd), 0);
+	if (!core)
+		return;
+	ms_fixture *f = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_slot_path(f, 0, MS_KIND_CORE, core, n), 0);
+	ms_fixture_close(f);
+}
+
 /* fixture check names a changed part with its path, and the command
  * once. */
 static void
 test_check_names_the_path(void **state)
 {
 	(void)state;
-	char cmd[200], core[600];
-	snprintf(cmd, sizeof(cmd), "cp -a s1 c2");
-	assert_int_equal(system(cmd), 0);
-	ms_fixture *f = NULL;
-	ms_errbuf eb = { "" };
-	assert_int_equal(ms_fixture_open(&f, "c2", &eb), 0);
-	assert_int_equal(
-	        ms_fixture_slot_path(f, 0, MS_KIND_CORE, core, sizeof(core)),
-	        0);
-	ms_fixture_close(f);
+	char core[600];
+	copy_s1("c2", core, sizeof(core));
 	FILE *p = fopen(core, "r+b");
 	assert_non_null(p);
 	assert_int_equal(fseek(p, 100, SEEK_SET), 0);
@@ -457,6 +467,45 @@ test_check_names_the_path(void **state)
 	assert_null(strstr(err_text, "fixture check: fixture check"));
 	assert_int_equal(ms_test_rmtree("c2"), 0);
 	assert_string_equal(listing("."), "s1");
+}
+
+/* A fixture at --out that is the one asked for is reused only when every
+ * part file is as built: one truncated or removed is named, with how to
+ * build the fixture again, and the fixture is not reused (exit 1, as
+ * `fixture check` exits for it); nothing is removed. */
+static void
+test_reuse_refuses_damaged(void **state)
+{
+	(void)state;
+	char core[600];
+	copy_s1("d1", core, sizeof(core));
+	assert_int_equal(truncate(core, 100), 0);
+	static const char rebuild[] =
+	        "; the fixture is damaged: remove d1 and build it again "
+	        "(mergescope fixture build --preset smoke --seed 1 --out "
+	        "d1)\n";
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "d1", NULL),
+	                 1);
+	assert_non_null(strstr(err_text, "mergescope fixture build: --out d1: "
+	                                 "not reused: core part "
+	                                 "0000000000000001 (d1/parts/core/"
+	                                 "0000000000000001) changed since it "
+	                                 "was built, truncated: 100 bytes"));
+	assert_non_null(strstr(err_text, rebuild));
+	assert_null(strstr(out_text, "reusing"));
+	assert_int_equal(unlink(core), 0);
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "d1", NULL),
+	                 1);
+	assert_non_null(strstr(err_text, "mergescope fixture build: --out d1: "
+	                                 "not reused: core part "
+	                                 "0000000000000001 is missing "
+	                                 "(d1/parts/core/0000000000000001)"));
+	assert_non_null(strstr(err_text, rebuild));
+	assert_null(strstr(out_text, "reusing"));
+	assert_string_equal(listing("."), "d1 s1");
+	assert_int_equal(ms_test_rmtree("d1"), 0);
 }
 
 /* A finished build leaves the fixture and nothing beside it: no
@@ -787,6 +836,7 @@ main(void)
 		cmocka_unit_test(test_reuse_only_the_same_fixture),
 		cmocka_unit_test(test_reuse_in_the_cache),
 		cmocka_unit_test(test_check_names_the_path),
+		cmocka_unit_test(test_reuse_refuses_damaged),
 		cmocka_unit_test(test_build_leaves_no_lock),
 		cmocka_unit_test(test_lock_waiter_relocks),
 		cmocka_unit_test(test_build_stopped_by_signal),
