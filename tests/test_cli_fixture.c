@@ -16,7 +16,9 @@
  * made is refused for that first; a fixture already at
  * --out or in the cache reused only when every build option matches and
  * every part file is as built, and otherwise refused naming what differs
- * and the directory, or the damage and how to build it again; and the run
+ * and the directory, or the damage and how to build it again; a wrong
+ * --fixture path named by `run` and `tui` as `fixture check` names it;
+ * and the run
  * options' errors naming --chain or --variant as given.
  */
 #include <setjmp.h>
@@ -396,7 +398,9 @@ test_reuse_only_the_same_fixture(void **state)
 	                     "1", "--out", "d", NULL),
 	                 EXIT_ERROR);
 	assert_non_null(strstr(err_text, "--out d exists and does not open as "
-	                                 "a fixture (d/manifest.sqlite"));
+	                                 "a fixture (d holds no "
+	                                 "manifest.sqlite: not a fixture "
+	                                 "directory"));
 	assert_string_equal(listing("d"), "");
 	assert_int_equal(rmdir("d"), 0);
 	assert_string_equal(listing("."), "s1");
@@ -506,6 +510,51 @@ test_reuse_refuses_damaged(void **state)
 	assert_null(strstr(out_text, "reusing"));
 	assert_string_equal(listing("."), "d1 s1");
 	assert_int_equal(ms_test_rmtree("d1"), 0);
+}
+
+/* `run` and `tui` given a wrong --fixture path name the path as given,
+ * what it is and what is expected, as `fixture check` does (not the
+ * manifest path made from it). */
+static void
+test_run_names_a_wrong_fixture_path(void **state)
+{
+	(void)state;
+	assert_int_equal(ms_test_put("f", "x\n"), 0);
+	assert_int_equal(mkdir("e", 0777), 0);
+	static const struct {
+		const char *path, *said;
+	} cases[] = {
+		{ "s1/manifest.sqlite",
+		  "s1/manifest.sqlite is a fixture's manifest, not its "
+		  "directory; give the directory that holds it (s1)" },
+		{ "f", "f is a file, not a fixture directory (one holding "
+		       "manifest.sqlite)" },
+		{ "e", "e holds no manifest.sqlite: not a fixture directory "
+		       "(build one with `mergescope fixture build`)" },
+		{ "nope", "nope: No such file or directory; expected a "
+		          "fixture directory (one holding manifest.sqlite)" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char want[400];
+		assert_int_equal(cli("fixture", "check", cases[i].path, NULL),
+		                 EXIT_ERROR);
+		snprintf(want, sizeof(want), "mergescope fixture check: %s\n",
+		         cases[i].said);
+		assert_string_equal(err_text, want);
+		assert_int_equal(cli("run", "--headless", "--fixture",
+		                     cases[i].path, NULL),
+		                 EXIT_ERROR);
+		snprintf(want, sizeof(want), "mergescope run: --fixture %s\n",
+		         cases[i].said);
+		assert_string_equal(err_text, want);
+		/* `tui` off a terminal runs as `run` does (and is named so). */
+		assert_int_equal(cli("tui", "--fixture", cases[i].path, NULL),
+		                 EXIT_ERROR);
+		assert_string_equal(err_text, want);
+	}
+	assert_int_equal(unlink("f"), 0);
+	assert_int_equal(rmdir("e"), 0);
+	assert_string_equal(listing("."), "s1");
 }
 
 /* A finished build leaves the fixture and nothing beside it: no
@@ -837,6 +886,7 @@ main(void)
 		cmocka_unit_test(test_reuse_in_the_cache),
 		cmocka_unit_test(test_check_names_the_path),
 		cmocka_unit_test(test_reuse_refuses_damaged),
+		cmocka_unit_test(test_run_names_a_wrong_fixture_path),
 		cmocka_unit_test(test_build_leaves_no_lock),
 		cmocka_unit_test(test_lock_waiter_relocks),
 		cmocka_unit_test(test_build_stopped_by_signal),
