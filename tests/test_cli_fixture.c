@@ -18,7 +18,7 @@
  * every part file is as built, and otherwise refused naming what differs
  * and the directory, or the damage and how to build it again; a wrong
  * --fixture path named by `run` and `tui` as `fixture check` names it;
- * and the run
+ * a manifest missing a table named as a damaged fixture; and the run
  * options' errors naming --chain or --variant as given.
  */
 #include <setjmp.h>
@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -557,6 +558,46 @@ test_run_names_a_wrong_fixture_path(void **state)
 	assert_string_equal(listing("."), "s1");
 }
 
+/* A manifest missing one of its tables is a damaged fixture: `run`,
+ * `fixture check` and a build into it name the table and say how to
+ * build the fixture again. */
+static void
+test_manifest_missing_table(void **state)
+{
+	(void)state;
+	static const char *const drop[] = { "gate", "schedule", "part",
+		                            "sampler_stat" };
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++) {
+		char sql[64], want[300];
+		sqlite3 *db = NULL;
+		copy_s1("m1", NULL, 0);
+		assert_int_equal(sqlite3_open("m1/manifest.sqlite", &db),
+		                 SQLITE_OK);
+		snprintf(sql, sizeof(sql), "DROP TABLE %s", drop[i]);
+		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL),
+		                 SQLITE_OK);
+		sqlite3_close(db);
+		snprintf(want, sizeof(want),
+		         "m1/manifest.sqlite: table %s is missing: the "
+		         "fixture's manifest is incomplete; the fixture is "
+		         "damaged: remove m1 and build it again (mergescope "
+		         "fixture build --preset smoke --seed 1 --out m1)\n",
+		         drop[i]);
+		assert_int_equal(
+		        cli("run", "--headless", "--fixture", "m1", NULL),
+		        EXIT_ERROR);
+		assert_non_null(strstr(err_text, want));
+		assert_int_equal(cli("fixture", "check", "m1", NULL), 1);
+		assert_non_null(strstr(err_text, want));
+		assert_int_equal(cli("fixture", "build", "--preset", "smoke",
+		                     "--seed", "1", "--out", "m1", NULL),
+		                 1);
+		assert_non_null(strstr(err_text, want));
+		assert_int_equal(ms_test_rmtree("m1"), 0);
+	}
+	assert_string_equal(listing("."), "s1");
+}
+
 /* A finished build leaves the fixture and nothing beside it: no
  * "<dir>.lock" at --out or in the cache, nor the lock file a killed build
  * left, which the next build takes over. */
@@ -887,6 +928,7 @@ main(void)
 		cmocka_unit_test(test_check_names_the_path),
 		cmocka_unit_test(test_reuse_refuses_damaged),
 		cmocka_unit_test(test_run_names_a_wrong_fixture_path),
+		cmocka_unit_test(test_manifest_missing_table),
 		cmocka_unit_test(test_build_leaves_no_lock),
 		cmocka_unit_test(test_lock_waiter_relocks),
 		cmocka_unit_test(test_build_stopped_by_signal),
