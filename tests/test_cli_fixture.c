@@ -513,6 +513,39 @@ test_reuse_refuses_damaged(void **state)
 	assert_int_equal(ms_test_rmtree("d1"), 0);
 }
 
+/* Nor when its block ledgers file is missing or cut short, which `fixture
+ * check` calls damage (a replay would decode every part without it). */
+static void
+test_reuse_refuses_damaged_block_ledgers(void **state)
+{
+	(void)state;
+	static const char *const said[] = {
+		"mergescope fixture build: --out d2: not reused: changed block "
+		"ledgers block_ledgers.bin: ",
+		"mergescope fixture build: --out d2: not reused: missing block "
+		"ledgers block_ledgers.bin (the manifest records ",
+	};
+	copy_s1("d2", NULL, 0);
+	for (int i = 0; i < 2; i++) {
+		if (i == 0)
+			assert_int_equal(truncate("d2/block_ledgers.bin", 50),
+			                 0);
+		else
+			assert_int_equal(unlink("d2/block_ledgers.bin"), 0);
+		assert_int_equal(cli("fixture", "build", "--preset", "smoke",
+		                     "--seed", "1", "--out", "d2", NULL),
+		                 1);
+		assert_non_null(strstr(err_text, said[i]));
+		assert_non_null(strstr(err_text,
+		                       "; the fixture is damaged: remove d2 "
+		                       "and build it again (mergescope fixture "
+		                       "build --preset smoke --seed 1 --out "
+		                       "d2)\n"));
+		assert_null(strstr(out_text, "reusing"));
+	}
+	assert_int_equal(ms_test_rmtree("d2"), 0);
+}
+
 /* `run` and `tui` given a wrong --fixture path name the path as given,
  * what it is and what is expected, as `fixture check` does (not the
  * manifest path made from it). */
@@ -927,6 +960,7 @@ main(void)
 		cmocka_unit_test(test_reuse_in_the_cache),
 		cmocka_unit_test(test_check_names_the_path),
 		cmocka_unit_test(test_reuse_refuses_damaged),
+		cmocka_unit_test(test_reuse_refuses_damaged_block_ledgers),
 		cmocka_unit_test(test_run_names_a_wrong_fixture_path),
 		cmocka_unit_test(test_manifest_missing_table),
 		cmocka_unit_test(test_build_leaves_no_lock),

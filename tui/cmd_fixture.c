@@ -436,12 +436,15 @@ existing(const build_req *r, FILE *out, FILE *err)
 		return MS_EXIT_ERROR;
 	}
 	/* The same check a replay makes before it starts: every part file
-	 * hashes as built. */
+	 * hashes as built; and the block ledgers file is whole, as `fixture
+	 * check` requires (a replay would read every part without it). */
 	prog_ctx pc;
 	ms__progress_init(&pc.p, err, -1);
 	double t0 = ms_mono_s();
 	rc = ms_fixture_verify(have, on_progress, &pc, &eb);
 	ms__progress_end(&pc.p);
+	if (!rc)
+		rc = ms_fixture_verify_blocks(have, &eb);
 	size_t nparts = ms_fixture_nslots(have);
 	ms_fixture_close(have);
 	if (rc)
