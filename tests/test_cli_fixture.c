@@ -591,6 +591,45 @@ test_run_names_a_wrong_fixture_path(void **state)
 	assert_string_equal(listing("."), "s1");
 }
 
+/* A manifest that is a directory or not a database: `run` says what it
+ * is as `fixture check` does (it said "open: disk I/O error" and "file
+ * is not a database", from the part reader it opens first). */
+static void
+test_run_names_a_bad_manifest(void **state)
+{
+	(void)state;
+	static const char *const said[] = {
+		"m2/manifest.sqlite: a directory, expected the fixture's "
+		"manifest (an SQLite database file)\n",
+		"m2/manifest.sqlite: not a readable fixture manifest (file is "
+		"not a database)\n",
+	};
+	for (int i = 0; i < 2; i++) {
+		char want[300];
+		copy_s1("m2", NULL, 0);
+		assert_int_equal(unlink("m2/manifest.sqlite"), 0);
+		if (i == 0)
+			assert_int_equal(mkdir("m2/manifest.sqlite", 0777), 0);
+		else
+			assert_int_equal(ms_test_put("m2/manifest.sqlite",
+			                             "not a database, not at "
+			                             "all, not even close\n"),
+			                 0);
+		assert_int_equal(
+		        cli("run", "--headless", "--fixture", "m2", NULL),
+		        EXIT_ERROR);
+		snprintf(want, sizeof(want), "mergescope run: --fixture m2: %s",
+		         said[i]);
+		assert_string_equal(err_text, want);
+		assert_int_equal(cli("fixture", "check", "m2", NULL),
+		                 EXIT_ERROR);
+		snprintf(want, sizeof(want), "mergescope fixture check: %s",
+		         said[i]);
+		assert_string_equal(err_text, want);
+		assert_int_equal(ms_test_rmtree("m2"), 0);
+	}
+}
+
 /* A manifest missing one of its tables is a damaged fixture: `run`,
  * `fixture check` and a build into it name the table and say how to
  * build the fixture again. */
@@ -963,6 +1002,7 @@ main(void)
 		cmocka_unit_test(test_reuse_refuses_damaged_block_ledgers),
 		cmocka_unit_test(test_run_names_a_wrong_fixture_path),
 		cmocka_unit_test(test_manifest_missing_table),
+		cmocka_unit_test(test_run_names_a_bad_manifest),
 		cmocka_unit_test(test_build_leaves_no_lock),
 		cmocka_unit_test(test_lock_waiter_relocks),
 		cmocka_unit_test(test_build_stopped_by_signal),
