@@ -14,8 +14,11 @@
  * likewise removes its scratch shard and exits 128 + N; every error of
  * `fixture build` names "fixture build", and an --out that cannot be
  * made is refused for that first; a fixture already at
- * --out or in the cache reused only when every build option matches, and
- * otherwise refused naming what differs and the directory; and the run
+ * --out or in the cache reused only when every build option matches and
+ * every part file is as built, and otherwise refused naming what differs
+ * and the directory, or the damage and how to build it again; a wrong
+ * --fixture path named by `run` and `tui` as `fixture check` names it;
+ * a manifest missing a table named as a damaged fixture; and the run
  * options' errors naming --chain or --variant as given.
  */
 #include <setjmp.h>
@@ -38,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -395,7 +399,9 @@ test_reuse_only_the_same_fixture(void **state)
 	                     "1", "--out", "d", NULL),
 	                 EXIT_ERROR);
 	assert_non_null(strstr(err_text, "--out d exists and does not open as "
-	                                 "a fixture (d/manifest.sqlite"));
+	                                 "a fixture (d holds no "
+	                                 "manifest.sqlite: not a fixture "
+	                                 "directory"));
 	assert_string_equal(listing("d"), "");
 	assert_int_equal(rmdir("d"), 0);
 	assert_string_equal(listing("."), "s1");
@@ -427,22 +433,31 @@ test_reuse_in_the_cache(void **state)
 	assert_int_equal(rmdir(cache_dir()), 0);
 }
 
+/* A copy of s1 at dir (which must not exist); its first core part's
+ * file into core (n bytes) when core is not NULL. */
+static void
+copy_s1(const char *dir, char *core, size_t n)
+{
+	char cmd[200];
+	snprintf(cmd, sizeof(cmd), "cp -a s1 %s", dir);
+	assert_int_equal(system(cmd), 0);
+	if (!core)
+		return;
+	ms_fixture *f = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	assert_int_equal(ms_fixture_slot_path(f, 0, MS_KIND_CORE, core, n), 0);
+	ms_fixture_close(f);
+}
+
 /* fixture check names a changed part with its path, and the command
  * once. */
 static void
 test_check_names_the_path(void **state)
 {
 	(void)state;
-	char cmd[200], core[600];
-	snprintf(cmd, sizeof(cmd), "cp -a s1 c2");
-	assert_int_equal(system(cmd), 0);
-	ms_fixture *f = NULL;
-	ms_errbuf eb = { "" };
-	assert_int_equal(ms_fixture_open(&f, "c2", &eb), 0);
-	assert_int_equal(
-	        ms_fixture_slot_path(f, 0, MS_KIND_CORE, core, sizeof(core)),
-	        0);
-	ms_fixture_close(f);
+	char core[600];
+	copy_s1("c2", core, sizeof(core));
 	FILE *p = fopen(core, "r+b");
 	assert_non_null(p);
 	assert_int_equal(fseek(p, 100, SEEK_SET), 0);
@@ -456,6 +471,202 @@ test_check_names_the_path(void **state)
 	                                 "(parts/core/0000000000000001): "));
 	assert_null(strstr(err_text, "fixture check: fixture check"));
 	assert_int_equal(ms_test_rmtree("c2"), 0);
+	assert_string_equal(listing("."), "s1");
+}
+
+/* A fixture at --out that is the one asked for is reused only when every
+ * part file is as built: one truncated or removed is named, with how to
+ * build the fixture again, and the fixture is not reused (exit 1, as
+ * `fixture check` exits for it); nothing is removed. */
+static void
+test_reuse_refuses_damaged(void **state)
+{
+	(void)state;
+	char core[600];
+	copy_s1("d1", core, sizeof(core));
+	assert_int_equal(truncate(core, 100), 0);
+	static const char rebuild[] =
+	        "; the fixture is damaged: remove d1 and build it again "
+	        "(mergescope fixture build --preset smoke --seed 1 --out "
+	        "d1)\n";
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "d1", NULL),
+	                 1);
+	assert_non_null(strstr(err_text, "mergescope fixture build: --out d1: "
+	                                 "not reused: core part "
+	                                 "0000000000000001 (d1/parts/core/"
+	                                 "0000000000000001) changed since it "
+	                                 "was built, truncated: 100 bytes"));
+	assert_non_null(strstr(err_text, rebuild));
+	assert_null(strstr(out_text, "reusing"));
+	assert_int_equal(unlink(core), 0);
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "d1", NULL),
+	                 1);
+	assert_non_null(strstr(err_text, "mergescope fixture build: --out d1: "
+	                                 "not reused: core part "
+	                                 "0000000000000001 is missing "
+	                                 "(d1/parts/core/0000000000000001)"));
+	assert_non_null(strstr(err_text, rebuild));
+	assert_null(strstr(out_text, "reusing"));
+	assert_string_equal(listing("."), "d1 s1");
+	assert_int_equal(ms_test_rmtree("d1"), 0);
+}
+
+/* Nor when its block ledgers file is missing or cut short, which `fixture
+ * check` calls damage (a replay would decode every part without it). */
+static void
+test_reuse_refuses_damaged_block_ledgers(void **state)
+{
+	(void)state;
+	static const char *const said[] = {
+		"mergescope fixture build: --out d2: not reused: changed block "
+		"ledgers block_ledgers.bin: ",
+		"mergescope fixture build: --out d2: not reused: missing block "
+		"ledgers block_ledgers.bin (the manifest records ",
+	};
+	copy_s1("d2", NULL, 0);
+	for (int i = 0; i < 2; i++) {
+		if (i == 0)
+			assert_int_equal(truncate("d2/block_ledgers.bin", 50),
+			                 0);
+		else
+			assert_int_equal(unlink("d2/block_ledgers.bin"), 0);
+		assert_int_equal(cli("fixture", "build", "--preset", "smoke",
+		                     "--seed", "1", "--out", "d2", NULL),
+		                 1);
+		assert_non_null(strstr(err_text, said[i]));
+		assert_non_null(strstr(err_text,
+		                       "; the fixture is damaged: remove d2 "
+		                       "and build it again (mergescope fixture "
+		                       "build --preset smoke --seed 1 --out "
+		                       "d2)\n"));
+		assert_null(strstr(out_text, "reusing"));
+	}
+	assert_int_equal(ms_test_rmtree("d2"), 0);
+}
+
+/* `run` and `tui` given a wrong --fixture path name the path as given,
+ * what it is and what is expected, as `fixture check` does (not the
+ * manifest path made from it). */
+static void
+test_run_names_a_wrong_fixture_path(void **state)
+{
+	(void)state;
+	assert_int_equal(ms_test_put("f", "x\n"), 0);
+	assert_int_equal(mkdir("e", 0777), 0);
+	static const struct {
+		const char *path, *said;
+	} cases[] = {
+		{ "s1/manifest.sqlite",
+		  "s1/manifest.sqlite is a fixture's manifest, not its "
+		  "directory; give the directory that holds it (s1)" },
+		{ "f", "f is a file, not a fixture directory (one holding "
+		       "manifest.sqlite)" },
+		{ "e", "e holds no manifest.sqlite: not a fixture directory "
+		       "(build one with `mergescope fixture build`)" },
+		{ "nope", "nope: No such file or directory; expected a "
+		          "fixture directory (one holding manifest.sqlite)" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char want[400];
+		assert_int_equal(cli("fixture", "check", cases[i].path, NULL),
+		                 EXIT_ERROR);
+		snprintf(want, sizeof(want), "mergescope fixture check: %s\n",
+		         cases[i].said);
+		assert_string_equal(err_text, want);
+		assert_int_equal(cli("run", "--headless", "--fixture",
+		                     cases[i].path, NULL),
+		                 EXIT_ERROR);
+		snprintf(want, sizeof(want), "mergescope run: --fixture %s\n",
+		         cases[i].said);
+		assert_string_equal(err_text, want);
+		/* `tui` off a terminal runs as `run` does (and is named so). */
+		assert_int_equal(cli("tui", "--fixture", cases[i].path, NULL),
+		                 EXIT_ERROR);
+		assert_string_equal(err_text, want);
+	}
+	assert_int_equal(unlink("f"), 0);
+	assert_int_equal(rmdir("e"), 0);
+	assert_string_equal(listing("."), "s1");
+}
+
+/* A manifest that is a directory or not a database: `run` says what it
+ * is as `fixture check` does (it said "open: disk I/O error" and "file
+ * is not a database", from the part reader it opens first). */
+static void
+test_run_names_a_bad_manifest(void **state)
+{
+	(void)state;
+	static const char *const said[] = {
+		"m2/manifest.sqlite: a directory, expected the fixture's "
+		"manifest (an SQLite database file)\n",
+		"m2/manifest.sqlite: not a readable fixture manifest (file is "
+		"not a database)\n",
+	};
+	for (int i = 0; i < 2; i++) {
+		char want[300];
+		copy_s1("m2", NULL, 0);
+		assert_int_equal(unlink("m2/manifest.sqlite"), 0);
+		if (i == 0)
+			assert_int_equal(mkdir("m2/manifest.sqlite", 0777), 0);
+		else
+			assert_int_equal(ms_test_put("m2/manifest.sqlite",
+			                             "not a database, not at "
+			                             "all, not even close\n"),
+			                 0);
+		assert_int_equal(
+		        cli("run", "--headless", "--fixture", "m2", NULL),
+		        EXIT_ERROR);
+		snprintf(want, sizeof(want), "mergescope run: --fixture m2: %s",
+		         said[i]);
+		assert_string_equal(err_text, want);
+		assert_int_equal(cli("fixture", "check", "m2", NULL),
+		                 EXIT_ERROR);
+		snprintf(want, sizeof(want), "mergescope fixture check: %s",
+		         said[i]);
+		assert_string_equal(err_text, want);
+		assert_int_equal(ms_test_rmtree("m2"), 0);
+	}
+}
+
+/* A manifest missing one of its tables is a damaged fixture: `run`,
+ * `fixture check` and a build into it name the table and say how to
+ * build the fixture again. */
+static void
+test_manifest_missing_table(void **state)
+{
+	(void)state;
+	static const char *const drop[] = { "gate", "schedule", "part",
+		                            "sampler_stat" };
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++) {
+		char sql[64], want[300];
+		sqlite3 *db = NULL;
+		copy_s1("m1", NULL, 0);
+		assert_int_equal(sqlite3_open("m1/manifest.sqlite", &db),
+		                 SQLITE_OK);
+		snprintf(sql, sizeof(sql), "DROP TABLE %s", drop[i]);
+		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL),
+		                 SQLITE_OK);
+		sqlite3_close(db);
+		snprintf(want, sizeof(want),
+		         "m1/manifest.sqlite: table %s is missing: the "
+		         "fixture's manifest is incomplete; the fixture is "
+		         "damaged: remove m1 and build it again (mergescope "
+		         "fixture build --preset smoke --seed 1 --out m1)\n",
+		         drop[i]);
+		assert_int_equal(
+		        cli("run", "--headless", "--fixture", "m1", NULL),
+		        EXIT_ERROR);
+		assert_non_null(strstr(err_text, want));
+		assert_int_equal(cli("fixture", "check", "m1", NULL), 1);
+		assert_non_null(strstr(err_text, want));
+		assert_int_equal(cli("fixture", "build", "--preset", "smoke",
+		                     "--seed", "1", "--out", "m1", NULL),
+		                 1);
+		assert_non_null(strstr(err_text, want));
+		assert_int_equal(ms_test_rmtree("m1"), 0);
+	}
 	assert_string_equal(listing("."), "s1");
 }
 
@@ -787,6 +998,11 @@ main(void)
 		cmocka_unit_test(test_reuse_only_the_same_fixture),
 		cmocka_unit_test(test_reuse_in_the_cache),
 		cmocka_unit_test(test_check_names_the_path),
+		cmocka_unit_test(test_reuse_refuses_damaged),
+		cmocka_unit_test(test_reuse_refuses_damaged_block_ledgers),
+		cmocka_unit_test(test_run_names_a_wrong_fixture_path),
+		cmocka_unit_test(test_manifest_missing_table),
+		cmocka_unit_test(test_run_names_a_bad_manifest),
 		cmocka_unit_test(test_build_leaves_no_lock),
 		cmocka_unit_test(test_lock_waiter_relocks),
 		cmocka_unit_test(test_build_stopped_by_signal),

@@ -635,19 +635,18 @@ ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	/* The fixture: a given directory must open; a preset must exist. */
 	if (a->fixture) {
 		ms_fixture *f = NULL;
-		if (!ms_fs_is_dir(a->fixture)) {
-			fprintf(err,
-			        "mergescope %s: --fixture %s: no such "
-			        "directory (build one with `mergescope fixture "
-			        "build`)\n",
-			        a->cmd, a->fixture);
-			return MS_EXIT_ERROR;
-		}
 		rc = ms_fixture_open(&f, a->fixture, &eb);
 		if (rc) {
-			fprintf(err, "mergescope %s: --fixture %s: %s\n",
-			        a->cmd, a->fixture,
-			        eb.msg[0] ? eb.msg : ms_strerror(rc));
+			/* A wrong path is named as given, with what it is
+			 * and what is expected ("--fixture X is a file,
+			 * ..."), as `fixture check` names it. */
+			const char *msg = eb.msg[0] ? eb.msg : ms_strerror(rc);
+			size_t n = strlen(a->fixture);
+			bool named = strncmp(msg, a->fixture, n) == 0 &&
+			             (msg[n] == ' ' || msg[n] == ':');
+			fprintf(err, "mergescope %s: --fixture %s%s%s\n",
+			        a->cmd, named ? "" : a->fixture,
+			        named ? "" : ": ", msg);
 			return MS_EXIT_ERROR;
 		}
 		snprintf(cfg->preset, sizeof(cfg->preset), "%s",
