@@ -763,6 +763,117 @@ test_restart_not_started_says_why(void **state)
 	free(run);
 }
 
+/* A session over run[0]'s replay (called name, at full speed, a
+ * checkpoint every ck_ns of the day, 0: none), stopped at its breakpoint
+ * merge=5; its restarts open their replays with reopen_paused(run + 1),
+ * running to their targets. */
+static ms_tui_session *
+back_session(live *l, rt_run *run, const char *name, int64_t ck_ns)
+{
+	rt_opts(&run[0], name, "skywalking");
+	run[0].o.speed = 0;
+	run[0].o.checkpoint_every_ns = ck_ns;
+	live_open_at(l, &run[0], "merge=5", false);
+	ms_replay_ctl_set_reopen(l->rc, reopen_paused, &run[1]);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l->r, st));
+	assert_string_equal(st->break_why, "merge=5");
+	free(st);
+	ms_tui_session *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	assert_int_equal(ms_session_init(s, &l->ctl), 0);
+	assert_int_equal(ms_session_snapshot(s), 0);
+	return s;
+}
+
+/* Key k n times back to back, as the screen's loop takes a burst of keys:
+ * each handled, then a snapshot for the next (the run on its way
+ * meanwhile). None may say an error. */
+static void
+keys_burst(ms_tui_session *s, int k, int n)
+{
+	for (int i = 0; i < n; i++) {
+		ms_session_key(s, k);
+		ms_session_snapshot(s);
+		if (s->view->ui.message_is_error)
+			fail_msg("%c #%d: %s", k, i + 1, s->view->ui.message);
+	}
+}
+
+/* The session's replay once it has stopped, and the view of it. */
+static void
+wait_session_stop(live *l, ms_tui_session *s)
+{
+	ms_replay_status *st = rt_status_new();
+	l->r = ms_replay_ctl_replay(l->rc);
+	assert_true(rt_wait_stop(l->r, st));
+	free(st);
+	assert_int_equal(ms_session_snapshot(s), 0);
+	fprintf(stderr, "stopped at %s: %s\n", s->view->break_why,
+	        s->view->ui.message);
+}
+
+static void
+end_session(live *l, ms_tui_session *s)
+{
+	ms_session_release(s);
+	free(s);
+	l->r = ms_replay_ctl_replay(l->rc);
+	live_close(l);
+}
+
+/* `[ [ [` in one burst at merge #5's barrier goes back three merges, to
+ * #2, whether going back restarts the day (no checkpoints) or seeks to a
+ * checkpoint: each press counts back from where the one before goes.
+ * The second press saw the run on its way to #4, near the day's start
+ * or at a checkpoint, and went back from there (or said there was no
+ * barrier before it): the burst ended at #4, or at #1. */
+static void
+test_barrier_back_burst(void **state)
+{
+	(void)state;
+	const int64_t cks[] = { 0, 3600 * 1000000000LL };
+	for (size_t i = 0; i < sizeof(cks) / sizeof(cks[0]); i++) {
+		rt_run *run = calloc(2, sizeof(*run));
+		assert_non_null(run);
+		live l;
+		ms_tui_session *s = back_session(&l, run, "burst", cks[i]);
+		keys_burst(s, '[', 3);
+		wait_session_stop(&l, s);
+		assert_int_equal(s->view->state, MS_VIEW_BREAK);
+		assert_string_equal(s->view->break_why, "go #2");
+		assert_true(s->view->sel.present);
+		assert_int_equal(s->view->sel.seq, 2);
+		assert_false(s->view->ui.message_is_error);
+		end_session(&l, s);
+		free(run);
+	}
+}
+
+/* `{ { {` in one burst goes back three publications: the second press
+ * counted from the run on its way back, near the day's start. */
+static void
+test_pub_back_burst(void **state)
+{
+	(void)state;
+	rt_run *run = calloc(2, sizeof(*run));
+	assert_non_null(run);
+	live l;
+	ms_tui_session *s = back_session(&l, run, "pubburst", 0);
+	uint64_t pubs = s->view->pub_done;
+	assert_true(pubs > 3);
+	keys_burst(s, '{', 3);
+	wait_session_stop(&l, s);
+	/* Stopped at a publication point, not a barrier. */
+	assert_int_equal(s->view->state, MS_VIEW_PAUSED);
+	char want[32];
+	snprintf(want, sizeof(want), "go pub %" PRIu64, pubs - 3);
+	assert_string_equal(s->view->break_why, want);
+	assert_int_equal(s->view->pub_done, pubs - 3);
+	end_session(&l, s);
+	free(run);
+}
+
 /* The status line of view v drawn w columns wide, into row. */
 static void
 status_row(ms_tui_view *v, int w, char *row, size_t n)
@@ -1187,6 +1298,8 @@ main(void)
 		cmocka_unit_test(test_restart_says_database_in_two_files),
 		cmocka_unit_test(test_restart_not_started_says_why),
 		cmocka_unit_test(test_restart_open_fails_says_restart),
+		cmocka_unit_test(test_barrier_back_burst),
+		cmocka_unit_test(test_pub_back_burst),
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),
