@@ -874,6 +874,31 @@ test_pub_back_burst(void **state)
 	free(run);
 }
 
+/* `r` right after `[` (the go back still on its way, at full speed):
+ * the restarted run goes at the user's speed, 300x here, as the go would
+ * have put it back where it stopped. It ran at max. */
+static void
+test_restart_during_go_keeps_speed(void **state)
+{
+	(void)state;
+	rt_run *run = calloc(2, sizeof(*run));
+	assert_non_null(run);
+	live l;
+	ms_tui_session *s = back_session(&l, run, "gospeed", 0);
+	ms_errbuf eb = { "" };
+	assert_int_equal(l.ctl.ops->set_speed(l.ctl.self, 300, &eb), 0);
+	assert_int_equal(ms_session_snapshot(s), 0);
+	keys_burst(s, '[', 1);
+	keys_burst(s, 'r', 1);
+	assert_true(s->view->speed == 300);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(ms_replay_ctl_replay(l.rc), st);
+	assert_true(st->speed == 300);
+	free(st);
+	end_session(&l, s);
+	free(run);
+}
+
 /* The status line of view v drawn w columns wide, into row. */
 static void
 status_row(ms_tui_view *v, int w, char *row, size_t n)
@@ -1300,6 +1325,7 @@ main(void)
 		cmocka_unit_test(test_restart_open_fails_says_restart),
 		cmocka_unit_test(test_barrier_back_burst),
 		cmocka_unit_test(test_pub_back_burst),
+		cmocka_unit_test(test_restart_during_go_keeps_speed),
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),

@@ -430,6 +430,12 @@ act_restart(ms_tui_session *s)
 		return;
 	}
 	ms_errbuf eb = { "" };
+	/* A go on its way runs at full speed: the restarted run carries the
+	 * user's speed, the one the go puts back where it stops (it ran at
+	 * max). */
+	if (s->go_active &&
+	    s->ctl->ops->set_speed(s->ctl->self, s->go_speed, &eb) == 0)
+		s->view->speed = s->go_speed;
 	s->go_active = s->go_inflight = false;
 	s->view->ui.event_sel = 0;
 	int rc = s->ctl->ops->restart(s->ctl->self, NULL, NULL, 0, &eb);
