@@ -874,6 +874,31 @@ test_pub_back_burst(void **state)
 	free(run);
 }
 
+/* `g #8` right after `[` at merge #5 (the go back to #4 still on its
+ * way) stops at #8: the new go replaces the one on its way. The replay
+ * kept the first go's target, which stopped the run first, at #4, and
+ * nothing was said. */
+static void
+test_goto_replaces_go_on_its_way(void **state)
+{
+	(void)state;
+	rt_run *run = calloc(2, sizeof(*run));
+	assert_non_null(run);
+	live l;
+	ms_tui_session *s = back_session(&l, run, "gogo", 0);
+	keys_burst(s, '[', 1);
+	keys_burst(s, 'g', 1);
+	keys_burst(s, '#', 1);
+	keys_burst(s, '8', 1);
+	keys_burst(s, MS_KEY_ENTER, 1);
+	wait_session_stop(&l, s);
+	assert_int_equal(s->view->state, MS_VIEW_BREAK);
+	assert_string_equal(s->view->break_why, "go #8");
+	assert_int_equal(s->view->sel.seq, 8);
+	end_session(&l, s);
+	free(run);
+}
+
 /* `r` right after `[` (the go back still on its way, at full speed):
  * the restarted run goes at the user's speed, 300x here, as the go would
  * have put it back where it stopped. It ran at max. */
@@ -1326,6 +1351,7 @@ main(void)
 		cmocka_unit_test(test_barrier_back_burst),
 		cmocka_unit_test(test_pub_back_burst),
 		cmocka_unit_test(test_restart_during_go_keeps_speed),
+		cmocka_unit_test(test_goto_replaces_go_on_its_way),
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),
