@@ -763,63 +763,70 @@ test_restart_not_started_says_why(void **state)
 	free(run);
 }
 
-/* A session over run[0]'s replay (called name, at full speed, a
- * checkpoint every ck_ns of the day, 0: none), stopped at its breakpoint
- * merge=5; its restarts open their replays with reopen_paused(run + 1),
- * running to their targets. */
-static ms_tui_session *
-back_session(live *l, rt_run *run, const char *name, int64_t ck_ns)
+/* A session stopped at the breakpoint merge=5 of a replay at full speed
+ * (a checkpoint every ck_ns of the day, 0: none), whose restarts open
+ * their replays with reopen_paused(run + 1), running to their targets. */
+typedef struct back_fx {
+	rt_run *run;
+	live l;
+	ms_tui_session *s;
+} back_fx;
+
+static void
+back_open(back_fx *b, const char *name, int64_t ck_ns)
 {
-	rt_opts(&run[0], name, "skywalking");
-	run[0].o.speed = 0;
-	run[0].o.checkpoint_every_ns = ck_ns;
-	live_open_at(l, &run[0], "merge=5", false);
-	ms_replay_ctl_set_reopen(l->rc, reopen_paused, &run[1]);
+	b->run = calloc(2, sizeof(*b->run));
+	assert_non_null(b->run);
+	rt_opts(&b->run[0], name, "skywalking");
+	b->run[0].o.speed = 0;
+	b->run[0].o.checkpoint_every_ns = ck_ns;
+	live_open_at(&b->l, &b->run[0], "merge=5", false);
+	ms_replay_ctl_set_reopen(b->l.rc, reopen_paused, &b->run[1]);
 	ms_replay_status *st = rt_status_new();
-	assert_true(rt_wait_stop(l->r, st));
+	assert_true(rt_wait_stop(b->l.r, st));
 	assert_string_equal(st->break_why, "merge=5");
 	free(st);
-	ms_tui_session *s = calloc(1, sizeof(*s));
-	assert_non_null(s);
-	assert_int_equal(ms_session_init(s, &l->ctl), 0);
-	assert_int_equal(ms_session_snapshot(s), 0);
-	return s;
+	b->s = calloc(1, sizeof(*b->s));
+	assert_non_null(b->s);
+	assert_int_equal(ms_session_init(b->s, &b->l.ctl), 0);
+	assert_int_equal(ms_session_snapshot(b->s), 0);
 }
 
-/* Key k n times back to back, as the screen's loop takes a burst of keys:
- * each handled, then a snapshot for the next (the run on its way
- * meanwhile). None may say an error. */
 static void
-keys_burst(ms_tui_session *s, int k, int n)
+back_close(back_fx *b)
 {
-	for (int i = 0; i < n; i++) {
-		ms_session_key(s, k);
+	ms_session_release(b->s);
+	free(b->s);
+	b->l.r = ms_replay_ctl_replay(b->l.rc);
+	live_close(&b->l);
+	free(b->run);
+}
+
+/* The keys of k ('\n': Enter) back to back, as the screen's loop takes a
+ * burst of keys: each handled, then a snapshot for the next (the run on
+ * its way meanwhile). None may say an error. */
+static void
+keys_burst(ms_tui_session *s, const char *k)
+{
+	for (; *k; k++) {
+		ms_session_key(s, *k == '\n' ? MS_KEY_ENTER : *k);
 		ms_session_snapshot(s);
 		if (s->view->ui.message_is_error)
-			fail_msg("%c #%d: %s", k, i + 1, s->view->ui.message);
+			fail_msg("%c: %s", *k, s->view->ui.message);
 	}
 }
 
-/* The session's replay once it has stopped, and the view of it. */
+/* Wait for the session's replay to stop, and view it. */
 static void
-wait_session_stop(live *l, ms_tui_session *s)
+back_wait_stop(back_fx *b)
 {
 	ms_replay_status *st = rt_status_new();
-	l->r = ms_replay_ctl_replay(l->rc);
-	assert_true(rt_wait_stop(l->r, st));
+	b->l.r = ms_replay_ctl_replay(b->l.rc);
+	assert_true(rt_wait_stop(b->l.r, st));
 	free(st);
-	assert_int_equal(ms_session_snapshot(s), 0);
-	fprintf(stderr, "stopped at %s: %s\n", s->view->break_why,
-	        s->view->ui.message);
-}
-
-static void
-end_session(live *l, ms_tui_session *s)
-{
-	ms_session_release(s);
-	free(s);
-	l->r = ms_replay_ctl_replay(l->rc);
-	live_close(l);
+	assert_int_equal(ms_session_snapshot(b->s), 0);
+	fprintf(stderr, "stopped at %s: %s\n", b->s->view->break_why,
+	        b->s->view->ui.message);
 }
 
 /* `[ [ [` in one burst at merge #5's barrier goes back three merges, to
@@ -834,19 +841,17 @@ test_barrier_back_burst(void **state)
 	(void)state;
 	const int64_t cks[] = { 0, 3600 * 1000000000LL };
 	for (size_t i = 0; i < sizeof(cks) / sizeof(cks[0]); i++) {
-		rt_run *run = calloc(2, sizeof(*run));
-		assert_non_null(run);
-		live l;
-		ms_tui_session *s = back_session(&l, run, "burst", cks[i]);
-		keys_burst(s, '[', 3);
-		wait_session_stop(&l, s);
-		assert_int_equal(s->view->state, MS_VIEW_BREAK);
-		assert_string_equal(s->view->break_why, "go #2");
-		assert_true(s->view->sel.present);
-		assert_int_equal(s->view->sel.seq, 2);
-		assert_false(s->view->ui.message_is_error);
-		end_session(&l, s);
-		free(run);
+		back_fx b;
+		back_open(&b, "burst", cks[i]);
+		keys_burst(b.s, "[[[");
+		back_wait_stop(&b);
+		const ms_tui_view *v = b.s->view;
+		assert_int_equal(v->state, MS_VIEW_BREAK);
+		assert_string_equal(v->break_why, "go #2");
+		assert_true(v->sel.present);
+		assert_int_equal(v->sel.seq, 2);
+		assert_false(v->ui.message_is_error);
+		back_close(&b);
 	}
 }
 
@@ -856,22 +861,19 @@ static void
 test_pub_back_burst(void **state)
 {
 	(void)state;
-	rt_run *run = calloc(2, sizeof(*run));
-	assert_non_null(run);
-	live l;
-	ms_tui_session *s = back_session(&l, run, "pubburst", 0);
-	uint64_t pubs = s->view->pub_done;
+	back_fx b;
+	back_open(&b, "pubburst", 0);
+	uint64_t pubs = b.s->view->pub_done;
 	assert_true(pubs > 3);
-	keys_burst(s, '{', 3);
-	wait_session_stop(&l, s);
+	keys_burst(b.s, "{{{");
+	back_wait_stop(&b);
 	/* Stopped at a publication point, not a barrier. */
-	assert_int_equal(s->view->state, MS_VIEW_PAUSED);
+	assert_int_equal(b.s->view->state, MS_VIEW_PAUSED);
 	char want[32];
 	snprintf(want, sizeof(want), "go pub %" PRIu64, pubs - 3);
-	assert_string_equal(s->view->break_why, want);
-	assert_int_equal(s->view->pub_done, pubs - 3);
-	end_session(&l, s);
-	free(run);
+	assert_string_equal(b.s->view->break_why, want);
+	assert_int_equal(b.s->view->pub_done, pubs - 3);
+	back_close(&b);
 }
 
 /* `g #8` right after `[` at merge #5 (the go back to #4 still on its
@@ -882,21 +884,14 @@ static void
 test_goto_replaces_go_on_its_way(void **state)
 {
 	(void)state;
-	rt_run *run = calloc(2, sizeof(*run));
-	assert_non_null(run);
-	live l;
-	ms_tui_session *s = back_session(&l, run, "gogo", 0);
-	keys_burst(s, '[', 1);
-	keys_burst(s, 'g', 1);
-	keys_burst(s, '#', 1);
-	keys_burst(s, '8', 1);
-	keys_burst(s, MS_KEY_ENTER, 1);
-	wait_session_stop(&l, s);
-	assert_int_equal(s->view->state, MS_VIEW_BREAK);
-	assert_string_equal(s->view->break_why, "go #8");
-	assert_int_equal(s->view->sel.seq, 8);
-	end_session(&l, s);
-	free(run);
+	back_fx b;
+	back_open(&b, "gogo", 0);
+	keys_burst(b.s, "[g#8\n");
+	back_wait_stop(&b);
+	assert_int_equal(b.s->view->state, MS_VIEW_BREAK);
+	assert_string_equal(b.s->view->break_why, "go #8");
+	assert_int_equal(b.s->view->sel.seq, 8);
+	back_close(&b);
 }
 
 /* `r` right after `[` (the go back still on its way, at full speed):
@@ -906,22 +901,18 @@ static void
 test_restart_during_go_keeps_speed(void **state)
 {
 	(void)state;
-	rt_run *run = calloc(2, sizeof(*run));
-	assert_non_null(run);
-	live l;
-	ms_tui_session *s = back_session(&l, run, "gospeed", 0);
+	back_fx b;
+	back_open(&b, "gospeed", 0);
 	ms_errbuf eb = { "" };
-	assert_int_equal(l.ctl.ops->set_speed(l.ctl.self, 300, &eb), 0);
-	assert_int_equal(ms_session_snapshot(s), 0);
-	keys_burst(s, '[', 1);
-	keys_burst(s, 'r', 1);
-	assert_true(s->view->speed == 300);
+	assert_int_equal(b.l.ctl.ops->set_speed(b.l.ctl.self, 300, &eb), 0);
+	assert_int_equal(ms_session_snapshot(b.s), 0);
+	keys_burst(b.s, "[r");
+	assert_true(b.s->view->speed == 300);
 	ms_replay_status *st = rt_status_new();
-	ms_replay_get_status(ms_replay_ctl_replay(l.rc), st);
+	ms_replay_get_status(ms_replay_ctl_replay(b.l.rc), st);
 	assert_true(st->speed == 300);
 	free(st);
-	end_session(&l, s);
-	free(run);
+	back_close(&b);
 }
 
 /* The status line of view v drawn w columns wide, into row. */
