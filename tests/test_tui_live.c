@@ -763,6 +763,158 @@ test_restart_not_started_says_why(void **state)
 	free(run);
 }
 
+/* A session stopped at the breakpoint merge=5 of a replay at full speed
+ * (a checkpoint every ck_ns of the day, 0: none), whose restarts open
+ * their replays with reopen_paused(run + 1), running to their targets. */
+typedef struct back_fx {
+	rt_run *run;
+	live l;
+	ms_tui_session *s;
+} back_fx;
+
+static void
+back_open(back_fx *b, const char *name, int64_t ck_ns)
+{
+	b->run = calloc(2, sizeof(*b->run));
+	assert_non_null(b->run);
+	rt_opts(&b->run[0], name, "skywalking");
+	b->run[0].o.speed = 0;
+	b->run[0].o.checkpoint_every_ns = ck_ns;
+	live_open_at(&b->l, &b->run[0], "merge=5", false);
+	ms_replay_ctl_set_reopen(b->l.rc, reopen_paused, &b->run[1]);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(b->l.r, st));
+	assert_string_equal(st->break_why, "merge=5");
+	free(st);
+	b->s = calloc(1, sizeof(*b->s));
+	assert_non_null(b->s);
+	assert_int_equal(ms_session_init(b->s, &b->l.ctl), 0);
+	assert_int_equal(ms_session_snapshot(b->s), 0);
+}
+
+static void
+back_close(back_fx *b)
+{
+	ms_session_release(b->s);
+	free(b->s);
+	b->l.r = ms_replay_ctl_replay(b->l.rc);
+	live_close(&b->l);
+	free(b->run);
+}
+
+/* The keys of k ('\n': Enter) back to back, as the screen's loop takes a
+ * burst of keys: each handled, then a snapshot for the next (the run on
+ * its way meanwhile). None may say an error. */
+static void
+keys_burst(ms_tui_session *s, const char *k)
+{
+	for (; *k; k++) {
+		ms_session_key(s, *k == '\n' ? MS_KEY_ENTER : *k);
+		ms_session_snapshot(s);
+		if (s->view->ui.message_is_error)
+			fail_msg("%c: %s", *k, s->view->ui.message);
+	}
+}
+
+/* Wait for the session's replay to stop, and view it. */
+static void
+back_wait_stop(back_fx *b)
+{
+	ms_replay_status *st = rt_status_new();
+	b->l.r = ms_replay_ctl_replay(b->l.rc);
+	assert_true(rt_wait_stop(b->l.r, st));
+	free(st);
+	assert_int_equal(ms_session_snapshot(b->s), 0);
+	fprintf(stderr, "stopped at %s: %s\n", b->s->view->break_why,
+	        b->s->view->ui.message);
+}
+
+/* `[ [ [` in one burst at merge #5's barrier goes back three merges, to
+ * #2, whether going back restarts the day (no checkpoints) or seeks to a
+ * checkpoint: each press counts back from where the one before goes.
+ * The second press saw the run on its way to #4, near the day's start
+ * or at a checkpoint, and went back from there (or said there was no
+ * barrier before it): the burst ended at #4, or at #1. */
+static void
+test_barrier_back_burst(void **state)
+{
+	(void)state;
+	const int64_t cks[] = { 0, 3600 * 1000000000LL };
+	for (size_t i = 0; i < sizeof(cks) / sizeof(cks[0]); i++) {
+		back_fx b;
+		back_open(&b, "burst", cks[i]);
+		keys_burst(b.s, "[[[");
+		back_wait_stop(&b);
+		const ms_tui_view *v = b.s->view;
+		assert_int_equal(v->state, MS_VIEW_BREAK);
+		assert_string_equal(v->break_why, "go #2");
+		assert_true(v->sel.present);
+		assert_int_equal(v->sel.seq, 2);
+		assert_false(v->ui.message_is_error);
+		back_close(&b);
+	}
+}
+
+/* `{ { {` in one burst goes back three publications: the second press
+ * counted from the run on its way back, near the day's start. */
+static void
+test_pub_back_burst(void **state)
+{
+	(void)state;
+	back_fx b;
+	back_open(&b, "pubburst", 0);
+	uint64_t pubs = b.s->view->pub_done;
+	assert_true(pubs > 3);
+	keys_burst(b.s, "{{{");
+	back_wait_stop(&b);
+	/* Stopped at a publication point, not a barrier. */
+	assert_int_equal(b.s->view->state, MS_VIEW_PAUSED);
+	char want[32];
+	snprintf(want, sizeof(want), "go pub %" PRIu64, pubs - 3);
+	assert_string_equal(b.s->view->break_why, want);
+	assert_int_equal(b.s->view->pub_done, pubs - 3);
+	back_close(&b);
+}
+
+/* `g #8` right after `[` at merge #5 (the go back to #4 still on its
+ * way) stops at #8: the new go replaces the one on its way. The replay
+ * kept the first go's target, which stopped the run first, at #4, and
+ * nothing was said. */
+static void
+test_goto_replaces_go_on_its_way(void **state)
+{
+	(void)state;
+	back_fx b;
+	back_open(&b, "gogo", 0);
+	keys_burst(b.s, "[g#8\n");
+	back_wait_stop(&b);
+	assert_int_equal(b.s->view->state, MS_VIEW_BREAK);
+	assert_string_equal(b.s->view->break_why, "go #8");
+	assert_int_equal(b.s->view->sel.seq, 8);
+	back_close(&b);
+}
+
+/* `r` right after `[` (the go back still on its way, at full speed):
+ * the restarted run goes at the user's speed, 300x here, as the go would
+ * have put it back where it stopped. It ran at max. */
+static void
+test_restart_during_go_keeps_speed(void **state)
+{
+	(void)state;
+	back_fx b;
+	back_open(&b, "gospeed", 0);
+	ms_errbuf eb = { "" };
+	assert_int_equal(b.l.ctl.ops->set_speed(b.l.ctl.self, 300, &eb), 0);
+	assert_int_equal(ms_session_snapshot(b.s), 0);
+	keys_burst(b.s, "[r");
+	assert_true(b.s->view->speed == 300);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(ms_replay_ctl_replay(b.l.rc), st);
+	assert_true(st->speed == 300);
+	free(st);
+	back_close(&b);
+}
+
 /* The status line of view v drawn w columns wide, into row. */
 static void
 status_row(ms_tui_view *v, int w, char *row, size_t n)
@@ -1187,6 +1339,10 @@ main(void)
 		cmocka_unit_test(test_restart_says_database_in_two_files),
 		cmocka_unit_test(test_restart_not_started_says_why),
 		cmocka_unit_test(test_restart_open_fails_says_restart),
+		cmocka_unit_test(test_barrier_back_burst),
+		cmocka_unit_test(test_pub_back_burst),
+		cmocka_unit_test(test_restart_during_go_keeps_speed),
+		cmocka_unit_test(test_goto_replaces_go_on_its_way),
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),

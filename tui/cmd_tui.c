@@ -125,7 +125,8 @@ struct reopen_ctx {
 	const ms__run_cfg *cfg;
 	bool paused;
 	double speed;
-	unsigned n;
+	unsigned n;      /* reopens asked for: the rerun-N names */
+	unsigned opened; /* of them, runs opened, each replacing the last */
 	char db[4096 + 32];
 	char work[4096 + 32];
 };
@@ -183,6 +184,7 @@ reopen(void *arg, bool running, ms_replay **out, ms_errbuf *eb)
 	/* The watcher now looks after the new run's database and shard
 	 * (the adapter ends the old run next). */
 	ms__supervise_run(*out);
+	x->opened++;
 	return 0;
 }
 
@@ -345,16 +347,22 @@ say_kept(FILE *err, const ms_replay_ctl *c, const char *last)
 	return left || last;
 }
 
-/* After the screen: end the run the adapter drives (a restart may have
- * replaced the first) as `run` ends one, and say how the session went
- * (rc, eb: the screen's; sig: the signal that stopped it, or 0). The
- * exit status. */
+/* After the screen: end the run the adapter drives (restarts, `restarts`
+ * of them, may have replaced the first) as `run` ends one, and say how
+ * the session went (rc, eb: the screen's; sig: the signal that stopped
+ * it, or 0). The exit status. */
 static int
-session_end(ms_replay_ctl *adapter, int rc, const ms_errbuf *eb, int sig,
-            const ms__run_cfg *cfg, const ms_tui_opts *topts, FILE *out,
-            FILE *err)
+session_end(ms_replay_ctl *adapter, unsigned restarts, int rc,
+            const ms_errbuf *eb, int sig, const ms__run_cfg *cfg,
+            const ms_tui_opts *topts, FILE *out, FILE *err)
 {
 	ms_replay *r = ms_replay_ctl_replay(adapter);
+	/* The work dir line above the screen is the first run's: after a
+	 * restart, the one of the run that ends here (its shard is named
+	 * after its own database, and may be elsewhere). */
+	if (restarts && ms_replay_work_note(r)[0])
+		say(err, "after %u restart%s, %s", restarts,
+		    restarts == 1 ? "" : "s", ms_replay_work_note(r));
 	/* What the run went without, once the screen no longer hides it. */
 	if (ms_replay_start_note(r)[0])
 		say(err, "mergescope tui: %s", ms_replay_start_note(r));
@@ -471,7 +479,8 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	ms__supervise_screen(false);
 	int sig = stopped_by();
 	/* The terminal is restored here, whatever happened. */
-	rc = session_end(adapter, rc, &eb, sig, cfg, topts, out, err);
+	rc = session_end(adapter, rctx.opened, rc, &eb, sig, cfg, topts, out,
+	                 err);
 	ms_replay_ctl_free(adapter);
 	return rc;
 }

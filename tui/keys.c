@@ -176,6 +176,8 @@ void
 ms__session_observe(ms_tui_session *s)
 {
 	ms_tui_view *v = s->view;
+	if (v->state != MS_VIEW_RUNNING)
+		s->go_inflight = false;
 	if (s->go_active && v->state != MS_VIEW_RUNNING) {
 		ms_errbuf eb = { "" };
 		s->go_active = false;
@@ -253,6 +255,7 @@ act_run_pause(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
 	if (s->view->state == MS_VIEW_RUNNING) {
+		s->go_inflight = false; /* `[` then counts from the stop */
 		report(s, s->ctl->ops->pause(s->ctl->self, &eb), &eb, "paused");
 	} else if (s->view->state == MS_VIEW_DONE) {
 		ms_session_say(s, true, "the run is over; nothing to resume");
@@ -364,8 +367,17 @@ static uint64_t go_merge_position(const ms_tui_view *v);
 static void go_to(ms_tui_session *s, const ms_tui_target *t, bool back,
                   const char *msg);
 
+/* The target of the go on its way (s->go_inflight) when it is of kind k,
+ * else NULL. */
+static const ms_tui_target *
+go_on_its_way(const ms_tui_session *s, enum ms_tui_target_kind k)
+{
+	return s->go_inflight && s->go_tgt.kind == k ? &s->go_tgt : NULL;
+}
+
 /* `[`: the barrier before this one (at a barrier), or the last one
- * passed (elsewhere). */
+ * passed (elsewhere); while a go to a merge is on its way, the barrier
+ * before that merge. */
 static void
 act_barrier_back(ms_tui_session *s)
 {
@@ -374,6 +386,9 @@ act_barrier_back(ms_tui_session *s)
 	uint64_t want = v->state == MS_VIEW_BREAK && v->sel.present
 	                        ? v->sel.seq - 1
 	                        : at;
+	const ms_tui_target *g = go_on_its_way(s, MS_TARGET_MERGE);
+	if (g)
+		want = g->seq - 1;
 	if (want == 0) {
 		ms_session_say(s, true,
 		               "no dispatch barrier before this point");
@@ -391,11 +406,13 @@ static void
 act_pub_back(ms_tui_session *s)
 {
 	const ms_tui_view *v = s->view;
-	if (v->pub_done == 0) {
+	const ms_tui_target *g = go_on_its_way(s, MS_TARGET_PUB);
+	uint64_t at = g ? g->pub : v->pub_done;
+	if (at == 0) {
 		ms_session_say(s, true, "no publication before this point");
 		return;
 	}
-	ms_tui_target t = { .kind = MS_TARGET_PUB, .pub = v->pub_done - 1 };
+	ms_tui_target t = { .kind = MS_TARGET_PUB, .pub = at - 1 };
 	char msg[96];
 	snprintf(msg, sizeof(msg),
 	         "back one publication: re-running to publication "
@@ -413,7 +430,13 @@ act_restart(ms_tui_session *s)
 		return;
 	}
 	ms_errbuf eb = { "" };
-	s->go_active = false;
+	/* A go on its way runs at full speed: the restarted run carries the
+	 * user's speed, the one the go puts back where it stops (it ran at
+	 * max). */
+	if (s->go_active &&
+	    s->ctl->ops->set_speed(s->ctl->self, s->go_speed, &eb) == 0)
+		s->view->speed = s->go_speed;
+	s->go_active = s->go_inflight = false;
 	s->view->ui.event_sel = 0;
 	int rc = s->ctl->ops->restart(s->ctl->self, NULL, NULL, 0, &eb);
 	if (rc < 0) {
@@ -917,7 +940,7 @@ go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 		                                 sizeof(db), &eb)
 		          : s->ctl->ops->run_to(s->ctl->self, t, &eb);
 		if (rc == 0) {
-			s->go_active = true;
+			s->go_active = s->go_inflight = true;
 			s->go_speed = before;
 			s->go_tgt = *t;
 			snprintf(s->go_db, sizeof(s->go_db), "%s", db);

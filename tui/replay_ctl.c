@@ -48,6 +48,8 @@ struct ms_replay_ctl {
 	unsigned recon_tries, recon_wait;
 	uint64_t recon_seeks; /* the replay's seeks when they were read */
 	ms_replay_status st;
+	/* The go on its way (if any) went back: it re-runs to its point. */
+	bool go_rerun;
 	/* The databases of the runs restarts replaced that were left in
 	 * two files (ms_replay_close_fold failed), the first few by path. */
 	size_t nkept;
@@ -107,6 +109,27 @@ c_run_to_breakpoint(void *self, ms_errbuf *eb)
 	return c_cmd(self, MS_RCMD_RUN, eb);
 }
 
+/* A go replaces the one on its way: the replay's run-to target of that
+ * one (`once`) would stop the run first, at a point no longer asked for
+ * (`[` then `g #8` stopped at `[`'s merge, and said nothing). One that
+ * went back goes on as it did, by the breakpoints on the way (c->go_rerun;
+ * else those before the point it went back to stopped it). */
+static void
+drop_go_targets(ms_replay_ctl *c)
+{
+	size_t cap = sizeof(c->breaks) / sizeof(c->breaks[0]);
+	size_t nb = ms_replay_breaks(c->replay, c->breaks, cap), dropped = 0;
+	for (size_t i = 0; i < nb && i < cap; i++)
+		if (c->breaks[i].once)
+			dropped += ms_replay_break_delete(c->replay,
+			                                  c->breaks[i].id,
+			                                  NULL) == 0;
+	if (dropped && c->go_rerun)
+		ms_replay_rerun_next(c->replay);
+	else
+		c->go_rerun = false;
+}
+
 static int
 c_run_to(void *self, const ms_tui_target *t, ms_errbuf *eb)
 {
@@ -114,6 +137,7 @@ c_run_to(void *self, const ms_tui_target *t, ms_errbuf *eb)
 	int rc = started(c, eb);
 	if (rc)
 		return rc;
+	drop_go_targets(c);
 	if (t->kind == MS_TARGET_MERGE)
 		return ms_replay_run_to_merge(c->replay, t->seq, eb);
 	if (t->kind == MS_TARGET_PUB)
@@ -198,8 +222,11 @@ c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
 	ms_errbuf se = { "" }, note = { "" };
 	if (db && dbn)
 		db[0] = '\0';
-	if (t && seek_back(c, t, &se) == 0)
-		return c_run_to(c, t, eb);
+	if (t && seek_back(c, t, &se) == 0) {
+		int rc = c_run_to(c, t, eb);
+		c->go_rerun = rc == 0;
+		return rc;
+	}
 	if (!c->reopen)
 		return ms_fail(eb, MS_ERR_STATE, "restart is not available");
 	size_t cap = sizeof(c->breaks) / sizeof(c->breaks[0]), user = 0;
@@ -234,6 +261,7 @@ c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
 		snprintf(db, dbn, "%s", ms_replay_db_path(n));
 	c->unstarted.msg[0] = '\0';
 	rc = restart_new(c, n, t, nb, speed, &c->unstarted);
+	c->go_rerun = rc == 0 && t;
 	if (rc == 0)
 		c->unstarted.msg[0] = '\0';
 	else if (!c->unstarted.msg[0])

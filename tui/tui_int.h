@@ -348,6 +348,12 @@ typedef struct ms_tui_session {
 	bool go_active;
 	double go_speed;
 	ms_tui_target go_tgt; /* where that `g` runs to */
+	/* That `g` (or `[`, `{`) is on its way and has not been seen to
+	 * stop: the next `[` or `{` counts back from go_tgt, where the run
+	 * is going, not from the view, which still shows the way there
+	 * (three quick `[` went back one merge, not three). A speed key
+	 * leaves it on its way; a pause or a stop ends it. */
+	bool go_inflight;
 	/* The new event database that `g` records to when it re-runs the
 	 * day from its start ("" when it went back in the same one): said
 	 * again where it stops. */

@@ -5,6 +5,7 @@
 # exits 0; each database the session made (the first and every
 # rerun-N) is whole by itself, with no -wal left beside it, and `report`
 # reads it as an aborted run; the scratch shards of all the runs are gone.
+# At quit after restarts, the shard of the run that ended is named.
 #
 # usage: tui_restarts.sh MERGESCOPE
 # Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
@@ -58,5 +59,24 @@ done
 for d in "$WD" "$WD".rerun-*; do
 	[ -e "$d" ] && fail "scratch $d left behind"
 done
+# Without --work-dir: the shard goes to the scratch directory, named after
+# the run's database, and the line above the screen names the first run's.
+# At quit, after two restarts, a line names the shard of the run that
+# ended (it named none, and the one above was the first run's).
+e2e_start 200 60 --fixture "$FX" --db "$WORK/scr.sqlite" --paused \
+	--speed max
+wait_for 'PAUSED .*pub 0/' || fail "no status line PAUSED at pub 0"
+tm send-keys -t "$T" 'r'
+wait_for 'restarted the day, recording to .*scr\.rerun-1\.sqlite' ||
+	fail "r did not restart"
+tm send-keys -t "$T" 'r'
+wait_for 'restarted the day, recording to .*scr\.rerun-2\.sqlite' ||
+	fail "the second r did not restart"
+e2e_quit
+screen | grep -Eq '^work dir .*/scr\.sqlite\.[0-9]+\.shard ' ||
+	fail "no work dir line of the first run before the screen"
+screen | tr -d '\n' |
+	grep -Eq 'after 2 restarts, work dir .*/scr\.rerun-2\.sqlite\.[0-9]+\.shard ' ||
+	fail "at quit, no work dir line of the run that ended (rerun-2)"
 echo "PASS ($MODE)"
 exit 0
