@@ -22,6 +22,7 @@
 #include "thread_testlib.h"
 #include "merge_int.h"
 #include "ms_checkpoint.h"
+#include "ms_clock.h"
 #include "ms_engine.h"
 #include "ms_fs.h"
 #include "ms_invariant.h"
@@ -558,6 +559,27 @@ idle(fixture *f)
 		fail_msg("not idle: %s", ms_strerror(rc));
 }
 
+/* Wait (liveness-bounded) until the engine holds `want` jobs. The hook
+ * having answered HOLD does not mean the job is held yet: the dispatcher
+ * moves it once the hook has returned and it has the engine's lock back,
+ * which on a loaded machine may be long after. */
+static void
+held_wait(fixture *f, size_t want, ms_engine_stats *st)
+{
+	int64_t give_up = ms_mono_ns() + LIVENESS;
+	for (;;) {
+		ms_engine_get_stats(f->eng, st);
+		if (st->held >= want)
+			return;
+		if (ms_mono_ns() > give_up)
+			fail_msg("waited too long for %zu held (have %zu, %zu "
+			         "in the hook)",
+			         want, st->held, st->pending_hook);
+		struct timespec ts = { 0, 1000000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* ---- tests ------------------------------------------------------------ */
 
 static void
@@ -739,6 +761,8 @@ test_fan_out_reserves_running_only(void **state)
 	 * its way): either way it reserves nothing. */
 	ms_engine_get_stats(f.eng, &st);
 	assert_int_equal(st.reserved_bytes, 0);
+	held_wait(&f, 2, &st);
+	assert_int_equal(st.reserved_bytes, 0);
 
 	/* The first runs (blocked inside): it holds its input bytes. */
 	f.r.hold_all = false;
@@ -835,6 +859,7 @@ test_hold_release_and_drop(void **state)
 	ms_engine_trigger(f.eng);
 	rec_wait(&f.r, &f.r.nseen, 1);
 	/* Held: claimed, not running, never idle. */
+	held_wait(&f, 1, &st);
 	assert_int_equal(ms_engine_wait_idle(f.eng, SEC / 20), MS_ERR_TIMEOUT);
 	ms_engine_get_stats(f.eng, &st);
 	assert_int_equal(st.held, 1);

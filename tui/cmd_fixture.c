@@ -67,13 +67,15 @@ typedef struct prog_ctx {
 	ms__progress p;
 } prog_ctx;
 
-/* The signal that asked the build under way to stop; 0: none. */
+/* The signal that asked the build under way to stop; 0: none. Stored
+ * and read atomically: the build's worker threads read it while the
+ * handler sets it (ms__fx_stopped). */
 static volatile sig_atomic_t stop_signal;
 
 static void
 on_stop(int sig)
 {
-	stop_signal = sig;
+	__atomic_store_n(&stop_signal, sig, __ATOMIC_RELAXED);
 }
 
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
@@ -83,7 +85,7 @@ static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
 static void
 catch_stops(struct sigaction old[3])
 {
-	stop_signal = 0;
+	__atomic_store_n(&stop_signal, 0, __ATOMIC_RELAXED);
 	for (size_t i = 0; i < 3; i++) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
