@@ -44,10 +44,11 @@ test-asan: deps
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j $(JOBS)
 
-# The threaded modules (engine, chain, staging, merge, replay, shard) under
+# The threaded modules (engine, chain, staging, merge, replay, shard, the
+# fixture build's writer thread) under
 # ThreadSanitizer.
 TSAN_BUILD ?= build-tsan
-TSAN_TESTS ?= test_engine|test_chain|test_staging|test_merge|test_replay|test_freeze|test_shard
+TSAN_TESTS ?= test_engine|test_chain|test_staging|test_merge|test_replay|test_freeze|test_shard|test_cli_fixture
 test-tsan: deps
 	@cmake -S . -B $(TSAN_BUILD) -DMS_TSAN=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
