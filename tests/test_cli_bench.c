@@ -1117,6 +1117,38 @@ first_log(const char *dir, char *buf, size_t n)
 	fail_msg("%s: no run started after %d s", dir, HUNG_S);
 }
 
+/* Wait until the database of the series' first run in dir holds its run
+ * record (committed: the recorder groups its commits), so that a run
+ * killed now has a run to record as aborted. */
+static void
+wait_for_run_record(const char *dir)
+{
+	for (int i = 0; i < HUNG_S * 20; i++) {
+		char db[PATH_MAX] = "";
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			size_t len = strlen(e->d_name);
+			if (strncmp(e->d_name, "rep000-v0-", 10) == 0 &&
+			    len > 3 && strcmp(e->d_name + len - 3, ".db") == 0)
+				snprintf(db, sizeof(db), "%s/%s", dir,
+				         e->d_name);
+		}
+		if (d)
+			closedir(d);
+		ms_evdb *ev = NULL;
+		ms_errbuf eb = { "" };
+		bool ok = db[0] && ms_evdb_open(&ev, db, &eb) == 0 &&
+		          ms_evdb_run(ev, NULL, NULL, NULL, &eb) == 0;
+		ms_evdb_close(ev);
+		if (ok)
+			return;
+		struct timespec ts = { 0, 50000000 };
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("%s: no run recorded after %d s", dir, HUNG_S);
+}
+
 /* A run of the series killed outright (SIGKILL: the kernel's OOM killer
  * under --profile, or a user) while it waits in Decide (tp_slow waiting
  * for a file never made). Its watcher, held stopped until bench has
@@ -1156,6 +1188,7 @@ test_killed_run(void **state)
 	first_log(dir, log, sizeof(log));
 	/* Said once its watcher knows the database and the shard. */
 	wait_for_text(log, "events recorded in");
+	wait_for_run_record(dir);
 	pid_t runp = child_with(pid, " run --headless ");
 	assert_true(runp > 0);
 	pid_t watcher = child_with(runp, " run --headless ");
