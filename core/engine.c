@@ -316,7 +316,6 @@ predict(const ms_engine *e, ms_dispatch *d)
 	ms_sampling_input in = {
 		.pipeline_enabled = p != NULL,
 		.nsamplers = p ? ms_chain_len(ms_pipeline_chain(p)) : 0,
-		.guard_available = true,
 		.policy = p ? ms_pipeline_policy(p) : MS_GRACE_SELECTION,
 		.segment_min_ns = e->o.segment_min_ns,
 		.segment_max_ns = e->o.segment_max_ns,

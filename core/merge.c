@@ -1313,13 +1313,11 @@ sampling_open(merge_ctx *c)
 		return 0;
 	}
 	int64_t frontier = frontier_of(req);
-	bool segment = req->segment_min_ns != 0 || req->segment_max_ns != 0;
 	ms_sampling_input in = {
 		.pipeline_enabled = true,
 		.nsamplers = ms_chain_len(ms_pipeline_chain(p)),
 		.event_disabled = req->merge_event_disabled &&
 		                  !(req->flags & MS_MERGE_FINALIZE),
-		.guard_available = segment, /* none: no edge is known */
 		.policy = ms_pipeline_policy(p),
 		.segment_min_ns = req->segment_min_ns,
 		.segment_max_ns = req->segment_max_ns,
@@ -1385,9 +1383,9 @@ sampling_open(merge_ctx *c)
 	                    sizeof(ms_guard_part));
 	if (rc < 0)
 		return rc;
-	if (segment)
-		ms_guard_set_coverage(c->guard, req->segment_min_ns,
-		                      req->segment_max_ns);
+	/* A merge samples only with a segment known (ms_sampling_predict). */
+	ms_guard_set_coverage(c->guard, req->segment_min_ns,
+	                      req->segment_max_ns);
 	ms_dropset_opts dso = { .mem = c->mem };
 	if ((rc = ms_dropset_open(&c->drops, &dso, &c->eb)) < 0)
 		return rc;
