@@ -1518,6 +1518,64 @@ test_predict_matches_merge(void **state)
 	}
 }
 
+/* As in the reference, a finalize whose fragment guard cannot be set up
+ * (a pipeline and no segment known) is skipped, not run unsampled: no
+ * dispatch, no merge, every part in place, and the engine's stats count
+ * it with the reason guard_unavailable. With a segment the same finalize
+ * runs and samples, as its dispatch predicted. */
+static void
+test_finalize_skipped_without_segment(void **state)
+{
+	(void)state;
+	for (int known = 0; known < 2; known++) {
+		fixture f;
+		ms_errbuf eb;
+		uint64_t seq, ids[64], before[64];
+		size_t n, nbefore;
+		ms_engine_stats st;
+		fx_open_pipeline(&f, known ? T0 - 10 * 3600 * SEC : 0,
+		                 known ? T0 + 10 * 3600 * SEC : 0);
+		int64_t now = ms_clock_now(&f.clock);
+		for (int i = 0; i < 3; i++)
+			publish_uniform(f.shard, 100 * (uint64_t)i, 10, 200,
+			                false, now - 3 * 3600 * SEC, NULL);
+		ms_engine_trigger(f.eng);
+		idle(&f);
+		assert_int_equal(f.r.done, 0);
+		view_ids(f.shard, before, &nbefore);
+		assert_int_equal(nbefore, 3);
+
+		assert_int_equal(ms_engine_finalize(f.eng, &seq, &eb), 0);
+		idle(&f);
+		ms_engine_get_stats(f.eng, &st);
+		view_ids(f.shard, ids, &n);
+		if (!known) {
+			assert_int_equal(seq, 0);
+			assert_int_equal(f.r.nseen, 0);
+			assert_int_equal(f.r.done, 0);
+			assert_int_equal(st.selections, 0);
+			assert_int_equal(st.finalize_skipped, 1);
+			assert_int_equal(st.finalize_skip_reason,
+			                 MS_SREASON_GUARD_UNAVAILABLE);
+			assert_int_equal(n, nbefore);
+			assert_memory_equal(ids, before, n * sizeof(ids[0]));
+		} else {
+			assert_true(seq != 0 && seq < MAXREC);
+			assert_int_equal(f.r.done, 1);
+			assert_true(f.r.seen_finalize[0]);
+			assert_int_equal(st.finalize_skipped, 0);
+			assert_int_equal(st.finalize_skip_reason,
+			                 MS_SREASON_NONE);
+			assert_int_equal(f.r.pred_class[seq],
+			                 MS_SAMPLING_EXECUTED);
+			assert_int_equal(f.r.res_class[seq],
+			                 MS_SAMPLING_EXECUTED);
+			assert_int_equal(n, 1);
+		}
+		fx_close(&f);
+	}
+}
+
 /* The random publications of the sequence tests: a generator state that
  * a checkpoint can carry (its caller blob). */
 typedef struct gen {
@@ -1991,6 +2049,7 @@ main(void)
 		cmocka_unit_test(test_finalize),
 		cmocka_unit_test(test_finalize_on_fast_worker),
 		cmocka_unit_test(test_predict_matches_merge),
+		cmocka_unit_test(test_finalize_skipped_without_segment),
 		cmocka_unit_test(test_sequence_500_deterministic),
 		cmocka_unit_test(test_checkpoint_restore_same_fingerprint),
 		cmocka_unit_test(test_checkpoint_refused_unless_idle),
