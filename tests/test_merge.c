@@ -2346,6 +2346,49 @@ test_inventory_change_once_resamples(void **state)
 	sfx_close(&s);
 }
 
+/* A part introduced after the guard revalidated and before the merge
+ * publishes is seen too: it holds a copy of trace 7, which the merge must
+ * not drop (its attempt is discarded and the merge samples again, where
+ * the trace is deferred). It used to be published with trace 7 dropped,
+ * leaving the intruder's fragment of it alone. */
+typedef struct late_intruder {
+	intruder in;
+	int calls;
+} late_intruder;
+
+static void
+intrude_late(void *arg)
+{
+	late_intruder *li = arg;
+	if (li->calls++ == 0)
+		intrude(&li->in, NULL, MS_MERGE_STAGE_PUBLISH, 0);
+}
+
+static void
+test_inventory_change_after_revalidation(void **state)
+{
+	(void)state;
+	sfx s;
+	sfx_open(&s, 30, "detdrop:100");
+	late_intruder li = { { &s.f, &s.all, 1, 0 }, 0 };
+	ms_merge_hooks h = { .revalidated = intrude_late, .arg = &li };
+	ms_merge_result res;
+	drops_seen d;
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(sfx_merge_drops(&s, MATURE_NS, &h, &d, &res), 0);
+	assert_int_equal(li.in.attempts, 1);
+	assert_int_equal(res.sampling.attempts_discarded, 1);
+	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
+	assert_int_equal(res.sampling.traces_deferred, 1);
+	assert_int_equal(res.sampling.traces_dropped, 29);
+	assert_int_equal(res.traces_out, 1);
+	assert_int_equal(d.n, 29);
+	for (size_t i = 0; i < d.n; i++)
+		assert_true(d.trace[i] != 7);
+	assert_false(fx_has_tmp(&s.f));
+	sfx_close(&s);
+}
+
 /* The inventory keeps changing: after three discarded sampling attempts
  * the merge is redone losslessly, drops nothing and reports nothing. */
 static void
@@ -2386,6 +2429,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_inventory_change_after_revalidation),
 		cmocka_unit_test(test_disjoint_inputs_copy_every_block_raw),
 		cmocka_unit_test(test_dictionary_merge),
 		cmocka_unit_test(test_pipeline_out_of_memory),
