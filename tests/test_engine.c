@@ -1480,6 +1480,19 @@ test_finalize(void **state)
 	fx_close(&f);
 }
 
+/* fx_open_pipeline with a segment of T0 -+ 10 h (known) or none, and
+ * nparts parts of `traces` traces each, 3 h older than the clock. */
+static void
+fx_open_mature(fixture *f, bool known, int nparts, size_t traces)
+{
+	fx_open_pipeline(f, known ? T0 - 10 * 3600 * SEC : 0,
+	                 known ? T0 + 10 * 3600 * SEC : 0);
+	int64_t now = ms_clock_now(&f->clock);
+	for (int i = 0; i < nparts; i++)
+		publish_uniform(f->shard, 100 * (uint64_t)i, traces, 200, false,
+		                now - 3 * 3600 * SEC, NULL);
+}
+
 /* The engine predicts at dispatch what the merge decides when it starts,
  * with the merge's own rule (ms_sampling_predict): a pipeline without a
  * segment known can set up no fragment guard, so the merge runs unsampled
@@ -1491,12 +1504,7 @@ test_predict_matches_merge(void **state)
 	(void)state;
 	for (int known = 0; known < 2; known++) {
 		fixture f;
-		fx_open_pipeline(&f, known ? T0 - 10 * 3600 * SEC : 0,
-		                 known ? T0 + 10 * 3600 * SEC : 0);
-		int64_t now = ms_clock_now(&f.clock);
-		for (int i = 0; i < 8; i++)
-			publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200,
-			                false, now - 3 * 3600 * SEC, NULL);
+		fx_open_mature(&f, known, 8, 20);
 		ms_engine_trigger(f.eng);
 		idle(&f);
 		assert_true(f.r.done >= 1);
@@ -1533,12 +1541,7 @@ test_finalize_skipped_without_segment(void **state)
 		uint64_t seq, ids[64], before[64];
 		size_t n, nbefore;
 		ms_engine_stats st;
-		fx_open_pipeline(&f, known ? T0 - 10 * 3600 * SEC : 0,
-		                 known ? T0 + 10 * 3600 * SEC : 0);
-		int64_t now = ms_clock_now(&f.clock);
-		for (int i = 0; i < 3; i++)
-			publish_uniform(f.shard, 100 * (uint64_t)i, 10, 200,
-			                false, now - 3 * 3600 * SEC, NULL);
+		fx_open_mature(&f, known, 3, 10);
 		ms_engine_trigger(f.eng);
 		idle(&f);
 		assert_int_equal(f.r.done, 0);
