@@ -2363,14 +2363,23 @@ test_inventory_change_once_resamples(void **state)
 typedef struct late_intruder {
 	intruder in;
 	int calls;
+	bool unrelated; /* introduce a trace of no input instead */
 } late_intruder;
 
 static void
 intrude_late(void *arg)
 {
 	late_intruder *li = arg;
-	if (li->calls++ == 0)
+	if (li->calls++ != 0)
+		return;
+	if (!li->unrelated) {
 		intrude(&li->in, NULL, MS_MERGE_STAGE_PUBLISH, 0);
+		return;
+	}
+	gen_set one = { 0 };
+	gen_add(&one, 5000, 100, 400);
+	fx_put(li->in.f, gen_rows(&one), one.n);
+	gen_free(&one);
 }
 
 static void
@@ -2379,7 +2388,7 @@ test_inventory_change_after_revalidation(void **state)
 	(void)state;
 	sfx s;
 	sfx_open(&s, 30, "detdrop:100");
-	late_intruder li = { { &s.f, &s.all, 1, 0 }, 0 };
+	late_intruder li = { { &s.f, &s.all, 1, 0 }, 0, false };
 	ms_merge_hooks h = { .revalidated = intrude_late, .arg = &li };
 	ms_merge_result res;
 	drops_seen d;
@@ -2387,6 +2396,20 @@ test_inventory_change_after_revalidation(void **state)
 	assert_int_equal(sfx_merge_drops(&s, MATURE_NS, &h, &d, &res), 0);
 	assert_int_equal(li.in.attempts, 1);
 	assert_resampled_once(&s, &res, &d);
+
+	/* A part holding none of the dropped traces: revalidated in turn,
+	 * and the attempt publishes on the new inventory. */
+	sfx_open(&s, 30, "detdrop:100");
+	li = (late_intruder){ { &s.f, &s.all, 1, 0 }, 0, true };
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(sfx_merge_drops(&s, MATURE_NS, &h, &d, &res), 0);
+	assert_int_equal(li.calls, 2);
+	assert_int_equal(res.sampling.attempts_discarded, 0);
+	assert_int_equal(res.sampling.traces_dropped, 30);
+	assert_int_equal(res.traces_out, 0);
+	assert_int_equal(d.calls, 30);
+	assert_false(fx_has_tmp(&s.f));
+	sfx_close(&s);
 }
 
 /* The inventory keeps changing: after three discarded sampling attempts
