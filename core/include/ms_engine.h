@@ -113,7 +113,7 @@ typedef struct ms_dispatch {
 	double m;             /* picker multiple (0 for finalize) */
 	uint64_t max_fan_out; /* fan-out limit the picker used */
 	/* Predicted sampling decision (ms_sampling_predict over the
-	 * inputs, the frontier and the engine's pipeline). */
+	 * inputs, the frontier and the engine's pipeline and segment). */
 	enum ms_sampling_class predict_class;
 	enum ms_sampling_reason predict_reason;
 	/* The staging plan the merge will make when it samples (the
