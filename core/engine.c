@@ -159,6 +159,8 @@ struct ms_engine {
 	uint64_t fp;
 	uint64_t picker_runs, selections, merges_done, merges_failed, dropped;
 	uint64_t lane_merges[MS_LANE_KIND_COUNT];
+	uint64_t finalize_skipped; /* ms_engine_stats */
+	enum ms_sampling_reason finalize_skip_reason;
 
 	uint64_t *quar; /* ascending */
 	size_t nquar, capquar;
@@ -307,20 +309,29 @@ job_append(ms_engine *e, job *j)
 	e->tail = j;
 }
 
+/* What the sampling rule (ms_sampling.h) knows of a merge of this engine
+ * before its inputs are counted: what run_job's request tells the merge
+ * (the pipeline, the segment, the default grace, no event switched off). */
+static ms_sampling_input
+sampling_base(const ms_engine *e)
+{
+	const ms_pipeline *p = e->o.pipeline;
+	return (ms_sampling_input){
+		.pipeline_enabled = p != NULL,
+		.nsamplers = p ? ms_chain_len(ms_pipeline_chain(p)) : 0,
+		.policy = p ? ms_pipeline_policy(p) : MS_GRACE_SELECTION,
+		.segment_min_ns = e->o.segment_min_ns,
+		.segment_max_ns = e->o.segment_max_ns,
+	};
+}
+
 /* The predicted sampling decision of d: the rule the merge applies when
  * it starts (ms_sampling.h), over the same inputs and frontier. */
 static void
 predict(const ms_engine *e, ms_dispatch *d)
 {
 	const ms_pipeline *p = e->o.pipeline;
-	ms_sampling_input in = {
-		.pipeline_enabled = p != NULL,
-		.nsamplers = p ? ms_chain_len(ms_pipeline_chain(p)) : 0,
-		.guard_available = true,
-		.policy = p ? ms_pipeline_policy(p) : MS_GRACE_SELECTION,
-		.segment_min_ns = e->o.segment_min_ns,
-		.segment_max_ns = e->o.segment_max_ns,
-	};
+	ms_sampling_input in = sampling_base(e);
 	for (size_t i = 0; i < d->ninputs; i++)
 		ms_sampling_input_add(&in, d->inputs[i].rows,
 		                      d->inputs[i].min_ts, d->inputs[i].max_ts,
@@ -1277,6 +1288,35 @@ ms_engine_release(ms_engine *e, uint64_t seq, bool run)
 	return rc;
 }
 
+/*
+ * Whether the finalize over the nsel parts sel[] of v is skipped: as in
+ * the reference, a finalize whose fragment guard cannot be set up (no
+ * segment known, or one with no interior: the rule says
+ * guard_unavailable) is not run at all, rather than rewriting every
+ * mature part unsampled. Counted, with the reason, for ms_engine_stats.
+ * e->mu held.
+ */
+static bool
+finalize_skipped(ms_engine *e, ms_view *v, const size_t *sel, size_t nsel,
+                 int64_t frontier)
+{
+	ms_sampling_input in = sampling_base(e);
+	for (size_t i = 0; i < nsel; i++) {
+		const ms_part_meta *pm =
+		        ms_part_get_meta(ms_view_part(v, sel[i], MS_KIND_CORE));
+		ms_sampling_input_add(&in, pm->rows, pm->min_ts, pm->max_ts,
+		                      frontier);
+	}
+	enum ms_sampling_class c;
+	enum ms_sampling_reason r;
+	if (ms_sampling_predict(&in, &c, &r) ||
+	    r != MS_SREASON_GUARD_UNAVAILABLE)
+		return false;
+	e->finalize_skipped++;
+	e->finalize_skip_reason = r;
+	return true;
+}
+
 int
 ms_engine_finalize(ms_engine *e, uint64_t *seq, ms_errbuf *eb)
 {
@@ -1314,7 +1354,7 @@ ms_engine_finalize(ms_engine *e, uint64_t *seq, ms_errbuf *eb)
 			continue;
 		sel[nsel++] = i;
 	}
-	if (nsel > 0) {
+	if (nsel > 0 && !finalize_skipped(e, v, sel, nsel, frontier)) {
 		job *j;
 		rc = job_make(e, v, sel, nsel, true, 0, 0, 1, &j, eb);
 		if (rc == 0) {
@@ -1341,6 +1381,8 @@ ms_engine_get_stats(ms_engine *e, ms_engine_stats *st)
 	st->merges_done = e->merges_done;
 	st->merges_failed = e->merges_failed;
 	st->dropped = e->dropped;
+	st->finalize_skipped = e->finalize_skipped;
+	st->finalize_skip_reason = e->finalize_skip_reason;
 	memcpy(st->lane_merges, e->lane_merges, sizeof(st->lane_merges));
 	for (job *j = e->head; j; j = j->next) {
 		switch (j->st) {

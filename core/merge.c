@@ -76,7 +76,9 @@
  *     dropped, no output is written and the inputs are simply removed in
  *     the publishing transaction.
  * 12. Before publication the guard revalidates against parts that became
- *     active meanwhile. A conflict discards the attempt (outputs removed,
+ *     active meanwhile, and the merge publishes only on the inventory it
+ *     revalidated (ms_shard_replace_at; a transaction in between is
+ *     revalidated in turn). A conflict discards the attempt (outputs removed,
  *     nothing reported) and the merge is sampled again over the new
  *     inventory; after MERGE_SAMPLING_ATTEMPTS discarded attempts it is
  *     redone losslessly (reason lossless_retry), which cannot conflict.
@@ -268,6 +270,9 @@ typedef struct merge_ctx {
 #define MERGE_RETRY 1
 /* Sampling attempts before the lossless one (design 12). */
 #define MERGE_SAMPLING_ATTEMPTS 3
+/* Revalidations of one attempt raced by another transaction before it is
+ * discarded (publish). */
+#define PUBLISH_TRIES 16
 
 /* ---- test hook ---- */
 
@@ -1313,13 +1318,11 @@ sampling_open(merge_ctx *c)
 		return 0;
 	}
 	int64_t frontier = frontier_of(req);
-	bool segment = req->segment_min_ns != 0 || req->segment_max_ns != 0;
 	ms_sampling_input in = {
 		.pipeline_enabled = true,
 		.nsamplers = ms_chain_len(ms_pipeline_chain(p)),
 		.event_disabled = req->merge_event_disabled &&
 		                  !(req->flags & MS_MERGE_FINALIZE),
-		.guard_available = segment, /* none: no edge is known */
 		.policy = ms_pipeline_policy(p),
 		.segment_min_ns = req->segment_min_ns,
 		.segment_max_ns = req->segment_max_ns,
@@ -1385,9 +1388,9 @@ sampling_open(merge_ctx *c)
 	                    sizeof(ms_guard_part));
 	if (rc < 0)
 		return rc;
-	if (segment)
-		ms_guard_set_coverage(c->guard, req->segment_min_ns,
-		                      req->segment_max_ns);
+	/* A merge samples only with a segment known (ms_sampling_predict). */
+	ms_guard_set_coverage(c->guard, req->segment_min_ns,
+	                      req->segment_max_ns);
 	ms_dropset_opts dso = { .mem = c->mem };
 	if ((rc = ms_dropset_open(&c->drops, &dso, &c->eb)) < 0)
 		return rc;
@@ -1493,16 +1496,19 @@ release_staging(merge_ctx *c)
 }
 
 /* Before publication: parts that became active since the merge pinned its
- * view must not hold a dropped trace; else MERGE_RETRY (lossless redo). */
+ * view must not hold a dropped trace; else MERGE_RETRY (lossless redo).
+ * *epoch: the epoch of the inventory checked (0: nothing to check). */
 static int
-sampling_revalidate(merge_ctx *c)
+sampling_revalidate(merge_ctx *c, uint64_t *epoch)
 {
+	*epoch = 0;
 	if (!c->drops || ms_dropset_count(c->drops) == 0)
 		return 0;
 	ms_view *v = NULL;
 	int rc = ms_shard_view(c->req->shard, &v, &c->eb);
 	if (rc < 0)
 		return rc;
+	*epoch = ms_view_epoch(v);
 	ms_guard_part *gp = NULL;
 	size_t ngp = 0;
 	rc = outside_parts(c, v, &gp, &ngp);
@@ -1516,6 +1522,35 @@ sampling_revalidate(merge_ctx *c)
 	                    sizeof(ms_guard_part));
 	ms_view_release(v);
 	return rc;
+}
+
+/* Publish the output, replacing the inputs. A dropping merge publishes
+ * only on the inventory its guard revalidated: a transaction in between
+ * (a publication, another merge) is revalidated in turn, and after
+ * PUBLISH_TRIES such races the attempt is discarded (MERGE_RETRY). */
+static int
+publish(merge_ctx *c)
+{
+	const ms_merge_req *req = c->req;
+	uint64_t out = c->empty ? 0 : c->out_id;
+	for (unsigned tries = 1;; tries++) {
+		uint64_t epoch;
+		int rc = sampling_revalidate(c, &epoch);
+		if (rc != 0)
+			return rc;
+		if (!epoch)
+			return ms_shard_replace(req->shard, req->inputs,
+			                        req->ninputs, out, &c->eb);
+		if (c->hooks && c->hooks->revalidated)
+			c->hooks->revalidated(c->hooks->arg);
+		bool moved;
+		rc = ms_shard_replace_at(req->shard, req->inputs, req->ninputs,
+		                         out, epoch, &moved, &c->eb);
+		if (!moved)
+			return rc;
+		if (tries >= PUBLISH_TRIES)
+			return MERGE_RETRY;
+	}
 }
 
 /* After publication: every confirmed drop, in merge order, to the
@@ -1567,11 +1602,7 @@ run(merge_ctx *c)
 	    (!c->empty && (rc = merge_indexes(c)) < 0))
 		return rc;
 	if ((rc = enter(c, MS_MERGE_STAGE_PUBLISH)) < 0 ||
-	    (rc = sampling_revalidate(c)) != 0)
-		return rc;
-	rc = ms_shard_replace(c->req->shard, c->req->inputs, c->req->ninputs,
-	                      c->empty ? 0 : c->out_id, &c->eb);
-	if (rc < 0)
+	    (rc = publish(c)) != 0)
 		return rc;
 	res->output_id = c->empty ? 0 : c->out_id;
 	res->epoch_after = ms_shard_epoch(c->req->shard);

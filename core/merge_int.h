@@ -37,6 +37,10 @@ typedef struct ms_merge_hooks {
 	bool stage_decide_twice;
 	int64_t stage_bounds_skew_ns;
 	int64_t stage_frontier_skew_ns;
+	/* Called (with arg) once the guard has revalidated a dropping merge
+	 * against the inventory, just before it publishes: a part
+	 * introduced here appears between the two. NULL = none. */
+	void (*revalidated)(void *arg);
 } ms_merge_hooks;
 
 /* ms_merge_execute and ms_merge_finalize with test hooks (NULL: none,

@@ -142,10 +142,11 @@ ms_sampling_predict(const ms_sampling_input *in, enum ms_sampling_class *cls,
 		/* No input can hold a trace old enough for Decide: the merge
 		 * does not sample at all, nothing is staged. */
 		r = MS_SREASON_MERGE_GRACE;
-	else if (!in->guard_available ||
-	         (has_segment(in) && !segment_usable(in)))
+	else if (!has_segment(in) || !segment_usable(in))
+		/* As in the reference: the fragment guard is set up only
+		 * over a known coverage with an interior. */
 		r = MS_SREASON_GUARD_UNAVAILABLE;
-	else if (has_segment(in) && in->edge_inputs == in->ninputs)
+	else if (in->edge_inputs == in->ninputs)
 		r = MS_SREASON_FRAGMENT_GAP_CONTRACT;
 	if (r != MS_SREASON_NONE) {
 		*cls = MS_SAMPLING_NOT_EXECUTED;

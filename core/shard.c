@@ -1689,10 +1689,11 @@ limbo_reserve(ms_shard *s, size_t n, ms_errbuf *eb)
 	return 0;
 }
 
-/* One transaction; in_place: the output is at its final paths already. */
+/* One transaction; in_place: the output is at its final paths already;
+ * at (NULL: any): only at this epoch, else *moved and MS_ERR_CONFLICT. */
 static int
 transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
-         bool in_place, ms_errbuf *eb)
+         bool in_place, const uint64_t *at, bool *moved, ms_errbuf *eb)
 {
 	if ((ninputs == 0 && output == 0) || (ninputs && !inputs))
 		return ms_fail(eb, MS_ERR_INVAL,
@@ -1702,7 +1703,17 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 	pthread_mutex_lock(&s->lock);
 	struct ms__sp *osp = NULL, **next = NULL;
 	size_t cap = 0;
-	int rc = check_transaction(s, inputs, ninputs, output, eb);
+	int rc = 0;
+	if (at && *at != s->epoch) {
+		*moved = true;
+		rc = ms_fail(eb, MS_ERR_CONFLICT,
+		             "shard %s: the inventory moved from epoch %llu to "
+		             "%llu before the transaction",
+		             s->dir, (unsigned long long)*at,
+		             (unsigned long long)s->epoch);
+		goto out;
+	}
+	rc = check_transaction(s, inputs, ninputs, output, eb);
 	if (rc)
 		goto out;
 	cap = s->nact - ninputs + (output ? 1 : 0);
@@ -1815,7 +1826,15 @@ int
 ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
                  uint64_t output, ms_errbuf *eb)
 {
-	return transact(s, inputs, ninputs, output, false, eb);
+	return transact(s, inputs, ninputs, output, false, NULL, NULL, eb);
+}
+
+int
+ms_shard_replace_at(ms_shard *s, const uint64_t *inputs, size_t ninputs,
+                    uint64_t output, uint64_t epoch, bool *moved, ms_errbuf *eb)
+{
+	*moved = false;
+	return transact(s, inputs, ninputs, output, false, &epoch, moved, eb);
 }
 
 int
@@ -1824,7 +1843,7 @@ ms_shard_introduce(ms_shard *s, uint64_t id, ms_errbuf *eb)
 	if (id == 0)
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "shard %s: part ID 0 is invalid", s->dir);
-	return transact(s, NULL, 0, id, false, eb);
+	return transact(s, NULL, 0, id, false, NULL, NULL, eb);
 }
 
 int
@@ -1833,7 +1852,7 @@ ms_shard_introduce_placed(ms_shard *s, uint64_t id, ms_errbuf *eb)
 	if (id == 0)
 		return ms_fail(eb, MS_ERR_INVAL,
 		               "shard %s: part ID 0 is invalid", s->dir);
-	return transact(s, NULL, 0, id, true, eb);
+	return transact(s, NULL, 0, id, true, NULL, NULL, eb);
 }
 
 int

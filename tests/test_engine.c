@@ -28,6 +28,7 @@
 #include "ms_invariant.h"
 #include "ms_ledger.h"
 #include "ms_picker.h"
+#include "ms_pipeline.h"
 #include "ms_shard.h"
 #include "ms_sidx.h"
 
@@ -310,6 +311,11 @@ typedef struct rec {
 	int fail_err;    /* ... with this error (0 = MS_ERR_IO) */
 	size_t attempts;
 	int fail_event_ms; /* a failure's event takes this long */
+	/* sampling: predicted at dispatch and reported by the merge, by
+	 * sequence number (the engine has a pipeline: any prediction) */
+	bool pipeline;
+	int pred_class[MAXREC], pred_reason[MAXREC];
+	int res_class[MAXREC], res_reason[MAXREC];
 } rec;
 
 static void
@@ -342,6 +348,12 @@ on_event(void *arg, const ms_engine_event *ev)
 			r->done_seq[r->done] = ev->dispatch->seq;
 			r->done_lane[r->done] = ev->dispatch->lane;
 			r->done_thread[r->done] = pthread_self();
+		}
+		if (ev->dispatch->seq < MAXREC) {
+			r->res_class[ev->dispatch->seq] =
+			        (int)ev->result->sampling.klass;
+			r->res_reason[ev->dispatch->seq] =
+			        (int)ev->result->sampling.reason;
 		}
 		r->done++;
 		break;
@@ -404,7 +416,13 @@ on_dispatch(void *arg, const ms_dispatch *d)
 	assert_int_equal(rows, d->rows);
 	assert_int_equal(d->mature_parts + d->hot_parts, d->ninputs);
 	assert_int_equal(d->mature_rows + d->hot_rows, d->rows);
-	assert_int_equal(d->predict_reason, MS_SREASON_PIPELINE_DISABLED);
+	if (!r->pipeline)
+		assert_int_equal(d->predict_reason,
+		                 MS_SREASON_PIPELINE_DISABLED);
+	if (d->seq < MAXREC) {
+		r->pred_class[d->seq] = (int)d->predict_class;
+		r->pred_reason[d->seq] = (int)d->predict_reason;
+	}
 	if (r->hold_all || (int)d->lane == r->hold_lane)
 		v = MS_DISPATCH_HOLD;
 	pthread_cond_broadcast(&r->cv);
@@ -481,6 +499,9 @@ typedef struct fixture {
 	/* The engine's free-disk callback (NULL: statvfs of the shard). */
 	uint64_t (*free_disk)(void *arg);
 	void *free_disk_arg;
+	/* The engine's pipeline (closed by fx_close) and segment. */
+	ms_pipeline *pipe;
+	int64_t seg_min, seg_max;
 } fixture;
 
 /* Open f's engine on f->shard (resuming `resume` when not NULL). */
@@ -505,20 +526,49 @@ fx_engine(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms,
 		.resume = resume,
 		.free_disk = f->free_disk,
 		.free_disk_arg = f->free_disk_arg,
+		.pipeline = f->pipe,
+		.segment_min_ns = f->seg_min,
+		.segment_max_ns = f->seg_max,
 	};
 	if (ms__engine_open_hooked(&f->eng, &o, &f->hooks, &eb) != 0)
 		fail_msg("engine open: %s", eb.msg);
 }
 
+/* f with its shard, its clock at T0 + 1 h and no engine yet. */
 static void
-fx_open(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms)
+fx_init(fixture *f)
 {
 	memset(f, 0, sizeof(*f));
 	rec_init(&f->r);
 	ms_mem_init(&f->mem, NULL);
 	ms_clock_init_logical(&f->clock, T0 + 3600 * SEC);
 	f->shard = shard_new(f->dir, sizeof(f->dir));
+}
+
+static void
+fx_open(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms)
+{
+	fx_init(f);
 	fx_engine(f, serial, cpus, backoff_ms, NULL);
+}
+
+/* fx_open with the shipped alwayskeep plugin as the engine's pipeline and
+ * the segment [seg_min, seg_max] (both 0: none known). */
+static void
+fx_open_pipeline(fixture *f, int64_t seg_min, int64_t seg_max)
+{
+	fx_init(f);
+	ms_errbuf eb = { { 0 } };
+	ms_pipeline_opts po = { .spec = "alwayskeep",
+		                .plugin_dir = MS_PLUGIN_DIR,
+		                .hard_ceiling = 64u << 20,
+		                .mem = &f->mem };
+	if (ms_pipeline_open(&f->pipe, &po, &eb) != 0)
+		fail_msg("pipeline alwayskeep: %s", eb.msg);
+	f->r.pipeline = true;
+	f->seg_min = seg_min;
+	f->seg_max = seg_max;
+	fx_engine(f, true, 1, 10, NULL);
 }
 
 /* f with its shard and no engine yet, and in o the options of a serial
@@ -545,6 +595,7 @@ static void
 fx_close(fixture *f)
 {
 	ms_engine_close(f->eng);
+	ms_pipeline_close(f->pipe);
 	ms_shard_close(f->shard);
 	tl_assert_no_live(&f->mem); /* nothing leaked by engine or merges */
 	rm_rf(f->dir);
@@ -1429,6 +1480,105 @@ test_finalize(void **state)
 	fx_close(&f);
 }
 
+/* fx_open_pipeline with a segment of T0 -+ 10 h (known) or none, and
+ * nparts parts of `traces` traces each, 3 h older than the clock. */
+static void
+fx_open_mature(fixture *f, bool known, int nparts, size_t traces)
+{
+	fx_open_pipeline(f, known ? T0 - 10 * 3600 * SEC : 0,
+	                 known ? T0 + 10 * 3600 * SEC : 0);
+	int64_t now = ms_clock_now(&f->clock);
+	for (int i = 0; i < nparts; i++)
+		publish_uniform(f->shard, 100 * (uint64_t)i, traces, 200, false,
+		                now - 3 * 3600 * SEC, NULL);
+}
+
+/* The engine predicts at dispatch what the merge decides when it starts,
+ * with the merge's own rule (ms_sampling_predict): a pipeline without a
+ * segment known can set up no fragment guard, so the merge runs unsampled
+ * (not_executed, guard_unavailable) and the dispatch says so; it used to
+ * predict executed. With a segment both say executed. */
+static void
+test_predict_matches_merge(void **state)
+{
+	(void)state;
+	for (int known = 0; known < 2; known++) {
+		fixture f;
+		fx_open_mature(&f, known, 8, 20);
+		ms_engine_trigger(f.eng);
+		idle(&f);
+		assert_true(f.r.done >= 1);
+		for (size_t i = 0; i < f.r.done; i++) {
+			uint64_t seq = f.r.done_seq[i];
+			assert_true(seq < MAXREC);
+			assert_int_equal(f.r.pred_class[seq],
+			                 known ? MS_SAMPLING_EXECUTED
+			                       : MS_SAMPLING_NOT_EXECUTED);
+			assert_int_equal(f.r.pred_reason[seq],
+			                 known ? MS_SREASON_NONE
+			                       : MS_SREASON_GUARD_UNAVAILABLE);
+			assert_int_equal(f.r.res_class[seq],
+			                 f.r.pred_class[seq]);
+			assert_int_equal(f.r.res_reason[seq],
+			                 f.r.pred_reason[seq]);
+		}
+		fx_close(&f);
+	}
+}
+
+/* As in the reference, a finalize whose fragment guard cannot be set up
+ * (a pipeline and no segment known) is skipped, not run unsampled: no
+ * dispatch, no merge, every part in place, and the engine's stats count
+ * it with the reason guard_unavailable. With a segment the same finalize
+ * runs and samples, as its dispatch predicted. */
+static void
+test_finalize_skipped_without_segment(void **state)
+{
+	(void)state;
+	for (int known = 0; known < 2; known++) {
+		fixture f;
+		ms_errbuf eb;
+		uint64_t seq, ids[64], before[64];
+		size_t n, nbefore;
+		ms_engine_stats st;
+		fx_open_mature(&f, known, 3, 10);
+		ms_engine_trigger(f.eng);
+		idle(&f);
+		assert_int_equal(f.r.done, 0);
+		view_ids(f.shard, before, &nbefore);
+		assert_int_equal(nbefore, 3);
+
+		assert_int_equal(ms_engine_finalize(f.eng, &seq, &eb), 0);
+		idle(&f);
+		ms_engine_get_stats(f.eng, &st);
+		view_ids(f.shard, ids, &n);
+		if (!known) {
+			assert_int_equal(seq, 0);
+			assert_int_equal(f.r.nseen, 0);
+			assert_int_equal(f.r.done, 0);
+			assert_int_equal(st.selections, 0);
+			assert_int_equal(st.finalize_skipped, 1);
+			assert_int_equal(st.finalize_skip_reason,
+			                 MS_SREASON_GUARD_UNAVAILABLE);
+			assert_int_equal(n, nbefore);
+			assert_memory_equal(ids, before, n * sizeof(ids[0]));
+		} else {
+			assert_true(seq != 0 && seq < MAXREC);
+			assert_int_equal(f.r.done, 1);
+			assert_true(f.r.seen_finalize[0]);
+			assert_int_equal(st.finalize_skipped, 0);
+			assert_int_equal(st.finalize_skip_reason,
+			                 MS_SREASON_NONE);
+			assert_int_equal(f.r.pred_class[seq],
+			                 MS_SAMPLING_EXECUTED);
+			assert_int_equal(f.r.res_class[seq],
+			                 MS_SAMPLING_EXECUTED);
+			assert_int_equal(n, 1);
+		}
+		fx_close(&f);
+	}
+}
+
 /* The random publications of the sequence tests: a generator state that
  * a checkpoint can carry (its caller blob). */
 typedef struct gen {
@@ -1901,6 +2051,8 @@ main(void)
 		cmocka_unit_test(test_quarantine_slow_failure_events),
 		cmocka_unit_test(test_finalize),
 		cmocka_unit_test(test_finalize_on_fast_worker),
+		cmocka_unit_test(test_predict_matches_merge),
+		cmocka_unit_test(test_finalize_skipped_without_segment),
 		cmocka_unit_test(test_sequence_500_deterministic),
 		cmocka_unit_test(test_checkpoint_restore_same_fingerprint),
 		cmocka_unit_test(test_checkpoint_refused_unless_idle),

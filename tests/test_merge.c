@@ -2315,6 +2315,25 @@ intrude(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 	return 0;
 }
 
+/* What a merge of 30 traces under detdrop:100 that a copy of trace 7
+ * raced once shows: one attempt discarded, trace 7 deferred in the next,
+ * every other trace dropped and reported once. Closes s. */
+static void
+assert_resampled_once(sfx *s, const ms_merge_result *res, const drops_seen *d)
+{
+	assert_int_equal(res->sampling.attempts_discarded, 1);
+	assert_int_equal(res->sampling.klass, MS_SAMPLING_EXECUTED);
+	assert_int_equal(res->sampling.traces_deferred, 1);
+	assert_int_equal(res->sampling.traces_dropped, 29);
+	assert_int_equal(res->traces_out, 1);
+	assert_int_equal(d->n, 29);
+	assert_int_equal(d->calls, 29);
+	for (size_t i = 0; i < d->n; i++)
+		assert_true(d->trace[i] != 7);
+	assert_false(fx_has_tmp(&s->f));
+	sfx_close(s);
+}
+
 /* The inventory changes under a dropping merge once: the attempt is
  * discarded, the merge samples again against the new inventory (the
  * trace the new part may hold is now deferred) and publishes; on_drop
@@ -2333,15 +2352,62 @@ test_inventory_change_once_resamples(void **state)
 	memset(&d, 0, sizeof(d));
 	assert_int_equal(sfx_merge_drops(&s, now, &h, &d, &res), 0);
 	assert_int_equal(in.attempts, 2);
-	assert_int_equal(res.sampling.attempts_discarded, 1);
-	assert_int_equal(res.sampling.klass, MS_SAMPLING_EXECUTED);
-	assert_int_equal(res.sampling.traces_deferred, 1);
-	assert_int_equal(res.sampling.traces_dropped, 29);
-	assert_int_equal(res.traces_out, 1);
-	assert_int_equal(d.n, 29);
-	assert_int_equal(d.calls, 29);
-	for (size_t i = 0; i < d.n; i++)
-		assert_true(d.trace[i] != 7);
+	assert_resampled_once(&s, &res, &d);
+}
+
+/* A part introduced after the guard revalidated and before the merge
+ * publishes is seen too: it holds a copy of trace 7, which the merge must
+ * not drop (its attempt is discarded and the merge samples again, where
+ * the trace is deferred). It used to be published with trace 7 dropped,
+ * leaving the intruder's fragment of it alone. */
+typedef struct late_intruder {
+	intruder in;
+	int calls;
+	bool unrelated; /* introduce a trace of no input instead */
+} late_intruder;
+
+static void
+intrude_late(void *arg)
+{
+	late_intruder *li = arg;
+	if (li->calls++ != 0)
+		return;
+	if (!li->unrelated) {
+		intrude(&li->in, NULL, MS_MERGE_STAGE_PUBLISH, 0);
+		return;
+	}
+	gen_set one = { 0 };
+	gen_add(&one, 5000, 100, 400);
+	fx_put(li->in.f, gen_rows(&one), one.n);
+	gen_free(&one);
+}
+
+static void
+test_inventory_change_after_revalidation(void **state)
+{
+	(void)state;
+	sfx s;
+	sfx_open(&s, 30, "detdrop:100");
+	late_intruder li = { { &s.f, &s.all, 1, 0 }, 0, false };
+	ms_merge_hooks h = { .revalidated = intrude_late, .arg = &li };
+	ms_merge_result res;
+	drops_seen d;
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(sfx_merge_drops(&s, MATURE_NS, &h, &d, &res), 0);
+	assert_int_equal(li.in.attempts, 1);
+	assert_resampled_once(&s, &res, &d);
+
+	/* A part holding none of the dropped traces: revalidated in turn,
+	 * and the attempt publishes on the new inventory. */
+	sfx_open(&s, 30, "detdrop:100");
+	li = (late_intruder){ { &s.f, &s.all, 1, 0 }, 0, true };
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(sfx_merge_drops(&s, MATURE_NS, &h, &d, &res), 0);
+	assert_int_equal(li.calls, 2);
+	assert_int_equal(res.sampling.attempts_discarded, 0);
+	assert_int_equal(res.sampling.traces_dropped, 30);
+	assert_int_equal(res.traces_out, 0);
+	assert_int_equal(d.calls, 30);
 	assert_false(fx_has_tmp(&s.f));
 	sfx_close(&s);
 }
@@ -2386,6 +2452,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_inventory_change_after_revalidation),
 		cmocka_unit_test(test_disjoint_inputs_copy_every_block_raw),
 		cmocka_unit_test(test_dictionary_merge),
 		cmocka_unit_test(test_pipeline_out_of_memory),

@@ -17,13 +17,21 @@
 
 #include <string.h>
 
+/* A segment whose interior holds every input of these tests. */
+#define WIDE_MIN (-10 * MS_GRACE_NS)
+#define WIDE_MAX (10 * MS_GRACE_NS)
+
 static void
 test_predict_reasons(void **st)
 {
 	(void)st;
-	ms_sampling_input in = { true, 1,   false, true, MS_GRACE_SELECTION,
-		                 3,    100, 0,     0,    0,
-		                 0,    0,   0 };
+	ms_sampling_input in = { .pipeline_enabled = true,
+		                 .nsamplers = 1,
+		                 .policy = MS_GRACE_SELECTION,
+		                 .ninputs = 3,
+		                 .input_rows = 100,
+		                 .segment_min_ns = WIDE_MIN,
+		                 .segment_max_ns = WIDE_MAX };
 	enum ms_sampling_class c;
 	enum ms_sampling_reason r;
 	assert_true(ms_sampling_predict(&in, &c, &r));
@@ -42,13 +50,14 @@ test_predict_reasons(void **st)
 	assert_int_equal(r, MS_SREASON_NO_SAMPLER);
 	in.nsamplers = 1;
 	in.input_rows = 5;
-	in.guard_available = false;
+	/* The boundary guard's segment: none known, or one with no interior
+	 * once the grace is off both edges, leaves no guard (as in the
+	 * reference, whose guard needs a known coverage with an interior);
+	 * inputs all within the grace of an edge leave nothing to drop. */
+	in.segment_min_ns = in.segment_max_ns = 0;
 	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(c, MS_SAMPLING_NOT_EXECUTED);
 	assert_int_equal(r, MS_SREASON_GUARD_UNAVAILABLE);
-	/* The boundary guard's segment: one with no interior once the grace
-	 * is off both edges leaves no guard; inputs all within the grace of
-	 * an edge leave nothing to drop. */
-	in.guard_available = true;
 	in.segment_min_ns = 1000;
 	in.segment_max_ns = 1000 + MS_GRACE_NS;
 	assert_false(ms_sampling_predict(&in, &c, &r));
@@ -70,9 +79,9 @@ test_predict_reasons(void **st)
 
 /* empty_input, as in the reference, is a merge of no input part, told
  * before anything else (even a disabled pipeline); inputs that hold no
- * row are not empty input: the merge stages (it sees no trace, and the
- * stager classes it), or, under the trace policy, none of them can hold
- * a trace at or before the frontier (merge_grace). */
+ * row are not empty input: they hold no trace clear of the segment's
+ * edge (fragment_gap_contract), or, under the trace policy, none of them
+ * can hold a trace at or before the frontier (merge_grace). */
 static void
 test_predict_empty_input(void **st)
 {
@@ -88,10 +97,16 @@ test_predict_empty_input(void **st)
 	assert_int_equal(r, MS_SREASON_EMPTY_INPUT);
 
 	in.nsamplers = 1;
-	in.guard_available = true;
+	in.segment_min_ns = WIDE_MIN;
+	in.segment_max_ns = WIDE_MAX;
 	ms_sampling_input_add(&in, 0, 0, 0, 1000);
 	ms_sampling_input_add(&in, 0, 0, 0, 1000);
-	assert_true(ms_sampling_predict(&in, &c, &r));
+	assert_false(ms_sampling_predict(&in, &c, &r));
+	assert_int_equal(c, MS_SAMPLING_NOT_EXECUTED);
+	assert_int_equal(r, MS_SREASON_FRAGMENT_GAP_CONTRACT);
+	ms_sampling_input one = in; /* and one input inside the segment */
+	ms_sampling_input_add(&one, 10, 100, 200, 1000);
+	assert_true(ms_sampling_predict(&one, &c, &r));
 	assert_int_equal(c, MS_SAMPLING_EXECUTED);
 	assert_int_equal(r, MS_SREASON_NONE);
 	in.policy = MS_GRACE_TRACE;
@@ -158,9 +173,10 @@ test_predict_policies(void **st)
 	for (int pol = 0; pol < 2; pol++) {
 		ms_sampling_input in = { .pipeline_enabled = true,
 			                 .nsamplers = 2,
-			                 .guard_available = true,
 			                 .policy = pol ? MS_GRACE_TRACE
-			                               : MS_GRACE_SELECTION };
+			                               : MS_GRACE_SELECTION,
+			                 .segment_min_ns = WIDE_MIN,
+			                 .segment_max_ns = WIDE_MAX };
 		ms_sampling_input_add(&in, 10, 100, 200, f); /* mature */
 		assert_true(ms_sampling_predict(&in, &c, &r));
 		assert_int_equal(c, MS_SAMPLING_EXECUTED);
@@ -174,8 +190,9 @@ test_predict_policies(void **st)
 	}
 	ms_sampling_input in = { .pipeline_enabled = true,
 		                 .nsamplers = 1,
-		                 .guard_available = true,
-		                 .policy = MS_GRACE_TRACE };
+		                 .policy = MS_GRACE_TRACE,
+		                 .segment_min_ns = WIDE_MIN,
+		                 .segment_max_ns = WIDE_MAX };
 	ms_sampling_input_add(&in, 10, 5001, 6000, f);
 	ms_sampling_input_add(&in, 10, 7000, 8000, f);
 	assert_false(ms_sampling_predict(&in, &c, &r)); /* not staged */

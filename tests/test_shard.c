@@ -524,6 +524,21 @@ test_failures_change_nothing(void **state)
 	assert_unchanged(s, dir, snap, sn, 2, ids, 2);
 	assert_true(tmp_on_disk(s, MS_KIND_CORE, out));
 
+	/* A transaction asked for at an epoch the inventory has left:
+	 * conflict, naming both epochs, and nothing changes. */
+	bool moved = false;
+	uint64_t e = ms_shard_epoch(s);
+	assert_int_equal(
+	        ms_shard_replace_at(s, ids, 2, out, e - 1, &moved, &eb),
+	        MS_ERR_CONFLICT);
+	assert_true(moved);
+	assert_non_null(strstr(eb.msg, "moved from epoch"));
+	assert_unchanged(s, dir, snap, sn, 2, ids, 2);
+	assert_true(tmp_on_disk(s, MS_KIND_CORE, out));
+	assert_int_equal(ms_shard_replace_at(s, bad, 2, out, e, &moved, &eb),
+	                 MS_ERR_CONFLICT);
+	assert_false(moved); /* the input, not the epoch */
+
 	/* An output never written. */
 	uint64_t ghost;
 	assert_int_equal(ms_shard_new_id(s, &ghost, &eb), 0);

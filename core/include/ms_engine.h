@@ -113,7 +113,7 @@ typedef struct ms_dispatch {
 	double m;             /* picker multiple (0 for finalize) */
 	uint64_t max_fan_out; /* fan-out limit the picker used */
 	/* Predicted sampling decision (ms_sampling_predict over the
-	 * inputs, the frontier and the engine's pipeline). */
+	 * inputs, the frontier and the engine's pipeline and segment). */
 	enum ms_sampling_class predict_class;
 	enum ms_sampling_reason predict_reason;
 	/* The staging plan the merge will make when it samples (the
@@ -192,7 +192,8 @@ typedef struct ms_engine_opts {
 	enum ms_staging_mode staging;       /* sampling merges; 0 = retain */
 	/* The segment the shard holds, inclusive (ms_merge_req); both 0:
 	 * unknown, and then no merge samples (guard_unavailable): no drop
-	 * can be proved clear of the segment's edge. */
+	 * can be proved clear of the segment's edge; with a pipeline no
+	 * finalize runs either (ms_engine_finalize). */
 	int64_t segment_min_ns, segment_max_ns;
 	int zstd_level;                    /* 0 = writer default */
 	/* Passed to every merge (ms_merge_req.on_drop): each confirmed dropped
@@ -276,8 +277,12 @@ int ms_engine_release(ms_engine *e, uint64_t seq, bool run);
  * whose max timestamp is at or before the frontier, bypassing the picker,
  * on lane "finalize" (through the dispatch hook like any dispatch). A
  * single mature part is rewritten alone (it may still need sampling); with
- * none, nothing is dispatched and *seq = 0. Returns once dispatched; wait
- * for completion with ms_engine_wait_idle.
+ * none, nothing is dispatched and *seq = 0. As in the reference, a
+ * finalize with a pipeline whose fragment guard cannot be set up (no
+ * segment known, or one with no interior once the grace is off both
+ * edges: the sampling rule's guard_unavailable) is skipped: nothing is
+ * dispatched, *seq = 0, and ms_engine_stats counts it with its reason.
+ * Returns once dispatched; wait for completion with ms_engine_wait_idle.
  */
 int ms_engine_finalize(ms_engine *e, uint64_t *seq, ms_errbuf *eb);
 
@@ -289,6 +294,12 @@ typedef struct ms_engine_stats {
 	uint64_t merges_failed;
 	uint64_t dropped;
 	uint64_t lane_merges[MS_LANE_KIND_COUNT]; /* completed, per lane */
+	/* ms_engine_finalize calls that dispatched nothing because the
+	 * finalize could not sample (since ms_engine_open; not saved by
+	 * ms_engine_save), and the reason of the last (MS_SREASON_NONE
+	 * before the first). */
+	uint64_t finalize_skipped;
+	enum ms_sampling_reason finalize_skip_reason;
 	size_t pending_hook, held, queued, running;
 	size_t claimed_parts;
 	uint64_t reserved_bytes;

@@ -43,8 +43,8 @@ enum ms_sampling_reason {
 	/* every input lies within the grace of its segment's edge: the
 	 * boundary guard would retain every trace, so Decide is skipped */
 	MS_SREASON_FRAGMENT_GAP_CONTRACT = 5,
-	/* the segment leaves no interior once the grace is taken off both
-	 * edges: no drop could stand */
+	/* no segment is known, or it leaves no interior once the grace is
+	 * taken off both edges: no drop could be proved clear of its edge */
 	MS_SREASON_GUARD_UNAVAILABLE = 6,
 	/* staged, no trace evaluated, at least one over the per-trace cap
 	 * (the others hot under policy trace, say): as in the reference,
@@ -83,14 +83,12 @@ const char *ms_grace_policy_name(enum ms_grace_policy p);
 int ms_grace_policy_parse(const char *s, enum ms_grace_policy *out);
 
 /* What is known about a merge before it starts. Zero it, set the first
- * five fields, then count every input with ms_sampling_input_add. */
+ * four fields and the segment, then count every input with
+ * ms_sampling_input_add. */
 typedef struct ms_sampling_input {
 	bool pipeline_enabled;
-	size_t nsamplers;     /* links in the chain */
-	bool event_disabled;  /* sampling switched off for this merge */
-	/* the fragment guard could be set up (a merge has none without a
-	 * segment: ms_merge_req.segment_min_ns) */
-	bool guard_available;
+	size_t nsamplers;    /* links in the chain */
+	bool event_disabled; /* sampling switched off for this merge */
 	enum ms_grace_policy policy;
 	size_t ninputs;
 	uint64_t input_rows;
@@ -99,7 +97,8 @@ typedef struct ms_sampling_input {
 	 * min ts > frontier (a trace's max ts is at least the min ts of every
 	 * part holding a fragment of it). */
 	size_t young_inputs;
-	/* The boundary guard's segment, inclusive (both 0: none known), and
+	/* The boundary guard's segment, inclusive (both 0: none known, and
+	 * then no guard can be set up: ms_merge_req.segment_min_ns), and
 	 * the grace (0: MS_GRACE_NS): set them before the first
 	 * ms_sampling_input_add, which then counts the inputs that lie
 	 * wholly within the grace of the segment's edges (or hold no row):
@@ -122,7 +121,7 @@ void ms_sampling_input_add(ms_sampling_input *in, uint64_t rows, int64_t min_ts,
  * of: empty_input (no input part), pipeline_disabled, no_sampler,
  * event_disabled, merge_grace (selection policy: any hot input; trace
  * policy: every input young, so no trace can be old enough for Decide and
- * nothing is staged), guard_unavailable (no guard, or a segment with no
+ * nothing is staged), guard_unavailable (no segment known, or one with no
  * interior once the grace is taken off both edges), fragment_gap_contract
  * (every input within the grace of the segment's edges). The merge's
  * outcome is exactly this.

@@ -157,6 +157,14 @@ int ms_shard_introduce_placed(ms_shard *s, uint64_t id, ms_errbuf *eb);
  * failure the inventory, snapshot and the inputs on disk are unchanged. */
 int ms_shard_replace(ms_shard *s, const uint64_t *inputs, size_t ninputs,
                      uint64_t output, ms_errbuf *eb);
+/* ms_shard_replace only while the inventory is still at `epoch` (the
+ * ms_view_epoch of a view the caller checked it on): when another
+ * transaction came first, nothing changes, *moved is set and
+ * MS_ERR_CONFLICT names both epochs (*moved is false on every other
+ * outcome). */
+int ms_shard_replace_at(ms_shard *s, const uint64_t *inputs, size_t ninputs,
+                        uint64_t output, uint64_t epoch, bool *moved,
+                        ms_errbuf *eb);
 
 /* The counterpart of ms_shard_introduce for a merge that produced nothing
  * (every row dropped): remove `inputs` in one transaction. Same as

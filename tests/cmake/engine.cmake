@@ -6,6 +6,7 @@ ms_add_test(test_picker LIBS mscore)
 # test_engine drives real merges on real shards; its 500-publication
 # sequence runs four times and is fsync-bound, so it gets more time.
 ms_add_test(test_engine LIBS mscore)
+ms_uses_plugins(test_engine) # a pipeline of the shipped alwayskeep
 set_tests_properties(test_engine PROPERTIES TIMEOUT 900)
 # test_engine leaves an engine no room for a thread (the wrapper of
 # pthread_create in tests/thread_testlib.h).
