@@ -1298,6 +1298,11 @@ on_dispatch(void *arg, const ms_dispatch *d)
 			c->ids[i] = d->inputs[i].id;
 		pthread_cond_signal(&r->live_cv);
 	}
+	/* A run-to target set from now on is behind this dispatch. */
+	if (d->seq > r->past_seq)
+		r->past_seq = d->seq;
+	if (d->now_ns >= r->past_ns)
+		r->past_ns = d->now_ns + 1;
 	bool stop = false;
 	/* A seek back in progress runs to the next publication point
 	 * without stopping (checkpoint.c). */
@@ -1411,6 +1416,7 @@ publication_point(ms_replay *r, int64_t t)
 		stop = run_to_time_hit(r, t);
 	}
 	while (stop) {
+		r->held_ns = t;
 		stop_at(r, MS_REPLAY_PAUSED);
 		/* Released to run to a time before t (a `g` from this
 		 * stop, or the seeker's after a restore here): this is the
@@ -1418,6 +1424,9 @@ publication_point(ms_replay *r, int64_t t)
 		stop = !r->abort_req && !r->seek_req && !r->pause_req &&
 		       r->mode == MODE_RUN && run_to_time_hit(r, t);
 	}
+	r->held_ns = 0;
+	if (t > r->past_ns)
+		r->past_ns = t;
 	bool go = !r->abort_req;
 	pthread_mutex_unlock(&r->mu);
 	return go;
@@ -3195,10 +3204,27 @@ ms_replay_command(ms_replay *r, enum ms_replay_cmd cmd, ms_errbuf *eb)
 	return rc;
 }
 
+/* Is run-to target bp behind the run already (the run went by it while
+ * it was being set)? mu held. */
+static bool
+run_to_passed(const ms_replay *r, const ms_breakpoint *bp)
+{
+	if (bp->kind == MS_BP_MERGE)
+		return bp->n <= r->past_seq;
+	/* Held at a publication point after it: the target stops here. */
+	return bp->kind == MS_BP_TIME && bp->absolute &&
+	       !(r->held_ns && bp->t < r->held_ns) && bp->t < r->past_ns;
+}
+
 static int
 add_bp(ms_replay *r, ms_breakpoint *bp, int *id, ms_errbuf *eb)
 {
 	pthread_mutex_lock(&r->mu);
+	if (bp->once && run_to_passed(r, bp)) {
+		r->seek_fresh = false;
+		pthread_mutex_unlock(&r->mu);
+		return MS_REPLAY_PASSED;
+	}
 	/* A run-to target has room of its own: a `g` (and going back) works
 	 * with every breakpoint set. */
 	size_t once = 0;
@@ -3250,7 +3276,7 @@ run_to_bp(ms_replay *r, ms_breakpoint *bp, ms_errbuf *eb)
 {
 	bp->enabled = bp->once = true;
 	int rc = add_bp(r, bp, NULL, eb);
-	if (rc)
+	if (rc) /* MS_REPLAY_PASSED too: nothing set, the run as it was */
 		return rc;
 	/* Right after a seek, this is the point it went back to. */
 	pthread_mutex_lock(&r->mu);

@@ -837,6 +837,17 @@ struct ms_replay {
 	/* under mu: running to that target; the user's breakpoints, which
 	 * the first pass went by, do not stop it (on_dispatch) */
 	bool rerun;
+	/* Under mu: how far the run has gone, for a run-to target set
+	 * behind it (run_to_bp: the TUI saw the run before it, and the run
+	 * went by while it was being set). A merge target N is behind when
+	 * N <= past_seq, the last merge whose dispatch went by the targets;
+	 * a time target T when T < past_ns (a publication point gone through
+	 * at p makes it p, a dispatch at now now + 1), unless the run is held
+	 * at a publication point after T (held_ns, 0: none), where a target
+	 * before it stops (publication_point). A restore puts past_seq and
+	 * past_ns back (checkpoint.c). */
+	uint64_t past_seq;
+	int64_t past_ns, held_ns;
 	int seek_result;        /* under mu: what to answer at that stop */
 	size_t seek_ck;         /* under mu: the checkpoint to restore */
 	int seek_rc;            /* under mu: 1 = pending, else the result */
