@@ -646,6 +646,29 @@ test_goto_back(void **state)
 	                 0);
 }
 
+/* A `g` ahead of the view that the run passed as it was set (it went on
+ * while the key was handled): the controller says so, and the go goes
+ * back to the point instead, and says that. The target was set behind
+ * the run, which never stopped there: it went on to the end. */
+static void
+test_goto_passed_goes_back(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model); /* at #58's barrier */
+	ms_session_snapshot(&f->s);
+	f->fake.passed = true;
+	f->fake.log[0] = '\0';
+	for (const char *k = "g#70\n"; *k; k++)
+		ms_session_key(&f->s, *k == '\n' ? MS_KEY_ENTER : *k);
+	assert_string_equal(f->fake.log,
+	                    "speed=0;runto=#70;passed;restart=#70;");
+	assert_true(f->s.go_active);
+	assert_false(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.message,
+	                    "the run passed merge #70 as it was asked for: "
+	                    "re-running to it at full speed");
+}
+
 /* Going back to a point with no checkpoint before it re-runs the day
  * from its start into a new database: the message names it, as the run
  * begins and again where it stops (the message of the start is gone by
@@ -2714,6 +2737,7 @@ main(void)
 		T(test_goto_back),
 		T(test_restart_names_database),
 		T(test_goto_back_names_database),
+		T(test_goto_passed_goes_back),
 		T(test_goto_past_last_merge),
 		T(test_goto_zero_and_stopped_on_the_way),
 		T(test_goto_time_stop_said),

@@ -140,6 +140,20 @@ go_stopped(ms_tui_session *s)
 	return true;
 }
 
+/* Target t as the footer names it: "merge #5", "publication 3",
+ * "09:00:00". */
+static const char *
+target_name(const ms_tui_session *s, const ms_tui_target *t, char *tb, size_t n)
+{
+	if (t->kind == MS_TARGET_MERGE)
+		snprintf(tb, n, "merge #%" PRIu64, t->seq);
+	else if (t->kind == MS_TARGET_PUB)
+		snprintf(tb, n, "publication %" PRIu64, t->pub);
+	else
+		ms_fmt_clock(tb, n, t->t, s->view->day_start);
+	return tb;
+}
+
 /* A `g` that re-ran the day from its start has stopped: the database it
  * records to, said again there (the message that named it as the run
  * began is gone once it stops), after what go_stopped said if it did. */
@@ -147,7 +161,6 @@ static void
 go_stopped_db(ms_tui_session *s, bool said)
 {
 	ms_tui_ui *ui = &s->view->ui;
-	const ms_tui_target *t = &s->go_tgt;
 	char tb[48];
 	if (!s->go_db[0])
 		return;
@@ -157,13 +170,7 @@ go_stopped_db(ms_tui_session *s, bool said)
 		         " (re-ran from the day's start, recording to %s)",
 		         s->go_db);
 	} else {
-		if (t->kind == MS_TARGET_MERGE)
-			snprintf(tb, sizeof(tb), "merge #%" PRIu64, t->seq);
-		else if (t->kind == MS_TARGET_PUB)
-			snprintf(tb, sizeof(tb), "publication %" PRIu64,
-			         t->pub);
-		else
-			ms_fmt_clock(tb, sizeof(tb), t->t, s->view->day_start);
+		target_name(s, &s->go_tgt, tb, sizeof(tb));
 		ms_session_say(s, false,
 		               "back at %s, re-run from the day's start, "
 		               "recording to %s",
@@ -915,18 +922,45 @@ go_merge_position(const ms_tui_view *v)
 	return at;
 }
 
+/* Target t set on the way by the controller: run_to, or back through its
+ * restart (going back to a checkpoint of the run when it can, else
+ * running the day again, recording to a new database: db then names it).
+ * A go forward the run passed as it was set (it went on past it) goes
+ * back to it. *passed says so; *retarget that it was set on the go on
+ * its way. */
+static int
+go_set(ms_tui_session *s, const ms_tui_target *t, bool back, char *db,
+       size_t dbn, bool *retarget, bool *passed, ms_errbuf *eb)
+{
+	const ms_tui_ctl *c = s->ctl;
+	int rc = MS_TUI_PASSED;
+	*retarget = *passed = false;
+	if (!back) {
+		rc = c->ops->run_to(c->self, t, eb);
+		*retarget = s->go_inflight && rc == 0;
+		*passed = !back && rc == MS_TUI_PASSED;
+	}
+	if (rc == 0 || (!back && rc != MS_TUI_PASSED))
+		return rc;
+	eb->msg[0] = '\0';
+	if (!c->ops->restart)
+		return ms_fail(eb, MS_ERR_STATE,
+		               "go to: the run passed it as it was asked for, "
+		               "and this controller only runs forward");
+	return c->ops->restart(c->self, t, db, dbn, eb);
+}
+
 /* Full speed to target t, the user's speed back when it stops
- * (ms__session_observe): forward with run_to, or back (behind the replay,
- * or after the end) through the controller's restart, which goes back to a
- * checkpoint of the run when it can, else runs the day again, recording
- * to a new database: msg then names it (the status line often has no
- * room for it). */
+ * (ms__session_observe): forward, or back (behind the replay, or after
+ * the end), as go_set says. msg says what it does (the status line often
+ * has no room for the new database it names). */
 static void
 go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 {
 	ms_errbuf eb = { "" };
-	char db[sizeof(s->go_db)] = "";
+	char db[sizeof(s->go_db)] = "", tb[48], pm[160];
 	double before = s->go_active ? s->go_speed : s->view->speed;
+	bool retarget = false, passed = false;
 	if (back && !s->ctl->ops->restart) {
 		ms_session_say(s, true,
 		               "go to: that is behind the replay, and this "
@@ -936,20 +970,28 @@ go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 	int rc = s->ctl->ops->set_speed(s->ctl->self, 0, &eb);
 	if (rc == 0) {
 		s->view->speed = 0;
-		rc = back ? s->ctl->ops->restart(s->ctl->self, t, db,
-		                                 sizeof(db), &eb)
-		          : s->ctl->ops->run_to(s->ctl->self, t, &eb);
+		rc = go_set(s, t, back, db, sizeof(db), &retarget, &passed,
+		            &eb);
 		if (rc == 0) {
 			s->go_active = s->go_inflight = true;
 			s->go_speed = before;
 			s->go_tgt = *t;
-			snprintf(s->go_db, sizeof(s->go_db), "%s", db);
+			/* Set on the go on its way: still its database. */
+			if (!retarget)
+				snprintf(s->go_db, sizeof(s->go_db), "%s", db);
 		} else {
 			ms_errbuf eb2 = { "" };
 			if (s->ctl->ops->set_speed(s->ctl->self, before,
 			                           &eb2) == 0)
 				s->view->speed = before;
 		}
+	}
+	if (passed) {
+		snprintf(pm, sizeof(pm),
+		         "the run passed %s as it was asked for: re-running to "
+		         "it at full speed",
+		         target_name(s, t, tb, sizeof(tb)));
+		msg = pm;
 	}
 	if (rc == 0 && db[0])
 		ms_session_say(s, eb.msg[0] != '\0',
