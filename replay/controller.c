@@ -2091,12 +2091,36 @@ back_from_cooldown(ms_replay *r, size_t *from, ms_errbuf *eb)
 	return rc;
 }
 
+/* A run opened with test.hold_day waits here for ms__replay_release_day
+ * (or an abort: MS_ERR_CANCELED). */
+static int
+hold_day(ms_replay *r)
+{
+	if (!r->test.hold_day)
+		return 0;
+	pthread_mutex_lock(&r->mu);
+	while (!r->day_released && !r->abort_req)
+		pthread_cond_wait(&r->cv, &r->mu);
+	bool go = !r->abort_req;
+	pthread_mutex_unlock(&r->mu);
+	return go ? 0 : MS_ERR_CANCELED;
+}
+
+void
+ms__replay_release_day(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->day_released = true;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
 static int
 run_day(ms_replay *r, ms_errbuf *eb)
 {
 	phase_base pri;
 	int rc;
-	if ((rc = wait_oracle(r)))
+	if ((rc = hold_day(r)) || (rc = wait_oracle(r)))
 		return rc;
 	set_phase(r, MS_RPHASE_PRIMARY);
 	r->primary_mono = ms_mono_ns();

@@ -608,7 +608,14 @@ typedef struct ms__replay_test {
 	/* The checker's thread sleeps this long before each part: a
 	 * checker that falls behind. 0: none. */
 	int64_t check_delay_ns;
+	/* The day does not begin (the run stays RUNNING before its first
+	 * publication) until ms__replay_release_day or a close: a run held
+	 * where it cannot pass any target. */
+	bool hold_day;
 } ms__replay_test;
+
+/* Let a run opened with hold_day begin its day. */
+void ms__replay_release_day(ms_replay *r);
 
 /* A test hook's delay: sleep ns (nothing when ns <= 0). */
 static inline void
@@ -805,6 +812,7 @@ struct ms_replay {
 	pthread_t oracle_thread;
 	bool oracle_started, oracle_joined;
 	bool oracle_done; /* its thread has ended; mu */
+	bool day_released; /* ms__replay_release_day (test.hold_day); mu */
 	bool preparing;   /* the day waits for the oracle; mu */
 	int oracle_rc;
 	int64_t oracle_end_mono;   /* when its thread ended (ms_mono_ns) */

@@ -595,9 +595,17 @@ test_goto_back(void **state)
 	keys(f, "g#40\n"); /* 57 merges done */
 	assert_string_equal(f->fake.log, "speed=0;restart=#40;");
 	assert_non_null(strstr(f->s.view->ui.message, "re-running to"));
+	/* (The go to #40 is still on its way: set on it, it goes on to
+	 * 05:00 if it is not past it yet, or says so.) */
 	f->fake.log[0] = '\0';
 	keys(f, "g05:00\n"); /* now 06:12:30 */
-	assert_string_equal(f->fake.log, "speed=0;restart=18000s;");
+	assert_string_equal(f->fake.log, "speed=0;runto=18000s;");
+	f->fake.passed = true;
+	f->fake.log[0] = '\0';
+	keys(f, "g05:00\n");
+	assert_string_equal(f->fake.log,
+	                    "speed=0;runto=18000s;passed;restart=18000s;");
+	f->fake.passed = false;
 	f->fake.log[0] = '\0';
 	keys(f, "g+1d 02:30\n"); /* after the finalize at +1d 02:00 */
 	assert_true(f->s.view->ui.message_is_error);
@@ -609,9 +617,10 @@ test_goto_back(void **state)
 	ms_session_snapshot(&f->s);
 	f->fake.log[0] = '\0';
 	keys(f, "[{");
-	/* (The fake stays at BREAK, so the speed comes back at once.) */
+	/* (The fake stays at BREAK, so the speed comes back at once; `{`
+	 * is set on the go of `[` on its way.) */
 	assert_string_equal(f->fake.log, "speed=0;restart=#57;speed=0;"
-	                                 "restart=pub831;speed=60;");
+	                                 "runto=pub831;speed=60;");
 	keys(f, "g#58\n"); /* where it is */
 	assert_true(f->s.view->ui.message_is_error);
 	assert_non_null(strstr(f->s.view->ui.message, "already at"));

@@ -894,6 +894,52 @@ test_goto_replaces_go_on_its_way(void **state)
 	back_close(&b);
 }
 
+/* The restart's reopen for test_back_burst_one_rerun: counted, the new
+ * replay's day held (ms__replay_test.hold_day) until the test lets it
+ * begin, so that it cannot reach a target before the burst is over. */
+typedef struct held_reopen {
+	rt_run *run;
+	int n;
+} held_reopen;
+
+static int
+reopen_held(void *arg, bool running, ms_replay **out, ms_errbuf *eb)
+{
+	held_reopen *h = arg;
+	h->n++;
+	rt_opts(h->run, "held-rerun", "skywalking");
+	h->run->o.start_paused = !running;
+	h->run->t.hold_day = true;
+	return ms__replay_open_test(out, &h->run->o, &h->run->t, eb);
+}
+
+/* `[ [ [` in one burst with no checkpoint re-runs the day once, to the
+ * last press's target (#2), into one new database: each press after the
+ * first is set on the re-run on its way, which has not passed it. Each
+ * press restarted the day again, into rerun databases 1, 2 and 3. */
+static void
+test_back_burst_one_rerun(void **state)
+{
+	(void)state;
+	back_fx b;
+	back_open(&b, "burst1", 0);
+	held_reopen h = { b.run + 1, 0 };
+	ms_replay_ctl_set_reopen(b.l.rc, reopen_held, &h);
+	keys_burst(b.s, "[[[");
+	assert_int_equal(h.n, 1);
+	ms__replay_release_day(ms_replay_ctl_replay(b.l.rc));
+	back_wait_stop(&b);
+	const ms_tui_view *v = b.s->view;
+	assert_int_equal(v->state, MS_VIEW_BREAK);
+	assert_string_equal(v->break_why, "go #2");
+	assert_int_equal(v->sel.seq, 2);
+	assert_non_null(strstr(v->ui.message, "back at merge #2, re-run from "
+	                                      "the day's start, recording "
+	                                      "to "));
+	assert_int_equal(h.n, 1);
+	back_close(&b);
+}
+
 /* `g #6` seen from merge #5's barrier, while the run has gone on to #7
  * (the screen's view not yet refreshed: the run went by #6 as the key
  * was handled) goes back to #6 and stops there, with a checkpoint or
@@ -1379,6 +1425,7 @@ main(void)
 		cmocka_unit_test(test_barrier_back_burst),
 		cmocka_unit_test(test_pub_back_burst),
 		cmocka_unit_test(test_restart_during_go_keeps_speed),
+		cmocka_unit_test(test_back_burst_one_rerun),
 		cmocka_unit_test(test_goto_passed_as_set),
 		cmocka_unit_test(test_goto_replaces_go_on_its_way),
 		cmocka_unit_test(test_event_details_whole),

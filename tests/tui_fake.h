@@ -76,6 +76,8 @@ fake_run_to(void *self, const ms_tui_target *t, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_STATE, "fake: run to refused");
 	if (t->kind == MS_TARGET_MERGE)
 		fake_log(f, "runto=#%" PRIu64 ";", t->seq);
+	else if (t->kind == MS_TARGET_PUB)
+		fake_log(f, "runto=pub%" PRIu64 ";", t->pub);
 	else
 		fake_log(
 		        f, "runto=%" PRId64 "s;",

@@ -925,9 +925,12 @@ go_merge_position(const ms_tui_view *v)
 /* Target t set on the way by the controller: run_to, or back through its
  * restart (going back to a checkpoint of the run when it can, else
  * running the day again, recording to a new database: db then names it).
- * A go forward the run passed as it was set (it went on past it) goes
- * back to it. *passed says so; *retarget that it was set on the go on
- * its way. */
+ * A go back while a go is on its way is first set on that one, which
+ * goes on to it if it has not passed it yet: quick `[ [ [` going back
+ * with no checkpoint re-ran the day three times, each into a new
+ * database. A go forward the run passed as it was set (it went on past
+ * it) goes back to it. *passed says so; *retarget that it was set on
+ * the go on its way. */
 static int
 go_set(ms_tui_session *s, const ms_tui_target *t, bool back, char *db,
        size_t dbn, bool *retarget, bool *passed, ms_errbuf *eb)
@@ -935,7 +938,7 @@ go_set(ms_tui_session *s, const ms_tui_target *t, bool back, char *db,
 	const ms_tui_ctl *c = s->ctl;
 	int rc = MS_TUI_PASSED;
 	*retarget = *passed = false;
-	if (!back) {
+	if (!back || s->go_inflight) {
 		rc = c->ops->run_to(c->self, t, eb);
 		*retarget = s->go_inflight && rc == 0;
 		*passed = !back && rc == MS_TUI_PASSED;
