@@ -179,12 +179,32 @@ go_stopped_db(ms_tui_session *s, bool said)
 	s->go_db[0] = '\0';
 }
 
+static void act_barrier_back(ms_tui_session *s);
+static void act_pub_back(ms_tui_session *s);
+
+/* The `[` and `{` kept for the stop of the run on its way, once it is
+ * seen stopped: each as if pressed now, in order (one may be kept again
+ * for the stop of the go the one before it starts, and the rest after
+ * it). */
+static void
+back_keys_run(ms_tui_session *s)
+{
+	if (!s->nback || s->go_inflight || s->stop_inflight)
+		return;
+	char keys[sizeof(s->back_keys)];
+	size_t n = s->nback;
+	memcpy(keys, s->back_keys, n);
+	s->nback = 0;
+	for (size_t i = 0; i < n; i++)
+		(keys[i] == '[' ? act_barrier_back : act_pub_back)(s);
+}
+
 void
 ms__session_observe(ms_tui_session *s)
 {
 	ms_tui_view *v = s->view;
 	if (v->state != MS_VIEW_RUNNING)
-		s->go_inflight = false;
+		s->go_inflight = s->stop_inflight = false;
 	if (s->go_active && v->state != MS_VIEW_RUNNING) {
 		ms_errbuf eb = { "" };
 		s->go_active = false;
@@ -222,6 +242,7 @@ ms__session_observe(ms_tui_session *s)
 		v->ui.message[0] = '\0';
 		s->dirty = true;
 	}
+	back_keys_run(s);
 }
 
 /* Report a controller result: its error text, or `ok` on success. */
@@ -262,8 +283,20 @@ act_run_pause(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
 	if (s->view->state == MS_VIEW_RUNNING) {
-		s->go_inflight = false; /* `[` then counts from the stop */
-		report(s, s->ctl->ops->pause(s->ctl->self, &eb), &eb, "paused");
+		/* `[` then counts from the stop; those kept for the stop of
+		 * the run on its way are dropped with it. */
+		size_t dropped = s->nback;
+		s->go_inflight = s->stop_inflight = false;
+		s->nback = 0;
+		int rc = s->ctl->ops->pause(s->ctl->self, &eb);
+		if (rc == 0 && dropped) {
+			ms_session_say(s, false,
+			               "paused; the %zu [ or { kept for the "
+			               "run's stop dropped",
+			               dropped);
+			s->msg_keep = true; /* past the stop it asks for */
+		} else
+			report(s, rc, &eb, "paused");
 	} else if (s->view->state == MS_VIEW_DONE) {
 		ms_session_say(s, true, "the run is over; nothing to resume");
 	} else {
@@ -271,19 +304,29 @@ act_run_pause(ms_tui_session *s)
 	}
 }
 
+/* A command that runs to a stop not known before it is there (rc its
+ * answer): `[` and `{` wait for that stop. */
+static int
+stop_set(ms_tui_session *s, int rc)
+{
+	if (rc == 0)
+		s->stop_inflight = true;
+	return rc;
+}
+
 static void
 act_step(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
-	report(s, s->ctl->ops->step(s->ctl->self, &eb), &eb, NULL);
+	report(s, stop_set(s, s->ctl->ops->step(s->ctl->self, &eb)), &eb, NULL);
 }
 
 static void
 act_next_barrier(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
-	report(s, s->ctl->ops->step_to_barrier(s->ctl->self, &eb), &eb,
-	       "running to the next merge (its dispatch barrier)");
+	report(s, stop_set(s, s->ctl->ops->step_to_barrier(s->ctl->self, &eb)),
+	       &eb, "running to the next merge (its dispatch barrier)");
 }
 
 static void
@@ -295,7 +338,9 @@ act_run_to_break(ms_tui_session *s)
 	bool any = false;
 	for (size_t i = 0; i < s->view->nbreaks && !any; i++)
 		any = s->view->breaks[i].enabled;
-	report(s, s->ctl->ops->run_to_breakpoint(s->ctl->self, &eb), &eb,
+	report(s,
+	       stop_set(s, s->ctl->ops->run_to_breakpoint(s->ctl->self, &eb)),
+	       &eb,
 	       any ? "running to the next breakpoint"
 	           : "no breakpoint is set (b adds one): running to the end");
 }
@@ -382,13 +427,40 @@ go_on_its_way(const ms_tui_session *s, enum ms_tui_target_kind k)
 	return s->go_inflight && s->go_tgt.kind == k ? &s->go_tgt : NULL;
 }
 
+/* Key k (`[` or `{`, counting back in targets of kind k) pressed while
+ * the run is on its way to a stop it cannot count back from: kept for
+ * that stop (back_keys_run), as are those after one kept. True when
+ * kept (or refused, with more than it keeps). */
+static bool
+back_key_kept(ms_tui_session *s, char key, enum ms_tui_target_kind k)
+{
+	bool other = s->go_inflight && s->go_tgt.kind != k;
+	if (!other && !s->stop_inflight && !s->nback)
+		return false;
+	if (s->nback == sizeof(s->back_keys)) {
+		ms_session_say(s, true,
+		               "%c: %zu are kept for the run's stop already",
+		               key, s->nback);
+		return true;
+	}
+	s->back_keys[s->nback++] = key;
+	ms_session_say(s, false,
+	               "%c: back one %s from where the run stops (%zu kept; "
+	               "space drops them)",
+	               key, key == '[' ? "barrier" : "publication", s->nback);
+	return true;
+}
+
 /* `[`: the barrier before this one (at a barrier), or the last one
  * passed (elsewhere); while a go to a merge is on its way, the barrier
- * before that merge. */
+ * before that merge; while the run is on its way elsewhere, the barrier
+ * before where it stops (back_key_kept). */
 static void
 act_barrier_back(ms_tui_session *s)
 {
 	const ms_tui_view *v = s->view;
+	if (back_key_kept(s, '[', MS_TARGET_MERGE))
+		return;
 	uint64_t at = go_merge_position(v);
 	uint64_t want = v->state == MS_VIEW_BREAK && v->sel.present
 	                        ? v->sel.seq - 1
@@ -408,11 +480,15 @@ act_barrier_back(ms_tui_session *s)
 	go_to(s, &t, true, msg);
 }
 
-/* `{`: the point before the last publication. */
+/* `{`: the point before the last publication; while a go to a
+ * publication point is on its way, the one before that; while the run is
+ * on its way elsewhere, the one before where it stops. */
 static void
 act_pub_back(ms_tui_session *s)
 {
 	const ms_tui_view *v = s->view;
+	if (back_key_kept(s, '{', MS_TARGET_PUB))
+		return;
 	const ms_tui_target *g = go_on_its_way(s, MS_TARGET_PUB);
 	uint64_t at = g ? g->pub : v->pub_done;
 	if (at == 0) {
@@ -443,7 +519,8 @@ act_restart(ms_tui_session *s)
 	if (s->go_active &&
 	    s->ctl->ops->set_speed(s->ctl->self, s->go_speed, &eb) == 0)
 		s->view->speed = s->go_speed;
-	s->go_active = s->go_inflight = false;
+	s->go_active = s->go_inflight = s->stop_inflight = false;
+	s->nback = 0;
 	s->view->ui.event_sel = 0;
 	int rc = s->ctl->ops->restart(s->ctl->self, NULL, NULL, 0, &eb);
 	if (rc < 0) {
@@ -977,6 +1054,7 @@ go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 		            &eb);
 		if (rc == 0) {
 			s->go_active = s->go_inflight = true;
+			s->stop_inflight = false; /* its stop is the go's */
 			s->go_speed = before;
 			s->go_tgt = *t;
 			/* Set on the go on its way: still its database. */
@@ -1093,6 +1171,7 @@ do_goto(ms_tui_session *s, const char *arg)
 		snprintf(msg, sizeof(msg), "%s %s at full speed",
 		         back ? "re-running to" : "running to", tb);
 	}
+	s->nback = 0; /* a g replaces the `[` and `{` kept for a stop */
 	go_to(s, &t, back, msg);
 	if (s->go_active && !v->ui.message_is_error)
 		snprintf(v->ui.go_target, sizeof(v->ui.go_target), "%s", where);
