@@ -892,6 +892,16 @@ test_goto_zero_and_stopped_on_the_way(void **state)
 	snprintf(f->model->break_why, sizeof(f->model->break_why), "go #75");
 	ms_session_snapshot(&f->s);
 	assert_null(strstr(f->s.view->ui.message, "stopped before"));
+	/* Nor when a breakpoint of the user's stops it there (merge=80 at
+	 * #80, listed before the target): it said "stopped before it". */
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, "g#80\n");
+	fake_scene_break(f->model);
+	f->model->sel.seq = 80;
+	snprintf(f->model->break_why, sizeof(f->model->break_why), "merge=80");
+	ms_session_snapshot(&f->s);
+	assert_null(strstr(f->s.view->ui.message, "stopped before"));
 }
 
 /* A `g` to a time stops before the first point of the run after it, the

@@ -97,8 +97,13 @@ go_stopped(ms_tui_session *s)
 		               t->seq, day_last_merge(s), t->seq);
 		return true;
 	}
-	/* Stopped on the way by a breakpoint, which drops the target. */
-	if (v->state == MS_VIEW_BREAK && v->break_why[0] &&
+	/* Stopped on the way by a breakpoint, which drops the target; one
+	 * at the target itself (a merge=N there, or a barrier at or after
+	 * the time) stopped it there, not before it. */
+	bool there = t->kind == MS_TARGET_MERGE
+	                     ? v->sel.present && v->sel.seq == t->seq
+	                     : t->kind == MS_TARGET_TIME && v->now >= t->t;
+	if (v->state == MS_VIEW_BREAK && v->break_why[0] && !there &&
 	    strncmp(v->break_why, "go ", 3) != 0) {
 		if (t->kind == MS_TARGET_MERGE)
 			snprintf(tb, sizeof(tb), "#%" PRIu64, t->seq);
