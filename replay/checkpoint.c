@@ -332,6 +332,8 @@ put_tallies(ms_replay *r, const ms__rck *c)
 		ms__recent_drop_newest(&r->recent);
 	r->nclaims = 0;
 	r->has_pending = false;
+	r->past_seq = c->merge_seq;
+	r->past_ns = c->logical_ns;
 	/* A time breakpoint stops once; one whose time is after the
 	 * checkpoint may stop the re-run again. */
 	for (size_t i = 0; i < r->nbps; i++) {

@@ -1298,6 +1298,11 @@ on_dispatch(void *arg, const ms_dispatch *d)
 			c->ids[i] = d->inputs[i].id;
 		pthread_cond_signal(&r->live_cv);
 	}
+	/* A run-to target set from now on is behind this dispatch. */
+	if (d->seq > r->past_seq)
+		r->past_seq = d->seq;
+	if (d->now_ns >= r->past_ns)
+		r->past_ns = d->now_ns + 1;
 	bool stop = false;
 	/* A seek back in progress runs to the next publication point
 	 * without stopping (checkpoint.c). */
@@ -1411,6 +1416,7 @@ publication_point(ms_replay *r, int64_t t)
 		stop = run_to_time_hit(r, t);
 	}
 	while (stop) {
+		r->held_ns = t;
 		stop_at(r, MS_REPLAY_PAUSED);
 		/* Released to run to a time before t (a `g` from this
 		 * stop, or the seeker's after a restore here): this is the
@@ -1418,6 +1424,9 @@ publication_point(ms_replay *r, int64_t t)
 		stop = !r->abort_req && !r->seek_req && !r->pause_req &&
 		       r->mode == MODE_RUN && run_to_time_hit(r, t);
 	}
+	r->held_ns = 0;
+	if (t > r->past_ns)
+		r->past_ns = t;
 	bool go = !r->abort_req;
 	pthread_mutex_unlock(&r->mu);
 	return go;
@@ -2082,12 +2091,36 @@ back_from_cooldown(ms_replay *r, size_t *from, ms_errbuf *eb)
 	return rc;
 }
 
+/* A run opened with test.hold_day waits here for ms__replay_release_day
+ * (or an abort: MS_ERR_CANCELED). */
+static int
+hold_day(ms_replay *r)
+{
+	if (!r->test.hold_day)
+		return 0;
+	pthread_mutex_lock(&r->mu);
+	while (!r->day_released && !r->abort_req)
+		pthread_cond_wait(&r->cv, &r->mu);
+	bool go = !r->abort_req;
+	pthread_mutex_unlock(&r->mu);
+	return go ? 0 : MS_ERR_CANCELED;
+}
+
+void
+ms__replay_release_day(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->day_released = true;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
 static int
 run_day(ms_replay *r, ms_errbuf *eb)
 {
 	phase_base pri;
 	int rc;
-	if ((rc = wait_oracle(r)))
+	if ((rc = hold_day(r)) || (rc = wait_oracle(r)))
 		return rc;
 	set_phase(r, MS_RPHASE_PRIMARY);
 	r->primary_mono = ms_mono_ns();
@@ -3195,10 +3228,27 @@ ms_replay_command(ms_replay *r, enum ms_replay_cmd cmd, ms_errbuf *eb)
 	return rc;
 }
 
+/* Is run-to target bp behind the run already (the run went by it while
+ * it was being set)? mu held. */
+static bool
+run_to_passed(const ms_replay *r, const ms_breakpoint *bp)
+{
+	if (bp->kind == MS_BP_MERGE)
+		return bp->n <= r->past_seq;
+	/* Held at a publication point after it: the target stops here. */
+	return bp->kind == MS_BP_TIME && bp->absolute &&
+	       !(r->held_ns && bp->t < r->held_ns) && bp->t < r->past_ns;
+}
+
 static int
 add_bp(ms_replay *r, ms_breakpoint *bp, int *id, ms_errbuf *eb)
 {
 	pthread_mutex_lock(&r->mu);
+	if (bp->once && run_to_passed(r, bp)) {
+		r->seek_fresh = false;
+		pthread_mutex_unlock(&r->mu);
+		return MS_REPLAY_PASSED;
+	}
 	/* A run-to target has room of its own: a `g` (and going back) works
 	 * with every breakpoint set. */
 	size_t once = 0;
@@ -3250,7 +3300,7 @@ run_to_bp(ms_replay *r, ms_breakpoint *bp, ms_errbuf *eb)
 {
 	bp->enabled = bp->once = true;
 	int rc = add_bp(r, bp, NULL, eb);
-	if (rc)
+	if (rc) /* MS_REPLAY_PASSED too: nothing set, the run as it was */
 		return rc;
 	/* Right after a seek, this is the point it went back to. */
 	pthread_mutex_lock(&r->mu);

@@ -608,7 +608,14 @@ typedef struct ms__replay_test {
 	/* The checker's thread sleeps this long before each part: a
 	 * checker that falls behind. 0: none. */
 	int64_t check_delay_ns;
+	/* The day does not begin (the run stays RUNNING before its first
+	 * publication) until ms__replay_release_day or a close: a run held
+	 * where it cannot pass any target. */
+	bool hold_day;
 } ms__replay_test;
+
+/* Let a run opened with hold_day begin its day. */
+void ms__replay_release_day(ms_replay *r);
 
 /* A test hook's delay: sleep ns (nothing when ns <= 0). */
 static inline void
@@ -805,6 +812,7 @@ struct ms_replay {
 	pthread_t oracle_thread;
 	bool oracle_started, oracle_joined;
 	bool oracle_done; /* its thread has ended; mu */
+	bool day_released; /* ms__replay_release_day (test.hold_day); mu */
 	bool preparing;   /* the day waits for the oracle; mu */
 	int oracle_rc;
 	int64_t oracle_end_mono;   /* when its thread ended (ms_mono_ns) */
@@ -837,6 +845,17 @@ struct ms_replay {
 	/* under mu: running to that target; the user's breakpoints, which
 	 * the first pass went by, do not stop it (on_dispatch) */
 	bool rerun;
+	/* Under mu: how far the run has gone, for a run-to target set
+	 * behind it (run_to_bp: the TUI saw the run before it, and the run
+	 * went by while it was being set). A merge target N is behind when
+	 * N <= past_seq, the last merge whose dispatch went by the targets;
+	 * a time target T when T < past_ns (a publication point gone through
+	 * at p makes it p, a dispatch at now now + 1), unless the run is held
+	 * at a publication point after T (held_ns, 0: none), where a target
+	 * before it stops (publication_point). A restore puts past_seq and
+	 * past_ns back (checkpoint.c). */
+	uint64_t past_seq;
+	int64_t past_ns, held_ns;
 	int seek_result;        /* under mu: what to answer at that stop */
 	size_t seek_ck;         /* under mu: the checkpoint to restore */
 	int seek_rc;            /* under mu: 1 = pending, else the result */

@@ -799,6 +799,60 @@ test_rerun_new_replay_passes_breakpoints(void **state)
 	free(st);
 }
 
+/* A run-to target the run has gone by as it is set (the TUI saw the run
+ * before it; the run went on while the key was handled) is refused with
+ * MS_REPLAY_PASSED, nothing set and the run left as it was, for the
+ * caller to go back to it: the target was added and never stopped the
+ * run, which ran on past it, to its end. Here the run stands at merge
+ * #5's barrier: #5 itself (held at its barrier), #3, the time of that
+ * dispatch and the publication point before the last publication are
+ * all behind it; one held at the publication point a target stops at is
+ * not; after a seek back the targets after the checkpoint are ahead
+ * again. */
+static void
+test_run_to_passed_target(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r =
+	        start_paused(&run, "passed", "detdrop:35",
+	                     MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS, NULL);
+	ms_errbuf eb = { { 0 } };
+	ms_replay_status *st = rt_status_new();
+	go_merge(r, 5);
+	ms_replay_get_status(r, st);
+	assert_true(st->pub_done > 0);
+	assert_int_equal(ms_replay_run_to_merge(r, 5, &eb), MS_REPLAY_PASSED);
+	assert_int_equal(ms_replay_run_to_merge(r, 3, &eb), MS_REPLAY_PASSED);
+	assert_int_equal(ms_replay_run_to_time(r, st->pending.now_ns, &eb),
+	                 MS_REPLAY_PASSED);
+	assert_int_equal(ms_replay_run_to_pub(r, st->pub_done - 1, &eb),
+	                 MS_REPLAY_PASSED);
+	ms_breakpoint bps[4];
+	assert_int_equal(ms_replay_breaks(r, bps, 4), 0);
+	stopped_at(r, MS_REPLAY_BREAK, "go #5");
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->pending.seq, 5);
+	/* Ahead: set, and the run stops there. */
+	go_merge(r, 6);
+	stopped_at(r, MS_REPLAY_BREAK, "go #6");
+	/* Held at the point before publication k: a target there stays. */
+	ms_replay_get_status(r, st);
+	uint64_t k = st->pub_done + 2;
+	go_pub(r, k);
+	assert_int_equal(ms_replay_run_to_pub(r, k, &eb), 0);
+	stopped_at(r, MS_REPLAY_PAUSED, NULL);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->pub_done, k);
+	/* Back before #3: ahead again. */
+	seek_ok(ms_replay_seek_merge(r, 3, &eb), &eb, r);
+	go_merge(r, 3);
+	stopped_at(r, MS_REPLAY_BREAK, "go #3");
+	to_end(r, "passed");
+	ms_replay_close(r);
+	free(st);
+}
+
 static void
 touch(const char *path)
 {
@@ -1204,6 +1258,7 @@ main(void)
 		cmocka_unit_test(test_seek_time_to_last_point_before),
 		cmocka_unit_test(test_seek_rerun_passes_breakpoints),
 		cmocka_unit_test(test_rerun_new_replay_passes_breakpoints),
+		cmocka_unit_test(test_run_to_passed_target),
 		cmocka_unit_test(test_checkpoints_need_room),
 		cmocka_unit_test(test_seek_from_finalize_barrier),
 		cmocka_unit_test(test_seek_from_finalize_barrier_skywalking),

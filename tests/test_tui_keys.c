@@ -595,9 +595,17 @@ test_goto_back(void **state)
 	keys(f, "g#40\n"); /* 57 merges done */
 	assert_string_equal(f->fake.log, "speed=0;restart=#40;");
 	assert_non_null(strstr(f->s.view->ui.message, "re-running to"));
+	/* (The go to #40 is still on its way: set on it, it goes on to
+	 * 05:00 if it is not past it yet, or says so.) */
 	f->fake.log[0] = '\0';
 	keys(f, "g05:00\n"); /* now 06:12:30 */
-	assert_string_equal(f->fake.log, "speed=0;restart=18000s;");
+	assert_string_equal(f->fake.log, "speed=0;runto=18000s;");
+	f->fake.passed = true;
+	f->fake.log[0] = '\0';
+	keys(f, "g05:00\n");
+	assert_string_equal(f->fake.log,
+	                    "speed=0;runto=18000s;passed;restart=18000s;");
+	f->fake.passed = false;
 	f->fake.log[0] = '\0';
 	keys(f, "g+1d 02:30\n"); /* after the finalize at +1d 02:00 */
 	assert_true(f->s.view->ui.message_is_error);
@@ -609,9 +617,11 @@ test_goto_back(void **state)
 	ms_session_snapshot(&f->s);
 	f->fake.log[0] = '\0';
 	keys(f, "[{");
-	/* (The fake stays at BREAK, so the speed comes back at once.) */
-	assert_string_equal(f->fake.log, "speed=0;restart=#57;speed=0;"
-	                                 "restart=pub831;speed=60;");
+	/* (`{` waits for where the go of `[` stops, there at once as the
+	 * fake stays at BREAK: the speed comes back there first.) */
+	assert_string_equal(f->fake.log, "speed=0;restart=#57;speed=60;"
+	                                 "speed=0;restart=pub831;");
+	ms_session_snapshot(&f->s);
 	keys(f, "g#58\n"); /* where it is */
 	assert_true(f->s.view->ui.message_is_error);
 	assert_non_null(strstr(f->s.view->ui.message, "already at"));
@@ -644,6 +654,92 @@ test_goto_back(void **state)
 	keys(f, "g+1d 01:00\n");
 	assert_int_equal(strncmp(f->fake.log, "speed=0;restart=90000s;", 23),
 	                 0);
+}
+
+/* A `g` ahead of the view that the run passed as it was set (it went on
+ * while the key was handled): the controller says so, and the go goes
+ * back to the point instead, and says that. The target was set behind
+ * the run, which never stopped there: it went on to the end. */
+static void
+test_goto_passed_goes_back(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model); /* at #58's barrier */
+	ms_session_snapshot(&f->s);
+	f->fake.passed = true;
+	f->fake.log[0] = '\0';
+	for (const char *k = "g#70\n"; *k; k++)
+		ms_session_key(&f->s, *k == '\n' ? MS_KEY_ENTER : *k);
+	assert_string_equal(f->fake.log,
+	                    "speed=0;runto=#70;passed;restart=#70;");
+	assert_true(f->s.go_active);
+	assert_false(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.message,
+	                    "the run passed merge #70 as it was asked for: "
+	                    "re-running to it at full speed");
+}
+
+/* `[` pressed while the run is on its way to a stop whose merge is not
+ * known yet (`]`, a go to a time) waits for that stop and counts back
+ * from there, each one from the one before; a pause drops those waiting.
+ * They counted back from the view, which still showed the way there:
+ * `] [ [` at #58 with the next breakpoint at #64 went back to #57 and
+ * #56. */
+static void
+test_back_keys_wait_for_stop(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	f->fake.log[0] = '\0';
+	ms_session_key(&f->s, ']');
+	f->model->state = MS_VIEW_RUNNING; /* on its way, #58 released */
+	f->model->sel.present = false;
+	ms_session_snapshot(&f->s);
+	keys(f, "[[");
+	assert_string_equal(f->fake.log, "tobreak;");
+	assert_false(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.message,
+	                    "[: back one barrier from where the run stops (2 "
+	                    "kept; space drops them)");
+	/* Stopped at #64's barrier: #63, then #62 set on the go to #63. */
+	fake_scene_break(f->model);
+	f->model->sel.seq = 64;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "tobreak;speed=0;restart=#63;"
+	                                 "speed=0;runto=#62;");
+	assert_true(f->s.go_active);
+	assert_int_equal(f->s.go_tgt.seq, 62);
+	f->model->sel.seq = 62;
+	ms_session_snapshot(&f->s);
+	/* A go to a time on its way: the barrier last passed where it
+	 * stops. */
+	fake_scene_running(f->model);
+	f->model->speed = 60;
+	ms_session_snapshot(&f->s);
+	f->fake.log[0] = '\0';
+	keys(f, "g08:00\n[");
+	assert_string_equal(f->fake.log, "speed=0;runto=28800s;");
+	f->model->state = MS_VIEW_PAUSED;
+	f->model->now = FAKE_DAY0 + 8 * FAKE_H - FAKE_MIN;
+	f->model->merges_done = 63;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "speed=0;runto=28800s;speed=60;"
+	                                 "speed=0;restart=#63;");
+	ms_session_snapshot(&f->s); /* the go to #63 stops */
+	/* A pause drops those waiting. */
+	fake_scene_running(f->model);
+	ms_session_snapshot(&f->s);
+	f->fake.log[0] = '\0';
+	ms_session_key(&f->s, ']');
+	ms_session_snapshot(&f->s);
+	keys(f, "[ ");
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "tobreak;pause;");
+	assert_string_equal(f->s.view->ui.message,
+	                    "paused; the 1 [ or { kept for the run's stop "
+	                    "dropped");
 }
 
 /* Going back to a point with no checkpoint before it re-runs the day
@@ -794,6 +890,16 @@ test_goto_zero_and_stopped_on_the_way(void **state)
 	keys(f, "g#75\n");
 	f->model->state = MS_VIEW_BREAK;
 	snprintf(f->model->break_why, sizeof(f->model->break_why), "go #75");
+	ms_session_snapshot(&f->s);
+	assert_null(strstr(f->s.view->ui.message, "stopped before"));
+	/* Nor when a breakpoint of the user's stops it there (merge=80 at
+	 * #80, listed before the target): it said "stopped before it". */
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, "g#80\n");
+	fake_scene_break(f->model);
+	f->model->sel.seq = 80;
+	snprintf(f->model->break_why, sizeof(f->model->break_why), "merge=80");
 	ms_session_snapshot(&f->s);
 	assert_null(strstr(f->s.view->ui.message, "stopped before"));
 }
@@ -2714,6 +2820,8 @@ main(void)
 		T(test_goto_back),
 		T(test_restart_names_database),
 		T(test_goto_back_names_database),
+		T(test_goto_passed_goes_back),
+		T(test_back_keys_wait_for_stop),
 		T(test_goto_past_last_merge),
 		T(test_goto_zero_and_stopped_on_the_way),
 		T(test_goto_time_stop_said),

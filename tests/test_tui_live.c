@@ -894,6 +894,89 @@ test_goto_replaces_go_on_its_way(void **state)
 	back_close(&b);
 }
 
+/* The restart's reopen for test_back_burst_one_rerun: counted, the new
+ * replay's day held (ms__replay_test.hold_day) until the test lets it
+ * begin, so that it cannot reach a target before the burst is over. */
+typedef struct held_reopen {
+	rt_run *run;
+	int n;
+} held_reopen;
+
+static int
+reopen_held(void *arg, bool running, ms_replay **out, ms_errbuf *eb)
+{
+	held_reopen *h = arg;
+	h->n++;
+	rt_opts(h->run, "held-rerun", "skywalking");
+	h->run->o.start_paused = !running;
+	h->run->t.hold_day = true;
+	return ms__replay_open_test(out, &h->run->o, &h->run->t, eb);
+}
+
+/* `[ [ [` in one burst with no checkpoint re-runs the day once, to the
+ * last press's target (#2), into one new database: each press after the
+ * first is set on the re-run on its way, which has not passed it. Each
+ * press restarted the day again, into rerun databases 1, 2 and 3. */
+static void
+test_back_burst_one_rerun(void **state)
+{
+	(void)state;
+	back_fx b;
+	back_open(&b, "burst1", 0);
+	held_reopen h = { b.run + 1, 0 };
+	ms_replay_ctl_set_reopen(b.l.rc, reopen_held, &h);
+	keys_burst(b.s, "[[[");
+	assert_int_equal(h.n, 1);
+	ms__replay_release_day(ms_replay_ctl_replay(b.l.rc));
+	back_wait_stop(&b);
+	const ms_tui_view *v = b.s->view;
+	assert_int_equal(v->state, MS_VIEW_BREAK);
+	assert_string_equal(v->break_why, "go #2");
+	assert_int_equal(v->sel.seq, 2);
+	assert_non_null(strstr(v->ui.message, "back at merge #2, re-run from "
+	                                      "the day's start, recording "
+	                                      "to "));
+	assert_int_equal(h.n, 1);
+	back_close(&b);
+}
+
+/* `g #6` seen from merge #5's barrier, while the run has gone on to #7
+ * (the screen's view not yet refreshed: the run went by #6 as the key
+ * was handled) goes back to #6 and stops there, with a checkpoint or
+ * without. The target was set behind the run, which went on to the end
+ * at full speed. */
+static void
+test_goto_passed_as_set(void **state)
+{
+	(void)state;
+	const int64_t cks[] = { 0, 3600 * 1000000000LL };
+	for (size_t i = 0; i < sizeof(cks) / sizeof(cks[0]); i++) {
+		back_fx b;
+		back_open(&b, "gopassed", cks[i]);
+		ms_errbuf eb = { "" };
+		ms_replay *r = b.l.r;
+		assert_int_equal(ms_replay_break_add(r, "merge=7", NULL, &eb),
+		                 0);
+		assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+		ms_replay_status *st = rt_status_new();
+		assert_true(rt_wait_stop(r, st));
+		assert_string_equal(st->break_why, "merge=7");
+		free(st);
+		assert_int_equal(b.s->view->sel.seq, 5); /* the screen's */
+		for (const char *k = "g#6\n"; *k; k++)
+			ms_session_key(b.s, *k == '\n' ? MS_KEY_ENTER : *k);
+		assert_false(b.s->view->ui.message_is_error);
+		assert_non_null(strstr(b.s->view->ui.message,
+		                       "the run passed merge #6 as it was "
+		                       "asked for"));
+		back_wait_stop(&b);
+		assert_int_equal(b.s->view->state, MS_VIEW_BREAK);
+		assert_string_equal(b.s->view->break_why, "go #6");
+		assert_int_equal(b.s->view->sel.seq, 6);
+		back_close(&b);
+	}
+}
+
 /* `r` right after `[` (the go back still on its way, at full speed):
  * the restarted run goes at the user's speed, 300x here, as the go would
  * have put it back where it stopped. It ran at max. */
@@ -1342,6 +1425,8 @@ main(void)
 		cmocka_unit_test(test_barrier_back_burst),
 		cmocka_unit_test(test_pub_back_burst),
 		cmocka_unit_test(test_restart_during_go_keeps_speed),
+		cmocka_unit_test(test_back_burst_one_rerun),
+		cmocka_unit_test(test_goto_passed_as_set),
 		cmocka_unit_test(test_goto_replaces_go_on_its_way),
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_link_log_in_details),

@@ -33,6 +33,9 @@ typedef struct fake_ctl {
 	/* What restart says it records to: "" = back in the same database
 	 * (from a checkpoint), else a new one. */
 	char restart_db[512];
+	/* When set, run_to says the run is past its target (MS_TUI_PASSED)
+	 * and sets nothing. */
+	bool passed;
 } fake_ctl;
 
 MS_FAKE static void fake_log(fake_ctl *f, const char *fmt, ...)
@@ -73,10 +76,16 @@ fake_run_to(void *self, const ms_tui_target *t, ms_errbuf *eb)
 		return ms_fail(eb, MS_ERR_STATE, "fake: run to refused");
 	if (t->kind == MS_TARGET_MERGE)
 		fake_log(f, "runto=#%" PRIu64 ";", t->seq);
+	else if (t->kind == MS_TARGET_PUB)
+		fake_log(f, "runto=pub%" PRIu64 ";", t->pub);
 	else
 		fake_log(
 		        f, "runto=%" PRId64 "s;",
 		        (int64_t)((t->t - f->model->day_start) / 1000000000LL));
+	if (f->passed) {
+		fake_log(f, "passed;");
+		return MS_TUI_PASSED;
+	}
 	return 0;
 }
 

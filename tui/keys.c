@@ -97,8 +97,13 @@ go_stopped(ms_tui_session *s)
 		               t->seq, day_last_merge(s), t->seq);
 		return true;
 	}
-	/* Stopped on the way by a breakpoint, which drops the target. */
-	if (v->state == MS_VIEW_BREAK && v->break_why[0] &&
+	/* Stopped on the way by a breakpoint, which drops the target; one
+	 * at the target itself (a merge=N there, or a barrier at or after
+	 * the time) stopped it there, not before it. */
+	bool there = t->kind == MS_TARGET_MERGE
+	                     ? v->sel.present && v->sel.seq == t->seq
+	                     : t->kind == MS_TARGET_TIME && v->now >= t->t;
+	if (v->state == MS_VIEW_BREAK && v->break_why[0] && !there &&
 	    strncmp(v->break_why, "go ", 3) != 0) {
 		if (t->kind == MS_TARGET_MERGE)
 			snprintf(tb, sizeof(tb), "#%" PRIu64, t->seq);
@@ -140,6 +145,20 @@ go_stopped(ms_tui_session *s)
 	return true;
 }
 
+/* Target t as the footer names it: "merge #5", "publication 3",
+ * "09:00:00". */
+static const char *
+target_name(const ms_tui_session *s, const ms_tui_target *t, char *tb, size_t n)
+{
+	if (t->kind == MS_TARGET_MERGE)
+		snprintf(tb, n, "merge #%" PRIu64, t->seq);
+	else if (t->kind == MS_TARGET_PUB)
+		snprintf(tb, n, "publication %" PRIu64, t->pub);
+	else
+		ms_fmt_clock(tb, n, t->t, s->view->day_start);
+	return tb;
+}
+
 /* A `g` that re-ran the day from its start has stopped: the database it
  * records to, said again there (the message that named it as the run
  * began is gone once it stops), after what go_stopped said if it did. */
@@ -147,7 +166,6 @@ static void
 go_stopped_db(ms_tui_session *s, bool said)
 {
 	ms_tui_ui *ui = &s->view->ui;
-	const ms_tui_target *t = &s->go_tgt;
 	char tb[48];
 	if (!s->go_db[0])
 		return;
@@ -157,13 +175,7 @@ go_stopped_db(ms_tui_session *s, bool said)
 		         " (re-ran from the day's start, recording to %s)",
 		         s->go_db);
 	} else {
-		if (t->kind == MS_TARGET_MERGE)
-			snprintf(tb, sizeof(tb), "merge #%" PRIu64, t->seq);
-		else if (t->kind == MS_TARGET_PUB)
-			snprintf(tb, sizeof(tb), "publication %" PRIu64,
-			         t->pub);
-		else
-			ms_fmt_clock(tb, sizeof(tb), t->t, s->view->day_start);
+		target_name(s, &s->go_tgt, tb, sizeof(tb));
 		ms_session_say(s, false,
 		               "back at %s, re-run from the day's start, "
 		               "recording to %s",
@@ -172,12 +184,32 @@ go_stopped_db(ms_tui_session *s, bool said)
 	s->go_db[0] = '\0';
 }
 
+static void act_barrier_back(ms_tui_session *s);
+static void act_pub_back(ms_tui_session *s);
+
+/* The `[` and `{` kept for the stop of the run on its way, once it is
+ * seen stopped: each as if pressed now, in order (one may be kept again
+ * for the stop of the go the one before it starts, and the rest after
+ * it). */
+static void
+back_keys_run(ms_tui_session *s)
+{
+	if (!s->nback || s->go_inflight || s->stop_inflight)
+		return;
+	char keys[sizeof(s->back_keys)];
+	size_t n = s->nback;
+	memcpy(keys, s->back_keys, n);
+	s->nback = 0;
+	for (size_t i = 0; i < n; i++)
+		(keys[i] == '[' ? act_barrier_back : act_pub_back)(s);
+}
+
 void
 ms__session_observe(ms_tui_session *s)
 {
 	ms_tui_view *v = s->view;
 	if (v->state != MS_VIEW_RUNNING)
-		s->go_inflight = false;
+		s->go_inflight = s->stop_inflight = false;
 	if (s->go_active && v->state != MS_VIEW_RUNNING) {
 		ms_errbuf eb = { "" };
 		s->go_active = false;
@@ -215,6 +247,7 @@ ms__session_observe(ms_tui_session *s)
 		v->ui.message[0] = '\0';
 		s->dirty = true;
 	}
+	back_keys_run(s);
 }
 
 /* Report a controller result: its error text, or `ok` on success. */
@@ -255,8 +288,20 @@ act_run_pause(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
 	if (s->view->state == MS_VIEW_RUNNING) {
-		s->go_inflight = false; /* `[` then counts from the stop */
-		report(s, s->ctl->ops->pause(s->ctl->self, &eb), &eb, "paused");
+		/* `[` then counts from the stop; those kept for the stop of
+		 * the run on its way are dropped with it. */
+		size_t dropped = s->nback;
+		s->go_inflight = s->stop_inflight = false;
+		s->nback = 0;
+		int rc = s->ctl->ops->pause(s->ctl->self, &eb);
+		if (rc == 0 && dropped) {
+			ms_session_say(s, false,
+			               "paused; the %zu [ or { kept for the "
+			               "run's stop dropped",
+			               dropped);
+			s->msg_keep = true; /* past the stop it asks for */
+		} else
+			report(s, rc, &eb, "paused");
 	} else if (s->view->state == MS_VIEW_DONE) {
 		ms_session_say(s, true, "the run is over; nothing to resume");
 	} else {
@@ -264,19 +309,29 @@ act_run_pause(ms_tui_session *s)
 	}
 }
 
+/* A command that runs to a stop not known before it is there (rc its
+ * answer): `[` and `{` wait for that stop. */
+static int
+stop_set(ms_tui_session *s, int rc)
+{
+	if (rc == 0)
+		s->stop_inflight = true;
+	return rc;
+}
+
 static void
 act_step(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
-	report(s, s->ctl->ops->step(s->ctl->self, &eb), &eb, NULL);
+	report(s, stop_set(s, s->ctl->ops->step(s->ctl->self, &eb)), &eb, NULL);
 }
 
 static void
 act_next_barrier(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
-	report(s, s->ctl->ops->step_to_barrier(s->ctl->self, &eb), &eb,
-	       "running to the next merge (its dispatch barrier)");
+	report(s, stop_set(s, s->ctl->ops->step_to_barrier(s->ctl->self, &eb)),
+	       &eb, "running to the next merge (its dispatch barrier)");
 }
 
 static void
@@ -288,7 +343,9 @@ act_run_to_break(ms_tui_session *s)
 	bool any = false;
 	for (size_t i = 0; i < s->view->nbreaks && !any; i++)
 		any = s->view->breaks[i].enabled;
-	report(s, s->ctl->ops->run_to_breakpoint(s->ctl->self, &eb), &eb,
+	report(s,
+	       stop_set(s, s->ctl->ops->run_to_breakpoint(s->ctl->self, &eb)),
+	       &eb,
 	       any ? "running to the next breakpoint"
 	           : "no breakpoint is set (b adds one): running to the end");
 }
@@ -375,13 +432,40 @@ go_on_its_way(const ms_tui_session *s, enum ms_tui_target_kind k)
 	return s->go_inflight && s->go_tgt.kind == k ? &s->go_tgt : NULL;
 }
 
+/* Key k (`[` or `{`, counting back in targets of kind k) pressed while
+ * the run is on its way to a stop it cannot count back from: kept for
+ * that stop (back_keys_run), as are those after one kept. True when
+ * kept (or refused, with more than it keeps). */
+static bool
+back_key_kept(ms_tui_session *s, char key, enum ms_tui_target_kind k)
+{
+	bool other = s->go_inflight && s->go_tgt.kind != k;
+	if (!other && !s->stop_inflight && !s->nback)
+		return false;
+	if (s->nback == sizeof(s->back_keys)) {
+		ms_session_say(s, true,
+		               "%c: %zu are kept for the run's stop already",
+		               key, s->nback);
+		return true;
+	}
+	s->back_keys[s->nback++] = key;
+	ms_session_say(s, false,
+	               "%c: back one %s from where the run stops (%zu kept; "
+	               "space drops them)",
+	               key, key == '[' ? "barrier" : "publication", s->nback);
+	return true;
+}
+
 /* `[`: the barrier before this one (at a barrier), or the last one
  * passed (elsewhere); while a go to a merge is on its way, the barrier
- * before that merge. */
+ * before that merge; while the run is on its way elsewhere, the barrier
+ * before where it stops (back_key_kept). */
 static void
 act_barrier_back(ms_tui_session *s)
 {
 	const ms_tui_view *v = s->view;
+	if (back_key_kept(s, '[', MS_TARGET_MERGE))
+		return;
 	uint64_t at = go_merge_position(v);
 	uint64_t want = v->state == MS_VIEW_BREAK && v->sel.present
 	                        ? v->sel.seq - 1
@@ -401,11 +485,15 @@ act_barrier_back(ms_tui_session *s)
 	go_to(s, &t, true, msg);
 }
 
-/* `{`: the point before the last publication. */
+/* `{`: the point before the last publication; while a go to a
+ * publication point is on its way, the one before that; while the run is
+ * on its way elsewhere, the one before where it stops. */
 static void
 act_pub_back(ms_tui_session *s)
 {
 	const ms_tui_view *v = s->view;
+	if (back_key_kept(s, '{', MS_TARGET_PUB))
+		return;
 	const ms_tui_target *g = go_on_its_way(s, MS_TARGET_PUB);
 	uint64_t at = g ? g->pub : v->pub_done;
 	if (at == 0) {
@@ -436,7 +524,8 @@ act_restart(ms_tui_session *s)
 	if (s->go_active &&
 	    s->ctl->ops->set_speed(s->ctl->self, s->go_speed, &eb) == 0)
 		s->view->speed = s->go_speed;
-	s->go_active = s->go_inflight = false;
+	s->go_active = s->go_inflight = s->stop_inflight = false;
+	s->nback = 0;
 	s->view->ui.event_sel = 0;
 	int rc = s->ctl->ops->restart(s->ctl->self, NULL, NULL, 0, &eb);
 	if (rc < 0) {
@@ -915,18 +1004,48 @@ go_merge_position(const ms_tui_view *v)
 	return at;
 }
 
+/* Target t set on the way by the controller: run_to, or back through its
+ * restart (going back to a checkpoint of the run when it can, else
+ * running the day again, recording to a new database: db then names it).
+ * A go back while a go is on its way is first set on that one, which
+ * goes on to it if it has not passed it yet: quick `[ [ [` going back
+ * with no checkpoint re-ran the day three times, each into a new
+ * database. A go forward the run passed as it was set (it went on past
+ * it) goes back to it. *passed says so; *retarget that it was set on
+ * the go on its way. */
+static int
+go_set(ms_tui_session *s, const ms_tui_target *t, bool back, char *db,
+       size_t dbn, bool *retarget, bool *passed, ms_errbuf *eb)
+{
+	const ms_tui_ctl *c = s->ctl;
+	int rc = MS_TUI_PASSED;
+	*retarget = *passed = false;
+	if (!back || s->go_inflight) {
+		rc = c->ops->run_to(c->self, t, eb);
+		*retarget = s->go_inflight && rc == 0;
+		*passed = !back && rc == MS_TUI_PASSED;
+	}
+	if (rc == 0 || (!back && rc != MS_TUI_PASSED))
+		return rc;
+	eb->msg[0] = '\0';
+	if (!c->ops->restart)
+		return ms_fail(eb, MS_ERR_STATE,
+		               "go to: the run passed it as it was asked for, "
+		               "and this controller only runs forward");
+	return c->ops->restart(c->self, t, db, dbn, eb);
+}
+
 /* Full speed to target t, the user's speed back when it stops
- * (ms__session_observe): forward with run_to, or back (behind the replay,
- * or after the end) through the controller's restart, which goes back to a
- * checkpoint of the run when it can, else runs the day again, recording
- * to a new database: msg then names it (the status line often has no
- * room for it). */
+ * (ms__session_observe): forward, or back (behind the replay, or after
+ * the end), as go_set says. msg says what it does (the status line often
+ * has no room for the new database it names). */
 static void
 go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 {
 	ms_errbuf eb = { "" };
-	char db[sizeof(s->go_db)] = "";
+	char db[sizeof(s->go_db)] = "", tb[48], pm[160];
 	double before = s->go_active ? s->go_speed : s->view->speed;
+	bool retarget = false, passed = false;
 	if (back && !s->ctl->ops->restart) {
 		ms_session_say(s, true,
 		               "go to: that is behind the replay, and this "
@@ -936,20 +1055,29 @@ go_to(ms_tui_session *s, const ms_tui_target *t, bool back, const char *msg)
 	int rc = s->ctl->ops->set_speed(s->ctl->self, 0, &eb);
 	if (rc == 0) {
 		s->view->speed = 0;
-		rc = back ? s->ctl->ops->restart(s->ctl->self, t, db,
-		                                 sizeof(db), &eb)
-		          : s->ctl->ops->run_to(s->ctl->self, t, &eb);
+		rc = go_set(s, t, back, db, sizeof(db), &retarget, &passed,
+		            &eb);
 		if (rc == 0) {
 			s->go_active = s->go_inflight = true;
+			s->stop_inflight = false; /* its stop is the go's */
 			s->go_speed = before;
 			s->go_tgt = *t;
-			snprintf(s->go_db, sizeof(s->go_db), "%s", db);
+			/* Set on the go on its way: still its database. */
+			if (!retarget)
+				snprintf(s->go_db, sizeof(s->go_db), "%s", db);
 		} else {
 			ms_errbuf eb2 = { "" };
 			if (s->ctl->ops->set_speed(s->ctl->self, before,
 			                           &eb2) == 0)
 				s->view->speed = before;
 		}
+	}
+	if (passed) {
+		snprintf(pm, sizeof(pm),
+		         "the run passed %s as it was asked for: re-running to "
+		         "it at full speed",
+		         target_name(s, t, tb, sizeof(tb)));
+		msg = pm;
 	}
 	if (rc == 0 && db[0])
 		ms_session_say(s, eb.msg[0] != '\0',
@@ -1048,6 +1176,7 @@ do_goto(ms_tui_session *s, const char *arg)
 		snprintf(msg, sizeof(msg), "%s %s at full speed",
 		         back ? "re-running to" : "running to", tb);
 	}
+	s->nback = 0; /* a g replaces the `[` and `{` kept for a stop */
 	go_to(s, &t, back, msg);
 	if (s->go_active && !v->ui.message_is_error)
 		snprintf(v->ui.go_target, sizeof(v->ui.go_target), "%s", where);

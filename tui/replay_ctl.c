@@ -139,10 +139,12 @@ c_run_to(void *self, const ms_tui_target *t, ms_errbuf *eb)
 		return rc;
 	drop_go_targets(c);
 	if (t->kind == MS_TARGET_MERGE)
-		return ms_replay_run_to_merge(c->replay, t->seq, eb);
-	if (t->kind == MS_TARGET_PUB)
-		return ms_replay_run_to_pub(c->replay, t->pub, eb);
-	return ms_replay_run_to_time(c->replay, t->t, eb);
+		rc = ms_replay_run_to_merge(c->replay, t->seq, eb);
+	else if (t->kind == MS_TARGET_PUB)
+		rc = ms_replay_run_to_pub(c->replay, t->pub, eb);
+	else
+		rc = ms_replay_run_to_time(c->replay, t->t, eb);
+	return rc == MS_REPLAY_PASSED ? MS_TUI_PASSED : rc;
 }
 
 static int

@@ -354,6 +354,18 @@ typedef struct ms_tui_session {
 	 * (three quick `[` went back one merge, not three). A speed key
 	 * leaves it on its way; a pause or a stop ends it. */
 	bool go_inflight;
+	/* `]`, `n` or `.` is on its way to a stop whose place is not known
+	 * before it is there (the next breakpoint, barrier or point), and
+	 * has not been seen to stop. */
+	bool stop_inflight;
+	/* `[` and `{` pressed while the run is on its way to a stop they
+	 * cannot count back from (stop_inflight, or a go to a time, or to a
+	 * merge for `{`), in order: done where it stops
+	 * (ms__session_observe), each counting back from the one before (they
+	 * counted from the view, which still showed the way there). A pause,
+	 * `r` or a `g` drops them. */
+	char back_keys[8];
+	size_t nback;
 	/* The new event database that `g` records to when it re-runs the
 	 * day from its start ("" when it went back in the same one): said
 	 * again where it stops. */

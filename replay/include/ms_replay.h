@@ -219,12 +219,20 @@ int ms_replay_command(ms_replay *r, enum ms_replay_cmd cmd, ms_errbuf *eb);
 /* Run to merge number seq (BREAK at its barrier, break_why "go #N") or to
  * logical time t (PAUSED before the first publication after t, or BREAK at
  * a barrier at or after t; break_why "go HH:MM:SS"). The target is
- * dropped when the run stops for any other reason first. */
+ * dropped when the run stops for any other reason first.
+ * MS_REPLAY_PASSED (positive; nothing set, the run goes on or stays as it
+ * was) when the run is past the target as it is set: merge seq
+ * dispatched, or a point where t would have stopped it gone by (held at
+ * its barrier counts as past; held at the publication point t stops at,
+ * not). A caller that saw the run before the target goes back to it
+ * (ms_replay_seek_*). */
+#define MS_REPLAY_PASSED 1
 int ms_replay_run_to_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb);
 int ms_replay_run_to_time(ms_replay *r, int64_t t, ms_errbuf *eb);
 /* Run to the publication point before publication k (0-based: PAUSED with
  * k publications done, break_why "go pub K"); MS_ERR_RANGE past the day's
- * last. For seeking back: a new replay of the same options runs there. */
+ * last, MS_REPLAY_PASSED as above. For seeking back: a new replay of the
+ * same options runs there. */
 int ms_replay_run_to_pub(ms_replay *r, uint64_t k, ms_errbuf *eb);
 int ms_replay_set_speed(ms_replay *r, double speed);
 

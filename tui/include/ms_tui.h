@@ -52,6 +52,10 @@ bool ms_tui_format_parse(const char *s, enum ms_tui_format *out);
 /*
  * The controller. All function pointers are required except where marked.
  */
+/* run_to's answer for a target the run is past already (positive, not an
+ * error). */
+#define MS_TUI_PASSED 1
+
 typedef struct ms_tui_ctl_ops {
 	/* Resume publishing and merging at the current speed. */
 	int (*run)(void *self, ms_errbuf *eb);
@@ -63,7 +67,9 @@ typedef struct ms_tui_ctl_ops {
 	int (*step_to_barrier)(void *self, ms_errbuf *eb);
 	/* Run until an enabled breakpoint hits (or the run ends). */
 	int (*run_to_breakpoint)(void *self, ms_errbuf *eb);
-	/* Run to a logical time or a merge number, then pause. */
+	/* Run to a logical time or a merge number, then pause.
+	 * MS_TUI_PASSED when the run is past t by the time it is set
+	 * (nothing set, the run as it was): the caller goes back to it. */
 	int (*run_to)(void *self, const ms_tui_target *t, ms_errbuf *eb);
 	/* Logical seconds per wall second; 0 means as fast as the engine
 	 * goes. */
