@@ -119,12 +119,11 @@ health_list(const ms_replay *r, char *d, size_t n, const char *tail,
 
 /* plugin_health: no link failed open (error, timeout, malformed verdict,
  * open circuit, host error), no merge took a lossless retry or kept
- * oversized traces unevaluated; and the link calls reconcile: each link's
- * own call counter equals the calls the merge events report, and calls
- * plus circuit-open skips equal the Decide calls of the merges (more when
- * a merge discarded an attempt, whose calls no merge reports). The
- * detail lists the events, each kind of a link's failures with its cause
- * where it first shows. */
+ * oversized traces unevaluated; and the link calls reconcile with the
+ * merge events (ms_gate_link_calls_ok: calls, circuit-open skips and one
+ * result per Decide call, so that a failure the chain did not count
+ * shows). The detail lists the events, each kind of a link's failures
+ * with its cause where it first shows. */
 static void
 gate_plugin_health(ms_replay *r, ms_gate_facts *f)
 {
@@ -133,29 +132,28 @@ gate_plugin_health(ms_replay *r, ms_gate_facts *f)
 	if (!ms__replay_links(r, &c, &n))
 		return;
 	bool calls_ok = true;
-	char cw[96] = "";
+	char cw[128] = "";
 	for (size_t i = 0; i < n; i++) {
 		ms_link_stats st;
 		ms_chain_link_stats(c, i, &st);
-		uint64_t ev = r->link_calls_events[i];
-		uint64_t seen = ev + r->link_circuit_events[i];
-		bool ok = st.calls - r->link_calls_superseded[i] == ev &&
-		          (r->attempts_discarded
-		                   ? seen >= r->plugin_calls_events
-		                   : seen == r->plugin_calls_events);
-		if (!ok && calls_ok) {
-			snprintf(
-			        cw, sizeof(cw),
-			        "link %s: %llu calls, merge events %llu + %llu "
-			        "skipped, Decide %llu",
-			        st.name, (unsigned long long)st.calls,
-			        (unsigned long long)ev,
-			        (unsigned long long)r->link_circuit_events[i],
-			        (unsigned long long)r->plugin_calls_events);
+		/* Not on record: what stretches a seek removed counted. */
+		ms_link_stats gone = r->links_gone[i];
+		gone.calls = r->link_calls_superseded[i];
+		const ms_gate_link_calls l = {
+			.st = &st,
+			.gone = &gone,
+			.ev_calls = r->link_calls_events[i],
+			.ev_circuit = r->link_circuit_events[i],
+			.decide = r->plugin_calls_events,
+			.discarded = r->attempts_discarded > 0,
+		};
+		char why[sizeof(cw)];
+		if (!ms_gate_link_calls_ok(&l, why, sizeof(why)) && calls_ok) {
+			memcpy(cw, why, sizeof(cw));
 			calls_ok = false;
 		}
 	}
-	char tail[160];
+	char tail[192];
 	snprintf(tail, sizeof(tail), "; %s%s",
 	         calls_ok ? "link calls reconcile with the merge events" : cw,
 	         r->health_kinds && r->opts.allow_fail_open

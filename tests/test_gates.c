@@ -123,6 +123,55 @@ test_idle_detail_keeps_cause(void **state)
 
 /* ---- plugin_health ---------------------------------------------------- */
 
+/* A link's counters fed to plugin_health's reconciliation: 10 Decide
+ * calls, 8 ok and 2 bad values, reconcile; a chain that did not count
+ * one of the bad values (its calls still counted) does not, although no
+ * other figure differs, and the gate names the link and both counts. A
+ * seek's removed stretch is taken off before comparing, and a discarded
+ * attempt allows more results than the merges' Decide calls, not fewer. */
+static void
+test_plugin_health_counts_every_result(void **state)
+{
+	(void)state;
+	ms_link_stats st, gone;
+	memset(&st, 0, sizeof(st));
+	memset(&gone, 0, sizeof(gone));
+	snprintf(st.name, sizeof(st.name), "tp_badval");
+	st.calls = 10;
+	st.results[MS_LINK_OK] = 8;
+	st.results[MS_LINK_BAD_VALUE] = 2;
+	ms_gate_link_calls l = {
+		.st = &st, .gone = &gone, .ev_calls = 10, .decide = 10
+	};
+	char why[160] = "";
+	assert_true(ms_gate_link_calls_ok(&l, why, sizeof(why)));
+
+	st.results[MS_LINK_BAD_VALUE] = 1; /* one failure not counted */
+	assert_false(ms_gate_link_calls_ok(&l, why, sizeof(why)));
+	assert_string_equal(why, "link tp_badval: 9 results counted (ok or "
+	                         "failed open) for 10 Decide calls, expected "
+	                         "one each");
+
+	/* A stretch a seek removed: 4 calls, 4 results, none on record. */
+	st.results[MS_LINK_BAD_VALUE] = 2;
+	st.calls += 4;
+	st.results[MS_LINK_OK] += 4;
+	gone.calls = 4;
+	gone.results[MS_LINK_OK] = 4;
+	assert_true(ms_gate_link_calls_ok(&l, why, sizeof(why)));
+
+	/* A discarded attempt's calls are in no merge's figures. */
+	l.discarded = true;
+	l.decide = 9;
+	l.ev_calls = 10;
+	assert_true(ms_gate_link_calls_ok(&l, why, sizeof(why)));
+	/* One skip more than results: a result missing all the same. */
+	l.ev_circuit = 1;
+	l.decide = 11;
+	assert_false(ms_gate_link_calls_ok(&l, why, sizeof(why)));
+	assert_non_null(strstr(why, "10 results counted"));
+}
+
 /* A plugin directory holding skywalking and the misbehaving test plugins
  * (the chain spec names plugins of one directory). */
 static const char *
@@ -1702,6 +1751,7 @@ main(void)
 		cmocka_unit_test(test_ledgers_detail_names_kind),
 		cmocka_unit_test(test_idle_detail_keeps_cause),
 		cmocka_unit_test(test_plugin_health_clean),
+		cmocka_unit_test(test_plugin_health_counts_every_result),
 		cmocka_unit_test(test_plugin_health_bad_verdict),
 		cmocka_unit_test(test_plugin_health_names_cause),
 		cmocka_unit_test(test_plugin_health_timeout_circuit),
