@@ -256,6 +256,9 @@ typedef struct {
 	uint64_t wrong[MS__RP_COUNT]; /* the oracle keeps them */
 	uint64_t unknown;             /* not in the fixture */
 	uint64_t total;               /* all dropped traces */
+	/* Dropped at the finalize with rows outside the day: complete
+	 * there, such a trace is one the boundary guard retains. */
+	uint64_t edge;
 } vo_drops;
 
 /* The links of the run's chain that dropped a trace (bit i: link i):
@@ -362,12 +365,18 @@ vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
 	const ms__oracle *o = &r->oracle;
 	const ms__recon *R = r->recon;
 	memset(dr, 0, sizeof(*dr));
-	char ex[120] = "";
+	char ex[120] = "", edge_ex[160] = "";
 	uint16_t dropping = o->unjudged ? dropping_links(r) : 0;
 	for (size_t i = 0; i < r->dropped.n; i++) {
 		const ms__drop_ent *d = &r->dropped.ent[i];
 		const ms__oracle_ent *e = ms__oracle_find(o, d->tid, d->len);
 		unsigned p = d->phase < MS__RP_COUNT ? d->phase : 0;
+		if (e && e->edge && p == MS__RP_FINALIZE && !dr->edge++)
+			snprintf(edge_ex, sizeof(edge_ex),
+			         "trace %.*s has rows outside the day and was "
+			         "dropped at the finalize (the boundary guard "
+			         "retains it)",
+			         (int)d->len, (const char *)d->tid);
 		if (e && !e->keep) {
 			dr->agree[p]++;
 			continue;
@@ -410,8 +419,11 @@ vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
 	          wrong[0] + wrong[1] + wrong[2] == 0, "= 0");
 	recon_row(r, "dropped, not in the fixture", 0, 0, 0, dr->unknown,
 	          dr->unknown == 0, "= 0");
+	recon_row(r, "dropped past the day's edge", 0, 0, dr->edge, dr->edge,
+	          dr->edge == 0, "= 0 at the finalize (guard-retained)");
 	vo_require(chk, wrong[0] + wrong[1] + wrong[2] + dr->unknown == 0, "%s",
 	           ex);
+	vo_require(chk, dr->edge == 0, "%s", edge_ex);
 	vo_require(chk, agree_ok,
 	           "dropped traces the oracle drops or could not judge "
 	           "%llu/%llu/%llu, merges report %llu/%llu/%llu",

@@ -1310,6 +1310,53 @@ oracle_mismatch(rt_run *run, const char *name, const char *oracle_spec,
 	ms_replay_close(r);
 }
 
+/* The run's engine told of a segment a day wider than the fixture's day
+ * on both sides: its boundary guard finds no trace near an edge, so the
+ * finalize drops the traces with rows outside the day that it must
+ * retain (their fragments could lie beyond the edge). Every drop is one
+ * the oracle makes and the output matches what was dropped, but
+ * verdict_oracle fails, naming such a trace, and its table row fails. */
+static int
+open_wide_segment(const void *arg, ms_engine **out, const ms_engine_opts *o,
+                  ms_errbuf *eb)
+{
+	(void)arg;
+	ms_engine_opts w = *o;
+	const int64_t day = 24 * 3600 * (int64_t)1000000000;
+	assert_true(w.segment_min_ns != 0 || w.segment_max_ns != 0);
+	w.segment_min_ns -= day;
+	w.segment_max_ns += day;
+	return ms_engine_open(out, &w, eb);
+}
+
+static void
+test_gate_oracle_edge_drop(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "edge-drop", "skywalking");
+	run.t.engine_open = open_wide_segment;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_gate_fails(r, "verdict_oracle",
+	                  "has rows outside the day and was dropped at the "
+	                  "finalize");
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(g[i].name, "verdict_oracle"))
+			assert_true(g[i].pass);
+	ms_replay_close(r);
+	char *buf = et_report(run.db, ms_report_text, NULL);
+	const char *row = strstr(buf, "  dropped past the day's edge");
+	assert_non_null(row);
+	const char *eol = strchr(row, '\n');
+	assert_non_null(eol);
+	assert_non_null(memmem(row, (size_t)(eol - row), "FAIL", 4));
+	free(buf);
+}
+
 /* A slow oracle (its thread held back 4 s, as on a busy machine): the
  * day's clock starts only once the oracle's thread has ended, so the
  * day-sized arrays it holds while it runs are never live beside the
@@ -1777,6 +1824,7 @@ main(void)
 		cmocka_unit_test(test_gate_changed_publication_core),
 		cmocka_unit_test(test_gate_changed_publication_index),
 		cmocka_unit_test(test_gate_oracle_wrong_drop),
+		cmocka_unit_test(test_gate_oracle_edge_drop),
 		cmocka_unit_test(test_gate_oracle_unexplained_survivor),
 		cmocka_unit_test(test_gate_liar_verdicts),
 		cmocka_unit_test(test_gate_failed_merge_link_calls),
