@@ -358,6 +358,52 @@ vo_phase_rows(ms_replay *r, vo_check *chk)
 	          "");
 }
 
+/* The traces evaluated against the links' own counters: a trace is
+ * evaluated when at least one link judged it, and each link counts the
+ * verdicts of its successful calls (kept + dropped, those on record).
+ * So the merges' evaluated traces are at most the links' verdicts summed
+ * and, with every trace handed to the chain once (no attempt discarded,
+ * no trace handed to Decide twice, no merge that failed after its Decide
+ * calls: its event is in no phase's figures), at least the verdicts of
+ * any one link: a batch no link judged (every call failed open) counted as
+ * evaluated shows. */
+static void
+vo_judged_rows(ms_replay *r, vo_check *chk)
+{
+	ms_chain *c;
+	size_t n;
+	if (!ms__replay_links(r, &c, &n))
+		return;
+	uint64_t sum = 0, max = 0;
+	for (size_t i = 0; i < n; i++) {
+		ms_link_stats st;
+		ms_chain_link_stats(c, i, &st);
+		const ms_link_stats *g = &r->links_gone[i];
+		uint64_t v = st.kept + st.dropped - g->kept - g->dropped;
+		sum += v;
+		max = v > max ? v : max;
+	}
+	const ms__recon *R = r->recon;
+	uint64_t ev = R[0].evaluated + R[1].evaluated + R[2].evaluated;
+	bool once = !r->attempts_discarded && !r->decide_dup_traces &&
+	            !r->merges_failed;
+	bool ok = ev <= sum && (!once || ev >= max);
+	recon_row(r, "link verdicts, all links", 0, 0, 0, sum, ev <= sum,
+	          ">= evaluated");
+	recon_row(r, "link verdicts, most of one link", 0, 0, 0, max,
+	          !once || ev >= max,
+	          once ? "<= evaluated"
+	               : "(not compared: traces handed to Decide again or "
+	                 "by a failed merge)");
+	vo_require(chk, ok,
+	           "%llu traces evaluated, the links judged %llu (the most "
+	           "of one link %llu)%s",
+	           (unsigned long long)ev, (unsigned long long)sum,
+	           (unsigned long long)max,
+	           ev > sum ? ": traces no link judged counted as evaluated"
+	                    : "");
+}
+
 /* Every dropped trace against the oracle. */
 static void
 vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
@@ -559,6 +605,7 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	vo_check chk = { .ok = true, .bad = "" };
 	vo_drops dr;
 	vo_phase_rows(r, &chk);
+	vo_judged_rows(r, &chk);
 	vo_drop_rows(r, &chk, &dr);
 	vo_final_rows(r, &chk, &dr, final_traces, have_final);
 	vo_finalize_rows(r, &chk, &dr);

@@ -1715,6 +1715,68 @@ test_fail_open_gates_hold(void **state)
 	}
 }
 
+/* The run's own engine event callback, behind evaluated_all. */
+static void (*fwd_event)(void *arg, const ms_engine_event *ev);
+static void *fwd_arg;
+
+/* Each merge result reports every trace it staged as evaluated, as a
+ * merge that counted a batch every link failed open on would. */
+static void
+evaluated_all(void *arg, const ms_engine_event *ev)
+{
+	(void)arg;
+	if (!ev->result) {
+		fwd_event(fwd_arg, ev);
+		return;
+	}
+	static ms_merge_result res;
+	res = *ev->result;
+	ms_merge_sampling *s = &res.sampling;
+	s->traces_evaluated =
+	        s->traces_kept + s->traces_dropped + s->traces_deferred;
+	ms_engine_event e = *ev;
+	e.result = &res;
+	fwd_event(fwd_arg, &e);
+}
+
+static int
+open_evaluated_all(const void *arg, ms_engine **out, const ms_engine_opts *o,
+                   ms_errbuf *eb)
+{
+	(void)arg;
+	ms_engine_opts w = *o;
+	fwd_event = o->event;
+	fwd_arg = o->event_arg;
+	w.event = evaluated_all;
+	w.event_arg = NULL;
+	return ms_engine_open(out, &w, eb);
+}
+
+/* A link that fails open on every call (--allow-fail-open), and merges
+ * that count the traces no link judged as evaluated: every other count
+ * holds (kept + dropped + deferred = evaluated), but the links' own
+ * verdicts number none, and verdict_oracle fails saying so. Serial: one
+ * merge's event at a time through the static copy. */
+static void
+test_gate_evaluated_unjudged(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "unjudged", "tp_fail");
+	run.o.plugin_dir = health_plugin_dir();
+	run.o.allow_fail_open = true;
+	run.o.serial = true;
+	run.t.engine_open = open_evaluated_all;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_gate_fails(r, "verdict_oracle",
+	                  "4000 traces evaluated, the links judged 0 (the "
+	                  "most of one link 0): traces no link judged "
+	                  "counted as evaluated");
+	ms_replay_close(r);
+}
+
 /* A link that drops traces and fails only on some calls. On calls of
  * 4,000 traces or more: the oracle's one batch of the smoke day's 4,000
  * traces fails, the merges' calls (smaller under the trace grace policy)
@@ -1830,6 +1892,7 @@ main(void)
 		cmocka_unit_test(test_gate_failed_merge_link_calls),
 		cmocka_unit_test(test_gate_liar_writes_batch),
 		cmocka_unit_test(test_fail_open_gates_hold),
+		cmocka_unit_test(test_gate_evaluated_unjudged),
 		cmocka_unit_test(test_fail_open_some_calls),
 		cmocka_unit_test(test_fail_open_gates_still_fail),
 	};
