@@ -1329,16 +1329,27 @@ open_wide_segment(const void *arg, ms_engine **out, const ms_engine_opts *o,
 	return ms_engine_open(out, &w, eb);
 }
 
+/* The run set up in run (rt_opts and more) with its engine opened by
+ * engine_open, finished. */
+static ms_replay *
+run_engine_opened(rt_run *run,
+                  int (*engine_open)(const void *, ms_engine **,
+                                     const ms_engine_opts *, ms_errbuf *))
+{
+	run->t.engine_open = engine_open;
+	ms_replay *r = rt_start(run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	return r;
+}
+
 static void
 test_gate_oracle_edge_drop(void **state)
 {
 	(void)state;
 	rt_run run;
 	rt_opts(&run, "edge-drop", "skywalking");
-	run.t.engine_open = open_wide_segment;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay *r = run_engine_opened(&run, open_wide_segment);
 	assert_gate_fails(r, "verdict_oracle",
 	                  "has rows outside the day and was dropped at the "
 	                  "finalize");
@@ -1766,10 +1777,7 @@ test_gate_evaluated_unjudged(void **state)
 	run.o.plugin_dir = health_plugin_dir();
 	run.o.allow_fail_open = true;
 	run.o.serial = true;
-	run.t.engine_open = open_evaluated_all;
-	ms_replay *r = rt_start(&run, NULL);
-	assert_non_null(r);
-	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay *r = run_engine_opened(&run, open_evaluated_all);
 	assert_gate_fails(r, "verdict_oracle",
 	                  "4000 traces evaluated, the links judged 0 (the "
 	                  "most of one link 0): traces no link judged "
