@@ -316,3 +316,40 @@ ms_gate_idle_detail(const ms_gate_facts *f, size_t claimed,
 	         (unsigned long long)f->quarantined,
 	         failed ? "" : ", 0 failed merges");
 }
+
+/* The results a link's counters hold on record. */
+static uint64_t
+results_on_record(const ms_gate_link_calls *l)
+{
+	uint64_t n = 0;
+	for (int k = 0; k < MS_LINK_RESULT_COUNT; k++)
+		n += l->st->results[k] - (l->gone ? l->gone->results[k] : 0);
+	return n;
+}
+
+bool
+ms_gate_link_calls_ok(const ms_gate_link_calls *l, char *why, size_t n)
+{
+	uint64_t calls = l->st->calls - (l->gone ? l->gone->calls : 0);
+	uint64_t seen = l->ev_calls + l->ev_circuit;
+	uint64_t results = results_on_record(l);
+	bool calls_ok = calls == l->ev_calls &&
+	                (l->discarded ? seen >= l->decide : seen == l->decide);
+	bool results_ok =
+	        l->discarded ? results >= l->decide : results == l->decide;
+	if (!calls_ok)
+		snprintf(why, n,
+		         "link %s: %llu calls, merge events %llu + %llu "
+		         "skipped, Decide %llu",
+		         l->st->name, (unsigned long long)calls,
+		         (unsigned long long)l->ev_calls,
+		         (unsigned long long)l->ev_circuit,
+		         (unsigned long long)l->decide);
+	else if (!results_ok)
+		snprintf(why, n,
+		         "link %s: %llu results counted (ok or failed open) "
+		         "for %llu Decide calls, expected one each",
+		         l->st->name, (unsigned long long)results,
+		         (unsigned long long)l->decide);
+	return calls_ok && results_ok;
+}

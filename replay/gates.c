@@ -119,12 +119,11 @@ health_list(const ms_replay *r, char *d, size_t n, const char *tail,
 
 /* plugin_health: no link failed open (error, timeout, malformed verdict,
  * open circuit, host error), no merge took a lossless retry or kept
- * oversized traces unevaluated; and the link calls reconcile: each link's
- * own call counter equals the calls the merge events report, and calls
- * plus circuit-open skips equal the Decide calls of the merges (more when
- * a merge discarded an attempt, whose calls no merge reports). The
- * detail lists the events, each kind of a link's failures with its cause
- * where it first shows. */
+ * oversized traces unevaluated; and the link calls reconcile with the
+ * merge events (ms_gate_link_calls_ok: calls, circuit-open skips and one
+ * result per Decide call, so that a failure the chain did not count
+ * shows). The detail lists the events, each kind of a link's failures
+ * with its cause where it first shows. */
 static void
 gate_plugin_health(ms_replay *r, ms_gate_facts *f)
 {
@@ -133,29 +132,28 @@ gate_plugin_health(ms_replay *r, ms_gate_facts *f)
 	if (!ms__replay_links(r, &c, &n))
 		return;
 	bool calls_ok = true;
-	char cw[96] = "";
+	char cw[128] = "";
 	for (size_t i = 0; i < n; i++) {
 		ms_link_stats st;
 		ms_chain_link_stats(c, i, &st);
-		uint64_t ev = r->link_calls_events[i];
-		uint64_t seen = ev + r->link_circuit_events[i];
-		bool ok = st.calls - r->link_calls_superseded[i] == ev &&
-		          (r->attempts_discarded
-		                   ? seen >= r->plugin_calls_events
-		                   : seen == r->plugin_calls_events);
-		if (!ok && calls_ok) {
-			snprintf(
-			        cw, sizeof(cw),
-			        "link %s: %llu calls, merge events %llu + %llu "
-			        "skipped, Decide %llu",
-			        st.name, (unsigned long long)st.calls,
-			        (unsigned long long)ev,
-			        (unsigned long long)r->link_circuit_events[i],
-			        (unsigned long long)r->plugin_calls_events);
+		/* Not on record: what stretches a seek removed counted. */
+		ms_link_stats gone = r->links_gone[i];
+		gone.calls = r->link_calls_superseded[i];
+		const ms_gate_link_calls l = {
+			.st = &st,
+			.gone = &gone,
+			.ev_calls = r->link_calls_events[i],
+			.ev_circuit = r->link_circuit_events[i],
+			.decide = r->plugin_calls_events,
+			.discarded = r->attempts_discarded > 0,
+		};
+		char why[sizeof(cw)];
+		if (!ms_gate_link_calls_ok(&l, why, sizeof(why)) && calls_ok) {
+			memcpy(cw, why, sizeof(cw));
 			calls_ok = false;
 		}
 	}
-	char tail[160];
+	char tail[192];
 	snprintf(tail, sizeof(tail), "; %s%s",
 	         calls_ok ? "link calls reconcile with the merge events" : cw,
 	         r->health_kinds && r->opts.allow_fail_open
@@ -258,6 +256,9 @@ typedef struct {
 	uint64_t wrong[MS__RP_COUNT]; /* the oracle keeps them */
 	uint64_t unknown;             /* not in the fixture */
 	uint64_t total;               /* all dropped traces */
+	/* Dropped at the finalize with rows outside the day: complete
+	 * there, such a trace is one the boundary guard retains. */
+	uint64_t edge;
 } vo_drops;
 
 /* The links of the run's chain that dropped a trace (bit i: link i):
@@ -357,6 +358,52 @@ vo_phase_rows(ms_replay *r, vo_check *chk)
 	          "");
 }
 
+/* The traces evaluated against the links' own counters: a trace is
+ * evaluated when at least one link judged it, and each link counts the
+ * verdicts of its successful calls (kept + dropped, those on record).
+ * So the merges' evaluated traces are at most the links' verdicts summed
+ * and, with every trace handed to the chain once (no attempt discarded,
+ * no trace handed to Decide twice, no merge that failed after its Decide
+ * calls: its event is in no phase's figures), at least the verdicts of
+ * any one link: a batch no link judged (every call failed open) counted as
+ * evaluated shows. */
+static void
+vo_judged_rows(ms_replay *r, vo_check *chk)
+{
+	ms_chain *c;
+	size_t n;
+	if (!ms__replay_links(r, &c, &n))
+		return;
+	uint64_t sum = 0, max = 0;
+	for (size_t i = 0; i < n; i++) {
+		ms_link_stats st;
+		ms_chain_link_stats(c, i, &st);
+		const ms_link_stats *g = &r->links_gone[i];
+		uint64_t v = st.kept + st.dropped - g->kept - g->dropped;
+		sum += v;
+		max = v > max ? v : max;
+	}
+	const ms__recon *R = r->recon;
+	uint64_t ev = R[0].evaluated + R[1].evaluated + R[2].evaluated;
+	bool once = !r->attempts_discarded && !r->decide_dup_traces &&
+	            !r->merges_failed;
+	bool ok = ev <= sum && (!once || ev >= max);
+	recon_row(r, "link verdicts, all links", 0, 0, 0, sum, ev <= sum,
+	          ">= evaluated");
+	recon_row(r, "link verdicts, most of one link", 0, 0, 0, max,
+	          !once || ev >= max,
+	          once ? "<= evaluated"
+	               : "(not compared: traces handed to Decide again or "
+	                 "by a failed merge)");
+	vo_require(chk, ok,
+	           "%llu traces evaluated, the links judged %llu (the most "
+	           "of one link %llu)%s",
+	           (unsigned long long)ev, (unsigned long long)sum,
+	           (unsigned long long)max,
+	           ev > sum ? ": traces no link judged counted as evaluated"
+	                    : "");
+}
+
 /* Every dropped trace against the oracle. */
 static void
 vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
@@ -364,12 +411,18 @@ vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
 	const ms__oracle *o = &r->oracle;
 	const ms__recon *R = r->recon;
 	memset(dr, 0, sizeof(*dr));
-	char ex[120] = "";
+	char ex[120] = "", edge_ex[160] = "";
 	uint16_t dropping = o->unjudged ? dropping_links(r) : 0;
 	for (size_t i = 0; i < r->dropped.n; i++) {
 		const ms__drop_ent *d = &r->dropped.ent[i];
 		const ms__oracle_ent *e = ms__oracle_find(o, d->tid, d->len);
 		unsigned p = d->phase < MS__RP_COUNT ? d->phase : 0;
+		if (e && e->edge && p == MS__RP_FINALIZE && !dr->edge++)
+			snprintf(edge_ex, sizeof(edge_ex),
+			         "trace %.*s has rows outside the day and was "
+			         "dropped at the finalize (the boundary guard "
+			         "retains it)",
+			         (int)d->len, (const char *)d->tid);
 		if (e && !e->keep) {
 			dr->agree[p]++;
 			continue;
@@ -412,8 +465,11 @@ vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
 	          wrong[0] + wrong[1] + wrong[2] == 0, "= 0");
 	recon_row(r, "dropped, not in the fixture", 0, 0, 0, dr->unknown,
 	          dr->unknown == 0, "= 0");
+	recon_row(r, "dropped past the day's edge", 0, 0, dr->edge, dr->edge,
+	          dr->edge == 0, "= 0 at the finalize (guard-retained)");
 	vo_require(chk, wrong[0] + wrong[1] + wrong[2] + dr->unknown == 0, "%s",
 	           ex);
+	vo_require(chk, dr->edge == 0, "%s", edge_ex);
 	vo_require(chk, agree_ok,
 	           "dropped traces the oracle drops or could not judge "
 	           "%llu/%llu/%llu, merges report %llu/%llu/%llu",
@@ -549,6 +605,7 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	vo_check chk = { .ok = true, .bad = "" };
 	vo_drops dr;
 	vo_phase_rows(r, &chk);
+	vo_judged_rows(r, &chk);
 	vo_drop_rows(r, &chk, &dr);
 	vo_final_rows(r, &chk, &dr, final_traces, have_final);
 	vo_finalize_rows(r, &chk, &dr);

@@ -12,6 +12,7 @@
 #ifndef MS_GATES_H
 #define MS_GATES_H
 
+#include "ms_chain.h"
 #include "ms_ledger.h"
 #include "ms_replay_events.h"
 #include "ms_sampling.h"
@@ -130,6 +131,28 @@ bool ms_gate_merge_hot_decide(const ms_ev_merge *m);
  * reason other than none with executed (or none without) (the gate
  * one_classification). */
 bool ms_gate_merge_bad_class(const ms_ev_merge *m);
+
+/* One link's counters as plugin_health reconciles them with the merge
+ * events: the chain's own (st), what of them stretches a seek removed
+ * counted (gone: not on record), and what the merge events on record
+ * report. */
+typedef struct ms_gate_link_calls {
+	const ms_link_stats *st;
+	const ms_link_stats *gone;
+	uint64_t ev_calls;   /* link calls the merge events report */
+	uint64_t ev_circuit; /* circuit-open skips they report */
+	uint64_t decide;     /* Decide calls of the merges */
+	bool discarded;      /* a merge discarded an attempt (its calls are
+	                      * in no merge's figures) */
+} ms_gate_link_calls;
+/* Do the link's calls reconcile? Its call counter equals the calls the
+ * merge events report; calls plus circuit-open skips equal the merges'
+ * Decide calls; and every Decide call left exactly one result for the
+ * link (ok or a fail-open kind), so its results add up to the Decide
+ * calls too: a failure the chain did not count is one result short.
+ * With discarded, "equal the Decide calls" reads "at least". When not,
+ * why (n bytes) says which figures differ. */
+bool ms_gate_link_calls_ok(const ms_gate_link_calls *l, char *why, size_t n);
 
 /* A plugin-health event as the rule below reads it: its link, its kind
  * and its cause ("" when none). */

@@ -66,6 +66,7 @@ typedef struct ofrag {
 	uint32_t seq;       /* read order: a stable sort within a trace */
 	uint32_t first, nrows;
 	uint8_t tid_len;
+	bool edge;       /* rows before the day's start or past its end */
 	uint64_t lo, hi; /* the block's key (ms__block_key) */
 } ofrag;
 
@@ -135,6 +136,7 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 {
 	ms_errbuf eb = { { 0 } };
 	int rc = 0;
+	const ms_fixture_info *info = ms_fixture_get_info(fx);
 	reserve_day(fx, rd);
 	for (size_t i = 0; i < ms_fixture_nslots(fx) && !rc; i++) {
 		if (cancelled(cancel)) {
@@ -197,6 +199,8 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 				break;
 			}
 			f->tid_len = (uint8_t)bi->trace_id_len;
+			f->edge = bi->min_ts < info->day_start_ns ||
+			          bi->max_ts > info->day_end_ns;
 			f->seq = (uint32_t)rd->nf++;
 			f->first = (uint32_t)rd->nc;
 			f->nrows = bi->nrows;
@@ -474,6 +478,7 @@ build_table(ms__oracle *o, const oread *rd, const uint8_t *keep,
 		en->failed = keep[t] ? failed[t] : 0;
 		for (size_t x = i; x < e; x++, j++) {
 			en->rows += rd->f[x].nrows;
+			en->edge = en->edge || rd->f[x].edge;
 			o->frags[j] = (ms__oracle_frag){ rd->f[x].lo,
 				                         rd->f[x].hi };
 		}
@@ -774,7 +779,7 @@ ms__oracle_find(const ms__oracle *o, const uint8_t *tid, uint32_t len)
  *   24      nent * 32   entries, in key order: key_lo u64, key_hi u64,
  *                       rows u32, frag0 u32, nfrags u32, keep u8 (0 or
  *                       1), failed u16 (the links that failed open on
- *                       it), one zero byte
+ *                       it), edge u8 (0 or 1)
  *   ...     nfrags * 16 blocks: lo u64, hi u64
  *   ...     8           XXH3-64 (seed 0) of every byte before it
  *
@@ -799,6 +804,7 @@ put_ent(uint8_t *p, const ms__oracle_ent *e)
 	p[28] = e->keep ? 1 : 0;
 	p[29] = (uint8_t)e->failed;
 	p[30] = (uint8_t)(e->failed >> 8);
+	p[31] = e->edge ? 1 : 0;
 }
 
 static void
@@ -944,6 +950,7 @@ read_table(ms__oracle *o, int fd, uint64_t size)
 				e->keep = buf[k + 28] != 0;
 				e->failed = (uint16_t)(buf[k + 29] |
 				                       buf[k + 30] << 8);
+				e->edge = buf[k + 31] != 0;
 				k += SPILL_ENT;
 			} else {
 				ms__oracle_frag *g = &o->frags[f++];

@@ -343,6 +343,10 @@ typedef struct ms__oracle_ent {
 	uint32_t rows;
 	uint32_t frag0, nfrags; /* its blocks in ms__oracle.frags */
 	bool keep;
+	/* Rows outside the fixture's day: the boundary guard of the
+	 * fragment-gap contract must retain it once it is complete (the
+	 * segment is the day with the grace on both sides). */
+	bool edge;
 	/* A kept trace's links that failed open on its smallest batch (bit
 	 * i: link i; ms_chain_evaluate_rows): those links did not judge it,
 	 * so the keep is only the other links'. 0 when every link judged

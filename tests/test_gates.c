@@ -123,6 +123,55 @@ test_idle_detail_keeps_cause(void **state)
 
 /* ---- plugin_health ---------------------------------------------------- */
 
+/* A link's counters fed to plugin_health's reconciliation: 10 Decide
+ * calls, 8 ok and 2 bad values, reconcile; a chain that did not count
+ * one of the bad values (its calls still counted) does not, although no
+ * other figure differs, and the gate names the link and both counts. A
+ * seek's removed stretch is taken off before comparing, and a discarded
+ * attempt allows more results than the merges' Decide calls, not fewer. */
+static void
+test_plugin_health_counts_every_result(void **state)
+{
+	(void)state;
+	ms_link_stats st, gone;
+	memset(&st, 0, sizeof(st));
+	memset(&gone, 0, sizeof(gone));
+	snprintf(st.name, sizeof(st.name), "tp_badval");
+	st.calls = 10;
+	st.results[MS_LINK_OK] = 8;
+	st.results[MS_LINK_BAD_VALUE] = 2;
+	ms_gate_link_calls l = {
+		.st = &st, .gone = &gone, .ev_calls = 10, .decide = 10
+	};
+	char why[160] = "";
+	assert_true(ms_gate_link_calls_ok(&l, why, sizeof(why)));
+
+	st.results[MS_LINK_BAD_VALUE] = 1; /* one failure not counted */
+	assert_false(ms_gate_link_calls_ok(&l, why, sizeof(why)));
+	assert_string_equal(why, "link tp_badval: 9 results counted (ok or "
+	                         "failed open) for 10 Decide calls, expected "
+	                         "one each");
+
+	/* A stretch a seek removed: 4 calls, 4 results, none on record. */
+	st.results[MS_LINK_BAD_VALUE] = 2;
+	st.calls += 4;
+	st.results[MS_LINK_OK] += 4;
+	gone.calls = 4;
+	gone.results[MS_LINK_OK] = 4;
+	assert_true(ms_gate_link_calls_ok(&l, why, sizeof(why)));
+
+	/* A discarded attempt's calls are in no merge's figures. */
+	l.discarded = true;
+	l.decide = 9;
+	l.ev_calls = 10;
+	assert_true(ms_gate_link_calls_ok(&l, why, sizeof(why)));
+	/* One skip more than results: a result missing all the same. */
+	l.ev_circuit = 1;
+	l.decide = 11;
+	assert_false(ms_gate_link_calls_ok(&l, why, sizeof(why)));
+	assert_non_null(strstr(why, "10 results counted"));
+}
+
 /* A plugin directory holding skywalking and the misbehaving test plugins
  * (the chain spec names plugins of one directory). */
 static const char *
@@ -1261,6 +1310,64 @@ oracle_mismatch(rt_run *run, const char *name, const char *oracle_spec,
 	ms_replay_close(r);
 }
 
+/* The run's engine told of a segment a day wider than the fixture's day
+ * on both sides: its boundary guard finds no trace near an edge, so the
+ * finalize drops the traces with rows outside the day that it must
+ * retain (their fragments could lie beyond the edge). Every drop is one
+ * the oracle makes and the output matches what was dropped, but
+ * verdict_oracle fails, naming such a trace, and its table row fails. */
+static int
+open_wide_segment(const void *arg, ms_engine **out, const ms_engine_opts *o,
+                  ms_errbuf *eb)
+{
+	(void)arg;
+	ms_engine_opts w = *o;
+	const int64_t day = 24 * 3600 * (int64_t)1000000000;
+	assert_true(w.segment_min_ns != 0 || w.segment_max_ns != 0);
+	w.segment_min_ns -= day;
+	w.segment_max_ns += day;
+	return ms_engine_open(out, &w, eb);
+}
+
+/* The run set up in run (rt_opts and more) with its engine opened by
+ * engine_open, finished. */
+static ms_replay *
+run_engine_opened(rt_run *run,
+                  int (*engine_open)(const void *, ms_engine **,
+                                     const ms_engine_opts *, ms_errbuf *))
+{
+	run->t.engine_open = engine_open;
+	ms_replay *r = rt_start(run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	return r;
+}
+
+static void
+test_gate_oracle_edge_drop(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "edge-drop", "skywalking");
+	ms_replay *r = run_engine_opened(&run, open_wide_segment);
+	assert_gate_fails(r, "verdict_oracle",
+	                  "has rows outside the day and was dropped at the "
+	                  "finalize");
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(g[i].name, "verdict_oracle"))
+			assert_true(g[i].pass);
+	ms_replay_close(r);
+	char *buf = et_report(run.db, ms_report_text, NULL);
+	const char *row = strstr(buf, "  dropped past the day's edge");
+	assert_non_null(row);
+	const char *eol = strchr(row, '\n');
+	assert_non_null(eol);
+	assert_non_null(memmem(row, (size_t)(eol - row), "FAIL", 4));
+	free(buf);
+}
+
 /* A slow oracle (its thread held back 4 s, as on a busy machine): the
  * day's clock starts only once the oracle's thread has ended, so the
  * day-sized arrays it holds while it runs are never live beside the
@@ -1619,6 +1726,65 @@ test_fail_open_gates_hold(void **state)
 	}
 }
 
+/* The run's own engine event callback, behind evaluated_all. */
+static void (*fwd_event)(void *arg, const ms_engine_event *ev);
+static void *fwd_arg;
+
+/* Each merge result reports every trace it staged as evaluated, as a
+ * merge that counted a batch every link failed open on would. */
+static void
+evaluated_all(void *arg, const ms_engine_event *ev)
+{
+	(void)arg;
+	if (!ev->result) {
+		fwd_event(fwd_arg, ev);
+		return;
+	}
+	static ms_merge_result res;
+	res = *ev->result;
+	ms_merge_sampling *s = &res.sampling;
+	s->traces_evaluated =
+	        s->traces_kept + s->traces_dropped + s->traces_deferred;
+	ms_engine_event e = *ev;
+	e.result = &res;
+	fwd_event(fwd_arg, &e);
+}
+
+static int
+open_evaluated_all(const void *arg, ms_engine **out, const ms_engine_opts *o,
+                   ms_errbuf *eb)
+{
+	(void)arg;
+	ms_engine_opts w = *o;
+	fwd_event = o->event;
+	fwd_arg = o->event_arg;
+	w.event = evaluated_all;
+	w.event_arg = NULL;
+	return ms_engine_open(out, &w, eb);
+}
+
+/* A link that fails open on every call (--allow-fail-open), and merges
+ * that count the traces no link judged as evaluated: every other count
+ * holds (kept + dropped + deferred = evaluated), but the links' own
+ * verdicts number none, and verdict_oracle fails saying so. Serial: one
+ * merge's event at a time through the static copy. */
+static void
+test_gate_evaluated_unjudged(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "unjudged", "tp_fail");
+	run.o.plugin_dir = health_plugin_dir();
+	run.o.allow_fail_open = true;
+	run.o.serial = true;
+	ms_replay *r = run_engine_opened(&run, open_evaluated_all);
+	assert_gate_fails(r, "verdict_oracle",
+	                  "4000 traces evaluated, the links judged 0 (the "
+	                  "most of one link 0): traces no link judged "
+	                  "counted as evaluated");
+	ms_replay_close(r);
+}
+
 /* A link that drops traces and fails only on some calls. On calls of
  * 4,000 traces or more: the oracle's one batch of the smoke day's 4,000
  * traces fails, the merges' calls (smaller under the trace grace policy)
@@ -1702,6 +1868,7 @@ main(void)
 		cmocka_unit_test(test_ledgers_detail_names_kind),
 		cmocka_unit_test(test_idle_detail_keeps_cause),
 		cmocka_unit_test(test_plugin_health_clean),
+		cmocka_unit_test(test_plugin_health_counts_every_result),
 		cmocka_unit_test(test_plugin_health_bad_verdict),
 		cmocka_unit_test(test_plugin_health_names_cause),
 		cmocka_unit_test(test_plugin_health_timeout_circuit),
@@ -1727,11 +1894,13 @@ main(void)
 		cmocka_unit_test(test_gate_changed_publication_core),
 		cmocka_unit_test(test_gate_changed_publication_index),
 		cmocka_unit_test(test_gate_oracle_wrong_drop),
+		cmocka_unit_test(test_gate_oracle_edge_drop),
 		cmocka_unit_test(test_gate_oracle_unexplained_survivor),
 		cmocka_unit_test(test_gate_liar_verdicts),
 		cmocka_unit_test(test_gate_failed_merge_link_calls),
 		cmocka_unit_test(test_gate_liar_writes_batch),
 		cmocka_unit_test(test_fail_open_gates_hold),
+		cmocka_unit_test(test_gate_evaluated_unjudged),
 		cmocka_unit_test(test_fail_open_some_calls),
 		cmocka_unit_test(test_fail_open_gates_still_fail),
 	};

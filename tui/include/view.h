@@ -42,7 +42,7 @@
 #define MS_VIEW_EVENT_INPUTS 32
 #define MS_VIEW_EVENT_BATCHES 8 /* batches shown per merge */
 #define MS_VIEW_MAX_GATES 48
-#define MS_VIEW_MAX_RECON 40 /* the replay records 29 or 30 */
+#define MS_VIEW_MAX_RECON 40 /* the replay records 31 to 33 */
 
 /* What the replay is doing. */
 enum ms_tui_state {
