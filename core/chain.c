@@ -71,6 +71,7 @@
 #include "ms_chain.h"
 #include "ms_clock.h"
 #include "ms_enum.h"
+#include "ms_limits.h"
 #include "ms_rusage.h"
 #include "ms_thread.h"
 #include "pipeline_int.h"
@@ -220,6 +221,7 @@ struct ms_chain {
 	enum ms_plugin_host_mode host_mode;
 	char *host_exe;
 	size_t host_exe_size;
+	uint64_t host_mem_max; /* ms_chain_opts.host_mem_max, resolved */
 	abandon_ctl *ctl;
 	pthread_mutex_t mu; /* serializes decide and stats reads */
 };
@@ -580,6 +582,12 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 			c->host_exe_size = 0;
 			ms_chain_close(c);
 			return nomem(eb, "the host executable's path", want);
+		}
+		c->host_mem_max = opts->host_mem_max;
+		if (!c->host_mem_max) {
+			ms_limits lim;
+			ms_limits_detect(&lim, NULL, NULL);
+			c->host_mem_max = lim.mem / 4;
 		}
 	}
 	c->ctl = abandon_ctl_new();
@@ -1115,8 +1123,10 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		enum ms__phost_result how;
 		relay_slot *slot = &c->relay->slot[(size_t)(l - c->links)];
 		ms__phost_log hl = { relay_line, relay_lost, slot, l->st.name };
+		ms__phost_start_opts so = { c->open_timeout_ns, c->host_mem_max,
+			                    &hl };
 		if (ms__phost_start(&l->host, c->host_exe, l->path, l->config,
-		                    c->open_timeout_ns, &hl, &how, &eb)) {
+		                    &so, &how, &eb)) {
 			enum ms_link_result r =
 			        how == MS__PHOST_TIMEOUT   ? MS_LINK_TIMEOUT
 			        : how == MS__PHOST_CRASHED ? MS_LINK_CRASHED
@@ -1150,8 +1160,10 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		       ph, (double)c->timeout_ns / 1e6, n);
 		return MS_LINK_TIMEOUT;
 	case MS__PHOST_CRASHED:
-		record(l, MS_LINK_CRASHED, "plugin host %s in %s on %zu traces",
-		       why, ph, n);
+		record(l, MS_LINK_CRASHED,
+		       "plugin host %s in %s on %zu traces (its host lets "
+		       "it allocate %.0f MiB)",
+		       why, ph, n, (double)c->host_mem_max / 1048576.0);
 		return MS_LINK_CRASHED;
 	case MS__PHOST_ERROR:
 		record(l, MS_LINK_HOST_ERROR, "plugin host: %s", why);
@@ -1161,7 +1173,16 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	case MS__PHOST_OK:
 		break;
 	}
-	return check_verdicts(l, ret, n);
+	enum ms_link_result res = check_verdicts(l, ret, n);
+	if (res == MS_LINK_ERROR) {
+		/* A plugin refused memory over its host's cap often says
+		 * no more than that it failed. */
+		size_t k = strlen(l->st.last_fail);
+		snprintf(l->st.last_fail + k, sizeof(l->st.last_fail) - k,
+		         " (its host lets it allocate %.0f MiB)",
+		         (double)c->host_mem_max / 1048576.0);
+	}
+	return res;
 }
 
 static int chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep,

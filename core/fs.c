@@ -60,6 +60,10 @@ ms_fs_mkdir_p(const char *path, mode_t mode, ms_errbuf *eb)
 	return 0;
 }
 
+/* How many times rm_walk walks a directory again whose rmdir found new
+ * entries in it. */
+#define RM_REWALKS 8
+
 /* One removal: the path being worked on (extended and cut back in place
  * as the walk descends) and the first failure. */
 struct rm {
@@ -104,28 +108,39 @@ rm_walk(struct rm *r, size_t len, int depth)
 		rm_fail(r, MS_ERR_RANGE, ELOOP);
 		return;
 	}
-	DIR *d = opendir(r->path);
-	if (!d) {
-		rm_errno(r);
-		return;
-	}
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		size_t k = strlen(de->d_name);
-		if (len + 1 + k >= sizeof(r->path)) {
-			rm_fail(r, MS_ERR_RANGE, ENAMETOOLONG);
-			continue;
+	/* Entries created while the directory is walked (a writer still at
+	 * work in it, such as the other threads of a process that is dying
+	 * while its scratch shard is removed) fail its rmdir with ENOTEMPTY:
+	 * it is walked again, RM_REWALKS times at most. */
+	for (int pass = 0;; pass++) {
+		DIR *d = opendir(r->path);
+		if (!d) {
+			rm_errno(r);
+			return;
 		}
-		r->path[len] = '/';
-		memcpy(r->path + len + 1, de->d_name, k + 1);
-		rm_walk(r, len + 1 + k, depth + 1);
-		r->path[len] = '\0';
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") ||
+			    !strcmp(de->d_name, ".."))
+				continue;
+			size_t k = strlen(de->d_name);
+			if (len + 1 + k >= sizeof(r->path)) {
+				rm_fail(r, MS_ERR_RANGE, ENAMETOOLONG);
+				continue;
+			}
+			r->path[len] = '/';
+			memcpy(r->path + len + 1, de->d_name, k + 1);
+			rm_walk(r, len + 1 + k, depth + 1);
+			r->path[len] = '\0';
+		}
+		closedir(d);
+		if (rmdir(r->path) == 0)
+			return;
+		if (errno != ENOTEMPTY || r->rc || pass == RM_REWALKS) {
+			rm_errno(r);
+			return;
+		}
 	}
-	closedir(d);
-	if (rmdir(r->path) != 0)
-		rm_errno(r);
 }
 
 int

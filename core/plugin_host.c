@@ -39,6 +39,10 @@
  *     channel, and a plugin that logs in a loop loses its later lines,
  *     not its first. The parent passes lines on while it waits for an
  *     answer (recv_rep).
+ *  6. A host is the kernel's first choice when memory runs out, and its
+ *     plugin may allocate only the chain's host_mem_max beyond what the
+ *     host held once started (host_limit_memory): a leak fails in the
+ *     host, not in the workbench's cgroup.
  *
  * Region layout (native byte order, every array 8-byte aligned, offsets
  * from the region's start): a wire_hdr, then the arrays the batch's
@@ -58,6 +62,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -68,6 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -543,10 +549,11 @@ ms__phost_free(ms__phost *h)
 
 int
 ms__phost_start(ms__phost **out, const char *exe, const char *path,
-                const char *config, uint64_t timeout_ns,
-                const ms__phost_log *log, enum ms__phost_result *how,
-                ms_errbuf *eb)
+                const char *config, const ms__phost_start_opts *o,
+                enum ms__phost_result *how, ms_errbuf *eb)
 {
+	const uint64_t timeout_ns = o->timeout_ns;
+	const ms__phost_log *log = o->log;
 	*out = NULL;
 	enum ms__phost_result ignored;
 	if (!how)
@@ -575,8 +582,12 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, sv[1], HOST_FD);
-	char *argv[] = { (char *)exe, (char *)"__plugin-host", (char *)path,
-		         (char *)(config ? config : ""), NULL };
+	char mem_max[24];
+	snprintf(mem_max, sizeof(mem_max), "%llu",
+	         (unsigned long long)o->mem_max);
+	char *argv[] = { (char *)exe,  (char *)"__plugin-host",
+		         (char *)path, (char *)(config ? config : ""),
+		         mem_max,      NULL };
 	int rc = posix_spawn(&h->pid, exe, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(sv[1]);
@@ -1016,11 +1027,47 @@ host_watch(void *arg)
 	}
 }
 
+/* The host, not the workbench, is what the kernel kills first when
+ * memory runs out (raising one's own oom_score_adj needs no privilege),
+ * and its plugin may map at most max bytes more than the host holds now
+ * (VmData, which counts a sanitizer's shadow already mapped): a leaking
+ * plugin's malloc fails in its own process before the run's memory is
+ * gone. Best effort: a host that cannot do either still serves. */
+static void
+host_limit_memory(uint64_t max)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!write(fd, "1000", 4);
+		close(fd);
+	}
+	if (!max)
+		return;
+	uint64_t data_kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmData: %" SCNu64, &data_kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	uint64_t lim = data_kb * 1024 + max;
+	if (lim < max) /* wrapped */
+		return;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_DATA, &rl) == 0 &&
+	    (rl.rlim_cur == RLIM_INFINITY || lim < rl.rlim_cur)) {
+		rl.rlim_cur = (rlim_t)lim;
+		(void)setrlimit(RLIMIT_DATA, &rl);
+	}
+}
+
 int
 ms_plugin_host_main(int argc, char **argv)
 {
 	if (argc < 4)
 		return 64;
+	host_limit_memory(argc > 4 ? strtoull(argv[4], NULL, 10) : 0);
 	static int sock = HOST_FD;
 	atomic_store(&host_in_plugin, true);
 	pthread_t watcher;

@@ -46,16 +46,25 @@ typedef struct ms__phost_log {
 	const char *plugin;
 } ms__phost_log;
 
+typedef struct ms__phost_start_opts {
+	uint64_t timeout_ns; /* bounds the start: load, open(), stats() */
+	/* What the plugin may map beyond what the host holds once it runs
+	 * (RLIMIT_DATA set to that much more); 0 = no cap. */
+	uint64_t mem_max;
+	const ms__phost_log *log; /* NULL ok */
+} ms__phost_start_opts;
+
 /* Spawn exe as a plugin host for the .so at path with config and wait (up
- * to timeout_ns) until it has loaded and opened the plugin and read its
+ * to o->timeout_ns) until it has loaded and opened the plugin and read its
  * counters. *how (NULL ok) gets OK, or how it failed: TIMEOUT (no answer
  * in time: killed; MS_ERR_TIMEOUT), CRASHED (it died) or ERROR (the load
  * failed, or no host could be started). The message names the part of
- * the plugin the host was running (its load, open(), stats()). */
+ * the plugin the host was running (its load, open(), stats()). The host
+ * makes itself the kernel's first choice when memory runs out
+ * (oom_score_adj 1000) before it loads the plugin. */
 int ms__phost_start(ms__phost **out, const char *exe, const char *path,
-                    const char *config, uint64_t timeout_ns,
-                    const ms__phost_log *log, enum ms__phost_result *how,
-                    ms_errbuf *eb);
+                    const char *config, const ms__phost_start_opts *o,
+                    enum ms__phost_result *how, ms_errbuf *eb);
 /* What of the plugin h ran last or was running when a call ended
  * (TIMEOUT, CRASHED): "Decide" or "stats()" after a call. Static. */
 const char *ms__phost_phase(const ms__phost *h);

@@ -1273,6 +1273,7 @@ test_process_crash_names_the_callback(void **st)
 	(void)st;
 	char path[512];
 	path_of(path, sizeof(path), "tp_cbcrash");
+	const ms__phost_start_opts so = { 10 * 1000000000ull, 0, NULL };
 	static const struct {
 		const char *where, *want;
 	} starts[] = {
@@ -1285,8 +1286,7 @@ test_process_crash_names_the_callback(void **st)
 		ms_errbuf eb = { "" };
 		assert_int_not_equal(
 		        ms__phost_start(&h, MS_BINARY_DIR "/tui/mergescope",
-		                        path, starts[i].where,
-		                        10 * 1000000000ull, NULL, &how, &eb),
+		                        path, starts[i].where, &so, &how, &eb),
 		        0);
 		assert_null(h);
 		assert_int_equal(how, MS__PHOST_CRASHED);
@@ -1297,8 +1297,7 @@ test_process_crash_names_the_callback(void **st)
 	ms__phost *h = NULL;
 	ms_errbuf eb = { "" };
 	assert_int_equal(ms__phost_start(&h, MS_BINARY_DIR "/tui/mergescope",
-	                                 path, "close", 10 * 1000000000ull,
-	                                 NULL, NULL, &eb),
+	                                 path, "close", &so, NULL, &eb),
 	                 0);
 	char why[200] = "";
 	assert_true(ms__phost_stop(h, 10 * 1000000000ull, why, sizeof(why)));
@@ -1308,8 +1307,7 @@ test_process_crash_names_the_callback(void **st)
 	/* A host whose close() never returns is killed after the grace. */
 	path_of(path, sizeof(path), "tp_closehang");
 	assert_int_equal(ms__phost_start(&h, MS_BINARY_DIR "/tui/mergescope",
-	                                 path, "", 10 * 1000000000ull, NULL,
-	                                 NULL, &eb),
+	                                 path, "", &so, NULL, &eb),
 	                 0);
 	assert_true(ms__phost_stop(h, 200 * 1000000ull, why, sizeof(why)));
 	assert_non_null(strstr(why, "close() did not return within 0.200 s"));
@@ -1360,6 +1358,58 @@ ended(pid_t pid)
 	buf[n] = '\0';
 	const char *rp = strrchr(buf, ')');
 	return !rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X';
+}
+
+/* A plugin host volunteers as the kernel's first victim when memory runs
+ * out, and its plugin may map only host_mem_max more than the host held
+ * at its start: a plugin that leaks or asks for more is refused it in its
+ * own process and fails open, and the workbench's memory is never its to
+ * take. Before, the host took what it asked for (a leaking plugin in a
+ * run's cgroup had the OOM killer take the workbench too). */
+static void
+test_process_host_memory_capped(void **st)
+{
+	(void)st;
+	char cfg0[64];
+	/* tp_hog: 128 MiB per call; the marker finds its host. */
+	snprintf(cfg0, sizeof(cfg0), "128 hog-%ld", (long)getpid());
+	fx f;
+	ms_chain_link_spec link = { f.paths[0], cfg0 };
+	path_of(f.paths[0], sizeof(f.paths[0]), "tp_hog");
+	ms_mem_init(&f.mem, NULL);
+	ms_chain_opts o = { .mem = &f.mem,
+		            .host_mode = MS_PLUGIN_HOST_PROCESS,
+		            .host_exe = MS_BINARY_DIR "/tui/mergescope",
+		            .host_mem_max = 32u << 20 };
+	ms_errbuf eb;
+	if (ms_chain_open(&f.c, &link, 1, &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	make_rows(&f.rows);
+	assert_int_equal(ms_batch_from_rows(&f.b, &f.mem, MS_PROJ_ALL,
+	                                    f.rows.rows, NT * 2, &eb),
+	                 0);
+	ms_chain_call call;
+	assert_int_equal(decide_kept(&f, &call), NT); /* failed open */
+	assert_int_equal(call.links_failed, 1);
+	ms_link_stats ls = link_stats(&f, 0);
+	if (ls.last_result == MS_LINK_OK)
+		fail_msg("a 128 MiB Decide ran in a host capped at 32 MiB");
+	if (!strstr(ls.last_fail, "its host lets it allocate 32 MiB"))
+		fail_msg("the cap is not named: \"%s\"", ls.last_fail);
+	/* A plugin's error leaves its host serving (a sanitizer's allocator
+	 * ends it instead: then there is none to look at). */
+	pid_t host = host_with(cfg0 + 4);
+	if (host > 0) {
+		char path[64], adj[16] = "";
+		snprintf(path, sizeof(path), "/proc/%ld/oom_score_adj",
+		         (long)host);
+		FILE *fp = fopen(path, "r");
+		assert_non_null(fp);
+		assert_non_null(fgets(adj, sizeof(adj), fp));
+		fclose(fp);
+		assert_int_equal(atoi(adj), 1000);
+	}
+	close_chain(&f);
 }
 
 /* The workbench of test_process_host_ends_with_workbench: this test
@@ -1612,6 +1662,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_process_abort_fails_open),
 		cmocka_unit_test(test_process_exit_fails_open),
 		cmocka_unit_test(test_process_crashes_open_the_circuit),
+		cmocka_unit_test(test_process_host_memory_capped),
 		cmocka_unit_test(test_process_loop_times_out),
 		cmocka_unit_test(test_process_garbled_channel_is_bounded),
 		cmocka_unit_test(

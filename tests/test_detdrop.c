@@ -39,7 +39,8 @@ static ms_chain *
 open_dd(const char *config, logcap *lc)
 {
 	ms_chain_link_spec l = { dd_path, config };
-	ms_chain_opts o = { NULL, 0, 0, lc ? cap_log : NULL, lc, 0, 0, NULL, 0 };
+	ms_chain_opts o = { NULL, 0, 0, lc ? cap_log : NULL, lc, 0, 0,
+		            NULL, 0, 0 };
 	ms_chain *c;
 	ms_errbuf eb;
 	if (ms_chain_open(&c, &l, 1, &o, &eb))

@@ -128,6 +128,49 @@ test_rm_tree_removes_everything(void **state)
 	assert_false(exists(outside));
 }
 
+/* rmdir, and for the directory named by late_dir (once) a file created
+ * in it just before: what a writer still working in a tree being removed
+ * does (the other threads of a process dying of a plugin's crash, while
+ * its watcher removes the scratch shard). */
+int __real_rmdir(const char *path);
+int __wrap_rmdir(const char *path);
+static char late_dir[4300];
+static int late_files;
+
+int
+__wrap_rmdir(const char *path)
+{
+	if (late_dir[0] && !strcmp(path, late_dir) && late_files < 1) {
+		char p[4400];
+		snprintf(p, sizeof(p), "%s/late-%d", path, late_files++);
+		touch(p);
+	}
+	return __real_rmdir(path);
+}
+
+/* An entry created in a directory while rm_tree walks it is removed too:
+ * the directory is walked again. Before, the removal stopped with
+ * "Directory not empty" and left the tree (a crash's watcher said so
+ * about the scratch shard in one run of two). */
+static void
+test_rm_tree_removes_entries_created_meanwhile(void **state)
+{
+	(void)state;
+	char root[4200], p[4300];
+	snprintf(root, sizeof(root), "%s/busy", base);
+	snprintf(late_dir, sizeof(late_dir), "%s/parts", root);
+	assert_int_equal(ms_fs_mkdir_p(late_dir, 0755, NULL), 0);
+	snprintf(p, sizeof(p), "%s/parts/a", root);
+	touch(p);
+	ms_errbuf eb = { "" };
+	int rc = ms_fs_rm_tree(root, &eb);
+	late_dir[0] = '\0';
+	if (rc)
+		fail_msg("rm_tree: %s", eb.msg);
+	assert_int_equal(late_files, 1);
+	assert_false(exists(root));
+}
+
 static void
 test_rm_tree_stops_at_the_depth_limit(void **state)
 {
@@ -269,6 +312,8 @@ main(void)
 		cmocka_unit_test(test_mkdir_p_creates_every_level),
 		cmocka_unit_test(test_mkdir_p_names_the_blocking_file),
 		cmocka_unit_test(test_rm_tree_removes_everything),
+		cmocka_unit_test(
+		        test_rm_tree_removes_entries_created_meanwhile),
 		cmocka_unit_test(test_rm_tree_stops_at_the_depth_limit),
 		cmocka_unit_test(test_parent),
 		cmocka_unit_test(test_fsync_dir),

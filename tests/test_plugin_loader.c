@@ -461,7 +461,7 @@ test_chain_open_names_failing_link(void **st)
 	ms_errbuf eb;
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
-	ms_chain_opts o = { &mem, 0, 0, NULL, NULL, 0, 0, NULL, 0 };
+	ms_chain_opts o = { &mem, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0 };
 	assert_int_equal(ms_chain_open(&c, links, 2, &o, &eb), MS_ERR_PLUGIN);
 	assert_null(c);
 	assert_non_null(strstr(eb.msg, "chain link 2"));

@@ -185,7 +185,7 @@ fx_open(fx *f, const char *plugin, const char *config)
 		snprintf(f->path, sizeof(f->path), "%s/%s.so", MS_PLUGIN_DIR,
 		         plugin);
 	ms_chain_link_spec l = { f->path, config };
-	ms_chain_opts co = { &f->mem, 0, 0, NULL, NULL, 0, 0, NULL, 0 };
+	ms_chain_opts co = { &f->mem, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0 };
 	ms_errbuf eb;
 	if (ms_chain_open(&f->c, &l, 1, &co, &eb))
 		fail_msg("%s", eb.msg);
@@ -797,7 +797,9 @@ test_batches_reuse_buffers_unless_abandoned(void **st)
 	 * is per call, so calls 2 and 4 must finish within it on a loaded
 	 * machine too (20 ms was once too little). */
 	ms_chain_link_spec l = { f.path, "1500/2" };
-	ms_chain_opts co = { &f.mem, 250000000, 10, NULL, NULL, 0, 0, NULL, 0 };
+	ms_chain_opts co = {
+		&f.mem, 250000000, 10, NULL, NULL, 0, 0, NULL, 0, 0
+	};
 	ms_errbuf eb;
 	if (ms_chain_open(&f.c, &l, 1, &co, &eb))
 		fail_msg("%s", eb.msg);

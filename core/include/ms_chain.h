@@ -137,6 +137,14 @@ typedef struct ms_chain_opts {
 	 * stats() (ms_chain_link_plugin_stats) and, in process mode, the
 	 * start of a host (load, open(), the first stats()). */
 	uint64_t open_timeout_ns;
+	/* Process mode: how much memory (bytes) each host's plugin may map
+	 * beyond what the host holds once started (its RLIMIT_DATA); a
+	 * plugin that asks for more is refused it (its malloc fails). 0 = a
+	 * quarter of the memory ms_limits_detect finds (the cgroup the
+	 * chain is opened in, else the machine). Hosts also volunteer as
+	 * the kernel's first victim when memory runs out (oom_score_adj
+	 * 1000), so a leaking plugin is the one killed, not the workbench. */
+	uint64_t host_mem_max;
 } ms_chain_opts;
 
 typedef struct ms_chain ms_chain;

@@ -39,7 +39,9 @@ int ms_fs_mkdir_p(const char *path, mode_t mode, ms_errbuf *eb);
 
 /* rm -r: remove path and, if it is a directory, everything below it,
  * without following symbolic links. A path that does not exist (or an entry
- * that vanishes meanwhile) is success. On an error it goes on removing what
+ * that vanishes meanwhile) is success, and so are entries created in a
+ * directory while it is removed (walked again, a few times at most, before
+ * "Directory not empty"). On an error it goes on removing what
  * it can and returns the first error ("remove PATH: strerror"); a tree
  * deeper than MS_FS_MAX_DEPTH is left in place below that depth. */
 int ms_fs_rm_tree(const char *path, ms_errbuf *eb);

@@ -5,7 +5,8 @@ set(MS_TP_KINDS slow:1 fail:2 short:3 badval:4 badabi:5 newminor:6
 	nodecide:7 openfail:8 mask:9 olddesc:10 noentry:11 loop:12 segv:13
 	abort:14 exit:15 garble:16 openhang:17 liar:18 openmsg:19
 	closehang:20 ctorhang:21 entryhang:22 statshang:23 overrun:24
-	badname:25 cbcrash:26 log:27 underrun:28)
+	badname:25 cbcrash:26 log:27 underrun:28 spin:29 hog:30
+	bigcount:31)
 set(MS_TEST_PLUGINS)
 foreach(kv ${MS_TP_KINDS})
 	string(REPLACE ":" ";" kv ${kv})

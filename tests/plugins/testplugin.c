@@ -69,6 +69,12 @@
  *  underrun  decide keeps all and, in a plugin host, scribbles over
  *            everything before its verdicts in their mapping (the
  *            shared region's header and batch)
+ *  spin      decide never returns and never sleeps (a busy loop, no
+ *            system call)
+ *  hog       decide allocates and touches config "MB" MiB (64 without a
+ *            config) in every call and never frees it (a leak)
+ *  bigcount  decide keeps all and returns INT64_MAX (more verdicts than
+ *            it was asked for)
  */
 #include "ms_plugin.h"
 
@@ -110,6 +116,9 @@
 #define K_CBCRASH 26
 #define K_LOG 27
 #define K_UNDERRUN 28
+#define K_SPIN 29
+#define K_HOG 30
+#define K_BIGCOUNT 31
 
 #ifndef TP_KIND
 #error TP_KIND must be set
@@ -225,7 +234,7 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 	char inner[600];
 	const char *js = config ? strstr(config, "\":\"") : NULL;
 	if ((TP_KIND == K_SLOW || TP_KIND == K_FAIL || TP_KIND == K_LIAR ||
-	     TP_KIND == K_CBCRASH || TP_KIND == K_LOG) &&
+	     TP_KIND == K_CBCRASH || TP_KIND == K_LOG || TP_KIND == K_HOG) &&
 	    config && config[0] == '{' && js) {
 		js += 3;
 		size_t k = 0;
@@ -267,6 +276,8 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 	}
 	if (TP_KIND >= K_LOOP && config && *config)
 		s->from = atol(config);
+	if (TP_KIND == K_HOG)
+		s->every = config && *config ? atol(config) : 64;
 	if (TP_KIND == K_LIAR && config) {
 		size_t k = strlen(config);
 		memcpy(s->gate, config,
@@ -473,6 +484,18 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 		if (call >= (uint64_t)s->from)
 			exit(3);
 		return (int64_t)n;
+	case K_SPIN:
+		for (volatile uint64_t k = 0;; k++)
+			;
+	case K_HOG: {
+		size_t len = (size_t)s->every << 20;
+		uint8_t *p = malloc(len);
+		for (size_t i = 0; p && i < len; i += 4096)
+			p[i] = 1;
+		return p ? (int64_t)n : -1;
+	}
+	case K_BIGCOUNT:
+		return INT64_MAX;
 	case K_LOG:
 		for (long i = 0; i < s->every; i++) {
 			char line[64];
