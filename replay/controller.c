@@ -2262,10 +2262,12 @@ fill_run_record(ms_replay *r, ms_ev_run *run)
 	copy_str(run->limits_why, sizeof(run->limits_why), r->env.why);
 	run->pids_max =
 	        r->env.mode != MS_ENVELOPE_EMULATED ? r->env.pids_max : 0;
-	ms_engine_stats es;
-	ms_engine_get_stats(r->engine, &es);
-	run->fast_workers = es.fast_workers;
-	run->slow_workers = es.slow_workers;
+	if (r->engine) { /* at the start; not yet at the open */
+		ms_engine_stats es;
+		ms_engine_get_stats(r->engine, &es);
+		run->fast_workers = es.fast_workers;
+		run->slow_workers = es.slow_workers;
+	}
 	gethostname(run->hostname, sizeof(run->hostname) - 1);
 	struct utsname u;
 	if (uname(&u) == 0)
@@ -2653,6 +2655,8 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 		               "(nothing was removed)",
 		               r->work_dir);
 	r->work_created = true;
+	if (r->opts.created)
+		r->opts.created(r->opts.created_arg, "scratch", r->work_dir);
 	/* A day that cannot even be staged there is refused before it is
 	 * copied part by part into a full file system. */
 	struct statvfs sv;
@@ -2755,6 +2759,35 @@ ms__replay_open_engine(ms_replay *r, const ms_engine_state *resume,
 	               : ms_engine_open(&r->engine, &eo, eb);
 }
 
+static void
+db_created(void *arg, const char *path)
+{
+	const ms_replay *r = arg;
+	r->opts.created(r->opts.created_arg, "db", path);
+}
+
+/* The event database, created with the run record in its first commit
+ * (ms_rec_opts.run): a process killed at any instant from then on leaves
+ * a run for the watcher to mark aborted. The engine's workers and the
+ * staging method are not known yet: ms_replay_start records the run
+ * again, with them and its start time. */
+static int
+open_recorder(ms_replay *r, ms_errbuf *eb)
+{
+	ms_ev_run run;
+	fill_run_record(r, &run);
+	run.clone_method[0] = '\0';
+	ms_rec_opts ro = { .path = r->db_path,
+		           .overwrite = r->opts.db_overwrite,
+		           .run = &run,
+		           .created = r->opts.created ? db_created : NULL,
+		           .created_arg = r };
+	int rc = ms_rec_open(&r->rec, &ro, eb);
+	if (rc == 0)
+		r->run_recorded = true;
+	return rc;
+}
+
 /*
  * Open a replay: check the options, then each step in turn, the first
  * failure closing what the earlier ones opened (ms_replay_close): the
@@ -2830,12 +2863,11 @@ ms__replay_open_test(ms_replay **out, const ms_replay_opts *opts,
 		             opts->staging);
 		goto fail;
 	}
-	ms_rec_opts ro = { .path = r->db_path,
-		           .overwrite = opts->db_overwrite };
 	if ((rc = open_fixture(r, eb)) || (rc = open_pipeline(r, opts, eb)) ||
 	    (rc = ms__cache_prepare(r->fixture_dir, opts->cache_label, eb)) ||
 	    (rc = open_work_dir(r, eb)) || (rc = open_shard(r, eb)) ||
-	    (rc = ms_rec_open(&r->rec, &ro, eb)) || (rc = ms__replay_open_engine(r, NULL, eb)))
+	    (rc = open_recorder(r, eb)) ||
+	    (rc = ms__replay_open_engine(r, NULL, eb)))
 		goto fail;
 	*out = r;
 	return 0;
@@ -2927,6 +2959,7 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 {
 	if (r->started)
 		return ms_fail(eb, MS_ERR_STATE, "replay already started");
+	r->start_called = true;
 	/* The run on record first: a plugin that takes the process down in
 	 * the oracle's Decide, while the parts are staged, leaves the run to
 	 * be marked aborted (tui/supervise.c), not a database without it. The
@@ -3103,15 +3136,22 @@ ms_replay_close(ms_replay *r)
 	if (r->oracle_started)
 		ms__oracle_wait(r);
 	ms__checker_stop(r);
-	finish_record(r);
+	/* Never started: nothing ran, nothing is left to read (the record
+	 * the open wrote would read as a run killed at its start). */
+	bool ran = r->start_called;
+	if (ran)
+		finish_record(r);
 	ms_engine_close(r->engine);
 	/* The chain closes before the database: what its plugins log in
 	 * close() is recorded with the rest. */
 	ms_pipeline_close(r->pipe);
 	r->pipe = NULL;
-	if (r->run_recorded)
+	if (ran && r->run_recorded)
 		ms__plog_record(&r->plog, r->rec, r->t0_mono);
+	bool made_db = r->rec != NULL;
 	ms_rec_close(r->rec, NULL);
+	if (made_db && !ran)
+		ms_evdb_remove(r->db_path);
 	ms__checker_release(r);
 	ms_shard_close(r->shard);
 	ms_fixture_close(r->fx);

@@ -333,6 +333,16 @@ char *ms__note_line(ms__note_buf *nb);
  * die. */
 struct ms_replay;
 void ms__supervise_run(const struct ms_replay *r);
+/* ms_replay_opts.created of every replay the commands open: the watcher
+ * is told the scratch shard and the database the moment they exist (a
+ * process killed from then on leaves them to it). */
+void ms__supervise_created(void *arg, const char *what, const char *path);
+/* A stop point for the tests: with MERGESCOPE_TEST_STOP=POINT in the
+ * environment the process stops itself (SIGSTOP) at POINT, for a test to
+ * kill it at exactly that instant. Points: "scratch" and "db" (each just
+ * made, empty: ms__supervise_created), "opened" (the replay open, its
+ * run recorded, not started: ms__supervise_run). */
+void ms__test_stop(const char *point);
 /* The curses screen is up (restore the terminal on a crash) or down. */
 void ms__supervise_screen(bool up);
 

@@ -1017,6 +1017,7 @@ ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
 	ro->envelope = a->envelope;
 	ro->plugin_host = a->plugin_host;
 	ro->plugin_host_exe = cfg->host_exe;
+	ro->created = ms__supervise_created;
 }
 
 enum ms_plugin_host_mode
