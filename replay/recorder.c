@@ -990,6 +990,16 @@ locked_error(ms_errbuf *eb, const char *path)
 	               path);
 }
 
+bool
+ms_evdb_name_fits(const char *path, size_t *len)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = strlen(slash ? slash + 1 : path);
+	if (len)
+		*len = n;
+	return n <= MS_EV_DB_NAME_MAX;
+}
+
 void
 ms_evdb_remove(const char *path)
 {
@@ -1082,6 +1092,15 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 	if (!opts || !opts->path || !opts->path[0])
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no path");
 	const char *path = opts->path;
+	size_t name_len = 0;
+	if (!ms_evdb_name_fits(path, &name_len))
+		return ms_fail(
+		        eb, MS_ERR_RANGE,
+		        "event database %s: its file name is %zu bytes; "
+		        "at most %d, as SQLite keeps files named after it "
+		        "with -journal, -wal and -shm added beside it, and "
+		        "a file name has at most 255 bytes",
+		        path, name_len, MS_EV_DB_NAME_MAX);
 	int rc = opts->run ? check_run(path, opts->run, eb) : 0;
 	if (rc == 0)
 		rc = clear_existing(path, opts->overwrite, eb);

@@ -32,6 +32,7 @@
 #include "ms_replay_events.h"
 #include "ms_tui.h"
 #include "bin_testlib.h"
+#include "cli.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1882,6 +1883,67 @@ test_killed_before_start(void **state)
 }
 #endif
 
+/* A --db whose file name leaves no room for the names SQLite derives from
+ * it (NAME-journal: 8 bytes more, within NAME_MAX) is refused up front
+ * as a usage error naming the path, its length, the limit and why
+ * (before: exit 2, "unable to open database file" from inside SQLite);
+ * the longest name taken works, -journal and all. The TUI's restarts
+ * derive "<stem>.rerun-N<ext>": cut short to fit the same limit. */
+static void
+test_db_name_limit(void **state)
+{
+	(void)state;
+	char name[MS_EV_DB_NAME_MAX + 2], db[900], want[1200];
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	memcpy(name + sizeof(name) - 8, ".sqlite", 7);
+	snprintf(db, sizeof(db), "%s/%s", tmp_root, name);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "alwayskeep", "--db", db, NULL),
+	                 64);
+	assert_one_line();
+	snprintf(want, sizeof(want),
+	         "mergescope run: --db %s: its file name is %d bytes; at "
+	         "most %d, as SQLite keeps files named after it with "
+	         "-journal, -wal and -shm added beside it",
+	         db, MS_EV_DB_NAME_MAX + 1, MS_EV_DB_NAME_MAX);
+	assert_non_null(strstr(err_text, want));
+	assert_false(exists(db));
+
+	/* One byte less: the run takes it. */
+	memmove(name + sizeof(name) - 9, name + sizeof(name) - 8, 8);
+	snprintf(db, sizeof(db), "%s/%s", tmp_root, name);
+	assert_int_equal(strlen(name), MS_EV_DB_NAME_MAX);
+	int rc = cli("run", "--headless", "--fixture", fixture_dir, "--variant",
+	             "alwayskeep", "--db", db, NULL);
+	if (rc)
+		fprintf(stderr, "%s", err_text);
+	assert_int_equal(rc, 0);
+	assert_true(exists(db));
+
+	char out[1200];
+	ms__rerun_name(out, sizeof(out), db, 12, true, MS_EV_DB_NAME_MAX);
+	const char *last = strrchr(out, '/') + 1;
+	assert_int_equal(strlen(last), MS_EV_DB_NAME_MAX);
+	assert_int_equal(strncmp(out, db, strlen(tmp_root) + 10), 0);
+	assert_string_equal(last + strlen(last) - 16, ".rerun-12.sqlite");
+	/* An extension too long to keep is dropped, the name cut. */
+	char longext[600];
+	snprintf(longext, sizeof(longext), "/d/x.%0*d", 250, 7);
+	ms__rerun_name(out, sizeof(out), longext, 3, true, MS_EV_DB_NAME_MAX);
+	assert_int_equal(strlen(out + 3), MS_EV_DB_NAME_MAX);
+	assert_string_equal(out + strlen(out) - 8, ".rerun-3");
+	/* Short names as before. */
+	ms__rerun_name(out, sizeof(out), "/d/run.sqlite", 3, true,
+	               MS_EV_DB_NAME_MAX);
+	assert_string_equal(out, "/d/run.rerun-3.sqlite");
+	ms__rerun_name(out, sizeof(out), "/a.b/.hidden", 3, true,
+	               MS_EV_DB_NAME_MAX);
+	assert_string_equal(out, "/a.b/.hidden.rerun-3");
+	ms__rerun_name(out, sizeof(out), "/a.b/work", 3, false, NAME_MAX);
+	assert_string_equal(out, "/a.b/work.rerun-3");
+}
+
 /* A replay opened and closed before it started (`tui --break` with a
  * breakpoint it does not take, a failure after the open) ran nothing:
  * it leaves no database, not one whose run reads as killed. */
@@ -1936,6 +1998,7 @@ main(void)
 		cmocka_unit_test(test_killed_before_start),
 #endif
 		cmocka_unit_test(test_closed_before_start),
+		cmocka_unit_test(test_db_name_limit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -337,6 +337,13 @@ void ms__supervise_run(const struct ms_replay *r);
  * is told the scratch shard and the database the moment they exist (a
  * process killed from then on leaves them to it). */
 void ms__supervise_created(void *arg, const char *what, const char *path);
+/* path with ".rerun-K" before its extension (ext) or at its end (the
+ * TUI's restarts: a new database and scratch shard beside the first), its
+ * last name cut short where it would pass name_max bytes
+ * (MS_EV_DB_NAME_MAX for a database, NAME_MAX for a directory), the
+ * extension dropped where even it would not fit. */
+void ms__rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext,
+                    size_t name_max);
 /* A stop point for the tests: with MERGESCOPE_TEST_STOP=POINT in the
  * environment the process stops itself (SIGSTOP) at POINT, for a test to
  * kill it at exactly that instant. Points: "scratch" and "db" (each just

@@ -724,6 +724,16 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 			return MS_EXIT_ERROR;
 		}
 	}
+	size_t name_len = 0;
+	if (a->db && !ms_evdb_name_fits(a->db, &name_len)) {
+		fprintf(err,
+		        "mergescope %s: --db %s: its file name is %zu bytes; "
+		        "at most %d, as SQLite keeps files named after it with "
+		        "-journal, -wal and -shm added beside it, and a file "
+		        "name has at most 255 bytes\n",
+		        a->cmd, a->db, name_len, MS_EV_DB_NAME_MAX);
+		return MS_EXIT_USAGE;
+	}
 	if (a->db) {
 		if ((rc = check_out_path(a, "--db", a->db, true, err)) ||
 		    (rc = path_fits(a, "--db", a->db, sizeof(cfg->db), err)))
@@ -995,6 +1005,29 @@ ms__run_begin(const ms_cmd *c, const ms__opt *o, ms__run_args *a, FILE *err,
 		return NULL;
 	}
 	return cfg;
+}
+
+void
+ms__rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext,
+               size_t name_max)
+{
+	const char *slash = strrchr(path, '/');
+	size_t base = slash ? (size_t)(slash - path) + 1 : 0;
+	size_t len = strlen(path);
+	const char *dot = ext ? strrchr(path + base, '.') : NULL;
+	if (dot == path + base)
+		dot = NULL; /* a hidden file's name, not an extension */
+	char sfx[24];
+	size_t sl = (size_t)snprintf(sfx, sizeof(sfx), ".rerun-%u", k);
+	const char *tail = dot ? dot : "";
+	if (strlen(tail) + sl >= name_max)
+		tail = "";
+	else if (dot)
+		len = (size_t)(dot - path);
+	size_t tl = strlen(tail);
+	if (len - base + sl + tl > name_max)
+		len = base + name_max - sl - tl;
+	snprintf(buf, n, "%.*s%s%s", (int)len, path, sfx, tail);
 }
 
 void

@@ -42,6 +42,14 @@
 /* A chain spec or a path as the user gave it, recorded whole: the
  * longest accepted is one byte less (ms_replay_open refuses longer). */
 #define MS_EV_SPEC_MAX 4096
+/* The longest last name of an event database file: SQLite keeps
+ * NAME-journal (the longest), NAME-wal and NAME-shm beside it, and a file
+ * name has at most 255 bytes (NAME_MAX on Linux). ms_rec_open refuses a
+ * longer one. */
+#define MS_EV_DB_NAME_MAX (255 - 8)
+/* Whether an event database may be named path (its last name at most
+ * MS_EV_DB_NAME_MAX bytes); *len (NULL ok) gets that name's length. */
+bool ms_evdb_name_fits(const char *path, size_t *len);
 
 /* Upper bounds (inclusive) of the Decide latency histogram, in ms:
  * 0.25 0.5 1 2.5 5 10 25 50 100 250 500 1000, then overflow. */

@@ -2,6 +2,8 @@
 # ms_cli_main on a smoke fixture. They load the shipped plugins.
 ms_add_test(test_cli_run LIBS mstui msfixtures msreplay mscore)
 ms_uses_plugins(test_cli_run)
+# cli.h: the names the TUI's restarts derive from --db.
+target_include_directories(test_cli_run PRIVATE ${CMAKE_SOURCE_DIR}/tui)
 # And the binary itself, killed at its stop points (MERGESCOPE_TEST_STOP).
 if(TARGET mergescope)
 	ms_uses_binary(test_cli_run)
