@@ -2484,6 +2484,48 @@ open_init(ms_replay *r, const ms_replay_opts *opts)
 	r->state = MS_REPLAY_READY;
 }
 
+/* An open fixture as built: its recorded hashes, then every scheduled
+ * part's files there. */
+static int
+fixture_as_built(const ms_fixture *fx, const char *dir, ms_errbuf *eb)
+{
+	int rc = ms_fixture_verify(fx, NULL, NULL, eb);
+	for (size_t i = 0; rc == 0 && i < ms_fixture_nslots(fx); i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(fx, i);
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			char path[PATH_MAX];
+			struct stat st;
+			if (ms_fixture_slot_path(fx, i, (enum ms_part_kind)k,
+			                         path, sizeof(path)))
+				return ms_fail(eb, MS_ERR_RANGE,
+				               "fixture %s: part %016llx: path "
+				               "too long",
+				               dir,
+				               (unsigned long long)s->part_id);
+			if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+				return ms_fail(
+				        eb, MS_ERR_NOTFOUND,
+				        "fixture %s: part %016llx (%s) is "
+				        "missing: %s",
+				        dir, (unsigned long long)s->part_id,
+				        ms_part_kind_name((enum ms_part_kind)k),
+				        path);
+		}
+	}
+	return rc;
+}
+
+int
+ms_replay_check_fixture(const char *dir, ms_errbuf *eb)
+{
+	ms_fixture *fx = NULL;
+	int rc = ms_fixture_open(&fx, dir, eb);
+	if (rc == 0)
+		rc = fixture_as_built(fx, dir, eb);
+	ms_fixture_close(fx);
+	return rc;
+}
+
 /* The fixture: manifest first (names a missing or foreign one), then its
  * recorded hashes, then every scheduled part's directories. */
 static int
@@ -2493,7 +2535,7 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 	if ((rc = ms_fixture_open(&r->fx, r->fixture_dir, eb)))
 		return rc;
 	r->info = ms_fixture_get_info(r->fx);
-	if ((rc = ms_fixture_verify(r->fx, NULL, NULL, eb)))
+	if ((rc = fixture_as_built(r->fx, r->fixture_dir, eb)))
 		return rc;
 	/* The ledgers of the blocks the fixture's build checked, answered
 	 * by the block cache from the fixture's file (kept open, read on
@@ -2508,29 +2550,6 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 	ms__blkcache_attach(r->blocks, fb);
 	atomic_fetch_add(&r->check_ns, ms_mono_ns() - t0);
 	ms_clock_set(&r->clock, r->info->day_start_ns);
-	for (size_t i = 0; i < ms_fixture_nslots(r->fx); i++) {
-		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
-		for (int k = 0; k < MS_KIND_COUNT; k++) {
-			char path[PATH_MAX];
-			struct stat st;
-			if (ms_fixture_slot_path(r->fx, i, (enum ms_part_kind)k,
-			                         path, sizeof(path)))
-				return ms_fail(eb, MS_ERR_RANGE,
-				               "fixture %s: part %016llx: path "
-				               "too long",
-				               r->fixture_dir,
-				               (unsigned long long)s->part_id);
-			if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-				return ms_fail(
-				        eb, MS_ERR_NOTFOUND,
-				        "fixture %s: part %016llx (%s) is "
-				        "missing: %s",
-				        r->fixture_dir,
-				        (unsigned long long)s->part_id,
-				        ms_part_kind_name((enum ms_part_kind)k),
-				        path);
-		}
-	}
 	return 0;
 }
 

@@ -344,6 +344,10 @@ void ms__supervise_created(void *arg, const char *what, const char *path);
  * extension dropped where even it would not fit. */
 void ms__rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext,
                     size_t name_max);
+/* A --fixture DIR that did not open or check (rc, eb) said in one line on
+ * err for command cmd; returns MS_EXIT_ERROR. */
+int ms__say_fixture_error(FILE *err, const char *cmd, const char *dir, int rc,
+                          const ms_errbuf *eb);
 /* A stop point for the tests: with MERGESCOPE_TEST_STOP=POINT in the
  * environment the process stops itself (SIGSTOP) at POINT, for a test to
  * kill it at exactly that instant. Points: "scratch" and "db" (each just

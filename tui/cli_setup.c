@@ -607,6 +607,27 @@ cached_fixture(const ms__run_args *a, ms__run_cfg *cfg, const char *dir,
 }
 
 int
+ms__say_fixture_error(FILE *err, const char *cmd, const char *dir, int rc,
+                      const ms_errbuf *eb)
+{
+	/* A wrong path is named as given, with what it is and what is
+	 * expected ("--fixture X is a file, ..."), as `fixture check` names
+	 * it. */
+	const char *msg = eb->msg[0] ? eb->msg : ms_strerror(rc);
+	size_t n = strlen(dir);
+	bool named =
+	        strncmp(msg, dir, n) == 0 && (msg[n] == ' ' || msg[n] == ':');
+	/* "fixture DIR: part ... changed" (the replay's check) as is */
+	bool fixture_named = strncmp(msg, "fixture ", 8) == 0 &&
+	                     strncmp(msg + 8, dir, n) == 0 && msg[8 + n] == ':';
+	fprintf(err, "mergescope %s: %s%s%s%s\n", cmd,
+	        fixture_named ? "" : "--fixture ",
+	        named || fixture_named ? "" : dir,
+	        named || fixture_named ? "" : ": ", msg);
+	return MS_EXIT_ERROR;
+}
+
+int
 ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -636,19 +657,9 @@ ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	if (a->fixture) {
 		ms_fixture *f = NULL;
 		rc = ms_fixture_open(&f, a->fixture, &eb);
-		if (rc) {
-			/* A wrong path is named as given, with what it is
-			 * and what is expected ("--fixture X is a file,
-			 * ..."), as `fixture check` names it. */
-			const char *msg = eb.msg[0] ? eb.msg : ms_strerror(rc);
-			size_t n = strlen(a->fixture);
-			bool named = strncmp(msg, a->fixture, n) == 0 &&
-			             (msg[n] == ' ' || msg[n] == ':');
-			fprintf(err, "mergescope %s: --fixture %s%s%s\n",
-			        a->cmd, named ? "" : a->fixture,
-			        named ? "" : ": ", msg);
-			return MS_EXIT_ERROR;
-		}
+		if (rc)
+			return ms__say_fixture_error(err, a->cmd, a->fixture,
+			                             rc, &eb);
 		snprintf(cfg->preset, sizeof(cfg->preset), "%s",
 		         ms_fixture_get_info(f)->preset);
 		ms_fixture_close(f);

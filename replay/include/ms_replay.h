@@ -198,6 +198,12 @@ const char *ms_replay_start_note(const ms_replay *r);
  * and manifest, variant and chain, plugins load, database path writable)
  * and prepare the run. Each failure is one line naming what and where. */
 int ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb);
+/* The fixture check ms_replay_open makes, alone: the manifest opens, the
+ * schedule, part records and every scheduled part's files are as built
+ * (ms_fixture_verify) and there. For a caller that starts several runs
+ * of one fixture (`bench`): one line in eb naming the fixture and what is
+ * damaged or missing, before any run. */
+int ms_replay_check_fixture(const char *dir, ms_errbuf *eb);
 /* Start the controller thread (RUNNING, or PAUSED with start_paused). */
 int ms_replay_start(ms_replay *r, ms_errbuf *eb);
 /* Stop the run if it is still going (it ends "aborted"), join, close. A
