@@ -1972,6 +1972,14 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 		if (open_immutable(&d->db, path) == SQLITE_OK)
 			v = user_version(d->db);
 	}
+	if (v < 0 && (why == SQLITE_BUSY || why == SQLITE_LOCKED)) {
+		rc = ms_fail(eb, MS_ERR_TIMEOUT,
+		             "event database %s: locked by another process "
+		             "(one writing it) for over 5 s; expected it free "
+		             "to read: try again once that process is done",
+		             path);
+		goto fail;
+	}
 	if ((v < 0 || (v == 0 && !has_run_table(d->db))) && wal_missing(path)) {
 		rc = ms_fail(eb, MS_ERR_FORMAT,
 		             "event database %s: unreadable alone (%s): it was "

@@ -275,6 +275,38 @@ test_run_written_at_open(void **state)
 	ms_evdb_close(db);
 }
 
+/* A database another process holds locked (here another connection, in
+ * a write transaction) past the reader's wait: the reader says it is
+ * locked, not that it is no SQLite database (before: "not an SQLite
+ * database (database is locked)"). */
+static void
+test_reader_locked_out(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "locked-out.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = rec_begun(path, 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	sqlite3 *c = NULL;
+	assert_int_equal(sqlite3_open(path, &c), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(c,
+	                              "BEGIN EXCLUSIVE; UPDATE run SET "
+	                              "error = error",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	ms_evdb *db = NULL;
+	int rc = ms_evdb_open(&db, path, &eb);
+	sqlite3_exec(c, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_close(c);
+	fprintf(stderr, "locked: %s\n", eb.msg);
+	assert_int_equal(rc, MS_ERR_TIMEOUT);
+	assert_null(db);
+	assert_non_null(strstr(eb.msg, path));
+	assert_non_null(strstr(eb.msg, "locked by another process"));
+	assert_null(strstr(eb.msg, "not an SQLite database"));
+}
+
 /* A run without its end record reads back with has_end false. */
 static void
 test_unfinished_run(void **state)
@@ -1064,6 +1096,7 @@ main(void)
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_unwritable_path),
 		cmocka_unit_test(test_run_written_at_open),
+		cmocka_unit_test(test_reader_locked_out),
 		cmocka_unit_test(test_other_schema_version),
 		cmocka_unit_test(test_exists_without_overwrite),
 	};
