@@ -2295,10 +2295,12 @@ fill_run_record(ms_replay *r, ms_ev_run *run)
 	copy_str(run->limits_why, sizeof(run->limits_why), r->env.why);
 	run->pids_max =
 	        r->env.mode != MS_ENVELOPE_EMULATED ? r->env.pids_max : 0;
-	ms_engine_stats es;
-	ms_engine_get_stats(r->engine, &es);
-	run->fast_workers = es.fast_workers;
-	run->slow_workers = es.slow_workers;
+	if (r->engine) { /* at the start; not yet at the open */
+		ms_engine_stats es;
+		ms_engine_get_stats(r->engine, &es);
+		run->fast_workers = es.fast_workers;
+		run->slow_workers = es.slow_workers;
+	}
 	gethostname(run->hostname, sizeof(run->hostname) - 1);
 	struct utsname u;
 	if (uname(&u) == 0)
@@ -2515,6 +2517,48 @@ open_init(ms_replay *r, const ms_replay_opts *opts)
 	r->state = MS_REPLAY_READY;
 }
 
+/* An open fixture as built: its recorded hashes, then every scheduled
+ * part's files there. */
+static int
+fixture_as_built(const ms_fixture *fx, const char *dir, ms_errbuf *eb)
+{
+	int rc = ms_fixture_verify(fx, NULL, NULL, eb);
+	for (size_t i = 0; rc == 0 && i < ms_fixture_nslots(fx); i++) {
+		const ms_fixture_slot *s = ms_fixture_slot_at(fx, i);
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			char path[PATH_MAX];
+			struct stat st;
+			if (ms_fixture_slot_path(fx, i, (enum ms_part_kind)k,
+			                         path, sizeof(path)))
+				return ms_fail(eb, MS_ERR_RANGE,
+				               "fixture %s: part %016llx: path "
+				               "too long",
+				               dir,
+				               (unsigned long long)s->part_id);
+			if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+				return ms_fail(
+				        eb, MS_ERR_NOTFOUND,
+				        "fixture %s: part %016llx (%s) is "
+				        "missing: %s",
+				        dir, (unsigned long long)s->part_id,
+				        ms_part_kind_name((enum ms_part_kind)k),
+				        path);
+		}
+	}
+	return rc;
+}
+
+int
+ms_replay_check_fixture(const char *dir, ms_errbuf *eb)
+{
+	ms_fixture *fx = NULL;
+	int rc = ms_fixture_open(&fx, dir, eb);
+	if (rc == 0)
+		rc = fixture_as_built(fx, dir, eb);
+	ms_fixture_close(fx);
+	return rc;
+}
+
 /* The fixture: manifest first (names a missing or foreign one), then its
  * recorded hashes, then every scheduled part's directories. */
 static int
@@ -2524,7 +2568,7 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 	if ((rc = ms_fixture_open(&r->fx, r->fixture_dir, eb)))
 		return rc;
 	r->info = ms_fixture_get_info(r->fx);
-	if ((rc = ms_fixture_verify(r->fx, NULL, NULL, eb)))
+	if ((rc = fixture_as_built(r->fx, r->fixture_dir, eb)))
 		return rc;
 	/* The ledgers of the blocks the fixture's build checked, answered
 	 * by the block cache from the fixture's file (kept open, read on
@@ -2539,29 +2583,6 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 	ms__blkcache_attach(r->blocks, fb);
 	atomic_fetch_add(&r->check_ns, ms_mono_ns() - t0);
 	ms_clock_set(&r->clock, r->info->day_start_ns);
-	for (size_t i = 0; i < ms_fixture_nslots(r->fx); i++) {
-		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
-		for (int k = 0; k < MS_KIND_COUNT; k++) {
-			char path[PATH_MAX];
-			struct stat st;
-			if (ms_fixture_slot_path(r->fx, i, (enum ms_part_kind)k,
-			                         path, sizeof(path)))
-				return ms_fail(eb, MS_ERR_RANGE,
-				               "fixture %s: part %016llx: path "
-				               "too long",
-				               r->fixture_dir,
-				               (unsigned long long)s->part_id);
-			if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-				return ms_fail(
-				        eb, MS_ERR_NOTFOUND,
-				        "fixture %s: part %016llx (%s) is "
-				        "missing: %s",
-				        r->fixture_dir,
-				        (unsigned long long)s->part_id,
-				        ms_part_kind_name((enum ms_part_kind)k),
-				        path);
-		}
-	}
 	return 0;
 }
 
@@ -2686,6 +2707,8 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 		               "(nothing was removed)",
 		               r->work_dir);
 	r->work_created = true;
+	if (r->opts.created)
+		r->opts.created(r->opts.created_arg, "scratch", r->work_dir);
 	/* A day that cannot even be staged there is refused before it is
 	 * copied part by part into a full file system. */
 	struct statvfs sv;
@@ -2788,6 +2811,35 @@ ms__replay_open_engine(ms_replay *r, const ms_engine_state *resume,
 	               : ms_engine_open(&r->engine, &eo, eb);
 }
 
+static void
+db_created(void *arg, const char *path)
+{
+	const ms_replay *r = arg;
+	r->opts.created(r->opts.created_arg, "db", path);
+}
+
+/* The event database, created with the run record in its first commit
+ * (ms_rec_opts.run): a process killed at any instant from then on leaves
+ * a run for the watcher to mark aborted. The engine's workers and the
+ * staging method are not known yet: ms_replay_start records the run
+ * again, with them and its start time. */
+static int
+open_recorder(ms_replay *r, ms_errbuf *eb)
+{
+	ms_ev_run run;
+	fill_run_record(r, &run);
+	run.clone_method[0] = '\0';
+	ms_rec_opts ro = { .path = r->db_path,
+		           .overwrite = r->opts.db_overwrite,
+		           .run = &run,
+		           .created = r->opts.created ? db_created : NULL,
+		           .created_arg = r };
+	int rc = ms_rec_open(&r->rec, &ro, eb);
+	if (rc == 0)
+		r->run_recorded = true;
+	return rc;
+}
+
 /*
  * Open a replay: check the options, then each step in turn, the first
  * failure closing what the earlier ones opened (ms_replay_close): the
@@ -2863,12 +2915,11 @@ ms__replay_open_test(ms_replay **out, const ms_replay_opts *opts,
 		             opts->staging);
 		goto fail;
 	}
-	ms_rec_opts ro = { .path = r->db_path,
-		           .overwrite = opts->db_overwrite };
 	if ((rc = open_fixture(r, eb)) || (rc = open_pipeline(r, opts, eb)) ||
 	    (rc = ms__cache_prepare(r->fixture_dir, opts->cache_label, eb)) ||
 	    (rc = open_work_dir(r, eb)) || (rc = open_shard(r, eb)) ||
-	    (rc = ms_rec_open(&r->rec, &ro, eb)) || (rc = ms__replay_open_engine(r, NULL, eb)))
+	    (rc = open_recorder(r, eb)) ||
+	    (rc = ms__replay_open_engine(r, NULL, eb)))
 		goto fail;
 	*out = r;
 	return 0;
@@ -2960,6 +3011,7 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 {
 	if (r->started)
 		return ms_fail(eb, MS_ERR_STATE, "replay already started");
+	r->start_called = true;
 	/* The run on record first: a plugin that takes the process down in
 	 * the oracle's Decide, while the parts are staged, leaves the run to
 	 * be marked aborted (tui/supervise.c), not a database without it. The
@@ -3136,15 +3188,22 @@ ms_replay_close(ms_replay *r)
 	if (r->oracle_started)
 		ms__oracle_wait(r);
 	ms__checker_stop(r);
-	finish_record(r);
+	/* Never started: nothing ran, nothing is left to read (the record
+	 * the open wrote would read as a run killed at its start). */
+	bool ran = r->start_called;
+	if (ran)
+		finish_record(r);
 	ms_engine_close(r->engine);
 	/* The chain closes before the database: what its plugins log in
 	 * close() is recorded with the rest. */
 	ms_pipeline_close(r->pipe);
 	r->pipe = NULL;
-	if (r->run_recorded)
+	if (ran && r->run_recorded)
 		ms__plog_record(&r->plog, r->rec, r->t0_mono);
+	bool made_db = r->rec != NULL;
 	ms_rec_close(r->rec, NULL);
+	if (made_db && !ran)
+		ms_evdb_remove(r->db_path);
 	ms__checker_release(r);
 	ms_shard_close(r->shard);
 	ms_fixture_close(r->fx);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int
 ms_evdb_mark_ended(const char *path, const char *status, const char *reason,
@@ -67,16 +68,60 @@ ms_evdb_mark_ended(const char *path, const char *status, const char *reason,
 	return ret;
 }
 
+/* 1 when the database at path has no tables (a hot journal of its
+ * first transaction rolled back first: this connection writes), 0 when
+ * it has, -1 when it cannot be read (the update that follows says why). */
+static int
+no_tables(const char *path)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int n = -1;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) ==
+	            SQLITE_OK &&
+	    sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1,
+	                       &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0) == 0;
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+/* The database's part of the post-mortem. A file that is not there was
+ * never made (or removed by a close before the start); one with no
+ * tables was made by the run (its first commit writes the schema with
+ * the run record, ms_rec_opts.run) and holds nothing to record. */
+static int
+db_postmortem(const char *path, const char *reason, enum ms_postmortem *done,
+              ms_errbuf *eb)
+{
+	if (access(path, F_OK) != 0)
+		return 0;
+	if (no_tables(path) == 1) {
+		ms_evdb_remove(path);
+		*done = MS_PM_REMOVED;
+		return 0;
+	}
+	bool changed = false;
+	int rc = ms_evdb_mark_ended(path, "aborted", reason, &changed, eb);
+	if (changed)
+		*done = MS_PM_RECORDED;
+	return rc;
+}
+
 int
 ms_replay_postmortem(const char *db_path, const char *work_dir,
-                     const char *reason, bool *recorded, ms_errbuf *eb)
+                     const char *reason, enum ms_postmortem *done,
+                     ms_errbuf *eb)
 {
 	int rc = 0;
-	if (recorded)
-		*recorded = false;
+	enum ms_postmortem d = MS_PM_NONE;
 	if (db_path && *db_path)
-		rc = ms_evdb_mark_ended(db_path, "aborted", reason, recorded,
-		                        eb);
+		rc = db_postmortem(db_path, reason, &d, eb);
+	if (done)
+		*done = d;
 	if (work_dir && *work_dir && ms_fs_rm_tree(work_dir, NULL) < 0 &&
 	    rc == 0)
 		rc = ms_fail(eb, MS_ERR_IO, "removing the scratch shard %s: %s",

@@ -29,6 +29,9 @@
  *     that first error ("event database PATH: commit: database or disk is
  *     full"), which ms_rec_failed also reports. So a full disk costs one
  *     failed statement, never a loop.
+ *  6. The file is never an event log without its run: the schema and the
+ *     run record (ms_rec_opts.run) are one transaction, the first, made
+ *     in a rollback journal before the switch to WAL (create_locked).
  * States: open (timer running) -> failed (first SQLite error) -> closed
  * (ms_rec_close).
  */
@@ -868,11 +871,13 @@ rec_free(ms_rec *r)
 	free(r);
 }
 
+/* The tables, their index and the schema version; inside the caller's
+ * transaction. */
 static int
 create_schema(ms_rec *r, ms_errbuf *eb)
 {
 	char sql[8192];
-	int rc = exec(r, "BEGIN", eb);
+	int rc = 0;
 	for (int t = 0; rc == 0 && t < T_COUNT; t++) {
 		if (!ms_sqltab_create_sql(&tables[t], " (", sql, sizeof(sql)))
 			return ms_fail(eb, MS_ERR_RANGE,
@@ -889,8 +894,6 @@ create_schema(ms_rec *r, ms_errbuf *eb)
 		         MS_EV_SCHEMA_VERSION);
 		rc = exec(r, sql, eb);
 	}
-	if (rc == 0)
-		rc = exec(r, "COMMIT", eb);
 	return rc;
 }
 
@@ -912,12 +915,15 @@ prepare_all(ms_rec *r, ms_errbuf *eb)
 	char sql[8192];
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < NCOLS(ins); i++) {
-		/* a phase, a link's log counts may be recorded again: the
-		 * last record wins */
-		const char *verb =
-		        ins[i].slot == S_PHASE || ins[i].slot == S_PLOGC
-		                ? "INSERT OR REPLACE"
-		                : "INSERT";
+		/* a phase, a link's log counts, the run (written at the
+		 * open, again at the start) may be recorded again: the last
+		 * record wins */
+		const char *verb = ins[i].slot == S_PHASE ||
+		                                   ins[i].slot == S_PLOGC ||
+		                                   ins[i].slot == S_RUN ||
+		                                   ins[i].slot == S_PLUGIN
+		                           ? "INSERT OR REPLACE"
+		                           : "INSERT";
 		if (!ms_sqltab_insert_sql(&tables[ins[i].table], verb, sql,
 		                          sizeof(sql)))
 			return ms_fail(eb, MS_ERR_RANGE, "insert too long");
@@ -984,16 +990,26 @@ locked_error(ms_errbuf *eb, const char *path)
 	               path);
 }
 
-/* Removes an event database and its WAL files. */
-static void
-remove_db_files(const char *path)
+bool
+ms_evdb_name_fits(const char *path, size_t *len)
 {
+	const char *slash = strrchr(path, '/');
+	size_t n = strlen(slash ? slash + 1 : path);
+	if (len)
+		*len = n;
+	return n <= MS_EV_DB_NAME_MAX;
+}
+
+void
+ms_evdb_remove(const char *path)
+{
+	static const char *const sides[] = { "-wal", "-shm", "-journal" };
 	char side[4096];
 	unlink(path);
-	snprintf(side, sizeof(side), "%s-wal", path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", path);
-	unlink(side);
+	for (size_t i = 0; i < sizeof(sides) / sizeof(*sides); i++)
+		if (snprintf(side, sizeof(side), "%s%s", path, sides[i]) <
+		    (int)sizeof(side))
+			unlink(side);
 }
 
 /* An existing file at path is refused unless it is an event log of this
@@ -1024,13 +1040,50 @@ clear_existing(const char *path, bool overwrite, ms_errbuf *eb)
 		               "event database %s: exists; expected a "
 		               "new path",
 		               path);
-	remove_db_files(path);
+	ms_evdb_remove(path);
 	return 0;
 }
 
 /* Columns of the run table that the end record fills; they exist from the
  * start (NOT NULL), so run_begin writes their zero values. */
 static const ms_ev_run_end zero_end;
+
+static int write_run(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb);
+static int check_run(const char *path, const ms_ev_run *run, ms_errbuf *eb);
+
+/*
+ * The schema and (run not NULL) the run row in one transaction, in the
+ * rollback journal a new file starts in; then WAL (design 3). Until that
+ * commit the file is empty (a process killed meanwhile leaves an empty
+ * file, or one with a -journal that rolls it back to empty: no tables,
+ * which ms_replay_postmortem removes); from it on, the file holds the
+ * run. WAL comes after: setting it writes the file's first page, which
+ * would be a database with no tables before the commit.
+ */
+static int
+create_locked(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
+{
+	int rc = exec(r, "PRAGMA foreign_keys = OFF; BEGIN", eb);
+	if (rc == 0)
+		rc = create_schema(r, eb);
+	if (rc == 0)
+		rc = prepare_all(r, eb);
+	if (rc == 0 && run)
+		rc = write_run(r, run, eb);
+	if (rc == 0)
+		rc = exec(r, "COMMIT", eb);
+	if (rc < 0 && r->db && !sqlite3_get_autocommit(r->db))
+		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+	/* And a write transaction in WAL mode, which takes its index (the
+	 * -shm a full tmpfs cannot grow): refused here, before any work,
+	 * not at the first event. */
+	if (rc == 0)
+		rc = exec(r,
+		          "PRAGMA journal_mode = WAL; PRAGMA synchronous = "
+		          "NORMAL; BEGIN IMMEDIATE; COMMIT",
+		          eb);
+	return rc;
+}
 
 int
 ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
@@ -1039,7 +1092,18 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 	if (!opts || !opts->path || !opts->path[0])
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no path");
 	const char *path = opts->path;
-	int rc = clear_existing(path, opts->overwrite, eb);
+	size_t name_len = 0;
+	if (!ms_evdb_name_fits(path, &name_len))
+		return ms_fail(
+		        eb, MS_ERR_RANGE,
+		        "event database %s: its file name is %zu bytes; "
+		        "at most %d, as SQLite keeps files named after it "
+		        "with -journal, -wal and -shm added beside it, and "
+		        "a file name has at most 255 bytes",
+		        path, name_len, MS_EV_DB_NAME_MAX);
+	int rc = opts->run ? check_run(path, opts->run, eb) : 0;
+	if (rc == 0)
+		rc = clear_existing(path, opts->overwrite, eb);
 	if (rc)
 		return rc;
 
@@ -1079,18 +1143,13 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		rec_free(r);
 		return rc;
 	}
+	if (opts->created)
+		opts->created(opts->created_arg, path);
 	/* A reader (the TUI's export, `report`) holding a lock for a
 	 * moment is waited for, boundedly, before a statement fails (and
 	 * with it the recorder, design 5). */
 	sqlite3_busy_timeout(r->db, 5000);
-	rc = exec(r,
-	          "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
-	          "PRAGMA foreign_keys = OFF",
-	          eb);
-	if (rc == 0)
-		rc = create_schema(r, eb);
-	if (rc == 0)
-		rc = prepare_all(r, eb);
+	rc = create_locked(r, opts->run, eb);
 	int te =
 	        rc ? 0
 	           : ms_thread_start(&r->timer, MS_THREAD_STACK, timer_main, r);
@@ -1124,7 +1183,7 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		rec_free(r);
 		/* The file was new (or removed above): it and the WAL files
 		 * the failed set-up made are ours. */
-		remove_db_files(path);
+		ms_evdb_remove(path);
 		return rc;
 	}
 	r->timer_started = true;
@@ -1220,23 +1279,15 @@ record(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 	return rc;
 }
 
-int
-ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
+/* The run row (its end columns at zero values, replacing one written
+ * before) and its plugins, inside the open transaction. Caller holds the
+ * lock (or is opening). */
+static int
+write_run(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
 {
-	if (!r || !run)
-		return ms_fail(eb, MS_ERR_INVAL, "event database: no run");
-	if (run->nplugins > MS_EV_LINKS_MAX)
-		return ms_fail(eb, MS_ERR_RANGE,
-		               "event database %s: %u plugins, at most %d",
-		               r->path, run->nplugins, MS_EV_LINKS_MAX);
-	int64_t t0 = ms_mono_ns();
-	pthread_mutex_lock(&r->lock);
 	int64_t key = 1;
-	int rc = batch_begin(r, eb);
-	if (rc == 0)
-		rc = insert(r, S_RUN, T_RUN, &key, run, eb);
+	int rc = insert(r, S_RUN, T_RUN, &key, run, eb);
 	if (rc == 0) {
-		/* the end columns start at zero values */
 		sqlite3_stmt *st = r->st[S_RUN_END];
 		if (ms_sqlcols_bind(st, 1, end_cols, NCOLS(end_cols),
 		                    &zero_end) != SQLITE_OK)
@@ -1248,6 +1299,34 @@ ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
 		key = i;
 		rc = insert(r, S_PLUGIN, T_PLUGIN, &key, &run->plugins[i], eb);
 	}
+	return rc;
+}
+
+static int
+check_run(const char *path, const ms_ev_run *run, ms_errbuf *eb)
+{
+	if (!run)
+		return ms_fail(eb, MS_ERR_INVAL, "event database: no run");
+	if (run->nplugins > MS_EV_LINKS_MAX)
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "event database %s: %u plugins, at most %d",
+		               path, run->nplugins, MS_EV_LINKS_MAX);
+	return 0;
+}
+
+int
+ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
+{
+	if (!r)
+		return ms_fail(eb, MS_ERR_INVAL, "event database: no run");
+	int rc = check_run(r->path, run, eb);
+	if (rc)
+		return rc;
+	int64_t t0 = ms_mono_ns();
+	pthread_mutex_lock(&r->lock);
+	rc = batch_begin(r, eb);
+	if (rc == 0)
+		rc = write_run(r, run, eb);
 	if (rc == 0)
 		rc = batch_end(r, true, eb);
 	else
@@ -1892,6 +1971,14 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 		d->db = NULL;
 		if (open_immutable(&d->db, path) == SQLITE_OK)
 			v = user_version(d->db);
+	}
+	if (v < 0 && (why == SQLITE_BUSY || why == SQLITE_LOCKED)) {
+		rc = ms_fail(eb, MS_ERR_TIMEOUT,
+		             "event database %s: locked by another process "
+		             "(one writing it) for over 5 s; expected it free "
+		             "to read: try again once that process is done",
+		             path);
+		goto fail;
 	}
 	if ((v < 0 || (v == 0 && !has_run_table(d->db))) && wal_missing(path)) {
 		rc = ms_fail(eb, MS_ERR_FORMAT,

@@ -685,6 +685,7 @@ struct ms_replay {
 	int64_t wait_timeout_ns;
 	pthread_t thread;
 	bool started;
+	bool start_called; /* ms_replay_start was called (ms_replay_close) */
 	bool run_recorded; /* its run record is in the event database */
 	/* The end of a complete run, recorded as it completed (controller
 	 * thread, before DONE); a seek back clears it (mu). */

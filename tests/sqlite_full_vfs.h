@@ -16,12 +16,14 @@
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct full_file {
 	sqlite3_file base;
 	sqlite3_file *real; /* the default VFS's file, right after this */
 	bool main_db;       /* opened with SQLITE_OPEN_MAIN_DB */
+	const char *name;   /* SQLite's, valid until the file closes */
 } full_file;
 
 static sqlite3_vfs *full_base;
@@ -31,6 +33,8 @@ static _Atomic bool full_armed;
 static _Atomic long long full_left;
 static _Atomic unsigned long full_refused;
 static _Atomic long long full_main_cap = -1; /* -1: no cap */
+/* The cap holds for the main file of this name only ("": every one). */
+static char full_cap_name[4096];
 
 #define FULL_REAL(f) (((full_file *)(f))->real)
 
@@ -48,7 +52,10 @@ static int
 full_write(sqlite3_file *f, const void *p, int n, sqlite3_int64 off)
 {
 	long long cap = atomic_load(&full_main_cap);
-	if (cap >= 0 && ((full_file *)f)->main_db && off + n > cap) {
+	if (cap >= 0 && ((full_file *)f)->main_db && off + n > cap &&
+	    (!full_cap_name[0] ||
+	     (((full_file *)f)->name &&
+	      strcmp(((full_file *)f)->name, full_cap_name) == 0))) {
 		atomic_fetch_add(&full_refused, 1);
 		return SQLITE_FULL;
 	}
@@ -166,6 +173,7 @@ full_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
 	full_file *ff = (full_file *)f;
 	ff->real = (sqlite3_file *)(ff + 1);
 	ff->main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0;
+	ff->name = name;
 	memset(ff->real, 0, (size_t)full_base->szOsFile);
 	int rc = full_base->xOpen(full_base, name, ff->real, flags, out_flags);
 	/* Our methods only when the real file has some (xClose then runs). */
@@ -289,6 +297,7 @@ full_vfs_disarm(void)
 	atomic_store(&full_armed, false);
 	atomic_store(&full_shm, false);
 	atomic_store(&full_main_cap, -1);
+	full_cap_name[0] = '\0';
 }
 
 /* From now on, refuse every write that would take a main database file
@@ -298,6 +307,15 @@ full_vfs_cap_main(long long bytes)
 {
 	atomic_store(&full_refused, 0);
 	atomic_store(&full_main_cap, bytes);
+}
+
+/* The same for the main database file at path (as SQLite names it:
+ * absolute) only; others are written in full. */
+static __attribute__((unused)) void
+full_vfs_cap_file(const char *path, long long bytes)
+{
+	snprintf(full_cap_name, sizeof(full_cap_name), "%s", path);
+	full_vfs_cap_main(bytes);
 }
 
 /* Armed, also refuse to grow the WAL index (-shm), as a full tmpfs does. */

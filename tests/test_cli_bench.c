@@ -1281,6 +1281,55 @@ test_variant_twice(void **state)
 	assert_false(exists(fresh));
 }
 
+/* A --fixture damaged since it was built (one byte of a part changed) is
+ * named once in one line, before any run and before the series directory
+ * is made, as `run` names it. Before, every run of the series failed with
+ * it in its log, and the summary listed each run with the line cut. */
+static void
+test_damaged_fixture(void **state)
+{
+	(void)state;
+	char fx[PATH_MAX], fresh[PATH_MAX], part[PATH_MAX + 300];
+	path_in(fx, sizeof(fx), "damaged-fixture");
+	path_in(fresh, sizeof(fresh), "damaged-series");
+	const char *build[] = { "fixture", "build",  "--preset",
+		                "smoke",   "--seed", "1",
+		                "--out",   fx,       NULL };
+	assert_int_equal(run(build, false), 0);
+	char core[PATH_MAX + 20];
+	snprintf(core, sizeof(core), "%s/parts/core", fx);
+	DIR *d = opendir(core);
+	assert_non_null(d);
+	struct dirent *e;
+	part[0] = '\0';
+	while ((e = readdir(d)) && e->d_name[0] == '.')
+		;
+	assert_non_null(e);
+	snprintf(part, sizeof(part), "%s/%s", core, e->d_name);
+	closedir(d);
+	int fd = open(part, O_RDWR);
+	assert_true(fd >= 0);
+	unsigned char c;
+	assert_int_equal(pread(fd, &c, 1, 100), 1);
+	c ^= 0xff;
+	assert_int_equal(pwrite(fd, &c, 1, 100), 1);
+	close(fd);
+
+	const char *b[] = { "bench",  "--variants", "disabled,alwayskeep",
+		            "--reps", "1",          "--fixture",
+		            fx,       "--out",      fresh,
+		            NULL };
+	assert_int_equal(run(b, false), 2);
+	char want[PATH_MAX + 64];
+	snprintf(want, sizeof(want), "mergescope bench: fixture %s: core part ",
+	         fx);
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "changed since it was built"));
+	assert_non_null(strstr(err, "build it again"));
+	assert_int_equal(strchr(err, '\n') - err + 1, (long)strlen(err));
+	assert_false(exists(fresh));
+}
+
 static void
 test_usage(void **state)
 {
@@ -1675,6 +1724,7 @@ main(void)
 		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_series_out_of_memory),
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_damaged_fixture),
 		cmocka_unit_test(test_stopped),
 		cmocka_unit_test(test_stray_child),
 		cmocka_unit_test(test_killed_run),

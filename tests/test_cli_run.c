@@ -31,11 +31,14 @@
 #include "ms_replay.h"
 #include "ms_replay_events.h"
 #include "ms_tui.h"
+#include "bin_testlib.h"
+#include "cli.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,11 +370,12 @@ test_run_db_full_last_line(void **state)
 }
 
 /* The disk holds the run's write-ahead log but has no room to fold it into
- * the database file at the end (the file cannot grow past its first
- * page): the run reports as usual, then says last that the events are in
- * the database and its -wal together, which must be kept together, and
- * why; it exits 2, as a script that keeps only the database would lose
- * them. report and export read the two files where they are. Before, the
+ * the database file at the end (the file cannot grow past the 22 pages,
+ * 88 KiB, it is created with: the schema and the run record; the run's
+ * events take it past 180 KiB): the run reports as usual, then says last that
+ * the events are in the database and its -wal together, which must be kept
+ * together, and why; it exits 2, as a script that keeps only the database would
+ * lose them. report and export read the two files where they are. Before, the
  * run exited 0 saying "events recorded in DB" and nothing else. */
 static void
 test_run_db_checkpoint_full(void **state)
@@ -381,7 +385,7 @@ test_run_db_checkpoint_full(void **state)
 	snprintf(db, sizeof(db), "%s/ckpt-full.sqlite", tmp_root);
 	snprintf(wal, sizeof(wal), "%s-wal", db);
 	assert_int_equal(full_vfs_install(), SQLITE_OK);
-	full_vfs_cap_main(4096);
+	full_vfs_cap_main(128 * 1024);
 	int rc = cli("run", "--headless", "--fixture", fixture_dir, "--variant",
 	             "alwayskeep", "--db", db, NULL);
 	unsigned long refused = full_vfs_refused();
@@ -1778,6 +1782,191 @@ test_tui_without_signal_thread(void **state)
 	assert_false(exists(db));
 }
 
+#ifdef MS_MERGESCOPE_BIN
+/* `run --headless` of the real binary (its watcher beside it) stopped at
+ * stop point `point` (MERGESCOPE_TEST_STOP, tui/cli.h), then SIGKILLed
+ * there; returns once the run and its watcher are gone (the write end of
+ * a pipe both inherit is closed), its standard error in err_path. */
+static void
+run_killed_at(const char *point, const char *db, const char *work,
+              const char *err_path)
+{
+	int gone[2];
+	assert_int_equal(pipe(gone), 0);
+	setenv("MERGESCOPE_TEST_STOP", point, 1);
+	const char *args[] = { "run",       "--headless", "--fixture",
+		               fixture_dir, "--variant",  "alwayskeep",
+		               "--db",      db,           "--work-dir",
+		               work,        NULL };
+	pid_t pid = bt_spawn(args, false, NULL, err_path, NULL, 0);
+	unsetenv("MERGESCOPE_TEST_STOP");
+	close(gone[1]);
+	int st = 0;
+	for (int i = 0; i < 60 * 20; i++) {
+		pid_t w = waitpid(pid, &st, WNOHANG | WUNTRACED);
+		if (w == pid)
+			break;
+		assert_int_equal(w, 0);
+		struct timespec ts = { 0, 50000000 };
+		nanosleep(&ts, NULL);
+	}
+	if (!WIFSTOPPED(st))
+		kill(pid, SIGKILL);
+	kill(pid, SIGKILL);
+	int end = 0;
+	waitpid(pid, &end, 0);
+	assert_true(WIFSTOPPED(st)); /* the process got to the point */
+	assert_true(WIFSIGNALED(end) && WTERMSIG(end) == SIGKILL);
+	struct pollfd pfd = { .fd = gone[0], .events = POLLIN };
+	char c;
+	assert_int_equal(poll(&pfd, 1, 120 * 1000), 1); /* a hang guard */
+	assert_int_equal(read(gone[0], &c, 1), 0);
+	close(gone[0]);
+}
+
+/* A run killed (SIGKILL) at any instant after its event database exists
+ * leaves a database that says what happened: killed once the replay is
+ * open but before it started, the run is in it, recorded as aborted by
+ * its watcher, and `report` says so; killed the moment the file exists,
+ * still empty, the watcher removes it (there is nothing to read) and
+ * says so. Either way the scratch shard is gone. */
+static void
+test_killed_before_start(void **state)
+{
+	(void)state;
+	char db[600], work[600], errp[600], want[900];
+	snprintf(db, sizeof(db), "%s/killed-open.sqlite", tmp_root);
+	snprintf(work, sizeof(work), "%s/killed-open.shard", tmp_root);
+	snprintf(errp, sizeof(errp), "%s/killed-open.err", tmp_root);
+	run_killed_at("opened", db, work, errp);
+	char *msg = ms_test_read(errp, CAP, NULL);
+	assert_non_null(msg);
+	fprintf(stderr, "%s", msg);
+	snprintf(want, sizeof(want), "run aborted: killed by a signal");
+	assert_non_null(strstr(msg, want));
+	free(msg);
+	assert_false(exists(work));
+	ms_evdb *ev = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_evdb_open(&ev, db, &eb), 0);
+	ms_ev_run run;
+	ms_ev_run_end end;
+	bool has_end = false;
+	int rc = ms_evdb_run(ev, &run, &end, &has_end, &eb);
+	ms_evdb_close(ev);
+	if (rc)
+		fail_msg("%s", eb.msg);
+	assert_true(has_end);
+	assert_string_equal(end.status, "aborted");
+	assert_non_null(strstr(end.error, "killed by a signal"));
+	assert_string_equal(run.variant, "alwayskeep");
+	assert_int_equal(cli("report", "--db", db, NULL), 1);
+	assert_non_null(strstr(out_text, "status       aborted"));
+
+	snprintf(db, sizeof(db), "%s/killed-made.sqlite", tmp_root);
+	snprintf(work, sizeof(work), "%s/killed-made.shard", tmp_root);
+	snprintf(errp, sizeof(errp), "%s/killed-made.err", tmp_root);
+	run_killed_at("db", db, work, errp);
+	msg = ms_test_read(errp, CAP, NULL);
+	assert_non_null(msg);
+	fprintf(stderr, "%s", msg);
+	snprintf(want, sizeof(want),
+	         "while it created its event database %s, before it held "
+	         "anything: removed it and the scratch shard",
+	         db);
+	assert_non_null(strstr(msg, want));
+	free(msg);
+	assert_false(exists(db));
+	snprintf(want, sizeof(want), "%s-journal", db);
+	assert_false(exists(want));
+	assert_false(exists(work));
+}
+#endif
+
+/* A --db whose file name leaves no room for the names SQLite derives from
+ * it (NAME-journal: 8 bytes more, within NAME_MAX) is refused up front
+ * as a usage error naming the path, its length, the limit and why
+ * (before: exit 2, "unable to open database file" from inside SQLite);
+ * the longest name taken works, -journal and all. The TUI's restarts
+ * derive "<stem>.rerun-N<ext>": cut short to fit the same limit. */
+static void
+test_db_name_limit(void **state)
+{
+	(void)state;
+	char name[MS_EV_DB_NAME_MAX + 2], db[900], want[1200];
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	memcpy(name + sizeof(name) - 8, ".sqlite", 7);
+	snprintf(db, sizeof(db), "%s/%s", tmp_root, name);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "alwayskeep", "--db", db, NULL),
+	                 64);
+	assert_one_line();
+	snprintf(want, sizeof(want),
+	         "mergescope run: --db %s: its file name is %d bytes; at "
+	         "most %d, as SQLite keeps files named after it with "
+	         "-journal, -wal and -shm added beside it",
+	         db, MS_EV_DB_NAME_MAX + 1, MS_EV_DB_NAME_MAX);
+	assert_non_null(strstr(err_text, want));
+	assert_false(exists(db));
+
+	/* One byte less: the run takes it. */
+	memmove(name + sizeof(name) - 9, name + sizeof(name) - 8, 8);
+	snprintf(db, sizeof(db), "%s/%s", tmp_root, name);
+	assert_int_equal(strlen(name), MS_EV_DB_NAME_MAX);
+	int rc = cli("run", "--headless", "--fixture", fixture_dir, "--variant",
+	             "alwayskeep", "--db", db, NULL);
+	if (rc)
+		fprintf(stderr, "%s", err_text);
+	assert_int_equal(rc, 0);
+	assert_true(exists(db));
+
+	char out[1200];
+	ms__rerun_name(out, sizeof(out), db, 12, true, MS_EV_DB_NAME_MAX);
+	const char *last = strrchr(out, '/') + 1;
+	assert_int_equal(strlen(last), MS_EV_DB_NAME_MAX);
+	assert_int_equal(strncmp(out, db, strlen(tmp_root) + 10), 0);
+	assert_string_equal(last + strlen(last) - 16, ".rerun-12.sqlite");
+	/* An extension too long to keep is dropped, the name cut. */
+	char longext[600];
+	snprintf(longext, sizeof(longext), "/d/x.%0*d", 250, 7);
+	ms__rerun_name(out, sizeof(out), longext, 3, true, MS_EV_DB_NAME_MAX);
+	assert_int_equal(strlen(out + 3), MS_EV_DB_NAME_MAX);
+	assert_string_equal(out + strlen(out) - 8, ".rerun-3");
+	/* Short names as before. */
+	ms__rerun_name(out, sizeof(out), "/d/run.sqlite", 3, true,
+	               MS_EV_DB_NAME_MAX);
+	assert_string_equal(out, "/d/run.rerun-3.sqlite");
+	ms__rerun_name(out, sizeof(out), "/a.b/.hidden", 3, true,
+	               MS_EV_DB_NAME_MAX);
+	assert_string_equal(out, "/a.b/.hidden.rerun-3");
+	ms__rerun_name(out, sizeof(out), "/a.b/work", 3, false, NAME_MAX);
+	assert_string_equal(out, "/a.b/work.rerun-3");
+}
+
+/* A replay opened and closed before it started (`tui --break` with a
+ * breakpoint it does not take, a failure after the open) ran nothing:
+ * it leaves no database, not one whose run reads as killed. */
+static void
+test_closed_before_start(void **state)
+{
+	(void)state;
+	char db[600];
+	snprintf(db, sizeof(db), "%s/unstarted.sqlite", tmp_root);
+	ms_replay_opts ro = { .fixture_dir = fixture_dir,
+		              .db_path = db,
+		              .variant = "alwayskeep",
+		              .plugin_dir = MS_PLUGIN_DIR };
+	ms_replay *r = NULL;
+	ms_errbuf eb = { "" };
+	int rc = ms_replay_open(&r, &ro, &eb);
+	if (rc)
+		fail_msg("%s", eb.msg);
+	assert_true(exists(db));
+	ms_replay_close(r);
+	assert_false(exists(db));
+}
+
 int
 main(void)
 {
@@ -1805,6 +1994,11 @@ main(void)
 		cmocka_unit_test(test_report_vs_other_opening),
 		cmocka_unit_test(test_read_only_database_dir),
 		cmocka_unit_test(test_output_write_failure),
+#ifdef MS_MERGESCOPE_BIN
+		cmocka_unit_test(test_killed_before_start),
+#endif
+		cmocka_unit_test(test_closed_before_start),
+		cmocka_unit_test(test_db_name_limit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

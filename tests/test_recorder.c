@@ -203,6 +203,110 @@ expect_alone_refused(const char *path, const char *alone)
 	                               "beside it"));
 }
 
+/* What the created hook saw of the file: that it existed, its size. */
+typedef struct created_seen {
+	int calls;
+	bool existed;
+	off_t size;
+} created_seen;
+
+static void
+on_created(void *arg, const char *path)
+{
+	created_seen *s = arg;
+	struct stat st;
+	s->calls++;
+	s->existed = stat(path, &st) == 0;
+	s->size = s->existed ? st.st_size : -1;
+}
+
+/* Opened with its run record, the database holds the run from its first
+ * commit: another connection reads it, with its plugins, before any
+ * ms_rec_run_begin (a process killed now leaves a run to mark aborted),
+ * and the hook saw the file the moment it existed, empty. run_begin then
+ * replaces the record. */
+static void
+test_run_written_at_open(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "run-at-open.db");
+	ms_ev_run run;
+	evf_run(&run, "alwayskeep");
+	run.nplugins = 1;
+	snprintf(run.plugins[0].name, sizeof(run.plugins[0].name),
+	         "alwayskeep");
+	created_seen seen = { 0 };
+	ms_rec_opts o = { .path = path,
+		          .run = &run,
+		          .created = on_created,
+		          .created_arg = &seen };
+	ms_rec *r = NULL;
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	assert_int_equal(seen.calls, 1);
+	assert_true(seen.existed);
+	assert_int_equal(seen.size, 0);
+
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	ms_ev_run got;
+	bool has_end = true;
+	assert_int_equal(ms_evdb_run(db, &got, NULL, &has_end, &eb), 0);
+	assert_string_equal(got.variant, "alwayskeep");
+	assert_int_equal(got.nplugins, 1);
+	assert_string_equal(got.plugins[0].name, "alwayskeep");
+	assert_false(has_end);
+	ms_evdb_close(db);
+	/* And it is marked like any run whose process died. */
+	bool changed = false;
+	assert_int_equal(
+	        ms_evdb_mark_ended(path, "aborted", "killed", &changed, &eb),
+	        0);
+	assert_true(changed);
+
+	snprintf(run.variant, sizeof(run.variant), "alwayskeep-again");
+	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	assert_int_equal(ms_evdb_run(db, &got, NULL, &has_end, &eb), 0);
+	assert_string_equal(got.variant, "alwayskeep-again");
+	assert_false(has_end); /* the start begins the record afresh */
+	ms_evdb_close(db);
+}
+
+/* A database another process holds locked (here another connection, in
+ * a write transaction) past the reader's wait: the reader says it is
+ * locked, not that it is no SQLite database (before: "not an SQLite
+ * database (database is locked)"). */
+static void
+test_reader_locked_out(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "locked-out.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = rec_begun(path, 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	sqlite3 *c = NULL;
+	assert_int_equal(sqlite3_open(path, &c), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(c,
+	                              "BEGIN EXCLUSIVE; UPDATE run SET "
+	                              "error = error",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	ms_evdb *db = NULL;
+	int rc = ms_evdb_open(&db, path, &eb);
+	sqlite3_exec(c, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_close(c);
+	fprintf(stderr, "locked: %s\n", eb.msg);
+	assert_int_equal(rc, MS_ERR_TIMEOUT);
+	assert_null(db);
+	assert_non_null(strstr(eb.msg, path));
+	assert_non_null(strstr(eb.msg, "locked by another process"));
+	assert_null(strstr(eb.msg, "not an SQLite database"));
+}
+
 /* A run without its end record reads back with has_end false. */
 static void
 test_unfinished_run(void **state)
@@ -480,44 +584,14 @@ test_close_checkpoint_full(void **state)
 	assert_int_equal(merges_in(alone), 100);
 }
 
-/* A database copied alone while its run still writes it: every event is
- * still in the -wal, so the copy has no run table. The reader says the
- * -wal is missing (before: "not an event database ... another SQLite
- * database"). */
+/* The database at path copied alone (no -wal) to alone, while its run
+ * writes it: the copy opens, and the reader says no write-ahead log is
+ * beside it, not only that the run did not finish. */
 static void
-test_copied_without_wal(void **state)
+expect_alone_opens(const char *path, const char *alone)
 {
-	(void)state;
-	char path[512], alone[600];
-	path_in(path, sizeof(path), "running.db");
-	path_in(alone, sizeof(alone), "running-alone.db");
+	char cmd[1400];
 	ms_errbuf eb = { "" };
-	ms_rec *r = rec_begun(path, 0);
-	assert_int_equal(ms_rec_flush(r, &eb), 0);
-	expect_alone_refused(path, alone);
-	assert_int_equal(ms_rec_close(r, &eb), 0);
-}
-
-/* A copy made without its -wal after the log was folded into the file
- * (as SQLite's automatic checkpoint does during a run) opens, since the
- * run table is in the file: it says that no write-ahead log is beside
- * it, not only that the run did not finish. */
-static void
-test_copied_without_wal_opens(void **state)
-{
-	(void)state;
-	char path[512], alone[600], cmd[1400];
-	path_in(path, sizeof(path), "folded.db");
-	path_in(alone, sizeof(alone), "folded-alone.db");
-	ms_errbuf eb = { "" };
-	ms_rec *r = rec_begun(path, 0);
-	assert_int_equal(ms_rec_flush(r, &eb), 0);
-	sqlite3 *c = NULL;
-	assert_int_equal(sqlite3_open(path, &c), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(c, "PRAGMA wal_checkpoint(TRUNCATE)",
-	                              NULL, NULL, NULL),
-	                 SQLITE_OK);
-	sqlite3_close(c);
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, alone);
 	assert_int_equal(system(cmd), 0);
 	ms_evdb *db = NULL;
@@ -531,8 +605,57 @@ test_copied_without_wal_opens(void **state)
 	assert_true(unfinished);
 	assert_non_null(strstr(why, "no write-ahead log beside it"));
 	ms_evdb_close(db);
+}
+
+/* A database copied alone while its run still writes it: every event is
+ * still in the -wal, the file holds only what its creation wrote (the
+ * schema and, as a replay opens it, the run record). The copy opens, and
+ * the reader says no write-ahead log is beside it, not only that the run
+ * did not finish (before the run was written at the creation: "not an
+ * event database ... another SQLite database"). */
+static void
+test_copied_without_wal(void **state)
+{
+	(void)state;
+	char path[512], alone[600];
+	path_in(path, sizeof(path), "running.db");
+	path_in(alone, sizeof(alone), "running-alone.db");
+	ms_errbuf eb = { "" };
+	ms_ev_run run;
+	evf_run(&run, "disabled");
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path, .run = &run };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	assert_int_equal(ms_rec_run_begin(r, &run, &eb), 0);
+	assert_int_equal(ms_rec_flush(r, &eb), 0);
+	expect_alone_opens(path, alone);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+}
+
+/* A copy made without its -wal after the log was folded into the file
+ * (as SQLite's automatic checkpoint does during a run) opens, since the
+ * run table is in the file: it says that no write-ahead log is beside
+ * it, not only that the run did not finish. */
+static void
+test_copied_without_wal_opens(void **state)
+{
+	(void)state;
+	char path[512], alone[600];
+	path_in(path, sizeof(path), "folded.db");
+	path_in(alone, sizeof(alone), "folded-alone.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = rec_begun(path, 0);
+	assert_int_equal(ms_rec_flush(r, &eb), 0);
+	sqlite3 *c = NULL;
+	assert_int_equal(sqlite3_open(path, &c), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(c, "PRAGMA wal_checkpoint(TRUNCATE)",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	sqlite3_close(c);
+	expect_alone_opens(path, alone);
 	assert_int_equal(ms_rec_close(r, &eb), 0);
 	/* Closed, the database is whole by itself: nothing is missing. */
+	ms_evdb *db = NULL;
 	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
 	assert_false(ms_evdb_wal_missing(db));
 	ms_evdb_close(db);
@@ -972,6 +1095,8 @@ main(void)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_unwritable_path),
+		cmocka_unit_test(test_run_written_at_open),
+		cmocka_unit_test(test_reader_locked_out),
 		cmocka_unit_test(test_other_schema_version),
 		cmocka_unit_test(test_exists_without_overwrite),
 	};

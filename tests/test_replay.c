@@ -11,6 +11,7 @@
  * database whose disk fills up stops the run with its path and error.
  */
 #define _GNU_SOURCE /* syncfs */
+#include "ms_clock.h"
 #include "ms_pipeline.h"
 #include "child_testlib.h"
 #include "thread_testlib.h"
@@ -2060,6 +2061,32 @@ test_slowest_speed_paces(void **state)
 
 /* ---- SIGKILL ---------------------------------------------------------- */
 
+/* Whether a connection of its own reads at least n completed merges in
+ * the database at path, asked until it does or deadline_s have passed. */
+static bool
+merges_committed(const char *path, uint64_t n, int deadline_s)
+{
+	int64_t end = ms_mono_ns() + (int64_t)deadline_s * 1000000000;
+	sqlite3 *db = NULL;
+	bool ok = false;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+		sqlite3_busy_timeout(db, 1000);
+	while (db && !ok && ms_mono_ns() < end) {
+		sqlite3_stmt *s = NULL;
+		if (sqlite3_prepare_v2(
+		            db, "SELECT count(*) FROM merge WHERE err = 0", -1,
+		            &s, NULL) == SQLITE_OK &&
+		    sqlite3_step(s) == SQLITE_ROW)
+			ok = (uint64_t)sqlite3_column_int64(s, 0) >= n;
+		sqlite3_finalize(s);
+		struct timespec ts = { 0, 10 * 1000000L };
+		if (!ok)
+			nanosleep(&ts, NULL);
+	}
+	sqlite3_close(db);
+	return ok;
+}
+
 static void
 child_run(int fd, const char *db, const char *work)
 {
@@ -2089,10 +2116,11 @@ child_run(int fd, const char *db, const char *work)
 		pthread_mutex_unlock(&rt_mu);
 	}
 	uint64_t done = st->merges_done;
-	/* The recorder commits at most 100 ms after an event: wait well
-	 * past that before saying these merges are committed. */
-	struct timespec ts = { 0, 400 * 1000000L };
-	nanosleep(&ts, NULL);
+	/* These merges are said committed once another connection reads
+	 * them (the recorder commits within 100 ms of an event; the
+	 * deadline is a hang guard, not a bound on that). */
+	if (!merges_committed(db, done, 120))
+		_exit(4);
 	if (write(fd, &done, sizeof(done)) != (ssize_t)sizeof(done))
 		_exit(3);
 	for (;;)

@@ -333,6 +333,27 @@ char *ms__note_line(ms__note_buf *nb);
  * die. */
 struct ms_replay;
 void ms__supervise_run(const struct ms_replay *r);
+/* ms_replay_opts.created of every replay the commands open: the watcher
+ * is told the scratch shard and the database the moment they exist (a
+ * process killed from then on leaves them to it). */
+void ms__supervise_created(void *arg, const char *what, const char *path);
+/* path with ".rerun-K" before its extension (ext) or at its end (the
+ * TUI's restarts: a new database and scratch shard beside the first), its
+ * last name cut short where it would pass name_max bytes
+ * (MS_EV_DB_NAME_MAX for a database, NAME_MAX for a directory), the
+ * extension dropped where even it would not fit. */
+void ms__rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext,
+                    size_t name_max);
+/* A --fixture DIR that did not open or check (rc, eb) said in one line on
+ * err for command cmd; returns MS_EXIT_ERROR. */
+int ms__say_fixture_error(FILE *err, const char *cmd, const char *dir, int rc,
+                          const ms_errbuf *eb);
+/* A stop point for the tests: with MERGESCOPE_TEST_STOP=POINT in the
+ * environment the process stops itself (SIGSTOP) at POINT, for a test to
+ * kill it at exactly that instant. Points: "scratch" and "db" (each just
+ * made, empty: ms__supervise_created), "opened" (the replay open, its
+ * run recorded, not started: ms__supervise_run). */
+void ms__test_stop(const char *point);
 /* The curses screen is up (restore the terminal on a crash) or down. */
 void ms__supervise_screen(bool up);
 

@@ -607,6 +607,27 @@ cached_fixture(const ms__run_args *a, ms__run_cfg *cfg, const char *dir,
 }
 
 int
+ms__say_fixture_error(FILE *err, const char *cmd, const char *dir, int rc,
+                      const ms_errbuf *eb)
+{
+	/* A wrong path is named as given, with what it is and what is
+	 * expected ("--fixture X is a file, ..."), as `fixture check` names
+	 * it. */
+	const char *msg = eb->msg[0] ? eb->msg : ms_strerror(rc);
+	size_t n = strlen(dir);
+	bool named =
+	        strncmp(msg, dir, n) == 0 && (msg[n] == ' ' || msg[n] == ':');
+	/* "fixture DIR: part ... changed" (the replay's check) as is */
+	bool fixture_named = strncmp(msg, "fixture ", 8) == 0 &&
+	                     strncmp(msg + 8, dir, n) == 0 && msg[8 + n] == ':';
+	fprintf(err, "mergescope %s: %s%s%s%s\n", cmd,
+	        fixture_named ? "" : "--fixture ",
+	        named || fixture_named ? "" : dir,
+	        named || fixture_named ? "" : ": ", msg);
+	return MS_EXIT_ERROR;
+}
+
+int
 ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -636,19 +657,9 @@ ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	if (a->fixture) {
 		ms_fixture *f = NULL;
 		rc = ms_fixture_open(&f, a->fixture, &eb);
-		if (rc) {
-			/* A wrong path is named as given, with what it is
-			 * and what is expected ("--fixture X is a file,
-			 * ..."), as `fixture check` names it. */
-			const char *msg = eb.msg[0] ? eb.msg : ms_strerror(rc);
-			size_t n = strlen(a->fixture);
-			bool named = strncmp(msg, a->fixture, n) == 0 &&
-			             (msg[n] == ' ' || msg[n] == ':');
-			fprintf(err, "mergescope %s: --fixture %s%s%s\n",
-			        a->cmd, named ? "" : a->fixture,
-			        named ? "" : ": ", msg);
-			return MS_EXIT_ERROR;
-		}
+		if (rc)
+			return ms__say_fixture_error(err, a->cmd, a->fixture,
+			                             rc, &eb);
 		snprintf(cfg->preset, sizeof(cfg->preset), "%s",
 		         ms_fixture_get_info(f)->preset);
 		ms_fixture_close(f);
@@ -723,6 +734,16 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 			        eb.msg);
 			return MS_EXIT_ERROR;
 		}
+	}
+	size_t name_len = 0;
+	if (a->db && !ms_evdb_name_fits(a->db, &name_len)) {
+		fprintf(err,
+		        "mergescope %s: --db %s: its file name is %zu bytes; "
+		        "at most %d, as SQLite keeps files named after it with "
+		        "-journal, -wal and -shm added beside it, and a file "
+		        "name has at most 255 bytes\n",
+		        a->cmd, a->db, name_len, MS_EV_DB_NAME_MAX);
+		return MS_EXIT_USAGE;
 	}
 	if (a->db) {
 		if ((rc = check_out_path(a, "--db", a->db, true, err)) ||
@@ -998,6 +1019,29 @@ ms__run_begin(const ms_cmd *c, const ms__opt *o, ms__run_args *a, FILE *err,
 }
 
 void
+ms__rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext,
+               size_t name_max)
+{
+	const char *slash = strrchr(path, '/');
+	size_t base = slash ? (size_t)(slash - path) + 1 : 0;
+	size_t len = strlen(path);
+	const char *dot = ext ? strrchr(path + base, '.') : NULL;
+	if (dot == path + base)
+		dot = NULL; /* a hidden file's name, not an extension */
+	char sfx[24];
+	size_t sl = (size_t)snprintf(sfx, sizeof(sfx), ".rerun-%u", k);
+	const char *tail = dot ? dot : "";
+	if (strlen(tail) + sl >= name_max)
+		tail = "";
+	else if (dot)
+		len = (size_t)(dot - path);
+	size_t tl = strlen(tail);
+	if (len - base + sl + tl > name_max)
+		len = base + name_max - sl - tl;
+	snprintf(buf, n, "%.*s%s%s", (int)len, path, sfx, tail);
+}
+
+void
 ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
                      const ms__run_cfg *cfg)
 {
@@ -1017,6 +1061,7 @@ ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
 	ro->envelope = a->envelope;
 	ro->plugin_host = a->plugin_host;
 	ro->plugin_host_exe = cfg->host_exe;
+	ro->created = ms__supervise_created;
 }
 
 enum ms_plugin_host_mode

@@ -30,6 +30,7 @@
 #include "cli.h"
 
 #include "ms_bench.h"
+#include "ms_replay.h"
 #include "series.h"
 
 #include <dirent.h>
@@ -718,9 +719,9 @@ check_distinct(const bench *b, FILE *err)
 }
 
 /* Each variant's run checked as `run` checks it (--envelope only with
- * --profile, fixture, preset, profile, the variant with its plugins)
- * before anything is made: a mistake is one line, not a series of runs
- * that cannot start. */
+ * --profile, fixture, preset, profile, the variant with its plugins, a
+ * --fixture as the replay's open checks it) before anything is made: a mistake
+ * is one line, not a series of runs that cannot start. */
 static int
 check_runs(const bench *b, FILE *err)
 {
@@ -750,6 +751,12 @@ check_runs(const bench *b, FILE *err)
 		rc = ms__run_check(&a, cfg, err);
 	}
 	free(cfg);
+	/* Then the fixture as each run's open checks it (hashes, parts),
+	 * once: a damaged one is named here, not in every run's log. */
+	ms_errbuf eb = { "" };
+	const char *fx = b->o[O_FIXTURE].value;
+	if (rc == 0 && fx && (rc = ms_replay_check_fixture(fx, &eb)))
+		rc = ms__say_fixture_error(err, "bench", fx, rc, &eb);
 	return rc;
 }
 

@@ -82,7 +82,8 @@ static const char usage[] =
         "                       retain (default: from the payload it\n"
         "                       staged) or reread (re-read from "
         "inputs)\n" MS__HELP_HOST_AND_LIMITS MS__HELP_WORK_DIR
-        "  --db FILE            record events to FILE (new; default under\n"
+        "  --db FILE            record events to FILE (new; its name at\n"
+        "                       most 247 bytes; default under\n"
         "                       $XDG_CACHE_HOME/mergescope/runs/)\n"
         "  --json FILE          also write the report as JSON to FILE (a\n"
         "                       new file; an existing one needs --force)\n"

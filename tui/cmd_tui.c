@@ -26,8 +26,10 @@
 
 #include "ms_replay.h"
 #include "ms_replay_ctl.h"
+#include "ms_replay_events.h"
 #include "ms_thread.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -69,7 +71,8 @@ static const char usage[] =
         "  --allow-fail-open    plugin_health WARNs instead of FAILing when\n"
         "                       a plugin fails open or sampling is "
         "bypassed\n" MS__HELP_HOST_AND_LIMITS
-        "  --db FILE            record events to FILE (new; default under\n"
+        "  --db FILE            record events to FILE (new; its name at\n"
+        "                       most 247 bytes; default under\n"
         "                       $XDG_CACHE_HOME/mergescope/runs/, shown\n"
         "                       under the event log)\n" MS__HELP_WORK_DIR
         "  --checkpoint-every T keep a checkpoint to go back to (g, [, {)\n"
@@ -131,18 +134,6 @@ struct reopen_ctx {
 	char work[4096 + 32];
 };
 
-static void
-rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext)
-{
-	size_t len = strlen(path);
-	const char *slash = strrchr(path, '/');
-	const char *dot = ext ? strrchr(path, '.') : NULL;
-	if (dot && (!slash || dot > slash + 1))
-		len = (size_t)(dot - path);
-	snprintf(buf, n, "%.*s.rerun-%u%s", (int)len, path, k,
-	         dot && (!slash || dot > slash + 1) ? dot : "");
-}
-
 /* The replay options of a session: the command line's, paused or not, at
  * speed, with a checkpoint to go back to every 60 logical minutes or
  * --checkpoint-every. */
@@ -166,14 +157,15 @@ reopen(void *arg, bool running, ms_replay **out, ms_errbuf *eb)
 	ms_replay_opts ro;
 	session_opts(&ro, x->a, x->cfg, x->paused && !running, x->speed);
 	x->n++;
-	rerun_name(x->db, sizeof(x->db), x->cfg->db, x->n, true);
+	ms__rerun_name(x->db, sizeof(x->db), x->cfg->db, x->n, true,
+	               MS_EV_DB_NAME_MAX);
 	ro.db_path = x->db;
 	int rc = ms__db_owner_take(x->db, eb);
 	if (rc)
 		return rc;
 	if (x->a->work_dir) {
-		rerun_name(x->work, sizeof(x->work), x->a->work_dir, x->n,
-		           false);
+		ms__rerun_name(x->work, sizeof(x->work), x->a->work_dir, x->n,
+		               false, NAME_MAX);
 		ro.work_dir = x->work;
 	}
 	rc = ms_replay_open(out, &ro, eb);

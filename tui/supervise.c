@@ -329,10 +329,27 @@ ms__supervise_note(const char *key, const char *value)
 }
 
 void
+ms__test_stop(const char *point)
+{
+	const char *s = getenv("MERGESCOPE_TEST_STOP");
+	if (s && strcmp(s, point) == 0)
+		raise(SIGSTOP);
+}
+
+void
+ms__supervise_created(void *arg, const char *what, const char *path)
+{
+	(void)arg;
+	ms__supervise_note(what, path);
+	ms__test_stop(what);
+}
+
+void
 ms__supervise_run(const ms_replay *r)
 {
 	ms__supervise_note("db", ms_replay_db_path(r));
 	ms__supervise_note("scratch", ms_replay_work_dir(r));
+	ms__test_stop("opened");
 	const ms_envelope *e = ms_replay_envelope(r);
 	if (e->mode == MS_ENVELOPE_EMULATED)
 		return;
@@ -573,10 +590,9 @@ died(const notes *nt, pid_t run, const struct termios *tio, int tfd,
 		         "killed by a signal before it could record its end "
 		         "(SIGKILL, or another it was not catching)");
 	ms_errbuf eb = { "" };
-	bool recorded = false;
+	enum ms_postmortem done = MS_PM_NONE;
 	db_owner_handover(nt, run, true);
-	int rc = ms_replay_postmortem(nt->db, nt->scratch, reason, &recorded,
-	                              &eb);
+	int rc = ms_replay_postmortem(nt->db, nt->scratch, reason, &done, &eb);
 	fold_log(nt, err);
 	db_owner_handover(nt, run, false);
 	/* The groups it made, empty now (a later run would remove them). */
@@ -585,11 +601,18 @@ died(const notes *nt, pid_t run, const struct termios *tio, int tfd,
 			(void)rmdir(nt->env.dir[i]);
 	if (rc)
 		fprintf(err, "mergescope: %s\n", eb.msg);
-	else if (recorded)
+	else if (done == MS_PM_RECORDED)
 		fprintf(err,
 		        "mergescope: run aborted: %s; recorded in %s%s%s\n",
 		        reason, nt->db, nt->scratch[0] ? ", scratch shard " : "",
 		        nt->scratch[0] ? "removed" : "");
+	else if (done == MS_PM_REMOVED)
+		fprintf(err,
+		        "mergescope: run aborted: %s, while it created its "
+		        "event database %s, before it held anything: removed "
+		        "it%s\n",
+		        reason, nt->db,
+		        nt->scratch[0] ? " and the scratch shard" : "");
 	fflush(err);
 }
 

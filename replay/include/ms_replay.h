@@ -171,6 +171,13 @@ typedef struct ms_replay_opts {
 	void (*progress)(void *arg, uint64_t done, uint64_t total,
 	                 const char *what);
 	void *progress_arg;
+	/* Called (in ms_replay_open's thread) the moment the replay has
+	 * made something a process killed from then on leaves behind: what
+	 * is "scratch" (the shard directory, taken, still empty) or "db"
+	 * (the event database, still empty; it holds the run record from
+	 * its first commit on). NULL = none. */
+	void (*created)(void *arg, const char *what, const char *path);
+	void *created_arg;
 } ms_replay_opts;
 
 typedef struct ms_replay ms_replay;
@@ -191,9 +198,17 @@ const char *ms_replay_start_note(const ms_replay *r);
  * and manifest, variant and chain, plugins load, database path writable)
  * and prepare the run. Each failure is one line naming what and where. */
 int ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb);
+/* The fixture check ms_replay_open makes, alone: the manifest opens, the
+ * schedule, part records and every scheduled part's files are as built
+ * (ms_fixture_verify) and there. For a caller that starts several runs
+ * of one fixture (`bench`): one line in eb naming the fixture and what is
+ * damaged or missing, before any run. */
+int ms_replay_check_fixture(const char *dir, ms_errbuf *eb);
 /* Start the controller thread (RUNNING, or PAUSED with start_paused). */
 int ms_replay_start(ms_replay *r, ms_errbuf *eb);
-/* Stop the run if it is still going (it ends "aborted"), join, close. */
+/* Stop the run if it is still going (it ends "aborted"), join, close. A
+ * replay closed before ms_replay_start was called ran nothing: its event
+ * database (and its -wal and -shm) is removed. */
 void ms_replay_close(ms_replay *r);
 /* How a run ends, whether the user quits, it ends or it is replaced by a
  * restart: ms_replay_close, then the write-ahead log its close could not
@@ -374,17 +389,26 @@ const char *ms_replay_db_path(const ms_replay *r);
 const char *ms_replay_work_dir(const ms_replay *r);
 /* The run's resource envelope (its cgroup, or emulated). */
 const ms_envelope *ms_replay_envelope(const ms_replay *r);
+/* What ms_replay_postmortem did to the database. */
+enum ms_postmortem {
+	MS_PM_NONE = 0,     /* nothing: no file, or the run had ended */
+	MS_PM_RECORDED = 1, /* recorded the run as aborted */
+	/* removed it: an empty file with no tables, the process killed
+	 * before the first commit (ms_rec_opts.run), no run to record */
+	MS_PM_REMOVED = 2,
+};
 /*
  * Clean up after a run whose process is dying or died without recording
  * its end (a plugin crashed or called exit() inside Decide; the process
  * was killed), from another process: record status "aborted" with reason
- * in db_path (unless the run already ended; *recorded, which may be
- * NULL, says whether this recorded it) and remove the scratch shard
- * work_dir and its checkpoints (<work_dir>.ckpt). Either path may be
- * NULL.
+ * in db_path (unless the run already ended), or remove db_path when the
+ * process died before anything was in it; *done (may be NULL) says which.
+ * Then remove the scratch shard work_dir and its checkpoints
+ * (<work_dir>.ckpt). Either path may be NULL.
  */
 int ms_replay_postmortem(const char *db_path, const char *work_dir,
-                         const char *reason, bool *recorded, ms_errbuf *eb);
+                         const char *reason, enum ms_postmortem *done,
+                         ms_errbuf *eb);
 
 /* After DONE: number of failed gates and the gates (up to cap). */
 size_t ms_replay_gates(ms_replay *r, ms_ev_gate *out, size_t cap,

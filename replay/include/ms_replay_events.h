@@ -42,6 +42,14 @@
 /* A chain spec or a path as the user gave it, recorded whole: the
  * longest accepted is one byte less (ms_replay_open refuses longer). */
 #define MS_EV_SPEC_MAX 4096
+/* The longest last name of an event database file: SQLite keeps
+ * NAME-journal (the longest), NAME-wal and NAME-shm beside it, and a file
+ * name has at most 255 bytes (NAME_MAX on Linux). ms_rec_open refuses a
+ * longer one. */
+#define MS_EV_DB_NAME_MAX (255 - 8)
+/* Whether an event database may be named path (its last name at most
+ * MS_EV_DB_NAME_MAX bytes); *len (NULL ok) gets that name's length. */
+bool ms_evdb_name_fits(const char *path, size_t *len);
 
 /* Upper bounds (inclusive) of the Decide latency histogram, in ms:
  * 0.25 0.5 1 2.5 5 10 25 50 100 250 500 1000, then overflow. */
@@ -409,6 +417,17 @@ typedef struct ms_rec_opts {
 	bool overwrite;        /* replace an existing file */
 	uint32_t batch_events; /* commit after this many; 0 = 64 */
 	uint32_t batch_ms;     /* and at most this late; 0 = 100 */
+	/* The run record (copied), written in the transaction that
+	 * creates the schema: the file is never an event log without its
+	 * run, so a process killed at any instant after that commit leaves
+	 * a run row with no status for ms_evdb_mark_ended to mark, and
+	 * before it an empty file (no tables). NULL: no run row until
+	 * ms_rec_run_begin. */
+	const ms_ev_run *run;
+	/* Called once the file exists at path, before anything is in it:
+	 * from then on a process killed leaves it behind. NULL: none. */
+	void (*created)(void *arg, const char *path);
+	void *created_arg;
 } ms_rec_opts;
 
 /* Cost of recording so far. */
@@ -422,10 +441,11 @@ typedef struct ms_rec_stats {
 } ms_rec_stats;
 
 /*
- * Create the database at opts->path (WAL, schema MS_EV_SCHEMA_VERSION) and
- * start the commit timer. Errors (one line, naming the path): the directory
- * is not writable; the file exists (MS_ERR_EXISTS unless overwrite); the
- * file is a database of another schema version (MS_ERR_FORMAT).
+ * Create the database at opts->path (WAL, schema MS_EV_SCHEMA_VERSION, the
+ * run record when opts->run is given) and start the commit timer. Errors (one
+ * line, naming the path): the directory is not writable; the file exists
+ * (MS_ERR_EXISTS unless overwrite); the file is a database of another schema
+ * version (MS_ERR_FORMAT).
  */
 int ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb);
 /* Commit pending events, stop the timer, fold the write-ahead log into the
@@ -445,12 +465,16 @@ int ms_rec_close(ms_rec *r, ms_errbuf *eb);
  * the fold failed. */
 int ms_evdb_fold_wal(const char *path, ms_errbuf *eb);
 const char *ms_rec_path(const ms_rec *r);
+/* Remove the event database at path with the files SQLite keeps beside
+ * it (-wal, -shm, -journal); for a database its caller made. */
+void ms_evdb_remove(const char *path);
 
 /* Each call adds one event to the open transaction. Merge, publication,
  * part, sample events are grouped: the transaction commits after
  * batch_events events, or batch_ms after its first event (a timer thread
  * commits even when no further event arrives). run_begin, run_end, phase
- * and gate commit at once. */
+ * and gate commit at once. run_begin replaces the run record written at
+ * the open (ms_rec_opts.run), if any, and its plugins. */
 int ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb);
 /* How the parts were staged (ms_ev_run.clone_method), once they are: the
  * run is recorded before its staging, so that a run that dies while its

@@ -2,6 +2,12 @@
 # ms_cli_main on a smoke fixture. They load the shipped plugins.
 ms_add_test(test_cli_run LIBS mstui msfixtures msreplay mscore)
 ms_uses_plugins(test_cli_run)
+# cli.h: the names the TUI's restarts derive from --db.
+target_include_directories(test_cli_run PRIVATE ${CMAKE_SOURCE_DIR}/tui)
+# And the binary itself, killed at its stop points (MERGESCOPE_TEST_STOP).
+if(TARGET mergescope)
+	ms_uses_binary(test_cli_run)
+endif()
 # test_cli_run leaves `tui` no room for its signal thread (a wrapper of
 # pthread_create in tests/thread_testlib.h).
 target_link_options(test_cli_run PRIVATE -Wl,--wrap=pthread_create)
