@@ -153,7 +153,11 @@ ms_pick_fp_add(uint64_t fp, const uint64_t *ids, size_t n)
 	uint8_t buf[8 * (MS_PICKER_PARTS_LIMIT + 1)];
 	XXH3_state_t st;
 
-	/* Stream in chunks so any n works without allocating. */
+	/* Stream in chunks so any n works without allocating. The reset
+	 * with a seed compares the state's old seed and secret with the new
+	 * ones before it writes them: zero the state so it never reads
+	 * (and, when the garbage matches, keeps) stack bytes. */
+	memset(&st, 0, sizeof(st));
 	XXH3_64bits_reset_withSeed(&st, fp);
 	ms_put_le64(buf, (uint64_t)n);
 	XXH3_64bits_update(&st, buf, 8);
