@@ -1950,6 +1950,90 @@ edit_manifest(const char *dir, const char *sql)
 	sqlite3_close(db);
 }
 
+/* No gate of rep fails (one that is not applicable fails nothing). */
+static void
+assert_no_failed_gate(const ms_fixture_report *rep)
+{
+	for (size_t i = 0; i < rep->ngates; i++)
+		if (!rep->gates[i].pass && !rep->gates[i].not_applicable)
+			fail_msg("gate %s failed: %s", rep->gates[i].name,
+			         rep->gates[i].value);
+	assert_string_equal(rep->failed_gate, "");
+}
+
+/* One damaged part reads as one problem: the gates and records measured
+ * from the day's parts, which would only fail again for it, are not
+ * judged, and one line says which and why. Two independent damages
+ * still read as two. */
+static void
+test_check_one_damage_one_problem(void **state)
+{
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	ms_errbuf eb = { { 0 } };
+	char dir[512], core[700], lat[700], away[720];
+	ms_fixture *f = NULL;
+
+	(void)state;
+	assert_non_null(rep);
+	/* Its own fixture: a failure here leaves the others' intact. */
+	assert_int_equal(build("one-damage", 1, 0, rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/one-damage", root);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	slot_path(f, 5, MS_KIND_CORE, core, sizeof(core));
+	slot_path(f, 9, MS_KIND_LATENCY, lat, sizeof(lat));
+	ms_fixture_close(f);
+
+	flip_byte(core, 1000);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_int_equal(rep->nproblems, 1);
+	assert_non_null(strstr(rep->problems[0], "core part 0000000000000006"));
+	assert_null(strstr(eb.msg, "more)"));
+	assert_no_failed_gate(rep);
+	assert_true(rep->partial);
+	assert_non_null(strstr(rep->not_judged,
+	                       "core part 0000000000000006 cannot be read as "
+	                       "built (named above)"));
+	assert_non_null(strstr(rep->not_judged, "gates traces, rows"));
+	/* What reads no part is still judged: the schedule's tail gate. */
+	assert_int_equal(rep->ngates, 1);
+	assert_string_equal(rep->gates[0].name, "tail");
+	assert_true(rep->gates[0].pass);
+
+	/* A second part missing: two problems, both parts counted. */
+	snprintf(away, sizeof(away), "%s/latency.away", root);
+	assert_int_equal(rename(lat, away), 0);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_int_equal(rep->nproblems, 2);
+	assert_non_null(strstr(rep->problems[1],
+	                       "missing latency part 000000000000000a"));
+	assert_non_null(strstr(rep->not_judged, "(and 1 more part)"));
+	assert_no_failed_gate(rep);
+	assert_int_equal(rename(away, lat), 0);
+
+	/* An edited count beside the damaged part: named too, against
+	 * what the preset makes (the parts cannot say). */
+	edit_manifest(dir, "UPDATE fixture SET value='3999' WHERE "
+	                   "key='traces'");
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_int_equal(rep->nproblems, 2);
+	assert_non_null(strstr(rep->problems[1],
+	                       "manifest fact traces is \"3999\", preset "
+	                       "smoke makes 4000"));
+	edit_manifest(dir, "UPDATE fixture SET value='4000' WHERE "
+	                   "key='traces'");
+
+	flip_byte(core, 1000);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 0);
+	assert_string_equal(rep->not_judged, "");
+	assert_false(rep->partial);
+	rm_rf(dir);
+	free(rep);
+}
+
 /* What the build recorded of its judgement (the gate table, the
  * sampler's counters, the facts behind them), edited by hand, is named
  * by `fixture check` with the table, the key and the value expected. */
@@ -2869,6 +2953,7 @@ main(void)
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_check_damaged_parts),
+		cmocka_unit_test(test_check_one_damage_one_problem),
 		cmocka_unit_test(test_check_recorded_judgement),
 		cmocka_unit_test(test_check_wrong_paths),
 		cmocka_unit_test(test_dictionary),
