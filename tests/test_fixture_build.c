@@ -2405,6 +2405,42 @@ test_warm_opening(void **state)
 	assert_string_equal(chk.opening, "warm");
 	assert_int_equal(chk.opening_parts, 26);
 	assert_int_equal(chk.opening_rows, rep.opening_rows);
+	/* The check measures the opening gate again, as the build words
+	 * it, and holds the manifest's row to it: an edited figure is named
+	 * with the table, the gate and the value expected. */
+	const char *built = gate_value(&rep, "opening", &pass);
+	const char *checked = gate_value(&chk, "opening", &pass);
+	assert_non_null(checked);
+	assert_true(pass);
+	assert_string_equal(checked, built);
+	{
+		char sql[400], want[300];
+		const char *of = strstr(built, " of ");
+
+		assert_non_null(of);
+		snprintf(sql, sizeof(sql),
+		         "UPDATE gate SET value='26 parts, 1%s' WHERE "
+		         "name='opening'",
+		         of);
+		edit_manifest(dir, sql);
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, &chk, NULL, NULL, &eb),
+		        MS_ERR_CORRUPT);
+		snprintf(want, sizeof(want),
+		         "manifest table gate, gate opening: column value is "
+		         "\"26 parts, 1%s\", expected \"%s\"",
+		         of, built);
+		if (!strstr(chk.problems[0], want))
+			fail_msg("\"%s\" does not say \"%s\"", chk.problems[0],
+			         want);
+		snprintf(sql, sizeof(sql),
+		         "UPDATE gate SET value='%s' WHERE name='opening'",
+		         built);
+		edit_manifest(dir, sql);
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, &chk, NULL, NULL, &eb),
+		        0);
+	}
 	/* The day itself is the empty opening's. */
 	if (!exists("a"))
 		assert_int_equal(build("a", 1, 0, NULL, &eb), 0);
