@@ -2034,6 +2034,89 @@ test_check_one_damage_one_problem(void **state)
 	free(rep);
 }
 
+/* The sampler plugin the check runs is compared with the one the build
+ * ran (fact sampler_plugin_checksum): another file is named with both
+ * checksums (the same plugin built again differs in its bytes, so that
+ * alone damages nothing), and a verdict checksum that then differs names
+ * the plugins; a missing one is an error naming it, never a check passed
+ * without the sampler. */
+static void
+test_check_sampler_plugin(void **state)
+{
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	ms_errbuf eb = { { 0 } };
+	char dir[512], other[600], want[400], sum[40];
+	size_t n;
+
+	(void)state;
+	assert_non_null(rep);
+	assert_int_equal(build("plugin-check", 1, 0, rep, &eb), 0);
+	snprintf(sum, sizeof(sum), "%s", rep->plugin_checksum);
+	assert_int_equal(strlen(sum), 32);
+	snprintf(dir, sizeof(dir), "%s/plugin-check", root);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 0);
+
+	/* The fact edited. */
+	edit_manifest(dir, "UPDATE fixture SET value='0123456789abcdef"
+	                   "0123456789abcdef' WHERE "
+	                   "key='sampler_plugin_checksum'");
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 0);
+	snprintf(want, sizeof(want),
+	         "sampler plugin %s has checksum %s, the manifest's "
+	         "sampler_plugin_checksum is "
+	         "\"0123456789abcdef0123456789abcdef\"",
+	         PLUGIN, sum);
+	if (!strstr(rep->plugin_note, want))
+		fail_msg("\"%s\" does not say \"%s\"", rep->plugin_note, want);
+	snprintf(want, sizeof(want),
+	         "UPDATE fixture SET value='%s' WHERE "
+	         "key='sampler_plugin_checksum'",
+	         sum);
+	edit_manifest(dir, want);
+
+	/* Another file: the same plugin with a byte appended loads and
+	 * decides alike, but is not the plugin the build ran. */
+	snprintf(other, sizeof(other), "%s/other-skywalking.so", root);
+	char *bytes = slurp(PLUGIN, &n);
+	put_back(other, bytes, n);
+	free(bytes);
+	FILE *a = fopen(other, "ab");
+	assert_non_null(a);
+	assert_int_equal(fputc(0, a), 0);
+	assert_int_equal(fclose(a), 0);
+	assert_int_equal(ms_fixture_check(dir, other, rep, NULL, NULL, &eb), 0);
+	assert_non_null(strstr(rep->plugin_note, other));
+	assert_non_null(strstr(rep->plugin_note, sum));
+	char other_sum[40];
+	snprintf(other_sum, sizeof(other_sum), "%s", rep->plugin_checksum);
+	assert_string_not_equal(other_sum, sum);
+	/* Verdicts that are not the build's: one problem, naming both. */
+	edit_manifest(dir, "UPDATE fixture SET value='0000000000000000' "
+	                   "WHERE key='verdict_checksum'");
+	assert_int_equal(ms_fixture_check(dir, other, rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_int_equal(rep->nproblems, 1);
+	snprintf(want, sizeof(want),
+	         "manifest says 0000000000000000: the check ran sampler "
+	         "plugin checksum %s, the build %s (%s)",
+	         other_sum, sum, other);
+	if (!strstr(rep->problems[0], want))
+		fail_msg("\"%s\" does not say \"%s\"", rep->problems[0], want);
+	assert_int_equal(unlink(other), 0);
+
+	/* Missing: an error naming it and what it would judge. */
+	assert_int_equal(ms_fixture_check(dir, other, rep, NULL, NULL, &eb),
+	                 MS_ERR_NOTFOUND);
+	snprintf(want, sizeof(want), "sampler plugin %s: ", other);
+	assert_non_null(strstr(eb.msg, want));
+	assert_non_null(strstr(eb.msg, "cannot be judged without it"));
+	assert_non_null(strstr(eb.msg, sum));
+	rm_rf(dir);
+	free(rep);
+}
+
 /* What the build recorded of its judgement (the gate table, the
  * sampler's counters, the facts behind them), edited by hand, is named
  * by `fixture check` with the table, the key and the value expected. */
@@ -2990,6 +3073,7 @@ main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_check_damaged_parts),
 		cmocka_unit_test(test_check_one_damage_one_problem),
+		cmocka_unit_test(test_check_sampler_plugin),
 		cmocka_unit_test(test_check_recorded_judgement),
 		cmocka_unit_test(test_check_wrong_paths),
 		cmocka_unit_test(test_dictionary),
