@@ -2647,7 +2647,10 @@ test_progress_by_part(void **state)
 	free(rep);
 }
 
-/* Sets the stop flag once stage `at` has done some of its work. */
+/* Sets the stop flag once stage `at` has done some of its work. The
+ * callback may run on the build's writer thread while others read the
+ * flag (ms__fx_stopped, an atomic load): stored atomically, as the
+ * command line's signal handler stores its flag. */
 typedef struct stopper {
 	const char *at;
 	volatile sig_atomic_t flag;
@@ -2659,7 +2662,7 @@ stop_at(void *ctx, const char *stage, uint64_t done, uint64_t total)
 	stopper *st = ctx;
 
 	if (strcmp(stage, st->at) == 0 && done > 0 && done < total)
-		st->flag = 1;
+		__atomic_store_n(&st->flag, 1, __ATOMIC_RELAXED);
 }
 
 /* A build whose stop flag is set part way through a step returns
