@@ -1950,6 +1950,173 @@ edit_manifest(const char *dir, const char *sql)
 	sqlite3_close(db);
 }
 
+/* No gate of rep fails (one that is not applicable fails nothing). */
+static void
+assert_no_failed_gate(const ms_fixture_report *rep)
+{
+	for (size_t i = 0; i < rep->ngates; i++)
+		if (!rep->gates[i].pass && !rep->gates[i].not_applicable)
+			fail_msg("gate %s failed: %s", rep->gates[i].name,
+			         rep->gates[i].value);
+	assert_string_equal(rep->failed_gate, "");
+}
+
+/* One damaged part reads as one problem: the gates and records measured
+ * from the day's parts, which would only fail again for it, are not
+ * judged, and one line says which and why. Two independent damages
+ * still read as two. */
+static void
+test_check_one_damage_one_problem(void **state)
+{
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	ms_errbuf eb = { { 0 } };
+	char dir[512], core[700], lat[700], away[720];
+	ms_fixture *f = NULL;
+
+	(void)state;
+	assert_non_null(rep);
+	/* Its own fixture: a failure here leaves the others' intact. */
+	assert_int_equal(build("one-damage", 1, 0, rep, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/one-damage", root);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	slot_path(f, 5, MS_KIND_CORE, core, sizeof(core));
+	slot_path(f, 9, MS_KIND_LATENCY, lat, sizeof(lat));
+	ms_fixture_close(f);
+
+	flip_byte(core, 1000);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_int_equal(rep->nproblems, 1);
+	assert_non_null(strstr(rep->problems[0], "core part 0000000000000006"));
+	assert_null(strstr(eb.msg, "more)"));
+	assert_no_failed_gate(rep);
+	assert_true(rep->partial);
+	assert_non_null(strstr(rep->not_judged,
+	                       "core part 0000000000000006 cannot be read as "
+	                       "built (named above)"));
+	assert_non_null(strstr(rep->not_judged, "gates traces, rows"));
+	/* What reads no part is still judged: the schedule's tail gate. */
+	assert_int_equal(rep->ngates, 1);
+	assert_string_equal(rep->gates[0].name, "tail");
+	assert_true(rep->gates[0].pass);
+
+	/* A second part missing: two problems, both parts counted. */
+	snprintf(away, sizeof(away), "%s/latency.away", root);
+	assert_int_equal(rename(lat, away), 0);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_int_equal(rep->nproblems, 2);
+	assert_non_null(strstr(rep->problems[1],
+	                       "missing latency part 000000000000000a"));
+	assert_non_null(strstr(rep->not_judged, "(and 1 more part)"));
+	assert_no_failed_gate(rep);
+	assert_int_equal(rename(away, lat), 0);
+
+	/* An edited count beside the damaged part: named too, against
+	 * what the preset makes (the parts cannot say). */
+	edit_manifest(dir, "UPDATE fixture SET value='3999' WHERE "
+	                   "key='traces'");
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_int_equal(rep->nproblems, 2);
+	assert_non_null(strstr(rep->problems[1],
+	                       "manifest fact traces is \"3999\", preset "
+	                       "smoke makes 4000"));
+	edit_manifest(dir, "UPDATE fixture SET value='4000' WHERE "
+	                   "key='traces'");
+
+	flip_byte(core, 1000);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 0);
+	assert_string_equal(rep->not_judged, "");
+	assert_false(rep->partial);
+	rm_rf(dir);
+	free(rep);
+}
+
+/* The sampler plugin the check runs is compared with the one the build
+ * ran (fact sampler_plugin_checksum): another file is named with both
+ * checksums (the same plugin built again differs in its bytes, so that
+ * alone damages nothing), and a verdict checksum that then differs names
+ * the plugins; a missing one is an error naming it, never a check passed
+ * without the sampler. */
+static void
+test_check_sampler_plugin(void **state)
+{
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	ms_errbuf eb = { { 0 } };
+	char dir[512], other[600], want[400], sum[40];
+	size_t n;
+
+	(void)state;
+	assert_non_null(rep);
+	assert_int_equal(build("plugin-check", 1, 0, rep, &eb), 0);
+	snprintf(sum, sizeof(sum), "%s", rep->plugin_checksum);
+	assert_int_equal(strlen(sum), 32);
+	snprintf(dir, sizeof(dir), "%s/plugin-check", root);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 0);
+
+	/* The fact edited. */
+	edit_manifest(dir, "UPDATE fixture SET value='0123456789abcdef"
+	                   "0123456789abcdef' WHERE "
+	                   "key='sampler_plugin_checksum'");
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 0);
+	snprintf(want, sizeof(want),
+	         "sampler plugin %s has checksum %s, the manifest's "
+	         "sampler_plugin_checksum is "
+	         "\"0123456789abcdef0123456789abcdef\"",
+	         PLUGIN, sum);
+	if (!strstr(rep->plugin_note, want))
+		fail_msg("\"%s\" does not say \"%s\"", rep->plugin_note, want);
+	snprintf(want, sizeof(want),
+	         "UPDATE fixture SET value='%s' WHERE "
+	         "key='sampler_plugin_checksum'",
+	         sum);
+	edit_manifest(dir, want);
+
+	/* Another file: the same plugin with a byte appended loads and
+	 * decides alike, but is not the plugin the build ran. */
+	snprintf(other, sizeof(other), "%s/other-skywalking.so", root);
+	char *bytes = slurp(PLUGIN, &n);
+	put_back(other, bytes, n);
+	free(bytes);
+	FILE *a = fopen(other, "ab");
+	assert_non_null(a);
+	assert_int_equal(fputc(0, a), 0);
+	assert_int_equal(fclose(a), 0);
+	assert_int_equal(ms_fixture_check(dir, other, rep, NULL, NULL, &eb), 0);
+	assert_non_null(strstr(rep->plugin_note, other));
+	assert_non_null(strstr(rep->plugin_note, sum));
+	char other_sum[40];
+	snprintf(other_sum, sizeof(other_sum), "%s", rep->plugin_checksum);
+	assert_string_not_equal(other_sum, sum);
+	/* Verdicts that are not the build's: one problem, naming both. */
+	edit_manifest(dir, "UPDATE fixture SET value='0000000000000000' "
+	                   "WHERE key='verdict_checksum'");
+	assert_int_equal(ms_fixture_check(dir, other, rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	assert_int_equal(rep->nproblems, 1);
+	snprintf(want, sizeof(want),
+	         "manifest says 0000000000000000: the check ran sampler "
+	         "plugin checksum %s, the build %s (%s)",
+	         other_sum, sum, other);
+	if (!strstr(rep->problems[0], want))
+		fail_msg("\"%s\" does not say \"%s\"", rep->problems[0], want);
+	assert_int_equal(unlink(other), 0);
+
+	/* Missing: an error naming it and what it would judge. */
+	assert_int_equal(ms_fixture_check(dir, other, rep, NULL, NULL, &eb),
+	                 MS_ERR_NOTFOUND);
+	snprintf(want, sizeof(want), "sampler plugin %s: ", other);
+	assert_non_null(strstr(eb.msg, want));
+	assert_non_null(strstr(eb.msg, "cannot be judged without it"));
+	assert_non_null(strstr(eb.msg, sum));
+	rm_rf(dir);
+	free(rep);
+}
+
 /* What the build recorded of its judgement (the gate table, the
  * sampler's counters, the facts behind them), edited by hand, is named
  * by `fixture check` with the table, the key and the value expected. */
@@ -2321,6 +2488,42 @@ test_warm_opening(void **state)
 	assert_string_equal(chk.opening, "warm");
 	assert_int_equal(chk.opening_parts, 26);
 	assert_int_equal(chk.opening_rows, rep.opening_rows);
+	/* The check measures the opening gate again, as the build words
+	 * it, and holds the manifest's row to it: an edited figure is named
+	 * with the table, the gate and the value expected. */
+	const char *built = gate_value(&rep, "opening", &pass);
+	const char *checked = gate_value(&chk, "opening", &pass);
+	assert_non_null(checked);
+	assert_true(pass);
+	assert_string_equal(checked, built);
+	{
+		char sql[400], want[300];
+		const char *of = strstr(built, " of ");
+
+		assert_non_null(of);
+		snprintf(sql, sizeof(sql),
+		         "UPDATE gate SET value='26 parts, 1%s' WHERE "
+		         "name='opening'",
+		         of);
+		edit_manifest(dir, sql);
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, &chk, NULL, NULL, &eb),
+		        MS_ERR_CORRUPT);
+		snprintf(want, sizeof(want),
+		         "manifest table gate, gate opening: column value is "
+		         "\"26 parts, 1%s\", expected \"%s\"",
+		         of, built);
+		if (!strstr(chk.problems[0], want))
+			fail_msg("\"%s\" does not say \"%s\"", chk.problems[0],
+			         want);
+		snprintf(sql, sizeof(sql),
+		         "UPDATE gate SET value='%s' WHERE name='opening'",
+		         built);
+		edit_manifest(dir, sql);
+		assert_int_equal(
+		        ms_fixture_check(dir, PLUGIN, &chk, NULL, NULL, &eb),
+		        0);
+	}
 	/* The day itself is the empty opening's. */
 	if (!exists("a"))
 		assert_int_equal(build("a", 1, 0, NULL, &eb), 0);
@@ -2444,7 +2647,10 @@ test_progress_by_part(void **state)
 	free(rep);
 }
 
-/* Sets the stop flag once stage `at` has done some of its work. */
+/* Sets the stop flag once stage `at` has done some of its work. The
+ * callback may run on the build's writer thread while others read the
+ * flag (ms__fx_stopped, an atomic load): stored atomically, as the
+ * command line's signal handler stores its flag. */
 typedef struct stopper {
 	const char *at;
 	volatile sig_atomic_t flag;
@@ -2456,7 +2662,7 @@ stop_at(void *ctx, const char *stage, uint64_t done, uint64_t total)
 	stopper *st = ctx;
 
 	if (strcmp(stage, st->at) == 0 && done > 0 && done < total)
-		st->flag = 1;
+		__atomic_store_n(&st->flag, 1, __ATOMIC_RELAXED);
 }
 
 /* A build whose stop flag is set part way through a step returns
@@ -2869,6 +3075,8 @@ main(void)
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_check_damaged_parts),
+		cmocka_unit_test(test_check_one_damage_one_problem),
+		cmocka_unit_test(test_check_sampler_plugin),
 		cmocka_unit_test(test_check_recorded_judgement),
 		cmocka_unit_test(test_check_wrong_paths),
 		cmocka_unit_test(test_dictionary),
