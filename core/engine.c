@@ -941,6 +941,11 @@ run_job(ms_engine *e, job *j, unsigned windex)
 		                      &nnewq);
 		if (!e->fatal)
 			ev.backoff_ms = backoff_start(e);
+		/* A quarantine sets the failures' cause aside: the next
+		 * failure (another bad part) starts again at the base step
+		 * rather than where this part's three left the backoff. */
+		if (nnewq)
+			e->backoff_ms = 0;
 	}
 	job_move(j, JOB_ENDING);
 	pthread_mutex_unlock(&e->mu);

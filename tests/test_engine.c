@@ -1365,6 +1365,40 @@ test_quarantine_after_three_read_failures(void **state)
 	fx_close(&f);
 }
 
+/* After a quarantine, a second corrupt part's failures start the backoff
+ * again at its base step: each bad part costs its own three steps, not a
+ * wait that grew with every part before it. */
+static void
+test_quarantine_restarts_backoff(void **state)
+{
+	(void)state;
+	fixture f;
+	uint64_t ids[64];
+	size_t n;
+
+	uint64_t bad = quarantine_run(&f, 0);
+	assert_int_equal(f.r.failed, 3);
+	assert_int_equal(f.r.quarantined, 1);
+	/* A ninth part, corrupt too: the next merge takes it and fails. */
+	publish_uniform(f.shard, 9000, 20, 2000, true, T0, NULL);
+	view_ids(f.shard, ids, &n);
+	uint64_t second = 0;
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] > second)
+			second = ids[i];
+	assert_true(second != bad);
+	corrupt_part(f.dir, second);
+	ms_engine_trigger(f.eng);
+	idle(&f);
+	assert_int_equal(f.r.failed, 6);
+	assert_int_equal(f.r.backoff[3], 5);
+	assert_int_equal(f.r.backoff[4], 10);
+	assert_int_equal(f.r.backoff[5], 20);
+	assert_int_equal(f.r.quarantined, 2);
+	assert_int_equal(f.r.done, 0);
+	fx_close(&f);
+}
+
 /* The same, with each failure's event taking longer than the backoff: the
  * retry's pick runs while the failed merge still claims its inputs, and
  * must be done again once they are free (not taken for merge-idle). */
@@ -2049,6 +2083,7 @@ main(void)
 		cmocka_unit_test(test_open_out_of_memory),
 		cmocka_unit_test(test_quarantine_after_three_read_failures),
 		cmocka_unit_test(test_quarantine_slow_failure_events),
+		cmocka_unit_test(test_quarantine_restarts_backoff),
 		cmocka_unit_test(test_finalize),
 		cmocka_unit_test(test_finalize_on_fast_worker),
 		cmocka_unit_test(test_predict_matches_merge),
