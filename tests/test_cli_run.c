@@ -559,6 +559,15 @@ test_export(void **state)
 	long merges = jsonl_lines(out_text);
 	assert_true(merges > 0);
 	assert_string_equal(err_text, "");
+	/* `--out -` is standard output too, not a file named "-". */
+	unlink("-");
+	assert_int_equal(cli("export", "--db", db_keep, "--format", "jsonl",
+	                     "--out", "-", NULL),
+	                 0);
+	assert_int_equal(jsonl_lines(out_text), merges);
+	bool dash_file = access("-", F_OK) == 0;
+	unlink("-");
+	assert_false(dash_file);
 
 	/* CSV to a file: a header and the same number of merges. */
 	char csv[600], chrome[600], sub[600];

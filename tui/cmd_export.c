@@ -26,8 +26,8 @@ static const char usage[] =
         "\n"
         "  --db FILE        the event database of a run\n"
         "  --format F       jsonl, csv or chrome\n"
-        "  --out FILE       output file (default: standard output); an\n"
-        "                   existing file is refused unless --force\n"
+        "  --out FILE       output file (default, or -: standard output);\n"
+        "                   an existing file is refused unless --force\n"
         "  --force          replace an existing --out FILE\n"
         "  --filter TEXT    only events matching TEXT, as `/` in the TUI:\n"
         "                   lane=L class=C reason=R phase=P seq=A..B #N,\n"
@@ -81,7 +81,9 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
 	const ms__opt *o = args->o;
 	int rc;
-	if (o[MS__EX_FORCE].count && !o[MS__EX_OUT].count) {
+	/* `--out -` is standard output, as the default is. */
+	bool to_file = o[MS__EX_OUT].count && strcmp(o[MS__EX_OUT].value, "-");
+	if (o[MS__EX_FORCE].count && !to_file) {
 		fprintf(err, "mergescope export: --force needs --out FILE\n");
 		return MS_EXIT_USAGE;
 	}
@@ -111,7 +113,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	}
 	bool force = o[MS__EX_FORCE].count > 0;
 	/* Refuse an existing --out before the database is read. */
-	if (o[MS__EX_OUT].count &&
+	if (to_file &&
 	    (rc = ms_outfile_check(o[MS__EX_OUT].value, force, &eb))) {
 		fprintf(err, "mergescope export: --out %s\n", eb.msg);
 		return MS_EXIT_ERROR;
@@ -125,7 +127,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	}
 	uint64_t written = 0;
 	const ms_ev_filter *f = o[MS__EX_FILTER].count ? &ef : NULL;
-	if (o[MS__EX_OUT].count) {
+	if (to_file) {
 		rc = ms_export_file(db, (enum ms_export_format)fmt, f,
 		                    o[MS__EX_OUT].value, force, &written, &eb);
 	} else {
@@ -149,7 +151,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
 		return MS_EXIT_ERROR;
 	}
-	if (o[MS__EX_OUT].count)
+	if (to_file)
 		fprintf(err, "exported %" PRIu64 " merges as %s to %s\n",
 		        written, o[MS__EX_FORMAT].value, o[MS__EX_OUT].value);
 	return 0;
