@@ -1608,6 +1608,23 @@ drop_privileges(void)
 		_exit(98);
 }
 
+/* The plugins where nobody can read them: the build's directory may be
+ * under a home only root can enter (a checkout in /root), and the program
+ * then finds them through MERGESCOPE_PLUGIN_DIR. Returns that copy. */
+static const char *
+plugins_for_nobody(void)
+{
+	static char dir[600];
+	if (dir[0])
+		return dir;
+	char cmd[1600];
+	snprintf(dir, sizeof(dir), "%s/plugins-for-nobody", tmp_root);
+	snprintf(cmd, sizeof(cmd), "cp -R '%s' '%s' && chmod -R a+rX '%s'",
+	         MS_PLUGIN_DIR, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	return dir;
+}
+
 /* Run the command line as nobody (when root) in a child; its stderr goes
  * to err_path (made writable for it first). */
 static int
@@ -1615,6 +1632,7 @@ cli_unprivileged(const char *err_path, const char *first, ...)
 {
 	assert_int_equal(ms_test_put(err_path, ""), 0);
 	assert_int_equal(chmod(err_path, 0666), 0);
+	const char *plugins = plugins_for_nobody();
 	fflush(NULL);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -1622,7 +1640,8 @@ cli_unprivileged(const char *err_path, const char *first, ...)
 		drop_privileges();
 		/* The caller's TMPDIR may be private to its owner; the
 		 * unprivileged user gets the system's shared one. */
-		if (setenv("TMPDIR", "/tmp", 1) != 0)
+		if (setenv("TMPDIR", "/tmp", 1) != 0 ||
+		    setenv("MERGESCOPE_PLUGIN_DIR", plugins, 1) != 0)
 			_exit(98);
 		char *argv[CT_MAX_ARGS];
 		int argc = 0;
