@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 all: build
 
 deps:
-	@bash scripts/deps.sh tmux
+	@bash scripts/deps.sh tmux sqlite3
 
 build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null

@@ -23,6 +23,7 @@ for extra in "$@"; do
 	case "$extra" in
 	clang) checks+=("clang:cmd:clang" "libclang-rt-14-dev:file:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a") ;;
 	tmux) checks+=("tmux:cmd:tmux") ;;
+	sqlite3) checks+=("sqlite3:cmd:sqlite3") ;;
 	*) checks+=("$extra:pkg:$extra") ;;
 	esac
 done
@@ -44,7 +45,7 @@ done
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 
-line="apt-get install -y ${missing[*]}"
+line="apt-get install -y --no-install-recommends ${missing[*]}"
 if [ "$(id -u)" -ne 0 ]; then
 	echo "mergescope needs these Debian packages: ${missing[*]}" >&2
 	echo "run as root:  apt-get update && $line" >&2
