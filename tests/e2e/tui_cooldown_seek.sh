@@ -80,7 +80,7 @@ tm send-keys -t "$T" ']'
 wait_for 'DONE ' || fail "the run did not end again"
 wait_for 'Gates +[0-9]+ pass, 0 fail' 10 ||
 	fail "not every gate passed after going back twice from the end"
-screen | grep -Eq '│skywalking +1 +[0-9]+ ' ||
+screen | grep -Eq '[│|]skywalking +1 +[0-9]+ ' ||
 	fail "the Plugins panel does not show the finalize's one call"
 screen | grep -q 'run\.rerun-' && fail "a seek back started a new replay"
 e2e_quit
