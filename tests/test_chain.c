@@ -695,7 +695,9 @@ test_stuck_call_never_blocks_close(void **st)
 /* An open() that never returns fails the chain's open once the open
  * timeout has passed, in either host mode, naming the link and the
  * plugin's file; the call is left behind as a stuck Decide is. Were the
- * chain to wait for it, this test would never end. */
+ * chain to wait for it, this test would never end. The timeout is long
+ * enough for the good link before it (a host process to start, under
+ * the sanitizers, on a loaded machine) to load within it. */
 static void
 test_open_hang_fails_chain_open(void **st)
 {
@@ -712,7 +714,7 @@ test_open_hang_fails_chain_open(void **st)
 	for (int i = 0; i < 2; i++) {
 		ms_mem_init(&mem[i], NULL);
 		ms_chain_opts o = { .mem = &mem[i],
-			            .open_timeout_ns = 100 * 1000000ull,
+			            .open_timeout_ns = 2000 * 1000000ull,
 			            .close_grace_ns = 50 * 1000000ull,
 			            .host_mode = modes[i],
 			            .host_exe = MS_BINARY_DIR "/tui/mergescope" };
@@ -723,7 +725,7 @@ test_open_hang_fails_chain_open(void **st)
 		assert_null(c);
 		if (!strstr(eb.msg, "chain link 2: ") ||
 		    !strstr(eb.msg, hang) ||
-		    !strstr(eb.msg, "open() did not return within 0.100 s"))
+		    !strstr(eb.msg, "open() did not return within 2.000 s"))
 			fail_msg("%s: %s", ms_plugin_host_mode_name(modes[i]),
 			         eb.msg);
 	}
