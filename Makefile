@@ -2,6 +2,7 @@
 # (and as root install) the Debian packages the build needs.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
