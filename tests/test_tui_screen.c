@@ -935,6 +935,30 @@ test_tiny_screens_whole_lines(void **state)
 	free(t);
 }
 
+/* With no merge pending, the hint under "none pending" counts the
+ * breakpoints set: under --break sampling it said "b sets one". */
+static void
+test_none_pending_counts_breaks(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	char *t = draw_and_read(f, 80, 24);
+	assert_non_null(strstr(t, "b sets one (e.g. \"mature\")"));
+	free(t);
+	f->view->nbreaks = 1;
+	snprintf(f->view->breaks[0].spec, sizeof(f->view->breaks[0].spec),
+	         "sampling");
+	f->view->breaks[0].enabled = true;
+	t = draw_and_read(f, 80, 24);
+	assert_null(strstr(t, "b sets one"));
+	assert_non_null(strstr(t, "1 set, b lists them"));
+	free(t);
+	f->view->breaks[0].enabled = false;
+	t = draw_and_read(f, 80, 24);
+	assert_non_null(strstr(t, "none enabled: b lists them"));
+	free(t);
+}
+
 static void
 test_resize_any_moment(void **state)
 {
@@ -1195,6 +1219,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		        test_long_message_wraps_at_80x24, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_help, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_none_pending_counts_breaks,
+		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tiny_screens_whole_lines, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_too_small, setup,
