@@ -858,6 +858,26 @@ test_goto_past_last_merge(void **state)
 	assert_int_equal(strncmp(f->fake.log, "speed=0;restart=#40;", 20), 0);
 }
 
+/* A time out of range and a speed of 0 are refused saying what is
+ * taken: "99:99" was "neither a time HH:MM[:SS] nor a merge number", a
+ * time's form, and "speed 0" was told "a multiple like 60", which 0 is. */
+static void
+test_goto_and_speed_refusals_say_the_range(void **state)
+{
+	fx *f = *state;
+	keys(f, "g99:99\n");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "(hours to 48, minutes and seconds to 59)"));
+	keys(f, ":speed 0\n");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "speed \"0\": expected a multiple of real "
+	                       "time like 60 or 60x (more than 0, at most "
+	                       "1000000000), or max"));
+	assert_string_equal(f->fake.log, "");
+}
+
 /* g #0 (or 0, #000) names no merge: said as such, not as a form that
  * is neither a time nor a merge number. A g stopped on the way at a
  * breakpoint, which drops its target, says so (it said nothing). */
@@ -2624,8 +2644,8 @@ test_command_line(void **state)
 	for (size_t i = 0; i < 4; i++) {
 		keys(f, bad[i]);
 		assert_true(f->s.view->ui.message_is_error);
-		assert_non_null(
-		        strstr(f->s.view->ui.message, "speed: expected"));
+		assert_non_null(strstr(f->s.view->ui.message,
+		                       "\": expected a multiple of real time"));
 	}
 	keys(f, ":speed 90x\n");
 	assert_non_null(strstr(f->fake.log, "speed=90;"));
@@ -3020,6 +3040,7 @@ main(void)
 		T(test_overlay_up_after_end),
 		T(test_help_names_shift_tab),
 		T(test_help_names_every_key),
+		T(test_goto_and_speed_refusals_say_the_range),
 		T(test_details_scroll),
 		T(test_focus_skips_folded_panels),
 		T(test_zoom_keys),
