@@ -723,6 +723,23 @@ envelope_line(FILE *f, const report *r)
 		        what);
 }
 
+/* The engine's workers as the run record has them; 0 fast + 0 slow is
+ * one worker in a serial run (it has no lanes), and none in another run
+ * that ended before it started (the record is written at the open, the
+ * figures at the start). */
+static void
+workers_text(char *buf, size_t n, const ms_ev_run *u)
+{
+	bool none = u->fast_workers == 0 && u->slow_workers == 0;
+	if (none && u->serial)
+		snprintf(buf, n, "1 (serial)");
+	else if (none)
+		snprintf(buf, n, "none: the run ended before it started");
+	else
+		snprintf(buf, n, "%u fast + %u slow", u->fast_workers,
+		         u->slow_workers);
+}
+
 static void
 print_header(FILE *f, const report *r, const char *path)
 {
@@ -750,17 +767,18 @@ print_header(FILE *f, const report *r, const char *path)
 		fprintf(f, "  plugin %u     %s  %s  checksum %.16s\n", i,
 		        u->plugins[i].name, u->plugins[i].path,
 		        u->plugins[i].checksum);
+	char workers[64];
+	workers_text(workers, sizeof(workers), u);
 	fprintf(f,
 	        "  host         %s  %s  %s%s%s  clone %s\n"
 	        "  limits       detected %u cpus %.2f GiB  profile (%s) %u "
-	        "cpus %.2f GiB  workers %u fast + %u slow\n",
+	        "cpus %.2f GiB  workers %s\n",
 	        u->hostname, u->kernel, u->filesystem,
 	        u->device[0] ? " on " : "", u->device,
 	        u->clone_method[0] ? u->clone_method : "(not staged)",
 	        u->detected_cpus, (double)u->detected_mem_bytes / (MIB * 1024),
 	        u->profile, u->emulated_cpus,
-	        (double)u->emulated_mem_bytes / (MIB * 1024), u->fast_workers,
-	        u->slow_workers);
+	        (double)u->emulated_mem_bytes / (MIB * 1024), workers);
 	envelope_line(f, r);
 	if (r->has_end)
 		fprintf(f,

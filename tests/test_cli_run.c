@@ -1855,9 +1855,11 @@ run_killed_at(const char *point, const char *db, const char *work,
 /* A run killed (SIGKILL) at any instant after its event database exists
  * leaves a database that says what happened: killed once the replay is
  * open but before it started, the run is in it, recorded as aborted by
- * its watcher, and `report` says so; killed the moment the file exists,
- * still empty, the watcher removes it (there is nothing to read) and
- * says so. Either way the scratch shard is gone. */
+ * its watcher, and `report` says so (and that no worker started);
+ * killed the moment the file exists, still empty, the watcher removes it
+ * (there is nothing to read) and says so; killed once the scratch shard
+ * exists, before the database, the watcher removes the shard and names
+ * it. Every way the scratch shard is gone. */
 static void
 test_killed_before_start(void **state)
 {
@@ -1890,6 +1892,9 @@ test_killed_before_start(void **state)
 	assert_string_equal(run.variant, "alwayskeep");
 	assert_int_equal(cli("report", "--db", db, NULL), 1);
 	assert_non_null(strstr(out_text, "status       aborted"));
+	/* Its engine never ran: said, not "0 fast + 0 slow". */
+	assert_non_null(strstr(out_text, "workers none: the run ended before "
+	                                 "it started\n"));
 
 	snprintf(db, sizeof(db), "%s/killed-made.sqlite", tmp_root);
 	snprintf(work, sizeof(work), "%s/killed-made.shard", tmp_root);
@@ -1908,6 +1913,27 @@ test_killed_before_start(void **state)
 	snprintf(want, sizeof(want), "%s-journal", db);
 	assert_false(exists(want));
 	assert_false(exists(work));
+
+	/* Killed the moment its scratch shard exists, before the database:
+	 * the watcher removes the shard and says so (it did without a
+	 * word). */
+	snprintf(db, sizeof(db), "%s/killed-scratch.sqlite", tmp_root);
+	snprintf(work, sizeof(work), "%s/killed-scratch.shard", tmp_root);
+	snprintf(errp, sizeof(errp), "%s/killed-scratch.err", tmp_root);
+	run_killed_at("scratch", db, work, errp);
+	msg = ms_test_read(errp, CAP, NULL);
+	assert_non_null(msg);
+	fprintf(stderr, "%s", msg);
+	snprintf(want, sizeof(want),
+	         "mergescope: run aborted: killed by a signal before it could "
+	         "record its end (SIGKILL, or another it was not catching), "
+	         "before it created its event database: removed its scratch "
+	         "shard %s\n",
+	         work);
+	assert_non_null(strstr(msg, want));
+	free(msg);
+	assert_false(exists(work));
+	assert_false(exists(db));
 }
 #endif
 

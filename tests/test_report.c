@@ -132,6 +132,27 @@ static const char golden[] =
         "  fsyncs                                 9000            300\n"
         "  final drain s                         0.020          0.500\n";
 
+/* No worker figures (0 fast + 0 slow, as the record holds them) are one
+ * worker in a serial run and none in a run that ended before it started:
+ * the report said "workers 0 fast + 0 slow" for both. */
+static void
+test_report_workers_unstarted_and_serial(void **state)
+{
+	(void)state;
+	char path[512];
+	record("workers.db", "skywalking", 10, 0, NULL, path, sizeof(path));
+	db_exec(path, "UPDATE run SET fast_workers = 0, slow_workers = 0");
+	char *t = report_failing(path, ms_report_text, 0);
+	assert_non_null(strstr(t, "  workers 1 (serial)\n"));
+	free(t);
+	db_exec(path, "UPDATE run SET serial = 0");
+	t = report_failing(path, ms_report_text, 0);
+	assert_non_null(
+	        strstr(t, "  workers none: the run ended before it started\n"));
+	assert_null(strstr(t, "0 fast + 0 slow"));
+	free(t);
+}
+
 static void
 test_report_golden(void **state)
 {
@@ -1202,6 +1223,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_golden),
+		cmocka_unit_test(test_report_workers_unstarted_and_serial),
 		cmocka_unit_test(test_report_counts),
 		cmocka_unit_test(test_failing_gate),
 		cmocka_unit_test(test_derived_gates),

@@ -756,6 +756,37 @@ test_notes_long_line_dropped_whole(void **state)
 	free(nb);
 }
 
+/* The variants named when one will not load are the plugins that open:
+ * a NAME.so left as a link to a file that is gone was offered among
+ * them; it is named apart as not runnable, with its target and why. */
+static void
+test_variants_hint_skips_dangling_link(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ms-variants-XXXXXX", path[128], hint[1024];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/keep.so", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/gone.so", dir);
+	assert_int_equal(symlink("/nonexistent/gone.so", path), 0);
+	ms__variants_hint(hint, sizeof(hint), "frobnicate", dir);
+	assert_non_null(strstr(hint, " keep, disabled"));
+	assert_null(strstr(hint, " gone,"));
+	assert_null(strstr(hint, " gone disabled"));
+	assert_non_null(strstr(hint, "; not runnable: gone.so (a link to "
+	                             "/nonexistent/gone.so: No such file or "
+	                             "directory)"));
+	/* The broken one named as the variant: the same list. */
+	ms__variants_hint(hint, sizeof(hint), "gone", dir);
+	assert_non_null(strstr(hint, "not runnable: gone.so"));
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/keep.so", dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int
 main(void)
 {
@@ -779,6 +810,7 @@ main(void)
 		cmocka_unit_test(test_break_values),
 		cmocka_unit_test(test_given_twice),
 		cmocka_unit_test(test_notes_long_line_dropped_whole),
+		cmocka_unit_test(test_variants_hint_skips_dangling_link),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -858,6 +858,26 @@ test_goto_past_last_merge(void **state)
 	assert_int_equal(strncmp(f->fake.log, "speed=0;restart=#40;", 20), 0);
 }
 
+/* A time out of range and a speed of 0 are refused saying what is
+ * taken: "99:99" was "neither a time HH:MM[:SS] nor a merge number", a
+ * time's form, and "speed 0" was told "a multiple like 60", which 0 is. */
+static void
+test_goto_and_speed_refusals_say_the_range(void **state)
+{
+	fx *f = *state;
+	keys(f, "g99:99\n");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "(hours to 48, minutes and seconds to 59)"));
+	keys(f, ":speed 0\n");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "speed \"0\": expected a multiple of real "
+	                       "time like 60 or 60x (more than 0, at most "
+	                       "1000000000), or max"));
+	assert_string_equal(f->fake.log, "");
+}
+
 /* g #0 (or 0, #000) names no merge: said as such, not as a form that
  * is neither a time nor a merge number. A g stopped on the way at a
  * breakpoint, which drops its target, says so (it said nothing). */
@@ -2208,6 +2228,168 @@ test_help_names_shift_tab(void **state)
 	keys(f, "?");
 }
 
+/* The word the help gives key k, into buf (16 bytes); "" for none. */
+static const char *
+key_word(int k, char *buf)
+{
+	static const struct {
+		int key;
+		const char *word;
+	} names[] = {
+		{ MS_KEY_UP, "Up" },       { MS_KEY_DOWN, "Down" },
+		{ MS_KEY_LEFT, "Left" },   { MS_KEY_RIGHT, "Right" },
+		{ MS_KEY_PGUP, "PgUp" },   { MS_KEY_PGDN, "PgDn" },
+		{ MS_KEY_HOME, "Home" },   { MS_KEY_END, "End" },
+		{ MS_KEY_ENTER, "Enter" }, { MS_KEY_BACKSPACE, "Backspace" },
+		{ MS_KEY_DELETE, "Del" },  { MS_KEY_ESC, "Esc" },
+		{ MS_KEY_TAB, "Tab" },     { MS_KEY_BTAB, "shift-Tab" },
+		{ ' ', "space" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].key == k)
+			return names[i].word;
+	if (k > ' ' && k < 0x7f)
+		snprintf(buf, 16, "%c", k);
+	else if (k > 0 && k < ' ')
+		snprintf(buf, 16, "^%c", k + '@');
+	else if (k > MS_KEY_F0 && k <= MS_KEY_F(12))
+		snprintf(buf, 16, "F%d", k - MS_KEY_F0);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+/* Does the word b (bl bytes) name w: itself, without a leading '(' or
+ * trailing punctuation when longer than one character ("(shift-Tab:"
+ * is shift-Tab), or one of its parts between '/' (Up/Down). */
+static bool
+word_names(const char *b, size_t bl, const char *w)
+{
+	size_t wl = strlen(w);
+	if (bl > 1 && *b == '(') {
+		b++;
+		bl--;
+	}
+	while (bl > 1 && strchr(":,;.)", b[bl - 1]))
+		bl--;
+	if (bl == wl && memcmp(b, w, wl) == 0)
+		return true;
+	if (bl < 2)
+		return false;
+	for (size_t i = 0; i < bl;) {
+		size_t l = 0;
+		while (i + l < bl && b[i + l] != '/')
+			l++;
+		if (l == wl && memcmp(b + i, w, wl) == 0)
+			return true;
+		i += l + 1;
+	}
+	return false;
+}
+
+/* Is w a word of the help text (words split at blanks). */
+static bool
+help_has_word(const char *text, const char *w)
+{
+	for (const char *p = text; *p;) {
+		size_t l = strcspn(p, " \n");
+		if (l && word_names(p, l, w))
+			return true;
+		p += l;
+		p += *p != '\0';
+	}
+	return false;
+}
+
+/* The inside of the help box, every line of it scrolled through, as
+ * text (malloc'd). */
+static char *
+help_text(fx *f)
+{
+	const int w = 132, h = 60;
+	keys(f, "?");
+	f->s.view->ui.ascii = true;
+	size_t cap = 1 << 17, used = 0;
+	char *all = calloc(1, cap);
+	assert_non_null(all);
+	ms_layout l;
+	ms__layout_view(f->s.view, w, h, &l);
+	ms_rect r = l.r[MS_PANEL_OVERLAY];
+	for (size_t top = 0; top < ms__help_lines(); top += (size_t)r.h - 2) {
+		f->s.view->ui.help_scroll = top;
+		ms_canvas cv;
+		ms_canvas_init(&cv);
+		assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+		for (int y = r.y + 1; y < r.y + r.h - 1; y++) {
+			for (int x = r.x + 1; x < r.x + r.w - 1 && used + 2 < cap;
+			     x++) {
+				uint32_t ch = ms_canvas_at(&cv, x, y).ch;
+				all[used++] = ch < 0x80 ? (char)ch : '?';
+			}
+			all[used++] = '\n';
+		}
+		ms_canvas_release(&cv);
+	}
+	keys(f, "?");
+	return all;
+}
+
+/* Did key k do anything in normal mode, from a fresh session focused on
+ * the events (the newest followed) or on the inventory (its second part
+ * selected): a controller call, a change of the interface's state, a
+ * quit or a redraw. */
+static bool
+key_acts(int k)
+{
+	for (int from = 0; from < 2; from++) {
+		fx *f = NULL;
+		setup((void **)&f);
+		ms_tui_ui *ui = &f->s.view->ui;
+		ui->message[0] = '\0';
+		if (from == 1) {
+			ui->focus = MS_FOCUS_INVENTORY;
+			ui->part_sel = 1;
+		}
+		ms_tui_ui before = *ui;
+		size_t logged = strlen(f->fake.log);
+		ms_session_key(&f->s, k);
+		bool acted = strlen(f->fake.log) != logged || f->s.quit ||
+		             f->s.redraw || memcmp(&before, ui, sizeof(*ui)) != 0;
+		teardown((void **)&f);
+		if (acted)
+			return true;
+	}
+	return false;
+}
+
+/* Every key the interface acts on in normal mode is named in the help,
+ * found by pressing each one (not read from the key table): j and k
+ * moved in the lists while the help named only the arrows. */
+static void
+test_help_names_every_key(void **state)
+{
+	fx *f = *state;
+	char *text = help_text(f);
+	int keys_seen = 0;
+	for (int k = 1; k <= MS_KEY_F(12); k++) {
+		if (k == 0x7f)
+			k = MS_KEY_BASE; /* past ASCII: the named keys */
+		if (k == MS_KEY_RESIZE || k == MS_KEY_MOUSE || k == MS_KEY_F0 ||
+		    !key_acts(k))
+			continue;
+		keys_seen++;
+		char buf[16];
+		const char *w = key_word(k, buf);
+		if (!*w || !help_has_word(text, w))
+			fail_msg("key %d (%s) acts but the help does not name "
+			         "it",
+			         k, w);
+	}
+	/* The table's keys at least (space, [, {, F1 ...). */
+	assert_true(keys_seen >= (int)ms_key_table_len);
+	free(text);
+}
+
 /* The help scrolls with the arrows (and j/k) and starts at its top. */
 static void
 test_help_scrolls(void **state)
@@ -2462,8 +2644,8 @@ test_command_line(void **state)
 	for (size_t i = 0; i < 4; i++) {
 		keys(f, bad[i]);
 		assert_true(f->s.view->ui.message_is_error);
-		assert_non_null(
-		        strstr(f->s.view->ui.message, "speed: expected"));
+		assert_non_null(strstr(f->s.view->ui.message,
+		                       "\": expected a multiple of real time"));
 	}
 	keys(f, ":speed 90x\n");
 	assert_non_null(strstr(f->fake.log, "speed=90;"));
@@ -2857,6 +3039,8 @@ main(void)
 		T(test_help_scrolls),
 		T(test_overlay_up_after_end),
 		T(test_help_names_shift_tab),
+		T(test_help_names_every_key),
+		T(test_goto_and_speed_refusals_say_the_range),
 		T(test_details_scroll),
 		T(test_focus_skips_folded_panels),
 		T(test_zoom_keys),

@@ -891,6 +891,74 @@ test_too_small(void **state)
 	free(t);
 }
 
+/* Below the smallest size the notice fits (9 columns: "too small"),
+ * nothing is drawn; above it, every line under the status line is one
+ * of the notice's lines whole: a 1x1 screen showed "t", the first letter
+ * of "too small", and a narrow one the hint cut off mid-word. */
+static void
+test_tiny_screens_whole_lines(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	static const int sizes[][2] = { { 1, 1 },  { 2, 1 },   { 8, 2 },
+		                        { 9, 1 },  { 10, 3 },  { 20, 5 },
+		                        { 20, 7 }, { 40, 10 }, { 33, 8 } };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		int w = sizes[i][0], h = sizes[i][1];
+		char have[32], whole[96], row[512];
+		snprintf(have, sizeof(have), "have %dx%d", w, h);
+		snprintf(whole, sizeof(whole),
+		         "too small: need 80x24, have %dx%d", w, h);
+		const char *lines[] = { "too small", "need 80x24", have,
+			                whole,       "q quits",
+			                "enlarge the terminal, or q quits" };
+		char *t = draw_and_read(f, w, h);
+		bool said = false;
+		for (int y = h >= 5 ? 1 : 0; y < h; y++) {
+			text_row(t, y, row, sizeof(row));
+			const char *p = row + strspn(row, " ");
+			bool known = !*p;
+			for (size_t k = 0; k < 6 && !known; k++)
+				known = strcmp(p, lines[k]) == 0;
+			if (!known)
+				fail_msg("%dx%d row %d: \"%s\"", w, h, y, row);
+			said = said || *p;
+		}
+		/* From 9 columns on, the notice is there. */
+		assert_true(said == (w >= 9));
+		free(t);
+	}
+	/* 40x10: the whole line and the hint. */
+	char *t = draw_and_read(f, 40, 10);
+	assert_non_null(strstr(t, "too small: need 80x24, have 40x10"));
+	assert_non_null(strstr(t, "enlarge the terminal, or q quits"));
+	free(t);
+}
+
+/* With no merge pending, the hint under "none pending" counts the
+ * breakpoints set: under --break sampling it said "b sets one". */
+static void
+test_none_pending_counts_breaks(void **state)
+{
+	fixture *f = *state;
+	fake_scene_running(f->view);
+	char *t = draw_and_read(f, 80, 24);
+	assert_non_null(strstr(t, "b sets one (e.g. \"mature\")"));
+	free(t);
+	f->view->nbreaks = 1;
+	snprintf(f->view->breaks[0].spec, sizeof(f->view->breaks[0].spec),
+	         "sampling");
+	f->view->breaks[0].enabled = true;
+	t = draw_and_read(f, 80, 24);
+	assert_null(strstr(t, "b sets one"));
+	assert_non_null(strstr(t, "1 set, b lists them"));
+	free(t);
+	f->view->breaks[0].enabled = false;
+	t = draw_and_read(f, 80, 24);
+	assert_non_null(strstr(t, "none enabled: b lists them"));
+	free(t);
+}
+
 static void
 test_resize_any_moment(void **state)
 {
@@ -1151,6 +1219,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		        test_long_message_wraps_at_80x24, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_help, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_none_pending_counts_breaks,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tiny_screens_whole_lines, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_too_small, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_resize_any_moment, setup,

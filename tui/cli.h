@@ -415,6 +415,12 @@ void ms__self_exe(char *buf, size_t n);
 /* The plugin directory of this installation: <exe dir>/../plugins, else
  * the build's plugin directory, else $MERGESCOPE_PLUGIN_DIR. */
 void ms__plugin_dir(char *buf, size_t n);
+/* When the first link of spec names no plugin in plugin_dir, the variants
+ * there into buf as "; the variants in DIR are A, B:PCT, disabled": every
+ * NAME.so that opens as a file, and after "; not runnable:" each that
+ * does not (a dangling link, with its target and why); "" otherwise. */
+void ms__variants_hint(char *buf, size_t n, const char *spec,
+                       const char *plugin_dir);
 /* "$XDG_CACHE_HOME/mergescope" (else ~/.cache/mergescope) into buf; 0,
  * MS_ERR_NOTFOUND without either variable, MS_ERR_RANGE if too long. */
 int ms__cache_root(char *buf, size_t n);

@@ -222,11 +222,43 @@ check_out_path(const ms__run_args *a, const char *opt, const char *path,
 	return 0;
 }
 
-/* When the first link of spec names no plugin in plugin_dir, the variants
- * there (every NAME.so, and "disabled") as ", the variants here are ...";
- * "" otherwise. */
+/* One NAME.so of the plugin directory: " NAME," into the runnable list
+ * when it opens as a file, else " NAME.so (why)," into the broken one (a
+ * link whose target is gone is no variant to offer). */
 static void
-variants_hint(char *buf, size_t n, const char *spec, const char *plugin_dir)
+hint_entry(const char *dir, const char *file, char *ok, size_t *okn,
+           char *bad, size_t *badn, size_t n)
+{
+	char path[PATH_MAX], to[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	struct stat st;
+	const char *why = NULL;
+	if (stat(path, &st) != 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a file";
+	if (!why) {
+		size_t l = strlen(file) - 3;
+		*okn += (size_t)snprintf(
+		        ok + *okn, n - *okn, " %.*s%s,", (int)l, file,
+		        strcmp(file, "detdrop.so") == 0 ? ":PCT" : "");
+		return;
+	}
+	ssize_t k = readlink(path, to, sizeof(to) - 1);
+	if (k > 0) {
+		to[k] = '\0';
+		*badn += (size_t)snprintf(bad + *badn, n - *badn,
+		                          " %s (a link to %s: %s),", file, to,
+		                          why);
+	} else {
+		*badn += (size_t)snprintf(bad + *badn, n - *badn, " %s (%s),",
+		                          file, why);
+	}
+}
+
+void
+ms__variants_hint(char *buf, size_t n, const char *spec,
+                  const char *plugin_dir)
 {
 	buf[0] = '\0';
 	char name[128], path[PATH_MAX];
@@ -241,21 +273,21 @@ variants_hint(char *buf, size_t n, const char *spec, const char *plugin_dir)
 	DIR *d = opendir(plugin_dir);
 	if (!d)
 		return;
-	size_t used = (size_t)snprintf(buf, n, "; the variants in %s are",
-	                               plugin_dir);
+	char ok[512] = "", bad[512] = "";
+	size_t okn = 0, badn = 0;
 	const struct dirent *e;
-	while ((e = readdir(d)) && used < n) {
+	while ((e = readdir(d)) && okn < sizeof(ok) && badn < sizeof(bad)) {
 		size_t l = strlen(e->d_name);
-		if (l <= 3 || strcmp(e->d_name + l - 3, ".so") != 0)
-			continue;
-		used += (size_t)snprintf(
-		        buf + used, n - used, " %.*s%s,", (int)(l - 3),
-		        e->d_name,
-		        strcmp(e->d_name, "detdrop.so") == 0 ? ":PCT" : "");
+		if (l > 3 && strcmp(e->d_name + l - 3, ".so") == 0)
+			hint_entry(plugin_dir, e->d_name, ok, &okn, bad, &badn,
+			           sizeof(ok));
 	}
 	closedir(d);
-	if (used < n)
-		snprintf(buf + used, n - used, " disabled");
+	if (badn >= 2 && badn < sizeof(bad))
+		bad[badn - 1] = '\0'; /* the last comma */
+	snprintf(buf, n, "; the variants in %s are%s disabled%s%s", plugin_dir,
+	         okn < sizeof(ok) ? ok : "", bad[0] ? "; not runnable:" : "",
+	         bad);
 }
 
 /* A path copied into a buffer of cap bytes must fit whole: a longer one
@@ -325,7 +357,7 @@ check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
 	ms_pipeline_close(pipe);
 	if (rc) {
 		char hint[512];
-		variants_hint(hint, sizeof(hint), spec, plugin_dir);
+		ms__variants_hint(hint, sizeof(hint), spec, plugin_dir);
 		fprintf(err, "mergescope %s: %s \"%s\": %s%s\n", a->cmd,
 		        a->variant_opt ? a->variant_opt : "variant", spec,
 		        eb.msg[0] ? eb.msg : ms_strerror(rc), hint);

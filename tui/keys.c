@@ -1118,7 +1118,8 @@ do_goto(ms_tui_session *s, const char *arg)
 	if (!ms_parse_target(arg, s->view->day_start, &t)) {
 		ms_session_say(s, true,
 		               "go to: \"%s\" is neither a time HH:MM[:SS] "
-		               "nor a merge number #N",
+		               "(hours to 48, minutes and seconds to 59) nor a "
+		               "merge number #N",
 		               arg);
 		return;
 	}
@@ -1280,8 +1281,10 @@ do_speed(ms_tui_session *s, const char *arg)
 	double v = 0;
 	if (!ms__parse_speed(arg, &v)) {
 		ms_session_say(s, true,
-		               "speed: expected a multiple like 60 or 60x, or "
-		               "max");
+		               "speed \"%s\": expected a multiple of real time "
+		               "like 60 or 60x (more than 0, at most %.0f), or "
+		               "max",
+		               arg, MS__SPEED_MAX);
 		return;
 	}
 	/* Said as `+` and `-` say it: "speed set" did not say which, and

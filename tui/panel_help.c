@@ -24,7 +24,7 @@ static const char *const legend[] = {
 	"  traces) k, M of 1000.",
 	"Filter: lane=L class=C reason=R phase=P seq=A..B seq>=N #N; other",
 	"  words are text in the merge's summary. e exports what it shows.",
-	"Arrows/PgUp/PgDn/Home/End move in the focused panel; End follows.",
+	"Up/Down/j/k/PgUp/PgDn/Home/End move in the focused panel; End follows.",
 	"Prompts: up/down recall what they were given; Esc cancels.",
 	"Mouse: a click focuses a panel and selects the row under it; the",
 	"  wheel scrolls the list under the pointer, or this help.",

@@ -12,11 +12,22 @@
 #include <string.h>
 
 /* Without a selection: say so, and how to get to one (after the end,
- * by starting the day again). */
+ * by starting the day again); with breakpoints set, how many (it said
+ * "b sets one" under a --break). */
 static void
 draw_none(ms_canvas *c, ms_rect in, const ms_tui_view *v)
 {
 	bool done = v->state == MS_VIEW_DONE;
+	size_t on = 0;
+	for (size_t i = 0; i < v->nbreaks; i++)
+		on += v->breaks[i].enabled;
+	char how[64];
+	if (on)
+		snprintf(how, sizeof(how), "%zu set, b lists them", on);
+	else if (v->nbreaks)
+		snprintf(how, sizeof(how), "none enabled: b lists them");
+	else
+		snprintf(how, sizeof(how), "b sets one (e.g. \"mature\")");
 	ms_canvas_text(c, in.x, in.y, in.w, "none pending", MS_C_MUTED);
 	if (in.h >= 3)
 		ms_canvas_text(c, in.x, in.y + 2, in.w,
@@ -25,8 +36,7 @@ draw_none(ms_canvas *c, ms_rect in, const ms_tui_view *v)
 		               MS_C_MUTED);
 	if (in.h >= 4)
 		ms_canvas_text(c, in.x, in.y + 3, in.w,
-		               done ? "with the same breakpoints"
-		                    : "b sets one (e.g. \"mature\")",
+		               done ? "with the same breakpoints" : how,
 		               MS_C_MUTED);
 }
 

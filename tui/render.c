@@ -59,10 +59,47 @@ ms__class_attr(const char *klass, bool failed)
 	return 0;
 }
 
+/* Text drawn whole on row y, centred, or not at all (a word cut at the
+ * edge read as another one: "t" on a 1x1 screen). */
+static bool
+whole_line(ms_canvas *c, int w, int h, int y, const char *text,
+           uint16_t attr)
+{
+	int l = (int)strlen(text);
+	if (l > w || y < 0 || y >= h)
+		return false;
+	ms_canvas_text(c, (w - l) / 2, y, w, text, attr);
+	return true;
+}
+
+/* What size is needed, as one line, else three short ones, else "too
+ * small" alone; below 9 columns nothing (no word fits whole). */
+static void
+too_small_notice(ms_canvas *c, int w, int h)
+{
+	const uint16_t a = MS_A_BOLD | MS_C_ALERT;
+	char line[96], l2[32], l3[32];
+	snprintf(line, sizeof(line), "too small: need %dx%d, have %dx%d",
+	         MS_MIN_W, MS_MIN_H, w, h);
+	if (whole_line(c, w, h, h / 2, line, a))
+		return;
+	snprintf(l2, sizeof(l2), "need %dx%d", MS_MIN_W, MS_MIN_H);
+	snprintf(l3, sizeof(l3), "have %dx%d", w, h);
+	int y0 = h / 2 - 1 < 0 ? 0 : h / 2 - 1;
+	if (h >= 3 && (int)strlen(l2) <= w && (int)strlen(l3) <= w) {
+		whole_line(c, w, h, y0, "too small", a);
+		whole_line(c, w, h, y0 + 1, l2, a);
+		whole_line(c, w, h, y0 + 2, l3, a);
+		return;
+	}
+	whole_line(c, w, h, h / 2, "too small", a);
+}
+
 /* Smaller than the layout's minimum: the status line still says where
  * the replay is (it keeps running and every key works), and the middle
  * of the screen says what size is needed and how to get out (a prompt or
- * a box left open, which does not show, takes the first q). */
+ * a box left open, which does not show, takes the first q); each line
+ * whole or, where it does not fit, a shorter one or none. */
 static void
 too_small(ms_canvas *c, const ms_tui_view *v, int w, int h)
 {
@@ -75,30 +112,12 @@ too_small(ms_canvas *c, const ms_tui_view *v, int w, int h)
 		        open ? "enlarge the terminal; Esc closes what is open, "
 		               "then q quits"
 		             : "enlarge the terminal, or q quits";
-		int l = (int)strlen(hint);
-		ms_canvas_text(c, l < w ? (w - l) / 2 : 0, h / 2 + 2, w, hint,
-		               MS_C_MUTED);
+		if (!whole_line(c, w, h, h / 2 + 2, hint, MS_C_MUTED))
+			whole_line(c, w, h, h / 2 + 2,
+			           open ? "Esc, then q quits" : "q quits",
+			           MS_C_MUTED);
 	}
-	char line[96];
-	snprintf(line, sizeof(line), "too small: need %dx%d, have %dx%d",
-	         MS_MIN_W, MS_MIN_H, w, h);
-	int len = (int)strlen(line);
-	if (len <= w) {
-		ms_canvas_text(c, (w - len) / 2, h / 2, w, line,
-		               MS_A_BOLD | MS_C_ALERT);
-		return;
-	}
-	/* Very narrow: one short line each. */
-	char l2[32], l3[32];
-	snprintf(l2, sizeof(l2), "need %dx%d", MS_MIN_W, MS_MIN_H);
-	snprintf(l3, sizeof(l3), "have %dx%d", w, h);
-	const char *lines[3] = { "too small", l2, l3 };
-	int y0 = h / 2 - 1 < 0 ? 0 : h / 2 - 1;
-	for (int i = 0; i < 3; i++) {
-		int l = (int)strlen(lines[i]);
-		ms_canvas_text(c, l < w ? (w - l) / 2 : 0, y0 + i, w, lines[i],
-		               MS_A_BOLD | MS_C_ALERT);
-	}
+	too_small_notice(c, w, h);
 }
 
 void

@@ -558,6 +558,24 @@ fold_log(const notes *nt, FILE *err)
 	}
 }
 
+/* The watcher removed the shard of a run that left no database to
+ * record in (killed before making it) or one that had recorded its end:
+ * said as the other removals are. */
+static void
+shard_removed_line(const notes *nt, const char *reason, FILE *err)
+{
+	if (!nt->db[0] || access(nt->db, F_OK) != 0)
+		fprintf(err,
+		        "mergescope: run aborted: %s, before it created its "
+		        "event database: removed its scratch shard %s\n",
+		        reason, nt->scratch);
+	else
+		fprintf(err,
+		        "mergescope: run killed: %s, after it recorded its end "
+		        "in %s: removed its scratch shard %s\n",
+		        reason, nt->db, nt->scratch);
+}
+
 /* The process is gone without saying it was exiting (see the file
  * comment): put the terminal back (tio, read from tfd when the watcher
  * started, before any screen), record the run as aborted, remove the
@@ -591,6 +609,7 @@ died(const notes *nt, pid_t run, const struct termios *tio, int tfd,
 		         "(SIGKILL, or another it was not catching)");
 	ms_errbuf eb = { "" };
 	enum ms_postmortem done = MS_PM_NONE;
+	bool had_shard = nt->scratch[0] && access(nt->scratch, F_OK) == 0;
 	db_owner_handover(nt, run, true);
 	int rc = ms_replay_postmortem(nt->db, nt->scratch, reason, &done, &eb);
 	fold_log(nt, err);
@@ -613,6 +632,8 @@ died(const notes *nt, pid_t run, const struct termios *tio, int tfd,
 		        "it%s\n",
 		        reason, nt->db,
 		        nt->scratch[0] ? " and the scratch shard" : "");
+	else if (had_shard)
+		shard_removed_line(nt, reason, err);
 	fflush(err);
 }
 
