@@ -56,8 +56,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MIB (1024ull * 1024ull)
-
 enum job_state {
 	JOB_HOOK,
 	JOB_INHOOK,
@@ -171,31 +169,6 @@ struct ms_engine {
 	int fatal;           /* 0, or the error the engine stopped on */
 	ms_errbuf fatal_msg;
 };
-
-static const char *const lane_names[MS_LANE_KIND_COUNT] = {
-	[MS_LANE_KIND_FAST] = MS_LANE_FAST,
-	[MS_LANE_KIND_SLOW] = MS_LANE_SLOW,
-	[MS_LANE_KIND_FINALIZE] = MS_LANE_FINALIZE,
-};
-
-const char *
-ms_lane_name(enum ms_lane_kind k)
-{
-	return MS_ENUM_NAME(lane_names, k, "?");
-}
-
-enum ms_lane_kind
-ms_lane_for(uint64_t bytes, uint64_t mem_limit)
-{
-	uint64_t thr;
-
-	/* A limit of 0 (none known) gives the public engine's default
-	 * threshold, 32 MiB, as its staging budget does. */
-	thr = mem_limit / 16;
-	if (thr < 32 * MIB)
-		thr = 32 * MIB;
-	return bytes < thr ? MS_LANE_KIND_FAST : MS_LANE_KIND_SLOW;
-}
 
 /* ---- small helpers ---------------------------------------------------- */
 

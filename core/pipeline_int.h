@@ -122,14 +122,12 @@ int ms_chain_decide(ms_chain *c, ms_batch *b, uint8_t *keep,
 /* Staging budget                                                      */
 
 #define MS_STAGE_MIN_HARD (16ull << 20)
-/* The hard ceiling without a memory limit: the public engine's default,
- * its fast/slow lane threshold (32 MiB). */
-#define MS_STAGE_DEFAULT_HARD (32ull << 20)
 #define MS_STAGE_MAX_TRACES 65536u
 /* Per-block runtime structure estimate added to the input estimate. */
 #define MS_STAGE_BLOCK_ESTIMATE 256u
 
-/* clamp(mem / (4 * cpus), 16 MiB, max(32 MiB, mem / 16)). */
+/* clamp(mem / (4 * cpus), 16 MiB, ms_lane_threshold(mem)); with mem 0
+ * (no limit known) ms_lane_threshold(0), 32 MiB. */
 uint64_t ms_staging_hard_ceiling(uint64_t mem, unsigned cpus);
 /* E: max(sum compressed, sum uncompressed) + blocks * block estimate. */
 uint64_t ms_stage_estimate(const ms_part_meta *inputs, size_t n);

@@ -29,9 +29,10 @@
  * most W, so the batches of one merge stay within the retention the
  * builder's reuse allows, 2 x preferred); the cost is at most one more
  * Decide call.
- * Without a memory limit (0) the hard ceiling is the public engine's
- * default, 32 MiB, its fast/slow lane threshold too (ms_lane_for).
+ * The hard ceiling's upper bound, and its value without a memory limit
+ * (0), is the fast/slow lane threshold, ms_lane_threshold (lane.c).
  */
+#include "ms_engine.h"
 #include "ms_enum.h"
 #include "ms_pipeline.h"
 #include "pipeline_int.h"
@@ -73,14 +74,14 @@ ms_trace_outcome_name(enum ms_trace_outcome o)
 uint64_t
 ms_staging_hard_ceiling(uint64_t mem, unsigned cpus)
 {
-	if (mem == 0) /* no limit known: the public engine's default */
-		return MS_STAGE_DEFAULT_HARD;
+	/* The upper bound, and the ceiling with no limit known, is the
+	 * lane threshold: the public engine's one small-merge threshold. */
+	uint64_t hi = ms_lane_threshold(mem);
+	if (mem == 0)
+		return hi;
 	if (cpus == 0)
 		cpus = 1;
 	uint64_t v = mem / (4ull * cpus);
-	uint64_t hi = mem / 16;
-	if (hi < (32ull << 20))
-		hi = 32ull << 20;
 	if (v < MS_STAGE_MIN_HARD)
 		v = MS_STAGE_MIN_HARD;
 	if (v > hi)

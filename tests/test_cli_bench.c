@@ -629,14 +629,17 @@ test_emit_parallel(void **state)
 	assert_non_null(strstr(err, "4 runs listed; nothing was run."));
 	assert_non_null(strstr(err, "--collect"));
 
-	/* One run is one run. */
-	char one[PATH_MAX];
-	path_in(one, sizeof(one), "par-one");
+	/* One run is one run. The directory the next command names is a
+	 * shell word (it was written bare: a space split it in two). */
+	char one[PATH_MAX], quoted[PATH_MAX + 32];
+	path_in(one, sizeof(one), "par one");
 	const char *args1[] = { "bench", "--variants", "disabled", "--reps",
 		                "1",     "--preset",   "smoke",    "--out",
 		                one,     "--emit",     "parallel", NULL };
 	assert_int_equal(run(args1, false), 0);
 	assert_non_null(strstr(err, " 1 run listed; nothing was run."));
+	snprintf(quoted, sizeof(quoted), "bench --collect '%s'\n", one);
+	assert_non_null(strstr(err, quoted));
 
 	FILE *f = fopen(list, "w");
 	assert_non_null(f);

@@ -185,6 +185,42 @@ test_option_errors_name_the_option(void **state)
 	assert_non_null(strstr(err_text, "given twice"));
 }
 
+/* An option that takes a value followed by another of the command's
+ * options: the second is not taken as the value (`run --db --serial` made
+ * a database named "--serial" and ran without --serial; `bench --out
+ * --jobs` wrote the series into "./--jobs"). The value can still be given
+ * with `=`. */
+static void
+test_option_not_taken_as_value(void **state)
+{
+	(void)state;
+	/* The missing fixture keeps the old parse from starting a run. */
+	assert_int_equal(cli("run", "--headless", "--db", "--serial",
+	                     "--fixture", "/nonexistent/fixture", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--db expects FILE"));
+	assert_non_null(strstr(err_text, "\"--serial\""));
+	assert_int_equal(cli("bench", "--variants", "disabled,skywalking",
+	                     "--out", "--jobs", "2", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--out expects DIR"));
+	assert_int_equal(cli("bench", "--variants", "disabled,skywalking",
+	                     "--reps", "--emit", "parallel", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--reps expects N"));
+	assert_non_null(strstr(err_text, "\"--emit\""));
+	assert_int_equal(cli("report", "--db", "--json=x", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--db expects FILE"));
+	/* A value that is no option of the command, "-" included, is a
+	 * value as before. */
+	assert_int_equal(cli("report", "--db", "/nonexistent/x.db", NULL), 2);
+	assert_int_equal(cli("export", "--db", "/nonexistent/x.db", "--format",
+	                     "csv", "--out", "-", NULL),
+	                 2);
+	assert_null(strstr(err_text, "expects"));
+}
+
 static void
 test_errors_before_work(void **state)
 {
@@ -796,6 +832,7 @@ main(void)
 		cmocka_unit_test(test_help_bench_default_out),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_option_errors_name_the_option),
+		cmocka_unit_test(test_option_not_taken_as_value),
 		cmocka_unit_test(test_errors_before_work),
 		cmocka_unit_test(test_choices_from_the_table),
 		cmocka_unit_test(test_duration_values),

@@ -115,6 +115,26 @@ print_choices(const ms_cmd *c, const ms__opt *o, FILE *err)
 	fputc('\n', err);
 }
 
+/* Is a one of the command's options ("--x" or "--x=V")? Such a word
+ * after an option that takes a value is a value forgotten, not the value:
+ * `run --db --serial` named its database "--serial" and ran without
+ * --serial. A value that starts like an option is written --db=--x. */
+static bool
+is_option_of(const ms__opt *opts, size_t nopts, const char *a)
+{
+	size_t alen;
+	return strncmp(a, "--", 2) == 0 && find_opt(opts, nopts, a, &alen) >= 0;
+}
+
+static void
+value_is_option(const ms_cmd *c, const ms__opt *o, const char *next, FILE *err)
+{
+	fprintf(err,
+	        "mergescope %s: option %s expects %s, not the option \"%s\" "
+	        "(a value that starts like an option is written %s=VALUE)\n",
+	        c->name, o->name, o->arg, next, o->name);
+}
+
 int
 ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
               size_t nopts, FILE *err)
@@ -148,6 +168,10 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 				fprintf(err,
 				        "mergescope %s: option %s expects %s\n",
 				        c->name, o->name, o->arg);
+				return MS_EXIT_USAGE;
+			}
+			if (is_option_of(opts, nopts, argv[i + 1])) {
+				value_is_option(c, o, argv[i + 1], err);
 				return MS_EXIT_USAGE;
 			}
 			val = argv[++i];

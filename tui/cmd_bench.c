@@ -760,6 +760,30 @@ check_runs(const bench *b, FILE *err)
 	return rc;
 }
 
+/* "mergescope bench --collect DIR" with DIR a shell word, so the line
+ * can be pasted whatever the directory's name holds. */
+static void
+say_collect(FILE *err, const char *dir)
+{
+	fputs("mergescope bench --collect ", err);
+	ms__shell_word(err, dir, false);
+}
+
+/* --emit: the runs to out, then what to do after them to err. */
+static int
+emit_listed(FILE *out, FILE *err, const bench *b, const char *kind)
+{
+	int rc = emit(out, b, kind);
+	unsigned listed = b->reps * (unsigned)b->nv;
+	fprintf(err,
+	        "mergescope bench: %u run%s listed; nothing was run. "
+	        "Afterwards: ",
+	        listed, listed == 1 ? "" : "s");
+	say_collect(err, b->dir);
+	fputc('\n', err);
+	return rc;
+}
+
 static int
 bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 {
@@ -847,12 +871,7 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 		snprintf(b.fixture, sizeof(b.fixture), "%s",
 		         o[O_FIXTURE].value);
 	if (rc == 0 && kind) {
-		rc = emit(out, &b, kind);
-		unsigned listed = b.reps * (unsigned)b.nv;
-		fprintf(err,
-		        "mergescope bench: %u run%s listed; nothing was run. "
-		        "Afterwards: mergescope bench --collect %s\n",
-		        listed, listed == 1 ? "" : "s", b.dir);
+		rc = emit_listed(out, err, &b, kind);
 	} else if (rc == 0) {
 		fprintf(err,
 		        "mergescope bench: %u x %zu runs into %s, %u at a "
@@ -870,10 +889,11 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 			fprintf(err,
 			        "mergescope bench: stopped by %s after %u of "
 			        "%u runs started; the series in %s is "
-			        "incomplete (`mergescope bench --collect %s` "
-			        "summarises the runs that finished)\n",
+			        "incomplete (`",
 			        ms__signal_name(sg.stop), started,
-			        b.reps * (unsigned)b.nv, b.dir, b.dir);
+			        b.reps * (unsigned)b.nv, b.dir);
+			say_collect(err, b.dir);
+			fputs("` summarises the runs that finished)\n", err);
 			rc = 128 + sg.stop;
 		} else {
 			rc = collect(b.dir, b.variants, b.nv, out, err);

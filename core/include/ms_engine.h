@@ -74,9 +74,14 @@ enum ms_lane_kind {
 /* MS_LANE_FAST, MS_LANE_SLOW, MS_LANE_FINALIZE ("fast", ...). */
 const char *ms_lane_name(enum ms_lane_kind k);
 
-/* The lane of a merge of `bytes` compressed input bytes for a process with
- * mem_limit bytes (0: none known): fast below max(32 MiB, mem_limit / 16),
- * so 32 MiB without a limit, the public engine's default. */
+/* The small-merge threshold for a process with mem_limit bytes (0: none
+ * known): max(32 MiB, mem_limit / 16), so 32 MiB without a limit, the
+ * public engine's default. It splits the lanes and bounds the staging
+ * ceiling (ms_staging_hard_ceiling); lane.c is its one place. */
+uint64_t ms_lane_threshold(uint64_t mem_limit);
+
+/* The lane of a merge of `bytes` compressed input bytes: fast below
+ * ms_lane_threshold(mem_limit), else slow. */
 enum ms_lane_kind ms_lane_for(uint64_t bytes, uint64_t mem_limit);
 
 /* One input of a pending selection. */
