@@ -11,7 +11,7 @@ CMAKE_FLAGS ?=
 all: build
 
 deps:
-	@bash scripts/deps.sh tmux sqlite3
+	@bash scripts/deps.sh tmux sqlite3 parallel
 
 build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
