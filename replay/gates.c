@@ -910,12 +910,15 @@ gate_idle_events(ms_replay *r, ms_gate_facts *f)
 static void
 gate_publications(ms_replay *r, ms_gate_facts *f)
 {
-	char lost[96] = "";
+	char lost[160] = "";
 	if (r->pub_done > r->pub_in)
 		snprintf(lost, sizeof(lost),
 		         "; %llu publications not in the inventory after "
-		         "their introduction",
-		         (unsigned long long)(r->pub_done - r->pub_in));
+		         "their introduction (the first: slot %llu, part "
+		         "%016llx)",
+		         (unsigned long long)(r->pub_done - r->pub_in),
+		         (unsigned long long)r->pub_lost_slot,
+		         (unsigned long long)r->pub_lost_id);
 	gate(r, MS_GATE_PUBLICATIONS, f,
 	     "%llu of %llu scheduled parts published%s",
 	     (unsigned long long)f->published,

@@ -717,6 +717,9 @@ struct ms_replay {
 	 * inventory right after its introduction (the publications gate;
 	 * not pub_done, which counts slots gone past). */
 	uint64_t pub_in;
+	/* The first publication that did not take effect (pub_lost_id 0:
+	 * none): its slot and part. */
+	uint64_t pub_lost_slot, pub_lost_id;
 	uint64_t merges_done, merges_failed;
 	/* The last failed merge, "merge #N (lane): error" (under mu): the
 	 * idle_no_leaks gate says why a merge failed. */

@@ -1142,8 +1142,9 @@ test_gate_publication_lost(void **state)
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(ms_fixture_open(&fx, rt.fixture, &eb), 0);
 	size_t n = ms_fixture_nslots(fx);
-	ms_fixture_close(fx);
 	assert_true(n > 2);
+	uint64_t id = ms_fixture_slot_at(fx, 1)->part_id;
+	ms_fixture_close(fx);
 	rt_run run;
 	rt_opts(&run, "lost-pub", "disabled");
 	run.o.serial = true;
@@ -1151,11 +1152,12 @@ test_gate_publication_lost(void **state)
 	ms_replay *r = rt_start(&run, NULL);
 	assert_non_null(r);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
-	char want[96];
+	char want[200];
 	snprintf(want, sizeof(want),
 	         "%zu of %zu scheduled parts published; 1 publications not "
-	         "in the inventory",
-	         n - 1, n);
+	         "in the inventory after their introduction (the first: "
+	         "slot 1, part %016llx)",
+	         n - 1, n, (unsigned long long)id);
 	assert_gate_fails(r, "publications", want);
 	ms_replay_close(r);
 }
