@@ -82,7 +82,8 @@
 
 /* What the controller counts and the gates read, restored as it was. */
 #define CK_FIELDS(X)                                                       \
-	X(pub_done) X(merges_done) X(merges_failed) X(last_failure)        \
+	X(pub_done) X(pub_in) X(merges_done) X(merges_failed)              \
+	X(pub_lost_slot) X(pub_lost_id) X(last_failure)                    \
 	X(spark) X(nspark)                                                 \
 	X(staged_peak) X(staged_preferred) X(track_dup) X(track_err)       \
 	X(parts_in) X(parts_ok) X(parts_bad) X(parts_gone)                 \

@@ -1579,6 +1579,8 @@ publish_slot(ms_replay *r, size_t i, const ms_fixture_slot *s, ms_errbuf *eb)
 			return rc;
 		r->staged_upto = i + STAGE_AHEAD;
 	}
+	if (r->test.lose_slot == i + 1)
+		return 0;
 	return ms_shard_introduce_placed(r->shard, s->part_id, eb);
 }
 
@@ -1818,6 +1820,12 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 		for (int k = 0; k < MS_KIND_COUNT; k++)
 			track_introduce(r, s->part_id, (enum ms_part_kind)k);
 		r->pub_done = i + 1;
+		bool in = cv && ms_view_count(cv) == 1;
+		r->pub_in += in;
+		if (!in && !r->pub_lost_id) {
+			r->pub_lost_slot = i;
+			r->pub_lost_id = s->part_id;
+		}
 		r->pub_merges = 0;
 		pthread_mutex_unlock(&r->mu);
 		ms__checker_submit(r, cv, s->part_id, i, NULL, 0);

@@ -99,10 +99,26 @@ int ms__frozen_repick(const ms__frozen *f, ms_view *v, ms__pick_ids *out,
 int ms__frozen_check_pick(const ms__frozen *f, ms_view *v, const char *who,
                           ms_errbuf *eb);
 
+/* The reconciliation of a merge-once variant's output: for each kind,
+ * the inputs' ledger (in) minus the ledger of the rows of its dropped
+ * traces (gone; `traces` of them) must be the output's (out). true when
+ * every kind is; else false and note (n bytes) names merge #seq, the
+ * first kind that is not, the output's and the expected ledger and the
+ * rows of both sides (or that the dropped rows exceed the inputs'). */
+bool ms__merge_once_recon(uint64_t seq, const ms_ledger_set *in,
+                          const ms_ledger_set *gone, uint64_t traces,
+                          const ms_ledger_set *out, char *note, size_t n);
+
 /* ms_merge_once with the oracle evaluating oracle_spec instead of each
  * variant's chain (NULL: theirs), so that a test sees a mismatch. */
 int ms__merge_once_oracle(const ms_merge_once_opts *opts,
                           ms_merge_once_result *results,
                           const char *oracle_spec, ms_errbuf *eb);
+/* ms__merge_once_oracle, and with forget_drop one dropped trace of each
+ * variant left out of its reconciliation (which must then fail). */
+int ms__merge_once_test(const ms_merge_once_opts *opts,
+                        ms_merge_once_result *results,
+                        const char *oracle_spec, bool forget_drop,
+                        ms_errbuf *eb);
 
 #endif

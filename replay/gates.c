@@ -904,6 +904,27 @@ gate_idle_events(ms_replay *r, ms_gate_facts *f)
 	     (unsigned long long)r->merges_failed);
 }
 
+/* Publications: the parts that were in the inventory right after their
+ * introduction (pub_in), not the slots the day went past (pub_done); the
+ * detail says how many of those did not take effect. */
+static void
+gate_publications(ms_replay *r, ms_gate_facts *f)
+{
+	char lost[160] = "";
+	if (r->pub_done > r->pub_in)
+		snprintf(lost, sizeof(lost),
+		         "; %llu publications not in the inventory after "
+		         "their introduction (the first: slot %llu, part "
+		         "%016llx)",
+		         (unsigned long long)(r->pub_done - r->pub_in),
+		         (unsigned long long)r->pub_lost_slot,
+		         (unsigned long long)r->pub_lost_id);
+	gate(r, MS_GATE_PUBLICATIONS, f,
+	     "%llu of %llu scheduled parts published%s",
+	     (unsigned long long)f->published,
+	     (unsigned long long)f->slots, lost);
+}
+
 int
 ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 {
@@ -916,11 +937,9 @@ ms__replay_gates(ms_replay *r, ms_errbuf *eb)
 		        r->pipe && ms_chain_len(ms_pipeline_chain(r->pipe)) > 0,
 		.ended = true,
 		.slots = nslots,
-		.published = r->pub_done,
+		.published = r->pub_in,
 	};
-	gate(r, MS_GATE_PUBLICATIONS, &f,
-	     "%llu of %zu scheduled parts published",
-	     (unsigned long long)r->pub_done, nslots);
+	gate_publications(r, &f);
 
 	ms_view *v = NULL;
 	int rc = ms_shard_view(r->shard, &v, eb);

@@ -151,6 +151,9 @@ typedef struct once_ctx {
 	ms_limits limits;
 	const char *oracle_spec; /* tests: the oracle's chain; NULL: each
 	                            variant's own */
+	/* tests: one dropped trace of each variant is left out of its
+	 * reconciliation, which must then fail. */
+	bool forget_drop;
 	char checked[PATH_MAX];  /* the parent's copy verify_copy checked, read
 	                            by the oracle ("" in a repetition) */
 } once_ctx;
@@ -1070,8 +1073,42 @@ drop_ledgers(const once_ctx *c, const drop_list *d, ms_ledger_set *out,
 	return rc;
 }
 
+bool
+ms__merge_once_recon(uint64_t seq, const ms_ledger_set *in,
+                     const ms_ledger_set *gone, uint64_t traces,
+                     const ms_ledger_set *out, char *note, size_t n)
+{
+	char a[MS_LEDGER_STR_MAX], b[MS_LEDGER_STR_MAX];
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		const char *kn = ms_part_kind_name((enum ms_part_kind)k);
+		ms_ledger want = in->kind[k];
+		if (ms_ledger_sub(&want, &gone->kind[k])) {
+			snprintf(note, n,
+			         "merge #%" PRIu64 ": its %" PRIu64 " dropped "
+			         "traces hold %" PRIu64 " %s rows, more than "
+			         "its inputs' %" PRIu64,
+			         seq, traces, gone->kind[k].rows, kn,
+			         want.rows);
+			return false;
+		}
+		if (ms_ledger_equal(&want, &out->kind[k]))
+			continue;
+		snprintf(note, n,
+		         "merge #%" PRIu64 ": the output's %s ledger is %s, "
+		         "expected %s (the inputs' %" PRIu64 " rows minus the "
+		         "%" PRIu64 " rows of its %" PRIu64 " dropped traces)",
+		         seq, kn, ms_ledger_format(&out->kind[k], a),
+		         ms_ledger_format(&want, b), in->kind[k].rows,
+		         gone->kind[k].rows, traces);
+		return false;
+	}
+	if (n)
+		note[0] = '\0';
+	return true;
+}
+
 /* Each variant's first repetition's output ledgers against the inputs'
- * minus what it dropped (results[i].ledgers_reconciled). */
+ * minus what it dropped (results[i].ledgers_reconciled, recon_note). */
 static int
 reconcile(const once_ctx *c, drop_list *drops, const rep_out *first,
           ms_merge_once_result *results, ms_errbuf *eb)
@@ -1079,18 +1116,20 @@ reconcile(const once_ctx *c, drop_list *drops, const rep_out *first,
 	for (size_t i = 0; i < c->o->nvariants; i++) {
 		ms_merge_once_result *r = &results[i];
 		r->ledgers_reconciled = true;
+		r->recon_note[0] = '\0';
 		if (first[i].v[R_TRACES_DROPPED] == 0)
 			continue; /* equal to the inputs': once_rep checked */
 		drop_list *d = &drops[i];
 		if (d->n)
 			qsort(d->v, d->n, sizeof(*d->v), cmp_drop);
-		ms_ledger_set gone, want = r->in_ledger;
+		ms_ledger_set gone;
 		int rc = drop_ledgers(c, d, &gone, eb);
 		if (rc)
 			return rc;
-		r->ledgers_reconciled =
-		        ms_ledger_set_sub(&want, &gone) == 0 &&
-		        ms_ledger_set_equal(&want, &first[i].led);
+		r->ledgers_reconciled = ms__merge_once_recon(
+		        c->f->seq, &r->in_ledger, &gone,
+		        first[i].v[R_TRACES_DROPPED], &first[i].led,
+		        r->recon_note, sizeof(r->recon_note));
 	}
 	return 0;
 }
@@ -1279,6 +1318,10 @@ print_medians(FILE *out, const ms__labels *l, const ms_merge_once_result *res,
 		        : r->traces_dropped      ? "stable, reconciled"
 		                                 : "stable");
 	}
+	for (size_t i = 0; i < nv; i++)
+		if (!res[i].ledgers_reconciled)
+			fprintf(out, "%-*s UNRECONCILED: %s\n", w,
+			        ms__label(l, i, lb), res[i].recon_note);
 	fprintf(out, "\n%-*s %12s %9s %10s %13s %8s %8s %8s  %s\n", w,
 	        "variant (medians)", "allocations", "RSS MiB", "read MiB",
 	        "written MiB", "WA", "out/in", "decides", "sampling");
@@ -1593,6 +1636,8 @@ once_measure(const once_ctx *c, ms_merge_once_result *results, ms_errbuf *eb)
 		if (rc == 0)
 			medians(&samples[i * reps], reps, &results[i]);
 	}
+	for (size_t i = 0; c->forget_drop && i < nv; i++)
+		drops[i].n -= drops[i].n > 0;
 	if (rc == 0)
 		rc = reconcile(c, drops, first, results, eb);
 	if (rc == 0)
@@ -1619,6 +1664,14 @@ ms__merge_once_oracle(const ms_merge_once_opts *opts,
                       ms_merge_once_result *results, const char *oracle_spec,
                       ms_errbuf *eb)
 {
+	return ms__merge_once_test(opts, results, oracle_spec, false, eb);
+}
+
+int
+ms__merge_once_test(const ms_merge_once_opts *opts,
+                    ms_merge_once_result *results, const char *oracle_spec,
+                    bool forget_drop, ms_errbuf *eb)
+{
 	if (!opts || !opts->frozen_dir || !opts->variants ||
 	    opts->nvariants == 0 || !results)
 		return ms_fail(eb, MS_ERR_INVAL,
@@ -1630,6 +1683,7 @@ ms__merge_once_oracle(const ms_merge_once_opts *opts,
 	bool made = false;
 	int rc = once_setup(&c, opts, &f, eb);
 	c.oracle_spec = oracle_spec;
+	c.forget_drop = forget_drop;
 	if (rc == 0) {
 		made = true;
 		rc = verify_copy(&c, eb);

@@ -7,7 +7,9 @@
  * tallies and records every gate that applies, in enum order, with a
  * detail line of its evidence. A report (ms_report_derive_gates) fills the
  * facts it can from the event log alone and evaluates, with the same
- * predicates, the gates marked from_log. Tests walk the table.
+ * predicates, the gates marked from_log. Tests walk the table. The one
+ * gate outside it, run_finished (a report's, of a run that did not reach
+ * its gates), is defined once in report.c (run_finished_gate).
  */
 #ifndef MS_GATES_H
 #define MS_GATES_H

@@ -616,6 +616,10 @@ typedef struct ms__replay_test {
 	 * publication) until ms__replay_release_day or a close: a run held
 	 * where it cannot pass any target. */
 	bool hold_day;
+	/* 1 + the slot whose publication does not take effect: its part
+	 * is never introduced, as a publication lost on the way (the
+	 * publications gate must fail). 0: none. */
+	size_t lose_slot;
 } ms__replay_test;
 
 /* Let a run opened with hold_day begin its day. */
@@ -708,7 +712,14 @@ struct ms_replay {
 	ms_breakpoint bps[MAX_BPS + MAX_RUN_TO];
 	size_t nbps;
 	int next_bp_id;
-	uint64_t pub_done;
+	uint64_t pub_done; /* slots the day went past */
+	/* Publications that took effect: their part was in the shard's
+	 * inventory right after its introduction (the publications gate;
+	 * not pub_done, which counts slots gone past). */
+	uint64_t pub_in;
+	/* The first publication that did not take effect (pub_lost_id 0:
+	 * none): its slot and part. */
+	uint64_t pub_lost_slot, pub_lost_id;
 	uint64_t merges_done, merges_failed;
 	/* The last failed merge, "merge #N (lane): error" (under mu): the
 	 * idle_no_leaks gate says why a merge failed. */

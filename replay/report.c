@@ -400,6 +400,32 @@ run_unfinished(const report *r, char *why, size_t n)
 	return false;
 }
 
+/* The gate run_finished, the one gate no run records (a run that did not
+ * finish never reached its gates), defined here for every report (text,
+ * JSON, the failed-gate count): for an unfinished run, true and g failed,
+ * its detail saying why; false (g untouched) for a finished one. */
+static bool
+run_finished_gate(const report *r, ms_ev_gate *g)
+{
+	char why[MS_EV_TEXT_MAX];
+	if (!run_unfinished(r, why, sizeof(why)))
+		return false;
+	memset(g, 0, sizeof(*g));
+	snprintf(g->name, sizeof(g->name), "run_finished");
+	snprintf(g->detail, sizeof(g->detail), "%s", why);
+	return true;
+}
+
+/* The i-th gate of a report: run_finished first when rf (its gate, for
+ * an unfinished run), then the recorded ones. */
+static const ms_ev_gate *
+gate_at(const report *r, const ms_ev_gate *rf, size_t i)
+{
+	if (!rf)
+		return &r->gates[i];
+	return i ? &r->gates[i - 1] : rf;
+}
+
 int
 ms_report_unfinished(ms_evdb *db, bool *unfinished, char *why, size_t n,
                      ms_errbuf *eb)
@@ -1163,16 +1189,14 @@ print_plugin_log(FILE *f, ms_evdb *db, ms_errbuf *eb)
 static unsigned
 print_gates(FILE *f, const report *r)
 {
-	unsigned failed = 0;
-	char why[200];
-	bool unfinished = run_unfinished(r, why, sizeof(why));
+	ms_ev_gate rf;
+	bool unfinished = run_finished_gate(r, &rf);
 	fprintf(f, "\ngates\n");
-	if (unfinished)
-		fprintf(f, "  FAIL  %-24s %s\n", "run_finished", why);
-	else if (!r->ngates)
+	if (!unfinished && !r->ngates)
 		fprintf(f, "  (none recorded)\n");
-	for (size_t i = 0; i < r->ngates; i++) {
-		const ms_ev_gate *g = &r->gates[i];
+	unsigned failed = 0;
+	for (size_t i = 0; i < r->ngates + unfinished; i++) {
+		const ms_ev_gate *g = gate_at(r, unfinished ? &rf : NULL, i);
 		fprintf(f, "  %s  %-24s %s\n",
 		        !g->pass  ? "FAIL"
 		        : g->warn ? "WARN"
@@ -1181,9 +1205,8 @@ print_gates(FILE *f, const report *r)
 		failed += !g->pass;
 	}
 	fprintf(f, "  %zu gates, %u failed%s\n", r->ngates + unfinished,
-	        failed + unfinished,
-	        unfinished ? " (the run did not finish)" : "");
-	return failed + unfinished;
+	        failed, unfinished ? " (the run did not finish)" : "");
+	return failed;
 }
 
 int
@@ -1490,34 +1513,27 @@ json_plugin_log(FILE *f, ms_evdb *db, ms_errbuf *eb)
 	return rc;
 }
 
-/* The gates (a run that did not finish fails "run_finished" first);
- * returns how many failed. */
+/* The gates (a run that did not finish fails run_finished first,
+ * run_finished_gate); returns how many failed. */
 static unsigned
-json_gates(FILE *f, const report *r, bool unfinished, const char *why)
+json_gates(FILE *f, const report *r)
 {
+	ms_ev_gate rf;
+	bool unfinished = run_finished_gate(r, &rf);
 	fputc('[', f);
 	unsigned nf = 0;
-	if (unfinished) {
+	for (size_t i = 0; i < r->ngates + unfinished; i++) {
+		const ms_ev_gate *g = gate_at(r, unfinished ? &rf : NULL, i);
 		bool f2 = true;
-		fputc('{', f);
-		js(f, "name", "run_finished", &f2);
+		fputs(i ? ",{" : "{", f);
+		js(f, "name", g->name, &f2);
 		jkey(f, "pass", &f2);
-		fputs("false", f);
-		js(f, "detail", why, &f2);
-		fputc('}', f);
-		nf++;
-	}
-	for (size_t i = 0; i < r->ngates; i++) {
-		bool f2 = true;
-		fputs(i || unfinished ? ",{" : "{", f);
-		js(f, "name", r->gates[i].name, &f2);
-		jkey(f, "pass", &f2);
-		fputs(r->gates[i].pass ? "true" : "false", f);
+		fputs(g->pass ? "true" : "false", f);
 		jkey(f, "warn", &f2);
-		fputs(r->gates[i].warn ? "true" : "false", f);
-		js(f, "detail", r->gates[i].detail, &f2);
+		fputs(g->warn ? "true" : "false", f);
+		js(f, "detail", g->detail, &f2);
 		fputc('}', f);
-		nf += !r->gates[i].pass;
+		nf += !g->pass;
 	}
 	fputc(']', f);
 	return nf;
@@ -1601,8 +1617,8 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	for (int b = 0; b < MS_EV_HIST_BUCKETS - 1; b++)
 		fprintf(f, "%s%g", b ? "," : "", ms_ev_hist_bounds_ms[b]);
 	fputc(']', f);
-	char why[200];
-	bool unfinished = run_unfinished(&r, why, sizeof(why));
+	ms_ev_gate rf;
+	bool unfinished = run_finished_gate(&r, &rf);
 	jkey(f, "finished", &first);
 	fputs(unfinished ? "false" : "true", f);
 	ms__figures fg;
@@ -1613,7 +1629,7 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	}
 	ms__figures_json(f, &fg);
 	jkey(f, "gates", &first);
-	unsigned nf = json_gates(f, &r, unfinished, why);
+	unsigned nf = json_gates(f, &r);
 	ju(f, "gates_failed", nf, &first);
 	fputs("}\n", f);
 	if (failed)
@@ -1657,11 +1673,9 @@ ms_report_failed_gates(ms_evdb *db, unsigned *failed, ms_errbuf *eb)
 	report r;
 	*failed = 0;
 	int rc = report_load(db, &r, eb);
-	if (rc == 0) {
-		char why[200];
-		*failed = gates_failed(&r) +
-		          (run_unfinished(&r, why, sizeof(why)) ? 1 : 0);
-	}
+	ms_ev_gate rf;
+	if (rc == 0)
+		*failed = gates_failed(&r) + run_finished_gate(&r, &rf);
 	report_free(&r);
 	return rc;
 }
@@ -1895,7 +1909,7 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 		        r->run.staging,
 		        r->run.plugin_host[0] ? r->run.plugin_host : "-");
 	}
-	char wa[200], wb[200];
+	char wa[MS_EV_TEXT_MAX], wb[MS_EV_TEXT_MAX];
 	bool ua = run_unfinished(&a, wa, sizeof(wa));
 	bool ub = run_unfinished(&b, wb, sizeof(wb));
 	if (ua || ub) {

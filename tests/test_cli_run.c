@@ -547,6 +547,16 @@ test_report(void **state)
 	assert_non_null(strstr(out_text, "B is unfinished"));
 	assert_null(strstr(out_text, "%\n"));
 	assert_non_null(strstr(err_text, killed));
+	/* Either side: a comparison with an unfinished run is no success
+	 * to a script (exit 1, as the report of that run alone). */
+	assert_int_equal(cli("report", "--db", killed, "--vs", db_keep, NULL),
+	                 1);
+	assert_non_null(strstr(out_text, "A is unfinished"));
+	assert_null(strstr(out_text, "B is unfinished"));
+	assert_non_null(strstr(err_text, killed));
+	assert_int_equal(cli("report", "--db", killed, "--vs", killed, NULL),
+	                 1);
+	assert_non_null(strstr(out_text, "B is unfinished"));
 }
 
 static void

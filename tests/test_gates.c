@@ -1130,6 +1130,38 @@ changed_publication(enum ms_part_kind kind)
 	ms_replay_close(r);
 }
 
+/* A publication that does not take effect (its part is never
+ * introduced, ms__replay_test.lose_slot) fails the publications gate,
+ * which counts the parts found in the inventory after their
+ * introduction, not the slots the day went past. */
+static void
+test_gate_publication_lost(void **state)
+{
+	(void)state;
+	ms_fixture *fx = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_fixture_open(&fx, rt.fixture, &eb), 0);
+	size_t n = ms_fixture_nslots(fx);
+	assert_true(n > 2);
+	uint64_t id = ms_fixture_slot_at(fx, 1)->part_id;
+	ms_fixture_close(fx);
+	rt_run run;
+	rt_opts(&run, "lost-pub", "disabled");
+	run.o.serial = true;
+	run.t.lose_slot = 2; /* the second slot */
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	char want[200];
+	snprintf(want, sizeof(want),
+	         "%zu of %zu scheduled parts published; 1 publications not "
+	         "in the inventory after their introduction (the first: "
+	         "slot 1, part %016llx)",
+	         n - 1, n, (unsigned long long)id);
+	assert_gate_fails(r, "publications", want);
+	ms_replay_close(r);
+}
+
 /* Unchanged, every publication is taken as checked by its files hash
  * (the fixture's build checked those bytes), and the gate passes. */
 static void
@@ -1893,6 +1925,7 @@ main(void)
 		cmocka_unit_test(test_gate_block_ledgers_from_file),
 		cmocka_unit_test(test_gate_changed_publication_core),
 		cmocka_unit_test(test_gate_changed_publication_index),
+		cmocka_unit_test(test_gate_publication_lost),
 		cmocka_unit_test(test_gate_oracle_wrong_drop),
 		cmocka_unit_test(test_gate_oracle_edge_drop),
 		cmocka_unit_test(test_gate_oracle_unexplained_survivor),

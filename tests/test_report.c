@@ -696,6 +696,76 @@ record_unfinished(const char *name, const char *status, char *path, size_t cap)
 	assert_int_equal(ms_rec_close(r, &eb), 0);
 }
 
+/* The text report of the database at path and its JSON report agree
+ * on the gate run_finished of an unfinished run: first, failed, not a
+ * WARN, the same detail (why, in full) and the same count of gates and
+ * failures as every recorded gate. */
+static void
+assert_run_finished_agrees(const char *path, size_t recorded,
+                           unsigned recorded_failed, const char *why)
+{
+	unsigned nf = recorded_failed + 1;
+	char *t = report_failing(path, ms_report_text, nf);
+	char *js = report_failing(path, ms_report_json, nf);
+	jv o;
+	json_parse(js, &o);
+	const jv *g = jget(&o, "gates");
+	assert_int_equal(g->t, J_ARR);
+	assert_int_equal(g->n, recorded + 1);
+	assert_string_equal(jget(&g->items[0], "name")->raw, "run_finished");
+	assert_false(jget(&g->items[0], "pass")->b);
+	const jv *warn = jget(&g->items[0], "warn");
+	assert_non_null(warn);
+	assert_false(warn->b);
+	const char *d = jget(&g->items[0], "detail")->raw;
+	assert_non_null(strstr(d, why));
+	char line[512];
+	snprintf(line, sizeof(line), "\n  FAIL  %-24s %s\n", "run_finished",
+	         d);
+	assert_non_null(strstr(t, line));
+	assert_true(jget(&o, "gates_failed")->num == (double)nf);
+	snprintf(line, sizeof(line),
+	         "  %zu gates, %u failed (the run did not finish)\n",
+	         recorded + 1, nf);
+	assert_non_null(strstr(t, line));
+	/* The recorded gates follow, in both. */
+	for (size_t i = 1; i < g->n; i++) {
+		snprintf(line, sizeof(line), "  %s  %-24s %s\n",
+		         jget(&g->items[i], "pass")->b ? "PASS" : "FAIL",
+		         jget(&g->items[i], "name")->raw,
+		         jget(&g->items[i], "detail")->raw);
+		assert_non_null(strstr(t, line));
+	}
+	jfree(&o);
+	free(js);
+	free(t);
+}
+
+/* run_finished has one definition: the text and JSON reports give it
+ * alike, for a run killed (no end record), one whose file lost its
+ * write-ahead log (the longest detail, whole in both), and one aborted
+ * after gates were recorded. */
+static void
+test_run_finished_text_json_agree(void **state)
+{
+	(void)state;
+	char killed[512], nowal[512], aborted[512];
+	record_unfinished("rf-killed.db", NULL, killed, sizeof(killed));
+	assert_run_finished_agrees(killed, 0, 0, "no end record");
+	record_unfinished("rf-nowal.db", NULL, nowal, sizeof(nowal));
+	db_exec(nowal, "PRAGMA journal_mode=WAL");
+	assert_run_finished_agrees(nowal, 0, 0,
+	                           "or the run was killed or is still "
+	                           "running");
+	record_unfinished("rf-aborted.db", "aborted", aborted,
+	                  sizeof(aborted));
+	db_exec(aborted,
+	        "INSERT INTO gate (name, pass, warn, detail) VALUES "
+	        "('publications', 1, 0, '3 of 3 scheduled parts published'),"
+	        " ('ledgers', 0, 0, 'core differs')");
+	assert_run_finished_agrees(aborted, 2, 1, "status aborted");
+}
+
 static void
 test_unfinished_run(void **state)
 {
@@ -1238,6 +1308,7 @@ main(void)
 		cmocka_unit_test(test_same_plugin_twice_two_rows),
 		cmocka_unit_test(test_batches_planned_over_staged_merges),
 		cmocka_unit_test(test_unfinished_run),
+		cmocka_unit_test(test_run_finished_text_json_agree),
 		cmocka_unit_test(test_report_figures),
 		cmocka_unit_test(test_report_counter_names_sanitized),
 		cmocka_unit_test(test_report_html),

@@ -220,10 +220,9 @@ report_unstable(const ms_merge_once_result *res, size_t nv, FILE *err)
 		if (!res[i].ledgers_reconciled) {
 			fprintf(err,
 			        "mergescope merge-once: variant %s wrote "
-			        "output "
-			        "ledgers that are not the inputs' minus the "
-			        "rows of the traces it dropped\n",
-			        res[i].variant);
+			        "output ledgers that are not the inputs' minus "
+			        "the rows of the traces it dropped: %s\n",
+			        res[i].variant, res[i].recon_note);
 			unstable = true;
 		}
 		if (res[i].oracle_checked && !res[i].oracle_match) {

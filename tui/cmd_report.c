@@ -198,7 +198,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 			return MS_EXIT_ERROR;
 		}
 	}
-	char why[200] = "";
+	char why[MS_EV_TEXT_MAX] = "";
 	const char *unfinished = NULL; /* the side that did not finish */
 	bool u = false;
 	if (ms_report_unfinished(a, &u, why, sizeof(why), &eb) == 0 && u)

@@ -472,6 +472,10 @@ typedef struct ms_merge_once_result {
 	 * frozen inputs (true when it dropped nothing: then they must equal
 	 * the inputs', or the call fails). */
 	bool ledgers_reconciled;
+	/* When not reconciled: the first kind whose ledger differs, with
+	 * the output's and the expected (rows and sums) and the rows the
+	 * inputs held and the dropped traces took; "" otherwise. */
+	char recon_note[320];
 	/* The verdict oracle (variants with a chain): the first
 	 * repetition's dropped traces the oracle keeps or does not know,
 	 * whole traces kept that it drops, the traces the merge kept for a
