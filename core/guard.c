@@ -85,7 +85,7 @@ ms_guard_open(ms_guard **out, const ms_guard_part *outside, size_t n,
 		               "guard: out of memory for its state (%zu bytes)",
 		               sizeof(*g));
 	g->mem = opts->mem;
-	g->grace = opts->grace_ns > 0 ? opts->grace_ns : MS_GRACE_NS;
+	g->grace = ms_grace_or_default(opts->grace_ns);
 	if (n) {
 		g->parts = ms_mem_calloc(g->mem, n, sizeof(*g->parts));
 		g->known = ms_mem_calloc(g->mem, n, sizeof(*g->known));

@@ -1253,8 +1253,7 @@ add_io(ms_io *to, const ms_io *from)
 static int64_t
 frontier_of(const ms_merge_req *req)
 {
-	int64_t grace = req->grace_ns > 0 ? req->grace_ns : MS_GRACE_NS;
-	return req->now_ns - grace;
+	return ms_frontier_grace(req->now_ns, req->grace_ns);
 }
 
 /* Active parts of `v` outside the selection, as guard parts (memory from
@@ -1326,7 +1325,7 @@ sampling_open(merge_ctx *c)
 		.policy = ms_pipeline_policy(p),
 		.segment_min_ns = req->segment_min_ns,
 		.segment_max_ns = req->segment_max_ns,
-		.grace_ns = req->grace_ns > 0 ? req->grace_ns : MS_GRACE_NS,
+		.grace_ns = ms_grace_or_default(req->grace_ns),
 	};
 	ms_part_meta *metas =
 	        ms_mem_calloc(c->mem, c->nsrcs, sizeof(ms_part_meta));

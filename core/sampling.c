@@ -86,7 +86,7 @@ has_segment(const ms_sampling_input *in)
 static int64_t
 grace_of(const ms_sampling_input *in)
 {
-	return in->grace_ns > 0 ? in->grace_ns : MS_GRACE_NS;
+	return ms_grace_or_default(in->grace_ns);
 }
 
 /* The segment keeps an interior once the grace is off both edges. */

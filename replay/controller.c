@@ -3587,7 +3587,7 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	status_staging(r, st);
 	pthread_mutex_unlock(&r->mu);
 	st->now = ms_clock_now(&r->clock);
-	st->frontier = st->now - MS_GRACE_NS;
+	st->frontier = ms_frontier(st->now);
 }
 
 size_t

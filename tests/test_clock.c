@@ -80,6 +80,24 @@ test_maturity_boundary(void **state)
 	assert_false(ms_is_mature(INT64_MIN + 1, INT64_MIN + 5));
 }
 
+/* A configured grace: 0 (or less) is the default; the frontier with it
+ * saturates as the default's does (merge and guard read it so). */
+static void
+test_configured_grace(void **state)
+{
+	(void)state;
+	assert_int_equal(ms_grace_or_default(0), MS_GRACE_NS);
+	assert_int_equal(ms_grace_or_default(-1), MS_GRACE_NS);
+	assert_int_equal(ms_grace_or_default(60), 60);
+	assert_int_equal(ms_frontier_grace(1000, 60), 940);
+	assert_int_equal(ms_frontier_grace(1000, 0), 1000 - MS_GRACE_NS);
+	assert_int_equal(ms_frontier_grace(INT64_MIN + 59, 60), INT64_MIN);
+	assert_int_equal(ms_frontier_grace(INT64_MIN + 60, 60), INT64_MIN);
+	assert_int_equal(ms_frontier_grace(INT64_MIN + 61, 60),
+	                 INT64_MIN + 1);
+	assert_int_equal(ms_frontier_grace(INT64_MIN + 5, 0), INT64_MIN);
+}
+
 /* The one monotonic clock: never goes back, agrees with CLOCK_MONOTONIC,
  * and converts to the timespec a timed wait takes. */
 static void
@@ -247,6 +265,7 @@ main(void)
 		cmocka_unit_test(test_logical_holds_what_is_set),
 		cmocka_unit_test(test_real_follows_system),
 		cmocka_unit_test(test_maturity_boundary),
+		cmocka_unit_test(test_configured_grace),
 		cmocka_unit_test(test_mono_clock),
 		cmocka_unit_test(test_rusage_moves),
 		cmocka_unit_test(test_rusage_split),

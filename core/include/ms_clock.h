@@ -67,12 +67,28 @@ ms_ts_add(int64_t ts, int64_t d)
 	return ts + d;
 }
 
-/* now - grace, saturating at INT64_MIN. */
+/* A configured grace: grace_ns when positive, else MS_GRACE_NS (0 in an
+ * option or request means the default). */
+static inline int64_t
+ms_grace_or_default(int64_t grace_ns)
+{
+	return grace_ns > 0 ? grace_ns : MS_GRACE_NS;
+}
+
+/* now - grace (grace_ns as ms_grace_or_default reads it), saturating at
+ * INT64_MIN. */
+static inline int64_t
+ms_frontier_grace(int64_t now_ns, int64_t grace_ns)
+{
+	int64_t g = ms_grace_or_default(grace_ns);
+	return now_ns < INT64_MIN + g ? INT64_MIN : now_ns - g;
+}
+
+/* now - MS_GRACE_NS, saturating at INT64_MIN. */
 static inline int64_t
 ms_frontier(int64_t now_ns)
 {
-	return now_ns < INT64_MIN + MS_GRACE_NS ? INT64_MIN
-	                                        : now_ns - MS_GRACE_NS;
+	return ms_frontier_grace(now_ns, MS_GRACE_NS);
 }
 
 /* True when a part (or trace) whose max timestamp is max_ts is mature at
