@@ -1143,8 +1143,8 @@ open_output(merge_ctx *c)
 		if (ms_shard_tmp_path(req->shard, (enum ms_part_kind)k,
 		                      c->out_id, c->tmp[k],
 		                      sizeof(c->tmp[k])) < 0)
-			return ms_fail(&c->eb, MS_ERR_RANGE,
-			               "shard path too long");
+			return write_failed(c, ms_fail(&c->eb, MS_ERR_RANGE,
+			                               "shard path too long"));
 	/* Re-encoded blocks take the shard's dictionary; raw copies keep
 	 * the one they name. */
 	ms_part_writer_opts o = {
@@ -1155,8 +1155,10 @@ open_output(merge_ctx *c)
 		.dict = ms_shard_dict_newest(req->shard),
 		.no_sync = ms_shard_syncs_outputs(req->shard),
 	};
-	return ms_part_writer_open(&c->writer, c->tmp[MS_KIND_CORE], c->out_id,
-	                           &o, &c->eb);
+	/* The output is the write stage's, opened here or not. */
+	rc = ms_part_writer_open(&c->writer, c->tmp[MS_KIND_CORE], c->out_id,
+	                         &o, &c->eb);
+	return rc < 0 ? write_failed(c, rc) : 0;
 }
 
 /* Read-ahead of an emit iterator where the input's data file could not
