@@ -616,6 +616,9 @@ typedef struct ms__replay_test {
 	 * publication) until ms__replay_release_day or a close: a run held
 	 * where it cannot pass any target. */
 	bool hold_day;
+	/* Removes the scratch shard at the close in place of ms_fs_rm_tree
+	 * (same contract): a removal that fails, even as root. NULL: none. */
+	int (*rm_work_dir)(const char *path, ms_errbuf *eb);
 } ms__replay_test;
 
 /* Let a run opened with hold_day begin its day. */
