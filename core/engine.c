@@ -849,13 +849,23 @@ engine_fail(ms_engine *e, const job *j, int rc, const char *msg)
 	return true;
 }
 
+/* Whether a failure rc no input is blamed for is one that retrying
+ * rarely fixes: the file system, descriptors, memory, or data refused
+ * (invalid, corrupt, of another format, out of range) that would be
+ * refused the same way for as long as anyone waited. */
+static bool
+retry_futile(int rc)
+{
+	return rc == MS_ERR_IO || rc == MS_ERR_NOSPACE || rc == MS_ERR_LIMIT ||
+	       rc == MS_ERR_NOMEM || rc == MS_ERR_INVAL ||
+	       rc == MS_ERR_CORRUPT || rc == MS_ERR_FORMAT ||
+	       rc == MS_ERR_RANGE;
+}
+
 /* Count merge j's failure rc (e->mu held): each input blamed (bl[i])
  * one more failure, quarantined at quarantine_after (its ID added to
- * newq); an unblamed failure one more in a row, unless the inventory
- * changed under the merge or it was stopped (those a retry fixes): the
- * file system, descriptors, memory, or data refused with no input to
- * name would fail the same way for as long as anyone waited. True when
- * that stopped the engine (engine_fail). */
+ * newq); an unblamed failure one more in a row when retry_futile. True
+ * when that stopped the engine (engine_fail). */
 static bool
 count_failure(ms_engine *e, const job *j, int rc, const char *msg,
               const bool *bl, uint64_t *newq, size_t *nnewq)
@@ -873,7 +883,7 @@ count_failure(ms_engine *e, const job *j, int rc, const char *msg,
 				newq[(*nnewq)++] = j->ids[i];
 		}
 	}
-	if (blamed || rc == MS_ERR_CONFLICT || rc == MS_ERR_CANCELED)
+	if (blamed || !retry_futile(rc))
 		e->disk_fails = 0;
 	else if (++e->disk_fails >= e->o.fatal_after && !e->fatal)
 		return engine_fail(e, j, rc, msg);

@@ -27,8 +27,8 @@
  * MS_ERR_NOSPACE: ENOSPC, EDQUOT, EFBIG, EIO, EROFS ...), or from the
  * process being out of file descriptors (MS_ERR_LIMIT: EMFILE, ENFILE)
  * or of memory (MS_ERR_NOMEM; neither is ever blamed on an input), or
- * any other but an inventory conflict (MS_ERR_CONFLICT) or a stop
- * (MS_ERR_CANCELED), is one
+ * data refused (MS_ERR_INVAL, MS_ERR_CORRUPT, MS_ERR_FORMAT,
+ * MS_ERR_RANGE), is one
  * that retrying rarely fixes: after fatal_after of them in a row the engine
  * stops merging for good (MS_EV_ENGINE_FAILED; ms_engine_wait_idle and
  * ms_engine_failed return the error). Its inputs stay in place.
