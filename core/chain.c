@@ -1107,6 +1107,23 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	return check_verdicts(l, ret, n);
 }
 
+/* A process-mode link's stats() overran timeout_ns in its host: said once
+ * in the plugin log, naming the plugin and the call; its next hosts never
+ * call it (the counters read as the last ones read), so that it costs one
+ * timeout, not one for every host started. c->mu held. */
+static void
+host_stats_dead(ms_chain *c, link_t *l, uint64_t timeout_ns)
+{
+	if (l->stats_dead)
+		return;
+	l->stats_dead = true;
+	chain_log(c, l,
+	          "plugin %s (%s): stats() did not return within %.3f s in "
+	          "its plugin host; host killed, its counters are not read "
+	          "again",
+	          l->path, l->st.name, (double)timeout_ns / 1e9);
+}
+
 /* run_link in process mode: the call goes to the link's host process,
  * started first if the link has none (at the start, or after a crash or
  * a timeout killed the previous one). */
@@ -1123,10 +1140,13 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		enum ms__phost_result how;
 		relay_slot *slot = &c->relay->slot[(size_t)(l - c->links)];
 		ms__phost_log hl = { relay_line, relay_lost, slot, l->st.name };
+		bool in_stats = false;
 		ms__phost_start_opts so = { c->open_timeout_ns, c->host_mem_max,
-			                    &hl };
+			                    &hl, l->stats_dead, &in_stats };
 		if (ms__phost_start(&l->host, c->host_exe, l->path, l->config,
 		                    &so, &how, &eb)) {
+			if (in_stats)
+				host_stats_dead(c, l, c->open_timeout_ns);
 			enum ms_link_result r =
 			        how == MS__PHOST_TIMEOUT   ? MS_LINK_TIMEOUT
 			        : how == MS__PHOST_CRASHED ? MS_LINK_CRASHED
@@ -1148,6 +1168,8 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	time_call(l, *ns);
 	/* Decide, or the stats() the host calls after it. */
 	const char *ph = ms__phost_phase(l->host);
+	if (r == MS__PHOST_TIMEOUT && !strcmp(ph, "stats()"))
+		host_stats_dead(c, l, c->timeout_ns);
 	if (r == MS__PHOST_TIMEOUT || r == MS__PHOST_CRASHED) {
 		ms__phost_free(l->host);
 		l->host = NULL;

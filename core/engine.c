@@ -165,7 +165,7 @@ struct ms_engine {
 	failcnt *fails;
 	size_t nfails, capfails;
 	uint32_t disk_fails; /* unblamed failures in a row (file system,
-	                      * descriptors, memory) */
+	                      * descriptors, memory, refused data) */
 	int fatal;           /* 0, or the error the engine stopped on */
 	ms_errbuf fatal_msg;
 };
@@ -723,11 +723,12 @@ quarantine_add(ms_engine *e, uint64_t id)
 
 /*
  * After a failure while reading or writing, find which inputs are
- * unreadable: every kind of each input is verified from disk (a raw block
- * copy meets a bad checksum in the write stage). When none fails
- * verification and the failure was in a read stage, the input named in the
- * merge's error message (if exactly one is) is blamed. Marks blame[i]. No
- * lock held.
+ * unreadable: the one whose trace the output writer refused
+ * (res->err_input), else every kind of each input is verified from disk
+ * (a raw block copy meets a bad checksum in the write stage). When none
+ * fails verification and the failure was in a read stage, the input named
+ * in the merge's error message (if exactly one is) is blamed. Marks
+ * blame[i]. No lock held.
  */
 static void
 find_bad_inputs(ms_engine *e, const job *j, const ms_merge_result *res,
@@ -736,6 +737,12 @@ find_bad_inputs(ms_engine *e, const job *j, const ms_merge_result *res,
 	ms_view *v = NULL;
 	size_t found = 0;
 
+	for (size_t i = 0; res->err_input && i < j->n; i++) {
+		if (j->ids[i] == res->err_input) {
+			blame[i] = true;
+			return;
+		}
+	}
 	if (ms_shard_view(e->o.shard, &v, NULL) == 0) {
 		for (size_t i = 0; i < j->n; i++) {
 			for (int k = 0; k < MS_KIND_COUNT; k++) {
@@ -815,11 +822,23 @@ engine_fail(ms_engine *e, const job *j, int rc, const char *msg)
 	return true;
 }
 
+/* Whether a failure rc no input is blamed for is one that retrying
+ * rarely fixes: the file system, descriptors, memory, or data refused
+ * (invalid, corrupt, of another format, out of range) that would be
+ * refused the same way for as long as anyone waited. */
+static bool
+retry_futile(int rc)
+{
+	return rc == MS_ERR_IO || rc == MS_ERR_NOSPACE || rc == MS_ERR_LIMIT ||
+	       rc == MS_ERR_NOMEM || rc == MS_ERR_INVAL ||
+	       rc == MS_ERR_CORRUPT || rc == MS_ERR_FORMAT ||
+	       rc == MS_ERR_RANGE;
+}
+
 /* Count merge j's failure rc (e->mu held): each input blamed (bl[i])
  * one more failure, quarantined at quarantine_after (its ID added to
- * newq); an unblamed failure of the file system, of descriptors or of
- * memory one more in a row. True when that stopped the engine
- * (engine_fail). */
+ * newq); an unblamed failure one more in a row when retry_futile. True
+ * when that stopped the engine (engine_fail). */
 static bool
 count_failure(ms_engine *e, const job *j, int rc, const char *msg,
               const bool *bl, uint64_t *newq, size_t *nnewq)
@@ -837,8 +856,7 @@ count_failure(ms_engine *e, const job *j, int rc, const char *msg,
 				newq[(*nnewq)++] = j->ids[i];
 		}
 	}
-	if (blamed || (rc != MS_ERR_IO && rc != MS_ERR_NOSPACE &&
-	               rc != MS_ERR_LIMIT && rc != MS_ERR_NOMEM))
+	if (blamed || !retry_futile(rc))
 		e->disk_fails = 0;
 	else if (++e->disk_fails >= e->o.fatal_after && !e->fatal)
 		return engine_fail(e, j, rc, msg);

@@ -434,18 +434,34 @@ write_failed(merge_ctx *c, int rc)
 	return rc;
 }
 
-/* Copy one stored block to the output. */
+/* The writer refused what input s (NULL: several or unknown) gave it.
+ * Refused data (not a full disk or memory) comes back the same on every
+ * try: the input is named in the message and in res->err_input. */
 static int
-write_raw(merge_ctx *c, const ms_raw_block *raw)
+write_refused(merge_ctx *c, int rc, const src *s)
+{
+	if (s && (rc == MS_ERR_INVAL || rc == MS_ERR_CORRUPT ||
+	          rc == MS_ERR_FORMAT)) {
+		c->res->err_input = c->req->inputs[s->pos];
+		size_t l = strlen(c->eb.msg);
+		snprintf(c->eb.msg + l, sizeof(c->eb.msg) - l,
+		         " (writing a trace of input part %s)", s->name);
+	}
+	return write_failed(c, rc);
+}
+
+/* Copy one stored block of input s to the output. */
+static int
+write_raw(merge_ctx *c, const ms_raw_block *raw, const src *s)
 {
 	int rc = ms_part_writer_add_raw(c->writer, raw, &c->eb);
 	if (rc < 0)
-		return write_failed(c, rc);
+		return write_refused(c, rc, s);
 	c->res->blocks_raw++;
 	c->res->rows_out += raw->info->nrows;
 	c->blocks_written++;
 	if ((rc = hook(c, MS_MERGE_STAGE_WRITE, c->blocks_written)))
-		return write_failed(c, rc);
+		return write_refused(c, rc, s);
 	return 0;
 }
 
@@ -459,7 +475,7 @@ emit_raw(merge_ctx *c, src *s)
 		rc = ms_part_iter_raw(s->it, &raw, &c->eb);
 		if (rc < 0)
 			return rc;
-		if ((rc = write_raw(c, &raw)) < 0)
+		if ((rc = write_raw(c, &raw, s)) < 0)
 			return rc;
 		if ((rc = src_advance(c, s)) < 0)
 			return rc;
@@ -637,16 +653,16 @@ collect_trace(merge_ctx *c, scratch *sc, bool emit, unsigned cols, held *h)
 
 /* Write one complete trace's rows as one trace of the output. */
 static int
-write_rows(merge_ctx *c, const ms_row *rows, size_t n)
+write_rows(merge_ctx *c, const ms_row *rows, size_t n, const src *s)
 {
 	int rc = ms_part_writer_add_trace(c->writer, rows, n, &c->eb);
 	if (rc < 0)
-		return write_failed(c, rc);
+		return write_refused(c, rc, s);
 	c->res->rows_out += n;
 	c->res->traces_out++;
 	c->blocks_written++;
 	rc = hook(c, MS_MERGE_STAGE_WRITE, c->blocks_written);
-	return rc < 0 ? write_failed(c, rc) : 0;
+	return rc < 0 ? write_refused(c, rc, s) : 0;
 }
 
 /* HOOK A, lossless: the complete trace is c->sc.flat[0..nrows). */
@@ -654,7 +670,10 @@ static int
 emit_combined(merge_ctx *c)
 {
 	int rc = collect_trace(c, &c->sc, false, MS_COL_ALL, NULL);
-	return rc < 0 ? rc : write_rows(c, c->sc.flat, c->sc.nrows);
+	return rc < 0 ? rc
+	              : write_rows(c, c->sc.flat, c->sc.nrows,
+	                           c->ngroup == 1 ? &c->srcs[c->group[0]]
+	                                          : NULL);
 }
 
 /* Cookie of a staged trace: which input holds it when only one does
@@ -708,14 +727,14 @@ emit_kept(merge_ctx *c, const ms_stage_emit *e)
 		/* Staged from block headers, the scan's scratch is idle. */
 		scratch *sc = c->stage_cols ? &c->esc : &c->sc;
 		rc = collect_trace(c, sc, true, MS_COL_ALL, NULL);
-		return rc < 0 ? rc : write_rows(c, sc->flat, sc->nrows);
+		return rc < 0 ? rc : write_rows(c, sc->flat, sc->nrows, NULL);
 	}
 	src *s = &c->srcs[c->egroup[0]];
 	c->res->traces_out++;
 	do {
 		ms_raw_block raw;
 		if ((rc = ms_part_iter_raw(s->eit, &raw, &c->eb)) < 0 ||
-		    (rc = write_raw(c, &raw)) < 0)
+		    (rc = write_raw(c, &raw, s)) < 0)
 			return rc;
 		if ((rc = eadvance(c, s)) < 0)
 			return rc;
@@ -729,11 +748,11 @@ write_held(merge_ctx *c, const held *h)
 {
 	if (h->rows) {
 		c->res->blocks_reencoded += h->nblocks;
-		return write_rows(c, h->rows, h->nrows);
+		return write_rows(c, h->rows, h->nrows, NULL);
 	}
 	c->res->traces_out++;
 	for (uint32_t i = 0; i < h->nraw; i++) {
-		int rc = write_raw(c, &h->raw[i]);
+		int rc = write_raw(c, &h->raw[i], NULL);
 		if (rc < 0)
 			return rc;
 	}
@@ -1124,8 +1143,8 @@ open_output(merge_ctx *c)
 		if (ms_shard_tmp_path(req->shard, (enum ms_part_kind)k,
 		                      c->out_id, c->tmp[k],
 		                      sizeof(c->tmp[k])) < 0)
-			return ms_fail(&c->eb, MS_ERR_RANGE,
-			               "shard path too long");
+			return write_failed(c, ms_fail(&c->eb, MS_ERR_RANGE,
+			                               "shard path too long"));
 	/* Re-encoded blocks take the shard's dictionary; raw copies keep
 	 * the one they name. */
 	ms_part_writer_opts o = {
@@ -1136,8 +1155,10 @@ open_output(merge_ctx *c)
 		.dict = ms_shard_dict_newest(req->shard),
 		.no_sync = ms_shard_syncs_outputs(req->shard),
 	};
-	return ms_part_writer_open(&c->writer, c->tmp[MS_KIND_CORE], c->out_id,
-	                           &o, &c->eb);
+	/* The output is the write stage's, opened here or not. */
+	rc = ms_part_writer_open(&c->writer, c->tmp[MS_KIND_CORE], c->out_id,
+	                         &o, &c->eb);
+	return rc < 0 ? write_failed(c, rc) : 0;
 }
 
 /* Read-ahead of an emit iterator where the input's data file could not

@@ -28,7 +28,9 @@
  *     answer): a host that dies or hangs is named by the part it was in.
  *     The start (load, open(), the first stats()) is bounded by the
  *     chain's open timeout; a Decide call and the stats() after it by
- *     the Decide timeout; a stop (close()) by the close grace.
+ *     the Decide timeout; a stop (close()) by the close grace. A host
+ *     started with no_stats never calls stats() (its link's stats()
+ *     overran once: the chain reads the counters no more).
  *  5. What the plugin logs travels as REP_LOG messages (not answers) on
  *     the same channel, sent without waiting: a line that does not fit in
  *     the channel waits in the host's log queue (HOST_LOG_QUEUE lines,
@@ -585,9 +587,13 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 	char mem_max[24];
 	snprintf(mem_max, sizeof(mem_max), "%llu",
 	         (unsigned long long)o->mem_max);
-	char *argv[] = { (char *)exe,  (char *)"__plugin-host",
-		         (char *)path, (char *)(config ? config : ""),
-		         mem_max,      NULL };
+	char *argv[] = { (char *)exe,
+		         (char *)"__plugin-host",
+		         (char *)path,
+		         (char *)(config ? config : ""),
+		         mem_max,
+		         (char *)(o->no_stats ? "nostats" : ""),
+		         NULL };
 	int rc = posix_spawn(&h->pid, exe, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(sv[1]);
@@ -614,6 +620,8 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 			             "plugin host for %s: %s", path, msg);
 		} else if (got == 0) {
 			*how = MS__PHOST_TIMEOUT;
+			if (o->in_stats)
+				*o->in_stats = h->ph == PH_STATS;
 			rc = ms_fail(eb, MS_ERR_TIMEOUT,
 			             "plugin host for %s: no answer from its "
 			             "plugin's %s within %.3f s; plugin host "
@@ -1079,7 +1087,8 @@ ms_plugin_host_main(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
-	ms_plugin *p = NULL;
+	ms_plugin *p = NULL, *sp = NULL; /* sp: whose stats() to call */
+	bool stats = !(argc > 5 && strcmp(argv[5], "nostats") == 0);
 	ms_plugin_load_opts lo = { argv[3], NULL, host_log_send, &sock };
 	ms_errbuf eb = { "" };
 	host_phase(sock, PH_LOAD);
@@ -1094,7 +1103,8 @@ ms_plugin_host_main(int argc, char **argv)
 		return 1;
 	}
 	atomic_store(&host_in_plugin, false);
-	host_reply(sock, 0, NULL, p);
+	sp = stats ? p : NULL;
+	host_reply(sock, 0, NULL, sp);
 	host_batch hb;
 	memset(&hb, 0, sizeof(hb));
 	uint8_t *map = NULL;
@@ -1125,7 +1135,7 @@ ms_plugin_host_main(int argc, char **argv)
 		int64_t ret = ms_plugin_decide_direct(
 		        p, &hb.b, map + h->verdict_off, rq.n);
 		atomic_store(&host_in_plugin, false);
-		host_reply(sock, ret, NULL, p);
+		host_reply(sock, ret, NULL, sp);
 	}
 	ms_plugin_unload(p);
 	if (map)

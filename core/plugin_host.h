@@ -52,6 +52,9 @@ typedef struct ms__phost_start_opts {
 	 * (RLIMIT_DATA set to that much more); 0 = no cap. */
 	uint64_t mem_max;
 	const ms__phost_log *log; /* NULL ok */
+	bool no_stats; /* the host never calls the plugin's stats() */
+	/* NULL ok: set to whether a start that timed out was in stats(). */
+	bool *in_stats;
 } ms__phost_start_opts;
 
 /* Spawn exe as a plugin host for the .so at path with config and wait (up

@@ -3176,8 +3176,24 @@ finish_record(ms_replay *r)
 		record_end(r, NULL);
 }
 
-void
-ms_replay_close(ms_replay *r)
+/* Remove the scratch shard (test.rm_work_dir in a test); left (may be
+ * NULL) gets its path and why when it stays. */
+static void
+remove_work_dir(ms_replay *r, ms_errbuf *left)
+{
+	if (r->keep_shard || !r->work_dir[0] || !r->work_created)
+		return;
+	ms_errbuf why = { { 0 } };
+	int rc = r->test.rm_work_dir ? r->test.rm_work_dir(r->work_dir, &why)
+	                             : ms_fs_rm_tree(r->work_dir, &why);
+	if (rc < 0)
+		ms_fail(left, rc, "the scratch shard %s was not removed: %s",
+		        r->work_dir, why.msg[0] ? why.msg : ms_strerror(rc));
+}
+
+/* ms_replay_close; left as remove_work_dir's. */
+static void
+replay_close(ms_replay *r, ms_errbuf *left)
 {
 	if (!r)
 		return;
@@ -3215,8 +3231,7 @@ ms_replay_close(ms_replay *r)
 	ms__checker_release(r);
 	ms_shard_close(r->shard);
 	ms_fixture_close(r->fx);
-	if (!r->keep_shard && r->work_dir[0] && r->work_created)
-		ms_fs_rm_tree(r->work_dir, NULL);
+	remove_work_dir(r, left);
 	if (r->work_lock >= 0)
 		close(r->work_lock); /* after the removal: nobody took it */
 	ms__rck_release(r);
@@ -3238,16 +3253,25 @@ ms_replay_close(ms_replay *r)
 	free(r);
 }
 
+void
+ms_replay_close(ms_replay *r)
+{
+	replay_close(r, NULL);
+}
+
 int
-ms_replay_close_fold(ms_replay *r, char *db, size_t n, ms_errbuf *eb)
+ms_replay_close_fold(ms_replay *r, char *db, size_t n, ms_errbuf *eb,
+                     ms_errbuf *left)
 {
 	if (db && n)
 		db[0] = '\0';
+	if (left)
+		left->msg[0] = '\0';
 	if (!r)
 		return 0;
 	char path[sizeof(r->db_path)];
 	snprintf(path, sizeof(path), "%s", r->db_path);
-	ms_replay_close(r);
+	replay_close(r, left);
 	if (db && n)
 		snprintf(db, n, "%s", path);
 	return ms_evdb_fold_wal(path, eb);

@@ -620,6 +620,9 @@ typedef struct ms__replay_test {
 	 * is never introduced, as a publication lost on the way (the
 	 * publications gate must fail). 0: none. */
 	size_t lose_slot;
+	/* Removes the scratch shard at the close in place of ms_fs_rm_tree
+	 * (same contract): a removal that fails, even as root. NULL: none. */
+	int (*rm_work_dir)(const char *path, ms_errbuf *eb);
 } ms__replay_test;
 
 /* Let a run opened with hold_day begin its day. */

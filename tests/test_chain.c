@@ -1215,6 +1215,68 @@ test_process_garbled_channel_is_bounded(void **st)
 	close_chain(&f);
 }
 
+/* A plugin whose stats() never returns, in its host: the first call costs
+ * the open timeout (the host's start) and a fail-open, and the plugin log
+ * says which plugin and which call; the link's next host does not call
+ * stats() again, so its Decide calls answer. Each host started called it
+ * and hung until the timeout again, without a word but a truncated
+ * fail-open reason. */
+static void
+test_process_stats_hang_costs_one_timeout(void **st)
+{
+	(void)st;
+	char path[512];
+	path_of(path, sizeof(path), "tp_statshang");
+	ms_chain_link_spec link = { path, "" };
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	log_cap lc;
+	memset(&lc, 0, sizeof(lc));
+	ms_chain_opts o = { .mem = &mem,
+		            .decide_timeout_ns = 30 * 1000000000ull,
+		            .open_timeout_ns = 500 * 1000000ull,
+		            .host_mode = MS_PLUGIN_HOST_PROCESS,
+		            .host_exe = MS_BINARY_DIR "/tui/mergescope",
+		            .log = log_capture,
+		            .log_ctx = &lc };
+	ms_chain *c = NULL;
+	ms_errbuf eb;
+	if (ms_chain_open(&c, &link, 1, &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	rows10 rows;
+	make_rows(&rows);
+	ms_batch *b;
+	assert_int_equal(ms_batch_from_rows(&b, &mem, MS_PROJ_ALL, rows.rows,
+	                                    NT * 2, &eb),
+	                 0);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	ms_link_stats ls;
+	alarm(120);
+	assert_int_equal(ms_chain_decide(c, b, keep, &call), 0);
+	ms_chain_link_stats(c, 0, &ls);
+	assert_int_equal(ls.last_result, MS_LINK_TIMEOUT);
+	fprintf(stderr, "logged: %s\n", lc.msg);
+	assert_int_equal(lc.n, 1);
+	assert_non_null(strstr(lc.msg, "tp_statshang.so (tp_statshang): "
+	                               "stats() did not return within "
+	                               "0.500 s"));
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(ms_chain_decide(c, b, keep, &call), 0);
+		ms_chain_link_stats(c, 0, &ls);
+		if (ls.last_result != MS_LINK_OK)
+			fail_msg("call %d: %s: %s", i + 2,
+			         ms_link_result_name(ls.last_result),
+			         ls.last_fail);
+	}
+	alarm(0);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 1);
+	assert_int_equal(lc.n, 1); /* said once */
+	ms_batch_release(b);
+	ms_chain_close(c);
+	tl_assert_no_live(&mem);
+}
+
 /* A host whose plugin is loaded and opened but whose stats(), which the
  * host calls before it says it is ready, never returns: the start gets
  * the open timeout, not the (here much longer) Decide timeout, and fails
@@ -1275,7 +1337,8 @@ test_process_crash_names_the_callback(void **st)
 	(void)st;
 	char path[512];
 	path_of(path, sizeof(path), "tp_cbcrash");
-	const ms__phost_start_opts so = { 10 * 1000000000ull, 0, NULL };
+	const ms__phost_start_opts so = { 10 * 1000000000ull, 0, NULL, false,
+		                           NULL };
 	static const struct {
 		const char *where, *want;
 	} starts[] = {
@@ -1669,6 +1732,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_process_garbled_channel_is_bounded),
 		cmocka_unit_test(
 		        test_process_ready_stats_hang_gets_open_timeout),
+		cmocka_unit_test(test_process_stats_hang_costs_one_timeout),
 		cmocka_unit_test(test_process_crash_names_the_callback),
 		cmocka_unit_test(test_process_host_ends_with_workbench),
 		cmocka_unit_test(test_process_needs_a_host),

@@ -309,6 +309,8 @@ typedef struct rec {
 	bool lanes_in[MS_LANE_KIND_COUNT];
 	int fail_writes; /* fail this many merges at WRITE */
 	int fail_err;    /* ... with this error (0 = MS_ERR_IO) */
+	uint64_t fail_block; /* fail every merge at this output block with
+	                      * fail_err, as the writer refusing it (0: no) */
 	size_t attempts;
 	int fail_event_ms; /* a failure's event takes this long */
 	/* sampling: predicted at dispatch and reported by the merge, by
@@ -453,6 +455,8 @@ on_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 		while (r->gate_closed && r->attempts >= r->gate_from)
 			pthread_cond_wait(&r->cv, &r->mu);
 		r->in_merge--;
+	} else if (r->fail_block && detail == r->fail_block) {
+		rc = r->fail_err;
 	} else if (r->fail_writes > 0 && detail == 0) {
 		r->fail_writes--;
 		rc = r->fail_err ? r->fail_err : MS_ERR_IO;
@@ -1415,6 +1419,71 @@ test_quarantine_slow_failure_events(void **state)
 	fx_close(&f);
 }
 
+/* An input the output writer refuses a trace of (trace IDs out of order,
+ * say) fails its merge the same way every time: it is blamed, named and
+ * quarantined at its third failure, as a corrupt input is, instead of
+ * being retried with ever longer backoffs until the run's wait timed out.
+ * The bound on the wait only makes the old behaviour fail sooner. */
+static void
+test_refused_input_quarantined(void **state)
+{
+	(void)state;
+	fixture f;
+	uint64_t ids[64];
+	size_t n;
+	char hex[17];
+
+	fx_open(&f, true, 2, 5);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 2000, true, T0,
+		                NULL);
+	view_ids(f.shard, ids, &n);
+	pthread_mutex_lock(&f.r.mu);
+	f.r.fail_block = 25; /* the second part's fifth trace */
+	f.r.fail_err = MS_ERR_INVAL;
+	pthread_mutex_unlock(&f.r.mu);
+	ms_engine_trigger(f.eng);
+	assert_int_equal(ms_engine_wait_idle(f.eng, 30 * SEC), 0);
+	assert_int_equal(f.r.failed, 3);
+	assert_int_equal(f.r.quarantined, 1);
+	assert_int_equal(f.r.quarantined_id, ids[1]);
+	assert_int_equal(f.r.engine_failed, 0);
+	ms_part_id_str(ids[1], hex);
+	assert_non_null(strstr(f.r.last_error, hex));
+	assert_non_null(strstr(f.r.last_error, "at write"));
+	/* Nothing lost: all eight parts still in the shard. */
+	view_ids(f.shard, ids, &n);
+	assert_int_equal(n, 8);
+	assert_int_equal(tmp_entries(f.dir), 0);
+	fx_close(&f);
+}
+
+/* Data refused with no input to blame (here at the start of the write
+ * stage) fails the same way every time too: the third failure in a row
+ * stops the engine, as a full disk does, rather than retrying forever. */
+static void
+test_unblamed_refusal_stops_engine(void **state)
+{
+	(void)state;
+	fixture f;
+
+	fx_open(&f, true, 2, 5);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false, T0,
+		                NULL);
+	pthread_mutex_lock(&f.r.mu);
+	f.r.fail_writes = 1000;
+	f.r.fail_err = MS_ERR_INVAL;
+	pthread_mutex_unlock(&f.r.mu);
+	ms_engine_trigger(f.eng);
+	assert_int_equal(ms_engine_wait_idle(f.eng, 30 * SEC), MS_ERR_INVAL);
+	rec_wait(&f.r, &f.r.engine_failed, 1);
+	assert_int_equal(f.r.failed, 3);
+	assert_int_equal(f.r.quarantined, 0);
+	assert_non_null(strstr(f.r.last_error, "3 failures in a row"));
+	fx_close(&f);
+}
+
 /* The finalize runs on the first fast worker, the thread that ran the
  * day's fast merges, not on the slow worker: the memory its allocator
  * kept from those merges serves the finalize instead of staying beside
@@ -2084,6 +2153,8 @@ main(void)
 		cmocka_unit_test(test_quarantine_after_three_read_failures),
 		cmocka_unit_test(test_quarantine_slow_failure_events),
 		cmocka_unit_test(test_quarantine_restarts_backoff),
+		cmocka_unit_test(test_refused_input_quarantined),
+		cmocka_unit_test(test_unblamed_refusal_stops_engine),
 		cmocka_unit_test(test_finalize),
 		cmocka_unit_test(test_finalize_on_fast_worker),
 		cmocka_unit_test(test_predict_matches_merge),

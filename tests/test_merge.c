@@ -837,6 +837,36 @@ test_write_error_fails_cleanly(void **state)
 	sfx_close(&s);
 }
 
+/* The output's file cannot be created (here: something is in its place):
+ * the failure is the write stage's, named with the file's path and the
+ * system's reason, not a read failure that would send one looking at the
+ * inputs. */
+static void
+test_output_create_error_is_write_stage(void **state)
+{
+	(void)state;
+	sfx s;
+	char tmp[4096];
+	sfx_open(&s, 40, NULL);
+	assert_int_equal(ms_shard_tmp_path(s.f.s, MS_KIND_CORE,
+	                                   ms_shard_next_id(s.f.s), tmp,
+	                                   sizeof(tmp)),
+	                 0);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	ms_merge_result res;
+	int rc = do_merge(&s.f, s.ids, 3, NULL, &res);
+	assert_int_equal(rc, MS_ERR_EXISTS);
+	assert_int_equal(res.err_stage, MS_MERGE_STAGE_WRITE);
+	assert_non_null(strstr(res.error.msg, "failed at write"));
+	assert_non_null(strstr(res.error.msg, tmp));
+	assert_non_null(strstr(res.error.msg, strerror(EEXIST)));
+	unlink(tmp);
+	assert_false(fx_has_tmp(&s.f));
+	sfx_close(&s);
+}
+
 /* Allocation failure at the Nth allocation, for every N of the merge. */
 static void
 test_allocation_failure_at_every_nth(void **state)
@@ -2466,6 +2496,7 @@ main(void)
 		cmocka_unit_test(test_injected_failure_at_every_stage),
 		cmocka_unit_test(test_corrupt_input_fails_cleanly),
 		cmocka_unit_test(test_write_error_fails_cleanly),
+		cmocka_unit_test(test_output_create_error_is_write_stage),
 		cmocka_unit_test(test_allocation_failure_at_every_nth),
 		cmocka_unit_test(test_publish_conflict_fails_cleanly),
 		cmocka_unit_test(test_snapshot_commit_failure_fails_cleanly),

@@ -2369,6 +2369,45 @@ test_start_without_threads(void **state)
 	assert_false(rt_exists(run.work));
 }
 
+/* A removal of the scratch shard that fails (as a busy mount point or an
+ * immutable file would make it fail, even for root). */
+static int
+rm_fails(const char *path, ms_errbuf *eb)
+{
+	return ms_fail(eb, MS_ERR_IO, "remove %s/parts: %s", path,
+	               strerror(EBUSY));
+}
+
+/* A scratch shard that cannot be removed at the end is named, with why,
+ * for the caller to say: it was left behind without a word. */
+static void
+test_close_says_shard_left(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "shard-left", "alwayskeep");
+	run.t.rm_work_dir = rm_fails;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } }, left = { { 0 } };
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	char db[PATH_MAX];
+	assert_int_equal(ms_replay_close_fold(r, db, sizeof(db), &eb, &left),
+	                 0);
+	fprintf(stderr, "left: %s\n", left.msg);
+	assert_non_null(strstr(left.msg, "was not removed"));
+	assert_non_null(strstr(left.msg, run.work));
+	assert_non_null(strstr(left.msg, strerror(EBUSY)));
+	assert_true(rt_exists(run.work));
+	assert_int_equal(ms_fs_rm_tree(run.work, NULL), 0);
+	/* Removed as it should be: nothing to say. */
+	rt_opts(&run, "shard-gone", "alwayskeep");
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	assert_int_equal(ms_replay_close_fold(r, db, sizeof(db), &eb, &left),
+	                 0);
+	assert_string_equal(left.msg, "");
+	assert_false(rt_exists(run.work));
+}
+
 /* A replay that cannot be opened for lack of memory for its state, its
  * cache of checked blocks or its plugins' log lines says which and how
  * many bytes, and leaves no work directory: each said only "replay: out
@@ -2781,6 +2820,7 @@ main(void)
 		cmocka_unit_test(test_recorder_full_stops_run),
 		cmocka_unit_test(test_recorder_full_at_end_fails_run),
 		cmocka_unit_test(test_start_without_threads),
+		cmocka_unit_test(test_close_says_shard_left),
 		cmocka_unit_test(test_open_out_of_memory_says_what_for),
 		cmocka_unit_test(test_start_without_rss_sampler),
 		cmocka_unit_test(test_stage_copy_tries_range_once),

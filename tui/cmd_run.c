@@ -264,6 +264,20 @@ freeze_here(ms_replay *r, const ms_replay_status *st, const char *variant,
  * report or output that failed, a failed run or a write-ahead log that
  * could not be folded in (wal_msg, NULL if it was), a failed --freeze-at,
  * then the gates. */
+/* The scratch shard the run could not remove, said last (true) so that
+ * it is seen; `clean` removes it once the cause is gone. */
+static bool
+say_left(FILE *err, const ms_errbuf *left)
+{
+	if (!left->msg[0])
+		return false;
+	fprintf(err,
+	        "mergescope run: %s; `mergescope clean` removes it once "
+	        "that is fixed\n",
+	        left->msg);
+	return true;
+}
+
 static int
 report_and_exit(const ms__run_args *a, const char *db_path, bool failed_run,
                 const char *wal_msg, bool freeze_failed, FILE *out,
@@ -391,15 +405,16 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		char db_path[sizeof(cfg->db)];
 		free(st);
 		/* Records "aborted", removes the shard. */
-		ms_errbuf wal_eb = { "" };
-		bool wal_kept = ms_replay_close_fold(r, db_path,
-		                                     sizeof(db_path), &wal_eb);
+		ms_errbuf wal_eb = { "" }, left = { "" };
+		bool wal_kept = ms_replay_close_fold(
+		        r, db_path, sizeof(db_path), &wal_eb, &left);
 		fprintf(err,
 		        "mergescope run: stopped by %s; recorded as aborted "
 		        "in %s\n",
 		        ms__signal_name(*sig), db_path);
 		if (wal_kept)
 			fprintf(err, "mergescope run: %s\n", wal_eb.msg);
+		say_left(err, &left);
 		/* --json still gets the report of what was recorded (status
 		 * aborted, the gate run_finished failed); no text report. */
 		unsigned jfailed = 0;
@@ -415,13 +430,14 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	free(st);
 	/* Commits the last events; a write-ahead log left in two files (a
 	 * full disk) is said at the end, where it is seen. */
-	ms_errbuf wal_eb = { "" };
-	bool wal_kept =
-	        ms_replay_close_fold(r, db_path, sizeof(db_path), &wal_eb);
+	ms_errbuf wal_eb = { "" }, left = { "" };
+	bool wal_kept = ms_replay_close_fold(r, db_path, sizeof(db_path),
+	                                     &wal_eb, &left);
 
-	return report_and_exit(a, db_path, failed_run,
-	                       wal_kept ? wal_eb.msg : NULL, freeze_failed,
-	                       out, err);
+	int ex = report_and_exit(a, db_path, failed_run,
+	                         wal_kept ? wal_eb.msg : NULL, freeze_failed,
+	                         out, err);
+	return say_left(err, &left) ? MS_EXIT_ERROR : ex;
 }
 
 static int

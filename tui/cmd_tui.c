@@ -313,9 +313,11 @@ say(FILE *f, const char *fmt, ...)
  * where it is seen: those of the runs restarts replaced (the screen said
  * each), folded once more as the last run's was (a disk with room by now
  * leaves nothing to say), then the last run's (last, NULL when its
- * database is whole). Whether there was any. */
+ * database is whole); and the last run's scratch shard when it could not
+ * be removed (shard, NULL when it was). Whether there was any. */
 static bool
-say_kept(FILE *err, const ms_replay_ctl *c, const char *last)
+say_kept(FILE *err, const ms_replay_ctl *c, const char *last,
+         const char *shard)
 {
 	const char *dbs[MS_REPLAY_CTL_KEPT];
 	size_t n = ms_replay_ctl_kept(c, dbs, MS_REPLAY_CTL_KEPT), left = 0;
@@ -336,7 +338,12 @@ say_kept(FILE *err, const ms_replay_ctl *c, const char *last)
 	}
 	if (last)
 		say(err, "mergescope tui: %s", last);
-	return left || last;
+	if (shard)
+		say(err,
+		    "mergescope tui: %s; `mergescope clean` removes it once "
+		    "that is fixed",
+		    shard);
+	return left || last || shard;
 }
 
 /* After the screen: end the run the adapter drives (restarts, `restarts`
@@ -368,15 +375,16 @@ session_end(ms_replay_ctl *adapter, unsigned restarts, int rc,
 		say(err, "mergescope tui: the run failed: %s", st->error);
 	free(st);
 	char db_path[sizeof(cfg->db)];
-	ms_errbuf wal_eb = { "" };
-	const char *wal =
-	        ms_replay_close_fold(r, db_path, sizeof(db_path), &wal_eb)
-	                ? wal_eb.msg
-	                : NULL;
+	ms_errbuf wal_eb = { "" }, left = { "" };
+	const char *wal = ms_replay_close_fold(r, db_path, sizeof(db_path),
+	                                       &wal_eb, &left)
+	                          ? wal_eb.msg
+	                          : NULL;
+	const char *shard = left.msg[0] ? left.msg : NULL;
 	if (rc) {
 		fprintf(err, "mergescope tui: %s\n",
 		        eb->msg[0] ? eb->msg : ms_strerror(rc));
-		say_kept(err, adapter, wal);
+		say_kept(err, adapter, wal, shard);
 		return MS_EXIT_ERROR;
 	}
 	if (topts->frozen_cmd && topts->frozen_cmd[0]) {
@@ -397,14 +405,14 @@ session_end(ms_replay_ctl *adapter, unsigned restarts, int rc,
 		say(err,
 		    "mergescope tui: stopped by %s; recorded as aborted in %s",
 		    ms__signal_name(sig), db_path);
-		say_kept(err, adapter, wal);
+		say_kept(err, adapter, wal, shard);
 		return MS_EXIT_ERROR;
 	}
 	say(out, "events recorded in %s%s", db_path,
 	    finished ? ""
 	    : failed ? " (the run failed)"
 	             : " (stopped before the end: recorded as aborted)");
-	bool kept = say_kept(err, adapter, wal);
+	bool kept = say_kept(err, adapter, wal, shard);
 	return failed || kept ? MS_EXIT_ERROR : 0;
 }
 

@@ -252,10 +252,13 @@ c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
 		               "run goes on",
 		               oe.msg[0] ? oe.msg : ms_strerror(rc));
 	char old[PATH_MAX];
-	if (ms_replay_close_fold(c->replay, old, sizeof(old), &note)) {
+	ms_errbuf left = { "" };
+	if (ms_replay_close_fold(c->replay, old, sizeof(old), &note, &left)) {
 		if (c->nkept < MS_REPLAY_CTL_KEPT)
 			memcpy(c->kept[c->nkept], old, sizeof(old));
 		c->nkept++;
+	} else if (left.msg[0]) {
+		note = left; /* the replaced run's shard, said in the footer */
 	}
 	c->replay = n;
 	c->nrecon = c->recon_tries = c->recon_wait = 0;

@@ -21,11 +21,14 @@
  * serial mode one worker serves every lane: exactly one merge at a time.
  *
  * Failures: a merge that fails is retried after a backoff (1, 2, 4 ... s);
- * an input that fails verification repeatedly is quarantined. A failure
+ * an input that fails verification repeatedly, or whose trace the output
+ * writer refuses (ms_merge_result.err_input), is quarantined. A failure
  * that names no bad input and comes from the file system (MS_ERR_IO,
  * MS_ERR_NOSPACE: ENOSPC, EDQUOT, EFBIG, EIO, EROFS ...), or from the
  * process being out of file descriptors (MS_ERR_LIMIT: EMFILE, ENFILE)
- * or of memory (MS_ERR_NOMEM; neither is ever blamed on an input), is one
+ * or of memory (MS_ERR_NOMEM; neither is ever blamed on an input), or
+ * data refused (MS_ERR_INVAL, MS_ERR_CORRUPT, MS_ERR_FORMAT,
+ * MS_ERR_RANGE), is one
  * that retrying rarely fixes: after fatal_after of them in a row the engine
  * stops merging for good (MS_EV_ENGINE_FAILED; ms_engine_wait_idle and
  * ms_engine_failed return the error). Its inputs stay in place.
@@ -190,8 +193,8 @@ typedef struct ms_engine_opts {
 	uint32_t backoff_base_ms;  /* 0 = 1000: 1, 2, 4 ... steps */
 	uint32_t backoff_max_ms;   /* 0 = 60000 */
 	uint32_t quarantine_after; /* 0 = 3 consecutive read failures */
-	/* 0 = 3: merges failing in a row with a file-system error that no
-	 * input is blamed for before the engine stops (see Failures). */
+	/* 0 = 3: merges failing in a row with an error no input is blamed
+	 * for before the engine stops (see Failures). */
 	uint32_t fatal_after;
 	const struct ms_pipeline *pipeline; /* NULL = disabled */
 	enum ms_staging_mode staging;       /* sampling merges; 0 = retain */

@@ -275,6 +275,10 @@ typedef struct ms_merge_result {
 	int err;
 	enum ms_merge_stage err_stage;
 	ms_errbuf error;
+	/* On a failure of the input's own making (the output writer refused
+	 * a trace of it: it will fail the same way every time): that input's
+	 * ID, also named in error; else 0. */
+	uint64_t err_input;
 } ms_merge_result;
 
 /*

@@ -217,8 +217,12 @@ void ms_replay_close(ms_replay *r);
  * (ms_evdb_fold_wal). db[0..n) (db may be NULL) gets the database's path.
  * 0 when the database file alone holds every event, else MS_ERR_IO from
  * ms_evdb_fold_wal (naming the database and its -wal, which must be kept
- * together, and why); r is closed either way. r NULL: 0. */
-int ms_replay_close_fold(ms_replay *r, char *db, size_t n, ms_errbuf *eb);
+ * together, and why); r is closed either way. r NULL: 0. left (may be
+ * NULL) gets "" or, when the scratch shard could not be removed, one line
+ * naming it and why (the run's results are whole; the space is not
+ * given back). */
+int ms_replay_close_fold(ms_replay *r, char *db, size_t n, ms_errbuf *eb,
+                         ms_errbuf *left);
 
 /* Wait until the run is DONE or FAILED; timeout_ns < 0 waits forever.
  * 0, or MS_ERR_TIMEOUT. */
