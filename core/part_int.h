@@ -421,12 +421,11 @@ ZSTD_customMem ms__zstd_mem(ms_mem *mem);
 int ms__zstd_err(size_t code);
 
 /* ---- zctx.c (ms_zctx, ms_part.h) ---- */
-/* The compression context of z for one writer on z's thread: the index
- * writers' (static, sized for `level`) or the core writers'; reset to
+/* The compression context of z for one writer on z's thread, reset to
  * zstd's defaults. NULL: z is NULL, the context is taken by another
  * writer, or out of memory; the writer then makes its own. Give it back
  * with ms__zctx_give when the writer closes. */
-ZSTD_CCtx *ms__zctx_take(ms_zctx *z, bool index, int level);
+ZSTD_CCtx *ms__zctx_take(ms_zctx *z);
 /* Give back c if it is one of z's (true), reset; false: c is not z's
  * (the caller frees it). */
 bool ms__zctx_give(ms_zctx *z, ZSTD_CCtx *c);

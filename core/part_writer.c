@@ -317,7 +317,7 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
 		goto fail;
 	}
 	w->zctx = o.zctx;
-	w->cctx = ms__zctx_take(o.zctx, false, o.zstd_level);
+	w->cctx = ms__zctx_take(o.zctx);
 	if (!w->cctx)
 		w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
 	if (!w->cctx) {

@@ -412,8 +412,9 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_path,
 	                                            : (size_t)rows_hint;
 	w->chunk = ms_mem_alloc(o.mem, w->chunk_cap * sizeof(wrow));
 	w->zctx = o.zctx;
-	if ((w->cctx = ms__zctx_take(o.zctx, true, o.zstd_level)) != NULL) {
-		/* the thread's kept static context (ms_zctx) */
+	if ((w->cctx = ms__zctx_take(o.zctx)) != NULL) {
+		/* the thread's kept context (ms_zctx): its workspace,
+		 * kept from writer to writer, grows once, not per writer */
 	} else if (rows_hint >= MS__CHUNK_ROWS) {
 		w->cws_size = ZSTD_estimateCCtxSize(o.zstd_level);
 		w->cws = ms_mem_alloc(o.mem, w->cws_size);
