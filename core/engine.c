@@ -135,6 +135,11 @@ typedef struct worker {
 	unsigned index; /* within its lanes: fast 0..n-1, slow 0, serial 0 */
 	pthread_t th;
 	bool started;
+	/* The zstd contexts of this worker's merges, kept from one to the
+	 * next (ms_merge_req.zctx): made, used and freed by its thread
+	 * alone (worker_main); NULL if they could not be made (each merge
+	 * then makes its own). */
+	ms_zctx *zctx;
 } worker;
 
 struct ms_engine {
@@ -864,8 +869,9 @@ count_failure(ms_engine *e, const job *j, int rc, const char *msg,
 }
 
 static void
-run_job(ms_engine *e, job *j, unsigned windex)
+run_job(ms_engine *e, job *j, const worker *w)
 {
+	unsigned windex = w->index;
 	ms_merge_req req = {
 		.shard = e->o.shard,
 		.inputs = j->ids,
@@ -885,6 +891,7 @@ run_job(ms_engine *e, job *j, unsigned windex)
 		.segment_max_ns = e->o.segment_max_ns,
 		.on_drop = e->o.on_drop,
 		.drop_arg = e->o.drop_arg,
+		.zctx = w->zctx,
 	};
 	ms_merge_result res;
 	ms_errbuf eb = { { 0 } };
@@ -987,6 +994,8 @@ worker_main(void *arg)
 	        w->lanes == 1u << MS_LANE_KIND_FAST  ? "ms-merge-fast"
 	        : w->lanes & 1u << MS_LANE_KIND_FAST ? "ms-merge"
 	                                             : "ms-merge-slow");
+	if (ms_zctx_new(&w->zctx, e->mem, NULL) != 0)
+		w->zctx = NULL;
 
 	pthread_mutex_lock(&e->mu);
 	while (!e->stop) {
@@ -998,9 +1007,11 @@ worker_main(void *arg)
 		job_move(j, JOB_RUNNING);
 		reserve_on_start(e, j);
 		pthread_mutex_unlock(&e->mu);
-		run_job(e, j, w->index); /* returns with e->mu held */
+		run_job(e, j, w); /* returns with e->mu held */
 	}
 	pthread_mutex_unlock(&e->mu);
+	ms_zctx_free(w->zctx);
+	w->zctx = NULL;
 	return NULL;
 }
 

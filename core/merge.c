@@ -117,6 +117,7 @@
 #include "merge_int.h"
 #include "pipeline_int.h"
 #include "ms_sidx.h"
+#include "part_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -1034,6 +1035,7 @@ merge_indexes(merge_ctx *c)
 			.zstd_level = c->req->zstd_level,
 			.depth = c->res->max_input_depth + 1,
 			.no_sync = ms_shard_syncs_outputs(c->req->shard),
+			.zctx = c->req->zctx,
 		};
 		ms_part_meta om;
 		uint64_t pruned = 0;
@@ -1154,6 +1156,7 @@ open_output(merge_ctx *c)
 		.depth = c->res->max_input_depth + 1,
 		.dict = ms_shard_dict_newest(req->shard),
 		.no_sync = ms_shard_syncs_outputs(req->shard),
+		.zctx = req->zctx,
 	};
 	/* The output is the write stage's, opened here or not. */
 	rc = ms_part_writer_open(&c->writer, c->tmp[MS_KIND_CORE], c->out_id,
@@ -1191,7 +1194,11 @@ open_iters(merge_ctx *c)
 			ms_part_iter_defer_units(s->it);
 		/* One decompression context for the merge (the iterators
 		 * decode one at a time, on this thread): the first input's
-		 * scan iterator owns it, closed with the others at the end. */
+		 * scan iterator owns it (or borrows the thread's kept one,
+		 * req->zctx), closed with the others at the end. */
+		if (i == 0)
+			ms__part_iter_use_dctx(s->it,
+			                       ms__zctx_dctx(c->req->zctx));
 		ms_part_iter_share_zstd(s->it, c->srcs[0].it);
 		ms_part_iter_share_zstd(s->eit, c->srcs[0].it);
 	}

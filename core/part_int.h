@@ -420,6 +420,25 @@ ZSTD_customMem ms__zstd_mem(ms_mem *mem);
 /* Map a zstd error code to MS_ERR_NOMEM or MS_ERR_COMPRESS. */
 int ms__zstd_err(size_t code);
 
+/* ---- zctx.c (ms_zctx, ms_part.h) ---- */
+/* The compression context of z for one writer on z's thread, reset to
+ * zstd's defaults. NULL: z is NULL, the context is taken by another
+ * writer, or out of memory; the writer then makes its own. Give it back
+ * with ms__zctx_give when the writer closes. */
+ZSTD_CCtx *ms__zctx_take(ms_zctx *z);
+/* Give back c if it is one of z's (true), reset; false: c is not z's
+ * (the caller frees it). */
+bool ms__zctx_give(ms_zctx *z, ZSTD_CCtx *c);
+/* The decompression context of z for one-shot calls on z's thread, reset
+ * (not taken: every reader of the thread shares it); NULL: z is NULL or
+ * out of memory. */
+ZSTD_DCtx *ms__zctx_dctx(ms_zctx *z);
+/* Make `it` (and every iterator sharing its context,
+ * ms_part_iter_share_zstd) decompress with d, a thread's kept context
+ * (ms__zctx_dctx; borrowed: it must outlive `it`), instead of its own.
+ * Nothing changes when d is NULL or `it` shares another's context. */
+void ms__part_iter_use_dctx(ms_part_iter *it, ZSTD_DCtx *d);
+
 /* ---- part_dict.c ---- */
 const ZSTD_CDict *ms__dict_cdict(const ms_part_dict *d);
 const ZSTD_DDict *ms__dict_ddict(const ms_part_dict *d);

@@ -1068,6 +1068,7 @@ struct ms_part_iter {
 	ms_mem *mem;
 	ms__win win;
 	ZSTD_DCtx *dctx;
+	bool dctx_kept;       /* dctx is a thread's kept one (not owned) */
 	ms_part_iter *zowner; /* decompress with its dctx (not owned) */
 	uint64_t next;        /* index of the next block */
 	bool cur_ok, a_ok, b_ok, failed, done;
@@ -1257,7 +1258,8 @@ ms_part_iter_close(ms_part_iter *it)
 	if (!it)
 		return;
 	ms__win_close(&it->win);
-	ZSTD_freeDCtx(it->dctx);
+	if (!it->dctx_kept)
+		ZSTD_freeDCtx(it->dctx);
 	ms_buf_release(&it->ua);
 	ms_buf_release(&it->ub);
 	ms_mem_free(it->mem, it->rows, it->rows_cap * sizeof(ms_row));
@@ -1277,9 +1279,22 @@ ms_part_iter_share_zstd(ms_part_iter *it, ms_part_iter *owner)
 {
 	if (!it || !owner || it == owner || owner->zowner)
 		return;
-	ZSTD_freeDCtx(it->dctx);
+	if (!it->dctx_kept)
+		ZSTD_freeDCtx(it->dctx);
 	it->dctx = NULL;
+	it->dctx_kept = false;
 	it->zowner = owner;
+}
+
+void
+ms__part_iter_use_dctx(ms_part_iter *it, ZSTD_DCtx *d)
+{
+	if (!it || !d || it->zowner)
+		return;
+	if (!it->dctx_kept)
+		ZSTD_freeDCtx(it->dctx);
+	it->dctx = d;
+	it->dctx_kept = true;
 }
 
 uint64_t

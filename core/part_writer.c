@@ -104,7 +104,8 @@ struct ms_part_writer {
 	char *path; /* the part file being written */
 	size_t path_size;
 	int fd;
-	ZSTD_CCtx *cctx;
+	ZSTD_CCtx *cctx; /* the writer's own, or taken from zctx */
+	ms_zctx *zctx;   /* opts.zctx (borrowed) */
 	ms_buf out;    /* data bytes not yet written */
 	ms_buf ua, ub; /* a block's uncompressed units */
 	spill index;   /* the block directory, packed (design 7) */
@@ -244,7 +245,8 @@ writer_free(ms_part_writer *w)
 		return;
 	if (w->fd >= 0)
 		close(w->fd);
-	ZSTD_freeCCtx(w->cctx);
+	if (!ms__zctx_give(w->zctx, w->cctx))
+		ZSTD_freeCCtx(w->cctx);
 	ms_buf_release(&w->out);
 	ms_buf_release(&w->ua);
 	ms_buf_release(&w->ub);
@@ -314,7 +316,10 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
 		             idstr, w->path_size);
 		goto fail;
 	}
-	w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
+	w->zctx = o.zctx;
+	w->cctx = ms__zctx_take(o.zctx);
+	if (!w->cctx)
+		w->cctx = ZSTD_createCCtx_advanced(ms__zstd_mem(o.mem));
 	if (!w->cctx) {
 		rc = ms_fail(eb, MS_ERR_NOMEM,
 		             "part %s: out of memory for a zstd context (%zu "

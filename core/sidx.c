@@ -296,9 +296,10 @@ struct ms_sidx_writer {
 	 * pieces range from bytes to hundreds of KiB, and a context that
 	 * grows with them would reallocate several times. A smaller part
 	 * lets zstd size the context (cws NULL). */
-	ZSTD_CCtx *cctx;
+	ZSTD_CCtx *cctx; /* in cws, its own, or taken from zctx */
 	void *cws;
 	size_t cws_size;
+	ms_zctx *zctx; /* opts.zctx (borrowed) */
 	wrow *chunk;
 	size_t nchunk, chunk_cap;
 	ms_buf raw, out, index;
@@ -340,7 +341,7 @@ swriter_free(ms_sidx_writer *w)
 		close(w->fd);
 	if (w->cws)
 		ms_mem_free(w->mem, w->cws, w->cws_size);
-	else
+	else if (!ms__zctx_give(w->zctx, w->cctx))
 		ZSTD_freeCCtx(w->cctx);
 	ms_buf_release(&w->raw);
 	ms_buf_release(&w->out);
@@ -410,7 +411,11 @@ swriter_open(ms_sidx_writer **out, enum ms_part_kind kind, const char *tmp_path,
 	               : rows_hint > MS__CHUNK_ROWS ? MS__CHUNK_ROWS
 	                                            : (size_t)rows_hint;
 	w->chunk = ms_mem_alloc(o.mem, w->chunk_cap * sizeof(wrow));
-	if (rows_hint >= MS__CHUNK_ROWS) {
+	w->zctx = o.zctx;
+	if ((w->cctx = ms__zctx_take(o.zctx)) != NULL) {
+		/* the thread's kept context (ms_zctx): its workspace,
+		 * kept from writer to writer, grows once, not per writer */
+	} else if (rows_hint >= MS__CHUNK_ROWS) {
 		w->cws_size = ZSTD_estimateCCtxSize(o.zstd_level);
 		w->cws = ms_mem_alloc(o.mem, w->cws_size);
 		w->cctx = w->cws ? ZSTD_initStaticCCtx(w->cws, w->cws_size)
@@ -2324,8 +2329,11 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 	merge_src *src = ms_mem_calloc(mem, n ? n : 1, sizeof(merge_src));
 	size_t *tree = ms_mem_calloc(mem, n ? n : 1, sizeof(size_t));
 	/* One decompression context for every input: they decompress one
-	 * chunk at a time on this thread. */
-	ZSTD_DCtx *dctx = ZSTD_createDCtx_advanced(ms__zstd_mem(mem));
+	 * chunk at a time on this thread. The thread's kept one if it has
+	 * one (opts->zctx), else the merge's own. */
+	ZSTD_DCtx *kept = ms__zctx_dctx(opts ? opts->zctx : NULL);
+	ZSTD_DCtx *dctx =
+	        kept ? kept : ZSTD_createDCtx_advanced(ms__zstd_mem(mem));
 	ms_sidx_writer *w = NULL;
 	uint64_t pruned = 0, rows_hint = 0;
 	uint32_t chunk_seq = 0;
@@ -2380,7 +2388,8 @@ out:
 		ms_sidx_writer_abort(w);
 	for (size_t i = 0; src && i < n; i++)
 		ms_sidx_iter_close(src[i].it);
-	ZSTD_freeDCtx(dctx);
+	if (dctx != kept)
+		ZSTD_freeDCtx(dctx);
 	ms_mem_free(mem, src, (n ? n : 1) * sizeof(merge_src));
 	ms_mem_free(mem, tree, (n ? n : 1) * sizeof(size_t));
 	if (rc == 0 && rows_pruned)

@@ -434,6 +434,120 @@ test_dictionary_merge(void **state)
 	fx_close(&f);
 }
 
+/* The bytes of the output part of `kind` of merge res in f's shard
+ * (malloc'd, *n bytes). */
+static uint8_t *
+output_bytes(fx *f, const ms_merge_result *res, enum ms_part_kind kind,
+             size_t *n)
+{
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(f->s, &v, NULL), 0);
+	const ms_part *p = ms_view_find(v, res->output_id, kind);
+	assert_non_null(p);
+	FILE *fp = fopen(ms_part_dir(p), "rb");
+	assert_non_null(fp);
+	ms_view_release(v);
+	size_t cap = 1 << 16, len = 0, k;
+	uint8_t *b = malloc(cap);
+	assert_non_null(b);
+	while ((k = fread(b + len, 1, cap - len, fp)) > 0)
+		if ((len += k) == cap) {
+			b = realloc(b, cap *= 2);
+			assert_non_null(b);
+		}
+	fclose(fp);
+	*n = len;
+	return b;
+}
+
+/* Merge f's three inputs at zstd level `level` (0: the writers'
+ * defaults) with the contexts zc (NULL: the merge's own). */
+static void
+merge_with(fx *f, const uint64_t ids[3], int level, ms_zctx *zc,
+           ms_merge_result *res)
+{
+	ms_merge_req req = { .shard = f->s,
+		             .inputs = ids,
+		             .ninputs = 3,
+		             .seq = 7,
+		             .lane = MS_LANE_FAST,
+		             .parent_mem = &f->mem,
+		             .zstd_level = level,
+		             .zctx = zc };
+	ms_errbuf eb = { { 0 } };
+	if (ms_merge_execute(&req, res, &eb))
+		fail_msg("merge: %s", eb.msg);
+	assert_true(res->blocks_reencoded > 0);
+}
+
+/* A shard holding put_fragmented's inputs of ntr traces, in blocks
+ * compressed with the dictionary db (NULL: none), which the shard then
+ * holds as its newest. */
+static void
+zctx_shard(fx *f, const uint8_t *db, size_t dn, size_t ntr, uint64_t ids[3])
+{
+	fx_open(f);
+	gen_set all = { 0 };
+	uint32_t id = 0;
+	if (db) {
+		assert_int_equal(ms_shard_add_dict(f->s, db, dn, &id, NULL), 0);
+		put_dict = ms_shard_dict(f->s, id);
+	}
+	put_fragmented(f, &all, ids, ntr);
+	put_dict = NULL;
+	gen_free(&all);
+}
+
+/* Kept zstd contexts (ms_zctx) carry nothing from one merge to the next:
+ * merges run one after another on one set, the first with a dictionary
+ * at the default levels, the next without one at level 5, then at the
+ * default levels again, write every part file (core and both indexes)
+ * byte for byte as the same merges with contexts of their own do. */
+static void
+test_kept_zstd_contexts_write_the_same(void **state)
+{
+	(void)state;
+	gen_set train = { 0 };
+	for (uint64_t t = 0; t < 400; t++)
+		for (uint32_t k = 0; k < 4; k++)
+			gen_add(&train, 1000 + t, k, 400);
+	uint8_t *db = NULL;
+	size_t dn = 0;
+	assert_int_equal(ms_part_dict_train(gen_rows(&train), train.n, 16384,
+	                                    &db, &dn, NULL, NULL),
+	                 0);
+	ms_zctx *zc = NULL;
+	assert_int_equal(ms_zctx_new(&zc, NULL, NULL), 0);
+	static const struct {
+		bool dict;
+		int level;
+		size_t ntr;
+	} m[] = { { true, 0, 90 }, { false, 5, 120 }, { false, 0, 60 } };
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		fx kept, own;
+		uint64_t ki[3], oi[3];
+		zctx_shard(&kept, m[i].dict ? db : NULL, dn, m[i].ntr, ki);
+		zctx_shard(&own, m[i].dict ? db : NULL, dn, m[i].ntr, oi);
+		ms_merge_result rk, ro;
+		merge_with(&kept, ki, m[i].level, zc, &rk);
+		merge_with(&own, oi, m[i].level, NULL, &ro);
+		for (int k = MS_KIND_CORE; k <= MS_KIND_START_TIME; k++) {
+			size_t nk, no;
+			uint8_t *bk = output_bytes(&kept, &rk, k, &nk);
+			uint8_t *bo = output_bytes(&own, &ro, k, &no);
+			assert_int_equal(nk, no);
+			assert_memory_equal(bk, bo, nk);
+			free(bk);
+			free(bo);
+		}
+		fx_close(&kept);
+		fx_close(&own);
+	}
+	ms_zctx_free(zc);
+	ms_mem_free(NULL, db, dn);
+	gen_free(&train);
+}
+
 static void
 test_disjoint_inputs_copy_every_block_raw(void **state)
 {
@@ -2485,6 +2599,7 @@ main(void)
 		cmocka_unit_test(test_inventory_change_after_revalidation),
 		cmocka_unit_test(test_disjoint_inputs_copy_every_block_raw),
 		cmocka_unit_test(test_dictionary_merge),
+		cmocka_unit_test(test_kept_zstd_contexts_write_the_same),
 		cmocka_unit_test(test_pipeline_out_of_memory),
 		cmocka_unit_test(test_sampled_merge_out_of_memory),
 		cmocka_unit_test(test_fragmented_traces_come_out_whole),

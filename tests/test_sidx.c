@@ -467,6 +467,69 @@ test_merge_bytes(void **state)
 	}
 }
 
+/* Index merges on one set of kept zstd contexts (ms_zctx), one after
+ * another on both kinds at levels 1, 9 (a larger workspace) and 1 again,
+ * write the bytes a merge with contexts of its own writes; so does a
+ * merge that finds the compression context taken by a writer still open
+ * (it makes its own). */
+static void
+test_merge_bytes_kept_contexts(void **state)
+{
+	(void)state;
+	ms_zctx *zc = NULL;
+	assert_int_equal(ms_zctx_new(&zc, NULL, NULL), 0);
+	static const int levels[] = { 1, 9, 1 };
+	for (int kk = 0; kk < 2; kk++) {
+		enum ms_part_kind kind =
+		        kk ? MS_KIND_START_TIME : MS_KIND_LATENCY;
+		tl_rows all = { 0 };
+		ms_part *in[3];
+		tl_rng r = { 70 + (uint64_t)kk };
+		for (int i = 0; i < 3; i++) {
+			tl_rows t = { 0 };
+			tl_shape s = { .traces = 700 + 300 * (size_t)i,
+				       .rows_per_trace = 3,
+				       .tags_max = 2 + (size_t)i,
+				       .tag_len = 3 + (size_t)i * 5 };
+			tl_gen(&t, &r, &s);
+			char dir[300];
+			snprintf(dir, sizeof(dir), "%s/k%d-in%d", root, kk, i);
+			write_input(kind, dir, (uint64_t)i, &t, &in[i], &all);
+		}
+		ms_errbuf eb = { { 0 } };
+		for (size_t l = 0; l < 4; l++) {
+			/* l == 3: level 1 with the context taken. */
+			int level = levels[l < 3 ? l : 0];
+			ms_part_writer_opts own = { .zstd_level = level },
+			                    kept = own;
+			kept.zctx = zc;
+			char a[300], b[300], c[300];
+			snprintf(a, sizeof(a), "%s/k%d-own%zu", root, kk, l);
+			snprintf(b, sizeof(b), "%s/k%d-kept%zu", root, kk, l);
+			snprintf(c, sizeof(c), "%s/k%d-open%zu", root, kk, l);
+			ms_sidx_writer *open = NULL;
+			if (l == 3)
+				assert_int_equal(ms_sidx_writer_open(&open, kind,
+				                                     c, 5, &kept,
+				                                     &eb),
+				                 0);
+			if (ms_sidx_merge(kind, (const ms_part *const *)in, 3,
+			                  NULL, NULL, a, 9, &own, NULL, NULL,
+			                  &eb) ||
+			    ms_sidx_merge(kind, (const ms_part *const *)in, 3,
+			                  NULL, NULL, b, 9, &kept, NULL, NULL,
+			                  &eb))
+				fail_msg("merge: %s", eb.msg);
+			ms_sidx_writer_abort(open);
+			same_file(a, b);
+		}
+		for (int i = 0; i < 3; i++)
+			ms_part_close(in[i]);
+		tl_free(&all);
+	}
+	ms_zctx_free(zc);
+}
+
 /* Trace IDs that only a byte-exact order tells apart: prefixes of one
  * another at every length around the 8-byte words, zero bytes inside and
  * at the end, and IDs that differ only in their last word. */
@@ -1466,6 +1529,7 @@ main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_merge_bytes),
+		cmocka_unit_test(test_merge_bytes_kept_contexts),
 		cmocka_unit_test(test_merge_remap),
 		cmocka_unit_test(test_merge_ids),
 		cmocka_unit_test(test_corruption),

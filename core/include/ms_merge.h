@@ -129,6 +129,10 @@ typedef struct ms_merge_req {
 	void (*on_drop)(void *arg, const uint8_t *tid, uint32_t tid_len,
 	                uint64_t rows);
 	void *drop_arg;
+	/* Optional: the calling thread's kept zstd contexts (borrowed; the
+	 * merge runs on that thread): its writers and readers use them
+	 * instead of making their own. NULL: the merge makes its own. */
+	ms_zctx *zctx;
 } ms_merge_req;
 
 /* Figures of one secondary-index child merge. */

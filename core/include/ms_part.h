@@ -142,6 +142,20 @@ const ms_part_dict *ms_part_dicts_find(const ms_part_dicts *s, uint32_t id);
 uint32_t ms_part_dicts_max_id(const ms_part_dicts *s);
 void ms_part_dicts_free(const ms_part_dicts *s);
 
+/* zstd contexts that one thread keeps from one part to the next (a merge
+ * worker's, ms_merge_req.zctx): a writer or merge given them compresses
+ * and decompresses with them instead of making and freeing contexts of
+ * its own; the bytes written are the same. A writer takes a compression
+ * context for as long as it is open (a second writer open at the same
+ * time makes its own). Owned by its maker; used by one thread only, never
+ * by two at once; free it after the last writer and reader that used it
+ * has closed. */
+typedef struct ms_zctx ms_zctx;
+/* An empty set (each context is made at its first use), allocated
+ * through mem (borrowed, must outlive it; NULL = uncounted malloc). */
+int ms_zctx_new(ms_zctx **out, ms_mem *mem, ms_errbuf *eb);
+void ms_zctx_free(ms_zctx *z);
+
 typedef struct ms_part_writer ms_part_writer;
 typedef struct ms_part_writer_opts {
 	ms_mem *mem;    /* borrowed; NULL = uncounted malloc */
@@ -158,6 +172,9 @@ typedef struct ms_part_writer_opts {
 	 * the shard (borrowed; its ID goes into each block header). NULL:
 	 * none. Index parts ignore it. */
 	const ms_part_dict *dict;
+	/* Compress with this thread's kept contexts (borrowed; NULL: the
+	 * writer makes its own). */
+	ms_zctx *zctx;
 } ms_part_writer_opts;
 
 /* Start writing part `id` as the file `tmp_path` (created; must not

@@ -361,12 +361,15 @@ reference_line(double core_ns, double index_ns, uint64_t rows)
 	       (REF_INDEX_MS / REF_ROWS) / (idx / n));
 }
 
-/* Repetition r's merge of the 15 inputs ids of s on lane. */
+/* Repetition r's merge of the 15 inputs ids of s on lane, with the zstd
+ * contexts zc kept from merge to merge as an engine's worker keeps its
+ * own (ms_merge_req.zctx). */
 static ms_merge_req
 merge_req(ms_shard *s, const uint64_t *ids, int r, const char *lane,
-          ms_mem *mem)
+          ms_mem *mem, ms_zctx *zc)
 {
 	return (ms_merge_req){
+		.zctx = zc,
 		.shard = s,
 		.inputs = ids,
 		.ninputs = 15,
@@ -389,7 +392,7 @@ typedef struct alloc_fig {
 } alloc_fig;
 
 static void
-small_merge(const char *base, int reps, alloc_fig *out)
+small_merge(const char *base, int reps, ms_zctx *zc, alloc_fig *out)
 {
 	char seed[400], run[400];
 	snprintf(seed, sizeof(seed), "%s/small-seed", base);
@@ -417,7 +420,7 @@ small_merge(const char *base, int reps, alloc_fig *out)
 		s = fresh_run(seed, run, "open small run");
 		ms_mem mem;
 		ms_mem_init(&mem, NULL);
-		ms_merge_req req = merge_req(s, ids, r, MS_LANE_FAST, &mem);
+		ms_merge_req req = merge_req(s, ids, r, MS_LANE_FAST, &mem, zc);
 		ms_merge_result res;
 		if (ms_merge_execute(&req, &res, &eb))
 			die("small merge", &eb);
@@ -470,6 +473,9 @@ main(int argc, char **argv)
 	/* Core units the merge re-encodes (by unit, as floor_core lists
 	 * them; the same every repetition), known after the first merge. */
 	bool *reenc = NULL;
+	ms_zctx *zc = NULL;
+	if (ms_zctx_new(&zc, NULL, NULL))
+		die("zstd contexts", NULL);
 	size_t nreenc = 0;
 	uint64_t found_raw = 0, reenc_units = 0, reenc_rawb = 0;
 	for (int r = 0; r < reps; r++) {
@@ -500,7 +506,7 @@ main(int argc, char **argv)
 		}
 		ms_mem mem;
 		ms_mem_init(&mem, NULL);
-		ms_merge_req req = merge_req(s, ids, r, MS_LANE_SLOW, &mem);
+		ms_merge_req req = merge_req(s, ids, r, MS_LANE_SLOW, &mem, zc);
 		stage_cpu sc = { 0, 0 };
 		ms_merge_hooks hk = { .stage = stage_cpu_hook, .arg = &sc };
 		/* Alternate the order so neither side always runs warm. */
@@ -588,7 +594,8 @@ main(int argc, char **argv)
 		rratio[r] = frei[r] > 0 ? mw[r] * 1000 / frei[r] : 0;
 	free(reenc);
 	alloc_fig small = { 0 };
-	small_merge(base, reps, &small);
+	small_merge(base, reps, zc, &small);
+	ms_zctx_free(zc);
 	rm_tree(base);
 
 	int64_t w = bench_median_i64(mw, reps), c = bench_median_i64(mc, reps);

@@ -237,14 +237,16 @@ file_xxh64(const char *path, uint64_t *bytes)
 	return h;
 }
 
-/* Merge the parts into one part under TMPDIR; thread CPU ns returned,
- * the output's XXH64 and size into *xxh and *bytes. */
+/* Merge the parts into one part under TMPDIR with the zstd contexts zc,
+ * kept from one merge to the next as a merge worker keeps its own;
+ * thread CPU ns returned, the output's XXH64 and size into *xxh and
+ * *bytes. */
 static int64_t
-merge_parts(ms_part *const *parts, int n, const char *out, uint64_t *xxh,
-            uint64_t *bytes)
+merge_parts(ms_part *const *parts, int n, const char *out, ms_zctx *zc,
+            uint64_t *xxh, uint64_t *bytes)
 {
 	ms_errbuf eb = { "" };
-	ms_part_writer_opts o = { .no_sync = true };
+	ms_part_writer_opts o = { .no_sync = true, .zctx = zc };
 	ms_part_meta m;
 	int64_t t0 = ms_rusage_thread_cpu_ns();
 	if (ms_sidx_merge(ms_part_kind_of(parts[0]),
@@ -341,9 +343,13 @@ main(int argc, char **argv)
 	snprintf(out, sizeof(out), "%s/bench_sidx-merge-%ld",
 	         tmp && *tmp ? tmp : "/tmp", (long)getpid());
 	uint64_t xxh = 0, mbytes = 0;
+	ms_zctx *zc = NULL;
+	if (ms_zctx_new(&zc, NULL, NULL))
+		die("out of memory for zstd contexts");
 	for (int r = 0; r < reps; r++) {
 		uint64_t x, b;
-		tp[r] = (double)merge_parts(parts, nparts, out, &x, &b) / 1e6;
+		tp[r] = (double)merge_parts(parts, nparts, out, zc, &x, &b) /
+		        1e6;
 		if (r && (x != xxh || b != mbytes))
 			die("the merged parts of two repetitions differ");
 		xxh = x;
@@ -357,6 +363,7 @@ main(int argc, char **argv)
 	       nparts, reps, least, bench_median_d(tp, reps));
 	printf("merged part: %llu bytes, XXH64 %016llx\n",
 	       (unsigned long long)mbytes, (unsigned long long)xxh);
+	ms_zctx_free(zc);
 	for (int i = 0; i < nparts; i++)
 		ms_part_close(parts[i]);
 	free(parts);
