@@ -176,7 +176,8 @@ typedef struct ms_engine_opts {
 	 * reserved sums the input bytes of the running merges (a merge
 	 * reserves them when a worker starts it, if free has room for them
 	 * beside the others; a merge waiting in its hook, held or queued
-	 * reserves nothing). */
+	 * reserves nothing). The finalize is skipped when free - reserved
+	 * is below its selection's bytes (ms_engine_finalize). */
 	uint64_t (*free_disk)(void *arg);
 	void *free_disk_arg;
 	uint64_t mem_limit;        /* 0 = none known; the lane threshold */
