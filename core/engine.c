@@ -40,6 +40,7 @@
 #include "merge_int.h"
 #include "ms_engine.h"
 #include "ms_enum.h"
+#include "ms_fs.h"
 #include "ms_invariant.h"
 #include "ms_pipeline.h"
 #include "ms_rusage.h"
@@ -52,7 +53,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -164,6 +164,7 @@ struct ms_engine {
 	uint64_t lane_merges[MS_LANE_KIND_COUNT];
 	uint64_t finalize_skipped; /* ms_engine_stats */
 	enum ms_sampling_reason finalize_skip_reason;
+	uint64_t finalize_skip_need, finalize_skip_free;
 
 	uint64_t *quar; /* ascending */
 	size_t nquar, capquar;
@@ -425,13 +426,13 @@ job_make(ms_engine *e, ms_view *v, const size_t *vidx, size_t n, bool fin,
 static uint64_t
 free_disk(ms_engine *e)
 {
-	struct statvfs sv;
+	uint64_t fr;
 
 	if (e->o.free_disk)
 		return e->o.free_disk(e->o.free_disk_arg);
-	if (statvfs(ms_shard_get_dir(e->o.shard), &sv) != 0)
+	if (ms_fs_free_bytes(ms_shard_get_dir(e->o.shard), &fr) != 0)
 		return UINT64_MAX; /* unknown: do not throttle */
-	return (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+	return fr;
 }
 
 /* A worker starts j: it reserves its input bytes when the free disk has
@@ -1295,32 +1296,58 @@ ms_engine_release(ms_engine *e, uint64_t seq, bool run)
 	return rc;
 }
 
+/* Whether the sampling rule's reason r skips a finalize: as in the
+ * reference (finalizer.go runFinalizeRoundNamed), no round runs without
+ * a sampler (a pipeline off has none), nor when the fragment guard
+ * cannot be set up (no segment known, or one with no interior once the
+ * grace is off both edges); it would rewrite every mature part
+ * unsampled. */
+static bool
+rule_skips_finalize(enum ms_sampling_reason r)
+{
+	return r == MS_SREASON_PIPELINE_DISABLED ||
+	       r == MS_SREASON_NO_SAMPLER ||
+	       r == MS_SREASON_GUARD_UNAVAILABLE;
+}
+
 /*
- * Whether the finalize over the nsel parts sel[] of v is skipped: as in
- * the reference, a finalize whose fragment guard cannot be set up (no
- * segment known, or one with no interior: the rule says
- * guard_unavailable) is not run at all, rather than rewriting every
- * mature part unsampled. Counted, with the reason, for ms_engine_stats.
- * e->mu held.
+ * Whether the finalize over the nsel parts sel[] of v is skipped, and so
+ * counted, with the reason, for ms_engine_stats: when the sampling rule
+ * says rule_skips_finalize, or, as the reference's disk-headroom gate,
+ * when the free disk less what running merges reserve is below the
+ * selection's bytes (the rewrite needs about that much beside its
+ * inputs; an accepted miss rather than a full disk). e->mu held.
  */
 static bool
 finalize_skipped(ms_engine *e, ms_view *v, const size_t *sel, size_t nsel,
                  int64_t frontier)
 {
 	ms_sampling_input in = sampling_base(e);
+	uint64_t need = 0;
 	for (size_t i = 0; i < nsel; i++) {
 		const ms_part_meta *pm =
 		        ms_part_get_meta(ms_view_part(v, sel[i], MS_KIND_CORE));
 		ms_sampling_input_add(&in, pm->rows, pm->min_ts, pm->max_ts,
 		                      frontier);
+		need += pm->compressed_bytes;
 	}
 	enum ms_sampling_class c;
 	enum ms_sampling_reason r;
-	if (ms_sampling_predict(&in, &c, &r) ||
-	    r != MS_SREASON_GUARD_UNAVAILABLE)
-		return false;
+	uint64_t fr = 0, res = 0;
+	bool rule = !ms_sampling_predict(&in, &c, &r) &&
+	            rule_skips_finalize(r);
+	if (!rule) {
+		fr = free_disk(e);
+		res = reserved_bytes(e);
+		fr = fr > res ? fr - res : 0;
+		if (fr >= need)
+			return false;
+		r = MS_SREASON_NONE;
+	}
 	e->finalize_skipped++;
 	e->finalize_skip_reason = r;
+	e->finalize_skip_need = rule ? 0 : need;
+	e->finalize_skip_free = fr;
 	return true;
 }
 
@@ -1390,6 +1417,8 @@ ms_engine_get_stats(ms_engine *e, ms_engine_stats *st)
 	st->dropped = e->dropped;
 	st->finalize_skipped = e->finalize_skipped;
 	st->finalize_skip_reason = e->finalize_skip_reason;
+	st->finalize_skip_need = e->finalize_skip_need;
+	st->finalize_skip_free = e->finalize_skip_free;
 	memcpy(st->lane_merges, e->lane_merges, sizeof(st->lane_merges));
 	for (job *j = e->head; j; j = j->next) {
 		switch (j->st) {

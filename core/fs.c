@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -310,6 +311,16 @@ ms_fs_in_memory(const char *path)
 {
 	struct statfs sf;
 	return path && statfs(path, &sf) == 0 && type_in_memory(&sf);
+}
+
+int
+ms_fs_free_bytes(const char *path, uint64_t *out)
+{
+	struct statvfs sv;
+	if (statvfs(path, &sv) != 0)
+		return -errno;
+	*out = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+	return 0;
 }
 
 bool

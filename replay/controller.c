@@ -1975,6 +1975,33 @@ wait_oracle(ms_replay *r)
 	return done ? 0 : MS_ERR_CANCELED;
 }
 
+/* r->finalize_skip: why the finalize asked for between the engine's
+ * stats b and a was skipped, or "" when it was not (ms_engine_finalize
+ * skips as the reference's finalize round does). */
+static void
+note_finalize_skip(ms_replay *r, const ms_engine_stats *b,
+                   const ms_engine_stats *a)
+{
+	enum ms_sampling_reason why = a->finalize_skip_reason;
+	r->finalize_skip[0] = '\0';
+	if (a->finalize_skipped == b->finalize_skipped)
+		return;
+	if (a->finalize_skip_need)
+		snprintf(r->finalize_skip, sizeof(r->finalize_skip),
+		         "free disk %llu B below the selection's %llu B, as "
+		         "the reference's disk-headroom gate",
+		         (unsigned long long)a->finalize_skip_free,
+		         (unsigned long long)a->finalize_skip_need);
+	else
+		snprintf(r->finalize_skip, sizeof(r->finalize_skip),
+		         "%s: %s", ms_sampling_reason_name(why),
+		         why == MS_SREASON_GUARD_UNAVAILABLE
+		                 ? "no fragment guard (segment unknown or "
+		                   "without interior)"
+		                 : "no sampler; the reference runs no "
+		                   "finalize round without one");
+}
+
 /* From the end of the primary phase's publications to the end of the
  * day: the day boundary, the cooldown (everything aged by the grace,
  * drained) and the finalize merge. *back when a seek back is pending
@@ -2043,6 +2070,7 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 		if ((rc = wait_idle_bounded(r, "the finalize merge", eb)))
 			return rc;
 		ms_engine_get_stats(r->engine, &after);
+		note_finalize_skip(r, &before, &after);
 		bool failed = after.merges_failed != before.merges_failed;
 		if (failed && tries >= FINALIZE_TRIES && fseq != 0 &&
 		    !ms__rck_seek_pending(r) && !aborted(r)) {

@@ -838,6 +838,9 @@ struct ms_replay {
 	int64_t oracle_prewait_ns; /* the day's wait for it */
 	int64_t primary_mono;      /* when the primary phase's clock started */
 	int64_t finalize_mono;     /* when the finalize was asked for */
+	/* Why the engine skipped the last finalize it was asked for ("":
+	 * it ran), as the reconciliation and the verdict_oracle gate say. */
+	char finalize_skip[192];
 	_Atomic bool oracle_cancel;
 	int64_t oracle_wall;    /* the run's wall when the gates began */
 	int64_t oracle_wait_ns; /* the gates waited this long for it (0

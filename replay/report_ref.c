@@ -117,6 +117,11 @@ ms__report_reference(ms_evdb *db, const char *preset, const char *variant,
 		                     (double)a.fin_parts);
 		ms_fixture_ref_print(out, "finalize_calls", u,
 		                     (double)a.fin_calls);
+	} else {
+		/* The engine skipped it, as the reference would: the
+		 * reconciliation's "finalize skipped" row says why. */
+		fprintf(out, "    finalize: not run (skipped; the row "
+		             "\"finalize skipped\" above says why)\n");
 	}
 	/* The reference's rows figures are the SkyWalking default's over one
 	 * day from an empty shard: not comparable after a warm opening. */

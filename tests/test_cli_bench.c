@@ -282,6 +282,11 @@ test_series(void **state)
 		assert_null(strstr(row, "0.0"));
 	}
 	assert_non_null(strstr(txt, "cgroup peak MiB"));
+	/* disabled ran no finalize (as the reference, without a sampler):
+	 * the cooldown deltas against it are said to count it. */
+	assert_non_null(strstr(txt, "note: disabled: all of its runs ran no "
+	                            "finalize"));
+	assert_null(strstr(txt, "note: skywalking"));
 	free(txt);
 
 	/* The JSON: medians of the phase records, deltas against
@@ -296,6 +301,8 @@ test_series(void **state)
 	for (size_t i = 0; i < 4; i++)
 		assert_int_equal(jget(&runs->items[i], "valid")->t, J_BOOL),
 		        assert_true(jget(&runs->items[i], "valid")->b);
+	assert_false(jget(variant_json(&j, 0), "finalized")->b);
+	assert_true(jget(variant_json(&j, 1), "finalized")->b);
 	for (unsigned vi = 0; vi < 2; vi++) {
 		const jv *phs = jget(variant_json(&j, vi), "phases");
 		for (unsigned pi = 0; pi < MS_EV_PHASE_COUNT; pi++) {

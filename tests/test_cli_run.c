@@ -518,6 +518,13 @@ test_report(void **state)
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out_text, "disabled"));
 	assert_non_null(strstr(out_text, "alwayskeep"));
+	/* As the reference, the disabled run ran no finalize: the picker's
+	 * selections are compared, and its report says why. */
+	assert_non_null(strstr(out_text, "(the picker's: A skipped its "
+	                                 "finalize)"));
+	assert_int_equal(cli("report", "--db", db_off, NULL), 0);
+	assert_non_null(strstr(out_text, "finalize skipped"));
+	assert_non_null(strstr(out_text, "pipeline_disabled: no sampler"));
 	/* A missing second database is named. */
 	assert_int_equal(cli("report", "--db", db_keep, "--vs",
 	                     "/nonexistent/b.sqlite", NULL),

@@ -556,24 +556,37 @@ fx_open(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms)
 	fx_engine(f, serial, cpus, backoff_ms, NULL);
 }
 
-/* fx_open with the shipped alwayskeep plugin as the engine's pipeline and
- * the segment [seg_min, seg_max] (both 0: none known). */
+/* fx_open with the chain spec (a shipped plugin, or "disabled": no
+ * sampler) as the engine's pipeline and the segment [seg_min, seg_max]
+ * (both 0: none known). */
 static void
-fx_open_pipeline(fixture *f, int64_t seg_min, int64_t seg_max)
+fx_open_chain(fixture *f, const char *spec, bool serial, unsigned cpus,
+              int64_t seg_min, int64_t seg_max)
 {
 	fx_init(f);
 	ms_errbuf eb = { { 0 } };
-	ms_pipeline_opts po = { .spec = "alwayskeep",
+	ms_pipeline_opts po = { .spec = spec,
 		                .plugin_dir = MS_PLUGIN_DIR,
 		                .hard_ceiling = 64u << 20,
 		                .mem = &f->mem };
 	if (ms_pipeline_open(&f->pipe, &po, &eb) != 0)
-		fail_msg("pipeline alwayskeep: %s", eb.msg);
+		fail_msg("pipeline %s: %s", spec, eb.msg);
 	f->r.pipeline = true;
 	f->seg_min = seg_min;
 	f->seg_max = seg_max;
-	fx_engine(f, true, 1, 10, NULL);
+	fx_engine(f, serial, cpus, 10, NULL);
 }
+
+/* A serial engine with the shipped alwayskeep plugin as its pipeline. */
+static void
+fx_open_pipeline(fixture *f, int64_t seg_min, int64_t seg_max)
+{
+	fx_open_chain(f, "alwayskeep", true, 1, seg_min, seg_max);
+}
+
+/* A segment of T0 -+ 10 h: the finalize's fragment guard can be set up. */
+#define SEG_MIN (T0 - 10 * 3600 * SEC)
+#define SEG_MAX (T0 + 10 * 3600 * SEC)
 
 /* f with its shard and no engine yet, and in o the options of a serial
  * engine on it: for tests of ms_engine_open itself. */
@@ -1497,7 +1510,7 @@ test_finalize_on_fast_worker(void **state)
 	uint64_t seq;
 	ms_ledger_set want;
 
-	fx_open(&f, false, 2, 10);
+	fx_open_chain(&f, "alwayskeep", false, 2, SEG_MIN, SEG_MAX);
 	ms_ledger_set_init(&want);
 	int64_t now = ms_clock_now(&f.clock);
 	for (int i = 0; i < 8; i++)
@@ -1529,7 +1542,7 @@ test_finalize(void **state)
 	size_t n;
 	ms_ledger_set want, got;
 
-	fx_open(&f, false, 2, 10);
+	fx_open_chain(&f, "alwayskeep", false, 2, SEG_MIN, SEG_MAX);
 	ms_ledger_set_init(&want);
 	int64_t now = ms_clock_now(&f.clock);
 	/* Three mature parts (max_ts <= now - 2h) and two hot ones. */
@@ -1588,8 +1601,7 @@ test_finalize(void **state)
 static void
 fx_open_mature(fixture *f, bool known, int nparts, size_t traces)
 {
-	fx_open_pipeline(f, known ? T0 - 10 * 3600 * SEC : 0,
-	                 known ? T0 + 10 * 3600 * SEC : 0);
+	fx_open_pipeline(f, known ? SEG_MIN : 0, known ? SEG_MAX : 0);
 	int64_t now = ms_clock_now(&f->clock);
 	for (int i = 0; i < nparts; i++)
 		publish_uniform(f->shard, 100 * (uint64_t)i, traces, 200, false,
@@ -1680,6 +1692,115 @@ test_finalize_skipped_without_segment(void **state)
 		}
 		fx_close(&f);
 	}
+}
+
+/* Three mature parts (3 h older than the clock) in an engine with the
+ * chain spec, or with no pipeline at all when spec is NULL. */
+static void
+fx_open_mature_chain(fixture *f, const char *spec, int nparts)
+{
+	if (spec)
+		fx_open_chain(f, spec, true, 1, SEG_MIN, SEG_MAX);
+	else
+		fx_open(f, true, 1, 10);
+	int64_t now = ms_clock_now(&f->clock);
+	for (int i = 0; i < nparts; i++)
+		publish_uniform(f->shard, 100 * (uint64_t)i, 10, 200, false,
+		                now - 3 * 3600 * SEC, NULL);
+}
+
+/* The finalize of f is skipped: no dispatch, no merge, every part in
+ * place, counted once with reason r. */
+static void
+assert_finalize_skipped(fixture *f, enum ms_sampling_reason r)
+{
+	uint64_t seq = 1, ids[64], before[64];
+	size_t n, nbefore;
+	ms_errbuf eb;
+	ms_engine_stats st;
+
+	view_ids(f->shard, before, &nbefore);
+	assert_int_equal(ms_engine_finalize(f->eng, &seq, &eb), 0);
+	idle(f);
+	ms_engine_get_stats(f->eng, &st);
+	view_ids(f->shard, ids, &n);
+	assert_int_equal(seq, 0);
+	assert_int_equal(f->r.nseen, 0);
+	assert_int_equal(f->r.done, 0);
+	assert_int_equal(st.selections, 0);
+	assert_int_equal(st.finalize_skipped, 1);
+	assert_int_equal(st.finalize_skip_reason, r);
+	assert_int_equal(n, nbefore);
+	assert_memory_equal(ids, before, n * sizeof(ids[0]));
+}
+
+/* As in the reference (no finalize round without a sampler), a finalize
+ * with no pipeline or a pipeline of no link is skipped, not run
+ * unsampled rewriting every mature part; it used to dispatch. */
+static void
+test_finalize_skipped_without_sampler(void **state)
+{
+	(void)state;
+	const char *specs[] = { NULL, "disabled" };
+	const enum ms_sampling_reason want[] = {
+		MS_SREASON_PIPELINE_DISABLED, MS_SREASON_NO_SAMPLER
+	};
+	for (size_t k = 0; k < 2; k++) {
+		fixture f;
+		ms_engine_stats st;
+		fx_open_mature_chain(&f, specs[k], 3);
+		ms_engine_trigger(f.eng);
+		idle(&f);
+		assert_finalize_skipped(&f, want[k]);
+		ms_engine_get_stats(f.eng, &st);
+		assert_int_equal(st.finalize_skip_need, 0);
+		fx_close(&f);
+	}
+}
+
+/* As the reference's disk-headroom gate: a finalize whose selection's
+ * bytes exceed the free disk is skipped (counted with both figures), not
+ * run into a full disk; with just enough free it runs. It used to
+ * dispatch and run whatever the free disk. */
+static void
+test_finalize_skipped_without_disk(void **state)
+{
+	(void)state;
+	fixture f;
+	uint64_t free_b = UINT64_MAX, need = 0, seq;
+	ms_errbuf eb;
+	ms_engine_stats st;
+
+	fx_open_mature_chain(&f, "alwayskeep", 0);
+	ms_engine_close(f.eng);
+	f.free_disk = on_free_disk_fixed;
+	f.free_disk_arg = &free_b;
+	fx_engine(&f, true, 1, 10, NULL);
+	int64_t now = ms_clock_now(&f.clock);
+	for (int i = 0; i < 3; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 10, 200, false,
+		                now - 3 * 3600 * SEC, NULL);
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(f.shard, &v, &eb), 0);
+	for (size_t i = 0; i < ms_view_count(v); i++)
+		need += ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE))
+		                ->compressed_bytes;
+	ms_view_release(v);
+	__atomic_store_n(&free_b, need - 1, __ATOMIC_SEQ_CST);
+	assert_finalize_skipped(&f, MS_SREASON_NONE);
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.finalize_skip_need, need);
+	assert_int_equal(st.finalize_skip_free, need - 1);
+
+	__atomic_store_n(&free_b, need, __ATOMIC_SEQ_CST);
+	assert_int_equal(ms_engine_finalize(f.eng, &seq, &eb), 0);
+	assert_true(seq != 0);
+	idle(&f);
+	assert_int_equal(f.r.done, 1);
+	assert_true(f.r.seen_finalize[0]);
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.finalize_skipped, 1);
+	fx_close(&f);
 }
 
 /* The random publications of the sequence tests: a generator state that
@@ -2159,6 +2280,8 @@ main(void)
 		cmocka_unit_test(test_finalize_on_fast_worker),
 		cmocka_unit_test(test_predict_matches_merge),
 		cmocka_unit_test(test_finalize_skipped_without_segment),
+		cmocka_unit_test(test_finalize_skipped_without_sampler),
+		cmocka_unit_test(test_finalize_skipped_without_disk),
 		cmocka_unit_test(test_sequence_500_deterministic),
 		cmocka_unit_test(test_checkpoint_restore_same_fingerprint),
 		cmocka_unit_test(test_checkpoint_refused_unless_idle),

@@ -700,17 +700,18 @@ assert_gate_fails(ms_replay *r, const char *name, const char *why)
 	assert_true(seen);
 }
 
-/* A serial smoke run named name, variant disabled, whose merges call
- * stage (with a split_hook on the shard's tmp directory): finished, the
- * hook having made its change. */
+/* A serial smoke run named name of the variant, whose merges call stage
+ * (with a split_hook on the shard's tmp directory): finished, the hook
+ * having made its change. */
 static ms_replay *
-run_hooked_done(const char *name, int (*stage)(void *, const ms_merge_req *,
-                                               enum ms_merge_stage, uint64_t))
+run_hooked_done(const char *name, const char *variant,
+                int (*stage)(void *, const ms_merge_req *, enum ms_merge_stage,
+                             uint64_t))
 {
 	static rt_run run;
 	static split_hook sh;
 	static ms_merge_hooks h;
-	rt_opts(&run, name, "disabled");
+	rt_opts(&run, name, variant);
 	sh = (split_hook){ .merges = 0 };
 	snprintf(sh.tmp, sizeof(sh.tmp), "%s/tmp", run.work);
 	h = (ms_merge_hooks){ .stage = stage, .arg = &sh };
@@ -728,7 +729,7 @@ static void
 test_gate_split_block_intermediate(void **state)
 {
 	(void)state;
-	ms_replay *r = run_hooked_done("split", split_stage);
+	ms_replay *r = run_hooked_done("split", "disabled", split_stage);
 	assert_gate_fails(r, "one_block_per_trace", "has two blocks");
 	ms_replay_close(r);
 }
@@ -772,7 +773,7 @@ test_gate_corrupt_output_names_cause(void **state)
 	 * cause must still be in the gate's detail. */
 	ms_replay *r = run_hooked_done(
 	        "corrupt-output-of-the-finalize-with-a-long-name",
-	        corrupt_stage);
+	        "alwayskeep", corrupt_stage); /* disabled runs no finalize */
 	assert_gate_fails(r, "one_block_per_trace", "checksum mismatch");
 	assert_gate_fails(r, "part_ledgers",
 	                  "1 not reconciled: their output or an input "

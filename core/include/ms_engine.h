@@ -184,7 +184,8 @@ typedef struct ms_engine_opts {
 	 * reserved sums the input bytes of the running merges (a merge
 	 * reserves them when a worker starts it, if free has room for them
 	 * beside the others; a merge waiting in its hook, held or queued
-	 * reserves nothing). */
+	 * reserves nothing). The finalize is skipped when free - reserved
+	 * is below its selection's bytes (ms_engine_finalize). */
 	uint64_t (*free_disk)(void *arg);
 	void *free_disk_arg;
 	uint64_t mem_limit;        /* 0 = none known; the lane threshold */
@@ -286,10 +287,13 @@ int ms_engine_release(ms_engine *e, uint64_t seq, bool run);
  * on lane "finalize" (through the dispatch hook like any dispatch). A
  * single mature part is rewritten alone (it may still need sampling); with
  * none, nothing is dispatched and *seq = 0. As in the reference, a
- * finalize with a pipeline whose fragment guard cannot be set up (no
- * segment known, or one with no interior once the grace is off both
- * edges: the sampling rule's guard_unavailable) is skipped: nothing is
- * dispatched, *seq = 0, and ms_engine_stats counts it with its reason.
+ * finalize is skipped when it cannot sample: no pipeline or no sampler
+ * in it, or a fragment guard that cannot be set up (no segment known, or
+ * one with no interior once the grace is off both edges: the sampling
+ * rule's guard_unavailable); and when the free disk (free_disk less the
+ * running merges' reservations) is below the selection's bytes. Skipped:
+ * nothing is dispatched, *seq = 0, returns 0, and ms_engine_stats counts
+ * it with its reason.
  * Returns once dispatched; wait for completion with ms_engine_wait_idle.
  */
 int ms_engine_finalize(ms_engine *e, uint64_t *seq, ms_errbuf *eb);
@@ -303,11 +307,16 @@ typedef struct ms_engine_stats {
 	uint64_t dropped;
 	uint64_t lane_merges[MS_LANE_KIND_COUNT]; /* completed, per lane */
 	/* ms_engine_finalize calls that dispatched nothing because the
-	 * finalize could not sample (since ms_engine_open; not saved by
-	 * ms_engine_save), and the reason of the last (MS_SREASON_NONE
-	 * before the first). */
+	 * finalize could not sample or had no disk headroom (since
+	 * ms_engine_open; not saved by ms_engine_save), and of the last:
+	 * the sampling rule's reason (pipeline_disabled, no_sampler,
+	 * guard_unavailable), or MS_SREASON_NONE with finalize_skip_need
+	 * > 0 for the disk: free bytes (less the running merges'
+	 * reservations) finalize_skip_free below the selection's bytes
+	 * finalize_skip_need. All zero before the first skip. */
 	uint64_t finalize_skipped;
 	enum ms_sampling_reason finalize_skip_reason;
+	uint64_t finalize_skip_need, finalize_skip_free;
 	size_t pending_hook, held, queued, running;
 	size_t claimed_parts;
 	uint64_t reserved_bytes;

@@ -90,6 +90,11 @@ int ms_fs_write_all(int fd, const void *p, size_t n);
  * in memory (tmpfs, ramfs): a file written there is RAM the process no
  * longer counts, not RAM saved. false when it cannot be told. */
 bool ms_fs_in_memory(const char *path);
+
+/* Bytes an unprivileged writer may still use on path's file system
+ * (statvfs: f_bavail * f_frsize) into *out. -errno when it cannot be
+ * read (*out untouched). */
+int ms_fs_free_bytes(const char *path, uint64_t *out);
 bool ms_fs_fd_in_memory(int fd);
 
 /* Whether path is dir itself or lies below it, after symbolic links and

@@ -48,6 +48,10 @@ typedef struct ms_bench_run {
 	bool valid;                 /* counted in the figures */
 	char why[512];              /* why not, when !valid */
 	ms_ev_run run;              /* the run record */
+	/* A finalize merge completed; false when the engine skipped it (as
+	 * the reference runs none without a sampler): its cooldown then
+	 * holds no merge, and the bench says so beside the deltas. */
+	bool finalized;
 	/* The metrics per phase; NaN where the run has no figure (the
 	 * cgroup's peak of a run without a cgroup of its own), which the
 	 * statistics leave out. */
