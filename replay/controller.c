@@ -42,6 +42,7 @@
 #include "ms_owner.h"
 #include "ms_rusage.h"
 #include "ms_thread.h"
+#include "ev_private.h"
 #include "replay_int.h"
 #include "grow.h"
 
@@ -1171,6 +1172,8 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	 * hundred a day; publications and part events stay grouped. */
 	ms_rec_merge(r->rec, &m, NULL);
 	ms_rec_flush(r->rec, NULL);
+	if (r->test.lose_merge_row && r->test.lose_merge_row == m.seq)
+		ms__rec_forget_merge(r->rec, m.seq);
 
 	pthread_mutex_lock(&r->mu);
 	if (d)

@@ -14,6 +14,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Delete the merge row of seq from rec's database, every count left as
+ * it was (ms__replay_test.lose_merge_row). */
+void ms__rec_forget_merge(ms_rec *r, uint64_t seq);
+
 /* Which record a column belongs to. */
 enum ms__ev_rec {
 	MS__EV_MERGE = 0, /* ms_ev_merge (without inputs and links) */

@@ -106,9 +106,12 @@ idle_no_leaks(const ms_gate_facts *f)
 static bool
 event_count(const ms_gate_facts *f)
 {
+	if (f->events_from_rows)
+		return f->ended && f->engine_merges_done == f->merges_done;
 	return f->ended &&
 	       f->merge_events == f->merges_done + f->merges_failed &&
-	       f->engine_merges_done == f->merges_done;
+	       f->engine_merges_done == f->merges_done &&
+	       f->engine_merges_failed == f->merges_failed;
 }
 
 static bool
@@ -173,7 +176,8 @@ static const ms_gate_def defs[MS_GATE_COUNT] = {
 	                            "tmp/ or parts/, quarantined or failed",
 	                            true, false, NULL, idle_no_leaks, NULL },
 	[MS_GATE_EVENT_COUNT] = { "event_count",
-	                          "one merge event per completed merge", true,
+	                          "one merge row per merge event; the engine "
+	                          "counts the same", true,
 	                          true, NULL, event_count, NULL },
 	[MS_GATE_ONE_CLASSIFICATION] = { "one_classification",
 	                                 "every merge has exactly one "

@@ -80,8 +80,17 @@ typedef struct ms_gate_facts {
 	uint64_t tmp_leftovers;
 	uint64_t parts_strays; /* entries of parts/ that are no active part's */
 	uint64_t quarantined;
-	uint64_t merge_events;       /* merge events recorded */
+	/* event_count: merge rows the event database holds, against the
+	 * merge events received (merges_done + merges_failed) and the
+	 * engine's own counts. A log has only its rows (events_from_rows):
+	 * there merges_done/merges_failed are the rows, checking them
+	 * against the rows would prove nothing, and the engine's failures
+	 * are not recorded; only engine_merges_done (the run row's count)
+	 * is compared. */
+	uint64_t merge_events;       /* merge rows in the database */
 	uint64_t engine_merges_done; /* the engine's own count */
+	uint64_t engine_merges_failed;
+	bool events_from_rows;
 	uint64_t bad_class;          /* ms_gate_merge_bad_class merges */
 } ms_gate_facts;
 

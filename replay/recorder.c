@@ -1555,6 +1555,56 @@ max_id(ms_rec *r, const char *table, int64_t *out, ms_errbuf *eb)
 	return 0;
 }
 
+/* count(*) of a table. Lock held. */
+static int
+count_rows(ms_rec *r, const char *table, int64_t *out, ms_errbuf *eb)
+{
+	char sql[96];
+	sqlite3_stmt *st = NULL;
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
+	if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return sql_fail(r, eb, table);
+	}
+	*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int
+ms_rec_merge_rows(ms_rec *r, uint64_t *out, ms_errbuf *eb)
+{
+	*out = 0;
+	if (!r)
+		return ms_fail(eb, MS_ERR_INVAL, "event database: none open");
+	int64_t n = 0;
+	pthread_mutex_lock(&r->lock);
+	int rc = dead_err(r, eb);
+	if (rc == 0)
+		rc = commit_locked(r, eb);
+	if (rc == 0)
+		rc = count_rows(r, "merge", &n, eb);
+	pthread_mutex_unlock(&r->lock);
+	*out = (uint64_t)n;
+	return rc;
+}
+
+void
+ms__rec_forget_merge(ms_rec *r, uint64_t seq)
+{
+	sqlite3_stmt *st = NULL;
+	pthread_mutex_lock(&r->lock);
+	if (commit_locked(r, NULL) == 0 &&
+	    sqlite3_prepare_v2(r->db, "DELETE FROM merge WHERE seq = ?", -1,
+	                       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, (int64_t)seq);
+		(void)sqlite3_step(st);
+	}
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&r->lock);
+}
+
 int
 ms_rec_mark_get(ms_rec *r, uint64_t pubs, uint64_t merge_seq,
                 ms_rec_mark *m, ms_errbuf *eb)

@@ -620,6 +620,11 @@ typedef struct ms__replay_test {
 	 * is never introduced, as a publication lost on the way (the
 	 * publications gate must fail). 0: none. */
 	size_t lose_slot;
+	/* The seq (from 1) of the merge whose row is deleted from the event
+	 * database right after it is recorded, its counts left as they
+	 * were: a row lost on the way (the event_count gate must fail).
+	 * 0: none. */
+	uint64_t lose_merge_row;
 	/* Removes the scratch shard at the close in place of ms_fs_rm_tree
 	 * (same contract): a removal that fails, even as root. NULL: none. */
 	int (*rm_work_dir)(const char *path, ms_errbuf *eb);

@@ -554,10 +554,15 @@ derive_detail(enum ms_gate id, const report *r, const struct life_check *lc,
 {
 	switch (id) {
 	case MS_GATE_EVENT_COUNT:
-		snprintf(d, n, "%llu merge events, engine completed %llu%s",
+		snprintf(d, n,
+		         "%llu completed merges in the log, the run row "
+		         "counts %llu%s; %llu failed in the log (the log "
+		         "records no count of failures to check them "
+		         "against)",
 		         (unsigned long long)r->merges_ok,
 		         (unsigned long long)r->end.merges_completed,
-		         r->has_end ? "" : " (run did not end)");
+		         r->has_end ? "" : " (run did not end)",
+		         (unsigned long long)r->merges_err);
 		break;
 	case MS_GATE_ONE_CLASSIFICATION:
 		snprintf(d, n,
@@ -632,6 +637,7 @@ ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
 			.merges_done = r.merges_ok,
 			.merges_failed = r.merges_err,
 			.engine_merges_done = r.end.merges_completed,
+			.events_from_rows = true,
 			.bad_class = r.bad_class,
 			.hot_decides = strcmp(r.run.grace_policy, "trace")
 			                       ? r.hot_decide

@@ -1163,6 +1163,68 @@ test_gate_publication_lost(void **state)
 	ms_replay_close(r);
 }
 
+/* A merge row the database lost after the recorder accepted it
+ * (ms__replay_test.lose_merge_row: the recorder's own count keeps it)
+ * fails event_count, which counts the rows the database holds. */
+static void
+test_gate_merge_row_lost(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "lost-row", "disabled");
+	run.o.serial = true;
+	run.t.lose_merge_row = 1; /* the first merge */
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	uint64_t events = st->merges_done + st->merges_failed;
+	free(st);
+	assert_true(events > 1);
+	char want[120];
+	snprintf(want, sizeof(want),
+	         "%llu merge rows in the database for %llu merge events",
+	         (unsigned long long)(events - 1), (unsigned long long)events);
+	assert_gate_fails(r, "event_count", want);
+	ms_replay_close(r);
+}
+
+/* The engine's own counts are a source of their own: a count of done or
+ * failed merges that is not the events received fails event_count, and
+ * so do rows that are not those events. A log's recomputation has only
+ * the rows: it compares the run row's count alone. */
+static void
+test_event_count_sources(void **state)
+{
+	(void)state;
+	ms_gate_facts f = { .ended = true,
+		            .merge_events = 10,
+		            .merges_done = 9,
+		            .merges_failed = 1,
+		            .engine_merges_done = 9,
+		            .engine_merges_failed = 1 };
+	ms_ev_gate g;
+	assert_true(ms_gate_eval(MS_GATE_EVENT_COUNT, &f, &g));
+	assert_true(g.pass);
+	f.engine_merges_failed = 0; /* the engine saw no failure */
+	assert_true(ms_gate_eval(MS_GATE_EVENT_COUNT, &f, &g));
+	assert_false(g.pass);
+	f.engine_merges_failed = 1;
+	f.merge_events = 9; /* a row missing */
+	assert_true(ms_gate_eval(MS_GATE_EVENT_COUNT, &f, &g));
+	assert_false(g.pass);
+	/* From a log: the rows are the events; the run row's count is
+	 * checked, nothing else is claimed. */
+	f.events_from_rows = true;
+	f.engine_merges_failed = 0;
+	assert_true(ms_gate_eval(MS_GATE_EVENT_COUNT, &f, &g));
+	assert_true(g.pass);
+	f.engine_merges_done = 8;
+	assert_true(ms_gate_eval(MS_GATE_EVENT_COUNT, &f, &g));
+	assert_false(g.pass);
+}
+
 /* Unchanged, every publication is taken as checked by its files hash
  * (the fixture's build checked those bytes), and the gate passes. */
 static void
@@ -1937,6 +1999,8 @@ main(void)
 		cmocka_unit_test(test_gate_evaluated_unjudged),
 		cmocka_unit_test(test_fail_open_some_calls),
 		cmocka_unit_test(test_fail_open_gates_still_fail),
+		cmocka_unit_test(test_event_count_sources),
+		cmocka_unit_test(test_gate_merge_row_lost),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

@@ -311,8 +311,12 @@ test_derived_gates(void **state)
 	assert_int_equal(n, 5);
 	assert_string_equal(g[0].name, "event_count");
 	assert_false(g[0].pass);
-	assert_non_null(strstr(g[0].detail, "99 merge events, engine "
-	                                    "completed 100"));
+	assert_non_null(strstr(g[0].detail, "99 completed merges in the log, "
+	                                    "the run row counts 100"));
+	/* The failed merge is a row and nothing else: the log has no
+	 * count of failures, and the gate says it did not check one. */
+	assert_non_null(strstr(g[0].detail, "1 failed in the log (the log "
+	                                    "records no count of failures"));
 }
 
 /* A run of no merge has no part event; a damaged log has merges but lost
@@ -397,6 +401,7 @@ test_gate_table(void **state)
 	f.merges_done = 9;
 	f.merges_failed = 1;
 	f.engine_merges_done = 9;
+	f.engine_merges_failed = 1;
 	assert_true(ms_gate_eval(MS_GATE_EVENT_COUNT, &f, &one));
 	assert_string_equal(one.name, "event_count");
 	assert_true(one.pass);

@@ -503,6 +503,10 @@ int ms_rec_plugin_log_count(ms_rec *r, const ms_ev_plugin_log_count *c,
 int ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb);
 /* Commit now. */
 int ms_rec_flush(ms_rec *r, ms_errbuf *eb);
+/* Commit what is pending and count the merge rows the database holds
+ * (*out; 0 on error): the event_count gate's rows, read back rather than
+ * counted as they were accepted. */
+int ms_rec_merge_rows(ms_rec *r, uint64_t *out, ms_errbuf *eb);
 
 /* Where the log stands (ms_rec_mark_get): the events a later rollback
  * keeps. */
