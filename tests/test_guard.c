@@ -778,8 +778,10 @@ ab_id(uint32_t i, uint32_t depth, uint8_t *id)
 {
 	uint32_t len = 0;
 	for (;;) {
+		/* IDs that go on from this letter; with it, those
+		 * starting with 'a' here. */
 		uint32_t below = ((uint32_t)1 << (depth - len)) - 2;
-		uint32_t half = below / 2 + 1; /* the letter, then below it */
+		uint32_t half = below + 1;
 		id[len++] = i < half ? 'a' : 'b';
 		if (i >= half)
 			i -= half;
