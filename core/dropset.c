@@ -27,8 +27,10 @@
  *     MS_TRACE_ID_MAX); a record always leaves a chunk room for it.
  *  3. A restart's record is found by a 32-bit reference (chunk << 16 |
  *     offset in the chunk) in pages of REF_PAGE references that never
- *     move either; entry i is read from restart i / RESTART forward
- *     (cursor: at most RESTART - 1 records before it).
+ *     move either; entry i's record is found from restart i / RESTART
+ *     forward by the records' lengths alone (at most RESTART - 1 before
+ *     it). A lookup compares, and a get copies, each byte of the ID once,
+ *     from the record in the run that holds it; nothing else is decoded.
  *  4. The slot table is open-addressed with linear probing, 2^k slots at
  *     most half full. A 32-bit slot holds the entry index + 1 in its low
  *     k bits (0 = empty; n <= 2^(k-1) fits) and, as a fingerprint, the top
@@ -222,18 +224,83 @@ read_record(ms_dropset_iter *it, uint64_t *a, uint64_t *b)
 	it->i++;
 }
 
-/* Move the cursor to entry i (< n) and read it. */
-static void
-seek(const ms_dropset *d, size_t i, ms_dropset_iter *it, uint64_t *a,
-     uint64_t *b)
+/* Past the record at p: its ID bytes and both uvarints (2.). */
+static const uint8_t *
+skip_record(const uint8_t *p)
 {
-	/* A cursor already in i's run of entries and not past i goes on
-	 * from where it is. */
-	if (it->d != d || it->i == 0 || it->i > i ||
-	    it->i / RESTART != i / RESTART)
-		restart_at(d, i / RESTART, it);
-	while (it->i <= i)
-		read_record(it, a, b);
+	p += 2 + p[1];
+	while (*p++ & 0x80)
+		;
+	while (*p++ & 0x80)
+		;
+	return p;
+}
+
+/* Where the records of entry i's run up to i start, restart first (3.):
+ * i % RESTART + 1 of them, found by their lengths alone. */
+static size_t
+run_records(const ms_dropset *d, size_t i, const uint8_t *rec[RESTART])
+{
+	size_t r = i / RESTART;
+	uint32_t ref = ((const uint32_t *)d->pages[r / REF_PAGE])[r % REF_PAGE];
+	size_t c = ref >> CHUNK_BITS;
+	const uint8_t *p =
+	        (const uint8_t *)d->chunks[c] + (ref & (CHUNK_MAX - 1));
+	size_t n = i % RESTART + 1;
+	for (size_t k = 0; k < n; k++) {
+		if (*p == END)
+			p = d->chunks[++c];
+		rec[k] = p;
+		p = skip_record(p);
+	}
+	return n;
+}
+
+/* Is the last of a run's n records the ID tid? Its own bytes are
+ * compared first, then, going back, each byte it shares with the records
+ * before it where that record holds it: every byte of the ID once,
+ * nothing decoded. */
+static bool
+run_entry_is(const uint8_t *const *rec, size_t n, const uint8_t *tid,
+             uint32_t len)
+{
+	const uint8_t *r = rec[n - 1];
+	uint32_t need = r[0];
+	if ((uint32_t)r[0] + r[1] != len || memcmp(r + 2, tid + need, r[1]))
+		return false;
+	for (size_t k = n - 1; need > 0 && k-- > 0;) {
+		r = rec[k];
+		if (r[0] >= need)
+			continue;
+		if (memcmp(r + 2, tid + r[0], need - r[0]))
+			return false;
+		need = r[0];
+	}
+	return need == 0;
+}
+
+/* Entry i's ID into tid, each byte copied once from the record that
+ * holds it, and its A and B. */
+static uint32_t
+entry_of(const ms_dropset *d, size_t i, uint8_t *tid, uint64_t *a,
+         uint64_t *b)
+{
+	const uint8_t *rec[RESTART];
+	size_t n = run_records(d, i, rec);
+	const uint8_t *r = rec[n - 1];
+	uint32_t len = (uint32_t)r[0] + r[1], need = r[0];
+	memcpy(tid + need, r + 2, r[1]);
+	const uint8_t *v = r + 2 + r[1];
+	*a = get_uvarint(&v);
+	*b = get_uvarint(&v);
+	for (size_t k = n - 1; need > 0 && k-- > 0;) {
+		r = rec[k];
+		if (r[0] >= need)
+			continue;
+		memcpy(tid + r[0], r + 2, need - r[0]);
+		need = r[0];
+	}
+	return len;
 }
 
 /* Append a new block of `size` bytes to a directory of blocks (the
@@ -343,15 +410,15 @@ ms_dropset_contains(const ms_dropset *d, const uint8_t *tid, uint32_t len)
 	uint32_t im = idx_mask(d->slot_bits);
 	uint32_t fp = (uint32_t)(h >> 32) & ~im;
 	size_t mask = nslots(d) - 1;
-	ms_dropset_iter it = { 0 };
 	for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
 		uint32_t s = d->slots[i];
 		if (!s)
 			return false;
 		if ((s & ~im) != fp)
 			continue;
-		seek(d, (s & im) - 1, &it, NULL, NULL);
-		if (it.len == len && memcmp(it.tid, tid, len) == 0)
+		const uint8_t *rec[RESTART];
+		size_t n = run_records(d, (s & im) - 1, rec);
+		if (run_entry_is(rec, n, tid, len))
 			return true;
 	}
 }
@@ -439,11 +506,8 @@ void
 ms_dropset_get(const ms_dropset *d, size_t i, uint8_t tid[MS_TRACE_ID_MAX],
                uint32_t *len, int64_t *min_ts, int64_t *max_ts)
 {
-	ms_dropset_iter it = { 0 };
 	uint64_t a, b;
-	seek(d, i, &it, &a, &b);
-	memcpy(tid, it.tid, it.len);
-	*len = it.len;
+	*len = entry_of(d, i, tid, &a, &b);
 	bounds_of(d, a, b, min_ts, max_ts);
 }
 

@@ -771,6 +771,77 @@ top_high_hash(const uint8_t *tid, uint32_t len, void *ctx)
 	return (fnv(tid, len) & 0x3) << 62 | 5;
 }
 
+/* The i-th (from 0) of the IDs of 1..depth letters 'a' and 'b' in byte
+ * order ("a", "aa", "aaa", ..., "ab", ...) into id; its length. */
+static uint32_t
+ab_id(uint32_t i, uint32_t depth, uint8_t *id)
+{
+	uint32_t len = 0;
+	for (;;) {
+		/* IDs that go on from this letter; with it, those
+		 * starting with 'a' here. */
+		uint32_t below = ((uint32_t)1 << (depth - len)) - 2;
+		uint32_t half = below + 1;
+		id[len++] = i < half ? 'a' : 'b';
+		if (i >= half)
+			i -= half;
+		if (i == 0)
+			return len;
+		i--;
+	}
+}
+
+/* IDs in byte order share from none to all of the previous ID, in every
+ * mix within a run of records; with one slot and fingerprint for all,
+ * each lookup is told by its bytes alone: every member is found and read
+ * back, and one byte changed anywhere (also in a byte its record shares
+ * with the records before it), a prefix or a non-member is absent. */
+static void
+test_dropset_shared_collisions(void **st)
+{
+	(void)st;
+	const uint32_t depth = 8, all = ((uint32_t)1 << (depth + 1)) - 2;
+	ms_dropset_opts o = { NULL, const_hash, NULL };
+	ms_dropset *d;
+	ms_errbuf eb;
+	assert_int_equal(ms_dropset_open(&d, &o, &eb), 0);
+	uint8_t id[16], t[MS_TRACE_ID_MAX];
+	for (uint32_t i = 0; i < all; i++)
+		if (i % 3 && ms_dropset_add(d, id, ab_id(i, depth, id), i, i,
+		                            &eb))
+			fail_msg("%s", eb.msg);
+	size_t at = 0;
+	for (uint32_t i = 0; i < all; i++) {
+		uint32_t len = ab_id(i, depth, id);
+		assert_int_equal(ms_dropset_contains(d, id, len), i % 3 != 0);
+		if (i % 3 == 0)
+			continue;
+		uint32_t tl;
+		int64_t mn, mx;
+		ms_dropset_get(d, at++, t, &tl, &mn, &mx);
+		assert_int_equal(tl, len);
+		assert_memory_equal(t, id, len);
+		assert_int_equal(mn, i);
+		for (uint32_t k = 0; k < len; k++) {
+			id[k] ^= 'a' ^ 'b';
+			bool member = false;
+			for (uint32_t j = 0; j < all; j++) {
+				uint32_t jl = ab_id(j, depth, t);
+				member |= j % 3 && jl == len &&
+				          memcmp(t, id, len) == 0;
+			}
+			assert_int_equal(ms_dropset_contains(d, id, len),
+			                 member);
+			id[k] ^= 'a' ^ 'b';
+			id[k] ^= 0x80;
+			assert_false(ms_dropset_contains(d, id, len));
+			id[k] ^= 0x80;
+		}
+	}
+	assert_int_equal(at, ms_dropset_count(d));
+	ms_dropset_close(d);
+}
+
 static void
 test_dropset_chunks_round_trip(void **st)
 {
@@ -904,6 +975,7 @@ main(void)
 		cmocka_unit_test(test_dropset_bad_ids),
 		cmocka_unit_test(test_dropset_bytes_per_id),
 		cmocka_unit_test(test_dropset_shared_prefixes),
+		cmocka_unit_test(test_dropset_shared_collisions),
 		cmocka_unit_test(test_dropset_chunks_round_trip),
 		cmocka_unit_test(test_dropset_out_of_memory),
 		cmocka_unit_test(test_guard_and_dropset_open_out_of_memory),
