@@ -86,7 +86,8 @@
 	X(pub_lost_slot) X(pub_lost_id) X(last_failure)                    \
 	X(spark) X(nspark)                                                 \
 	X(staged_peak) X(staged_preferred) X(track_dup) X(track_err)       \
-	X(parts_in) X(parts_ok) X(parts_bad) X(parts_gone)                 \
+	X(parts_introduced) X(parts_in) X(parts_ok) X(parts_bad)           \
+	X(parts_gone)                                                      \
 	X(check_submitted) X(check_by_hash) X(part_err)                    \
 	X(merges_reconciled) X(merges_unreconciled) X(merge_err)           \
 	X(rows_dropped) X(traces_dropped) X(drop_err) X(hot_decides) X(hot_decided)       \

@@ -42,7 +42,10 @@ lifecycle(const ms_gate_facts *f)
 static bool
 one_block_per_trace(const ms_gate_facts *f)
 {
-	return f->parts_ok == f->parts_in && f->parts_in == f->parts_checked;
+	/* Every part introduced handed to the checker, every check
+	 * finished, every one passed. */
+	return f->parts_checked == f->parts_introduced &&
+	       f->parts_in == f->parts_checked && f->parts_ok == f->parts_in;
 }
 
 static bool

@@ -773,23 +773,32 @@ gate_tallies(ms_replay *r, ms_gate_facts *f)
 		snprintf(changed, sizeof(changed),
 		         "block ledger file changed: %llu lookups unanswered; ",
 		         (unsigned long long)bf.file_refused);
+	f->parts_introduced = r->parts_introduced;
 	f->parts_in = r->parts_in;
 	f->parts_checked = r->check_submitted;
 	f->parts_ok = r->parts_ok;
+	/* Parts introduced but never handed to the checker (or handed
+	 * without taking effect) are said before the first failure. */
+	char unsub[96] = "";
+	if (f->parts_checked != f->parts_introduced)
+		snprintf(unsub, sizeof(unsub),
+		         "%llu parts introduced, %llu handed to the checker; ",
+		         (unsigned long long)f->parts_introduced,
+		         (unsigned long long)f->parts_checked);
 	/* The first part that failed, and why, come before the figures:
 	 * the detail is cut at MS_EV_TEXT_MAX, and a path in the cause
 	 * would otherwise push the cause itself past it. */
 	gate(r, MS_GATE_ONE_BLOCK_PER_TRACE, f,
-	     "%s%s%s%s%llu of %llu parts checked as introduced (core and "
+	     "%s%s%s%s%s%llu of %llu parts checked as introduced (core and "
 	     "both indexes: one block per trace, order, index ledgers); "
 	     "checker %.0f ms, waited %.0f+%.0f ms (cooldown+gates), "
 	     "%llu publications by their fixture's files hash, "
 	     "%llu of %llu blocks decoded",
-	     changed, r->part_err,
+	     changed, unsub, r->part_err,
 	     r->part_err[0] && r->parts_gone ? " (left before it was read)"
 	                                     : "",
 	     r->part_err[0] ? "; " : "", (unsigned long long)r->parts_ok,
-	     (unsigned long long)r->check_submitted,
+	     (unsigned long long)r->parts_introduced,
 	     (double)atomic_load(&r->check_ns) / 1e6,
 	     (double)r->check_prewait_ns / 1e6, (double)r->check_wait_ns / 1e6,
 	     (unsigned long long)r->check_by_hash,

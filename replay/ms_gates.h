@@ -55,9 +55,12 @@ typedef struct ms_gate_facts {
 	bool lifecycle_known; /* part lifecycle was tracked or recorded */
 	bool lifecycle_twice; /* a part introduced or removed twice */
 	uint64_t unexplained; /* parts the lifecycle does not explain */
-	uint64_t parts_in;    /* parts that entered the shard */
-	uint64_t parts_checked;
-	uint64_t parts_ok;
+	/* Core parts that entered the shard: publications that took effect
+	 * and merge outputs introduced, counted as they entered. */
+	uint64_t parts_introduced;
+	uint64_t parts_checked; /* parts handed to the part checker */
+	uint64_t parts_in;      /* checks finished */
+	uint64_t parts_ok;      /* checks passed */
 	uint64_t merges_done; /* completed merges (events received) */
 	uint64_t merges_failed;
 	uint64_t merges_reconciled; /* output ledgers = inputs - dropped */

@@ -620,6 +620,10 @@ typedef struct ms__replay_test {
 	 * is never introduced, as a publication lost on the way (the
 	 * publications gate must fail). 0: none. */
 	size_t lose_slot;
+	/* 1 + the slot whose part, introduced, is not handed to the part
+	 * checker: a part never checked (one_block_per_trace must fail).
+	 * 0: none. */
+	size_t skip_check_slot;
 	/* The seq (from 1) of the merge whose row is deleted from the event
 	 * database right after it is recorded, its counts left as they
 	 * were: a row lost on the way (the event_count gate must fail).
@@ -776,6 +780,10 @@ struct ms_replay {
 	 * with the first failure; merges whose output ledgers equal their
 	 * inputs' minus the rows they dropped, and the first that did not. */
 	uint64_t parts_in, parts_ok, parts_bad, parts_gone;
+	/* Core parts introduced into the shard (publications that took
+	 * effect, merge outputs), counted under mu as they entered: every
+	 * one must be handed to the checker (check_submitted). */
+	uint64_t parts_introduced;
 	_Atomic int64_t check_ns; /* wall spent checking parts */
 	/* Publications taken as checked because their files hash to what
 	 * the fixture's build checked (ms_fixture_slot_proof); the checker's
