@@ -1537,14 +1537,13 @@ ms_rec_flush(ms_rec *r, ms_errbuf *eb)
 	return rc;
 }
 
-/* max(id) of a table with an id column (0 when empty). Lock held. */
+/* The one integer `sql` (a query over table `table`, named in an error)
+ * answers. Lock held. */
 static int
-max_id(ms_rec *r, const char *table, int64_t *out, ms_errbuf *eb)
+int_query(ms_rec *r, const char *sql, const char *table, int64_t *out,
+          ms_errbuf *eb)
 {
-	char sql[96];
 	sqlite3_stmt *st = NULL;
-	snprintf(sql, sizeof(sql), "SELECT coalesce(max(id), 0) FROM %s",
-	         table);
 	if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
@@ -1555,21 +1554,23 @@ max_id(ms_rec *r, const char *table, int64_t *out, ms_errbuf *eb)
 	return 0;
 }
 
+/* max(id) of a table with an id column (0 when empty). Lock held. */
+static int
+max_id(ms_rec *r, const char *table, int64_t *out, ms_errbuf *eb)
+{
+	char sql[96];
+	snprintf(sql, sizeof(sql), "SELECT coalesce(max(id), 0) FROM %s",
+	         table);
+	return int_query(r, sql, table, out, eb);
+}
+
 /* count(*) of a table. Lock held. */
 static int
 count_rows(ms_rec *r, const char *table, int64_t *out, ms_errbuf *eb)
 {
 	char sql[96];
-	sqlite3_stmt *st = NULL;
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
-	if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
-		return sql_fail(r, eb, table);
-	}
-	*out = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return 0;
+	return int_query(r, sql, table, out, eb);
 }
 
 int
