@@ -79,6 +79,20 @@ copy_str(char *dst, size_t n, const char *src)
 	snprintf(dst, n, "%s", src ? src : "");
 }
 
+/* The cause in a link's failure message msg (NUL-terminated), past the
+ * "plugin host for PATH: " a process host's messages start with: a merge's
+ * link row names its plugin already, and its fail_why has room for the
+ * cause only. */
+const char *
+ms__link_fail_cause(const char *msg)
+{
+	static const char pre[] = "plugin host for ";
+	if (strncmp(msg, pre, sizeof(pre) - 1) != 0)
+		return msg;
+	const char *c = strstr(msg + sizeof(pre) - 1, ": ");
+	return c && c[2] ? c + 2 : msg;
+}
+
 static void
 notify(ms_replay *r)
 {
@@ -835,9 +849,11 @@ link_delta(ms_replay *r, ms_ev_merge *m)
 			l->result = MS_ERR_PLUGIN;
 			copy_str(l->fail_open, sizeof(l->fail_open),
 			         ms_link_result_name(now.last_result));
+			const char *why = ms__link_fail_cause(now.last_fail);
 			ms_plugin_text_clean(l->fail_why, sizeof(l->fail_why),
-			                     now.last_fail,
-			                     sizeof(now.last_fail));
+			                     why,
+			                     sizeof(now.last_fail) -
+			                             (size_t)(why - now.last_fail));
 		}
 		*prev = now;
 	}

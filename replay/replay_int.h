@@ -325,6 +325,10 @@ const ms__drop_ent *ms__dropped_find(const ms__dropped *d, const uint8_t *tid,
 int ms__drop_check(const ms__dropped *d, const uint64_t *found, char *why,
                    size_t n);
 
+/* The cause in a link's failure message, past a process host's "plugin
+ * host for PATH: " (controller.c); msg itself when it has none. */
+const char *ms__link_fail_cause(const char *msg);
+
 /* One fail-open or bypass event of a merge (plugin_health). */
 #define MS__HEALTH_MAX 64
 typedef struct ms__health_ev {

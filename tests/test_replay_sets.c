@@ -1198,6 +1198,26 @@ test_oracle_dropped_file(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* A merge's link row keeps the cause of a process host's failure, not the
+ * "plugin host for PATH: " before it (the row names the plugin; its
+ * fail_why of 96 bytes was filled by a long path and lost the call). */
+static void
+test_link_fail_cause(void **st)
+{
+	(void)st;
+	const char *m = "plugin host for /a/very/long/path/to/plugins/"
+	                "tp_statshang.so: no answer from its plugin's stats() "
+	                "within 5.000 s; plugin host killed";
+	assert_string_equal(ms__link_fail_cause(m),
+	                    "no answer from its plugin's stats() within "
+	                    "5.000 s; plugin host killed");
+	assert_string_equal(ms__link_fail_cause("Decide timed out"),
+	                    "Decide timed out");
+	assert_string_equal(ms__link_fail_cause("plugin host for x: "),
+	                    "plugin host for x: ");
+	assert_string_equal(ms__link_fail_cause(""), "");
+}
+
 int
 main(void)
 {
@@ -1213,6 +1233,7 @@ main(void)
 		cmocka_unit_test(test_oracle_spill),
 		cmocka_unit_test(test_oracle_unspill_out_of_memory),
 		cmocka_unit_test(test_oracle_dropped_file),
+		cmocka_unit_test(test_link_fail_cause),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
