@@ -1296,57 +1296,63 @@ ms_engine_release(ms_engine *e, uint64_t seq, bool run)
 	return rc;
 }
 
-/* Whether the sampling rule's reason r skips a finalize: as in the
- * reference (finalizer.go runFinalizeRoundNamed), no round runs without
- * a sampler (a pipeline off has none), nor when the fragment guard
- * cannot be set up (no segment known, or one with no interior once the
- * grace is off both edges); it would rewrite every mature part
- * unsampled. */
-static bool
-rule_skips_finalize(enum ms_sampling_reason r)
-{
-	return r == MS_SREASON_PIPELINE_DISABLED ||
-	       r == MS_SREASON_NO_SAMPLER ||
-	       r == MS_SREASON_GUARD_UNAVAILABLE;
-}
-
 /*
- * Whether the finalize over the nsel parts sel[] of v is skipped, and so
- * counted, with the reason, for ms_engine_stats: when the sampling rule
- * says rule_skips_finalize, or, as the reference's disk-headroom gate,
- * when the free disk less what running merges reserve is below the
+ * Why the finalize over the nsel parts sel[] of v is skipped, or
+ * MS_SREASON_NONE with *need = 0 when it runs. The checks go in the
+ * reference's order (finalizer.go runFinalizeRoundNamed): no round
+ * without a sampler (a pipeline off has none); then the disk-headroom
+ * gate, when the free disk less what running merges reserve is below the
  * selection's bytes (the rewrite needs about that much beside its
- * inputs; an accepted miss rather than a full disk). e->mu held.
+ * inputs: an accepted miss rather than a full disk), told by
+ * MS_SREASON_NONE with *need and *fr set; then no round when the
+ * fragment guard cannot be set up (no segment known, or one with no
+ * interior once the grace is off both edges). Each would otherwise
+ * rewrite every mature part unsampled or into a full disk. e->mu held.
  */
-static bool
-finalize_skipped(ms_engine *e, ms_view *v, const size_t *sel, size_t nsel,
-                 int64_t frontier)
+static enum ms_sampling_reason
+finalize_skip_why(ms_engine *e, ms_view *v, const size_t *sel, size_t nsel,
+                  int64_t frontier, uint64_t *need, uint64_t *fr)
 {
 	ms_sampling_input in = sampling_base(e);
-	uint64_t need = 0;
+	uint64_t bytes = 0;
 	for (size_t i = 0; i < nsel; i++) {
 		const ms_part_meta *pm =
 		        ms_part_get_meta(ms_view_part(v, sel[i], MS_KIND_CORE));
 		ms_sampling_input_add(&in, pm->rows, pm->min_ts, pm->max_ts,
 		                      frontier);
-		need += pm->compressed_bytes;
+		bytes += pm->compressed_bytes;
 	}
 	enum ms_sampling_class c;
-	enum ms_sampling_reason r;
-	uint64_t fr = 0, res = 0;
-	bool rule = !ms_sampling_predict(&in, &c, &r) &&
-	            rule_skips_finalize(r);
-	if (!rule) {
-		fr = free_disk(e);
-		res = reserved_bytes(e);
-		fr = fr > res ? fr - res : 0;
-		if (fr >= need)
-			return false;
+	enum ms_sampling_reason r = MS_SREASON_NONE;
+	*need = *fr = 0;
+	if (ms_sampling_predict(&in, &c, &r))
 		r = MS_SREASON_NONE;
+	if (r == MS_SREASON_PIPELINE_DISABLED || r == MS_SREASON_NO_SAMPLER)
+		return r;
+	uint64_t free_b = free_disk(e), res = reserved_bytes(e);
+	free_b = free_b > res ? free_b - res : 0;
+	if (free_b < bytes) {
+		*need = bytes;
+		*fr = free_b;
+		return MS_SREASON_NONE;
 	}
+	return r == MS_SREASON_GUARD_UNAVAILABLE ? r : MS_SREASON_NONE;
+}
+
+/* Whether the finalize over sel[] is skipped (finalize_skip_why), and
+ * if so counted, with its reason, for ms_engine_stats. e->mu held. */
+static bool
+finalize_skipped(ms_engine *e, ms_view *v, const size_t *sel, size_t nsel,
+                 int64_t frontier)
+{
+	uint64_t need, fr;
+	enum ms_sampling_reason r =
+	        finalize_skip_why(e, v, sel, nsel, frontier, &need, &fr);
+	if (r == MS_SREASON_NONE && need == 0)
+		return false;
 	e->finalize_skipped++;
 	e->finalize_skip_reason = r;
-	e->finalize_skip_need = rule ? 0 : need;
+	e->finalize_skip_need = need;
 	e->finalize_skip_free = fr;
 	return true;
 }

@@ -1803,6 +1803,72 @@ test_finalize_skipped_without_disk(void **state)
 	fx_close(&f);
 }
 
+/* An engine with the chain spec (NULL: no pipeline) over the segment
+ * [seg_min, seg_max] (both 0: none known), its free disk read from
+ * *free_b, and three mature parts; *need is their compressed bytes. */
+static void
+fx_open_mature_disk(fixture *f, const char *spec, int64_t seg_min,
+                    int64_t seg_max, uint64_t *free_b, uint64_t *need)
+{
+	ms_errbuf eb;
+	if (spec) {
+		fx_open_chain(f, spec, true, 1, seg_min, seg_max);
+		ms_engine_close(f->eng);
+	} else {
+		fx_init(f);
+	}
+	f->free_disk = on_free_disk_fixed;
+	f->free_disk_arg = free_b;
+	fx_engine(f, true, 1, 10, NULL);
+	int64_t now = ms_clock_now(&f->clock);
+	for (int i = 0; i < 3; i++)
+		publish_uniform(f->shard, 100 * (uint64_t)i, 10, 200, false,
+		                now - 3 * 3600 * SEC, NULL);
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(f->shard, &v, &eb), 0);
+	*need = 0;
+	for (size_t i = 0; i < ms_view_count(v); i++)
+		*need += ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE))
+		                 ->compressed_bytes;
+	ms_view_release(v);
+}
+
+/* When two skip rules apply, the reason recorded is the one the
+ * reference checks first (finalizer.go runFinalizeRoundNamed: samplers,
+ * then disk headroom, then the fragment guard): no pipeline or no
+ * sampler beats a short disk, and a short disk beats a guard that cannot
+ * be set up (no segment known). The guard's rule used to be checked
+ * before the disk, so the last case read guard_unavailable. */
+static void
+test_finalize_skip_reason_order(void **state)
+{
+	(void)state;
+	const struct {
+		const char *spec;
+		int64_t seg_min, seg_max;
+		enum ms_sampling_reason want;
+		bool disk;
+	} c[] = {
+		{ NULL, SEG_MIN, SEG_MAX, MS_SREASON_PIPELINE_DISABLED, false },
+		{ "disabled", SEG_MIN, SEG_MAX, MS_SREASON_NO_SAMPLER, false },
+		{ "alwayskeep", 0, 0, MS_SREASON_NONE, true },
+	};
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		fixture f;
+		uint64_t free_b = UINT64_MAX, need;
+		ms_engine_stats st;
+		fx_open_mature_disk(&f, c[k].spec, c[k].seg_min, c[k].seg_max,
+		                    &free_b, &need);
+		__atomic_store_n(&free_b, need - 1, __ATOMIC_SEQ_CST);
+		assert_finalize_skipped(&f, c[k].want);
+		ms_engine_get_stats(f.eng, &st);
+		assert_int_equal(st.finalize_skip_need, c[k].disk ? need : 0);
+		assert_int_equal(st.finalize_skip_free,
+		                 c[k].disk ? need - 1 : 0);
+		fx_close(&f);
+	}
+}
+
 /* The random publications of the sequence tests: a generator state that
  * a checkpoint can carry (its caller blob). */
 typedef struct gen {
@@ -2282,6 +2348,7 @@ main(void)
 		cmocka_unit_test(test_finalize_skipped_without_segment),
 		cmocka_unit_test(test_finalize_skipped_without_sampler),
 		cmocka_unit_test(test_finalize_skipped_without_disk),
+		cmocka_unit_test(test_finalize_skip_reason_order),
 		cmocka_unit_test(test_sequence_500_deterministic),
 		cmocka_unit_test(test_checkpoint_restore_same_fingerprint),
 		cmocka_unit_test(test_checkpoint_refused_unless_idle),

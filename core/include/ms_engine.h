@@ -287,13 +287,13 @@ int ms_engine_release(ms_engine *e, uint64_t seq, bool run);
  * on lane "finalize" (through the dispatch hook like any dispatch). A
  * single mature part is rewritten alone (it may still need sampling); with
  * none, nothing is dispatched and *seq = 0. As in the reference, a
- * finalize is skipped when it cannot sample: no pipeline or no sampler
- * in it, or a fragment guard that cannot be set up (no segment known, or
- * one with no interior once the grace is off both edges: the sampling
- * rule's guard_unavailable); and when the free disk (free_disk less the
- * running merges' reservations) is below the selection's bytes. Skipped:
- * nothing is dispatched, *seq = 0, returns 0, and ms_engine_stats counts
- * it with its reason.
+ * finalize is skipped, for the first of these that holds, in the
+ * reference's order: no pipeline or no sampler in it; the free disk
+ * (free_disk less the running merges' reservations) below the
+ * selection's bytes; a fragment guard that cannot be set up (no segment
+ * known, or one with no interior once the grace is off both edges: the
+ * sampling rule's guard_unavailable). Skipped: nothing is dispatched,
+ * *seq = 0, returns 0, and ms_engine_stats counts it with its reason.
  * Returns once dispatched; wait for completion with ms_engine_wait_idle.
  */
 int ms_engine_finalize(ms_engine *e, uint64_t *seq, ms_errbuf *eb);
