@@ -205,6 +205,16 @@ is_claimed(const ms_engine *e, uint64_t id)
 	return false;
 }
 
+/* ms_pick_excluded_fn of the engine: a part claimed by a listed job or
+ * quarantined is no candidate (design 1). e->mu held. */
+static bool
+not_candidate(const void *arg, uint64_t id)
+{
+	const ms_engine *e = arg;
+
+	return is_claimed(e, id) || is_quarantined(e, id);
+}
+
 /* What the running jobs hold of the free disk (DESIGN "picker": the
  * fan-out is free disk minus the bytes reserved by running merges). A
  * selection waiting in its hook, held or queued holds nothing yet, as in
@@ -489,20 +499,8 @@ pick_run(ms_engine *e, bool *found, ms_errbuf *eb)
 		        nv, 2 * cb + 2 * ib + (nv ? nv : 1) * sizeof(bool));
 		goto out;
 	}
-	for (size_t i = 0; i < nv; i++) {
-		const ms_part_meta *pm =
-		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
-		if (pm->rows < 1 || is_claimed(e, pm->id) ||
-		    is_quarantined(e, pm->id))
-			continue;
-		cands[nc] = (ms_pick_cand){ .id = pm->id,
-			                    .size = pm->compressed_bytes,
-			                    .min_ts = pm->min_ts,
-			                    .max_ts = pm->max_ts,
-			                    .rows = pm->rows,
-			                    .depth = pm->depth };
-		vidx[nc++] = i;
-	}
+	ms_pick_scope sc = { .excluded = not_candidate, .arg = e };
+	nc = ms_pick_candidates(v, &sc, cands, vidx);
 	for (uint64_t pass = 1;; pass++) {
 		size_t nr = 0;
 		for (size_t i = 0; i < nc; i++) {
@@ -1380,14 +1378,11 @@ ms_engine_finalize(ms_engine *e, uint64_t *seq, ms_errbuf *eb)
 		goto out;
 	}
 	int64_t frontier = ms_clock_frontier(e->o.clock);
-	for (size_t i = 0; i < nv; i++) {
-		const ms_part_meta *pm =
-		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
-		if (pm->rows < 1 || pm->max_ts > frontier ||
-		    is_claimed(e, pm->id) || is_quarantined(e, pm->id))
-			continue;
-		sel[nsel++] = i;
-	}
+	ms_pick_scope sc = { .finalize = true,
+		             .frontier_ns = frontier,
+		             .excluded = not_candidate,
+		             .arg = e };
+	nsel = ms_pick_candidates(v, &sc, NULL, sel);
 	if (nsel > 0 && !finalize_skipped(e, v, sel, nsel, frontier)) {
 		job *j;
 		rc = job_make(e, v, sel, nsel, true, 0, 0, 1, &j, eb);
