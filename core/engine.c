@@ -388,7 +388,7 @@ job_make(ms_engine *e, ms_view *v, const size_t *vidx, size_t n, bool fin,
 		in->depth = pm->depth;
 		in->min_ts = pm->min_ts;
 		in->max_ts = pm->max_ts;
-		in->mature = pm->max_ts <= d->frontier_ns;
+		in->mature = ms_ts_mature(pm->max_ts, d->frontier_ns);
 		j->ids[i] = pm->id;
 		d->bytes += in->bytes;
 		d->rows += in->rows;

@@ -6,6 +6,7 @@
  * engine under its own lock.
  */
 #include "ms_picker.h"
+#include "ms_clock.h"
 #include "ms_part.h"
 #include "ms_shard.h"
 
@@ -180,7 +181,7 @@ is_candidate(const ms_part_meta *pm, const ms_pick_scope *s)
 {
 	if (pm->rows < 1)
 		return false;
-	if (s->finalize && pm->max_ts > s->frontier_ns)
+	if (s->finalize && !ms_ts_mature(pm->max_ts, s->frontier_ns))
 		return false;
 	return !s->excluded || !s->excluded(s->arg, pm->id);
 }
