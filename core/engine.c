@@ -445,21 +445,30 @@ free_disk(ms_engine *e)
 	return fr;
 }
 
-/* A worker starts j: it reserves its input bytes when the free disk has
- * more than those and what running jobs hold; otherwise it runs holding
- * nothing (the reference's tryReserveDiskSpace). e->mu held. */
+/* The disk headroom: the free disk less what running jobs reserve, 0
+ * when they reserve more. The fan-out, a worker's reservation and the
+ * finalize's disk gate all measure against it. e->mu held. */
+static uint64_t
+disk_headroom(ms_engine *e)
+{
+	uint64_t fr = free_disk(e), res = reserved_bytes(e);
+
+	return fr > res ? fr - res : 0;
+}
+
+/* A worker starts j: it reserves its input bytes when the headroom is
+ * more than those; otherwise it runs holding nothing (the reference's
+ * tryReserveDiskSpace). e->mu held. */
 static void
 reserve_on_start(ms_engine *e, job *j)
 {
-	uint64_t fr = free_disk(e), res = reserved_bytes(e);
-	j->reserved = fr > res && fr - res > j->d.bytes ? j->d.bytes : 0;
+	j->reserved = disk_headroom(e) > j->d.bytes ? j->d.bytes : 0;
 }
 
 static uint64_t
 fan_out(ms_engine *e)
 {
-	uint64_t fr = free_disk(e), res = reserved_bytes(e);
-	uint64_t fan = fr > res ? fr - res : 0;
+	uint64_t fan = disk_headroom(e);
 
 	if (e->o.max_fan_out && fan > e->o.max_fan_out)
 		fan = e->o.max_fan_out;
@@ -1331,13 +1340,11 @@ finalize_skipped(ms_engine *e, ms_view *v, const size_t *sel, size_t nsel,
 	}
 	enum ms_sampling_class c;
 	enum ms_sampling_reason r;
-	uint64_t fr = 0, res = 0;
+	uint64_t fr = 0;
 	bool rule = !ms_sampling_predict(&in, &c, &r) &&
 	            rule_skips_finalize(r);
 	if (!rule) {
-		fr = free_disk(e);
-		res = reserved_bytes(e);
-		fr = fr > res ? fr - res : 0;
+		fr = disk_headroom(e);
 		if (fr >= need)
 			return false;
 		r = MS_SREASON_NONE;
