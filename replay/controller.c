@@ -3479,16 +3479,13 @@ ms__replay_run_to_abs(ms_replay *r, int64_t t, const char *spec, ms_errbuf *eb)
 int
 ms_replay_run_to_time(ms_replay *r, int64_t t, ms_errbuf *eb)
 {
-	/* "go 09:00:00", "go +1d 00:30:00": the target as the day's clock. */
-	int64_t d = (t - r->info->day_start_ns) / 1000000000;
-	if (d < 0)
-		d = 0;
-	char day[8] = "", spec[sizeof(((ms_breakpoint *)0)->spec)];
-	if (d >= 86400)
-		snprintf(day, sizeof(day), "+%lldd ", (long long)(d / 86400));
-	snprintf(spec, sizeof(spec), "go %s%02lld:%02lld:%02lld", day,
-	         (long long)(d % 86400 / 3600), (long long)(d % 3600 / 60),
-	         (long long)(d % 60));
+	/* "go 09:00:00", "go +1d 00:30:00": the target as the day's clock
+	 * (a time before the day as its start). */
+	int64_t start = r->info->day_start_ns;
+	char clock[24], spec[sizeof(((ms_breakpoint *)0)->spec)];
+	ms_replay_fmt_clock(clock, sizeof(clock), t > start ? t : start,
+	                    start);
+	snprintf(spec, sizeof(spec), "go %s", clock);
 	return ms__replay_run_to_abs(r, t, spec, eb);
 }
 

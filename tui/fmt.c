@@ -10,6 +10,7 @@
  */
 #include "tui_int.h"
 
+#include "ms_replay.h"
 #include "ms_replay_events.h"
 
 #include <ctype.h>
@@ -121,20 +122,7 @@ ms_fmt_ns(char *buf, size_t n, uint64_t ns)
 char *
 ms_fmt_clock(char *buf, size_t n, int64_t t, int64_t day_start)
 {
-	/* Whole seconds rounded down, so half a second before the day is
-	 * "-1d 23:59:59", never "-00:00:00". */
-	int64_t d = t - day_start;
-	int64_t sec = d / NS_PER_S - (d % NS_PER_S < 0);
-	int64_t days = sec / 86400 - (sec % 86400 < 0);
-	int64_t s = sec - days * 86400;
-	int hh = (int)(s / 3600), mm = (int)(s / 60 % 60), ss = (int)(s % 60);
-	if (days == 0)
-		snprintf(buf, n, "%02d:%02d:%02d", hh, mm, ss);
-	else
-		snprintf(buf, n, "%c%" PRId64 "d %02d:%02d:%02d",
-		         days > 0 ? '+' : '-', days > 0 ? days : -days, hh, mm,
-		         ss);
-	return buf;
+	return ms_replay_fmt_clock(buf, n, t, day_start);
 }
 
 char *
