@@ -1774,13 +1774,22 @@ drain(ms_replay *r, const char *what, int64_t *ns, ms_errbuf *eb)
 	return rc;
 }
 
+/* Move the run to phase p, and the events it records to p's recorded
+ * phase: primary up to the day boundary, cooldown from there (the
+ * finalize included). mu held. */
+static void
+enter_phase(ms_replay *r, enum ms_replay_phase p)
+{
+	r->phase = p;
+	r->rec_phase = p <= MS_RPHASE_BOUNDARY ? MS_EV_PHASE_PRIMARY
+	                                       : MS_EV_PHASE_COOLDOWN;
+}
+
 static void
 set_phase(ms_replay *r, enum ms_replay_phase p)
 {
 	pthread_mutex_lock(&r->mu);
-	r->phase = p;
-	r->rec_phase = p <= MS_RPHASE_BOUNDARY ? MS_EV_PHASE_PRIMARY
-	                                       : MS_EV_PHASE_COOLDOWN;
+	enter_phase(r, p);
 	pthread_mutex_unlock(&r->mu);
 	notify(r);
 }
@@ -1917,11 +1926,8 @@ advance(ms_replay *r, enum ms_replay_phase p)
 {
 	pthread_mutex_lock(&r->mu);
 	bool seek = r->seek_req;
-	if (!seek) {
-		r->phase = p;
-		r->rec_phase = p <= MS_RPHASE_BOUNDARY ? MS_EV_PHASE_PRIMARY
-		                                       : MS_EV_PHASE_COOLDOWN;
-	}
+	if (!seek)
+		enter_phase(r, p);
 	pthread_mutex_unlock(&r->mu);
 	if (!seek)
 		notify(r);
