@@ -62,21 +62,29 @@ fmt_unit(char *buf, size_t n, double d, const char *unit, int u, double base,
 	}
 }
 
+/* v (at least base) in the largest of the six units (unit[0] is base,
+ * each next one base times more) that keeps it at least 1. */
+static char *
+fmt_scaled(char *buf, size_t n, uint64_t v, double base, const char *unit,
+           int prec)
+{
+	double d = (double)v / base;
+	int u = 0;
+	while (d >= base && u < 5) {
+		d /= base;
+		u++;
+	}
+	return fmt_unit(buf, n, d, unit, u, base, prec);
+}
+
 char *
 ms_fmt_bytes(char *buf, size_t n, uint64_t v)
 {
-	static const char unit[] = "KMGTPE";
 	if (v < 1024) {
 		snprintf(buf, n, "%" PRIu64 "B", v);
 		return buf;
 	}
-	double d = (double)v / 1024.0;
-	int u = 0;
-	while (d >= 1024.0 && u < 5) {
-		d /= 1024.0;
-		u++;
-	}
-	return fmt_unit(buf, n, d, unit, u, 1024.0, 2);
+	return fmt_scaled(buf, n, v, 1024.0, "KMGTPE", 2);
 }
 
 char *
@@ -86,14 +94,7 @@ ms_fmt_count(char *buf, size_t n, uint64_t v)
 		snprintf(buf, n, "%" PRIu64, v);
 		return buf;
 	}
-	static const char unit[] = "kMGTPE";
-	double d = (double)v / 1000.0;
-	int u = 0;
-	while (d >= 1000.0 && u < 5) {
-		d /= 1000.0;
-		u++;
-	}
-	return fmt_unit(buf, n, d, unit, u, 1000.0, 1);
+	return fmt_scaled(buf, n, v, 1000.0, "kMGTPE", 1);
 }
 
 char *
