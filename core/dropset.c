@@ -432,10 +432,12 @@ ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len, int64_t min_ts,
 		               "drop set: trace ID of %u bytes, expected "
 		               "1..%d",
 		               len, MS_TRACE_ID_MAX);
-	if (ms_dropset_contains(d, tid, len))
+	if (ms_dropset_contains(d, tid, len)) {
+		char shown[MS_TRACE_ID_SHOW_MAX];
 		return ms_fail(eb, MS_ERR_EXISTS,
-		               "drop set: trace %.*s recorded twice", (int)len,
-		               (const char *)tid);
+		               "drop set: trace %s recorded twice",
+		               ms_trace_id_show(shown, tid, len));
+	}
 	int rc = 0;
 	size_t want = 0;
 	if ((d->n + 1) * 2 > nslots(d))

@@ -205,6 +205,16 @@ is_claimed(const ms_engine *e, uint64_t id)
 	return false;
 }
 
+/* ms_pick_excluded_fn of the engine: a part claimed by a listed job or
+ * quarantined is no candidate (design 1). e->mu held. */
+static bool
+not_candidate(const void *arg, uint64_t id)
+{
+	const ms_engine *e = arg;
+
+	return is_claimed(e, id) || is_quarantined(e, id);
+}
+
 /* What the running jobs hold of the free disk (DESIGN "picker": the
  * fan-out is free disk minus the bytes reserved by running merges). A
  * selection waiting in its hook, held or queued holds nothing yet, as in
@@ -378,7 +388,7 @@ job_make(ms_engine *e, ms_view *v, const size_t *vidx, size_t n, bool fin,
 		in->depth = pm->depth;
 		in->min_ts = pm->min_ts;
 		in->max_ts = pm->max_ts;
-		in->mature = pm->max_ts <= d->frontier_ns;
+		in->mature = ms_ts_mature(pm->max_ts, d->frontier_ns);
 		j->ids[i] = pm->id;
 		d->bytes += in->bytes;
 		d->rows += in->rows;
@@ -435,21 +445,30 @@ free_disk(ms_engine *e)
 	return fr;
 }
 
-/* A worker starts j: it reserves its input bytes when the free disk has
- * more than those and what running jobs hold; otherwise it runs holding
- * nothing (the reference's tryReserveDiskSpace). e->mu held. */
+/* The disk headroom: the free disk less what running jobs reserve, 0
+ * when they reserve more. The fan-out, a worker's reservation and the
+ * finalize's disk gate all measure against it. e->mu held. */
+static uint64_t
+disk_headroom(ms_engine *e)
+{
+	uint64_t fr = free_disk(e), res = reserved_bytes(e);
+
+	return fr > res ? fr - res : 0;
+}
+
+/* A worker starts j: it reserves its input bytes when the headroom is
+ * more than those; otherwise it runs holding nothing (the reference's
+ * tryReserveDiskSpace). e->mu held. */
 static void
 reserve_on_start(ms_engine *e, job *j)
 {
-	uint64_t fr = free_disk(e), res = reserved_bytes(e);
-	j->reserved = fr > res && fr - res > j->d.bytes ? j->d.bytes : 0;
+	j->reserved = disk_headroom(e) > j->d.bytes ? j->d.bytes : 0;
 }
 
 static uint64_t
 fan_out(ms_engine *e)
 {
-	uint64_t fr = free_disk(e), res = reserved_bytes(e);
-	uint64_t fan = fr > res ? fr - res : 0;
+	uint64_t fan = disk_headroom(e);
 
 	if (e->o.max_fan_out && fan > e->o.max_fan_out)
 		fan = e->o.max_fan_out;
@@ -489,20 +508,8 @@ pick_run(ms_engine *e, bool *found, ms_errbuf *eb)
 		        nv, 2 * cb + 2 * ib + (nv ? nv : 1) * sizeof(bool));
 		goto out;
 	}
-	for (size_t i = 0; i < nv; i++) {
-		const ms_part_meta *pm =
-		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
-		if (pm->rows < 1 || is_claimed(e, pm->id) ||
-		    is_quarantined(e, pm->id))
-			continue;
-		cands[nc] = (ms_pick_cand){ .id = pm->id,
-			                    .size = pm->compressed_bytes,
-			                    .min_ts = pm->min_ts,
-			                    .max_ts = pm->max_ts,
-			                    .rows = pm->rows,
-			                    .depth = pm->depth };
-		vidx[nc++] = i;
-	}
+	ms_pick_scope sc = { .excluded = not_candidate, .arg = e };
+	nc = ms_pick_candidates(v, &sc, cands, vidx);
 	for (uint64_t pass = 1;; pass++) {
 		size_t nr = 0;
 		for (size_t i = 0; i < nc; i++) {
@@ -1329,8 +1336,7 @@ finalize_skip_why(ms_engine *e, ms_view *v, const size_t *sel, size_t nsel,
 		r = MS_SREASON_NONE;
 	if (r == MS_SREASON_PIPELINE_DISABLED || r == MS_SREASON_NO_SAMPLER)
 		return r;
-	uint64_t free_b = free_disk(e), res = reserved_bytes(e);
-	free_b = free_b > res ? free_b - res : 0;
+	uint64_t free_b = disk_headroom(e);
 	if (free_b < bytes) {
 		*need = bytes;
 		*fr = free_b;
@@ -1386,14 +1392,11 @@ ms_engine_finalize(ms_engine *e, uint64_t *seq, ms_errbuf *eb)
 		goto out;
 	}
 	int64_t frontier = ms_clock_frontier(e->o.clock);
-	for (size_t i = 0; i < nv; i++) {
-		const ms_part_meta *pm =
-		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
-		if (pm->rows < 1 || pm->max_ts > frontier ||
-		    is_claimed(e, pm->id) || is_quarantined(e, pm->id))
-			continue;
-		sel[nsel++] = i;
-	}
+	ms_pick_scope sc = { .finalize = true,
+		             .frontier_ns = frontier,
+		             .excluded = not_candidate,
+		             .arg = e };
+	nsel = ms_pick_candidates(v, &sc, NULL, sel);
 	if (nsel > 0 && !finalize_skipped(e, v, sel, nsel, frontier)) {
 		job *j;
 		rc = job_make(e, v, sel, nsel, true, 0, 0, 1, &j, eb);

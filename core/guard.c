@@ -199,33 +199,6 @@ ms_guard_check(ms_guard *g, const uint8_t *tid, uint32_t len, int64_t min_ts,
 	return true;
 }
 
-/* A trace ID as a message shows it (dst: 2 x MS_TRACE_ID_MAX + 3 bytes):
- * as it is when every byte is printable ASCII, else "0x" and its bytes in
- * hex, so that a NUL or a control byte neither cuts nor garbles it. */
-static void
-show_tid(char *dst, const uint8_t *tid, uint32_t len)
-{
-	if (len > MS_TRACE_ID_MAX)
-		len = MS_TRACE_ID_MAX;
-	bool plain = len > 0;
-	for (uint32_t i = 0; i < len && plain; i++)
-		plain = tid[i] > 0x20 && tid[i] < 0x7f;
-	if (plain) {
-		memcpy(dst, tid, len);
-		dst[len] = '\0';
-		return;
-	}
-	static const char hex[] = "0123456789abcdef";
-	char *o = dst;
-	*o++ = '0';
-	*o++ = 'x';
-	for (uint32_t i = 0; i < len; i++) {
-		*o++ = hex[tid[i] >> 4];
-		*o++ = hex[tid[i] & 15];
-	}
-	*o = '\0';
-}
-
 int
 ms_guard_revalidate(ms_guard *g, const ms_guard_part *now, size_t n,
                     const ms_dropset *drops, ms_errbuf *eb)
@@ -246,14 +219,13 @@ ms_guard_revalidate(ms_guard *g, const ms_guard_part *now, size_t n,
 				continue;
 			if (p->may_contain && !p->may_contain(p->ctx, tid, len))
 				continue;
-			char idhex[17], shown[2 * MS_TRACE_ID_MAX + 3];
+			char idhex[17], shown[MS_TRACE_ID_SHOW_MAX];
 			ms_part_id_str(p->id, idhex);
-			show_tid(shown, tid, len);
 			return ms_fail(eb, MS_ERR_CONFLICT,
 			               "guard: part %s appeared during the "
 			               "merge and may hold dropped trace "
 			               "%s; redo the merge losslessly",
-			               idhex, shown);
+			               idhex, ms_trace_id_show(shown, tid, len));
 		}
 	}
 	return 0;

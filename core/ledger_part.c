@@ -220,10 +220,11 @@ check_core(const ms_part *p, const char *id, const ms_block_batch *b, void *arg,
 			                        bi->trace_id_len);
 			if (c > 0 ||
 			    (c == 0 && prev_span < MS_BLOCK_SPLIT_BYTES / 2)) {
+				char shown[MS_TRACE_ID_SHOW_MAX];
 				rc = ms_fail(eb, MS_ERR_CORRUPT,
-				             "part %s: trace %.*s %s", id,
-				             (int)bi->trace_id_len,
-				             (const char *)bi->trace_id,
+				             "part %s: trace %s %s", id,
+				             ms_trace_id_show(shown, bi->trace_id,
+				                              bi->trace_id_len),
 				             c > 0 ? "out of order"
 				                   : "has two blocks");
 				goto out;

@@ -720,10 +720,12 @@ emit_kept(merge_ctx *c, const ms_stage_emit *e)
 		if (s->einfo && cmp == 0)
 			c->egroup[c->negroup++] = i;
 	}
-	if (c->negroup == 0)
+	if (c->negroup == 0) {
+		char shown[MS_TRACE_ID_SHOW_MAX];
 		return ms_fail(&c->eb, MS_ERR_STATE,
-		               "trace %.*s: no input holds it on re-read",
-		               (int)c->etid_len, (const char *)c->etid);
+		               "trace %s: no input holds it on re-read",
+		               ms_trace_id_show(shown, c->etid, c->etid_len));
+	}
 	if (c->negroup > 1) {
 		/* Staged from block headers, the scan's scratch is idle. */
 		scratch *sc = c->stage_cols ? &c->esc : &c->sc;

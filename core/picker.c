@@ -1,9 +1,14 @@
 /*
- * picker.c - the size-based merge picker and the selection fingerprint
- * declared in ms_picker.h. Pure computation: the engine builds candidates
- * from a pinned view and calls ms_picker_select under its own lock.
+ * picker.c - the size-based merge picker, its candidate rule and the
+ * selection fingerprint declared in ms_picker.h. Pure computation: the
+ * engine (and a frozen shard's re-pick in replay/) takes the candidates of
+ * a pinned view with ms_pick_candidates and calls ms_picker_select, the
+ * engine under its own lock.
  */
 #include "ms_picker.h"
+#include "ms_clock.h"
+#include "ms_part.h"
+#include "ms_shard.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -168,4 +173,41 @@ ms_pick_fp_add(uint64_t fp, const uint64_t *ids, size_t n)
 		XXH3_64bits_update(&st, buf, 8 * c);
 	}
 	return XXH3_64bits_digest(&st);
+}
+
+/* Whether the part pm of a view is a candidate under s. */
+static bool
+is_candidate(const ms_part_meta *pm, const ms_pick_scope *s)
+{
+	if (pm->rows < 1)
+		return false;
+	if (s->finalize && !ms_ts_mature(pm->max_ts, s->frontier_ns))
+		return false;
+	return !s->excluded || !s->excluded(s->arg, pm->id);
+}
+
+size_t
+ms_pick_candidates(const ms_view *v, const ms_pick_scope *s,
+                   ms_pick_cand *cands, size_t *vidx)
+{
+	size_t nv = ms_view_count(v), nc = 0;
+
+	for (size_t i = 0; i < nv; i++) {
+		const ms_part_meta *pm =
+		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
+		if (!is_candidate(pm, s))
+			continue;
+		if (cands)
+			cands[nc] =
+			        (ms_pick_cand){ .id = pm->id,
+				                .size = pm->compressed_bytes,
+				                .min_ts = pm->min_ts,
+				                .max_ts = pm->max_ts,
+				                .rows = pm->rows,
+				                .depth = pm->depth };
+		if (vidx)
+			vidx[nc] = i;
+		nc++;
+	}
+	return nc;
 }

@@ -60,6 +60,32 @@ ms_trace_id_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b,
 	return alen < blen ? -1 : alen > blen ? 1 : 0;
 }
 
+const char *
+ms_trace_id_show(char out[MS_TRACE_ID_SHOW_MAX], const uint8_t *tid,
+                 uint32_t len)
+{
+	if (len > MS_TRACE_ID_MAX)
+		len = MS_TRACE_ID_MAX;
+	bool plain = len > 0;
+	for (uint32_t i = 0; i < len && plain; i++)
+		plain = tid[i] > 0x20 && tid[i] < 0x7f;
+	if (plain) {
+		memcpy(out, tid, len);
+		out[len] = '\0';
+		return out;
+	}
+	static const char hex[] = "0123456789abcdef";
+	char *o = out;
+	*o++ = '0';
+	*o++ = 'x';
+	for (uint32_t i = 0; i < len; i++) {
+		*o++ = hex[tid[i] >> 4];
+		*o++ = hex[tid[i] & 15];
+	}
+	*o = '\0';
+	return out;
+}
+
 void
 ms_part_id_str(uint64_t id, char out[17])
 {

@@ -113,7 +113,7 @@ ms_sampling_input_add(ms_sampling_input *in, uint64_t rows, int64_t min_ts,
 		in->edge_inputs++;
 	in->ninputs++;
 	in->input_rows += rows;
-	if (rows > 0 && max_ts > frontier_ns)
+	if (rows > 0 && !ms_ts_mature(max_ts, frontier_ns))
 		in->hot_inputs++;
 	if (rows == 0 || min_ts > frontier_ns)
 		in->young_inputs++;

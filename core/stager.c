@@ -68,6 +68,7 @@
  * pending trace, else none) and the projection (ms_stager_add_summary
  * only with projection none and no row copy).
  */
+#include "ms_clock.h"
 #include "ms_invariant.h"
 #include "staging_int.h"
 
@@ -718,6 +719,18 @@ raise_peak_gauge(ms_stager *s, uint64_t all)
 		;
 }
 
+/* Whether the trace policy keeps a trace of max timestamp max_ts from
+ * Decide: it is hot behind the frontier (moved by a test's skew). */
+static bool
+trace_hot(const ms_stager *s, int64_t max_ts)
+{
+	int64_t frontier = s->o.frontier_ns;
+	if (s->o.test)
+		frontier += s->o.test->skew_frontier_ns;
+	return s->o.policy == MS_GRACE_TRACE &&
+	       !ms_ts_mature(max_ts, frontier);
+}
+
 /* Stage one trace with charge c: rows (may be NULL with a summary) or
  * the summary ts goes into the batch. */
 static int
@@ -745,10 +758,7 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 		stager_move(s, ST_EMPTY);
 		return 0;
 	}
-	int64_t frontier = s->o.frontier_ns;
-	if (s->o.test)
-		frontier += s->o.test->skew_frontier_ns;
-	bool hot = s->o.policy == MS_GRACE_TRACE && ts->max_ts > frontier;
+	bool hot = trace_hot(s, ts->max_ts);
 	if (s->npend && s->live >= pl->preferred) {
 		rc = flush(s, MS_FLUSH_BYTES, eb);
 		if (rc)
@@ -823,7 +833,7 @@ stage_one(ms_stager *s, const ms_row *rows, const ms_stage_summary *ts,
 			if (t->min_start_ns != s->exp_min ||
 			    t->max_end_ns != s->exp_end)
 				s->rep.bounds_mismatch++;
-			if (s->exp_max > s->o.frontier_ns)
+			if (!ms_ts_mature(s->exp_max, s->o.frontier_ns))
 				s->rep.hot_decided++;
 		}
 	}

@@ -51,12 +51,9 @@ sum_merge(void *ctx, const ms_ev_merge *m)
 	if (m->err)
 		return 0;
 	s->finalized |= strcmp(m->lane, MS_LANE_FINALIZE) == 0;
-	s->in[p] += (double)m->input_bytes;
-	s->out[p] += (double)m->output.compressed_bytes;
-	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
-		s->in[p] += (double)m->index[k].bytes_in;
-		s->out[p] += (double)m->index[k].bytes_out;
-	}
+	ms__ev_io io = ms__ev_merge_io(m);
+	s->in[p] += (double)io.core_in + (double)io.idx_in;
+	s->out[p] += (double)io.core_out + (double)io.idx_out;
 	return 0;
 }
 

@@ -1,12 +1,14 @@
 /*
  * breakpoint.c - breakpoint specs: parsing what a user types ("mature",
  * "merge=40", "time=12:10", "part=a1", "lane=slow", "depth>=3") and matching
- * them against a pending dispatch or a publication time.
+ * them against a pending dispatch or a publication time; and the form of a
+ * time of the replayed day (ms_replay_fmt_clock), which `time=` reads.
  */
 #include "ms_replay.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,4 +218,23 @@ ms_bp_match_dispatch(const ms_breakpoint *bp, const ms_dispatch *d,
 		return d->max_depth >= bp->n;
 	}
 	return false;
+}
+
+char *
+ms_replay_fmt_clock(char *buf, size_t n, int64_t t, int64_t day_start)
+{
+	/* Whole seconds rounded down, so half a second before the day is
+	 * "-1d 23:59:59", never "-00:00:00". */
+	int64_t d = t - day_start;
+	int64_t sec = d / NS_PER_S - (d % NS_PER_S < 0);
+	int64_t days = sec / 86400 - (sec % 86400 < 0);
+	int64_t s = sec - days * 86400;
+	int hh = (int)(s / 3600), mm = (int)(s / 60 % 60), ss = (int)(s % 60);
+	if (days == 0)
+		snprintf(buf, n, "%02d:%02d:%02d", hh, mm, ss);
+	else
+		snprintf(buf, n, "%c%" PRId64 "d %02d:%02d:%02d",
+		         days > 0 ? '+' : '-', days > 0 ? days : -days, hh, mm,
+		         ss);
+	return buf;
 }

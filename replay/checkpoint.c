@@ -76,7 +76,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 
 #define MAX_CKS 32
 
@@ -175,10 +174,10 @@ ck_room_ok(ms_replay *r)
 {
 	if (!r->ck_room)
 		r->ck_room = ms__fixture_day_bytes(r->fx) + (64ull << 20);
-	struct statvfs sv;
-	if (statvfs(r->ck_root[0] ? r->ck_root : r->work_dir, &sv) != 0)
+	uint64_t free_b;
+	if (ms_fs_free_bytes(r->ck_root[0] ? r->ck_root : r->work_dir,
+	                     &free_b) != 0)
 		return true; /* taking one will say what is wrong */
-	uint64_t free_b = (uint64_t)sv.f_bavail * sv.f_frsize;
 	if (free_b >= r->ck_room)
 		return true;
 	pthread_mutex_lock(&r->mu);

@@ -1774,13 +1774,22 @@ drain(ms_replay *r, const char *what, int64_t *ns, ms_errbuf *eb)
 	return rc;
 }
 
+/* Move the run to phase p, and the events it records to p's recorded
+ * phase: primary up to the day boundary, cooldown from there (the
+ * finalize included). mu held. */
+static void
+enter_phase(ms_replay *r, enum ms_replay_phase p)
+{
+	r->phase = p;
+	r->rec_phase = p <= MS_RPHASE_BOUNDARY ? MS_EV_PHASE_PRIMARY
+	                                       : MS_EV_PHASE_COOLDOWN;
+}
+
 static void
 set_phase(ms_replay *r, enum ms_replay_phase p)
 {
 	pthread_mutex_lock(&r->mu);
-	r->phase = p;
-	r->rec_phase = p <= MS_RPHASE_BOUNDARY ? MS_EV_PHASE_PRIMARY
-	                                       : MS_EV_PHASE_COOLDOWN;
+	enter_phase(r, p);
 	pthread_mutex_unlock(&r->mu);
 	notify(r);
 }
@@ -1917,11 +1926,8 @@ advance(ms_replay *r, enum ms_replay_phase p)
 {
 	pthread_mutex_lock(&r->mu);
 	bool seek = r->seek_req;
-	if (!seek) {
-		r->phase = p;
-		r->rec_phase = p <= MS_RPHASE_BOUNDARY ? MS_EV_PHASE_PRIMARY
-		                                       : MS_EV_PHASE_COOLDOWN;
-	}
+	if (!seek)
+		enter_phase(r, p);
 	pthread_mutex_unlock(&r->mu);
 	if (!seek)
 		notify(r);
@@ -3479,16 +3485,13 @@ ms__replay_run_to_abs(ms_replay *r, int64_t t, const char *spec, ms_errbuf *eb)
 int
 ms_replay_run_to_time(ms_replay *r, int64_t t, ms_errbuf *eb)
 {
-	/* "go 09:00:00", "go +1d 00:30:00": the target as the day's clock. */
-	int64_t d = (t - r->info->day_start_ns) / 1000000000;
-	if (d < 0)
-		d = 0;
-	char day[8] = "", spec[sizeof(((ms_breakpoint *)0)->spec)];
-	if (d >= 86400)
-		snprintf(day, sizeof(day), "+%lldd ", (long long)(d / 86400));
-	snprintf(spec, sizeof(spec), "go %s%02lld:%02lld:%02lld", day,
-	         (long long)(d % 86400 / 3600), (long long)(d % 3600 / 60),
-	         (long long)(d % 60));
+	/* "go 09:00:00", "go +1d 00:30:00": the target as the day's clock
+	 * (a time before the day as its start). */
+	int64_t start = r->info->day_start_ns;
+	char clock[24], spec[sizeof(((ms_breakpoint *)0)->spec)];
+	ms_replay_fmt_clock(clock, sizeof(clock), t > start ? t : start,
+	                    start);
+	snprintf(spec, sizeof(spec), "go %s", clock);
 	return ms__replay_run_to_abs(r, t, spec, eb);
 }
 

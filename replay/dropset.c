@@ -160,10 +160,11 @@ ms__drop_check(const ms__dropped *d, const uint64_t *found, char *why, size_t n)
 		const ms__drop_ent *e = &d->ent[i];
 		uint64_t f = found ? found[i] : 0;
 		if (e->times != 1 || e->rows != f) {
+			char shown[MS_TRACE_ID_SHOW_MAX];
 			snprintf(why, n,
-			         "trace %.*s: dropped %u times, %llu rows "
+			         "trace %s: dropped %u times, %llu rows "
 			         "reported, %llu in the fixture",
-			         (int)e->len, (const char *)e->tid, e->times,
+			         ms_trace_id_show(shown, e->tid, e->len), e->times,
 			         (unsigned long long)e->rows,
 			         (unsigned long long)f);
 			return MS_ERR_STATE;

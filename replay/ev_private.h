@@ -53,6 +53,29 @@ ms__ev_merge_phase(const ms_ev_merge *m)
 	                                              : MS_EV_PHASE_PRIMARY;
 }
 
+/* The bytes a merge event read and wrote, of its core parts and of both
+ * secondary indexes: the terms of the write amplification, for the run
+ * report and the bench alike. A failed merge (err) published nothing and
+ * counts on neither side, so the ratio is over completed merges. */
+typedef struct ms__ev_io {
+	uint64_t core_in, core_out, idx_in, idx_out;
+} ms__ev_io;
+
+static inline ms__ev_io
+ms__ev_merge_io(const ms_ev_merge *m)
+{
+	ms__ev_io io = { 0, 0, 0, 0 };
+	if (m->err)
+		return io;
+	io.core_in = m->input_bytes;
+	io.core_out = m->output.compressed_bytes;
+	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
+		io.idx_in += m->index[k].bytes_in;
+		io.idx_out += m->index[k].bytes_out;
+	}
+	return io;
+}
+
 /* Did the run sit in a cgroup of its own (limits_mode cgroup1 or
  * cgroup2)? Only then are its run end's cgroup figures measured: another
  * run has none, which is not a figure of 0. */

@@ -273,9 +273,12 @@ idlist_add(ms__idlist *l, uint64_t id)
 }
 /* ---- the re-pick -------------------------------------------------------- */
 
+/* ms_pick_excluded_fn of a frozen shard: what the pick did not see. */
 static bool
-no_candidate(const ms__frozen *f, uint64_t id)
+no_candidate(const void *arg, uint64_t id)
 {
+	const ms__frozen *f = arg;
+
 	return ids_have(f->claimed.ids, f->claimed.n, id) ||
 	       ids_have(f->quarantined.ids, f->quarantined.n, id) ||
 	       ids_have(f->unseen.ids, f->unseen.n, id);
@@ -291,21 +294,12 @@ ms__frozen_repick(const ms__frozen *f, ms_view *v, ms__pick_ids *out,
 	if (!cands)
 		return ms_fail(eb, MS_ERR_NOMEM,
 		               "re-pick: candidates of %zu parts", nv);
-	/* The engine's rule (pick_run, ms_engine_finalize), in view order. */
-	for (size_t i = 0; i < nv; i++) {
-		const ms_part_meta *pm =
-		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
-		if (pm->rows < 1 || no_candidate(f, pm->id))
-			continue;
-		if (f->finalize && pm->max_ts > f->frontier_ns)
-			continue;
-		cands[nc++] = (ms_pick_cand){ .id = pm->id,
-			                      .size = pm->compressed_bytes,
-			                      .min_ts = pm->min_ts,
-			                      .max_ts = pm->max_ts,
-			                      .rows = pm->rows,
-			                      .depth = pm->depth };
-	}
+	/* The engine's rule, the same function. */
+	ms_pick_scope sc = { .finalize = f->finalize,
+		             .frontier_ns = f->frontier_ns,
+		             .excluded = no_candidate,
+		             .arg = f };
+	nc = ms_pick_candidates(v, &sc, cands, NULL);
 	int rc = 0;
 	if (f->finalize) {
 		out->n = nc;

@@ -411,7 +411,7 @@ vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
 	const ms__oracle *o = &r->oracle;
 	const ms__recon *R = r->recon;
 	memset(dr, 0, sizeof(*dr));
-	char ex[120] = "", edge_ex[160] = "";
+	char ex[120] = "", edge_ex[160] = "", shown[MS_TRACE_ID_SHOW_MAX];
 	uint16_t dropping = o->unjudged ? dropping_links(r) : 0;
 	for (size_t i = 0; i < r->dropped.n; i++) {
 		const ms__drop_ent *d = &r->dropped.ent[i];
@@ -419,10 +419,10 @@ vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
 		unsigned p = d->phase < MS__RP_COUNT ? d->phase : 0;
 		if (e && e->edge && p == MS__RP_FINALIZE && !dr->edge++)
 			snprintf(edge_ex, sizeof(edge_ex),
-			         "trace %.*s has rows outside the day and was "
+			         "trace %s has rows outside the day and was "
 			         "dropped at the finalize (the boundary guard "
 			         "retains it)",
-			         (int)d->len, (const char *)d->tid);
+			         ms_trace_id_show(shown, d->tid, d->len));
 		if (e && !e->keep) {
 			dr->agree[p]++;
 			continue;
@@ -436,8 +436,8 @@ vo_drop_rows(ms_replay *r, vo_check *chk, vo_drops *dr)
 		else
 			dr->unknown++;
 		if (!ex[0])
-			snprintf(ex, sizeof(ex), "trace %.*s %s", (int)d->len,
-			         (const char *)d->tid,
+			snprintf(ex, sizeof(ex), "trace %s %s",
+			         ms_trace_id_show(shown, d->tid, d->len),
 			         e ? "is kept by the oracle"
 			           : "is not in the fixture");
 	}

@@ -751,10 +751,11 @@ ms__oracle_dropped(ms__oracle *o, const ms__dropped *d, ms__blkcache *blocks)
 	const ms__drop_ent *e = &d->ent[s.bad];
 	memset(o->drop_found + s.bad, 0, (d->n - s.bad) * sizeof(uint64_t));
 	ms_ledger_set_init(&o->dropped_led);
+	char shown[MS_TRACE_ID_SHOW_MAX];
 	snprintf(o->why, sizeof(o->why),
-	         "trace %.*s: a block of it has no ledger (never checked, or "
+	         "trace %s: a block of it has no ledger (never checked, or "
 	         "the fixture's block ledger file changed under the run)",
-	         (int)e->len, (const char *)e->tid);
+	         ms_trace_id_show(shown, e->tid, e->len));
 	return MS_ERR_STATE;
 }
 

@@ -229,14 +229,14 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 		r->hot_decided += s->hot_decided;
 		r->decide_traces += s->traces_evaluated;
 	}
-	a->in_bytes += m->input_bytes;
+	ms__ev_io io = ms__ev_merge_io(m);
+	a->in_bytes += io.core_in;
+	a->out_bytes += io.core_out;
+	a->idx_in_bytes += io.idx_in;
+	a->idx_out_bytes += io.idx_out;
 	if (!m->err) {
-		a->out_bytes += m->output.compressed_bytes;
-		for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
-			a->idx_in_bytes += m->index[k].bytes_in;
-			a->idx_out_bytes += m->index[k].bytes_out;
+		for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++)
 			a->idx_wall_ns += m->index[k].wall_ns;
-		}
 		a->done_wall_ns += m->wall_ns;
 	}
 	if (m->phase == MS_EV_PHASE_PRIMARY && strcmp(m->lane, "finalize")) {

@@ -78,6 +78,9 @@ test_maturity_boundary(void **state)
 	assert_int_equal(ms_frontier(INT64_MIN + 5), INT64_MIN);
 	assert_true(ms_is_mature(INT64_MIN, INT64_MIN + 5));
 	assert_false(ms_is_mature(INT64_MIN + 1, INT64_MIN + 5));
+	/* The same rule against a frontier already taken. */
+	assert_true(ms_ts_mature(now - MS_GRACE_NS, ms_frontier(now)));
+	assert_false(ms_ts_mature(now - MS_GRACE_NS + 1, ms_frontier(now)));
 }
 
 /* A configured grace: 0 (or less) is the default; the frontier with it

@@ -248,18 +248,10 @@ picker_now(ms_shard *s)
 	ms_view *v;
 	ms_pick_cand c[1024];
 	ms_pick p;
+	ms_pick_scope sc = { 0 };
 	assert_int_equal(ms_shard_view(s, &v, NULL), 0);
-	size_t n = ms_view_count(v);
-	assert_true(n <= 1024);
-	for (size_t i = 0; i < n; i++) {
-		const ms_part_meta *m =
-		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
-		c[i] = (ms_pick_cand){ .id = m->id,
-			               .size = m->compressed_bytes,
-			               .min_ts = m->min_ts,
-			               .max_ts = m->max_ts,
-			               .rows = m->rows };
-	}
+	assert_true(ms_view_count(v) <= 1024);
+	size_t n = ms_pick_candidates(v, &sc, c, NULL);
 	ms_view_release(v);
 	assert_int_equal(
 	        ms_picker_select(NULL, c, n, UINT64_MAX, NULL, &p, NULL), 0);
@@ -1532,6 +1524,53 @@ test_finalize_on_fast_worker(void **state)
 	fx_close(&f);
 }
 
+static bool
+excluded_id(const void *arg, uint64_t id)
+{
+	return id == *(const uint64_t *)arg;
+}
+
+/* The candidate rule the engine and a frozen shard's re-pick share
+ * (ms_pick_candidates): rows >= 1, not excluded by the caller, in view
+ * order; a finalize keeps a part whose max_ts is exactly the frontier
+ * and leaves one a nanosecond past it. */
+static void
+test_pick_candidates(void **state)
+{
+	(void)state;
+	char dir[4096];
+	ms_shard *s = shard_new(dir, sizeof(dir));
+	uint64_t id[4];
+	int64_t fr = T0 - 2 * 3600 * SEC;
+	/* One-span parts 10 s apart, oldest first; their max_ts is read
+	 * back from the view. */
+	for (int i = 0; i < 4; i++)
+		id[i] = publish_uniform(s, 10 * (uint64_t)i, 1, 100, false,
+		                        fr - 10 * SEC * (3 - i), NULL);
+	ms_view *v;
+	assert_int_equal(ms_shard_view(s, &v, NULL), 0);
+	int64_t mx[4];
+	for (size_t i = 0; i < 4; i++)
+		mx[i] = ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE))
+		                ->max_ts;
+	ms_pick_cand c[4];
+	size_t vi[4];
+	ms_pick_scope sc = { .excluded = excluded_id, .arg = &id[1] };
+	assert_int_equal(ms_pick_candidates(v, &sc, c, vi), 3);
+	assert_true(c[0].id == id[0] && c[1].id == id[2] && c[2].id == id[3]);
+	assert_true(vi[0] == 0 && vi[1] == 2 && vi[2] == 3);
+	assert_int_equal(c[1].rows, 1);
+	sc = (ms_pick_scope){ .finalize = true, .frontier_ns = mx[2] };
+	assert_int_equal(ms_pick_candidates(v, &sc, NULL, vi), 3);
+	assert_true(vi[0] == 0 && vi[1] == 1 && vi[2] == 2);
+	sc.frontier_ns = mx[2] - 1;
+	assert_int_equal(ms_pick_candidates(v, &sc, c, NULL), 2);
+	assert_true(c[0].id == id[0] && c[1].id == id[1]);
+	ms_view_release(v);
+	ms_shard_close(s);
+	rm_rf(dir);
+}
+
 static void
 test_finalize(void **state)
 {
@@ -2342,6 +2381,7 @@ main(void)
 		cmocka_unit_test(test_quarantine_restarts_backoff),
 		cmocka_unit_test(test_refused_input_quarantined),
 		cmocka_unit_test(test_unblamed_refusal_stops_engine),
+		cmocka_unit_test(test_pick_candidates),
 		cmocka_unit_test(test_finalize),
 		cmocka_unit_test(test_finalize_on_fast_worker),
 		cmocka_unit_test(test_predict_matches_merge),

@@ -290,6 +290,12 @@ test_revalidate(void **st)
 	assert_int_equal(ms_guard_revalidate(g, now, 2, d, &eb),
 	                 MS_ERR_CONFLICT);
 	assert_non_null(strstr(eb.msg, "dropped trace 0x41001b; redo"));
+	/* The drop set names it so too when it is recorded twice (it said
+	 * "trace A" and lost the rest at the NUL). */
+	assert_int_equal(ms_dropset_add(d, (const uint8_t *)"A\0\x1b", 3, HOUR,
+	                                2 * HOUR, &eb),
+	                 MS_ERR_EXISTS);
+	assert_string_equal(eb.msg, "drop set: trace 0x41001b recorded twice");
 	ms_dropset_close(d);
 	ms_guard_close(g);
 }

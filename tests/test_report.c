@@ -13,6 +13,7 @@
 #include "alloc_testlib.h"
 #include "ev_fixture.h"
 #include "evdb_testlib.h"
+#include "ms_bench.h"
 #include "json_testlib.h"
 #include "ms_gates.h"
 #include "xml_testlib.h"
@@ -1293,6 +1294,59 @@ test_report_out_of_memory(void **state)
 	fclose(t.out);
 }
 
+/* The number after "key": in js, from `from` on. */
+static double
+json_after(const char *js, const char *from, const char *key)
+{
+	const char *p = strstr(js, from);
+	assert_non_null(p);
+	char k[80];
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(p, k);
+	assert_non_null(p);
+	return strtod(p + strlen(k), NULL);
+}
+
+/* A failed merge published nothing: it counts on neither side of the
+ * write amplification, in the report as in the bench, which must agree.
+ * In a run of 100 merges number 97 (cooldown) fails; the report counted
+ * its input bytes and not its output, so its cooldown amplification was
+ * below the bench's. */
+static void
+test_write_amplification_completed_merges(void **state)
+{
+	(void)state;
+	enum { N = 100 };
+	char path[512];
+	record("wa.db", "skywalking", N, 0, NULL, path, sizeof(path));
+	double in = 0, out = 0;
+	for (uint64_t s = 1; s <= N; s++) {
+		ms_ev_input inputs[16];
+		ms_ev_merge m;
+		evf_merge(&m, inputs, s, N, true);
+		if (m.phase != MS_EV_PHASE_COOLDOWN || m.err)
+			continue;
+		in += (double)m.input_bytes;
+		out += (double)m.output.compressed_bytes;
+	}
+	char *js = et_report(path, ms_report_json, NULL);
+	const char *cool = "\"phases\":{\"primary\":";
+	cool = strstr(strstr(js, cool), "\"cooldown\":");
+	assert_non_null(cool);
+	double core = json_after(js, cool, "write_amplification_core");
+	double all = json_after(js, cool, "write_amplification_all");
+	assert_true(fabs(core - out / in) < 1e-6);
+	ms_bench_run b;
+	memset(&b, 0, sizeof(b));
+	snprintf(b.db, sizeof(b.db), "%s", path);
+	ms_errbuf eb;
+	assert_int_equal(ms_bench_load(&b, &eb), 0);
+	assert_true(b.valid);
+	assert_true(fabs(all - b.m[MS_EV_PHASE_COOLDOWN][MS_BM_WRITE_AMP]) <
+	            1e-6);
+	free(js);
+}
+
 int
 main(void)
 {
@@ -1319,6 +1373,7 @@ main(void)
 		cmocka_unit_test(test_report_html),
 		cmocka_unit_test(test_report_html_row_per_worker),
 		cmocka_unit_test(test_report_out_of_memory),
+		cmocka_unit_test(test_write_amplification_completed_merges),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

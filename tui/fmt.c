@@ -10,6 +10,7 @@
  */
 #include "tui_int.h"
 
+#include "ms_replay.h"
 #include "ms_replay_events.h"
 
 #include <ctype.h>
@@ -61,21 +62,29 @@ fmt_unit(char *buf, size_t n, double d, const char *unit, int u, double base,
 	}
 }
 
+/* v (at least base) in the largest of the six units (unit[0] is base,
+ * each next one base times more) that keeps it at least 1. */
+static char *
+fmt_scaled(char *buf, size_t n, uint64_t v, double base, const char *unit,
+           int prec)
+{
+	double d = (double)v / base;
+	int u = 0;
+	while (d >= base && u < 5) {
+		d /= base;
+		u++;
+	}
+	return fmt_unit(buf, n, d, unit, u, base, prec);
+}
+
 char *
 ms_fmt_bytes(char *buf, size_t n, uint64_t v)
 {
-	static const char unit[] = "KMGTPE";
 	if (v < 1024) {
 		snprintf(buf, n, "%" PRIu64 "B", v);
 		return buf;
 	}
-	double d = (double)v / 1024.0;
-	int u = 0;
-	while (d >= 1024.0 && u < 5) {
-		d /= 1024.0;
-		u++;
-	}
-	return fmt_unit(buf, n, d, unit, u, 1024.0, 2);
+	return fmt_scaled(buf, n, v, 1024.0, "KMGTPE", 2);
 }
 
 char *
@@ -85,14 +94,7 @@ ms_fmt_count(char *buf, size_t n, uint64_t v)
 		snprintf(buf, n, "%" PRIu64, v);
 		return buf;
 	}
-	static const char unit[] = "kMGTPE";
-	double d = (double)v / 1000.0;
-	int u = 0;
-	while (d >= 1000.0 && u < 5) {
-		d /= 1000.0;
-		u++;
-	}
-	return fmt_unit(buf, n, d, unit, u, 1000.0, 1);
+	return fmt_scaled(buf, n, v, 1000.0, "kMGTPE", 1);
 }
 
 char *
@@ -121,20 +123,7 @@ ms_fmt_ns(char *buf, size_t n, uint64_t ns)
 char *
 ms_fmt_clock(char *buf, size_t n, int64_t t, int64_t day_start)
 {
-	/* Whole seconds rounded down, so half a second before the day is
-	 * "-1d 23:59:59", never "-00:00:00". */
-	int64_t d = t - day_start;
-	int64_t sec = d / NS_PER_S - (d % NS_PER_S < 0);
-	int64_t days = sec / 86400 - (sec % 86400 < 0);
-	int64_t s = sec - days * 86400;
-	int hh = (int)(s / 3600), mm = (int)(s / 60 % 60), ss = (int)(s % 60);
-	if (days == 0)
-		snprintf(buf, n, "%02d:%02d:%02d", hh, mm, ss);
-	else
-		snprintf(buf, n, "%c%" PRId64 "d %02d:%02d:%02d",
-		         days > 0 ? '+' : '-', days > 0 ? days : -days, hh, mm,
-		         ss);
-	return buf;
+	return ms_replay_fmt_clock(buf, n, t, day_start);
 }
 
 char *

@@ -553,7 +553,7 @@ snap_inventory(ms_replay_ctl *c, ms_tui_view *v, const ms_replay_status *st)
 		ms_tui_part *p = &v->parts[i];
 		ms_tui_part_init(p, m->id, m->compressed_bytes, m->rows,
 		                 m->depth, m->min_ts, m->max_ts);
-		p->mature = m->max_ts <= st->frontier;
+		p->mature = ms_ts_mature(m->max_ts, st->frontier);
 		p->claimed_by = c->parts[i].claimed_by;
 		if (st->has_pending)
 			for (size_t k = 0; k < st->pending.ninputs; k++)

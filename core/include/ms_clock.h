@@ -91,12 +91,21 @@ ms_frontier(int64_t now_ns)
 	return ms_frontier_grace(now_ns, MS_GRACE_NS);
 }
 
+/* The maturity rule, the one place it is written: a part (or trace, or
+ * fragment) whose max timestamp is max_ts is mature behind the frontier
+ * frontier_ns when max_ts <= frontier_ns; otherwise it is hot. */
+static inline bool
+ms_ts_mature(int64_t max_ts, int64_t frontier_ns)
+{
+	return max_ts <= frontier_ns;
+}
+
 /* True when a part (or trace) whose max timestamp is max_ts is mature at
  * now_ns: max_ts <= now - grace. */
 static inline bool
 ms_is_mature(int64_t max_ts, int64_t now_ns)
 {
-	return max_ts <= ms_frontier(now_ns);
+	return ms_ts_mature(max_ts, ms_frontier(now_ns));
 }
 
 /* The frontier of clock c at this moment. */

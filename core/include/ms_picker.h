@@ -27,6 +27,13 @@
  * fan-out (UINT64_MAX) and a multiplier of 1 or less; the others cannot
  * with real part sizes.
  *
+ * Candidates (DESIGN §2 "The picker" and "Finalize"), ms_pick_candidates:
+ * the core parts of a pinned view with rows >= 1 that the caller does not
+ * exclude (the engine: claimed by a listed merge or quarantined; a frozen
+ * shard's re-pick: those recorded as claimed, quarantined or unseen), in
+ * view order; a finalize keeps only the mature ones (max_ts <= frontier)
+ * and takes them all, in that order, bypassing ms_picker_select.
+ *
  * Ownership: inputs are borrowed for the call; the result is caller-owned
  * and holds no pointers.
  */
@@ -80,6 +87,30 @@ typedef struct ms_pick {
 int ms_picker_select(const ms_picker_opts *opts, const ms_pick_cand *cands,
                      size_t n, uint64_t max_fan_out, ms_mem *mem, ms_pick *out,
                      ms_errbuf *eb);
+
+struct ms_view;
+
+/* Whether part id is no candidate for a reason the view does not hold
+ * (claimed, quarantined, unseen); arg is the caller's. */
+typedef bool ms_pick_excluded_fn(const void *arg, uint64_t id);
+
+/* What a pick may take besides "rows >= 1"; zeroed: every such part. */
+typedef struct ms_pick_scope {
+	bool finalize;        /* only parts with max_ts <= frontier_ns */
+	int64_t frontier_ns;  /* the maturity frontier (ms_clock_frontier) */
+	ms_pick_excluded_fn *excluded; /* NULL: nothing excluded */
+	const void *arg;               /* passed to excluded */
+} ms_pick_scope;
+
+/*
+ * The candidates of view v (borrowed) under scope s, in view order:
+ * cands[k] describes the k-th candidate's core part and vidx[k] is its
+ * index in v; either array may be NULL (not wanted), else it has room for
+ * ms_view_count(v) entries (caller-owned). Returns the number of
+ * candidates. A finalize's selection is every candidate, in this order.
+ */
+size_t ms_pick_candidates(const struct ms_view *v, const ms_pick_scope *s,
+                          ms_pick_cand *cands, size_t *vidx);
 
 /*
  * Selection fingerprint: an order-sensitive XXH3-64 chain over selected ID

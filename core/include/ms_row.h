@@ -53,6 +53,16 @@ enum ms_col {
 int ms_trace_id_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b,
                     uint32_t blen);
 
+/* Room for ms_trace_id_show: "0x", two hex digits a byte, a NUL. */
+#define MS_TRACE_ID_SHOW_MAX (2 * MS_TRACE_ID_MAX + 3)
+/* Trace ID tid (len bytes; past MS_TRACE_ID_MAX cut there) as every
+ * message shows one, into out (caller-owned): as it is when each byte is
+ * printable ASCII other than a space, else "0x" and its bytes in hex, so
+ * that a NUL or a control byte neither cuts nor garbles the message.
+ * Returns out. */
+const char *ms_trace_id_show(char out[MS_TRACE_ID_SHOW_MAX],
+                             const uint8_t *tid, uint32_t len);
+
 struct ms_arena;
 /* Deep-copy row `in` into *out: its strings, tags and body are copied into
  * arena a (ms_mem.h) and live as long as the arena's memory; trace_id is

@@ -248,6 +248,13 @@ int ms_replay_command(ms_replay *r, enum ms_replay_cmd cmd, ms_errbuf *eb);
 #define MS_REPLAY_PASSED 1
 int ms_replay_run_to_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb);
 int ms_replay_run_to_time(ms_replay *r, int64_t t, ms_errbuf *eb);
+/* Logical time t as the clock of the replayed day that starts at
+ * day_start, in whole seconds rounded down: "HH:MM:SS" within the day,
+ * "+1d HH:MM:SS" on a later day, "-1d HH:MM:SS" (the clock of the day
+ * before) before it. The one form of a day's time: the TUI's clocks and
+ * run_to_time's break_why print it. At most 12 columns for a week either
+ * side; buf (n bytes, caller-owned) is returned. */
+char *ms_replay_fmt_clock(char *buf, size_t n, int64_t t, int64_t day_start);
 /* Run to the publication point before publication k (0-based: PAUSED with
  * k publications done, break_why "go pub K"); MS_ERR_RANGE past the day's
  * last, MS_REPLAY_PASSED as above. For seeking back: a new replay of the
