@@ -516,6 +516,18 @@ test_staging_no_preferred_yet(void **state)
 	t = draw_and_read(f, 132, 46);
 	assert_non_null(strstr(t, "|pref 160M  hard 256M "));
 	free(t);
+	/* A run with no sampler (disabled) has no ceiling: the panel says
+	 * nothing is staged (it read "hard 0B" over an empty gauge). */
+	f->view->staging.preferred = f->view->staging.hard = 0;
+	t = draw_and_read(f, 132, 46);
+	assert_null(strstr(t, "hard 0B"));
+	assert_non_null(strstr(t, "|no sampler in this run: nothing|"));
+	assert_non_null(strstr(t, "|is staged "));
+	free(t);
+	t = draw_and_read(f, 100, 30);
+	assert_null(strstr(t, "hard 0B"));
+	assert_non_null(strstr(t, "|no sampler in this run: nothing is staged"));
+	free(t);
 }
 
 /* The day's clock in every form: before the day (the frontier early in
