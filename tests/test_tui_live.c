@@ -595,6 +595,32 @@ test_every_breakpoint_kept(void **state)
 	free(run);
 }
 
+/* A run that ended before `r` replaced it is named at quit as complete,
+ * as its database records it (not as stopped before its end). */
+static void
+test_replaced_run_ended_complete(void **state)
+{
+	(void)state;
+	rt_run *run = calloc(2, sizeof(*run));
+	assert_non_null(run);
+	rt_opts(&run[0], "ended", "skywalking");
+	live l;
+	live_open(&l, &run[0], true);
+	ms_replay_ctl_set_reopen(l.rc, reopen_paused, &run[1]);
+	ms_errbuf eb = { "" };
+	const char *db, *how;
+	assert_int_equal(ms_replay_ctl_replaced(l.rc, 0, &db, &how), 0);
+	assert_null(db);
+	if (l.ctl.ops->restart(l.ctl.self, NULL, NULL, 0, &eb))
+		fail_msg("restart: %s", eb.msg);
+	l.r = ms_replay_ctl_replay(l.rc);
+	assert_int_equal(ms_replay_ctl_replaced(l.rc, 0, &db, &how), 1);
+	assert_string_equal(db, run[0].db);
+	assert_string_equal(how, "complete");
+	live_close(&l);
+	free(run);
+}
+
 /* A session over run[0]'s replay (called name), paused at its start, whose
  * restarts open their replays with fn(run + 1); the full disk installed,
  * not armed. */
@@ -1438,6 +1464,7 @@ main(void)
 		cmocka_unit_test(test_every_recon_row),
 		cmocka_unit_test(test_recon_after_seek_back),
 		cmocka_unit_test(test_every_breakpoint_kept),
+		cmocka_unit_test(test_replaced_run_ended_complete),
 		cmocka_unit_test(test_restart_says_database_in_two_files),
 		cmocka_unit_test(test_restart_not_started_says_why),
 		cmocka_unit_test(test_restart_open_fails_says_restart),

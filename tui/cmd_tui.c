@@ -356,9 +356,13 @@ say_replaced(FILE *out, const ms_replay_ctl *c)
 	size_t n = ms_replay_ctl_replaced(c, 0, &db, &how);
 	if (!n)
 		return;
-	say(out, "the %zu earlier run%s of this session, each replaced by a "
-	         "restart, %s recorded in:",
-	    n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
+	if (n == 1)
+		say(out, "the earlier run of this session, replaced by a "
+		         "restart, is recorded in:");
+	else
+		say(out, "the %zu earlier runs of this session, each replaced "
+		         "by a restart, are recorded in:",
+		    n);
 	for (size_t i = 0; i < n; i++) {
 		ms_replay_ctl_replaced(c, i, &db, &how);
 		if (!db) {
