@@ -823,6 +823,43 @@ test_variants_hint_skips_dangling_link(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* A line said around the screen, wrapped to the terminal: a path longer
+ * than the line went out cut, "...-28702.sq", newline, "  lite", and
+ * pasted as two pieces. It goes whole on a line of its own; the words
+ * around it still wrap at spaces. */
+static void
+test_say_wrapped_keeps_paths_whole(void **state)
+{
+	(void)state;
+	static const char path[] =
+	        "/var/tmp/cache/mergescope/runs/"
+	        "day-1x-skywalking-20261204-160642-28702.sqlite";
+	char line[256];
+	snprintf(line, sizeof(line),
+	         "events recorded in %s (stopped before the end: recorded "
+	         "as aborted)",
+	         path);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	ms__say_wrapped(f, line, 40);
+	fclose(f);
+	char want[128];
+	snprintf(want, sizeof(want), "\n  %s\n", path);
+	assert_non_null(strstr(buf, want));
+	assert_true(strncmp(buf, "events recorded in\n", 19) == 0);
+	/* Every other line fits. */
+	for (const char *p = buf; *p;) {
+		const char *nl = strchr(p, '\n');
+		assert_non_null(nl);
+		if (!strstr(p, path) || strstr(p, path) > nl)
+			assert_true(nl - p <= 40);
+		p = nl + 1;
+	}
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -848,6 +885,7 @@ main(void)
 		cmocka_unit_test(test_given_twice),
 		cmocka_unit_test(test_notes_long_line_dropped_whole),
 		cmocka_unit_test(test_variants_hint_skips_dangling_link),
+		cmocka_unit_test(test_say_wrapped_keeps_paths_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

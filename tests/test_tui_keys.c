@@ -2671,6 +2671,35 @@ test_prompt_editing(void **state)
 	assert_string_equal(f->fake.log, "");
 }
 
+/* A character beyond ASCII typed into a prompt is not taken (the line
+ * ends up in file names and specs): the prompt says so, until the next
+ * key. Before, it vanished without a word (a path typed with an "é"
+ * lost it, and the user saw a key do nothing). */
+static void
+test_prompt_says_non_ascii_not_taken(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	keys(f, "/lane");
+	ms_session_key(&f->s, 0xe9); /* é */
+	assert_string_equal(f->s.view->ui.cmdline, "lane");
+	footer_row(f, 100, 30, row, sizeof(row));
+	assert_non_null(strstr(row, "/lane   (ASCII only: that character is "
+	                            "not taken)"));
+	keys(f, "=");
+	assert_string_equal(f->s.view->ui.cmdline, "lane=");
+	footer_row(f, 100, 30, row, sizeof(row));
+	assert_null(strstr(row, "ASCII only"));
+	ms_session_key(&f->s, 0x6f22); /* a CJK character */
+	footer_row(f, 100, 30, row, sizeof(row));
+	assert_non_null(strstr(row, "ASCII only"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	keys(f, "/");
+	footer_row(f, 100, 30, row, sizeof(row));
+	assert_null(strstr(row, "ASCII only"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+}
+
 static void
 test_help_focus_details_quit(void **state)
 {
@@ -3058,6 +3087,7 @@ main(void)
 		T(test_prompt_scroll_marks),
 		cmocka_unit_test(test_filter_rules),
 		T(test_command_line),
+		T(test_prompt_says_non_ascii_not_taken),
 		T(test_prompt_editing),
 		T(test_help_focus_details_quit),
 		T(test_details_show_staged_batches),

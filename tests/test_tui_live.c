@@ -546,6 +546,8 @@ test_every_breakpoint_kept(void **state)
 	/* r: the day again, paused at its start. */
 	assert_int_equal(ctl.ops->restart(ctl.self, NULL, NULL, 0, &eb), 0);
 	l.r = ms_replay_ctl_replay(l.rc);
+	char rerun1[PATH_MAX];
+	snprintf(rerun1, sizeof(rerun1), "%s", ms_replay_db_path(l.r));
 	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
 	assert_64_kept(l.r, v);
 	/* Back to merge #3 (no checkpoint before it: a restart), then
@@ -576,7 +578,45 @@ test_every_breakpoint_kept(void **state)
 	assert_string_equal(st->break_why, "go #5");
 	assert_int_equal(ctl.ops->snapshot(ctl.self, v, &eb), 0);
 	assert_64_kept(l.r, v);
+	/* The two runs the restarts replaced, first first, each with its
+	 * database, both stopped before their end (the quit line named only
+	 * the last run's database). */
+	const char *rdb, *how;
+	assert_int_equal(ms_replay_ctl_replaced(l.rc, 0, &rdb, &how), 2);
+	assert_string_equal(rdb, run[0].db);
+	assert_string_equal(how, "aborted");
+	assert_int_equal(ms_replay_ctl_replaced(l.rc, 1, &rdb, &how), 2);
+	assert_string_equal(rdb, rerun1);
+	assert_string_equal(how, "aborted");
+	assert_int_equal(ms_replay_ctl_replaced(l.rc, 2, &rdb, &how), 2);
+	assert_null(rdb);
 	free(st);
+	live_close(&l);
+	free(run);
+}
+
+/* A run that ended before `r` replaced it is named at quit as complete,
+ * as its database records it (not as stopped before its end). */
+static void
+test_replaced_run_ended_complete(void **state)
+{
+	(void)state;
+	rt_run *run = calloc(2, sizeof(*run));
+	assert_non_null(run);
+	rt_opts(&run[0], "ended", "skywalking");
+	live l;
+	live_open(&l, &run[0], true);
+	ms_replay_ctl_set_reopen(l.rc, reopen_paused, &run[1]);
+	ms_errbuf eb = { "" };
+	const char *db, *how;
+	assert_int_equal(ms_replay_ctl_replaced(l.rc, 0, &db, &how), 0);
+	assert_null(db);
+	if (l.ctl.ops->restart(l.ctl.self, NULL, NULL, 0, &eb))
+		fail_msg("restart: %s", eb.msg);
+	l.r = ms_replay_ctl_replay(l.rc);
+	assert_int_equal(ms_replay_ctl_replaced(l.rc, 0, &db, &how), 1);
+	assert_string_equal(db, run[0].db);
+	assert_string_equal(how, "complete");
 	live_close(&l);
 	free(run);
 }
@@ -685,6 +725,8 @@ test_restart_open_fails_says_restart(void **state)
 	                            "exists; expected a new path); this run "
 	                            "goes on"));
 	assert_ptr_equal(ms_replay_ctl_replay(l.rc), before);
+	const char *rdb, *how;
+	assert_int_equal(ms_replay_ctl_replaced(l.rc, 0, &rdb, &how), 0);
 	ms_replay_status *st = rt_status_new();
 	ms_replay_get_status(before, st);
 	assert_int_equal(st->state, MS_REPLAY_PAUSED);
@@ -1422,6 +1464,7 @@ main(void)
 		cmocka_unit_test(test_every_recon_row),
 		cmocka_unit_test(test_recon_after_seek_back),
 		cmocka_unit_test(test_every_breakpoint_kept),
+		cmocka_unit_test(test_replaced_run_ended_complete),
 		cmocka_unit_test(test_restart_says_database_in_two_files),
 		cmocka_unit_test(test_restart_not_started_says_why),
 		cmocka_unit_test(test_restart_open_fails_says_restart),

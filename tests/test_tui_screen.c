@@ -516,6 +516,18 @@ test_staging_no_preferred_yet(void **state)
 	t = draw_and_read(f, 132, 46);
 	assert_non_null(strstr(t, "|pref 160M  hard 256M "));
 	free(t);
+	/* A run with no sampler (disabled) has no ceiling: the panel says
+	 * nothing is staged (it read "hard 0B" over an empty gauge). */
+	f->view->staging.preferred = f->view->staging.hard = 0;
+	t = draw_and_read(f, 132, 46);
+	assert_null(strstr(t, "hard 0B"));
+	assert_non_null(strstr(t, "|no sampler in this run: nothing|"));
+	assert_non_null(strstr(t, "|is staged "));
+	free(t);
+	t = draw_and_read(f, 100, 30);
+	assert_null(strstr(t, "hard 0B"));
+	assert_non_null(strstr(t, "|no sampler in this run: nothing is staged"));
+	free(t);
 }
 
 /* The day's clock in every form: before the day (the frontier early in
@@ -1161,6 +1173,56 @@ test_dumb_terminal_refused(void **state)
 	fclose(in);
 }
 
+/* The alternate screen is left blank: under tmux (3.3a), resized while
+ * the TUI was up, that screen's rows came back into the shell's after q,
+ * the last frame standing under the prompt. Written to a file as to a
+ * terminal: after the last frame's text, the screen is cleared before the
+ * alternate screen is left (rmcup, ESC [ ? 1049 l). */
+static void
+test_close_leaves_blank_screen(void **state)
+{
+	(void)state;
+	FILE *out = tmpfile(), *in = fopen("/dev/null", "r");
+	assert_non_null(out);
+	assert_non_null(in);
+	ms_screen_opts so = { .out = out, .in = in, .term = "xterm-256color" };
+	ms_errbuf eb = { "" };
+	ms_screen *scr;
+	assert_int_equal(ms_screen_open(&scr, &so, &eb), 0);
+	assert_int_equal(ms_screen_resize(scr, 90, 30), 0);
+	ms_canvas c;
+	ms_canvas_init(&c);
+	assert_int_equal(ms_canvas_reset(&c, 90, 30), 0);
+	for (int y = 0; y < 30; y++)
+		ms_canvas_text(&c, 0, y, 90, "LASTFRAME", 0);
+	ms_screen_draw(scr, &c);
+	ms_screen_close(scr);
+	ms_canvas_release(&c);
+	fclose(in);
+	long n = ftell(out);
+	assert_true(n > 0);
+	char *buf = calloc(1, (size_t)n + 1);
+	assert_non_null(buf);
+	rewind(out);
+	assert_int_equal(fread(buf, 1, (size_t)n, out), (size_t)n);
+	fclose(out);
+	const char *last = NULL, *rmcup = NULL;
+	for (const char *p = buf; (p = strstr(p, "LASTFRAME")); p++)
+		last = p;
+	for (const char *p = buf; (p = strstr(p, "\033[?1049l")); p++)
+		rmcup = p;
+	assert_non_null(last);
+	assert_non_null(rmcup);
+	assert_true(last < rmcup);
+	/* clear_screen (ESC [ 2 J) or home and clr_eos (ESC [ J). */
+	const char *clear = strstr(last, "\033[2J");
+	if (!clear || clear > rmcup)
+		clear = strstr(last, "\033[J");
+	assert_non_null(clear); /* no clear after the last frame */
+	assert_true(clear < rmcup);
+	free(buf);
+}
+
 static void
 test_no_color(void **state)
 {
@@ -1236,6 +1298,7 @@ main(void)
 		cmocka_unit_test(test_no_color),
 		cmocka_unit_test(test_unlisted_escape_sequences),
 		cmocka_unit_test(test_dumb_terminal_refused),
+		cmocka_unit_test(test_close_leaves_blank_screen),
 		cmocka_unit_test(test_key_wait_at_end_of_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

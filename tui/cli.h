@@ -300,7 +300,9 @@ void ms__progress_end(ms__progress *p);
 int ms__term_width(FILE *f);
 /* Line s on f, wrapped at spaces into lines of at most width columns
  * (the terminal cut words where its edge fell), those after the first
- * indented by two; below 20 columns (0: not a terminal), as it is. */
+ * indented by two; a word longer than a line (a path) whole on a line
+ * of its own, for the terminal to wrap; below 20 columns (0: not a
+ * terminal), as it is. */
 void ms__say_wrapped(FILE *f, const char *s, int width);
 
 /* ---- What `tui` and `run` share (cli_setup.c) ---------------------------- */

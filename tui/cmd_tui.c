@@ -346,6 +346,36 @@ say_kept(FILE *err, const ms_replay_ctl *c, const char *last,
 	return left || last || shard;
 }
 
+/* Every run a restart replaced, each database on a line of its own (a
+ * path is never cut) with how its run ended: said before the last run's
+ * line, which named only that one. */
+static void
+say_replaced(FILE *out, const ms_replay_ctl *c)
+{
+	const char *db, *how;
+	size_t n = ms_replay_ctl_replaced(c, 0, &db, &how);
+	if (!n)
+		return;
+	if (n == 1)
+		say(out, "the earlier run of this session, replaced by a "
+		         "restart, is recorded in:");
+	else
+		say(out, "the %zu earlier runs of this session, each replaced "
+		         "by a restart, are recorded in:",
+		    n);
+	for (size_t i = 0; i < n; i++) {
+		ms_replay_ctl_replaced(c, i, &db, &how);
+		if (!db) {
+			fprintf(out, "  and %zu more (out of memory for "
+			             "their names)\n",
+			        n - i);
+			break;
+		}
+		fprintf(out, "  %s (%s)\n", db,
+		        strcmp(how, "aborted") ? how : "recorded as aborted");
+	}
+}
+
 /* After the screen: end the run the adapter drives (restarts, `restarts`
  * of them, may have replaced the first) as `run` ends one, and say how
  * the session went (rc, eb: the screen's; sig: the signal that stopped
@@ -382,6 +412,7 @@ session_end(ms_replay_ctl *adapter, unsigned restarts, int rc,
 	                          : NULL;
 	const char *shard = left.msg[0] ? left.msg : NULL;
 	if (rc) {
+		say_replaced(out, adapter);
 		fprintf(err, "mergescope tui: %s\n",
 		        eb->msg[0] ? eb->msg : ms_strerror(rc));
 		say_kept(err, adapter, wal, shard);
@@ -400,6 +431,7 @@ session_end(ms_replay_ctl *adapter, unsigned restarts, int rc,
 			p += len + (nl ? 1 : 0);
 		}
 	}
+	say_replaced(out, adapter);
 	if (sig && !finished && !failed) {
 		/* As `run` says it. */
 		say(err,

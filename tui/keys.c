@@ -270,6 +270,7 @@ ms__prompt_open(ms_tui_session *s, enum ms_tui_prompt p, const char *init)
 	snprintf(ui->cmdline, sizeof(ui->cmdline), "%s", init ? init : "");
 	ui->cursor = strlen(ui->cmdline);
 	ui->prefilled = false;
+	ui->not_ascii = false;
 	ui->message[0] = '\0';
 	s->dirty = true;
 }
@@ -1586,6 +1587,7 @@ prompt_key(ms_tui_session *s, int key)
 	 * any other key keeps it, now as ordinary text. */
 	bool replace = ui->prefilled;
 	ui->prefilled = false;
+	ui->not_ascii = key >= 0x80 && key < MS_KEY_BASE;
 	switch (key) {
 	case MS_KEY_ESC:
 		ui->prompt = MS_PROMPT_NONE;

@@ -186,6 +186,12 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		    tw + (int)sizeof(hint) <= fw - 1)
 			ms_canvas_text(c, tx + tw, r.y, fw - 1 - tw, hint,
 			               MS_A_DIM);
+		/* A character it did not take: why nothing showed. */
+		if (ui->not_ascii && !right)
+			ms_canvas_text(c, tx + tw + 1, r.y, fw - 2 - tw,
+			               "  (ASCII only: that character is not "
+			               "taken)",
+			               MS_C_WARN | MS_A_BOLD);
 		int cx = tx + (int)(cur - off);
 		ms_canvas_attr(c, cx, r.y, 1, MS_A_REV);
 		return;

@@ -7,7 +7,8 @@
  * Gauge glyphs: solid up to live, shaded from live to peak, `|` at the
  * preferred limit; the gauge turns to the alert colour when live passes
  * the preferred limit. Until a merge has sampled there is no preferred
- * limit: it reads "-" and the gauge has no mark.
+ * limit: it reads "-" and the gauge has no mark. A run with no sampler
+ * has no ceiling either, and the panel says so instead.
  */
 #include "tui_int.h"
 
@@ -52,6 +53,15 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	ms_rect in = ms_canvas_box(c, r, "Staging", false);
 	if (in.h < 1)
 		return;
+	/* No hard ceiling: the run has no sampler (the disabled variant),
+	 * and nothing is ever staged. It read "hard 0B" over an empty
+	 * gauge, as if the limit were nothing. */
+	if (s->hard == 0 && s->peak == 0) {
+		ms_canvas_wrap(c, in.x, in.y, in.w,
+		               "no sampler in this run: nothing is staged",
+		               MS_C_MUTED);
+		return;
+	}
 	char l[32], p[32], pr[32], h[32];
 	ms_fmt_bytes(l, sizeof(l), s->live);
 	ms_fmt_bytes(p, sizeof(p), s->peak);

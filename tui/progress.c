@@ -138,6 +138,11 @@ ms__say_wrapped(FILE *f, const char *s, int width)
 	 * words: wrapped lines and a new message read apart. */
 	for (int indent = 0; *s; indent = 2) {
 		const char *end = ms__wrap_line(s, width - indent);
+		/* A word longer than the line (a path) goes whole on a line
+		 * of its own, which the terminal wraps: cut with a newline
+		 * and an indent, it no longer pasted as one. */
+		while (*end && *end != ' ' && end > s && end[-1] != ' ')
+			end++;
 		fprintf(f, "%*s%.*s\n", indent, "", (int)(end - s), s);
 		for (s = end; *s == ' ';)
 			s++;

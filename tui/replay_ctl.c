@@ -54,10 +54,53 @@ struct ms_replay_ctl {
 	 * two files (ms_replay_close_fold failed), the first few by path. */
 	size_t nkept;
 	char kept[MS_REPLAY_CTL_KEPT][PATH_MAX];
+	/* Every run restarts replaced, first first: its database (heap) and
+	 * how it ended; nreplaced counts those out of memory left out. */
+	struct replaced {
+		char *db;
+		const char *status;
+	} *replaced;
+	size_t nreplaced, replaced_cap, replaced_lost;
 	/* Why the replay a restart opened did not start ("" when it did):
 	 * it never runs; the commands that would run it say so. */
 	ms_errbuf unstarted;
 };
+
+/* How the run r ends when it is closed now, as its database records it
+ * (ms_replay_close_fold ends a run that is under way as aborted). */
+static const char *
+end_status(ms_replay *r, ms_replay_status *st)
+{
+	ms_replay_get_status(r, st);
+	if (st->state == MS_REPLAY_DONE)
+		return "complete";
+	if (st->state == MS_REPLAY_FAILED && strcmp(st->error, "aborted"))
+		return "failed";
+	return "aborted";
+}
+
+/* Note the replaced run whose database is db (status: end_status). */
+static void
+note_replaced(ms_replay_ctl *c, const char *db, const char *status)
+{
+	if (c->nreplaced == c->replaced_cap) {
+		size_t cap = c->replaced_cap ? 2 * c->replaced_cap : 8;
+		struct replaced *g = realloc(c->replaced, cap * sizeof(*g));
+		if (!g) {
+			c->replaced_lost++;
+			return;
+		}
+		c->replaced = g;
+		c->replaced_cap = cap;
+	}
+	char *copy = strdup(db);
+	if (!copy) {
+		c->replaced_lost++;
+		return;
+	}
+	c->replaced[c->nreplaced].db = copy;
+	c->replaced[c->nreplaced++].status = status;
+}
 
 /* MS_ERR_STATE when the replay a restart opened did not start. */
 static int
@@ -253,7 +296,11 @@ c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
 		               oe.msg[0] ? oe.msg : ms_strerror(rc));
 	char old[PATH_MAX];
 	ms_errbuf left = { "" };
-	if (ms_replay_close_fold(c->replay, old, sizeof(old), &note, &left)) {
+	const char *how = end_status(c->replay, st);
+	int folded = ms_replay_close_fold(c->replay, old, sizeof(old), &note,
+	                                  &left);
+	note_replaced(c, old, how);
+	if (folded) {
 		if (c->nkept < MS_REPLAY_CTL_KEPT)
 			memcpy(c->kept[c->nkept], old, sizeof(old));
 		c->nkept++;
@@ -848,11 +895,23 @@ ms_replay_ctl_kept(const ms_replay_ctl *c, const char **dbs, size_t cap)
 	return c->nkept;
 }
 
+size_t
+ms_replay_ctl_replaced(const ms_replay_ctl *c, size_t i, const char **db,
+                       const char **status)
+{
+	*db = i < c->nreplaced ? c->replaced[i].db : NULL;
+	*status = i < c->nreplaced ? c->replaced[i].status : NULL;
+	return c->nreplaced + c->replaced_lost;
+}
+
 void
 ms_replay_ctl_free(ms_replay_ctl *c)
 {
 	if (!c)
 		return;
+	for (size_t i = 0; i < c->nreplaced; i++)
+		free(c->replaced[i].db);
+	free(c->replaced);
 	free(c->parts);
 	free(c->recent);
 	free(c->recent_inputs);

@@ -17,7 +17,7 @@
  *  2. `last` holds what was last copied to curses; rows equal to it are
  *     not copied again unless `force` is set (resize, ctrl-L).
  *  3. After ms_screen_close (or the atexit handler) the terminal is in the
- *     state it was before ms_screen_open.
+ *     state it was before ms_screen_open, its alternate screen blank.
  */
 #define NCURSES_WIDECHAR 1
 #include "tui_int.h"
@@ -53,11 +53,26 @@ on_signal(int sig)
 	interrupted = 1;
 }
 
+/* Give the terminal back: the last frame is wiped first. tmux (3.3a)
+ * resized while a program held its alternate screen brings that screen's
+ * rows back into the shell's when the program leaves it: the last frame
+ * stayed under the prompt, and the lines after quitting were written
+ * into it. A blank alternate screen leaves nothing to bring back. */
+static void
+leave_curses(void)
+{
+	werase(stdscr);
+	wnoutrefresh(stdscr);
+	doupdate();
+	endwin();
+}
+
 static void
 restore_at_exit(void)
 {
 	if (active && active->open) {
-		endwin();
+		set_term(active->scr);
+		leave_curses();
 		active->open = false;
 	}
 }
@@ -189,7 +204,7 @@ ms_screen_close(ms_screen *s)
 		return;
 	if (s->open) {
 		set_term(s->scr);
-		endwin();
+		leave_curses();
 		s->open = false;
 	}
 	if (s->scr)

@@ -5,7 +5,8 @@
 # exits 0; each database the session made (the first and every
 # rerun-N) is whole by itself, with no -wal left beside it, and `report`
 # reads it as an aborted run; the scratch shards of all the runs are gone.
-# At quit after restarts, the shard of the run that ended is named.
+# At quit after restarts, the shard of the run that ended is named, and
+# every database of the session.
 #
 # usage: tui_restarts.sh MERGESCOPE
 # Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
@@ -40,6 +41,13 @@ wait_for 'EXITED [0-9]+' || fail "q after r did not end the TUI"
 screen | grep -q 'EXITED 0' || fail "the TUI exited with an error"
 screen | grep -q 'events recorded in .*run\.rerun-4\.sqlite' ||
 	fail "the last line does not name run.rerun-4.sqlite"
+# And every database the session wrote before it, each on a line of its
+# own, first first (only the last was named).
+screen | grep -q 'the 4 earlier runs of this session, each replaced by a restart, are recorded in:' ||
+	fail "no line before the last introduces the 4 earlier runs"
+[ "$(screen | grep -E '^  /.*\(recorded as aborted\)$' | sed 's/^  //; s/ (recorded as aborted)$//' | tr '\n' ' ')" = \
+	"$WORK/run.sqlite $WORK/run.rerun-1.sqlite $WORK/run.rerun-2.sqlite $WORK/run.rerun-3.sqlite " ] ||
+	fail "at quit, the 4 earlier databases are not named in order"
 for f in "$WORK"/sanitizer.*; do
 	[ -e "$f" ] && fail "sanitizer report in $f"
 done

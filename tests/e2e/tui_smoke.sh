@@ -6,7 +6,8 @@
 # narrower, below the minimum) and find the screen laid out again, export
 # what the event log shows from the TUI (format, then path; an existing
 # file only after y) and check the files, quit with `q`
-# and find the terminal restored (alternate screen off, exit status 0).
+# and find the terminal restored (alternate screen off, nothing of the
+# last frame left on it, exit status 0).
 #
 # usage: tui_smoke.sh MERGESCOPE [color|nocolor]
 #   nocolor runs with NO_COLOR=1 and checks that no colour reaches the
@@ -126,6 +127,11 @@ screen | grep -q 'EXITED 0' || fail "the TUI exited with an error"
 screen | grep -Fq "events recorded in $DB" || fail "no closing line"
 [ "$(tm display -p -t "$T" '#{alternate_on}')" = 0 ] ||
 	fail "the alternate screen is still on"
+# Nothing of the last frame stays: the window was resized while the TUI
+# was up (step 5), and tmux then brought the rows of the alternate screen
+# back under the lines the command printed at quit.
+screen | grep -Eq '[│┌└┐┘]|^[+|]-|F1Help|Inventory|Plugins' &&
+	fail "the last frame is still on screen after quitting"
 [ -s "$DB" ] || fail "no event database at $DB"
 for f in "$WORK"/sanitizer.*; do
 	[ -e "$f" ] && fail "sanitizer report in $f"

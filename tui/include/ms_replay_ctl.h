@@ -44,6 +44,15 @@ struct ms_replay *ms_replay_ctl_replay(const ms_replay_ctl *c);
 #define MS_REPLAY_CTL_KEPT 4
 size_t ms_replay_ctl_kept(const ms_replay_ctl *c, const char **dbs, size_t cap);
 
+/* Every run a restart replaced (`r`, or going back with no checkpoint),
+ * first first: how many there were. The path of the i-th's event
+ * database into *db and how it ended, as that database records it
+ * ("complete", "aborted" or "failed"), into *status, both owned by c;
+ * NULL for an i past the end or past those kept (all, unless memory
+ * ran out). */
+size_t ms_replay_ctl_replaced(const ms_replay_ctl *c, size_t i,
+                              const char **db, const char **status);
+
 /* Map an event-log filter as the TUI parses it (ms_tui_filter_parse) onto
  * the replay's, field for field; out borrows lane and text from f. 0, or
  * MS_ERR_INVAL naming an unknown class or reason. f NULL means "all". */

@@ -287,6 +287,10 @@ typedef struct ms_tui_ui {
 	 * drawn selected: the first printable key replaces it, an editing
 	 * key (Backspace, Delete, arrows, Home/End, Tab) edits it. */
 	bool prefilled;
+	/* The last key typed in the prompt was a character beyond ASCII:
+	 * not taken (cmdline ends up in file names and specs), and the
+	 * prompt says so until the next key. */
+	bool not_ascii;
 	/* The last result or error, footer: room for a whole path and a
 	 * whole filter in one ("exported N merges matching /F ... to P"). */
 	char message[MS_VIEW_TEXT * 3];
