@@ -837,47 +837,6 @@ print_header(FILE *f, const report *r, const char *path)
 		fprintf(f, "  error        %s\n", r->end.error);
 }
 
-/* What a phase record's rss_peak is depends on the build that recorded
- * it, and the schema does not say: builds from 9b54067 (2026-12-04
- * 06:57:41 UTC) record the highest resident set while the phase ran,
- * earlier builds of the same schema the process's high-water mark when
- * the phase ended (so the cooldown's includes the primary's peak). A run
- * started before that instant was recorded by an earlier build: its row
- * is named for what its number is. */
-#define RSS_OWN_SINCE_NS (1796367461LL * 1000000000LL)
-
-static bool
-rss_peak_own(const ms_ev_run *run)
-{
-	return run->started_unix_ns >= RSS_OWN_SINCE_NS;
-}
-
-static const char *
-rss_peak_name(const ms_ev_run *run)
-{
-	return rss_peak_own(run) ? "peak RSS in phase"
-	                         : "process peak RSS at end";
-}
-
-/* The note under the resources table: how its peak RSS rows were
- * measured. */
-static void
-print_rss_note(FILE *f, const ms_ev_run *run)
-{
-	if (rss_peak_own(run))
-		fprintf(f, "  (peak RSS in phase: the highest resident set "
-		           "while the phase ran: the\n   process's high-water "
-		           "mark when the phase raised it, else sampled "
-		           "every\n   5 ms;");
-	else
-		fprintf(f, "  (process peak RSS at end: the process's "
-		           "high-water mark when the phase\n   ended, as "
-		           "builds before 2026-12-04 recorded it: the "
-		           "cooldown's includes\n   the primary's peak;");
-	fprintf(f, " anon, file and shmem: each kind's own peak in it, "
-	           "sampled every 5 ms)\n");
-}
-
 static void
 print_phases(FILE *f, const report *r)
 {
@@ -897,7 +856,7 @@ print_phases(FILE *f, const report *r)
 	row_u(f, "allocations", p->ph.alloc_count, c->ph.alloc_count);
 	row_f(f, "peak live", "MiB", mib((uint64_t)p->ph.peak_live),
 	      mib((uint64_t)c->ph.peak_live), 2);
-	row_f(f, rss_peak_name(&r->run), "MiB", mib(p->ph.rss_peak),
+	row_f(f, "peak RSS in phase", "MiB", mib(p->ph.rss_peak),
 	      mib(c->ph.rss_peak), 2);
 	row_f(f, "  anon peak in phase", "MiB", mib(p->ph.rss_anon_peak),
 	      mib(c->ph.rss_anon_peak), 2);
@@ -935,7 +894,11 @@ print_phases(FILE *f, const report *r)
 	      ratio(c->out_bytes + c->idx_out_bytes,
 	            c->in_bytes + c->idx_in_bytes),
 	      4);
-	print_rss_note(f, &r->run);
+	fprintf(f,
+	        "  (peak RSS in phase: the highest resident set while the "
+	        "phase ran: the\n   process's high-water mark when the phase "
+	        "raised it, else sampled every\n   5 ms; anon, file and shmem: "
+	        "each kind's own peak in it, sampled every 5 ms)\n");
 	if (!p->has_phase || !c->has_phase)
 		fprintf(f, "  (no phase record for%s%s)\n",
 		        p->has_phase ? "" : " primary",
@@ -1734,32 +1697,9 @@ cmp_row(FILE *f, const char *name, double a, double b, int prec)
 		fprintf(f, "%+8.1f%%\n", 100.0 * (b - a) / a);
 }
 
-/* The peak RSS row of a comparison, named for what both numbers are; of
- * runs that recorded different things (rss_peak_own), no
- * delta, and a note under the table names each. */
 static void
-cmp_rss(FILE *f, const report *ra, const phase_agg *a, const report *rb,
-        const phase_agg *b)
+cmp_phase(FILE *f, const char *title, const phase_agg *a, const phase_agg *b)
 {
-	bool oa = rss_peak_own(&ra->run), ob = rss_peak_own(&rb->run);
-	char name[40];
-	if (oa == ob) {
-		snprintf(name, sizeof(name), "%s MiB", rss_peak_name(&ra->run));
-		cmp_row(f, name, mib(a->ph.rss_peak), mib(b->ph.rss_peak), 2);
-		return;
-	}
-	fprintf(f, "  %-28s %14.2f %14.2f %9s\n", "peak RSS MiB (see note)",
-	        mib(a->ph.rss_peak), mib(b->ph.rss_peak), "n/a");
-	fprintf(f, "  (peak RSS: %s in phase, %s the process's at the phase's "
-	           "end)\n",
-	        oa ? "A's" : "B's", oa ? "B's" : "A's");
-}
-
-static void
-cmp_phase(FILE *f, const char *title, const report *ra, const report *rb,
-          int ph)
-{
-	const phase_agg *a = &ra->ph[ph], *b = &rb->ph[ph];
 	fprintf(f, "\n%-30s %14s %14s %9s\n", title, "A", "B", "delta");
 	cmp_row(f, "wall s", sec(a->ph.wall_ns), sec(b->ph.wall_ns), 3);
 	cmp_row(f, "cpu s", sec(a->ph.cpu_ns), sec(b->ph.cpu_ns), 3);
@@ -1769,7 +1709,8 @@ cmp_phase(FILE *f, const char *title, const report *ra, const report *rb,
 	        (double)b->ph.alloc_count, 0);
 	cmp_row(f, "peak live MiB", mib((uint64_t)a->ph.peak_live),
 	        mib((uint64_t)b->ph.peak_live), 2);
-	cmp_rss(f, ra, a, rb, b);
+	cmp_row(f, "peak RSS in phase MiB", mib(a->ph.rss_peak),
+	        mib(b->ph.rss_peak), 2);
 	cmp_row(f, "read MiB", mib(a->ph.bytes_read), mib(b->ph.bytes_read), 2);
 	cmp_row(f, "written MiB", mib(a->ph.bytes_written),
 	        mib(b->ph.bytes_written), 2);
@@ -2098,8 +2039,8 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 		        "the picker trajectories are not comparable\n",
 		        a.run.fixture_hash, ka[0] ? ", " : "", ka,
 		        b.run.fixture_hash, kb[0] ? ", " : "", kb);
-	cmp_phase(f, "primary", &a, &b, 0);
-	cmp_phase(f, "cooldown", &a, &b, 1);
+	cmp_phase(f, "primary", &a.ph[0], &b.ph[0]);
+	cmp_phase(f, "cooldown", &a.ph[1], &b.ph[1]);
 	cmp_links(f, &a, &b);
 	ms__figures *fa = malloc(sizeof(*fa)), *fb = malloc(sizeof(*fb));
 	if (!fa || !fb)

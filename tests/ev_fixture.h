@@ -31,7 +31,7 @@ evf_run(ms_ev_run *r, const char *variant)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->version, sizeof(r->version), "0.1.0");
-	r->started_unix_ns = 1800000000123456789LL;
+	r->started_unix_ns = 1700000000123456789LL;
 	snprintf(r->fixture_dir, sizeof(r->fixture_dir),
 	         "/cache/mergescope/day-2x-seed1");
 	snprintf(r->fixture_preset, sizeof(r->fixture_preset), "day-2x");

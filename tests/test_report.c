@@ -522,42 +522,6 @@ test_compare(void **state)
 	free(t);
 }
 
-/* A database recorded before a phase's rss_peak became its own peak
- * (builds before 2026-12-04 06:57:41 UTC, the same schema) holds the
- * process's high-water mark at the phase's end; its report called that
- * "peak RSS in phase" and compared it with a newer run's as if alike.
- * It is named for what it is, and a comparison of the two gives no
- * delta. */
-static void
-test_old_database_rss_label(void **state)
-{
-	(void)state;
-	char a[512], b[512];
-	record("rss-new.db", "disabled", 10, 0, NULL, a, sizeof(a));
-	record("rss-old.db", "alwayskeep", 10, 0, NULL, b, sizeof(b));
-	db_exec(b, "UPDATE run SET started_unix_ns = 1796367460000000000");
-	char *t = report_failing(b, ms_report_text, 0);
-	assert_non_null(strstr(t, "\n  process peak RSS at end MiB          "
-	                          "135.00         140.00\n"));
-	assert_non_null(strstr(t, "as builds before 2026-12-04 recorded it"));
-	assert_null(strstr(t, "peak RSS in phase"));
-	free(t);
-	t = report_failing(a, ms_report_text, 0);
-	assert_non_null(strstr(t, "\n  peak RSS in phase MiB "));
-	assert_null(strstr(t, "process peak RSS at end"));
-	free(t);
-	bool mismatch = true;
-	t = two_db_report(a, b, &mismatch);
-	assert_non_null(strstr(t, "  peak RSS MiB (see note)              "
-	                          "135.00         135.00       n/a\n"));
-	assert_non_null(strstr(t, "  (peak RSS: A's in phase, B's the "
-	                          "process's at the phase's end)\n"));
-	free(t);
-	t = two_db_report(b, b, &mismatch);
-	assert_non_null(strstr(t, "  process peak RSS at end MiB "));
-	free(t);
-}
-
 /* The comparison says which grace policy each run used (two runs of one
  * variant under `selection` and `trace` otherwise read alike), and sets
  * the plugins' own figures side by side: each plugin's calls, traces,
@@ -1399,7 +1363,6 @@ main(void)
 		cmocka_unit_test(test_header_profile_beyond),
 		cmocka_unit_test(test_report_staged_batches),
 		cmocka_unit_test(test_compare),
-		cmocka_unit_test(test_old_database_rss_label),
 		cmocka_unit_test(test_compare_policy_and_plugin_counters),
 		cmocka_unit_test(test_same_plugin_twice_two_rows),
 		cmocka_unit_test(test_batches_planned_over_staged_merges),
