@@ -1163,6 +1163,61 @@ test_gate_publication_lost(void **state)
 	ms_replay_close(r);
 }
 
+/* A publication that did not take effect entered nothing, so it is not
+ * handed to the part checker: one_block_per_trace counts every part that
+ * entered, each checked, and says nothing of the lost one (the
+ * publications gate names it). Lost beside a part never checked, the two
+ * do not cancel out: the gate names the unchecked part's count, not a
+ * lost part "left the inventory before it was checked". */
+static void
+test_gate_lost_publication_not_checked(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "lost-unchecked", "disabled");
+	run.o.serial = true;
+	run.t.lose_slot = 2;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "one_block_per_trace"))
+			continue;
+		seen = true;
+		if (!g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
+		assert_true(g[i].pass);
+	}
+	assert_true(seen);
+	ms_replay_close(r);
+
+	rt_opts(&run, "lost-unchecked2", "disabled");
+	run.o.serial = true;
+	run.t.lose_slot = 2;
+	run.t.skip_check_slot = 3;
+	r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_gate_fails(r, "one_block_per_trace",
+	                  " handed to the checker; ");
+	n = ms_replay_gates(r, g, 32, NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "one_block_per_trace"))
+			continue;
+		unsigned long long in = 0, handed = 0;
+		assert_int_equal(sscanf(g[i].detail,
+		                        "%llu parts introduced, %llu handed",
+		                        &in, &handed),
+		                 2);
+		assert_int_equal(in, handed + 1); /* the unchecked one */
+		assert_null(strstr(g[i].detail, "left the inventory"));
+	}
+	ms_replay_close(r);
+}
+
 /* A merge row the database lost after the recorder accepted it
  * (ms__replay_test.lose_merge_row: the recorder's own count keeps it)
  * fails event_count, which counts the rows the database holds. */
@@ -2015,6 +2070,7 @@ main(void)
 		cmocka_unit_test(test_gate_changed_publication_index),
 		cmocka_unit_test(test_gate_publication_lost),
 		cmocka_unit_test(test_gate_part_never_checked),
+		cmocka_unit_test(test_gate_lost_publication_not_checked),
 		cmocka_unit_test(test_gate_oracle_wrong_drop),
 		cmocka_unit_test(test_gate_oracle_edge_drop),
 		cmocka_unit_test(test_gate_oracle_unexplained_survivor),
