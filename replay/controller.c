@@ -938,14 +938,17 @@ health_add(ms_replay *r, uint64_t seq, const char *link, const char *kind,
 
 /* The link calls of merge event m, completed or failed (a failed merge
  * called the chain as much as a completed one, and its event says so, as
- * the report counts it): the calls the events account for, and each
- * fail-open call. mu held. */
+ * the report counts it): the calls the merge reports, as the chain
+ * answered each of its Decide calls (not its link figures, which are the
+ * chain's own counters read around the merge, and so always add up to
+ * them), and each fail-open call. mu held. */
 static void
 health_links(ms_replay *r, const ms_ev_merge *m)
 {
 	for (uint32_t i = 0; i < m->nlinks; i++) {
 		const ms_ev_link *l = &m->links[i];
-		r->link_calls_events[i] += l->calls;
+		if (i < MS_CHAIN_MAX_LINKS)
+			r->link_calls_events[i] += m->sampling.link_calls[i];
 		r->link_circuit_events[i] += l->fails[4];
 		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++) {
 			if (!l->fails[k])

@@ -483,6 +483,40 @@ test_gate_bad_bound(void **state)
 	assert_false(g.pass);
 }
 
+/* plugin_health compares the link calls the chain counted with those the
+ * merges report, each merge counting them as the chain answered its
+ * Decide calls: a merge that reports one call of its first link fewer
+ * than it made (every sampling merge here) fails the gate, which names
+ * the link and both counts. (The merges' link figures are the chain's
+ * counters read around each merge: summed, they always equal the
+ * chain's count, and cannot show this.) */
+static void
+test_plugin_health_merges_report_calls(void **state)
+{
+	(void)state;
+	ms_merge_hooks h = { .lose_link_call = true };
+	ms_ev_gate g = hooked_run("detdrop:35", "trace", &h, "plugin_health");
+	if (g.pass)
+		fprintf(stderr, "%s\n", g.detail);
+	assert_false(g.pass);
+	const char *p = strstr(g.detail, "link detdrop: the chain counts ");
+	assert_non_null(p);
+	unsigned long long chain = 0, merges = 0;
+	assert_int_equal(sscanf(p,
+	                        "link detdrop: the chain counts %llu calls, "
+	                        "the merges report %llu",
+	                        &chain, &merges),
+	                 2);
+	assert_true(merges < chain);
+	/* Without the hook the two agree. */
+	h.lose_link_call = false;
+	g = hooked_run("detdrop:35", "trace", &h, "plugin_health");
+	if (!g.pass)
+		fprintf(stderr, "%s\n", g.detail);
+	assert_true(g.pass);
+	assert_non_null(strstr(g.detail, "link calls reconcile"));
+}
+
 /* Every batch handed to the chain twice: each trace reaches Decide twice
  * in its merge, and one_decide_per_trace counts each second entry. */
 static void
@@ -2053,6 +2087,7 @@ main(void)
 		cmocka_unit_test(test_cooldown_after_checker),
 		cmocka_unit_test(test_gate_bad_bound),
 		cmocka_unit_test(test_gate_decide_twice),
+		cmocka_unit_test(test_plugin_health_merges_report_calls),
 		cmocka_unit_test(test_reconciliation_rows_add_up),
 		cmocka_unit_test(test_gate_stray_part),
 		cmocka_unit_test(test_gate_hot_trace_decided),
