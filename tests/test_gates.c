@@ -6,8 +6,9 @@
  * the shipped plugins), plugin_bounds for a
  * batch whose bounds differ from the rows' own timestamps,
  * one_block_per_trace for a split block in an intermediate part and for
- * a publication whose staged bytes differ from its fixture's (and, the
- * bytes unchanged, every publication taken by its files hash), and
+ * a publication whose staged bytes differ from its fixture's, even with
+ * a manifest forged to match them (and, the bytes unchanged, every
+ * publication read agreeing with its fixture's record), and
  * verdict_oracle both ways (the run drops a trace the oracle keeps; the
  * oracle drops traces that survive with no recorded reason),
  * one_decide_per_trace for batches handed to the chain twice, and the
@@ -1137,9 +1138,12 @@ flip_staged(void *arg, uint64_t done, uint64_t total, const char *what)
 
 /* A replay whose last publication's staged `kind` file differs from
  * the fixture's: the check of that part must fail and name it, whatever
- * the fixture's build proved of the bytes it recorded. */
+ * the fixture's build proved of the bytes it recorded. With forged, the
+ * fixture's record is taken as matching the changed files (a manifest
+ * whose hashes were rewritten to match them, ms__replay_test.
+ * forged_proof_slot): the part is read all the same, and fails. */
 static void
-changed_publication(enum ms_part_kind kind)
+changed_publication(enum ms_part_kind kind, bool forged)
 {
 	ms_fixture *fx = NULL;
 	ms_errbuf eb = { { 0 } };
@@ -1149,7 +1153,8 @@ changed_publication(enum ms_part_kind kind)
 		         .id = ms_fixture_slot_at(fx, n - 1)->part_id };
 	ms_fixture_close(fx);
 	rt_run run;
-	rt_opts(&run, "changed-pub", "disabled");
+	rt_opts(&run, forged ? "forged-pub" : "changed-pub", "disabled");
+	run.t.forged_proof_slot = forged ? n : 0;
 	f.work = run.work;
 	run.o.stage_copy = true;
 	run.o.progress = flip_staged;
@@ -1339,8 +1344,8 @@ test_gate_part_never_checked(void **state)
 	ms_replay_close(r);
 }
 
-/* Unchanged, every publication is taken as checked by its files hash
- * (the fixture's build checked those bytes), and the gate passes. */
+/* Unchanged, every publication is read and agrees with its fixture's
+ * record (files hash and ledgers), and the gate passes. */
 static void
 test_gate_publications_by_hash(void **state)
 {
@@ -1358,7 +1363,8 @@ test_gate_publications_by_hash(void **state)
 	assert_true(g.pass);
 	char want[80];
 	snprintf(want, sizeof(want),
-	         ", %zu publications by their fixture's files hash", n);
+	         ", %zu publications read agreeing with their "
+	         "fixture's record", n);
 	if (!strstr(g.detail, want))
 		fprintf(stderr, "%s\n", g.detail);
 	assert_non_null(strstr(g.detail, want));
@@ -1487,14 +1493,28 @@ static void
 test_gate_changed_publication_core(void **state)
 {
 	(void)state;
-	changed_publication(MS_KIND_CORE);
+	changed_publication(MS_KIND_CORE, false);
 }
 
 static void
 test_gate_changed_publication_index(void **state)
 {
 	(void)state;
-	changed_publication(MS_KIND_START_TIME);
+	changed_publication(MS_KIND_START_TIME, false);
+}
+
+static void
+test_gate_forged_manifest_core(void **state)
+{
+	(void)state;
+	changed_publication(MS_KIND_CORE, true);
+}
+
+static void
+test_gate_forged_manifest_index(void **state)
+{
+	(void)state;
+	changed_publication(MS_KIND_LATENCY, true);
 }
 
 /* A detdrop:35 run whose verdict oracle evaluates `oracle_spec` instead:
@@ -2103,6 +2123,8 @@ main(void)
 		cmocka_unit_test(test_gate_block_ledgers_from_file),
 		cmocka_unit_test(test_gate_changed_publication_core),
 		cmocka_unit_test(test_gate_changed_publication_index),
+		cmocka_unit_test(test_gate_forged_manifest_core),
+		cmocka_unit_test(test_gate_forged_manifest_index),
 		cmocka_unit_test(test_gate_publication_lost),
 		cmocka_unit_test(test_gate_part_never_checked),
 		cmocka_unit_test(test_gate_lost_publication_not_checked),
