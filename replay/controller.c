@@ -1863,10 +1863,13 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 		int64_t t1 = ms_mono_ns();
 		ms_view *cv = pin_for_check(r, s->part_id);
 		pthread_mutex_lock(&r->mu);
-		for (int k = 0; k < MS_KIND_COUNT; k++)
+		/* What did not take effect is not recorded as introduced
+		 * (lifecycle, the log's part events): only publications
+		 * names it. */
+		bool in = cv && ms_view_count(cv) == 1;
+		for (int k = 0; in && k < MS_KIND_COUNT; k++)
 			track_introduce(r, s->part_id, (enum ms_part_kind)k);
 		r->pub_done = i + 1;
-		bool in = cv && ms_view_count(cv) == 1;
 		r->pub_in += in;
 		r->parts_introduced += in;
 		if (!in && !r->pub_lost_id) {
@@ -1885,7 +1888,7 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 		ms_part_meta pm;
 		memset(&pm, 0, sizeof(pm));
 		pm.rows = s->rows;
-		for (int k = 0; k < MS_KIND_COUNT; k++) {
+		for (int k = 0; in && k < MS_KIND_COUNT; k++) {
 			pm.compressed_bytes = s->bytes[k];
 			rec_part(r, MS_EV_PART_INTRODUCED, (enum ms_part_kind)k,
 			         &pm, s->part_id, "publication", i,

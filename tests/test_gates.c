@@ -1170,10 +1170,25 @@ changed_publication(enum ms_part_kind kind, bool forged)
 	ms_replay_close(r);
 }
 
+/* The "introduced" part events of part id. */
+typedef struct lost_intro {
+	uint64_t id;
+	size_t n;
+} lost_intro;
+
+static int
+count_intro(void *ctx, const ms_ev_part *p)
+{
+	lost_intro *l = ctx;
+	l->n += p->part_id == l->id && p->what == MS_EV_PART_INTRODUCED;
+	return 0;
+}
+
 /* A publication that does not take effect (its part is never
  * introduced, ms__replay_test.lose_slot) fails the publications gate,
  * which counts the parts found in the inventory after their
- * introduction, not the slots the day went past. */
+ * introduction, not the slots the day went past; nothing records it as
+ * introduced. */
 static void
 test_gate_publication_lost(void **state)
 {
@@ -1199,7 +1214,24 @@ test_gate_publication_lost(void **state)
 	         "slot 1, part %016llx)",
 	         n - 1, n, (unsigned long long)id);
 	assert_gate_fails(r, "publications", want);
+	/* It entered nothing: the lifecycle (the run's and the log's part
+	 * events) has no introduction of it, and holds. */
+	ms_ev_gate g[32];
+	size_t ng = ms_replay_gates(r, g, 32, NULL);
+	for (size_t i = 0; i < ng; i++) {
+		if (strcmp(g[i].name, "lifecycle"))
+			continue;
+		if (!g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
+		assert_true(g[i].pass);
+	}
 	ms_replay_close(r);
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	lost_intro li = { .id = id };
+	assert_int_equal(ms_evdb_each_part(db, count_intro, &li, &eb), 0);
+	ms_evdb_close(db);
+	assert_int_equal(li.n, 0);
 }
 
 /* A publication that did not take effect entered nothing, so it is not
