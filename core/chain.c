@@ -203,6 +203,7 @@ typedef struct link {
 	uint8_t *tmp; /* verdict copy for checks */
 	size_t tmpcap;
 	bool stats_dead; /* stats() overran once: never called again */
+	bool called; /* the current Decide reached the plugin (called_mask) */
 } link_t;
 
 struct ms_chain {
@@ -1076,6 +1077,7 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	int64_t t0 = ms_mono_ns();
 	l->st.calls++;
 	l->st.traces += n;
+	l->called = true;
 	pthread_mutex_lock(&w->mu);
 	w->job = JOB_DECIDE;
 	w->batch = b;
@@ -1158,6 +1160,7 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	}
 	l->st.calls++;
 	l->st.traces += n;
+	l->called = true;
 	int64_t t0 = ms_mono_ns(), ret = 0;
 	char why[160] = "";
 	enum ms__phost_result r =
@@ -1246,11 +1249,14 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 			continue;
 		}
 		uint64_t ns = 0;
+		l->called = false;
 		enum ms_link_result r =
 		        c->host_mode == MS_PLUGIN_HOST_PROCESS
 		                ? run_link_process(c, l, b, n, &ns)
 		                : run_link(c, l, b, n, &ns);
 		res->decide_ns += ns;
+		if (l->called)
+			res->called_mask |= (uint16_t)(1u << i);
 		if (r == MS_LINK_TIMEOUT || r == MS_LINK_CRASHED) {
 			timed_out = true;
 			if (++c->consecutive_timeouts >= c->circuit_after) {

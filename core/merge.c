@@ -1478,6 +1478,10 @@ sampling_finish(merge_ctx *c)
 	sm->batches = r->batches;
 	sm->peak_staged_bytes = r->peak_charged;
 	sm->plugin_calls = r->decide_calls;
+	memcpy(sm->link_calls, r->link_calls, sizeof(sm->link_calls));
+	/* A merge that does not report one call of its first link. */
+	if (c->hooks && c->hooks->lose_link_call && sm->link_calls[0])
+		sm->link_calls[0]--;
 	sm->decide_ns = (int64_t)r->decide_ns;
 	sm->decide_dup_traces = r->decide_dup_traces;
 	sm->bounds_mismatch = r->bounds_mismatch;
@@ -1705,6 +1709,14 @@ ms_merge_execute(const ms_merge_req *req, ms_merge_result *res, ms_errbuf *eb)
 	return ms__merge_execute_hooked(req, NULL, res, eb);
 }
 
+/* The link calls of an attempt that is discarded, added to acc. */
+static void
+add_link_calls(uint64_t acc[MS_CHAIN_MAX_LINKS], const ms_merge_result *res)
+{
+	for (size_t i = 0; i < MS_CHAIN_MAX_LINKS; i++)
+		acc[i] += res->sampling.link_calls[i];
+}
+
 int
 ms__merge_execute_hooked(const ms_merge_req *req, const ms_merge_hooks *hooks,
                          ms_merge_result *res, ms_errbuf *eb)
@@ -1735,14 +1747,22 @@ ms__merge_execute_hooked(const ms_merge_req *req, const ms_merge_hooks *hooks,
 	 * new inventory; after MERGE_SAMPLING_ATTEMPTS such attempts it is
 	 * redone losslessly, which cannot conflict. */
 	uint32_t discarded = 0;
+	uint64_t calls[MS_CHAIN_MAX_LINKS] = { 0 };
 	rc = attempt(req, hooks, res, &mem, &io, false, wall0, eb);
-	while (rc == MERGE_RETRY && ++discarded < MERGE_SAMPLING_ATTEMPTS)
+	while (rc == MERGE_RETRY && ++discarded < MERGE_SAMPLING_ATTEMPTS) {
+		add_link_calls(calls, res);
 		rc = attempt(req, hooks, res, &mem, &io, false, wall0, eb);
+	}
 	if (rc == MERGE_RETRY) {
+		add_link_calls(calls, res);
 		rc = attempt(req, hooks, res, &mem, &io, true, wall0, eb);
 		discarded = MERGE_SAMPLING_ATTEMPTS;
 	}
 	res->sampling.attempts_discarded = discarded;
+	/* The link calls of the attempts discarded were calls all the
+	 * same: the chain counted them. */
+	for (size_t i = 0; i < MS_CHAIN_MAX_LINKS; i++)
+		res->sampling.link_calls[i] += calls[i];
 
 	ms_mem_stats st;
 	ms_mem_stats_get(&mem, &st);

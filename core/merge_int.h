@@ -37,6 +37,10 @@ typedef struct ms_merge_hooks {
 	bool stage_decide_twice;
 	int64_t stage_bounds_skew_ns;
 	int64_t stage_frontier_skew_ns;
+	/* Each sampling merge reports one call of its first link fewer than
+	 * the chain made (ms_merge_sampling.link_calls), so that
+	 * plugin_health can be seen to compare the two. */
+	bool lose_link_call;
 	/* Called (with arg) once the guard has revalidated a dropping merge
 	 * against the inventory, just before it publishes: a part
 	 * introduced here appears between the two. NULL = none. */

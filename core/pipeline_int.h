@@ -102,6 +102,9 @@ typedef struct ms_chain_call {
 	uint16_t failed_mask; /* bit i: link i bypassed (MS_CHAIN_MAX_LINKS
 	                       * is 16), every link's when the circuit is
 	                       * open */
+	/* Bit i: link i's plugin was called (not skipped: an open circuit,
+	 * a host that did not start), one call of its counter. */
+	uint16_t called_mask;
 	bool circuit_open;    /* everything kept because the circuit is open */
 	uint64_t decide_ns;   /* wall time of this call's Decide calls, summed
 	                       * over the links (a timeout counts its wait) */
@@ -423,6 +426,9 @@ typedef struct ms_stage_report {
 	ms_stage_plan plan;
 	uint64_t batches;      /* flushed batches */
 	uint64_t decide_calls; /* chain calls (batches with evaluations) */
+	/* Calls of each link's plugin, as each chain call reported them
+	 * (ms_chain_call.called_mask). */
+	uint64_t link_calls[MS_CHAIN_MAX_LINKS];
 	ms_stage_batch_rec batch[MS_STAGE_BATCH_RECS]; /* the first ones */
 	uint64_t peak_charged; /* peak live charged bytes */
 	/* Peak of opts.live_gauge seen after this stager's adds: what every

@@ -496,6 +496,8 @@ decide(ms_stager *s, ms_batch *bt, ms_errbuf *eb)
 		}
 		s->rep.decide_calls++;
 		s->rep.decide_ns += call.decide_ns;
+		for (size_t i = 0; i < MS_CHAIN_MAX_LINKS; i++)
+			s->rep.link_calls[i] += (call.called_mask >> i) & 1u;
 		if (call.links_ok > 0 && k == 0)
 			s->rep.evaluated += nb;
 	}

@@ -351,23 +351,20 @@ pin_for_check(ms_replay *r, uint64_t id)
 	return v;
 }
 
-/* A publication whose three files hash to what the fixture's build
- * recorded is the part that build checked (the build ran the same check,
- * ms_ledger_check_part, on those bytes and failed on a part that did not
- * pass): it passes, with the ledgers the build recorded, without being
- * read again (its blocks' ledgers are in the cache: open_fixture). true
- * then; false when the fixture holds no such proof or any file differs
- * (or cannot be read): the part is read and checked as any other, which
- * names what is wrong with it. The checker's thread only. */
+/* The ledgers the fixture's build recorded (into *l) for a publication
+ * from `slot` whose three files hash to the ones it recorded: true then;
+ * false when the fixture holds no such record or any file differs (or
+ * cannot be read). The checker's thread only. */
 static bool
-proven_by_fixture(ms_replay *r, const ms_view *v, size_t i, size_t slot,
-                  ms_ledger_set *led)
+fixture_record(ms_replay *r, const ms_view *v, size_t i, size_t slot,
+               ms_ledger_set *l)
 {
 	char want[MS_KIND_COUNT][33];
-	ms_ledger_set l;
 	if (!r->fx_proven || slot == SIZE_MAX ||
-	    !ms_fixture_slot_proof(r->fx, slot, want, &l))
+	    !ms_fixture_slot_proof(r->fx, slot, want, l))
 		return false;
+	if (r->test.forged_proof_slot == slot + 1)
+		return true; /* a manifest forged to match the files */
 	for (int k = 0; k < MS_KIND_COUNT; k++) {
 		const ms_part *p = ms_view_part(v, i, (enum ms_part_kind)k);
 		char got[33];
@@ -375,15 +372,43 @@ proven_by_fixture(ms_replay *r, const ms_view *v, size_t i, size_t slot,
 		    strcmp(got, want[k]) != 0)
 			return false;
 	}
-	*led = l;
-	r->check_by_hash++;
 	return true;
 }
 
-/* Check part `id` as view v holds it (ms__part_check, or its fixture's
- * proof for a publication from `slot`): 0 and its ledgers, -1 and why
- * (failed), 1 (not in the view). Takes no lock; the view pins the part
- * while it is read. */
+/* A publication read and checked (its ledgers led): the fixture's record
+ * is a second source, never a proof taken in place of the read (a
+ * manifest can be rewritten to match damaged files). Where its files hash
+ * to the ones the record holds, the ledgers read must be the ones it
+ * holds: 0 (counted), or -1 and why (n bytes) naming the kind. 0 where
+ * there is no such record. The checker's thread only. */
+static int
+agrees_with_fixture(ms_replay *r, const ms_view *v, size_t i, size_t slot,
+                    const ms_ledger_set *led, char *why, size_t n)
+{
+	ms_ledger_set l;
+	if (!fixture_record(r, v, i, slot, &l))
+		return 0;
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		if (ms_ledger_equal(&l.kind[k], &led->kind[k]))
+			continue;
+		char got[MS_LEDGER_STR_MAX], want[MS_LEDGER_STR_MAX];
+		ms_ledger_format(&led->kind[k], got);
+		ms_ledger_format(&l.kind[k], want);
+		snprintf(why, n,
+		         "part %016llx: its %s ledger read %s, its fixture's "
+		         "record for the same files %s",
+		         (unsigned long long)ms_view_id(v, i),
+		         ms_part_kind_name((enum ms_part_kind)k), got, want);
+		return -1;
+	}
+	r->check_by_hash++;
+	return 0;
+}
+
+/* Check part `id` as view v holds it (ms__part_check; a publication from
+ * `slot` then against its fixture's record, agrees_with_fixture): 0 and
+ * its ledgers, -1 and why (failed), 1 (not in the view). Takes no lock;
+ * the view pins the part while it is read. */
 static int
 check_introduced(ms_replay *r, const ms_view *v, uint64_t id, size_t slot,
                  ms_ledger_set *led, char *why, size_t n)
@@ -399,14 +424,12 @@ check_introduced(ms_replay *r, const ms_view *v, uint64_t id, size_t slot,
 	for (size_t i = 0; i < ms_view_count(v); i++) {
 		if (ms_view_id(v, i) != id)
 			continue;
-		if (proven_by_fixture(r, v, i, slot, led)) {
-			rc = 0;
-			break;
-		}
 		rc = ms__part_check(ms_view_part(v, i, MS_KIND_CORE),
 		                    ms_view_part(v, i, MS_KIND_LATENCY),
 		                    ms_view_part(v, i, MS_KIND_START_TIME),
 		                    r->blocks, led, why, n);
+		if (rc == 0)
+			rc = agrees_with_fixture(r, v, i, slot, led, why, n);
 		break;
 	}
 	if (rc == 1)
@@ -938,14 +961,17 @@ health_add(ms_replay *r, uint64_t seq, const char *link, const char *kind,
 
 /* The link calls of merge event m, completed or failed (a failed merge
  * called the chain as much as a completed one, and its event says so, as
- * the report counts it): the calls the events account for, and each
- * fail-open call. mu held. */
+ * the report counts it): the calls the merge reports, as the chain
+ * answered each of its Decide calls (not its link figures, which are the
+ * chain's own counters read around the merge, and so always add up to
+ * them), and each fail-open call. mu held. */
 static void
 health_links(ms_replay *r, const ms_ev_merge *m)
 {
 	for (uint32_t i = 0; i < m->nlinks; i++) {
 		const ms_ev_link *l = &m->links[i];
-		r->link_calls_events[i] += l->calls;
+		if (i < MS_CHAIN_MAX_LINKS)
+			r->link_calls_events[i] += m->sampling.link_calls[i];
 		r->link_circuit_events[i] += l->fails[4];
 		for (unsigned k = 0; k < MS_EV_FAIL_KINDS; k++) {
 			if (!l->fails[k])
@@ -1846,10 +1872,13 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 		int64_t t1 = ms_mono_ns();
 		ms_view *cv = pin_for_check(r, s->part_id);
 		pthread_mutex_lock(&r->mu);
-		for (int k = 0; k < MS_KIND_COUNT; k++)
+		/* What did not take effect is not recorded as introduced
+		 * (lifecycle, the log's part events): only publications
+		 * names it. */
+		bool in = cv && ms_view_count(cv) == 1;
+		for (int k = 0; in && k < MS_KIND_COUNT; k++)
 			track_introduce(r, s->part_id, (enum ms_part_kind)k);
 		r->pub_done = i + 1;
-		bool in = cv && ms_view_count(cv) == 1;
 		r->pub_in += in;
 		r->parts_introduced += in;
 		if (!in && !r->pub_lost_id) {
@@ -1858,14 +1887,17 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 		}
 		r->pub_merges = 0;
 		pthread_mutex_unlock(&r->mu);
-		if (r->test.skip_check_slot == i + 1)
+		/* A publication that did not take effect entered nothing: the
+		 * publications gate names it; handed to the checker it would
+		 * count as a part checked and read as one that left. */
+		if (!in || r->test.skip_check_slot == i + 1)
 			ms_view_release(cv);
 		else
 			ms__checker_submit(r, cv, s->part_id, i, NULL, 0);
 		ms_part_meta pm;
 		memset(&pm, 0, sizeof(pm));
 		pm.rows = s->rows;
-		for (int k = 0; k < MS_KIND_COUNT; k++) {
+		for (int k = 0; in && k < MS_KIND_COUNT; k++) {
 			pm.compressed_bytes = s->bytes[k];
 			rec_part(r, MS_EV_PART_INTRODUCED, (enum ms_part_kind)k,
 			         &pm, s->part_id, "publication", i,

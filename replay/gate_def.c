@@ -340,11 +340,18 @@ ms_gate_link_calls_ok(const ms_gate_link_calls *l, char *why, size_t n)
 	uint64_t calls = l->st->calls - (l->gone ? l->gone->calls : 0);
 	uint64_t seen = l->ev_calls + l->ev_circuit;
 	uint64_t results = results_on_record(l);
-	bool calls_ok = calls == l->ev_calls &&
+	bool counted_ok = calls == l->ev_calls;
+	bool calls_ok = counted_ok &&
 	                (l->discarded ? seen >= l->decide : seen == l->decide);
 	bool results_ok =
 	        l->discarded ? results >= l->decide : results == l->decide;
-	if (!calls_ok)
+	if (!counted_ok)
+		snprintf(why, n,
+		         "link %s: the chain counts %llu calls, the merges "
+		         "report %llu",
+		         l->st->name, (unsigned long long)calls,
+		         (unsigned long long)l->ev_calls);
+	else if (!calls_ok)
 		snprintf(why, n,
 		         "link %s: %llu calls, merge events %llu + %llu "
 		         "skipped, Decide %llu",

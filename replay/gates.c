@@ -792,7 +792,7 @@ gate_tallies(ms_replay *r, ms_gate_facts *f)
 	     "%s%s%s%s%s%llu of %llu parts checked as introduced (core and "
 	     "both indexes: one block per trace, order, index ledgers); "
 	     "checker %.0f ms, waited %.0f+%.0f ms (cooldown+gates), "
-	     "%llu publications by their fixture's files hash, "
+	     "%llu publications read agreeing with their fixture's record, "
 	     "%llu of %llu blocks decoded",
 	     changed, unsub, r->part_err,
 	     r->part_err[0] && r->parts_gone ? " (left before it was read)"

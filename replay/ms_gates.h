@@ -149,11 +149,13 @@ bool ms_gate_merge_bad_class(const ms_ev_merge *m);
 /* One link's counters as plugin_health reconciles them with the merge
  * events: the chain's own (st), what of them stretches a seek removed
  * counted (gone: not on record), and what the merge events on record
- * report. */
+ * report: the calls each merge counted as the chain answered its Decide
+ * calls (ms_merge_sampling.link_calls, every attempt's), a tally of its
+ * own, not the chain's counters read around the merge. */
 typedef struct ms_gate_link_calls {
 	const ms_link_stats *st;
 	const ms_link_stats *gone;
-	uint64_t ev_calls;   /* link calls the merge events report */
+	uint64_t ev_calls;   /* link calls the merges report */
 	uint64_t ev_circuit; /* circuit-open skips they report */
 	uint64_t decide;     /* Decide calls of the merges */
 	bool discarded;      /* a merge discarded an attempt (its calls are

@@ -628,6 +628,11 @@ typedef struct ms__replay_test {
 	 * checker: a part never checked (one_block_per_trace must fail).
 	 * 0: none. */
 	size_t skip_check_slot;
+	/* 1 + the slot whose files are taken as hashing to the ones its
+	 * fixture's record holds, whatever they hold: a manifest forged to
+	 * match damaged files (one_block_per_trace must still read them).
+	 * 0: none. */
+	size_t forged_proof_slot;
 	/* The seq (from 1) of the merge whose row is deleted from the event
 	 * database right after it is recorded, its counts left as they
 	 * were: a row lost on the way (the event_count gate must fail).

@@ -6,8 +6,9 @@
  * the shipped plugins), plugin_bounds for a
  * batch whose bounds differ from the rows' own timestamps,
  * one_block_per_trace for a split block in an intermediate part and for
- * a publication whose staged bytes differ from its fixture's (and, the
- * bytes unchanged, every publication taken by its files hash), and
+ * a publication whose staged bytes differ from its fixture's, even with
+ * a manifest forged to match them (and, the bytes unchanged, every
+ * publication read agreeing with its fixture's record), and
  * verdict_oracle both ways (the run drops a trace the oracle keeps; the
  * oracle drops traces that survive with no recorded reason),
  * one_decide_per_trace for batches handed to the chain twice, and the
@@ -481,6 +482,40 @@ test_gate_bad_bound(void **state)
 	 * timestamp columns to rebuild the bounds. */
 	g = hooked_run("detdrop:35", "trace", &h, "plugin_bounds");
 	assert_false(g.pass);
+}
+
+/* plugin_health compares the link calls the chain counted with those the
+ * merges report, each merge counting them as the chain answered its
+ * Decide calls: a merge that reports one call of its first link fewer
+ * than it made (every sampling merge here) fails the gate, which names
+ * the link and both counts. (The merges' link figures are the chain's
+ * counters read around each merge: summed, they always equal the
+ * chain's count, and cannot show this.) */
+static void
+test_plugin_health_merges_report_calls(void **state)
+{
+	(void)state;
+	ms_merge_hooks h = { .lose_link_call = true };
+	ms_ev_gate g = hooked_run("detdrop:35", "trace", &h, "plugin_health");
+	if (g.pass)
+		fprintf(stderr, "%s\n", g.detail);
+	assert_false(g.pass);
+	const char *p = strstr(g.detail, "link detdrop: the chain counts ");
+	assert_non_null(p);
+	unsigned long long chain = 0, merges = 0;
+	assert_int_equal(sscanf(p,
+	                        "link detdrop: the chain counts %llu calls, "
+	                        "the merges report %llu",
+	                        &chain, &merges),
+	                 2);
+	assert_true(merges < chain);
+	/* Without the hook the two agree. */
+	h.lose_link_call = false;
+	g = hooked_run("detdrop:35", "trace", &h, "plugin_health");
+	if (!g.pass)
+		fprintf(stderr, "%s\n", g.detail);
+	assert_true(g.pass);
+	assert_non_null(strstr(g.detail, "link calls reconcile"));
 }
 
 /* Every batch handed to the chain twice: each trace reaches Decide twice
@@ -1103,9 +1138,12 @@ flip_staged(void *arg, uint64_t done, uint64_t total, const char *what)
 
 /* A replay whose last publication's staged `kind` file differs from
  * the fixture's: the check of that part must fail and name it, whatever
- * the fixture's build proved of the bytes it recorded. */
+ * the fixture's build proved of the bytes it recorded. With forged, the
+ * fixture's record is taken as matching the changed files (a manifest
+ * whose hashes were rewritten to match them, ms__replay_test.
+ * forged_proof_slot): the part is read all the same, and fails. */
 static void
-changed_publication(enum ms_part_kind kind)
+changed_publication(enum ms_part_kind kind, bool forged)
 {
 	ms_fixture *fx = NULL;
 	ms_errbuf eb = { { 0 } };
@@ -1115,7 +1153,8 @@ changed_publication(enum ms_part_kind kind)
 		         .id = ms_fixture_slot_at(fx, n - 1)->part_id };
 	ms_fixture_close(fx);
 	rt_run run;
-	rt_opts(&run, "changed-pub", "disabled");
+	rt_opts(&run, forged ? "forged-pub" : "changed-pub", "disabled");
+	run.t.forged_proof_slot = forged ? n : 0;
 	f.work = run.work;
 	run.o.stage_copy = true;
 	run.o.progress = flip_staged;
@@ -1131,10 +1170,25 @@ changed_publication(enum ms_part_kind kind)
 	ms_replay_close(r);
 }
 
+/* The "introduced" part events of part id. */
+typedef struct lost_intro {
+	uint64_t id;
+	size_t n;
+} lost_intro;
+
+static int
+count_intro(void *ctx, const ms_ev_part *p)
+{
+	lost_intro *l = ctx;
+	l->n += p->part_id == l->id && p->what == MS_EV_PART_INTRODUCED;
+	return 0;
+}
+
 /* A publication that does not take effect (its part is never
  * introduced, ms__replay_test.lose_slot) fails the publications gate,
  * which counts the parts found in the inventory after their
- * introduction, not the slots the day went past. */
+ * introduction, not the slots the day went past; nothing records it as
+ * introduced. */
 static void
 test_gate_publication_lost(void **state)
 {
@@ -1160,6 +1214,78 @@ test_gate_publication_lost(void **state)
 	         "slot 1, part %016llx)",
 	         n - 1, n, (unsigned long long)id);
 	assert_gate_fails(r, "publications", want);
+	/* It entered nothing: the lifecycle (the run's and the log's part
+	 * events) has no introduction of it, and holds. */
+	ms_ev_gate g[32];
+	size_t ng = ms_replay_gates(r, g, 32, NULL);
+	for (size_t i = 0; i < ng; i++) {
+		if (strcmp(g[i].name, "lifecycle"))
+			continue;
+		if (!g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
+		assert_true(g[i].pass);
+	}
+	ms_replay_close(r);
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	lost_intro li = { .id = id };
+	assert_int_equal(ms_evdb_each_part(db, count_intro, &li, &eb), 0);
+	ms_evdb_close(db);
+	assert_int_equal(li.n, 0);
+}
+
+/* A publication that did not take effect entered nothing, so it is not
+ * handed to the part checker: one_block_per_trace counts every part that
+ * entered, each checked, and says nothing of the lost one (the
+ * publications gate names it). Lost beside a part never checked, the two
+ * do not cancel out: the gate names the unchecked part's count, not a
+ * lost part "left the inventory before it was checked". */
+static void
+test_gate_lost_publication_not_checked(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "lost-unchecked", "disabled");
+	run.o.serial = true;
+	run.t.lose_slot = 2;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "one_block_per_trace"))
+			continue;
+		seen = true;
+		if (!g[i].pass)
+			fprintf(stderr, "%s\n", g[i].detail);
+		assert_true(g[i].pass);
+	}
+	assert_true(seen);
+	ms_replay_close(r);
+
+	rt_opts(&run, "lost-unchecked2", "disabled");
+	run.o.serial = true;
+	run.t.lose_slot = 2;
+	run.t.skip_check_slot = 3;
+	r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_gate_fails(r, "one_block_per_trace",
+	                  " handed to the checker; ");
+	n = ms_replay_gates(r, g, 32, NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, "one_block_per_trace"))
+			continue;
+		unsigned long long in = 0, handed = 0;
+		assert_int_equal(sscanf(g[i].detail,
+		                        "%llu parts introduced, %llu handed",
+		                        &in, &handed),
+		                 2);
+		assert_int_equal(in, handed + 1); /* the unchecked one */
+		assert_null(strstr(g[i].detail, "left the inventory"));
+	}
 	ms_replay_close(r);
 }
 
@@ -1250,8 +1376,8 @@ test_gate_part_never_checked(void **state)
 	ms_replay_close(r);
 }
 
-/* Unchanged, every publication is taken as checked by its files hash
- * (the fixture's build checked those bytes), and the gate passes. */
+/* Unchanged, every publication is read and agrees with its fixture's
+ * record (files hash and ledgers), and the gate passes. */
 static void
 test_gate_publications_by_hash(void **state)
 {
@@ -1269,7 +1395,8 @@ test_gate_publications_by_hash(void **state)
 	assert_true(g.pass);
 	char want[80];
 	snprintf(want, sizeof(want),
-	         ", %zu publications by their fixture's files hash", n);
+	         ", %zu publications read agreeing with their "
+	         "fixture's record", n);
 	if (!strstr(g.detail, want))
 		fprintf(stderr, "%s\n", g.detail);
 	assert_non_null(strstr(g.detail, want));
@@ -1398,14 +1525,28 @@ static void
 test_gate_changed_publication_core(void **state)
 {
 	(void)state;
-	changed_publication(MS_KIND_CORE);
+	changed_publication(MS_KIND_CORE, false);
 }
 
 static void
 test_gate_changed_publication_index(void **state)
 {
 	(void)state;
-	changed_publication(MS_KIND_START_TIME);
+	changed_publication(MS_KIND_START_TIME, false);
+}
+
+static void
+test_gate_forged_manifest_core(void **state)
+{
+	(void)state;
+	changed_publication(MS_KIND_CORE, true);
+}
+
+static void
+test_gate_forged_manifest_index(void **state)
+{
+	(void)state;
+	changed_publication(MS_KIND_LATENCY, true);
 }
 
 /* A detdrop:35 run whose verdict oracle evaluates `oracle_spec` instead:
@@ -1998,6 +2139,7 @@ main(void)
 		cmocka_unit_test(test_cooldown_after_checker),
 		cmocka_unit_test(test_gate_bad_bound),
 		cmocka_unit_test(test_gate_decide_twice),
+		cmocka_unit_test(test_plugin_health_merges_report_calls),
 		cmocka_unit_test(test_reconciliation_rows_add_up),
 		cmocka_unit_test(test_gate_stray_part),
 		cmocka_unit_test(test_gate_hot_trace_decided),
@@ -2013,8 +2155,11 @@ main(void)
 		cmocka_unit_test(test_gate_block_ledgers_from_file),
 		cmocka_unit_test(test_gate_changed_publication_core),
 		cmocka_unit_test(test_gate_changed_publication_index),
+		cmocka_unit_test(test_gate_forged_manifest_core),
+		cmocka_unit_test(test_gate_forged_manifest_index),
 		cmocka_unit_test(test_gate_publication_lost),
 		cmocka_unit_test(test_gate_part_never_checked),
+		cmocka_unit_test(test_gate_lost_publication_not_checked),
 		cmocka_unit_test(test_gate_oracle_wrong_drop),
 		cmocka_unit_test(test_gate_oracle_edge_drop),
 		cmocka_unit_test(test_gate_oracle_unexplained_survivor),

@@ -203,7 +203,8 @@ by_hash_once(ms_replay *r, uint64_t npub)
 	size_t n = ms_replay_gates(r, g, 32, NULL);
 	char want[96];
 	snprintf(want, sizeof(want),
-	         ", %llu publications by their fixture's files hash",
+	         ", %llu publications read agreeing with their "
+	         "fixture's record",
 	         (unsigned long long)npub);
 	bool seen = false;
 	for (size_t i = 0; i < n && i < 32; i++) {

@@ -27,6 +27,7 @@
 #ifndef MS_MERGE_H
 #define MS_MERGE_H
 
+#include "ms_chain_spec.h"
 #include "ms_err.h"
 #include "ms_mem.h"
 #include "ms_part.h"
@@ -192,6 +193,10 @@ typedef struct ms_merge_sampling {
 	 * arrive within the grace of the segment's edge. */
 	uint64_t guard_retained_edge;
 	uint64_t plugin_calls;
+	/* Calls of each chain link's plugin (link i of the chain), as the
+	 * chain reported them call by call: every attempt's, a discarded
+	 * one's too (the chain's own counters count those as well). */
+	uint64_t link_calls[MS_CHAIN_MAX_LINKS];
 	int64_t decide_ns; /* total time inside Decide calls */
 	/* Columns (enum ms_col bits) decoded while staging: the chain's
 	 * projection plus start and latency. A chain that reads no column

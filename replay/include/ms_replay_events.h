@@ -696,8 +696,11 @@ int ms_export_file(ms_evdb *db, enum ms_export_format fmt,
  * (the log's own: every merge has exactly one classification and a reason
  * when not executed), no_decide_when_hot (selection policy only),
  * lifecycle (every input removed and every output introduced exactly
- * once), ledgers. Fills up to max gates, returns how many (or a negative
- * ms_err).
+ * once), ledgers (the final ledgers against the fixture's recorded at
+ * the start when no merge dropped a row, else against the expected ones,
+ * which must be the fixture's minus the rows the merges dropped; a log
+ * with no fixture ledgers fails it as not checked). Fills up to max
+ * gates, returns how many (or a negative ms_err).
  */
 int ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
                            ms_errbuf *eb);
