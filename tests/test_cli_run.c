@@ -566,6 +566,50 @@ test_report(void **state)
 	assert_non_null(strstr(out_text, "B is unfinished"));
 }
 
+static void db_copy(const char *from, const char *to, const char *sql);
+
+/* An unfinished run's database (aborted here; a copy made without its
+ * -wal while the run wrote it) is exported as far as it was recorded,
+ * and standard error says that it is not a whole day, and why. */
+static void
+export_unfinished(long merges)
+{
+	char aborted[600], live[600], alone[600], want[800];
+	snprintf(aborted, sizeof(aborted), "%s/aborted.sqlite", tmp_root);
+	db_copy(db_keep, aborted, "UPDATE run SET status = 'aborted'");
+	assert_int_equal(
+	        cli("export", "--db", aborted, "--format", "jsonl", NULL), 0);
+	assert_int_equal(jsonl_lines(out_text), merges);
+	snprintf(want, sizeof(want),
+	         "mergescope export: note: %s: the run did not finish "
+	         "(status aborted);",
+	         aborted);
+	assert_non_null(strstr(err_text, want));
+	snprintf(want, sizeof(want),
+	         "; what it recorded is exported (%ld merges), not a whole "
+	         "day\n",
+	         merges);
+	assert_non_null(strstr(err_text, want));
+
+	snprintf(live, sizeof(live), "%s/live.sqlite", tmp_root);
+	snprintf(alone, sizeof(alone), "%s/live-alone.sqlite", tmp_root);
+	ms_ev_run run;
+	memset(&run, 0, sizeof(run));
+	snprintf(run.variant, sizeof(run.variant), "skywalking");
+	ms_rec *rec = NULL;
+	ms_rec_opts ro = { .path = live, .run = &run };
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_rec_open(&rec, &ro, &eb), 0);
+	assert_int_equal(ms_rec_run_begin(rec, &run, &eb), 0);
+	assert_int_equal(ms_rec_flush(rec, &eb), 0);
+	db_copy(live, alone, NULL);
+	assert_int_equal(cli("export", "--db", alone, "--format", "csv", NULL),
+	                 0);
+	assert_non_null(strstr(err_text, "no write-ahead log beside it"));
+	assert_non_null(strstr(err_text, "exported (0 merges)"));
+	assert_int_equal(ms_rec_close(rec, &eb), 0);
+}
+
 static void
 test_export(void **state)
 {
@@ -646,6 +690,7 @@ test_export(void **state)
 	                     "--format", "csv", NULL),
 	                 2);
 	assert_non_null(strstr(err_text, "/nonexistent/e.sqlite"));
+	export_unfinished(merges);
 }
 
 /* One line on stderr, nothing on stdout. */
