@@ -486,7 +486,7 @@ test_reuse_refuses_damaged(void **state)
 	copy_s1("d1", core, sizeof(core));
 	assert_int_equal(truncate(core, 100), 0);
 	static const char rebuild[] =
-	        "; the fixture is damaged: remove d1 and build it again "
+	        "; the fixture is damaged: remove it and build it again "
 	        "(mergescope fixture build --preset smoke --seed 1 --out "
 	        "d1)\n";
 	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
@@ -537,7 +537,7 @@ test_reuse_refuses_damaged_block_ledgers(void **state)
 		                 1);
 		assert_non_null(strstr(err_text, said[i]));
 		assert_non_null(strstr(err_text,
-		                       "; the fixture is damaged: remove d2 "
+		                       "; the fixture is damaged: remove it "
 		                       "and build it again (mergescope fixture "
 		                       "build --preset smoke --seed 1 --out "
 		                       "d2)\n"));
@@ -652,7 +652,7 @@ test_manifest_missing_table(void **state)
 		snprintf(want, sizeof(want),
 		         "m1/manifest.sqlite: table %s is missing: the "
 		         "fixture's manifest is incomplete; the fixture is "
-		         "damaged: remove m1 and build it again (mergescope "
+		         "damaged: remove it and build it again (mergescope "
 		         "fixture build --preset smoke --seed 1 --out m1)\n",
 		         drop[i]);
 		assert_int_equal(
