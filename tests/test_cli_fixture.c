@@ -342,6 +342,23 @@ test_out_cannot_be_made(void **state)
 	assert_string_equal(out_text, "");
 }
 
+/* The reused fixture's `fixture check` command is one to paste: its
+ * directory quoted for the shell when it holds a space or a quote. */
+static void
+test_reuse_command_quoted(void **state)
+{
+	(void)state;
+	assert_int_equal(rename("s1", "it's s1"), 0);
+	int rc = cli("fixture", "build", "--preset", "smoke", "--seed", "1",
+	             "--out", "it's s1", NULL);
+	assert_int_equal(rename("it's s1", "s1"), 0);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out_text, "(preset smoke, seed 1) is already "
+	                                 "built; reusing it"));
+	assert_non_null(strstr(out_text, "`mergescope fixture check "
+	                                 "'it'\\''s s1'` re-validates it all)\n"));
+}
+
 /* A fixture at --out is reused only when every build option matches;
  * otherwise the build is refused naming each difference and the
  * directory, which stays as it was, with no lock added. */
@@ -996,6 +1013,7 @@ main(void)
 		cmocka_unit_test(test_errors_name_the_subcommand),
 		cmocka_unit_test(test_out_cannot_be_made),
 		cmocka_unit_test(test_reuse_only_the_same_fixture),
+		cmocka_unit_test(test_reuse_command_quoted),
 		cmocka_unit_test(test_reuse_in_the_cache),
 		cmocka_unit_test(test_check_names_the_path),
 		cmocka_unit_test(test_reuse_refuses_damaged),
