@@ -1259,13 +1259,25 @@ test_output_write_failure(void **state)
 		fprintf(stderr, "no /dev/full: not tested\n");
 		return;
 	}
+	/* Also when the report's verdict is a failure (exit status 1
+	 * with standard output whole): a gate failed, the run did not
+	 * finish. */
+	char bad[600], aborted[600];
+	snprintf(bad, sizeof(bad), "%s/full-failed-gate.sqlite", tmp_root);
+	db_copy(db_keep, bad,
+	        "UPDATE gate SET pass = 0 WHERE name = 'ledgers'");
+	snprintf(aborted, sizeof(aborted), "%s/full-aborted.sqlite", tmp_root);
+	db_copy(db_keep, aborted, "UPDATE run SET status = 'aborted'");
 	const char *argvs[][7] = {
 		{ "mergescope", "report", "--db", db_keep, NULL },
 		{ "mergescope", "report", "--db", db_keep, "--json", NULL },
 		{ "mergescope", "report", "--db", db_off, "--vs", db_keep },
+		{ "mergescope", "report", "--db", bad, NULL },
+		{ "mergescope", "report", "--db", aborted, "--json", NULL },
+		{ "mergescope", "report", "--db", db_off, "--vs", bad },
 	};
-	const int argcs[] = { 4, 5, 6 };
-	for (size_t i = 0; i < 3; i++) {
+	const int argcs[] = { 4, 5, 6, 4, 5, 6 };
+	for (size_t i = 0; i < 6; i++) {
 		FILE *e = tmpfile();
 		assert_non_null(e);
 		int rc = ms_cli_main(argcs[i], (char **)argvs[i], full, e);
