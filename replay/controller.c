@@ -2400,9 +2400,14 @@ enter_envelope(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	ms_limits want;
 	ms_limits_detect(&want, NULL, NULL);
 	int rc = ms_limits_apply_profile(&want, opts->profile, eb);
+	/* The reference container's pids, and one for each merge worker
+	 * the engine starts for the profile's CPUs (half of them, and the
+	 * slow lane's): a profile of 2048 CPUs starts 1025 workers, which
+	 * 512 pids alone could not hold. */
+	uint32_t pids = MS_ENVELOPE_PIDS_DEFAULT + want.cpus / 2 + 1;
 	if (rc == 0)
 		rc = ms_envelope_enter(&r->env, NULL, NULL, want.profile_cpus,
-		                       want.profile_mem, 0,
+		                       want.profile_mem, pids,
 		                       strcmp(how, "cgroup") == 0, eb);
 	if (rc == 0)
 		copy_str(r->limits_mode, sizeof(r->limits_mode),

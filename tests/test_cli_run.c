@@ -1322,6 +1322,30 @@ test_output_write_failure(void **state)
 	fclose(full);
 }
 
+/* A profile of more CPUs than the machine has runs sized for it: in a
+ * cgroup of its own, whose pids hold the merge workers it starts (1025
+ * for 2048 CPUs; with 512 pids the run failed to start its worker 509). */
+static void
+test_profile_many_cpus(void **state)
+{
+	(void)state;
+	char db[600];
+	snprintf(db, sizeof(db), "%s/many-cpus.sqlite", tmp_root);
+	int rc = cli("run", "--headless", "--fixture", fixture_dir,
+	             "--variant", "alwayskeep", "--profile", "cpus=2048",
+	             "--db", db, NULL);
+	if (strstr(out_text, "envelope     emulated")) {
+		fprintf(stderr, "no writable cgroup: not tested\n");
+		return;
+	}
+	if (rc)
+		fprintf(stderr, "%s", err_text);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out_text, ", pids.max 1537: "));
+	assert_non_null(strstr(out_text, "workers 1024 fast + 1 slow"));
+	assert_non_null(strstr(out_text, "gates, 0 failed"));
+}
+
 /* A chain spec longer than 255 bytes is replayed and recorded whole, its
  * 8 links each; one of 9 links, or longer than the record holds, is
  * refused with a message. */
@@ -2111,6 +2135,7 @@ main(void)
 		cmocka_unit_test(test_merge_once),
 		cmocka_unit_test(test_output_files_need_force),
 		cmocka_unit_test(test_long_chain_spec),
+		cmocka_unit_test(test_profile_many_cpus),
 		cmocka_unit_test_teardown(test_decimal_comma_locale, c_locale),
 		cmocka_unit_test(test_concurrent_builds_and_runs),
 		cmocka_unit_test(test_locked_database),
