@@ -342,6 +342,23 @@ test_out_cannot_be_made(void **state)
 	assert_string_equal(out_text, "");
 }
 
+/* The reused fixture's `fixture check` command is one to paste: its
+ * directory quoted for the shell when it holds a space or a quote. */
+static void
+test_reuse_command_quoted(void **state)
+{
+	(void)state;
+	assert_int_equal(rename("s1", "it's s1"), 0);
+	int rc = cli("fixture", "build", "--preset", "smoke", "--seed", "1",
+	             "--out", "it's s1", NULL);
+	assert_int_equal(rename("it's s1", "s1"), 0);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out_text, "(preset smoke, seed 1) is already "
+	                                 "built; reusing it"));
+	assert_non_null(strstr(out_text, "`mergescope fixture check "
+	                                 "'it'\\''s s1'` re-validates it all)\n"));
+}
+
 /* A fixture at --out is reused only when every build option matches;
  * otherwise the build is refused naming each difference and the
  * directory, which stays as it was, with no lock added. */
@@ -486,7 +503,7 @@ test_reuse_refuses_damaged(void **state)
 	copy_s1("d1", core, sizeof(core));
 	assert_int_equal(truncate(core, 100), 0);
 	static const char rebuild[] =
-	        "; the fixture is damaged: remove d1 and build it again "
+	        "; the fixture is damaged: remove it and build it again "
 	        "(mergescope fixture build --preset smoke --seed 1 --out "
 	        "d1)\n";
 	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
@@ -537,7 +554,7 @@ test_reuse_refuses_damaged_block_ledgers(void **state)
 		                 1);
 		assert_non_null(strstr(err_text, said[i]));
 		assert_non_null(strstr(err_text,
-		                       "; the fixture is damaged: remove d2 "
+		                       "; the fixture is damaged: remove it "
 		                       "and build it again (mergescope fixture "
 		                       "build --preset smoke --seed 1 --out "
 		                       "d2)\n"));
@@ -652,7 +669,7 @@ test_manifest_missing_table(void **state)
 		snprintf(want, sizeof(want),
 		         "m1/manifest.sqlite: table %s is missing: the "
 		         "fixture's manifest is incomplete; the fixture is "
-		         "damaged: remove m1 and build it again (mergescope "
+		         "damaged: remove it and build it again (mergescope "
 		         "fixture build --preset smoke --seed 1 --out m1)\n",
 		         drop[i]);
 		assert_int_equal(
@@ -996,6 +1013,7 @@ main(void)
 		cmocka_unit_test(test_errors_name_the_subcommand),
 		cmocka_unit_test(test_out_cannot_be_made),
 		cmocka_unit_test(test_reuse_only_the_same_fixture),
+		cmocka_unit_test(test_reuse_command_quoted),
 		cmocka_unit_test(test_reuse_in_the_cache),
 		cmocka_unit_test(test_check_names_the_path),
 		cmocka_unit_test(test_reuse_refuses_damaged),

@@ -566,6 +566,50 @@ test_report(void **state)
 	assert_non_null(strstr(out_text, "B is unfinished"));
 }
 
+static void db_copy(const char *from, const char *to, const char *sql);
+
+/* An unfinished run's database (aborted here; a copy made without its
+ * -wal while the run wrote it) is exported as far as it was recorded,
+ * and standard error says that it is not a whole day, and why. */
+static void
+export_unfinished(long merges)
+{
+	char aborted[600], live[600], alone[600], want[800];
+	snprintf(aborted, sizeof(aborted), "%s/aborted.sqlite", tmp_root);
+	db_copy(db_keep, aborted, "UPDATE run SET status = 'aborted'");
+	assert_int_equal(
+	        cli("export", "--db", aborted, "--format", "jsonl", NULL), 0);
+	assert_int_equal(jsonl_lines(out_text), merges);
+	snprintf(want, sizeof(want),
+	         "mergescope export: note: %s: the run did not finish "
+	         "(status aborted);",
+	         aborted);
+	assert_non_null(strstr(err_text, want));
+	snprintf(want, sizeof(want),
+	         "; what it recorded is exported (%ld merges), not a whole "
+	         "day\n",
+	         merges);
+	assert_non_null(strstr(err_text, want));
+
+	snprintf(live, sizeof(live), "%s/live.sqlite", tmp_root);
+	snprintf(alone, sizeof(alone), "%s/live-alone.sqlite", tmp_root);
+	ms_ev_run run;
+	memset(&run, 0, sizeof(run));
+	snprintf(run.variant, sizeof(run.variant), "skywalking");
+	ms_rec *rec = NULL;
+	ms_rec_opts ro = { .path = live, .run = &run };
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_rec_open(&rec, &ro, &eb), 0);
+	assert_int_equal(ms_rec_run_begin(rec, &run, &eb), 0);
+	assert_int_equal(ms_rec_flush(rec, &eb), 0);
+	db_copy(live, alone, NULL);
+	assert_int_equal(cli("export", "--db", alone, "--format", "csv", NULL),
+	                 0);
+	assert_non_null(strstr(err_text, "no write-ahead log beside it"));
+	assert_non_null(strstr(err_text, "exported (0 merges)"));
+	assert_int_equal(ms_rec_close(rec, &eb), 0);
+}
+
 static void
 test_export(void **state)
 {
@@ -646,6 +690,7 @@ test_export(void **state)
 	                     "--format", "csv", NULL),
 	                 2);
 	assert_non_null(strstr(err_text, "/nonexistent/e.sqlite"));
+	export_unfinished(merges);
 }
 
 /* One line on stderr, nothing on stdout. */
@@ -1214,13 +1259,25 @@ test_output_write_failure(void **state)
 		fprintf(stderr, "no /dev/full: not tested\n");
 		return;
 	}
+	/* Also when the report's verdict is a failure (exit status 1
+	 * with standard output whole): a gate failed, the run did not
+	 * finish. */
+	char bad[600], aborted[600];
+	snprintf(bad, sizeof(bad), "%s/full-failed-gate.sqlite", tmp_root);
+	db_copy(db_keep, bad,
+	        "UPDATE gate SET pass = 0 WHERE name = 'ledgers'");
+	snprintf(aborted, sizeof(aborted), "%s/full-aborted.sqlite", tmp_root);
+	db_copy(db_keep, aborted, "UPDATE run SET status = 'aborted'");
 	const char *argvs[][7] = {
 		{ "mergescope", "report", "--db", db_keep, NULL },
 		{ "mergescope", "report", "--db", db_keep, "--json", NULL },
 		{ "mergescope", "report", "--db", db_off, "--vs", db_keep },
+		{ "mergescope", "report", "--db", bad, NULL },
+		{ "mergescope", "report", "--db", aborted, "--json", NULL },
+		{ "mergescope", "report", "--db", db_off, "--vs", bad },
 	};
-	const int argcs[] = { 4, 5, 6 };
-	for (size_t i = 0; i < 3; i++) {
+	const int argcs[] = { 4, 5, 6, 4, 5, 6 };
+	for (size_t i = 0; i < 6; i++) {
 		FILE *e = tmpfile();
 		assert_non_null(e);
 		int rc = ms_cli_main(argcs[i], (char **)argvs[i], full, e);
@@ -1263,6 +1320,30 @@ test_output_write_failure(void **state)
 		assert_non_null(strstr(err_text, strerror(ENOSPC)));
 	}
 	fclose(full);
+}
+
+/* A profile of more CPUs than the machine has runs sized for it: in a
+ * cgroup of its own, whose pids hold the merge workers it starts (1025
+ * for 2048 CPUs; with 512 pids the run failed to start its worker 509). */
+static void
+test_profile_many_cpus(void **state)
+{
+	(void)state;
+	char db[600];
+	snprintf(db, sizeof(db), "%s/many-cpus.sqlite", tmp_root);
+	int rc = cli("run", "--headless", "--fixture", fixture_dir,
+	             "--variant", "alwayskeep", "--profile", "cpus=2048",
+	             "--db", db, NULL);
+	if (strstr(out_text, "envelope     emulated")) {
+		fprintf(stderr, "no writable cgroup: not tested\n");
+		return;
+	}
+	if (rc)
+		fprintf(stderr, "%s", err_text);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out_text, ", pids.max 1537: "));
+	assert_non_null(strstr(out_text, "workers 1024 fast + 1 slow"));
+	assert_non_null(strstr(out_text, "gates, 0 failed"));
 }
 
 /* A chain spec longer than 255 bytes is replayed and recorded whole, its
@@ -2054,6 +2135,7 @@ main(void)
 		cmocka_unit_test(test_merge_once),
 		cmocka_unit_test(test_output_files_need_force),
 		cmocka_unit_test(test_long_chain_spec),
+		cmocka_unit_test(test_profile_many_cpus),
 		cmocka_unit_test_teardown(test_decimal_comma_locale, c_locale),
 		cmocka_unit_test(test_concurrent_builds_and_runs),
 		cmocka_unit_test(test_locked_database),

@@ -1836,9 +1836,9 @@ expect_damaged(const char *dir, const char *want)
 		fail_msg("problem \"%s\", expected \"%s\"", rep->problems[0],
 		         want);
 	snprintf(fix, sizeof(fix),
-	         "the fixture is damaged: remove %s and build it again "
+	         "the fixture is damaged: remove it and build it again "
 	         "(mergescope fixture build --preset smoke --seed 1 --out %s)",
-	         dir, dir);
+	         dir);
 	if (!strstr(eb.msg, fix))
 		fail_msg("\"%s\" does not say \"%s\"", eb.msg, fix);
 	free(rep);
@@ -1934,6 +1934,57 @@ test_check_damaged_parts(void **state)
 	free(lat_bytes);
 	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
 	                 0);
+}
+
+/* The advice that ends a damaged fixture's error holds the whole command
+ * to build it again, its directory quoted for the shell, however long
+ * the directory's name: what went wrong is cut short before it instead
+ * (a replay's verification and `fixture check` alike). */
+static void
+test_damaged_advice_whole(void **state)
+{
+	ms_fixture_report rep;
+	ms_errbuf eb = { { 0 } };
+	char a[512], dir[700], core[900], fix[1200];
+	ms_fixture *f = NULL;
+	size_t ncore;
+
+	(void)state;
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, &rep, &eb), 0);
+	snprintf(a, sizeof(a), "%s/a", root);
+	snprintf(dir, sizeof(dir),
+	         "%s/it's a fixture directory whose name is long enough to "
+	         "crowd the advice out of one error line",
+	         root);
+	assert_int_equal(rename(a, dir), 0);
+	assert_int_equal(ms_fixture_open(&f, dir, &eb), 0);
+	slot_path(f, 5, MS_KIND_CORE, core, sizeof(core));
+	char *core_bytes = slurp(core, &ncore);
+	assert_int_equal(truncate(core, (off_t)ncore - 100), 0);
+	snprintf(fix, sizeof(fix),
+	         "; the fixture is damaged: remove it and build it again "
+	         "(mergescope fixture build --preset smoke --seed 1 --out "
+	         "'%s/it'\\''s a fixture directory whose name is long enough "
+	         "to crowd the advice out of one error line')",
+	         root);
+	assert_int_equal(ms_fixture_verify(f, NULL, NULL, &eb), MS_ERR_CORRUPT);
+	ms_fixture_close(f);
+	fprintf(stderr, "verify: %s\n", eb.msg);
+	char head[800];
+	snprintf(head, sizeof(head), "fixture %s: core part 0000000000000006 ",
+	         dir);
+	assert_memory_equal(eb.msg, head, strlen(head));
+	assert_true(strlen(eb.msg) < sizeof(eb.msg) - 1 ||
+	            strstr(eb.msg, "...; the fixture is damaged"));
+	assert_string_equal(eb.msg + strlen(eb.msg) - strlen(fix), fix);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, &rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	fprintf(stderr, "check: %s\n", eb.msg);
+	assert_string_equal(eb.msg + strlen(eb.msg) - strlen(fix), fix);
+	put_back(core, core_bytes, ncore);
+	free(core_bytes);
+	assert_int_equal(rename(dir, a), 0);
 }
 
 /* Run sql on the manifest of dir; it must change exactly one row. */
@@ -3075,6 +3126,7 @@ main(void)
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_check_damaged_parts),
+		cmocka_unit_test(test_damaged_advice_whole),
 		cmocka_unit_test(test_check_one_damage_one_problem),
 		cmocka_unit_test(test_check_sampler_plugin),
 		cmocka_unit_test(test_check_recorded_judgement),

@@ -2612,6 +2612,19 @@ test_filter_rules(void **state)
 	assert_non_null(strstr(err, "(not_executed, enabled_no_evaluation or "
 	                            "executed)"));
 	assert_false(ms_tui_filter_parse("seq=9..3", &flt, err, sizeof(err)));
+	/* A key given twice with two values is refused (the last one was
+	 * taken, so "lane=fast lane=finalize" showed the finalize only);
+	 * the same value twice is that value. */
+	assert_false(ms_tui_filter_parse("lane=fast lane=finalize", &flt, err,
+	                                 sizeof(err)));
+	assert_non_null(strstr(err, "lane= given twice (\"fast\" and "
+	                            "\"finalize\")"));
+	assert_false(ms_tui_filter_parse("class=executed class=not_executed",
+	                                 &flt, err, sizeof(err)));
+	assert_non_null(strstr(err, "class= given twice"));
+	assert_true(ms_tui_filter_parse("phase=primary #12 phase=primary",
+	                                &flt, err, sizeof(err)));
+	assert_true(ms_tui_filter_match(&flt, &e, 0));
 }
 
 static void

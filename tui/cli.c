@@ -309,7 +309,9 @@ ms_cli_main(int argc, char **argv, FILE *out, FILE *err)
 	bool bad = fflush(out) != 0;
 	int e = errno;
 	bad = bad || ferror(out);
-	if (bad && rc == 0) {
+	/* Also after a verdict (1: a gate failed, an unfinished run, runs
+	 * that differ): the report that says why never arrived. */
+	if (bad && (rc == 0 || rc == 1)) {
 		bool cmd = argc >= 2 && argv[1][0] != '-';
 		fprintf(err,
 		        "mergescope%s%s: writing to standard output "

@@ -76,6 +76,25 @@ say_no_match(ms_evdb *db, const char *filter, FILE *err)
 	fputc('\n', err);
 }
 
+/* A run that did not finish (killed, aborted, failed, still running, or
+ * a copy made without its -wal) is exported all the same, as far as it
+ * was recorded, but not as if it were the whole day: one line says so,
+ * with the reason the report gives and how many merges it holds. */
+static void
+say_unfinished(ms_evdb *db, uint64_t written, FILE *err)
+{
+	bool unfinished = false;
+	char why[512];
+	ms_errbuf eb = { "" };
+	if (ms_report_unfinished(db, &unfinished, why, sizeof(why), &eb) ||
+	    !unfinished)
+		return;
+	fprintf(err,
+	        "mergescope export: note: %s: %s; what it recorded is "
+	        "exported (%" PRIu64 " merges), not a whole day\n",
+	        ms_evdb_path(db), why, written);
+}
+
 static int
 exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
@@ -145,6 +164,8 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	}
 	if (rc == 0 && f && written == 0)
 		say_no_match(db, o[MS__EX_FILTER].value, err);
+	if (rc == 0)
+		say_unfinished(db, written, err);
 	ms_evdb_close(db);
 	if (rc) {
 		fprintf(err, "mergescope export: %s\n",

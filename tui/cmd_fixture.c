@@ -454,9 +454,11 @@ existing(const build_req *r, FILE *out, FILE *err)
 	fprintf(out,
 	        "fixture %s (preset %s, seed %llu) is already built; "
 	        "reusing it: its %zu parts are as built (%.1f s; "
-	        "`mergescope fixture check %s` re-validates it all)\n",
+	        "`mergescope fixture check ",
 	        r->outdir, r->preset, (unsigned long long)r->seed, nparts,
-	        ms_mono_s() - t0, r->outdir);
+	        ms_mono_s() - t0);
+	ms__shell_word(out, r->outdir, false);
+	fputs("` re-validates it all)\n", out);
 	return 0;
 }
 

@@ -291,6 +291,17 @@ ms_tui_filter_parse(const char *text, ms_tui_filter *out, char *err, size_t n)
 				return false;
 			}
 			char *dst = (char *)out + fields[i].off;
+			if (*dst && strcmp(dst, v) != 0) {
+				/* Not the last one silently: a merge has one
+				 * of each, so no merge would match both. */
+				if (err && n)
+					snprintf(err, n,
+					         "filter: %s given twice (\"%s\" "
+					         "and \"%s\"); a merge has one, so "
+					         "give it once",
+					         fields[i].key, dst, v);
+				return false;
+			}
 			snprintf(dst, fields[i].size, "%s", v);
 			done = true;
 		}
