@@ -715,6 +715,23 @@ test_leftovers_and_clean(void **state)
 	assert_int_equal(mkdir(live, 0755), 0);
 	assert_int_equal(ms_owner_write(live, "scratch", "", NULL), 0);
 
+	/* A user's own SQLite database (schema version 0, no owner
+	 * record) and a text file, both named like run databases: not
+	 * mergescope's, never removed. */
+	char mine[PATH_MAX], text[PATH_MAX];
+	snprintf(mine, sizeof(mine), "%s/mine.sqlite", runs);
+	snprintf(text, sizeof(text), "%s/notes.sqlite", runs);
+	uint8_t hdr[4096] = "SQLite format 3";
+	hdr[16] = 0x10; /* page size 4096; every other byte 0 */
+	FILE *fp = fopen(mine, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(hdr, 1, sizeof(hdr), fp), sizeof(hdr));
+	assert_int_equal(fclose(fp), 0);
+	fp = fopen(text, "w");
+	assert_non_null(fp);
+	fputs("not a database\n", fp);
+	assert_int_equal(fclose(fp), 0);
+
 	/* clean --dry-run lists everything and removes nothing. */
 	const char *dry[] = { "clean", "--dry-run", NULL };
 	assert_int_equal(run_cli(dry, out, sizeof(out), err, sizeof(err)), 0);
@@ -768,6 +785,14 @@ test_leftovers_and_clean(void **state)
 	assert_false(exists(side));
 	assert_false(exists(frozen_new));
 	assert_true(exists(live));
+	assert_true(exists(mine) && exists(text));
+	const char *all[] = { "clean", "--runs", NULL };
+	assert_int_equal(run_cli(all, out, sizeof(out), err, sizeof(err)), 0);
+	assert_non_null(line_of(out, mine, line, sizeof(line)));
+	assert_null(strstr(line, "run database"));
+	assert_true(exists(mine) && exists(text));
+	assert_int_equal(unlink(mine), 0);
+	assert_int_equal(unlink(text), 0);
 
 	const char *bad[] = { "clean", "--older-than", "soon", NULL };
 	assert_int_equal(run_cli(bad, out, sizeof(out), err, sizeof(err)), 64);

@@ -43,6 +43,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -271,6 +272,32 @@ ms__db_owner_path(char *out, size_t n, const char *db)
 	return rc;
 }
 
+/* Whether path, a *.sqlite file in the cache's runs/ of size bytes, is
+ * a database a run wrote: it has a run's owner record beside it (a run
+ * live or killed), it is empty (a run killed before its schema: nothing
+ * to lose), or it is an SQLite file whose header's user_version (big-
+ * endian at byte 60) is set, as the recorder sets it to its schema
+ * version. Anything else there, a user's own database or any other
+ * file, is not mergescope's and is left alone. */
+static bool
+run_db(const char *path, off_t size)
+{
+	char own[PATH_MAX];
+	struct stat st;
+	if (size == 0 || (ms__db_owner_path(own, sizeof(own), path) == 0 &&
+	                  lstat(own, &st) == 0 && S_ISREG(st.st_mode)))
+		return true;
+	uint8_t h[100];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = pread(fd, h, sizeof(h), 0);
+	close(fd);
+	return n == (ssize_t)sizeof(h) &&
+	       memcmp(h, "SQLite format 3", 16) == 0 &&
+	       (h[60] | h[61] | h[62] | h[63]) != 0;
+}
+
 /* The file beside run database db that side (db_side) names into out (n
  * bytes): SQLite's "<db><side>", or the run's owner record where
  * ms__db_owner_path puts it; "" if it does not fit. */
@@ -392,7 +419,12 @@ classify(const char *dir, const char *name, bool cache_top,
 	         S_ISDIR(st.st_mode) ? "a directory without an owner record"
 	                             : "not a file mergescope makes here");
 	bool runs = ends_with(dir, "/runs");
-	if (S_ISREG(st.st_mode) && runs && ends_with(name, ".sqlite")) {
+	if (S_ISREG(st.st_mode) && runs && ends_with(name, ".sqlite") &&
+	    !run_db(path, st.st_size)) {
+		snprintf(it->why, sizeof(it->why),
+		         "a file named like a run database that no run wrote "
+		         "(no owner record, no schema version)");
+	} else if (S_ISREG(st.st_mode) && runs && ends_with(name, ".sqlite")) {
 		it->kind = MS__IT_RUN;
 		snprintf(it->what, sizeof(it->what), "run database");
 		it->why[0] = '\0';
