@@ -1999,31 +1999,44 @@ wait_oracle(ms_replay *r)
 	return done ? 0 : MS_ERR_CANCELED;
 }
 
-/* r->finalize_skip: why the finalize asked for between the engine's
- * stats b and a was skipped, or "" when it was not (ms_engine_finalize
- * skips as the reference's finalize round does). */
+/* Why the finalize asked for between the engine's stats b and a was
+ * skipped, into skip[n], or "" when it was not. */
 static void
-note_finalize_skip(ms_replay *r, const ms_engine_stats *b,
-                   const ms_engine_stats *a)
+why_finalize_skipped(const ms_engine_stats *b, const ms_engine_stats *a,
+                     char *skip, size_t n)
 {
 	enum ms_sampling_reason why = a->finalize_skip_reason;
-	r->finalize_skip[0] = '\0';
+	skip[0] = '\0';
 	if (a->finalize_skipped == b->finalize_skipped)
 		return;
 	if (a->finalize_skip_need)
-		snprintf(r->finalize_skip, sizeof(r->finalize_skip),
+		snprintf(skip, n,
 		         "free disk %llu B below the selection's %llu B, as "
 		         "the reference's disk-headroom gate",
 		         (unsigned long long)a->finalize_skip_free,
 		         (unsigned long long)a->finalize_skip_need);
 	else
-		snprintf(r->finalize_skip, sizeof(r->finalize_skip),
-		         "%s: %s", ms_sampling_reason_name(why),
+		snprintf(skip, n, "%s: %s", ms_sampling_reason_name(why),
 		         why == MS_SREASON_GUARD_UNAVAILABLE
 		                 ? "no fragment guard (segment unknown or "
 		                   "without interior)"
 		                 : "no sampler; the reference runs no "
 		                   "finalize round without one");
+}
+
+/* r->finalize_skip: why the finalize asked for between the engine's
+ * stats b and a was skipped, or "" when it was not (ms_engine_finalize
+ * skips as the reference's finalize round does). Set under r->mu: the
+ * status (the headless progress) reads it. */
+static void
+note_finalize_skip(ms_replay *r, const ms_engine_stats *b,
+                   const ms_engine_stats *a)
+{
+	char skip[sizeof(r->finalize_skip)];
+	why_finalize_skipped(b, a, skip, sizeof(skip));
+	pthread_mutex_lock(&r->mu);
+	memcpy(r->finalize_skip, skip, sizeof(skip));
+	pthread_mutex_unlock(&r->mu);
 }
 
 /* From the end of the primary phase's publications to the end of the
@@ -3653,6 +3666,8 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	st->nspark = r->nspark;
 	memcpy(st->spark, r->spark, sizeof(st->spark));
 	copy_str(st->error, sizeof(st->error), r->error);
+	copy_str(st->finalize_skip, sizeof(st->finalize_skip),
+	         r->finalize_skip);
 	status_live(r, st);
 	st->checkpoints = r->ncks;
 	copy_str(st->checkpoint_note, sizeof(st->checkpoint_note),

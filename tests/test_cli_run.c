@@ -310,6 +310,7 @@ test_run_headless_passes(void **state)
 	assert_non_null(strstr(err_text, "publications: "));
 	assert_non_null(strstr(err_text, "(100%)"));
 	assert_null(strstr(err_text, "\r"));
+	assert_null(strstr(err_text, "finalize skipped"));
 	/* The last progress line says done, not a step at 0%. */
 	char *ev = strstr(err_text, "\nevents recorded in ");
 	assert_non_null(ev);
@@ -342,6 +343,10 @@ test_run_headless_passes(void **state)
 		fprintf(stderr, "%s\n%s\n", err_text, out_text);
 	assert_int_equal(rc, 0);
 	assert_null(strstr(out_text, "FAIL"));
+	/* Its progress says the finalize was skipped and why, as its
+	 * report does (before: nothing; the finalize's step never showed). */
+	assert_non_null(strstr(err_text, "\nfinalize skipped "
+	                                 "(pipeline_disabled: no sampler"));
 }
 
 /* The event database fills up during the run: the run fails saying so,

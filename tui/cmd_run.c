@@ -102,9 +102,27 @@ static const char usage[] =
         "  --break SPEC         checked as in `tui`, then ignored: a\n"
         "                       headless run never stops\n";
 
-/* Progress from the status of the run, polled by the waiting thread. */
+/* A finalize that was skipped, said once (*said) on its own line with
+ * why, as the report says it: its step would read as done. */
+static bool
+note_finalize_skip(ms__progress *p, const ms_replay_status *st, bool *said)
+{
+	if (!st->finalize_skip[0])
+		return false;
+	if (!*said) {
+		char line[sizeof(st->finalize_skip) + 32];
+		snprintf(line, sizeof(line), "finalize skipped (%s)",
+		         st->finalize_skip);
+		ms__progress_note(p, line);
+		*said = true;
+	}
+	return true;
+}
+
+/* Progress from the status of the run, polled by the waiting thread;
+ * *skip_said: the finalize's skip has been said. */
 static void
-show_progress(ms__progress *p, const ms_replay_status *st)
+show_progress(ms__progress *p, const ms_replay_status *st, bool *skip_said)
 {
 	char extra[64];
 	snprintf(extra, sizeof(extra), "%" PRIu64 " merges", st->merges_done);
@@ -126,8 +144,10 @@ show_progress(ms__progress *p, const ms_replay_status *st)
 	const char *now = st->phase >= MS_RPHASE_END
 	                          ? ""
 	                          : ms_replay_phase_name(st->phase);
+	bool skipped = note_finalize_skip(p, st, skip_said);
 	if (p->what[0] && strcmp(p->what, "publications") != 0 &&
-	    strcmp(p->what, now) != 0) {
+	    strcmp(p->what, now) != 0 &&
+	    !(skipped && !strcmp(p->what, "finalize"))) {
 		char done[sizeof(p->what)];
 		snprintf(done, sizeof(done), "%s", p->what);
 		ms__progress_update(p, done, 1, 1, extra);
@@ -369,6 +389,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	}
 	ms__progress prog;
 	ms__progress_init(&prog, err, -1);
+	bool skip_said = false;
 	int freeze_id = -1;
 	bool freeze_failed = false;
 	if (a->freeze_at &&
@@ -390,11 +411,11 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 			ms_replay_command(r, MS_RCMD_RUN, NULL);
 			continue;
 		}
-		show_progress(&prog, st);
+		show_progress(&prog, st, &skip_said);
 	}
 	ms_replay_get_status(r, st);
 	if (!*sig)
-		show_progress(&prog, st);
+		show_progress(&prog, st, &skip_said);
 	ms__progress_end(&prog);
 	if (!*sig && freeze_id >= 0)
 		fprintf(err,

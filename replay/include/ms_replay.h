@@ -362,6 +362,9 @@ typedef struct ms_replay_status {
 	char checkpoint_note[256];
 	/* The error of a FAILED run. */
 	char error[512];
+	/* Why the finalize was skipped (as the report's sampling_exercised
+	 * gate says), once it was; else "". */
+	char finalize_skip[192];
 } ms_replay_status;
 
 void ms_replay_get_status(ms_replay *r, ms_replay_status *st);
