@@ -2806,6 +2806,13 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 			        eb);
 		if (rc)
 			return rc;
+		/* A directory the run chose has room for the day; one the
+		 * user gave is said to be short before the day starts. */
+		if (!r->work_why[0])
+			ms__work_room_note(r->work_why, sizeof(r->work_why),
+			                   r->work_dir,
+			                   (uint64_t)sv.f_bavail * sv.f_frsize,
+			                   links, day);
 	}
 	return ms_owner_write(r->work_dir, r->keep_shard ? "kept" : "scratch",
 	                      r->db_path, eb);
