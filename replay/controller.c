@@ -1138,6 +1138,10 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 		if (ev->type != MS_EV_DROPPED)
 			snprintf(r->error, sizeof(r->error), "%s",
 			         ev->error ? ev->error : "");
+		if (ev->type == MS_EV_QUARANTINED) {
+			r->quarantined++;
+			r->last_quarantined = ev->part_id;
+		}
 		pthread_mutex_unlock(&r->mu);
 		notify(r);
 		return;
@@ -3675,6 +3679,10 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	copy_str(st->error, sizeof(st->error), r->error);
 	copy_str(st->finalize_skip, sizeof(st->finalize_skip),
 	         r->finalize_skip);
+	copy_str(st->last_failure, sizeof(st->last_failure),
+	         r->last_failure);
+	st->quarantined = r->quarantined;
+	st->last_quarantined = r->last_quarantined;
 	status_live(r, st);
 	st->checkpoints = r->ncks;
 	copy_str(st->checkpoint_note, sizeof(st->checkpoint_note),

@@ -749,6 +749,8 @@ struct ms_replay {
 	/* The last failed merge, "merge #N (lane): error" (under mu): the
 	 * idle_no_leaks gate says why a merge failed. */
 	char last_failure[192];
+	/* Parts the engine quarantined, and the last one's ID (under mu). */
+	uint64_t quarantined, last_quarantined;
 	claim claims[MAX_CLAIMS];
 	size_t nclaims;
 	ms__recent recent; /* the last merges, with their inputs */

@@ -365,6 +365,11 @@ typedef struct ms_replay_status {
 	/* Why the finalize was skipped (as the report's sampling_exercised
 	 * gate says), once it was; else "". */
 	char finalize_skip[192];
+	/* The last failed merge, "merge #N (lane): error", or "" (see
+	 * merges_failed); parts quarantined (after their third failed
+	 * merge in a row) and the last one's ID. */
+	char last_failure[192];
+	uint64_t quarantined, last_quarantined;
 } ms_replay_status;
 
 void ms_replay_get_status(ms_replay *r, ms_replay_status *st);
