@@ -1137,10 +1137,9 @@ host_stats_after_decide(ms_chain *c, link_t *l, const char *why)
 		return;
 	l->stats_dead = true;
 	chain_log(c, l,
-	          "plugin %s (%s): stats() after Decide %s (Decide timeout "
-	          "%.3f s); its verdicts stand, its counters are not read "
-	          "again",
-	          l->path, l->st.name, why, (double)c->timeout_ns / 1e9);
+	          "plugin %s (%s): stats() after Decide %s; its verdicts "
+	          "stand, its counters are not read again",
+	          l->path, l->st.name, why);
 }
 
 /* run_link in process mode: the call goes to the link's host process,

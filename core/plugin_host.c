@@ -685,7 +685,8 @@ take_verdicts(ms__phost *h, const wire_hdr *sent, uint8_t *verdict, size_t n,
  * broken as take_verdicts says. */
 static enum ms__phost_result
 after_decide(ms__phost *h, int got, const wire_hdr *sent, uint8_t *verdict,
-             size_t n, int64_t *ret, char *why, size_t whylen)
+             size_t n, int64_t *ret, uint64_t timeout_ns, char *why,
+             size_t whylen)
 {
 	char end[96] = "";
 	reap(h, true, end, sizeof(end));
@@ -695,8 +696,10 @@ after_decide(ms__phost *h, int got, const wire_hdr *sent, uint8_t *verdict,
 	if (res != MS__PHOST_OK)
 		return res;
 	if (got == 0)
-		snprintf(why, whylen, "did not return before the timeout; "
-		                      "plugin host killed");
+		snprintf(why, whylen,
+		         "did not return within the %.3f s Decide timeout "
+		         "(the call's); plugin host killed",
+		         (double)timeout_ns / 1e9);
 	else
 		snprintf(why, whylen, "ended its plugin host (%s)",
 		         end[0] ? end : "it closed its channel");
@@ -756,8 +759,8 @@ ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
 	h->decided = false;
 	int got = recv_rep(h, &rep, deadline);
 	if (got <= 0 && h->decided)
-		return after_decide(h, got, &sent, verdict, n, ret, why,
-		                    whylen);
+		return after_decide(h, got, &sent, verdict, n, ret,
+		                    timeout_ns, why, whylen);
 	if (got == 0) {
 		reap(h, true, NULL, 0);
 		return MS__PHOST_TIMEOUT;

@@ -1282,12 +1282,11 @@ test_process_stats_hang_costs_one_timeout(void **st)
  * the plugin log, and the verdicts it returned (drop tr-2, tr-5) stand.
  * Before: the call failed open as a timeout, keeping every trace. */
 static void
-test_process_stats_hang_after_decide_keeps_verdicts(void **st)
+stats_after_decide_case(const char *config, const char *said)
 {
-	(void)st;
 	char path[512];
 	path_of(path, sizeof(path), "tp_statshang");
-	ms_chain_link_spec link = { path, "25" };
+	ms_chain_link_spec link = { path, config };
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
 	log_cap lc;
@@ -1329,14 +1328,31 @@ test_process_stats_hang_after_decide_keeps_verdicts(void **st)
 	assert_int_equal(ls.dropped, 4);
 	fprintf(stderr, "logged: %s\n", lc.msg);
 	assert_int_equal(lc.n, 1); /* said once */
-	assert_non_null(strstr(lc.msg, "tp_statshang.so (tp_statshang): "
-	                               "stats() after Decide did not return "
-	                               "before the timeout"));
+	assert_non_null(strstr(lc.msg, said));
 	assert_non_null(strstr(lc.msg, "its verdicts stand"));
 	assert_false(ms_chain_circuit_is_open(c));
 	ms_batch_release(b);
 	ms_chain_close(c);
 	tl_assert_no_live(&mem);
+}
+
+static void
+test_process_stats_hang_after_decide_keeps_verdicts(void **st)
+{
+	(void)st;
+	stats_after_decide_case("25", "tp_statshang.so (tp_statshang): "
+	                              "stats() after Decide did not return "
+	                              "within the 0.500 s Decide timeout");
+}
+
+/* The same when that stats() crashes its host. */
+static void
+test_process_stats_crash_after_decide_keeps_verdicts(void **st)
+{
+	(void)st;
+	stats_after_decide_case("!25", "tp_statshang.so (tp_statshang): "
+	                               "stats() after Decide ended its "
+	                               "plugin host (killed by signal 11");
 }
 
 /* A host whose plugin is loaded and opened but whose stats(), which the
@@ -1797,6 +1813,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_process_stats_hang_costs_one_timeout),
 		cmocka_unit_test(
 		        test_process_stats_hang_after_decide_keeps_verdicts),
+		cmocka_unit_test(
+		        test_process_stats_crash_after_decide_keeps_verdicts),
 		cmocka_unit_test(test_process_crash_names_the_callback),
 		cmocka_unit_test(test_process_host_ends_with_workbench),
 		cmocka_unit_test(test_process_needs_a_host),

@@ -52,7 +52,8 @@
  *  ctorhang  a library constructor never returns (at dlopen)
  *  entryhang the entry point never returns
  *  statshang stats never returns; config "CHARS": only once a decide
- *            has run, and decide drops as mask
+ *            has run, and decide drops as mask; "!CHARS": as "CHARS",
+ *            but stats faults (SIGSEGV) instead of hanging
  *  overrun   decide writes n + 8 verdicts (keep) and returns n
  *  badname   declares a name with a newline and an escape sequence
  *  cbcrash   config "WHERE" or "WHERE@host" (in a chain spec
@@ -537,8 +538,11 @@ tp_stats(void *state, ms_plugin_stat *out, size_t cap)
 {
 	tp_state *s = state;
 	if (TP_KIND == K_STATSHANG &&
-	    (!s->drop_last[0] || atomic_load(&s->calls) > 0))
+	    (!s->drop_last[0] || atomic_load(&s->calls) > 0)) {
+		if (s->drop_last[0] == '!')
+			fault();
 		hang();
+	}
 	crash_in(s->gate, "stats");
 	if (cap >= 1)
 		out[0] = (ms_plugin_stat){ "calls", atomic_load(&s->calls) };
