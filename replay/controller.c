@@ -2636,6 +2636,25 @@ ms_replay_check_fixture(const char *dir, ms_errbuf *eb)
 	return rc;
 }
 
+/* A fixture whose build proved its parts (ms_fixture_slot_proof) but
+ * whose block ledgers file cannot be used (why: ms_fixture_blocks_open's
+ * error): the run goes on reading and checking every part, and says so
+ * as it starts (r->start_note), rather than only run slower. */
+static void
+note_blocks_unusable(ms_replay *r, const char *why)
+{
+	char hash[MS_KIND_COUNT][33];
+	ms_ledger_set led;
+	if (r->fx_proven || !ms_fixture_nslots(r->fx) ||
+	    !ms_fixture_slot_proof(r->fx, 0, hash, &led))
+		return;
+	snprintf(r->start_note, sizeof(r->start_note),
+	         "fixture %s: its block ledgers cannot be used (%s): every "
+	         "part is read and checked, which takes longer; `mergescope "
+	         "fixture check` on it checks the rest",
+	         r->fixture_dir, why);
+}
+
 /* The fixture: manifest first (names a missing or foreign one), then its
  * recorded hashes, then every scheduled part's directories. */
 static int
@@ -2656,8 +2675,10 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 	 * or a file that is not what was built) every part is read. */
 	int64_t t0 = ms_mono_ns();
 	ms_fixture_blocks *fb = NULL;
-	r->fx_proven = ms_fixture_blocks_open(&fb, r->fx, NULL) == 0;
+	ms_errbuf beb = { "" };
+	r->fx_proven = ms_fixture_blocks_open(&fb, r->fx, &beb) == 0;
 	ms__blkcache_attach(r->blocks, fb);
+	note_blocks_unusable(r, beb.msg);
 	atomic_fetch_add(&r->check_ns, ms_mono_ns() - t0);
 	ms_clock_set(&r->clock, r->info->day_start_ns);
 	return 0;
@@ -3113,11 +3134,12 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	 * what it samples before. */
 	if (!r->rss.started) {
 		ms_errbuf re = { "" };
+		size_t k = strlen(r->start_note);
 		if (ms__rsswatch_start(&r->rss, 0, &re))
-			snprintf(r->start_note, sizeof(r->start_note),
-			         "%s; the run goes on without the split peaks "
+			snprintf(r->start_note + k, sizeof(r->start_note) - k,
+			         "%s%s; the run goes on without the split peaks "
 			         "of the resident set (they read 0)",
-			         re.msg);
+			         k ? "; " : "", re.msg);
 	}
 	/* The oracle beside the staging: both come before the day's clock,
 	 * which starts once the oracle has ended (run_day). */

@@ -699,7 +699,7 @@ struct ms_replay {
 	char work_why[PATH_MAX + 320]; /* the default work dir's choice, or
 	                                  a given one short of room */
 	/* What the start went on without (ms_replay_start_note), or "". */
-	char start_note[sizeof(((ms_errbuf *)0)->msg) + 96];
+	char start_note[2 * sizeof(((ms_errbuf *)0)->msg) + 256];
 	char clone_method[16]; /* how parts were staged: link, reflink, copy */
 	char cache_label[16];  /* warm, cold, uncontrolled */
 	/* Staging before the primary phase: its wall, and the fsyncs the run

@@ -189,9 +189,10 @@ typedef struct ms_replay ms_replay;
 const char *ms_replay_work_note(const ms_replay *r);
 
 /* After ms_replay_start: the one line saying what the run goes on
- * without (the sampler of the resident set's split peaks, when its thread
- * could not start: why, and that those peaks read 0); "" when nothing.
- * Owned by r. */
+ * without (the fixture's block ledgers, when its build recorded them and
+ * they cannot be used: why, and that every part is read; the sampler of
+ * the resident set's split peaks, when its thread could not start: why,
+ * and that those peaks read 0); "" when nothing. Owned by r. */
 const char *ms_replay_start_note(const ms_replay *r);
 
 /* Validate everything that can be validated before work starts (fixture
