@@ -1126,6 +1126,24 @@ host_stats_dead(ms_chain *c, link_t *l, uint64_t timeout_ns)
 	          l->path, l->st.name, (double)timeout_ns / 1e9);
 }
 
+/* The stats() a host runs after Decide hung or died (why, from
+ * ms__phost_decide) once Decide had returned its verdicts: they stand,
+ * the host is gone, and the link's next hosts never call stats(). Said
+ * once, naming the plugin. c->mu held. */
+static void
+host_stats_after_decide(ms_chain *c, link_t *l, const char *why)
+{
+	ms__phost_free(l->host);
+	l->host = NULL;
+	if (l->stats_dead)
+		return;
+	l->stats_dead = true;
+	chain_log(c, l,
+	          "plugin %s (%s): stats() after Decide %s; its verdicts "
+	          "stand, its counters are not read again",
+	          l->path, l->st.name, why);
+}
+
 /* run_link in process mode: the call goes to the link's host process,
  * started first if the link has none (at the start, or after a crash or
  * a timeout killed the previous one). */
@@ -1169,10 +1187,9 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	                         sizeof(why));
 	*ns = (uint64_t)(ms_mono_ns() - t0);
 	time_call(l, *ns);
-	/* Decide, or the stats() the host calls after it. */
+	/* Decide (a hang or death in the stats() after it is
+	 * AFTER_DECIDE). */
 	const char *ph = ms__phost_phase(l->host);
-	if (r == MS__PHOST_TIMEOUT && !strcmp(ph, "stats()"))
-		host_stats_dead(c, l, c->timeout_ns);
 	if (r == MS__PHOST_TIMEOUT || r == MS__PHOST_CRASHED) {
 		ms__phost_free(l->host);
 		l->host = NULL;
@@ -1195,6 +1212,9 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		return MS_LINK_HOST_ERROR;
 	case MS__PHOST_OVERRUN:
 		return record_overrun(l, n);
+	case MS__PHOST_AFTER_DECIDE:
+		host_stats_after_decide(c, l, why);
+		break;
 	case MS__PHOST_OK:
 		break;
 	}

@@ -20,7 +20,9 @@
  *     a host that broke it, sending something else, and lives on is
  *     killed within a second).
  *     After TIMEOUT or CRASHED the host is gone; the chain starts a fresh
- *     one for the link's next call.
+ *     one for the link's next call. The host says when Decide has
+ *     returned (REP_DECIDED), before it calls stats(): a call that then
+ *     times out or whose host dies keeps the verdicts (AFTER_DECIDE).
  *  3. The region is only written by the parent before a request and by
  *     the host before its reply, so no lock is needed.
  *  4. Before each part of the plugin it runs outside Decide (its load,
@@ -153,6 +155,8 @@ enum wire_kind {
 	REP_PHASE = 1, /* not an answer: phase says what runs next */
 	REP_LOG = 2,   /* not an answer: a line the plugin logged, its
 	                  level in phase, the line in msg */
+	REP_DECIDED = 3, /* not an answer: Decide returned ret, its verdicts
+	                    are in the region; stats() runs next */
 };
 
 typedef struct wire_rep {
@@ -178,6 +182,8 @@ struct ms__phost {
 	bool sent_fd;       /* the host has the current region */
 	enum wire_phase ph; /* what the host said it runs (or was asked) */
 	ms__phost_log log;  /* line NULL: none */
+	bool decided;       /* this call's Decide has returned (REP_DECIDED) */
+	int64_t decided_ret; /* what it returned */
 };
 
 const char *
@@ -477,6 +483,12 @@ recv_rep(ms__phost *h, wire_rep *rep, int64_t deadline)
 				h->ph = (enum wire_phase)rep->phase;
 			continue;
 		}
+		if (rep->kind == REP_DECIDED) {
+			h->ph = PH_STATS;
+			h->decided = true;
+			h->decided_ret = rep->ret;
+			continue;
+		}
 		if (rep->kind == REP_LOG) {
 			if (h->log.line) {
 				char line[MS_PLUGIN_MSG_MAX + 1];
@@ -642,6 +654,58 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 	return 0;
 }
 
+/* The verdicts of a call whose Decide has returned, from the region into
+ * verdict: ERROR if the plugin wrote over the batch's header before
+ * them (sent: the header as the parent wrote it), OVERRUN if past them
+ * into the guard, else OK. */
+static enum ms__phost_result
+take_verdicts(ms__phost *h, const wire_hdr *sent, uint8_t *verdict, size_t n,
+              char *why, size_t whylen)
+{
+	if (memcmp(h->map, sent, sizeof(*sent)) != 0) {
+		snprintf(why, whylen,
+		         "Decide wrote outside its %zu verdicts, over the "
+		         "batch's header before them in the shared region",
+		         n);
+		return MS__PHOST_ERROR;
+	}
+	const size_t voff = sent->verdict_off;
+	memcpy(verdict, h->map + voff, n);
+	bool overran = false;
+	for (size_t i = 0; i < GUARD_LEN; i++)
+		overran |= h->map[voff + n + i] != GUARD_BYTE;
+	return overran ? MS__PHOST_OVERRUN : MS__PHOST_OK;
+}
+
+/* Decide returned (REP_DECIDED) but no answer followed: the host hung
+ * past the deadline (got 0) or died (got < 0) in the stats() it runs
+ * after Decide. It is killed if need be and reaped before the region is
+ * read, so nothing writes the verdicts while they are taken; they and
+ * Decide's return are the plugin's (AFTER_DECIDE), unless they are
+ * broken as take_verdicts says. */
+static enum ms__phost_result
+after_decide(ms__phost *h, int got, const wire_hdr *sent, uint8_t *verdict,
+             size_t n, int64_t *ret, uint64_t timeout_ns, char *why,
+             size_t whylen)
+{
+	char end[96] = "";
+	reap(h, true, end, sizeof(end));
+	*ret = h->decided_ret;
+	enum ms__phost_result res =
+	        take_verdicts(h, sent, verdict, n, why, whylen);
+	if (res != MS__PHOST_OK)
+		return res;
+	if (got == 0)
+		snprintf(why, whylen,
+		         "did not return within the %.3f s Decide timeout "
+		         "(the call's); plugin host killed",
+		         (double)timeout_ns / 1e9);
+	else
+		snprintf(why, whylen, "ended its plugin host (%s)",
+		         end[0] ? end : "it closed its channel");
+	return MS__PHOST_AFTER_DECIDE;
+}
+
 enum ms__phost_result
 ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
                  size_t n, uint64_t timeout_ns, int64_t *ret,
@@ -692,7 +756,11 @@ ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
 	}
 	h->sent_fd = true;
 	wire_rep rep;
+	h->decided = false;
 	int got = recv_rep(h, &rep, deadline);
+	if (got <= 0 && h->decided)
+		return after_decide(h, got, &sent, verdict, n, ret,
+		                    timeout_ns, why, whylen);
 	if (got == 0) {
 		reap(h, true, NULL, 0);
 		return MS__PHOST_TIMEOUT;
@@ -710,17 +778,10 @@ ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
 		return MS__PHOST_CRASHED;
 	}
 	*ret = rep.ret;
-	if (memcmp(h->map, &sent, sizeof(sent)) != 0) {
-		snprintf(why, whylen,
-		         "Decide wrote outside its %zu verdicts, over the "
-		         "batch's header before them in the shared region",
-		         n);
-		return MS__PHOST_ERROR;
-	}
-	memcpy(verdict, h->map + voff, n);
-	bool overran = false;
-	for (size_t i = 0; i < GUARD_LEN; i++)
-		overran |= h->map[voff + n + i] != GUARD_BYTE;
+	enum ms__phost_result res =
+	        take_verdicts(h, &sent, verdict, n, why, whylen);
+	if (res != MS__PHOST_OK)
+		return res;
 	if (stats) {
 		*stats = rep.stats;
 		if (stats->n > MS__PHOST_STATS)
@@ -728,7 +789,7 @@ ms__phost_decide(ms__phost *h, const ms_plugin_batch *b, uint8_t *verdict,
 		for (uint32_t i = 0; i < stats->n; i++)
 			stats->name[i][sizeof(stats->name[i]) - 1] = '\0';
 	}
-	return overran ? MS__PHOST_OVERRUN : MS__PHOST_OK;
+	return MS__PHOST_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -881,18 +942,27 @@ host_recv(int sock, wire_req *rq, int *fd)
 	return 0;
 }
 
-/* Say what of the plugin runs next (a REP_PHASE message). */
+/* A message that is not an answer: kind REP_PHASE (what of the plugin
+ * runs next) or REP_DECIDED (Decide returned ret). */
 static void
-host_phase(int sock, enum wire_phase ph)
+host_note(int sock, enum wire_kind kind, enum wire_phase ph, int64_t ret)
 {
 	wire_rep rep;
 	memset(&rep, 0, sizeof(rep));
-	rep.kind = REP_PHASE;
+	rep.kind = kind;
 	rep.phase = ph;
+	rep.ret = ret;
 	ssize_t w;
 	do
 		w = send(sock, &rep, sizeof(rep), MSG_NOSIGNAL);
 	while (w < 0 && errno == EINTR);
+}
+
+/* Say what of the plugin runs next (a REP_PHASE message). */
+static void
+host_phase(int sock, enum wire_phase ph)
+{
+	host_note(sock, REP_PHASE, ph, 0);
 }
 
 /* The host's log queue (design 5): lines that did not fit in the channel,
@@ -981,6 +1051,9 @@ host_log_flush(int sock)
 	return lost;
 }
 
+/* Whether the host runs its plugin (host_watch). */
+static _Atomic bool host_in_plugin;
+
 /* A reply: ret, msg (NULL: none) and the counters of p (NULL: none). */
 static void
 host_reply(int sock, int64_t ret, const char *msg, ms_plugin *p)
@@ -994,7 +1067,10 @@ host_reply(int sock, int64_t ret, const char *msg, ms_plugin *p)
 	if (msg)
 		snprintf(rep.msg, sizeof(rep.msg), "%s", msg);
 	ms_plugin_stat st[MS__PHOST_STATS];
+	/* A workbench that ends while stats() hangs ends the host too. */
+	atomic_store(&host_in_plugin, p != NULL);
 	size_t k = p ? ms_plugin_stats(p, st, MS__PHOST_STATS) : 0;
+	atomic_store(&host_in_plugin, false);
 	/* What stats() logged too goes before the answer. */
 	rep.log_lost = host_log_flush(sock);
 	rep.stats.n = (uint32_t)(k < MS__PHOST_STATS ? k : MS__PHOST_STATS);
@@ -1015,8 +1091,6 @@ host_reply(int sock, int64_t ret, const char *msg, ms_plugin *p)
  * behind in a Decide that may never return, for ever, under init. Between
  * calls the main loop sees the channel close itself and closes the
  * plugin. */
-static _Atomic bool host_in_plugin;
-
 static void *
 host_watch(void *arg)
 {
@@ -1135,6 +1209,9 @@ ms_plugin_host_main(int argc, char **argv)
 		int64_t ret = ms_plugin_decide_direct(
 		        p, &hb.b, map + h->verdict_off, rq.n);
 		atomic_store(&host_in_plugin, false);
+		/* The verdicts are written: said before stats() runs, so
+		 * that a stats() that hangs or crashes cannot lose them. */
+		host_note(sock, REP_DECIDED, PH_STATS, ret);
 		host_reply(sock, ret, NULL, sp);
 	}
 	ms_plugin_unload(p);

@@ -32,6 +32,11 @@ enum ms__phost_result {
 	MS__PHOST_ERROR = 3,   /* the call could not be made; why says why */
 	MS__PHOST_OVERRUN = 4, /* as OK, but the plugin wrote past its n
 	                          verdicts (the guard bytes after them) */
+	MS__PHOST_AFTER_DECIDE = 5, /* *ret and the verdicts are the
+	                               plugin's, but its host then hung past
+	                               the timeout (killed) or died in the
+	                               stats() after Decide: why says which;
+	                               the host is gone, *stats unchanged */
 };
 
 /* Where a host's plugin's log lines go (borrowed; outlives the host):

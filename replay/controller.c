@@ -1164,6 +1164,10 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 		if (ev->type != MS_EV_DROPPED)
 			snprintf(r->error, sizeof(r->error), "%s",
 			         ev->error ? ev->error : "");
+		if (ev->type == MS_EV_QUARANTINED) {
+			r->quarantined++;
+			r->last_quarantined = ev->part_id;
+		}
 		pthread_mutex_unlock(&r->mu);
 		notify(r);
 		return;
@@ -2037,31 +2041,44 @@ wait_oracle(ms_replay *r)
 	return done ? 0 : MS_ERR_CANCELED;
 }
 
-/* r->finalize_skip: why the finalize asked for between the engine's
- * stats b and a was skipped, or "" when it was not (ms_engine_finalize
- * skips as the reference's finalize round does). */
+/* Why the finalize asked for between the engine's stats b and a was
+ * skipped, into skip[n], or "" when it was not. */
 static void
-note_finalize_skip(ms_replay *r, const ms_engine_stats *b,
-                   const ms_engine_stats *a)
+why_finalize_skipped(const ms_engine_stats *b, const ms_engine_stats *a,
+                     char *skip, size_t n)
 {
 	enum ms_sampling_reason why = a->finalize_skip_reason;
-	r->finalize_skip[0] = '\0';
+	skip[0] = '\0';
 	if (a->finalize_skipped == b->finalize_skipped)
 		return;
 	if (a->finalize_skip_need)
-		snprintf(r->finalize_skip, sizeof(r->finalize_skip),
+		snprintf(skip, n,
 		         "free disk %llu B below the selection's %llu B, as "
 		         "the reference's disk-headroom gate",
 		         (unsigned long long)a->finalize_skip_free,
 		         (unsigned long long)a->finalize_skip_need);
 	else
-		snprintf(r->finalize_skip, sizeof(r->finalize_skip),
-		         "%s: %s", ms_sampling_reason_name(why),
+		snprintf(skip, n, "%s: %s", ms_sampling_reason_name(why),
 		         why == MS_SREASON_GUARD_UNAVAILABLE
 		                 ? "no fragment guard (segment unknown or "
 		                   "without interior)"
 		                 : "no sampler; the reference runs no "
 		                   "finalize round without one");
+}
+
+/* r->finalize_skip: why the finalize asked for between the engine's
+ * stats b and a was skipped, or "" when it was not (ms_engine_finalize
+ * skips as the reference's finalize round does). Set under r->mu: the
+ * status (the headless progress) reads it. */
+static void
+note_finalize_skip(ms_replay *r, const ms_engine_stats *b,
+                   const ms_engine_stats *a)
+{
+	char skip[sizeof(r->finalize_skip)];
+	why_finalize_skipped(b, a, skip, sizeof(skip));
+	pthread_mutex_lock(&r->mu);
+	memcpy(r->finalize_skip, skip, sizeof(skip));
+	pthread_mutex_unlock(&r->mu);
 }
 
 /* From the end of the primary phase's publications to the end of the
@@ -2666,6 +2683,25 @@ ms_replay_check_fixture(const char *dir, ms_errbuf *eb)
 	return rc;
 }
 
+/* A fixture whose build proved its parts (ms_fixture_slot_proof) but
+ * whose block ledgers file cannot be used (why: ms_fixture_blocks_open's
+ * error): the run goes on reading and checking every part, and says so
+ * as it starts (r->start_note), rather than only run slower. */
+static void
+note_blocks_unusable(ms_replay *r, const char *why)
+{
+	char hash[MS_KIND_COUNT][33];
+	ms_ledger_set led;
+	if (r->fx_proven || !ms_fixture_nslots(r->fx) ||
+	    !ms_fixture_slot_proof(r->fx, 0, hash, &led))
+		return;
+	snprintf(r->start_note, sizeof(r->start_note),
+	         "fixture %s: its block ledgers cannot be used (%s): every "
+	         "part is read and checked, which takes longer; `mergescope "
+	         "fixture check` on it checks the rest",
+	         r->fixture_dir, why);
+}
+
 /* The fixture: manifest first (names a missing or foreign one), then its
  * recorded hashes, then every scheduled part's directories. */
 static int
@@ -2686,8 +2722,10 @@ open_fixture(ms_replay *r, ms_errbuf *eb)
 	 * or a file that is not what was built) every part is read. */
 	int64_t t0 = ms_mono_ns();
 	ms_fixture_blocks *fb = NULL;
-	r->fx_proven = ms_fixture_blocks_open(&fb, r->fx, NULL) == 0;
+	ms_errbuf beb = { "" };
+	r->fx_proven = ms_fixture_blocks_open(&fb, r->fx, &beb) == 0;
 	ms__blkcache_attach(r->blocks, fb);
+	note_blocks_unusable(r, beb.msg);
 	atomic_fetch_add(&r->check_ns, ms_mono_ns() - t0);
 	ms_clock_set(&r->clock, r->info->day_start_ns);
 	return 0;
@@ -2840,6 +2878,13 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 			        eb);
 		if (rc)
 			return rc;
+		/* A directory the run chose has room for the day; one the
+		 * user gave is said to be short before the day starts. */
+		if (!r->work_why[0])
+			ms__work_room_note(r->work_why, sizeof(r->work_why),
+			                   r->work_dir,
+			                   (uint64_t)sv.f_bavail * sv.f_frsize,
+			                   links, day);
 	}
 	return ms_owner_write(r->work_dir, r->keep_shard ? "kept" : "scratch",
 	                      r->db_path, eb);
@@ -3136,11 +3181,12 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	 * what it samples before. */
 	if (!r->rss.started) {
 		ms_errbuf re = { "" };
+		size_t k = strlen(r->start_note);
 		if (ms__rsswatch_start(&r->rss, 0, &re))
-			snprintf(r->start_note, sizeof(r->start_note),
-			         "%s; the run goes on without the split peaks "
+			snprintf(r->start_note + k, sizeof(r->start_note) - k,
+			         "%s%s; the run goes on without the split peaks "
 			         "of the resident set (they read 0)",
-			         re.msg);
+			         k ? "; " : "", re.msg);
 	}
 	/* The oracle beside the staging: both come before the day's clock,
 	 * which starts once the oracle has ended (run_day). */
@@ -3697,6 +3743,12 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	st->nspark = r->nspark;
 	memcpy(st->spark, r->spark, sizeof(st->spark));
 	copy_str(st->error, sizeof(st->error), r->error);
+	copy_str(st->finalize_skip, sizeof(st->finalize_skip),
+	         r->finalize_skip);
+	copy_str(st->last_failure, sizeof(st->last_failure),
+	         r->last_failure);
+	st->quarantined = r->quarantined;
+	st->last_quarantined = r->last_quarantined;
 	status_live(r, st);
 	st->checkpoints = r->ncks;
 	copy_str(st->checkpoint_note, sizeof(st->checkpoint_note),

@@ -112,6 +112,14 @@ typedef uint64_t (*ms__work_need_fn)(const void *arg, uint64_t block);
  * run that could not even stage its day, refused before it copies). */
 int ms__work_room_check(const char *dir, uint64_t avail, bool links,
                         uint64_t day_bytes, ms_errbuf *eb);
+/* A shard directory the user gave (--work-dir) that can stage the day
+ * but has less free (avail) than the day's merges may need there
+ * (ms__work_need_bytes of day_bytes, less the staged day when it is
+ * linked): true with a line into buf[n] naming dir, both figures and
+ * what follows (merges wait, the finalize may be skipped); else false
+ * and buf "". */
+bool ms__work_room_note(char *buf, size_t n, const char *dir, uint64_t avail,
+                        bool links, uint64_t day_bytes);
 /* What a run keeps for its own memory beside a shard on a tmpfs under an
  * enforced memory limit: a tmpfs's pages are charged to the cgroup of
  * the process that writes them, so the shard and the run share the
@@ -693,9 +701,10 @@ struct ms_replay {
 	ms_rec *rec;
 	ms_shard *shard;
 	ms_engine *engine;
-	char work_why[PATH_MAX + 160]; /* the default work dir's choice */
+	char work_why[PATH_MAX + 320]; /* the default work dir's choice, or
+	                                  a given one short of room */
 	/* What the start went on without (ms_replay_start_note), or "". */
-	char start_note[sizeof(((ms_errbuf *)0)->msg) + 96];
+	char start_note[2 * sizeof(((ms_errbuf *)0)->msg) + 256];
 	char clone_method[16]; /* how parts were staged: link, reflink, copy */
 	char cache_label[16];  /* warm, cold, uncontrolled */
 	/* Staging before the primary phase: its wall, and the fsyncs the run
@@ -745,6 +754,8 @@ struct ms_replay {
 	/* The last failed merge, "merge #N (lane): error" (under mu): the
 	 * idle_no_leaks gate says why a merge failed. */
 	char last_failure[192];
+	/* Parts the engine quarantined, and the last one's ID (under mu). */
+	uint64_t quarantined, last_quarantined;
 	claim claims[MAX_CLAIMS];
 	size_t nclaims;
 	ms__recent recent; /* the last merges, with their inputs */

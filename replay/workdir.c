@@ -196,6 +196,26 @@ ms__work_room_check(const char *dir, uint64_t avail, bool links,
 	               (double)ms__work_need_bytes(day_bytes) / MIB);
 }
 
+bool
+ms__work_room_note(char *buf, size_t n, const char *dir, uint64_t avail,
+                   bool links, uint64_t day_bytes)
+{
+	uint64_t need = links ? ms__work_need_bytes(day_bytes) - day_bytes
+	                      : ms__work_need_bytes(day_bytes);
+	if (n)
+		buf[0] = '\0';
+	if (avail >= need)
+		return false;
+	snprintf(buf, n,
+	         "shard directory %s: its file system has %.1f MiB free, "
+	         "below the %.0f MiB the day may need there (merge outputs "
+	         "beside their inputs): a merge that does not fit waits, "
+	         "and a finalize that does not fit is skipped (its gates "
+	         "then fail)",
+	         dir, (double)avail / MIB, (double)need / MIB);
+	return true;
+}
+
 int
 ms__work_mem_check(const char *dir, bool tmpfs, uint64_t mem_cap,
                    uint64_t need, ms_errbuf *eb)

@@ -1277,6 +1277,84 @@ test_process_stats_hang_costs_one_timeout(void **st)
 	tl_assert_no_live(&mem);
 }
 
+/* A plugin whose stats() hangs only after a Decide has returned its
+ * verdicts, in its host: the call costs the Decide timeout once, named in
+ * the plugin log, and the verdicts it returned (drop tr-2, tr-5) stand.
+ * Before: the call failed open as a timeout, keeping every trace. */
+static void
+stats_after_decide_case(const char *config, const char *said)
+{
+	char path[512];
+	path_of(path, sizeof(path), "tp_statshang");
+	ms_chain_link_spec link = { path, config };
+	ms_mem mem;
+	ms_mem_init(&mem, NULL);
+	log_cap lc;
+	memset(&lc, 0, sizeof(lc));
+	ms_chain_opts o = { .mem = &mem,
+		            .decide_timeout_ns = 500 * 1000000ull,
+		            .open_timeout_ns = 30 * 1000000000ull,
+		            .host_mode = MS_PLUGIN_HOST_PROCESS,
+		            .host_exe = MS_BINARY_DIR "/tui/mergescope",
+		            .log = log_capture,
+		            .log_ctx = &lc };
+	ms_chain *c = NULL;
+	ms_errbuf eb;
+	if (ms_chain_open(&c, &link, 1, &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	rows10 rows;
+	make_rows(&rows);
+	ms_batch *b;
+	assert_int_equal(ms_batch_from_rows(&b, &mem, MS_PROJ_ALL, rows.rows,
+	                                    NT * 2, &eb),
+	                 0);
+	uint8_t keep[NT];
+	ms_chain_call call;
+	ms_link_stats ls;
+	alarm(120);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(ms_chain_decide(c, b, keep, &call), 0);
+		ms_chain_link_stats(c, 0, &ls);
+		if (ls.last_result != MS_LINK_OK)
+			fail_msg("call %d: %s: %s", i + 1,
+			         ms_link_result_name(ls.last_result),
+			         ls.last_fail);
+		assert_int_equal(count_kept(keep), NT - 2);
+		assert_false(keep[2]);
+		assert_false(keep[5]);
+	}
+	alarm(0);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 0);
+	assert_int_equal(ls.dropped, 4);
+	fprintf(stderr, "logged: %s\n", lc.msg);
+	assert_int_equal(lc.n, 1); /* said once */
+	assert_non_null(strstr(lc.msg, said));
+	assert_non_null(strstr(lc.msg, "its verdicts stand"));
+	assert_false(ms_chain_circuit_is_open(c));
+	ms_batch_release(b);
+	ms_chain_close(c);
+	tl_assert_no_live(&mem);
+}
+
+static void
+test_process_stats_hang_after_decide_keeps_verdicts(void **st)
+{
+	(void)st;
+	stats_after_decide_case("25", "tp_statshang.so (tp_statshang): "
+	                              "stats() after Decide did not return "
+	                              "within the 0.500 s Decide timeout");
+}
+
+/* The same when that stats() crashes its host. */
+static void
+test_process_stats_crash_after_decide_keeps_verdicts(void **st)
+{
+	(void)st;
+	stats_after_decide_case("!25", "tp_statshang.so (tp_statshang): "
+	                               "stats() after Decide ended its "
+	                               "plugin host (killed by signal 11");
+}
+
 /* A host whose plugin is loaded and opened but whose stats(), which the
  * host calls before it says it is ready, never returns: the start gets
  * the open timeout, not the (here much longer) Decide timeout, and fails
@@ -1733,6 +1811,10 @@ main(int argc, char **argv)
 		cmocka_unit_test(
 		        test_process_ready_stats_hang_gets_open_timeout),
 		cmocka_unit_test(test_process_stats_hang_costs_one_timeout),
+		cmocka_unit_test(
+		        test_process_stats_hang_after_decide_keeps_verdicts),
+		cmocka_unit_test(
+		        test_process_stats_crash_after_decide_keeps_verdicts),
 		cmocka_unit_test(test_process_crash_names_the_callback),
 		cmocka_unit_test(test_process_host_ends_with_workbench),
 		cmocka_unit_test(test_process_needs_a_host),

@@ -325,6 +325,15 @@ test_disk_full_merge(void **state)
 	assert_non_null(strstr(one, "): data: "));
 	assert_non_null(strstr(one, "File too large"));
 	assert_non_null(strstr(one, "3 failures in a row"));
+	/* The progress said each failure as it came, before the run's
+	 * end (before: nothing while the engine backed off). */
+	const char *said = strstr(err, " failed merge");
+	assert_non_null(said);
+	assert_true(said < strstr(err, "mergescope run: the run failed: "));
+	while (said > err && said[-1] != '\n')
+		said--;
+	assert_true(strncmp(said, "merge #", 7) == 0);
+	assert_non_null(strstr(said, "File too large ("));
 
 	/* Recorded as failed, with the message; no input was consumed. */
 	ms_ev_run_end end;

@@ -310,6 +310,8 @@ test_run_headless_passes(void **state)
 	assert_non_null(strstr(err_text, "publications: "));
 	assert_non_null(strstr(err_text, "(100%)"));
 	assert_null(strstr(err_text, "\r"));
+	assert_null(strstr(err_text, "finalize skipped"));
+	assert_null(strstr(err_text, "block ledgers"));
 	/* The last progress line says done, not a step at 0%. */
 	char *ev = strstr(err_text, "\nevents recorded in ");
 	assert_non_null(ev);
@@ -342,6 +344,38 @@ test_run_headless_passes(void **state)
 		fprintf(stderr, "%s\n%s\n", err_text, out_text);
 	assert_int_equal(rc, 0);
 	assert_null(strstr(out_text, "FAIL"));
+	/* Its progress says the finalize was skipped and why, as its
+	 * report does (before: nothing; the finalize's step never showed). */
+	assert_non_null(strstr(err_text, "\nfinalize skipped "
+	                                 "(pipeline_disabled: no sampler"));
+}
+
+/* A fixture whose block ledgers file is gone (its build recorded one):
+ * the run goes on, reading every part, and says so as it starts, naming
+ * the file (before: nothing; only slower, and "0 publications by their
+ * fixture's files hash" deep in a gate's detail). */
+static void
+test_run_block_ledgers_missing(void **state)
+{
+	(void)state;
+	char copy[600], db[700], cmd[1400];
+	snprintf(copy, sizeof(copy), "%s/smoke-noblocks", tmp_root);
+	snprintf(db, sizeof(db), "%s/noblocks.db", tmp_root);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s' && rm '%s/block_ledgers.bin'",
+	         fixture_dir, copy, copy);
+	assert_int_equal(system(cmd), 0);
+	int rc = cli("run", "--headless", "--fixture", copy, "--variant",
+	             "alwayskeep", "--db", db, NULL);
+	if (rc != 0)
+		fprintf(stderr, "%s\n%s\n", err_text, out_text);
+	assert_int_equal(rc, 0);
+	char want[800];
+	snprintf(want, sizeof(want),
+	         "fixture %s: its block ledgers cannot be used (%s/"
+	         "block_ledgers.bin: No such file or directory): every part "
+	         "is read and checked",
+	         copy, copy);
+	assert_non_null(strstr(err_text, want));
 }
 
 /* The event database fills up during the run: the run fails saying so,
@@ -2127,6 +2161,7 @@ main(void)
 		cmocka_unit_test(test_tui_without_signal_thread),
 		cmocka_unit_test(test_run_freeze_at),
 		cmocka_unit_test(test_run_db_full_last_line),
+		cmocka_unit_test(test_run_block_ledgers_missing),
 		cmocka_unit_test(test_run_db_checkpoint_full),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_export),

@@ -374,6 +374,12 @@ crash_case(const char *kind, int want_sig, const char *want_reason)
 	snprintf(line, sizeof(line), "mergescope: aborted: %s\n", want_reason);
 	if (!strstr(r.err, line))
 		fail_msg("stderr lacks \"%s\":\n%s", line, r.err);
+	/* What to do about it: run the plugin apart (before: nothing). */
+	const char *hint = "\nmergescope: with --plugin-host process each "
+	                   "plugin runs in a process of its own, where a "
+	                   "crash in Decide costs only that call";
+	if (!strstr(r.err, hint))
+		fail_msg("stderr lacks \"%s\":\n%s", hint, r.err);
 	char v[256];
 	db_text(r.db, "SELECT status FROM run", v, sizeof(v));
 	assert_string_equal(v, "aborted");

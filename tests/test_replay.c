@@ -1301,6 +1301,33 @@ test_work_room(void **state)
 	                 0);
 }
 
+/* A --work-dir that can stage the day but not hold its merges beside
+ * it is said to be short before the day starts, naming it and both
+ * figures (before: nothing; a 6 MiB ext4 work dir ran the day with no
+ * merge and a skipped finalize, and only the gates said so). */
+static void
+test_work_room_note(void **state)
+{
+	(void)state;
+	const uint64_t mib = 1ull << 20;
+	char buf[512];
+	/* Copied: twice the day and 64 MiB (2 * 10 + 64 = 84 MiB). */
+	assert_true(ms__work_room_note(buf, sizeof(buf), "/w", 83 * mib,
+	                               false, 10 * mib));
+	assert_non_null(strstr(buf, "shard directory /w: its file system "
+	                            "has 83.0 MiB free, below the 84 MiB"));
+	assert_non_null(strstr(buf, "finalize that does not fit is "
+	                            "skipped"));
+	assert_false(ms__work_room_note(buf, sizeof(buf), "/w", 84 * mib,
+	                                false, 10 * mib));
+	assert_string_equal(buf, "");
+	/* Linked: the staged day takes no room there. */
+	assert_false(ms__work_room_note(buf, sizeof(buf), "/w", 74 * mib,
+	                                true, 10 * mib));
+	assert_true(ms__work_room_note(buf, sizeof(buf), "/w", 73 * mib,
+	                               true, 10 * mib));
+}
+
 /* ms__work_need_fn of a fixed need (arg), whatever the block size. */
 static uint64_t
 need_of(const void *arg, uint64_t block)
@@ -2820,6 +2847,7 @@ main(void)
 		cmocka_unit_test(test_work_dir_long_db_name),
 		cmocka_unit_test(test_work_dir_choice_blocks),
 		cmocka_unit_test(test_work_room),
+		cmocka_unit_test(test_work_room_note),
 		cmocka_unit_test(test_retain_reread_identical),
 		cmocka_unit_test(test_day1x_finalize_cut_by_budget),
 		cmocka_unit_test(test_break_mature),

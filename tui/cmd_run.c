@@ -102,10 +102,68 @@ static const char usage[] =
         "  --break SPEC         checked as in `tui`, then ignored: a\n"
         "                       headless run never stops\n";
 
+/* What the progress has said besides its steps. */
+typedef struct progress_said {
+	bool skip;           /* the finalize's skip */
+	uint64_t failed;     /* failed merges */
+	uint64_t quarantined; /* quarantined parts */
+} progress_said;
+
+/* A finalize that was skipped, said once on its own line with why, as
+ * the report says it: its step would read as done. */
+static bool
+note_finalize_skip(ms__progress *p, const ms_replay_status *st,
+                   progress_said *said)
+{
+	if (!st->finalize_skip[0])
+		return false;
+	if (!said->skip) {
+		char line[sizeof(st->finalize_skip) + 32];
+		snprintf(line, sizeof(line), "finalize skipped (%s)",
+		         st->finalize_skip);
+		ms__progress_note(p, line);
+		said->skip = true;
+	}
+	return true;
+}
+
+/* Merges that failed and parts quarantined since the last poll, each on
+ * a line of its own: the engine backs off after a failure (1 s, then 2,
+ * 4 ...), and without them the progress stood still with nothing said. */
+static void
+note_failures(ms__progress *p, const ms_replay_status *st,
+              progress_said *said)
+{
+	char line[sizeof(st->last_failure) + 96];
+	if (st->merges_failed > said->failed && st->last_failure[0]) {
+		/* A run that failed says what follows in its last line. */
+		bool going = st->state != MS_REPLAY_FAILED;
+		snprintf(line, sizeof(line), "%s (%" PRIu64 " failed merge%s%s)",
+		         st->last_failure, st->merges_failed,
+		         st->merges_failed == 1 ? "" : "s",
+		         going ? "; the engine backs off before it merges "
+		                 "again"
+		               : "");
+		ms__progress_note(p, line);
+	}
+	said->failed = st->merges_failed;
+	if (st->quarantined > said->quarantined) {
+		snprintf(line, sizeof(line),
+		         "part %016" PRIx64 " quarantined after its third "
+		         "failed merge in a row: merges go on without it (%" PRIu64
+		         " quarantined)",
+		         st->last_quarantined, st->quarantined);
+		ms__progress_note(p, line);
+	}
+	said->quarantined = st->quarantined;
+}
+
 /* Progress from the status of the run, polled by the waiting thread. */
 static void
-show_progress(ms__progress *p, const ms_replay_status *st)
+show_progress(ms__progress *p, const ms_replay_status *st,
+              progress_said *said)
 {
+	note_failures(p, st, said);
 	char extra[64];
 	snprintf(extra, sizeof(extra), "%" PRIu64 " merges", st->merges_done);
 	if (st->phase == MS_RPHASE_PRIMARY) {
@@ -126,8 +184,10 @@ show_progress(ms__progress *p, const ms_replay_status *st)
 	const char *now = st->phase >= MS_RPHASE_END
 	                          ? ""
 	                          : ms_replay_phase_name(st->phase);
+	bool skipped = note_finalize_skip(p, st, said);
 	if (p->what[0] && strcmp(p->what, "publications") != 0 &&
-	    strcmp(p->what, now) != 0) {
+	    strcmp(p->what, now) != 0 &&
+	    !(skipped && !strcmp(p->what, "finalize"))) {
 		char done[sizeof(p->what)];
 		snprintf(done, sizeof(done), "%s", p->what);
 		ms__progress_update(p, done, 1, 1, extra);
@@ -369,6 +429,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	}
 	ms__progress prog;
 	ms__progress_init(&prog, err, -1);
+	progress_said said = { false, 0, 0 };
 	int freeze_id = -1;
 	bool freeze_failed = false;
 	if (a->freeze_at &&
@@ -390,11 +451,11 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 			ms_replay_command(r, MS_RCMD_RUN, NULL);
 			continue;
 		}
-		show_progress(&prog, st);
+		show_progress(&prog, st, &said);
 	}
 	ms_replay_get_status(r, st);
 	if (!*sig)
-		show_progress(&prog, st);
+		show_progress(&prog, st, &said);
 	ms__progress_end(&prog);
 	if (!*sig && freeze_id >= 0)
 		fprintf(err,

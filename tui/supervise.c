@@ -188,6 +188,12 @@ wait_answer(void)
 	}
 }
 
+/* The hint after a plugin took the workbench down in Decide. */
+#define DECIDE_APART                                                       \
+	"mergescope: with --plugin-host process each plugin runs in a "    \
+	"process of its own, where a crash in Decide costs only that "     \
+	"call (it fails open)\n"
+
 /* Have the watcher record the run and clean up (waiting for its answer),
  * then put the terminal back if the screen was up (again: the screen's
  * thread may have drawn meanwhile) and say what happened on stderr. */
@@ -226,6 +232,11 @@ note_plugin(const char *what, const char *plugin, const char *cb, int sig)
 	}
 	put(line, sizeof(line), &n, "\n");
 	write_all(STDERR_FILENO, line, n);
+	/* Decide ran in this process: what to do about it, on a line of
+	 * its own. */
+	if (strcmp(cb, "Decide") == 0)
+		write_all(STDERR_FILENO, DECIDE_APART,
+		          sizeof(DECIDE_APART) - 1);
 }
 
 /* Set by the first thread that reports a crash or an exit in Decide. The

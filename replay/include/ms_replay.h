@@ -189,9 +189,10 @@ typedef struct ms_replay ms_replay;
 const char *ms_replay_work_note(const ms_replay *r);
 
 /* After ms_replay_start: the one line saying what the run goes on
- * without (the sampler of the resident set's split peaks, when its thread
- * could not start: why, and that those peaks read 0); "" when nothing.
- * Owned by r. */
+ * without (the fixture's block ledgers, when its build recorded them and
+ * they cannot be used: why, and that every part is read; the sampler of
+ * the resident set's split peaks, when its thread could not start: why,
+ * and that those peaks read 0); "" when nothing. Owned by r. */
 const char *ms_replay_start_note(const ms_replay *r);
 
 /* Validate everything that can be validated before work starts (fixture
@@ -369,6 +370,14 @@ typedef struct ms_replay_status {
 	char checkpoint_note[256];
 	/* The error of a FAILED run. */
 	char error[512];
+	/* Why the finalize was skipped (as the report's sampling_exercised
+	 * gate says), once it was; else "". */
+	char finalize_skip[192];
+	/* The last failed merge, "merge #N (lane): error", or "" (see
+	 * merges_failed); parts quarantined (after their third failed
+	 * merge in a row) and the last one's ID. */
+	char last_failure[192];
+	uint64_t quarantined, last_quarantined;
 } ms_replay_status;
 
 void ms_replay_get_status(ms_replay *r, ms_replay_status *st);

@@ -51,7 +51,9 @@
  *  closehang close never returns (sleeps in a loop)
  *  ctorhang  a library constructor never returns (at dlopen)
  *  entryhang the entry point never returns
- *  statshang stats never returns
+ *  statshang stats never returns; config "CHARS": only once a decide
+ *            has run, and decide drops as mask; "!CHARS": as "CHARS",
+ *            but stats faults (SIGSEGV) instead of hanging
  *  overrun   decide writes n + 8 verdicts (keep) and returns n
  *  badname   declares a name with a newline and an escape sequence
  *  cbcrash   config "WHERE" or "WHERE@host" (in a chain spec
@@ -291,7 +293,7 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 			               : sizeof(s->drop_last) - 1);
 		srand((unsigned)time(NULL) ^ (unsigned)getpid());
 	}
-	if (TP_KIND == K_MASK && config) {
+	if ((TP_KIND == K_MASK || TP_KIND == K_STATSHANG) && config) {
 		strncpy(s->drop_last, config, sizeof(s->drop_last) - 1);
 	}
 	if (TP_KIND == K_CBCRASH && config) {
@@ -422,6 +424,7 @@ tp_decide(void *state, const ms_plugin_batch *b, uint8_t *verdict, size_t n)
 		}
 		return (int64_t)n;
 	case K_MASK:
+	case K_STATSHANG:
 		drop_by_last(s, b, verdict, n);
 		return (int64_t)n;
 	case K_LIAR: {
@@ -534,8 +537,12 @@ static size_t
 tp_stats(void *state, ms_plugin_stat *out, size_t cap)
 {
 	tp_state *s = state;
-	if (TP_KIND == K_STATSHANG)
+	if (TP_KIND == K_STATSHANG &&
+	    (!s->drop_last[0] || atomic_load(&s->calls) > 0)) {
+		if (s->drop_last[0] == '!')
+			fault();
 		hang();
+	}
 	crash_in(s->gate, "stats");
 	if (cap >= 1)
 		out[0] = (ms_plugin_stat){ "calls", atomic_load(&s->calls) };
