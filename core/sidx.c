@@ -642,20 +642,14 @@ put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots, bval *dist,
 static int
 encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 {
-	size_t need = 0;
-	uint64_t ps = 0, pk = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t d = (uint64_t)w->chunk[i].key - pk;
-		uint64_t z = (d << 1) ^ (uint64_t)((int64_t)d >> 63);
-		need += ms_uvarint_len(w->chunk[i].series - ps) +
-		        ms_uvarint_len(z) + 1 + w->chunk[i].tid_len;
-		ps = w->chunk[i].series;
-		pk = (uint64_t)w->chunk[i].key;
-	}
-	/* Tag columns: instance, endpoint, other (as 8-byte values on the
-	 * latency index, at most 10 varint bytes on the other), tags. */
-	need += 4 * bytes_col_bound(n, 0) + w->vals.len + n * 18 +
-	        MS_TRACE_ID_MAX + 8;
+	/* Series and key deltas (at most 10 bytes each), ID lengths and IDs
+	 * (at most MS_TRACE_ID_MAX bytes each, a bound rather than their sum:
+	 * a pass over the rows to size a buffer that is kept from chunk to
+	 * chunk costs more than the room); tag columns: instance, endpoint,
+	 * other (as 8-byte values on the latency index, at most 10 varint
+	 * bytes on the other), tags. */
+	size_t need = n * (21 + MS_TRACE_ID_MAX) + 4 * bytes_col_bound(n, 0) +
+	              w->vals.len + n * 18 + MS_TRACE_ID_MAX + 8;
 	ms_buf_reset(&w->raw);
 	ms_buf_reset(&w->tmp);
 	size_t rm_size = w->remaps ? REMAPS * sizeof(remap) : 0;
