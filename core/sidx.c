@@ -1031,6 +1031,35 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	return 0;
 }
 
+/* Room in w->vals for the first full chunk of a merge of `rows` rows at
+ * once: the tag values a chunk takes are about the inputs' payload bytes
+ * a row (raw of rows) times a chunk's rows, at most CHUNK_VALS. Grown
+ * value by value, the buffer was reallocated and copied a dozen times in
+ * each merge. Only a first size: a chunk whose values take more grows it
+ * as before; a merge of less than a chunk grows it as before too (its
+ * buffer is small, and sized to what it holds). */
+static int
+vals_presize(ms_sidx_writer *w, uint64_t rows, uint64_t raw, ms_errbuf *eb)
+{
+	if (rows < MS__CHUNK_ROWS)
+		return 0;
+	uint64_t per_row = raw / rows;
+	uint64_t want = per_row > CHUNK_VALS / MS__CHUNK_ROWS
+	                        ? CHUNK_VALS
+	                        : per_row * MS__CHUNK_ROWS;
+	want += MS__COPY_SLACK;
+	int rc = ms_buf_presize(&w->vals, (size_t)want);
+	if (rc == MS_ERR_NOMEM)
+		return swfail(w, eb, rc, MS__F_DATA,
+		              "out of memory for the tag values of a chunk "
+		              "(%llu bytes)",
+		              (unsigned long long)want);
+	if (rc)
+		return swfail(w, eb, rc, MS__F_DATA, "tag values: %s",
+		              ms_strerror(rc));
+	return 0;
+}
+
 int
 ms_sidx_writer_add(ms_sidx_writer *w, const ms_sidx_row *row, ms_errbuf *eb)
 {
@@ -2329,7 +2358,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 	ZSTD_DCtx *dctx =
 	        kept ? kept : ZSTD_createDCtx_advanced(ms__zstd_mem(mem));
 	ms_sidx_writer *w = NULL;
-	uint64_t pruned = 0, rows_hint = 0;
+	uint64_t pruned = 0, rows_hint = 0, raw_hint = 0;
 	uint32_t chunk_seq = 0;
 	int rc = 0;
 	if (!src || !tree || !dctx) {
@@ -2340,6 +2369,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 	}
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		rows_hint += inputs[i]->meta.rows;
+		raw_hint += inputs[i]->meta.uncompressed_bytes;
 		rc = siter_open(&src[i].it, inputs[i], mem, io, dctx, eb);
 		if (rc == 0) {
 			ms__sidx_iter_raw(src[i].it);
@@ -2354,6 +2384,8 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 	if (n)
 		tree[0] = tree_build(src, tree, n, 1);
 	rc = swriter_open(&w, kind, tmp_path, id, opts, rows_hint, eb);
+	if (rc == 0)
+		rc = vals_presize(w, rows_hint, raw_hint, eb);
 	while (rc == 0 && n && src[tree[0]].cur) {
 		merge_src *s = &src[tree[0]];
 		const ms_sidx_row *r = s->cur;
