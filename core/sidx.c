@@ -642,20 +642,14 @@ put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots, bval *dist,
 static int
 encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 {
-	size_t need = 0;
-	uint64_t ps = 0, pk = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t d = (uint64_t)w->chunk[i].key - pk;
-		uint64_t z = (d << 1) ^ (uint64_t)((int64_t)d >> 63);
-		need += ms_uvarint_len(w->chunk[i].series - ps) +
-		        ms_uvarint_len(z) + 1 + w->chunk[i].tid_len;
-		ps = w->chunk[i].series;
-		pk = (uint64_t)w->chunk[i].key;
-	}
-	/* Tag columns: instance, endpoint, other (as 8-byte values on the
-	 * latency index, at most 10 varint bytes on the other), tags. */
-	need += 4 * bytes_col_bound(n, 0) + w->vals.len + n * 18 +
-	        MS_TRACE_ID_MAX + 8;
+	/* Series and key deltas (at most 10 bytes each), ID lengths and IDs
+	 * (at most MS_TRACE_ID_MAX bytes each, a bound rather than their sum:
+	 * a pass over the rows to size a buffer that is kept from chunk to
+	 * chunk costs more than the room); tag columns: instance, endpoint,
+	 * other (as 8-byte values on the latency index, at most 10 varint
+	 * bytes on the other), tags. */
+	size_t need = n * (21 + MS_TRACE_ID_MAX) + 4 * bytes_col_bound(n, 0) +
+	              w->vals.len + n * 18 + MS_TRACE_ID_MAX + 8;
 	ms_buf_reset(&w->raw);
 	ms_buf_reset(&w->tmp);
 	size_t rm_size = w->remaps ? REMAPS * sizeof(remap) : 0;
@@ -1034,6 +1028,35 @@ writer_add(ms_sidx_writer *w, const ms_sidx_row *row, const bval *raw,
 	if (w->meta.rows == 0 || row->key > w->meta.max_ts)
 		w->meta.max_ts = row->key;
 	w->meta.rows++;
+	return 0;
+}
+
+/* Room in w->vals for the first full chunk of a merge of `rows` rows at
+ * once: the tag values a chunk takes are about the inputs' payload bytes
+ * a row (raw of rows) times a chunk's rows, at most CHUNK_VALS. Grown
+ * value by value, the buffer was reallocated and copied a dozen times in
+ * each merge. Only a first size: a chunk whose values take more grows it
+ * as before; a merge of less than a chunk grows it as before too (its
+ * buffer is small, and sized to what it holds). */
+static int
+vals_presize(ms_sidx_writer *w, uint64_t rows, uint64_t raw, ms_errbuf *eb)
+{
+	if (rows < MS__CHUNK_ROWS)
+		return 0;
+	uint64_t per_row = raw / rows;
+	uint64_t want = per_row > CHUNK_VALS / MS__CHUNK_ROWS
+	                        ? CHUNK_VALS
+	                        : per_row * MS__CHUNK_ROWS;
+	want += MS__COPY_SLACK;
+	int rc = ms_buf_presize(&w->vals, (size_t)want);
+	if (rc == MS_ERR_NOMEM)
+		return swfail(w, eb, rc, MS__F_DATA,
+		              "out of memory for the tag values of a chunk "
+		              "(%llu bytes)",
+		              (unsigned long long)want);
+	if (rc)
+		return swfail(w, eb, rc, MS__F_DATA, "tag values: %s",
+		              ms_strerror(rc));
 	return 0;
 }
 
@@ -2335,7 +2358,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 	ZSTD_DCtx *dctx =
 	        kept ? kept : ZSTD_createDCtx_advanced(ms__zstd_mem(mem));
 	ms_sidx_writer *w = NULL;
-	uint64_t pruned = 0, rows_hint = 0;
+	uint64_t pruned = 0, rows_hint = 0, raw_hint = 0;
 	uint32_t chunk_seq = 0;
 	int rc = 0;
 	if (!src || !tree || !dctx) {
@@ -2346,6 +2369,7 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 	}
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		rows_hint += inputs[i]->meta.rows;
+		raw_hint += inputs[i]->meta.uncompressed_bytes;
 		rc = siter_open(&src[i].it, inputs[i], mem, io, dctx, eb);
 		if (rc == 0) {
 			ms__sidx_iter_raw(src[i].it);
@@ -2360,6 +2384,8 @@ ms_sidx_merge(enum ms_part_kind kind, const ms_part *const *inputs, size_t n,
 	if (n)
 		tree[0] = tree_build(src, tree, n, 1);
 	rc = swriter_open(&w, kind, tmp_path, id, opts, rows_hint, eb);
+	if (rc == 0)
+		rc = vals_presize(w, rows_hint, raw_hint, eb);
 	while (rc == 0 && n && src[tree[0]].cur) {
 		merge_src *s = &src[tree[0]];
 		const ms_sidx_row *r = s->cur;

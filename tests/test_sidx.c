@@ -1350,6 +1350,10 @@ test_merge_remap(void **state)
 		{ 6000, 40, 2, 50, false, 0 },
 		{ 6000, 40, 2, 50, true, 0 },
 		{ 4000, 2, 2000, 200, true, 100 },
+		/* The same past a chunk's rows: the merge sizes its
+		 * writer's tag-value buffer from the inputs' payload
+		 * bytes a row, short of these values, which grow it. */
+		{ 9000, 2, 4500, 200, true, 100 },
 	};
 	int n = 0;
 	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
