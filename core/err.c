@@ -45,6 +45,8 @@ ms_strerror(int err)
 		return "compression error";
 	case MS_ERR_LIMIT:
 		return "too many open files";
+	case MS_ERR_CONFIG:
+		return "plugin config refused";
 	}
 	return "unknown error";
 }

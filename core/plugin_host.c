@@ -628,7 +628,10 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 		if (got == 1) {
 			ms__plugin_text_clean(msg, sizeof(msg), rep.msg,
 			                      sizeof(rep.msg));
-			rc = ms_fail(eb, MS_ERR_PLUGIN,
+			/* a refused config stays one (ms__plugin_open) */
+			rc = ms_fail(eb,
+			             rep.ret == MS_ERR_CONFIG ? MS_ERR_CONFIG
+			                                      : MS_ERR_PLUGIN,
 			             "plugin host for %s: %s", path, msg);
 		} else if (got == 0) {
 			*how = MS__PHOST_TIMEOUT;
@@ -1173,7 +1176,7 @@ ms_plugin_host_main(int argc, char **argv)
 	}
 	if (rc) {
 		ms_plugin_unload(p);
-		host_reply(sock, -1, eb.msg, NULL);
+		host_reply(sock, rc, eb.msg, NULL);
 		return 1;
 	}
 	atomic_store(&host_in_plugin, false);

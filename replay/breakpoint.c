@@ -29,6 +29,21 @@ parse_u64(const char *s, int base, uint64_t *out)
 	return 0;
 }
 
+/* A decimal number from lo to hi (digits only: no sign or space): 0, or
+ * -1 when val is not digits, 1 when it is out of the range. */
+static int
+parse_dec_in(const char *val, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	size_t n = strspn(val, "0123456789");
+	if (n == 0 || val[n])
+		return -1;
+	uint64_t v;
+	if (parse_u64(val, 10, &v) || v < lo || v > hi)
+		return 1;
+	*out = v;
+	return 0;
+}
+
 /* "HH:MM" or "HH:MM:SS" -> ns since the start of the day, as the status
  * line shows a time ("02:00:00"); the hour may have one digit ("9:05"),
  * minutes and seconds have two. Nothing else: a sign, a space, "1:2:3" or
@@ -103,11 +118,11 @@ ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb)
 	} else if ((val = strncmp(s, "merge=", 6) == 0 ? s + 6
 	                  : strncmp(s, "seq=", 4) == 0 ? s + 4
 	                                               : NULL)) {
-		if (parse_u64(val, 10, &bp.n) || bp.n == 0)
+		if (parse_dec_in(val, 1, UINT64_MAX, &bp.n))
 			return ms_fail(eb, MS_ERR_INVAL,
 			               "breakpoint '%s': merge number must be "
-			               "a positive integer",
-			               s);
+			               "a whole number from 1 to %" PRIu64,
+			               s, UINT64_MAX);
 		bp.kind = MS_BP_MERGE;
 		snprintf(bp.spec, sizeof(bp.spec), "merge=%llu",
 		         (unsigned long long)bp.n);
@@ -116,12 +131,13 @@ ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb)
 		bp.kind = MS_BP_TIME;
 		if (*val == '@') {
 			uint64_t v;
-			if (parse_u64(val + 1, 10, &v) || v > INT64_MAX)
+			if (parse_dec_in(val + 1, 0, INT64_MAX, &v))
 				return ms_fail(eb, MS_ERR_INVAL,
 				               "breakpoint '%s': expected "
 				               "time=@NS, a logical time in "
-				               "unix nanoseconds",
-				               s);
+				               "unix nanoseconds from 0 to "
+				               "%" PRId64,
+				               s, INT64_MAX);
 			bp.t = (int64_t)v;
 			bp.absolute = true;
 			snprintf(bp.spec, sizeof(bp.spec), "time=@%lld",
@@ -163,11 +179,11 @@ ms_bp_parse(const char *spec, ms_breakpoint *out, ms_errbuf *eb)
 		snprintf(bp.lane, sizeof(bp.lane), "%s", val);
 		snprintf(bp.spec, sizeof(bp.spec), "lane=%s", val);
 	} else if (strncmp(s, "depth>=", 7) == 0) {
-		if (parse_u64(s + 7, 10, &bp.n) || bp.n > UINT32_MAX)
+		if (parse_dec_in(s + 7, 0, UINT32_MAX, &bp.n))
 			return ms_fail(eb, MS_ERR_INVAL,
 			               "breakpoint '%s': expected depth>=D "
-			               "with D a non-negative integer",
-			               s);
+			               "with D a whole number from 0 to %" PRIu32,
+			               s, UINT32_MAX);
 		bp.kind = MS_BP_DEPTH;
 		snprintf(bp.spec, sizeof(bp.spec), "depth>=%llu",
 		         (unsigned long long)bp.n);

@@ -32,7 +32,8 @@
  * CSV writes them as digits (part IDs as hex). Every JSON string goes
  * through ms__json_str, which writes valid UTF-8 whatever the bytes: each
  * byte that does not begin a well-formed UTF-8 sequence (a path in
- * another encoding) is written as \ufffd.
+ * another encoding) is written as \ufffd; a CSV field (csv_text) the
+ * same way, U+FFFD as UTF-8.
  */
 #include "ev_private.h"
 #include "grow.h"
@@ -303,21 +304,29 @@ jsonl_merge(void *ctx, const ms_ev_merge *m)
 	return 0;
 }
 
-/* A CSV field: quoted when it holds a comma, quote, CR or LF. */
+/* A CSV field: quoted when it holds a comma, quote, CR or LF. Valid
+ * UTF-8 as the JSON is (ms__json_str): a byte that does not begin a
+ * well-formed sequence becomes U+FFFD (EF BF BD), one for each such
+ * byte, so a spreadsheet or a UTF-8 reader takes the file whole. */
 static void
 csv_text(FILE *f, const char *s)
 {
-	if (strpbrk(s, ",\"\r\n") == NULL) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
+	bool quote = strpbrk(s, ",\"\r\n") != NULL;
+	if (quote)
+		fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		size_t n = utf8_len(p);
+		if (n == 0) {
+			fputs("\xef\xbf\xbd", f);
+			continue;
+		}
+		if (*p == '"')
 			fputc('"', f);
-		fputc(*s, f);
+		fwrite(p, 1, n, f);
+		p += n - 1;
 	}
-	fputc('"', f);
+	if (quote)
+		fputc('"', f);
 }
 
 static void

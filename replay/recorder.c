@@ -45,6 +45,7 @@
 #include "ms_replay_events.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -668,23 +669,30 @@ static const ev_table tables[T_COUNT] = {
 	              plogc_cols, NCOLS(plogc_cols), "", "", "link", NULL, 0 },
 };
 
-/* user_version of an existing database file, -1 if the file is not one
- * (msg gets SQLite's words), -2 if another process holds it locked. */
-static int
+/* What file_schema_version and user_version found: a version, or none
+ * (user_version is any 32-bit value, -1 included, so these are outside
+ * it). */
+#define UV_UNREADABLE INT64_MIN /* not an SQLite database */
+#define UV_LOCKED (INT64_MIN + 1) /* another process holds it locked */
+
+/* user_version of an existing database file, UV_UNREADABLE if the file
+ * is not one (msg gets SQLite's words), UV_LOCKED if another process
+ * holds it locked. */
+static int64_t
 file_schema_version(const char *path, char *msg, size_t n)
 {
 	sqlite3 *db = NULL;
-	int v = -1;
+	int64_t v = UV_UNREADABLE;
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) ==
 	    SQLITE_OK) {
 		sqlite3_stmt *st = NULL;
 		if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st,
 		                       NULL) == SQLITE_OK &&
 		    sqlite3_step(st) == SQLITE_ROW)
-			v = sqlite3_column_int(st, 0);
+			v = sqlite3_column_int64(st, 0);
 		else if ((sqlite3_errcode(db) & 0xff) == SQLITE_BUSY ||
 		         (sqlite3_errcode(db) & 0xff) == SQLITE_LOCKED)
-			v = -2;
+			v = UV_LOCKED;
 		else
 			snprintf(msg, n, "%s", sqlite3_errmsg(db));
 		sqlite3_finalize(st);
@@ -1021,10 +1029,10 @@ clear_existing(const char *path, bool overwrite, ms_errbuf *eb)
 	if (access(path, F_OK) != 0)
 		return 0;
 	char msg[256] = "";
-	int v = file_schema_version(path, msg, sizeof(msg));
-	if (v == -2)
+	int64_t v = file_schema_version(path, msg, sizeof(msg));
+	if (v == UV_LOCKED)
 		return locked_error(eb, path);
-	if (v < 0)
+	if (v == UV_UNREADABLE)
 		return ms_fail(eb, MS_ERR_FORMAT,
 		               "event database %s: exists and is not "
 		               "an SQLite database (%s); expected a "
@@ -1032,8 +1040,9 @@ clear_existing(const char *path, bool overwrite, ms_errbuf *eb)
 		               path, msg);
 	if (v != MS_EV_SCHEMA_VERSION && v != 0)
 		return ms_fail(eb, MS_ERR_FORMAT,
-		               "event database %s: schema version %d, "
-		               "expected %d; choose a new path",
+		               "event database %s: an SQLite database of "
+		               "schema version %" PRId64 ", expected %d; "
+		               "choose a new path",
 		               path, v, MS_EV_SCHEMA_VERSION);
 	if (!overwrite)
 		return ms_fail(eb, MS_ERR_EXISTS,
@@ -1901,16 +1910,16 @@ db_fail(ms_evdb *d, ms_errbuf *eb, const char *what)
 	               what, sqlite3_errmsg(d->db));
 }
 
-/* PRAGMA user_version, or -1 when it cannot be read. */
-static int
+/* PRAGMA user_version, or UV_UNREADABLE when it cannot be read. */
+static int64_t
 user_version(sqlite3 *db)
 {
 	sqlite3_stmt *st = NULL;
-	int v = -1;
+	int64_t v = UV_UNREADABLE;
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
 	            SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
+		v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return v;
 }
@@ -1937,6 +1946,46 @@ static bool
 wal_missing(const char *path)
 {
 	return wal_mode(path) && wal_empty(path);
+}
+
+/* Why ms_evdb_open refuses a database of user_version v (UV_UNREADABLE:
+ * none), or 0 when it is an event log of this schema. A version no
+ * mergescope writes (a negative one: user_version is signed) is said to
+ * be another SQLite database's, not an older or a newer log's. */
+static int
+version_refused(sqlite3 *db, const char *path, int64_t v, ms_errbuf *eb)
+{
+	if (v == UV_UNREADABLE)
+		return ms_fail(eb, MS_ERR_FORMAT,
+		               "event database %s: not an SQLite database "
+		               "(%s); expected an event log of schema "
+		               "version %d",
+		               path, sqlite3_errmsg(db), MS_EV_SCHEMA_VERSION);
+	if (v == MS_EV_SCHEMA_VERSION)
+		return 0;
+	if (v == 0 && !has_run_table(db))
+		return ms_fail(eb, MS_ERR_FORMAT,
+		               "event database %s: not an event database (an "
+		               "empty file or another SQLite database: no run "
+		               "table); expected one written by `mergescope "
+		               "run`",
+		               path);
+	if (v < 0)
+		return ms_fail(eb, MS_ERR_FORMAT,
+		               "event database %s: an SQLite database of "
+		               "schema version %" PRId64 ", not one "
+		               "mergescope writes; expected an event log of "
+		               "schema version %d",
+		               path, v, MS_EV_SCHEMA_VERSION);
+	return ms_fail(eb, MS_ERR_FORMAT,
+	               "event database %s: schema version %" PRId64
+	               ", expected %d (%s)",
+	               path, v, MS_EV_SCHEMA_VERSION,
+	               v < MS_EV_SCHEMA_VERSION
+	                       ? "recorded by an older mergescope: run "
+	                         "the variant again to read it here"
+	                       : "recorded by a newer mergescope: read it "
+	                         "with that one");
 }
 
 /*
@@ -2005,9 +2054,10 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 		goto fail;
 	}
 	sqlite3_busy_timeout(d->db, 5000);
-	int v = user_version(d->db);
+	int64_t v = user_version(d->db);
 	int why = sqlite3_errcode(d->db) & 0xff;
-	if (v < 0 && (why == SQLITE_CANTOPEN || why == SQLITE_READONLY)) {
+	if (v == UV_UNREADABLE &&
+	    (why == SQLITE_CANTOPEN || why == SQLITE_READONLY)) {
 		if (!wal_empty(path)) {
 			rc = ms_fail(
 			        eb, MS_ERR_IO,
@@ -2023,7 +2073,7 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 		if (open_immutable(&d->db, path) == SQLITE_OK)
 			v = user_version(d->db);
 	}
-	if (v < 0 && (why == SQLITE_BUSY || why == SQLITE_LOCKED)) {
+	if (v == UV_UNREADABLE && (why == SQLITE_BUSY || why == SQLITE_LOCKED)) {
 		rc = ms_fail(eb, MS_ERR_TIMEOUT,
 		             "event database %s: locked by another process "
 		             "(one writing it) for over 5 s; expected it free "
@@ -2031,44 +2081,21 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 		             path);
 		goto fail;
 	}
-	if ((v < 0 || (v == 0 && !has_run_table(d->db))) && wal_missing(path)) {
+	if ((v == UV_UNREADABLE || (v == 0 && !has_run_table(d->db))) &&
+	    wal_missing(path)) {
 		rc = ms_fail(eb, MS_ERR_FORMAT,
 		             "event database %s: unreadable alone (%s): it was "
 		             "left in WAL mode and its write-ahead log %s-wal, "
 		             "which holds events, is not beside it; expected "
 		             "the database with its -wal file",
 		             path,
-		             v < 0 ? sqlite3_errmsg(d->db) : "no run table",
+		             v == UV_UNREADABLE ? sqlite3_errmsg(d->db)
+		                                : "no run table",
 		             path);
 		goto fail;
 	}
-	if (v < 0) {
-		rc = ms_fail(eb, MS_ERR_FORMAT,
-		             "event database %s: not an SQLite database (%s); "
-		             "expected an event log of schema version %d",
-		             path, sqlite3_errmsg(d->db), MS_EV_SCHEMA_VERSION);
+	if ((rc = version_refused(d->db, path, v, eb)))
 		goto fail;
-	}
-	if (v == 0 && !has_run_table(d->db)) {
-		rc = ms_fail(eb, MS_ERR_FORMAT,
-		             "event database %s: not an event database (an "
-		             "empty file or another SQLite database: no run "
-		             "table); expected one written by `mergescope run`",
-		             path);
-		goto fail;
-	}
-	if (v != MS_EV_SCHEMA_VERSION) {
-		rc = ms_fail(eb, MS_ERR_FORMAT,
-		             "event database %s: schema version %d, expected "
-		             "%d (%s)",
-		             path, v, MS_EV_SCHEMA_VERSION,
-		             v < MS_EV_SCHEMA_VERSION
-		                     ? "recorded by an older mergescope: run "
-		                       "the variant again to read it here"
-		                     : "recorded by a newer mergescope: read it "
-		                       "with that one");
-		goto fail;
-	}
 	d->wal_missing = wal_missing(path);
 	*out = d;
 	return 0;

@@ -787,6 +787,28 @@ test_bad_input(void **state)
 	assert_one_line();
 	assert_non_null(strstr(err_text, "rate"));
 
+	/* A config its plugin refuses is a bad option value (64): named
+	 * with the plugin and what it accepts; a plugin that is not there
+	 * is the run's error (2). */
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "detdrop:101", "--db", db, NULL),
+	                 64);
+	assert_one_line();
+	assert_non_null(strstr(err_text, "--variant \"detdrop:101\""));
+	assert_non_null(strstr(err_text, "(detdrop)"));
+	assert_non_null(strstr(err_text, "0..100"));
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--chain", "skywalking:{\"rate\":1}", "--db",
+	                     db, NULL),
+	                 64);
+	assert_int_equal(cli("merge-once", "--frozen", tmp_root, "--variant",
+	                     "detdrop:101", NULL),
+	                 64);
+	assert_non_null(strstr(err_text, "--variant \"detdrop:101\""));
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "frobnicate", "--db", db, NULL),
+	                 2);
+
 	/* Unwritable --db: a missing directory, a file as directory, a
 	 * directory as the file, an existing database. */
 	snprintf(bad, sizeof(bad), "%s/no-such-dir/x.sqlite", tmp_root);

@@ -191,7 +191,7 @@ test_config_errors(void **st)
 		ms_chain *c = NULL;
 		ms_errbuf eb = { "" };
 		assert_int_equal(ms_chain_open(&c, &l, 1, NULL, &eb),
-		                 MS_ERR_PLUGIN);
+		                 MS_ERR_CONFIG);
 		if (!strstr(eb.msg, bad[i].needle))
 			fail_msg("config %s: '%s' not in: %s", bad[i].cfg,
 			         bad[i].needle, eb.msg);

@@ -842,6 +842,46 @@ test_chrome_not_utf8(void **state)
 	free(text);
 }
 
+static void
+mixed_error(ms_ev_merge *m, uint64_t seq)
+{
+	(void)seq;
+	m->err = -5;
+	snprintf(m->error, sizeof(m->error),
+	         "write /tmp/caf\xe9/\"d\xc3\xa9j\xc3\xa0\", x\xff: failed");
+}
+
+/* The CSV is UTF-8 as the JSON is: a byte that does not begin a
+ * well-formed sequence (a Latin-1 path) is written as U+FFFD, one per
+ * byte; well-formed sequences, quoting and commas stay as they were (it
+ * wrote the bytes as recorded, which spreadsheets and Python's csv
+ * refuse). */
+static void
+test_csv_not_utf8(void **state)
+{
+	(void)state;
+	char path[600];
+	snprintf(path, sizeof(path), "%s/csv-latin1.db", tmpdir);
+	ms_rec *r = NULL;
+	ms_errbuf eb;
+	ms_ev_run run;
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
+	ms_ev_input inputs[16];
+	ms_ev_merge m;
+	evf_merge(&m, inputs, 1, 2, true);
+	mixed_error(&m, 1);
+	assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	export_arg a = { MS_EXPORT_CSV, NULL, NULL };
+	char *text = et_text(path, write_export, &a);
+	if (!strstr(text, ",\"write /tmp/caf\xef\xbf\xbd/\"\"d\xc3\xa9j\xc3"
+	                  "\xa0\"\", x\xef\xbf\xbd: failed\","))
+		fail_msg("%s", text);
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		assert_true(*p != 0xe9 && *p != 0xff);
+	free(text);
+}
+
 /* Merge 1 on the fast lane from 1 ms, merge 2 on the slow lane from 5 ms,
  * 10 ms each, staging 100 and 200 bytes at their peaks. */
 static void
@@ -1409,6 +1449,7 @@ main(void)
 		cmocka_unit_test(test_json_str_utf8),
 		cmocka_unit_test(test_json_fig_exact),
 		cmocka_unit_test(test_chrome_not_utf8),
+		cmocka_unit_test(test_csv_not_utf8),
 		cmocka_unit_test(test_chrome_staged_per_worker),
 		cmocka_unit_test(test_export_file_errors),
 		cmocka_unit_test(test_export_file_refuses_existing),

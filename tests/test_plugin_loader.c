@@ -61,13 +61,14 @@ load(const char *name, const char *config, ms_mem *mem, char *path,
 }
 
 static void
-expect_refusal(const char *name, const char *config, const char *needle)
+expect_refusal(const char *name, const char *config, const char *needle,
+               int want)
 {
 	char path[512];
 	ms_plugin *p = (ms_plugin *)0x1;
 	ms_errbuf eb = { "" };
 	int rc = load(name, config, NULL, path, &p, &eb);
-	assert_int_equal(rc, MS_ERR_PLUGIN);
+	assert_int_equal(rc, want);
 	assert_null(p);
 	if (!strstr(eb.msg, needle))
 		fail_msg("'%s' not in message: %s", needle, eb.msg);
@@ -119,7 +120,7 @@ test_alwayskeep_refuses_config(void **st)
 	ms_errbuf eb;
 	assert_int_equal(
 	        load("alwayskeep", "{\"percent\":3}", NULL, path, &p, &eb),
-	        MS_ERR_PLUGIN);
+	        MS_ERR_CONFIG);
 	assert_non_null(strstr(eb.msg, "no configuration"));
 }
 
@@ -158,11 +159,16 @@ static void
 test_rejections_name_the_problem(void **st)
 {
 	(void)st;
-	expect_refusal("tp_noentry", "", "no entry symbol ms_plugin_entry");
-	expect_refusal("tp_badabi", "", "ABI major 99");
-	expect_refusal("tp_newminor", "", "ABI minor 1 is newer");
-	expect_refusal("tp_nodecide", "", "'decide'");
-	expect_refusal("tp_openfail", "", "unknown key \"bogus\"");
+	expect_refusal("tp_noentry", "", "no entry symbol ms_plugin_entry",
+	               MS_ERR_PLUGIN);
+	expect_refusal("tp_badabi", "", "ABI major 99",
+	               MS_ERR_PLUGIN);
+	expect_refusal("tp_newminor", "", "ABI minor 1 is newer",
+	               MS_ERR_PLUGIN);
+	expect_refusal("tp_nodecide", "", "'decide'",
+	               MS_ERR_PLUGIN);
+	expect_refusal("tp_openfail", "", "unknown key \"bogus\"",
+	               MS_ERR_CONFIG);
 }
 
 /* Every byte of s is printable ASCII: one line, no escape sequences. */
@@ -178,10 +184,10 @@ assert_one_printable_line(const char *s)
 /* Plugin name (no config) is refused, its message (in *eb) one
  * printable line; its path into path[512]. */
 static void
-refused_in_one_line(const char *name, char *path, ms_errbuf *eb)
+refused_in_one_line(const char *name, char *path, ms_errbuf *eb, int want)
 {
 	ms_plugin *p;
-	assert_int_equal(load(name, NULL, NULL, path, &p, eb), MS_ERR_PLUGIN);
+	assert_int_equal(load(name, NULL, NULL, path, &p, eb), want);
 	assert_one_printable_line(eb->msg);
 }
 
@@ -194,7 +200,7 @@ test_open_message_one_printable_line(void **st)
 	 * 200 bytes. */
 	char path[512];
 	ms_errbuf eb = { "" };
-	refused_in_one_line("tp_openmsg", path, &eb);
+	refused_in_one_line("tp_openmsg", path, &eb, MS_ERR_CONFIG);
 	const char *m = strstr(eb.msg, "open: ");
 	assert_non_null(m);
 	m += strlen("open: ");
@@ -211,10 +217,11 @@ test_bad_name_is_shown_printable(void **st)
 	(void)st;
 	/* A name with a newline and an escape sequence: refused, named as
 	 * one printable line. */
-	expect_refusal("tp_badname", "", "name \"tp_bad name?[2J\" refused");
+	expect_refusal("tp_badname", "", "name \"tp_bad name?[2J\" refused",
+	               MS_ERR_PLUGIN);
 	char path[512];
 	ms_errbuf eb = { "" };
-	refused_in_one_line("tp_badname", path, &eb);
+	refused_in_one_line("tp_badname", path, &eb, MS_ERR_PLUGIN);
 }
 
 static void

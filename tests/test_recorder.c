@@ -1020,6 +1020,28 @@ test_other_schema_version(void **state)
 	assert_int_equal(ms_evdb_open(&db, older, &eb), MS_ERR_FORMAT);
 	assert_non_null(strstr(eb.msg, older));
 	assert_non_null(strstr(eb.msg, "recorded by an older mergescope"));
+	/* A negative version is one no mergescope writes: an SQLite
+	 * database, said as such (it was "not an SQLite database (not an
+	 * error)", the -1 taken for "unreadable"), also when a run would
+	 * overwrite it. */
+	static const int negative[] = { -1, -7 };
+	for (size_t i = 0; i < 2; i++) {
+		char neg[512], nwant[128];
+		snprintf(neg, sizeof(neg), "%s/v%d.db", tmpdir, negative[i]);
+		make_foreign(neg, negative[i]);
+		assert_int_equal(ms_evdb_open(&db, neg, &eb), MS_ERR_FORMAT);
+		snprintf(nwant, sizeof(nwant),
+		         "an SQLite database of schema version %d, not one "
+		         "mergescope writes",
+		         negative[i]);
+		if (!strstr(eb.msg, nwant))
+			fail_msg("%s", eb.msg);
+		ms_rec *nr = NULL;
+		ms_rec_opts no = { .path = neg, .overwrite = true };
+		assert_int_equal(ms_rec_open(&nr, &no, &eb), MS_ERR_FORMAT);
+		assert_null(strstr(eb.msg, "not an SQLite database"));
+		assert_non_null(strstr(eb.msg, "schema version"));
+	}
 	/* a directory is named as one, not as an I/O error */
 	char dir[512];
 	path_in(dir, sizeof(dir), "a-directory.db");

@@ -318,7 +318,7 @@ test_config_validation(void **st)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ms_errbuf eb = { "" };
-		assert_int_equal(open_err(bad[i].cfg, &eb), MS_ERR_PLUGIN);
+		assert_int_equal(open_err(bad[i].cfg, &eb), MS_ERR_CONFIG);
 		if (!strstr(eb.msg, bad[i].needle))
 			fail_msg("config %s: '%s' not in: %s", bad[i].cfg,
 			         bad[i].needle, eb.msg);
@@ -330,7 +330,7 @@ test_config_validation(void **st)
 		         "%s\"k%d\"", i ? "," : "", i);
 	strcat(cfg, "]}");
 	ms_errbuf eb;
-	assert_int_equal(open_err(cfg, &eb), MS_ERR_PLUGIN);
+	assert_int_equal(open_err(cfg, &eb), MS_ERR_CONFIG);
 	assert_non_null(strstr(eb.msg, "at most 32"));
 	char *cut = strstr(cfg, ",\"k32\"");
 	strcpy(cut, "]}");

@@ -573,7 +573,7 @@ test_given_twice(void **state)
 /* A --break or --freeze-at takes a part ID and a time as the TUI shows
  * them: "part=0x10" (taken as part 16) and "time=1:2:3" (as 01:02:03)
  * were accepted; they are usage errors naming the option, the value and
- * the form. */
+ * the form (for a number, its range). */
 static void
 test_break_values(void **state)
 {
@@ -586,6 +586,14 @@ test_break_values(void **state)
 		{ "run", "--freeze-at", "part=0x10", "expected part=HEX" },
 		{ "run", "--freeze-at", "time=12:5",
 		  "expected time=HH:MM or " },
+		/* A number past the range says the range: it was called
+		 * not "a positive integer". */
+		{ "tui", "--break", "merge=99999999999999999999",
+		  "from 1 to 18446744073709551615" },
+		{ "run", "--break", "depth>=99999999999",
+		  "from 0 to 4294967295" },
+		{ "run", "--break", "time=@99999999999999999999",
+		  "from 0 to 9223372036854775807" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(cli(bad[i].cmd, "--fixture", "/nonexistent/f",

@@ -330,8 +330,9 @@ check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
 		return 0;
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
-	/* A spec that does not parse is a value the option does not take
-	 * (64); a plugin that will not load is the run's error (2). */
+	/* A spec that does not parse, or a config a plugin refuses, is a
+	 * value the option does not take (64); a plugin that will not load
+	 * or open for another reason is the run's error (2). */
 	ms_chain_spec cs;
 	ms_errbuf eb = { "" };
 	int rc = ms_chain_spec_parse(&cs, spec, plugin_dir, &mem, &eb);
@@ -355,6 +356,15 @@ check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
 	ms_pipeline *pipe = NULL;
 	rc = ms_pipeline_open(&pipe, &po, &eb);
 	ms_pipeline_close(pipe);
+	if (rc == MS_ERR_CONFIG) {
+		/* A config its plugin refuses (out of range, unknown key) is
+		 * a value the option does not take; the plugin's words say
+		 * what it accepts. */
+		fprintf(err, "mergescope %s: %s \"%s\": %s\n", a->cmd,
+		        a->variant_opt ? a->variant_opt : "variant", spec,
+		        eb.msg);
+		return MS_EXIT_USAGE;
+	}
 	if (rc) {
 		char hint[512];
 		ms__variants_hint(hint, sizeof(hint), spec, plugin_dir);

@@ -194,6 +194,7 @@ check_args(const ms__cmd_args *args, unsigned *reps_out, const char **variants,
 	for (size_t i = 0; rc == 0 && i < nv; i++) {
 		ms__run_args ra = { .cmd = "merge-once",
 			            .variant = variants[i],
+			            .variant_opt = "--variant",
 			            .grace = o[MS__MO_GRACE].value };
 		rc = ms__run_check(&ra, cfg, err);
 	}

@@ -153,7 +153,8 @@ typedef struct ms_chain ms_chain;
  * library's constructors, the entry point) and open() on a worker thread
  * of the chain, waited for at most open_timeout_ns. Fails, loading
  * nothing, if any link fails to load or its open() fails or overruns; the
- * message names the link and the plugin's file. A load that overruns
+ * message names the link and the plugin's file. An open() that returns
+ * non-zero refused its config: MS_ERR_CONFIG. A load that overruns
  * fails with MS_ERR_TIMEOUT: it may hold the dynamic loader's lock for
  * good, and then exit() (which takes it) never returns, so the process
  * should end with _exit() or quick_exit(). n may be 0. */

@@ -30,6 +30,7 @@ enum ms_err {
 	MS_ERR_CONFLICT = -14, /* the inventory changed under an operation */
 	MS_ERR_COMPRESS = -15, /* zstd refused to compress or decompress */
 	MS_ERR_LIMIT = -16,    /* out of file descriptors (EMFILE, ENFILE) */
+	MS_ERR_CONFIG = -17,   /* a plugin's open() refused its config */
 };
 
 /* A short, static, human description of an error code; never NULL. */

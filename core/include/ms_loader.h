@@ -41,9 +41,10 @@ typedef struct ms_plugin_load_opts {
  * the ABI (major equal, minor <= host), required fields (name, open,
  * decide, close: a missing one is named), checksum the file (XXH3-128),
  * and open the plugin with config. Every failure closes the handle and
- * returns MS_ERR_PLUGIN (MS_ERR_IO when the file cannot be read) with a
- * message naming the path and, where it applies, dlerror() text, the
- * missing callback, the versions, or the plugin's own open() message.
+ * returns MS_ERR_PLUGIN (MS_ERR_IO when the file cannot be read,
+ * MS_ERR_CONFIG when the plugin's open() refused config) with a message
+ * naming the path and, where it applies, dlerror() text, the missing
+ * callback, the versions, or the plugin's own open() message.
  * What the plugin wrote (its open() message, a refused name, its version,
  * what it logs) is passed on as one line of printable ASCII, bounded.
  */
