@@ -188,7 +188,8 @@ health_plugin_dir(void)
 		                   { MS_TEST_PLUGIN_DIR, "tp_badval" },
 		                   { MS_TEST_PLUGIN_DIR, "tp_fail" },
 		                   { MS_TEST_PLUGIN_DIR, "tp_slow" },
-		                   { MS_TEST_PLUGIN_DIR, "tp_liar" } };
+		                   { MS_TEST_PLUGIN_DIR, "tp_liar" },
+		                   { MS_TEST_PLUGIN_DIR, "tp_cbcrash" } };
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		char from[PATH_MAX], to[PATH_MAX + 64];
 		snprintf(from, sizeof(from), "%s/%s.so", links[i][0],
@@ -411,6 +412,51 @@ test_plugin_health_clean(void **state)
 	assert_non_null(strstr(g.detail, "0 events"));
 	assert_non_null(strstr(t, "plugin health: 0 events"));
 	free(t);
+}
+
+/* A link whose plugin host dies in the plugin's open() every time it is
+ * started (--plugin-host process): each Decide call fails open without
+ * reaching the plugin, until the circuit opens. plugin_health names the
+ * crash, and its calls reconcile: FAIL, or WARN under --allow-fail-open.
+ * Such a call was not counted, and the gate failed on the call count even
+ * when the run allowed failing open. */
+static void
+health_host_dies(bool allow, ms_ev_gate *out)
+{
+	rt_run run;
+	rt_opts(&run, allow ? "host-dies-allowed" : "host-dies",
+	        "skywalking,tp_cbcrash:{\"where\":\"open@host\"}");
+	run.o.plugin_dir = health_plugin_dir();
+	run.o.allow_fail_open = allow;
+	run.o.plugin_host = MS_PLUGIN_HOST_PROCESS;
+	run.o.plugin_host_exe = MS_BINARY_DIR "/tui/mergescope";
+	run.o.serial = true;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(g[i].name, "plugin_health"))
+			*out = g[i];
+	ms_replay_close(r);
+	fprintf(stderr, "plugin_health: %s\n", out->detail);
+	assert_string_equal(out->name, "plugin_health");
+	assert_non_null(strstr(out->detail, "tp_cbcrash crashed"));
+	assert_non_null(strstr(out->detail, "link calls reconcile"));
+}
+
+static void
+test_plugin_health_host_does_not_start(void **state)
+{
+	(void)state;
+	ms_ev_gate g;
+	health_host_dies(false, &g);
+	assert_false(g.pass);
+	health_host_dies(true, &g);
+	assert_true(g.pass);
+	assert_true(g.warn);
 }
 
 /* ---- gates seen failing ----------------------------------------------- */
@@ -2129,6 +2175,7 @@ main(void)
 		cmocka_unit_test(test_ledgers_detail_names_kind),
 		cmocka_unit_test(test_idle_detail_keeps_cause),
 		cmocka_unit_test(test_plugin_health_clean),
+		cmocka_unit_test(test_plugin_health_host_does_not_start),
 		cmocka_unit_test(test_plugin_health_counts_every_result),
 		cmocka_unit_test(test_plugin_health_bad_verdict),
 		cmocka_unit_test(test_plugin_health_names_cause),
