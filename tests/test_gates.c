@@ -1362,6 +1362,43 @@ test_gate_merge_row_lost(void **state)
 	ms_replay_close(r);
 }
 
+/* The run row records the engine's own count of completed merges, not
+ * the controller's tally of the merge events it received: with that
+ * tally off by one (ms__replay_test.double_tally_seq), event_count fails
+ * live, and recomputed from the log it compares the rows with the
+ * engine's count, which agree. It compared them with the tally. */
+static void
+test_event_count_run_row_is_engine_count(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "tally", "disabled");
+	run.o.serial = true;
+	run.t.double_tally_seq = 1; /* the first merge */
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_gate_fails(r, "event_count", "merge events received");
+	ms_replay_close(r);
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	ms_ev_gate der[32];
+	int nd = ms_report_derive_gates(db, der, 32, &eb);
+	ms_evdb_close(db);
+	bool found = false;
+	for (int i = 0; i < nd; i++) {
+		if (strcmp(der[i].name, "event_count"))
+			continue;
+		found = true;
+		if (!der[i].pass)
+			fprintf(stderr, "%s\n", der[i].detail);
+		assert_true(der[i].pass);
+		assert_non_null(strstr(der[i].detail, "the engine's own count"));
+	}
+	assert_true(found);
+}
+
 /* The engine's own counts are a source of their own: a count of done or
  * failed merges that is not the events received fails event_count, and
  * so do rows that are not those events. A log's recomputation has only
@@ -2219,6 +2256,7 @@ main(void)
 		cmocka_unit_test(test_fail_open_gates_still_fail),
 		cmocka_unit_test(test_event_count_sources),
 		cmocka_unit_test(test_gate_merge_row_lost),
+		cmocka_unit_test(test_event_count_run_row_is_engine_count),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }
