@@ -203,7 +203,6 @@ typedef struct link {
 	uint8_t *tmp; /* verdict copy for checks */
 	size_t tmpcap;
 	bool stats_dead; /* stats() overran once: never called again */
-	bool called; /* the current Decide reached the plugin (called_mask) */
 } link_t;
 
 struct ms_chain {
@@ -1075,9 +1074,7 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	memset(w->verdict, 0xA5, n); /* unwritten bytes read as bad values */
 	memset(w->verdict + n, GUARD_BYTE, GUARD_LEN);
 	int64_t t0 = ms_mono_ns();
-	l->st.calls++;
 	l->st.traces += n;
-	l->called = true;
 	pthread_mutex_lock(&w->mu);
 	w->job = JOB_DECIDE;
 	w->batch = b;
@@ -1176,9 +1173,7 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		}
 		l->host_starts++;
 	}
-	l->st.calls++;
 	l->st.traces += n;
-	l->called = true;
 	int64_t t0 = ms_mono_ns(), ret = 0;
 	char why[160] = "";
 	enum ms__phost_result r =
@@ -1268,15 +1263,18 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 			res->failed_mask |= (uint16_t)(1u << i);
 			continue;
 		}
+		/* A call, whatever becomes of it: one whose worker or host
+		 * does not start, or that has no memory for its verdicts,
+		 * fails open as one that reached the plugin does, and has
+		 * its result; only an open circuit skips the link. */
 		uint64_t ns = 0;
-		l->called = false;
+		l->st.calls++;
+		res->called_mask |= (uint16_t)(1u << i);
 		enum ms_link_result r =
 		        c->host_mode == MS_PLUGIN_HOST_PROCESS
 		                ? run_link_process(c, l, b, n, &ns)
 		                : run_link(c, l, b, n, &ns);
 		res->decide_ns += ns;
-		if (l->called)
-			res->called_mask |= (uint16_t)(1u << i);
 		if (r == MS_LINK_TIMEOUT || r == MS_LINK_CRASHED) {
 			timed_out = true;
 			if (++c->consecutive_timeouts >= c->circuit_after) {

@@ -1322,13 +1322,33 @@ record_plan(ms_merge_sampling *sm, const ms_stage_plan *plan)
 	sm->batches_planned = plan->planned;
 }
 
+/* Close the stager, first copying the calls it made into the result:
+ * a merge that fails after some Decide calls (while staging, or in
+ * sampling_finish) reports them as one that completes does, for the
+ * chain counted them (plugin_health reconciles the two). */
+static void
+stager_close(merge_ctx *c)
+{
+	if (!c->stager)
+		return;
+	const ms_stage_report *r = ms_stager_report(c->stager);
+	ms_merge_sampling *sm = &c->res->sampling;
+	sm->plugin_calls = r->decide_calls;
+	memcpy(sm->link_calls, r->link_calls, sizeof(sm->link_calls));
+	/* A merge that does not report one call of its first link. */
+	if (c->hooks && c->hooks->lose_link_call && sm->link_calls[0])
+		sm->link_calls[0]--;
+	sm->decide_ns = (int64_t)r->decide_ns;
+	ms_stager_close(c->stager);
+	c->stager = NULL;
+}
+
 static void
 sampling_close(merge_ctx *c)
 {
-	ms_stager_close(c->stager);
+	stager_close(c);
 	ms_guard_close(c->guard);
 	ms_dropset_close(c->drops);
-	c->stager = NULL;
 	c->guard = NULL;
 	c->drops = NULL;
 }
@@ -1477,12 +1497,6 @@ sampling_finish(merge_ctx *c)
 	sm->traces_unevaluated = r->hot;
 	sm->batches = r->batches;
 	sm->peak_staged_bytes = r->peak_charged;
-	sm->plugin_calls = r->decide_calls;
-	memcpy(sm->link_calls, r->link_calls, sizeof(sm->link_calls));
-	/* A merge that does not report one call of its first link. */
-	if (c->hooks && c->hooks->lose_link_call && sm->link_calls[0])
-		sm->link_calls[0]--;
-	sm->decide_ns = (int64_t)r->decide_ns;
 	sm->decide_dup_traces = r->decide_dup_traces;
 	sm->bounds_mismatch = r->bounds_mismatch;
 	sm->hot_decided = r->hot_decided;
@@ -1521,8 +1535,7 @@ sampling_finish(merge_ctx *c)
 static void
 release_staging(merge_ctx *c)
 {
-	ms_stager_close(c->stager);
-	c->stager = NULL;
+	stager_close(c);
 	ms_arena_release(&c->hold);
 	scratch_release(c, &c->sc);
 	scratch_release(c, &c->esc);

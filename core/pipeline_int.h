@@ -102,8 +102,9 @@ typedef struct ms_chain_call {
 	uint16_t failed_mask; /* bit i: link i bypassed (MS_CHAIN_MAX_LINKS
 	                       * is 16), every link's when the circuit is
 	                       * open */
-	/* Bit i: link i's plugin was called (not skipped: an open circuit,
-	 * a host that did not start), one call of its counter. */
+	/* Bit i: link i was called (not skipped by an open circuit; a call
+	 * whose worker or host did not start counts), one call of its
+	 * counter. */
 	uint16_t called_mask;
 	bool circuit_open;    /* everything kept because the circuit is open */
 	uint64_t decide_ns;   /* wall time of this call's Decide calls, summed

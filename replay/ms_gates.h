@@ -88,8 +88,8 @@ typedef struct ms_gate_facts {
 	 * engine's own counts. A log has only its rows (events_from_rows):
 	 * there merges_done/merges_failed are the rows, checking them
 	 * against the rows would prove nothing, and the engine's failures
-	 * are not recorded; only engine_merges_done (the run row's count)
-	 * is compared. */
+	 * are not recorded; only engine_merges_done (the run row's count,
+	 * the engine's own) is compared. */
 	uint64_t merge_events;       /* merge rows in the database */
 	uint64_t engine_merges_done; /* the engine's own count */
 	uint64_t engine_merges_failed;

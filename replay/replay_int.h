@@ -646,6 +646,10 @@ typedef struct ms__replay_test {
 	 * were: a row lost on the way (the event_count gate must fail).
 	 * 0: none. */
 	uint64_t lose_merge_row;
+	/* The seq (from 1) of the completed merge the controller tallies
+	 * twice: its count of merges done is not the engine's (event_count
+	 * must fail; the run row records the engine's own count). 0: none. */
+	uint64_t double_tally_seq;
 	/* Removes the scratch shard at the close in place of ms_fs_rm_tree
 	 * (same contract): a removal that fails, even as root. NULL: none. */
 	int (*rm_work_dir)(const char *path, ms_errbuf *eb);

@@ -674,12 +674,16 @@ derive_detail(enum ms_gate id, const report *r, const struct life_check *lc,
 	case MS_GATE_EVENT_COUNT:
 		snprintf(d, n,
 		         "%llu completed merges in the log, the run row "
-		         "counts %llu%s; %llu failed in the log (the log "
+		         "counts %llu (%s); %llu failed in the log (the log "
 		         "records no count of failures to check them "
 		         "against)",
 		         (unsigned long long)r->merges_ok,
 		         (unsigned long long)r->end.merges_completed,
-		         r->has_end ? "" : " (run did not end)",
+		         !r->has_end ? "run did not end"
+		         : strcmp(r->end.status, "complete")
+		                 ? "the engine's count, or the rows if more: "
+		                   "the run stopped"
+		                 : "the engine's own count",
 		         (unsigned long long)r->merges_err);
 		break;
 	case MS_GATE_ONE_CLASSIFICATION:

@@ -340,6 +340,52 @@ test_worker_without_threads(void **st)
 	close_chain(&f);
 }
 
+/* One Decide of f's batch whose only link fails open with want before
+ * reaching its plugin: the call is counted all the same, in the link's
+ * counters and in the call's called_mask, with one result, so that
+ * calls + circuit-open skips = Decide calls holds. Before, such a call
+ * left a result but no call, and plugin_health failed the run on its
+ * call count. */
+static void
+expect_unreached_call(fx *f, enum ms_link_result want, bool no_threads)
+{
+	ms_chain_call call;
+	tl_threads_fail_all(no_threads);
+	assert_int_equal(decide_kept(f, &call), NT);
+	tl_threads_fail_all(false);
+	ms_link_stats ls = link_stats(f, 0);
+	if (ls.last_result != want)
+		fail_msg("%s: %s", ms_link_result_name(ls.last_result),
+		         ls.last_fail);
+	uint64_t results = 0;
+	for (int k = 0; k < MS_LINK_RESULT_COUNT; k++)
+		results += ls.results[k];
+	assert_int_equal(call.links_failed, 1);
+	assert_int_equal(call.called_mask, 1);
+	assert_int_equal(ls.calls, 1);
+	assert_int_equal(results, 1);
+	assert_int_equal(ls.traces, 0); /* none reached the plugin */
+}
+
+static void
+test_call_counted_when_host_does_not_start(void **st)
+{
+	(void)st;
+	fx f;
+	const char *names[] = { "tp_mask" };
+	const char *cfg[] = { "02" };
+	/* In process: its worker thread does not start. */
+	open_chain(&f, names, cfg, 1, 0);
+	expect_unreached_call(&f, MS_LINK_HOST_ERROR, true);
+	close_chain(&f);
+	/* In a plugin host: the host dies in the plugin's open(). */
+	const char *crash[] = { "tp_cbcrash" };
+	const char *where[] = { "open@host" };
+	open_chain_mode(&f, crash, where, 1, 0, MS_PLUGIN_HOST_PROCESS);
+	expect_unreached_call(&f, MS_LINK_CRASHED, false);
+	close_chain(&f);
+}
+
 /* A chain of two links (tp_mask, alwayskeep) in one host mode, with a
  * batch decided once: what one call of the out-of-memory sweep does. */
 typedef struct oom_ctx {
@@ -1782,6 +1828,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_worker_without_threads),
 		cmocka_unit_test(test_chain_out_of_memory),
 		cmocka_unit_test(test_batch_out_of_memory),
+		cmocka_unit_test(test_call_counted_when_host_does_not_start),
 		cmocka_unit_test(test_fail_open_error),
 		cmocka_unit_test(test_fail_open_wrong_length),
 		cmocka_unit_test(test_fail_open_bad_value),

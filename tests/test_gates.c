@@ -188,7 +188,8 @@ health_plugin_dir(void)
 		                   { MS_TEST_PLUGIN_DIR, "tp_badval" },
 		                   { MS_TEST_PLUGIN_DIR, "tp_fail" },
 		                   { MS_TEST_PLUGIN_DIR, "tp_slow" },
-		                   { MS_TEST_PLUGIN_DIR, "tp_liar" } };
+		                   { MS_TEST_PLUGIN_DIR, "tp_liar" },
+		                   { MS_TEST_PLUGIN_DIR, "tp_cbcrash" } };
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		char from[PATH_MAX], to[PATH_MAX + 64];
 		snprintf(from, sizeof(from), "%s/%s.so", links[i][0],
@@ -413,6 +414,51 @@ test_plugin_health_clean(void **state)
 	free(t);
 }
 
+/* A link whose plugin host dies in the plugin's open() every time it is
+ * started (--plugin-host process): each Decide call fails open without
+ * reaching the plugin, until the circuit opens. plugin_health names the
+ * crash, and its calls reconcile: FAIL, or WARN under --allow-fail-open.
+ * Such a call was not counted, and the gate failed on the call count even
+ * when the run allowed failing open. */
+static void
+health_host_dies(bool allow, ms_ev_gate *out)
+{
+	rt_run run;
+	rt_opts(&run, allow ? "host-dies-allowed" : "host-dies",
+	        "skywalking,tp_cbcrash:{\"where\":\"open@host\"}");
+	run.o.plugin_dir = health_plugin_dir();
+	run.o.allow_fail_open = allow;
+	run.o.plugin_host = MS_PLUGIN_HOST_PROCESS;
+	run.o.plugin_host_exe = MS_BINARY_DIR "/tui/mergescope";
+	run.o.serial = true;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_ev_gate g[32];
+	size_t n = ms_replay_gates(r, g, 32, NULL);
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(g[i].name, "plugin_health"))
+			*out = g[i];
+	ms_replay_close(r);
+	fprintf(stderr, "plugin_health: %s\n", out->detail);
+	assert_string_equal(out->name, "plugin_health");
+	assert_non_null(strstr(out->detail, "tp_cbcrash crashed"));
+	assert_non_null(strstr(out->detail, "link calls reconcile"));
+}
+
+static void
+test_plugin_health_host_does_not_start(void **state)
+{
+	(void)state;
+	ms_ev_gate g;
+	health_host_dies(false, &g);
+	assert_false(g.pass);
+	health_host_dies(true, &g);
+	assert_true(g.pass);
+	assert_true(g.warn);
+}
+
 /* ---- gates seen failing ----------------------------------------------- */
 
 /* The run's engine, opened with the merge hooks in arg. */
@@ -513,6 +559,49 @@ test_plugin_health_merges_report_calls(void **state)
 	h.lose_link_call = false;
 	g = hooked_run("detdrop:35", "trace", &h, "plugin_health");
 	if (!g.pass)
+		fprintf(stderr, "%s\n", g.detail);
+	assert_true(g.pass);
+	assert_non_null(strstr(g.detail, "link calls reconcile"));
+}
+
+/* The first block written by a merge that has called Decide fails (once
+ * in the run): the merge fails after its Decide calls, and is made
+ * again. The chain's calls are read as the merge starts (serial run). */
+typedef struct fail_write {
+	bool done;
+	uint64_t calls0;
+} fail_write;
+
+static int
+fail_write_after_decide(void *arg, const ms_merge_req *req,
+                        enum ms_merge_stage st, uint64_t detail)
+{
+	fail_write *f = arg;
+	if (f->done || !req->pipeline)
+		return 0;
+	ms_link_stats ls;
+	ms_chain_link_stats(ms_pipeline_chain(req->pipeline), 0, &ls);
+	if (st == MS_MERGE_STAGE_PIN)
+		f->calls0 = ls.calls;
+	if (st != MS_MERGE_STAGE_WRITE || detail == 0 || ls.calls == f->calls0)
+		return 0;
+	f->done = true;
+	return MS_ERR_IO;
+}
+
+/* A sampling merge that fails while it writes the batches it decided:
+ * the calls it made are in its event, so the links' calls still
+ * reconcile with the merge events. Its event reported none, and the
+ * gate said "the chain counts N calls, the merges report N - 1". */
+static void
+test_plugin_health_failed_merge_reports_calls(void **state)
+{
+	(void)state;
+	fail_write f = { 0 };
+	ms_merge_hooks h = { .stage = fail_write_after_decide, .arg = &f };
+	ms_ev_gate g = hooked_run("detdrop:35", "trace", &h, "plugin_health");
+	assert_true(f.done);
+	if (!g.pass || !strstr(g.detail, "link calls reconcile"))
 		fprintf(stderr, "%s\n", g.detail);
 	assert_true(g.pass);
 	assert_non_null(strstr(g.detail, "link calls reconcile"));
@@ -1314,6 +1403,43 @@ test_gate_merge_row_lost(void **state)
 	         (unsigned long long)(events - 1), (unsigned long long)events);
 	assert_gate_fails(r, "event_count", want);
 	ms_replay_close(r);
+}
+
+/* The run row records the engine's own count of completed merges, not
+ * the controller's tally of the merge events it received: with that
+ * tally off by one (ms__replay_test.double_tally_seq), event_count fails
+ * live, and recomputed from the log it compares the rows with the
+ * engine's count, which agree. It compared them with the tally. */
+static void
+test_event_count_run_row_is_engine_count(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "tally", "disabled");
+	run.o.serial = true;
+	run.t.double_tally_seq = 1; /* the first merge */
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_gate_fails(r, "event_count", "merge events received");
+	ms_replay_close(r);
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	ms_ev_gate der[32];
+	int nd = ms_report_derive_gates(db, der, 32, &eb);
+	ms_evdb_close(db);
+	bool found = false;
+	for (int i = 0; i < nd; i++) {
+		if (strcmp(der[i].name, "event_count"))
+			continue;
+		found = true;
+		if (!der[i].pass)
+			fprintf(stderr, "%s\n", der[i].detail);
+		assert_true(der[i].pass);
+		assert_non_null(strstr(der[i].detail, "the engine's own count"));
+	}
+	assert_true(found);
 }
 
 /* The engine's own counts are a source of their own: a count of done or
@@ -2129,6 +2255,7 @@ main(void)
 		cmocka_unit_test(test_ledgers_detail_names_kind),
 		cmocka_unit_test(test_idle_detail_keeps_cause),
 		cmocka_unit_test(test_plugin_health_clean),
+		cmocka_unit_test(test_plugin_health_host_does_not_start),
 		cmocka_unit_test(test_plugin_health_counts_every_result),
 		cmocka_unit_test(test_plugin_health_bad_verdict),
 		cmocka_unit_test(test_plugin_health_names_cause),
@@ -2140,6 +2267,7 @@ main(void)
 		cmocka_unit_test(test_gate_bad_bound),
 		cmocka_unit_test(test_gate_decide_twice),
 		cmocka_unit_test(test_plugin_health_merges_report_calls),
+		cmocka_unit_test(test_plugin_health_failed_merge_reports_calls),
 		cmocka_unit_test(test_reconciliation_rows_add_up),
 		cmocka_unit_test(test_gate_stray_part),
 		cmocka_unit_test(test_gate_hot_trace_decided),
@@ -2172,6 +2300,7 @@ main(void)
 		cmocka_unit_test(test_fail_open_gates_still_fail),
 		cmocka_unit_test(test_event_count_sources),
 		cmocka_unit_test(test_gate_merge_row_lost),
+		cmocka_unit_test(test_event_count_run_row_is_engine_count),
 	};
 	return cmocka_run_group_tests(tests, rt_setup, rt_teardown);
 }

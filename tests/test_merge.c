@@ -1310,6 +1310,56 @@ test_sampled_merge_out_of_memory(void **state)
 	sfx_close(&s);
 }
 
+/* A sampling merge that fails (each of its allocations failed in turn)
+ * reports the Decide calls it made, and its link's calls, as the chain
+ * counted them: plugin_health reconciles the two. A merge that failed
+ * while staging, after its Decide calls, reported none (they were set
+ * only once staging finished). */
+static void
+test_failed_merge_reports_its_calls(void **state)
+{
+	(void)state;
+	sfx s;
+	sfx_open(&s, 40, NULL);
+	ms_merge_req req = {
+		.shard = s.f.s,
+		.inputs = s.ids,
+		.ninputs = 3,
+		.parent_mem = &s.f.mem,
+		.now_ns = MATURE_NS,
+		.segment_min_ns = WIDE_SEG_MIN,
+		.segment_max_ns = WIDE_SEG_MAX,
+		.staging = MS_STAGING_RETAIN,
+	};
+	unsigned called = 0; /* failed merges that had called Decide */
+	for (uint64_t n = 1;; n++) {
+		ms_mem pm;
+		ms_mem_init(&pm, NULL);
+		ms_pipeline *p = open_pipeline("alwayskeep", &pm);
+		req.pipeline = p;
+		ms_merge_hooks h = { .fail_alloc_at = n };
+		ms_merge_result res;
+		ms_errbuf eb = { { 0 } };
+		int rc = ms__merge_execute_hooked(&req, &h, &res, &eb);
+		ms_link_stats ls;
+		ms_chain_link_stats(ms_pipeline_chain(p), 0, &ls);
+		ms_pipeline_close(p);
+		if (res.sampling.link_calls[0] != ls.calls ||
+		    res.sampling.plugin_calls != ls.calls)
+			fail_msg("allocation %llu (%s): the chain counts %llu "
+			         "calls, the merge reports %llu (%llu Decide)",
+			         (unsigned long long)n, rc ? eb.msg : "ok",
+			         (unsigned long long)ls.calls,
+			         (unsigned long long)res.sampling.link_calls[0],
+			         (unsigned long long)res.sampling.plugin_calls);
+		if (rc == 0)
+			break;
+		called += ls.calls > 0;
+	}
+	assert_true(called > 0);
+	sfx_close(&s);
+}
+
 /* The same put_fragmented inputs of ntr traces in two shards, each with
  * a pipeline of spec under the hard ceiling `hard`. */
 typedef struct twin {
@@ -2602,6 +2652,7 @@ main(void)
 		cmocka_unit_test(test_kept_zstd_contexts_write_the_same),
 		cmocka_unit_test(test_pipeline_out_of_memory),
 		cmocka_unit_test(test_sampled_merge_out_of_memory),
+		cmocka_unit_test(test_failed_merge_reports_its_calls),
 		cmocka_unit_test(test_fragmented_traces_come_out_whole),
 		cmocka_unit_test(test_combined_rows_ordered_by_start),
 		cmocka_unit_test(test_depth_and_bounds),

@@ -51,8 +51,12 @@ uint64_t ms_link_hist_bound_ns(size_t i);
 /* Per-link figures, keyed by the plugin's name. */
 typedef struct ms_link_stats {
 	char name[64];
-	uint64_t calls;    /* decide() calls started */
-	uint64_t traces;   /* traces handed to those calls */
+	/* Decide calls made to the link: one per chain call the circuit
+	 * did not skip, those whose worker or plugin host did not start
+	 * (or that had no memory for their verdicts) too, each with its
+	 * result in results[]. */
+	uint64_t calls;
+	uint64_t traces;   /* traces handed to the plugin by those calls */
 	uint64_t total_ns; /* Decide wall time (a timeout counts its wait) */
 	uint64_t max_ns;
 	uint64_t hist[MS_LINK_HIST_BUCKETS];

@@ -192,10 +192,13 @@ typedef struct ms_merge_sampling {
 	/* Proposed drops the boundary guard retained: fragments could still
 	 * arrive within the grace of the segment's edge. */
 	uint64_t guard_retained_edge;
+	/* Decide calls of the chain: those a failed merge made before it
+	 * failed too (the chain counted them). */
 	uint64_t plugin_calls;
 	/* Calls of each chain link's plugin (link i of the chain), as the
 	 * chain reported them call by call: every attempt's, a discarded
-	 * one's too (the chain's own counters count those as well). */
+	 * one's too, and a failed merge's (the chain's own counters count
+	 * those as well). */
 	uint64_t link_calls[MS_CHAIN_MAX_LINKS];
 	int64_t decide_ns; /* total time inside Decide calls */
 	/* Columns (enum ms_col bits) decoded while staging: the chain's
