@@ -1970,7 +1970,9 @@ version_refused(sqlite3 *db, const char *path, int64_t v, ms_errbuf *eb)
 		               "table); expected one written by `mergescope "
 		               "run`",
 		               path);
-	if (v < 0)
+	/* A version no mergescope writes, or any without the run table
+	 * every event log has (another program's database). */
+	if (v < 0 || !has_run_table(db))
 		return ms_fail(eb, MS_ERR_FORMAT,
 		               "event database %s: an SQLite database of "
 		               "schema version %" PRId64 ", not one "

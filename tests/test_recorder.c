@@ -990,6 +990,19 @@ make_foreign(const char *path, int version)
 {
 	char sql[128];
 	snprintf(sql, sizeof(sql),
+	         "CREATE TABLE run(x); CREATE TABLE merge(x); "
+	         "PRAGMA user_version = %d",
+	         version);
+	et_sql(path, sql);
+}
+
+/* Another program's SQLite database: a schema version of its own, no run
+ * table. */
+static void
+make_alien(const char *path, int version)
+{
+	char sql[128];
+	snprintf(sql, sizeof(sql),
 	         "CREATE TABLE merge(x); PRAGMA user_version = %d", version);
 	et_sql(path, sql);
 }
@@ -1020,6 +1033,15 @@ test_other_schema_version(void **state)
 	assert_int_equal(ms_evdb_open(&db, older, &eb), MS_ERR_FORMAT);
 	assert_non_null(strstr(eb.msg, older));
 	assert_non_null(strstr(eb.msg, "recorded by an older mergescope"));
+	/* Another program's database with a version of its own (no run
+	 * table) is not called an older mergescope's. */
+	char alien[512];
+	path_in(alien, sizeof(alien), "v-alien.db");
+	make_alien(alien, 3);
+	assert_int_equal(ms_evdb_open(&db, alien, &eb), MS_ERR_FORMAT);
+	if (!strstr(eb.msg, "an SQLite database of schema version 3, not one "
+	                    "mergescope writes"))
+		fail_msg("%s", eb.msg);
 	/* A negative version is one no mergescope writes: an SQLite
 	 * database, said as such (it was "not an SQLite database (not an
 	 * error)", the -1 taken for "unreadable"), also when a run would
