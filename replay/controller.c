@@ -2344,7 +2344,6 @@ fixture_identity(const ms_fixture_info *i, char *out, size_t n)
 	         (unsigned long long)h.low64);
 }
 
-
 /* ---- open / close ----------------------------------------------------- */
 
 static void

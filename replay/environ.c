@@ -51,7 +51,6 @@ ms__fs_type_name(const char *dir, char *buf, size_t n)
 	snprintf(buf, n, "0x%lx", t);
 }
 
-
 /* XXH3-128 of the file at path as 32 hex digits; "" if unreadable. */
 static void
 checksum_file(const char *path, char *out, size_t n)

@@ -2003,7 +2003,6 @@ is_pair(const ms_ev_run *x, const ms_ev_run *y)
 	       (strcmp(a, "alwayskeep") == 0 && strcmp(b, "disabled") == 0);
 }
 
-
 /* The selection fingerprint (ms_engine_stats.fingerprint) over the
  * picker's selections alone, the finalize's left out: recomputed from the
  * merge events in dispatch order. */

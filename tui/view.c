@@ -117,7 +117,6 @@ ms_tui_view_sort_parts(ms_tui_view *v)
 	qsort(v->parts, v->nparts, sizeof(v->parts[0]), part_orders[k].cmp);
 }
 
-
 /* The filter's value checks: the names the engine and the event log
  * spell, taken from the layers that define them. */
 /* The values of a filter field, by index: NULL past the last. */
