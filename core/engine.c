@@ -1047,6 +1047,12 @@ online_cpus(void)
 static int engine_resume(ms_engine *e, const ms_engine_state *st,
                          ms_errbuf *eb);
 
+unsigned
+ms_engine_fast_workers(unsigned cpus)
+{
+	return cpus / 2 ? cpus / 2 : 1;
+}
+
 int
 ms_engine_open(ms_engine **out, const ms_engine_opts *opts, ms_errbuf *eb)
 {
@@ -1106,7 +1112,7 @@ ms__engine_open_hooked(ms_engine **out, const ms_engine_opts *opts,
 	if (e->o.serial) {
 		e->nworkers = 1;
 	} else {
-		e->fast_workers = cpus / 2 ? cpus / 2 : 1;
+		e->fast_workers = ms_engine_fast_workers(cpus);
 		e->slow_workers = 1;
 		e->nworkers = e->fast_workers + e->slow_workers;
 	}

@@ -2455,11 +2455,11 @@ enter_envelope(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	ms_limits_detect(&want, NULL, NULL);
 	int rc = ms_limits_apply_profile(&want, opts->profile, eb);
 	/* The reference container's pids, unless the merge workers the
-	 * engine starts for the profile's CPUs (half of them, and the slow
-	 * lane's) would take more than half of them: then as many again
-	 * beside the workers (2048 CPUs start 1025 workers, which 512 pids
-	 * could not hold). */
-	uint32_t workers = want.cpus / 2 + 1;
+	 * engine starts for the profile's CPUs (ms_engine_fast_workers, and
+	 * the slow lane's) would take more than half of them: then as many
+	 * again beside the workers (2048 CPUs start 1025 workers, which 512
+	 * pids could not hold). */
+	uint32_t workers = ms_engine_fast_workers(want.cpus) + 1;
 	uint32_t pids = workers > MS_ENVELOPE_PIDS_DEFAULT / 2
 	                        ? MS_ENVELOPE_PIDS_DEFAULT + workers
 	                        : MS_ENVELOPE_PIDS_DEFAULT;

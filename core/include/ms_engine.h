@@ -231,6 +231,10 @@ typedef struct ms_engine_opts {
 	const struct ms_engine_state *resume;
 } ms_engine_opts;
 
+/* The fast merge workers an engine starts for `cpus` CPUs (not serial):
+ * max(1, cpus / 2); beside them one slow worker. */
+unsigned ms_engine_fast_workers(unsigned cpus);
+
 /*
  * Start an engine over opts->shard: spawns the dispatcher and the workers.
  * It does nothing until the first trigger. Errors: MS_ERR_INVAL (no shard,
