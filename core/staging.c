@@ -28,7 +28,12 @@
  * planned batch passes the nominal window (the preferred limit is at
  * most W, so the batches of one merge stay within the retention the
  * builder's reuse allows, 2 x preferred); the cost is at most one more
- * Decide call.
+ * Decide call. Two more rules of the public engine are not taken, for
+ * the same reason (DESIGN.md states W = hard / 8): its W is at least
+ * 32 MiB (twice its 16 MiB arena pool) and at most the hard ceiling,
+ * and it never prefers less than min(16 MiB, hard), so an estimate of
+ * 0 gives W there and the hard ceiling here. At 256 MiB the windows
+ * agree; below it ours is smaller. test_staging.c holds its vectors.
  * The hard ceiling's upper bound, and its value without a memory limit
  * (0), is the fast/slow lane threshold, ms_lane_threshold (lane.c).
  */

@@ -51,7 +51,8 @@
  * oracle drops, and the traces the merge kept although the oracle drops
  * them, among those the selection holds whole, may number no more than
  * the traces the merge reports kept for a reason (deferred by the guard,
- * retained at the segment's edge, hot, oversized); with sampling not
+ * those retained at the segment's edge among them, hot, oversized; each
+ * counted once); with sampling not
  * executed every trace is kept for that reason. One exception, counted
  * apart: under the matured clock a dropped trace some of whose rows were
  * published after the freeze (in no part of the frozen shard) was judged
@@ -977,10 +978,12 @@ oracle_compare(const ms__oracle *or, const oracle_in *in, drop_list *d,
 			name_tid(kept, sizeof(kept), &nk, t->tid, t->len);
 	}
 	const uint64_t *v = o->v;
+	/* R_EDGE is not added: a trace retained at the segment's edge is
+	 * one of the guard's deferred (R_DEFERRED) already. */
 	uint64_t reasons = v[R_CLASS] != MS_SAMPLING_EXECUTED
 	                           ? kept_drops
 	                           : v[R_DEFERRED] + v[R_UNEVALUATED] +
-	                                     v[R_OVERSIZED] + v[R_EDGE];
+	                                     v[R_OVERSIZED];
 	res->oracle_checked = true;
 	res->oracle_bad_drops = bad_drops;
 	res->oracle_kept_drops = kept_drops;

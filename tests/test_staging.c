@@ -75,6 +75,53 @@ test_planner_vectors(void **st)
 	assert_int_equal(p.preferred, 16777217);
 }
 
+/* The public engine's own planner vectors (banyand/trace
+ * pipeline_chain_filter_test.go, TestAdaptiveDecisionBatchPlan...: hard
+ * ceiling 256 MiB) and the default day's finalize, beside what this
+ * planner makes of them. Where the two differ the public engine's answer
+ * is in the comment: it rounds P to the nearest integer, takes W as
+ * max(16 MiB, 32 MiB, hard / 8) and never prefers less than
+ * min(16 MiB, hard); DESIGN.md's P = ceil(E / W) and W = hard / 8 are
+ * kept (staging.c, README "the reference's planner"). */
+static void
+test_planner_public_engine_vectors(void **st)
+{
+	(void)st;
+	ms_stage_plan p;
+	const uint64_t hard = 256 * MIB;
+
+	/* "small merge stays in one decision batch": 20 MiB, 1 x 20 MiB. */
+	ms_stage_plan_make(&p, hard, 20 * MIB);
+	assert_int_equal(p.window, 32 * MIB);
+	assert_int_equal(p.planned, 1);
+	assert_int_equal(p.preferred, 20 * MIB);
+	/* "production shaped merge is balanced around reusable window":
+	 * 98 MiB, there 3 x 34,253,483 (the nearest); here 4 x 24.5 MiB. */
+	ms_stage_plan_make(&p, hard, 98 * MIB);
+	assert_int_equal(p.planned, 4);
+	assert_int_equal(p.preferred, 25690112);
+	/* "compressed size covers absent uncompressed metadata": 12 MiB,
+	 * there 1 x 16 MiB (the floor); here 1 x 12 MiB. */
+	ms_stage_plan_make(&p, hard, 12 * MIB);
+	assert_int_equal(p.planned, 1);
+	assert_int_equal(p.preferred, 12 * MIB);
+	/* "missing metadata uses nominal reusable window": there 32 MiB;
+	 * here the hard ceiling. */
+	ms_stage_plan_make(&p, hard, 0);
+	assert_int_equal(p.planned, 1);
+	assert_int_equal(p.preferred, hard);
+	/* Day-2x seed 1's finalize at cpus=2,mem=4g, E = 5.008 W: there
+	 * 5 x 33,608,884; here 6 x 28,007,403 (both cut 4 batches). */
+	ms_stage_plan_make(&p, hard, 168044418);
+	assert_int_equal(p.planned, 6);
+	assert_int_equal(p.preferred, 28007403);
+	/* A smaller ceiling: mem=2g,cpus=2 gives 128 MiB, W = 16 MiB here,
+	 * 32 MiB there. */
+	ms_stage_plan_make(&p, ms_staging_hard_ceiling(2 * GIB, 2), 0);
+	assert_int_equal(p.hard, 128 * MIB);
+	assert_int_equal(p.window, 16 * MIB);
+}
+
 static void
 test_estimate(void **st)
 {
@@ -1214,6 +1261,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hard_ceiling),
 		cmocka_unit_test(test_planner_vectors),
+		cmocka_unit_test(test_planner_public_engine_vectors),
 		cmocka_unit_test(test_estimate),
 		cmocka_unit_test(test_stager_out_of_memory),
 		cmocka_unit_test(test_byte_limit_reached_cuts_the_batch),
