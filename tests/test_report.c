@@ -376,6 +376,24 @@ test_report_holds_gates_to_log(void **state)
 	                             "row counts 40"));
 	assert_non_null(strstr(text, "  3 gates, 1 failed\n"));
 	free(text);
+
+	/* A merge's output introduced twice: lifecycle is added failing,
+	 * naming the merge. */
+	text = recorded_report("edited3.db", "disabled", 40, 0, path,
+	                       sizeof(path));
+	free(text);
+	db_exec(path, "INSERT INTO part_event (what, part_id, kind, "
+	              "logical_ns, wall_ns, epoch, cause, cause_seq, bytes, "
+	              "rows, depth) SELECT what, part_id, kind, logical_ns, "
+	              "wall_ns, epoch, cause, cause_seq, bytes, rows, depth "
+	              "FROM part_event WHERE what = 'introduced' AND "
+	              "cause_seq = 3");
+	text = report_failing(path, ms_report_text, 1);
+	assert_non_null(strstr(text, "  FAIL  lifecycle                0 "
+	                             "inputs not removed exactly once, 1 "
+	                             "outputs not introduced exactly once; "
+	                             "first at merge #3"));
+	free(text);
 }
 
 /* The derived gate `name` of the log at path. */
