@@ -76,6 +76,8 @@ typedef struct ocol {
 	bool is_error;
 } ocol;
 
+/* The columns an ocol holds. A chain that reads any other (SkyWalking's
+ * tag rules read the tags) has every row kept whole instead (oread.whole). */
 #define ORACLE_COLS (MS_COL_START | MS_COL_LATENCY | MS_COL_ERROR)
 
 static int
@@ -92,7 +94,13 @@ typedef struct oread {
 	ofrag *f;
 	size_t nf, fcap;
 	ocol *c;
-	size_t nc, ccap;
+	size_t nc, ccap; /* nc: the rows kept, in c or (whole) in full */
+	/* The chain reads columns beyond ORACLE_COLS: each row whole in
+	 * full (its strings, tags and body copied into arena), c unused. */
+	bool whole;
+	ms_row *full;
+	size_t fullcap;
+	ms_arena arena;
 } oread;
 
 /* Room for the day's blocks and rows as the manifest counts them, so
@@ -108,9 +116,49 @@ reserve_day(const ms_fixture *fx, oread *rd)
 		rows += s->rows < UINT32_MAX ? s->rows : UINT32_MAX;
 	}
 	if (!ms__big_reserve((void **)&rd->f, &rd->fcap, blocks,
-	                     sizeof(*rd->f)))
+	                     sizeof(*rd->f)) &&
+	    !rd->whole)
 		(void)ms__big_reserve((void **)&rd->c, &rd->ccap, rows,
 		                      sizeof(*rd->c));
+}
+
+/* Room for n more rows, in c or (whole) in full. */
+static int
+reserve_rows(oread *rd, size_t n)
+{
+	if (rd->whole)
+		return ms__big_reserve((void **)&rd->full, &rd->fullcap,
+		                       rd->nc + n, sizeof(*rd->full));
+	return ms__big_reserve((void **)&rd->c, &rd->ccap, rd->nc + n,
+	                       sizeof(*rd->c));
+}
+
+/* The bytes the array of the rows reserve_rows grows takes for n rows. */
+static size_t
+rows_bytes(const oread *rd, size_t n)
+{
+	return n * (rd->whole ? sizeof(*rd->full) : sizeof(*rd->c));
+}
+
+/* Keep the nrows decoded rows of a block (NULL: no column decoded):
+ * their columns, or (whole) copies of them. 0 or MS_ERR_NOMEM. */
+static int
+keep_rows(oread *rd, const ms_row *rows, uint32_t nrows)
+{
+	for (uint32_t k = 0; k < nrows; k++) {
+		if (rd->whole) {
+			if (ms_row_copy(&rd->arena, NULL, &rows[k],
+			                &rd->full[rd->nc]))
+				return MS_ERR_NOMEM;
+			rd->nc++;
+			continue;
+		}
+		ocol *c = &rd->c[rd->nc++];
+		c->start_ns = rows ? rows[k].start_ns : 0;
+		c->latency_ms = rows ? rows[k].latency_ms : 0;
+		c->is_error = rows ? rows[k].is_error : false;
+	}
+	return 0;
 }
 
 /* Whether the run asked the oracle to stop (cancel may be NULL). */
@@ -137,6 +185,9 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 	ms_errbuf eb = { { 0 } };
 	int rc = 0;
 	const ms_fixture_info *info = ms_fixture_get_info(fx);
+	rd->whole = (cols & ~(unsigned)ORACLE_COLS) != 0;
+	if (rd->whole)
+		ms_arena_init(&rd->arena, NULL, 0, 0);
 	reserve_day(fx, rd);
 	for (size_t i = 0; i < ms_fixture_nslots(fx) && !rc; i++) {
 		if (cancelled(cancel)) {
@@ -176,18 +227,15 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 			bool blocks = ms__big_reserve((void **)&rd->f,
 			                              &rd->fcap, rd->nf + 1,
 			                              sizeof(*rd->f)) != 0;
-			if (blocks ||
-			    ms__big_reserve((void **)&rd->c, &rd->ccap,
-			                    rd->nc + bi->nrows,
-			                    sizeof(*rd->c))) {
+			if (blocks || reserve_rows(rd, bi->nrows)) {
 				/* At least this much: the array doubles. */
 				rc = oom_why(why, n, "oracle: ",
 				             blocks ? "the day's blocks"
 				                    : "the day's rows",
 				             blocks ? (rd->nf + 1) *
 				                              sizeof(*rd->f)
-				                    : (rd->nc + bi->nrows) *
-				                              sizeof(*rd->c));
+				                    : rows_bytes(rd, rd->nc +
+				                                             bi->nrows));
 				break;
 			}
 			ofrag *f = &rd->f[rd->nf];
@@ -206,11 +254,11 @@ read_rows(const ms_fixture *fx, unsigned cols, const _Atomic bool *cancel,
 			f->nrows = bi->nrows;
 			f->lo = klo;
 			f->hi = khi;
-			for (uint32_t k = 0; k < bi->nrows; k++) {
-				ocol *c = &rd->c[rd->nc++];
-				c->start_ns = rows ? rows[k].start_ns : 0;
-				c->latency_ms = rows ? rows[k].latency_ms : 0;
-				c->is_error = rows ? rows[k].is_error : false;
+			if (keep_rows(rd, rows, bi->nrows)) {
+				rc = oom_why(why, n, "oracle: ",
+				             "a copy of the day's rows",
+				             (size_t)rd->arena.cap_bytes);
+				break;
 			}
 		}
 		if (rc < 0 && !why[0])
@@ -272,6 +320,12 @@ evaluate(size_t ntr, const oread *rd, ms_chain *chain, ms_mem *mem,
 		for (size_t i = i0; i < i1; i++) {
 			const ofrag *f = &rd->f[i];
 			for (uint32_t j = 0; j < f->nrows; j++) {
+				if (rd->whole) {
+					flat[k] = rd->full[f->first + j];
+					flat[k].trace_id = f->tid;
+					flat[k++].trace_id_len = f->tid_len;
+					continue;
+				}
 				const ocol *c = &rd->c[f->first + j];
 				flat[k++] = (ms_row){
 					.trace_id = f->tid,
@@ -336,7 +390,7 @@ cpu_ns(void)
 }
 
 /* The oracle's own chain, parsed from spec and loaded again (NULL with
- * no spec or "disabled"); its columns must be ones the oracle rebuilds. */
+ * no spec or "disabled"); it may read any column. */
 static int
 open_chain(ms__oracle *o, const char *spec, const char *plugin_dir,
            const ms_chain_opts *co, ms_chain_spec *cs, ms_chain **chain)
@@ -353,14 +407,6 @@ open_chain(ms__oracle *o, const char *spec, const char *plugin_dir,
 			snprintf(o->why, sizeof(o->why), "chain: %s", eb.msg);
 			return rc;
 		}
-	}
-	unsigned cols = *chain ? ms_chain_projection(*chain) & MS_COL_ALL : 0;
-	if (cols & ~(unsigned)ORACLE_COLS) {
-		snprintf(o->why, sizeof(o->why),
-		         "the chain reads columns (0x%x) the oracle does not "
-		         "rebuild (it rebuilds start, latency, error)",
-		         cols);
-		return MS_ERR_PLUGIN;
 	}
 	return 0;
 }
@@ -544,11 +590,26 @@ record_verdicts(ms__oracle *o, const oread *rd, const uint8_t *keep,
 	}
 }
 
+/* Free the rows' columns (the chain reads them, nothing after it). */
+static void
+oread_release_rows(oread *rd)
+{
+	ms__big_free(rd->c, rd->ccap * sizeof(*rd->c));
+	rd->c = NULL;
+	rd->ccap = 0;
+	ms__big_free(rd->full, rd->fullcap * sizeof(*rd->full));
+	rd->full = NULL;
+	rd->fullcap = 0;
+	if (rd->whole)
+		ms_arena_release(&rd->arena);
+	rd->whole = false;
+}
+
 static void
 oread_release(oread *rd)
 {
+	oread_release_rows(rd);
 	ms__big_free(rd->f, rd->fcap * sizeof(*rd->f));
-	ms__big_free(rd->c, rd->ccap * sizeof(*rd->c));
 	memset(rd, 0, sizeof(*rd));
 }
 
@@ -593,9 +654,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	if (!rc)
 		rc = decide(o, ntr, chain, &mem, &rd, cancel, keep, failed);
 	/* The rows' columns are read by the chain only. */
-	ms__big_free(rd.c, rd.ccap * sizeof(*rd.c));
-	rd.c = NULL;
-	rd.ccap = 0;
+	oread_release_rows(&rd);
 	if (!rc) {
 		record_verdicts(o, &rd, keep, failed);
 		rc = check_keys(o, &rd, ntr);

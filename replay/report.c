@@ -720,19 +720,18 @@ derive_detail(enum ms_gate id, const report *r, const struct life_check *lc,
 	}
 }
 
-int
-ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
-                       ms_errbuf *eb)
+#define NDERIVED (sizeof(derived_gates) / sizeof(derived_gates[0]))
+
+/* The gates of db recomputed from its log alone (derived_gates, r its
+ * loaded report) into g (room for NDERIVED), their number into *n. */
+static int
+derive_from(ms_evdb *db, const report *r, ms_ev_gate *g, size_t *n,
+            ms_errbuf *eb)
 {
-	report r;
-	int rc = report_load(db, &r, eb);
 	struct life l = { 0 };
-	if (rc == 0) {
-		rc = ms_evdb_each_part(db, collect_life, &l, eb);
-		if (rc == MS_ERR_NOMEM && l.oom.what)
-			rc = ms__oom_fail(eb, &l.oom, "gates of %s",
-			                  ms_evdb_path(db));
-	}
+	int rc = ms_evdb_each_part(db, collect_life, &l, eb);
+	if (rc == MS_ERR_NOMEM && l.oom.what)
+		rc = ms__oom_fail(eb, &l.oom, "gates of %s", ms_evdb_path(db));
 	struct life_check lc = { .l = &l };
 	if (rc == 0) {
 		/* NULL when no part was introduced or removed (a run of
@@ -744,44 +743,110 @@ ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
 			      cmp_u64);
 		rc = ms_evdb_each_merge(db, NULL, check_life, &lc, eb);
 	}
-	ms_ev_gate g[sizeof(derived_gates) / sizeof(derived_gates[0])];
-	size_t n = 0;
+	*n = 0;
 	if (rc == 0) {
+		bool trace = strcmp(r->run.grace_policy, "trace") == 0;
 		ms_gate_facts f = {
-			.policy = strcmp(r.run.grace_policy, "trace") == 0
-			                  ? MS_GRACE_TRACE
-			                  : MS_GRACE_SELECTION,
-			.ended = r.has_end,
-			.merge_events = r.merges_ok + r.merges_err,
-			.merges_done = r.merges_ok,
-			.merges_failed = r.merges_err,
-			.engine_merges_done = r.end.merges_completed,
+			.policy = trace ? MS_GRACE_TRACE : MS_GRACE_SELECTION,
+			.ended = r->has_end,
+			.merge_events = r->merges_ok + r->merges_err,
+			.merges_done = r->merges_ok,
+			.merges_failed = r->merges_err,
+			.engine_merges_done = r->end.merges_completed,
 			.events_from_rows = true,
-			.bad_class = r.bad_class,
-			.hot_decides = strcmp(r.run.grace_policy, "trace")
-			                       ? r.hot_decide
-			                       : 0,
-			.hot_decided = r.hot_decided,
+			.bad_class = r->bad_class,
+			.hot_decides = trace ? 0 : r->hot_decide,
+			.hot_decided = r->hot_decided,
 			.lifecycle_known = l.nintro || l.nremoved,
 			.unexplained = lc.bad_inputs + lc.bad_outputs,
 		};
-		ledgers_facts(&r, &f);
-		for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
-			if (!ms_gate_eval(derived_gates[i], &f, &g[n]))
+		ledgers_facts(r, &f);
+		for (size_t i = 0; i < NDERIVED; i++) {
+			if (!ms_gate_eval(derived_gates[i], &f, &g[*n]))
 				continue;
-			derive_detail(derived_gates[i], &r, &lc, &f,
-			              g[n].detail, sizeof(g[n].detail));
-			n++;
+			derive_detail(derived_gates[i], r, &lc, &f,
+			              g[*n].detail, sizeof(g[*n].detail));
+			(*n)++;
 		}
 	}
 	free(l.intro);
 	free(l.removed);
+	return rc;
+}
+
+int
+ms_report_derive_gates(ms_evdb *db, ms_ev_gate *gates, size_t max,
+                       ms_errbuf *eb)
+{
+	report r;
+	int rc = report_load(db, &r, eb);
+	ms_ev_gate g[NDERIVED];
+	size_t n = 0;
+	if (rc == 0)
+		rc = derive_from(db, &r, g, &n, eb);
 	report_free(&r);
 	if (rc < 0)
 		return rc;
 	size_t k = n < max ? n : max;
 	memcpy(gates, g, k * sizeof(*g));
 	return (int)k;
+}
+
+/* The recorded gate called name, or NULL. */
+static ms_ev_gate *
+recorded_gate(report *r, const char *name)
+{
+	for (size_t i = 0; i < r->ngates; i++)
+		if (!strcmp(r->gates[i].name, name))
+			return &r->gates[i];
+	return NULL;
+}
+
+/*
+ * A report holds a finished run's recorded gates to its event log: each
+ * gate it can recompute from the log (derived_gates) that fails there
+ * although the run recorded it passing (a log edited, or damaged, since)
+ * is shown failing, its detail what the log holds; one the run does not
+ * record (one_classification) is added when it fails. An unfinished
+ * run has run_finished failing and no gates to hold.
+ */
+static int
+check_log(ms_evdb *db, report *r, ms_errbuf *eb)
+{
+	char why[8];
+	if (run_unfinished(r, why, sizeof(why)))
+		return 0;
+	ms_ev_gate g[NDERIVED];
+	size_t n = 0;
+	int rc = derive_from(db, r, g, &n, eb);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		ms_ev_gate *rec = recorded_gate(r, g[i].name);
+		if (g[i].pass || (rec && !rec->pass))
+			continue;
+		if (!rec) {
+			rc = agg_gate(r, &g[i]);
+			continue;
+		}
+		char d[sizeof(rec->detail)];
+		snprintf(d, sizeof(d),
+		         "recorded PASS, but the event log says otherwise: %s",
+		         g[i].detail);
+		memcpy(rec->detail, d, sizeof(d));
+		rec->pass = false;
+		rec->warn = false;
+	}
+	if (rc == MS_ERR_NOMEM && r->oom.what)
+		rc = ms__oom_fail(eb, &r->oom, "report of %s",
+		                  ms_evdb_path(db));
+	return rc;
+}
+
+/* report_load, the recorded gates held to the log (check_log). */
+static int
+report_load_checked(ms_evdb *db, report *r, ms_errbuf *eb)
+{
+	int rc = report_load(db, r, eb);
+	return rc ? rc : check_log(db, r, eb);
 }
 
 /* ---- text ------------------------------------------------------------- */
@@ -1334,7 +1399,7 @@ int
 ms_report_text(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 {
 	report r;
-	int rc = report_load(db, &r, eb);
+	int rc = report_load_checked(db, &r, eb);
 	if (rc == 0) {
 		print_header(out, &r, ms_evdb_path(db));
 		print_phases(out, &r);
@@ -1665,7 +1730,7 @@ static int
 report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 {
 	report r;
-	int rc = report_load(db, &r, eb);
+	int rc = report_load_checked(db, &r, eb);
 	if (rc < 0) {
 		report_free(&r);
 		return rc;
@@ -1793,7 +1858,7 @@ ms_report_failed_gates(ms_evdb *db, unsigned *failed, ms_errbuf *eb)
 {
 	report r;
 	*failed = 0;
-	int rc = report_load(db, &r, eb);
+	int rc = report_load_checked(db, &r, eb);
 	ms_ev_gate rf;
 	if (rc == 0)
 		*failed = gates_failed(&r) + run_finished_gate(&r, &rf);
@@ -2100,9 +2165,9 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
                   ms_errbuf *eb)
 {
 	report a, b;
-	int rc = report_load(da, &a, eb);
+	int rc = report_load_checked(da, &a, eb);
 	if (rc == 0)
-		rc = report_load(db, &b, eb);
+		rc = report_load_checked(db, &b, eb);
 	else
 		memset(&b, 0, sizeof(b));
 	if (mismatch)

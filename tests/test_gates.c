@@ -2232,6 +2232,28 @@ test_fail_open_gates_still_fail(void **state)
 	assert_non_null(strstr(g.detail, "0 merges executed sampling, 0 "));
 }
 
+/* A SkyWalking link with tag rules reads the rows' tags: the oracle
+ * evaluates it on whole rows (it used to refuse any chain reading more
+ * than start, latency and error, failing verdict_oracle and ledgers on a
+ * correct run), and its tag rules count: an oracle with another rule
+ * fails the gate. */
+static void
+test_gate_oracle_reads_tags(void **state)
+{
+	(void)state;
+	const char *run = "skywalking:{\"keepTagRules\":[\"cache.type\"]}";
+	ms_ev_gate g;
+	open_run_gate(run, 0, NULL, "verdict_oracle", true, &g);
+	assert_true(g.pass);
+	assert_non_null(strstr(g.detail, "run reconciles exactly"));
+	open_run_gate(run, 0, NULL, "ledgers", true, &g);
+	assert_true(g.pass);
+	open_run_gate(run, 0, "skywalking:{\"keepTagRules\":[\"db.type\"]}",
+	              "verdict_oracle", false, &g);
+	assert_false(g.pass);
+	assert_non_null(strstr(g.detail, "is kept by the oracle"));
+}
+
 /* A chain that fails open on every call, with a per-trace cap that some
  * traces of the smoke day pass: its merges reach Decide, evaluate
  * nothing and keep oversized traces, so they are enabled_no_evaluation
@@ -2295,6 +2317,7 @@ main(void)
 		cmocka_unit_test(test_gate_failed_merge_link_calls),
 		cmocka_unit_test(test_gate_liar_writes_batch),
 		cmocka_unit_test(test_fail_open_gates_hold),
+		cmocka_unit_test(test_gate_oracle_reads_tags),
 		cmocka_unit_test(test_gate_evaluated_unjudged),
 		cmocka_unit_test(test_fail_open_some_calls),
 		cmocka_unit_test(test_fail_open_gates_still_fail),

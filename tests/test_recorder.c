@@ -147,7 +147,7 @@ test_roundtrip(void **state)
 	bool has_end = false;
 	assert_int_equal(ms_evdb_run(db, &run, &end, &has_end, &eb), 0);
 	evf_run(&want_run, "skywalking");
-	evf_end(&want_end, &want_run, n);
+	evf_end_of(&want_end, &want_run, "skywalking", n);
 	assert_true(has_end);
 	assert_memory_equal(&run, &want_run, sizeof(run));
 	assert_memory_equal(&end, &want_end, sizeof(end));

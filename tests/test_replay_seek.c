@@ -464,6 +464,14 @@ test_seek_back_same_fingerprint(void **state)
 	assert_int_equal(count_rows(run.db, pstats), npstat);
 	end_fp(run.db, got_fp, sizeof(got_fp));
 	assert_string_equal(got_fp, want_fp);
+	/* Its report holds the gates to the log, which agrees with them
+	 * after four seeks. */
+	ms_evdb *db = NULL;
+	unsigned failed = 1;
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	assert_int_equal(ms_report_failed_gates(db, &failed, &eb), 0);
+	ms_evdb_close(db);
+	assert_int_equal(failed, 0);
 	/* The log: four seeks, one row per publication and merge, one set
 	 * of gates. */
 	assert_int_equal(count_rows(run.db, "SELECT count(*) FROM seek"), 4);
