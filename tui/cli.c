@@ -278,21 +278,24 @@ dispatch(int argc, char **argv, FILE *out, FILE *err)
 		/* Plain `mergescope [tui options]`: the TUI. */
 		return ms__cmd_main(&ms_cmd_tui, argc, argv, out, err);
 	}
-	if (strcmp(argv[1], "help") == 0) {
-		if (argc >= 3)
-			for (size_t i = 0; i < NCOMMANDS; i++)
-				if (strcmp(argv[2], commands[i]->name) == 0) {
-					fputs(commands[i]->usage, out);
-					return 0;
-				}
+	/* `help COMMAND`: its --help; a command there is not is refused as
+	 * below (it printed the command list, exit 0). */
+	bool help = strcmp(argv[1], "help") == 0;
+	if (help && argc < 3) {
 		usage(out);
 		return 0;
 	}
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (strcmp(argv[1], commands[i]->name) == 0)
-			return ms__cmd_main(commands[i], argc - 1, argv + 1,
-			                    out, err);
-	fprintf(err, "mergescope: unknown command \"%s\"\n\n", argv[1]);
+	const char *name = argv[help ? 2 : 1];
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(name, commands[i]->name) != 0)
+			continue;
+		if (help) {
+			fputs(commands[i]->usage, out);
+			return 0;
+		}
+		return ms__cmd_main(commands[i], argc - 1, argv + 1, out, err);
+	}
+	fprintf(err, "mergescope: unknown command \"%s\"\n\n", name);
 	usage(err);
 	return MS_EXIT_USAGE;
 }
