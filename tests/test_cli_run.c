@@ -1236,6 +1236,20 @@ test_report_vs_other_opening(void **state)
 	assert_int_equal(ms_fixture_open(&fx, warm, &eb), 0);
 	assert_string_equal(ms_fixture_get_info(fx)->schedule_hash, h_empty);
 	ms_fixture_close(fx);
+	/* The report's lines beside the reference name the opening of the
+	 * run's own fixture only: a directory built again since with a
+	 * warm opening (here the record names the warm day's) is not taken
+	 * for it. It read "this run: warm opening". */
+	char moved[600], sql[1400];
+	snprintf(moved, sizeof(moved), "%s/off-moved.sqlite", tmp_root);
+	snprintf(sql, sizeof(sql), "UPDATE run SET fixture_dir = '%s'", warm);
+	db_copy(db_off, moved, sql);
+	assert_int_equal(cli("report", "--db", moved, NULL), 0);
+	assert_non_null(strstr(out_text, "this run: unknown opening"));
+	assert_int_equal(cli("report", "--db", db, NULL), 0);
+	assert_non_null(strstr(out_text, "this run: warm opening"));
+	assert_int_equal(cli("report", "--db", db_off, NULL), 0);
+	assert_non_null(strstr(out_text, "this run: empty opening"));
 
 	/* Put where the preset's default day is cached, the warm day is
 	 * not taken for it: the run is refused naming the directory. */
