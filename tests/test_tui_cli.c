@@ -147,6 +147,16 @@ test_unknown(void **state)
 	assert_int_equal(cli("report", "--db", "x.db", "--colour", NULL),
 	                 MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "unknown option \"--colour\""));
+	/* A word that is no option (a file name given without its
+	 * option) is called what it is; it read 'unknown option
+	 * "out.csv"'. */
+	assert_int_equal(cli("export", "out.csv", "--db", "x.db", "--format",
+	                     "csv", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope export: unexpected argument "
+	                    "\"out.csv\": the command takes options only "
+	                    "(see mergescope export --help)\n");
 }
 
 static void

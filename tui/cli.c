@@ -148,10 +148,17 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 		if (k >= 0)
 			o = &opts[k];
 		if (!o) {
+			/* A word that is not an option at all: a value whose
+			 * option was left out. */
+			bool word = a[0] != '-';
 			fprintf(err,
-			        "mergescope %s: unknown option \"%s\" "
-			        "(see mergescope %s --help)\n",
-			        c->name, a, c->name);
+			        "mergescope %s: %s \"%s\"%s (see mergescope "
+			        "%s --help)\n",
+			        c->name,
+			        word ? "unexpected argument" : "unknown option",
+			        a,
+			        word ? ": the command takes options only" : "",
+			        c->name);
 			return MS_EXIT_USAGE;
 		}
 		if (a[alen] == '=') {
