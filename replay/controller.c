@@ -2325,8 +2325,8 @@ ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb)
  * verdict checksum (which covers the opening's traces too), so that a warm
  * or dictionary day, whose schedule is the empty day's, is not taken for
  * it by `bench` and `report --collect`. */
-static void
-fixture_identity(const ms_fixture_info *i, char *out, size_t n)
+void
+ms__fixture_identity(const ms_fixture_info *i, char *out, size_t n)
 {
 	if (!strcmp(i->opening, "empty") && i->dict_id == 0) {
 		copy_str(out, n, i->schedule_hash);
@@ -2358,7 +2358,8 @@ fill_run_record(ms_replay *r, ms_ev_run *run)
 	copy_str(run->fixture_preset, sizeof(run->fixture_preset),
 	         r->info->preset);
 	run->fixture_seed = r->info->seed;
-	fixture_identity(r->info, run->fixture_hash, sizeof(run->fixture_hash));
+	ms__fixture_identity(r->info, run->fixture_hash,
+	                     sizeof(run->fixture_hash));
 	copy_str(run->fixture_parts_hash, sizeof(run->fixture_parts_hash),
 	         r->info->topology_hash);
 	copy_str(run->variant, sizeof(run->variant), r->variant);

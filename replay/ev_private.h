@@ -112,9 +112,10 @@ void ms__json_val(FILE *f, const ms__ev_val *v);
 void ms__json_fig(FILE *f, double v);
 
 /* The run's figures beside the reference replay's (report_ref.c), for a
- * fixture of a known preset; nothing otherwise. */
-int ms__report_reference(ms_evdb *db, const char *preset, const char *variant,
-                         const char *fixture_dir, FILE *out, ms_errbuf *eb);
+ * fixture of a known preset; nothing otherwise. run: the run's record
+ * (its preset, variant, fixture directory and hash). */
+int ms__report_reference(ms_evdb *db, const ms_ev_run *run, FILE *out,
+                         ms_errbuf *eb);
 
 /* How a column is written outside SQLite (by its name): a part ID as 16
  * hex digits, an integer that can exceed 2^53 (nanosecond logical and

@@ -1020,4 +1020,8 @@ void ms__run_environment(ms_ev_run *run, const char *work_dir);
 int ms__cache_prepare(const char *fixture_dir, const char *label,
                       ms_errbuf *eb);
 
+/* The run record's fixture hash (run.fixture_hash, 32 hex digits and a
+ * NUL in out, n >= 33) of the fixture i describes (controller.c). */
+void ms__fixture_identity(const ms_fixture_info *i, char *out, size_t n);
+
 #endif

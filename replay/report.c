@@ -1416,9 +1416,7 @@ ms_report_text(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 		print_health(out, &r);
 		print_readiness(out, &r);
 		print_recon(out, &r);
-		rc = ms__report_reference(db, r.run.fixture_preset,
-		                          r.run.variant, r.run.fixture_dir, out,
-		                          eb);
+		rc = ms__report_reference(db, &r.run, out, eb);
 	}
 	if (rc == 0) {
 		unsigned nf = print_gates(out, &r);

@@ -13,6 +13,7 @@
  */
 #include "ev_private.h"
 #include "ms_fixture.h"
+#include "replay_int.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -58,10 +59,12 @@ ref_merge(void *ctx, const ms_ev_merge *m)
 }
 
 int
-ms__report_reference(ms_evdb *db, const char *preset, const char *variant,
-                     const char *fixture_dir, FILE *out, ms_errbuf *eb)
+ms__report_reference(ms_evdb *db, const ms_ev_run *run, FILE *out,
+                     ms_errbuf *eb)
 {
-	double u = ms_fixture_preset_units(preset);
+	const char *variant = run->variant, *fixture_dir = run->fixture_dir;
+	const char *fixture_hash = run->fixture_hash;
+	double u = ms_fixture_preset_units(run->fixture_preset);
 	char opening[16] = "unknown", title[160];
 	ms_fixture *fx = NULL;
 	ms_errbuf feb = { { 0 } };
@@ -88,10 +91,17 @@ ms__report_reference(ms_evdb *db, const char *preset, const char *variant,
 	rc = ms_evdb_each_merge(db, NULL, ref_merge, &a, eb);
 	if (rc)
 		return rc;
-	/* The opening, from the fixture's manifest when it is still there. */
-	if (ms_fixture_open(&fx, fixture_dir, &feb) == 0)
-		snprintf(opening, sizeof(opening), "%s",
-		         ms_fixture_get_info(fx)->opening);
+	/* The opening, from the fixture's manifest when the fixture there
+	 * is still the one the run replayed (its hash is the run's): one
+	 * built again in the same directory with another opening gave its
+	 * own ("this run: warm opening" of an empty day's run). */
+	if (ms_fixture_open(&fx, fixture_dir, &feb) == 0) {
+		const ms_fixture_info *i = ms_fixture_get_info(fx);
+		char id[64];
+		ms__fixture_identity(i, id, sizeof(id));
+		if (strcmp(id, fixture_hash) == 0)
+			snprintf(opening, sizeof(opening), "%s", i->opening);
+	}
 	ms_fixture_close(fx);
 	snprintf(title, sizeof(title),
 	         "against the reference replay (day-2x pilot, empty opening; "

@@ -925,12 +925,47 @@ test_profile_beyond_noted(void **state)
 	assert_null(strstr(err, "GiB where there"));
 }
 
+/* The next argument of an #SBATCH line as sbatch reads it: split at
+ * white space outside quotes, a backslash escaping the next character,
+ * an unquoted '#' ending the line. NULL when none is left. */
+static const char *
+sbatch_arg(const char *p, char *arg, size_t n)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!*p || *p == '\n' || *p == '#')
+		return NULL;
+	size_t i = 0;
+	char q = 0;
+	while (*p && *p != '\n' && (q || (*p != ' ' && *p != '\t'))) {
+		if (*p == '\\' && p[1]) {
+			p++;
+		} else if (q && *p == q) {
+			q = 0;
+			p++;
+			continue;
+		} else if (!q && (*p == '"' || *p == '\'')) {
+			q = *p++;
+			continue;
+		} else if (!q && *p == '#') {
+			break;
+		}
+		assert_true(i + 1 < n);
+		arg[i++] = *p++;
+	}
+	arg[i] = '\0';
+	return p;
+}
+
 static void
 test_emit_slurm(void **state)
 {
 	(void)state;
 	char dir[PATH_MAX];
-	path_in(dir, sizeof(dir), "slurm");
+	/* A series directory with a space, a '#' and a '%' in its name:
+	 * the #SBATCH --output line names it whole (it was cut at the
+	 * space). */
+	path_in(dir, sizeof(dir), "slurm dir #1 %x");
 	const char *args[] = { "bench",  "--variants", "disabled,skywalking",
 		               "--reps", "3",          "--preset",
 		               "smoke",  "--out",      dir,
@@ -955,6 +990,17 @@ test_emit_slurm(void **state)
 	assert_int_equal(last, n - 1);
 	assert_non_null(
 	        strstr(close_, "eval \"${JOBS[$SLURM_ARRAY_TASK_ID]}\""));
+	const char *o = strstr(out, "\n#SBATCH --output=");
+	assert_non_null(o);
+	char arg[2 * PATH_MAX], want[2 * PATH_MAX];
+	const char *rest =
+	        sbatch_arg(o + strlen("\n#SBATCH"), arg, sizeof(arg));
+	assert_non_null(rest);
+	/* sbatch reads "%%" in a file name as one '%'. */
+	snprintf(want, sizeof(want),
+	         "--output=%s/slurm dir #1 %%%%x/slurm-%%A_%%a.out", root);
+	assert_string_equal(arg, want);
+	assert_null(sbatch_arg(rest, arg, sizeof(arg)));
 	/* It is a shell script bash accepts. */
 	char path[PATH_MAX], cmd[2 * PATH_MAX];
 	path_in(path, sizeof(path), "job.sbatch");

@@ -340,6 +340,19 @@ test_out_cannot_be_made(void **state)
 	assert_ptr_equal(strchr(err_text, '\n'),
 	                 err_text + strlen(err_text) - 1);
 	assert_string_equal(out_text, "");
+	/* A directory there that nothing can be written in (read-only, no
+	 * permission; /proc takes no new file, from root either) is
+	 * refused for that, not for its room: this read "smoke needs about
+	 * 7.2 MiB for its files and /proc has 0.0 MiB free". */
+	assert_int_equal(cli("fixture", "build", "--preset", "smoke", "--seed",
+	                     "1", "--out", "/proc/x", NULL),
+	                 EXIT_ERROR);
+	assert_non_null(strstr(err_text, "mergescope fixture build: --out "
+	                                 "/proc/x: cannot write in the "
+	                                 "directory it goes in (/proc: "));
+	assert_null(strstr(err_text, "free"));
+	assert_ptr_equal(strchr(err_text, '\n'),
+	                 err_text + strlen(err_text) - 1);
 }
 
 /* The reused fixture's `fixture check` command is one to paste: its

@@ -536,6 +536,47 @@ test_run_freeze_at(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A relative --fixture: the run records the fixture's absolute path, so
+ * the merge-once command it prints runs as shown from another working
+ * directory, and the report names the fixture whole. It recorded the
+ * path as given, and merge-once from elsewhere said "smoke: No such file
+ * or directory". */
+static void
+test_run_relative_fixture(void **state)
+{
+	(void)state;
+	char db[600], was[PATH_MAX], frozen[600];
+	snprintf(db, sizeof(db), "%s/relative.sqlite", tmp_root);
+	assert_non_null(getcwd(was, sizeof(was)));
+	assert_int_equal(chdir(tmp_root), 0);
+	int rc = cli("run", "--headless", "--fixture", "smoke", "--variant",
+	             "alwayskeep", "--freeze-at", "merge=3", "--db", db, NULL);
+	assert_int_equal(chdir("/"), 0);
+	if (rc)
+		fprintf(stderr, "%s\n", err_text);
+	assert_int_equal(rc, 0);
+	const char *p = strstr(err_text, "merge-once --frozen ");
+	assert_non_null(p);
+	p += strlen("merge-once --frozen ");
+	size_t n = strcspn(p, " \n");
+	assert_true(n > 0 && n < sizeof(frozen));
+	memcpy(frozen, p, n);
+	frozen[n] = '\0';
+	rc = cli("merge-once", "--frozen", frozen, "--variant", "alwayskeep",
+	         "--reps", "1", NULL);
+	if (rc)
+		fprintf(stderr, "%s\n", err_text);
+	assert_int_equal(rc, 0);
+	assert_int_equal(cli("report", "--db", db, NULL), 0);
+	char want[700];
+	snprintf(want, sizeof(want), "smoke seed 1  %s\n", fixture_dir);
+	assert_non_null(strstr(out_text, want));
+	assert_int_equal(chdir(was), 0);
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", frozen);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void
 test_report(void **state)
 {
@@ -1195,6 +1236,20 @@ test_report_vs_other_opening(void **state)
 	assert_int_equal(ms_fixture_open(&fx, warm, &eb), 0);
 	assert_string_equal(ms_fixture_get_info(fx)->schedule_hash, h_empty);
 	ms_fixture_close(fx);
+	/* The report's lines beside the reference name the opening of the
+	 * run's own fixture only: a directory built again since with a
+	 * warm opening (here the record names the warm day's) is not taken
+	 * for it. It read "this run: warm opening". */
+	char moved[600], sql[1400];
+	snprintf(moved, sizeof(moved), "%s/off-moved.sqlite", tmp_root);
+	snprintf(sql, sizeof(sql), "UPDATE run SET fixture_dir = '%s'", warm);
+	db_copy(db_off, moved, sql);
+	assert_int_equal(cli("report", "--db", moved, NULL), 0);
+	assert_non_null(strstr(out_text, "this run: unknown opening"));
+	assert_int_equal(cli("report", "--db", db, NULL), 0);
+	assert_non_null(strstr(out_text, "this run: warm opening"));
+	assert_int_equal(cli("report", "--db", db_off, NULL), 0);
+	assert_non_null(strstr(out_text, "this run: empty opening"));
 
 	/* Put where the preset's default day is cached, the warm day is
 	 * not taken for it: the run is refused naming the directory. */
@@ -2182,6 +2237,7 @@ main(void)
 		cmocka_unit_test(test_run_headless_passes),
 		cmocka_unit_test(test_tui_without_signal_thread),
 		cmocka_unit_test(test_run_freeze_at),
+		cmocka_unit_test(test_run_relative_fixture),
 		cmocka_unit_test(test_run_db_full_last_line),
 		cmocka_unit_test(test_run_block_ledgers_missing),
 		cmocka_unit_test(test_run_db_checkpoint_full),

@@ -69,6 +69,43 @@ test_command_list(void **state)
 	assert_non_null(strstr(out_text, "--format"));
 }
 
+/* Does text name option o whole (not "--variant" in "--variants")? */
+static bool
+names_option(const char *text, const char *o)
+{
+	size_t n = strlen(o);
+	for (const char *p = strstr(text, o); p; p = strstr(p + 1, o))
+		if (!strchr("abcdefghijklmnopqrstuvwxyz-", p[n]) || !p[n])
+			return true;
+	return false;
+}
+
+/* Every option a command takes is in its --help: `tui --help` left out
+ * --cache (which README's table gives tui as well), and `run --help` the
+ * tui options it takes and ignores (--paused, --speed,
+ * --checkpoint-every, --no-color, --ascii). `help COMMAND` of a command
+ * there is not is refused as an unknown command (it printed the command
+ * list, exit 0). */
+static void
+test_help_lists_every_option(void **state)
+{
+	(void)state;
+	const ms_cmd *const cmds[] = { &ms_cmd_tui,        &ms_cmd_run,
+		                       &ms_cmd_export,     &ms_cmd_report,
+		                       &ms_cmd_merge_once, &ms_cmd_clean,
+		                       &ms_cmd_bench };
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const ms_cmd *c = cmds[i];
+		assert_int_equal(cli(c->name, "--help", NULL), 0);
+		for (size_t k = 0; k < c->nopts; k++)
+			if (!names_option(out_text, c->opts[k].name))
+				fail_msg("%s --help lacks %s", c->name,
+				         c->opts[k].name);
+	}
+	assert_int_equal(cli("help", "nosuch", NULL), MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "unknown command \"nosuch\""));
+}
+
 /* `run --help` and `tui --help` say how many links a chain holds, for
  * --chain and --variant (which takes a chain too); they did not. */
 static void
@@ -110,6 +147,16 @@ test_unknown(void **state)
 	assert_int_equal(cli("report", "--db", "x.db", "--colour", NULL),
 	                 MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "unknown option \"--colour\""));
+	/* A word that is no option (a file name given without its
+	 * option) is called what it is; it read 'unknown option
+	 * "out.csv"'. */
+	assert_int_equal(cli("export", "out.csv", "--db", "x.db", "--format",
+	                     "csv", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope export: unexpected argument "
+	                    "\"out.csv\": the command takes options only "
+	                    "(see mergescope export --help)\n");
 }
 
 static void
@@ -874,6 +921,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_command_list),
 		cmocka_unit_test(test_help_says_chain_link_limit),
+		cmocka_unit_test(test_help_lists_every_option),
 		cmocka_unit_test(test_help_bench_default_out),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_option_errors_name_the_option),

@@ -148,10 +148,17 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 		if (k >= 0)
 			o = &opts[k];
 		if (!o) {
+			/* A word that is not an option at all: a value whose
+			 * option was left out. */
+			bool word = a[0] != '-';
 			fprintf(err,
-			        "mergescope %s: unknown option \"%s\" "
-			        "(see mergescope %s --help)\n",
-			        c->name, a, c->name);
+			        "mergescope %s: %s \"%s\"%s (see mergescope "
+			        "%s --help)\n",
+			        c->name,
+			        word ? "unexpected argument" : "unknown option",
+			        a,
+			        word ? ": the command takes options only" : "",
+			        c->name);
 			return MS_EXIT_USAGE;
 		}
 		if (a[alen] == '=') {
@@ -278,21 +285,24 @@ dispatch(int argc, char **argv, FILE *out, FILE *err)
 		/* Plain `mergescope [tui options]`: the TUI. */
 		return ms__cmd_main(&ms_cmd_tui, argc, argv, out, err);
 	}
-	if (strcmp(argv[1], "help") == 0) {
-		if (argc >= 3)
-			for (size_t i = 0; i < NCOMMANDS; i++)
-				if (strcmp(argv[2], commands[i]->name) == 0) {
-					fputs(commands[i]->usage, out);
-					return 0;
-				}
+	/* `help COMMAND`: its --help; a command there is not is refused as
+	 * below (it printed the command list, exit 0). */
+	bool help = strcmp(argv[1], "help") == 0;
+	if (help && argc < 3) {
 		usage(out);
 		return 0;
 	}
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (strcmp(argv[1], commands[i]->name) == 0)
-			return ms__cmd_main(commands[i], argc - 1, argv + 1,
-			                    out, err);
-	fprintf(err, "mergescope: unknown command \"%s\"\n\n", argv[1]);
+	const char *name = argv[help ? 2 : 1];
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(name, commands[i]->name) != 0)
+			continue;
+		if (help) {
+			fputs(commands[i]->usage, out);
+			return 0;
+		}
+		return ms__cmd_main(commands[i], argc - 1, argv + 1, out, err);
+	}
+	fprintf(err, "mergescope: unknown command \"%s\"\n\n", name);
 	usage(err);
 	return MS_EXIT_USAGE;
 }

@@ -669,6 +669,20 @@ ms__say_fixture_error(FILE *err, const char *cmd, const char *dir, int rc,
 	return MS_EXIT_ERROR;
 }
 
+/* The fixture directory as the run records it (run.fixture_dir,
+ * frozen.txt, the TUI's memory): absolute, so a report, the printed
+ * merge-once command or the next session finds the same fixture from
+ * any working directory. A relative --fixture was recorded as given, and
+ * merge-once run from elsewhere could not find it. The path as given
+ * when it cannot be resolved (it opened a moment ago). */
+static void
+fixture_abs(char *dst, size_t n, const char *given)
+{
+	char abs[PATH_MAX];
+	const char *p = realpath(given, abs) ? abs : given;
+	snprintf(dst, n, "%s", p);
+}
+
 int
 ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
@@ -708,8 +722,8 @@ ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		if ((rc = path_fits(a, "--fixture", a->fixture,
 		                    sizeof(cfg->fixture_dir), err)))
 			return rc;
-		snprintf(cfg->fixture_dir, sizeof(cfg->fixture_dir), "%s",
-		         a->fixture);
+		fixture_abs(cfg->fixture_dir, sizeof(cfg->fixture_dir),
+		            a->fixture);
 	} else {
 		const char *p =
 		        a->preset ? a->preset : MS_FIXTURE_DEFAULT_PRESET;

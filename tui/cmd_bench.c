@@ -246,6 +246,24 @@ print_cmd(FILE *f, const bench *b, unsigned rep, unsigned vi)
 	fputs(" 2>&1", f);
 }
 
+/* The --output value of an #SBATCH line: sbatch splits such a line at
+ * white space and ends it at a '#' unless quoted, takes a backslash as
+ * an escape, and reads '%' in the name as a pattern ("%%" is one '%'). A
+ * series directory with a space or a '#' in its name was cut short. */
+static void
+sbatch_output(FILE *out, const char *dir)
+{
+	fputc('"', out);
+	for (const char *p = dir; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', out);
+		if (*p == '%')
+			fputc('%', out);
+		fputc(*p, out);
+	}
+	fputs("/slurm-%A_%a.out\"", out);
+}
+
 static int
 emit(FILE *out, const bench *b, const char *kind)
 {
@@ -263,10 +281,10 @@ emit(FILE *out, const bench *b, const char *kind)
 		        "\n#SBATCH --job-name=mergescope-bench\n"
 		        "#SBATCH --array=0-%zu\n"
 		        "#SBATCH --ntasks=1\n"
-		        "#SBATCH --output=%s/slurm-%%A_%%a.out\n"
-		        "set -eu\n"
-		        "JOBS=(\n",
-		        total - 1, b->dir);
+		        "#SBATCH --output=",
+		        total - 1);
+		sbatch_output(out, b->dir);
+		fputs("\nset -eu\nJOBS=(\n", out);
 	}
 	for (unsigned r = 0; r < b->reps; r++)
 		for (size_t k = 0; k < b->nv; k++) {

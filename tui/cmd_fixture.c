@@ -16,6 +16,7 @@
 #include "ms_clock.h"
 #include "ms_fixture.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -490,6 +491,51 @@ unmake_dirs(const char *dir, const char *kept)
 		snprintf(cur, sizeof(cur), "%s", up);
 }
 
+/* The directory the fixture goes in (parent and kept: 4096 bytes
+ * each), made first: a path that cannot be made, or a directory this
+ * process cannot write in (read-only, no permission), is refused for
+ * that, with the system's reason; the room of an ancestor it would
+ * otherwise be judged by says nothing of it. A build into a read-only
+ * file system with little free space was refused for its room. */
+static int
+make_parent(const char *outdir, const char *w, char *parent, char *kept,
+            FILE *err)
+{
+	ms_errbuf eb = { { 0 } };
+	if (ms_fs_parent(parent, 4096, outdir)) {
+		fprintf(err,
+		        "mergescope fixture build: %s: cannot make the "
+		        "directory it goes in (path too long)\n",
+		        w);
+		return MS_EXIT_ERROR;
+	}
+	existing_ancestor(kept, 4096, parent);
+	if (ms_fs_mkdir_p(parent, 0777, &eb) < 0) {
+		fprintf(err,
+		        "mergescope fixture build: %s: cannot make the "
+		        "directory it goes in (%s)\n",
+		        w, eb.msg);
+		return MS_EXIT_ERROR;
+	}
+	/* Made and removed at once: a directory the file system or its
+	 * permissions keep this process (root too) from writing in. */
+	char probe[4200];
+	snprintf(probe, sizeof(probe), "%s/.mergescope-probe-XXXXXX", parent);
+	bool can = mkdtemp(probe) != NULL;
+	int e = errno;
+	if (can)
+		rmdir(probe);
+	else {
+		unmake_dirs(parent, kept);
+		fprintf(err,
+		        "mergescope fixture build: %s: cannot write in the "
+		        "directory it goes in (%s: %s)\n",
+		        w, parent, strerror(e));
+		return MS_EXIT_ERROR;
+	}
+	return 0;
+}
+
 static int
 build(const ms__cmd_args *args, FILE *out, FILE *err)
 {
@@ -539,27 +585,11 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 	};
 	ms_errbuf eb = { { 0 } };
 	where(&r, w, sizeof(w));
-	/* The directory the fixture goes in first: a path that cannot be
-	 * made is refused for that, with the system's reason (the room of
-	 * an ancestor it would otherwise be judged by says nothing of it).
-	 * What this makes is removed again when the build is refused
+	/* What this makes is removed again when the build is refused
 	 * below, so a refusal leaves nothing; the lock comes after. */
 	char parent[4096], kept[4096];
-	if (ms_fs_parent(parent, sizeof(parent), r.outdir)) {
-		fprintf(err,
-		        "mergescope fixture build: %s: cannot make the "
-		        "directory it goes in (path too long)\n",
-		        w);
-		return MS_EXIT_ERROR;
-	}
-	existing_ancestor(kept, sizeof(kept), parent);
-	if (ms_fs_mkdir_p(parent, 0777, &eb) < 0) {
-		fprintf(err,
-		        "mergescope fixture build: %s: cannot make the "
-		        "directory it goes in (%s)\n",
-		        w, eb.msg);
-		return MS_EXIT_ERROR;
-	}
+	if ((rc = make_parent(r.outdir, w, parent, kept, err)))
+		return rc;
 	if ((rc = ms_fixture_build_check(&bo, &eb))) {
 		unmake_dirs(parent, kept);
 		fprintf(err, "mergescope fixture build: %s: %s\n", w,

@@ -100,7 +100,13 @@ static const char usage[] =
         "                       its cached pages; recorded in the run\n"
         "                       (default: uncontrolled)\n"
         "  --break SPEC         checked as in `tui`, then ignored: a\n"
-        "                       headless run never stops\n";
+        "                       headless run never stops\n"
+        "  --paused, --speed X  checked as in `tui`, then ignored (a\n"
+        "                       note says so): it runs at full speed\n"
+        "  --checkpoint-every T, --no-color, --ascii\n"
+        "                       taken as `tui` takes them and ignored:\n"
+        "                       a headless run keeps no checkpoint and\n"
+        "                       draws no screen\n";
 
 /* What the progress has said besides its steps. */
 typedef struct progress_said {
