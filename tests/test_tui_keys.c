@@ -742,6 +742,68 @@ test_back_keys_wait_for_stop(void **state)
 	                    "dropped");
 }
 
+/* `.` and `n` pressed again while the one before is on its way: the
+ * replay took a step asked for while stepping as that same step, so
+ * `...` at the keyboard went one publication on, not three. Each one
+ * more is kept and asked for where the run stops; another key than the
+ * one on its way (`.` during `]`) still goes at once; space drops those
+ * kept. */
+static void
+test_step_keys_wait_for_stop(void **state)
+{
+	fx *f = *state;
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	f->fake.log[0] = '\0';
+	ms_session_key(&f->s, '.');
+	f->model->state = MS_VIEW_RUNNING; /* on its way to the next point */
+	ms_session_snapshot(&f->s);
+	keys(f, "..");
+	assert_string_equal(f->fake.log, "step;");
+	assert_false(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.message,
+	                    ".: one more step from where the run stops (2 "
+	                    "kept; space drops them)");
+	f->model->state = MS_VIEW_PAUSED; /* the first step's stop */
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "step;step;");
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "step;step;step;");
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "step;step;step;");
+	/* `n n`: the next merge, then the one after. */
+	f->fake.log[0] = '\0';
+	ms_session_key(&f->s, 'n');
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, "n");
+	assert_string_equal(f->fake.log, "barrier;");
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "barrier;barrier;");
+	/* `.` during a `]` goes at once; space drops the steps kept. */
+	f->fake.log[0] = '\0';
+	ms_session_key(&f->s, ']');
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, "..");
+	assert_string_equal(f->fake.log, "tobreak;step;");
+	keys(f, " ");
+	assert_string_equal(f->fake.log, "tobreak;step;pause;");
+	assert_string_equal(f->s.view->ui.message,
+	                    "paused; the 1 steps kept for the run's stop "
+	                    "dropped");
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "tobreak;step;pause;");
+}
+
 /* Going back to a point with no checkpoint before it re-runs the day
  * from its start into a new database: the message names it, as the run
  * begins and again where it stops (the message of the start is gone by
@@ -3046,6 +3108,7 @@ main(void)
 		T(test_goto_back_names_database),
 		T(test_goto_passed_goes_back),
 		T(test_back_keys_wait_for_stop),
+		T(test_step_keys_wait_for_stop),
 		T(test_goto_past_last_merge),
 		T(test_goto_zero_and_stopped_on_the_way),
 		T(test_goto_time_stop_said),

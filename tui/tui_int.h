@@ -358,9 +358,11 @@ typedef struct ms_tui_session {
 	 * before it is there (the next breakpoint, barrier or point), and
 	 * has not been seen to stop. */
 	bool stop_inflight;
+	char stop_key; /* which of them: '.', 'n' or ']' */
 	/* `[` and `{` pressed while the run is on its way to a stop they
 	 * cannot count back from (stop_inflight, or a go to a time, or to a
-	 * merge for `{`), in order: done where it stops
+	 * merge for `{`), and `.` or `n` pressed again while the one before
+	 * is on its way, in order: done where it stops
 	 * (ms__session_observe), each counting back from the one before (they
 	 * counted from the view, which still showed the way there). A pause,
 	 * `r` or a `g` drops them. */
