@@ -2095,6 +2095,43 @@ test_search(void **state)
 	assert_string_equal(f->fake.log, "");
 }
 
+/* s in the event log finds what a row shows: its rows in>out, its time,
+ * its wall. It matched the merge's summary only (lane, class, reason,
+ * part IDs), so "1370", read off merge #10's row, was "not in this
+ * list". */
+static void
+test_search_what_rows_show(void **state)
+{
+	fx *f = *state;
+	for (size_t i = 0; i < f->model->nevents; i++) {
+		ms_tui_event *e = &f->model->events[i];
+		char sum[256];
+		snprintf(sum, sizeof(sum),
+		         "#%" PRIu64 " %s/0 primary %s %s in %016" PRIx64
+		         " out %016" PRIx64,
+		         e->seq, e->lane, e->klass, e->reason, e->inputs[0].id,
+		         e->output_id);
+		snprintf(e->summary, sizeof(e->summary), "%s", sum);
+	}
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	keys(f, "s1370\n"); /* merge #10: 1000 + 10 * 37 rows in */
+	assert_false(f->s.view->ui.message_is_error);
+	assert_int_equal(f->s.view->ui.event_sel, 10);
+	char t[32], want[64];
+	const ms_tui_event *e12 = &f->s.view->events[11];
+	assert_int_equal(e12->seq, 12);
+	ms_fmt_clock(t, sizeof(t), e12->t, f->s.view->day_start);
+	snprintf(want, sizeof(want), "s%s\n", t);
+	keys(f, want);
+	assert_false(f->s.view->ui.message_is_error);
+	assert_int_equal(f->s.view->ui.event_sel, 12);
+	keys(f, "s3.09ms\n"); /* merge #12: 2 ms + 12 * 91 us */
+	assert_false(f->s.view->ui.message_is_error);
+	assert_int_equal(f->s.view->ui.event_sel, 12);
+	assert_string_equal(f->fake.log, "");
+}
+
 /* o cycles the inventory's order; the title says which. */
 /* A merge of 32 inputs (the most an event keeps): s and the filter's
  * text find it by any of them, the last one too. The summary they match
@@ -3152,6 +3189,7 @@ main(void)
 		T(test_mouse),
 		T(test_search),
 		T(test_search_every_input),
+		T(test_search_what_rows_show),
 		T(test_inventory_sort),
 		T(test_zoomed_axis_outside_the_day),
 		T(test_part_selection_follows_part),

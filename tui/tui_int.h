@@ -248,6 +248,10 @@ long ms_events_selected(const ms_tui_view *v);
  * lines of a frozen: command), and the first
  * one shown (a position in idx[0..n), from ms_events_visible). */
 int ms__events_rows(const ms_tui_view *v, int inner_w, int inner_h);
+/* The figures an event's row in the log shows (time, lane, inputs, rows
+ * in>out, wall, class, reason), one blank between them, into buf. */
+void ms__event_row_text(char *buf, size_t n, const ms_tui_event *e,
+                        int64_t day_start);
 size_t ms__events_top(const ms_tui_view *v, const size_t *idx, size_t n,
                       int rows);
 /* Lines of the gates and reconciliation shown at DONE, wrapped at an
