@@ -1196,6 +1196,19 @@ test_breakpoint_list_scrolls(void **state)
 	/* Room for all of them: no range in the title. */
 	assert_true(screen_has_at(f, 132, 44, "merge=101"));
 	assert_false(screen_has_at(f, 132, 44, "Breakpoints 14,"));
+	/* Home, End and the pages move in it as in every list (they did
+	 * nothing, and space after End toggled the first one). */
+	ms_session_key(&f->s, MS_KEY_HOME);
+	assert_int_equal(f->s.view->ui.break_sel, 0);
+	ms_session_key(&f->s, MS_KEY_PGDN);
+	assert_int_equal(f->s.view->ui.break_sel, 10);
+	ms_session_key(&f->s, MS_KEY_PGUP);
+	assert_int_equal(f->s.view->ui.break_sel, 0);
+	ms_session_key(&f->s, MS_KEY_END);
+	assert_int_equal(f->s.view->ui.break_sel, 13);
+	keys(f, " ");
+	assert_true(f->s.view->breaks[0].enabled);
+	assert_false(f->s.view->breaks[13].enabled);
 }
 
 /* The last session's breakpoints are offered in a prompt open from the

@@ -1715,6 +1715,38 @@ prompt_key(ms_tui_session *s, int key)
 
 /* ---- Overlays ----------------------------------------------------------- */
 
+/* The moves of the breakpoint list: those of every list (the help says
+ * so; Home, End and the pages did nothing here, and the space after End
+ * toggled the first breakpoint). */
+static void
+breaks_move(ms_tui_ui *ui, size_t n, int key)
+{
+	switch (key) {
+	case MS_KEY_UP:
+	case 'k':
+		move_index(&ui->break_sel, n, -1, false, false);
+		break;
+	case MS_KEY_DOWN:
+	case 'j':
+		move_index(&ui->break_sel, n, 1, false, false);
+		break;
+	case MS_KEY_PGUP:
+		move_index(&ui->break_sel, n, -10, false, false);
+		break;
+	case MS_KEY_PGDN:
+		move_index(&ui->break_sel, n, 10, false, false);
+		break;
+	case MS_KEY_HOME:
+		move_index(&ui->break_sel, n, 0, true, false);
+		break;
+	case MS_KEY_END:
+		move_index(&ui->break_sel, n, 0, false, true);
+		break;
+	default:
+		break;
+	}
+}
+
 static void
 breaks_key(ms_tui_session *s, int key)
 {
@@ -1766,15 +1798,8 @@ breaks_key(ms_tui_session *s, int key)
 			report(s, rc, &eb, "breakpoint deleted");
 		}
 		break;
-	case MS_KEY_UP:
-	case 'k':
-		move_index(&ui->break_sel, n, -1, false, false);
-		break;
-	case MS_KEY_DOWN:
-	case 'j':
-		move_index(&ui->break_sel, n, 1, false, false);
-		break;
 	default:
+		breaks_move(ui, n, key);
 		break;
 	}
 	s->dirty = true;
