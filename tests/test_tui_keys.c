@@ -1209,6 +1209,12 @@ test_breakpoint_list_scrolls(void **state)
 	keys(f, " ");
 	assert_true(f->s.view->breaks[0].enabled);
 	assert_false(f->s.view->breaks[13].enabled);
+	/* The wheel moves in it three rows at a time, as in every list (it
+	 * did nothing). */
+	ms_mouse m = { MS_MOUSE_WHEEL_UP, 40, 10 };
+	ms_session_mouse(&f->s, &m, 80, 24);
+	assert_int_equal(f->s.view->ui.break_sel, 10);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_BREAKS);
 }
 
 /* The last session's breakpoints are offered in a prompt open from the
