@@ -2151,6 +2151,40 @@ test_search_what_rows_show(void **state)
 	assert_string_equal(f->fake.log, "");
 }
 
+/* Each prompt says what it does: the search names the list it searches
+ * (it said "search the focused list", whichever that was), and an empty
+ * `/` or `:`, whose label is the one character, says what it takes. */
+static void
+test_prompts_say_what(void **state)
+{
+	fx *f = *state;
+	f->s.view->ui.focus = MS_FOCUS_INVENTORY;
+	keys(f, "s");
+	assert_true(screen_has_at(f, 132, 44, "search parts by ID (then ;"));
+	assert_true(screen_has_at(f, 80, 24, "search parts: "));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	keys(f, "s");
+	assert_true(screen_has_at(f, 132, 44, "search events (then ;"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	f->s.view->ui.focus = MS_FOCUS_PLUGINS;
+	keys(f, "s");
+	assert_true(screen_has_at(f, 132, 44, "search links by name"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	keys(f, "/");
+	assert_true(screen_has_at(f, 132, 44,
+	                          "filter the event log: lane= class="));
+	assert_true(screen_has_at(f, 80, 24, "filter the event log"));
+	keys(f, "x");
+	assert_false(screen_has_at(f, 132, 44, "filter the event log"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	keys(f, ":");
+	assert_true(screen_has_at(f, 132, 44, ":   run pause step next"));
+	assert_true(screen_has_at(f, 80, 24, "freeze help quit"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	assert_string_equal(f->fake.log, "");
+}
+
 /* o cycles the inventory's order; the title says which. */
 /* A merge of 32 inputs (the most an event keeps): s and the filter's
  * text find it by any of them, the last one too. The summary they match
@@ -3209,6 +3243,7 @@ main(void)
 		T(test_search),
 		T(test_search_every_input),
 		T(test_search_what_rows_show),
+		T(test_prompts_say_what),
 		T(test_inventory_sort),
 		T(test_zoomed_axis_outside_the_day),
 		T(test_part_selection_follows_part),
