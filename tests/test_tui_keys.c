@@ -2185,6 +2185,24 @@ test_prompts_say_what(void **state)
 	assert_string_equal(f->fake.log, "");
 }
 
+/* `:run` while running and `:pause` while stopped do nothing, and say
+ * so (the prompt closed without a word). */
+static void
+test_run_pause_commands_said(void **state)
+{
+	fx *f = *state;
+	keys(f, ":run\n");
+	assert_string_equal(f->fake.log, "");
+	assert_string_equal(f->s.view->ui.message, "already running");
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	keys(f, ":pause\n");
+	assert_string_equal(f->fake.log, "");
+	assert_string_equal(f->s.view->ui.message, "already stopped");
+	keys(f, ":run\n");
+	assert_string_equal(f->fake.log, "run;");
+}
+
 /* o cycles the inventory's order; the title says which. */
 /* A merge of 32 inputs (the most an event keeps): s and the filter's
  * text find it by any of them, the last one too. The summary they match
@@ -3244,6 +3262,7 @@ main(void)
 		T(test_search_every_input),
 		T(test_search_what_rows_show),
 		T(test_prompts_say_what),
+		T(test_run_pause_commands_said),
 		T(test_inventory_sort),
 		T(test_zoomed_axis_outside_the_day),
 		T(test_part_selection_follows_part),

@@ -1409,11 +1409,15 @@ do_command(ms_tui_session *s, const char *line)
 		const struct command *c = &commands[i];
 		if (strlen(c->name) != n || strncmp(c->name, line, n) != 0)
 			continue;
-		/* run/pause both map to the toggle; only act if needed. */
+		/* run/pause both map to the toggle; only act if needed,
+		 * and say so (nothing happened, and nothing said why). */
 		bool running = s->view->state == MS_VIEW_RUNNING;
 		if ((strcmp(c->name, "run") == 0 && running) ||
-		    (strcmp(c->name, "pause") == 0 && !running))
+		    (strcmp(c->name, "pause") == 0 && !running)) {
+			ms_session_say(s, false, "already %s",
+			               running ? "running" : "stopped");
 			return;
+		}
 		if (c->takes_arg) {
 			if (!*arg && strcmp(c->name, "filter") != 0) {
 				ms_session_say(s, true, ":%s needs an argument",
