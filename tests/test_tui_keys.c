@@ -2032,6 +2032,12 @@ test_gates_at_done(void **state)
 	assert_non_null(strstr(all, "reconciliation"));
 	assert_non_null(strstr(all, "kept by verdict"));
 	assert_non_null(strstr(all, "2585"));
+	/* Enter over the gates opens no merge out of sight. */
+	ms_session_key(&f->s, MS_KEY_ENTER);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+	assert_string_equal(f->s.view->ui.message,
+	                    "the gates have no details: Tab shows the events, "
+	                    "whose Enter does");
 	ms_session_key(&f->s, MS_KEY_TAB);
 	assert_false(f->s.view->ui.show_gates);
 	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);

@@ -807,6 +807,15 @@ static void
 act_details(ms_tui_session *s)
 {
 	ms_tui_ui *ui = &s->view->ui;
+	/* Over the gate table the selected merge is out of sight: its
+	 * details came up over a table that has none. */
+	if (ui->focus == MS_FOCUS_EVENTS && ui->show_gates &&
+	    s->view->state == MS_VIEW_DONE && s->view->ngates) {
+		ms_session_say(s, true,
+		               "the gates have no details: Tab shows the "
+		               "events, whose Enter does");
+		return;
+	}
 	if (ui->focus == MS_FOCUS_EVENTS && ms_events_selected(s->view) < 0) {
 		ms_session_say(s, true, "no event selected");
 		return;
