@@ -742,6 +742,68 @@ test_back_keys_wait_for_stop(void **state)
 	                    "dropped");
 }
 
+/* `.` and `n` pressed again while the one before is on its way: the
+ * replay took a step asked for while stepping as that same step, so
+ * `...` at the keyboard went one publication on, not three. Each one
+ * more is kept and asked for where the run stops; another key than the
+ * one on its way (`.` during `]`) still goes at once; space drops those
+ * kept. */
+static void
+test_step_keys_wait_for_stop(void **state)
+{
+	fx *f = *state;
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	f->fake.log[0] = '\0';
+	ms_session_key(&f->s, '.');
+	f->model->state = MS_VIEW_RUNNING; /* on its way to the next point */
+	ms_session_snapshot(&f->s);
+	keys(f, "..");
+	assert_string_equal(f->fake.log, "step;");
+	assert_false(f->s.view->ui.message_is_error);
+	assert_string_equal(f->s.view->ui.message,
+	                    ".: one more step from where the run stops (2 "
+	                    "kept; space drops them)");
+	f->model->state = MS_VIEW_PAUSED; /* the first step's stop */
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "step;step;");
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "step;step;step;");
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "step;step;step;");
+	/* `n n`: the next merge, then the one after. */
+	f->fake.log[0] = '\0';
+	ms_session_key(&f->s, 'n');
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, "n");
+	assert_string_equal(f->fake.log, "barrier;");
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "barrier;barrier;");
+	/* `.` during a `]` goes at once; space drops the steps kept. */
+	f->fake.log[0] = '\0';
+	ms_session_key(&f->s, ']');
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, "..");
+	assert_string_equal(f->fake.log, "tobreak;step;");
+	keys(f, " ");
+	assert_string_equal(f->fake.log, "tobreak;step;pause;");
+	assert_string_equal(f->s.view->ui.message,
+	                    "paused; the 1 steps kept for the run's stop "
+	                    "dropped");
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "tobreak;step;pause;");
+}
+
 /* Going back to a point with no checkpoint before it re-runs the day
  * from its start into a new database: the message names it, as the run
  * begins and again where it stops (the message of the start is gone by
@@ -1134,6 +1196,25 @@ test_breakpoint_list_scrolls(void **state)
 	/* Room for all of them: no range in the title. */
 	assert_true(screen_has_at(f, 132, 44, "merge=101"));
 	assert_false(screen_has_at(f, 132, 44, "Breakpoints 14,"));
+	/* Home, End and the pages move in it as in every list (they did
+	 * nothing, and space after End toggled the first one). */
+	ms_session_key(&f->s, MS_KEY_HOME);
+	assert_int_equal(f->s.view->ui.break_sel, 0);
+	ms_session_key(&f->s, MS_KEY_PGDN);
+	assert_int_equal(f->s.view->ui.break_sel, 10);
+	ms_session_key(&f->s, MS_KEY_PGUP);
+	assert_int_equal(f->s.view->ui.break_sel, 0);
+	ms_session_key(&f->s, MS_KEY_END);
+	assert_int_equal(f->s.view->ui.break_sel, 13);
+	keys(f, " ");
+	assert_true(f->s.view->breaks[0].enabled);
+	assert_false(f->s.view->breaks[13].enabled);
+	/* The wheel moves in it three rows at a time, as in every list (it
+	 * did nothing). */
+	ms_mouse m = { MS_MOUSE_WHEEL_UP, 40, 10 };
+	ms_session_mouse(&f->s, &m, 80, 24);
+	assert_int_equal(f->s.view->ui.break_sel, 10);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_BREAKS);
 }
 
 /* The last session's breakpoints are offered in a prompt open from the
@@ -1951,6 +2032,12 @@ test_gates_at_done(void **state)
 	assert_non_null(strstr(all, "reconciliation"));
 	assert_non_null(strstr(all, "kept by verdict"));
 	assert_non_null(strstr(all, "2585"));
+	/* Enter over the gates opens no merge out of sight. */
+	ms_session_key(&f->s, MS_KEY_ENTER);
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_NONE);
+	assert_string_equal(f->s.view->ui.message,
+	                    "the gates have no details: Tab shows the events, "
+	                    "whose Enter does");
 	ms_session_key(&f->s, MS_KEY_TAB);
 	assert_false(f->s.view->ui.show_gates);
 	assert_int_equal(f->s.view->ui.focus, MS_FOCUS_EVENTS);
@@ -2031,6 +2118,95 @@ test_search(void **state)
 	keys(f, "snothing-like-it\n");
 	assert_true(f->s.view->ui.message_is_error);
 	assert_string_equal(f->fake.log, "");
+}
+
+/* s in the event log finds what a row shows: its rows in>out, its time,
+ * its wall. It matched the merge's summary only (lane, class, reason,
+ * part IDs), so "1370", read off merge #10's row, was "not in this
+ * list". */
+static void
+test_search_what_rows_show(void **state)
+{
+	fx *f = *state;
+	for (size_t i = 0; i < f->model->nevents; i++) {
+		ms_tui_event *e = &f->model->events[i];
+		char sum[256];
+		snprintf(sum, sizeof(sum),
+		         "#%" PRIu64 " %s/0 primary %s %s in %016" PRIx64
+		         " out %016" PRIx64,
+		         e->seq, e->lane, e->klass, e->reason, e->inputs[0].id,
+		         e->output_id);
+		snprintf(e->summary, sizeof(e->summary), "%s", sum);
+	}
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	keys(f, "s1370\n"); /* merge #10: 1000 + 10 * 37 rows in */
+	assert_false(f->s.view->ui.message_is_error);
+	assert_int_equal(f->s.view->ui.event_sel, 10);
+	char t[32], want[64];
+	const ms_tui_event *e12 = &f->s.view->events[11];
+	assert_int_equal(e12->seq, 12);
+	ms_fmt_clock(t, sizeof(t), e12->t, f->s.view->day_start);
+	snprintf(want, sizeof(want), "s%s\n", t);
+	keys(f, want);
+	assert_false(f->s.view->ui.message_is_error);
+	assert_int_equal(f->s.view->ui.event_sel, 12);
+	keys(f, "s3.09ms\n"); /* merge #12: 2 ms + 12 * 91 us */
+	assert_false(f->s.view->ui.message_is_error);
+	assert_int_equal(f->s.view->ui.event_sel, 12);
+	assert_string_equal(f->fake.log, "");
+}
+
+/* Each prompt says what it does: the search names the list it searches
+ * (it said "search the focused list", whichever that was), and an empty
+ * `/` or `:`, whose label is the one character, says what it takes. */
+static void
+test_prompts_say_what(void **state)
+{
+	fx *f = *state;
+	f->s.view->ui.focus = MS_FOCUS_INVENTORY;
+	keys(f, "s");
+	assert_true(screen_has_at(f, 132, 44, "search parts by ID (then ;"));
+	assert_true(screen_has_at(f, 80, 24, "search parts: "));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	keys(f, "s");
+	assert_true(screen_has_at(f, 132, 44, "search events (then ;"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	f->s.view->ui.focus = MS_FOCUS_PLUGINS;
+	keys(f, "s");
+	assert_true(screen_has_at(f, 132, 44, "search links by name"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	keys(f, "/");
+	assert_true(screen_has_at(f, 132, 44,
+	                          "filter the event log: lane= class="));
+	assert_true(screen_has_at(f, 80, 24, "filter the event log"));
+	keys(f, "x");
+	assert_false(screen_has_at(f, 132, 44, "filter the event log"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	keys(f, ":");
+	assert_true(screen_has_at(f, 132, 44, ":   run pause step next"));
+	assert_true(screen_has_at(f, 80, 24, "freeze help quit"));
+	ms_session_key(&f->s, MS_KEY_ESC);
+	assert_string_equal(f->fake.log, "");
+}
+
+/* `:run` while running and `:pause` while stopped do nothing, and say
+ * so (the prompt closed without a word). */
+static void
+test_run_pause_commands_said(void **state)
+{
+	fx *f = *state;
+	keys(f, ":run\n");
+	assert_string_equal(f->fake.log, "");
+	assert_string_equal(f->s.view->ui.message, "already running");
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	keys(f, ":pause\n");
+	assert_string_equal(f->fake.log, "");
+	assert_string_equal(f->s.view->ui.message, "already stopped");
+	keys(f, ":run\n");
+	assert_string_equal(f->fake.log, "run;");
 }
 
 /* o cycles the inventory's order; the title says which. */
@@ -3046,6 +3222,7 @@ main(void)
 		T(test_goto_back_names_database),
 		T(test_goto_passed_goes_back),
 		T(test_back_keys_wait_for_stop),
+		T(test_step_keys_wait_for_stop),
 		T(test_goto_past_last_merge),
 		T(test_goto_zero_and_stopped_on_the_way),
 		T(test_goto_time_stop_said),
@@ -3089,6 +3266,9 @@ main(void)
 		T(test_mouse),
 		T(test_search),
 		T(test_search_every_input),
+		T(test_search_what_rows_show),
+		T(test_prompts_say_what),
+		T(test_run_pause_commands_said),
 		T(test_inventory_sort),
 		T(test_zoomed_axis_outside_the_day),
 		T(test_part_selection_follows_part),

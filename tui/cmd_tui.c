@@ -461,7 +461,15 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	/* No notify hook: the session loop polls at its frame rate. */
 	ms_replay *r = NULL;
 	ms_errbuf eb = { "" };
-	int rc = ms_replay_open(&r, &ro, &eb);
+	/* A terminal the screen cannot draw on is refused before the run
+	 * opens: it left an event database recorded as aborted, and a
+	 * work dir line, for a session that never showed. */
+	int rc = ms_tui_term_check(topts->term, &eb);
+	if (rc) {
+		fprintf(err, "mergescope tui: %s\n", eb.msg);
+		return MS_EXIT_ERROR;
+	}
+	rc = ms_replay_open(&r, &ro, &eb);
 	if (rc) {
 		ms__say_replay_error(err, a, rc, &eb);
 		return MS_EXIT_ERROR;

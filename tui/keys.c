@@ -186,6 +186,8 @@ go_stopped_db(ms_tui_session *s, bool said)
 
 static void act_barrier_back(ms_tui_session *s);
 static void act_pub_back(ms_tui_session *s);
+static void act_step(ms_tui_session *s);
+static void act_next_barrier(ms_tui_session *s);
 
 /* The `[` and `{` kept for the stop of the run on its way, once it is
  * seen stopped: each as if pressed now, in order (one may be kept again
@@ -201,7 +203,10 @@ back_keys_run(ms_tui_session *s)
 	memcpy(keys, s->back_keys, n);
 	s->nback = 0;
 	for (size_t i = 0; i < n; i++)
-		(keys[i] == '[' ? act_barrier_back : act_pub_back)(s);
+		(keys[i] == '['   ? act_barrier_back
+		 : keys[i] == '{' ? act_pub_back
+		 : keys[i] == '.' ? act_step
+		                  : act_next_barrier)(s);
 }
 
 void
@@ -284,6 +289,21 @@ ms__prompt_offer(ms_tui_session *s, enum ms_tui_prompt p, const char *init)
 
 /* ---- Actions ------------------------------------------------------------ */
 
+/* What the keys kept for the run's stop are, for the message that drops
+ * them. */
+static const char *
+kept_keys_name(const ms_tui_session *s)
+{
+	bool back = false, fwd = false;
+	for (size_t i = 0; i < s->nback; i++) {
+		if (s->back_keys[i] == '[' || s->back_keys[i] == '{')
+			back = true;
+		else
+			fwd = true;
+	}
+	return !fwd ? "[ or {" : back ? "keys" : "steps";
+}
+
 static void
 act_run_pause(ms_tui_session *s)
 {
@@ -292,14 +312,15 @@ act_run_pause(ms_tui_session *s)
 		/* `[` then counts from the stop; those kept for the stop of
 		 * the run on its way are dropped with it. */
 		size_t dropped = s->nback;
+		const char *what = kept_keys_name(s);
 		s->go_inflight = s->stop_inflight = false;
 		s->nback = 0;
 		int rc = s->ctl->ops->pause(s->ctl->self, &eb);
 		if (rc == 0 && dropped) {
 			ms_session_say(s, false,
-			               "paused; the %zu [ or { kept for the "
+			               "paused; the %zu %s kept for the "
 			               "run's stop dropped",
-			               dropped);
+			               dropped, what);
 			s->msg_keep = true; /* past the stop it asks for */
 		} else
 			report(s, rc, &eb, "paused");
@@ -311,27 +332,60 @@ act_run_pause(ms_tui_session *s)
 }
 
 /* A command that runs to a stop not known before it is there (rc its
- * answer): `[` and `{` wait for that stop. */
+ * answer), given by key: `[` and `{` wait for that stop. */
 static int
-stop_set(ms_tui_session *s, int rc)
+stop_set(ms_tui_session *s, int rc, char key)
 {
-	if (rc == 0)
+	if (rc == 0) {
 		s->stop_inflight = true;
+		s->stop_key = key;
+	}
 	return rc;
+}
+
+/* `.` or `n` pressed again while the one before is on its way (the
+ * replay takes a step while stepping as the same step: `...` went one
+ * point on, not three): kept for the run's stop, as `[` is, and done
+ * there (back_keys_run). True when kept (or refused, with more than it
+ * keeps). */
+static bool
+step_key_kept(ms_tui_session *s, char key)
+{
+	if (!s->stop_inflight || s->stop_key != key)
+		return false;
+	if (s->nback == sizeof(s->back_keys)) {
+		ms_session_say(s, true,
+		               "%c: %zu are kept for the run's stop already",
+		               key, s->nback);
+		return true;
+	}
+	s->back_keys[s->nback++] = key;
+	ms_session_say(s, false,
+	               "%c: one more %s from where the run stops (%zu kept; "
+	               "space drops them)",
+	               key, key == '.' ? "step" : "merge", s->nback);
+	return true;
 }
 
 static void
 act_step(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
-	report(s, stop_set(s, s->ctl->ops->step(s->ctl->self, &eb)), &eb, NULL);
+	if (step_key_kept(s, '.'))
+		return;
+	report(s, stop_set(s, s->ctl->ops->step(s->ctl->self, &eb), '.'), &eb,
+	       NULL);
 }
 
 static void
 act_next_barrier(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
-	report(s, stop_set(s, s->ctl->ops->step_to_barrier(s->ctl->self, &eb)),
+	if (step_key_kept(s, 'n'))
+		return;
+	report(s,
+	       stop_set(s, s->ctl->ops->step_to_barrier(s->ctl->self, &eb),
+	                'n'),
 	       &eb, "running to the next merge (its dispatch barrier)");
 }
 
@@ -345,7 +399,8 @@ act_run_to_break(ms_tui_session *s)
 	for (size_t i = 0; i < s->view->nbreaks && !any; i++)
 		any = s->view->breaks[i].enabled;
 	report(s,
-	       stop_set(s, s->ctl->ops->run_to_breakpoint(s->ctl->self, &eb)),
+	       stop_set(s, s->ctl->ops->run_to_breakpoint(s->ctl->self, &eb),
+	                ']'),
 	       &eb,
 	       any ? "running to the next breakpoint"
 	           : "no breakpoint is set (b adds one): running to the end");
@@ -752,6 +807,15 @@ static void
 act_details(ms_tui_session *s)
 {
 	ms_tui_ui *ui = &s->view->ui;
+	/* Over the gate table the selected merge is out of sight: its
+	 * details came up over a table that has none. */
+	if (ui->focus == MS_FOCUS_EVENTS && ui->show_gates &&
+	    s->view->state == MS_VIEW_DONE && s->view->ngates) {
+		ms_session_say(s, true,
+		               "the gates have no details: Tab shows the "
+		               "events, whose Enter does");
+		return;
+	}
 	if (ui->focus == MS_FOCUS_EVENTS && ms_events_selected(s->view) < 0) {
 		ms_session_say(s, true, "no event selected");
 		return;
@@ -1354,11 +1418,15 @@ do_command(ms_tui_session *s, const char *line)
 		const struct command *c = &commands[i];
 		if (strlen(c->name) != n || strncmp(c->name, line, n) != 0)
 			continue;
-		/* run/pause both map to the toggle; only act if needed. */
+		/* run/pause both map to the toggle; only act if needed,
+		 * and say so (nothing happened, and nothing said why). */
 		bool running = s->view->state == MS_VIEW_RUNNING;
 		if ((strcmp(c->name, "run") == 0 && running) ||
-		    (strcmp(c->name, "pause") == 0 && !running))
+		    (strcmp(c->name, "pause") == 0 && !running)) {
+			ms_session_say(s, false, "already %s",
+			               running ? "running" : "stopped");
 			return;
+		}
 		if (c->takes_arg) {
 			if (!*arg && strcmp(c->name, "filter") != 0) {
 				ms_session_say(s, true, ":%s needs an argument",
@@ -1660,6 +1728,38 @@ prompt_key(ms_tui_session *s, int key)
 
 /* ---- Overlays ----------------------------------------------------------- */
 
+/* The moves of the breakpoint list: those of every list (the help says
+ * so; Home, End and the pages did nothing here, and the space after End
+ * toggled the first breakpoint). */
+static void
+breaks_move(ms_tui_ui *ui, size_t n, int key)
+{
+	switch (key) {
+	case MS_KEY_UP:
+	case 'k':
+		move_index(&ui->break_sel, n, -1, false, false);
+		break;
+	case MS_KEY_DOWN:
+	case 'j':
+		move_index(&ui->break_sel, n, 1, false, false);
+		break;
+	case MS_KEY_PGUP:
+		move_index(&ui->break_sel, n, -10, false, false);
+		break;
+	case MS_KEY_PGDN:
+		move_index(&ui->break_sel, n, 10, false, false);
+		break;
+	case MS_KEY_HOME:
+		move_index(&ui->break_sel, n, 0, true, false);
+		break;
+	case MS_KEY_END:
+		move_index(&ui->break_sel, n, 0, false, true);
+		break;
+	default:
+		break;
+	}
+}
+
 static void
 breaks_key(ms_tui_session *s, int key)
 {
@@ -1711,15 +1811,8 @@ breaks_key(ms_tui_session *s, int key)
 			report(s, rc, &eb, "breakpoint deleted");
 		}
 		break;
-	case MS_KEY_UP:
-	case 'k':
-		move_index(&ui->break_sel, n, -1, false, false);
-		break;
-	case MS_KEY_DOWN:
-	case 'j':
-		move_index(&ui->break_sel, n, 1, false, false);
-		break;
 	default:
+		breaks_move(ui, n, key);
 		break;
 	}
 	s->dirty = true;

@@ -1,8 +1,8 @@
 /*
  * mouse.c - what the mouse does: a click focuses the panel under it and
  * selects the row clicked (an event, a part, a plugin link); the wheel
- * scrolls the list under the pointer three rows at a time, or the help
- * or the details open over them.
+ * scrolls the list under the pointer three rows at a time, or the help,
+ * the details or the breakpoint list open over them.
  * Panels and rows are found with the same layout and scroll positions the
  * panels draw with (ms__layout_view, ms__events_top,
  * ms__inventory_top), so a click lands on what is shown there.
@@ -72,7 +72,8 @@ ms_session_mouse(ms_tui_session *s, const ms_mouse *m, int w, int h)
 	                                             : 0;
 	if (ui->overlay != MS_OVERLAY_NONE) {
 		if ((ui->overlay == MS_OVERLAY_HELP ||
-		     ui->overlay == MS_OVERLAY_DETAIL) &&
+		     ui->overlay == MS_OVERLAY_DETAIL ||
+		     ui->overlay == MS_OVERLAY_BREAKS) &&
 		    wheel)
 			for (int i = 0; i < 3; i++)
 				ms_session_key(s, wheel);

@@ -407,6 +407,21 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	}
 }
 
+void
+ms__event_row_text(char *buf, size_t n, const ms_tui_event *e,
+                   int64_t day_start)
+{
+	char t[32], ri[32], ro[32], wall[32];
+	snprintf(buf, n, "%s %s %u %s>%s %s %s %s",
+	         ms_fmt_clock(t, sizeof(t), e->t, day_start), e->lane,
+	         e->ninputs, ms_fmt_count(ri, sizeof(ri), e->rows_in),
+	         ms_fmt_count(ro, sizeof(ro), e->rows_out),
+	         ms_fmt_ns(wall, sizeof(wall),
+	                   e->wall_ns > 0 ? (uint64_t)e->wall_ns : 0),
+	         e->failed ? "FAILED" : e->klass,
+	         e->reason[0] ? e->reason : "-");
+}
+
 const ms_panel_class ms_panel_events = {
 	.name = "events",
 	.title = "Events",

@@ -15,8 +15,18 @@
  * take more than half the line (the break prompt's is 78 columns: at 80
  * the spec typed showed in the last two). */
 static const char *
-prompt_label(enum ms_tui_prompt p, bool narrow)
+prompt_label(enum ms_tui_prompt p, enum ms_tui_focus f, bool narrow)
 {
+	/* The search names the list it searches, and by what ("search
+	 * the focused list" left the user to work out which one). */
+	static const char *const search[MS_FOCUS_COUNT][2] = {
+		{ "search events (then ; next, , previous): ",
+		  "search events: " },
+		{ "search parts by ID (then ; next, , previous): ",
+		  "search parts: " },
+		{ "search links by name (then ; next, , previous): ",
+		  "search links: " },
+	};
 	switch (p) {
 	case MS_PROMPT_FILTER:
 		return "/";
@@ -28,9 +38,7 @@ prompt_label(enum ms_tui_prompt p, bool narrow)
 		return narrow ? "export format: "
 		              : "export format (jsonl, csv, chrome): ";
 	case MS_PROMPT_SEARCH:
-		return narrow ? "search: "
-		              : "search the focused list (then ; next, , "
-		                "previous): ";
+		return search[f < MS_FOCUS_COUNT ? f : 0][narrow];
 	case MS_PROMPT_EXPORT_PATH:
 		return narrow ? "export to: " : "export to (Tab completes): ";
 	case MS_PROMPT_BREAK:
@@ -40,6 +48,30 @@ prompt_label(enum ms_tui_prompt p, bool narrow)
 	default:
 		return "";
 	}
+}
+
+/* What an empty `/` or `:` takes, dim after the cursor, whole or not at
+ * all: the label is the one character, which said nothing of either. */
+static void
+empty_hint(ms_canvas *c, int x, int y, int w, enum ms_tui_prompt p)
+{
+	static const char filter[] =
+	        "  filter the event log: lane= class= reason= phase= "
+	        "seq=A..B seq>=N #N, or words; Enter on nothing clears";
+	static const char filter_short[] = "  filter the event log";
+	static const char command[] =
+	        "  run pause step next continue break go speed export "
+	        "filter freeze help quit";
+	static const char command_short[] = "  command (help lists them)";
+	const char *h = p == MS_PROMPT_FILTER    ? filter
+	                : p == MS_PROMPT_COMMAND ? command
+	                                         : NULL;
+	if (!h)
+		return;
+	if (ms_canvas_cols(h) > w)
+		h = p == MS_PROMPT_FILTER ? filter_short : command_short;
+	if (ms_canvas_cols(h) <= w)
+		ms_canvas_text(c, x, y, w, h, MS_A_DIM);
 }
 
 /* A yes/no question about `what` (a path, a list): head, what, tail on
@@ -138,9 +170,9 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		return;
 	}
 	if (ui->prompt != MS_PROMPT_NONE) {
-		const char *label = prompt_label(ui->prompt, false);
+		const char *label = prompt_label(ui->prompt, ui->focus, false);
 		if ((int)strlen(label) > r.w / 2)
-			label = prompt_label(ui->prompt, true);
+			label = prompt_label(ui->prompt, ui->focus, true);
 		int x = r.x + ms_canvas_text(c, r.x, r.y, r.w, label,
 		                             MS_A_BOLD | MS_C_ACCENT);
 		/* The field from x to the line's end, the cursor's cell
@@ -186,6 +218,8 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		    tw + (int)sizeof(hint) <= fw - 1)
 			ms_canvas_text(c, tx + tw, r.y, fw - 1 - tw, hint,
 			               MS_A_DIM);
+		if (!ui->cmdline[0])
+			empty_hint(c, tx + 1, r.y, fw - 1, ui->prompt);
 		/* A character it did not take: why nothing showed. */
 		if (ui->not_ascii && !right)
 			ms_canvas_text(c, tx + tw + 1, r.y, fw - 2 - tw,

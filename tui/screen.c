@@ -23,6 +23,7 @@
 #include "tui_int.h"
 
 #include <curses.h>
+#include <term.h>
 #include <langinfo.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -104,6 +105,50 @@ install_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+static int
+no_cursor(const char *term, ms_errbuf *eb)
+{
+	return ms_fail(eb, MS_ERR_STATE,
+	               "screen: terminal type \"%s\" cannot move the "
+	               "cursor (set TERM to your terminal's type, or "
+	               "run with --headless)",
+	               term);
+}
+
+static int
+no_term(const char *term, ms_errbuf *eb)
+{
+	return ms_fail(eb, MS_ERR_STATE,
+	               "screen: cannot open terminal type \"%s\" "
+	               "(is TERM right?)",
+	               term);
+}
+
+static bool
+moves_cursor(void)
+{
+	const char *cup = tigetstr("cup");
+	return cup && cup != (const char *)-1;
+}
+
+int
+ms_tui_term_check(const char *term, ms_errbuf *eb)
+{
+	if (!term)
+		term = getenv("TERM");
+	if (!term || !*term)
+		term = "vt100";
+	if (active)
+		return 0; /* a screen is open: it was checked */
+	int err = 0;
+	/* setupterm reads the description only; its fd is for the size. */
+	if (setupterm(term, STDOUT_FILENO, &err) != OK)
+		return no_term(term, eb);
+	bool ok = moves_cursor();
+	del_curterm(cur_term);
+	return ok ? 0 : no_cursor(term, eb);
+}
+
 int
 ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
 {
@@ -141,27 +186,19 @@ ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
 		if (s->own_in)
 			fclose(s->in);
 		free(s);
-		return ms_fail(eb, MS_ERR_STATE,
-		               "screen: cannot open terminal type \"%s\" "
-		               "(is TERM right?)",
-		               term);
+		return no_term(term, eb);
 	}
 	set_term(s->scr);
 	/* A terminal that cannot move its cursor (TERM=dumb, a hardcopy)
 	 * would get every frame as a stream of lines: refused before
 	 * anything is written to it. */
-	const char *cup = tigetstr("cup");
-	if (!cup || cup == (const char *)-1) {
+	if (!moves_cursor()) {
 		endwin();
 		delscreen(s->scr);
 		if (s->own_in)
 			fclose(s->in);
 		free(s);
-		return ms_fail(eb, MS_ERR_STATE,
-		               "screen: terminal type \"%s\" cannot move the "
-		               "cursor (set TERM to your terminal's type, or "
-		               "run with --headless)",
-		               term);
+		return no_cursor(term, eb);
 	}
 	s->open = true;
 	active = s;

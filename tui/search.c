@@ -48,11 +48,22 @@ row_text(const ms_tui_view *v, const size_t *idx, size_t i, char *buf, size_t n)
 {
 	switch (v->ui.focus) {
 	case MS_FOCUS_EVENTS: {
+		/* What its row shows, then its summary (inputs, output):
+		 * a figure read off the row ("2210", "00:32:09") was "not
+		 * in this list". */
 		const ms_tui_event *e = &v->events[idx[i]];
+		char row[160];
+		ms__event_row_text(row, sizeof(row), e, v->day_start);
 		if (e->summary[0])
-			snprintf(buf, n, "#%" PRIu64 " %s", e->seq, e->summary);
-		else
-			ms_fmt_event_line(buf, n, e, v->day_start);
+			snprintf(buf, n, "#%" PRIu64 " %s %s", e->seq, row,
+			         e->summary);
+		else {
+			char line[256];
+			snprintf(buf, n, "%s %s",
+			         ms_fmt_event_line(line, sizeof(line), e,
+			                           v->day_start),
+			         row);
+		}
 		break;
 	}
 	case MS_FOCUS_INVENTORY:
@@ -114,7 +125,7 @@ ms__search_step(ms_tui_session *s, int dir, bool include_current)
 	}
 	size_t cur = current_row(v, idx, n);
 	size_t matches = 0, hit = n, rank = 0;
-	char text[sizeof(v->events[0].summary) + 32]; /* "#seq " summary */
+	char text[sizeof(v->events[0].summary) + 200]; /* "#seq row summary" */
 	for (size_t i = 0; i < n; i++) {
 		row_text(v, idx, i, text, sizeof(text));
 		if (has_ci(text, v->ui.search))

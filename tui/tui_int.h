@@ -248,6 +248,10 @@ long ms_events_selected(const ms_tui_view *v);
  * lines of a frozen: command), and the first
  * one shown (a position in idx[0..n), from ms_events_visible). */
 int ms__events_rows(const ms_tui_view *v, int inner_w, int inner_h);
+/* The figures an event's row in the log shows (time, lane, inputs, rows
+ * in>out, wall, class, reason), one blank between them, into buf. */
+void ms__event_row_text(char *buf, size_t n, const ms_tui_event *e,
+                        int64_t day_start);
 size_t ms__events_top(const ms_tui_view *v, const size_t *idx, size_t n,
                       int rows);
 /* Lines of the gates and reconciliation shown at DONE, wrapped at an
@@ -358,9 +362,11 @@ typedef struct ms_tui_session {
 	 * before it is there (the next breakpoint, barrier or point), and
 	 * has not been seen to stop. */
 	bool stop_inflight;
+	char stop_key; /* which of them: '.', 'n' or ']' */
 	/* `[` and `{` pressed while the run is on its way to a stop they
 	 * cannot count back from (stop_inflight, or a go to a time, or to a
-	 * merge for `{`), in order: done where it stops
+	 * merge for `{`), and `.` or `n` pressed again while the one before
+	 * is on its way, in order: done where it stops
 	 * (ms__session_observe), each counting back from the one before (they
 	 * counted from the view, which still showed the way there). A pause,
 	 * `r` or a `g` drops them. */

@@ -10,7 +10,8 @@
 #     whole, its long path shortened from the left, and `n` keeps the
 #     file;
 #  3. TERM=dumb (no cursor addressing) is refused with one line naming
-#     it, exit status 2, instead of frames written as lines (after 4);
+#     it, exit status 2, instead of frames written as lines (after 4),
+#     before the run opens: no event database is left behind;
 #  4. with stdin from /dev/null the keys come from the terminal: q
 #     quits (no key reached the screen, and it spun a core).
 #
@@ -78,5 +79,9 @@ wait_for 'EXITED [0-9]+' 30 || fail "the TUI did not end under TERM=dumb"
 screen | grep -q 'terminal type "dumb" cannot move the cursor' ||
 	fail "no line naming TERM=dumb"
 screen | grep -q 'EXITED 2' || fail "TERM=dumb did not exit with status 2"
+# Refused before the run opens: no event database recorded as aborted,
+# no work dir line, for a session that never showed.
+[ -e "$WORK/dumb.sqlite" ] && fail "TERM=dumb left an event database"
+screen | grep -q 'work dir' && fail "TERM=dumb said where the run works"
 echo "PASS ($MODE)"
 exit 0

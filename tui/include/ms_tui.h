@@ -145,6 +145,13 @@ typedef struct ms_tui_opts {
  */
 int ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb);
 
+/* Whether ms_tui_run can draw on terminal type term (NULL = $TERM): its
+ * description exists and moves the cursor. Writes nothing to the
+ * terminal; 0, or a negative ms_err with the message ms_tui_run gives.
+ * For callers that would start work (a run, its database) before the
+ * screen opens. */
+int ms_tui_term_check(const char *term, ms_errbuf *eb);
+
 /* The `mergescope` command line: dispatches argv[1] through the command
  * table. Returns the process exit status. Output goes to out/err. */
 int ms_cli_main(int argc, char **argv, FILE *out, FILE *err);
