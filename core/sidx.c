@@ -264,12 +264,16 @@ struct wsrc {
 
 /* Output index of the values of one input chunk's dictionary in the
  * column being encoded: slot[j] - 1 for its entry j, 0 when not met yet.
- * REMAPS of them, picked by key; one taken by another key is reset.
- * Keys are numbered as chunks are loaded, so a merge of up to about
- * REMAPS inputs keeps one for each input chunk it is reading (16 made a
- * 26-input merge reset them every few rows). */
+ * REMAPS of them, picked by key; one taken by another key is reset, up
+ * to the highest entry set since it was last reset (hi): a merge of more
+ * input chunks than REMAPS takes one every few rows, and clearing all
+ * its slots each time was a tenth of encoding a column. Keys are
+ * numbered as chunks are loaded, so a merge of up to about REMAPS inputs
+ * keeps one for each input chunk it is reading (16 made a 26-input merge
+ * reset them every few rows). */
 typedef struct remap {
 	uint32_t key; /* wrow.dkey; 0: none */
+	uint16_t hi;  /* slots from hi on are 0 */
 	uint16_t slot[DICT_MAX];
 } remap;
 #define REMAPS 32u
@@ -562,7 +566,8 @@ remap_of(remap *rm, const wrow *r, unsigned k, unsigned *di)
 	*di = r->didx[k];
 	if (m->key != r->dkey) {
 		m->key = r->dkey;
-		memset(m->slot, 0, sizeof(m->slot));
+		memset(m->slot, 0, m->hi * sizeof(m->slot[0]));
+		m->hi = 0;
 	}
 	return m;
 }
@@ -616,8 +621,10 @@ put_bytes_col(uint8_t *p, const bval *v, size_t n, uint16_t *slots, bval *dist,
 			}
 			h = (h + 1) & mask;
 		}
-		if (m && nd <= DICT_MAX)
+		if (m && nd <= DICT_MAX) {
 			m->slot[di] = (uint16_t)(idx[i] + 1);
+			m->hi = di < m->hi ? m->hi : (uint16_t)(di + 1);
+		}
 	}
 	if (nd <= DICT_MAX) {
 		*p++ = COL_DICT;
@@ -670,6 +677,10 @@ encode_payload(ms_sidx_writer *w, size_t n, ms_errbuf *eb)
 		return swfail(w, eb, rc, MS__F_DATA, "chunk buffer: %s",
 		              ms_strerror(rc));
 	remap *rm = w->remaps ? (remap *)(void *)w->tmp.data : NULL;
+	for (unsigned j = 0; rm && j < REMAPS; j++) {
+		rm[j].key = 0; /* what tmp held before is not known */
+		rm[j].hi = DICT_MAX;
+	}
 	bval *v = (bval *)(void *)(w->tmp.data + rm_size);
 	bval *dist = v + n;
 	uint16_t *slots = (uint16_t *)(void *)(dist + DICT_MAX);

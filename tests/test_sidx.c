@@ -1401,6 +1401,78 @@ test_merge_remap(void **state)
 	}
 }
 
+/* Row i of test_merge_remap_turns: its input, and the instance it
+ * names (its input's second value, but the first at its input's first
+ * row and at the rows named in wrap_instance). */
+enum { WRAP_FILL = 31, WRAP_ROWS = 4400 };
+
+static size_t
+wrap_input(size_t i)
+{
+	if (i < WRAP_FILL)
+		return 1 + i;
+	return (i - WRAP_FILL) % 2 ? WRAP_FILL + 1 : 0;
+}
+
+static const char *
+wrap_instance(size_t i, char buf[16])
+{
+	size_t k = wrap_input(i);
+	/* Output chunk 2 starts at row 4096 with input 32: the first row
+	 * of its instance column takes the remap of keys 1 and 33 (inputs
+	 * 0 and 32, taking turns from then on) and sets its entry 0; the
+	 * 128th row, of input 0, looks up its own entry 0. */
+	bool first = i == WRAP_FILL || i == WRAP_FILL + 1 || i == 4096 ||
+	             i == 4096 + 127;
+	snprintf(buf, 16, "in%zu-%d", k, k && k <= WRAP_FILL ? 0 : !first);
+	return buf;
+}
+
+/* Two input chunks take one remap in turns, row by row, each setting
+ * entry 1 of its own dictionary, and each looks up its entry 0 once, set
+ * by the other many turns before: the merged part is byte for byte the
+ * part written row by row. */
+static void
+test_merge_remap_turns(void **state)
+{
+	(void)state;
+	enum ms_part_kind kind = MS_KIND_LATENCY;
+	ms_part *in[WRAP_FILL + 2];
+	ms_errbuf eb = { { 0 } };
+	ms_part_writer_opts o = { .depth = 4 };
+	char dir[300], buf[16];
+	for (size_t k = 0; k <= WRAP_FILL + 2; k++) {
+		/* k == WRAP_FILL + 2: every row, the expected part */
+		ms_sidx_writer *w;
+		snprintf(dir, sizeof(dir), "%s/wrap-%zu", root, k);
+		assert_int_equal(ms_sidx_writer_open(&w, kind, dir, 9, &o, &eb),
+		                 0);
+		for (size_t i = 0; i < WRAP_ROWS; i++) {
+			if (k <= WRAP_FILL + 1 && wrap_input(i) != k)
+				continue;
+			ms_sidx_row r = { .series = 5, .key = (int64_t)i,
+				          .endpoint = "/e", .tid_len = 4 };
+			r.instance = wrap_instance(i, buf);
+			for (int b = 0; b < 4; b++)
+				r.tid[b] = (uint8_t)(i >> (8 * (3 - b)));
+			if (ms_sidx_writer_add(w, &r, &eb))
+				fail_msg("add %zu: %s", i, eb.msg);
+		}
+		assert_int_equal(ms_sidx_writer_finish(w, NULL, &eb), 0);
+		if (k <= WRAP_FILL + 1)
+			open_part(dir, &in[k]);
+	}
+	snprintf(dir, sizeof(dir), "%s/wrap-merged", root);
+	if (ms_sidx_merge(kind, (const ms_part *const *)in, WRAP_FILL + 2,
+	                  NULL, NULL, dir, 9, &o, NULL, NULL, &eb))
+		fail_msg("merge: %s", eb.msg);
+	char want[300];
+	snprintf(want, sizeof(want), "%s/wrap-%d", root, WRAP_FILL + 2);
+	same_file(dir, want);
+	for (size_t k = 0; k <= WRAP_FILL + 1; k++)
+		ms_part_close(in[k]);
+}
+
 /* The writer refuses tags the format cannot hold, naming the row. */
 static void
 test_writer_tags(void **state)
@@ -1535,6 +1607,7 @@ main(void)
 		cmocka_unit_test(test_merge_bytes),
 		cmocka_unit_test(test_merge_bytes_kept_contexts),
 		cmocka_unit_test(test_merge_remap),
+		cmocka_unit_test(test_merge_remap_turns),
 		cmocka_unit_test(test_merge_ids),
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_pieces),
