@@ -1259,19 +1259,32 @@ insert(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 	return run_stmt(r, st, eb, t->name);
 }
 
+/* End the event whose statements began at t0 (rc: how they went): their
+ * time is counted as the recorder's, then the batch takes the event
+ * (committing it when due) or, if they failed, is rolled back. A commit
+ * counts its own time (commit_locked), so nothing is counted twice; the
+ * time a caller waited for the lock is not counted either: it waited for
+ * recording work that is. Lock held. */
+static int
+event_end(ms_rec *r, int rc, bool commit_now, int64_t t0, ms_errbuf *eb)
+{
+	r->busy_ns += ms_mono_ns() - t0;
+	if (rc == 0)
+		return batch_end(r, commit_now, eb);
+	batch_abort(r);
+	return rc;
+}
+
 /* Insert one object as one event of the batch; lock held. */
 static int
 record_locked(ms_rec *r, int slot, int table, const int64_t *keys,
               const void *obj, bool commit_now, ms_errbuf *eb)
 {
+	int64_t t0 = ms_mono_ns();
 	int rc = batch_begin(r, eb);
 	if (rc == 0)
 		rc = insert(r, slot, table, keys, obj, eb);
-	if (rc == 0)
-		rc = batch_end(r, commit_now, eb);
-	else
-		batch_abort(r);
-	return rc;
+	return event_end(r, rc, commit_now, t0, eb);
 }
 
 static int
@@ -1280,10 +1293,8 @@ record(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 {
 	if (!r || !obj)
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no event");
-	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
 	int rc = record_locked(r, slot, table, keys, obj, commit_now, eb);
-	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -1331,16 +1342,12 @@ ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
 	int rc = check_run(r->path, run, eb);
 	if (rc)
 		return rc;
-	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
+	int64_t t0 = ms_mono_ns();
 	rc = batch_begin(r, eb);
 	if (rc == 0)
 		rc = write_run(r, run, eb);
-	if (rc == 0)
-		rc = batch_end(r, true, eb);
-	else
-		batch_abort(r);
-	r->busy_ns += ms_mono_ns() - t0;
+	rc = event_end(r, rc, true, t0, eb);
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -1351,8 +1358,8 @@ static int
 update_run_row(ms_rec *r, int slot, int (*bind)(sqlite3_stmt *, const void *),
                const void *arg, const char *what, ms_errbuf *eb)
 {
-	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
+	int64_t t0 = ms_mono_ns();
 	int rc = batch_begin(r, eb);
 	if (rc == 0) {
 		sqlite3_stmt *st = r->st[slot];
@@ -1365,11 +1372,7 @@ update_run_row(ms_rec *r, int slot, int (*bind)(sqlite3_stmt *, const void *),
 		rc = ms_fail(eb, MS_ERR_STATE,
 		             "event database %s: %s without run begin", r->path,
 		             what);
-	if (rc == 0)
-		rc = batch_end(r, true, eb);
-	else
-		batch_abort(r);
-	r->busy_ns += ms_mono_ns() - t0;
+	rc = event_end(r, rc, true, t0, eb);
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -1413,11 +1416,7 @@ ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb)
 		rc = batch_begin(r, eb);
 		if (rc == 0)
 			rc = run_stmt(r, r->st[S_RECOUNT], eb, "run end");
-		if (rc == 0)
-			rc = batch_end(r, true, eb);
-		else
-			batch_abort(r);
-		r->busy_ns += ms_mono_ns() - t0;
+		rc = event_end(r, rc, true, t0, eb);
 	}
 	if (rc == 0)
 		r->ended = true;
@@ -1444,8 +1443,8 @@ ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb)
 		               MS_EV_LINKS_MAX, m->ninputs,
 		               m->ninputs && !m->inputs ? " without array"
 		                                        : "");
-	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
+	int64_t t0 = ms_mono_ns();
 	int rc = batch_begin(r, eb);
 	if (rc == 0)
 		rc = insert(r, S_MERGE, T_MERGE, NULL, m, eb);
@@ -1472,11 +1471,8 @@ ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb)
 	if (rc == 0) {
 		r->merges++;
 		r->pending_merges++;
-		rc = batch_end(r, false, eb);
-	} else {
-		batch_abort(r);
 	}
-	r->busy_ns += ms_mono_ns() - t0;
+	rc = event_end(r, rc, false, t0, eb);
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -1661,12 +1657,12 @@ ms_rec_rollback(ms_rec *r, const ms_rec_mark *m, ms_ev_seek *s,
 {
 	static const char *const by_seq[] = { "merge", "merge_input",
 		                              "merge_link", "merge_batch" };
-	int64_t t0 = ms_mono_ns();
 	pthread_mutex_lock(&r->lock);
 	s->removed = 0;
 	int rc = dead_err(r, eb);
 	if (rc == 0)
-		rc = commit_locked(r, eb);
+		rc = commit_locked(r, eb); /* counts its own time */
+	int64_t t0 = ms_mono_ns();
 	if (rc == 0)
 		rc = batch_begin(r, eb);
 	/* The publication rows kept are seq 0 .. pubs - 1. */
@@ -1710,11 +1706,12 @@ ms_rec_rollback(ms_rec *r, const ms_rec_mark *m, ms_ev_seek *s,
 		/* The removals are one event of the batch the seek row
 		 * joins and commits. */
 		r->pending++;
+		r->busy_ns += ms_mono_ns() - t0;
 		rc = record_locked(r, S_SEEK, T_SEEK, NULL, s, true, eb);
 	} else {
+		r->busy_ns += ms_mono_ns() - t0;
 		batch_abort(r);
 	}
-	r->busy_ns += ms_mono_ns() - t0;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }

@@ -436,7 +436,10 @@ typedef struct ms_rec_stats {
 	uint64_t merges; /* merge events accepted */
 	uint64_t merges_committed;
 	uint64_t commits;
-	int64_t busy_ns; /* time spent inside recorder calls + commits */
+	/* Time the recorder spent on the database: statements and commits,
+	 * each counted once; not the time a caller waited for the lock (it
+	 * waited for recording work counted here). */
+	int64_t busy_ns;
 	uint64_t failed_statements; /* SQLite statements that failed */
 } ms_rec_stats;
 
