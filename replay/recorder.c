@@ -1128,7 +1128,7 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&r->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	r->batch_events = opts->batch_events ? opts->batch_events : 64;
+	r->batch_events = opts->batch_events ? opts->batch_events : 256;
 	r->batch_ns =
 	        (int64_t)(opts->batch_ms ? opts->batch_ms : 100) * 1000000;
 	r->path = strdup(path);

@@ -415,7 +415,7 @@ typedef struct ms_rec ms_rec;
 typedef struct ms_rec_opts {
 	const char *path;      /* database file (copied) */
 	bool overwrite;        /* replace an existing file */
-	uint32_t batch_events; /* commit after this many; 0 = 64 */
+	uint32_t batch_events; /* commit after this many; 0 = 256 */
 	uint32_t batch_ms;     /* and at most this late; 0 = 100 */
 	/* The run record (copied), written in the transaction that
 	 * creates the schema: the file is never an event log without its
