@@ -2011,6 +2011,15 @@ catch_up_checker(ms_replay *r)
 	r->check_prewait_ns += ms_mono_ns() - t0;
 }
 
+/* The chain the verdict oracle evaluates (NULL: none, every trace kept). */
+static const char *
+oracle_spec(const ms_replay *r)
+{
+	return r->test.oracle_spec ? r->test.oracle_spec
+	       : r->pipe           ? ms_pipeline_spec(r->pipe)
+	                           : NULL;
+}
+
 /* Before the primary phase's clock starts: the verdict oracle (started
  * beside the staging, ms_replay_start) has ended. While it runs it holds
  * arrays of the whole day (every block of every trace, the columns the
@@ -2018,9 +2027,15 @@ catch_up_checker(ms_replay *r)
  * would use; where the machine is busy it gives way and ran on into the
  * day, then into the finalize. The engine's figures are the day's alone,
  * as the reference's data node's were, its controller apart. An abort
- * stops the wait (MS_ERR_CANCELED). */
+ * stops the wait (MS_ERR_CANCELED). The wait is bounded like every other
+ * (design 5): a chain whose Decide overruns its timeout on every other
+ * call never opens its circuit, and the oracle, which calls again on each
+ * half of a batch that failed open, then pays a timeout for most of its
+ * calls (176 s on day-1x for a 5 s timeout, growing with the day); past
+ * the deadline the oracle is cancelled and the run fails saying so
+ * (MS_ERR_TIMEOUT). */
 static int
-wait_oracle(ms_replay *r)
+wait_oracle(ms_replay *r, ms_errbuf *eb)
 {
 	if (!r->oracle_started)
 		return 0;
@@ -2031,14 +2046,29 @@ wait_oracle(ms_replay *r)
 	pthread_mutex_unlock(&r->mu);
 	if (shown)
 		notify(r); /* the screen says what the run waits for */
+	struct timespec ts = ms_mono_timespec(t0 + r->wait_timeout_ns);
+	bool late = false;
 	pthread_mutex_lock(&r->mu);
-	while (!r->oracle_done && !r->abort_req)
-		pthread_cond_wait(&r->cv, &r->mu);
-	bool done = r->oracle_done;
+	while (!r->oracle_done && !r->abort_req && !late)
+		late = pthread_cond_timedwait(&r->cv, &r->mu, &ts) ==
+		       ETIMEDOUT;
+	bool done = r->oracle_done, abort = r->abort_req;
 	r->preparing = false;
 	pthread_mutex_unlock(&r->mu);
 	r->oracle_prewait_ns += ms_mono_ns() - t0;
-	return done ? 0 : MS_ERR_CANCELED;
+	if (done)
+		return 0;
+	if (abort)
+		return MS_ERR_CANCELED;
+	atomic_store(&r->oracle_cancel, true);
+	return ms_fail(eb, MS_ERR_TIMEOUT,
+	               "waited %.3g s for the verdict oracle (chain %s, "
+	               "judging the day's traces before the day starts) and "
+	               "gave up (--wait-timeout): a link whose Decide "
+	               "overruns its timeout again and again makes it call "
+	               "again on smaller batches",
+	               (double)r->wait_timeout_ns / 1e9,
+	               oracle_spec(r) ? oracle_spec(r) : "disabled");
 }
 
 /* Why the finalize asked for between the engine's stats b and a was
@@ -2235,7 +2265,7 @@ run_day(ms_replay *r, ms_errbuf *eb)
 {
 	phase_base pri;
 	int rc;
-	if ((rc = hold_day(r)) || (rc = wait_oracle(r)))
+	if ((rc = hold_day(r)) || (rc = wait_oracle(r, eb)))
 		return rc;
 	set_phase(r, MS_RPHASE_PRIMARY);
 	r->primary_mono = ms_mono_ns();
@@ -3087,9 +3117,7 @@ oracle_main(void *arg)
 	ms_rusage_name_thread("ms-oracle");
 	ms__give_way();
 	ms__test_delay(r->test.oracle_delay_ns);
-	const char *spec = r->test.oracle_spec ? r->test.oracle_spec
-	                   : r->pipe           ? ms_pipeline_spec(r->pipe)
-	                                       : NULL;
+	const char *spec = oracle_spec(r);
 	r->oracle_rc =
 	        ms__oracle_run(&r->oracle, r->fx, spec, r->plugin_dir,
 	                       r->opts.decide_timeout_ns, r->opts.plugin_host,

@@ -2288,6 +2288,42 @@ test_wait_timeout_fails_run(void **state)
 	assert_false(rt_exists(run.work));
 }
 
+/* The verdict oracle takes longer than --wait-timeout before the day
+ * starts (its thread held back 3 s, as an oracle whose chain overruns its
+ * Decide timeout on every other call and so never opens its circuit):
+ * the run fails saying what it waited for, records it, removes its
+ * shard. Before, the day waited for the oracle without a deadline. */
+static void
+test_wait_timeout_covers_oracle(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "wait-oracle", "alwayskeep");
+	run.o.wait_timeout_ns = 200 * 1000000LL;
+	run.t.oracle_delay_ns = 3000 * 1000000LL;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	fprintf(stderr, "run ended %s: %s\n", ms_replay_state_name(st->state),
+	        st->error);
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	assert_int_equal(st->pub_done, 0);
+	assert_non_null(strstr(st->error, "waited 0.2 s for the verdict "
+	                                  "oracle (chain alwayskeep,"));
+	assert_non_null(strstr(st->error, "gave up (--wait-timeout)"));
+	char error[sizeof(st->error)];
+	snprintf(error, sizeof(error), "%s", st->error);
+	free(st);
+	ms_replay_close(r);
+	ms_ev_run_end end;
+	run_end_of(run.db, &end);
+	assert_string_equal(end.status, "failed");
+	assert_string_equal(end.error, error);
+	assert_false(rt_exists(run.work));
+}
+
 /* A deadline far shorter than the time the run is held at a barrier: the
  * held time does not count, and the run completes. */
 static void
@@ -2864,6 +2900,7 @@ main(void)
 		cmocka_unit_test(test_sigkill_mid_run),
 		cmocka_unit_test(test_wait_timeout_fails_run),
 		cmocka_unit_test(test_wait_deadline_skips_barrier),
+		cmocka_unit_test(test_wait_timeout_covers_oracle),
 		cmocka_unit_test(test_recorder_full_stops_run),
 		cmocka_unit_test(test_recorder_full_at_end_fails_run),
 		cmocka_unit_test(test_start_without_threads),
