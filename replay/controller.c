@@ -2812,6 +2812,20 @@ open_pipeline(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	return 0;
 }
 
+/* The note that the shard directory the user gave is short of room for
+ * the day, after the one already said (a killed run's shard removed). */
+static void
+work_room_note(ms_replay *r, uint64_t avail, bool links, uint64_t day)
+{
+	char room[sizeof(r->work_why)];
+	if (!ms__work_room_note(room, sizeof(room), r->work_dir, avail, links,
+	                        day))
+		return;
+	size_t k = strlen(r->work_why);
+	snprintf(r->work_why + k, sizeof(r->work_why) - k, "%s%s",
+	         k ? "\n" : "", room);
+}
+
 /* A fresh shard clone, in a directory that is new or empty: the run
  * deletes it at the end, so it must not hold anything else. It is scratch
  * owned by this process: what a killed run leaves is found and removed
@@ -2874,7 +2888,12 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 	bool empty = d && !de;
 	if (d)
 		closedir(d);
-	if (!empty)
+	int rec = empty ? 0
+	                : ms__work_reclaim(r->work_dir, r->work_why,
+	                                   sizeof(r->work_why), eb);
+	if (rec < 0)
+		return rec;
+	if (!empty && !rec)
 		return ms_fail(eb, MS_ERR_EXISTS,
 		               "shard directory %s exists and is not an "
 		               "empty directory; give a new or empty one "
@@ -2909,11 +2928,9 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 			return rc;
 		/* A directory the run chose has room for the day; one the
 		 * user gave is said to be short before the day starts. */
-		if (!r->work_why[0])
-			ms__work_room_note(r->work_why, sizeof(r->work_why),
-			                   r->work_dir,
-			                   (uint64_t)sv.f_bavail * sv.f_frsize,
-			                   links, day);
+		if (!r->work_why[0] || rec)
+			work_room_note(r, (uint64_t)sv.f_bavail * sv.f_frsize,
+			               links, day);
 	}
 	return ms_owner_write(r->work_dir, r->keep_shard ? "kept" : "scratch",
 	                      r->db_path, eb);

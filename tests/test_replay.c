@@ -21,6 +21,7 @@
 #include "ms_replay_events.h"
 #include "ms_gates.h"
 #include "ms_rusage.h"
+#include "ms_owner.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -2490,6 +2491,80 @@ test_close_says_shard_left(void **state)
 	assert_false(rt_exists(run.work));
 }
 
+/* In dir, what a run killed with its watcher leaves (`timeout -s KILL`
+ * signals the whole process group): its scratch shard, whose owner record
+ * names a process that is gone (a child that wrote it and exited); and
+ * the file extra (NULL: none), which is not a shard's. */
+static void
+leave_dead_shard(const char *dir, const char *extra)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/parts", dir);
+	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
+	snprintf(p, sizeof(p), "%s/tmp", dir);
+	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
+	snprintf(p, sizeof(p), "%s/parts/0000000000000001.core", dir);
+	assert_int_equal(ms_test_put(p, "part"), 0);
+	snprintf(p, sizeof(p), "%s/snapshot", dir);
+	assert_int_equal(ms_test_put(p, "snapshot"), 0);
+	if (extra) {
+		snprintf(p, sizeof(p), "%s/%s", dir, extra);
+		assert_int_equal(ms_test_put(p, "mine"), 0);
+	}
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(ms_owner_write(dir, "scratch", "/gone/run.db", NULL) ? 1
+		                                                           : 0);
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* A --work-dir holding only the scratch shard of a run that is gone is
+ * taken (its leftovers removed, one line saying so); one that also holds
+ * anything else is refused with nothing removed. Before, both were
+ * refused, and `clean` does not look outside the scratch root and the
+ * cache: the user had to find and remove the dead run's shard. */
+static void
+test_work_dir_of_a_killed_run(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "killed-shard", "alwayskeep");
+	leave_dead_shard(run.work, NULL);
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	int rc = ms__replay_open_test(&r, &run.o, &run.t, &eb);
+	if (rc)
+		fprintf(stderr, "open: %s\n", eb.msg);
+	assert_int_equal(rc, 0);
+	const char *note = ms_replay_work_note(r);
+	fprintf(stderr, "note: %s\n", note);
+	assert_non_null(strstr(note, run.work));
+	assert_non_null(strstr(note, "held the scratch shard of a run that "
+	                             "is gone"));
+	assert_non_null(strstr(note, "/gone/run.db"));
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/parts/0000000000000001.core", run.work);
+	assert_false(rt_exists(p));
+	ms_replay_close(r);
+	assert_false(rt_exists(run.work));
+
+	rt_opts(&run, "killed-shard-and-more", "alwayskeep");
+	leave_dead_shard(run.work, "notes.txt");
+	r = NULL;
+	memset(&eb, 0, sizeof(eb));
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb),
+	                 MS_ERR_EXISTS);
+	assert_non_null(strstr(eb.msg, "not an empty directory"));
+	snprintf(p, sizeof(p), "%s/notes.txt", run.work);
+	assert_true(rt_exists(p));
+	snprintf(p, sizeof(p), "%s/snapshot", run.work);
+	assert_true(rt_exists(p));
+	assert_int_equal(ms_fs_rm_tree(run.work, NULL), 0);
+}
+
 /* A replay that cannot be opened for lack of memory for its state, its
  * cache of checked blocks or its plugins' log lines says which and how
  * many bytes, and leaves no work directory: each said only "replay: out
@@ -2905,6 +2980,7 @@ main(void)
 		cmocka_unit_test(test_recorder_full_at_end_fails_run),
 		cmocka_unit_test(test_start_without_threads),
 		cmocka_unit_test(test_close_says_shard_left),
+		cmocka_unit_test(test_work_dir_of_a_killed_run),
 		cmocka_unit_test(test_open_out_of_memory_says_what_for),
 		cmocka_unit_test(test_start_without_rss_sampler),
 		cmocka_unit_test(test_stage_copy_tries_range_once),
