@@ -2889,8 +2889,9 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 	if (d)
 		closedir(d);
 	int rec = empty ? 0
-	                : ms__work_reclaim(r->work_dir, r->work_why,
-	                                   sizeof(r->work_why), eb);
+	                : ms__work_reclaim(r->work_dir, r->db_path,
+	                                   r->work_why, sizeof(r->work_why),
+	                                   eb);
 	if (rec < 0)
 		return rec;
 	if (!empty && !rec)

@@ -295,20 +295,20 @@ remove_entry(const char *dir, const char *name, ms_errbuf *eb)
 }
 
 int
-ms__work_reclaim(const char *dir, char *note, size_t n, ms_errbuf *eb)
+ms__work_reclaim(const char *dir, const char *db, char *note, size_t n,
+                 ms_errbuf *eb)
 {
 	ms_owner o;
 	if (ms_owner_read(dir, &o, NULL) != 0 ||
 	    strcmp(o.kind, "scratch") != 0 || ms_owner_alive(&o) ||
 	    each_entry(dir, not_shard, NULL) != 0)
 		return 0;
-	int rc = each_entry(dir, remove_entry, eb);
-	char rec[MS_FS_PATH_MAX];
-	if (!rc && snprintf(rec, sizeof(rec), "%s/%s", dir, MS_OWNER_FILE) <
-	                   (int)sizeof(rec) &&
-	    unlink(rec) != 0 && errno != ENOENT)
-		rc = ms_fail(eb, ms_err_from_errno(errno), "remove %s: %s", rec,
-		             strerror(errno));
+	/* This run's record first: the dead run's watcher, if it is still
+	 * on its way to remove the shard, leaves it alone from then on
+	 * (ms_replay_postmortem). */
+	int rc = ms_owner_write(dir, "scratch", db, eb);
+	if (!rc)
+		rc = each_entry(dir, remove_entry, eb);
 	if (rc < 0) {
 		ms_errbuf why;
 		snprintf(why.msg, sizeof(why.msg), "%s",

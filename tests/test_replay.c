@@ -2565,6 +2565,31 @@ test_work_dir_of_a_killed_run(void **state)
 	assert_int_equal(ms_fs_rm_tree(run.work, NULL), 0);
 }
 
+/* The watcher of a killed run removes its shard (ms_replay_postmortem)
+ * unless another run has taken the directory meanwhile (its --work-dir,
+ * test_work_dir_of_a_killed_run): the owner record then names that run's
+ * database and a live process. One whose record names the run's own
+ * database is removed though its process lives (a plugin crashed in it:
+ * the watcher cleans up before the process dies). */
+static void
+test_postmortem_leaves_a_taken_shard(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "taken-shard", "alwayskeep");
+	assert_int_equal(ms_fs_mkdir_p(run.work, 0755, NULL), 0);
+	assert_int_equal(ms_owner_write(run.work, "scratch", run.db, NULL), 0);
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_postmortem("/gone/run.db", run.work,
+	                                      "killed", NULL, &eb),
+	                 0);
+	assert_true(rt_exists(run.work));
+	assert_int_equal(ms_replay_postmortem(run.db, run.work, "crashed",
+	                                      NULL, &eb),
+	                 0);
+	assert_false(rt_exists(run.work));
+}
+
 /* A replay that cannot be opened for lack of memory for its state, its
  * cache of checked blocks or its plugins' log lines says which and how
  * many bytes, and leaves no work directory: each said only "replay: out
@@ -2981,6 +3006,7 @@ main(void)
 		cmocka_unit_test(test_start_without_threads),
 		cmocka_unit_test(test_close_says_shard_left),
 		cmocka_unit_test(test_work_dir_of_a_killed_run),
+		cmocka_unit_test(test_postmortem_leaves_a_taken_shard),
 		cmocka_unit_test(test_open_out_of_memory_says_what_for),
 		cmocka_unit_test(test_start_without_rss_sampler),
 		cmocka_unit_test(test_stage_copy_tries_range_once),
