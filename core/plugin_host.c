@@ -58,6 +58,7 @@
 #define _GNU_SOURCE
 #include "ms_chain.h"
 #include "ms_clock.h"
+#include "ms_fs.h"
 #include "ms_loader.h"
 #include "ms_mem.h"
 #include "ms_thread.h"
@@ -561,6 +562,29 @@ ms__phost_free(ms__phost *h)
 	(void)ms__phost_stop(h, 1000000000ull, NULL, 0);
 }
 
+/* The file to execute for host executable exe: /proc/self/exe when exe
+ * names this process's own executable (as the kernel shows it, with
+ * " (deleted)" once it was removed or replaced), so that every host of a
+ * run is the binary the run started as, whatever happened to its path
+ * since (a rebuild writes a new file there, or none while it links). */
+static const char *
+spawn_file(const char *exe)
+{
+	char self[MS_FS_PATH_MAX];
+	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (k <= 0)
+		return exe;
+	self[k] = '\0';
+	const char *gone = " (deleted)";
+	size_t n = strlen(exe), g = strlen(gone);
+	if ((size_t)k > g && !strcmp(self + (size_t)k - g, gone))
+		self[(size_t)k - g] = '\0';
+	if (n > g && !strcmp(exe + n - g, gone))
+		n -= g;
+	return strlen(self) == n && !strncmp(self, exe, n) ? "/proc/self/exe"
+	                                                   : exe;
+}
+
 int
 ms__phost_start(ms__phost **out, const char *exe, const char *path,
                 const char *config, const ms__phost_start_opts *o,
@@ -606,7 +630,8 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 		         mem_max,
 		         (char *)(o->no_stats ? "nostats" : ""),
 		         NULL };
-	int rc = posix_spawn(&h->pid, exe, &fa, NULL, argv, environ);
+	int rc = posix_spawn(&h->pid, spawn_file(exe), &fa, NULL, argv,
+	                     environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(sv[1]);
 	h->sock = sv[0];

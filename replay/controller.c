@@ -2011,6 +2011,15 @@ catch_up_checker(ms_replay *r)
 	r->check_prewait_ns += ms_mono_ns() - t0;
 }
 
+/* The chain the verdict oracle evaluates (NULL: none, every trace kept). */
+static const char *
+oracle_spec(const ms_replay *r)
+{
+	return r->test.oracle_spec ? r->test.oracle_spec
+	       : r->pipe           ? ms_pipeline_spec(r->pipe)
+	                           : NULL;
+}
+
 /* Before the primary phase's clock starts: the verdict oracle (started
  * beside the staging, ms_replay_start) has ended. While it runs it holds
  * arrays of the whole day (every block of every trace, the columns the
@@ -2018,9 +2027,15 @@ catch_up_checker(ms_replay *r)
  * would use; where the machine is busy it gives way and ran on into the
  * day, then into the finalize. The engine's figures are the day's alone,
  * as the reference's data node's were, its controller apart. An abort
- * stops the wait (MS_ERR_CANCELED). */
+ * stops the wait (MS_ERR_CANCELED). The wait is bounded like every other
+ * (design 5): a chain whose Decide overruns its timeout on every other
+ * call never opens its circuit, and the oracle, which calls again on each
+ * half of a batch that failed open, then pays a timeout for most of its
+ * calls (176 s on day-1x for a 5 s timeout, growing with the day); past
+ * the deadline the oracle is cancelled and the run fails saying so
+ * (MS_ERR_TIMEOUT). */
 static int
-wait_oracle(ms_replay *r)
+wait_oracle(ms_replay *r, ms_errbuf *eb)
 {
 	if (!r->oracle_started)
 		return 0;
@@ -2031,14 +2046,29 @@ wait_oracle(ms_replay *r)
 	pthread_mutex_unlock(&r->mu);
 	if (shown)
 		notify(r); /* the screen says what the run waits for */
+	struct timespec ts = ms_mono_timespec(t0 + r->wait_timeout_ns);
+	bool late = false;
 	pthread_mutex_lock(&r->mu);
-	while (!r->oracle_done && !r->abort_req)
-		pthread_cond_wait(&r->cv, &r->mu);
-	bool done = r->oracle_done;
+	while (!r->oracle_done && !r->abort_req && !late)
+		late = pthread_cond_timedwait(&r->cv, &r->mu, &ts) ==
+		       ETIMEDOUT;
+	bool done = r->oracle_done, abort = r->abort_req;
 	r->preparing = false;
 	pthread_mutex_unlock(&r->mu);
 	r->oracle_prewait_ns += ms_mono_ns() - t0;
-	return done ? 0 : MS_ERR_CANCELED;
+	if (done)
+		return 0;
+	if (abort)
+		return MS_ERR_CANCELED;
+	atomic_store(&r->oracle_cancel, true);
+	return ms_fail(eb, MS_ERR_TIMEOUT,
+	               "waited %.3g s for the verdict oracle (chain %s, "
+	               "judging the day's traces before the day starts) and "
+	               "gave up (--wait-timeout): a link whose Decide "
+	               "overruns its timeout again and again makes it call "
+	               "again on smaller batches",
+	               (double)r->wait_timeout_ns / 1e9,
+	               oracle_spec(r) ? oracle_spec(r) : "disabled");
 }
 
 /* Why the finalize asked for between the engine's stats b and a was
@@ -2235,7 +2265,7 @@ run_day(ms_replay *r, ms_errbuf *eb)
 {
 	phase_base pri;
 	int rc;
-	if ((rc = hold_day(r)) || (rc = wait_oracle(r)))
+	if ((rc = hold_day(r)) || (rc = wait_oracle(r, eb)))
 		return rc;
 	set_phase(r, MS_RPHASE_PRIMARY);
 	r->primary_mono = ms_mono_ns();
@@ -2783,6 +2813,20 @@ open_pipeline(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	return 0;
 }
 
+/* The note that the shard directory the user gave is short of room for
+ * the day, after the one already said (a killed run's shard removed). */
+static void
+work_room_note(ms_replay *r, uint64_t avail, bool links, uint64_t day)
+{
+	char room[sizeof(r->work_why)];
+	if (!ms__work_room_note(room, sizeof(room), r->work_dir, avail, links,
+	                        day))
+		return;
+	size_t k = strlen(r->work_why);
+	snprintf(r->work_why + k, sizeof(r->work_why) - k, "%s%s",
+	         k ? "\n" : "", room);
+}
+
 /* A fresh shard clone, in a directory that is new or empty: the run
  * deletes it at the end, so it must not hold anything else. It is scratch
  * owned by this process: what a killed run leaves is found and removed
@@ -2845,7 +2889,13 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 	bool empty = d && !de;
 	if (d)
 		closedir(d);
-	if (!empty)
+	int rec = empty ? 0
+	                : ms__work_reclaim(r->work_dir, r->db_path,
+	                                   r->work_why, sizeof(r->work_why),
+	                                   eb);
+	if (rec < 0)
+		return rec;
+	if (!empty && !rec)
 		return ms_fail(eb, MS_ERR_EXISTS,
 		               "shard directory %s exists and is not an "
 		               "empty directory; give a new or empty one "
@@ -2880,11 +2930,9 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 			return rc;
 		/* A directory the run chose has room for the day; one the
 		 * user gave is said to be short before the day starts. */
-		if (!r->work_why[0])
-			ms__work_room_note(r->work_why, sizeof(r->work_why),
-			                   r->work_dir,
-			                   (uint64_t)sv.f_bavail * sv.f_frsize,
-			                   links, day);
+		if (!r->work_why[0] || rec)
+			work_room_note(r, (uint64_t)sv.f_bavail * sv.f_frsize,
+			               links, day);
 	}
 	return ms_owner_write(r->work_dir, r->keep_shard ? "kept" : "scratch",
 	                      r->db_path, eb);
@@ -3088,9 +3136,7 @@ oracle_main(void *arg)
 	ms_rusage_name_thread("ms-oracle");
 	ms__give_way();
 	ms__test_delay(r->test.oracle_delay_ns);
-	const char *spec = r->test.oracle_spec ? r->test.oracle_spec
-	                   : r->pipe           ? ms_pipeline_spec(r->pipe)
-	                                       : NULL;
+	const char *spec = oracle_spec(r);
 	r->oracle_rc =
 	        ms__oracle_run(&r->oracle, r->fx, spec, r->plugin_dir,
 	                       r->opts.decide_timeout_ns, r->opts.plugin_host,

@@ -9,6 +9,8 @@
 #include "ms_replay_events.h"
 #include "replay_int.h"
 
+#include "ms_owner.h"
+
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -111,6 +113,19 @@ db_postmortem(const char *path, const char *reason, enum ms_postmortem *done,
 	return rc;
 }
 
+/* Has the shard directory work_dir been taken by another run since the
+ * run recording in db_path made it? A run given the --work-dir of one
+ * that was killed empties it and takes it (ms__work_reclaim) while that
+ * run's watcher may still be on its way here: its owner record then names
+ * another database and a live process, and the shard is that run's. */
+static bool
+taken_by_another_run(const char *work_dir, const char *db_path)
+{
+	ms_owner o;
+	return db_path && *db_path && ms_owner_read(work_dir, &o, NULL) == 0 &&
+	       strcmp(o.note, db_path) != 0 && ms_owner_alive(&o);
+}
+
 int
 ms_replay_postmortem(const char *db_path, const char *work_dir,
                      const char *reason, enum ms_postmortem *done,
@@ -122,6 +137,8 @@ ms_replay_postmortem(const char *db_path, const char *work_dir,
 		rc = db_postmortem(db_path, reason, &d, eb);
 	if (done)
 		*done = d;
+	if (work_dir && *work_dir && taken_by_another_run(work_dir, db_path))
+		return rc;
 	if (work_dir && *work_dir && ms_fs_rm_tree(work_dir, NULL) < 0 &&
 	    rc == 0)
 		rc = ms_fail(eb, MS_ERR_IO, "removing the scratch shard %s: %s",

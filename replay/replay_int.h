@@ -118,6 +118,17 @@ int ms__work_room_check(const char *dir, uint64_t avail, bool links,
  * linked): true with a line into buf[n] naming dir, both figures and
  * what follows (merges wait, the finalize may be skipped); else false
  * and buf "". */
+/* A --work-dir found not empty may hold just what a killed run left (its
+ * watcher killed with it: `timeout -s KILL` signals the whole process
+ * group): its scratch shard, with the owner record (ms_owner.h, kind
+ * scratch) of a process that is gone. Then the record is replaced by this
+ * process's (note db, this run's event database), the shard's other
+ * entries are removed, the directory itself kept (the caller holds its
+ * lock), and note (n bytes) says so: 1. 0 when dir holds anything else
+ * (left as it is); negative, with eb naming the shard and the error, when
+ * removing failed part way. */
+int ms__work_reclaim(const char *dir, const char *db, char *note, size_t n,
+                     ms_errbuf *eb);
 bool ms__work_room_note(char *buf, size_t n, const char *dir, uint64_t avail,
                         bool links, uint64_t day_bytes);
 /* What a run keeps for its own memory beside a shard on a tmpfs under an

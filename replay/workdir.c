@@ -18,6 +18,10 @@
  */
 #include "replay_int.h"
 
+#include "ms_fs.h"
+#include "ms_owner.h"
+
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -232,4 +236,92 @@ ms__work_mem_check(const char *dir, bool tmpfs, uint64_t mem_cap,
 	               "was staged)",
 	               dir, (double)mem_cap / MIB, (double)need / MIB,
 	               (double)MS__WORK_MEM_RESERVE / MIB);
+}
+
+/* The names a run's scratch shard puts in its directory (core/shard.c,
+ * the oracle's spill file, the owner record): a directory holding any
+ * other is not only a shard. */
+static bool
+is_shard_entry(const char *name)
+{
+	static const char *const names[] = { "parts", "tmp", "snapshot",
+		                             "dicts", MS__ORACLE_SPILL,
+		                             MS_OWNER_FILE };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+/* Call fn on every entry of dir but "." and ".." (stops at the first
+ * that returns non-zero, and returns it); -1 when dir cannot be read. */
+static int
+each_entry(const char *dir, int (*fn)(const char *dir, const char *name,
+                                      ms_errbuf *eb),
+           ms_errbuf *eb)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	struct dirent *de;
+	int rc = 0;
+	while (!rc && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			rc = fn(dir, de->d_name, eb);
+	closedir(d);
+	return rc;
+}
+
+static int
+not_shard(const char *dir, const char *name, ms_errbuf *eb)
+{
+	(void)dir;
+	(void)eb;
+	return !is_shard_entry(name);
+}
+
+/* Remove dir/name, the owner record excepted (removed last). */
+static int
+remove_entry(const char *dir, const char *name, ms_errbuf *eb)
+{
+	char path[MS_FS_PATH_MAX];
+	if (!strcmp(name, MS_OWNER_FILE))
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    (int)sizeof(path))
+		return ms_fail(eb, MS_ERR_RANGE, "shard directory %s: entry "
+		               "%s: path too long", dir, name);
+	return ms_fs_rm_tree(path, eb);
+}
+
+int
+ms__work_reclaim(const char *dir, const char *db, char *note, size_t n,
+                 ms_errbuf *eb)
+{
+	ms_owner o;
+	if (ms_owner_read(dir, &o, NULL) != 0 ||
+	    strcmp(o.kind, "scratch") != 0 || ms_owner_alive(&o) ||
+	    each_entry(dir, not_shard, NULL) != 0)
+		return 0;
+	/* This run's record first: the dead run's watcher, if it is still
+	 * on its way to remove the shard, leaves it alone from then on
+	 * (ms_replay_postmortem). */
+	int rc = ms_owner_write(dir, "scratch", db, eb);
+	if (!rc)
+		rc = each_entry(dir, remove_entry, eb);
+	if (rc < 0) {
+		ms_errbuf why;
+		snprintf(why.msg, sizeof(why.msg), "%s",
+		         eb && eb->msg[0] ? eb->msg : ms_strerror(rc));
+		return ms_fail(eb, rc,
+		               "shard directory %s holds the scratch shard of "
+		               "a run that is gone (pid %d), which could not be "
+		               "removed: %s",
+		               dir, (int)o.pid, why.msg);
+	}
+	snprintf(note, n,
+	         "shard directory %s held the scratch shard of a run that is "
+	         "gone (pid %d, event database %s): removed it",
+	         dir, (int)o.pid, o.note[0] ? o.note : "unknown");
+	return 1;
 }

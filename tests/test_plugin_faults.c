@@ -16,6 +16,7 @@
  * link to the test plugins, so that its plugin directory (the one beside
  * it) holds the test-only plugins.
  */
+#define _GNU_SOURCE /* pipe2 */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -580,6 +581,58 @@ test_process_loop(void **state)
 	process_case("loop", "timeout");
 }
 
+/* The run's executable removed once the run has started (a rebuild writes
+ * a new file at its path, or none while it links): the plugin hosts the
+ * run starts later (the oracle's, the merges') are still the binary the
+ * run started as, and the run is as without the removal. Before, each
+ * host was started from the path: every link failed open ("cannot
+ * start"), exit status 1. The removal waits for the run's exec to be
+ * done (its end of a close-on-exec pipe closes), not for any time. */
+static void
+test_process_host_after_exe_removed(void **state)
+{
+	(void)state;
+	char exe2[600], outp[600], errp[600];
+	snprintf(exe2, sizeof(exe2), "%s/bin2", root);
+	assert_int_equal(mkdir(exe2, 0755), 0);
+	snprintf(exe2, sizeof(exe2), "%s/bin2/mergescope", root);
+	assert_int_equal(copy_file(exe, exe2), 0);
+	run_out r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.db, sizeof(r.db), "%s/exe-gone.sqlite", root);
+	snprintf(r.work, sizeof(r.work), "%s/exe-gone.shard", root);
+	snprintf(outp, sizeof(outp), "%s/exe-gone.out", root);
+	snprintf(errp, sizeof(errp), "%s/exe-gone.err", root);
+	int pfd[2];
+	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || e < 0)
+			_exit(126);
+		dup2(o, STDOUT_FILENO);
+		dup2(e, STDERR_FILENO);
+		execl(exe2, exe2, "run", "--headless", "--fixture", fixture,
+		      "--chain", "skywalking", "--db", r.db, "--work-dir",
+		      r.work, "--plugin-host", "process", (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	char c;
+	assert_int_equal(read(pfd[0], &c, 1), 0); /* exec'd */
+	close(pfd[0]);
+	assert_int_equal(unlink(exe2), 0);
+	wait_chain(pid, "exe-gone", "skywalking", &r);
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+		fprintf(stderr, "%s\n%s", r.err, r.out);
+	assert_null(strstr(r.out, "cannot start"));
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	run_free(&r);
+}
+
 static void
 test_process_matches_inproc(void **state)
 {
@@ -732,6 +785,7 @@ main(void)
 		cmocka_unit_test(test_process_exit),
 		cmocka_unit_test(test_process_loop),
 		cmocka_unit_test(test_process_matches_inproc),
+		cmocka_unit_test(test_process_host_after_exe_removed),
 		cmocka_unit_test(test_plugin_host_refuses_unknown_mode),
 		cmocka_unit_test(test_plugin_logs_recorded_inproc),
 		cmocka_unit_test(test_plugin_logs_recorded_process),

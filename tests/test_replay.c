@@ -21,6 +21,7 @@
 #include "ms_replay_events.h"
 #include "ms_gates.h"
 #include "ms_rusage.h"
+#include "ms_owner.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -2288,6 +2289,42 @@ test_wait_timeout_fails_run(void **state)
 	assert_false(rt_exists(run.work));
 }
 
+/* The verdict oracle takes longer than --wait-timeout before the day
+ * starts (its thread held back 3 s, as an oracle whose chain overruns its
+ * Decide timeout on every other call and so never opens its circuit):
+ * the run fails saying what it waited for, records it, removes its
+ * shard. Before, the day waited for the oracle without a deadline. */
+static void
+test_wait_timeout_covers_oracle(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "wait-oracle", "alwayskeep");
+	run.o.wait_timeout_ns = 200 * 1000000LL;
+	run.t.oracle_delay_ns = 3000 * 1000000LL;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	fprintf(stderr, "run ended %s: %s\n", ms_replay_state_name(st->state),
+	        st->error);
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	assert_int_equal(st->pub_done, 0);
+	assert_non_null(strstr(st->error, "waited 0.2 s for the verdict "
+	                                  "oracle (chain alwayskeep,"));
+	assert_non_null(strstr(st->error, "gave up (--wait-timeout)"));
+	char error[sizeof(st->error)];
+	snprintf(error, sizeof(error), "%s", st->error);
+	free(st);
+	ms_replay_close(r);
+	ms_ev_run_end end;
+	run_end_of(run.db, &end);
+	assert_string_equal(end.status, "failed");
+	assert_string_equal(end.error, error);
+	assert_false(rt_exists(run.work));
+}
+
 /* A deadline far shorter than the time the run is held at a barrier: the
  * held time does not count, and the run completes. */
 static void
@@ -2451,6 +2488,105 @@ test_close_says_shard_left(void **state)
 	assert_int_equal(ms_replay_close_fold(r, db, sizeof(db), &eb, &left),
 	                 0);
 	assert_string_equal(left.msg, "");
+	assert_false(rt_exists(run.work));
+}
+
+/* In dir, what a run killed with its watcher leaves (`timeout -s KILL`
+ * signals the whole process group): its scratch shard, whose owner record
+ * names a process that is gone (a child that wrote it and exited); and
+ * the file extra (NULL: none), which is not a shard's. */
+static void
+leave_dead_shard(const char *dir, const char *extra)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/parts", dir);
+	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
+	snprintf(p, sizeof(p), "%s/tmp", dir);
+	assert_int_equal(ms_fs_mkdir_p(p, 0755, NULL), 0);
+	snprintf(p, sizeof(p), "%s/parts/0000000000000001.core", dir);
+	assert_int_equal(ms_test_put(p, "part"), 0);
+	snprintf(p, sizeof(p), "%s/snapshot", dir);
+	assert_int_equal(ms_test_put(p, "snapshot"), 0);
+	if (extra) {
+		snprintf(p, sizeof(p), "%s/%s", dir, extra);
+		assert_int_equal(ms_test_put(p, "mine"), 0);
+	}
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(ms_owner_write(dir, "scratch", "/gone/run.db", NULL) ? 1
+		                                                           : 0);
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* A --work-dir holding only the scratch shard of a run that is gone is
+ * taken (its leftovers removed, one line saying so); one that also holds
+ * anything else is refused with nothing removed. Before, both were
+ * refused, and `clean` does not look outside the scratch root and the
+ * cache: the user had to find and remove the dead run's shard. */
+static void
+test_work_dir_of_a_killed_run(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "killed-shard", "alwayskeep");
+	leave_dead_shard(run.work, NULL);
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	int rc = ms__replay_open_test(&r, &run.o, &run.t, &eb);
+	if (rc)
+		fprintf(stderr, "open: %s\n", eb.msg);
+	assert_int_equal(rc, 0);
+	const char *note = ms_replay_work_note(r);
+	fprintf(stderr, "note: %s\n", note);
+	assert_non_null(strstr(note, run.work));
+	assert_non_null(strstr(note, "held the scratch shard of a run that "
+	                             "is gone"));
+	assert_non_null(strstr(note, "/gone/run.db"));
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/parts/0000000000000001.core", run.work);
+	assert_false(rt_exists(p));
+	ms_replay_close(r);
+	assert_false(rt_exists(run.work));
+
+	rt_opts(&run, "killed-shard-and-more", "alwayskeep");
+	leave_dead_shard(run.work, "notes.txt");
+	r = NULL;
+	memset(&eb, 0, sizeof(eb));
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb),
+	                 MS_ERR_EXISTS);
+	assert_non_null(strstr(eb.msg, "not an empty directory"));
+	snprintf(p, sizeof(p), "%s/notes.txt", run.work);
+	assert_true(rt_exists(p));
+	snprintf(p, sizeof(p), "%s/snapshot", run.work);
+	assert_true(rt_exists(p));
+	assert_int_equal(ms_fs_rm_tree(run.work, NULL), 0);
+}
+
+/* The watcher of a killed run removes its shard (ms_replay_postmortem)
+ * unless another run has taken the directory meanwhile (its --work-dir,
+ * test_work_dir_of_a_killed_run): the owner record then names that run's
+ * database and a live process. One whose record names the run's own
+ * database is removed though its process lives (a plugin crashed in it:
+ * the watcher cleans up before the process dies). */
+static void
+test_postmortem_leaves_a_taken_shard(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "taken-shard", "alwayskeep");
+	assert_int_equal(ms_fs_mkdir_p(run.work, 0755, NULL), 0);
+	assert_int_equal(ms_owner_write(run.work, "scratch", run.db, NULL), 0);
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_postmortem("/gone/run.db", run.work,
+	                                      "killed", NULL, &eb),
+	                 0);
+	assert_true(rt_exists(run.work));
+	assert_int_equal(ms_replay_postmortem(run.db, run.work, "crashed",
+	                                      NULL, &eb),
+	                 0);
 	assert_false(rt_exists(run.work));
 }
 
@@ -2864,10 +3000,13 @@ main(void)
 		cmocka_unit_test(test_sigkill_mid_run),
 		cmocka_unit_test(test_wait_timeout_fails_run),
 		cmocka_unit_test(test_wait_deadline_skips_barrier),
+		cmocka_unit_test(test_wait_timeout_covers_oracle),
 		cmocka_unit_test(test_recorder_full_stops_run),
 		cmocka_unit_test(test_recorder_full_at_end_fails_run),
 		cmocka_unit_test(test_start_without_threads),
 		cmocka_unit_test(test_close_says_shard_left),
+		cmocka_unit_test(test_work_dir_of_a_killed_run),
+		cmocka_unit_test(test_postmortem_leaves_a_taken_shard),
 		cmocka_unit_test(test_open_out_of_memory_says_what_for),
 		cmocka_unit_test(test_start_without_rss_sampler),
 		cmocka_unit_test(test_stage_copy_tries_range_once),
