@@ -153,6 +153,9 @@ test_extra(void **state)
 	REFUSES(NULL, "bench_dropset", "extra");
 	REFUSES(NULL, "bench_shard", ".", "extra");
 	REFUSES(NULL, "bench_recorder", ".", "extra");
+	REFUSES("RUN_WALL_S", "bench_recorder", ".", "0");
+	REFUSES("RUN_WALL_S", "bench_recorder", ".", "2s");
+	REFUSES(NULL, "bench_recorder", ".", "2", "extra");
 	REFUSES(NULL, "bench_checkpoint", ".", "extra");
 	REFUSES(NULL, "bench_decide", ".", "extra");
 }

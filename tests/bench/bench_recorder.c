@@ -154,8 +154,16 @@ day(const char *path)
 int
 main(int argc, char **argv)
 {
-	if (argc > 3)
-		bench_usage("bench_recorder [DIR [RUN_WALL_S]]");
+	/* The run the share is of: a day-2x run's wall (its report's status
+	 * line gives it; about 2 s on tmpfs at cpus=2,mem=4g). */
+	double run_s = 2.0;
+	char *end = NULL;
+	if (argc > 2)
+		run_s = strtod(argv[2], &end);
+	if (argc > 3 || (argc > 2 && (end == argv[2] || *end)) ||
+	    !(run_s > 0 && run_s <= 86400))
+		bench_usage("bench_recorder [DIR [RUN_WALL_S]]  (RUN_WALL_S: "
+		            "seconds, above 0)");
 	char dir[256];
 	if (argc > 1)
 		snprintf(dir, sizeof(dir), "%s", argv[1]);
@@ -188,11 +196,6 @@ main(int argc, char **argv)
 	printf("  merge event, commit each       %8.1f us   (%.1fx grouped)\n",
 	       (double)e / 1e3, (double)e / (double)g);
 	printf("  publication event, grouped     %8.1f us\n", (double)p / 1e3);
-	/* The run the share is of: a day-2x run's wall (its report's status
-	 * line gives it; about 2 s on tmpfs at cpus=2,mem=4g). */
-	double run_s = argc > 2 ? atof(argv[2]) : 2.0;
-	if (!(run_s > 0))
-		bench_usage("bench_recorder [DIR [RUN_WALL_S]]");
 	printf("  day-2x event volume            %8.1f ms   = %.2f%% of a "
 	       "%.2f s run (%d events)\n",
 	       (double)w / 1e6, 100.0 * (double)w / (run_s * 1e9), run_s,
