@@ -1565,6 +1565,25 @@ test_check(void **state)
 	assert_int_equal(rep.traces, 4000);
 	assert_int_equal(rep.copied_traces, 558);
 	assert_int_equal(rep.base_traces, 4000 - 558);
+	/* The last write's figures are its schedule row's, as the build
+	 * printed them (the check printed "0 fragments / 0 rows"). */
+	{
+		char mpath[600], frags[32], rows[32];
+		sqlite3 *db = NULL;
+
+		snprintf(mpath, sizeof(mpath), "%s/%s", dir,
+		         MS_FIXTURE_MANIFEST);
+		assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+		schedule_value(db, "fragments", (int)rep.writes - 1, frags,
+		               sizeof(frags));
+		schedule_value(db, "rows", (int)rep.writes - 1, rows,
+		               sizeof(rows));
+		sqlite3_close(db);
+		assert_true(rep.last_batch_fragments > 0);
+		assert_int_equal(rep.last_batch_fragments,
+		                 strtoull(frags, NULL, 10));
+		assert_int_equal(rep.last_batch_rows, strtoull(rows, NULL, 10));
+	}
 	genv = rep.generator_version;
 	assert_true(genv > 1);
 	/* The check consolidated the parts again (the same figures as the
