@@ -1565,6 +1565,25 @@ test_check(void **state)
 	assert_int_equal(rep.traces, 4000);
 	assert_int_equal(rep.copied_traces, 558);
 	assert_int_equal(rep.base_traces, 4000 - 558);
+	/* The last write's figures are its schedule row's, as the build
+	 * printed them (the check printed "0 fragments / 0 rows"). */
+	{
+		char mpath[600], frags[32], rows[32];
+		sqlite3 *db = NULL;
+
+		snprintf(mpath, sizeof(mpath), "%s/%s", dir,
+		         MS_FIXTURE_MANIFEST);
+		assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+		schedule_value(db, "fragments", (int)rep.writes - 1, frags,
+		               sizeof(frags));
+		schedule_value(db, "rows", (int)rep.writes - 1, rows,
+		               sizeof(rows));
+		sqlite3_close(db);
+		assert_true(rep.last_batch_fragments > 0);
+		assert_int_equal(rep.last_batch_fragments,
+		                 strtoull(frags, NULL, 10));
+		assert_int_equal(rep.last_batch_rows, strtoull(rows, NULL, 10));
+	}
 	genv = rep.generator_version;
 	assert_true(genv > 1);
 	/* The check consolidated the parts again (the same figures as the
@@ -2800,30 +2819,29 @@ test_room_check(void **state)
 	assert_non_null(p);
 	const uint64_t mib = 1024 * 1024, tib = mib * mib;
 	ms_errbuf eb = { { 0 } };
-	assert_int_equal(
-	        ms__fx_room_check(p, false, "/small", 100 * mib, 0, tib,
-	                                   &eb),
-	        MS_ERR_NOSPACE);
+	assert_int_equal(ms__fx_room_check(p, false, "/small", 100 * mib, 0,
+	                                   tib, false, &eb),
+	                 MS_ERR_NOSPACE);
 	fprintf(stderr, "refused as expected: %s\n", eb.msg);
 	assert_non_null(strstr(eb.msg, "day-4x needs about 225.3 MiB"));
 	assert_non_null(strstr(eb.msg, "/small has 100.0 MiB free"));
 	assert_non_null(strstr(eb.msg, "nothing was written"));
 	/* Room for the day alone, not with a warm opening's. */
 	assert_int_equal(ms__fx_room_check(p, false, "/d", 300 * mib, 0, tib,
-	                                   &eb),
+	                                   false, &eb),
 	                 0);
-	assert_int_equal(ms__fx_room_check(p, true, "/d", 300 * mib, 0, tib,
-	                                   &eb),
-	                 MS_ERR_NOSPACE);
+	assert_int_equal(
+	        ms__fx_room_check(p, true, "/d", 300 * mib, 0, tib, false, &eb),
+	        MS_ERR_NOSPACE);
 	/* The day is generated in memory. */
-	assert_int_equal(ms__fx_room_check(p, false, "/d", tib, 0, 64 * mib,
-	                                   &eb),
-	                 MS_ERR_NOMEM);
+	assert_int_equal(
+	        ms__fx_room_check(p, false, "/d", tib, 0, 64 * mib, false, &eb),
+	        MS_ERR_NOMEM);
 	fprintf(stderr, "refused as expected: %s\n", eb.msg);
 	assert_non_null(strstr(eb.msg, "memory limit is 64.0 MiB"));
-	assert_int_equal(ms__fx_room_check(p, false, "/d", tib, 0, 96 * mib,
-	                                   &eb),
-	                 0);
+	assert_int_equal(
+	        ms__fx_room_check(p, false, "/d", tib, 0, 96 * mib, false, &eb),
+	        0);
 	/* A file system stores files in whole blocks: a day whose files'
 	 * bytes fit but whose blocks do not is refused too (smoke on a
 	 * 7 MiB tmpfs: its 6.1 MiB took 7.1 MiB there, 521 files). */
@@ -2843,18 +2861,78 @@ test_room_check(void **state)
 		assert_non_null(p);
 		assert_int_equal(ms__fx_room_check(p, false, "/d",
 		                                   blocks[i].avail_mib * mib,
-		                                   blocks[i].block, tib, &eb),
+		                                   blocks[i].block, tib, false,
+		                                   &eb),
 		                 blocks[i].rc);
 		if (i == 1)
 			assert_non_null(
 			        strstr(eb.msg, "smoke needs about 7.2 MiB"));
 	}
 	p = ms__fx_preset_find("day-1000x", &scaled);
-	assert_int_equal(ms__fx_room_check(p, false, "/d", 40 * mib, 0, tib,
-	                                   &eb),
-	                 MS_ERR_NOSPACE);
+	assert_int_equal(
+	        ms__fx_room_check(p, false, "/d", 40 * mib, 0, tib, false, &eb),
+	        MS_ERR_NOSPACE);
 	assert_non_null(strstr(eb.msg, "day-1000x needs about 55.0"));
 	assert_non_null(strstr(eb.msg, " GiB for its files"));
+}
+
+/* A build consolidates its day in a scratch shard as big as its raw
+ * parts: a scratch root without room for that (a day-1000x's 56 GiB on
+ * a 24 GiB /dev/shm, or beside a day generated in memory) is not taken,
+ * and the shard's room is then asked of the fixture's file system up
+ * front, so the day is refused before any work instead of failing an
+ * hour later with the scratch root (memory, on a tmpfs) full. */
+static void
+test_room_scratch(void **state)
+{
+	(void)state;
+	const uint64_t mib = 1024 * 1024, gib = 1024 * mib;
+	fx_preset scaled;
+	const fx_preset *p = ms__fx_preset_find("day-1000x", &scaled);
+	assert_non_null(p);
+	ms_errbuf eb = { { 0 } };
+
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 74 * gib, 4096,
+	                                   23 * gib, false, &eb),
+	                 0);
+	assert_int_equal(ms__fx_room_check(p, false, "/d", 74 * gib, 4096,
+	                                   23 * gib, true, &eb),
+	                 MS_ERR_NOSPACE);
+	fprintf(stderr, "refused as expected: %s\n", eb.msg);
+	assert_non_null(strstr(eb.msg, "day-1000x needs about 120."));
+	assert_non_null(strstr(eb.msg, "scratch shard of its consolidation"));
+	assert_non_null(strstr(eb.msg, "nothing was written"));
+
+	assert_false(ms__fx_scratch_fits(24 * gib, true, 56 * gib, 64 * gib));
+	assert_true(ms__fx_scratch_fits(24 * gib, true, 5 * gib, 20 * gib));
+	/* A tmpfs's pages are memory. */
+	assert_false(ms__fx_scratch_fits(24 * gib, true, 5 * gib, 4 * gib));
+	assert_true(ms__fx_scratch_fits(24 * gib, false, 5 * gib, 4 * gib));
+	/* A GiB stays free beside the shard. */
+	assert_false(ms__fx_scratch_fits(gib + 512 * mib, true, 600 * mib,
+	                                 64 * gib));
+	assert_true(ms__fx_scratch_fits(2 * gib, true, 600 * mib, 64 * gib));
+	assert_false(ms__fx_scratch_fits(gib, true, 0, 64 * gib));
+	assert_true(ms__fx_scratch_need(100 * mib) > 100 * mib);
+	/* The memory beside the process: the limit less what it is to
+	 * hold, and no more than the machine has free now less what it is
+	 * still to take (day-300x here: 5.8 GB generated, 22 GB free). */
+	assert_int_equal(ms__fx_scratch_mem_room(23 * gib, 22 * gib, 0,
+	                                         6 * gib),
+	                 16 * gib);
+	assert_int_equal(ms__fx_scratch_mem_room(23 * gib, 64 * gib, 0,
+	                                         6 * gib),
+	                 17 * gib);
+	assert_int_equal(ms__fx_scratch_mem_room(23 * gib, 22 * gib, 6 * gib,
+	                                         0),
+	                 17 * gib);
+	assert_int_equal(ms__fx_scratch_mem_room(4 * gib, 22 * gib, 6 * gib,
+	                                         0),
+	                 0);
+
+	/* This machine's scratch root never takes more than its file
+	 * system holds. */
+	assert_false(ms__fx_scratch_takes(UINT64_MAX / 2, 0, NULL));
 }
 
 /* The reference table: volume figures scale with the day, others do not
@@ -3137,6 +3215,7 @@ main(void)
 		cmocka_unit_test(test_stop_leaves_nothing),
 		cmocka_unit_test(test_scaled_presets),
 		cmocka_unit_test(test_room_check),
+		cmocka_unit_test(test_room_scratch),
 		cmocka_unit_test(test_reference),
 		cmocka_unit_test(test_reference_derived),
 		cmocka_unit_test(test_reference_rows_one_figure),
