@@ -1267,9 +1267,25 @@ test_report_vs_other_opening(void **state)
 	rc = cli("run", "--headless", "--preset", "smoke", NULL);
 	setenv("XDG_CACHE_HOME", saved, 1);
 	assert_int_equal(rc, 2);
-	assert_non_null(strstr(err_text, "is not the preset's default build "
-	                                 "(it has a warm opening)"));
+	assert_non_null(strstr(err_text, "is not the preset's default build: "
+	                                 "opening warm (the default: empty)"));
 	assert_non_null(strstr(err_text, "/mergescope/smoke-1"));
+
+	/* Nor is another preset's day: the smoke day where day-1x's is
+	 * cached was replayed as day-1x (its empty opening was all that
+	 * was compared). */
+	snprintf(cmd, sizeof(cmd),
+	         "mkdir -p '%s/mergescope' && "
+	         "cp -r '%s' '%s/mergescope/day-1x-1'",
+	         cache, fixture_dir, cache);
+	assert_int_equal(system(cmd), 0);
+	setenv("XDG_CACHE_HOME", cache, 1);
+	rc = cli("run", "--headless", "--preset", "day-1x", NULL);
+	setenv("XDG_CACHE_HOME", saved, 1);
+	assert_int_equal(rc, 2);
+	assert_non_null(strstr(err_text, "is not the preset's default build: "
+	                                 "preset smoke (the default: day-1x)"));
+	assert_non_null(strstr(err_text, "/mergescope/day-1x-1"));
 }
 
 /* No output goes over an event database or a file SQLite keeps beside it

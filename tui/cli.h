@@ -5,6 +5,7 @@
 #ifndef MS_TUI_CLI_H
 #define MS_TUI_CLI_H
 
+#include "ms_fixture.h"
 #include "ms_fs.h"
 #include "ms_pipeline.h"
 #include "tui_int.h"
@@ -489,6 +490,15 @@ void ms__fixture_unlock(int fd, const char *dir);
  * with its parents, for a lock file or an output beside it. 0 or -1 with
  * errno. */
 int ms__mkdir_parent(const char *path);
+/* What differs between the fixture have and the one asked for (preset,
+ * seed, opening "empty" or "warm", a dictionary or not), into buf (n
+ * bytes) as "seed 2 (this build: 1), opening warm (this build: empty)",
+ * with `asked` naming the one asked for ("this build"); "" when nothing
+ * does. */
+void ms__fixture_differences(char *buf, size_t n, const ms_fixture_info *have,
+                             const char *asked, const char *preset,
+                             uint64_t seed, const char *opening,
+                             bool dictionary);
 /*
  * The checks `tui` and `run` make on their parsed options (a->o holds the
  * run table, MS__RO_COUNT entries, of which `tui` parses the first

@@ -406,6 +406,34 @@ build_progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
 	ms__progress_update(&b->prog, what, done, total, NULL);
 }
 
+void
+ms__fixture_differences(char *buf, size_t n, const ms_fixture_info *have,
+                        const char *asked, const char *preset, uint64_t seed,
+                        const char *opening, bool dictionary)
+{
+	size_t used = 0;
+	char a[32], b[32];
+	struct {
+		const char *what, *got, *want;
+	} d[4] = {
+		{ "preset", have->preset, preset },
+		{ "seed", a, b },
+		{ "opening", have->opening, opening },
+		{ "dictionary", have->dict_id ? "one" : "none",
+		  dictionary ? "one" : "none" },
+	};
+	snprintf(a, sizeof(a), "%llu", (unsigned long long)have->seed);
+	snprintf(b, sizeof(b), "%llu", (unsigned long long)seed);
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]) && used < n; i++) {
+		if (strcmp(d[i].got, d[i].want) == 0)
+			continue;
+		used += (size_t)snprintf(
+		        buf + used, n - used, "%s%s %s (%s: %s)",
+		        used ? ", " : "", d[i].what, d[i].got, asked, d[i].want);
+	}
+}
+
 int
 ms__mkdir_parent(const char *path)
 {
@@ -549,21 +577,22 @@ cached_fixture_locked(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	ms_errbuf eb = { "" };
 	struct stat st;
 	if (stat(dir, &st) == 0 && ms_fixture_open(&f, dir, &eb) == 0) {
-		/* The preset's cached day is the default build: an empty
-		 * opening and no dictionary. Another day put there (fixture
-		 * build --out) is not taken for it. */
-		const ms_fixture_info *i = ms_fixture_get_info(f);
-		bool plain = strcmp(i->opening, "empty") == 0 && !i->dict_id;
-		char what[64];
-		snprintf(what, sizeof(what), "%s opening%s", i->opening,
-		         i->dict_id ? ", dictionary" : "");
+		/* The preset's cached day is its default build: the preset's
+		 * day of the default seed, an empty opening and no
+		 * dictionary. Another day put there (fixture build --out) is
+		 * not taken for it. */
+		char what[512];
+		ms__fixture_differences(what, sizeof(what),
+		                        ms_fixture_get_info(f), "the default",
+		                        cfg->preset, MS_FIXTURE_SEED, "empty",
+		                        false);
 		ms_fixture_close(f);
-		if (!plain) {
+		if (what[0]) {
 			fprintf(err,
 			        "mergescope %s: the cached fixture %s is not "
-			        "the preset's default build (it has a %s); "
-			        "give it as --fixture %s, or move it and run "
-			        "again to build the default\n",
+			        "the preset's default build: %s; give it as "
+			        "--fixture %s, or move it and run again to "
+			        "build the default\n",
 			        a->cmd, dir, what, dir);
 			return MS_EXIT_ERROR;
 		}

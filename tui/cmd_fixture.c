@@ -345,35 +345,6 @@ where(const build_req *r, char *buf, size_t n)
 	return buf;
 }
 
-/* What differs between the fixture have and the one r asks for, as
- * "opening empty (this build: warm)", ...; "" when nothing does. */
-static void
-differences(char *buf, size_t n, const ms_fixture_info *have,
-            const build_req *r)
-{
-	size_t used = 0;
-	char a[32], b[32];
-	struct {
-		const char *what, *got, *want;
-	} d[4] = {
-		{ "preset", have->preset, r->preset },
-		{ "seed", a, b },
-		{ "opening", have->opening, r->opening },
-		{ "dictionary", have->dict_id ? "one" : "none",
-		  r->dictionary ? "one" : "none" },
-	};
-	snprintf(a, sizeof(a), "%llu", (unsigned long long)have->seed);
-	snprintf(b, sizeof(b), "%llu", (unsigned long long)r->seed);
-	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]) && used < n; i++) {
-		if (strcmp(d[i].got, d[i].want) == 0)
-			continue;
-		used += (size_t)snprintf(
-		        buf + used, n - used, "%s%s %s (this build: %s)",
-		        used ? ", " : "", d[i].what, d[i].got, d[i].want);
-	}
-}
-
 enum { OUT_ABSENT = -1 };
 
 /* The fixture at r->outdir (w: where() of it) does not open or verify
@@ -427,7 +398,9 @@ existing(const build_req *r, FILE *out, FILE *err)
 		                    : "it does not open");
 		return MS_EXIT_ERROR;
 	}
-	differences(diff, sizeof(diff), ms_fixture_get_info(have), r);
+	ms__fixture_differences(diff, sizeof(diff), ms_fixture_get_info(have),
+	                        "this build", r->preset, r->seed, r->opening,
+	                        r->dictionary);
 	if (diff[0]) {
 		ms_fixture_close(have);
 		fprintf(err,
