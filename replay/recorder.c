@@ -1979,6 +1979,7 @@ ms_rec_stats_get(ms_rec *r, ms_rec_stats *out)
 	pthread_mutex_lock(&r->qlock);
 	out->merges = r->merges;
 	out->busy_ns += r->q_busy_ns;
+	out->queue_ns = r->q_busy_ns;
 	out->wait_ns = r->q_wait_ns;
 	pthread_mutex_unlock(&r->qlock);
 	pthread_mutex_unlock(&r->lock);

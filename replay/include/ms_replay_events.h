@@ -449,7 +449,8 @@ typedef struct ms_rec_stats {
 	 * the time a caller waited for the database's lock (it waited for
 	 * recording work counted here). */
 	int64_t busy_ns;
-	int64_t wait_ns;            /* of busy_ns: callers waiting for room */
+	int64_t queue_ns; /* of busy_ns: the callers' time in the queue */
+	int64_t wait_ns;  /* of queue_ns: callers waiting for room */
 	uint64_t failed_statements; /* SQLite statements that failed */
 } ms_rec_stats;
 
