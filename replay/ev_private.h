@@ -18,6 +18,13 @@
  * it was (ms__replay_test.lose_merge_row). */
 void ms__rec_forget_merge(ms_rec *r, uint64_t seq);
 
+/* Hold (true) or let go the recorder's thread: held, it moves no event
+ * into SQLite (calls that drain the queue themselves still do), so a
+ * test can fill the queue. */
+void ms__rec_hold(ms_rec *r, bool hold);
+/* Callers of rec now waiting for room in its queue. */
+uint32_t ms__rec_waiters(ms_rec *r);
+
 /* Which record a column belongs to. */
 enum ms__ev_rec {
 	MS__EV_MERGE = 0, /* ms_ev_merge (without inputs and links) */

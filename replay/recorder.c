@@ -9,29 +9,58 @@
  * the resulting schema; a change to any table bumps MS_EV_SCHEMA_VERSION.
  *
  * Design (recorder):
- *  1. Every accepted event is inside the open transaction (r->pending > 0
- *     iff a transaction is open) or committed.
- *  2. The open transaction commits when it holds batch_events events, when
- *     its first event is batch_ms old (the timer thread does it even if no
- *     further event arrives), at run_begin/phase/gate/run_end, on flush and
- *     on close. So a SIGKILL loses at most the last batch_ms of events, and a
- *     clean close loses none.
+ *  0. The run's threads do no SQLite work for the events of a run (pub,
+ *     merge, part, sample, plugin log lines and counts): a call copies its
+ *     event whole (a merge with its inputs; every string is an array inside
+ *     the struct) into the queue and returns. The recorder's own thread
+ *     (the drain) moves the queue into SQLite in the order the calls were
+ *     accepted. Every other call (run begin and end, staging, phase, gate,
+ *     reconcile, plugin stat, flush, the counts, mark, rollback, close)
+ *     first drains the queue on the caller's thread, under the connection
+ *     lock, then works as before: what it reads or writes comes after
+ *     every event accepted before it.
+ *  1. Every accepted event is in the queue, in the open transaction of a
+ *     drain, or committed: a drain commits what it moved before it lets
+ *     the connection go, so outside a drain no transaction is open.
+ *  2. The drain thread drains when batch_events events wait, when the
+ *     oldest has waited batch_ms, or when a caller waits for room; a drain
+ *     commits after every batch_events events and at its end. Calls that
+ *     commit at once (run_begin/staged/phase/gate/recon/plugin_stat/
+ *     run_end, flush, close) drain first. So a SIGKILL loses at most the
+ *     events of the last batch_ms (and of a drain under way), and a clean
+ *     close loses none.
  *  3. The database is in WAL mode with synchronous=NORMAL: a commit appends
  *     to the WAL with write(2) and needs no fsync, which is what makes a
  *     commit every 100 ms cheap. A committed transaction survives the death
  *     of the process (the kernel has the bytes); only a power loss or
  *     kernel crash can take back the last commits. That is the trade-off we
  *     accept for an event log: recording stays well under the run's cost.
- *  4. All use of the connection happens under r->lock.
- *  5. The first SQLite failure (an insert, a commit, the timer's commit)
- *     makes the recorder failed for good: the open transaction is rolled
- *     back, nothing is sent to SQLite again, and every later call returns
- *     that first error ("event database PATH: commit: database or disk is
- *     full"), which ms_rec_failed also reports. So a full disk costs one
- *     failed statement, never a loop.
+ *  4. All use of the connection happens under r->lock; the queue is under
+ *     r->qlock, taken after r->lock when both are held. r->dead is written
+ *     under both, so either lock reads it.
+ *  5. The first SQLite failure (an insert, a commit, a drain's) makes the
+ *     recorder failed for good: the open transaction is rolled back, the
+ *     events still queued are dropped, nothing is sent to SQLite again,
+ *     and every later call returns that first error ("event database PATH:
+ *     commit: database or disk is full"), which ms_rec_failed also
+ *     reports. A queued event is accepted before it reaches SQLite, so a
+ *     caller learns of a failure at its next call, or at flush or close.
+ *     A full disk costs one failed statement, never a loop.
  *  6. The file is never an event log without its run: the schema and the
  *     run record (ms_rec_opts.run) are one transaction, the first, made
  *     in a rollback journal before the switch to WAL (create_locked).
+ *  7. The queue's memory is bounded (ms_rec_opts.queue_bytes, counting
+ *     events queued and those a drain is moving): a call that finds it
+ *     full wakes the drain and waits for room.
+ *  8. busy_ns is the recording's cost to the run: the callers' time in
+ *     the queue (copying, and waiting for room: wall time, as the caller
+ *     is held up for it) plus the time of every section holding the
+ *     connection (drains, the calls that commit at once): the CPU time
+ *     of the thread that held it (CLOCK_THREAD_CPUTIME_ID, read at the
+ *     start and the end of the section), not its wall time, which on
+ *     cores shared with the run counts the time the run's own threads
+ *     preempted the drain. A commit needs no fsync (design 3): its
+ *     write(2) is CPU time too.
  * States: open (timer running) -> failed (first SQLite error) -> closed
  * (ms_rec_close).
  */
@@ -734,6 +763,18 @@ enum {
 	S_COUNT
 };
 
+/* One event in the queue (design 0): its kind and a copy of its object,
+ * a merge's inputs after the merge. */
+enum qkind { Q_PUB, Q_MERGE, Q_PART, Q_SAMPLE, Q_PLOG, Q_PLOGC, Q_KINDS };
+struct qev {
+	struct qev *next;
+	enum qkind kind;
+	size_t bytes; /* the allocation, as counted in ms_rec.q_bytes */
+	_Alignas(16) unsigned char obj[];
+};
+_Static_assert(sizeof(ms_ev_merge) % _Alignof(ms_ev_input) == 0,
+               "a merge's inputs follow it in its queue entry");
+
 struct ms_rec {
 	sqlite3 *db;
 	sqlite3_stmt *st[S_COUNT];
@@ -741,24 +782,35 @@ struct ms_rec {
 	uint32_t batch_events;
 	int64_t batch_ns;
 
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	pthread_t timer;
+	pthread_mutex_t lock; /* the connection and the fields to "dead" */
+	pthread_t timer;      /* the drain thread */
 	bool timer_started;
-	bool stop;
 
 	bool ended; /* the run end is recorded (ms_rec_run_end) */
 
 	uint32_t pending; /* events in the open transaction */
 	uint32_t pending_merges;
-	int64_t first_pending_ns; /* monotonic, when the batch opened */
-	int dead;                 /* 0, or the first failure (design 5) */
+	int dead; /* 0, or the first failure (design 5) */
 	ms_errbuf dead_msg;
 	uint64_t failed_statements;
 
-	uint64_t events, merges, commits;
+	uint64_t events, commits;
 	_Atomic uint64_t merges_committed;
-	int64_t busy_ns;
+	int64_t busy_ns; /* sections holding the connection (design 8) */
+
+	pthread_mutex_t qlock; /* the fields below */
+	pthread_cond_t wake;   /* the drain thread waits on it */
+	pthread_cond_t space;  /* callers waiting for room */
+	bool stop;
+	bool hold; /* ms__rec_hold: the drain thread waits */
+	struct qev *q_head, *q_tail;
+	uint32_t q_n;          /* events queued */
+	size_t q_bytes, q_cap; /* queued and being drained; the bound */
+	int64_t q_first_ns;    /* monotonic, when the oldest was queued */
+	uint32_t q_waiters;    /* callers waiting for room */
+	uint64_t merges;       /* merge events accepted */
+	int64_t q_busy_ns;     /* callers' time in the queue (design 8) */
+	int64_t q_wait_ns;     /* of which waiting for room */
 };
 
 /* The first SQLite failure: remembered for good, the batch dropped
@@ -770,10 +822,13 @@ sql_fail(ms_rec *r, ms_errbuf *eb, const char *what)
 	int rc = ms_fail(&e, MS_ERR_IO, "event database %s: %s: %s", r->path,
 	                 what, sqlite3_errmsg(r->db));
 	r->failed_statements++;
+	pthread_mutex_lock(&r->qlock);
 	if (!r->dead) {
 		r->dead = rc;
 		r->dead_msg = e;
 	}
+	pthread_cond_broadcast(&r->space); /* a waiter gets the error */
+	pthread_mutex_unlock(&r->qlock);
 	if (r->db && !sqlite3_get_autocommit(r->db))
 		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
 	r->pending = 0;
@@ -783,7 +838,7 @@ sql_fail(ms_rec *r, ms_errbuf *eb, const char *what)
 	return rc;
 }
 
-/* The sticky failure, if any, into eb. Caller holds the lock. */
+/* The sticky failure, if any, into eb. Caller holds either lock. */
 static int
 dead_err(ms_rec *r, ms_errbuf *eb)
 {
@@ -809,9 +864,7 @@ commit_locked(ms_rec *r, ms_errbuf *eb)
 {
 	if (r->pending == 0)
 		return 0;
-	int64_t t0 = ms_mono_ns();
 	int rc = run_stmt(r, r->st[S_COMMIT], eb, "commit");
-	r->busy_ns += ms_mono_ns() - t0;
 	if (rc < 0)
 		return rc;
 	r->commits++;
@@ -821,27 +874,92 @@ commit_locked(ms_rec *r, ms_errbuf *eb)
 	return 0;
 }
 
+static int insert_event(ms_rec *r, const struct qev *n);
+
+/* Move the queue into SQLite and commit it (design 0-2); after the
+ * first failure the queued events are dropped (design 5). Lock held. */
+static void
+drain_locked(ms_rec *r)
+{
+	pthread_mutex_lock(&r->qlock);
+	struct qev *n = r->q_head;
+	r->q_head = r->q_tail = NULL;
+	r->q_n = 0;
+	pthread_mutex_unlock(&r->qlock);
+	if (!n)
+		return;
+	size_t freed = 0;
+	while (n) {
+		struct qev *next = n->next;
+		if (!r->dead)
+			(void)insert_event(r, n); /* kept in r->dead */
+		freed += n->bytes;
+		free(n);
+		n = next;
+	}
+	if (!r->dead)
+		(void)commit_locked(r, NULL);
+	pthread_mutex_lock(&r->qlock);
+	r->q_bytes -= freed;
+	pthread_cond_broadcast(&r->space);
+	pthread_mutex_unlock(&r->qlock);
+}
+
+/* Take the connection (design 4) after draining the queue into it, so
+ * what the caller does comes after every event accepted before. Returns
+ * the thread's CPU time then, for db_unlock (design 8). */
+static int64_t
+db_lock(ms_rec *r)
+{
+	pthread_mutex_lock(&r->lock);
+	int64_t c0 = ms_rusage_thread_cpu_ns();
+	drain_locked(r);
+	return c0;
+}
+
+static void
+db_unlock(ms_rec *r, int64_t c0)
+{
+	int64_t c1 = ms_rusage_thread_cpu_ns();
+	if (c0 >= 0 && c1 >= c0)
+		r->busy_ns += c1 - c0;
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Whether the drain thread drains now (design 2); else *due is when it
+ * must (0: when woken). qlock held. */
+static bool
+drain_due(ms_rec *r, int64_t *due)
+{
+	*due = 0;
+	if (!r->q_head || r->hold)
+		return false;
+	if (r->q_n >= r->batch_events || r->q_waiters)
+		return true;
+	*due = r->q_first_ns + r->batch_ns;
+	return ms_mono_ns() >= *due;
+}
+
 static void *
 timer_main(void *arg)
 {
 	ms_rec *r = arg;
 	ms_rusage_name_thread("ms-recorder");
-	pthread_mutex_lock(&r->lock);
+	pthread_mutex_lock(&r->qlock);
 	while (!r->stop) {
-		if (r->pending == 0 || r->dead) {
-			pthread_cond_wait(&r->wake, &r->lock);
-			continue;
-		}
-		int64_t due = r->first_pending_ns + r->batch_ns;
-		int64_t now = ms_mono_ns();
-		if (now < due) {
+		int64_t due;
+		if (drain_due(r, &due)) {
+			pthread_mutex_unlock(&r->qlock);
+			db_unlock(r, db_lock(r));
+			pthread_mutex_lock(&r->qlock);
+		} else if (due) {
 			struct timespec ts = ms_mono_timespec(due);
-			pthread_cond_timedwait(&r->wake, &r->lock, &ts);
-			continue;
+			pthread_cond_timedwait(&r->wake, &r->qlock, &ts);
+		} else {
+			pthread_cond_wait(&r->wake, &r->qlock);
 		}
-		commit_locked(r, NULL); /* a failure is kept in r->dead */
 	}
-	pthread_mutex_unlock(&r->lock);
+	pthread_mutex_unlock(&r->qlock);
 	return NULL;
 }
 
@@ -873,8 +991,15 @@ rec_free(ms_rec *r)
 	for (int i = 0; i < S_COUNT; i++)
 		sqlite3_finalize(r->st[i]);
 	sqlite3_close(r->db);
+	while (r->q_head) {
+		struct qev *n = r->q_head;
+		r->q_head = n->next;
+		free(n);
+	}
 	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->qlock);
 	pthread_cond_destroy(&r->wake);
+	pthread_cond_destroy(&r->space);
 	free(r->path);
 	free(r);
 }
@@ -1123,6 +1248,9 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		               "recorder (%zu bytes)",
 		               path, sizeof(*r));
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->qlock, NULL);
+	pthread_cond_init(&r->space, NULL);
+	r->q_cap = opts->queue_bytes ? opts->queue_bytes : MS_REC_QUEUE_BYTES;
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -1212,13 +1340,8 @@ batch_begin(ms_rec *r, ms_errbuf *eb)
 {
 	if (r->dead)
 		return dead_err(r, eb);
-	if (r->pending == 0) {
-		int rc = run_stmt(r, r->st[S_BEGIN], eb, "begin");
-		if (rc < 0)
-			return rc;
-		r->first_pending_ns = ms_mono_ns();
-		pthread_cond_signal(&r->wake);
-	}
+	if (r->pending == 0)
+		return run_stmt(r, r->st[S_BEGIN], eb, "begin");
 	return 0;
 }
 
@@ -1231,14 +1354,14 @@ batch_abort(ms_rec *r)
 		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-/* Count one event in the batch and commit when it is full (or now). */
+/* Count one event in the batch and commit when it is full (or now); a
+ * drain commits the rest at its end. */
 static int
 batch_end(ms_rec *r, bool now, ms_errbuf *eb)
 {
 	r->pending++;
 	r->events++;
-	if (now || r->pending >= r->batch_events ||
-	    ms_mono_ns() - r->first_pending_ns >= r->batch_ns)
+	if (now || r->pending >= r->batch_events)
 		return commit_locked(r, eb);
 	return 0;
 }
@@ -1259,16 +1382,13 @@ insert(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
 	return run_stmt(r, st, eb, t->name);
 }
 
-/* End the event whose statements began at t0 (rc: how they went): their
- * time is counted as the recorder's, then the batch takes the event
- * (committing it when due) or, if they failed, is rolled back. A commit
- * counts its own time (commit_locked), so nothing is counted twice; the
- * time a caller waited for the lock is not counted either: it waited for
- * recording work that is. Lock held. */
+/* End the event whose statements went as rc says: the batch takes it
+ * (committing it when due) or, if they failed, is rolled back. Their
+ * time is counted with the section holding the lock (design 8). Lock
+ * held. */
 static int
-event_end(ms_rec *r, int rc, bool commit_now, int64_t t0, ms_errbuf *eb)
+event_end(ms_rec *r, int rc, bool commit_now, ms_errbuf *eb)
 {
-	r->busy_ns += ms_mono_ns() - t0;
 	if (rc == 0)
 		return batch_end(r, commit_now, eb);
 	batch_abort(r);
@@ -1280,23 +1400,110 @@ static int
 record_locked(ms_rec *r, int slot, int table, const int64_t *keys,
               const void *obj, bool commit_now, ms_errbuf *eb)
 {
-	int64_t t0 = ms_mono_ns();
 	int rc = batch_begin(r, eb);
 	if (rc == 0)
 		rc = insert(r, slot, table, keys, obj, eb);
-	return event_end(r, rc, commit_now, t0, eb);
+	return event_end(r, rc, commit_now, eb);
 }
 
+/* An event that commits at once, after the queue (design 0). */
 static int
-record(ms_rec *r, int slot, int table, const int64_t *keys, const void *obj,
-       bool commit_now, ms_errbuf *eb)
+record_now(ms_rec *r, int slot, int table, const void *obj, ms_errbuf *eb)
 {
 	if (!r || !obj)
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no event");
-	pthread_mutex_lock(&r->lock);
-	int rc = record_locked(r, slot, table, keys, obj, commit_now, eb);
-	pthread_mutex_unlock(&r->lock);
+	int64_t c0 = db_lock(r);
+	int rc = record_locked(r, slot, table, NULL, obj, true, eb);
+	db_unlock(r, c0);
 	return rc;
+}
+
+static const struct {
+	int slot, table;
+	size_t size;
+} qkinds[Q_KINDS] = {
+	[Q_PUB] = { S_PUB, T_PUB, sizeof(ms_ev_pub) },
+	[Q_MERGE] = { S_MERGE, T_MERGE, sizeof(ms_ev_merge) },
+	[Q_PART] = { S_PART, T_PART, sizeof(ms_ev_part) },
+	[Q_SAMPLE] = { S_SAMPLE, T_SAMPLE, sizeof(ms_ev_sample) },
+	[Q_PLOG] = { S_PLOG, T_PLOG, sizeof(ms_ev_plugin_log) },
+	[Q_PLOGC] = { S_PLOGC, T_PLOGC, sizeof(ms_ev_plugin_log_count) },
+};
+
+/* n as a new entry of r's queue, once there is room (design 7), or the
+ * recorder's failure. qlock held. */
+static int
+queue_put(ms_rec *r, struct qev *n, ms_errbuf *eb)
+{
+	int64_t w0 = 0;
+	while (!r->dead && r->q_bytes > 0 && r->q_bytes + n->bytes > r->q_cap) {
+		if (!w0)
+			w0 = ms_mono_ns();
+		r->q_waiters++;
+		pthread_cond_signal(&r->wake);
+		pthread_cond_wait(&r->space, &r->qlock);
+		r->q_waiters--;
+	}
+	if (w0)
+		r->q_wait_ns += ms_mono_ns() - w0;
+	if (r->dead)
+		return dead_err(r, eb);
+	if (r->q_tail) {
+		r->q_tail->next = n;
+	} else {
+		r->q_head = n;
+		r->q_first_ns = ms_mono_ns();
+	}
+	r->q_tail = n;
+	r->q_bytes += n->bytes;
+	if (n->kind == Q_MERGE)
+		r->merges++;
+	if (++r->q_n == 1 || r->q_n == r->batch_events)
+		pthread_cond_signal(&r->wake);
+	return 0;
+}
+
+/* Accept obj, an event of kind k: a copy of it into the queue (design
+ * 0), its time counted as recording time (design 8). */
+static int
+enqueue(ms_rec *r, enum qkind k, const void *obj, ms_errbuf *eb)
+{
+	int64_t t0 = ms_mono_ns();
+	size_t size = qkinds[k].size;
+	const ms_ev_merge *m = k == Q_MERGE ? obj : NULL;
+	size_t nin = m ? m->ninputs : 0;
+	size_t bytes = sizeof(struct qev) + size + nin * sizeof(ms_ev_input);
+	struct qev *n = malloc(bytes);
+	if (!n)
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "event database %s: out of memory for an event "
+		               "(%zu bytes)",
+		               r->path, bytes);
+	n->next = NULL;
+	n->kind = k;
+	n->bytes = bytes;
+	memcpy(n->obj, obj, size);
+	if (m) {
+		ms_ev_input *in = (ms_ev_input *)(void *)(n->obj + size);
+		if (nin)
+			memcpy(in, m->inputs, nin * sizeof(*in));
+		((ms_ev_merge *)(void *)n->obj)->inputs = nin ? in : NULL;
+	}
+	pthread_mutex_lock(&r->qlock);
+	int rc = queue_put(r, n, eb);
+	r->q_busy_ns += ms_mono_ns() - t0;
+	pthread_mutex_unlock(&r->qlock);
+	if (rc)
+		free(n);
+	return rc;
+}
+
+static int
+queue_event(ms_rec *r, enum qkind k, const void *obj, ms_errbuf *eb)
+{
+	if (!r || !obj)
+		return ms_fail(eb, MS_ERR_INVAL, "event database: no event");
+	return enqueue(r, k, obj, eb);
 }
 
 /* The run row (its end columns at zero values, replacing one written
@@ -1342,13 +1549,12 @@ ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb)
 	int rc = check_run(r->path, run, eb);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&r->lock);
-	int64_t t0 = ms_mono_ns();
+	int64_t c0 = db_lock(r);
 	rc = batch_begin(r, eb);
 	if (rc == 0)
 		rc = write_run(r, run, eb);
-	rc = event_end(r, rc, true, t0, eb);
-	pthread_mutex_unlock(&r->lock);
+	rc = event_end(r, rc, true, eb);
+	db_unlock(r, c0);
 	return rc;
 }
 
@@ -1358,8 +1564,7 @@ static int
 update_run_row(ms_rec *r, int slot, int (*bind)(sqlite3_stmt *, const void *),
                const void *arg, const char *what, ms_errbuf *eb)
 {
-	pthread_mutex_lock(&r->lock);
-	int64_t t0 = ms_mono_ns();
+	int64_t c0 = db_lock(r);
 	int rc = batch_begin(r, eb);
 	if (rc == 0) {
 		sqlite3_stmt *st = r->st[slot];
@@ -1372,8 +1577,8 @@ update_run_row(ms_rec *r, int slot, int (*bind)(sqlite3_stmt *, const void *),
 		rc = ms_fail(eb, MS_ERR_STATE,
 		             "event database %s: %s without run begin", r->path,
 		             what);
-	rc = event_end(r, rc, true, t0, eb);
-	pthread_mutex_unlock(&r->lock);
+	rc = event_end(r, rc, true, eb);
+	db_unlock(r, c0);
 	return rc;
 }
 
@@ -1405,29 +1610,28 @@ ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb)
 	if (!r || !e)
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no run end");
 	int rc = update_run_row(r, S_RUN_END, bind_end, e, "run end", eb);
-	pthread_mutex_lock(&r->lock);
+	int64_t c0 = db_lock(r);
 	if (rc == 0 && strcmp(e->status, "complete") != 0) {
 		/* A run stopped with a merge under way may have recorded
 		 * that merge before the engine counted it: the run row then
 		 * counts the completed merges it holds. A complete run has
 		 * none under way, and keeps the engine's count for the
 		 * event_count gate to compare. */
-		int64_t t0 = ms_mono_ns();
 		rc = batch_begin(r, eb);
 		if (rc == 0)
 			rc = run_stmt(r, r->st[S_RECOUNT], eb, "run end");
-		rc = event_end(r, rc, true, t0, eb);
+		rc = event_end(r, rc, true, eb);
 	}
 	if (rc == 0)
 		r->ended = true;
-	pthread_mutex_unlock(&r->lock);
+	db_unlock(r, c0);
 	return rc;
 }
 
 int
 ms_rec_pub(ms_rec *r, const ms_ev_pub *p, ms_errbuf *eb)
 {
-	return record(r, S_PUB, T_PUB, NULL, p, false, eb);
+	return queue_event(r, Q_PUB, p, eb);
 }
 
 int
@@ -1443,90 +1647,105 @@ ms_rec_merge(ms_rec *r, const ms_ev_merge *m, ms_errbuf *eb)
 		               MS_EV_LINKS_MAX, m->ninputs,
 		               m->ninputs && !m->inputs ? " without array"
 		                                        : "");
-	pthread_mutex_lock(&r->lock);
-	int64_t t0 = ms_mono_ns();
-	int rc = batch_begin(r, eb);
+	return enqueue(r, Q_MERGE, m, eb);
+}
+
+/* The rows of merge m (its inputs, links and batches) in the batch.
+ * Lock held. */
+static int
+insert_merge(ms_rec *r, const ms_ev_merge *m)
+{
+	int rc = batch_begin(r, NULL);
 	if (rc == 0)
-		rc = insert(r, S_MERGE, T_MERGE, NULL, m, eb);
+		rc = insert(r, S_MERGE, T_MERGE, NULL, m, NULL);
 	for (size_t i = 0; rc == 0 && i < m->ninputs; i++) {
 		int64_t keys[2] = { (int64_t)m->seq, (int64_t)i };
-		rc = insert(r, S_INPUT, T_INPUT, keys, &m->inputs[i], eb);
+		rc = insert(r, S_INPUT, T_INPUT, keys, &m->inputs[i], NULL);
 	}
 	for (uint32_t i = 0; rc == 0 && i < m->nlinks; i++) {
 		int64_t keys[2] = { (int64_t)m->seq, (int64_t)i };
-		rc = insert(r, S_LINK, T_LINK, keys, &m->links[i], eb);
+		rc = insert(r, S_LINK, T_LINK, keys, &m->links[i], NULL);
 	}
 	const ms_merge_sampling *sm = &m->sampling;
 	for (uint32_t i = 0;
 	     rc == 0 && i < sm->nbatch_recs && i < MS_MERGE_BATCH_RECS; i++) {
 		int64_t keys[2] = { (int64_t)m->seq, (int64_t)i };
-		rc = insert(r, S_BATCH, T_BATCH, keys, &sm->batch[i], eb);
+		rc = insert(r, S_BATCH, T_BATCH, keys, &sm->batch[i], NULL);
 	}
 	/* A run closed while a merge was under way records its end before
 	 * the engine has finished that merge: when it completes, the run's
 	 * count takes it in, so the run row agrees with the merge table
 	 * (ms_rec_run_end counted those recorded before it). */
 	if (rc == 0 && r->ended && !m->err)
-		rc = run_stmt(r, r->st[S_LATE_MERGE], eb, "late merge");
-	if (rc == 0) {
-		r->merges++;
+		rc = run_stmt(r, r->st[S_LATE_MERGE], NULL, "late merge");
+	if (rc == 0)
 		r->pending_merges++;
-	}
-	rc = event_end(r, rc, false, t0, eb);
-	pthread_mutex_unlock(&r->lock);
-	return rc;
+	return event_end(r, rc, false, NULL);
+}
+
+/* A queued event into the batch (a drain); a failure is kept in r->dead
+ * (design 5). Lock held. */
+static int
+insert_event(ms_rec *r, const struct qev *n)
+{
+	if (n->kind == Q_MERGE)
+		return insert_merge(r,
+		                    (const ms_ev_merge *)(const void *)n->obj);
+	int64_t key = 0;
+	if (n->kind == Q_PLOGC)
+		key = ((const ms_ev_plugin_log_count *)(const void *)n->obj)
+		              ->link;
+	return record_locked(r, qkinds[n->kind].slot, qkinds[n->kind].table,
+	                     &key, n->obj, false, NULL);
 }
 
 int
 ms_rec_part(ms_rec *r, const ms_ev_part *p, ms_errbuf *eb)
 {
-	return record(r, S_PART, T_PART, NULL, p, false, eb);
+	return queue_event(r, Q_PART, p, eb);
 }
 
 int
 ms_rec_sample(ms_rec *r, const ms_ev_sample *s, ms_errbuf *eb)
 {
-	return record(r, S_SAMPLE, T_SAMPLE, NULL, s, false, eb);
+	return queue_event(r, Q_SAMPLE, s, eb);
 }
 
 int
 ms_rec_phase(ms_rec *r, const ms_ev_phase *p, ms_errbuf *eb)
 {
-	return record(r, S_PHASE, T_PHASE, NULL, p, true, eb);
+	return record_now(r, S_PHASE, T_PHASE, p, eb);
 }
 
 int
 ms_rec_gate(ms_rec *r, const ms_ev_gate *g, ms_errbuf *eb)
 {
-	return record(r, S_GATE, T_GATE, NULL, g, true, eb);
+	return record_now(r, S_GATE, T_GATE, g, eb);
 }
 
 int
 ms_rec_recon(ms_rec *r, const ms_ev_recon *c, ms_errbuf *eb)
 {
-	return record(r, S_RECON, T_RECON, NULL, c, true, eb);
+	return record_now(r, S_RECON, T_RECON, c, eb);
 }
 
 int
 ms_rec_plugin_stat(ms_rec *r, const ms_ev_plugin_stat *s, ms_errbuf *eb)
 {
-	return record(r, S_PSTAT, T_PSTAT, NULL, s, true, eb);
+	return record_now(r, S_PSTAT, T_PSTAT, s, eb);
 }
 
 int
 ms_rec_plugin_log(ms_rec *r, const ms_ev_plugin_log *l, ms_errbuf *eb)
 {
-	return record(r, S_PLOG, T_PLOG, NULL, l, false, eb);
+	return queue_event(r, Q_PLOG, l, eb);
 }
 
 int
 ms_rec_plugin_log_count(ms_rec *r, const ms_ev_plugin_log_count *c,
                         ms_errbuf *eb)
 {
-	if (!c)
-		return ms_fail(eb, MS_ERR_INVAL, "event database: no event");
-	int64_t key = c->link;
-	return record(r, S_PLOGC, T_PLOGC, &key, c, false, eb);
+	return queue_event(r, Q_PLOGC, c, eb);
 }
 
 int
@@ -1534,11 +1753,11 @@ ms_rec_flush(ms_rec *r, ms_errbuf *eb)
 {
 	if (!r)
 		return 0;
-	pthread_mutex_lock(&r->lock);
+	int64_t c0 = db_lock(r);
 	int rc = dead_err(r, eb);
 	if (rc == 0)
 		rc = commit_locked(r, eb);
-	pthread_mutex_unlock(&r->lock);
+	db_unlock(r, c0);
 	return rc;
 }
 
@@ -1585,22 +1804,40 @@ ms_rec_merge_rows(ms_rec *r, uint64_t *out, ms_errbuf *eb)
 	if (!r)
 		return ms_fail(eb, MS_ERR_INVAL, "event database: none open");
 	int64_t n = 0;
-	pthread_mutex_lock(&r->lock);
+	int64_t c0 = db_lock(r);
 	int rc = dead_err(r, eb);
 	if (rc == 0)
 		rc = commit_locked(r, eb);
 	if (rc == 0)
 		rc = count_rows(r, "merge", &n, eb);
-	pthread_mutex_unlock(&r->lock);
+	db_unlock(r, c0);
 	*out = (uint64_t)n;
 	return rc;
+}
+
+void
+ms__rec_hold(ms_rec *r, bool hold)
+{
+	pthread_mutex_lock(&r->qlock);
+	r->hold = hold;
+	pthread_cond_signal(&r->wake);
+	pthread_mutex_unlock(&r->qlock);
+}
+
+uint32_t
+ms__rec_waiters(ms_rec *r)
+{
+	pthread_mutex_lock(&r->qlock);
+	uint32_t n = r->q_waiters;
+	pthread_mutex_unlock(&r->qlock);
+	return n;
 }
 
 void
 ms__rec_forget_merge(ms_rec *r, uint64_t seq)
 {
 	sqlite3_stmt *st = NULL;
-	pthread_mutex_lock(&r->lock);
+	int64_t c0 = db_lock(r);
 	if (commit_locked(r, NULL) == 0 &&
 	    sqlite3_prepare_v2(r->db, "DELETE FROM merge WHERE seq = ?", -1,
 	                       &st, NULL) == SQLITE_OK) {
@@ -1608,7 +1845,7 @@ ms__rec_forget_merge(ms_rec *r, uint64_t seq)
 		(void)sqlite3_step(st);
 	}
 	sqlite3_finalize(st);
-	pthread_mutex_unlock(&r->lock);
+	db_unlock(r, c0);
 }
 
 int
@@ -1618,7 +1855,7 @@ ms_rec_mark_get(ms_rec *r, uint64_t pubs, uint64_t merge_seq,
 	memset(m, 0, sizeof(*m));
 	m->pubs = pubs;
 	m->merge_seq = merge_seq;
-	pthread_mutex_lock(&r->lock);
+	int64_t c0 = db_lock(r);
 	int rc = dead_err(r, eb);
 	if (rc == 0)
 		rc = commit_locked(r, eb);
@@ -1626,7 +1863,7 @@ ms_rec_mark_get(ms_rec *r, uint64_t pubs, uint64_t merge_seq,
 		rc = max_id(r, "part_event", &m->part_id, eb);
 	if (rc == 0)
 		rc = max_id(r, "sample", &m->sample_id, eb);
-	pthread_mutex_unlock(&r->lock);
+	db_unlock(r, c0);
 	return rc;
 }
 
@@ -1657,12 +1894,11 @@ ms_rec_rollback(ms_rec *r, const ms_rec_mark *m, ms_ev_seek *s,
 {
 	static const char *const by_seq[] = { "merge", "merge_input",
 		                              "merge_link", "merge_batch" };
-	pthread_mutex_lock(&r->lock);
+	int64_t c0 = db_lock(r);
 	s->removed = 0;
 	int rc = dead_err(r, eb);
 	if (rc == 0)
-		rc = commit_locked(r, eb); /* counts its own time */
-	int64_t t0 = ms_mono_ns();
+		rc = commit_locked(r, eb);
 	if (rc == 0)
 		rc = batch_begin(r, eb);
 	/* The publication rows kept are seq 0 .. pubs - 1. */
@@ -1677,7 +1913,9 @@ ms_rec_rollback(ms_rec *r, const ms_rec_mark *m, ms_ev_seek *s,
 			/* The merge events counted (ms_rec_stats, the
 			 * event_count gate) are the live ones. */
 			uint64_t gone = s->removed - before;
+			pthread_mutex_lock(&r->qlock);
 			r->merges -= gone < r->merges ? gone : r->merges;
+			pthread_mutex_unlock(&r->qlock);
 			atomic_fetch_sub(&r->merges_committed, gone);
 		}
 	}
@@ -1706,13 +1944,11 @@ ms_rec_rollback(ms_rec *r, const ms_rec_mark *m, ms_ev_seek *s,
 		/* The removals are one event of the batch the seek row
 		 * joins and commits. */
 		r->pending++;
-		r->busy_ns += ms_mono_ns() - t0;
 		rc = record_locked(r, S_SEEK, T_SEEK, NULL, s, true, eb);
 	} else {
-		r->busy_ns += ms_mono_ns() - t0;
 		batch_abort(r);
 	}
-	pthread_mutex_unlock(&r->lock);
+	db_unlock(r, c0);
 	return rc;
 }
 
@@ -1721,9 +1957,9 @@ ms_rec_failed(ms_rec *r, ms_errbuf *eb)
 {
 	if (!r)
 		return 0;
-	pthread_mutex_lock(&r->lock);
+	pthread_mutex_lock(&r->qlock);
 	int rc = dead_err(r, eb);
-	pthread_mutex_unlock(&r->lock);
+	pthread_mutex_unlock(&r->qlock);
 	return rc;
 }
 
@@ -1737,10 +1973,15 @@ ms_rec_stats_get(ms_rec *r, ms_rec_stats *out)
 	out->merges_committed = atomic_load(&r->merges_committed);
 	pthread_mutex_lock(&r->lock);
 	out->events = r->events;
-	out->merges = r->merges;
 	out->commits = r->commits;
 	out->busy_ns = r->busy_ns;
 	out->failed_statements = r->failed_statements;
+	pthread_mutex_lock(&r->qlock);
+	out->merges = r->merges;
+	out->busy_ns += r->q_busy_ns;
+	out->queue_ns = r->q_busy_ns;
+	out->wait_ns = r->q_wait_ns;
+	pthread_mutex_unlock(&r->qlock);
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -1863,14 +2104,15 @@ ms_rec_close(ms_rec *r, ms_errbuf *eb)
 {
 	if (!r)
 		return 0;
-	int rc = ms_rec_flush(r, eb);
 	if (r->timer_started) {
-		pthread_mutex_lock(&r->lock);
+		pthread_mutex_lock(&r->qlock);
 		r->stop = true;
 		pthread_cond_signal(&r->wake);
-		pthread_mutex_unlock(&r->lock);
+		pthread_mutex_unlock(&r->qlock);
 		pthread_join(r->timer, NULL);
 	}
+	/* every event accepted is in the queue or committed: drain it */
+	int rc = ms_rec_flush(r, eb);
 	/* a failed flush leaves a transaction open: roll it back cleanly */
 	if (rc < 0 && !sqlite3_get_autocommit(r->db))
 		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);

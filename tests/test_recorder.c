@@ -16,12 +16,15 @@
 #include "alloc_testlib.h"
 #include "child_testlib.h"
 #include "ev_fixture.h"
+#include "ev_private.h"
 #include "evdb_testlib.h"
 #include "ms_replay_events.h"
 #include "sqlite_full_vfs.h"
 #include "testdir.h"
 #include "thread_testlib.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -191,7 +194,8 @@ rec_begun(const char *path, unsigned batch_events)
  * busy for less than the calls took. Before, a commit made inside a
  * call counted twice (by the call and by the commit), so commits
  * (the larger share of a committing call) made busy about twice the
- * calls' time. */
+ * calls' time. The recorder's thread is held, so the flush moves every
+ * event into SQLite on this thread, inside the span timed. */
 static void
 test_busy_counts_commits_once(void **state)
 {
@@ -201,6 +205,7 @@ test_busy_counts_commits_once(void **state)
 	ms_rec *r = rec_begun(path, 1);
 	ms_errbuf eb = { "" };
 	ms_rec_stats before, after;
+	ms__rec_hold(r, true);
 	ms_rec_stats_get(r, &before);
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
@@ -209,6 +214,7 @@ test_busy_counts_commits_once(void **state)
 		evf_pub(&p, i);
 		assert_int_equal(ms_rec_pub(r, &p, &eb), 0);
 	}
+	assert_int_equal(ms_rec_flush(r, &eb), 0);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	ms_rec_stats_get(r, &after);
 	int64_t took = (b.tv_sec - a.tv_sec) * 1000000000ll +
@@ -920,6 +926,306 @@ test_sigkill(void **state)
 	assert_true(x.seen >= committed);
 }
 
+/* ---- the queue (recorder.c, design 0-8) ------------------------------ */
+
+static int64_t
+now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+
+#define ORDER_THREADS 4
+#define ORDER_EACH 600
+
+struct order_arg {
+	ms_rec *r;
+	uint64_t who;
+	int rc;
+};
+
+static void *
+order_main(void *p)
+{
+	struct order_arg *a = p;
+	ms_errbuf eb;
+	for (uint64_t i = 0; i < ORDER_EACH && a->rc == 0; i++) {
+		ms_ev_part e;
+		memset(&e, 0, sizeof(e));
+		e.part_id = a->who;
+		e.cause_seq = i;
+		snprintf(e.cause, sizeof(e.cause), "merge");
+		a->rc = ms_rec_part(a->r, &e, &eb);
+	}
+	return NULL;
+}
+
+/* Threads record at once through a small queue (so that callers wait for
+ * room and several drains interleave with their calls): each thread's
+ * events are in the log in the order it made them, none is lost, and a
+ * mark read after them sees them all (it drains the queue first). */
+static void
+test_queue_order_across_threads(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "order.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path,
+		          .batch_events = 16,
+		          .queue_bytes = 64 * sizeof(ms_ev_part) };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	pthread_t t[ORDER_THREADS];
+	struct order_arg a[ORDER_THREADS];
+	for (uint64_t k = 0; k < ORDER_THREADS; k++) {
+		a[k] = (struct order_arg){ .r = r, .who = k + 1 };
+		assert_int_equal(pthread_create(&t[k], NULL, order_main, &a[k]),
+		                 0);
+	}
+	for (int k = 0; k < ORDER_THREADS; k++) {
+		pthread_join(t[k], NULL);
+		assert_int_equal(a[k].rc, 0);
+	}
+	ms_rec_mark mark;
+	assert_int_equal(ms_rec_mark_get(r, 0, 0, &mark, &eb), 0);
+	assert_int_equal(mark.part_id, ORDER_THREADS * ORDER_EACH);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+	                                    "SELECT part_id, cause_seq FROM "
+	                                    "part_event ORDER BY id",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	uint64_t next[ORDER_THREADS + 1] = { 0 }, rows = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		uint64_t who = (uint64_t)sqlite3_column_int64(st, 0);
+		uint64_t seq = (uint64_t)sqlite3_column_int64(st, 1);
+		assert_true(who >= 1 && who <= ORDER_THREADS);
+		assert_int_equal(seq, next[who]);
+		next[who]++;
+		rows++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	assert_int_equal(rows, ORDER_THREADS * ORDER_EACH);
+}
+
+/* The disk fills up while events wait in the queue: the calls that
+ * queued them returned 0 (nothing was written yet), and the failure of
+ * writing them comes back from the flush, then from every later call,
+ * the same first error, after one failed statement. */
+static void
+test_queue_failure_next_call(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "qfail.db");
+	assert_int_equal(full_vfs_install(), SQLITE_OK);
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path,
+		          .batch_events = 100000,
+		          .batch_ms = 3600000 };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	ms_ev_input in[16];
+	ms_ev_merge m;
+	full_vfs_arm(0);
+	for (uint64_t s = 1; s <= 5; s++) {
+		evf_merge(&m, in, s, 10, false);
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0); /* queued */
+	}
+	assert_int_equal(ms_rec_flush(r, &eb), MS_ERR_IO);
+	fprintf(stderr, "flush: %s\n", eb.msg);
+	assert_non_null(strstr(eb.msg, path));
+	assert_non_null(strstr(eb.msg, "database or disk is full"));
+	ms_errbuf eb2 = { "" };
+	ms_ev_pub p;
+	evf_pub(&p, 0);
+	assert_int_equal(ms_rec_pub(r, &p, &eb2), MS_ERR_IO);
+	assert_string_equal(eb2.msg, eb.msg);
+	evf_merge(&m, in, 6, 10, false);
+	assert_int_equal(ms_rec_merge(r, &m, &eb2), MS_ERR_IO);
+	assert_int_equal(ms_rec_failed(r, &eb2), MS_ERR_IO);
+	assert_string_equal(eb2.msg, eb.msg);
+	ms_rec_stats st;
+	ms_rec_stats_get(r, &st);
+	assert_int_equal(st.failed_statements, 1);
+	assert_int_equal(st.merges_committed, 0);
+	assert_int_equal(ms_rec_close(r, &eb2), MS_ERR_IO);
+	full_vfs_disarm();
+}
+
+/* Events still queued at close are all written: the recorder's thread is
+ * held, so none was drained before the close. Each call's merge and
+ * inputs are overwritten as soon as the call returns: the log has what
+ * each call was given (the queue holds copies). */
+static void
+test_queue_close_loses_nothing(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "qclose.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	ms__rec_hold(r, true);
+	ms_ev_input in[16];
+	enum { N = 300 };
+	for (uint64_t s = 1; s <= N; s++) {
+		ms_ev_merge m;
+		evf_merge(&m, in, s, N, true);
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+		memset(&m, 0xa5, sizeof(m));
+		memset(in, 0x5a, sizeof(in));
+	}
+	ms_rec_stats st;
+	ms_rec_stats_get(r, &st);
+	assert_int_equal(st.merges, N);
+	assert_int_equal(st.merges_committed, 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	struct expect x = { .n = N, .plugins = true, .next = 1 };
+	ms_evdb *db = NULL;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	assert_int_equal(ms_evdb_each_merge(db, NULL, check_merge, &x, &eb),
+	                 0);
+	ms_evdb_close(db);
+	assert_int_equal(x.seen, N);
+}
+
+struct full_arg {
+	ms_rec *r;
+	_Atomic int done;
+	int rc;
+};
+
+static void *
+full_main(void *p)
+{
+	struct full_arg *a = p;
+	ms_ev_input in[16];
+	ms_errbuf eb;
+	for (uint64_t s = 1; s <= 10 && a->rc == 0; s++) {
+		ms_ev_merge m;
+		evf_merge(&m, in, s, 10, false);
+		a->rc = ms_rec_merge(a->r, &m, &eb);
+	}
+	atomic_store(&a->done, 1);
+	return NULL;
+}
+
+/* The queue holds at most queue_bytes: with the recorder's thread held,
+ * a caller that finds it full waits (it has not returned) until the
+ * thread drains, and that wait counts as recording time (wait_ns, in
+ * busy_ns). Nothing is lost. */
+static void
+test_queue_full_waits(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "qfull.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path,
+		          .queue_bytes = 3 * sizeof(ms_ev_merge) + 4096 };
+	assert_int_equal(ms_rec_open(&r, &o, &eb), 0);
+	ms__rec_hold(r, true);
+	struct full_arg a = { .r = r };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, full_main, &a), 0);
+	for (long i = 0; i < 100000000 && ms__rec_waiters(r) == 0; i++)
+		sched_yield();
+	assert_int_equal(ms__rec_waiters(r), 1);
+	int64_t seen = now_ns();
+	ms_rec_stats st;
+	ms_rec_stats_get(r, &st);
+	assert_int_equal(st.merges, 3);
+	assert_int_equal(atomic_load(&a.done), 0);
+	int64_t let_go = now_ns();
+	ms__rec_hold(r, false);
+	pthread_join(t, NULL);
+	assert_int_equal(a.rc, 0);
+	ms_rec_stats_get(r, &st);
+	fprintf(stderr, "waited %lld ns (at least %lld), busy %lld ns\n",
+	        (long long)st.wait_ns, (long long)(let_go - seen),
+	        (long long)st.busy_ns);
+	assert_true(st.wait_ns >= let_go - seen);
+	assert_true(st.busy_ns >= st.wait_ns);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	assert_int_equal(merges_in(path), 10);
+}
+
+/* The child records merges and tells the parent, then makes no further
+ * call: its recorder's thread commits them (batch_ms) on its own. */
+static int
+record_then_idle(void *arg, int fd)
+{
+	const char *path = arg;
+	ms_errbuf eb;
+	ms_rec *r = NULL;
+	ms_rec_opts o = { .path = path,
+		          .batch_events = 100000,
+		          .batch_ms = 50 };
+	if (ms_rec_open(&r, &o, &eb) < 0)
+		return 2;
+	ms_ev_input in[16];
+	for (uint64_t s = 1; s <= 100; s++) {
+		ms_ev_merge m;
+		evf_merge(&m, in, s, 100, true);
+		if (ms_rec_merge(r, &m, &eb) < 0)
+			return 3;
+	}
+	uint64_t n = 100;
+	if (write(fd, &n, 8) != 8)
+		return 4;
+	for (;;)
+		pause();
+}
+
+/* The SIGKILL bound: events accepted batch_ms before the kill are in the
+ * file, though the process made no call after them. The parent waits
+ * (bounded) until a reader sees all 100 merges, kills the child, and the
+ * file is intact and still holds them. */
+static void
+test_queue_sigkill_bound(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "qkilled.db");
+	int rfd;
+	pid_t pid = ms_test_child(record_then_idle, path, &rfd);
+	uint64_t n = 0;
+	assert_int_equal(read(rfd, &n, 8), 8);
+	assert_int_equal(n, 100);
+	int64_t t0 = now_ns();
+	uint64_t seen = 0;
+	for (int i = 0; i < 2000 && seen < n; i++) {
+		struct stat sb;
+		if (stat(path, &sb) == 0)
+			seen = merges_in(path);
+		if (seen < n) {
+			struct timespec ts = { 0, 5000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	fprintf(stderr,
+	        "committed %llu merges %lld ms after the last call "
+	        "(batch_ms 50)\n",
+	        (unsigned long long)seen,
+	        (long long)((now_ns() - t0) / 1000000));
+	assert_int_equal(seen, n);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	int status = ms_test_child_wait(pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	close(rfd);
+	assert_int_equal(merges_in(path), n);
+}
+
 /* ---- filter ----------------------------------------------------------- */
 
 struct seqs {
@@ -1164,6 +1470,11 @@ main(void)
 		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_no_thread_for_timer),
 		cmocka_unit_test(test_disk_full),
+		cmocka_unit_test(test_queue_order_across_threads),
+		cmocka_unit_test(test_queue_failure_next_call),
+		cmocka_unit_test(test_queue_close_loses_nothing),
+		cmocka_unit_test(test_queue_full_waits),
+		cmocka_unit_test(test_queue_sigkill_bound),
 		cmocka_unit_test(test_create_disk_full),
 		cmocka_unit_test(test_unfinished_run),
 		cmocka_unit_test(test_close_commits),

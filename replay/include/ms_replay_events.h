@@ -412,11 +412,16 @@ typedef struct ms_ev_recon {
 /* Recorder. */
 
 typedef struct ms_rec ms_rec;
+#define MS_REC_QUEUE_BYTES (4u << 20) /* ms_rec_opts.queue_bytes default */
 typedef struct ms_rec_opts {
 	const char *path;      /* database file (copied) */
 	bool overwrite;        /* replace an existing file */
 	uint32_t batch_events; /* commit after this many; 0 = 256 */
 	uint32_t batch_ms;     /* and at most this late; 0 = 100 */
+	/* Bytes the queue of events not yet in SQLite may hold (with those
+	 * being moved into it); a call that finds it full waits for room.
+	 * 0 = MS_REC_QUEUE_BYTES. */
+	size_t queue_bytes;
 	/* The run record (copied), written in the transaction that
 	 * creates the schema: the file is never an event log without its
 	 * run, so a process killed at any instant after that commit leaves
@@ -436,10 +441,16 @@ typedef struct ms_rec_stats {
 	uint64_t merges; /* merge events accepted */
 	uint64_t merges_committed;
 	uint64_t commits;
-	/* Time the recorder spent on the database: statements and commits,
-	 * each counted once; not the time a caller waited for the lock (it
-	 * waited for recording work counted here). */
+	/* The cost of recording to the run: the callers' wall time in the
+	 * queue (copying their events, and waiting for room: wait_ns) plus
+	 * the CPU time (CLOCK_THREAD_CPUTIME_ID) of the recorder's thread
+	 * draining the queue into SQLite and of the calls that use the
+	 * database themselves (statements and commits, counted once). Not
+	 * the time a caller waited for the database's lock (it waited for
+	 * recording work counted here). */
 	int64_t busy_ns;
+	int64_t queue_ns; /* of busy_ns: the callers' time in the queue */
+	int64_t wait_ns;  /* of queue_ns: callers waiting for room */
 	uint64_t failed_statements; /* SQLite statements that failed */
 } ms_rec_stats;
 
@@ -472,11 +483,21 @@ const char *ms_rec_path(const ms_rec *r);
  * it (-wal, -shm, -journal); for a database its caller made. */
 void ms_evdb_remove(const char *path);
 
-/* Each call adds one event to the open transaction. Merge, publication,
- * part, sample events are grouped: the transaction commits after
- * batch_events events, or batch_ms after its first event (a timer thread
- * commits even when no further event arrives). run_begin, run_end, phase
- * and gate commit at once. run_begin replaces the run record written at
+/* Each call adds one event. Merge, publication, part, sample and plugin
+ * log events are copied (a merge with its inputs) into a queue and the
+ * call returns: the recorder's thread moves the queue into SQLite in the
+ * order the calls were accepted, committing after batch_events events,
+ * or batch_ms after the oldest was accepted, and the call never waits for
+ * SQLite (only for room when the queue is full, ms_rec_opts.queue_bytes).
+ * So a SIGKILL loses at most the last batch_ms of events. As such an event
+ * reaches SQLite after its call returned, a failure to write it is
+ * returned by the next call (any of this recorder's, from any thread),
+ * by ms_rec_flush and ms_rec_close, and reported by ms_rec_failed; from
+ * then on every call returns that first error. run_begin, run_staged,
+ * run_end, phase, gate, recon and plugin_stat first move the queue into
+ * SQLite, then write and commit at once on the caller's thread, as do
+ * flush, merge_rows, mark_get, rollback and close before they read or
+ * change the database. run_begin replaces the run record written at
  * the open (ms_rec_opts.run), if any, and its plugins. */
 int ms_rec_run_begin(ms_rec *r, const ms_ev_run *run, ms_errbuf *eb);
 /* How the parts were staged (ms_ev_run.clone_method), once they are: the
