@@ -307,10 +307,15 @@ stat_for(const ms_bench_run *runs, size_t n, unsigned vi, unsigned p,
 	return 0;
 }
 
+/* The change of x against base in %: none from 0 to 0, and no figure
+ * (NaN: "n/a" in the table, null in the JSON) from 0 to anything else,
+ * which no percentage measures. */
 static double
 delta_pct(double base, double x)
 {
-	return base != 0 ? 100.0 * (x - base) / base : 0;
+	if (base == 0)
+		return x == 0 ? 0 : NAN;
+	return 100.0 * (x - base) / base;
 }
 
 /* Whether variant vi's valid runs ran their finalize: 1 all, 0 none, -1
@@ -406,12 +411,13 @@ write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
 				        name, w, ms__label(&l, vi, lb), st.n,
 				        pr, st.median, pr, st.p95, pr, st.min,
 				        pr, st.max, cv);
+				double d = delta_pct(base.median, st.median);
 				if (vi == 0 || !base.n || !st.n)
 					fputc('\n', f);
+				else if (isnan(d))
+					fprintf(f, " %8s\n", "n/a");
 				else
-					fprintf(f, " %+8.2f\n",
-					        delta_pct(base.median,
-					                  st.median));
+					fprintf(f, " %+8.2f\n", d);
 			}
 			if (rc)
 				return rc;
