@@ -156,19 +156,18 @@ ms_bench_load(ms_bench_run *r, ms_errbuf *eb)
 	return 0;
 }
 
-/* The first condition on which b differs from the reference a, or NULL;
- * the two values go to va/vb. */
-static const char *
-differs(const ms_ev_run *a, const ms_ev_run *b, char *va, char *vb, size_t n)
+const char *
+ms_bench_difference(const ms_ev_run *a, const ms_ev_run *b, unsigned k,
+                    char *va, char *vb, size_t n)
 {
 #define STR(field, what)                                                       \
-	if (strcmp(a->field, b->field) != 0) {                                 \
+	if (strcmp(a->field, b->field) != 0 && k-- == 0) {                     \
 		snprintf(va, n, "%s", a->field);                               \
 		snprintf(vb, n, "%s", b->field);                               \
 		return what;                                                   \
 	}
 #define NUM(field, what)                                                       \
-	if (a->field != b->field) {                                            \
+	if (a->field != b->field && k-- == 0) {                                \
 		snprintf(va, n, "%llu", (unsigned long long)a->field);         \
 		snprintf(vb, n, "%llu", (unsigned long long)b->field);         \
 		return what;                                                   \
@@ -204,7 +203,8 @@ static bool
 same_conditions(const ms_bench_run *a, const ms_bench_run *b)
 {
 	char va[MS_EV_TEXT_MAX], vb[MS_EV_TEXT_MAX];
-	return differs(&a->run, &b->run, va, vb, sizeof(va)) == NULL;
+	return ms_bench_difference(&a->run, &b->run, 0, va, vb, sizeof(va)) ==
+	       NULL;
 }
 
 /* The reference run: the earliest of the conditions most valid runs
@@ -246,8 +246,8 @@ ms_bench_validate(ms_bench_run *runs, size_t n)
 		if (!r->valid || r == ref)
 			continue;
 		char va[MS_EV_TEXT_MAX], vb[MS_EV_TEXT_MAX];
-		const char *what =
-		        differs(&ref->run, &r->run, va, vb, sizeof(va));
+		const char *what = ms_bench_difference(&ref->run, &r->run, 0,
+		                                       va, vb, sizeof(va));
 		if (what)
 			snprintf(r->why, sizeof(r->why),
 			         "%s \"%.200s\" differs from \"%.200s\" of %s",

@@ -9,6 +9,7 @@
  * every table (finalize merges belong to cooldown). Gates come last, one
  * PASS/FAIL line each.
  */
+#include "ms_bench.h"
 #include "ev_private.h"
 #include "grow.h"
 #include "figures.h"
@@ -2158,6 +2159,32 @@ cmp_picker_fp(FILE *f, ms_evdb *da, ms_evdb *db, bool *fp)
 	return true;
 }
 
+/* The conditions a bench series holds equal (ms_bench_difference) on
+ * which runs a and b differ, each named with both values: their deltas
+ * include the difference (a profile of 1 CPU against 2 doubles the wall
+ * by itself). The fixture has its own note and the grace policy is in
+ * the header. */
+static void
+note_conditions(FILE *f, const ms_ev_run *a, const ms_ev_run *b)
+{
+	char va[MS_EV_TEXT_MAX], vb[MS_EV_TEXT_MAX];
+	const char *what;
+	bool any = false;
+	for (unsigned k = 0;
+	     (what = ms_bench_difference(a, b, k, va, vb, sizeof(va)));
+	     k++) {
+		if (strncmp(what, "fixture", 7) == 0 ||
+		    strcmp(what, "grace policy") == 0)
+			continue;
+		if (!any)
+			fprintf(f, "  note: A and B ran under different "
+			           "conditions; the deltas include them:\n");
+		any = true;
+		fprintf(f, "    %-20s A \"%.200s\"  B \"%.200s\"\n", what, va,
+		        vb);
+	}
+}
+
 int
 ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
                   ms_errbuf *eb)
@@ -2215,6 +2242,7 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 		        "the picker trajectories are not comparable\n",
 		        a.run.fixture_hash, ka[0] ? ", " : "", ka,
 		        b.run.fixture_hash, kb[0] ? ", " : "", kb);
+	note_conditions(f, &a.run, &b.run);
 	cmp_phase(f, "primary", &a.ph[0], &b.ph[0]);
 	cmp_phase(f, "cooldown", &a.ph[1], &b.ph[1]);
 	cmp_links(f, &a, &b);

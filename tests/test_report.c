@@ -655,6 +655,23 @@ test_compare(void **state)
 	assert_non_null(strstr(t, "  PASS  selection fingerprints  "
 	                          "00005eed5eed5eed == 00005eed5eed5eed\n"));
 	assert_non_null(strstr(t, "  PASS  logical outputs "));
+	assert_null(strstr(t, "different conditions"));
+	free(t);
+
+	/* Runs of other limits: their wall and CPU deltas include that, so
+	 * each difference is named with both values (none was). */
+	char d[512];
+	record("ak-cg.db", "alwayskeep", 40, 10000000000LL, NULL, d, sizeof(d));
+	et_sql(d, "UPDATE run SET profile = 'cpus=1,mem=1g', "
+	          "limits_mode = 'emulated', grace_policy = 'trace'");
+	t = two_db_report(a, d, &mismatch);
+	assert_non_null(strstr(t, "  note: A and B ran under different "
+	                          "conditions; the deltas include them:\n"
+	                          "    profile              A \""));
+	assert_non_null(strstr(t, "\"  B \"cpus=1,mem=1g\"\n"));
+	assert_non_null(strstr(t, "\n    limits envelope      A \""));
+	assert_non_null(strstr(t, "\"  B \"emulated\"\n\nprimary"));
+	assert_null(strstr(t, "    grace policy")); /* in the header */
 	free(t);
 
 	t = two_db_report(a, c, &mismatch);
