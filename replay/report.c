@@ -953,6 +953,28 @@ workers_text(char *buf, size_t n, const ms_ev_run *u)
 		         u->slow_workers);
 }
 
+/* s, or "-" when the run did not record it. */
+static const char *
+or_dash(const char *s)
+{
+	return s[0] ? s : "-";
+}
+
+/* What made the figures besides the host: the binary, its commit and
+ * compiler, the CPU and the page cache the run started from (`bench`
+ * holds them equal within a series; a report read on its own, or its
+ * HTML page, says them). */
+static void
+build_lines(FILE *f, const ms_ev_run *u)
+{
+	fprintf(f,
+	        "  build        binary %.16s  commit %s  compiler %s\n"
+	        "  cpu          %s  cache %s\n",
+	        or_dash(u->binary_checksum), or_dash(u->git_commit),
+	        or_dash(u->compiler), or_dash(u->cpu_model),
+	        or_dash(u->cache_label));
+}
+
 static void
 print_header(FILE *f, const report *r, const char *path)
 {
@@ -992,6 +1014,7 @@ print_header(FILE *f, const report *r, const char *path)
 	        u->detected_cpus, (double)u->detected_mem_bytes / (MIB * 1024),
 	        u->profile, u->emulated_cpus,
 	        (double)u->emulated_mem_bytes / (MIB * 1024), workers);
+	build_lines(f, u);
 	envelope_line(f, r);
 	if (r->has_end)
 		fprintf(f,
@@ -1753,6 +1776,15 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	js(f, "grace_policy", r.run.grace_policy, &first);
 	js(f, "staging", r.run.staging, &first);
 	js(f, "plugin_host", r.run.plugin_host, &first);
+	js(f, "hostname", r.run.hostname, &first);
+	js(f, "kernel", r.run.kernel, &first);
+	js(f, "filesystem", r.run.filesystem, &first);
+	js(f, "device", r.run.device, &first);
+	js(f, "binary_checksum", r.run.binary_checksum, &first);
+	js(f, "git_commit", r.run.git_commit, &first);
+	js(f, "compiler", r.run.compiler, &first);
+	js(f, "cpu_model", r.run.cpu_model, &first);
+	js(f, "cache_label", r.run.cache_label, &first);
 	js(f, "profile", r.run.profile, &first);
 	js(f, "limits_mode", r.run.limits_mode, &first);
 	js(f, "limits_why", r.run.limits_why, &first);
