@@ -354,6 +354,61 @@ note_unfinalized(const ms_bench_run *runs, size_t n,
 	}
 }
 
+/* s, or "-" when the runs did not record it. */
+static const char *
+or_dash(const char *s)
+{
+	return s[0] ? s : "-";
+}
+
+/* The conditions the figures were made under (those of the reference
+ * run, which every valid run shares): above all whether the profile's
+ * limits were enforced by a cgroup or only emulated, and why. */
+static void
+conditions_text(const ms_bench_run *runs, size_t n, FILE *f)
+{
+	const ms_bench_run *ref = reference(runs, n);
+	if (!ref)
+		return;
+	const ms_ev_run *u = &ref->run;
+	const char *mode = u->limits_mode[0] ? u->limits_mode : "host";
+	bool emulated = strcmp(mode, "emulated") == 0;
+	fprintf(f,
+	        "conditions: fixture %s %.16s  profile %s  cache %s  host %s  "
+	        "commit %s\nenvelope: %s%s%s%s\n",
+	        or_dash(u->fixture_preset), or_dash(u->fixture_hash),
+	        or_dash(u->profile), or_dash(u->cache_label),
+	        or_dash(u->hostname), or_dash(u->git_commit), mode,
+	        emulated ? ": sized from the profile, not enforced (" : "",
+	        emulated ? or_dash(u->limits_why) : "", emulated ? ")" : "");
+}
+
+static void
+conditions_json(const ms_bench_run *runs, size_t n, FILE *f)
+{
+	const ms_bench_run *ref = reference(runs, n);
+	if (!ref) {
+		fputs("null", f);
+		return;
+	}
+	const ms_ev_run *u = &ref->run;
+	const char *const kv[][2] = {
+		{ "fixture_preset", u->fixture_preset },
+		{ "fixture_hash", u->fixture_hash },
+		{ "profile", u->profile },
+		{ "limits_mode", u->limits_mode[0] ? u->limits_mode : "host" },
+		{ "limits_why", u->limits_why },
+		{ "cache_label", u->cache_label },
+		{ "hostname", u->hostname },
+		{ "git_commit", u->git_commit },
+	};
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+		fprintf(f, "%s\"%s\":", i ? "," : "{", kv[i][0]);
+		ms__json_str(f, kv[i][1]);
+	}
+	fputc('}', f);
+}
+
 static int
 write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
            size_t nv, FILE *f)
@@ -363,6 +418,7 @@ write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
 		valid += runs[i].valid;
 	fprintf(f, "bench series: %zu runs, %zu valid, %zu variants\n", n,
 	        valid, nv);
+	conditions_text(runs, n, f);
 	/* The variant column: at least 14 wide, the specs whole up to 40. */
 	ms__labels l = ms__labels_of(labels, nv, 14, 40);
 	int w = l.width;
@@ -441,6 +497,8 @@ write_json(const ms_bench_run *runs, size_t n, const char *const *labels,
 	fprintf(f, "{\"format\":\"mergescope-bench\",\"version\":1,"
 	           "\"base\":");
 	ms__json_str(f, nv ? labels[0] : "");
+	fprintf(f, ",\"conditions\":");
+	conditions_json(runs, n, f);
 	fprintf(f, ",\"runs\":[");
 	for (size_t i = 0; i < n; i++) {
 		const ms_bench_run *r = &runs[i];

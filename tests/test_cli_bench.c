@@ -847,6 +847,57 @@ test_delta_from_zero(void **state)
 	free(text);
 }
 
+/* A series whose profile could not be enforced (no writable cgroup
+ * hierarchy: every run emulated it) said so nowhere: its table, JSON and
+ * HTML page read as those of enforced limits, with "-" for the cgroup's
+ * peak. The summary names the conditions and the envelope, and why it
+ * was emulated. */
+static void
+test_summary_conditions(void **state)
+{
+	(void)state;
+	static ms_bench_run runs[2];
+	memset(runs, 0, sizeof(runs));
+	for (unsigned i = 0; i < 2; i++) {
+		ms_ev_run *u = &runs[i].run;
+		runs[i].variant = i;
+		runs[i].valid = true;
+		snprintf(u->fixture_preset, sizeof(u->fixture_preset), "day-2x");
+		snprintf(u->profile, sizeof(u->profile), "cpus=1,mem=1g");
+		snprintf(u->limits_mode, sizeof(u->limits_mode), "emulated");
+		snprintf(u->limits_why, sizeof(u->limits_why),
+		         "/sys/fs/cgroup/cpu: No such file or directory");
+		snprintf(u->cache_label, sizeof(u->cache_label), "cold");
+		for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++)
+			for (unsigned k = 0; k < MS_BM_COUNT; k++)
+				runs[i].m[p][k] = 1 + i;
+	}
+	const char *labels[2] = { "disabled", "skywalking" };
+	char *text = NULL, *js = NULL;
+	size_t len = 0, jlen = 0;
+	FILE *f = open_memstream(&text, &len), *jf = open_memstream(&js, &jlen);
+	assert_true(f && jf);
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_bench_summary(runs, 2, labels, 2, f, jf, &eb), 0);
+	fclose(f);
+	fclose(jf);
+	assert_non_null(strstr(text, "\nconditions: fixture day-2x -  profile "
+	                             "cpus=1,mem=1g  cache cold  host -  "
+	                             "commit -\n"));
+	assert_non_null(strstr(text, "\nenvelope: emulated: sized from the "
+	                             "profile, not enforced (/sys/fs/cgroup/"
+	                             "cpu: No such file or directory)\n"));
+	jv j;
+	json_parse(js, &j);
+	const jv *c = jget(&j, "conditions");
+	assert_non_null(c);
+	assert_string_equal(jget(c, "limits_mode")->raw, "emulated");
+	assert_string_equal(jget(c, "profile")->raw, "cpus=1,mem=1g");
+	jfree(&j);
+	free(js);
+	free(text);
+}
+
 struct bench_call {
 	ms_bench_run runs[2];
 	const char *labels[2];
@@ -1849,6 +1900,7 @@ main(void)
 		cmocka_unit_test(test_variant_chains),
 		cmocka_unit_test(test_summary_long_labels),
 		cmocka_unit_test(test_delta_from_zero),
+		cmocka_unit_test(test_summary_conditions),
 		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_series_out_of_memory),
 		cmocka_unit_test(test_usage),
