@@ -156,19 +156,18 @@ ms_bench_load(ms_bench_run *r, ms_errbuf *eb)
 	return 0;
 }
 
-/* The first condition on which b differs from the reference a, or NULL;
- * the two values go to va/vb. */
-static const char *
-differs(const ms_ev_run *a, const ms_ev_run *b, char *va, char *vb, size_t n)
+const char *
+ms_bench_difference(const ms_ev_run *a, const ms_ev_run *b, unsigned k,
+                    char *va, char *vb, size_t n)
 {
 #define STR(field, what)                                                       \
-	if (strcmp(a->field, b->field) != 0) {                                 \
+	if (strcmp(a->field, b->field) != 0 && k-- == 0) {                     \
 		snprintf(va, n, "%s", a->field);                               \
 		snprintf(vb, n, "%s", b->field);                               \
 		return what;                                                   \
 	}
 #define NUM(field, what)                                                       \
-	if (a->field != b->field) {                                            \
+	if (a->field != b->field && k-- == 0) {                                \
 		snprintf(va, n, "%llu", (unsigned long long)a->field);         \
 		snprintf(vb, n, "%llu", (unsigned long long)b->field);         \
 		return what;                                                   \
@@ -204,7 +203,8 @@ static bool
 same_conditions(const ms_bench_run *a, const ms_bench_run *b)
 {
 	char va[MS_EV_TEXT_MAX], vb[MS_EV_TEXT_MAX];
-	return differs(&a->run, &b->run, va, vb, sizeof(va)) == NULL;
+	return ms_bench_difference(&a->run, &b->run, 0, va, vb, sizeof(va)) ==
+	       NULL;
 }
 
 /* The reference run: the earliest of the conditions most valid runs
@@ -246,8 +246,8 @@ ms_bench_validate(ms_bench_run *runs, size_t n)
 		if (!r->valid || r == ref)
 			continue;
 		char va[MS_EV_TEXT_MAX], vb[MS_EV_TEXT_MAX];
-		const char *what =
-		        differs(&ref->run, &r->run, va, vb, sizeof(va));
+		const char *what = ms_bench_difference(&ref->run, &r->run, 0,
+		                                       va, vb, sizeof(va));
 		if (what)
 			snprintf(r->why, sizeof(r->why),
 			         "%s \"%.200s\" differs from \"%.200s\" of %s",
@@ -307,10 +307,15 @@ stat_for(const ms_bench_run *runs, size_t n, unsigned vi, unsigned p,
 	return 0;
 }
 
+/* The change of x against base in %: none from 0 to 0, and no figure
+ * (NaN: "n/a" in the table, null in the JSON) from 0 to anything else,
+ * which no percentage measures. */
 static double
 delta_pct(double base, double x)
 {
-	return base != 0 ? 100.0 * (x - base) / base : 0;
+	if (base == 0)
+		return x == 0 ? 0 : NAN;
+	return 100.0 * (x - base) / base;
 }
 
 /* Whether variant vi's valid runs ran their finalize: 1 all, 0 none, -1
@@ -349,6 +354,61 @@ note_unfinalized(const ms_bench_run *runs, size_t n,
 	}
 }
 
+/* s, or "-" when the runs did not record it. */
+static const char *
+or_dash(const char *s)
+{
+	return s[0] ? s : "-";
+}
+
+/* The conditions the figures were made under (those of the reference
+ * run, which every valid run shares): above all whether the profile's
+ * limits were enforced by a cgroup or only emulated, and why. */
+static void
+conditions_text(const ms_bench_run *runs, size_t n, FILE *f)
+{
+	const ms_bench_run *ref = reference(runs, n);
+	if (!ref)
+		return;
+	const ms_ev_run *u = &ref->run;
+	const char *mode = u->limits_mode[0] ? u->limits_mode : "host";
+	bool emulated = strcmp(mode, "emulated") == 0;
+	fprintf(f,
+	        "conditions: fixture %s %.16s  profile %s  cache %s  host %s  "
+	        "commit %s\nenvelope: %s%s%s%s\n",
+	        or_dash(u->fixture_preset), or_dash(u->fixture_hash),
+	        or_dash(u->profile), or_dash(u->cache_label),
+	        or_dash(u->hostname), or_dash(u->git_commit), mode,
+	        emulated ? ": sized from the profile, not enforced (" : "",
+	        emulated ? or_dash(u->limits_why) : "", emulated ? ")" : "");
+}
+
+static void
+conditions_json(const ms_bench_run *runs, size_t n, FILE *f)
+{
+	const ms_bench_run *ref = reference(runs, n);
+	if (!ref) {
+		fputs("null", f);
+		return;
+	}
+	const ms_ev_run *u = &ref->run;
+	const char *const kv[][2] = {
+		{ "fixture_preset", u->fixture_preset },
+		{ "fixture_hash", u->fixture_hash },
+		{ "profile", u->profile },
+		{ "limits_mode", u->limits_mode[0] ? u->limits_mode : "host" },
+		{ "limits_why", u->limits_why },
+		{ "cache_label", u->cache_label },
+		{ "hostname", u->hostname },
+		{ "git_commit", u->git_commit },
+	};
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+		fprintf(f, "%s\"%s\":", i ? "," : "{", kv[i][0]);
+		ms__json_str(f, kv[i][1]);
+	}
+	fputc('}', f);
+}
+
 static int
 write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
            size_t nv, FILE *f)
@@ -358,6 +418,7 @@ write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
 		valid += runs[i].valid;
 	fprintf(f, "bench series: %zu runs, %zu valid, %zu variants\n", n,
 	        valid, nv);
+	conditions_text(runs, n, f);
 	/* The variant column: at least 14 wide, the specs whole up to 40. */
 	ms__labels l = ms__labels_of(labels, nv, 14, 40);
 	int w = l.width;
@@ -406,12 +467,13 @@ write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
 				        name, w, ms__label(&l, vi, lb), st.n,
 				        pr, st.median, pr, st.p95, pr, st.min,
 				        pr, st.max, cv);
+				double d = delta_pct(base.median, st.median);
 				if (vi == 0 || !base.n || !st.n)
 					fputc('\n', f);
+				else if (isnan(d))
+					fprintf(f, " %8s\n", "n/a");
 				else
-					fprintf(f, " %+8.2f\n",
-					        delta_pct(base.median,
-					                  st.median));
+					fprintf(f, " %+8.2f\n", d);
 			}
 			if (rc)
 				return rc;
@@ -435,6 +497,8 @@ write_json(const ms_bench_run *runs, size_t n, const char *const *labels,
 	fprintf(f, "{\"format\":\"mergescope-bench\",\"version\":1,"
 	           "\"base\":");
 	ms__json_str(f, nv ? labels[0] : "");
+	fprintf(f, ",\"conditions\":");
+	conditions_json(runs, n, f);
 	fprintf(f, ",\"runs\":[");
 	for (size_t i = 0; i < n; i++) {
 		const ms_bench_run *r = &runs[i];

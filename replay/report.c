@@ -9,6 +9,7 @@
  * every table (finalize merges belong to cooldown). Gates come last, one
  * PASS/FAIL line each.
  */
+#include "ms_bench.h"
 #include "ev_private.h"
 #include "grow.h"
 #include "figures.h"
@@ -952,6 +953,28 @@ workers_text(char *buf, size_t n, const ms_ev_run *u)
 		         u->slow_workers);
 }
 
+/* s, or "-" when the run did not record it. */
+static const char *
+or_dash(const char *s)
+{
+	return s[0] ? s : "-";
+}
+
+/* What made the figures besides the host: the binary, its commit and
+ * compiler, the CPU and the page cache the run started from (`bench`
+ * holds them equal within a series; a report read on its own, or its
+ * HTML page, says them). */
+static void
+build_lines(FILE *f, const ms_ev_run *u)
+{
+	fprintf(f,
+	        "  build        binary %.16s  commit %s  compiler %s\n"
+	        "  cpu          %s  cache %s\n",
+	        or_dash(u->binary_checksum), or_dash(u->git_commit),
+	        or_dash(u->compiler), or_dash(u->cpu_model),
+	        or_dash(u->cache_label));
+}
+
 static void
 print_header(FILE *f, const report *r, const char *path)
 {
@@ -991,6 +1014,7 @@ print_header(FILE *f, const report *r, const char *path)
 	        u->detected_cpus, (double)u->detected_mem_bytes / (MIB * 1024),
 	        u->profile, u->emulated_cpus,
 	        (double)u->emulated_mem_bytes / (MIB * 1024), workers);
+	build_lines(f, u);
 	envelope_line(f, r);
 	if (r->has_end)
 		fprintf(f,
@@ -1752,6 +1776,15 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	js(f, "grace_policy", r.run.grace_policy, &first);
 	js(f, "staging", r.run.staging, &first);
 	js(f, "plugin_host", r.run.plugin_host, &first);
+	js(f, "hostname", r.run.hostname, &first);
+	js(f, "kernel", r.run.kernel, &first);
+	js(f, "filesystem", r.run.filesystem, &first);
+	js(f, "device", r.run.device, &first);
+	js(f, "binary_checksum", r.run.binary_checksum, &first);
+	js(f, "git_commit", r.run.git_commit, &first);
+	js(f, "compiler", r.run.compiler, &first);
+	js(f, "cpu_model", r.run.cpu_model, &first);
+	js(f, "cache_label", r.run.cache_label, &first);
 	js(f, "profile", r.run.profile, &first);
 	js(f, "limits_mode", r.run.limits_mode, &first);
 	js(f, "limits_why", r.run.limits_why, &first);
@@ -2158,6 +2191,32 @@ cmp_picker_fp(FILE *f, ms_evdb *da, ms_evdb *db, bool *fp)
 	return true;
 }
 
+/* The conditions a bench series holds equal (ms_bench_difference) on
+ * which runs a and b differ, each named with both values: their deltas
+ * include the difference (a profile of 1 CPU against 2 doubles the wall
+ * by itself). The fixture has its own note and the grace policy is in
+ * the header. */
+static void
+note_conditions(FILE *f, const ms_ev_run *a, const ms_ev_run *b)
+{
+	char va[MS_EV_TEXT_MAX], vb[MS_EV_TEXT_MAX];
+	const char *what;
+	bool any = false;
+	for (unsigned k = 0;
+	     (what = ms_bench_difference(a, b, k, va, vb, sizeof(va)));
+	     k++) {
+		if (strncmp(what, "fixture", 7) == 0 ||
+		    strcmp(what, "grace policy") == 0)
+			continue;
+		if (!any)
+			fprintf(f, "  note: A and B ran under different "
+			           "conditions; the deltas include them:\n");
+		any = true;
+		fprintf(f, "    %-20s A \"%.200s\"  B \"%.200s\"\n", what, va,
+		        vb);
+	}
+}
+
 int
 ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
                   ms_errbuf *eb)
@@ -2215,6 +2274,7 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 		        "the picker trajectories are not comparable\n",
 		        a.run.fixture_hash, ka[0] ? ", " : "", ka,
 		        b.run.fixture_hash, kb[0] ? ", " : "", kb);
+	note_conditions(f, &a.run, &b.run);
 	cmp_phase(f, "primary", &a.ph[0], &b.ph[0]);
 	cmp_phase(f, "cooldown", &a.ph[1], &b.ph[1]);
 	cmp_links(f, &a, &b);

@@ -314,7 +314,19 @@ test_series(void **state)
 				assert_non_null(m);
 				assert_true(jget(m, "n")->num == 2);
 				const jv *d = jget(m, "delta_pct");
-				assert_int_equal(d->t, J_NUM);
+				/* none from a base median of 0 to another
+				 * (the cooldown's reads: disabled has no
+				 * finalize) */
+				const jv *bm = jget(
+				        jget(jget(jget(variant_json(&j, 0),
+				                       "phases"),
+				                  ms_ev_phase_name(pi)),
+				             keys[k]),
+				        "median");
+				double med = jget(m, "median")->num;
+				assert_int_equal(d->t, bm->num == 0 && med != 0
+				                               ? J_NULL
+				                               : J_NUM);
 				if (vi == 0)
 					assert_true(d->num == 0);
 			}
@@ -773,6 +785,116 @@ test_summary_long_labels(void **state)
 	assert_non_null(strstr(text, want));
 	assert_non_null(strstr(text, "\nwall s             V1             "));
 	assert_non_null(strstr(text, "\n                   V2             "));
+	free(text);
+}
+
+/* A delta against a first variant whose median is 0 (disabled's cooldown
+ * reads nothing, skywalking's finalize reads 43 MiB) has no percentage:
+ * "n/a" in the table and null in the JSON, not "+0.00" (no change); from
+ * 0 to 0 it stays 0. */
+static void
+test_delta_from_zero(void **state)
+{
+	(void)state;
+	static ms_bench_run runs[2];
+	memset(runs, 0, sizeof(runs));
+	for (unsigned i = 0; i < 2; i++) {
+		runs[i].variant = i;
+		runs[i].valid = true;
+		for (unsigned k = 0; k < MS_BM_COUNT; k++)
+			runs[i].m[MS_EV_PHASE_PRIMARY][k] = 2 + i;
+		runs[i].m[MS_EV_PHASE_COOLDOWN][MS_BM_READ_MIB] = 43.0 * i;
+	}
+	const char *labels[2] = { "disabled", "skywalking" };
+	char *text = NULL, *js = NULL;
+	size_t len = 0, jlen = 0;
+	FILE *f = open_memstream(&text, &len), *jf = open_memstream(&js, &jlen);
+	assert_true(f && jf);
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_bench_summary(runs, 2, labels, 2, f, jf, &eb), 0);
+	fclose(f);
+	fclose(jf);
+	const char *cd = strstr(text, "\ncooldown ");
+	assert_non_null(cd);
+	const char *rd = strstr(cd, "\nread MiB");
+	assert_non_null(rd);
+	const char *sky = strstr(rd + 1, "\n") + 1;
+	assert_non_null(strstr(sky, "skywalking"));
+	const char *eol = strchr(sky, '\n');
+	const char *na = strstr(sky, " n/a\n");
+	assert_true(na && na < eol); /* not +0.00 */
+	/* written: 0 and 0, no change */
+	const char *wr = strstr(cd, "\nwritten MiB");
+	assert_non_null(wr);
+	const char *sky2 = strstr(wr + 1, "\n") + 1;
+	assert_true(strncmp(strchr(sky2, '\n') - 6, " +0.00", 6) == 0);
+	jv j;
+	json_parse(js, &j);
+	const jv *vs = jget(&j, "variants");
+	const jv *sr = jget(jget(jget(&vs->items[1], "phases"), "cooldown"),
+	                    "read_mib");
+	assert_int_equal(jget(sr, "delta_pct")->t, J_NULL);
+	assert_true(jget(sr, "median")->num == 43.0);
+	const jv *sw = jget(jget(jget(&vs->items[1], "phases"), "cooldown"),
+	                    "written_mib");
+	assert_true(jget(sw, "delta_pct")->t == J_NUM &&
+	            jget(sw, "delta_pct")->num == 0);
+	const jv *sp = jget(jget(jget(&vs->items[1], "phases"), "primary"),
+	                    "wall_s");
+	assert_true(fabs(jget(sp, "delta_pct")->num - 50.0) < 1e-9);
+	jfree(&j);
+	free(js);
+	free(text);
+}
+
+/* A series whose profile could not be enforced (no writable cgroup
+ * hierarchy: every run emulated it) said so nowhere: its table, JSON and
+ * HTML page read as those of enforced limits, with "-" for the cgroup's
+ * peak. The summary names the conditions and the envelope, and why it
+ * was emulated. */
+static void
+test_summary_conditions(void **state)
+{
+	(void)state;
+	static ms_bench_run runs[2];
+	memset(runs, 0, sizeof(runs));
+	for (unsigned i = 0; i < 2; i++) {
+		ms_ev_run *u = &runs[i].run;
+		runs[i].variant = i;
+		runs[i].valid = true;
+		snprintf(u->fixture_preset, sizeof(u->fixture_preset), "day-2x");
+		snprintf(u->profile, sizeof(u->profile), "cpus=1,mem=1g");
+		snprintf(u->limits_mode, sizeof(u->limits_mode), "emulated");
+		snprintf(u->limits_why, sizeof(u->limits_why),
+		         "/sys/fs/cgroup/cpu: No such file or directory");
+		snprintf(u->cache_label, sizeof(u->cache_label), "cold");
+		for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++)
+			for (unsigned k = 0; k < MS_BM_COUNT; k++)
+				runs[i].m[p][k] = 1 + i;
+	}
+	const char *labels[2] = { "disabled", "skywalking" };
+	char *text = NULL, *js = NULL;
+	size_t len = 0, jlen = 0;
+	FILE *f = open_memstream(&text, &len), *jf = open_memstream(&js, &jlen);
+	assert_true(f && jf);
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_bench_summary(runs, 2, labels, 2, f, jf, &eb), 0);
+	fclose(f);
+	fclose(jf);
+	assert_non_null(strstr(text, "\nconditions: fixture day-2x -  profile "
+	                             "cpus=1,mem=1g  cache cold  host -  "
+	                             "commit -\n"));
+	assert_non_null(strstr(text, "\nenvelope: emulated: sized from the "
+	                             "profile, not enforced (/sys/fs/cgroup/"
+	                             "cpu: No such file or directory)\n"));
+	jv j;
+	json_parse(js, &j);
+	const jv *c = jget(&j, "conditions");
+	assert_non_null(c);
+	assert_string_equal(jget(c, "limits_mode")->raw, "emulated");
+	assert_string_equal(jget(c, "profile")->raw, "cpus=1,mem=1g");
+	jfree(&j);
+	free(js);
 	free(text);
 }
 
@@ -1777,6 +1899,8 @@ main(void)
 		cmocka_unit_test(test_profile_beyond_noted),
 		cmocka_unit_test(test_variant_chains),
 		cmocka_unit_test(test_summary_long_labels),
+		cmocka_unit_test(test_delta_from_zero),
+		cmocka_unit_test(test_summary_conditions),
 		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_series_out_of_memory),
 		cmocka_unit_test(test_usage),

@@ -109,6 +109,8 @@ static const char golden[] =
         "clone copy\n"
         "  limits       detected 2 cpus 4.00 GiB  profile (default) 2 cpus "
         "4.00 GiB  workers 1 fast + 1 slow\n"
+        "  build        binary -  commit -  compiler -\n"
+        "  cpu          -  cache -\n"
         "  envelope     cgroup1, pids.max 512: peak 150.0 MiB  throttled 12 "
         "periods 0.300 s  OOM kills 0  limit hits 0\n"
         "  status       complete  publications 110  merges 10  wall 9.000 s  "
@@ -603,6 +605,36 @@ two_db_report(const char *a, const char *b, bool *mismatch)
 	return buf;
 }
 
+/* The build and machine a run recorded (binary, commit, compiler, CPU,
+ * cache label) are in the text report, its JSON and its HTML page,
+ * escaped there: a report read on its own said none of them. */
+static void
+test_report_build_lines(void **state)
+{
+	(void)state;
+	char path[512];
+	record("build.db", "skywalking", 10, 0, NULL, path, sizeof(path));
+	db_exec(path, "UPDATE run SET binary_checksum = "
+	              "'0123456789abcdef0123456789abcdef', git_commit = "
+	              "'eda349c165a0', compiler = 'gcc 12.2.0', cpu_model = "
+	              "'Xeon <E5> & co', cache_label = 'cold'");
+	char *t = report_failing(path, ms_report_text, 0);
+	assert_non_null(strstr(t, "\n  build        binary 0123456789abcdef  "
+	                          "commit eda349c165a0  compiler gcc 12.2.0\n"
+	                          "  cpu          Xeon <E5> & co  cache "
+	                          "cold\n"));
+	free(t);
+	t = report_failing(path, ms_report_json, 0);
+	assert_non_null(strstr(t, "\"cpu_model\":\"Xeon <E5> & co\""));
+	assert_non_null(strstr(t, "\"cache_label\":\"cold\""));
+	assert_non_null(strstr(t, "\"git_commit\":\"eda349c165a0\""));
+	free(t);
+	char *html = two_db_report(path, path, NULL);
+	assert_non_null(strstr(html, "  cpu          Xeon &lt;E5&gt; &amp; co  "
+	                             "cache cold\n"));
+	free(html);
+}
+
 /* Each sampled merge's staging: the planner's figures, planned and cut
  * batches, peaks, the arena, and every batch with its flush reason. */
 static void
@@ -655,6 +687,23 @@ test_compare(void **state)
 	assert_non_null(strstr(t, "  PASS  selection fingerprints  "
 	                          "00005eed5eed5eed == 00005eed5eed5eed\n"));
 	assert_non_null(strstr(t, "  PASS  logical outputs "));
+	assert_null(strstr(t, "different conditions"));
+	free(t);
+
+	/* Runs of other limits: their wall and CPU deltas include that, so
+	 * each difference is named with both values (none was). */
+	char d[512];
+	record("ak-cg.db", "alwayskeep", 40, 10000000000LL, NULL, d, sizeof(d));
+	et_sql(d, "UPDATE run SET profile = 'cpus=1,mem=1g', "
+	          "limits_mode = 'emulated', grace_policy = 'trace'");
+	t = two_db_report(a, d, &mismatch);
+	assert_non_null(strstr(t, "  note: A and B ran under different "
+	                          "conditions; the deltas include them:\n"
+	                          "    profile              A \""));
+	assert_non_null(strstr(t, "\"  B \"cpus=1,mem=1g\"\n"));
+	assert_non_null(strstr(t, "\n    limits envelope      A \""));
+	assert_non_null(strstr(t, "\"  B \"emulated\"\n\nprimary"));
+	assert_null(strstr(t, "    grace policy")); /* in the header */
 	free(t);
 
 	t = two_db_report(a, c, &mismatch);
@@ -1500,6 +1549,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_golden),
+		cmocka_unit_test(test_report_build_lines),
 		cmocka_unit_test(test_report_workers_unstarted_and_serial),
 		cmocka_unit_test(test_report_counts),
 		cmocka_unit_test(test_failing_gate),

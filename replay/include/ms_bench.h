@@ -73,6 +73,15 @@ int ms_bench_load(ms_bench_run *r, ms_errbuf *eb);
  */
 void ms_bench_validate(ms_bench_run *runs, size_t n);
 
+/*
+ * The k-th (from 0) validity condition on which run b differs from run
+ * a, as ms_bench_validate judges them ("profile", "limits envelope",
+ * "host", ...), or NULL when there are no more than k; the two values go
+ * to va (a's) and vb (b's), n bytes each. `report --vs` names them.
+ */
+const char *ms_bench_difference(const ms_ev_run *a, const ms_ev_run *b,
+                                unsigned k, char *va, char *vb, size_t n);
+
 /* Summary statistics of v[0..n) (v is sorted in place). n == 0 gives
  * zeros. p95 is the nearest-rank percentile; cv the sample standard
  * deviation over the mean (0 for n < 2 or a zero mean). */
