@@ -1667,6 +1667,10 @@ test_report_collect(void **state)
 	assert_int_equal(run(twice, false), 64);
 	assert_non_null(strstr(err, "same directory"));
 	assert_int_equal(run(args, false), 0);
+	/* Where the HTML went: a line on standard error (there was none). */
+	char said[PATH_MAX + 32];
+	snprintf(said, sizeof(said), "report as HTML in %s\n", html);
+	assert_non_null(strstr(err, said));
 	jv j;
 	json_parse(out, &j);
 	assert_string_equal(jget(&j, "base")->raw, "disabled");

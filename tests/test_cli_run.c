@@ -1121,6 +1121,11 @@ test_output_files_need_force(void **state)
 	t = ms_test_read(html, CAP, NULL);
 	assert_non_null(strstr(t, "<html"));
 	free(t);
+	/* It says where the HTML went, as export names its --out: one line
+	 * on standard error (there was none). */
+	char said[700];
+	snprintf(said, sizeof(said), "report as HTML in %s\n", html);
+	assert_string_equal(err_text, said);
 
 	/* run --json over an existing file: refused before any work. */
 	snprintf(db, sizeof(db), "%s/json-force.sqlite", tmp_root);
