@@ -2932,7 +2932,7 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 		               r->work_dir);
 	if (!existed && ms_fs_mkdir_p(r->work_dir, 0755, NULL) < 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
-		               "cannot create the shard directory %s: %s",
+		               "shard directory %s: cannot be created: %s",
 		               r->work_dir, strerror(errno));
 	/* From here on a failure leaves the directory as it was: removed
 	 * only when this run made it and nobody else has taken it. */

@@ -916,6 +916,20 @@ test_bad_input(void **state)
 	         wd);
 	assert_non_null(strstr(err_text, wd_opt));
 	assert_true(exists(keep));
+	/* One that cannot be made is named as the option too (the line
+	 * read "cannot create the shard directory DIR: ..."). */
+	char under[700];
+	snprintf(under, sizeof(under), "%s/sub", keep);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "disabled", "--work-dir", under,
+	                     "--db", db, NULL),
+	                 2);
+	assert_one_line();
+	snprintf(wd_opt, sizeof(wd_opt),
+	         "mergescope run: --work-dir %s: cannot be created: Not a "
+	         "directory\n",
+	         under);
+	assert_string_equal(err_text, wd_opt);
 
 	/* An output inside the work directory would be deleted with it:
 	 * refused before any work, directly or through a link. */
@@ -1126,6 +1140,20 @@ test_output_files_need_force(void **state)
 	char said[700];
 	snprintf(said, sizeof(said), "report as HTML in %s\n", html);
 	assert_string_equal(err_text, said);
+	/* A file that cannot be made is named as the option it came from,
+	 * as --html is (the line began with the bare path). */
+	char nodir[640];
+	snprintf(nodir, sizeof(nodir), "%s/no-such-dir/out.csv", tmp_root);
+	assert_int_equal(cli("export", "--db", db_keep, "--format", "csv",
+	                     "--out", nodir, NULL),
+	                 2);
+	snprintf(said, sizeof(said), "mergescope export: --out %s: ", nodir);
+	assert_ptr_equal(strstr(err_text, said), err_text);
+	snprintf(nodir, sizeof(nodir), "%s/no-such-dir/out.html", tmp_root);
+	assert_int_equal(cli("report", "--db", db_keep, "--html", nodir, NULL),
+	                 2);
+	snprintf(said, sizeof(said), "mergescope report: --html %s: ", nodir);
+	assert_ptr_equal(strstr(err_text, said), err_text);
 
 	/* run --json over an existing file: refused before any work. */
 	snprintf(db, sizeof(db), "%s/json-force.sqlite", tmp_root);
