@@ -2827,6 +2827,80 @@ work_room_note(ms_replay *r, uint64_t avail, bool links, uint64_t day)
 	         k ? "\n" : "", room);
 }
 
+/* A day that cannot even be staged in the shard directory (fd) is
+ * refused before it is copied part by part into a full file system; one
+ * the user gave with less room than the day may need is said to be short
+ * (after rec's note, a killed run's shard removed). */
+static int
+work_room_checks(ms_replay *r, int fd, int rec, ms_errbuf *eb)
+{
+	struct statvfs sv;
+	struct stat fst, wst;
+	if (fstatvfs(fd, &sv) != 0 || fstat(fd, &wst) != 0 ||
+	    stat(r->fixture_dir, &fst) != 0)
+		return 0;
+	bool links = fst.st_dev == wst.st_dev;
+	uint64_t day = ms__fixture_day_blocks(r->fx, sv.f_frsize);
+	int rc = ms__work_room_check(r->work_dir,
+	                             (uint64_t)sv.f_bavail * sv.f_frsize, links,
+	                             day, eb);
+	/* Linked parts are charged where the fixture was written; merge
+	 * outputs, up to the day again, are the run's. */
+	char fs[32];
+	ms__fs_type_name(r->work_dir, fs, sizeof(fs));
+	if (rc == 0)
+		rc = ms__work_mem_check(r->work_dir, strcmp(fs, "tmpfs") == 0,
+		                        enforced_mem(r),
+		                        links ? day + (64ull << 20)
+		                              : ms__work_need_bytes(day),
+		                        eb);
+	if (rc)
+		return rc;
+	/* A directory the run chose has room for the day. */
+	if (!r->work_why[0] || rec)
+		work_room_note(r, (uint64_t)sv.f_bavail * sv.f_frsize, links,
+		               day);
+	return 0;
+}
+
+/* The shard directory from here on is the run's, removed at close (and
+ * by the watcher of a run that is killed). */
+static void
+work_dir_taken(ms_replay *r)
+{
+	r->work_created = true;
+	if (r->opts.created)
+		r->opts.created(r->opts.created_arg, "scratch", r->work_dir);
+}
+
+/* Checks of an open, locked shard directory that was found empty (or
+ * emptied of a killed run's shard: rec): what this process cannot write
+ * in is refused for that first, then a day it has no room for; then it is
+ * the run's. A directory the user made is taken only once every check
+ * has passed, so a refused run leaves it as it was; one this run made (or
+ * a killed run's) is taken at once and removed again. */
+static int
+claim_work_dir(ms_replay *r, bool existed, int fd, int rec, ms_errbuf *eb)
+{
+	if (!existed || rec)
+		work_dir_taken(r);
+	int e = ms_replay_dir_probe(r->work_dir);
+	if (e)
+		return ms_fail(eb, ms_err_from_errno(e),
+		               "shard directory %s: cannot write in it (%s); "
+		               "give a directory this user may write in "
+		               "(nothing was staged)",
+		               r->work_dir, strerror(e));
+	int rc = work_room_checks(r, fd, rec, eb);
+	if (!rc)
+		rc = ms_owner_write(r->work_dir,
+		                    r->keep_shard ? "kept" : "scratch",
+		                    r->db_path, eb);
+	if (!rc && !r->work_created)
+		work_dir_taken(r);
+	return rc;
+}
+
 /* A fresh shard clone, in a directory that is new or empty: the run
  * deletes it at the end, so it must not hold anything else. It is scratch
  * owned by this process: what a killed run leaves is found and removed
@@ -2858,7 +2932,7 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 		               r->work_dir);
 	if (!existed && ms_fs_mkdir_p(r->work_dir, 0755, NULL) < 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
-		               "cannot create the shard directory %s: %s",
+		               "shard directory %s: cannot be created: %s",
 		               r->work_dir, strerror(errno));
 	/* From here on a failure leaves the directory as it was: removed
 	 * only when this run made it and nobody else has taken it. */
@@ -2901,41 +2975,7 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 		               "empty directory; give a new or empty one "
 		               "(nothing was removed)",
 		               r->work_dir);
-	r->work_created = true;
-	if (r->opts.created)
-		r->opts.created(r->opts.created_arg, "scratch", r->work_dir);
-	/* A day that cannot even be staged there is refused before it is
-	 * copied part by part into a full file system. */
-	struct statvfs sv;
-	struct stat fst, wst;
-	if (fstatvfs(fd, &sv) == 0 && fstat(fd, &wst) == 0 &&
-	    stat(r->fixture_dir, &fst) == 0) {
-		bool links = fst.st_dev == wst.st_dev;
-		uint64_t day = ms__fixture_day_blocks(r->fx, sv.f_frsize);
-		int rc = ms__work_room_check(
-		        r->work_dir, (uint64_t)sv.f_bavail * sv.f_frsize, links,
-		        day, eb);
-		/* Linked parts are charged where the fixture was written;
-		 * merge outputs, up to the day again, are the run's. */
-		char fs[32];
-		ms__fs_type_name(r->work_dir, fs, sizeof(fs));
-		if (rc == 0)
-			rc = ms__work_mem_check(
-			        r->work_dir, strcmp(fs, "tmpfs") == 0,
-			        enforced_mem(r),
-			        links ? day + (64ull << 20)
-			              : ms__work_need_bytes(day),
-			        eb);
-		if (rc)
-			return rc;
-		/* A directory the run chose has room for the day; one the
-		 * user gave is said to be short before the day starts. */
-		if (!r->work_why[0] || rec)
-			work_room_note(r, (uint64_t)sv.f_bavail * sv.f_frsize,
-			               links, day);
-	}
-	return ms_owner_write(r->work_dir, r->keep_shard ? "kept" : "scratch",
-	                      r->db_path, eb);
+	return claim_work_dir(r, existed, fd, rec, eb);
 }
 
 /* Publications and merges are group-committed (defer_sync: durable at

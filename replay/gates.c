@@ -572,6 +572,33 @@ vo_finalize_rows(ms_replay *r, vo_check *chk, const vo_drops *dr)
 	          "deferred at the finalize, or kept unevaluated there");
 }
 
+/* What the oracle cost, in whole milliseconds rounded to the nearest
+ * (half up): its wall and CPU time, and how long the day and the gates
+ * waited for it. One rounding for the reconciliation rows and the gate's
+ * text, which printed "oracle cpu ms 108" beside "109 ms cpu". */
+typedef struct vo_cost {
+	uint64_t wall_ms, cpu_ms, day_wait_ms, gates_wait_ms;
+} vo_cost;
+
+static uint64_t
+ms_nearest(int64_t ns)
+{
+	if (ns <= 0)
+		return 0;
+	return ((uint64_t)ns + 500000u) / 1000000u;
+}
+
+static vo_cost
+vo_cost_of(const ms_replay *r)
+{
+	const ms__oracle *o = &r->oracle;
+	int64_t t = r->test.oracle_figures_ns;
+	vo_cost c = { ms_nearest(t ? t : o->ns), ms_nearest(t ? t : o->cpu_ns),
+		      ms_nearest(t ? t : r->oracle_prewait_ns),
+		      ms_nearest(t ? t : r->oracle_wait_ns) };
+	return c;
+}
+
 /* The fixture's own record of the default sampler's verdicts, and what
  * the oracle cost. */
 static void
@@ -590,15 +617,14 @@ vo_checksum_rows(ms_replay *r, vo_check *chk, const char *spec)
 		vo_require(chk, eq, "oracle verdict checksum %s, fixture %s",
 		           o->checksum, r->info->verdict_checksum);
 	}
-	recon_row(r, "oracle wall ms", 0, 0, 0, (uint64_t)(o->ns / 1000000),
-	          true, "(on its own thread, beside the staging)");
-	recon_row(r, "oracle cpu ms", 0, 0, 0, (uint64_t)(o->cpu_ns / 1000000),
-	          true, "");
-	recon_row(r, "day waited for it ms", 0, 0, 0,
-	          (uint64_t)(r->oracle_prewait_ns / 1000000), true,
+	vo_cost c = vo_cost_of(r);
+	recon_row(r, "oracle wall ms", 0, 0, 0, c.wall_ms, true,
+	          "(on its own thread, beside the staging)");
+	recon_row(r, "oracle cpu ms", 0, 0, 0, c.cpu_ms, true, "");
+	recon_row(r, "day waited for it ms", 0, 0, 0, c.day_wait_ms, true,
 	          "(before the primary phase's clock)");
-	recon_row(r, "gates waited for it ms", 0, 0, 0,
-	          (uint64_t)(r->oracle_wait_ns / 1000000), true, "");
+	recon_row(r, "gates waited for it ms", 0, 0, 0, c.gates_wait_ms, true,
+	          "");
 }
 
 static void
@@ -636,16 +662,17 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 		snprintf(skip, sizeof(skip), "; finalize skipped: %s",
 		         r->finalize_skip);
 	f->oracle_ok = chk.ok;
+	vo_cost c = vo_cost_of(r);
 	gate(r, MS_GATE_VERDICT_ORACLE, f,
-	     "%s; oracle %zu traces, %llu keep, %llu drop (%s): %.0f ms wall, "
-	     "%.0f ms cpu = %.1f%% of the run's %.2f s, the day waited %.0f "
-	     "ms and the gates %.0f ms%s%s",
+	     "%s; oracle %zu traces, %llu keep, %llu drop (%s): %llu ms wall, "
+	     "%llu ms cpu = %.1f%% of the run's %.2f s, the day waited %llu "
+	     "ms and the gates %llu ms%s%s",
 	     chk.ok ? "run reconciles exactly" : chk.bad, o->n,
 	     (unsigned long long)o->keep, (unsigned long long)o->drop,
-	     spec ? spec : "no chain", (double)o->ns / 1e6,
-	     (double)o->cpu_ns / 1e6, 100.0 * (double)o->cpu_ns / w, w / 1e9,
-	     (double)r->oracle_prewait_ns / 1e6,
-	     (double)r->oracle_wait_ns / 1e6, unj, skip);
+	     spec ? spec : "no chain", (unsigned long long)c.wall_ms,
+	     (unsigned long long)c.cpu_ms, 100.0 * (double)o->cpu_ns / w,
+	     w / 1e9, (unsigned long long)c.day_wait_ms,
+	     (unsigned long long)c.gates_wait_ms, unj, skip);
 }
 
 /* Wait for the checker and the verdict oracle (they ran beside the

@@ -632,6 +632,12 @@ typedef struct ms__replay_test {
 	/* The oracle's thread sleeps this long before it starts: a slow
 	 * oracle, as on a busy machine. 0: none. */
 	int64_t oracle_delay_ns;
+	/* The oracle's wall and CPU time and the day's and the gates' wait
+	 * for it are reported as this many ns (its real figures are
+	 * measured all the same): a figure whose milliseconds end past a
+	 * half, which each place that prints it must round alike. 0: the
+	 * real figures. */
+	int64_t oracle_figures_ns;
 	/* The checker's thread sleeps this long before each part: a
 	 * checker that falls behind. 0: none. */
 	int64_t check_delay_ns;

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -33,6 +34,19 @@
 
 #define TMPFS_MAGIC_NR 0x01021994UL
 #define MIB (1024.0 * 1024.0)
+
+int
+ms_replay_dir_probe(const char *dir)
+{
+	char probe[PATH_MAX];
+	if (snprintf(probe, sizeof(probe), "%s/.mergescope-probe-XXXXXX",
+	             dir) >= (int)sizeof(probe))
+		return ENAMETOOLONG;
+	if (!mkdtemp(probe))
+		return errno;
+	rmdir(probe);
+	return 0;
+}
 
 uint64_t
 ms__work_need_bytes(uint64_t fixture_bytes)

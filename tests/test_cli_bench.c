@@ -647,6 +647,20 @@ test_emit_parallel(void **state)
 	assert_false(exists(db));
 	assert_non_null(strstr(err, "4 runs listed; nothing was run."));
 	assert_non_null(strstr(err, "--collect"));
+	/* --jobs with --emit: nothing runs here to take it; refused (it
+	 * was dropped without a word). */
+	char dir2[PATH_MAX];
+	path_in(dir2, sizeof(dir2), "par-jobs");
+	const char *jargs[] = { "bench",  "--variants", "disabled", "--reps",
+		                "1",      "--preset",   "smoke",    "--out",
+		                dir2,     "--jobs",     "2",        "--emit",
+		                "parallel", NULL };
+	assert_int_equal(run(jargs, false), 64);
+	assert_non_null(strstr(err, "mergescope bench: --jobs sets how many "
+	                            "runs go at a time on this machine; "
+	                            "with --emit nothing runs here"));
+	assert_string_equal(out, "");
+	assert_false(exists(dir2));
 
 	/* One run is one run. The directory the next command names is a
 	 * shell word (it was written bare: a space split it in two). */
@@ -1789,6 +1803,10 @@ test_report_collect(void **state)
 	assert_int_equal(run(twice, false), 64);
 	assert_non_null(strstr(err, "same directory"));
 	assert_int_equal(run(args, false), 0);
+	/* Where the HTML went: a line on standard error (there was none). */
+	char said[PATH_MAX + 32];
+	snprintf(said, sizeof(said), "report as HTML in %s\n", html);
+	assert_non_null(strstr(err, said));
 	jv j;
 	json_parse(out, &j);
 	assert_string_equal(jget(&j, "base")->raw, "disabled");

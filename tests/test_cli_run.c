@@ -13,6 +13,7 @@
  * answered with one line naming what and where, a non-zero exit status,
  * and no database or shard left behind.
  */
+#define _GNU_SOURCE /* unshare */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,7 +44,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -913,6 +916,20 @@ test_bad_input(void **state)
 	         wd);
 	assert_non_null(strstr(err_text, wd_opt));
 	assert_true(exists(keep));
+	/* One that cannot be made is named as the option too (the line
+	 * read "cannot create the shard directory DIR: ..."). */
+	char under[700];
+	snprintf(under, sizeof(under), "%s/sub", keep);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "disabled", "--work-dir", under,
+	                     "--db", db, NULL),
+	                 2);
+	assert_one_line();
+	snprintf(wd_opt, sizeof(wd_opt),
+	         "mergescope run: --work-dir %s: cannot be created: Not a "
+	         "directory\n",
+	         under);
+	assert_string_equal(err_text, wd_opt);
 
 	/* An output inside the work directory would be deleted with it:
 	 * refused before any work, directly or through a link. */
@@ -1118,6 +1135,25 @@ test_output_files_need_force(void **state)
 	t = ms_test_read(html, CAP, NULL);
 	assert_non_null(strstr(t, "<html"));
 	free(t);
+	/* It says where the HTML went, as export names its --out: one line
+	 * on standard error (there was none). */
+	char said[700];
+	snprintf(said, sizeof(said), "report as HTML in %s\n", html);
+	assert_string_equal(err_text, said);
+	/* A file that cannot be made is named as the option it came from,
+	 * as --html is (the line began with the bare path). */
+	char nodir[640];
+	snprintf(nodir, sizeof(nodir), "%s/no-such-dir/out.csv", tmp_root);
+	assert_int_equal(cli("export", "--db", db_keep, "--format", "csv",
+	                     "--out", nodir, NULL),
+	                 2);
+	snprintf(said, sizeof(said), "mergescope export: --out %s: ", nodir);
+	assert_ptr_equal(strstr(err_text, said), err_text);
+	snprintf(nodir, sizeof(nodir), "%s/no-such-dir/out.html", tmp_root);
+	assert_int_equal(cli("report", "--db", db_keep, "--html", nodir, NULL),
+	                 2);
+	snprintf(said, sizeof(said), "mergescope report: --html %s: ", nodir);
+	assert_ptr_equal(strstr(err_text, said), err_text);
 
 	/* run --json over an existing file: refused before any work. */
 	snprintf(db, sizeof(db), "%s/json-force.sqlite", tmp_root);
@@ -1850,33 +1886,30 @@ plugins_for_nobody(void)
 	return dir;
 }
 
-/* Run the command line as nobody (when root) in a child; its stderr goes
- * to err_path (made writable for it first). */
+/* Run the command line in a child, after prep(arg) there (which returns
+ * an exit status to leave with at once, or 0); its stderr goes to
+ * err_path. The child's exit status is the command's, or what post(arg,
+ * status) makes of it when post is given. */
 static int
-cli_unprivileged(const char *err_path, const char *first, ...)
+cli_child(const char *err_path, int (*prep)(const void *),
+          int (*post)(const void *, int), const void *arg, const char *first,
+          va_list ap)
 {
 	assert_int_equal(ms_test_put(err_path, ""), 0);
 	assert_int_equal(chmod(err_path, 0666), 0);
-	const char *plugins = plugins_for_nobody();
 	fflush(NULL);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		drop_privileges();
-		/* The caller's TMPDIR may be private to its owner; the
-		 * unprivileged user gets the system's shared one. */
-		if (setenv("TMPDIR", "/tmp", 1) != 0 ||
-		    setenv("MERGESCOPE_PLUGIN_DIR", plugins, 1) != 0)
-			_exit(98);
+		int pre = prep(arg);
+		if (pre)
+			_exit(pre);
 		char *argv[CT_MAX_ARGS];
 		int argc = 0;
 		argv[argc++] = (char *)"mergescope";
-		va_list ap;
-		va_start(ap, first);
 		for (const char *a = first; a && argc < CT_MAX_ARGS - 1;
 		     a = va_arg(ap, const char *))
 			argv[argc++] = (char *)a;
-		va_end(ap);
 		argv[argc] = NULL;
 		FILE *o = fopen("/dev/null", "w"), *e = fopen(err_path, "w");
 		if (!o || !e)
@@ -1884,9 +1917,179 @@ cli_unprivileged(const char *err_path, const char *first, ...)
 		int rc = ms_cli_main(argc, argv, o, e);
 		fclose(o);
 		fclose(e);
-		_exit(rc);
+		_exit(post ? post(arg, rc) : rc);
 	}
 	return wait_exit(pid);
+}
+
+/* In the child: nobody (when root), with the shared TMPDIR (the caller's
+ * may be private to its owner) and plugins it can read. */
+static int
+become_nobody(const void *plugins)
+{
+	drop_privileges();
+	if (setenv("TMPDIR", "/tmp", 1) != 0 ||
+	    setenv("MERGESCOPE_PLUGIN_DIR", plugins, 1) != 0)
+		return 98;
+	return 0;
+}
+
+/* Run the command line as nobody (when root) in a child; its stderr goes
+ * to err_path (made writable for it first). */
+static int
+cli_unprivileged(const char *err_path, const char *first, ...)
+{
+	const char *plugins = plugins_for_nobody();
+	va_list ap;
+	va_start(ap, first);
+	int rc = cli_child(err_path, become_nobody, NULL, plugins, first,
+	                   ap);
+	va_end(ap);
+	return rc;
+}
+
+/* cli_child's prep: a mount namespace of the child's own, with a tmpfs
+ * of 1 MiB mounted on the directory arg: read-only, or writable with an
+ * empty directory "user" in it (see tmpfs_user_dir_kept); 77 where none
+ * can be made (not root, no namespaces). */
+static int
+small_tmpfs(const char *dir, bool rdonly)
+{
+	char user[700];
+	snprintf(user, sizeof(user), "%s/user", dir);
+	if (unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", dir, "tmpfs", rdonly ? MS_RDONLY : 0, "size=1m") !=
+	            0)
+		return 77;
+	return rdonly || mkdir(user, 0755) == 0 ? 0 : 97;
+}
+
+static int
+read_only_tmpfs(const void *arg)
+{
+	return small_tmpfs(arg, true);
+}
+
+static int
+writable_tmpfs(const void *arg)
+{
+	return small_tmpfs(arg, false);
+}
+
+/* cli_child's post for writable_tmpfs: the command's status, or 96 when
+ * the directory "user" is gone. */
+static int
+tmpfs_user_dir_kept(const void *arg, int rc)
+{
+	char user[700];
+	struct stat st;
+	snprintf(user, sizeof(user), "%s/user", (const char *)arg);
+	return stat(user, &st) == 0 && S_ISDIR(st.st_mode) ? rc : 96;
+}
+
+static int
+cli_small_tmpfs(const char *err_path, bool rdonly, const char *mnt,
+                const char *first, ...)
+{
+	va_list ap;
+	va_start(ap, first);
+	int rc = cli_child(err_path, rdonly ? read_only_tmpfs : writable_tmpfs,
+	                   rdonly ? NULL : tmpfs_user_dir_kept, mnt, first, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* A --work-dir the user made and this user cannot write in (a 555
+ * directory in a 777 one): refused for that before anything else, and
+ * left as it was. It read "DIR/.mergescope-owner.tmp-PID: Permission
+ * denied", and DIR was gone. */
+static void
+test_work_dir_not_writable(void **state)
+{
+	(void)state;
+	char parent[600], ro[700], db[700], errp[600], want[900];
+	snprintf(parent, sizeof(parent), "%s/open-parent", tmp_root);
+	snprintf(ro, sizeof(ro), "%s/ro", parent);
+	snprintf(db, sizeof(db), "%s/ro.sqlite", parent);
+	snprintf(errp, sizeof(errp), "%s/wd.err", tmp_root);
+	assert_int_equal(mkdir(parent, 0777), 0);
+	assert_int_equal(chmod(parent, 0777), 0);
+	assert_int_equal(mkdir(ro, 0555), 0);
+	assert_int_equal(chmod(ro, 0555), 0);
+	assert_int_equal(chmod(tmp_root, 0755), 0);
+	int rc = cli_unprivileged(errp, "run", "--headless", "--fixture",
+	                          fixture_dir, "--variant", "disabled",
+	                          "--work-dir", ro, "--db", db, NULL);
+	assert_int_equal(chmod(tmp_root, 0700), 0);
+	char *t = ms_test_read(errp, CAP, NULL);
+	fprintf(stderr, "%s", t);
+	assert_int_equal(rc, 2);
+	snprintf(want, sizeof(want),
+	         "mergescope run: --work-dir %s: cannot write in it "
+	         "(Permission denied)",
+	         ro);
+	assert_ptr_equal(strstr(t, want), t);
+	assert_ptr_equal(strchr(t, '\n'), t + strlen(t) - 1);
+	assert_null(strstr(t, "owner"));
+	free(t);
+	struct stat st;
+	assert_int_equal(stat(ro, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_false(exists(db));
+	assert_int_equal(rmdir(ro), 0);
+}
+
+/* A --work-dir on a small read-only file system: refused for being
+ * read-only, not for its room ("its file system has 1.0 MiB free and
+ * the day's parts ... take 6.6 MiB"). On a small writable one, an empty
+ * directory the user made there is refused for its room and left as it
+ * was (it was deleted). */
+static void
+test_work_dir_small_fs(void **state)
+{
+	(void)state;
+	char mnt[600], user[700], db[700], errp[600], want[900];
+	snprintf(mnt, sizeof(mnt), "%s/ro-mount", tmp_root);
+	snprintf(user, sizeof(user), "%s/user", mnt);
+	snprintf(db, sizeof(db), "%s/ro-mount.sqlite", tmp_root);
+	snprintf(errp, sizeof(errp), "%s/rofs.err", tmp_root);
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	int rc = cli_small_tmpfs(errp, true, mnt, "run", "--headless",
+	                         "--fixture", fixture_dir, "--variant",
+	                         "disabled", "--work-dir", mnt, "--db", db,
+	                         NULL);
+	if (rc == 77) {
+		fprintf(stderr, "no mount namespace for a small tmpfs here "
+		                "(not root?): not run\n");
+		skip();
+	}
+	char *t = ms_test_read(errp, CAP, NULL);
+	fprintf(stderr, "%s", t);
+	assert_int_equal(rc, 2);
+	snprintf(want, sizeof(want),
+	         "mergescope run: --work-dir %s: cannot write in it "
+	         "(Read-only file system)",
+	         mnt);
+	assert_ptr_equal(strstr(t, want), t);
+	assert_null(strstr(t, "free"));
+	free(t);
+	assert_false(exists(db));
+
+	rc = cli_small_tmpfs(errp, false, mnt, "run", "--headless",
+	                     "--fixture", fixture_dir, "--variant", "disabled",
+	                     "--work-dir", user, "--db", db, NULL);
+	t = ms_test_read(errp, CAP, NULL);
+	fprintf(stderr, "%s", t);
+	assert_int_equal(rc, 2); /* 96: the directory was removed */
+	snprintf(want, sizeof(want),
+	         "mergescope run: --work-dir %s: its file system has 1.0 MiB "
+	         "free",
+	         user);
+	assert_ptr_equal(strstr(t, want), t);
+	free(t);
+	assert_false(exists(db));
+	assert_int_equal(rmdir(mnt), 0);
 }
 
 /* fixture check: an unreadable part is a permission error, not a changed
@@ -2275,6 +2478,8 @@ main(void)
 		cmocka_unit_test(test_report_vs_failed_gate),
 		cmocka_unit_test(test_report_vs_other_opening),
 		cmocka_unit_test(test_read_only_database_dir),
+		cmocka_unit_test(test_work_dir_not_writable),
+		cmocka_unit_test(test_work_dir_small_fs),
 		cmocka_unit_test(test_output_write_failure),
 #ifdef MS_MERGESCOPE_BIN
 		cmocka_unit_test(test_killed_before_start),

@@ -2325,6 +2325,59 @@ test_wait_timeout_covers_oracle(void **state)
 	assert_false(rt_exists(run.work));
 }
 
+/* The oracle's cost is one figure rounded one way wherever it is
+ * printed: its reconciliation rows and the verdict_oracle gate's text.
+ * Figures of 108.6 ms (a test hook) read "oracle cpu ms 108" beside
+ * "109 ms cpu", and "day waited for it ms 108" beside "the day waited
+ * 109 ms": the rows cut, the text rounded. */
+static void
+test_oracle_cost_rounded_alike(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "oracle-round", "alwayskeep");
+	run.t.oracle_figures_ns = 108600000;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	uint64_t merges = 0;
+	bool ok = wait_done_clean(r, "oracle-round", &merges);
+	ms_ev_gate g[32];
+	unsigned failed = 0;
+	size_t n = ms_replay_gates(r, g, 32, &failed);
+	const char *detail = NULL;
+	for (size_t i = 0; i < n && i < 32; i++)
+		if (!strcmp(g[i].name, "verdict_oracle"))
+			detail = g[i].detail;
+	assert_non_null(detail);
+	assert_non_null(strstr(detail, ": 109 ms wall, 109 ms cpu = "));
+	assert_non_null(strstr(detail, "the day waited 109 ms and the gates "
+	                               "109 ms"));
+	ms_replay_close(r);
+	assert_true(ok);
+	ms_evdb *db = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(ms_report_text(db, f, &failed, &eb), 0);
+	fclose(f);
+	ms_evdb_close(db);
+	static const char *const rows[] = { "oracle wall ms", "oracle cpu ms",
+		                            "day waited for it ms",
+		                            "gates waited for it ms" };
+	for (size_t i = 0; i < 4; i++) {
+		const char *row = strstr(text, rows[i]);
+		assert_non_null(row);
+		const char *nl = strchr(row, '\n');
+		const char *last = strstr(row, " 109");
+		if (!last || last > nl)
+			fail_msg("%.*s: not 109", (int)(nl - row), row);
+	}
+	free(text);
+}
+
 /* A deadline far shorter than the time the run is held at a barrier: the
  * held time does not count, and the run completes. */
 static void
@@ -3001,6 +3054,7 @@ main(void)
 		cmocka_unit_test(test_wait_timeout_fails_run),
 		cmocka_unit_test(test_wait_deadline_skips_barrier),
 		cmocka_unit_test(test_wait_timeout_covers_oracle),
+		cmocka_unit_test(test_oracle_cost_rounded_alike),
 		cmocka_unit_test(test_recorder_full_stops_run),
 		cmocka_unit_test(test_recorder_full_at_end_fails_run),
 		cmocka_unit_test(test_start_without_threads),

@@ -97,7 +97,8 @@ static const char usage[] =
         "  --envelope E     with --profile: how every run holds it\n"
         "                   (`run --envelope`)\n"
         "  --jobs N         runs at a time on this machine (default 1: a\n"
-        "                   comparison wants the machine to itself)\n"
+        "                   comparison wants the machine to itself; not\n"
+        "                   with --emit)\n"
         "  --cache warm|cold  the page cache each run starts from (see\n"
         "                   `run --help`); default uncontrolled\n"
         "  --out DIR        the series directory (new or empty; default\n"
@@ -802,22 +803,28 @@ emit_listed(FILE *out, FILE *err, const bench *b, const char *kind)
 	return rc;
 }
 
+/* `bench --collect DIR`, which takes no other option. */
+static int
+collect_only(const ms__opt *o, FILE *out, FILE *err)
+{
+	bool other = false;
+	for (size_t k = 0; k < O_COUNT; k++)
+		other |= k != O_COLLECT && o[k].count > 0;
+	if (other)
+		return fail(err, MS_EXIT_USAGE, "%s%s",
+		            "--collect summarises a series directory; it "
+		            "takes no other option",
+		            "");
+	return collect(o[O_COLLECT].value, NULL, 0, out, err);
+}
+
 static int
 bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 {
 	const ms__opt *o = args->o;
 	int rc;
-	if (o[O_COLLECT].count) {
-		bool other = false;
-		for (size_t k = 0; k < O_COUNT; k++)
-			other |= k != O_COLLECT && o[k].count > 0;
-		if (other)
-			return fail(err, MS_EXIT_USAGE, "%s%s",
-			            "--collect summarises a series directory; "
-			            "it takes no other option",
-			            "");
-		return collect(o[O_COLLECT].value, NULL, 0, out, err);
-	}
+	if (o[O_COLLECT].count)
+		return collect_only(o, out, err);
 	/* The values first: a bad one is named even when a required
 	 * option is missing too. */
 	bench b = { .reps = 5, .o = o };
@@ -833,6 +840,13 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 		            "64%s",
 		            o[O_JOBS].value, "");
 	const char *kind = o[O_EMIT].value; /* one of its choices */
+	/* Nothing runs here with --emit: --jobs would be dropped unsaid. */
+	if (kind && o[O_JOBS].count)
+		return fail(err, MS_EXIT_USAGE, "%s%s",
+		            "--jobs sets how many runs go at a time on this "
+		            "machine; with --emit nothing runs here, and the "
+		            "scheduler sets it (e.g. parallel -jN)",
+		            "");
 	if (!o[O_VARIANTS].count && !o[O_VARIANT].count)
 		return fail(err, MS_EXIT_USAGE, "%s%s",
 		            "option --variants LIST or --variant V is required "

@@ -168,8 +168,14 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		say_unfinished(db, written, err);
 	ms_evdb_close(db);
 	if (rc) {
-		fprintf(err, "mergescope export: %s\n",
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		/* A message about the file given with --out names the
+		 * option, as report names --html. */
+		const char *m = eb.msg[0] ? eb.msg : ms_strerror(rc);
+		size_t k = to_file ? strlen(o[MS__EX_OUT].value) : 0;
+		bool named = k && !strncmp(m, o[MS__EX_OUT].value, k) &&
+		             m[k] == ':';
+		fprintf(err, "mergescope export: %s%s\n", named ? "--out " : "",
+		        m);
 		return MS_EXIT_ERROR;
 	}
 	if (to_file)

@@ -15,8 +15,8 @@
 
 #include "ms_clock.h"
 #include "ms_fixture.h"
+#include "ms_replay.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -490,15 +490,10 @@ make_parent(const char *outdir, const char *w, char *parent, char *kept,
 		        w, eb.msg);
 		return MS_EXIT_ERROR;
 	}
-	/* Made and removed at once: a directory the file system or its
-	 * permissions keep this process (root too) from writing in. */
-	char probe[4200];
-	snprintf(probe, sizeof(probe), "%s/.mergescope-probe-XXXXXX", parent);
-	bool can = mkdtemp(probe) != NULL;
-	int e = errno;
-	if (can)
-		rmdir(probe);
-	else {
+	/* A directory the file system or its permissions keep this
+	 * process (root too) from writing in. */
+	int e = ms_replay_dir_probe(parent);
+	if (e) {
 		unmake_dirs(parent, kept);
 		fprintf(err,
 		        "mergescope fixture build: %s: cannot write in the "

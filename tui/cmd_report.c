@@ -59,6 +59,15 @@ open_db(ms_evdb **db, const char *opt, const char *path, FILE *err)
 	return rc;
 }
 
+/* Where --html went, when it was given and written: a line on err after
+ * the report (as export and run --json name their files). */
+static void
+say_html(const ms__opt *o, FILE *err)
+{
+	if (o[MS__RP_HTML].count)
+		fprintf(err, "report as HTML in %s\n", o[MS__RP_HTML].value);
+}
+
 /* `report --collect DIR...`: bench series directories, summarised. */
 static int
 collect(const ms__cmd_args *args, FILE *out, FILE *err)
@@ -123,6 +132,8 @@ collect(const ms__cmd_args *args, FILE *out, FILE *err)
 			rc = MS_EXIT_ERROR;
 		}
 	}
+	if (rc == 0)
+		say_html(o, err);
 	if (rc == 0)
 		rc = ms__series_check_variants(&s, "report", err);
 	ms__series_free(&s);
@@ -225,6 +236,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		        eb.msg[0] ? eb.msg : ms_strerror(rc));
 		return MS_EXIT_ERROR;
 	}
+	say_html(o, err);
 	if (unfinished) {
 		fprintf(err, "mergescope report: %s: %s\n", unfinished, why);
 		return 1;

@@ -102,12 +102,12 @@ static const char usage[] =
         "                       (default: uncontrolled)\n"
         "  --break SPEC         checked as in `tui`, then ignored: a\n"
         "                       headless run never stops\n"
-        "  --paused, --speed X  checked as in `tui`, then ignored (a\n"
+        "  --paused, --speed X, --checkpoint-every T\n"
+        "                       checked as in `tui`, then ignored (a\n"
         "                       note says so): it runs at full speed\n"
-        "  --checkpoint-every T, --no-color, --ascii\n"
-        "                       taken as `tui` takes them and ignored:\n"
-        "                       a headless run keeps no checkpoint and\n"
-        "                       draws no screen\n";
+        "                       and keeps no checkpoint\n"
+        "  --no-color, --ascii  taken as `tui` takes them and ignored:\n"
+        "                       a headless run draws no screen\n";
 
 /* What the progress has said besides its steps. */
 typedef struct progress_said {
@@ -543,6 +543,10 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	if (o[MS__RO_SPEED].count)
 		fprintf(err, "mergescope run: note: --speed ignored; a "
 		             "headless run replays as fast as it can\n");
+	if (o[MS__RO_CHECKPOINT_EVERY].count)
+		fprintf(err, "mergescope run: note: --checkpoint-every "
+		             "ignored; a headless run keeps no checkpoint "
+		             "(use the TUI to go back)\n");
 	ms__run_args a;
 	ms__run_cfg *cfg = ms__run_begin(&ms_cmd_run, o, &a, err, &rc);
 	if (!cfg)

@@ -205,6 +205,13 @@ int ms_replay_open(ms_replay **out, const ms_replay_opts *opts, ms_errbuf *eb);
  * of one fixture (`bench`): one line in eb naming the fixture and what is
  * damaged or missing, before any run. */
 int ms_replay_check_fixture(const char *dir, ms_errbuf *eb);
+/* Can this process write in the directory dir? Tried, not judged from
+ * its mode: a directory made in it and removed at once (root too is kept
+ * out of a read-only file system). 0, or the errno of the attempt
+ * (EROFS, EACCES, ENOENT, ...). The one test of `run --work-dir` and
+ * `fixture build --out`, made before their room is judged: the room of
+ * a directory nothing can be written in says nothing of it. */
+int ms_replay_dir_probe(const char *dir);
 /* Start the controller thread (RUNNING, or PAUSED with start_paused). */
 int ms_replay_start(ms_replay *r, ms_errbuf *eb);
 /* Stop the run if it is still going (it ends "aborted"), join, close. A
