@@ -52,6 +52,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #ifdef __GLIBC__
@@ -2456,6 +2457,24 @@ fill_run_record(ms_replay *r, ms_ev_run *run)
 	run->input_ledger = r->info->ledgers;
 }
 
+/* One more clause of the line said as the run starts (r->start_note,
+ * ms_replay_start_note), after those before it. */
+static void
+start_note_add(ms_replay *r, const char *fmt, ...)
+{
+	size_t k = strlen(r->start_note);
+	if (k + 2 >= sizeof(r->start_note))
+		return;
+	if (k) {
+		memcpy(r->start_note + k, "; ", 3);
+		k += 2;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->start_note + k, sizeof(r->start_note) - k, fmt, ap);
+	va_end(ap);
+}
+
 /*
  * With a profile the run moves into a real cgroup holding it
  * (ms_envelope.h) unless opts->envelope is "emulated"; "cgroup" makes a
@@ -2495,12 +2514,20 @@ enter_envelope(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	                        ? MS_ENVELOPE_PIDS_DEFAULT + workers
 	                        : MS_ENVELOPE_PIDS_DEFAULT;
 	if (rc == 0)
-		rc = ms_envelope_enter(&r->env, NULL, NULL, want.profile_cpus,
+		rc = ms_envelope_enter(&r->env, r->test.cgroup_root, NULL,
+		                       want.profile_cpus,
 		                       want.profile_mem, pids,
 		                       strcmp(how, "cgroup") == 0, eb);
 	if (rc == 0)
 		copy_str(r->limits_mode, sizeof(r->limits_mode),
 		         ms_envelope_mode_name(r->env.mode));
+	/* auto that found no cgroup to hold the profile says so as the run
+	 * starts, not only in the report's envelope line at its end. */
+	if (rc == 0 && r->env.mode == MS_ENVELOPE_EMULATED)
+		start_note_add(r,
+		               "--profile \"%s\" is not enforced: %s; the "
+		               "engine is sized from it (envelope emulated)",
+		               opts->profile, r->env.why);
 	return rc;
 }
 
@@ -2725,7 +2752,7 @@ note_blocks_unusable(ms_replay *r, const char *why)
 	if (r->fx_proven || !ms_fixture_nslots(r->fx) ||
 	    !ms_fixture_slot_proof(r->fx, 0, hash, &led))
 		return;
-	snprintf(r->start_note, sizeof(r->start_note),
+	start_note_add(r,
 	         "fixture %s: its block ledgers cannot be used (%s): every "
 	         "part is read and checked, which takes longer; `mergescope "
 	         "fixture check` on it checks the rest",
@@ -3267,12 +3294,11 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 	 * what it samples before. */
 	if (!r->rss.started) {
 		ms_errbuf re = { "" };
-		size_t k = strlen(r->start_note);
 		if (ms__rsswatch_start(&r->rss, 0, &re))
-			snprintf(r->start_note + k, sizeof(r->start_note) - k,
-			         "%s%s; the run goes on without the split peaks "
-			         "of the resident set (they read 0)",
-			         k ? "; " : "", re.msg);
+			start_note_add(r,
+			               "%s; the run goes on without the split "
+			               "peaks of the resident set (they read 0)",
+			               re.msg);
 	}
 	/* The oracle beside the staging: both come before the day's clock,
 	 * which starts once the oracle has ended (run_day). */

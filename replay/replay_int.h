@@ -670,6 +670,11 @@ typedef struct ms__replay_test {
 	/* Removes the scratch shard at the close in place of ms_fs_rm_tree
 	 * (same contract): a removal that fails, even as root. NULL: none. */
 	int (*rm_work_dir)(const char *path, ms_errbuf *eb);
+	/* The cgroup mount point a --profile's envelope is made under, in
+	 * place of /sys/fs/cgroup (ms_envelope_enter's cgroup_root): an
+	 * empty directory is a machine where no group can be made. NULL:
+	 * the real one. */
+	const char *cgroup_root;
 } ms__replay_test;
 
 /* Let a run opened with hold_day begin its day. */

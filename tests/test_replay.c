@@ -2289,6 +2289,41 @@ test_wait_timeout_fails_run(void **state)
 	assert_false(rt_exists(run.work));
 }
 
+/* A --profile that envelope auto cannot hold in a cgroup (here a
+ * machine with no hierarchy: an empty cgroup root) is said as the run
+ * starts, with the reason; before, only the report's envelope line at
+ * the end said the limits were emulated. */
+static void
+test_profile_not_enforced_said_at_start(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "no-cgroup", "alwayskeep");
+	char root[PATH_MAX];
+	rt_path(root, sizeof(root), "no-cgroup-root-%u", rt.serial);
+	assert_int_equal(mkdir(root, 0700), 0);
+	run.o.profile = "cpus=1,mem=1g";
+	run.t.cgroup_root = root;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	const char *note = ms_replay_start_note(r);
+	fprintf(stderr, "note: %s\n", note);
+	assert_non_null(strstr(note, "--profile \"cpus=1,mem=1g\" is not "
+	                             "enforced: "));
+	assert_non_null(strstr(note, "envelope emulated"));
+	ms_replay_close(r);
+	rmdir(root);
+
+	/* --envelope emulated asks for it: nothing to say. */
+	rt_opts(&run, "emulated", "alwayskeep");
+	run.o.profile = "cpus=1,mem=1g";
+	run.o.envelope = "emulated";
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	assert_string_equal(ms_replay_start_note(r), "");
+	ms_replay_close(r);
+}
+
 /* The verdict oracle takes longer than --wait-timeout before the day
  * starts (its thread held back 3 s, as an oracle whose chain overruns its
  * Decide timeout on every other call and so never opens its circuit):
@@ -3054,6 +3089,7 @@ main(void)
 		cmocka_unit_test(test_wait_timeout_fails_run),
 		cmocka_unit_test(test_wait_deadline_skips_barrier),
 		cmocka_unit_test(test_wait_timeout_covers_oracle),
+		cmocka_unit_test(test_profile_not_enforced_said_at_start),
 		cmocka_unit_test(test_oracle_cost_rounded_alike),
 		cmocka_unit_test(test_recorder_full_stops_run),
 		cmocka_unit_test(test_recorder_full_at_end_fails_run),
