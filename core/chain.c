@@ -1159,7 +1159,8 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 		ms__phost_log hl = { relay_line, relay_lost, slot, l->st.name };
 		bool in_stats = false;
 		ms__phost_start_opts so = { c->open_timeout_ns, c->host_mem_max,
-			                    &hl, l->stats_dead, &in_stats };
+			                    &hl,       l->stats_dead,
+			                    &in_stats, l->plugin };
 		if (ms__phost_start(&l->host, c->host_exe, l->path, l->config,
 		                    &so, &how, &eb)) {
 			if (in_stats)

@@ -27,6 +27,7 @@
 #include "alloc_testlib.h"
 #include "child_testlib.h"
 #include "san_testlib.h"
+#include "testdir.h"
 #include "thread_testlib.h"
 
 #include "ms_clock.h"
@@ -38,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -1462,7 +1464,7 @@ test_process_crash_names_the_callback(void **st)
 	char path[512];
 	path_of(path, sizeof(path), "tp_cbcrash");
 	const ms__phost_start_opts so = { 10 * 1000000000ull, 0, NULL, false,
-		                           NULL };
+		                           NULL, NULL };
 	static const struct {
 		const char *where, *want;
 	} starts[] = {
@@ -1658,6 +1660,117 @@ test_process_host_ends_with_workbench(void **st)
 		kill(host, SIGKILL);
 		fail_msg("plugin host %ld outlived its workbench", (long)host);
 	}
+}
+
+/* Copy test plugin name to file to (replacing it by a rename, as a
+ * rebuild does). */
+static void
+put_plugin(const char *name, const char *to)
+{
+	char from[512], tmp[600];
+	path_of(from, sizeof(from), name);
+	snprintf(tmp, sizeof(tmp), "%s.new", to);
+	FILE *in = fopen(from, "rb"), *out = fopen(tmp, "wb");
+	assert_non_null(in);
+	assert_non_null(out);
+	char buf[8192];
+	size_t k;
+	while ((k = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, k, out), k);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+	assert_int_equal(rename(tmp, to), 0);
+}
+
+/* A process-mode chain of the one plugin at path (config cfg), and a
+ * batch of ten traces. */
+static void
+open_pinned_case(fx *f, const char *path, const char *cfg)
+{
+	ms_chain_link_spec link = { path, cfg };
+	ms_mem_init(&f->mem, NULL);
+	ms_chain_opts o = { .mem = &f->mem,
+		            .host_mode = MS_PLUGIN_HOST_PROCESS,
+		            .host_exe = MS_BINARY_DIR "/tui/mergescope" };
+	ms_errbuf eb;
+	if (ms_chain_open(&f->c, &link, 1, &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	make_rows(&f->rows);
+	assert_int_equal(ms_batch_from_rows(&f->b, &f->mem, MS_PROJ_ALL,
+	                                    f->rows.rows, NT * 2, &eb),
+	                 0);
+}
+
+/* The plugin file is replaced (renamed over, as a rebuild does) after
+ * the chain loaded and checksummed it, before its first host starts: the
+ * host runs the file the run checksummed (tp_mask, dropping tr-0..3),
+ * not the new one at the path (tp_fail, whose Decide errs). Before, each
+ * host loaded whatever the path named then, unchecked. */
+static void
+test_process_host_loads_the_pinned_file(void **st)
+{
+	(void)st;
+	char dir[512], path[600];
+	assert_non_null(ms_test_mkdtemp(dir, sizeof(dir), "ms-pin"));
+	snprintf(path, sizeof(path), "%s/sampler.so", dir);
+	put_plugin("tp_mask", path);
+	fx f;
+	open_pinned_case(&f, path, "0123");
+	char sum[33];
+	snprintf(sum, sizeof(sum), "%s",
+	         ms_plugin_checksum(ms_chain_plugin(f.c, 0)));
+	put_plugin("tp_fail", path);
+	ms_chain_call call;
+	alarm(60);
+	for (int i = 0; i < 2; i++) {
+		int kept = decide_kept(&f, &call);
+		ms_link_stats ls = link_stats(&f, 0);
+		if (ls.last_result != MS_LINK_OK)
+			fail_msg("call %d: %s: %s", i + 1,
+			         ms_link_result_name(ls.last_result),
+			         ls.last_fail);
+		assert_int_equal(kept, NT - 4);
+	}
+	alarm(0);
+	assert_string_equal(ms_plugin_checksum(ms_chain_plugin(f.c, 0)), sum);
+	close_chain(&f);
+	assert_int_equal(ms_test_rmtree(dir), 0);
+}
+
+/* The plugin file's bytes change in place (appended to) after the chain
+ * checksummed them: its host refuses the file, naming it and both
+ * checksums, and the call fails open. Before, the host loaded the
+ * changed file and its Decide ran. */
+static void
+test_process_host_refuses_a_changed_file(void **st)
+{
+	(void)st;
+	char dir[512], path[600];
+	assert_non_null(ms_test_mkdtemp(dir, sizeof(dir), "ms-pin"));
+	snprintf(path, sizeof(path), "%s/s.so", dir);
+	put_plugin("tp_mask", path);
+	fx f;
+	open_pinned_case(&f, path, "0123");
+	const char *sum = ms_plugin_checksum(ms_chain_plugin(f.c, 0));
+	int fd = open(path, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "changed", 7), 7);
+	close(fd);
+	ms_chain_call call;
+	alarm(60);
+	assert_int_equal(decide_kept(&f, &call), NT);
+	alarm(0);
+	ms_link_stats ls = link_stats(&f, 0);
+	fprintf(stderr, "failed open: %s\n", ls.last_fail);
+	assert_int_equal(ls.last_result, MS_LINK_HOST_ERROR);
+	assert_non_null(strstr(ls.last_fail, path));
+	assert_non_null(strstr(ls.last_fail, "changed since the run loaded"));
+	char want[80];
+	snprintf(want, sizeof(want), "(checksum %s then, ", sum);
+	assert_non_null(strstr(ls.last_fail, want));
+	assert_non_null(strstr(ls.last_fail, " now); not loaded"));
+	close_chain(&f);
+	assert_int_equal(ms_test_rmtree(dir), 0);
 }
 
 static void
@@ -1865,6 +1978,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_process_crash_names_the_callback),
 		cmocka_unit_test(test_process_host_ends_with_workbench),
 		cmocka_unit_test(test_process_needs_a_host),
+		cmocka_unit_test(test_process_host_loads_the_pinned_file),
+		cmocka_unit_test(test_process_host_refuses_a_changed_file),
 		cmocka_unit_test(test_empty_chain_keeps_all),
 		cmocka_unit_test(test_chain_link_limit),
 		cmocka_unit_test(test_evaluate_rows),
