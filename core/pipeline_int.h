@@ -116,6 +116,9 @@ typedef struct ms_chain_call {
 	 * whose worker or host did not start counts), one call of its
 	 * counter. */
 	uint16_t called_mask;
+	/* Bit i: link i's call overran the Decide timeout (also set in
+	 * failed_mask). */
+	uint16_t timeout_mask;
 	bool circuit_open;    /* everything kept because the circuit is open */
 	uint64_t decide_ns;   /* wall time of this call's Decide calls, summed
 	                       * over the links (a timeout counts its wait) */

@@ -640,22 +640,54 @@ static void
 test_successful_batch_resets_timeout_count(void **st)
 {
 	(void)st;
-	/* The slow link sleeps on calls 1, 3, 5, 7 only: timeouts are never
-	 * consecutive, so the circuit stays closed. The other calls must
-	 * finish within the timeout on a loaded machine (at 50 ms one did
-	 * not under a load average of 5, at 300 ms one did not under 15),
-	 * so it is 1 s and the slow calls sleep 1.5 s. */
+	/* The slow link sleeps on calls 1, 4, 7 only: timeouts are never
+	 * consecutive and never 3 of the last 6 batches, so the circuit
+	 * stays closed. The other calls must finish within the timeout on
+	 * a loaded machine (at 50 ms one did not under a load average of 5,
+	 * at 300 ms one did not under 15), so it is 1 s and the slow calls
+	 * sleep 1.5 s. */
+	fx f;
+	const char *names[] = { "tp_slow" };
+	const char *cfg[] = { "1500/3" };
+	open_chain(&f, names, cfg, 1, 1000 * 1000000ull);
+	uint8_t keep[NT];
+	for (int i = 0; i < 9; i++)
+		ms_chain_decide(f.c, f.b, keep, NULL);
+	assert_false(ms_chain_circuit_is_open(f.c));
+	ms_link_stats ls = link_stats(&f, 0);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 3);
+	assert_int_equal(ls.results[MS_LINK_OK], 6);
+	close_chain(&f);
+}
+
+/* A link that overruns on every other call (1, 3, 5, ...) never times
+ * out twice in a row, but 3 of the last 6 batches open the circuit: on
+ * the fifth call, and the sixth keeps everything without calling it.
+ * Before, only timeouts in a row counted and it never opened. */
+static void
+test_circuit_opens_on_failure_rate(void **st)
+{
+	(void)st;
 	fx f;
 	const char *names[] = { "tp_slow" };
 	const char *cfg[] = { "1500/2" };
 	open_chain(&f, names, cfg, 1, 1000 * 1000000ull);
-	uint8_t keep[NT];
-	for (int i = 0; i < 8; i++)
-		ms_chain_decide(f.c, f.b, keep, NULL);
-	assert_false(ms_chain_circuit_is_open(f.c));
+	ms_chain_call call;
+	for (int i = 0; i < 5; i++) {
+		assert_false(ms_chain_circuit_is_open(f.c));
+		assert_int_equal(decide_kept(&f, &call), NT);
+	}
+	assert_true(ms_chain_circuit_is_open(f.c));
+	fprintf(stderr, "circuit: %s\n", ms_chain_circuit_reason(f.c));
+	assert_non_null(strstr(ms_chain_circuit_reason(f.c),
+	                       "in 3 of the last 6 batches (last on link "
+	                       "'tp_slow')"));
+	assert_int_equal(decide_kept(&f, &call), NT);
+	assert_true(call.circuit_open);
 	ms_link_stats ls = link_stats(&f, 0);
-	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 4);
-	assert_int_equal(ls.results[MS_LINK_OK], 4);
+	assert_int_equal(ls.calls, 5);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 3);
+	assert_int_equal(ls.results[MS_LINK_OK], 2);
 	close_chain(&f);
 }
 
@@ -1876,6 +1908,49 @@ test_evaluate_rows(void **st)
 	close_chain(&f);
 }
 
+/* A batch of 200 traces on which the link times out (it overruns on
+ * calls 1, 3, 5, ...) is not evaluated again in halves: one call, one
+ * timeout, every trace kept and marked as not judged by the link.
+ * Before, each half was called again and every other call timed out
+ * again (3 timeouts in 5 calls here; up to seven per batch of 4096). */
+static void
+test_evaluate_rows_timeout_not_split(void **st)
+{
+	(void)st;
+	enum { NB = 200 };
+	static char ids[NB][8];
+	static ms_row rows[NB];
+	memset(rows, 0, sizeof(rows));
+	for (int i = 0; i < NB; i++) {
+		snprintf(ids[i], sizeof(ids[i]), "t%03d", i);
+		rows[i].trace_id = (const uint8_t *)ids[i];
+		rows[i].trace_id_len = 4;
+		rows[i].start_ns = 1000;
+		rows[i].latency_ms = 1;
+	}
+	fx f;
+	const char *names[] = { "tp_slow" };
+	const char *cfg[] = { "1500/2" };
+	open_chain(&f, names, cfg, 1, 300 * 1000000ull);
+	static uint8_t keep[NB];
+	static uint16_t failed[NB];
+	size_t nt;
+	ms_errbuf eb;
+	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, rows, NB, NB,
+	                                        keep, failed, NB, &nt, NULL,
+	                                        &eb),
+	                 0);
+	assert_int_equal(nt, NB);
+	ms_link_stats ls = link_stats(&f, 0);
+	assert_int_equal(ls.calls, 1);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 1);
+	for (int i = 0; i < NB; i++) {
+		assert_int_equal(keep[i], 1);
+		assert_int_equal(failed[i], 1);
+	}
+	close_chain(&f);
+}
+
 /* The links that failed open, per trace: a link failing on every call
  * leaves the other's verdicts and its own bit on every trace; one that
  * judges (here every batch of at most 3 traces) leaves none. */
@@ -1951,6 +2026,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_circuit_opens_after_three_timeouts),
 		cmocka_unit_test(test_circuit_open_keeps_everything),
 		cmocka_unit_test(test_successful_batch_resets_timeout_count),
+		cmocka_unit_test(test_circuit_opens_on_failure_rate),
 		cmocka_unit_test(test_overlapping_abandoned_calls),
 		cmocka_unit_test(test_stuck_call_never_blocks_close),
 		cmocka_unit_test(test_open_hang_fails_chain_open),
@@ -1984,6 +2060,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_chain_link_limit),
 		cmocka_unit_test(test_evaluate_rows),
 		cmocka_unit_test(test_evaluate_rows_failed),
+		cmocka_unit_test(test_evaluate_rows_timeout_not_split),
 		cmocka_unit_test(test_histogram_bounds),
 		cmocka_unit_test(test_link_logs_inproc),
 		cmocka_unit_test(test_link_logs_process),
