@@ -1119,7 +1119,7 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 /* A process-mode link's stats() overran timeout_ns in its host: said once
  * in the plugin log, naming the plugin and the call; its next hosts never
  * call it (the counters read as the last ones read), so that it costs one
- * timeout, not one for every host started. c->mu held. */
+ * wait of the timeout, not one for every host started. c->mu held. */
 static void
 host_stats_dead(ms_chain *c, link_t *l, uint64_t timeout_ns)
 {
@@ -1151,6 +1151,40 @@ host_stats_after_decide(ms_chain *c, link_t *l, const char *why)
 	          l->path, l->st.name, why);
 }
 
+/* Start l's host: loading, open() and the first stats() in the new host
+ * get the open timeout; a host that hangs or dies there counts as a
+ * timeout or a crash (toward the circuit), except in stats(): a stats()
+ * that hangs costs no call, in process as here (it is not the plugin's
+ * verdict: plugin_health does not count it): the host is killed, the
+ * plugin log says so once, and the link's hosts no longer call it. Then
+ * MS_LINK_OK with no host: the caller starts one again. */
+static enum ms_link_result
+link_host_start(ms_chain *c, link_t *l)
+{
+	ms_errbuf eb = { "" };
+	enum ms__phost_result how;
+	relay_slot *slot = &c->relay->slot[(size_t)(l - c->links)];
+	ms__phost_log hl = { relay_line, relay_lost, slot, l->st.name };
+	bool in_stats = false;
+	ms__phost_start_opts so = { c->open_timeout_ns, c->host_mem_max,
+		                    &hl,       l->stats_dead,
+		                    &in_stats, l->plugin };
+	if (ms__phost_start(&l->host, c->host_exe, l->path, l->config, &so,
+	                    &how, &eb) == 0) {
+		l->host_starts++;
+		return MS_LINK_OK;
+	}
+	if (in_stats && how == MS__PHOST_TIMEOUT) {
+		host_stats_dead(c, l, c->open_timeout_ns);
+		return MS_LINK_OK;
+	}
+	enum ms_link_result r = how == MS__PHOST_TIMEOUT   ? MS_LINK_TIMEOUT
+	                        : how == MS__PHOST_CRASHED ? MS_LINK_CRASHED
+	                                                   : MS_LINK_HOST_ERROR;
+	record(l, r, "%s", eb.msg);
+	return r;
+}
+
 /* run_link in process mode: the call goes to the link's host process,
  * started first if the link has none (at the start, or after a crash or
  * a timeout killed the previous one). */
@@ -1160,29 +1194,11 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	if (grow(c->mem, &l->tmp, &l->tmpcap, n))
 		return verdicts_nomem(l, n, n);
 	if (!l->host) {
-		/* Loading, open() and the first stats() in the new host get
-		 * the open timeout; a host that hangs or dies there counts
-		 * as a timeout or a crash (toward the circuit). */
-		ms_errbuf eb = { "" };
-		enum ms__phost_result how;
-		relay_slot *slot = &c->relay->slot[(size_t)(l - c->links)];
-		ms__phost_log hl = { relay_line, relay_lost, slot, l->st.name };
-		bool in_stats = false;
-		ms__phost_start_opts so = { c->open_timeout_ns, c->host_mem_max,
-			                    &hl,       l->stats_dead,
-			                    &in_stats, l->plugin };
-		if (ms__phost_start(&l->host, c->host_exe, l->path, l->config,
-		                    &so, &how, &eb)) {
-			if (in_stats)
-				host_stats_dead(c, l, c->open_timeout_ns);
-			enum ms_link_result r =
-			        how == MS__PHOST_TIMEOUT   ? MS_LINK_TIMEOUT
-			        : how == MS__PHOST_CRASHED ? MS_LINK_CRASHED
-			                                   : MS_LINK_HOST_ERROR;
-			record(l, r, "%s", eb.msg);
+		enum ms_link_result r = link_host_start(c, l);
+		if (r == MS_LINK_OK && !l->host)
+			r = link_host_start(c, l); /* without stats() */
+		if (r != MS_LINK_OK)
 			return r;
-		}
-		l->host_starts++;
 	}
 	l->st.traces += n;
 	int64_t t0 = ms_mono_ns(), ret = 0;
