@@ -4,7 +4,9 @@
  * number of verdicts, a value other than 0/1, or overruns the Decide
  * timeout is bypassed (fails open) with its reason in the link stats; a
  * timed-out call keeps reading a batch the caller already released; three
- * consecutive timeouts open the circuit and everything is kept; a call
+ * consecutive timeouts, or timeouts in three of the last six batches, open
+ * the circuit and everything is kept; a plugin host loads the file the
+ * chain checksummed, not what its path names by then; a call
  * that never returns does not keep the chain from closing. A link's
  * open() runs on a worker too and is bounded the same way: one that never
  * returns fails the chain's open.
