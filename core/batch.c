@@ -507,7 +507,11 @@ trace_rows_end(const ms_row *rows, size_t nrows, size_t i)
 
 /* The nt traces of rows[i..j) through the chain into keep (and failed):
  * a call on which a link failed open, the circuit still closed, is made
- * again on each half, down to EVAL_RETRY_MIN traces. */
+ * again on each half, down to EVAL_RETRY_MIN traces, unless a link timed
+ * out on it: a timeout says nothing about which traces a link cannot
+ * judge, and each half would wait for the timeout again (one timed-out
+ * batch of 4096 traces cost up to seven timeouts). Its traces stay
+ * unjudged (failed), as any the halves could not judge do. */
 static int
 evaluate_range(ms_chain *c, ms_mem *mem, uint32_t proj, const ms_row *rows,
                size_t i, size_t j, size_t nt, uint8_t *keep, uint16_t *failed,
@@ -524,7 +528,8 @@ evaluate_range(ms_chain *c, ms_mem *mem, uint32_t proj, const ms_row *rows,
 	ms_batch_release(bt);
 	if (rc)
 		return ms_fail(eb, rc, "evaluate: chain failed");
-	if (res.failed_mask && !res.circuit_open && nt > EVAL_RETRY_MIN) {
+	if (res.failed_mask && !res.timeout_mask && !res.circuit_open &&
+	    nt > EVAL_RETRY_MIN) {
 		size_t half = nt / 2, m = i;
 		for (size_t t = 0; t < half; t++)
 			m = trace_rows_end(rows, j, m);

@@ -38,8 +38,15 @@
  *     that call's worker after the call returns (the batch reference).
  *  4. consecutive_timeouts counts timed-out (and crashed) calls since the
  *     last batch in which none timed out or crashed; reaching circuit_after
- * opens the circuit, which stays open for the chain's life: every later batch
- * keeps everything.
+ *     (N, default 3) opens the circuit. So does a sustained failure rate:
+ *     recent_batches holds, one bit per batch that reached a link (newest
+ *     in bit 0), whether a call in it timed out or crashed; N of the last
+ *     2N such batches opens the circuit (a plugin that overruns on every
+ *     other call opens it on its Nth overrun, one that overruns on every
+ *     third call does not). The reference counts timeouts in a row only
+ *     (its chain lives for one merge); the rate rule is ours, since our
+ *     chain lives for the run. The circuit stays open for the chain's
+ *     life: every later batch keeps everything.
  *  5. ms_chain_close waits at most close_grace_ns for abandoned calls to
  *     return, then leaves the rest behind: their workers are detached and
  *     marked orphaned in the chain's abandon record, which outlives the
@@ -213,6 +220,7 @@ struct ms_chain {
 	size_t n;
 	size_t nalloc;
 	unsigned consecutive_timeouts;
+	uint64_t recent_batches; /* invariant 4: bit set = a timeout/crash */
 	bool circuit_open;
 	char circuit_reason[192];
 	uint64_t close_grace_ns;
@@ -559,6 +567,8 @@ ms_chain_open(ms_chain **out, const ms_chain_link_spec *links, size_t n,
 	c->timeout_ns = opts->decide_timeout_ns ? opts->decide_timeout_ns
 	                                        : 5000000000ull;
 	c->circuit_after = opts->circuit_after ? opts->circuit_after : 3;
+	if (c->circuit_after > 32) /* the rate window is 2N batches */
+		c->circuit_after = 32;
 	c->close_grace_ns =
 	        opts->close_grace_ns ? opts->close_grace_ns : 2000000000ull;
 	uint64_t open_timeout_ns = opts->open_timeout_ns
@@ -1109,7 +1119,7 @@ run_link(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 /* A process-mode link's stats() overran timeout_ns in its host: said once
  * in the plugin log, naming the plugin and the call; its next hosts never
  * call it (the counters read as the last ones read), so that it costs one
- * timeout, not one for every host started. c->mu held. */
+ * wait of the timeout, not one for every host started. c->mu held. */
 static void
 host_stats_dead(ms_chain *c, link_t *l, uint64_t timeout_ns)
 {
@@ -1141,6 +1151,40 @@ host_stats_after_decide(ms_chain *c, link_t *l, const char *why)
 	          l->path, l->st.name, why);
 }
 
+/* Start l's host: loading, open() and the first stats() in the new host
+ * get the open timeout; a host that hangs or dies there counts as a
+ * timeout or a crash (toward the circuit), except in stats(): a stats()
+ * that hangs costs no call, in process as here (it is not the plugin's
+ * verdict: plugin_health does not count it): the host is killed, the
+ * plugin log says so once, and the link's hosts no longer call it. Then
+ * MS_LINK_OK with no host: the caller starts one again. */
+static enum ms_link_result
+link_host_start(ms_chain *c, link_t *l)
+{
+	ms_errbuf eb = { "" };
+	enum ms__phost_result how;
+	relay_slot *slot = &c->relay->slot[(size_t)(l - c->links)];
+	ms__phost_log hl = { relay_line, relay_lost, slot, l->st.name };
+	bool in_stats = false;
+	ms__phost_start_opts so = { c->open_timeout_ns, c->host_mem_max,
+		                    &hl,       l->stats_dead,
+		                    &in_stats, l->plugin };
+	if (ms__phost_start(&l->host, c->host_exe, l->path, l->config, &so,
+	                    &how, &eb) == 0) {
+		l->host_starts++;
+		return MS_LINK_OK;
+	}
+	if (in_stats && how == MS__PHOST_TIMEOUT) {
+		host_stats_dead(c, l, c->open_timeout_ns);
+		return MS_LINK_OK;
+	}
+	enum ms_link_result r = how == MS__PHOST_TIMEOUT   ? MS_LINK_TIMEOUT
+	                        : how == MS__PHOST_CRASHED ? MS_LINK_CRASHED
+	                                                   : MS_LINK_HOST_ERROR;
+	record(l, r, "%s", eb.msg);
+	return r;
+}
+
 /* run_link in process mode: the call goes to the link's host process,
  * started first if the link has none (at the start, or after a crash or
  * a timeout killed the previous one). */
@@ -1150,28 +1194,11 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	if (grow(c->mem, &l->tmp, &l->tmpcap, n))
 		return verdicts_nomem(l, n, n);
 	if (!l->host) {
-		/* Loading, open() and the first stats() in the new host get
-		 * the open timeout; a host that hangs or dies there counts
-		 * as a timeout or a crash (toward the circuit). */
-		ms_errbuf eb = { "" };
-		enum ms__phost_result how;
-		relay_slot *slot = &c->relay->slot[(size_t)(l - c->links)];
-		ms__phost_log hl = { relay_line, relay_lost, slot, l->st.name };
-		bool in_stats = false;
-		ms__phost_start_opts so = { c->open_timeout_ns, c->host_mem_max,
-			                    &hl, l->stats_dead, &in_stats };
-		if (ms__phost_start(&l->host, c->host_exe, l->path, l->config,
-		                    &so, &how, &eb)) {
-			if (in_stats)
-				host_stats_dead(c, l, c->open_timeout_ns);
-			enum ms_link_result r =
-			        how == MS__PHOST_TIMEOUT   ? MS_LINK_TIMEOUT
-			        : how == MS__PHOST_CRASHED ? MS_LINK_CRASHED
-			                                   : MS_LINK_HOST_ERROR;
-			record(l, r, "%s", eb.msg);
+		enum ms_link_result r = link_host_start(c, l);
+		if (r == MS_LINK_OK && !l->host)
+			r = link_host_start(c, l); /* without stats() */
+		if (r != MS_LINK_OK)
 			return r;
-		}
-		l->host_starts++;
 	}
 	l->st.traces += n;
 	int64_t t0 = ms_mono_ns(), ret = 0;
@@ -1225,6 +1252,41 @@ run_link_process(ms_chain *c, link_t *l, ms_batch *b, size_t n, uint64_t *ns)
 	return res;
 }
 
+/* Open c's circuit (invariant 4) because of link l's call. */
+static void
+circuit_trip(ms_chain *c, const link_t *l, const char *rate)
+{
+	c->circuit_open = true;
+	if (rate[0])
+		snprintf(c->circuit_reason, sizeof(c->circuit_reason),
+		         "%s (last on link '%s')", rate, l->st.name);
+	else
+		snprintf(c->circuit_reason, sizeof(c->circuit_reason),
+		         "%u consecutive Decide timeouts or crashes (last on "
+		         "link '%s')",
+		         c->consecutive_timeouts, l->st.name);
+}
+
+/* The rate rule of invariant 4, after a batch that reached a link: bad
+ * is the last link whose call in it timed out or crashed (NULL: none). */
+static void
+circuit_rate(ms_chain *c, const link_t *bad)
+{
+	unsigned window = 2 * c->circuit_after, k = 0;
+	c->recent_batches = (c->recent_batches << 1) | (bad ? 1u : 0u);
+	if (window < 64)
+		c->recent_batches &= (1ull << window) - 1;
+	for (uint64_t m = c->recent_batches; m; m &= m - 1)
+		k++;
+	if (!bad || k < c->circuit_after)
+		return;
+	char rate[96];
+	snprintf(rate, sizeof(rate),
+	         "Decide timeouts or crashes in %u of the last %u batches", k,
+	         window);
+	circuit_trip(c, bad, rate);
+}
+
 static int chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep,
                                ms_chain_call *res);
 
@@ -1254,6 +1316,7 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 	if (n == 0)
 		return 0;
 	bool timed_out = false;
+	const link_t *bad = NULL; /* the last link that timed out, crashed */
 	for (size_t i = 0; i < c->n; i++) {
 		link_t *l = &c->links[i];
 		if (c->circuit_open) {
@@ -1275,16 +1338,13 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 		                ? run_link_process(c, l, b, n, &ns)
 		                : run_link(c, l, b, n, &ns);
 		res->decide_ns += ns;
+		if (r == MS_LINK_TIMEOUT)
+			res->timeout_mask |= (uint16_t)(1u << i);
 		if (r == MS_LINK_TIMEOUT || r == MS_LINK_CRASHED) {
 			timed_out = true;
-			if (++c->consecutive_timeouts >= c->circuit_after) {
-				c->circuit_open = true;
-				snprintf(c->circuit_reason,
-				         sizeof(c->circuit_reason),
-				         "%u consecutive Decide timeouts "
-				         "or crashes (last on link '%s')",
-				         c->consecutive_timeouts, l->st.name);
-			}
+			bad = l;
+			if (++c->consecutive_timeouts >= c->circuit_after)
+				circuit_trip(c, l, "");
 		}
 		if (r != MS_LINK_OK) {
 			res->links_failed++;
@@ -1304,6 +1364,8 @@ chain_decide_locked(ms_chain *c, ms_batch *b, uint8_t *keep, ms_chain_call *res)
 	/* A batch in which no link timed out ends a timeout streak. */
 	if (!timed_out && !c->circuit_open)
 		c->consecutive_timeouts = 0;
+	if (res->called_mask && !c->circuit_open)
+		circuit_rate(c, bad);
 	if (c->circuit_open) {
 		memset(keep, 1, n);
 		res->circuit_open = true;

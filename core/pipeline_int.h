@@ -47,14 +47,24 @@ bool ms__plugin_name_valid(const char *s);
 /* ms_plugin_load in three steps, so that the chain can run the steps that
  * execute the plugin's code on the thread of its choice (bounded there):
  * ms__plugin_new only allocates (never blocks); ms__plugin_load_file
- * reads, checksums and dlopen()s the file, calls the entry point and
- * checks the descriptor (config is not read); ms__plugin_open calls
- * open() with config. A plugin whose later step failed is still the
- * caller's to ms_plugin_unload (its close() is then not called). *out is
- * owned as from ms_plugin_load. */
+ * opens the file once (the pin: kept open with the plugin), checksums
+ * those bytes and dlopen()s that same file through its descriptor, calls
+ * the entry point and checks the descriptor (config is not read);
+ * ms__plugin_open calls open() with config. A plugin whose later step
+ * failed is still the caller's to ms_plugin_unload (its close() is then
+ * not called). *out is owned as from ms_plugin_load. */
 int ms__plugin_new(ms_plugin **out, const char *path,
                    const ms_plugin_load_opts *opts, ms_errbuf *eb);
 int ms__plugin_load_file(ms_plugin *p, ms_errbuf *eb);
+/* ms__plugin_load_file on a file already open at fd (a plugin host's,
+ * handed down by the workbench), which p owns from then on even on
+ * failure; expect (NULL: none) is the checksum the run recorded: a file
+ * whose bytes differ is refused, the message naming the path and both
+ * checksums. */
+int ms__plugin_load_fd(ms_plugin *p, int fd, const char *expect,
+                       ms_errbuf *eb);
+/* The pinned file's descriptor (-1 before a load). Owned by p. */
+int ms__plugin_fd(const ms_plugin *p);
 int ms__plugin_open(ms_plugin *p, const char *config, ms_errbuf *eb);
 /* ms_plugin_unload in steps, so that the chain can bound close():
  * ms__plugin_drop drops one reference and says whether it was the last;
@@ -106,6 +116,9 @@ typedef struct ms_chain_call {
 	 * whose worker or host did not start counts), one call of its
 	 * counter. */
 	uint16_t called_mask;
+	/* Bit i: link i's call overran the Decide timeout (also set in
+	 * failed_mask). */
+	uint16_t timeout_mask;
 	bool circuit_open;    /* everything kept because the circuit is open */
 	uint64_t decide_ns;   /* wall time of this call's Decide calls, summed
 	                       * over the links (a timeout counts its wait) */

@@ -88,6 +88,7 @@ extern char **environ;
 
 #define WIRE_MAGIC 0x6d7370686f737431ull /* "msphost1" */
 #define HOST_FD 3
+#define PLUGIN_FD 4 /* the host's copy of the run's pinned plugin file */
 
 enum wire_col {
 	W_TRACES,
@@ -164,7 +165,7 @@ typedef struct wire_rep {
 	uint32_t kind;  /* enum wire_kind */
 	uint32_t phase; /* REP_PHASE: enum wire_phase */
 	int64_t ret;
-	char msg[240];         /* the load error of the first reply, else "" */
+	char msg[400];         /* the load error of the first reply, else "" */
 	ms__phost_stats stats; /* the plugin's counters after the call */
 	uint64_t log_lost;     /* REP_FINAL: lines not sent since the last */
 } wire_rep;
@@ -585,6 +586,18 @@ spawn_file(const char *exe)
 	                                                   : exe;
 }
 
+/* A host's load error without the "plugin PATH: " it starts with: the
+ * parent's "plugin host for PATH: " names the file already. */
+static const char *
+unprefixed(const char *msg, const char *path)
+{
+	size_t n = strlen(path);
+	if (strncmp(msg, "plugin ", 7) == 0 && strncmp(msg + 7, path, n) == 0 &&
+	    strncmp(msg + 7 + n, ": ", 2) == 0)
+		return msg + 7 + n + 2;
+	return msg;
+}
+
 int
 ms__phost_start(ms__phost **out, const char *exe, const char *path,
                 const char *config, const ms__phost_start_opts *o,
@@ -617,9 +630,26 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 		               "plugin host for %s: socketpair: %s", path,
 		               strerror(errno));
 	}
+	/* The run's own copy of the plugin file, at PLUGIN_FD in the host:
+	 * from a descriptor above both targets, so that neither dup2
+	 * overwrites the other's source. */
+	int pin = o->pinned ? ms__plugin_fd(o->pinned) : -1;
+	int pfd = pin >= 0 ? fcntl(pin, F_DUPFD_CLOEXEC, PLUGIN_FD + 1) : -1;
+	if (pin >= 0 && pfd < 0) {
+		int e = errno;
+		close(sv[0]);
+		close(sv[1]);
+		ms_mem_free(NULL, h, sizeof(*h));
+		return ms_fail(eb, ms_err_from_errno(e),
+		               "plugin host for %s: cannot hand it the plugin "
+		               "file: %s",
+		               path, strerror(e));
+	}
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, sv[1], HOST_FD);
+	if (pfd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, pfd, PLUGIN_FD);
 	char mem_max[24];
 	snprintf(mem_max, sizeof(mem_max), "%llu",
 	         (unsigned long long)o->mem_max);
@@ -629,10 +659,13 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 		         (char *)(config ? config : ""),
 		         mem_max,
 		         (char *)(o->no_stats ? "nostats" : ""),
+		         (char *)(pfd >= 0 ? ms_plugin_checksum(o->pinned) : ""),
 		         NULL };
 	int rc = posix_spawn(&h->pid, spawn_file(exe), &fa, NULL, argv,
 	                     environ);
 	posix_spawn_file_actions_destroy(&fa);
+	if (pfd >= 0)
+		close(pfd);
 	close(sv[1]);
 	h->sock = sv[0];
 	if (rc != 0) {
@@ -647,7 +680,7 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 	h->ph = PH_LOAD;
 	int got = recv_rep(h, &rep, ms_mono_ns() + (int64_t)timeout_ns);
 	if (got != 1 || rep.ret != 0) {
-		char why[128] = "", msg[241];
+		char why[128] = "", msg[sizeof(rep.msg) + 1];
 		reap(h, true, why, sizeof(why));
 		const char *ph = phase_names[h->ph];
 		if (got == 1) {
@@ -657,7 +690,8 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 			rc = ms_fail(eb,
 			             rep.ret == MS_ERR_CONFIG ? MS_ERR_CONFIG
 			                                      : MS_ERR_PLUGIN,
-			             "plugin host for %s: %s", path, msg);
+			             "plugin host for %s: %s", path,
+			             unprefixed(msg, path));
 		} else if (got == 0) {
 			*how = MS__PHOST_TIMEOUT;
 			if (o->in_stats)
@@ -1172,6 +1206,24 @@ host_limit_memory(uint64_t max)
 	}
 }
 
+/* Load the plugin: from the file the workbench pinned (PLUGIN_FD, its
+ * recorded checksum in argv[6]) when it handed one down, else by path. */
+static int
+host_load(ms_plugin *p, int argc, char **argv, ms_errbuf *eb)
+{
+	if (argc > 6 && argv[6][0]) {
+		int fd = fcntl(PLUGIN_FD, F_DUPFD_CLOEXEC, PLUGIN_FD + 1);
+		if (fd < 0)
+			return ms_fail(eb, MS_ERR_PLUGIN,
+			               "plugin %s: the plugin host was not "
+			               "handed its file: %s",
+			               argv[2], strerror(errno));
+		close(PLUGIN_FD);
+		return ms__plugin_load_fd(p, fd, argv[6], eb);
+	}
+	return ms__plugin_load_file(p, eb);
+}
+
 int
 ms_plugin_host_main(int argc, char **argv)
 {
@@ -1195,7 +1247,7 @@ ms_plugin_host_main(int argc, char **argv)
 	ms_errbuf eb = { "" };
 	host_phase(sock, PH_LOAD);
 	int rc = ms__plugin_new(&p, argv[2], &lo, &eb);
-	if (rc == 0 && (rc = ms__plugin_load_file(p, &eb)) == 0) {
+	if (rc == 0 && (rc = host_load(p, argc, argv, &eb)) == 0) {
 		host_phase(sock, PH_OPEN);
 		rc = ms__plugin_open(p, argv[3], &eb);
 	}

@@ -60,6 +60,12 @@ typedef struct ms__phost_start_opts {
 	bool no_stats; /* the host never calls the plugin's stats() */
 	/* NULL ok: set to whether a start that timed out was in stats(). */
 	bool *in_stats;
+	/* NULL ok: the run's own load of the plugin. The host loads its
+	 * pinned file (ms__plugin_fd), not what the path names by then, and
+	 * refuses it (ERROR, naming both checksums) if its bytes differ from
+	 * the checksum recorded (ms_plugin_checksum). NULL: the host opens
+	 * the path. */
+	const ms_plugin *pinned;
 } ms__phost_start_opts;
 
 /* Spawn exe as a plugin host for the .so at path with config and wait (up

@@ -4,11 +4,19 @@
  * checks, a checksum of the file, open() with the config. Running plugins
  * as a chain is chain.c's; parsing chain specs is chain_spec.c's.
  *
+ * The file is pinned: it is opened once, its checksum is taken from that
+ * descriptor and the library dlopen()ed through it (/proc/self/fd/N), so
+ * the bytes checksummed are the bytes loaded, whatever is renamed over
+ * the path meanwhile. The descriptor stays open with the plugin, so that
+ * a plugin host (plugin_host.c) loads the same file, not what the path
+ * names by then, and checks its checksum against the one recorded.
+ *
  * An ms_plugin is reference counted: its owner holds one reference, every
  * call the chain abandoned after a timeout one more (ms__plugin_retain).
  * close() and dlclose() run when the count reaches 0, on whichever thread
  * drops it.
  */
+#define _GNU_SOURCE /* dlinfo */
 #define XXH_STATIC_LINKING_ONLY
 #include "ms_loader.h"
 #include "ms_clock.h"
@@ -19,10 +27,15 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The SDK's projection bits are the host's column bits. */
 _Static_assert(
@@ -45,6 +58,7 @@ _Static_assert(
 struct ms_plugin {
 	_Atomic unsigned refs;
 	void *dl;
+	int fd; /* the pinned file (-1 before the load) */
 	ms_plugin_desc desc;
 	void *state;
 	bool opened;
@@ -173,27 +187,50 @@ host_now(void *ctx)
 	return ms_mono_ns();
 }
 
+/* The checksum of the file open at fd, read from its start whatever the
+ * descriptor's offset (a host shares it with the workbench). */
 static int
-checksum_file(const char *path, char out[33], ms_errbuf *eb)
+checksum_fd(int fd, const char *path, char out[33], ms_errbuf *eb)
 {
 	XXH3_state_t st;
 	unsigned char buf[16384];
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return ms_fail(eb, ms_err_from_errno(errno),
-		               "plugin %s: cannot read: %s", path,
-		               strerror(errno));
 	XXH3_128bits_reset(&st);
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		XXH3_128bits_update(&st, buf, n);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad)
-		return ms_fail(eb, MS_ERR_IO, "plugin %s: read error", path);
+	off_t at = 0;
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof(buf), at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ms_fail(eb, ms_err_from_errno(errno),
+			               "plugin %s: read error: %s", path,
+			               strerror(errno));
+		if (n == 0)
+			break;
+		XXH3_128bits_update(&st, buf, (size_t)n);
+		at += n;
+	}
 	XXH128_hash_t h = XXH3_128bits_digest(&st);
 	snprintf(out, 33, "%016llx%016llx", (unsigned long long)h.high64,
 	         (unsigned long long)h.low64);
+	return 0;
+}
+
+/* Open p's file once (the pin); everything of the load reads it there. */
+static int
+pin_file(ms_plugin *p, ms_errbuf *eb)
+{
+	int fd = open(p->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "plugin %s: cannot read: %s", p->path,
+		               strerror(errno));
+	struct stat sb;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin %s: not a regular file", p->path);
+	}
+	p->fd = fd;
 	return 0;
 }
 
@@ -221,6 +258,8 @@ ms__plugin_free(ms_plugin *p)
 		return;
 	if (p->dl)
 		dlclose(p->dl);
+	if (p->fd >= 0)
+		close(p->fd);
 	ms_mem_free(p->mem, p->path, p->path_size);
 	ms_mem_free(p->mem, p, sizeof(*p));
 }
@@ -270,14 +309,76 @@ ms__plugin_name_valid(const char *s)
 	((d)->struct_size >=                                                   \
 	 offsetof(ms_plugin_desc, field) + sizeof((d)->field))
 
-/* Step 1 of a load: dlopen the file, find the entry symbol and let it
- * fill the descriptor. */
+/* Is the object dl maps the file sb describes? Its dynamic section's
+ * mapping in /proc/self/maps names the file's device and inode. */
+static bool
+loaded_from(void *dl, const struct stat *sb)
+{
+	struct link_map *lm = NULL;
+	if (dlinfo(dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+		return false;
+	unsigned long at = (unsigned long)(uintptr_t)lm->l_ld, lo, hi, ino;
+	unsigned maj, mnr;
+	char line[512];
+	bool same = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %*s %*s %x:%x %lu", &lo, &hi, &maj,
+		           &mnr, &ino) == 5 &&
+		    at >= lo && at < hi) {
+			same = maj == major(sb->st_dev) &&
+			       mnr == minor(sb->st_dev) && ino == sb->st_ino;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return same;
+}
+
+/* The name to dlopen p's pinned file by, /proc/self/fd/N, into name. The
+ * dynamic loader knows an object by the name it was opened by first, and
+ * a descriptor number is reused once closed: a name that already stands
+ * for another file (whose descriptor was N once) is left for a higher
+ * descriptor of the same file. */
+static int
+pinned_name(ms_plugin *p, const struct stat *sb, char name[40], ms_errbuf *eb)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		snprintf(name, 40, "/proc/self/fd/%d", p->fd);
+		void *known = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+		bool other = known && !loaded_from(known, sb);
+		if (known)
+			dlclose(known);
+		if (!other)
+			return 0;
+		int fd = fcntl(p->fd, F_DUPFD_CLOEXEC, p->fd + 1);
+		if (fd < 0)
+			break;
+		close(p->fd);
+		p->fd = fd;
+	}
+	return ms_fail(eb, MS_ERR_PLUGIN,
+	               "plugin %s: no descriptor name to load it by that the "
+	               "dynamic loader does not know for another file",
+	               p->path);
+}
+
+/* Step 1 of a load: dlopen the pinned file (through its descriptor), find
+ * the entry symbol and let it fill the descriptor. */
 static int
 load_entry(ms_plugin *p, const char *path, ms_errbuf *eb)
 {
+	char pinned[40];
+	struct stat sb;
+	int rc;
+	if (fstat(p->fd, &sb) != 0)
+		return ms_fail(eb, ms_err_from_errno(errno),
+		               "plugin %s: fstat: %s", path, strerror(errno));
+	if ((rc = pinned_name(p, &sb, pinned, eb)))
+		return rc;
 	dlerror();
 	plugin_mark outer = plugin_enter(path, CB_LOAD);
-	p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	p->dl = dlopen(pinned, RTLD_NOW | RTLD_LOCAL);
 	plugin_leave(outer);
 	if (!p->dl) {
 		const char *e = dlerror();
@@ -285,6 +386,11 @@ load_entry(ms_plugin *p, const char *path, ms_errbuf *eb)
 		               "plugin %s: dlopen failed: %s", path,
 		               e ? e : "unknown error");
 	}
+	if (!loaded_from(p->dl, &sb))
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin %s: the dynamic loader gave another "
+		               "file than the one checksummed",
+		               path);
 	dlerror();
 	void *sym = dlsym(p->dl, MS_PLUGIN_ENTRY_SYMBOL);
 	if (!sym) {
@@ -425,6 +531,7 @@ ms__plugin_new(ms_plugin **out, const char *path,
 		               "bytes)",
 		               path, sizeof(*p));
 	atomic_init(&p->refs, 1);
+	p->fd = -1;
 	p->mem = opts->mem;
 	p->log = opts->log;
 	p->log_ctx = opts->log_ctx;
@@ -443,16 +550,46 @@ ms__plugin_new(ms_plugin **out, const char *path,
 	return 0;
 }
 
+/* Steps 1 and 2 on the pinned file: its checksum (refused when expect is
+ * given and differs), dlopen through the descriptor, the descriptor. */
+static int
+load_pinned(ms_plugin *p, const char *expect, ms_errbuf *eb)
+{
+	int rc;
+	if ((rc = checksum_fd(p->fd, p->path, p->checksum, eb)))
+		return rc;
+	if (expect && strcmp(expect, p->checksum) != 0)
+		return ms_fail(eb, MS_ERR_PLUGIN,
+		               "plugin %s: file changed since the run loaded "
+		               "it (checksum %s then, %s now); not loaded",
+		               p->path, expect, p->checksum);
+	if ((rc = load_entry(p, p->path, eb)) ||
+	    (rc = check_desc(p, p->path, eb)))
+		return rc;
+	return 0;
+}
+
 /* Steps 1 and 2: everything of a load but open(). */
 int
 ms__plugin_load_file(ms_plugin *p, ms_errbuf *eb)
 {
-	int rc;
-	if ((rc = checksum_file(p->path, p->checksum, eb)) ||
-	    (rc = load_entry(p, p->path, eb)) ||
-	    (rc = check_desc(p, p->path, eb)))
-		return rc;
-	return 0;
+	int rc = p->fd < 0 ? pin_file(p, eb) : 0;
+	return rc ? rc : load_pinned(p, NULL, eb);
+}
+
+int
+ms__plugin_load_fd(ms_plugin *p, int fd, const char *expect, ms_errbuf *eb)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = fd;
+	return load_pinned(p, expect, eb);
+}
+
+int
+ms__plugin_fd(const ms_plugin *p)
+{
+	return p->fd;
 }
 
 int

@@ -4,7 +4,9 @@
  * number of verdicts, a value other than 0/1, or overruns the Decide
  * timeout is bypassed (fails open) with its reason in the link stats; a
  * timed-out call keeps reading a batch the caller already released; three
- * consecutive timeouts open the circuit and everything is kept; a call
+ * consecutive timeouts, or timeouts in three of the last six batches, open
+ * the circuit and everything is kept; a plugin host loads the file the
+ * chain checksummed, not what its path names by then; a call
  * that never returns does not keep the chain from closing. A link's
  * open() runs on a worker too and is bounded the same way: one that never
  * returns fails the chain's open.
@@ -27,6 +29,7 @@
 #include "alloc_testlib.h"
 #include "child_testlib.h"
 #include "san_testlib.h"
+#include "testdir.h"
 #include "thread_testlib.h"
 
 #include "ms_clock.h"
@@ -38,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -638,22 +642,54 @@ static void
 test_successful_batch_resets_timeout_count(void **st)
 {
 	(void)st;
-	/* The slow link sleeps on calls 1, 3, 5, 7 only: timeouts are never
-	 * consecutive, so the circuit stays closed. The other calls must
-	 * finish within the timeout on a loaded machine (at 50 ms one did
-	 * not under a load average of 5, at 300 ms one did not under 15),
-	 * so it is 1 s and the slow calls sleep 1.5 s. */
+	/* The slow link sleeps on calls 1, 4, 7 only: timeouts are never
+	 * consecutive and never 3 of the last 6 batches, so the circuit
+	 * stays closed. The other calls must finish within the timeout on
+	 * a loaded machine (at 50 ms one did not under a load average of 5,
+	 * at 300 ms one did not under 15), so it is 1 s and the slow calls
+	 * sleep 1.5 s. */
+	fx f;
+	const char *names[] = { "tp_slow" };
+	const char *cfg[] = { "1500/3" };
+	open_chain(&f, names, cfg, 1, 1000 * 1000000ull);
+	uint8_t keep[NT];
+	for (int i = 0; i < 9; i++)
+		ms_chain_decide(f.c, f.b, keep, NULL);
+	assert_false(ms_chain_circuit_is_open(f.c));
+	ms_link_stats ls = link_stats(&f, 0);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 3);
+	assert_int_equal(ls.results[MS_LINK_OK], 6);
+	close_chain(&f);
+}
+
+/* A link that overruns on every other call (1, 3, 5, ...) never times
+ * out twice in a row, but 3 of the last 6 batches open the circuit: on
+ * the fifth call, and the sixth keeps everything without calling it.
+ * Before, only timeouts in a row counted and it never opened. */
+static void
+test_circuit_opens_on_failure_rate(void **st)
+{
+	(void)st;
 	fx f;
 	const char *names[] = { "tp_slow" };
 	const char *cfg[] = { "1500/2" };
 	open_chain(&f, names, cfg, 1, 1000 * 1000000ull);
-	uint8_t keep[NT];
-	for (int i = 0; i < 8; i++)
-		ms_chain_decide(f.c, f.b, keep, NULL);
-	assert_false(ms_chain_circuit_is_open(f.c));
+	ms_chain_call call;
+	for (int i = 0; i < 5; i++) {
+		assert_false(ms_chain_circuit_is_open(f.c));
+		assert_int_equal(decide_kept(&f, &call), NT);
+	}
+	assert_true(ms_chain_circuit_is_open(f.c));
+	fprintf(stderr, "circuit: %s\n", ms_chain_circuit_reason(f.c));
+	assert_non_null(strstr(ms_chain_circuit_reason(f.c),
+	                       "in 3 of the last 6 batches (last on link "
+	                       "'tp_slow')"));
+	assert_int_equal(decide_kept(&f, &call), NT);
+	assert_true(call.circuit_open);
 	ms_link_stats ls = link_stats(&f, 0);
-	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 4);
-	assert_int_equal(ls.results[MS_LINK_OK], 4);
+	assert_int_equal(ls.calls, 5);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 3);
+	assert_int_equal(ls.results[MS_LINK_OK], 2);
 	close_chain(&f);
 }
 
@@ -1261,14 +1297,15 @@ test_process_garbled_channel_is_bounded(void **st)
 	close_chain(&f);
 }
 
-/* A plugin whose stats() never returns, in its host: the first call costs
- * the open timeout (the host's start) and a fail-open, and the plugin log
- * says which plugin and which call; the link's next host does not call
- * stats() again, so its Decide calls answer. Each host started called it
- * and hung until the timeout again, without a word but a truncated
- * fail-open reason. */
+/* A plugin whose stats() never returns, in its host: the first call waits
+ * the open timeout (the host's start), the plugin log says which plugin
+ * and which call, and a host that does not call stats() makes the call:
+ * no fail-open, as in process (test_stats_hang_is_bounded), and every
+ * later call answers too. Before, that first call failed open as a
+ * timeout (plugin_health failed in process mode only); before that,
+ * each host started called it and hung until the timeout again. */
 static void
-test_process_stats_hang_costs_one_timeout(void **st)
+test_process_stats_hang_costs_no_call(void **st)
 {
 	(void)st;
 	char path[512];
@@ -1301,7 +1338,10 @@ test_process_stats_hang_costs_one_timeout(void **st)
 	alarm(120);
 	assert_int_equal(ms_chain_decide(c, b, keep, &call), 0);
 	ms_chain_link_stats(c, 0, &ls);
-	assert_int_equal(ls.last_result, MS_LINK_TIMEOUT);
+	if (ls.last_result != MS_LINK_OK)
+		fail_msg("call 1: %s: %s", ms_link_result_name(ls.last_result),
+		         ls.last_fail);
+	assert_false(call.failed_mask);
 	fprintf(stderr, "logged: %s\n", lc.msg);
 	assert_int_equal(lc.n, 1);
 	assert_non_null(strstr(lc.msg, "tp_statshang.so (tp_statshang): "
@@ -1316,7 +1356,8 @@ test_process_stats_hang_costs_one_timeout(void **st)
 			         ls.last_fail);
 	}
 	alarm(0);
-	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 1);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 0);
+	assert_int_equal(ls.results[MS_LINK_OK], 4);
 	assert_int_equal(lc.n, 1); /* said once */
 	ms_batch_release(b);
 	ms_chain_close(c);
@@ -1403,9 +1444,10 @@ test_process_stats_crash_after_decide_keeps_verdicts(void **st)
 
 /* A host whose plugin is loaded and opened but whose stats(), which the
  * host calls before it says it is ready, never returns: the start gets
- * the open timeout, not the (here much longer) Decide timeout, and fails
- * the link open as a timeout naming stats(). Before: the Decide timeout,
- * and a host_error that said "no answer before the timeout". */
+ * the open timeout, not the (here much longer) Decide timeout, the
+ * plugin log names stats(), and the call is made by a host that does not
+ * call it. Before: the Decide timeout, and a host_error that said "no
+ * answer before the timeout"; then a timeout naming stats(). */
 static void
 test_process_ready_stats_hang_gets_open_timeout(void **st)
 {
@@ -1415,11 +1457,15 @@ test_process_ready_stats_hang_gets_open_timeout(void **st)
 	ms_chain_link_spec link = { path, "" };
 	ms_mem mem;
 	ms_mem_init(&mem, NULL);
+	log_cap lc;
+	memset(&lc, 0, sizeof(lc));
 	ms_chain_opts o = { .mem = &mem,
 		            .decide_timeout_ns = 30 * 1000000000ull,
 		            .open_timeout_ns = 2000 * 1000000ull,
 		            .host_mode = MS_PLUGIN_HOST_PROCESS,
-		            .host_exe = MS_BINARY_DIR "/tui/mergescope" };
+		            .host_exe = MS_BINARY_DIR "/tui/mergescope",
+		            .log = log_capture,
+		            .log_ctx = &lc };
 	ms_chain *c = NULL;
 	ms_errbuf eb;
 	if (ms_chain_open(&c, &link, 1, &o, &eb))
@@ -1440,11 +1486,11 @@ test_process_ready_stats_hang_gets_open_timeout(void **st)
 	assert_int_equal(count_kept(keep), NT);
 	ms_link_stats ls;
 	ms_chain_link_stats(c, 0, &ls);
-	if (ls.last_result != MS_LINK_TIMEOUT ||
-	    !strstr(ls.last_fail, "no answer from its plugin's stats() "
-	                          "within 2.000 s"))
+	if (ls.last_result != MS_LINK_OK)
 		fail_msg("%s: %s", ms_link_result_name(ls.last_result),
 		         ls.last_fail);
+	if (!strstr(lc.msg, "stats() did not return within 2.000 s"))
+		fail_msg("logged: %s", lc.msg);
 	assert_true(took < 20 * 1000000000ll); /* not the Decide timeout */
 	ms_batch_release(b);
 	ms_chain_close(c);
@@ -1462,7 +1508,7 @@ test_process_crash_names_the_callback(void **st)
 	char path[512];
 	path_of(path, sizeof(path), "tp_cbcrash");
 	const ms__phost_start_opts so = { 10 * 1000000000ull, 0, NULL, false,
-		                           NULL };
+		                           NULL, NULL };
 	static const struct {
 		const char *where, *want;
 	} starts[] = {
@@ -1660,6 +1706,117 @@ test_process_host_ends_with_workbench(void **st)
 	}
 }
 
+/* Copy test plugin name to file to (replacing it by a rename, as a
+ * rebuild does). */
+static void
+put_plugin(const char *name, const char *to)
+{
+	char from[512], tmp[600];
+	path_of(from, sizeof(from), name);
+	snprintf(tmp, sizeof(tmp), "%s.new", to);
+	FILE *in = fopen(from, "rb"), *out = fopen(tmp, "wb");
+	assert_non_null(in);
+	assert_non_null(out);
+	char buf[8192];
+	size_t k;
+	while ((k = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, k, out), k);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+	assert_int_equal(rename(tmp, to), 0);
+}
+
+/* A process-mode chain of the one plugin at path (config cfg), and a
+ * batch of ten traces. */
+static void
+open_pinned_case(fx *f, const char *path, const char *cfg)
+{
+	ms_chain_link_spec link = { path, cfg };
+	ms_mem_init(&f->mem, NULL);
+	ms_chain_opts o = { .mem = &f->mem,
+		            .host_mode = MS_PLUGIN_HOST_PROCESS,
+		            .host_exe = MS_BINARY_DIR "/tui/mergescope" };
+	ms_errbuf eb;
+	if (ms_chain_open(&f->c, &link, 1, &o, &eb))
+		fail_msg("chain: %s", eb.msg);
+	make_rows(&f->rows);
+	assert_int_equal(ms_batch_from_rows(&f->b, &f->mem, MS_PROJ_ALL,
+	                                    f->rows.rows, NT * 2, &eb),
+	                 0);
+}
+
+/* The plugin file is replaced (renamed over, as a rebuild does) after
+ * the chain loaded and checksummed it, before its first host starts: the
+ * host runs the file the run checksummed (tp_mask, dropping tr-0..3),
+ * not the new one at the path (tp_fail, whose Decide errs). Before, each
+ * host loaded whatever the path named then, unchecked. */
+static void
+test_process_host_loads_the_pinned_file(void **st)
+{
+	(void)st;
+	char dir[512], path[600];
+	assert_non_null(ms_test_mkdtemp(dir, sizeof(dir), "ms-pin"));
+	snprintf(path, sizeof(path), "%s/sampler.so", dir);
+	put_plugin("tp_mask", path);
+	fx f;
+	open_pinned_case(&f, path, "0123");
+	char sum[33];
+	snprintf(sum, sizeof(sum), "%s",
+	         ms_plugin_checksum(ms_chain_plugin(f.c, 0)));
+	put_plugin("tp_fail", path);
+	ms_chain_call call;
+	alarm(60);
+	for (int i = 0; i < 2; i++) {
+		int kept = decide_kept(&f, &call);
+		ms_link_stats ls = link_stats(&f, 0);
+		if (ls.last_result != MS_LINK_OK)
+			fail_msg("call %d: %s: %s", i + 1,
+			         ms_link_result_name(ls.last_result),
+			         ls.last_fail);
+		assert_int_equal(kept, NT - 4);
+	}
+	alarm(0);
+	assert_string_equal(ms_plugin_checksum(ms_chain_plugin(f.c, 0)), sum);
+	close_chain(&f);
+	assert_int_equal(ms_test_rmtree(dir), 0);
+}
+
+/* The plugin file's bytes change in place (appended to) after the chain
+ * checksummed them: its host refuses the file, naming it and both
+ * checksums, and the call fails open. Before, the host loaded the
+ * changed file and its Decide ran. */
+static void
+test_process_host_refuses_a_changed_file(void **st)
+{
+	(void)st;
+	char dir[512], path[600];
+	assert_non_null(ms_test_mkdtemp(dir, sizeof(dir), "ms-pin"));
+	snprintf(path, sizeof(path), "%s/s.so", dir);
+	put_plugin("tp_mask", path);
+	fx f;
+	open_pinned_case(&f, path, "0123");
+	const char *sum = ms_plugin_checksum(ms_chain_plugin(f.c, 0));
+	int fd = open(path, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "changed", 7), 7);
+	close(fd);
+	ms_chain_call call;
+	alarm(60);
+	assert_int_equal(decide_kept(&f, &call), NT);
+	alarm(0);
+	ms_link_stats ls = link_stats(&f, 0);
+	fprintf(stderr, "failed open: %s\n", ls.last_fail);
+	assert_int_equal(ls.last_result, MS_LINK_HOST_ERROR);
+	assert_non_null(strstr(ls.last_fail, path));
+	assert_non_null(strstr(ls.last_fail, "changed since the run loaded"));
+	char want[80];
+	snprintf(want, sizeof(want), "(checksum %s then, ", sum);
+	assert_non_null(strstr(ls.last_fail, want));
+	assert_non_null(strstr(ls.last_fail, " now); not loaded"));
+	close_chain(&f);
+	assert_int_equal(ms_test_rmtree(dir), 0);
+}
+
 static void
 test_process_needs_a_host(void **st)
 {
@@ -1763,6 +1920,49 @@ test_evaluate_rows(void **st)
 	close_chain(&f);
 }
 
+/* A batch of 200 traces on which the link times out (it overruns on
+ * calls 1, 3, 5, ...) is not evaluated again in halves: one call, one
+ * timeout, every trace kept and marked as not judged by the link.
+ * Before, each half was called again and every other call timed out
+ * again (3 timeouts in 5 calls here; up to seven per batch of 4096). */
+static void
+test_evaluate_rows_timeout_not_split(void **st)
+{
+	(void)st;
+	enum { NB = 200 };
+	static char ids[NB][8];
+	static ms_row rows[NB];
+	memset(rows, 0, sizeof(rows));
+	for (int i = 0; i < NB; i++) {
+		snprintf(ids[i], sizeof(ids[i]), "t%03d", i);
+		rows[i].trace_id = (const uint8_t *)ids[i];
+		rows[i].trace_id_len = 4;
+		rows[i].start_ns = 1000;
+		rows[i].latency_ms = 1;
+	}
+	fx f;
+	const char *names[] = { "tp_slow" };
+	const char *cfg[] = { "1500/2" };
+	open_chain(&f, names, cfg, 1, 300 * 1000000ull);
+	static uint8_t keep[NB];
+	static uint16_t failed[NB];
+	size_t nt;
+	ms_errbuf eb;
+	assert_int_equal(ms_chain_evaluate_rows(f.c, &f.mem, rows, NB, NB,
+	                                        keep, failed, NB, &nt, NULL,
+	                                        &eb),
+	                 0);
+	assert_int_equal(nt, NB);
+	ms_link_stats ls = link_stats(&f, 0);
+	assert_int_equal(ls.calls, 1);
+	assert_int_equal(ls.results[MS_LINK_TIMEOUT], 1);
+	for (int i = 0; i < NB; i++) {
+		assert_int_equal(keep[i], 1);
+		assert_int_equal(failed[i], 1);
+	}
+	close_chain(&f);
+}
+
 /* The links that failed open, per trace: a link failing on every call
  * leaves the other's verdicts and its own bit on every trace; one that
  * judges (here every batch of at most 3 traces) leaves none. */
@@ -1838,6 +2038,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_circuit_opens_after_three_timeouts),
 		cmocka_unit_test(test_circuit_open_keeps_everything),
 		cmocka_unit_test(test_successful_batch_resets_timeout_count),
+		cmocka_unit_test(test_circuit_opens_on_failure_rate),
 		cmocka_unit_test(test_overlapping_abandoned_calls),
 		cmocka_unit_test(test_stuck_call_never_blocks_close),
 		cmocka_unit_test(test_open_hang_fails_chain_open),
@@ -1857,7 +2058,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_process_garbled_channel_is_bounded),
 		cmocka_unit_test(
 		        test_process_ready_stats_hang_gets_open_timeout),
-		cmocka_unit_test(test_process_stats_hang_costs_one_timeout),
+		cmocka_unit_test(test_process_stats_hang_costs_no_call),
 		cmocka_unit_test(
 		        test_process_stats_hang_after_decide_keeps_verdicts),
 		cmocka_unit_test(
@@ -1865,10 +2066,13 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_process_crash_names_the_callback),
 		cmocka_unit_test(test_process_host_ends_with_workbench),
 		cmocka_unit_test(test_process_needs_a_host),
+		cmocka_unit_test(test_process_host_loads_the_pinned_file),
+		cmocka_unit_test(test_process_host_refuses_a_changed_file),
 		cmocka_unit_test(test_empty_chain_keeps_all),
 		cmocka_unit_test(test_chain_link_limit),
 		cmocka_unit_test(test_evaluate_rows),
 		cmocka_unit_test(test_evaluate_rows_failed),
+		cmocka_unit_test(test_evaluate_rows_timeout_not_split),
 		cmocka_unit_test(test_histogram_bounds),
 		cmocka_unit_test(test_link_logs_inproc),
 		cmocka_unit_test(test_link_logs_process),

@@ -256,6 +256,37 @@ assert_complete_unsampled(const run_out *r)
 	assert_string_equal(v, "complete");
 }
 
+/* A plugin whose stats() never returns counts alike under both hosts:
+ * the plugin log names stats() once, no call fails open, plugin_health
+ * passes (the counters are not the plugin's verdicts). Before, in process
+ * it was only logged, while its plugin host's start timed out and failed
+ * the call open: plugin_health failed with --plugin-host process only. */
+static void
+test_stats_hang_counts_alike(void **state)
+{
+	(void)state;
+	static const char *hosts[] = { "inproc", "process" };
+	for (int i = 0; i < 2; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "statshang-%s", hosts[i]);
+		run_out r;
+		run_chain_host(name, "tp_statshang", hosts[i], &r);
+		fprintf(stderr, "%s: status %d\n%s", hosts[i], r.status, r.err);
+		assert_true(WIFEXITED(r.status));
+		assert_int_equal(WEXITSTATUS(r.status), 0);
+		assert_non_null(strstr(r.out, "PASS  plugin_health            "
+		                              "0 events"));
+		assert_non_null(strstr(r.out, "stats() did not return within"));
+		char v[256];
+		db_text(r.db,
+		        "SELECT COALESCE(SUM(fail_timeout + fail_crashed + "
+		        "fail_host_error), 0) FROM merge_link",
+		        v, sizeof(v));
+		assert_string_equal(v, "0");
+		run_free(&r);
+	}
+}
+
 static void
 test_loop_times_out_and_exits(void **state)
 {
@@ -775,6 +806,7 @@ main(void)
 		cmocka_unit_test(test_abort_in_decide),
 		cmocka_unit_test(test_exit_in_decide),
 		cmocka_unit_test(test_loop_times_out_and_exits),
+		cmocka_unit_test(test_stats_hang_counts_alike),
 		cmocka_unit_test(test_open_hang_fails_the_start),
 		cmocka_unit_test(test_load_hang_fails_the_start),
 		cmocka_unit_test(test_close_hang_run_ends),
