@@ -2029,12 +2029,9 @@ oracle_spec(const ms_replay *r)
  * day, then into the finalize. The engine's figures are the day's alone,
  * as the reference's data node's were, its controller apart. An abort
  * stops the wait (MS_ERR_CANCELED). The wait is bounded like every other
- * (design 5): a chain whose Decide overruns its timeout on every other
- * call never opens its circuit, and the oracle, which calls again on each
- * half of a batch that failed open, then pays a timeout for most of its
- * calls (176 s on day-1x for a 5 s timeout, growing with the day); past
- * the deadline the oracle is cancelled and the run fails saying so
- * (MS_ERR_TIMEOUT). */
+ * (design 5): an oracle slower than the deadline (a chain whose every
+ * call is slow, short of its timeout; a busy machine) is cancelled past
+ * it and the run fails saying so (MS_ERR_TIMEOUT). */
 static int
 wait_oracle(ms_replay *r, ms_errbuf *eb)
 {
@@ -2065,9 +2062,9 @@ wait_oracle(ms_replay *r, ms_errbuf *eb)
 	return ms_fail(eb, MS_ERR_TIMEOUT,
 	               "waited %.3g s for the verdict oracle (chain %s, "
 	               "judging the day's traces before the day starts) and "
-	               "gave up (--wait-timeout): a link whose Decide "
-	               "overruns its timeout again and again makes it call "
-	               "again on smaller batches",
+	               "gave up (--wait-timeout): its links' Decide calls "
+	               "took longer than that in all (a link slow on every "
+	               "call, or a machine too busy)",
 	               (double)r->wait_timeout_ns / 1e9,
 	               oracle_spec(r) ? oracle_spec(r) : "disabled");
 }

@@ -2325,8 +2325,8 @@ test_profile_not_enforced_said_at_start(void **state)
 }
 
 /* The verdict oracle takes longer than --wait-timeout before the day
- * starts (its thread held back 3 s, as an oracle whose chain overruns its
- * Decide timeout on every other call and so never opens its circuit):
+ * starts (its thread held back 3 s, as an oracle whose chain is slow on
+ * every call, short of its Decide timeout):
  * the run fails saying what it waited for, records it, removes its
  * shard. Before, the day waited for the oracle without a deadline. */
 static void
