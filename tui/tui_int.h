@@ -493,8 +493,9 @@ int ms_screen_resize(ms_screen *s, int w, int h);
 bool ms_screen_has_color(const ms_screen *s);
 /* The locale can show Unicode glyphs (UTF-8 codeset). */
 bool ms_screen_unicode(void);
-/* Copy the canvas into the curses screen and update the terminal. */
-void ms_screen_draw(ms_screen *s, const ms_canvas *c);
+/* Copy the canvas into the curses screen and update the terminal; true
+ * when anything differed from the last frame drawn (or it was forced). */
+bool ms_screen_draw(ms_screen *s, const ms_canvas *c);
 /* Next key, waiting up to timeout_ms; MS_KEY_NONE on timeout. */
 int ms_screen_key(ms_screen *s, int timeout_ms);
 /* After MS_KEY_MOUSE: the event. */
@@ -508,6 +509,16 @@ uint16_t ms_screen_attr(ms_screen *s, int x, int y);
 /* Should colours be used? False with --no-color (no_color_opt) or a
  * non-empty NO_COLOR in the environment (no-color.org). */
 bool ms__color_wanted(bool no_color_opt);
+
+/* The session loop's frame pacing (app.c): frame_ns apart while the run
+ * runs or the screen changes; while the run is stopped and a frame drew
+ * nothing new, each such frame doubles the wait, up to MS__IDLE_MAX_NS.
+ * Returns the wait before the next frame. */
+#define MS__IDLE_MAX_NS 1000000000LL
+typedef struct ms__pacer {
+	int64_t frame_ns, wait_ns;
+} ms__pacer;
+int64_t ms__pace_next(ms__pacer *p, bool stopped, bool changed);
 /* A signal asked us to stop (SIGINT, SIGTERM, SIGHUP). */
 bool ms_screen_interrupted(void);
 
