@@ -3207,6 +3207,39 @@ test_incomplete_controller(void **state)
 	assert_non_null(strstr(eb.msg, "controller"));
 }
 
+/* PgUp and PgDn move by what the list shows (they moved ten rows, more
+ * than the inventory shows at 80x24), and a list cut at its panel's
+ * height says how many rows are above and below it. */
+static void
+test_pages_are_a_screenful(void **state)
+{
+	fx *f = *state;
+	ms_session_resize(&f->s, 80, 24);
+	f->s.view->ui.focus = MS_FOCUS_INVENTORY;
+	f->s.view->ui.part_sel = 0;
+	/* 20 parts, 6 rows at 80x24. */
+	assert_true(screen_has_at(f, 80, 24, " 14 more below "));
+	ms_session_key(&f->s, MS_KEY_PGDN);
+	assert_int_equal(f->s.view->ui.part_sel, 6);
+	assert_true(screen_has_at(f, 80, 24, " 1 above, 13 below "));
+	ms_session_key(&f->s, MS_KEY_PGUP);
+	assert_int_equal(f->s.view->ui.part_sel, 0);
+	/* A taller screen, a taller page. */
+	ms_session_resize(&f->s, 200, 60);
+	ms_session_key(&f->s, MS_KEY_PGDN);
+	assert_true(f->s.view->ui.part_sel > 10);
+	assert_false(screen_has_at(f, 200, 60, "more below"));
+	/* The event log: 57 merges, the newest 10 shown at 80x24. */
+	ms_session_resize(&f->s, 80, 24);
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	assert_true(screen_has_at(f, 80, 24, " 47 more above "));
+	uint64_t newest = f->s.view->events[ms_events_selected(f->s.view)].seq;
+	ms_session_key(&f->s, MS_KEY_PGUP);
+	uint64_t sel = f->s.view->ui.event_sel;
+	assert_int_equal(sel, newest - 10);
+	assert_true(screen_has_at(f, 80, 24, "below"));
+}
+
 int
 main(void)
 {
@@ -3214,6 +3247,7 @@ main(void)
 		setlocale(LC_ALL, "C.utf8");
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
+		T(test_pages_are_a_screenful),
 		T(test_run_pause_step),
 		T(test_speed_steps),
 		T(test_goto),

@@ -140,6 +140,12 @@ void ms_canvas_fill(ms_canvas *c, ms_rect r, uint32_t ch, uint16_t attr);
 void ms_canvas_attr(ms_canvas *c, int x, int y, int n, uint16_t attr);
 /* A bordered box with a title; returns the inner rectangle. */
 ms_rect ms_canvas_box(ms_canvas *c, ms_rect r, const char *title, bool focused);
+/* A list drawn in box r (titled `title`) with rows hidden above and below
+ * it: says how many on the right of the top border (" 3 above, 12
+ * below ", or " ^3 v12 " where that does not fit after the title;
+ * nothing where neither does, or none is hidden). */
+void ms_canvas_more(ms_canvas *c, ms_rect r, const char *title, size_t above,
+                    size_t below);
 /* Encode cp as UTF-8 into tmp; returns the byte count (1..4). */
 size_t ms__utf8_encode(uint32_t cp, char tmp[4]);
 /* Row y as UTF-8 (trailing blanks kept); for tests and captures. */
