@@ -7,6 +7,7 @@
  * pipe, which must drive the controller and give the terminal back.
  */
 #include <setjmp.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -3240,6 +3241,56 @@ test_pages_are_a_screenful(void **state)
 	assert_true(screen_has_at(f, 80, 24, "below"));
 }
 
+/* A Tab that matches several paths shows them after the path (it showed
+ * nothing, and completed only their common start); F10, q's key, leaves
+ * a prompt as Esc does (q is text there; F10 did nothing) and does not
+ * quit. */
+static void
+test_tab_shows_matches_f10_leaves(void **state)
+{
+	fx *f = *state;
+	char dir[] = "/tmp/ms-keys-XXXXXX", p[128], line[192];
+	assert_non_null(mkdtemp(dir));
+	const char *files[] = { "run-a.jsonl", "run-b.jsonl" };
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		FILE *fp = fopen(p, "w");
+		assert_non_null(fp);
+		fclose(fp);
+	}
+	snprintf(p, sizeof(p), "%s/runs", dir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	keys(f, "e\n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_EXPORT_PATH);
+	snprintf(line, sizeof(line), "%s/ru", dir);
+	type_line(f, line);
+	ms_session_key(&f->s, MS_KEY_TAB);
+	snprintf(line, sizeof(line), "%s/run", dir);
+	assert_string_equal(f->s.view->ui.cmdline, line);
+	assert_true(screen_has_at(f, 200, 60, "3 matches: "));
+	assert_true(screen_has_at(f, 200, 60, "run-a.jsonl"));
+	assert_true(screen_has_at(f, 200, 60, "run-b.jsonl"));
+	assert_true(screen_has_at(f, 200, 60, "runs/"));
+	/* Until the next key. */
+	keys(f, "s");
+	assert_false(screen_has_at(f, 200, 60, "3 matches: "));
+	ms_session_key(&f->s, MS_KEY_TAB);
+	assert_int_equal(f->s.view->ui.ncomplete, 0);
+	ms_session_key(&f->s, MS_KEY_F(10));
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_false(f->s.quit);
+	assert_string_equal(f->fake.log, "");
+	/* Outside a prompt, F10 quits. */
+	ms_session_key(&f->s, MS_KEY_F(10));
+	assert_true(f->s.quit);
+	rmdir(p);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		remove(p);
+	}
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -3248,6 +3299,7 @@ main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_pages_are_a_screenful),
+		T(test_tab_shows_matches_f10_leaves),
 		T(test_run_pause_step),
 		T(test_speed_steps),
 		T(test_goto),

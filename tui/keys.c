@@ -1683,8 +1683,10 @@ prompt_key(ms_tui_session *s, int key)
 	bool replace = ui->prefilled;
 	ui->prefilled = false;
 	ui->not_ascii = key >= 0x80 && key < MS_KEY_BASE;
+	ui->ncomplete = 0; /* the candidates last until the next key */
 	switch (key) {
 	case MS_KEY_ESC:
+	case MS_KEY_F(10): /* q's F-key: q is text here, F10 leaves */
 		ui->prompt = MS_PROMPT_NONE;
 		ui->cmdline[0] = '\0';
 		ui->cursor = 0;
@@ -1697,8 +1699,11 @@ prompt_key(ms_tui_session *s, int key)
 		break;
 	case MS_KEY_TAB:
 		if (ui->prompt == MS_PROMPT_EXPORT_PATH)
-			ms__path_complete(ui->cmdline, sizeof(ui->cmdline),
-			                  &ui->cursor);
+			ui->ncomplete = ms__path_complete(
+			        ui->cmdline, sizeof(ui->cmdline), &ui->cursor,
+			        ui->complete, sizeof(ui->complete));
+		if (ui->ncomplete < 2)
+			ui->ncomplete = 0;
 		break;
 	case MS_KEY_ENTER:
 		submit_prompt(s);

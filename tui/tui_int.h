@@ -477,7 +477,8 @@ bool ms__export_default_path(char *buf, size_t n, const ms_tui_view *v,
 /* "~/x" -> "$HOME/x"; other paths as they are. False if it does not fit. */
 bool ms__path_expand(const char *in, char *out, size_t n);
 /* Tab in a path field: complete line[0..n) in place, cursor at its end. */
-void ms__path_complete(char *line, size_t n, size_t *cursor);
+unsigned ms__path_complete(char *line, size_t n, size_t *cursor,
+                           char *cands, size_t cn);
 
 /* ---- Screen (screen.c: the only curses user) --------------------------- */
 
