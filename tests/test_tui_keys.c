@@ -535,6 +535,32 @@ test_counts_short_form(void **state)
 	assert_non_null(strstr(row, " merges 57"));
 }
 
+/* At 80 columns the status line keeps what the run is (its variant)
+ * over the publications count, which the time stands for: the variant was
+ * the first to go once the counts were shown. What goes is left out
+ * whole, and the wide line has every field. */
+static void
+test_status_80_keeps_variant(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	f->s.view->merges_sampled = 0;
+	f->s.view->merges_bypassed = 31;
+	status_row(f, 80, row, sizeof(row));
+	assert_non_null(strstr(row, " t 06:12:30 frontier 04:12:30 merges 57 "
+	                            "(31 bypassed) skywalking"));
+	assert_null(strstr(row, "pub "));
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	status_row(f, 80, row, sizeof(row));
+	assert_non_null(strstr(row, "at break 1: mature t "));
+	assert_non_null(strstr(row, " skywalking"));
+	status_row(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, " pub "));
+	assert_non_null(strstr(row, " speed "));
+	assert_non_null(strstr(row, " primary"));
+}
+
 /* A breakpoint hit names its spec on the status line at every width the
  * screen draws, before the counts that make room for it. */
 static void
@@ -3323,6 +3349,7 @@ main(void)
 		T(test_plugin_mean_as_report),
 		T(test_axis_end_label),
 		T(test_counts_short_form),
+		T(test_status_80_keeps_variant),
 		T(test_goto_back_unavailable),
 		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),
