@@ -542,6 +542,7 @@ seek_from_end(ms_replay *r, size_t idx)
 	if (rc == 0) {
 		pthread_mutex_lock(&r->mu);
 		reopen_run(r);
+		ms__replay_rss_follow(r);
 		pthread_mutex_unlock(&r->mu);
 		rc = restore_at(r, idx, &sk, &e);
 	}
@@ -555,6 +556,7 @@ seek_from_end(ms_replay *r, size_t idx)
 			r->state = MS_REPLAY_FAILED;
 			snprintf(r->error, sizeof(r->error), "%s", e.msg);
 		}
+		ms__replay_rss_follow(r);
 	}
 	return rc;
 }

@@ -1268,6 +1268,16 @@ on_drop(void *arg, const uint8_t *tid, uint32_t len, uint64_t rows)
 
 /* ---- stopping points -------------------------------------------------- */
 
+/* The RSS sampler sleeps while the run is stopped (rsswatch.c, quiet):
+ * follow the state. mu held, so that two threads' changes of the state
+ * reach the sampler in their order. */
+void
+ms__replay_rss_follow(ms_replay *r)
+{
+	ms__rsswatch_quiet(&r->rss, r->state != MS_REPLAY_RUNNING &&
+	                                    r->state != MS_REPLAY_READY);
+}
+
 /* Wait while stopped; mu held. */
 static void
 wait_stopped(ms_replay *r)
@@ -1302,10 +1312,12 @@ stop_at(ms_replay *r, enum ms_replay_state state)
 	r->mode = MODE_RUN;
 	r->state = state;
 	r->stops++;
+	ms__replay_rss_follow(r);
 	pthread_mutex_unlock(&r->mu);
 	notify(r);
 	pthread_mutex_lock(&r->mu);
 	wait_stopped(r);
+	ms__replay_rss_follow(r);
 }
 
 static void
@@ -2323,6 +2335,7 @@ controller_main(void *arg)
 	} else {
 		r->state = MS_REPLAY_DONE;
 	}
+	ms__replay_rss_follow(r);
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 	notify(r);

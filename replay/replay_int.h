@@ -170,13 +170,17 @@ typedef struct ms__rss_peaks {
 } ms__rss_peaks;
 
 /* A thread that samples /proc/self/status every period_ms and keeps the
- * peak of each kind. Embedded; start, take any number of times, stop. */
+ * peak of each kind; while quiet (the run stopped) it sleeps. Embedded;
+ * start, take and quiet any number of times, stop. */
 typedef struct ms__rsswatch {
 	pthread_t th;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	unsigned period_ms;
 	bool stop, started;
+	bool quiet;        /* asleep until unquieted (ms__rsswatch_quiet) */
+	int64_t quiet_hwm; /* VmHWM when it went quiet */
+	uint64_t samples;  /* samples taken, for tests */
 	ms__rss_peaks peak;
 } ms__rsswatch;
 
@@ -188,6 +192,11 @@ int ms__rsswatch_start(ms__rsswatch *w, unsigned period_ms, ms_errbuf *eb);
 void ms__rsswatch_take(ms__rsswatch *w, ms__rss_peaks *out);
 /* Stop the thread (no-op when not started). */
 void ms__rsswatch_stop(ms__rsswatch *w);
+/* The run stopped (quiet) or goes on: a quiet sampler takes one sample
+ * and sleeps until unquieted, then samples at once. Nothing it skipped
+ * is lost from the total: a VmHWM risen meanwhile is the highest whole
+ * resident set in between, and counts as the total peak. */
+void ms__rsswatch_quiet(ms__rsswatch *w, bool quiet);
 
 /* Where a run stands, for per-phase figures: the two recorded phases
  * and the finalize merge (recorded in cooldown) apart. */
@@ -993,6 +1002,9 @@ void ms__replay_links_rebase(ms_replay *r);
 void ms__link_stats_acc(ms_link_stats *acc, const ms_link_stats *a,
                         const ms_link_stats *b);
 int ms__replay_controller_restart(ms_replay *r, size_t from, ms_errbuf *eb);
+/* Put the RSS sampler to sleep while the run is stopped, wake it while it
+ * runs (controller.c). mu held. */
+void ms__replay_rss_follow(ms_replay *r);
 /* A copy of the exactly-once table into *out (mu held); release it with
  * ms__track_copy_release. 0 or MS_ERR_NOMEM (*out then empty). */
 int ms__replay_track_save(const ms_replay *r, ms__track_copy *out);

@@ -7,10 +7,19 @@
  * keeps each kind's maximum, and the maximum of their sum (the whole
  * resident set at one instant).
  *
- * Design: one mutex guards the peaks and the stop flag; the thread waits on
- * the condition variable between samples, so ms__rsswatch_stop wakes it at
- * once. ms__rsswatch_take returns the peaks since the previous take (or the
- * start) and restarts them from the current levels.
+ * Design: one mutex guards the peaks and the stop and quiet flags; the
+ * thread waits on the condition variable between samples, so
+ * ms__rsswatch_stop wakes it at once. ms__rsswatch_take returns the peaks
+ * since the previous take (or the start) and restarts them from the
+ * current levels.
+ *
+ * Quiet: while the run is stopped (paused, at a barrier, done) the thread
+ * sleeps without a timeout, so a paused TUI costs no sampling (200 reads
+ * of /proc a second otherwise). It is sampled as it goes quiet and again
+ * as it wakes. What it did not see in between cannot raise the total
+ * unseen: the kernel's high-water mark (VmHWM) covers every instant, so
+ * when it rose while quiet, that mark is the highest whole resident set of
+ * the quiet stretch and is folded into the total peak.
  */
 #include "replay_int.h"
 
@@ -36,7 +45,24 @@ sample(ms__rsswatch *w)
 		w->peak.shmem = s;
 	if (a + f + s > w->peak.total)
 		w->peak.total = a + f + s;
+	w->samples++;
 	pthread_mutex_unlock(&w->mu);
+}
+
+static int64_t
+hwm_now(void)
+{
+	ms_rusage ru;
+	ms_rusage_sample(&ru, NULL);
+	return ru.peak_rss_bytes;
+}
+
+/* A high-water mark that rose while quiet: the total peak. mu held. */
+static void
+fold_hwm(ms__rsswatch *w, int64_t hwm)
+{
+	if (w->quiet_hwm > 0 && hwm > w->quiet_hwm && hwm > w->peak.total)
+		w->peak.total = hwm;
 }
 
 static void *
@@ -46,6 +72,10 @@ watch(void *arg)
 	ms__rsswatch *w = arg;
 	pthread_mutex_lock(&w->mu);
 	while (!w->stop) {
+		if (w->quiet) {
+			pthread_cond_wait(&w->cv, &w->mu);
+			continue;
+		}
 		pthread_mutex_unlock(&w->mu);
 		sample(w);
 		pthread_mutex_lock(&w->mu);
@@ -54,7 +84,7 @@ watch(void *arg)
 		ts.tv_nsec += (long)w->period_ms * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
-		while (!w->stop &&
+		while (!w->stop && !w->quiet &&
 		       pthread_cond_timedwait(&w->cv, &w->mu, &ts) != ETIMEDOUT)
 			;
 	}
@@ -100,7 +130,11 @@ ms__rsswatch_take(ms__rsswatch *w, ms__rss_peaks *out)
 		return;
 	}
 	sample(w);
+	int64_t hwm = hwm_now();
 	pthread_mutex_lock(&w->mu);
+	fold_hwm(w, hwm);
+	if (w->quiet)
+		w->quiet_hwm = hwm; /* folded: the next take starts here */
 	*out = w->peak;
 	pthread_mutex_unlock(&w->mu);
 	/* Restart from the levels now. */
@@ -128,4 +162,28 @@ ms__rsswatch_stop(ms__rsswatch *w)
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 	w->started = false;
+}
+
+void
+ms__rsswatch_quiet(ms__rsswatch *w, bool quiet)
+{
+	if (!w->started)
+		return;
+	pthread_mutex_lock(&w->mu);
+	bool was = w->quiet;
+	pthread_mutex_unlock(&w->mu);
+	if (was == quiet)
+		return;
+	sample(w);
+	int64_t hwm = hwm_now();
+	pthread_mutex_lock(&w->mu);
+	if (quiet) {
+		w->quiet_hwm = hwm;
+	} else {
+		fold_hwm(w, hwm);
+		w->quiet_hwm = 0;
+	}
+	w->quiet = quiet;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
 }

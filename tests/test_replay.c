@@ -3039,10 +3039,80 @@ test_bad_db_path(void **state)
 	expect_refused(&run, run.db, NULL);
 }
 
+static bool
+rss_quiet(ms__rsswatch *w)
+{
+	pthread_mutex_lock(&w->mu);
+	bool q = w->quiet;
+	pthread_mutex_unlock(&w->mu);
+	return q;
+}
+
+/* The RSS sampler sleeps while the run is stopped (a paused TUI cost 200
+ * reads of /proc a second) and samples while it runs. */
+static void
+test_rss_sampler_sleeps_while_stopped(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "rssquiet", "disabled", true, true,
+	                            "merge=2");
+	ms_replay_status *st = rt_status_new();
+	ms_errbuf eb = { { 0 } };
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_true(rss_quiet(&r->rss));
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_true(rss_quiet(&r->rss));
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_true(rss_quiet(&r->rss));
+	ms_replay_close(r);
+	free(st);
+}
+
+/* What a quiet sampler did not see still counts: a resident set that rose
+ * and fell while it slept is the phase's total peak (the kernel's
+ * high-water mark), not lost. */
+static void
+test_rss_quiet_keeps_peak(void **state)
+{
+	(void)state;
+	ms__rsswatch w;
+	assert_int_equal(ms__rsswatch_start(&w, 1, NULL), 0);
+	ms_rusage ru;
+	assert_int_equal(ms_rusage_sample(&ru, NULL), 0);
+	/* Above the process's mark, whatever earlier tests made it. */
+	size_t len = (size_t)(ru.peak_rss_bytes - ru.rss_bytes) + (64u << 20);
+	ms__rss_peaks pk;
+	ms__rsswatch_take(&w, &pk);
+	ms__rsswatch_quiet(&w, true);
+	pthread_mutex_lock(&w.mu);
+	uint64_t before = w.samples;
+	pthread_mutex_unlock(&w.mu);
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(p != MAP_FAILED);
+	memset(p, 1, len);
+	munmap(p, len);
+	pthread_mutex_lock(&w.mu);
+	/* Asleep: at most the one sample it may have been taking. */
+	assert_true(w.samples <= before + 1);
+	pthread_mutex_unlock(&w.mu);
+	ms__rsswatch_quiet(&w, false);
+	ms__rsswatch_take(&w, &pk);
+	assert_true(pk.total >= ru.rss_bytes + (int64_t)len - (8 << 20));
+	ms__rsswatch_stop(&w);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rss_quiet_keeps_peak),
+		cmocka_unit_test(test_rss_sampler_sleeps_while_stopped),
 		cmocka_unit_test(test_slowest_speed_paces),
 		cmocka_unit_test(test_bad_fixture_dir),
 		cmocka_unit_test(test_bad_fixture_part_removed),

@@ -7,6 +7,7 @@
  * pipe, which must drive the controller and give the terminal back.
  */
 #include <setjmp.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -532,6 +533,32 @@ test_counts_short_form(void **state)
 	status_row(f, 80, row, sizeof(row));
 	assert_null(strstr(row, "bypassed"));
 	assert_non_null(strstr(row, " merges 57"));
+}
+
+/* At 80 columns the status line keeps what the run is (its variant)
+ * over the publications count, which the time stands for: the variant was
+ * the first to go once the counts were shown. What goes is left out
+ * whole, and the wide line has every field. */
+static void
+test_status_80_keeps_variant(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	f->s.view->merges_sampled = 0;
+	f->s.view->merges_bypassed = 31;
+	status_row(f, 80, row, sizeof(row));
+	assert_non_null(strstr(row, " t 06:12:30 frontier 04:12:30 merges 57 "
+	                            "(31 bypassed) skywalking"));
+	assert_null(strstr(row, "pub "));
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	status_row(f, 80, row, sizeof(row));
+	assert_non_null(strstr(row, "at break 1: mature t "));
+	assert_non_null(strstr(row, " skywalking"));
+	status_row(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, " pub "));
+	assert_non_null(strstr(row, " speed "));
+	assert_non_null(strstr(row, " primary"));
 }
 
 /* A breakpoint hit names its spec on the status line at every width the
@@ -3207,6 +3234,89 @@ test_incomplete_controller(void **state)
 	assert_non_null(strstr(eb.msg, "controller"));
 }
 
+/* PgUp and PgDn move by what the list shows (they moved ten rows, more
+ * than the inventory shows at 80x24), and a list cut at its panel's
+ * height says how many rows are above and below it. */
+static void
+test_pages_are_a_screenful(void **state)
+{
+	fx *f = *state;
+	ms_session_resize(&f->s, 80, 24);
+	f->s.view->ui.focus = MS_FOCUS_INVENTORY;
+	f->s.view->ui.part_sel = 0;
+	/* 20 parts, 6 rows at 80x24. */
+	assert_true(screen_has_at(f, 80, 24, " 14 more below "));
+	ms_session_key(&f->s, MS_KEY_PGDN);
+	assert_int_equal(f->s.view->ui.part_sel, 6);
+	assert_true(screen_has_at(f, 80, 24, " 1 above, 13 below "));
+	ms_session_key(&f->s, MS_KEY_PGUP);
+	assert_int_equal(f->s.view->ui.part_sel, 0);
+	/* A taller screen, a taller page. */
+	ms_session_resize(&f->s, 200, 60);
+	ms_session_key(&f->s, MS_KEY_PGDN);
+	assert_true(f->s.view->ui.part_sel > 10);
+	assert_false(screen_has_at(f, 200, 60, "more below"));
+	/* The event log: 57 merges, the newest 10 shown at 80x24. */
+	ms_session_resize(&f->s, 80, 24);
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	assert_true(screen_has_at(f, 80, 24, " 47 more above "));
+	uint64_t newest = f->s.view->events[ms_events_selected(f->s.view)].seq;
+	ms_session_key(&f->s, MS_KEY_PGUP);
+	uint64_t sel = f->s.view->ui.event_sel;
+	assert_int_equal(sel, newest - 10);
+	assert_true(screen_has_at(f, 80, 24, "below"));
+}
+
+/* A Tab that matches several paths shows them after the path (it showed
+ * nothing, and completed only their common start); F10, q's key, leaves
+ * a prompt as Esc does (q is text there; F10 did nothing) and does not
+ * quit. */
+static void
+test_tab_shows_matches_f10_leaves(void **state)
+{
+	fx *f = *state;
+	char dir[] = "/tmp/ms-keys-XXXXXX", p[128], line[192];
+	assert_non_null(mkdtemp(dir));
+	const char *files[] = { "run-a.jsonl", "run-b.jsonl" };
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		FILE *fp = fopen(p, "w");
+		assert_non_null(fp);
+		fclose(fp);
+	}
+	snprintf(p, sizeof(p), "%s/runs", dir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	keys(f, "e\n");
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_EXPORT_PATH);
+	snprintf(line, sizeof(line), "%s/ru", dir);
+	type_line(f, line);
+	ms_session_key(&f->s, MS_KEY_TAB);
+	snprintf(line, sizeof(line), "%s/run", dir);
+	assert_string_equal(f->s.view->ui.cmdline, line);
+	assert_true(screen_has_at(f, 200, 60, "3 matches: "));
+	assert_true(screen_has_at(f, 200, 60, "run-a.jsonl"));
+	assert_true(screen_has_at(f, 200, 60, "run-b.jsonl"));
+	assert_true(screen_has_at(f, 200, 60, "runs/"));
+	/* Until the next key. */
+	keys(f, "s");
+	assert_false(screen_has_at(f, 200, 60, "3 matches: "));
+	ms_session_key(&f->s, MS_KEY_TAB);
+	assert_int_equal(f->s.view->ui.ncomplete, 0);
+	ms_session_key(&f->s, MS_KEY_F(10));
+	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_NONE);
+	assert_false(f->s.quit);
+	assert_string_equal(f->fake.log, "");
+	/* Outside a prompt, F10 quits. */
+	ms_session_key(&f->s, MS_KEY_F(10));
+	assert_true(f->s.quit);
+	rmdir(p);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		remove(p);
+	}
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -3214,6 +3324,8 @@ main(void)
 		setlocale(LC_ALL, "C.utf8");
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
+		T(test_pages_are_a_screenful),
+		T(test_tab_shows_matches_f10_leaves),
 		T(test_run_pause_step),
 		T(test_speed_steps),
 		T(test_goto),
@@ -3237,6 +3349,7 @@ main(void)
 		T(test_plugin_mean_as_report),
 		T(test_axis_end_label),
 		T(test_counts_short_form),
+		T(test_status_80_keeps_variant),
 		T(test_goto_back_unavailable),
 		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),

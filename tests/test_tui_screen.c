@@ -1237,6 +1237,42 @@ test_no_color(void **state)
 	unsetenv("NO_COLOR");
 }
 
+/* A stopped run whose screen does not change is drawn ever more rarely
+ * (at most once a second), not 30 times a second: a paused TUI took 0.9%
+ * of a core drawing the same frame. What draws nothing new says so; a
+ * change, or the run going on, brings the frame rate back at once. */
+static void
+test_idle_frames_slow_down(void **state)
+{
+	fixture *f = *state;
+	f->view->state = MS_VIEW_PAUSED;
+	assert_int_equal(ms_screen_resize(f->scr, 120, 40), 0);
+	assert_int_equal(ms_render_frame(&f->canvas, f->view, 120, 40), 0);
+	ms_screen_draw(f->scr, &f->canvas);
+	assert_int_equal(ms_render_frame(&f->canvas, f->view, 120, 40), 0);
+	assert_false(ms_screen_draw(f->scr, &f->canvas));
+	f->view->pub_done = 7;
+	assert_int_equal(ms_render_frame(&f->canvas, f->view, 120, 40), 0);
+	assert_true(ms_screen_draw(f->scr, &f->canvas));
+
+	const int64_t frame = 1000000000LL / 30;
+	ms__pacer p = { .frame_ns = frame, .wait_ns = frame };
+	/* Twenty seconds paused with nothing changing. */
+	int64_t t = 0;
+	unsigned frames = 0;
+	while (t < 20000000000LL) {
+		t += ms__pace_next(&p, true, false);
+		frames++;
+	}
+	assert_true(frames <= 30);
+	assert_int_equal(p.wait_ns, MS__IDLE_MAX_NS);
+	/* A change, then the run going on: every frame again. */
+	assert_int_equal(ms__pace_next(&p, true, true), frame);
+	assert_true(ms__pace_next(&p, true, false) > frame);
+	assert_int_equal(ms__pace_next(&p, false, false), frame);
+	assert_int_equal(ms__pace_next(&p, false, false), frame);
+}
+
 int
 main(void)
 {
@@ -1244,6 +1280,8 @@ main(void)
 		setlocale(LC_ALL, "C.utf8");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_frames_slow_down,
+		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preparing, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(

@@ -8,6 +8,13 @@
  * busy the engine is: the engine runs on its own thread and the TUI only
  * ever holds the controller's lock for the copy in `snapshot`.
  *
+ * A stopped run (paused, at a barrier, done) whose screen did not change
+ * costs next to nothing: each frame that draws nothing new doubles the
+ * wait for the next one, up to MS__IDLE_MAX_NS (ms__pace_next). A key or
+ * a resize ends the wait at once and is drawn at once; a change the run
+ * makes by itself while stopped (a merge of another lane ending, the
+ * gates read at the end) shows within that second.
+ *
  * Ways out, all through ms_screen_close (which gives the terminal back):
  * q/F10, a signal (the handler sets a flag this loop polls), or an error
  * opening the screen. The atexit handler in screen.c covers exit() calls.
@@ -109,6 +116,24 @@ ms__color_wanted(bool no_color_opt)
 	return !no_color_opt && !(nc && *nc);
 }
 
+int64_t
+ms__pace_next(ms__pacer *p, bool stopped, bool changed)
+{
+	if (!stopped || changed || p->wait_ns < p->frame_ns) {
+		p->wait_ns = p->frame_ns;
+		return p->wait_ns;
+	}
+	p->wait_ns = p->wait_ns > MS__IDLE_MAX_NS / 2 ? MS__IDLE_MAX_NS
+	                                              : p->wait_ns * 2;
+	return p->wait_ns;
+}
+
+static bool
+view_stopped(const ms_tui_view *v)
+{
+	return v->state != MS_VIEW_RUNNING;
+}
+
 static bool
 ops_complete(const ms_tui_ctl_ops *o)
 {
@@ -159,7 +184,8 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 
 	ms_canvas canvas;
 	ms_canvas_init(&canvas);
-	int64_t next_frame = 0;
+	ms__pacer pace = { .frame_ns = frame_ns, .wait_ns = frame_ns };
+	int64_t next_frame = 0, last_frame = 0;
 	ms_session_snapshot(&s); /* keys before the first frame see state */
 	while (!s.quit && !ms_screen_interrupted()) {
 		int64_t now = ms_mono_ns();
@@ -167,6 +193,9 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		                      ? (int)((next_frame - now) / 1000000) + 1
 		                      : 0;
 		int key = ms_screen_key(scr, wait_ms);
+		/* What a key does shows at once, within the frame rate. */
+		if (key != MS_KEY_NONE && next_frame > last_frame + frame_ns)
+			next_frame = last_frame + frame_ns;
 		while (key != MS_KEY_NONE && !s.quit) {
 			if (key == MS_KEY_RESIZE) {
 				int rw, rh;
@@ -202,10 +231,12 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		ms_screen_size(scr, &w, &h);
 		ms_session_resize(&s, w, h);
 		s.view->ui.frame++;
-		if (ms_render_frame(&canvas, s.view, w, h) == 0)
-			ms_screen_draw(scr, &canvas);
+		bool changed = ms_render_frame(&canvas, s.view, w, h) == 0 &&
+		               ms_screen_draw(scr, &canvas);
 		s.dirty = false;
-		next_frame = now + frame_ns;
+		last_frame = now;
+		next_frame = now + ms__pace_next(&pace, view_stopped(s.view),
+		                                 changed);
 	}
 	ms_screen_close(scr);
 	ms_canvas_release(&canvas);

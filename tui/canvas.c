@@ -257,6 +257,33 @@ ms_canvas_box(ms_canvas *c, ms_rect r, const char *title, bool focused)
 	return in;
 }
 
+void
+ms_canvas_more(ms_canvas *c, ms_rect r, const char *title, size_t above,
+               size_t below)
+{
+	if (!above && !below)
+		return;
+	char lng[64], shrt[48];
+	if (above && below)
+		snprintf(lng, sizeof(lng), " %zu above, %zu below ", above,
+		         below);
+	else
+		snprintf(lng, sizeof(lng), " %zu more %s ",
+		         above ? above : below, above ? "above" : "below");
+	snprintf(shrt, sizeof(shrt), " %s%.0zu%s%s%.0zu ", above ? "^" : "",
+	         above, above && below ? " " : "", below ? "v" : "", below);
+	/* Right of the title and its blanks, one border cell kept each side. */
+	int from =
+	        r.x + 2 + (title && *title ? ms_canvas_cols(title) + 2 : 0) + 1;
+	int room = r.x + r.w - 2 - from;
+	const char *t = ms_canvas_cols(lng) <= room    ? lng
+	                : ms_canvas_cols(shrt) <= room ? shrt
+	                                               : NULL;
+	if (t)
+		ms_canvas_text(c, r.x + r.w - 2 - ms_canvas_cols(t), r.y,
+		               ms_canvas_cols(t), t, MS_C_MUTED);
+}
+
 size_t
 ms__utf8_encode(uint32_t cp, char tmp[4])
 {

@@ -1002,6 +1002,33 @@ scroll_gates(ms_tui_session *s, long delta, bool home, bool end)
 	                                        : (size_t)top;
 }
 
+/* While the screen's size is not known (no frame yet): what PgUp and
+ * PgDn move by. */
+#define PAGE_UNKNOWN 10
+
+/* The rows the focused list shows on the session's screen: what PgUp and
+ * PgDn move by (a screenful). */
+static long
+list_page(const ms_tui_session *s)
+{
+	if (s->screen_w <= 0 || s->screen_h <= 0)
+		return PAGE_UNKNOWN;
+	const ms_tui_view *v = s->view;
+	ms_layout l;
+	ms__layout_view(v, s->screen_w, s->screen_h, &l);
+	enum ms_panel_id slot = v->ui.focus == MS_FOCUS_EVENTS ? MS_PANEL_EVENTS
+	                        : v->ui.focus == MS_FOCUS_INVENTORY
+	                                ? MS_PANEL_INVENTORY
+	                                : MS_PANEL_PLUGINS;
+	ms_rect r = l.r[slot];
+	int w = r.w - 2, h = r.h - 2, rows = h - 1; /* below the header */
+	if (slot == MS_PANEL_EVENTS)
+		rows = v->state == MS_VIEW_DONE && v->ui.show_gates && v->ngates
+		               ? h
+		               : ms__events_rows(v, w, h);
+	return l.too_small || rows < 1 ? 1 : rows;
+}
+
 static bool
 navigate(ms_tui_session *s, int key)
 {
@@ -1017,10 +1044,10 @@ navigate(ms_tui_session *s, int key)
 		d = 1;
 		break;
 	case MS_KEY_PGUP:
-		d = -10;
+		d = -list_page(s);
 		break;
 	case MS_KEY_PGDN:
-		d = 10;
+		d = list_page(s);
 		break;
 	case MS_KEY_HOME:
 		d = 0;
@@ -1656,8 +1683,10 @@ prompt_key(ms_tui_session *s, int key)
 	bool replace = ui->prefilled;
 	ui->prefilled = false;
 	ui->not_ascii = key >= 0x80 && key < MS_KEY_BASE;
+	ui->ncomplete = 0; /* the candidates last until the next key */
 	switch (key) {
 	case MS_KEY_ESC:
+	case MS_KEY_F(10): /* q's F-key: q is text here, F10 leaves */
 		ui->prompt = MS_PROMPT_NONE;
 		ui->cmdline[0] = '\0';
 		ui->cursor = 0;
@@ -1670,8 +1699,11 @@ prompt_key(ms_tui_session *s, int key)
 		break;
 	case MS_KEY_TAB:
 		if (ui->prompt == MS_PROMPT_EXPORT_PATH)
-			ms__path_complete(ui->cmdline, sizeof(ui->cmdline),
-			                  &ui->cursor);
+			ui->ncomplete = ms__path_complete(
+			        ui->cmdline, sizeof(ui->cmdline), &ui->cursor,
+			        ui->complete, sizeof(ui->complete));
+		if (ui->ncomplete < 2)
+			ui->ncomplete = 0;
 		break;
 	case MS_KEY_ENTER:
 		submit_prompt(s);
@@ -1731,8 +1763,12 @@ prompt_key(ms_tui_session *s, int key)
 /* The moves of the breakpoint list: those of every list (the help says
  * so; Home, End and the pages did nothing here, and the space after End
  * toggled the first breakpoint). */
+static ms_rect overlay_inner(const ms_tui_session *s);
+
+/* page: the rows the list shows (panel_breakpoints.c: the box's inner
+ * height less its six other lines). */
 static void
-breaks_move(ms_tui_ui *ui, size_t n, int key)
+breaks_move(ms_tui_ui *ui, size_t n, int key, long page)
 {
 	switch (key) {
 	case MS_KEY_UP:
@@ -1744,10 +1780,10 @@ breaks_move(ms_tui_ui *ui, size_t n, int key)
 		move_index(&ui->break_sel, n, 1, false, false);
 		break;
 	case MS_KEY_PGUP:
-		move_index(&ui->break_sel, n, -10, false, false);
+		move_index(&ui->break_sel, n, -page, false, false);
 		break;
 	case MS_KEY_PGDN:
-		move_index(&ui->break_sel, n, 10, false, false);
+		move_index(&ui->break_sel, n, page, false, false);
 		break;
 	case MS_KEY_HOME:
 		move_index(&ui->break_sel, n, 0, true, false);
@@ -1812,7 +1848,10 @@ breaks_key(ms_tui_session *s, int key)
 		}
 		break;
 	default:
-		breaks_move(ui, n, key);
+		breaks_move(ui, n, key,
+		            overlay_inner(s).h > 7   ? overlay_inner(s).h - 6
+		            : overlay_inner(s).h > 0 ? 1
+		                                     : PAGE_UNKNOWN);
 		break;
 	}
 	s->dirty = true;
@@ -1852,6 +1891,7 @@ overlay_scroll(ms_tui_session *s, int key)
 	                                       &s->detail_memo);
 	size_t page = in.h > 0 ? (size_t)in.h : 1;
 	size_t last = lines > page ? lines - page : 0;
+	size_t step = in.h > 0 ? page : PAGE_UNKNOWN; /* a screenful */
 	switch (key) {
 	case MS_KEY_UP:
 	case 'k':
@@ -1865,10 +1905,10 @@ overlay_scroll(ms_tui_session *s, int key)
 		*top = *top < last ? *top + 1 : last;
 		break;
 	case MS_KEY_PGUP:
-		*top = *top > 10 ? *top - 10 : 0;
+		*top = *top > step ? *top - step : 0;
 		break;
 	case MS_KEY_PGDN:
-		*top = *top + 10 < last ? *top + 10 : last;
+		*top = *top + step < last ? *top + step : last;
 		break;
 	case MS_KEY_HOME:
 		*top = 0;

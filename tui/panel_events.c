@@ -375,6 +375,10 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		return;
 	}
 	size_t top = ms__events_top(v, idx, n, rows);
+	size_t shown = rows > 0 ? n - top : 0;
+	if (shown > (size_t)(rows > 0 ? rows : 0))
+		shown = (size_t)rows;
+	ms_canvas_more(c, r, title, top, n - top - shown);
 	for (int i = 0; i < rows && top + (size_t)i < n; i++) {
 		size_t k = idx[top + (size_t)i];
 		const ms_tui_event *e = &v->events[k];

@@ -220,6 +220,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 			               MS_A_DIM);
 		if (!ui->cmdline[0])
 			empty_hint(c, tx + 1, r.y, fw - 1, ui->prompt);
+		/* Several paths matched the Tab: which (as many as fit). */
+		if (ui->ncomplete && !right) {
+			char m[MS_VIEW_TEXT + 32];
+			snprintf(m, sizeof(m), "  %u matches: %s",
+			         ui->ncomplete, ui->complete);
+			ms_canvas_text(c, tx + tw, r.y, fw - 1 - tw, m,
+			               MS_C_MUTED);
+		}
 		/* A character it did not take: why nothing showed. */
 		if (ui->not_ascii && !right)
 			ms_canvas_text(c, tx + tw + 1, r.y, fw - 2 - tw,

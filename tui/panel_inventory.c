@@ -70,6 +70,10 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		if (focus && k == v->ui.part_sel)
 			ms_canvas_attr(c, in.x, y, in.w, MS_A_REV);
 	}
+	size_t shown = v->nparts > top ? v->nparts - top : 0;
+	if (shown > (size_t)rows)
+		shown = (size_t)rows;
+	ms_canvas_more(c, r, title, top, v->nparts - top - shown);
 	if (v->parts_total > v->nparts) {
 		char more[48];
 		snprintf(more, sizeof(more), " +%zu not shown ",

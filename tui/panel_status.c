@@ -5,7 +5,12 @@
  * fixture, variant, phase, speed, and where events are recorded.
  *
  * When the line is too narrow the least important fields are left out
- * whole (never cut mid-word); the database path comes last and is
+ * whole (never cut mid-word), in this order: phase, speed (+ and - say
+ * it when they change it), fixture, publications k/N (the time says
+ * where the day is), the sampled/bypassed counts, merges, variant,
+ * frontier. The state, why it stopped and the time always stay. At 80
+ * columns that keeps the variant, the run's subject, which went before
+ * the counts and the publications. The database path comes last and is
  * shortened from the left if it does not fit.
  */
 #include "tui_int.h"
@@ -144,7 +149,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	snprintf(p[n].text, sizeof(p[n].text), " pub %" PRIu64 "/%" PRIu64,
 	         v->pub_done, v->pub_total);
 	p[n].attr = 0;
-	p[n++].prio = 3;
+	p[n++].prio = 6;
 	snprintf(p[n].text, sizeof(p[n].text), " merges %" PRIu64,
 	         v->merges_done);
 	p[n].attr = 0;
@@ -175,7 +180,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	p[n++].prio = 7;
 	snprintf(p[n].text, sizeof(p[n].text), " %s", v->variant);
 	p[n].attr = MS_C_ACCENT | MS_A_BOLD;
-	p[n++].prio = 6;
+	p[n++].prio = 3;
 	snprintf(p[n].text, sizeof(p[n].text), " %s", v->phase);
 	p[n].attr = MS_C_MUTED;
 	p[n++].prio = 9;

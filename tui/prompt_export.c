@@ -83,15 +83,39 @@ ms__path_expand(const char *in, char *out, size_t n)
 	return w >= 0 && (size_t)w < n;
 }
 
+/* Add name (a "/" after a directory's) to the candidates, blank-separated,
+ * while it fits whole. */
+static void
+add_candidate(char *cands, size_t cn, const char *name, bool dir)
+{
+	size_t used = strlen(cands);
+	int w = snprintf(cands + used, cn - used, "%s%s%s", used ? " " : "",
+	                 name, dir ? "/" : "");
+	if (w < 0 || (size_t)w >= cn - used)
+		cands[used] = '\0';
+}
+
+static bool
+is_dir(const char *dir, const char *name)
+{
+	char p[MS_VIEW_TEXT * 3];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* Complete the path being edited: the longest common prefix of the
  * directory entries that start with its last component; a single match
- * that is a directory gets its "/". Keeps a leading "~" as typed. */
-void
-ms__path_complete(char *line, size_t n, size_t *cursor)
+ * that is a directory gets its "/". Keeps a leading "~" as typed.
+ * Returns how many entries matched; cands[0..cn) gets their names when
+ * more than one did (see add_candidate), else "". */
+unsigned
+ms__path_complete(char *line, size_t n, size_t *cursor, char *cands, size_t cn)
 {
+	cands[0] = '\0';
 	char full[MS_VIEW_TEXT * 2];
 	if (!ms__path_expand(line, full, sizeof(full)))
-		return;
+		return 0;
 	char *slash = strrchr(full, '/');
 	char dir[MS_VIEW_TEXT * 2];
 	const char *base;
@@ -106,9 +130,9 @@ ms__path_complete(char *line, size_t n, size_t *cursor)
 	size_t blen = strlen(base);
 	DIR *d = opendir(dir);
 	if (!d)
-		return;
+		return 0;
 	char best[256] = "";
-	size_t matches = 0;
+	unsigned matches = 0;
 	bool best_dir = false;
 	const struct dirent *e;
 	while ((e = readdir(d))) {
@@ -117,12 +141,11 @@ ms__path_complete(char *line, size_t n, size_t *cursor)
 			continue;
 		if (blen == 0 && e->d_name[0] == '.')
 			continue; /* hidden files only when asked for */
+		bool dir_e = is_dir(dir, e->d_name);
+		add_candidate(cands, cn, e->d_name, dir_e);
 		if (matches++ == 0) {
 			snprintf(best, sizeof(best), "%s", e->d_name);
-			char p[MS_VIEW_TEXT * 3];
-			struct stat st;
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			best_dir = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+			best_dir = dir_e;
 		} else {
 			size_t k = 0;
 			while (best[k] && best[k] == e->d_name[k])
@@ -131,19 +154,22 @@ ms__path_complete(char *line, size_t n, size_t *cursor)
 		}
 	}
 	closedir(d);
+	if (matches < 2)
+		cands[0] = '\0';
 	if (matches == 0)
-		return;
+		return 0;
 	size_t len = strlen(line);
 	size_t add = strlen(best) - blen;
 	bool dir_slash = matches == 1 && best_dir;
 	if (len + add + dir_slash + 1 > n)
-		return;
+		return matches;
 	memcpy(line + len, best + blen, add);
 	len += add;
 	if (dir_slash)
 		line[len++] = '/';
 	line[len] = '\0';
 	*cursor = len;
+	return matches;
 }
 
 static void

@@ -312,7 +312,7 @@ row_same(const ms_canvas *a, const ms_canvas *b, int y)
 	return true;
 }
 
-void
+bool
 ms_screen_draw(ms_screen *s, const ms_canvas *c)
 {
 	int w, h;
@@ -322,9 +322,11 @@ ms_screen_draw(ms_screen *s, const ms_canvas *c)
 		s->force = true;
 	if (s->force)
 		clearok(curscr, TRUE);
+	bool changed = s->force;
 	for (int y = 0; y < c->h && y < h; y++) {
 		if (!s->force && row_same(c, &s->last, y))
 			continue;
+		changed = true;
 		int x = 0;
 		while (x < c->w && x < w) {
 			uint16_t a = ms_canvas_at(c, x, y).attr;
@@ -349,6 +351,7 @@ ms_screen_draw(ms_screen *s, const ms_canvas *c)
 	s->force = false;
 	wnoutrefresh(stdscr);
 	doupdate();
+	return changed;
 }
 
 /* Escape sequences of keys the terminal description does not list: a

@@ -140,6 +140,12 @@ void ms_canvas_fill(ms_canvas *c, ms_rect r, uint32_t ch, uint16_t attr);
 void ms_canvas_attr(ms_canvas *c, int x, int y, int n, uint16_t attr);
 /* A bordered box with a title; returns the inner rectangle. */
 ms_rect ms_canvas_box(ms_canvas *c, ms_rect r, const char *title, bool focused);
+/* A list drawn in box r (titled `title`) with rows hidden above and below
+ * it: says how many on the right of the top border (" 3 above, 12
+ * below ", or " ^3 v12 " where that does not fit after the title;
+ * nothing where neither does, or none is hidden). */
+void ms_canvas_more(ms_canvas *c, ms_rect r, const char *title, size_t above,
+                    size_t below);
 /* Encode cp as UTF-8 into tmp; returns the byte count (1..4). */
 size_t ms__utf8_encode(uint32_t cp, char tmp[4]);
 /* Row y as UTF-8 (trailing blanks kept); for tests and captures. */
@@ -471,7 +477,8 @@ bool ms__export_default_path(char *buf, size_t n, const ms_tui_view *v,
 /* "~/x" -> "$HOME/x"; other paths as they are. False if it does not fit. */
 bool ms__path_expand(const char *in, char *out, size_t n);
 /* Tab in a path field: complete line[0..n) in place, cursor at its end. */
-void ms__path_complete(char *line, size_t n, size_t *cursor);
+unsigned ms__path_complete(char *line, size_t n, size_t *cursor,
+                           char *cands, size_t cn);
 
 /* ---- Screen (screen.c: the only curses user) --------------------------- */
 
@@ -493,8 +500,9 @@ int ms_screen_resize(ms_screen *s, int w, int h);
 bool ms_screen_has_color(const ms_screen *s);
 /* The locale can show Unicode glyphs (UTF-8 codeset). */
 bool ms_screen_unicode(void);
-/* Copy the canvas into the curses screen and update the terminal. */
-void ms_screen_draw(ms_screen *s, const ms_canvas *c);
+/* Copy the canvas into the curses screen and update the terminal; true
+ * when anything differed from the last frame drawn (or it was forced). */
+bool ms_screen_draw(ms_screen *s, const ms_canvas *c);
 /* Next key, waiting up to timeout_ms; MS_KEY_NONE on timeout. */
 int ms_screen_key(ms_screen *s, int timeout_ms);
 /* After MS_KEY_MOUSE: the event. */
@@ -508,6 +516,16 @@ uint16_t ms_screen_attr(ms_screen *s, int x, int y);
 /* Should colours be used? False with --no-color (no_color_opt) or a
  * non-empty NO_COLOR in the environment (no-color.org). */
 bool ms__color_wanted(bool no_color_opt);
+
+/* The session loop's frame pacing (app.c): frame_ns apart while the run
+ * runs or the screen changes; while the run is stopped and a frame drew
+ * nothing new, each such frame doubles the wait, up to MS__IDLE_MAX_NS.
+ * Returns the wait before the next frame. */
+#define MS__IDLE_MAX_NS 1000000000LL
+typedef struct ms__pacer {
+	int64_t frame_ns, wait_ns;
+} ms__pacer;
+int64_t ms__pace_next(ms__pacer *p, bool stopped, bool changed);
 /* A signal asked us to stop (SIGINT, SIGTERM, SIGHUP). */
 bool ms_screen_interrupted(void);
 

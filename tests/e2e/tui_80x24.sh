@@ -23,7 +23,7 @@ MODE=80x24
 
 DB=$WORK/run.sqlite
 e2e_start 80 24 --fixture "$FX" --db "$DB" --variant skywalking --paused
-wait_for 'PAUSED .*pub 0/' || fail "no status line PAUSED at pub 0"
+wait_for 'PAUSED +at the start t ' || fail "no status line PAUSED at pub 0"
 
 # 1. Quit: the work dir line from before the screen, and the database's
 #    line after it, on the terminal.

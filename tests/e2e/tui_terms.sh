@@ -67,7 +67,7 @@ ENVS=$BASE_ENVS
 tm respawn-pane -k -t "$T" \
 	"env $ENVS bash -c '\"$MS\" tui --fixture \"$FX\" --db \"$WORK/null.sqlite\" --paused </dev/null; echo EXITED \$?; sleep 600'" ||
 	fail "tmux cannot respawn"
-wait_for 'PAUSED .*pub 0/' 30 || fail "no PAUSED at pub 0 with stdin from /dev/null"
+wait_for 'PAUSED +at the start t ' 30 || fail "no PAUSED at pub 0 with stdin from /dev/null"
 tm send-keys -t "$T" 'q'
 wait_for 'EXITED [0-9]+' 10 || fail "q did not reach the TUI with stdin from /dev/null"
 screen | grep -q 'EXITED 0' || fail "the TUI exited with an error"

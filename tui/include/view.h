@@ -291,6 +291,11 @@ typedef struct ms_tui_ui {
 	 * not taken (cmdline ends up in file names and specs), and the
 	 * prompt says so until the next key. */
 	bool not_ascii;
+	/* After a Tab that matched several paths: how many, and their
+	 * names (directories with a "/"), blank-separated, as many as fit;
+	 * shown after the path until the next key. */
+	unsigned ncomplete;
+	char complete[MS_VIEW_TEXT];
 	/* The last result or error, footer: room for a whole path and a
 	 * whole filter in one ("exported N merges matching /F ... to P"). */
 	char message[MS_VIEW_TEXT * 3];
