@@ -343,6 +343,26 @@ stop_set(ms_tui_session *s, int rc, char key)
 	return rc;
 }
 
+/* Keep key, pressed while the run is on its way to a stop, to run from
+ * there (`what` it will do, said back); one beyond the room is said and
+ * dropped. True: the key is dealt with. */
+static bool
+keep_key(ms_tui_session *s, char key, const char *what)
+{
+	if (s->nback == sizeof(s->back_keys)) {
+		ms_session_say(s, true,
+		               "%c: %zu are kept for the run's stop already",
+		               key, s->nback);
+		return true;
+	}
+	s->back_keys[s->nback++] = key;
+	ms_session_say(s, false,
+	               "%c: %s from where the run stops (%zu kept; space "
+	               "drops them)",
+	               key, what, s->nback);
+	return true;
+}
+
 /* `.` or `n` pressed again while the one before is on its way (the
  * replay takes a step while stepping as the same step: `...` went one
  * point on, not three): kept for the run's stop, as `[` is, and done
@@ -353,18 +373,7 @@ step_key_kept(ms_tui_session *s, char key)
 {
 	if (!s->stop_inflight || s->stop_key != key)
 		return false;
-	if (s->nback == sizeof(s->back_keys)) {
-		ms_session_say(s, true,
-		               "%c: %zu are kept for the run's stop already",
-		               key, s->nback);
-		return true;
-	}
-	s->back_keys[s->nback++] = key;
-	ms_session_say(s, false,
-	               "%c: one more %s from where the run stops (%zu kept; "
-	               "space drops them)",
-	               key, key == '.' ? "step" : "merge", s->nback);
-	return true;
+	return keep_key(s, key, key == '.' ? "one more step" : "one more merge");
 }
 
 static void
@@ -498,18 +507,8 @@ back_key_kept(ms_tui_session *s, char key, enum ms_tui_target_kind k)
 	bool other = s->go_inflight && s->go_tgt.kind != k;
 	if (!other && !s->stop_inflight && !s->nback)
 		return false;
-	if (s->nback == sizeof(s->back_keys)) {
-		ms_session_say(s, true,
-		               "%c: %zu are kept for the run's stop already",
-		               key, s->nback);
-		return true;
-	}
-	s->back_keys[s->nback++] = key;
-	ms_session_say(s, false,
-	               "%c: back one %s from where the run stops (%zu kept; "
-	               "space drops them)",
-	               key, key == '[' ? "barrier" : "publication", s->nback);
-	return true;
+	return keep_key(s, key,
+	                key == '[' ? "back one barrier" : "back one publication");
 }
 
 /* `[`: the barrier before this one (at a barrier), or the last one
