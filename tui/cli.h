@@ -5,7 +5,6 @@
 #ifndef MS_TUI_CLI_H
 #define MS_TUI_CLI_H
 
-#include "ms_fixture.h"
 #include "ms_fs.h"
 #include "ms_pipeline.h"
 #include "tui_int.h"
@@ -495,7 +494,9 @@ int ms__mkdir_parent(const char *path);
  * bytes) as "seed 2 (this build: 1), opening warm (this build: empty)",
  * with `asked` naming the one asked for ("this build"); "" when nothing
  * does. */
-void ms__fixture_differences(char *buf, size_t n, const ms_fixture_info *have,
+struct ms_fixture_info;
+void ms__fixture_differences(char *buf, size_t n,
+                             const struct ms_fixture_info *have,
                              const char *asked, const char *preset,
                              uint64_t seed, const char *opening,
                              bool dictionary);

@@ -407,9 +407,10 @@ build_progress(void *ctx, const char *stage, uint64_t done, uint64_t total)
 }
 
 void
-ms__fixture_differences(char *buf, size_t n, const ms_fixture_info *have,
-                        const char *asked, const char *preset, uint64_t seed,
-                        const char *opening, bool dictionary)
+ms__fixture_differences(char *buf, size_t n,
+                        const struct ms_fixture_info *have, const char *asked,
+                        const char *preset, uint64_t seed, const char *opening,
+                        bool dictionary)
 {
 	size_t used = 0;
 	char a[32], b[32];
