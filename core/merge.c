@@ -1353,6 +1353,15 @@ sampling_close(merge_ctx *c)
 	c->drops = NULL;
 }
 
+/* The drop-set ceiling of every sampling merge, primary or finalize
+ * (the rule is ms_dropset_budget's). */
+static uint64_t
+dropset_budget(const ms_pipeline *p)
+{
+	const ms_limits *lim = ms_pipeline_limits(p);
+	return ms_dropset_budget(lim->mem, lim->cpus);
+}
+
 /* Decide whether this merge samples; if so open the guard over the
  * active parts outside the selection, the drop set and the stager. */
 static int
@@ -1440,7 +1449,8 @@ sampling_open(merge_ctx *c)
 	/* A merge samples only with a segment known (ms_sampling_predict). */
 	ms_guard_set_coverage(c->guard, req->segment_min_ns,
 	                      req->segment_max_ns);
-	ms_dropset_opts dso = { .mem = c->mem };
+	ms_dropset_opts dso = { .mem = c->mem,
+		                .budget = dropset_budget(p) };
 	if ((rc = ms_dropset_open(&c->drops, &dso, &c->eb)) < 0)
 		return rc;
 	ms_stager_opts so = {
@@ -1523,6 +1533,8 @@ sampling_finish(merge_ctx *c)
 	sm->guard_deferred_budget = gs.reasons[MS_GUARD_PROBE_BUDGET] +
 	                            gs.reasons[MS_GUARD_DROP_BUDGET];
 	sm->guard_retained_edge = gs.reasons[MS_GUARD_SEGMENT_EDGE];
+	sm->drop_set_budget = ms_dropset_budget_of(c->drops);
+	sm->drop_set_full = r->drop_set_full;
 	return 0;
 }
 
