@@ -1353,15 +1353,6 @@ sampling_close(merge_ctx *c)
 	c->drops = NULL;
 }
 
-/* The drop-set ceiling of every sampling merge, primary or finalize
- * (the rule is ms_dropset_budget's). */
-static uint64_t
-dropset_budget(const ms_pipeline *p)
-{
-	const ms_limits *lim = ms_pipeline_limits(p);
-	return ms_dropset_budget(lim->mem, lim->cpus);
-}
-
 /* Decide whether this merge samples; if so open the guard over the
  * active parts outside the selection, the drop set and the stager. */
 static int
@@ -1449,8 +1440,9 @@ sampling_open(merge_ctx *c)
 	/* A merge samples only with a segment known (ms_sampling_predict). */
 	ms_guard_set_coverage(c->guard, req->segment_min_ns,
 	                      req->segment_max_ns);
+	/* The same ceiling for every sampling merge, primary or finalize. */
 	ms_dropset_opts dso = { .mem = c->mem,
-		                .budget = dropset_budget(p) };
+		                .budget = ms_pipeline_drop_set_budget(p) };
 	if ((rc = ms_dropset_open(&c->drops, &dso, &c->eb)) < 0)
 		return rc;
 	ms_stager_opts so = {
