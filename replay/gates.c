@@ -579,8 +579,7 @@ vo_finalize_rows(ms_replay *r, vo_check *chk, const vo_drops *dr)
 	uint64_t retained = o->drop > agreed ? o->drop - agreed : 0;
 	recon_row(r, "oracle drops in the final output", 0, 0, F->deferred,
 	          retained, !clean || retained == F->deferred,
-	          "deferred at the finalize (by the guard or a full drop "
-	          "set), or kept unevaluated there");
+	          "deferred at the finalize, or kept unevaluated there");
 }
 
 /* What the oracle cost, in whole milliseconds rounded to the nearest
