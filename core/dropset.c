@@ -43,6 +43,10 @@
  *     chunks (references of 32 bits).
  *  6. ms_dropset_bytes is what the set has allocated: the handle, the
  *     chunks and pages whole, their directories and the slot table.
+ *  7. With a budget (pipeline_int.h says the rule) the set is full once
+ *     it holds max_ids entries, max_ids priced at the longest ID added;
+ *     full never goes back to false. The ceiling bounds what may be
+ *     added (ms_dropset_can_accept), never what is looked up.
  */
 #include "pipeline_int.h"
 
@@ -87,6 +91,10 @@ struct ms_dropset {
 	uint32_t last_len;
 	uint32_t *slots;
 	unsigned slot_bits; /* k: 2^k slots, or 0 when there are none */
+	uint64_t budget;    /* 7. bytes; 0 = no ceiling */
+	uint64_t max_ids;   /* 7. 0 until the first drop is recorded */
+	uint32_t priced_len; /* 7. the ID length max_ids was priced at */
+	bool full;          /* 7. one-way */
 };
 
 static uint64_t
@@ -130,6 +138,7 @@ ms_dropset_open(ms_dropset **out, const ms_dropset_opts *opts, ms_errbuf *eb)
 	d->mem = opts->mem;
 	d->hash = opts->hash ? opts->hash : default_hash;
 	d->hash_ctx = opts->hash_ctx;
+	d->budget = opts->budget;
 	*out = d;
 	return 0;
 }
@@ -482,6 +491,10 @@ ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len, int64_t min_ts,
 	slot_put(d->slots, d->slot_bits, d->hash(tid, len, d->hash_ctx),
 	         (uint32_t)(d->n + 1));
 	d->n++;
+	if (d->budget && len > d->priced_len) {
+		d->priced_len = len;
+		d->max_ids = ms_dropset_max_ids(d->budget, len);
+	}
 	return 0;
 }
 
@@ -489,6 +502,53 @@ size_t
 ms_dropset_count(const ms_dropset *d)
 {
 	return d ? d->n : 0;
+}
+
+uint64_t
+ms_dropset_budget(uint64_t mem, unsigned cpus)
+{
+	if (mem == 0)
+		return MS_DROPSET_DEFAULT_BUDGET;
+	uint64_t v = mem / (MS_DROPSET_DIVISOR * (uint64_t)(cpus ? cpus : 1));
+	return v < MS_DROPSET_MIN_BUDGET ? MS_DROPSET_MIN_BUDGET : v;
+}
+
+uint64_t
+ms_dropset_price(uint32_t id_len)
+{
+	uint64_t stride = id_len > 256 ? 32 : 16;
+	return 20 + ((uint64_t)id_len + stride - 1) / stride * stride + 32;
+}
+
+uint64_t
+ms_dropset_max_ids(uint64_t budget, uint32_t id_len)
+{
+	if (budget == 0)
+		return 0;
+	uint64_t n = budget / ms_dropset_price(id_len);
+	return n ? n : 1;
+}
+
+bool
+ms_dropset_can_accept(ms_dropset *d)
+{
+	if (!d || d->budget == 0)
+		return true;
+	if (!d->full && d->max_ids && d->n >= d->max_ids)
+		d->full = true;
+	return !d->full;
+}
+
+uint64_t
+ms_dropset_budget_of(const ms_dropset *d)
+{
+	return d ? d->budget : 0;
+}
+
+uint64_t
+ms_dropset_max_ids_of(const ms_dropset *d)
+{
+	return d ? d->max_ids : 0;
 }
 
 /* min_ts and max_ts from a record's A and B (2.). */

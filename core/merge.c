@@ -1440,7 +1440,9 @@ sampling_open(merge_ctx *c)
 	/* A merge samples only with a segment known (ms_sampling_predict). */
 	ms_guard_set_coverage(c->guard, req->segment_min_ns,
 	                      req->segment_max_ns);
-	ms_dropset_opts dso = { .mem = c->mem };
+	/* The same ceiling for every sampling merge, primary or finalize. */
+	ms_dropset_opts dso = { .mem = c->mem,
+		                .budget = ms_pipeline_drop_set_budget(p) };
 	if ((rc = ms_dropset_open(&c->drops, &dso, &c->eb)) < 0)
 		return rc;
 	ms_stager_opts so = {
@@ -1523,6 +1525,8 @@ sampling_finish(merge_ctx *c)
 	sm->guard_deferred_budget = gs.reasons[MS_GUARD_PROBE_BUDGET] +
 	                            gs.reasons[MS_GUARD_DROP_BUDGET];
 	sm->guard_retained_edge = gs.reasons[MS_GUARD_SEGMENT_EDGE];
+	sm->drop_set_budget = ms_dropset_budget_of(c->drops);
+	sm->drop_set_full = r->drop_set_full;
 	return 0;
 }
 

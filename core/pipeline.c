@@ -22,6 +22,7 @@ struct ms_pipeline {
 	ms_limits limits;
 	uint64_t hard;
 	uint64_t oversized_cap;
+	uint64_t drop_set_budget;
 	_Atomic uint64_t staged_live; /* sum of the stagers' live charges */
 	/* The merge that began staging last: its sequence number, its
 	 * preferred limit (0 before the first) and the gauge's peak since
@@ -115,6 +116,10 @@ ms_pipeline_open(ms_pipeline **out, const ms_pipeline_opts *opts, ms_errbuf *eb)
 	p->oversized_cap = opts->oversized_cap && opts->oversized_cap < p->hard
 	                           ? opts->oversized_cap
 	                           : p->hard;
+	p->drop_set_budget =
+	        opts->drop_set_budget
+	                ? opts->drop_set_budget
+	                : ms_dropset_budget(p->limits.mem, p->limits.cpus);
 	ms_chain_spec cs;
 	int rc = ms_chain_spec_parse(&cs, spec,
 	                             opts->plugin_dir ? opts->plugin_dir : ".",
@@ -181,6 +186,12 @@ uint64_t
 ms_pipeline_hard_ceiling(const ms_pipeline *p)
 {
 	return p->hard;
+}
+
+uint64_t
+ms_pipeline_drop_set_budget(const ms_pipeline *p)
+{
+	return p->drop_set_budget;
 }
 
 void

@@ -312,7 +312,34 @@ typedef struct ms_dropset_opts {
 	ms_mem *mem;
 	ms_dropset_hash_fn hash; /* NULL = XXH3-64; tests inject collisions */
 	void *hash_ctx;
+	/* The drop-set ceiling in bytes (ms_dropset_budget); 0 = none. */
+	uint64_t budget;
 } ms_dropset_opts;
+
+/*
+ * The drop-set ceiling, the reference's rule, held here and nowhere else.
+ * A merge's drop set may hold budget / price(L) IDs, L the longest ID
+ * recorded so far; once it holds that many it is full for the rest of the
+ * merge, and every later proposed drop is kept (counted by the stager as
+ * kept because the drop set was full), so the set stays the exact record
+ * of the drops the merge performs. Every sampling merge, primary or
+ * finalize, gets the same budget:
+ *     budget = max(mem / (16 * cpus), 1 MiB); 16 MiB if mem is 0
+ * mem standing for the reference's memory-protector limit as its merge
+ * benchmark sets it (the container's limit, as the staging ceiling takes
+ * it here); a production server's protector defaults to 75% of it.
+ * An ID of L bytes is priced at 20 (string header and append slack)
+ * + L rounded up to 16 (to 32 above 256 bytes) + 32 (four index slots):
+ * 100 bytes for 42, 116 for 54. The first proposed drop is always
+ * recorded; a longer ID re-prices (lowering the count) when recorded.
+ */
+#define MS_DROPSET_DIVISOR 16
+#define MS_DROPSET_MIN_BUDGET (1ull << 20)
+#define MS_DROPSET_DEFAULT_BUDGET (16ull << 20)
+uint64_t ms_dropset_budget(uint64_t mem, unsigned cpus);
+uint64_t ms_dropset_price(uint32_t id_len);
+/* budget / ms_dropset_price(id_len), at least 1; 0 for a budget of 0. */
+uint64_t ms_dropset_max_ids(uint64_t budget, uint32_t id_len);
 
 int ms_dropset_open(ms_dropset **out, const ms_dropset_opts *opts,
                     ms_errbuf *eb);
@@ -325,6 +352,14 @@ int ms_dropset_add(ms_dropset *d, const uint8_t *tid, uint32_t len,
 /* Exact: hash to a slot, then a full byte compare of the ID. */
 bool ms_dropset_contains(const ms_dropset *d, const uint8_t *tid, uint32_t len);
 size_t ms_dropset_count(const ms_dropset *d);
+/* May one more drop be recorded under the budget? Once false, false for
+ * the life of the set (full is one-way). Always true without a budget or
+ * before the first drop (NULL d: true). */
+bool ms_dropset_can_accept(ms_dropset *d);
+/* The budget the set was opened with, and the IDs it holds at most under
+ * it as priced now (0 when no budget or before the first drop). */
+uint64_t ms_dropset_budget_of(const ms_dropset *d);
+uint64_t ms_dropset_max_ids_of(const ms_dropset *d);
 /* The i-th recorded drop (i < count), in the order added: its ID copied
  * to tid (*len bytes), its min_ts and max_ts exactly as added (either may
  * be NULL). Reads up to 7 records before it: to walk the set, use an
@@ -358,7 +393,8 @@ bool ms_dropset_keep(void *ctx, const uint8_t *tid, uint32_t len);
 enum ms_trace_outcome {
 	MS_TRACE_KEPT = 0,      /* evaluated, the chain kept it */
 	MS_TRACE_DROPPED = 1,   /* evaluated, drop confirmed by the guard */
-	MS_TRACE_DEFERRED = 2,  /* evaluated, drop proposed, guard kept it */
+	MS_TRACE_DEFERRED = 2,  /* evaluated, drop proposed, guard kept it
+	                         * (or the drop set was full) */
 	MS_TRACE_OVERSIZED = 3, /* over the per-trace cap, not evaluated */
 	MS_TRACE_HOT = 4,       /* trace policy: max ts > frontier */
 };
@@ -453,6 +489,9 @@ typedef struct ms_stage_report {
 	uint64_t total_charged;
 	uint64_t traces, rows;
 	uint64_t evaluated, kept, proposed_drops, dropped, deferred;
+	/* Of deferred: proposed drops kept because the drop set was full
+	 * (ms_dropset_can_accept); the guard never saw them. */
+	uint64_t drop_set_full;
 	uint64_t oversized, hot;
 	uint64_t decide_ns; /* sum of the chain calls' decide_ns */
 	enum ms_sampling_class cls;

@@ -254,7 +254,8 @@ ms__stager_check(const ms_stager *s)
 		return "3: more batch entries than the trace cap";
 	if (r->traces != r->kept + r->dropped + r->deferred + r->oversized +
 	                         r->hot + s->npend ||
-	    r->proposed_drops != r->dropped + r->deferred)
+	    r->proposed_drops != r->dropped + r->deferred ||
+	    r->drop_set_full > r->deferred)
 		return "1: every trace staged is pending or was emitted once, "
 		       "with one outcome";
 	if (r->peak_charged < s->live || r->total_charged < s->live ||
@@ -568,12 +569,19 @@ pending_emit(const ms_stager *s, size_t i, bool hot, size_t idx,
 	}
 }
 
-/* A drop the chain proposed: the guard confirms it (recorded in the drop
- * set) or defers it (kept). */
+/* A drop the chain proposed: kept if the drop set is full (before the
+ * guard, as the reference: a kept trace needs no confirmation), else the
+ * guard confirms it (recorded in the drop set) or defers it (kept). */
 static int
 judge_drop(ms_stager *s, ms_stage_emit *e, ms_errbuf *eb)
 {
 	s->rep.proposed_drops++;
+	if (!ms_dropset_can_accept(s->o.drops)) {
+		e->outcome = MS_TRACE_DEFERRED;
+		s->rep.deferred++;
+		s->rep.drop_set_full++;
+		return 0;
+	}
 	enum ms_guard_reason why_g = MS_GUARD_NO_FILTER;
 	bool ok = s->o.guard &&
 	          ms_guard_check(s->o.guard, e->trace_id, e->trace_id_len,

@@ -1002,6 +1002,7 @@ health_note(ms_replay *r, const ms_ev_merge *m)
 	c->kept += s->traces_kept;
 	c->dropped += s->traces_dropped;
 	c->deferred += s->traces_deferred;
+	c->drop_set_full += s->drop_set_full;
 	c->oversized += s->traces_oversized;
 	c->hot += s->traces_unevaluated;
 	if (s->klass == MS_SAMPLING_EXECUTED) {
@@ -2822,6 +2823,7 @@ open_pipeline(ms_replay *r, const ms_replay_opts *opts, ms_errbuf *eb)
 	po.policy = r->policy;
 	po.decide_timeout_ns = opts->decide_timeout_ns;
 	po.oversized_cap = opts->oversized_cap;
+	po.drop_set_budget = opts->drop_set_budget;
 	po.host_mode = opts->plugin_host;
 	po.host_exe = opts->plugin_host_exe;
 	po.limits = &r->limits;

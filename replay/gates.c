@@ -211,13 +211,15 @@ oracle_spec(const ms_replay *r)
  *    does not know);
  *  - the final output holds the oracle's traces minus the dropped ones;
  *  - at the finalize (every trace complete and mature), the proposed
- *    drops (dropped + deferred by the guard) are exactly the oracle's
+ *    drops (dropped + deferred, by the guard or because the merge's
+ *    drop set was full, counted apart) are exactly the oracle's
  *    drops still present and the kept verdicts exactly the oracle's keeps,
  *    unless traces were kept unevaluated there (oversized, hot, a merge
  *    that did not sample, a link that failed open): then the oracle drops
  *    still present may exceed the proposed drops by at most those.
- * So every oracle drop in the final output was deferred by the guard or
- * kept unevaluated for a recorded reason.
+ * So every oracle drop in the final output was deferred by the guard,
+ * kept because its merge's drop set was full, or kept unevaluated for a
+ * recorded reason.
  *
  * The steps below write the reconciliation table row by row in the order
  * the report prints it; the first failed check is the gate's detail.
@@ -304,7 +306,15 @@ vo_phase_rows(ms_replay *r, vo_check *chk)
 	recon_row(r, "evaluated", PHASES(evaluated), true, "");
 	recon_row(r, "kept by verdict", PHASES(kept), true, "");
 	recon_row(r, "dropped", PHASES(dropped), true, "");
-	recon_row(r, "deferred by the guard", PHASES(deferred), true, "");
+	recon_row(r, "deferred", PHASES(deferred), true, "");
+	bool full_ok = true;
+	for (int p = 0; p < MS__RP_COUNT; p++)
+		full_ok &= R[p].drop_set_full <= R[p].deferred;
+	recon_row(r, "of which: drop set full", PHASES(drop_set_full),
+	          full_ok, "<= deferred; the rest the guard kept");
+	vo_require(chk, full_ok,
+	           "kept because the drop set was full: more than deferred "
+	           "in a phase");
 	uint64_t kdd[MS__RP_COUNT], fo[MS__RP_COUNT];
 	bool ident = true;
 	for (int p = 0; p < MS__RP_COUNT; p++) {

@@ -430,6 +430,8 @@ static const col merge_cols[] = {
 	MRG("guard_deferred_positive", C_U64, sampling.guard_deferred_positive),
 	MRG("guard_deferred_budget", C_U64, sampling.guard_deferred_budget),
 	MRG("guard_retained_edge", C_U64, sampling.guard_retained_edge),
+	MRG("drop_set_budget", C_U64, sampling.drop_set_budget),
+	MRG("drop_set_full", C_U64, sampling.drop_set_full),
 	MRG("plugin_calls", C_U64, sampling.plugin_calls),
 	MRG("decide_ns", C_I64, sampling.decide_ns),
 	MRG("decide_dup_traces", C_U64, sampling.decide_dup_traces),

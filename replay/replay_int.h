@@ -471,6 +471,9 @@ size_t ms__oracle_resident_bytes(const ms__oracle *o);
 typedef struct ms__recon {
 	uint64_t merges, executed, failed_open; /* merges */
 	uint64_t traces_in, evaluated, kept, dropped, deferred;
+	/* Of deferred: kept because the merge's drop set was full
+	 * (merge.drop_set_full); the rest the guard kept. */
+	uint64_t drop_set_full;
 	uint64_t oversized, hot; /* kept without evaluation */
 	/* Traces merges that did not sample passed through unstaged
 	 * (grace bypass per merge, lossless retry, no chain): not those

@@ -60,6 +60,7 @@ typedef struct phase_agg {
 	int64_t idx_wall_ns, done_wall_ns;
 	uint64_t evaluated, kept, dropped, oversized, hot, deferred, calls;
 	uint64_t edge; /* deferred by the boundary guard */
+	uint64_t full; /* deferred: the merge's drop set was full */
 	uint64_t batches, planned, peak_staged;
 	uint64_t mature_merges, hot_merges;
 } phase_agg;
@@ -282,6 +283,7 @@ agg_merge(void *ctx, const ms_ev_merge *m)
 	a->hot += s->traces_unevaluated;
 	a->deferred += s->traces_deferred;
 	a->edge += s->guard_retained_edge;
+	a->full += s->drop_set_full;
 	a->calls += s->plugin_calls;
 	/* Planned and cut over the same merges: those that cut a batch
 	 * (a merge that staged no trace, or was redone losslessly, holds a
@@ -1141,6 +1143,7 @@ print_phases(FILE *f, const report *r)
 	row_u(f, "traces kept hot", p->hot, c->hot);
 	row_u(f, "traces deferred", p->deferred, c->deferred);
 	row_u(f, "  guard-retained at the edge", p->edge, c->edge);
+	row_u(f, "  kept: drop set full", p->full, c->full);
 	row_u(f, "batches", p->batches, c->batches);
 	row_f(f, "peak staged", "MiB", mib(p->peak_staged), mib(c->peak_staged),
 	      2);
@@ -1553,6 +1556,7 @@ json_phase(FILE *f, const phase_agg *a)
 	ju(f, "traces_dropped", a->dropped, &first);
 	ju(f, "traces_oversized", a->oversized, &first);
 	ju(f, "traces_deferred", a->deferred, &first);
+	ju(f, "traces_drop_set_full", a->full, &first);
 	ju(f, "batches", a->batches, &first);
 	ju(f, "batches_planned", a->planned, &first);
 	ju(f, "peak_staged_bytes", a->peak_staged, &first);
@@ -1942,6 +1946,7 @@ cmp_phase(FILE *f, const char *title, const phase_agg *a, const phase_agg *b)
 	cmp_row(f, "traces dropped", (double)a->dropped, (double)b->dropped, 0);
 	cmp_row(f, "traces deferred", (double)a->deferred, (double)b->deferred,
 	        0);
+	cmp_row(f, "kept: drop set full", (double)a->full, (double)b->full, 0);
 	cmp_row(f, "batches planned", (double)a->planned, (double)b->planned,
 	        0);
 	cmp_row(f, "batches", (double)a->batches, (double)b->batches, 0);

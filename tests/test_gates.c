@@ -1888,6 +1888,35 @@ test_reconciliation_rows_add_up(void **state)
 	free(buf);
 }
 
+/* A drop-set ceiling of one byte: each sampling merge records its first
+ * confirmed drop and keeps every later proposed drop (the reference's
+ * rule, at a budget below one ID's price). Every gate passes: the ledgers
+ * hold what was dropped, and the verdict oracle finds every oracle drop
+ * left in the output accounted for as deferred, the drop-set-full row
+ * saying how many of those the full drop set kept. */
+static void
+test_gates_pass_with_drop_set_full(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "dropset-full", "skywalking");
+	run.o.drop_set_budget = 1;
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_int_equal(rt_print_gates(r, "drop set full"), 0);
+	ms_replay_close(r);
+	char *buf = et_report(run.db, ms_report_text, NULL);
+	unsigned long long dropped = recon_run(buf, "dropped"),
+	                   deferred = recon_run(buf, "deferred"),
+	                   full = recon_run(buf, "of which: drop set full");
+	if (full == 0 || full > deferred || dropped == 0)
+		fail_msg("dropped %llu, deferred %llu, drop set full %llu:\n%s",
+		         dropped, deferred, full, buf);
+	assert_non_null(strstr(buf, "kept: drop set full"));
+	free(buf);
+}
+
 static void
 test_gate_oracle_unexplained_survivor(void **state)
 {
@@ -2291,6 +2320,7 @@ main(void)
 		cmocka_unit_test(test_plugin_health_merges_report_calls),
 		cmocka_unit_test(test_plugin_health_failed_merge_reports_calls),
 		cmocka_unit_test(test_reconciliation_rows_add_up),
+		cmocka_unit_test(test_gates_pass_with_drop_set_full),
 		cmocka_unit_test(test_gate_stray_part),
 		cmocka_unit_test(test_gate_hot_trace_decided),
 		cmocka_unit_test(test_gate_split_block_intermediate),

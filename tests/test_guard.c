@@ -386,7 +386,7 @@ len_hash(const uint8_t *tid, uint32_t len, void *ctx)
 static void
 dropset_collisions(ms_dropset_hash_fn h)
 {
-	ms_dropset_opts o = { NULL, h, NULL };
+	ms_dropset_opts o = { NULL, h, NULL, 0 };
 	ms_dropset *d;
 	ms_errbuf eb;
 	assert_int_equal(ms_dropset_open(&d, &o, &eb), 0);
@@ -492,7 +492,7 @@ static ms_dropset *
 open_counted(ms_mem *mem)
 {
 	ms_mem_init(mem, NULL);
-	ms_dropset_opts o = { mem, NULL, NULL };
+	ms_dropset_opts o = { mem, NULL, NULL, 0 };
 	ms_dropset *d;
 	assert_int_equal(ms_dropset_open(&d, &o, NULL), 0);
 	return d;
@@ -690,7 +690,7 @@ test_dropset_shared_prefixes(void **st)
 static void
 roundtrip(ms_dropset_hash_fn h, uint32_t n)
 {
-	ms_dropset_opts o = { NULL, h, NULL };
+	ms_dropset_opts o = { NULL, h, NULL, 0 };
 	ms_dropset *d;
 	ms_errbuf eb;
 	assert_int_equal(ms_dropset_open(&d, &o, &eb), 0);
@@ -807,7 +807,7 @@ test_dropset_shared_collisions(void **st)
 {
 	(void)st;
 	const uint32_t depth = 8, all = ((uint32_t)1 << (depth + 1)) - 2;
-	ms_dropset_opts o = { NULL, const_hash, NULL };
+	ms_dropset_opts o = { NULL, const_hash, NULL, 0 };
 	ms_dropset *d;
 	ms_errbuf eb;
 	assert_int_equal(ms_dropset_open(&d, &o, &eb), 0);
@@ -943,7 +943,7 @@ static int
 dropset_open_close(void *ctx, ms_mem *mem, ms_errbuf *eb)
 {
 	(void)ctx;
-	ms_dropset_opts o = { mem, NULL, NULL };
+	ms_dropset_opts o = { mem, NULL, NULL, 0 };
 	ms_dropset *d = NULL;
 	int rc = ms_dropset_open(&d, &o, eb);
 	if (rc == 0)
@@ -958,6 +958,98 @@ dropset_open_close(void *ctx, ms_mem *mem, ms_errbuf *eb)
  * what the memory was for and how many bytes, and leaves nothing
  * allocated: they said only "guard: out of memory" and "drop set: out
  * of memory". */
+/* The reference's drop-set ceiling (banyand/trace merger.go
+ * dropSetBudgetFromLimit over the memory protector's limit, which its
+ * merge benchmark sets to the container's limit; drop_set.go
+ * dropSetBytesPerEntry, maxIDsForBudget). */
+static void
+test_dropset_budget_rule(void **st)
+{
+	(void)st;
+	const uint64_t mib = 1ull << 20;
+	/* 4 GiB, 2 CPUs: 4 GiB over 32. */
+	assert_int_equal(ms_dropset_budget(4096 * mib, 2), 128 * mib);
+	/* 64 MiB: 2 MiB. */
+	assert_int_equal(ms_dropset_budget(64 * mib, 2), 2 * mib);
+	/* The 1 MiB floor; no limit known: 16 MiB; 0 CPUs count as 1. */
+	assert_int_equal(ms_dropset_budget(16 * mib, 2), mib);
+	assert_int_equal(ms_dropset_budget(0, 2), 16 * mib);
+	assert_int_equal(ms_dropset_budget(64 * mib, 0), 4 * mib);
+	/* 20 + the size class (16 up to 256 bytes, then 32) + 32. */
+	assert_int_equal(ms_dropset_price(42), 100);
+	assert_int_equal(ms_dropset_price(54), 116);
+	assert_int_equal(ms_dropset_price(1), 68);
+	assert_int_equal(ms_dropset_price(256), 308);
+	assert_int_equal(ms_dropset_price(257), 340);
+	assert_int_equal(ms_dropset_max_ids(2 * mib, 54), 18078);
+	assert_int_equal(ms_dropset_max_ids(128 * mib, 54), 1157049);
+	assert_int_equal(ms_dropset_max_ids(0, 54), 0);  /* no ceiling */
+	assert_int_equal(ms_dropset_max_ids(50, 54), 1); /* never 0 */
+}
+
+static void
+add_id(ms_dropset *d, const char *id)
+{
+	ms_errbuf eb;
+	assert_true(ms_dropset_can_accept(d));
+	if (ms_dropset_add(d, (const uint8_t *)id, (uint32_t)strlen(id), 1, 2,
+	                   &eb))
+		fail_msg("%s", eb.msg);
+}
+
+/* The first drop is always recorded, whatever the budget; the set is
+ * full once it holds what the longest ID so far prices; full is one-way;
+ * no budget, no ceiling. */
+static void
+test_dropset_ceiling(void **st)
+{
+	(void)st;
+	ms_dropset *d;
+	ms_dropset_opts o = { NULL, NULL, NULL, 1 }; /* below one ID */
+	assert_int_equal(ms_dropset_open(&d, &o, NULL), 0);
+	assert_int_equal(ms_dropset_max_ids_of(d), 0);
+	add_id(d, "first");
+	assert_int_equal(ms_dropset_max_ids_of(d), 1);
+	for (int i = 0; i < 3; i++)
+		assert_false(ms_dropset_can_accept(d));
+	ms_dropset_close(d);
+
+	o.budget = 3 * 68 + 67; /* three 16-byte IDs */
+	assert_int_equal(ms_dropset_open(&d, &o, NULL), 0);
+	assert_int_equal(ms_dropset_budget_of(d), 3 * 68 + 67);
+	add_id(d, "id-0000000000000");
+	add_id(d, "id-0000000000001");
+	add_id(d, "id-0000000000002");
+	assert_false(ms_dropset_can_accept(d));
+	assert_false(ms_dropset_can_accept(d));
+	assert_int_equal(ms_dropset_count(d), 3);
+	/* Lookups are never bounded. */
+	assert_true(ms_dropset_contains(d, (const uint8_t *)"id-0000000000002",
+	                                16));
+	ms_dropset_close(d);
+
+	/* A longer ID re-prices: 40 bytes cost 100, so 271 bytes hold 2
+	 * (3 at 68 bytes for 16). */
+	assert_int_equal(ms_dropset_open(&d, &o, NULL), 0);
+	add_id(d, "id-0000000000000");
+	assert_int_equal(ms_dropset_max_ids_of(d), 3);
+	add_id(d, "id-0000000000001-and-a-longer-tail-of-40");
+	assert_int_equal(ms_dropset_max_ids_of(d), 2);
+	assert_false(ms_dropset_can_accept(d));
+	ms_dropset_close(d);
+
+	ms_dropset_opts none = { NULL, NULL, NULL, 0 };
+	assert_int_equal(ms_dropset_open(&d, &none, NULL), 0);
+	for (int i = 0; i < 100; i++) {
+		char id[16];
+		snprintf(id, sizeof(id), "t%04d", i);
+		add_id(d, id);
+	}
+	assert_int_equal(ms_dropset_max_ids_of(d), 0);
+	assert_true(ms_dropset_can_accept(NULL));
+	ms_dropset_close(d);
+}
+
 static void
 test_guard_and_dropset_open_out_of_memory(void **st)
 {
@@ -984,6 +1076,8 @@ main(void)
 		cmocka_unit_test(test_dropset_shared_collisions),
 		cmocka_unit_test(test_dropset_chunks_round_trip),
 		cmocka_unit_test(test_dropset_out_of_memory),
+		cmocka_unit_test(test_dropset_budget_rule),
+		cmocka_unit_test(test_dropset_ceiling),
 		cmocka_unit_test(test_guard_and_dropset_open_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -640,7 +640,7 @@ test_drops_through_guard_and_dropset(void **st)
 	assert_int_equal(ms_guard_open(&g, &gp, 1, &go, &eb), 0);
 	/* A segment wide enough that no trace is near its edge. */
 	ms_guard_set_coverage(g, INT64_MIN, INT64_MAX);
-	ms_dropset_opts dopts = { &f.mem, NULL, NULL };
+	ms_dropset_opts dopts = { &f.mem, NULL, NULL, 0 };
 	assert_int_equal(ms_dropset_open(&d, &dopts, &eb), 0);
 	f.o.guard = g;
 	f.o.drops = d;
@@ -667,6 +667,56 @@ test_drops_through_guard_and_dropset(void **st)
 	ms_guard_stats_get(g, &gs);
 	assert_int_equal(gs.reasons[MS_GUARD_FILTER_POSITIVE], 1);
 	assert_int_equal(gs.confirmed, 1);
+	ms_stager_close(f.s);
+	f.s = NULL;
+	ms_guard_close(g);
+	ms_dropset_close(d);
+	fx_close(&f);
+}
+
+/* A merge's drop set with a budget of two 5-byte IDs (68 bytes each):
+ * the first two proposed drops are confirmed and recorded, every later
+ * one is kept before the guard sees it (deferred, and counted in
+ * drop_set_full), across batches. */
+static void
+test_drop_set_full_keeps_later_drops(void **st)
+{
+	(void)st;
+	fx f;
+	fx_open(&f, "tp_mask", "0123456789"); /* proposes every trace */
+	ms_guard *g;
+	ms_dropset *d;
+	ms_errbuf eb;
+	ms_guard_opts go = { &f.mem, 16 * MIB, 0 };
+	assert_int_equal(ms_guard_open(&g, NULL, 0, &go, &eb), 0);
+	ms_guard_set_coverage(g, INT64_MIN, INT64_MAX);
+	ms_dropset_opts dopts = { &f.mem, NULL, NULL,
+		                  2 * ms_dropset_price(5) + 67 };
+	assert_int_equal(ms_dropset_open(&d, &dopts, &eb), 0);
+	f.o.guard = g;
+	f.o.drops = d;
+	f.o.plan.trace_cap = 3;
+	fx_start(&f);
+	for (int i = 0; i < 7; i++)
+		add(&f, i, 0);
+	const ms_stage_report *r = finish(&f);
+	assert_int_equal(f.nout, 7);
+	for (int i = 0; i < 7; i++) {
+		assert_string_equal(f.out[i].id, f.t[i].id);
+		assert_int_equal(f.out[i].outcome,
+		                 i < 2 ? MS_TRACE_DROPPED : MS_TRACE_DEFERRED);
+		assert_int_equal(f.out[i].keep, i >= 2);
+	}
+	assert_int_equal(r->proposed_drops, 7);
+	assert_int_equal(r->dropped, 2);
+	assert_int_equal(r->deferred, 5);
+	assert_int_equal(r->drop_set_full, 5);
+	assert_int_equal(ms_dropset_count(d), 2);
+	assert_false(ms_dropset_contains(d, (const uint8_t *)"tr-02", 5));
+	ms_guard_stats gs;
+	ms_guard_stats_get(g, &gs);
+	assert_int_equal(gs.checks, 2); /* the guard never saw the rest */
+	assert_int_equal(gs.deferred, 0);
 	ms_stager_close(f.s);
 	f.s = NULL;
 	ms_guard_close(g);
@@ -1274,6 +1324,7 @@ main(void)
 		cmocka_unit_test(test_failed_chain_classification),
 		cmocka_unit_test(test_trace_policy_keeps_hot_unevaluated),
 		cmocka_unit_test(test_drops_through_guard_and_dropset),
+		cmocka_unit_test(test_drop_set_full_keeps_later_drops),
 		cmocka_unit_test(test_order_and_inputs_checked),
 		cmocka_unit_test(test_emit_error_stops),
 		cmocka_unit_test(test_decide_once_and_bounds_checks),

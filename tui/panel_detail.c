@@ -138,6 +138,8 @@ draw_event(ms_canvas *c, ms_rect in, const ms_tui_view *v,
 	KV("traces evaluated", "%" PRIu64, e->traces_evaluated);
 	KV("traces dropped", "%" PRIu64, e->traces_dropped);
 	KV("traces deferred", "%" PRIu64, e->traces_deferred);
+	if (e->drop_set_full)
+		KV("  drop set full", "%" PRIu64, e->drop_set_full);
 	KV("traces oversized", "%" PRIu64, e->traces_oversized);
 	KV("traces kept hot", "%" PRIu64, e->traces_hot);
 	KV("batches", "%" PRIu64, e->batches);

@@ -458,6 +458,7 @@ fill_event(ms_tui_event *e, const ms_ev_merge *m)
 	e->traces_evaluated = m->sampling.traces_evaluated;
 	e->traces_dropped = m->sampling.traces_dropped;
 	e->traces_deferred = m->sampling.traces_deferred;
+	e->drop_set_full = m->sampling.drop_set_full;
 	e->traces_oversized = m->sampling.traces_oversized;
 	e->traces_hot = m->sampling.traces_unevaluated;
 	e->batches = m->sampling.batches;

@@ -173,7 +173,9 @@ typedef struct ms_merge_sampling {
 	uint64_t traces_kept;
 	uint64_t traces_dropped;     /* confirmed drops (after the guard) */
 	uint64_t traces_oversized;   /* kept without evaluation */
-	uint64_t traces_deferred;    /* proposed drops the guard kept */
+	/* Proposed drops kept: by the guard, or because the drop set was
+	 * full (drop_set_full). */
+	uint64_t traces_deferred;
 	uint64_t traces_unevaluated; /* kept: hot under policy "trace" */
 	uint64_t rows_dropped;
 	/* The staging plan: batches_planned, estimate_bytes (E of the
@@ -192,6 +194,12 @@ typedef struct ms_merge_sampling {
 	/* Proposed drops the boundary guard retained: fragments could still
 	 * arrive within the grace of the segment's edge. */
 	uint64_t guard_retained_edge;
+	/* The drop-set ceiling of the merge in bytes (the reference's rule,
+	 * pipeline_int.h), and the proposed drops it kept because the drop
+	 * set was full (counted in traces_deferred; the guard never saw
+	 * them). 0 for a merge that does not sample. */
+	uint64_t drop_set_budget;
+	uint64_t drop_set_full;
 	/* Decide calls of the chain: those a failed merge made before it
 	 * failed too (the chain counted them). */
 	uint64_t plugin_calls;

@@ -50,6 +50,9 @@ typedef struct ms_pipeline_opts {
 	const ms_limits *limits;    /* NULL = ms_limits_detect() */
 	uint64_t hard_ceiling;      /* 0 = from the limits */
 	uint64_t oversized_cap;     /* 0 = the hard ceiling */
+	/* Each sampling merge's drop-set ceiling in bytes; 0 = from the
+	 * limits, the reference's rule (max(mem / (16 * cpus), 1 MiB)). */
+	uint64_t drop_set_budget;
 	ms_mem *mem;                /* borrowed; outlives the pipeline */
 	ms_chain_log_fn log;        /* see ms_chain_opts */
 	void *log_ctx;
@@ -66,6 +69,7 @@ const char *ms_pipeline_spec(const ms_pipeline *p);
 enum ms_grace_policy ms_pipeline_policy(const ms_pipeline *p);
 const ms_limits *ms_pipeline_limits(const ms_pipeline *p);
 uint64_t ms_pipeline_hard_ceiling(const ms_pipeline *p);
+uint64_t ms_pipeline_drop_set_budget(const ms_pipeline *p);
 /* Bytes charged right now by every merge staging through p (a gauge for
  * screens; 0 between sampling merges). */
 uint64_t ms_pipeline_staged_live(const ms_pipeline *p);

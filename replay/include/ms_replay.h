@@ -139,6 +139,9 @@ typedef struct ms_replay_opts {
 	/* Charged bytes above which a trace is kept without evaluation
 	 * (an oversized bypass); 0 = the hard staging ceiling. */
 	uint64_t oversized_cap;
+	/* Each sampling merge's drop-set ceiling in bytes; 0 = from the
+	 * limits (ms_pipeline_opts.drop_set_budget). */
+	uint64_t drop_set_budget;
 	/* The longest the controller waits for merge-idle (after a
 	 * publication, at the day boundary, in cooldown, for the finalize
 	 * merge) while the run is running; time stopped at a barrier or

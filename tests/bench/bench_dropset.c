@@ -113,7 +113,7 @@ main(int argc, char **argv)
 		for (int r = 0; r < REPS; r++) {
 			ms_mem mem;
 			ms_mem_init(&mem, NULL);
-			ms_dropset_opts o = { &mem, NULL, NULL };
+			ms_dropset_opts o = { &mem, NULL, NULL, 0 };
 			ms_dropset *d;
 			ms_errbuf eb;
 			if (ms_dropset_open(&d, &o, &eb))

@@ -167,6 +167,7 @@ typedef struct ms_tui_event {
 	uint64_t traces_evaluated;
 	uint64_t traces_dropped;
 	uint64_t traces_deferred;
+	uint64_t drop_set_full; /* of deferred: the drop set was full */
 	uint64_t traces_oversized;
 	uint64_t traces_hot; /* kept unevaluated, hot (policy trace) */
 	uint64_t batches;
