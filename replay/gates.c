@@ -665,8 +665,8 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	vo_cost c = vo_cost_of(r);
 	gate(r, MS_GATE_VERDICT_ORACLE, f,
 	     "%s; oracle %zu traces, %llu keep, %llu drop (%s): %llu ms wall, "
-	     "%llu ms cpu = %.1f%% of the run's %.2f s, the day waited %llu "
-	     "ms and the gates %llu ms%s%s",
+	     "%llu ms cpu = %.1f%% of the %.2f s the run took before its "
+	     "gates, the day waited %llu ms and the gates %llu ms%s%s",
 	     chk.ok ? "run reconciles exactly" : chk.bad, o->n,
 	     (unsigned long long)o->keep, (unsigned long long)o->drop,
 	     spec ? spec : "no chain", (unsigned long long)c.wall_ms,
