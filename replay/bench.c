@@ -37,6 +37,19 @@ ms_bench_metric_key(enum ms_bench_metric m)
 	return (unsigned)m < MS_BM_COUNT ? metrics[m].key : "?";
 }
 
+const char *
+ms_bench_row_name(unsigned row)
+{
+	return row == MS_BENCH_RUN ? "run"
+	                           : ms_ev_phase_name((enum ms_ev_phase_id)row);
+}
+
+bool
+ms_bench_row_has(unsigned row, enum ms_bench_metric m)
+{
+	return (row == MS_BENCH_RUN) == (m == MS_BM_CG_PEAK_MIB);
+}
+
 /* Merge bytes in and out per phase, for the write amplification. */
 typedef struct io_sum {
 	double in[MS_EV_PHASE_COUNT], out[MS_EV_PHASE_COUNT];
@@ -134,13 +147,17 @@ ms_bench_load(ms_bench_run *r, ms_errbuf *eb)
 	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
 		r->m[p][MS_BM_WRITE_AMP] =
 		        io.in[p] > 0 ? io.out[p] / io.in[p] : 0;
-		/* The cgroup keeps one high-water mark for the whole run; a
-		 * run without one has no figure (not a peak of 0). */
-		r->m[p][MS_BM_CG_PEAK_MIB] =
-		        has_end && ms__ev_run_in_cgroup(&r->run)
-		                ? (double)end.cgroup_peak_bytes / MIB
-		                : NAN;
+		r->m[p][MS_BM_CG_PEAK_MIB] = NAN;
 	}
+	/* The cgroup keeps one high-water mark for the whole run: a figure
+	 * of the run, not of a phase; a run without one has no figure (not
+	 * a peak of 0). */
+	for (unsigned k = 0; k < MS_BM_COUNT; k++)
+		r->m[MS_BENCH_RUN][k] = NAN;
+	r->m[MS_BENCH_RUN][MS_BM_CG_PEAK_MIB] =
+	        has_end && ms__ev_run_in_cgroup(&r->run)
+	                ? (double)end.cgroup_peak_bytes / MIB
+	                : NAN;
 	char why[512];
 	if (!has_end || strcmp(end.status, "complete") != 0) {
 		snprintf(why, sizeof(why), "run status \"%s\", not complete",
@@ -427,12 +444,14 @@ write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
 		fputc('\n', f);
 		ms__labels_legend(&l, f);
 	}
-	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
+	for (unsigned p = 0; p < MS_BENCH_ROWS; p++) {
 		fprintf(f, "\n%-18s %-*s %3s %12s %12s %12s %12s %7s %8s\n",
-		        ms_ev_phase_name(p), w, "variant", "n", "median", "p95",
+		        ms_bench_row_name(p), w, "variant", "n", "median", "p95",
 		        "min", "max", "cv%", "delta%");
 		for (unsigned k = 0; k < MS_BM_COUNT; k++) {
 			ms_bench_stat base;
+			if (!ms_bench_row_has(p, (enum ms_bench_metric)k))
+				continue;
 			int rc = stat_for(runs, n, 0, p, k, &base);
 			for (unsigned vi = 0; vi < nv && rc == 0; vi++) {
 				ms_bench_stat st;
@@ -490,6 +509,46 @@ write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
 	return 0;
 }
 
+/* The statistics of variant vi's metrics of row p, as JSON members
+ * ("wall_s":{"n":..,"median":..,...}); MS_ERR_NOMEM or 0. */
+static int
+json_row(const ms_bench_run *runs, size_t n, unsigned vi, unsigned p, FILE *f)
+{
+	static const char *const fk[] = { "median", "p95", "min", "max",
+		                          "cv" };
+	bool first = true;
+
+	for (unsigned k = 0; k < MS_BM_COUNT; k++) {
+		ms_bench_stat st, base;
+		if (!ms_bench_row_has(p, (enum ms_bench_metric)k))
+			continue;
+		if (stat_for(runs, n, vi, p, k, &st) ||
+		    stat_for(runs, n, 0, p, k, &base))
+			return MS_ERR_NOMEM;
+		fprintf(f, "%s\"%s\":{\"n\":%zu", first ? "" : ",",
+		        metrics[k].key, st.n);
+		first = false;
+		const double fv[] = { st.median, st.p95, st.min, st.max,
+			              st.cv };
+		for (size_t j = 0; j < 5; j++) {
+			fprintf(f, ",\"%s\":", fk[j]);
+			/* The cv (the last) needs two runs. */
+			size_t need = j == 4 ? 2 : 1;
+			if (st.n >= need)
+				ms__json_fig(f, fv[j]);
+			else
+				fputs("null", f);
+		}
+		fprintf(f, ",\"delta_pct\":");
+		if (base.n && st.n)
+			ms__json_fig(f, delta_pct(base.median, st.median));
+		else
+			fputs("null", f);
+		fprintf(f, "}");
+	}
+	return 0;
+}
+
 static int
 write_json(const ms_bench_run *runs, size_t n, const char *const *labels,
            size_t nv, FILE *f)
@@ -520,38 +579,16 @@ write_json(const ms_bench_run *runs, size_t n, const char *const *labels,
 		int fin = variant_finalized(runs, n, vi);
 		fprintf(f, ",\"finalized\":%s,\"phases\":{",
 		        fin == 1 ? "true" : fin == 0 ? "false" : "null");
-		for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
-			fprintf(f, "%s\"%s\":{", p ? "," : "",
-			        ms_ev_phase_name(p));
-			for (unsigned k = 0; k < MS_BM_COUNT; k++) {
-				ms_bench_stat st, base;
-				if (stat_for(runs, n, vi, p, k, &st) ||
-				    stat_for(runs, n, 0, p, k, &base))
-					return MS_ERR_NOMEM;
-				fprintf(f, "%s\"%s\":{\"n\":%zu",
-				        k ? "," : "", metrics[k].key, st.n);
-				const char *fk[] = { "median", "p95", "min",
-					             "max", "cv" };
-				const double fv[] = { st.median, st.p95,
-					              st.min, st.max, st.cv };
-				for (size_t j = 0; j < 5; j++) {
-					fprintf(f, ",\"%s\":", fk[j]);
-					/* The cv (the last) needs two runs. */
-					size_t need = j == 4 ? 2 : 1;
-					if (st.n >= need)
-						ms__json_fig(f, fv[j]);
-					else
-						fputs("null", f);
-				}
-				fprintf(f, ",\"delta_pct\":");
-				if (base.n && st.n)
-					ms__json_fig(f, delta_pct(base.median,
-					                          st.median));
-				else
-					fputs("null", f);
+		for (unsigned p = 0; p < MS_BENCH_ROWS; p++) {
+			if (p == MS_BENCH_RUN)
+				fprintf(f, "},\"run\":{");
+			else
+				fprintf(f, "%s\"%s\":{", p ? "," : "",
+				        ms_bench_row_name(p));
+			if (json_row(runs, n, vi, p, f))
+				return MS_ERR_NOMEM;
+			if (p != MS_BENCH_RUN)
 				fprintf(f, "}");
-			}
-			fprintf(f, "}");
 		}
 		fprintf(f, "}}");
 	}

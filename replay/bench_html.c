@@ -78,8 +78,8 @@ box_plot(FILE *f, const ms_bench_run *runs, size_t n, const char *const *labels,
 		        "<h3>%s: %s</h3>\n<p id=\"box-%s-%s\" "
 		        "class=\"no-figure\">no valid run has this "
 		        "figure</p>\n",
-		        ms_ev_phase_name((enum ms_ev_phase_id)p), key,
-		        ms_ev_phase_name((enum ms_ev_phase_id)p), key);
+		        ms_bench_row_name(p), key,
+		        ms_bench_row_name(p), key);
 		return;
 	}
 	double span = hi > lo ? hi - lo : (hi != 0 ? hi * 0.1 : 1);
@@ -92,8 +92,8 @@ box_plot(FILE *f, const ms_bench_run *runs, size_t n, const char *const *labels,
 	        "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n"
 	        "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
 	        "fill=\"#fff\" stroke=\"#ccc\"/>\n",
-	        ms_ev_phase_name((enum ms_ev_phase_id)p), key,
-	        ms_ev_phase_name((enum ms_ev_phase_id)p), key, BW, h, BW, h, BW,
+	        ms_bench_row_name(p), key,
+	        ms_bench_row_name(p), key, BW, h, BW, h, BW,
 	        h);
 #define X(v) (LEFT + (BW - LEFT - RIGHT) * ((v)-lo) / (hi - lo))
 	for (unsigned vi = 0; vi < nv; vi++) {
@@ -176,12 +176,13 @@ ms_bench_html(const ms_bench_run *runs, size_t n, const char *const *labels,
 		        "from the first to the third quartile, whiskers at "
 		        "min and max, the median in red, a dot per run</p>\n",
 		        n, valid, nvariants);
-		for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++) {
-			fprintf(f, "<h2>%s</h2>\n",
-			        ms_ev_phase_name((enum ms_ev_phase_id)p));
+		for (unsigned p = 0; p < MS_BENCH_ROWS; p++) {
+			fprintf(f, "<h2>%s</h2>\n", ms_bench_row_name(p));
 			for (unsigned k = 0; k < MS_BM_COUNT; k++)
-				box_plot(f, runs, n, labels, nvariants, p, k,
-				         buf);
+				if (ms_bench_row_has(p,
+				                     (enum ms_bench_metric)k))
+					box_plot(f, runs, n, labels, nvariants,
+					         p, k, buf);
 		}
 		fputs("<h2>Summary</h2>\n<pre id=\"summary\">", f);
 		ms__html_esc(f, table);

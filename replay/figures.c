@@ -317,9 +317,11 @@ ms__figures_text(FILE *f, const ms__figures *g)
 	fprintf(f, "\n%-30s %14s %14s\n", "throughput", "primary", "cooldown");
 	fprintf(f, "  %-28s %14.1f %14.1f\n", "traces merged /s",
 	        g->traces_per_s[0], g->traces_per_s[1]);
-	fprintf(f, "  %-28s %14.2f %14.2f\n", "merge input MiB/s",
+	/* The merges' core input (column input_bytes), as "core input MiB"
+	 * above: the index parts' input is not in it. */
+	fprintf(f, "  %-28s %14.2f %14.2f\n", "core merge input MiB/s",
 	        g->mib_per_s[0], g->mib_per_s[1]);
-	fprintf(f, "  %-28s %14.2f %14.2f\n", "merge input MiB/CPU s",
+	fprintf(f, "  %-28s %14.2f %14.2f\n", "core merge input MiB/CPU s",
 	        g->mib_per_cpu_s[0], g->mib_per_cpu_s[1]);
 	fprintf(f, "  %-28s %14.2f %14s\n", "published MiB/s",
 	        g->published_mib_per_s, "");

@@ -229,7 +229,7 @@ oracle_spec(const ms_replay *r)
  * failure's text. */
 typedef struct {
 	bool ok;
-	char bad[160];
+	char bad[320];
 } vo_check;
 
 static void vo_require(vo_check *c, bool cond, const char *fmt, ...)
@@ -637,6 +637,37 @@ vo_checksum_rows(ms_replay *r, vo_check *chk, const char *spec)
 	          "");
 }
 
+/* The oracle's plugins are the run's: each link's file, as the oracle
+ * loaded it, has the checksum the run's had when the run loaded it (the
+ * oracle opens the files again, by path, after the run did; a file
+ * rewritten in between would have the run judged by another plugin).
+ * Not when a test gave the oracle a chain of its own. First, so that a
+ * mismatch it explains is named as this. */
+static void
+vo_plugins(ms_replay *r, vo_check *chk)
+{
+	const ms__oracle *o = &r->oracle;
+	ms_chain *c;
+	size_t n;
+
+	if (r->test.oracle_spec || !ms__replay_links(r, &c, &n))
+		return;
+	for (size_t i = 0; i < n && i < o->nlinks; i++) {
+		const ms_plugin *p = ms_chain_plugin(c, i);
+
+		vo_require(chk, !strcmp(o->link_checksum[i],
+		                        ms_plugin_checksum(p)),
+		           "the oracle's link %zu plugin has checksum %s, the "
+		           "run's %s: %s changed after the run loaded it, and "
+		           "the oracle judged with another plugin",
+		           i + 1, o->link_checksum[i], ms_plugin_checksum(p),
+		           ms_plugin_path(p));
+	}
+	vo_require(chk, o->nlinks == n,
+	           "the oracle's chain has %zu links, the run's %zu",
+	           o->nlinks, n);
+}
+
 static void
 gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
                     bool have_final)
@@ -650,6 +681,7 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 	}
 	vo_check chk = { .ok = true, .bad = "" };
 	vo_drops dr;
+	vo_plugins(r, &chk);
 	vo_phase_rows(r, &chk);
 	vo_judged_rows(r, &chk);
 	vo_drop_rows(r, &chk, &dr);
@@ -673,16 +705,20 @@ gate_verdict_oracle(ms_replay *r, ms_gate_facts *f, uint64_t final_traces,
 		         r->finalize_skip);
 	f->oracle_ok = chk.ok;
 	vo_cost c = vo_cost_of(r);
+	/* What it judged before what it cost: the text is cut at
+	 * MS_EV_TEXT_MAX. Its CPU's share is of the wall until the gates,
+	 * not of the run's (the status line's and the report's, later). */
 	gate(r, MS_GATE_VERDICT_ORACLE, f,
-	     "%s; oracle %zu traces, %llu keep, %llu drop (%s): %llu ms wall, "
-	     "%llu ms cpu = %.1f%% of the run's %.2f s, the day waited %llu "
-	     "ms and the gates %llu ms%s%s",
+	     "%s; oracle %zu traces, %llu keep, %llu drop (%s)%s%s: %llu ms "
+	     "wall, %llu ms cpu = %.1f%% of the %.2f s before the gates, the "
+	     "day waited %llu ms and the gates %llu ms",
 	     chk.ok ? "run reconciles exactly" : chk.bad, o->n,
 	     (unsigned long long)o->keep, (unsigned long long)o->drop,
-	     spec ? spec : "no chain", (unsigned long long)c.wall_ms,
-	     (unsigned long long)c.cpu_ms, 100.0 * (double)o->cpu_ns / w,
-	     w / 1e9, (unsigned long long)c.day_wait_ms,
-	     (unsigned long long)c.gates_wait_ms, unj, skip);
+	     spec ? spec : "no chain", unj, skip,
+	     (unsigned long long)c.wall_ms, (unsigned long long)c.cpu_ms,
+	     100.0 * (double)o->cpu_ns / w, w / 1e9,
+	     (unsigned long long)c.day_wait_ms,
+	     (unsigned long long)c.gates_wait_ms);
 }
 
 /* Wait for the checker and the verdict oracle (they ran beside the

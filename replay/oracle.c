@@ -411,6 +411,19 @@ open_chain(ms__oracle *o, const char *spec, const char *plugin_dir,
 	return 0;
 }
 
+/* The checksum of each link's plugin of chain (NULL: none) as loaded,
+ * into o->link_checksum. */
+static void
+note_links(ms__oracle *o, const ms_chain *chain)
+{
+	size_t n = chain ? ms_chain_len(chain) : 0;
+
+	o->nlinks = n < MS_EV_LINKS_MAX ? n : MS_EV_LINKS_MAX;
+	for (size_t i = 0; i < o->nlinks; i++)
+		snprintf(o->link_checksum[i], sizeof(o->link_checksum[i]),
+		         "%s", ms_plugin_checksum(ms_chain_plugin(chain, i)));
+}
+
 /* The blocks of rd in ID order (a trace's in read order); the number of
  * traces into *ntr. */
 static int
@@ -641,6 +654,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 		             .host_mode = host,
 		             .host_exe = host_exe };
 	int rc = open_chain(o, spec, plugin_dir, &co, &cs, &chain);
+	note_links(o, chain);
 	unsigned cols = chain ? ms_chain_projection(chain) & MS_COL_ALL : 0;
 	if (!rc)
 		rc = read_rows(fx, cols, cancel, &rd, &ids, o->why,

@@ -413,6 +413,11 @@ typedef struct ms__oracle {
 	ms_ledger_set dropped_led;
 	uint64_t *drop_found;
 	char checksum[17]; /* XXH64 of (ID, verdict) in ID order */
+	/* The checksum of each link's plugin file as its chain loaded it,
+	 * held against the run's at the gates (a file rewritten after the
+	 * run loaded it is another plugin). */
+	size_t nlinks;
+	char link_checksum[MS_EV_LINKS_MAX][33];
 	bool ok;
 	char why[200];
 	/* Not empty: ent and frags are not in memory but in this file

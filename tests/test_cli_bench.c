@@ -330,8 +330,13 @@ test_series(void **state)
 				if (vi == 0)
 					assert_true(d->num == 0);
 			}
-			/* no cgroup: no figure, null rather than 0 */
-			const jv *cg = jget(pj, "cgroup_peak_mib");
+			/* The cgroup's peak is the whole run's: no phase
+			 * has it (it repeated the run's figure under each). */
+			assert_null(jget(pj, "cgroup_peak_mib"));
+			/* It is the run's, once; no cgroup: no figure,
+			 * null rather than 0. */
+			const jv *cg = jget(jget(variant_json(&j, vi), "run"),
+			                    "cgroup_peak_mib");
 			assert_non_null(cg);
 			assert_true(jget(cg, "n")->num == 0);
 			assert_int_equal(jget(cg, "median")->t, J_NULL);
@@ -962,6 +967,52 @@ test_out_of_memory(void **state)
 	assert_true(tl_alloc_sweep(call_summary, &c, "bench summary") > 0);
 	assert_true(tl_alloc_sweep(call_html, &c, "bench ") > 0);
 	fclose(c.out);
+}
+
+/* The cgroup keeps one high-water mark for the whole run: the summary
+ * showed that figure under primary and again under cooldown, as if each
+ * phase had peaked at it. It is shown once, in a table of the run (the
+ * JSON's "run" beside "phases"). */
+static void
+test_cgroup_peak_once(void **state)
+{
+	(void)state;
+	static ms_bench_run runs[1];
+	memset(runs, 0, sizeof(runs));
+	path_in(runs[0].db, sizeof(runs[0].db), "cgpeak.db");
+	ms_errbuf eb = { "" };
+	assert_int_equal(evf_record(runs[0].db, "skywalking", 4, &eb), 0);
+	assert_int_equal(ms_bench_load(&runs[0], &eb), 0);
+	assert_true(runs[0].valid);
+	const char *labels[1] = { "skywalking" };
+	char *text = NULL, *js = NULL;
+	size_t len = 0, jlen = 0;
+	FILE *f = open_memstream(&text, &len), *jf = open_memstream(&js, &jlen);
+	assert_true(f && jf);
+	assert_int_equal(ms_bench_summary(runs, 1, labels, 1, f, jf, &eb), 0);
+	fclose(f);
+	fclose(jf);
+	const char *row = strstr(text, "\ncgroup peak MiB");
+	assert_non_null(row);
+	assert_null(strstr(row + 1, "\ncgroup peak MiB"));
+	const char *run_table = strstr(text, "\nrun ");
+	assert_true(run_table && run_table < row);
+	assert_null(strstr(run_table + 1, "\nwall s"));
+	assert_non_null(strstr(row, " 150.0 "));
+	jv j;
+	json_parse(js, &j);
+	const jv *v = &jget(&j, "variants")->items[0];
+	for (unsigned p = 0; p < MS_EV_PHASE_COUNT; p++)
+		assert_null(jget(jget(jget(v, "phases"), ms_ev_phase_name(p)),
+		                 "cgroup_peak_mib"));
+	const jv *cg = jget(jget(v, "run"), "cgroup_peak_mib");
+	assert_non_null(cg);
+	assert_true(jget(cg, "n")->num == 1);
+	assert_true(jget(cg, "median")->num == 150.0);
+	assert_null(jget(jget(v, "run"), "wall_s"));
+	jfree(&j);
+	free(js);
+	free(text);
 }
 
 /* Out of memory loading a series directory (`report --collect`): one
@@ -1840,9 +1891,12 @@ test_report_collect(void **state)
 	assert_non_null(strstr(box, want));
 	/* No run of these series had a cgroup: its peak is said to have
 	 * no figure, not plotted as 0. */
-	assert_null(strstr(h, "<svg id=\"box-cooldown-cgroup_peak_mib\""));
-	assert_non_null(strstr(h, "<p id=\"box-cooldown-cgroup_peak_mib\" "
+	assert_null(strstr(h, "<svg id=\"box-run-cgroup_peak_mib\""));
+	assert_non_null(strstr(h, "<p id=\"box-run-cgroup_peak_mib\" "
 	                          "class=\"no-figure\">"));
+	/* The whole run's figure, not one per phase. */
+	assert_null(strstr(h, "box-cooldown-cgroup_peak_mib"));
+	assert_null(strstr(h, "box-primary-cgroup_peak_mib"));
 	assert_non_null(strstr(h, "<pre id=\"summary\">"));
 	free(h);
 
@@ -1920,6 +1974,7 @@ main(void)
 		cmocka_unit_test(test_delta_from_zero),
 		cmocka_unit_test(test_summary_conditions),
 		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_cgroup_peak_once),
 		cmocka_unit_test(test_series_out_of_memory),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_damaged_fixture),

@@ -983,6 +983,46 @@ test_verify_names_edited_slot(void **state)
 	rm_rf(dir);
 }
 
+/* A write whose part holds fewer trace IDs than the fragments its
+ * schedule row records holds two fragments of one trace: the split
+ * gate, judged from the parts, fails and says how many. */
+static void
+test_check_split_shared(void **state)
+{
+	ms_errbuf eb = { { 0 } };
+	char dir[512], cmd[1200], mpath[600];
+	sqlite3 *db = NULL;
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	bool pass = true;
+	const char *v;
+
+	(void)state;
+	assert_non_null(rep);
+	if (!exists("a"))
+		assert_int_equal(build("a", 1, 0, NULL, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/split-shared", root);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/a' '%s'", root, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(mpath, sizeof(mpath), "%s/%s", dir, MS_FIXTURE_MANIFEST);
+	assert_int_equal(sqlite3_open(mpath, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+	                              "UPDATE schedule SET fragments = "
+	                              "fragments + 1 WHERE slot = 30",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(ms_fixture_check(dir, PLUGIN, rep, NULL, NULL, &eb),
+	                 MS_ERR_CORRUPT);
+	v = gate_value(rep, "split", &pass);
+	assert_non_null(v);
+	assert_false(pass);
+	assert_string_equal(v, "39 split traces in the parts, "
+	                       "1 sharing a write");
+	assert_string_equal(rep->failed_gate, "split");
+	free(rep);
+	rm_rf(dir);
+}
+
 /* A slot holds a part's rows, blocks and file bytes in 32 bits: a
  * manifest whose part has more is refused at the open, naming it. */
 static void
@@ -1562,6 +1602,17 @@ test_check(void **state)
 	assert_int_equal(rep.nproblems, 0);
 	assert_string_equal(rep.failed_gate, "");
 	expect_density_na(&rep);
+	/* The split gate is judged from the parts too, as the build's
+	 * other gates are (the check judged 12 of its 13). */
+	{
+		bool pass = false;
+		const char *v = gate_value(&rep, "split", &pass);
+
+		assert_non_null(v);
+		assert_true(pass);
+		assert_string_equal(v, "39 split traces in the parts, "
+		                       "0 sharing a write");
+	}
 	assert_int_equal(rep.traces, 4000);
 	assert_int_equal(rep.copied_traces, 558);
 	assert_int_equal(rep.base_traces, 4000 - 558);
@@ -3197,6 +3248,7 @@ main(void)
 		cmocka_unit_test(test_open_wide_part),
 		cmocka_unit_test(test_open_refuses_edited_facts),
 		cmocka_unit_test(test_verify_names_edited_slot),
+		cmocka_unit_test(test_check_split_shared),
 		cmocka_unit_test(test_block_store),
 		cmocka_unit_test(test_block_store_many),
 		cmocka_unit_test(test_deterministic),

@@ -1819,6 +1819,57 @@ test_cooldown_after_checker(void **state)
 	ms_replay_close(r);
 }
 
+/* The checksum of the plugin file at path, as a load takes it, into out. */
+static void
+file_plugin_checksum(const char *path, char out[33])
+{
+	ms_plugin *p = NULL;
+	ms_errbuf eb = { { 0 } };
+	if (ms_plugin_load(&p, path, NULL, &eb))
+		fail_msg("%s", eb.msg);
+	snprintf(out, 33, "%s", ms_plugin_checksum(p));
+	ms_plugin_unload(p);
+}
+
+/* The verdict oracle opens its chain's plugin files again, by path,
+ * after the run loaded them: a file rewritten in place in between (here
+ * after the run's open, before its start, when the oracle's thread
+ * begins) had the run judged by another plugin, and the gate passed.
+ * It fails, naming both checksums. */
+static void
+test_gate_oracle_plugin_changed(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], so[PATH_MAX + 16], cmd[3 * PATH_MAX];
+	rt_path(dir, sizeof(dir), "plugins-rewritten");
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(so, sizeof(so), "%s/alwayskeep.so", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s/alwayskeep.so' '%s'", MS_PLUGIN_DIR,
+	         so);
+	assert_int_equal(system(cmd), 0);
+	char was[33], now[33], why[200];
+	file_plugin_checksum(so, was);
+	rt_run run;
+	rt_opts(&run, "oracle-plugin", "alwayskeep");
+	run.o.plugin_dir = dir;
+	ms_replay *r = NULL;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms__replay_open_test(&r, &run.o, &run.t, &eb), 0);
+	FILE *f = fopen(so, "ab");
+	assert_non_null(f);
+	assert_true(fputs("rewritten", f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	file_plugin_checksum(so, now);
+	assert_string_not_equal(was, now);
+	assert_int_equal(ms_replay_start(r, &eb), 0);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	snprintf(why, sizeof(why),
+	         "the oracle's link 1 plugin has checksum %s, the run's %s: ",
+	         now, was);
+	assert_gate_fails(r, "verdict_oracle", why);
+	ms_replay_close(r);
+}
+
 /* The verdict oracle evaluating another chain than the run's: with fewer
  * drops, the run drops traces the oracle keeps; with more, traces the
  * oracle drops survive with no recorded reason. */
@@ -2341,6 +2392,7 @@ main(void)
 		cmocka_unit_test(test_gate_part_never_checked),
 		cmocka_unit_test(test_gate_lost_publication_not_checked),
 		cmocka_unit_test(test_gate_oracle_wrong_drop),
+		cmocka_unit_test(test_gate_oracle_plugin_changed),
 		cmocka_unit_test(test_gate_oracle_edge_drop),
 		cmocka_unit_test(test_gate_oracle_unexplained_survivor),
 		cmocka_unit_test(test_gate_liar_verdicts),

@@ -2387,8 +2387,19 @@ test_oracle_cost_rounded_alike(void **state)
 	assert_non_null(strstr(detail, ": 109 ms wall, 109 ms cpu = "));
 	assert_non_null(strstr(detail, "the day waited 109 ms and the gates "
 	                               "109 ms"));
+	/* Its share is of the wall before the gates, and says so: "the
+	 * run's X s" read as the run's wall, which the report and the
+	 * status line give at the run's end, later. */
+	const char *of = strstr(detail, "% of the ");
+	assert_non_null(of);
+	char *end_fig = NULL;
+	double before_gates = strtod(of + strlen("% of the "), &end_fig);
+	assert_true(strncmp(end_fig, " s before the gates, ", 21) == 0);
 	ms_replay_close(r);
 	assert_true(ok);
+	ms_ev_run_end end;
+	run_end_of(run.db, &end);
+	assert_true(before_gates <= (double)end.wall_ns / 1e9 + 0.005);
 	ms_evdb *db = NULL;
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(ms_evdb_open(&db, run.db, &eb), 0);

@@ -1212,6 +1212,10 @@ test_report_figures(void **state)
 	snprintf(want, sizeof(want), "  %-28s %14.2f", "published MiB/s",
 	         v.pub_bytes / (1024.0 * 1024.0) / 8.0);
 	assert_non_null(strstr(text, want));
+	/* the merges' input per second is their core input (as "core
+	 * input MiB"), and says so: "merge input" read as core and index */
+	assert_non_null(strstr(text, "\n  core merge input MiB/s "));
+	assert_non_null(strstr(text, "\n  core merge input MiB/CPU s "));
 	snprintf(want, sizeof(want), "inventory at the end: %llu core parts",
 	         (unsigned long long)v.n);
 	assert_non_null(strstr(text, want));

@@ -23,7 +23,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* The metrics of one phase of one run, in this order. */
+/* The metrics of one run, in this order: per phase, but the cgroup's
+ * peak, which is the whole run's (ms_bench_row_has). */
 enum ms_bench_metric {
 	MS_BM_WALL_S = 0,  /* phase wall, seconds */
 	MS_BM_CPU_S,       /* process CPU, seconds */
@@ -33,12 +34,25 @@ enum ms_bench_metric {
 	MS_BM_READ_MIB,    /* bytes read, MiB */
 	MS_BM_WRITTEN_MIB, /* bytes written, MiB */
 	MS_BM_WRITE_AMP,   /* merge output / merge input (core + index) */
-	MS_BM_CG_PEAK_MIB, /* the run cgroup's peak memory (whole run) */
+	MS_BM_CG_PEAK_MIB, /* the run cgroup's peak memory (the run row) */
 	MS_BM_COUNT
 };
 
 /* "wall_s", "cpu_s", ... (the JSON key). */
 const char *ms_bench_metric_key(enum ms_bench_metric m);
+
+/* The rows of ms_bench_run.m: one per phase (enum ms_ev_phase_id), then
+ * MS_BENCH_RUN for the figures measured once for the whole run. */
+#define MS_BENCH_RUN MS_EV_PHASE_COUNT
+#define MS_BENCH_ROWS (MS_EV_PHASE_COUNT + 1)
+
+/* Row's name: the phase's ("primary", "cooldown"), or "run". */
+const char *ms_bench_row_name(unsigned row);
+
+/* Whether row has a figure for metric m: the cgroup's peak (one
+ * high-water mark kept for the whole run) only the run row, every other
+ * metric only the phases. */
+bool ms_bench_row_has(unsigned row, enum ms_bench_metric m);
 
 typedef struct ms_bench_run {
 	char db[4096];              /* database path */
@@ -52,10 +66,11 @@ typedef struct ms_bench_run {
 	 * the reference runs none without a sampler): its cooldown then
 	 * holds no merge, and the bench says so beside the deltas. */
 	bool finalized;
-	/* The metrics per phase; NaN where the run has no figure (the
-	 * cgroup's peak of a run without a cgroup of its own), which the
-	 * statistics leave out. */
-	double m[MS_EV_PHASE_COUNT][MS_BM_COUNT];
+	/* The metrics per phase, then of the whole run (MS_BENCH_RUN: the
+	 * cgroup's peak); NaN where the run has no figure (a metric its row
+	 * does not have, ms_bench_row_has, or the cgroup's peak of a run
+	 * without a cgroup of its own), which the statistics leave out. */
+	double m[MS_BENCH_ROWS][MS_BM_COUNT];
 } ms_bench_run;
 
 /*
@@ -97,8 +112,10 @@ int ms_bench_empty_variant(const ms_bench_run *runs, size_t n,
                            size_t nvariants);
 
 /*
- * Write the series summary: text (a table per phase: one line per metric
- * and variant) to text, JSON to json (either may be NULL). labels names
+ * Write the series summary: text (a table per phase, then one of the
+ * whole run's figures: one line per metric and variant) to text, JSON
+ * to json (either may be NULL; per variant "phases" and "run"). labels
+ * names
  * the nvariants variants in series order; the first is the base of the
  * deltas. A variant without a valid run, or a metric none of its valid
  * runs has a figure for, has no figures: "-" in the text, null in the
@@ -109,8 +126,8 @@ int ms_bench_summary(const ms_bench_run *runs, size_t n,
                      FILE *json, ms_errbuf *eb);
 
 /*
- * Write the series as one self-contained HTML file to f: per phase and
- * metric a box plot per variant (quartiles, min, max, median, a dot per
+ * Write the series as one self-contained HTML file to f: per phase (and
+ * the whole run) and metric a box plot per variant (quartiles, min, max, median, a dot per
  * valid run), then the summary table (which names the runs left out).
  * title heads the page (the series directories). Returns 0,
  * MS_ERR_NOMEM or MS_ERR_IO.
