@@ -118,10 +118,13 @@ day_merge(ms_rec *r, uint64_t seq, uint64_t *next_in, uint64_t out_id)
 	m.ninputs = seq <= 194 ? 14 : 13;
 	for (size_t i = made; i < m.ninputs; i++)
 		in[i] = in[i - made];
-	ms_rec_merge(r, &m, &eb);
 	for (size_t i = 0; i < m.ninputs; i++)
 		day_parts(r, MS_EV_PART_REMOVED, (*next_in)++, "merge", seq);
 	day_parts(r, MS_EV_PART_INTRODUCED, out_id, "merge", seq);
+	/* As the run does: its parts, the merge, and a commit before the
+	 * engine counts the merge done (the merge is durable once done). */
+	ms_rec_merge(r, &m, &eb);
+	ms_rec_flush(r, &eb);
 }
 
 /* Returns the wall of recording the day's events; *busy and *queue: the
