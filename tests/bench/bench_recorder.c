@@ -154,6 +154,7 @@ day(const char *path, int64_t *busy, int64_t *queue)
 	ms_ev_run_end e;
 	evf_end(&e, &run, DAY_MERGES);
 	ms_rec_run_end(r, &e, &eb); /* the queue is written before it */
+	ms_rec_index(r, &eb); /* as the run does, before reading its time */
 	ms_rec_stats st;
 	ms_rec_stats_get(r, &st);
 	*busy = st.busy_ns;
