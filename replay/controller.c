@@ -3426,6 +3426,7 @@ record_end(ms_replay *r, const char *status)
 		}
 	}
 	ms__plog_record(&r->plog, r->rec, r->t0_mono);
+	ms_rec_index(r->rec, NULL); /* counted in record_ns below */
 	ms_rec_stats rs;
 	ms_rec_stats_get(r->rec, &rs);
 	e.record_ns = rs.busy_ns;

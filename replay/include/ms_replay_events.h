@@ -527,6 +527,11 @@ int ms_rec_plugin_log_count(ms_rec *r, const ms_ev_plugin_log_count *c,
 int ms_rec_run_end(ms_rec *r, const ms_ev_run_end *e, ms_errbuf *eb);
 /* Commit now. */
 int ms_rec_flush(ms_rec *r, ms_errbuf *eb);
+/* Commit now and build the index part_event_by_part, which inserts do not
+ * keep (SCHEMA.md): the run calls it as it ends, before it reads its
+ * recording time (which counts it); ms_rec_close does it when the run
+ * did not. Once built, later inserts keep it. */
+int ms_rec_index(ms_rec *r, ms_errbuf *eb);
 /* Commit what is pending and count the merge rows the database holds
  * (*out; 0 on error): the event_count gate's rows, read back rather than
  * counted as they were accepted. */

@@ -118,10 +118,13 @@ day_merge(ms_rec *r, uint64_t seq, uint64_t *next_in, uint64_t out_id)
 	m.ninputs = seq <= 194 ? 14 : 13;
 	for (size_t i = made; i < m.ninputs; i++)
 		in[i] = in[i - made];
-	ms_rec_merge(r, &m, &eb);
 	for (size_t i = 0; i < m.ninputs; i++)
 		day_parts(r, MS_EV_PART_REMOVED, (*next_in)++, "merge", seq);
 	day_parts(r, MS_EV_PART_INTRODUCED, out_id, "merge", seq);
+	/* As the run does: its parts, the merge, and a commit before the
+	 * engine counts the merge done (the merge is durable once done). */
+	ms_rec_merge(r, &m, &eb);
+	ms_rec_flush(r, &eb);
 }
 
 /* Returns the wall of recording the day's events; *busy and *queue: the
@@ -151,6 +154,7 @@ day(const char *path, int64_t *busy, int64_t *queue)
 	ms_ev_run_end e;
 	evf_end(&e, &run, DAY_MERGES);
 	ms_rec_run_end(r, &e, &eb); /* the queue is written before it */
+	ms_rec_index(r, &eb); /* as the run does, before reading its time */
 	ms_rec_stats st;
 	ms_rec_stats_get(r, &st);
 	*busy = st.busy_ns;
