@@ -1809,6 +1809,66 @@ test_locked_database(void **state)
 
 /* Small refusals: a --break that does not parse, a profile too small or
  * with a key twice. */
+/* An output path the user named is refused in one wording by every
+ * command: "mergescope CMD: OPT PATH: CAUSE". Before, an existing file
+ * was "OPT PATH exists; ..." (no colon), and a missing directory "cannot
+ * create a file in its directory" for export and report but "directory
+ * D does not exist" for run. */
+static void
+out_paths_said_alike(void)
+{
+	char file[600], in_missing[700], in_file[700], want[1600];
+	snprintf(file, sizeof(file), "%s/exists.out", tmp_root);
+	assert_int_equal(ms_test_put(file, "x\n"), 0);
+	snprintf(in_missing, sizeof(in_missing), "%s/no-such-dir/x",
+	         tmp_root);
+	snprintf(in_file, sizeof(in_file), "%s/x", file);
+	const struct {
+		const char *path, *cause;
+	} cases[] = {
+		{ file, "exists; not overwritten (give --force to replace "
+		        "it)" },
+		{ tmp_root, "is a directory; expected a file name" },
+		{ in_missing, "directory " },
+		{ in_file, "directory " },
+	};
+	char nodb[600];
+	snprintf(nodb, sizeof(nodb), "%s/never.sqlite", tmp_root);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *p = cases[i].path;
+		char said[3][1024];
+		assert_int_equal(cli("export", "--db", db_keep, "--format",
+		                     "csv", "--out", p, NULL),
+		                 2);
+		snprintf(said[0], sizeof(said[0]), "%s", err_text);
+		assert_int_equal(cli("report", "--db", db_keep, "--html", p,
+		                     NULL),
+		                 2);
+		snprintf(said[1], sizeof(said[1]), "%s", err_text);
+		assert_int_equal(cli("run", "--headless", "--fixture",
+		                     fixture_dir, "--db", nodb, "--json", p,
+		                     NULL),
+		                 2);
+		snprintf(said[2], sizeof(said[2]), "%s", err_text);
+		static const char *const cmd[] = { "export", "report", "run" };
+		static const char *const opt[] = { "--out", "--html",
+			                           "--json" };
+		for (int k = 0; k < 3; k++) {
+			snprintf(want, sizeof(want), "mergescope %s: %s %s: %s",
+			         cmd[k], opt[k], p, cases[i].cause);
+			if (strncmp(said[k], want, strlen(want)))
+				fail_msg("want %s\nsaid %s", want, said[k]);
+		}
+		/* The cause after "OPT PATH: " is the same words. */
+		const char *c0 = strstr(said[0], p) + strlen(p);
+		const char *c2 = strstr(said[2], p) + strlen(p);
+		if (strcmp(c0, c2) || strcmp(c0, strstr(said[1], p) + strlen(p)))
+			fail_msg("worded apart:\n%s%s%s", said[0], said[1],
+			         said[2]);
+	}
+	unlink(file);
+}
+
 static void
 test_small_refusals(void **state)
 {
@@ -1856,6 +1916,7 @@ test_small_refusals(void **state)
 	                 64);
 	assert_one_line();
 	assert_non_null(strstr(err_text, "--html \"\": expected a file name"));
+	out_paths_said_alike();
 }
 
 /* Become a user who cannot override file permissions (nobody) when root;

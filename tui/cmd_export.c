@@ -133,10 +133,9 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	bool force = o[MS__EX_FORCE].count > 0;
 	/* Refuse an existing --out before the database is read. */
 	if (to_file &&
-	    (rc = ms_outfile_check(o[MS__EX_OUT].value, force, &eb))) {
-		fprintf(err, "mergescope export: --out %s\n", eb.msg);
-		return MS_EXIT_ERROR;
-	}
+	    (rc = ms_outfile_check(o[MS__EX_OUT].value, force, &eb)))
+		return ms__say_out_error(err, "export", "--out",
+		                         o[MS__EX_OUT].value, rc, &eb);
 	ms_evdb *db = NULL;
 	if ((rc = ms_evdb_open(&db, o[MS__EX_DB].value, &eb))) {
 		fprintf(err, "mergescope export: --db %s: %s\n",
@@ -167,17 +166,10 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	if (rc == 0)
 		say_unfinished(db, written, err);
 	ms_evdb_close(db);
-	if (rc) {
-		/* A message about the file given with --out names the
-		 * option, as report names --html. */
-		const char *m = eb.msg[0] ? eb.msg : ms_strerror(rc);
-		size_t k = to_file ? strlen(o[MS__EX_OUT].value) : 0;
-		bool named = k && !strncmp(m, o[MS__EX_OUT].value, k) &&
-		             m[k] == ':';
-		fprintf(err, "mergescope export: %s%s\n", named ? "--out " : "",
-		        m);
-		return MS_EXIT_ERROR;
-	}
+	if (rc)
+		return ms__say_out_error(err, "export", "--out",
+		                         to_file ? o[MS__EX_OUT].value : NULL,
+		                         rc, &eb);
 	if (to_file)
 		fprintf(err, "exported %" PRIu64 " merges as %s to %s\n",
 		        written, o[MS__EX_FORMAT].value, o[MS__EX_OUT].value);

@@ -227,10 +227,11 @@ report(const char *db_path, const char *json, bool force, FILE *out, FILE *err,
 			rc = ms_outfile_commit(of, &eb);
 		else
 			rc = ms_outfile_fail(of, rc, &eb);
-		if (rc) {
-			char why[sizeof(eb.msg)];
-			memcpy(why, eb.msg, sizeof(why));
-			ms_fail(&eb, rc, "--json %s", why);
+		size_t k = strlen(json);
+		if (rc && !strncmp(eb.msg, json, k) && eb.msg[k] == ':') {
+			ms_evdb_close(db);
+			ms__say_out_error(err, "run", "--json", json, rc, &eb);
+			return rc;
 		}
 	}
 	ms_evdb_close(db);
