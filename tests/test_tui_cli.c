@@ -309,6 +309,12 @@ test_errors_before_work(void **state)
 	if (!strstr(err_text, want))
 		fail_msg("said: %s", err_text);
 	unlink(file);
+	/* A directory of no runs, named by --collect as its other errors
+	 * are (it was "DIR: no runs"). */
+	assert_int_equal(cli("report", "--collect", dir, NULL), 2);
+	snprintf(want, sizeof(want), "report: --collect %s: no runs", dir);
+	if (!strstr(err_text, want))
+		fail_msg("said: %s", err_text);
 	rmdir(dir);
 	assert_int_equal(cli("run", "--headless", "--variant", "disabled",
 	                     "--fixture", "/nonexistent/f", NULL),
