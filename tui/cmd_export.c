@@ -130,6 +130,17 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		             "name\n");
 		return MS_EXIT_USAGE;
 	}
+	/* Never over the database it reads: said as report and run say
+	 * it, before the database is opened. */
+	if (to_file &&
+	    ms_evdb_path_is_db(o[MS__EX_DB].value, o[MS__EX_OUT].value)) {
+		fprintf(err,
+		        "mergescope export: --out %s: that is the event "
+		        "database of --db %s or a file SQLite keeps beside it "
+		        "(-wal, -shm, -journal); choose another file\n",
+		        o[MS__EX_OUT].value, o[MS__EX_DB].value);
+		return MS_EXIT_USAGE;
+	}
 	bool force = o[MS__EX_FORCE].count > 0;
 	/* Refuse an existing --out before the database is read. */
 	if (to_file &&
