@@ -1876,6 +1876,20 @@ out_paths_said_alike(void)
 			         said[2]);
 	}
 	unlink(file);
+	/* The database itself, alike (run said "the event database DB
+	 * ...; give another file name"). */
+	assert_int_equal(cli("export", "--db", nodb, "--format", "csv",
+	                     "--out", nodb, "--force", NULL),
+	                 64);
+	const char *that = strstr(err_text, ": that is");
+	assert_non_null(that);
+	snprintf(want, sizeof(want), "%s", that);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--db", nodb, "--json", nodb, NULL),
+	                 64);
+	that = strstr(err_text, ": that is");
+	if (!that || strcmp(that, want))
+		fail_msg("export said: %s\nrun said: %s", want, err_text);
 }
 
 static void

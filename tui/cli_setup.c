@@ -854,8 +854,8 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	if (a->json && ms_evdb_path_is_db(cfg->db, a->json)) {
 		fprintf(err,
 		        "mergescope %s: --json %s: that is the event database "
-		        "%s or a file SQLite keeps beside it (-wal, -shm, "
-		        "-journal); give another file name\n",
+		        "of --db %s or a file SQLite keeps beside it (-wal, "
+		        "-shm, -journal); choose another file\n",
 		        a->cmd, a->json, cfg->db);
 		return MS_EXIT_USAGE;
 	}
