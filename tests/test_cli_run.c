@@ -2084,6 +2084,35 @@ cli_small_tmpfs(const char *err_path, bool rdonly, const char *mnt,
 	return rc;
 }
 
+/* A fixture whose manifest this user cannot read: the line says so
+ * (it said SQLite's "unable to open database file" alone). */
+static void
+test_fixture_manifest_unreadable(void **state)
+{
+	(void)state;
+	char fx[600], cmd[1400], db[700], errp[600];
+	snprintf(fx, sizeof(fx), "%s/fx-unreadable", tmp_root);
+	snprintf(db, sizeof(db), "%s/fx-unreadable.sqlite", tmp_root);
+	snprintf(errp, sizeof(errp), "%s/fxu.err", tmp_root);
+	snprintf(cmd, sizeof(cmd),
+	         "mkdir '%s' && cp '%s/manifest.sqlite' '%s/' && "
+	         "chmod 0000 '%s/manifest.sqlite'",
+	         fx, fixture_dir, fx, fx);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chmod(fx, 0755), 0);
+	assert_int_equal(chmod(tmp_root, 0777), 0);
+	int rc = cli_unprivileged(errp, "run", "--headless", "--fixture", fx,
+	                          "--variant", "disabled", "--db", db, NULL);
+	assert_int_equal(chmod(tmp_root, 0700), 0);
+	char *t = ms_test_read(errp, CAP, NULL);
+	fprintf(stderr, "%s", t);
+	assert_int_equal(rc, 2);
+	if (!strstr(t, "manifest.sqlite: open: ") ||
+	    !strstr(t, strerror(EACCES)))
+		fail_msg("said: %s", t);
+	free(t);
+}
+
 /* A --work-dir the user made and this user cannot write in (a 555
  * directory in a 777 one): refused for that before anything else, and
  * left as it was. It read "DIR/.mergescope-owner.tmp-PID: Permission
@@ -2563,6 +2592,7 @@ main(void)
 		cmocka_unit_test(test_report_vs_other_opening),
 		cmocka_unit_test(test_read_only_database_dir),
 		cmocka_unit_test(test_work_dir_not_writable),
+		cmocka_unit_test(test_fixture_manifest_unreadable),
 		cmocka_unit_test(test_work_dir_small_fs),
 		cmocka_unit_test(test_output_write_failure),
 #ifdef MS_MERGESCOPE_BIN
