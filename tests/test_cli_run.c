@@ -2084,10 +2084,11 @@ cli_small_tmpfs(const char *err_path, bool rdonly, const char *mnt,
 	return rc;
 }
 
-/* A fixture whose manifest this user cannot read: the line says so
- * (it said SQLite's "unable to open database file" alone). */
+/* A fixture whose manifest, or a part, this user cannot read: the line
+ * says so (it said SQLite's "unable to open database file" alone, and
+ * for a part only "PATH: Permission denied"). */
 static void
-test_fixture_manifest_unreadable(void **state)
+test_fixture_unreadable(void **state)
 {
 	(void)state;
 	char fx[600], cmd[1400], db[700], errp[600];
@@ -2109,6 +2110,27 @@ test_fixture_manifest_unreadable(void **state)
 	assert_int_equal(rc, 2);
 	if (!strstr(t, "manifest.sqlite: open: ") ||
 	    !strstr(t, strerror(EACCES)))
+		fail_msg("said: %s", t);
+	free(t);
+	/* A part it cannot read: named as the fixture's part, not as a
+	 * bare path ("PATH: Permission denied" was all). */
+	snprintf(cmd, sizeof(cmd),
+	         "rm -rf '%s' && cp -R '%s' '%s' && chmod -R a+rX '%s' && "
+	         "chmod 0000 \"$(ls -d '%s'/parts/core/* | head -n 1)\"",
+	         fx, fixture_dir, fx, fx, fx);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chmod(tmp_root, 0777), 0);
+	rc = cli_unprivileged(errp, "run", "--headless", "--fixture", fx,
+	                      "--variant", "disabled", "--db", db, NULL);
+	assert_int_equal(chmod(tmp_root, 0700), 0);
+	t = ms_test_read(errp, CAP, NULL);
+	fprintf(stderr, "%s", t);
+	assert_int_equal(rc, 2);
+	char want[700];
+	snprintf(want, sizeof(want), "mergescope run: fixture %s: core part ",
+	         fx);
+	if (strncmp(t, want, strlen(want)) ||
+	    !strstr(t, " cannot be read: ") || !strstr(t, strerror(EACCES)))
 		fail_msg("said: %s", t);
 	free(t);
 }
@@ -2592,7 +2614,7 @@ main(void)
 		cmocka_unit_test(test_report_vs_other_opening),
 		cmocka_unit_test(test_read_only_database_dir),
 		cmocka_unit_test(test_work_dir_not_writable),
-		cmocka_unit_test(test_fixture_manifest_unreadable),
+		cmocka_unit_test(test_fixture_unreadable),
 		cmocka_unit_test(test_work_dir_small_fs),
 		cmocka_unit_test(test_output_write_failure),
 #ifdef MS_MERGESCOPE_BIN
