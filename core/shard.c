@@ -1662,8 +1662,8 @@ transact_snap_failed(const ms_shard *s, const uint64_t *inputs,
 		                       at);
 	if (output == 0)
 		return snap_failed_for(eb, rc,
-		                       "removing %zu parts from part %s "
-		                       "(epoch %llu)",
+		                       "removing %zu parts, the first part "
+		                       "%s (epoch %llu)",
 		                       ninputs, id, at);
 	return snap_failed_for(eb, rc,
 	                       "committing part %s, merged from %zu parts "
