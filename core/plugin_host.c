@@ -686,10 +686,13 @@ ms__phost_start(ms__phost **out, const char *exe, const char *path,
 		if (got == 1) {
 			ms__plugin_text_clean(msg, sizeof(msg), rep.msg,
 			                      sizeof(rep.msg));
-			/* a refused config stays one (ms__plugin_open) */
+			/* a refused config stays one, and an open() out
+			 * of memory one (ms__plugin_open) */
 			rc = ms_fail(eb,
-			             rep.ret == MS_ERR_CONFIG ? MS_ERR_CONFIG
-			                                      : MS_ERR_PLUGIN,
+			             rep.ret == MS_ERR_CONFIG ||
+			                             rep.ret == MS_ERR_NOMEM
+			                     ? rep.ret
+			                     : MS_ERR_PLUGIN,
 			             "plugin host for %s: %s", path,
 			             unprefixed(msg, path));
 		} else if (got == 0) {

@@ -476,7 +476,8 @@ check_desc(ms_plugin *p, const char *path, ms_errbuf *eb)
 
 /* Step 3: the host services table, then the plugin's open() with its
  * config (an open() that returns non-zero refused its config, as the
- * ABI has it: MS_ERR_CONFIG); its projection_of() may narrow what it
+ * ABI has it: MS_ERR_CONFIG; MS_PLUGIN_OPEN_NOMEM ran out of memory:
+ * MS_ERR_NOMEM); its projection_of() may narrow what it
  * reads. The chain calls
  * it on a worker thread of its own, bounded by its open timeout
  * (chain.c). */
@@ -502,6 +503,12 @@ ms__plugin_open(ms_plugin *p, const char *config, ms_errbuf *eb)
 		char shown[MS_PLUGIN_MSG_MAX + 1];
 		err[sizeof(err) - 1] = '\0';
 		ms__plugin_text_clean(shown, sizeof(shown), err, sizeof(err));
+		if (rc == MS_PLUGIN_OPEN_NOMEM)
+			return ms_fail(eb, MS_ERR_NOMEM,
+			               "plugin %s (%s): open: out of memory "
+			               "(not its config): %s",
+			               p->path, p->name,
+			               shown[0] ? shown : "no message");
 		return ms_fail(eb, MS_ERR_CONFIG, "plugin %s (%s): open: %s",
 		               p->path, p->name, shown[0] ? shown : "failed");
 	}

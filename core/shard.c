@@ -82,6 +82,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,11 @@ struct ms_shard {
 	bool use_syncfs;       /* opts.commit_syncfs (design point 7) */
 	bool pending;          /* committed in memory past DIR/snapshot (6.) */
 	bool parts_dirty;      /* renames into parts/ not yet fsynced (6.) */
+	/* The transactions committed in memory only since the snapshot on
+	 * disk (6.), by kind, and that snapshot's epoch: what a failed
+	 * ms_shard_sync names. */
+	unsigned pend_intro, pend_replace, pend_remove;
+	uint64_t durable_epoch;
 	struct ms__sp **limbo; /* removed by deferred transactions (8.) */
 	size_t nlimbo, limbo_cap, limbo_max;
 	enum ms_shard_fault fault;
@@ -1254,6 +1260,7 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 	if ((rc = snap_read(s, &sn, eb)) != 0 || (rc = load_dicts(s, eb)) != 0)
 		goto fail;
 	s->epoch = sn.epoch;
+	s->durable_epoch = sn.epoch;
 	s->next_id = sn.next_id;
 	s->act = ms_mem_alloc(s->mem, (sn.n ? sn.n : 1) * sizeof(*s->act));
 	if (!s->act) {
@@ -1621,6 +1628,71 @@ next_inventory(const ms_shard *s, const uint64_t *inputs, size_t ninputs,
 	return nnext;
 }
 
+/* Prefix eb's message, a failed snap_write's (which names the file, the
+ * system call and the system's reason), with the commit it was for. */
+static int
+snap_failed_for(ms_errbuf *eb, int rc, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static int
+snap_failed_for(ms_errbuf *eb, int rc, const char *fmt, ...)
+{
+	if (!eb)
+		return rc;
+	char why[sizeof(eb->msg)], what[160];
+	memcpy(why, eb->msg, sizeof(why));
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return ms_fail(eb, rc, "%s: %s", what, why);
+}
+
+/* The snapshot written for one transaction failed: say which. */
+static int
+transact_snap_failed(const ms_shard *s, const uint64_t *inputs,
+                     size_t ninputs, uint64_t output, ms_errbuf *eb,
+                     int rc)
+{
+	char id[17];
+	id_hex(output ? output : inputs[0], id);
+	unsigned long long at = (unsigned long long)s->epoch + 1;
+	if (ninputs == 0)
+		return snap_failed_for(eb, rc,
+		                       "introducing part %s (epoch %llu)", id,
+		                       at);
+	if (output == 0)
+		return snap_failed_for(eb, rc,
+		                       "removing %zu parts, the first part "
+		                       "%s (epoch %llu)",
+		                       ninputs, id, at);
+	return snap_failed_for(eb, rc,
+	                       "committing part %s, merged from %zu parts "
+	                       "(epoch %llu)",
+	                       id, ninputs, at);
+}
+
+/* Count a transaction committed in memory only (6.). */
+static void
+note_deferred(ms_shard *s, size_t ninputs, uint64_t output)
+{
+	s->pending = true;
+	if (ninputs == 0)
+		s->pend_intro++;
+	else if (output == 0)
+		s->pend_remove++;
+	else
+		s->pend_replace++;
+}
+
+/* DIR/snapshot is the inventory in memory, at epoch s->epoch. */
+static void
+now_durable(ms_shard *s)
+{
+	s->pending = false;
+	s->durable_epoch = s->epoch;
+	s->pend_intro = s->pend_replace = s->pend_remove = 0;
+}
+
 /* The snapshot of a transaction failed to commit: write the previous one
  * back if it was replaced (else, or if that fails too, the shard is
  * broken), and take the output back out. */
@@ -1634,7 +1706,7 @@ undo_commit(ms_shard *s, bool renamed, struct ms__sp *osp, uint64_t output,
 		               NULL) != 0)
 			s->broken = true;
 		else
-			s->pending = false; /* the write-back committed it */
+			now_durable(s); /* the write-back committed it */
 	}
 	if (osp) {
 		sp_unref(osp);
@@ -1752,6 +1824,7 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 		rc = snap_write(s, s->epoch + 1, next_id, next, nnext, &renamed,
 		                eb);
 	if (rc) {
+		rc = transact_snap_failed(s, inputs, ninputs, output, eb, rc);
 		undo_commit(s, renamed, osp, output, in_place);
 		goto out;
 	}
@@ -1763,7 +1836,10 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 	s->nact = nnext;
 	s->epoch++;
 	s->next_id = next_id;
-	s->pending = defer;
+	if (defer)
+		note_deferred(s, ninputs, output);
+	else
+		now_durable(s);
 	if (defer)
 		step(s, MS_SHARD_STEP_DEFERRED, (unsigned)nrm);
 	for (size_t i = 0; defer && i < nrm; i++)
@@ -1797,13 +1873,20 @@ sync_locked(ms_shard *s, ms_errbuf *eb)
 	if (s->parts_dirty && (!s->use_syncfs || !s->pending))
 		rc = sync_parts(s, "deferred publications", eb);
 	bool renamed;
-	if (rc == 0 && s->pending)
-		rc = snap_write(s, s->epoch, s->next_id, s->act, s->nact,
-		                &renamed, eb);
+	if (rc == 0 && s->pending &&
+	    (rc = snap_write(s, s->epoch, s->next_id, s->act, s->nact,
+	                     &renamed, eb)) != 0)
+		return snap_failed_for(
+		        eb, rc,
+		        "making epochs %llu..%llu durable (committed in "
+		        "memory: introductions %u, merges %u, removals %u)",
+		        (unsigned long long)s->durable_epoch + 1,
+		        (unsigned long long)s->epoch, s->pend_intro,
+		        s->pend_replace, s->pend_remove);
 	/* A failure leaves DIR/snapshot at the last durable inventory or at
 	 * this one, both whole and both naming only parts on disk. */
 	if (rc == 0)
-		s->pending = false;
+		now_durable(s);
 	return rc;
 }
 

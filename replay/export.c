@@ -811,7 +811,7 @@ ms_export_file(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
 {
 	if (ms_evdb_path_is_db(ms_evdb_path(db), path))
 		return ms_fail(eb, MS_ERR_INVAL,
-		               "export %s: that is the event database being "
+		               "%s: that is the event database being "
 		               "exported or a file SQLite keeps beside it "
 		               "(-wal, -shm, -journal); choose another file",
 		               path);

@@ -1448,16 +1448,23 @@ ctx_init(once_ctx *c, const ms_merge_once_opts *opts, ms__frozen *f,
 		               "or reread",
 		               opts->staging);
 	int rc = ms__frozen_read(opts->frozen_dir, f, eb);
-	if (rc)
-		return rc;
+	if (rc) {
+		/* Named by the option, as every path the user gave is. */
+		char why[sizeof(eb->msg)];
+		snprintf(why, sizeof(why), "%s", eb ? eb->msg : "");
+		return ms_fail(eb, rc, "merge-once: --frozen %s: %s",
+		               opts->frozen_dir,
+		               why[0] ? why : ms_strerror(rc));
+	}
 	c->f = f;
 	snprintf(c->shard_src, sizeof(c->shard_src), "%s/%s", opts->frozen_dir,
 	         MS_FROZEN_SHARD);
 	struct stat st;
 	if (stat(c->shard_src, &st) < 0 || !S_ISDIR(st.st_mode))
 		return ms_fail(eb, MS_ERR_NOTFOUND,
-		               "merge-once: %s: the frozen shard is missing",
-		               c->shard_src);
+		               "merge-once: --frozen %s: %s: the frozen shard "
+		               "is missing",
+		               opts->frozen_dir, c->shard_src);
 	/* The run's limits (they size the staging budget). */
 	ms_limits_detect(&c->limits, NULL, NULL);
 	char profile[64];

@@ -89,12 +89,14 @@ write_error(const ms_outfile *o, ms_errbuf *eb)
 	               o->path, strerror(e));
 }
 
-/* The error for an existing target, shared by open and commit. */
+/* The error for an existing target, shared by open and commit. Every
+ * message about the file begins "PATH: ", which the command line puts
+ * after the option that named it. */
 static int
 exists_error(const char *path, ms_errbuf *eb)
 {
 	return ms_fail(eb, MS_ERR_EXISTS,
-	               "%s exists; not overwritten (give --force to replace "
+	               "%s: exists; not overwritten (give --force to replace "
 	               "it)",
 	               path);
 }
@@ -109,6 +111,38 @@ dup_str(const char *s)
 	return d;
 }
 
+/* The directory path is in, as named ("." when none), into buf. */
+static void
+dir_of(const char *path, char *buf, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(buf, n, ".");
+	else if (slash == path)
+		snprintf(buf, n, "/");
+	else
+		snprintf(buf, n, "%.*s", (int)(slash - path), path);
+}
+
+/* path does not exist (stat said e): its directory is to blame when it is
+ * missing or not one, else the system's reason. */
+static int
+missing_error(const char *path, int e, ms_errbuf *eb)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	dir_of(path, dir, sizeof(dir));
+	int de = stat(dir, &st) != 0 ? errno : 0;
+	if (de == ENOENT)
+		return ms_fail(eb, MS_ERR_NOTFOUND,
+		               "%s: directory %s does not exist", path, dir);
+	if (de == 0 && !S_ISDIR(st.st_mode))
+		return ms_fail(eb, MS_ERR_INVAL,
+		               "%s: directory %s is not a directory", path,
+		               dir);
+	return ms_fail(eb, ms_err_from_errno(e), "%s: %s", path, strerror(e));
+}
+
 int
 ms_outfile_check(const char *path, bool force, ms_errbuf *eb)
 {
@@ -119,19 +153,23 @@ ms_outfile_check(const char *path, bool force, ms_errbuf *eb)
 	if (stat(path, &st) == 0) {
 		if (S_ISDIR(st.st_mode))
 			return ms_fail(eb, MS_ERR_INVAL,
-			               "%s is a directory; expected a file "
+			               "%s: is a directory; expected a file "
 			               "name",
 			               path);
 		if (!force)
 			return exists_error(path, eb);
 		if (!S_ISREG(st.st_mode))
 			return ms_fail(eb, MS_ERR_INVAL,
-			               "%s exists and is not a regular file; "
+			               "%s: exists and is not a regular file; "
 			               "not replaced",
 			               path);
 	} else if (errno != ENOENT) {
-		return ms_fail(eb, ms_err_from_errno(errno), "%s: %s", path,
-		               strerror(errno));
+		return missing_error(path, errno, eb);
+	} else {
+		char dir[PATH_MAX];
+		dir_of(path, dir, sizeof(dir));
+		if (!ms_fs_is_dir(dir))
+			return missing_error(path, ENOENT, eb);
 	}
 	return 0;
 }
@@ -245,9 +283,12 @@ ms__outfile_open_how(ms_outfile **out, const char *path, bool force,
 	if (fd < 0)
 		fd = make_tmp_name(o, path, dlen, n, -1);
 	if (fd < 0) {
-		rc = ms_fail(eb, ms_err_from_errno(errno),
-		             "%s: cannot create a file in its directory: %s",
-		             path, strerror(errno));
+		int e = errno;
+		char dir[PATH_MAX];
+		dir_of(path, dir, sizeof(dir));
+		rc = ms_fail(eb, ms_err_from_errno(e),
+		             "%s: cannot create a file in directory %s: %s",
+		             path, dir, strerror(e));
 		o->tmp[0] = '\0';
 		ms_outfile_abort(o);
 		return rc;

@@ -61,7 +61,11 @@ ms__work_need_bytes(uint64_t fixture_bytes)
 }
 
 /* May the shard go in dir: a file system we may write (a tmpfs unless
- * any_fs), with how many bytes free, in blocks of how many bytes? */
+ * any_fs), with how many bytes free, in blocks of how many bytes?
+ * Writable means a directory made in it, as a run's own check does
+ * (ms_replay_dir_probe): access(W_OK) passes a regular file where a
+ * directory was expected, and asks for the real user, not the one that
+ * writes. */
 static bool
 fs_room(const char *dir, bool any_fs, uint64_t *avail, uint64_t *block,
         const char **why)
@@ -79,7 +83,7 @@ fs_room(const char *dir, bool any_fs, uint64_t *avail, uint64_t *block,
 		*why = "is not a tmpfs";
 		return false;
 	}
-	if (access(dir, W_OK) != 0) {
+	if (ms_replay_dir_probe(dir) != 0) {
 		*why = "is not writable";
 		return false;
 	}
@@ -149,7 +153,7 @@ ms__work_dir_choose(const char *root, bool any_fs, ms__work_need_fn need_fn,
 	bool capped = ok && strcmp(fs, "tmpfs") == 0 && need > mem_room(mem_cap);
 	if (ok && avail >= need && !capped) {
 		if ((mkdir(root, 0700) == 0 || errno == EEXIST) &&
-		    access(root, W_OK) == 0) {
+		    ms_replay_dir_probe(root) == 0) {
 			shard_name(out->dir, sizeof(out->dir), root, base);
 			out->shm = true;
 			snprintf(out->why, sizeof(out->why),

@@ -730,6 +730,49 @@ open_one(ms_chain **c, const char *name, const char *config,
 	return ms_chain_open(c, &link, 1, o, eb);
 }
 
+/* A config the plugin refuses is MS_ERR_CONFIG under either host, named
+ * by the chain link, the plugin and the plugin's words; an open() out of
+ * memory is MS_ERR_NOMEM, not a refused config. The process host's path
+ * for it had no test. */
+static void
+test_open_refusal_under_both_hosts(void **st)
+{
+	(void)st;
+	const enum ms_plugin_host_mode modes[2] = { MS_PLUGIN_HOST_INPROC,
+		                                    MS_PLUGIN_HOST_PROCESS };
+	const struct {
+		const char *config, *said;
+		int want;
+	} cases[] = {
+		{ "", "open: unknown key \"bogus\"", MS_ERR_CONFIG },
+		{ "nomem", "open: out of memory (not its config): no memory",
+		  MS_ERR_NOMEM },
+	};
+	for (int i = 0; i < 2; i++) {
+		for (size_t k = 0; k < 2; k++) {
+			ms_mem mem;
+			ms_chain_opts o = { .mem = &mem,
+				            .host_mode = modes[i],
+				            .host_exe = MS_BINARY_DIR
+				            "/tui/mergescope" };
+			ms_chain *c = NULL;
+			ms_errbuf eb = { "" };
+			int rc = open_one(&c, "tp_openfail", cases[k].config,
+			                  &o, &eb);
+			assert_null(c);
+			fprintf(stderr, "%s: %s\n",
+			        ms_plugin_host_mode_name(modes[i]), eb.msg);
+			if (rc != cases[k].want ||
+			    !strstr(eb.msg, "tp_openfail.so") ||
+			    !strstr(eb.msg, cases[k].said))
+				fail_msg("%s, config \"%s\": %d: %s",
+				         ms_plugin_host_mode_name(modes[i]),
+				         cases[k].config, rc, eb.msg);
+			tl_assert_no_live(&mem);
+		}
+	}
+}
+
 static void
 test_stuck_call_never_blocks_close(void **st)
 {
@@ -2040,6 +2083,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_successful_batch_resets_timeout_count),
 		cmocka_unit_test(test_circuit_opens_on_failure_rate),
 		cmocka_unit_test(test_overlapping_abandoned_calls),
+		cmocka_unit_test(test_open_refusal_under_both_hosts),
 		cmocka_unit_test(test_stuck_call_never_blocks_close),
 		cmocka_unit_test(test_open_hang_fails_chain_open),
 		cmocka_unit_test(test_late_open_is_cleaned_up),

@@ -325,6 +325,9 @@ test_disk_full_merge(void **state)
 	assert_non_null(strstr(one, "): data: "));
 	assert_non_null(strstr(one, "File too large"));
 	assert_non_null(strstr(one, "3 failures in a row"));
+	/* And the step of the day it failed at. */
+	if (!strstr(one, " (in the primary phase, after "))
+		fail_msg("said: %s", one);
 	/* The progress said each failure as it came, before the run's
 	 * end (before: nothing while the engine backed off). */
 	const char *said = strstr(err, " failed merge");

@@ -1113,10 +1113,11 @@ test_output_files_need_force(void **state)
 	assert_int_equal(cli("export", "--db", db_keep, "--format", "csv",
 	                     "--force", NULL),
 	                 64);
-	/* Over its own database: refused even with --force. */
+	/* Over its own database: refused even with --force, before any
+	 * work (a usage error, as for report --html and run --json). */
 	assert_int_equal(cli("export", "--db", db_keep, "--format", "jsonl",
 	                     "--out", db_keep, "--force", NULL),
-	                 2);
+	                 64);
 	assert_non_null(strstr(err_text, "event database"));
 	assert_int_equal(cli("report", "--db", db_keep, NULL), 0);
 	/* report --html likewise. */
@@ -1344,9 +1345,17 @@ test_outputs_never_over_the_database(void **state)
 	snprintf(shm, sizeof(shm), "%s-shm", db);
 	assert_int_equal(cli("export", "--db", db, "--format", "csv", "--out",
 	                     wal, "--force", NULL),
-	                 2);
+	                 64);
 	assert_one_line();
-	assert_non_null(strstr(err_text, "event database"));
+	/* Named by the option, a usage error as for report and run (it
+	 * was "export PATH: ..." with status 2). */
+	char want[1400];
+	snprintf(want, sizeof(want),
+	         "mergescope export: --out %s: that is the event database "
+	         "of --db %s",
+	         wal, db);
+	if (strncmp(err_text, want, strlen(want)))
+		fail_msg("said: %s", err_text);
 	assert_int_equal(
 	        cli("report", "--db", db, "--html", shm, "--force", NULL), 64);
 	assert_one_line();
@@ -1809,6 +1818,80 @@ test_locked_database(void **state)
 
 /* Small refusals: a --break that does not parse, a profile too small or
  * with a key twice. */
+/* An output path the user named is refused in one wording by every
+ * command: "mergescope CMD: OPT PATH: CAUSE". Before, an existing file
+ * was "OPT PATH exists; ..." (no colon), and a missing directory "cannot
+ * create a file in its directory" for export and report but "directory
+ * D does not exist" for run. */
+static void
+out_paths_said_alike(void)
+{
+	char file[600], in_missing[700], in_file[700], want[1600];
+	snprintf(file, sizeof(file), "%s/exists.out", tmp_root);
+	assert_int_equal(ms_test_put(file, "x\n"), 0);
+	snprintf(in_missing, sizeof(in_missing), "%s/no-such-dir/x",
+	         tmp_root);
+	snprintf(in_file, sizeof(in_file), "%s/x", file);
+	const struct {
+		const char *path, *cause;
+	} cases[] = {
+		{ file, "exists; not overwritten (give --force to replace "
+		        "it)" },
+		{ tmp_root, "is a directory; expected a file name" },
+		{ in_missing, "directory " },
+		{ in_file, "directory " },
+	};
+	char nodb[600];
+	snprintf(nodb, sizeof(nodb), "%s/never.sqlite", tmp_root);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *p = cases[i].path;
+		char said[3][1024];
+		assert_int_equal(cli("export", "--db", db_keep, "--format",
+		                     "csv", "--out", p, NULL),
+		                 2);
+		snprintf(said[0], sizeof(said[0]), "%s", err_text);
+		assert_int_equal(cli("report", "--db", db_keep, "--html", p,
+		                     NULL),
+		                 2);
+		snprintf(said[1], sizeof(said[1]), "%s", err_text);
+		assert_int_equal(cli("run", "--headless", "--fixture",
+		                     fixture_dir, "--db", nodb, "--json", p,
+		                     NULL),
+		                 2);
+		snprintf(said[2], sizeof(said[2]), "%s", err_text);
+		static const char *const cmd[] = { "export", "report", "run" };
+		static const char *const opt[] = { "--out", "--html",
+			                           "--json" };
+		for (int k = 0; k < 3; k++) {
+			snprintf(want, sizeof(want), "mergescope %s: %s %s: %s",
+			         cmd[k], opt[k], p, cases[i].cause);
+			if (strncmp(said[k], want, strlen(want)))
+				fail_msg("want %s\nsaid %s", want, said[k]);
+		}
+		/* The cause after "OPT PATH: " is the same words. */
+		const char *c0 = strstr(said[0], p) + strlen(p);
+		const char *c2 = strstr(said[2], p) + strlen(p);
+		if (strcmp(c0, c2) || strcmp(c0, strstr(said[1], p) + strlen(p)))
+			fail_msg("worded apart:\n%s%s%s", said[0], said[1],
+			         said[2]);
+	}
+	unlink(file);
+	/* The database itself, alike (run said "the event database DB
+	 * ...; give another file name"). */
+	assert_int_equal(cli("export", "--db", nodb, "--format", "csv",
+	                     "--out", nodb, "--force", NULL),
+	                 64);
+	const char *that = strstr(err_text, ": that is");
+	assert_non_null(that);
+	snprintf(want, sizeof(want), "%s", that);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--db", nodb, "--json", nodb, NULL),
+	                 64);
+	that = strstr(err_text, ": that is");
+	if (!that || strcmp(that, want))
+		fail_msg("export said: %s\nrun said: %s", want, err_text);
+}
+
 static void
 test_small_refusals(void **state)
 {
@@ -1856,6 +1939,7 @@ test_small_refusals(void **state)
 	                 64);
 	assert_one_line();
 	assert_non_null(strstr(err_text, "--html \"\": expected a file name"));
+	out_paths_said_alike();
 }
 
 /* Become a user who cannot override file permissions (nobody) when root;
@@ -1998,6 +2082,57 @@ cli_small_tmpfs(const char *err_path, bool rdonly, const char *mnt,
 	                   rdonly ? NULL : tmpfs_user_dir_kept, mnt, first, ap);
 	va_end(ap);
 	return rc;
+}
+
+/* A fixture whose manifest, or a part, this user cannot read: the line
+ * says so (it said SQLite's "unable to open database file" alone, and
+ * for a part only "PATH: Permission denied"). */
+static void
+test_fixture_unreadable(void **state)
+{
+	(void)state;
+	char fx[600], cmd[1400], db[700], errp[600];
+	snprintf(fx, sizeof(fx), "%s/fx-unreadable", tmp_root);
+	snprintf(db, sizeof(db), "%s/fx-unreadable.sqlite", tmp_root);
+	snprintf(errp, sizeof(errp), "%s/fxu.err", tmp_root);
+	snprintf(cmd, sizeof(cmd),
+	         "mkdir '%s' && cp '%s/manifest.sqlite' '%s/' && "
+	         "chmod 0000 '%s/manifest.sqlite'",
+	         fx, fixture_dir, fx, fx);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chmod(fx, 0755), 0);
+	assert_int_equal(chmod(tmp_root, 0777), 0);
+	int rc = cli_unprivileged(errp, "run", "--headless", "--fixture", fx,
+	                          "--variant", "disabled", "--db", db, NULL);
+	assert_int_equal(chmod(tmp_root, 0700), 0);
+	char *t = ms_test_read(errp, CAP, NULL);
+	fprintf(stderr, "%s", t);
+	assert_int_equal(rc, 2);
+	if (!strstr(t, "manifest.sqlite: open: ") ||
+	    !strstr(t, strerror(EACCES)))
+		fail_msg("said: %s", t);
+	free(t);
+	/* A part it cannot read: named as the fixture's part, not as a
+	 * bare path ("PATH: Permission denied" was all). */
+	snprintf(cmd, sizeof(cmd),
+	         "rm -rf '%s' && cp -R '%s' '%s' && chmod -R a+rX '%s' && "
+	         "chmod 0000 \"$(ls -d '%s'/parts/core/* | head -n 1)\"",
+	         fx, fixture_dir, fx, fx, fx);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chmod(tmp_root, 0777), 0);
+	rc = cli_unprivileged(errp, "run", "--headless", "--fixture", fx,
+	                      "--variant", "disabled", "--db", db, NULL);
+	assert_int_equal(chmod(tmp_root, 0700), 0);
+	t = ms_test_read(errp, CAP, NULL);
+	fprintf(stderr, "%s", t);
+	assert_int_equal(rc, 2);
+	char want[700];
+	snprintf(want, sizeof(want), "mergescope run: fixture %s: core part ",
+	         fx);
+	if (strncmp(t, want, strlen(want)) ||
+	    !strstr(t, " cannot be read: ") || !strstr(t, strerror(EACCES)))
+		fail_msg("said: %s", t);
+	free(t);
 }
 
 /* A --work-dir the user made and this user cannot write in (a 555
@@ -2479,6 +2614,7 @@ main(void)
 		cmocka_unit_test(test_report_vs_other_opening),
 		cmocka_unit_test(test_read_only_database_dir),
 		cmocka_unit_test(test_work_dir_not_writable),
+		cmocka_unit_test(test_fixture_unreadable),
 		cmocka_unit_test(test_work_dir_small_fs),
 		cmocka_unit_test(test_output_write_failure),
 #ifdef MS_MERGESCOPE_BIN

@@ -169,6 +169,12 @@ test_rejections_name_the_problem(void **st)
 	               MS_ERR_PLUGIN);
 	expect_refusal("tp_openfail", "", "unknown key \"bogus\"",
 	               MS_ERR_CONFIG);
+	/* An open() out of memory is not a refused config (it was said to
+	 * be one, and the command line took it for a bad variant). */
+	expect_refusal("tp_openfail", "nomem",
+	               "open: out of memory (not its config): no memory for "
+	               "its tables",
+	               MS_ERR_NOMEM);
 }
 
 /* Every byte of s is printable ASCII: one line, no escape sequences. */

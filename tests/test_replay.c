@@ -1590,6 +1590,18 @@ test_work_dir_choice(void **state)
 	                 0);
 	assert_int_equal(
 	        ms__work_mem_check("/w", true, 298 * mib, 170 * mib, &meb), 0);
+	/* A default root that is a regular file: nothing can be made in
+	 * it, so the disk, saying so. access(W_OK) passed it, and the run
+	 * then failed making its shard there. */
+	char froot[PATH_MAX];
+	snprintf(froot, sizeof(froot), "%s/mergescope-file", rt.shm);
+	assert_int_equal(ms_test_put(froot, "x\n"), 0);
+	ms__work_dir_choose(froot, false, need_of, &(uint64_t){ 1 << 20 }, 0,
+	                    "/disk", "run.db", &c);
+	unlink(froot);
+	assert_false(c.shm);
+	assert_true(strncmp(c.dir, "/disk/run.db.", 13) == 0);
+	assert_non_null(strstr(c.why, "has no directory we may write"));
 }
 
 /* ---- breakpoints and stepping ---------------------------------------- */

@@ -1682,6 +1682,15 @@ group_commit_failures(bool syncfs)
 	for (int f = MS_SHARD_FAULT_OPEN; f <= MS_SHARD_FAULT_DIRSYNC; f++) {
 		ms_shard_inject_fault(s, (enum ms_shard_fault)f, EIO);
 		assert_int_equal(ms_shard_sync(s, &eb), MS_ERR_IO);
+		/* Which commits it was making durable, then the file, the
+		 * step and the system's reason. */
+		if (strncmp(eb.msg,
+		            "making epochs 1..3 durable (committed in memory: "
+		            "introductions 2, merges 1, removals 0): snapshot ",
+		            98) ||
+		    !strstr(eb.msg, dir) ||
+		    !strstr(eb.msg, strerror(EIO)))
+			fail_msg("said: %s", eb.msg);
 		assert_int_equal(ms_shard_epoch(s), 3);
 		ms_shard_settle(s);
 		assert_true(part_on_disk(s, MS_KIND_CORE, ids[0]));
@@ -1701,6 +1710,14 @@ group_commit_failures(bool syncfs)
 		ms_shard_inject_fault(s, (enum ms_shard_fault)f, EIO);
 		assert_int_equal(ms_shard_replace(s, ids, 3, out2, &eb),
 		                 MS_ERR_IO);
+		char want[96];
+		snprintf(want, sizeof(want),
+		         "committing part %016llx, merged from 3 parts "
+		         "(epoch 6): snapshot ",
+		         (unsigned long long)out2);
+		if (strncmp(eb.msg, want, strlen(want)) ||
+		    !strstr(eb.msg, strerror(EIO)))
+			fail_msg("said: %s", eb.msg);
 		assert_int_equal(ms_shard_epoch(s), 5);
 		assert_int_equal(ms_shard_count(s), 3);
 		assert_true(tmp_on_disk(s, MS_KIND_CORE, out2));

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "cli_testlib.h"
+#include "testdir.h"
 #include "ms_tui.h"
 #include "tui_int.h"
 
@@ -286,6 +287,35 @@ test_errors_before_work(void **state)
 	                     "--variant", "skywalking", "--reps", "5", NULL),
 	                 2);
 	assert_non_null(strstr(err_text, "--frozen /nonexistent/d"));
+	/* A directory that is not a frozen merge, and a file: named by
+	 * the option too (the first said only "DIR/frozen.txt: cannot
+	 * open", the second "no such directory"). */
+	char dir[] = "/tmp/ms-notfrozen-XXXXXX", file[64];
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(cli("merge-once", "--frozen", dir, "--variant",
+	                     "alwayskeep", NULL),
+	                 2);
+	char want[128];
+	snprintf(want, sizeof(want), "merge-once: --frozen %s: %s/frozen.txt",
+	         dir, dir);
+	if (!strstr(err_text, want))
+		fail_msg("said: %s", err_text);
+	snprintf(file, sizeof(file), "%s/f", dir);
+	assert_int_equal(ms_test_put(file, "x\n"), 0);
+	assert_int_equal(cli("merge-once", "--frozen", file, "--variant",
+	                     "alwayskeep", NULL),
+	                 2);
+	snprintf(want, sizeof(want), "--frozen %s: not a directory", file);
+	if (!strstr(err_text, want))
+		fail_msg("said: %s", err_text);
+	unlink(file);
+	/* A directory of no runs, named by --collect as its other errors
+	 * are (it was "DIR: no runs"). */
+	assert_int_equal(cli("report", "--collect", dir, NULL), 2);
+	snprintf(want, sizeof(want), "report: --collect %s: no runs", dir);
+	if (!strstr(err_text, want))
+		fail_msg("said: %s", err_text);
+	rmdir(dir);
 	assert_int_equal(cli("run", "--headless", "--variant", "disabled",
 	                     "--fixture", "/nonexistent/f", NULL),
 	                 2);

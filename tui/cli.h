@@ -555,6 +555,12 @@ void ms__replay_opts_from(struct ms_replay_opts *ro, const ms__run_args *a,
  * ("--work-dir DIR exists and is not an empty directory; ..."). */
 void ms__say_replay_error(FILE *err, const ms__run_args *a, int rc,
                           const ms_errbuf *eb);
+/* The one line for an error about an output file the user named with
+ * option opt (ms_outfile's messages begin "PATH: "): "mergescope CMD:
+ * OPT PATH: CAUSE"; a message about something else (the database being
+ * read) is said as it is, after "CMD: ". Returns MS_EXIT_ERROR. */
+int ms__say_out_error(FILE *err, const char *cmd, const char *opt,
+                      const char *path, int rc, const ms_errbuf *eb);
 /* "mergescope CMD: out of memory for WHAT (BYTES bytes)" on err, WHAT
  * formatted from fmt; returns MS_EXIT_ERROR. */
 int ms__say_oom(FILE *err, const char *cmd, size_t bytes, const char *fmt, ...)

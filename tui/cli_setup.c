@@ -182,14 +182,14 @@ check_out_path(const ms__run_args *a, const char *opt, const char *path,
 	if (stat(path, &st) == 0) {
 		if (S_ISDIR(st.st_mode)) {
 			fprintf(err,
-			        "mergescope %s: %s %s is a directory; expected "
+			        "mergescope %s: %s %s: is a directory; expected "
 			        "a file name\n",
 			        a->cmd, opt, path);
 			return MS_EXIT_ERROR;
 		}
 		if (fresh) {
 			fprintf(err,
-			        "mergescope %s: %s %s exists; give a new file "
+			        "mergescope %s: %s %s: exists; give a new file "
 			        "name (a run never overwrites an event "
 			        "database)\n",
 			        a->cmd, opt, path);
@@ -213,10 +213,14 @@ check_out_path(const ms__run_args *a, const char *opt, const char *path,
 		                        : "is not a directory");
 		return MS_EXIT_ERROR;
 	}
-	if (access(dir, W_OK | X_OK) < 0) {
+	/* Writable as the run writes it: a directory made in it (access()
+	 * asks for the real user, and passes what a write then refuses). */
+	int we = ms_replay_dir_probe(dir);
+	if (we) {
 		fprintf(err,
-		        "mergescope %s: %s %s: directory %s is not writable\n",
-		        a->cmd, opt, path, dir);
+		        "mergescope %s: %s %s: cannot create a file in "
+		        "directory %s: %s\n",
+		        a->cmd, opt, path, dir, strerror(we));
 		return MS_EXIT_ERROR;
 	}
 	return 0;
@@ -815,11 +819,9 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	if (a->json) {
 		if ((rc = check_out_path(a, "--json", a->json, false, err)))
 			return rc;
-		if (ms_outfile_check(a->json, a->force, &eb)) {
-			fprintf(err, "mergescope %s: --json %s\n", a->cmd,
-			        eb.msg);
-			return MS_EXIT_ERROR;
-		}
+		if ((rc = ms_outfile_check(a->json, a->force, &eb)))
+			return ms__say_out_error(err, a->cmd, "--json",
+			                         a->json, rc, &eb);
 	}
 	size_t name_len = 0;
 	if (a->db && !ms_evdb_name_fits(a->db, &name_len)) {
@@ -852,8 +854,8 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 	if (a->json && ms_evdb_path_is_db(cfg->db, a->json)) {
 		fprintf(err,
 		        "mergescope %s: --json %s: that is the event database "
-		        "%s or a file SQLite keeps beside it (-wal, -shm, "
-		        "-journal); give another file name\n",
+		        "of --db %s or a file SQLite keeps beside it (-wal, "
+		        "-shm, -journal); choose another file\n",
 		        a->cmd, a->json, cfg->db);
 		return MS_EXIT_USAGE;
 	}
@@ -1197,6 +1199,19 @@ ms__say_oom(FILE *err, const char *cmd, size_t bytes, const char *fmt, ...)
 	va_end(ap);
 	fprintf(err, "mergescope %s: out of memory for %s (%zu bytes)\n", cmd,
 	        what, bytes);
+	return MS_EXIT_ERROR;
+}
+
+int
+ms__say_out_error(FILE *err, const char *cmd, const char *opt,
+                  const char *path, int rc, const ms_errbuf *eb)
+{
+	const char *m = eb && eb->msg[0] ? eb->msg : ms_strerror(rc);
+	size_t k = path ? strlen(path) : 0;
+	if (k && strncmp(m, path, k) == 0 && m[k] == ':')
+		fprintf(err, "mergescope %s: %s %s\n", cmd, opt, m);
+	else
+		fprintf(err, "mergescope %s: %s\n", cmd, m);
 	return MS_EXIT_ERROR;
 }
 

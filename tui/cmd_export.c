@@ -130,13 +130,23 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		             "name\n");
 		return MS_EXIT_USAGE;
 	}
+	/* Never over the database it reads: said as report and run say
+	 * it, before the database is opened. */
+	if (to_file &&
+	    ms_evdb_path_is_db(o[MS__EX_DB].value, o[MS__EX_OUT].value)) {
+		fprintf(err,
+		        "mergescope export: --out %s: that is the event "
+		        "database of --db %s or a file SQLite keeps beside it "
+		        "(-wal, -shm, -journal); choose another file\n",
+		        o[MS__EX_OUT].value, o[MS__EX_DB].value);
+		return MS_EXIT_USAGE;
+	}
 	bool force = o[MS__EX_FORCE].count > 0;
 	/* Refuse an existing --out before the database is read. */
 	if (to_file &&
-	    (rc = ms_outfile_check(o[MS__EX_OUT].value, force, &eb))) {
-		fprintf(err, "mergescope export: --out %s\n", eb.msg);
-		return MS_EXIT_ERROR;
-	}
+	    (rc = ms_outfile_check(o[MS__EX_OUT].value, force, &eb)))
+		return ms__say_out_error(err, "export", "--out",
+		                         o[MS__EX_OUT].value, rc, &eb);
 	ms_evdb *db = NULL;
 	if ((rc = ms_evdb_open(&db, o[MS__EX_DB].value, &eb))) {
 		fprintf(err, "mergescope export: --db %s: %s\n",
@@ -167,17 +177,10 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	if (rc == 0)
 		say_unfinished(db, written, err);
 	ms_evdb_close(db);
-	if (rc) {
-		/* A message about the file given with --out names the
-		 * option, as report names --html. */
-		const char *m = eb.msg[0] ? eb.msg : ms_strerror(rc);
-		size_t k = to_file ? strlen(o[MS__EX_OUT].value) : 0;
-		bool named = k && !strncmp(m, o[MS__EX_OUT].value, k) &&
-		             m[k] == ':';
-		fprintf(err, "mergescope export: %s%s\n", named ? "--out " : "",
-		        m);
-		return MS_EXIT_ERROR;
-	}
+	if (rc)
+		return ms__say_out_error(err, "export", "--out",
+		                         to_file ? o[MS__EX_OUT].value : NULL,
+		                         rc, &eb);
 	if (to_file)
 		fprintf(err, "exported %" PRIu64 " merges as %s to %s\n",
 		        written, o[MS__EX_FORMAT].value, o[MS__EX_OUT].value);

@@ -248,11 +248,13 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	if (rc)
 		return rc;
 	struct stat st;
-	if (stat(o[MS__MO_FROZEN].value, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	int se = stat(o[MS__MO_FROZEN].value, &st) < 0 ? errno : 0;
+	if (se || !S_ISDIR(st.st_mode)) {
 		fprintf(err,
-		        "mergescope merge-once: --frozen %s: no such directory "
-		        "(freeze one with f at a barrier in the TUI)\n",
-		        o[MS__MO_FROZEN].value);
+		        "mergescope merge-once: --frozen %s: %s (freeze one "
+		        "with f at a barrier in the TUI)\n",
+		        o[MS__MO_FROZEN].value,
+		        se ? strerror(se) : "not a directory");
 		return MS_EXIT_ERROR;
 	}
 	enum ms_plugin_host_mode host_mode =

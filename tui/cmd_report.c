@@ -116,10 +116,9 @@ collect(const ms__cmd_args *args, FILE *out, FILE *err)
 			rc = ms_outfile_commit(h, &eb);
 		else
 			rc = ms_outfile_fail(h, rc, &eb);
-		if (rc) {
-			fprintf(err, "mergescope report: --html %s\n", eb.msg);
-			rc = MS_EXIT_ERROR;
-		}
+		if (rc)
+			rc = ms__say_out_error(err, "report", "--html",
+			                       o[MS__RP_HTML].value, rc, &eb);
 	}
 	if (rc == 0) {
 		bool json = o[MS__RP_JSON].count > 0;
@@ -205,8 +204,8 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		if (rc) {
 			ms_evdb_close(a);
 			ms_evdb_close(b);
-			fprintf(err, "mergescope report: --html %s\n", eb.msg);
-			return MS_EXIT_ERROR;
+			return ms__say_out_error(err, "report", "--html",
+			                         o[MS__RP_HTML].value, rc, &eb);
 		}
 	}
 	char why[MS_EV_TEXT_MAX] = "";

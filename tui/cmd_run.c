@@ -227,10 +227,11 @@ report(const char *db_path, const char *json, bool force, FILE *out, FILE *err,
 			rc = ms_outfile_commit(of, &eb);
 		else
 			rc = ms_outfile_fail(of, rc, &eb);
-		if (rc) {
-			char why[sizeof(eb.msg)];
-			memcpy(why, eb.msg, sizeof(why));
-			ms_fail(&eb, rc, "--json %s", why);
+		size_t k = strlen(json);
+		if (rc && !strncmp(eb.msg, json, k) && eb.msg[k] == ':') {
+			ms_evdb_close(db);
+			ms__say_out_error(err, "run", "--json", json, rc, &eb);
+			return rc;
 		}
 	}
 	ms_evdb_close(db);
@@ -331,6 +332,26 @@ freeze_here(ms_replay *r, const ms_replay_status *st, const char *variant,
  * report or output that failed, a failed run or a write-ahead log that
  * could not be folded in (wal_msg, NULL if it was), a failed --freeze-at,
  * then the gates. */
+/* The error of a failed run, then the step of the day it failed at: the
+ * engine's words name a file and a system call (a snapshot that found
+ * the disk full), not the phase or the publication. */
+static void
+say_failed(FILE *err, const ms_replay_status *st)
+{
+	fprintf(err, "mergescope run: the run failed: %s (", st->error);
+	if (st->preparing)
+		fprintf(err, "before the day began");
+	else
+		fprintf(err,
+		        "in the %s phase, after %llu of %llu publications and "
+		        "%llu merges",
+		        ms_replay_phase_name(st->phase),
+		        (unsigned long long)st->pub_done,
+		        (unsigned long long)st->pub_total,
+		        (unsigned long long)st->merges_done);
+	fprintf(err, ")\n");
+}
+
 /* The scratch shard the run could not remove, said last (true) so that
  * it is seen; `clean` removes it once the cause is gone. */
 static bool
@@ -493,7 +514,7 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 	}
 	bool failed_run = st->state == MS_REPLAY_FAILED;
 	if (failed_run)
-		fprintf(err, "mergescope run: the run failed: %s\n", st->error);
+		say_failed(err, st);
 	char db_path[sizeof(cfg->db)];
 	free(st);
 	/* Commits the last events; a write-ahead log left in two files (a

@@ -122,8 +122,8 @@ scan(ms__series *s, const char *dir, size_t di, const char *cmd, FILE *err)
 	closedir(d);
 	if (s->n == first) {
 		fprintf(err,
-		        "mergescope %s: %s: no runs (rep*-v*-*.db or "
-		        "rep*-v*-*.log)\n",
+		        "mergescope %s: --collect %s: no runs (rep*-v*-*.db "
+		        "or rep*-v*-*.log)\n",
 		        cmd, dir);
 		return MS_EXIT_ERROR;
 	}

@@ -53,7 +53,7 @@ dd_open(const char *config, const ms_plugin_host *host, char *err,
 	msj_doc *d = malloc(sizeof(*d));
 	if (!d) {
 		snprintf(err, errlen, "detdrop: out of memory");
-		return -1;
+		return MS_PLUGIN_OPEN_NOMEM;
 	}
 	int rc = -1;
 	double pct = 0;
@@ -86,6 +86,7 @@ dd_open(const char *config, const ms_plugin_host *host, char *err,
 	dd_state *s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, errlen, "detdrop: out of memory");
+		rc = MS_PLUGIN_OPEN_NOMEM;
 		goto out;
 	}
 	s->percent = pct;

@@ -60,6 +60,11 @@
 #define MS_PLUGIN_EXPORT
 #endif
 
+/* What open() returns when it ran out of memory: the host reports out of
+ * memory, not a refused config. Any other non-zero return refuses the
+ * config. (Hosts before this value took it for a refused config too.) */
+#define MS_PLUGIN_OPEN_NOMEM (-12)
+
 /* Verdict values: anything else is a broken verdict (the link fails open). */
 #define MS_VERDICT_DROP 0
 #define MS_VERDICT_KEEP 1
@@ -167,7 +172,9 @@ typedef struct ms_plugin_desc {
 	/*
 	 * Parse config (NUL-terminated; "" when none was given) and create a
 	 * state. On failure return non-zero and write a NUL-terminated message
-	 * naming the offending key into err (errlen bytes, at least 256).
+	 * naming the offending key into err (errlen bytes, at least 256):
+	 * MS_PLUGIN_OPEN_NOMEM when memory ran out (the config is not to
+	 * blame), any other non-zero value for a config refused.
 	 */
 	int (*open)(const char *config, const ms_plugin_host *host, char *err,
 	            size_t errlen, void **state);

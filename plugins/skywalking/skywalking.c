@@ -198,7 +198,7 @@ sw_rule_parse(sw_rule *r, const char *text, size_t idx, char *err,
 	return 0;
 nomem:
 	snprintf(err, errlen, "skywalking: out of memory");
-	return -1;
+	return MS_PLUGIN_OPEN_NOMEM;
 }
 
 static int
@@ -289,8 +289,9 @@ sw_configure(sw_state *s, msj_doc *d, const char *config, char *err,
 			sw_rule *r = &s->rules[s->nrules];
 			memset(r, 0, sizeof(*r));
 			s->nrules++;
-			if (sw_rule_parse(r, it->str, i, err, errlen))
-				return -1;
+			int rc = sw_rule_parse(r, it->str, i, err, errlen);
+			if (rc)
+				return rc;
 		}
 	}
 	return 0;
@@ -307,7 +308,7 @@ sw_open(const char *config, const ms_plugin_host *host, char *err,
 		free(s);
 		free(d);
 		snprintf(err, errlen, "skywalking: out of memory");
-		return -1;
+		return MS_PLUGIN_OPEN_NOMEM;
 	}
 	s->threshold_ns = 500LL * 1000000;
 	s->keep_errors = true;
@@ -316,7 +317,7 @@ sw_open(const char *config, const ms_plugin_host *host, char *err,
 	free(d);
 	if (rc) {
 		sw_free(s);
-		return -1;
+		return rc == MS_PLUGIN_OPEN_NOMEM ? rc : -1;
 	}
 	*state = s;
 	return 0;

@@ -213,6 +213,10 @@ tp_open(const char *config, const ms_plugin_host *host, char *err,
 		for (long waited = 0; ms < 0 || waited < ms; waited += 10)
 			nanosleep(&t, NULL);
 	}
+	if (TP_KIND == K_OPENFAIL && config && !strcmp(config, "nomem")) {
+		snprintf(err, errlen, "no memory for its tables");
+		return MS_PLUGIN_OPEN_NOMEM;
+	}
 	if (TP_KIND == K_OPENFAIL) {
 		strncpy(err, "unknown key \"bogus\"", errlen - 1);
 		err[errlen - 1] = '\0';
