@@ -159,6 +159,16 @@ ms__device_name(const char *dir, const char *mountinfo, char *out, size_t n)
 }
 
 void
+ms_build_describe(char *out, size_t n)
+{
+	snprintf(out, n,
+	         "mergescope %s (commit %s, event database schema %d, part "
+	         "format %d)",
+	         MS_VERSION_STRING, MS_GIT_COMMIT, MS_EV_SCHEMA_VERSION,
+	         MS_PART_FORMAT_VERSION);
+}
+
+void
 ms__run_environment(ms_ev_run *run, const char *work_dir)
 {
 	ms__fs_type_name(work_dir, run->filesystem, sizeof(run->filesystem));

@@ -15,6 +15,8 @@
 #include "cli.h"
 #include "cli_testlib.h"
 #include "testdir.h"
+#include "ms_part.h"
+#include "ms_replay_events.h"
 #include "ms_tui.h"
 #include "tui_int.h"
 
@@ -137,6 +139,24 @@ test_help_bench_default_out(void **state)
 	assert_int_equal(cli("bench", "--help", NULL), 0);
 	if (!strstr(out_text, "$XDG_CACHE_HOME/mergescope/bench/<time>-<pid>)"))
 		fail_msg("bench --help: %s", out_text);
+}
+
+/* `mergescope --version` says which build this is: the version, the
+ * source commit, the schema and part format it writes. It was handed to
+ * the TUI as one of its options and refused as unknown. */
+static void
+test_version(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("--version", NULL), 0);
+	char want[96];
+	snprintf(want, sizeof(want), "event database schema %d, part format %d)",
+	         MS_EV_SCHEMA_VERSION, MS_PART_FORMAT_VERSION);
+	if (strncmp(out_text, "mergescope ", 11) || !strstr(out_text, "(commit ") ||
+	    !strstr(out_text, want))
+		fail_msg("--version: %s", out_text);
+	assert_int_equal(cli("--help", NULL), 0);
+	assert_non_null(strstr(out_text, "`mergescope --version`"));
 }
 
 static void
@@ -962,6 +982,7 @@ main(void)
 		cmocka_unit_test(test_help_says_chain_link_limit),
 		cmocka_unit_test(test_help_lists_every_option),
 		cmocka_unit_test(test_help_bench_default_out),
+		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_option_errors_name_the_option),
 		cmocka_unit_test(test_option_not_taken_as_value),

@@ -43,7 +43,8 @@ usage(FILE *out)
 	        "(default\n"
 	        "                      ~/.cache/mergescope): fixtures, run "
 	        "databases\n");
-	fprintf(out, "\n`mergescope COMMAND --help` describes a command.\n");
+	fprintf(out, "\n`mergescope COMMAND --help` describes a command; "
+	             "`mergescope --version`\nsays which build this is.\n");
 }
 
 bool
@@ -280,6 +281,12 @@ dispatch(int argc, char **argv, FILE *out, FILE *err)
 		if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
 		                  strcmp(argv[1], "-h") == 0)) {
 			usage(out);
+			return 0;
+		}
+		if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+			char v[256];
+			ms_build_describe(v, sizeof(v));
+			fprintf(out, "%s\n", v);
 			return 0;
 		}
 		/* Plain `mergescope [tui options]`: the TUI. */

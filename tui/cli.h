@@ -543,6 +543,9 @@ void ms__run_args_from(ms__run_args *a, const ms_cmd *c, const ms__opt *o);
 ms__run_cfg *ms__run_begin(const ms_cmd *c, const ms__opt *o, ms__run_args *a,
                            FILE *err, int *rc);
 struct ms_replay_opts; /* ms_replay.h */
+/* ms_replay.h: what this build is, for `mergescope --version` (declared
+ * here too, so the command line builds without the replay's headers). */
+void ms_build_describe(char *out, size_t n);
 /* Replay options for the resolved run: fixture, database, variant, plugin
  * directory, grace policy, --serial and --profile; everything else zero
  * (the caller sets speed, breakpoints and the like). Strings are borrowed

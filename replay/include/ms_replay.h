@@ -531,4 +531,10 @@ int ms_merge_once(const ms_merge_once_opts *opts, ms_merge_once_result *results,
  * and the arguments ms_merge_once gives it. Returns the exit status. */
 int ms_merge_once_rep_main(int argc, char **argv);
 
+/* What this build is, in one line for `mergescope --version`: the
+ * version, the source commit (with "-dirty" when built from changed
+ * files), the event database's schema and the part format, into out
+ * (n bytes, NUL-terminated, cut to fit). */
+void ms_build_describe(char *out, size_t n);
+
 #endif

@@ -104,6 +104,13 @@ ms__db_owner_release(void)
 {
 }
 
+/* `--version` describes the build (replay/environ.c, not linked). */
+void
+ms_build_describe(char *out, size_t n)
+{
+	snprintf(out, n, "stand-in");
+}
+
 static FILE *devnull;
 
 int
