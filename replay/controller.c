@@ -2965,8 +2965,8 @@ open_work_dir(ms_replay *r, ms_errbuf *eb)
 	bool existed = stat(r->work_dir, &st) == 0;
 	if (existed && !S_ISDIR(st.st_mode))
 		return ms_fail(eb, MS_ERR_EXISTS,
-		               "shard directory %s exists and is not an "
-		               "empty directory; give a new or empty one "
+		               "shard directory %s exists and is not a "
+		               "directory; give a new or empty directory "
 		               "(nothing was removed)",
 		               r->work_dir);
 	if (!existed && ms_fs_mkdir_p(r->work_dir, 0755, NULL) < 0)

@@ -916,6 +916,19 @@ test_bad_input(void **state)
 	         wd);
 	assert_non_null(strstr(err_text, wd_opt));
 	assert_true(exists(keep));
+	/* A file is said to be no directory (it was called a directory
+	 * that is not empty), and is left as it was. */
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "disabled", "--work-dir", keep,
+	                     "--db", db, NULL),
+	                 2);
+	assert_one_line();
+	snprintf(wd_opt, sizeof(wd_opt),
+	         "mergescope run: --work-dir %s exists and is not a "
+	         "directory; give a new or empty directory",
+	         keep);
+	assert_non_null(strstr(err_text, wd_opt));
+	assert_true(exists(keep));
 	/* One that cannot be made is named as the option too (the line
 	 * read "cannot create the shard directory DIR: ..."). */
 	char under[700];
