@@ -1764,6 +1764,27 @@ recorder_check(ms_replay *r, ms_errbuf *eb)
 /* How many times run_cooldown dispatches a finalize that failed. */
 #define FINALIZE_TRIES 5
 
+/* Stopped at a barrier with no merge running (the dispatcher waits in
+ * on_dispatch, so none can start or end): nothing the engine does can
+ * change until a command releases the run or closes it. Wait for that
+ * without waking (it looked every WAIT_SLICE_NS). mu held. */
+static void
+wait_released(ms_replay *r)
+{
+	while (!r->abort_req && r->state == MS_REPLAY_BREAK &&
+	       r->has_pending && !merge_running(r))
+		pthread_cond_wait(&r->cv, &r->mu);
+}
+
+uint64_t
+ms__replay_slices(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	uint64_t n = r->idle_slices;
+	pthread_mutex_unlock(&r->mu);
+	return n;
+}
+
 /*
  * Wait for merge-idle, bounded (design 5). `what` names the wait in the
  * error ("merge-idle after publication 12"). Returns 0; MS_ERR_CANCELED
@@ -1779,6 +1800,10 @@ wait_idle_bounded(ms_replay *r, const char *what, ms_errbuf *eb)
 	uint64_t stops = r->stops;
 	pthread_mutex_unlock(&r->mu);
 	for (;;) {
+		pthread_mutex_lock(&r->mu);
+		wait_released(r);
+		r->idle_slices++;
+		pthread_mutex_unlock(&r->mu);
 		int64_t left = limit - waited, t0 = ms_mono_ns();
 		int rc = ms_engine_wait_idle(
 		        r->engine, left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);
