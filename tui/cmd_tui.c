@@ -144,9 +144,49 @@ struct reopen_ctx {
 	char work[4096 + 32];
 };
 
+/* The write end of the session's news pipe (-1: none), whose read end
+ * wakes the screen (ms_tui_opts.wake_fd): the replay's notify writes a
+ * byte to it, from any thread. A full pipe has news in it already. */
+static atomic_int news_fd = -1;
+
+static void
+on_news(void *arg)
+{
+	(void)arg;
+	int fd = atomic_load(&news_fd);
+	if (fd >= 0) {
+		ssize_t w = write(fd, "n", 1);
+		(void)w;
+	}
+}
+
+/* The news pipe, non-blocking, not inherited; false when it could not be
+ * made (the screen then looks every second, as without it). */
+static bool
+news_open(int p[2])
+{
+	if (pipe(p))
+		return false;
+	for (int i = 0; i < 2; i++) {
+		fcntl(p[i], F_SETFD, FD_CLOEXEC);
+		fcntl(p[i], F_SETFL, O_NONBLOCK);
+	}
+	atomic_store(&news_fd, p[1]);
+	return true;
+}
+
+/* After the session's replays are closed (none notifies any more). */
+static void
+news_close(int p[2])
+{
+	atomic_store(&news_fd, -1);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* The replay options of a session: the command line's, paused or not, at
  * speed, with a checkpoint to go back to every 60 logical minutes or
- * --checkpoint-every. */
+ * --checkpoint-every; its news wake the screen. */
 static void
 session_opts(ms_replay_opts *ro, const ms__run_args *a, const ms__run_cfg *cfg,
              bool paused, double speed)
@@ -154,6 +194,8 @@ session_opts(ms_replay_opts *ro, const ms__run_args *a, const ms__run_cfg *cfg,
 	ms__replay_opts_from(ro, a, cfg);
 	ro->start_paused = paused;
 	ro->speed = speed;
+	ro->notify = on_news;
+	ro->notify_arg = NULL;
 	ro->checkpoint_every_ns = a->checkpoint_every_set
 	                                  ? a->checkpoint_every_ns
 	                                  : MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS;
@@ -535,7 +577,6 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 {
 	ms_replay_opts ro;
 	session_opts(&ro, a, cfg, paused, speed);
-	/* No notify hook: the session loop polls at its frame rate. */
 	ms_replay *r = NULL;
 	ms_errbuf eb = { "" };
 	/* A terminal the screen cannot draw on is refused before the run
@@ -625,8 +666,14 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 		fprintf(err, "mergescope tui: %s\n", eb.msg);
 		return MS_EXIT_ERROR;
 	}
-	int rc = session_run(a, cfg, breaks, nbreaks, paused, speed, topts, out,
+	ms_tui_opts o = *topts;
+	int news[2];
+	bool woken = news_open(news);
+	o.wake_fd = woken ? news[0] : 0;
+	int rc = session_run(a, cfg, breaks, nbreaks, paused, speed, &o, out,
 	                     err);
+	if (woken)
+		news_close(news);
 	int sig = ms__stopper_end(&st);
 	return sig ? 128 + sig : rc;
 }
