@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <locale.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -3338,6 +3339,54 @@ test_session_idle_until_news(void **state)
 	ms_tui_view_free(model);
 }
 
+/* Input at its end (a file, a terminal gone) is readable for ever: a
+ * session waiting for a key or news does not spin on it (each wait would
+ * end at once), it waits for news or a signal (SIGHUP ends it). The
+ * window is only watched: nothing waits for anything in it. */
+static void
+test_session_input_at_end_waits(void **state)
+{
+	(void)state;
+	ms_tui_view *model = ms_tui_view_new();
+	assert_non_null(model);
+	fake_scene_break(model);
+	fake_ctl fake;
+	ms_tui_ctl ctl;
+	fake_init(&fake, &ctl, model);
+	ms_tui_ctl_ops ops = *ctl.ops;
+	ops.snapshot = counted_snapshot;
+	ctl.ops = &ops;
+	int news[2];
+	assert_int_equal(pipe(news), 0);
+	assert_int_equal(fcntl(news[0], F_SETFL, O_NONBLOCK), 0);
+	FILE *in = fopen("/dev/null", "r");
+	FILE *out = fopen("/dev/null", "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	struct idle_session x = { .ctl = &ctl };
+	x.o = (ms_tui_opts){ .in = in, .out = out, .term = "xterm-256color",
+		             .ascii = true, .wake_fd = news[0] };
+	idle_watch.snapshots = 0;
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, idle_session_main, &x), 0);
+	assert_true(snapshots_reach(3));
+	struct timespec window = { 0, 500 * 1000000L };
+	nanosleep(&window, NULL);
+	unsigned long waits = ms__screen_waits;
+	nanosleep(&window, NULL);
+	assert_true(ms__screen_waits - waits <= 1);
+	assert_int_equal(write(news[1], "n", 1), 1);
+	assert_true(snapshots_reach(4));
+	assert_int_equal(pthread_kill(t, SIGHUP), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(x.rc, 0);
+	fclose(in);
+	close(news[0]);
+	close(news[1]);
+	fclose(out);
+	ms_tui_view_free(model);
+}
+
 static void
 test_incomplete_controller(void **state)
 {
@@ -3521,6 +3570,7 @@ main(void)
 		T(test_controller_errors_shown),
 		cmocka_unit_test(test_session_loop),
 		cmocka_unit_test(test_session_idle_until_news),
+		cmocka_unit_test(test_session_input_at_end_waits),
 		cmocka_unit_test(test_incomplete_controller),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

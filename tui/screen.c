@@ -464,15 +464,44 @@ wake_drain(int fd)
 	return any;
 }
 
+/* Input that is still readable after curses read it and made no key of
+ * it is at its end (a file, a terminal gone): it stays readable. */
+static bool
+input_at_end(int in)
+{
+	fd_set rd;
+	FD_ZERO(&rd);
+	FD_SET(in, &rd);
+	struct timespec zero = { 0, 0 };
+	return pselect(in + 1, &rd, NULL, NULL, &zero, NULL) > 0;
+}
+
+/* The input at its end: the rest of the wait is for a wake or a signal
+ * only, or the loop calling this spun a core while stopped. */
+static void
+wake_only(ms_screen *s, const struct timespec *ts, int timeout_ms,
+          const sigset_t *old)
+{
+	fd_set rd;
+	FD_ZERO(&rd);
+	FD_SET(s->wake_fd, &rd);
+	if (pselect(s->wake_fd + 1, &rd, NULL, NULL, timeout_ms < 0 ? NULL : ts,
+	            old) > 0)
+		s->woken |= wake_drain(s->wake_fd);
+}
+
 /* With a wake descriptor: a key curses holds already, else wait up to
  * timeout_ms (-1: no limit) for input, a wake or a signal, then the key
  * (MS_KEY_NONE: none). The screen's signals and SIGWINCH stay blocked
  * from before curses looks at its input until pselect waits, which lets
  * them in: one that comes in between ends the wait at once (it was
  * missed until the next timeout). */
+unsigned long ms__screen_waits;
+
 static int
 key_or_wake(ms_screen *s, int timeout_ms)
 {
+	ms__screen_waits++;
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGWINCH);
@@ -493,10 +522,13 @@ key_or_wake(ms_screen *s, int timeout_ms)
 			               (long)(timeout_ms % 1000) * 1000000L };
 		int k = pselect(n + 1, &rd, NULL, NULL,
 		                timeout_ms < 0 ? NULL : &ts, &old);
+		bool input = k > 0 && FD_ISSET(in, &rd);
 		if (k > 0 && FD_ISSET(s->wake_fd, &rd))
 			s->woken |= wake_drain(s->wake_fd);
 		if (k != 0)
 			r = wget_wch(stdscr, &ch);
+		if (r == ERR && input && input_at_end(in))
+			wake_only(s, &ts, timeout_ms, &old);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r == ERR ? MS_KEY_NONE : key_of(s, r, ch);

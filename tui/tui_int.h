@@ -512,6 +512,9 @@ bool ms_screen_draw(ms_screen *s, const ms_canvas *c);
 int ms_screen_key(ms_screen *s, int timeout_ms);
 /* A wake was read since the last call (and clears it). */
 bool ms_screen_woken(ms_screen *s);
+/* How many waits for a key or a wake the screen has begun (a test's: a
+ * loop that spins shows in it). Only the session's thread writes it. */
+extern unsigned long ms__screen_waits;
 /* After MS_KEY_MOUSE: the event. */
 void ms_screen_mouse(const ms_screen *s, ms_mouse *out);
 /* Repaint everything on the next draw (ctrl-L). */
